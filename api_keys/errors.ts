@@ -1,0 +1,204 @@
+/**
+ * Typed errors of the API-key component. Each carries `code` and `httpStatus`
+ * as plain properties so other entry points recognise them by shape.
+ *
+ * @module
+ */
+
+/**
+ * Codes of verification and authorization failures.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyErrorCode } from "./errors.ts";
+ * const code: ApiKeyErrorCode = "api_key_invalid";
+ * ```
+ */
+export type ApiKeyErrorCode =
+  | "api_key_missing"
+  | "api_key_malformed"
+  | "api_key_invalid"
+  | "api_key_revoked"
+  | "api_key_expired"
+  | "api_key_environment_mismatch"
+  | "api_key_scope_insufficient"
+  | "api_key_ip_not_allowed";
+
+/**
+ * HTTP status of each `ApiKeyErrorCode`.
+ *
+ * @example
+ * ```ts
+ * import { API_KEY_ERROR_STATUS } from "./errors.ts";
+ * API_KEY_ERROR_STATUS.api_key_scope_insufficient; // 403
+ * ```
+ */
+export const API_KEY_ERROR_STATUS: Readonly<Record<ApiKeyErrorCode, number>> = Object.freeze({
+  api_key_missing: 401,
+  api_key_malformed: 401,
+  api_key_invalid: 401,
+  api_key_revoked: 401,
+  api_key_expired: 401,
+  api_key_environment_mismatch: 403,
+  api_key_scope_insufficient: 403,
+  api_key_ip_not_allowed: 403,
+});
+
+const API_KEY_ERROR_MESSAGES: Readonly<Record<ApiKeyErrorCode, string>> = Object.freeze({
+  api_key_missing: "API key is missing",
+  api_key_malformed: "API key is malformed",
+  api_key_invalid: "API key is invalid",
+  api_key_revoked: "API key has been revoked",
+  api_key_expired: "API key has expired",
+  api_key_environment_mismatch: "API key environment is not allowed for this route",
+  api_key_scope_insufficient: "API key lacks the required scope",
+  api_key_ip_not_allowed: "API key is not allowed from this address",
+});
+
+/**
+ * A verification or authorization failure. Its message is fixed per code and
+ * never contains the key.
+ *
+ * @example
+ * ```ts
+ * import { ApiKeyError } from "./errors.ts";
+ * const error = new ApiKeyError("api_key_expired");
+ * error.httpStatus; // 401
+ * ```
+ */
+export class ApiKeyError extends Error {
+  /** Failure code. */
+  readonly code: ApiKeyErrorCode;
+  /** HTTP status: 401 or 403. */
+  readonly httpStatus: number;
+  /** Optional safe detail for logs (never key material). */
+  readonly reason?: string;
+
+  /** Creates the error for `code`, with an optional safe `reason`. */
+  constructor(code: ApiKeyErrorCode, reason?: string) {
+    super(API_KEY_ERROR_MESSAGES[code]);
+    this.name = "ApiKeyError";
+    this.code = code;
+    this.httpStatus = API_KEY_ERROR_STATUS[code];
+    if (reason !== undefined) this.reason = reason;
+  }
+}
+
+/**
+ * Codes of management-operation failures.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyOperationErrorCode } from "./errors.ts";
+ * const code: ApiKeyOperationErrorCode = "api_key_not_rotatable";
+ * ```
+ */
+export type ApiKeyOperationErrorCode = "api_key_record_not_found" | "api_key_not_rotatable";
+
+const OPERATION_STATUS: Readonly<Record<ApiKeyOperationErrorCode, number>> = Object.freeze({
+  api_key_record_not_found: 404,
+  api_key_not_rotatable: 409,
+});
+
+const OPERATION_MESSAGES: Readonly<Record<ApiKeyOperationErrorCode, string>> = Object.freeze({
+  api_key_record_not_found: "API key record not found",
+  api_key_not_rotatable: "API key cannot be rotated",
+});
+
+/**
+ * A management-operation failure (`rotate`, `revoke`): 404 or 409.
+ *
+ * @example
+ * ```ts
+ * import { ApiKeyOperationError } from "./errors.ts";
+ * const error = new ApiKeyOperationError("api_key_record_not_found");
+ * error.httpStatus; // 404
+ * ```
+ */
+export class ApiKeyOperationError extends Error {
+  /** Failure code. */
+  readonly code: ApiKeyOperationErrorCode;
+  /** HTTP status: 404 or 409. */
+  readonly httpStatus: number;
+  /** Optional safe detail. */
+  readonly reason?: string;
+
+  /** Creates the error for `code`, with an optional safe `reason`. */
+  constructor(code: ApiKeyOperationErrorCode, reason?: string) {
+    super(OPERATION_MESSAGES[code]);
+    this.name = "ApiKeyOperationError";
+    this.code = code;
+    this.httpStatus = OPERATION_STATUS[code];
+    if (reason !== undefined) this.reason = reason;
+  }
+}
+
+/**
+ * Storage failed (threw, rejected, timed out or returned a malformed record).
+ * Status 503; the cause is kept off the message and out of JSON.
+ *
+ * @example
+ * ```ts
+ * import { ApiKeyStorageError } from "./errors.ts";
+ * const error = new ApiKeyStorageError("findByPrefix");
+ * error.message; // "API key storage is unavailable"
+ * ```
+ */
+export class ApiKeyStorageError extends Error {
+  /** Always `api_key_storage_unavailable`. */
+  readonly code = "api_key_storage_unavailable" as const;
+  /** Always 503. */
+  readonly httpStatus = 503;
+  /** Storage operation that failed. */
+  readonly operation: string;
+
+  /** Creates the error; `cause` is stored non-enumerable and never serialised. */
+  constructor(operation: string, cause?: unknown) {
+    super("API key storage is unavailable");
+    this.name = "ApiKeyStorageError";
+    this.operation = operation;
+    Object.defineProperty(this, "cause", { value: cause, enumerable: false, writable: false });
+  }
+
+  /** JSON form without the cause. */
+  toJSON(): { name: string; code: string; httpStatus: number; message: string } {
+    return { name: this.name, code: this.code, httpStatus: this.httpStatus, message: this.message };
+  }
+}
+
+/**
+ * Codes of input-validation failures of `create` and `rotate`.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyValidationErrorCode } from "./errors.ts";
+ * const code: ApiKeyValidationErrorCode = "api_key_invalid_input";
+ * ```
+ */
+export type ApiKeyValidationErrorCode = "api_key_invalid_input";
+
+/**
+ * Invalid input to `create` or `rotate` (status 400). `field` names the input.
+ *
+ * @example
+ * ```ts
+ * import { ApiKeyValidationError } from "./errors.ts";
+ * const error = new ApiKeyValidationError("name", "must be a non-empty string");
+ * error.message; // "Invalid name: must be a non-empty string"
+ * ```
+ */
+export class ApiKeyValidationError extends Error {
+  /** Always `api_key_invalid_input`. */
+  readonly code: ApiKeyValidationErrorCode = "api_key_invalid_input";
+  /** Always 400. */
+  readonly httpStatus = 400;
+  /** Name of the offending field. */
+  readonly field: string;
+
+  /** Creates the error for `field` with a `problem` description. */
+  constructor(field: string, problem: string) {
+    super(`Invalid ${field}: ${problem}`);
+    this.name = "ApiKeyValidationError";
+    this.field = field;
+  }
+}

@@ -1,0 +1,358 @@
+/**
+ * Data types of the API-key component: records, contexts, inputs and results.
+ *
+ * @module
+ */
+
+/**
+ * Key environment.
+ *
+ * @example
+ * ```ts
+ * import type { Environment } from "./types.ts";
+ * const env: Environment = "live";
+ * ```
+ */
+export type Environment = "live" | "test";
+
+/**
+ * Scope level. `write` implies `read`.
+ *
+ * @example
+ * ```ts
+ * import type { ScopeLevel } from "./types.ts";
+ * const level: ScopeLevel = "read";
+ * ```
+ */
+export type ScopeLevel = "read" | "write";
+
+/**
+ * A scope: a resource and a level. Flattened form: `resource:level`.
+ *
+ * @example
+ * ```ts
+ * import type { Scope } from "./types.ts";
+ * const scope: Scope = { resource: "orders", level: "write" };
+ * ```
+ */
+export interface Scope {
+  /** Resource name, `[a-z0-9_.-]+`. */
+  resource: string;
+  /** Access level. */
+  level: ScopeLevel;
+}
+
+/**
+ * A scope a route requires.
+ *
+ * @example
+ * ```ts
+ * import type { RequiredScope } from "./types.ts";
+ * const required: RequiredScope = { resource: "orders", level: "read" };
+ * ```
+ */
+export interface RequiredScope {
+  /** Resource name. */
+  resource: string;
+  /** Minimum level. */
+  level: ScopeLevel;
+}
+
+/**
+ * Outcome of one verification, reported in the `api_key.verification` metric.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyVerificationOutcome } from "./types.ts";
+ * const outcome: ApiKeyVerificationOutcome = "success";
+ * ```
+ */
+export type ApiKeyVerificationOutcome =
+  | "success"
+  | "malformed"
+  | "invalid"
+  | "revoked"
+  | "expired"
+  | "error";
+
+/**
+ * A stored API key. The secret is never stored, only its peppered hash.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyRecord } from "./types.ts";
+ * const record: ApiKeyRecord = {
+ *   id: "k1", tenantId: "t1", name: "ci", environment: "test", prefix: "AbCdEfGh",
+ *   hash: "...", pepperVersion: 1, scopes: ["orders:read"], allowedIpCidrs: [],
+ *   lastUsedAt: null, expiresAt: null, revokedAt: null, rotatedAt: null,
+ *   replacedByKeyId: null, createdBy: null, createdAt: new Date(),
+ * };
+ * ```
+ */
+export interface ApiKeyRecord {
+  /** Record id. */
+  id: string;
+  /** Owning tenant. */
+  tenantId: string;
+  /** Display name. */
+  name: string;
+  /** Environment. */
+  environment: Environment;
+  /** Public lookup prefix (`findByPrefix`). */
+  prefix: string;
+  /** Peppered hash of the secret part. */
+  hash: string;
+  /** Pepper version used for `hash`. */
+  pepperVersion: number;
+  /** Flattened scopes (`resource:level`). */
+  scopes: string[];
+  /** Canonical allowed CIDRs; empty or absent means any address. */
+  allowedIpCidrs?: string[];
+  /** Last successful use (debounced). */
+  lastUsedAt: Date | null;
+  /** Expiry; `null` means no expiry. */
+  expiresAt: Date | null;
+  /** When the key was revoked. */
+  revokedAt: Date | null;
+  /** When the key was rotated. */
+  rotatedAt: Date | null;
+  /** Id of the key that replaced this one. */
+  replacedByKeyId: string | null;
+  /** Who created the key. */
+  createdBy: string | null;
+  /** Creation time. */
+  createdAt: Date;
+}
+
+/**
+ * Result of a successful verification.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyContext } from "./types.ts";
+ * const context: ApiKeyContext = {
+ *   keyId: "k1", tenantId: "t1", environment: "live", scopes: ["orders:read"], prefix: "AbCdEfGh",
+ * };
+ * ```
+ */
+export interface ApiKeyContext {
+  /** Record id. */
+  keyId: string;
+  /** Owning tenant. */
+  tenantId: string;
+  /** Environment. */
+  environment: Environment;
+  /** Flattened scopes. */
+  scopes: string[];
+  /** Public prefix. */
+  prefix: string;
+  /** Allowed CIDRs, when the key has an allowlist. */
+  allowedIpCidrs?: string[];
+}
+
+/**
+ * Input of `ApiKeysService.create`.
+ *
+ * @example
+ * ```ts
+ * import type { CreateApiKeyInput } from "./types.ts";
+ * const input: CreateApiKeyInput = {
+ *   tenantId: "t1", name: "ci", scopes: [{ resource: "orders", level: "read" }],
+ * };
+ * ```
+ */
+export interface CreateApiKeyInput {
+  /** Owning tenant (non-empty). */
+  tenantId: string;
+  /** Display name (1 to 200 characters). */
+  name: string;
+  /** At least one scope. */
+  scopes: Scope[];
+  /** Environment; default `live`. */
+  environment?: Environment;
+  /** Expiry; omitted uses the TTL policy default, `null` means no expiry. */
+  expiresAt?: Date | null;
+  /** Who created the key. */
+  createdBy?: string;
+  /** Allowed client addresses or CIDR ranges. */
+  allowedIpCidrs?: string[];
+}
+
+/**
+ * Result of `ApiKeysService.create`. `key` is shown once and never stored.
+ *
+ * @example
+ * ```ts
+ * import type { CreateApiKeyResult } from "./types.ts";
+ * function show(result: CreateApiKeyResult): string {
+ *   return `${result.id}: ${result.key}`;
+ * }
+ * ```
+ */
+export interface CreateApiKeyResult {
+  /** New record id. */
+  id: string;
+  /** The raw key. */
+  key: string;
+}
+
+/**
+ * Input of `ApiKeysService.rotate`; every field is optional.
+ *
+ * @example
+ * ```ts
+ * import type { RotateApiKeyInput } from "./types.ts";
+ * const input: RotateApiKeyInput = { gracePeriodMs: 60 * 60 * 1000 };
+ * ```
+ */
+export interface RotateApiKeyInput {
+  /** How long the old key keeps working, in ms (default 24 h). */
+  gracePeriodMs?: number;
+  /** Name of the new key (default: the old name). */
+  name?: string;
+  /** Creator of the new key. */
+  createdBy?: string;
+  /** Expiry of the new key; omitted uses the TTL policy default. */
+  expiresAt?: Date | null;
+  /** Allowlist of the new key (default: the old allowlist). */
+  allowedIpCidrs?: string[];
+}
+
+/**
+ * Result of `ApiKeysService.rotate`.
+ *
+ * @example
+ * ```ts
+ * import type { RotateApiKeyResult } from "./types.ts";
+ * function show(result: RotateApiKeyResult): string {
+ *   return `${result.replacedKeyId} -> ${result.id} until ${result.graceExpiresAt.toISOString()}`;
+ * }
+ * ```
+ */
+export interface RotateApiKeyResult {
+  /** New key id. */
+  id: string;
+  /** Raw new key. */
+  key: string;
+  /** Id of the rotated key. */
+  replacedKeyId: string;
+  /** When the old key stops working. */
+  graceExpiresAt: Date;
+}
+
+/**
+ * Expiry policy applied at create and rotate.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyTtlPolicy } from "./types.ts";
+ * const policy: ApiKeyTtlPolicy = {
+ *   defaultExpiresInMs: 90 * 864e5, maxExpiresInMs: 365 * 864e5, allowNeverExpires: false,
+ * };
+ * ```
+ */
+export interface ApiKeyTtlPolicy {
+  /** Lifetime used when `expiresAt` is omitted. */
+  defaultExpiresInMs?: number;
+  /** Longest lifetime accepted. */
+  maxExpiresInMs?: number;
+  /** Whether keys without expiry are accepted. */
+  allowNeverExpires?: boolean;
+}
+
+/**
+ * A peppered hash and the pepper version that made it.
+ *
+ * @example
+ * ```ts
+ * import type { HashedSecret } from "./types.ts";
+ * const hashed: HashedSecret = { hash: "3q2+7w...", pepperVersion: 2 };
+ * ```
+ */
+export interface HashedSecret {
+  /** The hash (base64url). */
+  hash: string;
+  /** Pepper version used. */
+  pepperVersion: number;
+}
+
+/**
+ * Options of `Sha256Hasher`. Version keys may be numeric strings.
+ *
+ * @example
+ * ```ts
+ * import type { HasherOptions } from "./types.ts";
+ * const options: HasherOptions = {
+ *   peppers: { 1: "a-secret-of-at-least-32-bytes-long!!" }, currentVersion: 1,
+ * };
+ * ```
+ */
+export interface HasherOptions {
+  /** Pepper by version number. */
+  peppers: Record<number, string>;
+  /** Version used for new hashes (default: the highest). */
+  currentVersion?: number;
+}
+
+/**
+ * Options of `list` and `listByTenant`.
+ *
+ * @example
+ * ```ts
+ * import type { ListApiKeysOptions } from "./types.ts";
+ * const options: ListApiKeysOptions = { includeRevoked: true };
+ * ```
+ */
+export interface ListApiKeysOptions {
+  /** Include revoked keys (default false). */
+  includeRevoked?: boolean;
+}
+
+/**
+ * Input of the storage `rotate` operation.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyRecord, RotateApiKeyStorageInput } from "./types.ts";
+ * declare const newRecord: ApiKeyRecord;
+ * const input: RotateApiKeyStorageInput = {
+ *   oldKeyId: "k1", newRecord, oldExpiresAt: new Date(), rotatedAt: new Date(),
+ * };
+ * ```
+ */
+export interface RotateApiKeyStorageInput {
+  /** Key being rotated. */
+  oldKeyId: string;
+  /** Record of the new key. */
+  newRecord: ApiKeyRecord;
+  /** New `expiresAt` of the old key (the grace end). */
+  oldExpiresAt: Date;
+  /** Rotation time. */
+  rotatedAt: Date;
+}
+
+/**
+ * Options of `createTestKey`.
+ *
+ * @example
+ * ```ts
+ * import type { CreateTestKeyOptions } from "./types.ts";
+ * const options: CreateTestKeyOptions = { tenantId: "t1", environment: "test" };
+ * ```
+ */
+export interface CreateTestKeyOptions {
+  /** Tenant (default `test-tenant`). */
+  tenantId?: string;
+  /** Name (default `test key`). */
+  name?: string;
+  /** Environment (default `test`). */
+  environment?: Environment;
+  /** Scopes (default `[{ resource: "test", level: "write" }]`). */
+  scopes?: Scope[];
+  /** Expiry. */
+  expiresAt?: Date | null;
+  /** Creator. */
+  createdBy?: string;
+  /** Allowlist. */
+  allowedIpCidrs?: string[];
+}

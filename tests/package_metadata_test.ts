@@ -1,0 +1,39 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+
+const denoJson = JSON.parse(readFileSync(new URL("../deno.json", import.meta.url), "utf8"));
+const jsrJson = JSON.parse(readFileSync(new URL("../jsr.json", import.meta.url), "utf8"));
+
+describe("package metadata", () => {
+  it("deno.json and jsr.json agree on name, version, license and exports", () => {
+    for (const field of ["name", "version", "license", "exports"]) {
+      assert.deepEqual(jsrJson[field], denoJson[field], field);
+    }
+  });
+
+  it("exports the six documented subpaths", () => {
+    assert.deepEqual(Object.keys(denoJson.exports).sort(), [
+      ".",
+      "./api-keys",
+      "./api-keys/nest",
+      "./client",
+      "./safe-response",
+      "./safe-response/nest",
+    ]);
+  });
+
+  it("is a scoped package with a pre-1.0 semver version", () => {
+    assert.match(denoJson.name, /^@[a-z0-9-]+\/[a-z0-9-]+$/);
+    assert.match(denoJson.version, /^0\.\d+\.\d+$/);
+  });
+
+  it("maps every npm dependency once, with an exact version", () => {
+    for (const [name, target] of Object.entries(denoJson.imports as Record<string, string>)) {
+      assert.match(
+        target,
+        new RegExp(`^npm:${name.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}@\\d+\\.\\d+\\.\\d+$`),
+      );
+    }
+  });
+});
