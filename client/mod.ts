@@ -1,15 +1,42 @@
 /**
- * Browser client for the safe-response envelope: the wire types and type
- * guards, with no runtime dependencies and no imports outside this folder.
+ * Browser client for the safe-response envelope: the wire types and total
+ * type guards, with no runtime dependencies and no imports outside this
+ * folder. Every guard accepts any value, returns `false` (never throws) unless
+ * the shape matches in full, and narrows its argument.
+ *
+ * Response bodies go to {@linkcode isSuccess}, {@linkcode isError} and
+ * {@linkcode isProblemDetailsResponse}; the `meta` object (possibly
+ * `undefined`) to {@linkcode isPaginated}, {@linkcode isDeprecated},
+ * {@linkcode hasResponseTime}, {@linkcode hasSort}, {@linkcode hasFilters},
+ * {@linkcode hasFieldSelection} and {@linkcode hasRateLimit}; a pagination
+ * object to {@linkcode isOffsetPagination} and {@linkcode isCursorPagination}.
  *
  * @example
  * ```ts
- * import type { SafeResponse } from "@saferoute/api-kit/client";
- * const body: SafeResponse<number> = { success: true, statusCode: 200, data: 1 };
+ * import { isError, isOffsetPagination, isPaginated, isSuccess } from "@saferoute/api-kit/client";
+ * const body: unknown = await (await fetch("/items?page=1")).json();
+ * if (isSuccess<string[]>(body)) {
+ *   if (isPaginated(body.meta) && isOffsetPagination(body.meta.pagination)) {
+ *     console.log(body.data.length, "of", body.meta.pagination.total);
+ *   }
+ * } else if (isError(body)) {
+ *   console.error(body.error.code);
+ * }
  * ```
  *
  * @module
  */
+export { isError, isProblemDetailsResponse, isSuccess } from "./responses.ts";
+export {
+  hasFieldSelection,
+  hasFilters,
+  hasRateLimit,
+  hasResponseTime,
+  hasSort,
+  isDeprecated,
+  isPaginated,
+} from "./meta.ts";
+export { isCursorPagination, isOffsetPagination } from "./pagination.ts";
 export type {
   CursorPaginationMeta,
   DeprecationMeta,

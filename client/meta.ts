@@ -1,0 +1,200 @@
+/**
+ * Guards of the `meta` object of a response (success, error or problem
+ * details), and the internal checks of whole `meta` objects.
+ *
+ * Each guard takes the `meta` object, possibly `undefined`, checks one field
+ * completely, and narrows `meta` to its own type plus that field.
+ *
+ * @module
+ */
+import { isNumber, isRecord, isString, isStringArray, oneOf, shape } from "./_check.ts";
+import { isCursorPagination, isOffsetPagination } from "./pagination.ts";
+import type {
+  CursorPaginationMeta,
+  DeprecationMeta,
+  PaginationMeta,
+  RateLimitMeta,
+  SortInfo,
+} from "./types.ts";
+
+const isPagination = (value: unknown) => isOffsetPagination(value) || isCursorPagination(value);
+
+const isSortInfo = shape({ field: isString, order: oneOf("asc", "desc") });
+
+const isDeprecationMeta = shape({ deprecated: oneOf(true) }, {
+  since: isString,
+  sunset: isString,
+  message: isString,
+  link: isString,
+});
+
+const isRateLimitMeta = shape({ limit: isNumber, remaining: isNumber, reset: isNumber }, {
+  retryAfter: isNumber,
+});
+
+const errorMetaFields = {
+  deprecation: isDeprecationMeta,
+  rateLimit: isRateLimitMeta,
+  responseTime: isNumber,
+  apiVersion: isString,
+};
+
+/** Whether a value is a well-formed `ResponseMeta` (internal). */
+export const isResponseMeta = shape({}, {
+  ...errorMetaFields,
+  pagination: isPagination,
+  message: isString,
+  sort: isSortInfo,
+  filters: isRecord,
+  fields: isStringArray,
+});
+
+/** Whether a value is a well-formed `ErrorMeta` (internal). */
+export const isErrorMeta = shape({}, errorMetaFields);
+
+/**
+ * Whether `meta.pagination` is well-formed offset or cursor pagination.
+ * Returns `false`, never throws, for any other value (including `undefined`).
+ *
+ * @param meta The `meta` object of a response, possibly `undefined`.
+ * @returns `true` when `meta.pagination` is a {@linkcode PaginationMeta} or a
+ * {@linkcode CursorPaginationMeta}.
+ *
+ * @example
+ * ```ts
+ * import { isPaginated, isSuccess } from "@saferoute/api-kit/client";
+ * const body: unknown = await (await fetch("/items?page=2")).json();
+ * if (isSuccess(body) && isPaginated(body.meta)) {
+ *   console.log(body.meta.pagination.limit);
+ * }
+ * ```
+ */
+export function isPaginated<M>(
+  meta: M,
+): meta is M & { pagination: PaginationMeta | CursorPaginationMeta } {
+  return isRecord(meta) && isPagination(meta.pagination);
+}
+
+/**
+ * Whether `meta.deprecation` is well-formed deprecation metadata
+ * (`deprecated: true`; `since`, `sunset`, `message`, `link` strings when
+ * present). Returns `false`, never throws, for any other value.
+ *
+ * @param meta The `meta` object of a response, possibly `undefined`.
+ * @returns `true` when the route that answered is deprecated.
+ *
+ * @example
+ * ```ts
+ * import { isDeprecated, isSuccess } from "@saferoute/api-kit/client";
+ * const body: unknown = await (await fetch("/v1/items")).json();
+ * if (isSuccess(body) && isDeprecated(body.meta)) {
+ *   console.warn(`deprecated; sunset ${body.meta.deprecation.sunset ?? "not set"}`);
+ * }
+ * ```
+ */
+export function isDeprecated<M>(meta: M): meta is M & { deprecation: DeprecationMeta } {
+  return isRecord(meta) && isDeprecationMeta(meta.deprecation);
+}
+
+/**
+ * Whether `meta.responseTime` (milliseconds) is a number. Returns `false`,
+ * never throws, for any other value.
+ *
+ * @param meta The `meta` object of a response, possibly `undefined`.
+ * @returns `true` when the server measured the response time.
+ *
+ * @example
+ * ```ts
+ * import { hasResponseTime, isSuccess } from "@saferoute/api-kit/client";
+ * const body: unknown = await (await fetch("/items")).json();
+ * if (isSuccess(body) && hasResponseTime(body.meta)) {
+ *   console.log(`${body.meta.responseTime.toFixed(1)} ms`);
+ * }
+ * ```
+ */
+export function hasResponseTime<M>(meta: M): meta is M & { responseTime: number } {
+  return isRecord(meta) && isNumber(meta.responseTime);
+}
+
+/**
+ * Whether `meta.sort` is well-formed sort metadata (`field` string, `order`
+ * `"asc"` or `"desc"`). Returns `false`, never throws, for any other value.
+ *
+ * @param meta The `meta` object of a response, possibly `undefined`.
+ * @returns `true` when `meta.sort` is a {@linkcode SortInfo}.
+ *
+ * @example
+ * ```ts
+ * import { hasSort, isSuccess } from "@saferoute/api-kit/client";
+ * const body: unknown = await (await fetch("/items?sort=name")).json();
+ * if (isSuccess(body) && hasSort(body.meta)) {
+ *   console.log(`sorted by ${body.meta.sort.field} ${body.meta.sort.order}`);
+ * }
+ * ```
+ */
+export function hasSort<M>(meta: M): meta is M & { sort: SortInfo } {
+  return isRecord(meta) && isSortInfo(meta.sort);
+}
+
+/**
+ * Whether `meta.filters` is an object (not `null`, not an array). Returns
+ * `false`, never throws, for any other value.
+ *
+ * @param meta The `meta` object of a response, possibly `undefined`.
+ * @returns `true` when the server reported the filters it applied.
+ *
+ * @example
+ * ```ts
+ * import { hasFilters, isSuccess } from "@saferoute/api-kit/client";
+ * const body: unknown = await (await fetch("/items?status=open")).json();
+ * if (isSuccess(body) && hasFilters(body.meta)) {
+ *   console.log(Object.keys(body.meta.filters));
+ * }
+ * ```
+ */
+export function hasFilters<M>(meta: M): meta is M & { filters: Record<string, unknown> } {
+  return isRecord(meta) && isRecord(meta.filters);
+}
+
+/**
+ * Whether `meta.fields` (the fields kept by field selection) is an array of
+ * strings. An empty array counts: it is a selection that kept no field.
+ * Returns `false`, never throws, for any other value.
+ *
+ * @param meta The `meta` object of a response, possibly `undefined`.
+ * @returns `true` when the server applied field selection.
+ *
+ * @example
+ * ```ts
+ * import { hasFieldSelection, isSuccess } from "@saferoute/api-kit/client";
+ * const body: unknown = await (await fetch("/items?fields=id,name")).json();
+ * if (isSuccess(body) && hasFieldSelection(body.meta)) {
+ *   console.log(body.meta.fields.join(", "));
+ * }
+ * ```
+ */
+export function hasFieldSelection<M>(meta: M): meta is M & { fields: string[] } {
+  return isRecord(meta) && isStringArray(meta.fields);
+}
+
+/**
+ * Whether `meta.rateLimit` is well-formed rate-limit metadata (`limit`,
+ * `remaining`, `reset` numbers; `retryAfter` a number when present). Works
+ * on the `meta` of success, error and problem-details bodies. Returns
+ * `false`, never throws, for any other value.
+ *
+ * @param meta The `meta` object of a response, possibly `undefined`.
+ * @returns `true` when `meta.rateLimit` is a {@linkcode RateLimitMeta}.
+ *
+ * @example
+ * ```ts
+ * import { hasRateLimit, isError } from "@saferoute/api-kit/client";
+ * const body: unknown = await (await fetch("/items")).json();
+ * if (isError(body) && hasRateLimit(body.meta)) {
+ *   console.log(`retry in ${body.meta.rateLimit.retryAfter ?? body.meta.rateLimit.reset} s`);
+ * }
+ * ```
+ */
+export function hasRateLimit<M>(meta: M): meta is M & { rateLimit: RateLimitMeta } {
+  return isRecord(meta) && isRateLimitMeta(meta.rateLimit);
+}

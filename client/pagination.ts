@@ -1,0 +1,78 @@
+/**
+ * Guards of the pagination shapes (`meta.pagination`).
+ *
+ * @module
+ */
+import { isBoolean, isNumber, isString, isStringOrNull, oneOf, shape } from "./_check.ts";
+import type { CursorPaginationMeta, PaginationMeta } from "./types.ts";
+
+const isPaginationLinks = shape({
+  self: isString,
+  first: isString,
+  prev: isStringOrNull,
+  next: isStringOrNull,
+  last: isStringOrNull,
+});
+
+const isOffset = shape({
+  page: isNumber,
+  limit: isNumber,
+  total: isNumber,
+  totalPages: isNumber,
+  hasNext: isBoolean,
+  hasPrev: isBoolean,
+}, { type: oneOf("offset"), links: isPaginationLinks });
+
+const isCursor = shape({
+  type: oneOf("cursor"),
+  nextCursor: isStringOrNull,
+  previousCursor: isStringOrNull,
+  hasMore: isBoolean,
+  limit: isNumber,
+}, { totalCount: isNumber, links: isPaginationLinks });
+
+/**
+ * Whether a pagination object is offset pagination (`page`, `limit`, `total`,
+ * `totalPages`, `hasNext`, `hasPrev`; `type` absent or `"offset"`). Every
+ * field is checked, `links` included when present. Returns `false`, never
+ * throws, for any other value.
+ *
+ * @param pagination A pagination object, usually `meta.pagination`.
+ * @returns `true` when `pagination` is a well-formed {@linkcode PaginationMeta}.
+ *
+ * @example
+ * ```ts
+ * import { isOffsetPagination, isPaginated } from "@saferoute/api-kit/client";
+ * import type { ResponseMeta } from "@saferoute/api-kit/client";
+ * declare const meta: ResponseMeta | undefined;
+ * if (isPaginated(meta) && isOffsetPagination(meta.pagination)) {
+ *   console.log(`page ${meta.pagination.page} of ${meta.pagination.totalPages}`);
+ * }
+ * ```
+ */
+export function isOffsetPagination(pagination: unknown): pagination is PaginationMeta {
+  return isOffset(pagination);
+}
+
+/**
+ * Whether a pagination object is cursor pagination (`type: "cursor"`,
+ * `nextCursor`, `previousCursor`, `hasMore`, `limit`). Every field is
+ * checked, `totalCount` and `links` included when present. Returns `false`,
+ * never throws, for any other value.
+ *
+ * @param pagination A pagination object, usually `meta.pagination`.
+ * @returns `true` when `pagination` is a well-formed {@linkcode CursorPaginationMeta}.
+ *
+ * @example
+ * ```ts
+ * import { isCursorPagination, isPaginated } from "@saferoute/api-kit/client";
+ * import type { ResponseMeta } from "@saferoute/api-kit/client";
+ * declare const meta: ResponseMeta | undefined;
+ * if (isPaginated(meta) && isCursorPagination(meta.pagination) && meta.pagination.hasMore) {
+ *   console.log(`next: ?cursor=${meta.pagination.nextCursor}`);
+ * }
+ * ```
+ */
+export function isCursorPagination(pagination: unknown): pagination is CursorPaginationMeta {
+  return isCursor(pagination);
+}

@@ -1,0 +1,235 @@
+/**
+ * The client module in a real browser: headless Chromium (Debian's
+ * `chromium`, driven by playwright-core) loads a page from 127.0.0.1 that
+ * imports the esbuild bundle of client/mod.ts as an ES module, fetches real
+ * success, error, problem-details and paginated responses produced by the
+ * library, and reports every guard's result back. Also measures the bundle
+ * (minified + gzipped) and asserts it stays under 2 KB.
+ *
+ * Without /usr/bin/chromium the browser part is skipped with a message, except
+ * under CI=true, where it fails: install it with scripts/install_chromium.sh.
+ */
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
+import * as esbuild from "esbuild";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { type Api, startApi } from "./_api.ts";
+
+const CHROMIUM = "/usr/bin/chromium";
+const SIZE_LIMIT = 2048;
+const GUARDS = [
+  "isSuccess",
+  "isError",
+  "isProblemDetailsResponse",
+  "isPaginated",
+  "isOffsetPagination",
+  "isCursorPagination",
+  "isDeprecated",
+  "hasResponseTime",
+  "hasSort",
+  "hasFilters",
+  "hasFieldSelection",
+  "hasRateLimit",
+] as const;
+type GuardName = typeof GUARDS[number];
+
+/** The client module as the browser gets it: one minified ES module. */
+async function bundleClient(): Promise<Uint8Array> {
+  try {
+    const result = await esbuild.build({
+      entryPoints: [fileURLToPath(new URL("../../client/mod.ts", import.meta.url))],
+      bundle: true,
+      format: "esm",
+      platform: "browser",
+      target: "es2022",
+      minify: true,
+      write: false,
+      logLevel: "silent",
+    });
+    return result.outputFiles[0].contents;
+  } finally {
+    await esbuild.stop();
+  }
+}
+
+const PAGE = `<!doctype html>
+<meta charset="utf-8">
+<title>client guards</title>
+<script type="module">
+  import * as client from "/client.js";
+  globalThis.client = client;
+</script>`;
+
+/** Serves the page, the bundle, and `/api/*` proxied to the API server. */
+function startFront(bundle: Uint8Array, api: Api): Promise<{ origin: string; server: Server }> {
+  const server = createServer(async (request, response) => {
+    const url = request.url ?? "/";
+    if (url === "/") {
+      response.writeHead(200, { "Content-Type": "text/html; charset=utf-8" }).end(PAGE);
+    } else if (url === "/client.js") {
+      response.writeHead(200, { "Content-Type": "text/javascript" }).end(bundle);
+    } else if (url.startsWith("/api/")) {
+      const upstream = await fetch(api.origin + url.slice(4));
+      const headers: Record<string, string> = {};
+      upstream.headers.forEach((value, name) => {
+        if (!["content-length", "connection", "keep-alive", "transfer-encoding"].includes(name)) {
+          headers[name] = value;
+        }
+      });
+      response.writeHead(upstream.status, headers).end(await upstream.text());
+    } else {
+      response.writeHead(404).end();
+    }
+  });
+  return new Promise((resolve) => {
+    server.listen(0, "127.0.0.1", () => {
+      resolve({ origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server });
+    });
+  });
+}
+
+/** What the page reports for one fetched route. */
+interface Report {
+  status: number;
+  contentType: string | null;
+  guards: Record<GuardName, boolean>;
+}
+
+/** In the page: fetch each route, run every guard, report. */
+function runGuardsInPage(page: Page, paths: string[]): Promise<Record<string, Report>> {
+  return page.evaluate(async ({ paths, guards }) => {
+    // deno-lint-ignore no-explicit-any
+    const client = (globalThis as any).client as Record<string, (value: unknown) => boolean>;
+    const reports: Record<string, unknown> = {};
+    for (const path of paths) {
+      const response = await fetch(`/api${path}`);
+      const body = await response.json();
+      const meta = body?.meta;
+      const argument: Record<string, unknown> = {
+        isSuccess: body,
+        isError: body,
+        isProblemDetailsResponse: body,
+        isOffsetPagination: meta?.pagination,
+        isCursorPagination: meta?.pagination,
+      };
+      reports[path] = {
+        status: response.status,
+        contentType: response.headers.get("content-type"),
+        guards: Object.fromEntries(
+          guards.map((name) => [name, client[name](name in argument ? argument[name] : meta)]),
+        ),
+      };
+    }
+    return reports as Record<string, Report>;
+  }, { paths, guards: [...GUARDS] });
+}
+
+/** Guards that are `true` for a route; every other guard must be `false`. */
+const expected: Record<string, GuardName[]> = {
+  "/items?page=2&limit=2": [
+    "isSuccess",
+    "isPaginated",
+    "isOffsetPagination",
+    "hasResponseTime",
+    "hasSort",
+    "hasFilters",
+    "hasFieldSelection",
+  ],
+  "/feed?limit=2": ["isSuccess", "isPaginated", "isCursorPagination"],
+  "/items/a": ["isSuccess", "isDeprecated", "hasRateLimit"],
+  "/items/z": ["isError", "hasRateLimit"],
+  "/problem/items/z": ["isProblemDetailsResponse", "hasResponseTime"],
+};
+
+describe("client module size", () => {
+  it(`is under ${SIZE_LIMIT} bytes minified and gzipped`, async () => {
+    const bundle = await bundleClient();
+    const gzipped = gzipSync(bundle, { level: 9 }).length;
+    console.log(`client/mod.ts: ${bundle.length} bytes minified, ${gzipped} bytes gzipped`);
+    assert.ok(bundle.length > 500, "the bundle holds the guards");
+    assert.ok(gzipped < SIZE_LIMIT, `${gzipped} bytes gzipped`);
+  });
+});
+
+const hasChromium = existsSync(CHROMIUM);
+const inCi = process.env.CI === "true";
+const skip = !hasChromium && !inCi
+  ? `${CHROMIUM} not found: browser test skipped (run scripts/install_chromium.sh)`
+  : false;
+if (skip) console.warn(`SKIP ${skip}`);
+
+describe("client module in headless Chromium", { skip }, () => {
+  let api: Api;
+  let front: { origin: string; server: Server };
+  let browser: Browser;
+  let page: Page;
+
+  before(async () => {
+    if (!hasChromium) {
+      throw new Error(`${CHROMIUM} is missing under CI=true: run scripts/install_chromium.sh`);
+    }
+    api = await startApi();
+    front = await startFront(await bundleClient(), api);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+    });
+    page = await browser.newPage();
+    await page.goto(`${front.origin}/`);
+    // deno-lint-ignore no-explicit-any
+    await page.waitForFunction(() => (globalThis as any).client !== undefined);
+  });
+
+  after(async () => {
+    await browser?.close();
+    await new Promise((done) => front ? front.server.close(done) : done(undefined));
+    await api?.close();
+  });
+
+  it("loads the bundle as an ES module exporting exactly the guards", async () => {
+    const exported = await page.evaluate(() =>
+      // deno-lint-ignore no-explicit-any
+      Object.entries((globalThis as any).client).map(([name, value]) => `${name}:${typeof value}`)
+    );
+    assert.deepEqual(exported.sort(), GUARDS.map((name) => `${name}:function`).sort());
+    assert.match(await page.evaluate(() => navigator.userAgent), /HeadlessChrome/);
+  });
+
+  it("runs every guard on real library responses and reports the expected results", async () => {
+    const reports = await runGuardsInPage(page, Object.keys(expected));
+    for (const [path, trueGuards] of Object.entries(expected)) {
+      const want = Object.fromEntries(GUARDS.map((name) => [name, trueGuards.includes(name)]));
+      assert.deepEqual(reports[path].guards, want, path);
+    }
+    assert.equal(reports["/items?page=2&limit=2"].status, 200);
+    assert.equal(reports["/items/z"].status, 404);
+    assert.equal(reports["/problem/items/z"].status, 404);
+    assert.match(reports["/problem/items/z"].contentType ?? "", /^application\/problem\+json/);
+  });
+
+  it("returns false, never throws, for non-envelope values in the browser", async () => {
+    const results = await page.evaluate((guards) => {
+      // deno-lint-ignore no-explicit-any
+      const client = (globalThis as any).client as Record<string, (value: unknown) => boolean>;
+      const values = [null, undefined, 0, "x", true, [], {}, { success: "true" }, { meta: [] }];
+      return guards.flatMap((name) => values.map((value) => client[name](value)));
+    }, [...GUARDS]);
+    assert.equal(results.length, GUARDS.length * 9);
+    assert.deepEqual(results.filter((result) => result !== false), []);
+  });
+});

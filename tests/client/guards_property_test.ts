@@ -1,0 +1,321 @@
+/**
+ * Property tests: on arbitrary JSON, on well-formed shapes and on shapes one
+ * mutation away from well-formed, every guard returns a boolean, never throws,
+ * and agrees with an independent JSON Schema (checked by Ajv) of its shape.
+ */
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import { Ajv } from "ajv";
+import * as client from "../../client/mod.ts";
+
+const SEED = 20260606;
+const RUNS = 1500;
+
+// ---- JSON Schemas of the shapes (written from the spec, independent of client/) ----
+
+const str = { type: "string" };
+const num = { type: "number" };
+const bool = { type: "boolean" };
+const strOrNull = { type: ["string", "null"] };
+const object = (required: string[], properties: Record<string, unknown>) => ({
+  type: "object",
+  required,
+  properties,
+});
+
+const linksSchema = object(["self", "first", "prev", "next", "last"], {
+  self: str,
+  first: str,
+  prev: strOrNull,
+  next: strOrNull,
+  last: strOrNull,
+});
+const offsetSchema = object(["page", "limit", "total", "totalPages", "hasNext", "hasPrev"], {
+  type: { const: "offset" },
+  page: num,
+  limit: num,
+  total: num,
+  totalPages: num,
+  hasNext: bool,
+  hasPrev: bool,
+  links: linksSchema,
+});
+const cursorSchema = object(["type", "nextCursor", "previousCursor", "hasMore", "limit"], {
+  type: { const: "cursor" },
+  nextCursor: strOrNull,
+  previousCursor: strOrNull,
+  hasMore: bool,
+  limit: num,
+  totalCount: num,
+  links: linksSchema,
+});
+const paginationSchema = { anyOf: [offsetSchema, cursorSchema] };
+const sortSchema = object(["field", "order"], { field: str, order: { enum: ["asc", "desc"] } });
+const filtersSchema = { type: "object" };
+const fieldsSchema = { type: "array", items: str };
+const deprecationSchema = object(["deprecated"], {
+  deprecated: { const: true },
+  since: str,
+  sunset: str,
+  message: str,
+  link: str,
+});
+const rateLimitSchema = object(["limit", "remaining", "reset"], {
+  limit: num,
+  remaining: num,
+  reset: num,
+  retryAfter: num,
+});
+const errorMetaProperties = {
+  deprecation: deprecationSchema,
+  rateLimit: rateLimitSchema,
+  responseTime: num,
+  apiVersion: str,
+};
+const errorMetaSchema = object([], errorMetaProperties);
+const responseMetaSchema = object([], {
+  ...errorMetaProperties,
+  pagination: paginationSchema,
+  message: str,
+  sort: sortSchema,
+  filters: filtersSchema,
+  fields: fieldsSchema,
+});
+const successSchema = object(["success", "statusCode", "data"], {
+  success: { const: true },
+  statusCode: num,
+  code: str,
+  requestId: str,
+  data: {},
+  meta: responseMetaSchema,
+  timestamp: str,
+  path: str,
+});
+const errorSchema = object(["success", "statusCode", "error"], {
+  success: { const: false },
+  statusCode: num,
+  requestId: str,
+  error: object(["code", "message"], { code: str, message: str, details: {} }),
+  meta: errorMetaSchema,
+  timestamp: str,
+  path: str,
+});
+const problemSchema = object(["type", "title", "status", "detail", "instance"], {
+  type: str,
+  title: str,
+  status: num,
+  detail: str,
+  instance: str,
+  code: str,
+  requestId: str,
+  details: {},
+  meta: errorMetaSchema,
+});
+const metaWith = (field: string, schema: unknown) => object([field], { [field]: schema });
+
+// ---- Generators: well-formed shapes, and shapes one mutation away ----
+
+const number = fc.double({ noNaN: true, noDefaultInfinity: true });
+const string = fc.string({ maxLength: 8 });
+const stringOrNull = fc.option(string);
+const linksArb = fc.record({
+  self: string,
+  first: string,
+  prev: stringOrNull,
+  next: stringOrNull,
+  last: stringOrNull,
+});
+const offsetArb = fc.record({
+  type: fc.constant("offset"),
+  page: number,
+  limit: number,
+  total: number,
+  totalPages: number,
+  hasNext: fc.boolean(),
+  hasPrev: fc.boolean(),
+  links: linksArb,
+}, { requiredKeys: ["page", "limit", "total", "totalPages", "hasNext", "hasPrev"] });
+const cursorArb = fc.record({
+  type: fc.constant("cursor"),
+  nextCursor: stringOrNull,
+  previousCursor: stringOrNull,
+  hasMore: fc.boolean(),
+  limit: number,
+  totalCount: number,
+  links: linksArb,
+}, { requiredKeys: ["type", "nextCursor", "previousCursor", "hasMore", "limit"] });
+const paginationArb = fc.oneof(offsetArb, cursorArb);
+const errorMetaArbs = {
+  deprecation: fc.record({
+    deprecated: fc.constant(true),
+    since: string,
+    sunset: string,
+    message: string,
+    link: string,
+  }, { requiredKeys: ["deprecated"] }),
+  rateLimit: fc.record({ limit: number, remaining: number, reset: number, retryAfter: number }, {
+    requiredKeys: ["limit", "remaining", "reset"],
+  }),
+  responseTime: number,
+  apiVersion: string,
+  traceId: fc.jsonValue({ maxDepth: 1 }),
+};
+const errorMetaArb = fc.record(errorMetaArbs, { requiredKeys: [] });
+const responseMetaArb = fc.record({
+  ...errorMetaArbs,
+  pagination: paginationArb,
+  message: string,
+  sort: fc.record({ field: string, order: fc.constantFrom("asc", "desc") }),
+  filters: fc.dictionary(string, fc.jsonValue({ maxDepth: 1 }), { maxKeys: 3 }),
+  fields: fc.array(string, { maxLength: 3 }),
+}, { requiredKeys: [] });
+const successArb = fc.record({
+  success: fc.constant(true),
+  statusCode: number,
+  code: string,
+  requestId: string,
+  data: fc.jsonValue({ maxDepth: 2 }),
+  meta: responseMetaArb,
+  timestamp: string,
+  path: string,
+}, { requiredKeys: ["success", "statusCode", "data"] });
+const errorArb = fc.record({
+  success: fc.constant(false),
+  statusCode: number,
+  requestId: string,
+  error: fc.record({ code: string, message: string, details: fc.jsonValue({ maxDepth: 1 }) }, {
+    requiredKeys: ["code", "message"],
+  }),
+  meta: errorMetaArb,
+  timestamp: string,
+  path: string,
+}, { requiredKeys: ["success", "statusCode", "error"] });
+const problemArb = fc.record({
+  type: string,
+  title: string,
+  status: number,
+  detail: string,
+  instance: string,
+  code: string,
+  requestId: string,
+  details: fc.jsonValue({ maxDepth: 1 }),
+  meta: errorMetaArb,
+}, { requiredKeys: ["type", "title", "status", "detail", "instance"] });
+
+type Path = (string | number)[];
+const REMOVE = Symbol("remove");
+
+/** Paths of every node below the root of a JSON value. */
+function paths(value: unknown, prefix: Path = []): Path[] {
+  const children: [string | number, unknown][] = Array.isArray(value)
+    ? value.map((item, index) => [index, item])
+    : typeof value === "object" && value !== null
+    ? Object.entries(value)
+    : [];
+  return children.flatMap(([key, child]) => [[...prefix, key], ...paths(child, [...prefix, key])]);
+}
+
+/** A copy of `value` with the node at `path` replaced, or removed. */
+function replaceAt(value: unknown, [key, ...rest]: Path, replacement: unknown): unknown {
+  const copy = (Array.isArray(value) ? [...value] : { ...value as object }) as Record<
+    string | number,
+    unknown
+  >;
+  const next = rest.length === 0 ? replacement : replaceAt(copy[key], rest, replacement);
+  if (next === REMOVE && Array.isArray(copy)) copy.splice(key as number, 1); // JSON has no holes
+  else if (next === REMOVE) delete copy[key];
+  else Object.defineProperty(copy, key, { value: next, enumerable: true, writable: true });
+  return copy;
+}
+
+/** Values one change away from `arb`'s: a node removed, or replaced by another JSON value. */
+const mutated = (arb: fc.Arbitrary<unknown>) =>
+  fc.tuple(
+    arb,
+    fc.nat(),
+    fc.oneof(
+      fc.constantFrom(REMOVE, null, 0, "", "1", true, false, [], {}, "cursor", "offset"),
+      fc.jsonValue({ maxDepth: 2 }),
+    ),
+  ).map(([value, index, replacement]) => {
+    const all = paths(value);
+    return all.length === 0 ? value : replaceAt(value, all[index % all.length], replacement);
+  });
+
+/** Arbitrary JSON, well-formed values of `arbs`, and near misses of them. */
+const inputs = (...arbs: fc.Arbitrary<unknown>[]) =>
+  fc.oneof(
+    fc.jsonValue(),
+    ...arbs,
+    ...arbs.map(mutated),
+    ...arbs.map((arb) => mutated(mutated(arb))),
+  );
+
+// ---- Properties ----
+
+const ajv = new Ajv({ strict: true });
+const bodies = inputs(successArb, errorArb, problemArb);
+const metas = fc.oneof(inputs(responseMetaArb, errorMetaArb), fc.constant(undefined));
+const paginations = inputs(paginationArb);
+
+const cases: [(value: unknown) => boolean, unknown, fc.Arbitrary<unknown>][] = [
+  [client.isSuccess, successSchema, bodies],
+  [client.isError, errorSchema, bodies],
+  [client.isProblemDetailsResponse, problemSchema, bodies],
+  [client.isPaginated, metaWith("pagination", paginationSchema), metas],
+  [client.isDeprecated, metaWith("deprecation", deprecationSchema), metas],
+  [client.hasResponseTime, metaWith("responseTime", num), metas],
+  [client.hasSort, metaWith("sort", sortSchema), metas],
+  [client.hasFilters, metaWith("filters", filtersSchema), metas],
+  [client.hasFieldSelection, metaWith("fields", fieldsSchema), metas],
+  [client.hasRateLimit, metaWith("rateLimit", rateLimitSchema), metas],
+  [client.isOffsetPagination, offsetSchema, paginations],
+  [client.isCursorPagination, cursorSchema, paginations],
+];
+
+describe("guards agree with a JSON Schema of their shape (fast-check, seeded)", () => {
+  for (const [guard, schema, arb] of cases) {
+    it(guard.name, () => {
+      const validate = ajv.compile(schema as object);
+      const outcomes = { true: 0, false: 0 };
+      fc.assert(
+        fc.property(arb, (value) => {
+          // JSON has no `undefined` member: a missing meta is valid for the schema's caller only.
+          const expected = value !== undefined && validate(value);
+          const actual = guard(value);
+          outcomes[`${actual}`]++;
+          return actual === expected;
+        }),
+        { seed: SEED, numRuns: RUNS },
+      );
+      // The generators must exercise both answers, or the agreement says little.
+      assert.ok(outcomes.true > RUNS / 20, `${guard.name}: ${outcomes.true} accepted`);
+      assert.ok(outcomes.false > RUNS / 20, `${guard.name}: ${outcomes.false} rejected`);
+    });
+  }
+});
+
+describe("guards are total", () => {
+  it("return a boolean and never throw on any JavaScript value", () => {
+    const anything = fc.anything({
+      withBoxedValues: true,
+      withMap: true,
+      withSet: true,
+      withNullPrototype: true,
+      withObjectString: true,
+      withSparseArray: true,
+      withTypedArray: true,
+      withBigInt: true,
+      withDate: true,
+    });
+    const guards = cases.map(([guard]) => guard);
+    fc.assert(
+      fc.property(
+        fc.oneof(anything, bodies, metas),
+        (value) => guards.every((guard) => typeof guard(value) === "boolean"),
+      ),
+      { seed: SEED, numRuns: RUNS },
+    );
+  });
+});

@@ -1,0 +1,117 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { isError, isProblemDetailsResponse, isSuccess } from "../../client/mod.ts";
+import { failure, fullMeta, nonObjects, problem, success, withField } from "./_fixtures.ts";
+
+describe("isSuccess", () => {
+  it("accepts a full and a minimal success envelope", () => {
+    assert.equal(isSuccess(success), true);
+    assert.equal(isSuccess({ success: true, statusCode: 201, data: null }), true);
+    assert.equal(isSuccess({ success: true, statusCode: 200, data: 0, extra: 1 }), true);
+  });
+
+  it("rejects non-objects, error envelopes and problem details", () => {
+    for (const value of [...nonObjects, failure, problem]) assert.equal(isSuccess(value), false);
+  });
+
+  it("requires success: true, a numeric statusCode and data", () => {
+    assert.equal(isSuccess(withField(success, "success", "true")), false);
+    assert.equal(isSuccess(withField(success, "success", false)), false);
+    assert.equal(isSuccess(withField(success, "success", undefined)), false);
+    assert.equal(isSuccess(withField(success, "statusCode", "200")), false);
+    assert.equal(isSuccess(withField(success, "statusCode", undefined)), false);
+    assert.equal(isSuccess(withField(success, "data", undefined)), false);
+  });
+
+  it("checks the type of every optional field", () => {
+    for (const key of ["code", "requestId", "timestamp", "path"]) {
+      assert.equal(isSuccess(withField(success, key, 1)), false, key);
+      assert.equal(isSuccess(withField(success, key, undefined)), true, key);
+    }
+    for (const meta of [null, [], "m", { responseTime: "1" }]) {
+      assert.equal(isSuccess(withField(success, "meta", meta)), false, JSON.stringify(meta));
+    }
+  });
+
+  it("checks meta in full, nested shapes included", () => {
+    const broken: Record<string, unknown> = {
+      pagination: { ...fullMeta.pagination, page: "2" },
+      message: 1,
+      responseTime: "1",
+      sort: { field: "name", order: "up" },
+      filters: ["status"],
+      deprecation: { deprecated: false },
+      rateLimit: { limit: 1, remaining: 1 },
+      apiVersion: 2,
+      fields: ["id", 2],
+    };
+    for (const [key, value] of Object.entries(broken)) {
+      assert.equal(isSuccess({ ...success, meta: { ...fullMeta, [key]: value } }), false, key);
+    }
+    assert.equal(isSuccess({ ...success, meta: { traceId: 7 } }), true, "extra fields are free");
+  });
+});
+
+describe("isError", () => {
+  it("accepts a full and a minimal error envelope", () => {
+    assert.equal(isError(failure), true);
+    assert.equal(
+      isError({ success: false, statusCode: 500, error: { code: "X", message: "" } }),
+      true,
+    );
+  });
+
+  it("rejects non-objects, success envelopes and problem details", () => {
+    for (const value of [...nonObjects, success, problem]) assert.equal(isError(value), false);
+  });
+
+  it("requires success: false, a numeric statusCode and error.code / error.message strings", () => {
+    assert.equal(isError(withField(failure, "success", 0)), false);
+    assert.equal(isError(withField(failure, "statusCode", null)), false);
+    assert.equal(isError(withField(failure, "error", undefined)), false);
+    assert.equal(isError(withField(failure, "error", "NOT_FOUND")), false);
+    assert.equal(isError(withField(failure, "error", { code: "X" })), false);
+    assert.equal(isError(withField(failure, "error", { code: 404, message: "m" })), false);
+    assert.equal(isError(withField(failure, "error", { code: "X", message: null })), false);
+  });
+
+  it("checks the optional fields and the error meta", () => {
+    for (const key of ["requestId", "timestamp", "path"]) {
+      assert.equal(isError(withField(failure, key, false)), false, key);
+    }
+    assert.equal(isError(withField(failure, "meta", { rateLimit: { limit: 1 } })), false);
+    assert.equal(isError(withField(failure, "meta", { deprecation: { deprecated: 1 } })), false);
+    assert.equal(isError(withField(failure, "meta", { apiVersion: 1 })), false);
+    assert.equal(isError(withField(failure, "meta", { responseTime: null })), false);
+    assert.equal(isError(withField(failure, "meta", { correlationId: "c" })), true);
+  });
+});
+
+describe("isProblemDetailsResponse", () => {
+  it("accepts a full and a minimal problem-details body", () => {
+    assert.equal(isProblemDetailsResponse(problem), true);
+    const minimal = { type: "about:blank", title: "T", status: 400, detail: "", instance: "/" };
+    assert.equal(isProblemDetailsResponse(minimal), true);
+  });
+
+  it("rejects non-objects and envelopes", () => {
+    for (const value of [...nonObjects, success, failure]) {
+      assert.equal(isProblemDetailsResponse(value), false);
+    }
+  });
+
+  it("requires each member with its type", () => {
+    for (const key of ["type", "title", "detail", "instance", "status"]) {
+      assert.equal(isProblemDetailsResponse(withField(problem, key, undefined)), false, key);
+      const wrong = key === "status" ? "404" : 404;
+      assert.equal(isProblemDetailsResponse(withField(problem, key, wrong)), false, key);
+    }
+  });
+
+  it("checks the extensions", () => {
+    assert.equal(isProblemDetailsResponse(withField(problem, "code", 1)), false);
+    assert.equal(isProblemDetailsResponse(withField(problem, "requestId", [])), false);
+    assert.equal(isProblemDetailsResponse(withField(problem, "meta", 1)), false);
+    assert.equal(isProblemDetailsResponse(withField(problem, "details", null)), true);
+  });
+});
