@@ -1,14 +1,104 @@
 /**
  * API keys, runtime-neutral core: generation, peppered hashing, verification,
- * rotation, revocation, storage adapters. Imports nothing from Nest.
+ * authorization, rotation, revocation, storage adapters and their contract.
+ * Imports nothing from Nest; Web-standard APIs only.
  *
  * @example
  * ```ts
- * import { ApiKeyError } from "@saferoute/api-kit/api-keys";
- * new ApiKeyError("api_key_missing").httpStatus; // 401
+ * import { ApiKeysService, InMemoryApiKeyStorage } from "@saferoute/api-kit/api-keys";
+ *
+ * const service = new ApiKeysService({
+ *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+ *   storage: new InMemoryApiKeyStorage(),
+ * });
+ * const { key } = await service.create({
+ *   tenantId: "acme",
+ *   name: "billing worker",
+ *   scopes: [{ resource: "invoices", level: "write" }],
+ * });
+ * const context = await service.authorize(key, {
+ *   requiredScope: { resource: "invoices", level: "read" },
+ * });
+ * console.log(context.tenantId); // "acme"
  * ```
  *
  * @module
  */
-export * from "./types.ts";
-export * from "./errors.ts";
+export type {
+  ApiKeyContext,
+  ApiKeyRecord,
+  ApiKeyTtlPolicy,
+  ApiKeyVerificationOutcome,
+  CreateApiKeyInput,
+  CreateApiKeyResult,
+  CreateTestKeyOptions,
+  Environment,
+  HashedSecret,
+  HasherOptions,
+  ListApiKeysOptions,
+  RequiredScope,
+  RotateApiKeyInput,
+  RotateApiKeyResult,
+  RotateApiKeyStorageInput,
+  Scope,
+  ScopeLevel,
+} from "./types.ts";
+export {
+  API_KEY_ERROR_STATUS,
+  ApiKeyError,
+  type ApiKeyErrorCode,
+  ApiKeyOperationError,
+  type ApiKeyOperationErrorCode,
+  ApiKeyStorageError,
+  ApiKeyValidationError,
+  type ApiKeyValidationErrorCode,
+} from "./errors.ts";
+export type {
+  ApiKeyAuthFailedEvent,
+  ApiKeyCreatedEvent,
+  ApiKeyEvent,
+  ApiKeyRevokedEvent,
+  ApiKeyRotatedEvent,
+  ApiKeyUsedEvent,
+  ApiKeyVerificationMetric,
+} from "./events.ts";
+export {
+  API_KEY_CHECKSUM_LENGTH,
+  API_KEY_NAMESPACE_PATTERN,
+  API_KEY_PREFIX_LENGTH,
+  API_KEY_REDACT_REGEX,
+  API_KEY_SECRET_LENGTH,
+  DEFAULT_API_KEY_NAMESPACE,
+  type GeneratedApiKey,
+  generateKey,
+  type GenerateKeyOptions,
+  hasApiKeyLayout,
+  MAX_API_KEY_LENGTH,
+  type ParsedApiKey,
+  parseKey,
+  redactApiKeys,
+} from "./key_format.ts";
+export { flattenScopes, scopeSatisfies } from "./scopes.ts";
+export { isIpAllowed, normalizeAllowedIpCidrs } from "./ip_allowlist.ts";
+export { MIN_PEPPER_BYTES, Sha256Hasher } from "./hasher.ts";
+export { API_KEY_STORAGE_METHODS, type ApiKeyStorage } from "./storage.ts";
+export { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+export {
+  type PrismaApiKeyClient,
+  type PrismaApiKeyDelegate,
+  PrismaApiKeyStorage,
+} from "./prisma_storage.ts";
+export {
+  type ApiKeyStorageFactory,
+  type RegisterStorageTest,
+  runApiKeyStorageContract,
+} from "./storage_contract.ts";
+export {
+  type ApiKeysServiceOptions,
+  type ApiKeyVerificationCacheOptions,
+  validateApiKeysServiceOptions,
+} from "./service_options.ts";
+export { ApiKeysService, type AuthorizeOptions } from "./service.ts";
+export { DEFAULT_GRACE_PERIOD_MS, MAX_API_KEY_NAME_LENGTH } from "./input_validation.ts";
+export { createTestKey, type CreateTestKeyResult } from "./test_key.ts";
+export { extractApiKey } from "./extract_api_key.ts";

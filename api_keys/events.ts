@@ -1,0 +1,188 @@
+/**
+ * Events and the verification metric of the API-key component, delivered in
+ * process to the `onEvent` and `onMetric` sinks. None carries key material.
+ *
+ * @module
+ */
+import type { ApiKeyErrorCode } from "./errors.ts";
+import type { ApiKeyVerificationOutcome, Environment } from "./types.ts";
+
+/**
+ * Emitted by `create`.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyCreatedEvent } from "./events.ts";
+ * const onCreated = (event: ApiKeyCreatedEvent) => console.log(event.keyId, event.prefix);
+ * ```
+ */
+export interface ApiKeyCreatedEvent {
+  /** Event type. */
+  type: "api_key.created";
+  /** When it happened. */
+  at: Date;
+  /** New key id. */
+  keyId: string;
+  /** Owning tenant. */
+  tenantId: string;
+  /** Public prefix. */
+  prefix: string;
+  /** Environment. */
+  environment: Environment;
+  /** Flattened scopes. */
+  scopes: string[];
+  /** Creator, or null. */
+  createdBy: string | null;
+}
+
+/**
+ * Emitted by `revoke` (once per key; a repeated revoke emits nothing).
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyRevokedEvent } from "./events.ts";
+ * const onRevoked = (event: ApiKeyRevokedEvent) => console.log(event.keyId);
+ * ```
+ */
+export interface ApiKeyRevokedEvent {
+  /** Event type. */
+  type: "api_key.revoked";
+  /** When it happened. */
+  at: Date;
+  /** Revoked key id. */
+  keyId: string;
+  /** Owning tenant. */
+  tenantId: string;
+  /** Public prefix. */
+  prefix: string;
+  /** Environment. */
+  environment: Environment;
+}
+
+/**
+ * Emitted by `rotate`.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyRotatedEvent } from "./events.ts";
+ * const onRotated = (event: ApiKeyRotatedEvent) => console.log(event.oldKeyId, event.newKeyId);
+ * ```
+ */
+export interface ApiKeyRotatedEvent {
+  /** Event type. */
+  type: "api_key.rotated";
+  /** When it happened. */
+  at: Date;
+  /** Owning tenant. */
+  tenantId: string;
+  /** Id of the rotated key. */
+  oldKeyId: string;
+  /** Prefix of the rotated key. */
+  oldPrefix: string;
+  /** Id of the new key. */
+  newKeyId: string;
+  /** Prefix of the new key. */
+  newPrefix: string;
+  /** Environment. */
+  environment: Environment;
+  /** Flattened scopes of the new key. */
+  scopes: string[];
+  /** When the old key stops working. */
+  graceExpiresAt: Date;
+  /** Creator of the new key, or null. */
+  createdBy: string | null;
+}
+
+/**
+ * Emitted for every failed verification or authorization (not for storage
+ * failures). `keyId`, `tenantId` and `environment` are present once the
+ * presented secret matched a record (revoked, expired, IP, environment, scope).
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyAuthFailedEvent } from "./events.ts";
+ * const onFailed = (event: ApiKeyAuthFailedEvent) => console.log(event.code, event.prefix);
+ * ```
+ */
+export interface ApiKeyAuthFailedEvent {
+  /** Event type. */
+  type: "api_key.auth_failed";
+  /** When it happened. */
+  at: Date;
+  /** Public prefix of the presented key, or null when it could not be parsed. */
+  prefix: string | null;
+  /** Failure code. */
+  code: ApiKeyErrorCode;
+  /** Key id, when known. */
+  keyId?: string;
+  /** Tenant, when known. */
+  tenantId?: string;
+  /** Environment, when known. */
+  environment?: Environment;
+}
+
+/**
+ * Emitted once per successful `verify` or `authorize`, only with
+ * `emitUsageEvents: true`.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyUsedEvent } from "./events.ts";
+ * const onUsed = (event: ApiKeyUsedEvent) => console.log(event.keyId, event.scopes);
+ * ```
+ */
+export interface ApiKeyUsedEvent {
+  /** Event type. */
+  type: "api_key.used";
+  /** When it happened. */
+  at: Date;
+  /** Key id. */
+  keyId: string;
+  /** Owning tenant. */
+  tenantId: string;
+  /** Public prefix. */
+  prefix: string;
+  /** Environment. */
+  environment: Environment;
+  /** Flattened scopes. */
+  scopes: string[];
+}
+
+/**
+ * Every event of the API-key component, discriminated by `type`.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyEvent } from "./events.ts";
+ * function log(event: ApiKeyEvent): void {
+ *   if (event.type === "api_key.auth_failed") console.warn(event.code);
+ * }
+ * ```
+ */
+export type ApiKeyEvent =
+  | ApiKeyCreatedEvent
+  | ApiKeyRevokedEvent
+  | ApiKeyRotatedEvent
+  | ApiKeyAuthFailedEvent
+  | ApiKeyUsedEvent;
+
+/**
+ * One per verification: its outcome and duration (from `monotonicClock`).
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyVerificationMetric } from "./events.ts";
+ * const onMetric = (metric: ApiKeyVerificationMetric) =>
+ *   console.log(metric.outcome, metric.durationMs.toFixed(3));
+ * ```
+ */
+export interface ApiKeyVerificationMetric {
+  /** Metric type. */
+  type: "api_key.verification";
+  /** Outcome. */
+  outcome: ApiKeyVerificationOutcome;
+  /** Duration in milliseconds. */
+  durationMs: number;
+  /** Environment, when known (the presented key's environment once parsed). */
+  environment?: Environment;
+}

@@ -1,0 +1,88 @@
+/**
+ * Reading the raw key from request headers, framework-neutral.
+ *
+ * @module
+ */
+import { ApiKeyError } from "./errors.ts";
+import { hasApiKeyLayout, MAX_API_KEY_LENGTH } from "./key_format.ts";
+
+const BEARER = /^bearer[ \t]+(\S+)[ \t]*$/i;
+
+function malformed(reason: string): ApiKeyError {
+  return new ApiKeyError("api_key_malformed", reason);
+}
+
+/**
+ * Every non-blank value of a header. Values are also split on commas, because
+ * HTTP stacks join repeated headers with ", " (and neither keys nor Bearer
+ * tokens contain commas).
+ */
+function valuesOf(header: string | string[] | undefined): string[] {
+  if (header === undefined) return [];
+  const values: string[] = [];
+  for (const line of typeof header === "string" ? [header] : header) {
+    for (const part of line.includes(",") ? line.split(",") : [line]) {
+      const value = part.trim();
+      if (value !== "") values.push(value);
+    }
+  }
+  return values;
+}
+
+/** The one `X-API-Key` value, `undefined` when absent or blank. */
+function keyHeader(header: string | string[] | undefined): string | undefined {
+  let found: string | undefined;
+  for (const value of valuesOf(header)) {
+    if (value.length > MAX_API_KEY_LENGTH) throw malformed("X-API-Key is too long");
+    if (found !== undefined && found !== value) throw malformed("X-API-Key has several values");
+    found = value;
+  }
+  return found;
+}
+
+/** The one key-shaped `Authorization: Bearer` token, `undefined` when there is none. */
+function bearerKey(header: string | string[] | undefined): string | undefined {
+  let found: string | undefined;
+  for (const value of valuesOf(header)) {
+    // "Bearer ", a key and a little whitespace at most; anything longer (e.g. a JWT) is no key.
+    if (value.length > MAX_API_KEY_LENGTH + 16) continue;
+    const token = BEARER.exec(value)?.[1];
+    if (token === undefined || !hasApiKeyLayout(token)) continue;
+    if (found !== undefined && found !== token) throw malformed("Authorization has several keys");
+    found = token;
+  }
+  return found;
+}
+
+/**
+ * Extracts the raw API key from `X-API-Key: <key>` or `Authorization: Bearer <key>`.
+ * `getHeader` reads one header by lower-case name (a string, several values, or
+ * `undefined`).
+ *
+ * A Bearer token counts only when it has the key layout, so a user's JWT in
+ * `Authorization` can travel beside a key in `X-API-Key`. Two different keys on
+ * one request, several differing values of one header, or an `X-API-Key` value
+ * longer than any key throw `ApiKeyError("api_key_malformed")`. Returns
+ * `undefined` when the request carries no key. The key never appears in an
+ * error message.
+ *
+ * @example
+ * ```ts
+ * import { extractApiKey } from "@saferoute/api-kit/api-keys";
+ * const headers: Record<string, string> = {
+ *   authorization: "Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig",
+ *   "x-api-key": "ak_live_...",
+ * };
+ * const key = extractApiKey((name) => headers[name]); // "ak_live_..."
+ * ```
+ */
+export function extractApiKey(
+  getHeader: (name: string) => string | string[] | undefined,
+): string | undefined {
+  const fromKeyHeader = keyHeader(getHeader("x-api-key"));
+  const fromBearer = bearerKey(getHeader("authorization"));
+  if (fromKeyHeader !== undefined && fromBearer !== undefined && fromKeyHeader !== fromBearer) {
+    throw malformed("X-API-Key and Authorization carry different keys");
+  }
+  return fromKeyHeader ?? fromBearer;
+}

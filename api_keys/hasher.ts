@@ -1,0 +1,202 @@
+/**
+ * Peppered hashing of key secrets: HMAC-SHA-256 with Web Crypto, keyed by the
+ * pepper of a version. All methods return promises (Web Crypto is asynchronous).
+ *
+ * @module
+ */
+import type { HashedSecret, HasherOptions } from "./types.ts";
+
+const encoder = new TextEncoder();
+
+/**
+ * Shortest accepted pepper, in UTF-8 bytes.
+ *
+ * @example
+ * ```ts
+ * import { MIN_PEPPER_BYTES } from "./hasher.ts";
+ * MIN_PEPPER_BYTES; // 32
+ * ```
+ */
+export const MIN_PEPPER_BYTES = 32;
+
+const HASH_BYTES = 32;
+const DUMMY_SIGNATURE = new Uint8Array(HASH_BYTES);
+
+function toBase64Url(bytes: Uint8Array): string {
+  let binary = "";
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+const BASE64URL_VALUES = new Int16Array(128).fill(-1);
+for (let i = 0; i < 64; i++) {
+  BASE64URL_VALUES[
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".charCodeAt(i)
+  ] = i;
+}
+
+/** Decodes a 43-character base64url HMAC-SHA-256 digest; null when malformed. */
+function fromBase64Url(text: string): Uint8Array<ArrayBuffer> | null {
+  if (typeof text !== "string" || text.length !== 43) return null;
+  const bytes = new Uint8Array(HASH_BYTES);
+  let buffer = 0;
+  let bits = 0;
+  let out = 0;
+  for (let i = 0; i < 43; i++) {
+    const code = text.charCodeAt(i);
+    const value = code < 128 ? BASE64URL_VALUES[code] : -1;
+    if (value < 0) return null;
+    buffer = (buffer << 6) | value;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      bytes[out++] = (buffer >> bits) & 0xff;
+    }
+  }
+  return bytes;
+}
+
+/**
+ * Validates a pepper map (keys may be numeric strings) and returns it keyed by
+ * number. Throws a `TypeError` naming `label` for an empty map, a version that
+ * is not a positive integer, or a pepper shorter than 32 bytes.
+ *
+ * @example
+ * ```ts
+ * import { parsePeppers } from "./hasher.ts";
+ * parsePeppers({ "1": "0123456789abcdef0123456789abcdef" }, "peppers").has(1); // true
+ * ```
+ */
+export function parsePeppers(peppers: unknown, label: string): Map<number, string> {
+  if (typeof peppers !== "object" || peppers === null || Array.isArray(peppers)) {
+    throw new TypeError(`${label} must be an object mapping version numbers to peppers`);
+  }
+  const out = new Map<number, string>();
+  for (const [key, pepper] of Object.entries(peppers)) {
+    const version = /^[1-9][0-9]*$/.test(key) ? Number(key) : NaN;
+    if (!Number.isSafeInteger(version)) {
+      throw new TypeError(`${label} version ${JSON.stringify(key)} is not a positive integer`);
+    }
+    if (typeof pepper !== "string" || encoder.encode(pepper).length < MIN_PEPPER_BYTES) {
+      throw new TypeError(
+        `${label} version ${version} must be a string of at least ${MIN_PEPPER_BYTES} bytes`,
+      );
+    }
+    out.set(version, pepper);
+  }
+  if (out.size === 0) throw new TypeError(`${label} must configure at least one pepper`);
+  return out;
+}
+
+/**
+ * Resolves the current pepper version: `requested` when configured, else the
+ * highest. Throws a `TypeError` naming `label` for an unknown version.
+ *
+ * @example
+ * ```ts
+ * import { resolveCurrentVersion } from "./hasher.ts";
+ * resolveCurrentVersion(new Map([[1, "a"], [2, "b"]]), undefined, "currentVersion"); // 2
+ * ```
+ */
+export function resolveCurrentVersion(
+  peppers: Map<number, string>,
+  requested: unknown,
+  label: string,
+): number {
+  if (requested === undefined) return Math.max(...peppers.keys());
+  const version = typeof requested === "string" && /^[1-9][0-9]*$/.test(requested)
+    ? Number(requested)
+    : requested;
+  if (typeof version !== "number" || !Number.isSafeInteger(version) || version < 1) {
+    throw new TypeError(`${label} must be a positive integer`);
+  }
+  if (!peppers.has(version)) throw new TypeError(`${label} ${version} has no pepper`);
+  return version;
+}
+
+/**
+ * HMAC-SHA-256 hasher over versioned peppers. Imported `CryptoKey`s are cached
+ * per version; comparison is constant-time (`crypto.subtle.verify`).
+ *
+ * @example
+ * ```ts
+ * import { Sha256Hasher } from "./hasher.ts";
+ * const hasher = new Sha256Hasher({ peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" } });
+ * const { hash, pepperVersion } = await hasher.hash("secret");
+ * await hasher.verify("secret", hash, pepperVersion); // true
+ * ```
+ */
+export class Sha256Hasher {
+  /** Version used for new hashes. */
+  readonly currentVersion: number;
+  readonly #peppers: Map<number, string>;
+  readonly #keys = new Map<number, Promise<CryptoKey>>();
+  readonly #imported = new Map<number, CryptoKey>();
+
+  /** Validates options; throws a `TypeError` naming the problem. */
+  constructor(options: HasherOptions) {
+    if (typeof options !== "object" || options === null) {
+      throw new TypeError("HasherOptions must be an object");
+    }
+    this.#peppers = parsePeppers(options.peppers, "HasherOptions.peppers");
+    this.currentVersion = resolveCurrentVersion(
+      this.#peppers,
+      options.currentVersion,
+      "HasherOptions.currentVersion",
+    );
+  }
+
+  /** Whether a pepper of `version` is configured. */
+  hasVersion(version: number): boolean {
+    return this.#peppers.has(version);
+  }
+
+  #key(version: number): Promise<CryptoKey> {
+    let key = this.#keys.get(version);
+    if (key === undefined) {
+      const pepper = this.#peppers.get(version);
+      if (pepper === undefined) throw new RangeError(`pepper version ${version} is not configured`);
+      key = crypto.subtle.importKey(
+        "raw",
+        encoder.encode(pepper),
+        { name: "HMAC", hash: "SHA-256" },
+        false,
+        ["sign", "verify"],
+      );
+      key.then((imported) => this.#imported.set(version, imported), () => {});
+      this.#keys.set(version, key);
+    }
+    return key;
+  }
+
+  /** Hashes `secret` with the current pepper. */
+  async hash(secret: string): Promise<HashedSecret> {
+    const key = await this.#key(this.currentVersion);
+    const signature = await crypto.subtle.sign("HMAC", key, encoder.encode(secret));
+    return { hash: toBase64Url(new Uint8Array(signature)), pepperVersion: this.currentVersion };
+  }
+
+  /**
+   * Whether `secret` hashes to `expectedHash` under `pepperVersion`, compared in
+   * constant time. An unknown version or a malformed hash costs a `dummyVerify`
+   * and returns false.
+   */
+  verify(secret: string, expectedHash: string, pepperVersion: number): Promise<boolean> {
+    const expected = fromBase64Url(expectedHash);
+    const key = expected === null ? undefined : this.#imported.get(pepperVersion);
+    if (key !== undefined) {
+      return crypto.subtle.verify("HMAC", key, expected!, encoder.encode(secret));
+    }
+    if (expected === null || !this.#peppers.has(pepperVersion)) return this.dummyVerify(secret);
+    return this.#key(pepperVersion).then((k) =>
+      crypto.subtle.verify("HMAC", k, expected, encoder.encode(secret))
+    );
+  }
+
+  /** Does the work of a real verify against nothing; always false. */
+  async dummyVerify(secret: string): Promise<boolean> {
+    const key = await this.#key(this.currentVersion);
+    await crypto.subtle.verify("HMAC", key, DUMMY_SIGNATURE, encoder.encode(String(secret)));
+    return false;
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * In-process `ApiKeyStorage`, indexed by id, prefix and tenant, for tests,
+ * demos and single-process services. Records are copied in and out.
+ *
+ * @module
+ */
+import { ApiKeyOperationError } from "./errors.ts";
+import { compareApiKeyRecords, copyApiKeyRecord } from "./record.ts";
+import type { ApiKeyStorage } from "./storage.ts";
+import type { ApiKeyRecord, ListApiKeysOptions, RotateApiKeyStorageInput } from "./types.ts";
+
+/**
+ * Synchronous lookup by prefix, for `ApiKeysService` only (not part of the
+ * storage contract). Returns the stored record itself, which callers must not
+ * mutate.
+ *
+ * @example
+ * ```ts
+ * import { InMemoryApiKeyStorage, PEEK_BY_PREFIX } from "./in_memory_storage.ts";
+ * new InMemoryApiKeyStorage()[PEEK_BY_PREFIX]("AbCdEfGhIjKl"); // null
+ * ```
+ */
+export const PEEK_BY_PREFIX: unique symbol = Symbol("InMemoryApiKeyStorage.peekByPrefix");
+
+/**
+ * Memory-backed storage. Lookups by id and prefix are O(1) and listing is
+ * O(keys of the tenant), whatever the total count; `rotate` is one synchronous
+ * step, so it is atomic.
+ *
+ * @example
+ * ```ts
+ * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * const storage = new InMemoryApiKeyStorage();
+ * await storage.findByPrefix("AbCdEfGhIjKl"); // null
+ * ```
+ */
+export class InMemoryApiKeyStorage implements ApiKeyStorage {
+  readonly #byId = new Map<string, ApiKeyRecord>();
+  readonly #idByPrefix = new Map<string, string>();
+  readonly #idsByTenant = new Map<string, Set<string>>();
+
+  /** Number of stored records. */
+  get size(): number {
+    return this.#byId.size;
+  }
+
+  #add(record: ApiKeyRecord): void {
+    if (this.#byId.has(record.id)) throw new Error("duplicate API key id");
+    if (this.#idByPrefix.has(record.prefix)) throw new Error("duplicate API key prefix");
+    this.#byId.set(record.id, copyApiKeyRecord(record));
+    this.#idByPrefix.set(record.prefix, record.id);
+    let ids = this.#idsByTenant.get(record.tenantId);
+    if (ids === undefined) this.#idsByTenant.set(record.tenantId, ids = new Set());
+    ids.add(record.id);
+  }
+
+  #require(id: string): ApiKeyRecord {
+    const record = this.#byId.get(id);
+    if (record === undefined) throw new ApiKeyOperationError("api_key_record_not_found");
+    return record;
+  }
+
+  /** Inserts a record; throws on a duplicate id or prefix. */
+  insert(record: ApiKeyRecord): Promise<void> {
+    try {
+      this.#add(record);
+      return Promise.resolve();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** Finds a record by id. */
+  findById(id: string): Promise<ApiKeyRecord | null> {
+    const record = this.#byId.get(id);
+    return Promise.resolve(record === undefined ? null : copyApiKeyRecord(record));
+  }
+
+  /** Finds a record by prefix. */
+  findByPrefix(prefix: string): Promise<ApiKeyRecord | null> {
+    const id = this.#idByPrefix.get(prefix);
+    const record = id === undefined ? undefined : this.#byId.get(id);
+    return Promise.resolve(record === undefined ? null : copyApiKeyRecord(record));
+  }
+
+  /** The stored record of `prefix` (not a copy) or null. */
+  [PEEK_BY_PREFIX](prefix: string): Readonly<ApiKeyRecord> | null {
+    const id = this.#idByPrefix.get(prefix);
+    return id === undefined ? null : this.#byId.get(id) ?? null;
+  }
+
+  /** Lists a tenant's records, revoked ones only with `includeRevoked`. */
+  listByTenant(tenantId: string, options?: ListApiKeysOptions): Promise<ApiKeyRecord[]> {
+    const includeRevoked = options?.includeRevoked === true;
+    const out: ApiKeyRecord[] = [];
+    for (const id of this.#idsByTenant.get(tenantId) ?? []) {
+      const record = this.#byId.get(id)!;
+      if (includeRevoked || record.revokedAt === null) out.push(copyApiKeyRecord(record));
+    }
+    return Promise.resolve(out.sort(compareApiKeyRecords));
+  }
+
+  /** Sets `revokedAt`; unknown ids reject with `api_key_record_not_found`. */
+  markRevoked(id: string, revokedAt: Date): Promise<void> {
+    try {
+      this.#require(id).revokedAt = new Date(revokedAt.getTime());
+      return Promise.resolve();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** Sets `lastUsedAt` of a known id (unknown ids are ignored). */
+  touchLastUsed(id: string, lastUsedAt: Date): Promise<void> {
+    const record = this.#byId.get(id);
+    if (record !== undefined) record.lastUsedAt = new Date(lastUsedAt.getTime());
+    return Promise.resolve();
+  }
+
+  /** Rotates in one synchronous step; a rotated or revoked key rejects as not rotatable. */
+  rotate(input: RotateApiKeyStorageInput): Promise<void> {
+    try {
+      const old = this.#require(input.oldKeyId);
+      if (old.rotatedAt !== null || old.revokedAt !== null || old.replacedByKeyId !== null) {
+        throw new ApiKeyOperationError("api_key_not_rotatable");
+      }
+      this.#add(input.newRecord);
+      old.rotatedAt = new Date(input.rotatedAt.getTime());
+      old.expiresAt = new Date(input.oldExpiresAt.getTime());
+      old.replacedByKeyId = input.newRecord.id;
+      return Promise.resolve();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+}

@@ -1,0 +1,200 @@
+/**
+ * `ApiKeyStorage` over a Prisma-shaped client (`apiKey.create/findMany/
+ * findUnique/update`, optional `$transaction`). No Prisma import: any object of
+ * that shape works. Expects a model `ApiKey` with the `ApiKeyRecord` fields,
+ * `id` and `prefix` unique, `scopes` and `allowedIpCidrs` string lists.
+ *
+ * @module
+ */
+import { ApiKeyOperationError, ApiKeyStorageError } from "./errors.ts";
+import { isApiKeyRecord } from "./record.ts";
+import type { ApiKeyStorage } from "./storage.ts";
+import type { ApiKeyRecord, ListApiKeysOptions, RotateApiKeyStorageInput } from "./types.ts";
+
+/**
+ * The `apiKey` delegate methods the adapter uses (as Prisma Client generates them).
+ *
+ * @example
+ * ```ts
+ * import type { PrismaApiKeyDelegate } from "./prisma_storage.ts";
+ * declare const delegate: PrismaApiKeyDelegate;
+ * await delegate.findUnique({ where: { id: "k1" } });
+ * ```
+ */
+export interface PrismaApiKeyDelegate {
+  /** Inserts a row. */
+  create(args: { data: Record<string, unknown> }): Promise<unknown>;
+  /** Lists rows. */
+  findMany(args: {
+    where: Record<string, unknown>;
+    orderBy: Record<string, "asc" | "desc">[];
+  }): Promise<unknown[]>;
+  /** Finds a row by a unique field. */
+  findUnique(args: { where: { id: string } | { prefix: string } }): Promise<unknown | null>;
+  /** Updates one row; rejects with code `P2025` when none matches `where`. */
+  update(args: { where: Record<string, unknown>; data: Record<string, unknown> }): Promise<unknown>;
+}
+
+/**
+ * A Prisma-shaped client: an `apiKey` delegate and, optionally, interactive
+ * `$transaction`.
+ *
+ * @example
+ * ```ts
+ * import type { PrismaApiKeyClient } from "./prisma_storage.ts";
+ * declare const prisma: PrismaApiKeyClient; // e.g. a PrismaClient instance
+ * await prisma.apiKey.findUnique({ where: { prefix: "AbCdEfGhIjKl" } });
+ * ```
+ */
+export interface PrismaApiKeyClient {
+  /** The `ApiKey` model delegate. */
+  apiKey: PrismaApiKeyDelegate;
+  /** Interactive transaction (used by `rotate` when present). */
+  $transaction?: <T>(fn: (tx: { apiKey: PrismaApiKeyDelegate }) => Promise<T>) => Promise<T>;
+}
+
+function isRecordNotFound(error: unknown): boolean {
+  return typeof error === "object" && error !== null &&
+    (error as { code?: unknown }).code === "P2025";
+}
+
+function toRow(record: ApiKeyRecord): Record<string, unknown> {
+  return { ...record, allowedIpCidrs: [...(record.allowedIpCidrs ?? [])] };
+}
+
+function toRecord(row: unknown, operation: string): ApiKeyRecord {
+  if (typeof row !== "object" || row === null) {
+    throw new ApiKeyStorageError(operation, new Error("malformed row"));
+  }
+  const r = row as Record<string, unknown>;
+  const record = {
+    id: r.id,
+    tenantId: r.tenantId,
+    name: r.name,
+    environment: r.environment,
+    prefix: r.prefix,
+    hash: r.hash,
+    pepperVersion: r.pepperVersion,
+    scopes: r.scopes,
+    allowedIpCidrs: r.allowedIpCidrs ?? [],
+    lastUsedAt: r.lastUsedAt,
+    expiresAt: r.expiresAt,
+    revokedAt: r.revokedAt,
+    rotatedAt: r.rotatedAt,
+    replacedByKeyId: r.replacedByKeyId,
+    createdBy: r.createdBy,
+    createdAt: r.createdAt,
+  };
+  if (!isApiKeyRecord(record)) throw new ApiKeyStorageError(operation, new Error("malformed row"));
+  return record;
+}
+
+/**
+ * Storage over a Prisma-shaped client. Malformed rows reject with
+ * `ApiKeyStorageError`. `rotate` runs in `$transaction` when the client has it:
+ * a conditional update `where: { id, rotatedAt: null, revokedAt: null }` plus
+ * the insert of the new row; Prisma's `P2025` (no row matched) means a
+ * concurrent rotate or revoke won, reported as `api_key_not_rotatable`.
+ *
+ * @example
+ * ```ts
+ * import { PrismaApiKeyStorage } from "./prisma_storage.ts";
+ * import type { PrismaApiKeyClient } from "./prisma_storage.ts";
+ * declare const prisma: PrismaApiKeyClient;
+ * const storage = new PrismaApiKeyStorage(prisma);
+ * ```
+ */
+export class PrismaApiKeyStorage implements ApiKeyStorage {
+  readonly #client: PrismaApiKeyClient;
+
+  /** Wraps `client`; throws a `TypeError` when it lacks the `apiKey` delegate methods. */
+  constructor(client: PrismaApiKeyClient) {
+    const delegate = client?.apiKey as unknown as Record<string, unknown> | undefined;
+    for (const method of ["create", "findMany", "findUnique", "update"]) {
+      if (typeof delegate?.[method] !== "function") {
+        throw new TypeError(`PrismaApiKeyStorage client.apiKey is missing method ${method}`);
+      }
+    }
+    this.#client = client;
+  }
+
+  /** Inserts a record. */
+  async insert(record: ApiKeyRecord): Promise<void> {
+    await this.#client.apiKey.create({ data: toRow(record) });
+  }
+
+  /** Finds a record by id. */
+  async findById(id: string): Promise<ApiKeyRecord | null> {
+    const row = await this.#client.apiKey.findUnique({ where: { id } });
+    return row === null || row === undefined ? null : toRecord(row, "findById");
+  }
+
+  /** Finds a record by prefix. */
+  async findByPrefix(prefix: string): Promise<ApiKeyRecord | null> {
+    const row = await this.#client.apiKey.findUnique({ where: { prefix } });
+    return row === null || row === undefined ? null : toRecord(row, "findByPrefix");
+  }
+
+  /** Lists a tenant's records ordered by `createdAt`, then `id`. */
+  async listByTenant(tenantId: string, options?: ListApiKeysOptions): Promise<ApiKeyRecord[]> {
+    const where: Record<string, unknown> = { tenantId };
+    if (options?.includeRevoked !== true) where.revokedAt = null;
+    const rows = await this.#client.apiKey.findMany({
+      where,
+      orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+    });
+    if (!Array.isArray(rows)) throw new ApiKeyStorageError("listByTenant");
+    return rows.map((row) => toRecord(row, "listByTenant"));
+  }
+
+  /** Sets `revokedAt`; `P2025` becomes `api_key_record_not_found`. */
+  async markRevoked(id: string, revokedAt: Date): Promise<void> {
+    try {
+      await this.#client.apiKey.update({ where: { id }, data: { revokedAt } });
+    } catch (error) {
+      if (isRecordNotFound(error)) throw new ApiKeyOperationError("api_key_record_not_found");
+      throw error;
+    }
+  }
+
+  /** Sets `lastUsedAt`; an unknown id is ignored. */
+  async touchLastUsed(id: string, lastUsedAt: Date): Promise<void> {
+    try {
+      await this.#client.apiKey.update({ where: { id }, data: { lastUsedAt } });
+    } catch (error) {
+      if (!isRecordNotFound(error)) throw error;
+    }
+  }
+
+  /** Rotates atomically (see the class documentation). */
+  async rotate(input: RotateApiKeyStorageInput): Promise<void> {
+    const markOld = (delegate: PrismaApiKeyDelegate) =>
+      delegate.update({
+        where: { id: input.oldKeyId, rotatedAt: null, revokedAt: null },
+        data: {
+          rotatedAt: input.rotatedAt,
+          expiresAt: input.oldExpiresAt,
+          replacedByKeyId: input.newRecord.id,
+        },
+      });
+    const insertNew = (delegate: PrismaApiKeyDelegate) =>
+      delegate.create({ data: toRow(input.newRecord) });
+    try {
+      if (this.#client.$transaction !== undefined) {
+        await this.#client.$transaction(async (tx) => {
+          await insertNew(tx.apiKey);
+          await markOld(tx.apiKey);
+        });
+      } else {
+        await markOld(this.#client.apiKey);
+        await insertNew(this.#client.apiKey);
+      }
+    } catch (error) {
+      if (!isRecordNotFound(error)) throw error;
+      const old = await this.#client.apiKey.findUnique({ where: { id: input.oldKeyId } });
+      throw new ApiKeyOperationError(
+        old === null || old === undefined ? "api_key_record_not_found" : "api_key_not_rotatable",
+      );
+    }
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * Helpers over `ApiKeyRecord`: copying and list ordering.
+ *
+ * @module
+ */
+import type { ApiKeyRecord } from "./types.ts";
+
+function copyDate(date: Date | null): Date | null {
+  return date === null ? null : new Date(date.getTime());
+}
+
+/**
+ * A deep copy of a record (arrays and dates are new objects).
+ *
+ * @example
+ * ```ts
+ * import { copyApiKeyRecord } from "./record.ts";
+ * import type { ApiKeyRecord } from "./types.ts";
+ * declare const record: ApiKeyRecord;
+ * const copy = copyApiKeyRecord(record);
+ * ```
+ */
+export function copyApiKeyRecord(record: ApiKeyRecord): ApiKeyRecord {
+  const copy: ApiKeyRecord = {
+    ...record,
+    scopes: [...record.scopes],
+    lastUsedAt: copyDate(record.lastUsedAt),
+    expiresAt: copyDate(record.expiresAt),
+    revokedAt: copyDate(record.revokedAt),
+    rotatedAt: copyDate(record.rotatedAt),
+    createdAt: new Date(record.createdAt.getTime()),
+  };
+  if (record.allowedIpCidrs !== undefined) copy.allowedIpCidrs = [...record.allowedIpCidrs];
+  return copy;
+}
+
+/**
+ * List order: `createdAt` ascending, then `id`.
+ *
+ * @example
+ * ```ts
+ * import { compareApiKeyRecords } from "./record.ts";
+ * import type { ApiKeyRecord } from "./types.ts";
+ * declare const records: ApiKeyRecord[];
+ * records.sort(compareApiKeyRecords);
+ * ```
+ */
+export function compareApiKeyRecords(a: ApiKeyRecord, b: ApiKeyRecord): number {
+  const byTime = a.createdAt.getTime() - b.createdAt.getTime();
+  if (byTime !== 0) return byTime;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+function isDateOrNull(value: unknown): boolean {
+  return value === null || (value instanceof Date && !Number.isNaN(value.getTime()));
+}
+
+function isStringArray(value: unknown): boolean {
+  return Array.isArray(value) && value.every((item) => typeof item === "string");
+}
+
+/**
+ * Whether `value` has the shape of an `ApiKeyRecord` (every field of the right
+ * type). Storage adapters and the service use it to refuse malformed rows.
+ *
+ * @example
+ * ```ts
+ * import { isApiKeyRecord } from "./record.ts";
+ * isApiKeyRecord({ id: "k1" }); // false
+ * ```
+ */
+export function isApiKeyRecord(value: unknown): value is ApiKeyRecord {
+  if (typeof value !== "object" || value === null) return false;
+  const r = value as Record<string, unknown>;
+  return typeof r.id === "string" && typeof r.tenantId === "string" &&
+    typeof r.name === "string" && (r.environment === "live" || r.environment === "test") &&
+    typeof r.prefix === "string" && typeof r.hash === "string" &&
+    Number.isSafeInteger(r.pepperVersion) && isStringArray(r.scopes) &&
+    (r.allowedIpCidrs === undefined || isStringArray(r.allowedIpCidrs)) &&
+    isDateOrNull(r.lastUsedAt) && isDateOrNull(r.expiresAt) && isDateOrNull(r.revokedAt) &&
+    isDateOrNull(r.rotatedAt) &&
+    (r.replacedByKeyId === null || typeof r.replacedByKeyId === "string") &&
+    (r.createdBy === null || typeof r.createdBy === "string") &&
+    r.createdAt instanceof Date && !Number.isNaN(r.createdAt.getTime());
+}

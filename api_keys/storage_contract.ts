@@ -1,0 +1,266 @@
+/**
+ * A reusable conformance suite for `ApiKeyStorage` adapters. It imports no test
+ * framework: pass a registration function such as `node:test`'s `it` or
+ * `Deno.test`.
+ *
+ * @module
+ */
+import type { ApiKeyStorage } from "./storage.ts";
+import type { ApiKeyRecord } from "./types.ts";
+
+/**
+ * Registers one named test case.
+ *
+ * @example
+ * ```ts
+ * import type { RegisterStorageTest } from "./storage_contract.ts";
+ * const register: RegisterStorageTest = (name, fn) => Deno.test(name, fn);
+ * ```
+ */
+export type RegisterStorageTest = (name: string, fn: () => Promise<void>) => void;
+
+/**
+ * Makes a fresh, empty storage for one case.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyStorageFactory } from "./storage_contract.ts";
+ * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * const factory: ApiKeyStorageFactory = () => new InMemoryApiKeyStorage();
+ * ```
+ */
+export type ApiKeyStorageFactory = () => ApiKeyStorage | Promise<ApiKeyStorage>;
+
+class ContractViolation extends Error {
+  constructor(message: string) {
+    super(`ApiKeyStorage contract: ${message}`);
+    this.name = "ContractViolation";
+  }
+}
+
+function check(condition: unknown, message: string): void {
+  if (!condition) throw new ContractViolation(message);
+}
+
+function time(date: Date | null | undefined): number | null {
+  return date instanceof Date ? date.getTime() : null;
+}
+
+function sameRecord(actual: ApiKeyRecord | null, expected: ApiKeyRecord, label: string): void {
+  check(actual !== null, `${label}: record not found`);
+  const a = actual!;
+  for (
+    const field of [
+      "id",
+      "tenantId",
+      "name",
+      "environment",
+      "prefix",
+      "hash",
+      "pepperVersion",
+      "replacedByKeyId",
+      "createdBy",
+    ] as const
+  ) {
+    check(a[field] === expected[field], `${label}: field ${field} differs`);
+  }
+  for (const field of ["lastUsedAt", "expiresAt", "revokedAt", "rotatedAt", "createdAt"] as const) {
+    check(time(a[field]) === time(expected[field]), `${label}: field ${field} differs`);
+  }
+  check(JSON.stringify(a.scopes) === JSON.stringify(expected.scopes), `${label}: scopes differ`);
+  check(
+    JSON.stringify(a.allowedIpCidrs ?? []) === JSON.stringify(expected.allowedIpCidrs ?? []),
+    `${label}: allowedIpCidrs differ`,
+  );
+}
+
+async function rejectsWith(promise: Promise<unknown>, code: string, label: string): Promise<void> {
+  try {
+    await promise;
+  } catch (error) {
+    const actual = (error as { code?: unknown })?.code;
+    check(actual === code, `${label}: expected code ${code}, got ${String(actual)}`);
+    return;
+  }
+  throw new ContractViolation(`${label}: expected rejection with ${code}`);
+}
+
+let sequence = 0;
+
+function sampleRecord(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
+  sequence += 1;
+  const n = String(sequence).padStart(6, "0");
+  return {
+    id: `contract-${n}`,
+    tenantId: "tenant-a",
+    name: `key ${n}`,
+    environment: "live",
+    prefix: `Pfx${n}abc`,
+    hash: "A".repeat(43),
+    pepperVersion: 1,
+    scopes: ["orders:read", "invoices:write"],
+    allowedIpCidrs: ["10.0.0.0/8"],
+    lastUsedAt: null,
+    expiresAt: new Date("2100-01-01T00:00:00.000Z"),
+    revokedAt: null,
+    rotatedAt: null,
+    replacedByKeyId: null,
+    createdBy: "contract",
+    createdAt: new Date("2030-01-01T00:00:00.000Z"),
+    ...overrides,
+  };
+}
+
+function rotationOf(old: ApiKeyRecord) {
+  const newRecord = sampleRecord({ tenantId: old.tenantId });
+  return {
+    oldKeyId: old.id,
+    newRecord,
+    oldExpiresAt: new Date("2030-01-02T00:00:00.000Z"),
+    rotatedAt: new Date("2030-01-01T12:00:00.000Z"),
+  };
+}
+
+/**
+ * Registers the storage contract cases with `test`, each against a fresh
+ * storage from `factory`. Cases cover insert and lookups, copies, listing
+ * order and revoked filtering, revocation, `lastUsedAt`, and rotation:
+ * `rotate` must be atomic (new record and old record's `rotatedAt`,
+ * `expiresAt`, `replacedByKeyId` change together) and must signal a lost race
+ * (the old key already rotated or revoked, including two concurrent rotations)
+ * with `ApiKeyOperationError("api_key_not_rotatable")`, leaving no trace of
+ * the losing rotation.
+ *
+ * @example
+ * ```ts
+ * import { runApiKeyStorageContract } from "./storage_contract.ts";
+ * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * runApiKeyStorageContract(() => new InMemoryApiKeyStorage(), (name, fn) => Deno.test(name, fn));
+ * ```
+ */
+export function runApiKeyStorageContract(
+  factory: ApiKeyStorageFactory,
+  test: RegisterStorageTest,
+): void {
+  test("insert then findById and findByPrefix return the record", async () => {
+    const storage = await factory();
+    const record = sampleRecord();
+    await storage.insert(record);
+    sameRecord(await storage.findById(record.id), record, "findById");
+    sameRecord(await storage.findByPrefix(record.prefix), record, "findByPrefix");
+  });
+
+  test("unknown id and prefix give null", async () => {
+    const storage = await factory();
+    await storage.insert(sampleRecord());
+    check((await storage.findById("no-such-id")) === null, "findById of an unknown id");
+    check((await storage.findByPrefix("NoSuchPrefix")) === null, "findByPrefix of unknown prefix");
+  });
+
+  test("records read back are copies", async () => {
+    const storage = await factory();
+    const record = sampleRecord();
+    await storage.insert(record);
+    const first = (await storage.findById(record.id))!;
+    first.scopes.push("mutated:write");
+    first.name = "mutated";
+    sameRecord(await storage.findById(record.id), record, "after mutating a returned copy");
+  });
+
+  test("listByTenant orders by createdAt then id and hides revoked keys by default", async () => {
+    const storage = await factory();
+    const at = new Date("2030-01-01T00:00:00.000Z");
+    const later = sampleRecord({ id: "contract-z-late", createdAt: new Date(at.getTime() + 1) });
+    const b = sampleRecord({ id: "contract-b", createdAt: at });
+    const a = sampleRecord({ id: "contract-a", createdAt: at });
+    const revoked = sampleRecord({ id: "contract-0-revoked", createdAt: at });
+    const other = sampleRecord({ id: "contract-other", tenantId: "tenant-b" });
+    for (const record of [later, b, a, revoked, other]) await storage.insert(record);
+    await storage.markRevoked(revoked.id, new Date("2030-01-01T01:00:00.000Z"));
+    const ids = (await storage.listByTenant("tenant-a")).map((r) => r.id);
+    check(JSON.stringify(ids) === JSON.stringify([a.id, b.id, later.id]), "default list");
+    const all = (await storage.listByTenant("tenant-a", { includeRevoked: true })).map((r) => r.id);
+    check(
+      JSON.stringify(all) === JSON.stringify([revoked.id, a.id, b.id, later.id]),
+      "list with includeRevoked",
+    );
+    check((await storage.listByTenant("tenant-none")).length === 0, "list of an unknown tenant");
+  });
+
+  test("markRevoked sets revokedAt; an unknown id is api_key_record_not_found", async () => {
+    const storage = await factory();
+    const record = sampleRecord();
+    await storage.insert(record);
+    const at = new Date("2030-01-01T02:00:00.000Z");
+    await storage.markRevoked(record.id, at);
+    check(time((await storage.findById(record.id))!.revokedAt) === at.getTime(), "revokedAt");
+    await rejectsWith(storage.markRevoked("no-such-id", at), "api_key_record_not_found", "revoke");
+  });
+
+  test("touchLastUsed sets lastUsedAt", async () => {
+    const storage = await factory();
+    const record = sampleRecord();
+    await storage.insert(record);
+    const at = new Date("2030-01-01T03:00:00.000Z");
+    await storage.touchLastUsed(record.id, at);
+    check(time((await storage.findById(record.id))!.lastUsedAt) === at.getTime(), "lastUsedAt");
+  });
+
+  test("rotate inserts the new record and marks the old one in one step", async () => {
+    const storage = await factory();
+    const old = sampleRecord();
+    await storage.insert(old);
+    const input = rotationOf(old);
+    await storage.rotate(input);
+    sameRecord(await storage.findById(input.newRecord.id), input.newRecord, "new record");
+    sameRecord(await storage.findById(old.id), {
+      ...old,
+      rotatedAt: input.rotatedAt,
+      expiresAt: input.oldExpiresAt,
+      replacedByKeyId: input.newRecord.id,
+    }, "old record");
+  });
+
+  test("rotate of a rotated or revoked key is api_key_not_rotatable and writes nothing", async () => {
+    const storage = await factory();
+    const old = sampleRecord();
+    await storage.insert(old);
+    await storage.rotate(rotationOf(old));
+    const again = rotationOf(old);
+    await rejectsWith(storage.rotate(again), "api_key_not_rotatable", "second rotate");
+    check((await storage.findById(again.newRecord.id)) === null, "losing rotation left a record");
+    const revoked = sampleRecord();
+    await storage.insert(revoked);
+    await storage.markRevoked(revoked.id, new Date("2030-01-01T04:00:00.000Z"));
+    const late = rotationOf(revoked);
+    await rejectsWith(storage.rotate(late), "api_key_not_rotatable", "rotate of revoked");
+    check((await storage.findById(late.newRecord.id)) === null, "rotate of revoked left a record");
+  });
+
+  test("two concurrent rotations: exactly one wins, the other is api_key_not_rotatable", async () => {
+    const storage = await factory();
+    const old = sampleRecord();
+    await storage.insert(old);
+    const first = rotationOf(old);
+    const second = rotationOf(old);
+    const results = await Promise.allSettled([storage.rotate(first), storage.rotate(second)]);
+    const won = results.filter((r) => r.status === "fulfilled").length;
+    check(won === 1, `expected one winning rotation, got ${won}`);
+    const lost = results.find((r) => r.status === "rejected") as PromiseRejectedResult;
+    check(lost.reason?.code === "api_key_not_rotatable", "loser's error code");
+    const winner = results[0].status === "fulfilled" ? first : second;
+    const loser = winner === first ? second : first;
+    check((await storage.findById(loser.newRecord.id)) === null, "losing rotation left a record");
+    check(
+      (await storage.findById(old.id))!.replacedByKeyId === winner.newRecord.id,
+      "old record points to the winner",
+    );
+  });
+
+  test("rotate of an unknown id is api_key_record_not_found", async () => {
+    const storage = await factory();
+    const input = rotationOf(sampleRecord());
+    await rejectsWith(storage.rotate(input), "api_key_record_not_found", "rotate unknown");
+    check((await storage.findById(input.newRecord.id)) === null, "rotate of unknown left a record");
+  });
+}

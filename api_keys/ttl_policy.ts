@@ -1,0 +1,71 @@
+/**
+ * The expiry policy of create and rotate, compiled once from `ApiKeyTtlPolicy`.
+ *
+ * Rules: `expiresAt` omitted → `now + defaultExpiresInMs` when set, else no
+ * expiry; `null` → no expiry; no expiry only when `allowNeverExpires` (default
+ * true when the policy sets neither `defaultExpiresInMs` nor `maxExpiresInMs`,
+ * false otherwise); an expiry not after `now` or past `now + maxExpiresInMs` is
+ * rejected, never clamped.
+ *
+ * @module
+ */
+import { ApiKeyValidationError } from "./errors.ts";
+import type { ApiKeyTtlPolicy } from "./types.ts";
+
+/**
+ * Resolves the expiry of a new key from the requested `expiresAt` (omitted,
+ * `null` or a date) at `now`; throws `ApiKeyValidationError` on field `expiresAt`.
+ *
+ * @example
+ * ```ts
+ * import type { ExpiryResolver } from "./ttl_policy.ts";
+ * const resolve: ExpiryResolver = (requested) => requested ?? null;
+ * ```
+ */
+export type ExpiryResolver = (requested: Date | null | undefined, now: Date) => Date | null;
+
+/**
+ * Compiles a policy (assumed validated) into an `ExpiryResolver`.
+ *
+ * @example
+ * ```ts
+ * import { compileTtlPolicy } from "./ttl_policy.ts";
+ * const resolve = compileTtlPolicy({ defaultExpiresInMs: 1000 });
+ * resolve(undefined, new Date(0))?.getTime(); // 1000
+ * ```
+ */
+export function compileTtlPolicy(policy: ApiKeyTtlPolicy = {}): ExpiryResolver {
+  const { defaultExpiresInMs, maxExpiresInMs } = policy;
+  const allowNeverExpires = policy.allowNeverExpires ??
+    (defaultExpiresInMs === undefined && maxExpiresInMs === undefined);
+  return (requested, now) => {
+    let expiresAt: Date | null;
+    if (requested === undefined) {
+      expiresAt = defaultExpiresInMs === undefined
+        ? null
+        : new Date(now.getTime() + defaultExpiresInMs);
+    } else if (requested === null) {
+      expiresAt = null;
+    } else if (!(requested instanceof Date) || Number.isNaN(requested.getTime())) {
+      throw new ApiKeyValidationError("expiresAt", "must be a valid Date or null");
+    } else {
+      expiresAt = requested;
+      if (expiresAt.getTime() <= now.getTime()) {
+        throw new ApiKeyValidationError("expiresAt", "must be in the future");
+      }
+      if (maxExpiresInMs !== undefined && expiresAt.getTime() > now.getTime() + maxExpiresInMs) {
+        throw new ApiKeyValidationError(
+          "expiresAt",
+          `must be at most ${maxExpiresInMs} ms from now (ttlPolicy.maxExpiresInMs)`,
+        );
+      }
+    }
+    if (expiresAt === null && !allowNeverExpires) {
+      throw new ApiKeyValidationError(
+        "expiresAt",
+        "keys without expiry are not allowed by the TTL policy",
+      );
+    }
+    return expiresAt === null ? null : new Date(expiresAt.getTime());
+  };
+}

@@ -1,0 +1,88 @@
+/** A small in-test object behaving like a Prisma `apiKey` delegate (with `$transaction`). */
+import type { PrismaApiKeyClient, PrismaApiKeyDelegate } from "../../api_keys/mod.ts";
+
+type Row = Record<string, unknown>;
+
+class PrismaKnownRequestError extends Error {
+  code = "P2025";
+  constructor() {
+    super(
+      "An operation failed because it depends on one or more records that were required but not found.",
+    );
+  }
+}
+
+function clone(row: Row): Row {
+  return structuredClone(row);
+}
+
+function matches(row: Row, where: Record<string, unknown>): boolean {
+  return Object.entries(where).every(([field, value]) =>
+    value === null ? row[field] === null || row[field] === undefined : row[field] === value
+  );
+}
+
+/** Tick to let concurrent callers interleave like a real database round trip. */
+const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+export function fakePrismaClient(options: { transactions?: boolean; rows?: Row[] } = {}) {
+  let rows: Row[] = options.rows ?? [];
+  let lock: Promise<unknown> = Promise.resolve();
+  const delegate = (): PrismaApiKeyDelegate => ({
+    async create({ data }) {
+      await tick();
+      if (rows.some((row) => row.id === data.id || row.prefix === data.prefix)) {
+        throw Object.assign(new Error("Unique constraint failed"), { code: "P2002" });
+      }
+      rows.push(clone(data));
+      return clone(data);
+    },
+    async findMany({ where, orderBy }) {
+      await tick();
+      const found = rows.filter((row) => matches(row, where)).map(clone);
+      return found.sort((a, b) => {
+        for (const order of orderBy) {
+          const [field] = Object.keys(order);
+          const x = a[field] instanceof Date ? (a[field] as Date).getTime() : a[field] as string;
+          const y = b[field] instanceof Date ? (b[field] as Date).getTime() : b[field] as string;
+          if (x < y) return -1;
+          if (x > y) return 1;
+        }
+        return 0;
+      });
+    },
+    async findUnique({ where }) {
+      await tick();
+      const row = rows.find((candidate) => matches(candidate, where as Record<string, unknown>));
+      return row === undefined ? null : clone(row);
+    },
+    async update({ where, data }) {
+      await tick();
+      const row = rows.find((candidate) => matches(candidate, where));
+      if (row === undefined) throw new PrismaKnownRequestError();
+      Object.assign(row, clone(data));
+      return clone(row);
+    },
+  });
+  const client: PrismaApiKeyClient & { rows: () => Row[] } = {
+    apiKey: delegate(),
+    rows: () => rows,
+  };
+  if (options.transactions !== false) {
+    client.$transaction = <T>(fn: (tx: { apiKey: PrismaApiKeyDelegate }) => Promise<T>) => {
+      // serialised like SERIALIZABLE isolation; rolls back on error
+      const run = lock.then(async () => {
+        const snapshot = rows.map(clone);
+        try {
+          return await fn({ apiKey: delegate() });
+        } catch (error) {
+          rows = snapshot;
+          throw error;
+        }
+      });
+      lock = run.catch(() => {});
+      return run;
+    };
+  }
+  return client;
+}

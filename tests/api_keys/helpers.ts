@@ -1,0 +1,100 @@
+/** Shared fixtures of the API-key core tests. */
+import {
+  type ApiKeyEvent,
+  ApiKeysService,
+  type ApiKeysServiceOptions,
+  type ApiKeyStorage,
+  type ApiKeyVerificationMetric,
+  InMemoryApiKeyStorage,
+} from "../../api_keys/mod.ts";
+
+export const PEPPER_1 = "pepper-one-0123456789abcdefghijklmnop";
+export const PEPPER_2 = "pepper-two-0123456789abcdefghijklmnop";
+
+/** A settable wall clock and monotonic clock. */
+export class FakeClocks {
+  now = Date.parse("2030-01-01T00:00:00.000Z");
+  mono = 1000;
+  readonly clock = (): Date => new Date(this.now);
+  readonly monotonicClock = (): number => this.mono;
+  advance(ms: number): void {
+    this.now += ms;
+    this.mono += ms;
+  }
+}
+
+/** A service with recording sinks and fake clocks. */
+export function makeService(overrides: Partial<ApiKeysServiceOptions> = {}) {
+  const clocks = new FakeClocks();
+  const events: ApiKeyEvent[] = [];
+  const metrics: ApiKeyVerificationMetric[] = [];
+  const authFailures: [string | null, string][] = [];
+  const storage: ApiKeyStorage = overrides.storage ?? new InMemoryApiKeyStorage();
+  const service = new ApiKeysService({
+    peppers: { 1: PEPPER_1 },
+    storage,
+    clock: clocks.clock,
+    monotonicClock: clocks.monotonicClock,
+    onEvent: (event) => {
+      events.push(event);
+    },
+    onMetric: (metric) => {
+      metrics.push(metric);
+    },
+    onAuthFailed: (prefix, code) => {
+      authFailures.push([prefix, code]);
+    },
+    ...overrides,
+  });
+  return { service, storage, clocks, events, metrics, authFailures };
+}
+
+/** Wraps a storage, counting calls per method. */
+export function spyStorage(inner: ApiKeyStorage = new InMemoryApiKeyStorage()) {
+  const calls: string[] = [];
+  const storage = new Proxy(inner, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        calls.push(String(property));
+        return value.apply(target, args);
+      };
+    },
+  }) as ApiKeyStorage;
+  return { storage, calls };
+}
+
+export const READ_ORDERS = [{ resource: "orders", level: "read" as const }];
+
+/** Rejection helper returning the error. */
+export async function rejection(promise: Promise<unknown>): Promise<Record<string, unknown>> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as Record<string, unknown>;
+  }
+  throw new Error("expected a rejection");
+}
+
+/** A storage delegating to `inner` except for the given methods. */
+export function overrideStorage(
+  inner: ApiKeyStorage,
+  overrides: Partial<Record<keyof ApiKeyStorage, (...args: never[]) => unknown>>,
+): ApiKeyStorage {
+  const storage: Record<string, unknown> = {};
+  for (
+    const method of [
+      "insert",
+      "findById",
+      "findByPrefix",
+      "listByTenant",
+      "markRevoked",
+      "touchLastUsed",
+      "rotate",
+    ] as const
+  ) {
+    storage[method] = overrides[method] ?? inner[method].bind(inner);
+  }
+  return storage as unknown as ApiKeyStorage;
+}

@@ -1,0 +1,86 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { ApiKeyStorageError, PrismaApiKeyStorage } from "../../api_keys/mod.ts";
+import { fakePrismaClient } from "./fake_prisma.ts";
+import { rejection } from "./helpers.ts";
+
+const goodRow = {
+  id: "k1",
+  tenantId: "t1",
+  name: "n",
+  environment: "live",
+  prefix: "AbCdEfGhIjKl",
+  hash: "A".repeat(43),
+  pepperVersion: 1,
+  scopes: ["a:read"],
+  allowedIpCidrs: null,
+  lastUsedAt: null,
+  expiresAt: null,
+  revokedAt: null,
+  rotatedAt: null,
+  replacedByKeyId: null,
+  createdBy: null,
+  createdAt: new Date(0),
+};
+
+describe("PrismaApiKeyStorage", () => {
+  it("maps a null allowlist to an empty list", async () => {
+    const storage = new PrismaApiKeyStorage(fakePrismaClient({ rows: [{ ...goodRow }] }));
+    assert.deepEqual((await storage.findById("k1"))?.allowedIpCidrs, []);
+  });
+
+  it("refuses malformed rows with ApiKeyStorageError", async () => {
+    for (
+      const bad of [
+        { environment: "prod" },
+        { scopes: "a:read" },
+        { createdAt: "2020-01-01" },
+        { pepperVersion: "1" },
+        { hash: null },
+      ]
+    ) {
+      const storage = new PrismaApiKeyStorage(
+        fakePrismaClient({ rows: [{ ...goodRow, ...bad }] }),
+      );
+      const error = await rejection(storage.findByPrefix("AbCdEfGhIjKl"));
+      assert.ok(error instanceof ApiKeyStorageError, JSON.stringify(bad));
+      assert.equal(error.httpStatus, 503);
+      await assert.rejects(storage.listByTenant("t1"), ApiKeyStorageError);
+    }
+  });
+
+  it("uses the conditional update and maps P2025 by code", async () => {
+    const newRecord = { ...goodRow, id: "k2", prefix: "ZyXwVuTsRqPo", allowedIpCidrs: [] } as never;
+    const input = { oldKeyId: "k1", newRecord, oldExpiresAt: new Date(5), rotatedAt: new Date(4) };
+    const plain = fakePrismaClient({
+      transactions: false,
+      rows: [{ ...goodRow, revokedAt: new Date(1) }],
+    });
+    const seen: unknown[] = [];
+    const update = plain.apiKey.update;
+    plain.apiKey.update = (args) => {
+      seen.push(args.where);
+      return update(args);
+    };
+    const error = await rejection(new PrismaApiKeyStorage(plain).rotate(input));
+    assert.equal(error.code, "api_key_not_rotatable");
+    assert.deepEqual(seen[0], { id: "k1", rotatedAt: null, revokedAt: null });
+    assert.equal(plain.rows().length, 1);
+
+    const transactional = fakePrismaClient({ rows: [{ ...goodRow, rotatedAt: new Date(1) }] });
+    const storage = new PrismaApiKeyStorage(transactional);
+    assert.equal((await rejection(storage.rotate(input))).code, "api_key_not_rotatable");
+    assert.equal(transactional.rows().length, 1, "transaction rolled back the new row");
+    await assert.rejects(storage.markRevoked("nope", new Date()), {
+      code: "api_key_record_not_found",
+    });
+    await storage.touchLastUsed("nope", new Date());
+  });
+
+  it("rejects a client without the delegate methods", () => {
+    assert.throws(
+      () => new PrismaApiKeyStorage({ apiKey: {} } as never),
+      /client\.apiKey is missing method create/,
+    );
+  });
+});

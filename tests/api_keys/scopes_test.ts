@@ -1,0 +1,33 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { flattenScopes, scopeSatisfies } from "../../api_keys/mod.ts";
+
+describe("scopes", () => {
+  it("flattens to resource:level, deduped in first-seen order", () => {
+    assert.deepEqual(
+      flattenScopes([
+        { resource: "orders", level: "write" },
+        { resource: "a.b-c_1", level: "read" },
+        { resource: "orders", level: "write" },
+      ]),
+      ["orders:write", "a.b-c_1:read"],
+    );
+  });
+
+  it("rejects bad resources and levels with a TypeError", () => {
+    for (const resource of ["Orders", "or:ders", "", "ä", "a b"]) {
+      assert.throws(() => flattenScopes([{ resource, level: "read" }]), /scope resource/);
+    }
+    assert.throws(() => flattenScopes([{ resource: "a", level: "admin" as "read" }]), /level/);
+  });
+
+  it("write implies read; resources match exactly", () => {
+    assert.equal(scopeSatisfies(["orders:write"], "orders", "read"), true);
+    assert.equal(scopeSatisfies(["orders:write"], "orders", "write"), true);
+    assert.equal(scopeSatisfies(["orders:read"], "orders", "read"), true);
+    assert.equal(scopeSatisfies(["orders:read"], "orders", "write"), false);
+    assert.equal(scopeSatisfies(["orders:write"], "order", "read"), false);
+    assert.equal(scopeSatisfies(["orders.items:write"], "orders", "read"), false);
+    assert.equal(scopeSatisfies([], "orders", "read"), false);
+  });
+});

@@ -1,0 +1,262 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { ApiKeyOperationError, ApiKeyValidationError, parseKey } from "../../api_keys/mod.ts";
+import { makeService, READ_ORDERS, rejection, spyStorage } from "./helpers.ts";
+
+const DAY = 24 * 60 * 60 * 1000;
+
+describe("ApiKeysService.create", () => {
+  it("stores a hashed record with UUIDv7 id and emits api_key.created", async () => {
+    const { service, storage, events, clocks } = makeService();
+    const { id, key } = await service.create({
+      tenantId: "t1",
+      name: "ci",
+      scopes: [...READ_ORDERS, { resource: "orders", level: "write" }],
+      createdBy: "alice",
+    });
+    assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    const record = (await storage.findById(id))!;
+    assert.equal(record.prefix, parseKey(key)!.prefix);
+    assert.equal(record.hash.includes(parseKey(key)!.secret), false);
+    assert.deepEqual(record.scopes, ["orders:read", "orders:write"]);
+    assert.equal(record.createdAt.getTime(), clocks.now);
+    assert.equal(record.expiresAt, null);
+    assert.deepEqual(events, [{
+      type: "api_key.created",
+      at: new Date(clocks.now),
+      keyId: id,
+      tenantId: "t1",
+      prefix: record.prefix,
+      environment: "live",
+      scopes: ["orders:read", "orders:write"],
+      createdBy: "alice",
+    }]);
+  });
+
+  it("rejects invalid input with a typed error naming the field and writes nothing", async () => {
+    const { storage, calls } = spyStorage();
+    const { service, events } = makeService({ storage });
+    const base = { tenantId: "t", name: "n", scopes: READ_ORDERS };
+    const cases: [Record<string, unknown>, string][] = [
+      [{ tenantId: "" }, "tenantId"],
+      [{ tenantId: 5 }, "tenantId"],
+      [{ name: " " }, "name"],
+      [{ name: "x".repeat(201) }, "name"],
+      [{ scopes: [] }, "scopes"],
+      [{ scopes: [{ resource: "Bad!", level: "read" }] }, "scopes"],
+      [{ environment: "prod" }, "environment"],
+      [{ expiresAt: new Date("nope") }, "expiresAt"],
+      [{ expiresAt: "2030-01-01" }, "expiresAt"],
+      [{ allowedIpCidrs: ["10.0.0.0/40"] }, "allowedIpCidrs"],
+      [{ createdBy: "" }, "createdBy"],
+    ];
+    for (const [override, field] of cases) {
+      const error = await rejection(service.create({ ...base, ...override } as never));
+      assert.ok(error instanceof ApiKeyValidationError, field);
+      assert.equal(error.field, field);
+      assert.equal(error.httpStatus, 400);
+    }
+    assert.ok((await rejection(service.create(null as never))) instanceof ApiKeyValidationError);
+    assert.deepEqual(calls, []);
+    assert.deepEqual(events, []);
+  });
+});
+
+describe("TTL policy through create and rotate", () => {
+  it("omitted expiry: default when set, else none", async () => {
+    const { service, storage, clocks } = makeService({ ttlPolicy: { defaultExpiresInMs: DAY } });
+    const { id } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    assert.equal((await storage.findById(id))!.expiresAt?.getTime(), clocks.now + DAY);
+    const plain = makeService();
+    const none = await plain.service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    assert.equal((await plain.storage.findById(none.id))!.expiresAt, null);
+  });
+
+  it("null means no expiry, allowed only when the policy permits", async () => {
+    const open = makeService();
+    const created = await open.service.create({
+      tenantId: "t",
+      name: "n",
+      scopes: READ_ORDERS,
+      expiresAt: null,
+    });
+    assert.equal((await open.storage.findById(created.id))!.expiresAt, null);
+    for (const ttlPolicy of [{ defaultExpiresInMs: DAY }, { maxExpiresInMs: DAY }]) {
+      const { service } = makeService({ ttlPolicy });
+      const error = await rejection(
+        service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS, expiresAt: null }),
+      );
+      assert.equal(error.field, "expiresAt");
+    }
+    const { service } = makeService({
+      ttlPolicy: { maxExpiresInMs: DAY, allowNeverExpires: true },
+    });
+    await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS, expiresAt: null });
+    const strict = makeService({ ttlPolicy: { allowNeverExpires: false } });
+    assert.equal(
+      (await rejection(strict.service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS })))
+        .field,
+      "expiresAt",
+    );
+  });
+
+  it("rejects expiry past the maximum or not in the future, never clamping", async () => {
+    const { service, clocks } = makeService({ ttlPolicy: { maxExpiresInMs: DAY } });
+    const base = { tenantId: "t", name: "n", scopes: READ_ORDERS };
+    for (const at of [clocks.now + DAY + 1, clocks.now, clocks.now - 1]) {
+      const error = await rejection(service.create({ ...base, expiresAt: new Date(at) }));
+      assert.ok(error instanceof ApiKeyValidationError);
+      assert.equal(error.field, "expiresAt");
+    }
+    await service.create({ ...base, expiresAt: new Date(clocks.now + DAY) });
+    const noPolicyMax = makeService();
+    await noPolicyMax.service.create({ ...base, expiresAt: new Date(clocks.now + 100 * DAY) });
+  });
+
+  it("applies the same rules to rotate (omitted → policy default from now)", async () => {
+    const { service, storage, clocks } = makeService({
+      ttlPolicy: { defaultExpiresInMs: DAY, maxExpiresInMs: 2 * DAY },
+    });
+    const { id } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    clocks.advance(1000);
+    const rotated = await service.rotate(id);
+    assert.equal((await storage.findById(rotated.id))!.expiresAt?.getTime(), clocks.now + DAY);
+    const error = await rejection(service.rotate(rotated.id, { expiresAt: null }));
+    assert.equal(error.field, "expiresAt");
+    const late = await rejection(
+      service.rotate(rotated.id, { expiresAt: new Date(clocks.now + 3 * DAY) }),
+    );
+    assert.equal(late.field, "expiresAt");
+    assert.equal((await storage.findById(rotated.id))!.rotatedAt, null, "nothing written");
+  });
+});
+
+describe("ApiKeysService.rotate", () => {
+  it("issues an inheriting key, keeps the old one for the grace period and emits api_key.rotated", async () => {
+    const { service, storage, clocks, events } = makeService();
+    const { id, key } = await service.create({
+      tenantId: "t",
+      name: "n",
+      environment: "test",
+      scopes: READ_ORDERS,
+      allowedIpCidrs: ["10.0.0.0/8"],
+    });
+    const result = await service.rotate(id, { createdBy: "bob" });
+    assert.equal(result.replacedKeyId, id);
+    assert.equal(result.graceExpiresAt.getTime(), clocks.now + DAY);
+    const fresh = (await storage.findById(result.id))!;
+    assert.deepEqual(
+      [fresh.tenantId, fresh.name, fresh.environment, fresh.scopes, fresh.allowedIpCidrs],
+      ["t", "n", "test", ["orders:read"], ["10.0.0.0/8"]],
+    );
+    assert.equal(fresh.createdBy, "bob");
+    const old = (await storage.findById(id))!;
+    assert.equal(old.rotatedAt?.getTime(), clocks.now);
+    assert.equal(old.expiresAt?.getTime(), clocks.now + DAY);
+    assert.equal(old.replacedByKeyId, result.id);
+    const rotatedEvent = events.at(-1)!;
+    assert.equal(rotatedEvent.type, "api_key.rotated");
+    assert.deepEqual(rotatedEvent, {
+      type: "api_key.rotated",
+      at: new Date(clocks.now),
+      tenantId: "t",
+      oldKeyId: id,
+      oldPrefix: parseKey(key)!.prefix,
+      newKeyId: result.id,
+      newPrefix: parseKey(result.key)!.prefix,
+      environment: "test",
+      scopes: ["orders:read"],
+      graceExpiresAt: result.graceExpiresAt,
+      createdBy: "bob",
+    });
+    await service.verify(key);
+    await service.verify(result.key);
+  });
+
+  it("overrides name and allowlist; grace ends no later than the old expiry", async () => {
+    const { service, storage, clocks } = makeService();
+    const { id } = await service.create({
+      tenantId: "t",
+      name: "n",
+      scopes: READ_ORDERS,
+      expiresAt: new Date(clocks.now + 1000),
+    });
+    const result = await service.rotate(id, { name: "renamed", allowedIpCidrs: [] });
+    assert.equal(result.graceExpiresAt.getTime(), clocks.now + 1000);
+    const fresh = (await storage.findById(result.id))!;
+    assert.equal(fresh.name, "renamed");
+    assert.deepEqual(fresh.allowedIpCidrs, []);
+  });
+
+  it("refuses unknown, revoked, expired and already rotated keys", async () => {
+    const { service, clocks } = makeService();
+    assert.equal((await rejection(service.rotate("nope"))).code, "api_key_record_not_found");
+    const base = { tenantId: "t", name: "n", scopes: READ_ORDERS };
+    const revoked = await service.create(base);
+    await service.revoke(revoked.id);
+    const expiring = await service.create({ ...base, expiresAt: new Date(clocks.now + 10) });
+    const rotated = await service.create(base);
+    await service.rotate(rotated.id);
+    clocks.advance(10);
+    for (const id of [revoked.id, expiring.id, rotated.id]) {
+      const error = await rejection(service.rotate(id));
+      assert.ok(error instanceof ApiKeyOperationError);
+      assert.equal(error.code, "api_key_not_rotatable");
+      assert.equal(error.httpStatus, 409);
+    }
+    const bad = await rejection(service.rotate(rotated.id, { gracePeriodMs: -1 }));
+    assert.equal(bad.field, "gracePeriodMs");
+  });
+
+  it("lets exactly one of two concurrent rotations win", async () => {
+    const { service } = makeService();
+    const { id } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    const results = await Promise.allSettled([service.rotate(id), service.rotate(id)]);
+    assert.equal(results.filter((r) => r.status === "fulfilled").length, 1);
+    const lost = results.find((r) => r.status === "rejected") as PromiseRejectedResult;
+    assert.equal(lost.reason.code, "api_key_not_rotatable");
+  });
+});
+
+describe("ApiKeysService.revoke and list", () => {
+  it("revokes once (no second event), including rotated and expired keys", async () => {
+    const { service, events, clocks } = makeService();
+    assert.equal((await rejection(service.revoke("nope"))).code, "api_key_record_not_found");
+    const { id, key } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    const rotated = await service.rotate(id);
+    await service.revoke(id);
+    await service.revoke(id);
+    assert.equal(events.filter((e) => e.type === "api_key.revoked").length, 1);
+    assert.equal((await rejection(service.verify(key))).code, "api_key_revoked");
+    await service.verify(rotated.key);
+    const expired = await service.create({
+      tenantId: "t",
+      name: "n",
+      scopes: READ_ORDERS,
+      expiresAt: new Date(clocks.now + 1),
+    });
+    clocks.advance(1);
+    await service.revoke(expired.id);
+    assert.equal(events.filter((e) => e.type === "api_key.revoked").length, 2);
+  });
+
+  it("lists active, rotated and expired keys by createdAt then id; revoked on request", async () => {
+    let n = 0;
+    const { service, clocks } = makeService({ idFactory: () => `id-${9 - n++}` });
+    const base = { tenantId: "t", name: "n", scopes: READ_ORDERS };
+    const a = await service.create(base); // id-9
+    const b = await service.create(base); // id-8, same createdAt
+    clocks.advance(5);
+    const c = await service.create({ ...base, expiresAt: new Date(clocks.now + 1) }); // id-7
+    const rotated = await service.rotate(a.id); // id-6
+    await service.revoke(b.id);
+    await service.create({ ...base, tenantId: "other" });
+    clocks.advance(10);
+    assert.deepEqual((await service.list("t")).map((r) => r.id), [a.id, rotated.id, c.id]);
+    assert.deepEqual(
+      (await service.list("t", { includeRevoked: true })).map((r) => r.id),
+      [b.id, a.id, rotated.id, c.id],
+    );
+    assert.equal((await rejection(service.list(""))).field, "tenantId");
+  });
+});

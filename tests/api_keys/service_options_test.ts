@@ -1,0 +1,63 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  ApiKeysService,
+  InMemoryApiKeyStorage,
+  validateApiKeysServiceOptions,
+} from "../../api_keys/mod.ts";
+import { PEPPER_1 } from "./helpers.ts";
+
+const valid = () => ({ peppers: { 1: PEPPER_1 }, storage: new InMemoryApiKeyStorage() });
+
+describe("validateApiKeysServiceOptions", () => {
+  it("accepts a minimal configuration", () => {
+    validateApiKeysServiceOptions(valid());
+    new ApiKeysService(valid());
+  });
+
+  it("throws a TypeError naming the option", () => {
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [{ peppers: { 1: "short" } }, /ApiKeysServiceOptions\.peppers version 1/],
+      [{ peppers: {} }, /ApiKeysServiceOptions\.peppers must configure/],
+      [{ currentPepperVersion: 3 }, /ApiKeysServiceOptions\.currentPepperVersion 3 has no pepper/],
+      [{ storage: undefined }, /ApiKeysServiceOptions\.storage is required/],
+      [{ storage: { insert() {} } }, /storage is missing method findById/],
+      [{ namespace: "Bad_ns" }, /ApiKeysServiceOptions\.namespace must be/],
+      [{ debounceMs: -1 }, /ApiKeysServiceOptions\.debounceMs must be a non-negative number/],
+      [{ storageTimeoutMs: 0 }, /storageTimeoutMs must be a positive number/],
+      [{ emitUsageEvents: "yes" }, /emitUsageEvents must be a boolean/],
+      [{ onEvent: "log" }, /ApiKeysServiceOptions\.onEvent must be a function/],
+      [{ ttlPolicy: { maxExpiresInMs: -5 } }, /ttlPolicy\.maxExpiresInMs/],
+      [
+        { ttlPolicy: { defaultExpiresInMs: 10, maxExpiresInMs: 5 } },
+        /defaultExpiresInMs must not exceed maxExpiresInMs/,
+      ],
+      [{ ttlPolicy: { allowNeverExpires: 1 } }, /allowNeverExpires must be a boolean/],
+      [{ cache: { ttlMs: 60_001 } }, /cache\.ttlMs .* 60000/],
+      [{ cache: { maxEntries: 0 } }, /cache\.maxEntries/],
+      [{ cache: true }, /ApiKeysServiceOptions\.cache/],
+    ];
+    for (const [override, message] of cases) {
+      assert.throws(
+        () => new ApiKeysService({ ...valid(), ...override } as never),
+        (error: Error) => error instanceof TypeError && message.test(error.message),
+        String(message),
+      );
+    }
+    assert.throws(() => validateApiKeysServiceOptions(null), /must be an object/);
+  });
+
+  it("accepts string pepper versions and never echoes a pepper", () => {
+    new ApiKeysService({
+      ...valid(),
+      peppers: { "1": PEPPER_1, "2": PEPPER_1 },
+      currentPepperVersion: 2,
+    });
+    try {
+      new ApiKeysService({ ...valid(), peppers: { 1: "tiny-pepper" } });
+      assert.fail("expected a throw");
+    } catch (error) {
+      assert.equal((error as Error).message.includes("tiny-pepper"), false);
+    }
+  });
+});
