@@ -1,0 +1,94 @@
+/**
+ * The HTTP exception the guard raises, and the conversion from core errors.
+ *
+ * @module
+ */
+import { HttpException } from "@nestjs/common";
+import { ApiKeyError, type ApiKeyErrorCode, ApiKeyStorageError } from "../errors.ts";
+
+/**
+ * Codes an `ApiKeyHttpException` carries.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyHttpErrorCode } from "@saferoute/api-kit/api-keys/nest";
+ * const code: ApiKeyHttpErrorCode = "api_key_storage_unavailable";
+ * ```
+ */
+export type ApiKeyHttpErrorCode = ApiKeyErrorCode | "api_key_storage_unavailable";
+
+/**
+ * Response body of an `ApiKeyHttpException`.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyHttpErrorBody } from "@saferoute/api-kit/api-keys/nest";
+ * const body: ApiKeyHttpErrorBody = {
+ *   statusCode: 401, code: "api_key_missing", message: "API key is missing",
+ * };
+ * ```
+ */
+export interface ApiKeyHttpErrorBody {
+  /** HTTP status. */
+  statusCode: number;
+  /** Machine-readable code. */
+  code: ApiKeyHttpErrorCode;
+  /** Fixed, safe message (never key material or storage internals). */
+  message: string;
+}
+
+/**
+ * A guard failure: an `HttpException` (status 401, 403 or 503) whose response
+ * body is `{ statusCode, code, message }` and which carries a `code` property,
+ * so Nest's default handler answers with the code and envelope filters can pick
+ * it up by shape. Usable with `instanceof` and `@Catch(ApiKeyHttpException)`.
+ *
+ * @example
+ * ```ts
+ * import { ApiKeyHttpException } from "@saferoute/api-kit/api-keys/nest";
+ * const error = new ApiKeyHttpException("api_key_missing", 401, "API key is missing");
+ * error.getStatus(); // 401
+ * error.code; // "api_key_missing"
+ * ```
+ */
+export interface ApiKeyHttpException extends Error {
+  /** Machine-readable code. */
+  readonly code: ApiKeyHttpErrorCode;
+  /** HTTP status. */
+  getStatus(): number;
+  /** Response body. */
+  getResponse(): ApiKeyHttpErrorBody;
+}
+
+/** Constructor of `ApiKeyHttpException`; `message` must be safe to show to clients. */
+export const ApiKeyHttpException: new (
+  code: ApiKeyHttpErrorCode,
+  status: number,
+  message: string,
+) => ApiKeyHttpException = class ApiKeyHttpException extends HttpException {
+  /** Machine-readable code. */
+  readonly code: ApiKeyHttpErrorCode;
+
+  /** Creates the exception; `message` must be safe to show to clients. */
+  constructor(code: ApiKeyHttpErrorCode, status: number, message: string) {
+    const body: ApiKeyHttpErrorBody = { statusCode: status, code, message };
+    super(body, status);
+    this.code = code;
+  }
+
+  /** Response body. */
+  override getResponse(): ApiKeyHttpErrorBody {
+    return super.getResponse() as ApiKeyHttpErrorBody;
+  }
+};
+
+/**
+ * `ApiKeyError` and `ApiKeyStorageError` become `ApiKeyHttpException`s (the
+ * storage cause is dropped); anything else is returned unchanged.
+ */
+export function toApiKeyHttpException(error: unknown): unknown {
+  if (error instanceof ApiKeyError || error instanceof ApiKeyStorageError) {
+    return new ApiKeyHttpException(error.code, error.httpStatus, error.message);
+  }
+  return error;
+}

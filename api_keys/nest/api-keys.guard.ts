@@ -1,0 +1,176 @@
+/**
+ * `ApiKeysGuard`: extracts the key, resolves the client IP and lets the core
+ * authorize the request against the route's requirements.
+ *
+ * @module
+ */
+import { Inject, Injectable, Optional } from "@nestjs/common";
+import { Reflector } from "@nestjs/core";
+import { ApiKeyError } from "../errors.ts";
+import { extractApiKey } from "../extract_api_key.ts";
+import { ApiKeysService, type AuthorizeOptions } from "../service.ts";
+import type { ApiKeyContext, Environment, RequiredScope } from "../types.ts";
+import { recordApiKeyContext } from "./api-key-context.ts";
+import { toApiKeyHttpException } from "./api-key-http.exception.ts";
+import {
+  API_KEY_CONTEXT_PROPERTY,
+  API_KEYS_CLIENT_IP_RESOLVER,
+  API_KEYS_CONTEXT_WRITER,
+  API_KEYS_ENVIRONMENT_METADATA,
+  API_KEYS_SCOPE_METADATA,
+} from "./api-keys.constants.ts";
+import type {
+  ApiKeyClientIpResolver,
+  ApiKeyContextWriter,
+} from "./api-keys-module-options.interface.ts";
+import { defaultApiKeyClientIpResolver } from "./default-client-ip.resolver.ts";
+
+// deno-lint-ignore ban-types
+type Target = Function;
+
+/**
+ * The part of Nest's `ExecutionContext` the guard reads; Nest passes its own
+ * `ExecutionContext`, which fits.
+ *
+ * @example
+ * ```ts
+ * import type { ExecutionContext } from "@nestjs/common";
+ * import type { ApiKeysGuardContext } from "@saferoute/api-kit/api-keys/nest";
+ * const narrow = (context: ExecutionContext): ApiKeysGuardContext => context;
+ * ```
+ */
+export interface ApiKeysGuardContext {
+  /** HTTP view of the call; `getRequest()` gives the Express or Fastify request. */
+  // deno-lint-ignore no-explicit-any
+  switchToHttp(): { getRequest(): any };
+  /** Route handler about to run. */
+  // deno-lint-ignore ban-types
+  getHandler(): Function;
+  /** Controller class of the handler. */
+  // deno-lint-ignore ban-types
+  getClass(): Function;
+}
+
+type RouteRequirements = Pick<AuthorizeOptions, "requiredEnvironment" | "requiredScope">;
+
+/** Never parses, so the core reports conflicting or over-long keys as `api_key_malformed`. */
+const UNPARSABLE_KEY = "unparsable";
+
+const writeToRequestProperty: ApiKeyContextWriter = (context, request) => {
+  request[API_KEY_CONTEXT_PROPERTY] = context;
+};
+
+/** The raw key of the request; `UNPARSABLE_KEY` when its headers are malformed. */
+// deno-lint-ignore no-explicit-any
+function rawKeyOf(request: any): string | undefined {
+  try {
+    return extractApiKey(headerReaderOf(request));
+  } catch (error) {
+    if (error instanceof ApiKeyError) return UNPARSABLE_KEY;
+    throw error;
+  }
+}
+
+/** Header reader over Node's `IncomingMessage` (Express request or Fastify `request.raw`). */
+// deno-lint-ignore no-explicit-any
+function headerReaderOf(request: any): (name: string) => string | string[] | undefined {
+  const message = request.raw ?? request;
+  const headers = message.headersDistinct ?? message.headers ?? {};
+  return (name) => headers[name];
+}
+
+/**
+ * Protects routes with API keys. Reads the key from `X-API-Key` or
+ * `Authorization: Bearer` (see `extractApiKey`), resolves the client IP, and
+ * calls `ApiKeysService.authorize`, which checks the key, then its IP
+ * allowlist, then `RequireEnvironment`, then `RequireScope`. On success it
+ * writes the context through the context writer (default `request.apiKey`)
+ * and records it for `CurrentApiKey`/`getApiKeyContext`; on failure it throws
+ * `ApiKeyHttpException` (401/403, storage failures 503). Route metadata is
+ * read once per route.
+ *
+ * @example
+ * ```ts
+ * import { Module } from "@nestjs/common";
+ * import { APP_GUARD } from "@nestjs/core";
+ * import { InMemoryApiKeyStorage } from "@saferoute/api-kit/api-keys";
+ * import { ApiKeysGuard, ApiKeysModule } from "@saferoute/api-kit/api-keys/nest";
+ *
+ * @Module({
+ *   imports: [
+ *     ApiKeysModule.forRoot({
+ *       peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+ *       storage: new InMemoryApiKeyStorage(),
+ *     }),
+ *   ],
+ *   providers: [{ provide: APP_GUARD, useExisting: ApiKeysGuard }],
+ * })
+ * class AppModule {}
+ * ```
+ */
+@Injectable()
+export class ApiKeysGuard {
+  readonly #service: ApiKeysService;
+  readonly #reflector: Reflector;
+  readonly #writeContext: ApiKeyContextWriter;
+  readonly #resolveClientIp: ApiKeyClientIpResolver;
+  readonly #routes = new WeakMap<Target, WeakMap<Target, RouteRequirements>>();
+
+  /** Builds the guard; a missing writer or resolver means the default one. */
+  constructor(
+    @Inject(ApiKeysService) service: ApiKeysService,
+    @Inject(Reflector) reflector: Reflector,
+    @Optional() @Inject(API_KEYS_CONTEXT_WRITER) contextWriter?: ApiKeyContextWriter | null,
+    @Optional() @Inject(API_KEYS_CLIENT_IP_RESOLVER) clientIpResolver?:
+      | ApiKeyClientIpResolver
+      | null,
+  ) {
+    this.#service = service;
+    this.#reflector = reflector;
+    this.#writeContext = contextWriter ?? writeToRequestProperty;
+    this.#resolveClientIp = clientIpResolver ?? defaultApiKeyClientIpResolver;
+  }
+
+  /** Authorizes the request; throws `ApiKeyHttpException` when it may not proceed. */
+  async canActivate(context: ApiKeysGuardContext): Promise<boolean> {
+    const request = context.switchToHttp().getRequest();
+    const requirements = this.#requirementsOf(context.getHandler(), context.getClass());
+    let apiKey: ApiKeyContext;
+    try {
+      const rawKey = rawKeyOf(request);
+      const clientIp = await this.#resolveClientIp(request);
+      // Core reports every failure (onAuthFailed, api_key.auth_failed, metric) itself.
+      apiKey = await this.#service.authorize(rawKey, { ...requirements, clientIp });
+    } catch (error) {
+      throw toApiKeyHttpException(error);
+    }
+    recordApiKeyContext(request, apiKey);
+    await this.#writeContext(apiKey, request);
+    return true;
+  }
+
+  #requirementsOf(handler: Target, controller: Target): RouteRequirements {
+    let byController = this.#routes.get(handler);
+    if (byController === undefined) {
+      byController = new WeakMap();
+      this.#routes.set(handler, byController);
+    }
+    let requirements = byController.get(controller);
+    if (requirements === undefined) {
+      const targets = [handler, controller];
+      const environment = this.#reflector.getAllAndOverride<Environment | undefined>(
+        API_KEYS_ENVIRONMENT_METADATA,
+        targets,
+      );
+      const scope = this.#reflector.getAllAndOverride<RequiredScope | undefined>(
+        API_KEYS_SCOPE_METADATA,
+        targets,
+      );
+      requirements = {};
+      if (environment !== undefined) requirements.requiredEnvironment = environment;
+      if (scope !== undefined) requirements.requiredScope = scope;
+      byController.set(controller, requirements);
+    }
+    return requirements;
+  }
+}

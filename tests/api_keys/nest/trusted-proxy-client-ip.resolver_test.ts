@@ -1,0 +1,155 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { ApiKeysModule, trustedProxyClientIpResolver } from "../../../api_keys/nest/mod.ts";
+import { appModule, boot, issue, moduleOptions, PLATFORMS, withKey } from "./test_app.ts";
+
+function requestFrom(peer: string | undefined, headers: Record<string, string | string[]> = {}) {
+  return { headers, socket: { remoteAddress: peer } };
+}
+
+describe("trustedProxyClientIpResolver", () => {
+  const resolve = trustedProxyClientIpResolver({ trustedProxies: ["10.0.0.0/8", "2001:db8::/32"] });
+
+  it("returns an untrusted peer as is, ignoring its headers", () => {
+    assert.equal(
+      resolve(requestFrom("198.51.100.9", { "x-forwarded-for": "1.2.3.4" })),
+      "198.51.100.9",
+    );
+  });
+
+  it("walks X-Forwarded-For from the right, skipping trusted hops", () => {
+    const request = requestFrom("10.0.0.1", {
+      "x-forwarded-for": "6.6.6.6, 203.0.113.5, 10.9.9.9",
+    });
+    assert.equal(resolve(request), "203.0.113.5");
+  });
+
+  it("never lets a spoofed left-most value win", () => {
+    const request = requestFrom("10.0.0.1", { "x-forwarded-for": "10.1.1.1, 203.0.113.5" });
+    assert.equal(resolve(request), "203.0.113.5");
+  });
+
+  it("joins repeated header lines in order", () => {
+    const request = requestFrom("10.0.0.1", { "x-forwarded-for": ["6.6.6.6", "203.0.113.5"] });
+    assert.equal(resolve(request), "203.0.113.5");
+  });
+
+  it("accepts ports, brackets and IPv4-mapped IPv6", () => {
+    assert.equal(
+      resolve(requestFrom("10.0.0.1", { "x-forwarded-for": "203.0.113.5:443" })),
+      "203.0.113.5",
+    );
+    assert.equal(
+      resolve(requestFrom("10.0.0.1", { "x-forwarded-for": "[2001:db9::1]:80" })),
+      "2001:db9::1",
+    );
+    assert.equal(
+      resolve(requestFrom("::ffff:10.0.0.1", { "x-forwarded-for": "::ffff:203.0.113.5" })),
+      "203.0.113.5",
+    );
+  });
+
+  it("yields undefined for malformed hops or an all-trusted chain", () => {
+    for (
+      const value of ["not-an-ip", "203.0.113.5, junk", "1.2.3", "0x7f.0.0.1", "", "fe80::1%eth0"]
+    ) {
+      assert.equal(
+        resolve(requestFrom("10.0.0.1", { "x-forwarded-for": value })),
+        undefined,
+        value,
+      );
+    }
+    assert.equal(
+      resolve(requestFrom("10.0.0.1", { "x-forwarded-for": "10.2.2.2, 2001:db8::5" })),
+      undefined,
+    );
+    assert.equal(resolve(requestFrom("10.0.0.1")), undefined);
+    assert.equal(resolve(requestFrom(undefined, { "x-forwarded-for": "203.0.113.5" })), undefined);
+  });
+
+  it("reads only the configured header, so the other one cannot be spoofed", () => {
+    const request = requestFrom("10.0.0.1", {
+      forwarded: "for=6.6.6.6",
+      "x-forwarded-for": "203.0.113.5",
+    });
+    assert.equal(resolve(request), "203.0.113.5");
+    const viaForwarded = trustedProxyClientIpResolver({
+      trustedProxies: ["10.0.0.0/8"],
+      header: "forwarded",
+    });
+    assert.equal(
+      viaForwarded(requestFrom("10.0.0.1", { "x-forwarded-for": "6.6.6.6" })),
+      undefined,
+    );
+  });
+
+  it("parses RFC 7239 Forwarded elements", () => {
+    const viaForwarded = trustedProxyClientIpResolver({
+      trustedProxies: ["10.0.0.0/8"],
+      header: "forwarded",
+    });
+    const request = requestFrom("10.0.0.1", {
+      forwarded:
+        'for=6.6.6.6;proto=https, for="[2001:db8:cafe::17]:4711";by=10.0.0.1, For="10.3.3.3"',
+    });
+    assert.equal(viaForwarded(request), "2001:db8:cafe::17");
+    for (
+      const value of [
+        "for=unknown",
+        "for=_hidden",
+        "proto=https",
+        'for="203.0.113.5',
+        "by=10.0.0.1",
+      ]
+    ) {
+      assert.equal(viaForwarded(requestFrom("10.0.0.1", { forwarded: value })), undefined, value);
+    }
+  });
+
+  it("rejects bad configuration at construction, naming the option", () => {
+    assert.throws(() => trustedProxyClientIpResolver({ trustedProxies: [] }), /trustedProxies/);
+    assert.throws(
+      () => trustedProxyClientIpResolver({ trustedProxies: ["10.0.0.0/33"] }),
+      /trustedProxies entry "10.0.0.0\/33"/,
+    );
+    assert.throws(
+      // @ts-expect-error: invalid on purpose
+      () => trustedProxyClientIpResolver({ trustedProxies: ["10.0.0.1"], header: "x-real-ip" }),
+      /header/,
+    );
+  });
+});
+
+for (const platform of PLATFORMS) {
+  describe(`trustedProxyClientIpResolver over ${platform}`, () => {
+    it("allows the address behind the proxy and fails closed on spoofed or malformed chains", async () => {
+      const clientIpResolver = trustedProxyClientIpResolver({ trustedProxies: ["127.0.0.1"] });
+      const running = await boot(
+        appModule(ApiKeysModule.forRoot(moduleOptions({ clientIpResolver }))),
+        platform,
+      );
+      try {
+        const office = await issue(running.service, { allowedIpCidrs: ["10.0.0.0/8"] });
+        const spoofed = await issue(running.service, { allowedIpCidrs: ["6.6.6.6"] });
+        const loopback = await issue(running.service, { allowedIpCidrs: ["127.0.0.1"] });
+        const unrestricted = await issue(running.service);
+        const chain = { "x-forwarded-for": "6.6.6.6, 10.1.2.3" };
+        const status = async (key: string, headers: Record<string, string>) =>
+          (await running.request("/open", { headers: withKey(key, headers) })).status;
+
+        assert.equal(await status(office.key, chain), 200);
+        assert.equal(await status(spoofed.key, chain), 403);
+        assert.equal(await status(office.key, { "x-forwarded-for": "10.1.2.3, garbage" }), 403);
+        assert.equal(await status(unrestricted.key, { "x-forwarded-for": "garbage" }), 200);
+        // A chain of trusted hops only: the client is unknown, so an allowlisted key fails.
+        assert.equal(await status(loopback.key, {}), 403);
+        const denied = await running.request("/open", {
+          headers: withKey(office.key, { "x-forwarded-for": "not-an-ip" }),
+        });
+        assert.equal(denied.body.code, "api_key_ip_not_allowed");
+      } finally {
+        await running.close();
+      }
+    });
+  });
+}
