@@ -1,13 +1,43 @@
 /**
- * Safe response, framework-free core: envelope builders, code maps,
- * pagination and header helpers, and the wire types.
+ * Safe response, framework-free core: envelope and problem-details builders,
+ * the default code and title maps, error resolution, pagination meta and
+ * links, deprecation, sunset, rate-limit and request-id helpers, option
+ * types, and the wire types (shared with `./client`). Usable from any
+ * framework (`Deno.serve`, Hono, Express); the Nest module in
+ * `./safe-response/nest` is a thin layer over it.
  *
  * @example
  * ```ts
- * import type { SafeResponse } from "@saferoute/api-kit/safe-response";
- * const body: SafeResponse = { success: true, statusCode: 200, data: null };
+ * import { buildErrorBody, buildSuccessBody, resolveError } from "@saferoute/api-kit/safe-response";
+ *
+ * Deno.serve((request) => {
+ *   try {
+ *     const body = buildSuccessBody({ statusCode: 200, data: { hello: "world" } });
+ *     return Response.json(body);
+ *   } catch (thrown) {
+ *     const error = resolveError(thrown);
+ *     return Response.json(buildErrorBody({ ...error, path: new URL(request.url).pathname }), {
+ *       status: error.statusCode,
+ *     });
+ *   }
+ * });
  * ```
  *
  * @module
  */
 export type * from "../client/types.ts";
+export * from "./deprecation_headers.ts";
+export * from "./envelope.ts";
+export * from "./error_codes.ts";
+export * from "./error_resolution.ts";
+export * from "./http_status.ts";
+export * from "./i18n_adapter.ts";
+export type * from "./options.ts";
+export * from "./pagination.ts";
+export * from "./pagination_links.ts";
+export * from "./problem_details.ts";
+export * from "./problem_titles.ts";
+export * from "./rate_limit.ts";
+export * from "./request_id.ts";
+export * from "./settings.ts";
+export * from "./sort_filter.ts";

@@ -1,0 +1,152 @@
+/**
+ * Deprecation (RFC 9745), Sunset (RFC 8594) and deprecation `Link` header
+ * values, and the validated deprecation plan of a route.
+ *
+ * @module
+ */
+import type { DeprecationMeta } from "../client/types.ts";
+
+/**
+ * Options of a deprecated route.
+ *
+ * @example
+ * ```ts
+ * import type { DeprecatedOptions } from "@saferoute/api-kit/safe-response";
+ * const options: DeprecatedOptions = {
+ *   since: "2026-01-01", sunset: new Date("2027-01-01"), link: "https://example.com/v2",
+ * };
+ * ```
+ */
+export interface DeprecatedOptions {
+  /** When the route was deprecated (a date or a string `Date.parse` accepts). */
+  since?: string | Date;
+  /** When the route stops working. */
+  sunset?: string | Date;
+  /** Human-readable note. */
+  message?: string;
+  /** URL of migration documentation (sent as `Link: <url>; rel="deprecation"`). */
+  link?: string;
+}
+
+/**
+ * A validated deprecation: the response headers and `meta.deprecation`.
+ *
+ * @example
+ * ```ts
+ * import { resolveDeprecation } from "@saferoute/api-kit/safe-response";
+ * const plan = resolveDeprecation({ since: "2026-01-01T00:00:00Z" });
+ * plan.headers; // [["Deprecation", "@1767225600"]]
+ * ```
+ */
+export interface DeprecationPlan {
+  /** Header name and value pairs, in order. */
+  headers: ReadonlyArray<readonly [string, string]>;
+  /** `meta.deprecation` (dates as ISO 8601). */
+  meta: DeprecationMeta;
+}
+
+function toDate(value: string | Date, field: string): Date {
+  const date = value instanceof Date
+    ? new Date(value.getTime())
+    : typeof value === "string"
+    ? new Date(value)
+    : undefined;
+  if (date === undefined || Number.isNaN(date.getTime())) {
+    throw new TypeError(`Deprecated: \`${field}\` must be a valid date, got ${String(value)}`);
+  }
+  return date;
+}
+
+/**
+ * RFC 9745 `Deprecation` value: the structured-field date `@<unix seconds>` of
+ * `since`; without `since`, `@0` (deprecated, date not given).
+ *
+ * @example
+ * ```ts
+ * import { deprecationHeaderValue } from "@saferoute/api-kit/safe-response";
+ * deprecationHeaderValue(new Date("2026-01-01T00:00:00Z")); // "@1767225600"
+ * deprecationHeaderValue(); // "@0"
+ * ```
+ */
+export function deprecationHeaderValue(since?: Date): string {
+  return `@${since === undefined ? 0 : Math.floor(since.getTime() / 1000)}`;
+}
+
+/**
+ * RFC 8594 `Sunset` value: an IMF-fixdate HTTP-date.
+ *
+ * @example
+ * ```ts
+ * import { sunsetHeaderValue } from "@saferoute/api-kit/safe-response";
+ * sunsetHeaderValue(new Date("2027-01-01T00:00:00Z")); // "Fri, 01 Jan 2027 00:00:00 GMT"
+ * ```
+ */
+export function sunsetHeaderValue(sunset: Date): string {
+  return sunset.toUTCString();
+}
+
+/**
+ * `Link` value pointing at deprecation documentation.
+ *
+ * @example
+ * ```ts
+ * import { deprecationLinkHeaderValue } from "@saferoute/api-kit/safe-response";
+ * deprecationLinkHeaderValue("https://example.com/v2");
+ * // '<https://example.com/v2>; rel="deprecation"'
+ * ```
+ */
+export function deprecationLinkHeaderValue(link: string): string {
+  return `<${link}>; rel="deprecation"`;
+}
+
+const SAFE_LINK = /^[\x21\x23-\x3b\x3d\x3f-\x7e]+$/; // visible ASCII except " < >
+
+/**
+ * Validates deprecation options once (a bad date, a sunset before `since` or
+ * a link that cannot sit in a header throws) and precomputes the headers and
+ * meta.
+ *
+ * @example
+ * ```ts
+ * import { resolveDeprecation } from "@saferoute/api-kit/safe-response";
+ * const plan = resolveDeprecation({ sunset: "2027-01-01T00:00:00Z", link: "/docs/v2" });
+ * plan.headers;
+ * // [["Deprecation", "@0"], ["Sunset", "Fri, 01 Jan 2027 00:00:00 GMT"],
+ * //  ["Link", '</docs/v2>; rel="deprecation"']]
+ * plan.meta; // { deprecated: true, sunset: "2027-01-01T00:00:00.000Z", link: "/docs/v2" }
+ * ```
+ */
+export function resolveDeprecation(options: DeprecatedOptions = {}): DeprecationPlan {
+  const since = options.since === undefined ? undefined : toDate(options.since, "since");
+  const sunset = options.sunset === undefined ? undefined : toDate(options.sunset, "sunset");
+  if (since !== undefined && sunset !== undefined && sunset < since) {
+    throw new RangeError("Deprecated: `sunset` must not be before `since`");
+  }
+  if (options.message !== undefined && typeof options.message !== "string") {
+    throw new TypeError("Deprecated: `message` must be a string");
+  }
+  if (
+    options.link !== undefined &&
+    (typeof options.link !== "string" || !SAFE_LINK.test(options.link))
+  ) {
+    throw new TypeError(
+      "Deprecated: `link` must be a URI of visible ASCII without quotes or angle brackets",
+    );
+  }
+  const headers: Array<readonly [string, string]> = [[
+    "Deprecation",
+    deprecationHeaderValue(since),
+  ]];
+  const meta: DeprecationMeta = { deprecated: true };
+  if (since !== undefined) meta.since = since.toISOString();
+  if (sunset !== undefined) {
+    headers.push(["Sunset", sunsetHeaderValue(sunset)]);
+    meta.sunset = sunset.toISOString();
+  }
+  if (options.message !== undefined) meta.message = options.message;
+  if (options.link !== undefined) {
+    headers.push(["Link", deprecationLinkHeaderValue(options.link)]);
+    meta.link = options.link;
+  }
+  return { headers: Object.freeze(headers), meta: Object.freeze(meta) };
+}

@@ -1,0 +1,111 @@
+/**
+ * Builders of the success and error envelopes. Optional fields are left out
+ * when `undefined`, so bodies stay small and stable.
+ *
+ * @module
+ */
+import type {
+  ErrorMeta,
+  ResponseMeta,
+  SafeErrorResponse,
+  SafeSuccessResponse,
+} from "../client/types.ts";
+
+/**
+ * Fields of a success envelope.
+ *
+ * @example
+ * ```ts
+ * import type { SuccessBodyInput } from "@saferoute/api-kit/safe-response";
+ * const input: SuccessBodyInput<number[]> = { statusCode: 200, data: [1, 2] };
+ * ```
+ */
+export interface SuccessBodyInput<T> {
+  /** HTTP status. */
+  statusCode: number;
+  /** The handler's result. */
+  data: T;
+  /** Success code. */
+  code?: string;
+  /** Request id. */
+  requestId?: string;
+  /** Metadata (left out when `undefined`). */
+  meta?: ResponseMeta;
+  /** Formatted timestamp. */
+  timestamp?: string;
+  /** Request path. */
+  path?: string;
+}
+
+/**
+ * Builds a success envelope.
+ *
+ * @example
+ * ```ts
+ * import { buildSuccessBody } from "@saferoute/api-kit/safe-response";
+ * const body = buildSuccessBody({ statusCode: 201, data: { id: "1" }, code: "CREATED" });
+ * // { success: true, statusCode: 201, code: "CREATED", data: { id: "1" } }
+ * ```
+ */
+export function buildSuccessBody<T>(input: SuccessBodyInput<T>): SafeSuccessResponse<T> {
+  const body: SafeSuccessResponse<T> = {
+    success: true,
+    statusCode: input.statusCode,
+  } as SafeSuccessResponse<T>;
+  if (input.code !== undefined) body.code = input.code;
+  if (input.requestId !== undefined) body.requestId = input.requestId;
+  body.data = input.data;
+  if (input.meta !== undefined) body.meta = input.meta;
+  if (input.timestamp !== undefined) body.timestamp = input.timestamp;
+  if (input.path !== undefined) body.path = input.path;
+  return body;
+}
+
+/**
+ * Fields of an error envelope.
+ *
+ * @example
+ * ```ts
+ * import type { ErrorBodyInput } from "@saferoute/api-kit/safe-response";
+ * const input: ErrorBodyInput = { statusCode: 404, code: "NOT_FOUND", message: "Not Found" };
+ * ```
+ */
+export interface ErrorBodyInput {
+  /** HTTP status. */
+  statusCode: number;
+  /** Machine-readable code. */
+  code: string;
+  /** Client-safe message. */
+  message: string;
+  /** Extra details. */
+  details?: unknown;
+  /** Request id. */
+  requestId?: string;
+  /** Metadata (left out when `undefined`). */
+  meta?: ErrorMeta;
+  /** Formatted timestamp. */
+  timestamp?: string;
+  /** Request path. */
+  path?: string;
+}
+
+/**
+ * Builds an error envelope.
+ *
+ * @example
+ * ```ts
+ * import { buildErrorBody } from "@saferoute/api-kit/safe-response";
+ * const body = buildErrorBody({ statusCode: 404, code: "NOT_FOUND", message: "Not Found" });
+ * // { success: false, statusCode: 404, error: { code: "NOT_FOUND", message: "Not Found" } }
+ * ```
+ */
+export function buildErrorBody(input: ErrorBodyInput): SafeErrorResponse {
+  const body = { success: false, statusCode: input.statusCode } as SafeErrorResponse;
+  if (input.requestId !== undefined) body.requestId = input.requestId;
+  body.error = { code: input.code, message: input.message };
+  if (input.details !== undefined) body.error.details = input.details;
+  if (input.meta !== undefined) body.meta = input.meta;
+  if (input.timestamp !== undefined) body.timestamp = input.timestamp;
+  if (input.path !== undefined) body.path = input.path;
+  return body;
+}

@@ -1,0 +1,177 @@
+/**
+ * Turns anything thrown into a status, a code, a safe message and optional
+ * details. Errors are recognised by shape, never by class: an HTTP exception
+ * (`getStatus()` and `getResponse()`, as Nest's `HttpException`), or a coded
+ * error (an own string `code` plus a numeric `httpStatus` or `status`, as the
+ * API-key errors).
+ *
+ * @module
+ */
+import { fallbackErrorCode, lookupErrorCode } from "./error_codes.ts";
+import { problemTitle } from "./problem_titles.ts";
+
+/**
+ * Custom error-code mapper. Its second argument carries the status and the
+ * code that is used when the mapper returns `undefined`.
+ *
+ * @example
+ * ```ts
+ * import type { ErrorCodeMapper } from "@saferoute/api-kit/safe-response";
+ * const mapper: ErrorCodeMapper = (_exception, { statusCode, defaultCode }) =>
+ *   statusCode === 404 ? "RESOURCE_MISSING" : defaultCode;
+ * ```
+ */
+export type ErrorCodeMapper = (
+  exception: unknown,
+  context: { statusCode: number; defaultCode: string },
+) => string | undefined;
+
+/**
+ * Options of {@link resolveError}.
+ *
+ * @example
+ * ```ts
+ * import type { ErrorResolutionOptions } from "@saferoute/api-kit/safe-response";
+ * const options: ErrorResolutionOptions = { errorCodes: { 404: "MISSING" } };
+ * ```
+ */
+export interface ErrorResolutionOptions {
+  /** Codes merged over {@link DEFAULT_ERROR_CODES}. */
+  errorCodes?: Readonly<Record<number, string>>;
+  /** Custom mapper; wins when it returns a non-empty string. */
+  errorCodeMapper?: ErrorCodeMapper;
+}
+
+/**
+ * What a thrown value becomes on the wire.
+ *
+ * @example
+ * ```ts
+ * import { resolveError } from "@saferoute/api-kit/safe-response";
+ * const resolved = resolveError(new Error("secret"));
+ * resolved.message; // "Internal Server Error"
+ * ```
+ */
+export interface ResolvedError {
+  /** HTTP status. */
+  statusCode: number;
+  /** Machine-readable code. */
+  code: string;
+  /** Client-safe message. */
+  message: string;
+  /** Validation messages or the `details` of an HTTP exception body. */
+  details?: unknown;
+  /** `true` when the value was not recognised (a generic 500 that should be logged). */
+  unexpected: boolean;
+}
+
+/**
+ * Message of a validation error whose HTTP exception body carries a list of
+ * messages (Nest's `ValidationPipe`); the list goes to `details`.
+ *
+ * @example
+ * ```ts
+ * import { VALIDATION_ERROR_MESSAGE } from "@saferoute/api-kit/safe-response";
+ * VALIDATION_ERROR_MESSAGE; // "Validation failed"
+ * ```
+ */
+export const VALIDATION_ERROR_MESSAGE = "Validation failed";
+
+interface Shape {
+  status: number;
+  code?: string;
+  message?: string;
+  details?: unknown;
+}
+
+type Bag = Record<string, unknown>;
+
+const isObject = (value: unknown): value is Bag => typeof value === "object" && value !== null;
+
+const isStatus = (value: unknown, min: number): value is number =>
+  Number.isInteger(value) && (value as number) >= min && (value as number) <= 599;
+
+const nonEmpty = (value: unknown): string | undefined =>
+  typeof value === "string" && value !== "" ? value : undefined;
+
+function ownCode(value: Bag): string | undefined {
+  return Object.hasOwn(value, "code") ? nonEmpty(value.code) : undefined;
+}
+
+function httpExceptionShape(exception: Bag, status: number): Shape {
+  const body = typeof exception.getResponse === "function" ? exception.getResponse() : undefined;
+  if (!isObject(body)) {
+    return {
+      status,
+      code: ownCode(exception),
+      message: nonEmpty(body) ?? nonEmpty(exception.message),
+    };
+  }
+  const shape: Shape = { status, code: ownCode(exception) ?? nonEmpty(body.code) };
+  if (Array.isArray(body.message)) {
+    shape.message = VALIDATION_ERROR_MESSAGE;
+    shape.details = body.message;
+  } else {
+    shape.message = nonEmpty(body.message) ?? nonEmpty(exception.message);
+  }
+  if (body.details !== undefined) shape.details = body.details;
+  return shape;
+}
+
+function readShape(exception: unknown): Shape | undefined {
+  if (!isObject(exception)) return undefined;
+  if (typeof exception.getStatus === "function") {
+    const status = exception.getStatus();
+    return isStatus(status, 100) ? httpExceptionShape(exception, status) : undefined;
+  }
+  const code = ownCode(exception);
+  const status = exception.httpStatus ?? exception.status;
+  if (code === undefined || !isStatus(status, 400)) return undefined;
+  // A coded error is not an HTTP exception: its 5xx message may be internal.
+  return { status, code, message: status < 500 ? nonEmpty(exception.message) : undefined };
+}
+
+function safeShape(exception: unknown): Shape | undefined {
+  try {
+    return readShape(exception);
+  } catch {
+    return undefined; // a hostile getter or proxy: treat as unexpected
+  }
+}
+
+/**
+ * Resolves a thrown value. Code order: `errorCodeMapper` when it returns a
+ * string (given the code otherwise used); else the exception's own code; else
+ * `errorCodes`; else {@link DEFAULT_ERROR_CODES}; else
+ * {@link fallbackErrorCode}. Anything unrecognised is a 500 whose message is
+ * the generic title.
+ *
+ * @example
+ * ```ts
+ * import { resolveError } from "@saferoute/api-kit/safe-response";
+ * const error = Object.assign(new Error("API key lacks the required scope"), {
+ *   code: "api_key_scope_insufficient",
+ *   httpStatus: 403,
+ * });
+ * resolveError(error).code; // "api_key_scope_insufficient"
+ * resolveError("boom").statusCode; // 500
+ * ```
+ */
+export function resolveError(
+  exception: unknown,
+  options: ErrorResolutionOptions = {},
+): ResolvedError {
+  const shape = safeShape(exception);
+  const statusCode = shape?.status ?? 500;
+  const defaultCode = shape?.code ?? options.errorCodes?.[statusCode] ??
+    lookupErrorCode(statusCode) ?? fallbackErrorCode(statusCode);
+  const mapped = options.errorCodeMapper?.(exception, { statusCode, defaultCode });
+  const resolved: ResolvedError = {
+    statusCode,
+    code: nonEmpty(mapped) ?? defaultCode,
+    message: shape?.message ?? problemTitle(statusCode),
+    unexpected: shape === undefined,
+  };
+  if (shape?.details !== undefined) resolved.details = shape.details;
+  return resolved;
+}

@@ -1,0 +1,98 @@
+/**
+ * Translation of response messages: the adapter contract and the built-in
+ * adapter over an i18n service exposing `translate(key, options?)`.
+ *
+ * @module
+ */
+
+/**
+ * Options passed to {@link I18nAdapter.translate}.
+ *
+ * @example
+ * ```ts
+ * import type { I18nTranslateOptions } from "@saferoute/api-kit/safe-response";
+ * const options: I18nTranslateOptions = { lang: "fr", args: { name: "Ada" } };
+ * ```
+ */
+export interface I18nTranslateOptions {
+  /** Interpolation arguments. */
+  args?: Record<string, unknown>;
+  /** Target language. */
+  lang?: string;
+}
+
+/**
+ * Translates messages in the language of a request.
+ *
+ * @example
+ * ```ts
+ * import type { I18nAdapter } from "@saferoute/api-kit/safe-response";
+ * const adapter: I18nAdapter = {
+ *   translate: (key, options) => (options?.lang === "fr" && key === "hello" ? "bonjour" : key),
+ *   resolveLanguage: () => "fr",
+ * };
+ * ```
+ */
+export interface I18nAdapter {
+  /** The translation of `key`, or `key` itself when there is none. */
+  translate(key: string, options?: I18nTranslateOptions): string;
+  /** The language of `request` (`undefined` lets the service choose). */
+  resolveLanguage(request: unknown): string | undefined;
+}
+
+/**
+ * An i18n service the built-in adapter can wrap (e.g. nestjs-i18n's `I18nService`).
+ *
+ * @example
+ * ```ts
+ * import type { TranslatingService } from "@saferoute/api-kit/safe-response";
+ * const service: TranslatingService = { translate: (key) => key.toUpperCase() };
+ * ```
+ */
+export interface TranslatingService {
+  /** Translates `key`. */
+  translate(key: string, options?: I18nTranslateOptions): unknown;
+}
+
+type Bag = Record<string, unknown>;
+
+/**
+ * Built-in adapter over an i18n service. The language is the one an i18n
+ * middleware stored on the request (`i18nLang`, as nestjs-i18n does, on the
+ * request or its raw Node request); a non-string translation yields the key.
+ *
+ * @example
+ * ```ts
+ * import { I18nServiceAdapter } from "@saferoute/api-kit/safe-response";
+ * const adapter = new I18nServiceAdapter({
+ *   translate: (key, options) => (options?.lang === "fr" ? `fr:${key}` : key),
+ * });
+ * adapter.translate("hello", { lang: adapter.resolveLanguage({ i18nLang: "fr" }) }); // "fr:hello"
+ * ```
+ */
+export class I18nServiceAdapter implements I18nAdapter {
+  readonly #service: TranslatingService;
+
+  /** Wraps `service`. */
+  constructor(service: TranslatingService) {
+    this.#service = service;
+  }
+
+  /** Translates `key`; options without a language let the service choose. */
+  translate(key: string, options?: I18nTranslateOptions): string {
+    const passed: I18nTranslateOptions = {};
+    if (options?.lang !== undefined) passed.lang = options.lang;
+    if (options?.args !== undefined) passed.args = options.args;
+    const translated = this.#service.translate(key, passed);
+    return typeof translated === "string" ? translated : key;
+  }
+
+  /** The `i18nLang` an i18n middleware set on the request, if any. */
+  resolveLanguage(request: unknown): string | undefined {
+    if (typeof request !== "object" || request === null) return undefined;
+    const req = request as Bag;
+    const raw = req.raw as Bag | undefined;
+    const lang = req.i18nLang ?? raw?.i18nLang;
+    return typeof lang === "string" ? lang : undefined;
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * The few request and response operations the module needs, over both
+ * Express (`req`/`res`) and Fastify (`FastifyRequest`/`FastifyReply`, or the
+ * raw Node objects inside middleware).
+ *
+ * @module
+ */
+
+/** A request of either adapter. */
+export interface RequestLike {
+  url?: string;
+  originalUrl?: string;
+  headers?: Record<string, string | string[] | undefined>;
+  raw?: RequestLike;
+}
+
+/** A response of either adapter. */
+export interface ResponseLike {
+  statusCode?: number;
+  header?: (name: string, value: string) => unknown;
+  setHeader?: (name: string, value: string) => unknown;
+  getHeader?: (name: string) => unknown;
+}
+
+/** The Node request behind an adapter request (the object middleware sees). */
+export function rawRequest(request: RequestLike): RequestLike {
+  return request.raw ?? request;
+}
+
+/** Path and query of the request (never its `Host`). */
+export function requestTarget(request: RequestLike): string {
+  return request.originalUrl ?? request.url ?? "/";
+}
+
+/** The path of a request target, without the query. */
+export function pathOf(target: string): string {
+  const query = target.indexOf("?");
+  return query === -1 ? target : target.slice(0, query);
+}
+
+/** Sets a response header on either adapter. */
+export function setResponseHeader(response: ResponseLike, name: string, value: string): void {
+  if (typeof response.header === "function") response.header(name, value);
+  else response.setHeader?.(name, value);
+}
+
+/** Reads a response header on either adapter. */
+export function getResponseHeader(response: ResponseLike, name: string): unknown {
+  return response.getHeader?.(name);
+}

@@ -1,0 +1,33 @@
+/**
+ * `ProblemType`: the problem type URI of a route.
+ *
+ * @module
+ */
+import { SetMetadata } from "@nestjs/common";
+import { PROBLEM_TYPE_METADATA } from "./safe-response.constants.ts";
+
+/**
+ * Sets the problem-details `type` of errors thrown by the route's handler
+ * (not of errors thrown by guards). Used when `problemDetails` is on.
+ *
+ * @example
+ * ```ts
+ * import { Controller, Get } from "@nestjs/common";
+ * import { ProblemType } from "@saferoute/api-kit/safe-response/nest";
+ *
+ * @Controller("payments")
+ * class PaymentsController {
+ *   @Get()
+ *   @ProblemType("https://api.example.com/problems/payment")
+ *   list() {
+ *     return [];
+ *   }
+ * }
+ * ```
+ */
+export function ProblemType(typeUri: string): MethodDecorator & ClassDecorator {
+  if (typeof typeUri !== "string" || typeUri === "" || /\s/.test(typeUri)) {
+    throw new TypeError("ProblemType: `typeUri` must be a URI");
+  }
+  return SetMetadata(PROBLEM_TYPE_METADATA, typeUri);
+}

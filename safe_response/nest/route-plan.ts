@@ -1,0 +1,89 @@
+/**
+ * The per-route plan: every decorator's setting read once from the handler
+ * and its controller, then cached by the runtime.
+ *
+ * @module
+ */
+import { type ExecutionContext, RequestMethod } from "@nestjs/common";
+import type { Reflector } from "@nestjs/core";
+import type { DeprecationPlan } from "../deprecation_headers.ts";
+import type { PaginationSetting } from "./paginated.decorator.ts";
+import {
+  DEPRECATED_METADATA,
+  ENDPOINT_PROBLEM_DETAILS_METADATA,
+  FILTER_META_METADATA,
+  NEST_HTTP_CODE_METADATA,
+  NEST_METHOD_METADATA,
+  PAGINATION_METADATA,
+  PROBLEM_TYPE_METADATA,
+  RAW_RESPONSE_METADATA,
+  RESPONSE_MESSAGE_METADATA,
+  SORT_META_METADATA,
+  SUCCESS_CODE_METADATA,
+} from "./safe-response.constants.ts";
+
+/** A controller class, as `ExecutionContext.getClass()` returns it. */
+export type RouteController = ReturnType<ExecutionContext["getClass"]>;
+
+/** A route handler, as `ExecutionContext.getHandler()` returns it. */
+export type RouteHandler = ReturnType<ExecutionContext["getHandler"]>;
+
+/** Settings of one route. */
+export interface RoutePlan {
+  /** `Controller.handler`, for warnings. */
+  readonly route: string;
+  /** `RawResponse`: no success envelope. */
+  readonly raw: boolean;
+  /** Status Nest sends by default (`@HttpCode`, else 201 for POST, else 200). */
+  readonly statusCode: number;
+  /** `SuccessCode`, else the mapper's code for {@link statusCode}. */
+  readonly successCode?: string;
+  /** Whether {@link successCode} came from `SuccessCode` (independent of the status). */
+  readonly fixedCode: boolean;
+  /** `ResponseMessage`. */
+  readonly message?: string;
+  /** `Paginated`/`CursorPaginated`. */
+  readonly pagination?: PaginationSetting;
+  /** `SortMeta`. */
+  readonly sort: boolean;
+  /** `FilterMeta`. */
+  readonly filter: boolean;
+  /** `ProblemType`. */
+  readonly problemType?: string;
+  /** `Deprecated`. */
+  readonly deprecation?: DeprecationPlan;
+  /** The composites' `problemDetails` flag, when set. */
+  readonly endpointProblemDetails?: boolean;
+  /** Keys of warnings already logged for this route. */
+  readonly warned: Set<string>;
+}
+
+/** Reads the plan of `handler` on `controller`. */
+export function readRoutePlan(
+  reflector: Reflector,
+  controller: RouteController,
+  handler: RouteHandler,
+  successCodeMapper?: (statusCode: number) => string | undefined,
+): RoutePlan {
+  const targets = [handler, controller];
+  const get = <T>(key: string): T | undefined => reflector.getAllAndOverride<T>(key, targets);
+  const method = reflector.get<RequestMethod>(NEST_METHOD_METADATA, handler);
+  const statusCode = reflector.get<number>(NEST_HTTP_CODE_METADATA, handler) ??
+    (method === RequestMethod.POST ? 201 : 200);
+  const fixed = reflector.get<string>(SUCCESS_CODE_METADATA, handler);
+  return {
+    route: `${controller.name}.${handler.name}`,
+    raw: get<boolean>(RAW_RESPONSE_METADATA) === true,
+    statusCode,
+    successCode: fixed ?? successCodeMapper?.(statusCode),
+    fixedCode: fixed !== undefined,
+    message: get<string>(RESPONSE_MESSAGE_METADATA),
+    pagination: get<PaginationSetting>(PAGINATION_METADATA),
+    sort: get<boolean>(SORT_META_METADATA) === true,
+    filter: get<boolean>(FILTER_META_METADATA) === true,
+    problemType: get<string>(PROBLEM_TYPE_METADATA),
+    deprecation: get<DeprecationPlan>(DEPRECATED_METADATA),
+    endpointProblemDetails: get<boolean>(ENDPOINT_PROBLEM_DETAILS_METADATA),
+    warned: new Set(),
+  };
+}

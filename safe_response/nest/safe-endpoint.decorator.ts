@@ -1,0 +1,219 @@
+/**
+ * Composite decorators `SafeEndpoint`, `SafePaginatedEndpoint` and
+ * `SafeCursorPaginatedEndpoint`. Each applies the runtime decorators built by
+ * {@link endpointRuntimeDecorators}; the OpenAPI documentation of `model`,
+ * `description`, `isArray` and `errors` is added by the OpenAPI helpers next
+ * to them.
+ *
+ * @module
+ */
+import { applyDecorators, HttpCode, SetMetadata } from "@nestjs/common";
+import type { DeprecatedOptions } from "../deprecation_headers.ts";
+import type { SafeErrorResponseConfig } from "../options.ts";
+import { Deprecated } from "./deprecated.decorator.ts";
+import { FilterMeta } from "./filter-meta.decorator.ts";
+import { httpStatus } from "./http-status.ts";
+import { CursorPaginated, Paginated } from "./paginated.decorator.ts";
+import { ResponseMessage } from "./response-message.decorator.ts";
+import {
+  ENDPOINT_PROBLEM_DETAILS_METADATA,
+  RAW_RESPONSE_METADATA,
+} from "./safe-response.constants.ts";
+import { SortMeta } from "./sort-meta.decorator.ts";
+import { SuccessCode } from "./success-code.decorator.ts";
+
+/**
+ * Options shared by the three composites.
+ *
+ * @example
+ * ```ts
+ * import type { SafeEndpointCommonOptions } from "@saferoute/api-kit/safe-response/nest";
+ * const options: SafeEndpointCommonOptions = { message: "Listed", sort: true };
+ * ```
+ */
+export interface SafeEndpointCommonOptions {
+  /** Response description (OpenAPI). */
+  description?: string;
+  /** Include `meta.sort` (default `false`). */
+  sort?: boolean;
+  /** Include `meta.filters` (default `false`). */
+  filter?: boolean;
+  /** `meta.message`. */
+  message?: string;
+  /** Success `code`. */
+  code?: string;
+  /** Documented error responses (OpenAPI). */
+  errors?: SafeErrorResponseConfig[];
+  /** Marks the route deprecated. */
+  deprecated?: DeprecatedOptions;
+  /** Document problem-details errors (default `false`); must match the module option. */
+  problemDetails?: boolean;
+}
+
+/**
+ * Options of `SafeEndpoint`.
+ *
+ * @example
+ * ```ts
+ * import type { SafeEndpointOptions } from "@saferoute/api-kit/safe-response/nest";
+ * const options: SafeEndpointOptions = { statusCode: 201, code: "CREATED" };
+ * ```
+ */
+export interface SafeEndpointOptions extends SafeEndpointCommonOptions {
+  /** Success status (default 200), applied with `@HttpCode`. */
+  statusCode?: number;
+  /** `data` is an array of `model` (OpenAPI; default `false`). */
+  isArray?: boolean;
+}
+
+/**
+ * Options of `SafePaginatedEndpoint`.
+ *
+ * @example
+ * ```ts
+ * import type { SafePaginatedEndpointOptions } from "@saferoute/api-kit/safe-response/nest";
+ * const options: SafePaginatedEndpointOptions = { maxLimit: 100, links: true };
+ * ```
+ */
+export interface SafePaginatedEndpointOptions extends SafeEndpointCommonOptions {
+  /** Clamp of the reported page size. */
+  maxLimit?: number;
+  /** Add pagination links (default `false`). */
+  links?: boolean;
+}
+
+/**
+ * Options of `SafeCursorPaginatedEndpoint`.
+ *
+ * @example
+ * ```ts
+ * import type { SafeCursorPaginatedEndpointOptions } from "@saferoute/api-kit/safe-response/nest";
+ * const options: SafeCursorPaginatedEndpointOptions = { links: true };
+ * ```
+ */
+export interface SafeCursorPaginatedEndpointOptions extends SafePaginatedEndpointOptions {}
+
+/**
+ * The runtime half of a composite: wrapping, status, sort, filter, message,
+ * code, deprecation, pagination and the `problemDetails` flag (checked
+ * against the module option). The OpenAPI half is built from the same
+ * options by the OpenAPI helpers.
+ *
+ * @example
+ * ```ts
+ * import { applyDecorators } from "@nestjs/common";
+ * import { endpointRuntimeDecorators } from "@saferoute/api-kit/safe-response/nest";
+ * const decorate = applyDecorators(...endpointRuntimeDecorators({ sort: true, message: "Listed" }));
+ * ```
+ */
+export function endpointRuntimeDecorators(
+  options: SafeEndpointOptions & SafePaginatedEndpointOptions,
+  pagination?: "offset" | "cursor",
+): Array<MethodDecorator | ClassDecorator> {
+  const decorators: Array<MethodDecorator | ClassDecorator> = [
+    SetMetadata(RAW_RESPONSE_METADATA, false),
+    SetMetadata(ENDPOINT_PROBLEM_DETAILS_METADATA, options.problemDetails ?? false),
+  ];
+  if (pagination === undefined) {
+    decorators.push(HttpCode(httpStatus(options.statusCode ?? 200, "SafeEndpoint")));
+  } else {
+    const paging = { maxLimit: options.maxLimit, links: options.links };
+    decorators.push(pagination === "offset" ? Paginated(paging) : CursorPaginated(paging));
+  }
+  if (options.sort === true) decorators.push(SortMeta());
+  if (options.filter === true) decorators.push(FilterMeta());
+  if (options.message !== undefined) decorators.push(ResponseMessage(options.message));
+  if (options.code !== undefined) decorators.push(SuccessCode(options.code));
+  if (options.deprecated !== undefined) decorators.push(Deprecated(options.deprecated));
+  return decorators;
+}
+
+/**
+ * Composite for a plain endpoint: envelope, status (default 200), sort,
+ * filter, message, code and deprecation in one decorator.
+ *
+ * @example
+ * ```ts
+ * import { Controller, Post } from "@nestjs/common";
+ * import { SafeEndpoint } from "@saferoute/api-kit/safe-response/nest";
+ *
+ * class UserDto {
+ *   id!: string;
+ * }
+ *
+ * @Controller("users")
+ * class UsersController {
+ *   @Post()
+ *   @SafeEndpoint(UserDto, { statusCode: 201, code: "USER_CREATED", message: "User created" })
+ *   create(): UserDto {
+ *     return { id: "u1" };
+ *   }
+ * }
+ * ```
+ */
+export function SafeEndpoint(
+  _model: abstract new (...args: never[]) => unknown,
+  options: SafeEndpointOptions = {},
+): MethodDecorator {
+  return applyDecorators(...endpointRuntimeDecorators(options));
+}
+
+/**
+ * Composite for an offset-paginated endpoint (`Paginated` plus the common
+ * options).
+ *
+ * @example
+ * ```ts
+ * import { Controller, Get } from "@nestjs/common";
+ * import { SafePaginatedEndpoint } from "@saferoute/api-kit/safe-response/nest";
+ *
+ * class ItemDto {
+ *   id!: string;
+ * }
+ *
+ * @Controller("items")
+ * class ItemsController {
+ *   @Get()
+ *   @SafePaginatedEndpoint(ItemDto, { maxLimit: 100, links: true })
+ *   list() {
+ *     return { data: [] as ItemDto[], total: 0, page: 1, limit: 20 };
+ *   }
+ * }
+ * ```
+ */
+export function SafePaginatedEndpoint(
+  _model: abstract new (...args: never[]) => unknown,
+  options: SafePaginatedEndpointOptions = {},
+): MethodDecorator {
+  return applyDecorators(...endpointRuntimeDecorators(options, "offset"));
+}
+
+/**
+ * Composite for a cursor-paginated endpoint (`CursorPaginated` plus the
+ * common options).
+ *
+ * @example
+ * ```ts
+ * import { Controller, Get } from "@nestjs/common";
+ * import { SafeCursorPaginatedEndpoint } from "@saferoute/api-kit/safe-response/nest";
+ *
+ * class EventDto {
+ *   id!: string;
+ * }
+ *
+ * @Controller("events")
+ * class EventsController {
+ *   @Get()
+ *   @SafeCursorPaginatedEndpoint(EventDto, { links: true })
+ *   list() {
+ *     return { data: [] as EventDto[], nextCursor: null, hasMore: false, limit: 20 };
+ *   }
+ * }
+ * ```
+ */
+export function SafeCursorPaginatedEndpoint(
+  _model: abstract new (...args: never[]) => unknown,
+  options: SafeCursorPaginatedEndpointOptions = {},
+): MethodDecorator {
+  return applyDecorators(...endpointRuntimeDecorators(options, "cursor"));
+}

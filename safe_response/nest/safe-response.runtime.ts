@@ -1,0 +1,140 @@
+/**
+ * Shared runtime of the interceptor and the exception filter: settings, the
+ * per-route plan cache, warnings, translation, and the meta both add
+ * (rate limit, request context).
+ *
+ * @module
+ */
+import { Inject, Injectable, Logger, type OnModuleInit } from "@nestjs/common";
+import { ModuleRef, Reflector } from "@nestjs/core";
+import { type I18nAdapter, I18nServiceAdapter, type TranslatingService } from "../i18n_adapter.ts";
+import { parseRateLimitHeaders } from "../rate_limit.ts";
+import type { SafeResponseSettings } from "../settings.ts";
+import { getResponseHeader, type RequestLike, type ResponseLike } from "./http-exchange.ts";
+import { findOptionalProvider } from "./optional-provider.ts";
+import {
+  readRoutePlan,
+  type RouteController,
+  type RouteHandler,
+  type RoutePlan,
+} from "./route-plan.ts";
+import { SAFE_RESPONSE_SETTINGS } from "./safe-response.constants.ts";
+
+type Bag = Record<string, unknown>;
+type StoreReader = () => Bag | undefined;
+
+const hasMethods = (value: unknown, ...names: string[]): value is Bag =>
+  typeof value === "object" && value !== null &&
+  names.every((name) => typeof (value as Bag)[name] === "function");
+
+/** Runtime state shared by `SafeResponseInterceptor` and `SafeResponseFilter`. */
+@Injectable()
+export class SafeResponseRuntime implements OnModuleInit {
+  /** Logger of the module (context `SafeResponse`). */
+  readonly logger: Logger = new Logger("SafeResponse");
+  #i18n?: I18nAdapter;
+  #store?: StoreReader;
+  readonly #plans = new WeakMap<RouteController, WeakMap<RouteHandler, RoutePlan>>();
+
+  constructor(
+    @Inject(SAFE_RESPONSE_SETTINGS) readonly settings: SafeResponseSettings,
+    @Inject(Reflector) private readonly reflector: Reflector,
+    @Inject(ModuleRef) private readonly moduleRef: ModuleRef,
+  ) {}
+
+  /** Resolves the optional integrations (nestjs-i18n, nestjs-cls) once. */
+  async onModuleInit(): Promise<void> {
+    const { i18n, context } = this.settings;
+    if (i18n === "auto") {
+      const service = await findOptionalProvider(this.moduleRef, "nestjs-i18n", "I18nService");
+      if (hasMethods(service, "translate")) {
+        this.#i18n = new I18nServiceAdapter(service as unknown as TranslatingService);
+      } else {
+        this.logger.warn(
+          "option `i18n: true`: no nestjs-i18n I18nService found; messages are not translated",
+        );
+      }
+    } else if (i18n !== undefined) {
+      this.#i18n = i18n;
+    }
+    if (context !== undefined) {
+      const cls = await findOptionalProvider(this.moduleRef, "nestjs-cls", "ClsService");
+      if (hasMethods(cls, "get")) {
+        this.#store = (cls.get as () => Bag | undefined).bind(cls);
+      } else {
+        this.logger.warn("option `context`: no nestjs-cls ClsService found; context meta is off");
+      }
+    }
+  }
+
+  /** The cached plan of a route, read on its first request. */
+  plan(controller: RouteController, handler: RouteHandler): RoutePlan {
+    let byHandler = this.#plans.get(controller);
+    if (byHandler === undefined) this.#plans.set(controller, byHandler = new WeakMap());
+    let plan = byHandler.get(handler);
+    if (plan === undefined) {
+      plan = readRoutePlan(this.reflector, controller, handler, this.settings.successCodeMapper);
+      byHandler.set(handler, plan);
+      const problemDetails = this.settings.problemDetails !== undefined;
+      if (
+        plan.endpointProblemDetails !== undefined && plan.endpointProblemDetails !== problemDetails
+      ) {
+        this.warnOnce(
+          plan,
+          "problemDetails",
+          `${plan.route}: the endpoint's problemDetails (${plan.endpointProblemDetails}) ` +
+            `differs from the module option (${problemDetails}); errors are sent as ` +
+            (problemDetails ? "problem details" : "error envelopes"),
+        );
+      }
+    }
+    return plan;
+  }
+
+  /** Logs `message` once per route and key, unless `suppressWarnings`. */
+  warnOnce(plan: RoutePlan, key: string, message: string): void {
+    if (this.settings.suppressWarnings || plan.warned.has(key)) return;
+    plan.warned.add(key);
+    this.logger.warn(message);
+  }
+
+  /** `message` in the request's language, when i18n is on. */
+  translate(message: string, request: RequestLike): string {
+    const i18n = this.#i18n;
+    if (i18n === undefined) return message;
+    const lang = i18n.resolveLanguage(request);
+    return i18n.translate(message, lang === undefined ? undefined : { lang });
+  }
+
+  /** Adds `rateLimit` and request-context fields to `meta` (never overriding a field). */
+  sharedMeta(meta: Bag | undefined, response: ResponseLike): Bag | undefined {
+    const { rateLimit } = this.settings;
+    if (rateLimit !== undefined) {
+      const mirrored = parseRateLimitHeaders(
+        (name) => getResponseHeader(response, name),
+        rateLimit.headerPrefix,
+      );
+      if (mirrored !== undefined) (meta ??= {}).rateLimit ??= mirrored;
+    }
+    const store = this.#store?.();
+    if (store !== undefined) meta = this.#contextMeta(meta, store);
+    return meta;
+  }
+
+  #contextMeta(meta: Bag | undefined, store: Bag): Bag | undefined {
+    const { fields, resolver } = this.settings.context ?? {};
+    const add = (name: string, value: unknown) => {
+      if (value !== undefined && (meta === undefined || !(name in meta))) {
+        (meta ??= {})[name] = value;
+      }
+    };
+    if (fields !== undefined) {
+      for (const name in fields) add(name, store[fields[name]]);
+    }
+    const resolved = resolver?.(store);
+    if (typeof resolved === "object" && resolved !== null) {
+      for (const name in resolved) add(name, resolved[name]);
+    }
+    return meta;
+  }
+}

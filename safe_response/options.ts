@@ -1,0 +1,162 @@
+/**
+ * Options of the safe-response module (framework-free types; the Nest module
+ * takes them as `SafeResponseModuleOptions`).
+ *
+ * @module
+ */
+import type { ErrorCodeMapper } from "./error_resolution.ts";
+import type { I18nAdapter } from "./i18n_adapter.ts";
+
+/**
+ * Request-id tracking options.
+ *
+ * @example
+ * ```ts
+ * import type { RequestIdOptions } from "@saferoute/api-kit/safe-response";
+ * const requestId: RequestIdOptions = { headerName: "X-Correlation-Id" };
+ * ```
+ */
+export interface RequestIdOptions {
+  /** Header read and echoed; default `X-Request-Id`. */
+  headerName?: string;
+  /** Generates an id when the incoming one is missing or unsafe; default a random UUID. */
+  generator?: () => string;
+}
+
+/**
+ * Problem-details options.
+ *
+ * @example
+ * ```ts
+ * import type { ProblemDetailsOptions } from "@saferoute/api-kit/safe-response";
+ * const problemDetails: ProblemDetailsOptions = { baseUrl: "https://api.example.com/problems" };
+ * ```
+ */
+export interface ProblemDetailsOptions {
+  /** Base of derived problem type URIs (`<baseUrl>/<code-in-kebab-case>`). */
+  baseUrl?: string;
+}
+
+/**
+ * Request-context options: values of a request-context store copied into `meta`.
+ *
+ * @example
+ * ```ts
+ * import type { ContextOptions } from "@saferoute/api-kit/safe-response";
+ * const context: ContextOptions = {
+ *   fields: { traceId: "traceId" },
+ *   resolver: (store) => ({ tenant: store.tenantId }),
+ * };
+ * ```
+ */
+export interface ContextOptions {
+  /** Meta field name → store key. */
+  fields?: Record<string, string>;
+  /** Computes extra meta fields from the whole store. */
+  resolver?: (store: Record<string, unknown>) => Record<string, unknown>;
+}
+
+/**
+ * Rate-limit mirroring options.
+ *
+ * @example
+ * ```ts
+ * import type { RateLimitOptions } from "@saferoute/api-kit/safe-response";
+ * const rateLimit: RateLimitOptions = { headerPrefix: "RateLimit" };
+ * ```
+ */
+export interface RateLimitOptions {
+  /** Header prefix; default `X-RateLimit`. */
+  headerPrefix?: string;
+}
+
+/**
+ * Options of one documented error response.
+ *
+ * @example
+ * ```ts
+ * import type { SafeErrorResponseOptions } from "@saferoute/api-kit/safe-response";
+ * const options: SafeErrorResponseOptions = { code: "ITEM_MISSING", message: "No such item" };
+ * ```
+ */
+export interface SafeErrorResponseOptions {
+  /** Error code (default: from the code map). */
+  code?: string;
+  /** Response description. */
+  description?: string;
+  /** Example details. */
+  details?: unknown;
+  /** Example message. */
+  message?: string;
+}
+
+/**
+ * A documented error response: a status, or a status with options.
+ *
+ * @example
+ * ```ts
+ * import type { SafeErrorResponseConfig } from "@saferoute/api-kit/safe-response";
+ * const errors: SafeErrorResponseConfig[] = [401, { status: 404, code: "ITEM_MISSING" }];
+ * ```
+ */
+export type SafeErrorResponseConfig = number | ({ status: number } & SafeErrorResponseOptions);
+
+/**
+ * OpenAPI options (used by the OpenAPI helpers).
+ *
+ * @example
+ * ```ts
+ * import type { SwaggerOptions } from "@saferoute/api-kit/safe-response";
+ * const swagger: SwaggerOptions = { globalErrors: [401, 500] };
+ * ```
+ */
+export interface SwaggerOptions {
+  /** Error responses added to every route. */
+  globalErrors?: SafeErrorResponseConfig[];
+}
+
+/**
+ * All options of the safe-response module; every one is optional.
+ *
+ * @example
+ * ```ts
+ * import type { SafeResponseModuleOptions } from "@saferoute/api-kit/safe-response";
+ * const options: SafeResponseModuleOptions = {
+ *   requestId: true,
+ *   responseTime: true,
+ *   problemDetails: { baseUrl: "https://api.example.com/problems" },
+ * };
+ * ```
+ */
+export interface SafeResponseModuleOptions {
+  /** Include `timestamp` (default `true`). */
+  timestamp?: boolean;
+  /** Include `path` (default `true`). */
+  path?: boolean;
+  /** Formats the timestamp (default ISO 8601). */
+  dateFormatter?: (date: Date) => string;
+  /** Custom error code. */
+  errorCodeMapper?: ErrorCodeMapper;
+  /** Codes merged over the default code map. */
+  errorCodes?: Record<number, string>;
+  /** Success `code` from the status. */
+  successCodeMapper?: (statusCode: number) => string | undefined;
+  /** Synchronous transform of the handler result, before the pagination check. */
+  transformResponse?: (data: unknown) => unknown;
+  /** Request-id tracking (default off). */
+  requestId?: boolean | RequestIdOptions;
+  /** Add `meta.responseTime` in milliseconds (default `false`). */
+  responseTime?: boolean;
+  /** RFC 9457 error bodies (default `false`). */
+  problemDetails?: boolean | ProblemDetailsOptions;
+  /** Request-context values injected into `meta`. */
+  context?: ContextOptions;
+  /** Message translation: `true` finds the app's nestjs-i18n service (default off). */
+  i18n?: boolean | I18nAdapter;
+  /** Mirror rate-limit headers into `meta.rateLimit` (default off). */
+  rateLimit?: boolean | RateLimitOptions;
+  /** Silence the module's warnings about handler result shapes (default `false`). */
+  suppressWarnings?: boolean;
+  /** OpenAPI options. */
+  swagger?: SwaggerOptions;
+}

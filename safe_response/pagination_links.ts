@@ -1,0 +1,93 @@
+/**
+ * Relative navigation links of paginated responses. Links are built from the
+ * request target only (path and query, never the `Host` header), keep the
+ * other query parameters, and replace `page`/`limit` (offset) or
+ * `cursor`/`limit` (cursor).
+ *
+ * @module
+ */
+import type { PaginationLinks } from "../client/types.ts";
+
+/**
+ * Query parameter that carries the cursor in cursor-pagination links.
+ *
+ * @example
+ * ```ts
+ * import { CURSOR_QUERY_PARAM } from "@saferoute/api-kit/safe-response";
+ * CURSOR_QUERY_PARAM; // "cursor"
+ * ```
+ */
+export const CURSOR_QUERY_PARAM = "cursor";
+
+function linkBuilder(requestTarget: string): (set: Record<string, string | null>) => string {
+  const url = new URL(requestTarget, "http://localhost");
+  // "//x" would be a protocol-relative reference: keep links on this origin.
+  const path = url.pathname.replace(/^\/{2,}/, "/");
+  return (set) => {
+    const query = new URLSearchParams(url.search);
+    for (const [name, value] of Object.entries(set)) {
+      if (value === null) query.delete(name);
+      else query.set(name, value);
+    }
+    const search = query.toString();
+    return search === "" ? path : `${path}?${search}`;
+  };
+}
+
+/**
+ * Links of an offset-paginated response.
+ *
+ * @example
+ * ```ts
+ * import { offsetPaginationLinks } from "@saferoute/api-kit/safe-response";
+ * const links = offsetPaginationLinks("/items?q=a%20b&page=2", 2, 10, 3);
+ * links.next; // "/items?q=a+b&page=3&limit=10"
+ * links.prev; // "/items?q=a+b&page=1&limit=10"
+ * ```
+ */
+export function offsetPaginationLinks(
+  requestTarget: string,
+  page: number,
+  limit: number,
+  totalPages: number,
+): PaginationLinks {
+  const link = linkBuilder(requestTarget);
+  const to = (target: number) => link({ page: String(target), limit: String(limit) });
+  return {
+    self: to(page),
+    first: to(1),
+    prev: page > 1 ? to(page - 1) : null,
+    next: page < totalPages ? to(page + 1) : null,
+    last: to(Math.max(totalPages, 1)),
+  };
+}
+
+/**
+ * Links of a cursor-paginated response (`last` is always `null`).
+ *
+ * @example
+ * ```ts
+ * import { cursorPaginationLinks } from "@saferoute/api-kit/safe-response";
+ * const links = cursorPaginationLinks("/feed?cursor=abc", 20, "def", null);
+ * links.next; // "/feed?cursor=def&limit=20"
+ * links.first; // "/feed?limit=20"
+ * ```
+ */
+export function cursorPaginationLinks(
+  requestTarget: string,
+  limit: number,
+  nextCursor: string | null,
+  previousCursor: string | null,
+): PaginationLinks {
+  const link = linkBuilder(requestTarget);
+  const withLimit = String(limit);
+  return {
+    self: link({ limit: withLimit }),
+    first: link({ [CURSOR_QUERY_PARAM]: null, limit: withLimit }),
+    prev: previousCursor === null
+      ? null
+      : link({ [CURSOR_QUERY_PARAM]: previousCursor, limit: withLimit }),
+    next: nextCursor === null ? null : link({ [CURSOR_QUERY_PARAM]: nextCursor, limit: withLimit }),
+    last: null,
+  };
+}

@@ -1,0 +1,249 @@
+/**
+ * Validation of {@link SafeResponseModuleOptions} into resolved settings,
+ * done once when the module is registered. A bad option throws a `TypeError`
+ * naming it.
+ *
+ * @module
+ */
+import type { ErrorCodeMapper } from "./error_resolution.ts";
+import type { I18nAdapter } from "./i18n_adapter.ts";
+import type {
+  ContextOptions,
+  SafeErrorResponseConfig,
+  SafeResponseModuleOptions,
+} from "./options.ts";
+import { DEFAULT_RATE_LIMIT_HEADER_PREFIX } from "./rate_limit.ts";
+import { DEFAULT_REQUEST_ID_HEADER } from "./request_id.ts";
+
+/**
+ * Options with defaults applied and shapes checked.
+ *
+ * @example
+ * ```ts
+ * import { resolveSettings } from "@saferoute/api-kit/safe-response";
+ * const settings = resolveSettings({ requestId: true });
+ * settings.requestId?.headerName; // "X-Request-Id"
+ * ```
+ */
+export interface SafeResponseSettings {
+  /** Include `timestamp`. */
+  timestamp: boolean;
+  /** Include `path`. */
+  path: boolean;
+  /** Timestamp format. */
+  dateFormatter: (date: Date) => string;
+  /** The `errorCodes` option (merged over the default map when resolving). */
+  errorCodes: Readonly<Record<number, string>>;
+  /** Custom error code mapper. */
+  errorCodeMapper?: ErrorCodeMapper;
+  /** Success code mapper. */
+  successCodeMapper?: (statusCode: number) => string | undefined;
+  /** Result transform. */
+  transformResponse?: (data: unknown) => unknown;
+  /** Request-id tracking, when on. */
+  requestId?: { headerName: string; generator: () => string };
+  /** Add `meta.responseTime`. */
+  responseTime: boolean;
+  /** Problem details, when on. */
+  problemDetails?: { baseUrl?: string };
+  /** Request-context injection, when set. */
+  context?: ContextOptions;
+  /** `"auto"` (find nestjs-i18n) or an adapter, when on. */
+  i18n?: "auto" | I18nAdapter;
+  /** Rate-limit mirroring, when on. */
+  rateLimit?: { headerPrefix: string };
+  /** Silence shape warnings. */
+  suppressWarnings: boolean;
+  /** Error responses documented on every route. */
+  globalErrors: readonly SafeErrorResponseConfig[];
+}
+
+const KNOWN = new Set([
+  "timestamp",
+  "path",
+  "dateFormatter",
+  "errorCodeMapper",
+  "errorCodes",
+  "successCodeMapper",
+  "transformResponse",
+  "requestId",
+  "responseTime",
+  "problemDetails",
+  "context",
+  "i18n",
+  "rateLimit",
+  "suppressWarnings",
+  "swagger",
+]);
+
+type Bag = Record<string, unknown>;
+
+function fail(option: string, expected: string): never {
+  throw new TypeError(`SafeResponseModule: option \`${option}\` must be ${expected}`);
+}
+
+const isBag = (value: unknown): value is Bag =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+function bool(value: unknown, option: string, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  return typeof value === "boolean" ? value : fail(option, "a boolean");
+}
+
+function fn<T>(value: unknown, option: string): T | undefined {
+  if (value === undefined) return undefined;
+  return typeof value === "function" ? value as T : fail(option, "a function");
+}
+
+function bag(value: unknown, option: string, keys: string[]): Bag {
+  if (!isBag(value)) fail(option, "a boolean or an object");
+  for (const key of Object.keys(value)) {
+    if (!keys.includes(key)) fail(`${option}.${key}`, `one of ${keys.join(", ")} (unknown key)`);
+  }
+  return value;
+}
+
+const HEADER_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+function header(value: unknown, option: string, fallback: string): string {
+  if (value === undefined) return fallback;
+  return typeof value === "string" && HEADER_TOKEN.test(value)
+    ? value
+    : fail(option, "a header name");
+}
+
+function errorCodes(value: unknown): Readonly<Record<number, string>> {
+  if (value === undefined) return Object.freeze({});
+  if (!isBag(value)) fail("errorCodes", "an object mapping HTTP statuses to codes");
+  const codes: Record<number, string> = {};
+  for (const [key, code] of Object.entries(value)) {
+    const status = Number(key);
+    if (!Number.isInteger(status) || status < 100 || status > 599) {
+      fail(`errorCodes.${key}`, "keyed by an HTTP status (100-599)");
+    }
+    if (typeof code !== "string" || code === "") fail(`errorCodes.${key}`, "a non-empty string");
+    codes[status] = code;
+  }
+  return Object.freeze(codes);
+}
+
+function requestId(value: unknown): SafeResponseSettings["requestId"] {
+  if (value === undefined || value === false) return undefined;
+  const options = value === true ? {} : bag(value, "requestId", ["headerName", "generator"]);
+  return {
+    headerName: header(options.headerName, "requestId.headerName", DEFAULT_REQUEST_ID_HEADER),
+    generator: fn<() => string>(options.generator, "requestId.generator") ??
+      (() => crypto.randomUUID()),
+  };
+}
+
+function problemDetails(value: unknown): SafeResponseSettings["problemDetails"] {
+  if (value === undefined || value === false) return undefined;
+  if (value === true) return {};
+  const { baseUrl } = bag(value, "problemDetails", ["baseUrl"]);
+  if (baseUrl === undefined) return {};
+  if (typeof baseUrl !== "string" || !URL.canParse(baseUrl)) {
+    fail("problemDetails.baseUrl", "an absolute URL");
+  }
+  return { baseUrl };
+}
+
+function context(value: unknown): ContextOptions | undefined {
+  if (value === undefined) return undefined;
+  const options = bag(value, "context", ["fields", "resolver"]);
+  const result: ContextOptions = {};
+  if (options.fields !== undefined) {
+    if (!isBag(options.fields)) {
+      fail("context.fields", "an object mapping meta fields to store keys");
+    }
+    for (const [field, key] of Object.entries(options.fields)) {
+      if (typeof key !== "string") fail(`context.fields.${field}`, "a store key (string)");
+    }
+    result.fields = { ...options.fields } as Record<string, string>;
+  }
+  const resolver = fn<ContextOptions["resolver"]>(options.resolver, "context.resolver");
+  if (resolver !== undefined) result.resolver = resolver;
+  return result;
+}
+
+function i18n(value: unknown): SafeResponseSettings["i18n"] {
+  if (value === undefined || value === false) return undefined;
+  if (value === true) return "auto";
+  if (
+    !isBag(value) || typeof value.translate !== "function" ||
+    typeof value.resolveLanguage !== "function"
+  ) {
+    fail("i18n", "a boolean or an adapter with translate() and resolveLanguage()");
+  }
+  return value as unknown as I18nAdapter;
+}
+
+function rateLimit(value: unknown): SafeResponseSettings["rateLimit"] {
+  if (value === undefined || value === false) return undefined;
+  const options = value === true ? {} : bag(value, "rateLimit", ["headerPrefix"]);
+  return {
+    headerPrefix: header(
+      options.headerPrefix,
+      "rateLimit.headerPrefix",
+      DEFAULT_RATE_LIMIT_HEADER_PREFIX,
+    ),
+  };
+}
+
+function globalErrors(value: unknown): readonly SafeErrorResponseConfig[] {
+  if (value === undefined) return [];
+  const { globalErrors } = bag(value, "swagger", ["globalErrors"]);
+  if (globalErrors === undefined) return [];
+  if (!Array.isArray(globalErrors)) fail("swagger.globalErrors", "an array");
+  for (const entry of globalErrors) {
+    const status = isBag(entry) ? entry.status : entry;
+    if (!Number.isInteger(status) || (status as number) < 400 || (status as number) > 599) {
+      fail("swagger.globalErrors", "a list of error statuses (400-599) or { status, ... } objects");
+    }
+  }
+  return Object.freeze([...globalErrors]);
+}
+
+/**
+ * Validates options and applies the spec defaults. Throws a `TypeError`
+ * naming the first bad or unknown option.
+ *
+ * @example
+ * ```ts
+ * import { resolveSettings } from "@saferoute/api-kit/safe-response";
+ * resolveSettings({}).timestamp; // true
+ * try {
+ *   resolveSettings({ responseTime: "yes" as unknown as boolean });
+ * } catch (error) {
+ *   (error as Error).message; // "SafeResponseModule: option `responseTime` must be a boolean"
+ * }
+ * ```
+ */
+export function resolveSettings(options: SafeResponseModuleOptions = {}): SafeResponseSettings {
+  if (!isBag(options)) throw new TypeError("SafeResponseModule: options must be an object");
+  for (const key of Object.keys(options)) {
+    if (!KNOWN.has(key)) throw new TypeError(`SafeResponseModule: unknown option \`${key}\``);
+  }
+  const o = options as Bag;
+  return Object.freeze({
+    timestamp: bool(o.timestamp, "timestamp", true),
+    path: bool(o.path, "path", true),
+    dateFormatter: fn<(date: Date) => string>(o.dateFormatter, "dateFormatter") ??
+      ((date: Date) => date.toISOString()),
+    errorCodes: errorCodes(o.errorCodes),
+    errorCodeMapper: fn<ErrorCodeMapper>(o.errorCodeMapper, "errorCodeMapper"),
+    successCodeMapper: fn<(statusCode: number) => string | undefined>(
+      o.successCodeMapper,
+      "successCodeMapper",
+    ),
+    transformResponse: fn<(data: unknown) => unknown>(o.transformResponse, "transformResponse"),
+    requestId: requestId(o.requestId),
+    responseTime: bool(o.responseTime, "responseTime", false),
+    problemDetails: problemDetails(o.problemDetails),
+    context: context(o.context),
+    i18n: i18n(o.i18n),
+    rateLimit: rateLimit(o.rateLimit),
+    suppressWarnings: bool(o.suppressWarnings, "suppressWarnings", false),
+    globalErrors: globalErrors(o.swagger),
+  });
+}

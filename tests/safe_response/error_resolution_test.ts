@@ -1,0 +1,127 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { resolveError, VALIDATION_ERROR_MESSAGE } from "../../safe_response/mod.ts";
+
+/** A minimal object shaped like Nest's HttpException. */
+function httpException(response: unknown, status: number) {
+  return Object.assign(new Error(typeof response === "string" ? response : "Http Exception"), {
+    getStatus: () => status,
+    getResponse: () => response,
+  });
+}
+
+describe("resolveError", () => {
+  it("reads HTTP exceptions: string and object bodies, body codes, validation lists, details", () => {
+    assert.deepEqual(resolveError(httpException("Nope", 404)), {
+      statusCode: 404,
+      code: "NOT_FOUND",
+      message: "Nope",
+      unexpected: false,
+    });
+    assert.deepEqual(
+      resolveError(
+        httpException(
+          { statusCode: 403, code: "api_key_scope_insufficient", message: "No scope" },
+          403,
+        ),
+      ),
+      {
+        statusCode: 403,
+        code: "api_key_scope_insufficient",
+        message: "No scope",
+        unexpected: false,
+      },
+    );
+    assert.deepEqual(resolveError(httpException({ message: ["a is bad", "b is bad"] }, 400)), {
+      statusCode: 400,
+      code: "BAD_REQUEST",
+      message: VALIDATION_ERROR_MESSAGE,
+      details: ["a is bad", "b is bad"],
+      unexpected: false,
+    });
+    assert.deepEqual(
+      resolveError(httpException({ message: "m", details: { field: "x" } }, 422)).details,
+      {
+        field: "x",
+      },
+    );
+  });
+
+  it("reads coded errors by shape and hides their 5xx messages", () => {
+    const scope = Object.assign(new Error("API key lacks the required scope"), {
+      code: "api_key_scope_insufficient",
+      httpStatus: 403,
+    });
+    assert.equal(resolveError(scope).code, "api_key_scope_insufficient");
+    assert.equal(resolveError(scope).statusCode, 403);
+    const storage = Object.assign(new Error("pg: connection refused at 10.0.0.3"), {
+      code: "api_key_storage_unavailable",
+      httpStatus: 503,
+    });
+    assert.deepEqual(resolveError(storage), {
+      statusCode: 503,
+      code: "api_key_storage_unavailable",
+      message: "Service Unavailable",
+      unexpected: false,
+    });
+    const statusShaped = Object.assign(new Error("not found"), {
+      code: "api_key_record_not_found",
+      status: 404,
+    });
+    assert.equal(resolveError(statusShaped).statusCode, 404);
+  });
+
+  it("treats anything else as an unexpected 500 with the generic title", () => {
+    const circular: Record<string, unknown> = {};
+    circular.self = circular;
+    const hostile = new Proxy({}, {
+      get() {
+        throw new Error("trap");
+      },
+    });
+    const systemError = Object.assign(new Error("ECONNREFUSED 10.0.0.1"), { code: "ECONNREFUSED" });
+    for (
+      const thrown of [
+        new Error("secret"),
+        "secret",
+        null,
+        undefined,
+        42,
+        circular,
+        hostile,
+        systemError,
+      ]
+    ) {
+      assert.deepEqual(resolveError(thrown), {
+        statusCode: 500,
+        code: "INTERNAL_SERVER_ERROR",
+        message: "Internal Server Error",
+        unexpected: true,
+      });
+    }
+  });
+
+  it("resolves codes in order: mapper, own code, errorCodes, default map, fallback", () => {
+    const calls: unknown[] = [];
+    const mapper = (_exception: unknown, context: { statusCode: number; defaultCode: string }) => {
+      calls.push(context);
+      return context.statusCode === 409 ? "MAPPED" : undefined;
+    };
+    const options = { errorCodes: { 404: "MISSING", 410: "REMOVED" }, errorCodeMapper: mapper };
+    assert.equal(resolveError(httpException("x", 409), options).code, "MAPPED");
+    assert.equal(resolveError(httpException("x", 404), options).code, "MISSING");
+    assert.equal(resolveError(httpException("x", 400), options).code, "BAD_REQUEST");
+    assert.equal(resolveError(httpException("x", 418), options).code, "I_AM_A_TEAPOT");
+    assert.equal(
+      resolveError(httpException({ code: "own_code", message: "x" }, 404), options).code,
+      "own_code",
+    );
+    assert.deepEqual(calls, [
+      { statusCode: 409, defaultCode: "CONFLICT" },
+      { statusCode: 404, defaultCode: "MISSING" },
+      { statusCode: 400, defaultCode: "BAD_REQUEST" },
+      { statusCode: 418, defaultCode: "I_AM_A_TEAPOT" },
+      { statusCode: 404, defaultCode: "own_code" },
+    ]);
+  });
+});
