@@ -54,7 +54,8 @@ export function buildSuccessBody<T>(input: SuccessBodyInput<T>): SafeSuccessResp
   } as SafeSuccessResponse<T>;
   if (input.code !== undefined) body.code = input.code;
   if (input.requestId !== undefined) body.requestId = input.requestId;
-  body.data = input.data;
+  // A handler that returns nothing still sends `data` (required on the wire) as `null`.
+  body.data = (input.data === undefined ? null : input.data) as T;
   if (input.meta !== undefined) body.meta = input.meta;
   if (input.timestamp !== undefined) body.timestamp = input.timestamp;
   if (input.path !== undefined) body.path = input.path;

@@ -1,38 +1,24 @@
 /**
- * Finds a provider of an optional peer package in the application's
- * container, without ever bundling or pinning the package: the class is
- * imported lazily through a runtime specifier (the bare name, resolved like
- * the application's own imports on Node and in a Deno workspace; then
- * `npm:<name>`, which Deno resolves to the copy already installed), then
- * looked up with `ModuleRef.get(..., { strict: false })`. A second copy of
- * the package would hold a different class and never match the app's provider.
+ * Finds a provider of an optional peer package (nestjs-i18n, nestjs-cls) in
+ * the application's own container, by the name of the provider's class token. The library
+ * never imports the package, so it can never load a second copy whose class
+ * would not match the application's provider.
  *
  * @module
  */
-import type { ModuleRef } from "@nestjs/core";
+import type { ModulesContainer } from "@nestjs/core";
 
-async function importExport(packageName: string, exportName: string): Promise<unknown> {
-  for (const specifier of [packageName, `npm:${packageName}`]) {
-    try {
-      return (await import(specifier))[exportName]; // a runtime value: not a static dependency
-    } catch {
-      // not resolvable this way: try the next specifier
+/** The first provider instance whose class is named `className`, or `undefined`. */
+export function findProviderByClassName(
+  modules: ModulesContainer,
+  className: string,
+): unknown {
+  for (const module of modules.values()) {
+    for (const wrapper of module.providers.values()) {
+      const token = wrapper.token as { name?: unknown } | string | symbol;
+      const tokenName = typeof token === "function" ? token.name : token;
+      if (tokenName === className && wrapper.instance != null) return wrapper.instance;
     }
   }
   return undefined;
-}
-
-/** The provider, or `undefined` when the package or the provider is absent. */
-export async function findOptionalProvider(
-  moduleRef: ModuleRef,
-  packageName: string,
-  exportName: string,
-): Promise<unknown> {
-  const token = await importExport(packageName, exportName);
-  if (typeof token !== "function") return undefined;
-  try {
-    return moduleRef.get(token as new () => unknown, { strict: false });
-  } catch {
-    return undefined;
-  }
 }

@@ -6,12 +6,12 @@
  * @module
  */
 import { Inject, Injectable, Logger, type OnModuleInit } from "@nestjs/common";
-import { ModuleRef, Reflector } from "@nestjs/core";
+import { ModulesContainer, Reflector } from "@nestjs/core";
 import { type I18nAdapter, I18nServiceAdapter, type TranslatingService } from "../i18n_adapter.ts";
 import { parseRateLimitHeaders } from "../rate_limit.ts";
 import type { SafeResponseSettings } from "../settings.ts";
 import { getResponseHeader, type RequestLike, type ResponseLike } from "./http-exchange.ts";
-import { findOptionalProvider } from "./optional-provider.ts";
+import { findProviderByClassName } from "./optional-provider.ts";
 import {
   readRoutePlan,
   type RouteController,
@@ -39,14 +39,14 @@ export class SafeResponseRuntime implements OnModuleInit {
   constructor(
     @Inject(SAFE_RESPONSE_SETTINGS) readonly settings: SafeResponseSettings,
     @Inject(Reflector) private readonly reflector: Reflector,
-    @Inject(ModuleRef) private readonly moduleRef: ModuleRef,
+    @Inject(ModulesContainer) private readonly modules: ModulesContainer,
   ) {}
 
   /** Resolves the optional integrations (nestjs-i18n, nestjs-cls) once. */
-  async onModuleInit(): Promise<void> {
+  onModuleInit(): void {
     const { i18n, context } = this.settings;
     if (i18n === "auto") {
-      const service = await findOptionalProvider(this.moduleRef, "nestjs-i18n", "I18nService");
+      const service = findProviderByClassName(this.modules, "I18nService");
       if (hasMethods(service, "translate")) {
         this.#i18n = new I18nServiceAdapter(service as unknown as TranslatingService);
       } else {
@@ -58,7 +58,7 @@ export class SafeResponseRuntime implements OnModuleInit {
       this.#i18n = i18n;
     }
     if (context !== undefined) {
-      const cls = await findOptionalProvider(this.moduleRef, "nestjs-cls", "ClsService");
+      const cls = findProviderByClassName(this.modules, "ClsService");
       if (hasMethods(cls, "get")) {
         this.#store = (cls.get as () => Bag | undefined).bind(cls);
       } else {

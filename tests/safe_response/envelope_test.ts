@@ -91,3 +91,11 @@ describe("resolveSettings", () => {
     assert.deepEqual(on.globalErrors, [401]);
   });
 });
+
+describe("buildSuccessBody with no handler result", () => {
+  it("sends data as null, so the body keeps its required data field", () => {
+    const body = buildSuccessBody({ statusCode: 204, data: undefined });
+    assert.equal(body.data, null);
+    assert.ok("data" in JSON.parse(JSON.stringify(body)));
+  });
+});
