@@ -89,7 +89,14 @@ export class SafeResponseFilter implements ExceptionFilter {
       });
       resolved.statusCode = 500;
     }
-    adapter.reply(response, body, resolved.statusCode);
+    if (this.runtime.settings.problemDetails !== undefined && adapter.getType() === "express") {
+      // Express adapters of Nest 11 reset any non-`application/json` error Content-Type in
+      // `reply()`; the serialised body is sent as is so `application/problem+json` survives.
+      adapter.status(response, resolved.statusCode);
+      adapter.end(response, JSON.stringify(body));
+    } else {
+      adapter.reply(response, body, resolved.statusCode);
+    }
     return undefined;
   }
 

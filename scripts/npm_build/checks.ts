@@ -1,0 +1,55 @@
+/**
+ * Checks of the built package: `publint`, `@arethetypeswrong/cli` and the
+ * `npm pack --dry-run` file list.
+ *
+ * @module
+ */
+
+import { ATTW, COPIED_FILES, PUBLINT } from "./config.ts";
+import { capture, inherit } from "./run.ts";
+
+/** Files a user needs: declarations, JS, folder-level package.json, docs. */
+const ALLOWED = [
+  /^package\.json$/,
+  ...COPIED_FILES.map((file) => new RegExp(`^${file.replace(".", "\\.")}$`)),
+  /^(esm|cjs)\/package\.json$/,
+  /^(esm|cjs)\/.+\.(js|d\.ts)$/,
+];
+
+/** Returns the packed paths that are not in the allowed set. */
+export function unexpectedPackedFiles(paths: string[]): string[] {
+  return paths.filter((path) => !ALLOWED.some((pattern) => pattern.test(path)));
+}
+
+/** Runs `publint --strict`; returns an error message or undefined. */
+export async function runPublint(dir: string): Promise<string | undefined> {
+  console.log(`--- ${PUBLINT} --strict`);
+  const code = await inherit("npx", ["--yes", PUBLINT, "--strict", "."], dir);
+  return code === 0 ? undefined : `publint failed (exit ${code})`;
+}
+
+/** Runs `attw --pack` with the strict profile (node10, node16 CJS/ESM, bundler). */
+export async function runAttw(dir: string): Promise<string | undefined> {
+  console.log(`--- ${ATTW}: attw --pack`);
+  const code = await inherit(
+    "npx",
+    ["--yes", "-p", ATTW, "attw", "--pack", ".", "--profile", "strict", "--format", "table"],
+    dir,
+  );
+  return code === 0 ? undefined : `attw found problems (exit ${code})`;
+}
+
+/** Runs `npm pack --dry-run --json` and checks the file list; returns problems. */
+export async function checkPackList(dir: string, expected: string[]): Promise<string[]> {
+  console.log("--- npm pack --dry-run");
+  const result = await capture("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], dir);
+  if (result.code !== 0) return [`npm pack --dry-run failed: ${result.stderr}`];
+  const [info] = JSON.parse(result.stdout) as [{ files: { path: string }[]; size: number }];
+  const paths = info.files.map((file) => file.path).sort();
+  const problems = unexpectedPackedFiles(paths).map((path) => `unexpected file in pack: ${path}`);
+  for (const path of expected) {
+    if (!paths.includes(path)) problems.push(`missing from pack: ${path}`);
+  }
+  console.log(`${paths.length} files, ${info.size} bytes packed`);
+  return problems;
+}

@@ -1,0 +1,142 @@
+/**
+ * `PrismaApiKeyStorage` on a real PostgreSQL through Prisma Client 7 and
+ * `@prisma/adapter-pg`: the storage contract suite, then races that only a
+ * real database can show. Skips without `DATABASE_URL`; fails instead under
+ * `CI=true`.
+ */
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  type ApiKeyRecord,
+  ApiKeysService,
+  PrismaApiKeyStorage,
+  runApiKeyStorageContract,
+} from "../../api_keys/mod.ts";
+import { createPrismaClient, probeDatabase, REQUIRED } from "./prisma_client.ts";
+
+const url = Deno.env.get("DATABASE_URL");
+const unavailable = await probeDatabase(url);
+const PEPPERS = { 1: "postgres-suite-pepper-0123456789abcdef" };
+
+if (unavailable !== undefined && REQUIRED) {
+  describe("PrismaApiKeyStorage on PostgreSQL", () => {
+    it("needs PostgreSQL under CI=true", () => {
+      assert.fail(unavailable);
+    });
+  });
+} else if (unavailable !== undefined) {
+  describe("PrismaApiKeyStorage on PostgreSQL", { skip: unavailable }, () => {
+    it("runs the suite", () => {});
+  });
+} else {
+  const prisma = await createPrismaClient(url!);
+  const reset = async () => {
+    await prisma.$executeRawUnsafe('TRUNCATE TABLE "api_keys"');
+  };
+  const freshStorage = async () => {
+    await reset();
+    return new PrismaApiKeyStorage(prisma);
+  };
+  const service = (storage: PrismaApiKeyStorage) =>
+    new ApiKeysService({
+      peppers: PEPPERS,
+      storage,
+      cache: false,
+      ttlPolicy: { allowNeverExpires: true },
+    });
+
+  after(async () => {
+    await reset();
+    await prisma.$disconnect();
+  });
+
+  describe("PrismaApiKeyStorage contract on PostgreSQL", () => {
+    runApiKeyStorageContract(freshStorage, it);
+  });
+
+  describe("PrismaApiKeyStorage concurrency on PostgreSQL", () => {
+    it("20 concurrent rotations of one key: one success, 19 api_key_not_rotatable", async () => {
+      const storage = await freshStorage();
+      const keys = service(storage);
+      const { id } = await keys.create({
+        tenantId: "t-rotate",
+        name: "rotated",
+        scopes: [{ resource: "orders", level: "read" }],
+      });
+
+      const settled = await Promise.allSettled(
+        Array.from({ length: 20 }, () => keys.rotate(id, { gracePeriodMs: 60_000 })),
+      );
+
+      const won = settled.filter((r) => r.status === "fulfilled");
+      const lost = settled.filter((r): r is PromiseRejectedResult => r.status === "rejected");
+      assert.equal(won.length, 1);
+      assert.equal(lost.length, 19);
+      for (const failure of lost) {
+        assert.equal((failure.reason as { code?: string }).code, "api_key_not_rotatable");
+      }
+      const records = await storage.listByTenant("t-rotate", { includeRevoked: true });
+      assert.equal(records.length, 2, "the old record and exactly one new record");
+      const old = records.find((r) => r.id === id)!;
+      const successor = records.find((r) => r.id !== id)!;
+      assert.equal(old.replacedByKeyId, successor.id);
+      assert.notEqual(old.rotatedAt, null);
+      assert.equal(successor.rotatedAt, null);
+      assert.equal(successor.replacedByKeyId, null);
+    });
+
+    it("revoke racing rotate ends revoked-without-successor or rotated-then-revoked", async () => {
+      const storage = await freshStorage();
+      const keys = service(storage);
+      for (let round = 0; round < 20; round++) {
+        const tenantId = `t-race-${round}`;
+        const { id } = await keys.create({
+          tenantId,
+          name: "raced",
+          scopes: [{ resource: "orders", level: "write" }],
+        });
+        const [rotation, revocation] = await Promise.allSettled([
+          keys.rotate(id),
+          keys.revoke(id),
+        ]);
+        assert.equal(revocation.status, "fulfilled", "revoke succeeds in both orders");
+        const records = await storage.listByTenant(tenantId, { includeRevoked: true });
+        const old = records.find((r) => r.id === id) as ApiKeyRecord;
+        assert.notEqual(old.revokedAt, null, "the old key ends revoked");
+        if (rotation.status === "rejected") {
+          assert.equal((rotation.reason as { code?: string }).code, "api_key_not_rotatable");
+          assert.equal(records.length, 1, "no successor when the revoke won");
+          assert.equal(old.rotatedAt, null);
+          assert.equal(old.replacedByKeyId, null);
+        } else {
+          assert.equal(records.length, 2, "exactly one successor when the rotate won");
+          const successor = records.find((r) => r.id !== id)!;
+          assert.equal(successor.id, rotation.value.id);
+          assert.equal(old.replacedByKeyId, successor.id, "successor only with the old marked");
+          assert.notEqual(old.rotatedAt, null);
+        }
+      }
+    });
+
+    it("1,000 concurrent creates for one tenant get 1,000 distinct prefixes", async () => {
+      const storage = await freshStorage();
+      const keys = service(storage);
+      const results = await Promise.all(
+        Array.from({ length: 1_000 }, (_, i) =>
+          keys.create({
+            tenantId: "t-bulk",
+            name: `bulk ${i}`,
+            scopes: [{ resource: "orders", level: "read" }],
+          })),
+      );
+      assert.equal(new Set(results.map((r) => r.id)).size, 1_000);
+      const records = await storage.listByTenant("t-bulk");
+      assert.equal(records.length, 1_000);
+      assert.equal(new Set(records.map((r) => r.prefix)).size, 1_000);
+      for (const result of results) {
+        const record = records.find((r) => r.id === result.id);
+        assert.ok(record !== undefined && result.key.includes(record.prefix));
+      }
+    });
+  });
+}
