@@ -1,0 +1,102 @@
+/**
+ * The public view of a key record: what the admin routes answer. Built by
+ * listing the fields to keep, so `hash`, `pepperVersion` and any field a
+ * storage adds later never leave the server.
+ *
+ * @module
+ */
+import { ApiProperty, ApiPropertyOptional } from "@nestjs/swagger";
+import type { ApiKeyRecord, Environment } from "../../api_keys/mod.ts";
+
+/** Condition of a key, read from its timestamps. */
+export type KeyStatus = "active" | "revoked" | "expired" | "rotated";
+
+/** A key record without its secret material. */
+export class PublicKeyView {
+  /** Record id. */
+  @ApiProperty({ example: "0198c5e2-6f1a-7c3e-9a4b-2d1f0e8c7b6a" })
+  id!: string;
+  /** Owning tenant. */
+  @ApiProperty({ example: "demo" })
+  tenantId!: string;
+  /** Display name. */
+  @ApiProperty({ example: "billing worker" })
+  name!: string;
+  /** `live` or `test`. */
+  @ApiProperty({ enum: ["live", "test"] })
+  environment!: Environment;
+  /** Public lookup prefix (safe to show; identifies the key in logs). */
+  @ApiProperty({ example: "Xy12Ab34" })
+  prefix!: string;
+  /** Flattened scopes (`resource:level`). */
+  @ApiProperty({ type: [String], example: ["projects:read"] })
+  scopes!: string[];
+  /** Allowed client addresses; empty means any. */
+  @ApiProperty({ type: [String], example: [] })
+  allowedIpCidrs!: string[];
+  /** Condition at the time of the answer. */
+  @ApiProperty({ enum: ["active", "revoked", "expired", "rotated"] })
+  status!: KeyStatus;
+  /** ISO timestamps, or null. */
+  @ApiPropertyOptional({ type: String, nullable: true, format: "date-time" })
+  lastUsedAt!: string | null;
+  /** Expiry, or null for none. */
+  @ApiPropertyOptional({ type: String, nullable: true, format: "date-time" })
+  expiresAt!: string | null;
+  /** Revocation time, or null. */
+  @ApiPropertyOptional({ type: String, nullable: true, format: "date-time" })
+  revokedAt!: string | null;
+  /** Rotation time, or null. */
+  @ApiPropertyOptional({ type: String, nullable: true, format: "date-time" })
+  rotatedAt!: string | null;
+  /** Id of the key that replaced this one, or null. */
+  @ApiPropertyOptional({ type: String, nullable: true })
+  replacedByKeyId!: string | null;
+  /** Creator, or null. */
+  @ApiPropertyOptional({ type: String, nullable: true })
+  createdBy!: string | null;
+  /** Creation time. */
+  @ApiProperty({ type: String, format: "date-time" })
+  createdAt!: string;
+}
+
+const iso = (date: Date | null): string | null => date === null ? null : date.toISOString();
+
+/** The condition of `record` at `now`; revocation wins, then expiry, then rotation. */
+export function keyStatus(record: ApiKeyRecord, now: Date): KeyStatus {
+  if (record.revokedAt !== null) return "revoked";
+  if (record.expiresAt !== null && record.expiresAt.getTime() <= now.getTime()) return "expired";
+  if (record.rotatedAt !== null || record.replacedByKeyId !== null) return "rotated";
+  return "active";
+}
+
+/**
+ * Copies the public fields of `record`.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyRecord } from "../../api_keys/mod.ts";
+ * import { toPublicKeyView } from "./public-key-view.ts";
+ * declare const record: ApiKeyRecord;
+ * "hash" in toPublicKeyView(record, new Date()); // false
+ * ```
+ */
+export function toPublicKeyView(record: ApiKeyRecord, now: Date): PublicKeyView {
+  return {
+    id: record.id,
+    tenantId: record.tenantId,
+    name: record.name,
+    environment: record.environment,
+    prefix: record.prefix,
+    scopes: [...record.scopes],
+    allowedIpCidrs: [...(record.allowedIpCidrs ?? [])],
+    status: keyStatus(record, now),
+    lastUsedAt: iso(record.lastUsedAt),
+    expiresAt: iso(record.expiresAt),
+    revokedAt: iso(record.revokedAt),
+    rotatedAt: iso(record.rotatedAt),
+    replacedByKeyId: record.replacedByKeyId,
+    createdBy: record.createdBy,
+    createdAt: record.createdAt.toISOString(),
+  };
+}

@@ -1,0 +1,52 @@
+/**
+ * Body of `POST /admin/keys/:id/rotate`; every field is optional.
+ *
+ * @module
+ */
+import { ApiPropertyOptional } from "@nestjs/swagger";
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsInt,
+  IsISO8601,
+  IsOptional,
+  IsString,
+  Length,
+  Max,
+  Min,
+} from "class-validator";
+
+/** Longest grace period the demo accepts: 30 days. */
+export const MAX_GRACE_PERIOD_MS = 30 * 24 * 60 * 60 * 1000;
+
+/** How to rotate a key. */
+export class RotateKeyDto {
+  /** How long the old key keeps working, in ms (default 24 h; 0 ends it now). */
+  @ApiPropertyOptional({ minimum: 0, maximum: MAX_GRACE_PERIOD_MS, example: 3_600_000 })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(MAX_GRACE_PERIOD_MS)
+  gracePeriodMs?: number;
+
+  /** Name of the new key (default: the old name). */
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200 })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  name?: string;
+
+  /** Expiry of the new key (ISO 8601); omitted means no expiry. */
+  @ApiPropertyOptional({ type: String, format: "date-time" })
+  @IsOptional()
+  @IsISO8601({ strict: true })
+  expiresAt?: string;
+
+  /** Allowlist of the new key (default: the old allowlist). */
+  @ApiPropertyOptional({ type: [String] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(50)
+  @IsString({ each: true })
+  allowedIpCidrs?: string[];
+}

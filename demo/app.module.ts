@@ -1,0 +1,90 @@
+/**
+ * The demo's root module: both components wired together. API keys (with
+ * the demo's client-IP resolver), the safe-response envelope with request
+ * ids, response time and rate-limit meta, `@nestjs/throttler` (tracked per
+ * API key), the admin and resource controllers (bodies and queries
+ * validated per parameter, see `validation.ts`), and the web page.
+ *
+ * @module
+ */
+import { type DynamicModule, Module } from "@nestjs/common";
+import { ThrottlerModule } from "@nestjs/throttler";
+import type { ApiKeyStorage } from "../api_keys/mod.ts";
+import { ApiKeysModule } from "../api_keys/nest/mod.ts";
+import { SafeResponseModule } from "../safe_response/nest/mod.ts";
+import { AdminKeysController } from "./admin/admin-keys.controller.ts";
+import { TenantKeysService } from "./admin/tenant-keys.service.ts";
+import { ApiKeyThrottlerGuard } from "./api-key-throttler.guard.ts";
+import { demoClientIpResolver } from "./client_ip.ts";
+import { PageController } from "./page.controller.ts";
+import type { PageAssets } from "./page_assets.ts";
+import type { DemoPeppers } from "./peppers.ts";
+import { FeedController } from "./resources/feed.controller.ts";
+import { LegacyProjectsController } from "./resources/legacy-projects.controller.ts";
+import { PingController } from "./resources/ping.controller.ts";
+import { ProjectsController } from "./resources/projects.controller.ts";
+import { ProjectsStore } from "./resources/projects.store.ts";
+import { WhoAmIController } from "./resources/whoami.controller.ts";
+import { DEMO_KEY_STORAGE, DEMO_PAGE_ASSETS } from "./tokens.ts";
+
+/** Requests a key may make per minute on routes without their own limit. */
+export const DEFAULT_RATE_LIMIT = 100;
+
+/** Base of problem type URIs derived from error codes (problem-details mode). */
+export const PROBLEM_BASE_URL = "https://example.com/problems";
+
+/** What the demo module is built from. */
+export interface DemoAppOptions {
+  /** Key storage (in memory or PostgreSQL). */
+  storage: ApiKeyStorage;
+  /** Peppers by version. */
+  peppers: DemoPeppers;
+  /** RFC 9457 problem details instead of the error envelope (module-wide). */
+  problemDetails: boolean;
+  /** The web page's files. */
+  pageAssets: PageAssets;
+}
+
+/** Root module of the demo. */
+@Module({})
+export class DemoAppModule {
+  /** Builds the module for `options`. */
+  static forRoot(options: DemoAppOptions): DynamicModule {
+    return {
+      module: DemoAppModule,
+      imports: [
+        ApiKeysModule.forRoot({
+          peppers: options.peppers,
+          storage: options.storage,
+          clientIpResolver: demoClientIpResolver,
+        }),
+        SafeResponseModule.register({
+          requestId: true,
+          responseTime: true,
+          rateLimit: true,
+          problemDetails: options.problemDetails ? { baseUrl: PROBLEM_BASE_URL } : false,
+        }),
+        ThrottlerModule.forRoot({
+          throttlers: [{ name: "default", ttl: 60_000, limit: DEFAULT_RATE_LIMIT }],
+          errorMessage: "Too many requests for this API key: wait for the window to reset",
+        }),
+      ],
+      controllers: [
+        PageController,
+        AdminKeysController,
+        ProjectsController,
+        LegacyProjectsController,
+        FeedController,
+        WhoAmIController,
+        PingController,
+      ],
+      providers: [
+        { provide: DEMO_KEY_STORAGE, useValue: options.storage },
+        { provide: DEMO_PAGE_ASSETS, useValue: options.pageAssets },
+        ApiKeyThrottlerGuard,
+        ProjectsStore,
+        TenantKeysService,
+      ],
+    };
+  }
+}

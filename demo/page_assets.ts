@@ -1,0 +1,51 @@
+/**
+ * The web page's files: the HTML and script from `demo/page/`, and the
+ * library's `./client` module bundled at start with esbuild into one ES module.
+ *
+ * @module
+ */
+import { readFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+import * as esbuild from "esbuild";
+
+/** What the page controller serves. */
+export interface PageAssets {
+  /** `/`. */
+  html: string;
+  /** `/page.js`. */
+  script: string;
+  /** `/client.js`: `client/mod.ts` as a browser ES module. */
+  client: string;
+}
+
+const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+
+/** Bundles `client/mod.ts` for browsers (ES2022, minified). */
+export async function bundleClient(): Promise<string> {
+  try {
+    const result = await esbuild.build({
+      entryPoints: [here("../client/mod.ts")],
+      bundle: true,
+      format: "esm",
+      platform: "browser",
+      target: "es2022",
+      minify: true,
+      write: false,
+      logLevel: "silent",
+    });
+    return result.outputFiles[0].text;
+  } finally {
+    // The esbuild service would otherwise keep the process alive.
+    await esbuild.stop();
+  }
+}
+
+/** Reads the page and builds the client bundle. */
+export async function loadPageAssets(): Promise<PageAssets> {
+  const [html, script, client] = await Promise.all([
+    readFile(here("./page/index.html"), "utf8"),
+    readFile(here("./page/page.js"), "utf8"),
+    bundleClient(),
+  ]);
+  return { html, script, client };
+}

@@ -1,0 +1,45 @@
+/**
+ * `/api/v0/projects`: the deprecated route, answered with `Deprecation`,
+ * `Sunset` and `Link` headers and `meta.deprecation`.
+ *
+ * @module
+ */
+import { Controller, Get, Inject, UseGuards } from "@nestjs/common";
+import { ApiOperation, ApiSecurity, ApiTags } from "@nestjs/swagger";
+import type { ApiKeyContext } from "../../api_keys/mod.ts";
+import { ApiKeysGuard, CurrentApiKey, RequireScope } from "../../api_keys/nest/mod.ts";
+import { Deprecated } from "../../safe_response/nest/mod.ts";
+import { ApiKeyThrottlerGuard } from "../api-key-throttler.guard.ts";
+import type { Project } from "./project.ts";
+import { ProjectsStore } from "./projects.store.ts";
+
+/** Sunset of the legacy route. */
+export const LEGACY_SUNSET = "2030-01-01T00:00:00Z";
+
+/** The first version of the projects list, kept until its sunset. */
+@ApiTags("projects")
+@ApiSecurity("api-key")
+@Controller("api/v0/projects")
+@UseGuards(ApiKeysGuard, ApiKeyThrottlerGuard)
+export class LegacyProjectsController {
+  readonly #store: ProjectsStore;
+
+  /** Builds the controller. */
+  constructor(@Inject(ProjectsStore) store: ProjectsStore) {
+    this.#store = store;
+  }
+
+  /** The first five projects, unpaginated. */
+  @Get()
+  @ApiOperation({ summary: "Deprecated: first five projects (use GET /api/projects)" })
+  @RequireScope("projects", "read")
+  @Deprecated({
+    since: "2025-01-01T00:00:00Z",
+    sunset: LEGACY_SUNSET,
+    message: "Use GET /api/projects, which paginates",
+    link: "/docs#/projects",
+  })
+  list(@CurrentApiKey() apiKey: ApiKeyContext): Project[] {
+    return this.#store.all(apiKey.tenantId).slice(0, 5);
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * Query of `GET /api/projects`: page, size, sort and filters.
+ *
+ * @module
+ */
+import { ApiPropertyOptional } from "@nestjs/swagger";
+import { Type } from "class-transformer";
+import { IsIn, IsInt, IsOptional, IsString, Length, Min } from "class-validator";
+import type { ProjectStatus } from "./project.ts";
+
+/** Largest page size; larger `limit` values are clamped to it. */
+export const PROJECTS_MAX_LIMIT = 50;
+
+/** Page, sort and filters of the projects list. */
+export class ListProjectsQuery {
+  /** Page number, from 1 (default 1). */
+  @ApiPropertyOptional({ minimum: 1, default: 1 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  page?: number;
+
+  /** Page size (default 10; values above 50 are clamped to 50). */
+  @ApiPropertyOptional({ minimum: 1, default: 10, description: "clamped to 50" })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  limit?: number;
+
+  /** Sort field (default `createdAt`). */
+  @ApiPropertyOptional({ enum: ["name", "createdAt"], default: "createdAt" })
+  @IsOptional()
+  @IsIn(["name", "createdAt"])
+  sort?: "name" | "createdAt";
+
+  /** Sort order (default `asc`). */
+  @ApiPropertyOptional({ enum: ["asc", "desc"], default: "asc" })
+  @IsOptional()
+  @IsIn(["asc", "desc"])
+  order?: "asc" | "desc";
+
+  /** Only projects with this status. */
+  @ApiPropertyOptional({ enum: ["active", "archived"] })
+  @IsOptional()
+  @IsIn(["active", "archived"])
+  status?: ProjectStatus;
+
+  /** Only projects whose name contains this text (case-insensitive). */
+  @ApiPropertyOptional({ example: "hydra" })
+  @IsOptional()
+  @IsString()
+  @Length(1, 100)
+  q?: string;
+}

@@ -1,0 +1,29 @@
+/**
+ * `/api/ping`: a tightly rate-limited route (3 requests a minute per key)
+ * to see `meta.rateLimit` count down and a 429 with `retryAfter`.
+ *
+ * @module
+ */
+import { Controller, Get, UseGuards } from "@nestjs/common";
+import { ApiOperation, ApiSecurity, ApiTags } from "@nestjs/swagger";
+import { Throttle } from "@nestjs/throttler";
+import { ApiKeysGuard } from "../../api_keys/nest/mod.ts";
+import { ApiKeyThrottlerGuard } from "../api-key-throttler.guard.ts";
+
+/** Requests per minute and key on `/api/ping`. */
+export const PING_LIMIT = 3;
+
+/** Rate-limit showcase. */
+@ApiTags("keys")
+@ApiSecurity("api-key")
+@Controller("api/ping")
+@UseGuards(ApiKeysGuard, ApiKeyThrottlerGuard)
+export class PingController {
+  /** `{ pong: true }`, at most 3 times a minute per key. */
+  @Get()
+  @ApiOperation({ summary: "Rate-limited to 3 requests a minute per key" })
+  @Throttle({ default: { limit: PING_LIMIT, ttl: 60_000 } })
+  ping(): { pong: true } {
+    return { pong: true };
+  }
+}

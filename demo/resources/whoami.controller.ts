@@ -1,0 +1,56 @@
+/**
+ * `/api/whoami`: the verified key and the client IP the guard saw. With the
+ * localhost-only key it shows the IP allowlist at work.
+ *
+ * @module
+ */
+import { Controller, Get, Req, UseGuards } from "@nestjs/common";
+import { ApiOperation, ApiSecurity, ApiTags } from "@nestjs/swagger";
+import type { ApiKeyContext } from "../../api_keys/mod.ts";
+import { ApiKeysGuard, CurrentApiKey } from "../../api_keys/nest/mod.ts";
+import { ApiKeyThrottlerGuard } from "../api-key-throttler.guard.ts";
+import { demoClientIpResolver } from "../client_ip.ts";
+
+/** What `GET /api/whoami` answers. */
+export interface WhoAmI {
+  /** Record id of the key. */
+  keyId: string;
+  /** Public prefix. */
+  prefix: string;
+  /** Tenant. */
+  tenantId: string;
+  /** `live` or `test`. */
+  environment: string;
+  /** Flattened scopes. */
+  scopes: string[];
+  /** The key's IP allowlist (empty: any address). */
+  allowedIpCidrs: string[];
+  /** The client address the guard checked. */
+  clientIp: string | null;
+}
+
+/** Any valid key, no scope required. */
+@ApiTags("keys")
+@ApiSecurity("api-key")
+@Controller("api/whoami")
+@UseGuards(ApiKeysGuard, ApiKeyThrottlerGuard)
+export class WhoAmIController {
+  /** The caller's key context and client IP. */
+  @Get()
+  @ApiOperation({ summary: "The verified key and client IP (try the localhost-only key)" })
+  async get(
+    @CurrentApiKey() apiKey: ApiKeyContext,
+    // deno-lint-ignore no-explicit-any
+    @Req() request: any,
+  ): Promise<WhoAmI> {
+    return {
+      keyId: apiKey.keyId,
+      prefix: apiKey.prefix,
+      tenantId: apiKey.tenantId,
+      environment: apiKey.environment,
+      scopes: [...apiKey.scopes],
+      allowedIpCidrs: [...(apiKey.allowedIpCidrs ?? [])],
+      clientIp: (await demoClientIpResolver(request)) ?? null,
+    };
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * The demo tenant and its keys, created at start in the embedded mode: a
+ * `live` admin key, a `live` reader key, a `test` key, a `live` key
+ * restricted to 127.0.0.1, and a key of another tenant (only its id is
+ * shown, to try tenant isolation).
+ *
+ * @module
+ */
+import type { ApiKeysService, Scope } from "../api_keys/mod.ts";
+
+/** Tenant of the demo keys. */
+export const DEMO_TENANT_ID = "demo";
+
+/** The other tenant, whose key id the admin routes must not find. */
+export const OTHER_TENANT_ID = "other";
+
+/** Scopes of the seeded admin key: key management plus what it may hand out. */
+export const ADMIN_SCOPES: readonly Scope[] = Object.freeze([
+  { resource: "keys", level: "write" },
+  { resource: "projects", level: "write" },
+  { resource: "feed", level: "read" },
+]);
+
+/** A seeded key: its record id and the raw key (shown once). */
+export interface SeededKey {
+  /** Record id. */
+  id: string;
+  /** Raw key. */
+  key: string;
+}
+
+/** Every key the demo creates at start. */
+export interface DemoKeys {
+  /** Tenant of the demo keys. */
+  tenantId: string;
+  /** `live`, `keys:write`, `projects:write`, `feed:read`. */
+  admin: SeededKey;
+  /** `live`, `projects:read`, `feed:read`. */
+  reader: SeededKey;
+  /** `test`, `projects:write`, `feed:read`. */
+  test: SeededKey;
+  /** `live`, `projects:read`, allowed from 127.0.0.1 only. */
+  restricted: SeededKey;
+  /** A key of `OTHER_TENANT_ID`; the demo shows its id only. */
+  otherTenant: SeededKey & { tenantId: string };
+}
+
+/**
+ * Creates the demo keys (never expiring, `createdBy: "demo-seed"`).
+ *
+ * @example
+ * ```ts
+ * import { ApiKeysService, InMemoryApiKeyStorage } from "../api_keys/mod.ts";
+ * import { seedDemoKeys } from "./seed.ts";
+ * const service = new ApiKeysService({
+ *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+ *   storage: new InMemoryApiKeyStorage(),
+ * });
+ * const keys = await seedDemoKeys(service);
+ * keys.admin.key; // "ak_live_..."
+ * ```
+ */
+export async function seedDemoKeys(service: ApiKeysService): Promise<DemoKeys> {
+  const common = { tenantId: DEMO_TENANT_ID, expiresAt: null, createdBy: "demo-seed" } as const;
+  const admin = await service.create({
+    ...common,
+    name: "demo admin",
+    environment: "live",
+    scopes: [...ADMIN_SCOPES],
+  });
+  const reader = await service.create({
+    ...common,
+    name: "demo reader",
+    environment: "live",
+    scopes: [{ resource: "projects", level: "read" }, { resource: "feed", level: "read" }],
+  });
+  const test = await service.create({
+    ...common,
+    name: "demo test key",
+    environment: "test",
+    scopes: [{ resource: "projects", level: "write" }, { resource: "feed", level: "read" }],
+  });
+  const restricted = await service.create({
+    ...common,
+    name: "demo localhost-only key",
+    environment: "live",
+    scopes: [{ resource: "projects", level: "read" }],
+    allowedIpCidrs: ["127.0.0.1"],
+  });
+  const other = await service.create({
+    tenantId: OTHER_TENANT_ID,
+    name: "someone else's key",
+    environment: "live",
+    scopes: [{ resource: "projects", level: "read" }],
+    expiresAt: null,
+    createdBy: "demo-seed",
+  });
+  return {
+    tenantId: DEMO_TENANT_ID,
+    admin,
+    reader,
+    test,
+    restricted,
+    otherTenant: { ...other, tenantId: OTHER_TENANT_ID },
+  };
+}

@@ -1,0 +1,457 @@
+/**
+ * The scripted tour `--smoke` runs: every feature and every failure code of
+ * the demo, against an envelope server and a problem-details server.
+ *
+ * @module
+ */
+import { generateKey } from "../../api_keys/mod.ts";
+import {
+  hasFilters,
+  hasRateLimit,
+  hasResponseTime,
+  hasSort,
+  isCursorPagination,
+  isDeprecated,
+  isError,
+  isOffsetPagination,
+  isPaginated,
+  isProblemDetailsResponse,
+  isSuccess,
+} from "../../client/mod.ts";
+import { SCOPE_NOT_GRANTABLE } from "../admin/tenant-keys.service.ts";
+import { PING_LIMIT } from "../resources/ping.controller.ts";
+import { PROJECT_NOT_FOUND_TYPE } from "../resources/projects.controller.ts";
+import type { DemoKeys } from "../seed.ts";
+import {
+  formatStep,
+  runStep,
+  type StepAnswer,
+  type StepResult,
+  type StepSpec,
+} from "./http_step.ts";
+
+/** A server the tour talks to. */
+export interface TourTarget {
+  /** `http://host:port`. */
+  url: string;
+  /** Its seeded keys. */
+  keys: DemoKeys;
+}
+
+/** Totals of a tour. */
+export interface TourSummary {
+  /** Every step, in order. */
+  results: StepResult[];
+  /** Steps that passed. */
+  passed: number;
+  /** Steps that failed. */
+  failed: number;
+}
+
+type Bag = Record<string, unknown>;
+const bag = (value: unknown): Bag =>
+  (typeof value === "object" && value !== null ? value : {}) as Bag;
+
+/** `undefined` when `ok`, else `problem`. */
+const expect = (ok: boolean, problem: string): string | undefined => ok ? undefined : problem;
+
+/** The `data` of a success body (or `{}`). */
+const dataOf = (answer: StepAnswer): Bag => bag(bag(answer.body).data);
+
+function hasNoSecrets(record: unknown): boolean {
+  const view = bag(record);
+  return typeof view.id === "string" && !("hash" in view) && !("pepperVersion" in view);
+}
+
+/** Runs the tour; `log` receives one line per step. */
+export async function runTour(
+  envelope: TourTarget,
+  problem: TourTarget,
+  log: (line: string) => void,
+): Promise<TourSummary> {
+  const results: StepResult[] = [];
+  const step = async (target: TourTarget, spec: StepSpec): Promise<StepAnswer | undefined> => {
+    const result = await runStep(target.url, spec);
+    results.push(result);
+    log(formatStep(result));
+    return result.answer;
+  };
+  const { keys } = envelope;
+  const api = (spec: StepSpec) => step(envelope, spec);
+  const projectsBody = { name: "Project Zephyr" };
+
+  log("== pagination, sort, filters, links, request ids, response time, rate-limit meta");
+  await api({
+    title: "offset page 2 with sort, filters and links",
+    path: "/api/projects?page=2&limit=5&sort=name&order=desc&status=active",
+    key: keys.reader.key,
+    headers: { "X-Request-Id": "smoke-tour-1" },
+    status: 200,
+    check: ({ body, headers }) => {
+      if (!isSuccess(body)) return "not a success envelope";
+      const meta = body.meta;
+      if (!isPaginated(meta) || !isOffsetPagination(meta.pagination)) return "no offset pagination";
+      const { page, limit, links } = meta.pagination;
+      return expect(page === 2 && limit === 5, "wrong page or limit") ??
+        expect(typeof links?.next === "string" && typeof links?.prev === "string", "no links") ??
+        expect(hasSort(meta) && meta.sort.field === "name" && meta.sort.order === "desc", "sort") ??
+        expect(hasFilters(meta) && meta.filters.status === "active", "filters") ??
+        expect(hasResponseTime(meta), "no meta.responseTime") ??
+        expect(hasRateLimit(meta), "no meta.rateLimit") ??
+        expect(body.requestId === "smoke-tour-1", "request id not echoed in the body") ??
+        expect(headers.get("x-request-id") === "smoke-tour-1", "request id not echoed in headers");
+    },
+  });
+  await api({
+    title: "limit=500 clamped to maxLimit 50",
+    path: "/api/projects?limit=500",
+    key: keys.reader.key,
+    status: 200,
+    check: ({ body }) => {
+      const meta = isSuccess(body) ? body.meta : undefined;
+      return expect(
+        isPaginated(meta) && isOffsetPagination(meta.pagination) && meta.pagination.limit === 50,
+        "page size not clamped to 50",
+      );
+    },
+  });
+  const feed = await api({
+    title: "cursor-paginated feed, first page",
+    path: "/api/feed?limit=3",
+    key: keys.reader.key,
+    status: 200,
+    check: ({ body }) => {
+      const meta = isSuccess(body) ? body.meta : undefined;
+      return expect(
+        isPaginated(meta) && isCursorPagination(meta.pagination) && meta.pagination.hasMore &&
+          typeof meta.pagination.nextCursor === "string",
+        "no cursor pagination with a next cursor",
+      );
+    },
+  });
+  const feedMeta = feed && isSuccess(feed.body) ? feed.body.meta : undefined;
+  const nextCursor = isPaginated(feedMeta) && isCursorPagination(feedMeta.pagination)
+    ? feedMeta.pagination.nextCursor
+    : null;
+  await api({
+    title: "feed, next page by cursor",
+    path: `/api/feed?limit=3&cursor=${encodeURIComponent(nextCursor ?? "missing")}`,
+    key: keys.reader.key,
+    status: 200,
+    check: ({ body }) => {
+      const meta = isSuccess(body) ? body.meta : undefined;
+      return expect(
+        isPaginated(meta) && isCursorPagination(meta.pagination) &&
+          typeof meta.pagination.previousCursor === "string",
+        "second page has no previous cursor",
+      );
+    },
+  });
+  await api({
+    title: "a cursor the feed never issued",
+    path: "/api/feed?cursor=OTk5",
+    key: keys.reader.key,
+    status: 400,
+    code: "INVALID_CURSOR",
+  });
+
+  log("== admin routes: create, use, rotate, revoke");
+  const created = await api({
+    title: "create a projects:read key",
+    method: "POST",
+    path: "/admin/keys",
+    key: keys.admin.key,
+    body: { name: "smoke reader", scopes: [{ resource: "projects", level: "read" }] },
+    status: 201,
+    code: "KEY_CREATED",
+    check: (answer) => {
+      const data = dataOf(answer);
+      return expect(typeof data.key === "string", "no raw key") ??
+        expect(hasNoSecrets(data.record), "record missing or exposes hash/pepperVersion");
+    },
+  });
+  const newId = String(created ? dataOf(created).id : "missing");
+  const newKey = String(created ? dataOf(created).key : "missing");
+  await api({
+    title: "use the new key",
+    path: "/api/projects?limit=2",
+    key: newKey,
+    status: 200,
+  });
+  await api({
+    title: "grant a scope the admin key lacks",
+    method: "POST",
+    path: "/admin/keys",
+    key: keys.admin.key,
+    body: { name: "too much", scopes: [{ resource: "billing", level: "read" }] },
+    status: 403,
+    code: SCOPE_NOT_GRANTABLE,
+  });
+  const before = await api({
+    title: "list the tenant's keys (public view)",
+    path: "/admin/keys",
+    key: keys.admin.key,
+    status: 200,
+    check: ({ body }) =>
+      expect(
+        isSuccess<unknown[]>(body) && Array.isArray(body.data) && body.data.length > 0 &&
+          body.data.every(hasNoSecrets),
+        "list missing or exposing hash/pepperVersion",
+      ),
+  });
+  const countBefore = before && isSuccess<unknown[]>(before.body) ? before.body.data.length : -1;
+  await api({
+    title: "invalid body: 400 with details",
+    method: "POST",
+    path: "/admin/keys",
+    key: keys.admin.key,
+    body: { name: "", scopes: [{ resource: "Projects!", level: "admin" }], tenantId: "other" },
+    status: 400,
+    code: "BAD_REQUEST",
+    check: ({ body }) =>
+      expect(
+        isError(body) && Array.isArray(body.error.details) && body.error.details.length >= 3,
+        "no validation details",
+      ),
+  });
+  await api({
+    title: "nothing was written",
+    path: "/admin/keys",
+    key: keys.admin.key,
+    status: 200,
+    check: ({ body }) =>
+      expect(
+        isSuccess<unknown[]>(body) && body.data.length === countBefore,
+        "key count changed",
+      ),
+  });
+  const rotated = await api({
+    title: "rotate the new key with no grace",
+    method: "POST",
+    path: `/admin/keys/${newId}/rotate`,
+    key: keys.admin.key,
+    body: { gracePeriodMs: 0 },
+    status: 201,
+    code: "KEY_ROTATED",
+    check: (answer) =>
+      expect(dataOf(answer).replacedKeyId === newId, "replacedKeyId is not the old id"),
+  });
+  const rotatedId = String(rotated ? dataOf(rotated).id : "missing");
+  const rotatedKey = String(rotated ? dataOf(rotated).key : "missing");
+  await api({
+    title: "the old key after a zero grace",
+    path: "/api/projects",
+    key: newKey,
+    status: 401,
+    code: "api_key_expired",
+  });
+  await api({ title: "the new key", path: "/api/projects", key: rotatedKey, status: 200 });
+  await api({
+    title: "revoke the new key",
+    method: "DELETE",
+    path: `/admin/keys/${rotatedId}`,
+    key: keys.admin.key,
+    status: 200,
+    code: "KEY_REVOKED",
+    check: (answer) => expect(dataOf(answer).status === "revoked", "status is not revoked"),
+  });
+  await api({
+    title: "the revoked key",
+    path: "/api/projects",
+    key: rotatedKey,
+    status: 401,
+    code: "api_key_revoked",
+  });
+  await api({
+    title: "another tenant's key id",
+    method: "DELETE",
+    path: `/admin/keys/${keys.otherTenant.id}`,
+    key: keys.admin.key,
+    status: 404,
+    code: "api_key_record_not_found",
+  });
+  await api({
+    title: "admin routes with the reader key",
+    path: "/admin/keys",
+    key: keys.reader.key,
+    status: 403,
+    code: "api_key_scope_insufficient",
+  });
+
+  log("== key failures, environments, IP allowlist");
+  await api({ title: "no key", path: "/api/projects", status: 401, code: "api_key_missing" });
+  await api({
+    title: "a malformed key",
+    path: "/api/projects",
+    key: "not-a-key",
+    status: 401,
+    code: "api_key_malformed",
+  });
+  await api({
+    title: "a well-formed unknown key",
+    path: "/api/projects",
+    key: generateKey({ environment: "live", namespace: "ak" }).raw,
+    status: 401,
+    code: "api_key_invalid",
+  });
+  await api({
+    title: "live-only write with the test key",
+    method: "POST",
+    path: "/api/projects",
+    key: keys.test.key,
+    body: projectsBody,
+    status: 403,
+    code: "api_key_environment_mismatch",
+  });
+  await api({
+    title: "write with the read-only key",
+    method: "POST",
+    path: "/api/projects",
+    key: keys.reader.key,
+    body: projectsBody,
+    status: 403,
+    code: "api_key_scope_insufficient",
+  });
+  await api({
+    title: "live write with projects:write",
+    method: "POST",
+    path: "/api/projects",
+    key: keys.admin.key,
+    body: projectsBody,
+    status: 201,
+    code: "PROJECT_CREATED",
+  });
+  await api({
+    title: "localhost-only key from 127.0.0.1",
+    path: "/api/whoami",
+    key: keys.restricted.key,
+    status: 200,
+    check: (answer) => expect(dataOf(answer).clientIp === "127.0.0.1", "clientIp not 127.0.0.1"),
+  });
+  await api({
+    title: "localhost-only key from 203.0.113.7 (via the loopback proxy)",
+    path: "/api/whoami",
+    key: keys.restricted.key,
+    headers: { "X-Forwarded-For": "203.0.113.7" },
+    status: 403,
+    code: "api_key_ip_not_allowed",
+  });
+
+  log("== deprecation, typed errors, rate limit");
+  await api({
+    title: "deprecated route",
+    path: "/api/v0/projects",
+    key: keys.reader.key,
+    status: 200,
+    check: ({ body, headers }) =>
+      expect(headers.has("deprecation"), "no Deprecation header") ??
+        expect(headers.has("sunset"), "no Sunset header") ??
+        expect(isSuccess(body) && isDeprecated(body.meta), "no meta.deprecation"),
+  });
+  await api({
+    title: "unknown project: error envelope",
+    path: "/api/projects/prj_999",
+    key: keys.reader.key,
+    status: 404,
+    code: "PROJECT_NOT_FOUND",
+    check: ({ body }) => expect(isError(body), "not an error envelope"),
+  });
+  await api({ title: "unknown route", path: "/api/nothing-here", status: 404, code: "NOT_FOUND" });
+  for (let call = 1; call <= PING_LIMIT; call++) {
+    await api({
+      title: `rate-limited route, call ${call} of ${PING_LIMIT}`,
+      path: "/api/ping",
+      key: keys.test.key,
+      status: 200,
+      check: ({ body }) => {
+        const meta = isSuccess(body) ? body.meta : undefined;
+        return expect(
+          hasRateLimit(meta) && meta.rateLimit.remaining === PING_LIMIT - call,
+          `meta.rateLimit.remaining is not ${PING_LIMIT - call}`,
+        );
+      },
+    });
+  }
+  await api({
+    title: "one call too many",
+    path: "/api/ping",
+    key: keys.test.key,
+    status: 429,
+    code: "TOO_MANY_REQUESTS",
+    check: ({ body }) =>
+      expect(
+        isError(body) && hasRateLimit(body.meta) &&
+          typeof body.meta.rateLimit.retryAfter === "number",
+        "no meta.rateLimit with retryAfter",
+      ),
+  });
+  await api({
+    title: "the limit is per key: the reader key still passes",
+    path: "/api/ping",
+    key: keys.reader.key,
+    status: 200,
+  });
+
+  log("== problem details (a second server started with --problem-details)");
+  await step(problem, {
+    title: "unknown project: RFC 9457 with the route's ProblemType",
+    path: "/api/projects/prj_999",
+    key: problem.keys.reader.key,
+    status: 404,
+    code: "PROJECT_NOT_FOUND",
+    check: ({ body, headers }) =>
+      expect(isProblemDetailsResponse(body), "not problem details") ??
+        expect(bag(body).type === PROJECT_NOT_FOUND_TYPE, "type is not the route's ProblemType") ??
+        expect(
+          headers.get("content-type")?.startsWith("application/problem+json") === true,
+          "content type is not application/problem+json",
+        ),
+  });
+  await step(problem, {
+    title: "no key: problem details from the guard",
+    path: "/api/projects",
+    status: 401,
+    code: "api_key_missing",
+    check: ({ body }) => expect(isProblemDetailsResponse(body), "not problem details"),
+  });
+  await step(problem, {
+    title: "invalid body: problem details with details",
+    method: "POST",
+    path: "/admin/keys",
+    key: problem.keys.admin.key,
+    body: { scopes: [] },
+    status: 400,
+    check: ({ body }) =>
+      expect(
+        isProblemDetailsResponse(body) && Array.isArray(bag(body).details),
+        "no problem details with details",
+      ),
+  });
+
+  log("== web page and OpenAPI");
+  await api({
+    title: "web page",
+    path: "/",
+    status: 200,
+    check: ({ body, headers }) =>
+      expect(headers.get("content-type")?.includes("text/html") === true, "not HTML") ??
+        expect(String(body).includes("/page.js"), "page script missing"),
+  });
+  await api({
+    title: "client bundle",
+    path: "/client.js",
+    status: 200,
+    check: ({ body }) => expect(String(body).includes("isSuccess"), "bundle lacks isSuccess"),
+  });
+  await api({
+    title: "OpenAPI document",
+    path: "/openapi.json",
+    status: 200,
+    check: ({ body }) =>
+      expect(typeof bag(bag(body).paths)["/admin/keys"] === "object", "no /admin/keys path"),
+  });
+  await api({ title: "Swagger UI", path: "/docs", status: 200 });
+
+  const failed = results.filter((result) => result.failure !== undefined).length;
+  return { results, passed: results.length - failed, failed };
+}

@@ -1,0 +1,62 @@
+/**
+ * Where the demo keeps its keys: `InMemoryApiKeyStorage` by default, or
+ * PostgreSQL through `PrismaApiKeyStorage` when `DATABASE_URL` is set (the
+ * generated Prisma Client over `@prisma/adapter-pg`, loaded on demand).
+ *
+ * @module
+ */
+import {
+  type ApiKeyStorage,
+  InMemoryApiKeyStorage,
+  type PrismaApiKeyClient,
+  PrismaApiKeyStorage,
+} from "../api_keys/mod.ts";
+
+/** An opened storage and how to release it. */
+export interface DemoStorage {
+  /** The storage handed to `ApiKeysModule.forRoot`. */
+  storage: ApiKeyStorage;
+  /** `memory` or `postgres`. */
+  kind: "memory" | "postgres";
+  /** Releases connections (a no-op in memory). */
+  close(): Promise<void>;
+}
+
+/** A Prisma Client that can be closed. */
+interface ClosablePrismaClient extends PrismaApiKeyClient {
+  $disconnect(): Promise<void>;
+}
+
+const CLIENT_FILE = new URL("../generated/prisma/client.ts", import.meta.url);
+
+/** Opens an in-memory storage. */
+export function openMemoryStorage(): DemoStorage {
+  return { storage: new InMemoryApiKeyStorage(), kind: "memory", close: () => Promise.resolve() };
+}
+
+/**
+ * Opens PostgreSQL at `databaseUrl`. The table must exist (apply
+ * `prisma/migrations`) and the client must be generated (`prisma generate`).
+ */
+export async function openPostgresStorage(databaseUrl: string): Promise<DemoStorage> {
+  let module: { PrismaClient: new (options: unknown) => ClosablePrismaClient };
+  try {
+    // A computed specifier: `deno check` must not need the generated files.
+    module = await import(CLIENT_FILE.href);
+  } catch (error) {
+    throw new Error(
+      "DATABASE_URL is set but the Prisma Client is not generated: run " +
+        "`deno run -A npm:prisma@7.10.1 generate --schema prisma/schema.prisma` " +
+        `(${(error as Error).message})`,
+    );
+  }
+  const { PrismaPg } = await import("@prisma/adapter-pg");
+  const client = new module.PrismaClient({
+    adapter: new PrismaPg({ connectionString: databaseUrl }),
+  });
+  return {
+    storage: new PrismaApiKeyStorage(client),
+    kind: "postgres",
+    close: () => client.$disconnect(),
+  };
+}

@@ -1,0 +1,11 @@
+/**
+ * Injection tokens of the demo app.
+ *
+ * @module
+ */
+
+/** The `ApiKeyStorage` the key service uses (the admin routes read records from it). */
+export const DEMO_KEY_STORAGE = "DEMO_KEY_STORAGE";
+
+/** The web page's `PageAssets`. */
+export const DEMO_PAGE_ASSETS = "DEMO_PAGE_ASSETS";

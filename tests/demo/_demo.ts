@@ -1,0 +1,139 @@
+/**
+ * Helpers of the demo tests: run `demo/main.ts` as a subprocess, start the
+ * demo in process, and send requests with a key.
+ *
+ * @module
+ */
+import { spawn } from "node:child_process";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+import { loadPageAssets, type PageAssets } from "../../demo/page_assets.ts";
+import { type DemoServer, startDemoServer } from "../../demo/server.ts";
+
+/** Repository root (the subprocess's working directory). */
+export const ROOT: string = fileURLToPath(new URL("../../", import.meta.url));
+
+/** A finished subprocess. */
+export interface RunResult {
+  /** Exit code (null when killed by a signal). */
+  code: number | null;
+  /** Everything printed on stdout. */
+  stdout: string;
+  /** Everything printed on stderr. */
+  stderr: string;
+}
+
+/** A running `demo/main.ts` subprocess. */
+export interface DemoProcess {
+  /** Sends a signal. */
+  kill(signal: NodeJS.Signals): void;
+  /** Resolves when stdout contains `text` (rejects after `timeoutMs`). */
+  waitFor(text: string, timeoutMs?: number): Promise<string>;
+  /** Resolves when the process exits. */
+  exited: Promise<RunResult>;
+}
+
+/** Starts `deno run -A demo/main.ts ...args` with the given extra environment. */
+export function spawnDemo(args: string[], env: Record<string, string> = {}): DemoProcess {
+  const child = spawn(process.execPath, ["run", "-A", "demo/main.ts", ...args], {
+    cwd: ROOT,
+    env: { ...process.env, NO_COLOR: "1", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  const listeners = new Set<() => void>();
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    stdout += chunk;
+    for (const listener of listeners) listener();
+  });
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  const exited = new Promise<RunResult>((resolve) => {
+    child.on("close", (code) => {
+      for (const listener of listeners) listener();
+      resolve({ code, stdout, stderr });
+    });
+  });
+  return {
+    // process.kill, not child.kill: Deno's child_process would report the exit as by signal.
+    kill: (signal) => process.kill(child.pid!, signal),
+    exited,
+    waitFor: (text, timeoutMs = 60_000) =>
+      new Promise((resolve, reject) => {
+        const check = () => {
+          if (stdout.includes(text)) {
+            cleanup();
+            resolve(stdout);
+          } else if (child.exitCode !== null || child.signalCode !== null) {
+            cleanup();
+            reject(new Error(`demo exited before printing "${text}":\n${stdout}\n${stderr}`));
+          }
+        };
+        const timer = setTimeout(() => {
+          cleanup();
+          reject(new Error(`timed out waiting for "${text}":\n${stdout}\n${stderr}`));
+        }, timeoutMs);
+        const cleanup = () => {
+          clearTimeout(timer);
+          listeners.delete(check);
+        };
+        listeners.add(check);
+        check();
+      }),
+  };
+}
+
+/** Runs `demo/main.ts ...args` to completion. */
+export function runDemo(args: string[], env: Record<string, string> = {}): Promise<RunResult> {
+  return spawnDemo(args, env).exited;
+}
+
+let assets: Promise<PageAssets> | undefined;
+
+/** Starts the demo in process on a free port with a random pepper and the demo keys. */
+export function startTestDemo(
+  options: { adapter?: "express" | "fastify"; port?: number; problemDetails?: boolean } = {},
+): Promise<DemoServer> {
+  assets ??= loadPageAssets();
+  return assets.then((pageAssets) =>
+    startDemoServer({
+      port: options.port ?? 0,
+      host: "127.0.0.1",
+      adapter: options.adapter ?? "express",
+      peppers: { 1: crypto.randomUUID() + crypto.randomUUID() },
+      problemDetails: options.problemDetails,
+      pageAssets,
+    })
+  );
+}
+
+/** A parsed answer. */
+export interface Answer {
+  /** Status. */
+  status: number;
+  /** Parsed JSON body. */
+  // deno-lint-ignore no-explicit-any
+  body: any;
+  /** The body as sent. */
+  text: string;
+}
+
+/** Sends `method path` with `key` and an optional JSON body. */
+export async function call(
+  server: DemoServer,
+  method: string,
+  path: string,
+  key?: string,
+  body?: unknown,
+): Promise<Answer> {
+  const headers: Record<string, string> = {};
+  if (key !== undefined) headers["X-API-Key"] = key;
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const response = await fetch(server.url + path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: JSON.parse(text), text };
+}

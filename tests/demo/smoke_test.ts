@@ -1,0 +1,51 @@
+/**
+ * `deno task demo --smoke` as a subprocess, on both HTTP platforms: it must
+ * exit 0 and print the tour, with every failure code it promises.
+ */
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { runDemo } from "./_demo.ts";
+
+/** Codes the tour must show (one line each at least). */
+const CODES = [
+  "KEY_CREATED",
+  "KEY_ROTATED",
+  "KEY_REVOKED",
+  "api_key_missing",
+  "api_key_malformed",
+  "api_key_invalid",
+  "api_key_revoked",
+  "api_key_expired",
+  "api_key_environment_mismatch",
+  "api_key_scope_insufficient",
+  "api_key_ip_not_allowed",
+  "api_key_scope_not_grantable",
+  "api_key_record_not_found",
+  "BAD_REQUEST",
+  "TOO_MANY_REQUESTS",
+  "PROJECT_NOT_FOUND",
+];
+
+for (const adapter of ["express", "fastify"] as const) {
+  describe(`demo --smoke (${adapter})`, () => {
+    it("exits 0 and prints every step with its status and code", async () => {
+      const { code, stdout, stderr } = await runDemo(["--smoke", "--adapter", adapter]);
+      assert.equal(code, 0, `smoke failed:\n${stdout}\n${stderr}`);
+      assert.match(stdout, /smoke tour: \d+ passed, 0 failed/);
+      assert.doesNotMatch(stdout, /^FAIL/m);
+      const passed = Number(/smoke tour: (\d+) passed/.exec(stdout)?.[1]);
+      assert.ok(passed >= 40, `only ${passed} steps ran`);
+      for (const expected of CODES) {
+        assert.match(
+          stdout,
+          new RegExp(`^ok +\\d{3} ${expected} `, "m"),
+          `no step with ${expected}`,
+        );
+      }
+      assert.match(stdout, /^ok +401 api_key_revoked +the revoked key/m);
+      assert.match(stdout, /^ok +200 .*deprecated route/m);
+      assert.match(stdout, /^ok +404 PROJECT_NOT_FOUND +unknown project: RFC 9457/m);
+      assert.match(stdout, new RegExp(`adapter ${adapter}`));
+    });
+  });
+}
