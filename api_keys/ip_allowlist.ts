@@ -8,12 +8,30 @@ import ipaddr from "ipaddr.js";
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 type Range = [Address, number];
 
+/** An IPv6 text ending in a dotted IPv4 part: the head (up to the last colon) and that part. */
+const DOTTED_TAIL = /^(.*:)([^:]*\.[^:]*)$/;
+
+/**
+ * Rewrites the dotted IPv4 tail of an IPv6 text as two hex groups, so that
+ * `ipaddr.js` reads it literally: it would otherwise take `::a.b.c.d` (the
+ * IPv4-compatible address `::a.b.c.d`, RFC 4291 2.5.5.1) as IPv4-mapped
+ * `::ffff:a.b.c.d`, and accept hex or zero-padded octets. Null when the
+ * tail is not four-part decimal.
+ */
+function hexTail(text: string): string | null {
+  const parts = DOTTED_TAIL.exec(text);
+  if (parts === null) return text;
+  if (!ipaddr.IPv4.isValidFourPartDecimal(parts[2])) return null;
+  const [a, b, c, d] = ipaddr.IPv4.parse(parts[2]).octets;
+  return `${parts[1]}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+}
+
 function parseAddress(text: string): Address | null {
   if (text.includes("%")) return null; // zone ids are not addresses of a client
-  if (!ipaddr.isValid(text)) return null;
-  const address = ipaddr.parse(text);
-  if (address.kind() === "ipv4" && !ipaddr.IPv4.isValidFourPartDecimal(text)) return null;
-  return address;
+  if (ipaddr.IPv4.isValidFourPartDecimal(text)) return ipaddr.IPv4.parse(text);
+  if (!text.includes(":")) return null;
+  const literal = hexTail(text);
+  return literal !== null && ipaddr.IPv6.isValid(literal) ? ipaddr.IPv6.parse(literal) : null;
 }
 
 function unmap(address: Address): Address {

@@ -92,8 +92,10 @@ const KEY_PARTS =
   /^([a-z][a-z0-9]{0,15})_(live|test)_([0-9A-Za-z]{12})_([0-9A-Za-z]{32})([0-9A-Za-z]{6})$/;
 
 /**
- * Matches any key-shaped string of any namespace (checksum not checked). It has
- * no `g` flag, so `.test()` is stateless; use `redactApiKeys` to replace all.
+ * Matches any key-shaped string of any namespace (checksum not checked). It
+ * has no word boundaries on purpose: a key glued to other text (URL-encoded
+ * `Bearer%20<key>`, `token_<key>`, `<key>_old`) is still found. It has no `g`
+ * flag, so `.test()` is stateless; use `redactApiKeys` to replace all.
  *
  * @example
  * ```ts
@@ -101,9 +103,7 @@ const KEY_PARTS =
  * API_KEY_REDACT_REGEX.test("no key here"); // false
  * ```
  */
-export const API_KEY_REDACT_REGEX: RegExp = new RegExp(
-  `(?<![A-Za-z0-9_])${KEY_SOURCE}(?![A-Za-z0-9_])`,
-);
+export const API_KEY_REDACT_REGEX: RegExp = new RegExp(KEY_SOURCE);
 
 const REDACT_ALL = new RegExp(API_KEY_REDACT_REGEX.source, "g");
 

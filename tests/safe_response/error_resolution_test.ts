@@ -125,3 +125,14 @@ describe("resolveError", () => {
     ]);
   });
 });
+
+describe("resolveError with a non-error status", () => {
+  it("treats an HTTP exception below 400 as unexpected: a generic 500", () => {
+    for (const status of [101, 200, 302]) {
+      const resolved = resolveError(httpException("not an error", status));
+      assert.equal(resolved.statusCode, 500);
+      assert.equal(resolved.unexpected, true);
+      assert.notEqual(resolved.message, "not an error");
+    }
+  });
+});
