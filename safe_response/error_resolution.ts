@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { catalogErrorShape, type ErrorCatalog, isSafeException } from "./error_catalog.ts";
 import { fallbackErrorCode, lookupErrorCode } from "./error_codes.ts";
 import { problemTitle } from "./problem_titles.ts";
 
@@ -40,6 +41,8 @@ export interface ErrorResolutionOptions {
   errorCodes?: Readonly<Record<number, string>>;
   /** Custom mapper; wins when it returns a non-empty string. */
   errorCodeMapper?: ErrorCodeMapper;
+  /** Catalog of `SafeException` keys (those without their own catalog). */
+  errorCatalog?: Pick<ErrorCatalog, "get">;
 }
 
 /**
@@ -63,6 +66,8 @@ export interface ResolvedError {
   details?: unknown;
   /** `true` when the value was not recognised (a generic 500 that should be logged). */
   unexpected: boolean;
+  /** Why an unexpected value is a 500, for the log (a catalog key missing). */
+  reason?: string;
 }
 
 /**
@@ -122,7 +127,7 @@ function readShape(exception: unknown): Shape | undefined {
   if (!isObject(exception)) return undefined;
   if (typeof exception.getStatus === "function") {
     const status = exception.getStatus();
-    return isStatus(status, 100) ? httpExceptionShape(exception, status) : undefined;
+    return isStatus(status, 400) ? httpExceptionShape(exception, status) : undefined;
   }
   const code = ownCode(exception);
   const status = exception.httpStatus ?? exception.status;
@@ -131,8 +136,15 @@ function readShape(exception: unknown): Shape | undefined {
   return { status, code, message: status < 500 ? nonEmpty(exception.message) : undefined };
 }
 
-function safeShape(exception: unknown): Shape | undefined {
+function safeShape(
+  exception: unknown,
+  options: ErrorResolutionOptions,
+): Shape | string | undefined {
   try {
+    if (isSafeException(exception)) {
+      const shape = catalogErrorShape(exception, options.errorCatalog);
+      return "missing" in shape ? shape.missing : shape;
+    }
     return readShape(exception);
   } catch {
     return undefined; // a hostile getter or proxy: treat as unexpected
@@ -141,10 +153,12 @@ function safeShape(exception: unknown): Shape | undefined {
 
 /**
  * Resolves a thrown value. Code order: `errorCodeMapper` when it returns a
- * string (given the code otherwise used); else the exception's own code; else
+ * string (given the code otherwise used); else the exception's own code (a
+ * `SafeException`'s catalog key, with the catalog's status and message); else
  * `errorCodes`; else {@link DEFAULT_ERROR_CODES}; else
  * {@link fallbackErrorCode}. Anything unrecognised is a 500 whose message is
- * the generic title.
+ * the generic title; so is a `SafeException` whose key is in no catalog
+ * (`reason` says why, for the log).
  *
  * @example
  * ```ts
@@ -161,7 +175,8 @@ export function resolveError(
   exception: unknown,
   options: ErrorResolutionOptions = {},
 ): ResolvedError {
-  const shape = safeShape(exception);
+  const read = safeShape(exception, options);
+  const shape = typeof read === "string" ? undefined : read;
   const statusCode = shape?.status ?? 500;
   const defaultCode = shape?.code ?? options.errorCodes?.[statusCode] ??
     lookupErrorCode(statusCode) ?? fallbackErrorCode(statusCode);
@@ -173,5 +188,6 @@ export function resolveError(
     unexpected: shape === undefined,
   };
   if (shape?.details !== undefined) resolved.details = shape.details;
+  if (typeof read === "string") resolved.reason = read;
   return resolved;
 }

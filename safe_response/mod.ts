@@ -28,8 +28,10 @@
 export type * from "../client/types.ts";
 export * from "./deprecation_headers.ts";
 export * from "./envelope.ts";
+export * from "./error_catalog.ts";
 export * from "./error_codes.ts";
 export * from "./error_resolution.ts";
+export * from "./field_selection.ts";
 export * from "./http_status.ts";
 export * from "./i18n_adapter.ts";
 export type * from "./options.ts";

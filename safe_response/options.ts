@@ -4,7 +4,9 @@
  *
  * @module
  */
+import type { ErrorCatalog } from "./error_catalog.ts";
 import type { ErrorCodeMapper } from "./error_resolution.ts";
+import type { FieldSelectionOptions } from "./field_selection.ts";
 import type { I18nAdapter } from "./i18n_adapter.ts";
 
 /**
@@ -116,7 +118,23 @@ export interface SwaggerOptions {
 }
 
 /**
+ * The `version` option: a fixed string, or a function of the request's
+ * context (Nest's `ExecutionContext` in the Nest module) returning the
+ * version or `undefined`.
+ *
+ * @example
+ * ```ts
+ * import type { ApiVersionOption } from "@saferoute/api-kit/safe-response";
+ * const version: ApiVersionOption = "2024-06-01";
+ * ```
+ */
+export type ApiVersionOption<Context = unknown> =
+  | string
+  | ((context: Context) => string | undefined);
+
+/**
  * All options of the safe-response module; every one is optional.
+ * `Context` is the argument of a `version` function.
  *
  * @example
  * ```ts
@@ -128,7 +146,7 @@ export interface SwaggerOptions {
  * };
  * ```
  */
-export interface SafeResponseModuleOptions {
+export interface SafeResponseModuleOptions<Context = unknown> {
   /** Include `timestamp` (default `true`). */
   timestamp?: boolean;
   /** Include `path` (default `true`). */
@@ -159,4 +177,10 @@ export interface SafeResponseModuleOptions {
   suppressWarnings?: boolean;
   /** OpenAPI options. */
   swagger?: SwaggerOptions;
+  /** Field selection on every route (default off; the `FieldSelection` decorator wins). */
+  fieldSelection?: boolean | FieldSelectionOptions;
+  /** Catalog of the keys thrown with `SafeException`. */
+  errorCatalog?: ErrorCatalog;
+  /** `meta.apiVersion` of every response (a route's Nest `@Version` wins over a string). */
+  version?: ApiVersionOption<Context>;
 }

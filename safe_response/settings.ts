@@ -5,9 +5,12 @@
  *
  * @module
  */
+import type { ErrorCatalog } from "./error_catalog.ts";
 import type { ErrorCodeMapper } from "./error_resolution.ts";
+import { type FieldSelectionSettings, resolveFieldSelection } from "./field_selection.ts";
 import type { I18nAdapter } from "./i18n_adapter.ts";
 import type {
+  ApiVersionOption,
   ContextOptions,
   SafeErrorResponseConfig,
   SafeResponseModuleOptions,
@@ -56,6 +59,12 @@ export interface SafeResponseSettings {
   suppressWarnings: boolean;
   /** Error responses documented on every route. */
   globalErrors: readonly SafeErrorResponseConfig[];
+  /** Field selection of every route, when on. */
+  fieldSelection?: FieldSelectionSettings;
+  /** Catalog of `SafeException` keys. */
+  errorCatalog?: ErrorCatalog;
+  /** `meta.apiVersion`: a string or a function of the request's context. */
+  version?: ApiVersionOption;
 }
 
 const KNOWN = new Set([
@@ -74,6 +83,9 @@ const KNOWN = new Set([
   "rateLimit",
   "suppressWarnings",
   "swagger",
+  "fieldSelection",
+  "errorCatalog",
+  "version",
 ]);
 
 type Bag = Record<string, unknown>;
@@ -204,6 +216,20 @@ function globalErrors(value: unknown): readonly SafeErrorResponseConfig[] {
   return Object.freeze([...globalErrors]);
 }
 
+function errorCatalog(value: unknown): ErrorCatalog | undefined {
+  if (value === undefined) return undefined;
+  return isBag(value) && typeof value.get === "function" && typeof value.has === "function"
+    ? value as unknown as ErrorCatalog
+    : fail("errorCatalog", "a catalog from defineErrors()");
+}
+
+function version(value: unknown): ApiVersionOption | undefined {
+  if (value === undefined || typeof value === "function") return value as ApiVersionOption;
+  return typeof value === "string" && value !== ""
+    ? value
+    : fail("version", "a non-empty string or a function");
+}
+
 /**
  * Validates options and applies the spec defaults. Throws a `TypeError`
  * naming the first bad or unknown option.
@@ -219,7 +245,9 @@ function globalErrors(value: unknown): readonly SafeErrorResponseConfig[] {
  * }
  * ```
  */
-export function resolveSettings(options: SafeResponseModuleOptions = {}): SafeResponseSettings {
+export function resolveSettings<Context>(
+  options: SafeResponseModuleOptions<Context> = {},
+): SafeResponseSettings {
   if (!isBag(options)) throw new TypeError("SafeResponseModule: options must be an object");
   for (const key of Object.keys(options)) {
     if (!KNOWN.has(key)) throw new TypeError(`SafeResponseModule: unknown option \`${key}\``);
@@ -245,5 +273,11 @@ export function resolveSettings(options: SafeResponseModuleOptions = {}): SafeRe
     rateLimit: rateLimit(o.rateLimit),
     suppressWarnings: bool(o.suppressWarnings, "suppressWarnings", false),
     globalErrors: globalErrors(o.swagger),
+    fieldSelection: resolveFieldSelection(
+      o.fieldSelection,
+      "SafeResponseModule option fieldSelection",
+    ),
+    errorCatalog: errorCatalog(o.errorCatalog),
+    version: version(o.version),
   });
 }

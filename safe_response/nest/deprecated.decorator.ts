@@ -3,8 +3,9 @@
  *
  * @module
  */
-import { SetMetadata } from "@nestjs/common";
+import { applyDecorators, SetMetadata } from "@nestjs/common";
 import { type DeprecatedOptions, resolveDeprecation } from "../deprecation_headers.ts";
+import { ApiDeprecatedOperation } from "./openapi/operation-marks.ts";
 import { DEPRECATED_METADATA } from "./safe-response.constants.ts";
 
 /**
@@ -13,7 +14,8 @@ import { DEPRECATED_METADATA } from "./safe-response.constants.ts";
  * handler (not by guards), carry `Deprecation: @<unix seconds of since>`
  * (`@0` without `since`), `Sunset: <HTTP-date>` when `sunset` is given,
  * `Link: <link>; rel="deprecation"` when `link` is given, and
- * `meta.deprecation`.
+ * `meta.deprecation`. The OpenAPI operation (of the route, or of every route
+ * of a controller) gets `deprecated: true`.
  *
  * @example
  * ```ts
@@ -31,5 +33,8 @@ import { DEPRECATED_METADATA } from "./safe-response.constants.ts";
  * ```
  */
 export function Deprecated(options: DeprecatedOptions = {}): MethodDecorator & ClassDecorator {
-  return SetMetadata(DEPRECATED_METADATA, resolveDeprecation(options));
+  return applyDecorators(
+    SetMetadata(DEPRECATED_METADATA, resolveDeprecation(options)),
+    ApiDeprecatedOperation(),
+  );
 }

@@ -14,6 +14,8 @@ export interface HandlerPhase {
   readonly start: number;
   /** The route's plan. */
   readonly plan: RoutePlan;
+  /** `meta.apiVersion` of the request. */
+  readonly apiVersion?: string;
 }
 
 const phases = new WeakMap<object, HandlerPhase>();

@@ -11,6 +11,7 @@ export interface RequestLike {
   url?: string;
   originalUrl?: string;
   headers?: Record<string, string | string[] | undefined>;
+  query?: unknown;
   raw?: RequestLike;
 }
 
@@ -30,6 +31,14 @@ export function rawRequest(request: RequestLike): RequestLike {
 /** Path and query of the request (never its `Host`). */
 export function requestTarget(request: RequestLike): string {
   return request.originalUrl ?? request.url ?? "/";
+}
+
+/** A parsed query parameter (string, array of strings, or whatever the parser made). */
+export function queryValue(request: RequestLike, name: string): unknown {
+  const query = request.query;
+  return typeof query === "object" && query !== null && Object.hasOwn(query, name)
+    ? (query as Record<string, unknown>)[name]
+    : undefined;
 }
 
 /** The path of a request target, without the query. */

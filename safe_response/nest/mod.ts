@@ -1,7 +1,10 @@
 /**
  * Safe response for NestJS: `SafeResponseModule` (response interceptor,
  * global exception filter, request-id middleware) and the route decorators.
- * Works on the Express and Fastify adapters. The `SafeResponse` type of the
+ * Works on the Express and Fastify adapters. OpenAPI (`@nestjs/swagger`):
+ * `ApiSafeResponse` and its paginated variants, `ApiSafeErrorResponse(s)`,
+ * `ApiSafeProblemResponse`, the composites, and `applyGlobalErrors` for the
+ * `swagger.globalErrors` option. The `SafeResponse` type of the
  * wire format lives in `./safe-response` and `./client`; here `SafeResponse`
  * is the decorator.
  *
@@ -25,7 +28,32 @@
  *
  * @module
  */
+export {
+  ApiSafeCatalogErrors,
+  type ApiSafeCatalogErrorsOptions,
+} from "./api-safe-catalog-errors.decorator.ts";
+export {
+  ApiSafeErrorResponse,
+  ApiSafeErrorResponses,
+  ApiSafeProblemResponse,
+} from "./api-safe-error-response.decorator.ts";
+export {
+  ApiCursorPaginatedSafeResponse,
+  ApiPaginatedSafeResponse,
+  type ApiPaginatedSafeResponseOptions,
+  ApiSafeResponse,
+  type ApiSafeResponseOptions,
+  type SafeModel,
+} from "./api-safe-response.decorator.ts";
+export { applyGlobalErrors, type OpenApiDocumentLike } from "./apply-global-errors.ts";
 export { Deprecated } from "./deprecated.decorator.ts";
+export { PROBLEM_TYPE_EXTENSION, SKIP_GLOBAL_ERRORS_EXTENSION } from "./openapi/operation-marks.ts";
+export {
+  type OpenApiSchema,
+  SAFE_RESPONSE_SCHEMAS,
+  type SafeResponseSchemaName,
+} from "./openapi/schemas.ts";
+export { FieldSelection } from "./field-selection.decorator.ts";
 export { FilterMeta } from "./filter-meta.decorator.ts";
 export { CursorPaginated, Paginated, type PaginationSetting } from "./paginated.decorator.ts";
 export { ProblemType } from "./problem-type.decorator.ts";
@@ -42,12 +70,14 @@ export {
   type SafePaginatedEndpointOptions,
 } from "./safe-endpoint.decorator.ts";
 export type {
+  ApiVersionContext,
   SafeResponseModuleAsyncOptions,
   SafeResponseModuleOptions,
 } from "./safe-response-options.interface.ts";
 export {
   DEPRECATED_METADATA,
   ENDPOINT_PROBLEM_DETAILS_METADATA,
+  FIELD_SELECTION_METADATA,
   FILTER_META_METADATA,
   PAGINATION_METADATA,
   PROBLEM_TYPE_METADATA,

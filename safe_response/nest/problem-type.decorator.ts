@@ -3,12 +3,15 @@
  *
  * @module
  */
-import { SetMetadata } from "@nestjs/common";
+import { applyDecorators, SetMetadata } from "@nestjs/common";
+import { ApiExtension } from "@nestjs/swagger";
+import { PROBLEM_TYPE_EXTENSION } from "./openapi/operation-marks.ts";
 import { PROBLEM_TYPE_METADATA } from "./safe-response.constants.ts";
 
 /**
  * Sets the problem-details `type` of errors thrown by the route's handler
- * (not of errors thrown by guards). Used when `problemDetails` is on.
+ * (not of errors thrown by guards). Used when `problemDetails` is on. The
+ * OpenAPI operation carries it as `x-safe-problem-type`.
  *
  * @example
  * ```ts
@@ -29,5 +32,8 @@ export function ProblemType(typeUri: string): MethodDecorator & ClassDecorator {
   if (typeof typeUri !== "string" || typeUri === "" || /\s/.test(typeUri)) {
     throw new TypeError("ProblemType: `typeUri` must be a URI");
   }
-  return SetMetadata(PROBLEM_TYPE_METADATA, typeUri);
+  return applyDecorators(
+    SetMetadata(PROBLEM_TYPE_METADATA, typeUri),
+    ApiExtension(PROBLEM_TYPE_EXTENSION, typeUri),
+  );
 }

@@ -4,13 +4,21 @@
  *
  * @module
  */
-import { type ExecutionContext, RequestMethod } from "@nestjs/common";
+import { type ExecutionContext, RequestMethod, type VersioningOptions } from "@nestjs/common";
 import type { Reflector } from "@nestjs/core";
 import type { DeprecationPlan } from "../deprecation_headers.ts";
+import {
+  type FieldSelectionOptions,
+  type FieldSelectionSettings,
+  resolveFieldSelection,
+} from "../field_selection.ts";
+import type { SafeResponseSettings } from "../settings.ts";
+import { readRouteVersion } from "./api-version.ts";
 import type { PaginationSetting } from "./paginated.decorator.ts";
 import {
   DEPRECATED_METADATA,
   ENDPOINT_PROBLEM_DETAILS_METADATA,
+  FIELD_SELECTION_METADATA,
   FILTER_META_METADATA,
   NEST_HTTP_CODE_METADATA,
   NEST_METHOD_METADATA,
@@ -54,6 +62,12 @@ export interface RoutePlan {
   readonly deprecation?: DeprecationPlan;
   /** The composites' `problemDetails` flag, when set. */
   readonly endpointProblemDetails?: boolean;
+  /** Field selection (`FieldSelection` over the module option), when on. */
+  readonly fieldSelection?: FieldSelectionSettings;
+  /** `meta.apiVersion` unless the request decides: the route's Nest version, else a string `version`. */
+  readonly apiVersion?: string;
+  /** The route's Nest versions, when several (the request picks one). */
+  readonly versions?: readonly string[];
   /** Keys of warnings already logged for this route. */
   readonly warned: Set<string>;
 }
@@ -63,7 +77,8 @@ export function readRoutePlan(
   reflector: Reflector,
   controller: RouteController,
   handler: RouteHandler,
-  successCodeMapper?: (statusCode: number) => string | undefined,
+  settings: SafeResponseSettings,
+  versioning?: VersioningOptions,
 ): RoutePlan {
   const targets = [handler, controller];
   const get = <T>(key: string): T | undefined => reflector.getAllAndOverride<T>(key, targets);
@@ -71,11 +86,14 @@ export function readRoutePlan(
   const statusCode = reflector.get<number>(NEST_HTTP_CODE_METADATA, handler) ??
     (method === RequestMethod.POST ? 201 : 200);
   const fixed = reflector.get<string>(SUCCESS_CODE_METADATA, handler);
+  const selection = get<FieldSelectionOptions | false>(FIELD_SELECTION_METADATA);
+  const version = readRouteVersion(reflector, targets, versioning);
+  const fallbackVersion = typeof settings.version === "string" ? settings.version : undefined;
   return {
     route: `${controller.name}.${handler.name}`,
     raw: get<boolean>(RAW_RESPONSE_METADATA) === true,
     statusCode,
-    successCode: fixed ?? successCodeMapper?.(statusCode),
+    successCode: fixed ?? settings.successCodeMapper?.(statusCode),
     fixedCode: fixed !== undefined,
     message: get<string>(RESPONSE_MESSAGE_METADATA),
     pagination: get<PaginationSetting>(PAGINATION_METADATA),
@@ -84,6 +102,11 @@ export function readRoutePlan(
     problemType: get<string>(PROBLEM_TYPE_METADATA),
     deprecation: get<DeprecationPlan>(DEPRECATED_METADATA),
     endpointProblemDetails: get<boolean>(ENDPOINT_PROBLEM_DETAILS_METADATA),
+    fieldSelection: selection === undefined
+      ? settings.fieldSelection
+      : resolveFieldSelection(selection, "FieldSelection options", settings.fieldSelection),
+    apiVersion: typeof version === "string" ? version : fallbackVersion,
+    versions: typeof version === "object" ? version : undefined,
     warned: new Set(),
   };
 }

@@ -1,15 +1,16 @@
 /**
  * Composite decorators `SafeEndpoint`, `SafePaginatedEndpoint` and
  * `SafeCursorPaginatedEndpoint`. Each applies the runtime decorators built by
- * {@link endpointRuntimeDecorators}; the OpenAPI documentation of `model`,
- * `description`, `isArray` and `errors` is added by the OpenAPI helpers next
- * to them.
+ * {@link endpointRuntimeDecorators} and the OpenAPI documentation of the same
+ * options (success envelope of `model`, `errors`, `deprecated`).
  *
  * @module
  */
 import { applyDecorators, HttpCode, SetMetadata } from "@nestjs/common";
 import type { DeprecatedOptions } from "../deprecation_headers.ts";
 import type { SafeErrorResponseConfig } from "../options.ts";
+import { documentErrors } from "./api-safe-error-response.decorator.ts";
+import { documentSuccess, type SafeModel } from "./api-safe-response.decorator.ts";
 import { Deprecated } from "./deprecated.decorator.ts";
 import { FilterMeta } from "./filter-meta.decorator.ts";
 import { httpStatus } from "./http-status.ts";
@@ -42,7 +43,7 @@ export interface SafeEndpointCommonOptions {
   message?: string;
   /** Success `code`. */
   code?: string;
-  /** Documented error responses (OpenAPI). */
+  /** Documented error responses (OpenAPI), as in `ApiSafeErrorResponses`. */
   errors?: SafeErrorResponseConfig[];
   /** Marks the route deprecated. */
   deprecated?: DeprecatedOptions;
@@ -94,10 +95,10 @@ export interface SafePaginatedEndpointOptions extends SafeEndpointCommonOptions 
 export interface SafeCursorPaginatedEndpointOptions extends SafePaginatedEndpointOptions {}
 
 /**
- * The runtime half of a composite: wrapping, status, sort, filter, message,
- * code, deprecation, pagination and the `problemDetails` flag (checked
- * against the module option). The OpenAPI half is built from the same
- * options by the OpenAPI helpers.
+ * The runtime half of a composite: wrapping, status (`statusCode`, default
+ * 200; always 200 for the paginated variants), sort, filter, message, code,
+ * deprecation, pagination and the `problemDetails` flag (checked against the
+ * module option). The composites add the OpenAPI half from the same options.
  *
  * @example
  * ```ts
@@ -114,9 +115,9 @@ export function endpointRuntimeDecorators(
     SetMetadata(RAW_RESPONSE_METADATA, false),
     SetMetadata(ENDPOINT_PROBLEM_DETAILS_METADATA, options.problemDetails ?? false),
   ];
-  if (pagination === undefined) {
-    decorators.push(HttpCode(httpStatus(options.statusCode ?? 200, "SafeEndpoint")));
-  } else {
+  const status = pagination === undefined ? options.statusCode ?? 200 : 200;
+  decorators.push(HttpCode(httpStatus(status, "SafeEndpoint")));
+  if (pagination !== undefined) {
     const paging = { maxLimit: options.maxLimit, links: options.links };
     decorators.push(pagination === "offset" ? Paginated(paging) : CursorPaginated(paging));
   }
@@ -128,9 +129,34 @@ export function endpointRuntimeDecorators(
   return decorators;
 }
 
+function endpointOpenApiDecorators(
+  model: SafeModel,
+  options: SafeEndpointOptions & SafePaginatedEndpointOptions,
+  pagination: "offset" | "cursor" | undefined,
+  decorator: string,
+): MethodDecorator[] {
+  const shape = {
+    isArray: pagination === undefined && options.isArray === true,
+    pagination,
+    sort: options.sort,
+    filter: options.filter,
+    code: options.code,
+    message: options.message,
+    deprecated: options.deprecated !== undefined,
+  };
+  const status = pagination === undefined ? options.statusCode ?? 200 : 200;
+  const decorators = [documentSuccess(model, status, options.description, shape, decorator)];
+  if (options.errors !== undefined) {
+    decorators.push(documentErrors(options.errors, options.problemDetails === true, decorator));
+  }
+  return decorators;
+}
+
 /**
  * Composite for a plain endpoint: envelope, status (default 200), sort,
- * filter, message, code and deprecation in one decorator.
+ * filter, message, code and deprecation in one decorator, documented in
+ * OpenAPI (success envelope of `model` at `statusCode`, `errors` as error
+ * envelopes, or problem details with `problemDetails: true`).
  *
  * @example
  * ```ts
@@ -152,15 +178,19 @@ export function endpointRuntimeDecorators(
  * ```
  */
 export function SafeEndpoint(
-  _model: abstract new (...args: never[]) => unknown,
+  model: SafeModel,
   options: SafeEndpointOptions = {},
 ): MethodDecorator {
-  return applyDecorators(...endpointRuntimeDecorators(options));
+  return applyDecorators(
+    ...endpointRuntimeDecorators(options),
+    ...endpointOpenApiDecorators(model, options, undefined, "SafeEndpoint"),
+  );
 }
 
 /**
  * Composite for an offset-paginated endpoint (`Paginated` plus the common
- * options).
+ * options; status 200), documented like `ApiPaginatedSafeResponse` plus the
+ * sort, filter, message and code it adds.
  *
  * @example
  * ```ts
@@ -182,15 +212,20 @@ export function SafeEndpoint(
  * ```
  */
 export function SafePaginatedEndpoint(
-  _model: abstract new (...args: never[]) => unknown,
+  model: SafeModel,
   options: SafePaginatedEndpointOptions = {},
 ): MethodDecorator {
-  return applyDecorators(...endpointRuntimeDecorators(options, "offset"));
+  return applyDecorators(
+    ...endpointRuntimeDecorators(options, "offset"),
+    ...endpointOpenApiDecorators(model, options, "offset", "SafePaginatedEndpoint"),
+  );
 }
 
 /**
  * Composite for a cursor-paginated endpoint (`CursorPaginated` plus the
- * common options).
+ * common options; status 200), documented like
+ * `ApiCursorPaginatedSafeResponse` plus the sort, filter, message and code it
+ * adds.
  *
  * @example
  * ```ts
@@ -212,8 +247,11 @@ export function SafePaginatedEndpoint(
  * ```
  */
 export function SafeCursorPaginatedEndpoint(
-  _model: abstract new (...args: never[]) => unknown,
+  model: SafeModel,
   options: SafeCursorPaginatedEndpointOptions = {},
 ): MethodDecorator {
-  return applyDecorators(...endpointRuntimeDecorators(options, "cursor"));
+  return applyDecorators(
+    ...endpointRuntimeDecorators(options, "cursor"),
+    ...endpointOpenApiDecorators(model, options, "cursor", "SafeCursorPaginatedEndpoint"),
+  );
 }

@@ -137,3 +137,17 @@ export const NEST_HTTP_CODE_METADATA = "__httpCode__";
 
 /** Nest's route method metadata key (stable across Nest 11 and 12). */
 export const NEST_METHOD_METADATA = "method";
+
+/**
+ * Metadata key of `FieldSelection` (validated options, or `false` for off).
+ *
+ * @example
+ * ```ts
+ * import { FIELD_SELECTION_METADATA } from "@saferoute/api-kit/safe-response/nest";
+ * FIELD_SELECTION_METADATA; // "safe-response:field-selection"
+ * ```
+ */
+export const FIELD_SELECTION_METADATA = "safe-response:field-selection";
+
+/** Nest's `VERSION_METADATA` key of `@Version` and `@Controller({ version })` (Nest 11 and 12). */
+export const NEST_VERSION_METADATA = "__version__";

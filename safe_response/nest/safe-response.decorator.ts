@@ -4,8 +4,12 @@
  * @module
  */
 import { applyDecorators, HttpCode, SetMetadata } from "@nestjs/common";
-import { RAW_RESPONSE_METADATA } from "./safe-response.constants.ts";
+import { ApiResponse } from "@nestjs/swagger";
+import { reasonPhrase } from "../http_status.ts";
 import { httpStatus } from "./http-status.ts";
+import { ApiSafeComponents } from "./openapi/components.ts";
+import { schemaRef } from "./openapi/schemas.ts";
+import { RAW_RESPONSE_METADATA } from "./safe-response.constants.ts";
 
 /**
  * Options of `SafeResponse`.
@@ -19,13 +23,15 @@ import { httpStatus } from "./http-status.ts";
 export interface SafeResponseOptions {
   /** Response description (OpenAPI). */
   description?: string;
-  /** Success status, applied with `@HttpCode`. */
+  /** Success status, applied with `@HttpCode` (documented as 200 when not given). */
   statusCode?: number;
 }
 
 /**
  * Wraps the route's result in the success envelope, also under a class-level
- * `RawResponse()`; `statusCode` sets the status (`@HttpCode`).
+ * `RawResponse()`; `statusCode` sets the status (`@HttpCode`). Documents the
+ * basic success envelope (schema `SafeSuccessResponse`, `data` of any type) at
+ * `statusCode`, or 200 when not given (give `statusCode: 201` on a `POST`).
  *
  * @example
  * ```ts
@@ -45,11 +51,16 @@ export interface SafeResponseOptions {
 export function SafeResponse(
   options: SafeResponseOptions = {},
 ): MethodDecorator & ClassDecorator {
+  const status = httpStatus(options.statusCode ?? 200, "SafeResponse");
   const decorators: Array<MethodDecorator | ClassDecorator> = [
     SetMetadata(RAW_RESPONSE_METADATA, false),
+    ApiSafeComponents(),
+    ApiResponse({
+      status,
+      description: options.description ?? reasonPhrase(status) ?? "Success",
+      content: { "application/json": { schema: schemaRef("SafeSuccessResponse") } },
+    }),
   ];
-  if (options.statusCode !== undefined) {
-    decorators.push(HttpCode(httpStatus(options.statusCode, "SafeResponse")));
-  }
+  if (options.statusCode !== undefined) decorators.push(HttpCode(status));
   return applyDecorators(...decorators);
 }

@@ -72,14 +72,17 @@ export class SafeResponseFilter implements ExceptionFilter {
     const adapter = this.adapterHost.httpAdapter;
     const { settings, logger } = this.runtime;
     const resolved = resolveError(exception, settings);
-    if (resolved.unexpected) logger.error(...describeThrown(exception));
+    if (resolved.unexpected) {
+      const [line, stack] = describeThrown(exception);
+      logger.error(resolved.reason ?? line, stack);
+    }
     if (adapter.isHeadersSent(response)) {
       adapter.end(response);
       return undefined;
     }
     let body: object;
     try {
-      body = this.#body(resolved, request, response);
+      body = this.#body(resolved, host, request, response);
     } catch (failure) {
       logger.error(...describeThrown(failure));
       body = buildErrorBody({
@@ -102,6 +105,7 @@ export class SafeResponseFilter implements ExceptionFilter {
 
   #body(
     resolved: ResolvedError,
+    host: ArgumentsHost,
     request: RequestLike,
     response: ResponseLike,
   ): object {
@@ -113,6 +117,10 @@ export class SafeResponseFilter implements ExceptionFilter {
     if (phase !== undefined && settings.responseTime) {
       (meta ??= {}).responseTime = elapsedSince(phase.start);
     }
+    const apiVersion = phase === undefined
+      ? this.runtime.apiVersion(host, request, undefined)
+      : phase.apiVersion;
+    if (apiVersion !== undefined) (meta ??= {}).apiVersion = apiVersion;
     meta = this.runtime.sharedMeta(meta, response) as typeof meta;
     const requestId = settings.requestId === undefined
       ? undefined

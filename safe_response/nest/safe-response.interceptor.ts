@@ -14,6 +14,7 @@ import {
 import { map, type Observable } from "rxjs";
 import type { ResponseMeta } from "../../client/types.ts";
 import { buildSuccessBody } from "../envelope.ts";
+import { parseFieldSelection, selectFields } from "../field_selection.ts";
 import {
   buildCursorPaginationMeta,
   buildPaginationMeta,
@@ -24,6 +25,7 @@ import { isFilterMap, isSortInfo } from "../sort_filter.ts";
 import { elapsedSince, markHandlerPhase } from "./handler-phase.ts";
 import {
   pathOf,
+  queryValue,
   type RequestLike,
   requestTarget,
   type ResponseLike,
@@ -70,14 +72,17 @@ export class SafeResponseInterceptor implements NestInterceptor {
     const request = http.getRequest<RequestLike>();
     const response = http.getResponse<ResponseLike>();
     const start = performance.now();
-    markHandlerPhase(request, { start, plan });
+    const apiVersion = this.runtime.apiVersion(context, request, plan);
+    markHandlerPhase(request, { start, plan, apiVersion });
     if (plan.deprecation !== undefined) {
       for (const [name, value] of plan.deprecation.headers) {
         setResponseHeader(response, name, value);
       }
     }
     if (plan.raw) return next.handle();
-    return next.handle().pipe(map((data) => this.#wrap(plan, request, response, start, data)));
+    return next.handle().pipe(
+      map((data) => this.#wrap(plan, request, response, start, apiVersion, data)),
+    );
   }
 
   #wrap(
@@ -85,6 +90,7 @@ export class SafeResponseInterceptor implements NestInterceptor {
     request: RequestLike,
     response: ResponseLike,
     start: number,
+    apiVersion: string | undefined,
     result: unknown,
   ): unknown {
     if (isPassthrough(result)) return result;
@@ -140,11 +146,20 @@ export class SafeResponseInterceptor implements NestInterceptor {
       if (isFilterMap(source?.filters)) (meta ??= {}).filters = source.filters;
       else this.#mismatch(plan, "filters", "a `filters` object next to `data`");
     }
+    if (plan.fieldSelection !== undefined) {
+      const { queryParam } = plan.fieldSelection;
+      const selection = parseFieldSelection(queryValue(request, queryParam), plan.fieldSelection);
+      if (selection !== undefined) {
+        data = selectFields(data, selection);
+        (meta ??= {}).fields = [...selection.fields];
+      }
+    }
     if (plan.message !== undefined) {
       (meta ??= {}).message = this.runtime.translate(plan.message, request);
     }
     if (settings.responseTime) (meta ??= {}).responseTime = elapsedSince(start);
     if (plan.deprecation !== undefined) (meta ??= {}).deprecation = plan.deprecation.meta;
+    if (apiVersion !== undefined) (meta ??= {}).apiVersion = apiVersion;
     meta = this.runtime.sharedMeta(meta, response) as typeof meta;
     const current = response.statusCode;
     const statusCode = current !== undefined && current !== 200 ? current : plan.statusCode;

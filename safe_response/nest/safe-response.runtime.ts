@@ -5,11 +5,12 @@
  *
  * @module
  */
-import { Inject, Injectable, Logger, type OnModuleInit } from "@nestjs/common";
-import { ModulesContainer, Reflector } from "@nestjs/core";
+import { type ArgumentsHost, Inject, Injectable, Logger, type OnModuleInit } from "@nestjs/common";
+import { ApplicationConfig, ModulesContainer, Reflector } from "@nestjs/core";
 import { type I18nAdapter, I18nServiceAdapter, type TranslatingService } from "../i18n_adapter.ts";
 import { parseRateLimitHeaders } from "../rate_limit.ts";
 import type { SafeResponseSettings } from "../settings.ts";
+import { requestVersion } from "./api-version.ts";
 import { getResponseHeader, type RequestLike, type ResponseLike } from "./http-exchange.ts";
 import { findProviderByClassName } from "./optional-provider.ts";
 import {
@@ -40,6 +41,7 @@ export class SafeResponseRuntime implements OnModuleInit {
     @Inject(SAFE_RESPONSE_SETTINGS) readonly settings: SafeResponseSettings,
     @Inject(Reflector) private readonly reflector: Reflector,
     @Inject(ModulesContainer) private readonly modules: ModulesContainer,
+    @Inject(ApplicationConfig) private readonly appConfig: ApplicationConfig,
   ) {}
 
   /** Resolves the optional integrations (nestjs-i18n, nestjs-cls) once. */
@@ -73,7 +75,8 @@ export class SafeResponseRuntime implements OnModuleInit {
     if (byHandler === undefined) this.#plans.set(controller, byHandler = new WeakMap());
     let plan = byHandler.get(handler);
     if (plan === undefined) {
-      plan = readRoutePlan(this.reflector, controller, handler, this.settings.successCodeMapper);
+      const versioning = this.appConfig.getVersioning();
+      plan = readRoutePlan(this.reflector, controller, handler, this.settings, versioning);
       byHandler.set(handler, plan);
       const problemDetails = this.settings.problemDetails !== undefined;
       if (
@@ -89,6 +92,36 @@ export class SafeResponseRuntime implements OnModuleInit {
       }
     }
     return plan;
+  }
+
+  /**
+   * `meta.apiVersion` of a request: a `version` function's result, else the
+   * route's Nest version (the one the request names when it has several),
+   * else a string `version`. Without a plan (errors thrown before the
+   * interceptor), only the function (whose context has no handler or class)
+   * and the string apply.
+   */
+  apiVersion(
+    context: ArgumentsHost,
+    request: RequestLike,
+    plan: RoutePlan | undefined,
+  ): string | undefined {
+    const { version } = this.settings;
+    if (typeof version === "function") {
+      try {
+        const chosen = version(context);
+        if (typeof chosen === "string" && chosen !== "") return chosen;
+      } catch (error) {
+        this.logger.error(`option \`version\`: the function threw (${String(error)})`);
+      }
+    }
+    if (plan === undefined) return typeof version === "string" ? version : undefined;
+    if (plan.versions !== undefined) {
+      const versioning = this.appConfig.getVersioning();
+      const chosen = versioning && requestVersion(plan.versions, request, versioning);
+      if (chosen !== undefined) return chosen;
+    }
+    return plan.apiVersion;
   }
 
   /** Logs `message` once per route and key, unless `suppressWarnings`. */

@@ -3,13 +3,16 @@
  *
  * @module
  */
-import { SetMetadata } from "@nestjs/common";
+import { applyDecorators, SetMetadata } from "@nestjs/common";
+import { ApiExtension } from "@nestjs/swagger";
+import { SKIP_GLOBAL_ERRORS_EXTENSION } from "./openapi/operation-marks.ts";
 import { SKIP_GLOBAL_ERRORS_METADATA } from "./safe-response.constants.ts";
 
 /**
  * Marks a route (or controller) so the global error responses
- * (`swagger.globalErrors`) are not added to its OpenAPI operation. No effect
- * on the response itself.
+ * (`swagger.globalErrors`) are not added to its OpenAPI operation by
+ * `applyGlobalErrors`: the operation carries `x-safe-skip-global-errors: true`.
+ * No effect on the response itself.
  *
  * @example
  * ```ts
@@ -27,5 +30,8 @@ import { SKIP_GLOBAL_ERRORS_METADATA } from "./safe-response.constants.ts";
  * ```
  */
 export function SkipGlobalErrors(): MethodDecorator & ClassDecorator {
-  return SetMetadata(SKIP_GLOBAL_ERRORS_METADATA, true);
+  return applyDecorators(
+    SetMetadata(SKIP_GLOBAL_ERRORS_METADATA, true),
+    ApiExtension(SKIP_GLOBAL_ERRORS_EXTENSION, true),
+  );
 }

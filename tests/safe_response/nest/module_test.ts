@@ -138,6 +138,7 @@ describe("non-HTTP contexts pass through", () => {
       resolveSettings(),
       undefined as never,
       undefined as never,
+      undefined as never,
     );
     const host = { getType: () => "rpc" } as never;
     const interceptor = new SafeResponseInterceptor(runtime);

@@ -138,7 +138,10 @@ describe("nest11-cjs-express consumer", () => {
     assert.equal(status, 200);
     assert.match(body.openapi, /^3\./);
     assert.ok(body.paths["/orders"]?.get, "GET /orders documented");
-    assert.ok(body.paths["/orders"].get.responses["200"], "its 200 response documented");
+    const list = body.paths["/orders"].get;
+    assert.ok(list.responses["200"], "its 200 response documented");
+    assert.ok(body.components.schemas.SafePaginationMeta, "the pagination meta component");
+    assert.ok(list.responses["401"], "global 401 applied");
     assert.ok(body.components.securitySchemes["api-key"]);
   });
 });

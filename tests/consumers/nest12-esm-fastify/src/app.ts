@@ -13,7 +13,6 @@ import {
 import { NestFactory } from "@nestjs/core";
 import { FastifyAdapter, type NestFastifyApplication } from "@nestjs/platform-fastify";
 import {
-  ApiOkResponse,
   ApiProperty,
   ApiSecurity,
   DocumentBuilder,
@@ -26,7 +25,13 @@ import {
   RequireEnvironment,
   RequireScope,
 } from "@saferoute/api-kit/api-keys/nest";
-import { Paginated, ProblemType, SafeResponseModule } from "@saferoute/api-kit/safe-response/nest";
+import {
+  ApiPaginatedSafeResponse,
+  applyGlobalErrors,
+  Paginated,
+  ProblemType,
+  SafeResponseModule,
+} from "@saferoute/api-kit/safe-response/nest";
 
 /** A clock the checks can move forward, to expire a key without waiting. */
 export const clock = {
@@ -51,7 +56,7 @@ class OrdersController {
   @Get()
   @RequireScope("orders", "read")
   @Paginated({ maxLimit: 50 })
-  @ApiOkResponse({ type: OrderDto, isArray: true })
+  @ApiPaginatedSafeResponse(OrderDto)
   list(@Query("page") page = "1", @Query("limit") limit = "2") {
     const p = Number(page);
     const l = Number(limit);
@@ -124,7 +129,10 @@ export async function bootstrap(
   SwaggerModule.setup(
     "docs",
     app,
-    () => SwaggerModule.createDocument(app, config),
+    () =>
+      applyGlobalErrors(SwaggerModule.createDocument(app, config), {
+        swagger: { globalErrors: [401, 403, 500] },
+      }),
   );
   await app.listen(port, "127.0.0.1");
   const address = app.getHttpServer().address();

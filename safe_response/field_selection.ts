@@ -1,0 +1,233 @@
+/**
+ * Field selection (partial responses): `?fields=id,name,address.city` keeps
+ * only those fields of `data`. Parsing is bounded and ignores prototype
+ * names; selection copies, never mutating the handler's object.
+ *
+ * @module
+ */
+
+/**
+ * Field-selection options (module option `fieldSelection`, route decorator
+ * `FieldSelection`).
+ *
+ * @example
+ * ```ts
+ * import type { FieldSelectionOptions } from "@saferoute/api-kit/safe-response";
+ * const options: FieldSelectionOptions = { queryParam: "select", maxDepth: 2 };
+ * ```
+ */
+export interface FieldSelectionOptions {
+  /** Query parameter read; default `fields`. */
+  queryParam?: string;
+  /** Separator of the fields; default `,`. */
+  separator?: string;
+  /** Most segments of a dotted path (1-10); deeper segments are cut; default 3. */
+  maxDepth?: number;
+}
+
+/**
+ * Field-selection options with defaults applied.
+ *
+ * @example
+ * ```ts
+ * import { resolveFieldSelection } from "@saferoute/api-kit/safe-response";
+ * const settings = resolveFieldSelection(true, "fieldSelection");
+ * settings?.queryParam; // "fields"
+ * ```
+ */
+export type FieldSelectionSettings = Readonly<Required<FieldSelectionOptions>>;
+
+/**
+ * Bounds on hostile input: at most `values` repeated parameters are read,
+ * `length` characters in all (a field cut by the bound is dropped), and
+ * `fields` distinct paths kept.
+ *
+ * @example
+ * ```ts
+ * import { FIELD_SELECTION_LIMITS } from "@saferoute/api-kit/safe-response";
+ * FIELD_SELECTION_LIMITS.fields; // 50
+ * ```
+ */
+export const FIELD_SELECTION_LIMITS: Readonly<{ values: number; length: number; fields: number }> =
+  Object.freeze({ values: 10, length: 1024, fields: 50 });
+
+const DEFAULTS: FieldSelectionSettings = Object.freeze({
+  queryParam: "fields",
+  separator: ",",
+  maxDepth: 3,
+});
+
+const FORBIDDEN = new Set(["__proto__", "constructor", "prototype"]);
+
+function fail(option: string, expected: string): never {
+  throw new TypeError(`${option} must be ${expected}`);
+}
+
+/**
+ * Validates field-selection options: `false`/`undefined` → `undefined` (off),
+ * `true` → the defaults, an object → the defaults overridden by it (or by
+ * `base` when given). Throws a `TypeError` naming `name` on a bad value.
+ *
+ * @example
+ * ```ts
+ * import { resolveFieldSelection } from "@saferoute/api-kit/safe-response";
+ * resolveFieldSelection({ maxDepth: 2 }, "fieldSelection")?.maxDepth; // 2
+ * resolveFieldSelection(false, "fieldSelection"); // undefined
+ * ```
+ */
+export function resolveFieldSelection(
+  value: unknown,
+  name: string,
+  base: FieldSelectionSettings = DEFAULTS,
+): FieldSelectionSettings | undefined {
+  if (value === undefined || value === false) return undefined;
+  if (value === true) return base;
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    fail(name, "a boolean or { queryParam?, separator?, maxDepth? }");
+  }
+  const options = value as Record<string, unknown>;
+  for (const key of Object.keys(options)) {
+    if (!(key in DEFAULTS)) fail(`${name}.${key}`, "queryParam, separator or maxDepth (unknown)");
+  }
+  const { queryParam = base.queryParam, separator = base.separator, maxDepth = base.maxDepth } =
+    options;
+  if (typeof queryParam !== "string" || queryParam === "") {
+    fail(`${name}.queryParam`, "a non-empty string");
+  }
+  if (typeof separator !== "string" || separator === "" || separator.includes(".")) {
+    fail(`${name}.separator`, "a non-empty string without `.`");
+  }
+  if (!Number.isInteger(maxDepth) || (maxDepth as number) < 1 || (maxDepth as number) > 10) {
+    fail(`${name}.maxDepth`, "an integer from 1 to 10");
+  }
+  return Object.freeze({ queryParam, separator, maxDepth: maxDepth as number });
+}
+
+/**
+ * Selected paths as a tree of segments: `true` keeps the whole value.
+ *
+ * @example
+ * ```ts
+ * import type { SelectionTree } from "@saferoute/api-kit/safe-response";
+ * // id,address.city
+ * const tree: SelectionTree = new Map([["id", true], ["address", new Map([["city", true]])]]);
+ * ```
+ */
+export type SelectionTree = Map<string, SelectionTree | true>;
+
+/**
+ * A parsed selection: the normalised paths (what `meta.fields` reports) and
+ * their tree.
+ *
+ * @example
+ * ```ts
+ * import { parseFieldSelection } from "@saferoute/api-kit/safe-response";
+ * parseFieldSelection("id, name,id", { queryParam: "fields", separator: ",", maxDepth: 3 })?.fields;
+ * // ["id", "name"]
+ * ```
+ */
+export interface FieldSelection {
+  /** Normalised paths, in request order, without duplicates. */
+  readonly fields: readonly string[];
+  /** The paths as a tree. */
+  readonly tree: SelectionTree;
+}
+
+function readRaw(raw: unknown, separator: string): string[] {
+  const values = Array.isArray(raw) ? raw.slice(0, FIELD_SELECTION_LIMITS.values) : [raw];
+  const parts: string[] = [];
+  let budget = FIELD_SELECTION_LIMITS.length;
+  for (const value of values) {
+    if (typeof value !== "string" || budget <= 0) continue;
+    const pieces = value.slice(0, budget).split(separator);
+    if (value.length > budget) pieces.pop(); // cut by the bound
+    budget -= value.length + 1;
+    parts.push(...pieces);
+  }
+  return parts;
+}
+
+function normalise(part: string, maxDepth: number): string[] | undefined {
+  const segments = part.trim().split(".").slice(0, maxDepth).map((segment) => segment.trim());
+  if (segments.some((segment) => segment === "" || FORBIDDEN.has(segment))) return undefined;
+  return segments;
+}
+
+function addPath(tree: SelectionTree, segments: string[]): void {
+  let node = tree;
+  for (let i = 0; i < segments.length; i++) {
+    const current = node.get(segments[i]);
+    if (current === true) return; // an ancestor is kept whole
+    if (i === segments.length - 1) {
+      node.set(segments[i], true);
+      return;
+    }
+    if (current === undefined) node.set(segments[i], node = new Map());
+    else node = current;
+  }
+}
+
+/**
+ * Parses the raw query value (a string, or an array for a repeated
+ * parameter; anything else is ignored) into a selection, within
+ * {@link FIELD_SELECTION_LIMITS}. Empty segments and paths through
+ * `__proto__`, `constructor` or `prototype` are dropped; paths deeper than
+ * `maxDepth` are cut. `undefined` when no field remains.
+ *
+ * @example
+ * ```ts
+ * import { parseFieldSelection } from "@saferoute/api-kit/safe-response";
+ * const settings = { queryParam: "fields", separator: ",", maxDepth: 2 };
+ * parseFieldSelection("id,a.b.c,__proto__.x", settings)?.fields; // ["id", "a.b"]
+ * ```
+ */
+export function parseFieldSelection(
+  raw: unknown,
+  settings: FieldSelectionSettings,
+): FieldSelection | undefined {
+  const fields: string[] = [];
+  const tree: SelectionTree = new Map();
+  for (const part of readRaw(raw, settings.separator)) {
+    const segments = normalise(part, settings.maxDepth);
+    if (segments === undefined) continue;
+    const path = segments.join(".");
+    if (fields.includes(path)) continue;
+    fields.push(path);
+    addPath(tree, segments);
+    if (fields.length === FIELD_SELECTION_LIMITS.fields) break;
+  }
+  return fields.length === 0 ? undefined : { fields, tree };
+}
+
+function pick(value: unknown, tree: SelectionTree): unknown {
+  if (Array.isArray(value)) return value.map((item) => pick(item, tree));
+  if (typeof value !== "object" || value === null) return value;
+  if (typeof (value as { toJSON?: unknown }).toJSON === "function") return value; // a Date, …
+  const source = value as Record<string, unknown>;
+  const result: Record<string, unknown> = {};
+  for (const [key, sub] of tree) {
+    if (Object.hasOwn(source, key)) {
+      result[key] = sub === true ? source[key] : pick(source[key], sub);
+    }
+  }
+  return result;
+}
+
+/**
+ * A copy of `data` with only the selected fields (own properties); arrays
+ * are selected element by element, unknown fields are skipped, and values
+ * that are not plain objects (`null`, strings, objects with `toJSON` such as
+ * dates) are kept as they are. `data` is never mutated.
+ *
+ * @example
+ * ```ts
+ * import { parseFieldSelection, selectFields } from "@saferoute/api-kit/safe-response";
+ * const settings = { queryParam: "fields", separator: ",", maxDepth: 3 };
+ * const selection = parseFieldSelection("id,address.city", settings)!;
+ * selectFields({ id: 1, name: "Ada", address: { city: "London", zip: "N1" } }, selection);
+ * // { id: 1, address: { city: "London" } }
+ * ```
+ */
+export function selectFields(data: unknown, selection: FieldSelection): unknown {
+  return pick(data, selection.tree);
+}

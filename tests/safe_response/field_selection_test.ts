@@ -1,0 +1,136 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import {
+  FIELD_SELECTION_LIMITS,
+  type FieldSelectionSettings,
+  parseFieldSelection,
+  resolveFieldSelection,
+  selectFields,
+} from "../../safe_response/mod.ts";
+
+const SETTINGS: FieldSelectionSettings = { queryParam: "fields", separator: ",", maxDepth: 3 };
+const select = (data: unknown, raw: unknown, settings = SETTINGS) => {
+  const selection = parseFieldSelection(raw, settings);
+  return selection === undefined ? data : selectFields(data, selection);
+};
+
+const USER = {
+  id: 1,
+  name: "Ada",
+  email: "ada@example.com",
+  address: { city: "London", zip: "N1", geo: { lat: 51, lng: 0, alt: { m: 11 } } },
+  tags: [{ id: "t1", label: "x" }, { id: "t2", label: "y" }],
+};
+
+describe("parseFieldSelection", () => {
+  it("normalises: trims, drops empty parts and duplicates, keeps order", () => {
+    assert.deepEqual(parseFieldSelection(" id, name,,id ,address.city", SETTINGS)?.fields, [
+      "id",
+      "name",
+      "address.city",
+    ]);
+  });
+
+  it("ignores __proto__, constructor and prototype anywhere in a path", () => {
+    const raw = "__proto__,constructor.name,a.prototype,b.__proto__.c,ok";
+    assert.deepEqual(parseFieldSelection(raw, SETTINGS)?.fields, ["ok"]);
+    assert.equal(parseFieldSelection("__proto__", SETTINGS), undefined);
+  });
+
+  it("cuts paths deeper than maxDepth", () => {
+    const settings = { ...SETTINGS, maxDepth: 2 };
+    assert.deepEqual(parseFieldSelection("a.b.c.d,x", settings)?.fields, ["a.b", "x"]);
+  });
+
+  it("bounds repeated parameters, total length and field count", () => {
+    const repeated = Array.from({ length: 20 }, (_, i) => `f${i}`);
+    assert.equal(parseFieldSelection(repeated, SETTINGS)?.fields.length, 10);
+    const long = "a".repeat(FIELD_SELECTION_LIMITS.length + 10);
+    assert.equal(parseFieldSelection(long, SETTINGS), undefined); // the cut field is dropped
+    const many = Array.from({ length: 500 }, (_, i) => `f${i}`).join(",");
+    assert.equal(parseFieldSelection(many, SETTINGS)?.fields.length, FIELD_SELECTION_LIMITS.fields);
+    const huge = "id," + "x,".repeat(1_000_000);
+    assert.deepEqual(parseFieldSelection(huge, SETTINGS)?.fields, ["id", "x"]);
+  });
+
+  it("ignores values a query parser may produce that are not strings", () => {
+    assert.equal(parseFieldSelection({ a: "id" }, SETTINGS), undefined);
+    assert.equal(parseFieldSelection(undefined, SETTINGS), undefined);
+    assert.deepEqual(parseFieldSelection(["id", 3, { x: 1 }], SETTINGS)?.fields, ["id"]);
+  });
+
+  it("honours a custom separator", () => {
+    const settings = { ...SETTINGS, separator: "|" };
+    assert.deepEqual(parseFieldSelection("id|name", settings)?.fields, ["id", "name"]);
+  });
+});
+
+describe("selectFields", () => {
+  it("keeps the selected fields, with dot notation and through arrays", () => {
+    assert.deepEqual(select(USER, "id,address.city,tags.id,nope"), {
+      id: 1,
+      address: { city: "London" },
+      tags: [{ id: "t1" }, { id: "t2" }],
+    });
+    assert.deepEqual(select([USER, { id: 2 }], "id,name"), [{ id: 1, name: "Ada" }, { id: 2 }]);
+  });
+
+  it("a whole field wins over its sub-fields, in either order", () => {
+    const expected = { address: USER.address };
+    assert.deepEqual(select(USER, "address,address.city"), expected);
+    assert.deepEqual(select(USER, "address.city,address"), expected);
+  });
+
+  it("keeps null, primitives and dates as they are", () => {
+    const when = new Date(0);
+    const data = { a: null, s: "x", when, n: 1 };
+    assert.deepEqual(select(data, "a.b,s.length,when.year"), { a: null, s: "x", when });
+    assert.equal(select("plain", "id"), "plain");
+  });
+
+  it("reads own properties only", () => {
+    const data = Object.create({ inherited: "secret" });
+    data.own = 1;
+    assert.deepEqual(select(data, "own,inherited,toString"), { own: 1 });
+  });
+
+  it("never mutates the input nor pollutes prototypes (property)", () => {
+    const json = fc.jsonValue({ maxDepth: 4 });
+    const part = fc.constantFrom("id", "a", "b", "__proto__", "constructor", "prototype", "", " a");
+    const raw = fc.array(fc.array(part, { minLength: 1, maxLength: 5 }).map((s) => s.join(".")))
+      .map((parts) => parts.join(","));
+    fc.assert(
+      fc.property(json, raw, (data, query) => {
+        const before = JSON.stringify(data);
+        const selection = parseFieldSelection(query, SETTINGS);
+        const selected = selection === undefined ? data : selectFields(data, selection);
+        assert.equal(JSON.stringify(data), before);
+        assert.equal(({} as Record<string, unknown>).polluted, undefined);
+        if (selection !== undefined && typeof selected === "object" && selected !== null) {
+          if (Array.isArray(selected)) return;
+          for (const key of Object.keys(selected)) assert.ok(["id", "a", "b"].includes(key));
+          assert.equal(Object.getPrototypeOf(selected), Object.prototype);
+        }
+      }),
+      { seed: 11, numRuns: 300 },
+    );
+  });
+});
+
+describe("resolveFieldSelection", () => {
+  it("applies defaults and overrides a base", () => {
+    assert.deepEqual(resolveFieldSelection(true, "x"), SETTINGS);
+    assert.equal(resolveFieldSelection(false, "x"), undefined);
+    const base = { ...SETTINGS, queryParam: "select" };
+    assert.deepEqual(resolveFieldSelection({ maxDepth: 1 }, "x", base), { ...base, maxDepth: 1 });
+  });
+
+  it("rejects bad options, naming them", () => {
+    assert.throws(() => resolveFieldSelection({ maxDepth: 0 }, "opt"), /opt\.maxDepth/);
+    assert.throws(() => resolveFieldSelection({ separator: "." }, "opt"), /opt\.separator/);
+    assert.throws(() => resolveFieldSelection({ queryParam: "" }, "opt"), /opt\.queryParam/);
+    assert.throws(() => resolveFieldSelection({ depth: 2 }, "opt"), /opt\.depth/);
+    assert.throws(() => resolveFieldSelection("yes", "opt"), /opt must be/);
+  });
+});
