@@ -1,0 +1,42 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync } from "node:fs";
+
+const root = new URL("../", import.meta.url);
+
+/** Module specifiers a file imports or re-exports (static and dynamic); doc examples skipped. */
+function importsOf(path: string): string[] {
+  const source = readFileSync(new URL(path, root), "utf8").replace(/\/\*[\s\S]*?\*\//g, "");
+  const pattern =
+    /(?:import|export)\s[^"'`;]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']/g;
+  return [...source.matchAll(pattern)].map((match) => match[1] ?? match[2]);
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(new URL(dir, root)).filter((name) => name.endsWith(".ts")).map((name) =>
+    `${dir}${name}`
+  );
+}
+
+describe("architecture", () => {
+  for (const core of ["api_keys/", "safe_response/"]) {
+    it(`${core} core imports nothing from Nest, rxjs, Node or the Nest bindings`, () => {
+      for (const file of sourceFiles(core)) {
+        for (const specifier of importsOf(file)) {
+          assert.doesNotMatch(specifier, /^(@nestjs\/|rxjs|node:|reflect-metadata)|\/nest\//, file);
+        }
+      }
+    });
+  }
+
+  it("client/ imports nothing outside itself", () => {
+    for (const file of sourceFiles("client/")) {
+      for (const specifier of importsOf(file)) assert.match(specifier, /^\.\/[\w.-]+\.ts$/, file);
+    }
+  });
+
+  it("the api-keys core imports only ipaddr.js from npm", () => {
+    const external = sourceFiles("api_keys/").flatMap(importsOf).filter((s) => !s.startsWith("."));
+    assert.deepEqual([...new Set(external)], ["ipaddr.js"]);
+  });
+});
