@@ -8,6 +8,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFile, writeFile } from "node:fs/promises";
+import process from "node:process";
 import { Controller, Get, Module, Post } from "@nestjs/common";
 import { NestFactory } from "@nestjs/core";
 import { ApiOperation, DocumentBuilder, SwaggerModule } from "@nestjs/swagger";
@@ -57,7 +58,7 @@ for (const mode of MODES) {
       assert.deepEqual(fastify, express);
       await SwaggerParser.validate(structuredClone(express));
       const text = `${JSON.stringify(express, null, 2)}\n`;
-      if (Deno.env.get("UPDATE_SNAPSHOTS") === "1") await writeFile(snapshot(mode), text);
+      if (process.env.UPDATE_SNAPSHOTS === "1") await writeFile(snapshot(mode), text);
       assert.deepEqual(express, JSON.parse(await readFile(snapshot(mode), "utf8")));
     });
 
