@@ -1,7 +1,8 @@
 /**
  * The demo's root module: both components wired together. API keys (with
- * the demo's client-IP resolver), the safe-response envelope with request
- * ids, response time and rate-limit meta, `@nestjs/throttler` (tracked per
+ * the demo's client-IP resolver), the safe-response envelope (options from
+ * `safe_response_options.ts`: request ids, response time, rate-limit meta,
+ * error catalog, API version, global errors), `@nestjs/throttler` (tracked per
  * API key), the admin and resource controllers (bodies and queries
  * validated per parameter, see `validation.ts`), and the web page.
  *
@@ -11,7 +12,7 @@ import { type DynamicModule, Module } from "@nestjs/common";
 import { ThrottlerModule } from "@nestjs/throttler";
 import type { ApiKeyStorage } from "../api_keys/mod.ts";
 import { ApiKeysModule } from "../api_keys/nest/mod.ts";
-import { SafeResponseModule } from "../safe_response/nest/mod.ts";
+import { SafeResponseModule, type SafeResponseModuleOptions } from "../safe_response/nest/mod.ts";
 import { AdminKeysController } from "./admin/admin-keys.controller.ts";
 import { TenantKeysService } from "./admin/tenant-keys.service.ts";
 import { ApiKeyThrottlerGuard } from "./api-key-throttler.guard.ts";
@@ -30,17 +31,14 @@ import { DEMO_KEY_STORAGE, DEMO_PAGE_ASSETS } from "./tokens.ts";
 /** Requests a key may make per minute on routes without their own limit. */
 export const DEFAULT_RATE_LIMIT = 100;
 
-/** Base of problem type URIs derived from error codes (problem-details mode). */
-export const PROBLEM_BASE_URL = "https://example.com/problems";
-
 /** What the demo module is built from. */
 export interface DemoAppOptions {
   /** Key storage (in memory or PostgreSQL). */
   storage: ApiKeyStorage;
   /** Peppers by version. */
   peppers: DemoPeppers;
-  /** RFC 9457 problem details instead of the error envelope (module-wide). */
-  problemDetails: boolean;
+  /** Options of `SafeResponseModule` (see `demoSafeResponseOptions`). */
+  safeResponse: SafeResponseModuleOptions;
   /** The web page's files. */
   pageAssets: PageAssets;
 }
@@ -58,12 +56,7 @@ export class DemoAppModule {
           storage: options.storage,
           clientIpResolver: demoClientIpResolver,
         }),
-        SafeResponseModule.register({
-          requestId: true,
-          responseTime: true,
-          rateLimit: true,
-          problemDetails: options.problemDetails ? { baseUrl: PROBLEM_BASE_URL } : false,
-        }),
+        SafeResponseModule.register(options.safeResponse),
         ThrottlerModule.forRoot({
           throttlers: [{ name: "default", ttl: 60_000, limit: DEFAULT_RATE_LIMIT }],
           errorMessage: "Too many requests for this API key: wait for the window to reset",

@@ -1,14 +1,25 @@
 /**
  * The OpenAPI document of the demo, served as Swagger UI at `/docs` and as
- * JSON at `/openapi.json`.
+ * JSON at `/openapi.json`. Routes document their success envelopes with the
+ * library's `Api*SafeResponse` decorators; the global error responses of the
+ * safe-response options (`swagger.globalErrors`) are added to every route by
+ * `applyGlobalErrors`, in the format the server sends (envelope or problem
+ * details).
  *
  * @module
  */
 import type { INestApplication } from "@nestjs/common";
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from "@nestjs/swagger";
+import { applyGlobalErrors, type SafeResponseModuleOptions } from "../safe_response/nest/mod.ts";
 
-/** Builds the document from the app's controllers and decorators. */
-export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+/**
+ * Builds the document from the app's controllers and decorators, plus the
+ * global errors of `options` (the options `SafeResponseModule` was registered with).
+ */
+export function buildOpenApiDocument(
+  app: INestApplication,
+  options: SafeResponseModuleOptions,
+): OpenAPIObject {
   const config = new DocumentBuilder()
     .setTitle("SafeRoute API kit demo")
     .setDescription(
@@ -18,14 +29,15 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setVersion("0.1.0")
     .addApiKey({ type: "apiKey", in: "header", name: "X-API-Key" }, "api-key")
     .build();
-  const document = SwaggerModule.createDocument(app, config);
-  // Global error responses are added here, in one place, once `applyGlobalErrors` lands.
-  return document;
+  return applyGlobalErrors(SwaggerModule.createDocument(app, config), options);
 }
 
 /** Mounts Swagger UI at `/docs` and the JSON document at `/openapi.json`. */
-export function setupOpenApi(app: INestApplication): OpenAPIObject {
-  const document = buildOpenApiDocument(app);
+export function setupOpenApi(
+  app: INestApplication,
+  options: SafeResponseModuleOptions,
+): OpenAPIObject {
+  const document = buildOpenApiDocument(app, options);
   SwaggerModule.setup("docs", app, document, {
     jsonDocumentUrl: "openapi.json",
     raw: ["json"],

@@ -16,6 +16,7 @@ import type { DemoAdapter } from "./cli.ts";
 import { setupOpenApi } from "./openapi.ts";
 import { loadPageAssets, type PageAssets } from "./page_assets.ts";
 import type { DemoPeppers } from "./peppers.ts";
+import { demoSafeResponseOptions } from "./safe_response_options.ts";
 import { type DemoKeys, seedDemoKeys } from "./seed.ts";
 import { type DemoStorage, openMemoryStorage } from "./storage.ts";
 
@@ -79,6 +80,33 @@ function isAddressInUse(error: unknown): boolean {
   return code === "EADDRINUSE" || (error as Error | null)?.name === "AddrInUse";
 }
 
+/** How long in-flight requests may take to finish once the server closes. */
+export const CLOSE_GRACE_MS = 1000;
+
+/** The Node HTTP server under either adapter (both have these since Node 18.2). */
+interface ClosableHttpServer {
+  closeIdleConnections?(): void;
+  closeAllConnections?(): void;
+}
+
+/**
+ * Closes `app`: stops accepting, drops idle keep-alive connections, and
+ * after {@link CLOSE_GRACE_MS} the connections still open (an HTTP client
+ * may hold a connection the server never sees as idle, which would delay
+ * the close by minutes).
+ */
+async function closeApp(app: INestApplication): Promise<void> {
+  const http = app.getHttpServer() as ClosableHttpServer;
+  const closing = app.close();
+  http.closeIdleConnections?.();
+  const timer = setTimeout(() => http.closeAllConnections?.(), CLOSE_GRACE_MS);
+  try {
+    await closing;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 function urlHost(host: string): string {
   return host.includes(":") ? `[${host}]` : host;
 }
@@ -89,10 +117,11 @@ export async function startDemoServer(options: DemoServerOptions): Promise<DemoS
   let app: INestApplication | undefined;
   try {
     const pageAssets = options.pageAssets ?? await loadPageAssets();
+    const safeResponse = demoSafeResponseOptions(options.problemDetails ?? false);
     const module = DemoAppModule.forRoot({
       storage: storage.storage,
       peppers: options.peppers,
-      problemDetails: options.problemDetails ?? false,
+      safeResponse,
       pageAssets,
     });
     const adapter = options.adapter === "fastify" ? new FastifyAdapter() : new ExpressAdapter();
@@ -100,7 +129,7 @@ export async function startDemoServer(options: DemoServerOptions): Promise<DemoS
       logger: ["error", "warn"],
       abortOnError: false,
     });
-    setupOpenApi(app);
+    setupOpenApi(app, safeResponse);
     await app.init();
     const keys = options.seed === false ? undefined : await seedDemoKeys(app.get(ApiKeysService));
     try {
@@ -118,7 +147,7 @@ export async function startDemoServer(options: DemoServerOptions): Promise<DemoS
       keys,
       storageKind: storage.kind,
       close: async () => {
-        await running.close();
+        await closeApp(running);
         await storage.close();
       },
     };

@@ -8,14 +8,15 @@ import { Controller, Delete, Get, Inject, Param, Post, UseGuards } from "@nestjs
 import { ApiOperation, ApiSecurity, ApiTags } from "@nestjs/swagger";
 import type { ApiKeyContext } from "../../api_keys/mod.ts";
 import { ApiKeysGuard, CurrentApiKey, RequireScope } from "../../api_keys/nest/mod.ts";
-import { ResponseMessage, SuccessCode } from "../../safe_response/nest/mod.ts";
+import { ApiSafeResponse, ResponseMessage, SuccessCode } from "../../safe_response/nest/mod.ts";
 import { ApiKeyThrottlerGuard } from "../api-key-throttler.guard.ts";
 import { ValidBody, ValidQuery } from "../validation.ts";
 import { CreateKeyDto } from "./create-key.dto.ts";
 import { ListKeysQuery } from "./list-keys.query.ts";
-import type { PublicKeyView } from "./public-key-view.ts";
+import { IssuedKey, RotatedKey } from "./issued-key.ts";
+import { PublicKeyView } from "./public-key-view.ts";
 import { RotateKeyDto } from "./rotate-key.dto.ts";
-import { type IssuedKey, type RotatedKey, TenantKeysService } from "./tenant-keys.service.ts";
+import { TenantKeysService } from "./tenant-keys.service.ts";
 
 /** `/admin/keys`: create, list, read, rotate and revoke the tenant's keys. */
 @ApiTags("admin")
@@ -34,6 +35,7 @@ export class AdminKeysController {
   /** Creates a key; the raw key is in the answer once. */
   @Post()
   @ApiOperation({ summary: "Create a key in the admin key's tenant" })
+  @ApiSafeResponse(IssuedKey, { statusCode: 201 })
   @SuccessCode("KEY_CREATED")
   @ResponseMessage("Store the key now: it is never shown again")
   create(
@@ -46,6 +48,7 @@ export class AdminKeysController {
   /** Lists the tenant's keys (public view). */
   @Get()
   @ApiOperation({ summary: "List the tenant's keys" })
+  @ApiSafeResponse(PublicKeyView, { isArray: true })
   list(
     @CurrentApiKey() admin: ApiKeyContext,
     @ValidQuery(ListKeysQuery) query: ListKeysQuery,
@@ -56,6 +59,7 @@ export class AdminKeysController {
   /** One key of the tenant. */
   @Get(":id")
   @ApiOperation({ summary: "Read one key of the tenant" })
+  @ApiSafeResponse(PublicKeyView)
   get(@CurrentApiKey() admin: ApiKeyContext, @Param("id") id: string): Promise<PublicKeyView> {
     return this.#keys.get(admin, id);
   }
@@ -63,6 +67,7 @@ export class AdminKeysController {
   /** Rotates a key: a new key now, the old one until the grace end. */
   @Post(":id/rotate")
   @ApiOperation({ summary: "Rotate a key of the tenant" })
+  @ApiSafeResponse(RotatedKey, { statusCode: 201 })
   @SuccessCode("KEY_ROTATED")
   @ResponseMessage("Store the new key now: it is never shown again")
   rotate(
@@ -76,6 +81,7 @@ export class AdminKeysController {
   /** Revokes a key at once. */
   @Delete(":id")
   @ApiOperation({ summary: "Revoke a key of the tenant" })
+  @ApiSafeResponse(PublicKeyView)
   @SuccessCode("KEY_REVOKED")
   revoke(@CurrentApiKey() admin: ApiKeyContext, @Param("id") id: string): Promise<PublicKeyView> {
     return this.#keys.revoke(admin, id);

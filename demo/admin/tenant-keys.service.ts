@@ -17,29 +17,14 @@ import {
 } from "../../api_keys/mod.ts";
 import { DEMO_KEY_STORAGE } from "../tokens.ts";
 import type { CreateKeyDto } from "./create-key.dto.ts";
+import type { IssuedKey, RotatedKey } from "./issued-key.ts";
 import { type PublicKeyView, toPublicKeyView } from "./public-key-view.ts";
 import type { RotateKeyDto } from "./rotate-key.dto.ts";
 
 /** Code of the 403 answered when a request asks for a scope the admin key lacks. */
 export const SCOPE_NOT_GRANTABLE = "api_key_scope_not_grantable";
 
-/** A created or rotated key: the raw key (shown once) and the public view. */
-export interface IssuedKey {
-  /** Record id. */
-  id: string;
-  /** Raw key; store it now, it is never shown again. */
-  key: string;
-  /** Public view of the new record. */
-  record: PublicKeyView;
-}
-
-/** A rotation: the new key plus the old key's grace end. */
-export interface RotatedKey extends IssuedKey {
-  /** Id of the rotated key. */
-  replacedKeyId: string;
-  /** When the old key stops working (ISO 8601). */
-  graceExpiresAt: string;
-}
+export type { IssuedKey, RotatedKey } from "./issued-key.ts";
 
 /** `resource:level` back to a scope (the resource never contains `:`). */
 function parseFlatScope(flat: string): Scope {

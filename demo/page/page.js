@@ -8,9 +8,11 @@ const client = await import(new URL("client.js", import.meta.url).href);
 const ROUTES = [
   ["GET", "/api/projects?page=1&limit=5&sort=name&order=asc&status=active"],
   ["GET", "/api/projects?page=2&limit=5"],
+  ["GET", "/api/projects?limit=5&fields=id,name"],
   ["GET", "/api/projects/prj_001"],
   ["GET", "/api/projects/prj_999"],
   ["POST", "/api/projects", { name: "Project Zephyr" }],
+  ["POST", "/api/projects/prj_003/archive"],
   ["GET", "/api/feed?limit=5"],
   ["GET", "/api/v0/projects"],
   ["GET", "/api/whoami"],

@@ -4,24 +4,28 @@
  * @module
  */
 import { BadRequestException, Controller, Get, UseGuards } from "@nestjs/common";
-import { ApiOperation, ApiSecurity, ApiTags } from "@nestjs/swagger";
+import { ApiOperation, ApiProperty, ApiSecurity, ApiTags } from "@nestjs/swagger";
 import { ApiKeysGuard, RequireScope } from "../../api_keys/nest/mod.ts";
 import type { CursorPaginatedResult } from "../../safe_response/mod.ts";
-import { CursorPaginated } from "../../safe_response/nest/mod.ts";
+import { ApiCursorPaginatedSafeResponse, CursorPaginated } from "../../safe_response/nest/mod.ts";
 import { ApiKeyThrottlerGuard } from "../api-key-throttler.guard.ts";
 import { ValidQuery } from "../validation.ts";
 import { FEED_MAX_LIMIT, FeedQuery } from "./feed.query.ts";
 
 /** One feed entry. */
-export interface FeedEvent {
+export class FeedEvent {
   /** Id, `evt_NNN`. */
-  id: string;
+  @ApiProperty({ example: "evt_037" })
+  id!: string;
   /** What happened. */
-  type: "project.created" | "project.renamed" | "project.archived";
+  @ApiProperty({ enum: ["project.created", "project.renamed", "project.archived"] })
+  type!: "project.created" | "project.renamed" | "project.archived";
   /** Project concerned. */
-  projectId: string;
+  @ApiProperty({ example: "prj_038" })
+  projectId!: string;
   /** When (ISO 8601). */
-  at: string;
+  @ApiProperty({ type: String, format: "date-time" })
+  at!: string;
 }
 
 /** Entries in the feed. */
@@ -69,6 +73,7 @@ export class FeedController {
   /** A page of the feed; needs `feed:read`. */
   @Get()
   @ApiOperation({ summary: "Activity feed, cursor-paginated (limit ≤ 20)" })
+  @ApiCursorPaginatedSafeResponse(FeedEvent, { description: "A page of the feed" })
   @RequireScope("feed", "read")
   @CursorPaginated({ maxLimit: FEED_MAX_LIMIT, links: true })
   list(@ValidQuery(FeedQuery) query: FeedQuery): CursorPaginatedResult<FeedEvent> {

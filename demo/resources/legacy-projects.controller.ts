@@ -8,9 +8,9 @@ import { Controller, Get, Inject, UseGuards } from "@nestjs/common";
 import { ApiOperation, ApiSecurity, ApiTags } from "@nestjs/swagger";
 import type { ApiKeyContext } from "../../api_keys/mod.ts";
 import { ApiKeysGuard, CurrentApiKey, RequireScope } from "../../api_keys/nest/mod.ts";
-import { Deprecated } from "../../safe_response/nest/mod.ts";
+import { ApiSafeResponse, Deprecated } from "../../safe_response/nest/mod.ts";
 import { ApiKeyThrottlerGuard } from "../api-key-throttler.guard.ts";
-import type { Project } from "./project.ts";
+import { Project } from "./project.ts";
 import { ProjectsStore } from "./projects.store.ts";
 
 /** Sunset of the legacy route. */
@@ -32,6 +32,7 @@ export class LegacyProjectsController {
   /** The first five projects, unpaginated. */
   @Get()
   @ApiOperation({ summary: "Deprecated: first five projects (use GET /api/projects)" })
+  @ApiSafeResponse(Project, { isArray: true })
   @RequireScope("projects", "read")
   @Deprecated({
     since: "2025-01-01T00:00:00Z",

@@ -1,17 +1,17 @@
 /**
- * Query of `GET /api/projects`: page, size, sort and filters.
+ * Query of `GET /api/projects`: page, size, sort, filters and field selection.
  *
  * @module
  */
 import { ApiPropertyOptional } from "@nestjs/swagger";
 import { Type } from "class-transformer";
-import { IsIn, IsInt, IsOptional, IsString, Length, Min } from "class-validator";
+import { IsIn, IsInt, IsOptional, IsString, Length, Matches, Min } from "class-validator";
 import type { ProjectStatus } from "./project.ts";
 
 /** Largest page size; larger `limit` values are clamped to it. */
 export const PROJECTS_MAX_LIMIT = 50;
 
-/** Page, sort and filters of the projects list. */
+/** Page, sort, filters and selected fields of the projects list. */
 export class ListProjectsQuery {
   /** Page number, from 1 (default 1). */
   @ApiPropertyOptional({ minimum: 1, default: 1 })
@@ -53,4 +53,14 @@ export class ListProjectsQuery {
   @IsString()
   @Length(1, 100)
   q?: string;
+
+  /** Fields of each project to keep, comma-separated (read by `FieldSelection`). */
+  @ApiPropertyOptional({
+    example: "id,name",
+    description: "e.g. id,name; lists them in meta.fields",
+  })
+  @IsOptional()
+  @IsString()
+  @Matches(/^[A-Za-z0-9_.,]{1,200}$/, { message: "fields must be field names separated by commas" })
+  fields?: string;
 }

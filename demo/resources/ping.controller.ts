@@ -5,13 +5,21 @@
  * @module
  */
 import { Controller, Get, UseGuards } from "@nestjs/common";
-import { ApiOperation, ApiSecurity, ApiTags } from "@nestjs/swagger";
+import { ApiOperation, ApiProperty, ApiSecurity, ApiTags } from "@nestjs/swagger";
 import { Throttle } from "@nestjs/throttler";
 import { ApiKeysGuard } from "../../api_keys/nest/mod.ts";
+import { ApiSafeResponse } from "../../safe_response/nest/mod.ts";
 import { ApiKeyThrottlerGuard } from "../api-key-throttler.guard.ts";
 
 /** Requests per minute and key on `/api/ping`. */
 export const PING_LIMIT = 3;
+
+/** What `GET /api/ping` answers. */
+export class Pong {
+  /** Always `true`. */
+  @ApiProperty({ enum: [true] })
+  pong!: true;
+}
 
 /** Rate-limit showcase. */
 @ApiTags("keys")
@@ -22,8 +30,9 @@ export class PingController {
   /** `{ pong: true }`, at most 3 times a minute per key. */
   @Get()
   @ApiOperation({ summary: "Rate-limited to 3 requests a minute per key" })
+  @ApiSafeResponse(Pong)
   @Throttle({ default: { limit: PING_LIMIT, ttl: 60_000 } })
-  ping(): { pong: true } {
+  ping(): Pong {
     return { pong: true };
   }
 }

@@ -1,10 +1,12 @@
 /**
- * `/api/projects`: the scoped, offset-paginated list (sort, filters, links),
- * one project (errors typed with `ProblemType`), and a `live`-only write.
+ * `/api/projects`: the scoped, offset-paginated list (sort, filters, links,
+ * field selection), one project (catalog errors typed with `ProblemType`),
+ * and `live`-only writes (create; archive, whose failures come from the
+ * error catalog).
  *
  * @module
  */
-import { Controller, Get, Inject, NotFoundException, Param, Post, UseGuards } from "@nestjs/common";
+import { Controller, Get, HttpCode, Inject, Param, Post, UseGuards } from "@nestjs/common";
 import { ApiOperation, ApiSecurity, ApiTags } from "@nestjs/swagger";
 import type { ApiKeyContext } from "../../api_keys/mod.ts";
 import {
@@ -13,8 +15,12 @@ import {
   RequireEnvironment,
   RequireScope,
 } from "../../api_keys/nest/mod.ts";
-import type { PaginatedResult } from "../../safe_response/mod.ts";
+import { type PaginatedResult, SafeException } from "../../safe_response/mod.ts";
 import {
+  ApiPaginatedSafeResponse,
+  ApiSafeCatalogErrors,
+  ApiSafeResponse,
+  FieldSelection,
   FilterMeta,
   Paginated,
   ProblemType,
@@ -23,10 +29,11 @@ import {
   SuccessCode,
 } from "../../safe_response/nest/mod.ts";
 import { ApiKeyThrottlerGuard } from "../api-key-throttler.guard.ts";
+import { type DemoErrorKey, DemoErrors } from "../errors.ts";
 import { ValidBody, ValidQuery } from "../validation.ts";
 import { CreateProjectDto } from "./create-project.dto.ts";
 import { ListProjectsQuery, PROJECTS_MAX_LIMIT } from "./list-projects.query.ts";
-import type { Project } from "./project.ts";
+import { Project } from "./project.ts";
 import { ProjectsStore } from "./projects.store.ts";
 
 /** Problem type of `GET /api/projects/:id` for an unknown id. */
@@ -45,13 +52,15 @@ export class ProjectsController {
     this.#store = store;
   }
 
-  /** Offset pagination with sort, filters and links; needs `projects:read`. */
+  /** Offset pagination with sort, filters, links and `?fields=`; needs `projects:read`. */
   @Get()
-  @ApiOperation({ summary: "List projects (page, limit ≤ 50, sort, order, status, q)" })
+  @ApiOperation({ summary: "List projects (page, limit ≤ 50, sort, order, status, q, fields)" })
+  @ApiPaginatedSafeResponse(Project, { description: "A page of projects" })
   @RequireScope("projects", "read")
   @Paginated({ maxLimit: PROJECTS_MAX_LIMIT, links: true })
   @SortMeta()
   @FilterMeta()
+  @FieldSelection()
   list(
     @CurrentApiKey() apiKey: ApiKeyContext,
     @ValidQuery(ListProjectsQuery) query: ListProjectsQuery,
@@ -78,25 +87,40 @@ export class ProjectsController {
     };
   }
 
-  /** One project; an unknown id is a 404 typed `PROJECT_NOT_FOUND_TYPE`. */
+  /** One project; an unknown id is the catalog's 404, typed `PROJECT_NOT_FOUND_TYPE`. */
   @Get(":id")
-  @ApiOperation({ summary: "Read one project (404 typed with ProblemType)" })
+  @ApiOperation({
+    summary: "Read one project (404 from the error catalog, typed with ProblemType)",
+  })
+  @ApiSafeResponse(Project)
+  @ApiSafeCatalogErrors(DemoErrors, ["PROJECT_NOT_FOUND"])
   @RequireScope("projects", "read")
   @ProblemType(PROJECT_NOT_FOUND_TYPE)
   get(@CurrentApiKey() apiKey: ApiKeyContext, @Param("id") id: string): Project {
-    const project = this.#store.find(apiKey.tenantId, id);
-    if (project === undefined) {
-      throw new NotFoundException({
-        code: "PROJECT_NOT_FOUND",
-        message: `Project ${id} does not exist in this tenant`,
-      });
+    return this.#find(apiKey.tenantId, id);
+  }
+
+  /** Archives an active project; `live` keys with `projects:write` only. */
+  @Post(":id/archive")
+  @HttpCode(200)
+  @ApiOperation({ summary: "Archive a project (409 from the error catalog if already archived)" })
+  @ApiSafeResponse(Project)
+  @ApiSafeCatalogErrors(DemoErrors, ["PROJECT_NOT_FOUND", "PROJECT_ALREADY_ARCHIVED"])
+  @RequireEnvironment("live")
+  @RequireScope("projects", "write")
+  @SuccessCode("PROJECT_ARCHIVED")
+  archive(@CurrentApiKey() apiKey: ApiKeyContext, @Param("id") id: string): Project {
+    const project = this.#find(apiKey.tenantId, id);
+    if (project.status === "archived") {
+      throw new SafeException<DemoErrorKey>("PROJECT_ALREADY_ARCHIVED", { details: { id } });
     }
-    return project;
+    return this.#store.setStatus(project, "archived");
   }
 
   /** Creates a project; `live` keys with `projects:write` only. */
   @Post()
   @ApiOperation({ summary: "Create a project (live keys only, projects:write)" })
+  @ApiSafeResponse(Project, { statusCode: 201 })
   @RequireEnvironment("live")
   @RequireScope("projects", "write")
   @SuccessCode("PROJECT_CREATED")
@@ -106,5 +130,14 @@ export class ProjectsController {
     @ValidBody(CreateProjectDto) body: CreateProjectDto,
   ): Project {
     return this.#store.add(apiKey.tenantId, body.name, body.status ?? "active");
+  }
+
+  /** The tenant's project `id`, or the catalog's `PROJECT_NOT_FOUND`. */
+  #find(tenantId: string, id: string): Project {
+    const project = this.#store.find(tenantId, id);
+    if (project === undefined) {
+      throw new SafeException<DemoErrorKey>("PROJECT_NOT_FOUND", { details: { id } });
+    }
+    return project;
   }
 }

@@ -52,6 +52,12 @@ export class ProjectsStore {
     return this.#projects(tenantId).find((project) => project.id === id);
   }
 
+  /** Sets the status of a stored project and returns it. */
+  setStatus(project: Project, status: ProjectStatus): Project {
+    project.status = status;
+    return project;
+  }
+
   /** Adds a project and returns it. */
   add(tenantId: string, name: string, status: ProjectStatus): Project {
     const projects = this.#projects(tenantId);

@@ -5,28 +5,36 @@
  * @module
  */
 import { Controller, Get, Req, UseGuards } from "@nestjs/common";
-import { ApiOperation, ApiSecurity, ApiTags } from "@nestjs/swagger";
+import { ApiOperation, ApiProperty, ApiSecurity, ApiTags } from "@nestjs/swagger";
 import type { ApiKeyContext } from "../../api_keys/mod.ts";
 import { ApiKeysGuard, CurrentApiKey } from "../../api_keys/nest/mod.ts";
+import { ApiSafeResponse } from "../../safe_response/nest/mod.ts";
 import { ApiKeyThrottlerGuard } from "../api-key-throttler.guard.ts";
 import { demoClientIpResolver } from "../client_ip.ts";
 
 /** What `GET /api/whoami` answers. */
-export interface WhoAmI {
+export class WhoAmI {
   /** Record id of the key. */
-  keyId: string;
+  @ApiProperty()
+  keyId!: string;
   /** Public prefix. */
-  prefix: string;
+  @ApiProperty()
+  prefix!: string;
   /** Tenant. */
-  tenantId: string;
+  @ApiProperty({ example: "demo" })
+  tenantId!: string;
   /** `live` or `test`. */
-  environment: string;
+  @ApiProperty({ enum: ["live", "test"] })
+  environment!: string;
   /** Flattened scopes. */
-  scopes: string[];
+  @ApiProperty({ type: [String], example: ["projects:read"] })
+  scopes!: string[];
   /** The key's IP allowlist (empty: any address). */
-  allowedIpCidrs: string[];
+  @ApiProperty({ type: [String], example: ["127.0.0.1/32"] })
+  allowedIpCidrs!: string[];
   /** The client address the guard checked. */
-  clientIp: string | null;
+  @ApiProperty({ type: String, nullable: true, example: "127.0.0.1" })
+  clientIp!: string | null;
 }
 
 /** Any valid key, no scope required. */
@@ -38,6 +46,7 @@ export class WhoAmIController {
   /** The caller's key context and client IP. */
   @Get()
   @ApiOperation({ summary: "The verified key and client IP (try the localhost-only key)" })
+  @ApiSafeResponse(WhoAmI)
   async get(
     @CurrentApiKey() apiKey: ApiKeyContext,
     // deno-lint-ignore no-explicit-any

@@ -1,6 +1,7 @@
 /**
  * The scripted tour `--smoke` runs: every feature and every failure code of
- * the demo, against an envelope server and a problem-details server.
+ * the demo, against an envelope server and a problem-details server (the
+ * parity and OpenAPI steps are in `parity_steps.ts`).
  *
  * @module
  */
@@ -29,6 +30,7 @@ import {
   type StepResult,
   type StepSpec,
 } from "./http_step.ts";
+import { runOpenApiSteps, runParityProblemSteps, runParitySteps } from "./parity_steps.ts";
 
 /** A server the tour talks to. */
 export interface TourTarget {
@@ -451,6 +453,11 @@ export async function runTour(
       expect(typeof bag(bag(body).paths)["/admin/keys"] === "object", "no /admin/keys path"),
   });
   await api({ title: "Swagger UI", path: "/docs", status: 200 });
+  await runOpenApiSteps(api);
+
+  log("== field selection, error catalog, API version");
+  await runParitySteps(api, keys);
+  await runParityProblemSteps((spec) => step(problem, spec), problem.keys);
 
   const failed = results.filter((result) => result.failure !== undefined).length;
   return { results, passed: results.length - failed, failed };

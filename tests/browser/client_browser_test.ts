@@ -2,9 +2,11 @@
  * The client module in a real browser: headless Chromium (Debian's
  * `chromium`, driven by playwright-core) loads a page from 127.0.0.1 that
  * imports the esbuild bundle of client/mod.ts as an ES module, fetches real
- * success, error, problem-details and paginated responses produced by the
- * library, and reports every guard's result back. Also measures the bundle
- * (minified + gzipped) and asserts it stays under 2 KB.
+ * success, error, problem-details and paginated responses from two Nest apps
+ * running the library's `SafeResponseModule` (`_api.ts`: error envelopes on
+ * Express, problem details on Fastify), and reports every guard's result
+ * back. Also measures the bundle (minified + gzipped) and asserts it stays
+ * under 2 KB.
  *
  * Without /usr/bin/chromium the browser part is skipped with a message, except
  * under CI=true, where it fails: install it with scripts/install_chromium.sh.
@@ -66,7 +68,7 @@ const PAGE = `<!doctype html>
   globalThis.client = client;
 </script>`;
 
-/** Serves the page, the bundle, and `/api/*` proxied to the API server. */
+/** Serves the page, the bundle, and `/api/*` proxied to the API apps. */
 function startFront(bundle: Uint8Array, api: Api): Promise<{ origin: string; server: Server }> {
   const server = createServer(async (request, response) => {
     const url = request.url ?? "/";
@@ -75,7 +77,7 @@ function startFront(bundle: Uint8Array, api: Api): Promise<{ origin: string; ser
     } else if (url === "/client.js") {
       response.writeHead(200, { "Content-Type": "text/javascript" }).end(bundle);
     } else if (url.startsWith("/api/")) {
-      const upstream = await fetch(api.origin + url.slice(4));
+      const upstream = await fetch(api.upstream(url.slice(4)));
       const headers: Record<string, string> = {};
       upstream.headers.forEach((value, name) => {
         if (!["content-length", "connection", "keep-alive", "transfer-encoding"].includes(name)) {
@@ -98,6 +100,8 @@ function startFront(bundle: Uint8Array, api: Api): Promise<{ origin: string; ser
 interface Report {
   status: number;
   contentType: string | null;
+  /** `X-Request-Id` header and the body's `requestId`. */
+  requestIds: [string | null, unknown];
   guards: Record<GuardName, boolean>;
 }
 
@@ -121,6 +125,7 @@ function runGuardsInPage(page: Page, paths: string[]): Promise<Record<string, Re
       reports[path] = {
         status: response.status,
         contentType: response.headers.get("content-type"),
+        requestIds: [response.headers.get("x-request-id"), body?.requestId],
         guards: Object.fromEntries(
           guards.map((name) => [name, client[name](name in argument ? argument[name] : meta)]),
         ),
@@ -132,7 +137,7 @@ function runGuardsInPage(page: Page, paths: string[]): Promise<Record<string, Re
 
 /** Guards that are `true` for a route; every other guard must be `false`. */
 const expected: Record<string, GuardName[]> = {
-  "/items?page=2&limit=2": [
+  "/items?page=2&limit=2&fields=id": [
     "isSuccess",
     "isPaginated",
     "isOffsetPagination",
@@ -141,10 +146,17 @@ const expected: Record<string, GuardName[]> = {
     "hasFilters",
     "hasFieldSelection",
   ],
-  "/feed?limit=2": ["isSuccess", "isPaginated", "isCursorPagination"],
-  "/items/a": ["isSuccess", "isDeprecated", "hasRateLimit"],
-  "/items/z": ["isError", "hasRateLimit"],
-  "/problem/items/z": ["isProblemDetailsResponse", "hasResponseTime"],
+  "/feed?limit=2": ["isSuccess", "isPaginated", "isCursorPagination", "hasResponseTime"],
+  "/items/a": ["isSuccess", "isDeprecated", "hasRateLimit", "hasResponseTime"],
+  "/items/z": ["isError", "isDeprecated", "hasRateLimit", "hasResponseTime"],
+  "/no-such-route": ["isError"],
+  "/problem/items/z": [
+    "isProblemDetailsResponse",
+    "isDeprecated",
+    "hasRateLimit",
+    "hasResponseTime",
+  ],
+  "/problem/no-such-route": ["isProblemDetailsResponse"],
 };
 
 describe("client module size", () => {
@@ -216,9 +228,15 @@ describe("client module in headless Chromium", { skip }, () => {
       const want = Object.fromEntries(GUARDS.map((name) => [name, trueGuards.includes(name)]));
       assert.deepEqual(reports[path].guards, want, path);
     }
-    assert.equal(reports["/items?page=2&limit=2"].status, 200);
+    assert.equal(reports["/items?page=2&limit=2&fields=id"].status, 200);
     assert.equal(reports["/items/z"].status, 404);
+    assert.equal(reports["/no-such-route"].status, 404);
     assert.equal(reports["/problem/items/z"].status, 404);
+    for (const [path, { requestIds: [header, inBody] }] of Object.entries(reports)) {
+      assert.match(header ?? "", /^[0-9a-f-]{36}$/, `${path}: X-Request-Id`);
+      assert.equal(inBody, header, `${path}: requestId of the body`);
+    }
+    assert.match(reports["/items/z"].contentType ?? "", /^application\/json/);
     assert.match(reports["/problem/items/z"].contentType ?? "", /^application\/problem\+json/);
   });
 

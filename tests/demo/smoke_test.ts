@@ -24,6 +24,8 @@ const CODES = [
   "BAD_REQUEST",
   "TOO_MANY_REQUESTS",
   "PROJECT_NOT_FOUND",
+  "PROJECT_ALREADY_ARCHIVED",
+  "PROJECT_ARCHIVED",
 ];
 
 for (const adapter of ["express", "fastify"] as const) {
@@ -34,7 +36,7 @@ for (const adapter of ["express", "fastify"] as const) {
       assert.match(stdout, /smoke tour: \d+ passed, 0 failed/);
       assert.doesNotMatch(stdout, /^FAIL/m);
       const passed = Number(/smoke tour: (\d+) passed/.exec(stdout)?.[1]);
-      assert.ok(passed >= 40, `only ${passed} steps ran`);
+      assert.ok(passed >= 49, `only ${passed} steps ran`);
       for (const expected of CODES) {
         assert.match(
           stdout,
@@ -45,6 +47,10 @@ for (const adapter of ["express", "fastify"] as const) {
       assert.match(stdout, /^ok +401 api_key_revoked +the revoked key/m);
       assert.match(stdout, /^ok +200 .*deprecated route/m);
       assert.match(stdout, /^ok +404 PROJECT_NOT_FOUND +unknown project: RFC 9457/m);
+      assert.match(stdout, /^ok +200 .*OpenAPI: deprecated route, global errors/m);
+      assert.match(stdout, /^ok +200 .*field selection: \?fields=id,name trims data/m);
+      assert.match(stdout, /^ok +200 .*version option: meta\.apiVersion on a success/m);
+      assert.match(stdout, /^ok +409 PROJECT_ALREADY_ARCHIVED +error catalog as problem details/m);
       assert.match(stdout, new RegExp(`adapter ${adapter}`));
     });
   });
