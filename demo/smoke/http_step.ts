@@ -50,8 +50,16 @@ export interface StepResult {
   failure?: string;
 }
 
-type Bag = Record<string, unknown>;
+/** A JSON object read loosely: any property may be missing. */
+export type Bag = Record<string, unknown>;
 const isBag = (value: unknown): value is Bag => typeof value === "object" && value !== null;
+
+/** `value` as a `Bag` (`{}` when it is not an object), for reading nested bodies without throwing. */
+export const bag = (value: unknown): Bag => isBag(value) ? value : {};
+
+/** A step check's verdict: `undefined` when `ok`, else `problem`. */
+export const expect = (ok: boolean, problem: string): string | undefined =>
+  ok ? undefined : problem;
 
 /** The machine-readable code of any safe-response body. */
 export function codeOf(body: unknown): string | undefined {

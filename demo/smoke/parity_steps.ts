@@ -16,17 +16,10 @@ import { problemTypeUri } from "../../safe_response/mod.ts";
 import { DemoErrors } from "../errors.ts";
 import { DEMO_API_VERSION, PROBLEM_BASE_URL } from "../safe_response_options.ts";
 import type { DemoKeys } from "../seed.ts";
-import type { StepAnswer, StepSpec } from "./http_step.ts";
+import { type Bag, bag, expect, type StepAnswer, type StepSpec } from "./http_step.ts";
 
 /** Runs one step against a server and returns its answer (undefined when the request failed). */
 export type RunStep = (spec: StepSpec) => Promise<StepAnswer | undefined>;
-
-type Bag = Record<string, unknown>;
-const bag = (value: unknown): Bag =>
-  (typeof value === "object" && value !== null ? value : {}) as Bag;
-
-/** `undefined` when `ok`, else `problem`. */
-const expect = (ok: boolean, problem: string): string | undefined => ok ? undefined : problem;
 
 /** The operation `method` of `path` in an OpenAPI document body. */
 const operation = (document: unknown, path: string, method: string): Bag =>

@@ -24,6 +24,9 @@ import { PING_LIMIT } from "../resources/ping.controller.ts";
 import { PROJECT_NOT_FOUND_TYPE } from "../resources/projects.controller.ts";
 import type { DemoKeys } from "../seed.ts";
 import {
+  type Bag,
+  bag,
+  expect,
   formatStep,
   runStep,
   type StepAnswer,
@@ -50,12 +53,8 @@ export interface TourSummary {
   failed: number;
 }
 
-type Bag = Record<string, unknown>;
-const bag = (value: unknown): Bag =>
-  (typeof value === "object" && value !== null ? value : {}) as Bag;
-
-/** `undefined` when `ok`, else `problem`. */
-const expect = (ok: boolean, problem: string): string | undefined => ok ? undefined : problem;
+/** The `meta` of a success body (or `undefined`). */
+const metaOf = (body: unknown) => isSuccess(body) ? body.meta : undefined;
 
 /** The `data` of a success body (or `{}`). */
 const dataOf = (answer: StepAnswer): Bag => bag(bag(answer.body).data);
@@ -110,7 +109,7 @@ export async function runTour(
     key: keys.reader.key,
     status: 200,
     check: ({ body }) => {
-      const meta = isSuccess(body) ? body.meta : undefined;
+      const meta = metaOf(body);
       return expect(
         isPaginated(meta) && isOffsetPagination(meta.pagination) && meta.pagination.limit === 50,
         "page size not clamped to 50",
@@ -123,7 +122,7 @@ export async function runTour(
     key: keys.reader.key,
     status: 200,
     check: ({ body }) => {
-      const meta = isSuccess(body) ? body.meta : undefined;
+      const meta = metaOf(body);
       return expect(
         isPaginated(meta) && isCursorPagination(meta.pagination) && meta.pagination.hasMore &&
           typeof meta.pagination.nextCursor === "string",
@@ -131,7 +130,7 @@ export async function runTour(
       );
     },
   });
-  const feedMeta = feed && isSuccess(feed.body) ? feed.body.meta : undefined;
+  const feedMeta = metaOf(feed?.body);
   const nextCursor = isPaginated(feedMeta) && isCursorPagination(feedMeta.pagination)
     ? feedMeta.pagination.nextCursor
     : null;
@@ -141,7 +140,7 @@ export async function runTour(
     key: keys.reader.key,
     status: 200,
     check: ({ body }) => {
-      const meta = isSuccess(body) ? body.meta : undefined;
+      const meta = metaOf(body);
       return expect(
         isPaginated(meta) && isCursorPagination(meta.pagination) &&
           typeof meta.pagination.previousCursor === "string",
@@ -366,7 +365,7 @@ export async function runTour(
       key: keys.test.key,
       status: 200,
       check: ({ body }) => {
-        const meta = isSuccess(body) ? body.meta : undefined;
+        const meta = metaOf(body);
         return expect(
           hasRateLimit(meta) && meta.rateLimit.remaining === PING_LIMIT - call,
           `meta.rateLimit.remaining is not ${PING_LIMIT - call}`,

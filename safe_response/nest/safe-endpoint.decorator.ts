@@ -115,8 +115,7 @@ export function endpointRuntimeDecorators(
     SetMetadata(RAW_RESPONSE_METADATA, false),
     SetMetadata(ENDPOINT_PROBLEM_DETAILS_METADATA, options.problemDetails ?? false),
   ];
-  const status = pagination === undefined ? options.statusCode ?? 200 : 200;
-  decorators.push(HttpCode(httpStatus(status, "SafeEndpoint")));
+  decorators.push(HttpCode(httpStatus(successStatus(options, pagination), "SafeEndpoint")));
   if (pagination !== undefined) {
     const paging = { maxLimit: options.maxLimit, links: options.links };
     decorators.push(pagination === "offset" ? Paginated(paging) : CursorPaginated(paging));
@@ -129,12 +128,21 @@ export function endpointRuntimeDecorators(
   return decorators;
 }
 
-function endpointOpenApiDecorators(
+/** The success status: `statusCode` (default 200), always 200 when paginated. */
+function successStatus(
+  options: SafeEndpointOptions,
+  pagination: "offset" | "cursor" | undefined,
+): number {
+  return pagination === undefined ? options.statusCode ?? 200 : 200;
+}
+
+/** A composite: the runtime half and the OpenAPI half from the same options. */
+function safeEndpoint(
   model: SafeModel,
   options: SafeEndpointOptions & SafePaginatedEndpointOptions,
   pagination: "offset" | "cursor" | undefined,
   decorator: string,
-): MethodDecorator[] {
+): MethodDecorator {
   const shape = {
     isArray: pagination === undefined && options.isArray === true,
     pagination,
@@ -144,12 +152,15 @@ function endpointOpenApiDecorators(
     message: options.message,
     deprecated: options.deprecated !== undefined,
   };
-  const status = pagination === undefined ? options.statusCode ?? 200 : 200;
-  const decorators = [documentSuccess(model, status, options.description, shape, decorator)];
+  const status = successStatus(options, pagination);
+  const decorators = [
+    ...endpointRuntimeDecorators(options, pagination),
+    documentSuccess(model, status, options.description, shape, decorator),
+  ];
   if (options.errors !== undefined) {
     decorators.push(documentErrors(options.errors, options.problemDetails === true, decorator));
   }
-  return decorators;
+  return applyDecorators(...decorators);
 }
 
 /**
@@ -181,10 +192,7 @@ export function SafeEndpoint(
   model: SafeModel,
   options: SafeEndpointOptions = {},
 ): MethodDecorator {
-  return applyDecorators(
-    ...endpointRuntimeDecorators(options),
-    ...endpointOpenApiDecorators(model, options, undefined, "SafeEndpoint"),
-  );
+  return safeEndpoint(model, options, undefined, "SafeEndpoint");
 }
 
 /**
@@ -215,10 +223,7 @@ export function SafePaginatedEndpoint(
   model: SafeModel,
   options: SafePaginatedEndpointOptions = {},
 ): MethodDecorator {
-  return applyDecorators(
-    ...endpointRuntimeDecorators(options, "offset"),
-    ...endpointOpenApiDecorators(model, options, "offset", "SafePaginatedEndpoint"),
-  );
+  return safeEndpoint(model, options, "offset", "SafePaginatedEndpoint");
 }
 
 /**
@@ -250,8 +255,5 @@ export function SafeCursorPaginatedEndpoint(
   model: SafeModel,
   options: SafeCursorPaginatedEndpointOptions = {},
 ): MethodDecorator {
-  return applyDecorators(
-    ...endpointRuntimeDecorators(options, "cursor"),
-    ...endpointOpenApiDecorators(model, options, "cursor", "SafeCursorPaginatedEndpoint"),
-  );
+  return safeEndpoint(model, options, "cursor", "SafeCursorPaginatedEndpoint");
 }

@@ -1,5 +1,6 @@
 /** Shared fixtures of the API-key core tests. */
 import {
+  API_KEY_STORAGE_METHODS,
   type ApiKeyEvent,
   ApiKeysService,
   type ApiKeysServiceOptions,
@@ -83,17 +84,7 @@ export function overrideStorage(
   overrides: Partial<Record<keyof ApiKeyStorage, (...args: never[]) => unknown>>,
 ): ApiKeyStorage {
   const storage: Record<string, unknown> = {};
-  for (
-    const method of [
-      "insert",
-      "findById",
-      "findByPrefix",
-      "listByTenant",
-      "markRevoked",
-      "touchLastUsed",
-      "rotate",
-    ] as const
-  ) {
+  for (const method of API_KEY_STORAGE_METHODS) {
     storage[method] = overrides[method] ?? inner[method].bind(inner);
   }
   return storage as unknown as ApiKeyStorage;

@@ -1,29 +1,23 @@
 /**
- * The client module in a real browser: headless Chromium (Debian's
- * `chromium`, driven by playwright-core) loads a page from 127.0.0.1 that
- * imports the esbuild bundle of client/mod.ts as an ES module, fetches real
- * success, error, problem-details and paginated responses from two Nest apps
- * running the library's `SafeResponseModule` (`_api.ts`: error envelopes on
- * Express, problem details on Fastify), and reports every guard's result
- * back. Also measures the bundle (minified + gzipped) and asserts it stays
- * under 2 KB.
- *
- * Without /usr/bin/chromium the browser part is skipped with a message, except
- * under CI=true, where it fails: install it with scripts/install_chromium.sh.
+ * The client module in a real browser: headless Chromium (`_chromium.ts`) loads
+ * a page from 127.0.0.1 that imports the esbuild bundle of client/mod.ts (the
+ * demo page's, `demo/page_assets.ts`) as an ES module, fetches real success,
+ * error, problem-details and paginated responses from two Nest apps running the
+ * library's `SafeResponseModule` (`_api.ts`: error envelopes on Express,
+ * problem details on Fastify), and reports every guard's result back. Also
+ * measures the bundle (minified + gzipped) and asserts it stays under 2 KB (the
+ * browser part is skipped without Chromium, the size check is not).
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import process from "node:process";
-import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
-import * as esbuild from "esbuild";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
+import { bundleClient as bundleDemoClient } from "../../demo/page_assets.ts";
 import { type Api, startApi } from "./_api.ts";
+import { launchChromium, skipWithoutChromium } from "./_chromium.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 const SIZE_LIMIT = 2048;
 const GUARDS = [
   "isSuccess",
@@ -43,21 +37,7 @@ type GuardName = typeof GUARDS[number];
 
 /** The client module as the browser gets it: one minified ES module. */
 async function bundleClient(): Promise<Uint8Array> {
-  try {
-    const result = await esbuild.build({
-      entryPoints: [fileURLToPath(new URL("../../client/mod.ts", import.meta.url))],
-      bundle: true,
-      format: "esm",
-      platform: "browser",
-      target: "es2022",
-      minify: true,
-      write: false,
-      logLevel: "silent",
-    });
-    return result.outputFiles[0].contents;
-  } finally {
-    await esbuild.stop();
-  }
+  return new TextEncoder().encode(await bundleDemoClient());
 }
 
 const PAGE = `<!doctype html>
@@ -169,12 +149,7 @@ describe("client module size", () => {
   });
 });
 
-const hasChromium = existsSync(CHROMIUM);
-const inCi = process.env.CI === "true";
-const skip = !hasChromium && !inCi
-  ? `${CHROMIUM} not found: browser test skipped (run scripts/install_chromium.sh)`
-  : false;
-if (skip) console.warn(`SKIP ${skip}`);
+const skip = skipWithoutChromium("browser test");
 
 describe("client module in headless Chromium", { skip }, () => {
   let api: Api;
@@ -183,24 +158,9 @@ describe("client module in headless Chromium", { skip }, () => {
   let page: Page;
 
   before(async () => {
-    if (!hasChromium) {
-      throw new Error(`${CHROMIUM} is missing under CI=true: run scripts/install_chromium.sh`);
-    }
     api = await startApi();
     front = await startFront(await bundleClient(), api);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
+    browser = await launchChromium();
     page = await browser.newPage();
     await page.goto(`${front.origin}/`);
     // deno-lint-ignore no-explicit-any

@@ -1,28 +1,17 @@
 /**
- * The demo's web page in headless Chromium (Debian's `chromium`, driven by
- * playwright-core): paste the reader key, call the projects list, and see
- * the success envelope and the client guards' verdicts on the page; then
- * the same page with no key shows the error envelope.
- *
- * Without /usr/bin/chromium the test is skipped with a message, except under
- * CI=true, where it fails: install it with scripts/install_chromium.sh.
+ * The demo's web page in headless Chromium (`_chromium.ts`): paste the reader
+ * key, call the projects list, and see the success envelope and the client
+ * guards' verdicts on the page; then the same page with no key shows the error
+ * envelope.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
-import process from "node:process";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import type { DemoServer } from "../../demo/server.ts";
 import { startTestDemo } from "../demo/_demo.ts";
+import { launchChromium, skipWithoutChromium } from "./_chromium.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-
-const hasChromium = existsSync(CHROMIUM);
-const inCi = process.env.CI === "true";
-const skip = !hasChromium && !inCi
-  ? `${CHROMIUM} not found: demo page test skipped (run scripts/install_chromium.sh)`
-  : false;
-if (skip) console.warn(`SKIP ${skip}`);
+const skip = skipWithoutChromium("demo page test");
 
 /** The verdict the page shows for each guard, in the page's order. */
 async function guardVerdicts(page: Page): Promise<Record<string, string>> {
@@ -42,23 +31,8 @@ describe("demo web page in headless Chromium", { skip }, () => {
   const pageErrors: string[] = [];
 
   before(async () => {
-    if (!hasChromium) {
-      throw new Error(`${CHROMIUM} is missing under CI=true: run scripts/install_chromium.sh`);
-    }
     server = await startTestDemo();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
+    browser = await launchChromium();
     page = await browser.newPage();
     page.on("pageerror", (error) => pageErrors.push(error.message));
     await page.goto(`${server.url}/`);

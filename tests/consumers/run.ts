@@ -1,6 +1,7 @@
 /**
  * Consumer apps: builds and packs the npm package, installs the tarball into
  * each app under this folder (real Node projects with their own package.json),
+ * copies the routes and checks all apps share (`shared/`) into each app,
  * compiles each app with its own TypeScript settings, starts it on 127.0.0.1
  * and hits it with real requests (`node --test`). Prints one `# pass N` /
  * `# fail N` summary for all apps; exits non-zero when anything failed.
@@ -11,26 +12,22 @@
  *
  * @module
  */
-import { copyFileSync, existsSync, readdirSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, cpSync, existsSync, readdirSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { inherit } from "../../scripts/npm_build/run.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, "..", "..");
 /** Where every app's package.json points its `@saferoute/api-kit` dependency. */
 const TARBALL = join(HERE, "saferoute-api-kit.tgz");
+/** The app module and checks every app compiles as its own `shared/` folder. */
+const SHARED = join(HERE, "shared");
 
 /** Runs a command with inherited output; returns whether it exited 0. */
 async function run(cmd: string, args: string[], cwd: string): Promise<boolean> {
   console.log(`$ (${cwd.replace(`${ROOT}/`, "")}) ${cmd} ${args.join(" ")}`);
-  const { code } = await new Deno.Command(cmd, {
-    args,
-    cwd,
-    stdin: "null",
-    stdout: "inherit",
-    stderr: "inherit",
-  }).spawn().status;
-  return code === 0;
+  return await inherit(cmd, args, cwd) === 0;
 }
 
 /** Builds `npm/` and packs it to `TARBALL`. */
@@ -65,6 +62,8 @@ async function testApp(app: string): Promise<{ pass: number; fail: number }> {
   rmSync(join(dir, "node_modules", "@saferoute"), { recursive: true, force: true });
   rmSync(join(dir, "package-lock.json"), { force: true });
   rmSync(join(dir, "dist"), { recursive: true, force: true });
+  rmSync(join(dir, "shared"), { recursive: true, force: true });
+  cpSync(SHARED, join(dir, "shared"), { recursive: true });
   if (!await run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], dir)) {
     console.log(`${app}: npm install failed`);
     return { pass: 0, fail: 1 };

@@ -1,5 +1,6 @@
 /** A storage over `InMemoryApiKeyStorage` whose methods can be switched to fail. */
 import {
+  API_KEY_STORAGE_METHODS,
   type ApiKeyRecord,
   type ApiKeyStorage,
   InMemoryApiKeyStorage,
@@ -67,16 +68,7 @@ export class FaultyStorage {
 
   constructor() {
     const storage: Record<string, unknown> = {};
-    const methods: Method[] = [
-      "insert",
-      "findById",
-      "findByPrefix",
-      "listByTenant",
-      "markRevoked",
-      "touchLastUsed",
-      "rotate",
-    ];
-    for (const method of methods) {
+    for (const method of API_KEY_STORAGE_METHODS) {
       storage[method] = (...args: unknown[]) => this.#call(method, args);
     }
     this.storage = storage as unknown as ApiKeyStorage;

@@ -4,8 +4,8 @@ import { Controller, Get } from "@nestjs/common";
 import { APP_GUARD, Reflector } from "@nestjs/core";
 import { generateKey } from "../../../api_keys/key_format.ts";
 import { InMemoryApiKeyStorage } from "../../../api_keys/in_memory_storage.ts";
-import type { ApiKeyStorage } from "../../../api_keys/storage.ts";
 import { ApiKeysGuard, ApiKeysModule } from "../../../api_keys/nest/mod.ts";
+import { overrideStorage } from "../helpers.ts";
 import {
   appModule,
   boot,
@@ -267,16 +267,9 @@ for (const platform of PLATFORMS) {
 
   describe(`ApiKeysGuard with a failing storage over ${platform}`, () => {
     it("answers 503 with a generic body and no internals", async () => {
-      const working = new InMemoryApiKeyStorage();
-      const storage: ApiKeyStorage = {
-        insert: (record) => working.insert(record),
-        findById: (id) => working.findById(id),
+      const storage = overrideStorage(new InMemoryApiKeyStorage(), {
         findByPrefix: () => Promise.reject(new Error("connect ECONNREFUSED db-secret-host:5432")),
-        listByTenant: (tenantId, options) => working.listByTenant(tenantId, options),
-        markRevoked: (id, at) => working.markRevoked(id, at),
-        touchLastUsed: (id, at) => working.touchLastUsed(id, at),
-        rotate: (input) => working.rotate(input),
-      };
+      });
       const running = await boot(
         appModule(ApiKeysModule.forRoot(moduleOptions({ storage }))),
         platform,

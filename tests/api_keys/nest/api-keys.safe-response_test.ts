@@ -2,9 +2,9 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { Module } from "@nestjs/common";
 import { InMemoryApiKeyStorage } from "../../../api_keys/in_memory_storage.ts";
-import type { ApiKeyStorage } from "../../../api_keys/storage.ts";
 import { ApiKeysModule } from "../../../api_keys/nest/mod.ts";
 import { SafeResponseModule } from "../../../safe_response/nest/mod.ts";
+import { overrideStorage } from "../helpers.ts";
 import {
   AdminController,
   boot,
@@ -21,16 +21,9 @@ import {
 })
 class EnvelopedAppModule {}
 
-const working = new InMemoryApiKeyStorage();
-const brokenStorage: ApiKeyStorage = {
-  insert: (record) => working.insert(record),
-  findById: (id) => working.findById(id),
+const brokenStorage = overrideStorage(new InMemoryApiKeyStorage(), {
   findByPrefix: () => Promise.reject(new Error("connect ECONNREFUSED db-secret-host:5432")),
-  listByTenant: (tenantId, options) => working.listByTenant(tenantId, options),
-  markRevoked: (id, at) => working.markRevoked(id, at),
-  touchLastUsed: (id, at) => working.touchLastUsed(id, at),
-  rotate: (input) => working.rotate(input),
-};
+});
 
 @Module({
   imports: [

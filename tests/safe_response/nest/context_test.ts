@@ -1,29 +1,18 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
-  type CanActivate,
   Controller,
-  type ExecutionContext,
   ForbiddenException,
   Get,
-  Injectable,
   Module,
   NotFoundException,
   UseGuards,
 } from "@nestjs/common";
 import { ClsModule } from "nestjs-cls";
 import { Paginated, SafeResponseModule } from "../../../safe_response/nest/mod.ts";
-import { ADAPTERS, boot, CapturingLogger, getJson } from "./helpers.ts";
+import { ADAPTERS, boot, CapturingLogger, getJson, headerDenyGuard } from "./helpers.ts";
 
-@Injectable()
-class DenyGuard implements CanActivate {
-  canActivate(context: ExecutionContext): boolean {
-    if (context.switchToHttp().getRequest().headers["x-deny"] === "1") {
-      throw new ForbiddenException();
-    }
-    return true;
-  }
-}
+const DenyGuard = headerDenyGuard(() => new ForbiddenException());
 
 @Controller("ctx")
 @UseGuards(DenyGuard)

@@ -3,7 +3,14 @@
  * 127.0.0.1 with a random port, and capture its log output.
  */
 import "reflect-metadata";
-import type { INestApplication, LoggerService, Type } from "@nestjs/common";
+import {
+  type CanActivate,
+  type ExecutionContext,
+  type INestApplication,
+  Injectable,
+  type LoggerService,
+  type Type,
+} from "@nestjs/common";
 import { NestFactory } from "@nestjs/core";
 import { FastifyAdapter } from "@nestjs/platform-fastify";
 
@@ -34,6 +41,20 @@ export class CapturingLogger implements LoggerService {
   find(level: string, text: string): LogEntry[] {
     return this.entries.filter((entry) => entry.level === level && entry.message.includes(text));
   }
+}
+
+/** A guard class that throws `deny()` on a request with `x-deny: 1` and lets any other through. */
+export function headerDenyGuard(deny: () => Error): Type<CanActivate> {
+  @Injectable()
+  class HeaderDenyGuard implements CanActivate {
+    canActivate(context: ExecutionContext): boolean {
+      if (context.switchToHttp().getRequest().headers["x-deny"] === "1") {
+        throw deny();
+      }
+      return true;
+    }
+  }
+  return HeaderDenyGuard;
 }
 
 export interface RunningApp {

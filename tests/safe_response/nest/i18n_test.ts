@@ -2,12 +2,9 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import {
-  type CanActivate,
   Controller,
-  type ExecutionContext,
   ForbiddenException,
   Get,
-  Injectable,
   Module,
   NotFoundException,
   UseGuards,
@@ -15,17 +12,9 @@ import {
 import { AcceptLanguageResolver, I18nModule, QueryResolver } from "nestjs-i18n";
 import type { I18nAdapter } from "../../../safe_response/mod.ts";
 import { ResponseMessage, SafeResponseModule } from "../../../safe_response/nest/mod.ts";
-import { ADAPTERS, boot, CapturingLogger, getJson } from "./helpers.ts";
+import { ADAPTERS, boot, CapturingLogger, getJson, headerDenyGuard } from "./helpers.ts";
 
-@Injectable()
-class DenyGuard implements CanActivate {
-  canActivate(context: ExecutionContext): boolean {
-    if (context.switchToHttp().getRequest().headers["x-deny"] === "1") {
-      throw new ForbiddenException("messages.forbidden");
-    }
-    return true;
-  }
-}
+const DenyGuard = headerDenyGuard(() => new ForbiddenException("messages.forbidden"));
 
 @Controller("i18n")
 @UseGuards(DenyGuard)

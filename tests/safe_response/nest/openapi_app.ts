@@ -7,14 +7,11 @@ import "reflect-metadata";
 import {
   applyDecorators,
   BadRequestException,
-  type CanActivate,
   ConflictException,
   Controller,
-  type ExecutionContext,
   Get,
   GoneException,
   HttpException,
-  Injectable,
   Module,
   NotFoundException,
   Post,
@@ -50,6 +47,7 @@ import type {
   SafeErrorResponseConfig,
   SafeErrorResponseOptions,
 } from "../../../safe_response/mod.ts";
+import { headerDenyGuard } from "./helpers.ts";
 
 export type Mode = "envelope" | "problem";
 
@@ -114,15 +112,7 @@ function failWith(fail: string | undefined): void {
   }
 }
 
-@Injectable()
-class DenyGuard implements CanActivate {
-  canActivate(context: ExecutionContext): boolean {
-    if (context.switchToHttp().getRequest().headers["x-deny"] === "1") {
-      throw new UnauthorizedException();
-    }
-    return true;
-  }
-}
+const DenyGuard = headerDenyGuard(() => new UnauthorizedException());
 
 function controllers(mode: Mode): Type<unknown>[] {
   const problemDetails = mode === "problem";

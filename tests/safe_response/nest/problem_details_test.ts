@@ -2,12 +2,9 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
   Body,
-  type CanActivate,
   Controller,
-  type ExecutionContext,
   ForbiddenException,
   Get,
-  Injectable,
   Module,
   NotFoundException,
   Post,
@@ -16,17 +13,9 @@ import {
 } from "@nestjs/common";
 import { IsString } from "class-validator";
 import { Deprecated, ProblemType, SafeResponseModule } from "../../../safe_response/nest/mod.ts";
-import { ADAPTERS, boot, getJson } from "./helpers.ts";
+import { ADAPTERS, boot, getJson, headerDenyGuard } from "./helpers.ts";
 
-@Injectable()
-class HeaderGuard implements CanActivate {
-  canActivate(context: ExecutionContext): boolean {
-    if (context.switchToHttp().getRequest().headers["x-deny"] === "1") {
-      throw new ForbiddenException("Denied by guard");
-    }
-    return true;
-  }
-}
+const HeaderGuard = headerDenyGuard(() => new ForbiddenException("Denied by guard"));
 
 class NameDto {
   @IsString()

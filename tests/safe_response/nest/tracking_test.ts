@@ -2,29 +2,18 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
   BadRequestException,
-  type CanActivate,
   Controller,
-  type ExecutionContext,
   Get,
-  Injectable,
   Module,
   UnauthorizedException,
   UseGuards,
 } from "@nestjs/common";
 import { Deprecated, SafeResponseModule } from "../../../safe_response/nest/mod.ts";
-import { ADAPTERS, boot, getJson } from "./helpers.ts";
+import { ADAPTERS, boot, getJson, headerDenyGuard } from "./helpers.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
-@Injectable()
-class TokenGuard implements CanActivate {
-  canActivate(context: ExecutionContext): boolean {
-    if (context.switchToHttp().getRequest().headers["x-deny"] === "1") {
-      throw new UnauthorizedException();
-    }
-    return true;
-  }
-}
+const TokenGuard = headerDenyGuard(() => new UnauthorizedException());
 
 @Controller("t")
 @UseGuards(TokenGuard)
