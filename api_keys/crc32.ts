@@ -16,7 +16,8 @@ const TABLE: Uint32Array = (() => {
 })();
 
 /**
- * CRC-32 of the low byte of each char code of `text` (exact for ASCII).
+ * CRC-32 of the low byte of each char code of `text` (exact for ASCII), up
+ * to `end` (default: the whole text).
  *
  * @example
  * ```ts
@@ -24,9 +25,9 @@ const TABLE: Uint32Array = (() => {
  * crc32Ascii("123456789").toString(16); // "cbf43926"
  * ```
  */
-export function crc32Ascii(text: string): number {
+export function crc32Ascii(text: string, end: number = text.length): number {
   let crc = 0xffffffff;
-  for (let i = 0; i < text.length; i++) {
+  for (let i = 0; i < end; i++) {
     crc = TABLE[(crc ^ text.charCodeAt(i)) & 0xff] ^ (crc >>> 8);
   }
   return (crc ^ 0xffffffff) >>> 0;

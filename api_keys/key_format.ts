@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { encodeBase62Fixed, randomBase62 } from "./base62.ts";
+import { BASE62_ALPHABET, encodeBase62Fixed, randomBase62 } from "./base62.ts";
 import { crc32Ascii } from "./crc32.ts";
 import type { Environment } from "./types.ts";
 
@@ -88,8 +88,27 @@ const MIN_API_KEY_LENGTH = MAX_API_KEY_LENGTH - 15;
 
 const KEY_SOURCE = "[a-z][a-z0-9]{0,15}_(?:live|test)_[0-9A-Za-z]{12}_[0-9A-Za-z]{38}";
 const KEY_LAYOUT = new RegExp(`^${KEY_SOURCE}$`);
-const KEY_PARTS =
-  /^([a-z][a-z0-9]{0,15})_(live|test)_([0-9A-Za-z]{12})_([0-9A-Za-z]{32})([0-9A-Za-z]{6})$/;
+
+/** Length of everything after the namespace: `_env_` + prefix + `_` + secret + checksum. */
+const FIXED_TAIL_LENGTH = 6 + API_KEY_PREFIX_LENGTH + 1 + API_KEY_SECRET_LENGTH +
+  API_KEY_CHECKSUM_LENGTH;
+const UNDERSCORE = 0x5f;
+const isLower = (code: number) => code >= 0x61 && code <= 0x7a;
+const isDigit = (code: number) => code >= 0x30 && code <= 0x39;
+/** Base62 digit value of each ASCII code, -1 for other codes. */
+const BASE62_VALUES: Int8Array = (() => {
+  const values = new Int8Array(128).fill(-1);
+  for (let i = 0; i < BASE62_ALPHABET.length; i++) values[BASE62_ALPHABET.charCodeAt(i)] = i;
+  return values;
+})();
+/** Whether `text[start..end)` is all base62 characters. */
+function isBase62Run(text: string, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const code = text.charCodeAt(i);
+    if (code > 0x7f || BASE62_VALUES[code] < 0) return false;
+  }
+  return true;
+}
 
 /**
  * Matches any key-shaped string of any namespace (checksum not checked). It
@@ -217,18 +236,42 @@ export function generateKey(options: GenerateKeyOptions): GeneratedApiKey {
  */
 export function parseKey(raw: string): ParsedApiKey | null {
   if (typeof raw !== "string" || raw.length > MAX_API_KEY_LENGTH) return null;
-  if (raw.length < MIN_API_KEY_LENGTH) return null;
-  const parts = KEY_PARTS.exec(raw);
-  if (parts === null) return null;
-  const checksum = parts[5];
-  if (checksumOf(raw.slice(0, raw.length - API_KEY_CHECKSUM_LENGTH)) !== checksum) return null;
+  const length = raw.length;
+  if (length < MIN_API_KEY_LENGTH) return null;
+  // The fields after the namespace have fixed widths, so the length gives the
+  // namespace's: a hand-written scan (no RegExp, no slices before the checksum).
+  const ns = length - FIXED_TAIL_LENGTH;
+  if (!isLower(raw.charCodeAt(0))) return null;
+  for (let i = 1; i < ns; i++) {
+    const code = raw.charCodeAt(i);
+    if (!isLower(code) && !isDigit(code)) return null;
+  }
+  if (raw.charCodeAt(ns) !== UNDERSCORE || raw.charCodeAt(ns + 5) !== UNDERSCORE) return null;
+  const environment = raw.startsWith("live", ns + 1)
+    ? "live"
+    : raw.startsWith("test", ns + 1)
+    ? "test"
+    : null;
+  if (environment === null) return null;
+  const prefixStart = ns + 6;
+  const secretStart = prefixStart + API_KEY_PREFIX_LENGTH + 1;
+  if (raw.charCodeAt(secretStart - 1) !== UNDERSCORE) return null;
+  if (!isBase62Run(raw, prefixStart, secretStart - 1) || !isBase62Run(raw, secretStart, length)) {
+    return null;
+  }
+  const checksumStart = length - API_KEY_CHECKSUM_LENGTH;
+  let checksum = 0;
+  for (let i = checksumStart; i < length; i++) {
+    checksum = checksum * 62 + BASE62_VALUES[raw.charCodeAt(i)];
+  }
+  if (crc32Ascii(raw, checksumStart) !== checksum) return null;
   return {
     raw,
-    namespace: parts[1],
-    environment: parts[2] as Environment,
-    prefix: parts[3],
-    secret: parts[4],
-    checksum,
+    namespace: raw.slice(0, ns),
+    environment,
+    prefix: raw.slice(prefixStart, prefixStart + API_KEY_PREFIX_LENGTH),
+    secret: raw.slice(secretStart, checksumStart),
+    checksum: raw.slice(checksumStart),
   };
 }
 

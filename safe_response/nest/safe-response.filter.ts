@@ -149,7 +149,7 @@ export class SafeResponseFilter implements ExceptionFilter {
       details: resolved.details,
       requestId,
       meta,
-      timestamp: settings.timestamp ? settings.dateFormatter(new Date()) : undefined,
+      timestamp: settings.timestamp ? this.runtime.timestamp() : undefined,
       path: settings.path ? path : undefined,
     });
   }

@@ -71,7 +71,8 @@ export class SafeResponseInterceptor implements NestInterceptor {
     const http = context.switchToHttp();
     const request = http.getRequest<RequestLike>();
     const response = http.getResponse<ResponseLike>();
-    const start = performance.now();
+    // The start is read only for `meta.responseTime` (0 otherwise: nothing uses it).
+    const start = this.runtime.settings.responseTime ? performance.now() : 0;
     const apiVersion = this.runtime.apiVersion(context, request, plan);
     markHandlerPhase(request, { start, plan, apiVersion });
     if (plan.deprecation !== undefined) {
@@ -173,7 +174,7 @@ export class SafeResponseInterceptor implements NestInterceptor {
         : assignRequestId(request, response, settings.requestId),
       data: data === undefined ? null : data,
       meta,
-      timestamp: settings.timestamp ? settings.dateFormatter(new Date()) : undefined,
+      timestamp: settings.timestamp ? this.runtime.timestamp() : undefined,
       path: settings.path ? pathOf(target) : undefined,
     });
   }

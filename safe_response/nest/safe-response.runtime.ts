@@ -35,6 +35,8 @@ export class SafeResponseRuntime implements OnModuleInit {
   readonly logger: Logger = new Logger("SafeResponse");
   #i18n?: I18nAdapter;
   #store?: StoreReader;
+  #stampedAt = NaN;
+  #stamp = "";
   readonly #plans = new WeakMap<RouteController, WeakMap<RouteHandler, RoutePlan>>();
 
   constructor(
@@ -122,6 +124,20 @@ export class SafeResponseRuntime implements OnModuleInit {
       if (chosen !== undefined) return chosen;
     }
     return plan.apiVersion;
+  }
+
+  /**
+   * The formatted `timestamp` of now. The formatter runs at most once per
+   * millisecond (its input, a `Date`, has no finer resolution): formatting
+   * was most of the envelope's own cost per request.
+   */
+  timestamp(): string {
+    const now = Date.now();
+    if (now !== this.#stampedAt) {
+      this.#stamp = this.settings.dateFormatter(new Date(now));
+      this.#stampedAt = now;
+    }
+    return this.#stamp;
   }
 
   /** Logs `message` once per route and key, unless `suppressWarnings`. */

@@ -1,0 +1,160 @@
+/**
+ * Timing and printing helpers shared by the benchmark scripts. Plain code over
+ * `node:` modules, so the same scripts run on Deno (against the sources) and
+ * on Node (bundled against `npm/`, see `bench/node_build.ts`).
+ *
+ * @module
+ */
+import process from "node:process";
+
+/** One operation under measurement; may return a promise (then it is awaited). */
+export type Op = () => unknown;
+
+/** A measured case: a name, its operation, and whether it is synchronous. */
+export interface Case {
+  /** Label in the table. */
+  name: string;
+  /** The operation. */
+  op: Op;
+  /** Synchronous: timed in a plain loop without awaits. */
+  sync?: boolean;
+}
+
+/** Command-line flags common to every script. */
+export const QUICK: boolean = process.argv.includes("--quick");
+
+/** Rounds and round length used by {@link alternate}. */
+export const TIMING = QUICK ? { rounds: 3, roundMs: 60 } : { rounds: 7, roundMs: 150 };
+
+/** `Deno 2.x.y` or `Node v20.x.y`. */
+export function runtimeName(): string {
+  const deno = (globalThis as { Deno?: { version: { deno: string } } }).Deno;
+  return deno !== undefined ? `Deno ${deno.version.deno}` : `Node ${process.version}`;
+}
+
+/** Whether the script runs on Deno. */
+export const ON_DENO: boolean = "Deno" in globalThis;
+
+/** Median of `values` (upper median for an even count). */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+/** Spread of `values` as (max - min) / median, in percent. */
+export function spreadPct(values: readonly number[]): number {
+  const m = median(values);
+  return m === 0 ? 0 : ((Math.max(...values) - Math.min(...values)) / m) * 100;
+}
+
+async function runBatch(c: Case, n: number): Promise<number> {
+  const { op } = c;
+  const start = performance.now();
+  if (c.sync) { for (let i = 0; i < n; i++) op(); }
+  else for (let i = 0; i < n; i++) await op();
+  return ((performance.now() - start) * 1000) / n;
+}
+
+/** A batch size such that one batch takes about `roundMs`. */
+async function calibrate(c: Case, roundMs: number): Promise<number> {
+  let n = 1;
+  for (;;) {
+    const start = performance.now();
+    await runBatch(c, n);
+    const elapsed = performance.now() - start;
+    if (elapsed >= roundMs / 4 || n >= 1 << 22) {
+      return Math.max(1, Math.round((n * roundMs) / Math.max(elapsed, 0.01)));
+    }
+    n *= 2;
+  }
+}
+
+/** Result of one case in {@link alternate}: median and per-round µs per operation. */
+export interface Timing {
+  /** Median µs per operation. */
+  us: number;
+  /** µs per operation of each round. */
+  rounds: number[];
+}
+
+/**
+ * Times `cases` in alternating rounds (round r runs a batch of each case in
+ * turn), after a calibration that doubles as warm-up.
+ */
+export async function alternate(cases: readonly Case[], timing = TIMING): Promise<Timing[]> {
+  const sizes: number[] = [];
+  for (const c of cases) sizes.push(await calibrate(c, timing.roundMs));
+  const rounds: number[][] = cases.map(() => []);
+  for (let r = 0; r < timing.rounds; r++) {
+    for (let i = 0; i < cases.length; i++) rounds[i].push(await runBatch(cases[i], sizes[i]));
+  }
+  return rounds.map((values) => ({ us: median(values), rounds: values }));
+}
+
+/** Result of {@link paired}: median µs of each side and median of the chunk ratios b/a. */
+export interface PairedTiming {
+  /** Median µs per operation of `a`. */
+  aUs: number;
+  /** Median µs per operation of `b`. */
+  bUs: number;
+  /** Median over chunks of (time of b) / (time of a). */
+  ratio: number;
+}
+
+/**
+ * Times two async operations interleaved one by one (a, b, then b, a, ...),
+ * each call timed on its own, so both see the same machine state: the way to
+ * compare operations whose latency is bimodal (a Web Crypto call's depends on
+ * whether the runtime's worker thread is awake).
+ */
+export async function paired(a: Op, b: Op, chunks = QUICK ? 9 : 31, perChunk = 300) {
+  const as: number[] = [];
+  const bs: number[] = [];
+  const ratios: number[] = [];
+  for (let i = 0; i < 50; i++) {
+    await a();
+    await b();
+  }
+  for (let c = 0; c < chunks; c++) {
+    let ta = 0;
+    let tb = 0;
+    for (let i = 0; i < perChunk; i++) {
+      const aFirst = (i & 1) === 0;
+      const t0 = performance.now();
+      await (aFirst ? a() : b());
+      const t1 = performance.now();
+      await (aFirst ? b() : a());
+      const t2 = performance.now();
+      if (aFirst) {
+        ta += t1 - t0;
+        tb += t2 - t1;
+      } else {
+        tb += t1 - t0;
+        ta += t2 - t1;
+      }
+    }
+    as.push((ta * 1000) / perChunk);
+    bs.push((tb * 1000) / perChunk);
+    ratios.push(tb / ta);
+  }
+  return { aUs: median(as), bUs: median(bs), ratio: median(ratios) } satisfies PairedTiming;
+}
+
+/** Prints a table with a header row and aligned columns. */
+export function printTable(title: string, header: string[], rows: string[][]): void {
+  console.log(`\n${title}\n`);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  for (const line of [header, widths.map((w) => "-".repeat(w)), ...rows]) {
+    console.log(line.map((cell, i) => (cell ?? "").padEnd(widths[i])).join("  ").trimEnd());
+  }
+}
+
+/** Formats a number with `digits` decimals. */
+export function fmt(value: number, digits = 2): string {
+  return Number.isFinite(value) ? value.toFixed(digits) : String(value);
+}
+
+/** `ok` or `MISSED`, for a target column. */
+export function verdict(pass: boolean): string {
+  return pass ? "ok" : "MISSED";
+}

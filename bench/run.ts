@@ -1,0 +1,121 @@
+/**
+ * `deno task bench`: prints every benchmark table, first on Deno against the
+ * sources, then on Node against the npm build (`npm/esm`, rebuilt first when
+ * older than the sources; the scripts are bundled by `bench/node_build.ts`).
+ *
+ * ```sh
+ * deno task bench                  # everything, about 5-6 minutes per runtime
+ * deno task bench --quick          # smoke run, one to two minutes per runtime
+ * deno task bench --deno-only      # or --node-only
+ * deno task bench --only core,http # any of core, in_process, http, memory
+ * ```
+ *
+ * Benchmarks never fail the test suite: this script is not part of
+ * `deno task test`, and a missed target is printed, not thrown.
+ *
+ * @module
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { cpus, loadavg, totalmem } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
+import { buildNodeBench, NODE_OUT, ROOT } from "./node_build.ts";
+
+const SCRIPTS = ["core", "in_process", "http", "memory"];
+const argv = process.argv.slice(2);
+const quick = argv.includes("--quick");
+const onlyIndex = argv.indexOf("--only");
+const only = onlyIndex === -1 ? SCRIPTS : argv[onlyIndex + 1].split(",");
+const runtimes = argv.includes("--deno-only")
+  ? ["deno"]
+  : argv.includes("--node-only")
+  ? ["node"]
+  : ["deno", "node"];
+const extra = quick ? ["--quick"] : [];
+
+function capture(command: string, args: string[]): string {
+  const result = spawnSync(command, args, { encoding: "utf8" });
+  return result.status === 0 ? result.stdout.trim() : "unavailable";
+}
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+/** Rebuilds `npm/` when it is missing or older than a library source. */
+function ensureNpmBuild(): void {
+  const marker = join(ROOT, "npm/esm/mod.js");
+  const sources = Math.max(
+    ...["api_keys", "safe_response", "client"].map((d) => newestMtime(join(ROOT, d))),
+    statSync(join(ROOT, "mod.ts")).mtimeMs,
+  );
+  if (existsSync(marker) && statSync(marker).mtimeMs >= sources) return;
+  console.log("npm/ is missing or older than the sources: deno task build:npm --skip-checks");
+  const built = spawnSync(
+    Deno.execPath(),
+    ["run", "-A", join(ROOT, "scripts/build_npm.ts"), "--skip-checks"],
+    { stdio: "inherit", cwd: ROOT },
+  );
+  if (built.status !== 0) throw new Error("npm build failed");
+}
+
+function run(command: string, args: string[], env?: Record<string, string>): boolean {
+  const result = spawnSync(command, args, {
+    stdio: "inherit",
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+  });
+  return result.status === 0;
+}
+
+const began = performance.now();
+const nodeVersion = capture("node", ["--version"]);
+const lscpuModel = capture("sh", ["-c", "lscpu | sed -n 's/^Model name: *//p' | head -1"]);
+console.log("saferoute api-kit benchmarks" + (quick ? " (quick)" : ""));
+console.log(
+  `machine: ${capture("nproc", [])} cores (nproc), ${lscpuModel || cpus()[0]?.model}, ` +
+    `${
+      (totalmem() / 1024 ** 3).toFixed(1)
+    } GiB; Deno ${Deno.version.deno} (V8 ${Deno.version.v8}), ` +
+    `Node ${nodeVersion}`,
+);
+const load = () => loadavg().map((x) => x.toFixed(2)).join(" ");
+console.log(`load average at start (1/5/15 min): ${load()}`);
+const failures: string[] = [];
+for (const runtime of runtimes) {
+  console.log(
+    `\n======== ${
+      runtime === "deno"
+        ? `Deno ${Deno.version.deno}, sources`
+        : `Node ${nodeVersion}, npm/esm build`
+    } ========`,
+  );
+  if (runtime === "node") {
+    if (nodeVersion === "unavailable") {
+      console.log("node is not on PATH: Node tables skipped");
+      continue;
+    }
+    ensureNpmBuild();
+    await buildNodeBench();
+  }
+  for (const script of SCRIPTS.filter((s) => only.includes(s))) {
+    const ok = runtime === "deno"
+      ? run(Deno.execPath(), ["run", "-A", join(ROOT, `bench/${script}.ts`), ...extra])
+      : run("node", [join(NODE_OUT, `${script}.mjs`), ...extra], {
+        SAFEROUTE_BENCH_DIR: join(ROOT, "bench"),
+      });
+    if (!ok) failures.push(`${runtime}/${script}`);
+  }
+}
+console.log(`\nload average at end (1/5/15 min): ${load()}`);
+console.log(`all benchmarks finished in ${((performance.now() - began) / 1000).toFixed(0)} s`);
+if (failures.length > 0) {
+  console.log(`scripts that failed to run: ${failures.join(", ")}`);
+  process.exitCode = 1;
+}
