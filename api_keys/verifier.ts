@@ -1,0 +1,190 @@
+/**
+ * The verify path of `ApiKeysService`: parse → cache → find by prefix →
+ * secret → revoked → expired, with one metric per verify.
+ *
+ * @module
+ */
+import { ApiKeyStorageError } from "./errors.ts";
+import type { Sha256Hasher } from "./hasher.ts";
+import { parseKey } from "./key_format.ts";
+import type { LastUsedTracker } from "./last_used.ts";
+import { isApiKeyRecord } from "./record.ts";
+import { callStorage, type SyncPrefixLookup } from "./storage_calls.ts";
+import type { ApiKeyStorage } from "./storage.ts";
+import type { ApiKeyContext, ApiKeyRecord } from "./types.ts";
+import { constantTimeEqual, type VerificationCache } from "./verification_cache.ts";
+import type { VerificationReporter } from "./verification_reporter.ts";
+
+/** What an `ApiKeyVerifier` verifies with. */
+export interface ApiKeyVerifierOptions {
+  /** Storage of the key records. */
+  storage: ApiKeyStorage;
+  /** Synchronous lookup of in-process storage (skips deadline and copy), if any. */
+  peek: SyncPrefixLookup | undefined;
+  /** Deadline of a storage lookup (ms). */
+  storageTimeoutMs: number;
+  /** Hasher of the secrets. */
+  hasher: Sha256Hasher;
+  /** Namespace of the accepted keys. */
+  namespace: string;
+  /** Verification cache, if enabled. */
+  cache: VerificationCache | undefined;
+  /** Life of a cache entry (ms). */
+  cacheTtlMs: number;
+  /** Whether a successful verify emits `api_key.used`. */
+  emitUsage: boolean;
+  /** Reporter of metrics and failures. */
+  reporter: VerificationReporter;
+  /** Writer of `lastUsedAt`. */
+  lastUsed: LastUsedTracker;
+  /** Wall clock (expiry checks). */
+  clock: () => Date;
+  /** Monotonic clock in ms (durations, cache life). */
+  monotonic: () => number;
+}
+
+function freezeContext(record: Readonly<ApiKeyRecord>): ApiKeyContext {
+  const context: ApiKeyContext = {
+    keyId: record.id,
+    tenantId: record.tenantId,
+    environment: record.environment,
+    scopes: Object.freeze([...record.scopes]) as string[],
+    prefix: record.prefix,
+  };
+  if (record.allowedIpCidrs !== undefined && record.allowedIpCidrs.length > 0) {
+    context.allowedIpCidrs = Object.freeze([...record.allowedIpCidrs]) as string[];
+  }
+  return Object.freeze(context);
+}
+
+/** Verifies raw keys; the contexts it returns are frozen. */
+export class ApiKeyVerifier {
+  readonly #storage: ApiKeyStorage;
+  readonly #peek: SyncPrefixLookup | undefined;
+  readonly #storageTimeoutMs: number;
+  readonly #hasher: Sha256Hasher;
+  readonly #namespace: string;
+  readonly #cache: VerificationCache | undefined;
+  readonly #cacheTtlMs: number;
+  readonly #emitUsage: boolean;
+  readonly #reporter: VerificationReporter;
+  readonly #lastUsed: LastUsedTracker;
+  readonly #clock: () => Date;
+  readonly #monotonic: () => number;
+  readonly #checkedRecords = new WeakSet<object>();
+  readonly #retiredVersionsWarned = new Set<number>();
+
+  /** Keeps the collaborators of `options`. */
+  constructor(options: ApiKeyVerifierOptions) {
+    this.#storage = options.storage;
+    this.#peek = options.peek;
+    this.#storageTimeoutMs = options.storageTimeoutMs;
+    this.#hasher = options.hasher;
+    this.#namespace = options.namespace;
+    this.#cache = options.cache;
+    this.#cacheTtlMs = options.cacheTtlMs;
+    this.#emitUsage = options.emitUsage;
+    this.#reporter = options.reporter;
+    this.#lastUsed = options.lastUsed;
+    this.#clock = options.clock;
+    this.#monotonic = options.monotonic;
+  }
+
+  /**
+   * Verifies `rawKey` (see `ApiKeysService.verify`); `emitUsed` says whether a
+   * success emits `api_key.used` (authorize emits it only after its own checks).
+   */
+  async verify(rawKey: string, emitUsed: boolean): Promise<ApiKeyContext> {
+    const start = this.#monotonic();
+    const parsed = parseKey(rawKey);
+    if (parsed === null || parsed.namespace !== this.#namespace) {
+      throw this.#reporter.failure(start, "malformed", "api_key_malformed", null, undefined);
+    }
+    const { prefix, secret, environment } = parsed;
+    const cache = this.#cache;
+    if (cache !== undefined) {
+      const entry = cache.get(prefix);
+      if (entry !== undefined) {
+        // `start` is now; a key without expiry needs no wall-clock read.
+        if (
+          start >= entry.cachedUntil ||
+          (entry.expiresAtMs !== Infinity && this.#clock().getTime() >= entry.expiresAtMs)
+        ) {
+          cache.delete(prefix);
+        } else if (constantTimeEqual(entry.secret, secret)) {
+          return this.#verified(start, entry.context, emitUsed);
+        }
+      }
+    }
+    let record: Readonly<ApiKeyRecord> | null;
+    const peek = this.#peek;
+    if (peek !== undefined) {
+      // In-process storage: no deadline timer, no copy, no extra await. A stored record is
+      // checked once (the storage only ever replaces its dates with valid ones).
+      record = peek(prefix);
+      if (record !== null && !this.#checkedRecords.has(record)) {
+        if (!isApiKeyRecord(record)) {
+          this.#reporter.metric(start, "error", environment);
+          throw new ApiKeyStorageError("findByPrefix", new Error("malformed record"));
+        }
+        this.#checkedRecords.add(record);
+      }
+    } else {
+      try {
+        record = await callStorage(
+          "findByPrefix",
+          this.#storageTimeoutMs,
+          () => this.#storage.findByPrefix(prefix),
+          true,
+        );
+      } catch (error) {
+        this.#reporter.metric(start, "error", environment);
+        throw error;
+      }
+    }
+    if (record === null) {
+      await this.#hasher.dummyVerify(secret);
+      throw this.#reporter.failure(start, "invalid", "api_key_invalid", prefix, environment);
+    }
+    if (!this.#hasher.hasVersion(record.pepperVersion)) {
+      this.#warnRetiredVersion(record.pepperVersion);
+    }
+    // The HMAC runs off the JS thread: start it, then build the context while it runs.
+    const matches = this.#hasher.verify(secret, record.hash, record.pepperVersion);
+    const context = freezeContext(record);
+    if (!(await matches)) {
+      throw this.#reporter.failure(start, "invalid", "api_key_invalid", prefix, environment);
+    }
+    const known = { keyId: record.id, tenantId: record.tenantId, environment: record.environment };
+    if (record.revokedAt !== null) {
+      throw this.#reporter.failure(start, "revoked", "api_key_revoked", prefix, environment, known);
+    }
+    const expiresAtMs = record.expiresAt === null ? Infinity : record.expiresAt.getTime();
+    if (expiresAtMs <= this.#clock().getTime()) {
+      throw this.#reporter.failure(start, "expired", "api_key_expired", prefix, environment, known);
+    }
+    cache?.set(prefix, {
+      secret,
+      context,
+      expiresAtMs,
+      cachedUntil: this.#monotonic() + this.#cacheTtlMs,
+    });
+    return this.#verified(start, context, emitUsed);
+  }
+
+  #verified(start: number, context: ApiKeyContext, emitUsed: boolean): ApiKeyContext {
+    this.#lastUsed.touch(context.keyId);
+    this.#reporter.metric(start, "success", context.environment);
+    if (emitUsed && this.#emitUsage) this.#reporter.used(context);
+    return context;
+  }
+
+  #warnRetiredVersion(version: number): void {
+    if (this.#retiredVersionsWarned.has(version)) return;
+    this.#retiredVersionsWarned.add(version);
+    console.warn(
+      `api-keys: a key record uses pepper version ${version}, which is not configured; ` +
+        "such keys verify as invalid",
+    );
+  }
+}
