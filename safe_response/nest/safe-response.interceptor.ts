@@ -136,12 +136,9 @@ export class SafeResponseInterceptor implements NestInterceptor {
       }
     }
     if (plan.sort) {
+      const expected = "a `sort` field ({ field, order: 'asc' | 'desc' }) next to `data`";
       if (isSortInfo(source?.sort)) (meta ??= {}).sort = source.sort;
-      else {this.#mismatch(
-          plan,
-          "sort",
-          "a `sort` field ({ field, order: 'asc' | 'desc' }) next to `data`",
-        );}
+      else this.#mismatch(plan, "sort", expected);
     }
     if (plan.filter) {
       if (isFilterMap(source?.filters)) (meta ??= {}).filters = source.filters;
