@@ -78,9 +78,8 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
 
   /** Finds a record by prefix. */
   findByPrefix(prefix: string): Promise<ApiKeyRecord | null> {
-    const id = this.#idByPrefix.get(prefix);
-    const record = id === undefined ? undefined : this.#byId.get(id);
-    return Promise.resolve(record === undefined ? null : copyApiKeyRecord(record));
+    const record = this[PEEK_BY_PREFIX](prefix);
+    return Promise.resolve(record === null ? null : copyApiKeyRecord(record));
   }
 
   /** The stored record of `prefix` (not a copy) or null. */

@@ -180,6 +180,7 @@ export class ApiKeyManager {
     requireNonEmptyString(id, "id");
     const record = await this.#findById(id);
     if (record === null) throw new ApiKeyOperationError("api_key_record_not_found");
+    // Dropped even when already revoked: another process may have revoked it while cached here.
     this.#cache?.delete(record.prefix);
     if (record.revokedAt !== null) return;
     const now = this.#clock();
@@ -188,6 +189,7 @@ export class ApiKeyManager {
       this.#storageTimeoutMs,
       () => this.#storage.markRevoked(id, now),
     );
+    // Again after the write: a verify that read the record during it may have cached it.
     this.#cache?.delete(record.prefix);
     this.#emitEvent?.({
       type: "api_key.revoked",

@@ -42,7 +42,7 @@ const DEFAULT_CACHE_MAX_ENTRIES = 10_000;
  * @example
  * ```ts
  * import { ApiKeysService } from "./service.ts";
- * import { InMemoryApiKeyStorage, PEEK_BY_PREFIX } from "./in_memory_storage.ts";
+ * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
  * const service = new ApiKeysService({
  *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
  *   storage: new InMemoryApiKeyStorage(),
@@ -96,7 +96,6 @@ export class ApiKeysService {
       namespace,
       cache,
       cacheTtlMs: cacheOptions === false ? 0 : cacheOptions.ttlMs ?? DEFAULT_CACHE_TTL_MS,
-      emitUsage: this.#emitUsage,
       reporter: this.#reporter,
       lastUsed: new LastUsedTracker(
         storage,
@@ -140,7 +139,7 @@ export class ApiKeysService {
    * storage failures reject with `ApiKeyStorageError` (outcome `error`).
    */
   verify(rawKey: string): Promise<ApiKeyContext> {
-    return this.#verifier.verify(rawKey, true);
+    return this.#verifier.verify(rawKey, this.#emitUsage);
   }
 
   /**

@@ -31,8 +31,6 @@ export interface ApiKeyVerifierOptions {
   cache: VerificationCache | undefined;
   /** Life of a cache entry (ms). */
   cacheTtlMs: number;
-  /** Whether a successful verify emits `api_key.used`. */
-  emitUsage: boolean;
   /** Reporter of metrics and failures. */
   reporter: VerificationReporter;
   /** Writer of `lastUsedAt`. */
@@ -66,7 +64,6 @@ export class ApiKeyVerifier {
   readonly #namespace: string;
   readonly #cache: VerificationCache | undefined;
   readonly #cacheTtlMs: number;
-  readonly #emitUsage: boolean;
   readonly #reporter: VerificationReporter;
   readonly #lastUsed: LastUsedTracker;
   readonly #clock: () => Date;
@@ -83,7 +80,6 @@ export class ApiKeyVerifier {
     this.#namespace = options.namespace;
     this.#cache = options.cache;
     this.#cacheTtlMs = options.cacheTtlMs;
-    this.#emitUsage = options.emitUsage;
     this.#reporter = options.reporter;
     this.#lastUsed = options.lastUsed;
     this.#clock = options.clock;
@@ -92,7 +88,8 @@ export class ApiKeyVerifier {
 
   /**
    * Verifies `rawKey` (see `ApiKeysService.verify`); `emitUsed` says whether a
-   * success emits `api_key.used` (authorize emits it only after its own checks).
+   * success emits `api_key.used` (authorize passes `false` and emits it only
+   * after its own checks).
    */
   async verify(rawKey: string, emitUsed: boolean): Promise<ApiKeyContext> {
     const start = this.#monotonic();
@@ -175,7 +172,7 @@ export class ApiKeyVerifier {
   #verified(start: number, context: ApiKeyContext, emitUsed: boolean): ApiKeyContext {
     this.#lastUsed.touch(context.keyId);
     this.#reporter.metric(start, "success", context.environment);
-    if (emitUsed && this.#emitUsage) this.#reporter.used(context);
+    if (emitUsed) this.#reporter.used(context);
     return context;
   }
 

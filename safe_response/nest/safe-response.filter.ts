@@ -92,7 +92,7 @@ export class SafeResponseFilter implements ExceptionFilter {
       });
       resolved.statusCode = 500;
     }
-    if (this.runtime.settings.problemDetails !== undefined && adapter.getType() === "express") {
+    if (settings.problemDetails !== undefined && adapter.getType() === "express") {
       // Express adapters of Nest 11 reset any non-`application/json` error Content-Type in
       // `reply()`; the serialised body is sent as is so `application/problem+json` survives.
       adapter.status(response, resolved.statusCode);

@@ -169,7 +169,7 @@ export class SafeResponseInterceptor implements NestInterceptor {
       requestId: settings.requestId === undefined
         ? undefined
         : assignRequestId(request, response, settings.requestId),
-      data: data === undefined ? null : data,
+      data,
       meta,
       timestamp: settings.timestamp ? this.runtime.timestamp() : undefined,
       path: settings.path ? pathOf(target) : undefined,
