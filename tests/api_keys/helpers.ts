@@ -89,3 +89,8 @@ export function overrideStorage(
   }
   return storage as unknown as ApiKeyStorage;
 }
+
+/** `key` with its last character replaced by a different one (so its checksum no longer matches). */
+export function breakChecksum(key: string): string {
+  return key.slice(0, -1) + (key.endsWith("0") ? "1" : "0");
+}

@@ -9,6 +9,7 @@ import {
   parseKey,
 } from "../../api_keys/mod.ts";
 import {
+  breakChecksum,
   makeService,
   overrideStorage,
   PEPPER_1,
@@ -341,7 +342,7 @@ describe("secrets stay out of events, metrics, errors and onAuthFailed", () => {
         () => service.authorize(key, { clientIp: "11.1.1.1" }),
         () => service.authorize(key, { clientIp: "10.1.1.1", requiredEnvironment: "test" }),
         () => service.verify(wrongSecret(key)),
-        () => service.verify(key.slice(0, -1) + "0"),
+        () => service.verify(breakChecksum(key)),
       ]
     ) seen.push(await rejection(attempt()));
     await service.revoke(id);
