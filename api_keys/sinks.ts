@@ -26,7 +26,7 @@ export type Dispatch<T> = (payload: T) => void;
  * ```ts
  * import { createDispatcher } from "./sinks.ts";
  * const dispatch = createDispatcher((n: number) => console.log(n), undefined, "onMetric");
- * dispatch(1);
+ * dispatch?.(1); // undefined when there is no sink
  * ```
  */
 export function createDispatcher<T>(

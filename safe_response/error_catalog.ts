@@ -183,7 +183,16 @@ export function defineErrors<const D extends Record<string, ErrorDefinition>>(
   return new ErrorCatalog<Extract<keyof D, string>>(definitions);
 }
 
-/** What a catalog exception resolves to: its shape, or why it cannot be resolved. */
+/**
+ * What a catalog exception resolves to: its shape, or why it cannot be resolved.
+ *
+ * @example
+ * ```ts
+ * import type { CatalogErrorShape } from "@saferoute/api-kit/safe-response";
+ * const found: CatalogErrorShape = { status: 410, code: "GONE", message: "Gone" };
+ * const missing: CatalogErrorShape = { missing: "SafeException: key `X` is not in the error catalog" };
+ * ```
+ */
 export type CatalogErrorShape =
   | { status: number; code: string; message: string; details?: unknown }
   | { missing: string };

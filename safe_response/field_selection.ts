@@ -110,7 +110,10 @@ export function resolveFieldSelection(
  * ```ts
  * import type { SelectionTree } from "@saferoute/api-kit/safe-response";
  * // id,address.city
- * const tree: SelectionTree = new Map([["id", true], ["address", new Map([["city", true]])]]);
+ * const tree: SelectionTree = new Map<string, SelectionTree | true>([
+ *   ["id", true],
+ *   ["address", new Map([["city", true]])],
+ * ]);
  * ```
  */
 export type SelectionTree = Map<string, SelectionTree | true>;

@@ -14,6 +14,7 @@ import { NestFactory } from "@nestjs/core";
 import { ExpressAdapter } from "@nestjs/platform-express";
 import { FastifyAdapter } from "@nestjs/platform-fastify";
 import { ApiModule } from "./_api_app.ts";
+import { closeApp } from "../close_app.ts";
 
 /** The running API servers. */
 export interface Api {
@@ -64,8 +65,8 @@ export async function startApi(): Promise<Api> {
         ? problem.origin + path.slice(PROBLEM_PREFIX.length - 1)
         : envelope.origin + path,
     close: async () => {
-      await envelope.app.close();
-      await problem.app.close();
+      await closeApp(envelope.app);
+      await closeApp(problem.app);
     },
   };
 }

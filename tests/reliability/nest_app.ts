@@ -31,6 +31,7 @@ import {
   SafeResponseModule,
   type SafeResponseModuleOptions,
 } from "../../safe_response/nest/mod.ts";
+import { closeApp } from "../close_app.ts";
 
 export type Platform = "express" | "fastify";
 export const PLATFORMS: readonly Platform[] = ["express", "fastify"];
@@ -128,7 +129,7 @@ export async function bootApp(platform: Platform, options: AppOptions): Promise<
     service: app.get(ApiKeysServiceToken),
     port,
     url: `http://127.0.0.1:${port}`,
-    close: () => app.close(),
+    close: () => closeApp(app),
   };
 }
 

@@ -24,6 +24,7 @@ import {
   RequireEnvironment,
   RequireScope,
 } from "../../../api_keys/nest/mod.ts";
+import { closeApp } from "../../close_app.ts";
 
 export const PEPPER = "test-pepper-0123456789abcdefghijklmnopqrstuvwxyz";
 
@@ -149,7 +150,7 @@ export async function boot(
       const text = await response.text();
       return { status: response.status, body: text === "" ? {} : JSON.parse(text) };
     },
-    close: () => app.close(),
+    close: () => closeApp(app),
   };
 }
 

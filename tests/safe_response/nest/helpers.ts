@@ -13,6 +13,7 @@ import {
 } from "@nestjs/common";
 import { NestFactory } from "@nestjs/core";
 import { FastifyAdapter } from "@nestjs/platform-fastify";
+import { closeApp } from "../../close_app.ts";
 
 export type AdapterName = "express" | "fastify";
 
@@ -86,7 +87,7 @@ export async function boot(
     throw error;
   }
   const address = app.getHttpServer().address() as { port: number };
-  return { app, url: `http://127.0.0.1:${address.port}`, close: () => app.close() };
+  return { app, url: `http://127.0.0.1:${address.port}`, close: () => closeApp(app) };
 }
 
 /** Fetches `path` and returns status, headers and parsed JSON body. */
