@@ -2,6 +2,14 @@
  * Admin routes: manage the admin key's own tenant over HTTP. Guarded by the
  * API key (scope `keys:write`) and rate-limited per key.
  *
+ * `keys:write` alone is not enough: a key may create, rotate or revoke only
+ * keys no more powerful than itself (environment, scopes, IP allowlist,
+ * expiry), or the answer is 403 `api_key_escalation_refused`. The rule is
+ * `findEscalation` in `no-escalation.ts`, applied by `TenantKeysService`, and
+ * written out in docs/security.md, "Delegated key management (no escalation)".
+ * Copy that rule with the routes: a scope check alone lets a key mint keys
+ * more powerful than itself.
+ *
  * @module
  */
 import { Controller, Delete, Get, Inject, Param, Post, UseGuards } from "@nestjs/common";

@@ -1,6 +1,7 @@
 /**
  * Body of `POST /admin/keys`. The tenant is never taken from the body: it is
- * the admin key's own tenant.
+ * the admin key's own tenant. The key asked for must be no more powerful than
+ * the admin key (see `no-escalation.ts`).
  *
  * @module
  */
@@ -37,19 +38,26 @@ export class CreateKeyDto {
   @Type(() => ScopeDto)
   scopes!: ScopeDto[];
 
-  /** `live` (default) or `test`. */
+  /** `live` (default) or `test`; a `test` admin key creates `test` keys only. */
   @ApiPropertyOptional({ enum: ["live", "test"], default: "live" })
   @IsOptional()
   @IsIn(["live", "test"])
   environment?: Environment;
 
-  /** Expiry (ISO 8601, in the future); omitted means no expiry. */
+  /**
+   * Expiry (ISO 8601, in the future); omitted means no expiry. At most the
+   * admin key's own expiry, so required when the admin key expires.
+   */
   @ApiPropertyOptional({ type: String, format: "date-time" })
   @IsOptional()
   @IsISO8601({ strict: true })
   expiresAt?: string;
 
-  /** Allowed client addresses or CIDR ranges; omitted means any address. */
+  /**
+   * Allowed client addresses or CIDR ranges; omitted means any address. Each
+   * range must lie inside the admin key's allowlist, so required when the
+   * admin key has one.
+   */
   @ApiPropertyOptional({ type: [String], example: ["127.0.0.1", "10.0.0.0/8"] })
   @IsOptional()
   @IsArray()

@@ -1,5 +1,7 @@
 /**
- * Body of `POST /admin/keys/:id/rotate`; every field is optional.
+ * Body of `POST /admin/keys/:id/rotate`; every field is optional. The key
+ * rotated and its replacement must be no more powerful than the admin key
+ * (see `no-escalation.ts`).
  *
  * @module
  */
@@ -36,13 +38,13 @@ export class RotateKeyDto {
   @Length(1, 200)
   name?: string;
 
-  /** Expiry of the new key (ISO 8601); omitted means no expiry. */
+  /** Expiry of the new key (ISO 8601; at most the admin key's); omitted keeps the old expiry. */
   @ApiPropertyOptional({ type: String, format: "date-time" })
   @IsOptional()
   @IsISO8601({ strict: true })
   expiresAt?: string;
 
-  /** Allowlist of the new key (default: the old allowlist). */
+  /** Allowlist of the new key, inside the admin key's (default: the old allowlist). */
   @ApiPropertyOptional({ type: [String] })
   @IsOptional()
   @IsArray()

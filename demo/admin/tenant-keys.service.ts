@@ -1,7 +1,9 @@
 /**
  * What the admin routes do, on the admin key's own tenant only: create, list,
- * rotate and revoke keys, never granting (or re-issuing) a scope the admin
- * key lacks. A key id of another tenant answers exactly like an unknown id.
+ * rotate and revoke keys. A key id of another tenant answers exactly like an
+ * unknown id. Delegation never escalates: the admin key may create, rotate or
+ * revoke only keys no more powerful than itself (`findEscalation`, see
+ * docs/security.md, "Delegated key management (no escalation)").
  *
  * @module
  */
@@ -12,24 +14,47 @@ import {
   type ApiKeyRecord,
   ApiKeysService,
   type ApiKeyStorage,
-  type Scope,
-  scopeSatisfies,
+  ApiKeyValidationError,
+  flattenScopes,
+  normalizeAllowedIpCidrs,
 } from "../../api_keys/mod.ts";
 import { DEMO_KEY_STORAGE } from "../tokens.ts";
 import type { CreateKeyDto } from "./create-key.dto.ts";
 import type { IssuedKey, RotatedKey } from "./issued-key.ts";
+import { findEscalation, type KeyPowers } from "./no-escalation.ts";
 import { type PublicKeyView, toPublicKeyView } from "./public-key-view.ts";
 import type { RotateKeyDto } from "./rotate-key.dto.ts";
 
-/** Code of the 403 answered when a request asks for a scope the admin key lacks. */
-export const SCOPE_NOT_GRANTABLE = "api_key_scope_not_grantable";
+/**
+ * Code of the 403 answered when a request would issue, or act on, a key more
+ * powerful than the admin key. `error.details.key` says which key (`new`: the
+ * key to issue; `target`: the key to rotate or revoke) and
+ * `error.details.exceeds` where it exceeds (see `Escalation`).
+ */
+export const ESCALATION_REFUSED = "api_key_escalation_refused";
 
 export type { IssuedKey, RotatedKey } from "./issued-key.ts";
 
-/** `resource:level` back to a scope (the resource never contains `:`). */
-function parseFlatScope(flat: string): Scope {
-  const at = flat.lastIndexOf(":");
-  return { resource: flat.slice(0, at), level: flat.slice(at + 1) as Scope["level"] };
+/** A requested allowlist in canonical form; a bad entry is a 400 `api_key_invalid_input`. */
+function canonicalAllowlist(entries: string[] | undefined): string[] {
+  try {
+    return normalizeAllowedIpCidrs(entries);
+  } catch (error) {
+    throw new ApiKeyValidationError("allowedIpCidrs", (error as Error).message);
+  }
+}
+
+/** Throws the 403 `ESCALATION_REFUSED` when `key` is more powerful than `admin`. */
+function assertNoEscalation(admin: KeyPowers, key: KeyPowers, which: "new" | "target"): void {
+  const exceeds = findEscalation(admin, key);
+  if (exceeds === null) return;
+  throw new ForbiddenException({
+    code: ESCALATION_REFUSED,
+    message: which === "new"
+      ? "The admin key cannot issue a key more powerful than itself"
+      : "The admin key cannot rotate or revoke a key more powerful than itself",
+    details: { key: which, exceeds },
+  });
 }
 
 /** Admin operations scoped to the calling key's tenant. */
@@ -47,16 +72,27 @@ export class TenantKeysService {
     this.#storage = storage;
   }
 
-  /** Creates a key in the admin's tenant; every scope must be held by the admin key. */
+  /**
+   * Creates a key in the admin's tenant, no more powerful than the admin key.
+   * Omitted fields are read as `live`, any address and no expiry, and the
+   * values checked are the values written.
+   */
   async create(admin: ApiKeyContext, input: CreateKeyDto): Promise<IssuedKey> {
-    this.#assertGrantable(admin, input.scopes);
+    const scopes = input.scopes.map(({ resource, level }) => ({ resource, level }));
+    const requested: KeyPowers = {
+      environment: input.environment ?? "live",
+      scopes: flattenScopes(scopes),
+      allowedIpCidrs: canonicalAllowlist(input.allowedIpCidrs),
+      expiresAt: input.expiresAt === undefined ? null : new Date(input.expiresAt),
+    };
+    assertNoEscalation(await this.#adminRecord(admin), requested, "new");
     const created = await this.#service.create({
       tenantId: admin.tenantId,
       name: input.name,
-      scopes: input.scopes.map(({ resource, level }) => ({ resource, level })),
-      environment: input.environment,
-      expiresAt: input.expiresAt === undefined ? undefined : new Date(input.expiresAt),
-      allowedIpCidrs: input.allowedIpCidrs,
+      scopes,
+      environment: requested.environment,
+      expiresAt: requested.expiresAt,
+      allowedIpCidrs: requested.allowedIpCidrs,
       createdBy: `key:${admin.prefix}`,
     });
     return { ...created, record: await this.get(admin, created.id) };
@@ -75,17 +111,29 @@ export class TenantKeysService {
   }
 
   /**
-   * Rotates a key of the admin's tenant. The new key inherits the old scopes,
-   * so the admin key must hold all of them.
+   * Rotates a key of the admin's tenant. Both the key rotated and its
+   * replacement must be no more powerful than the admin key. The replacement
+   * keeps the old key's environment and scopes, and its allowlist and expiry
+   * unless the body sets them; the values checked are the values written.
    */
   async rotate(admin: ApiKeyContext, id: string, input: RotateKeyDto): Promise<RotatedKey> {
-    const old = await this.#find(admin, id);
-    this.#assertGrantable(admin, old.scopes.map(parseFlatScope));
-    const rotated = await this.#service.rotate(old.id, {
+    const target = await this.#find(admin, id);
+    const replacement: KeyPowers = {
+      environment: target.environment,
+      scopes: target.scopes,
+      allowedIpCidrs: input.allowedIpCidrs === undefined
+        ? target.allowedIpCidrs ?? []
+        : canonicalAllowlist(input.allowedIpCidrs),
+      expiresAt: input.expiresAt === undefined ? target.expiresAt : new Date(input.expiresAt),
+    };
+    const adminRecord = await this.#adminRecord(admin);
+    assertNoEscalation(adminRecord, target, "target");
+    assertNoEscalation(adminRecord, replacement, "new");
+    const rotated = await this.#service.rotate(target.id, {
       gracePeriodMs: input.gracePeriodMs,
       name: input.name,
-      expiresAt: input.expiresAt === undefined ? undefined : new Date(input.expiresAt),
-      allowedIpCidrs: input.allowedIpCidrs,
+      expiresAt: replacement.expiresAt,
+      allowedIpCidrs: replacement.allowedIpCidrs,
       createdBy: `key:${admin.prefix}`,
     });
     return {
@@ -97,11 +145,23 @@ export class TenantKeysService {
     };
   }
 
-  /** Revokes a key of the admin's tenant (idempotent) and returns its public view. */
+  /**
+   * Revokes a key of the admin's tenant that is no more powerful than the
+   * admin key (idempotent) and returns its public view.
+   */
   async revoke(admin: ApiKeyContext, id: string): Promise<PublicKeyView> {
-    const record = await this.#find(admin, id);
-    await this.#service.revoke(record.id);
-    return this.get(admin, record.id);
+    const target = await this.#find(admin, id);
+    assertNoEscalation(await this.#adminRecord(admin), target, "target");
+    await this.#service.revoke(target.id);
+    return this.get(admin, target.id);
+  }
+
+  /**
+   * The admin key's own record: its powers as stored now. The context lacks
+   * the expiry, so the rule reads every power from the record.
+   */
+  #adminRecord(admin: ApiKeyContext): Promise<ApiKeyRecord> {
+    return this.#find(admin, admin.keyId);
   }
 
   async #find(admin: ApiKeyContext, id: string): Promise<ApiKeyRecord> {
@@ -110,18 +170,5 @@ export class TenantKeysService {
       throw new ApiKeyOperationError("api_key_record_not_found");
     }
     return record;
-  }
-
-  #assertGrantable(admin: ApiKeyContext, scopes: readonly Scope[]): void {
-    const missing = scopes
-      .filter(({ resource, level }) => !scopeSatisfies(admin.scopes, resource, level))
-      .map(({ resource, level }) => `${resource}:${level}`);
-    if (missing.length > 0) {
-      throw new ForbiddenException({
-        code: SCOPE_NOT_GRANTABLE,
-        message: "The admin key cannot grant scopes it does not hold",
-        details: { notGrantable: missing, adminScopes: [...admin.scopes] },
-      });
-    }
   }
 }

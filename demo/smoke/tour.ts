@@ -19,7 +19,7 @@ import {
   isProblemDetailsResponse,
   isSuccess,
 } from "../../client/mod.ts";
-import { SCOPE_NOT_GRANTABLE } from "../admin/tenant-keys.service.ts";
+import { ESCALATION_REFUSED } from "../admin/tenant-keys.service.ts";
 import { PING_LIMIT } from "../resources/ping.controller.ts";
 import { PROJECT_NOT_FOUND_TYPE } from "../resources/projects.controller.ts";
 import type { DemoKeys } from "../seed.ts";
@@ -186,7 +186,7 @@ export async function runTour(
     key: keys.admin.key,
     body: { name: "too much", scopes: [{ resource: "billing", level: "read" }] },
     status: 403,
-    code: SCOPE_NOT_GRANTABLE,
+    code: ESCALATION_REFUSED,
   });
   const before = await api({
     title: "list the tenant's keys (public view)",

@@ -1,7 +1,8 @@
 /**
  * The admin routes in process: tenant isolation, the scope-granting limit,
  * the public view of records, and body validation (400 with details,
- * nothing written).
+ * nothing written). The other limits of delegated key management
+ * (environment, allowlist, expiry) are in `admin_escalation_test.ts`.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -93,8 +94,8 @@ for (const adapter of ["express", "fastify"] as const) {
           scopes: [{ resource: "projects", level: "read" }, { resource: "billing", level: "read" }],
         });
         assert.equal(status, 403);
-        assert.equal(body.error.code, "api_key_scope_not_grantable");
-        assert.deepEqual(body.error.details.notGrantable, ["billing:read"]);
+        assert.equal(body.error.code, "api_key_escalation_refused");
+        assert.deepEqual(body.error.details, { key: "new", exceeds: { scopes: ["billing:read"] } });
         assert.deepEqual(await keyIds(), before);
       });
 
@@ -123,7 +124,11 @@ for (const adapter of ["express", "fastify"] as const) {
           {},
         );
         assert.equal(rotate.status, 403);
-        assert.equal(rotate.body.error.code, "api_key_scope_not_grantable");
+        assert.equal(rotate.body.error.code, "api_key_escalation_refused");
+        assert.deepEqual(rotate.body.error.details, {
+          key: "target",
+          exceeds: { scopes: ["projects:read", "feed:read"] },
+        });
         const reader = await call(server, "GET", `/admin/keys/${server.keys!.reader.id}`, admin);
         assert.equal(reader.body.data.status, "active", "the reader key was not rotated");
       });

@@ -19,7 +19,7 @@ const CODES = [
   "api_key_environment_mismatch",
   "api_key_scope_insufficient",
   "api_key_ip_not_allowed",
-  "api_key_scope_not_grantable",
+  "api_key_escalation_refused",
   "api_key_record_not_found",
   "BAD_REQUEST",
   "TOO_MANY_REQUESTS",

@@ -1,0 +1,133 @@
+/**
+ * The "no escalation" rule of delegated key management: a key may create,
+ * rotate or revoke only keys no more powerful than itself. One pure function,
+ * no I/O: `TenantKeysService` reads the records and applies it to the key it
+ * is asked to issue and to the key it is asked to act on. The rule, in words,
+ * is in docs/security.md, "Delegated key management (no escalation)".
+ *
+ * A key is no more powerful than the admin key when it has
+ *
+ * - the same environment, or `test` when the admin key is `live`;
+ * - only scopes the admin key holds (`write` covers `read`);
+ * - an allowlist at least as narrow: every range inside a range of the admin
+ *   key's allowlist (no allowlist means any address, `0.0.0.0/0` and `::/0`);
+ * - an expiry no later than the admin key's (no expiry means never).
+ *
+ * @module
+ */
+import { type ApiKeyRecord, isIpAllowed, type Scope, scopeSatisfies } from "../../api_keys/mod.ts";
+
+/**
+ * What makes a key powerful: the fields of a record the rule compares.
+ * Allowlists are canonical, as stored (`normalizeAllowedIpCidrs` gives that
+ * form); an entry in any other form counts as exceeding.
+ *
+ * @example
+ * ```ts
+ * import type { KeyPowers } from "./no-escalation.ts";
+ * const powers: KeyPowers = {
+ *   environment: "test", scopes: ["projects:read"], allowedIpCidrs: [], expiresAt: null,
+ * };
+ * ```
+ */
+export type KeyPowers = Pick<
+  ApiKeyRecord,
+  "environment" | "scopes" | "allowedIpCidrs" | "expiresAt"
+>;
+
+/**
+ * Where a key exceeds the admin key: per field, the values that exceed
+ * (`expiresAt` is `"never"` for a key without expiry). Fields within the
+ * admin key's powers are absent.
+ *
+ * @example
+ * ```ts
+ * import type { Escalation } from "./no-escalation.ts";
+ * const escalation: Escalation = { scopes: ["billing:read"], expiresAt: ["never"] };
+ * ```
+ */
+export interface Escalation {
+  /** The key's environment, when the admin key may not issue it. */
+  environment?: string[];
+  /** Scopes the admin key does not hold. */
+  scopes?: string[];
+  /** Ranges outside every range of the admin key's allowlist. */
+  allowedIpCidrs?: string[];
+  /** The key's expiry, when later than the admin key's. */
+  expiresAt?: string[];
+}
+
+/** What an empty allowlist allows: every IPv4 and every IPv6 address. */
+const ANY_ADDRESS: readonly string[] = Object.freeze(["0.0.0.0/0", "::/0"]);
+
+function rangesOf(key: KeyPowers): readonly string[] {
+  const ranges = key.allowedIpCidrs ?? [];
+  return ranges.length === 0 ? ANY_ADDRESS : ranges;
+}
+
+/**
+ * Whether canonical range `inner` lies inside canonical range `outer`: its
+ * prefix is at least as long and its network address is in `outer` (ranges
+ * are aligned blocks, so then all of it is). Different families never nest.
+ */
+function rangeWithin(inner: string, outer: string): boolean {
+  const [network, bits] = inner.split("/");
+  return Number(bits) >= Number(outer.split("/")[1]) && isIpAllowed(network, [outer]);
+}
+
+/** `resource:level` back to a scope (the resource never contains `:`). */
+function parseFlatScope(flat: string): Scope {
+  const at = flat.lastIndexOf(":");
+  return { resource: flat.slice(0, at), level: flat.slice(at + 1) as Scope["level"] };
+}
+
+function environmentWithin(key: KeyPowers, admin: KeyPowers): boolean {
+  return key.environment === admin.environment ||
+    (key.environment === "test" && admin.environment === "live");
+}
+
+/** Written so that an invalid date on either side counts as exceeding. */
+function expiryWithin(key: KeyPowers, admin: KeyPowers): boolean {
+  if (admin.expiresAt === null) return true;
+  return key.expiresAt !== null && key.expiresAt.getTime() <= admin.expiresAt.getTime();
+}
+
+function describeExpiry(expiresAt: Date | null): string {
+  if (expiresAt === null) return "never";
+  return Number.isNaN(expiresAt.getTime()) ? "invalid" : expiresAt.toISOString();
+}
+
+/**
+ * Where `key` is more powerful than `admin`, or `null` when it is not, so
+ * that `admin` may issue, rotate or revoke it.
+ *
+ * @example
+ * ```ts
+ * import { findEscalation } from "./no-escalation.ts";
+ * const admin = {
+ *   environment: "live" as const,
+ *   scopes: ["keys:write", "projects:write"],
+ *   allowedIpCidrs: ["10.0.0.0/8"],
+ *   expiresAt: new Date("2030-01-01T00:00:00Z"),
+ * };
+ * findEscalation(admin, { ...admin, environment: "test", scopes: ["projects:read"] }); // null
+ * findEscalation(admin, { ...admin, allowedIpCidrs: [], expiresAt: null });
+ * // { allowedIpCidrs: ["0.0.0.0/0", "::/0"], expiresAt: ["never"] }
+ * ```
+ */
+export function findEscalation(admin: KeyPowers, key: KeyPowers): Escalation | null {
+  const escalation: Escalation = {};
+  if (!environmentWithin(key, admin)) escalation.environment = [key.environment];
+  const scopes = key.scopes.filter((flat) => {
+    const { resource, level } = parseFlatScope(flat);
+    return !scopeSatisfies(admin.scopes, resource, level);
+  });
+  if (scopes.length > 0) escalation.scopes = scopes;
+  const adminRanges = rangesOf(admin);
+  const ranges = rangesOf(key).filter((range) =>
+    !adminRanges.some((outer) => rangeWithin(range, outer))
+  );
+  if (ranges.length > 0) escalation.allowedIpCidrs = [...ranges];
+  if (!expiryWithin(key, admin)) escalation.expiresAt = [describeExpiry(key.expiresAt)];
+  return Object.keys(escalation).length === 0 ? null : escalation;
+}
