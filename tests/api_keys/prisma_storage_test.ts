@@ -49,6 +49,22 @@ describe("PrismaApiKeyStorage", () => {
     }
   });
 
+  it("reads a row whose expiresAt is not a valid date as expired, not as malformed", async () => {
+    const storage = new PrismaApiKeyStorage(
+      fakePrismaClient({ rows: [{ ...goodRow, expiresAt: new Date(NaN) }] }),
+    );
+    for (
+      const record of [
+        await storage.findById("k1"),
+        await storage.findByPrefix("AbCdEfGhIjKl"),
+        ...await storage.listByTenant("t1"),
+      ]
+    ) {
+      assert.ok(record?.expiresAt instanceof Date);
+      assert.ok(record.expiresAt.getTime() <= Date.now(), "expired");
+    }
+  });
+
   it("uses the conditional update and maps P2025 by code", async () => {
     const newRecord = { ...goodRow, id: "k2", prefix: "ZyXwVuTsRqPo", allowedIpCidrs: [] } as never;
     const input = { oldKeyId: "k1", newRecord, oldExpiresAt: new Date(5), rotatedAt: new Date(4) };

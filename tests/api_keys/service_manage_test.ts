@@ -1,9 +1,17 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { ApiKeyOperationError, ApiKeyValidationError, parseKey } from "../../api_keys/mod.ts";
-import { makeService, READ_ORDERS, rejection, spyStorage } from "./helpers.ts";
+import {
+  ApiKeyOperationError,
+  type ApiKeyRecord,
+  ApiKeyValidationError,
+  InMemoryApiKeyStorage,
+  parseKey,
+} from "../../api_keys/mod.ts";
+import { makeService, overrideStorage, READ_ORDERS, rejection, spyStorage } from "./helpers.ts";
 
 const DAY = 24 * 60 * 60 * 1000;
+/** The latest instant a duration or expiry may produce. */
+const MAX_INSTANT = Date.parse("9999-12-31T23:59:59.999Z");
 
 describe("ApiKeysService.create", () => {
   it("stores a hashed record with UUIDv7 id and emits api_key.created", async () => {
@@ -258,5 +266,93 @@ describe("ApiKeysService.revoke and list", () => {
       [b.id, a.id, rotated.id, c.id],
     );
     assert.equal((await rejection(service.list(""))).field, "tenantId");
+  });
+});
+
+describe("durations and instants are bounded", () => {
+  it("rotate refuses a grace period that is not finite, negative or ends after 9999", async () => {
+    const { service, storage, clocks, events } = makeService();
+    const { id, key } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    const before = await storage.findById(id);
+    events.length = 0;
+    for (
+      const gracePeriodMs of [1e16, Infinity, NaN, -1, "60000", MAX_INSTANT - clocks.now + 1]
+    ) {
+      const error = await rejection(service.rotate(id, { gracePeriodMs } as never));
+      assert.ok(error instanceof ApiKeyValidationError, String(gracePeriodMs));
+      assert.equal(error.code, "api_key_invalid_input");
+      assert.equal(error.field, "gracePeriodMs");
+    }
+    assert.deepEqual(await storage.findById(id), before, "nothing written");
+    assert.deepEqual(events, []);
+    assert.equal((await service.verify(key)).keyId, id);
+    const longest = await service.rotate(id, { gracePeriodMs: MAX_INSTANT - clocks.now });
+    assert.equal(longest.graceExpiresAt.getTime(), MAX_INSTANT);
+  });
+
+  it("create and rotate refuse an expiresAt after 9999-12-31T23:59:59.999Z", async () => {
+    const { service, storage } = makeService();
+    const base = { tenantId: "t", name: "n", scopes: READ_ORDERS };
+    const error = await rejection(
+      service.create({ ...base, expiresAt: new Date(MAX_INSTANT + 1) }),
+    );
+    assert.ok(error instanceof ApiKeyValidationError);
+    assert.equal(error.field, "expiresAt");
+    const { id } = await service.create({ ...base, expiresAt: new Date(MAX_INSTANT) });
+    assert.equal((await storage.findById(id))!.expiresAt?.getTime(), MAX_INSTANT);
+    const late = await rejection(service.rotate(id, { expiresAt: new Date(MAX_INSTANT + 1) }));
+    assert.equal(late.field, "expiresAt");
+  });
+
+  it("a policy default that would end after 9999 is refused at create, naming the policy field", async () => {
+    const { service, storage } = makeService({
+      ttlPolicy: { defaultExpiresInMs: 30 * DAY },
+      clock: () => new Date(MAX_INSTANT - DAY),
+    });
+    const error = await rejection(
+      service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS }),
+    );
+    assert.ok(error instanceof ApiKeyValidationError);
+    assert.equal(error.field, "ttlPolicy.defaultExpiresInMs");
+    assert.equal((storage as InMemoryApiKeyStorage).size, 0);
+  });
+});
+
+describe("a stored expiresAt that is not a valid date counts as expired", () => {
+  for (const kind of ["in-memory", "custom"] as const) {
+    it(`${kind} storage: verify says expired, rotate refuses, list and revoke work`, async () => {
+      const inner = new InMemoryApiKeyStorage();
+      const insert = inner.insert.bind(inner);
+      // A record whose expiry is unreadable (a bad row, or one written by an older version).
+      inner.insert = (record: ApiKeyRecord) => insert({ ...record, expiresAt: new Date(NaN) });
+      const storage = kind === "in-memory" ? inner : overrideStorage(inner, {});
+      const { service, events, clocks } = makeService({ storage });
+      const { id, key } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+      assert.equal((await rejection(service.verify(key))).code, "api_key_expired");
+      assert.equal((await rejection(service.verify(key))).code, "api_key_expired", "not cached");
+      assert.equal((await rejection(service.rotate(id))).code, "api_key_not_rotatable");
+      const [listed] = await service.list("t");
+      assert.equal(listed.id, id);
+      assert.ok(listed.expiresAt instanceof Date);
+      assert.ok(listed.expiresAt.getTime() <= clocks.now, "listed as expired");
+      events.length = 0;
+      await service.revoke(id);
+      assert.deepEqual(events.map((e) => e.type), ["api_key.revoked"]);
+      assert.equal((await rejection(service.verify(key))).code, "api_key_revoked");
+    });
+  }
+
+  it("in-memory storage: a key already verified stops verifying once its expiry is unreadable", async () => {
+    const { service, storage, clocks } = makeService({ cache: false });
+    const { id, key } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    await service.verify(key);
+    const old = (await storage.findById(id))!;
+    await storage.rotate({
+      oldKeyId: id,
+      newRecord: { ...old, id: "replacement", prefix: "ReplacementP" },
+      oldExpiresAt: new Date(NaN),
+      rotatedAt: new Date(clocks.now),
+    });
+    assert.equal((await rejection(service.verify(key))).code, "api_key_expired");
   });
 });
