@@ -5,7 +5,7 @@
  * @module
  */
 import { ApiKeyOperationError } from "./errors.ts";
-import { compareApiKeyRecords, copyApiKeyRecord } from "./record.ts";
+import { compareApiKeyRecords, copyApiKeyRecord, readExpiresAt } from "./record.ts";
 import type { ApiKeyStorage } from "./storage.ts";
 import type { ApiKeyRecord, ListApiKeysOptions, RotateApiKeyStorageInput } from "./types.ts";
 
@@ -125,7 +125,7 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
       }
       this.#add(input.newRecord);
       old.rotatedAt = new Date(input.rotatedAt.getTime());
-      old.expiresAt = new Date(input.oldExpiresAt.getTime());
+      old.expiresAt = readExpiresAt(input.oldExpiresAt);
       old.replacedByKeyId = input.newRecord.id;
       return Promise.resolve();
     } catch (error) {

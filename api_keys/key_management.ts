@@ -13,7 +13,7 @@ import {
   validateRotateInput,
 } from "./input_validation.ts";
 import { generateKey } from "./key_format.ts";
-import { isApiKeyRecord } from "./record.ts";
+import { readApiKeyRecord } from "./record.ts";
 import type { Dispatch } from "./sinks.ts";
 import { callStorage } from "./storage_calls.ts";
 import type { ApiKeyStorage } from "./storage.ts";
@@ -117,10 +117,10 @@ export class ApiKeyManager {
   /** See `ApiKeysService.rotate`. */
   async rotate(id: string, input?: RotateApiKeyInput): Promise<RotateApiKeyResult> {
     requireNonEmptyString(id, "id");
-    const valid = validateRotateInput(input);
+    const now = this.#clock();
+    const valid = validateRotateInput(input, now);
     const old = await this.#findById(id);
     if (old === null) throw new ApiKeyOperationError("api_key_record_not_found");
-    const now = this.#clock();
     if (
       old.revokedAt !== null || old.rotatedAt !== null || old.replacedByKeyId !== null ||
       (old.expiresAt !== null && old.expiresAt.getTime() <= now.getTime())
@@ -208,13 +208,14 @@ export class ApiKeyManager {
     if (typeof includeRevoked !== "boolean") {
       throw new ApiKeyValidationError("includeRevoked", "must be a boolean");
     }
-    // Validated inside the storage call: a row whose getters throw is a storage failure too.
+    // Read inside the storage call: a row whose getters throw is a storage failure too.
     return await callStorage("listByTenant", this.#storageTimeoutMs, async () => {
-      const records = await this.#storage.listByTenant(tenantId, { includeRevoked });
-      if (!Array.isArray(records) || !records.every(isApiKeyRecord)) {
+      const rows = await this.#storage.listByTenant(tenantId, { includeRevoked });
+      const records = Array.isArray(rows) ? rows.map(readApiKeyRecord) : [null];
+      if (records.includes(null)) {
         throw new ApiKeyStorageError("listByTenant", new Error("malformed record"));
       }
-      return records;
+      return records as ApiKeyRecord[];
     });
   }
 

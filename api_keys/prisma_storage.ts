@@ -7,7 +7,7 @@
  * @module
  */
 import { ApiKeyOperationError, ApiKeyStorageError } from "./errors.ts";
-import { isApiKeyRecord } from "./record.ts";
+import { readApiKeyRecord } from "./record.ts";
 import type { ApiKeyStorage } from "./storage.ts";
 import type { ApiKeyRecord, ListApiKeysOptions, RotateApiKeyStorageInput } from "./types.ts";
 
@@ -67,7 +67,7 @@ function toRecord(row: unknown, operation: string): ApiKeyRecord {
     throw new ApiKeyStorageError(operation, new Error("malformed row"));
   }
   const r = row as Record<string, unknown>;
-  const record = {
+  const record = readApiKeyRecord({
     id: r.id,
     tenantId: r.tenantId,
     name: r.name,
@@ -84,8 +84,8 @@ function toRecord(row: unknown, operation: string): ApiKeyRecord {
     replacedByKeyId: r.replacedByKeyId,
     createdBy: r.createdBy,
     createdAt: r.createdAt,
-  };
-  if (!isApiKeyRecord(record)) throw new ApiKeyStorageError(operation, new Error("malformed row"));
+  });
+  if (record === null) throw new ApiKeyStorageError(operation, new Error("malformed row"));
   return record;
 }
 

@@ -10,11 +10,15 @@
  * @module
  */
 import { ApiKeyValidationError } from "./errors.ts";
+import { requireDuration } from "./input_validation.ts";
 import type { ApiKeyTtlPolicy } from "./types.ts";
 
 /**
  * Resolves the expiry of a new key from the requested `expiresAt` (omitted,
- * `null` or a date) at `now`; throws `ApiKeyValidationError` on field `expiresAt`.
+ * `null` or a date already validated by `validateCreateInput` or
+ * `validateRotateInput`) at `now`; throws `ApiKeyValidationError` on field
+ * `expiresAt` (or `ttlPolicy.defaultExpiresInMs` when the default would end
+ * after `MAX_API_KEY_INSTANT_MS`).
  *
  * @example
  * ```ts
@@ -41,13 +45,12 @@ export function compileTtlPolicy(policy: ApiKeyTtlPolicy = {}): ExpiryResolver {
   return (requested, now) => {
     let expiresAt: Date | null;
     if (requested === undefined) {
-      expiresAt = defaultExpiresInMs === undefined
-        ? null
-        : new Date(now.getTime() + defaultExpiresInMs);
+      expiresAt = defaultExpiresInMs === undefined ? null : new Date(
+        now.getTime() +
+          requireDuration(defaultExpiresInMs, "ttlPolicy.defaultExpiresInMs", now.getTime()),
+      );
     } else if (requested === null) {
       expiresAt = null;
-    } else if (!(requested instanceof Date) || Number.isNaN(requested.getTime())) {
-      throw new ApiKeyValidationError("expiresAt", "must be a valid Date or null");
     } else {
       expiresAt = requested;
       if (expiresAt.getTime() <= now.getTime()) {
