@@ -121,14 +121,15 @@ describe("TTL policy through create and rotate", () => {
     await noPolicyMax.service.create({ ...base, expiresAt: new Date(clocks.now + 100 * DAY) });
   });
 
-  it("applies the same rules to rotate (omitted → policy default from now)", async () => {
+  it("applies the same rules to rotate (omitted → the old key's expiry, never extended)", async () => {
     const { service, storage, clocks } = makeService({
       ttlPolicy: { defaultExpiresInMs: DAY, maxExpiresInMs: 2 * DAY },
     });
     const { id } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    const oldExpiry = clocks.now + DAY;
     clocks.advance(1000);
     const rotated = await service.rotate(id);
-    assert.equal((await storage.findById(rotated.id))!.expiresAt?.getTime(), clocks.now + DAY);
+    assert.equal((await storage.findById(rotated.id))!.expiresAt?.getTime(), oldExpiry);
     const error = await rejection(service.rotate(rotated.id, { expiresAt: null }));
     assert.equal(error.field, "expiresAt");
     const late = await rejection(
@@ -136,6 +137,57 @@ describe("TTL policy through create and rotate", () => {
     );
     assert.equal(late.field, "expiresAt");
     assert.equal((await storage.findById(rotated.id))!.rotatedAt, null, "nothing written");
+  });
+});
+
+describe("rotate never silently extends a key's lifetime", () => {
+  it("without a policy, a key with an expiry is replaced by one with the same expiry", async () => {
+    const { service, storage, clocks } = makeService();
+    const expiresAt = new Date(clocks.now + 7 * DAY);
+    const { id } = await service.create({
+      tenantId: "t",
+      name: "n",
+      scopes: READ_ORDERS,
+      expiresAt,
+    });
+    clocks.advance(DAY);
+    const rotated = await service.rotate(id);
+    assert.equal((await storage.findById(rotated.id))!.expiresAt?.getTime(), expiresAt.getTime());
+  });
+
+  it("a policy default does not outlast the old expiry; a never-expiring key gets the default", async () => {
+    const { service, storage, clocks } = makeService({
+      ttlPolicy: { defaultExpiresInMs: 90 * DAY, allowNeverExpires: true },
+    });
+    const base = { tenantId: "t", name: "n", scopes: READ_ORDERS };
+    const expiresAt = new Date(clocks.now + 10 * DAY);
+    const short = await service.create({ ...base, expiresAt });
+    const forever = await service.create({ ...base, expiresAt: null });
+    clocks.advance(DAY);
+    const fromShort = await service.rotate(short.id);
+    assert.equal((await storage.findById(fromShort.id))!.expiresAt?.getTime(), expiresAt.getTime());
+    const fromForever = await service.rotate(forever.id);
+    assert.equal(
+      (await storage.findById(fromForever.id))!.expiresAt?.getTime(),
+      clocks.now + 90 * DAY,
+    );
+  });
+
+  it("the caller may set another expiry within the policy, or none when the policy allows it", async () => {
+    const { service, storage, clocks } = makeService({ ttlPolicy: { maxExpiresInMs: 30 * DAY } });
+    const base = { tenantId: "t", name: "n", scopes: READ_ORDERS };
+    const first = await service.create({ ...base, expiresAt: new Date(clocks.now + DAY) });
+    const later = new Date(clocks.now + 20 * DAY);
+    const rotated = await service.rotate(first.id, { expiresAt: later });
+    assert.equal((await storage.findById(rotated.id))!.expiresAt?.getTime(), later.getTime());
+    const tooLate = await rejection(
+      service.rotate(rotated.id, { expiresAt: new Date(clocks.now + 31 * DAY) }),
+    );
+    assert.equal(tooLate.field, "expiresAt");
+    const open = makeService();
+    const expiring = await open.service.create({ ...base, expiresAt: new Date(clocks.now + DAY) });
+    const forever = await open.service.rotate(expiring.id, { expiresAt: null });
+    assert.equal((await open.storage.findById(forever.id))!.expiresAt, null);
   });
 });
 
