@@ -127,7 +127,7 @@ export class ApiKeyManager {
     ) {
       throw new ApiKeyOperationError("api_key_not_rotatable");
     }
-    const expiresAt = this.#resolveExpiry(valid.expiresAt, now);
+    const expiresAt = this.#resolveExpiry(valid.expiresAt, now, old.expiresAt);
     const graceExpiresAt = new Date(
       Math.min(now.getTime() + valid.gracePeriodMs, old.expiresAt?.getTime() ?? Infinity),
     );
