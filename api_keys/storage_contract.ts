@@ -85,6 +85,14 @@ async function rejectsWith(promise: Promise<unknown>, code: string, label: strin
   throw new ContractViolation(`${label}: expected rejection with ${code}`);
 }
 
+/** The optional `markRevokedIfActive` of `storage`, bound, or undefined when it has none. */
+function conditionalRevokeOf(
+  storage: ApiKeyStorage,
+): ((id: string, revokedAt: Date) => Promise<boolean>) | undefined {
+  const method = (storage as { markRevokedIfActive?: unknown }).markRevokedIfActive;
+  return typeof method === "function" ? method.bind(storage) : undefined;
+}
+
 let sequence = 0;
 
 function sampleRecord(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
@@ -124,7 +132,8 @@ function rotationOf(old: ApiKeyRecord) {
 /**
  * Registers the storage contract cases with `test`, each against a fresh
  * storage from `factory`. Cases cover insert and lookups, copies, listing
- * order and revoked filtering, revocation, `lastUsedAt`, and rotation:
+ * order and revoked filtering, revocation (and, when the storage has it,
+ * `markRevokedIfActive`: one winner among concurrent calls), `lastUsedAt`, and rotation:
  * `rotate` must be atomic (new record and old record's `rotatedAt`,
  * `expiresAt`, `replacedByKeyId` change together) and must signal a lost race
  * (the old key already rotated or revoked, including two concurrent rotations)
@@ -195,6 +204,47 @@ export function runApiKeyStorageContract(
     await storage.markRevoked(record.id, at);
     check(time((await storage.findById(record.id))!.revokedAt) === at.getTime(), "revokedAt");
     await rejectsWith(storage.markRevoked("no-such-id", at), "api_key_record_not_found", "revoke");
+  });
+
+  test("markRevokedIfActive (when present) revokes once: true, then false and no change", async () => {
+    const storage = await factory();
+    const revoke = conditionalRevokeOf(storage);
+    if (revoke === undefined) return;
+    const record = sampleRecord();
+    await storage.insert(record);
+    const at = new Date("2030-01-01T05:00:00.000Z");
+    check((await revoke(record.id, at)) === true, "first markRevokedIfActive answers true");
+    const later = new Date(at.getTime() + 60_000);
+    check((await revoke(record.id, later)) === false, "second markRevokedIfActive answers false");
+    check(time((await storage.findById(record.id))!.revokedAt) === at.getTime(), "revokedAt kept");
+    const marked = sampleRecord();
+    await storage.insert(marked);
+    await storage.markRevoked(marked.id, at);
+    check((await revoke(marked.id, later)) === false, "a key revoked by markRevoked counts too");
+    const rotated = sampleRecord();
+    await storage.insert(rotated);
+    await storage.rotate(rotationOf(rotated));
+    check((await revoke(rotated.id, later)) === true, "a rotated key can still be revoked");
+    await rejectsWith(revoke("no-such-id", at), "api_key_record_not_found", "unknown id");
+  });
+
+  test("markRevokedIfActive (when present): of concurrent calls exactly one wins", async () => {
+    const storage = await factory();
+    const revoke = conditionalRevokeOf(storage);
+    if (revoke === undefined) return;
+    const record = sampleRecord();
+    await storage.insert(record);
+    const base = Date.parse("2030-01-01T06:00:00.000Z");
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => revoke(record.id, new Date(base + i * 1000))),
+    );
+    const winners = results.flatMap((won, i) => won === true ? [i] : []);
+    check(winners.length === 1, `expected one winning revoke, got ${winners.length}`);
+    check(results.every((won) => typeof won === "boolean"), "answers are booleans");
+    check(
+      time((await storage.findById(record.id))!.revokedAt) === base + winners[0] * 1000,
+      "revokedAt is the winner's",
+    );
   });
 
   test("touchLastUsed sets lastUsedAt", async () => {

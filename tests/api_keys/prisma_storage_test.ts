@@ -93,6 +93,43 @@ describe("PrismaApiKeyStorage", () => {
     await storage.touchLastUsed("nope", new Date());
   });
 
+  it("markRevokedIfActive: conditional update, then findUnique after P2025", async () => {
+    const client = fakePrismaClient({
+      rows: [{ ...goodRow }, {
+        ...goodRow,
+        id: "k2",
+        prefix: "ZyXwVuTsRqPo",
+        revokedAt: new Date(1),
+      }],
+    });
+    const seen: unknown[] = [];
+    const { update, findUnique } = client.apiKey;
+    client.apiKey.update = (args) => {
+      seen.push(["update", args.where, args.data]);
+      return update(args);
+    };
+    client.apiKey.findUnique = (args) => {
+      seen.push(["findUnique", args.where]);
+      return findUnique(args);
+    };
+    const storage: { markRevokedIfActive(id: string, at: Date): Promise<boolean> } =
+      new PrismaApiKeyStorage(client) as never;
+    assert.equal(await storage.markRevokedIfActive("k1", new Date(5)), true);
+    assert.deepEqual(seen, [["update", { id: "k1", revokedAt: null }, { revokedAt: new Date(5) }]]);
+    seen.length = 0;
+    assert.equal(await storage.markRevokedIfActive("k2", new Date(6)), false);
+    assert.deepEqual(seen, [
+      ["update", { id: "k2", revokedAt: null }, { revokedAt: new Date(6) }],
+      ["findUnique", { id: "k2" }],
+    ]);
+    assert.deepEqual(client.rows().map((row) => row.revokedAt), [new Date(5), new Date(1)]);
+    await assert.rejects(storage.markRevokedIfActive("nope", new Date(7)), {
+      code: "api_key_record_not_found",
+    });
+    client.apiKey.update = () => Promise.reject(new Error("connection reset"));
+    await assert.rejects(storage.markRevokedIfActive("k1", new Date(8)), /connection reset/);
+  });
+
   it("rejects a client without the delegate methods", () => {
     assert.throws(
       () => new PrismaApiKeyStorage({ apiKey: {} } as never),

@@ -3,10 +3,14 @@ import assert from "node:assert/strict";
 import {
   ApiKeyOperationError,
   type ApiKeyRecord,
+  type ApiKeyStorage,
+  ApiKeyStorageError,
   ApiKeyValidationError,
   InMemoryApiKeyStorage,
   parseKey,
+  PrismaApiKeyStorage,
 } from "../../api_keys/mod.ts";
+import { fakePrismaClient } from "./fake_prisma.ts";
 import { makeService, overrideStorage, READ_ORDERS, rejection, spyStorage } from "./helpers.ts";
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -406,5 +410,62 @@ describe("a stored expiresAt that is not a valid date counts as expired", () => 
       rotatedAt: new Date(clocks.now),
     });
     assert.equal((await rejection(service.verify(key))).code, "api_key_expired");
+  });
+});
+
+describe("concurrent revokes", () => {
+  const storages: [string, () => ApiKeyStorage][] = [
+    ["InMemoryApiKeyStorage", () => new InMemoryApiKeyStorage()],
+    ["PrismaApiKeyStorage", () => new PrismaApiKeyStorage(fakePrismaClient())],
+  ];
+  for (const [name, make] of storages) {
+    it(`${name}: the first revoke wins; later ones change nothing and emit nothing`, async () => {
+      const storage = make();
+      let tick = 0;
+      const clock = () => new Date(Date.UTC(2030, 0, 1) + 1000 * tick++);
+      const { service, events } = makeService({ storage, clock });
+      const { id, key } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+      events.length = 0;
+      await Promise.all([service.revoke(id), service.revoke(id), service.revoke(id)]);
+      const revoked = events.filter((event) => event.type === "api_key.revoked");
+      assert.equal(revoked.length, 1, "one api_key.revoked event");
+      assert.equal((await storage.findById(id))!.revokedAt?.getTime(), revoked[0].at.getTime());
+      assert.equal((await rejection(service.verify(key))).code, "api_key_revoked");
+    });
+  }
+
+  it("a storage without markRevokedIfActive is revoked through markRevoked, as before", async () => {
+    const inner = new InMemoryApiKeyStorage();
+    const marked: string[] = [];
+    const storage = overrideStorage(inner, {
+      markRevoked: (id: string, at: Date) => {
+        marked.push(id);
+        return inner.markRevoked(id, at);
+      },
+    });
+    const { service, events } = makeService({ storage });
+    const { id } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    await service.revoke(id);
+    await service.revoke(id);
+    assert.deepEqual(marked, [id]);
+    assert.equal(events.filter((event) => event.type === "api_key.revoked").length, 1);
+  });
+
+  it("a markRevokedIfActive that fails or answers a non-boolean is a storage error, no event", async () => {
+    for (
+      const answer of [
+        () => Promise.resolve("yes"),
+        () => Promise.reject(new Error("connection reset")),
+      ]
+    ) {
+      const inner = new InMemoryApiKeyStorage();
+      const storage = Object.assign(overrideStorage(inner, {}), { markRevokedIfActive: answer });
+      const { service, events } = makeService({ storage });
+      const { id, key } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+      events.length = 0;
+      assert.ok((await rejection(service.revoke(id))) instanceof ApiKeyStorageError);
+      assert.deepEqual(events, []);
+      assert.equal((await service.verify(key)).keyId, id);
+    }
   });
 });

@@ -22,6 +22,10 @@ describe("validateApiKeysServiceOptions", () => {
       [{ currentPepperVersion: 3 }, /ApiKeysServiceOptions\.currentPepperVersion 3 has no pepper/],
       [{ storage: undefined }, /ApiKeysServiceOptions\.storage is required/],
       [{ storage: { insert() {} } }, /storage is missing method findById/],
+      [
+        { storage: Object.assign(new InMemoryApiKeyStorage(), { markRevokedIfActive: "yes" }) },
+        /ApiKeysServiceOptions\.storage\.markRevokedIfActive must be a function/,
+      ],
       [{ namespace: "Bad_ns" }, /ApiKeysServiceOptions\.namespace must be/],
       [{ debounceMs: -1 }, /ApiKeysServiceOptions\.debounceMs must be a non-negative number/],
       [{ debounceMs: Infinity }, /ApiKeysServiceOptions\.debounceMs must be a non-negative/],

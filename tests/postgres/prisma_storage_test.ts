@@ -7,6 +7,7 @@
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
+  type ApiKeyEvent,
   type ApiKeyRecord,
   ApiKeysService,
   PrismaApiKeyStorage,
@@ -116,6 +117,29 @@ if (unavailable !== undefined && REQUIRED) {
           assert.notEqual(old.rotatedAt, null);
         }
       }
+    });
+
+    it("20 concurrent revokes of one key: one api_key.revoked event, its time stored", async () => {
+      const storage = await freshStorage();
+      const events: ApiKeyEvent[] = [];
+      const keys = new ApiKeysService({
+        peppers: PEPPERS,
+        storage,
+        cache: false,
+        onEvent: (event) => {
+          events.push(event);
+        },
+      });
+      const { id } = await keys.create({
+        tenantId: "t-revoke",
+        name: "revoked",
+        scopes: [{ resource: "orders", level: "read" }],
+      });
+      await Promise.all(Array.from({ length: 20 }, () => keys.revoke(id)));
+      const revoked = events.filter((event) => event.type === "api_key.revoked");
+      assert.equal(revoked.length, 1);
+      const record = await storage.findById(id);
+      assert.equal(record?.revokedAt?.getTime(), revoked[0].at.getTime());
     });
 
     it("1,000 concurrent creates for one tenant get 1,000 distinct prefixes", async () => {
