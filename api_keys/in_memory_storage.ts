@@ -109,6 +109,18 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
     }
   }
 
+  /** Sets `revokedAt` unless already set; answers whether it did. Unknown ids reject. */
+  markRevokedIfActive(id: string, revokedAt: Date): Promise<boolean> {
+    try {
+      const record = this.#require(id);
+      if (record.revokedAt !== null) return Promise.resolve(false);
+      record.revokedAt = new Date(revokedAt.getTime());
+      return Promise.resolve(true);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
   /** Sets `lastUsedAt` of a known id (unknown ids are ignored). */
   touchLastUsed(id: string, lastUsedAt: Date): Promise<void> {
     const record = this.#byId.get(id);

@@ -61,8 +61,12 @@ export class ApiKeyManager {
   readonly #cache: VerificationCache | undefined;
   readonly #clock: () => Date;
   readonly #idFactory: () => string;
+  readonly #markRevokedIfActive: ((id: string, at: Date) => Promise<boolean>) | undefined;
 
-  /** Keeps the collaborators of `options`. */
+  /**
+   * Keeps the collaborators of `options`; uses the storage's
+   * `markRevokedIfActive` when it has one at this point.
+   */
   constructor(options: ApiKeyManagerOptions) {
     this.#storage = options.storage;
     this.#storageTimeoutMs = options.storageTimeoutMs;
@@ -73,6 +77,7 @@ export class ApiKeyManager {
     this.#cache = options.cache;
     this.#clock = options.clock;
     this.#idFactory = options.idFactory;
+    this.#markRevokedIfActive = options.storage.markRevokedIfActive?.bind(options.storage);
   }
 
   /** See `ApiKeysService.create`. */
@@ -184,13 +189,11 @@ export class ApiKeyManager {
     this.#cache?.delete(record.prefix);
     if (record.revokedAt !== null) return;
     const now = this.#clock();
-    await callStorage(
-      "markRevoked",
-      this.#storageTimeoutMs,
-      () => this.#storage.markRevoked(id, now),
-    );
+    const revoked = await this.#markRevoked(id, now);
     // Again after the write: a verify that read the record during it may have cached it.
     this.#cache?.delete(record.prefix);
+    // A concurrent revoke won (only known with markRevokedIfActive): it changed and emitted.
+    if (!revoked) return;
     this.#emitEvent?.({
       type: "api_key.revoked",
       at: now,
@@ -216,6 +219,24 @@ export class ApiKeyManager {
         throw new ApiKeyStorageError("listByTenant", new Error("malformed record"));
       }
       return records as ApiKeyRecord[];
+    });
+  }
+
+  /** Writes `revokedAt`; answers whether this call revoked the key (always true without `markRevokedIfActive`). */
+  #markRevoked(id: string, at: Date): Promise<boolean> {
+    const markRevokedIfActive = this.#markRevokedIfActive;
+    if (markRevokedIfActive === undefined) {
+      return callStorage("markRevoked", this.#storageTimeoutMs, async () => {
+        await this.#storage.markRevoked(id, at);
+        return true;
+      });
+    }
+    return callStorage("markRevokedIfActive", this.#storageTimeoutMs, async () => {
+      const revoked = await markRevokedIfActive(id, at);
+      if (typeof revoked !== "boolean") {
+        throw new ApiKeyStorageError("markRevokedIfActive", new Error("answer is not a boolean"));
+      }
+      return revoked;
     });
   }
 

@@ -157,6 +157,25 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
     }
   }
 
+  /**
+   * Sets `revokedAt` with a conditional update `where: { id, revokedAt: null }`;
+   * after `P2025`, `findUnique` tells an unknown id (`api_key_record_not_found`)
+   * from an already revoked key (`false`).
+   */
+  async markRevokedIfActive(id: string, revokedAt: Date): Promise<boolean> {
+    try {
+      await this.#client.apiKey.update({ where: { id, revokedAt: null }, data: { revokedAt } });
+      return true;
+    } catch (error) {
+      if (!isRecordNotFound(error)) throw error;
+    }
+    const row = await this.#client.apiKey.findUnique({ where: { id } });
+    if (row === null || row === undefined) {
+      throw new ApiKeyOperationError("api_key_record_not_found");
+    }
+    return false;
+  }
+
   /** Sets `lastUsedAt`; an unknown id is ignored. */
   async touchLastUsed(id: string, lastUsedAt: Date): Promise<void> {
     try {

@@ -183,6 +183,11 @@ export function validateApiKeysServiceOptions(options: unknown): void {
       throw new TypeError(`${PREFIX}storage is missing method ${method}`);
     }
   }
+  if (
+    storage.markRevokedIfActive !== undefined && typeof storage.markRevokedIfActive !== "function"
+  ) {
+    throw new TypeError(`${PREFIX}storage.markRevokedIfActive must be a function`);
+  }
   if (o.namespace !== undefined) assertValidNamespace(o.namespace, `${PREFIX}namespace`);
   validateDuration(`${PREFIX}debounceMs`, o.debounceMs, false);
   validateDuration(`${PREFIX}storageTimeoutMs`, o.storageTimeoutMs, true, MAX_TIMER_MS);

@@ -85,14 +85,6 @@ async function rejectsWith(promise: Promise<unknown>, code: string, label: strin
   throw new ContractViolation(`${label}: expected rejection with ${code}`);
 }
 
-/** The optional `markRevokedIfActive` of `storage`, bound, or undefined when it has none. */
-function conditionalRevokeOf(
-  storage: ApiKeyStorage,
-): ((id: string, revokedAt: Date) => Promise<boolean>) | undefined {
-  const method = (storage as { markRevokedIfActive?: unknown }).markRevokedIfActive;
-  return typeof method === "function" ? method.bind(storage) : undefined;
-}
-
 let sequence = 0;
 
 function sampleRecord(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
@@ -208,7 +200,7 @@ export function runApiKeyStorageContract(
 
   test("markRevokedIfActive (when present) revokes once: true, then false and no change", async () => {
     const storage = await factory();
-    const revoke = conditionalRevokeOf(storage);
+    const revoke = storage.markRevokedIfActive?.bind(storage);
     if (revoke === undefined) return;
     const record = sampleRecord();
     await storage.insert(record);
@@ -230,7 +222,7 @@ export function runApiKeyStorageContract(
 
   test("markRevokedIfActive (when present): of concurrent calls exactly one wins", async () => {
     const storage = await factory();
-    const revoke = conditionalRevokeOf(storage);
+    const revoke = storage.markRevokedIfActive?.bind(storage);
     if (revoke === undefined) return;
     const record = sampleRecord();
     await storage.insert(record);
