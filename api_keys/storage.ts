@@ -24,7 +24,8 @@ import type { ApiKeyRecord, ListApiKeysOptions, RotateApiKeyStorageInput } from 
  * - `rotate` is atomic: it inserts `newRecord` and sets the old record's
  *   `rotatedAt`, `expiresAt` (`oldExpiresAt`) and `replacedByKeyId` in one step,
  *   only while the old record is neither rotated nor revoked. Otherwise (for
- *   example a concurrent rotate won the race) it changes nothing and throws
+ *   example a concurrent rotate won the race) it leaves nothing usable (no
+ *   new record, or a revoked one) and throws
  *   `ApiKeyOperationError("api_key_not_rotatable")`; an unknown old id throws
  *   `api_key_record_not_found`.
  * - `touchLastUsed` is best effort.

@@ -81,7 +81,11 @@ describe("PrismaApiKeyStorage", () => {
     const error = await rejection(new PrismaApiKeyStorage(plain).rotate(input));
     assert.equal(error.code, "api_key_not_rotatable");
     assert.deepEqual(seen[0], { id: "k1", rotatedAt: null, revokedAt: null });
-    assert.equal(plain.rows().length, 1);
+    assert.deepEqual(
+      plain.rows().map((row) => [row.id, row.revokedAt]),
+      [["k1", new Date(1)], ["k2", new Date(4)]],
+      "without a transaction the inserted row is revoked",
+    );
 
     const transactional = fakePrismaClient({ rows: [{ ...goodRow, rotatedAt: new Date(1) }] });
     const storage = new PrismaApiKeyStorage(transactional);
