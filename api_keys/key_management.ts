@@ -222,7 +222,10 @@ export class ApiKeyManager {
     });
   }
 
-  /** Writes `revokedAt`; answers whether this call revoked the key (always true without `markRevokedIfActive`). */
+  /**
+   * Writes `revokedAt`; answers whether this call revoked the key (always
+   * `true` without `markRevokedIfActive`).
+   */
   #markRevoked(id: string, at: Date): Promise<boolean> {
     const markRevokedIfActive = this.#markRevokedIfActive;
     if (markRevokedIfActive === undefined) {

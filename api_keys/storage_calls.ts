@@ -43,7 +43,7 @@ export function callStorage<T>(
   call: () => Promise<T>,
   expectRecord?: false,
 ): Promise<T>;
-/** Runs one record lookup under the deadline; the result is read by `readApiKeyRecord` or is null. */
+/** Runs one record lookup under the deadline; the result is null or read by `readApiKeyRecord`. */
 export function callStorage(
   operation: string,
   timeoutMs: number,

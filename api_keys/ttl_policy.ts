@@ -3,10 +3,11 @@
  *
  * Rules: `expiresAt` omitted → on rotate, the old key's expiry when it has
  * one (a rotation never silently extends a key's lifetime); otherwise
- * `now + defaultExpiresInMs` when set, else no expiry; `null` → no expiry; no expiry only when `allowNeverExpires` (default
- * true when the policy sets neither `defaultExpiresInMs` nor `maxExpiresInMs`,
- * false otherwise); an expiry not after `now` or past `now + maxExpiresInMs` is
- * rejected, never clamped.
+ * `now + defaultExpiresInMs` when set, else no expiry; `null` → no expiry; no
+ * expiry only when `allowNeverExpires` (default true when the policy sets
+ * neither `defaultExpiresInMs` nor `maxExpiresInMs`, false otherwise); an
+ * expiry not after `now` or past `now + maxExpiresInMs` is rejected, never
+ * clamped.
  *
  * @module
  */
