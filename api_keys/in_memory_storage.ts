@@ -5,7 +5,7 @@
  * @module
  */
 import { ApiKeyOperationError } from "./errors.ts";
-import { compareApiKeyRecords, copyApiKeyRecord } from "./record.ts";
+import { compareApiKeyRecords, copyApiKeyRecord, readExpiresAt } from "./record.ts";
 import type { ApiKeyStorage } from "./storage.ts";
 import type { ApiKeyRecord, ListApiKeysOptions, RotateApiKeyStorageInput } from "./types.ts";
 
@@ -109,6 +109,18 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
     }
   }
 
+  /** Sets `revokedAt` unless already set; answers whether it did. Unknown ids reject. */
+  markRevokedIfActive(id: string, revokedAt: Date): Promise<boolean> {
+    try {
+      const record = this.#require(id);
+      if (record.revokedAt !== null) return Promise.resolve(false);
+      record.revokedAt = new Date(revokedAt.getTime());
+      return Promise.resolve(true);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
   /** Sets `lastUsedAt` of a known id (unknown ids are ignored). */
   touchLastUsed(id: string, lastUsedAt: Date): Promise<void> {
     const record = this.#byId.get(id);
@@ -125,7 +137,7 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
       }
       this.#add(input.newRecord);
       old.rotatedAt = new Date(input.rotatedAt.getTime());
-      old.expiresAt = new Date(input.oldExpiresAt.getTime());
+      old.expiresAt = readExpiresAt(input.oldExpiresAt);
       old.replacedByKeyId = input.newRecord.id;
       return Promise.resolve();
     } catch (error) {

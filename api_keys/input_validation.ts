@@ -81,8 +81,73 @@ export interface ValidRotateInput {
  */
 export const DEFAULT_GRACE_PERIOD_MS = 24 * 60 * 60 * 1000;
 
+/**
+ * The latest instant a duration or an expiry may produce (epoch ms of
+ * 9999-12-31T23:59:59.999Z): every date the service stores or computes is at
+ * most this, so it is valid and fits a database timestamp.
+ *
+ * @example
+ * ```ts
+ * import { MAX_API_KEY_INSTANT_MS } from "./input_validation.ts";
+ * new Date(MAX_API_KEY_INSTANT_MS).toISOString(); // "9999-12-31T23:59:59.999Z"
+ * ```
+ */
+export const MAX_API_KEY_INSTANT_MS: number = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/**
+ * What is wrong with the instant `ms` (a number), or `undefined` when it is at
+ * most `MAX_API_KEY_INSTANT_MS`. Callers wrap the problem in their own error.
+ *
+ * @example
+ * ```ts
+ * import { instantProblem } from "./input_validation.ts";
+ * instantProblem(Date.UTC(2030, 0, 1)); // undefined
+ * instantProblem(1e16); // "must not reach past 9999-12-31T23:59:59.999Z"
+ * ```
+ */
+export function instantProblem(ms: number): string | undefined {
+  return ms <= MAX_API_KEY_INSTANT_MS ? undefined : "must not reach past 9999-12-31T23:59:59.999Z";
+}
+
+/**
+ * What is wrong with `value` as a duration in ms starting at `fromMs`, or
+ * `undefined`: it must be a finite number, at least 0, whose end
+ * (`fromMs + value`) passes `instantProblem`. The one rule for every duration
+ * of the component (`gracePeriodMs`, the TTL policy, `debounceMs`,
+ * `storageTimeoutMs`).
+ *
+ * @example
+ * ```ts
+ * import { durationProblem } from "./input_validation.ts";
+ * durationProblem(60_000, Date.now()); // undefined
+ * durationProblem(-1, Date.now()); // "must be a non-negative number of milliseconds"
+ * ```
+ */
+export function durationProblem(value: unknown, fromMs: number): string | undefined {
+  if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
+    return "must be a non-negative number of milliseconds";
+  }
+  return instantProblem(fromMs + value);
+}
+
 function fail(field: string, problem: string): never {
   throw new ApiKeyValidationError(field, problem);
+}
+
+/**
+ * Returns `value` when it is a duration from `fromMs` (see `durationProblem`);
+ * otherwise throws `ApiKeyValidationError` naming `field`.
+ *
+ * @example
+ * ```ts
+ * import { requireDuration } from "./input_validation.ts";
+ * requireDuration(1000, "gracePeriodMs", Date.now()); // 1000
+ * ```
+ */
+export function requireDuration(value: unknown, field: string, fromMs: number): number {
+  const problem = durationProblem(value, fromMs);
+  if (problem !== undefined) fail(field, problem);
+  return value as number;
 }
 
 /**
@@ -112,6 +177,8 @@ function validExpiry(value: unknown): Date | null | undefined {
   if (!(value instanceof Date) || Number.isNaN(value.getTime())) {
     fail("expiresAt", "must be a valid Date or null");
   }
+  const problem = instantProblem(value.getTime());
+  if (problem !== undefined) fail("expiresAt", problem);
   return value;
 }
 
@@ -167,23 +234,26 @@ export function validateCreateInput(input: CreateApiKeyInput): ValidCreateInput 
 }
 
 /**
- * Validates a rotate input (all fields optional).
+ * Validates a rotate input (all fields optional) of a rotation at `now`.
  *
  * @example
  * ```ts
  * import { validateRotateInput } from "./input_validation.ts";
- * validateRotateInput(undefined).gracePeriodMs; // 86400000
+ * validateRotateInput(undefined, new Date()).gracePeriodMs; // 86400000
  * ```
  */
-export function validateRotateInput(input: RotateApiKeyInput | undefined): ValidRotateInput {
+export function validateRotateInput(
+  input: RotateApiKeyInput | undefined,
+  now: Date,
+): ValidRotateInput {
   if (input === undefined) input = {};
   if (typeof input !== "object" || input === null) fail("input", "must be an object");
-  const grace = input.gracePeriodMs ?? DEFAULT_GRACE_PERIOD_MS;
-  if (typeof grace !== "number" || !Number.isFinite(grace) || grace < 0) {
-    fail("gracePeriodMs", "must be a non-negative number of milliseconds");
-  }
   return {
-    gracePeriodMs: grace,
+    gracePeriodMs: requireDuration(
+      input.gracePeriodMs ?? DEFAULT_GRACE_PERIOD_MS,
+      "gracePeriodMs",
+      now.getTime(),
+    ),
     name: input.name === undefined ? undefined : validName(input.name),
     createdBy: validCreatedBy(input.createdBy),
     expiresAt: validExpiry(input.expiresAt),

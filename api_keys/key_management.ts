@@ -13,7 +13,7 @@ import {
   validateRotateInput,
 } from "./input_validation.ts";
 import { generateKey } from "./key_format.ts";
-import { isApiKeyRecord } from "./record.ts";
+import { readApiKeyRecord } from "./record.ts";
 import type { Dispatch } from "./sinks.ts";
 import { callStorage } from "./storage_calls.ts";
 import type { ApiKeyStorage } from "./storage.ts";
@@ -61,8 +61,12 @@ export class ApiKeyManager {
   readonly #cache: VerificationCache | undefined;
   readonly #clock: () => Date;
   readonly #idFactory: () => string;
+  readonly #markRevokedIfActive: ((id: string, at: Date) => Promise<boolean>) | undefined;
 
-  /** Keeps the collaborators of `options`. */
+  /**
+   * Keeps the collaborators of `options`; uses the storage's
+   * `markRevokedIfActive` when it has one at this point.
+   */
   constructor(options: ApiKeyManagerOptions) {
     this.#storage = options.storage;
     this.#storageTimeoutMs = options.storageTimeoutMs;
@@ -73,6 +77,7 @@ export class ApiKeyManager {
     this.#cache = options.cache;
     this.#clock = options.clock;
     this.#idFactory = options.idFactory;
+    this.#markRevokedIfActive = options.storage.markRevokedIfActive?.bind(options.storage);
   }
 
   /** See `ApiKeysService.create`. */
@@ -117,17 +122,17 @@ export class ApiKeyManager {
   /** See `ApiKeysService.rotate`. */
   async rotate(id: string, input?: RotateApiKeyInput): Promise<RotateApiKeyResult> {
     requireNonEmptyString(id, "id");
-    const valid = validateRotateInput(input);
+    const now = this.#clock();
+    const valid = validateRotateInput(input, now);
     const old = await this.#findById(id);
     if (old === null) throw new ApiKeyOperationError("api_key_record_not_found");
-    const now = this.#clock();
     if (
       old.revokedAt !== null || old.rotatedAt !== null || old.replacedByKeyId !== null ||
       (old.expiresAt !== null && old.expiresAt.getTime() <= now.getTime())
     ) {
       throw new ApiKeyOperationError("api_key_not_rotatable");
     }
-    const expiresAt = this.#resolveExpiry(valid.expiresAt, now);
+    const expiresAt = this.#resolveExpiry(valid.expiresAt, now, old.expiresAt);
     const graceExpiresAt = new Date(
       Math.min(now.getTime() + valid.gracePeriodMs, old.expiresAt?.getTime() ?? Infinity),
     );
@@ -184,13 +189,11 @@ export class ApiKeyManager {
     this.#cache?.delete(record.prefix);
     if (record.revokedAt !== null) return;
     const now = this.#clock();
-    await callStorage(
-      "markRevoked",
-      this.#storageTimeoutMs,
-      () => this.#storage.markRevoked(id, now),
-    );
+    const revoked = await this.#markRevoked(id, now);
     // Again after the write: a verify that read the record during it may have cached it.
     this.#cache?.delete(record.prefix);
+    // A concurrent revoke won (only known with markRevokedIfActive): it changed and emitted.
+    if (!revoked) return;
     this.#emitEvent?.({
       type: "api_key.revoked",
       at: now,
@@ -208,13 +211,35 @@ export class ApiKeyManager {
     if (typeof includeRevoked !== "boolean") {
       throw new ApiKeyValidationError("includeRevoked", "must be a boolean");
     }
-    // Validated inside the storage call: a row whose getters throw is a storage failure too.
+    // Read inside the storage call: a row whose getters throw is a storage failure too.
     return await callStorage("listByTenant", this.#storageTimeoutMs, async () => {
-      const records = await this.#storage.listByTenant(tenantId, { includeRevoked });
-      if (!Array.isArray(records) || !records.every(isApiKeyRecord)) {
+      const rows = await this.#storage.listByTenant(tenantId, { includeRevoked });
+      const records = Array.isArray(rows) ? rows.map(readApiKeyRecord) : [null];
+      if (records.includes(null)) {
         throw new ApiKeyStorageError("listByTenant", new Error("malformed record"));
       }
-      return records;
+      return records as ApiKeyRecord[];
+    });
+  }
+
+  /**
+   * Writes `revokedAt`; answers whether this call revoked the key (always
+   * `true` without `markRevokedIfActive`).
+   */
+  #markRevoked(id: string, at: Date): Promise<boolean> {
+    const markRevokedIfActive = this.#markRevokedIfActive;
+    if (markRevokedIfActive === undefined) {
+      return callStorage("markRevoked", this.#storageTimeoutMs, async () => {
+        await this.#storage.markRevoked(id, at);
+        return true;
+      });
+    }
+    return callStorage("markRevokedIfActive", this.#storageTimeoutMs, async () => {
+      const revoked = await markRevokedIfActive(id, at);
+      if (typeof revoked !== "boolean") {
+        throw new ApiKeyStorageError("markRevokedIfActive", new Error("answer is not a boolean"));
+      }
+      return revoked;
     });
   }
 

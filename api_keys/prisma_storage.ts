@@ -7,7 +7,7 @@
  * @module
  */
 import { ApiKeyOperationError, ApiKeyStorageError } from "./errors.ts";
-import { isApiKeyRecord } from "./record.ts";
+import { readApiKeyRecord } from "./record.ts";
 import type { ApiKeyStorage } from "./storage.ts";
 import type { ApiKeyRecord, ListApiKeysOptions, RotateApiKeyStorageInput } from "./types.ts";
 
@@ -67,7 +67,7 @@ function toRecord(row: unknown, operation: string): ApiKeyRecord {
     throw new ApiKeyStorageError(operation, new Error("malformed row"));
   }
   const r = row as Record<string, unknown>;
-  const record = {
+  const record = readApiKeyRecord({
     id: r.id,
     tenantId: r.tenantId,
     name: r.name,
@@ -84,17 +84,20 @@ function toRecord(row: unknown, operation: string): ApiKeyRecord {
     replacedByKeyId: r.replacedByKeyId,
     createdBy: r.createdBy,
     createdAt: r.createdAt,
-  };
-  if (!isApiKeyRecord(record)) throw new ApiKeyStorageError(operation, new Error("malformed row"));
+  });
+  if (record === null) throw new ApiKeyStorageError(operation, new Error("malformed row"));
   return record;
 }
 
 /**
  * Storage over a Prisma-shaped client. Malformed rows reject with
- * `ApiKeyStorageError`. `rotate` runs in `$transaction` when the client has it:
- * a conditional update `where: { id, rotatedAt: null, revokedAt: null }` plus
- * the insert of the new row; Prisma's `P2025` (no row matched) means a
- * concurrent rotate or revoke won, reported as `api_key_not_rotatable`.
+ * `ApiKeyStorageError`. `rotate` inserts the new row, then marks the old one
+ * with a conditional update `where: { id, rotatedAt: null, revokedAt: null }`;
+ * Prisma's `P2025` (no row matched) means a concurrent rotate or revoke won,
+ * reported as `api_key_not_rotatable`. With `$transaction` both steps are one
+ * transaction. Without it, a failed or lost update is compensated: the new row
+ * (whose raw key is never handed out) is marked revoked with `update`; if that
+ * fails too, the new row stays listed as an active key nobody holds.
  *
  * @example
  * ```ts
@@ -157,6 +160,22 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
     }
   }
 
+  /**
+   * Sets `revokedAt` with a conditional update `where: { id, revokedAt: null }`;
+   * after `P2025`, `findUnique` tells an unknown id (`api_key_record_not_found`)
+   * from an already revoked key (`false`).
+   */
+  async markRevokedIfActive(id: string, revokedAt: Date): Promise<boolean> {
+    try {
+      await this.#client.apiKey.update({ where: { id, revokedAt: null }, data: { revokedAt } });
+      return true;
+    } catch (error) {
+      if (!isRecordNotFound(error)) throw error;
+    }
+    await this.#requireRow(id);
+    return false;
+  }
+
   /** Sets `lastUsedAt`; an unknown id is ignored. */
   async touchLastUsed(id: string, lastUsedAt: Date): Promise<void> {
     try {
@@ -166,8 +185,10 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
     }
   }
 
-  /** Rotates atomically (see the class documentation). */
+  /** Rotates (see the class documentation). */
   async rotate(input: RotateApiKeyStorageInput): Promise<void> {
+    const insertNew = (delegate: PrismaApiKeyDelegate) =>
+      delegate.create({ data: toRow(input.newRecord) });
     const markOld = (delegate: PrismaApiKeyDelegate) =>
       delegate.update({
         where: { id: input.oldKeyId, rotatedAt: null, revokedAt: null },
@@ -177,24 +198,44 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
           replacedByKeyId: input.newRecord.id,
         },
       });
-    const insertNew = (delegate: PrismaApiKeyDelegate) =>
-      delegate.create({ data: toRow(input.newRecord) });
-    try {
-      if (this.#client.$transaction !== undefined) {
-        await this.#client.$transaction(async (tx) => {
+    const client = this.#client;
+    if (client.$transaction !== undefined) {
+      try {
+        await client.$transaction(async (tx) => {
           await insertNew(tx.apiKey);
           await markOld(tx.apiKey);
         });
-      } else {
-        await markOld(this.#client.apiKey);
-        await insertNew(this.#client.apiKey);
+      } catch (error) {
+        return await this.#failRotation(error, input.oldKeyId);
       }
+      return;
+    }
+    // Step by step: the new row first, so a failure never leaves the old key rotated to nothing.
+    await insertNew(client.apiKey);
+    try {
+      await markOld(client.apiKey);
     } catch (error) {
-      if (!isRecordNotFound(error)) throw error;
-      const old = await this.#client.apiKey.findUnique({ where: { id: input.oldKeyId } });
-      throw new ApiKeyOperationError(
-        old === null || old === undefined ? "api_key_record_not_found" : "api_key_not_rotatable",
-      );
+      // The old key is unchanged: retire the new row (its raw key is never handed out).
+      await client.apiKey.update({
+        where: { id: input.newRecord.id },
+        data: { revokedAt: input.rotatedAt },
+      });
+      return await this.#failRotation(error, input.oldKeyId);
+    }
+  }
+
+  /** Throws the error of a failed rotation; `P2025` means the race was lost or the key is gone. */
+  async #failRotation(error: unknown, oldKeyId: string): Promise<never> {
+    if (!isRecordNotFound(error)) throw error;
+    await this.#requireRow(oldKeyId);
+    throw new ApiKeyOperationError("api_key_not_rotatable");
+  }
+
+  /** Throws `api_key_record_not_found` unless a row has `id` (a conditional update got `P2025`). */
+  async #requireRow(id: string): Promise<void> {
+    const row = await this.#client.apiKey.findUnique({ where: { id } });
+    if (row === null || row === undefined) {
+      throw new ApiKeyOperationError("api_key_record_not_found");
     }
   }
 }

@@ -1,5 +1,5 @@
 /**
- * Helpers over `ApiKeyRecord`: copying and list ordering.
+ * Helpers over `ApiKeyRecord`: reading, copying and list ordering.
  *
  * @module
  */
@@ -9,8 +9,29 @@ function copyDate(date: Date | null): Date | null {
   return date === null ? null : new Date(date.getTime());
 }
 
+function isInvalidDate(value: unknown): value is Date {
+  return value instanceof Date && Number.isNaN(value.getTime());
+}
+
 /**
- * A deep copy of a record (arrays and dates are new objects).
+ * A copy of a stored `expiresAt` as the service reads it. A `Date` that is
+ * not a valid date (a bad row, or one written by an older version) counts as
+ * expired: it reads as the epoch, 1970-01-01T00:00:00.000Z.
+ *
+ * @example
+ * ```ts
+ * import { readExpiresAt } from "./record.ts";
+ * readExpiresAt(new Date(Number.NaN))?.getTime(); // 0
+ * readExpiresAt(null); // null
+ * ```
+ */
+export function readExpiresAt(expiresAt: Date | null): Date | null {
+  return isInvalidDate(expiresAt) ? new Date(0) : copyDate(expiresAt);
+}
+
+/**
+ * A deep copy of a record (arrays and dates are new objects; `expiresAt` as
+ * `readExpiresAt` reads it).
  *
  * @example
  * ```ts
@@ -25,7 +46,7 @@ export function copyApiKeyRecord(record: ApiKeyRecord): ApiKeyRecord {
     ...record,
     scopes: [...record.scopes],
     lastUsedAt: copyDate(record.lastUsedAt),
-    expiresAt: copyDate(record.expiresAt),
+    expiresAt: readExpiresAt(record.expiresAt),
     revokedAt: copyDate(record.revokedAt),
     rotatedAt: copyDate(record.rotatedAt),
     createdAt: new Date(record.createdAt.getTime()),
@@ -61,7 +82,7 @@ function isStringArray(value: unknown): boolean {
 
 /**
  * Whether `value` has the shape of an `ApiKeyRecord` (every field of the right
- * type). Storage adapters and the service use it to refuse malformed rows.
+ * type, every date valid). Stored values go through `readApiKeyRecord`.
  *
  * @example
  * ```ts
@@ -82,4 +103,25 @@ export function isApiKeyRecord(value: unknown): value is ApiKeyRecord {
     (r.replacedByKeyId === null || typeof r.replacedByKeyId === "string") &&
     (r.createdBy === null || typeof r.createdBy === "string") &&
     r.createdAt instanceof Date && !Number.isNaN(r.createdAt.getTime());
+}
+
+/**
+ * A stored value as the service reads it: the record when it has the shape of
+ * an `ApiKeyRecord` once an unreadable `expiresAt` is read as expired
+ * (`readExpiresAt`; the result is then a shallow copy), else `null`. Storage
+ * adapters and the service use it to refuse malformed rows.
+ *
+ * @example
+ * ```ts
+ * import { readApiKeyRecord } from "./record.ts";
+ * readApiKeyRecord({ id: "k1" }); // null
+ * ```
+ */
+export function readApiKeyRecord(value: unknown): ApiKeyRecord | null {
+  if (typeof value !== "object" || value === null) return null;
+  const { expiresAt } = value as { expiresAt?: unknown };
+  const record = isInvalidDate(expiresAt)
+    ? { ...value, expiresAt: readExpiresAt(expiresAt) }
+    : value;
+  return isApiKeyRecord(record) ? record : null;
 }

@@ -7,6 +7,7 @@
 import type { ApiKeyErrorCode } from "./errors.ts";
 import type { ApiKeyEvent, ApiKeyVerificationMetric } from "./events.ts";
 import { parsePeppers, resolveCurrentVersion } from "./hasher.ts";
+import { durationProblem } from "./input_validation.ts";
 import { assertValidNamespace } from "./key_format.ts";
 import { API_KEY_STORAGE_METHODS, type ApiKeyStorage } from "./storage.ts";
 import type { ApiKeyTtlPolicy } from "./types.ts";
@@ -93,8 +94,25 @@ const FUNCTION_OPTIONS = [
   "monotonicClock",
 ] as const;
 
+/** Longest timer delay: a longer `setTimeout` fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 function isNonNegativeNumber(value: unknown): boolean {
   return typeof value === "number" && Number.isFinite(value) && value >= 0;
+}
+
+/**
+ * Throws a `TypeError` naming `label` unless `value` is omitted or a duration
+ * from now (`durationProblem`), positive when `positive`, and at most `max`.
+ */
+function validateDuration(label: string, value: unknown, positive: boolean, max = Infinity): void {
+  if (value === undefined) return;
+  let problem = durationProblem(value, Date.now());
+  if (problem === undefined && positive && value === 0) {
+    problem = "must be a positive number of milliseconds";
+  }
+  if (problem === undefined && (value as number) > max) problem = `must be at most ${max} ms`;
+  if (problem !== undefined) throw new TypeError(`${label} ${problem}`);
 }
 
 function validateTtlPolicy(policy: unknown): void {
@@ -104,16 +122,8 @@ function validateTtlPolicy(policy: unknown): void {
     throw new TypeError(`${label} must be an object`);
   }
   const { defaultExpiresInMs, maxExpiresInMs, allowNeverExpires } = policy as ApiKeyTtlPolicy;
-  for (
-    const [name, value] of [["defaultExpiresInMs", defaultExpiresInMs], [
-      "maxExpiresInMs",
-      maxExpiresInMs,
-    ]] as const
-  ) {
-    if (value !== undefined && !(isNonNegativeNumber(value) && value > 0)) {
-      throw new TypeError(`${label}.${name} must be a positive number of milliseconds`);
-    }
-  }
+  validateDuration(`${label}.defaultExpiresInMs`, defaultExpiresInMs, true);
+  validateDuration(`${label}.maxExpiresInMs`, maxExpiresInMs, true);
   if (
     defaultExpiresInMs !== undefined && maxExpiresInMs !== undefined &&
     defaultExpiresInMs > maxExpiresInMs
@@ -142,7 +152,10 @@ function validateCache(cache: unknown): void {
 
 /**
  * Validates service options; throws a `TypeError` whose message names the
- * option (e.g. `ApiKeysServiceOptions.debounceMs must be a non-negative number`).
+ * option (e.g. `ApiKeysServiceOptions.debounceMs must be a non-negative number
+ * of milliseconds`). Durations (`debounceMs`, `storageTimeoutMs`, the TTL
+ * policy's) are finite, at least 0 and end by 9999-12-31T23:59:59.999Z
+ * counted from now; `storageTimeoutMs` is at most 2147483647 (the longest timer).
  *
  * @example
  * ```ts
@@ -170,16 +183,14 @@ export function validateApiKeysServiceOptions(options: unknown): void {
       throw new TypeError(`${PREFIX}storage is missing method ${method}`);
     }
   }
-  if (o.namespace !== undefined) assertValidNamespace(o.namespace, `${PREFIX}namespace`);
-  if (o.debounceMs !== undefined && !isNonNegativeNumber(o.debounceMs)) {
-    throw new TypeError(`${PREFIX}debounceMs must be a non-negative number`);
-  }
   if (
-    o.storageTimeoutMs !== undefined &&
-    !(isNonNegativeNumber(o.storageTimeoutMs) && (o.storageTimeoutMs as number) > 0)
+    storage.markRevokedIfActive !== undefined && typeof storage.markRevokedIfActive !== "function"
   ) {
-    throw new TypeError(`${PREFIX}storageTimeoutMs must be a positive number`);
+    throw new TypeError(`${PREFIX}storage.markRevokedIfActive must be a function`);
   }
+  if (o.namespace !== undefined) assertValidNamespace(o.namespace, `${PREFIX}namespace`);
+  validateDuration(`${PREFIX}debounceMs`, o.debounceMs, false);
+  validateDuration(`${PREFIX}storageTimeoutMs`, o.storageTimeoutMs, true, MAX_TIMER_MS);
   if (o.emitUsageEvents !== undefined && typeof o.emitUsageEvents !== "boolean") {
     throw new TypeError(`${PREFIX}emitUsageEvents must be a boolean`);
   }

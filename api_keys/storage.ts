@@ -15,10 +15,17 @@ import type { ApiKeyRecord, ListApiKeysOptions, RotateApiKeyStorageInput } from 
  * - `listByTenant` excludes revoked records unless `includeRevoked`, ordered by
  *   `createdAt`, then `id`.
  * - `markRevoked` of an unknown id throws `ApiKeyOperationError("api_key_record_not_found")`.
+ * - `markRevokedIfActive` (optional) sets `revokedAt` only while it is null, in
+ *   one step, and answers whether it did: of concurrent calls exactly one
+ *   answers `true`; an unknown id throws `api_key_record_not_found`. With it,
+ *   the first of concurrent `revoke` calls wins and the others change nothing
+ *   and emit nothing; without it, each may emit `api_key.revoked` and the last
+ *   write sets `revokedAt`.
  * - `rotate` is atomic: it inserts `newRecord` and sets the old record's
  *   `rotatedAt`, `expiresAt` (`oldExpiresAt`) and `replacedByKeyId` in one step,
  *   only while the old record is neither rotated nor revoked. Otherwise (for
- *   example a concurrent rotate won the race) it changes nothing and throws
+ *   example a concurrent rotate won the race) it leaves nothing usable (no
+ *   new record, or a revoked one) and throws
  *   `ApiKeyOperationError("api_key_not_rotatable")`; an unknown old id throws
  *   `api_key_record_not_found`.
  * - `touchLastUsed` is best effort.
@@ -41,6 +48,12 @@ export interface ApiKeyStorage {
   listByTenant(tenantId: string, options?: ListApiKeysOptions): Promise<ApiKeyRecord[]>;
   /** Sets `revokedAt`. */
   markRevoked(id: string, revokedAt: Date): Promise<void>;
+  /**
+   * Optional: sets `revokedAt` only if the record is not revoked yet, atomically;
+   * resolves `true` when this call revoked it, `false` when it was already
+   * revoked (see the interface rules).
+   */
+  markRevokedIfActive?(id: string, revokedAt: Date): Promise<boolean>;
   /** Sets `lastUsedAt` (best effort). */
   touchLastUsed(id: string, lastUsedAt: Date): Promise<void>;
   /** Atomically rotates a key (see the interface rules). */
@@ -48,7 +61,8 @@ export interface ApiKeyStorage {
 }
 
 /**
- * Names of the methods an `ApiKeyStorage` must have.
+ * Names of the methods an `ApiKeyStorage` must have (`markRevokedIfActive` is
+ * optional).
  *
  * @example
  * ```ts
@@ -56,7 +70,10 @@ export interface ApiKeyStorage {
  * API_KEY_STORAGE_METHODS.includes("rotate"); // true
  * ```
  */
-export const API_KEY_STORAGE_METHODS: readonly (keyof ApiKeyStorage)[] = Object.freeze([
+export const API_KEY_STORAGE_METHODS: readonly Exclude<
+  keyof ApiKeyStorage,
+  "markRevokedIfActive"
+>[] = Object.freeze([
   "insert",
   "findById",
   "findByPrefix",

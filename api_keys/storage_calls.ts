@@ -7,7 +7,7 @@
  */
 import { ApiKeyOperationError, ApiKeyStorageError } from "./errors.ts";
 import { InMemoryApiKeyStorage, PEEK_BY_PREFIX } from "./in_memory_storage.ts";
-import { isApiKeyRecord } from "./record.ts";
+import { readApiKeyRecord } from "./record.ts";
 import type { ApiKeyStorage } from "./storage.ts";
 import type { ApiKeyRecord } from "./types.ts";
 
@@ -34,7 +34,8 @@ function toStorageError(operation: string, error: unknown): Error {
 /**
  * Runs one storage call under a deadline of `timeoutMs`; any failure other
  * than an `ApiKeyOperationError` becomes an `ApiKeyStorageError` (cause kept
- * private). With `expectRecord`, the result must be a well-formed record or null.
+ * private). With `expectRecord`, the result must be a well-formed record (read
+ * by `readApiKeyRecord`) or null.
  */
 export function callStorage<T>(
   operation: string,
@@ -42,7 +43,7 @@ export function callStorage<T>(
   call: () => Promise<T>,
   expectRecord?: false,
 ): Promise<T>;
-/** Runs one record lookup under the deadline; the result must be a well-formed record or null. */
+/** Runs one record lookup under the deadline; the result is null or read by `readApiKeyRecord`. */
 export function callStorage(
   operation: string,
   timeoutMs: number,
@@ -64,10 +65,10 @@ export async function callStorage<T>(
       );
     });
     const result = await Promise.race([call(), deadline]);
-    if (expectRecord && result !== null && !isApiKeyRecord(result)) {
-      throw new ApiKeyStorageError(operation, new Error("malformed record"));
-    }
-    return result;
+    if (!expectRecord || result === null) return result;
+    const record = readApiKeyRecord(result);
+    if (record === null) throw new ApiKeyStorageError(operation, new Error("malformed record"));
+    return record as T;
   } catch (error) {
     throw toStorageError(operation, error);
   } finally {

@@ -74,6 +74,12 @@ function sameRecord(actual: ApiKeyRecord | null, expected: ApiKeyRecord, label: 
   );
 }
 
+/** A losing rotation leaves nothing usable: its new record is absent or revoked. */
+async function leftNothingUsable(storage: ApiKeyStorage, id: string, label: string) {
+  const record = await storage.findById(id);
+  check(record === null || record.revokedAt !== null, `${label} left a usable record`);
+}
+
 async function rejectsWith(promise: Promise<unknown>, code: string, label: string): Promise<void> {
   try {
     await promise;
@@ -124,12 +130,14 @@ function rotationOf(old: ApiKeyRecord) {
 /**
  * Registers the storage contract cases with `test`, each against a fresh
  * storage from `factory`. Cases cover insert and lookups, copies, listing
- * order and revoked filtering, revocation, `lastUsedAt`, and rotation:
+ * order and revoked filtering, revocation (and, when the storage has it,
+ * `markRevokedIfActive`: one winner among concurrent calls), `lastUsedAt`, and rotation:
  * `rotate` must be atomic (new record and old record's `rotatedAt`,
  * `expiresAt`, `replacedByKeyId` change together) and must signal a lost race
  * (the old key already rotated or revoked, including two concurrent rotations)
- * with `ApiKeyOperationError("api_key_not_rotatable")`, leaving no trace of
- * the losing rotation.
+ * with `ApiKeyOperationError("api_key_not_rotatable")`, leaving nothing usable
+ * of the losing rotation (its new record absent, or revoked by an adapter
+ * without transactions).
  *
  * @example
  * ```ts
@@ -197,6 +205,47 @@ export function runApiKeyStorageContract(
     await rejectsWith(storage.markRevoked("no-such-id", at), "api_key_record_not_found", "revoke");
   });
 
+  test("markRevokedIfActive (when present) revokes once: true, then false and no change", async () => {
+    const storage = await factory();
+    const revoke = storage.markRevokedIfActive?.bind(storage);
+    if (revoke === undefined) return;
+    const record = sampleRecord();
+    await storage.insert(record);
+    const at = new Date("2030-01-01T05:00:00.000Z");
+    check((await revoke(record.id, at)) === true, "first markRevokedIfActive answers true");
+    const later = new Date(at.getTime() + 60_000);
+    check((await revoke(record.id, later)) === false, "second markRevokedIfActive answers false");
+    check(time((await storage.findById(record.id))!.revokedAt) === at.getTime(), "revokedAt kept");
+    const marked = sampleRecord();
+    await storage.insert(marked);
+    await storage.markRevoked(marked.id, at);
+    check((await revoke(marked.id, later)) === false, "a key revoked by markRevoked counts too");
+    const rotated = sampleRecord();
+    await storage.insert(rotated);
+    await storage.rotate(rotationOf(rotated));
+    check((await revoke(rotated.id, later)) === true, "a rotated key can still be revoked");
+    await rejectsWith(revoke("no-such-id", at), "api_key_record_not_found", "unknown id");
+  });
+
+  test("markRevokedIfActive (when present): of concurrent calls exactly one wins", async () => {
+    const storage = await factory();
+    const revoke = storage.markRevokedIfActive?.bind(storage);
+    if (revoke === undefined) return;
+    const record = sampleRecord();
+    await storage.insert(record);
+    const base = Date.parse("2030-01-01T06:00:00.000Z");
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => revoke(record.id, new Date(base + i * 1000))),
+    );
+    const winners = results.flatMap((won, i) => won === true ? [i] : []);
+    check(winners.length === 1, `expected one winning revoke, got ${winners.length}`);
+    check(results.every((won) => typeof won === "boolean"), "answers are booleans");
+    check(
+      time((await storage.findById(record.id))!.revokedAt) === base + winners[0] * 1000,
+      "revokedAt is the winner's",
+    );
+  });
+
   test("touchLastUsed sets lastUsedAt", async () => {
     const storage = await factory();
     const record = sampleRecord();
@@ -221,20 +270,20 @@ export function runApiKeyStorageContract(
     }, "old record");
   });
 
-  test("rotate of a rotated or revoked key is api_key_not_rotatable and writes nothing", async () => {
+  test("rotate of a rotated or revoked key is api_key_not_rotatable and leaves nothing usable", async () => {
     const storage = await factory();
     const old = sampleRecord();
     await storage.insert(old);
     await storage.rotate(rotationOf(old));
     const again = rotationOf(old);
     await rejectsWith(storage.rotate(again), "api_key_not_rotatable", "second rotate");
-    check((await storage.findById(again.newRecord.id)) === null, "losing rotation left a record");
+    await leftNothingUsable(storage, again.newRecord.id, "losing rotation");
     const revoked = sampleRecord();
     await storage.insert(revoked);
     await storage.markRevoked(revoked.id, new Date("2030-01-01T04:00:00.000Z"));
     const late = rotationOf(revoked);
     await rejectsWith(storage.rotate(late), "api_key_not_rotatable", "rotate of revoked");
-    check((await storage.findById(late.newRecord.id)) === null, "rotate of revoked left a record");
+    await leftNothingUsable(storage, late.newRecord.id, "rotate of revoked");
   });
 
   test("two concurrent rotations: exactly one wins, the other is api_key_not_rotatable", async () => {
@@ -250,7 +299,7 @@ export function runApiKeyStorageContract(
     check(lost.reason?.code === "api_key_not_rotatable", "loser's error code");
     const winner = results[0].status === "fulfilled" ? first : second;
     const loser = winner === first ? second : first;
-    check((await storage.findById(loser.newRecord.id)) === null, "losing rotation left a record");
+    await leftNothingUsable(storage, loser.newRecord.id, "losing rotation");
     check(
       (await storage.findById(old.id))!.replacedByKeyId === winner.newRecord.id,
       "old record points to the winner",
@@ -261,6 +310,6 @@ export function runApiKeyStorageContract(
     const storage = await factory();
     const input = rotationOf(sampleRecord());
     await rejectsWith(storage.rotate(input), "api_key_record_not_found", "rotate unknown");
-    check((await storage.findById(input.newRecord.id)) === null, "rotate of unknown left a record");
+    await leftNothingUsable(storage, input.newRecord.id, "rotate of unknown");
   });
 }

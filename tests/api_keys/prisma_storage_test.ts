@@ -49,6 +49,22 @@ describe("PrismaApiKeyStorage", () => {
     }
   });
 
+  it("reads a row whose expiresAt is not a valid date as expired, not as malformed", async () => {
+    const storage = new PrismaApiKeyStorage(
+      fakePrismaClient({ rows: [{ ...goodRow, expiresAt: new Date(NaN) }] }),
+    );
+    for (
+      const record of [
+        await storage.findById("k1"),
+        await storage.findByPrefix("AbCdEfGhIjKl"),
+        ...await storage.listByTenant("t1"),
+      ]
+    ) {
+      assert.ok(record?.expiresAt instanceof Date);
+      assert.ok(record.expiresAt.getTime() <= Date.now(), "expired");
+    }
+  });
+
   it("uses the conditional update and maps P2025 by code", async () => {
     const newRecord = { ...goodRow, id: "k2", prefix: "ZyXwVuTsRqPo", allowedIpCidrs: [] } as never;
     const input = { oldKeyId: "k1", newRecord, oldExpiresAt: new Date(5), rotatedAt: new Date(4) };
@@ -65,7 +81,11 @@ describe("PrismaApiKeyStorage", () => {
     const error = await rejection(new PrismaApiKeyStorage(plain).rotate(input));
     assert.equal(error.code, "api_key_not_rotatable");
     assert.deepEqual(seen[0], { id: "k1", rotatedAt: null, revokedAt: null });
-    assert.equal(plain.rows().length, 1);
+    assert.deepEqual(
+      plain.rows().map((row) => [row.id, row.revokedAt]),
+      [["k1", new Date(1)], ["k2", new Date(4)]],
+      "without a transaction the inserted row is revoked",
+    );
 
     const transactional = fakePrismaClient({ rows: [{ ...goodRow, rotatedAt: new Date(1) }] });
     const storage = new PrismaApiKeyStorage(transactional);
@@ -75,6 +95,43 @@ describe("PrismaApiKeyStorage", () => {
       code: "api_key_record_not_found",
     });
     await storage.touchLastUsed("nope", new Date());
+  });
+
+  it("markRevokedIfActive: conditional update, then findUnique after P2025", async () => {
+    const client = fakePrismaClient({
+      rows: [{ ...goodRow }, {
+        ...goodRow,
+        id: "k2",
+        prefix: "ZyXwVuTsRqPo",
+        revokedAt: new Date(1),
+      }],
+    });
+    const seen: unknown[] = [];
+    const { update, findUnique } = client.apiKey;
+    client.apiKey.update = (args) => {
+      seen.push(["update", args.where, args.data]);
+      return update(args);
+    };
+    client.apiKey.findUnique = (args) => {
+      seen.push(["findUnique", args.where]);
+      return findUnique(args);
+    };
+    const storage: { markRevokedIfActive(id: string, at: Date): Promise<boolean> } =
+      new PrismaApiKeyStorage(client) as never;
+    assert.equal(await storage.markRevokedIfActive("k1", new Date(5)), true);
+    assert.deepEqual(seen, [["update", { id: "k1", revokedAt: null }, { revokedAt: new Date(5) }]]);
+    seen.length = 0;
+    assert.equal(await storage.markRevokedIfActive("k2", new Date(6)), false);
+    assert.deepEqual(seen, [
+      ["update", { id: "k2", revokedAt: null }, { revokedAt: new Date(6) }],
+      ["findUnique", { id: "k2" }],
+    ]);
+    assert.deepEqual(client.rows().map((row) => row.revokedAt), [new Date(5), new Date(1)]);
+    await assert.rejects(storage.markRevokedIfActive("nope", new Date(7)), {
+      code: "api_key_record_not_found",
+    });
+    client.apiKey.update = () => Promise.reject(new Error("connection reset"));
+    await assert.rejects(storage.markRevokedIfActive("k1", new Date(8)), /connection reset/);
   });
 
   it("rejects a client without the delegate methods", () => {

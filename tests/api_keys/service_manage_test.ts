@@ -1,9 +1,21 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { ApiKeyOperationError, ApiKeyValidationError, parseKey } from "../../api_keys/mod.ts";
-import { makeService, READ_ORDERS, rejection, spyStorage } from "./helpers.ts";
+import {
+  ApiKeyOperationError,
+  type ApiKeyRecord,
+  type ApiKeyStorage,
+  ApiKeyStorageError,
+  ApiKeyValidationError,
+  InMemoryApiKeyStorage,
+  parseKey,
+  PrismaApiKeyStorage,
+} from "../../api_keys/mod.ts";
+import { fakePrismaClient } from "./fake_prisma.ts";
+import { makeService, overrideStorage, READ_ORDERS, rejection, spyStorage } from "./helpers.ts";
 
 const DAY = 24 * 60 * 60 * 1000;
+/** The latest instant a duration or expiry may produce. */
+const MAX_INSTANT = Date.parse("9999-12-31T23:59:59.999Z");
 
 describe("ApiKeysService.create", () => {
   it("stores a hashed record with UUIDv7 id and emits api_key.created", async () => {
@@ -113,14 +125,15 @@ describe("TTL policy through create and rotate", () => {
     await noPolicyMax.service.create({ ...base, expiresAt: new Date(clocks.now + 100 * DAY) });
   });
 
-  it("applies the same rules to rotate (omitted → policy default from now)", async () => {
+  it("applies the same rules to rotate (omitted → the old key's expiry, never extended)", async () => {
     const { service, storage, clocks } = makeService({
       ttlPolicy: { defaultExpiresInMs: DAY, maxExpiresInMs: 2 * DAY },
     });
     const { id } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    const oldExpiry = clocks.now + DAY;
     clocks.advance(1000);
     const rotated = await service.rotate(id);
-    assert.equal((await storage.findById(rotated.id))!.expiresAt?.getTime(), clocks.now + DAY);
+    assert.equal((await storage.findById(rotated.id))!.expiresAt?.getTime(), oldExpiry);
     const error = await rejection(service.rotate(rotated.id, { expiresAt: null }));
     assert.equal(error.field, "expiresAt");
     const late = await rejection(
@@ -128,6 +141,57 @@ describe("TTL policy through create and rotate", () => {
     );
     assert.equal(late.field, "expiresAt");
     assert.equal((await storage.findById(rotated.id))!.rotatedAt, null, "nothing written");
+  });
+});
+
+describe("rotate never silently extends a key's lifetime", () => {
+  it("without a policy, a key with an expiry is replaced by one with the same expiry", async () => {
+    const { service, storage, clocks } = makeService();
+    const expiresAt = new Date(clocks.now + 7 * DAY);
+    const { id } = await service.create({
+      tenantId: "t",
+      name: "n",
+      scopes: READ_ORDERS,
+      expiresAt,
+    });
+    clocks.advance(DAY);
+    const rotated = await service.rotate(id);
+    assert.equal((await storage.findById(rotated.id))!.expiresAt?.getTime(), expiresAt.getTime());
+  });
+
+  it("a policy default does not outlast the old expiry; a never-expiring key gets the default", async () => {
+    const { service, storage, clocks } = makeService({
+      ttlPolicy: { defaultExpiresInMs: 90 * DAY, allowNeverExpires: true },
+    });
+    const base = { tenantId: "t", name: "n", scopes: READ_ORDERS };
+    const expiresAt = new Date(clocks.now + 10 * DAY);
+    const short = await service.create({ ...base, expiresAt });
+    const forever = await service.create({ ...base, expiresAt: null });
+    clocks.advance(DAY);
+    const fromShort = await service.rotate(short.id);
+    assert.equal((await storage.findById(fromShort.id))!.expiresAt?.getTime(), expiresAt.getTime());
+    const fromForever = await service.rotate(forever.id);
+    assert.equal(
+      (await storage.findById(fromForever.id))!.expiresAt?.getTime(),
+      clocks.now + 90 * DAY,
+    );
+  });
+
+  it("the caller may set another expiry within the policy, or none when the policy allows it", async () => {
+    const { service, storage, clocks } = makeService({ ttlPolicy: { maxExpiresInMs: 30 * DAY } });
+    const base = { tenantId: "t", name: "n", scopes: READ_ORDERS };
+    const first = await service.create({ ...base, expiresAt: new Date(clocks.now + DAY) });
+    const later = new Date(clocks.now + 20 * DAY);
+    const rotated = await service.rotate(first.id, { expiresAt: later });
+    assert.equal((await storage.findById(rotated.id))!.expiresAt?.getTime(), later.getTime());
+    const tooLate = await rejection(
+      service.rotate(rotated.id, { expiresAt: new Date(clocks.now + 31 * DAY) }),
+    );
+    assert.equal(tooLate.field, "expiresAt");
+    const open = makeService();
+    const expiring = await open.service.create({ ...base, expiresAt: new Date(clocks.now + DAY) });
+    const forever = await open.service.rotate(expiring.id, { expiresAt: null });
+    assert.equal((await open.storage.findById(forever.id))!.expiresAt, null);
   });
 });
 
@@ -258,5 +322,150 @@ describe("ApiKeysService.revoke and list", () => {
       [b.id, a.id, rotated.id, c.id],
     );
     assert.equal((await rejection(service.list(""))).field, "tenantId");
+  });
+});
+
+describe("durations and instants are bounded", () => {
+  it("rotate refuses a grace period that is not finite, negative or ends after 9999", async () => {
+    const { service, storage, clocks, events } = makeService();
+    const { id, key } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    const before = await storage.findById(id);
+    events.length = 0;
+    for (
+      const gracePeriodMs of [1e16, Infinity, NaN, -1, "60000", MAX_INSTANT - clocks.now + 1]
+    ) {
+      const error = await rejection(service.rotate(id, { gracePeriodMs } as never));
+      assert.ok(error instanceof ApiKeyValidationError, String(gracePeriodMs));
+      assert.equal(error.code, "api_key_invalid_input");
+      assert.equal(error.field, "gracePeriodMs");
+    }
+    assert.deepEqual(await storage.findById(id), before, "nothing written");
+    assert.deepEqual(events, []);
+    assert.equal((await service.verify(key)).keyId, id);
+    const longest = await service.rotate(id, { gracePeriodMs: MAX_INSTANT - clocks.now });
+    assert.equal(longest.graceExpiresAt.getTime(), MAX_INSTANT);
+  });
+
+  it("create and rotate refuse an expiresAt after 9999-12-31T23:59:59.999Z", async () => {
+    const { service, storage } = makeService();
+    const base = { tenantId: "t", name: "n", scopes: READ_ORDERS };
+    const error = await rejection(
+      service.create({ ...base, expiresAt: new Date(MAX_INSTANT + 1) }),
+    );
+    assert.ok(error instanceof ApiKeyValidationError);
+    assert.equal(error.field, "expiresAt");
+    const { id } = await service.create({ ...base, expiresAt: new Date(MAX_INSTANT) });
+    assert.equal((await storage.findById(id))!.expiresAt?.getTime(), MAX_INSTANT);
+    const late = await rejection(service.rotate(id, { expiresAt: new Date(MAX_INSTANT + 1) }));
+    assert.equal(late.field, "expiresAt");
+  });
+
+  it("a policy default that would end after 9999 is refused at create, naming the policy field", async () => {
+    const { service, storage } = makeService({
+      ttlPolicy: { defaultExpiresInMs: 30 * DAY },
+      clock: () => new Date(MAX_INSTANT - DAY),
+    });
+    const error = await rejection(
+      service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS }),
+    );
+    assert.ok(error instanceof ApiKeyValidationError);
+    assert.equal(error.field, "ttlPolicy.defaultExpiresInMs");
+    assert.equal((storage as InMemoryApiKeyStorage).size, 0);
+  });
+});
+
+describe("a stored expiresAt that is not a valid date counts as expired", () => {
+  for (const kind of ["in-memory", "custom"] as const) {
+    it(`${kind} storage: verify says expired, rotate refuses, list and revoke work`, async () => {
+      const inner = new InMemoryApiKeyStorage();
+      const insert = inner.insert.bind(inner);
+      // A record whose expiry is unreadable (a bad row, or one written by an older version).
+      inner.insert = (record: ApiKeyRecord) => insert({ ...record, expiresAt: new Date(NaN) });
+      const storage = kind === "in-memory" ? inner : overrideStorage(inner, {});
+      const { service, events, clocks } = makeService({ storage });
+      const { id, key } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+      assert.equal((await rejection(service.verify(key))).code, "api_key_expired");
+      assert.equal((await rejection(service.verify(key))).code, "api_key_expired", "not cached");
+      assert.equal((await rejection(service.rotate(id))).code, "api_key_not_rotatable");
+      const [listed] = await service.list("t");
+      assert.equal(listed.id, id);
+      assert.ok(listed.expiresAt instanceof Date);
+      assert.ok(listed.expiresAt.getTime() <= clocks.now, "listed as expired");
+      events.length = 0;
+      await service.revoke(id);
+      assert.deepEqual(events.map((e) => e.type), ["api_key.revoked"]);
+      assert.equal((await rejection(service.verify(key))).code, "api_key_revoked");
+    });
+  }
+
+  it("in-memory storage: a key already verified stops verifying once its expiry is unreadable", async () => {
+    const { service, storage, clocks } = makeService({ cache: false });
+    const { id, key } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    await service.verify(key);
+    const old = (await storage.findById(id))!;
+    await storage.rotate({
+      oldKeyId: id,
+      newRecord: { ...old, id: "replacement", prefix: "ReplacementP" },
+      oldExpiresAt: new Date(NaN),
+      rotatedAt: new Date(clocks.now),
+    });
+    assert.equal((await rejection(service.verify(key))).code, "api_key_expired");
+  });
+});
+
+describe("concurrent revokes", () => {
+  const storages: [string, () => ApiKeyStorage][] = [
+    ["InMemoryApiKeyStorage", () => new InMemoryApiKeyStorage()],
+    ["PrismaApiKeyStorage", () => new PrismaApiKeyStorage(fakePrismaClient())],
+  ];
+  for (const [name, make] of storages) {
+    it(`${name}: the first revoke wins; later ones change nothing and emit nothing`, async () => {
+      const storage = make();
+      let tick = 0;
+      const clock = () => new Date(Date.UTC(2030, 0, 1) + 1000 * tick++);
+      const { service, events } = makeService({ storage, clock });
+      const { id, key } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+      events.length = 0;
+      await Promise.all([service.revoke(id), service.revoke(id), service.revoke(id)]);
+      const revoked = events.filter((event) => event.type === "api_key.revoked");
+      assert.equal(revoked.length, 1, "one api_key.revoked event");
+      assert.equal((await storage.findById(id))!.revokedAt?.getTime(), revoked[0].at.getTime());
+      assert.equal((await rejection(service.verify(key))).code, "api_key_revoked");
+    });
+  }
+
+  it("a storage without markRevokedIfActive is revoked through markRevoked, as before", async () => {
+    const inner = new InMemoryApiKeyStorage();
+    const marked: string[] = [];
+    const storage = overrideStorage(inner, {
+      markRevoked: (id: string, at: Date) => {
+        marked.push(id);
+        return inner.markRevoked(id, at);
+      },
+    });
+    const { service, events } = makeService({ storage });
+    const { id } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    await service.revoke(id);
+    await service.revoke(id);
+    assert.deepEqual(marked, [id]);
+    assert.equal(events.filter((event) => event.type === "api_key.revoked").length, 1);
+  });
+
+  it("a markRevokedIfActive that fails or answers a non-boolean is a storage error, no event", async () => {
+    for (
+      const answer of [
+        () => Promise.resolve("yes"),
+        () => Promise.reject(new Error("connection reset")),
+      ]
+    ) {
+      const inner = new InMemoryApiKeyStorage();
+      const storage = Object.assign(overrideStorage(inner, {}), { markRevokedIfActive: answer });
+      const { service, events } = makeService({ storage });
+      const { id, key } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+      events.length = 0;
+      assert.ok((await rejection(service.revoke(id))) instanceof ApiKeyStorageError);
+      assert.deepEqual(events, []);
+      assert.equal((await service.verify(key)).keyId, id);
+    }
   });
 });

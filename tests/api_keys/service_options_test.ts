@@ -22,12 +22,30 @@ describe("validateApiKeysServiceOptions", () => {
       [{ currentPepperVersion: 3 }, /ApiKeysServiceOptions\.currentPepperVersion 3 has no pepper/],
       [{ storage: undefined }, /ApiKeysServiceOptions\.storage is required/],
       [{ storage: { insert() {} } }, /storage is missing method findById/],
+      [
+        { storage: Object.assign(new InMemoryApiKeyStorage(), { markRevokedIfActive: "yes" }) },
+        /ApiKeysServiceOptions\.storage\.markRevokedIfActive must be a function/,
+      ],
       [{ namespace: "Bad_ns" }, /ApiKeysServiceOptions\.namespace must be/],
       [{ debounceMs: -1 }, /ApiKeysServiceOptions\.debounceMs must be a non-negative number/],
+      [{ debounceMs: Infinity }, /ApiKeysServiceOptions\.debounceMs must be a non-negative/],
+      [{ debounceMs: 1e16 }, /ApiKeysServiceOptions\.debounceMs .*9999-12-31T23:59:59\.999Z/],
       [{ storageTimeoutMs: 0 }, /storageTimeoutMs must be a positive number/],
+      [{ storageTimeoutMs: 1e16 }, /ApiKeysServiceOptions\.storageTimeoutMs /],
+      // Timers longer than 2^31 - 1 ms fire at once: every storage call would time out.
+      [{ storageTimeoutMs: 2 ** 31 }, /ApiKeysServiceOptions\.storageTimeoutMs .*2147483647/],
       [{ emitUsageEvents: "yes" }, /emitUsageEvents must be a boolean/],
       [{ onEvent: "log" }, /ApiKeysServiceOptions\.onEvent must be a function/],
       [{ ttlPolicy: { maxExpiresInMs: -5 } }, /ttlPolicy\.maxExpiresInMs/],
+      [{ ttlPolicy: { maxExpiresInMs: NaN } }, /ttlPolicy\.maxExpiresInMs/],
+      [
+        { ttlPolicy: { defaultExpiresInMs: 1e16 } },
+        /ApiKeysServiceOptions\.ttlPolicy\.defaultExpiresInMs .*9999-12-31T23:59:59\.999Z/,
+      ],
+      [
+        { ttlPolicy: { maxExpiresInMs: 1e16 } },
+        /ApiKeysServiceOptions\.ttlPolicy\.maxExpiresInMs .*9999-12-31T23:59:59\.999Z/,
+      ],
       [
         { ttlPolicy: { defaultExpiresInMs: 10, maxExpiresInMs: 5 } },
         /defaultExpiresInMs must not exceed maxExpiresInMs/,

@@ -1,4 +1,5 @@
 import { describe, it } from "node:test";
+import assert from "node:assert/strict";
 import {
   InMemoryApiKeyStorage,
   PrismaApiKeyStorage,
@@ -19,4 +20,21 @@ describe("storage contract: PrismaApiKeyStorage over a fake delegate without $tr
     () => new PrismaApiKeyStorage(fakePrismaClient({ transactions: false })),
     it,
   );
+});
+
+describe("optional storage capabilities of the bundled adapters", () => {
+  it("both offer markRevokedIfActive, so the contract's cases for it run on them", () => {
+    for (
+      const storage of [
+        new InMemoryApiKeyStorage(),
+        new PrismaApiKeyStorage(fakePrismaClient()),
+        new PrismaApiKeyStorage(fakePrismaClient({ transactions: false })),
+      ]
+    ) {
+      assert.equal(
+        typeof (storage as { markRevokedIfActive?: unknown }).markRevokedIfActive,
+        "function",
+      );
+    }
+  });
 });

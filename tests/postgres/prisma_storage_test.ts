@@ -7,8 +7,10 @@
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
+  type ApiKeyEvent,
   type ApiKeyRecord,
   ApiKeysService,
+  type PrismaApiKeyDelegate,
   PrismaApiKeyStorage,
   runApiKeyStorageContract,
 } from "../../api_keys/mod.ts";
@@ -45,6 +47,12 @@ if (unavailable !== undefined && REQUIRED) {
       ttlPolicy: { allowNeverExpires: true },
     });
 
+  /** A storage over the client without `$transaction`: `rotate` then runs step by step. */
+  const freshStepwiseStorage = async (apiKey: PrismaApiKeyDelegate = prisma.apiKey) => {
+    await reset();
+    return new PrismaApiKeyStorage({ apiKey });
+  };
+
   after(async () => {
     await reset();
     await prisma.$disconnect();
@@ -52,6 +60,61 @@ if (unavailable !== undefined && REQUIRED) {
 
   describe("PrismaApiKeyStorage contract on PostgreSQL", () => {
     runApiKeyStorageContract(freshStorage, it);
+  });
+
+  describe("PrismaApiKeyStorage contract on PostgreSQL without $transaction", () => {
+    runApiKeyStorageContract(() => freshStepwiseStorage(), it);
+  });
+
+  describe("PrismaApiKeyStorage without $transaction on PostgreSQL", () => {
+    it("a failing insert leaves the old key as it was", async () => {
+      const failingCreate: PrismaApiKeyDelegate = {
+        create: () => Promise.reject(new Error("insert failed")),
+        findMany: (args) => prisma.apiKey.findMany(args),
+        findUnique: (args) => prisma.apiKey.findUnique(args),
+        update: (args) => prisma.apiKey.update(args),
+      };
+      const keys = service(await freshStepwiseStorage());
+      const { id, key } = await keys.create({
+        tenantId: "t-insert",
+        name: "kept",
+        scopes: [{ resource: "orders", level: "read" }],
+      });
+      const broken = service(new PrismaApiKeyStorage({ apiKey: failingCreate }));
+      await assert.rejects(broken.rotate(id), { code: "api_key_storage_unavailable" });
+      const records = await keys.list("t-insert", { includeRevoked: true });
+      assert.deepEqual(records.map((r) => [r.id, r.rotatedAt, r.replacedByKeyId]), [[
+        id,
+        null,
+        null,
+      ]]);
+      assert.equal((await keys.verify(key)).keyId, id);
+    });
+
+    it("20 concurrent rotations: one success; the losers leave nothing usable", async () => {
+      const keys = service(await freshStepwiseStorage());
+      const { id } = await keys.create({
+        tenantId: "t-stepwise",
+        name: "rotated",
+        scopes: [{ resource: "orders", level: "read" }],
+      });
+      const settled = await Promise.allSettled(
+        Array.from({ length: 20 }, () => keys.rotate(id, { gracePeriodMs: 60_000 })),
+      );
+      const won = settled.filter((r) => r.status === "fulfilled");
+      assert.equal(won.length, 1);
+      for (const failure of settled.filter((r) => r.status === "rejected")) {
+        assert.equal((failure.reason as { code?: string }).code, "api_key_not_rotatable");
+      }
+      const winner = (won[0] as PromiseFulfilledResult<{ id: string }>).value.id;
+      const listed = (await keys.list("t-stepwise")).map((r) => r.id).sort();
+      assert.deepEqual(listed, [id, winner].sort(), "only the old key and the winner are active");
+      assert.equal(
+        (await keys.list("t-stepwise", { includeRevoked: true })).find((r) => r.id === id)
+          ?.replacedByKeyId,
+        winner,
+      );
+    });
   });
 
   describe("PrismaApiKeyStorage concurrency on PostgreSQL", () => {
@@ -116,6 +179,29 @@ if (unavailable !== undefined && REQUIRED) {
           assert.notEqual(old.rotatedAt, null);
         }
       }
+    });
+
+    it("20 concurrent revokes of one key: one api_key.revoked event, its time stored", async () => {
+      const storage = await freshStorage();
+      const events: ApiKeyEvent[] = [];
+      const keys = new ApiKeysService({
+        peppers: PEPPERS,
+        storage,
+        cache: false,
+        onEvent: (event) => {
+          events.push(event);
+        },
+      });
+      const { id } = await keys.create({
+        tenantId: "t-revoke",
+        name: "revoked",
+        scopes: [{ resource: "orders", level: "read" }],
+      });
+      await Promise.all(Array.from({ length: 20 }, () => keys.revoke(id)));
+      const revoked = events.filter((event) => event.type === "api_key.revoked");
+      assert.equal(revoked.length, 1);
+      const record = await storage.findById(id);
+      assert.equal(record?.revokedAt?.getTime(), revoked[0].at.getTime());
     });
 
     it("1,000 concurrent creates for one tenant get 1,000 distinct prefixes", async () => {
