@@ -71,20 +71,29 @@ export function spyHasher(): { calls: HashCall[]; restore: () => void } {
 
 /**
  * Collects unhandled rejections while installed (and keeps them from
- * crashing the run so the test can report them).
+ * crashing the run so the test can report them). On Deno the Web
+ * `unhandledrejection` event is the one that fires under `deno test`; on Node,
+ * `process`'s `unhandledRejection`.
  */
 export function collectUnhandledRejections(): { reasons: unknown[]; stop: () => Promise<void> } {
   const reasons: unknown[] = [];
-  const listener = (reason: unknown) => {
+  const web = typeof (globalThis as { Deno?: unknown }).Deno === "object";
+  const onProcess = (reason: unknown) => {
     reasons.push(reason);
   };
-  process.on("unhandledRejection", listener);
+  const onWeb = (event: PromiseRejectionEvent) => {
+    event.preventDefault();
+    reasons.push(event.reason);
+  };
+  if (web) globalThis.addEventListener("unhandledrejection", onWeb);
+  else process.on("unhandledRejection", onProcess);
   return {
     reasons,
     // Give pending rejections a macrotask to be reported before removing the listener.
     stop: async () => {
       await new Promise((resolve) => setTimeout(resolve, 0));
-      process.off("unhandledRejection", listener);
+      if (web) globalThis.removeEventListener("unhandledrejection", onWeb);
+      else process.off("unhandledRejection", onProcess);
     },
   };
 }
