@@ -6,7 +6,7 @@
  */
 import { ApiKeyStorageError } from "./errors.ts";
 import type { Sha256Hasher } from "./hasher.ts";
-import { parseKey } from "./key_format.ts";
+import { parseKey, redactApiKeys } from "./key_format.ts";
 import type { LastUsedTracker } from "./last_used.ts";
 import { isApiKeyRecord } from "./record.ts";
 import { callStorage, type SyncPrefixLookup } from "./storage_calls.ts";
@@ -179,9 +179,9 @@ export class ApiKeyVerifier {
   #warnRetiredVersion(version: number): void {
     if (this.#retiredVersionsWarned.has(version)) return;
     this.#retiredVersionsWarned.add(version);
-    console.warn(
+    console.warn(redactApiKeys(
       `api-keys: a key record uses pepper version ${version}, which is not configured; ` +
         "such keys verify as invalid",
-    );
+    ));
   }
 }
