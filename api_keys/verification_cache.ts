@@ -50,16 +50,26 @@ export function constantTimeEqual(a: string, b: string): boolean {
  * LRU map from prefix to entry (a `Map` keeps insertion order; a hit moves
  * the entry to the end, the oldest is evicted first).
  *
+ * Invalidation wins over fills in flight: the cache has a generation number
+ * that every `invalidate` moves. A verify reads `generation` before its
+ * storage lookup and passes it to `set`, which stores nothing if the
+ * generation has moved since (the record it read may predate a revoke or
+ * rotate that has finished meanwhile).
+ *
  * @example
  * ```ts
  * import { VerificationCache } from "./verification_cache.ts";
  * const cache = new VerificationCache(100);
  * cache.get("AbCdEfGhIjKl"); // undefined
+ * const generation = cache.generation; // read before the storage lookup
+ * cache.invalidate("AbCdEfGhIjKl"); // a revoke finished meanwhile
+ * // cache.set(prefix, entry, generation) now stores nothing and returns false
  * ```
  */
 export class VerificationCache {
   readonly #entries = new Map<string, VerificationCacheEntry>();
   readonly #maxEntries: number;
+  #generation = 0;
 
   /** Creates a cache holding at most `maxEntries` keys. */
   constructor(maxEntries: number) {
@@ -69,6 +79,11 @@ export class VerificationCache {
   /** Number of entries. */
   get size(): number {
     return this.#entries.size;
+  }
+
+  /** Current generation; moves on every `invalidate`. */
+  get generation(): number {
+    return this.#generation;
   }
 
   /** The entry of `prefix`, marked most recently used. */
@@ -81,17 +96,28 @@ export class VerificationCache {
     return entry;
   }
 
-  /** Stores an entry, evicting the least recently used beyond the bound. */
-  set(prefix: string, entry: VerificationCacheEntry): void {
+  /**
+   * Stores an entry read at `generation` (evicting the least recently used
+   * beyond the bound), unless the generation has moved since; whether it was stored.
+   */
+  set(prefix: string, entry: VerificationCacheEntry, generation: number): boolean {
+    if (generation !== this.#generation) return false;
     this.#entries.delete(prefix);
     this.#entries.set(prefix, entry);
     if (this.#entries.size > this.#maxEntries) {
       this.#entries.delete(this.#entries.keys().next().value!);
     }
+    return true;
   }
 
-  /** Drops the entry of `prefix`. */
-  delete(prefix: string): void {
+  /** Drops the entry of `prefix` and moves the generation, so no fill in flight lands. */
+  invalidate(prefix: string): void {
+    this.#generation++;
     this.#entries.delete(prefix);
+  }
+
+  /** `invalidate` under the name key management calls. */
+  delete(prefix: string): void {
+    this.invalidate(prefix);
   }
 }

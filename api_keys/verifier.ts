@@ -107,12 +107,14 @@ export class ApiKeyVerifier {
           start >= entry.cachedUntil ||
           (entry.expiresAtMs !== Infinity && this.#clock().getTime() >= entry.expiresAtMs)
         ) {
-          cache.delete(prefix);
+          cache.invalidate(prefix);
         } else if (constantTimeEqual(entry.secret, secret)) {
           return this.#verified(start, entry.context, emitUsed);
         }
       }
     }
+    // Read before the lookup: an invalidation from here on drops this verify's fill.
+    const generation = cache?.generation ?? 0;
     let record: Readonly<ApiKeyRecord> | null;
     const peek = this.#peek;
     if (peek !== undefined) {
@@ -165,7 +167,7 @@ export class ApiKeyVerifier {
       context,
       expiresAtMs,
       cachedUntil: this.#monotonic() + this.#cacheTtlMs,
-    });
+    }, generation);
     return this.#verified(start, context, emitUsed);
   }
 

@@ -12,6 +12,7 @@ import {
   ApiKeysService,
   InMemoryApiKeyStorage,
 } from "../../api_keys/mod.ts";
+import { VerificationCache } from "../../api_keys/verification_cache.ts";
 import type { ApiKeyContext } from "../../api_keys/types.ts";
 import { overrideStorage, PEPPER_1, READ_ORDERS, rejection } from "./helpers.ts";
 
@@ -86,5 +87,34 @@ describe("verification cache and key management", () => {
     const lookups = counts.lookups;
     assert.equal((await service.verify(key)).tenantId, "t1");
     assert.equal(counts.lookups, lookups, "the second verify was not served from the cache");
+  });
+});
+
+describe("VerificationCache generations", () => {
+  const entry = (secret: string) => ({
+    secret,
+    context: {} as ApiKeyContext,
+    expiresAtMs: Infinity,
+    cachedUntil: Infinity,
+  });
+
+  it("a fill read at an older generation is dropped", () => {
+    const cache = new VerificationCache(10);
+    const generation = cache.generation;
+    cache.invalidate("AAAAAAAAAAAA");
+    assert.notEqual(cache.generation, generation);
+    assert.equal(cache.set("BBBBBBBBBBBB", entry("s"), generation), false);
+    assert.equal(cache.get("BBBBBBBBBBBB"), undefined);
+    assert.equal(cache.set("BBBBBBBBBBBB", entry("s"), cache.generation), true);
+    assert.equal(cache.get("BBBBBBBBBBBB")?.secret, "s");
+  });
+
+  it("delete (the name key management uses) invalidates like invalidate", () => {
+    const cache = new VerificationCache(10);
+    const generation = cache.generation;
+    assert.equal(cache.set("AAAAAAAAAAAA", entry("s"), generation), true);
+    cache.delete("AAAAAAAAAAAA");
+    assert.equal(cache.get("AAAAAAAAAAAA"), undefined);
+    assert.equal(cache.set("AAAAAAAAAAAA", entry("s"), generation), false);
   });
 });
