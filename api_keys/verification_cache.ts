@@ -47,8 +47,8 @@ export function constantTimeEqual(a: string, b: string): boolean {
 }
 
 /**
- * LRU map from prefix to entry (a `Map` keeps insertion order; a hit moves
- * the entry to the end, the oldest is evicted first).
+ * LRU map from prefix to entry (a `Map` keeps insertion order; a hit, once
+ * its secret matched, moves the entry to the end; the oldest is evicted first).
  *
  * Invalidation wins over fills in flight: the cache has a generation number
  * that every `invalidate` moves. A verify reads `generation` before its
@@ -86,14 +86,18 @@ export class VerificationCache {
     return this.#generation;
   }
 
-  /** The entry of `prefix`, marked most recently used. */
+  /** The entry of `prefix` (its place in the LRU order unchanged: see `touch`). */
   get(prefix: string): VerificationCacheEntry | undefined {
+    return this.#entries.get(prefix);
+  }
+
+  /** Marks the entry of `prefix` most recently used (after its secret matched). */
+  touch(prefix: string): void {
     const entry = this.#entries.get(prefix);
     if (entry !== undefined) {
       this.#entries.delete(prefix);
       this.#entries.set(prefix, entry);
     }
-    return entry;
   }
 
   /**
