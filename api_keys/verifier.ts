@@ -1,6 +1,6 @@
 /**
  * The verify path of `ApiKeysService`: parse → cache → find by prefix →
- * secret → revoked → expired, with one metric per verify. Until the secret is
+ * secret → environment segment → revoked → expired, with one metric per verify. Until the secret is
  * proven, every failure does the same work in the same order.
  *
  * @module
@@ -113,9 +113,13 @@ export class ApiKeyVerifier {
     const cache = this.#cache;
     if (cache !== undefined) {
       // Compared with a stand-in when nothing is cached: a cached prefix costs a wrong secret
-      // what an unknown one does.
+      // what an unknown one does. A hit is the very key verified (same secret and environment);
+      // anything else is settled by the storage path.
       const entry = cache.get(prefix);
-      if (constantTimeEqual(entry?.secret ?? NO_SECRET, secret) && entry !== undefined) {
+      if (
+        constantTimeEqual(entry?.secret ?? NO_SECRET, secret) && entry !== undefined &&
+        entry.context.environment === environment
+      ) {
         // `start` is now; a key without expiry needs no wall-clock read.
         if (
           start < entry.cachedUntil &&
@@ -168,8 +172,12 @@ export class ApiKeyVerifier {
       if (!this.#hasher.hasVersion(version) && record !== null) this.#warnRetiredVersion(version);
       throw this.#reporter.failure(start, "invalid", "api_key_invalid", prefix, environment);
     }
-    const context = freezeContext(record);
     const known = { keyId: record.id, tenantId: record.tenantId, environment: record.environment };
+    // The secret is proven: the key's <env> segment must be the record's (the checksum is public).
+    if (environment !== record.environment) {
+      throw this.#reporter.failure(start, "invalid", "api_key_invalid", prefix, environment, known);
+    }
+    const context = freezeContext(record);
     if (record.revokedAt !== null) {
       throw this.#reporter.failure(start, "revoked", "api_key_revoked", prefix, environment, known);
     }
