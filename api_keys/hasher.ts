@@ -37,6 +37,11 @@ function utf8(text: string): Uint8Array<ArrayBuffer> {
   }
   return bytes;
 }
+/**
+ * A well-formed hash that `dummyVerify` decodes like a stored one (made the
+ * way stored hashes are, so it is the same kind of string).
+ */
+const DUMMY_HASH = toBase64Url(new Uint8Array(HASH_BYTES));
 const DUMMY_SIGNATURE = new Uint8Array(HASH_BYTES);
 
 function toBase64Url(bytes: Uint8Array): string {
@@ -195,25 +200,41 @@ export class Sha256Hasher {
 
   /**
    * Whether `secret` hashes to `expectedHash` under `pepperVersion`, compared in
-   * constant time. An unknown version or a malformed hash costs a `dummyVerify`
-   * and returns false.
+   * constant time. An unknown version or a malformed hash does the same work
+   * (one HMAC verification against a dummy signature, the same awaits) and
+   * returns false.
    */
   verify(secret: string, expectedHash: string, pepperVersion: number): Promise<boolean> {
     const expected = fromBase64Url(expectedHash);
-    const key = expected === null ? undefined : this.#imported.get(pepperVersion);
-    if (key !== undefined) {
-      return crypto.subtle.verify("HMAC", key, expected!, utf8(secret));
-    }
-    if (expected === null || !this.#peppers.has(pepperVersion)) return this.dummyVerify(secret);
-    return this.#key(pepperVersion).then((k) =>
-      crypto.subtle.verify("HMAC", k, expected, utf8(secret))
+    const known = expected !== null && this.#peppers.has(pepperVersion);
+    return this.#compare(
+      secret,
+      expected ?? DUMMY_SIGNATURE,
+      known ? pepperVersion : this.currentVersion,
+      known,
     );
   }
 
-  /** Does the work of a real verify against nothing; always false. */
-  async dummyVerify(secret: string): Promise<boolean> {
-    const key = await this.#key(this.currentVersion);
-    await crypto.subtle.verify("HMAC", key, DUMMY_SIGNATURE, utf8(String(secret)));
-    return false;
+  /**
+   * Does the work of a real verify against nothing, step for step (it is one,
+   * against a hash of no configured version); always false.
+   */
+  dummyVerify(secret: string): Promise<boolean> {
+    return this.verify(secret, DUMMY_HASH, 0);
+  }
+
+  /** The HMAC verification of `secret` against `signature`, and'ed with `real`. */
+  #compare(
+    secret: string,
+    signature: Uint8Array<ArrayBuffer>,
+    version: number,
+    real: boolean,
+  ): Promise<boolean> {
+    const data = utf8(secret);
+    const key = this.#imported.get(version);
+    const verified = key !== undefined
+      ? crypto.subtle.verify("HMAC", key, signature, data)
+      : this.#key(version).then((k) => crypto.subtle.verify("HMAC", k, signature, data));
+    return verified.then((ok) => ok && real);
   }
 }

@@ -3,13 +3,15 @@
  *
  * @module
  */
+import { callDetached, warnOnce } from "./sinks.ts";
 import type { ApiKeyStorage } from "./storage.ts";
 
 const MAX_DEBOUNCE_ENTRIES = 100_000;
 
 /**
  * Writes `lastUsedAt` at most once per key every `debounceMs` (0: every time);
- * a failing write never delays or fails a verification.
+ * a failing write (thrown or rejected) never delays or fails a verification
+ * and is warned about once.
  */
 export class LastUsedTracker {
   readonly #storage: ApiKeyStorage;
@@ -17,6 +19,7 @@ export class LastUsedTracker {
   readonly #clock: () => Date;
   readonly #monotonic: () => number;
   readonly #lastTouched = new Map<string, number>();
+  readonly #writeFailed = warnOnce("touchLastUsed");
 
   /** Tracks writes to `storage`, debounced by `debounceMs` on the `monotonic` clock. */
   constructor(
@@ -42,10 +45,7 @@ export class LastUsedTracker {
       }
       this.#lastTouched.set(keyId, now);
     }
-    try {
-      this.#storage.touchLastUsed(keyId, this.#clock()).then(undefined, () => {});
-    } catch {
-      // best effort: a failing lastUsedAt write never fails a verification
-    }
+    const storage = this.#storage;
+    callDetached(() => storage.touchLastUsed(keyId, this.#clock()), [], this.#writeFailed);
   }
 }

@@ -8,6 +8,27 @@ import type { Scope, ScopeLevel } from "./types.ts";
 const RESOURCE_PATTERN = /^[a-z0-9_.-]+$/;
 
 /**
+ * Throws a `TypeError` naming `label` unless `level` is `"read"` or `"write"`:
+ * an unknown level is a programmer error, never read as some level.
+ *
+ * @example
+ * ```ts
+ * import { assertScopeLevel } from "./scopes.ts";
+ * assertScopeLevel("write", "level"); // passes
+ * // assertScopeLevel("admin", "level") throws: level "admin" must be "read" or "write"
+ * ```
+ */
+export function assertScopeLevel(level: unknown, label: string): asserts level is ScopeLevel {
+  if (level === "read" || level === "write") return;
+  const shown = typeof level === "string"
+    ? JSON.stringify(level.slice(0, 32))
+    : level === null
+    ? "null"
+    : typeof level;
+  throw new TypeError(`${label} ${shown} must be "read" or "write"`);
+}
+
+/**
  * Flattens scopes to `resource:level` strings, deduped, in first-seen order.
  * Throws a `TypeError` for a resource outside `[a-z0-9_.-]+` or an unknown level.
  *
@@ -28,16 +49,15 @@ export function flattenScopes(scopes: Scope[]): string[] {
         `scope resource ${JSON.stringify(resource)} must match [a-z0-9_.-]+`,
       );
     }
-    if (scope.level !== "read" && scope.level !== "write") {
-      throw new TypeError(`scope level ${JSON.stringify(scope.level)} must be "read" or "write"`);
-    }
+    assertScopeLevel(scope.level, "scope level");
     seen.add(`${resource}:${scope.level}`);
   }
   return [...seen];
 }
 
 /**
- * Whether `granted` satisfies `resource` at `required` level (`write` implies `read`).
+ * Whether `granted` satisfies `resource` at `required` level (`write` implies
+ * `read`). Throws a `TypeError` for an unknown `required` level.
  *
  * @example
  * ```ts
@@ -47,6 +67,7 @@ export function flattenScopes(scopes: Scope[]): string[] {
  * ```
  */
 export function scopeSatisfies(granted: string[], resource: string, required: ScopeLevel): boolean {
+  assertScopeLevel(required, "scopeSatisfies: required level");
   const write = `${resource}:write`;
   if (required === "write") return granted.includes(write);
   const read = `${resource}:read`;

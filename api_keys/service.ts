@@ -11,6 +11,7 @@ import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
 import { DEFAULT_API_KEY_NAMESPACE } from "./key_format.ts";
 import { ApiKeyManager } from "./key_management.ts";
 import { LastUsedTracker } from "./last_used.ts";
+import { assertScopeLevel } from "./scopes.ts";
 import { type ApiKeysServiceOptions, validateApiKeysServiceOptions } from "./service_options.ts";
 import { createDispatcher } from "./sinks.ts";
 import { syncLookupOf } from "./storage_calls.ts";
@@ -145,12 +146,18 @@ export class ApiKeysService {
   /**
    * Verifies `rawKey` and checks, in order, the IP allowlist, the environment
    * and the scope. A missing key (`undefined` or empty) is `api_key_missing`.
+   * A `requiredScope` level other than `"read"`/`"write"` rejects with a
+   * `TypeError` before anything else.
    * `api_key.used` is emitted only when every check passes.
    */
   async authorize(
     rawKey: string | undefined,
     options: AuthorizeOptions = {},
   ): Promise<ApiKeyContext> {
+    if (options.requiredScope !== undefined) {
+      // A programmer error, thrown before any verification or report.
+      assertScopeLevel(options.requiredScope.level, "AuthorizeOptions.requiredScope.level");
+    }
     if (rawKey === undefined || rawKey === null || rawKey === "") {
       this.#reporter.authFailed(null, "api_key_missing", undefined);
       throw new ApiKeyError("api_key_missing");

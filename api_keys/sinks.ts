@@ -1,9 +1,12 @@
 /**
- * Delivery to caller-supplied sinks: sync or async, never awaited, errors
- * routed to an error handler and never to the operation's caller.
+ * Calls into caller-supplied functions whose result the operation does not
+ * wait for (sinks, their error handlers, `onAuthFailed`, the `lastUsedAt`
+ * write): sync or async, never awaited, a throw or rejection contained and
+ * reported, never reaching the operation's caller.
  *
  * @module
  */
+import { redactApiKeys } from "./key_format.ts";
 
 /**
  * Delivers one payload; never throws.
@@ -16,11 +19,87 @@
  */
 export type Dispatch<T> = (payload: T) => void;
 
+/** The name of a thrown value (its type for a non-`Error`); never throws. */
+function nameOf(error: unknown): string {
+  try {
+    return error instanceof Error ? String(error.name) : typeof error;
+  } catch {
+    return "unknown";
+  }
+}
+
 /**
- * Builds a dispatcher over `sink`. A throw or rejection goes to `onError`; when
- * there is none, the first one is logged with one `console.warn` (naming only
- * `label` and the error's name) and the rest are swallowed. An error thrown by
- * `onError` itself is swallowed.
+ * The log line about a failed caller-supplied function: its `label` and the
+ * error's name (never its message, which may carry secrets), redacted with
+ * `redactApiKeys`. Never throws.
+ *
+ * @example
+ * ```ts
+ * import { failureLine } from "./sinks.ts";
+ * failureLine("onMetric", new TypeError("x")); // "api-keys: onMetric failed (TypeError)"
+ * ```
+ */
+export function failureLine(label: string, error: unknown): string {
+  return redactApiKeys(`api-keys: ${label} failed (${nameOf(error)})`);
+}
+
+/**
+ * A failure reporter for the caller-supplied function `label`: the first
+ * failure is logged with one `console.warn` (see `failureLine`), the rest are
+ * swallowed. Never throws.
+ *
+ * @example
+ * ```ts
+ * import { warnOnce } from "./sinks.ts";
+ * const report = warnOnce("onAuthFailed");
+ * report(new Error("down")); // one warning
+ * report(new Error("down")); // silence
+ * ```
+ */
+export function warnOnce(label: string): (error: unknown) => void {
+  let warned = false;
+  return (error) => {
+    if (warned) return;
+    warned = true;
+    try {
+      console.warn(`${failureLine(label, error)}; further failures are not logged`);
+    } catch {
+      // the console itself failed: nothing left to tell
+    }
+  };
+}
+
+/**
+ * Calls `fn(...args)` without waiting for it: a throw, or a rejection of the
+ * promise (or thenable) it returns, goes to `onFailure`, which must not throw.
+ * Never throws and never leaves an unhandled rejection.
+ *
+ * @example
+ * ```ts
+ * import { callDetached, warnOnce } from "./sinks.ts";
+ * callDetached(async (n: number) => console.log(n), [1], warnOnce("onEvent"));
+ * ```
+ */
+export function callDetached<A extends unknown[]>(
+  fn: (...args: A) => unknown,
+  args: A,
+  onFailure: (error: unknown) => void,
+): void {
+  try {
+    const result = fn(...args) as { then?: unknown } | undefined | null;
+    if (result !== undefined && result !== null && typeof result.then === "function") {
+      (result as PromiseLike<unknown>).then(undefined, onFailure);
+    }
+  } catch (error) {
+    onFailure(error);
+  }
+}
+
+/**
+ * Builds a dispatcher over `sink` (named `label`, e.g. `onEvent`). Every throw
+ * or rejection of the sink goes to `onError` (named `label + "Error"`); when
+ * there is none, the first one is logged (see `warnOnce`). A failure of
+ * `onError` itself, thrown or rejected, is logged once the same way.
  *
  * @example
  * ```ts
@@ -30,35 +109,17 @@ export type Dispatch<T> = (payload: T) => void;
  * ```
  */
 export function createDispatcher<T>(
-  sink: ((payload: T) => void | Promise<void>) | undefined,
-  onError: ((error: unknown, payload: T) => void) | undefined,
+  sink: ((payload: T) => unknown) | undefined,
+  onError: ((error: unknown, payload: T) => unknown) | undefined,
   label: string,
 ): Dispatch<T> | undefined {
   if (sink === undefined) return undefined;
-  let warned = false;
-  const fail = (error: unknown, payload: T): void => {
-    if (onError !== undefined) {
-      try {
-        onError(error, payload);
-      } catch {
-        // the error handler itself failed: nothing left to tell
-      }
-      return;
-    }
-    if (!warned) {
-      warned = true;
-      const name = error instanceof Error ? error.name : typeof error;
-      console.warn(`api-keys: ${label} sink failed (${name}); further failures are not logged`);
-    }
-  };
-  return (payload) => {
-    try {
-      const result = sink(payload);
-      if (result !== undefined && typeof (result as Promise<void>).then === "function") {
-        (result as Promise<void>).then(undefined, (error) => fail(error, payload));
-      }
-    } catch (error) {
-      fail(error, payload);
-    }
-  };
+  let fail: (error: unknown, payload: T) => void;
+  if (onError === undefined) {
+    fail = warnOnce(label);
+  } else {
+    const handlerFailed = warnOnce(`${label}Error`);
+    fail = (error, payload) => callDetached(onError, [error, payload], handlerFailed);
+  }
+  return (payload) => callDetached(sink, [payload], (error) => fail(error, payload));
 }

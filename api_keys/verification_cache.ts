@@ -47,19 +47,29 @@ export function constantTimeEqual(a: string, b: string): boolean {
 }
 
 /**
- * LRU map from prefix to entry (a `Map` keeps insertion order; a hit moves
- * the entry to the end, the oldest is evicted first).
+ * LRU map from prefix to entry (a `Map` keeps insertion order; a hit, once
+ * its secret matched, moves the entry to the end; the oldest is evicted first).
+ *
+ * Invalidation wins over fills in flight: the cache has a generation number
+ * that every `invalidate` moves. A verify reads `generation` before its
+ * storage lookup and passes it to `set`, which stores nothing if the
+ * generation has moved since (the record it read may predate a revoke or
+ * rotate that has finished meanwhile).
  *
  * @example
  * ```ts
  * import { VerificationCache } from "./verification_cache.ts";
  * const cache = new VerificationCache(100);
  * cache.get("AbCdEfGhIjKl"); // undefined
+ * const generation = cache.generation; // read before the storage lookup
+ * cache.invalidate("AbCdEfGhIjKl"); // a revoke finished meanwhile
+ * // cache.set(prefix, entry, generation) now stores nothing and returns false
  * ```
  */
 export class VerificationCache {
   readonly #entries = new Map<string, VerificationCacheEntry>();
   readonly #maxEntries: number;
+  #generation = 0;
 
   /** Creates a cache holding at most `maxEntries` keys. */
   constructor(maxEntries: number) {
@@ -71,27 +81,47 @@ export class VerificationCache {
     return this.#entries.size;
   }
 
-  /** The entry of `prefix`, marked most recently used. */
+  /** Current generation; moves on every `invalidate`. */
+  get generation(): number {
+    return this.#generation;
+  }
+
+  /** The entry of `prefix` (its place in the LRU order unchanged: see `touch`). */
   get(prefix: string): VerificationCacheEntry | undefined {
+    return this.#entries.get(prefix);
+  }
+
+  /** Marks the entry of `prefix` most recently used (after its secret matched). */
+  touch(prefix: string): void {
     const entry = this.#entries.get(prefix);
     if (entry !== undefined) {
       this.#entries.delete(prefix);
       this.#entries.set(prefix, entry);
     }
-    return entry;
   }
 
-  /** Stores an entry, evicting the least recently used beyond the bound. */
-  set(prefix: string, entry: VerificationCacheEntry): void {
+  /**
+   * Stores an entry read at `generation` (evicting the least recently used
+   * beyond the bound), unless the generation has moved since; whether it was stored.
+   */
+  set(prefix: string, entry: VerificationCacheEntry, generation: number): boolean {
+    if (generation !== this.#generation) return false;
     this.#entries.delete(prefix);
     this.#entries.set(prefix, entry);
     if (this.#entries.size > this.#maxEntries) {
       this.#entries.delete(this.#entries.keys().next().value!);
     }
+    return true;
   }
 
-  /** Drops the entry of `prefix`. */
-  delete(prefix: string): void {
+  /** Drops the entry of `prefix` and moves the generation, so no fill in flight lands. */
+  invalidate(prefix: string): void {
+    this.#generation++;
     this.#entries.delete(prefix);
+  }
+
+  /** `invalidate` under the name key management calls. */
+  delete(prefix: string): void {
+    this.invalidate(prefix);
   }
 }

@@ -7,7 +7,7 @@
 import { authError } from "./auth_error.ts";
 import type { ApiKeyError, ApiKeyErrorCode } from "./errors.ts";
 import type { ApiKeyEvent, ApiKeyVerificationMetric } from "./events.ts";
-import type { Dispatch } from "./sinks.ts";
+import { callDetached, type Dispatch, warnOnce } from "./sinks.ts";
 import type { ApiKeyContext, ApiKeyVerificationOutcome, Environment } from "./types.ts";
 
 /** What is known of the key at a failure (only after the secret matched). */
@@ -26,8 +26,8 @@ export interface VerificationReporterOptions {
   emitEvent: Dispatch<ApiKeyEvent> | undefined;
   /** Metric sink (`undefined`: metrics are not emitted). */
   emitMetric: Dispatch<ApiKeyVerificationMetric> | undefined;
-  /** Called with the prefix and code of each authentication failure. */
-  onAuthFailed: ((prefix: string | null, code: ApiKeyErrorCode) => void) | undefined;
+  /** Called with the prefix and code of each authentication failure (sync or async). */
+  onAuthFailed: ((prefix: string | null, code: ApiKeyErrorCode) => unknown) | undefined;
   /** Wall clock of event times. */
   clock: () => Date;
   /** Monotonic clock (ms) of metric durations. */
@@ -38,10 +38,10 @@ export interface VerificationReporterOptions {
 export class VerificationReporter {
   readonly #emitEvent: Dispatch<ApiKeyEvent> | undefined;
   readonly #emitMetric: Dispatch<ApiKeyVerificationMetric> | undefined;
-  readonly #onAuthFailed: ((prefix: string | null, code: ApiKeyErrorCode) => void) | undefined;
+  readonly #onAuthFailed: ((prefix: string | null, code: ApiKeyErrorCode) => unknown) | undefined;
+  readonly #authFailedFailed = warnOnce("onAuthFailed");
   readonly #clock: () => Date;
   readonly #monotonic: () => number;
-  #authFailedWarned = false;
 
   /** Keeps the sinks and clocks of `options`. */
   constructor(options: VerificationReporterOptions) {
@@ -79,18 +79,13 @@ export class VerificationReporter {
     return authError(code);
   }
 
-  /** Calls `onAuthFailed` (a throw is warned about once) and emits `api_key.auth_failed`. */
+  /**
+   * Calls `onAuthFailed` without waiting for it (a throw or rejection is warned
+   * about once) and emits `api_key.auth_failed`.
+   */
   authFailed(prefix: string | null, code: ApiKeyErrorCode, known: KnownKey | undefined): void {
     if (this.#onAuthFailed !== undefined) {
-      try {
-        this.#onAuthFailed(prefix, code);
-      } catch (error) {
-        if (!this.#authFailedWarned) {
-          this.#authFailedWarned = true;
-          const name = error instanceof Error ? error.name : typeof error;
-          console.warn(`api-keys: onAuthFailed threw (${name}); further failures are not logged`);
-        }
-      }
+      callDetached(this.#onAuthFailed, [prefix, code], this.#authFailedFailed);
     }
     this.#emitEvent?.({ type: "api_key.auth_failed", at: this.#clock(), prefix, code, ...known });
   }

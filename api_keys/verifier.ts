@@ -1,12 +1,13 @@
 /**
  * The verify path of `ApiKeysService`: parse → cache → find by prefix →
- * secret → revoked → expired, with one metric per verify.
+ * secret → environment segment → revoked → expired, with one metric per verify. Until the secret is
+ * proven, every failure does the same work in the same order.
  *
  * @module
  */
 import { ApiKeyStorageError } from "./errors.ts";
 import type { Sha256Hasher } from "./hasher.ts";
-import { parseKey } from "./key_format.ts";
+import { parseKey, redactApiKeys } from "./key_format.ts";
 import type { LastUsedTracker } from "./last_used.ts";
 import { isApiKeyRecord } from "./record.ts";
 import { callStorage, type SyncPrefixLookup } from "./storage_calls.ts";
@@ -55,6 +56,15 @@ function freezeContext(record: Readonly<ApiKeyRecord>): ApiKeyContext {
   return Object.freeze(context);
 }
 
+/**
+ * Stands in for the cached secret when there is none: as long as a secret, never equal to
+ * one (not base62). A literal, so it is a flat string like the secrets it is compared with.
+ */
+const NO_SECRET = "################################";
+
+/** The stand-in looked up among the checked records when a prefix is unknown. */
+const CHECKED = Object.freeze({});
+
 /** Verifies raw keys; the contexts it returns are frozen. */
 export class ApiKeyVerifier {
   readonly #storage: ApiKeyStorage;
@@ -68,7 +78,7 @@ export class ApiKeyVerifier {
   readonly #lastUsed: LastUsedTracker;
   readonly #clock: () => Date;
   readonly #monotonic: () => number;
-  readonly #checkedRecords = new WeakSet<object>();
+  readonly #checkedRecords = new WeakSet<object>([CHECKED]);
   readonly #retiredVersionsWarned = new Set<number>();
 
   /** Keeps the collaborators of `options`. */
@@ -98,28 +108,39 @@ export class ApiKeyVerifier {
       throw this.#reporter.failure(start, "malformed", "api_key_malformed", null, undefined);
     }
     const { prefix, secret, environment } = parsed;
+    // Until the secret is proven, every path does the same work in the same order: one cache
+    // comparison, one storage lookup, one HMAC verification, the same awaits.
     const cache = this.#cache;
     if (cache !== undefined) {
+      // Compared with a stand-in when nothing is cached: a cached prefix costs a wrong secret
+      // what an unknown one does. A hit is the very key verified (same secret and environment);
+      // anything else is settled by the storage path.
       const entry = cache.get(prefix);
-      if (entry !== undefined) {
+      if (
+        constantTimeEqual(entry?.secret ?? NO_SECRET, secret) && entry !== undefined &&
+        entry.context.environment === environment
+      ) {
         // `start` is now; a key without expiry needs no wall-clock read.
         if (
-          start >= entry.cachedUntil ||
-          (entry.expiresAtMs !== Infinity && this.#clock().getTime() >= entry.expiresAtMs)
+          start < entry.cachedUntil &&
+          (entry.expiresAtMs === Infinity || this.#clock().getTime() < entry.expiresAtMs)
         ) {
-          cache.delete(prefix);
-        } else if (constantTimeEqual(entry.secret, secret)) {
+          cache.touch(prefix);
           return this.#verified(start, entry.context, emitUsed);
         }
+        cache.invalidate(prefix);
       }
     }
+    // Read before the lookup: an invalidation from here on drops this verify's fill.
+    const generation = cache?.generation ?? 0;
     let record: Readonly<ApiKeyRecord> | null;
     const peek = this.#peek;
     if (peek !== undefined) {
       // In-process storage: no deadline timer, no copy, no extra await. A stored record is
       // checked once (the storage only ever replaces its dates with valid ones).
       record = peek(prefix);
-      if (record !== null && !this.#checkedRecords.has(record)) {
+      // Looked up for an unknown prefix too (a stand-in), so it costs what a stored one does.
+      if (!this.#checkedRecords.has(record ?? CHECKED) && record !== null) {
         if (!isApiKeyRecord(record)) {
           this.#reporter.metric(start, "error", environment);
           throw new ApiKeyStorageError("findByPrefix", new Error("malformed record"));
@@ -139,20 +160,24 @@ export class ApiKeyVerifier {
         throw error;
       }
     }
-    if (record === null) {
-      await this.#hasher.dummyVerify(secret);
-      throw this.#reporter.failure(start, "invalid", "api_key_invalid", prefix, environment);
-    }
-    if (!this.#hasher.hasVersion(record.pepperVersion)) {
-      this.#warnRetiredVersion(record.pepperVersion);
-    }
-    // The HMAC runs off the JS thread: start it, then build the context while it runs.
-    const matches = this.#hasher.verify(secret, record.hash, record.pepperVersion);
-    const context = freezeContext(record);
-    if (!(await matches)) {
+    // An unknown prefix and a retired pepper cost the hasher what a stored key does.
+    const matches =
+      await (record === null
+        ? this.#hasher.dummyVerify(secret)
+        : this.#hasher.verify(secret, record.hash, record.pepperVersion));
+    if (record === null || !matches) {
+      // A retired pepper is warned about; looked up for an unknown prefix too (version 0 is
+      // never configured), so it costs what a stored key does.
+      const version = record === null ? 0 : record.pepperVersion;
+      if (!this.#hasher.hasVersion(version) && record !== null) this.#warnRetiredVersion(version);
       throw this.#reporter.failure(start, "invalid", "api_key_invalid", prefix, environment);
     }
     const known = { keyId: record.id, tenantId: record.tenantId, environment: record.environment };
+    // The secret is proven: the key's <env> segment must be the record's (the checksum is public).
+    if (environment !== record.environment) {
+      throw this.#reporter.failure(start, "invalid", "api_key_invalid", prefix, environment, known);
+    }
+    const context = freezeContext(record);
     if (record.revokedAt !== null) {
       throw this.#reporter.failure(start, "revoked", "api_key_revoked", prefix, environment, known);
     }
@@ -165,7 +190,7 @@ export class ApiKeyVerifier {
       context,
       expiresAtMs,
       cachedUntil: this.#monotonic() + this.#cacheTtlMs,
-    });
+    }, generation);
     return this.#verified(start, context, emitUsed);
   }
 
@@ -179,9 +204,9 @@ export class ApiKeyVerifier {
   #warnRetiredVersion(version: number): void {
     if (this.#retiredVersionsWarned.has(version)) return;
     this.#retiredVersionsWarned.add(version);
-    console.warn(
+    console.warn(redactApiKeys(
       `api-keys: a key record uses pepper version ${version}, which is not configured; ` +
         "such keys verify as invalid",
-    );
+    ));
   }
 }

@@ -1,7 +1,10 @@
 /**
  * Benchmark 1: the API-key core at 10 / 10,000 / 100,000 stored keys, with
  * the floors of issue 2 measured in the same process and the same rounds
- * (a synchronous SHA-256 of 60 bytes; one awaited `crypto.subtle` HMAC verify).
+ * (a synchronous SHA-256 of 60 bytes; one awaited `crypto.subtle` HMAC verify),
+ * and the timing rows: over 20,000 paired rounds in random order (ties
+ * excluded), how often a failure path of a stored prefix (wrong secret, cached
+ * or not) is the slower next to an unknown prefix; target 50 ± 2 %.
  *
  * Run: `deno run -A bench/core.ts [--quick]` (or through `deno task bench`).
  *
@@ -26,6 +29,7 @@ import {
   printTable,
   QUICK,
   runtimeName,
+  slowerShare,
   TIMING,
   verdict,
 } from "./lib/harness.ts";
@@ -33,6 +37,8 @@ import {
 const PEPPER = "bench-pepper-0123456789abcdefghijklmnopqrstuvwxyz";
 const SCOPES = [{ resource: "orders", level: "read" as const }];
 const SIZES = [10, 10_000, 100_000];
+/** Paired rounds of each timing row (`--quick`: a smoke run, too few to hold ± 2 %). */
+const TIMING_ROUNDS = QUICK ? 4_000 : 20_000;
 
 /** A key with a valid checksum whose secret differs from `raw`'s in its first character. */
 function wrongSecret(raw: string): string {
@@ -204,6 +210,28 @@ async function main() {
           if (!c.name.startsWith("floor")) ratio = `${fmt(v / full)}x full verify cost`;
       }
       rows.push([n, c.name, fmt(v), ratio, target, result]);
+    }
+    // Timing: failure paths of a stored prefix against an unknown one, on the cached service
+    // (in-process storage; `key` is in the cache).
+    const unknown = swallow(() => cached.verify(other.key));
+    const wrongUncached = wrongSecret(keys[2]);
+    const wrongCached = wrongSecret(key);
+    for (
+      const [name, op] of [
+        ["wrong secret", swallow(() => cached.verify(wrongUncached))],
+        ["wrong secret, cached prefix", swallow(() => cached.verify(wrongCached))],
+      ] as const
+    ) {
+      const split = await slowerShare(unknown, op, TIMING_ROUNDS);
+      const pct = split.share * 100;
+      rows.push([
+        n,
+        `${name} slower than unknown prefix (${split.counted} pairs, ${split.ties} ties)`,
+        `${fmt(split.bUs)} / ${fmt(split.aUs)}`,
+        `${fmt(pct, 1)} % of pairs`,
+        "50 ± 2 %",
+        check(`${name} vs unknown prefix (${n})`, Math.abs(pct - 50) <= 2),
+      ]);
     }
     const p = await paired(floors[1].op, () => uncached.verify(valid));
     rows.push([

@@ -4,11 +4,12 @@
  *
  * @module
  */
-import { Inject, Injectable, Optional } from "@nestjs/common";
+import { Inject, Injectable, Logger, Optional } from "@nestjs/common";
 import { Reflector } from "@nestjs/core";
 import { ApiKeyError } from "../errors.ts";
 import { extractApiKey } from "../extract_api_key.ts";
 import { ApiKeysService, type AuthorizeOptions } from "../service.ts";
+import { failureLine } from "../sinks.ts";
 import type { ApiKeyContext, Environment, RequiredScope } from "../types.ts";
 import { recordApiKeyContext } from "./api-key-context.ts";
 import { toApiKeyHttpException } from "./api-key-http.exception.ts";
@@ -111,7 +112,9 @@ function rawHeaderValues(raw: unknown[], name: string): string | string[] | unde
  * Protects routes with API keys. Reads the key from `X-API-Key` or
  * `Authorization: Bearer` (see `extractApiKey`), resolves the client IP, and
  * calls `ApiKeysService.authorize`, which checks the key, then its IP
- * allowlist, then `RequireEnvironment`, then `RequireScope`. On success it
+ * allowlist, then `RequireEnvironment`, then `RequireScope`. A client-IP
+ * resolver that throws or rejects means "client IP unknown" (keys with an
+ * allowlist are refused, others pass) and is logged (error name only, redacted). On success it
  * writes the context through the context writer (default `request.apiKey`)
  * and records it for `CurrentApiKey`/`getApiKeyContext`; on failure it throws
  * `ApiKeyHttpException` (401/403, storage failures 503). Route metadata is
@@ -143,6 +146,7 @@ export class ApiKeysGuard {
   readonly #writeContext: ApiKeyContextWriter;
   readonly #resolveClientIp: ApiKeyClientIpResolver;
   readonly #routes = new WeakMap<Target, WeakMap<Target, RouteRequirements>>();
+  readonly #logger = new Logger("ApiKeysGuard");
 
   /** Builds the guard; a missing writer or resolver means the default one. */
   constructor(
@@ -166,7 +170,7 @@ export class ApiKeysGuard {
     let apiKey: ApiKeyContext;
     try {
       const rawKey = rawKeyOf(request);
-      const resolved = this.#resolveClientIp(request);
+      const resolved = this.#clientIpOf(request);
       // A synchronous resolver (the default) costs no extra await.
       const clientIp = isThenable(resolved) ? await resolved : resolved;
       // Core reports every failure (onAuthFailed, api_key.auth_failed, metric) itself.
@@ -178,6 +182,21 @@ export class ApiKeysGuard {
     const written = this.#writeContext(apiKey, request);
     if (isThenable(written)) await written;
     return true;
+  }
+
+  /** The resolver's answer; a throw or rejection is logged and means unknown (`undefined`). */
+  // deno-lint-ignore no-explicit-any
+  #clientIpOf(request: any): string | undefined | Promise<string | undefined> {
+    const unknown = (error: unknown): undefined => {
+      this.#logger.error(`${failureLine("clientIpResolver", error)}; client IP treated as unknown`);
+      return undefined;
+    };
+    try {
+      const resolved = this.#resolveClientIp(request);
+      return isThenable(resolved) ? Promise.resolve(resolved).then(undefined, unknown) : resolved;
+    } catch (error) {
+      return unknown(error);
+    }
   }
 
   #requirementsOf(handler: Target, controller: Target): RouteRequirements {

@@ -4,13 +4,15 @@
  * @module
  */
 import { SetMetadata } from "@nestjs/common";
+import { assertScopeLevel } from "../scopes.ts";
 import type { RequiredScope, ScopeLevel } from "../types.ts";
 import { API_KEYS_SCOPE_METADATA } from "./api-keys.constants.ts";
 
 /**
  * Requires a key scope on a controller or route (the method's requirement wins
  * over the class's). `write` implies `read`. The guard answers 403
- * `api_key_scope_insufficient` otherwise. Bad arguments throw at startup.
+ * `api_key_scope_insufficient` otherwise. Bad arguments (an empty resource, a
+ * level other than `"read"`/`"write"`) throw a `TypeError` when the route is declared.
  *
  * @example
  * ```ts
@@ -41,9 +43,7 @@ export function RequireScope(
   if (typeof resource !== "string" || resource.trim() === "") {
     throw new TypeError("RequireScope: resource must be a non-empty string");
   }
-  if (level !== "read" && level !== "write") {
-    throw new TypeError('RequireScope: level must be "read" or "write"');
-  }
+  assertScopeLevel(level, "RequireScope: level");
   const required: RequiredScope = Object.freeze({ resource, level });
   return SetMetadata(API_KEYS_SCOPE_METADATA, required);
 }

@@ -140,6 +140,52 @@ export async function paired(a: Op, b: Op, chunks = QUICK ? 9 : 31, perChunk = 3
   return { aUs: median(as), bUs: median(bs), ratio: median(ratios) } satisfies PairedTiming;
 }
 
+/** Result of {@link slowerShare}. */
+export interface SlowerShare {
+  /** Share (0-1) of the untied rounds in which `b` was the slower. */
+  share: number;
+  /** Rounds counted (ties excluded). */
+  counted: number;
+  /** Tied rounds (excluded). */
+  ties: number;
+  /** Median µs of `a` and of `b`. */
+  aUs: number;
+  bUs: number;
+}
+
+/**
+ * Paired rounds in random order: each round times one call of `a` and one of
+ * `b`, each on its own, in an order drawn at random; tied rounds are
+ * excluded. A share far from 50 % means one operation is systematically the
+ * slower, however small the difference next to the noise.
+ */
+export async function slowerShare(a: Op, b: Op, rounds: number): Promise<SlowerShare> {
+  for (let i = 0; i < 2_000; i++) {
+    await a();
+    await b();
+  }
+  const as: number[] = [];
+  const bs: number[] = [];
+  let slower = 0;
+  let ties = 0;
+  for (let r = 0; r < rounds; r++) {
+    const bFirst = Math.random() < 0.5;
+    const t0 = performance.now();
+    await (bFirst ? b() : a());
+    const t1 = performance.now();
+    await (bFirst ? a() : b());
+    const t2 = performance.now();
+    const ta = bFirst ? t2 - t1 : t1 - t0;
+    const tb = bFirst ? t1 - t0 : t2 - t1;
+    as.push(ta * 1000);
+    bs.push(tb * 1000);
+    if (ta === tb) ties++;
+    else if (tb > ta) slower++;
+  }
+  const counted = rounds - ties;
+  return { share: slower / counted, counted, ties, aUs: median(as), bUs: median(bs) };
+}
+
 /** Prints a table with a header row and aligned columns. */
 export function printTable(title: string, header: string[], rows: string[][]): void {
   console.log(`\n${title}\n`);

@@ -30,4 +30,14 @@ describe("scopes", () => {
     assert.equal(scopeSatisfies(["orders.items:write"], "orders", "read"), false);
     assert.equal(scopeSatisfies([], "orders", "read"), false);
   });
+
+  it("throws a TypeError for an unknown required level instead of granting anything", () => {
+    for (const level of ["Write", "admin", "READ", "", undefined, null, 1]) {
+      assert.throws(
+        () => scopeSatisfies(["orders:write", "orders:read"], "orders", level as "read"),
+        (error) => error instanceof TypeError && /level/.test(error.message),
+        String(level),
+      );
+    }
+  });
 });

@@ -16,6 +16,25 @@ describe("ApiKeysService.authorize", () => {
     assert.deepEqual(metrics, []);
   });
 
+  it("throws a TypeError for an unknown required scope level, before any verification", async () => {
+    const { service, authFailures, metrics } = makeService();
+    const { key } = await service.create({
+      tenantId: "t1",
+      name: "n",
+      scopes: [{ resource: "orders", level: "write" }],
+    });
+    for (const level of ["Write", "admin", undefined]) {
+      const requiredScope = { resource: "orders", level: level as "read" };
+      for (const raw of [key, undefined]) {
+        const error = await rejection(service.authorize(raw, { requiredScope }));
+        assert.ok(error instanceof TypeError, `${level}: ${String(error)}`);
+        assert.match(String(error.message), /level/);
+      }
+    }
+    assert.deepEqual(authFailures, []);
+    assert.deepEqual(metrics, []);
+  });
+
   it("checks IP, then environment, then scope, reporting each with the key's identity", async () => {
     const { service, events, authFailures } = makeService({ emitUsageEvents: true });
     const { id, key } = await service.create({

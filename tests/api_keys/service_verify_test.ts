@@ -165,6 +165,42 @@ describe("ApiKeysService.verify", () => {
     assert.equal(failed[1].type === "api_key.auth_failed" && failed[1].keyId, id);
   });
 
+  it("refuses a key whose <env> segment was swapped (checksum recomputed), stored or cached", async () => {
+    for (const cache of [false, { ttlMs: 60_000 }] as const) {
+      const { service, metrics, authFailures } = makeService({ cache });
+      for (const environment of ["live", "test"] as const) {
+        const { id, key } = await service.create({
+          tenantId: "t1",
+          name: "k",
+          scopes: READ_ORDERS,
+          environment,
+        });
+        const parsed = parseKey(key)!;
+        const body = `${parsed.namespace}_${
+          environment === "live" ? "test" : "live"
+        }_${parsed.prefix}_${parsed.secret}`;
+        const swapped = body + checksum(body);
+        assert.notEqual(parseKey(swapped), null);
+        metrics.length = 0;
+        authFailures.length = 0;
+        // Storage path (nothing cached yet), then cache-hit path (the real key just verified).
+        assert.equal((await rejection(service.verify(swapped))).code, "api_key_invalid");
+        assert.equal((await service.verify(key)).keyId, id);
+        assert.equal((await rejection(service.verify(swapped))).code, "api_key_invalid");
+        assert.equal((await rejection(service.authorize(swapped))).code, "api_key_invalid");
+        assert.deepEqual(metrics.map((m) => m.outcome), [
+          "invalid",
+          "success",
+          "invalid",
+          "invalid",
+        ]);
+        assert.deepEqual(authFailures.map(([, code]) => code), Array(3).fill("api_key_invalid"));
+        // The real key still works afterwards.
+        assert.equal((await service.verify(key)).environment, environment);
+      }
+    }
+  });
+
   it("keeps keys hashed with an old pepper verifying; a retired version is invalid, warned once", async () => {
     const storage = new InMemoryApiKeyStorage();
     const v1 = new ApiKeysService({ peppers: { 1: PEPPER_1 }, storage, cache: false });

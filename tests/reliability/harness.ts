@@ -37,27 +37,43 @@ export function spyStorage(inner: ApiKeyStorage = new InMemoryApiKeyStorage()): 
   return { storage, calls };
 }
 
-/** One hasher primitive call: the operation and the byte length of the hashed data. */
+/**
+ * One hasher primitive call: the operation, the byte length of the hashed
+ * data, and for a verify the key and the byte length of the signature.
+ */
 export interface HashCall {
   operation: "sign" | "verify";
   dataBytes: number;
+  key: CryptoKey;
+  signatureBytes?: number;
 }
 
 /**
  * Records `crypto.subtle.sign`/`verify` (the hasher's only primitives: HMAC
- * sign to hash, HMAC verify to compare). Call `restore()` when done.
+ * sign to hash, HMAC verify to compare). With `verifyResult`, a verify does
+ * no crypto and answers an already-settled promise of that value (so a
+ * verification settles in a fixed number of microtasks). Call `restore()`
+ * when done.
  */
-export function spyHasher(): { calls: HashCall[]; restore: () => void } {
+export function spyHasher(
+  verifyResult?: boolean,
+): { calls: HashCall[]; restore: () => void } {
   const subtle = crypto.subtle;
   const sign = subtle.sign;
   const verify = subtle.verify;
   const calls: HashCall[] = [];
   subtle.sign = function (algorithm, key, data) {
-    calls.push({ operation: "sign", dataBytes: (data as ArrayBufferView).byteLength });
+    calls.push({ operation: "sign", dataBytes: (data as ArrayBufferView).byteLength, key });
     return sign.call(subtle, algorithm, key, data);
   } as typeof sign;
   subtle.verify = function (algorithm, key, signature, data) {
-    calls.push({ operation: "verify", dataBytes: (data as ArrayBufferView).byteLength });
+    calls.push({
+      operation: "verify",
+      dataBytes: (data as ArrayBufferView).byteLength,
+      key,
+      signatureBytes: (signature as ArrayBufferView).byteLength,
+    });
+    if (verifyResult !== undefined) return Promise.resolve(verifyResult);
     return verify.call(subtle, algorithm, key, signature, data);
   } as typeof verify;
   return {
@@ -71,22 +87,46 @@ export function spyHasher(): { calls: HashCall[]; restore: () => void } {
 
 /**
  * Collects unhandled rejections while installed (and keeps them from
- * crashing the run so the test can report them).
+ * crashing the run so the test can report them). On Deno the Web
+ * `unhandledrejection` event is the one that fires under `deno test`; on Node,
+ * `process`'s `unhandledRejection`.
  */
 export function collectUnhandledRejections(): { reasons: unknown[]; stop: () => Promise<void> } {
   const reasons: unknown[] = [];
-  const listener = (reason: unknown) => {
+  const web = typeof (globalThis as { Deno?: unknown }).Deno === "object";
+  const onProcess = (reason: unknown) => {
     reasons.push(reason);
   };
-  process.on("unhandledRejection", listener);
+  const onWeb = (event: PromiseRejectionEvent) => {
+    event.preventDefault();
+    reasons.push(event.reason);
+  };
+  if (web) globalThis.addEventListener("unhandledrejection", onWeb);
+  else process.on("unhandledRejection", onProcess);
   return {
     reasons,
     // Give pending rejections a macrotask to be reported before removing the listener.
     stop: async () => {
       await new Promise((resolve) => setTimeout(resolve, 0));
-      process.off("unhandledRejection", listener);
+      if (web) globalThis.removeEventListener("unhandledrejection", onWeb);
+      else process.off("unhandledRejection", onProcess);
     },
   };
+}
+
+/**
+ * Microtask turns until `promise` settles (at most `limit`): with every step
+ * of an operation answering settled promises, this counts its awaits.
+ */
+export async function turnsToSettle(promise: Promise<unknown>, limit = 1_000): Promise<number> {
+  let settled = false;
+  promise.then(() => settled = true, () => settled = true);
+  let turns = 0;
+  while (!settled && turns < limit) {
+    await null;
+    turns++;
+  }
+  return turns;
 }
 
 /** Marker of a promise that did not settle within the hang guard. */

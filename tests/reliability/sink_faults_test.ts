@@ -5,6 +5,7 @@ import {
   type ApiKeysServiceOptions,
   InMemoryApiKeyStorage,
 } from "../../api_keys/mod.ts";
+import { overrideStorage } from "../api_keys/helpers.ts";
 import { collectUnhandledRejections, heapUsed, serviceOver } from "./harness.ts";
 
 const OPS = 10_000;
@@ -142,5 +143,101 @@ describe("event and metric sinks that fail", () => {
     await operate(service, key, 400);
     await rejections.stop();
     assert.deepEqual(rejections.reasons, []);
+  });
+});
+
+/** How a user callback fails: each kind of throw and rejection, and an error that throws on every touch. */
+const CALLBACK_FAILURES: Record<string, () => unknown> = {
+  "throws": () => {
+    throw new Error("callback down");
+  },
+  "rejects with an Error": () => Promise.reject(new Error("callback down")),
+  "rejects with a non-Error": () => Promise.reject("callback down"),
+  "rejects with an object that throws when inspected": () =>
+    Promise.reject(
+      new Proxy({}, {
+        get() {
+          throw new Error("inspected");
+        },
+        getPrototypeOf() {
+          throw new Error("inspected");
+        },
+      }),
+    ),
+};
+
+/** The options that make the user function `callback` fail with `failure`. */
+function failingCallback(
+  callback: string,
+  failure: () => unknown,
+): Partial<ApiKeysServiceOptions> {
+  const sinkDown = () => {
+    throw new Error("sink down");
+  };
+  switch (callback) {
+    case "onAuthFailed":
+      return { onAuthFailed: failure as () => void };
+    case "onEventError":
+      return { onEvent: sinkDown, onEventError: failure as () => void, emitUsageEvents: true };
+    case "onMetricError":
+      return { onMetric: sinkDown, onMetricError: failure as () => void };
+    default: // touchLastUsed: the best-effort write of every verification
+      return {
+        debounceMs: 0,
+        storage: overrideStorage(new InMemoryApiKeyStorage(), {
+          touchLastUsed: failure as () => Promise<void>,
+        }),
+      };
+  }
+}
+
+describe("user callbacks that fail", () => {
+  for (const callback of ["onAuthFailed", "onEventError", "onMetricError", "touchLastUsed"]) {
+    for (const [mode, failure] of Object.entries(CALLBACK_FAILURES)) {
+      it(`${callback} that ${mode}: requests still succeed, one warning, no unhandled rejection`, async () => {
+        const rejections = collectUnhandledRejections();
+        const original = console.warn;
+        const warnings: string[] = [];
+        console.warn = (...args: unknown[]) => warnings.push(args.map(String).join(" "));
+        try {
+          const overrides = failingCallback(callback, failure);
+          const service = serviceOver(overrides.storage ?? new InMemoryApiKeyStorage(), overrides);
+          const { key } = await service.create({ tenantId: "t1", name: "k", scopes: SCOPES });
+          // Valid keys verify and authorize; bad ones fail with their ApiKeyError (asserted inside).
+          await operate(service, key, 40);
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        } finally {
+          console.warn = original;
+          await rejections.stop();
+        }
+        assert.deepEqual(rejections.reasons, [], "an unhandled rejection escaped");
+        const reports = warnings.filter((w) => w.includes(callback));
+        assert.equal(reports.length, 1, `expected one warning naming ${callback}: ${warnings}`);
+        assert.ok(!reports[0].includes("callback down"), "the warning carries the error's message");
+      });
+    }
+  }
+
+  it("a warning never carries a key, even in the error's name", async () => {
+    const original = console.warn;
+    const warnings: string[] = [];
+    console.warn = (...args: unknown[]) => warnings.push(args.map(String).join(" "));
+    let key = "";
+    try {
+      const service = serviceOver(new InMemoryApiKeyStorage(), {
+        onAuthFailed: () => {
+          const error = new Error("down");
+          error.name = `Failed for ${key}`;
+          throw error;
+        },
+      });
+      key = (await service.create({ tenantId: "t1", name: "k", scopes: SCOPES })).key;
+      await operate(service, key, 8);
+    } finally {
+      console.warn = original;
+    }
+    assert.equal(warnings.length, 1, warnings.join("\n"));
+    assert.ok(!warnings[0].includes(key));
+    assert.ok(warnings[0].includes("[REDACTED_API_KEY]"), warnings[0]);
   });
 });

@@ -1,18 +1,31 @@
 /**
  * Structural timing test: every verify failure path of a key-shaped input
- * costs exactly one HMAC verification and the same storage calls, so no path
- * is cheaper to probe than another. Measured times are printed, never asserted.
+ * whose secret is not proven does the same work in the same order, cache hits
+ * included: the same hasher call (operation, key, byte lengths), the same
+ * storage step, the same number of awaits (microtask turns with every step
+ * answering at once). Measured times are printed, never asserted; the
+ * statistics are a `deno task bench` row (bench/core.ts).
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
   ApiKeyError,
   ApiKeysService,
+  type ApiKeyStorage,
   InMemoryApiKeyStorage,
   parseKey,
 } from "../../api_keys/mod.ts";
+import { PEEK_BY_PREFIX } from "../../api_keys/in_memory_storage.ts";
+import { VerificationCache } from "../../api_keys/verification_cache.ts";
 import { keyOf } from "./hostile_inputs.ts";
-import { PEPPER_1, PEPPER_2, spyHasher, spyStorage } from "./harness.ts";
+import {
+  type HashCall,
+  PEPPER_1,
+  PEPPER_2,
+  spyHasher,
+  spyStorage,
+  turnsToSettle,
+} from "./harness.ts";
 
 const SCOPES = [{ resource: "orders", level: "read" as const }];
 
@@ -22,70 +35,169 @@ function withWrongSecret(key: string): string {
   return keyOf(prefix, (secret[0] === "Q" ? "R" : "Q") + secret.slice(1), environment);
 }
 
-describe("verify failure paths are structurally alike", () => {
-  const inner = new InMemoryApiKeyStorage();
-  const { storage, calls } = spyStorage(inner);
-  const paths: Record<string, string> = {};
-  let service: ApiKeysService;
-  const warn = console.warn;
-  after(() => {
-    console.warn = warn;
-  });
+/** What one verification did, in order. */
+interface Trace {
+  code: string;
+  cache: string[];
+  storage: string[];
+  hasher: Omit<HashCall, "key">[];
+  keys: CryptoKey[];
+  turns: number;
+}
 
-  before(async () => {
-    // Keys hashed with pepper 2, which the verifying service no longer has (retired).
-    const old = new ApiKeysService({ peppers: { 1: PEPPER_1, 2: PEPPER_2 }, storage: inner });
-    const retired = await old.create({ tenantId: "t", name: "retired", scopes: SCOPES });
-    service = new ApiKeysService({ peppers: { 1: PEPPER_1 }, storage, cache: { ttlMs: 60_000 } });
-    const active = await service.create({ tenantId: "t", name: "active", scopes: SCOPES });
-    const revoked = await service.create({ tenantId: "t", name: "revoked", scopes: SCOPES });
-    await service.revoke(revoked.id);
-    await service.verify(active.key); // cached: a wrong secret must still cost the full path
-    console.warn = () => {}; // the retired-pepper warning
-    paths["unknown prefix"] = keyOf("UnknownPref1", "S".repeat(32));
-    paths["wrong secret"] = withWrongSecret(active.key);
-    paths["revoked, wrong secret"] = withWrongSecret(revoked.key);
-    paths["retired pepper"] = retired.key;
-    paths["retired pepper, wrong secret"] = withWrongSecret(retired.key);
+/** Calls to the verification cache (any instance), by method name. */
+const cacheCalls: string[] = [];
+for (const method of ["get", "set", "invalidate", "delete"] as const) {
+  const original = VerificationCache.prototype[method] as (...args: unknown[]) => unknown;
+  Object.defineProperty(VerificationCache.prototype, method, {
+    value: function (this: VerificationCache, ...args: unknown[]) {
+      cacheCalls.push(method);
+      return original.apply(this, args);
+    },
   });
+}
 
-  it("each path: one findByPrefix, one HMAC verification, no sign, api_key_invalid", async () => {
-    const hasher = spyHasher();
-    try {
+/** A storage under test, the record store behind it, and the lookups it has seen. */
+interface Shape {
+  inner: InMemoryApiKeyStorage;
+  storage: ApiKeyStorage;
+  /** Storage steps since `reset`: method and prefix length (`touchLastUsed` left out). */
+  steps(): string[];
+  reset(): void;
+}
+
+/**
+ * The two storage shapes a verify meets: an `InMemoryApiKeyStorage` (read
+ * synchronously; its lookup counted) and an asynchronous one (a spy proxy).
+ */
+function shapes(): Record<string, Shape> {
+  const synchronous = new InMemoryApiKeyStorage();
+  const lookups: string[] = [];
+  const peek = synchronous[PEEK_BY_PREFIX].bind(synchronous);
+  Object.defineProperty(synchronous, PEEK_BY_PREFIX, {
+    value: (prefix: string) => {
+      lookups.push(`lookup ${prefix.length}`);
+      return peek(prefix);
+    },
+  });
+  const asyncInner = new InMemoryApiKeyStorage();
+  const { storage, calls } = spyStorage(asyncInner);
+  return {
+    "in-process storage": {
+      inner: synchronous,
+      storage: synchronous,
+      steps: () => [...lookups],
+      reset: () => lookups.length = 0,
+    },
+    "asynchronous storage": {
+      inner: asyncInner,
+      storage,
+      steps: () =>
+        calls.filter((c) => c.method !== "touchLastUsed").map((c) =>
+          `${c.method} ${(c.args[0] as string).length}`
+        ),
+      reset: () => calls.length = 0,
+    },
+  };
+}
+
+for (const [shape, { inner, storage, steps, reset }] of Object.entries(shapes())) {
+  describe(`verify failure paths are structurally alike (${shape})`, () => {
+    const paths: Record<string, string> = {};
+    let service: ApiKeysService;
+    const warn = console.warn;
+    after(() => {
+      console.warn = warn;
+    });
+
+    before(async () => {
+      // Keys hashed with pepper 2, which the verifying service no longer has (retired).
+      const old = new ApiKeysService({ peppers: { 1: PEPPER_1, 2: PEPPER_2 }, storage: inner });
+      const retired = await old.create({ tenantId: "t", name: "retired", scopes: SCOPES });
+      service = new ApiKeysService({
+        peppers: { 1: PEPPER_1 },
+        storage,
+        cache: { ttlMs: 60_000 },
+      });
+      const cached = await service.create({ tenantId: "t", name: "cached", scopes: SCOPES });
+      const active = await service.create({ tenantId: "t", name: "active", scopes: SCOPES });
+      const revoked = await service.create({ tenantId: "t", name: "revoked", scopes: SCOPES });
+      await service.revoke(revoked.id);
+      await service.verify(cached.key); // cached: a wrong secret must still cost the full path
+      console.warn = () => {}; // the retired-pepper warning
+      paths["unknown prefix"] = keyOf("UnknownPref1", "S".repeat(32));
+      paths["wrong secret"] = withWrongSecret(active.key);
+      paths["wrong secret, cached prefix"] = withWrongSecret(cached.key);
+      paths["revoked, wrong secret"] = withWrongSecret(revoked.key);
+      paths["retired pepper"] = retired.key;
+      paths["retired pepper, wrong secret"] = withWrongSecret(retired.key);
+      // Warm up: the hasher's keys are imported, the retired warning given.
+      for (const key of Object.values(paths)) await service.verify(key).catch(() => {});
+    });
+
+    /** Verifies `key` with a hasher answering `false` at once, recording what it did. */
+    async function trace(key: string): Promise<Trace> {
+      reset();
+      cacheCalls.length = 0;
+      const hasher = spyHasher(false);
+      try {
+        const verification = service.verify(key);
+        const turns = await turnsToSettle(verification);
+        const error = await verification.then(() => null, (e) => e);
+        assert.ok(error instanceof ApiKeyError, String(error));
+        return {
+          code: error.code,
+          cache: [...cacheCalls],
+          storage: steps(),
+          hasher: hasher.calls.map(({ key: _, ...call }) => call),
+          keys: hasher.calls.map((c) => c.key),
+          turns,
+        };
+      } finally {
+        hasher.restore();
+      }
+    }
+
+    it("each path: one lookup, one HMAC verification with the same key and lengths, the same awaits, api_key_invalid", async () => {
+      const reference = await trace(paths["unknown prefix"]);
+      assert.deepEqual(reference.hasher, [{
+        operation: "verify",
+        dataBytes: 32,
+        signatureBytes: 32,
+      }]);
+      assert.equal(reference.storage.length, 1);
+      assert.ok(reference.turns < 1_000, "the verification did not settle");
       for (const [name, key] of Object.entries(paths)) {
         for (let round = 0; round < 3; round++) {
-          calls.length = 0;
-          hasher.calls.length = 0;
-          const error = await service.verify(key).then(() => null, (e) => e);
-          assert.ok(error instanceof ApiKeyError, name);
-          assert.equal(error.code, "api_key_invalid", name);
-          assert.deepEqual(calls.map((c) => c.method), ["findByPrefix"], name);
-          assert.deepEqual(hasher.calls.map((c) => c.operation), ["verify"], name);
-          assert.equal(hasher.calls[0].dataBytes, 32, name);
+          const seen = await trace(key);
+          assert.equal(seen.code, "api_key_invalid", name);
+          assert.deepEqual(seen.cache, reference.cache, `${name}: cache steps`);
+          assert.deepEqual(seen.storage, reference.storage, `${name}: storage steps`);
+          assert.deepEqual(seen.hasher, reference.hasher, `${name}: hasher calls`);
+          assert.equal(seen.keys[0], reference.keys[0], `${name}: HMAC key`);
+          assert.equal(seen.turns, reference.turns, `${name}: awaits (microtask turns)`);
         }
       }
-    } finally {
-      hasher.restore();
-    }
-  });
+    });
 
-  it("prints the measured time of each path (not asserted)", async () => {
-    const rounds = 2_000;
-    const lines: string[] = [];
-    for (const [name, key] of Object.entries(paths)) {
-      const samples: number[] = [];
-      for (let i = 0; i < rounds; i++) {
-        const start = performance.now();
-        await service.verify(key).catch(() => {});
-        samples.push(performance.now() - start);
+    it("prints the measured time of each path (not asserted)", async () => {
+      const rounds = 2_000;
+      const lines: string[] = [];
+      for (const [name, key] of Object.entries(paths)) {
+        const samples: number[] = [];
+        for (let i = 0; i < rounds; i++) {
+          const start = performance.now();
+          await service.verify(key).catch(() => {});
+          samples.push(performance.now() - start);
+        }
+        samples.sort((a, b) => a - b);
+        const at = (q: number) => (samples[Math.floor(q * (samples.length - 1))] * 1000).toFixed(1);
+        lines.push(
+          `# ${shape}: failure path ${name.padEnd(30)} median ${at(0.5)} µs  p90 ${at(0.9)} µs`,
+        );
       }
-      samples.sort((a, b) => a - b);
-      const at = (q: number) => (samples[Math.floor(q * (samples.length - 1))] * 1000).toFixed(1);
-      lines.push(
-        `# verify failure path ${name.padEnd(30)} median ${at(0.5)} µs  p90 ${at(0.9)} µs`,
-      );
-    }
-    console.log(lines.join("\n"));
-    assert.equal(lines.length, Object.keys(paths).length);
+      console.log(lines.join("\n"));
+      assert.equal(lines.length, Object.keys(paths).length);
+    });
   });
-});
+}

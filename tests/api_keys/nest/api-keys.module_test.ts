@@ -53,6 +53,9 @@ describe("RequireScope and RequireEnvironment", () => {
     // @ts-expect-error: invalid on purpose
     assert.throws(() => RequireScope("orders", "admin"), /RequireScope: level/);
     assert.throws(() => RequireScope("", "read"), /RequireScope: resource/);
+    for (const level of ["Write", undefined]) {
+      assert.throws(() => RequireScope("orders", level as "read"), TypeError);
+    }
     // @ts-expect-error: invalid on purpose
     assert.throws(() => RequireEnvironment("prod"), /RequireEnvironment: environment/);
   });
