@@ -533,3 +533,106 @@ describe("HttpCode interplay", () => {
     }
   });
 });
+
+describe("SafeResponse status: the documented default (200) is what a POST answers", () => {
+  @Controller("sr")
+  class StatusController {
+    @Post("default")
+    @SafeResponse()
+    byDefault() {
+      return { id: "d1" };
+    }
+
+    @Post("http-code-below")
+    @SafeResponse()
+    @HttpCode(203)
+    below() {
+      return { id: "b1" };
+    }
+
+    @Post("http-code-above")
+    @HttpCode(203)
+    @SafeResponse()
+    above() {
+      return { id: "a1" };
+    }
+
+    @Post("plain")
+    plain() {
+      return { id: "p1" };
+    }
+  }
+
+  @SafeResponse()
+  @Controller("sr-class")
+  class SafeClassController {
+    @Post()
+    create() {
+      return { id: "c1" };
+    }
+
+    @Post("coded")
+    @HttpCode(202)
+    coded() {
+      return { id: "c2" };
+    }
+  }
+
+  @Module({
+    imports: [SafeResponseModule.register()],
+    controllers: [StatusController, SafeClassController],
+  })
+  class StatusModule {}
+
+  for (const adapter of ADAPTERS) {
+    it(`${adapter}: @Post() @SafeResponse() answers 200; @HttpCode and statusCode win`, async () => {
+      const { url, close } = await boot(StatusModule, adapter);
+      try {
+        for (
+          const [path, status] of [
+            ["/sr/default", 200],
+            ["/sr/http-code-below", 203],
+            ["/sr/http-code-above", 203],
+            ["/sr/plain", 201], // not decorated: Nest's default for POST
+            ["/sr-class", 200],
+            ["/sr-class/coded", 202],
+          ] as const
+        ) {
+          const response = await getJson(url, path, { method: "POST" });
+          assert.equal(response.status, status, path);
+          assert.equal(response.body.statusCode, status, path);
+        }
+      } finally {
+        await close();
+      }
+    });
+  }
+
+  it("a class-level SafeResponse({ statusCode }) sets the status of its routes (Express, Fastify)", async () => {
+    @SafeResponse({ statusCode: 202 })
+    @Controller("sr-accepted")
+    class AcceptedController {
+      @Post()
+      accept() {
+        return { queued: true };
+      }
+
+      @Post("now")
+      @HttpCode(200)
+      now() {
+        return { done: true };
+      }
+    }
+    @Module({ imports: [SafeResponseModule.register()], controllers: [AcceptedController] })
+    class AcceptedModule {}
+    for (const adapter of ADAPTERS) {
+      const { url, close } = await boot(AcceptedModule, adapter);
+      try {
+        assert.equal((await getJson(url, "/sr-accepted", { method: "POST" })).status, 202);
+        assert.equal((await getJson(url, "/sr-accepted/now", { method: "POST" })).status, 200);
+      } finally {
+        await close();
+      }
+    }
+  });
+});
