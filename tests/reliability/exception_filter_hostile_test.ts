@@ -1,7 +1,8 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { HttpException } from "@nestjs/common";
-import { ApiKeyStorageError, InMemoryApiKeyStorage } from "../../api_keys/mod.ts";
+import { ApiKeyError, ApiKeyStorageError, InMemoryApiKeyStorage } from "../../api_keys/mod.ts";
+import { SafeException } from "../../safe_response/mod.ts";
 import { PEPPER_1 } from "./harness.ts";
 import { bootApp, errorBodyProblems, PLATFORMS, type RunningApp } from "./nest_app.ts";
 
@@ -53,6 +54,19 @@ const THROWN: [string, () => unknown, boolean][] = [
   ["circular object", () => ({ ...circular(), secret: SECRET }), true],
   ["Error with a 1 MB message", () => new Error(HUGE + SECRET), true],
   ["coded 5xx object", () => ({ status: 500, code: "E_DB", message: SECRET }), true],
+  [
+    "coded 4xx object (not this library's)",
+    () => ({ status: 404, code: "E", message: SECRET }),
+    true,
+  ],
+  [
+    "coded 4xx Error (not this library's)",
+    () => Object.assign(new DatabaseConnectionError(SECRET), { code: "P2025", httpStatus: 404 }),
+    true,
+  ],
+  ["getStatus without getResponse", () => ({ getStatus: () => 400, message: SECRET }), true],
+  ["ApiKeyError (branded)", () => new ApiKeyError("api_key_revoked"), false],
+  ["SafeException without a catalog entry", () => new SafeException("NO_SUCH_KEY"), true],
   ["getStatus that throws", () => ({
     getStatus() {
       throw new Error(SECRET);

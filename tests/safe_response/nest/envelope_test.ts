@@ -20,6 +20,7 @@ import {
   ValidationPipe,
 } from "@nestjs/common";
 import { IsInt, IsString } from "class-validator";
+import { ApiKeyError, ApiKeyStorageError } from "../../../api_keys/mod.ts";
 import {
   Paginated,
   RawResponse,
@@ -37,11 +38,9 @@ const SECRET = "db-password-hunter2";
 class DenyGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     const mode = context.switchToHttp().getRequest().headers["x-deny"];
-    if (mode === "coded") {
-      throw Object.assign(new Error("API key lacks the required scope"), {
-        code: "api_key_scope_insufficient",
-        httpStatus: 403,
-      });
+    if (mode === "coded") throw new ApiKeyError("api_key_scope_insufficient");
+    if (mode === "unbranded") {
+      throw Object.assign(new Error(`denied by ${SECRET}`), { code: "E_DENIED", httpStatus: 403 });
     }
     if (mode === "http") {
       throw new HttpException(
@@ -54,10 +53,7 @@ class DenyGuard implements CanActivate {
       );
     }
     if (mode === "storage") {
-      throw Object.assign(new Error(`storage down: ${SECRET}`), {
-        code: "api_key_storage_unavailable",
-        httpStatus: 503,
-      });
+      throw new ApiKeyStorageError("findByPrefix", new Error(`storage down: ${SECRET}`));
     }
     return true;
   }
@@ -362,7 +358,7 @@ for (const adapter of ADAPTERS) {
       }
     });
 
-    it("recognises API-key errors by shape, thrown by a guard, and hides 5xx messages", async () => {
+    it("recognises API-key errors by brand, thrown by a guard, and hides 5xx messages", async () => {
       const { url, close } = await boot(DefaultsModule, adapter);
       try {
         for (const mode of ["coded", "http"]) {
@@ -378,6 +374,12 @@ for (const adapter of ADAPTERS) {
         assert.deepEqual(storage.body.error, {
           code: "api_key_storage_unavailable",
           message: "Service Unavailable",
+        });
+        const unbranded = await getJson(url, "/e/plain", { headers: { "x-deny": "unbranded" } });
+        assert.equal(unbranded.status, 500, "a { code, httpStatus } error of another library");
+        assert.deepEqual(unbranded.body.error, {
+          code: "INTERNAL_SERVER_ERROR",
+          message: "Internal Server Error",
         });
       } finally {
         await close();
