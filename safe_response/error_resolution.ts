@@ -1,14 +1,17 @@
 /**
  * Turns anything thrown into a status, a code, a safe message and optional
- * details. Errors are recognised by shape, never by class: an HTTP exception
- * (`getStatus()` and `getResponse()`, as Nest's `HttpException`), or a coded
- * error (an own string `code` plus a numeric `httpStatus` or `status`, as the
- * API-key errors).
+ * details. Errors are recognised without their classes: an HTTP exception
+ * (`getStatus()` and `getResponse()`, as Nest's `HttpException`), or an error
+ * of this library (the brand `Symbol.for("saferoute.api-kit.error")`, an own
+ * string `code` and a numeric `httpStatus` or `status`, as the API-key
+ * errors). Anything else, `{ code, status }` objects of other libraries
+ * included, is a generic 500.
  *
  * @module
  */
 import { catalogErrorShape, type ErrorCatalog, isSafeException } from "./error_catalog.ts";
 import { fallbackErrorCode, lookupErrorCode } from "./error_codes.ts";
+import { LIBRARY_ERROR } from "./library_error.ts";
 import { problemTitle } from "./problem_titles.ts";
 
 /**
@@ -104,7 +107,7 @@ function ownCode(value: Bag): string | undefined {
 }
 
 function httpExceptionShape(exception: Bag, status: number): Shape {
-  const body = typeof exception.getResponse === "function" ? exception.getResponse() : undefined;
+  const body = (exception.getResponse as () => unknown)();
   if (!isObject(body)) {
     return {
       status,
@@ -125,10 +128,11 @@ function httpExceptionShape(exception: Bag, status: number): Shape {
 
 function readShape(exception: unknown): Shape | undefined {
   if (!isObject(exception)) return undefined;
-  if (typeof exception.getStatus === "function") {
+  if (typeof exception.getStatus === "function" && typeof exception.getResponse === "function") {
     const status = exception.getStatus();
     return isStatus(status, 400) ? httpExceptionShape(exception, status) : undefined;
   }
+  if ((exception as Record<symbol, unknown>)[LIBRARY_ERROR] !== true) return undefined;
   const code = ownCode(exception);
   const status = exception.httpStatus ?? exception.status;
   if (code === undefined || !isStatus(status, 400)) return undefined;
@@ -162,12 +166,12 @@ function safeShape(
  *
  * @example
  * ```ts
+ * import { ApiKeyError } from "@saferoute/api-kit/api-keys";
  * import { resolveError } from "@saferoute/api-kit/safe-response";
- * const error = Object.assign(new Error("API key lacks the required scope"), {
- *   code: "api_key_scope_insufficient",
- *   httpStatus: 403,
- * });
- * resolveError(error).code; // "api_key_scope_insufficient"
+ * resolveError(new ApiKeyError("api_key_scope_insufficient")).statusCode; // 403
+ * // A coded error of another library is not trusted with the client:
+ * const foreign = Object.assign(new Error("row 42 of table secrets"), { code: "P2025", status: 404 });
+ * resolveError(foreign).statusCode; // 500
  * resolveError("boom").statusCode; // 500
  * ```
  */
