@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { callAppFunction } from "./app_functions.ts";
 import { catalogErrorShape, type ErrorCatalog, isSafeException } from "./error_catalog.ts";
 import { fallbackErrorCode, lookupErrorCode } from "./error_codes.ts";
 import { LIBRARY_ERROR } from "./library_error.ts";
@@ -69,7 +70,7 @@ export interface ResolvedError {
   details?: unknown;
   /** `true` when the value was not recognised (a generic 500 that should be logged). */
   unexpected: boolean;
-  /** Why an unexpected value is a 500, for the log (a catalog key missing). */
+  /** Why the value is a 500, for the log (a catalog key missing, a failed mapper). */
   reason?: string;
 }
 
@@ -161,8 +162,9 @@ function safeShape(
  * `SafeException`'s catalog key, with the catalog's status and message); else
  * `errorCodes`; else {@link DEFAULT_ERROR_CODES}; else
  * {@link fallbackErrorCode}. Anything unrecognised is a 500 whose message is
- * the generic title; so is a `SafeException` whose key is in no catalog
- * (`reason` says why, for the log).
+ * the generic title; so is a `SafeException` whose key is in no catalog, and
+ * any value when `errorCodeMapper` throws or returns a promise (`reason` says
+ * why, for the log).
  *
  * @example
  * ```ts
@@ -182,9 +184,25 @@ export function resolveError(
   const read = safeShape(exception, options);
   const shape = typeof read === "string" ? undefined : read;
   const statusCode = shape?.status ?? 500;
-  const defaultCode = shape?.code ?? options.errorCodes?.[statusCode] ??
-    lookupErrorCode(statusCode) ?? fallbackErrorCode(statusCode);
-  const mapped = options.errorCodeMapper?.(exception, { statusCode, defaultCode });
+  const defaultCode = shape?.code ?? statusCodeDefault(statusCode, options);
+  const { errorCodeMapper } = options;
+  let mapped: unknown;
+  if (errorCodeMapper !== undefined) {
+    const outcome = callAppFunction(
+      "option `errorCodeMapper`",
+      () => errorCodeMapper(exception, { statusCode, defaultCode }),
+    );
+    if (!outcome.ok) {
+      return {
+        statusCode: 500,
+        code: statusCodeDefault(500, options),
+        message: problemTitle(500),
+        unexpected: true,
+        reason: outcome.failure,
+      };
+    }
+    mapped = outcome.value;
+  }
   const resolved: ResolvedError = {
     statusCode,
     code: nonEmpty(mapped) ?? defaultCode,
@@ -194,4 +212,10 @@ export function resolveError(
   if (shape?.details !== undefined) resolved.details = shape.details;
   if (typeof read === "string") resolved.reason = read;
   return resolved;
+}
+
+/** The code of `statusCode` without a mapper: `errorCodes`, the default map, the fallback. */
+function statusCodeDefault(statusCode: number, options: ErrorResolutionOptions): string {
+  return options.errorCodes?.[statusCode] ?? lookupErrorCode(statusCode) ??
+    fallbackErrorCode(statusCode);
 }
