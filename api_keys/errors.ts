@@ -1,9 +1,16 @@
 /**
  * Typed errors of the API-key component. Each carries `code` and `httpStatus`
- * as plain properties so other entry points recognise them by shape.
+ * as plain properties and the library's error brand, so other entry points
+ * (the safe-response exception filter) recognise them without their classes.
  *
  * @module
  */
+
+/**
+ * Brand of this library's errors, on their prototypes. A registered symbol:
+ * every copy of the library and the safe-response filter see the same one.
+ */
+const LIBRARY_ERROR = Symbol.for("saferoute.api-kit.error");
 
 /**
  * Codes of verification and authorization failures.
@@ -201,4 +208,8 @@ export class ApiKeyValidationError extends Error {
     this.name = "ApiKeyValidationError";
     this.field = field;
   }
+}
+
+for (const type of [ApiKeyError, ApiKeyOperationError, ApiKeyStorageError, ApiKeyValidationError]) {
+  Object.defineProperty(type.prototype, LIBRARY_ERROR, { value: true });
 }

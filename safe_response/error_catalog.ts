@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { LIBRARY_ERROR } from "./library_error.ts";
 
 /**
  * One catalog entry.
@@ -80,6 +81,8 @@ export class SafeException<K extends string = string> extends Error {
     if (catalog !== undefined) this.catalog = catalog;
   }
 }
+
+Object.defineProperty(SafeException.prototype, LIBRARY_ERROR, { value: true });
 
 /**
  * Whether `value` is a {@link SafeException} (by its brand, so copies of the

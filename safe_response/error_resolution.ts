@@ -1,14 +1,18 @@
 /**
  * Turns anything thrown into a status, a code, a safe message and optional
- * details. Errors are recognised by shape, never by class: an HTTP exception
- * (`getStatus()` and `getResponse()`, as Nest's `HttpException`), or a coded
- * error (an own string `code` plus a numeric `httpStatus` or `status`, as the
- * API-key errors).
+ * details. Errors are recognised without their classes: an HTTP exception
+ * (`getStatus()` and `getResponse()`, as Nest's `HttpException`), or an error
+ * of this library (the brand `Symbol.for("saferoute.api-kit.error")`, an own
+ * string `code` and a numeric `httpStatus` or `status`, as the API-key
+ * errors). Anything else, `{ code, status }` objects of other libraries
+ * included, is a generic 500.
  *
  * @module
  */
+import { callAppFunction } from "./app_functions.ts";
 import { catalogErrorShape, type ErrorCatalog, isSafeException } from "./error_catalog.ts";
 import { fallbackErrorCode, lookupErrorCode } from "./error_codes.ts";
+import { LIBRARY_ERROR } from "./library_error.ts";
 import { problemTitle } from "./problem_titles.ts";
 
 /**
@@ -66,7 +70,7 @@ export interface ResolvedError {
   details?: unknown;
   /** `true` when the value was not recognised (a generic 500 that should be logged). */
   unexpected: boolean;
-  /** Why an unexpected value is a 500, for the log (a catalog key missing). */
+  /** Why the value is a 500, for the log (a catalog key missing, a failed mapper). */
   reason?: string;
 }
 
@@ -104,7 +108,7 @@ function ownCode(value: Bag): string | undefined {
 }
 
 function httpExceptionShape(exception: Bag, status: number): Shape {
-  const body = typeof exception.getResponse === "function" ? exception.getResponse() : undefined;
+  const body = (exception.getResponse as () => unknown)();
   if (!isObject(body)) {
     return {
       status,
@@ -125,10 +129,11 @@ function httpExceptionShape(exception: Bag, status: number): Shape {
 
 function readShape(exception: unknown): Shape | undefined {
   if (!isObject(exception)) return undefined;
-  if (typeof exception.getStatus === "function") {
+  if (typeof exception.getStatus === "function" && typeof exception.getResponse === "function") {
     const status = exception.getStatus();
     return isStatus(status, 400) ? httpExceptionShape(exception, status) : undefined;
   }
+  if ((exception as Record<symbol, unknown>)[LIBRARY_ERROR] !== true) return undefined;
   const code = ownCode(exception);
   const status = exception.httpStatus ?? exception.status;
   if (code === undefined || !isStatus(status, 400)) return undefined;
@@ -157,17 +162,18 @@ function safeShape(
  * `SafeException`'s catalog key, with the catalog's status and message); else
  * `errorCodes`; else {@link DEFAULT_ERROR_CODES}; else
  * {@link fallbackErrorCode}. Anything unrecognised is a 500 whose message is
- * the generic title; so is a `SafeException` whose key is in no catalog
- * (`reason` says why, for the log).
+ * the generic title; so is a `SafeException` whose key is in no catalog, and
+ * any value when `errorCodeMapper` throws or returns a promise (`reason` says
+ * why, for the log).
  *
  * @example
  * ```ts
+ * import { ApiKeyError } from "@saferoute/api-kit/api-keys";
  * import { resolveError } from "@saferoute/api-kit/safe-response";
- * const error = Object.assign(new Error("API key lacks the required scope"), {
- *   code: "api_key_scope_insufficient",
- *   httpStatus: 403,
- * });
- * resolveError(error).code; // "api_key_scope_insufficient"
+ * resolveError(new ApiKeyError("api_key_scope_insufficient")).statusCode; // 403
+ * // A coded error of another library is not trusted with the client:
+ * const foreign = Object.assign(new Error("row 42 of table secrets"), { code: "P2025", status: 404 });
+ * resolveError(foreign).statusCode; // 500
  * resolveError("boom").statusCode; // 500
  * ```
  */
@@ -178,9 +184,25 @@ export function resolveError(
   const read = safeShape(exception, options);
   const shape = typeof read === "string" ? undefined : read;
   const statusCode = shape?.status ?? 500;
-  const defaultCode = shape?.code ?? options.errorCodes?.[statusCode] ??
-    lookupErrorCode(statusCode) ?? fallbackErrorCode(statusCode);
-  const mapped = options.errorCodeMapper?.(exception, { statusCode, defaultCode });
+  const defaultCode = shape?.code ?? statusCodeDefault(statusCode, options);
+  const { errorCodeMapper } = options;
+  let mapped: unknown;
+  if (errorCodeMapper !== undefined) {
+    const outcome = callAppFunction(
+      "option `errorCodeMapper`",
+      () => errorCodeMapper(exception, { statusCode, defaultCode }),
+    );
+    if (!outcome.ok) {
+      return {
+        statusCode: 500,
+        code: statusCodeDefault(500, options),
+        message: problemTitle(500),
+        unexpected: true,
+        reason: outcome.failure,
+      };
+    }
+    mapped = outcome.value;
+  }
   const resolved: ResolvedError = {
     statusCode,
     code: nonEmpty(mapped) ?? defaultCode,
@@ -190,4 +212,10 @@ export function resolveError(
   if (shape?.details !== undefined) resolved.details = shape.details;
   if (typeof read === "string") resolved.reason = read;
   return resolved;
+}
+
+/** The code of `statusCode` without a mapper: `errorCodes`, the default map, the fallback. */
+function statusCodeDefault(statusCode: number, options: ErrorResolutionOptions): string {
+  return options.errorCodes?.[statusCode] ?? lookupErrorCode(statusCode) ??
+    fallbackErrorCode(statusCode);
 }

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { callAppFunction } from "./app_functions.ts";
 
 /**
  * Options passed to {@link I18nAdapter.translate}.
@@ -59,7 +60,9 @@ type Bag = Record<string, unknown>;
 /**
  * Built-in adapter over an i18n service. The language is the one an i18n
  * middleware stored on the request (`i18nLang`, as nestjs-i18n does, on the
- * request or its raw Node request); a non-string translation yields the key.
+ * request or its raw Node request); a non-string translation yields the key;
+ * a service that throws or returns a promise (it must be synchronous) makes
+ * `translate` throw, its rejection handled.
  *
  * @example
  * ```ts
@@ -83,8 +86,12 @@ export class I18nServiceAdapter implements I18nAdapter {
     const passed: I18nTranslateOptions = {};
     if (options?.lang !== undefined) passed.lang = options.lang;
     if (options?.args !== undefined) passed.args = options.args;
-    const translated = this.#service.translate(key, passed);
-    return typeof translated === "string" ? translated : key;
+    const translated = callAppFunction(
+      "the i18n service's translate",
+      () => this.#service.translate(key, passed),
+    );
+    if (!translated.ok) throw new Error(translated.failure);
+    return typeof translated.value === "string" ? translated.value : key;
   }
 
   /** The `i18nLang` an i18n middleware set on the request, if any. */

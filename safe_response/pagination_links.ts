@@ -1,12 +1,14 @@
 /**
  * Relative navigation links of paginated responses. Links are built from the
- * request target only (path and query, never the `Host` header), keep the
- * other query parameters, and replace `page`/`limit` (offset) or
- * `cursor`/`limit` (cursor).
+ * request target's path and query only (never the `Host` header, nor the
+ * authority of an absolute-form target), keep the other query parameters, and
+ * replace `page`/`limit` (offset) or `cursor`/`limit` (cursor). No target
+ * makes them throw.
  *
  * @module
  */
 import type { PaginationLinks } from "../client/types.ts";
+import { originForm } from "./request_target.ts";
 
 /**
  * Query parameter that carries the cursor in cursor-pagination links.
@@ -20,7 +22,9 @@ import type { PaginationLinks } from "../client/types.ts";
 export const CURSOR_QUERY_PARAM = "cursor";
 
 function linkBuilder(requestTarget: string): (set: Record<string, string | null>) => string {
-  const url = new URL(requestTarget, "http://localhost");
+  const target = originForm(requestTarget);
+  // Parsed after a fixed origin: no target can make parsing fail or change the origin.
+  const url = new URL(`http://localhost${target.startsWith("/") ? "" : "/"}${target}`);
   // "//x" would be a protocol-relative reference: keep links on this origin.
   const path = url.pathname.replace(/^\/{2,}/, "/");
   return (set) => {

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { originForm } from "../request_target.ts";
 
 /** A request of either adapter. */
 export interface RequestLike {
@@ -28,9 +29,9 @@ export function rawRequest(request: RequestLike): RequestLike {
   return request.raw ?? request;
 }
 
-/** Path and query of the request (never its `Host`). */
+/** Path and query of the request (never its `Host`, nor an absolute-form target's authority). */
 export function requestTarget(request: RequestLike): string {
-  return request.originalUrl ?? request.url ?? "/";
+  return originForm(request.originalUrl ?? request.url ?? "/");
 }
 
 /** A parsed query parameter (string, array of strings, or whatever the parser made). */

@@ -72,12 +72,13 @@ export interface RoutePlan {
   readonly warned: Set<string>;
 }
 
-/** Reads the plan of `handler` on `controller`. */
+/** Reads the plan of `handler` on `controller`; `successCodeOf` is the mapper's code of a status. */
 export function readRoutePlan(
   reflector: Reflector,
   controller: RouteController,
   handler: RouteHandler,
   settings: SafeResponseSettings,
+  successCodeOf: (statusCode: number) => string | undefined,
   versioning?: VersioningOptions,
 ): RoutePlan {
   const targets = [handler, controller];
@@ -93,7 +94,7 @@ export function readRoutePlan(
     route: `${controller.name}.${handler.name}`,
     raw: get<boolean>(RAW_RESPONSE_METADATA) === true,
     statusCode,
-    successCode: fixed ?? settings.successCodeMapper?.(statusCode),
+    successCode: fixed ?? successCodeOf(statusCode),
     fixedCode: fixed !== undefined,
     message: get<string>(RESPONSE_MESSAGE_METADATA),
     pagination: get<PaginationSetting>(PAGINATION_METADATA),

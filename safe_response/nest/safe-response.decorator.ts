@@ -3,13 +3,14 @@
  *
  * @module
  */
-import { applyDecorators, HttpCode, SetMetadata } from "@nestjs/common";
+import { applyDecorators, SetMetadata } from "@nestjs/common";
 import { ApiResponse } from "@nestjs/swagger";
 import { reasonPhrase } from "../http_status.ts";
 import { httpStatus } from "./http-status.ts";
 import { ApiSafeComponents } from "./openapi/components.ts";
 import { schemaRef } from "./openapi/schemas.ts";
-import { RAW_RESPONSE_METADATA } from "./safe-response.constants.ts";
+import { routeHandlersOf } from "./route-handlers.ts";
+import { NEST_HTTP_CODE_METADATA, RAW_RESPONSE_METADATA } from "./safe-response.constants.ts";
 
 /**
  * Options of `SafeResponse`.
@@ -23,15 +24,25 @@ import { RAW_RESPONSE_METADATA } from "./safe-response.constants.ts";
 export interface SafeResponseOptions {
   /** Response description (OpenAPI). */
   description?: string;
-  /** Success status, applied with `@HttpCode` (documented as 200 when not given). */
+  /**
+   * Success status, sent (`@HttpCode`) and documented. Default: the route's
+   * own `@HttpCode`, else 200 (also for a `POST`).
+   */
   statusCode?: number;
+}
+
+/** The `@HttpCode` status of `handler`, if it has one. */
+function httpCodeOf(handler: object): number | undefined {
+  return Reflect.getMetadata(NEST_HTTP_CODE_METADATA, handler);
 }
 
 /**
  * Wraps the route's result in the success envelope, also under a class-level
- * `RawResponse()`; `statusCode` sets the status (`@HttpCode`). Documents the
- * basic success envelope (schema `SafeSuccessResponse`, `data` of any type) at
- * `statusCode`, or 200 when not given (give `statusCode: 201` on a `POST`).
+ * `RawResponse()`, and documents the basic success envelope (schema
+ * `SafeSuccessResponse`, `data` of any type). The status, sent and
+ * documented, is `statusCode`, else the route's own `@HttpCode`, else 200,
+ * also for a `POST` (Nest would send 201). On a controller it applies to
+ * every route the class declares; a route's own `@HttpCode` wins there.
  *
  * @example
  * ```ts
@@ -51,16 +62,30 @@ export interface SafeResponseOptions {
 export function SafeResponse(
   options: SafeResponseOptions = {},
 ): MethodDecorator & ClassDecorator {
-  const status = httpStatus(options.statusCode ?? 200, "SafeResponse");
-  const decorators: Array<MethodDecorator | ClassDecorator> = [
-    SetMetadata(RAW_RESPONSE_METADATA, false),
-    ApiSafeComponents(),
-    ApiResponse({
-      status,
-      description: options.description ?? reasonPhrase(status) ?? "Success",
-      content: { "application/json": { schema: schemaRef("SafeSuccessResponse") } },
-    }),
-  ];
-  if (options.statusCode !== undefined) decorators.push(HttpCode(status));
-  return applyDecorators(...decorators);
+  const given = options.statusCode === undefined
+    ? undefined
+    : httpStatus(options.statusCode, "SafeResponse");
+  const decorators = (status: number) =>
+    applyDecorators(
+      SetMetadata(RAW_RESPONSE_METADATA, false),
+      ApiSafeComponents(),
+      ApiResponse({
+        status,
+        description: options.description ?? reasonPhrase(status) ?? "Success",
+        content: { "application/json": { schema: schemaRef("SafeSuccessResponse") } },
+      }),
+    );
+  return (target: object, key?: string | symbol, descriptor?: PropertyDescriptor) => {
+    if (descriptor !== undefined) {
+      const status = given ?? httpCodeOf(descriptor.value) ?? 200;
+      Reflect.defineMetadata(NEST_HTTP_CODE_METADATA, status, descriptor.value);
+      decorators(status)(target, key!, descriptor);
+      return;
+    }
+    const status = given ?? 200;
+    for (const handler of routeHandlersOf(target)) {
+      Reflect.defineMetadata(NEST_HTTP_CODE_METADATA, httpCodeOf(handler) ?? status, handler);
+    }
+    (decorators(status) as ClassDecorator)(target as CallableFunction);
+  };
 }

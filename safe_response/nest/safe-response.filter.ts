@@ -14,6 +14,7 @@ import {
 import { HttpAdapterHost } from "@nestjs/core";
 import { type Observable, throwError } from "rxjs";
 import type { ErrorMeta } from "../../client/types.ts";
+import { describeThrown } from "../app_functions.ts";
 import { buildErrorBody } from "../envelope.ts";
 import { type ResolvedError, resolveError } from "../error_resolution.ts";
 import {
@@ -27,22 +28,12 @@ import { pathOf, type RequestLike, requestTarget, type ResponseLike } from "./ht
 import { assignRequestId } from "./request-id.ts";
 import { SafeResponseRuntime } from "./safe-response.runtime.ts";
 
-function describeThrown(exception: unknown): [string, string | undefined] {
-  try {
-    if (exception instanceof Error) {
-      return [`${exception.name}: ${exception.message}`, exception.stack];
-    }
-    return [`Non-error thrown: ${String(exception)}`, undefined];
-  } catch {
-    return ["Non-error thrown (not printable)", undefined];
-  }
-}
-
 /**
  * Catches everything thrown in HTTP requests (installed globally by
  * `SafeResponseModule`). Unrecognised throws become a 500 with the generic
- * title, logged once; nothing of the original (message, stack, class name)
- * reaches the client. In non-HTTP contexts the exception is passed on
+ * title, logged once (API keys redacted); nothing of the original (message,
+ * stack, class name) reaches the client; neither does a failure of an
+ * application function while the body is built (a generic 500). In non-HTTP contexts the exception is passed on
  * unchanged (as an error Observable).
  *
  * @example
@@ -70,11 +61,11 @@ export class SafeResponseFilter implements ExceptionFilter {
     const request = http.getRequest<RequestLike>();
     const response = http.getResponse<ResponseLike>();
     const adapter = this.adapterHost.httpAdapter;
-    const { settings, logger } = this.runtime;
+    const { settings } = this.runtime;
     const resolved = resolveError(exception, settings);
     if (resolved.unexpected) {
       const [line, stack] = describeThrown(exception);
-      logger.error(resolved.reason ?? line, stack);
+      this.runtime.logError(resolved.reason ?? line, stack);
     }
     if (adapter.isHeadersSent(response)) {
       adapter.end(response);
@@ -84,7 +75,7 @@ export class SafeResponseFilter implements ExceptionFilter {
     try {
       body = this.#body(resolved, host, request, response);
     } catch (failure) {
-      logger.error(...describeThrown(failure));
+      this.runtime.logError(...describeThrown(failure));
       body = buildErrorBody({
         statusCode: 500,
         code: "INTERNAL_SERVER_ERROR",

@@ -96,9 +96,10 @@ export class SafeResponseInterceptor implements NestInterceptor {
   ): unknown {
     if (isPassthrough(result)) return result;
     const { settings } = this.runtime;
-    const transformed = settings.transformResponse === undefined
+    const { transformResponse } = settings;
+    const transformed = transformResponse === undefined
       ? result
-      : settings.transformResponse(result);
+      : this.runtime.required("option `transformResponse`", () => transformResponse(result));
     let meta: ResponseMeta | undefined;
     let data = transformed;
     let source: Bag | undefined; // where `sort` and `filters` are read
@@ -165,7 +166,7 @@ export class SafeResponseInterceptor implements NestInterceptor {
       statusCode,
       code: plan.fixedCode || statusCode === plan.statusCode
         ? plan.successCode
-        : settings.successCodeMapper?.(statusCode),
+        : this.runtime.successCode(statusCode),
       requestId: settings.requestId === undefined
         ? undefined
         : assignRequestId(request, response, settings.requestId),

@@ -1,7 +1,14 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { HttpException } from "@nestjs/common";
-import { ApiKeyStorageError, InMemoryApiKeyStorage } from "../../api_keys/mod.ts";
+import {
+  ApiKeyError,
+  ApiKeyStorageError,
+  generateKey,
+  InMemoryApiKeyStorage,
+} from "../../api_keys/mod.ts";
+import { SafeException } from "../../safe_response/mod.ts";
+import { CapturingLogger } from "../safe_response/nest/helpers.ts";
 import { PEPPER_1 } from "./harness.ts";
 import { bootApp, errorBodyProblems, PLATFORMS, type RunningApp } from "./nest_app.ts";
 
@@ -53,6 +60,19 @@ const THROWN: [string, () => unknown, boolean][] = [
   ["circular object", () => ({ ...circular(), secret: SECRET }), true],
   ["Error with a 1 MB message", () => new Error(HUGE + SECRET), true],
   ["coded 5xx object", () => ({ status: 500, code: "E_DB", message: SECRET }), true],
+  [
+    "coded 4xx object (not this library's)",
+    () => ({ status: 404, code: "E", message: SECRET }),
+    true,
+  ],
+  [
+    "coded 4xx Error (not this library's)",
+    () => Object.assign(new DatabaseConnectionError(SECRET), { code: "P2025", httpStatus: 404 }),
+    true,
+  ],
+  ["getStatus without getResponse", () => ({ getStatus: () => 400, message: SECRET }), true],
+  ["ApiKeyError (branded)", () => new ApiKeyError("api_key_revoked"), false],
+  ["SafeException without a catalog entry", () => new SafeException("NO_SUCH_KEY"), true],
   ["getStatus that throws", () => ({
     getStatus() {
       throw new Error(SECRET);
@@ -136,4 +156,45 @@ for (const platform of PLATFORMS) {
       });
     });
   }
+}
+
+for (const platform of PLATFORMS) {
+  describe(`error log lines of the safe-response module redact API keys (${platform})`, () => {
+    const { raw } = generateKey({ environment: "live" });
+    const logger = new CapturingLogger();
+    let running: RunningApp;
+    before(async () => {
+      running = await bootApp(platform, {
+        apiKeys: { peppers: { 1: PEPPER_1 }, storage: new InMemoryApiKeyStorage() },
+        safeResponse: {
+          version: () => {
+            throw new Error(`no version for ${raw}`);
+          },
+        },
+        logger,
+        thrown: [
+          () => new Error(`lookup failed for ${raw}`),
+          () => `a string with ${raw}`,
+          () => ({ status: 404, code: "E", message: `an object with ${raw}` }),
+        ],
+      });
+    });
+    after(() => running.close());
+
+    it("the thrown value's message and stack, and option failures, are logged redacted", async () => {
+      for (const index of [0, 1, 2]) {
+        const response = await fetch(`${running.url}/throw/${index}`);
+        assert.equal(response.status, 500);
+        assert.ok(!(await response.text()).includes(raw));
+      }
+      const errors = logger.entries.filter((entry) => entry.level === "error");
+      assert.ok(errors.length >= 4, JSON.stringify(errors));
+      for (const entry of errors) {
+        assert.ok(!entry.message.includes(raw), `not redacted: ${entry.message.slice(0, 200)}`);
+      }
+      assert.equal(logger.find("error", "lookup failed for [REDACTED_API_KEY]").length, 1);
+      assert.equal(logger.find("error", "a string with [REDACTED_API_KEY]").length, 1);
+      assert.ok(logger.find("error", "no version for [REDACTED_API_KEY]").length >= 1);
+    });
+  });
 }

@@ -5,6 +5,7 @@ import { InMemoryApiKeyStorage } from "../../api_keys/mod.ts";
 import { cursorPaginationLinks, offsetPaginationLinks } from "../../safe_response/mod.ts";
 import { PEPPER_1 } from "./harness.ts";
 import { RUNS, SEED } from "./hostile_inputs.ts";
+import { CapturingLogger } from "../safe_response/nest/helpers.ts";
 import { bootApp, getRequest, PLATFORMS, rawRequest, type RunningApp } from "./nest_app.ts";
 
 /** RFC 3986 characters of a relative reference's path and query; `%` only as `%XX`. */
@@ -34,6 +35,18 @@ function otherParams(target: string, skip: string[]): string[] {
   const params = new URL(target, "http://base.invalid").searchParams;
   return [...params].filter(([name]) => !skip.includes(name)).map((p) => p.join("=")).sort();
 }
+
+/** Targets that `new URL(target, base)` refuses: absolute-form with a bad authority, and others. */
+const UNPARSEABLE_TARGETS = [
+  "http://:99999/items?page=2",
+  "http://[::1/items?page=2",
+  "https://a b/items",
+  "//:99999/items?page=2",
+  "http://:99999",
+  "http://:99999?page=2",
+  "a:b?page=2",
+  "*",
+];
 
 const hostileValue = fc.oneof(
   fc.constantFrom(
@@ -91,7 +104,15 @@ describe("pagination links from hostile request targets (unit)", () => {
         "//evil.example/x?page=2",
         "/\\evil.example?x=1",
         "http://evil.example/a?b=c",
+        ...UNPARSEABLE_TARGETS,
       ),
+      // Absolute-form and `//` targets with arbitrary authorities (ports, hosts).
+      fc.tuple(
+        fc.constantFrom("http://", "https://", "//", "///", "x+y.z://"),
+        // (a `//` target's "authority" is path: characters a link may carry as they are)
+        fc.string({ unit: fc.constantFrom(..."9aZ:@.-_~") }),
+        hostileTarget("/items"),
+      ).map((parts) => parts.join("")),
     );
     fc.assert(
       fc.property(
@@ -129,12 +150,43 @@ describe("pagination links from hostile request targets (unit)", () => {
 for (const platform of PLATFORMS) {
   describe(`pagination links over real HTTP (${platform})`, () => {
     let running: RunningApp;
+    const logger = new CapturingLogger();
     before(async () => {
       running = await bootApp(platform, {
         apiKeys: { peppers: { 1: PEPPER_1 }, storage: new InMemoryApiKeyStorage() },
+        logger,
       });
     });
     after(() => running.close());
+
+    it("an absolute-form target (even one `new URL` refuses) never gives a 5xx or an error log", async () => {
+      const targets = [
+        ["http://:99999/items?page=2&q=x", "/items"],
+        ["http://evil.example/items?page=2&q=x", "/items"],
+        ["http://127.0.0.1/items?page=2&q=x", "/items"],
+        ["https://[::1]:99999/items?page=2&q=x", "/items"],
+        ["http://:99999/feed?cursor=c&q=x", "/feed"],
+        ["HTTP://:0/feed?q=x", "/feed"],
+      ];
+      for (const [target, path] of targets) {
+        const response = await rawRequest(running.port, getRequest(target));
+        assert.ok(response !== null && response.status !== 0, `no answer to ${target}`);
+        if (platform === "fastify") {
+          // Fastify refuses absolute-form targets itself; the point is: no 5xx.
+          assert.ok(response.status < 500, `${response.status} for ${target}`);
+          continue;
+        }
+        assert.equal(response.status, 200, `${target}: ${response.body}`);
+        const body = JSON.parse(response.body);
+        assert.equal(body.path, path, "path has no scheme or authority");
+        const links = body.meta.pagination.links as Record<string, string | null>;
+        for (const link of Object.values(links)) {
+          assert.deepEqual(linkProblems(link, path, ["limit"]), [], target);
+        }
+        assert.equal(new URL(links.self!, "http://b.invalid").searchParams.get("q"), "x");
+      }
+      assert.deepEqual(logger.entries.filter((entry) => entry.level === "error"), []);
+    });
 
     for (
       const [path, owned] of [["/items", ["page", "limit"]], ["/feed", [

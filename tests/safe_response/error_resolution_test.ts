@@ -1,6 +1,12 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { resolveError, VALIDATION_ERROR_MESSAGE } from "../../safe_response/mod.ts";
+import {
+  ApiKeyError,
+  ApiKeyOperationError,
+  ApiKeyStorageError,
+  ApiKeyValidationError,
+} from "../../api_keys/mod.ts";
+import { resolveError, SafeException, VALIDATION_ERROR_MESSAGE } from "../../safe_response/mod.ts";
 
 /** A minimal object shaped like Nest's HttpException. */
 function httpException(response: unknown, status: number) {
@@ -47,28 +53,65 @@ describe("resolveError", () => {
     );
   });
 
-  it("reads coded errors by shape and hides their 5xx messages", () => {
-    const scope = Object.assign(new Error("API key lacks the required scope"), {
-      code: "api_key_scope_insufficient",
-      httpStatus: 403,
-    });
+  it("reads this library's coded errors (branded) and hides their 5xx messages", () => {
+    const scope = new ApiKeyError("api_key_scope_insufficient");
     assert.equal(resolveError(scope).code, "api_key_scope_insufficient");
     assert.equal(resolveError(scope).statusCode, 403);
-    const storage = Object.assign(new Error("pg: connection refused at 10.0.0.3"), {
-      code: "api_key_storage_unavailable",
-      httpStatus: 503,
-    });
-    assert.deepEqual(resolveError(storage), {
-      statusCode: 503,
-      code: "api_key_storage_unavailable",
-      message: "Service Unavailable",
-      unexpected: false,
-    });
-    const statusShaped = Object.assign(new Error("not found"), {
+    assert.equal(resolveError(scope).message, "API key lacks the required scope");
+    assert.deepEqual(
+      resolveError(new ApiKeyStorageError("findByPrefix", new Error("pg: 10.0.0.3"))),
+      {
+        statusCode: 503,
+        code: "api_key_storage_unavailable",
+        message: "Service Unavailable",
+        unexpected: false,
+      },
+    );
+    const notFound = resolveError(new ApiKeyOperationError("api_key_record_not_found"));
+    assert.deepEqual([notFound.statusCode, notFound.code], [404, "api_key_record_not_found"]);
+    const invalid = resolveError(new ApiKeyValidationError("name", "must be a non-empty string"));
+    assert.deepEqual([invalid.statusCode, invalid.message], [
+      400,
+      "Invalid name: must be a non-empty string",
+    ]);
+    // Another copy of the library: recognised by the registered symbol, not the class.
+    const copy = Object.assign(new Error("not found"), {
+      [Symbol.for("saferoute.api-kit.error")]: true,
       code: "api_key_record_not_found",
       status: 404,
     });
-    assert.equal(resolveError(statusShaped).statusCode, 404);
+    assert.equal(resolveError(copy).statusCode, 404);
+    assert.equal(resolveError(copy).message, "not found");
+    const brand = Symbol.for("saferoute.api-kit.error");
+    for (
+      const error of [
+        scope,
+        new ApiKeyStorageError("x"),
+        new ApiKeyOperationError("api_key_not_rotatable"),
+        new ApiKeyValidationError("name", "bad"),
+        new SafeException("KEY"),
+      ]
+    ) {
+      assert.equal((error as unknown as Record<symbol, unknown>)[brand], true, error.name);
+    }
+  });
+
+  it("gives a generic 500 for a { code, status } value that is not this library's error", () => {
+    const shapes: unknown[] = [
+      { code: "E_NOT_FOUND", status: 404, message: "row 42 of tenant_secrets" },
+      Object.assign(new Error("upstream said: token abc"), { code: "E_UP", httpStatus: 403 }),
+      Object.assign(new Error("P2025: record missing"), { code: "P2025", status: 404 }),
+      { [Symbol.for("saferoute.api-kit.error")]: "yes", code: "X", status: 400, message: "m" },
+      { getStatus: () => 404, message: "getStatus without getResponse" },
+    ];
+    for (const thrown of shapes) {
+      assert.deepEqual(resolveError(thrown), {
+        statusCode: 500,
+        code: "INTERNAL_SERVER_ERROR",
+        message: "Internal Server Error",
+        unexpected: true,
+      });
+    }
   });
 
   it("treats anything else as an unexpected 500 with the generic title", () => {

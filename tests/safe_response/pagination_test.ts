@@ -88,8 +88,9 @@ describe("pagination links", () => {
 
   it("never point at another origin", () => {
     const cases: Array<[string, string]> = [
-      ["//evil.example/x?page=1", "/x?page=1&limit=10"],
+      ["//evil.example/x?page=1", "/evil.example/x?page=1&limit=10"],
       ["http://evil.example/x?page=1", "/x?page=1&limit=10"],
+      ["http://:99999/x?page=1", "/x?page=1&limit=10"],
       ["/.//evil.example/x", "/evil.example/x?page=1&limit=10"],
     ];
     for (const [target, expected] of cases) {

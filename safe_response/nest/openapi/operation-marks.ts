@@ -5,7 +5,7 @@
  * @module
  */
 import { DECORATORS } from "@nestjs/swagger";
-import { NEST_METHOD_METADATA } from "../safe-response.constants.ts";
+import { routeHandlersOf } from "../route-handlers.ts";
 
 /**
  * Vendor extension set to `true` on operations of `SkipGlobalErrors` routes;
@@ -47,12 +47,6 @@ export function ApiDeprecatedOperation(): MethodDecorator & ClassDecorator {
       markDeprecated(descriptor.value);
       return;
     }
-    const prototype = (target as { prototype: Record<string, unknown> }).prototype;
-    for (const name of Object.getOwnPropertyNames(prototype)) {
-      const handler = Object.getOwnPropertyDescriptor(prototype, name)?.value;
-      if (typeof handler === "function" && Reflect.hasMetadata(NEST_METHOD_METADATA, handler)) {
-        markDeprecated(handler);
-      }
-    }
+    for (const handler of routeHandlersOf(target)) markDeprecated(handler);
   };
 }

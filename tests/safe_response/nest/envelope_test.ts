@@ -20,6 +20,7 @@ import {
   ValidationPipe,
 } from "@nestjs/common";
 import { IsInt, IsString } from "class-validator";
+import { ApiKeyError, ApiKeyStorageError } from "../../../api_keys/mod.ts";
 import {
   Paginated,
   RawResponse,
@@ -37,11 +38,9 @@ const SECRET = "db-password-hunter2";
 class DenyGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     const mode = context.switchToHttp().getRequest().headers["x-deny"];
-    if (mode === "coded") {
-      throw Object.assign(new Error("API key lacks the required scope"), {
-        code: "api_key_scope_insufficient",
-        httpStatus: 403,
-      });
+    if (mode === "coded") throw new ApiKeyError("api_key_scope_insufficient");
+    if (mode === "unbranded") {
+      throw Object.assign(new Error(`denied by ${SECRET}`), { code: "E_DENIED", httpStatus: 403 });
     }
     if (mode === "http") {
       throw new HttpException(
@@ -54,10 +53,7 @@ class DenyGuard implements CanActivate {
       );
     }
     if (mode === "storage") {
-      throw Object.assign(new Error(`storage down: ${SECRET}`), {
-        code: "api_key_storage_unavailable",
-        httpStatus: 503,
-      });
+      throw new ApiKeyStorageError("findByPrefix", new Error(`storage down: ${SECRET}`));
     }
     return true;
   }
@@ -362,7 +358,7 @@ for (const adapter of ADAPTERS) {
       }
     });
 
-    it("recognises API-key errors by shape, thrown by a guard, and hides 5xx messages", async () => {
+    it("recognises API-key errors by brand, thrown by a guard, and hides 5xx messages", async () => {
       const { url, close } = await boot(DefaultsModule, adapter);
       try {
         for (const mode of ["coded", "http"]) {
@@ -378,6 +374,12 @@ for (const adapter of ADAPTERS) {
         assert.deepEqual(storage.body.error, {
           code: "api_key_storage_unavailable",
           message: "Service Unavailable",
+        });
+        const unbranded = await getJson(url, "/e/plain", { headers: { "x-deny": "unbranded" } });
+        assert.equal(unbranded.status, 500, "a { code, httpStatus } error of another library");
+        assert.deepEqual(unbranded.body.error, {
+          code: "INTERNAL_SERVER_ERROR",
+          message: "Internal Server Error",
         });
       } finally {
         await close();
@@ -530,6 +532,109 @@ describe("HttpCode interplay", () => {
       assert.equal(body.statusCode, 200);
     } finally {
       await close();
+    }
+  });
+});
+
+describe("SafeResponse status: the documented default (200) is what a POST answers", () => {
+  @Controller("sr")
+  class StatusController {
+    @Post("default")
+    @SafeResponse()
+    byDefault() {
+      return { id: "d1" };
+    }
+
+    @Post("http-code-below")
+    @SafeResponse()
+    @HttpCode(203)
+    below() {
+      return { id: "b1" };
+    }
+
+    @Post("http-code-above")
+    @HttpCode(203)
+    @SafeResponse()
+    above() {
+      return { id: "a1" };
+    }
+
+    @Post("plain")
+    plain() {
+      return { id: "p1" };
+    }
+  }
+
+  @SafeResponse()
+  @Controller("sr-class")
+  class SafeClassController {
+    @Post()
+    create() {
+      return { id: "c1" };
+    }
+
+    @Post("coded")
+    @HttpCode(202)
+    coded() {
+      return { id: "c2" };
+    }
+  }
+
+  @Module({
+    imports: [SafeResponseModule.register()],
+    controllers: [StatusController, SafeClassController],
+  })
+  class StatusModule {}
+
+  for (const adapter of ADAPTERS) {
+    it(`${adapter}: @Post() @SafeResponse() answers 200; @HttpCode and statusCode win`, async () => {
+      const { url, close } = await boot(StatusModule, adapter);
+      try {
+        for (
+          const [path, status] of [
+            ["/sr/default", 200],
+            ["/sr/http-code-below", 203],
+            ["/sr/http-code-above", 203],
+            ["/sr/plain", 201], // not decorated: Nest's default for POST
+            ["/sr-class", 200],
+            ["/sr-class/coded", 202],
+          ] as const
+        ) {
+          const response = await getJson(url, path, { method: "POST" });
+          assert.equal(response.status, status, path);
+          assert.equal(response.body.statusCode, status, path);
+        }
+      } finally {
+        await close();
+      }
+    });
+  }
+
+  it("a class-level SafeResponse({ statusCode }) sets the status of its routes (Express, Fastify)", async () => {
+    @SafeResponse({ statusCode: 202 })
+    @Controller("sr-accepted")
+    class AcceptedController {
+      @Post()
+      accept() {
+        return { queued: true };
+      }
+
+      @Post("now")
+      @HttpCode(200)
+      now() {
+        return { done: true };
+      }
+    }
+    @Module({ imports: [SafeResponseModule.register()], controllers: [AcceptedController] })
+    class AcceptedModule {}
+    for (const adapter of ADAPTERS) {
+      const { url, close } = await boot(AcceptedModule, adapter);
+      try {
+        assert.equal((await getJson(url, "/sr-accepted", { method: "POST" })).status, 202);
+        assert.equal((await getJson(url, "/sr-accepted/now", { method: "POST" })).status, 200);
+      } finally {
+        await close();
+      }
     }
   });
 });
