@@ -162,3 +162,47 @@ export const oversizedAddress: fc.Arbitrary<string> = fc.oneof(
   ).map(([unit, count]) => unit.repeat(count) + "1"),
   fc.constantFrom(...HUGE_ADDRESSES),
 );
+
+/** Pieces of client-written forwarding headers that try to swallow what a proxy appends. */
+const smugglingPiece: fc.Arbitrary<string> = fc.oneof(
+  fc.constantFrom(
+    '"',
+    "\\",
+    '\\"',
+    "\\\\",
+    ",",
+    ", ",
+    ";",
+    "=",
+    " ",
+    "\t",
+    "for=",
+    "For=",
+    "x=",
+    'for="',
+    'x="',
+    '"\\',
+    "[",
+    "]",
+    ":",
+    "for=198.51.100.7",
+    'for="[2001:db8::7]:4711"',
+    "for=unknown",
+    "for=_hidden",
+    "\u0000",
+    "\u0001",
+    "\u007f",
+    "\u00ff",
+    "\u0100",
+  ),
+  fc.string({ unit: fc.constantFrom(...'for=";,\\ [].:_0123456789abcdef'), maxLength: 12 }),
+);
+
+/**
+ * A client-written `Forwarded` or `X-Forwarded-For` value: unterminated
+ * quotes, trailing backslashes inside quotes, stray quotes, escapes, commas,
+ * semicolons and control characters, in any order.
+ */
+export const forwardingSmuggling: fc.Arbitrary<string> = fc
+  .array(smugglingPiece, { maxLength: 16 })
+  .map((pieces) => pieces.join(""));
