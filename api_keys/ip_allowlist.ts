@@ -1,58 +1,162 @@
 /**
- * Client-IP allowlists (CIDR ranges), parsed with `ipaddr.js`.
+ * Client-IP allowlists (CIDR ranges) and the library's one IP-address parser.
+ *
+ * Address text is untrusted (an allowlist entry from a `keys:write` caller, a
+ * client IP from headers), so it is bounded before it is read: text longer
+ * than {@link MAX_IP_TEXT_LENGTH} is refused unread. The parser is written by
+ * hand and linear: no regular expression sees the text. `ipaddr.js` only
+ * holds parsed bytes (range matching and canonical text).
  *
  * @module
  */
 import ipaddr from "ipaddr.js";
 
-type Address = ipaddr.IPv4 | ipaddr.IPv6;
-type Range = [Address, number];
-
-/** An IPv6 text ending in a dotted IPv4 part: the head (up to the last colon) and that part. */
-const DOTTED_TAIL = /^(.*:)([^:]*\.[^:]*)$/;
+/**
+ * Longest address or allowlist-entry text read (the longest IPv6 text with a
+ * dotted tail and a `/128` suffix is 49). Longer text is not an address: an
+ * allowlist entry is refused, a client IP is unknown.
+ *
+ * @example
+ * ```ts
+ * import { MAX_IP_TEXT_LENGTH } from "./ip_allowlist.ts";
+ * MAX_IP_TEXT_LENGTH; // 64
+ * ```
+ */
+export const MAX_IP_TEXT_LENGTH = 64;
 
 /**
- * Rewrites the dotted IPv4 tail of an IPv6 text as two hex groups, so that
- * `ipaddr.js` reads it literally: it would otherwise take `::a.b.c.d` (the
- * IPv4-compatible address `::a.b.c.d`, RFC 4291 2.5.5.1) as IPv4-mapped
- * `::ffff:a.b.c.d`, and accept hex or zero-padded octets. Null when the
- * tail is not four-part decimal.
+ * Most entries an `allowedIpCidrs` list may have.
+ *
+ * @example
+ * ```ts
+ * import { MAX_ALLOWED_IP_CIDRS } from "./ip_allowlist.ts";
+ * MAX_ALLOWED_IP_CIDRS; // 100
+ * ```
  */
-function hexTail(text: string): string | null {
-  const parts = DOTTED_TAIL.exec(text);
-  if (parts === null) return text;
-  if (!ipaddr.IPv4.isValidFourPartDecimal(parts[2])) return null;
-  const [a, b, c, d] = ipaddr.IPv4.parse(parts[2]).octets;
-  return `${parts[1]}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+export const MAX_ALLOWED_IP_CIDRS = 100;
+
+/**
+ * A parsed address (IPv4-mapped IPv6 is already IPv4).
+ *
+ * @example
+ * ```ts
+ * import { type IpAddress, parseIpAddress } from "./ip_allowlist.ts";
+ * const address: IpAddress | undefined = parseIpAddress("::ffff:10.0.0.1");
+ * address?.kind(); // "ipv4"
+ * ```
+ */
+export type IpAddress = ipaddr.IPv4 | ipaddr.IPv6;
+
+type Range = [IpAddress, number];
+
+/** Value of `text` as 1 to `maxDigits` decimal digits, or -1. */
+function decimal(text: string, maxDigits: number): number {
+  if (text.length === 0 || text.length > maxDigits) return -1;
+  let value = 0;
+  for (let i = 0; i < text.length; i++) {
+    const digit = text.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return -1;
+    value = value * 10 + digit;
+  }
+  return value;
 }
 
-function parseAddress(text: string): Address | null {
-  if (text.includes("%")) return null; // zone ids are not addresses of a client
-  if (ipaddr.IPv4.isValidFourPartDecimal(text)) return ipaddr.IPv4.parse(text);
-  if (!text.includes(":")) return null;
-  const literal = hexTail(text);
-  return literal !== null && ipaddr.IPv6.isValid(literal) ? ipaddr.IPv6.parse(literal) : null;
+/** Value of `text` as 1 to 4 hex digits (a group of an IPv6 address), or -1. */
+function hexGroup(text: string): number {
+  if (text.length === 0 || text.length > 4) return -1;
+  let value = 0;
+  for (let i = 0; i < text.length; i++) {
+    const digit = parseInt(text[i], 16);
+    if (Number.isNaN(digit)) return -1;
+    value = value * 16 + digit;
+  }
+  return value;
 }
 
-function unmap(address: Address): Address {
-  return address.kind() === "ipv6" && (address as ipaddr.IPv6).isIPv4MappedAddress()
-    ? (address as ipaddr.IPv6).toIPv4Address()
-    : address;
+/** Four-part decimal IPv4 (no leading zeros, no hex, no short forms) as 4 bytes. */
+function ipv4Bytes(text: string): number[] | undefined {
+  const parts = text.split(".");
+  if (parts.length !== 4) return undefined;
+  const bytes = parts.map((part) => part.length > 1 && part[0] === "0" ? -1 : decimal(part, 3));
+  return bytes.every((byte) => byte >= 0 && byte <= 255) ? bytes : undefined;
 }
 
+/** Groups of a colon-separated run (`""` is no group), or undefined on a bad group. */
+function hexGroups(text: string): number[] | undefined {
+  if (text === "") return [];
+  const groups = text.split(":").map(hexGroup);
+  return groups.includes(-1) ? undefined : groups;
+}
+
+/**
+ * RFC 4291 IPv6 text as 16 bytes: at most one `::`, and a dotted IPv4 tail
+ * read literally (`::1.2.3.4` is `::102:304`, not IPv4-mapped). Zone ids and
+ * anything else are refused.
+ */
+function ipv6Bytes(text: string): number[] | undefined {
+  let body = text;
+  let tail: number[] = [];
+  const lastColon = text.lastIndexOf(":");
+  if (text.indexOf(".", lastColon) !== -1) {
+    const v4 = ipv4Bytes(text.slice(lastColon + 1));
+    if (v4 === undefined) return undefined;
+    tail = [(v4[0] << 8) | v4[1], (v4[2] << 8) | v4[3]];
+    body = text.endsWith("::", lastColon + 1)
+      ? text.slice(0, lastColon + 1)
+      : text.slice(0, lastColon);
+  }
+  const gap = body.indexOf("::");
+  if (gap !== -1 && body.indexOf("::", gap + 1) !== -1) return undefined;
+  const head = hexGroups(gap === -1 ? body : body.slice(0, gap));
+  const rest = gap === -1 ? [] : hexGroups(body.slice(gap + 2));
+  if (head === undefined || rest === undefined) return undefined;
+  const given = head.length + rest.length + tail.length;
+  if (gap === -1 ? given !== 8 : given > 7) return undefined;
+  const groups = [...head, ...Array(8 - given).fill(0), ...rest, ...tail];
+  return groups.flatMap((group) => [group >> 8, group & 0xff]);
+}
+
+/** IPv4-mapped IPv6 (`::ffff:0:0/96`) bytes as IPv4 bytes; others unchanged. */
+function unmapped(bytes: number[]): number[] {
+  if (bytes.length !== 16 || bytes[10] !== 0xff || bytes[11] !== 0xff) return bytes;
+  return bytes.slice(0, 10).every((byte) => byte === 0) ? bytes.slice(12) : bytes;
+}
+
+/**
+ * The library's IP-address parser, used by allowlists and by
+ * `trustedProxyClientIpResolver`. Reads four-part decimal IPv4 or RFC 4291
+ * IPv6 (a dotted tail read literally, its octets four-part decimal), ignoring
+ * surrounding whitespace; IPv4-mapped IPv6 becomes IPv4. Text longer than
+ * {@link MAX_IP_TEXT_LENGTH}, zone ids (`fe80::1%eth0`), hex, octal or short
+ * IPv4 forms and anything else give `undefined`. Linear, and no regular
+ * expression sees the text.
+ *
+ * @example
+ * ```ts
+ * import { parseIpAddress } from "./ip_allowlist.ts";
+ * parseIpAddress("2001:DB8::0:1")?.toString(); // "2001:db8::1"
+ * parseIpAddress("::ffff:10.0.0.1")?.toString(); // "10.0.0.1"
+ * parseIpAddress("010.0.0.1"); // undefined
+ * ```
+ */
+export function parseIpAddress(text: string): IpAddress | undefined {
+  if (typeof text !== "string" || text.length > MAX_IP_TEXT_LENGTH) return undefined;
+  const trimmed = text.trim();
+  const bytes = trimmed.includes(":") ? ipv6Bytes(trimmed) : ipv4Bytes(trimmed);
+  return bytes === undefined ? undefined : ipaddr.fromByteArray(unmapped(bytes));
+}
+
+/** An entry's range; prefix lengths of IPv4-mapped entries count from the IPv4 part. */
 function parseEntry(entry: string): Range | null {
   const slash = entry.indexOf("/");
   const addressText = slash === -1 ? entry : entry.slice(0, slash);
-  const parsed = parseAddress(addressText);
-  if (parsed === null) return null;
-  const address = unmap(parsed);
-  const mappedShift = address === parsed ? 0 : 96;
+  const address = parseIpAddress(addressText);
+  if (address === undefined) return null;
+  const mappedShift = address.kind() === "ipv4" && addressText.includes(":") ? 96 : 0;
   const max = address.kind() === "ipv4" ? 32 : 128;
   let bits = max;
   if (slash !== -1) {
-    const bitsText = entry.slice(slash + 1);
-    if (!/^\d{1,3}$/.test(bitsText)) return null;
-    bits = Number(bitsText) - mappedShift;
+    bits = decimal(entry.slice(slash + 1), 3) - mappedShift;
     if (bits < 0 || bits > max) return null;
   }
   return [address, bits];
@@ -70,8 +174,10 @@ function networkOf([address, bits]: Range): string {
 /**
  * Validates and canonicalises allowlist entries: bare addresses become /32 or
  * /128, IPv4-mapped IPv6 becomes IPv4, host bits are cleared, duplicates are
- * dropped (first-seen order). Throws a `TypeError` naming the first bad entry
- * (zone ids, junk, out-of-range prefix lengths).
+ * dropped (first-seen order). Throws a `TypeError` for more than
+ * {@link MAX_ALLOWED_IP_CIDRS} entries, an entry longer than
+ * {@link MAX_IP_TEXT_LENGTH} characters (named by its index, never echoed),
+ * or the first bad entry (zone ids, junk, out-of-range prefix lengths).
  *
  * @example
  * ```ts
@@ -83,9 +189,21 @@ function networkOf([address, bits]: Range): string {
 export function normalizeAllowedIpCidrs(entries?: string[]): string[] {
   if (entries === undefined || entries === null) return [];
   if (!Array.isArray(entries)) throw new TypeError("allowedIpCidrs must be an array of strings");
+  if (entries.length > MAX_ALLOWED_IP_CIDRS) {
+    throw new TypeError(`allowedIpCidrs must have at most ${MAX_ALLOWED_IP_CIDRS} entries`);
+  }
   const out = new Set<string>();
-  for (const entry of entries) {
-    const range = typeof entry === "string" ? parseEntry(entry.trim()) : null;
+  for (let index = 0; index < entries.length; index++) {
+    const entry = entries[index];
+    if (typeof entry !== "string") {
+      throw new TypeError(`allowedIpCidrs entry ${index} is not a string`);
+    }
+    if (entry.length > MAX_IP_TEXT_LENGTH) {
+      throw new TypeError(
+        `allowedIpCidrs entry ${index} is longer than ${MAX_IP_TEXT_LENGTH} characters`,
+      );
+    }
+    const range = parseEntry(entry.trim());
     if (range === null) {
       throw new TypeError(`allowedIpCidrs entry ${JSON.stringify(entry)} is not an IP or CIDR`);
     }
@@ -107,9 +225,27 @@ function cachedRange(cidr: string): Range | null {
 }
 
 /**
+ * Whether a parsed `address` falls in any of `cidrs` (allowlist entries,
+ * canonical or not; unparsable entries match nothing).
+ *
+ * @example
+ * ```ts
+ * import { isAddressInCidrs, parseIpAddress } from "./ip_allowlist.ts";
+ * isAddressInCidrs(parseIpAddress("10.1.2.3")!, ["10.0.0.0/8"]); // true
+ * ```
+ */
+export function isAddressInCidrs(address: IpAddress, cidrs: readonly string[]): boolean {
+  return cidrs.some((cidr) => {
+    const range = cachedRange(cidr);
+    return range !== null && range[0].kind() === address.kind() && address.match(range);
+  });
+}
+
+/**
  * Whether `clientIp` falls in any of `allowedIpCidrs`. An empty (or absent)
- * list allows every client; otherwise an unknown or unparsable client IP is
- * refused (fail closed). IPv4-mapped IPv6 clients match IPv4 ranges.
+ * list allows every client; otherwise an unknown or unparsable client IP
+ * (including one longer than {@link MAX_IP_TEXT_LENGTH}) is refused (fail
+ * closed). IPv4-mapped IPv6 clients match IPv4 ranges.
  *
  * @example
  * ```ts
@@ -121,13 +257,6 @@ function cachedRange(cidr: string): Range | null {
  */
 export function isIpAllowed(clientIp: string | undefined, allowedIpCidrs?: string[]): boolean {
   if (allowedIpCidrs === undefined || allowedIpCidrs.length === 0) return true;
-  if (typeof clientIp !== "string") return false;
-  const parsed = parseAddress(clientIp.trim());
-  if (parsed === null) return false;
-  const address = unmap(parsed);
-  for (const cidr of allowedIpCidrs) {
-    const range = cachedRange(cidr);
-    if (range !== null && range[0].kind() === address.kind() && address.match(range)) return true;
-  }
-  return false;
+  const address = typeof clientIp === "string" ? parseIpAddress(clientIp) : undefined;
+  return address !== undefined && isAddressInCidrs(address, allowedIpCidrs);
 }

@@ -1,31 +1,63 @@
 /**
- * How the demo finds the client IP: as if a proxy on the loopback
- * interface sat in front, `X-Forwarded-For` is honoured when the peer is
- * 127.0.0.1 or ::1 (so `curl -H 'X-Forwarded-For: 203.0.113.7'` shows the
- * IP-restricted key refused); otherwise, and when the header is absent, the
- * socket address is used. Other peers cannot spoof the header.
+ * How the demo finds the client IP: as if a reverse proxy on the loopback
+ * interface sat in front. The framework trusts exactly that proxy's addresses
+ * (Express `trust proxy`, Fastify `trustProxy`), never every hop: `true` would
+ * make `request.ip` the left-most `X-Forwarded-For` entry, which the client
+ * writes itself. So `X-Forwarded-For` is honoured only from 127.0.0.1 or ::1
+ * (`curl -H 'X-Forwarded-For: 203.0.113.7'` shows the localhost-only key
+ * refused), other peers cannot spoof it, and a value the framework cannot
+ * read as an address reaches the guard as is and is refused (fail closed).
  *
  * @module
  */
+import type { AbstractHttpAdapter } from "@nestjs/core";
+import { ExpressAdapter } from "@nestjs/platform-express";
+import { FastifyAdapter } from "@nestjs/platform-fastify";
 import {
   type ApiKeyClientIpResolver,
   defaultApiKeyClientIpResolver,
-  trustedProxyClientIpResolver,
 } from "../api_keys/nest/mod.ts";
+import type { DemoAdapter } from "./cli.ts";
 
-const throughLoopbackProxy = trustedProxyClientIpResolver({
-  trustedProxies: ["127.0.0.1/32", "::1/128"],
-});
+/**
+ * The demo's proxies: their addresses, not a hop count, since the demo is
+ * also reached directly (a hop count would trust the direct client's header).
+ *
+ * @example
+ * ```ts
+ * import { DEMO_TRUSTED_PROXIES } from "./client_ip.ts";
+ * DEMO_TRUSTED_PROXIES; // ["127.0.0.1", "::1"]
+ * ```
+ */
+export const DEMO_TRUSTED_PROXIES: readonly string[] = Object.freeze(["127.0.0.1", "::1"]);
+
+/**
+ * The HTTP adapter of the demo, trusting {@link DEMO_TRUSTED_PROXIES} only.
+ *
+ * @example
+ * ```ts
+ * import { demoHttpAdapter } from "./client_ip.ts";
+ * const adapter = demoHttpAdapter("fastify");
+ * ```
+ */
+export function demoHttpAdapter(adapter: DemoAdapter): AbstractHttpAdapter {
+  const trusted = [...DEMO_TRUSTED_PROXIES];
+  if (adapter === "fastify") return new FastifyAdapter({ trustProxy: trusted });
+  const express = new ExpressAdapter();
+  express.set("trust proxy", trusted);
+  return express;
+}
 
 /**
  * The demo's client-IP resolver (also used by `GET /api/whoami` to show the
- * address the guard saw).
+ * address the guard saw): the library's default, `request.ip`, which the
+ * adapter computes with the trust above. Nothing replaces an address it
+ * cannot read.
  *
  * @example
  * ```ts
  * import { demoClientIpResolver } from "./client_ip.ts";
- * demoClientIpResolver({ headers: {}, socket: { remoteAddress: "127.0.0.1" } }); // "127.0.0.1"
+ * demoClientIpResolver({ ip: "203.0.113.7" }); // "203.0.113.7"
  * ```
  */
-export const demoClientIpResolver: ApiKeyClientIpResolver = async (request) =>
-  (await throughLoopbackProxy(request)) ?? defaultApiKeyClientIpResolver(request);
+export const demoClientIpResolver: ApiKeyClientIpResolver = defaultApiKeyClientIpResolver;

@@ -8,11 +8,10 @@
 import type { AddressInfo } from "node:net";
 import type { INestApplication } from "@nestjs/common";
 import { NestFactory } from "@nestjs/core";
-import { ExpressAdapter } from "@nestjs/platform-express";
-import { FastifyAdapter } from "@nestjs/platform-fastify";
 import { ApiKeysService } from "../api_keys/mod.ts";
 import { DemoAppModule } from "./app.module.ts";
 import type { DemoAdapter } from "./cli.ts";
+import { demoHttpAdapter } from "./client_ip.ts";
 import { setupOpenApi } from "./openapi.ts";
 import { loadPageAssets, type PageAssets } from "./page_assets.ts";
 import type { DemoPeppers } from "./peppers.ts";
@@ -124,8 +123,7 @@ export async function startDemoServer(options: DemoServerOptions): Promise<DemoS
       safeResponse,
       pageAssets,
     });
-    const adapter = options.adapter === "fastify" ? new FastifyAdapter() : new ExpressAdapter();
-    app = await NestFactory.create(module, adapter, {
+    app = await NestFactory.create(module, demoHttpAdapter(options.adapter), {
       logger: ["error", "warn"],
       abortOnError: false,
     });

@@ -1,6 +1,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { isIpAllowed, normalizeAllowedIpCidrs } from "../../api_keys/mod.ts";
+import { ApiKeyValidationError, isIpAllowed, normalizeAllowedIpCidrs } from "../../api_keys/mod.ts";
+import { makeService } from "./helpers.ts";
+import { spyIpParsing } from "./ip_parsing_spy.ts";
 
 describe("normalizeAllowedIpCidrs", () => {
   it("canonicalises, dedupes and maps IPv4-mapped IPv6", () => {
@@ -74,5 +76,82 @@ describe("isIpAllowed", () => {
     assert.equal(isIpAllowed("2001:db9::5", ["0.0.0.0/0"]), false);
     assert.equal(isIpAllowed("2001:db9::5", ["::/0"]), true);
     assert.equal(isIpAllowed("fe80::1%eth0", ["::/0"]), false);
+  });
+});
+
+describe("bounds on hostile allowlists and client IPs", () => {
+  /** The shape that made the old IPv6 dotted-tail pattern backtrack quadratically. */
+  const backtracking = (length: number) => ":" + ".".repeat(length - 2) + ":";
+  const MEGABYTE = 1 << 20;
+
+  it("accepts 100 entries of up to 64 characters and refuses more, without echoing the entry", () => {
+    assert.equal(normalizeAllowedIpCidrs(Array(100).fill("10.0.0.0/8")).length, 1);
+    assert.deepEqual(normalizeAllowedIpCidrs([`${" ".repeat(54)}10.0.0.0/8`]), ["10.0.0.0/8"]);
+    assert.throws(() => normalizeAllowedIpCidrs(Array(101).fill("10.0.0.0/8")), (error: Error) => {
+      assert.ok(error instanceof TypeError);
+      assert.match(error.message, /at most 100 entries/);
+      return true;
+    });
+    for (const long of [`${" ".repeat(55)}10.0.0.0/8`, backtracking(MEGABYTE)]) {
+      assert.throws(() => normalizeAllowedIpCidrs(["10.0.0.0/8", long]), (error: Error) => {
+        assert.ok(error instanceof TypeError);
+        assert.match(error.message, /entry 1 is longer than 64 characters/);
+        assert.ok(error.message.length < 200, "the entry is not echoed");
+        return true;
+      });
+    }
+  });
+
+  it("create and rotate refuse them as api_key_invalid_input naming allowedIpCidrs, fast", async () => {
+    const { service } = makeService();
+    const scopes = [{ resource: "orders", level: "read" as const }];
+    const { id } = await service.create({ tenantId: "t", name: "k", scopes });
+    for (const allowedIpCidrs of [[backtracking(MEGABYTE)], Array(101).fill("10.0.0.1")]) {
+      const started = performance.now();
+      for (
+        const attempt of [
+          () => service.create({ tenantId: "t", name: "k", scopes, allowedIpCidrs }),
+          () => service.rotate(id, { allowedIpCidrs }),
+        ]
+      ) {
+        // Validation runs before the first await: the spy sees it (and fails fast if it parses).
+        let pending: Promise<unknown> | undefined;
+        const calls = spyIpParsing(() => (pending = attempt()));
+        await assert.rejects(pending!, (error: ApiKeyValidationError) => {
+          assert.ok(error instanceof ApiKeyValidationError);
+          assert.equal(error.code, "api_key_invalid_input");
+          assert.equal(error.field, "allowedIpCidrs");
+          assert.ok(error.message.length < 200, "the entry is not echoed");
+          return true;
+        });
+        // Scope validation may use a regex on a scope name; nothing touches the entries.
+        assert.deepEqual(calls.filter((call) => call.name.startsWith("ipaddr")), []);
+        assert.deepEqual(calls.filter((call) => call.longest > 64), []);
+      }
+      const elapsed = performance.now() - started;
+      assert.ok(elapsed < 1000, `refused in ${elapsed} ms`);
+    }
+  });
+
+  it("treats a client IP longer than 64 characters as unknown", () => {
+    assert.equal(isIpAllowed(`${" ".repeat(56)}10.0.0.1`, ["0.0.0.0/0"]), true);
+    assert.equal(isIpAllowed(`${" ".repeat(57)}10.0.0.1`, ["0.0.0.0/0"]), false);
+    assert.equal(isIpAllowed(backtracking(MEGABYTE), ["0.0.0.0/0", "::/0"]), false);
+    assert.equal(isIpAllowed(`::${"0:".repeat(40)}1`, ["::/0"]), false);
+  });
+
+  it("oversized input reaches neither ipaddr.js nor any regular expression", () => {
+    // The spy sees parsing of ordinary input, so its silence below means something.
+    assert.ok(spyIpParsing(() => normalizeAllowedIpCidrs(["::ffff:10.0.0.1/104"])).length > 0);
+    for (const huge of [backtracking(MEGABYTE), `${"1.".repeat(40)}1`, "9".repeat(65)]) {
+      const refused = spyIpParsing(() => {
+        assert.throws(() => normalizeAllowedIpCidrs([huge]), TypeError);
+        assert.equal(isIpAllowed(huge, ["0.0.0.0/0", "::/0"]), false);
+      });
+      assert.deepEqual(refused, []);
+      // A stored entry that bypassed validation: the client is parsed, the entry is not.
+      const stored = spyIpParsing(() => assert.equal(isIpAllowed("10.0.0.1", [huge]), false));
+      assert.deepEqual(stored.filter((call) => call.longest > 64), []);
+    }
   });
 });

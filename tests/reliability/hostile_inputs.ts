@@ -128,3 +128,81 @@ export const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
 export function beyondKeyLength(value: unknown): boolean {
   return typeof value !== "string" || value.length > MAX_API_KEY_LENGTH;
 }
+
+/** Longest address or CIDR text the library reads; anything longer is refused unread. */
+export const MAX_ADDRESS_TEXT = 64;
+
+/** Fixed one-megabyte address-like strings, built once. */
+const HUGE_ADDRESSES = [
+  ":" + ".".repeat(MEGABYTE) + ":", // the shape that made the old dotted-tail pattern backtrack
+  "::" + "1.".repeat(MEGABYTE / 2),
+  "0:".repeat(MEGABYTE / 2) + "1",
+  "1".repeat(MEGABYTE),
+  "[" + "f:".repeat(MEGABYTE / 2) + "]:80",
+];
+
+/**
+ * Address-like text longer than `MAX_ADDRESS_TEXT`: valid addresses padded
+ * with whitespace or zeros, long runs of groups, octets and colons, and
+ * megabyte-sized strings.
+ */
+export const oversizedAddress: fc.Arbitrary<string> = fc.oneof(
+  fc.tuple(
+    fc.constantFrom("10.0.0.1", "2001:db8::1", "::ffff:10.0.0.1", "10.0.0.0/8", "[::1]:80"),
+    fc.integer({ min: MAX_ADDRESS_TEXT + 1, max: 4_096 }),
+    fc.constantFrom(" ", "\t", "0"),
+    fc.boolean(),
+  ).map(([address, length, pad, before]) => {
+    const padding = pad.repeat(length - address.length);
+    return before ? padding + address : address + padding;
+  }),
+  fc.tuple(
+    fc.constantFrom("0:", "1.", "ffff:", "::", ":.", ".", "1.2.3.4:", "\\"),
+    fc.integer({ min: MAX_ADDRESS_TEXT, max: 20_000 }),
+  ).map(([unit, count]) => unit.repeat(count) + "1"),
+  fc.constantFrom(...HUGE_ADDRESSES),
+);
+
+/** Pieces of client-written forwarding headers that try to swallow what a proxy appends. */
+const smugglingPiece: fc.Arbitrary<string> = fc.oneof(
+  fc.constantFrom(
+    '"',
+    "\\",
+    '\\"',
+    "\\\\",
+    ",",
+    ", ",
+    ";",
+    "=",
+    " ",
+    "\t",
+    "for=",
+    "For=",
+    "x=",
+    'for="',
+    'x="',
+    '"\\',
+    "[",
+    "]",
+    ":",
+    "for=198.51.100.7",
+    'for="[2001:db8::7]:4711"',
+    "for=unknown",
+    "for=_hidden",
+    "\u0000",
+    "\u0001",
+    "\u007f",
+    "\u00ff",
+    "\u0100",
+  ),
+  fc.string({ unit: fc.constantFrom(...'for=";,\\ [].:_0123456789abcdef'), maxLength: 12 }),
+);
+
+/**
+ * A client-written `Forwarded` or `X-Forwarded-For` value: unterminated
+ * quotes, trailing backslashes inside quotes, stray quotes, escapes, commas,
+ * semicolons and control characters, in any order.
+ */
+export const forwardingSmuggling: fc.Arbitrary<string> = fc
+  .array(smugglingPiece, { maxLength: 16 })
+  .map((pieces) => pieces.join(""));

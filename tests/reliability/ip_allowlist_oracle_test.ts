@@ -2,7 +2,8 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { isIpAllowed, normalizeAllowedIpCidrs } from "../../api_keys/mod.ts";
-import { RUNS, SEED } from "./hostile_inputs.ts";
+import { spyIpParsing } from "../api_keys/ip_parsing_spy.ts";
+import { oversizedAddress, RUNS, SEED } from "./hostile_inputs.ts";
 import {
   type Address,
   dotted,
@@ -127,5 +128,18 @@ describe("IP allowlist against an integer/BigInt oracle", () => {
       assert.throws(() => normalizeAllowedIpCidrs([text]), TypeError, text);
       assert.equal(isIpAllowed(text, ["0.0.0.0/0", "::/0"]), false, text);
     }
+  });
+
+  it("refuses oversized addresses before any parsing (1,000 inputs, up to 1 MB)", () => {
+    fc.assert(
+      fc.property(oversizedAddress, (text) => {
+        const calls = spyIpParsing(() => {
+          assert.throws(() => normalizeAllowedIpCidrs([text]), TypeError);
+          assert.equal(isIpAllowed(text, ["0.0.0.0/0", "::/0"]), false);
+        });
+        assert.deepEqual(calls, []);
+      }),
+      { seed: SEED + 14, numRuns: 1_000 },
+    );
   });
 });

@@ -1,6 +1,11 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { ApiKeysModule, trustedProxyClientIpResolver } from "../../../api_keys/nest/mod.ts";
+import {
+  type ApiKeyClientIpResolver,
+  ApiKeysModule,
+  trustedProxyClientIpResolver,
+} from "../../../api_keys/nest/mod.ts";
+import { spyIpParsing } from "../ip_parsing_spy.ts";
 import { appModule, boot, issue, moduleOptions, PLATFORMS, withKey } from "./test_app.ts";
 
 function requestFrom(peer: string | undefined, headers: Record<string, string | string[]> = {}) {
@@ -104,6 +109,130 @@ describe("trustedProxyClientIpResolver", () => {
     ) {
       assert.equal(viaForwarded(requestFrom("10.0.0.1", { forwarded: value })), undefined, value);
     }
+  });
+
+  describe("Forwarded (RFC 7239) on the joined header value", () => {
+    const viaForwarded = trustedProxyClientIpResolver({
+      trustedProxies: ["10.0.0.0/8"],
+      header: "forwarded",
+    });
+    const from = (forwarded: string | string[]) =>
+      viaForwarded(requestFrom("10.0.0.1", { forwarded }));
+
+    it("a client's unterminated quote or trailing backslash never swallows the proxy's element", () => {
+      for (
+        const [value, expected] of [
+          ['for=198.51.100.7;x=", for=203.0.113.9', "203.0.113.9"],
+          ['for=198.51.100.7;x="\\, for=203.0.113.9', "203.0.113.9"],
+          ['for=198.51.100.7;x="a\\, for="[2001:db9::9]:4711"', "2001:db9::9"],
+          ['for=198.51.100.7;x=", for="[2001:db9::9]"', "2001:db9::9"],
+          ['for=198.51.100.7;x="a,b, for=203.0.113.9', "203.0.113.9"],
+          ['for=198.51.100.7;x=", for=203.0.113.9, for=10.0.0.2', "203.0.113.9"],
+          ['for="198.51.100.7\\", for=203.0.113.9;proto=https', "203.0.113.9"],
+        ]
+      ) {
+        assert.equal(from(value), expected, value);
+      }
+      // The same as separate header lines (Node joins them with ", ").
+      assert.equal(from(['for=198.51.100.7;x="', "for=203.0.113.9"]), "203.0.113.9");
+      assert.equal(from(['for=198.51.100.7;x="\\', "for=203.0.113.9"]), "203.0.113.9");
+    });
+
+    it("keeps commas inside a well-formed quoted-string", () => {
+      assert.equal(from('for=6.6.6.6;x="a,b", for=203.0.113.9'), "203.0.113.9");
+      assert.equal(from('for="[2001:db9::1]";host="a,b\\"c"'), "2001:db9::1");
+      assert.equal(from('for=6.6.6.6, for=203.0.113.9;x="a,\\"b,c", for=10.0.0.2'), "203.0.113.9");
+    });
+
+    it("gives undefined when the element the walk needs is malformed", () => {
+      for (
+        const value of [
+          'for=203.0.113.9;x="',
+          'for=203.0.113.9;x="\\',
+          'for=203.0.113.9;x="a\\\u0001"',
+          'for=203.0.113.9;x="\u0001"',
+          "for=203.0.113.9;for=198.51.100.7",
+          "for=203.0.113.9;FOR=198.51.100.7",
+          "for=203.0.113.9 ;proto=https",
+          "for=203.0.113.9; proto=https",
+          "for =203.0.113.9",
+          "for=",
+          'for=""',
+          "for=203.0.113.9=",
+          'for="203.0.113.9"x',
+          "for=[2001:db9::1]",
+          "for=203.0.113.9, proto=https",
+          "for=203.0.113.9, ",
+          'for=6.6.6.6, for=203.0.113.9;x="',
+        ]
+      ) {
+        assert.equal(from(value), undefined, value);
+      }
+    });
+
+    it("ignores what lies beyond the first untrusted hop, malformed or not", () => {
+      assert.equal(from('x="junk, proto=https, for=203.0.113.9'), "203.0.113.9");
+      assert.equal(from("for=not-an-ip, for=203.0.113.9"), "203.0.113.9");
+    });
+  });
+
+  describe("X-Forwarded-For hops", () => {
+    const from = (value: string) => resolve(requestFrom("10.0.0.1", { "x-forwarded-for": value }));
+
+    it("accepts an IP literal with the documented port forms only", () => {
+      assert.equal(from("203.0.113.5:65535"), "203.0.113.5");
+      assert.equal(from("[2001:db9::1]"), "2001:db9::1");
+      assert.equal(from("\t203.0.113.5 "), "203.0.113.5");
+      for (
+        const value of [
+          "203.0.113.5:",
+          "203.0.113.5:123456",
+          "203.0.113.5:8a",
+          "[2001:db9::1]:",
+          "[2001:db9::1]x",
+          "[2001:db9::1",
+          "[203.0.113.5:80]",
+          '"203.0.113.5"',
+          "203.0.113.5 80",
+        ]
+      ) {
+        assert.equal(from(value), undefined, value);
+      }
+    });
+
+    it("reads addresses with the allowlist's parser (::a.b.c.d is not IPv4)", () => {
+      assert.equal(from("::1.2.3.4"), "::102:304");
+      assert.equal(from("0:0:0:0:0:ffff:1.2.3.4"), "1.2.3.4");
+      assert.equal(from("::ffff:010.0.0.1"), undefined);
+    });
+  });
+
+  describe("oversized headers and hops", () => {
+    const forwarded = trustedProxyClientIpResolver({
+      trustedProxies: ["10.0.0.0/8"],
+      header: "forwarded",
+    });
+
+    it("a 16 KB header or a hop over 64 characters makes the client unknown, unparsed and fast", () => {
+      const cases: [ApiKeyClientIpResolver, Record<string, string>][] = [
+        [resolve, { "x-forwarded-for": "203.0.113.5, ".repeat(1_260) + "203.0.113.5" }],
+        [resolve, { "x-forwarded-for": "9".repeat(16_384) }],
+        [resolve, { "x-forwarded-for": `[${"0:".repeat(40)}1]:80` }],
+        [forwarded, { forwarded: "for=203.0.113.5, ".repeat(1_000) + "for=203.0.113.5" }],
+        [forwarded, { forwarded: `for="[${"0:".repeat(40)}1]"` }],
+        [forwarded, { forwarded: 'x="' + "\\,".repeat(8_000) }],
+      ];
+      for (const [resolver, headers] of cases) {
+        const started = performance.now();
+        let result: unknown;
+        const calls = spyIpParsing(() => (result = resolver(requestFrom("10.0.0.1", headers))));
+        const elapsed = performance.now() - started;
+        const what = Object.values(headers)[0].slice(0, 40);
+        assert.equal(result, undefined, what);
+        assert.deepEqual(calls.filter((call) => call.longest > 64), [], what);
+        assert.ok(elapsed < 1000, `${what}: ${elapsed} ms`);
+      }
+    });
   });
 
   it("rejects bad configuration at construction, naming the option", () => {
