@@ -97,6 +97,13 @@ export {
   Sha256Hasher,
   validateApiKeysServiceOptions,
 } from "./api_keys/mod.ts";
+// Leaked keys: scanner patterns, the secret-scanning partner and public revocation handlers.
+export {
+  type LegacyKeyLayout,
+  type SecretScanningPatterns,
+  secretScanningPatterns,
+  type SecretScanningPatternsOptions,
+} from "./api_keys/mod.ts";
 export {
   type ApiVersionOption,
   buildCursorPaginationMeta,

@@ -102,3 +102,9 @@ export { ApiKeysService, type AuthorizeOptions } from "./service.ts";
 export { DEFAULT_GRACE_PERIOD_MS, MAX_API_KEY_NAME_LENGTH } from "./input_validation.ts";
 export { createTestKey, type CreateTestKeyResult } from "./test_key.ts";
 export { extractApiKey } from "./extract_api_key.ts";
+export {
+  type LegacyKeyLayout,
+  type SecretScanningPatterns,
+  secretScanningPatterns,
+  type SecretScanningPatternsOptions,
+} from "./secret_scanning_patterns.ts";
