@@ -99,10 +99,23 @@ export {
 } from "./api_keys/mod.ts";
 // Leaked keys: scanner patterns, the secret-scanning partner and public revocation handlers.
 export {
+  type ApiKeyExposedEvent,
+  createSecretScanningPartnerHandler,
+  GITHUB_SECRET_SCANNING_KEYS_URL,
+  githubSecretScanningKeyResolver,
+  type GitHubSecretScanningKeyResolverOptions,
+  type LeakedKeyHandlerOptions,
+  type LeakedKeyService,
+  type LeakReportRequest,
+  type LeakReportResponse,
   type LegacyKeyLayout,
+  SECRET_SCANNING_MAX_TOKENS,
+  type SecretScanningKeyResolver,
+  type SecretScanningPartnerOptions,
   type SecretScanningPatterns,
   secretScanningPatterns,
   type SecretScanningPatternsOptions,
+  type SecretScanningPublicKey,
 } from "./api_keys/mod.ts";
 export {
   type ApiVersionOption,

@@ -108,3 +108,22 @@ export {
   secretScanningPatterns,
   type SecretScanningPatternsOptions,
 } from "./secret_scanning_patterns.ts";
+export type {
+  ApiKeyExposedEvent,
+  LeakedKeyHandlerOptions,
+  LeakedKeyService,
+  LeakReportRequest,
+  LeakReportResponse,
+} from "./leaked_keys.ts";
+export {
+  GITHUB_SECRET_SCANNING_KEYS_URL,
+  githubSecretScanningKeyResolver,
+  type GitHubSecretScanningKeyResolverOptions,
+  type SecretScanningKeyResolver,
+  type SecretScanningPublicKey,
+} from "./github_public_keys.ts";
+export {
+  createSecretScanningPartnerHandler,
+  SECRET_SCANNING_MAX_TOKENS,
+  type SecretScanningPartnerOptions,
+} from "./secret_scanning_partner.ts";
