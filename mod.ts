@@ -100,6 +100,7 @@ export {
 // Leaked keys: scanner patterns, the secret-scanning partner and public revocation handlers.
 export {
   type ApiKeyExposedEvent,
+  createPublicRevocationHandler,
   createSecretScanningPartnerHandler,
   GITHUB_SECRET_SCANNING_KEYS_URL,
   githubSecretScanningKeyResolver,
@@ -109,6 +110,8 @@ export {
   type LeakReportRequest,
   type LeakReportResponse,
   type LegacyKeyLayout,
+  type PublicRevocationHandler,
+  type PublicRevocationOptions,
   SECRET_SCANNING_MAX_TOKENS,
   type SecretScanningKeyResolver,
   type SecretScanningPartnerOptions,

@@ -127,3 +127,8 @@ export {
   SECRET_SCANNING_MAX_TOKENS,
   type SecretScanningPartnerOptions,
 } from "./secret_scanning_partner.ts";
+export {
+  createPublicRevocationHandler,
+  type PublicRevocationHandler,
+  type PublicRevocationOptions,
+} from "./public_revocation.ts";
