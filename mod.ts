@@ -97,6 +97,29 @@ export {
   Sha256Hasher,
   validateApiKeysServiceOptions,
 } from "./api_keys/mod.ts";
+// Leaked keys: scanner patterns, the secret-scanning partner and public revocation handlers.
+export {
+  type ApiKeyExposedEvent,
+  createPublicRevocationHandler,
+  createSecretScanningPartnerHandler,
+  GITHUB_SECRET_SCANNING_KEYS_URL,
+  githubSecretScanningKeyResolver,
+  type GitHubSecretScanningKeyResolverOptions,
+  type LeakedKeyHandlerOptions,
+  type LeakedKeyService,
+  type LeakReportRequest,
+  type LeakReportResponse,
+  type LegacyKeyLayout,
+  type PublicRevocationHandler,
+  type PublicRevocationOptions,
+  SECRET_SCANNING_MAX_TOKENS,
+  type SecretScanningKeyResolver,
+  type SecretScanningPartnerOptions,
+  type SecretScanningPatterns,
+  secretScanningPatterns,
+  type SecretScanningPatternsOptions,
+  type SecretScanningPublicKey,
+} from "./api_keys/mod.ts";
 export {
   type ApiVersionOption,
   buildCursorPaginationMeta,

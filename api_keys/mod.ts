@@ -102,3 +102,33 @@ export { ApiKeysService, type AuthorizeOptions } from "./service.ts";
 export { DEFAULT_GRACE_PERIOD_MS, MAX_API_KEY_NAME_LENGTH } from "./input_validation.ts";
 export { createTestKey, type CreateTestKeyResult } from "./test_key.ts";
 export { extractApiKey } from "./extract_api_key.ts";
+export {
+  type LegacyKeyLayout,
+  type SecretScanningPatterns,
+  secretScanningPatterns,
+  type SecretScanningPatternsOptions,
+} from "./secret_scanning_patterns.ts";
+export type {
+  ApiKeyExposedEvent,
+  LeakedKeyHandlerOptions,
+  LeakedKeyService,
+  LeakReportRequest,
+  LeakReportResponse,
+} from "./leaked_keys.ts";
+export {
+  GITHUB_SECRET_SCANNING_KEYS_URL,
+  githubSecretScanningKeyResolver,
+  type GitHubSecretScanningKeyResolverOptions,
+  type SecretScanningKeyResolver,
+  type SecretScanningPublicKey,
+} from "./github_public_keys.ts";
+export {
+  createSecretScanningPartnerHandler,
+  SECRET_SCANNING_MAX_TOKENS,
+  type SecretScanningPartnerOptions,
+} from "./secret_scanning_partner.ts";
+export {
+  createPublicRevocationHandler,
+  type PublicRevocationHandler,
+  type PublicRevocationOptions,
+} from "./public_revocation.ts";

@@ -1,0 +1,156 @@
+/**
+ * What both leaked-key handlers share: option checks, the verify-then-revoke
+ * step with its `api_key.exposed` event, and response building.
+ *
+ * @module
+ */
+import type {
+  ApiKeyExposedEvent,
+  LeakedKeyHandlerOptions,
+  LeakedKeyService,
+  LeakReportResponse,
+} from "./leaked_keys.ts";
+import { type SecretScanningPatterns, secretScanningPatterns } from "./secret_scanning_patterns.ts";
+import { createDispatcher, type Dispatch } from "./sinks.ts";
+
+/** The checked common options of a handler. */
+export interface LeakCore {
+  /** The service. */
+  service: LeakedKeyService;
+  /** Patterns of the service's namespace (offline checksum check). */
+  patterns: SecretScanningPatterns;
+  /** `onExposed` behind a dispatcher that contains its failures. */
+  emitExposed: Dispatch<ApiKeyExposedEvent> | undefined;
+  /** Wall clock. */
+  clock: () => Date;
+}
+
+/**
+ * What became of a reported key: `revoked` (it verified and this call revoked
+ * it), `known` (its secret matched a key already revoked or expired, or one
+ * deleted meanwhile), `unknown` (no key has this secret).
+ */
+export type ExposureOutcome = "revoked" | "known" | "unknown";
+
+/** Throws a `TypeError` naming `label` unless `value` is omitted or a function. */
+export function optionalFunction(value: unknown, label: string): void {
+  if (value !== undefined && typeof value !== "function") {
+    throw new TypeError(`${label} must be a function`);
+  }
+}
+
+/** `value` when it is a positive safe integer, `fallback` when omitted; else a `TypeError`. */
+export function positiveInteger(value: unknown, fallback: number, label: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || (value as number) < 1) {
+    throw new TypeError(`${label} must be a positive integer`);
+  }
+  return value as number;
+}
+
+/** Checks the options every handler takes; throws a `TypeError` naming the option. */
+export function compileLeakCore(options: LeakedKeyHandlerOptions, label: string): LeakCore {
+  if (typeof options !== "object" || options === null) {
+    throw new TypeError(`${label} must be an object`);
+  }
+  const service = options.service as Partial<LeakedKeyService> | undefined;
+  if (
+    typeof service !== "object" || service === null || typeof service.verify !== "function" ||
+    typeof service.revoke !== "function" || typeof service.namespace !== "string"
+  ) {
+    throw new TypeError(`${label}.service must be an ApiKeysService`);
+  }
+  optionalFunction(options.onExposed, `${label}.onExposed`);
+  optionalFunction(options.onExposedError, `${label}.onExposedError`);
+  optionalFunction(options.clock, `${label}.clock`);
+  return {
+    service: options.service,
+    patterns: secretScanningPatterns({ namespace: service.namespace }),
+    emitExposed: createDispatcher(options.onExposed, options.onExposedError, "onExposed"),
+    clock: options.clock ?? (() => new Date()),
+  };
+}
+
+/** The `code` of an API-key verification failure (recognised by shape), if it is one. */
+function verificationCode(error: unknown): string | undefined {
+  const code = typeof error === "object" && error !== null
+    ? (error as { code?: unknown }).code
+    : undefined;
+  return typeof code === "string" && code.startsWith("api_key_") ? code : undefined;
+}
+
+/**
+ * Verifies `rawKey` with the service; when it verifies, emits `api_key.exposed`
+ * and revokes it (which emits `api_key.revoked`). Storage failures reject.
+ */
+export async function revokeExposedKey(
+  core: LeakCore,
+  rawKey: string,
+  source: string,
+  url: string | null,
+): Promise<ExposureOutcome> {
+  let context;
+  try {
+    context = await core.service.verify(rawKey);
+  } catch (error) {
+    const code = verificationCode(error);
+    if (code === "api_key_revoked" || code === "api_key_expired") return "known";
+    if (code === "api_key_invalid" || code === "api_key_malformed") return "unknown";
+    throw error;
+  }
+  core.emitExposed?.({
+    type: "api_key.exposed",
+    at: core.clock(),
+    keyId: context.keyId,
+    tenantId: context.tenantId,
+    prefix: context.prefix,
+    environment: context.environment,
+    source,
+    url,
+  });
+  try {
+    await core.service.revoke(context.keyId);
+  } catch (error) {
+    if (verificationCode(error) === "api_key_record_not_found") return "known";
+    throw error;
+  }
+  return "revoked";
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * The bytes of a request body (a string is encoded as UTF-8), or null when
+ * longer than `maxBytes` (checked before any copy or encoding of a long input).
+ */
+export function bodyBytes(
+  body: Uint8Array | string,
+  maxBytes: number,
+): Uint8Array<ArrayBuffer> | null {
+  if (typeof body === "string") {
+    if (body.length > maxBytes) return null;
+    const bytes = encoder.encode(body);
+    return bytes.length > maxBytes ? null : bytes;
+  }
+  if (!(body instanceof Uint8Array)) {
+    throw new TypeError("LeakReportRequest.body must be a Uint8Array or a string");
+  }
+  return body.length > maxBytes ? null : new Uint8Array(body);
+}
+
+/** A JSON response that is never cached. */
+export function jsonResponse(status: number, body: string): LeakReportResponse {
+  return {
+    status,
+    headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" },
+    body,
+  };
+}
+
+/** An error response in the shape of the error envelope. */
+export function errorResponse(status: number, code: string, message: string): LeakReportResponse {
+  return jsonResponse(
+    status,
+    JSON.stringify({ success: false, statusCode: status, error: { code, message } }),
+  );
+}

@@ -1,0 +1,131 @@
+/**
+ * Shared types of the leaked-key handlers (the GitHub secret-scanning partner
+ * endpoint and the public revocation endpoint): a framework-free request and
+ * response, the `api_key.exposed` event and the options both take.
+ *
+ * @module
+ */
+import type { ApiKeysService } from "./service.ts";
+import type { Environment } from "./types.ts";
+
+/**
+ * Emitted when a reported key verified, right before it is revoked (so it is
+ * followed by the usual `api_key.revoked`). Carries no key material.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyExposedEvent } from "./leaked_keys.ts";
+ * const notifyOwner = (event: ApiKeyExposedEvent) =>
+ *   console.log(`key ${event.prefix} of ${event.tenantId} leaked via ${event.source}`);
+ * ```
+ */
+export interface ApiKeyExposedEvent {
+  /** Event type. */
+  type: "api_key.exposed";
+  /** When it happened. */
+  at: Date;
+  /** Exposed key id. */
+  keyId: string;
+  /** Owning tenant. */
+  tenantId: string;
+  /** Public prefix. */
+  prefix: string;
+  /** Environment. */
+  environment: Environment;
+  /**
+   * Where it was found: GitHub's `source` (e.g. `content`, `commit`, `npm`) or
+   * `public_report` for the public revocation endpoint.
+   */
+  source: string;
+  /** Public URL of the finding (GitHub's `url`), or null when none was given. */
+  url: string | null;
+}
+
+/**
+ * A request as the handlers read it. `headers` looks a header up
+ * case-insensitively (`Headers.get` of the Fetch API fits).
+ *
+ * @example
+ * ```ts
+ * import type { LeakReportRequest } from "./leaked_keys.ts";
+ * async function fromFetch(request: Request): Promise<LeakReportRequest> {
+ *   return {
+ *     body: new Uint8Array(await request.arrayBuffer()),
+ *     headers: (name) => request.headers.get(name),
+ *   };
+ * }
+ * ```
+ */
+export interface LeakReportRequest {
+  /** The raw body: the exact bytes received (a string is encoded as UTF-8). */
+  body: Uint8Array | string;
+  /** Case-insensitive header lookup. */
+  headers: (name: string) => string | null | undefined;
+}
+
+/**
+ * What a handler answers; a binding writes it out as is.
+ *
+ * @example
+ * ```ts
+ * import type { LeakReportResponse } from "./leaked_keys.ts";
+ * const toFetch = (response: LeakReportResponse) =>
+ *   new Response(response.body, { status: response.status, headers: response.headers });
+ * ```
+ */
+export interface LeakReportResponse {
+  /** HTTP status. */
+  status: number;
+  /** Response headers. */
+  headers: Record<string, string>;
+  /** JSON body. */
+  body: string;
+}
+
+/**
+ * The service calls the handlers make: `verify` then `revoke` of the public
+ * `ApiKeysService` API, and its `namespace`.
+ *
+ * @example
+ * ```ts
+ * import type { LeakedKeyService } from "./leaked_keys.ts";
+ * import { ApiKeysService } from "./service.ts";
+ * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * const service: LeakedKeyService = new ApiKeysService({
+ *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+ *   storage: new InMemoryApiKeyStorage(),
+ * });
+ * ```
+ */
+export type LeakedKeyService = Pick<ApiKeysService, "verify" | "revoke" | "namespace">;
+
+/**
+ * Options both leaked-key handlers take.
+ *
+ * @example
+ * ```ts
+ * import type { LeakedKeyHandlerOptions } from "./leaked_keys.ts";
+ * import { ApiKeysService } from "./service.ts";
+ * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * const options: LeakedKeyHandlerOptions = {
+ *   service: new ApiKeysService({
+ *     peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+ *     storage: new InMemoryApiKeyStorage(),
+ *   }),
+ *   onExposed: (event) => console.warn("leaked", event.keyId),
+ * };
+ * ```
+ */
+export interface LeakedKeyHandlerOptions {
+  /** The service whose keys are reported. */
+  service: LeakedKeyService;
+  /**
+   * Receives `api_key.exposed` (sync or async; never awaited). Pass the
+   * service's `onEvent` sink so it sees the event before `api_key.revoked`.
+   */
+  onExposed?: (event: ApiKeyExposedEvent) => void | Promise<void>;
+  /** Receives errors of `onExposed` (default: one console warning, then silence). */
+  onExposedError?: (error: unknown, event: ApiKeyExposedEvent) => void;
+  /** Wall clock of event times (default `() => new Date()`). */
+  clock?: () => Date;
+}

@@ -1,0 +1,300 @@
+/**
+ * The core of a GitHub secret-scanning partner endpoint: checks GitHub's
+ * signature over the raw body, checks each reported token's checksum offline,
+ * revokes each key that verifies and, when enabled, answers feedback.
+ *
+ * @module
+ */
+import { verifyDerSignature } from "./_ecdsa_signature.ts";
+import {
+  bodyBytes,
+  compileLeakCore,
+  errorResponse,
+  type ExposureOutcome,
+  jsonResponse,
+  positiveInteger,
+  revokeExposedKey,
+} from "./_leak_core.ts";
+import {
+  fixedKeyResolver,
+  type SecretScanningKeyResolver,
+  type SecretScanningPublicKey,
+} from "./github_public_keys.ts";
+import type {
+  LeakedKeyHandlerOptions,
+  LeakReportRequest,
+  LeakReportResponse,
+} from "./leaked_keys.ts";
+
+/**
+ * Default most tokens one request may carry. At the default concurrency of 8
+ * and about 10 ms per storage call (a verify and a revoke are three), 1,000
+ * keys take about 4 s, well within GitHub's 30 s timeout.
+ *
+ * @example
+ * ```ts
+ * import { SECRET_SCANNING_MAX_TOKENS } from "./secret_scanning_partner.ts";
+ * SECRET_SCANNING_MAX_TOKENS; // 1000
+ * ```
+ */
+export const SECRET_SCANNING_MAX_TOKENS = 1000;
+
+/**
+ * Options of `createSecretScanningPartnerHandler`.
+ *
+ * @example
+ * ```ts
+ * import type { SecretScanningPartnerOptions } from "./secret_scanning_partner.ts";
+ * import { githubSecretScanningKeyResolver } from "./github_public_keys.ts";
+ * import { ApiKeysService } from "./service.ts";
+ * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * const options: SecretScanningPartnerOptions = {
+ *   service: new ApiKeysService({
+ *     peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+ *     storage: new InMemoryApiKeyStorage(),
+ *   }),
+ *   publicKeys: githubSecretScanningKeyResolver(),
+ * };
+ * ```
+ */
+export interface SecretScanningPartnerOptions extends LeakedKeyHandlerOptions {
+  /** GitHub's public keys: a fixed list, or a resolver such as `githubSecretScanningKeyResolver()`. */
+  publicKeys: readonly SecretScanningPublicKey[] | SecretScanningKeyResolver;
+  /**
+   * Answer GitHub's feedback (default false): one `{ token_hash, token_type,
+   * label }` per distinct token, `token_hash` the hex SHA-256 of the token
+   * (never the raw token), `label` `true_positive` when its secret matched a
+   * key (revoked now or before, or expired), else `false_positive`.
+   */
+  feedback?: boolean;
+  /** Most tokens per request (default `SECRET_SCANNING_MAX_TOKENS`); more is 413. */
+  maxTokens?: number;
+  /** Largest body in bytes (default 1 MiB); larger is 413. */
+  maxBodyBytes?: number;
+  /** Tokens verified and revoked at once (default 8). */
+  concurrency?: number;
+  /**
+   * Time for all tokens, in ms (default 25,000, under GitHub's 30 s): past it
+   * the answer is 503 and GitHub retries (replays are safe).
+   */
+  deadlineMs?: number;
+}
+
+/** One reported match, checked. */
+interface Match {
+  token: string;
+  type: string;
+  url: string | null;
+  source: string;
+}
+
+/** Longest `type`, `source` and `url` accepted. */
+const MAX_TYPE_LENGTH = 256;
+const MAX_SOURCE_LENGTH = 64;
+const MAX_URL_LENGTH = 4096;
+const IDENTIFIER_HEADER = "github-public-key-identifier";
+const SIGNATURE_HEADER = "github-public-key-signature";
+/** Longest key identifier header read. */
+const MAX_KEY_IDENTIFIER_LENGTH = 256;
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+const isOptionalString = (value: unknown, max: number) =>
+  value === undefined || value === null || (typeof value === "string" && value.length <= max);
+
+/**
+ * The distinct matches of a body (the first of each token kept), `too_many`
+ * past `maxTokens`, or null when it is not GitHub's payload.
+ */
+function parseMatches(body: Uint8Array, maxTokens: number): Match[] | "too_many" | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(utf8.decode(body));
+  } catch {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  if (value.length > maxTokens) return "too_many";
+  const matches = new Map<string, Match>();
+  for (const entry of value) {
+    if (typeof entry !== "object" || entry === null) return null;
+    const { token, type, url, source } = entry as Record<string, unknown>;
+    if (
+      typeof token !== "string" || typeof type !== "string" || type.length > MAX_TYPE_LENGTH ||
+      !isOptionalString(url, MAX_URL_LENGTH) || !isOptionalString(source, MAX_SOURCE_LENGTH)
+    ) {
+      return null;
+    }
+    if (matches.has(token)) continue;
+    matches.set(token, {
+      token,
+      type,
+      url: typeof url === "string" && url !== "" ? url : null,
+      source: typeof source === "string" && source !== "" ? source : "unknown",
+    });
+  }
+  return [...matches.values()];
+}
+
+async function sha256Hex(text: string): Promise<string> {
+  const digest = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)),
+  );
+  let hex = "";
+  for (const byte of digest) hex += byte.toString(16).padStart(2, "0");
+  return hex;
+}
+
+/**
+ * Builds the handler of GitHub's secret-scanning partner requests:
+ *
+ * 1. a body over `maxBodyBytes` is 413;
+ * 2. the `Github-Public-Key-Signature` (base64 DER ECDSA P-256 / SHA-256 over
+ *    the raw body) must verify with the key named by
+ *    `Github-Public-Key-Identifier`, else 401 (503 when the keys cannot be
+ *    fetched);
+ * 3. the body must be `[{ token, type, url?, source? }]` (else 400) with at
+ *    most `maxTokens` entries (else 413);
+ * 4. each distinct token whose checksum is valid offline is verified with the
+ *    service; one that verifies emits `api_key.exposed` and is revoked
+ *    (`api_key.revoked`). A storage failure or the deadline gives 503;
+ * 5. 200 with the feedback array, or `[]` when feedback is off.
+ *
+ * Replays are accepted: a key revoked before is not revoked or reported again.
+ * Throws a `TypeError` naming a bad option.
+ *
+ * @example
+ * ```ts
+ * import { createSecretScanningPartnerHandler } from "./secret_scanning_partner.ts";
+ * import { githubSecretScanningKeyResolver } from "./github_public_keys.ts";
+ * import { ApiKeysService } from "./service.ts";
+ * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ *
+ * const events: unknown[] = [];
+ * const service = new ApiKeysService({
+ *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+ *   storage: new InMemoryApiKeyStorage(),
+ *   onEvent: (event) => void events.push(event),
+ * });
+ * const handle = createSecretScanningPartnerHandler({
+ *   service,
+ *   publicKeys: githubSecretScanningKeyResolver(),
+ *   onExposed: (event) => void events.push(event),
+ * });
+ * Deno.serve(async (request) => {
+ *   const response = await handle({
+ *     body: new Uint8Array(await request.arrayBuffer()),
+ *     headers: (name) => request.headers.get(name),
+ *   });
+ *   return new Response(response.body, response);
+ * });
+ * ```
+ */
+export function createSecretScanningPartnerHandler(
+  options: SecretScanningPartnerOptions,
+): (request: LeakReportRequest) => Promise<LeakReportResponse> {
+  const label = "SecretScanningPartnerOptions";
+  const core = compileLeakCore(options, label);
+  const publicKeys = options.publicKeys;
+  const resolver: SecretScanningKeyResolver = Array.isArray(publicKeys)
+    ? fixedKeyResolver(publicKeys, `${label}.publicKeys`)
+    : publicKeys as SecretScanningKeyResolver;
+  if (typeof resolver?.resolve !== "function") {
+    throw new TypeError(`${label}.publicKeys must be a key list or a resolver`);
+  }
+  if (options.feedback !== undefined && typeof options.feedback !== "boolean") {
+    throw new TypeError(`${label}.feedback must be a boolean`);
+  }
+  const feedback = options.feedback ?? false;
+  const maxTokens = positiveInteger(
+    options.maxTokens,
+    SECRET_SCANNING_MAX_TOKENS,
+    `${label}.maxTokens`,
+  );
+  const maxBodyBytes = positiveInteger(options.maxBodyBytes, 1 << 20, `${label}.maxBodyBytes`);
+  const concurrency = positiveInteger(options.concurrency, 8, `${label}.concurrency`);
+  const deadlineMs = positiveInteger(options.deadlineMs, 25_000, `${label}.deadlineMs`);
+
+  /** Verifies and revokes every match; null when one failed or the deadline passed. */
+  async function processAll(matches: Match[]): Promise<ExposureOutcome[] | null> {
+    const outcomes: ExposureOutcome[] = new Array(matches.length);
+    let next = 0;
+    let done = 0;
+    let stopped = false;
+    const worker = async () => {
+      while (!stopped && next < matches.length) {
+        const index = next++;
+        const { token, source, url } = matches[index];
+        try {
+          outcomes[index] = core.patterns.isValidChecksum(token)
+            ? await revokeExposedKey(core, token, source, url)
+            : "unknown";
+          done++;
+        } catch {
+          stopped = true;
+        }
+      }
+    };
+    const workers = Array.from({ length: Math.min(concurrency, matches.length) }, worker);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const deadline = new Promise<void>((resolve) => timer = setTimeout(resolve, deadlineMs));
+    await Promise.race([Promise.all(workers), deadline]);
+    clearTimeout(timer);
+    stopped = true;
+    return done === matches.length ? outcomes : null;
+  }
+
+  return async (request) => {
+    const body = bodyBytes(request.body, maxBodyBytes);
+    if (body === null) {
+      return errorResponse(413, "secret_scanning_payload_too_large", "Payload too large");
+    }
+    const keyIdentifier = request.headers(IDENTIFIER_HEADER);
+    const signature = request.headers(SIGNATURE_HEADER);
+    let verified = false;
+    if (
+      typeof keyIdentifier === "string" && keyIdentifier.length <= MAX_KEY_IDENTIFIER_LENGTH &&
+      typeof signature === "string"
+    ) {
+      let key: CryptoKey | null;
+      try {
+        key = await resolver.resolve(keyIdentifier);
+      } catch {
+        return errorResponse(
+          503,
+          "secret_scanning_keys_unavailable",
+          "Signature keys are unavailable; retry later",
+        );
+      }
+      verified = key !== null && await verifyDerSignature(key, signature, body);
+    }
+    if (!verified) {
+      return errorResponse(401, "secret_scanning_signature_invalid", "Signature is invalid");
+    }
+    const matches = parseMatches(body, maxTokens);
+    if (matches === null) {
+      return errorResponse(400, "secret_scanning_payload_invalid", "Payload is invalid");
+    }
+    if (matches === "too_many") {
+      return errorResponse(
+        413,
+        "secret_scanning_payload_too_large",
+        `At most ${maxTokens} tokens per request`,
+      );
+    }
+    const outcomes = await processAll(matches);
+    if (outcomes === null) {
+      return errorResponse(
+        503,
+        "secret_scanning_incomplete",
+        "Not every token was processed; retry",
+      );
+    }
+    if (!feedback) return jsonResponse(200, "[]");
+    const entries = await Promise.all(matches.map(async ({ token, type }, index) => ({
+      token_hash: await sha256Hex(token),
+      token_type: type,
+      label: outcomes[index] === "unknown" ? "false_positive" : "true_positive",
+    })));
+    return jsonResponse(200, JSON.stringify(entries));
+  };
+}

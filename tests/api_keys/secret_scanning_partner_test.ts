@@ -1,0 +1,359 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import {
+  type ApiKeyExposedEvent,
+  type ApiKeysServiceOptions,
+  createSecretScanningPartnerHandler,
+  generateKey,
+  type LeakReportResponse,
+  SECRET_SCANNING_MAX_TOKENS,
+  type SecretScanningPartnerOptions,
+} from "../../api_keys/mod.ts";
+import { createSigner, GITHUB_SAMPLE } from "./github_signer.ts";
+import { breakChecksum, makeService, overrideStorage, READ_ORDERS, spyStorage } from "./helpers.ts";
+
+const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+const SAMPLE_KEYS = [{
+  key_identifier: GITHUB_SAMPLE.key_identifier,
+  key: GITHUB_SAMPLE.public_key_pem,
+}];
+
+/** A service, a local signer registered as GitHub's key, and a handler over both. */
+async function setup(
+  options: Partial<SecretScanningPartnerOptions> = {},
+  serviceOptions: Partial<ApiKeysServiceOptions> = {},
+) {
+  const log: { type: string }[] = [];
+  const { storage, ...rest } = serviceOptions;
+  const spied = spyStorage(storage);
+  const made = makeService({
+    storage: spied.storage,
+    onEvent: (event) => void log.push(event),
+    ...rest,
+  });
+  const signer = await createSigner();
+  const handle = createSecretScanningPartnerHandler({
+    service: made.service,
+    publicKeys: [
+      ...SAMPLE_KEYS,
+      { key_identifier: signer.keyIdentifier, key: signer.pem, is_current: true },
+    ],
+    onExposed: (event) => void log.push(event),
+    clock: made.clocks.clock,
+    ...options,
+  });
+  /** Posts `matches` (or a raw body) signed by the local signer. */
+  const post = async (
+    matches: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<LeakReportResponse> => {
+    const body = typeof matches === "string" || matches instanceof Uint8Array
+      ? matches
+      : JSON.stringify(matches);
+    const signed: Record<string, string> = {
+      "github-public-key-identifier": signer.keyIdentifier,
+      "github-public-key-signature": await signer.sign(body),
+      ...headers,
+    };
+    const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
+    return handle({ body: bytes, headers: (name) => signed[name] });
+  };
+  const newKey = async (tenantId = "t1", environment: "live" | "test" = "live") => {
+    const created = await made.service.create({
+      tenantId,
+      name: "k",
+      scopes: READ_ORDERS,
+      environment,
+    });
+    return created;
+  };
+  return { ...made, log, calls: spied.calls, signer, handle, post, newKey };
+}
+
+const match = (token: string, extra: Record<string, string> = {}) => ({
+  token,
+  type: "saferoute_api_key",
+  url: "https://github.com/octo/repo/blob/abc/.env",
+  source: "content",
+  ...extra,
+});
+
+describe("secret-scanning partner handler", () => {
+  it("accepts GitHub's published sample and answers [] (feedback off by default)", async () => {
+    const { handle, calls } = await setup();
+    const headers: Record<string, string> = {
+      "github-public-key-identifier": GITHUB_SAMPLE.key_identifier,
+      "github-public-key-signature": GITHUB_SAMPLE.signature,
+    };
+    const response = await handle({
+      body: GITHUB_SAMPLE.payload,
+      headers: (name) => headers[name],
+    });
+    assert.equal(response.status, 200);
+    assert.equal(response.body, "[]");
+    assert.equal(response.headers["content-type"], "application/json; charset=utf-8");
+    assert.deepEqual(calls, [], "a token that is not a key of ours costs no storage call");
+  });
+
+  it("answers the sample's feedback with token_hash and false_positive", async () => {
+    const { handle } = await setup({ feedback: true });
+    const headers: Record<string, string> = {
+      "github-public-key-identifier": GITHUB_SAMPLE.key_identifier,
+      "github-public-key-signature": GITHUB_SAMPLE.signature,
+    };
+    const response = await handle({
+      body: new TextEncoder().encode(GITHUB_SAMPLE.payload),
+      headers: (name) => headers[name],
+    });
+    assert.deepEqual(JSON.parse(response.body), [
+      { token_hash: sha256("some_token"), token_type: "some_type", label: "false_positive" },
+    ]);
+  });
+
+  it("refuses a tampered body, a wrong or unknown key id and a missing or bad signature", async () => {
+    const { handle, signer, calls } = await setup();
+    const body = JSON.stringify([match("x")]);
+    const good = {
+      "github-public-key-identifier": signer.keyIdentifier,
+      "github-public-key-signature": await signer.sign(body),
+    };
+    const cases: [string, string, Record<string, string>][] = [
+      ["tampered body", body.replace('"x"', '"y"'), good],
+      ["extra byte", body + " ", good],
+      ["wrong key id", body, {
+        ...good,
+        "github-public-key-identifier": GITHUB_SAMPLE.key_identifier,
+      }],
+      ["unknown key id", body, { ...good, "github-public-key-identifier": "no-such-key" }],
+      ["no key id", body, { "github-public-key-signature": good["github-public-key-signature"] }],
+      ["no signature", body, { "github-public-key-identifier": signer.keyIdentifier }],
+      ["garbage signature", body, { ...good, "github-public-key-signature": "bm9wZQ==" }],
+      ["sample signature", body, {
+        ...good,
+        "github-public-key-signature": GITHUB_SAMPLE.signature,
+      }],
+      ["huge key id", body, { ...good, "github-public-key-identifier": "k".repeat(10_000) }],
+    ];
+    for (const [name, sent, headers] of cases) {
+      const response = await handle({ body: sent, headers: (header) => headers[header] });
+      assert.equal(response.status, 401, name);
+      assert.equal(JSON.parse(response.body).error.code, "secret_scanning_signature_invalid", name);
+    }
+    const ok = await handle({ body, headers: (header) => good[header as keyof typeof good] });
+    assert.equal(ok.status, 200);
+    assert.deepEqual(calls, []);
+  });
+
+  it("revokes each reported key that verifies: api_key.exposed, then api_key.revoked", async () => {
+    const { post, newKey, service, log, calls } = await setup({ feedback: true });
+    const first = await newKey("t1", "live");
+    const second = await newKey("t2", "test");
+    log.length = 0;
+    calls.length = 0;
+    const unknown = generateKey({ environment: "live" }).raw;
+    const otherNamespace = generateKey({ environment: "live", namespace: "other" }).raw;
+    const matches = [
+      match(first.key),
+      match(breakChecksum(second.key)),
+      match(second.key, { source: "commit", url: "" }),
+      match(otherNamespace),
+      match(unknown),
+      match(first.key, { url: "https://github.com/elsewhere" }),
+    ];
+    const response = await post(matches);
+    assert.equal(response.status, 200);
+    const exposedFirst: ApiKeyExposedEvent = {
+      type: "api_key.exposed",
+      at: new Date("2030-01-01T00:00:00.000Z"),
+      keyId: first.id,
+      tenantId: "t1",
+      prefix: first.key.split("_")[2],
+      environment: "live",
+      source: "content",
+      url: "https://github.com/octo/repo/blob/abc/.env",
+    };
+    // per key, api_key.exposed comes right before its api_key.revoked (keys run concurrently)
+    const relevant = log.filter((event) =>
+      event.type !== "api_key.auth_failed"
+    ) as (ApiKeyExposedEvent | { type: string; keyId: string })[];
+    for (const { id } of [first, second]) {
+      const types = relevant.filter((event) => event.keyId === id).map((event) => event.type);
+      assert.deepEqual(types, ["api_key.exposed", "api_key.revoked"]);
+    }
+    assert.equal(relevant.length, 4);
+    const exposed = (id: string) =>
+      relevant.find((event) => event.keyId === id && event.type === "api_key.exposed");
+    assert.deepEqual(exposed(first.id), exposedFirst);
+    assert.deepEqual(exposed(second.id), {
+      ...exposedFirst,
+      keyId: second.id,
+      tenantId: "t2",
+      prefix: second.key.split("_")[2],
+      environment: "test",
+      source: "commit",
+      url: null,
+    });
+    // the bad checksum and the other namespace never reached storage; the unknown key did once
+    assert.equal(calls.filter((call) => call === "findByPrefix").length, 3);
+    for (const { key } of [first, second]) {
+      await assert.rejects(service.verify(key), { code: "api_key_revoked" });
+    }
+    assert.deepEqual(JSON.parse(response.body), [
+      { token_hash: sha256(first.key), token_type: "saferoute_api_key", label: "true_positive" },
+      {
+        token_hash: sha256(breakChecksum(second.key)),
+        token_type: "saferoute_api_key",
+        label: "false_positive",
+      },
+      { token_hash: sha256(second.key), token_type: "saferoute_api_key", label: "true_positive" },
+      {
+        token_hash: sha256(otherNamespace),
+        token_type: "saferoute_api_key",
+        label: "false_positive",
+      },
+      { token_hash: sha256(unknown), token_type: "saferoute_api_key", label: "false_positive" },
+    ]);
+    for (const text of [response.body, JSON.stringify(log)]) {
+      assert.ok(!text.includes(first.key) && !text.includes(second.key), "no raw key");
+      assert.doesNotMatch(text, /token_raw/);
+    }
+  });
+
+  it("accepts an identical replay: 200 again, no second revocation or event", async () => {
+    const { post, newKey, log } = await setup({ feedback: true });
+    const { key } = await newKey();
+    const body = JSON.stringify([match(key)]);
+    const first = await post(body);
+    const count = log.filter((event) => event.type !== "api_key.auth_failed").length;
+    const replay = await post(body);
+    assert.equal(replay.status, 200);
+    assert.equal(replay.body, first.body);
+    assert.equal(JSON.parse(replay.body)[0].label, "true_positive");
+    assert.equal(log.filter((event) => event.type !== "api_key.auth_failed").length, count);
+  });
+
+  it("labels an expired key true_positive without revoking it", async () => {
+    const { post, service, clocks, log } = await setup({ feedback: true });
+    const { key } = await service.create({
+      tenantId: "t1",
+      name: "k",
+      scopes: READ_ORDERS,
+      expiresAt: new Date(clocks.now + 1_000),
+    });
+    clocks.advance(2_000);
+    log.length = 0;
+    const response = await post([match(key)]);
+    assert.equal(JSON.parse(response.body)[0].label, "true_positive");
+    assert.deepEqual(log.filter((event) => event.type !== "api_key.auth_failed"), []);
+  });
+
+  it("bounds the request: body size, token count, payload shape", async () => {
+    const { post, handle } = await setup({ maxBodyBytes: 8_192, maxTokens: 3 });
+    const tooBig = await handle({ body: "x".repeat(8_193), headers: () => undefined });
+    assert.equal(tooBig.status, 413);
+    const tooMany = await post([match("a"), match("b"), match("c"), match("d")]);
+    assert.equal(tooMany.status, 413);
+    assert.equal(JSON.parse(tooMany.body).error.code, "secret_scanning_payload_too_large");
+    assert.equal((await post([match("a"), match("b"), match("c")])).status, 200);
+    for (
+      const bad of [
+        "not json",
+        "{}",
+        '"token"',
+        "[1]",
+        "[null]",
+        JSON.stringify([{ type: "x" }]),
+        JSON.stringify([{ token: "a" }]),
+        JSON.stringify([{ token: "a", type: "x", url: 5 }]),
+        JSON.stringify([{ token: "a", type: "x", source: "s".repeat(65) }]),
+        JSON.stringify([{ token: "a", type: "x", url: "u".repeat(4_097) }]),
+      ]
+    ) {
+      const response = await post(bad);
+      assert.equal(response.status, 400, bad);
+      assert.equal(JSON.parse(response.body).error.code, "secret_scanning_payload_invalid");
+    }
+    const invalidUtf8 = await post(new Uint8Array([0x5b, 0x22, 0xff, 0x22, 0x5d]));
+    assert.equal(invalidUtf8.status, 400);
+    assert.equal(SECRET_SCANNING_MAX_TOKENS, 1_000);
+  });
+
+  it("answers 503 when storage fails, so GitHub retries", async () => {
+    const { storage } = spyStorage();
+    const failing = overrideStorage(storage, {
+      findByPrefix: () => Promise.reject(new Error("db down")),
+    });
+    const { post } = await setup({}, { storage: failing });
+    const response = await post([match(generateKey({ environment: "live" }).raw)]);
+    assert.equal(response.status, 503);
+    assert.equal(JSON.parse(response.body).error.code, "secret_scanning_incomplete");
+    assert.doesNotMatch(response.body, /db down/);
+  });
+
+  it("answers 503 at the deadline", async () => {
+    const { storage } = spyStorage();
+    const hanging = overrideStorage(storage, {
+      findByPrefix: () => new Promise(() => {}),
+    });
+    const { post } = await setup({ deadlineMs: 30 }, { storage: hanging, storageTimeoutMs: 60 });
+    const response = await post([match(generateKey({ environment: "live" }).raw)]);
+    assert.equal(response.status, 503);
+    await new Promise((resolve) => setTimeout(resolve, 80)); // let the storage deadline pass
+  });
+
+  it("answers 503 when the public keys cannot be had", async () => {
+    const { service } = makeService();
+    const handle = createSecretScanningPartnerHandler({
+      service,
+      publicKeys: { resolve: () => Promise.reject(new Error("github down")) },
+    });
+    const response = await handle({
+      body: GITHUB_SAMPLE.payload,
+      headers: (name) =>
+        name === "github-public-key-identifier"
+          ? GITHUB_SAMPLE.key_identifier
+          : GITHUB_SAMPLE.signature,
+    });
+    assert.equal(response.status, 503);
+    assert.equal(JSON.parse(response.body).error.code, "secret_scanning_keys_unavailable");
+  });
+
+  it("still revokes when onExposed throws or rejects", async () => {
+    for (
+      const onExposed of [() => {
+        throw new Error("sink");
+      }, () => Promise.reject(new Error("sink"))]
+    ) {
+      const errors: unknown[] = [];
+      const { post, newKey, service } = await setup({
+        onExposed,
+        onExposedError: (error) => void errors.push(error),
+      });
+      const { key } = await newKey();
+      assert.equal((await post([match(key)])).status, 200);
+      await assert.rejects(service.verify(key), { code: "api_key_revoked" });
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      assert.equal(errors.length, 1);
+    }
+  });
+
+  it("validates its options", () => {
+    const { service } = makeService();
+    const bad: unknown[] = [
+      undefined,
+      { publicKeys: SAMPLE_KEYS },
+      { service: {}, publicKeys: SAMPLE_KEYS },
+      { service },
+      { service, publicKeys: "keys" },
+      { service, publicKeys: [{ key_identifier: "", key: "x" }] },
+      { service, publicKeys: SAMPLE_KEYS, feedback: "yes" },
+      { service, publicKeys: SAMPLE_KEYS, maxTokens: 0 },
+      { service, publicKeys: SAMPLE_KEYS, concurrency: 1.5 },
+      { service, publicKeys: SAMPLE_KEYS, onExposed: "log" },
+    ];
+    for (const options of bad) {
+      assert.throws(() => createSecretScanningPartnerHandler(options as never), TypeError);
+    }
+  });
+});
