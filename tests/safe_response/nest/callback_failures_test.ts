@@ -14,6 +14,7 @@ import { ClsModule, ClsService } from "nestjs-cls";
 import { I18nModule, I18nService, QueryResolver } from "nestjs-i18n";
 import type { I18nAdapter } from "../../../safe_response/mod.ts";
 import { ResponseMessage, SafeResponseModule } from "../../../safe_response/nest/mod.ts";
+import { collectUnhandledRejections } from "../../reliability/harness.ts";
 import { ADAPTERS, boot, CapturingLogger, headerDenyGuard, type RunningApp } from "./helpers.ts";
 
 const SECRET = "callback-internal-4f1d.db.local";
@@ -37,11 +38,7 @@ function unless<T>(name: string, value: T): T {
 }
 
 /** Unhandled rejections seen by the test process (stopped from failing the run). */
-const unhandled: unknown[] = [];
-globalThis.addEventListener("unhandledrejection", (event) => {
-  event.preventDefault();
-  unhandled.push(event.reason);
-});
+const unhandled = collectUnhandledRejections().reasons;
 
 /** Lets pending rejections surface (they are reported after the microtasks drain). */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
