@@ -28,6 +28,8 @@ class FakeServer {
   connectError: Error | undefined;
   /** Holds every `connect` until released. */
   gate: Promise<void> | undefined;
+  /** Runs (once) 20 ms after the next counter read has been answered. */
+  afterPoll: (() => void) | undefined;
   readonly clients: FakeClient[] = [];
 
   get live(): FakeClient[] {
@@ -87,6 +89,9 @@ class FakeClient implements PostgresFeedClient {
     if (text.includes("ARRAY(")) {
       return Promise.resolve({ rows: [{ n: String(this.#server.counter), prefixes: [PREFIX] }] });
     }
+    const after = this.#server.afterPoll;
+    this.#server.afterPoll = undefined;
+    if (after !== undefined) setTimeout(after, 20); // within the feed's 50 ms wait
     return Promise.resolve({ rows: [{ n: String(this.#server.counter) }] });
   }
 
@@ -195,13 +200,14 @@ describe("createPostgresFeed (scripted client)", () => {
     const { server, feed, notices } = start();
     await waitFor(() => feed.status().healthy, "sync");
     notices.length = 0;
-    server.counter++;
-    const client = server.live[0];
-    const polls = client.queries.length;
-    await waitFor(() => client.queries.length > polls, "a poll");
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    server.notify(JSON.stringify({ n: 1, kind: "revoked", prefix: PREFIX }));
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    let notified = false;
+    server.afterPoll = () => {
+      server.notify(JSON.stringify({ n: 1, kind: "revoked", prefix: PREFIX }));
+      notified = true;
+    };
+    server.counter++; // committed: the next poll sees it before its notice arrives
+    await waitFor(() => notified, "the notice after the poll");
+    await new Promise((resolve) => setTimeout(resolve, 100));
     assert.deepEqual(notices, [{ kind: "revoked", prefix: PREFIX, counter: 1 }]);
     await feed.close();
   });
