@@ -15,7 +15,7 @@ import {
   type ApiKeyFeedSnapshot,
   ChangeListeners,
 } from "../change_feed.ts";
-import { parseCounter, parseNotice } from "./_notice.ts";
+import { FeedError, parseCounter, parseNotice } from "./_notice.ts";
 
 /**
  * Channel the migration's triggers notify.
@@ -135,11 +135,6 @@ export interface PostgresApiKeyChangeFeed extends ApiKeyChangeFeed {
    * not in sync.
    */
   snapshot(): Promise<ApiKeyFeedSnapshot>;
-}
-
-/** A failure described by a fixed phrase (safe for `status().error`). */
-class FeedError extends Error {
-  override name = "FeedError";
 }
 
 /** `stage failed (CODE)`: the SQLSTATE or system error code, else the error's name. */

@@ -18,6 +18,20 @@ const MAX_PREFIX_LENGTH = 64;
 const COUNTER_TEXT = /^(?:0|[1-9][0-9]{0,14})$/;
 
 /**
+ * A failure of the feed told by a fixed phrase, safe to show in
+ * `status().error` (driver errors are shown by code only).
+ *
+ * @example
+ * ```ts
+ * import { FeedError } from "./_notice.ts";
+ * new FeedError("poll timed out").message; // "poll timed out"
+ * ```
+ */
+export class FeedError extends Error {
+  override name = "FeedError";
+}
+
+/**
  * One notice of the trigger: a change of `prefix` (null after a TRUNCATE or
  * for an overlong prefix) with its counter.
  *
@@ -69,7 +83,7 @@ export function parseNotice(payload: unknown): FeedNotice | undefined {
 
 /**
  * Parses the counter as the feed reads it (`n::text`); throws for anything
- * but the decimal text of a safe integer.
+ * but the decimal text of a safe integer (a `FeedError`).
  *
  * @example
  * ```ts
@@ -79,7 +93,7 @@ export function parseNotice(payload: unknown): FeedNotice | undefined {
  */
 export function parseCounter(text: unknown): number {
   if (typeof text !== "string" || !COUNTER_TEXT.test(text)) {
-    throw new Error("api_key_change_counter.n is not a counter");
+    throw new FeedError("api_key_change_counter.n is not a counter");
   }
   return Number(text);
 }

@@ -260,6 +260,16 @@ describe("createPostgresFeed (scripted client)", () => {
     await feed.close();
   });
 
+  it("stays unhealthy while the counter cannot be read, and says so", async () => {
+    const server = new FakeServer();
+    server.counter = NaN;
+    const { feed } = start(server);
+    await waitFor(() => server.clients.length >= 2, "a retry");
+    assert.equal(feed.status().healthy, false);
+    assert.equal(feed.status().error, "api_key_change_counter.n is not a counter");
+    await feed.close();
+  });
+
   it("never puts a driver error's message in status().error", async () => {
     const server = new FakeServer();
     server.connectError = new Error(`could not connect to ${SECRET_URL}`);
