@@ -99,6 +99,18 @@ export {
   validateApiKeysServiceOptions,
 } from "./service_options.ts";
 export { ApiKeysService, type AuthorizeOptions } from "./service.ts";
+export {
+  type ApiKeyChange,
+  type ApiKeyChangeFeed,
+  type ApiKeyChangeFeedStatus,
+  type ApiKeyChangeKind,
+  type ApiKeyChangeListener,
+  type ApiKeyChangeNotice,
+  type ApiKeyFeedReset,
+  type ApiKeyFeedResetReason,
+  type ApiKeyFeedSnapshot,
+  InMemoryApiKeyChangeFeed,
+} from "./change_feed.ts";
 export { DEFAULT_GRACE_PERIOD_MS, MAX_API_KEY_NAME_LENGTH } from "./input_validation.ts";
 export { createTestKey, type CreateTestKeyResult } from "./test_key.ts";
 export { extractApiKey } from "./extract_api_key.ts";

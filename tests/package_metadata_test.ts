@@ -12,11 +12,12 @@ describe("package metadata", () => {
     }
   });
 
-  it("exports the six documented subpaths", () => {
+  it("exports the seven documented subpaths", () => {
     assert.deepEqual(Object.keys(denoJson.exports).sort(), [
       ".",
       "./api-keys",
       "./api-keys/nest",
+      "./api-keys/postgres",
       "./client",
       "./safe-response",
       "./safe-response/nest",

@@ -54,6 +54,7 @@ export const PEERS: Record<string, { optional: boolean; range?: string }> = {
   "@nestjs/swagger": { optional: false, range: NEST_PEER_RANGE },
   "nestjs-cls": { optional: true },
   "nestjs-i18n": { optional: true },
+  "pg": { optional: true },
   "reflect-metadata": { optional: false },
   "rxjs": { optional: false },
 };

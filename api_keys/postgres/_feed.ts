@@ -1,0 +1,443 @@
+/**
+ * The PostgreSQL change feed: one dedicated connection that `LISTEN`s for the
+ * notices of the trigger of `prisma/migrations/0002_api_key_change_feed` and
+ * polls the change counter, reconnecting with backoff when it is lost.
+ *
+ * @module
+ */
+import pg from "pg";
+import {
+  type ApiKeyChangeFeed,
+  type ApiKeyChangeFeedStatus,
+  type ApiKeyChangeKind,
+  type ApiKeyChangeListener,
+  type ApiKeyFeedResetReason,
+  type ApiKeyFeedSnapshot,
+  ChangeListeners,
+} from "../change_feed.ts";
+import { FeedError, parseCounter, parseNotice } from "./_notice.ts";
+
+/**
+ * Channel the migration's triggers notify.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_FEED_CHANNEL } from "./_feed.ts";
+ * DEFAULT_FEED_CHANNEL; // "api_key_changes"
+ * ```
+ */
+export const DEFAULT_FEED_CHANNEL = "api_key_changes";
+
+/**
+ * Default interval between two reads of the change counter, in ms.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_FEED_POLL_MS } from "./_feed.ts";
+ * DEFAULT_FEED_POLL_MS; // 500
+ * ```
+ */
+export const DEFAULT_FEED_POLL_MS = 500;
+
+/** Deadline of connecting and of each query, in ms. */
+const TIMEOUT_MS = 5_000;
+/** How long a counter advance may wait for its notices before it counts as missed, in ms. */
+const SETTLE_MS = 50;
+/** First reconnection delay, in ms; doubles per failed attempt up to `RECONNECT_MAX_MS`. */
+const RECONNECT_MIN_MS = 100;
+/** Longest reconnection delay, in ms. */
+const RECONNECT_MAX_MS = 5_000;
+/** `application_name` of the connections opened from a `connectionString`. */
+const APPLICATION_NAME = "api-kit-change-feed";
+/** An unquoted PostgreSQL identifier in lower case (at most 63 bytes). */
+const CHANNEL_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+/** The migration creates three triggers on `api_keys` calling `api_key_change_notify(channel)`. */
+const TRIGGER_COUNT = 3;
+
+const CHECK_TRIGGERS_SQL = "SELECT count(*)::int AS n FROM pg_trigger" +
+  " WHERE tgrelid = to_regclass('api_keys') AND tgfoid = to_regproc('api_key_change_notify')" +
+  " AND tgenabled <> 'D' AND tgargs = convert_to($1, 'UTF8') || '\\x00'::bytea";
+const READ_COUNTER_SQL = "SELECT n::text AS n FROM api_key_change_counter";
+const SNAPSHOT_SQL = "SELECT c.n::text AS n, ARRAY(SELECT prefix FROM api_keys) AS prefixes" +
+  " FROM api_key_change_counter c";
+
+/**
+ * What the feed needs of a `pg` client (a `pg.Client` has it): connect, query,
+ * the `notification`, `error` and `end` events, and `end`.
+ *
+ * @example
+ * ```ts
+ * import pg from "pg";
+ * import type { PostgresFeedClient } from "./_feed.ts";
+ * const make = (): PostgresFeedClient => new pg.Client({ connectionString: "postgresql://…" });
+ * ```
+ */
+export interface PostgresFeedClient {
+  /** Opens the connection. */
+  connect(): Promise<unknown>;
+  /** Runs one statement. */
+  query(text: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
+  /** A notice on a channel this connection listens to. */
+  on(
+    event: "notification",
+    listener: (message: { channel: string; payload?: string }) => void,
+  ): unknown;
+  /** The connection failed. */
+  on(event: "error", listener: (error: Error) => void): unknown;
+  /** The connection closed. */
+  on(event: "end", listener: () => void): unknown;
+  /** Closes the connection. */
+  end(): Promise<unknown>;
+}
+
+/**
+ * Options of `createPostgresFeed`: exactly one of `connectionString` and
+ * `client`.
+ *
+ * @example
+ * ```ts
+ * import type { PostgresFeedOptions } from "./_feed.ts";
+ * const options: PostgresFeedOptions = {
+ *   connectionString: "postgresql://app:secret@db:5432/app",
+ *   pollMs: 250,
+ * };
+ * ```
+ */
+export interface PostgresFeedOptions {
+  /** Where to connect; the feed opens its own `pg.Client` (`application_name` `api-kit-change-feed`). */
+  connectionString?: string;
+  /**
+   * Makes a new, unconnected client for each connection the feed opens (the
+   * first and every reconnection); the feed connects and ends it.
+   */
+  client?: () => PostgresFeedClient;
+  /** Channel the triggers notify (default `api_key_changes`): a lower-case identifier. */
+  channel?: string;
+  /** Interval between two reads of the change counter, in ms: 10 to 60,000 (default 500). */
+  pollMs?: number;
+}
+
+/**
+ * The PostgreSQL change feed: an `ApiKeyChangeFeed` that also lists the stored
+ * prefixes (`snapshot`).
+ *
+ * @example
+ * ```ts
+ * import type { PostgresApiKeyChangeFeed } from "./_feed.ts";
+ * declare const feed: PostgresApiKeyChangeFeed;
+ * const { counter, prefixes } = await feed.snapshot();
+ * ```
+ */
+export interface PostgresApiKeyChangeFeed extends ApiKeyChangeFeed {
+  /**
+   * Prefixes of every row of `api_keys` and the counter they are current at,
+   * read in one statement on the feed's connection; rejects while the feed is
+   * not in sync.
+   */
+  snapshot(): Promise<ApiKeyFeedSnapshot>;
+}
+
+/** `stage failed (CODE)`: the SQLSTATE or system error code, else the error's name. */
+function describe(stage: string, error: unknown): string {
+  if (error instanceof FeedError) return error.message;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === "string" && /^[A-Z0-9_]{1,32}$/.test(code)) {
+    return `${stage} failed (${code})`;
+  }
+  return `${stage} failed (${error instanceof Error ? error.name : typeof error})`;
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts; leaves no timer behind. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done);
+  });
+}
+
+/**
+ * `promise`, rejected with a `FeedError` after `TIMEOUT_MS` or when `signal`
+ * aborts; errors become `stage failed (…)`. A late rejection of `promise` is
+ * swallowed.
+ */
+function step<T>(stage: string, promise: Promise<T>, signal?: AbortSignal): Promise<T> {
+  promise.catch(() => {});
+  return new Promise<T>((resolve, reject) => {
+    const finish = (settle: () => void) => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", aborted);
+      settle();
+    };
+    const aborted = () => finish(() => reject(new FeedError(`${stage} interrupted`)));
+    const timer = setTimeout(
+      () => finish(() => reject(new FeedError(`${stage} timed out`))),
+      TIMEOUT_MS,
+    );
+    if (signal?.aborted) return aborted();
+    signal?.addEventListener("abort", aborted);
+    promise.then(
+      (value) => finish(() => resolve(value)),
+      (error) => finish(() => reject(new FeedError(describe(stage, error)))),
+    );
+  });
+}
+
+/** Reconnection delay after `failures` failed attempts: exponential, with jitter. */
+function backoff(failures: number): number {
+  const base = Math.min(RECONNECT_MAX_MS, RECONNECT_MIN_MS * 2 ** Math.min(failures, 16));
+  return base / 2 + Math.random() * (base / 2);
+}
+
+/** Validates the options (a `TypeError` naming the option) and returns the client factory. */
+function readOptions(options: PostgresFeedOptions): {
+  makeClient: () => PostgresFeedClient;
+  channel: string;
+  pollMs: number;
+} {
+  if (typeof options !== "object" || options === null) {
+    throw new TypeError("createPostgresFeed expects an options object");
+  }
+  const { connectionString, client } = options;
+  if ((connectionString === undefined) === (client === undefined)) {
+    throw new TypeError("createPostgresFeed needs exactly one of connectionString and client");
+  }
+  if (
+    connectionString !== undefined && (typeof connectionString !== "string" || !connectionString)
+  ) {
+    throw new TypeError("createPostgresFeed connectionString must be a non-empty string");
+  }
+  if (client !== undefined && typeof client !== "function") {
+    throw new TypeError("createPostgresFeed client must be a function returning a new pg client");
+  }
+  const channel = options.channel ?? DEFAULT_FEED_CHANNEL;
+  if (typeof channel !== "string" || channel.length > 63 || !CHANNEL_NAME.test(channel)) {
+    throw new TypeError(
+      "createPostgresFeed channel must be a lower-case identifier ([a-z_][a-z0-9_]*)",
+    );
+  }
+  const pollMs = options.pollMs ?? DEFAULT_FEED_POLL_MS;
+  if (!Number.isInteger(pollMs) || pollMs < 10 || pollMs > 60_000) {
+    throw new TypeError("createPostgresFeed pollMs must be an integer from 10 to 60000");
+  }
+  const makeClient = client ?? (() =>
+    new pg.Client({
+      connectionString,
+      application_name: APPLICATION_NAME,
+      keepAlive: true,
+      connectionTimeoutMillis: TIMEOUT_MS,
+    }));
+  return { makeClient, channel, pollMs };
+}
+
+/**
+ * The feed behind `createPostgresFeed` (see `mod.ts`).
+ *
+ * @example
+ * ```ts
+ * import { PostgresChangeFeed } from "./_feed.ts";
+ * const feed = new PostgresChangeFeed({ connectionString: "postgresql://app:secret@db:5432/app" });
+ * await feed.close();
+ * ```
+ */
+export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
+  readonly #listeners = new ChangeListeners();
+  readonly #makeClient: () => PostgresFeedClient;
+  readonly #channel: string;
+  readonly #pollMs: number;
+  readonly #stop = new AbortController();
+  readonly #loop: Promise<void>;
+  /** The connection in sync, for `snapshot`. */
+  #live: { client: PostgresFeedClient; signal: AbortSignal } | undefined;
+  /** Counter of the last change delivered (as a notice or within a reset). */
+  #lastSeen: number | undefined;
+  /** Highest counter noticed on the current connection before its first sync. */
+  #noticedBeforeSync: number | undefined;
+  #inSync = false;
+  /** When the feed last confirmed that every change committed before then was delivered. */
+  #syncedAt = -Infinity;
+  #unhealthySince: number | undefined = performance.now();
+  #resets = 0;
+  #reconnects = 0;
+  #synced = false;
+  #error: string | null = "connecting";
+
+  /** Starts connecting at once; validates `options` first. */
+  constructor(options: PostgresFeedOptions) {
+    const { makeClient, channel, pollMs } = readOptions(options);
+    this.#makeClient = makeClient;
+    this.#channel = channel;
+    this.#pollMs = pollMs;
+    this.#loop = this.#run();
+  }
+
+  subscribe(listener: ApiKeyChangeListener): () => void {
+    const remove = this.#listeners.add(listener);
+    if (!this.#stop.signal.aborted) return remove;
+    remove();
+    return () => {};
+  }
+
+  status(): ApiKeyChangeFeedStatus {
+    const now = performance.now();
+    const closed = this.#stop.signal.aborted;
+    return {
+      healthy: this.#unhealthySince === undefined,
+      stalenessMs: closed ? Infinity : now - this.#syncedAt,
+      unhealthyForMs: this.#unhealthySince === undefined ? 0 : now - this.#unhealthySince,
+      counter: this.#lastSeen ?? null,
+      resets: this.#resets,
+      reconnects: this.#reconnects,
+      error: closed ? "closed" : this.#error,
+    };
+  }
+
+  async snapshot(): Promise<ApiKeyFeedSnapshot> {
+    const live = this.#live;
+    if (live === undefined) throw new FeedError("the change feed is not in sync");
+    const { rows } = await step("snapshot", live.client.query(SNAPSHOT_SQL), live.signal);
+    const prefixes = rows[0]?.prefixes;
+    if (!Array.isArray(prefixes) || !prefixes.every((prefix) => typeof prefix === "string")) {
+      throw new FeedError("snapshot failed (malformed result)");
+    }
+    return { counter: parseCounter(rows[0].n), prefixes };
+  }
+
+  async close(): Promise<void> {
+    if (!this.#stop.signal.aborted) {
+      this.#unhealthySince ??= performance.now();
+      this.#stop.abort();
+    }
+    this.#listeners.clear();
+    await this.#loop;
+  }
+
+  /** Connects, runs, and reconnects with backoff until closed. */
+  async #run(): Promise<void> {
+    let failures = 0;
+    while (!this.#stop.signal.aborted) {
+      const reachedSync = await this.#session();
+      if (this.#stop.signal.aborted) break;
+      failures = reachedSync ? 0 : failures + 1;
+      await sleep(backoff(failures), this.#stop.signal);
+    }
+  }
+
+  /** One connection: connect, LISTEN, check the triggers, sync, poll; whether it synced. */
+  async #session(): Promise<boolean> {
+    const lost = new AbortController();
+    const stop = () => lost.abort();
+    this.#stop.signal.addEventListener("abort", stop);
+    const before = this.#lastSeen;
+    this.#noticedBeforeSync = undefined;
+    let client: PostgresFeedClient | undefined;
+    let reachedSync = false;
+    try {
+      client = this.#makeClient();
+      const drop = (why: string) => {
+        if (lost.signal.aborted) return;
+        this.#error = why;
+        this.#unhealthySince ??= performance.now();
+        lost.abort();
+      };
+      client.on("error", (error) => drop(describe("connection", error)));
+      client.on("end", () => drop("connection closed"));
+      client.on("notification", (message) => {
+        if (!lost.signal.aborted && message.channel === this.#channel) {
+          this.#onNotice(message.payload);
+        }
+      });
+      await step("connect", client.connect(), lost.signal);
+      await step("listen", client.query(`LISTEN ${this.#channel}`), lost.signal);
+      await this.#checkTriggers(client, lost.signal);
+      let startedAt = performance.now();
+      let counter = await this.#readCounter(client, lost.signal);
+      this.#firstSync(counter, before, startedAt);
+      this.#live = { client, signal: lost.signal };
+      reachedSync = true;
+      while (true) {
+        await sleep(this.#pollMs, lost.signal);
+        if (lost.signal.aborted) break;
+        startedAt = performance.now();
+        counter = await this.#readCounter(client, lost.signal);
+        if (counter > this.#lastSeen!) {
+          // Notices of commits just before the read may still be on their way.
+          await sleep(SETTLE_MS, lost.signal);
+          if (lost.signal.aborted) break;
+          if (counter > this.#lastSeen!) this.#reset("missed", counter);
+        }
+        this.#syncedAt = startedAt;
+      }
+    } catch (error) {
+      if (!lost.signal.aborted) this.#error = describe("connection", error);
+    } finally {
+      if (!this.#stop.signal.aborted) this.#unhealthySince ??= performance.now();
+      lost.abort();
+      this.#stop.signal.removeEventListener("abort", stop);
+      this.#live = undefined;
+      this.#inSync = false;
+      if (client !== undefined) await step("end", client.end()).catch(() => {});
+    }
+    return reachedSync;
+  }
+
+  /** Fails unless the three triggers notifying this channel exist and are enabled. */
+  async #checkTriggers(client: PostgresFeedClient, signal: AbortSignal): Promise<void> {
+    const { rows } = await step("check", client.query(CHECK_TRIGGERS_SQL, [this.#channel]), signal);
+    if (rows[0]?.n !== TRIGGER_COUNT) {
+      throw new FeedError(
+        `the change-feed triggers on api_keys for channel ${this.#channel} are missing or disabled`,
+      );
+    }
+  }
+
+  async #readCounter(client: PostgresFeedClient, signal: AbortSignal): Promise<number> {
+    const { rows } = await step("poll", client.query(READ_COUNTER_SQL), signal);
+    if (rows.length !== 1) throw new FeedError("api_key_change_counter must have exactly one row");
+    return parseCounter(rows[0].n);
+  }
+
+  /**
+   * The first counter read of a connection: unless the counter is where the
+   * previous connection left it, changes may have been missed (or, on the
+   * first connection, entries filled before it), so reset.
+   */
+  #firstSync(counter: number, before: number | undefined, startedAt: number): void {
+    this.#lastSeen = Math.max(counter, this.#noticedBeforeSync ?? counter);
+    if (counter !== before) this.#reset("missed", counter);
+    this.#inSync = true;
+    this.#syncedAt = startedAt;
+    this.#unhealthySince = undefined;
+    this.#error = null;
+    if (this.#synced) this.#reconnects++;
+    this.#synced = true;
+  }
+
+  #onNotice(payload: string | undefined): void {
+    const notice = parseNotice(payload);
+    if (notice === undefined) return; // not the trigger's: anyone may NOTIFY; the poll is the check
+    const { counter, prefix } = notice;
+    if (this.#inSync) {
+      if (counter > this.#lastSeen! + 1) this.#reset("missed", counter - 1);
+      if (counter > this.#lastSeen!) this.#lastSeen = counter;
+    } else {
+      this.#noticedBeforeSync = Math.max(this.#noticedBeforeSync ?? counter, counter);
+    }
+    if (prefix === null) {
+      this.#reset(notice.kind === "truncated" ? "truncated" : "unnamed", counter);
+    } else {
+      this.#listeners.deliver({ kind: notice.kind as ApiKeyChangeKind, prefix, counter });
+    }
+  }
+
+  #reset(reason: ApiKeyFeedResetReason, counter: number): void {
+    if (this.#inSync && counter > this.#lastSeen!) this.#lastSeen = counter;
+    this.#resets++;
+    this.#listeners.deliver({ kind: "reset", prefix: null, counter, reason });
+  }
+}

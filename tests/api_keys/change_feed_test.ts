@@ -1,0 +1,165 @@
+/**
+ * The change-feed interface's in-memory implementation, and the bounded
+ * reader of the PostgreSQL trigger's notices.
+ */
+import { afterEach, beforeEach, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  type ApiKeyChangeFeed,
+  type ApiKeyChangeNotice,
+  InMemoryApiKeyChangeFeed,
+} from "../../api_keys/mod.ts";
+import { parseCounter, parseNotice } from "../../api_keys/postgres/_notice.ts";
+
+const PREFIX_A = "AbCdEfGhIjKl";
+const PREFIX_B = "MnOpQrStUvWx";
+
+/** A consumer with a prefix-keyed cache kept coherent by `feed`. */
+function cachingConsumer(feed: ApiKeyChangeFeed) {
+  const cache = new Map<string, string>([[PREFIX_A, "a"], [PREFIX_B, "b"]]);
+  const notices: ApiKeyChangeNotice[] = [];
+  const unsubscribe = feed.subscribe((notice) => {
+    notices.push(notice);
+    if (notice.kind === "reset") cache.clear();
+    else cache.delete(notice.prefix);
+  });
+  return { cache, notices, unsubscribe };
+}
+
+describe("InMemoryApiKeyChangeFeed", () => {
+  let warnings: unknown[][];
+  const originalWarn = console.warn;
+  beforeEach(() => {
+    warnings = [];
+    console.warn = (...args: unknown[]) => warnings.push(args);
+  });
+  afterEach(() => {
+    console.warn = originalWarn;
+  });
+
+  it("delivers each published change to every consumer before publish returns", () => {
+    const feed = new InMemoryApiKeyChangeFeed();
+    const a = cachingConsumer(feed);
+    const b = cachingConsumer(feed);
+    feed.publish({ kind: "revoked", prefix: PREFIX_A });
+    assert.equal(a.cache.has(PREFIX_A), false);
+    assert.equal(b.cache.has(PREFIX_A), false);
+    assert.equal(b.cache.get(PREFIX_B), "b");
+    feed.publish({ kind: "rotated", prefix: PREFIX_B });
+    assert.deepEqual(b.notices, [
+      { kind: "revoked", prefix: PREFIX_A, counter: 1 },
+      { kind: "rotated", prefix: PREFIX_B, counter: 2 },
+    ]);
+    assert.deepEqual(a.notices, b.notices);
+  });
+
+  it("stops delivering to an unsubscribed listener", () => {
+    const feed = new InMemoryApiKeyChangeFeed();
+    const a = cachingConsumer(feed);
+    a.unsubscribe();
+    feed.publish({ kind: "created", prefix: PREFIX_A });
+    assert.deepEqual(a.notices, []);
+  });
+
+  it("contains a throwing or rejecting listener: the others still receive, publish does not throw", async () => {
+    const feed = new InMemoryApiKeyChangeFeed();
+    feed.subscribe(() => {
+      throw new Error(`boom ${PREFIX_A}`);
+    });
+    feed.subscribe(() => Promise.reject(new Error("async boom")));
+    const b = cachingConsumer(feed);
+    feed.publish({ kind: "revoked", prefix: PREFIX_A });
+    feed.publish({ kind: "revoked", prefix: PREFIX_B });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    assert.equal(b.notices.length, 2);
+    assert.ok(warnings.length >= 1 && warnings.length <= 2, "one warning per failing listener");
+    for (const args of warnings) assert.doesNotMatch(String(args[0]), /boom|AbCdEf/);
+  });
+
+  it("is healthy with staleness 0 until closed, then unhealthy with staleness Infinity", async () => {
+    let now = 1_000;
+    const feed = new InMemoryApiKeyChangeFeed({ monotonicClock: () => now });
+    assert.deepEqual(feed.status(), {
+      healthy: true,
+      stalenessMs: 0,
+      unhealthyForMs: 0,
+      counter: null,
+      resets: 0,
+      reconnects: 0,
+      error: null,
+    });
+    const a = cachingConsumer(feed);
+    feed.publish({ kind: "created", prefix: PREFIX_A });
+    assert.equal(feed.status().counter, 1);
+    await feed.close();
+    now += 250;
+    const status = feed.status();
+    assert.equal(status.healthy, false);
+    assert.equal(status.stalenessMs, Infinity);
+    assert.equal(status.unhealthyForMs, 250);
+    assert.equal(status.error, "closed");
+    feed.publish({ kind: "revoked", prefix: PREFIX_B });
+    const late = cachingConsumer(feed);
+    feed.publish({ kind: "revoked", prefix: PREFIX_B });
+    assert.equal(a.notices.length, 1);
+    assert.equal(late.notices.length, 0);
+    assert.equal(feed.status().counter, 1);
+  });
+
+  it("rejects a listener that is not a function and a change of unknown kind", () => {
+    const feed = new InMemoryApiKeyChangeFeed();
+    assert.throws(() => feed.subscribe("nope" as never), TypeError);
+    assert.throws(() => feed.publish({ kind: "used" as never, prefix: PREFIX_A }), TypeError);
+    assert.throws(() => feed.publish({ kind: "revoked", prefix: 1 as never }), TypeError);
+    assert.equal(feed.status().counter, null);
+  });
+});
+
+describe("parseNotice (the PostgreSQL trigger's payload)", () => {
+  it("reads the trigger's JSON, spaces included", () => {
+    assert.deepEqual(
+      parseNotice(`{"n" : 12, "kind" : "revoked", "prefix" : "${PREFIX_A}"}`),
+      { counter: 12, kind: "revoked", prefix: PREFIX_A },
+    );
+    assert.deepEqual(parseNotice('{"n":3,"kind":"truncated","prefix":null}'), {
+      counter: 3,
+      kind: "truncated",
+      prefix: null,
+    });
+    assert.deepEqual(parseNotice('{"n":4,"kind":"updated","prefix":null}'), {
+      counter: 4,
+      kind: "updated",
+      prefix: null,
+    });
+  });
+
+  it("rejects anything else", () => {
+    const rejected: unknown[] = [
+      undefined,
+      42,
+      "",
+      "not json",
+      "[1,2]",
+      "null",
+      '{"n":"1","kind":"created","prefix":"p"}',
+      '{"n":0,"kind":"created","prefix":"p"}',
+      '{"n":1.5,"kind":"created","prefix":"p"}',
+      '{"n":9007199254740993,"kind":"created","prefix":"p"}',
+      '{"n":1,"kind":"used","prefix":"p"}',
+      '{"n":1,"kind":"reset","prefix":null}',
+      '{"n":1,"kind":"truncated","prefix":"p"}',
+      '{"n":1,"kind":"created","prefix":7}',
+      `{"n":1,"kind":"created","prefix":"${"p".repeat(65)}"}`,
+      `{"n":1,"kind":"created","prefix":"p","pad":"${" ".repeat(2_000)}"}`,
+    ];
+    for (const payload of rejected) assert.equal(parseNotice(payload), undefined, String(payload));
+  });
+
+  it("reads the counter's text and rejects anything but a safe integer", () => {
+    assert.equal(parseCounter("0"), 0);
+    assert.equal(parseCounter("999999999999999"), 999_999_999_999_999);
+    for (const text of ["", "-1", "01", "1.0", "1e3", "9999999999999999", 5, null]) {
+      assert.throws(() => parseCounter(text), Error, String(text));
+    }
+  });
+});

@@ -1,0 +1,445 @@
+/**
+ * `createPostgresFeed` on a real PostgreSQL with the migration
+ * `0002_api_key_change_feed`: notices for writes made through the real Prisma
+ * Client and through raw SQL, none for `last_used_at`-only updates, commit
+ * order, no deadlock between a rotation and a revocation, reconnection after
+ * `pg_terminate_backend`, the poll catching what no notice announced, and
+ * health while the database is unreachable (through a TCP proxy this test
+ * cuts). Skips without `DATABASE_URL`; fails instead under `CI=true`.
+ */
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import pg from "pg";
+import {
+  type ApiKeyChangeNotice,
+  ApiKeysService,
+  parseKey,
+  PrismaApiKeyStorage,
+} from "../../api_keys/mod.ts";
+import {
+  createPostgresFeed,
+  type PostgresApiKeyChangeFeed,
+  type PostgresFeedOptions,
+} from "../../api_keys/postgres/mod.ts";
+import {
+  createPrismaClient,
+  probeDatabase,
+  REQUIRED,
+  type TestPrismaClient,
+} from "./prisma_client.ts";
+import { closedPort, TcpProxy } from "./tcp_proxy.ts";
+
+const url = Deno.env.get("DATABASE_URL");
+const POLL_MS = 50;
+const PEPPERS = { 1: "change-feed-suite-pepper-0123456789abcdef" };
+
+/** Why the feed suite cannot run, or undefined. */
+async function probeFeed(): Promise<string | undefined> {
+  const problem = await probeDatabase(url);
+  if (problem !== undefined) return problem;
+  const client = new pg.Client({ connectionString: url });
+  try {
+    await client.connect();
+    await client.query("SELECT n FROM api_key_change_counter");
+    return undefined;
+  } catch {
+    return "the change-feed migration (0002_api_key_change_feed) is not applied";
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+const unavailable = await probeFeed();
+
+async function waitFor(predicate: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!predicate()) {
+    if (performance.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Row values of a key inserted with raw SQL. */
+function rowValues(id: string, prefix: string): unknown[] {
+  return [id, "t-raw", "raw", "live", prefix, "hash", 1, ["orders:read"]];
+}
+const INSERT_SQL = "INSERT INTO api_keys (id, tenant_id, name, environment, prefix, hash," +
+  " pepper_version, scopes) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
+
+if (unavailable !== undefined && REQUIRED) {
+  describe("change feed on PostgreSQL", () => {
+    it("needs PostgreSQL with the change-feed migration under CI=true", () => {
+      assert.fail(unavailable);
+    });
+  });
+} else if (unavailable !== undefined) {
+  describe("change feed on PostgreSQL", { skip: unavailable }, () => {
+    it("runs the suite", () => {});
+  });
+} else {
+  const pool = new pg.Pool({ connectionString: url, max: 6 });
+  let prisma: TestPrismaClient;
+  const feeds: PostgresApiKeyChangeFeed[] = [];
+  let appNames = 0;
+
+  const counter = async () =>
+    Number((await pool.query("SELECT n::text AS n FROM api_key_change_counter")).rows[0].n);
+
+  /** A feed on the database (its own `application_name`), synced, its first reset dropped. */
+  const startFeed = async (
+    overrides: Partial<PostgresFeedOptions> = {},
+    wrap = (client: pg.Client) => client,
+  ) => {
+    const applicationName = `change-feed-test-${++appNames}`;
+    const notices: ApiKeyChangeNotice[] = [];
+    const feed = createPostgresFeed({
+      client: () =>
+        wrap(new pg.Client({ connectionString: url, application_name: applicationName })),
+      pollMs: POLL_MS,
+      ...overrides,
+    });
+    feeds.push(feed);
+    feed.subscribe((notice) => {
+      notices.push(notice);
+    });
+    await waitFor(() => feed.status().healthy, "the first sync");
+    notices.length = 0;
+    const backendPid = async () =>
+      (await pool.query(
+        "SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()",
+        [applicationName],
+      )).rows.map((row) => row.pid as number);
+    return { feed, notices, backendPid };
+  };
+
+  const service = () =>
+    new ApiKeysService({
+      peppers: PEPPERS,
+      storage: new PrismaApiKeyStorage(prisma),
+      cache: false,
+      debounceMs: 0,
+      ttlPolicy: { allowNeverExpires: true },
+    });
+  const prefixOf = (key: string) => parseKey(key)!.prefix;
+
+  before(async () => {
+    prisma = await createPrismaClient(url!);
+    await pool.query("TRUNCATE api_keys");
+  });
+
+  after(async () => {
+    await Promise.all(feeds.map((feed) => feed.close()));
+    await pool.query("TRUNCATE api_keys");
+    await pool.end();
+    await prisma.$disconnect();
+  });
+
+  describe("change feed on PostgreSQL: notices", () => {
+    it("create, revoke and rotate through the real Prisma Client each notify, in counter order", async () => {
+      const { notices, feed } = await startFeed();
+      const keys = service();
+      const start = await counter();
+      const created = await keys.create({
+        tenantId: "t-prisma",
+        name: "first",
+        scopes: [{ resource: "orders", level: "read" }],
+      });
+      await keys.revoke(created.id);
+      const second = await keys.create({
+        tenantId: "t-prisma",
+        name: "second",
+        scopes: [{ resource: "orders", level: "read" }],
+      });
+      const rotated = await keys.rotate(second.id, { gracePeriodMs: 0 });
+      await waitFor(() => notices.length >= 5, "five notices");
+      assert.deepEqual(notices, [
+        { kind: "created", prefix: prefixOf(created.key), counter: start + 1 },
+        { kind: "revoked", prefix: prefixOf(created.key), counter: start + 2 },
+        { kind: "created", prefix: prefixOf(second.key), counter: start + 3 },
+        { kind: "created", prefix: prefixOf(rotated.key), counter: start + 4 },
+        { kind: "rotated", prefix: prefixOf(second.key), counter: start + 5 },
+      ]);
+      assert.equal(feed.status().counter, start + 5);
+    });
+
+    it("a verify's last_used_at write (Prisma) and a raw last_used_at update notify nothing", async () => {
+      const { notices } = await startFeed();
+      const keys = service();
+      const { id, key } = await keys.create({
+        tenantId: "t-used",
+        name: "used",
+        scopes: [{ resource: "orders", level: "read" }],
+      });
+      await waitFor(() => notices.length === 1, "the create notice");
+      const start = await counter();
+      for (let i = 0; i < 3; i++) await keys.verify(key);
+      await sleep(200); // the lastUsedAt writes are not awaited by verify
+      await pool.query("UPDATE api_keys SET last_used_at = now() WHERE id = $1", [id]);
+      const touched = await pool.query("SELECT last_used_at FROM api_keys WHERE id = $1", [id]);
+      assert.notEqual(touched.rows[0].last_used_at, null, "the writes happened");
+      await sleep(POLL_MS * 4);
+      assert.equal(await counter(), start);
+      assert.equal(notices.length, 1);
+      await pool.query("UPDATE api_keys SET last_used_at = now(), name = 'renamed' WHERE id = $1", [
+        id,
+      ]);
+      await waitFor(() => notices.length === 2, "the update notice");
+      assert.deepEqual(notices[1], { kind: "updated", prefix: prefixOf(key), counter: start + 1 });
+    });
+
+    it("raw SQL: insert, update, prefix change, delete, truncate; a rollback notifies nothing", async () => {
+      const { notices } = await startFeed();
+      const start = await counter();
+      await pool.query(INSERT_SQL, rowValues("raw-1", "RawPrefix001"));
+      await pool.query("UPDATE api_keys SET scopes = '{orders:write}' WHERE id = 'raw-1'");
+      await pool.query("UPDATE api_keys SET expires_at = now() WHERE id = 'raw-1'");
+      const client = await pool.connect();
+      try {
+        await client.query("BEGIN");
+        await client.query("UPDATE api_keys SET revoked_at = now() WHERE id = 'raw-1'");
+        await client.query("ROLLBACK");
+      } finally {
+        client.release();
+      }
+      await pool.query("UPDATE api_keys SET prefix = 'RawPrefix002' WHERE id = 'raw-1'");
+      await pool.query("UPDATE api_keys SET revoked_at = now() WHERE id = 'raw-1'");
+      await pool.query("DELETE FROM api_keys WHERE id = 'raw-1'");
+      await pool.query("TRUNCATE api_keys");
+      await waitFor(() => notices.length >= 8, "eight notices");
+      assert.deepEqual(notices, [
+        { kind: "created", prefix: "RawPrefix001", counter: start + 1 },
+        { kind: "updated", prefix: "RawPrefix001", counter: start + 2 },
+        { kind: "updated", prefix: "RawPrefix001", counter: start + 3 },
+        { kind: "deleted", prefix: "RawPrefix001", counter: start + 4 },
+        { kind: "created", prefix: "RawPrefix002", counter: start + 5 },
+        { kind: "revoked", prefix: "RawPrefix002", counter: start + 6 },
+        { kind: "deleted", prefix: "RawPrefix002", counter: start + 7 },
+        { kind: "reset", prefix: null, counter: start + 8, reason: "truncated" },
+      ]);
+    });
+
+    it("concurrent writers: one notice per commit, counters consecutive and in order", async () => {
+      const { notices, feed } = await startFeed();
+      const start = await counter();
+      await Promise.all(
+        Array.from(
+          { length: 30 },
+          (_, i) =>
+            pool.query(
+              INSERT_SQL,
+              rowValues(`conc-${i}`, `Concurrent${String(i).padStart(2, "0")}`),
+            ),
+        ),
+      );
+      await waitFor(() => notices.length === 30, "thirty notices");
+      assert.deepEqual(
+        notices.map((notice) => notice.counter),
+        Array.from({ length: 30 }, (_, i) => start + 1 + i),
+      );
+      assert.ok(notices.every((notice) => notice.kind === "created"));
+      await sleep(POLL_MS * 3);
+      assert.equal(feed.status().resets, 1, "only the first sync's reset");
+    });
+
+    it("a rotation (insert, then update) and a concurrent revoke of the same key do not deadlock", async () => {
+      const { notices } = await startFeed();
+      await pool.query(INSERT_SQL, rowValues("old-key", "OldKeyPrefix"));
+      await waitFor(() => notices.length === 1, "the insert notice");
+      const rotation = await pool.connect();
+      try {
+        await rotation.query("BEGIN");
+        await rotation.query(INSERT_SQL, rowValues("new-key", "NewKeyPrefix"));
+        // With immediate triggers the rotation would now hold the counter lock and
+        // this revoke would wait for it while holding the old row: a deadlock.
+        const revoked = pool.query("UPDATE api_keys SET revoked_at = now() WHERE id = 'old-key'");
+        const outcome = await Promise.race([revoked.then(() => "done"), sleep(2_000)]);
+        assert.equal(outcome, "done", "the revoke does not wait for the open rotation");
+        await rotation.query(
+          "UPDATE api_keys SET rotated_at = now(), replaced_by_key_id = 'new-key' WHERE id = 'old-key'",
+        );
+        await rotation.query("COMMIT");
+      } finally {
+        rotation.release();
+      }
+      await waitFor(() => notices.length === 4, "three more notices");
+      assert.deepEqual(notices.slice(1).map((notice) => [notice.kind, notice.prefix]), [
+        ["revoked", "OldKeyPrefix"],
+        ["created", "NewKeyPrefix"],
+        ["rotated", "OldKeyPrefix"],
+      ]);
+    });
+
+    it("snapshot lists every prefix as of the counter it returns", async () => {
+      const { feed } = await startFeed();
+      await pool.query("TRUNCATE api_keys");
+      await pool.query(INSERT_SQL, rowValues("snap-1", "SnapPrefix01"));
+      await pool.query(INSERT_SQL, rowValues("snap-2", "SnapPrefix02"));
+      const snapshot = await feed.snapshot();
+      assert.deepEqual([...snapshot.prefixes].sort(), ["SnapPrefix01", "SnapPrefix02"]);
+      assert.equal(snapshot.counter, await counter());
+    });
+  });
+
+  describe("change feed on PostgreSQL: failures", () => {
+    it("a counter advance that no notice announced is caught by the poll", async () => {
+      const { notices } = await startFeed();
+      const started = performance.now();
+      const { rows } = await pool.query(
+        "UPDATE api_key_change_counter SET n = n + 1 RETURNING n::text AS n",
+      );
+      await waitFor(() => notices.length > 0, "the poll's reset");
+      const elapsed = performance.now() - started;
+      assert.deepEqual(notices, [
+        { kind: "reset", prefix: null, counter: Number(rows[0].n), reason: "missed" },
+      ]);
+      assert.ok(elapsed < POLL_MS + 50 + 500, `caught after ${elapsed.toFixed(0)} ms`);
+    });
+
+    it("pg_terminate_backend on the LISTEN connection: reconnects; changes made meanwhile reset", async () => {
+      const gate = { opened: Promise.resolve(), open: () => {} };
+      const { feed, notices, backendPid } = await startFeed({}, (client) => {
+        const connect = client.connect.bind(client);
+        return Object.assign(client, {
+          connect: async () => {
+            await gate.opened;
+            return connect();
+          },
+        });
+      });
+      const keys = service();
+      const { id } = await keys.create({
+        tenantId: "t-kill",
+        name: "kill",
+        scopes: [{ resource: "orders", level: "read" }],
+      });
+      await waitFor(() => notices.length === 1, "the create notice");
+      gate.opened = new Promise((resolve) => gate.open = resolve);
+      const pids = await backendPid();
+      assert.equal(pids.length, 1);
+      await pool.query("SELECT pg_terminate_backend($1)", [pids[0]]);
+      await waitFor(() => !feed.status().healthy, "the feed to notice the loss");
+      assert.match(feed.status().error ?? "", /57P01|connection closed/);
+      await keys.revoke(id); // while the feed is away: no notice can reach it
+      gate.open();
+      await waitFor(() => feed.status().healthy, "the reconnection");
+      assert.deepEqual(notices.slice(1), [
+        { kind: "reset", prefix: null, counter: await counter(), reason: "missed" },
+      ]);
+      assert.equal(feed.status().reconnects, 1);
+    });
+
+    it("after pg_terminate_backend, every revoke still reaches the feed within 2 s", async () => {
+      const { feed, notices, backendPid } = await startFeed();
+      const keys = service();
+      for (let round = 0; round < 5; round++) {
+        const { id, key } = await keys.create({
+          tenantId: "t-kill-loop",
+          name: `round ${round}`,
+          scopes: [{ resource: "orders", level: "read" }],
+        });
+        const [pid] = await backendPid();
+        await pool.query("SELECT pg_terminate_backend($1)", [pid]);
+        const from = notices.length;
+        const started = performance.now();
+        await keys.revoke(id);
+        await waitFor(
+          () =>
+            notices.slice(from).some((notice) =>
+              notice.kind === "reset" ||
+              (notice.kind === "revoked" && notice.prefix === prefixOf(key))
+            ),
+          "the revoke or a reset",
+          2_000,
+        );
+        assert.ok(performance.now() - started < 2_000);
+        await waitFor(() => feed.status().healthy, "the reconnection");
+      }
+      assert.equal(feed.status().reconnects, 5);
+    });
+
+    it("unreachable database: unhealthy at once, staleness grows; back in sync after, with a reset", async () => {
+      const target = new URL(url!);
+      const proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
+      const port = proxy.start();
+      const proxied = new URL(url!);
+      proxied.port = String(port);
+      try {
+        const { feed, notices } = await startFeed({
+          connectionString: proxied.href,
+          client: undefined,
+        });
+        assert.ok(feed.status().stalenessMs < POLL_MS + 500);
+        proxy.stop();
+        await waitFor(() => !feed.status().healthy, "unhealthy");
+        await sleep(300);
+        const down = feed.status();
+        assert.equal(down.healthy, false);
+        assert.ok(down.unhealthyForMs >= 250, `unhealthy for ${down.unhealthyForMs}`);
+        assert.ok(down.stalenessMs >= 300, `staleness ${down.stalenessMs}`);
+        assert.match(down.error ?? "", /failed|closed/);
+        assert.doesNotMatch(down.error ?? "", /api_kit:api_kit/);
+        await pool.query(INSERT_SQL, rowValues("during-outage", "OutagePrefix"));
+        proxy.start(port);
+        await waitFor(() => feed.status().healthy, "back in sync", 10_000);
+        assert.deepEqual(notices, [
+          { kind: "reset", prefix: null, counter: await counter(), reason: "missed" },
+        ]);
+      } finally {
+        proxy.stop();
+      }
+    });
+
+    it("a database that never answers: never healthy, staleness Infinity, the error named", async () => {
+      const target = new URL(url!);
+      target.port = String(closedPort());
+      const feed = createPostgresFeed({ connectionString: target.href, pollMs: POLL_MS });
+      feeds.push(feed);
+      await waitFor(() => feed.status().error !== "connecting", "the first attempt");
+      await sleep(200);
+      const status = feed.status();
+      assert.equal(status.healthy, false);
+      assert.equal(status.stalenessMs, Infinity);
+      assert.match(status.error ?? "", /connect failed \(ECONNREFUSED\)/);
+      await feed.close();
+    });
+
+    it("refuses to become healthy while a trigger is disabled", async () => {
+      await pool.query("ALTER TABLE api_keys DISABLE TRIGGER api_keys_change_update");
+      try {
+        const feed = createPostgresFeed({ connectionString: url, pollMs: POLL_MS });
+        feeds.push(feed);
+        await waitFor(() => feed.status().error !== "connecting", "the first attempt");
+        assert.equal(feed.status().healthy, false);
+        assert.match(feed.status().error ?? "", /missing or disabled/);
+        await pool.query("ALTER TABLE api_keys ENABLE TRIGGER api_keys_change_update");
+        await waitFor(() => feed.status().healthy, "healthy once enabled");
+        await feed.close();
+      } finally {
+        await pool.query("ALTER TABLE api_keys ENABLE TRIGGER api_keys_change_update");
+      }
+    });
+
+    it("close() leaves nothing running: a process whose only work was a feed exits by itself", async () => {
+      const script = new URL("./feed_close_script.ts", import.meta.url);
+      const child = new Deno.Command(Deno.execPath(), {
+        args: ["run", "-A", script.pathname],
+        env: { DATABASE_URL: url! },
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+      const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);
+      const output = await child.output();
+      const exitedAt = Date.now();
+      clearTimeout(timer);
+      const stdout = new TextDecoder().decode(output.stdout);
+      assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
+      const report = JSON.parse(stdout.trim().split("\n").at(-1)!);
+      assert.equal(report.healthyBeforeClose, true);
+      assert.equal(report.sawNotice, true);
+      const lingered = exitedAt - report.closedAt;
+      assert.ok(lingered < 2_000, `exited ${lingered} ms after close`);
+    });
+  });
+}
