@@ -154,8 +154,9 @@ function validateCache(cache: unknown): void {
  * Validates service options; throws a `TypeError` whose message names the
  * option (e.g. `ApiKeysServiceOptions.debounceMs must be a non-negative number
  * of milliseconds`). Durations (`debounceMs`, `storageTimeoutMs`, the TTL
- * policy's) are finite, at least 0 and end by 9999-12-31T23:59:59.999Z
- * counted from now; `storageTimeoutMs` is at most 2147483647 (the longest timer).
+ * policy's) are finite and end by 9999-12-31T23:59:59.999Z counted from now;
+ * `debounceMs` may be 0, the others must be positive; `storageTimeoutMs` is at
+ * most 2147483647 (the longest timer).
  *
  * @example
  * ```ts

@@ -1,8 +1,8 @@
 /**
  * Marks requests whose handler phase began (the interceptor ran), so the
- * exception filter can tell handler errors from guard errors (spec rule 3),
- * find the route's plan (filters get no handler from Nest) and compute the
- * response time.
+ * exception filter can tell handler errors from guard errors (docs/spec.md,
+ * "Response-envelope errors", rule 3), find the route's plan (filters get no
+ * handler from Nest) and compute the response time.
  *
  * @module
  */
