@@ -10,13 +10,15 @@ import { NestFactory } from "@nestjs/core";
 import { DocumentBuilder, SwaggerModule } from "@nestjs/swagger";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import {
-  ApiSafeErrorResponse,
-  applyGlobalErrors,
-  SAFE_RESPONSE_SCHEMAS,
   SafeResponse,
   type SafeResponseModuleOptions,
   SkipGlobalErrors,
 } from "../../../safe_response/nest/mod.ts";
+import {
+  ApiSafeErrorResponse,
+  applyGlobalErrors,
+  SAFE_RESPONSE_SCHEMAS,
+} from "../../../safe_response/openapi/mod.ts";
 import type { Json } from "./openapi_validation.ts";
 
 @Controller("a")

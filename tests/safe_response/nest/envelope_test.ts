@@ -25,11 +25,11 @@ import {
   Paginated,
   RawResponse,
   ResponseMessage,
-  SafeEndpoint,
   SafeResponse,
   SafeResponseModule,
   SuccessCode,
 } from "../../../safe_response/nest/mod.ts";
+import { SafeEndpoint } from "../../../safe_response/openapi/mod.ts";
 import { ADAPTERS, boot, CapturingLogger, getJson } from "./helpers.ts";
 
 const SECRET = "db-password-hunter2";

@@ -24,6 +24,16 @@ import {
 import type { INestApplication } from "@nestjs/common";
 import { ApiOperation, ApiProperty, DocumentBuilder, SwaggerModule } from "@nestjs/swagger";
 import {
+  CursorPaginated,
+  Deprecated,
+  Paginated,
+  ProblemType,
+  SafeResponse,
+  SafeResponseModule,
+  type SafeResponseModuleOptions,
+  SkipGlobalErrors,
+} from "../../../safe_response/nest/mod.ts";
+import {
   ApiCursorPaginatedSafeResponse,
   ApiPaginatedSafeResponse,
   ApiSafeErrorResponse,
@@ -31,18 +41,10 @@ import {
   ApiSafeProblemResponse,
   ApiSafeResponse,
   applyGlobalErrors,
-  CursorPaginated,
-  Deprecated,
-  Paginated,
-  ProblemType,
   SafeCursorPaginatedEndpoint,
   SafeEndpoint,
   SafePaginatedEndpoint,
-  SafeResponse,
-  SafeResponseModule,
-  type SafeResponseModuleOptions,
-  SkipGlobalErrors,
-} from "../../../safe_response/nest/mod.ts";
+} from "../../../safe_response/openapi/mod.ts";
 import type {
   SafeErrorResponseConfig,
   SafeErrorResponseOptions,

@@ -13,17 +13,16 @@ import { Controller, Get, Module, Post } from "@nestjs/common";
 import { NestFactory } from "@nestjs/core";
 import { ApiOperation, DocumentBuilder, SwaggerModule } from "@nestjs/swagger";
 import SwaggerParser from "@apidevtools/swagger-parser";
+import { Deprecated, SafeResponse } from "../../../safe_response/nest/mod.ts";
 import {
   ApiSafeErrorResponse,
   ApiSafeErrorResponses,
   ApiSafeProblemResponse,
   ApiSafeResponse,
-  Deprecated,
   SAFE_RESPONSE_SCHEMAS,
   SafeEndpoint,
   SafePaginatedEndpoint,
-  SafeResponse,
-} from "../../../safe_response/nest/mod.ts";
+} from "../../../safe_response/openapi/mod.ts";
 import { ItemDto, MODES, openApiDocument, openApiModule } from "./openapi_app.ts";
 import { ADAPTERS, boot } from "./helpers.ts";
 import type { Json } from "./openapi_validation.ts";

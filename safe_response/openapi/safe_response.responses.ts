@@ -8,9 +8,9 @@
 import { applyDecorators } from "@nestjs/common";
 import { ApiExtraModels, ApiResponse, getSchemaPath } from "@nestjs/swagger";
 import { reasonPhrase } from "../http_status.ts";
-import { httpStatus } from "./http-status.ts";
-import { ApiSafeComponents } from "./openapi/components.ts";
-import { type OpenApiSchema, schemaRef } from "./openapi/schemas.ts";
+import { httpStatusOption } from "../nest/safe_response.decorators.ts";
+import { ApiSafeComponents } from "./_components.ts";
+import { type OpenApiSchema, schemaRef } from "./_schemas.ts";
 
 /**
  * A model class documented as `data`: a DTO (registered as a component), or
@@ -18,7 +18,7 @@ import { type OpenApiSchema, schemaRef } from "./openapi/schemas.ts";
  *
  * @example
  * ```ts
- * import type { SafeModel } from "@saferoute/api-kit/safe-response/nest";
+ * import type { SafeModel } from "@saferoute/api-kit/safe-response/openapi";
  * class UserDto {
  *   id!: string;
  * }
@@ -101,7 +101,7 @@ export function documentSuccess(
   const decorators = [ApiSafeComponents()];
   if (!BUILT_IN.has(model)) decorators.push(ApiExtraModels(model));
   decorators.push(ApiResponse({
-    status: httpStatus(status, decorator),
+    status: httpStatusOption(status, decorator),
     description: description ?? reasonPhrase(status) ?? "Success",
     content: { "application/json": { schema: successSchema(model, shape) } },
   }));
@@ -113,7 +113,7 @@ export function documentSuccess(
  *
  * @example
  * ```ts
- * import type { ApiSafeResponseOptions } from "@saferoute/api-kit/safe-response/nest";
+ * import type { ApiSafeResponseOptions } from "@saferoute/api-kit/safe-response/openapi";
  * const options: ApiSafeResponseOptions = { statusCode: 201, description: "Created user" };
  * ```
  */
@@ -135,7 +135,7 @@ export interface ApiSafeResponseOptions {
  * ```ts
  * import { Controller, Get, Param } from "@nestjs/common";
  * import { ApiProperty } from "@nestjs/swagger";
- * import { ApiSafeResponse } from "@saferoute/api-kit/safe-response/nest";
+ * import { ApiSafeResponse } from "@saferoute/api-kit/safe-response/openapi";
  *
  * class UserDto {
  *   @ApiProperty()
@@ -170,7 +170,7 @@ export function ApiSafeResponse(
  *
  * @example
  * ```ts
- * import type { ApiPaginatedSafeResponseOptions } from "@saferoute/api-kit/safe-response/nest";
+ * import type { ApiPaginatedSafeResponseOptions } from "@saferoute/api-kit/safe-response/openapi";
  * const options: ApiPaginatedSafeResponseOptions = { description: "One page of users" };
  * ```
  */
@@ -188,7 +188,8 @@ export interface ApiPaginatedSafeResponseOptions {
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
  * import { ApiProperty } from "@nestjs/swagger";
- * import { ApiPaginatedSafeResponse, Paginated } from "@saferoute/api-kit/safe-response/nest";
+ * import { Paginated } from "@saferoute/api-kit/safe-response/nest";
+ * import { ApiPaginatedSafeResponse } from "@saferoute/api-kit/safe-response/openapi";
  *
  * class UserDto {
  *   @ApiProperty()
@@ -228,7 +229,8 @@ export function ApiPaginatedSafeResponse(
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
  * import { ApiProperty } from "@nestjs/swagger";
- * import { ApiCursorPaginatedSafeResponse, CursorPaginated } from "@saferoute/api-kit/safe-response/nest";
+ * import { CursorPaginated } from "@saferoute/api-kit/safe-response/nest";
+ * import { ApiCursorPaginatedSafeResponse } from "@saferoute/api-kit/safe-response/openapi";
  *
  * class EventDto {
  *   @ApiProperty()

@@ -11,7 +11,7 @@
  *
  * @example
  * ```ts
- * import { LIBRARY_ERROR } from "./library_error.ts";
+ * import { LIBRARY_ERROR } from "./_library_error.ts";
  * const error = Object.assign(new Error("gone"), { [LIBRARY_ERROR]: true, code: "X", status: 410 });
  * ```
  */

@@ -4,11 +4,11 @@
  *
  * @module
  */
-import type { SafeResponseModuleOptions } from "./safe-response-options.interface.ts";
+import { SKIP_GLOBAL_ERRORS_EXTENSION } from "../nest/_swagger_metadata.ts";
+import type { SafeResponseModuleOptions } from "../nest/safe_response.module.ts";
 import { resolveSettings } from "../settings.ts";
-import { errorResponses } from "./openapi/error-responses.ts";
-import { SKIP_GLOBAL_ERRORS_EXTENSION } from "./openapi/operation-marks.ts";
-import { type OpenApiSchema, SAFE_RESPONSE_SCHEMAS } from "./openapi/schemas.ts";
+import { errorResponses } from "./_error_responses.ts";
+import { type OpenApiSchema, SAFE_RESPONSE_SCHEMAS } from "./_schemas.ts";
 
 /**
  * The parts of an OpenAPI 3 document that `applyGlobalErrors` reads and
@@ -16,7 +16,7 @@ import { type OpenApiSchema, SAFE_RESPONSE_SCHEMAS } from "./openapi/schemas.ts"
  *
  * @example
  * ```ts
- * import type { OpenApiDocumentLike } from "@saferoute/api-kit/safe-response/nest";
+ * import type { OpenApiDocumentLike } from "@saferoute/api-kit/safe-response/openapi";
  * const document: OpenApiDocumentLike = { paths: { "/ping": { get: { responses: {} } } } };
  * ```
  */
@@ -51,11 +51,8 @@ interface OperationLike {
  * import { Module } from "@nestjs/common";
  * import { NestFactory } from "@nestjs/core";
  * import { DocumentBuilder, SwaggerModule } from "@nestjs/swagger";
- * import {
- *   applyGlobalErrors,
- *   SafeResponseModule,
- *   type SafeResponseModuleOptions,
- * } from "@saferoute/api-kit/safe-response/nest";
+ * import { SafeResponseModule, type SafeResponseModuleOptions } from "@saferoute/api-kit/safe-response/nest";
+ * import { applyGlobalErrors } from "@saferoute/api-kit/safe-response/openapi";
  *
  * const options: SafeResponseModuleOptions = {
  *   swagger: { globalErrors: [401, { status: 500, message: "Unexpected error" }] },

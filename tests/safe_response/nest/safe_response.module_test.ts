@@ -8,15 +8,14 @@ import {
   Paginated,
   ProblemType,
   ResponseMessage,
-  SafeEndpoint,
   SafeResponse,
   SafeResponseModule,
   SuccessCode,
 } from "../../../safe_response/nest/mod.ts";
-import { resolveSettings } from "../../../safe_response/mod.ts";
-import { SafeResponseFilter } from "../../../safe_response/nest/safe-response.filter.ts";
-import { SafeResponseInterceptor } from "../../../safe_response/nest/safe-response.interceptor.ts";
-import { SafeResponseRuntime } from "../../../safe_response/nest/safe-response.runtime.ts";
+import { SafeEndpoint } from "../../../safe_response/openapi/mod.ts";
+import { resolveSettings, Responder } from "../../../safe_response/mod.ts";
+import { SafeResponseFilter } from "../../../safe_response/nest/safe_response.filter.ts";
+import { SafeResponseInterceptor } from "../../../safe_response/nest/safe_response.interceptor.ts";
 import { ADAPTERS, boot, CapturingLogger, getJson } from "./helpers.ts";
 
 const CONFIG = "TEST_CONFIG";
@@ -134,14 +133,9 @@ describe("decorators validate when applied", () => {
 
 describe("non-HTTP contexts pass through", () => {
   it("leaves RPC results and exceptions untouched", async () => {
-    const runtime = new SafeResponseRuntime(
-      resolveSettings(),
-      undefined as never,
-      undefined as never,
-      undefined as never,
-    );
+    const runtime = new Responder(resolveSettings());
     const host = { getType: () => "rpc" } as never;
-    const interceptor = new SafeResponseInterceptor(runtime);
+    const interceptor = new SafeResponseInterceptor(runtime, undefined as never);
     const result = await lastValueFrom(
       interceptor.intercept(host, { handle: () => of({ raw: 1 }) }),
     );
@@ -202,7 +196,6 @@ describe("without emitDecoratorMetadata", () => {
   it("boots with every injectable resolved from explicit tokens", async () => {
     for (
       const target of [
-        SafeResponseRuntime,
         SafeResponseInterceptor,
         SafeResponseFilter,
         SafeResponseModule,

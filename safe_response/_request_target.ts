@@ -17,7 +17,7 @@ const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*$/;
  *
  * @example
  * ```ts
- * import { originForm } from "./request_target.ts";
+ * import { originForm } from "./_request_target.ts";
  * originForm("http://:99999/items?page=2"); // "/items?page=2"
  * originForm("/items?page=2"); // "/items?page=2"
  * ```

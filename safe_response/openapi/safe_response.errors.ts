@@ -1,14 +1,15 @@
 /**
- * `ApiSafeErrorResponse`, `ApiSafeErrorResponses` and
- * `ApiSafeProblemResponse`: OpenAPI documentation of error responses.
+ * `ApiSafeErrorResponse`, `ApiSafeErrorResponses`, `ApiSafeProblemResponse`
+ * and `ApiSafeCatalogErrors`: OpenAPI documentation of error responses.
  *
  * @module
  */
 import { applyDecorators } from "@nestjs/common";
 import { ApiResponse } from "@nestjs/swagger";
+import type { ErrorCatalog } from "../error_catalog.ts";
 import type { SafeErrorResponseConfig, SafeErrorResponseOptions } from "../options.ts";
-import { ApiSafeComponents } from "./openapi/components.ts";
-import { errorResponses } from "./openapi/error-responses.ts";
+import { ApiSafeComponents } from "./_components.ts";
+import { errorResponses } from "./_error_responses.ts";
 
 /**
  * Documents `configs` as error envelopes or problem details. Codes come from
@@ -37,7 +38,7 @@ export function documentErrors(
  * @example
  * ```ts
  * import { Controller, Get, NotFoundException, Param } from "@nestjs/common";
- * import { ApiSafeErrorResponse } from "@saferoute/api-kit/safe-response/nest";
+ * import { ApiSafeErrorResponse } from "@saferoute/api-kit/safe-response/openapi";
  *
  * @Controller("users")
  * class UsersController {
@@ -63,7 +64,7 @@ export function ApiSafeErrorResponse(
  * @example
  * ```ts
  * import { Controller, Post } from "@nestjs/common";
- * import { ApiSafeErrorResponses } from "@saferoute/api-kit/safe-response/nest";
+ * import { ApiSafeErrorResponses } from "@saferoute/api-kit/safe-response/openapi";
  *
  * @Controller("users")
  * class UsersController {
@@ -89,7 +90,7 @@ export function ApiSafeErrorResponses(
  * @example
  * ```ts
  * import { Controller, Get, Param } from "@nestjs/common";
- * import { ApiSafeProblemResponse } from "@saferoute/api-kit/safe-response/nest";
+ * import { ApiSafeProblemResponse } from "@saferoute/api-kit/safe-response/openapi";
  *
  * @Controller("users")
  * class UsersController {
@@ -106,4 +107,59 @@ export function ApiSafeProblemResponse(
   options: SafeErrorResponseOptions = {},
 ): MethodDecorator & ClassDecorator {
   return documentErrors([{ ...options, status }], true, "ApiSafeProblemResponse");
+}
+
+/**
+ * Options of {@link ApiSafeCatalogErrors}.
+ *
+ * @example
+ * ```ts
+ * import type { ApiSafeCatalogErrorsOptions } from "@saferoute/api-kit/safe-response/openapi";
+ * const options: ApiSafeCatalogErrorsOptions = { problemDetails: true };
+ * ```
+ */
+export interface ApiSafeCatalogErrorsOptions {
+  /** Document problem-details bodies instead of error envelopes (default `false`). */
+  problemDetails?: boolean;
+}
+
+/**
+ * Documents catalog errors by key: each key becomes an error response with
+ * the catalog's status, the key as code, and its message and details as the
+ * example (keys of one status share a response, one example per key). Built
+ * on `ApiSafeErrorResponse`; keys are type-checked against the catalog, and
+ * an unknown key throws when decorating.
+ *
+ * @example
+ * ```ts
+ * import { Controller, Get, Param } from "@nestjs/common";
+ * import { defineErrors } from "@saferoute/api-kit/safe-response";
+ * import { ApiSafeCatalogErrors } from "@saferoute/api-kit/safe-response/openapi";
+ *
+ * const Errors = defineErrors({ USER_NOT_FOUND: { status: 404, message: "User not found" } });
+ *
+ * @Controller("users")
+ * class UsersController {
+ *   @Get(":id")
+ *   @ApiSafeCatalogErrors(Errors, ["USER_NOT_FOUND"])
+ *   find(@Param("id") id: string) {
+ *     throw Errors.exception("USER_NOT_FOUND", { details: { id } });
+ *   }
+ * }
+ * ```
+ */
+export function ApiSafeCatalogErrors<K extends string>(
+  catalog: ErrorCatalog<K>,
+  keys: readonly NoInfer<K>[],
+  options: ApiSafeCatalogErrorsOptions = {},
+): MethodDecorator & ClassDecorator {
+  const configs: SafeErrorResponseConfig[] = keys.map((key) => {
+    const definition = catalog.get(key);
+    if (definition === undefined) {
+      throw new TypeError(`ApiSafeCatalogErrors: \`${key}\` is not in the catalog`);
+    }
+    const { status, message, details } = definition;
+    return { status, code: key, message, details };
+  });
+  return documentErrors(configs, options.problemDetails === true, "ApiSafeCatalogErrors");
 }

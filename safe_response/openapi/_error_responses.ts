@@ -1,16 +1,20 @@
 /**
  * OpenAPI response objects of documented errors: the error envelope
  * (`application/json`) or problem details (`application/problem+json`), with
- * one example per code. Plain JSON (no Nest imports); shared by the error
- * decorators and `applyGlobalErrors`.
+ * one example per code, built by the runtime's own body builders. Plain JSON
+ * (no Nest imports); shared by the error decorators and `applyGlobalErrors`.
  *
  * @module
  */
-import { fallbackErrorCode, lookupErrorCode } from "../../error_codes.ts";
-import type { SafeErrorResponseConfig } from "../../options.ts";
-import { PROBLEM_JSON_CONTENT_TYPE, problemTypeUri } from "../../problem_details.ts";
-import { problemTitle } from "../../problem_titles.ts";
-import { type OpenApiSchema, schemaRef } from "./schemas.ts";
+import { buildErrorBody } from "../envelope.ts";
+import { fallbackErrorCode, isHttpStatus, lookupErrorCode, problemTitle } from "../http_status.ts";
+import type { SafeErrorResponseConfig } from "../options.ts";
+import {
+  buildProblemDetails,
+  PROBLEM_JSON_CONTENT_TYPE,
+  problemTypeUri,
+} from "../problem_details.ts";
+import { type OpenApiSchema, schemaRef } from "./_schemas.ts";
 
 /** How errors are documented. */
 export interface ErrorDocumentation {
@@ -42,7 +46,7 @@ function resolve(
 ): DocumentedError {
   const options = typeof config === "object" && config !== null ? config : { status: config };
   const { status } = options;
-  if (!Number.isInteger(status) || status < 400 || status > 599) {
+  if (!isHttpStatus(status, 400)) {
     throw new TypeError(`${decorator}: \`status\` must be an error status (400-599)`);
   }
   const code = optionalString(options.code, "code", decorator) ??
@@ -53,21 +57,22 @@ function resolve(
   return { status, code, message, description, details: options.details };
 }
 
+/** The example body of `error`, built by the runtime's own body builders. */
 function example(error: DocumentedError, documentation: ErrorDocumentation): OpenApiSchema {
   const { status, code, message, details } = error;
-  const withDetails = details === undefined ? {} : { details };
   if (!documentation.problem) {
-    return { success: false, statusCode: status, error: { code, message, ...withDetails } };
+    return { ...buildErrorBody({ statusCode: status, code, message, details }) };
   }
   const { baseUrl } = documentation;
   return {
-    type: baseUrl === undefined ? "about:blank" : problemTypeUri(baseUrl, code),
-    title: problemTitle(status),
-    status,
-    detail: message,
-    instance: "/",
-    code,
-    ...withDetails,
+    ...buildProblemDetails({
+      type: baseUrl === undefined ? undefined : problemTypeUri(baseUrl, code),
+      status,
+      code,
+      detail: message,
+      instance: "/",
+      details,
+    }),
   };
 }
 

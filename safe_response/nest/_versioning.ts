@@ -1,13 +1,16 @@
 /**
  * The route's version under Nest versioning (`enableVersioning`, `@Version`,
- * `@Controller({ version })`), the default of `meta.apiVersion`.
+ * `@Controller({ version })`), the default of `meta.apiVersion`, and the one
+ * a request chose when the route has several.
  *
  * @module
  */
 import { type VersioningOptions, VersioningType } from "@nestjs/common";
-import type { Reflector } from "@nestjs/core";
-import { pathOf, type RequestLike, requestTarget } from "./http-exchange.ts";
-import { NEST_VERSION_METADATA } from "./safe-response.constants.ts";
+import { originForm } from "../_request_target.ts";
+import type { HttpExchange } from "../responder.ts";
+
+/** Nest's `VERSION_METADATA` key of `@Version` and `@Controller({ version })` (Nest 10 to 12). */
+const NEST_VERSION_METADATA = "__version__";
 
 /** A route's Nest version: one, several (chosen per request), or none. */
 export type RouteVersion = string | readonly string[] | undefined;
@@ -18,42 +21,40 @@ export type RouteVersion = string | readonly string[] | undefined;
  * app does not use versioning (Nest then ignores `@Version` too).
  */
 export function readRouteVersion(
-  reflector: Reflector,
-  targets: Parameters<Reflector["getAllAndOverride"]>[1],
+  controller: object,
+  handler: object,
   versioning: VersioningOptions | undefined,
 ): RouteVersion {
   if (versioning === undefined) return undefined;
-  const value = reflector.getAllAndOverride<VersioningOptions["defaultVersion"]>(
-    NEST_VERSION_METADATA,
-    targets,
-  ) ?? versioning.defaultVersion;
+  const value = Reflect.getMetadata(NEST_VERSION_METADATA, handler) ??
+    Reflect.getMetadata(NEST_VERSION_METADATA, controller) ?? versioning.defaultVersion;
   const versions = (Array.isArray(value) ? value : [value])
     .filter((version): version is string => typeof version === "string");
   return versions.length <= 1 ? versions[0] : versions;
 }
 
-function header(request: RequestLike, name: string): string[] {
-  const value = request.headers?.[name.toLowerCase()];
-  return value === undefined ? [] : Array.isArray(value) ? value : [value];
+function header(exchange: HttpExchange, name: string): string[] {
+  const value = exchange.requestHeader(name);
+  return value === undefined ? [] : [value];
 }
 
-function candidates(request: RequestLike, versioning: VersioningOptions): string[] {
+function candidates(exchange: HttpExchange, versioning: VersioningOptions): string[] {
   switch (versioning.type) {
     case VersioningType.URI: {
       const prefix = versioning.prefix === false ? "" : versioning.prefix ?? "v";
-      return pathOf(requestTarget(request)).split("/")
+      return originForm(exchange.target).split("?")[0].split("/")
         .filter((segment) => segment.startsWith(prefix))
         .map((segment) => segment.slice(prefix.length));
     }
     case VersioningType.HEADER:
-      return header(request, versioning.header).map((value) => value.trim());
+      return header(exchange, versioning.header).map((value) => value.trim());
     case VersioningType.MEDIA_TYPE:
-      return header(request, "accept").flatMap((value) => value.split(/[,;]/))
+      return header(exchange, "accept").flatMap((value) => value.split(/[,;]/))
         .map((part) => part.trim())
         .filter((part) => part.startsWith(versioning.key))
         .map((part) => part.slice(versioning.key.length));
     default: {
-      const extracted = versioning.extractor(request);
+      const extracted = versioning.extractor(exchange.request);
       return Array.isArray(extracted) ? extracted : [extracted];
     }
   }
@@ -62,11 +63,11 @@ function candidates(request: RequestLike, versioning: VersioningOptions): string
 /** Which of a route's `versions` the request asked for, when it names one. */
 export function requestVersion(
   versions: readonly string[],
-  request: RequestLike,
+  exchange: HttpExchange,
   versioning: VersioningOptions,
 ): string | undefined {
   try {
-    return candidates(request, versioning).find((version) => versions.includes(version));
+    return candidates(exchange, versioning).find((version) => versions.includes(version));
   } catch {
     return undefined; // a custom extractor that throws
   }

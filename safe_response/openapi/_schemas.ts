@@ -12,7 +12,7 @@
  *
  * @example
  * ```ts
- * import type { OpenApiSchema } from "@saferoute/api-kit/safe-response/nest";
+ * import type { OpenApiSchema } from "@saferoute/api-kit/safe-response/openapi";
  * const schema: OpenApiSchema = { type: "string", nullable: true };
  * ```
  */
@@ -23,7 +23,7 @@ export type OpenApiSchema = Record<string, unknown>;
  *
  * @example
  * ```ts
- * import type { SafeResponseSchemaName } from "@saferoute/api-kit/safe-response/nest";
+ * import type { SafeResponseSchemaName } from "@saferoute/api-kit/safe-response/openapi";
  * const name: SafeResponseSchemaName = "SafeProblemDetails";
  * ```
  */
@@ -65,7 +65,7 @@ function object(
  *
  * @example
  * ```ts
- * import { SAFE_RESPONSE_SCHEMAS } from "@saferoute/api-kit/safe-response/nest";
+ * import { SAFE_RESPONSE_SCHEMAS } from "@saferoute/api-kit/safe-response/openapi";
  * Object.keys(SAFE_RESPONSE_SCHEMAS); // ["SafePaginationLinks", ..., "SafeProblemDetails"]
  * SAFE_RESPONSE_SCHEMAS.SafeErrorResponse.required; // ["success", "statusCode", "error"]
  * ```

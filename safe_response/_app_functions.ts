@@ -14,7 +14,7 @@
  *
  * @example
  * ```ts
- * import type { AppCallOutcome } from "./app_functions.ts";
+ * import type { AppCallOutcome } from "./_app_functions.ts";
  * const outcome: AppCallOutcome<string> = { ok: false, failure: "option `x` threw (Error: y)" };
  * ```
  */
@@ -26,7 +26,7 @@ export type AppCallOutcome<T> = { ok: true; value: T } | { ok: false; failure: s
  *
  * @example
  * ```ts
- * import { describeThrown } from "./app_functions.ts";
+ * import { describeThrown } from "./_app_functions.ts";
  * describeThrown(new TypeError("boom"))[0]; // "TypeError: boom"
  * describeThrown(null)[0]; // "Non-error thrown: null"
  * ```
@@ -57,7 +57,7 @@ function isThenable(value: unknown): boolean {
  *
  * @example
  * ```ts
- * import { callAppFunction } from "./app_functions.ts";
+ * import { callAppFunction } from "./_app_functions.ts";
  * callAppFunction("option `dateFormatter`", () => new Date(0).toISOString());
  * // { ok: true, value: "1970-01-01T00:00:00.000Z" }
  * callAppFunction("option `dateFormatter`", () => Promise.reject(new Error("down")));

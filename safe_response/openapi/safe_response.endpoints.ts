@@ -1,34 +1,24 @@
 /**
  * Composite decorators `SafeEndpoint`, `SafePaginatedEndpoint` and
- * `SafeCursorPaginatedEndpoint`. Each applies the runtime decorators built by
- * {@link endpointRuntimeDecorators} and the OpenAPI documentation of the same
- * options (success envelope of `model`, `errors`, `deprecated`).
+ * `SafeCursorPaginatedEndpoint`. Each applies the runtime decorators of
+ * `./safe-response/nest` and the OpenAPI documentation of the same options
+ * (success envelope of `model`, `errors`, `deprecated`).
  *
  * @module
  */
-import { applyDecorators, HttpCode, SetMetadata } from "@nestjs/common";
+import { applyDecorators } from "@nestjs/common";
 import type { DeprecatedOptions } from "../deprecation_headers.ts";
+import { endpointDecorators } from "../nest/safe_response.decorators.ts";
 import type { SafeErrorResponseConfig } from "../options.ts";
-import { documentErrors } from "./api-safe-error-response.decorator.ts";
-import { documentSuccess, type SafeModel } from "./api-safe-response.decorator.ts";
-import { Deprecated } from "./deprecated.decorator.ts";
-import { FilterMeta } from "./filter-meta.decorator.ts";
-import { httpStatus } from "./http-status.ts";
-import { CursorPaginated, Paginated } from "./paginated.decorator.ts";
-import { ResponseMessage } from "./response-message.decorator.ts";
-import {
-  ENDPOINT_PROBLEM_DETAILS_METADATA,
-  RAW_RESPONSE_METADATA,
-} from "./safe-response.constants.ts";
-import { SortMeta } from "./sort-meta.decorator.ts";
-import { SuccessCode } from "./success-code.decorator.ts";
+import { documentErrors } from "./safe_response.errors.ts";
+import { documentSuccess, type SafeModel } from "./safe_response.responses.ts";
 
 /**
  * Options shared by the three composites.
  *
  * @example
  * ```ts
- * import type { SafeEndpointCommonOptions } from "@saferoute/api-kit/safe-response/nest";
+ * import type { SafeEndpointCommonOptions } from "@saferoute/api-kit/safe-response/openapi";
  * const options: SafeEndpointCommonOptions = { message: "Listed", sort: true };
  * ```
  */
@@ -56,7 +46,7 @@ export interface SafeEndpointCommonOptions {
  *
  * @example
  * ```ts
- * import type { SafeEndpointOptions } from "@saferoute/api-kit/safe-response/nest";
+ * import type { SafeEndpointOptions } from "@saferoute/api-kit/safe-response/openapi";
  * const options: SafeEndpointOptions = { statusCode: 201, code: "CREATED" };
  * ```
  */
@@ -72,7 +62,7 @@ export interface SafeEndpointOptions extends SafeEndpointCommonOptions {
  *
  * @example
  * ```ts
- * import type { SafePaginatedEndpointOptions } from "@saferoute/api-kit/safe-response/nest";
+ * import type { SafePaginatedEndpointOptions } from "@saferoute/api-kit/safe-response/openapi";
  * const options: SafePaginatedEndpointOptions = { maxLimit: 100, links: true };
  * ```
  */
@@ -88,53 +78,11 @@ export interface SafePaginatedEndpointOptions extends SafeEndpointCommonOptions 
  *
  * @example
  * ```ts
- * import type { SafeCursorPaginatedEndpointOptions } from "@saferoute/api-kit/safe-response/nest";
+ * import type { SafeCursorPaginatedEndpointOptions } from "@saferoute/api-kit/safe-response/openapi";
  * const options: SafeCursorPaginatedEndpointOptions = { links: true };
  * ```
  */
 export interface SafeCursorPaginatedEndpointOptions extends SafePaginatedEndpointOptions {}
-
-/**
- * The runtime half of a composite: wrapping, status (`statusCode`, default
- * 200; always 200 for the paginated variants), sort, filter, message, code,
- * deprecation, pagination and the `problemDetails` flag (checked against the
- * module option). The composites add the OpenAPI half from the same options.
- *
- * @example
- * ```ts
- * import { applyDecorators } from "@nestjs/common";
- * import { endpointRuntimeDecorators } from "@saferoute/api-kit/safe-response/nest";
- * const decorate = applyDecorators(...endpointRuntimeDecorators({ sort: true, message: "Listed" }));
- * ```
- */
-export function endpointRuntimeDecorators(
-  options: SafeEndpointOptions & SafePaginatedEndpointOptions,
-  pagination?: "offset" | "cursor",
-): Array<MethodDecorator | ClassDecorator> {
-  const decorators: Array<MethodDecorator | ClassDecorator> = [
-    SetMetadata(RAW_RESPONSE_METADATA, false),
-    SetMetadata(ENDPOINT_PROBLEM_DETAILS_METADATA, options.problemDetails ?? false),
-  ];
-  decorators.push(HttpCode(httpStatus(successStatus(options, pagination), "SafeEndpoint")));
-  if (pagination !== undefined) {
-    const paging = { maxLimit: options.maxLimit, links: options.links };
-    decorators.push(pagination === "offset" ? Paginated(paging) : CursorPaginated(paging));
-  }
-  if (options.sort === true) decorators.push(SortMeta());
-  if (options.filter === true) decorators.push(FilterMeta());
-  if (options.message !== undefined) decorators.push(ResponseMessage(options.message));
-  if (options.code !== undefined) decorators.push(SuccessCode(options.code));
-  if (options.deprecated !== undefined) decorators.push(Deprecated(options.deprecated));
-  return decorators;
-}
-
-/** The success status: `statusCode` (default 200), always 200 when paginated. */
-function successStatus(
-  options: SafeEndpointOptions,
-  pagination: "offset" | "cursor" | undefined,
-): number {
-  return pagination === undefined ? options.statusCode ?? 200 : 200;
-}
 
 /** A composite: the runtime half and the OpenAPI half from the same options. */
 function safeEndpoint(
@@ -152,9 +100,16 @@ function safeEndpoint(
     message: options.message,
     deprecated: options.deprecated !== undefined,
   };
-  const status = successStatus(options, pagination);
+  // The paginated variants always answer 200.
+  const status = pagination === undefined ? options.statusCode ?? 200 : 200;
   const decorators = [
-    ...endpointRuntimeDecorators(options, pagination),
+    ...endpointDecorators({
+      ...options,
+      statusCode: status,
+      pagination: pagination === undefined
+        ? undefined
+        : { kind: pagination, maxLimit: options.maxLimit, links: options.links },
+    }),
     documentSuccess(model, status, options.description, shape, decorator),
   ];
   if (options.errors !== undefined) {
@@ -172,7 +127,7 @@ function safeEndpoint(
  * @example
  * ```ts
  * import { Controller, Post } from "@nestjs/common";
- * import { SafeEndpoint } from "@saferoute/api-kit/safe-response/nest";
+ * import { SafeEndpoint } from "@saferoute/api-kit/safe-response/openapi";
  *
  * class UserDto {
  *   id!: string;
@@ -203,7 +158,7 @@ export function SafeEndpoint(
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
- * import { SafePaginatedEndpoint } from "@saferoute/api-kit/safe-response/nest";
+ * import { SafePaginatedEndpoint } from "@saferoute/api-kit/safe-response/openapi";
  *
  * class ItemDto {
  *   id!: string;
@@ -235,7 +190,7 @@ export function SafePaginatedEndpoint(
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
- * import { SafeCursorPaginatedEndpoint } from "@saferoute/api-kit/safe-response/nest";
+ * import { SafeCursorPaginatedEndpoint } from "@saferoute/api-kit/safe-response/openapi";
  *
  * class EventDto {
  *   id!: string;
