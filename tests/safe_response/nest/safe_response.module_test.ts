@@ -2,16 +2,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { Controller, Get, Inject, Injectable, Module, NotFoundException } from "@nestjs/common";
 import { lastValueFrom, of } from "rxjs";
-import {
-  CursorPaginated,
-  Deprecated,
-  Paginated,
-  ProblemType,
-  ResponseMessage,
-  SafeResponse,
-  SafeResponseModule,
-  SuccessCode,
-} from "../../../safe_response/nest/mod.ts";
+import { SafeResponseModule } from "../../../safe_response/nest/safe_response.module.ts";
 import { SafeEndpoint } from "../../../safe_response/openapi/mod.ts";
 import { resolveSettings, Responder } from "../../../safe_response/mod.ts";
 import { SafeResponseFilter } from "../../../safe_response/nest/safe_response.filter.ts";
@@ -104,30 +95,6 @@ describe("SafeResponseModule.register option validation", () => {
       () => SafeResponseModule.registerAsync({} as never),
       /registerAsync: `useFactory` must be a function/,
     );
-  });
-});
-
-describe("decorators validate when applied", () => {
-  it("rejects bad dates, limits, codes and messages", () => {
-    assert.throws(() => Deprecated({ since: "not a date" }), /`since` must be a valid date/);
-    assert.throws(
-      () => Deprecated({ sunset: new Date(Number.NaN) }),
-      /`sunset` must be a valid date/,
-    );
-    assert.throws(
-      () => Deprecated({ since: "2027-01-01", sunset: "2026-01-01" }),
-      /must not be before/,
-    );
-    assert.throws(() => Deprecated({ link: "<evil>" }), /`link`/);
-    assert.throws(() => Paginated({ maxLimit: 0 }), /`maxLimit` must be a positive integer/);
-    assert.throws(() => CursorPaginated({ maxLimit: 1.5 }), /CursorPaginated/);
-    assert.throws(() => SuccessCode(""), /non-empty string/);
-    assert.throws(() => ResponseMessage(""), /non-empty string/);
-    assert.throws(() => ProblemType("has space"), /must be a URI/);
-    assert.throws(() => SafeResponse({ statusCode: 99 }), /`statusCode` must be an HTTP status/);
-    assert.throws(() => SafeEndpoint(Object, { statusCode: 700 }), /SafeEndpoint/);
-    const onClass = SuccessCode("X") as unknown as ClassDecorator;
-    assert.throws(() => onClass(class Nope {}), /methods only/);
   });
 });
 

@@ -49,7 +49,7 @@ import type {
   SafeErrorResponseConfig,
   SafeErrorResponseOptions,
 } from "../../../safe_response/mod.ts";
-import { headerDenyGuard } from "./helpers.ts";
+import { headerDenyGuard } from "../nest/helpers.ts";
 
 export type Mode = "envelope" | "problem";
 

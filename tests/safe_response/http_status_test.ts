@@ -8,7 +8,7 @@ import {
   lookupProblemTitle,
   problemTitle,
   reasonPhrase,
-} from "../../safe_response/mod.ts";
+} from "../../safe_response/http_status.ts";
 
 describe("error codes and problem titles", () => {
   it("maps the spec table", () => {

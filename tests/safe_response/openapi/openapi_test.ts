@@ -24,7 +24,7 @@ import {
   SafePaginatedEndpoint,
 } from "../../../safe_response/openapi/mod.ts";
 import { ItemDto, MODES, openApiDocument, openApiModule } from "./openapi_app.ts";
-import { ADAPTERS, boot } from "./helpers.ts";
+import { ADAPTERS, boot } from "../nest/helpers.ts";
 import type { Json } from "./openapi_validation.ts";
 
 const snapshot = (mode: string) => new URL(`./fixtures/openapi-${mode}.json`, import.meta.url);

@@ -15,7 +15,7 @@ import {
   type Json,
   pathTemplate,
 } from "./openapi_validation.ts";
-import { ADAPTERS, boot } from "./helpers.ts";
+import { ADAPTERS, boot } from "../nest/helpers.ts";
 
 const GLOBAL_ROUTE = "GET /catalog/items/{id}";
 
