@@ -22,6 +22,10 @@
  *   `Error` the binding passes to {@link Responder.error} (a logged, generic
  *   500); elsewhere the failure is logged and the value left out.
  *
+ * Over 300 lines because the whole pipeline is one class on purpose (one
+ * place to read what a response holds); most of the rest is the documented
+ * types the bindings fill.
+ *
  * @module
  */
 import type { ErrorMeta, ResponseMeta } from "../client/types.ts";

@@ -12,7 +12,7 @@ describe("package metadata", () => {
     }
   });
 
-  it("exports the six documented subpaths", () => {
+  it("exports the seven documented subpaths", () => {
     assert.deepEqual(Object.keys(denoJson.exports).sort(), [
       ".",
       "./api-keys",
@@ -20,6 +20,7 @@ describe("package metadata", () => {
       "./client",
       "./safe-response",
       "./safe-response/nest",
+      "./safe-response/openapi",
     ]);
   });
 

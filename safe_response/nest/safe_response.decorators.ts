@@ -12,6 +12,10 @@
  * `SkipGlobalErrors` set their vendor extensions, and `SafeResponse`
  * documents the basic envelope with an inline schema (no component needed).
  *
+ * Over 300 lines because every runtime decorator lives here with its key
+ * (the file is the binding's whole route vocabulary), most of it the
+ * decorators' documentation and examples.
+ *
  * @module
  */
 import { applyDecorators, SetMetadata } from "@nestjs/common";

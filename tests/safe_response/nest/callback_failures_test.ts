@@ -8,6 +8,7 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { Controller, Get, Module, NotFoundException, Post, Res, UseGuards } from "@nestjs/common";
 import { ClsModule, ClsService } from "nestjs-cls";
@@ -38,10 +39,14 @@ function unless<T>(name: string, value: T): T {
 
 /** Unhandled rejections seen by the test process (stopped from failing the run). */
 const unhandled: unknown[] = [];
-globalThis.addEventListener("unhandledrejection", (event) => {
-  event.preventDefault();
-  unhandled.push(event.reason);
-});
+if (typeof globalThis.addEventListener === "function") {
+  globalThis.addEventListener("unhandledrejection", (event) => {
+    event.preventDefault();
+    unhandled.push(event.reason);
+  });
+} else {
+  process.on("unhandledRejection", (reason) => unhandled.push(reason)); // Node
+}
 
 /** Lets pending rejections surface (they are reported after the microtasks drain). */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
