@@ -127,7 +127,7 @@ export function readRouteOptions(controller: object, handler: object): RouteOpti
  * }
  * ```
  */
-export function RawResponse(): Decorator {
+export function RawResponse(): MethodDecorator & ClassDecorator {
   return SetMetadata(KEYS.raw, true);
 }
 
@@ -150,7 +150,7 @@ export function RawResponse(): Decorator {
  * }
  * ```
  */
-export function ResponseMessage(message: string): Decorator {
+export function ResponseMessage(message: string): MethodDecorator & ClassDecorator {
   if (typeof message !== "string" || message === "") {
     throw new TypeError("ResponseMessage: `message` must be a non-empty string");
   }
@@ -210,7 +210,7 @@ export function SuccessCode(code: string): MethodDecorator {
  * }
  * ```
  */
-export function Paginated(options: PaginationOptions = {}): Decorator {
+export function Paginated(options: PaginationOptions = {}): MethodDecorator & ClassDecorator {
   return SetMetadata(KEYS.pagination, resolvePagination("offset", options, "Paginated"));
 }
 
@@ -234,7 +234,7 @@ export function Paginated(options: PaginationOptions = {}): Decorator {
  * }
  * ```
  */
-export function CursorPaginated(options: PaginationOptions = {}): Decorator {
+export function CursorPaginated(options: PaginationOptions = {}): MethodDecorator & ClassDecorator {
   return SetMetadata(KEYS.pagination, resolvePagination("cursor", options, "CursorPaginated"));
 }
 
@@ -260,7 +260,7 @@ export function CursorPaginated(options: PaginationOptions = {}): Decorator {
  * }
  * ```
  */
-export function SortMeta(): Decorator {
+export function SortMeta(): MethodDecorator & ClassDecorator {
   return SetMetadata(KEYS.sort, true);
 }
 
@@ -283,7 +283,7 @@ export function SortMeta(): Decorator {
  * }
  * ```
  */
-export function FilterMeta(): Decorator {
+export function FilterMeta(): MethodDecorator & ClassDecorator {
   return SetMetadata(KEYS.filter, true);
 }
 
@@ -316,7 +316,9 @@ export function FilterMeta(): Decorator {
  * }
  * ```
  */
-export function FieldSelection(options: FieldSelectionOptions | false = {}): Decorator {
+export function FieldSelection(
+  options: FieldSelectionOptions | false = {},
+): MethodDecorator & ClassDecorator {
   if (options !== false) resolveFieldSelection(options, "FieldSelection options"); // fail early
   return SetMetadata(KEYS.fieldSelection, options === false ? false : { ...options });
 }
@@ -341,7 +343,7 @@ export function FieldSelection(options: FieldSelectionOptions | false = {}): Dec
  * }
  * ```
  */
-export function ProblemType(typeUri: string): Decorator {
+export function ProblemType(typeUri: string): MethodDecorator & ClassDecorator {
   if (typeof typeUri !== "string" || typeUri === "" || /\s/.test(typeUri)) {
     throw new TypeError("ProblemType: `typeUri` must be a URI");
   }
@@ -375,7 +377,7 @@ export function ProblemType(typeUri: string): Decorator {
  * }
  * ```
  */
-export function Deprecated(options: DeprecatedOptions = {}): Decorator {
+export function Deprecated(options: DeprecatedOptions = {}): MethodDecorator & ClassDecorator {
   return applyDecorators(
     SetMetadata(KEYS.deprecation, resolveDeprecation(options)),
     markDeprecatedOperation(),
@@ -403,7 +405,7 @@ export function Deprecated(options: DeprecatedOptions = {}): Decorator {
  * }
  * ```
  */
-export function SkipGlobalErrors(): Decorator {
+export function SkipGlobalErrors(): MethodDecorator & ClassDecorator {
   return markExtension(SKIP_GLOBAL_ERRORS_EXTENSION, true);
 }
 
@@ -458,7 +460,7 @@ const BASIC_SCHEMA = Object.freeze({
  * }
  * ```
  */
-export function SafeResponse(options: SafeResponseOptions = {}): Decorator {
+export function SafeResponse(options: SafeResponseOptions = {}): MethodDecorator & ClassDecorator {
   const given = options.statusCode === undefined
     ? undefined
     : httpStatusOption(options.statusCode, "SafeResponse");

@@ -12,7 +12,6 @@ import {
   Logger,
   type MiddlewareConsumer,
   Module,
-  type OnModuleInit,
   type Provider,
   RequestMethod,
 } from "@nestjs/common";
@@ -127,7 +126,7 @@ const PROVIDERS: Provider[] = [
  * ```
  */
 @Module({})
-export class SafeResponseModule implements OnModuleInit {
+export class SafeResponseModule {
   /** Receives the responder and what module init needs (explicit tokens: no decorator metadata needed). */
   constructor(
     @Inject(RESPONDER) private readonly responder: Responder,
