@@ -20,10 +20,11 @@ import { ClsService } from "nestjs-cls";
 import { map, Observable, of } from "rxjs";
 import { ApiKeysService, InMemoryApiKeyStorage } from "../api_keys/mod.ts";
 import { ApiKeysGuard } from "../api_keys/nest/mod.ts";
-import { HttpAdapterHost, Reflector } from "@nestjs/core";
-import { SafeResponseFilter } from "../safe_response/nest/safe-response.filter.ts";
-import { SafeResponseInterceptor } from "../safe_response/nest/safe-response.interceptor.ts";
-import { SafeResponseRuntime } from "../safe_response/nest/safe-response.runtime.ts";
+import { ApplicationConfig, HttpAdapterHost, Reflector } from "@nestjs/core";
+import type { Responder } from "../safe_response/responder.ts";
+import { RESPONDER } from "../safe_response/nest/_http.ts";
+import { SafeResponseFilter } from "../safe_response/nest/safe_response.filter.ts";
+import { SafeResponseInterceptor } from "../safe_response/nest/safe_response.interceptor.ts";
 import {
   BENCH_PATH,
   BENCH_PEPPER,
@@ -192,14 +193,14 @@ async function main() {
   await defaults.init();
   const all = await createBenchApp("express", "envelope-all");
   await all.init();
-  const runtime = defaults.get(SafeResponseRuntime);
-  const allRuntime = all.get(SafeResponseRuntime);
+  const runtime = defaults.get<symbol, Responder>(RESPONDER, { strict: false });
+  const allRuntime = all.get<symbol, Responder>(RESPONDER, { strict: false });
   const cls = all.get(ClsService);
   cls.enter();
   cls.set("traceId", "trace-1");
 
-  const interceptor = new SafeResponseInterceptor(runtime);
-  const allInterceptor = new SafeResponseInterceptor(allRuntime);
+  const interceptor = new SafeResponseInterceptor(runtime, defaults.get(ApplicationConfig));
+  const allInterceptor = new SafeResponseInterceptor(allRuntime, all.get(ApplicationConfig));
   const noop = new NoopInterceptor();
   const plainContext = () => new Context(request(), new FakeResponse(), ItemsController);
   const allContext = () =>

@@ -10,7 +10,8 @@
  */
 import type { INestApplication } from "@nestjs/common";
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from "@nestjs/swagger";
-import { applyGlobalErrors, type SafeResponseModuleOptions } from "../safe_response/nest/mod.ts";
+import type { SafeResponseModuleOptions } from "../safe_response/nest/mod.ts";
+import { applyGlobalErrors } from "../safe_response/openapi/mod.ts";
 
 /**
  * Builds the document from the app's controllers and decorators, plus the

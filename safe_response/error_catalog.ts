@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { LIBRARY_ERROR } from "./library_error.ts";
+import { LIBRARY_ERROR } from "./_library_error.ts";
+import { isHttpStatus } from "./http_status.ts";
 
 /**
  * One catalog entry.
@@ -122,7 +123,7 @@ export class ErrorCatalog<K extends string = string> {
     const entries = new Map<string, ErrorDefinition>();
     for (const [key, value] of Object.entries<ErrorDefinition>(definitions)) {
       const { status, message, details } = value ?? {};
-      if (!Number.isInteger(status) || status < 400 || status > 599) {
+      if (!isHttpStatus(status, 400)) {
         throw new TypeError(`defineErrors: ${key}.status must be an error status (400-599)`);
       }
       if (typeof message !== "string" || message === "") {

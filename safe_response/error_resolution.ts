@@ -9,11 +9,10 @@
  *
  * @module
  */
-import { callAppFunction } from "./app_functions.ts";
+import { callAppFunction } from "./_app_functions.ts";
 import { catalogErrorShape, type ErrorCatalog, isSafeException } from "./error_catalog.ts";
-import { fallbackErrorCode, lookupErrorCode } from "./error_codes.ts";
-import { LIBRARY_ERROR } from "./library_error.ts";
-import { problemTitle } from "./problem_titles.ts";
+import { LIBRARY_ERROR } from "./_library_error.ts";
+import { fallbackErrorCode, isHttpStatus, lookupErrorCode, problemTitle } from "./http_status.ts";
 
 /**
  * Custom error-code mapper. Its second argument carries the status and the
@@ -97,9 +96,6 @@ type Bag = Record<string, unknown>;
 
 const isObject = (value: unknown): value is Bag => typeof value === "object" && value !== null;
 
-const isStatus = (value: unknown, min: number): value is number =>
-  Number.isInteger(value) && (value as number) >= min && (value as number) <= 599;
-
 const nonEmpty = (value: unknown): string | undefined =>
   typeof value === "string" && value !== "" ? value : undefined;
 
@@ -131,12 +127,12 @@ function readShape(exception: unknown): Shape | undefined {
   if (!isObject(exception)) return undefined;
   if (typeof exception.getStatus === "function" && typeof exception.getResponse === "function") {
     const status = exception.getStatus();
-    return isStatus(status, 400) ? httpExceptionShape(exception, status) : undefined;
+    return isHttpStatus(status, 400) ? httpExceptionShape(exception, status) : undefined;
   }
   if ((exception as Record<symbol, unknown>)[LIBRARY_ERROR] !== true) return undefined;
   const code = ownCode(exception);
   const status = exception.httpStatus ?? exception.status;
-  if (code === undefined || !isStatus(status, 400)) return undefined;
+  if (code === undefined || !isHttpStatus(status, 400)) return undefined;
   // A coded error is not an HTTP exception: its 5xx message may be internal.
   return { status, code, message: status < 500 ? nonEmpty(exception.message) : undefined };
 }

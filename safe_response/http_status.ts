@@ -1,5 +1,7 @@
 /**
- * Reason phrases of the registered HTTP status codes (IANA registry).
+ * HTTP statuses: the one status-range check, the one status-text table (the
+ * IANA registry's reason phrases) and the default code and title maps the
+ * spec fixes, both derived from that table.
  *
  * @module
  */
@@ -70,6 +72,21 @@ const REASON_PHRASES: Readonly<Record<number, string>> = Object.freeze({
 });
 
 /**
+ * Whether `value` is an integer HTTP status from `min` (default 100) to 599.
+ * The only status-range check of the library.
+ *
+ * @example
+ * ```ts
+ * import { isHttpStatus } from "@saferoute/api-kit/safe-response";
+ * isHttpStatus(404); // true
+ * isHttpStatus(302, 400); // false: not an error status
+ * ```
+ */
+export function isHttpStatus(value: unknown, min = 100): value is number {
+  return Number.isInteger(value) && (value as number) >= min && (value as number) <= 599;
+}
+
+/**
  * The reason phrase of a registered HTTP status, or `undefined`.
  *
  * @example
@@ -80,5 +97,98 @@ const REASON_PHRASES: Readonly<Record<number, string>> = Object.freeze({
  * ```
  */
 export function reasonPhrase(status: number): string | undefined {
-  return REASON_PHRASES[status];
+  return Object.hasOwn(REASON_PHRASES, status) ? REASON_PHRASES[status] : undefined;
+}
+
+/**
+ * The code of a status outside every map: the upper-snake reason phrase
+ * (410 → `GONE`, 418 → `I_AM_A_TEAPOT`), else `HTTP_<status>`. The default
+ * code map is this function over the mapped statuses.
+ *
+ * @example
+ * ```ts
+ * import { fallbackErrorCode } from "@saferoute/api-kit/safe-response";
+ * fallbackErrorCode(418); // "I_AM_A_TEAPOT"
+ * fallbackErrorCode(599); // "HTTP_599"
+ * ```
+ */
+export function fallbackErrorCode(status: number): string {
+  const phrase = reasonPhrase(status);
+  if (phrase === undefined) return `HTTP_${status}`;
+  return phrase.replace("'m", " am").replace(/[^A-Za-z0-9]+/g, "_").replace(/^_|_$/g, "")
+    .toUpperCase();
+}
+
+/** The statuses of the spec's default code and title table. */
+const MAPPED_STATUSES = [400, 401, 403, 404, 405, 409, 422, 429, 500, 502, 503];
+
+/**
+ * The default error code of each mapped HTTP status (spec table), derived
+ * from the status-text table. The `errorCodes` option is merged over it.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_ERROR_CODES } from "@saferoute/api-kit/safe-response";
+ * DEFAULT_ERROR_CODES[404]; // "NOT_FOUND"
+ * ```
+ */
+export const DEFAULT_ERROR_CODES: Readonly<Record<number, string>> = Object.freeze(
+  Object.fromEntries(MAPPED_STATUSES.map((status) => [status, fallbackErrorCode(status)])),
+);
+
+/**
+ * The default problem title of each mapped HTTP status (spec table): its
+ * reason phrase.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_PROBLEM_TITLES } from "@saferoute/api-kit/safe-response";
+ * DEFAULT_PROBLEM_TITLES[422]; // "Unprocessable Entity"
+ * ```
+ */
+export const DEFAULT_PROBLEM_TITLES: Readonly<Record<number, string>> = Object.freeze(
+  Object.fromEntries(MAPPED_STATUSES.map((status) => [status, REASON_PHRASES[status]])),
+);
+
+/**
+ * The default error code of `status`, or `undefined` for an unmapped status.
+ *
+ * @example
+ * ```ts
+ * import { lookupErrorCode } from "@saferoute/api-kit/safe-response";
+ * lookupErrorCode(429); // "TOO_MANY_REQUESTS"
+ * lookupErrorCode(418); // undefined
+ * ```
+ */
+export function lookupErrorCode(status: number): string | undefined {
+  return Object.hasOwn(DEFAULT_ERROR_CODES, status) ? DEFAULT_ERROR_CODES[status] : undefined;
+}
+
+/**
+ * The default problem title of `status`, or `undefined` for an unmapped status.
+ *
+ * @example
+ * ```ts
+ * import { lookupProblemTitle } from "@saferoute/api-kit/safe-response";
+ * lookupProblemTitle(404); // "Not Found"
+ * lookupProblemTitle(410); // undefined
+ * ```
+ */
+export function lookupProblemTitle(status: number): string | undefined {
+  return Object.hasOwn(DEFAULT_PROBLEM_TITLES, status) ? DEFAULT_PROBLEM_TITLES[status] : undefined;
+}
+
+/**
+ * The title used in responses: the mapped title, else the status's reason
+ * phrase, else `HTTP <status>`.
+ *
+ * @example
+ * ```ts
+ * import { problemTitle } from "@saferoute/api-kit/safe-response";
+ * problemTitle(410); // "Gone"
+ * problemTitle(599); // "HTTP 599"
+ * ```
+ */
+export function problemTitle(status: number): string {
+  return reasonPhrase(status) ?? `HTTP ${status}`;
 }

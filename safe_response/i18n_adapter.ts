@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { callAppFunction } from "./app_functions.ts";
+import { callAppFunction } from "./_app_functions.ts";
 
 /**
  * Options passed to {@link I18nAdapter.translate}.

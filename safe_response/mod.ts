@@ -1,10 +1,12 @@
 /**
- * Safe response, framework-free core: envelope and problem-details builders,
+ * Safe response, framework-free core: the response pipeline (`Responder`:
+ * route plan, handler result or thrown value and a view of the exchange in,
+ * status, headers and body out), the envelope and problem-details builders,
  * the default code and title maps, error resolution, pagination meta and
  * links, deprecation, sunset, rate-limit and request-id helpers, option
  * types, and the wire types (shared with `./client`). Usable from any
- * framework (`Deno.serve`, Hono, Express); the Nest module in
- * `./safe-response/nest` is a thin layer over it.
+ * framework (`Deno.serve`, Hono, Express); the Nest binding in
+ * `./safe-response/nest` is a thin adapter over the `Responder`.
  *
  * @example
  * ```ts
@@ -29,7 +31,6 @@ export type * from "../client/types.ts";
 export * from "./deprecation_headers.ts";
 export * from "./envelope.ts";
 export * from "./error_catalog.ts";
-export * from "./error_codes.ts";
 export * from "./error_resolution.ts";
 export * from "./field_selection.ts";
 export * from "./http_status.ts";
@@ -38,8 +39,8 @@ export type * from "./options.ts";
 export * from "./pagination.ts";
 export * from "./pagination_links.ts";
 export * from "./problem_details.ts";
-export * from "./problem_titles.ts";
 export * from "./rate_limit.ts";
 export * from "./request_id.ts";
+export * from "./responder.ts";
 export * from "./settings.ts";
 export * from "./sort_filter.ts";

@@ -78,6 +78,50 @@ export interface PaginationOptions {
 }
 
 /**
+ * The validated pagination setting of a route (what `Paginated` and
+ * `CursorPaginated` store, and what a route plan carries).
+ *
+ * @example
+ * ```ts
+ * import type { PaginationSetting } from "@saferoute/api-kit/safe-response";
+ * const setting: PaginationSetting = { kind: "offset", maxLimit: 100, links: true };
+ * ```
+ */
+export interface PaginationSetting {
+  /** Offset or cursor pagination. */
+  kind: "offset" | "cursor";
+  /** Clamp of the reported page size. */
+  maxLimit?: number;
+  /** Whether links are added. */
+  links: boolean;
+}
+
+/**
+ * Validates pagination options into a {@link PaginationSetting}; throws a
+ * `TypeError` naming `name` (the decorator or option) on a bad value.
+ *
+ * @example
+ * ```ts
+ * import { resolvePagination } from "@saferoute/api-kit/safe-response";
+ * resolvePagination("cursor", { links: true }, "CursorPaginated"); // { kind: "cursor", links: true }
+ * ```
+ */
+export function resolvePagination(
+  kind: PaginationSetting["kind"],
+  options: PaginationOptions,
+  name: string,
+): PaginationSetting {
+  const { maxLimit, links = false } = options ?? {};
+  if (maxLimit !== undefined && (!Number.isSafeInteger(maxLimit) || maxLimit < 1)) {
+    throw new TypeError(`${name}: \`maxLimit\` must be a positive integer`);
+  }
+  if (typeof links !== "boolean") throw new TypeError(`${name}: \`links\` must be a boolean`);
+  const result: PaginationSetting = { kind, links };
+  if (maxLimit !== undefined) result.maxLimit = maxLimit;
+  return result;
+}
+
+/**
  * Input of the meta builders: the clamp and, for links, the request target
  * (path and query).
  *

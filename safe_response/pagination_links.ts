@@ -8,7 +8,7 @@
  * @module
  */
 import type { PaginationLinks } from "../client/types.ts";
-import { originForm } from "./request_target.ts";
+import { originForm } from "./_request_target.ts";
 
 /**
  * Query parameter that carries the cursor in cursor-pagination links.

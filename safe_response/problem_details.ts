@@ -4,7 +4,7 @@
  * @module
  */
 import type { ErrorMeta, SafeProblemDetailsResponse } from "../client/types.ts";
-import { problemTitle } from "./problem_titles.ts";
+import { problemTitle } from "./http_status.ts";
 
 /**
  * Media type of a problem-details body.

@@ -8,6 +8,7 @@
 import type { ErrorCatalog } from "./error_catalog.ts";
 import type { ErrorCodeMapper } from "./error_resolution.ts";
 import { type FieldSelectionSettings, resolveFieldSelection } from "./field_selection.ts";
+import { isHttpStatus } from "./http_status.ts";
 import type { I18nAdapter } from "./i18n_adapter.ts";
 import type {
   ApiVersionOption,
@@ -130,7 +131,7 @@ function errorCodes(value: unknown): Readonly<Record<number, string>> {
   const codes: Record<number, string> = {};
   for (const [key, code] of Object.entries(value)) {
     const status = Number(key);
-    if (!Number.isInteger(status) || status < 100 || status > 599) {
+    if (!isHttpStatus(status)) {
       fail(`errorCodes.${key}`, "keyed by an HTTP status (100-599)");
     }
     if (typeof code !== "string" || code === "") fail(`errorCodes.${key}`, "a non-empty string");
@@ -209,7 +210,7 @@ function globalErrors(value: unknown): readonly SafeErrorResponseConfig[] {
   if (!Array.isArray(globalErrors)) fail("swagger.globalErrors", "an array");
   for (const entry of globalErrors) {
     const status = isBag(entry) ? entry.status : entry;
-    if (!Number.isInteger(status) || (status as number) < 400 || (status as number) > 599) {
+    if (!isHttpStatus(status, 400)) {
       fail("swagger.globalErrors", "a list of error statuses (400-599) or { status, ... } objects");
     }
   }

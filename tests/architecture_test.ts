@@ -29,6 +29,23 @@ describe("architecture", () => {
     });
   }
 
+  it("only ./safe-response/openapi imports @nestjs/swagger (an optional peer)", () => {
+    const dirs = [
+      "api_keys/",
+      "api_keys/nest/",
+      "safe_response/",
+      "safe_response/nest/",
+      "client/",
+    ];
+    for (const file of dirs.flatMap(sourceFiles)) {
+      assert.ok(!importsOf(file).some((s) => s.startsWith("@nestjs/swagger")), file);
+    }
+    const openapi = sourceFiles("safe_response/openapi/").filter((file) =>
+      importsOf(file).includes("@nestjs/swagger")
+    );
+    assert.ok(openapi.length > 0);
+  });
+
   it("client/ imports nothing outside itself", () => {
     for (const file of sourceFiles("client/")) {
       for (const specifier of importsOf(file)) assert.match(specifier, /^\.\/[\w.-]+\.ts$/, file);

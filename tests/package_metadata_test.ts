@@ -21,6 +21,7 @@ describe("package metadata", () => {
       "./client",
       "./safe-response",
       "./safe-response/nest",
+      "./safe-response/openapi",
     ]);
   });
 

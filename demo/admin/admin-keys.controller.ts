@@ -16,7 +16,8 @@ import { Controller, Delete, Get, Inject, Param, Post, UseGuards } from "@nestjs
 import { ApiOperation, ApiSecurity, ApiTags } from "@nestjs/swagger";
 import type { ApiKeyContext } from "../../api_keys/mod.ts";
 import { ApiKeysGuard, CurrentApiKey, RequireScope } from "../../api_keys/nest/mod.ts";
-import { ApiSafeResponse, ResponseMessage, SuccessCode } from "../../safe_response/nest/mod.ts";
+import { ResponseMessage, SuccessCode } from "../../safe_response/nest/mod.ts";
+import { ApiSafeResponse } from "../../safe_response/openapi/mod.ts";
 import { ApiKeyThrottlerGuard } from "../api-key-throttler.guard.ts";
 import { ValidBody, ValidQuery } from "../validation.ts";
 import { CreateKeyDto } from "./create-key.dto.ts";

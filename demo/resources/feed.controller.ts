@@ -7,7 +7,8 @@ import { BadRequestException, Controller, Get, UseGuards } from "@nestjs/common"
 import { ApiOperation, ApiProperty, ApiSecurity, ApiTags } from "@nestjs/swagger";
 import { ApiKeysGuard, RequireScope } from "../../api_keys/nest/mod.ts";
 import type { CursorPaginatedResult } from "../../safe_response/mod.ts";
-import { ApiCursorPaginatedSafeResponse, CursorPaginated } from "../../safe_response/nest/mod.ts";
+import { CursorPaginated } from "../../safe_response/nest/mod.ts";
+import { ApiCursorPaginatedSafeResponse } from "../../safe_response/openapi/mod.ts";
 import { ApiKeyThrottlerGuard } from "../api-key-throttler.guard.ts";
 import { ValidQuery } from "../validation.ts";
 import { FEED_MAX_LIMIT, FeedQuery } from "./feed.query.ts";

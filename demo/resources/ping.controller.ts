@@ -8,7 +8,7 @@ import { Controller, Get, UseGuards } from "@nestjs/common";
 import { ApiOperation, ApiProperty, ApiSecurity, ApiTags } from "@nestjs/swagger";
 import { Throttle } from "@nestjs/throttler";
 import { ApiKeysGuard } from "../../api_keys/nest/mod.ts";
-import { ApiSafeResponse } from "../../safe_response/nest/mod.ts";
+import { ApiSafeResponse } from "../../safe_response/openapi/mod.ts";
 import { ApiKeyThrottlerGuard } from "../api-key-throttler.guard.ts";
 
 /** Requests per minute and key on `/api/ping`. */

@@ -17,9 +17,6 @@ import {
 } from "../../api_keys/nest/mod.ts";
 import { type PaginatedResult, SafeException } from "../../safe_response/mod.ts";
 import {
-  ApiPaginatedSafeResponse,
-  ApiSafeCatalogErrors,
-  ApiSafeResponse,
   FieldSelection,
   FilterMeta,
   Paginated,
@@ -28,6 +25,11 @@ import {
   SortMeta,
   SuccessCode,
 } from "../../safe_response/nest/mod.ts";
+import {
+  ApiPaginatedSafeResponse,
+  ApiSafeCatalogErrors,
+  ApiSafeResponse,
+} from "../../safe_response/openapi/mod.ts";
 import { ApiKeyThrottlerGuard } from "../api-key-throttler.guard.ts";
 import { type DemoErrorKey, DemoErrors } from "../errors.ts";
 import { ValidBody, ValidQuery } from "../validation.ts";

@@ -8,7 +8,7 @@ import { Controller, Get, Req, UseGuards } from "@nestjs/common";
 import { ApiOperation, ApiProperty, ApiSecurity, ApiTags } from "@nestjs/swagger";
 import type { ApiKeyContext } from "../../api_keys/mod.ts";
 import { ApiKeysGuard, CurrentApiKey } from "../../api_keys/nest/mod.ts";
-import { ApiSafeResponse } from "../../safe_response/nest/mod.ts";
+import { ApiSafeResponse } from "../../safe_response/openapi/mod.ts";
 import { ApiKeyThrottlerGuard } from "../api-key-throttler.guard.ts";
 import { demoClientIpResolver } from "../client_ip.ts";
 

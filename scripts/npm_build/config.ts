@@ -51,7 +51,7 @@ export const NEST_PEER_RANGE = "^11 || ^12";
 export const PEERS: Record<string, { optional: boolean; range?: string }> = {
   "@nestjs/common": { optional: false, range: NEST_PEER_RANGE },
   "@nestjs/core": { optional: false, range: NEST_PEER_RANGE },
-  "@nestjs/swagger": { optional: false, range: NEST_PEER_RANGE },
+  "@nestjs/swagger": { optional: true, range: NEST_PEER_RANGE },
   "nestjs-cls": { optional: true },
   "nestjs-i18n": { optional: true },
   "pg": { optional: true },

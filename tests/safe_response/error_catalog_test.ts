@@ -5,9 +5,9 @@ import {
   defineErrors,
   type ErrorKey,
   isSafeException,
-  resolveError,
   SafeException,
-} from "../../safe_response/mod.ts";
+} from "../../safe_response/error_catalog.ts";
+import { resolveError } from "../../safe_response/error_resolution.ts";
 
 const Errors = defineErrors({
   USER_NOT_FOUND: { status: 404, message: "User not found" },

@@ -6,7 +6,8 @@ import {
   ApiKeyStorageError,
   ApiKeyValidationError,
 } from "../../api_keys/mod.ts";
-import { resolveError, SafeException, VALIDATION_ERROR_MESSAGE } from "../../safe_response/mod.ts";
+import { SafeException } from "../../safe_response/error_catalog.ts";
+import { resolveError, VALIDATION_ERROR_MESSAGE } from "../../safe_response/error_resolution.ts";
 
 /** A minimal object shaped like Nest's HttpException. */
 function httpException(response: unknown, status: number) {

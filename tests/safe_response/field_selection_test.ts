@@ -7,7 +7,7 @@ import {
   parseFieldSelection,
   resolveFieldSelection,
   selectFields,
-} from "../../safe_response/mod.ts";
+} from "../../safe_response/field_selection.ts";
 
 const SETTINGS: FieldSelectionSettings = { queryParam: "fields", separator: ",", maxDepth: 3 };
 const select = (data: unknown, raw: unknown, settings = SETTINGS) => {

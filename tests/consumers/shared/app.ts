@@ -21,13 +21,11 @@ import {
   RequireEnvironment,
   RequireScope,
 } from "@saferoute/api-kit/api-keys/nest";
+import { Paginated, ProblemType, SafeResponseModule } from "@saferoute/api-kit/safe-response/nest";
 import {
   ApiPaginatedSafeResponse,
   applyGlobalErrors,
-  Paginated,
-  ProblemType,
-  SafeResponseModule,
-} from "@saferoute/api-kit/safe-response/nest";
+} from "@saferoute/api-kit/safe-response/openapi";
 
 /** A clock the checks can move forward, to expire a key without waiting. */
 export const clock = {

@@ -11,7 +11,8 @@ import {
 } from "@nestjs/common";
 import { defineErrors, SafeException } from "../../../safe_response/mod.ts";
 import { DocumentBuilder, SwaggerModule } from "@nestjs/swagger";
-import { ApiSafeCatalogErrors, SafeResponseModule } from "../../../safe_response/nest/mod.ts";
+import { SafeResponseModule } from "../../../safe_response/nest/mod.ts";
+import { ApiSafeCatalogErrors } from "../../../safe_response/openapi/mod.ts";
 import { ADAPTERS, boot, CapturingLogger, getJson, type RunningApp } from "./helpers.ts";
 
 const Errors = defineErrors({

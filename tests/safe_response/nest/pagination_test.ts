@@ -5,11 +5,13 @@ import {
   CursorPaginated,
   FilterMeta,
   Paginated,
-  SafeCursorPaginatedEndpoint,
-  SafePaginatedEndpoint,
   SafeResponseModule,
   SortMeta,
 } from "../../../safe_response/nest/mod.ts";
+import {
+  SafeCursorPaginatedEndpoint,
+  SafePaginatedEndpoint,
+} from "../../../safe_response/openapi/mod.ts";
 import { ADAPTERS, boot, CapturingLogger, getJson } from "./helpers.ts";
 
 const ITEMS = Array.from({ length: 42 }, (_, index) => `item-${index + 1}`);

@@ -1,0 +1,112 @@
+/**
+ * Nest's side of an HTTP exchange: the core's `HttpExchange` view over
+ * Express (`req`/`res`) and Fastify (`FastifyRequest`/`FastifyReply`, or the
+ * raw Node objects inside middleware); the per-handler plan cache; and the
+ * handler phase the interceptor records so the exception filter can tell
+ * handler errors from guard errors (filters get no handler from Nest).
+ *
+ * @module
+ */
+import type { VersioningOptions } from "@nestjs/common";
+import type { HttpExchange, RequestPhase, Responder, RoutePlan } from "../responder.ts";
+import { readRouteOptions } from "./safe_response.decorators.ts";
+import { readRouteVersion, type RouteVersion } from "./_versioning.ts";
+
+/** A request of either adapter. */
+export interface RequestLike {
+  method?: string;
+  url?: string;
+  originalUrl?: string;
+  headers?: Record<string, string | string[] | undefined>;
+  raw?: RequestLike;
+}
+
+/** A response of either adapter. */
+export interface ResponseLike {
+  statusCode?: number;
+  header?: (name: string, value: string) => unknown;
+  setHeader?: (name: string, value: string) => unknown;
+  getHeader?: (name: string) => unknown;
+}
+
+/** The core's view of a Nest exchange. */
+class NestExchange implements HttpExchange {
+  constructor(readonly request: RequestLike, readonly response: ResponseLike) {}
+  get method(): string {
+    return this.request.method ?? "GET";
+  }
+  get target(): string {
+    return this.request.originalUrl ?? this.request.url ?? "/";
+  }
+  get status(): number | undefined {
+    return this.response.statusCode;
+  }
+  requestHeader(name: string): string | undefined {
+    const value = this.request.headers?.[name.toLowerCase()];
+    return Array.isArray(value) ? value[0] : value;
+  }
+  responseHeader(name: string): unknown {
+    return this.response.getHeader?.(name);
+  }
+}
+
+/** The core's view of `request` and `response`. */
+export function exchangeOf(request: RequestLike, response: ResponseLike): HttpExchange {
+  return new NestExchange(request, response);
+}
+
+/** Sets response headers on either adapter. */
+export function setHeaders(response: ResponseLike, headers: Iterable<readonly [string, string]>) {
+  for (const [name, value] of headers) {
+    if (typeof response.header === "function") response.header(name, value);
+    else response.setHeader?.(name, value);
+  }
+}
+
+/** A route's plan and its Nest versions (when several, the request picks one). */
+export interface NestRoute {
+  /** The core's plan. */
+  readonly plan: RoutePlan;
+  /** The route's Nest version(s). */
+  readonly version: RouteVersion;
+}
+
+const routes = new WeakMap<object, WeakMap<object, NestRoute>>();
+
+/** The cached plan of `handler` on `controller`, built on the route's first request. */
+export function routeOf(
+  responder: Responder,
+  controller: object,
+  handler: object,
+  versioning: VersioningOptions | undefined,
+): NestRoute {
+  let byHandler = routes.get(responder);
+  if (byHandler === undefined) routes.set(responder, byHandler = new WeakMap());
+  let route = byHandler.get(handler);
+  if (route === undefined) {
+    const version = readRouteVersion(controller, handler, versioning);
+    const options = readRouteOptions(controller, handler);
+    if (typeof version === "string") options.apiVersion = version;
+    route = { plan: responder.plan(options), version };
+    byHandler.set(handler, route);
+  }
+  return route;
+}
+
+const phases = new WeakMap<object, RequestPhase & { plan: RoutePlan }>();
+
+/** Records that the handler phase of `request` began. */
+export function markPhase(request: object, phase: RequestPhase & { plan: RoutePlan }): void {
+  phases.set(request, phase);
+}
+
+/** The handler phase of `request`, or `undefined` before it (guard errors). */
+export function phaseOf(request: object): (RequestPhase & { plan: RoutePlan }) | undefined {
+  return phases.get(request);
+}
+
+/** Injection token of the module's resolved settings. */
+export const SETTINGS: unique symbol = Symbol("safe-response:settings");
+
+/** Injection token of the module's `Responder`. */
+export const RESPONDER: unique symbol = Symbol("safe-response:responder");

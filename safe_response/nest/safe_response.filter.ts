@@ -1,0 +1,80 @@
+/**
+ * The global exception filter: every thrown value becomes the error envelope
+ * or, with `problemDetails`, an RFC 9457 problem-details body, as the core's
+ * `Responder` makes it.
+ *
+ * @module
+ */
+import {
+  type ArgumentsHost,
+  Catch,
+  type ExceptionFilter,
+  Inject,
+  Injectable,
+} from "@nestjs/common";
+import { HttpAdapterHost } from "@nestjs/core";
+import { type Observable, throwError } from "rxjs";
+import type { Responder } from "../responder.ts";
+import {
+  exchangeOf,
+  phaseOf,
+  type RequestLike,
+  RESPONDER,
+  type ResponseLike,
+  setHeaders,
+} from "./_http.ts";
+
+/**
+ * Catches everything thrown in HTTP requests (installed globally by
+ * `SafeResponseModule`). Unrecognised throws become a 500 with the generic
+ * title, logged once (API keys redacted); nothing of the original (message,
+ * stack, class name) reaches the client; neither does a failure of an
+ * application function while the body is built (a generic 500). In non-HTTP
+ * contexts the exception is passed on unchanged (as an error Observable).
+ *
+ * @example
+ * ```ts
+ * import { Module } from "@nestjs/common";
+ * import { SafeResponseModule } from "@saferoute/api-kit/safe-response/nest";
+ *
+ * // The module installs SafeResponseFilter as APP_FILTER:
+ * @Module({ imports: [SafeResponseModule.register({ problemDetails: true })] })
+ * class AppModule {}
+ * ```
+ */
+@Catch()
+@Injectable()
+export class SafeResponseFilter implements ExceptionFilter {
+  constructor(
+    @Inject(RESPONDER) private readonly responder: Responder,
+    @Inject(HttpAdapterHost) private readonly adapterHost: HttpAdapterHost,
+  ) {}
+
+  /** Sends the error response of `exception`. */
+  catch(exception: unknown, host: ArgumentsHost): Observable<never> | undefined {
+    if (host.getType() !== "http") return throwError(() => exception);
+    const http = host.switchToHttp();
+    const request = http.getRequest<RequestLike>();
+    const response = http.getResponse<ResponseLike>();
+    // No handler phase: thrown before the interceptor (a guard, middleware, an unknown route).
+    const phase = phaseOf(request) ?? { apiVersion: this.responder.versionOf(host) };
+    const reply = this.responder.error(exception, exchangeOf(request, response), phase);
+    const adapter = this.adapterHost.httpAdapter;
+    if (adapter.isHeadersSent(response)) {
+      adapter.end(response);
+      return undefined;
+    }
+    setHeaders(response, reply.headers);
+    if (
+      adapter.getType() === "express" && reply.headers.some(([name]) => name === "Content-Type")
+    ) {
+      // Express adapters of Nest 11 reset any non-`application/json` error Content-Type in
+      // `reply()`; the serialised body is sent as is so `application/problem+json` survives.
+      adapter.status(response, reply.status);
+      adapter.end(response, JSON.stringify(reply.body));
+    } else {
+      adapter.reply(response, reply.body, reply.status);
+    }
+    return undefined;
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * The response interceptor: reads the route's plan (cached per handler),
+ * records the handler phase, and replies with what the core's `Responder`
+ * makes of the handler's result.
+ *
+ * @module
+ */
+import {
+  type CallHandler,
+  type ExecutionContext,
+  Inject,
+  Injectable,
+  type NestInterceptor,
+} from "@nestjs/common";
+import { ApplicationConfig } from "@nestjs/core";
+import { map, type Observable } from "rxjs";
+import type { Responder } from "../responder.ts";
+import {
+  exchangeOf,
+  markPhase,
+  type RequestLike,
+  RESPONDER,
+  type ResponseLike,
+  routeOf,
+  setHeaders,
+} from "./_http.ts";
+import { requestVersion } from "./_versioning.ts";
+
+/**
+ * Wraps every HTTP handler result in the success envelope (installed globally
+ * by `SafeResponseModule`). Non-HTTP contexts, `RawResponse` routes and
+ * `StreamableFile`/`Buffer`/stream results pass through unwrapped.
+ *
+ * @example
+ * ```ts
+ * import { Module } from "@nestjs/common";
+ * import { SafeResponseModule } from "@saferoute/api-kit/safe-response/nest";
+ *
+ * // The module installs SafeResponseInterceptor as APP_INTERCEPTOR:
+ * @Module({ imports: [SafeResponseModule.register()] })
+ * class AppModule {}
+ * ```
+ */
+@Injectable()
+export class SafeResponseInterceptor implements NestInterceptor {
+  constructor(
+    @Inject(RESPONDER) private readonly responder: Responder,
+    @Inject(ApplicationConfig) private readonly config: ApplicationConfig,
+  ) {}
+
+  /** Wraps the result of an HTTP handler. */
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    if (context.getType() !== "http") return next.handle();
+    const { responder } = this;
+    const versioning = this.config.getVersioning();
+    const route = routeOf(responder, context.getClass(), context.getHandler(), versioning);
+    const { plan } = route;
+    const http = context.switchToHttp();
+    const request = http.getRequest<RequestLike>();
+    const response = http.getResponse<ResponseLike>();
+    const exchange = exchangeOf(request, response);
+    const start = responder.start();
+    const apiVersion = responder.versionOf(context) ??
+      (typeof route.version === "object" && versioning !== undefined
+        ? requestVersion(route.version, exchange, versioning)
+        : undefined);
+    const phase = { plan, start, apiVersion };
+    markPhase(request, phase);
+    if (plan.raw) {
+      setHeaders(response, plan.deprecation?.headers ?? []);
+      return next.handle();
+    }
+    return next.handle().pipe(map((result) => {
+      const reply = responder.success(result, exchange, phase);
+      setHeaders(response, reply.headers);
+      return reply.body;
+    }));
+  }
+}

@@ -1,0 +1,24 @@
+/**
+ * Registration of the named component schemas with `@nestjs/swagger`.
+ *
+ * @module
+ */
+import { ApiExtraModels, ApiSchema, type ApiSchemaOptions } from "@nestjs/swagger";
+import { SAFE_RESPONSE_SCHEMAS } from "./_schemas.ts";
+
+/**
+ * One property-less model class per component. `@nestjs/swagger` writes a
+ * model as `{ type: "object", properties: {}, ...ApiSchema options }`, so the
+ * options carry the whole schema and the component is exactly the JSON of
+ * {@link SAFE_RESPONSE_SCHEMAS} (checked by the OpenAPI snapshot test).
+ */
+const MODELS = Object.entries(SAFE_RESPONSE_SCHEMAS).map(([name, schema]) => {
+  const model = class {};
+  ApiSchema({ ...structuredClone(schema), name } as ApiSchemaOptions)(model);
+  return model;
+});
+
+/** Registers every component schema (idempotent: a document holds each once). */
+export function ApiSafeComponents(): MethodDecorator & ClassDecorator {
+  return ApiExtraModels(...MODELS);
+}

@@ -1,0 +1,109 @@
+/**
+ * OpenAPI response objects of documented errors: the error envelope
+ * (`application/json`) or problem details (`application/problem+json`), with
+ * one example per code, built by the runtime's own body builders. Plain JSON
+ * (no Nest imports); shared by the error decorators and `applyGlobalErrors`.
+ *
+ * @module
+ */
+import { buildErrorBody } from "../envelope.ts";
+import { fallbackErrorCode, isHttpStatus, lookupErrorCode, problemTitle } from "../http_status.ts";
+import type { SafeErrorResponseConfig } from "../options.ts";
+import {
+  buildProblemDetails,
+  PROBLEM_JSON_CONTENT_TYPE,
+  problemTypeUri,
+} from "../problem_details.ts";
+import { type OpenApiSchema, schemaRef } from "./_schemas.ts";
+
+/** How errors are documented. */
+export interface ErrorDocumentation {
+  /** Problem details instead of the error envelope. */
+  problem: boolean;
+  /** Codes merged over the default code map (module option `errorCodes`). */
+  errorCodes?: Readonly<Record<number, string>>;
+  /** Base of derived problem type URIs (module option `problemDetails.baseUrl`). */
+  baseUrl?: string;
+}
+
+interface DocumentedError {
+  status: number;
+  code: string;
+  message: string;
+  description: string;
+  details?: unknown;
+}
+
+function optionalString(value: unknown, name: string, decorator: string): string | undefined {
+  if (value === undefined || (typeof value === "string" && value !== "")) return value;
+  throw new TypeError(`${decorator}: \`${name}\` must be a non-empty string`);
+}
+
+function resolve(
+  config: SafeErrorResponseConfig,
+  documentation: ErrorDocumentation,
+  decorator: string,
+): DocumentedError {
+  const options = typeof config === "object" && config !== null ? config : { status: config };
+  const { status } = options;
+  if (!isHttpStatus(status, 400)) {
+    throw new TypeError(`${decorator}: \`status\` must be an error status (400-599)`);
+  }
+  const code = optionalString(options.code, "code", decorator) ??
+    documentation.errorCodes?.[status] ?? lookupErrorCode(status) ?? fallbackErrorCode(status);
+  const message = optionalString(options.message, "message", decorator) ?? problemTitle(status);
+  const description = optionalString(options.description, "description", decorator) ??
+    problemTitle(status);
+  return { status, code, message, description, details: options.details };
+}
+
+/** The example body of `error`, built by the runtime's own body builders. */
+function example(error: DocumentedError, documentation: ErrorDocumentation): OpenApiSchema {
+  const { status, code, message, details } = error;
+  if (!documentation.problem) {
+    return { ...buildErrorBody({ statusCode: status, code, message, details }) };
+  }
+  const { baseUrl } = documentation;
+  return {
+    ...buildProblemDetails({
+      type: baseUrl === undefined ? undefined : problemTypeUri(baseUrl, code),
+      status,
+      code,
+      detail: message,
+      instance: "/",
+      details,
+    }),
+  };
+}
+
+/**
+ * The response object of each status in `configs` (several configs of one
+ * status become one response with one example per code). Throws a
+ * `TypeError` naming `decorator` for a bad config.
+ */
+export function errorResponses(
+  configs: readonly SafeErrorResponseConfig[],
+  documentation: ErrorDocumentation,
+  decorator: string,
+): Map<number, OpenApiSchema> {
+  if (!Array.isArray(configs)) throw new TypeError(`${decorator}: expected an array of errors`);
+  const grouped = new Map<number, DocumentedError[]>();
+  for (const config of configs) {
+    const error = resolve(config, documentation, decorator);
+    grouped.set(error.status, [...grouped.get(error.status) ?? [], error]);
+  }
+  const mediaType = documentation.problem ? PROBLEM_JSON_CONTENT_TYPE : "application/json";
+  const schema = schemaRef(documentation.problem ? "SafeProblemDetails" : "SafeErrorResponse");
+  const responses = new Map<number, OpenApiSchema>();
+  for (const [status, errors] of grouped) {
+    const examples = Object.fromEntries(errors.map((error) => [
+      error.code,
+      { summary: error.description, value: example(error, documentation) },
+    ]));
+    responses.set(status, {
+      description: [...new Set(errors.map((error) => error.description))].join("\n\n"),
+      content: { [mediaType]: { schema, examples } },
+    });
+  }
+  return responses;
+}

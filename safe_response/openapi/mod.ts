@@ -1,0 +1,61 @@
+/**
+ * Safe response OpenAPI documentation for NestJS (`@nestjs/swagger`, an
+ * optional peer imported only by this entry point): `ApiSafeResponse` and
+ * its paginated variants, `ApiSafeErrorResponse(s)`, `ApiSafeProblemResponse`,
+ * `ApiSafeCatalogErrors`, the `Safe*Endpoint` composites (runtime decorators
+ * and documentation from one set of options), `applyGlobalErrors` for the
+ * `swagger.globalErrors` option, and the component schemas. Error examples
+ * are built by the same body builders as the runtime's responses.
+ *
+ * @example
+ * ```ts
+ * import { Controller, Get } from "@nestjs/common";
+ * import { SafePaginatedEndpoint } from "@saferoute/api-kit/safe-response/openapi";
+ *
+ * class ItemDto {
+ *   id!: string;
+ * }
+ *
+ * @Controller("items")
+ * class ItemsController {
+ *   @Get()
+ *   @SafePaginatedEndpoint(ItemDto, { links: true, errors: [401] })
+ *   list() {
+ *     return { data: [] as ItemDto[], total: 0, page: 1, limit: 20 };
+ *   }
+ * }
+ * ```
+ *
+ * @module
+ */
+export { PROBLEM_TYPE_EXTENSION, SKIP_GLOBAL_ERRORS_EXTENSION } from "../nest/_swagger_metadata.ts";
+export {
+  type OpenApiSchema,
+  SAFE_RESPONSE_SCHEMAS,
+  type SafeResponseSchemaName,
+} from "./_schemas.ts";
+export { applyGlobalErrors, type OpenApiDocumentLike } from "./safe_response.document.ts";
+export {
+  SafeCursorPaginatedEndpoint,
+  type SafeCursorPaginatedEndpointOptions,
+  SafeEndpoint,
+  type SafeEndpointCommonOptions,
+  type SafeEndpointOptions,
+  SafePaginatedEndpoint,
+  type SafePaginatedEndpointOptions,
+} from "./safe_response.endpoints.ts";
+export {
+  ApiSafeCatalogErrors,
+  type ApiSafeCatalogErrorsOptions,
+  ApiSafeErrorResponse,
+  ApiSafeErrorResponses,
+  ApiSafeProblemResponse,
+} from "./safe_response.errors.ts";
+export {
+  ApiCursorPaginatedSafeResponse,
+  ApiPaginatedSafeResponse,
+  type ApiPaginatedSafeResponseOptions,
+  ApiSafeResponse,
+  type ApiSafeResponseOptions,
+  type SafeModel,
+} from "./safe_response.responses.ts";

@@ -1,0 +1,214 @@
+/**
+ * Composite decorators `SafeEndpoint`, `SafePaginatedEndpoint` and
+ * `SafeCursorPaginatedEndpoint`. Each applies the runtime decorators of
+ * `./safe-response/nest` and the OpenAPI documentation of the same options
+ * (success envelope of `model`, `errors`, `deprecated`).
+ *
+ * @module
+ */
+import { applyDecorators } from "@nestjs/common";
+import type { DeprecatedOptions } from "../deprecation_headers.ts";
+import { endpointDecorators } from "../nest/safe_response.decorators.ts";
+import type { SafeErrorResponseConfig } from "../options.ts";
+import { documentErrors } from "./safe_response.errors.ts";
+import { documentSuccess, type SafeModel } from "./safe_response.responses.ts";
+
+/**
+ * Options shared by the three composites.
+ *
+ * @example
+ * ```ts
+ * import type { SafeEndpointCommonOptions } from "@saferoute/api-kit/safe-response/openapi";
+ * const options: SafeEndpointCommonOptions = { message: "Listed", sort: true };
+ * ```
+ */
+export interface SafeEndpointCommonOptions {
+  /** Response description (OpenAPI). */
+  description?: string;
+  /** Include `meta.sort` (default `false`). */
+  sort?: boolean;
+  /** Include `meta.filters` (default `false`). */
+  filter?: boolean;
+  /** `meta.message`. */
+  message?: string;
+  /** Success `code`. */
+  code?: string;
+  /** Documented error responses (OpenAPI), as in `ApiSafeErrorResponses`. */
+  errors?: SafeErrorResponseConfig[];
+  /** Marks the route deprecated. */
+  deprecated?: DeprecatedOptions;
+  /** Document problem-details errors (default `false`); must match the module option. */
+  problemDetails?: boolean;
+}
+
+/**
+ * Options of `SafeEndpoint`.
+ *
+ * @example
+ * ```ts
+ * import type { SafeEndpointOptions } from "@saferoute/api-kit/safe-response/openapi";
+ * const options: SafeEndpointOptions = { statusCode: 201, code: "CREATED" };
+ * ```
+ */
+export interface SafeEndpointOptions extends SafeEndpointCommonOptions {
+  /** Success status (default 200), applied with `@HttpCode`. */
+  statusCode?: number;
+  /** `data` is an array of `model` (OpenAPI; default `false`). */
+  isArray?: boolean;
+}
+
+/**
+ * Options of `SafePaginatedEndpoint`.
+ *
+ * @example
+ * ```ts
+ * import type { SafePaginatedEndpointOptions } from "@saferoute/api-kit/safe-response/openapi";
+ * const options: SafePaginatedEndpointOptions = { maxLimit: 100, links: true };
+ * ```
+ */
+export interface SafePaginatedEndpointOptions extends SafeEndpointCommonOptions {
+  /** Clamp of the reported page size. */
+  maxLimit?: number;
+  /** Add pagination links (default `false`). */
+  links?: boolean;
+}
+
+/**
+ * Options of `SafeCursorPaginatedEndpoint`.
+ *
+ * @example
+ * ```ts
+ * import type { SafeCursorPaginatedEndpointOptions } from "@saferoute/api-kit/safe-response/openapi";
+ * const options: SafeCursorPaginatedEndpointOptions = { links: true };
+ * ```
+ */
+export interface SafeCursorPaginatedEndpointOptions extends SafePaginatedEndpointOptions {}
+
+/** A composite: the runtime half and the OpenAPI half from the same options. */
+function safeEndpoint(
+  model: SafeModel,
+  options: SafeEndpointOptions & SafePaginatedEndpointOptions,
+  pagination: "offset" | "cursor" | undefined,
+  decorator: string,
+): MethodDecorator {
+  const shape = {
+    isArray: pagination === undefined && options.isArray === true,
+    pagination,
+    sort: options.sort,
+    filter: options.filter,
+    code: options.code,
+    message: options.message,
+    deprecated: options.deprecated !== undefined,
+  };
+  // The paginated variants always answer 200.
+  const status = pagination === undefined ? options.statusCode ?? 200 : 200;
+  const decorators = [
+    ...endpointDecorators({
+      ...options,
+      statusCode: status,
+      pagination: pagination === undefined
+        ? undefined
+        : { kind: pagination, maxLimit: options.maxLimit, links: options.links },
+    }),
+    documentSuccess(model, status, options.description, shape, decorator),
+  ];
+  if (options.errors !== undefined) {
+    decorators.push(documentErrors(options.errors, options.problemDetails === true, decorator));
+  }
+  return applyDecorators(...decorators);
+}
+
+/**
+ * Composite for a plain endpoint: envelope, status (default 200), sort,
+ * filter, message, code and deprecation in one decorator, documented in
+ * OpenAPI (success envelope of `model` at `statusCode`, `errors` as error
+ * envelopes, or problem details with `problemDetails: true`).
+ *
+ * @example
+ * ```ts
+ * import { Controller, Post } from "@nestjs/common";
+ * import { SafeEndpoint } from "@saferoute/api-kit/safe-response/openapi";
+ *
+ * class UserDto {
+ *   id!: string;
+ * }
+ *
+ * @Controller("users")
+ * class UsersController {
+ *   @Post()
+ *   @SafeEndpoint(UserDto, { statusCode: 201, code: "USER_CREATED", message: "User created" })
+ *   create(): UserDto {
+ *     return { id: "u1" };
+ *   }
+ * }
+ * ```
+ */
+export function SafeEndpoint(
+  model: SafeModel,
+  options: SafeEndpointOptions = {},
+): MethodDecorator {
+  return safeEndpoint(model, options, undefined, "SafeEndpoint");
+}
+
+/**
+ * Composite for an offset-paginated endpoint (`Paginated` plus the common
+ * options; status 200), documented like `ApiPaginatedSafeResponse` plus the
+ * sort, filter, message and code it adds.
+ *
+ * @example
+ * ```ts
+ * import { Controller, Get } from "@nestjs/common";
+ * import { SafePaginatedEndpoint } from "@saferoute/api-kit/safe-response/openapi";
+ *
+ * class ItemDto {
+ *   id!: string;
+ * }
+ *
+ * @Controller("items")
+ * class ItemsController {
+ *   @Get()
+ *   @SafePaginatedEndpoint(ItemDto, { maxLimit: 100, links: true })
+ *   list() {
+ *     return { data: [] as ItemDto[], total: 0, page: 1, limit: 20 };
+ *   }
+ * }
+ * ```
+ */
+export function SafePaginatedEndpoint(
+  model: SafeModel,
+  options: SafePaginatedEndpointOptions = {},
+): MethodDecorator {
+  return safeEndpoint(model, options, "offset", "SafePaginatedEndpoint");
+}
+
+/**
+ * Composite for a cursor-paginated endpoint (`CursorPaginated` plus the
+ * common options; status 200), documented like
+ * `ApiCursorPaginatedSafeResponse` plus the sort, filter, message and code it
+ * adds.
+ *
+ * @example
+ * ```ts
+ * import { Controller, Get } from "@nestjs/common";
+ * import { SafeCursorPaginatedEndpoint } from "@saferoute/api-kit/safe-response/openapi";
+ *
+ * class EventDto {
+ *   id!: string;
+ * }
+ *
+ * @Controller("events")
+ * class EventsController {
+ *   @Get()
+ *   @SafeCursorPaginatedEndpoint(EventDto, { links: true })
+ *   list() {
+ *     return { data: [] as EventDto[], nextCursor: null, hasMore: false, limit: 20 };
+ *   }
+ * }
+ * ```
+ */
+export function SafeCursorPaginatedEndpoint(
+  model: SafeModel,
+  options: SafeCursorPaginatedEndpointOptions = {},
+): MethodDecorator {
+  return safeEndpoint(model, options, "cursor", "SafeCursorPaginatedEndpoint");
+}

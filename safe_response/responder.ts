@@ -1,0 +1,690 @@
+/**
+ * The response pipeline, framework-free: a {@link Responder} turns a route's
+ * {@link RoutePlan}, the handler's result or the thrown value, and a small
+ * view of the HTTP exchange ({@link HttpExchange}: method, path and query,
+ * request headers, the status and headers already set on the response) into
+ * a {@link Reply}: status, headers and body (success envelope, error envelope
+ * or problem details). Every binding calls it: the Nest interceptor and
+ * exception filter (`./safe-response/nest`), and a Fetch binding over Web
+ * `Request`/`Response`.
+ *
+ * Design decisions:
+ * - `meta` is assembled in exactly one place (`#meta`), for successes and
+ *   errors alike; a new meta feature is one plan field and one line there.
+ * - The plan is built once per route ({@link Responder.plan}) from
+ *   {@link RouteOptions}, plain data a binding reads from decorators or route
+ *   configuration; per request only the exchange view is new.
+ * - The query is read from the request target, never from a framework's
+ *   parsed `query`, so every binding reads parameters the same way.
+ * - Reply headers have "set" semantics (the final value of each header).
+ * - The application's functions (options, i18n, the context store) are called
+ *   through one guard: in {@link Responder.success} a failure throws an
+ *   `Error` the binding passes to {@link Responder.error} (a logged, generic
+ *   500); elsewhere the failure is logged and the value left out.
+ *
+ * Over 300 lines because the whole pipeline is one class on purpose (one
+ * place to read what a response holds); most of the rest is the documented
+ * types the bindings fill.
+ *
+ * @module
+ */
+import type { ErrorMeta, ResponseMeta } from "../client/types.ts";
+import { redactApiKeys } from "../api_keys/mod.ts";
+import { callAppFunction, describeThrown } from "./_app_functions.ts";
+import { originForm } from "./_request_target.ts";
+import type { DeprecationPlan } from "./deprecation_headers.ts";
+import { buildErrorBody, buildSuccessBody } from "./envelope.ts";
+import { resolveError } from "./error_resolution.ts";
+import {
+  type FieldSelectionOptions,
+  type FieldSelectionSettings,
+  parseFieldSelection,
+  resolveFieldSelection,
+  selectFields,
+} from "./field_selection.ts";
+import { problemTitle } from "./http_status.ts";
+import type { I18nAdapter } from "./i18n_adapter.ts";
+import {
+  buildCursorPaginationMeta,
+  buildPaginationMeta,
+  isCursorPaginatedResult,
+  isPaginatedResult,
+  type PaginationSetting,
+} from "./pagination.ts";
+import {
+  buildProblemDetails,
+  PROBLEM_JSON_CONTENT_TYPE,
+  problemTypeUri,
+} from "./problem_details.ts";
+import { parseRateLimitHeaders } from "./rate_limit.ts";
+import { isSafeRequestId, resolveRequestId } from "./request_id.ts";
+import type { SafeResponseSettings } from "./settings.ts";
+import { isFilterMap, isSortInfo } from "./sort_filter.ts";
+
+type Bag = Record<string, unknown>;
+
+const isBag = (value: unknown): value is Bag => typeof value === "object" && value !== null;
+
+/**
+ * One route's settings as a binding reads them (the Nest decorators, or a
+ * Fetch route's configuration); all optional.
+ *
+ * @example
+ * ```ts
+ * import type { RouteOptions } from "@saferoute/api-kit/safe-response";
+ * const route: RouteOptions = { route: "Items.list", message: "Listed", sort: true };
+ * ```
+ */
+export interface RouteOptions {
+  /** Name of the route in warnings (`Controller.handler`). */
+  route?: string;
+  /** Send the handler's result as is (`RawResponse`). */
+  raw?: boolean;
+  /** The route's success status (default 200). */
+  statusCode?: number;
+  /** Fixed success `code` (`SuccessCode`); wins over `successCodeMapper`. */
+  successCode?: string;
+  /** `meta.message` (a translation key with i18n on). */
+  message?: string;
+  /** Offset or cursor pagination (`Paginated`, `CursorPaginated`). */
+  pagination?: PaginationSetting;
+  /** Copy the result's `sort` into `meta.sort` (`SortMeta`). */
+  sort?: boolean;
+  /** Copy the result's `filters` into `meta.filters` (`FilterMeta`). */
+  filter?: boolean;
+  /** Problem type URI of the handler's errors (`ProblemType`). */
+  problemType?: string;
+  /** Deprecation headers and meta (`Deprecated`). */
+  deprecation?: DeprecationPlan;
+  /** Field selection over the module option, or `false` for off (`FieldSelection`). */
+  fieldSelection?: FieldSelectionOptions | false;
+  /** The composites' `problemDetails` flag, checked against the module option. */
+  problemDetails?: boolean;
+  /** The route's API version (default: a string `version` option). */
+  apiVersion?: string;
+}
+
+/**
+ * A route's resolved plan, built once by {@link Responder.plan}.
+ *
+ * @example
+ * ```ts
+ * import { resolveSettings, Responder } from "@saferoute/api-kit/safe-response";
+ * const plan = new Responder(resolveSettings()).plan({ message: "Listed" });
+ * plan.statusCode; // 200
+ * ```
+ */
+export interface RoutePlan {
+  /** Name of the route in warnings. */
+  readonly route: string;
+  /** No success envelope. */
+  readonly raw: boolean;
+  /** The route's success status. */
+  readonly statusCode: number;
+  /** The success `code` at {@link statusCode}. */
+  readonly successCode?: string;
+  /** Whether {@link successCode} is fixed (independent of the status sent). */
+  readonly fixedCode: boolean;
+  /** `meta.message`. */
+  readonly message?: string;
+  /** Pagination, when on. */
+  readonly pagination?: PaginationSetting;
+  /** `meta.sort` on. */
+  readonly sort: boolean;
+  /** `meta.filters` on. */
+  readonly filter: boolean;
+  /** Problem type URI of the handler's errors. */
+  readonly problemType?: string;
+  /** Deprecation, when the route is deprecated. */
+  readonly deprecation?: DeprecationPlan;
+  /** Field selection, when on. */
+  readonly fieldSelection?: FieldSelectionSettings;
+  /** `meta.apiVersion` unless the request decides. */
+  readonly apiVersion?: string;
+  /** Keys of the warnings already logged for this route. */
+  readonly warned: Set<string>;
+}
+
+/**
+ * The view of one HTTP exchange a binding gives the responder.
+ *
+ * @example
+ * ```ts
+ * import type { HttpExchange } from "@saferoute/api-kit/safe-response";
+ * const request = new Request("http://localhost/items?page=2");
+ * const url = new URL(request.url);
+ * const exchange: HttpExchange = {
+ *   method: request.method,
+ *   target: url.pathname + url.search,
+ *   requestHeader: (name) => request.headers.get(name) ?? undefined,
+ *   responseHeader: () => undefined,
+ *   request,
+ * };
+ * ```
+ */
+export interface HttpExchange {
+  /** Request method. */
+  readonly method: string;
+  /** Request target: path and query (an absolute-form target loses its authority). */
+  readonly target: string;
+  /** Reads a request header (any case; a repeated header's first value). */
+  requestHeader(name: string): string | undefined;
+  /** Reads a header already set on the response (rate limits, the request id). */
+  responseHeader(name: string): unknown;
+  /** Status already set on the response, if any. */
+  readonly status?: number;
+  /** The framework's request object, given to `I18nAdapter.resolveLanguage`. */
+  readonly request?: unknown;
+}
+
+/**
+ * Where a request is: `plan` once the route's handler phase began (absent for
+ * errors thrown before it, by guards or middleware), the monotonic `start`
+ * of that phase ({@link Responder.start}), and an API version the request
+ * chose (a `version` function's result, or one of the route's versions).
+ *
+ * @example
+ * ```ts
+ * import type { RequestPhase } from "@saferoute/api-kit/safe-response";
+ * const beforeHandler: RequestPhase = {};
+ * ```
+ */
+export interface RequestPhase {
+  /** The route's plan, from the handler phase on. */
+  plan?: RoutePlan;
+  /** {@link Responder.start} at the handler phase. */
+  start?: number;
+  /** The API version the request chose. */
+  apiVersion?: string;
+}
+
+/**
+ * What to send: status, headers (final values) and body. `wrapped` is
+ * `false` when the body is the handler's own result (raw routes, binary and
+ * stream results).
+ *
+ * @example
+ * ```ts
+ * import type { Reply } from "@saferoute/api-kit/safe-response";
+ * const reply: Reply = { status: 200, headers: [], body: { success: true }, wrapped: true };
+ * ```
+ */
+export interface Reply {
+  /** HTTP status. */
+  status: number;
+  /** Header name and value pairs to set. */
+  headers: Array<[string, string]>;
+  /** The body (an object to serialise as JSON when `wrapped`). */
+  body: unknown;
+  /** Whether `body` is an envelope or problem-details body. */
+  wrapped: boolean;
+}
+
+/**
+ * Where the responder logs (API keys redacted from every line).
+ *
+ * @example
+ * ```ts
+ * import type { ResponderLogger } from "@saferoute/api-kit/safe-response";
+ * const logger: ResponderLogger = { warn: console.warn, error: console.error };
+ * ```
+ */
+export interface ResponderLogger {
+  /** A shape warning. */
+  warn(message: string): void;
+  /** An error, with its stack when known. */
+  error(message: string, stack?: string): void;
+}
+
+/**
+ * Integrations of a responder. Read on every call, so a binding may fill
+ * them after construction (Nest discovers its integrations at module init).
+ *
+ * @example
+ * ```ts
+ * import type { ResponderHooks } from "@saferoute/api-kit/safe-response";
+ * const store = new Map<string, unknown>([["traceId", "t-1"]]);
+ * const hooks: ResponderHooks = { store: () => Object.fromEntries(store) };
+ * ```
+ */
+export interface ResponderHooks {
+  /** Log sink (default: the console). */
+  logger?: ResponderLogger;
+  /** Translation adapter when the `i18n` option is `true` (discovered by the binding). */
+  i18n?: I18nAdapter;
+  /** Reads the request-context store of the `context` option. */
+  store?: () => unknown;
+}
+
+const CONSOLE_LOGGER: ResponderLogger = {
+  warn: (message) => console.warn(message),
+  error: (message, stack) => console.error(message, ...(stack === undefined ? [] : [stack])),
+};
+
+/** Results sent as they are: binary data and streams (Node streams, Nest's `StreamableFile`). */
+function isPassthrough(data: unknown): boolean {
+  if (typeof data !== "object" || data === null) return false;
+  return data instanceof Uint8Array || data instanceof ArrayBuffer ||
+    data instanceof ReadableStream || typeof (data as Bag).pipe === "function" ||
+    typeof (data as Bag).getStream === "function";
+}
+
+/** A query parameter of a request target: one value, several (an array), or `undefined`. */
+function queryParam(target: string, name: string): string | string[] | undefined {
+  const start = target.indexOf("?");
+  if (start === -1) return undefined;
+  const values = new URLSearchParams(target.slice(start + 1)).getAll(name);
+  return values.length === 0 ? undefined : values.length === 1 ? values[0] : values;
+}
+
+/** The path of a request target, without the query. */
+function pathOf(target: string): string {
+  const path = originForm(target);
+  const query = path.indexOf("?");
+  return query === -1 ? path : path.slice(0, query);
+}
+
+/**
+ * The response pipeline of one application: plans routes and builds every
+ * reply. Built once from the resolved settings.
+ *
+ * @example
+ * ```ts
+ * import { resolveSettings, Responder } from "@saferoute/api-kit/safe-response";
+ *
+ * const responder = new Responder(resolveSettings({ timestamp: false }));
+ * const plan = responder.plan({ message: "Hello" });
+ * const exchange = {
+ *   method: "GET",
+ *   target: "/hello",
+ *   requestHeader: () => undefined,
+ *   responseHeader: () => undefined,
+ * };
+ * const reply = responder.success({ to: "world" }, exchange, { plan });
+ * reply.body;
+ * // { success: true, statusCode: 200, data: { to: "world" }, meta: { message: "Hello" }, path: "/hello" }
+ * ```
+ */
+export class Responder {
+  /** The resolved settings. */
+  readonly settings: SafeResponseSettings;
+  readonly #hooks: ResponderHooks;
+  #stampedAt = NaN;
+  #stamp = "";
+
+  /** A responder over `settings`, with the optional integrations `hooks`. */
+  constructor(settings: SafeResponseSettings, hooks: ResponderHooks = {}) {
+    this.settings = settings;
+    this.#hooks = hooks;
+  }
+
+  /**
+   * The plan of a route, built once per route (the binding caches it). Warns
+   * once when the route's `problemDetails` flag differs from the module
+   * option. Throws when `successCodeMapper` fails.
+   */
+  plan(route: RouteOptions): RoutePlan {
+    const { settings } = this;
+    const statusCode = route.statusCode ?? 200;
+    const selection = route.fieldSelection;
+    const plan: RoutePlan = {
+      route: route.route ?? "route",
+      raw: route.raw === true,
+      statusCode,
+      successCode: route.successCode ?? this.#successCode(statusCode),
+      fixedCode: route.successCode !== undefined,
+      message: route.message,
+      pagination: route.pagination,
+      sort: route.sort === true,
+      filter: route.filter === true,
+      problemType: route.problemType,
+      deprecation: route.deprecation,
+      fieldSelection: selection === undefined
+        ? settings.fieldSelection
+        : resolveFieldSelection(selection, "FieldSelection options", settings.fieldSelection),
+      apiVersion: route.apiVersion ??
+        (typeof settings.version === "string" ? settings.version : undefined),
+      warned: new Set(),
+    };
+    const problemDetails = settings.problemDetails !== undefined;
+    if (route.problemDetails !== undefined && route.problemDetails !== problemDetails) {
+      this.#warnOnce(
+        plan,
+        "problemDetails",
+        `${plan.route}: the endpoint's problemDetails (${route.problemDetails}) ` +
+          `differs from the module option (${problemDetails}); errors are sent as ` +
+          (problemDetails ? "problem details" : "error envelopes"),
+      );
+    }
+    return plan;
+  }
+
+  /** The start of a handler phase: now, when `meta.responseTime` is on (else 0, unused). */
+  start(): number {
+    return this.settings.responseTime ? performance.now() : 0;
+  }
+
+  /**
+   * The result of a `version` function option given the binding's `context`
+   * (`undefined` without one, or when it fails, logged, or returns no string).
+   */
+  versionOf(context: unknown): string | undefined {
+    const { version } = this.settings;
+    if (typeof version !== "function") return undefined;
+    const chosen = this.#optional("option `version`", () => version(context));
+    return typeof chosen === "string" && chosen !== "" ? chosen : undefined;
+  }
+
+  /**
+   * The request's id, with the header to echo when it is not set yet: the
+   * id already echoed on the response, else the incoming header when safe,
+   * else a generated one. `undefined` when request ids are off.
+   */
+  requestId(exchange: HttpExchange): { id: string; header?: [string, string] } | undefined {
+    const options = this.settings.requestId;
+    if (options === undefined) return undefined;
+    const echoed = exchange.responseHeader(options.headerName);
+    if (isSafeRequestId(echoed)) return { id: echoed };
+    const id = resolveRequestId(exchange.requestHeader(options.headerName), options.generator);
+    return { id, header: [options.headerName, id] };
+  }
+
+  /**
+   * The reply of a handler's `result`: the success envelope with its meta, or
+   * the result itself on a raw route or for binary and stream results. Throws
+   * when an application function fails (pass the throw to {@link error}).
+   */
+  success(
+    result: unknown,
+    exchange: HttpExchange,
+    phase: RequestPhase & { plan: RoutePlan },
+  ): Reply {
+    const { plan } = phase;
+    const headers: Array<[string, string]> = plan.deprecation === undefined
+      ? []
+      : [...plan.deprecation.headers] as Array<[string, string]>;
+    const current = exchange.status;
+    const status = current !== undefined && current !== 200 ? current : plan.statusCode;
+    if (plan.raw || isPassthrough(result)) return { status, headers, body: result, wrapped: false };
+    const { settings } = this;
+    const { transformResponse } = settings;
+    const transformed = transformResponse === undefined
+      ? result
+      : this.#required("option `transformResponse`", () => transformResponse(result));
+    const shaped = this.#shape(plan, exchange.target, transformed);
+    const requestId = this.requestId(exchange);
+    if (requestId?.header !== undefined) headers.push(requestId.header);
+    const body = buildSuccessBody({
+      statusCode: status,
+      code: plan.fixedCode || status === plan.statusCode
+        ? plan.successCode
+        : this.#successCode(status),
+      requestId: requestId?.id,
+      data: shaped.data,
+      meta: this.#meta(shaped.meta, exchange, phase, plan.message),
+      timestamp: settings.timestamp ? this.#timestamp() : undefined,
+      path: settings.path ? pathOf(exchange.target) : undefined,
+    });
+    return { status, headers, body, wrapped: true };
+  }
+
+  /**
+   * The reply of a thrown value: the error envelope, or problem details with
+   * the `problemDetails` option. Unrecognised values are a generic 500,
+   * logged; so is a failure while the body is built. Never throws.
+   */
+  error(thrown: unknown, exchange: HttpExchange, phase: RequestPhase = {}): Reply {
+    const { settings } = this;
+    const resolved = resolveError(thrown, settings);
+    if (resolved.unexpected) {
+      const [line, stack] = describeThrown(thrown);
+      this.#logError(resolved.reason ?? line, stack);
+    }
+    const headers: Array<[string, string]> = phase.plan?.deprecation === undefined
+      ? []
+      : [...phase.plan.deprecation.headers] as Array<[string, string]>;
+    try {
+      const requestId = this.requestId(exchange);
+      if (requestId?.header !== undefined) headers.push(requestId.header);
+      const meta = this.#meta(undefined, exchange, phase, undefined);
+      const message = this.#translate(resolved.message, exchange);
+      const path = pathOf(exchange.target);
+      if (settings.problemDetails !== undefined) {
+        const { baseUrl } = settings.problemDetails;
+        headers.push(["Content-Type", PROBLEM_JSON_CONTENT_TYPE]);
+        const body = buildProblemDetails({
+          type: phase.plan?.problemType ??
+            (baseUrl === undefined ? undefined : problemTypeUri(baseUrl, resolved.code)),
+          status: resolved.statusCode,
+          code: resolved.code,
+          detail: message,
+          instance: path,
+          requestId: requestId?.id,
+          details: resolved.details,
+          meta,
+        });
+        return { status: resolved.statusCode, headers, body, wrapped: true };
+      }
+      const body = buildErrorBody({
+        statusCode: resolved.statusCode,
+        code: resolved.code,
+        message,
+        details: resolved.details,
+        requestId: requestId?.id,
+        meta,
+        timestamp: settings.timestamp ? this.#timestamp() : undefined,
+        path: settings.path ? path : undefined,
+      });
+      return { status: resolved.statusCode, headers, body, wrapped: true };
+    } catch (failure) {
+      this.#logError(...describeThrown(failure));
+      const body = buildErrorBody({
+        statusCode: 500,
+        code: "INTERNAL_SERVER_ERROR",
+        message: problemTitle(500),
+      });
+      return { status: 500, headers: [], body, wrapped: true };
+    }
+  }
+
+  /** `data` and the meta it carries (pagination, sort, filters, fields) of a success. */
+  #shape(plan: RoutePlan, target: string, result: unknown): { data: unknown; meta?: Bag } {
+    let meta: Bag | undefined;
+    let data = result;
+    let source: Bag | undefined; // where `sort` and `filters` are read
+    if (plan.pagination !== undefined) {
+      const { kind, maxLimit, links } = plan.pagination;
+      const input = { maxLimit, requestTarget: links ? target : undefined };
+      let pagination;
+      if (kind === "offset" && isPaginatedResult(result)) {
+        pagination = buildPaginationMeta(result, input);
+      } else if (kind === "cursor" && isCursorPaginatedResult(result)) {
+        pagination = buildCursorPaginationMeta(result, input);
+      }
+      if (pagination === undefined) {
+        this.#mismatch(plan, "pagination", `a ${kind === "offset" ? "" : "Cursor"}PaginatedResult`);
+      } else {
+        meta = { pagination };
+        source = result as Bag;
+        data = source.data;
+        if ((data as unknown[]).length > pagination.limit) {
+          this.#warnOnce(
+            plan,
+            "maxLimit",
+            `${plan.route}: the handler returned more items than the page size ` +
+              `(${pagination.limit}); clamp the query to maxLimit`,
+          );
+        }
+      }
+    } else if ((plan.sort || plan.filter) && isBag(result) && "data" in result) {
+      source = result;
+      data = source.data;
+    }
+    if (plan.sort) {
+      if (isSortInfo(source?.sort)) (meta ??= {}).sort = source.sort;
+      else {
+        this.#mismatch(
+          plan,
+          "sort",
+          "a `sort` field ({ field, order: 'asc' | 'desc' }) next to `data`",
+        );
+      }
+    }
+    if (plan.filter) {
+      if (isFilterMap(source?.filters)) (meta ??= {}).filters = source.filters;
+      else this.#mismatch(plan, "filters", "a `filters` object next to `data`");
+    }
+    if (plan.fieldSelection !== undefined) {
+      const raw = queryParam(target, plan.fieldSelection.queryParam);
+      const selection = raw === undefined
+        ? undefined
+        : parseFieldSelection(raw, plan.fieldSelection);
+      if (selection !== undefined) {
+        data = selectFields(data, selection);
+        (meta ??= {}).fields = [...selection.fields];
+      }
+    }
+    return { data, meta };
+  }
+
+  /**
+   * The one assembly of `meta`, for successes (`shaped` and `message` given)
+   * and errors: response time and deprecation from the handler phase on, the
+   * API version, rate-limit headers and request-context fields. A field is
+   * never overridden.
+   */
+  #meta(
+    shaped: Bag | undefined,
+    exchange: HttpExchange,
+    phase: RequestPhase,
+    message: string | undefined,
+  ): ResponseMeta & ErrorMeta | undefined {
+    const { settings } = this;
+    const { plan } = phase;
+    let meta = shaped;
+    if (message !== undefined) (meta ??= {}).message = this.#translate(message, exchange);
+    if (settings.responseTime && plan !== undefined && phase.start !== undefined) {
+      (meta ??= {}).responseTime = Math.round((performance.now() - phase.start) * 100) / 100;
+    }
+    if (plan?.deprecation !== undefined) (meta ??= {}).deprecation = plan.deprecation.meta;
+    const apiVersion = phase.apiVersion ?? plan?.apiVersion ??
+      (typeof settings.version === "string" ? settings.version : undefined);
+    if (apiVersion !== undefined) (meta ??= {}).apiVersion = apiVersion;
+    if (settings.rateLimit !== undefined) {
+      const mirrored = parseRateLimitHeaders(
+        (name) => exchange.responseHeader(name),
+        settings.rateLimit.headerPrefix,
+      );
+      if (mirrored !== undefined) (meta ??= {}).rateLimit ??= mirrored;
+    }
+    const read = settings.context === undefined ? undefined : this.#hooks.store;
+    const store = read &&
+      this.#optional("option `context`: reading the request-context store", read);
+    if (isBag(store)) meta = this.#contextMeta(meta, store);
+    return meta;
+  }
+
+  /** Adds the context fields: a value or a resolver that fails is left out (logged). */
+  #contextMeta(meta: Bag | undefined, store: Bag): Bag | undefined {
+    const { fields, resolver } = this.settings.context ?? {};
+    const add = (name: string, value: unknown) => {
+      if (value !== undefined && (meta === undefined || !(name in meta))) {
+        (meta ??= {})[name] = value;
+      }
+    };
+    if (fields !== undefined) {
+      for (const [name, key] of Object.entries(fields)) {
+        add(name, this.#optional(`option \`context\`: store key \`${key}\``, () => store[key]));
+      }
+    }
+    if (resolver !== undefined) {
+      const what = "option `context.resolver`";
+      const resolved = this.#optional(what, () => resolver(store));
+      if (isBag(resolved)) {
+        for (const [name, value] of this.#optional(what, () => Object.entries(resolved)) ?? []) {
+          add(name, value);
+        }
+      }
+    }
+    return meta;
+  }
+
+  /** `message` in the request's language when i18n is on; untranslated when that fails. */
+  #translate(message: string, exchange: HttpExchange): string {
+    const { i18n } = this.settings;
+    const adapter = i18n === "auto" ? this.#hooks.i18n : i18n;
+    if (adapter === undefined) return message;
+    const lang = callAppFunction(
+      "i18n resolveLanguage",
+      () => adapter.resolveLanguage(exchange.request),
+    );
+    if (!lang.ok) {
+      this.#logError(lang.failure);
+      return message;
+    }
+    const options = typeof lang.value === "string" ? { lang: lang.value } : undefined;
+    const translated = this.#optional("i18n translate", () => adapter.translate(message, options));
+    return typeof translated === "string" ? translated : message;
+  }
+
+  /**
+   * The formatted `timestamp` of now. The formatter runs at most once per
+   * millisecond (its input, a `Date`, has no finer resolution). Throws when
+   * it fails.
+   */
+  #timestamp(): string {
+    const now = Date.now();
+    if (now !== this.#stampedAt) {
+      const { dateFormatter } = this.settings;
+      this.#stamp = this.#required("option `dateFormatter`", () => dateFormatter(new Date(now)));
+      this.#stampedAt = now;
+    }
+    return this.#stamp;
+  }
+
+  /** The `successCodeMapper` code of `statusCode`; throws when the mapper fails. */
+  #successCode(statusCode: number): string | undefined {
+    const { successCodeMapper } = this.settings;
+    return successCodeMapper === undefined
+      ? undefined
+      : this.#required("option `successCodeMapper`", () => successCodeMapper(statusCode));
+  }
+
+  /** The value of the application function `call`; a failure throws an `Error` saying so. */
+  #required<T>(what: string, call: () => T): T {
+    const outcome = callAppFunction(what, call);
+    if (outcome.ok) return outcome.value;
+    throw new Error(outcome.failure);
+  }
+
+  /** The value of the application function `call`, or `undefined` when it fails (logged). */
+  #optional<T>(what: string, call: () => T): T | undefined {
+    const outcome = callAppFunction(what, call);
+    if (outcome.ok) return outcome.value;
+    this.#logError(outcome.failure);
+    return undefined;
+  }
+
+  #mismatch(plan: RoutePlan, key: string, expected: string): void {
+    this.#warnOnce(
+      plan,
+      key,
+      `${plan.route}: decorated for ${key} but returned a result without ${expected}; it is sent as plain data`,
+    );
+  }
+
+  /** Logs `message` once per route and key, unless `suppressWarnings`. */
+  #warnOnce(plan: RoutePlan, key: string, message: string): void {
+    if (this.settings.suppressWarnings || plan.warned.has(key)) return;
+    plan.warned.add(key);
+    (this.#hooks.logger ?? CONSOLE_LOGGER).warn(message);
+  }
+
+  /** Logs an error, API keys redacted from the line and the stack. */
+  #logError(line: string, stack?: string): void {
+    (this.#hooks.logger ?? CONSOLE_LOGGER).error(
+      redactApiKeys(line),
+      stack === undefined ? undefined : redactApiKeys(stack),
+    );
+  }
+}

@@ -1,0 +1,36 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  deprecationHeaderValue,
+  deprecationLinkHeaderValue,
+  resolveDeprecation,
+  sunsetHeaderValue,
+} from "../../safe_response/deprecation_headers.ts";
+
+describe("deprecation headers", () => {
+  it("formats RFC 9745 dates, RFC 8594 HTTP-dates and the Link value", () => {
+    assert.equal(deprecationHeaderValue(new Date("2026-01-01T00:00:00.999Z")), "@1767225600");
+    assert.equal(deprecationHeaderValue(), "@0");
+    assert.equal(
+      sunsetHeaderValue(new Date("2027-01-01T00:00:00Z")),
+      "Fri, 01 Jan 2027 00:00:00 GMT",
+    );
+    assert.equal(
+      deprecationLinkHeaderValue("https://x.example/d"),
+      '<https://x.example/d>; rel="deprecation"',
+    );
+  });
+
+  it("resolves a plan once, validating every field", () => {
+    const plan = resolveDeprecation({ since: new Date("2026-01-01T00:00:00Z"), message: "Use v2" });
+    assert.deepEqual(plan.headers, [["Deprecation", "@1767225600"]]);
+    assert.deepEqual(plan.meta, {
+      deprecated: true,
+      since: "2026-01-01T00:00:00.000Z",
+      message: "Use v2",
+    });
+    assert.throws(() => resolveDeprecation({ since: "yesterday-ish" }), TypeError);
+    assert.throws(() => resolveDeprecation({ link: "https://x.example/a b" }), TypeError);
+    assert.throws(() => resolveDeprecation({ message: 3 as unknown as string }), TypeError);
+  });
+});

@@ -1,0 +1,204 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { Controller, Get, Inject, Injectable, Module, NotFoundException } from "@nestjs/common";
+import { lastValueFrom, of } from "rxjs";
+import { SafeResponseModule } from "../../../safe_response/nest/safe_response.module.ts";
+import { SafeEndpoint } from "../../../safe_response/openapi/mod.ts";
+import { resolveSettings, Responder } from "../../../safe_response/mod.ts";
+import { SafeResponseFilter } from "../../../safe_response/nest/safe_response.filter.ts";
+import { SafeResponseInterceptor } from "../../../safe_response/nest/safe_response.interceptor.ts";
+import { ADAPTERS, boot, CapturingLogger, getJson } from "./helpers.ts";
+
+const CONFIG = "TEST_CONFIG";
+
+@Injectable()
+class ConfigService {
+  readonly header = "X-Trace";
+}
+
+@Module({ providers: [{ provide: CONFIG, useClass: ConfigService }], exports: [CONFIG] })
+class ConfigModule {}
+
+@Controller("m")
+class ModuleController {
+  @Get()
+  get() {
+    return "async";
+  }
+
+  @Get("missing")
+  missing() {
+    throw new NotFoundException("Not here");
+  }
+
+  @Get("endpoint")
+  @SafeEndpoint(Object, { problemDetails: true })
+  endpoint() {
+    return "documented as problem details";
+  }
+}
+
+@Module({
+  imports: [
+    SafeResponseModule.registerAsync({
+      imports: [ConfigModule],
+      inject: [CONFIG],
+      useFactory: async (config: ConfigService) => {
+        await Promise.resolve();
+        return { requestId: { headerName: config.header }, timestamp: false };
+      },
+    }),
+  ],
+  controllers: [ModuleController],
+})
+class AsyncModule {}
+
+@Module({
+  imports: [
+    SafeResponseModule.registerAsync({
+      useFactory: () => ({ problemDetails: "yes" as unknown as boolean }),
+    }),
+  ],
+  controllers: [ModuleController],
+})
+class BadAsyncModule {}
+
+@Module({ imports: [SafeResponseModule.register()], controllers: [ModuleController] })
+class PlainModule {}
+
+describe("SafeResponseModule.register option validation", () => {
+  const cases: Array<[Record<string, unknown>, RegExp]> = [
+    [{ timestamp: "no" }, /option `timestamp` must be a boolean/],
+    [{ requestId: { headerName: "bad header" } }, /option `requestId.headerName`/],
+    [{ requestId: { header: "X" } }, /option `requestId.header`/],
+    [
+      { problemDetails: { baseUrl: "not a url" } },
+      /option `problemDetails.baseUrl` must be an absolute URL/,
+    ],
+    [{ errorCodes: { 999: "X" } }, /option `errorCodes.999`/],
+    [{ errorCodes: { 404: "" } }, /option `errorCodes.404` must be a non-empty string/],
+    [{ i18n: { translate: () => "" } }, /option `i18n`/],
+    [{ rateLimit: { headerPrefix: "Rate Limit" } }, /option `rateLimit.headerPrefix`/],
+    [{ context: { fields: { traceId: 1 } } }, /option `context.fields.traceId`/],
+    [{ swagger: { globalErrors: [200] } }, /option `swagger.globalErrors`/],
+    [{ dateFormatter: "iso" }, /option `dateFormatter` must be a function/],
+    [{ requestID: true }, /unknown option `requestID`/],
+  ];
+  for (const [options, message] of cases) {
+    it(`rejects ${JSON.stringify(options)}`, () => {
+      assert.throws(() => SafeResponseModule.register(options), { name: "TypeError", message });
+    });
+  }
+
+  it("rejects registerAsync without a factory", () => {
+    assert.throws(
+      () => SafeResponseModule.registerAsync({} as never),
+      /registerAsync: `useFactory` must be a function/,
+    );
+  });
+});
+
+describe("non-HTTP contexts pass through", () => {
+  it("leaves RPC results and exceptions untouched", async () => {
+    const runtime = new Responder(resolveSettings());
+    const host = { getType: () => "rpc" } as never;
+    const interceptor = new SafeResponseInterceptor(runtime, undefined as never);
+    const result = await lastValueFrom(
+      interceptor.intercept(host, { handle: () => of({ raw: 1 }) }),
+    );
+    assert.deepEqual(result, { raw: 1 });
+    const filter = new SafeResponseFilter(runtime, undefined as never);
+    const failure = new Error("rpc failure");
+    await assert.rejects(lastValueFrom(filter.catch(failure, host)!), (error) => error === failure);
+  });
+});
+
+for (const adapter of ADAPTERS) {
+  describe(`SafeResponseModule wiring (${adapter})`, () => {
+    it("registerAsync resolves options from injected providers", async () => {
+      const { url, close } = await boot(AsyncModule, adapter);
+      try {
+        const { headers, body } = await getJson(url, "/m", { headers: { "x-trace": "t-9" } });
+        assert.deepEqual(body, {
+          success: true,
+          statusCode: 200,
+          requestId: "t-9",
+          data: "async",
+          path: "/m",
+        });
+        assert.equal(headers.get("x-trace"), "t-9");
+        const missing = await getJson(url, "/m/missing");
+        assert.equal(missing.body.requestId, missing.headers.get("x-trace"));
+        assert.equal(missing.body.timestamp, undefined);
+      } finally {
+        await close();
+      }
+    });
+
+    it("registerAsync validates the factory's options at startup", async () => {
+      await assert.rejects(
+        boot(BadAsyncModule, adapter),
+        /option `problemDetails` must be a boolean or an object/,
+      );
+    });
+
+    it("warns once when a composite's problemDetails flag disagrees with the module", async () => {
+      const logger = new CapturingLogger();
+      const { url, close } = await boot(PlainModule, adapter, { logger });
+      try {
+        await getJson(url, "/m/endpoint");
+        await getJson(url, "/m/endpoint");
+        assert.equal(
+          logger.find("warn", "ModuleController.endpoint: the endpoint's problemDetails").length,
+          1,
+        );
+      } finally {
+        await close();
+      }
+    });
+  });
+}
+
+describe("without emitDecoratorMetadata", () => {
+  it("boots with every injectable resolved from explicit tokens", async () => {
+    for (
+      const target of [
+        SafeResponseInterceptor,
+        SafeResponseFilter,
+        SafeResponseModule,
+      ]
+    ) {
+      Reflect.deleteMetadata("design:paramtypes", target);
+      assert.equal(Reflect.getMetadata("design:paramtypes", target), undefined);
+    }
+    for (const adapter of ADAPTERS) {
+      @Controller("n")
+      class NoMetadataController {
+        constructor(@Inject(CONFIG) readonly config: ConfigService) {}
+        @Get()
+        get() {
+          return this.config.header;
+        }
+        @Get("missing")
+        missing() {
+          throw new NotFoundException();
+        }
+      }
+      @Module({
+        imports: [ConfigModule, SafeResponseModule.register({ requestId: true })],
+        controllers: [NoMetadataController],
+      })
+      class NoMetadataModule {}
+      const { url, close } = await boot(NoMetadataModule, adapter);
+      try {
+        const ok = await getJson(url, "/n");
+        assert.equal(ok.body.data, "X-Trace");
+        assert.equal(typeof ok.body.requestId, "string");
+        const missing = await getJson(url, "/n/missing");
+        assert.equal((missing.body.error as { code: string }).code, "NOT_FOUND");
+      } finally {
+        await close();
+      }
+    }
+  });
+});

@@ -1,0 +1,166 @@
+/**
+ * `applyGlobalErrors`: every operation but the skipped ones, never over a
+ * route-level response, same document returned, idempotent, `errorCodes` and
+ * `problemDetails` applied, missing components added, options validated.
+ */
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { Controller, Get, Module } from "@nestjs/common";
+import { NestFactory } from "@nestjs/core";
+import { DocumentBuilder, SwaggerModule } from "@nestjs/swagger";
+import SwaggerParser from "@apidevtools/swagger-parser";
+import {
+  SafeResponse,
+  type SafeResponseModuleOptions,
+  SkipGlobalErrors,
+} from "../../../safe_response/nest/mod.ts";
+import {
+  ApiSafeErrorResponse,
+  applyGlobalErrors,
+  SAFE_RESPONSE_SCHEMAS,
+} from "../../../safe_response/openapi/mod.ts";
+import type { Json } from "./openapi_validation.ts";
+
+@Controller("a")
+class RoutesController {
+  @Get("plain")
+  @SafeResponse()
+  plain() {}
+
+  @Get("own")
+  @ApiSafeErrorResponse(404, { code: "ITEM_NOT_FOUND", message: "No such item" })
+  own() {}
+
+  @Get("skipped")
+  @SkipGlobalErrors()
+  skipped() {}
+}
+
+@Controller("b")
+@SkipGlobalErrors()
+class SkippedController {
+  @Get()
+  list() {}
+}
+
+@Module({ controllers: [RoutesController, SkippedController] })
+class GlobalErrorsModule {}
+
+async function nestDocument(): Promise<Json> {
+  const app = await NestFactory.create(GlobalErrorsModule, { logger: false });
+  try {
+    await app.init();
+    return SwaggerModule.createDocument(app, new DocumentBuilder().build());
+  } finally {
+    await app.close();
+  }
+}
+
+const OPTIONS: SafeResponseModuleOptions = {
+  errorCodes: { 401: "AUTH_REQUIRED" },
+  swagger: {
+    globalErrors: [401, 404, { status: 500, message: "Unexpected" }, {
+      status: 500,
+      code: "UPSTREAM_DOWN",
+      description: "Upstream down",
+    }],
+  },
+};
+
+describe("applyGlobalErrors", () => {
+  it("adds the errors to every operation except skipped ones and returns the document", async () => {
+    const document = await nestDocument();
+    assert.equal(applyGlobalErrors(document, OPTIONS), document);
+    const { paths } = document;
+    assert.deepEqual(Object.keys(paths["/a/plain"].get.responses), ["200", "401", "404", "500"]);
+    assert.deepEqual(Object.keys(paths["/a/skipped"].get.responses), ["200"]);
+    assert.deepEqual(Object.keys(paths["/b"].get.responses), ["200"]);
+    const unauthorized = paths["/a/plain"].get.responses[401].content["application/json"];
+    assert.deepEqual(unauthorized.schema, { $ref: "#/components/schemas/SafeErrorResponse" });
+    assert.deepEqual(unauthorized.examples.AUTH_REQUIRED.value, {
+      success: false,
+      statusCode: 401,
+      error: { code: "AUTH_REQUIRED", message: "Unauthorized" },
+    });
+    const failure = paths["/a/plain"].get.responses[500];
+    assert.equal(failure.description, "Internal Server Error\n\nUpstream down");
+    assert.deepEqual(Object.keys(failure.content["application/json"].examples), [
+      "INTERNAL_SERVER_ERROR",
+      "UPSTREAM_DOWN",
+    ]);
+    await SwaggerParser.validate(structuredClone(document));
+  });
+
+  it("never overwrites a route-level response of the same status", async () => {
+    const document = await nestDocument();
+    const own = structuredClone(document.paths["/a/own"].get.responses[404]);
+    applyGlobalErrors(document, OPTIONS);
+    assert.deepEqual(document.paths["/a/own"].get.responses[404], own);
+    assert.ok(document.paths["/a/own"].get.responses[401]);
+  });
+
+  it("is idempotent: a second application changes nothing", async () => {
+    const document = applyGlobalErrors(await nestDocument(), OPTIONS);
+    const once = structuredClone(document);
+    assert.deepEqual(applyGlobalErrors(document, OPTIONS), once);
+  });
+
+  it("keeps no state between applications: a second app's document gets only its own errors", async () => {
+    applyGlobalErrors(await nestDocument(), OPTIONS);
+    const second = applyGlobalErrors(await nestDocument(), { swagger: { globalErrors: [503] } });
+    assert.deepEqual(Object.keys(second.paths["/a/plain"].get.responses), ["200", "503"]);
+  });
+
+  it("documents problem details with baseUrl-derived types", async () => {
+    const document = applyGlobalErrors(await nestDocument(), {
+      problemDetails: { baseUrl: "https://errors.example.com/" },
+      swagger: { globalErrors: [{ status: 403, message: "Denied", details: { scope: "x" } }] },
+    });
+    const content = document.paths["/a/plain"].get.responses[403].content;
+    assert.deepEqual(Object.keys(content), ["application/problem+json"]);
+    assert.deepEqual(content["application/problem+json"].schema, {
+      $ref: "#/components/schemas/SafeProblemDetails",
+    });
+    assert.deepEqual(content["application/problem+json"].examples.FORBIDDEN.value, {
+      type: "https://errors.example.com/forbidden",
+      title: "Forbidden",
+      status: 403,
+      detail: "Denied",
+      instance: "/",
+      code: "FORBIDDEN",
+      details: { scope: "x" },
+    });
+  });
+
+  it("adds the missing component schemas to a bare document, keeping existing ones", async () => {
+    const mine = { type: "object", description: "user-defined" };
+    const document: Json = {
+      openapi: "3.0.0",
+      info: { title: "bare", version: "1" },
+      paths: { "/ping": { parameters: [], get: { responses: { 200: { description: "OK" } } } } },
+      components: { schemas: { SafeErrorBody: mine } },
+    };
+    applyGlobalErrors(document, { swagger: { globalErrors: [503] } });
+    assert.deepEqual(document.components.schemas.SafeErrorBody, mine);
+    for (const name of Object.keys(SAFE_RESPONSE_SCHEMAS).filter((n) => n !== "SafeErrorBody")) {
+      assert.deepEqual(document.components.schemas[name], SAFE_RESPONSE_SCHEMAS[name as never]);
+    }
+    assert.deepEqual(Object.keys(document.paths["/ping"].get.responses), ["200", "503"]);
+    await SwaggerParser.validate(structuredClone(document));
+  });
+
+  it("leaves a document without global errors untouched and validates options", async () => {
+    const document = await nestDocument();
+    const before = structuredClone(document);
+    assert.deepEqual(applyGlobalErrors(document, {}), before);
+    assert.deepEqual(applyGlobalErrors(document), before);
+    assert.throws(
+      () => applyGlobalErrors(document, { swagger: { globalErrors: [200] } }),
+      /swagger\.globalErrors/,
+    );
+    assert.throws(
+      () => applyGlobalErrors(document, { swagger: { globalErrors: [{ status: 404, code: "" }] } }),
+      /applyGlobalErrors: `code`/,
+    );
+  });
+});

@@ -1,0 +1,18 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { isSafeRequestId, resolveRequestId } from "../../safe_response/request_id.ts";
+
+describe("request ids", () => {
+  it("reuses only 1 to 128 visible ASCII characters", () => {
+    assert.equal(isSafeRequestId("a"), true);
+    assert.equal(isSafeRequestId("~".repeat(128)), true);
+    assert.equal(isSafeRequestId("a".repeat(129)), false);
+    assert.equal(isSafeRequestId(""), false);
+    assert.equal(isSafeRequestId("a b"), false);
+    assert.equal(isSafeRequestId("é"), false);
+    assert.equal(isSafeRequestId(["a"]), false);
+    assert.equal(resolveRequestId("keep-me", () => "new"), "keep-me");
+    assert.equal(resolveRequestId("bad\r\nid", () => "new"), "new");
+    assert.match(resolveRequestId(undefined), /^[0-9a-f-]{36}$/);
+  });
+});

@@ -1,0 +1,343 @@
+/**
+ * The core responder without any framework: every meta feature, both error
+ * formats, the handler-phase rules, request ids and the containment of the
+ * application's functions.
+ */
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { generateKey } from "../../api_keys/mod.ts";
+import { resolveDeprecation } from "../../safe_response/deprecation_headers.ts";
+import { SafeException } from "../../safe_response/error_catalog.ts";
+import type { SafeResponseModuleOptions } from "../../safe_response/options.ts";
+import { resolvePagination } from "../../safe_response/pagination.ts";
+import {
+  type HttpExchange,
+  Responder,
+  type ResponderLogger,
+} from "../../safe_response/responder.ts";
+import { resolveSettings } from "../../safe_response/settings.ts";
+
+type Bag = Record<string, unknown>;
+
+/** An exchange over plain maps (lower-case header names). */
+function exchange(
+  target: string,
+  init: { request?: Bag; response?: Bag; status?: number; method?: string } = {},
+): HttpExchange {
+  const request = new Map(Object.entries(init.request ?? {}));
+  const response = new Map(Object.entries(init.response ?? {}));
+  return {
+    method: init.method ?? "GET",
+    target,
+    status: init.status,
+    requestHeader: (name) => request.get(name.toLowerCase()) as string | undefined,
+    responseHeader: (name) => response.get(name.toLowerCase()),
+    request: { i18nLang: "fr" },
+  };
+}
+
+class Logs implements ResponderLogger {
+  readonly warnings: string[] = [];
+  readonly errors: string[] = [];
+  warn(message: string): void {
+    this.warnings.push(message);
+  }
+  error(message: string): void {
+    this.errors.push(message);
+  }
+}
+
+function responder(options: SafeResponseModuleOptions = {}, store?: Bag) {
+  const logs = new Logs();
+  const instance = new Responder(
+    resolveSettings({ timestamp: false, ...options }),
+    { logger: logs, store: store && (() => store) },
+  );
+  return { responder: instance, logs };
+}
+
+const bodyOf = (value: unknown) => value as Bag & { meta?: Bag; error?: Bag };
+
+describe("Responder.success", () => {
+  it("wraps a result with the route's status, code and path", () => {
+    const { responder: r } = responder({ successCodeMapper: (status) => `S_${status}` });
+    const plan = r.plan({ statusCode: 201 });
+    const reply = r.success({ id: 1 }, exchange("/items?x=1"), { plan });
+    assert.equal(reply.status, 201);
+    assert.equal(reply.wrapped, true);
+    assert.deepEqual(reply.body, {
+      success: true,
+      statusCode: 201,
+      code: "S_201",
+      data: { id: 1 },
+      path: "/items",
+    });
+    const moved = r.success(1, exchange("/items", { status: 202 }), { plan });
+    assert.equal(bodyOf(moved.body).code, "S_202");
+    const fixed = r.plan({ successCode: "MADE" });
+    assert.equal(bodyOf(r.success(1, exchange("/"), { plan: fixed }).body).code, "MADE");
+  });
+
+  it("sends raw routes and binary results as they are, with the deprecation headers", () => {
+    const { responder: r } = responder();
+    const deprecation = resolveDeprecation({ since: "2026-01-01T00:00:00Z" });
+    const raw = r.success("plain", exchange("/"), { plan: r.plan({ raw: true, deprecation }) });
+    assert.deepEqual(raw, {
+      status: 200,
+      headers: [["Deprecation", "@1767225600"]],
+      body: "plain",
+      wrapped: false,
+    });
+    const bytes = new Uint8Array([1]);
+    assert.equal(r.success(bytes, exchange("/"), { plan: r.plan({}) }).body, bytes);
+  });
+
+  it("computes offset and cursor pagination with links, sort and filters", () => {
+    const { responder: r, logs } = responder();
+    const plan = r.plan({
+      pagination: resolvePagination("offset", { links: true, maxLimit: 5 }, "test"),
+      sort: true,
+      filter: true,
+    });
+    const result = {
+      data: [1, 2],
+      total: 12,
+      page: 2,
+      limit: 10,
+      sort: { field: "id", order: "desc" },
+      filters: { q: "a" },
+    };
+    const meta = bodyOf(r.success(result, exchange("/items?page=2&q=a"), { plan }).body).meta!;
+    assert.deepEqual(meta.sort, { field: "id", order: "desc" });
+    assert.deepEqual(meta.filters, { q: "a" });
+    const pagination = meta.pagination as Bag;
+    assert.equal(pagination.limit, 5);
+    assert.equal(pagination.totalPages, 3);
+    assert.equal((pagination.links as Bag).next, "/items?page=3&q=a&limit=5");
+    const cursor = r.plan({ pagination: resolvePagination("cursor", {}, "test") });
+    const page = r.success(
+      { data: ["a"], nextCursor: "n", hasMore: true, limit: 1 },
+      exchange("/feed"),
+      { plan: cursor },
+    );
+    assert.deepEqual(bodyOf(page.body).data, ["a"]);
+    assert.equal((bodyOf(page.body).meta!.pagination as Bag).type, "cursor");
+    assert.deepEqual(logs.warnings, []);
+  });
+
+  it("warns once per route when a result does not fit its decorators", () => {
+    const { responder: r, logs } = responder();
+    const plan = r.plan({
+      route: "Items.list",
+      pagination: resolvePagination("offset", {}, "test"),
+      sort: true,
+    });
+    r.success([1], exchange("/"), { plan });
+    r.success([1], exchange("/"), { plan });
+    assert.equal(logs.warnings.length, 2); // pagination and sort, once each
+    assert.match(logs.warnings[0], /^Items\.list: decorated for pagination/);
+    const quiet = responder({ suppressWarnings: true });
+    quiet.responder.success([1], exchange("/"), { plan: quiet.responder.plan({ sort: true }) });
+    assert.deepEqual(quiet.logs.warnings, []);
+  });
+
+  it("selects fields from the request target", () => {
+    const { responder: r } = responder({ fieldSelection: true });
+    const reply = r.success(
+      { id: 1, name: "a", secret: "s" },
+      exchange("/u?fields=id&fields=name"),
+      { plan: r.plan({}) },
+    );
+    assert.deepEqual(bodyOf(reply.body).data, { id: 1, name: "a" });
+    assert.deepEqual(bodyOf(reply.body).meta!.fields, ["id", "name"]);
+    const off = r.plan({ fieldSelection: false });
+    assert.equal(
+      bodyOf(r.success({ id: 1 }, exchange("/u?fields=x"), { plan: off }).body).meta,
+      undefined,
+    );
+  });
+
+  it("assembles message, response time, deprecation, API version, rate limit and context", () => {
+    const { responder: r } = responder(
+      {
+        responseTime: true,
+        rateLimit: true,
+        version: "2024-01-01",
+        context: { fields: { traceId: "trace" }, resolver: (store) => ({ tenant: store.tenant }) },
+        i18n: {
+          translate: (key, options) => `${options?.lang}:${key}`,
+          resolveLanguage: () => "fr",
+        },
+      },
+      { trace: "t-1", tenant: "acme" },
+    );
+    const deprecation = resolveDeprecation({});
+    const plan = r.plan({ message: "Listed", deprecation });
+    const reply = r.success(
+      1,
+      exchange("/", { response: { "x-ratelimit-limit": "10", "x-ratelimit-remaining": "9" } }),
+      { plan, start: r.start() },
+    );
+    const meta = bodyOf(reply.body).meta!;
+    assert.equal(meta.message, "fr:Listed");
+    assert.equal(typeof meta.responseTime, "number");
+    assert.deepEqual(meta.deprecation, { deprecated: true });
+    assert.equal(meta.apiVersion, "2024-01-01");
+    assert.deepEqual(meta.rateLimit, { limit: 10, remaining: 9, reset: 0 });
+    assert.equal(meta.traceId, "t-1");
+    assert.equal(meta.tenant, "acme");
+    assert.deepEqual(reply.headers, [["Deprecation", "@0"]]);
+    const chosen = r.success(1, exchange("/"), { plan, apiVersion: "2" });
+    assert.equal(bodyOf(chosen.body).meta!.apiVersion, "2");
+    assert.equal(
+      bodyOf(r.success(1, exchange("/"), { plan: r.plan({ apiVersion: "3" }) }).body)
+        .meta!.apiVersion,
+      "3",
+    );
+  });
+
+  it("formats the timestamp with dateFormatter", () => {
+    const r = new Responder(resolveSettings({ dateFormatter: () => "T" }));
+    assert.equal(bodyOf(r.success(1, exchange("/"), { plan: r.plan({}) }).body).timestamp, "T");
+  });
+
+  it("throws when a required application function fails", () => {
+    const { responder: r } = responder({
+      transformResponse: () => {
+        throw new Error("bad transform");
+      },
+    });
+    assert.throws(
+      () => r.success(1, exchange("/"), { plan: r.plan({}) }),
+      /option `transformResponse` threw \(Error: bad transform\)/,
+    );
+  });
+});
+
+describe("Responder.error", () => {
+  it("sends the error envelope with the resolved code and message", () => {
+    const { responder: r } = responder({ errorCodes: { 404: "MISSING" } });
+    const thrown = Object.assign(new Error("x"), {
+      getStatus: () => 404,
+      getResponse: () => ({ message: "No item" }),
+    });
+    const reply = r.error(thrown, exchange("/items/9?a=1"));
+    assert.equal(reply.status, 404);
+    assert.deepEqual(reply.body, {
+      success: false,
+      statusCode: 404,
+      error: { code: "MISSING", message: "No item" },
+      path: "/items/9",
+    });
+  });
+
+  it("sends problem details with the route's type from the handler phase on", () => {
+    const { responder: r } = responder({
+      problemDetails: { baseUrl: "https://example.com/p" },
+      responseTime: true,
+    });
+    const plan = r.plan({ problemType: "https://example.com/p/custom" });
+    const inHandler = r.error(new SafeException("GONE"), exchange("/x"), {
+      plan,
+      start: r.start(),
+    });
+    assert.equal(inHandler.status, 500); // no catalog: a 500
+    assert.deepEqual(inHandler.headers, [["Content-Type", "application/problem+json"]]);
+    const body = bodyOf(inHandler.body);
+    assert.equal(body.type, "https://example.com/p/custom");
+    assert.equal(body.instance, "/x");
+    assert.equal(typeof body.meta?.responseTime, "number");
+    const guard = bodyOf(r.error(new Error("secret"), exchange("/x")).body);
+    assert.equal(guard.type, "https://example.com/p/internal-server-error");
+    assert.equal(guard.detail, "Internal Server Error");
+    assert.equal(guard.meta, undefined);
+  });
+
+  it("leaves deprecation and response time out before the handler phase (spec rule 3)", () => {
+    const { responder: r } = responder({ responseTime: true, version: "v1" });
+    const plan = r.plan({ deprecation: resolveDeprecation({}) });
+    const inHandler = r.error(new Error("x"), exchange("/"), { plan, start: r.start() });
+    assert.deepEqual(inHandler.headers, [["Deprecation", "@0"]]);
+    assert.deepEqual(Object.keys(bodyOf(inHandler.body).meta!).sort(), [
+      "apiVersion",
+      "deprecation",
+      "responseTime",
+    ]);
+    const before = r.error(new Error("x"), exchange("/"));
+    assert.deepEqual(before.headers, []);
+    assert.deepEqual(bodyOf(before.body).meta, { apiVersion: "v1" });
+  });
+
+  it("logs unexpected values with API keys redacted, never sending them", () => {
+    const { responder: r, logs } = responder();
+    const { raw, secret } = generateKey({ environment: "live" });
+    const reply = r.error(new Error(`failed for ${raw}`), exchange("/"));
+    assert.equal(bodyOf(reply.body).error!.message, "Internal Server Error");
+    assert.equal(logs.errors.length, 1);
+    assert.equal(logs.errors[0].includes(secret), false);
+    assert.match(logs.errors[0], /^Error: failed for /);
+  });
+
+  it("answers a generic 500 when building the body fails", () => {
+    const { responder: r, logs } = responder({
+      timestamp: true,
+      dateFormatter: () => {
+        throw new Error("no clock");
+      },
+    });
+    const reply = r.error(new Error("x"), exchange("/"));
+    assert.deepEqual(reply, {
+      status: 500,
+      headers: [],
+      body: {
+        success: false,
+        statusCode: 500,
+        error: { code: "INTERNAL_SERVER_ERROR", message: "Internal Server Error" },
+      },
+      wrapped: true,
+    });
+    assert.ok(logs.errors.some((line) => line.includes("option `dateFormatter` threw")));
+  });
+});
+
+describe("Responder request ids, versions and plans", () => {
+  it("reuses the echoed id, else a safe incoming one, else generates one", () => {
+    const { responder: r } = responder({ requestId: { generator: () => "gen" } });
+    assert.deepEqual(r.requestId(exchange("/", { response: { "x-request-id": "echoed" } })), {
+      id: "echoed",
+    });
+    assert.deepEqual(r.requestId(exchange("/", { request: { "x-request-id": "in-1" } })), {
+      id: "in-1",
+      header: ["X-Request-Id", "in-1"],
+    });
+    assert.deepEqual(r.requestId(exchange("/", { request: { "x-request-id": "a b" } })), {
+      id: "gen",
+      header: ["X-Request-Id", "gen"],
+    });
+    const reply = r.success(1, exchange("/"), { plan: r.plan({}) });
+    assert.equal(bodyOf(reply.body).requestId, "gen");
+    assert.deepEqual(reply.headers, [["X-Request-Id", "gen"]]);
+    assert.equal(responder().responder.requestId(exchange("/")), undefined);
+  });
+
+  it("calls a version function with the binding's context, containing its failures", () => {
+    const { responder: r, logs } = responder({
+      version: (context: unknown) => {
+        if (context === "bad") throw new Error("boom");
+        return context as string;
+      },
+    });
+    assert.equal(r.versionOf("v2"), "v2");
+    assert.equal(r.versionOf(""), undefined);
+    assert.equal(r.versionOf("bad"), undefined);
+    assert.equal(logs.errors.length, 1);
+  });
+
+  it("warns once when a route's problemDetails flag differs from the module option", () => {
+    const { responder: r, logs } = responder();
+    r.plan({ route: "A.b", problemDetails: true });
+    r.plan({ route: "A.c", problemDetails: false });
+    assert.equal(logs.warnings.length, 1);
+    assert.match(logs.warnings[0], /^A\.b: the endpoint's problemDetails \(true\)/);
+  });
+});

@@ -1,0 +1,26 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { resolveSettings } from "../../safe_response/settings.ts";
+
+describe("resolveSettings", () => {
+  it("applies the spec defaults", () => {
+    const settings = resolveSettings();
+    assert.equal(settings.timestamp, true);
+    assert.equal(settings.path, true);
+    assert.equal(settings.responseTime, false);
+    assert.equal(settings.suppressWarnings, false);
+    assert.equal(settings.requestId, undefined);
+    assert.equal(settings.problemDetails, undefined);
+    assert.equal(settings.dateFormatter(new Date(0)), "1970-01-01T00:00:00.000Z");
+    const on = resolveSettings({
+      requestId: true,
+      rateLimit: true,
+      i18n: true,
+      swagger: { globalErrors: [401] },
+    });
+    assert.equal(on.requestId?.headerName, "X-Request-Id");
+    assert.equal(on.rateLimit?.headerPrefix, "X-RateLimit");
+    assert.equal(on.i18n, "auto");
+    assert.deepEqual(on.globalErrors, [401]);
+  });
+});
