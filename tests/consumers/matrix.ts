@@ -66,15 +66,18 @@ export interface Untested {
 export interface PrismaResult {
   /** The exact versions tried (`prisma` and `@prisma/client`). */
   version: string;
-  /** `tested`: runs in CI; `untested`: cannot run here (shape-compatible only). */
-  status: "tested" | "untested";
+  /**
+   * `ci`: the storage suite runs on it in CI; `spike`: works here, not in CI yet; `untested`:
+   * cannot run here, or not tried (shape-compatible only).
+   */
+  status: "ci" | "spike" | "untested";
   /** What was tried and what happened. */
   notes: string;
 }
 
 /** The parsed `matrix.json`. */
 export interface Matrix {
-  /** The Node version line the apps run on. */
+  /** The Node major the apps run on (each app checks it). */
   node: string;
   /**
    * The checks every app runs: a repository-relative folder the runner copies into each app as
@@ -248,8 +251,9 @@ export function renderCompatibilityDoc(matrix: Matrix): string {
     "",
     "<!-- Generated from tests/consumers/matrix.json by `deno task update:consumers`; do not edit. -->",
     "",
-    `Every Nest major the package supports is tested at both ends on Node ${matrix.node}: the lowest`,
-    "set of versions npm resolves without `--legacy-peer-deps`, and the highest current set. Each",
+    `Every Nest major the package supports is tested at both ends on Node ${matrix.node} (20.19 or`,
+    "later lets the CommonJS apps `require()` the ESM-only Nest 12): the lowest set of versions npm",
+    "resolves without `--legacy-peer-deps`, and the highest current set. Each",
     "consumer app below is a real Node project that installs its locked third-party dependencies",
     "(`npm ci`), then the freshly packed package, and runs the shared consumer checks",
     `(\`${matrix.suite}/\`) with real HTTP requests. Run them with`,
@@ -279,10 +283,8 @@ export function renderCompatibilityDoc(matrix: Matrix): string {
       ]),
     ),
     "",
-    `Integrations (${
-      integrations.map((name) => `\`${name}\``).join(", ")
-    }) are installed in every app, so npm's peer resolution of each set is proven; the shared checks`,
-    "do not exercise them yet.",
+    `Integrations (${integrations.map((name) => `\`${name}\``).join(", ")}) are installed in every`,
+    "app, so npm's peer resolution of each set is proven; the shared checks do not exercise them yet.",
     "",
     "Platforms: " +
     Object.entries(matrix.platforms).map(([key, platform]) =>
@@ -324,6 +326,9 @@ export function renderCompatibilityDoc(matrix: Matrix): string {
     ),
     "",
     "## Prisma",
+    "",
+    "`PrismaApiKeyStorage` imports nothing from Prisma. Each major was tried against real",
+    "PostgreSQL on this machine, which cannot reach Prisma's engine host:",
     "",
     ...(matrix.prisma.length === 0 ? ["Not tried yet."] : table(
       ["versions", "status", "notes"],

@@ -8,7 +8,8 @@
  * 3. compiles the app (`src/`, `test/` and the matrix's suite as `shared/`) with its own module
  *    system (CommonJS or `nodenext` ESM) and `tsc`;
  * 4. runs it with `node --test`: the install checks (the installed build id is the one just
- *    packed; the platform's server major is the matrix's), then the suite's real HTTP requests.
+ *    packed; Node's and the platform server's majors are the matrix's), then the suite's real
+ *    HTTP requests.
  *
  * Prints each app's time and the matrix's total, then one `# pass N` / `# fail N` summary;
  * exits non-zero when anything failed. Apps marked `pending` are listed and skipped unless named
@@ -152,6 +153,7 @@ async function testApp(
       {
         API_KIT_BUILD_ID: packed.buildId,
         CONSUMER_APP: id,
+        CONSUMER_NODE: matrix.node,
         CONSUMER_ADAPTER: platform.adapter,
         CONSUMER_ADAPTER_CLASS: platform.adapterClass,
         CONSUMER_SERVER: platform.server,

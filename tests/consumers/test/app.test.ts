@@ -1,5 +1,5 @@
 // Every consumer app's test entry: first what the install must be (the tarball just packed, the
-// server major the matrix names), then the suite's checks (../shared/suite.ts, copied in by run.ts)
+// Node and server majors the matrix names), then the suite's checks (../shared/suite.ts, copied in by run.ts)
 // against the app booted by ../src/app.ts.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -23,6 +23,10 @@ function installed(name: string, parent?: string): Record<string, unknown> {
 describe(`${process.env.CONSUMER_APP} install`, () => {
   it("has the tarball just packed (its build id)", () => {
     assert.equal(installed("@saferoute/api-kit").buildId, process.env.API_KIT_BUILD_ID);
+  });
+
+  it("runs on the Node major of the matrix", () => {
+    assert.equal(process.versions.node.split(".")[0], process.env.CONSUMER_NODE);
   });
 
   it("runs on the server major of the matrix", () => {
