@@ -63,6 +63,7 @@ function sample(): Matrix {
       { set: "nest11-lowest", module: "esm", platform: "fastify", swagger: false },
       { set: "nest11-highest", module: "cjs", platform: "express", swagger: true },
     ],
+    known: [],
     untested: [],
     prisma: [],
   };

@@ -52,6 +52,16 @@ export interface ConsumerApp {
   pending?: string;
 }
 
+/** A known incompatibility of the package with a tested stack (to fix in the library). */
+export interface KnownIssue {
+  /** The stacks affected. */
+  where: string;
+  /** What goes wrong, and why. */
+  what: string;
+  /** The error seen. */
+  error: string;
+}
+
 /** A release range the matrix does not test, and why. */
 export interface Untested {
   /** Package name. */
@@ -95,6 +105,8 @@ export interface Matrix {
   sets: Record<string, VersionSet>;
   /** The consumer apps. */
   apps: ConsumerApp[];
+  /** Known incompatibilities of the package with tested stacks. */
+  known: KnownIssue[];
   /** Releases not tested, and why. */
   untested: Untested[];
   /** The Prisma spike's results. */
@@ -317,6 +329,13 @@ export function renderCompatibilityDoc(matrix: Matrix): string {
         ];
       }),
     ),
+    "",
+    "## Known incompatibilities",
+    "",
+    ...(matrix.known.length === 0 ? ["None known."] : table(
+      ["where", "what", "error"],
+      matrix.known.map((issue) => [issue.where, issue.what, `\`${issue.error}\``]),
+    )),
     "",
     "## Not tested",
     "",
