@@ -11,8 +11,9 @@
  * deno run -A scripts/build_npm.ts --skip-checks # build only
  * ```
  *
- * The output is deterministic: same sources, same bytes (the digest printed at
- * the end of the build shows it).
+ * The output is deterministic: same sources, same bytes. `package.json`'s
+ * `buildId` is the digest of everything else built (printed at the end of the
+ * build), so an installed copy tells which build it is.
  *
  * @module
  */
@@ -77,10 +78,16 @@ function build(): string[] {
     for (const specifier of bareSpecifiers(code)) imported.add(specifier);
   }
   const pkg = packageJson(deno, [...imported].sort());
-  Deno.writeTextFileSync(join(OUT_DIR, "package.json"), `${JSON.stringify(pkg, null, 2)}\n`);
+  const writePackageJson = () =>
+    Deno.writeTextFileSync(join(OUT_DIR, "package.json"), `${JSON.stringify(pkg, null, 2)}\n`);
+  writePackageJson();
   for (const file of COPIED_FILES) copyFileSync(join(ROOT, file), join(OUT_DIR, file));
   console.log(`imports: ${[...imported].sort().join(", ") || "(none)"}`);
-  console.log(`npm/ digest sha256:${treeDigest(OUT_DIR)}`);
+  // The build's id: the digest of everything built, recorded in the package so an installed copy
+  // tells which build it is (the consumer apps assert they run the tarball just packed).
+  pkg.buildId = `sha256:${treeDigest(OUT_DIR)}`;
+  writePackageJson();
+  console.log(`npm/ build id ${pkg.buildId}`);
 
   const expected = ["package.json", ...COPIED_FILES];
   for (const source of Object.values(deno.exports).sort()) {

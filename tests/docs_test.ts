@@ -17,13 +17,6 @@ import { fileURLToPath } from "node:url";
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const README_MAX_LINES = 300;
 
-/**
- * Pages that other work of this release adds: a link to one is accepted while
- * the page is missing. Remove an entry once its page exists (a test below
- * fails until then).
- */
-const PENDING_PAGES: ReadonlySet<string> = new Set(["docs/compatibility.md"]);
-
 function read(path: string): string {
   return readFileSync(join(ROOT, path), "utf8");
 }
@@ -90,7 +83,7 @@ function linkProblem(page: string, target: string): string | undefined {
     ? page
     : normalize(join(dirname(page), decodeURIComponent(pathPart))).replaceAll("\\", "/");
   if (!existsSync(join(ROOT, file))) {
-    return PENDING_PAGES.has(file) ? undefined : `${file} does not exist`;
+    return `${file} does not exist`;
   }
   if (anchor === undefined || !file.endsWith(".md")) return undefined;
   return anchorsOf(file).has(anchor) ? undefined : `${file} has no heading #${anchor}`;
@@ -125,10 +118,6 @@ describe("the manual", () => {
       assert.deepEqual(problems, []);
     });
   }
-
-  it("every pending page is still missing (else drop it from PENDING_PAGES)", () => {
-    for (const page of PENDING_PAGES) assert.ok(!existsSync(join(ROOT, page)), page);
-  });
 
   it("the link checker sees links, anchors and missing files", () => {
     assert.deepEqual(linksOf("docs/README.md").includes("api-keys.md"), true);

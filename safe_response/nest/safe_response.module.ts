@@ -203,6 +203,8 @@ export class SafeResponseModule {
       if (header !== undefined) setHeaders(response, [header]);
       next();
     };
-    consumer.apply(assign).forRoutes({ path: "{*path}", method: RequestMethod.ALL });
+    // "*" is every route on Nest 10 (path-to-regexp 0.x/3.x); Nest 11 and 12 convert this
+    // one wildcard to "{*path}" silently. "{*path}" itself breaks Nest 10 (middie rejects it).
+    consumer.apply(assign).forRoutes({ path: "*", method: RequestMethod.ALL });
   }
 }

@@ -1,12 +1,13 @@
 /**
  * What the npm build reads from the repository: `deno.json` metadata, the
- * entry points, and the peer-dependency policy.
+ * entry points, and the peer dependencies (from the compatibility matrix).
  *
  * @module
  */
 
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { type Matrix, peerRanges } from "../../tests/consumers/matrix.ts";
 
 /** Repository root (two levels above this file). */
 export const ROOT: string = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -40,24 +41,17 @@ export const DEFAULT_DESCRIPTION =
   "API keys (peppered hashes, rotation, revocation, a Nest guard) and a uniform response " +
   "envelope (pagination, problem details, OpenAPI) for NestJS apps.";
 
-/** Peer range of the Nest packages: the majors a consumer app tests. */
-export const NEST_PEER_RANGE = "^11 || ^12";
+/** The compatibility matrix: the tested version sets the peer ranges are derived from. */
+export const MATRIX_FILE: string = join(ROOT, "tests", "consumers", "matrix.json");
 
 /**
- * Packages a Node app provides itself. `optional` peers are needed only for
- * the features that use them; `range` overrides the range derived from the
- * pinned version in `deno.json`.
+ * Packages a Node app provides itself, with their ranges: each the union of the majors the
+ * compatibility matrix tests, from the lowest tested version of each (see `peerRanges`).
+ * `optional` peers are needed only for the features that use them.
  */
-export const PEERS: Record<string, { optional: boolean; range?: string }> = {
-  "@nestjs/common": { optional: false, range: NEST_PEER_RANGE },
-  "@nestjs/core": { optional: false, range: NEST_PEER_RANGE },
-  "@nestjs/swagger": { optional: true, range: NEST_PEER_RANGE },
-  "nestjs-cls": { optional: true },
-  "nestjs-i18n": { optional: true },
-  "pg": { optional: true },
-  "reflect-metadata": { optional: false },
-  "rxjs": { optional: false },
-};
+export const PEERS: Record<string, { range: string; optional: boolean }> = peerRanges(
+  JSON.parse(Deno.readTextFileSync(MATRIX_FILE)) as Matrix,
+);
 
 /** Files copied next to `package.json`. */
 export const COPIED_FILES: readonly string[] = ["README.md", "LICENSE", "CHANGELOG.md"];
@@ -72,12 +66,6 @@ export function pinnedVersion(deno: DenoJson, name: string): string | undefined 
   const target = deno.imports[name];
   const match = target?.match(/^npm:(?:@[^/]+\/)?[^@]+@(\d+\.\d+\.\d+.*)$/);
   return match?.[1];
-}
-
-/** Caret range from a pinned version: `7.8.2` → `^7.8.0`, `0.2.2` → `^0.2.0`. */
-export function caretRange(version: string): string {
-  const [major, minor] = version.split(".");
-  return `^${major}.${minor}.0`;
 }
 
 /** Package name of a bare specifier: `@nestjs/common/x` → `@nestjs/common`. */

@@ -8,7 +8,6 @@
 import ts from "typescript";
 import { builtinModules } from "node:module";
 import {
-  caretRange,
   DEFAULT_DESCRIPTION,
   type DenoJson,
   packageNameOf,
@@ -78,10 +77,7 @@ export function splitDependencies(deno: DenoJson, imported: Iterable<string>): D
   const peerDependencies: Record<string, string> = {};
   const peerDependenciesMeta: Record<string, { optional: true }> = {};
   for (const [name, peer] of Object.entries(PEERS)) {
-    const version = pinnedVersion(deno, name);
-    const range = peer.range ?? (version ? caretRange(version) : undefined);
-    if (range === undefined) throw new Error(`no version for peer ${name} in deno.json imports`);
-    peerDependencies[name] = range;
+    peerDependencies[name] = peer.range;
     if (peer.optional) peerDependenciesMeta[name] = { optional: true };
   }
   for (const specifier of imported) {

@@ -1,51 +1,63 @@
 /**
- * Consumer apps: builds and packs the npm package, installs the tarball into
- * each app under this folder (real Node projects with their own package.json),
- * copies the routes and checks all apps share (`shared/`) into each app,
- * compiles each app with its own TypeScript settings, starts it on 127.0.0.1
- * and hits it with real requests (`node --test`). Prints one `# pass N` /
- * `# fail N` summary for all apps; exits non-zero when anything failed.
+ * The consumer matrix: builds and packs the npm package, then for every app of the compatibility
+ * matrix (`matrix.json`, apps under `apps/`) in a fresh temporary folder:
+ *
+ * 1. `npm ci` from the app's committed lockfile (its third-party dependencies only);
+ * 2. `npm install --no-save --no-package-lock <tarball>`: the package under test is never locked,
+ *    so a clean cache cannot fail on its integrity and a warm one cannot serve a stale copy;
+ * 3. compiles the app (`src/`, `test/` and the matrix's suite as `shared/`) with its own module
+ *    system (CommonJS or `nodenext` ESM) and `tsc`;
+ * 4. runs it with `node --test`: the install checks (the installed build id is the one just
+ *    packed; Node's and the platform server's majors are the matrix's), then the suite's real
+ *    HTTP requests.
+ *
+ * Prints each app's time and the matrix's total, then one `# pass N` / `# fail N` summary;
+ * exits non-zero when anything failed. Apps marked `pending` are listed and skipped unless named
+ * or `--include-pending` is given.
  *
  * ```sh
- * deno run -A tests/consumers/run.ts [app-name ...]
+ * deno task test:consumers [--include-pending] [app-id ...]
  * ```
  *
  * @module
  */
-import { copyFileSync, cpSync, existsSync, readdirSync, rmSync, statSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { copyFileSync, cpSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { inherit } from "../../scripts/npm_build/run.ts";
+import { appId, type ConsumerApp, type Matrix } from "./matrix.ts";
+import { APPS_DIR, readMatrix } from "./update.ts";
 
-const HERE = dirname(fileURLToPath(import.meta.url));
-const ROOT = join(HERE, "..", "..");
-/** Where every app's package.json points its `@saferoute/api-kit` dependency. */
-const TARBALL = join(HERE, "saferoute-api-kit.tgz");
-/** The app module and checks every app compiles as its own `shared/` folder. */
-const SHARED = join(HERE, "shared");
+const ROOT = join(import.meta.dirname!, "..", "..");
+/** What every app compiles beside the suite: its entry (`src/`) and its test entry (`test/`). */
+const ENTRY_DIRS = ["src", "test"];
 
 /** Runs a command with inherited output; returns whether it exited 0. */
-async function run(cmd: string, args: string[], cwd: string): Promise<boolean> {
-  console.log(`$ (${cwd.replace(`${ROOT}/`, "")}) ${cmd} ${args.join(" ")}`);
-  return await inherit(cmd, args, cwd) === 0;
+async function run(
+  cmd: string,
+  args: string[],
+  cwd: string,
+  env?: Record<string, string>,
+): Promise<boolean> {
+  console.log(`$ ${cmd} ${args.join(" ")}`);
+  return await inherit(cmd, args, cwd, env) === 0;
 }
 
-/** Builds `npm/` and packs it to `TARBALL`. */
-async function pack(): Promise<void> {
+/** Builds `npm/` and packs it into `dir`; returns the tarball's path and the build's id. */
+async function pack(dir: string): Promise<{ tarball: string; buildId: string }> {
   if (!await run(Deno.execPath(), ["run", "-A", "scripts/build_npm.ts", "--skip-checks"], ROOT)) {
     throw new Error("npm build failed");
   }
-  const destination = await Deno.makeTempDir({ prefix: "api-kit-pack-" });
   const output = await new Deno.Command("npm", {
-    args: ["pack", "--json", "--ignore-scripts", "--pack-destination", destination],
+    args: ["pack", "--json", "--ignore-scripts", "--pack-destination", dir],
     cwd: join(ROOT, "npm"),
     stderr: "inherit",
   }).output();
   if (!output.success) throw new Error("npm pack failed");
   const [info] = JSON.parse(new TextDecoder().decode(output.stdout)) as [{ filename: string }];
-  copyFileSync(join(destination, info.filename), TARBALL);
-  await Deno.remove(destination, { recursive: true });
-  console.log(`packed ${info.filename} -> ${TARBALL.replace(`${ROOT}/`, "")}`);
+  const pkg = JSON.parse(readFileSync(join(ROOT, "npm", "package.json"), "utf8"));
+  if (typeof pkg.buildId !== "string") throw new Error("npm/package.json has no buildId");
+  console.log(`packed ${info.filename} (build id ${pkg.buildId})`);
+  return { tarball: join(dir, info.filename), buildId: pkg.buildId };
 }
 
 /** Counts from a TAP report: `# pass N`, `# fail N`. */
@@ -54,66 +66,150 @@ function tapCounts(tap: string): { pass: number; fail: number } {
   return { pass: count("pass"), fail: count("fail") };
 }
 
-/** Installs, compiles and tests one app; returns its pass/fail counts. */
-async function testApp(app: string): Promise<{ pass: number; fail: number }> {
-  const dir = join(HERE, app);
-  console.log(`=== consumer ${app}`);
-  // A fresh install of the tarball every time: npm would keep a stale copy.
-  rmSync(join(dir, "node_modules", "@saferoute"), { recursive: true, force: true });
-  rmSync(join(dir, "package-lock.json"), { force: true });
-  rmSync(join(dir, "dist"), { recursive: true, force: true });
-  rmSync(join(dir, "shared"), { recursive: true, force: true });
-  cpSync(SHARED, join(dir, "shared"), { recursive: true });
-  if (!await run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], dir)) {
-    console.log(`${app}: npm install failed`);
-    return { pass: 0, fail: 1 };
-  }
-  if (!await run("npm", ["run", "--silent", "build"], dir)) {
-    rmSync(join(dir, "dist"), { recursive: true, force: true });
-    console.log(`${app}: tsc failed`);
-    return { pass: 0, fail: 1 };
-  }
-  const tap = join(dir, "dist", "report.tap");
-  const ok = await run("node", [
-    "--test",
-    "--test-reporter=spec",
-    "--test-reporter-destination=stdout",
-    "--test-reporter=tap",
-    `--test-reporter-destination=${tap}`,
-    "dist/test/app.test.js",
-  ], dir);
-  const counts = existsSync(tap) ? tapCounts(Deno.readTextFileSync(tap)) : { pass: 0, fail: 0 };
-  // Compiled output is not source: leave nothing for `deno fmt`/`deno lint` to trip on.
-  rmSync(join(dir, "dist"), { recursive: true, force: true });
-  if (Number.isNaN(counts.pass) || Number.isNaN(counts.fail)) return { pass: 0, fail: 1 };
-  if (!ok && counts.fail === 0) counts.fail = 1;
-  console.log(`${app}: ${counts.pass} passed, ${counts.fail} failed`);
-  return counts;
+/** The `tsconfig.json` of an app in `module` format. */
+function tsconfig(module: ConsumerApp["module"]): string {
+  const esm = module === "esm";
+  return `${
+    JSON.stringify(
+      {
+        compilerOptions: {
+          target: "ES2022",
+          module: esm ? "nodenext" : "commonjs",
+          moduleResolution: esm ? "nodenext" : "node10",
+          ignoreDeprecations: "6.0",
+          esModuleInterop: true,
+          experimentalDecorators: true,
+          emitDecoratorMetadata: true,
+          rewriteRelativeImportExtensions: true,
+          strict: true,
+          skipLibCheck: true,
+          types: ["node"],
+          rootDir: ".",
+          outDir: "dist",
+        },
+        include: [...ENTRY_DIRS, "shared"],
+      },
+      null,
+      2,
+    )
+  }\n`;
 }
 
-/** Every app folder (one with a package.json) under this folder. */
-function apps(): string[] {
-  return readdirSync(HERE)
-    .filter((name) => statSync(join(HERE, name)).isDirectory())
-    .filter((name) => existsSync(join(HERE, name, "package.json")))
-    .sort();
+/** One app's outcome. */
+interface Outcome {
+  id: string;
+  pass: number;
+  fail: number;
+  seconds: number;
+  note: string;
+}
+
+/** Installs, compiles and tests one app in a fresh folder; returns its outcome. */
+async function testApp(
+  matrix: Matrix,
+  app: ConsumerApp,
+  packed: { tarball: string; buildId: string },
+): Promise<Outcome> {
+  const id = appId(matrix, app);
+  const started = performance.now();
+  const done = (pass: number, fail: number, note: string): Outcome => {
+    const seconds = (performance.now() - started) / 1000;
+    console.log(`${id}: ${pass} passed, ${fail} failed (${note}, ${seconds.toFixed(1)} s)`);
+    return { id, pass, fail, seconds, note };
+  };
+  console.log(`=== consumer ${id}${app.pending ? ` (pending: ${app.pending})` : ""}`);
+  const dir = await Deno.makeTempDir({ prefix: `consumer-${id}-` });
+  try {
+    for (const file of ["package.json", "package-lock.json"]) {
+      copyFileSync(join(APPS_DIR, id, file), join(dir, file));
+    }
+    for (const entry of ENTRY_DIRS) {
+      cpSync(join(import.meta.dirname!, entry), join(dir, entry), { recursive: true });
+    }
+    cpSync(join(ROOT, matrix.suite), join(dir, "shared"), { recursive: true });
+    writeFileSync(join(dir, "tsconfig.json"), tsconfig(app.module));
+
+    const quiet = ["--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"];
+    if (!await run("npm", ["ci", ...quiet], dir)) return done(0, 1, "npm ci failed");
+    const install = ["install", "--no-save", "--no-package-lock", ...quiet, packed.tarball];
+    if (!await run("npm", install, dir)) return done(0, 1, "installing the tarball failed");
+    const tsc = join("node_modules", "typescript", "bin", "tsc");
+    if (!await run("node", [tsc, "-p", "tsconfig.json"], dir)) return done(0, 1, "tsc failed");
+
+    const platform = matrix.platforms[app.platform];
+    const set = matrix.sets[app.set];
+    const tap = join(dir, "report.tap");
+    const ok = await run(
+      "node",
+      [
+        "--test",
+        "--test-reporter=spec",
+        "--test-reporter-destination=stdout",
+        "--test-reporter=tap",
+        `--test-reporter-destination=${tap}`,
+        "dist/test/app.test.js",
+      ],
+      dir,
+      {
+        API_KIT_BUILD_ID: packed.buildId,
+        CONSUMER_APP: id,
+        CONSUMER_NODE: matrix.node,
+        CONSUMER_ADAPTER: platform.adapter,
+        CONSUMER_ADAPTER_CLASS: platform.adapterClass,
+        CONSUMER_SERVER: platform.server,
+        CONSUMER_SERVER_MAJOR: String(platform.majors[String(set.nest)]),
+        CONSUMER_SWAGGER: app.swagger ? "1" : "0",
+      },
+    );
+    const counts = existsSync(tap) ? tapCounts(readFileSync(tap, "utf8")) : { pass: 0, fail: 0 };
+    if (Number.isNaN(counts.pass) || Number.isNaN(counts.fail)) return done(0, 1, "no report");
+    if (!ok && counts.fail === 0) counts.fail = 1;
+    return done(counts.pass, counts.fail, ok ? "ok" : "tests failed");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 }
 
 if (import.meta.main) {
-  const selected = Deno.args.length > 0 ? Deno.args : apps();
-  let pass = 0;
+  const started = performance.now();
+  const matrix = readMatrix();
+  const includePending = Deno.args.includes("--include-pending");
+  const named = new Set(Deno.args.filter((arg) => !arg.startsWith("--")));
+  const known = new Set(matrix.apps.map((app) => appId(matrix, app)));
+  const unknown = [...named].filter((id) => !known.has(id));
+  if (unknown.length > 0) {
+    console.error(`unknown apps: ${unknown.join(", ")} (known: ${[...known].join(", ")})`);
+    Deno.exit(1);
+  }
+  const selected = matrix.apps.filter((app) =>
+    named.size > 0 ? named.has(appId(matrix, app)) : includePending || app.pending === undefined
+  );
+  const outcomes: Outcome[] = [];
   let fail = 0;
+  const work = await Deno.makeTempDir({ prefix: "api-kit-pack-" });
   try {
-    await pack();
-    for (const app of selected) {
-      const counts = await testApp(app);
-      pass += counts.pass;
-      fail += counts.fail;
-    }
+    const packed = await pack(work);
+    for (const app of selected) outcomes.push(await testApp(matrix, app, packed));
   } catch (error) {
     console.error(error instanceof Error ? error.message : error);
     fail += 1;
+  } finally {
+    await Deno.remove(work, { recursive: true });
   }
+  console.log("=== consumer matrix");
+  for (const outcome of outcomes) {
+    console.log(
+      `${outcome.id.padEnd(40)} ${String(outcome.pass).padStart(3)} passed ${
+        String(outcome.fail).padStart(2)
+      } failed ${outcome.seconds.toFixed(1).padStart(6)} s  ${outcome.note}`,
+    );
+  }
+  for (const app of matrix.apps) {
+    if (!selected.includes(app)) console.log(`${appId(matrix, app).padEnd(40)} skipped`);
+  }
+  const pass = outcomes.reduce((sum, outcome) => sum + outcome.pass, 0);
+  fail += outcomes.reduce((sum, outcome) => sum + outcome.fail, 0);
+  console.log(`consumer matrix time: ${((performance.now() - started) / 1000).toFixed(1)} s`);
   console.log(`# pass ${pass}`);
   console.log(`# fail ${fail}`);
   Deno.exit(fail === 0 && pass > 0 ? 0 : 1);

@@ -8,7 +8,6 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { Controller, Get, Module, NotFoundException, Post, Res, UseGuards } from "@nestjs/common";
 import { ClsModule, ClsService } from "nestjs-cls";

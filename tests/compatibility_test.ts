@@ -1,0 +1,174 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import {
+  appDependencies,
+  appId,
+  appPackageJson,
+  type Matrix,
+  peerRange,
+  peerRanges,
+  renderCompatibilityDoc,
+  validateMatrix,
+} from "./consumers/matrix.ts";
+
+/** A small matrix: Nest 10 and 11 at both ends, one app per set. */
+function sample(): Matrix {
+  const set = (nest: 10 | 11, end: "lowest" | "highest", v: string, rm: string) => ({
+    nest,
+    end,
+    packages: {
+      "@nestjs/common": v,
+      "@nestjs/platform-express": v,
+      "@nestjs/platform-fastify": v,
+      "@fastify/static": "7.0.0",
+      "@nestjs/swagger": nest === 10 ? "8.0.0" : "11.0.0",
+      "reflect-metadata": rm,
+    },
+    integrations: { "nestjs-cls": "6.0.0" },
+  });
+  return {
+    node: "20",
+    suite: "tests/consumers/shared",
+    devDependencies: { typescript: "6.0.3" },
+    peers: {
+      "@nestjs/common": { optional: false },
+      "reflect-metadata": { optional: false },
+      "nestjs-cls": { optional: true },
+    },
+    platforms: {
+      express: {
+        adapter: "@nestjs/platform-express",
+        adapterClass: "ExpressAdapter",
+        server: "express",
+        majors: { "10": 4, "11": 5 },
+      },
+      fastify: {
+        adapter: "@nestjs/platform-fastify",
+        adapterClass: "FastifyAdapter",
+        server: "fastify",
+        majors: { "10": 4, "11": 5 },
+        withSwagger: ["@fastify/static"],
+      },
+    },
+    sets: {
+      "nest10-lowest": set(10, "lowest", "10.0.0", "0.1.13"),
+      "nest10-highest": set(10, "highest", "10.4.22", "0.2.2"),
+      "nest11-lowest": set(11, "lowest", "11.0.1", "0.2.0"),
+      "nest11-highest": set(11, "highest", "11.2.10", "0.2.2"),
+    },
+    apps: [
+      { set: "nest10-lowest", module: "cjs", platform: "express", swagger: true },
+      { set: "nest10-highest", module: "cjs", platform: "fastify", swagger: true },
+      { set: "nest11-lowest", module: "esm", platform: "fastify", swagger: false },
+      { set: "nest11-highest", module: "cjs", platform: "express", swagger: true },
+    ],
+    known: [],
+    untested: [],
+    prisma: [],
+  };
+}
+
+describe("compatibility matrix", () => {
+  it("derives each peer range from the lowest tested version of every major", () => {
+    const matrix = sample();
+    assert.equal(peerRange(matrix, "@nestjs/common"), "^10.0.0 || ^11.0.1");
+    assert.equal(peerRange(matrix, "reflect-metadata"), "^0.1.13 || ^0.2.0");
+    assert.deepEqual(peerRanges(matrix)["nestjs-cls"], { range: "^6.0.0", optional: true });
+  });
+
+  it("leaves a set only pending apps use out of the peer ranges", () => {
+    const matrix = sample();
+    matrix.apps[0].pending = "not yet";
+    assert.equal(peerRange(matrix, "@nestjs/common"), "^10.4.22 || ^11.0.1");
+    matrix.apps[1].pending = "not yet";
+    assert.equal(peerRange(matrix, "@nestjs/common"), "^11.0.1");
+  });
+
+  it("installs only the app's platform, and swagger's extras only with swagger", () => {
+    const matrix = sample();
+    const [express, fastify, bare] = matrix.apps;
+    assert.deepEqual(Object.keys(appDependencies(matrix, express)), [
+      "@nestjs/common",
+      "@nestjs/platform-express",
+      "@nestjs/swagger",
+      "nestjs-cls",
+      "reflect-metadata",
+    ]);
+    assert.ok("@fastify/static" in appDependencies(matrix, fastify));
+    const noSwagger = appDependencies(matrix, bare);
+    assert.ok(!("@nestjs/swagger" in noSwagger) && !("@fastify/static" in noSwagger));
+    assert.equal(appId(matrix, bare), "nest11-esm-fastify-lowest-noswagger");
+    assert.equal(appPackageJson(matrix, bare).type, "module");
+    assert.equal(appPackageJson(matrix, express).type, undefined);
+  });
+
+  it("rejects an app naming an unknown set, or listed twice", () => {
+    const matrix = sample();
+    matrix.apps.push({ ...matrix.apps[0] });
+    assert.throws(() => validateMatrix(matrix), /listed twice/);
+    matrix.apps.pop();
+    matrix.apps.push({ set: "nest9-lowest", module: "cjs", platform: "express", swagger: true });
+    assert.throws(() => validateMatrix(matrix), /unknown set/);
+  });
+});
+
+// The repository's own files: absent from the Node run's test tree, which holds the built package.
+const inRepository = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
+const root = new URL("../", import.meta.url);
+const read = (path: string) => readFileSync(new URL(path, root), "utf8");
+
+describe("the repository follows tests/consumers/matrix.json", { skip: !inRepository }, () => {
+  const matrix = JSON.parse(read("tests/consumers/matrix.json")) as Matrix;
+
+  it("docs/compatibility.md is generated from it (deno task update:consumers --docs)", () => {
+    assert.equal(read("docs/compatibility.md"), renderCompatibilityDoc(matrix));
+  });
+
+  it("every app folder is a matrix app with its generated package.json", () => {
+    const ids = matrix.apps.map((app) => appId(matrix, app)).sort();
+    assert.deepEqual(readdirSync(new URL("tests/consumers/apps/", root)).sort(), ids);
+    for (const app of matrix.apps) {
+      const id = appId(matrix, app);
+      assert.equal(
+        read(`tests/consumers/apps/${id}/package.json`),
+        `${JSON.stringify(appPackageJson(matrix, app), null, 2)}\n`,
+        `${id}: run deno task update:consumers`,
+      );
+    }
+  });
+
+  it("every lockfile locks the app's third-party dependencies, never the package", () => {
+    for (const app of matrix.apps) {
+      const id = appId(matrix, app);
+      const path = `tests/consumers/apps/${id}/package-lock.json`;
+      assert.ok(existsSync(new URL(path, root)), `${id} has a lockfile`);
+      const lock = JSON.parse(read(path));
+      const pkg = appPackageJson(matrix, app);
+      assert.deepEqual(lock.packages[""].dependencies, pkg.dependencies, id);
+      assert.deepEqual(lock.packages[""].devDependencies, pkg.devDependencies, id);
+      const locked = Object.keys(lock.packages).filter((key) => key.includes("@saferoute/"));
+      assert.deepEqual(locked, [], `${id} locks no @saferoute package`);
+      for (const [name, version] of Object.entries(pkg.dependencies as Record<string, string>)) {
+        assert.equal(lock.packages[`node_modules/${name}`]?.version, version, `${id}: ${name}`);
+      }
+    }
+  });
+
+  it("the npm build declares exactly the derived peer ranges", async () => {
+    // Imported by a computed name: the build script runs on Deno only.
+    const module = "../scripts/npm_build/package_json.ts";
+    const { splitDependencies } = await import(module);
+    const deno = JSON.parse(read("deno.json"));
+    const split = splitDependencies(deno, []);
+    const peers = peerRanges(matrix);
+    assert.deepEqual(
+      split.peerDependencies,
+      Object.fromEntries(Object.entries(peers).map(([name, peer]) => [name, peer.range])),
+    );
+    assert.deepEqual(
+      Object.keys(split.peerDependenciesMeta),
+      Object.keys(peers).filter((name) => peers[name].optional),
+    );
+  });
+});

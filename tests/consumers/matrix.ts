@@ -1,0 +1,360 @@
+/**
+ * The compatibility matrix (`matrix.json` beside this file) and everything derived from it: each
+ * consumer app's id and `package.json`, the npm package's peer ranges and the text of
+ * `docs/compatibility.md`. Pure functions of the parsed matrix (no I/O), so the runner, the
+ * updater, the npm build and the freshness test all derive the same things the same way.
+ *
+ * @module
+ */
+
+/** A Nest major the matrix covers. */
+export type NestMajor = 10 | 11 | 12;
+
+/** One end of a Nest major: exact versions npm resolves without `--legacy-peer-deps`. */
+export interface VersionSet {
+  /** The Nest major. */
+  nest: NestMajor;
+  /** Which end of the major this set is. */
+  end: "lowest" | "highest";
+  /** Nest, its platforms, swagger and the other peers: name → exact version. */
+  packages: Record<string, string>;
+  /** Third-party modules apps use beside the package: name → exact version. */
+  integrations: Record<string, string>;
+  /** Why a version is where it is: name → reason (shown on the compatibility page). */
+  why?: Record<string, string>;
+}
+
+/** An HTTP platform: its Nest adapter and the server it brings. */
+export interface Platform {
+  /** The Nest adapter package, e.g. `@nestjs/platform-express`. */
+  adapter: string;
+  /** The adapter's class, e.g. `ExpressAdapter`. */
+  adapterClass: string;
+  /** The server package the adapter depends on, e.g. `express`. */
+  server: string;
+  /** The server major each Nest major's adapter brings (checked on the installed app). */
+  majors: Record<string, number>;
+  /** Packages of the set the app also installs when it has `@nestjs/swagger`. */
+  withSwagger?: string[];
+}
+
+/** One consumer app: a version set on a platform in a module system. */
+export interface ConsumerApp {
+  /** Key of the version set. */
+  set: string;
+  /** CommonJS or ESM (`"type": "module"`, `nodenext`). */
+  module: "cjs" | "esm";
+  /** Key of the platform. */
+  platform: string;
+  /** Whether `@nestjs/swagger` is installed. */
+  swagger: boolean;
+  /** Why the app does not run yet (it is listed, its lockfile kept, and it is skipped). */
+  pending?: string;
+}
+
+/** A known incompatibility of the package with a tested stack (to fix in the library). */
+export interface KnownIssue {
+  /** The stacks affected. */
+  where: string;
+  /** What goes wrong, and why. */
+  what: string;
+  /** The error seen. */
+  error: string;
+}
+
+/** A release range the matrix does not test, and why. */
+export interface Untested {
+  /** Package name. */
+  package: string;
+  /** The releases. */
+  versions: string;
+  /** Why they are not tested. */
+  why: string;
+}
+
+/** One Prisma major tried against real PostgreSQL. */
+export interface PrismaResult {
+  /** The exact versions tried (`prisma` and `@prisma/client`). */
+  version: string;
+  /**
+   * `ci`: the storage suite runs on it in CI; `spike`: works here, not in CI yet; `untested`:
+   * cannot run here, or not tried (shape-compatible only).
+   */
+  status: "ci" | "spike" | "untested";
+  /** What was tried and what happened. */
+  notes: string;
+}
+
+/** The parsed `matrix.json`. */
+export interface Matrix {
+  /** The Node major the apps run on (each app checks it). */
+  node: string;
+  /**
+   * The checks every app runs: a repository-relative folder the runner copies into each app as
+   * `shared/`. It exports `AppModule` and `serve` from `app.ts` and `consumerSuite` from
+   * `suite.ts` (see `tests/consumers/src/app.ts` and `tests/consumers/test/app.test.ts`).
+   */
+  suite: string;
+  /** Tools every app compiles with. */
+  devDependencies: Record<string, string>;
+  /** The npm package's peers; their ranges are derived from the sets. */
+  peers: Record<string, { optional: boolean; range?: string }>;
+  /** Platform key → platform. */
+  platforms: Record<string, Platform>;
+  /** Set key → version set. */
+  sets: Record<string, VersionSet>;
+  /** The consumer apps. */
+  apps: ConsumerApp[];
+  /** Known incompatibilities of the package with tested stacks. */
+  known: KnownIssue[];
+  /** Releases not tested, and why. */
+  untested: Untested[];
+  /** The Prisma spike's results. */
+  prisma: PrismaResult[];
+}
+
+/** The app's folder name under `tests/consumers/apps/`, e.g. `nest10-cjs-express-lowest`. */
+export function appId(matrix: Matrix, app: ConsumerApp): string {
+  const set = matrix.sets[app.set];
+  const id = `nest${set.nest}-${app.module}-${app.platform}-${set.end}`;
+  return app.swagger ? id : `${id}-noswagger`;
+}
+
+/** Throws on a matrix whose apps name unknown sets or platforms, or repeat an id. */
+export function validateMatrix(matrix: Matrix): void {
+  const seen = new Set<string>();
+  for (const app of matrix.apps) {
+    const set = matrix.sets[app.set];
+    if (set === undefined) throw new Error(`app names unknown set "${app.set}"`);
+    const platform = matrix.platforms[app.platform];
+    if (platform === undefined) throw new Error(`app names unknown platform "${app.platform}"`);
+    const id = appId(matrix, app);
+    if (seen.has(id)) throw new Error(`app ${id} is listed twice`);
+    seen.add(id);
+    for (const name of [platform.adapter, ...(platform.withSwagger ?? [])]) {
+      if (!(name in set.packages)) throw new Error(`set ${app.set} has no version of ${name}`);
+    }
+  }
+  for (const [key, set] of Object.entries(matrix.sets)) {
+    for (const [name, peer] of Object.entries(matrix.peers)) {
+      if (peer.range === undefined && !(name in set.packages) && !(name in set.integrations)) {
+        throw new Error(`set ${key} has no version of the peer ${name}`);
+      }
+    }
+  }
+}
+
+/** Returns a copy of `record` with keys in code-point order. */
+function sorted<T>(record: Record<string, T>): Record<string, T> {
+  return Object.fromEntries(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : 1)));
+}
+
+/** The third-party dependencies an app installs (never the package itself: that is the tarball). */
+export function appDependencies(matrix: Matrix, app: ConsumerApp): Record<string, string> {
+  const set = matrix.sets[app.set];
+  const platform = matrix.platforms[app.platform];
+  const adapters = new Set(Object.values(matrix.platforms).map((p) => p.adapter));
+  const swaggerOnly = new Set(Object.values(matrix.platforms).flatMap((p) => p.withSwagger ?? []));
+  const wanted = new Set(app.swagger ? platform.withSwagger ?? [] : []);
+  const deps: Record<string, string> = {};
+  for (const [name, version] of Object.entries({ ...set.packages, ...set.integrations })) {
+    if (adapters.has(name) && name !== platform.adapter) continue;
+    if (swaggerOnly.has(name) && !wanted.has(name)) continue;
+    if (name === "@nestjs/swagger" && !app.swagger) continue;
+    deps[name] = version;
+  }
+  return sorted(deps);
+}
+
+/** The `package.json` of an app (its lockfile is npm's resolution of exactly this). */
+export function appPackageJson(matrix: Matrix, app: ConsumerApp): Record<string, unknown> {
+  const set = matrix.sets[app.set];
+  const pkg: Record<string, unknown> = {
+    name: `consumer-${appId(matrix, app)}`,
+    version: "0.0.0",
+    private: true,
+    description:
+      `A Nest ${set.nest} ${
+        app.module === "esm" ? "ESM" : "CommonJS"
+      } app on ${app.platform} (${set.end} versions, ${
+        app.swagger ? "with" : "without"
+      } @nestjs/swagger) that installs ` +
+      "@saferoute/api-kit from the packed tarball. Generated from tests/consumers/matrix.json.",
+  };
+  if (app.module === "esm") pkg.type = "module";
+  pkg.dependencies = appDependencies(matrix, app);
+  pkg.devDependencies = sorted(matrix.devDependencies);
+  return pkg;
+}
+
+/** Numeric parts of an exact `x.y.z` version. */
+function parts(version: string): [number, number, number] {
+  const match = version.match(/^(\d+)\.(\d+)\.(\d+)$/);
+  if (match === null) throw new Error(`not an exact x.y.z version: ${version}`);
+  return [Number(match[1]), Number(match[2]), Number(match[3])];
+}
+
+/** Orders exact versions. */
+export function compareVersions(a: string, b: string): number {
+  const [x, y] = [parts(a), parts(b)];
+  return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
+}
+
+/** The version sets at least one app runs (a set only pending apps use is not tested yet). */
+export function testedSets(matrix: Matrix): VersionSet[] {
+  const keys = new Set(
+    matrix.apps.filter((app) => app.pending === undefined).map((app) => app.set),
+  );
+  return [...keys].map((key) => matrix.sets[key]);
+}
+
+/**
+ * The peer range of `name`: one caret range per major the tested sets hold (per minor below 1.0,
+ * as caret ranges count), each from the lowest tested version of that major. So the lower bound
+ * is the tested lowest, and every major in the range is one an app runs.
+ */
+export function peerRange(matrix: Matrix, name: string): string {
+  const lowest = new Map<string, string>();
+  for (const set of testedSets(matrix)) {
+    const version = set.packages[name] ?? set.integrations[name];
+    if (version === undefined) continue;
+    const [major, minor] = parts(version);
+    const key = major === 0 ? `0.${minor}` : `${major}`;
+    const current = lowest.get(key);
+    if (current === undefined || compareVersions(version, current) < 0) lowest.set(key, version);
+  }
+  if (lowest.size === 0) throw new Error(`no tested set has a version of ${name}`);
+  return [...lowest.values()].sort(compareVersions).map((version) => `^${version}`).join(" || ");
+}
+
+/** Every peer with its derived range and whether it is optional. */
+export function peerRanges(matrix: Matrix): Record<string, { range: string; optional: boolean }> {
+  const peers: Record<string, { range: string; optional: boolean }> = {};
+  for (const [name, { optional, range }] of Object.entries(sorted(matrix.peers))) {
+    // A peer no consumer app installs (pg: the PostgreSQL suite tests it) states its range.
+    peers[name] = { range: range ?? peerRange(matrix, name), optional };
+  }
+  return peers;
+}
+
+/** Escapes a table cell. */
+function cell(text: string): string {
+  return text.replaceAll("|", "\\|");
+}
+
+/** A Markdown table. */
+function table(head: string[], rows: string[][]): string[] {
+  return [
+    `| ${head.join(" | ")} |`,
+    `| ${head.map(() => "---").join(" | ")} |`,
+    ...rows.map((row) => `| ${row.map(cell).join(" | ")} |`),
+  ];
+}
+
+/** The text of `docs/compatibility.md`. */
+export function renderCompatibilityDoc(matrix: Matrix): string {
+  validateMatrix(matrix);
+  const sets = Object.entries(matrix.sets);
+  const names = [
+    ...new Set(sets.flatMap(([, set]) => [...Object.keys(set.packages)])),
+  ];
+  const integrations = [...new Set(sets.flatMap(([, set]) => Object.keys(set.integrations)))];
+  const lines: string[] = [
+    "# Compatibility",
+    "",
+    "<!-- Generated from tests/consumers/matrix.json by `deno task update:consumers`; do not edit. -->",
+    "",
+    `Every Nest major the package supports is tested at both ends on Node ${matrix.node} (20.19 or`,
+    "later lets the CommonJS apps `require()` the ESM-only Nest 12): the lowest set of versions npm",
+    "resolves without `--legacy-peer-deps`, and the highest current set. Each",
+    "consumer app below is a real Node project that installs its locked third-party dependencies",
+    "(`npm ci`), then the freshly packed package, and runs the shared consumer checks",
+    `(\`${matrix.suite}/\`) with real HTTP requests. Run them with`,
+    "`deno task test:consumers`.",
+    "",
+    "## Peer ranges",
+    "",
+    "Each range's lower bound is the lowest tested version, and every major in it is tested: the",
+    "ranges are derived from the version sets that at least one running app uses.",
+    "",
+    ...table(
+      ["package", "range", "optional"],
+      Object.entries(peerRanges(matrix)).map(([name, peer]) => [
+        `\`${name}\``,
+        `\`${peer.range}\``,
+        peer.optional ? "yes" : "no",
+      ]),
+    ),
+    "",
+    "## Version sets",
+    "",
+    ...table(
+      ["package", ...sets.map(([key]) => key)],
+      [...names, ...integrations].map((name) => [
+        `\`${name}\``,
+        ...sets.map(([, set]) => set.packages[name] ?? set.integrations[name] ?? "-"),
+      ]),
+    ),
+    "",
+    `Integrations (${integrations.map((name) => `\`${name}\``).join(", ")}) are installed in every`,
+    "app, so npm's peer resolution of each set is proven; the shared checks do not exercise them yet.",
+    "",
+    "Platforms: " +
+    Object.entries(matrix.platforms).map(([key, platform]) =>
+      `${key} (\`${platform.adapter}\`) brings ${platform.server} ` +
+      Object.entries(platform.majors).map(([nest, major]) => `${major} on Nest ${nest}`).join(
+        ", ",
+      )
+    ).join("; ") + ". Each app checks the server major it got.",
+    "",
+    "Why a version is where it is:",
+    "",
+    ...sets.flatMap(([key, set]) =>
+      Object.entries(set.why ?? {}).map(([name, why]) => `- ${key}, \`${name}\`: ${why}.`)
+    ),
+    "",
+    "## Consumer apps",
+    "",
+    ...table(
+      ["app", "Nest", "module", "platform", "versions", "@nestjs/swagger", "status"],
+      matrix.apps.map((app) => {
+        const set = matrix.sets[app.set];
+        return [
+          `\`${appId(matrix, app)}\``,
+          String(set.nest),
+          app.module === "esm" ? "ESM" : "CommonJS",
+          app.platform,
+          app.set,
+          app.swagger ? (set.packages["@nestjs/swagger"] ?? "-") : "not installed",
+          app.pending === undefined ? "runs" : `pending: ${app.pending}`,
+        ];
+      }),
+    ),
+    "",
+    "## Known incompatibilities",
+    "",
+    ...(matrix.known.length === 0 ? ["None known."] : table(
+      ["where", "what", "error"],
+      matrix.known.map((issue) => [issue.where, issue.what, `\`${issue.error}\``]),
+    )),
+    "",
+    "## Not tested",
+    "",
+    ...table(
+      ["package", "versions", "why"],
+      matrix.untested.map((entry) => [`\`${entry.package}\``, entry.versions, entry.why]),
+    ),
+    "",
+    "## Prisma",
+    "",
+    "`PrismaApiKeyStorage` imports nothing from Prisma. Each major was tried against real",
+    "PostgreSQL on this machine, which cannot reach Prisma's engine host:",
+    "",
+    ...(matrix.prisma.length === 0 ? ["Not tried yet."] : table(
+      ["versions", "status", "notes"],
+      matrix.prisma.map((entry) => [entry.version, entry.status, entry.notes]),
+    )),
+    "",
+  ];
+  return lines.join("\n");
+}

@@ -1,6 +1,0 @@
-// Real HTTP requests against the consumer app (Nest 12, ESM, Fastify): the checks are
-// ../shared/suite.ts (copied in from tests/consumers/shared/ by run.ts).
-import { consumerSuite } from "../shared/suite.ts";
-import { bootstrap } from "../src/app.ts";
-
-consumerSuite("nest12-esm-fastify consumer", bootstrap);
