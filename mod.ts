@@ -38,6 +38,7 @@ export {
   ApiKeyError,
   type ApiKeyErrorCode,
   type ApiKeyEvent,
+  type ApiKeyHeaderReader,
   ApiKeyOperationError,
   type ApiKeyOperationErrorCode,
   type ApiKeyRecord,

@@ -8,8 +8,8 @@ import {
   parseKey,
   redactApiKeys,
 } from "../../api_keys/mod.ts";
-import { BASE62_ALPHABET } from "../../api_keys/base62.ts";
-import { crc32Ascii } from "../../api_keys/crc32.ts";
+import { BASE62_ALPHABET } from "../../api_keys/_base62.ts";
+import { crc32Ascii } from "../../api_keys/key_format.ts";
 
 describe("key format", () => {
   it("generates 10,000 keys of the documented layout with uniform base62 characters", () => {

@@ -48,8 +48,8 @@ function wrongSecret(raw: string): string {
   return raw;
 }
 
-import { encodeBase62Fixed } from "../../api_keys/base62.ts";
-import { crc32Ascii } from "../../api_keys/crc32.ts";
+import { encodeBase62Fixed } from "../../api_keys/_base62.ts";
+import { crc32Ascii } from "../../api_keys/key_format.ts";
 function checksum(body: string): string {
   return encodeBase62Fixed(crc32Ascii(body), 6);
 }

@@ -12,7 +12,7 @@ import {
   ApiKeysService,
   InMemoryApiKeyStorage,
 } from "../../api_keys/mod.ts";
-import { VerificationCache } from "../../api_keys/verification_cache.ts";
+import { VerificationCache } from "../../api_keys/_cache.ts";
 import type { ApiKeyContext } from "../../api_keys/types.ts";
 import { overrideStorage, PEPPER_1, READ_ORDERS, rejection } from "./helpers.ts";
 
@@ -99,7 +99,7 @@ describe("VerificationCache generations", () => {
   });
 
   it("a fill read at an older generation is dropped", () => {
-    const cache = new VerificationCache(10);
+    const cache = new VerificationCache(10, 60_000);
     const generation = cache.generation;
     cache.invalidate("AAAAAAAAAAAA");
     assert.notEqual(cache.generation, generation);
@@ -109,11 +109,11 @@ describe("VerificationCache generations", () => {
     assert.equal(cache.get("BBBBBBBBBBBB")?.secret, "s");
   });
 
-  it("delete (the name key management uses) invalidates like invalidate", () => {
-    const cache = new VerificationCache(10);
+  it("invalidate drops the entry and every fill read before it", () => {
+    const cache = new VerificationCache(10, 60_000);
     const generation = cache.generation;
     assert.equal(cache.set("AAAAAAAAAAAA", entry("s"), generation), true);
-    cache.delete("AAAAAAAAAAAA");
+    cache.invalidate("AAAAAAAAAAAA");
     assert.equal(cache.get("AAAAAAAAAAAA"), undefined);
     assert.equal(cache.set("AAAAAAAAAAAA", entry("s"), generation), false);
   });

@@ -7,25 +7,21 @@
 import { ApiKeyValidationError } from "./errors.ts";
 import { normalizeAllowedIpCidrs } from "./ip_allowlist.ts";
 import { flattenScopes } from "./scopes.ts";
-import type { CreateApiKeyInput, Environment, RotateApiKeyInput } from "./types.ts";
-
-/**
- * Longest accepted key name.
- *
- * @example
- * ```ts
- * import { MAX_API_KEY_NAME_LENGTH } from "./input_validation.ts";
- * MAX_API_KEY_NAME_LENGTH; // 200
- * ```
- */
-export const MAX_API_KEY_NAME_LENGTH = 200;
+import {
+  type CreateApiKeyInput,
+  DEFAULT_GRACE_PERIOD_MS,
+  type Environment,
+  type ListApiKeysOptions,
+  MAX_API_KEY_NAME_LENGTH,
+  type RotateApiKeyInput,
+} from "./types.ts";
 
 /**
  * A validated create input: scopes flattened, allowlist canonical.
  *
  * @example
  * ```ts
- * import type { ValidCreateInput } from "./input_validation.ts";
+ * import type { ValidCreateInput } from "./_input.ts";
  * declare const input: ValidCreateInput;
  * input.scopes; // string[]
  * ```
@@ -52,7 +48,7 @@ export interface ValidCreateInput {
  *
  * @example
  * ```ts
- * import type { ValidRotateInput } from "./input_validation.ts";
+ * import type { ValidRotateInput } from "./_input.ts";
  * declare const input: ValidRotateInput;
  * input.gracePeriodMs; // number
  * ```
@@ -71,24 +67,13 @@ export interface ValidRotateInput {
 }
 
 /**
- * Default grace period of `rotate`: 24 hours.
- *
- * @example
- * ```ts
- * import { DEFAULT_GRACE_PERIOD_MS } from "./input_validation.ts";
- * DEFAULT_GRACE_PERIOD_MS; // 86400000
- * ```
- */
-export const DEFAULT_GRACE_PERIOD_MS = 24 * 60 * 60 * 1000;
-
-/**
  * The latest instant a duration or an expiry may produce (epoch ms of
  * 9999-12-31T23:59:59.999Z): every date the service stores or computes is at
  * most this, so it is valid and fits a database timestamp.
  *
  * @example
  * ```ts
- * import { MAX_API_KEY_INSTANT_MS } from "./input_validation.ts";
+ * import { MAX_API_KEY_INSTANT_MS } from "./_input.ts";
  * new Date(MAX_API_KEY_INSTANT_MS).toISOString(); // "9999-12-31T23:59:59.999Z"
  * ```
  */
@@ -100,7 +85,7 @@ export const MAX_API_KEY_INSTANT_MS: number = Date.UTC(9999, 11, 31, 23, 59, 59,
  *
  * @example
  * ```ts
- * import { instantProblem } from "./input_validation.ts";
+ * import { instantProblem } from "./_input.ts";
  * instantProblem(Date.UTC(2030, 0, 1)); // undefined
  * instantProblem(1e16); // "must not reach past 9999-12-31T23:59:59.999Z"
  * ```
@@ -118,7 +103,7 @@ export function instantProblem(ms: number): string | undefined {
  *
  * @example
  * ```ts
- * import { durationProblem } from "./input_validation.ts";
+ * import { durationProblem } from "./_input.ts";
  * durationProblem(60_000, Date.now()); // undefined
  * durationProblem(-1, Date.now()); // "must be a non-negative number of milliseconds"
  * ```
@@ -140,7 +125,7 @@ function fail(field: string, problem: string): never {
  *
  * @example
  * ```ts
- * import { requireDuration } from "./input_validation.ts";
+ * import { requireDuration } from "./_input.ts";
  * requireDuration(1000, "gracePeriodMs", Date.now()); // 1000
  * ```
  */
@@ -155,7 +140,7 @@ export function requireDuration(value: unknown, field: string, fromMs: number): 
  *
  * @example
  * ```ts
- * import { requireNonEmptyString } from "./input_validation.ts";
+ * import { requireNonEmptyString } from "./_input.ts";
  * requireNonEmptyString("t1", "tenantId"); // "t1"
  * ```
  */
@@ -200,7 +185,7 @@ function validCidrs(value: unknown): string[] {
  *
  * @example
  * ```ts
- * import { validateCreateInput } from "./input_validation.ts";
+ * import { validateCreateInput } from "./_input.ts";
  * validateCreateInput({ tenantId: "t1", name: "ci", scopes: [{ resource: "a", level: "read" }] })
  *   .environment; // "live"
  * ```
@@ -238,7 +223,7 @@ export function validateCreateInput(input: CreateApiKeyInput): ValidCreateInput 
  *
  * @example
  * ```ts
- * import { validateRotateInput } from "./input_validation.ts";
+ * import { validateRotateInput } from "./_input.ts";
  * validateRotateInput(undefined, new Date()).gracePeriodMs; // 86400000
  * ```
  */
@@ -261,4 +246,20 @@ export function validateRotateInput(
       ? undefined
       : validCidrs(input.allowedIpCidrs),
   };
+}
+
+/**
+ * Validates the options of `list`; answers `includeRevoked` (default false).
+ *
+ * @example
+ * ```ts
+ * import { validateListOptions } from "./_input.ts";
+ * validateListOptions({ includeRevoked: true }); // true
+ * validateListOptions(undefined); // false
+ * ```
+ */
+export function validateListOptions(options: ListApiKeysOptions | undefined): boolean {
+  const includeRevoked = options?.includeRevoked ?? false;
+  if (typeof includeRevoked !== "boolean") fail("includeRevoked", "must be a boolean");
+  return includeRevoked;
 }

@@ -13,7 +13,7 @@ import { redactApiKeys } from "./key_format.ts";
  *
  * @example
  * ```ts
- * import type { Dispatch } from "./sinks.ts";
+ * import type { Dispatch } from "./_sinks.ts";
  * const dispatch: Dispatch<string> = (payload) => console.log(payload);
  * ```
  */
@@ -35,7 +35,7 @@ function nameOf(error: unknown): string {
  *
  * @example
  * ```ts
- * import { failureLine } from "./sinks.ts";
+ * import { failureLine } from "./_sinks.ts";
  * failureLine("onMetric", new TypeError("x")); // "api-keys: onMetric failed (TypeError)"
  * ```
  */
@@ -50,7 +50,7 @@ export function failureLine(label: string, error: unknown): string {
  *
  * @example
  * ```ts
- * import { warnOnce } from "./sinks.ts";
+ * import { warnOnce } from "./_sinks.ts";
  * const report = warnOnce("onAuthFailed");
  * report(new Error("down")); // one warning
  * report(new Error("down")); // silence
@@ -76,7 +76,7 @@ export function warnOnce(label: string): (error: unknown) => void {
  *
  * @example
  * ```ts
- * import { callDetached, warnOnce } from "./sinks.ts";
+ * import { callDetached, warnOnce } from "./_sinks.ts";
  * callDetached(async (n: number) => console.log(n), [1], warnOnce("onEvent"));
  * ```
  */
@@ -103,7 +103,7 @@ export function callDetached<A extends unknown[]>(
  *
  * @example
  * ```ts
- * import { createDispatcher } from "./sinks.ts";
+ * import { createDispatcher } from "./_sinks.ts";
  * const dispatch = createDispatcher((n: number) => console.log(n), undefined, "onMetric");
  * dispatch?.(1); // undefined when there is no sink
  * ```

@@ -10,7 +10,7 @@
  *
  * @example
  * ```ts
- * import { BASE62_ALPHABET } from "./base62.ts";
+ * import { BASE62_ALPHABET } from "./_base62.ts";
  * BASE62_ALPHABET.length; // 62
  * ```
  */
@@ -26,7 +26,7 @@ const REJECTION_LIMIT = 248;
  *
  * @example
  * ```ts
- * import { randomBase62 } from "./base62.ts";
+ * import { randomBase62 } from "./_base62.ts";
  * randomBase62(12).length; // 12
  * ```
  */
@@ -48,7 +48,7 @@ export function randomBase62(length: number): string {
  *
  * @example
  * ```ts
- * import { encodeBase62Fixed } from "./base62.ts";
+ * import { encodeBase62Fixed } from "./_base62.ts";
  * encodeBase62Fixed(61, 2); // "0z"
  * ```
  */

@@ -1,5 +1,6 @@
 /**
- * A client-IP resolver for apps behind known proxies, without framework-wide trust.
+ * Client-IP resolvers of the guard: the default one (the framework's answer)
+ * and one for apps behind known proxies, without framework-wide trust.
  *
  * @module
  */
@@ -9,7 +10,26 @@ import {
   normalizeAllowedIpCidrs,
   parseIpAddress,
 } from "../ip_allowlist.ts";
-import type { ApiKeyClientIpResolver } from "./api-keys-module-options.interface.ts";
+import type { ApiKeyClientIpResolver } from "./api_keys.module.ts";
+
+/**
+ * Client address of an Express or Fastify request: `request.ip` (which honours
+ * Express `trust proxy` and Fastify `trustProxy`), else the socket's remote
+ * address, else `undefined`. Never reads `X-Forwarded-For` or `Forwarded` itself.
+ *
+ * @example
+ * ```ts
+ * import { defaultApiKeyClientIpResolver } from "@saferoute/api-kit/api-keys/nest";
+ * defaultApiKeyClientIpResolver({ ip: "203.0.113.7" }); // "203.0.113.7"
+ * ```
+ */
+// deno-lint-ignore no-explicit-any
+export function defaultApiKeyClientIpResolver(request: any): string | undefined {
+  const ip = request?.ip;
+  if (typeof ip === "string" && ip !== "") return ip;
+  const address = (request?.raw ?? request)?.socket?.remoteAddress;
+  return typeof address === "string" && address !== "" ? address : undefined;
+}
 
 /**
  * Longest forwarding-header value read (all lines joined). A longer one makes

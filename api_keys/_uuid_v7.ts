@@ -11,7 +11,7 @@ const HEX: string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padSt
  *
  * @example
  * ```ts
- * import { uuidV7 } from "./uuid_v7.ts";
+ * import { uuidV7 } from "./_uuid_v7.ts";
  * uuidV7()[14]; // "7"
  * ```
  */

@@ -12,7 +12,7 @@
  * @module
  */
 import { ApiKeyValidationError } from "./errors.ts";
-import { requireDuration } from "./input_validation.ts";
+import { requireDuration } from "./_input.ts";
 import type { ApiKeyTtlPolicy } from "./types.ts";
 
 /**
@@ -26,7 +26,7 @@ import type { ApiKeyTtlPolicy } from "./types.ts";
  *
  * @example
  * ```ts
- * import type { ExpiryResolver } from "./ttl_policy.ts";
+ * import type { ExpiryResolver } from "./_ttl_policy.ts";
  * const resolve: ExpiryResolver = (requested) => requested ?? null;
  * ```
  */
@@ -41,7 +41,7 @@ export type ExpiryResolver = (
  *
  * @example
  * ```ts
- * import { compileTtlPolicy } from "./ttl_policy.ts";
+ * import { compileTtlPolicy } from "./_ttl_policy.ts";
  * const resolve = compileTtlPolicy({ defaultExpiresInMs: 1000 });
  * resolve(undefined, new Date(0))?.getTime(); // 1000
  * resolve(undefined, new Date(0), new Date(500))?.getTime(); // 500 (a rotation keeps the expiry)

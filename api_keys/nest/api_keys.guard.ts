@@ -1,30 +1,26 @@
 /**
- * `ApiKeysGuard`: extracts the key, resolves the client IP and lets the core
- * authorize the request against the route's requirements.
+ * `ApiKeysGuard`: resolves the client IP and lets the core authorize the
+ * request from its headers (`ApiKeysService.authorizeRequest`) against the
+ * route's requirements; and `getApiKeyContext`, where it records the result.
  *
  * @module
  */
 import { Inject, Injectable, Logger, Optional } from "@nestjs/common";
 import { Reflector } from "@nestjs/core";
-import { ApiKeyError } from "../errors.ts";
-import { extractApiKey } from "../extract_api_key.ts";
-import { ApiKeysService, type AuthorizeOptions } from "../service.ts";
-import { failureLine } from "../sinks.ts";
-import type { ApiKeyContext, Environment, RequiredScope } from "../types.ts";
-import { recordApiKeyContext } from "./api-key-context.ts";
-import { toApiKeyHttpException } from "./api-key-http.exception.ts";
+import type { ApiKeyHeaderReader } from "../extract_api_key.ts";
+import { ApiKeysService } from "../service.ts";
+import { failureLine } from "../_sinks.ts";
+import type { ApiKeyContext, AuthorizeOptions, Environment, RequiredScope } from "../types.ts";
+import { defaultApiKeyClientIpResolver } from "./api_keys.client_ip.ts";
 import {
   API_KEY_CONTEXT_PROPERTY,
   API_KEYS_CLIENT_IP_RESOLVER,
   API_KEYS_CONTEXT_WRITER,
   API_KEYS_ENVIRONMENT_METADATA,
   API_KEYS_SCOPE_METADATA,
-} from "./api-keys.constants.ts";
-import type {
-  ApiKeyClientIpResolver,
-  ApiKeyContextWriter,
-} from "./api-keys-module-options.interface.ts";
-import { defaultApiKeyClientIpResolver } from "./default-client-ip.resolver.ts";
+} from "./api_keys.constants.ts";
+import { toApiKeyHttpException } from "./api_keys.exception.ts";
+import type { ApiKeyClientIpResolver, ApiKeyContextWriter } from "./api_keys.module.ts";
 
 // deno-lint-ignore ban-types
 type Target = Function;
@@ -54,22 +50,27 @@ export interface ApiKeysGuardContext {
 
 type RouteRequirements = Pick<AuthorizeOptions, "requiredEnvironment" | "requiredScope">;
 
-/** Never parses, so the core reports conflicting or over-long keys as `api_key_malformed`. */
-const UNPARSABLE_KEY = "unparsable";
-
 const writeToRequestProperty: ApiKeyContextWriter = (context, request) => {
   request[API_KEY_CONTEXT_PROPERTY] = context;
 };
 
-/** The raw key of the request; `UNPARSABLE_KEY` when its headers are malformed. */
-// deno-lint-ignore no-explicit-any
-function rawKeyOf(request: any): string | undefined {
-  try {
-    return extractApiKey(headerReaderOf(request));
-  } catch (error) {
-    if (error instanceof ApiKeyError) return UNPARSABLE_KEY;
-    throw error;
-  }
+/** The context the guard verified for each request, whatever the context writer does. */
+const contexts = new WeakMap<object, ApiKeyContext>();
+
+/**
+ * The context the guard verified for `request` (Express or Fastify request),
+ * or `undefined` when the guard did not run or failed. Works with any context writer.
+ *
+ * @example
+ * ```ts
+ * import { getApiKeyContext } from "@saferoute/api-kit/api-keys/nest";
+ * function tenantOf(request: object): string | undefined {
+ *   return getApiKeyContext(request)?.tenantId;
+ * }
+ * ```
+ */
+export function getApiKeyContext(request: object): ApiKeyContext | undefined {
+  return typeof request === "object" && request !== null ? contexts.get(request) : undefined;
 }
 
 function isThenable<T>(value: T | Promise<T>): value is Promise<T> {
@@ -83,7 +84,7 @@ function isThenable<T>(value: T | Promise<T>): value is Promise<T> {
  * costs a fraction of building `headersDistinct` (about 1-3 µs per request).
  */
 // deno-lint-ignore no-explicit-any
-function headerReaderOf(request: any): (name: string) => string | string[] | undefined {
+function headerReaderOf(request: any): ApiKeyHeaderReader {
   const message = request.raw ?? request;
   const raw = message.rawHeaders;
   if (Array.isArray(raw)) return (name) => rawHeaderValues(raw, name);
@@ -109,9 +110,9 @@ function rawHeaderValues(raw: unknown[], name: string): string | string[] | unde
 }
 
 /**
- * Protects routes with API keys. Reads the key from `X-API-Key` or
- * `Authorization: Bearer` (see `extractApiKey`), resolves the client IP, and
- * calls `ApiKeysService.authorize`, which checks the key, then its IP
+ * Protects routes with API keys. Resolves the client IP and calls
+ * `ApiKeysService.authorizeRequest`, which reads the key from `X-API-Key` or
+ * `Authorization: Bearer` (see `extractApiKey`) and checks it, then its IP
  * allowlist, then `RequireEnvironment`, then `RequireScope`. A client-IP
  * resolver that throws or rejects means "client IP unknown" (keys with an
  * allowlist are refused, others pass) and is logged (error name only, redacted). On success it
@@ -169,16 +170,19 @@ export class ApiKeysGuard {
     const requirements = this.#requirementsOf(context.getHandler(), context.getClass());
     let apiKey: ApiKeyContext;
     try {
-      const rawKey = rawKeyOf(request);
       const resolved = this.#clientIpOf(request);
       // A synchronous resolver (the default) costs no extra await.
       const clientIp = isThenable(resolved) ? await resolved : resolved;
-      // Core reports every failure (onAuthFailed, api_key.auth_failed, metric) itself.
-      apiKey = await this.#service.authorize(rawKey, { ...requirements, clientIp });
+      // The core applies the header rules and reports every failure (onAuthFailed,
+      // api_key.auth_failed, metric) itself.
+      apiKey = await this.#service.authorizeRequest(headerReaderOf(request), {
+        ...requirements,
+        clientIp,
+      });
     } catch (error) {
       throw toApiKeyHttpException(error);
     }
-    recordApiKeyContext(request, apiKey);
+    contexts.set(request, apiKey);
     const written = this.#writeContext(apiKey, request);
     if (isThenable(written)) await written;
     return true;

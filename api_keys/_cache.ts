@@ -14,7 +14,7 @@ import type { ApiKeyContext } from "./types.ts";
  *
  * @example
  * ```ts
- * import type { VerificationCacheEntry } from "./verification_cache.ts";
+ * import type { VerificationCacheEntry } from "./_cache.ts";
  * declare const entry: VerificationCacheEntry;
  * entry.context.keyId;
  * ```
@@ -35,7 +35,7 @@ export interface VerificationCacheEntry {
  *
  * @example
  * ```ts
- * import { constantTimeEqual } from "./verification_cache.ts";
+ * import { constantTimeEqual } from "./_cache.ts";
  * constantTimeEqual("abc", "abc"); // true
  * ```
  */
@@ -58,8 +58,8 @@ export function constantTimeEqual(a: string, b: string): boolean {
  *
  * @example
  * ```ts
- * import { VerificationCache } from "./verification_cache.ts";
- * const cache = new VerificationCache(100);
+ * import { VerificationCache } from "./_cache.ts";
+ * const cache = new VerificationCache(100, 30_000);
  * cache.get("AbCdEfGhIjKl"); // undefined
  * const generation = cache.generation; // read before the storage lookup
  * cache.invalidate("AbCdEfGhIjKl"); // a revoke finished meanwhile
@@ -69,11 +69,14 @@ export function constantTimeEqual(a: string, b: string): boolean {
 export class VerificationCache {
   readonly #entries = new Map<string, VerificationCacheEntry>();
   readonly #maxEntries: number;
+  /** Life of an entry, in ms. */
+  readonly ttlMs: number;
   #generation = 0;
 
-  /** Creates a cache holding at most `maxEntries` keys. */
-  constructor(maxEntries: number) {
+  /** Creates a cache holding at most `maxEntries` keys, each for at most `ttlMs`. */
+  constructor(maxEntries: number, ttlMs: number) {
     this.#maxEntries = maxEntries;
+    this.ttlMs = ttlMs;
   }
 
   /** Number of entries. */
@@ -118,10 +121,5 @@ export class VerificationCache {
   invalidate(prefix: string): void {
     this.#generation++;
     this.#entries.delete(prefix);
-  }
-
-  /** `invalidate` under the name key management calls. */
-  delete(prefix: string): void {
-    this.invalidate(prefix);
   }
 }
