@@ -11,7 +11,17 @@ import {
   PrismaApiKeyStorage,
 } from "../../api_keys/mod.ts";
 import { fakePrismaClient } from "./fake_prisma.ts";
-import { makeService, overrideStorage, READ_ORDERS, rejection, spyStorage } from "./helpers.ts";
+import { ManageFlow } from "../../api_keys/_manage.ts";
+import { compileSettings } from "../../api_keys/_settings.ts";
+import { VerifyFlow } from "../../api_keys/_verify.ts";
+import {
+  makeService,
+  overrideStorage,
+  PEPPER_1,
+  READ_ORDERS,
+  rejection,
+  spyStorage,
+} from "./helpers.ts";
 
 const DAY = 24 * 60 * 60 * 1000;
 /** The latest instant a duration or expiry may produce. */
@@ -467,5 +477,51 @@ describe("concurrent revokes", () => {
       assert.deepEqual(events, []);
       assert.equal((await service.verify(key)).keyId, id);
     }
+  });
+});
+
+describe("the two flows over one settings object", () => {
+  it("a key made by the manage flow verifies through the verify flow; revoke drops its cache entry", async () => {
+    const settings = compileSettings({
+      peppers: { 1: PEPPER_1 },
+      storage: new InMemoryApiKeyStorage(),
+    });
+    const manage = new ManageFlow(settings);
+    const verify = new VerifyFlow(settings);
+    const { id, key } = await manage.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    assert.equal((await verify.verify(key)).keyId, id);
+    assert.equal(settings.cache?.size, 1, "cached by the verify flow");
+    await manage.revoke(id);
+    assert.equal(settings.cache?.size, 0, "dropped by the manage flow");
+    assert.equal((await rejection(verify.verify(key))).code, "api_key_revoked");
+  });
+
+  it("create and rotate build the new record the same way", async () => {
+    const storage = new InMemoryApiKeyStorage();
+    const settings = compileSettings({
+      peppers: { 1: PEPPER_1 },
+      storage,
+      idFactory: () => `id-${storage.size}`,
+    });
+    const manage = new ManageFlow(settings);
+    const created = await manage.create({
+      tenantId: "t",
+      name: "n",
+      scopes: READ_ORDERS,
+      allowedIpCidrs: ["10.0.0.0/8"],
+      createdBy: "alice",
+    });
+    const rotated = await manage.rotate(created.id, { createdBy: "alice" });
+    const [first, second] = await manage.list("t");
+    assert.deepEqual([first.id, second.id], [created.id, rotated.id]);
+    assert.deepEqual(Object.keys(second).sort(), Object.keys(first).sort());
+    for (const field of ["tenantId", "name", "environment", "scopes", "allowedIpCidrs"] as const) {
+      assert.deepEqual(second[field], first[field], field);
+    }
+    assert.deepEqual([second.createdBy, second.lastUsedAt, second.revokedAt], [
+      "alice",
+      null,
+      null,
+    ]);
   });
 });

@@ -1,12 +1,18 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { Module } from "@nestjs/common";
-import { InMemoryApiKeyStorage } from "../../../api_keys/in_memory_storage.ts";
-import { ApiKeysModule } from "../../../api_keys/nest/mod.ts";
-import { SafeResponseModule } from "../../../safe_response/nest/mod.ts";
-import { overrideStorage } from "../helpers.ts";
+import {
+  type ArgumentsHost,
+  Catch,
+  type ExceptionFilter,
+  HttpException,
+  type INestApplication,
+  Module,
+} from "@nestjs/common";
+import { ApiKeyHttpException } from "../../../api_keys/nest/api_keys.exception.ts";
+import { ApiKeysModule } from "../../../api_keys/nest/api_keys.module.ts";
 import {
   AdminController,
+  appModule,
   boot,
   issue,
   KeyedController,
@@ -14,6 +20,57 @@ import {
   PLATFORMS,
   withKey,
 } from "./test_app.ts";
+import { InMemoryApiKeyStorage } from "../../../api_keys/in_memory_storage.ts";
+import { SafeResponseModule } from "../../../safe_response/nest/mod.ts";
+import { overrideStorage } from "../helpers.ts";
+
+describe("ApiKeyHttpException", () => {
+  it("is an HttpException with the status, a code property and a safe body", () => {
+    const error = new ApiKeyHttpException("api_key_ip_not_allowed", 403, "not from here");
+    assert.ok(error instanceof HttpException);
+    assert.ok(error instanceof ApiKeyHttpException);
+    assert.equal(error.getStatus(), 403);
+    assert.equal(error.code, "api_key_ip_not_allowed");
+    assert.deepEqual(error.getResponse(), {
+      statusCode: 403,
+      code: "api_key_ip_not_allowed",
+      message: "not from here",
+    });
+    assert.ok(!(new HttpException("x", 401) instanceof ApiKeyHttpException));
+  });
+});
+
+for (const platform of PLATFORMS) {
+  describe(`ApiKeyHttpException over ${platform}`, () => {
+    it("can be caught by an app filter with @Catch(ApiKeyHttpException)", async () => {
+      @Catch(ApiKeyHttpException)
+      class ApiKeyFilter implements ExceptionFilter {
+        constructor(private readonly app: INestApplication) {}
+        catch(exception: ApiKeyHttpException, host: ArgumentsHost) {
+          this.app.getHttpAdapter().reply(
+            host.switchToHttp().getResponse(),
+            { caught: exception.code },
+            exception.getStatus(),
+          );
+        }
+      }
+      const running = await boot(
+        appModule(ApiKeysModule.forRoot(moduleOptions())),
+        platform,
+        undefined,
+        (app) => app.useGlobalFilters(new ApiKeyFilter(app)),
+      );
+      try {
+        const response = await running.request("/open");
+        assert.deepEqual([response.status, response.body], [401, {
+          caught: "api_key_missing",
+        }]);
+      } finally {
+        await running.close();
+      }
+    });
+  });
+}
 
 @Module({
   imports: [ApiKeysModule.forRoot(moduleOptions()), SafeResponseModule.register()],
