@@ -115,7 +115,16 @@ export function durationProblem(value: unknown, fromMs: number): string | undefi
   return instantProblem(fromMs + value);
 }
 
-function fail(field: string, problem: string): never {
+/**
+ * Throws the `ApiKeyValidationError` of `field` (the one way they are built).
+ *
+ * @example
+ * ```ts
+ * import { fail } from "./_input.ts";
+ * const name = (value: unknown) => typeof value === "string" ? value : fail("name", "must be a string");
+ * ```
+ */
+export function fail(field: string, problem: string): never {
   throw new ApiKeyValidationError(field, problem);
 }
 

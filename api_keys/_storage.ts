@@ -116,6 +116,7 @@ function readBoolean(value: unknown): boolean {
 
 const ignore = (): void => {};
 
+/** The error a failed storage call rejects with: the one way `ApiKeyStorageError`s are built. */
 function toStorageError(operation: string, error: unknown): Error {
   if (error instanceof ApiKeyOperationError || error instanceof ApiKeyStorageError) return error;
   return new ApiKeyStorageError(operation, error);
@@ -194,11 +195,11 @@ export class StorageAccess {
       try {
         record = peekByPrefix(prefix) ?? null;
       } catch (error) {
-        throw new ApiKeyStorageError("peekByPrefix", error);
+        throw toStorageError("peekByPrefix", error);
       }
       if (!checked.has(record ?? CHECKED) && record !== null) {
         const read = readApiKeyRecord(record);
-        if (read === null) throw new ApiKeyStorageError("peekByPrefix", malformed());
+        if (read === null) throw toStorageError("peekByPrefix", malformed());
         if (read !== record) return read;
         checked.add(record as object);
       }

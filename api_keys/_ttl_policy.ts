@@ -11,8 +11,7 @@
  *
  * @module
  */
-import { ApiKeyValidationError } from "./errors.ts";
-import { requireDuration } from "./_input.ts";
+import { fail, requireDuration } from "./_input.ts";
 import type { ApiKeyTtlPolicy } from "./types.ts";
 
 /**
@@ -65,20 +64,17 @@ export function compileTtlPolicy(policy: ApiKeyTtlPolicy = {}): ExpiryResolver {
     } else {
       expiresAt = requested;
       if (expiresAt.getTime() <= now.getTime()) {
-        throw new ApiKeyValidationError("expiresAt", "must be in the future");
+        fail("expiresAt", "must be in the future");
       }
       if (maxExpiresInMs !== undefined && expiresAt.getTime() > now.getTime() + maxExpiresInMs) {
-        throw new ApiKeyValidationError(
+        fail(
           "expiresAt",
           `must be at most ${maxExpiresInMs} ms from now (ttlPolicy.maxExpiresInMs)`,
         );
       }
     }
     if (expiresAt === null && !allowNeverExpires) {
-      throw new ApiKeyValidationError(
-        "expiresAt",
-        "keys without expiry are not allowed by the TTL policy",
-      );
+      fail("expiresAt", "keys without expiry are not allowed by the TTL policy");
     }
     return expiresAt === null ? null : new Date(expiresAt.getTime());
   };
