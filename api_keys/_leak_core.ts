@@ -11,7 +11,7 @@ import type {
   LeakReportResponse,
 } from "./leaked_keys.ts";
 import { type SecretScanningPatterns, secretScanningPatterns } from "./secret_scanning_patterns.ts";
-import { createDispatcher, type Dispatch } from "./sinks.ts";
+import { createDispatcher, type Dispatch } from "./_sinks.ts";
 
 /** The checked common options of a handler. */
 export interface LeakCore {

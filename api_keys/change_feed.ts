@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { createDispatcher, type Dispatch } from "./sinks.ts";
+import { createDispatcher, type Dispatch } from "./_sinks.ts";
 
 /**
  * What happened to a key: `created`, `revoked`, `rotated` (its `rotatedAt`

@@ -92,6 +92,36 @@ export class ApiKeyError extends Error {
 }
 
 /**
+ * Builds an `ApiKeyError` the way the library does for every verification,
+ * authorization and header failure: the same fields as `new ApiKeyError(code,
+ * reason)` (message from the same table), without capturing a stack trace
+ * (about 1.5 µs saved per failure; the stack of an authentication failure
+ * says nothing). Internal: not exported by the entry point.
+ *
+ * @example
+ * ```ts
+ * import { ApiKeyError, apiKeyError } from "./errors.ts";
+ * const error = apiKeyError("api_key_malformed", "X-API-Key has several values");
+ * error instanceof ApiKeyError; // true
+ * error.reason; // "X-API-Key has several values"
+ * ```
+ */
+export function apiKeyError(code: ApiKeyErrorCode, reason?: string): ApiKeyError {
+  const error = Object.create(ApiKeyError.prototype) as ApiKeyError;
+  const message = API_KEY_ERROR_MESSAGES[code];
+  Object.defineProperties(error, {
+    stack: { value: `ApiKeyError: ${message}`, writable: true, configurable: true },
+    message: { value: message, writable: true, configurable: true },
+  });
+  return Object.assign(error, {
+    code,
+    httpStatus: API_KEY_ERROR_STATUS[code],
+    reason,
+    name: "ApiKeyError",
+  });
+}
+
+/**
  * Codes of management-operation failures.
  *
  * @example

@@ -1,15 +1,30 @@
 /**
- * Reading the raw key from request headers, framework-neutral.
+ * The header rules: reading the raw key from request headers, framework-neutral.
+ * `ApiKeysService.authorizeRequest` applies them; bindings call that.
  *
  * @module
  */
-import { ApiKeyError } from "./errors.ts";
+import { type ApiKeyError, apiKeyError } from "./errors.ts";
 import { hasApiKeyLayout, MAX_API_KEY_LENGTH } from "./key_format.ts";
+
+/**
+ * Reads one request header by lower-case name: a string, several values (one
+ * per header line), or `undefined`/`null` when absent. Fits Node's
+ * `headersDistinct`, a plain object, and Fetch `Headers` (`headers.get(name)`,
+ * which joins repeated lines with `", "`).
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyHeaderReader } from "./extract_api_key.ts";
+ * const fromFetch = (request: Request): ApiKeyHeaderReader => (name) => request.headers.get(name);
+ * ```
+ */
+export type ApiKeyHeaderReader = (name: string) => string | string[] | null | undefined;
 
 const BEARER = /^bearer[ \t]+(\S+)[ \t]*$/i;
 
 function malformed(reason: string): ApiKeyError {
-  return new ApiKeyError("api_key_malformed", reason);
+  return apiKeyError("api_key_malformed", reason);
 }
 
 /**
@@ -17,8 +32,8 @@ function malformed(reason: string): ApiKeyError {
  * HTTP stacks join repeated headers with ", " (and neither keys nor Bearer
  * tokens contain commas).
  */
-function valuesOf(header: string | string[] | undefined): string[] {
-  if (header === undefined) return [];
+function valuesOf(header: string | string[] | null | undefined): string[] {
+  if (header === undefined || header === null) return [];
   const values: string[] = [];
   for (const line of typeof header === "string" ? [header] : header) {
     for (const part of line.includes(",") ? line.split(",") : [line]) {
@@ -30,7 +45,7 @@ function valuesOf(header: string | string[] | undefined): string[] {
 }
 
 /** The one `X-API-Key` value, `undefined` when absent or blank. */
-function keyHeader(header: string | string[] | undefined): string | undefined {
+function keyHeader(header: string | string[] | null | undefined): string | undefined {
   let found: string | undefined;
   for (const value of valuesOf(header)) {
     if (value.length > MAX_API_KEY_LENGTH) throw malformed("X-API-Key is too long");
@@ -41,7 +56,7 @@ function keyHeader(header: string | string[] | undefined): string | undefined {
 }
 
 /** The one key-shaped `Authorization: Bearer` token, `undefined` when there is none. */
-function bearerKey(header: string | string[] | undefined): string | undefined {
+function bearerKey(header: string | string[] | null | undefined): string | undefined {
   let found: string | undefined;
   for (const value of valuesOf(header)) {
     // "Bearer ", a key and a little whitespace at most; anything longer (e.g. a JWT) is no key.
@@ -55,14 +70,16 @@ function bearerKey(header: string | string[] | undefined): string | undefined {
 }
 
 /**
- * Extracts the raw API key from `X-API-Key: <key>` or `Authorization: Bearer <key>`.
- * `getHeader` reads one header by lower-case name (a string, several values, or
- * `undefined`).
+ * Extracts the raw API key from `X-API-Key: <key>` or `Authorization: Bearer <key>`
+ * (the header rules). `getHeader` reads one header by lower-case name (see
+ * `ApiKeyHeaderReader`). `ApiKeysService.authorizeRequest` applies these rules
+ * and then authorizes the key; call this directly only to read the key.
  *
  * A Bearer token counts only when it has the key layout, so a user's JWT in
  * `Authorization` can travel beside a key in `X-API-Key`. Two different keys on
  * one request, several differing values of one header, or an `X-API-Key` value
- * longer than any key throw `ApiKeyError("api_key_malformed")`. Returns
+ * longer than any key throw `ApiKeyError("api_key_malformed")` with a `reason`
+ * naming the rule (never the key). Returns
  * `undefined` when the request carries no key. The key never appears in an
  * error message.
  *
@@ -76,9 +93,7 @@ function bearerKey(header: string | string[] | undefined): string | undefined {
  * const key = extractApiKey((name) => headers[name]); // "ak_live_..."
  * ```
  */
-export function extractApiKey(
-  getHeader: (name: string) => string | string[] | undefined,
-): string | undefined {
+export function extractApiKey(getHeader: ApiKeyHeaderReader): string | undefined {
   const fromKeyHeader = keyHeader(getHeader("x-api-key"));
   const fromBearer = bearerKey(getHeader("authorization"));
   if (fromKeyHeader !== undefined && fromBearer !== undefined && fromKeyHeader !== fromBearer) {

@@ -82,14 +82,8 @@ function fromBase64Url(text: string): Uint8Array<ArrayBuffer> | null {
  * Validates a pepper map (keys may be numeric strings) and returns it keyed by
  * number. Throws a `TypeError` naming `label` for an empty map, a version that
  * is not a positive integer, or a pepper shorter than 32 bytes.
- *
- * @example
- * ```ts
- * import { parsePeppers } from "./hasher.ts";
- * parsePeppers({ "1": "0123456789abcdef0123456789abcdef" }, "peppers").has(1); // true
- * ```
  */
-export function parsePeppers(peppers: unknown, label: string): Map<number, string> {
+function parsePeppers(peppers: unknown, label: string): Map<number, string> {
   if (typeof peppers !== "object" || peppers === null || Array.isArray(peppers)) {
     throw new TypeError(`${label} must be an object mapping version numbers to peppers`);
   }
@@ -113,14 +107,8 @@ export function parsePeppers(peppers: unknown, label: string): Map<number, strin
 /**
  * Resolves the current pepper version: `requested` when configured, else the
  * highest. Throws a `TypeError` naming `label` for an unknown version.
- *
- * @example
- * ```ts
- * import { resolveCurrentVersion } from "./hasher.ts";
- * resolveCurrentVersion(new Map([[1, "a"], [2, "b"]]), undefined, "currentVersion"); // 2
- * ```
  */
-export function resolveCurrentVersion(
+function resolveCurrentVersion(
   peppers: Map<number, string>,
   requested: unknown,
   label: string,
@@ -134,6 +122,31 @@ export function resolveCurrentVersion(
   }
   if (!peppers.has(version)) throw new TypeError(`${label} ${version} has no pepper`);
   return version;
+}
+
+/** Where `createHasher` passes the names its option errors use (module-private). */
+const LABELS = Symbol("labels");
+
+/**
+ * A `Sha256Hasher` whose option errors name the options as the caller calls
+ * them (e.g. `ApiKeysServiceOptions.peppers version 1 must be ...`): how the
+ * service parses its peppers, once. Internal: not exported by the entry point.
+ *
+ * @example
+ * ```ts
+ * import { createHasher } from "./hasher.ts";
+ * const hasher = createHasher(
+ *   { peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" } },
+ *   { peppers: "options.peppers", currentVersion: "options.currentPepperVersion" },
+ * );
+ * hasher.currentVersion; // 1
+ * ```
+ */
+export function createHasher(
+  options: { peppers: unknown; currentVersion?: unknown },
+  labels: { peppers: string; currentVersion: string },
+): Sha256Hasher {
+  return new Sha256Hasher({ ...options, [LABELS]: labels } as unknown as HasherOptions);
 }
 
 /**
@@ -160,11 +173,14 @@ export class Sha256Hasher {
     if (typeof options !== "object" || options === null) {
       throw new TypeError("HasherOptions must be an object");
     }
-    this.#peppers = parsePeppers(options.peppers, "HasherOptions.peppers");
+    const labels = (options as { [LABELS]?: { peppers: string; currentVersion: string } })[
+      LABELS
+    ] ?? { peppers: "HasherOptions.peppers", currentVersion: "HasherOptions.currentVersion" };
+    this.#peppers = parsePeppers(options.peppers, labels.peppers);
     this.currentVersion = resolveCurrentVersion(
       this.#peppers,
       options.currentVersion,
-      "HasherOptions.currentVersion",
+      labels.currentVersion,
     );
   }
 

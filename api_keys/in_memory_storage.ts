@@ -5,27 +5,41 @@
  * @module
  */
 import { ApiKeyOperationError } from "./errors.ts";
-import { compareApiKeyRecords, copyApiKeyRecord, readExpiresAt } from "./record.ts";
+import { readExpiresAt } from "./_storage.ts";
 import type { ApiKeyStorage } from "./storage.ts";
 import type { ApiKeyRecord, ListApiKeysOptions, RotateApiKeyStorageInput } from "./types.ts";
 
-/**
- * Synchronous lookup by prefix, for `ApiKeysService` only (not part of the
- * storage contract). Returns the stored record itself, which callers must not
- * mutate.
- *
- * @example
- * ```ts
- * import { InMemoryApiKeyStorage, PEEK_BY_PREFIX } from "./in_memory_storage.ts";
- * new InMemoryApiKeyStorage()[PEEK_BY_PREFIX]("AbCdEfGhIjKl"); // null
- * ```
- */
-export const PEEK_BY_PREFIX: unique symbol = Symbol("InMemoryApiKeyStorage.peekByPrefix");
+function copyDate(date: Date | null): Date | null {
+  return date === null ? null : new Date(date.getTime());
+}
+
+/** A deep copy of a record (arrays and dates are new objects; `expiresAt` as the service reads it). */
+function copyRecord(record: ApiKeyRecord): ApiKeyRecord {
+  const copy: ApiKeyRecord = {
+    ...record,
+    scopes: [...record.scopes],
+    lastUsedAt: copyDate(record.lastUsedAt),
+    expiresAt: readExpiresAt(record.expiresAt),
+    revokedAt: copyDate(record.revokedAt),
+    rotatedAt: copyDate(record.rotatedAt),
+    createdAt: new Date(record.createdAt.getTime()),
+  };
+  if (record.allowedIpCidrs !== undefined) copy.allowedIpCidrs = [...record.allowedIpCidrs];
+  return copy;
+}
+
+/** List order: `createdAt` ascending, then `id`. */
+function byCreation(a: ApiKeyRecord, b: ApiKeyRecord): number {
+  const byTime = a.createdAt.getTime() - b.createdAt.getTime();
+  if (byTime !== 0) return byTime;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
 
 /**
- * Memory-backed storage. Lookups by id and prefix are O(1) and listing is
- * O(keys of the tenant), whatever the total count; `rotate` is one synchronous
- * step, so it is atomic.
+ * Memory-backed storage with every capability of `ApiKeyStorage`
+ * (`peekByPrefix`, `markRevokedIfActive`). Lookups by id and prefix are O(1)
+ * and listing is O(keys of the tenant), whatever the total count; `rotate` is
+ * one synchronous step, so it is atomic.
  *
  * @example
  * ```ts
@@ -47,7 +61,7 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
   #add(record: ApiKeyRecord): void {
     if (this.#byId.has(record.id)) throw new Error("duplicate API key id");
     if (this.#idByPrefix.has(record.prefix)) throw new Error("duplicate API key prefix");
-    this.#byId.set(record.id, copyApiKeyRecord(record));
+    this.#byId.set(record.id, copyRecord(record));
     this.#idByPrefix.set(record.prefix, record.id);
     let ids = this.#idsByTenant.get(record.tenantId);
     if (ids === undefined) this.#idsByTenant.set(record.tenantId, ids = new Set());
@@ -73,17 +87,17 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
   /** Finds a record by id. */
   findById(id: string): Promise<ApiKeyRecord | null> {
     const record = this.#byId.get(id);
-    return Promise.resolve(record === undefined ? null : copyApiKeyRecord(record));
+    return Promise.resolve(record === undefined ? null : copyRecord(record));
   }
 
   /** Finds a record by prefix. */
   findByPrefix(prefix: string): Promise<ApiKeyRecord | null> {
-    const record = this[PEEK_BY_PREFIX](prefix);
-    return Promise.resolve(record === null ? null : copyApiKeyRecord(record));
+    const record = this.peekByPrefix(prefix);
+    return Promise.resolve(record === null ? null : copyRecord(record));
   }
 
-  /** The stored record of `prefix` (not a copy) or null. */
-  [PEEK_BY_PREFIX](prefix: string): Readonly<ApiKeyRecord> | null {
+  /** Capability: the stored record of `prefix` itself (not a copy; do not mutate) or null. */
+  peekByPrefix(prefix: string): Readonly<ApiKeyRecord> | null {
     const id = this.#idByPrefix.get(prefix);
     return id === undefined ? null : this.#byId.get(id) ?? null;
   }
@@ -94,9 +108,9 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
     const out: ApiKeyRecord[] = [];
     for (const id of this.#idsByTenant.get(tenantId) ?? []) {
       const record = this.#byId.get(id)!;
-      if (includeRevoked || record.revokedAt === null) out.push(copyApiKeyRecord(record));
+      if (includeRevoked || record.revokedAt === null) out.push(copyRecord(record));
     }
-    return Promise.resolve(out.sort(compareApiKeyRecords));
+    return Promise.resolve(out.sort(byCreation));
   }
 
   /** Sets `revokedAt`; unknown ids reject with `api_key_record_not_found`. */

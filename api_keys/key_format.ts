@@ -9,11 +9,43 @@
  * - `checksum`: CRC-32 of everything before it, 6 base62 characters, so typos
  *   and garbage are rejected offline.
  *
+ * Over 300 lines because the layout, its one parser and its checksum are one
+ * rule, read on every verification.
+ *
  * @module
  */
-import { BASE62_ALPHABET, encodeBase62Fixed, randomBase62 } from "./base62.ts";
-import { crc32Ascii } from "./crc32.ts";
+import { BASE62_ALPHABET, encodeBase62Fixed, randomBase62 } from "./_base62.ts";
 import type { Environment } from "./types.ts";
+
+/** CRC-32 lookup table (IEEE 802.3, the zlib polynomial). */
+const CRC_TABLE: Uint32Array = (() => {
+  const table = new Uint32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    table[n] = c >>> 0;
+  }
+  return table;
+})();
+
+/**
+ * CRC-32 (IEEE 802.3, the zlib polynomial) of the low byte of each char code
+ * of `text` (exact for ASCII), up to `end` (default: the whole text): the
+ * checksum of keys. Internal: not exported by the entry point.
+ *
+ * @example
+ * ```ts
+ * import { crc32Ascii } from "./key_format.ts";
+ * crc32Ascii("123456789").toString(16); // "cbf43926"
+ * ```
+ */
+export function crc32Ascii(text: string, end: number = text.length): number {
+  let crc = 0xffffffff;
+  for (let i = 0; i < end; i++) {
+    crc = CRC_TABLE[(crc ^ text.charCodeAt(i)) & 0xff] ^ (crc >>> 8);
+  }
+  return (crc ^ 0xffffffff) >>> 0;
+}
 
 /**
  * Length of the public prefix.

@@ -20,28 +20,37 @@
  *   requiredScope: { resource: "invoices", level: "read" },
  * });
  * console.log(context.tenantId); // "acme"
+ *
+ * // In a server: the header rules and the checks in one call.
+ * const request = new Request("https://api.example/invoices", { headers: { "x-api-key": key } });
+ * await service.authorizeRequest((name) => request.headers.get(name), {
+ *   requiredScope: { resource: "invoices", level: "read" },
+ * });
  * ```
  *
  * @module
  */
-export type {
-  ApiKeyContext,
-  ApiKeyRecord,
-  ApiKeyTtlPolicy,
-  ApiKeyVerificationOutcome,
-  CreateApiKeyInput,
-  CreateApiKeyResult,
-  CreateTestKeyOptions,
-  Environment,
-  HashedSecret,
-  HasherOptions,
-  ListApiKeysOptions,
-  RequiredScope,
-  RotateApiKeyInput,
-  RotateApiKeyResult,
-  RotateApiKeyStorageInput,
-  Scope,
-  ScopeLevel,
+export {
+  type ApiKeyContext,
+  type ApiKeyRecord,
+  type ApiKeyTtlPolicy,
+  type ApiKeyVerificationOutcome,
+  type AuthorizeOptions,
+  type CreateApiKeyInput,
+  type CreateApiKeyResult,
+  type CreateTestKeyOptions,
+  DEFAULT_GRACE_PERIOD_MS,
+  type Environment,
+  type HashedSecret,
+  type HasherOptions,
+  type ListApiKeysOptions,
+  MAX_API_KEY_NAME_LENGTH,
+  type RequiredScope,
+  type RotateApiKeyInput,
+  type RotateApiKeyResult,
+  type RotateApiKeyStorageInput,
+  type Scope,
+  type ScopeLevel,
 } from "./types.ts";
 export {
   API_KEY_ERROR_STATUS,
@@ -98,7 +107,9 @@ export {
   type ApiKeyVerificationCacheOptions,
   validateApiKeysServiceOptions,
 } from "./service_options.ts";
-export { ApiKeysService, type AuthorizeOptions } from "./service.ts";
+export { ApiKeysService } from "./service.ts";
+export { createTestKey, type CreateTestKeyResult } from "./test_key.ts";
+export { type ApiKeyHeaderReader, extractApiKey } from "./extract_api_key.ts";
 export {
   type ApiKeyChange,
   type ApiKeyChangeFeed,
@@ -111,9 +122,6 @@ export {
   type ApiKeyFeedSnapshot,
   InMemoryApiKeyChangeFeed,
 } from "./change_feed.ts";
-export { DEFAULT_GRACE_PERIOD_MS, MAX_API_KEY_NAME_LENGTH } from "./input_validation.ts";
-export { createTestKey, type CreateTestKeyResult } from "./test_key.ts";
-export { extractApiKey } from "./extract_api_key.ts";
 export {
   type LegacyKeyLayout,
   type SecretScanningPatterns,

@@ -6,8 +6,7 @@
  *
  * @module
  */
-import { ApiKeyOperationError, ApiKeyStorageError } from "./errors.ts";
-import { readApiKeyRecord } from "./record.ts";
+import { ApiKeyOperationError } from "./errors.ts";
 import type { ApiKeyStorage } from "./storage.ts";
 import type { ApiKeyRecord, ListApiKeysOptions, RotateApiKeyStorageInput } from "./types.ts";
 
@@ -62,12 +61,14 @@ function toRow(record: ApiKeyRecord): Record<string, unknown> {
   return { ...record, allowedIpCidrs: [...(record.allowedIpCidrs ?? [])] };
 }
 
-function toRecord(row: unknown, operation: string): ApiKeyRecord {
-  if (typeof row !== "object" || row === null) {
-    throw new ApiKeyStorageError(operation, new Error("malformed row"));
-  }
-  const r = row as Record<string, unknown>;
-  const record = readApiKeyRecord({
+/**
+ * The record fields of a row (a row may have more columns), a null allowlist
+ * read as an empty one. Not validated: the service checks every record it reads.
+ */
+function toRecord(row: unknown): ApiKeyRecord {
+  if (typeof row !== "object" || row === null) return row as ApiKeyRecord;
+  const r = row as ApiKeyRecord;
+  return {
     id: r.id,
     tenantId: r.tenantId,
     name: r.name,
@@ -84,14 +85,16 @@ function toRecord(row: unknown, operation: string): ApiKeyRecord {
     replacedByKeyId: r.replacedByKeyId,
     createdBy: r.createdBy,
     createdAt: r.createdAt,
-  });
-  if (record === null) throw new ApiKeyStorageError(operation, new Error("malformed row"));
-  return record;
+  };
 }
 
 /**
- * Storage over a Prisma-shaped client. Malformed rows reject with
- * `ApiKeyStorageError`. `rotate` inserts the new row, then marks the old one
+ * Storage over a Prisma-shaped client, using only the delegate calls the spec
+ * lists (`create`, `findMany`, `findUnique`, `update`, optional
+ * `$transaction`). Rows are mapped, not validated (`ApiKeysService` checks
+ * every record it reads). Has the capability `markRevokedIfActive`, not
+ * `peekByPrefix` (a shared database can change behind any in-process copy).
+ * `rotate` inserts the new row, then marks the old one
  * with a conditional update `where: { id, rotatedAt: null, revokedAt: null }`;
  * Prisma's `P2025` (no row matched) means a concurrent rotate or revoke won,
  * reported as `api_key_not_rotatable`. With `$transaction` both steps are one
@@ -129,13 +132,13 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
   /** Finds a record by id. */
   async findById(id: string): Promise<ApiKeyRecord | null> {
     const row = await this.#client.apiKey.findUnique({ where: { id } });
-    return row === null || row === undefined ? null : toRecord(row, "findById");
+    return row === null || row === undefined ? null : toRecord(row);
   }
 
   /** Finds a record by prefix. */
   async findByPrefix(prefix: string): Promise<ApiKeyRecord | null> {
     const row = await this.#client.apiKey.findUnique({ where: { prefix } });
-    return row === null || row === undefined ? null : toRecord(row, "findByPrefix");
+    return row === null || row === undefined ? null : toRecord(row);
   }
 
   /** Lists a tenant's records ordered by `createdAt`, then `id`. */
@@ -146,8 +149,7 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
       where,
       orderBy: [{ createdAt: "asc" }, { id: "asc" }],
     });
-    if (!Array.isArray(rows)) throw new ApiKeyStorageError("listByTenant");
-    return rows.map((row) => toRecord(row, "listByTenant"));
+    return Array.isArray(rows) ? rows.map(toRecord) : rows;
   }
 
   /** Sets `revokedAt`; `P2025` becomes `api_key_record_not_found`. */

@@ -4,38 +4,21 @@
  *
  * @module
  */
-import { authorizationFailure, type AuthorizeOptions } from "./authorization.ts";
-import { ApiKeyError } from "./errors.ts";
-import { Sha256Hasher } from "./hasher.ts";
-import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
-import { DEFAULT_API_KEY_NAMESPACE } from "./key_format.ts";
-import { ApiKeyManager } from "./key_management.ts";
-import { LastUsedTracker } from "./last_used.ts";
-import { assertScopeLevel } from "./scopes.ts";
-import { type ApiKeysServiceOptions, validateApiKeysServiceOptions } from "./service_options.ts";
-import { createDispatcher } from "./sinks.ts";
-import { syncLookupOf } from "./storage_calls.ts";
-import { compileTtlPolicy } from "./ttl_policy.ts";
+import type { ApiKeyHeaderReader } from "./extract_api_key.ts";
+import { ManageFlow } from "./_manage.ts";
+import type { ApiKeysServiceOptions } from "./service_options.ts";
+import { compileSettings } from "./_settings.ts";
 import type {
   ApiKeyContext,
   ApiKeyRecord,
+  AuthorizeOptions,
   CreateApiKeyInput,
   CreateApiKeyResult,
   ListApiKeysOptions,
   RotateApiKeyInput,
   RotateApiKeyResult,
 } from "./types.ts";
-import { uuidV7 } from "./uuid_v7.ts";
-import { VerificationCache } from "./verification_cache.ts";
-import { VerificationReporter } from "./verification_reporter.ts";
-import { ApiKeyVerifier } from "./verifier.ts";
-
-export type { AuthorizeOptions } from "./authorization.ts";
-
-const DEFAULT_DEBOUNCE_MS = 60_000;
-const DEFAULT_STORAGE_TIMEOUT_MS = 5_000;
-const DEFAULT_CACHE_TTL_MS = 30_000;
-const DEFAULT_CACHE_MAX_ENTRIES = 10_000;
+import { VerifyFlow } from "./_verify.ts";
 
 /**
  * The API-key service. Contexts it returns are frozen.
@@ -57,67 +40,20 @@ const DEFAULT_CACHE_MAX_ENTRIES = 10_000;
  */
 export class ApiKeysService {
   readonly #namespace: string;
-  readonly #emitUsage: boolean;
-  readonly #reporter: VerificationReporter;
-  readonly #verifier: ApiKeyVerifier;
-  readonly #manager: ApiKeyManager;
+  readonly #verify: VerifyFlow;
+  readonly #manage: ManageFlow;
 
-  /** Validates `options` (throws a `TypeError` naming the option) and builds the service. */
+  /**
+   * Validates `options` (throws a `TypeError` naming the option) and compiles
+   * them once for both flows. A storage without some optional capability
+   * (see `ApiKeyStorage`) is announced with one `console.info` line naming it.
+   */
   constructor(options: ApiKeysServiceOptions) {
-    validateApiKeysServiceOptions(options);
-    const storage = options.storage;
-    const hasher = new Sha256Hasher({
-      peppers: options.peppers,
-      currentVersion: options.currentPepperVersion,
-    });
-    const namespace = options.namespace ?? DEFAULT_API_KEY_NAMESPACE;
-    const emitEvent = createDispatcher(options.onEvent, options.onEventError, "onEvent");
-    const cacheOptions = options.cache ??
-      (storage instanceof InMemoryApiKeyStorage ? {} : false);
-    const cache = cacheOptions === false
-      ? undefined
-      : new VerificationCache(cacheOptions.maxEntries ?? DEFAULT_CACHE_MAX_ENTRIES);
-    const storageTimeoutMs = options.storageTimeoutMs ?? DEFAULT_STORAGE_TIMEOUT_MS;
-    const clock = options.clock ?? (() => new Date());
-    const monotonic = options.monotonicClock ?? (() => performance.now());
-    this.#namespace = namespace;
-    this.#emitUsage = options.emitUsageEvents ?? false;
-    this.#reporter = new VerificationReporter({
-      emitEvent,
-      emitMetric: createDispatcher(options.onMetric, options.onMetricError, "onMetric"),
-      onAuthFailed: options.onAuthFailed,
-      clock,
-      monotonic,
-    });
-    this.#verifier = new ApiKeyVerifier({
-      storage,
-      peek: syncLookupOf(storage),
-      storageTimeoutMs,
-      hasher,
-      namespace,
-      cache,
-      cacheTtlMs: cacheOptions === false ? 0 : cacheOptions.ttlMs ?? DEFAULT_CACHE_TTL_MS,
-      reporter: this.#reporter,
-      lastUsed: new LastUsedTracker(
-        storage,
-        options.debounceMs ?? DEFAULT_DEBOUNCE_MS,
-        clock,
-        monotonic,
-      ),
-      clock,
-      monotonic,
-    });
-    this.#manager = new ApiKeyManager({
-      storage,
-      storageTimeoutMs,
-      hasher,
-      namespace,
-      resolveExpiry: compileTtlPolicy(options.ttlPolicy),
-      emitEvent,
-      cache,
-      clock,
-      idFactory: options.idFactory ?? (() => uuidV7()),
-    });
+    const settings = compileSettings(options);
+    if (settings.storage.notice !== undefined) console.info(settings.storage.notice);
+    this.#namespace = settings.namespace;
+    this.#verify = new VerifyFlow(settings);
+    this.#manage = new ManageFlow(settings);
   }
 
   /** Namespace of the keys this service issues and accepts. */
@@ -130,7 +66,7 @@ export class ApiKeysService {
    * field; nothing is written), applies the TTL policy, emits `api_key.created`.
    */
   create(input: CreateApiKeyInput): Promise<CreateApiKeyResult> {
-    return this.#manager.create(input);
+    return this.#manage.create(input);
   }
 
   /**
@@ -140,7 +76,7 @@ export class ApiKeysService {
    * storage failures reject with `ApiKeyStorageError` (outcome `error`).
    */
   verify(rawKey: string): Promise<ApiKeyContext> {
-    return this.#verifier.verify(rawKey, this.#emitUsage);
+    return this.#verify.verify(rawKey);
   }
 
   /**
@@ -150,30 +86,47 @@ export class ApiKeysService {
    * `TypeError` before anything else.
    * `api_key.used` is emitted only when every check passes.
    */
-  async authorize(
+  authorize(
     rawKey: string | undefined,
     options: AuthorizeOptions = {},
   ): Promise<ApiKeyContext> {
-    if (options.requiredScope !== undefined) {
-      // A programmer error, thrown before any verification or report.
-      assertScopeLevel(options.requiredScope.level, "AuthorizeOptions.requiredScope.level");
-    }
-    if (rawKey === undefined || rawKey === null || rawKey === "") {
-      this.#reporter.authFailed(null, "api_key_missing", undefined);
-      throw new ApiKeyError("api_key_missing");
-    }
-    const context = await this.#verifier.verify(rawKey, false);
-    const code = authorizationFailure(context, options);
-    if (code !== undefined) {
-      this.#reporter.authFailed(context.prefix, code, {
-        keyId: context.keyId,
-        tenantId: context.tenantId,
-        environment: context.environment,
-      });
-      throw new ApiKeyError(code);
-    }
-    if (this.#emitUsage) this.#reporter.used(context);
-    return context;
+    return this.#verify.authorize(rawKey, options);
+  }
+
+  /**
+   * Authorizes a request from its headers, the one call framework bindings
+   * make: applies the header rules of `extractApiKey` (`X-API-Key` or a
+   * key-shaped `Authorization: Bearer`; two different keys, differing values
+   * or an over-long `X-API-Key` are `api_key_malformed`, the `reason` naming
+   * the rule), then does what `authorize` does with `options`. Resolves the
+   * frozen context or rejects with an `ApiKeyError` carrying the precise code
+   * (or an `ApiKeyStorageError`). A header failure is reported like a key that
+   * does not parse (metric outcome `malformed`, `onAuthFailed(null, code)`,
+   * `api_key.auth_failed`).
+   *
+   * @example
+   * ```ts
+   * import { ApiKeysService } from "./service.ts";
+   * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+   * const service = new ApiKeysService({
+   *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+   *   storage: new InMemoryApiKeyStorage(),
+   * });
+   * const { key } = await service.create({
+   *   tenantId: "t1", name: "ci", scopes: [{ resource: "orders", level: "read" }],
+   * });
+   * const request = new Request("https://api.example/orders", { headers: { "x-api-key": key } });
+   * const context = await service.authorizeRequest((name) => request.headers.get(name), {
+   *   requiredScope: { resource: "orders", level: "read" },
+   * });
+   * context.tenantId; // "t1"
+   * ```
+   */
+  authorizeRequest(
+    readHeader: ApiKeyHeaderReader,
+    options: AuthorizeOptions = {},
+  ): Promise<ApiKeyContext> {
+    return this.#verify.authorizeRequest(readHeader, options);
   }
 
   /**
@@ -184,7 +137,7 @@ export class ApiKeysService {
    * already rotated → `api_key_not_rotatable`. Emits `api_key.rotated`.
    */
   rotate(id: string, input?: RotateApiKeyInput): Promise<RotateApiKeyResult> {
-    return this.#manager.rotate(id, input);
+    return this.#manage.rotate(id, input);
   }
 
   /**
@@ -193,7 +146,7 @@ export class ApiKeysService {
    * second event. Emits `api_key.revoked`.
    */
   revoke(id: string): Promise<void> {
-    return this.#manager.revoke(id);
+    return this.#manage.revoke(id);
   }
 
   /**
@@ -201,6 +154,6 @@ export class ApiKeysService {
    * `includeRevoked`), ordered by `createdAt`, then `id`.
    */
   list(tenantId: string, options?: ListApiKeysOptions): Promise<ApiKeyRecord[]> {
-    return this.#manager.list(tenantId, options);
+    return this.#manage.list(tenantId, options);
   }
 }

@@ -7,7 +7,10 @@
 import type { ApiKeyRecord, ListApiKeysOptions, RotateApiKeyStorageInput } from "./types.ts";
 
 /**
- * Where API-key records live. Every method returns a promise.
+ * Where API-key records live. The seven operations of the spec (`insert`,
+ * `findById`, `findByPrefix`, `listByTenant`, `markRevoked`, `touchLastUsed`,
+ * `rotate`) are required and return promises; a storage with only these works
+ * with every feature of the service.
  *
  * Rules every adapter follows:
  * - `findByPrefix` returns the record whose `prefix` matches, revoked, expired or
@@ -15,12 +18,6 @@ import type { ApiKeyRecord, ListApiKeysOptions, RotateApiKeyStorageInput } from 
  * - `listByTenant` excludes revoked records unless `includeRevoked`, ordered by
  *   `createdAt`, then `id`.
  * - `markRevoked` of an unknown id throws `ApiKeyOperationError("api_key_record_not_found")`.
- * - `markRevokedIfActive` (optional) sets `revokedAt` only while it is null, in
- *   one step, and answers whether it did: of concurrent calls exactly one
- *   answers `true`; an unknown id throws `api_key_record_not_found`. With it,
- *   the first of concurrent `revoke` calls wins and the others change nothing
- *   and emit nothing; without it, each may emit `api_key.revoked` and the last
- *   write sets `revokedAt`.
  * - `rotate` is atomic: it inserts `newRecord` and sets the old record's
  *   `rotatedAt`, `expiresAt` (`oldExpiresAt`) and `replacedByKeyId` in one step,
  *   only while the old record is neither rotated nor revoked. Otherwise (for
@@ -29,6 +26,27 @@ import type { ApiKeyRecord, ListApiKeysOptions, RotateApiKeyStorageInput } from 
  *   `ApiKeyOperationError("api_key_not_rotatable")`; an unknown old id throws
  *   `api_key_record_not_found`.
  * - `touchLastUsed` is best effort.
+ *
+ * Records need not be validated by the adapter: the service checks every
+ * record it reads (a malformed one is an `ApiKeyStorageError`) and reads an
+ * `expiresAt` that is not a valid date as expired.
+ *
+ * **Capabilities.** Optional methods give the service more than the spec's
+ * operations. Each is detected once, when the service is built; a storage
+ * without one keeps the behaviour described below, and the service says so in
+ * one console line (`console.info`) at construction naming what is missing.
+ * Each capability has its own cases in `runApiKeyStorageContract`.
+ * - `peekByPrefix` (in-process storage): a synchronous lookup. With it, a
+ *   verify reads the record without a deadline timer, a copy or an await, and
+ *   the verification cache is on by default (no other process can change the
+ *   records behind it). Without it, verify awaits `findByPrefix` under the
+ *   storage deadline and the cache is off unless the `cache` option turns it on.
+ * - `markRevokedIfActive`: sets `revokedAt` only while it is null, in one step,
+ *   and answers whether it did; of concurrent calls exactly one answers
+ *   `true`; an unknown id throws `api_key_record_not_found`. With it, the first
+ *   of concurrent `revoke` calls wins and the others change nothing and emit
+ *   nothing; without it, each may emit `api_key.revoked` and the last write
+ *   sets `revokedAt`.
  *
  * @example
  * ```ts
@@ -44,14 +62,22 @@ export interface ApiKeyStorage {
   findById(id: string): Promise<ApiKeyRecord | null>;
   /** Finds a record by public prefix. */
   findByPrefix(prefix: string): Promise<ApiKeyRecord | null>;
+  /**
+   * Capability (optional): the record of `prefix` or `null`, synchronously,
+   * never throwing; answers what `findByPrefix` would (see the interface
+   * rules). It may be the stored object itself, which callers must not mutate;
+   * the service checks each object it gets once, so such a storage replaces
+   * the fields of a stored record only with valid values.
+   */
+  peekByPrefix?(prefix: string): Readonly<ApiKeyRecord> | null;
   /** Lists a tenant's records ordered by `createdAt`, then `id`. */
   listByTenant(tenantId: string, options?: ListApiKeysOptions): Promise<ApiKeyRecord[]>;
   /** Sets `revokedAt`. */
   markRevoked(id: string, revokedAt: Date): Promise<void>;
   /**
-   * Optional: sets `revokedAt` only if the record is not revoked yet, atomically;
-   * resolves `true` when this call revoked it, `false` when it was already
-   * revoked (see the interface rules).
+   * Capability (optional): sets `revokedAt` only if the record is not revoked
+   * yet, atomically; resolves `true` when this call revoked it, `false` when it
+   * was already revoked (see the interface rules).
    */
   markRevokedIfActive?(id: string, revokedAt: Date): Promise<boolean>;
   /** Sets `lastUsedAt` (best effort). */
@@ -61,7 +87,8 @@ export interface ApiKeyStorage {
 }
 
 /**
- * Names of the methods an `ApiKeyStorage` must have (`markRevokedIfActive` is
+ * Names of the methods an `ApiKeyStorage` must have: the spec's seven
+ * operations (the capabilities `peekByPrefix` and `markRevokedIfActive` are
  * optional).
  *
  * @example
@@ -72,7 +99,7 @@ export interface ApiKeyStorage {
  */
 export const API_KEY_STORAGE_METHODS: readonly Exclude<
   keyof ApiKeyStorage,
-  "markRevokedIfActive"
+  "peekByPrefix" | "markRevokedIfActive"
 >[] = Object.freeze([
   "insert",
   "findById",

@@ -3,6 +3,9 @@
  * framework: pass a registration function such as `node:test`'s `it` or
  * `Deno.test`.
  *
+ * Over 300 lines because it is one suite: every rule of `ApiKeyStorage` and
+ * of each capability, with the fixtures they share.
+ *
  * @module
  */
 import type { ApiKeyStorage } from "./storage.ts";
@@ -130,14 +133,17 @@ function rotationOf(old: ApiKeyRecord) {
 /**
  * Registers the storage contract cases with `test`, each against a fresh
  * storage from `factory`. Cases cover insert and lookups, copies, listing
- * order and revoked filtering, revocation (and, when the storage has it,
- * `markRevokedIfActive`: one winner among concurrent calls), `lastUsedAt`, and rotation:
+ * order and revoked filtering, revocation, `lastUsedAt`, and rotation:
  * `rotate` must be atomic (new record and old record's `rotatedAt`,
  * `expiresAt`, `replacedByKeyId` change together) and must signal a lost race
  * (the old key already rotated or revoked, including two concurrent rotations)
  * with `ApiKeyOperationError("api_key_not_rotatable")`, leaving nothing usable
  * of the losing rotation (its new record absent, or revoked by an adapter
- * without transactions).
+ * without transactions). Each capability (an optional method, see
+ * `ApiKeyStorage`) has its own cases, which pass at once for a storage without
+ * it: `peekByPrefix` answers synchronously what `findByPrefix` answers and sees
+ * every write at once; `markRevokedIfActive` revokes once, and of concurrent
+ * calls exactly one wins.
  *
  * @example
  * ```ts
@@ -244,6 +250,56 @@ export function runApiKeyStorageContract(
       time((await storage.findById(record.id))!.revokedAt) === base + winners[0] * 1000,
       "revokedAt is the winner's",
     );
+  });
+
+  test("peekByPrefix (when present) answers at once what findByPrefix answers", async () => {
+    const storage = await factory();
+    const peek = storage.peekByPrefix?.bind(storage);
+    if (peek === undefined) return;
+    const record = sampleRecord();
+    await storage.insert(record);
+    const seen = peek(record.prefix) as ApiKeyRecord | null;
+    check(
+      typeof (seen as { then?: unknown } | null)?.then !== "function",
+      "peekByPrefix answers synchronously, not a promise",
+    );
+    sameRecord(seen, record, "peekByPrefix");
+    sameRecord(
+      await storage.findByPrefix(record.prefix),
+      seen!,
+      "findByPrefix next to peekByPrefix",
+    );
+    check(peek("NoSuchPrefix") === null, "peekByPrefix of an unknown prefix");
+  });
+
+  test("peekByPrefix (when present) sees each write at once: revoke, rotate, lastUsedAt", async () => {
+    const storage = await factory();
+    const peek = storage.peekByPrefix?.bind(storage);
+    if (peek === undefined) return;
+    const revoked = sampleRecord();
+    await storage.insert(revoked);
+    const at = new Date("2030-01-01T07:00:00.000Z");
+    check(peek(revoked.prefix)?.revokedAt === null, "revokedAt before the revoke");
+    await storage.markRevoked(revoked.id, at);
+    check(time(peek(revoked.prefix)?.revokedAt) === at.getTime(), "revokedAt seen by peekByPrefix");
+    const used = sampleRecord();
+    await storage.insert(used);
+    check(peek(used.prefix)?.lastUsedAt === null, "lastUsedAt before the write");
+    await storage.touchLastUsed(used.id, at);
+    check(time(peek(used.prefix)?.lastUsedAt) === at.getTime(), "lastUsedAt seen by peekByPrefix");
+    const old = sampleRecord();
+    await storage.insert(old);
+    check(peek(old.prefix)?.rotatedAt === null, "rotatedAt before the rotation");
+    const input = rotationOf(old);
+    await storage.rotate(input);
+    const oldSeen = peek(old.prefix);
+    check(
+      time(oldSeen?.rotatedAt) === input.rotatedAt.getTime() &&
+        time(oldSeen?.expiresAt) === input.oldExpiresAt.getTime() &&
+        oldSeen?.replacedByKeyId === input.newRecord.id,
+      "the rotated record seen by peekByPrefix",
+    );
+    sameRecord(peek(input.newRecord.prefix) as ApiKeyRecord | null, input.newRecord, "new record");
   });
 
   test("touchLastUsed sets lastUsedAt", async () => {

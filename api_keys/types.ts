@@ -1,8 +1,34 @@
 /**
- * Data types of the API-key component: records, contexts, inputs and results.
+ * Data types of the API-key component: records, contexts, inputs and results,
+ * and the limits of the inputs.
+ *
+ * Over 300 lines because each public type carries its documentation and
+ * example here, the one place JSR renders them from.
  *
  * @module
  */
+
+/**
+ * Longest accepted key name.
+ *
+ * @example
+ * ```ts
+ * import { MAX_API_KEY_NAME_LENGTH } from "./types.ts";
+ * MAX_API_KEY_NAME_LENGTH; // 200
+ * ```
+ */
+export const MAX_API_KEY_NAME_LENGTH = 200;
+
+/**
+ * Default grace period of `rotate`: 24 hours.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_GRACE_PERIOD_MS } from "./types.ts";
+ * DEFAULT_GRACE_PERIOD_MS; // 86400000
+ * ```
+ */
+export const DEFAULT_GRACE_PERIOD_MS = 24 * 60 * 60 * 1000;
 
 /**
  * Key environment.
@@ -56,6 +82,28 @@ export interface RequiredScope {
   resource: string;
   /** Minimum level. */
   level: ScopeLevel;
+}
+
+/**
+ * Request-level checks of `authorize` and `authorizeRequest`, applied after
+ * verification in this order: IP allowlist, environment, scope.
+ *
+ * @example
+ * ```ts
+ * import type { AuthorizeOptions } from "./types.ts";
+ * const options: AuthorizeOptions = {
+ *   clientIp: "203.0.113.7", requiredEnvironment: "live",
+ *   requiredScope: { resource: "orders", level: "read" },
+ * };
+ * ```
+ */
+export interface AuthorizeOptions {
+  /** Client address; an allowlisted key refuses an unknown address. */
+  clientIp?: string;
+  /** Environment the route requires. */
+  requiredEnvironment?: Environment;
+  /** Scope the route requires. */
+  requiredScope?: RequiredScope;
 }
 
 /**

@@ -18,8 +18,8 @@ import {
   InMemoryApiKeyStorage,
   parseKey,
 } from "../api_keys/mod.ts";
-import { encodeBase62Fixed } from "../api_keys/base62.ts";
-import { crc32Ascii } from "../api_keys/crc32.ts";
+import { encodeBase62Fixed } from "../api_keys/_base62.ts";
+import { crc32Ascii } from "../api_keys/key_format.ts";
 import {
   alternate,
   type Case,

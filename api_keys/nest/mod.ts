@@ -45,26 +45,23 @@ export {
   API_KEYS_CONTEXT_WRITER,
   API_KEYS_ENVIRONMENT_METADATA,
   API_KEYS_SCOPE_METADATA,
-} from "./api-keys.constants.ts";
-export type {
-  ApiKeyClientIpResolver,
-  ApiKeyContextWriter,
-  ApiKeysModuleAsyncOptions,
-  ApiKeysModuleOptions,
-} from "./api-keys-module-options.interface.ts";
-export { ApiKeysModule } from "./api-keys.module.ts";
-export { ApiKeysGuard, type ApiKeysGuardContext } from "./api-keys.guard.ts";
+} from "./api_keys.constants.ts";
+export {
+  type ApiKeyClientIpResolver,
+  type ApiKeyContextWriter,
+  ApiKeysModule,
+  type ApiKeysModuleAsyncOptions,
+  type ApiKeysModuleOptions,
+} from "./api_keys.module.ts";
+export { ApiKeysGuard, type ApiKeysGuardContext, getApiKeyContext } from "./api_keys.guard.ts";
 export {
   type ApiKeyHttpErrorBody,
   type ApiKeyHttpErrorCode,
   ApiKeyHttpException,
-} from "./api-key-http.exception.ts";
-export { RequireScope } from "./require-scope.decorator.ts";
-export { RequireEnvironment } from "./require-environment.decorator.ts";
-export { CurrentApiKey } from "./current-api-key.decorator.ts";
-export { getApiKeyContext } from "./api-key-context.ts";
-export { defaultApiKeyClientIpResolver } from "./default-client-ip.resolver.ts";
+} from "./api_keys.exception.ts";
+export { CurrentApiKey, RequireEnvironment, RequireScope } from "./api_keys.decorators.ts";
 export {
+  defaultApiKeyClientIpResolver,
   trustedProxyClientIpResolver,
   type TrustedProxyClientIpResolverOptions,
-} from "./trusted-proxy-client-ip.resolver.ts";
+} from "./api_keys.client_ip.ts";

@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { Sha256Hasher } from "../../api_keys/mod.ts";
+import { Sha256Hasher } from "../../api_keys/hasher.ts";
 import { PEPPER_1, PEPPER_2 } from "./helpers.ts";
 
 describe("Sha256Hasher", () => {

@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { ApiKeyValidationError, isIpAllowed, normalizeAllowedIpCidrs } from "../../api_keys/mod.ts";
+import { ApiKeyValidationError } from "../../api_keys/errors.ts";
+import { isIpAllowed, normalizeAllowedIpCidrs } from "../../api_keys/ip_allowlist.ts";
 import { makeService } from "./helpers.ts";
 import { spyIpParsing } from "./ip_parsing_spy.ts";
 

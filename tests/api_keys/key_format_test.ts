@@ -2,14 +2,14 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
   API_KEY_REDACT_REGEX,
+  crc32Ascii,
   generateKey,
   hasApiKeyLayout,
   MAX_API_KEY_LENGTH,
   parseKey,
   redactApiKeys,
-} from "../../api_keys/mod.ts";
-import { BASE62_ALPHABET } from "../../api_keys/base62.ts";
-import { crc32Ascii } from "../../api_keys/crc32.ts";
+} from "../../api_keys/key_format.ts";
+import { BASE62_ALPHABET } from "../../api_keys/_base62.ts";
 
 describe("key format", () => {
   it("generates 10,000 keys of the documented layout with uniform base62 characters", () => {

@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { flattenScopes, scopeSatisfies } from "../../api_keys/mod.ts";
+import { flattenScopes, scopeSatisfies } from "../../api_keys/scopes.ts";
 
 describe("scopes", () => {
   it("flattens to resource:level, deduped in first-seen order", () => {

@@ -10,7 +10,7 @@ import {
   generateKey,
   secretScanningPatterns,
 } from "../../api_keys/mod.ts";
-import { BASE62_ALPHABET } from "../../api_keys/base62.ts";
+import { BASE62_ALPHABET } from "../../api_keys/_base62.ts";
 import { keyOf, SEED } from "../reliability/hostile_inputs.ts";
 
 const base62Char = fc.constantFrom(...BASE62_ALPHABET.split(""));

@@ -1,10 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import {
-  ApiKeysService,
-  InMemoryApiKeyStorage,
-  validateApiKeysServiceOptions,
-} from "../../api_keys/mod.ts";
+import { ApiKeysService, InMemoryApiKeyStorage } from "../../api_keys/mod.ts";
+import { validateApiKeysServiceOptions } from "../../api_keys/service_options.ts";
 import { PEPPER_1 } from "./helpers.ts";
 
 const valid = () => ({ peppers: { 1: PEPPER_1 }, storage: new InMemoryApiKeyStorage() });

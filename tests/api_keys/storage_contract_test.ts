@@ -1,10 +1,12 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
+  type ApiKeyRecord,
+  type ApiKeyStorage,
   InMemoryApiKeyStorage,
   PrismaApiKeyStorage,
-  runApiKeyStorageContract,
 } from "../../api_keys/mod.ts";
+import { runApiKeyStorageContract } from "../../api_keys/storage_contract.ts";
 import { fakePrismaClient } from "./fake_prisma.ts";
 
 describe("storage contract: InMemoryApiKeyStorage", () => {
@@ -22,7 +24,70 @@ describe("storage contract: PrismaApiKeyStorage over a fake delegate without $tr
   );
 });
 
+/** Runs the contract against `storage` (fresh each case): the failing cases' names and messages. */
+async function contractFailures(make: () => ApiKeyStorage): Promise<Map<string, string>> {
+  const cases: [string, () => Promise<void>][] = [];
+  runApiKeyStorageContract(make, (name, fn) => cases.push([name, fn]));
+  const failures = new Map<string, string>();
+  for (const [name, fn] of cases) {
+    await fn().catch((error: Error) => failures.set(name, error.message));
+  }
+  return failures;
+}
+
 describe("optional storage capabilities of the bundled adapters", () => {
+  it("InMemoryApiKeyStorage offers peekByPrefix, PrismaApiKeyStorage does not", () => {
+    assert.equal(typeof new InMemoryApiKeyStorage().peekByPrefix, "function");
+    const prisma = new PrismaApiKeyStorage(fakePrismaClient()) as ApiKeyStorage;
+    assert.equal(prisma.peekByPrefix, undefined);
+  });
+
+  it("the peekByPrefix cases catch an asynchronous or stale peekByPrefix", async () => {
+    const asynchronous = await contractFailures(() => {
+      const storage = new InMemoryApiKeyStorage();
+      const peek = storage.peekByPrefix.bind(storage);
+      return Object.assign(storage, {
+        peekByPrefix: (prefix: string) => Promise.resolve(peek(prefix)) as never,
+      });
+    });
+    assert.deepEqual([...asynchronous.keys()].filter((name) => name.includes("peekByPrefix")), [
+      "peekByPrefix (when present) answers at once what findByPrefix answers",
+      "peekByPrefix (when present) sees each write at once: revoke, rotate, lastUsedAt",
+    ]);
+    const snapshots = new Map<string, ApiKeyRecord | null>();
+    const stale = await contractFailures(() => {
+      const storage = new InMemoryApiKeyStorage();
+      const peek = storage.peekByPrefix.bind(storage);
+      return Object.assign(storage, {
+        peekByPrefix: (prefix: string) => {
+          // The first answer forever, as a cache in front of the records would give.
+          if (!snapshots.has(prefix)) snapshots.set(prefix, structuredClone(peek(prefix)));
+          return snapshots.get(prefix)!;
+        },
+      });
+    });
+    assert.deepEqual([...stale.keys()], [
+      "peekByPrefix (when present) sees each write at once: revoke, rotate, lastUsedAt",
+    ]);
+    assert.match(stale.values().next().value!, /^ApiKeyStorage contract: revokedAt seen/);
+  });
+
+  it("the markRevokedIfActive cases catch a revoke that always wins", async () => {
+    const failures = await contractFailures(() => {
+      const storage = new InMemoryApiKeyStorage();
+      return Object.assign(storage, {
+        markRevokedIfActive: async (id: string, at: Date) => {
+          await storage.markRevoked(id, at);
+          return true;
+        },
+      });
+    });
+    assert.deepEqual([...failures.keys()].filter((name) => name.includes("markRevokedIfActive")), [
+      "markRevokedIfActive (when present) revokes once: true, then false and no change",
+      "markRevokedIfActive (when present): of concurrent calls exactly one wins",
+    ]);
+  });
+
   it("both offer markRevokedIfActive, so the contract's cases for it run on them", () => {
     for (
       const storage of [

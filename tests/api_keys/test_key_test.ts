@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { createTestKey } from "../../api_keys/mod.ts";
+import { createTestKey } from "../../api_keys/test_key.ts";
 import { makeService } from "./helpers.ts";
 
 describe("createTestKey", () => {

@@ -4,8 +4,8 @@
  * same seed sees the same inputs.
  */
 import fc from "fast-check";
-import { BASE62_ALPHABET, encodeBase62Fixed } from "../../api_keys/base62.ts";
-import { crc32Ascii } from "../../api_keys/crc32.ts";
+import { BASE62_ALPHABET, encodeBase62Fixed } from "../../api_keys/_base62.ts";
+import { crc32Ascii } from "../../api_keys/key_format.ts";
 import { MAX_API_KEY_LENGTH } from "../../api_keys/mod.ts";
 
 /** Seed of every property in this suite (override with `FC_SEED` to explore). */

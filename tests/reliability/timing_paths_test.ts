@@ -9,14 +9,14 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
+  API_KEY_STORAGE_METHODS,
   ApiKeyError,
   ApiKeysService,
   type ApiKeyStorage,
   InMemoryApiKeyStorage,
   parseKey,
 } from "../../api_keys/mod.ts";
-import { PEEK_BY_PREFIX } from "../../api_keys/in_memory_storage.ts";
-import { VerificationCache } from "../../api_keys/verification_cache.ts";
+import { VerificationCache } from "../../api_keys/_cache.ts";
 import { keyOf } from "./hostile_inputs.ts";
 import {
   type HashCall,
@@ -47,7 +47,7 @@ interface Trace {
 
 /** Calls to the verification cache (any instance), by method name. */
 const cacheCalls: string[] = [];
-for (const method of ["get", "set", "invalidate", "delete"] as const) {
+for (const method of ["get", "set", "invalidate"] as const) {
   const original = VerificationCache.prototype[method] as (...args: unknown[]) => unknown;
   Object.defineProperty(VerificationCache.prototype, method, {
     value: function (this: VerificationCache, ...args: unknown[]) {
@@ -68,20 +68,24 @@ interface Shape {
 
 /**
  * The two storage shapes a verify meets: an `InMemoryApiKeyStorage` (read
- * synchronously; its lookup counted) and an asynchronous one (a spy proxy).
+ * synchronously through `peekByPrefix`; its lookup counted) and an
+ * asynchronous one (the spec's seven operations of a spy proxy, no capability).
  */
 function shapes(): Record<string, Shape> {
   const synchronous = new InMemoryApiKeyStorage();
   const lookups: string[] = [];
-  const peek = synchronous[PEEK_BY_PREFIX].bind(synchronous);
-  Object.defineProperty(synchronous, PEEK_BY_PREFIX, {
+  const peek = synchronous.peekByPrefix.bind(synchronous);
+  Object.defineProperty(synchronous, "peekByPrefix", {
     value: (prefix: string) => {
       lookups.push(`lookup ${prefix.length}`);
       return peek(prefix);
     },
   });
   const asyncInner = new InMemoryApiKeyStorage();
-  const { storage, calls } = spyStorage(asyncInner);
+  const { storage: spy, calls } = spyStorage(asyncInner);
+  const storage = Object.fromEntries(
+    API_KEY_STORAGE_METHODS.map((method) => [method, spy[method].bind(spy)]),
+  ) as unknown as ApiKeyStorage;
   return {
     "in-process storage": {
       inner: synchronous,

@@ -18,12 +18,12 @@ import type { ApiKeyContext, CreateApiKeyInput } from "../../../api_keys/types.t
 import { InMemoryApiKeyStorage } from "../../../api_keys/in_memory_storage.ts";
 import { ApiKeysService } from "../../../api_keys/service.ts";
 import {
-  ApiKeysGuard,
-  type ApiKeysModuleOptions,
   CurrentApiKey,
   RequireEnvironment,
   RequireScope,
-} from "../../../api_keys/nest/mod.ts";
+} from "../../../api_keys/nest/api_keys.decorators.ts";
+import { ApiKeysGuard } from "../../../api_keys/nest/api_keys.guard.ts";
+import type { ApiKeysModuleOptions } from "../../../api_keys/nest/api_keys.module.ts";
 import { closeApp } from "../../close_app.ts";
 
 export const PEPPER = "test-pepper-0123456789abcdefghijklmnopqrstuvwxyz";

@@ -1,0 +1,125 @@
+/**
+ * The verification cache of `ApiKeysService`: recently verified keys by
+ * prefix, LRU-bounded, each entry valid for at most its TTL.
+ *
+ * It keeps the presented secret of each cached key in process memory so a hit
+ * costs one constant-time string comparison instead of an HMAC.
+ *
+ * @module
+ */
+import type { ApiKeyContext } from "./types.ts";
+
+/**
+ * One cached verification.
+ *
+ * @example
+ * ```ts
+ * import type { VerificationCacheEntry } from "./_cache.ts";
+ * declare const entry: VerificationCacheEntry;
+ * entry.context.keyId;
+ * ```
+ */
+export interface VerificationCacheEntry {
+  /** Secret the key was verified with. */
+  secret: string;
+  /** Context returned on a hit. */
+  context: ApiKeyContext;
+  /** Record expiry (wall-clock ms), `Infinity` without expiry. */
+  expiresAtMs: number;
+  /** End of this entry's life (monotonic ms). */
+  cachedUntil: number;
+}
+
+/**
+ * Compares two strings in time that depends only on their lengths.
+ *
+ * @example
+ * ```ts
+ * import { constantTimeEqual } from "./_cache.ts";
+ * constantTimeEqual("abc", "abc"); // true
+ * ```
+ */
+export function constantTimeEqual(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
+}
+
+/**
+ * LRU map from prefix to entry (a `Map` keeps insertion order; a hit, once
+ * its secret matched, moves the entry to the end; the oldest is evicted first).
+ *
+ * Invalidation wins over fills in flight: the cache has a generation number
+ * that every `invalidate` moves. A verify reads `generation` before its
+ * storage lookup and passes it to `set`, which stores nothing if the
+ * generation has moved since (the record it read may predate a revoke or
+ * rotate that has finished meanwhile).
+ *
+ * @example
+ * ```ts
+ * import { VerificationCache } from "./_cache.ts";
+ * const cache = new VerificationCache(100, 30_000);
+ * cache.get("AbCdEfGhIjKl"); // undefined
+ * const generation = cache.generation; // read before the storage lookup
+ * cache.invalidate("AbCdEfGhIjKl"); // a revoke finished meanwhile
+ * // cache.set(prefix, entry, generation) now stores nothing and returns false
+ * ```
+ */
+export class VerificationCache {
+  readonly #entries = new Map<string, VerificationCacheEntry>();
+  readonly #maxEntries: number;
+  /** Life of an entry, in ms. */
+  readonly ttlMs: number;
+  #generation = 0;
+
+  /** Creates a cache holding at most `maxEntries` keys, each for at most `ttlMs`. */
+  constructor(maxEntries: number, ttlMs: number) {
+    this.#maxEntries = maxEntries;
+    this.ttlMs = ttlMs;
+  }
+
+  /** Number of entries. */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** Current generation; moves on every `invalidate`. */
+  get generation(): number {
+    return this.#generation;
+  }
+
+  /** The entry of `prefix` (its place in the LRU order unchanged: see `touch`). */
+  get(prefix: string): VerificationCacheEntry | undefined {
+    return this.#entries.get(prefix);
+  }
+
+  /** Marks the entry of `prefix` most recently used (after its secret matched). */
+  touch(prefix: string): void {
+    const entry = this.#entries.get(prefix);
+    if (entry !== undefined) {
+      this.#entries.delete(prefix);
+      this.#entries.set(prefix, entry);
+    }
+  }
+
+  /**
+   * Stores an entry read at `generation` (evicting the least recently used
+   * beyond the bound), unless the generation has moved since; whether it was stored.
+   */
+  set(prefix: string, entry: VerificationCacheEntry, generation: number): boolean {
+    if (generation !== this.#generation) return false;
+    this.#entries.delete(prefix);
+    this.#entries.set(prefix, entry);
+    if (this.#entries.size > this.#maxEntries) {
+      this.#entries.delete(this.#entries.keys().next().value!);
+    }
+    return true;
+  }
+
+  /** Drops the entry of `prefix` and moves the generation, so no fill in flight lands. */
+  invalidate(prefix: string): void {
+    this.#generation++;
+    this.#entries.delete(prefix);
+  }
+}

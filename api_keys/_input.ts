@@ -1,0 +1,274 @@
+/**
+ * Validation of `create`, `rotate` and `list` inputs. Each failure is an
+ * `ApiKeyValidationError` naming the field; nothing is written on failure.
+ *
+ * @module
+ */
+import { ApiKeyValidationError } from "./errors.ts";
+import { normalizeAllowedIpCidrs } from "./ip_allowlist.ts";
+import { flattenScopes } from "./scopes.ts";
+import {
+  type CreateApiKeyInput,
+  DEFAULT_GRACE_PERIOD_MS,
+  type Environment,
+  type ListApiKeysOptions,
+  MAX_API_KEY_NAME_LENGTH,
+  type RotateApiKeyInput,
+} from "./types.ts";
+
+/**
+ * A validated create input: scopes flattened, allowlist canonical.
+ *
+ * @example
+ * ```ts
+ * import type { ValidCreateInput } from "./_input.ts";
+ * declare const input: ValidCreateInput;
+ * input.scopes; // string[]
+ * ```
+ */
+export interface ValidCreateInput {
+  /** Tenant. */
+  tenantId: string;
+  /** Name. */
+  name: string;
+  /** Flattened scopes. */
+  scopes: string[];
+  /** Environment. */
+  environment: Environment;
+  /** Requested expiry (not yet resolved against the TTL policy). */
+  expiresAt: Date | null | undefined;
+  /** Creator or null. */
+  createdBy: string | null;
+  /** Canonical allowlist. */
+  allowedIpCidrs: string[];
+}
+
+/**
+ * A validated rotate input.
+ *
+ * @example
+ * ```ts
+ * import type { ValidRotateInput } from "./_input.ts";
+ * declare const input: ValidRotateInput;
+ * input.gracePeriodMs; // number
+ * ```
+ */
+export interface ValidRotateInput {
+  /** Grace period in ms. */
+  gracePeriodMs: number;
+  /** New name, or undefined to inherit. */
+  name: string | undefined;
+  /** Creator of the new key, or undefined. */
+  createdBy: string | undefined;
+  /** Requested expiry. */
+  expiresAt: Date | null | undefined;
+  /** New allowlist, or undefined to inherit. */
+  allowedIpCidrs: string[] | undefined;
+}
+
+/**
+ * The latest instant a duration or an expiry may produce (epoch ms of
+ * 9999-12-31T23:59:59.999Z): every date the service stores or computes is at
+ * most this, so it is valid and fits a database timestamp.
+ *
+ * @example
+ * ```ts
+ * import { MAX_API_KEY_INSTANT_MS } from "./_input.ts";
+ * new Date(MAX_API_KEY_INSTANT_MS).toISOString(); // "9999-12-31T23:59:59.999Z"
+ * ```
+ */
+export const MAX_API_KEY_INSTANT_MS: number = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/**
+ * What is wrong with the instant `ms` (a number), or `undefined` when it is at
+ * most `MAX_API_KEY_INSTANT_MS`. Callers wrap the problem in their own error.
+ *
+ * @example
+ * ```ts
+ * import { instantProblem } from "./_input.ts";
+ * instantProblem(Date.UTC(2030, 0, 1)); // undefined
+ * instantProblem(1e16); // "must not reach past 9999-12-31T23:59:59.999Z"
+ * ```
+ */
+export function instantProblem(ms: number): string | undefined {
+  return ms <= MAX_API_KEY_INSTANT_MS ? undefined : "must not reach past 9999-12-31T23:59:59.999Z";
+}
+
+/**
+ * What is wrong with `value` as a duration in ms starting at `fromMs`, or
+ * `undefined`: it must be a finite number, at least 0, whose end
+ * (`fromMs + value`) passes `instantProblem`. The one rule for every duration
+ * of the component (`gracePeriodMs`, the TTL policy, `debounceMs`,
+ * `storageTimeoutMs`).
+ *
+ * @example
+ * ```ts
+ * import { durationProblem } from "./_input.ts";
+ * durationProblem(60_000, Date.now()); // undefined
+ * durationProblem(-1, Date.now()); // "must be a non-negative number of milliseconds"
+ * ```
+ */
+export function durationProblem(value: unknown, fromMs: number): string | undefined {
+  if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
+    return "must be a non-negative number of milliseconds";
+  }
+  return instantProblem(fromMs + value);
+}
+
+/**
+ * Throws the `ApiKeyValidationError` of `field` (the one way they are built).
+ *
+ * @example
+ * ```ts
+ * import { fail } from "./_input.ts";
+ * const name = (value: unknown) => typeof value === "string" ? value : fail("name", "must be a string");
+ * ```
+ */
+export function fail(field: string, problem: string): never {
+  throw new ApiKeyValidationError(field, problem);
+}
+
+/**
+ * Returns `value` when it is a duration from `fromMs` (see `durationProblem`);
+ * otherwise throws `ApiKeyValidationError` naming `field`.
+ *
+ * @example
+ * ```ts
+ * import { requireDuration } from "./_input.ts";
+ * requireDuration(1000, "gracePeriodMs", Date.now()); // 1000
+ * ```
+ */
+export function requireDuration(value: unknown, field: string, fromMs: number): number {
+  const problem = durationProblem(value, fromMs);
+  if (problem !== undefined) fail(field, problem);
+  return value as number;
+}
+
+/**
+ * Throws unless `value` is a non-empty string (after trimming).
+ *
+ * @example
+ * ```ts
+ * import { requireNonEmptyString } from "./_input.ts";
+ * requireNonEmptyString("t1", "tenantId"); // "t1"
+ * ```
+ */
+export function requireNonEmptyString(value: unknown, field: string): string {
+  if (typeof value !== "string" || value.trim() === "") fail(field, "must be a non-empty string");
+  return value;
+}
+
+function validName(value: unknown): string {
+  const name = requireNonEmptyString(value, "name");
+  if (name.length > MAX_API_KEY_NAME_LENGTH) {
+    fail("name", `must be at most ${MAX_API_KEY_NAME_LENGTH} characters`);
+  }
+  return name;
+}
+
+function validExpiry(value: unknown): Date | null | undefined {
+  if (value === undefined || value === null) return value;
+  if (!(value instanceof Date) || Number.isNaN(value.getTime())) {
+    fail("expiresAt", "must be a valid Date or null");
+  }
+  const problem = instantProblem(value.getTime());
+  if (problem !== undefined) fail("expiresAt", problem);
+  return value;
+}
+
+function validCreatedBy(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  return requireNonEmptyString(value, "createdBy");
+}
+
+function validCidrs(value: unknown): string[] {
+  try {
+    return normalizeAllowedIpCidrs(value as string[] | undefined);
+  } catch (error) {
+    return fail("allowedIpCidrs", (error as Error).message);
+  }
+}
+
+/**
+ * Validates a create input.
+ *
+ * @example
+ * ```ts
+ * import { validateCreateInput } from "./_input.ts";
+ * validateCreateInput({ tenantId: "t1", name: "ci", scopes: [{ resource: "a", level: "read" }] })
+ *   .environment; // "live"
+ * ```
+ */
+export function validateCreateInput(input: CreateApiKeyInput): ValidCreateInput {
+  if (typeof input !== "object" || input === null) fail("input", "must be an object");
+  const tenantId = requireNonEmptyString(input.tenantId, "tenantId");
+  const name = validName(input.name);
+  if (!Array.isArray(input.scopes) || input.scopes.length === 0) {
+    fail("scopes", "must contain at least one scope");
+  }
+  let scopes: string[];
+  try {
+    scopes = flattenScopes(input.scopes);
+  } catch (error) {
+    return fail("scopes", (error as Error).message);
+  }
+  const environment = input.environment ?? "live";
+  if (environment !== "live" && environment !== "test") {
+    fail("environment", 'must be "live" or "test"');
+  }
+  return {
+    tenantId,
+    name,
+    scopes,
+    environment,
+    expiresAt: validExpiry(input.expiresAt),
+    createdBy: validCreatedBy(input.createdBy) ?? null,
+    allowedIpCidrs: validCidrs(input.allowedIpCidrs),
+  };
+}
+
+/**
+ * Validates a rotate input (all fields optional) of a rotation at `now`.
+ *
+ * @example
+ * ```ts
+ * import { validateRotateInput } from "./_input.ts";
+ * validateRotateInput(undefined, new Date()).gracePeriodMs; // 86400000
+ * ```
+ */
+export function validateRotateInput(
+  input: RotateApiKeyInput | undefined,
+  now: Date,
+): ValidRotateInput {
+  if (input === undefined) input = {};
+  if (typeof input !== "object" || input === null) fail("input", "must be an object");
+  return {
+    gracePeriodMs: requireDuration(
+      input.gracePeriodMs ?? DEFAULT_GRACE_PERIOD_MS,
+      "gracePeriodMs",
+      now.getTime(),
+    ),
+    name: input.name === undefined ? undefined : validName(input.name),
+    createdBy: validCreatedBy(input.createdBy),
+    expiresAt: validExpiry(input.expiresAt),
+    allowedIpCidrs: input.allowedIpCidrs === undefined
+      ? undefined
+      : validCidrs(input.allowedIpCidrs),
+  };
+}
+
+/**
+ * Validates the options of `list`; answers `includeRevoked` (default false).
+ *
+ * @example
+ * ```ts
+ * import { validateListOptions } from "./_input.ts";
+ * validateListOptions({ includeRevoked: true }); // true
+ * validateListOptions(undefined); // false
+ * ```
+ */
+export function validateListOptions(options: ListApiKeysOptions | undefined): boolean {
+  const includeRevoked = options?.includeRevoked ?? false;
+  if (typeof includeRevoked !== "boolean") fail("includeRevoked", "must be a boolean");
+  return includeRevoked;
+}

@@ -1,0 +1,206 @@
+/**
+ * The compiled settings of `ApiKeysService`: built and validated once, at
+ * construction, from `ApiKeysServiceOptions`, and passed to the two flows
+ * (`_verify.ts`, `_manage.ts`). Peppers are parsed once (by the hasher), the
+ * storage is wrapped once (deadline, record validation, capabilities), the
+ * sinks are wrapped once (contained, never awaited).
+ *
+ * @module
+ */
+import type { ApiKeyErrorCode } from "./errors.ts";
+import type { ApiKeyEvent, ApiKeyVerificationMetric } from "./events.ts";
+import { createHasher, type Sha256Hasher } from "./hasher.ts";
+import { durationProblem } from "./_input.ts";
+import { assertValidNamespace, DEFAULT_API_KEY_NAMESPACE } from "./key_format.ts";
+import { VerificationCache } from "./_cache.ts";
+import { callDetached, createDispatcher, type Dispatch, warnOnce } from "./_sinks.ts";
+import { StorageAccess } from "./_storage.ts";
+import { compileTtlPolicy, type ExpiryResolver } from "./_ttl_policy.ts";
+import type { ApiKeysServiceOptions, ApiKeyVerificationCacheOptions } from "./service_options.ts";
+import type { ApiKeyTtlPolicy } from "./types.ts";
+import { uuidV7 } from "./_uuid_v7.ts";
+
+const DEFAULT_DEBOUNCE_MS = 60_000;
+const DEFAULT_STORAGE_TIMEOUT_MS = 5_000;
+const DEFAULT_CACHE_TTL_MS = 30_000;
+const DEFAULT_CACHE_MAX_ENTRIES = 10_000;
+
+/** Longest timer delay: a longer `setTimeout` fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+const PREFIX = "ApiKeysServiceOptions.";
+const FUNCTION_OPTIONS = [
+  "onEvent",
+  "onEventError",
+  "onMetric",
+  "onMetricError",
+  "onAuthFailed",
+  "clock",
+  "idFactory",
+  "monotonicClock",
+] as const;
+
+/**
+ * Everything the flows work with, compiled from the options.
+ *
+ * @example
+ * ```ts
+ * import { compileSettings, type Settings } from "./_settings.ts";
+ * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * const settings: Settings = compileSettings({
+ *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+ *   storage: new InMemoryApiKeyStorage(),
+ * });
+ * settings.cache?.ttlMs; // 30000
+ * ```
+ */
+export interface Settings {
+  /** Namespace of the keys issued and accepted. */
+  readonly namespace: string;
+  /** Hasher over the parsed peppers. */
+  readonly hasher: Sha256Hasher;
+  /** The storage, wrapped (deadline, record validation, capabilities). */
+  readonly storage: StorageAccess;
+  /** The verification cache, when on. */
+  readonly cache: VerificationCache | undefined;
+  /** Minimum interval between `lastUsedAt` writes per key (ms). */
+  readonly debounceMs: number;
+  /** Whether successes emit `api_key.used`. */
+  readonly emitUsageEvents: boolean;
+  /** The compiled TTL policy. */
+  readonly resolveExpiry: ExpiryResolver;
+  /** Wall clock. */
+  readonly clock: () => Date;
+  /** Monotonic clock in ms. */
+  readonly monotonic: () => number;
+  /** Id factory of new records (its answer is checked by the manage flow). */
+  readonly idFactory: () => string;
+  /** Event sink, contained (`undefined`: no sink). */
+  readonly emitEvent: Dispatch<ApiKeyEvent> | undefined;
+  /** Metric sink, contained (`undefined`: no sink). */
+  readonly emitMetric: Dispatch<ApiKeyVerificationMetric> | undefined;
+  /** `onAuthFailed`, contained and not awaited (`undefined`: none). */
+  readonly notifyAuthFailed: ((prefix: string | null, code: ApiKeyErrorCode) => void) | undefined;
+}
+
+/**
+ * Throws a `TypeError` naming `label` unless `value` is omitted or a duration
+ * from now (`durationProblem`), positive when `positive`, and at most `max`.
+ */
+function validateDuration(label: string, value: unknown, positive: boolean, max = Infinity): void {
+  if (value === undefined) return;
+  let problem = durationProblem(value, Date.now());
+  if (problem === undefined && positive && value === 0) {
+    problem = "must be a positive number of milliseconds";
+  }
+  if (problem === undefined && (value as number) > max) problem = `must be at most ${max} ms`;
+  if (problem !== undefined) throw new TypeError(`${label} ${problem}`);
+}
+
+function validateTtlPolicy(policy: unknown): ApiKeyTtlPolicy | undefined {
+  if (policy === undefined) return undefined;
+  const label = `${PREFIX}ttlPolicy`;
+  if (typeof policy !== "object" || policy === null) {
+    throw new TypeError(`${label} must be an object`);
+  }
+  const { defaultExpiresInMs, maxExpiresInMs, allowNeverExpires } = policy as ApiKeyTtlPolicy;
+  validateDuration(`${label}.defaultExpiresInMs`, defaultExpiresInMs, true);
+  validateDuration(`${label}.maxExpiresInMs`, maxExpiresInMs, true);
+  if (
+    defaultExpiresInMs !== undefined && maxExpiresInMs !== undefined &&
+    defaultExpiresInMs > maxExpiresInMs
+  ) {
+    throw new TypeError(`${label}.defaultExpiresInMs must not exceed maxExpiresInMs`);
+  }
+  if (allowNeverExpires !== undefined && typeof allowNeverExpires !== "boolean") {
+    throw new TypeError(`${label}.allowNeverExpires must be a boolean`);
+  }
+  return policy as ApiKeyTtlPolicy;
+}
+
+/**
+ * The verification cache the options ask for. Without a `cache` option it is
+ * on exactly when the storage can be peeked (in-process: no other process can
+ * change a record behind it).
+ */
+function buildCache(cache: unknown, storage: StorageAccess): VerificationCache | undefined {
+  if (cache === false || (cache === undefined && storage.peek === undefined)) return undefined;
+  const label = `${PREFIX}cache`;
+  if (cache !== undefined && (typeof cache !== "object" || cache === null)) {
+    throw new TypeError(`${label} must be false or { ttlMs, maxEntries }`);
+  }
+  const { ttlMs = DEFAULT_CACHE_TTL_MS, maxEntries = DEFAULT_CACHE_MAX_ENTRIES } =
+    (cache ?? {}) as ApiKeyVerificationCacheOptions;
+  if (!(typeof ttlMs === "number" && ttlMs > 0 && ttlMs <= 60_000)) {
+    throw new TypeError(`${label}.ttlMs must be a number of milliseconds from 1 to 60000`);
+  }
+  if (!(Number.isSafeInteger(maxEntries) && maxEntries > 0)) {
+    throw new TypeError(`${label}.maxEntries must be a positive integer`);
+  }
+  return new VerificationCache(maxEntries, ttlMs);
+}
+
+/**
+ * Validates `options` and compiles them; throws a `TypeError` whose message
+ * names the option (see `validateApiKeysServiceOptions`). Logs nothing.
+ *
+ * @example
+ * ```ts
+ * import { compileSettings } from "./_settings.ts";
+ * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * const settings = compileSettings({
+ *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+ *   storage: new InMemoryApiKeyStorage(),
+ * });
+ * settings.namespace; // "ak"
+ * ```
+ */
+export function compileSettings(options: unknown): Settings {
+  if (typeof options !== "object" || options === null) {
+    throw new TypeError("ApiKeysServiceOptions must be an object");
+  }
+  const o = options as Partial<Record<keyof ApiKeysServiceOptions, unknown>>;
+  const hasher = createHasher(
+    { peppers: o.peppers, currentVersion: o.currentPepperVersion },
+    { peppers: `${PREFIX}peppers`, currentVersion: `${PREFIX}currentPepperVersion` },
+  );
+  validateDuration(`${PREFIX}storageTimeoutMs`, o.storageTimeoutMs, true, MAX_TIMER_MS);
+  const storage = new StorageAccess(
+    o.storage,
+    (o.storageTimeoutMs as number | undefined) ?? DEFAULT_STORAGE_TIMEOUT_MS,
+    `${PREFIX}storage`,
+  );
+  if (o.namespace !== undefined) assertValidNamespace(o.namespace, `${PREFIX}namespace`);
+  validateDuration(`${PREFIX}debounceMs`, o.debounceMs, false);
+  if (o.emitUsageEvents !== undefined && typeof o.emitUsageEvents !== "boolean") {
+    throw new TypeError(`${PREFIX}emitUsageEvents must be a boolean`);
+  }
+  for (const name of FUNCTION_OPTIONS) {
+    if (o[name] !== undefined && typeof o[name] !== "function") {
+      throw new TypeError(`${PREFIX}${name} must be a function`);
+    }
+  }
+  const ttlPolicy = validateTtlPolicy(o.ttlPolicy);
+  const cache = buildCache(o.cache, storage);
+  const f = options as ApiKeysServiceOptions;
+  const onAuthFailed = f.onAuthFailed;
+  const authFailedFailed = warnOnce("onAuthFailed");
+  return Object.freeze({
+    namespace: f.namespace ?? DEFAULT_API_KEY_NAMESPACE,
+    hasher,
+    storage,
+    cache,
+    debounceMs: f.debounceMs ?? DEFAULT_DEBOUNCE_MS,
+    emitUsageEvents: f.emitUsageEvents ?? false,
+    resolveExpiry: compileTtlPolicy(ttlPolicy),
+    clock: f.clock ?? (() => new Date()),
+    monotonic: f.monotonicClock ?? performance.now.bind(performance),
+    idFactory: f.idFactory ?? uuidV7,
+    emitEvent: createDispatcher(f.onEvent, f.onEventError, "onEvent"),
+    emitMetric: createDispatcher(f.onMetric, f.onMetricError, "onMetric"),
+    notifyAuthFailed: onAuthFailed === undefined
+      ? undefined
+      : (prefix: string | null, code: ApiKeyErrorCode) =>
+        callDetached(onAuthFailed, [prefix, code], authFailedFailed),
+  });
+}

@@ -1,0 +1,125 @@
+/**
+ * Calls into caller-supplied functions whose result the operation does not
+ * wait for (sinks, their error handlers, `onAuthFailed`, the `lastUsedAt`
+ * write): sync or async, never awaited, a throw or rejection contained and
+ * reported, never reaching the operation's caller.
+ *
+ * @module
+ */
+import { redactApiKeys } from "./key_format.ts";
+
+/**
+ * Delivers one payload; never throws.
+ *
+ * @example
+ * ```ts
+ * import type { Dispatch } from "./_sinks.ts";
+ * const dispatch: Dispatch<string> = (payload) => console.log(payload);
+ * ```
+ */
+export type Dispatch<T> = (payload: T) => void;
+
+/** The name of a thrown value (its type for a non-`Error`); never throws. */
+function nameOf(error: unknown): string {
+  try {
+    return error instanceof Error ? String(error.name) : typeof error;
+  } catch {
+    return "unknown";
+  }
+}
+
+/**
+ * The log line about a failed caller-supplied function: its `label` and the
+ * error's name (never its message, which may carry secrets), redacted with
+ * `redactApiKeys`. Never throws.
+ *
+ * @example
+ * ```ts
+ * import { failureLine } from "./_sinks.ts";
+ * failureLine("onMetric", new TypeError("x")); // "api-keys: onMetric failed (TypeError)"
+ * ```
+ */
+export function failureLine(label: string, error: unknown): string {
+  return redactApiKeys(`api-keys: ${label} failed (${nameOf(error)})`);
+}
+
+/**
+ * A failure reporter for the caller-supplied function `label`: the first
+ * failure is logged with one `console.warn` (see `failureLine`), the rest are
+ * swallowed. Never throws.
+ *
+ * @example
+ * ```ts
+ * import { warnOnce } from "./_sinks.ts";
+ * const report = warnOnce("onAuthFailed");
+ * report(new Error("down")); // one warning
+ * report(new Error("down")); // silence
+ * ```
+ */
+export function warnOnce(label: string): (error: unknown) => void {
+  let warned = false;
+  return (error) => {
+    if (warned) return;
+    warned = true;
+    try {
+      console.warn(`${failureLine(label, error)}; further failures are not logged`);
+    } catch {
+      // the console itself failed: nothing left to tell
+    }
+  };
+}
+
+/**
+ * Calls `fn(...args)` without waiting for it: a throw, or a rejection of the
+ * promise (or thenable) it returns, goes to `onFailure`, which must not throw.
+ * Never throws and never leaves an unhandled rejection.
+ *
+ * @example
+ * ```ts
+ * import { callDetached, warnOnce } from "./_sinks.ts";
+ * callDetached(async (n: number) => console.log(n), [1], warnOnce("onEvent"));
+ * ```
+ */
+export function callDetached<A extends unknown[]>(
+  fn: (...args: A) => unknown,
+  args: A,
+  onFailure: (error: unknown) => void,
+): void {
+  try {
+    const result = fn(...args) as { then?: unknown } | undefined | null;
+    if (result !== undefined && result !== null && typeof result.then === "function") {
+      (result as PromiseLike<unknown>).then(undefined, onFailure);
+    }
+  } catch (error) {
+    onFailure(error);
+  }
+}
+
+/**
+ * Builds a dispatcher over `sink` (named `label`, e.g. `onEvent`). Every throw
+ * or rejection of the sink goes to `onError` (named `label + "Error"`); when
+ * there is none, the first one is logged (see `warnOnce`). A failure of
+ * `onError` itself, thrown or rejected, is logged once the same way.
+ *
+ * @example
+ * ```ts
+ * import { createDispatcher } from "./_sinks.ts";
+ * const dispatch = createDispatcher((n: number) => console.log(n), undefined, "onMetric");
+ * dispatch?.(1); // undefined when there is no sink
+ * ```
+ */
+export function createDispatcher<T>(
+  sink: ((payload: T) => unknown) | undefined,
+  onError: ((error: unknown, payload: T) => unknown) | undefined,
+  label: string,
+): Dispatch<T> | undefined {
+  if (sink === undefined) return undefined;
+  let fail: (error: unknown, payload: T) => void;
+  if (onError === undefined) {
+    fail = warnOnce(label);
+  } else {
+    const handlerFailed = warnOnce(`${label}Error`);
+    fail = (error, payload) => callDetached(onError, [error, payload], handlerFailed);
+  }
+  return (payload) => callDetached(sink, [payload], (error) => fail(error, payload));
+}

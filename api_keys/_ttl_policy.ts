@@ -1,0 +1,81 @@
+/**
+ * The expiry policy of create and rotate, compiled once from `ApiKeyTtlPolicy`.
+ *
+ * Rules: `expiresAt` omitted → on rotate, the old key's expiry when it has
+ * one (a rotation never silently extends a key's lifetime); otherwise
+ * `now + defaultExpiresInMs` when set, else no expiry; `null` → no expiry; no
+ * expiry only when `allowNeverExpires` (default true when the policy sets
+ * neither `defaultExpiresInMs` nor `maxExpiresInMs`, false otherwise); an
+ * expiry not after `now` or past `now + maxExpiresInMs` is rejected, never
+ * clamped.
+ *
+ * @module
+ */
+import { fail, requireDuration } from "./_input.ts";
+import type { ApiKeyTtlPolicy } from "./types.ts";
+
+/**
+ * Resolves the expiry of a new key from the requested `expiresAt` (omitted,
+ * `null` or a date already validated by `validateCreateInput` or
+ * `validateRotateInput`) at `now`. On rotate, `replaced` is the old key's
+ * expiry: an omitted `expiresAt` keeps it when it is a date. Throws
+ * `ApiKeyValidationError` on field
+ * `expiresAt` (or `ttlPolicy.defaultExpiresInMs` when the default would end
+ * after `MAX_API_KEY_INSTANT_MS`).
+ *
+ * @example
+ * ```ts
+ * import type { ExpiryResolver } from "./_ttl_policy.ts";
+ * const resolve: ExpiryResolver = (requested) => requested ?? null;
+ * ```
+ */
+export type ExpiryResolver = (
+  requested: Date | null | undefined,
+  now: Date,
+  replaced?: Date | null,
+) => Date | null;
+
+/**
+ * Compiles a policy (assumed validated) into an `ExpiryResolver`.
+ *
+ * @example
+ * ```ts
+ * import { compileTtlPolicy } from "./_ttl_policy.ts";
+ * const resolve = compileTtlPolicy({ defaultExpiresInMs: 1000 });
+ * resolve(undefined, new Date(0))?.getTime(); // 1000
+ * resolve(undefined, new Date(0), new Date(500))?.getTime(); // 500 (a rotation keeps the expiry)
+ * ```
+ */
+export function compileTtlPolicy(policy: ApiKeyTtlPolicy = {}): ExpiryResolver {
+  const { defaultExpiresInMs, maxExpiresInMs } = policy;
+  const allowNeverExpires = policy.allowNeverExpires ??
+    (defaultExpiresInMs === undefined && maxExpiresInMs === undefined);
+  return (requested, now, replaced) => {
+    let expiresAt: Date | null;
+    if (requested === undefined && replaced instanceof Date) {
+      expiresAt = replaced;
+    } else if (requested === undefined) {
+      expiresAt = defaultExpiresInMs === undefined ? null : new Date(
+        now.getTime() +
+          requireDuration(defaultExpiresInMs, "ttlPolicy.defaultExpiresInMs", now.getTime()),
+      );
+    } else if (requested === null) {
+      expiresAt = null;
+    } else {
+      expiresAt = requested;
+      if (expiresAt.getTime() <= now.getTime()) {
+        fail("expiresAt", "must be in the future");
+      }
+      if (maxExpiresInMs !== undefined && expiresAt.getTime() > now.getTime() + maxExpiresInMs) {
+        fail(
+          "expiresAt",
+          `must be at most ${maxExpiresInMs} ms from now (ttlPolicy.maxExpiresInMs)`,
+        );
+      }
+    }
+    if (expiresAt === null && !allowNeverExpires) {
+      fail("expiresAt", "keys without expiry are not allowed by the TTL policy");
+    }
+    return expiresAt === null ? null : new Date(expiresAt.getTime());
+  };
+}

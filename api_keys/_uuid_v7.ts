@@ -1,0 +1,33 @@
+/**
+ * Time-ordered UUIDv7 ids (RFC 9562), the default record id factory.
+ *
+ * @module
+ */
+
+const HEX: string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
+
+/**
+ * A new UUIDv7: 48-bit Unix milliseconds, then 74 random bits.
+ *
+ * @example
+ * ```ts
+ * import { uuidV7 } from "./_uuid_v7.ts";
+ * uuidV7()[14]; // "7"
+ * ```
+ */
+export function uuidV7(now: number = Date.now()): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  let time = now;
+  for (let i = 5; i >= 0; i--) {
+    bytes[i] = time % 256;
+    time = Math.floor(time / 256);
+  }
+  bytes[6] = 0x70 | (bytes[6] & 0x0f);
+  bytes[8] = 0x80 | (bytes[8] & 0x3f);
+  let out = "";
+  for (let i = 0; i < 16; i++) {
+    if (i === 4 || i === 6 || i === 8 || i === 10) out += "-";
+    out += HEX[bytes[i]];
+  }
+  return out;
+}

@@ -1,0 +1,354 @@
+/**
+ * The verify flow of `ApiKeysService` (`verify`, `authorize`,
+ * `authorizeRequest`): header rules → parse → cache → lookup → secret → state
+ * → IP allowlist / environment / scope → metric, events, `lastUsedAt`. Until
+ * the secret is proven, every failure does the same work in the same order.
+ *
+ * Over 300 lines because the flow is read in one place: each step, what it
+ * reports and what it costs.
+ *
+ * @module
+ */
+import { ApiKeyError, apiKeyError, type ApiKeyErrorCode } from "./errors.ts";
+import type { ApiKeyVerificationMetric } from "./events.ts";
+import { type ApiKeyHeaderReader, extractApiKey } from "./extract_api_key.ts";
+import { isIpAllowed } from "./ip_allowlist.ts";
+import { parseKey, redactApiKeys } from "./key_format.ts";
+import { constantTimeEqual } from "./_cache.ts";
+import { assertScopeLevel, scopeSatisfies } from "./scopes.ts";
+import type { Settings } from "./_settings.ts";
+import type {
+  ApiKeyContext,
+  ApiKeyRecord,
+  ApiKeyVerificationOutcome,
+  AuthorizeOptions,
+  Environment,
+} from "./types.ts";
+
+/** What is known of the key at a failure (only after the secret matched). */
+interface KnownKey {
+  keyId: string;
+  tenantId: string;
+  environment: Environment;
+}
+
+/** Most keys whose last `lastUsedAt` write is remembered for the debounce. */
+const MAX_DEBOUNCE_ENTRIES = 100_000;
+
+/**
+ * Stands in for the cached secret when there is none: as long as a secret, never equal to
+ * one (not base62). A literal, so it is a flat string like the secrets it is compared with.
+ */
+const NO_SECRET = "################################";
+
+function freezeContext(record: Readonly<ApiKeyRecord>): ApiKeyContext {
+  const context: ApiKeyContext = {
+    keyId: record.id,
+    tenantId: record.tenantId,
+    environment: record.environment,
+    scopes: Object.freeze([...record.scopes]) as string[],
+    prefix: record.prefix,
+  };
+  if (record.allowedIpCidrs !== undefined && record.allowedIpCidrs.length > 0) {
+    context.allowedIpCidrs = Object.freeze([...record.allowedIpCidrs]) as string[];
+  }
+  return Object.freeze(context);
+}
+
+function knownOf(context: ApiKeyContext): KnownKey {
+  return { keyId: context.keyId, tenantId: context.tenantId, environment: context.environment };
+}
+
+/**
+ * The code of the first request-level check of `options` that a verified
+ * `context` fails (IP allowlist, then environment, then scope), if any.
+ *
+ * @example
+ * ```ts
+ * import { authorizationFailure } from "./_verify.ts";
+ * const context = {
+ *   keyId: "k1", tenantId: "t1", environment: "test" as const, scopes: ["orders:read"],
+ *   prefix: "AbCdEfGhIjKl",
+ * };
+ * authorizationFailure(context, { requiredEnvironment: "live" }); // "api_key_environment_mismatch"
+ * ```
+ */
+export function authorizationFailure(
+  context: ApiKeyContext,
+  options: AuthorizeOptions,
+): ApiKeyErrorCode | undefined {
+  const { requiredEnvironment, requiredScope } = options;
+  if (!isIpAllowed(options.clientIp, context.allowedIpCidrs)) {
+    return "api_key_ip_not_allowed";
+  }
+  if (requiredEnvironment !== undefined && context.environment !== requiredEnvironment) {
+    return "api_key_environment_mismatch";
+  }
+  if (
+    requiredScope !== undefined &&
+    !scopeSatisfies(context.scopes, requiredScope.resource, requiredScope.level)
+  ) {
+    return "api_key_scope_insufficient";
+  }
+  return undefined;
+}
+
+/** Throws a `TypeError` for a `requiredScope` level other than read or write (a programmer error). */
+function assertOptions(options: AuthorizeOptions): void {
+  if (options.requiredScope !== undefined) {
+    assertScopeLevel(options.requiredScope.level, "AuthorizeOptions.requiredScope.level");
+  }
+}
+
+/**
+ * Verifies and authorizes keys with the compiled settings; the contexts it
+ * returns are frozen.
+ *
+ * @example
+ * ```ts
+ * import { compileSettings } from "./_settings.ts";
+ * import { VerifyFlow } from "./_verify.ts";
+ * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * const flow = new VerifyFlow(compileSettings({
+ *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+ *   storage: new InMemoryApiKeyStorage(),
+ * }));
+ * await flow.verify("ak_live_nope").catch((error) => error.code); // "api_key_malformed"
+ * ```
+ */
+export class VerifyFlow {
+  readonly #s: Settings;
+  /** Monotonic time of the last `lastUsedAt` write per key id (the debounce). */
+  readonly #lastTouched = new Map<string, number>();
+  readonly #retiredVersionsWarned = new Set<number>();
+
+  /** A flow over `settings`. */
+  constructor(settings: Settings) {
+    this.#s = settings;
+  }
+
+  /** See `ApiKeysService.verify`. */
+  verify(rawKey: string): Promise<ApiKeyContext> {
+    return this.#verify(rawKey, this.#s.emitUsageEvents);
+  }
+
+  /** See `ApiKeysService.authorize`. */
+  authorize(
+    rawKey: string | undefined | null,
+    options: AuthorizeOptions = {},
+  ): Promise<ApiKeyContext> {
+    try {
+      assertOptions(options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#authorize(rawKey, options);
+  }
+
+  /** See `ApiKeysService.authorizeRequest`. */
+  authorizeRequest(
+    readHeader: ApiKeyHeaderReader,
+    options: AuthorizeOptions = {},
+  ): Promise<ApiKeyContext> {
+    const start = this.#s.monotonic();
+    let rawKey: string | undefined;
+    try {
+      assertOptions(options);
+      rawKey = extractApiKey(readHeader);
+    } catch (error) {
+      // The header rules refused the request: reported like a key that does not parse.
+      if (error instanceof ApiKeyError) this.#report(start, "malformed", error.code, null);
+      return Promise.reject(error);
+    }
+    return this.#authorize(rawKey, options);
+  }
+
+  async #authorize(
+    rawKey: string | undefined | null,
+    options: AuthorizeOptions,
+  ): Promise<ApiKeyContext> {
+    if (rawKey === undefined || rawKey === null || rawKey === "") {
+      this.#authFailed(null, "api_key_missing", undefined);
+      throw apiKeyError("api_key_missing");
+    }
+    const context = await this.#verify(rawKey, false);
+    const code = authorizationFailure(context, options);
+    if (code !== undefined) {
+      this.#authFailed(context.prefix, code, knownOf(context));
+      throw apiKeyError(code);
+    }
+    if (this.#s.emitUsageEvents) this.#used(context);
+    return context;
+  }
+
+  /**
+   * Verifies `rawKey` (see `ApiKeysService.verify`); `emitUsed` says whether a
+   * success emits `api_key.used` (authorization emits it after its own checks).
+   */
+  async #verify(rawKey: string, emitUsed: boolean): Promise<ApiKeyContext> {
+    const s = this.#s;
+    const start = s.monotonic();
+    const parsed = parseKey(rawKey);
+    if (parsed === null || parsed.namespace !== s.namespace) {
+      throw this.#failure(start, "malformed", "api_key_malformed", null, undefined);
+    }
+    const { prefix, secret, environment } = parsed;
+    // Until the secret is proven, every path does the same work in the same order: one cache
+    // comparison, one storage lookup, one HMAC verification, the same awaits.
+    const cache = s.cache;
+    if (cache !== undefined) {
+      // Compared with a stand-in when nothing is cached: a cached prefix costs a wrong secret
+      // what an unknown one does. A hit is the very key verified (same secret and environment);
+      // anything else is settled by the storage path.
+      const entry = cache.get(prefix);
+      if (
+        constantTimeEqual(entry?.secret ?? NO_SECRET, secret) && entry !== undefined &&
+        entry.context.environment === environment
+      ) {
+        // `start` is now; a key without expiry needs no wall-clock read.
+        if (
+          start < entry.cachedUntil &&
+          (entry.expiresAtMs === Infinity || s.clock().getTime() < entry.expiresAtMs)
+        ) {
+          cache.touch(prefix);
+          return this.#verified(start, entry.context, emitUsed);
+        }
+        cache.invalidate(prefix);
+      }
+    }
+    // Read before the lookup: an invalidation from here on drops this verify's fill.
+    const generation = cache?.generation ?? 0;
+    let record: Readonly<ApiKeyRecord> | null;
+    try {
+      // With the peekByPrefix capability: no deadline timer, no copy, no await.
+      const peek = s.storage.peek;
+      record = peek !== undefined ? peek(prefix) : await s.storage.findByPrefix(prefix);
+    } catch (error) {
+      this.#metric(start, "error", environment);
+      throw error;
+    }
+    // An unknown prefix and a retired pepper cost the hasher what a stored key does.
+    const matches =
+      await (record === null
+        ? s.hasher.dummyVerify(secret)
+        : s.hasher.verify(secret, record.hash, record.pepperVersion));
+    if (record === null || !matches) {
+      // A retired pepper is warned about; looked up for an unknown prefix too (version 0 is
+      // never configured), so it costs what a stored key does.
+      const version = record === null ? 0 : record.pepperVersion;
+      if (!s.hasher.hasVersion(version) && record !== null) this.#warnRetiredVersion(version);
+      throw this.#failure(start, "invalid", "api_key_invalid", prefix, environment);
+    }
+    const known = { keyId: record.id, tenantId: record.tenantId, environment: record.environment };
+    // The secret is proven: the key's <env> segment must be the record's (the checksum is public).
+    if (environment !== record.environment) {
+      throw this.#failure(start, "invalid", "api_key_invalid", prefix, environment, known);
+    }
+    const context = freezeContext(record);
+    if (record.revokedAt !== null) {
+      throw this.#failure(start, "revoked", "api_key_revoked", prefix, environment, known);
+    }
+    const expiresAtMs = record.expiresAt === null ? Infinity : record.expiresAt.getTime();
+    if (expiresAtMs <= s.clock().getTime()) {
+      throw this.#failure(start, "expired", "api_key_expired", prefix, environment, known);
+    }
+    cache?.set(prefix, {
+      secret,
+      context,
+      expiresAtMs,
+      cachedUntil: s.monotonic() + cache.ttlMs,
+    }, generation);
+    return this.#verified(start, context, emitUsed);
+  }
+
+  #verified(start: number, context: ApiKeyContext, emitUsed: boolean): ApiKeyContext {
+    this.#touchLastUsed(context.keyId);
+    this.#metric(start, "success", context.environment);
+    if (emitUsed) this.#used(context);
+    return context;
+  }
+
+  /** Writes `lastUsedAt`, unless written within `debounceMs` (0: every time); never awaited. */
+  #touchLastUsed(keyId: string): void {
+    const s = this.#s;
+    if (s.debounceMs > 0) {
+      const now = s.monotonic();
+      const last = this.#lastTouched.get(keyId);
+      if (last !== undefined && now - last < s.debounceMs) return;
+      if (last === undefined && this.#lastTouched.size >= MAX_DEBOUNCE_ENTRIES) {
+        this.#lastTouched.delete(this.#lastTouched.keys().next().value!);
+      }
+      this.#lastTouched.set(keyId, now);
+    }
+    s.storage.touchLastUsed(keyId, s.clock);
+  }
+
+  /** Emits the one `api_key.verification` metric of a verify begun at `start`. */
+  #metric(start: number, outcome: ApiKeyVerificationOutcome, environment?: Environment): void {
+    const emit = this.#s.emitMetric;
+    if (emit === undefined) return;
+    const metric: ApiKeyVerificationMetric = {
+      type: "api_key.verification",
+      outcome,
+      durationMs: this.#s.monotonic() - start,
+    };
+    if (environment !== undefined) metric.environment = environment;
+    emit(metric);
+  }
+
+  /** Reports a failed verify (metric, then auth failure) and returns the error to throw. */
+  #failure(
+    start: number,
+    outcome: ApiKeyVerificationOutcome,
+    code: ApiKeyErrorCode,
+    prefix: string | null,
+    environment: Environment | undefined,
+    known?: KnownKey,
+  ): ApiKeyError {
+    this.#report(start, outcome, code, prefix, environment, known);
+    return apiKeyError(code);
+  }
+
+  /** The metric of a failed verify, then the auth failure. */
+  #report(
+    start: number,
+    outcome: ApiKeyVerificationOutcome,
+    code: ApiKeyErrorCode,
+    prefix: string | null,
+    environment?: Environment,
+    known?: KnownKey,
+  ): void {
+    this.#metric(start, outcome, environment);
+    this.#authFailed(prefix, code, known);
+  }
+
+  /** Calls `onAuthFailed` (not awaited, contained) and emits `api_key.auth_failed`. */
+  #authFailed(prefix: string | null, code: ApiKeyErrorCode, known: KnownKey | undefined): void {
+    const s = this.#s;
+    s.notifyAuthFailed?.(prefix, code);
+    s.emitEvent?.({ type: "api_key.auth_failed", at: s.clock(), prefix, code, ...known });
+  }
+
+  /** Emits `api_key.used` for `context`. */
+  #used(context: ApiKeyContext): void {
+    const s = this.#s;
+    s.emitEvent?.({
+      type: "api_key.used",
+      at: s.clock(),
+      keyId: context.keyId,
+      tenantId: context.tenantId,
+      prefix: context.prefix,
+      environment: context.environment,
+      scopes: [...context.scopes],
+    });
+  }
+
+  #warnRetiredVersion(version: number): void {
+    if (this.#retiredVersionsWarned.has(version)) return;
+    this.#retiredVersionsWarned.add(version);
+    console.warn(redactApiKeys(
+      `api-keys: a key record uses pepper version ${version}, which is not configured; ` +
+        "such keys verify as invalid",
+    ));
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * The decorators of the Nest binding: `RequireScope` and `RequireEnvironment`
+ * (route metadata the guard reads) and `CurrentApiKey` (the verified context
+ * as a handler parameter).
+ *
+ * @module
+ */
+import { createParamDecorator, type ExecutionContext, SetMetadata } from "@nestjs/common";
+import { assertScopeLevel } from "../scopes.ts";
+import type { Environment, RequiredScope, ScopeLevel } from "../types.ts";
+import { API_KEYS_ENVIRONMENT_METADATA, API_KEYS_SCOPE_METADATA } from "./api_keys.constants.ts";
+import { getApiKeyContext } from "./api_keys.guard.ts";
+
+/**
+ * Requires a key scope on a controller or route (the method's requirement wins
+ * over the class's). `write` implies `read`. The guard answers 403
+ * `api_key_scope_insufficient` otherwise. Bad arguments (an empty resource, a
+ * level other than `"read"`/`"write"`) throw a `TypeError` when the route is declared.
+ *
+ * @example
+ * ```ts
+ * import { Controller, Get, Post, UseGuards } from "@nestjs/common";
+ * import { ApiKeysGuard, RequireScope } from "@saferoute/api-kit/api-keys/nest";
+ *
+ * @Controller("orders")
+ * @UseGuards(ApiKeysGuard)
+ * @RequireScope("orders", "read")
+ * class OrdersController {
+ *   @Get()
+ *   list() {
+ *     return [];
+ *   }
+ *
+ *   @Post()
+ *   @RequireScope("orders", "write")
+ *   create() {
+ *     return { id: "o1" };
+ *   }
+ * }
+ * ```
+ */
+export function RequireScope(
+  resource: string,
+  level: ScopeLevel,
+): MethodDecorator & ClassDecorator {
+  if (typeof resource !== "string" || resource.trim() === "") {
+    throw new TypeError("RequireScope: resource must be a non-empty string");
+  }
+  assertScopeLevel(level, "RequireScope: level");
+  const required: RequiredScope = Object.freeze({ resource, level });
+  return SetMetadata(API_KEYS_SCOPE_METADATA, required);
+}
+
+/**
+ * Requires keys of one environment on a controller or route (the method's
+ * requirement wins over the class's). The guard answers 403
+ * `api_key_environment_mismatch` otherwise. A bad argument throws at startup.
+ *
+ * @example
+ * ```ts
+ * import { Controller, Post, UseGuards } from "@nestjs/common";
+ * import { ApiKeysGuard, RequireEnvironment } from "@saferoute/api-kit/api-keys/nest";
+ *
+ * @Controller("payouts")
+ * @UseGuards(ApiKeysGuard)
+ * @RequireEnvironment("live")
+ * class PayoutsController {
+ *   @Post()
+ *   create() {
+ *     return { queued: true };
+ *   }
+ * }
+ * ```
+ */
+export function RequireEnvironment(environment: Environment): MethodDecorator & ClassDecorator {
+  if (environment !== "live" && environment !== "test") {
+    throw new TypeError('RequireEnvironment: environment must be "live" or "test"');
+  }
+  return SetMetadata(API_KEYS_ENVIRONMENT_METADATA, environment);
+}
+
+/**
+ * Injects the `ApiKeyContext` the guard verified for this request (`undefined`
+ * on a route the guard does not protect). Works with any context writer.
+ *
+ * @example
+ * ```ts
+ * import { Controller, Get, UseGuards } from "@nestjs/common";
+ * import type { ApiKeyContext } from "@saferoute/api-kit/api-keys";
+ * import { ApiKeysGuard, CurrentApiKey } from "@saferoute/api-kit/api-keys/nest";
+ *
+ * @Controller("whoami")
+ * @UseGuards(ApiKeysGuard)
+ * class WhoAmIController {
+ *   @Get()
+ *   whoAmI(@CurrentApiKey() apiKey: ApiKeyContext) {
+ *     return { tenantId: apiKey.tenantId };
+ *   }
+ * }
+ * ```
+ */
+export const CurrentApiKey: () => ParameterDecorator = createParamDecorator(
+  (_data: unknown, context: ExecutionContext) =>
+    getApiKeyContext(context.switchToHttp().getRequest()),
+);

@@ -1,0 +1,527 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  ApiKeyOperationError,
+  type ApiKeyRecord,
+  type ApiKeyStorage,
+  ApiKeyStorageError,
+  ApiKeyValidationError,
+  InMemoryApiKeyStorage,
+  parseKey,
+  PrismaApiKeyStorage,
+} from "../../api_keys/mod.ts";
+import { fakePrismaClient } from "./fake_prisma.ts";
+import { ManageFlow } from "../../api_keys/_manage.ts";
+import { compileSettings } from "../../api_keys/_settings.ts";
+import { VerifyFlow } from "../../api_keys/_verify.ts";
+import {
+  makeService,
+  overrideStorage,
+  PEPPER_1,
+  READ_ORDERS,
+  rejection,
+  spyStorage,
+} from "./helpers.ts";
+
+const DAY = 24 * 60 * 60 * 1000;
+/** The latest instant a duration or expiry may produce. */
+const MAX_INSTANT = Date.parse("9999-12-31T23:59:59.999Z");
+
+describe("ApiKeysService.create", () => {
+  it("stores a hashed record with UUIDv7 id and emits api_key.created", async () => {
+    const { service, storage, events, clocks } = makeService();
+    const { id, key } = await service.create({
+      tenantId: "t1",
+      name: "ci",
+      scopes: [...READ_ORDERS, { resource: "orders", level: "write" }],
+      createdBy: "alice",
+    });
+    assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    const record = (await storage.findById(id))!;
+    assert.equal(record.prefix, parseKey(key)!.prefix);
+    assert.equal(record.hash.includes(parseKey(key)!.secret), false);
+    assert.deepEqual(record.scopes, ["orders:read", "orders:write"]);
+    assert.equal(record.createdAt.getTime(), clocks.now);
+    assert.equal(record.expiresAt, null);
+    assert.deepEqual(events, [{
+      type: "api_key.created",
+      at: new Date(clocks.now),
+      keyId: id,
+      tenantId: "t1",
+      prefix: record.prefix,
+      environment: "live",
+      scopes: ["orders:read", "orders:write"],
+      createdBy: "alice",
+    }]);
+  });
+
+  it("rejects invalid input with a typed error naming the field and writes nothing", async () => {
+    const { storage, calls } = spyStorage();
+    const { service, events } = makeService({ storage });
+    const base = { tenantId: "t", name: "n", scopes: READ_ORDERS };
+    const cases: [Record<string, unknown>, string][] = [
+      [{ tenantId: "" }, "tenantId"],
+      [{ tenantId: 5 }, "tenantId"],
+      [{ name: " " }, "name"],
+      [{ name: "x".repeat(201) }, "name"],
+      [{ scopes: [] }, "scopes"],
+      [{ scopes: [{ resource: "Bad!", level: "read" }] }, "scopes"],
+      [{ environment: "prod" }, "environment"],
+      [{ expiresAt: new Date("nope") }, "expiresAt"],
+      [{ expiresAt: "2030-01-01" }, "expiresAt"],
+      [{ allowedIpCidrs: ["10.0.0.0/40"] }, "allowedIpCidrs"],
+      [{ createdBy: "" }, "createdBy"],
+    ];
+    for (const [override, field] of cases) {
+      const error = await rejection(service.create({ ...base, ...override } as never));
+      assert.ok(error instanceof ApiKeyValidationError, field);
+      assert.equal(error.field, field);
+      assert.equal(error.httpStatus, 400);
+    }
+    assert.ok((await rejection(service.create(null as never))) instanceof ApiKeyValidationError);
+    assert.deepEqual(calls, []);
+    assert.deepEqual(events, []);
+  });
+});
+
+describe("TTL policy through create and rotate", () => {
+  it("omitted expiry: default when set, else none", async () => {
+    const { service, storage, clocks } = makeService({ ttlPolicy: { defaultExpiresInMs: DAY } });
+    const { id } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    assert.equal((await storage.findById(id))!.expiresAt?.getTime(), clocks.now + DAY);
+    const plain = makeService();
+    const none = await plain.service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    assert.equal((await plain.storage.findById(none.id))!.expiresAt, null);
+  });
+
+  it("null means no expiry, allowed only when the policy permits", async () => {
+    const open = makeService();
+    const created = await open.service.create({
+      tenantId: "t",
+      name: "n",
+      scopes: READ_ORDERS,
+      expiresAt: null,
+    });
+    assert.equal((await open.storage.findById(created.id))!.expiresAt, null);
+    for (const ttlPolicy of [{ defaultExpiresInMs: DAY }, { maxExpiresInMs: DAY }]) {
+      const { service } = makeService({ ttlPolicy });
+      const error = await rejection(
+        service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS, expiresAt: null }),
+      );
+      assert.equal(error.field, "expiresAt");
+    }
+    const { service } = makeService({
+      ttlPolicy: { maxExpiresInMs: DAY, allowNeverExpires: true },
+    });
+    await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS, expiresAt: null });
+    const strict = makeService({ ttlPolicy: { allowNeverExpires: false } });
+    assert.equal(
+      (await rejection(strict.service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS })))
+        .field,
+      "expiresAt",
+    );
+  });
+
+  it("rejects expiry past the maximum or not in the future, never clamping", async () => {
+    const { service, clocks } = makeService({ ttlPolicy: { maxExpiresInMs: DAY } });
+    const base = { tenantId: "t", name: "n", scopes: READ_ORDERS };
+    for (const at of [clocks.now + DAY + 1, clocks.now, clocks.now - 1]) {
+      const error = await rejection(service.create({ ...base, expiresAt: new Date(at) }));
+      assert.ok(error instanceof ApiKeyValidationError);
+      assert.equal(error.field, "expiresAt");
+    }
+    await service.create({ ...base, expiresAt: new Date(clocks.now + DAY) });
+    const noPolicyMax = makeService();
+    await noPolicyMax.service.create({ ...base, expiresAt: new Date(clocks.now + 100 * DAY) });
+  });
+
+  it("applies the same rules to rotate (omitted → the old key's expiry, never extended)", async () => {
+    const { service, storage, clocks } = makeService({
+      ttlPolicy: { defaultExpiresInMs: DAY, maxExpiresInMs: 2 * DAY },
+    });
+    const { id } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    const oldExpiry = clocks.now + DAY;
+    clocks.advance(1000);
+    const rotated = await service.rotate(id);
+    assert.equal((await storage.findById(rotated.id))!.expiresAt?.getTime(), oldExpiry);
+    const error = await rejection(service.rotate(rotated.id, { expiresAt: null }));
+    assert.equal(error.field, "expiresAt");
+    const late = await rejection(
+      service.rotate(rotated.id, { expiresAt: new Date(clocks.now + 3 * DAY) }),
+    );
+    assert.equal(late.field, "expiresAt");
+    assert.equal((await storage.findById(rotated.id))!.rotatedAt, null, "nothing written");
+  });
+});
+
+describe("rotate never silently extends a key's lifetime", () => {
+  it("without a policy, a key with an expiry is replaced by one with the same expiry", async () => {
+    const { service, storage, clocks } = makeService();
+    const expiresAt = new Date(clocks.now + 7 * DAY);
+    const { id } = await service.create({
+      tenantId: "t",
+      name: "n",
+      scopes: READ_ORDERS,
+      expiresAt,
+    });
+    clocks.advance(DAY);
+    const rotated = await service.rotate(id);
+    assert.equal((await storage.findById(rotated.id))!.expiresAt?.getTime(), expiresAt.getTime());
+  });
+
+  it("a policy default does not outlast the old expiry; a never-expiring key gets the default", async () => {
+    const { service, storage, clocks } = makeService({
+      ttlPolicy: { defaultExpiresInMs: 90 * DAY, allowNeverExpires: true },
+    });
+    const base = { tenantId: "t", name: "n", scopes: READ_ORDERS };
+    const expiresAt = new Date(clocks.now + 10 * DAY);
+    const short = await service.create({ ...base, expiresAt });
+    const forever = await service.create({ ...base, expiresAt: null });
+    clocks.advance(DAY);
+    const fromShort = await service.rotate(short.id);
+    assert.equal((await storage.findById(fromShort.id))!.expiresAt?.getTime(), expiresAt.getTime());
+    const fromForever = await service.rotate(forever.id);
+    assert.equal(
+      (await storage.findById(fromForever.id))!.expiresAt?.getTime(),
+      clocks.now + 90 * DAY,
+    );
+  });
+
+  it("the caller may set another expiry within the policy, or none when the policy allows it", async () => {
+    const { service, storage, clocks } = makeService({ ttlPolicy: { maxExpiresInMs: 30 * DAY } });
+    const base = { tenantId: "t", name: "n", scopes: READ_ORDERS };
+    const first = await service.create({ ...base, expiresAt: new Date(clocks.now + DAY) });
+    const later = new Date(clocks.now + 20 * DAY);
+    const rotated = await service.rotate(first.id, { expiresAt: later });
+    assert.equal((await storage.findById(rotated.id))!.expiresAt?.getTime(), later.getTime());
+    const tooLate = await rejection(
+      service.rotate(rotated.id, { expiresAt: new Date(clocks.now + 31 * DAY) }),
+    );
+    assert.equal(tooLate.field, "expiresAt");
+    const open = makeService();
+    const expiring = await open.service.create({ ...base, expiresAt: new Date(clocks.now + DAY) });
+    const forever = await open.service.rotate(expiring.id, { expiresAt: null });
+    assert.equal((await open.storage.findById(forever.id))!.expiresAt, null);
+  });
+});
+
+describe("ApiKeysService.rotate", () => {
+  it("issues an inheriting key, keeps the old one for the grace period and emits api_key.rotated", async () => {
+    const { service, storage, clocks, events } = makeService();
+    const { id, key } = await service.create({
+      tenantId: "t",
+      name: "n",
+      environment: "test",
+      scopes: READ_ORDERS,
+      allowedIpCidrs: ["10.0.0.0/8"],
+    });
+    const result = await service.rotate(id, { createdBy: "bob" });
+    assert.equal(result.replacedKeyId, id);
+    assert.equal(result.graceExpiresAt.getTime(), clocks.now + DAY);
+    const fresh = (await storage.findById(result.id))!;
+    assert.deepEqual(
+      [fresh.tenantId, fresh.name, fresh.environment, fresh.scopes, fresh.allowedIpCidrs],
+      ["t", "n", "test", ["orders:read"], ["10.0.0.0/8"]],
+    );
+    assert.equal(fresh.createdBy, "bob");
+    const old = (await storage.findById(id))!;
+    assert.equal(old.rotatedAt?.getTime(), clocks.now);
+    assert.equal(old.expiresAt?.getTime(), clocks.now + DAY);
+    assert.equal(old.replacedByKeyId, result.id);
+    const rotatedEvent = events.at(-1)!;
+    assert.equal(rotatedEvent.type, "api_key.rotated");
+    assert.deepEqual(rotatedEvent, {
+      type: "api_key.rotated",
+      at: new Date(clocks.now),
+      tenantId: "t",
+      oldKeyId: id,
+      oldPrefix: parseKey(key)!.prefix,
+      newKeyId: result.id,
+      newPrefix: parseKey(result.key)!.prefix,
+      environment: "test",
+      scopes: ["orders:read"],
+      graceExpiresAt: result.graceExpiresAt,
+      createdBy: "bob",
+    });
+    await service.verify(key);
+    await service.verify(result.key);
+  });
+
+  it("overrides name and allowlist; grace ends no later than the old expiry", async () => {
+    const { service, storage, clocks } = makeService();
+    const { id } = await service.create({
+      tenantId: "t",
+      name: "n",
+      scopes: READ_ORDERS,
+      expiresAt: new Date(clocks.now + 1000),
+    });
+    const result = await service.rotate(id, { name: "renamed", allowedIpCidrs: [] });
+    assert.equal(result.graceExpiresAt.getTime(), clocks.now + 1000);
+    const fresh = (await storage.findById(result.id))!;
+    assert.equal(fresh.name, "renamed");
+    assert.deepEqual(fresh.allowedIpCidrs, []);
+  });
+
+  it("refuses unknown, revoked, expired and already rotated keys", async () => {
+    const { service, clocks } = makeService();
+    assert.equal((await rejection(service.rotate("nope"))).code, "api_key_record_not_found");
+    const base = { tenantId: "t", name: "n", scopes: READ_ORDERS };
+    const revoked = await service.create(base);
+    await service.revoke(revoked.id);
+    const expiring = await service.create({ ...base, expiresAt: new Date(clocks.now + 10) });
+    const rotated = await service.create(base);
+    await service.rotate(rotated.id);
+    clocks.advance(10);
+    for (const id of [revoked.id, expiring.id, rotated.id]) {
+      const error = await rejection(service.rotate(id));
+      assert.ok(error instanceof ApiKeyOperationError);
+      assert.equal(error.code, "api_key_not_rotatable");
+      assert.equal(error.httpStatus, 409);
+    }
+    const bad = await rejection(service.rotate(rotated.id, { gracePeriodMs: -1 }));
+    assert.equal(bad.field, "gracePeriodMs");
+  });
+
+  it("lets exactly one of two concurrent rotations win", async () => {
+    const { service } = makeService();
+    const { id } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    const results = await Promise.allSettled([service.rotate(id), service.rotate(id)]);
+    assert.equal(results.filter((r) => r.status === "fulfilled").length, 1);
+    const lost = results.find((r) => r.status === "rejected") as PromiseRejectedResult;
+    assert.equal(lost.reason.code, "api_key_not_rotatable");
+  });
+});
+
+describe("ApiKeysService.revoke and list", () => {
+  it("revokes once (no second event), including rotated and expired keys", async () => {
+    const { service, events, clocks } = makeService();
+    assert.equal((await rejection(service.revoke("nope"))).code, "api_key_record_not_found");
+    const { id, key } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    const rotated = await service.rotate(id);
+    await service.revoke(id);
+    await service.revoke(id);
+    assert.equal(events.filter((e) => e.type === "api_key.revoked").length, 1);
+    assert.equal((await rejection(service.verify(key))).code, "api_key_revoked");
+    await service.verify(rotated.key);
+    const expired = await service.create({
+      tenantId: "t",
+      name: "n",
+      scopes: READ_ORDERS,
+      expiresAt: new Date(clocks.now + 1),
+    });
+    clocks.advance(1);
+    await service.revoke(expired.id);
+    assert.equal(events.filter((e) => e.type === "api_key.revoked").length, 2);
+  });
+
+  it("lists active, rotated and expired keys by createdAt then id; revoked on request", async () => {
+    let n = 0;
+    const { service, clocks } = makeService({ idFactory: () => `id-${9 - n++}` });
+    const base = { tenantId: "t", name: "n", scopes: READ_ORDERS };
+    const a = await service.create(base); // id-9
+    const b = await service.create(base); // id-8, same createdAt
+    clocks.advance(5);
+    const c = await service.create({ ...base, expiresAt: new Date(clocks.now + 1) }); // id-7
+    const rotated = await service.rotate(a.id); // id-6
+    await service.revoke(b.id);
+    await service.create({ ...base, tenantId: "other" });
+    clocks.advance(10);
+    assert.deepEqual((await service.list("t")).map((r) => r.id), [a.id, rotated.id, c.id]);
+    assert.deepEqual(
+      (await service.list("t", { includeRevoked: true })).map((r) => r.id),
+      [b.id, a.id, rotated.id, c.id],
+    );
+    assert.equal((await rejection(service.list(""))).field, "tenantId");
+  });
+});
+
+describe("durations and instants are bounded", () => {
+  it("rotate refuses a grace period that is not finite, negative or ends after 9999", async () => {
+    const { service, storage, clocks, events } = makeService();
+    const { id, key } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    const before = await storage.findById(id);
+    events.length = 0;
+    for (
+      const gracePeriodMs of [1e16, Infinity, NaN, -1, "60000", MAX_INSTANT - clocks.now + 1]
+    ) {
+      const error = await rejection(service.rotate(id, { gracePeriodMs } as never));
+      assert.ok(error instanceof ApiKeyValidationError, String(gracePeriodMs));
+      assert.equal(error.code, "api_key_invalid_input");
+      assert.equal(error.field, "gracePeriodMs");
+    }
+    assert.deepEqual(await storage.findById(id), before, "nothing written");
+    assert.deepEqual(events, []);
+    assert.equal((await service.verify(key)).keyId, id);
+    const longest = await service.rotate(id, { gracePeriodMs: MAX_INSTANT - clocks.now });
+    assert.equal(longest.graceExpiresAt.getTime(), MAX_INSTANT);
+  });
+
+  it("create and rotate refuse an expiresAt after 9999-12-31T23:59:59.999Z", async () => {
+    const { service, storage } = makeService();
+    const base = { tenantId: "t", name: "n", scopes: READ_ORDERS };
+    const error = await rejection(
+      service.create({ ...base, expiresAt: new Date(MAX_INSTANT + 1) }),
+    );
+    assert.ok(error instanceof ApiKeyValidationError);
+    assert.equal(error.field, "expiresAt");
+    const { id } = await service.create({ ...base, expiresAt: new Date(MAX_INSTANT) });
+    assert.equal((await storage.findById(id))!.expiresAt?.getTime(), MAX_INSTANT);
+    const late = await rejection(service.rotate(id, { expiresAt: new Date(MAX_INSTANT + 1) }));
+    assert.equal(late.field, "expiresAt");
+  });
+
+  it("a policy default that would end after 9999 is refused at create, naming the policy field", async () => {
+    const { service, storage } = makeService({
+      ttlPolicy: { defaultExpiresInMs: 30 * DAY },
+      clock: () => new Date(MAX_INSTANT - DAY),
+    });
+    const error = await rejection(
+      service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS }),
+    );
+    assert.ok(error instanceof ApiKeyValidationError);
+    assert.equal(error.field, "ttlPolicy.defaultExpiresInMs");
+    assert.equal((storage as InMemoryApiKeyStorage).size, 0);
+  });
+});
+
+describe("a stored expiresAt that is not a valid date counts as expired", () => {
+  for (const kind of ["in-memory", "custom"] as const) {
+    it(`${kind} storage: verify says expired, rotate refuses, list and revoke work`, async () => {
+      const inner = new InMemoryApiKeyStorage();
+      const insert = inner.insert.bind(inner);
+      // A record whose expiry is unreadable (a bad row, or one written by an older version).
+      inner.insert = (record: ApiKeyRecord) => insert({ ...record, expiresAt: new Date(NaN) });
+      const storage = kind === "in-memory" ? inner : overrideStorage(inner, {});
+      const { service, events, clocks } = makeService({ storage });
+      const { id, key } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+      assert.equal((await rejection(service.verify(key))).code, "api_key_expired");
+      assert.equal((await rejection(service.verify(key))).code, "api_key_expired", "not cached");
+      assert.equal((await rejection(service.rotate(id))).code, "api_key_not_rotatable");
+      const [listed] = await service.list("t");
+      assert.equal(listed.id, id);
+      assert.ok(listed.expiresAt instanceof Date);
+      assert.ok(listed.expiresAt.getTime() <= clocks.now, "listed as expired");
+      events.length = 0;
+      await service.revoke(id);
+      assert.deepEqual(events.map((e) => e.type), ["api_key.revoked"]);
+      assert.equal((await rejection(service.verify(key))).code, "api_key_revoked");
+    });
+  }
+
+  it("in-memory storage: a key already verified stops verifying once its expiry is unreadable", async () => {
+    const { service, storage, clocks } = makeService({ cache: false });
+    const { id, key } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    await service.verify(key);
+    const old = (await storage.findById(id))!;
+    await storage.rotate({
+      oldKeyId: id,
+      newRecord: { ...old, id: "replacement", prefix: "ReplacementP" },
+      oldExpiresAt: new Date(NaN),
+      rotatedAt: new Date(clocks.now),
+    });
+    assert.equal((await rejection(service.verify(key))).code, "api_key_expired");
+  });
+});
+
+describe("concurrent revokes", () => {
+  const storages: [string, () => ApiKeyStorage][] = [
+    ["InMemoryApiKeyStorage", () => new InMemoryApiKeyStorage()],
+    ["PrismaApiKeyStorage", () => new PrismaApiKeyStorage(fakePrismaClient())],
+  ];
+  for (const [name, make] of storages) {
+    it(`${name}: the first revoke wins; later ones change nothing and emit nothing`, async () => {
+      const storage = make();
+      let tick = 0;
+      const clock = () => new Date(Date.UTC(2030, 0, 1) + 1000 * tick++);
+      const { service, events } = makeService({ storage, clock });
+      const { id, key } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+      events.length = 0;
+      await Promise.all([service.revoke(id), service.revoke(id), service.revoke(id)]);
+      const revoked = events.filter((event) => event.type === "api_key.revoked");
+      assert.equal(revoked.length, 1, "one api_key.revoked event");
+      assert.equal((await storage.findById(id))!.revokedAt?.getTime(), revoked[0].at.getTime());
+      assert.equal((await rejection(service.verify(key))).code, "api_key_revoked");
+    });
+  }
+
+  it("a storage without markRevokedIfActive is revoked through markRevoked, as before", async () => {
+    const inner = new InMemoryApiKeyStorage();
+    const marked: string[] = [];
+    const storage = overrideStorage(inner, {
+      markRevoked: (id: string, at: Date) => {
+        marked.push(id);
+        return inner.markRevoked(id, at);
+      },
+    });
+    const { service, events } = makeService({ storage });
+    const { id } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    await service.revoke(id);
+    await service.revoke(id);
+    assert.deepEqual(marked, [id]);
+    assert.equal(events.filter((event) => event.type === "api_key.revoked").length, 1);
+  });
+
+  it("a markRevokedIfActive that fails or answers a non-boolean is a storage error, no event", async () => {
+    for (
+      const answer of [
+        () => Promise.resolve("yes"),
+        () => Promise.reject(new Error("connection reset")),
+      ]
+    ) {
+      const inner = new InMemoryApiKeyStorage();
+      const storage = Object.assign(overrideStorage(inner, {}), { markRevokedIfActive: answer });
+      const { service, events } = makeService({ storage });
+      const { id, key } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+      events.length = 0;
+      assert.ok((await rejection(service.revoke(id))) instanceof ApiKeyStorageError);
+      assert.deepEqual(events, []);
+      assert.equal((await service.verify(key)).keyId, id);
+    }
+  });
+});
+
+describe("the two flows over one settings object", () => {
+  it("a key made by the manage flow verifies through the verify flow; revoke drops its cache entry", async () => {
+    const settings = compileSettings({
+      peppers: { 1: PEPPER_1 },
+      storage: new InMemoryApiKeyStorage(),
+    });
+    const manage = new ManageFlow(settings);
+    const verify = new VerifyFlow(settings);
+    const { id, key } = await manage.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    assert.equal((await verify.verify(key)).keyId, id);
+    assert.equal(settings.cache?.size, 1, "cached by the verify flow");
+    await manage.revoke(id);
+    assert.equal(settings.cache?.size, 0, "dropped by the manage flow");
+    assert.equal((await rejection(verify.verify(key))).code, "api_key_revoked");
+  });
+
+  it("create and rotate build the new record the same way", async () => {
+    const storage = new InMemoryApiKeyStorage();
+    const settings = compileSettings({
+      peppers: { 1: PEPPER_1 },
+      storage,
+      idFactory: () => `id-${storage.size}`,
+    });
+    const manage = new ManageFlow(settings);
+    const created = await manage.create({
+      tenantId: "t",
+      name: "n",
+      scopes: READ_ORDERS,
+      allowedIpCidrs: ["10.0.0.0/8"],
+      createdBy: "alice",
+    });
+    const rotated = await manage.rotate(created.id, { createdBy: "alice" });
+    const [first, second] = await manage.list("t");
+    assert.deepEqual([first.id, second.id], [created.id, rotated.id]);
+    assert.deepEqual(Object.keys(second).sort(), Object.keys(first).sort());
+    for (const field of ["tenantId", "name", "environment", "scopes", "allowedIpCidrs"] as const) {
+      assert.deepEqual(second[field], first[field], field);
+    }
+    assert.deepEqual([second.createdBy, second.lastUsedAt, second.revokedAt], [
+      "alice",
+      null,
+      null,
+    ]);
+  });
+});

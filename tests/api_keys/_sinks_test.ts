@@ -1,0 +1,78 @@
+import { afterEach, beforeEach, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { callDetached, createDispatcher, failureLine, warnOnce } from "../../api_keys/_sinks.ts";
+import { generateKey } from "../../api_keys/key_format.ts";
+import { collectUnhandledRejections } from "../reliability/harness.ts";
+
+describe("sinks", () => {
+  const warn = console.warn;
+  let warnings: string[] = [];
+  beforeEach(() => {
+    warnings = [];
+    console.warn = (...args: unknown[]) => warnings.push(args.map(String).join(" "));
+  });
+  afterEach(() => {
+    console.warn = warn;
+  });
+
+  it("a failure line names the function and the error's name only, redacted", () => {
+    const key = generateKey({ environment: "live" }).raw;
+    assert.equal(
+      failureLine("onMetric", new TypeError(key)),
+      "api-keys: onMetric failed (TypeError)",
+    );
+    assert.equal(failureLine(key, "x"), "api-keys: [REDACTED_API_KEY] failed (string)");
+  });
+
+  it("warnOnce logs the first failure and swallows the rest", () => {
+    const report = warnOnce("onAuthFailed");
+    report(new Error("a"));
+    report(new Error("b"));
+    assert.deepEqual(warnings, [
+      "api-keys: onAuthFailed failed (Error); further failures are not logged",
+    ]);
+  });
+
+  it("callDetached contains a throw and a rejection, never awaiting", async () => {
+    const rejections = collectUnhandledRejections();
+    const failures: unknown[] = [];
+    callDetached(
+      () => {
+        throw new Error("sync");
+      },
+      [],
+      (error) => failures.push(error),
+    );
+    let settled = false;
+    callDetached(
+      () => Promise.reject(new Error("async")).finally(() => settled = true),
+      [],
+      (error) => failures.push(error),
+    );
+    assert.equal(settled, false, "not awaited");
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    assert.deepEqual(failures.map((e) => (e as Error).message), ["sync", "async"]);
+    await rejections.stop();
+    assert.deepEqual(rejections.reasons, []);
+  });
+
+  it("a dispatcher sends sink failures to onError, and onError's own once to the console", () => {
+    assert.equal(createDispatcher(undefined, undefined, "onEvent"), undefined);
+    const seen: [unknown, number][] = [];
+    const dispatch = createDispatcher(
+      (n: number) => {
+        if (n > 1) throw new Error(`sink ${n}`);
+      },
+      (error, n) => {
+        seen.push([(error as Error).message, n]);
+        if (n > 2) throw new Error("handler");
+      },
+      "onEvent",
+    )!;
+    for (const n of [1, 2, 3, 4]) dispatch(n);
+    assert.deepEqual(seen, [["sink 2", 2], ["sink 3", 3], ["sink 4", 4]]);
+    assert.deepEqual(warnings, [
+      "api-keys: onEventError failed (Error); further failures are not logged",
+    ]);
+  });
+});

@@ -1,0 +1,206 @@
+/**
+ * The storage wrapper of the service: deadline and error mapping, the one
+ * check of every record read, and the capabilities detected at construction.
+ */
+import { afterEach, beforeEach, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { ApiKeyOperationError, ApiKeyStorageError } from "../../api_keys/errors.ts";
+import { InMemoryApiKeyStorage } from "../../api_keys/in_memory_storage.ts";
+import { readApiKeyRecord, StorageAccess } from "../../api_keys/_storage.ts";
+import type { ApiKeyStorage } from "../../api_keys/storage.ts";
+import type { ApiKeyRecord } from "../../api_keys/types.ts";
+import { overrideStorage, rejection } from "./helpers.ts";
+
+const RECORD: ApiKeyRecord = {
+  id: "k1",
+  tenantId: "t1",
+  name: "n",
+  environment: "live",
+  prefix: "AbCdEfGhIjKl",
+  hash: "A".repeat(43),
+  pepperVersion: 1,
+  scopes: ["orders:read"],
+  allowedIpCidrs: [],
+  lastUsedAt: null,
+  expiresAt: null,
+  revokedAt: null,
+  rotatedAt: null,
+  replacedByKeyId: null,
+  createdBy: null,
+  createdAt: new Date(0),
+};
+
+/** The seven operations of an in-memory storage holding `RECORD`, with `overrides`. */
+async function plain(
+  overrides: Parameters<typeof overrideStorage>[1] = {},
+): Promise<ApiKeyStorage> {
+  const inner = new InMemoryApiKeyStorage();
+  await inner.insert(RECORD);
+  return overrideStorage(inner, overrides);
+}
+
+describe("readApiKeyRecord", () => {
+  it("reads a record, reads an invalid expiresAt as the epoch, refuses anything else", () => {
+    assert.equal(readApiKeyRecord(RECORD), RECORD);
+    const unreadable = readApiKeyRecord({ ...RECORD, expiresAt: new Date(NaN) });
+    assert.equal(unreadable?.expiresAt?.getTime(), 0);
+    for (
+      const bad of [null, "k1", { ...RECORD, environment: "prod" }, { ...RECORD, scopes: "x" }, {
+        ...RECORD,
+        createdAt: new Date(NaN),
+      }]
+    ) {
+      assert.equal(readApiKeyRecord(bad), null, JSON.stringify(bad));
+    }
+  });
+});
+
+describe("StorageAccess", () => {
+  it("checks the storage once, naming a missing method or a capability that is not a function", () => {
+    assert.throws(
+      () => new StorageAccess(undefined, 10, "storage"),
+      /^TypeError: storage is required/,
+    );
+    const { insert: _, ...noInsert } = overrideStorage(new InMemoryApiKeyStorage(), {});
+    assert.throws(() => new StorageAccess(noInsert, 10, "s"), /s is missing method insert/);
+    const odd = Object.assign(new InMemoryApiKeyStorage(), { peekByPrefix: 1 });
+    assert.throws(() => new StorageAccess(odd, 10, "s"), /s\.peekByPrefix must be a function/);
+  });
+
+  it("detects the capabilities: a notice names only the missing ones", async () => {
+    const full = new StorageAccess(new InMemoryApiKeyStorage(), 10, "s");
+    assert.equal(full.notice, undefined);
+    assert.equal(typeof full.peek, "function");
+    const bare = new StorageAccess(await plain(), 10, "s");
+    assert.equal(bare.peek, undefined);
+    assert.match(bare.notice!, /no peekByPrefix .*no markRevokedIfActive/);
+    const revokeOnly = new StorageAccess(
+      Object.assign(await plain(), { markRevokedIfActive: () => Promise.resolve(true) }),
+      10,
+      "s",
+    );
+    assert.doesNotMatch(revokeOnly.notice!, /markRevokedIfActive/);
+  });
+
+  it("maps a throw, a rejection and a missed deadline to ApiKeyStorageError, cause kept private", async () => {
+    const cause = new Error("db.internal:5432 refused");
+    for (
+      const findById of [
+        () => {
+          throw cause;
+        },
+        () => Promise.reject(cause),
+        () => new Promise<never>(() => {}),
+      ]
+    ) {
+      const access = new StorageAccess(await plain({ findById }), 20, "s");
+      const error = await rejection(access.findById("k1"));
+      assert.ok(error instanceof ApiKeyStorageError);
+      assert.equal(error.operation, "findById");
+      assert.ok(!JSON.stringify(error).includes("db.internal"));
+    }
+    const unknown = new StorageAccess(await plain(), 20, "s");
+    const notFound = await rejection(unknown.revoke("nope", new Date()));
+    assert.ok(notFound instanceof ApiKeyOperationError, "operation errors pass through");
+  });
+
+  it("checks every record read: lookups, lists, and a malformed one is a storage error", async () => {
+    const broken = { ...RECORD, hash: null };
+    const access = new StorageAccess(
+      await plain({
+        findByPrefix: () => Promise.resolve(broken),
+        listByTenant: () => Promise.resolve([RECORD, broken]),
+        findById: () => Promise.resolve({ ...RECORD, expiresAt: new Date(NaN) }),
+      }),
+      20,
+      "s",
+    );
+    assert.equal((await rejection(access.findByPrefix("AbCdEfGhIjKl"))).operation, "findByPrefix");
+    assert.equal((await rejection(access.listByTenant("t1", false))).operation, "listByTenant");
+    assert.equal((await access.findById("k1"))?.expiresAt?.getTime(), 0, "read as expired");
+  });
+
+  it("peek: checks each stored object once, contains a throw, answers null for unknown", async () => {
+    const storage = new InMemoryApiKeyStorage();
+    await storage.insert(RECORD);
+    let reads = 0;
+    const stored = storage.peekByPrefix(RECORD.prefix)!;
+    const counted = new Proxy(stored, {
+      get(target, property, receiver) {
+        if (property === "hash") reads++;
+        return Reflect.get(target, property, receiver);
+      },
+    });
+    const peeking = Object.assign(storage, {
+      peekByPrefix: (p: string) => p === RECORD.prefix ? counted : null,
+    });
+    const access = new StorageAccess(peeking, 20, "s");
+    assert.equal(access.peek!(RECORD.prefix), counted);
+    assert.equal(access.peek!(RECORD.prefix), counted);
+    assert.equal(reads, 1, "checked once");
+    assert.equal(access.peek!("Unknown00000"), null);
+    const malformed = new StorageAccess(
+      Object.assign(new InMemoryApiKeyStorage(), { peekByPrefix: () => ({ id: "x" }) as never }),
+      20,
+      "s",
+    );
+    assert.throws(() => malformed.peek!("x"), (e) => e instanceof ApiKeyStorageError);
+    const throwing = new StorageAccess(
+      Object.assign(new InMemoryApiKeyStorage(), {
+        peekByPrefix: () => {
+          throw new Error("down");
+        },
+      }),
+      20,
+      "s",
+    );
+    assert.throws(
+      () => throwing.peek!("x"),
+      (e) => e instanceof ApiKeyStorageError && e.operation === "peekByPrefix",
+    );
+  });
+
+  it("revoke: markRevokedIfActive's answer when present (a non-boolean is a storage error), else true", async () => {
+    const answers: unknown[] = [false, "yes"];
+    const conditional = new StorageAccess(
+      Object.assign(await plain(), { markRevokedIfActive: () => Promise.resolve(answers.shift()) }),
+      20,
+      "s",
+    );
+    assert.equal(await conditional.revoke("k1", new Date()), false);
+    assert.equal(
+      (await rejection(conditional.revoke("k1", new Date()))).operation,
+      "markRevokedIfActive",
+    );
+    const bare = new StorageAccess(await plain(), 20, "s");
+    assert.equal(await bare.revoke("k1", new Date()), true);
+  });
+
+  describe("touchLastUsed", () => {
+    const warn = console.warn;
+    let warnings: string[] = [];
+    beforeEach(() => {
+      warnings = [];
+      console.warn = (...args: unknown[]) => warnings.push(args.map(String).join(" "));
+    });
+    afterEach(() => {
+      console.warn = warn;
+    });
+
+    it("never throws to the caller: a failing clock or write is warned about once", async () => {
+      const access = new StorageAccess(
+        await plain({ touchLastUsed: () => Promise.reject(new Error("down")) }),
+        20,
+        "s",
+      );
+      access.touchLastUsed("k1", () => {
+        throw new Error("clock");
+      });
+      access.touchLastUsed("k1", () => new Date());
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      assert.deepEqual(warnings, [
+        "api-keys: touchLastUsed failed (Error); further failures are not logged",
+      ]);
+    });
+  });
+});

@@ -1,0 +1,18 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { uuidV7 } from "../../api_keys/_uuid_v7.ts";
+
+describe("uuidV7", () => {
+  it("is an RFC 9562 version 7 UUID carrying the time in its first 48 bits", () => {
+    const now = Date.UTC(2030, 0, 1);
+    const id = uuidV7(now);
+    assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    assert.equal(parseInt(id.replace(/-/g, "").slice(0, 12), 16), now);
+  });
+
+  it("orders by time, and differs within one millisecond", () => {
+    assert.ok(uuidV7(1_000) < uuidV7(2_000));
+    const ids = new Set(Array.from({ length: 1_000 }, () => uuidV7(5_000)));
+    assert.equal(ids.size, 1_000);
+  });
+});

@@ -1,0 +1,597 @@
+import { afterEach, beforeEach, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  ApiKeyError,
+  ApiKeysService,
+  type ApiKeyStorage,
+  ApiKeyStorageError,
+  InMemoryApiKeyStorage,
+  parseKey,
+} from "../../api_keys/mod.ts";
+import {
+  breakChecksum,
+  makeService,
+  overrideStorage,
+  PEPPER_1,
+  PEPPER_2,
+  READ_ORDERS,
+  rejection,
+  spyStorage,
+} from "./helpers.ts";
+
+/** Counts crypto.subtle.verify calls (the hasher's only verification primitive). */
+function countSubtleVerify() {
+  const original = crypto.subtle.verify;
+  const counter = { calls: 0, restore: () => (crypto.subtle.verify = original) };
+  crypto.subtle.verify = function (...args: Parameters<typeof original>) {
+    counter.calls++;
+    return original.apply(crypto.subtle, args);
+  } as typeof original;
+  return counter;
+}
+
+function stubWarn() {
+  const original = console.warn;
+  const lines: string[] = [];
+  console.warn = (...args: unknown[]) => lines.push(args.map(String).join(" "));
+  return { lines, restore: () => (console.warn = original) };
+}
+
+function wrongSecret(raw: string): string {
+  // keeps a valid checksum: regenerate the body with a changed secret character
+  const parsed = parseKey(raw)!;
+  const secret = (parsed.secret[0] === "a" ? "b" : "a") + parsed.secret.slice(1);
+  for (let c = 0; c < 1; c++) {
+    const body = `${parsed.namespace}_${parsed.environment}_${parsed.prefix}_${secret}`;
+    return body + checksum(body);
+  }
+  return raw;
+}
+
+import { encodeBase62Fixed } from "../../api_keys/_base62.ts";
+import { authorizationFailure } from "../../api_keys/_verify.ts";
+import { crc32Ascii } from "../../api_keys/key_format.ts";
+function checksum(body: string): string {
+  return encodeBase62Fixed(crc32Ascii(body), 6);
+}
+
+describe("ApiKeysService.verify", () => {
+  it("returns a frozen context, one success metric, and no used event by default", async () => {
+    const { service, events, metrics } = makeService({ cache: false });
+    const { id, key } = await service.create({
+      tenantId: "t1",
+      name: "ci",
+      scopes: READ_ORDERS,
+      allowedIpCidrs: ["10.0.0.1"],
+    });
+    const context = await service.verify(key);
+    assert.deepEqual({ ...context }, {
+      keyId: id,
+      tenantId: "t1",
+      environment: "live",
+      scopes: ["orders:read"],
+      prefix: parseKey(key)!.prefix,
+      allowedIpCidrs: ["10.0.0.1/32"],
+    });
+    assert.ok(Object.isFrozen(context));
+    assert.equal(metrics.length, 1);
+    assert.equal(metrics[0].outcome, "success");
+    assert.equal(metrics[0].environment, "live");
+    assert.equal(typeof metrics[0].durationMs, "number");
+    assert.deepEqual(events.map((e) => e.type), ["api_key.created"]);
+  });
+
+  it("emits api_key.used once per success when emitUsageEvents", async () => {
+    const { service, events } = makeService({ emitUsageEvents: true });
+    const { key } = await service.create({ tenantId: "t1", name: "ci", scopes: READ_ORDERS });
+    await service.verify(key);
+    await service.verify(key);
+    assert.equal(events.filter((e) => e.type === "api_key.used").length, 2);
+  });
+
+  it("rejects malformed keys and bad checksums with zero storage or hasher calls", async () => {
+    const { storage, calls } = spyStorage();
+    const { service, metrics, authFailures, events } = makeService({ storage });
+    const { key } = await service.create({ tenantId: "t1", name: "ci", scopes: READ_ORDERS });
+    calls.length = 0;
+    const subtle = countSubtleVerify();
+    try {
+      const badChecksum = key.slice(0, -1) + (key.at(-1) === "a" ? "b" : "a");
+      const foreign = new ApiKeysService({
+        peppers: { 1: PEPPER_1 },
+        storage: new InMemoryApiKeyStorage(),
+        namespace: "other",
+      });
+      const { key: otherNamespace } = await foreign.create({
+        tenantId: "t",
+        name: "n",
+        scopes: READ_ORDERS,
+      });
+      subtle.calls = 0;
+      for (const raw of [badChecksum, "garbage", "x".repeat(100_000), otherNamespace, ""]) {
+        const error = await rejection(service.verify(raw));
+        assert.ok(error instanceof ApiKeyError);
+        assert.equal(error.code, "api_key_malformed");
+        assert.equal(error.httpStatus, 401);
+      }
+      assert.deepEqual(calls, []);
+      assert.equal(subtle.calls, 0);
+    } finally {
+      subtle.restore();
+    }
+    assert.deepEqual(metrics.map((m) => m.outcome), Array(5).fill("malformed"));
+    assert.deepEqual(authFailures, Array(5).fill([null, "api_key_malformed"]));
+    const failed = events.filter((e) => e.type === "api_key.auth_failed");
+    assert.equal(failed.length, 5);
+  });
+
+  it("runs a dummy verify for an unknown prefix, then answers invalid", async () => {
+    const { service, metrics, authFailures } = makeService();
+    const { key } = await new ApiKeysService({
+      peppers: { 1: PEPPER_1 },
+      storage: new InMemoryApiKeyStorage(),
+    }).create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    const subtle = countSubtleVerify();
+    try {
+      assert.equal((await rejection(service.verify(key))).code, "api_key_invalid");
+      assert.equal(subtle.calls, 1);
+    } finally {
+      subtle.restore();
+    }
+    assert.equal(metrics[0].outcome, "invalid");
+    assert.deepEqual(authFailures, [[parseKey(key)!.prefix, "api_key_invalid"]]);
+  });
+
+  it("checks the secret before revoked and expired (revoked + wrong secret is invalid)", async () => {
+    const { service, clocks, metrics, events } = makeService();
+    const { id, key } = await service.create({ tenantId: "t1", name: "ci", scopes: READ_ORDERS });
+    await service.revoke(id);
+    assert.equal((await rejection(service.verify(wrongSecret(key)))).code, "api_key_invalid");
+    assert.equal((await rejection(service.verify(key))).code, "api_key_revoked");
+    const expiring = await service.create({
+      tenantId: "t1",
+      name: "short",
+      scopes: READ_ORDERS,
+      expiresAt: new Date(clocks.now + 1000),
+    });
+    clocks.advance(1000);
+    assert.equal(
+      (await rejection(service.verify(wrongSecret(expiring.key)))).code,
+      "api_key_invalid",
+    );
+    assert.equal((await rejection(service.verify(expiring.key))).code, "api_key_expired");
+    assert.deepEqual(metrics.map((m) => m.outcome), ["invalid", "revoked", "invalid", "expired"]);
+    const failed = events.filter((e) => e.type === "api_key.auth_failed");
+    assert.equal(failed[0].type === "api_key.auth_failed" && failed[0].keyId, undefined);
+    assert.equal(failed[1].type === "api_key.auth_failed" && failed[1].keyId, id);
+  });
+
+  it("refuses a key whose <env> segment was swapped (checksum recomputed), stored or cached", async () => {
+    for (const cache of [false, { ttlMs: 60_000 }] as const) {
+      const { service, metrics, authFailures } = makeService({ cache });
+      for (const environment of ["live", "test"] as const) {
+        const { id, key } = await service.create({
+          tenantId: "t1",
+          name: "k",
+          scopes: READ_ORDERS,
+          environment,
+        });
+        const parsed = parseKey(key)!;
+        const body = `${parsed.namespace}_${
+          environment === "live" ? "test" : "live"
+        }_${parsed.prefix}_${parsed.secret}`;
+        const swapped = body + checksum(body);
+        assert.notEqual(parseKey(swapped), null);
+        metrics.length = 0;
+        authFailures.length = 0;
+        // Storage path (nothing cached yet), then cache-hit path (the real key just verified).
+        assert.equal((await rejection(service.verify(swapped))).code, "api_key_invalid");
+        assert.equal((await service.verify(key)).keyId, id);
+        assert.equal((await rejection(service.verify(swapped))).code, "api_key_invalid");
+        assert.equal((await rejection(service.authorize(swapped))).code, "api_key_invalid");
+        assert.deepEqual(metrics.map((m) => m.outcome), [
+          "invalid",
+          "success",
+          "invalid",
+          "invalid",
+        ]);
+        assert.deepEqual(authFailures.map(([, code]) => code), Array(3).fill("api_key_invalid"));
+        // The real key still works afterwards.
+        assert.equal((await service.verify(key)).environment, environment);
+      }
+    }
+  });
+
+  it("keeps keys hashed with an old pepper verifying; a retired version is invalid, warned once", async () => {
+    const storage = new InMemoryApiKeyStorage();
+    const v1 = new ApiKeysService({ peppers: { 1: PEPPER_1 }, storage, cache: false });
+    const { key: oldKey } = await v1.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    const v2 = new ApiKeysService({
+      peppers: { "1": PEPPER_1, "2": PEPPER_2 },
+      storage,
+      cache: false,
+    });
+    const { id: newId, key: newKey } = await v2.create({
+      tenantId: "t",
+      name: "n2",
+      scopes: READ_ORDERS,
+    });
+    assert.equal((await storage.findById(newId))!.pepperVersion, 2);
+    assert.equal((await v2.verify(oldKey)).tenantId, "t");
+    assert.equal((await v2.verify(newKey)).tenantId, "t");
+    const warn = stubWarn();
+    try {
+      const retired = new ApiKeysService({ peppers: { 2: PEPPER_2 }, storage, cache: false });
+      assert.equal((await rejection(retired.verify(oldKey))).code, "api_key_invalid");
+      assert.equal((await rejection(retired.verify(oldKey))).code, "api_key_invalid");
+      assert.equal((await retired.verify(newKey)).tenantId, "t");
+      assert.equal(warn.lines.length, 1);
+      assert.match(warn.lines[0], /pepper version 1/);
+    } finally {
+      warn.restore();
+    }
+  });
+
+  it("turns a throwing storage into a 503 ApiKeyStorageError without leaking the cause", async () => {
+    const inner = new InMemoryApiKeyStorage();
+    const storage: ApiKeyStorage = overrideStorage(inner, {
+      findByPrefix: () => Promise.reject(new Error("connection to db.internal:5432 refused")),
+    });
+    const creator = new ApiKeysService({ peppers: { 1: PEPPER_1 }, storage: inner });
+    const { key } = await creator.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    const { service, metrics, authFailures, events } = makeService({ storage });
+    const error = await rejection(service.verify(key));
+    assert.ok(error instanceof ApiKeyStorageError);
+    assert.equal(error.httpStatus, 503);
+    assert.equal(error.code, "api_key_storage_unavailable");
+    assert.equal(String(error.message).includes("db.internal"), false);
+    assert.equal(JSON.stringify(error).includes("db.internal"), false);
+    assert.deepEqual(metrics.map((m) => m.outcome), ["error"]);
+    assert.deepEqual(authFailures, []);
+    assert.deepEqual(events, []);
+  });
+
+  it("refuses a malformed record from a custom storage as a storage error", async () => {
+    const inner = new InMemoryApiKeyStorage();
+    const creator = new ApiKeysService({ peppers: { 1: PEPPER_1 }, storage: inner });
+    const { key } = await creator.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    const storage: ApiKeyStorage = overrideStorage(inner, {
+      findByPrefix: () => Promise.resolve({ id: 1, hash: null }),
+    });
+    const { service } = makeService({ storage });
+    assert.ok((await rejection(service.verify(key))) instanceof ApiKeyStorageError);
+  });
+
+  it("ends a never-settling storage call at storageTimeoutMs with outcome error", async () => {
+    const inner = new InMemoryApiKeyStorage();
+    const creator = new ApiKeysService({ peppers: { 1: PEPPER_1 }, storage: inner });
+    const { key } = await creator.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    const storage: ApiKeyStorage = overrideStorage(inner, {
+      findByPrefix: () => new Promise(() => {}),
+    });
+    const { service, metrics } = makeService({ storage, storageTimeoutMs: 30 });
+    const started = Date.now();
+    const error = await rejection(service.verify(key));
+    assert.ok(error instanceof ApiKeyStorageError);
+    assert.ok(Date.now() - started < 2000);
+    assert.deepEqual(metrics.map((m) => m.outcome), ["error"]);
+  });
+
+  it("debounces lastUsedAt per key and never fails a verify for it", async () => {
+    const { storage, calls } = spyStorage();
+    const { service, clocks } = makeService({ storage, cache: false, debounceMs: 1000 });
+    const { id, key } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    await service.verify(key);
+    await service.verify(key);
+    assert.equal(calls.filter((c) => c === "touchLastUsed").length, 1);
+    assert.equal((await storage.findById(id))!.lastUsedAt?.getTime(), clocks.now);
+    clocks.advance(1000);
+    await service.verify(key);
+    assert.equal(calls.filter((c) => c === "touchLastUsed").length, 2);
+
+    const inner = new InMemoryApiKeyStorage();
+    const failing: ApiKeyStorage = overrideStorage(inner, {
+      touchLastUsed: () => Promise.reject(new Error("down")),
+    });
+    const { service: every } = makeService({ storage: failing, debounceMs: 0 });
+    const created = await every.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    await every.verify(created.key);
+    await every.verify(created.key);
+  });
+});
+
+describe("sinks", () => {
+  let warn: ReturnType<typeof stubWarn>;
+  beforeEach(() => (warn = stubWarn()));
+  afterEach(() => warn.restore());
+
+  it("routes throwing and rejecting sinks to onEventError/onMetricError", async () => {
+    const eventErrors: [unknown, string][] = [];
+    const metricErrors: [unknown, string][] = [];
+    let calls = 0;
+    const { service } = makeService({
+      onEvent: (event) => {
+        calls++;
+        if (event.type === "api_key.created") throw new Error("sync");
+        return Promise.reject(new Error("async"));
+      },
+      onEventError: (error, event) => eventErrors.push([error, event.type]),
+      onMetric: () => Promise.reject(new Error("metric")),
+      onMetricError: (error, metric) => metricErrors.push([error, metric.type]),
+      emitUsageEvents: true,
+    });
+    const { key } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    await service.verify(key);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    assert.equal(calls, 2);
+    assert.deepEqual(eventErrors.map(([e, type]) => [(e as Error).message, type]), [
+      ["sync", "api_key.created"],
+      ["async", "api_key.used"],
+    ]);
+    assert.deepEqual(metricErrors.map(([e, t]) => [(e as Error).message, t]), [
+      ["metric", "api_key.verification"],
+    ]);
+    assert.deepEqual(warn.lines, []);
+  });
+
+  it("without error handlers warns once and swallows; slow sinks never delay verify", async () => {
+    const { service } = makeService({
+      onEvent: () => {
+        throw new Error("boom pepper-one-0123456789");
+      },
+      onMetric: () => new Promise(() => {}),
+      onEventError: undefined,
+      onMetricError: undefined,
+      onAuthFailed: () => {
+        throw new Error("auth sink");
+      },
+    });
+    const { key } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    await service.verify(key);
+    await rejection(service.verify("garbage"));
+    await rejection(service.verify("garbage"));
+    assert.equal(warn.lines.filter((l) => l.includes("onEvent")).length, 1);
+    assert.equal(warn.lines.filter((l) => l.includes("onAuthFailed")).length, 1);
+    assert.equal(warn.lines.some((l) => l.includes("pepper")), false);
+  });
+});
+
+describe("secrets stay out of events, metrics, errors and onAuthFailed", () => {
+  it("never carries the raw key or secret", async () => {
+    const seen: unknown[] = [];
+    const { service, events, metrics, clocks } = makeService({
+      emitUsageEvents: true,
+      onAuthFailed: (prefix, code) => seen.push([prefix, code]),
+    });
+    const { id, key } = await service.create({
+      tenantId: "t",
+      name: "n",
+      scopes: READ_ORDERS,
+      allowedIpCidrs: ["10.0.0.0/8"],
+      expiresAt: new Date(clocks.now + 10_000),
+    });
+    const rotated = await service.rotate(id, { expiresAt: new Date(clocks.now + 15_000) });
+    const keys = [key, rotated.key];
+    await service.verify(key);
+    await service.authorize(rotated.key, { clientIp: "10.1.1.1" });
+    for (
+      const attempt of [
+        () => service.authorize(key, { clientIp: "11.1.1.1" }),
+        () => service.authorize(key, { clientIp: "10.1.1.1", requiredEnvironment: "test" }),
+        () => service.verify(wrongSecret(key)),
+        () => service.verify(breakChecksum(key)),
+      ]
+    ) seen.push(await rejection(attempt()));
+    await service.revoke(id);
+    seen.push(await rejection(service.verify(key)));
+    clocks.advance(20_000);
+    seen.push(await rejection(service.verify(rotated.key)));
+    const secrets = keys.flatMap((raw) => [raw, parseKey(raw)!.secret]);
+    const dump = JSON.stringify([events, metrics, seen]) +
+      seen.map((e) => (e instanceof Error ? e.message + e.stack : "")).join();
+    for (const secret of secrets) assert.equal(dump.includes(secret), false);
+    assert.ok(events.length >= 8);
+  });
+});
+
+describe("ApiKeysService.authorize", () => {
+  it("answers api_key_missing for undefined or empty keys", async () => {
+    const { service, authFailures, metrics } = makeService();
+    for (const raw of [undefined, ""]) {
+      const error = await rejection(service.authorize(raw));
+      assert.ok(error instanceof ApiKeyError);
+      assert.equal(error.code, "api_key_missing");
+      assert.equal(error.httpStatus, 401);
+    }
+    assert.deepEqual(authFailures, [[null, "api_key_missing"], [null, "api_key_missing"]]);
+    assert.deepEqual(metrics, []);
+  });
+
+  it("throws a TypeError for an unknown required scope level, before any verification", async () => {
+    const { service, authFailures, metrics } = makeService();
+    const { key } = await service.create({
+      tenantId: "t1",
+      name: "n",
+      scopes: [{ resource: "orders", level: "write" }],
+    });
+    for (const level of ["Write", "admin", undefined]) {
+      const requiredScope = { resource: "orders", level: level as "read" };
+      for (const raw of [key, undefined]) {
+        const error = await rejection(service.authorize(raw, { requiredScope }));
+        assert.ok(error instanceof TypeError, `${level}: ${String(error)}`);
+        assert.match(String(error.message), /level/);
+      }
+    }
+    assert.deepEqual(authFailures, []);
+    assert.deepEqual(metrics, []);
+  });
+
+  it("checks IP, then environment, then scope, reporting each with the key's identity", async () => {
+    const { service, events, authFailures } = makeService({ emitUsageEvents: true });
+    const { id, key } = await service.create({
+      tenantId: "t1",
+      name: "n",
+      environment: "test",
+      scopes: READ_ORDERS,
+      allowedIpCidrs: ["10.0.0.0/8"],
+    });
+    const all = {
+      clientIp: "192.168.1.1",
+      requiredEnvironment: "live" as const,
+      requiredScope: { resource: "orders", level: "write" as const },
+    };
+    const codes = [];
+    codes.push((await rejection(service.authorize(key, all))).code);
+    codes.push((await rejection(service.authorize(key, { ...all, clientIp: undefined }))).code);
+    codes.push((await rejection(service.authorize(key, { ...all, clientIp: "10.0.0.1" }))).code);
+    codes.push(
+      (await rejection(
+        service.authorize(key, { ...all, clientIp: "10.0.0.1", requiredEnvironment: "test" }),
+      )).code,
+    );
+    assert.deepEqual(codes, [
+      "api_key_ip_not_allowed",
+      "api_key_ip_not_allowed",
+      "api_key_environment_mismatch",
+      "api_key_scope_insufficient",
+    ]);
+    assert.equal(authFailures.length, 4);
+    const failed = events.filter((e) => e.type === "api_key.auth_failed");
+    assert.equal(failed.length, 4);
+    for (const event of failed) {
+      assert.equal(event.type === "api_key.auth_failed" && event.keyId, id);
+      assert.equal(event.type === "api_key.auth_failed" && event.tenantId, "t1");
+      assert.equal(event.type === "api_key.auth_failed" && event.environment, "test");
+    }
+    assert.equal(events.filter((e) => e.type === "api_key.used").length, 0);
+    const context = await service.authorize(key, {
+      clientIp: "::ffff:10.2.3.4",
+      requiredEnvironment: "test",
+      requiredScope: { resource: "orders", level: "read" },
+    });
+    assert.equal(context.keyId, id);
+    assert.equal(events.filter((e) => e.type === "api_key.used").length, 1);
+  });
+
+  it("reports verification failures once (not twice) and storage failures not at all", async () => {
+    const { service, events, authFailures } = makeService();
+    await rejection(service.authorize("garbage"));
+    assert.equal(authFailures.length, 1);
+    assert.equal(events.filter((e) => e.type === "api_key.auth_failed").length, 1);
+  });
+});
+
+/** A storage lookup by prefix, awaited or synchronous. */
+const isLookup = (call: string) => call === "findByPrefix" || call === "peekByPrefix";
+
+describe("verification cache", () => {
+  it("is on by default for storage with peekByPrefix (in-memory): a hit skips storage and hashing", async () => {
+    const { storage, calls } = spyStorage();
+    const { service, metrics } = makeService({ storage });
+    const { key } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    await service.verify(key);
+    await service.verify(key);
+    await service.authorize(key);
+    assert.equal(calls.filter(isLookup).length, 1);
+    assert.deepEqual(metrics.map((m) => m.outcome), ["success", "success", "success"]);
+  });
+
+  it("is off with other storage unless enabled", async () => {
+    const { storage, calls } = spyStorage();
+    // A plain object delegating to the spy's seven operations: no peekByPrefix.
+    const plain = overrideStorage(storage, {});
+    const { service } = makeService({ storage: plain });
+    const { key } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    await service.verify(key);
+    await service.verify(key);
+    assert.equal(calls.filter((c) => c === "findByPrefix").length, 2);
+    const { service: cached } = makeService({ storage: plain, cache: { ttlMs: 1000 } });
+    const other = await cached.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    await cached.verify(other.key);
+    await cached.verify(other.key);
+    assert.equal(calls.filter((c) => c === "findByPrefix").length, 3);
+  });
+
+  it("takes the full path for a wrong secret and after the TTL", async () => {
+    const { storage, calls } = spyStorage();
+    const { service, clocks } = makeService({ storage, cache: { ttlMs: 1000 } });
+    const { key } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    await service.verify(key);
+    const parsedSecretChanged = key.slice(0, 25) + (key[25] === "a" ? "b" : "a") + key.slice(26);
+    await rejection(service.verify(parsedSecretChanged));
+    clocks.advance(1000);
+    await service.verify(key);
+    assert.equal(calls.filter(isLookup).length, 2);
+  });
+
+  it("re-checks expiry and grace end on every hit", async () => {
+    const { service, clocks } = makeService();
+    const { id, key } = await service.create({
+      tenantId: "t",
+      name: "n",
+      scopes: READ_ORDERS,
+      expiresAt: new Date(clocks.now + 500),
+    });
+    await service.verify(key);
+    clocks.advance(500);
+    assert.equal((await rejection(service.verify(key))).code, "api_key_expired");
+    const second = await service.create({ tenantId: "t", name: "m", scopes: READ_ORDERS });
+    await service.verify(second.key);
+    await service.rotate(second.id, { gracePeriodMs: 200 });
+    await service.verify(second.key); // inside the grace period
+    clocks.advance(200);
+    assert.equal((await rejection(service.verify(second.key))).code, "api_key_expired");
+    assert.ok(id);
+  });
+
+  it("is invalidated at once by revoke and rotate through the service", async () => {
+    const { service } = makeService();
+    const { id, key } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    await service.verify(key);
+    await service.revoke(id);
+    assert.equal((await rejection(service.verify(key))).code, "api_key_revoked");
+    const other = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    await service.verify(other.key);
+    await service.rotate(other.id, { gracePeriodMs: 0 });
+    assert.equal((await rejection(service.verify(other.key))).code, "api_key_expired");
+  });
+});
+
+describe("authorizationFailure", () => {
+  const context = Object.freeze({
+    keyId: "k1",
+    tenantId: "t1",
+    environment: "test" as const,
+    scopes: ["orders:read"],
+    prefix: "AbCdEfGhIjKl",
+    allowedIpCidrs: ["10.0.0.0/8"],
+  });
+
+  it("answers the first failing check: IP allowlist, then environment, then scope", () => {
+    const write = { resource: "orders", level: "write" as const };
+    assert.equal(
+      authorizationFailure(context, { requiredEnvironment: "live", requiredScope: write }),
+      "api_key_ip_not_allowed",
+    );
+    assert.equal(
+      authorizationFailure(context, {
+        clientIp: "10.1.2.3",
+        requiredEnvironment: "live",
+        requiredScope: write,
+      }),
+      "api_key_environment_mismatch",
+    );
+    assert.equal(
+      authorizationFailure(context, { clientIp: "10.1.2.3", requiredScope: write }),
+      "api_key_scope_insufficient",
+    );
+    assert.equal(
+      authorizationFailure(context, {
+        clientIp: "10.1.2.3",
+        requiredEnvironment: "test",
+        requiredScope: { resource: "orders", level: "read" },
+      }),
+      undefined,
+    );
+  });
+});

@@ -1,0 +1,64 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  API_KEY_ERROR_STATUS,
+  ApiKeyError,
+  apiKeyError,
+  type ApiKeyErrorCode,
+  ApiKeyOperationError,
+  ApiKeyStorageError,
+  ApiKeyValidationError,
+} from "../../api_keys/errors.ts";
+
+const BRAND = Symbol.for("saferoute.api-kit.error");
+
+describe("errors", () => {
+  it("give each ApiKeyError code its status: 401 for the key, 403 for the request", () => {
+    assert.deepEqual(
+      Object.entries(API_KEY_ERROR_STATUS).filter(([, status]) => status === 403).map(([c]) => c),
+      ["api_key_environment_mismatch", "api_key_scope_insufficient", "api_key_ip_not_allowed"],
+    );
+  });
+
+  it("apiKeyError builds what new ApiKeyError builds, without a stack trace", () => {
+    for (const code of Object.keys(API_KEY_ERROR_STATUS) as ApiKeyErrorCode[]) {
+      for (const reason of [undefined, "a rule"]) {
+        const built = apiKeyError(code, reason);
+        const constructed = new ApiKeyError(code, reason);
+        assert.ok(built instanceof ApiKeyError && built instanceof Error);
+        assert.deepEqual(
+          [built.name, built.code, built.httpStatus, built.message, built.reason],
+          [
+            constructed.name,
+            constructed.code,
+            constructed.httpStatus,
+            constructed.message,
+            constructed.reason,
+          ],
+        );
+        assert.deepEqual(Object.keys(built).sort(), Object.keys(constructed).sort());
+        assert.equal(JSON.stringify(built), JSON.stringify(constructed));
+        assert.equal(built.stack, `ApiKeyError: ${constructed.message}`);
+      }
+    }
+  });
+
+  it("every error of the component carries the library's brand, code and status", () => {
+    const errors = [
+      apiKeyError("api_key_missing"),
+      new ApiKeyOperationError("api_key_not_rotatable"),
+      new ApiKeyStorageError("findById", new Error("secret cause")),
+      new ApiKeyValidationError("name", "must be a non-empty string"),
+    ];
+    assert.deepEqual(errors.map((e) => [e.code, e.httpStatus]), [
+      ["api_key_missing", 401],
+      ["api_key_not_rotatable", 409],
+      ["api_key_storage_unavailable", 503],
+      ["api_key_invalid_input", 400],
+    ]);
+    for (const error of errors) {
+      assert.equal((error as unknown as Record<symbol, unknown>)[BRAND], true);
+    }
+    assert.ok(!JSON.stringify(errors[2]).includes("secret cause"));
+  });
+});

@@ -1,0 +1,55 @@
+/** The events and the metric carry exactly the spec's fields, and no key material. */
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import type { ApiKeyEvent, ApiKeyVerificationMetric } from "../../api_keys/events.ts";
+import { makeService, PEPPER_1, READ_ORDERS, rejection } from "./helpers.ts";
+
+const FIELDS: Record<ApiKeyEvent["type"], string[]> = {
+  "api_key.created": ["at", "createdBy", "environment", "keyId", "prefix", "scopes", "tenantId"],
+  "api_key.revoked": ["at", "environment", "keyId", "prefix", "tenantId"],
+  "api_key.rotated": [
+    "at",
+    "createdBy",
+    "environment",
+    "graceExpiresAt",
+    "newKeyId",
+    "newPrefix",
+    "oldKeyId",
+    "oldPrefix",
+    "scopes",
+    "tenantId",
+  ],
+  "api_key.auth_failed": ["at", "code", "environment", "keyId", "prefix", "tenantId"],
+  "api_key.used": ["at", "environment", "keyId", "prefix", "scopes", "tenantId"],
+};
+
+describe("events and metrics", () => {
+  it("each event type has the spec's fields (type and at included), nothing else", async () => {
+    const { service, events, metrics } = makeService({ emitUsageEvents: true });
+    const { id, key } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    await service.verify(key);
+    const rotated = await service.rotate(id);
+    await service.revoke(rotated.id);
+    await rejection(service.verify(rotated.key));
+    await rejection(service.verify("garbage"));
+    const seen = new Set(events.map((event) => event.type));
+    assert.equal(seen.size, 5);
+    for (const event of events) {
+      const fields = Object.keys(event).filter((f) => f !== "type").sort();
+      const allowed = FIELDS[event.type];
+      assert.ok(fields.every((f) => allowed.includes(f)), `${event.type}: ${fields}`);
+      const text = JSON.stringify(event);
+      for (const secret of [key, rotated.key, PEPPER_1]) assert.ok(!text.includes(secret));
+    }
+    const failed = events.filter((event) => event.type === "api_key.auth_failed");
+    assert.deepEqual(failed.map((event) => Object.keys(event).sort()), [
+      ["at", "code", "environment", "keyId", "prefix", "tenantId", "type"],
+      ["at", "code", "prefix", "type"],
+    ]);
+    const metricFields = (m: ApiKeyVerificationMetric) => Object.keys(m).sort().join(",");
+    assert.deepEqual(
+      [...new Set(metrics.map(metricFields))].sort(),
+      ["durationMs,environment,outcome,type", "durationMs,outcome,type"],
+    );
+  });
+});

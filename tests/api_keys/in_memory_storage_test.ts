@@ -1,0 +1,83 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { InMemoryApiKeyStorage } from "../../api_keys/in_memory_storage.ts";
+import type { ApiKeyRecord } from "../../api_keys/types.ts";
+
+const record = (n: number, overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord => ({
+  id: `k${n}`,
+  tenantId: "t1",
+  name: "n",
+  environment: "live",
+  prefix: `Prefix${String(n).padStart(6, "0")}`,
+  hash: "A".repeat(43),
+  pepperVersion: 1,
+  scopes: ["orders:read"],
+  allowedIpCidrs: [],
+  lastUsedAt: null,
+  expiresAt: null,
+  revokedAt: null,
+  rotatedAt: null,
+  replacedByKeyId: null,
+  createdBy: null,
+  createdAt: new Date(n),
+  ...overrides,
+});
+
+describe("InMemoryApiKeyStorage", () => {
+  it("refuses a duplicate id or prefix", async () => {
+    const storage = new InMemoryApiKeyStorage();
+    await storage.insert(record(1));
+    await assert.rejects(
+      storage.insert(record(1, { prefix: "OtherPrefix1" })),
+      /duplicate API key id/,
+    );
+    await assert.rejects(storage.insert(record(2, { prefix: record(1).prefix })), /prefix/);
+    assert.equal(storage.size, 1);
+  });
+
+  it("copies records in; peekByPrefix answers the stored object itself, findByPrefix a copy", async () => {
+    const storage = new InMemoryApiKeyStorage();
+    const inserted = record(1);
+    await storage.insert(inserted);
+    inserted.scopes.push("mutated:write");
+    const stored = storage.peekByPrefix(inserted.prefix)!;
+    assert.deepEqual(stored.scopes, ["orders:read"]);
+    assert.equal(storage.peekByPrefix(inserted.prefix), stored, "no copy");
+    const found = (await storage.findByPrefix(inserted.prefix))!;
+    assert.notEqual(found, stored);
+    assert.deepEqual(found, stored);
+    await storage.markRevoked(inserted.id, new Date(5));
+    assert.equal(stored.revokedAt?.getTime(), 5, "writes change the stored object in place");
+  });
+
+  it("stores an expiresAt that is not a valid date as the service reads it: expired", async () => {
+    const storage = new InMemoryApiKeyStorage();
+    await storage.insert(record(1, { expiresAt: new Date(NaN) }));
+    assert.equal(storage.peekByPrefix(record(1).prefix)?.expiresAt?.getTime(), 0);
+    await storage.insert(record(2));
+    await storage.rotate({
+      oldKeyId: "k2",
+      newRecord: record(3),
+      oldExpiresAt: new Date(NaN),
+      rotatedAt: new Date(9),
+    });
+    assert.equal(storage.peekByPrefix(record(2).prefix)?.expiresAt?.getTime(), 0);
+  });
+
+  it("lists one tenant's records without reading the others", async () => {
+    const storage = new InMemoryApiKeyStorage();
+    for (let n = 0; n < 1_000; n++) await storage.insert(record(n, { tenantId: `t${n % 100}` }));
+    assert.deepEqual((await storage.listByTenant("t7")).map((r) => r.id), [
+      "k7",
+      "k107",
+      "k207",
+      "k307",
+      "k407",
+      "k507",
+      "k607",
+      "k707",
+      "k807",
+      "k907",
+    ]);
+  });
+});

@@ -1,0 +1,67 @@
+/** The decorators: the spec's metadata keys, argument checks, and the context as a parameter. */
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { ROUTE_ARGS_METADATA } from "@nestjs/common/constants.js";
+import {
+  CurrentApiKey,
+  RequireEnvironment,
+  RequireScope,
+} from "../../../api_keys/nest/api_keys.decorators.ts";
+import { ApiKeysModule } from "../../../api_keys/nest/api_keys.module.ts";
+import { appModule, boot, issue, moduleOptions, PLATFORMS, withKey } from "./test_app.ts";
+
+describe("RequireScope and RequireEnvironment", () => {
+  it("reject bad arguments when the route is declared", () => {
+    // @ts-expect-error: invalid on purpose
+    assert.throws(() => RequireScope("orders", "admin"), /RequireScope: level/);
+    assert.throws(() => RequireScope("", "read"), /RequireScope: resource/);
+    for (const level of ["Write", undefined]) {
+      assert.throws(() => RequireScope("orders", level as "read"), TypeError);
+    }
+    // @ts-expect-error: invalid on purpose
+    assert.throws(() => RequireEnvironment("prod"), /RequireEnvironment: environment/);
+  });
+});
+
+describe("decorator metadata", () => {
+  it("RequireScope and RequireEnvironment write the spec's keys, on methods and classes", () => {
+    class Routes {
+      list() {}
+    }
+    const method = Object.getOwnPropertyDescriptor(Routes.prototype, "list")!;
+    RequireScope("orders", "read")(Routes.prototype, "list", method);
+    RequireEnvironment("live")(Routes);
+    assert.deepEqual(Reflect.getMetadata("lib:api-keys:scope", method.value), {
+      resource: "orders",
+      level: "read",
+    });
+    assert.equal(Reflect.getMetadata("lib:api-keys:environment", Routes), "live");
+    assert.ok(Object.isFrozen(Reflect.getMetadata("lib:api-keys:scope", method.value)));
+  });
+
+  it("CurrentApiKey is a parameter decorator", () => {
+    class Routes {
+      show(_apiKey: unknown) {}
+    }
+    CurrentApiKey()(Routes.prototype, "show", 0);
+    const args = Reflect.getMetadata(ROUTE_ARGS_METADATA, Routes, "show");
+    assert.equal(Object.keys(args).length, 1);
+  });
+});
+
+for (const platform of PLATFORMS) {
+  describe(`CurrentApiKey over ${platform}`, () => {
+    it("gives the handler the context the guard verified, and nothing on a failed request", async () => {
+      const running = await boot(appModule(ApiKeysModule.forRoot(moduleOptions())), platform);
+      try {
+        const { id, key } = await issue(running.service);
+        const ok = await running.request("/open", { headers: withKey(key) });
+        assert.equal((ok.body.current as { keyId: string }).keyId, id);
+        const refused = await running.request("/open");
+        assert.equal(refused.status, 401);
+      } finally {
+        await running.close();
+      }
+    });
+  });
+}

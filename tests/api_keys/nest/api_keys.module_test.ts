@@ -1,0 +1,381 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { Controller, Get, Inject, Injectable, Module, UseGuards } from "@nestjs/common";
+import { APP_GUARD, NestFactory } from "@nestjs/core";
+import { FastifyAdapter } from "@nestjs/platform-fastify";
+import { ApiKeysGuard } from "../../../api_keys/nest/api_keys.guard.ts";
+import {
+  type ApiKeyClientIpResolver,
+  type ApiKeyContextWriter,
+  ApiKeysModule,
+  type ApiKeysModuleOptions,
+} from "../../../api_keys/nest/api_keys.module.ts";
+import {
+  appModule,
+  boot,
+  eventually,
+  issue,
+  KeyedController,
+  moduleOptions,
+  PEPPER,
+  type Platform,
+  PLATFORMS,
+  withKey,
+} from "./test_app.ts";
+import { ApiKeysService } from "../../../api_keys/service.ts";
+import type { ApiKeyEvent, ApiKeyVerificationMetric } from "../../../api_keys/events.ts";
+import type { ApiKeyErrorCode } from "../../../api_keys/errors.ts";
+
+@Injectable()
+class ConfigService {
+  get(name: string): string {
+    if (name !== "API_KEY_PEPPER") throw new Error(`unknown setting ${name}`);
+    return PEPPER;
+  }
+}
+
+@Module({ providers: [ConfigService], exports: [ConfigService] })
+class ConfigModule {}
+
+async function bootFailure(options: unknown, platform: Platform): Promise<Error> {
+  const module = appModule(ApiKeysModule.forRoot(options as ApiKeysModuleOptions));
+  const settings = { logger: false as const, abortOnError: false };
+  try {
+    const app = platform === "express"
+      ? await NestFactory.create(module, settings)
+      : await NestFactory.create(module, new FastifyAdapter(), settings);
+    await app.close();
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error("the app booted");
+}
+
+for (const platform of PLATFORMS) {
+  describe(`ApiKeysModule over ${platform}`, () => {
+    it("refuses to boot with a bad option, naming it and no secret", async () => {
+      const cases: [Record<string, unknown>, RegExp][] = [
+        [{ currentPepperVersion: 2 }, /currentPepperVersion/],
+        [{ peppers: {} }, /peppers/],
+        [{ debounceMs: -1 }, /debounceMs/],
+        [{ storage: { insert() {}, findById() {} } }, /storage/],
+        [{ contextWriter: "apiKey" }, /contextWriter/],
+        [{ clientIpResolver: 42 }, /clientIpResolver/],
+      ];
+      for (const [override, message] of cases) {
+        const error = await bootFailure(moduleOptions(override), platform);
+        assert.ok(error instanceof TypeError, String(error));
+        assert.match(error.message, message);
+        assert.ok(!error.message.includes(PEPPER));
+      }
+    });
+
+    it("forRootAsync builds the options from an injected config provider", async () => {
+      const running = await boot(
+        appModule(ApiKeysModule.forRootAsync({
+          imports: [ConfigModule],
+          inject: [ConfigService],
+          useFactory: async (config: ConfigService) => {
+            await Promise.resolve();
+            return moduleOptions({ peppers: { 1: config.get("API_KEY_PEPPER") } });
+          },
+        })),
+        platform,
+      );
+      try {
+        const { key } = await issue(running.service);
+        const response = await running.request("/open", { headers: withKey(key) });
+        assert.equal(response.status, 200);
+        assert.equal((response.body.current as { tenantId: string }).tenantId, "tenant-1");
+      } finally {
+        await running.close();
+      }
+    });
+
+    it("forRootAsync validates the produced options at boot", async () => {
+      const module = appModule(ApiKeysModule.forRootAsync({
+        useFactory: () => moduleOptions({ debounceMs: -5 }),
+      }));
+      const settings = { logger: false as const, abortOnError: false };
+      await assert.rejects(
+        platform === "express"
+          ? NestFactory.create(module, settings)
+          : NestFactory.create(module, new FastifyAdapter(), settings),
+        /debounceMs/,
+      );
+    });
+
+    it("uses a custom context writer while CurrentApiKey keeps working", async () => {
+      const contextWriter: ApiKeyContextWriter = async (context, request) => {
+        await Promise.resolve();
+        request.auth = { apiKeyId: context.keyId };
+      };
+      const running = await boot(
+        appModule(ApiKeysModule.forRoot(moduleOptions({ contextWriter }))),
+        platform,
+      );
+      try {
+        const { id, key } = await issue(running.service);
+        const { status, body } = await running.request("/open", { headers: withKey(key) });
+        assert.equal(status, 200);
+        assert.deepEqual(body.auth, { apiKeyId: id });
+        assert.equal(body.property, null);
+        assert.equal((body.current as { keyId: string }).keyId, id);
+      } finally {
+        await running.close();
+      }
+    });
+
+    it("uses a custom client-IP resolver, failing closed when it knows no address", async () => {
+      let address: string | undefined = "10.1.2.3";
+      const seen: unknown[] = [];
+      const clientIpResolver: ApiKeyClientIpResolver = async (request) => {
+        seen.push(request.headers["x-request-id"]);
+        await Promise.resolve();
+        return address;
+      };
+      const running = await boot(
+        appModule(ApiKeysModule.forRoot(moduleOptions({ clientIpResolver }))),
+        platform,
+      );
+      try {
+        const restricted = await issue(running.service, { allowedIpCidrs: ["10.0.0.0/8"] });
+        const unrestricted = await issue(running.service);
+        const status = async (key: string) =>
+          (await running.request("/open", { headers: withKey(key, { "x-request-id": "r1" }) }))
+            .status;
+        assert.equal(await status(restricted.key), 200);
+        address = "192.0.2.1";
+        assert.equal(await status(restricted.key), 403);
+        address = undefined;
+        assert.equal(await status(restricted.key), 403);
+        assert.equal(await status(unrestricted.key), 200);
+        assert.deepEqual(seen, ["r1", "r1", "r1", "r1"]);
+      } finally {
+        await running.close();
+      }
+    });
+  });
+}
+
+describe("ApiKeysModule", () => {
+  it("forRootAsync rejects a missing factory at once", () => {
+    assert.throws(
+      // @ts-expect-error: invalid on purpose
+      () => ApiKeysModule.forRootAsync({ inject: [] }),
+      /useFactory/,
+    );
+  });
+
+  it("is global: a guarded controller of a feature module resolves the guard", async () => {
+    @Module({ controllers: [KeyedController] })
+    class FeatureModule {}
+    @Module({ imports: [ApiKeysModule.forRoot(moduleOptions()), FeatureModule] })
+    class RootModule {}
+    const running = await boot(RootModule, "express");
+    try {
+      assert.equal((await running.request("/open")).status, 401);
+      const { key } = await issue(running.service);
+      assert.equal((await running.request("/open", { headers: withKey(key) })).status, 200);
+    } finally {
+      await running.close();
+    }
+  });
+});
+
+/**
+ * Apps compiled without `emitDecoratorMetadata` have no `design:paramtypes`.
+ * This suite erases that metadata from the library's injectables (and the test
+ * app's) before boot, so only explicit `@Inject` tokens can wire them.
+ */
+const PARAMTYPES = "design:paramtypes";
+
+@Controller("explicit")
+@UseGuards(ApiKeysGuard)
+class ExplicitController {
+  constructor(@Inject(ApiKeysService) private readonly service: ApiKeysService) {}
+
+  @Get()
+  index() {
+    return { namespace: this.service.namespace };
+  }
+}
+
+/** A control case: relies on `design:paramtypes`, so erasing it must break it. */
+@Controller("implicit")
+class ImplicitController {
+  constructor(private readonly service: ApiKeysService) {}
+
+  @Get()
+  index() {
+    return { wired: this.service !== undefined };
+  }
+}
+
+for (const target of [ApiKeysGuard, ExplicitController, ImplicitController]) {
+  Reflect.deleteMetadata(PARAMTYPES, target);
+}
+
+describe("without decorator metadata", () => {
+  it("has no design:paramtypes left on the guard", () => {
+    assert.equal(Reflect.getMetadata(PARAMTYPES, ApiKeysGuard), undefined);
+  });
+
+  for (const platform of PLATFORMS) {
+    it(`boots and guards routes over ${platform}`, async () => {
+      const running = await boot(
+        appModule(
+          ApiKeysModule.forRoot(moduleOptions()),
+          [ExplicitController, ImplicitController],
+          [
+            { provide: APP_GUARD, useExisting: ApiKeysGuard },
+          ],
+        ),
+        platform,
+      );
+      try {
+        assert.equal((await running.request("/explicit")).body.code, "api_key_missing");
+        const { key } = await issue(running.service);
+        const explicit = await running.request("/explicit", { headers: withKey(key) });
+        assert.deepEqual([explicit.status, explicit.body], [200, { namespace: "ak" }]);
+        const implicit = await running.request("/implicit", { headers: withKey(key) });
+        assert.deepEqual([implicit.status, implicit.body], [200, { wired: false }]);
+      } finally {
+        await running.close();
+      }
+    });
+  }
+});
+
+const MINUTE = 60_000;
+
+for (const platform of PLATFORMS) {
+  describe(`key lifecycle through the guard over ${platform}`, () => {
+    it("keeps a rotated key working during its grace and rejects it after", async () => {
+      let now = Date.parse("2031-05-01T12:00:00Z");
+      const running = await boot(
+        appModule(ApiKeysModule.forRoot(moduleOptions({ clock: () => new Date(now) }))),
+        platform,
+      );
+      try {
+        const old = await issue(running.service);
+        const rotated = await running.service.rotate(old.id, { gracePeriodMs: 10 * MINUTE });
+        assert.equal(rotated.graceExpiresAt.getTime(), now + 10 * MINUTE);
+        const useOld = () => running.request("/orders", { headers: withKey(old.key) });
+        const useNew = () => running.request("/orders", { headers: withKey(rotated.key) });
+        assert.equal((await useOld()).status, 200);
+        assert.equal((await useNew()).status, 200);
+        now += 10 * MINUTE - 1;
+        assert.equal((await useOld()).status, 200);
+        now += 2;
+        const expired = await useOld();
+        assert.deepEqual([expired.status, expired.body.code], [401, "api_key_expired"]);
+        assert.equal((await useNew()).status, 200);
+      } finally {
+        await running.close();
+      }
+    });
+
+    it("rejects a key past its expiry with 401 api_key_expired", async () => {
+      let now = Date.parse("2031-05-01T12:00:00Z");
+      const running = await boot(
+        appModule(ApiKeysModule.forRoot(moduleOptions({ clock: () => new Date(now) }))),
+        platform,
+      );
+      try {
+        const { key } = await issue(running.service, { expiresAt: new Date(now + MINUTE) });
+        assert.equal((await running.request("/open", { headers: withKey(key) })).status, 200);
+        now += MINUTE;
+        const response = await running.request("/open", { headers: withKey(key) });
+        assert.deepEqual([response.status, response.body.code], [401, "api_key_expired"]);
+      } finally {
+        await running.close();
+      }
+    });
+
+    it("delivers the events of each operation to async sinks, guard failures included", async () => {
+      const events: ApiKeyEvent[] = [];
+      const metrics: ApiKeyVerificationMetric[] = [];
+      const failures: [string | null, ApiKeyErrorCode][] = [];
+      const running = await boot(
+        appModule(ApiKeysModule.forRoot(moduleOptions({
+          emitUsageEvents: true,
+          onEvent: async (event) => {
+            await new Promise((resolve) => setTimeout(resolve, 1));
+            events.push(event);
+          },
+          onMetric: async (metric) => {
+            await Promise.resolve();
+            metrics.push(metric);
+          },
+          onAuthFailed: (prefix, code) => failures.push([prefix, code]),
+        }))),
+        platform,
+      );
+      try {
+        const created = await issue(running.service, { tenantId: "tenant-ev" });
+        await running.request("/orders", { headers: withKey(created.key) }); // used
+        await running.request("/orders"); // missing
+        await running.request("/orders", { method: "POST", headers: withKey(created.key) }); // scope
+        const second = await issue(running.service, { tenantId: "tenant-ev" });
+        await running.request("/orders", {
+          headers: withKey(created.key, { authorization: `Bearer ${second.key}` }),
+        }); // two keys: malformed
+        const rotated = await running.service.rotate(created.id, { gracePeriodMs: MINUTE });
+        await running.service.revoke(rotated.id);
+        await running.request("/orders", { headers: withKey(rotated.key) }); // revoked
+        await eventually(() => events.length >= 9);
+        const ofType = (type: string) => events.filter((event) => event.type === type);
+
+        assert.deepEqual(events.map((event) => event.type).sort(), [
+          "api_key.auth_failed",
+          "api_key.auth_failed",
+          "api_key.auth_failed",
+          "api_key.auth_failed",
+          "api_key.created",
+          "api_key.created",
+          "api_key.revoked",
+          "api_key.rotated",
+          "api_key.used",
+        ]);
+        const prefix = (ofType("api_key.created")
+          .find((event) => (event as { keyId: string }).keyId === created.id) as { prefix: string })
+          .prefix;
+        assert.ok(created.key.includes(prefix));
+        assert.deepEqual(
+          ofType("api_key.used").map((e) => [(e as { keyId: string }).keyId, e.tenantId]),
+          [[created.id, "tenant-ev"]],
+        );
+        const failed = ofType("api_key.auth_failed") as Extract<
+          ApiKeyEvent,
+          { type: "api_key.auth_failed" }
+        >[];
+        const byCode = new Map(failed.map((event) => [event.code, event]));
+        assert.deepEqual(byCode.get("api_key_missing")?.prefix, null);
+        assert.equal(byCode.get("api_key_missing")?.keyId, undefined);
+        const scope = byCode.get("api_key_scope_insufficient");
+        assert.deepEqual(
+          [scope?.prefix, scope?.keyId, scope?.tenantId, scope?.environment],
+          [prefix, created.id, "tenant-ev", "test"],
+        );
+        assert.equal(byCode.get("api_key_revoked")?.keyId, rotated.id);
+        assert.equal(byCode.get("api_key_malformed")?.prefix, null);
+        assert.deepEqual(failures.map(([, code]) => code).sort(), [
+          "api_key_malformed",
+          "api_key_missing",
+          "api_key_revoked",
+          "api_key_scope_insufficient",
+        ]);
+        await eventually(() => metrics.length >= 3);
+        assert.ok(metrics.some((metric) => metric.outcome === "success"));
+        assert.ok(metrics.some((metric) => metric.outcome === "revoked"));
+        const everything = JSON.stringify([events, metrics, failures]);
+        for (const secret of [created.key, second.key, rotated.key, PEPPER]) {
+          assert.ok(!everything.includes(secret), "a sink saw a secret");
+        }
+      } finally {
+        await running.close();
+      }
+    });
+  });
+}

@@ -1,0 +1,24 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import * as nest from "../../../api_keys/nest/mod.ts";
+
+describe("api_keys/nest/mod.ts", () => {
+  it("exports the binding's public runtime names, and no internal token", () => {
+    assert.deepEqual(Object.keys(nest).sort(), [
+      "API_KEYS_CLIENT_IP_RESOLVER",
+      "API_KEYS_CONTEXT_WRITER",
+      "API_KEYS_ENVIRONMENT_METADATA",
+      "API_KEYS_SCOPE_METADATA",
+      "API_KEY_CONTEXT_PROPERTY",
+      "ApiKeyHttpException",
+      "ApiKeysGuard",
+      "ApiKeysModule",
+      "CurrentApiKey",
+      "RequireEnvironment",
+      "RequireScope",
+      "defaultApiKeyClientIpResolver",
+      "getApiKeyContext",
+      "trustedProxyClientIpResolver",
+    ]);
+  });
+});
