@@ -66,6 +66,11 @@ export function spyStorage(inner: ApiKeyStorage = new InMemoryApiKeyStorage()) {
   return { storage, calls };
 }
 
+/** Whether a spied storage call looked a prefix up (`peekByPrefix` is the in-process form). */
+export function isPrefixLookup(call: string): boolean {
+  return call === "findByPrefix" || call === "peekByPrefix";
+}
+
 export const READ_ORDERS = [{ resource: "orders", level: "read" as const }];
 
 /** Rejection helper returning the error. */
