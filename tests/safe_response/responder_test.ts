@@ -341,3 +341,35 @@ describe("Responder request ids, versions and plans", () => {
     assert.match(logs.warnings[0], /^A\.b: the endpoint's problemDetails \(true\)/);
   });
 });
+
+describe("Responder: paginated results with numbers out of range", () => {
+  it("throws (the binding answers a logged 500) instead of sending plain data", () => {
+    const { responder: r, logs } = responder();
+    const offset = r.plan({ route: "Items.list", pagination: resolvePagination("offset", {}, "t") });
+    const cursor = r.plan({ route: "Feed.list", pagination: resolvePagination("cursor", {}, "t") });
+    const cases: Array<[typeof offset, Bag, RegExp]> = [
+      [offset, { data: [1], total: 1, page: 2 ** 53 + 2, limit: 1 }, /^Items\.list: .*`page`/],
+      [offset, { data: [1], total: 1, page: 1, limit: 0 }, /`limit`/],
+      [offset, { data: [1], total: -1, page: 1, limit: 1 }, /`total`/],
+      [offset, { data: [1], total: NaN, page: 1, limit: 1 }, /`total`/],
+      [cursor, { data: [], nextCursor: null, hasMore: false, limit: 1e309 }, /^Feed\.list: .*`limit`/],
+      [cursor, { data: [], nextCursor: null, hasMore: false, limit: 1, totalCount: 0.5 }, /`totalCount`/],
+    ];
+    for (const [plan, result, message] of cases) {
+      let thrown: unknown;
+      assert.throws(() => {
+        try {
+          r.success(result, exchange("/items"), { plan });
+        } catch (error) {
+          thrown = error;
+          throw error;
+        }
+      }, message);
+      const reply = r.error(thrown, exchange("/items"), { plan });
+      assert.equal(reply.status, 500);
+      assert.equal(bodyOf(reply.body).data, undefined);
+    }
+    assert.equal(logs.errors.length, cases.length);
+    assert.deepEqual(logs.warnings, []);
+  });
+});
