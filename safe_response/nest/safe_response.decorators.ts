@@ -18,13 +18,18 @@
  *
  * @module
  */
-import { applyDecorators, SetMetadata } from "@nestjs/common";
+import {
+  applyDecorators,
+  createParamDecorator,
+  type ExecutionContext,
+  SetMetadata,
+} from "@nestjs/common";
 import { type DeprecatedOptions, resolveDeprecation } from "../deprecation_headers.ts";
 import type { FieldSelectionOptions } from "../field_selection.ts";
 import { isHttpStatus, reasonPhrase } from "../http_status.ts";
 import { type PaginationOptions, resolvePagination } from "../pagination.ts";
 import { resolveFieldSelection } from "../field_selection.ts";
-import type { RouteOptions } from "../responder.ts";
+import { paginationQueryOf, type RouteOptions } from "../responder.ts";
 import { SAFE_RESPONSE_SCHEMAS } from "../openapi/_schemas.ts";
 import {
   markDeprecatedOperation,
@@ -35,6 +40,7 @@ import {
   routeHandlersOf,
   SKIP_GLOBAL_ERRORS_EXTENSION,
 } from "./_swagger_metadata.ts";
+import { exchangeOf, phaseOf, type RequestLike, type ResponseLike } from "./_http.ts";
 
 type Decorator = MethodDecorator & ClassDecorator;
 
@@ -190,22 +196,32 @@ export function SuccessCode(code: string): MethodDecorator {
 /**
  * Offset pagination: the handler returns a `PaginatedResult`
  * (`{ data, total, page, limit }`); `data` becomes the envelope's `data` and
- * `meta.pagination` is computed. `maxLimit` clamps the reported `limit`
- * (handlers clamp their own queries); `links` (default `false`) adds relative
- * links.
+ * `meta.pagination` is computed. With `maxLimit` or `defaultLimit` (here or
+ * the module's `defaultLimit`), `?page=` and `?limit=` are parsed before the
+ * handler runs: a `limit` above `maxLimit` is clamped to it, a missing one is
+ * `defaultLimit` (else `maxLimit`), and a bad value is a 400
+ * (`INVALID_PAGINATION_QUERY`, naming the parameter); the handler reads them
+ * with {@link PaginationQuery}, and `meta.pagination.limit` reports the page
+ * size it was given. With neither, the query is left to the handler and the
+ * meta reports the result's `limit`. `links` (default `false`) adds relative
+ * links. The OpenAPI operation documents `page` and `limit` (minimum,
+ * maximum, default).
  *
  * @example
  * ```ts
- * import { Controller, Get, Query } from "@nestjs/common";
- * import { Paginated } from "@saferoute/api-kit/safe-response/nest";
+ * import { Controller, Get } from "@nestjs/common";
+ * import type { OffsetPaginationQuery } from "@saferoute/api-kit/safe-response";
+ * import { Paginated, PaginationQuery } from "@saferoute/api-kit/safe-response/nest";
+ *
+ * const ITEMS = Array.from({ length: 95 }, (_, i) => `item-${i + 1}`);
  *
  * @Controller("items")
  * class ItemsController {
  *   @Get()
- *   @Paginated({ maxLimit: 100, links: true })
- *   list(@Query("page") page = "1", @Query("limit") limit = "20") {
- *     const size = Math.min(Number(limit), 100);
- *     return { data: [], total: 0, page: Number(page), limit: size };
+ *   @Paginated({ maxLimit: 100, defaultLimit: 20, links: true })
+ *   list(@PaginationQuery() { page, limit = 20 }: OffsetPaginationQuery) {
+ *     const data = ITEMS.slice((page - 1) * limit, page * limit);
+ *     return { data, total: ITEMS.length, page, limit };
  *   }
  * }
  * ```
@@ -217,7 +233,9 @@ export function Paginated(options: PaginationOptions = {}): MethodDecorator & Cl
 /**
  * Cursor pagination: the handler returns a `CursorPaginatedResult`
  * (`{ data, nextCursor, hasMore, limit }`, optional `previousCursor`,
- * `totalCount`). Links use the `cursor` query parameter.
+ * `totalCount`). Links use the `cursor` query parameter. `maxLimit` and
+ * `defaultLimit` work as in {@link Paginated}, for `?cursor=` (at most 512
+ * characters) and `?limit=`.
  *
  * @example
  * ```ts
@@ -236,6 +254,55 @@ export function Paginated(options: PaginationOptions = {}): MethodDecorator & Cl
  */
 export function CursorPaginated(options: PaginationOptions = {}): MethodDecorator & ClassDecorator {
   return SetMetadata(KEYS.pagination, resolvePagination("cursor", options, "CursorPaginated"));
+}
+
+const paginationQueryParameter = createParamDecorator(
+  (_data: unknown, context: ExecutionContext) => {
+    const http = context.switchToHttp();
+    const request = http.getRequest<RequestLike>();
+    const phase = phaseOf(request);
+    if (phase === undefined) {
+      throw new Error(
+        "PaginationQuery() needs SafeResponseModule (its interceptor parses the query)",
+      );
+    }
+    return paginationQueryOf(exchangeOf(request, http.getResponse<ResponseLike>()), phase);
+  },
+);
+
+/**
+ * Parameter decorator: the route's pagination query, parsed with the options
+ * of its `Paginated` or `CursorPaginated` (and the module's `defaultLimit`):
+ * an `OffsetPaginationQuery` (`{ kind, page, limit }`) or a
+ * `CursorPaginationQuery` (`{ kind, cursor, limit }`). `limit` is clamped to
+ * `maxLimit` and defaulted; it is `undefined` only when the request gives
+ * none and the route has neither limit. A bad value is a 400
+ * (`INVALID_PAGINATION_QUERY`) naming the parameter. The values reach the
+ * handler through this decorator because the request's own `query` is left
+ * as the client sent it (Express 5 makes it read-only). A route without
+ * pagination answers 500 (logged).
+ *
+ * @example
+ * ```ts
+ * import { Controller, Get } from "@nestjs/common";
+ * import type { CursorPaginationQuery } from "@saferoute/api-kit/safe-response";
+ * import { CursorPaginated, PaginationQuery } from "@saferoute/api-kit/safe-response/nest";
+ *
+ * @Controller("feed")
+ * class FeedController {
+ *   @Get()
+ *   @CursorPaginated({ maxLimit: 50, defaultLimit: 10 })
+ *   list(@PaginationQuery() { cursor, limit = 10 }: CursorPaginationQuery) {
+ *     const start = cursor === undefined ? 0 : Number.parseInt(cursor, 36) || 0;
+ *     const data = Array.from({ length: limit }, (_, i) => start + i);
+ *     const next = (start + limit).toString(36);
+ *     return { data, nextCursor: next, hasMore: true, limit };
+ *   }
+ * }
+ * ```
+ */
+export function PaginationQuery(): ParameterDecorator {
+  return paginationQueryParameter();
 }
 
 /**
@@ -506,7 +573,8 @@ export function endpointDecorators(options: {
     SetMetadata(NEST_HTTP_CODE, httpStatusOption(options.statusCode, "SafeEndpoint")),
   ];
   if (pagination !== undefined) {
-    const paging = { maxLimit: pagination.maxLimit, links: pagination.links };
+    const { maxLimit, defaultLimit, links } = pagination;
+    const paging = { maxLimit, defaultLimit, links };
     decorators.push(pagination.kind === "offset" ? Paginated(paging) : CursorPaginated(paging));
   }
   if (options.sort === true) decorators.push(SortMeta());

@@ -63,12 +63,14 @@ export interface SafeEndpointOptions extends SafeEndpointCommonOptions {
  * @example
  * ```ts
  * import type { SafePaginatedEndpointOptions } from "@saferoute/api-kit/safe-response/openapi";
- * const options: SafePaginatedEndpointOptions = { maxLimit: 100, links: true };
+ * const options: SafePaginatedEndpointOptions = { maxLimit: 100, defaultLimit: 20, links: true };
  * ```
  */
 export interface SafePaginatedEndpointOptions extends SafeEndpointCommonOptions {
-  /** Clamp of the reported page size. */
+  /** Largest page size: a larger requested `limit` is clamped to it (as in `Paginated`). */
   maxLimit?: number;
+  /** Page size when the request gives none (as in `Paginated`). */
+  defaultLimit?: number;
   /** Add pagination links (default `false`). */
   links?: boolean;
 }
@@ -106,9 +108,12 @@ function safeEndpoint(
     ...endpointDecorators({
       ...options,
       statusCode: status,
-      pagination: pagination === undefined
-        ? undefined
-        : { kind: pagination, maxLimit: options.maxLimit, links: options.links },
+      pagination: pagination === undefined ? undefined : {
+        kind: pagination,
+        maxLimit: options.maxLimit,
+        defaultLimit: options.defaultLimit,
+        links: options.links,
+      },
     }),
     documentSuccess(model, status, options.description, shape, decorator),
   ];

@@ -203,7 +203,10 @@ for (const adapter of ADAPTERS) {
         const other = await getJson(url, "/pq/own-limit"); // given 5 (maxLimit), returns limit 3
         assert.equal((other.body.data as unknown[]).length, 3);
         assert.equal(paginationOf(other.body).limit, 5);
-        assert.equal(logger.find("warn", "PagingController.ownLimit: the handler returned").length, 1);
+        assert.equal(
+          logger.find("warn", "PagingController.ownLimit: the handler returned").length,
+          1,
+        );
       } finally {
         await close();
       }
