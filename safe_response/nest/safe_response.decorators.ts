@@ -9,8 +9,11 @@
  * The decorators that also document write `@nestjs/swagger`'s metadata by key
  * (`./_swagger_metadata.ts`), so this file imports nothing from swagger:
  * `Deprecated` flags the operation `deprecated`, `ProblemType` and
- * `SkipGlobalErrors` set their vendor extensions, and `SafeResponse`
- * documents the basic envelope with an inline schema (no component needed).
+ * `SkipGlobalErrors` set their vendor extensions, `SafeResponse`
+ * documents the basic envelope with an inline schema (no component needed),
+ * and `Paginated`/`CursorPaginated` document their query parameters. The
+ * parameter decorator `PaginationQuery` reads the handler phase the
+ * interceptor records (`./_http.ts`).
  *
  * Over 300 lines because every runtime decorator lives here with its key
  * (the file is the binding's whole route vocabulary), most of it the
@@ -27,13 +30,19 @@ import {
 import { type DeprecatedOptions, resolveDeprecation } from "../deprecation_headers.ts";
 import type { FieldSelectionOptions } from "../field_selection.ts";
 import { isHttpStatus, reasonPhrase } from "../http_status.ts";
-import { type PaginationOptions, resolvePagination } from "../pagination.ts";
+import {
+  type PaginationOptions,
+  type PaginationSetting,
+  resolvePagination,
+} from "../pagination.ts";
+import { MAX_CURSOR_LENGTH } from "../pagination_query.ts";
 import { resolveFieldSelection } from "../field_selection.ts";
 import { paginationQueryOf, type RouteOptions } from "../responder.ts";
 import { SAFE_RESPONSE_SCHEMAS } from "../openapi/_schemas.ts";
 import {
   markDeprecatedOperation,
   markExtension,
+  markQueryParameters,
   markResponse,
   NEST_METHOD_METADATA,
   PROBLEM_TYPE_EXTENSION,
@@ -227,7 +236,7 @@ export function SuccessCode(code: string): MethodDecorator {
  * ```
  */
 export function Paginated(options: PaginationOptions = {}): MethodDecorator & ClassDecorator {
-  return SetMetadata(KEYS.pagination, resolvePagination("offset", options, "Paginated"));
+  return paginated(resolvePagination("offset", options, "Paginated"));
 }
 
 /**
@@ -253,7 +262,64 @@ export function Paginated(options: PaginationOptions = {}): MethodDecorator & Cl
  * ```
  */
 export function CursorPaginated(options: PaginationOptions = {}): MethodDecorator & ClassDecorator {
-  return SetMetadata(KEYS.pagination, resolvePagination("cursor", options, "CursorPaginated"));
+  return paginated(resolvePagination("cursor", options, "CursorPaginated"));
+}
+
+/** The documented query parameters of `setting`: what `parsePaginationQuery` accepts. */
+function paginationParameters({ kind, maxLimit, defaultLimit }: PaginationSetting) {
+  const max = Number.MAX_SAFE_INTEGER;
+  const clamp = maxLimit === undefined ? "" : ` Larger values are clamped to ${maxLimit}.`;
+  const fallback = defaultLimit !== undefined
+    ? ` Default ${defaultLimit}.`
+    : maxLimit === undefined
+    ? " Default: the module's `defaultLimit` when set, else the handler's."
+    : ` Default: the module's \`defaultLimit\` (at most ${maxLimit}), else ${maxLimit}.`;
+  const limit = {
+    name: "limit",
+    required: false,
+    description: `Page size.${clamp}${fallback}`,
+    schema: {
+      type: "integer",
+      minimum: 1,
+      maximum: maxLimit ?? max,
+      ...(defaultLimit === undefined ? {} : { default: defaultLimit }),
+    },
+  };
+  const position = kind === "offset"
+    ? {
+      name: "page",
+      required: false,
+      description: "Page, from 1.",
+      schema: { type: "integer", minimum: 1, maximum: max, default: 1 },
+    }
+    : {
+      name: "cursor",
+      required: false,
+      description: "`nextCursor` or `previousCursor` of a page; none for the first page.",
+      schema: { type: "string", maxLength: MAX_CURSOR_LENGTH },
+    };
+  return [position, limit];
+}
+
+/**
+ * Stores `setting` and documents its query parameters, on the route or on
+ * every route of a controller that has no pagination of its own.
+ */
+function paginated(setting: PaginationSetting): MethodDecorator & ClassDecorator {
+  const parameters = paginationParameters(setting);
+  return (target: object, _key?: string | symbol, descriptor?: PropertyDescriptor) => {
+    if (descriptor !== undefined) {
+      Reflect.defineMetadata(KEYS.pagination, setting, descriptor.value);
+      markQueryParameters(descriptor.value, parameters);
+      return;
+    }
+    for (const handler of routeHandlersOf(target)) {
+      if (!Reflect.hasOwnMetadata(KEYS.pagination, handler)) {
+        markQueryParameters(handler, parameters);
+      }
+    }
+    Reflect.defineMetadata(KEYS.pagination, setting, target);
+  };
 }
 
 const paginationQueryParameter = createParamDecorator(

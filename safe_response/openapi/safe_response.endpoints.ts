@@ -158,7 +158,9 @@ export function SafeEndpoint(
 /**
  * Composite for an offset-paginated endpoint (`Paginated` plus the common
  * options; status 200), documented like `ApiPaginatedSafeResponse` plus the
- * sort, filter, message and code it adds.
+ * sort, filter, message and code it adds; the `page` and `limit` query
+ * parameters are documented with minimum 1, maximum `maxLimit` and default
+ * `defaultLimit`, and parsed so (read them with `PaginationQuery()`).
  *
  * @example
  * ```ts
@@ -190,7 +192,7 @@ export function SafePaginatedEndpoint(
  * Composite for a cursor-paginated endpoint (`CursorPaginated` plus the
  * common options; status 200), documented like
  * `ApiCursorPaginatedSafeResponse` plus the sort, filter, message and code it
- * adds.
+ * adds, with the `cursor` and `limit` query parameters.
  *
  * @example
  * ```ts
