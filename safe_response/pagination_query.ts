@@ -95,7 +95,15 @@ export interface CursorPaginationQuery {
  */
 export type ParsedPaginationQuery = OffsetPaginationQuery | CursorPaginationQuery;
 
-/** A query parameter {@link PaginationQueryError} can name. */
+/**
+ * A query parameter {@link PaginationQueryError} can name.
+ *
+ * @example
+ * ```ts
+ * import type { PaginationQueryParameter } from "@saferoute/api-kit/safe-response";
+ * const parameter: PaginationQueryParameter = "limit";
+ * ```
+ */
 export type PaginationQueryParameter = "page" | "limit" | "cursor";
 
 /**
@@ -207,10 +215,12 @@ export function parsePaginationQuery(
   query: URLSearchParams | Readonly<Record<string, unknown>>,
   options: PaginationQueryOptions & { kind: "cursor" },
 ): CursorPaginationQuery;
+/** Parses an offset-pagination query (`page`, `limit`); see the cursor overload. */
 export function parsePaginationQuery(
   query: URLSearchParams | Readonly<Record<string, unknown>>,
   options?: PaginationQueryOptions & { kind?: "offset" },
 ): OffsetPaginationQuery;
+/** Parses a pagination query of the options' kind; see the cursor overload. */
 export function parsePaginationQuery(
   query: URLSearchParams | Readonly<Record<string, unknown>>,
   options?: PaginationQueryOptions,

@@ -352,10 +352,12 @@ export function paginationQueryOf(
  *   beginPagination,
  *   resolvePagination,
  *   resolveSettings,
+ *   type RequestPhase,
  *   Responder,
+ *   type RoutePlan,
  * } from "@saferoute/api-kit/safe-response";
  * const responder = new Responder(resolveSettings());
- * const phase = {
+ * const phase: RequestPhase & { plan: RoutePlan } = {
  *   plan: responder.plan({ pagination: resolvePagination("cursor", { defaultLimit: 20 }, "feed") }),
  * };
  * const exchange = {
