@@ -87,6 +87,12 @@ class PagingController {
     return { data: ITEMS.slice(0, query.limit), total: 42, page: query.page, limit: query.limit! };
   }
 
+  /** `PaginationQuery()` on a route without pagination: a server bug. */
+  @Get("unpaginated")
+  unpaginated(@PaginationQuery() query: OffsetPaginationQuery) {
+    return query;
+  }
+
   /** A result whose `page` is not a safe integer. */
   @Get("unsafe")
   @Paginated()
@@ -259,7 +265,7 @@ for (const adapter of ADAPTERS) {
       }
     });
 
-    it("result numbers that are not safe integers: a logged 500, never plain data", async () => {
+    it("result numbers that are not safe integers, or PaginationQuery() without pagination: a logged 500", async () => {
       const logger = new CapturingLogger();
       const { url, close } = await boot(appModule({}), adapter, { logger });
       try {
@@ -273,6 +279,13 @@ for (const adapter of ADAPTERS) {
         assert.equal(logger.find("error", "PagingController.unsafeCursor: ").length, 1);
         assert.equal(logger.find("error", "PagingController.free: ").length, 1);
         assert.deepEqual(logger.find("warn", "sent as plain data"), []);
+        const misuse = await getJson(url, "/pq/unpaginated?page=2");
+        assert.equal(misuse.status, 500);
+        assert.equal(
+          logger.find("error", "PagingController.unpaginated: the pagination query of a route")
+            .length,
+          1,
+        );
       } finally {
         await close();
       }
