@@ -38,6 +38,7 @@ export * from "./i18n_adapter.ts";
 export type * from "./options.ts";
 export * from "./pagination.ts";
 export * from "./pagination_links.ts";
+export * from "./pagination_query.ts";
 export * from "./problem_details.ts";
 export * from "./rate_limit.ts";
 export * from "./request_id.ts";

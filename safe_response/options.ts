@@ -183,4 +183,10 @@ export interface SafeResponseModuleOptions<Context = unknown> {
   errorCatalog?: ErrorCatalog;
   /** `meta.apiVersion` of every response (a route's Nest `@Version` wins over a string). */
   version?: ApiVersionOption<Context>;
+  /**
+   * Page size of paginated routes whose request gives no `limit` and whose
+   * decorator sets no `defaultLimit` (at most the route's `maxLimit`). With
+   * it, every paginated route parses its query (default: off; see `Paginated`).
+   */
+  defaultLimit?: number;
 }

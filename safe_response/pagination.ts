@@ -62,24 +62,32 @@ export interface CursorPaginatedResult<T = unknown> {
 }
 
 /**
- * Options of the pagination decorators and meta builders.
+ * Options of the pagination decorators. With `maxLimit` or `defaultLimit`
+ * (here or, for `defaultLimit`, the module option), the request's `page` or
+ * `cursor` and `limit` are parsed, validated and clamped before the handler
+ * runs (`parsePaginationQuery`) and `meta.pagination.limit` reports the page
+ * size the handler was given; with neither, the query is left to the handler
+ * and the meta reports the result's `limit`.
  *
  * @example
  * ```ts
  * import type { PaginationOptions } from "@saferoute/api-kit/safe-response";
- * const options: PaginationOptions = { maxLimit: 100, links: true };
+ * const options: PaginationOptions = { maxLimit: 100, defaultLimit: 20, links: true };
  * ```
  */
 export interface PaginationOptions {
-  /** Upper bound of the page size reported in the meta. */
+  /** Largest page size: a larger requested `limit` is clamped to it. */
   maxLimit?: number;
+  /** Page size when the request gives no `limit` (default: the module's, else `maxLimit`). */
+  defaultLimit?: number;
   /** Add navigation links (default `false`). */
   links?: boolean;
 }
 
 /**
  * The validated pagination setting of a route (what `Paginated` and
- * `CursorPaginated` store, and what a route plan carries).
+ * `CursorPaginated` store, and what a route plan carries, with the module's
+ * `defaultLimit` when the route has none).
  *
  * @example
  * ```ts
@@ -90,15 +98,18 @@ export interface PaginationOptions {
 export interface PaginationSetting {
   /** Offset or cursor pagination. */
   kind: "offset" | "cursor";
-  /** Clamp of the reported page size. */
+  /** Largest page size. */
   maxLimit?: number;
+  /** Page size when the request gives none. */
+  defaultLimit?: number;
   /** Whether links are added. */
   links: boolean;
 }
 
 /**
  * Validates pagination options into a {@link PaginationSetting}; throws a
- * `TypeError` naming `name` (the decorator or option) on a bad value.
+ * `TypeError` naming `name` (the decorator or option) on a bad value, or a
+ * `defaultLimit` above `maxLimit`.
  *
  * @example
  * ```ts
@@ -111,29 +122,36 @@ export function resolvePagination(
   options: PaginationOptions,
   name: string,
 ): PaginationSetting {
-  const { maxLimit, links = false } = options ?? {};
-  if (maxLimit !== undefined && (!Number.isSafeInteger(maxLimit) || maxLimit < 1)) {
-    throw new TypeError(`${name}: \`maxLimit\` must be a positive integer`);
+  const { maxLimit, defaultLimit, links = false } = options ?? {};
+  for (const [option, value] of [["maxLimit", maxLimit], ["defaultLimit", defaultLimit]]) {
+    if (value !== undefined && !isCount(value, 1)) {
+      throw new TypeError(`${name}: \`${option}\` must be a positive integer`);
+    }
+  }
+  if (defaultLimit !== undefined && maxLimit !== undefined && defaultLimit > maxLimit) {
+    throw new TypeError(`${name}: \`defaultLimit\` must be at most \`maxLimit\``);
   }
   if (typeof links !== "boolean") throw new TypeError(`${name}: \`links\` must be a boolean`);
   const result: PaginationSetting = { kind, links };
   if (maxLimit !== undefined) result.maxLimit = maxLimit;
+  if (defaultLimit !== undefined) result.defaultLimit = defaultLimit;
   return result;
 }
 
 /**
- * Input of the meta builders: the clamp and, for links, the request target
- * (path and query).
+ * Input of the meta builders: the page size the handler was given (it wins
+ * over the result's `limit`) and, for links, the request target (path and
+ * query).
  *
  * @example
  * ```ts
  * import type { PaginationMetaInput } from "@saferoute/api-kit/safe-response";
- * const input: PaginationMetaInput = { maxLimit: 50, requestTarget: "/items?page=1" };
+ * const input: PaginationMetaInput = { limit: 50, requestTarget: "/items?page=1" };
  * ```
  */
 export interface PaginationMetaInput {
-  /** Upper bound of the page size. */
-  maxLimit?: number;
+  /** The page size the handler was given; default the result's `limit`. */
+  limit?: number;
   /** Request path and query; links are added when given. */
   requestTarget?: string;
 }
@@ -147,7 +165,58 @@ const isCursor = (value: unknown): value is string | null =>
   value === null || typeof value === "string";
 
 /**
- * Whether `value` has the {@link PaginatedResult} shape (integers; `page` and
+ * What {@link paginatedResultFault} finds wrong: `shape` (not that result
+ * shape: a field missing or of another type), or the number field that is
+ * not a safe integer in range (`page` and `limit` at least 1, `total` and
+ * `totalCount` at least 0).
+ *
+ * @example
+ * ```ts
+ * import type { PaginatedResultFault } from "@saferoute/api-kit/safe-response";
+ * const fault: PaginatedResultFault = "page";
+ * ```
+ */
+export type PaginatedResultFault = "shape" | "page" | "limit" | "total" | "totalCount";
+
+/**
+ * What is wrong with `value` as a handler result of `kind` pagination
+ * ({@link PaginatedResult} or {@link CursorPaginatedResult}), or `undefined`
+ * when it is one. A `shape` fault is a result of another shape; a number
+ * fault is a paginated result with a number out of range (a server bug).
+ *
+ * @example
+ * ```ts
+ * import { paginatedResultFault } from "@saferoute/api-kit/safe-response";
+ * paginatedResultFault("offset", { data: [], total: 0, page: 1, limit: 10 }); // undefined
+ * paginatedResultFault("offset", [1, 2]); // "shape"
+ * paginatedResultFault("offset", { data: [], total: 0, page: 2 ** 53 + 2, limit: 10 }); // "page"
+ * ```
+ */
+export function paginatedResultFault(
+  kind: PaginationSetting["kind"],
+  value: unknown,
+): PaginatedResultFault | undefined {
+  if (typeof value !== "object" || value === null) return "shape";
+  const v = value as Bag;
+  if (!Array.isArray(v.data) || typeof v.limit !== "number") return "shape";
+  if (kind === "offset") {
+    if (typeof v.total !== "number" || typeof v.page !== "number") return "shape";
+    if (!isCount(v.page, 1)) return "page";
+  } else {
+    const shaped = isCursor(v.nextCursor) &&
+      (v.previousCursor === undefined || isCursor(v.previousCursor)) &&
+      typeof v.hasMore === "boolean" &&
+      (v.totalCount === undefined || typeof v.totalCount === "number");
+    if (!shaped) return "shape";
+    if (v.totalCount !== undefined && !isCount(v.totalCount, 0)) return "totalCount";
+  }
+  if (!isCount(v.limit, 1)) return "limit";
+  if (kind === "offset" && !isCount(v.total, 0)) return "total";
+  return undefined;
+}
+
+/**
+ * Whether `value` is a valid {@link PaginatedResult} (integers; `page` and
  * `limit` at least 1, `total` at least 0).
  *
  * @example
@@ -158,13 +227,11 @@ const isCursor = (value: unknown): value is string | null =>
  * ```
  */
 export function isPaginatedResult(value: unknown): value is PaginatedResult {
-  if (typeof value !== "object" || value === null) return false;
-  const v = value as Bag;
-  return Array.isArray(v.data) && isCount(v.total, 0) && isCount(v.page, 1) && isCount(v.limit, 1);
+  return paginatedResultFault("offset", value) === undefined;
 }
 
 /**
- * Whether `value` has the {@link CursorPaginatedResult} shape.
+ * Whether `value` is a valid {@link CursorPaginatedResult}.
  *
  * @example
  * ```ts
@@ -173,16 +240,11 @@ export function isPaginatedResult(value: unknown): value is PaginatedResult {
  * ```
  */
 export function isCursorPaginatedResult(value: unknown): value is CursorPaginatedResult {
-  if (typeof value !== "object" || value === null) return false;
-  const v = value as Bag;
-  return Array.isArray(v.data) && isCursor(v.nextCursor) &&
-    (v.previousCursor === undefined || isCursor(v.previousCursor)) &&
-    typeof v.hasMore === "boolean" && isCount(v.limit, 1) &&
-    (v.totalCount === undefined || isCount(v.totalCount, 0));
+  return paginatedResultFault("cursor", value) === undefined;
 }
 
 /**
- * The page size reported: `limit`, clamped to `maxLimit` when given.
+ * `limit`, clamped to `maxLimit` when given.
  *
  * @example
  * ```ts
@@ -197,7 +259,8 @@ export function clampLimit(limit: number, maxLimit?: number): number {
 
 /**
  * Offset pagination meta: `totalPages = ceil(total / limit)`,
- * `hasNext = page < totalPages`, `hasPrev = page > 1`, with the clamped limit.
+ * `hasNext = page < totalPages`, `hasPrev = page > 1`, with the page size the
+ * handler was given (`input.limit`, else the result's `limit`).
  *
  * @example
  * ```ts
@@ -210,7 +273,7 @@ export function buildPaginationMeta(
   result: PaginatedResult,
   input: PaginationMetaInput = {},
 ): PaginationMeta {
-  const limit = clampLimit(result.limit, input.maxLimit);
+  const limit = input.limit ?? result.limit;
   const totalPages = Math.ceil(result.total / limit);
   const meta: PaginationMeta = {
     type: "offset",
@@ -228,7 +291,8 @@ export function buildPaginationMeta(
 }
 
 /**
- * Cursor pagination meta, with the clamped limit.
+ * Cursor pagination meta, with the page size the handler was given
+ * (`input.limit`, else the result's `limit`).
  *
  * @example
  * ```ts
@@ -244,7 +308,7 @@ export function buildCursorPaginationMeta(
   result: CursorPaginatedResult,
   input: PaginationMetaInput = {},
 ): CursorPaginationMeta {
-  const limit = clampLimit(result.limit, input.maxLimit);
+  const limit = input.limit ?? result.limit;
   const previousCursor = result.previousCursor ?? null;
   const meta: CursorPaginationMeta = {
     type: "cursor",

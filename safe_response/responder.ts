@@ -47,10 +47,13 @@ import type { I18nAdapter } from "./i18n_adapter.ts";
 import {
   buildCursorPaginationMeta,
   buildPaginationMeta,
-  isCursorPaginatedResult,
-  isPaginatedResult,
+  clampLimit,
+  type CursorPaginatedResult,
+  type PaginatedResult,
+  paginatedResultFault,
   type PaginationSetting,
 } from "./pagination.ts";
+import { type ParsedPaginationQuery, parsePaginationQuery } from "./pagination_query.ts";
 import {
   buildProblemDetails,
   PROBLEM_JSON_CONTENT_TYPE,
@@ -196,6 +199,12 @@ export interface RequestPhase {
   start?: number;
   /** The API version the request chose. */
   apiVersion?: string;
+  /**
+   * The pagination query the handler is given, recorded by
+   * {@link paginationQueryOf} on a paginated route with limits;
+   * `meta.pagination.limit` reports its `limit`.
+   */
+  pagination?: ParsedPaginationQuery;
 }
 
 /**
@@ -269,12 +278,104 @@ function isPassthrough(data: unknown): boolean {
     typeof (data as Bag).getStream === "function";
 }
 
+/** The query of a request target. */
+function queryOf(target: string): URLSearchParams {
+  const start = target.indexOf("?");
+  return new URLSearchParams(start === -1 ? "" : target.slice(start + 1));
+}
+
 /** A query parameter of a request target: one value, several (an array), or `undefined`. */
 function queryParam(target: string, name: string): string | string[] | undefined {
-  const start = target.indexOf("?");
-  if (start === -1) return undefined;
-  const values = new URLSearchParams(target.slice(start + 1)).getAll(name);
+  const values = queryOf(target).getAll(name);
   return values.length === 0 ? undefined : values.length === 1 ? values[0] : values;
+}
+
+/** Whether the pipeline parses the pagination query of a route (it has a limit). */
+const hasLimits = (setting: PaginationSetting): boolean =>
+  setting.maxLimit !== undefined || setting.defaultLimit !== undefined;
+
+/**
+ * The pagination query the handler of a paginated route is given (`page` or
+ * `cursor`, and `limit`): the request's query parsed by
+ * `parsePaginationQuery` with the route's `maxLimit` and `defaultLimit` (the
+ * route's, else the module's). On a route with either limit the result is
+ * recorded as `phase.pagination`, and `meta.pagination.limit` reports its
+ * `limit`; on a route with neither nothing is defaulted or clamped, and the
+ * meta reports the result's `limit`. Throws a `PaginationQueryError` (a 400
+ * naming the parameter; pass it to {@link Responder.error}) on a bad value,
+ * and a `TypeError` when the route is not paginated. Bindings give it to the
+ * handler: Nest's `PaginationQuery()` parameter, a Fetch handler's context.
+ *
+ * @example
+ * ```ts
+ * import {
+ *   paginationQueryOf,
+ *   resolvePagination,
+ *   resolveSettings,
+ *   Responder,
+ * } from "@saferoute/api-kit/safe-response";
+ * const responder = new Responder(resolveSettings());
+ * const plan = responder.plan({ pagination: resolvePagination("offset", { maxLimit: 50 }, "items") });
+ * const exchange = {
+ *   method: "GET",
+ *   target: "/items?page=2&limit=500",
+ *   requestHeader: () => undefined,
+ *   responseHeader: () => undefined,
+ * };
+ * paginationQueryOf(exchange, { plan }); // { kind: "offset", page: 2, limit: 50 }
+ * ```
+ */
+export function paginationQueryOf(
+  exchange: HttpExchange,
+  phase: RequestPhase & { plan: RoutePlan },
+): ParsedPaginationQuery {
+  const setting = phase.plan.pagination;
+  if (setting === undefined) {
+    throw new TypeError(`${phase.plan.route}: the pagination query of a route without pagination`);
+  }
+  if (phase.pagination !== undefined) return phase.pagination;
+  const query = parsePaginationQuery(queryOf(exchange.target), setting);
+  if (hasLimits(setting)) phase.pagination = query;
+  return query;
+}
+
+/**
+ * The start of a request's handler phase, for pagination: on a paginated
+ * route with a limit (`maxLimit`, or a route or module `defaultLimit`),
+ * parses and records the pagination query ({@link paginationQueryOf}), so a
+ * bad value is a 400 before the handler runs. Does nothing on other routes.
+ * Bindings call it right after they record the phase, before the handler.
+ *
+ * @example
+ * ```ts
+ * import {
+ *   beginPagination,
+ *   resolvePagination,
+ *   resolveSettings,
+ *   type RequestPhase,
+ *   Responder,
+ *   type RoutePlan,
+ * } from "@saferoute/api-kit/safe-response";
+ * const responder = new Responder(resolveSettings());
+ * const phase: RequestPhase & { plan: RoutePlan } = {
+ *   plan: responder.plan({ pagination: resolvePagination("cursor", { defaultLimit: 20 }, "feed") }),
+ * };
+ * const exchange = {
+ *   method: "GET",
+ *   target: "/feed?cursor=abc",
+ *   requestHeader: () => undefined,
+ *   responseHeader: () => undefined,
+ * };
+ * beginPagination(exchange, phase);
+ * phase.pagination; // { kind: "cursor", cursor: "abc", limit: 20 }
+ * ```
+ */
+export function beginPagination(
+  exchange: HttpExchange,
+  phase: RequestPhase & { plan: RoutePlan },
+): void {
+  const setting = phase.plan.pagination;
+  if (setting !== undefined && hasLimits(setting)) paginationQueryOf(exchange, phase);
 }
 
 /** The path of a request target, without the query. */
@@ -327,6 +428,8 @@ export class Responder {
     const { settings } = this;
     const statusCode = route.statusCode ?? 200;
     const selection = route.fieldSelection;
+    const paging = route.pagination;
+    const moduleDefault = settings.defaultLimit;
     const plan: RoutePlan = {
       route: route.route ?? "route",
       raw: route.raw === true,
@@ -334,7 +437,10 @@ export class Responder {
       successCode: route.successCode ?? this.#successCode(statusCode),
       fixedCode: route.successCode !== undefined,
       message: route.message,
-      pagination: route.pagination,
+      pagination: paging === undefined || paging.defaultLimit !== undefined ||
+          moduleDefault === undefined
+        ? paging
+        : { ...paging, defaultLimit: clampLimit(moduleDefault, paging.maxLimit) },
       sort: route.sort === true,
       filter: route.filter === true,
       problemType: route.problemType,
@@ -392,7 +498,9 @@ export class Responder {
   /**
    * The reply of a handler's `result`: the success envelope with its meta, or
    * the result itself on a raw route or for binary and stream results. Throws
-   * when an application function fails (pass the throw to {@link error}).
+   * when an application function fails, and when a paginated result's numbers
+   * are not safe integers in range (a server bug; pass the throw to
+   * {@link error}, a logged 500).
    */
   success(
     result: unknown,
@@ -411,7 +519,7 @@ export class Responder {
     const transformed = transformResponse === undefined
       ? result
       : this.#required("option `transformResponse`", () => transformResponse(result));
-    const shaped = this.#shape(plan, exchange.target, transformed);
+    const shaped = this.#shape(exchange, phase, transformed);
     const requestId = this.requestId(exchange);
     if (requestId?.header !== undefined) headers.push(requestId.header);
     const body = buildSuccessBody({
@@ -488,31 +596,46 @@ export class Responder {
   }
 
   /** `data` and the meta it carries (pagination, sort, filters, fields) of a success. */
-  #shape(plan: RoutePlan, target: string, result: unknown): { data: unknown; meta?: Bag } {
+  #shape(
+    exchange: HttpExchange,
+    phase: RequestPhase & { plan: RoutePlan },
+    result: unknown,
+  ): { data: unknown; meta?: Bag } {
+    const { plan } = phase;
+    const { target } = exchange;
     let meta: Bag | undefined;
     let data = result;
     let source: Bag | undefined; // where `sort` and `filters` are read
     if (plan.pagination !== undefined) {
-      const { kind, maxLimit, links } = plan.pagination;
-      const input = { maxLimit, requestTarget: links ? target : undefined };
-      let pagination;
-      if (kind === "offset" && isPaginatedResult(result)) {
-        pagination = buildPaginationMeta(result, input);
-      } else if (kind === "cursor" && isCursorPaginatedResult(result)) {
-        pagination = buildCursorPaginationMeta(result, input);
-      }
-      if (pagination === undefined) {
-        this.#mismatch(plan, "pagination", `a ${kind === "offset" ? "" : "Cursor"}PaginatedResult`);
+      const { kind, links } = plan.pagination;
+      const name = `${kind === "offset" ? "" : "Cursor"}PaginatedResult`;
+      const fault = paginatedResultFault(kind, result);
+      if (fault === "shape") this.#mismatch(plan, "pagination", `a ${name}`);
+      else if (fault !== undefined) {
+        throw new Error(
+          `${plan.route}: the handler's ${name} has \`${fault}\` ${
+            String((result as Bag)[fault])
+          }, not a safe integer in range`,
+        );
       } else {
+        const given = hasLimits(plan.pagination)
+          ? paginationQueryOf(exchange, phase).limit
+          : undefined;
+        const input = { limit: given, requestTarget: links ? target : undefined };
+        const pagination = kind === "offset"
+          ? buildPaginationMeta(result as PaginatedResult, input)
+          : buildCursorPaginationMeta(result as CursorPaginatedResult, input);
         meta = { pagination };
         source = result as Bag;
         data = source.data;
-        if ((data as unknown[]).length > pagination.limit) {
+        const count = (data as unknown[]).length;
+        if (count > pagination.limit || source.limit !== pagination.limit) {
           this.#warnOnce(
             plan,
-            "maxLimit",
-            `${plan.route}: the handler returned more items than the page size ` +
-              `(${pagination.limit}); clamp the query to maxLimit`,
+            "limit",
+            `${plan.route}: the handler returned ${count} items and limit ${source.limit} ` +
+              `for a page size of ${pagination.limit} (meta reports ${pagination.limit}); ` +
+              "take the page size from the parsed pagination query (PaginationQuery())",
           );
         }
       }

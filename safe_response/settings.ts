@@ -16,6 +16,7 @@ import type {
   SafeErrorResponseConfig,
   SafeResponseModuleOptions,
 } from "./options.ts";
+import { resolvePagination } from "./pagination.ts";
 import { DEFAULT_RATE_LIMIT_HEADER_PREFIX } from "./rate_limit.ts";
 import { DEFAULT_REQUEST_ID_HEADER } from "./request_id.ts";
 
@@ -66,6 +67,8 @@ export interface SafeResponseSettings {
   errorCatalog?: ErrorCatalog;
   /** `meta.apiVersion`: a string or a function of the request's context. */
   version?: ApiVersionOption;
+  /** Page size of paginated routes without their own `defaultLimit`, when set. */
+  defaultLimit?: number;
 }
 
 const KNOWN = new Set([
@@ -87,6 +90,7 @@ const KNOWN = new Set([
   "fieldSelection",
   "errorCatalog",
   "version",
+  "defaultLimit",
 ]);
 
 type Bag = Record<string, unknown>;
@@ -280,5 +284,10 @@ export function resolveSettings<Context>(
     ),
     errorCatalog: errorCatalog(o.errorCatalog),
     version: version(o.version),
+    defaultLimit: resolvePagination(
+      "offset",
+      { defaultLimit: o.defaultLimit as number | undefined },
+      "SafeResponseModule option",
+    ).defaultLimit,
   });
 }

@@ -6,12 +6,12 @@
 import { BadRequestException, Controller, Get, UseGuards } from "@nestjs/common";
 import { ApiOperation, ApiProperty, ApiSecurity, ApiTags } from "@nestjs/swagger";
 import { ApiKeysGuard, RequireScope } from "../../api_keys/nest/mod.ts";
-import type { CursorPaginatedResult } from "../../safe_response/mod.ts";
-import { CursorPaginated } from "../../safe_response/nest/mod.ts";
+import type { CursorPaginatedResult, CursorPaginationQuery } from "../../safe_response/mod.ts";
+import { CursorPaginated, PaginationQuery } from "../../safe_response/nest/mod.ts";
 import { ApiCursorPaginatedSafeResponse } from "../../safe_response/openapi/mod.ts";
 import { ApiKeyThrottlerGuard } from "../api-key-throttler.guard.ts";
 import { ValidQuery } from "../validation.ts";
-import { FEED_MAX_LIMIT, FeedQuery } from "./feed.query.ts";
+import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, FeedQuery } from "./feed.query.ts";
 
 /** One feed entry. */
 export class FeedEvent {
@@ -71,15 +71,20 @@ function decodeCursor(cursor: string): number {
 @Controller("api/feed")
 @UseGuards(ApiKeysGuard, ApiKeyThrottlerGuard)
 export class FeedController {
-  /** A page of the feed; needs `feed:read`. */
+  /**
+   * A page of the feed; needs `feed:read`. `cursor` and `limit` come parsed
+   * and clamped from `PaginationQuery()`.
+   */
   @Get()
   @ApiOperation({ summary: "Activity feed, cursor-paginated (limit ≤ 20)" })
   @ApiCursorPaginatedSafeResponse(FeedEvent, { description: "A page of the feed" })
   @RequireScope("feed", "read")
-  @CursorPaginated({ maxLimit: FEED_MAX_LIMIT, links: true })
-  list(@ValidQuery(FeedQuery) query: FeedQuery): CursorPaginatedResult<FeedEvent> {
-    const offset = query.cursor === undefined ? 0 : decodeCursor(query.cursor);
-    const limit = Math.min(query.limit ?? 5, FEED_MAX_LIMIT);
+  @CursorPaginated({ maxLimit: FEED_MAX_LIMIT, defaultLimit: FEED_DEFAULT_LIMIT, links: true })
+  list(
+    @ValidQuery(FeedQuery) _query: FeedQuery,
+    @PaginationQuery() { cursor, limit = FEED_DEFAULT_LIMIT }: CursorPaginationQuery,
+  ): CursorPaginatedResult<FeedEvent> {
+    const offset = cursor === undefined ? 0 : decodeCursor(cursor);
     const end = offset + limit;
     return {
       data: EVENTS.slice(offset, end),

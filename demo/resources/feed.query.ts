@@ -4,13 +4,19 @@
  * @module
  */
 import { ApiPropertyOptional } from "@nestjs/swagger";
-import { Type } from "class-transformer";
-import { IsInt, IsOptional, IsString, Matches, Min } from "class-validator";
+import { Allow, IsOptional, IsString, Matches } from "class-validator";
 
 /** Largest feed page; larger `limit` values are clamped to it. */
 export const FEED_MAX_LIMIT = 20;
 
-/** Cursor and size of a feed page. */
+/** Feed page size when the request gives none. */
+export const FEED_DEFAULT_LIMIT = 5;
+
+/**
+ * The feed's own rule for `cursor` (one it issued); `cursor` and `limit` are
+ * parsed, clamped and documented by `CursorPaginated` and read with
+ * `PaginationQuery()`.
+ */
 export class FeedQuery {
   /** `nextCursor` or `previousCursor` of an earlier page; omitted = newest. */
   @ApiPropertyOptional({ example: "MTA" })
@@ -19,11 +25,7 @@ export class FeedQuery {
   @Matches(/^[A-Za-z0-9_-]{1,16}$/, { message: "cursor must be a cursor returned by the feed" })
   cursor?: string;
 
-  /** Page size (default 5; values above 20 are clamped to 20). */
-  @ApiPropertyOptional({ minimum: 1, default: 5, description: "clamped to 20" })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  limit?: number;
+  /** Read by `PaginationQuery()`. */
+  @Allow()
+  limit?: unknown;
 }

@@ -4,30 +4,29 @@
  * @module
  */
 import { ApiPropertyOptional } from "@nestjs/swagger";
-import { Type } from "class-transformer";
-import { IsIn, IsInt, IsOptional, IsString, Length, Matches, Min } from "class-validator";
+import { Allow, IsIn, IsOptional, IsString, Length, Matches } from "class-validator";
 import type { ProjectStatus } from "./project.ts";
 
 /** Largest page size; larger `limit` values are clamped to it. */
 export const PROJECTS_MAX_LIMIT = 50;
 
-/** Page, sort, filters and selected fields of the projects list. */
-export class ListProjectsQuery {
-  /** Page number, from 1 (default 1). */
-  @ApiPropertyOptional({ minimum: 1, default: 1 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  page?: number;
+/** Page size when the request gives none. */
+export const PROJECTS_DEFAULT_LIMIT = 10;
 
-  /** Page size (default 10; values above 50 are clamped to 50). */
-  @ApiPropertyOptional({ minimum: 1, default: 10, description: "clamped to 50" })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  limit?: number;
+/**
+ * Sort, filters and selected fields of the projects list. `page` and `limit`
+ * are parsed, clamped and documented by `Paginated` (the handler reads them
+ * with `PaginationQuery()`); they are listed here only so the whitelist
+ * accepts them.
+ */
+export class ListProjectsQuery {
+  /** Read by `PaginationQuery()`. */
+  @Allow()
+  page?: unknown;
+
+  /** Read by `PaginationQuery()`. */
+  @Allow()
+  limit?: unknown;
 
   /** Sort field (default `createdAt`). */
   @ApiPropertyOptional({ enum: ["name", "createdAt"], default: "createdAt" })

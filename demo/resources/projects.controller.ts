@@ -15,11 +15,16 @@ import {
   RequireEnvironment,
   RequireScope,
 } from "../../api_keys/nest/mod.ts";
-import { type PaginatedResult, SafeException } from "../../safe_response/mod.ts";
+import {
+  type OffsetPaginationQuery,
+  type PaginatedResult,
+  SafeException,
+} from "../../safe_response/mod.ts";
 import {
   FieldSelection,
   FilterMeta,
   Paginated,
+  PaginationQuery,
   ProblemType,
   ResponseMessage,
   SortMeta,
@@ -34,7 +39,11 @@ import { ApiKeyThrottlerGuard } from "../api-key-throttler.guard.ts";
 import { type DemoErrorKey, DemoErrors } from "../errors.ts";
 import { ValidBody, ValidQuery } from "../validation.ts";
 import { CreateProjectDto } from "./create-project.dto.ts";
-import { ListProjectsQuery, PROJECTS_MAX_LIMIT } from "./list-projects.query.ts";
+import {
+  ListProjectsQuery,
+  PROJECTS_DEFAULT_LIMIT,
+  PROJECTS_MAX_LIMIT,
+} from "./list-projects.query.ts";
 import { Project } from "./project.ts";
 import { ProjectsStore } from "./projects.store.ts";
 
@@ -54,21 +63,24 @@ export class ProjectsController {
     this.#store = store;
   }
 
-  /** Offset pagination with sort, filters, links and `?fields=`; needs `projects:read`. */
+  /**
+   * Offset pagination with sort, filters, links and `?fields=`; needs
+   * `projects:read`. `page` and `limit` come parsed and clamped from
+   * `PaginationQuery()` (a bad value is a 400 before this runs).
+   */
   @Get()
   @ApiOperation({ summary: "List projects (page, limit ≤ 50, sort, order, status, q, fields)" })
   @ApiPaginatedSafeResponse(Project, { description: "A page of projects" })
   @RequireScope("projects", "read")
-  @Paginated({ maxLimit: PROJECTS_MAX_LIMIT, links: true })
+  @Paginated({ maxLimit: PROJECTS_MAX_LIMIT, defaultLimit: PROJECTS_DEFAULT_LIMIT, links: true })
   @SortMeta()
   @FilterMeta()
   @FieldSelection()
   list(
     @CurrentApiKey() apiKey: ApiKeyContext,
     @ValidQuery(ListProjectsQuery) query: ListProjectsQuery,
+    @PaginationQuery() { page, limit = PROJECTS_DEFAULT_LIMIT }: OffsetPaginationQuery,
   ): PaginatedResult<Project> {
-    const page = query.page ?? 1;
-    const limit = Math.min(query.limit ?? 10, PROJECTS_MAX_LIMIT);
     const field = query.sort ?? "createdAt";
     const order = query.order ?? "asc";
     const filters: Record<string, string> = {};

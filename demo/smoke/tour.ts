@@ -116,6 +116,13 @@ export async function runTour(
       );
     },
   });
+  await api({
+    title: "limit=0 refused before the handler, naming the parameter",
+    path: "/api/projects?limit=0",
+    key: keys.reader.key,
+    status: 400,
+    code: "INVALID_PAGINATION_QUERY",
+  });
   const feed = await api({
     title: "cursor-paginated feed, first page",
     path: "/api/feed?limit=3",

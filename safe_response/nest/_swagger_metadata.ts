@@ -16,6 +16,8 @@ export const SWAGGER_METADATA = Object.freeze({
   extension: "swagger/apiExtension",
   /** `DECORATORS.API_RESPONSE`: responses by status (`ApiResponse`). */
   response: "swagger/apiResponse",
+  /** `DECORATORS.API_PARAMETERS`: parameters (`ApiQuery`, `ApiParam`, ...). */
+  parameters: "swagger/apiParameters",
 });
 
 /** Nest's route-method metadata key (`METHOD_METADATA`, stable from Nest 10 to 12). */
@@ -97,4 +99,30 @@ export function markExtension(name: string, value: unknown): MethodDecorator & C
 export function markResponse(handler: object, status: number, response: object): void {
   const responses = Reflect.getMetadata(SWAGGER_METADATA.response, handler);
   Reflect.defineMetadata(SWAGGER_METADATA.response, { ...responses, [status]: response }, handler);
+}
+
+/** A query parameter as `ApiQuery` records it (`in: "query"` is added). */
+export interface QueryParameter {
+  /** Parameter name. */
+  name: string;
+  /** Whether it is required. */
+  required: boolean;
+  /** Description. */
+  description: string;
+  /** Its OpenAPI schema. */
+  schema: Record<string, unknown>;
+}
+
+/**
+ * Documents query `parameters` of one route handler; a query parameter the
+ * route already documents by that name (an `ApiQuery`) is kept.
+ */
+export function markQueryParameters(handler: object, parameters: readonly QueryParameter[]): void {
+  const existing: Array<{ name?: unknown; in?: unknown }> =
+    Reflect.getMetadata(SWAGGER_METADATA.parameters, handler) ?? [];
+  const documented = (name: string) =>
+    existing.some((parameter) => parameter.in === "query" && parameter.name === name);
+  const added = parameters.filter(({ name }) => !documented(name))
+    .map((parameter) => ({ in: "query", ...structuredClone(parameter) }));
+  Reflect.defineMetadata(SWAGGER_METADATA.parameters, [...existing, ...added], handler);
 }

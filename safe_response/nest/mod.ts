@@ -37,6 +37,7 @@ export {
   FieldSelection,
   FilterMeta,
   Paginated,
+  PaginationQuery,
   ProblemType,
   RawResponse,
   ResponseMessage,

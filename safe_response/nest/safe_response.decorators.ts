@@ -9,8 +9,11 @@
  * The decorators that also document write `@nestjs/swagger`'s metadata by key
  * (`./_swagger_metadata.ts`), so this file imports nothing from swagger:
  * `Deprecated` flags the operation `deprecated`, `ProblemType` and
- * `SkipGlobalErrors` set their vendor extensions, and `SafeResponse`
- * documents the basic envelope with an inline schema (no component needed).
+ * `SkipGlobalErrors` set their vendor extensions, `SafeResponse`
+ * documents the basic envelope with an inline schema (no component needed),
+ * and `Paginated`/`CursorPaginated` document their query parameters. The
+ * parameter decorator `PaginationQuery` reads the handler phase the
+ * interceptor records (`./_http.ts`).
  *
  * Over 300 lines because every runtime decorator lives here with its key
  * (the file is the binding's whole route vocabulary), most of it the
@@ -18,23 +21,35 @@
  *
  * @module
  */
-import { applyDecorators, SetMetadata } from "@nestjs/common";
+import {
+  applyDecorators,
+  createParamDecorator,
+  type ExecutionContext,
+  SetMetadata,
+} from "@nestjs/common";
 import { type DeprecatedOptions, resolveDeprecation } from "../deprecation_headers.ts";
 import type { FieldSelectionOptions } from "../field_selection.ts";
 import { isHttpStatus, reasonPhrase } from "../http_status.ts";
-import { type PaginationOptions, resolvePagination } from "../pagination.ts";
+import {
+  type PaginationOptions,
+  type PaginationSetting,
+  resolvePagination,
+} from "../pagination.ts";
+import { MAX_CURSOR_LENGTH } from "../pagination_query.ts";
 import { resolveFieldSelection } from "../field_selection.ts";
-import type { RouteOptions } from "../responder.ts";
+import { paginationQueryOf, type RouteOptions } from "../responder.ts";
 import { SAFE_RESPONSE_SCHEMAS } from "../openapi/_schemas.ts";
 import {
   markDeprecatedOperation,
   markExtension,
+  markQueryParameters,
   markResponse,
   NEST_METHOD_METADATA,
   PROBLEM_TYPE_EXTENSION,
   routeHandlersOf,
   SKIP_GLOBAL_ERRORS_EXTENSION,
 } from "./_swagger_metadata.ts";
+import { exchangeOf, phaseOf, type RequestLike, type ResponseLike } from "./_http.ts";
 
 type Decorator = MethodDecorator & ClassDecorator;
 
@@ -190,34 +205,46 @@ export function SuccessCode(code: string): MethodDecorator {
 /**
  * Offset pagination: the handler returns a `PaginatedResult`
  * (`{ data, total, page, limit }`); `data` becomes the envelope's `data` and
- * `meta.pagination` is computed. `maxLimit` clamps the reported `limit`
- * (handlers clamp their own queries); `links` (default `false`) adds relative
- * links.
+ * `meta.pagination` is computed. With `maxLimit` or `defaultLimit` (here or
+ * the module's `defaultLimit`), `?page=` and `?limit=` are parsed before the
+ * handler runs: a `limit` above `maxLimit` is clamped to it, a missing one is
+ * `defaultLimit` (else `maxLimit`), and a bad value is a 400
+ * (`INVALID_PAGINATION_QUERY`, naming the parameter); the handler reads them
+ * with {@link PaginationQuery}, and `meta.pagination.limit` reports the page
+ * size it was given. With neither, the query is left to the handler and the
+ * meta reports the result's `limit`. `links` (default `false`) adds relative
+ * links. The OpenAPI operation documents `page` and `limit` (minimum,
+ * maximum, default).
  *
  * @example
  * ```ts
- * import { Controller, Get, Query } from "@nestjs/common";
- * import { Paginated } from "@saferoute/api-kit/safe-response/nest";
+ * import { Controller, Get } from "@nestjs/common";
+ * import type { OffsetPaginationQuery } from "@saferoute/api-kit/safe-response";
+ * import { Paginated, PaginationQuery } from "@saferoute/api-kit/safe-response/nest";
+ *
+ * const ITEMS = Array.from({ length: 95 }, (_, i) => `item-${i + 1}`);
  *
  * @Controller("items")
  * class ItemsController {
  *   @Get()
- *   @Paginated({ maxLimit: 100, links: true })
- *   list(@Query("page") page = "1", @Query("limit") limit = "20") {
- *     const size = Math.min(Number(limit), 100);
- *     return { data: [], total: 0, page: Number(page), limit: size };
+ *   @Paginated({ maxLimit: 100, defaultLimit: 20, links: true })
+ *   list(@PaginationQuery() { page, limit = 20 }: OffsetPaginationQuery) {
+ *     const data = ITEMS.slice((page - 1) * limit, page * limit);
+ *     return { data, total: ITEMS.length, page, limit };
  *   }
  * }
  * ```
  */
 export function Paginated(options: PaginationOptions = {}): MethodDecorator & ClassDecorator {
-  return SetMetadata(KEYS.pagination, resolvePagination("offset", options, "Paginated"));
+  return paginated(resolvePagination("offset", options, "Paginated"));
 }
 
 /**
  * Cursor pagination: the handler returns a `CursorPaginatedResult`
  * (`{ data, nextCursor, hasMore, limit }`, optional `previousCursor`,
- * `totalCount`). Links use the `cursor` query parameter.
+ * `totalCount`). Links use the `cursor` query parameter. `maxLimit` and
+ * `defaultLimit` work as in {@link Paginated}, for `?cursor=` (at most 512
+ * characters) and `?limit=`.
  *
  * @example
  * ```ts
@@ -235,7 +262,113 @@ export function Paginated(options: PaginationOptions = {}): MethodDecorator & Cl
  * ```
  */
 export function CursorPaginated(options: PaginationOptions = {}): MethodDecorator & ClassDecorator {
-  return SetMetadata(KEYS.pagination, resolvePagination("cursor", options, "CursorPaginated"));
+  return paginated(resolvePagination("cursor", options, "CursorPaginated"));
+}
+
+/** The documented query parameters of `setting`: what `parsePaginationQuery` accepts. */
+function paginationParameters({ kind, maxLimit, defaultLimit }: PaginationSetting) {
+  const max = Number.MAX_SAFE_INTEGER;
+  const clamp = maxLimit === undefined ? "" : ` Larger values are clamped to ${maxLimit}.`;
+  const fallback = defaultLimit !== undefined
+    ? ` Default ${defaultLimit}.`
+    : maxLimit === undefined
+    ? " Default: the module's `defaultLimit` when set, else the handler's."
+    : ` Default: the module's \`defaultLimit\` (at most ${maxLimit}), else ${maxLimit}.`;
+  const limit = {
+    name: "limit",
+    required: false,
+    description: `Page size.${clamp}${fallback}`,
+    schema: {
+      type: "integer",
+      minimum: 1,
+      maximum: maxLimit ?? max,
+      ...(defaultLimit === undefined ? {} : { default: defaultLimit }),
+    },
+  };
+  const position = kind === "offset"
+    ? {
+      name: "page",
+      required: false,
+      description: "Page, from 1.",
+      schema: { type: "integer", minimum: 1, maximum: max, default: 1 },
+    }
+    : {
+      name: "cursor",
+      required: false,
+      description: "`nextCursor` or `previousCursor` of a page; none for the first page.",
+      schema: { type: "string", maxLength: MAX_CURSOR_LENGTH },
+    };
+  return [position, limit];
+}
+
+/**
+ * Stores `setting` and documents its query parameters, on the route or on
+ * every route of a controller that has no pagination of its own.
+ */
+function paginated(setting: PaginationSetting): MethodDecorator & ClassDecorator {
+  const parameters = paginationParameters(setting);
+  return (target: object, _key?: string | symbol, descriptor?: PropertyDescriptor) => {
+    if (descriptor !== undefined) {
+      Reflect.defineMetadata(KEYS.pagination, setting, descriptor.value);
+      markQueryParameters(descriptor.value, parameters);
+      return;
+    }
+    for (const handler of routeHandlersOf(target)) {
+      if (!Reflect.hasOwnMetadata(KEYS.pagination, handler)) {
+        markQueryParameters(handler, parameters);
+      }
+    }
+    Reflect.defineMetadata(KEYS.pagination, setting, target);
+  };
+}
+
+const paginationQueryParameter = createParamDecorator(
+  (_data: unknown, context: ExecutionContext) => {
+    const http = context.switchToHttp();
+    const request = http.getRequest<RequestLike>();
+    const phase = phaseOf(request);
+    if (phase === undefined) {
+      throw new Error(
+        "PaginationQuery() needs SafeResponseModule (its interceptor parses the query)",
+      );
+    }
+    return paginationQueryOf(exchangeOf(request, http.getResponse<ResponseLike>()), phase);
+  },
+);
+
+/**
+ * Parameter decorator: the route's pagination query, parsed with the options
+ * of its `Paginated` or `CursorPaginated` (and the module's `defaultLimit`):
+ * an `OffsetPaginationQuery` (`{ kind, page, limit }`) or a
+ * `CursorPaginationQuery` (`{ kind, cursor, limit }`). `limit` is clamped to
+ * `maxLimit` and defaulted; it is `undefined` only when the request gives
+ * none and the route has neither limit. A bad value is a 400
+ * (`INVALID_PAGINATION_QUERY`) naming the parameter. The values reach the
+ * handler through this decorator because the request's own `query` is left
+ * as the client sent it (Express 5 makes it read-only). A route without
+ * pagination answers 500 (logged).
+ *
+ * @example
+ * ```ts
+ * import { Controller, Get } from "@nestjs/common";
+ * import type { CursorPaginationQuery } from "@saferoute/api-kit/safe-response";
+ * import { CursorPaginated, PaginationQuery } from "@saferoute/api-kit/safe-response/nest";
+ *
+ * @Controller("feed")
+ * class FeedController {
+ *   @Get()
+ *   @CursorPaginated({ maxLimit: 50, defaultLimit: 10 })
+ *   list(@PaginationQuery() { cursor, limit = 10 }: CursorPaginationQuery) {
+ *     const start = cursor === undefined ? 0 : Number.parseInt(cursor, 36) || 0;
+ *     const data = Array.from({ length: limit }, (_, i) => start + i);
+ *     const next = (start + limit).toString(36);
+ *     return { data, nextCursor: next, hasMore: true, limit };
+ *   }
+ * }
+ * ```
+ */
+export function PaginationQuery(): ParameterDecorator {
+  return paginationQueryParameter();
 }
 
 /**
@@ -506,7 +639,8 @@ export function endpointDecorators(options: {
     SetMetadata(NEST_HTTP_CODE, httpStatusOption(options.statusCode, "SafeEndpoint")),
   ];
   if (pagination !== undefined) {
-    const paging = { maxLimit: pagination.maxLimit, links: pagination.links };
+    const { maxLimit, defaultLimit, links } = pagination;
+    const paging = { maxLimit, defaultLimit, links };
     decorators.push(pagination.kind === "offset" ? Paginated(paging) : CursorPaginated(paging));
   }
   if (options.sort === true) decorators.push(SortMeta());

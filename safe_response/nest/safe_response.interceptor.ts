@@ -14,7 +14,7 @@ import {
 } from "@nestjs/common";
 import { ApplicationConfig } from "@nestjs/core";
 import { map, type Observable } from "rxjs";
-import type { Responder } from "../responder.ts";
+import { beginPagination, type Responder } from "../responder.ts";
 import {
   exchangeOf,
   markPhase,
@@ -66,6 +66,7 @@ export class SafeResponseInterceptor implements NestInterceptor {
         : undefined);
     const phase = { plan, start, apiVersion };
     markPhase(request, phase);
+    beginPagination(exchange, phase); // a bad pagination query is a 400 before the handler
     if (plan.raw) {
       setHeaders(response, plan.deprecation?.headers ?? []);
       return next.handle();

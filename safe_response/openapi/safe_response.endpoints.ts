@@ -63,12 +63,14 @@ export interface SafeEndpointOptions extends SafeEndpointCommonOptions {
  * @example
  * ```ts
  * import type { SafePaginatedEndpointOptions } from "@saferoute/api-kit/safe-response/openapi";
- * const options: SafePaginatedEndpointOptions = { maxLimit: 100, links: true };
+ * const options: SafePaginatedEndpointOptions = { maxLimit: 100, defaultLimit: 20, links: true };
  * ```
  */
 export interface SafePaginatedEndpointOptions extends SafeEndpointCommonOptions {
-  /** Clamp of the reported page size. */
+  /** Largest page size: a larger requested `limit` is clamped to it (as in `Paginated`). */
   maxLimit?: number;
+  /** Page size when the request gives none (as in `Paginated`). */
+  defaultLimit?: number;
   /** Add pagination links (default `false`). */
   links?: boolean;
 }
@@ -106,9 +108,12 @@ function safeEndpoint(
     ...endpointDecorators({
       ...options,
       statusCode: status,
-      pagination: pagination === undefined
-        ? undefined
-        : { kind: pagination, maxLimit: options.maxLimit, links: options.links },
+      pagination: pagination === undefined ? undefined : {
+        kind: pagination,
+        maxLimit: options.maxLimit,
+        defaultLimit: options.defaultLimit,
+        links: options.links,
+      },
     }),
     documentSuccess(model, status, options.description, shape, decorator),
   ];
@@ -153,7 +158,9 @@ export function SafeEndpoint(
 /**
  * Composite for an offset-paginated endpoint (`Paginated` plus the common
  * options; status 200), documented like `ApiPaginatedSafeResponse` plus the
- * sort, filter, message and code it adds.
+ * sort, filter, message and code it adds; the `page` and `limit` query
+ * parameters are documented with minimum 1, maximum `maxLimit` and default
+ * `defaultLimit`, and parsed so (read them with `PaginationQuery()`).
  *
  * @example
  * ```ts
@@ -185,7 +192,7 @@ export function SafePaginatedEndpoint(
  * Composite for a cursor-paginated endpoint (`CursorPaginated` plus the
  * common options; status 200), documented like
  * `ApiCursorPaginatedSafeResponse` plus the sort, filter, message and code it
- * adds.
+ * adds, with the `cursor` and `limit` query parameters.
  *
  * @example
  * ```ts

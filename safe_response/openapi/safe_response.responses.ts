@@ -182,7 +182,9 @@ export interface ApiPaginatedSafeResponseOptions {
 /**
  * Documents an offset-paginated success (status 200): `data` is an array of
  * `model` and `meta.pagination` a `SafePaginationMeta`. Pair it with
- * `Paginated` (or use `SafePaginatedEndpoint`).
+ * `Paginated` (or use `SafePaginatedEndpoint`), which documents the `page`
+ * and `limit` query parameters (minimum 1, maximum `maxLimit`, default
+ * `defaultLimit`) from the same options the runtime parses them with.
  *
  * @example
  * ```ts
@@ -223,7 +225,8 @@ export function ApiPaginatedSafeResponse(
 /**
  * Documents a cursor-paginated success (status 200): `data` is an array of
  * `model` and `meta.pagination` a `SafeCursorPaginationMeta`. Pair it with
- * `CursorPaginated` (or use `SafeCursorPaginatedEndpoint`).
+ * `CursorPaginated` (or use `SafeCursorPaginatedEndpoint`), which documents
+ * the `cursor` (at most 512 characters) and `limit` query parameters.
  *
  * @example
  * ```ts

@@ -10,9 +10,9 @@ import {
 import { isFilterMap, isSortInfo } from "../../safe_response/sort_filter.ts";
 
 describe("pagination meta", () => {
-  it("computes totalPages, hasNext and hasPrev with the clamped limit", () => {
+  it("computes totalPages, hasNext and hasPrev with the limit the handler was given", () => {
     assert.deepEqual(
-      buildPaginationMeta({ data: [], total: 95, page: 3, limit: 500 }, { maxLimit: 20 }),
+      buildPaginationMeta({ data: [], total: 95, page: 3, limit: 500 }, { limit: 20 }),
       {
         type: "offset",
         page: 3,

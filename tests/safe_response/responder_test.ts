@@ -10,10 +10,15 @@ import { resolveDeprecation } from "../../safe_response/deprecation_headers.ts";
 import { SafeException } from "../../safe_response/error_catalog.ts";
 import type { SafeResponseModuleOptions } from "../../safe_response/options.ts";
 import { resolvePagination } from "../../safe_response/pagination.ts";
+import { PaginationQueryError } from "../../safe_response/pagination_query.ts";
 import {
+  beginPagination,
   type HttpExchange,
+  paginationQueryOf,
+  type RequestPhase,
   Responder,
   type ResponderLogger,
+  type RoutePlan,
 } from "../../safe_response/responder.ts";
 import { resolveSettings } from "../../safe_response/settings.ts";
 
@@ -103,7 +108,7 @@ describe("Responder.success", () => {
       data: [1, 2],
       total: 12,
       page: 2,
-      limit: 10,
+      limit: 5,
       sort: { field: "id", order: "desc" },
       filters: { q: "a" },
     };
@@ -339,5 +344,127 @@ describe("Responder request ids, versions and plans", () => {
     r.plan({ route: "A.c", problemDetails: false });
     assert.equal(logs.warnings.length, 1);
     assert.match(logs.warnings[0], /^A\.b: the endpoint's problemDetails \(true\)/);
+  });
+});
+
+describe("Responder: paginated results with numbers out of range", () => {
+  it("throws (the binding answers a logged 500) instead of sending plain data", () => {
+    const { responder: r, logs } = responder();
+    const offset = r.plan({
+      route: "Items.list",
+      pagination: resolvePagination("offset", {}, "t"),
+    });
+    const cursor = r.plan({ route: "Feed.list", pagination: resolvePagination("cursor", {}, "t") });
+    const cases: Array<[typeof offset, Bag, RegExp]> = [
+      [offset, { data: [1], total: 1, page: 2 ** 53 + 2, limit: 1 }, /: Items\.list: .*`page`/],
+      [offset, { data: [1], total: 1, page: 1, limit: 0 }, /`limit`/],
+      [offset, { data: [1], total: -1, page: 1, limit: 1 }, /`total`/],
+      [offset, { data: [1], total: NaN, page: 1, limit: 1 }, /`total`/],
+      [
+        cursor,
+        { data: [], nextCursor: null, hasMore: false, limit: 1e309 },
+        /: Feed\.list: .*`limit`/,
+      ],
+      [
+        cursor,
+        { data: [], nextCursor: null, hasMore: false, limit: 1, totalCount: 0.5 },
+        /`totalCount`/,
+      ],
+    ];
+    for (const [plan, result, message] of cases) {
+      let thrown: unknown;
+      assert.throws(() => {
+        try {
+          r.success(result, exchange("/items"), { plan });
+        } catch (error) {
+          thrown = error;
+          throw error;
+        }
+      }, message);
+      const reply = r.error(thrown, exchange("/items"), { plan });
+      assert.equal(reply.status, 500);
+      assert.equal(bodyOf(reply.body).data, undefined);
+    }
+    assert.equal(logs.errors.length, cases.length);
+    assert.deepEqual(logs.warnings, []);
+  });
+});
+
+describe("Responder: the pagination query", () => {
+  const target = (query: string) => exchange(`/items?${query}`);
+
+  it("parses on routes with a limit when the handler phase begins, and meta reports it", () => {
+    const { responder: r, logs } = responder();
+    const plan = r.plan({
+      route: "Items.list",
+      pagination: resolvePagination("offset", { maxLimit: 5, links: true }, "t"),
+    });
+    const phase: RequestPhase & { plan: RoutePlan } = { plan };
+    beginPagination(target("page=2&limit=900"), phase);
+    assert.deepEqual(phase.pagination, { kind: "offset", page: 2, limit: 5 });
+    assert.equal(paginationQueryOf(target("page=7"), phase), phase.pagination); // recorded
+    const reply = r.success(
+      { data: [1, 2, 3, 4, 5, 6, 7], total: 42, page: 2, limit: 7 },
+      target("page=2&limit=900"),
+      phase,
+    );
+    const pagination = bodyOf(reply.body).meta!.pagination as Bag;
+    assert.equal(pagination.limit, 5);
+    assert.equal(pagination.totalPages, 9);
+    assert.equal((pagination.links as Bag).next, "/items?page=3&limit=5");
+    assert.equal(logs.warnings.length, 1);
+    assert.match(logs.warnings[0], /^Items\.list: the handler returned 7 items and limit 7/);
+    assert.throws(() => beginPagination(target("limit=0"), { plan }), PaginationQueryError);
+  });
+
+  it("parses in success when the binding did not begin, so meta still tells the truth", () => {
+    const { responder: r } = responder();
+    const plan = r.plan({ pagination: resolvePagination("cursor", { defaultLimit: 3 }, "t") });
+    const reply = r.success(
+      { data: [1, 2, 3], nextCursor: null, hasMore: false, limit: 3 },
+      exchange("/feed?cursor=x"),
+      { plan },
+    );
+    assert.equal((bodyOf(reply.body).meta!.pagination as Bag).limit, 3);
+    assert.throws(
+      () =>
+        r.success({ data: [], nextCursor: null, hasMore: false, limit: 3 }, target("limit=x"), {
+          plan,
+        }),
+      PaginationQueryError,
+    );
+  });
+
+  it("leaves routes without limits to the handler: nothing parsed at the start, meta from the result", () => {
+    const { responder: r } = responder();
+    const plan = r.plan({ pagination: resolvePagination("offset", {}, "t") });
+    const phase: RequestPhase & { plan: RoutePlan } = { plan };
+    beginPagination(target("limit=-1"), phase);
+    assert.equal(phase.pagination, undefined);
+    assert.deepEqual(paginationQueryOf(target("limit=900"), phase), {
+      kind: "offset",
+      page: 1,
+      limit: 900,
+    });
+    assert.equal(phase.pagination, undefined);
+    assert.throws(() => paginationQueryOf(target("limit=-1"), phase), PaginationQueryError);
+    const reply = r.success(
+      { data: [1], total: 1, page: 1, limit: 30 },
+      target("limit=900"),
+      phase,
+    );
+    assert.equal((bodyOf(reply.body).meta!.pagination as Bag).limit, 30);
+    assert.throws(() => paginationQueryOf(target(""), { plan: r.plan({}) }), TypeError);
+    beginPagination(target("limit=-1"), { plan: r.plan({}) }); // not paginated: nothing
+  });
+
+  it("applies the module's defaultLimit to routes without one, within their maxLimit", () => {
+    const { responder: r } = responder({ defaultLimit: 30 });
+    const own = r.plan({ pagination: resolvePagination("offset", { defaultLimit: 4 }, "t") });
+    const capped = r.plan({ pagination: resolvePagination("offset", { maxLimit: 10 }, "t") });
+    const open = r.plan({ pagination: resolvePagination("cursor", {}, "t") });
+    assert.equal(own.pagination?.defaultLimit, 4);
+    assert.equal(capped.pagination?.defaultLimit, 10);
+    assert.equal(paginationQueryOf(target(""), { plan: open }).limit, 30);
   });
 });

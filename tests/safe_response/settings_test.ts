@@ -23,4 +23,15 @@ describe("resolveSettings", () => {
     assert.equal(on.i18n, "auto");
     assert.deepEqual(on.globalErrors, [401]);
   });
+
+  it("validates the module's defaultLimit", () => {
+    assert.equal(resolveSettings().defaultLimit, undefined);
+    assert.equal(resolveSettings({ defaultLimit: 25 }).defaultLimit, 25);
+    for (const bad of [0, 1.5, "20", 2 ** 53]) {
+      assert.throws(
+        () => resolveSettings({ defaultLimit: bad as number }),
+        /^TypeError: SafeResponseModule option: `defaultLimit` must be a positive integer$/,
+      );
+    }
+  });
 });

@@ -19,6 +19,7 @@ describe("swagger metadata by key", () => {
     assert.equal(SWAGGER_METADATA.operation, DECORATORS.API_OPERATION);
     assert.equal(SWAGGER_METADATA.extension, DECORATORS.API_EXTENSION);
     assert.equal(SWAGGER_METADATA.response, DECORATORS.API_RESPONSE);
+    assert.equal(SWAGGER_METADATA.parameters, DECORATORS.API_PARAMETERS);
   });
 
   it("merges deprecated into the operation and keeps existing extensions", () => {

@@ -234,7 +234,7 @@ for (const adapter of ADAPTERS) {
         await getJson(url, "/pg/overflow");
         const overflow = logger.find(
           "warn",
-          "PagingController.overflow: the handler returned more items",
+          "PagingController.overflow: the handler returned 8 items and limit 8 for a page size of 5",
         );
         assert.equal(overflow.length, 1);
       } finally {

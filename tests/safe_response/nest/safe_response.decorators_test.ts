@@ -21,6 +21,14 @@ describe("runtime decorators", () => {
     assert.throws(() => Deprecated({ link: "<evil>" }), /`link`/);
     assert.throws(() => Paginated({ maxLimit: 0 }), /`maxLimit` must be a positive integer/);
     assert.throws(() => CursorPaginated({ maxLimit: 1.5 }), /CursorPaginated/);
+    assert.throws(
+      () => Paginated({ defaultLimit: 0 }),
+      /`defaultLimit` must be a positive integer/,
+    );
+    assert.throws(
+      () => CursorPaginated({ maxLimit: 5, defaultLimit: 6 }),
+      /^TypeError: CursorPaginated: `defaultLimit` must be at most `maxLimit`$/,
+    );
     assert.throws(() => SuccessCode(""), /non-empty string/);
     assert.throws(() => ResponseMessage(""), /non-empty string/);
     assert.throws(() => ProblemType("has space"), /must be a URI/);

@@ -85,6 +85,50 @@ for (const mode of MODES) {
       });
     }
 
+    for (const adapter of ADAPTERS) {
+      it(`${adapter}: documented pagination parameters are what the server accepts`, async () => {
+        const running = await boot(openApiModule(mode), adapter);
+        try {
+          const document = openApiDocument(running.app, mode);
+          let checked = 0;
+          for (const [template, item] of Object.entries<Json>(document.paths)) {
+            for (const [method, operation] of Object.entries<Json>(item)) {
+              const limit = (operation.parameters ?? []).find((parameter: Json) =>
+                parameter.in === "query" && parameter.name === "limit"
+              );
+              if (limit === undefined) continue;
+              const { minimum, maximum, default: fallback } = limit.schema;
+              const call = (query: string) =>
+                fetch(`${running.url}${template}?${query}`, { method: method.toUpperCase() });
+              const limitOf = async (query: string) => {
+                const response = await call(query);
+                const body = await response.json();
+                assert.equal(response.status, 200, `${template}?${query}: ${JSON.stringify(body)}`);
+                assert.equal((body.data as unknown[]).length <= body.meta.pagination.limit, true);
+                return body.meta.pagination.limit;
+              };
+              assert.equal(minimum, 1, template);
+              if (maximum < Number.MAX_SAFE_INTEGER) {
+                assert.equal(await limitOf(`limit=${maximum + 1}`), maximum, template);
+                assert.equal(await limitOf(`limit=${maximum}`), maximum, template);
+                assert.equal((await call(`limit=${minimum - 1}`)).status, 400, template);
+                assert.equal((await call(`limit=${maximum}.5`)).status, 400, template);
+                checked++;
+              }
+              if (fallback !== undefined) assert.equal(await limitOf(""), fallback, template);
+              const page = (operation.parameters as Json[]).find((parameter) =>
+                parameter.name === "page" || parameter.name === "cursor"
+              );
+              assert.ok(page, `${template}: page or cursor documented`);
+            }
+          }
+          assert.equal(checked, 2, "routes with a documented maximum (catalog feed, v2 pages)");
+        } finally {
+          await running.close();
+        }
+      });
+    }
+
     it("a body that disagrees with its schema fails validation", async () => {
       const running = await boot(openApiModule(mode), "express");
       try {

@@ -23,10 +23,15 @@ import {
 } from "@nestjs/common";
 import type { INestApplication } from "@nestjs/common";
 import { ApiOperation, ApiProperty, DocumentBuilder, SwaggerModule } from "@nestjs/swagger";
+import type {
+  CursorPaginationQuery,
+  OffsetPaginationQuery,
+} from "../../../safe_response/pagination_query.ts";
 import {
   CursorPaginated,
   Deprecated,
   Paginated,
+  PaginationQuery,
   ProblemType,
   SafeResponse,
   SafeResponseModule,
@@ -167,10 +172,18 @@ function controllers(mode: Mode): Type<unknown>[] {
     }
 
     @Get("feed")
-    @CursorPaginated()
+    @CursorPaginated({ maxLimit: 3, defaultLimit: 2 })
     @ApiCursorPaginatedSafeResponse(ItemDto, { description: "A feed page" })
-    feed() {
-      return { data: ITEMS.slice(0, 2), nextCursor: "2", hasMore: true, limit: 2 };
+    feed(@PaginationQuery() { cursor, limit }: CursorPaginationQuery) {
+      const start = cursor === undefined ? 0 : Number(cursor) || 0;
+      const end = start + limit!;
+      const more = end < ITEMS.length;
+      return {
+        data: ITEMS.slice(start, end),
+        nextCursor: more ? `${end}` : null,
+        hasMore: more,
+        limit,
+      };
     }
 
     @Post("jobs")
@@ -237,13 +250,17 @@ function controllers(mode: Mode): Type<unknown>[] {
       errors: [{ status: 404, code: "ITEM_NOT_FOUND", message: "No such item" }],
       problemDetails,
     })
-    pages(@Query("fail") fail?: string) {
+    pages(
+      @Query("fail") fail: string | undefined,
+      @PaginationQuery() query: OffsetPaginationQuery,
+    ) {
       failWith(fail);
+      const { page, limit = 2 } = query;
       return {
-        data: ITEMS.slice(0, 2),
+        data: ITEMS.slice((page - 1) * limit, page * limit),
         total: 3,
-        page: 1,
-        limit: 5,
+        page,
+        limit,
         sort: { field: "id", order: "desc" },
         filters: { name: "o" },
       };

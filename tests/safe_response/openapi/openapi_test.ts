@@ -11,9 +11,14 @@ import { readFile, writeFile } from "node:fs/promises";
 import process from "node:process";
 import { Controller, Get, Module, Post } from "@nestjs/common";
 import { NestFactory } from "@nestjs/core";
-import { ApiOperation, DocumentBuilder, SwaggerModule } from "@nestjs/swagger";
+import { ApiOperation, ApiQuery, DocumentBuilder, SwaggerModule } from "@nestjs/swagger";
 import SwaggerParser from "@apidevtools/swagger-parser";
-import { Deprecated, SafeResponse } from "../../../safe_response/nest/mod.ts";
+import {
+  CursorPaginated,
+  Deprecated,
+  Paginated,
+  SafeResponse,
+} from "../../../safe_response/nest/mod.ts";
 import {
   ApiSafeErrorResponse,
   ApiSafeErrorResponses,
@@ -78,6 +83,50 @@ for (const mode of MODES) {
 }
 
 describe("OpenAPI decorators", () => {
+  it("Paginated and CursorPaginated document their query parameters, on routes or controllers", async () => {
+    @Controller("p")
+    @Paginated({ maxLimit: 9 })
+    class PagedController {
+      @Get("a")
+      a() {}
+
+      @Get("b")
+      @CursorPaginated({ defaultLimit: 4 })
+      b() {}
+
+      @Get("c")
+      @ApiQuery({ name: "limit", description: "mine", required: false })
+      c() {}
+    }
+    const { paths } = await documentOf(PagedController);
+    const parameters = (path: string) =>
+      Object.fromEntries(
+        (paths[path].get.parameters as Json[]).map((parameter) => [parameter.name, parameter]),
+      );
+    const a = parameters("/p/a");
+    assert.deepEqual(Object.keys(a).sort(), ["limit", "page"]);
+    assert.deepEqual(a.page.schema, {
+      type: "integer",
+      minimum: 1,
+      maximum: Number.MAX_SAFE_INTEGER,
+      default: 1,
+    });
+    assert.deepEqual(a.limit.schema, { type: "integer", minimum: 1, maximum: 9 });
+    assert.match(a.limit.description, /clamped to 9\. Default: the module's `defaultLimit`/);
+    const b = parameters("/p/b");
+    assert.deepEqual(Object.keys(b).sort(), ["cursor", "limit"]);
+    assert.deepEqual(b.cursor.schema, { type: "string", maxLength: 512 });
+    assert.deepEqual(b.limit.schema, {
+      type: "integer",
+      minimum: 1,
+      maximum: Number.MAX_SAFE_INTEGER,
+      default: 4,
+    });
+    const c = parameters("/p/c");
+    assert.equal(c.limit.description, "mine");
+    assert.equal(c.page.schema.default, 1);
+  });
+
   it("marks deprecated operations without losing @ApiOperation fields, in any order", async () => {
     @Controller("d")
     class DeprecatedController {
