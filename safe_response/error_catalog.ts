@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { LIBRARY_ERROR } from "./_library_error.ts";
 import { isHttpStatus } from "./http_status.ts";
+import { initSafeException, SAFE_EXCEPTION } from "./_safe_exception.ts";
 
 /**
  * One catalog entry.
@@ -52,14 +52,12 @@ export interface SafeExceptionOptions {
   catalog?: ErrorCatalog;
 }
 
-/** Brand of a `SafeException`, shared by every copy of the library. */
-const SAFE_EXCEPTION = Symbol.for("@saferoute/api-kit/safe-exception");
-
 /**
  * An error thrown by catalog key. The exception filter sends the catalog's
  * status and message (or the overrides) with `code` = the key. The type
  * parameter restricts keys: `new SafeException<ErrorKey<typeof Errors>>(...)`
- * or `Errors.exception(...)` reject unknown keys at compile time.
+ * or `Errors.exception(...)` reject unknown keys at compile time. The Nest
+ * entry exports the same exception as an `HttpException` subclass.
  *
  * @example
  * ```ts
@@ -69,28 +67,23 @@ const SAFE_EXCEPTION = Symbol.for("@saferoute/api-kit/safe-exception");
  */
 export class SafeException<K extends string = string> extends Error {
   /** The catalog key; also the error code. */
-  readonly code: K;
+  declare readonly code: K;
   /** Per-throw overrides. */
-  readonly overrides: Readonly<Pick<SafeExceptionOptions, "message" | "details">>;
+  declare readonly overrides: Readonly<Pick<SafeExceptionOptions, "message" | "details">>;
   /** Catalog the key belongs to, when given. */
-  readonly catalog?: ErrorCatalog;
+  declare readonly catalog?: ErrorCatalog;
 
   /** Creates the exception of `key`. */
   constructor(key: K, options: SafeExceptionOptions = {}) {
-    const { message, details, cause, catalog } = options;
+    const { message, cause, catalog } = options;
     super(
       message ?? catalog?.get(key)?.message ?? key,
       cause === undefined ? undefined : { cause },
     );
     this.name = "SafeException";
-    Object.defineProperty(this, SAFE_EXCEPTION, { value: true }); // recognised across copies
-    this.code = key;
-    this.overrides = Object.freeze({ message, details });
-    if (catalog !== undefined) this.catalog = catalog;
+    initSafeException(this, key, options);
   }
 }
-
-Object.defineProperty(SafeException.prototype, LIBRARY_ERROR, { value: true });
 
 /**
  * Whether `value` is a {@link SafeException} (by its brand, so copies of the
@@ -269,7 +262,7 @@ export type CatalogErrorShape =
  * ```
  */
 export function catalogErrorShape(
-  exception: SafeException,
+  exception: Pick<SafeException, "code" | "overrides" | "catalog">,
   catalog?: Pick<ErrorCatalog, "get">,
 ): CatalogErrorShape {
   const key = exception.code;
