@@ -48,6 +48,7 @@ export {
   SortMeta,
   SuccessCode,
 } from "./safe_response.decorators.ts";
+export { SafeExceptionFilter } from "./deprecated_names.ts";
 export { SafeException } from "./safe_response.exception.ts";
 export {
   type ApiVersionContext,
