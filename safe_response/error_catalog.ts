@@ -1,11 +1,12 @@
 /**
  * Error catalog: application errors defined once by key (status, message,
- * details) and thrown by key with {@link SafeException}.
+ * description, details), read by key (`Errors.USER_NOT_FOUND.status`) and
+ * thrown by key with {@link SafeException}.
  *
  * @module
  */
-import { LIBRARY_ERROR } from "./_library_error.ts";
 import { isHttpStatus } from "./http_status.ts";
+import { initSafeException, SAFE_EXCEPTION } from "./_safe_exception.ts";
 
 /**
  * One catalog entry.
@@ -13,7 +14,11 @@ import { isHttpStatus } from "./http_status.ts";
  * @example
  * ```ts
  * import type { ErrorDefinition } from "@saferoute/api-kit/safe-response";
- * const definition: ErrorDefinition = { status: 404, message: "User not found" };
+ * const definition: ErrorDefinition = {
+ *   status: 404,
+ *   message: "User not found",
+ *   description: "No user has this id",
+ * };
  * ```
  */
 export interface ErrorDefinition {
@@ -21,6 +26,8 @@ export interface ErrorDefinition {
   readonly status: number;
   /** Client-safe message (a translation key when `i18n` is on). */
   readonly message: string;
+  /** Description of the error response in the OpenAPI document (never sent). */
+  readonly description?: string;
   /** Default details. */
   readonly details?: unknown;
 }
@@ -45,14 +52,12 @@ export interface SafeExceptionOptions {
   catalog?: ErrorCatalog;
 }
 
-/** Brand of a `SafeException`, shared by every copy of the library. */
-const SAFE_EXCEPTION = Symbol.for("@saferoute/api-kit/safe-exception");
-
 /**
  * An error thrown by catalog key. The exception filter sends the catalog's
  * status and message (or the overrides) with `code` = the key. The type
  * parameter restricts keys: `new SafeException<ErrorKey<typeof Errors>>(...)`
- * or `Errors.exception(...)` reject unknown keys at compile time.
+ * or `Errors.exception(...)` reject unknown keys at compile time. The Nest
+ * entry exports the same exception as an `HttpException` subclass.
  *
  * @example
  * ```ts
@@ -62,28 +67,23 @@ const SAFE_EXCEPTION = Symbol.for("@saferoute/api-kit/safe-exception");
  */
 export class SafeException<K extends string = string> extends Error {
   /** The catalog key; also the error code. */
-  readonly code: K;
+  declare readonly code: K;
   /** Per-throw overrides. */
-  readonly overrides: Readonly<Pick<SafeExceptionOptions, "message" | "details">>;
+  declare readonly overrides: Readonly<Pick<SafeExceptionOptions, "message" | "details">>;
   /** Catalog the key belongs to, when given. */
-  readonly catalog?: ErrorCatalog;
+  declare readonly catalog?: ErrorCatalog;
 
   /** Creates the exception of `key`. */
   constructor(key: K, options: SafeExceptionOptions = {}) {
-    const { message, details, cause, catalog } = options;
+    const { message, cause, catalog } = options;
     super(
       message ?? catalog?.get(key)?.message ?? key,
       cause === undefined ? undefined : { cause },
     );
     this.name = "SafeException";
-    Object.defineProperty(this, SAFE_EXCEPTION, { value: true }); // recognised across copies
-    this.code = key;
-    this.overrides = Object.freeze({ message, details });
-    if (catalog !== undefined) this.catalog = catalog;
+    initSafeException(this, key, options);
   }
 }
-
-Object.defineProperty(SafeException.prototype, LIBRARY_ERROR, { value: true });
 
 /**
  * Whether `value` is a {@link SafeException} (by its brand, so copies of the
@@ -104,34 +104,44 @@ export function isSafeException(value: unknown): value is SafeException {
 
 /**
  * A validated, frozen set of error definitions; built by {@link defineErrors}.
+ * Each entry is also an own, enumerable property of the catalog, so it reads
+ * by key (`Errors.USER_NOT_FOUND.status`) like the plain catalog object of
+ * `@nestarc/safe-response`; a key that would shadow a member of the catalog
+ * (`get`, `has`, `keys`, `exception`, or one of `Object.prototype`'s) is
+ * rejected.
  *
  * @example
  * ```ts
  * import { defineErrors } from "@saferoute/api-kit/safe-response";
  * const Errors = defineErrors({ USER_NOT_FOUND: { status: 404, message: "User not found" } });
  * Errors.get("USER_NOT_FOUND")?.status; // 404
+ * Errors.USER_NOT_FOUND.message; // "User not found"
  * ```
  */
 export class ErrorCatalog<K extends string = string> {
   readonly #entries: ReadonlyMap<string, ErrorDefinition>;
 
-  /** Validates `definitions` (throws a `TypeError` naming a bad entry). */
+  /**
+   * Validates `definitions` (throws a `TypeError` naming a bad entry or a key
+   * that would shadow a member) and copies each entry, frozen.
+   */
   constructor(definitions: Readonly<Record<K, ErrorDefinition>>) {
     if (typeof definitions !== "object" || definitions === null) {
       throw new TypeError("defineErrors: definitions must be an object");
     }
     const entries = new Map<string, ErrorDefinition>();
     for (const [key, value] of Object.entries<ErrorDefinition>(definitions)) {
-      const { status, message, details } = value ?? {};
-      if (!isHttpStatus(status, 400)) {
-        throw new TypeError(`defineErrors: ${key}.status must be an error status (400-599)`);
+      if (key in this) {
+        throw new TypeError(
+          `defineErrors: key \`${key}\` would shadow the catalog's own member; rename it`,
+        );
       }
-      if (typeof message !== "string" || message === "") {
-        throw new TypeError(`defineErrors: ${key}.message must be a non-empty string`);
-      }
-      entries.set(key, Object.freeze(details === undefined ? { status, message } : value));
+      const entry = Object.freeze(validEntry(key, value));
+      entries.set(key, entry);
+      Object.defineProperty(this, key, { value: entry, enumerable: true });
     }
     this.#entries = entries;
+    Object.freeze(this);
   }
 
   /** The keys, in definition order. */
@@ -155,6 +165,38 @@ export class ErrorCatalog<K extends string = string> {
   }
 }
 
+/** A copy of the definition of `key` with only the known fields, or a `TypeError` naming it. */
+function validEntry(key: string, value: ErrorDefinition): ErrorDefinition {
+  const { status, message, description, details } = value ?? {};
+  if (!isHttpStatus(status, 400)) {
+    throw new TypeError(`defineErrors: ${key}.status must be an error status (400-599)`);
+  }
+  if (typeof message !== "string" || message === "") {
+    throw new TypeError(`defineErrors: ${key}.message must be a non-empty string`);
+  }
+  if (description !== undefined && typeof description !== "string") {
+    throw new TypeError(`defineErrors: ${key}.description must be a string`);
+  }
+  return {
+    status,
+    message,
+    ...(description === undefined ? {} : { description }),
+    ...(details === undefined ? {} : { details }),
+  };
+}
+
+/**
+ * The entries of a catalog by key, as {@link defineErrors} returns them
+ * (`Errors.USER_NOT_FOUND.status`).
+ *
+ * @example
+ * ```ts
+ * import type { ErrorEntries } from "@saferoute/api-kit/safe-response";
+ * const entries: ErrorEntries<"GONE"> = { GONE: { status: 410, message: "Gone" } };
+ * ```
+ */
+export type ErrorEntries<K extends string> = { readonly [P in K]: ErrorDefinition };
+
 /**
  * The keys of a catalog, as a type.
  *
@@ -168,8 +210,11 @@ export class ErrorCatalog<K extends string = string> {
 export type ErrorKey<C> = C extends ErrorCatalog<infer K> ? K : never;
 
 /**
- * Defines the application's errors. Statuses must be 400-599 and messages
- * non-empty; a bad entry throws a `TypeError` naming it.
+ * Defines the application's errors: an {@link ErrorCatalog} whose entries
+ * also read by key. Statuses must be 400-599, messages non-empty and
+ * descriptions strings; a bad entry, or a key that would shadow a member of
+ * the catalog (`get`, `has`, `keys`, `exception`, `toString`, ...), throws a
+ * `TypeError` naming it.
  *
  * @example
  * ```ts
@@ -178,13 +223,16 @@ export type ErrorKey<C> = C extends ErrorCatalog<infer K> ? K : never;
  *   USER_NOT_FOUND: { status: 404, message: "User not found" },
  *   EMAIL_TAKEN: { status: 409, message: "Email already registered", details: { field: "email" } },
  * });
+ * Errors.EMAIL_TAKEN.status; // 409
  * throw Errors.exception("USER_NOT_FOUND", { details: { id: "u1" } });
  * ```
  */
 export function defineErrors<const D extends Record<string, ErrorDefinition>>(
   definitions: D,
-): ErrorCatalog<Extract<keyof D, string>> {
-  return new ErrorCatalog<Extract<keyof D, string>>(definitions);
+): ErrorCatalog<Extract<keyof D, string>> & ErrorEntries<Extract<keyof D, string>> {
+  return new ErrorCatalog(definitions) as
+    & ErrorCatalog<Extract<keyof D, string>>
+    & ErrorEntries<Extract<keyof D, string>>;
 }
 
 /**
@@ -214,7 +262,7 @@ export type CatalogErrorShape =
  * ```
  */
 export function catalogErrorShape(
-  exception: SafeException,
+  exception: Pick<SafeException, "code" | "overrides" | "catalog">,
   catalog?: Pick<ErrorCatalog, "get">,
 ): CatalogErrorShape {
   const key = exception.code;

@@ -28,6 +28,7 @@
  * @module
  */
 export type * from "../client/types.ts";
+export * from "./deprecated_names.ts";
 export * from "./deprecation_headers.ts";
 export * from "./envelope.ts";
 export * from "./error_catalog.ts";

@@ -9,6 +9,8 @@
  * The OpenAPI decorators and `applyGlobalErrors` live in
  * `./safe-response/openapi`. The `SafeResponse` type of the wire format lives
  * in `./safe-response` and `./client`; here `SafeResponse` is the decorator.
+ * `SafeException` here is the core's catalog exception as a Nest
+ * `HttpException` (the filter treats both alike).
  *
  * @example
  * ```ts
@@ -47,6 +49,8 @@ export {
   SortMeta,
   SuccessCode,
 } from "./safe_response.decorators.ts";
+export { SafeExceptionFilter } from "./deprecated_names.ts";
+export { SafeException } from "./safe_response.exception.ts";
 export {
   type ApiVersionContext,
   SafeResponseModule,

@@ -41,6 +41,25 @@ export type SafeResponseSchemaName =
   | "SafeErrorResponse"
   | "SafeProblemDetails";
 
+/**
+ * The name each component had in `@nestarc/safe-response` (its DTO classes),
+ * used by `applySchemaNames` with `schemaNames: "dto"`.
+ */
+export const DTO_SCHEMA_NAMES: Readonly<Record<SafeResponseSchemaName, string>> = Object.freeze({
+  SafePaginationLinks: "PaginationLinksDto",
+  SafePaginationMeta: "PaginationMetaDto",
+  SafeCursorPaginationMeta: "CursorPaginationMetaDto",
+  SafeSortInfo: "SortMetaDto",
+  SafeDeprecationMeta: "DeprecationMetaDto",
+  SafeRateLimitMeta: "RateLimitMetaDto",
+  SafeResponseMeta: "ResponseMetaDto",
+  SafeErrorMeta: "ErrorResponseMetaDto",
+  SafeSuccessResponse: "SafeSuccessResponseDto",
+  SafeErrorBody: "ErrorDetailDto",
+  SafeErrorResponse: "SafeErrorResponseDto",
+  SafeProblemDetails: "ProblemDetailsDto",
+});
+
 /** A `$ref` to the component schema `name`. */
 export function schemaRef(name: SafeResponseSchemaName): { $ref: string } {
   return { $ref: `#/components/schemas/${name}` };

@@ -4,7 +4,9 @@
  * its paginated variants, `ApiSafeErrorResponse(s)`, `ApiSafeProblemResponse`,
  * `ApiSafeCatalogErrors`, the `Safe*Endpoint` composites (runtime decorators
  * and documentation from one set of options), `applyGlobalErrors` for the
- * `swagger.globalErrors` option, and the component schemas. Error examples
+ * `swagger.globalErrors` option, the component schemas, and
+ * `applySchemaNames` (`schemaNames: "dto"` names them as
+ * `@nestarc/safe-response` did). Error examples
  * are built by the same body builders as the runtime's responses.
  *
  * @example
@@ -34,7 +36,12 @@ export {
   SAFE_RESPONSE_SCHEMAS,
   type SafeResponseSchemaName,
 } from "./_schemas.ts";
-export { applyGlobalErrors, type OpenApiDocumentLike } from "./safe_response.document.ts";
+export {
+  applyGlobalErrors,
+  applySchemaNames,
+  type OpenApiDocumentLike,
+  type SchemaNamesOptions,
+} from "./safe_response.document.ts";
 export {
   SafeCursorPaginatedEndpoint,
   type SafeCursorPaginatedEndpointOptions,

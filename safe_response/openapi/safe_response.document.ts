@@ -1,6 +1,7 @@
 /**
- * `applyGlobalErrors`: adds the module's `swagger.globalErrors` to every
- * operation of an OpenAPI document.
+ * Functions applied to a built OpenAPI document: `applyGlobalErrors` adds the
+ * module's `swagger.globalErrors` to every operation; `applySchemaNames`
+ * renames the component schemas.
  *
  * @module
  */
@@ -8,7 +9,7 @@ import { SKIP_GLOBAL_ERRORS_EXTENSION } from "../nest/_swagger_metadata.ts";
 import type { SafeResponseModuleOptions } from "../nest/safe_response.module.ts";
 import { resolveSettings } from "../settings.ts";
 import { errorResponses } from "./_error_responses.ts";
-import { type OpenApiSchema, SAFE_RESPONSE_SCHEMAS } from "./_schemas.ts";
+import { DTO_SCHEMA_NAMES, type OpenApiSchema, SAFE_RESPONSE_SCHEMAS } from "./_schemas.ts";
 
 /**
  * The parts of an OpenAPI 3 document that `applyGlobalErrors` reads and
@@ -96,4 +97,106 @@ export function applyGlobalErrors<T extends OpenApiDocumentLike>(
     }
   }
   return document;
+}
+
+/**
+ * Options of {@link applySchemaNames}.
+ *
+ * @example
+ * ```ts
+ * import type { SchemaNamesOptions } from "@saferoute/api-kit/safe-response/openapi";
+ * const options: SchemaNamesOptions = { schemaNames: "dto" };
+ * ```
+ */
+export interface SchemaNamesOptions {
+  /**
+   * `"default"` (the default) keeps this library's component names
+   * (`SafeSuccessResponse`, ...); `"dto"` uses those of
+   * `@nestarc/safe-response` (`SafeSuccessResponseDto`, `SafeErrorResponseDto`,
+   * `ErrorDetailDto`, `ErrorResponseMetaDto`, `ResponseMetaDto`,
+   * `PaginationMetaDto`, `PaginationLinksDto`, `CursorPaginationMetaDto`,
+   * `SortMetaDto`, `DeprecationMetaDto`, `RateLimitMetaDto`,
+   * `ProblemDetailsDto`), so clients generated from its documents keep
+   * compiling.
+   */
+  schemaNames?: "default" | "dto";
+}
+
+const SCHEMA_REF = "#/components/schemas/";
+
+/**
+ * Names the component schemas of this library as `options.schemaNames` says:
+ * with `"dto"`, each component present is renamed (in place, keeping the
+ * order of `components.schemas`) and every `$ref` to it in the document is
+ * rewritten; the schemas themselves are unchanged. Apply it last, after
+ * `applyGlobalErrors` (which adds components under the default names).
+ * Renaming onto a component the document already has (an application DTO
+ * of the same name) throws a `TypeError` naming it, before any change.
+ * Mutates and returns `document`; applying it twice changes nothing.
+ *
+ * @example
+ * ```ts
+ * import { Module } from "@nestjs/common";
+ * import { NestFactory } from "@nestjs/core";
+ * import { DocumentBuilder, SwaggerModule } from "@nestjs/swagger";
+ * import { SafeResponseModule, type SafeResponseModuleOptions } from "@saferoute/api-kit/safe-response/nest";
+ * import { applyGlobalErrors, applySchemaNames } from "@saferoute/api-kit/safe-response/openapi";
+ *
+ * const options: SafeResponseModuleOptions = { swagger: { globalErrors: [401] } };
+ *
+ * @Module({ imports: [SafeResponseModule.register(options)] })
+ * class AppModule {}
+ *
+ * const app = await NestFactory.create(AppModule);
+ * const built = SwaggerModule.createDocument(app, new DocumentBuilder().build());
+ * const document = applySchemaNames(applyGlobalErrors(built, options), { schemaNames: "dto" });
+ * document.components?.schemas?.SafeSuccessResponseDto; // was SafeSuccessResponse
+ * ```
+ */
+export function applySchemaNames<T extends OpenApiDocumentLike>(
+  document: T,
+  options: SchemaNamesOptions = {},
+): T {
+  const { schemaNames = "default" } = options;
+  if (schemaNames !== "default" && schemaNames !== "dto") {
+    throw new TypeError('applySchemaNames: `schemaNames` must be "default" or "dto"');
+  }
+  const schemas = document.components?.schemas;
+  if (schemaNames === "default" || schemas === undefined) return document;
+  const renames = new Map<string, string>();
+  for (const [name, renamed] of Object.entries(DTO_SCHEMA_NAMES)) {
+    if (!Object.hasOwn(schemas, name)) continue;
+    if (Object.hasOwn(schemas, renamed)) {
+      throw new TypeError(
+        `applySchemaNames: the document already has a component \`${renamed}\` (rename it)`,
+      );
+    }
+    renames.set(name, renamed);
+  }
+  if (renames.size === 0) return document;
+  for (const [name, schema] of Object.entries(schemas)) {
+    delete schemas[name]; // re-added in order, under the new name where there is one
+    schemas[renames.get(name) ?? name] = schema;
+  }
+  rewriteRefs(document, renames);
+  return document;
+}
+
+/** Points every `$ref` to a renamed component at its new name (each object visited once). */
+function rewriteRefs(document: object, renames: ReadonlyMap<string, string>): void {
+  const seen = new Set<object>();
+  const pending: object[] = [document];
+  for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
+    if (seen.has(node)) continue;
+    seen.add(node);
+    const record = node as Record<string, unknown>;
+    const ref = record.$ref;
+    if (typeof ref === "string" && ref.startsWith(SCHEMA_REF)) {
+      const renamed = renames.get(ref.slice(SCHEMA_REF.length));
+      if (renamed !== undefined) record.$ref = SCHEMA_REF + renamed;
+    }
+    for (const value of Object.values(record)) {
+      if (typeof value === "object" && value !== null) pending.push(value);
+    }
+  }
 }

@@ -125,7 +125,8 @@ export interface ApiSafeCatalogErrorsOptions {
 
 /**
  * Documents catalog errors by key: each key becomes an error response with
- * the catalog's status, the key as code, and its message and details as the
+ * the catalog's status, the key as code, its description (else the status
+ * title) as the response description, and its message and details as the
  * example (keys of one status share a response, one example per key). Built
  * on `ApiSafeErrorResponse`; keys are type-checked against the catalog, and
  * an unknown key throws when decorating.
@@ -158,8 +159,8 @@ export function ApiSafeCatalogErrors<K extends string>(
     if (definition === undefined) {
       throw new TypeError(`ApiSafeCatalogErrors: \`${key}\` is not in the catalog`);
     }
-    const { status, message, details } = definition;
-    return { status, code: key, message, details };
+    const { status, message, description, details } = definition;
+    return { status, code: key, message, description, details };
   });
   return documentErrors(configs, options.problemDetails === true, "ApiSafeCatalogErrors");
 }

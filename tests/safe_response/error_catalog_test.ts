@@ -28,6 +28,57 @@ describe("defineErrors", () => {
     assert.throws(() => defineErrors(null as never), /must be an object/);
   });
 
+  it("reads entries by key, as the catalog object of @nestarc/safe-response", () => {
+    const catalog = defineErrors({
+      USER_NOT_FOUND: { status: 404, message: "User not found", description: "No such user" },
+      EMAIL_TAKEN: { status: 409, message: "Taken", details: { field: "email" } },
+    });
+    assert.equal(catalog.USER_NOT_FOUND.status, 404);
+    assert.equal(catalog.USER_NOT_FOUND.message, "User not found");
+    assert.equal(catalog.USER_NOT_FOUND.description, "No such user");
+    assert.equal(catalog.USER_NOT_FOUND.details, undefined);
+    assert.deepEqual(catalog.EMAIL_TAKEN.details, { field: "email" });
+    assert.equal(catalog.EMAIL_TAKEN, catalog.get("EMAIL_TAKEN")); // one entry, two ways in
+    assert.deepEqual(Object.keys(catalog), ["USER_NOT_FOUND", "EMAIL_TAKEN"]);
+    assert.equal(Object.isFrozen(catalog), true);
+    assert.equal(Object.isFrozen(catalog.USER_NOT_FOUND), true);
+    // the current API is unchanged
+    assert.deepEqual(catalog.keys, ["USER_NOT_FOUND", "EMAIL_TAKEN"]);
+    assert.equal(catalog.has("EMAIL_TAKEN"), true);
+    assert.equal(catalog.exception("EMAIL_TAKEN").catalog, catalog);
+    // @ts-expect-error: not a key of the catalog
+    catalog.NOPE;
+  });
+
+  it("copies entries: the caller's definitions stay writable and unshared", () => {
+    const definitions = { GONE: { status: 410, message: "Gone", details: { a: 1 } } };
+    const catalog = defineErrors(definitions);
+    assert.equal(Object.isFrozen(definitions.GONE), false);
+    assert.notEqual(catalog.GONE, definitions.GONE);
+    definitions.GONE.status = 411;
+    assert.equal(catalog.GONE.status, 410);
+  });
+
+  it("rejects keys that would shadow the catalog's own members, naming them", () => {
+    for (const key of ["get", "has", "keys", "exception", "constructor", "toString", "__proto__"]) {
+      const definitions = JSON.parse(`{"${key}": { "status": 400, "message": "x" }}`);
+      assert.throws(
+        () => defineErrors(definitions),
+        (error: Error) =>
+          error instanceof TypeError && error.message.includes(`\`${key}\``) &&
+          /shadow/.test(error.message),
+        key,
+      );
+    }
+  });
+
+  it("rejects a description that is not a string", () => {
+    assert.throws(
+      () => defineErrors({ C: { status: 400, message: "m", description: 1 as never } }),
+      /C\.description/,
+    );
+  });
+
   it("type-checks keys where the catalog's type is known", () => {
     // @ts-expect-error: a typo is not a key of the catalog
     Errors.exception("USER_NOT_FOUD");

@@ -27,6 +27,22 @@ describe("./safe-response/openapi decorators", () => {
     assert.deepEqual(Object.keys(responses).sort(), ["200", "404", "409"]);
   });
 
+  it("ApiSafeCatalogErrors documents a catalog entry's description", () => {
+    const Errors = defineErrors({
+      TAKEN: { status: 409, message: "Taken", description: "The email is registered" },
+      GONE: { status: 410, message: "Gone" },
+    });
+    @Controller("d")
+    class Routes {
+      @Get()
+      @ApiSafeCatalogErrors(Errors, ["TAKEN", "GONE"])
+      get() {}
+    }
+    const responses = Reflect.getMetadata(DECORATORS.API_RESPONSE, Routes.prototype.get);
+    assert.equal(responses["409"].description, "The email is registered");
+    assert.equal(responses["410"].description, "Gone"); // the status title by default
+  });
+
   it("composites validate their runtime options", () => {
     assert.throws(() => SafeEndpoint(Object, { statusCode: 700 }), /SafeEndpoint/);
     assert.throws(

@@ -2,8 +2,10 @@
  * `applyGlobalErrors`: every operation but the skipped ones, never over a
  * route-level response, same document returned, idempotent, `errorCodes` and
  * `problemDetails` applied, missing components added, options validated.
+ * `applySchemaNames`: the component names of `@nestarc/safe-response`.
  */
 import { describe, it } from "node:test";
+import { readFile } from "node:fs/promises";
 import assert from "node:assert/strict";
 import { Controller, Get, Module } from "@nestjs/common";
 import { NestFactory } from "@nestjs/core";
@@ -17,6 +19,7 @@ import {
 import {
   ApiSafeErrorResponse,
   applyGlobalErrors,
+  applySchemaNames,
   SAFE_RESPONSE_SCHEMAS,
 } from "../../../safe_response/openapi/mod.ts";
 import type { Json } from "./openapi_validation.ts";
@@ -161,6 +164,92 @@ describe("applyGlobalErrors", () => {
     assert.throws(
       () => applyGlobalErrors(document, { swagger: { globalErrors: [{ status: 404, code: "" }] } }),
       /applyGlobalErrors: `code`/,
+    );
+  });
+});
+
+/** Component names of `@nestarc/safe-response` 0.14, by ours (docs/migration.md). */
+const DTO_NAMES = {
+  SafePaginationLinks: "PaginationLinksDto",
+  SafePaginationMeta: "PaginationMetaDto",
+  SafeCursorPaginationMeta: "CursorPaginationMetaDto",
+  SafeSortInfo: "SortMetaDto",
+  SafeDeprecationMeta: "DeprecationMetaDto",
+  SafeRateLimitMeta: "RateLimitMetaDto",
+  SafeResponseMeta: "ResponseMetaDto",
+  SafeErrorMeta: "ErrorResponseMetaDto",
+  SafeSuccessResponse: "SafeSuccessResponseDto",
+  SafeErrorBody: "ErrorDetailDto",
+  SafeErrorResponse: "SafeErrorResponseDto",
+  SafeProblemDetails: "ProblemDetailsDto",
+};
+
+/** `value` with every `$ref` to one of our components pointing at its DTO name instead. */
+function dtoRefs(value: Json): Json {
+  let text = JSON.stringify(value);
+  for (const [ours, dto] of Object.entries(DTO_NAMES)) {
+    text = text.replaceAll(`"#/components/schemas/${ours}"`, `"#/components/schemas/${dto}"`);
+  }
+  return JSON.parse(text);
+}
+
+async function snapshotDocument(mode: "envelope" | "problem"): Promise<Json> {
+  const url = new URL(`./fixtures/openapi-${mode}.json`, import.meta.url);
+  return JSON.parse(await readFile(url, "utf8"));
+}
+
+describe("applySchemaNames", () => {
+  for (const mode of ["envelope", "problem"] as const) {
+    it(`"dto" renames the components and every $ref to them, nothing else (${mode})`, async () => {
+      const original = await snapshotDocument(mode);
+      const document = structuredClone(original);
+      assert.equal(applySchemaNames(document, { schemaNames: "dto" }), document);
+      const names = Object.keys(document.components.schemas);
+      assert.deepEqual(names, [...Object.values(DTO_NAMES), "ItemDto"]); // order kept
+      for (const [ours, dto] of Object.entries(DTO_NAMES)) {
+        assert.deepEqual(
+          document.components.schemas[dto],
+          dtoRefs(original.components.schemas[ours]),
+        );
+      }
+      assert.deepEqual(document.paths, dtoRefs(original.paths));
+      assert.doesNotMatch(JSON.stringify(document), /#\/components\/schemas\/Safe(?!\w*Dto")/);
+      assert.deepEqual(
+        document.paths["/catalog/pages"].get.responses[200].content["application/json"].schema
+          .allOf[0],
+        { $ref: "#/components/schemas/SafeSuccessResponseDto" },
+      );
+      await SwaggerParser.validate(structuredClone(document));
+    });
+  }
+
+  it('is idempotent, and "default" (or no option) leaves the document as it is', async () => {
+    const original = await snapshotDocument("envelope");
+    const document = structuredClone(original);
+    assert.deepEqual(applySchemaNames(document), original);
+    assert.deepEqual(applySchemaNames(document, { schemaNames: "default" }), original);
+    const once = structuredClone(applySchemaNames(document, { schemaNames: "dto" }));
+    assert.deepEqual(applySchemaNames(document, { schemaNames: "dto" }), once);
+  });
+
+  it("refuses to replace a component of the application, naming it", () => {
+    const document: Json = {
+      paths: {},
+      components: {
+        schemas: { SafePaginationMeta: {}, PaginationMetaDto: { description: "mine" } },
+      },
+    };
+    assert.throws(
+      () => applySchemaNames(document, { schemaNames: "dto" }),
+      /applySchemaNames: .*`PaginationMetaDto`/,
+    );
+    assert.deepEqual(document.components.schemas.PaginationMetaDto, { description: "mine" });
+  });
+
+  it("validates the option", () => {
+    assert.throws(
+      () => applySchemaNames({}, { schemaNames: "Dto" as never }),
+      /applySchemaNames: `schemaNames` must be "default" or "dto"/,
     );
   });
 });

@@ -1,0 +1,177 @@
+/**
+ * A users API written for `@nestarc/safe-response` 0.14 against its documented API (names and
+ * behaviours: /work/shared/facts/migration.md), migrated as docs/migration.md says: only the
+ * import lines (each says what it was) and the configuration changes of the guide (marked
+ * "migration:") differ from the original.
+ */
+import "reflect-metadata";
+import {
+  BadRequestException,
+  type CallHandler,
+  Controller,
+  type ExecutionContext,
+  Get,
+  HttpException,
+  type INestApplication,
+  Injectable,
+  Module,
+  type NestInterceptor,
+  Param,
+  Post,
+  Query,
+  UseInterceptors,
+} from "@nestjs/common";
+import { ApiProperty, DocumentBuilder, type OpenAPIObject, SwaggerModule } from "@nestjs/swagger";
+import { catchError, type Observable } from "rxjs";
+// was: import { DEFAULT_ERROR_CODE_MAP, defineErrors } from "@nestarc/safe-response";
+import { DEFAULT_ERROR_CODE_MAP, defineErrors } from "@saferoute/api-kit/safe-response";
+// was: import { CursorPaginated, ..., SuccessCode } from "@nestarc/safe-response";
+import {
+  CursorPaginated,
+  Deprecated,
+  Paginated,
+  RawResponse,
+  ResponseMessage,
+  SafeException,
+  SafeResponseModule,
+  type SafeResponseModuleOptions,
+  SuccessCode,
+} from "@saferoute/api-kit/safe-response/nest";
+// was: import { ApiCursorPaginatedSafeResponse, ..., applyGlobalErrors } from "@nestarc/safe-response";
+import {
+  ApiCursorPaginatedSafeResponse,
+  ApiPaginatedSafeResponse,
+  ApiSafeErrorResponse,
+  ApiSafeErrorResponses,
+  ApiSafeResponse,
+  applyGlobalErrors,
+  applySchemaNames,
+} from "@saferoute/api-kit/safe-response/openapi";
+
+export const errors = defineErrors({
+  USER_NOT_FOUND: { status: 404, message: "User not found", description: "No user has this id" },
+  EMAIL_TAKEN: { status: 409, message: "Email already registered", details: { field: "email" } },
+});
+
+export class UserDto {
+  @ApiProperty({ example: 1 })
+  id!: number;
+
+  @ApiProperty({ example: "Ada" })
+  name!: string;
+}
+
+const USERS: UserDto[] = [{ id: 1, name: "Ada" }, { id: 2, name: "Grace" }, {
+  id: 3,
+  name: "Linus",
+}];
+
+/** The app's own interceptor: it knows Nest's HttpException and nothing of the envelope. */
+@Injectable()
+export class HttpErrorAudit implements NestInterceptor {
+  static readonly seen: string[] = [];
+
+  intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    return next.handle().pipe(catchError((error: unknown) => {
+      HttpErrorAudit.seen.push(
+        error instanceof HttpException ? `HttpException ${error.getStatus()}` : "unknown",
+      );
+      throw error;
+    }));
+  }
+}
+
+@Controller("users")
+@UseInterceptors(HttpErrorAudit)
+export class UsersController {
+  @Get()
+  @Paginated({ maxLimit: 100 })
+  @ApiPaginatedSafeResponse(UserDto)
+  findAll(@Query("page") page = "1", @Query("limit") limit = "2") {
+    const p = Number(page);
+    const l = Number(limit);
+    return { data: USERS.slice((p - 1) * l, p * l), total: USERS.length, page: p, limit: l };
+  }
+
+  @Get("feed")
+  @CursorPaginated()
+  @ApiCursorPaginatedSafeResponse(UserDto)
+  feed() {
+    return { data: USERS.slice(0, 2), nextCursor: "c2", hasMore: true, limit: 2 };
+  }
+
+  @Get("health")
+  @RawResponse()
+  health() {
+    return { status: "ok" };
+  }
+
+  @Get("legacy")
+  @Deprecated({ sunset: "2030-01-01T00:00:00.000Z", link: "/users" })
+  legacy() {
+    return USERS;
+  }
+
+  @Get("nothing")
+  nothing() {
+    return undefined;
+  }
+
+  @Get("crash")
+  crash() {
+    throw new Error("connection refused: postgres://app:hunter2@db/users");
+  }
+
+  @Get("unknown-key")
+  unknownKey() {
+    throw new SafeException("NOT_IN_THE_CATALOG");
+  }
+
+  @Post()
+  @SuccessCode("USER_CREATED")
+  @ResponseMessage("User created")
+  @ApiSafeResponse(UserDto, { statusCode: 201 })
+  @ApiSafeErrorResponses([400, {
+    status: errors.EMAIL_TAKEN.status,
+    code: "EMAIL_TAKEN",
+    message: errors.EMAIL_TAKEN.message,
+  }])
+  create(@Query("email") email?: string) {
+    if (email === undefined) throw new BadRequestException(["email must be an email"]);
+    if (email === "taken@example.com") throw new SafeException("EMAIL_TAKEN");
+    return { id: USERS.length + 1, name: email };
+  }
+
+  @Get(":id")
+  @ApiSafeResponse(UserDto)
+  @ApiSafeErrorResponse(errors.USER_NOT_FOUND.status, {
+    code: "USER_NOT_FOUND",
+    message: errors.USER_NOT_FOUND.message,
+    description: errors.USER_NOT_FOUND.description,
+  })
+  @ApiSafeErrorResponse(400, { code: DEFAULT_ERROR_CODE_MAP[400] })
+  findOne(@Param("id") id: string) {
+    const user = USERS.find((candidate) => String(candidate.id) === id);
+    if (user === undefined) throw new SafeException("USER_NOT_FOUND");
+    return user;
+  }
+}
+
+export const options: SafeResponseModuleOptions = {
+  requestId: true,
+  errorCatalog: errors,
+  swagger: { globalErrors: [401, 500] },
+};
+
+@Module({
+  imports: [SafeResponseModule.register(options)],
+  controllers: [UsersController],
+})
+export class AppModule {}
+
+/** The app's OpenAPI document, as its `main.ts` builds it for `SwaggerModule.setup`. */
+export function buildDocument(app: INestApplication): OpenAPIObject {
+  const config = new DocumentBuilder().setTitle("Users").setVersion("1.0").build();
+  const document = applyGlobalErrors(SwaggerModule.createDocument(app, config), options);
+  return applySchemaNames(document, { schemaNames: "dto" }); // migration: the generated client's names
+}

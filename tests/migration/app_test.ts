@@ -1,0 +1,200 @@
+/**
+ * The migrated `@nestarc/safe-response` app of ./app.ts on Express and Fastify: the envelope
+ * behaviours its clients rely on, the behaviours that differ by design (docs/migration.md, as a
+ * client sees them), and its OpenAPI document under the component names of
+ * `@nestarc/safe-response`.
+ */
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import SwaggerParser from "@apidevtools/swagger-parser";
+import { ADAPTERS, boot, getJson, type RunningApp } from "../safe_response/nest/helpers.ts";
+import { AppModule, buildDocument, errors, HttpErrorAudit } from "./app.ts";
+
+/** The component (DTO) names of `@nestarc/safe-response` 0.14 its users' generated clients know. */
+const DTO_NAMES = [
+  "SafeSuccessResponseDto",
+  "SafeErrorResponseDto",
+  "ErrorDetailDto",
+  "ErrorResponseMetaDto",
+  "ResponseMetaDto",
+  "PaginationMetaDto",
+  "PaginationLinksDto",
+  "CursorPaginationMetaDto",
+  "SortMetaDto",
+  "DeprecationMetaDto",
+  "RateLimitMetaDto",
+  "ProblemDetailsDto",
+];
+
+for (const adapter of ADAPTERS) {
+  describe(`migrated @nestarc/safe-response app (${adapter})`, () => {
+    let app: RunningApp;
+    before(async () => app = await boot(AppModule, adapter));
+    after(() => app.close());
+
+    it("wraps a result in the success envelope, with the request id", async () => {
+      const { status, headers, body } = await getJson(app.url, "/users/1");
+      assert.equal(status, 200);
+      assert.equal(typeof body.requestId, "string");
+      assert.equal(headers.get("x-request-id"), body.requestId);
+      assert.equal(typeof body.timestamp, "string");
+      assert.deepEqual(body, {
+        success: true,
+        statusCode: 200,
+        requestId: body.requestId,
+        data: { id: 1, name: "Ada" },
+        timestamp: body.timestamp,
+        path: "/users/1",
+      });
+    });
+
+    it("computes offset and cursor pagination meta", async () => {
+      const page = await getJson(app.url, "/users?page=2&limit=1");
+      assert.deepEqual(page.body.data, [{ id: 2, name: "Grace" }]);
+      assert.deepEqual((page.body.meta as Record<string, unknown>).pagination, {
+        type: "offset",
+        page: 2,
+        limit: 1,
+        total: 3,
+        totalPages: 3,
+        hasNext: true,
+        hasPrev: true,
+      });
+      const feed = await getJson(app.url, "/users/feed");
+      assert.deepEqual((feed.body.meta as Record<string, unknown>).pagination, {
+        type: "cursor",
+        nextCursor: "c2",
+        previousCursor: null,
+        hasMore: true,
+        limit: 2,
+      });
+    });
+
+    it("applies SuccessCode and ResponseMessage", async () => {
+      const { status, body } = await getJson(app.url, "/users?email=a@b.c", { method: "POST" });
+      assert.equal(status, 201);
+      assert.equal(body.code, "USER_CREATED");
+      assert.deepEqual(body.meta, { message: "User created" });
+      assert.deepEqual(body.data, { id: 4, name: "a@b.c" });
+    });
+
+    it("sends validation messages as details of `Validation failed`", async () => {
+      const { status, body } = await getJson(app.url, "/users", { method: "POST" });
+      assert.equal(status, 400);
+      assert.deepEqual(body.error, {
+        code: "BAD_REQUEST",
+        message: "Validation failed",
+        details: ["email must be an email"],
+      });
+    });
+
+    it("answers a thrown catalog key with its status, message and details, code = key", async () => {
+      HttpErrorAudit.seen.length = 0;
+      const missing = await getJson(app.url, "/users/99");
+      assert.equal(missing.status, errors.USER_NOT_FOUND.status);
+      assert.equal(missing.body.success, false);
+      assert.equal(missing.body.path, "/users/99");
+      assert.deepEqual(missing.body.error, { code: "USER_NOT_FOUND", message: "User not found" });
+      const taken = await getJson(app.url, "/users?email=taken@example.com", { method: "POST" });
+      assert.equal(taken.status, 409);
+      assert.deepEqual(taken.body.error, {
+        code: "EMAIL_TAKEN",
+        message: "Email already registered",
+        details: { field: "email" },
+      });
+      // The app's own interceptor sees an HttpException (500 until the filter resolves the key
+      // from the module's catalog, as with @nestarc/safe-response), not an unknown error.
+      assert.deepEqual(HttpErrorAudit.seen, ["HttpException 500", "HttpException 500"]);
+    });
+
+    it("passes a RawResponse route through", async () => {
+      assert.deepEqual((await getJson(app.url, "/users/health")).body, { status: "ok" });
+    });
+
+    // Behaviours that differ by design (docs/migration.md), as a client sees them:
+
+    it("Deprecation is an RFC 9745 date (`@0` without `since`), not `true`", async () => {
+      const { headers, body } = await getJson(app.url, "/users/legacy");
+      assert.equal(headers.get("deprecation"), "@0");
+      assert.equal(headers.get("sunset"), "Tue, 01 Jan 2030 00:00:00 GMT");
+      assert.match(headers.get("link") ?? "", /<\/users>; rel="deprecation"/);
+      assert.deepEqual((body.meta as Record<string, unknown>).deprecation, {
+        deprecated: true,
+        sunset: "2030-01-01T00:00:00.000Z",
+        link: "/users",
+      });
+    });
+
+    it("a handler returning undefined sends `data: null` (not an envelope without data)", async () => {
+      const { body } = await getJson(app.url, "/users/nothing");
+      assert.equal(Object.hasOwn(body, "data"), true);
+      assert.equal(body.data, null);
+    });
+
+    it("an unexpected error is `Internal Server Error` and leaks nothing", async () => {
+      const { status, body } = await getJson(app.url, "/users/crash");
+      assert.equal(status, 500);
+      assert.deepEqual(body.error, {
+        code: "INTERNAL_SERVER_ERROR",
+        message: "Internal Server Error",
+      });
+      assert.doesNotMatch(JSON.stringify(body), /hunter2|postgres/);
+    });
+
+    it("a key missing from the catalog is a plain 500 (its key is not sent as the code)", async () => {
+      const { status, body } = await getJson(app.url, "/users/unknown-key");
+      assert.equal(status, 500);
+      assert.deepEqual(body.error, {
+        code: "INTERNAL_SERVER_ERROR",
+        message: "Internal Server Error",
+      });
+    });
+  });
+}
+
+// deno-lint-ignore no-explicit-any
+type Json = any;
+
+describe('migrated app\'s OpenAPI document, schemaNames: "dto"', () => {
+  let documents: Json[];
+  before(async () => {
+    documents = [];
+    for (const adapter of ADAPTERS) {
+      const running = await boot(AppModule, adapter);
+      try {
+        documents.push(buildDocument(running.app));
+      } finally {
+        await running.close();
+      }
+    }
+  });
+
+  it("is the same on both adapters and valid OpenAPI", async () => {
+    assert.deepEqual(documents[1], documents[0]);
+    await SwaggerParser.validate(structuredClone(documents[0]));
+  });
+
+  it("names the components as @nestarc/safe-response did", () => {
+    const names = Object.keys(documents[0].components.schemas);
+    assert.deepEqual(names.filter((name) => name !== "UserDto").sort(), [...DTO_NAMES].sort());
+    const text = JSON.stringify(documents[0]);
+    for (const ref of text.matchAll(/"#\/components\/schemas\/(\w+)"/g)) {
+      assert.ok(DTO_NAMES.includes(ref[1]) || ref[1] === "UserDto", ref[1]);
+    }
+  });
+
+  it("keeps route schemas as allOf [SafeSuccessResponseDto, { data }]", () => {
+    const { paths } = documents[0];
+    const ok = paths["/users/{id}"].get.responses["200"].content["application/json"].schema;
+    assert.deepEqual(ok.allOf[0], { $ref: "#/components/schemas/SafeSuccessResponseDto" });
+    assert.deepEqual(ok.allOf[1].properties.data, { $ref: "#/components/schemas/UserDto" });
+    const list = paths["/users"].get.responses["200"].content["application/json"].schema;
+    assert.deepEqual(list.allOf[0], { $ref: "#/components/schemas/SafeSuccessResponseDto" });
+    assert.match(JSON.stringify(list), /#\/components\/schemas\/PaginationMetaDto/);
+    const missing = paths["/users/{id}"].get.responses["404"];
+    assert.equal(missing.description, errors.USER_NOT_FOUND.description);
+    assert.deepEqual(missing.content["application/json"].schema, {
+      $ref: "#/components/schemas/SafeErrorResponseDto",
+    });
+  });
+});

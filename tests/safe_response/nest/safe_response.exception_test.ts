@@ -1,0 +1,164 @@
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  type CallHandler,
+  Controller,
+  type ExecutionContext,
+  Get,
+  HttpException,
+  Injectable,
+  Module,
+  type NestInterceptor,
+  UseInterceptors,
+} from "@nestjs/common";
+import { catchError, type Observable } from "rxjs";
+import {
+  defineErrors,
+  isSafeException,
+  resolveError,
+  SafeException as CoreSafeException,
+} from "../../../safe_response/mod.ts";
+import { SafeException, SafeResponseModule } from "../../../safe_response/nest/mod.ts";
+import { ADAPTERS, boot, getJson, type RunningApp } from "./helpers.ts";
+
+const Errors = defineErrors({
+  USER_NOT_FOUND: { status: 404, message: "User not found" },
+  EMAIL_TAKEN: { status: 409, message: "Email already registered", details: { field: "email" } },
+});
+
+describe("SafeException of the Nest entry", () => {
+  it("is an HttpException whose status is the catalog's", () => {
+    const thrown = new SafeException("EMAIL_TAKEN", { catalog: Errors });
+    assert.ok(thrown instanceof HttpException);
+    assert.ok(thrown instanceof Error);
+    assert.equal(thrown.getStatus(), 409);
+    assert.deepEqual(thrown.getResponse(), {
+      statusCode: 409,
+      code: "EMAIL_TAKEN",
+      message: "Email already registered",
+      details: { field: "email" },
+    });
+    assert.equal(thrown.message, "Email already registered");
+    assert.equal(thrown.name, "SafeException");
+    assert.equal(thrown.code, "EMAIL_TAKEN");
+    assert.equal(thrown.catalog, Errors);
+  });
+
+  it("carries the per-throw overrides and the cause", () => {
+    const cause = new Error("db row 42");
+    const thrown = new SafeException("USER_NOT_FOUND", {
+      catalog: Errors,
+      message: "User 42 not found",
+      details: { id: 42 },
+      cause,
+    });
+    assert.equal(thrown.getStatus(), 404);
+    assert.deepEqual(thrown.overrides, { message: "User 42 not found", details: { id: 42 } });
+    assert.deepEqual(thrown.getResponse(), {
+      statusCode: 404,
+      code: "USER_NOT_FOUND",
+      message: "User 42 not found",
+      details: { id: 42 },
+    });
+    assert.equal(thrown.cause, cause);
+  });
+
+  it("without its catalog, is a 500 until the filter resolves it (as @nestarc/safe-response)", () => {
+    const thrown = new SafeException("USER_NOT_FOUND");
+    assert.equal(thrown.getStatus(), 500);
+    assert.equal(thrown.message, "USER_NOT_FOUND");
+  });
+
+  it("resolves exactly like the core SafeException", () => {
+    const cases: [string, { message?: string; details?: unknown }][] = [
+      ["USER_NOT_FOUND", {}],
+      ["EMAIL_TAKEN", { message: "a@b.c is taken" }],
+      ["EMAIL_TAKEN", { details: { field: "alias" } }],
+      ["GHOST", {}],
+    ];
+    for (const [key, overrides] of cases) {
+      for (const catalog of [undefined, Errors]) {
+        const nest = new SafeException(key, { ...overrides, catalog });
+        const core = new CoreSafeException(key, { ...overrides, catalog });
+        assert.equal(isSafeException(nest), true);
+        for (const registered of [undefined, Errors]) {
+          assert.deepEqual(
+            resolveError(nest, { errorCatalog: registered }),
+            resolveError(core, { errorCatalog: registered }),
+            `${key} ${JSON.stringify(overrides)} bound=${catalog !== undefined}`,
+          );
+        }
+      }
+    }
+  });
+
+  it("type-checks keys with the generic", () => {
+    // @ts-expect-error: not a key of the catalog
+    new SafeException<"USER_NOT_FOUND">("USER_NOT_FOUD");
+  });
+});
+
+/** An interceptor of the application that only knows Nest's HttpException. */
+@Injectable()
+class StatusRecorder implements NestInterceptor {
+  static seen: unknown[] = [];
+  intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    return next.handle().pipe(catchError((error: unknown) => {
+      StatusRecorder.seen.push(error instanceof HttpException ? error.getStatus() : "unknown");
+      throw error;
+    }));
+  }
+}
+
+@Controller("x")
+@UseInterceptors(StatusRecorder)
+class ThrowingController {
+  @Get("nest")
+  nest() {
+    throw new SafeException("EMAIL_TAKEN", { catalog: Errors, message: "a@b.c is taken" });
+  }
+
+  @Get("core")
+  core() {
+    throw new CoreSafeException("EMAIL_TAKEN", { catalog: Errors, message: "a@b.c is taken" });
+  }
+
+  @Get("registered")
+  registered() {
+    throw new SafeException("USER_NOT_FOUND");
+  }
+}
+
+@Module({
+  imports: [SafeResponseModule.register({ errorCatalog: Errors, timestamp: false })],
+  controllers: [ThrowingController],
+})
+class AppModule {}
+
+for (const adapter of ADAPTERS) {
+  describe(`SafeException of the Nest entry through the filter (${adapter})`, () => {
+    let app: RunningApp;
+    before(async () => app = await boot(AppModule, adapter));
+    after(() => app.close());
+
+    it("answers as the core SafeException does, and other interceptors see its status", async () => {
+      StatusRecorder.seen = [];
+      const nest = await getJson(app.url, "/x/nest");
+      const core = await getJson(app.url, "/x/core");
+      assert.equal(nest.status, 409);
+      assert.deepEqual(nest.body.error, {
+        code: "EMAIL_TAKEN",
+        message: "a@b.c is taken",
+        details: { field: "email" },
+      });
+      assert.deepEqual(nest.body, { ...core.body, path: "/x/nest" });
+      assert.deepEqual(StatusRecorder.seen, [409, "unknown"]);
+    });
+
+    it("resolves a key without its catalog from the module's errorCatalog", async () => {
+      const { status, body } = await getJson(app.url, "/x/registered");
+      assert.equal(status, 404);
+      assert.deepEqual(body.error, { code: "USER_NOT_FOUND", message: "User not found" });
+    });
+  });
+}
