@@ -103,16 +103,25 @@ function ownCode(value: Bag): string | undefined {
   return Object.hasOwn(value, "code") ? nonEmpty(value.code) : undefined;
 }
 
+/**
+ * Nest 12's `errorCode` of an HTTP exception (its `HttpException` declares
+ * the field; Nest 10 and 11 have none, so their bodies' `errorCode` keys stay
+ * data), or of its body.
+ */
+function errorCode(exception: Bag, from: Bag): string | undefined {
+  return Object.hasOwn(exception, "errorCode") ? nonEmpty(from.errorCode) : undefined;
+}
+
 function httpExceptionShape(exception: Bag, status: number): Shape {
   const body = (exception.getResponse as () => unknown)();
+  const code = ownCode(exception) ?? errorCode(exception, exception);
   if (!isObject(body)) {
-    return {
-      status,
-      code: ownCode(exception),
-      message: nonEmpty(body) ?? nonEmpty(exception.message),
-    };
+    return { status, code, message: nonEmpty(body) ?? nonEmpty(exception.message) };
   }
-  const shape: Shape = { status, code: ownCode(exception) ?? nonEmpty(body.code) };
+  const shape: Shape = {
+    status,
+    code: code ?? nonEmpty(body.code) ?? errorCode(exception, body),
+  };
   if (Array.isArray(body.message)) {
     shape.message = VALIDATION_ERROR_MESSAGE;
     shape.details = body.message;
@@ -155,7 +164,9 @@ function safeShape(
 /**
  * Resolves a thrown value. Code order: `errorCodeMapper` when it returns a
  * string (given the code otherwise used); else the exception's own code (a
- * `SafeException`'s catalog key, with the catalog's status and message); else
+ * `SafeException`'s catalog key, with the catalog's status and message; for
+ * an HTTP exception its `code`, its Nest 12 `errorCode` option, its body's
+ * `code`, its body's `errorCode`, the first non-empty one); else
  * `errorCodes`; else {@link DEFAULT_ERROR_CODES}; else
  * {@link fallbackErrorCode}. Anything unrecognised is a 500 whose message is
  * the generic title; so is a `SafeException` whose key is in no catalog, and
