@@ -196,6 +196,22 @@ describe("Responder.success", () => {
     );
   });
 
+  it("mirrors the IETF RateLimit fields with rateLimit.standard, X-RateLimit-* first", () => {
+    const { responder: r } = responder({ rateLimit: { standard: true } });
+    const plan = r.plan({});
+    const standard = { ratelimit: '"burst";r=4;t=9', "ratelimit-policy": '"burst";q=5;w=10' };
+    const meta = (response: Bag) =>
+      bodyOf(r.success(1, exchange("/", { response }), { plan }).body).meta?.rateLimit;
+    assert.deepEqual(meta(standard), { limit: 5, remaining: 4, reset: 9 });
+    assert.deepEqual(meta({ ...standard, "x-ratelimit-remaining": "1" }), {
+      limit: 0,
+      remaining: 1,
+      reset: 0,
+    });
+    const error = r.error(new Error("x"), exchange("/", { response: standard }));
+    assert.deepEqual(bodyOf(error.body).meta?.rateLimit, { limit: 5, remaining: 4, reset: 9 });
+  });
+
   it("formats the timestamp with dateFormatter", () => {
     const r = new Responder(resolveSettings({ dateFormatter: () => "T" }));
     assert.equal(bodyOf(r.success(1, exchange("/"), { plan: r.plan({}) }).body).timestamp, "T");

@@ -19,8 +19,21 @@ describe("resolveSettings", () => {
       swagger: { globalErrors: [401] },
     });
     assert.equal(on.requestId?.headerName, "X-Request-Id");
-    assert.equal(on.rateLimit?.headerPrefix, "X-RateLimit");
+    assert.deepEqual(on.rateLimit, { headerPrefix: "X-RateLimit", standard: false });
     assert.equal(on.i18n, "auto");
     assert.deepEqual(on.globalErrors, [401]);
+  });
+});
+
+describe("resolveSettings rateLimit", () => {
+  it("reads the IETF fields only with standard: true", () => {
+    assert.deepEqual(resolveSettings({ rateLimit: { standard: true } }).rateLimit, {
+      headerPrefix: "X-RateLimit",
+      standard: true,
+    });
+    assert.throws(
+      () => resolveSettings({ rateLimit: { standard: "yes" as unknown as boolean } }),
+      /option `rateLimit.standard` must be a boolean/,
+    );
   });
 });
