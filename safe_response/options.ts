@@ -65,11 +65,18 @@ export interface ContextOptions {
  * ```ts
  * import type { RateLimitOptions } from "@saferoute/api-kit/safe-response";
  * const rateLimit: RateLimitOptions = { headerPrefix: "RateLimit" };
+ * const ietf: RateLimitOptions = { standard: true };
  * ```
  */
 export interface RateLimitOptions {
   /** Header prefix; default `X-RateLimit`. */
   headerPrefix?: string;
+  /**
+   * Also read the IETF `RateLimit`/`RateLimit-Policy` fields (drafts -07 to
+   * -11; `parseStandardRateLimitHeaders`) when no `{headerPrefix}-*` header
+   * is set (default `false`).
+   */
+  standard?: boolean;
 }
 
 /**

@@ -56,7 +56,7 @@ import {
   PROBLEM_JSON_CONTENT_TYPE,
   problemTypeUri,
 } from "./problem_details.ts";
-import { parseRateLimitHeaders } from "./rate_limit.ts";
+import { readRateLimitHeaders } from "./rate_limit.ts";
 import { isSafeRequestId, resolveRequestId } from "./request_id.ts";
 import type { SafeResponseSettings } from "./settings.ts";
 import { isFilterMap, isSortInfo } from "./sort_filter.ts";
@@ -571,9 +571,9 @@ export class Responder {
       (typeof settings.version === "string" ? settings.version : undefined);
     if (apiVersion !== undefined) (meta ??= {}).apiVersion = apiVersion;
     if (settings.rateLimit !== undefined) {
-      const mirrored = parseRateLimitHeaders(
+      const mirrored = readRateLimitHeaders(
         (name) => exchange.responseHeader(name),
-        settings.rateLimit.headerPrefix,
+        settings.rateLimit,
       );
       if (mirrored !== undefined) (meta ??= {}).rateLimit ??= mirrored;
     }

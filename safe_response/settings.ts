@@ -54,8 +54,8 @@ export interface SafeResponseSettings {
   context?: ContextOptions;
   /** `"auto"` (find nestjs-i18n) or an adapter, when on. */
   i18n?: "auto" | I18nAdapter;
-  /** Rate-limit mirroring, when on. */
-  rateLimit?: { headerPrefix: string };
+  /** Rate-limit mirroring, when on (`standard`: also the IETF fields). */
+  rateLimit?: { headerPrefix: string; standard: boolean };
   /** Silence shape warnings. */
   suppressWarnings: boolean;
   /** Error responses documented on every route. */
@@ -193,13 +193,14 @@ function i18n(value: unknown): SafeResponseSettings["i18n"] {
 
 function rateLimit(value: unknown): SafeResponseSettings["rateLimit"] {
   if (value === undefined || value === false) return undefined;
-  const options = value === true ? {} : bag(value, "rateLimit", ["headerPrefix"]);
+  const options = value === true ? {} : bag(value, "rateLimit", ["headerPrefix", "standard"]);
   return {
     headerPrefix: header(
       options.headerPrefix,
       "rateLimit.headerPrefix",
       DEFAULT_RATE_LIMIT_HEADER_PREFIX,
     ),
+    standard: bool(options.standard, "rateLimit.standard", false),
   };
 }
 
