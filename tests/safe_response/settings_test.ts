@@ -37,3 +37,14 @@ describe("resolveSettings rateLimit", () => {
     );
   });
 });
+
+describe("resolveSettings linkHeader", () => {
+  it('is false by default, else true or "only"', () => {
+    assert.equal(resolveSettings().linkHeader, false);
+    assert.equal(resolveSettings({ linkHeader: "only" }).linkHeader, "only");
+    assert.throws(
+      () => resolveSettings({ linkHeader: "header" as unknown as boolean }),
+      /SafeResponseModule: option `linkHeader` must be true, false or "only"/,
+    );
+  });
+});

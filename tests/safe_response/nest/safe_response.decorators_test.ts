@@ -21,6 +21,11 @@ describe("runtime decorators", () => {
     assert.throws(() => Deprecated({ link: "<evil>" }), /`link`/);
     assert.throws(() => Paginated({ maxLimit: 0 }), /`maxLimit` must be a positive integer/);
     assert.throws(() => CursorPaginated({ maxLimit: 1.5 }), /CursorPaginated/);
+    assert.throws(
+      () => Paginated({ linkHeader: "yes" as unknown as boolean }),
+      /Paginated: `linkHeader` must be true, false or "only"/,
+    );
+    assert.throws(() => Deprecated({ sunsetLink: "<evil>" }), /`sunsetLink`/);
     assert.throws(() => SuccessCode(""), /non-empty string/);
     assert.throws(() => ResponseMessage(""), /non-empty string/);
     assert.throws(() => ProblemType("has space"), /must be a URI/);
@@ -45,6 +50,7 @@ describe("runtime decorators", () => {
       create() {}
 
       @Get()
+      @CursorPaginated({ linkHeader: "only" })
       list() {}
     }
     const create = readRouteOptions(Routes, Routes.prototype.create);
@@ -60,5 +66,7 @@ describe("runtime decorators", () => {
     assert.equal(list.raw, true);
     assert.equal(list.message, "Class");
     assert.equal(list.statusCode, 200);
+    assert.equal(list.linkHeader, "only");
+    assert.equal(create.linkHeader, undefined);
   });
 });
