@@ -8,6 +8,7 @@ import type { ErrorCatalog } from "./error_catalog.ts";
 import type { ErrorCodeMapper } from "./error_resolution.ts";
 import type { FieldSelectionOptions } from "./field_selection.ts";
 import type { I18nAdapter } from "./i18n_adapter.ts";
+import type { LinkHeaderOption } from "./pagination_links.ts";
 
 /**
  * Request-id tracking options.
@@ -184,6 +185,12 @@ export interface SafeResponseModuleOptions<Context = unknown> {
   suppressWarnings?: boolean;
   /** OpenAPI options. */
   swagger?: SwaggerOptions;
+  /**
+   * Pagination links of every paginated route in an RFC 8288 `Link` header:
+   * `true` (also, with `links`, in the body) or `"only"` (no body links);
+   * default `false`. A route's `linkHeader` wins.
+   */
+  linkHeader?: LinkHeaderOption;
   /** Field selection on every route (default off; the `FieldSelection` decorator wins). */
   fieldSelection?: boolean | FieldSelectionOptions;
   /** Catalog of the keys thrown with `SafeException`. */

@@ -10,6 +10,8 @@ import type { ErrorCodeMapper } from "./error_resolution.ts";
 import { type FieldSelectionSettings, resolveFieldSelection } from "./field_selection.ts";
 import { isHttpStatus } from "./http_status.ts";
 import type { I18nAdapter } from "./i18n_adapter.ts";
+import type { LinkHeaderOption } from "./pagination_links.ts";
+import { resolveLinkHeader } from "./_link_header.ts";
 import type {
   ApiVersionOption,
   ContextOptions,
@@ -60,6 +62,8 @@ export interface SafeResponseSettings {
   suppressWarnings: boolean;
   /** Error responses documented on every route. */
   globalErrors: readonly SafeErrorResponseConfig[];
+  /** Pagination links in a `Link` header (a route's `linkHeader` wins). */
+  linkHeader: LinkHeaderOption;
   /** Field selection of every route, when on. */
   fieldSelection?: FieldSelectionSettings;
   /** Catalog of `SafeException` keys. */
@@ -84,6 +88,7 @@ const KNOWN = new Set([
   "rateLimit",
   "suppressWarnings",
   "swagger",
+  "linkHeader",
   "fieldSelection",
   "errorCatalog",
   "version",
@@ -275,6 +280,7 @@ export function resolveSettings<Context>(
     rateLimit: rateLimit(o.rateLimit),
     suppressWarnings: bool(o.suppressWarnings, "suppressWarnings", false),
     globalErrors: globalErrors(o.swagger),
+    linkHeader: resolveLinkHeader(o.linkHeader, "SafeResponseModule: option `linkHeader`"),
     fieldSelection: resolveFieldSelection(
       o.fieldSelection,
       "SafeResponseModule option fieldSelection",

@@ -37,6 +37,7 @@ export {
   FieldSelection,
   FilterMeta,
   Paginated,
+  type PaginatedOptions,
   ProblemType,
   RawResponse,
   ResponseMessage,

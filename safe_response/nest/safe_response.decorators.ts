@@ -23,6 +23,8 @@ import { type DeprecatedOptions, resolveDeprecation } from "../deprecation_heade
 import type { FieldSelectionOptions } from "../field_selection.ts";
 import { isHttpStatus, reasonPhrase } from "../http_status.ts";
 import { type PaginationOptions, resolvePagination } from "../pagination.ts";
+import type { LinkHeaderOption } from "../pagination_links.ts";
+import { resolveLinkHeader } from "../_link_header.ts";
 import { resolveFieldSelection } from "../field_selection.ts";
 import type { RouteOptions } from "../responder.ts";
 import { SAFE_RESPONSE_SCHEMAS } from "../openapi/_schemas.ts";
@@ -43,6 +45,7 @@ const KEYS = {
   message: "safe-response:message",
   successCode: "safe-response:success-code",
   pagination: "safe-response:pagination",
+  linkHeader: "safe-response:link-header",
   sort: "safe-response:sort",
   filter: "safe-response:filter",
   problemType: "safe-response:problem-type",
@@ -98,6 +101,7 @@ export function readRouteOptions(controller: object, handler: object): RouteOpti
     successCode: Reflect.getMetadata(KEYS.successCode, handler),
     message: get(KEYS.message),
     pagination: get(KEYS.pagination),
+    linkHeader: get(KEYS.linkHeader),
     sort: get(KEYS.sort),
     filter: get(KEYS.filter),
     problemType: get(KEYS.problemType),
@@ -188,10 +192,42 @@ export function SuccessCode(code: string): MethodDecorator {
 }
 
 /**
+ * Options of `Paginated` and `CursorPaginated`: the pagination options and
+ * `linkHeader`, where the links also go (`true`: an RFC 8288 `Link` header
+ * with `first`, `prev`, `next`, `last`, in addition to the body links of
+ * `links`; `"only"`: the header without body links; default: the module
+ * option `linkHeader`, else `false`).
+ *
+ * @example
+ * ```ts
+ * import type { PaginatedOptions } from "@saferoute/api-kit/safe-response/nest";
+ * const options: PaginatedOptions = { maxLimit: 100, linkHeader: "only" };
+ * ```
+ */
+export interface PaginatedOptions extends PaginationOptions {
+  /** Pagination links in a `Link` header: `true`, `"only"` (no body links) or `false`. */
+  linkHeader?: LinkHeaderOption;
+}
+
+/** The metadata of a pagination decorator (its setting, and `linkHeader` when given). */
+function paginated(
+  kind: "offset" | "cursor",
+  options: PaginatedOptions,
+  name: string,
+): MethodDecorator & ClassDecorator {
+  const setting = SetMetadata(KEYS.pagination, resolvePagination(kind, options, name));
+  if (options?.linkHeader === undefined) return setting;
+  const linkHeader = resolveLinkHeader(options.linkHeader, `${name}: \`linkHeader\``);
+  return applyDecorators(setting, SetMetadata(KEYS.linkHeader, linkHeader));
+}
+
+/**
  * Offset pagination: the handler returns a `PaginatedResult`
  * (`{ data, total, page, limit }`); `data` becomes the envelope's `data` and
  * `meta.pagination` is computed. `maxLimit` clamps the reported `limit`
  * (handlers clamp their own queries); `links` (default `false`) adds relative
+ * links; `linkHeader` (`true` or `"only"`) sends them in an RFC 8288 `Link`
+ * header too (appended to any `Link` already set), `"only"` without the body
  * links.
  *
  * @example
@@ -210,14 +246,15 @@ export function SuccessCode(code: string): MethodDecorator {
  * }
  * ```
  */
-export function Paginated(options: PaginationOptions = {}): MethodDecorator & ClassDecorator {
-  return SetMetadata(KEYS.pagination, resolvePagination("offset", options, "Paginated"));
+export function Paginated(options: PaginatedOptions = {}): MethodDecorator & ClassDecorator {
+  return paginated("offset", options, "Paginated");
 }
 
 /**
  * Cursor pagination: the handler returns a `CursorPaginatedResult`
  * (`{ data, nextCursor, hasMore, limit }`, optional `previousCursor`,
- * `totalCount`). Links use the `cursor` query parameter.
+ * `totalCount`). Links use the `cursor` query parameter; `linkHeader` as for
+ * `Paginated` (the `Link` header has no `last`).
  *
  * @example
  * ```ts
@@ -234,8 +271,10 @@ export function Paginated(options: PaginationOptions = {}): MethodDecorator & Cl
  * }
  * ```
  */
-export function CursorPaginated(options: PaginationOptions = {}): MethodDecorator & ClassDecorator {
-  return SetMetadata(KEYS.pagination, resolvePagination("cursor", options, "CursorPaginated"));
+export function CursorPaginated(
+  options: PaginatedOptions = {},
+): MethodDecorator & ClassDecorator {
+  return paginated("cursor", options, "CursorPaginated");
 }
 
 /**
@@ -358,8 +397,9 @@ export function ProblemType(typeUri: string): MethodDecorator & ClassDecorator {
  * (a bad date fails at startup). Responses, including errors thrown by the
  * handler (not by guards), carry `Deprecation: @<unix seconds of since>`
  * (`@0` without `since`), `Sunset: <HTTP-date>` when `sunset` is given,
- * `Link: <link>; rel="deprecation"` when `link` is given, and
- * `meta.deprecation`. The OpenAPI operation (of the route, or of every route
+ * `Link: <link>; rel="deprecation"` when `link` is given,
+ * `Link: <sunsetLink>; rel="sunset"` when `sunsetLink` is given (both
+ * appended to any `Link` already set), and `meta.deprecation`. The OpenAPI operation (of the route, or of every route
  * of a controller) gets `deprecated: true`.
  *
  * @example
@@ -370,7 +410,12 @@ export function ProblemType(typeUri: string): MethodDecorator & ClassDecorator {
  * @Controller("v1/users")
  * class LegacyUsersController {
  *   @Get()
- *   @Deprecated({ since: "2026-01-01", sunset: "2027-01-01", link: "https://example.com/v2" })
+ *   @Deprecated({
+ *     since: "2026-01-01",
+ *     sunset: "2027-01-01",
+ *     link: "https://example.com/v2",
+ *     sunsetLink: "https://example.com/sunset-policy",
+ *   })
  *   list() {
  *     return [];
  *   }
@@ -491,7 +536,7 @@ export function SafeResponse(options: SafeResponseOptions = {}): MethodDecorator
  */
 export function endpointDecorators(options: {
   statusCode: number;
-  pagination?: PaginationOptions & { kind: "offset" | "cursor" };
+  pagination?: PaginatedOptions & { kind: "offset" | "cursor" };
   sort?: boolean;
   filter?: boolean;
   message?: string;
@@ -506,7 +551,11 @@ export function endpointDecorators(options: {
     SetMetadata(NEST_HTTP_CODE, httpStatusOption(options.statusCode, "SafeEndpoint")),
   ];
   if (pagination !== undefined) {
-    const paging = { maxLimit: pagination.maxLimit, links: pagination.links };
+    const paging = {
+      maxLimit: pagination.maxLimit,
+      links: pagination.links,
+      linkHeader: pagination.linkHeader,
+    };
     decorators.push(pagination.kind === "offset" ? Paginated(paging) : CursorPaginated(paging));
   }
   if (options.sort === true) decorators.push(SortMeta());

@@ -67,7 +67,7 @@ export class SafeResponseInterceptor implements NestInterceptor {
     const phase = { plan, start, apiVersion };
     markPhase(request, phase);
     if (plan.raw) {
-      setHeaders(response, plan.deprecation?.headers ?? []);
+      setHeaders(response, responder.routeHeaders(exchange, plan));
       return next.handle();
     }
     return next.handle().pipe(map((result) => {

@@ -4,7 +4,6 @@ import {
   cursorPaginationLinks,
   offsetPaginationLinks,
   paginationLinkHeader,
-  resolveLinkHeader,
 } from "../../safe_response/pagination_links.ts";
 
 describe("pagination links", () => {
@@ -71,14 +70,5 @@ describe("the pagination Link header (RFC 8288)", () => {
       last: null,
     });
     assert.equal(header, '</a%20b%3Cc%3E%22d\\%0D%0Ae%C3%A9%EF%BF%BD>; rel="first"');
-  });
-
-  it('validates the option: true, false or "only"', () => {
-    assert.equal(resolveLinkHeader(undefined, "Paginated"), false);
-    assert.equal(resolveLinkHeader("only", "Paginated"), "only");
-    assert.throws(
-      () => resolveLinkHeader("yes", "Paginated"),
-      /Paginated: `linkHeader` must be true, false or "only"/,
-    );
   });
 });
