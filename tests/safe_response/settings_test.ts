@@ -48,3 +48,14 @@ describe("resolveSettings linkHeader", () => {
     );
   });
 });
+
+describe("resolveSettings validationDetails", () => {
+  it('is "messages" by default, else "fields"', () => {
+    assert.equal(resolveSettings().validationDetails, "messages");
+    assert.equal(resolveSettings({ validationDetails: "fields" }).validationDetails, "fields");
+    assert.throws(
+      () => resolveSettings({ validationDetails: "pointers" as "fields" }),
+      /option `validationDetails` must be "messages" or "fields"/,
+    );
+  });
+});
