@@ -9,6 +9,7 @@ import type { ErrorCodeMapper } from "./error_resolution.ts";
 import type { FieldSelectionOptions } from "./field_selection.ts";
 import type { I18nAdapter } from "./i18n_adapter.ts";
 import type { LinkHeaderOption } from "./pagination_links.ts";
+import type { ValidationDetailsMode } from "./validation_details.ts";
 
 /**
  * Request-id tracking options.
@@ -195,6 +196,12 @@ export interface SafeResponseModuleOptions<Context = unknown> {
   fieldSelection?: boolean | FieldSelectionOptions;
   /** Catalog of the keys thrown with `SafeException`. */
   errorCatalog?: ErrorCatalog;
+  /**
+   * `details` of validation errors: `"messages"` (default; the message list)
+   * or `"fields"` (`[{ pointer, messages }]`, with JSON Pointers, from
+   * `safeValidationExceptionFactory`).
+   */
+  validationDetails?: ValidationDetailsMode;
   /** `meta.apiVersion` of every response (a route's Nest `@Version` wins over a string). */
   version?: ApiVersionOption<Context>;
 }

@@ -12,6 +12,7 @@ import { isHttpStatus } from "./http_status.ts";
 import type { I18nAdapter } from "./i18n_adapter.ts";
 import type { LinkHeaderOption } from "./pagination_links.ts";
 import { resolveLinkHeader } from "./_link_header.ts";
+import type { ValidationDetailsMode } from "./validation_details.ts";
 import type {
   ApiVersionOption,
   ContextOptions,
@@ -68,6 +69,8 @@ export interface SafeResponseSettings {
   fieldSelection?: FieldSelectionSettings;
   /** Catalog of `SafeException` keys. */
   errorCatalog?: ErrorCatalog;
+  /** `details` of validation errors: the message list or the field details. */
+  validationDetails: ValidationDetailsMode;
   /** `meta.apiVersion`: a string or a function of the request's context. */
   version?: ApiVersionOption;
 }
@@ -91,6 +94,7 @@ const KNOWN = new Set([
   "linkHeader",
   "fieldSelection",
   "errorCatalog",
+  "validationDetails",
   "version",
 ]);
 
@@ -286,6 +290,10 @@ export function resolveSettings<Context>(
       "SafeResponseModule option fieldSelection",
     ),
     errorCatalog: errorCatalog(o.errorCatalog),
+    validationDetails: o.validationDetails === undefined || o.validationDetails === "messages" ||
+        o.validationDetails === "fields"
+      ? o.validationDetails ?? "messages"
+      : fail("validationDetails", '"messages" or "fields"'),
     version: version(o.version),
   });
 }

@@ -35,7 +35,10 @@ class UserDto {
   address!: AddressDto;
 }
 
-const pipe = new ValidationPipe({ exceptionFactory: safeValidationExceptionFactory });
+const pipe = new ValidationPipe({
+  exceptionFactory: safeValidationExceptionFactory,
+  expectedType: UserDto,
+});
 
 @Controller("users")
 class UsersController {
@@ -45,7 +48,7 @@ class UsersController {
   }
 
   @Post("nest-default")
-  createWithNestFactory(@Body(new ValidationPipe()) user: UserDto) {
+  createWithNestFactory(@Body(new ValidationPipe({ expectedType: UserDto })) user: UserDto) {
     return user;
   }
 }
@@ -70,7 +73,7 @@ const FIELDS = [
   { pointer: "/name", messages: ["name must be a string"] },
   {
     pointer: "/address/zip",
-    messages: ["zip must be longer than or equal to 5 characters"],
+    messages: ["zip must be shorter than or equal to 5 characters"],
   },
 ];
 
@@ -112,7 +115,7 @@ for (const adapter of ADAPTERS) {
         const nests = await post(url, "/users/nest-default", INPUT);
         assert.deepEqual((ours.body.error as { details: unknown }).details, [
           "name must be a string",
-          "address.zip must be longer than or equal to 5 characters",
+          "address.zip must be shorter than or equal to 5 characters",
         ]);
         assert.deepEqual(ours.body.error, nests.body.error);
       } finally {
