@@ -399,8 +399,9 @@ export function ProblemType(typeUri: string): MethodDecorator & ClassDecorator {
  * (`@0` without `since`), `Sunset: <HTTP-date>` when `sunset` is given,
  * `Link: <link>; rel="deprecation"` when `link` is given,
  * `Link: <sunsetLink>; rel="sunset"` when `sunsetLink` is given (both
- * appended to any `Link` already set), and `meta.deprecation`. The OpenAPI operation (of the route, or of every route
- * of a controller) gets `deprecated: true`.
+ * appended to any `Link` already set), and `meta.deprecation`. The OpenAPI
+ * operation (of the route, or of every route of a controller) gets
+ * `deprecated: true`.
  *
  * @example
  * ```ts
