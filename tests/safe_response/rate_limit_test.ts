@@ -334,7 +334,14 @@ const hostileValue = fc.oneof(
     unit: fc.constantFrom(...'";=,:()?@%*\\ \t\r\nqrtw0123456789-.abc/'),
     maxLength: 60,
   }),
-  fc.constantFrom("x".repeat(5000), '"a";r=1, '.repeat(2000), "(".repeat(3000), "\u0000", ""),
+  fc.constantFrom(
+    "x".repeat(5000),
+    '"a";r=1, '.repeat(2000),
+    Array(450).fill('"a";r=1').join(", "), // just under the bound: parsed
+    "(".repeat(3000),
+    "\u0000",
+    "",
+  ),
   fc.array(fc.string({ maxLength: 20 }), { maxLength: 4 }),
   fc.integer(),
   fc.double(),
