@@ -1,10 +1,12 @@
 /**
- * Deprecation (RFC 9745), Sunset (RFC 8594) and deprecation `Link` header
- * values, and the validated deprecation plan of a route.
+ * Deprecation (RFC 9745), Sunset (RFC 8594) and the `Link` values of their
+ * relations (`deprecation`, `sunset`), and the validated deprecation plan of
+ * a route.
  *
  * @module
  */
 import type { DeprecationMeta } from "../client/types.ts";
+import { isHeaderSafeUri, linkValue } from "./_link_header.ts";
 
 /**
  * Options of a deprecated route.
@@ -14,6 +16,7 @@ import type { DeprecationMeta } from "../client/types.ts";
  * import type { DeprecatedOptions } from "@saferoute/api-kit/safe-response";
  * const options: DeprecatedOptions = {
  *   since: "2026-01-01", sunset: new Date("2027-01-01"), link: "https://example.com/v2",
+ *   sunsetLink: "https://example.com/sunset-policy",
  * };
  * ```
  */
@@ -26,6 +29,8 @@ export interface DeprecatedOptions {
   message?: string;
   /** URL of migration documentation (sent as `Link: <url>; rel="deprecation"`). */
   link?: string;
+  /** URL of the sunset policy (sent as `Link: <url>; rel="sunset"`, RFC 8594 section 6). */
+  sunsetLink?: string;
 }
 
 /**
@@ -39,7 +44,11 @@ export interface DeprecatedOptions {
  * ```
  */
 export interface DeprecationPlan {
-  /** Header name and value pairs, in order. */
+  /**
+   * Header name and value pairs, in order. `Link` pairs are link-values to
+   * append to the response's `Link` (the responder joins them with any
+   * `Link` already set).
+   */
   headers: ReadonlyArray<readonly [string, string]>;
   /** `meta.deprecation` (dates as ISO 8601). */
   meta: DeprecationMeta;
@@ -96,15 +105,22 @@ export function sunsetHeaderValue(sunset: Date): string {
  * ```
  */
 export function deprecationLinkHeaderValue(link: string): string {
-  return `<${link}>; rel="deprecation"`;
+  return linkValue(link, "deprecation");
 }
 
-const SAFE_LINK = /^[\x21\x23-\x3b\x3d\x3f-\x7e]+$/; // visible ASCII except " < >
+/** Throws unless `value` is a URI that sits in a `Link` header as it is. */
+function checkLink(value: unknown, field: string): void {
+  if (value !== undefined && (typeof value !== "string" || !isHeaderSafeUri(value))) {
+    throw new TypeError(
+      `Deprecated: \`${field}\` must be a URI of visible ASCII without quotes or angle brackets`,
+    );
+  }
+}
 
 /**
  * Validates deprecation options once (a bad date, a sunset before `since` or
  * a link that cannot sit in a header throws) and precomputes the headers and
- * meta.
+ * meta. `sunsetLink` is sent as `Link: <url>; rel="sunset"` (not in meta).
  *
  * @example
  * ```ts
@@ -125,14 +141,8 @@ export function resolveDeprecation(options: DeprecatedOptions = {}): Deprecation
   if (options.message !== undefined && typeof options.message !== "string") {
     throw new TypeError("Deprecated: `message` must be a string");
   }
-  if (
-    options.link !== undefined &&
-    (typeof options.link !== "string" || !SAFE_LINK.test(options.link))
-  ) {
-    throw new TypeError(
-      "Deprecated: `link` must be a URI of visible ASCII without quotes or angle brackets",
-    );
-  }
+  checkLink(options.link, "link");
+  checkLink(options.sunsetLink, "sunsetLink");
   const headers: Array<readonly [string, string]> = [[
     "Deprecation",
     deprecationHeaderValue(since),
@@ -147,6 +157,9 @@ export function resolveDeprecation(options: DeprecatedOptions = {}): Deprecation
   if (options.link !== undefined) {
     headers.push(["Link", deprecationLinkHeaderValue(options.link)]);
     meta.link = options.link;
+  }
+  if (options.sunsetLink !== undefined) {
+    headers.push(["Link", linkValue(options.sunsetLink, "sunset")]);
   }
   return { headers: Object.freeze(headers), meta: Object.freeze(meta) };
 }

@@ -13,6 +13,7 @@ import { callAppFunction } from "./_app_functions.ts";
 import { catalogErrorShape, type ErrorCatalog, isSafeException } from "./error_catalog.ts";
 import { LIBRARY_ERROR } from "./_library_error.ts";
 import { fallbackErrorCode, isHttpStatus, lookupErrorCode, problemTitle } from "./http_status.ts";
+import { validationDetails, type ValidationDetailsMode } from "./validation_details.ts";
 
 /**
  * Custom error-code mapper. Its second argument carries the status and the
@@ -46,6 +47,11 @@ export interface ErrorResolutionOptions {
   errorCodeMapper?: ErrorCodeMapper;
   /** Catalog of `SafeException` keys (those without their own catalog). */
   errorCatalog?: Pick<ErrorCatalog, "get">;
+  /**
+   * `details` of validation errors: the message list (`"messages"`, the
+   * default) or `[{ pointer, messages }]` (`"fields"`).
+   */
+  validationDetails?: ValidationDetailsMode;
 }
 
 /**
@@ -65,7 +71,7 @@ export interface ResolvedError {
   code: string;
   /** Client-safe message. */
   message: string;
-  /** Validation messages or the `details` of an HTTP exception body. */
+  /** Validation details or the `details` of an HTTP exception body. */
   details?: unknown;
   /** `true` when the value was not recognised (a generic 500 that should be logged). */
   unexpected: boolean;
@@ -75,7 +81,8 @@ export interface ResolvedError {
 
 /**
  * Message of a validation error whose HTTP exception body carries a list of
- * messages (Nest's `ValidationPipe`); the list goes to `details`.
+ * messages (Nest's `ValidationPipe`); the list goes to `details` (with
+ * `validationDetails: "fields"`, the field details instead).
  *
  * @example
  * ```ts
@@ -103,19 +110,32 @@ function ownCode(value: Bag): string | undefined {
   return Object.hasOwn(value, "code") ? nonEmpty(value.code) : undefined;
 }
 
-function httpExceptionShape(exception: Bag, status: number): Shape {
+/**
+ * Nest 12's `errorCode` of an HTTP exception (its `HttpException` declares
+ * the field; Nest 10 and 11 have none, so their bodies' `errorCode` keys stay
+ * data), or of its body.
+ */
+function errorCode(exception: Bag, from: Bag): string | undefined {
+  return Object.hasOwn(exception, "errorCode") ? nonEmpty(from.errorCode) : undefined;
+}
+
+function httpExceptionShape(
+  exception: Bag,
+  status: number,
+  mode: ValidationDetailsMode | undefined,
+): Shape {
   const body = (exception.getResponse as () => unknown)();
+  const code = ownCode(exception) ?? errorCode(exception, exception);
   if (!isObject(body)) {
-    return {
-      status,
-      code: ownCode(exception),
-      message: nonEmpty(body) ?? nonEmpty(exception.message),
-    };
+    return { status, code, message: nonEmpty(body) ?? nonEmpty(exception.message) };
   }
-  const shape: Shape = { status, code: ownCode(exception) ?? nonEmpty(body.code) };
+  const shape: Shape = {
+    status,
+    code: code ?? nonEmpty(body.code) ?? errorCode(exception, body),
+  };
   if (Array.isArray(body.message)) {
     shape.message = VALIDATION_ERROR_MESSAGE;
-    shape.details = body.message;
+    shape.details = validationDetails(exception, body.message, mode);
   } else {
     shape.message = nonEmpty(body.message) ?? nonEmpty(exception.message);
   }
@@ -123,11 +143,14 @@ function httpExceptionShape(exception: Bag, status: number): Shape {
   return shape;
 }
 
-function readShape(exception: unknown): Shape | undefined {
+function readShape(
+  exception: unknown,
+  mode: ValidationDetailsMode | undefined,
+): Shape | undefined {
   if (!isObject(exception)) return undefined;
   if (typeof exception.getStatus === "function" && typeof exception.getResponse === "function") {
     const status = exception.getStatus();
-    return isHttpStatus(status, 400) ? httpExceptionShape(exception, status) : undefined;
+    return isHttpStatus(status, 400) ? httpExceptionShape(exception, status, mode) : undefined;
   }
   if ((exception as Record<symbol, unknown>)[LIBRARY_ERROR] !== true) return undefined;
   const code = ownCode(exception);
@@ -146,7 +169,7 @@ function safeShape(
       const shape = catalogErrorShape(exception, options.errorCatalog);
       return "missing" in shape ? shape.missing : shape;
     }
-    return readShape(exception);
+    return readShape(exception, options.validationDetails);
   } catch {
     return undefined; // a hostile getter or proxy: treat as unexpected
   }
@@ -155,7 +178,9 @@ function safeShape(
 /**
  * Resolves a thrown value. Code order: `errorCodeMapper` when it returns a
  * string (given the code otherwise used); else the exception's own code (a
- * `SafeException`'s catalog key, with the catalog's status and message); else
+ * `SafeException`'s catalog key, with the catalog's status and message; for
+ * an HTTP exception its `code`, its Nest 12 `errorCode` option, its body's
+ * `code`, its body's `errorCode`, the first non-empty one); else
  * `errorCodes`; else {@link DEFAULT_ERROR_CODES}; else
  * {@link fallbackErrorCode}. Anything unrecognised is a 500 whose message is
  * the generic title; so is a `SafeException` whose key is in no catalog, and

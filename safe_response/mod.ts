@@ -3,8 +3,8 @@
  * route plan, handler result or thrown value and a view of the exchange in,
  * status, headers and body out), the envelope and problem-details builders,
  * the default code and title maps, error resolution, pagination meta and
- * links, deprecation, sunset, rate-limit and request-id helpers, option
- * types, and the wire types (shared with `./client`). Usable from any
+ * links, deprecation, sunset, rate-limit, request-id and validation-details
+ * helpers, option types, and the wire types (shared with `./client`). Usable from any
  * framework (`Deno.serve`, Hono, Express); the Nest binding in
  * `./safe-response/nest` is a thin adapter over the `Responder`.
  *
@@ -46,3 +46,12 @@ export * from "./request_id.ts";
 export * from "./responder.ts";
 export * from "./settings.ts";
 export * from "./sort_filter.ts";
+export {
+  attachValidationFields,
+  describeValidationErrors,
+  MAX_VALIDATION_DETAIL_LENGTH,
+  MAX_VALIDATION_DETAILS,
+  type ValidationDetailsMode,
+  type ValidationErrorLike,
+  type ValidationFieldDetail,
+} from "./validation_details.ts";

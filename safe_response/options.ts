@@ -8,6 +8,8 @@ import type { ErrorCatalog } from "./error_catalog.ts";
 import type { ErrorCodeMapper } from "./error_resolution.ts";
 import type { FieldSelectionOptions } from "./field_selection.ts";
 import type { I18nAdapter } from "./i18n_adapter.ts";
+import type { LinkHeaderOption } from "./pagination_links.ts";
+import type { ValidationDetailsMode } from "./validation_details.ts";
 
 /**
  * Request-id tracking options.
@@ -65,11 +67,18 @@ export interface ContextOptions {
  * ```ts
  * import type { RateLimitOptions } from "@saferoute/api-kit/safe-response";
  * const rateLimit: RateLimitOptions = { headerPrefix: "RateLimit" };
+ * const ietf: RateLimitOptions = { standard: true };
  * ```
  */
 export interface RateLimitOptions {
   /** Header prefix; default `X-RateLimit`. */
   headerPrefix?: string;
+  /**
+   * Also read the IETF `RateLimit`/`RateLimit-Policy` fields (drafts -07 to
+   * -11; `parseStandardRateLimitHeaders`) when no `{headerPrefix}-*` header
+   * is set (default `false`).
+   */
+  standard?: boolean;
 }
 
 /**
@@ -177,10 +186,22 @@ export interface SafeResponseModuleOptions<Context = unknown> {
   suppressWarnings?: boolean;
   /** OpenAPI options. */
   swagger?: SwaggerOptions;
+  /**
+   * Pagination links of every paginated route in an RFC 8288 `Link` header:
+   * `true` (also, with `links`, in the body) or `"only"` (no body links);
+   * default `false`. A route's `linkHeader` wins.
+   */
+  linkHeader?: LinkHeaderOption;
   /** Field selection on every route (default off; the `FieldSelection` decorator wins). */
   fieldSelection?: boolean | FieldSelectionOptions;
   /** Catalog of the keys thrown with `SafeException`. */
   errorCatalog?: ErrorCatalog;
+  /**
+   * `details` of validation errors: `"messages"` (default; the message list)
+   * or `"fields"` (`[{ pointer, messages }]`, with JSON Pointers, from
+   * `safeValidationExceptionFactory`).
+   */
+  validationDetails?: ValidationDetailsMode;
   /** `meta.apiVersion` of every response (a route's Nest `@Version` wins over a string). */
   version?: ApiVersionOption<Context>;
   /**

@@ -3,11 +3,13 @@
  * request target's path and query only (never the `Host` header, nor the
  * authority of an absolute-form target), keep the other query parameters, and
  * replace `page`/`limit` (offset) or `cursor`/`limit` (cursor). No target
- * makes them throw.
+ * makes them throw. The same links can also be sent as an RFC 8288 `Link`
+ * header ({@link paginationLinkHeader}, the `linkHeader` option).
  *
  * @module
  */
 import type { PaginationLinks } from "../client/types.ts";
+import { linkValue } from "./_link_header.ts";
 import { originForm } from "./_request_target.ts";
 
 /**
@@ -94,4 +96,40 @@ export function cursorPaginationLinks(
     next: nextCursor === null ? null : link({ [CURSOR_QUERY_PARAM]: nextCursor, limit: withLimit }),
     last: null,
   };
+}
+
+/**
+ * Where pagination links go: `false` (the body only, as `links` says), `true`
+ * (also an RFC 8288 `Link` header) or `"only"` (the header, no body links).
+ *
+ * @example
+ * ```ts
+ * import type { LinkHeaderOption } from "@saferoute/api-kit/safe-response";
+ * const linkHeader: LinkHeaderOption = "only";
+ * ```
+ */
+export type LinkHeaderOption = boolean | "only";
+
+/** The relations of the `Link` header, in order (`self` is the request itself). */
+const LINK_RELATIONS = ["first", "prev", "next", "last"] as const;
+
+/**
+ * The RFC 8288 `Link` value of pagination links: `first`, `prev`, `next` and
+ * `last` (those that are not `null`), relative URIs as in the body, relation
+ * names quoted. `undefined` when there is none.
+ *
+ * @example
+ * ```ts
+ * import { offsetPaginationLinks, paginationLinkHeader } from "@saferoute/api-kit/safe-response";
+ * paginationLinkHeader(offsetPaginationLinks("/items", 1, 10, 2));
+ * // '</items?page=1&limit=10>; rel="first", </items?page=2&limit=10>; rel="next", '
+ * // + '</items?page=2&limit=10>; rel="last"'
+ * ```
+ */
+export function paginationLinkHeader(links: PaginationLinks): string | undefined {
+  const values = LINK_RELATIONS.flatMap((rel) => {
+    const uri = links[rel];
+    return typeof uri === "string" ? [linkValue(uri, rel)] : [];
+  });
+  return values.length === 0 ? undefined : values.join(", ");
 }

@@ -16,7 +16,9 @@
  *   configuration; per request only the exchange view is new.
  * - The query is read from the request target, never from a framework's
  *   parsed `query`, so every binding reads parameters the same way.
- * - Reply headers have "set" semantics (the final value of each header).
+ * - Reply headers have "set" semantics (the final value of each header); the
+ *   one header others may have set too, `Link`, is set to what was on the
+ *   response followed by this library's link-values (`routeHeaders`).
  * - The application's functions (options, i18n, the context store) are called
  *   through one guard: in {@link Responder.success} a failure throws an
  *   `Error` the binding passes to {@link Responder.error} (a logged, generic
@@ -31,6 +33,7 @@
 import type { ErrorMeta, ResponseMeta } from "../client/types.ts";
 import { redactApiKeys } from "../api_keys/mod.ts";
 import { callAppFunction, describeThrown } from "./_app_functions.ts";
+import { appendLinks } from "./_link_header.ts";
 import { originForm } from "./_request_target.ts";
 import type { DeprecationPlan } from "./deprecation_headers.ts";
 import { buildErrorBody, buildSuccessBody } from "./envelope.ts";
@@ -54,12 +57,13 @@ import {
   type PaginationSetting,
 } from "./pagination.ts";
 import { type ParsedPaginationQuery, parsePaginationQuery } from "./pagination_query.ts";
+import { type LinkHeaderOption, paginationLinkHeader } from "./pagination_links.ts";
 import {
   buildProblemDetails,
   PROBLEM_JSON_CONTENT_TYPE,
   problemTypeUri,
 } from "./problem_details.ts";
-import { parseRateLimitHeaders } from "./rate_limit.ts";
+import { readRateLimitHeaders } from "./rate_limit.ts";
 import { isSafeRequestId, resolveRequestId } from "./request_id.ts";
 import type { SafeResponseSettings } from "./settings.ts";
 import { isFilterMap, isSortInfo } from "./sort_filter.ts";
@@ -91,6 +95,8 @@ export interface RouteOptions {
   message?: string;
   /** Offset or cursor pagination (`Paginated`, `CursorPaginated`). */
   pagination?: PaginationSetting;
+  /** Pagination links in a `Link` header (default: the module option `linkHeader`). */
+  linkHeader?: LinkHeaderOption;
   /** Copy the result's `sort` into `meta.sort` (`SortMeta`). */
   sort?: boolean;
   /** Copy the result's `filters` into `meta.filters` (`FilterMeta`). */
@@ -132,6 +138,8 @@ export interface RoutePlan {
   readonly message?: string;
   /** Pagination, when on. */
   readonly pagination?: PaginationSetting;
+  /** Pagination links in a `Link` header (`"only"`: not in the body). */
+  readonly linkHeader: LinkHeaderOption;
   /** `meta.sort` on. */
   readonly sort: boolean;
   /** `meta.filters` on. */
@@ -441,6 +449,7 @@ export class Responder {
           moduleDefault === undefined
         ? paging
         : { ...paging, defaultLimit: clampLimit(moduleDefault, paging.maxLimit) },
+      linkHeader: route.linkHeader ?? settings.linkHeader,
       sort: route.sort === true,
       filter: route.filter === true,
       problemType: route.problemType,
@@ -496,6 +505,32 @@ export class Responder {
   }
 
   /**
+   * The headers a route adds to every reply (raw routes included): the
+   * deprecation headers, and one `Link` holding the `Link` already on the
+   * response (set by other middleware; never overwritten), then the
+   * route's deprecation links, then `link` (pagination links).
+   */
+  routeHeaders(
+    exchange: HttpExchange,
+    plan: RoutePlan | undefined,
+    link?: string,
+  ): Array<[string, string]> {
+    const headers: Array<[string, string]> = [];
+    const links: string[] = [];
+    for (const [name, value] of plan?.deprecation?.headers ?? []) {
+      if (name === "Link") links.push(value);
+      else headers.push([name, value]);
+    }
+    if (link !== undefined) links.push(link);
+    const value = appendLinks(
+      links.length === 0 ? undefined : exchange.responseHeader("Link"),
+      links,
+    );
+    if (value !== undefined) headers.push(["Link", value]);
+    return headers;
+  }
+
+  /**
    * The reply of a handler's `result`: the success envelope with its meta, or
    * the result itself on a raw route or for binary and stream results. Throws
    * when an application function fails, and when a paginated result's numbers
@@ -508,18 +543,18 @@ export class Responder {
     phase: RequestPhase & { plan: RoutePlan },
   ): Reply {
     const { plan } = phase;
-    const headers: Array<[string, string]> = plan.deprecation === undefined
-      ? []
-      : [...plan.deprecation.headers] as Array<[string, string]>;
     const current = exchange.status;
     const status = current !== undefined && current !== 200 ? current : plan.statusCode;
-    if (plan.raw || isPassthrough(result)) return { status, headers, body: result, wrapped: false };
+    if (plan.raw || isPassthrough(result)) {
+      return { status, headers: this.routeHeaders(exchange, plan), body: result, wrapped: false };
+    }
     const { settings } = this;
     const { transformResponse } = settings;
     const transformed = transformResponse === undefined
       ? result
       : this.#required("option `transformResponse`", () => transformResponse(result));
     const shaped = this.#shape(exchange, phase, transformed);
+    const headers = this.routeHeaders(exchange, plan, shaped.link);
     const requestId = this.requestId(exchange);
     if (requestId?.header !== undefined) headers.push(requestId.header);
     const body = buildSuccessBody({
@@ -548,10 +583,8 @@ export class Responder {
       const [line, stack] = describeThrown(thrown);
       this.#logError(resolved.reason ?? line, stack);
     }
-    const headers: Array<[string, string]> = phase.plan?.deprecation === undefined
-      ? []
-      : [...phase.plan.deprecation.headers] as Array<[string, string]>;
     try {
+      const headers = this.routeHeaders(exchange, phase.plan);
       const requestId = this.requestId(exchange);
       if (requestId?.header !== undefined) headers.push(requestId.header);
       const meta = this.#meta(undefined, exchange, phase, undefined);
@@ -595,19 +628,24 @@ export class Responder {
     }
   }
 
-  /** `data` and the meta it carries (pagination, sort, filters, fields) of a success. */
+  /**
+   * `data` and the meta it carries (pagination, sort, filters, fields) of a
+   * success, and the `Link` value of its pagination links (`linkHeader`).
+   */
   #shape(
     exchange: HttpExchange,
     phase: RequestPhase & { plan: RoutePlan },
     result: unknown,
-  ): { data: unknown; meta?: Bag } {
+  ): { data: unknown; meta?: Bag; link?: string } {
     const { plan } = phase;
     const { target } = exchange;
     let meta: Bag | undefined;
     let data = result;
+    let link: string | undefined;
     let source: Bag | undefined; // where `sort` and `filters` are read
     if (plan.pagination !== undefined) {
       const { kind, links } = plan.pagination;
+      const { linkHeader } = plan;
       const name = `${kind === "offset" ? "" : "Cursor"}PaginatedResult`;
       const fault = paginatedResultFault(kind, result);
       if (fault === "shape") this.#mismatch(plan, "pagination", `a ${name}`);
@@ -621,10 +659,14 @@ export class Responder {
         const given = hasLimits(plan.pagination)
           ? paginationQueryOf(exchange, phase).limit
           : undefined;
-        const input = { limit: given, requestTarget: links ? target : undefined };
+        const input = { limit: given, requestTarget: links || linkHeader ? target : undefined };
         const pagination = kind === "offset"
           ? buildPaginationMeta(result as PaginatedResult, input)
           : buildCursorPaginationMeta(result as CursorPaginatedResult, input);
+        if (linkHeader && pagination.links !== undefined) {
+          link = paginationLinkHeader(pagination.links);
+          if (!links || linkHeader === "only") delete pagination.links;
+        }
         meta = { pagination };
         source = result as Bag;
         data = source.data;
@@ -667,7 +709,7 @@ export class Responder {
         (meta ??= {}).fields = [...selection.fields];
       }
     }
-    return { data, meta };
+    return { data, meta, link };
   }
 
   /**
@@ -694,9 +736,9 @@ export class Responder {
       (typeof settings.version === "string" ? settings.version : undefined);
     if (apiVersion !== undefined) (meta ??= {}).apiVersion = apiVersion;
     if (settings.rateLimit !== undefined) {
-      const mirrored = parseRateLimitHeaders(
+      const mirrored = readRateLimitHeaders(
         (name) => exchange.responseHeader(name),
-        settings.rateLimit.headerPrefix,
+        settings.rateLimit,
       );
       if (mirrored !== undefined) (meta ??= {}).rateLimit ??= mirrored;
     }

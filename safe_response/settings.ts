@@ -10,6 +10,9 @@ import type { ErrorCodeMapper } from "./error_resolution.ts";
 import { type FieldSelectionSettings, resolveFieldSelection } from "./field_selection.ts";
 import { isHttpStatus } from "./http_status.ts";
 import type { I18nAdapter } from "./i18n_adapter.ts";
+import type { LinkHeaderOption } from "./pagination_links.ts";
+import { resolveLinkHeader } from "./_link_header.ts";
+import type { ValidationDetailsMode } from "./validation_details.ts";
 import type {
   ApiVersionOption,
   ContextOptions,
@@ -55,16 +58,20 @@ export interface SafeResponseSettings {
   context?: ContextOptions;
   /** `"auto"` (find nestjs-i18n) or an adapter, when on. */
   i18n?: "auto" | I18nAdapter;
-  /** Rate-limit mirroring, when on. */
-  rateLimit?: { headerPrefix: string };
+  /** Rate-limit mirroring, when on (`standard`: also the IETF fields). */
+  rateLimit?: { headerPrefix: string; standard: boolean };
   /** Silence shape warnings. */
   suppressWarnings: boolean;
   /** Error responses documented on every route. */
   globalErrors: readonly SafeErrorResponseConfig[];
+  /** Pagination links in a `Link` header (a route's `linkHeader` wins). */
+  linkHeader: LinkHeaderOption;
   /** Field selection of every route, when on. */
   fieldSelection?: FieldSelectionSettings;
   /** Catalog of `SafeException` keys. */
   errorCatalog?: ErrorCatalog;
+  /** `details` of validation errors: the message list or the field details. */
+  validationDetails: ValidationDetailsMode;
   /** `meta.apiVersion`: a string or a function of the request's context. */
   version?: ApiVersionOption;
   /** Page size of paginated routes without their own `defaultLimit`, when set. */
@@ -87,8 +94,10 @@ const KNOWN = new Set([
   "rateLimit",
   "suppressWarnings",
   "swagger",
+  "linkHeader",
   "fieldSelection",
   "errorCatalog",
+  "validationDetails",
   "version",
   "defaultLimit",
 ]);
@@ -197,13 +206,14 @@ function i18n(value: unknown): SafeResponseSettings["i18n"] {
 
 function rateLimit(value: unknown): SafeResponseSettings["rateLimit"] {
   if (value === undefined || value === false) return undefined;
-  const options = value === true ? {} : bag(value, "rateLimit", ["headerPrefix"]);
+  const options = value === true ? {} : bag(value, "rateLimit", ["headerPrefix", "standard"]);
   return {
     headerPrefix: header(
       options.headerPrefix,
       "rateLimit.headerPrefix",
       DEFAULT_RATE_LIMIT_HEADER_PREFIX,
     ),
+    standard: bool(options.standard, "rateLimit.standard", false),
   };
 }
 
@@ -278,11 +288,16 @@ export function resolveSettings<Context>(
     rateLimit: rateLimit(o.rateLimit),
     suppressWarnings: bool(o.suppressWarnings, "suppressWarnings", false),
     globalErrors: globalErrors(o.swagger),
+    linkHeader: resolveLinkHeader(o.linkHeader, "SafeResponseModule: option `linkHeader`"),
     fieldSelection: resolveFieldSelection(
       o.fieldSelection,
       "SafeResponseModule option fieldSelection",
     ),
     errorCatalog: errorCatalog(o.errorCatalog),
+    validationDetails: o.validationDetails === undefined || o.validationDetails === "messages" ||
+        o.validationDetails === "fields"
+      ? o.validationDetails ?? "messages"
+      : fail("validationDetails", '"messages" or "fields"'),
     version: version(o.version),
     defaultLimit: resolvePagination(
       "offset",

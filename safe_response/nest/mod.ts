@@ -2,10 +2,12 @@
  * Safe response for NestJS: `SafeResponseModule` (response interceptor,
  * global exception filter, request-id middleware) and the runtime route
  * decorators, a thin layer over the core's `Responder`
- * (`./safe-response`). Works on the Express and Fastify adapters and never
- * imports `@nestjs/swagger` (an optional peer): the decorators that also
- * document (`Deprecated`, `ProblemType`, `SkipGlobalErrors`, `SafeResponse`)
- * write swagger's metadata by key, read only when the app builds a document.
+ * (`./safe-response`), and `safeValidationExceptionFactory` for
+ * `ValidationPipe` (per-field validation details). Works on the Express and
+ * Fastify adapters and never imports `@nestjs/swagger` (an optional peer):
+ * the decorators that also document (`Deprecated`, `ProblemType`,
+ * `SkipGlobalErrors`, `SafeResponse`) write swagger's metadata by key, read
+ * only when the app builds a document.
  * The OpenAPI decorators and `applyGlobalErrors` live in
  * `./safe-response/openapi`. The `SafeResponse` type of the wire format lives
  * in `./safe-response` and `./client`; here `SafeResponse` is the decorator.
@@ -33,12 +35,14 @@
  * @module
  */
 export type { PaginationSetting } from "../pagination.ts";
+export type { ValidationErrorLike } from "../validation_details.ts";
 export {
   CursorPaginated,
   Deprecated,
   FieldSelection,
   FilterMeta,
   Paginated,
+  type PaginatedOptions,
   PaginationQuery,
   ProblemType,
   RawResponse,
@@ -51,6 +55,7 @@ export {
 } from "./safe_response.decorators.ts";
 export { SafeExceptionFilter } from "./deprecated_names.ts";
 export { SafeException } from "./safe_response.exception.ts";
+export { safeValidationExceptionFactory } from "./safe_validation.factory.ts";
 export {
   type ApiVersionContext,
   SafeResponseModule,

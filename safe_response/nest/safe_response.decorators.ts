@@ -36,6 +36,8 @@ import {
   resolvePagination,
 } from "../pagination.ts";
 import { MAX_CURSOR_LENGTH } from "../pagination_query.ts";
+import type { LinkHeaderOption } from "../pagination_links.ts";
+import { resolveLinkHeader } from "../_link_header.ts";
 import { resolveFieldSelection } from "../field_selection.ts";
 import { paginationQueryOf, type RouteOptions } from "../responder.ts";
 import { SAFE_RESPONSE_SCHEMAS } from "../openapi/_schemas.ts";
@@ -58,6 +60,7 @@ const KEYS = {
   message: "safe-response:message",
   successCode: "safe-response:success-code",
   pagination: "safe-response:pagination",
+  linkHeader: "safe-response:link-header",
   sort: "safe-response:sort",
   filter: "safe-response:filter",
   problemType: "safe-response:problem-type",
@@ -113,6 +116,7 @@ export function readRouteOptions(controller: object, handler: object): RouteOpti
     successCode: Reflect.getMetadata(KEYS.successCode, handler),
     message: get(KEYS.message),
     pagination: get(KEYS.pagination),
+    linkHeader: get(KEYS.linkHeader),
     sort: get(KEYS.sort),
     filter: get(KEYS.filter),
     problemType: get(KEYS.problemType),
@@ -203,6 +207,31 @@ export function SuccessCode(code: string): MethodDecorator {
 }
 
 /**
+ * Options of `Paginated` and `CursorPaginated`: the pagination options and
+ * `linkHeader`, where the links also go (`true`: an RFC 8288 `Link` header
+ * with `first`, `prev`, `next`, `last`, in addition to the body links of
+ * `links`; `"only"`: the header without body links; default: the module
+ * option `linkHeader`, else `false`).
+ *
+ * @example
+ * ```ts
+ * import type { PaginatedOptions } from "@saferoute/api-kit/safe-response/nest";
+ * const options: PaginatedOptions = { maxLimit: 100, linkHeader: "only" };
+ * ```
+ */
+export interface PaginatedOptions extends PaginationOptions {
+  /** Pagination links in a `Link` header: `true`, `"only"` (no body links) or `false`. */
+  linkHeader?: LinkHeaderOption;
+}
+
+/** The checked `linkHeader` of a pagination decorator's options, when given. */
+function linkHeaderOf(options: PaginatedOptions, name: string): LinkHeaderOption | undefined {
+  return options?.linkHeader === undefined
+    ? undefined
+    : resolveLinkHeader(options.linkHeader, `${name}: \`linkHeader\``);
+}
+
+/**
  * Offset pagination: the handler returns a `PaginatedResult`
  * (`{ data, total, page, limit }`); `data` becomes the envelope's `data` and
  * `meta.pagination` is computed. With `maxLimit` or `defaultLimit` (here or
@@ -215,6 +244,9 @@ export function SuccessCode(code: string): MethodDecorator {
  * meta reports the result's `limit`. `links` (default `false`) adds relative
  * links. The OpenAPI operation documents `page` and `limit` (minimum,
  * maximum, default).
+ * `linkHeader` (`true` or `"only"`) sends the links in an RFC 8288 `Link`
+ * header too (appended to any `Link` already set), `"only"` without the body
+ * links.
  *
  * @example
  * ```ts
@@ -235,8 +267,11 @@ export function SuccessCode(code: string): MethodDecorator {
  * }
  * ```
  */
-export function Paginated(options: PaginationOptions = {}): MethodDecorator & ClassDecorator {
-  return paginated(resolvePagination("offset", options, "Paginated"));
+export function Paginated(options: PaginatedOptions = {}): MethodDecorator & ClassDecorator {
+  return paginated(
+    resolvePagination("offset", options, "Paginated"),
+    linkHeaderOf(options, "Paginated"),
+  );
 }
 
 /**
@@ -244,7 +279,8 @@ export function Paginated(options: PaginationOptions = {}): MethodDecorator & Cl
  * (`{ data, nextCursor, hasMore, limit }`, optional `previousCursor`,
  * `totalCount`). Links use the `cursor` query parameter. `maxLimit` and
  * `defaultLimit` work as in {@link Paginated}, for `?cursor=` (at most 512
- * characters) and `?limit=`.
+ * characters) and `?limit=`. `linkHeader` as for
+ * `Paginated` (the `Link` header has no `last`).
  *
  * @example
  * ```ts
@@ -261,8 +297,13 @@ export function Paginated(options: PaginationOptions = {}): MethodDecorator & Cl
  * }
  * ```
  */
-export function CursorPaginated(options: PaginationOptions = {}): MethodDecorator & ClassDecorator {
-  return paginated(resolvePagination("cursor", options, "CursorPaginated"));
+export function CursorPaginated(
+  options: PaginatedOptions = {},
+): MethodDecorator & ClassDecorator {
+  return paginated(
+    resolvePagination("cursor", options, "CursorPaginated"),
+    linkHeaderOf(options, "CursorPaginated"),
+  );
 }
 
 /** The documented query parameters of `setting`: what `parsePaginationQuery` accepts. */
@@ -305,9 +346,14 @@ function paginationParameters({ kind, maxLimit, defaultLimit }: PaginationSettin
  * Stores `setting` and documents its query parameters, on the route or on
  * every route of a controller that has no pagination of its own.
  */
-function paginated(setting: PaginationSetting): MethodDecorator & ClassDecorator {
+function paginated(
+  setting: PaginationSetting,
+  linkHeader: LinkHeaderOption | undefined,
+): MethodDecorator & ClassDecorator {
   const parameters = paginationParameters(setting);
   return (target: object, _key?: string | symbol, descriptor?: PropertyDescriptor) => {
+    const holder = descriptor === undefined ? target : descriptor.value;
+    if (linkHeader !== undefined) Reflect.defineMetadata(KEYS.linkHeader, linkHeader, holder);
     if (descriptor !== undefined) {
       Reflect.defineMetadata(KEYS.pagination, setting, descriptor.value);
       markQueryParameters(descriptor.value, parameters);
@@ -491,9 +537,11 @@ export function ProblemType(typeUri: string): MethodDecorator & ClassDecorator {
  * (a bad date fails at startup). Responses, including errors thrown by the
  * handler (not by guards), carry `Deprecation: @<unix seconds of since>`
  * (`@0` without `since`), `Sunset: <HTTP-date>` when `sunset` is given,
- * `Link: <link>; rel="deprecation"` when `link` is given, and
- * `meta.deprecation`. The OpenAPI operation (of the route, or of every route
- * of a controller) gets `deprecated: true`.
+ * `Link: <link>; rel="deprecation"` when `link` is given,
+ * `Link: <sunsetLink>; rel="sunset"` when `sunsetLink` is given (both
+ * appended to any `Link` already set), and `meta.deprecation`. The OpenAPI
+ * operation (of the route, or of every route of a controller) gets
+ * `deprecated: true`.
  *
  * @example
  * ```ts
@@ -503,7 +551,12 @@ export function ProblemType(typeUri: string): MethodDecorator & ClassDecorator {
  * @Controller("v1/users")
  * class LegacyUsersController {
  *   @Get()
- *   @Deprecated({ since: "2026-01-01", sunset: "2027-01-01", link: "https://example.com/v2" })
+ *   @Deprecated({
+ *     since: "2026-01-01",
+ *     sunset: "2027-01-01",
+ *     link: "https://example.com/v2",
+ *     sunsetLink: "https://example.com/sunset-policy",
+ *   })
  *   list() {
  *     return [];
  *   }
@@ -624,7 +677,7 @@ export function SafeResponse(options: SafeResponseOptions = {}): MethodDecorator
  */
 export function endpointDecorators(options: {
   statusCode: number;
-  pagination?: PaginationOptions & { kind: "offset" | "cursor" };
+  pagination?: PaginatedOptions & { kind: "offset" | "cursor" };
   sort?: boolean;
   filter?: boolean;
   message?: string;
@@ -639,8 +692,8 @@ export function endpointDecorators(options: {
     SetMetadata(NEST_HTTP_CODE, httpStatusOption(options.statusCode, "SafeEndpoint")),
   ];
   if (pagination !== undefined) {
-    const { maxLimit, defaultLimit, links } = pagination;
-    const paging = { maxLimit, defaultLimit, links };
+    const { maxLimit, defaultLimit, links, linkHeader } = pagination;
+    const paging = { maxLimit, defaultLimit, links, linkHeader };
     decorators.push(pagination.kind === "offset" ? Paginated(paging) : CursorPaginated(paging));
   }
   if (options.sort === true) decorators.push(SortMeta());

@@ -68,7 +68,7 @@ export class SafeResponseInterceptor implements NestInterceptor {
     markPhase(request, phase);
     beginPagination(exchange, phase); // a bad pagination query is a 400 before the handler
     if (plan.raw) {
-      setHeaders(response, plan.deprecation?.headers ?? []);
+      setHeaders(response, responder.routeHeaders(exchange, plan));
       return next.handle();
     }
     return next.handle().pipe(map((result) => {

@@ -9,6 +9,7 @@
 import { buildErrorBody } from "../envelope.ts";
 import { fallbackErrorCode, isHttpStatus, lookupErrorCode, problemTitle } from "../http_status.ts";
 import type { SafeErrorResponseConfig } from "../options.ts";
+import { MAX_VALIDATION_DETAILS } from "../validation_details.ts";
 import {
   buildProblemDetails,
   PROBLEM_JSON_CONTENT_TYPE,
@@ -106,4 +107,52 @@ export function errorResponses(
     });
   }
   return responses;
+}
+
+/** `details` of validation errors with `validationDetails: "fields"`. */
+const FIELD_DETAILS_SCHEMA: OpenApiSchema = {
+  type: "array",
+  maxItems: MAX_VALIDATION_DETAILS,
+  items: {
+    type: "object",
+    required: ["pointer", "messages"],
+    properties: {
+      pointer: { type: "string", format: "json-pointer" },
+      messages: { type: "array", items: { type: "string" } },
+    },
+  },
+};
+
+/** Where `details` sits in each documented error body, by its component's `$ref`. */
+const DETAILS_AT: Record<string, (details: OpenApiSchema) => OpenApiSchema> = {
+  [schemaRef("SafeErrorResponse").$ref]: (details) => ({
+    type: "object",
+    properties: { error: { type: "object", properties: { details } } },
+  }),
+  [schemaRef("SafeProblemDetails").$ref]: (details) => ({
+    type: "object",
+    properties: { details },
+  }),
+};
+
+/**
+ * Documents the `details` of a 400 `response` (a validation error) as
+ * `[{ pointer, messages }]`, the shape `validationDetails: "fields"` sends:
+ * each error envelope or problem-details schema (a bare `$ref` to
+ * `SafeErrorResponse` or `SafeProblemDetails`) becomes
+ * `allOf: [$ref, { details narrowed }]`. Other schemas are left as they are,
+ * so applying it twice changes nothing.
+ */
+export function documentFieldDetails(response: unknown): void {
+  const content = (response as { content?: Record<string, { schema?: OpenApiSchema }> })
+    ?.content;
+  for (const media of Object.values(content ?? {})) {
+    const ref = media?.schema?.$ref;
+    const narrow = typeof ref === "string" && Object.keys(media.schema!).length === 1
+      ? DETAILS_AT[ref]
+      : undefined;
+    if (narrow !== undefined) {
+      media.schema = { allOf: [{ $ref: ref }, narrow(structuredClone(FIELD_DETAILS_SCHEMA))] };
+    }
+  }
 }

@@ -8,7 +8,7 @@
 import { SKIP_GLOBAL_ERRORS_EXTENSION } from "../nest/_swagger_metadata.ts";
 import type { SafeResponseModuleOptions } from "../nest/safe_response.module.ts";
 import { resolveSettings } from "../settings.ts";
-import { errorResponses } from "./_error_responses.ts";
+import { documentFieldDetails, errorResponses } from "./_error_responses.ts";
 import { DTO_SCHEMA_NAMES, type OpenApiSchema, SAFE_RESPONSE_SCHEMAS } from "./_schemas.ts";
 
 /**
@@ -44,7 +44,10 @@ interface OperationLike {
  * `options.problemDetails` they are documented as `application/problem+json`
  * (example `type` derived from `baseUrl`, else `about:blank`). Missing
  * component schemas (`SafeErrorResponse`, `SafeProblemDetails`, ...) are
- * added. Mutates and returns `document`; applying it twice changes nothing.
+ * added. With `options.validationDetails: "fields"`, the `details` of every
+ * documented 400 response (global or the route's own) is documented as
+ * `[{ pointer, messages }]`, the shape then sent for validation errors.
+ * Mutates and returns `document`; applying it twice changes nothing.
  * Options are validated as by `SafeResponseModule.register`.
  *
  * @example
@@ -80,21 +83,21 @@ export function applyGlobalErrors<T extends OpenApiDocumentLike>(
     errorCodes: settings.errorCodes,
     baseUrl: settings.problemDetails?.baseUrl,
   }, "applyGlobalErrors");
-  if (responses.size === 0) return document;
-  const components = document.components ??= {};
-  const schemas = components.schemas ??= {};
-  for (const [name, schema] of Object.entries(SAFE_RESPONSE_SCHEMAS)) {
-    schemas[name] ??= structuredClone(schema);
+  if (responses.size > 0) {
+    const components = document.components ??= {};
+    const schemas = components.schemas ??= {};
+    for (const [name, schema] of Object.entries(SAFE_RESPONSE_SCHEMAS)) {
+      schemas[name] ??= structuredClone(schema);
+    }
   }
-  for (const pathItem of Object.values(document.paths ?? {})) {
-    for (const method of METHODS) {
-      const operation = (pathItem as Record<string, OperationLike | undefined>)[method];
-      if (operation === undefined || operation[SKIP_GLOBAL_ERRORS_EXTENSION] === true) continue;
+  for (const operation of operationsOf(document)) {
+    if (responses.size > 0 && operation[SKIP_GLOBAL_ERRORS_EXTENSION] !== true) {
       const documented = operation.responses ??= {};
       for (const [status, response] of responses) {
         documented[status] ??= structuredClone(response) as OpenApiSchema;
       }
     }
+    if (settings.validationDetails === "fields") documentFieldDetails(operation.responses?.[400]);
   }
   return document;
 }
@@ -197,6 +200,16 @@ function rewriteRefs(document: object, renames: ReadonlyMap<string, string>): vo
     }
     for (const value of Object.values(record)) {
       if (typeof value === "object" && value !== null) pending.push(value);
+    }
+  }
+}
+
+/** Every operation of `document`. */
+function* operationsOf(document: OpenApiDocumentLike): Generator<OperationLike> {
+  for (const pathItem of Object.values(document.paths ?? {})) {
+    for (const method of METHODS) {
+      const operation = (pathItem as Record<string, OperationLike | undefined>)[method];
+      if (operation !== undefined) yield operation;
     }
   }
 }

@@ -8,6 +8,7 @@
  */
 import { applyDecorators } from "@nestjs/common";
 import type { DeprecatedOptions } from "../deprecation_headers.ts";
+import type { LinkHeaderOption } from "../pagination_links.ts";
 import { endpointDecorators } from "../nest/safe_response.decorators.ts";
 import type { SafeErrorResponseConfig } from "../options.ts";
 import { documentErrors } from "./safe_response.errors.ts";
@@ -73,6 +74,8 @@ export interface SafePaginatedEndpointOptions extends SafeEndpointCommonOptions 
   defaultLimit?: number;
   /** Add pagination links (default `false`). */
   links?: boolean;
+  /** Pagination links in a `Link` header: `true`, `"only"` (no body links), as `Paginated`. */
+  linkHeader?: LinkHeaderOption;
 }
 
 /**
@@ -113,6 +116,7 @@ function safeEndpoint(
         maxLimit: options.maxLimit,
         defaultLimit: options.defaultLimit,
         links: options.links,
+        linkHeader: options.linkHeader,
       },
     }),
     documentSuccess(model, status, options.description, shape, decorator),

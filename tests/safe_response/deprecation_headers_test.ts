@@ -34,3 +34,21 @@ describe("deprecation headers", () => {
     assert.throws(() => resolveDeprecation({ message: 3 as unknown as string }), TypeError);
   });
 });
+
+describe("Deprecated({ sunsetLink })", () => {
+  it('sends Link: <sunsetLink>; rel="sunset" (RFC 8594), after the deprecation link', () => {
+    const plan = resolveDeprecation({
+      sunset: "2027-01-01T00:00:00Z",
+      link: "https://example.com/v2",
+      sunsetLink: "https://example.com/sunset-policy",
+    });
+    assert.deepEqual(plan.headers, [
+      ["Deprecation", "@0"],
+      ["Sunset", "Fri, 01 Jan 2027 00:00:00 GMT"],
+      ["Link", '<https://example.com/v2>; rel="deprecation"'],
+      ["Link", '<https://example.com/sunset-policy>; rel="sunset"'],
+    ]);
+    assert.throws(() => resolveDeprecation({ sunsetLink: "a>b" }), /`sunsetLink`/);
+    assert.throws(() => resolveDeprecation({ sunsetLink: 3 as unknown as string }), /`sunsetLink`/);
+  });
+});

@@ -6,6 +6,7 @@ import {
   ApiKeyStorageError,
   ApiKeyValidationError,
 } from "../../api_keys/mod.ts";
+import { BadRequestException, HttpException, NotFoundException } from "@nestjs/common";
 import { SafeException } from "../../safe_response/error_catalog.ts";
 import { resolveError, VALIDATION_ERROR_MESSAGE } from "../../safe_response/error_resolution.ts";
 
@@ -178,5 +179,54 @@ describe("resolveError with a non-error status", () => {
       assert.equal(resolved.unexpected, true);
       assert.notEqual(resolved.message, "not an error");
     }
+  });
+});
+
+describe("resolveError with Nest 12's errorCode", () => {
+  it("takes errorCode (the option, else the body's) at the exception's own-code step", () => {
+    assert.equal(
+      resolveError(new BadRequestException("Email in use", { errorCode: "EMAIL_TAKEN" })).code,
+      "EMAIL_TAKEN",
+    );
+    assert.equal(
+      resolveError(new HttpException("Locked", 423, { errorCode: "ACCOUNT_LOCKED" })).code,
+      "ACCOUNT_LOCKED",
+    );
+    assert.equal(
+      resolveError(new HttpException({ message: "x", errorCode: "FROM_BODY" }, 409)).code,
+      "FROM_BODY",
+    );
+    // The library's own `code` comes first: the exception's, then its errorCode, then the body's.
+    assert.equal(
+      resolveError(
+        new HttpException({ message: "x", code: "BODY_CODE" }, 409, { errorCode: "OPT" }),
+      )
+        .code,
+      "OPT",
+    );
+    assert.equal(
+      resolveError(new HttpException({ message: "x", code: "BODY_CODE", errorCode: "E" }, 409))
+        .code,
+      "BODY_CODE",
+    );
+    // errorCodeMapper still wins, and is given the errorCode as the default code.
+    const seen: string[] = [];
+    const mapped = resolveError(new NotFoundException("x", { errorCode: "ITEM_GONE" }), {
+      errorCodeMapper: (_exception, { defaultCode }) => {
+        seen.push(defaultCode);
+        return "MAPPED";
+      },
+    });
+    assert.equal(mapped.code, "MAPPED");
+    assert.deepEqual(seen, ["ITEM_GONE"]);
+    // Without errorCode, Nest 12 exceptions resolve as before; an empty errorCode is ignored.
+    assert.equal(resolveError(new NotFoundException("x")).code, "NOT_FOUND");
+    assert.equal(resolveError(new HttpException("x", 409, { errorCode: "" })).code, "CONFLICT");
+  });
+
+  it("leaves Nest 10 and 11 exceptions (no errorCode field) as they were", () => {
+    // Nest 10/11's HttpException declares no errorCode: an `errorCode` key of its body is data.
+    const nest11 = httpException({ message: "x", errorCode: "NOT_A_CODE" }, 409);
+    assert.equal(resolveError(nest11).code, "CONFLICT");
   });
 });

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import {
   cursorPaginationLinks,
   offsetPaginationLinks,
+  paginationLinkHeader,
 } from "../../safe_response/pagination_links.ts";
 
 describe("pagination links", () => {
@@ -42,5 +43,32 @@ describe("pagination links", () => {
       next: "/feed?cursor=n+x&f=1&limit=20",
       last: null,
     });
+  });
+});
+
+describe("the pagination Link header (RFC 8288)", () => {
+  it("lists first, prev, next and last with quoted relation names, as the body links", () => {
+    const links = offsetPaginationLinks("/items?q=a&page=2", 2, 10, 3);
+    assert.equal(
+      paginationLinkHeader(links),
+      '</items?q=a&page=1&limit=10>; rel="first", </items?q=a&page=1&limit=10>; rel="prev", ' +
+        '</items?q=a&page=3&limit=10>; rel="next", </items?q=a&page=3&limit=10>; rel="last"',
+    );
+    // null links (no prev on page 1, no last with cursors) are left out.
+    assert.equal(
+      paginationLinkHeader(cursorPaginationLinks("/feed", 20, "n", null)),
+      '</feed?limit=20>; rel="first", </feed?cursor=n&limit=20>; rel="next"',
+    );
+  });
+
+  it("percent-encodes what cannot sit between < and > in a header", () => {
+    const header = paginationLinkHeader({
+      self: "/x",
+      first: '/a b<c>"d\\\r\ne\u00e9\ud800',
+      prev: null,
+      next: null,
+      last: null,
+    });
+    assert.equal(header, '</a%20b%3Cc%3E%22d\\%0D%0Ae%C3%A9%EF%BF%BD>; rel="first"');
   });
 });

@@ -130,6 +130,78 @@ describe("Responder.success", () => {
     assert.deepEqual(logs.warnings, []);
   });
 
+  it("sends pagination links in a Link header with linkHeader, appended to any Link set", () => {
+    const { responder: r } = responder();
+    const result = { data: [1], total: 30, page: 2, limit: 10 };
+    const offset = (links: boolean) => resolvePagination("offset", { links }, "test");
+    const both = r.success(result, exchange("/items?page=2"), {
+      plan: r.plan({ pagination: offset(true), linkHeader: true }),
+    });
+    const header = '</items?page=1&limit=10>; rel="first", </items?page=1&limit=10>; rel="prev", ' +
+      '</items?page=3&limit=10>; rel="next", </items?page=3&limit=10>; rel="last"';
+    assert.deepEqual(both.headers, [["Link", header]]);
+    assert.equal(
+      ((bodyOf(both.body).meta!.pagination as Bag).links as Bag).next,
+      "/items?page=3&limit=10",
+    );
+    // "only": the header without body links; links: false with linkHeader: true, the same.
+    for (
+      const plan of [
+        r.plan({ pagination: offset(true), linkHeader: "only" }),
+        r.plan({ pagination: offset(false), linkHeader: true }),
+      ]
+    ) {
+      const reply = r.success(result, exchange("/items?page=2"), { plan });
+      assert.deepEqual(reply.headers, [["Link", header]]);
+      assert.equal((bodyOf(reply.body).meta!.pagination as Bag).links, undefined);
+    }
+    // Another middleware's Link (one value or several lines) and the deprecation links are kept.
+    const deprecation = resolveDeprecation({ link: "/docs/v2", sunsetLink: "/sunset" });
+    const plan = r.plan({ pagination: offset(false), linkHeader: "only", deprecation });
+    const appended = r.success(
+      result,
+      exchange("/items?page=2", { response: { link: ['</a>; rel="alternate"', "</b>; rel=up"] } }),
+      { plan },
+    );
+    assert.deepEqual(appended.headers.find(([name]) => name === "Link"), [
+      "Link",
+      '</a>; rel="alternate", </b>; rel=up, </docs/v2>; rel="deprecation", ' +
+      `</sunset>; rel="sunset", ${header}`,
+    ]);
+    // A value already on the response (set for this request before) is not repeated.
+    const again = r.success(result, exchange("/items?page=2", { response: { link: header } }), {
+      plan: r.plan({ pagination: offset(false), linkHeader: true }),
+    });
+    assert.deepEqual(again.headers, [["Link", header]]);
+    // Errors keep another middleware's Link too.
+    const error = r.error(
+      new Error("x"),
+      exchange("/", { response: { link: '</a>; rel="alternate"' } }),
+      { plan },
+    );
+    assert.deepEqual(error.headers.find(([name]) => name === "Link"), [
+      "Link",
+      '</a>; rel="alternate", </docs/v2>; rel="deprecation", </sunset>; rel="sunset"',
+    ]);
+  });
+
+  it("takes linkHeader from the module option unless the route sets it", () => {
+    const { responder: r } = responder({ linkHeader: "only" });
+    const pagination = resolvePagination("cursor", { links: true }, "test");
+    const result = { data: ["a"], nextCursor: "n", hasMore: true, limit: 1 };
+    const moduleWide = r.success(result, exchange("/feed"), { plan: r.plan({ pagination }) });
+    assert.deepEqual(moduleWide.headers, [[
+      "Link",
+      '</feed?limit=1>; rel="first", </feed?cursor=n&limit=1>; rel="next"',
+    ]]);
+    assert.equal((bodyOf(moduleWide.body).meta!.pagination as Bag).links, undefined);
+    const off = r.success(result, exchange("/feed"), {
+      plan: r.plan({ pagination, linkHeader: false }),
+    });
+    assert.deepEqual(off.headers, []);
+    assert.notEqual((bodyOf(off.body).meta!.pagination as Bag).links, undefined);
+  });
+
   it("warns once per route when a result does not fit its decorators", () => {
     const { responder: r, logs } = responder();
     const plan = r.plan({
@@ -199,6 +271,22 @@ describe("Responder.success", () => {
         .meta!.apiVersion,
       "3",
     );
+  });
+
+  it("mirrors the IETF RateLimit fields with rateLimit.standard, X-RateLimit-* first", () => {
+    const { responder: r } = responder({ rateLimit: { standard: true } });
+    const plan = r.plan({});
+    const standard = { ratelimit: '"burst";r=4;t=9', "ratelimit-policy": '"burst";q=5;w=10' };
+    const meta = (response: Bag) =>
+      bodyOf(r.success(1, exchange("/", { response }), { plan }).body).meta?.rateLimit;
+    assert.deepEqual(meta(standard), { limit: 5, remaining: 4, reset: 9 });
+    assert.deepEqual(meta({ ...standard, "x-ratelimit-remaining": "1" }), {
+      limit: 0,
+      remaining: 1,
+      reset: 0,
+    });
+    const error = r.error(new Error("x"), exchange("/", { response: standard }));
+    assert.deepEqual(bodyOf(error.body).meta?.rateLimit, { limit: 5, remaining: 4, reset: 9 });
   });
 
   it("formats the timestamp with dateFormatter", () => {

@@ -19,7 +19,7 @@ describe("resolveSettings", () => {
       swagger: { globalErrors: [401] },
     });
     assert.equal(on.requestId?.headerName, "X-Request-Id");
-    assert.equal(on.rateLimit?.headerPrefix, "X-RateLimit");
+    assert.deepEqual(on.rateLimit, { headerPrefix: "X-RateLimit", standard: false });
     assert.equal(on.i18n, "auto");
     assert.deepEqual(on.globalErrors, [401]);
   });
@@ -33,5 +33,40 @@ describe("resolveSettings", () => {
         /^TypeError: SafeResponseModule option: `defaultLimit` must be a positive integer$/,
       );
     }
+  });
+});
+
+describe("resolveSettings rateLimit", () => {
+  it("reads the IETF fields only with standard: true", () => {
+    assert.deepEqual(resolveSettings({ rateLimit: { standard: true } }).rateLimit, {
+      headerPrefix: "X-RateLimit",
+      standard: true,
+    });
+    assert.throws(
+      () => resolveSettings({ rateLimit: { standard: "yes" as unknown as boolean } }),
+      /option `rateLimit.standard` must be a boolean/,
+    );
+  });
+});
+
+describe("resolveSettings linkHeader", () => {
+  it('is false by default, else true or "only"', () => {
+    assert.equal(resolveSettings().linkHeader, false);
+    assert.equal(resolveSettings({ linkHeader: "only" }).linkHeader, "only");
+    assert.throws(
+      () => resolveSettings({ linkHeader: "header" as unknown as boolean }),
+      /SafeResponseModule: option `linkHeader` must be true, false or "only"/,
+    );
+  });
+});
+
+describe("resolveSettings validationDetails", () => {
+  it('is "messages" by default, else "fields"', () => {
+    assert.equal(resolveSettings().validationDetails, "messages");
+    assert.equal(resolveSettings({ validationDetails: "fields" }).validationDetails, "fields");
+    assert.throws(
+      () => resolveSettings({ validationDetails: "pointers" as "fields" }),
+      /option `validationDetails` must be "messages" or "fields"/,
+    );
   });
 });

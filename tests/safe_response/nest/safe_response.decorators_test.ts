@@ -29,6 +29,11 @@ describe("runtime decorators", () => {
       () => CursorPaginated({ maxLimit: 5, defaultLimit: 6 }),
       /^TypeError: CursorPaginated: `defaultLimit` must be at most `maxLimit`$/,
     );
+    assert.throws(
+      () => Paginated({ linkHeader: "yes" as unknown as boolean }),
+      /Paginated: `linkHeader` must be true, false or "only"/,
+    );
+    assert.throws(() => Deprecated({ sunsetLink: "<evil>" }), /`sunsetLink`/);
     assert.throws(() => SuccessCode(""), /non-empty string/);
     assert.throws(() => ResponseMessage(""), /non-empty string/);
     assert.throws(() => ProblemType("has space"), /must be a URI/);
@@ -53,6 +58,7 @@ describe("runtime decorators", () => {
       create() {}
 
       @Get()
+      @CursorPaginated({ linkHeader: "only" })
       list() {}
     }
     const create = readRouteOptions(Routes, Routes.prototype.create);
@@ -68,5 +74,7 @@ describe("runtime decorators", () => {
     assert.equal(list.raw, true);
     assert.equal(list.message, "Class");
     assert.equal(list.statusCode, 200);
+    assert.equal(list.linkHeader, "only");
+    assert.equal(create.linkHeader, undefined);
   });
 });

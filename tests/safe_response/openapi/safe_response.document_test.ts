@@ -253,3 +253,94 @@ describe("applySchemaNames", () => {
     );
   });
 });
+
+@Controller("v")
+class ValidatingController {
+  @Get("own")
+  @ApiSafeErrorResponse(400, { code: "BAD_INPUT" })
+  own() {}
+
+  @Get("plain")
+  @SafeResponse()
+  plain() {}
+}
+
+@Module({ controllers: [ValidatingController] })
+class ValidatingModule {}
+
+async function validatingDocument(): Promise<Json> {
+  const app = await NestFactory.create(ValidatingModule, { logger: false });
+  try {
+    await app.init();
+    return SwaggerModule.createDocument(app, new DocumentBuilder().build());
+  } finally {
+    await app.close();
+  }
+}
+
+describe('applyGlobalErrors with validationDetails: "fields"', () => {
+  const FIELDS_SCHEMA = {
+    type: "array",
+    maxItems: 50,
+    items: {
+      type: "object",
+      required: ["pointer", "messages"],
+      properties: {
+        pointer: { type: "string", format: "json-pointer" },
+        messages: { type: "array", items: { type: "string" } },
+      },
+    },
+  };
+
+  it("documents details as [{ pointer, messages }] on every 400, the route's own included", async () => {
+    const document = applyGlobalErrors(await validatingDocument(), {
+      validationDetails: "fields",
+      swagger: { globalErrors: [400, 401] },
+    });
+    const { paths } = document;
+    for (const path of ["/v/own", "/v/plain"]) {
+      const { schema } = paths[path].get.responses[400].content["application/json"];
+      assert.equal(schema.allOf[0].$ref, "#/components/schemas/SafeErrorResponse");
+      assert.deepEqual(schema.allOf[1].properties.error.properties.details, FIELDS_SCHEMA);
+    }
+    assert.deepEqual(paths["/v/plain"].get.responses[401].content["application/json"].schema, {
+      $ref: "#/components/schemas/SafeErrorResponse",
+    });
+    const once = structuredClone(document);
+    assert.deepEqual(
+      applyGlobalErrors(document, {
+        validationDetails: "fields",
+        swagger: { globalErrors: [400] },
+      }),
+      once,
+    );
+    await SwaggerParser.validate(structuredClone(document));
+  });
+
+  it("documents problem details' details the same way", async () => {
+    const document = applyGlobalErrors(await validatingDocument(), {
+      validationDetails: "fields",
+      problemDetails: true,
+      swagger: { globalErrors: [400] },
+    });
+    const { schema } = document.paths["/v/plain"].get.responses[400]
+      .content["application/problem+json"];
+    assert.equal(schema.allOf[0].$ref, "#/components/schemas/SafeProblemDetails");
+    assert.deepEqual(schema.allOf[1].properties.details, FIELDS_SCHEMA);
+  });
+
+  it('leaves the default ("messages") document as it was', async () => {
+    const options = { swagger: { globalErrors: [400] } };
+    const document = applyGlobalErrors(await validatingDocument(), options);
+    assert.deepEqual(
+      applyGlobalErrors(await validatingDocument(), { ...options, validationDetails: "messages" }),
+      document,
+    );
+    assert.deepEqual(
+      document.paths["/v/own"].get.responses[400].content["application/json"].schema,
+      {
+        $ref: "#/components/schemas/SafeErrorResponse",
+      },
+    );
+  });
+});
