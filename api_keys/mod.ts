@@ -152,3 +152,4 @@ export {
   type PublicRevocationHandler,
   type PublicRevocationOptions,
 } from "./public_revocation.ts";
+export type { PrismaLike } from "./deprecated_names.ts";

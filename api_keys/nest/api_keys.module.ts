@@ -150,6 +150,7 @@ function buildModule(optionsProvider: Provider, imports: DynamicModule["imports"
       ApiKeysGuard,
       API_KEYS_CONTEXT_WRITER,
       API_KEYS_CLIENT_IP_RESOLVER,
+      API_KEYS_MODULE_OPTIONS, // for the deprecated API_KEYS_OPTIONS alias
     ],
   };
 }

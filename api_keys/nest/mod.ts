@@ -65,3 +65,4 @@ export {
   trustedProxyClientIpResolver,
   type TrustedProxyClientIpResolverOptions,
 } from "./api_keys.client_ip.ts";
+export { API_KEYS_OPTIONS, ENVIRONMENT_METADATA, SCOPE_METADATA } from "./deprecated_names.ts";
