@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { BadRequestException, Controller, Get, UseGuards } from "@nestjs/common";
+import { Controller, Get, UseGuards } from "@nestjs/common";
 import { ApiOperation, ApiProperty, ApiSecurity, ApiTags } from "@nestjs/swagger";
 import { ApiKeysGuard, RequireScope } from "../../api_keys/nest/mod.ts";
 import type { CursorPaginatedResult } from "../../safe_response/mod.ts";
@@ -11,7 +11,8 @@ import { CursorPaginated } from "../../safe_response/nest/mod.ts";
 import { ApiCursorPaginatedSafeResponse } from "../../safe_response/openapi/mod.ts";
 import { ApiKeyThrottlerGuard } from "../api-key-throttler.guard.ts";
 import { ValidQuery } from "../validation.ts";
-import { FEED_MAX_LIMIT, FeedQuery } from "./feed.query.ts";
+import { FEED_MAX_LIMIT, feedPage } from "./feed.ts";
+import { FeedQuery } from "./feed.query.ts";
 
 /** One feed entry. */
 export class FeedEvent {
@@ -29,42 +30,6 @@ export class FeedEvent {
   at!: string;
 }
 
-/** Entries in the feed. */
-export const FEED_SIZE = 37;
-
-const TYPES: FeedEvent["type"][] = ["project.created", "project.renamed", "project.archived"];
-const EVENTS: readonly FeedEvent[] = Array.from({ length: FEED_SIZE }, (_, i) => {
-  const n = FEED_SIZE - i; // newest first
-  return {
-    id: `evt_${String(n).padStart(3, "0")}`,
-    type: TYPES[n % TYPES.length],
-    projectId: `prj_${String((n % 42) + 1).padStart(3, "0")}`,
-    at: new Date(Date.UTC(2025, 5, 1) + n * 3_600_000).toISOString(),
-  };
-});
-
-/** Opaque cursor of an offset (base64url of its decimal form). */
-function encodeCursor(offset: number): string {
-  return btoa(String(offset)).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
-}
-
-function decodeCursor(cursor: string): number {
-  let offset = NaN;
-  try {
-    const text = atob(cursor.replace(/-/g, "+").replace(/_/g, "/"));
-    if (/^\d{1,6}$/.test(text)) offset = Number(text);
-  } catch {
-    // not base64: rejected below
-  }
-  if (!(offset >= 0 && offset < FEED_SIZE)) {
-    throw new BadRequestException({
-      code: "INVALID_CURSOR",
-      message: "cursor must be a nextCursor or previousCursor returned by the feed",
-    });
-  }
-  return offset;
-}
-
 /** The activity feed. */
 @ApiTags("feed")
 @ApiSecurity("api-key")
@@ -78,16 +43,6 @@ export class FeedController {
   @RequireScope("feed", "read")
   @CursorPaginated({ maxLimit: FEED_MAX_LIMIT, links: true })
   list(@ValidQuery(FeedQuery) query: FeedQuery): CursorPaginatedResult<FeedEvent> {
-    const offset = query.cursor === undefined ? 0 : decodeCursor(query.cursor);
-    const limit = Math.min(query.limit ?? 5, FEED_MAX_LIMIT);
-    const end = offset + limit;
-    return {
-      data: EVENTS.slice(offset, end),
-      nextCursor: end < FEED_SIZE ? encodeCursor(end) : null,
-      previousCursor: offset > 0 ? encodeCursor(Math.max(0, offset - limit)) : null,
-      hasMore: end < FEED_SIZE,
-      limit,
-      totalCount: FEED_SIZE,
-    };
+    return feedPage(query);
   }
 }

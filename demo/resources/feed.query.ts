@@ -7,8 +7,7 @@ import { ApiPropertyOptional } from "@nestjs/swagger";
 import { Type } from "class-transformer";
 import { IsInt, IsOptional, IsString, Matches, Min } from "class-validator";
 
-/** Largest feed page; larger `limit` values are clamped to it. */
-export const FEED_MAX_LIMIT = 20;
+export { FEED_MAX_LIMIT } from "./feed.ts";
 
 /** Cursor and size of a feed page. */
 export class FeedQuery {

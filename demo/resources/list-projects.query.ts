@@ -8,9 +8,6 @@ import { Type } from "class-transformer";
 import { IsIn, IsInt, IsOptional, IsString, Length, Matches, Min } from "class-validator";
 import type { ProjectStatus } from "./project.ts";
 
-/** Largest page size; larger `limit` values are clamped to it. */
-export const PROJECTS_MAX_LIMIT = 50;
-
 /** Page, sort, filters and selected fields of the projects list. */
 export class ListProjectsQuery {
   /** Page number, from 1 (default 1). */
