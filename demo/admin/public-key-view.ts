@@ -6,7 +6,7 @@
  * @module
  */
 import { ApiProperty, ApiPropertyOptional } from "@nestjs/swagger";
-import type { ApiKeyRecord, Environment } from "../../api_keys/mod.ts";
+import type { Environment } from "../../api_keys/mod.ts";
 
 /** Condition of a key, read from its timestamps. */
 export type KeyStatus = "active" | "revoked" | "expired" | "rotated";

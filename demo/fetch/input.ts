@@ -40,8 +40,9 @@ type Kind = "string" | "number" | "string[]" | "scopes";
 function hasKind(value: unknown, kind: Kind): boolean {
   switch (kind) {
     case "string":
+      return typeof value === "string";
     case "number":
-      return typeof value === kind;
+      return typeof value === "number";
     case "string[]":
       return Array.isArray(value) && value.every((item) => typeof item === "string");
     case "scopes":
