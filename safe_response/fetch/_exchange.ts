@@ -77,12 +77,24 @@ export class FetchExchange implements HttpExchange {
 
 const JSON_CONTENT_TYPE = "application/json";
 
-/** Response headers: the handler's, then the reply's (set semantics). */
-function headersOf(reply: Reply, context: RequestContext | undefined, json: boolean): Headers {
-  const headers = context?.touched ?? new Headers();
-  if (json) headers.set("Content-Type", JSON_CONTENT_TYPE);
-  for (const [name, value] of reply.headers) headers.set(name, value);
-  return headers;
+/**
+ * Response headers: the handler's, then the reply's (set semantics). When the
+ * handler set none, a list of pairs (the reply's names are distinct and its
+ * own `Content-Type` comes last), which `Response` reads without a `Headers`.
+ */
+function headersOf(
+  reply: Reply,
+  context: RequestContext | undefined,
+  json: boolean,
+): Headers | Array<[string, string]> {
+  const touched = context?.touched;
+  if (touched === undefined) {
+    const own = reply.headers.some(([name]) => name.toLowerCase() === "content-type");
+    return json && !own ? [["Content-Type", JSON_CONTENT_TYPE], ...reply.headers] : reply.headers;
+  }
+  if (json) touched.set("Content-Type", JSON_CONTENT_TYPE);
+  for (const [name, value] of reply.headers) touched.set(name, value);
+  return touched;
 }
 
 /**
@@ -103,7 +115,7 @@ export function toResponse(reply: Reply, context: RequestContext | undefined): R
     return new Response(text, { status, headers: headersOf(reply, context, true) });
   }
   if (body instanceof Response) {
-    const headers = headersOf(reply, context, false);
+    const headers = new Headers(context?.touched);
     body.headers.forEach((value, name) => headers.set(name, value));
     for (const [name, value] of reply.headers) headers.set(name, value);
     return new Response(body.body, { status: body.status, statusText: body.statusText, headers });
