@@ -68,7 +68,9 @@ export function peerAddress(info: unknown): string | undefined {
  * defaultFetchClientIp(request, { remoteAddr: { hostname: "127.0.0.1" } }); // "127.0.0.1"
  * ```
  */
-export const defaultFetchClientIp: FetchClientIpResolver = (_request, info) => peerAddress(info);
+export function defaultFetchClientIp(_request: Request, info: unknown): string | undefined {
+  return peerAddress(info);
+}
 
 /**
  * Builds a resolver for servers behind your own proxies: it starts at the
