@@ -281,3 +281,19 @@ describe("apiKeyErrorResponse", () => {
     assert.ok(!text.includes("hunter2"));
   });
 });
+
+describe("log", () => {
+  it("a log function that throws never fails the request", async () => {
+    const { service, key } = await setup();
+    const handler = createApiKeyAuthorizer(service, {
+      clientIp: () => {
+        throw new Error("resolver down");
+      },
+      log: () => {
+        throw new Error("log down");
+      },
+    }).protect(() => new Response("ok"));
+    const response = await handler(get({ "x-api-key": key }), info());
+    assert.equal(await response.text(), "ok");
+  });
+});

@@ -353,6 +353,27 @@ describe("createSafeFetch options", () => {
     assert.throws(() => safe.route({}, "x" as never), /`handler` must be a function/);
   });
 
+  it("a logger that throws never fails the response", async () => {
+    const safe = createSafeFetch({
+      logger: {
+        warn: () => {
+          throw new Error("warn down");
+        },
+        error: () => {
+          throw new Error("error down");
+        },
+      },
+    });
+    const boom = await read(
+      await safe.route({}, () => {
+        throw new Error("boom");
+      })(at("/")),
+    );
+    assert.equal(boom.status, 500);
+    const shape = await read(await safe.route({ paginated: true }, () => [1])(at("/")));
+    assert.equal(shape.status, 200);
+  });
+
   it("warns once per route about a result without the declared shape", async () => {
     const { safe, lines } = safeWith();
     const handler = safe.route({ paginated: true, route: "Items.list" }, () => [1]);
