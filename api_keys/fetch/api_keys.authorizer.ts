@@ -81,7 +81,10 @@ export interface ApiKeyAuthorizerOptions extends ApiKeyRequirements {
    * default response sent.
    */
   onError?: ApiKeyErrorResponder;
-  /** Where failures of `clientIp` and `onError` are logged (default `console.error`). */
+  /**
+   * Where failures of `clientIp` and `onError` are logged (default
+   * `console.error`); its own failure is ignored.
+   */
   log?: (line: string) => void;
 }
 
@@ -280,8 +283,16 @@ export function createApiKeyAuthorizer(
   const resolveClientIp = optionalFunction<FetchClientIpResolver>(options.clientIp, "clientIp") ??
     defaultFetchClientIp;
   const onError = optionalFunction<ApiKeyErrorResponder>(options.onError, "onError");
-  const log = optionalFunction<(line: string) => void>(options.log, "log") ??
+  const sink = optionalFunction<(line: string) => void>(options.log, "log") ??
     ((line: string) => console.error(line));
+  /** Logs `line`; a failing log function is ignored (it must never fail a request). */
+  const log = (line: string): void => {
+    try {
+      sink(line);
+    } catch {
+      // nothing left to report it to
+    }
+  };
 
   /** The resolver's answer; a throw or rejection is logged and means unknown. */
   const clientIpOf = (request: Request, info: unknown) => {

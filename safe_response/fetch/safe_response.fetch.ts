@@ -41,7 +41,10 @@ import { FetchExchange, RequestContext, type SafeContext, toResponse } from "./_
  * ```
  */
 export interface SafeFetchOptions extends SafeResponseModuleOptions<Request> {
-  /** Where warnings and unexpected errors are logged (default: the console; API keys redacted). */
+  /**
+   * Where warnings and unexpected errors are logged (default: the console; API
+   * keys redacted); its own failures are ignored.
+   */
   logger?: ResponderLogger;
   /**
    * Reads the request-context store of the `context` option (required with
@@ -234,7 +237,27 @@ function splitOptions(options: SafeFetchOptions) {
   if (module.context !== undefined && contextStore === undefined) {
     throw new TypeError("createSafeFetch: option `context` needs `contextStore`");
   }
-  return { logger, contextStore, module };
+  return { logger: logger === undefined ? undefined : contained(logger), contextStore, module };
+}
+
+/** `logger` whose failures are ignored: logging must never fail a response. */
+function contained(logger: ResponderLogger): ResponderLogger {
+  return {
+    warn: (message) => {
+      try {
+        logger.warn(message);
+      } catch {
+        // nothing left to report it to
+      }
+    },
+    error: (message, stack) => {
+      try {
+        logger.error(message, stack);
+      } catch {
+        // nothing left to report it to
+      }
+    },
+  };
 }
 
 /**
