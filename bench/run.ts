@@ -7,7 +7,7 @@
  * deno task bench                  # everything, about 5-6 minutes per runtime
  * deno task bench --quick          # smoke run, one to two minutes per runtime
  * deno task bench --deno-only      # or --node-only
- * deno task bench --only core,http # any of core, in_process, http, memory
+ * deno task bench --only core,http # any of core, in_process, http, memory, fetch (Deno only)
  * ```
  *
  * Benchmarks never fail the test suite: this script is not part of
@@ -22,7 +22,9 @@ import { join } from "node:path";
 import process from "node:process";
 import { buildNodeBench, NODE_OUT, ROOT } from "./node_build.ts";
 
-const SCRIPTS = ["core", "in_process", "http", "memory"];
+const SCRIPTS = ["core", "in_process", "http", "memory", "fetch"];
+/** Scripts of Deno-only features (`fetch`: the Fetch bindings against a bare `Deno.serve`). */
+const DENO_ONLY = ["fetch"];
 const argv = process.argv.slice(2);
 const quick = argv.includes("--quick");
 const onlyIndex = argv.indexOf("--only");
@@ -105,6 +107,7 @@ for (const runtime of runtimes) {
     await buildNodeBench();
   }
   for (const script of SCRIPTS.filter((s) => only.includes(s))) {
+    if (runtime === "node" && DENO_ONLY.includes(script)) continue;
     const ok = runtime === "deno"
       ? run(Deno.execPath(), ["run", "-A", join(ROOT, `bench/${script}.ts`), ...extra])
       : run("node", [join(NODE_OUT, `${script}.mjs`), ...extra], {

@@ -10,13 +10,14 @@
  */
 import { type DynamicModule, Module } from "@nestjs/common";
 import { ThrottlerModule } from "@nestjs/throttler";
-import type { ApiKeyStorage } from "../api_keys/mod.ts";
+import { ApiKeysService, type ApiKeyStorage } from "../api_keys/mod.ts";
 import { ApiKeysModule } from "../api_keys/nest/mod.ts";
 import { SafeResponseModule, type SafeResponseModuleOptions } from "../safe_response/nest/mod.ts";
 import { AdminKeysController } from "./admin/admin-keys.controller.ts";
 import { TenantKeysService } from "./admin/tenant-keys.service.ts";
 import { ApiKeyThrottlerGuard } from "./api-key-throttler.guard.ts";
 import { demoClientIpResolver } from "./client_ip.ts";
+import { DEFAULT_RATE_LIMIT, RATE_LIMIT_MESSAGE, RATE_LIMIT_WINDOW_MS } from "./limits.ts";
 import { PageController } from "./page.controller.ts";
 import type { PageAssets } from "./page_assets.ts";
 import type { DemoPeppers } from "./peppers.ts";
@@ -27,9 +28,6 @@ import { ProjectsController } from "./resources/projects.controller.ts";
 import { ProjectsStore } from "./resources/projects.store.ts";
 import { WhoAmIController } from "./resources/whoami.controller.ts";
 import { DEMO_KEY_STORAGE, DEMO_PAGE_ASSETS } from "./tokens.ts";
-
-/** Requests a key may make per minute on routes without their own limit. */
-export const DEFAULT_RATE_LIMIT = 100;
 
 /** What the demo module is built from. */
 export interface DemoAppOptions {
@@ -58,8 +56,8 @@ export class DemoAppModule {
         }),
         SafeResponseModule.register(options.safeResponse),
         ThrottlerModule.forRoot({
-          throttlers: [{ name: "default", ttl: 60_000, limit: DEFAULT_RATE_LIMIT }],
-          errorMessage: "Too many requests for this API key: wait for the window to reset",
+          throttlers: [{ name: "default", ttl: RATE_LIMIT_WINDOW_MS, limit: DEFAULT_RATE_LIMIT }],
+          errorMessage: RATE_LIMIT_MESSAGE,
         }),
       ],
       controllers: [
@@ -76,7 +74,12 @@ export class DemoAppModule {
         { provide: DEMO_PAGE_ASSETS, useValue: options.pageAssets },
         ApiKeyThrottlerGuard,
         ProjectsStore,
-        TenantKeysService,
+        {
+          provide: TenantKeysService,
+          useFactory: (keys: ApiKeysService, storage: ApiKeyStorage) =>
+            new TenantKeysService(keys, storage),
+          inject: [ApiKeysService, DEMO_KEY_STORAGE],
+        },
       ],
     };
   }

@@ -18,18 +18,9 @@ import {
   defaultApiKeyClientIpResolver,
 } from "../api_keys/nest/mod.ts";
 import type { DemoAdapter } from "./cli.ts";
+import { DEMO_TRUSTED_PROXIES } from "./proxies.ts";
 
-/**
- * The demo's proxies: their addresses, not a hop count, since the demo is
- * also reached directly (a hop count would trust the direct client's header).
- *
- * @example
- * ```ts
- * import { DEMO_TRUSTED_PROXIES } from "./client_ip.ts";
- * DEMO_TRUSTED_PROXIES; // ["127.0.0.1", "::1"]
- * ```
- */
-export const DEMO_TRUSTED_PROXIES: readonly string[] = Object.freeze(["127.0.0.1", "::1"]);
+export { DEMO_TRUSTED_PROXIES };
 
 /**
  * The HTTP adapter of the demo, trusting {@link DEMO_TRUSTED_PROXIES} only.

@@ -218,7 +218,7 @@ export interface RequestPhase {
 /**
  * What to send: status, headers (final values) and body. `wrapped` is
  * `false` when the body is the handler's own result (raw routes, binary and
- * stream results).
+ * stream results, a Web `Response`).
  *
  * @example
  * ```ts
@@ -278,12 +278,15 @@ const CONSOLE_LOGGER: ResponderLogger = {
   error: (message, stack) => console.error(message, ...(stack === undefined ? [] : [stack])),
 };
 
-/** Results sent as they are: binary data and streams (Node streams, Nest's `StreamableFile`). */
+/**
+ * Results sent as they are: binary data, streams (Node streams, Nest's
+ * `StreamableFile`) and Web `Response`s (a Fetch handler's own answer).
+ */
 function isPassthrough(data: unknown): boolean {
   if (typeof data !== "object" || data === null) return false;
   return data instanceof Uint8Array || data instanceof ArrayBuffer ||
-    data instanceof ReadableStream || typeof (data as Bag).pipe === "function" ||
-    typeof (data as Bag).getStream === "function";
+    data instanceof ReadableStream || data instanceof Response ||
+    typeof (data as Bag).pipe === "function" || typeof (data as Bag).getStream === "function";
 }
 
 /** The query of a request target. */

@@ -19,8 +19,8 @@ function sourceFiles(dir: string): string[] {
 }
 
 describe("architecture", () => {
-  for (const core of ["api_keys/", "safe_response/"]) {
-    it(`${core} core imports nothing from Nest, rxjs, Node or the Nest bindings`, () => {
+  for (const core of ["api_keys/", "safe_response/", "api_keys/fetch/", "safe_response/fetch/"]) {
+    it(`${core} imports nothing from Nest, rxjs, Node or the Nest bindings`, () => {
       for (const file of sourceFiles(core)) {
         for (const specifier of importsOf(file)) {
           assert.doesNotMatch(specifier, /^(@nestjs\/|rxjs|node:|reflect-metadata)|\/nest\//, file);
@@ -44,6 +44,17 @@ describe("architecture", () => {
       importsOf(file).includes("@nestjs/swagger")
     );
     assert.ok(openapi.length > 0);
+  });
+
+  it("the Fetch bindings import no npm package, and ./api-keys/fetch nothing of safe-response", () => {
+    for (const file of sourceFiles("api_keys/fetch/")) {
+      for (const specifier of importsOf(file)) assert.match(specifier, /^\.\.?\/[\w.]+\.ts$/, file);
+    }
+    for (const file of sourceFiles("safe_response/fetch/")) {
+      for (const specifier of importsOf(file)) {
+        assert.match(specifier, /^\.\.?\/[\w./]+\.ts$/, file);
+      }
+    }
   });
 
   it("client/ imports nothing outside itself", () => {

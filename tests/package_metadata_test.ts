@@ -12,14 +12,16 @@ describe("package metadata", () => {
     }
   });
 
-  it("exports the seven documented subpaths", () => {
+  it("exports the nine documented subpaths", () => {
     assert.deepEqual(Object.keys(denoJson.exports).sort(), [
       ".",
       "./api-keys",
+      "./api-keys/fetch",
       "./api-keys/nest",
       "./api-keys/postgres",
       "./client",
       "./safe-response",
+      "./safe-response/fetch",
       "./safe-response/nest",
       "./safe-response/openapi",
     ]);

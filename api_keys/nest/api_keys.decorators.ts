@@ -6,8 +6,8 @@
  * @module
  */
 import { createParamDecorator, type ExecutionContext, SetMetadata } from "@nestjs/common";
-import { assertScopeLevel } from "../scopes.ts";
-import type { Environment, RequiredScope, ScopeLevel } from "../types.ts";
+import { requiredEnvironmentOf, requiredScopeOf } from "../_route_requirements.ts";
+import type { Environment, ScopeLevel } from "../types.ts";
 import { API_KEYS_ENVIRONMENT_METADATA, API_KEYS_SCOPE_METADATA } from "./api_keys.constants.ts";
 import { getApiKeyContext } from "./api_keys.guard.ts";
 
@@ -43,12 +43,7 @@ export function RequireScope(
   resource: string,
   level: ScopeLevel,
 ): MethodDecorator & ClassDecorator {
-  if (typeof resource !== "string" || resource.trim() === "") {
-    throw new TypeError("RequireScope: resource must be a non-empty string");
-  }
-  assertScopeLevel(level, "RequireScope: level");
-  const required: RequiredScope = Object.freeze({ resource, level });
-  return SetMetadata(API_KEYS_SCOPE_METADATA, required);
+  return SetMetadata(API_KEYS_SCOPE_METADATA, requiredScopeOf(resource, level, "RequireScope"));
 }
 
 /**
@@ -73,10 +68,10 @@ export function RequireScope(
  * ```
  */
 export function RequireEnvironment(environment: Environment): MethodDecorator & ClassDecorator {
-  if (environment !== "live" && environment !== "test") {
-    throw new TypeError('RequireEnvironment: environment must be "live" or "test"');
-  }
-  return SetMetadata(API_KEYS_ENVIRONMENT_METADATA, environment);
+  return SetMetadata(
+    API_KEYS_ENVIRONMENT_METADATA,
+    requiredEnvironmentOf(environment, "RequireEnvironment"),
+  );
 }
 
 /**

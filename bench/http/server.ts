@@ -1,6 +1,7 @@
 /**
  * One benchmark server: `server.ts <platform> <variant> [--keys N] [--keys-file PATH]
- * [--cache-max N]`. Prints `{"port": N}` when listening on 127.0.0.1, then
+ * [--cache-max N]`; `server.ts deno-serve bare` is a bare `Deno.serve` handler
+ * answering `ITEM` as JSON (the floor of the Fetch benchmark, Deno only). Prints `{"port": N}` when listening on 127.0.0.1, then
  * answers each stdin line `stats` with one JSON line of its CPU time and
  * memory (`memory`: the same after a GC, when the runtime exposes one);
  * `exit` closes it.
@@ -11,9 +12,9 @@ import process from "node:process";
 import { writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { ApiKeysService } from "../../api_keys/mod.ts";
-import { createBenchApp, type Platform, type Variant } from "./apps.ts";
+import { createBenchApp, ITEM, type Platform, type Variant } from "./apps.ts";
 
-const [platform, variant] = process.argv.slice(2) as [Platform, Variant];
+const [platform, variant] = process.argv.slice(2) as [Platform | "deno-serve", Variant];
 const flag = (name: string) => {
   const index = process.argv.indexOf(name);
   return index === -1 ? undefined : process.argv[index + 1];
@@ -21,12 +22,35 @@ const flag = (name: string) => {
 const keyCount = Number(flag("--keys") ?? 0);
 const cacheMax = flag("--cache-max");
 
-const app = await createBenchApp(platform, variant, {
-  cache: cacheMax === undefined ? undefined : { maxEntries: Number(cacheMax) },
-});
-await app.listen(0, "127.0.0.1");
+/** A bare `Deno.serve` server: what one request costs Deno without any framework. */
+function bareDenoServe() {
+  const deno = (globalThis as unknown as {
+    Deno: {
+      serve(
+        options: { port: number; hostname: string; onListen(): void },
+        handler: () => Response,
+      ): { addr: { port: number }; shutdown(): Promise<void> };
+    };
+  }).Deno;
+  const server = deno.serve(
+    { port: 0, hostname: "127.0.0.1", onListen: () => {} },
+    () => Response.json(ITEM),
+  );
+  return {
+    port: server.addr.port,
+    close: () => server.shutdown(),
+  };
+}
+
+const fetchServer = platform === "deno-serve" ? bareDenoServe() : undefined;
+const app = fetchServer === undefined
+  ? await createBenchApp(platform as Platform, variant, {
+    cache: cacheMax === undefined ? undefined : { maxEntries: Number(cacheMax) },
+  })
+  : undefined;
+await app?.listen(0, "127.0.0.1");
 const keys: string[] = [];
-if (keyCount > 0) {
+if (app !== undefined && keyCount > 0) {
   const service = app.get(ApiKeysService);
   for (let i = 0; i < keyCount; i++) {
     const scopes = [{ resource: "items", level: "read" as const }];
@@ -34,7 +58,7 @@ if (keyCount > 0) {
   }
   writeFileSync(flag("--keys-file")!, keys.join("\n"));
 }
-const port = (app.getHttpServer().address() as { port: number }).port;
+const port = fetchServer?.port ?? (app!.getHttpServer().address() as { port: number }).port;
 console.log(JSON.stringify({ port }));
 
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -50,7 +74,7 @@ createInterface({ input: process.stdin }).on("line", async (line) => {
       heapTotal: memory.heapTotal,
     }));
   } else if (line === "exit") {
-    await app.close();
+    await (fetchServer?.close() ?? app!.close());
     process.exit(0);
   }
 });

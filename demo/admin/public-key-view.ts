@@ -6,7 +6,7 @@
  * @module
  */
 import { ApiProperty, ApiPropertyOptional } from "@nestjs/swagger";
-import type { ApiKeyRecord, Environment } from "../../api_keys/mod.ts";
+import type { Environment } from "../../api_keys/mod.ts";
 
 /** Condition of a key, read from its timestamps. */
 export type KeyStatus = "active" | "revoked" | "expired" | "rotated";
@@ -60,43 +60,4 @@ export class PublicKeyView {
   createdAt!: string;
 }
 
-const iso = (date: Date | null): string | null => date === null ? null : date.toISOString();
-
-/** The condition of `record` at `now`; revocation wins, then expiry, then rotation. */
-export function keyStatus(record: ApiKeyRecord, now: Date): KeyStatus {
-  if (record.revokedAt !== null) return "revoked";
-  if (record.expiresAt !== null && record.expiresAt.getTime() <= now.getTime()) return "expired";
-  if (record.rotatedAt !== null || record.replacedByKeyId !== null) return "rotated";
-  return "active";
-}
-
-/**
- * Copies the public fields of `record`.
- *
- * @example
- * ```ts
- * import type { ApiKeyRecord } from "../../api_keys/mod.ts";
- * import { toPublicKeyView } from "./public-key-view.ts";
- * declare const record: ApiKeyRecord;
- * "hash" in toPublicKeyView(record, new Date()); // false
- * ```
- */
-export function toPublicKeyView(record: ApiKeyRecord, now: Date): PublicKeyView {
-  return {
-    id: record.id,
-    tenantId: record.tenantId,
-    name: record.name,
-    environment: record.environment,
-    prefix: record.prefix,
-    scopes: [...record.scopes],
-    allowedIpCidrs: [...(record.allowedIpCidrs ?? [])],
-    status: keyStatus(record, now),
-    lastUsedAt: iso(record.lastUsedAt),
-    expiresAt: iso(record.expiresAt),
-    revokedAt: iso(record.revokedAt),
-    rotatedAt: iso(record.rotatedAt),
-    replacedByKeyId: record.replacedByKeyId,
-    createdBy: record.createdBy,
-    createdAt: record.createdAt.toISOString(),
-  };
-}
+export { keyStatus, toPublicKeyView } from "./key_view.ts";

@@ -7,22 +7,22 @@
  *
  * @module
  */
-import { ForbiddenException, Inject, Injectable } from "@nestjs/common";
 import {
   type ApiKeyContext,
   ApiKeyOperationError,
   type ApiKeyRecord,
-  ApiKeysService,
+  type ApiKeysService,
   type ApiKeyStorage,
   ApiKeyValidationError,
   flattenScopes,
   normalizeAllowedIpCidrs,
 } from "../../api_keys/mod.ts";
-import { DEMO_KEY_STORAGE } from "../tokens.ts";
+import { DemoHttpError } from "../http_error.ts";
 import type { CreateKeyDto } from "./create-key.dto.ts";
 import type { IssuedKey, RotatedKey } from "./issued-key.ts";
 import { findEscalation, type KeyPowers } from "./no-escalation.ts";
-import { type PublicKeyView, toPublicKeyView } from "./public-key-view.ts";
+import { toPublicKeyView } from "./key_view.ts";
+import type { PublicKeyView } from "./public-key-view.ts";
 import type { RotateKeyDto } from "./rotate-key.dto.ts";
 
 /**
@@ -48,7 +48,7 @@ function canonicalAllowlist(entries: string[] | undefined): string[] {
 function assertNoEscalation(admin: KeyPowers, key: KeyPowers, which: "new" | "target"): void {
   const exceeds = findEscalation(admin, key);
   if (exceeds === null) return;
-  throw new ForbiddenException({
+  throw new DemoHttpError(403, {
     code: ESCALATION_REFUSED,
     message: which === "new"
       ? "The admin key cannot issue a key more powerful than itself"
@@ -57,17 +57,16 @@ function assertNoEscalation(admin: KeyPowers, key: KeyPowers, which: "new" | "ta
   });
 }
 
-/** Admin operations scoped to the calling key's tenant. */
-@Injectable()
+/**
+ * Admin operations scoped to the calling key's tenant. Framework-free, for
+ * both demo servers (the Nest one provides it with a factory).
+ */
 export class TenantKeysService {
   readonly #service: ApiKeysService;
   readonly #storage: ApiKeyStorage;
 
   /** Builds the service over the library's key service and the same storage. */
-  constructor(
-    @Inject(ApiKeysService) service: ApiKeysService,
-    @Inject(DEMO_KEY_STORAGE) storage: ApiKeyStorage,
-  ) {
+  constructor(service: ApiKeysService, storage: ApiKeyStorage) {
     this.#service = service;
     this.#storage = storage;
   }

@@ -6,12 +6,6 @@
 import { ApiPropertyOptional } from "@nestjs/swagger";
 import { Allow, IsOptional, IsString, Matches } from "class-validator";
 
-/** Largest feed page; larger `limit` values are clamped to it. */
-export const FEED_MAX_LIMIT = 20;
-
-/** Feed page size when the request gives none. */
-export const FEED_DEFAULT_LIMIT = 5;
-
 /**
  * The feed's own rule for `cursor` (one it issued); `cursor` and `limit` are
  * parsed, clamped and documented by `CursorPaginated` and read with

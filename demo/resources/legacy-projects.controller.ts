@@ -12,10 +12,8 @@ import { Deprecated } from "../../safe_response/nest/mod.ts";
 import { ApiSafeResponse } from "../../safe_response/openapi/mod.ts";
 import { ApiKeyThrottlerGuard } from "../api-key-throttler.guard.ts";
 import { Project } from "./project.ts";
+import { LEGACY_DEPRECATION } from "./projects.ts";
 import { ProjectsStore } from "./projects.store.ts";
-
-/** Sunset of the legacy route. */
-export const LEGACY_SUNSET = "2030-01-01T00:00:00Z";
 
 /** The first version of the projects list, kept until its sunset. */
 @ApiTags("projects")
@@ -35,12 +33,7 @@ export class LegacyProjectsController {
   @ApiOperation({ summary: "Deprecated: first five projects (use GET /api/projects)" })
   @ApiSafeResponse(Project, { isArray: true })
   @RequireScope("projects", "read")
-  @Deprecated({
-    since: "2025-01-01T00:00:00Z",
-    sunset: LEGACY_SUNSET,
-    message: "Use GET /api/projects, which paginates",
-    link: "/docs#/projects",
-  })
+  @Deprecated(LEGACY_DEPRECATION)
   list(@CurrentApiKey() apiKey: ApiKeyContext): Project[] {
     return this.#store.all(apiKey.tenantId).slice(0, 5);
   }

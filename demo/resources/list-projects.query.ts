@@ -7,12 +7,6 @@ import { ApiPropertyOptional } from "@nestjs/swagger";
 import { Allow, IsIn, IsOptional, IsString, Length, Matches } from "class-validator";
 import type { ProjectStatus } from "./project.ts";
 
-/** Largest page size; larger `limit` values are clamped to it. */
-export const PROJECTS_MAX_LIMIT = 50;
-
-/** Page size when the request gives none. */
-export const PROJECTS_DEFAULT_LIMIT = 10;
-
 /**
  * Sort, filters and selected fields of the projects list. `page` and `limit`
  * are parsed, clamped and documented by `Paginated` (the handler reads them

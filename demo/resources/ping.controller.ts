@@ -10,9 +10,7 @@ import { Throttle } from "@nestjs/throttler";
 import { ApiKeysGuard } from "../../api_keys/nest/mod.ts";
 import { ApiSafeResponse } from "../../safe_response/openapi/mod.ts";
 import { ApiKeyThrottlerGuard } from "../api-key-throttler.guard.ts";
-
-/** Requests per minute and key on `/api/ping`. */
-export const PING_LIMIT = 3;
+import { PING_LIMIT, RATE_LIMIT_WINDOW_MS } from "../limits.ts";
 
 /** What `GET /api/ping` answers. */
 export class Pong {
@@ -31,7 +29,7 @@ export class PingController {
   @Get()
   @ApiOperation({ summary: "Rate-limited to 3 requests a minute per key" })
   @ApiSafeResponse(Pong)
-  @Throttle({ default: { limit: PING_LIMIT, ttl: 60_000 } })
+  @Throttle({ default: { limit: PING_LIMIT, ttl: RATE_LIMIT_WINDOW_MS } })
   ping(): Pong {
     return { pong: true };
   }

@@ -15,11 +15,7 @@ import {
   RequireEnvironment,
   RequireScope,
 } from "../../api_keys/nest/mod.ts";
-import {
-  type OffsetPaginationQuery,
-  type PaginatedResult,
-  SafeException,
-} from "../../safe_response/mod.ts";
+import type { OffsetPaginationQuery, PaginatedResult } from "../../safe_response/mod.ts";
 import {
   FieldSelection,
   FilterMeta,
@@ -36,19 +32,20 @@ import {
   ApiSafeResponse,
 } from "../../safe_response/openapi/mod.ts";
 import { ApiKeyThrottlerGuard } from "../api-key-throttler.guard.ts";
-import { type DemoErrorKey, DemoErrors } from "../errors.ts";
+import { DemoErrors } from "../errors.ts";
 import { ValidBody, ValidQuery } from "../validation.ts";
 import { CreateProjectDto } from "./create-project.dto.ts";
+import { ListProjectsQuery } from "./list-projects.query.ts";
+import { Project } from "./project.ts";
 import {
-  ListProjectsQuery,
+  archiveProject,
+  findProject,
+  listProjects,
+  PROJECT_NOT_FOUND_TYPE,
   PROJECTS_DEFAULT_LIMIT,
   PROJECTS_MAX_LIMIT,
-} from "./list-projects.query.ts";
-import { Project } from "./project.ts";
+} from "./projects.ts";
 import { ProjectsStore } from "./projects.store.ts";
-
-/** Problem type of `GET /api/projects/:id` for an unknown id. */
-export const PROJECT_NOT_FOUND_TYPE = "https://example.com/problems/project-not-found";
 
 /** Projects of the caller's tenant. */
 @ApiTags("projects")
@@ -81,24 +78,7 @@ export class ProjectsController {
     @ValidQuery(ListProjectsQuery) query: ListProjectsQuery,
     @PaginationQuery() { page, limit = PROJECTS_DEFAULT_LIMIT }: OffsetPaginationQuery,
   ): PaginatedResult<Project> {
-    const field = query.sort ?? "createdAt";
-    const order = query.order ?? "asc";
-    const filters: Record<string, string> = {};
-    if (query.status !== undefined) filters.status = query.status;
-    if (query.q !== undefined) filters.q = query.q;
-    const needle = query.q?.toLowerCase();
-    const matching = this.#store.all(apiKey.tenantId)
-      .filter((project) => query.status === undefined || project.status === query.status)
-      .filter((project) => needle === undefined || project.name.toLowerCase().includes(needle))
-      .sort((a, b) => a[field].localeCompare(b[field]) * (order === "asc" ? 1 : -1));
-    return {
-      data: matching.slice((page - 1) * limit, page * limit),
-      total: matching.length,
-      page,
-      limit,
-      sort: { field, order },
-      filters,
-    };
+    return listProjects(this.#store, apiKey.tenantId, { ...query, page, limit });
   }
 
   /** One project; an unknown id is the catalog's 404, typed `PROJECT_NOT_FOUND_TYPE`. */
@@ -111,7 +91,7 @@ export class ProjectsController {
   @RequireScope("projects", "read")
   @ProblemType(PROJECT_NOT_FOUND_TYPE)
   get(@CurrentApiKey() apiKey: ApiKeyContext, @Param("id") id: string): Project {
-    return this.#find(apiKey.tenantId, id);
+    return findProject(this.#store, apiKey.tenantId, id);
   }
 
   /** Archives an active project; `live` keys with `projects:write` only. */
@@ -124,11 +104,7 @@ export class ProjectsController {
   @RequireScope("projects", "write")
   @SuccessCode("PROJECT_ARCHIVED")
   archive(@CurrentApiKey() apiKey: ApiKeyContext, @Param("id") id: string): Project {
-    const project = this.#find(apiKey.tenantId, id);
-    if (project.status === "archived") {
-      throw new SafeException<DemoErrorKey>("PROJECT_ALREADY_ARCHIVED", { details: { id } });
-    }
-    return this.#store.setStatus(project, "archived");
+    return archiveProject(this.#store, apiKey.tenantId, id);
   }
 
   /** Creates a project; `live` keys with `projects:write` only. */
@@ -144,14 +120,5 @@ export class ProjectsController {
     @ValidBody(CreateProjectDto) body: CreateProjectDto,
   ): Project {
     return this.#store.add(apiKey.tenantId, body.name, body.status ?? "active");
-  }
-
-  /** The tenant's project `id`, or the catalog's `PROJECT_NOT_FOUND`. */
-  #find(tenantId: string, id: string): Project {
-    const project = this.#store.find(tenantId, id);
-    if (project === undefined) {
-      throw new SafeException<DemoErrorKey>("PROJECT_NOT_FOUND", { details: { id } });
-    }
-    return project;
   }
 }

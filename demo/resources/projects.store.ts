@@ -4,7 +4,6 @@
  *
  * @module
  */
-import { Injectable } from "@nestjs/common";
 import type { Project, ProjectStatus } from "./project.ts";
 
 /** Projects every tenant starts with. */
@@ -37,8 +36,7 @@ function seededProjects(): Project[] {
   }));
 }
 
-/** The projects of each tenant. */
-@Injectable()
+/** The projects of each tenant (no dependencies: Nest builds it without `@Injectable`). */
 export class ProjectsStore {
   readonly #byTenant = new Map<string, Project[]>();
 

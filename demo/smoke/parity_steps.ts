@@ -89,8 +89,15 @@ export async function runParitySteps(api: RunStep, keys: DemoKeys): Promise<void
   });
 }
 
-/** The catalog error as problem details, on the problem-details server. */
-export async function runParityProblemSteps(problem: RunStep, keys: DemoKeys): Promise<void> {
+/**
+ * The catalog error as problem details, on the problem-details server, and
+ * (when the server has `openapi`) the global errors its document shows.
+ */
+export async function runParityProblemSteps(
+  problem: RunStep,
+  keys: DemoKeys,
+  openapi = true,
+): Promise<void> {
   await problem({
     title: "error catalog as problem details: type from the key",
     method: "POST",
@@ -106,6 +113,7 @@ export async function runParityProblemSteps(problem: RunStep, keys: DemoKeys): P
         )
         : "not problem details",
   });
+  if (!openapi) return;
   await problem({
     title: "OpenAPI global errors as problem details",
     path: "/openapi.json",

@@ -29,7 +29,7 @@ import {
 } from "@nestjs/common";
 import { type DeprecatedOptions, resolveDeprecation } from "../deprecation_headers.ts";
 import type { FieldSelectionOptions } from "../field_selection.ts";
-import { isHttpStatus, reasonPhrase } from "../http_status.ts";
+import { reasonPhrase } from "../http_status.ts";
 import {
   type PaginationOptions,
   type PaginationSetting,
@@ -40,6 +40,7 @@ import type { LinkHeaderOption } from "../pagination_links.ts";
 import { resolveLinkHeader } from "../_link_header.ts";
 import { resolveFieldSelection } from "../field_selection.ts";
 import { paginationQueryOf, type RouteOptions } from "../responder.ts";
+import { httpStatusOption, nonEmptyOption, problemTypeOption } from "../_route_checks.ts";
 import { SAFE_RESPONSE_SCHEMAS } from "../openapi/_schemas.ts";
 import {
   markDeprecatedOperation,
@@ -74,22 +75,6 @@ const NEST_HTTP_CODE = "__httpCode__";
 
 /** Nest's `RequestMethod.POST`. */
 const POST = 1;
-
-/**
- * `status` when it is an HTTP status (100-599); else throws naming `decorator`.
- *
- * @example
- * ```ts
- * import { httpStatusOption } from "./safe_response.decorators.ts";
- * httpStatusOption(201, "SafeEndpoint"); // 201
- * ```
- */
-export function httpStatusOption(status: unknown, decorator: string): number {
-  if (!isHttpStatus(status)) {
-    throw new TypeError(`${decorator}: \`statusCode\` must be an HTTP status (100-599)`);
-  }
-  return status;
-}
 
 /**
  * The route options the decorators set on `handler` (over its `controller`),
@@ -170,10 +155,7 @@ export function RawResponse(): MethodDecorator & ClassDecorator {
  * ```
  */
 export function ResponseMessage(message: string): MethodDecorator & ClassDecorator {
-  if (typeof message !== "string" || message === "") {
-    throw new TypeError("ResponseMessage: `message` must be a non-empty string");
-  }
-  return SetMetadata(KEYS.message, message);
+  return SetMetadata(KEYS.message, nonEmptyOption(message, "ResponseMessage: `message`"));
 }
 
 /**
@@ -196,10 +178,7 @@ export function ResponseMessage(message: string): MethodDecorator & ClassDecorat
  * ```
  */
 export function SuccessCode(code: string): MethodDecorator {
-  if (typeof code !== "string" || code === "") {
-    throw new TypeError("SuccessCode: `code` must be a non-empty string");
-  }
-  const setCode = SetMetadata(KEYS.successCode, code);
+  const setCode = SetMetadata(KEYS.successCode, nonEmptyOption(code, "SuccessCode: `code`"));
   return (target, key, descriptor) => {
     if (descriptor === undefined) throw new TypeError("SuccessCode applies to methods only");
     setCode(target, key, descriptor);
@@ -523,9 +502,7 @@ export function FieldSelection(
  * ```
  */
 export function ProblemType(typeUri: string): MethodDecorator & ClassDecorator {
-  if (typeof typeUri !== "string" || typeUri === "" || /\s/.test(typeUri)) {
-    throw new TypeError("ProblemType: `typeUri` must be a URI");
-  }
+  problemTypeOption(typeUri, "ProblemType: `typeUri`");
   return applyDecorators(
     SetMetadata(KEYS.problemType, typeUri),
     markExtension(PROBLEM_TYPE_EXTENSION, typeUri),

@@ -8,7 +8,7 @@
 import { applyDecorators } from "@nestjs/common";
 import { ApiExtraModels, ApiResponse, getSchemaPath } from "@nestjs/swagger";
 import { reasonPhrase } from "../http_status.ts";
-import { httpStatusOption } from "../nest/safe_response.decorators.ts";
+import { httpStatusOption } from "../_route_checks.ts";
 import { ApiSafeComponents } from "./_components.ts";
 import { type OpenApiSchema, schemaRef } from "./_schemas.ts";
 

@@ -53,6 +53,12 @@ export const PEERS: Record<string, { range: string; optional: boolean }> = peerR
   JSON.parse(Deno.readTextFileSync(MATRIX_FILE)) as Matrix,
 );
 
+/**
+ * Packages the tests use beside the library (the scenario suite's Hono app and
+ * its Node server): never a dependency of the package, whatever it imports.
+ */
+export const TEST_ONLY_PACKAGES: readonly string[] = ["hono", "@hono/node-server"];
+
 /** Files copied next to `package.json`. */
 export const COPIED_FILES: readonly string[] = ["README.md", "LICENSE", "CHANGELOG.md"];
 

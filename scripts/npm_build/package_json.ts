@@ -13,6 +13,7 @@ import {
   packageNameOf,
   PEERS,
   pinnedVersion,
+  TEST_ONLY_PACKAGES,
 } from "./config.ts";
 
 /** Conditions of one subpath: ESM and CJS, each with its own declarations. */
@@ -70,7 +71,7 @@ export interface DependencySplit {
 /**
  * Splits imported packages into dependencies and peers. Every peer in
  * `PEERS` is declared whether or not it is imported yet; throws for an import
- * that `deno.json` does not pin.
+ * that `deno.json` does not pin, and for one of `TEST_ONLY_PACKAGES`.
  */
 export function splitDependencies(deno: DenoJson, imported: Iterable<string>): DependencySplit {
   const dependencies: Record<string, string> = {};
@@ -83,6 +84,9 @@ export function splitDependencies(deno: DenoJson, imported: Iterable<string>): D
   for (const specifier of imported) {
     const name = packageNameOf(specifier);
     if (name in PEERS) continue;
+    if (TEST_ONLY_PACKAGES.includes(name)) {
+      throw new Error(`the package imports "${specifier}", which only the tests may use`);
+    }
     const version = pinnedVersion(deno, name);
     if (version === undefined) {
       throw new Error(`the package imports "${specifier}", which deno.json does not pin`);

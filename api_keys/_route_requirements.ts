@@ -1,0 +1,46 @@
+/**
+ * A route's key requirements (scope, environment), checked once when the
+ * route is declared: by the Nest decorators (`RequireScope`,
+ * `RequireEnvironment`) and by the Fetch binding's authorizers. A bad value
+ * is a programmer error: a `TypeError` naming where it was given.
+ *
+ * @module
+ */
+import { assertScopeLevel } from "./scopes.ts";
+import type { Environment, RequiredScope } from "./types.ts";
+
+/**
+ * The frozen scope requirement of `resource` at `level`; throws a `TypeError`
+ * starting with `who` for an empty resource or a level other than
+ * `"read"`/`"write"`.
+ *
+ * @example
+ * ```ts
+ * import { requiredScopeOf } from "./_route_requirements.ts";
+ * requiredScopeOf("orders", "read", "RequireScope"); // { resource: "orders", level: "read" }
+ * ```
+ */
+export function requiredScopeOf(resource: unknown, level: unknown, who: string): RequiredScope {
+  if (typeof resource !== "string" || resource.trim() === "") {
+    throw new TypeError(`${who}: resource must be a non-empty string`);
+  }
+  assertScopeLevel(level, `${who}: level`);
+  return Object.freeze({ resource, level });
+}
+
+/**
+ * `environment` when it is `"live"` or `"test"`; else throws a `TypeError`
+ * starting with `who`.
+ *
+ * @example
+ * ```ts
+ * import { requiredEnvironmentOf } from "./_route_requirements.ts";
+ * requiredEnvironmentOf("live", "RequireEnvironment"); // "live"
+ * ```
+ */
+export function requiredEnvironmentOf(environment: unknown, who: string): Environment {
+  if (environment !== "live" && environment !== "test") {
+    throw new TypeError(`${who}: environment must be "live" or "test"`);
+  }
+  return environment;
+}

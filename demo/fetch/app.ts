@@ -1,0 +1,325 @@
+/**
+ * The Fetch demo's application: the same routes and keys as the Nest demo,
+ * with `./api-keys/fetch` (key checks, the client IP behind the loopback
+ * proxy) and `./safe-response/fetch` (envelopes) around plain handlers, and
+ * a small router. The routes' work is the demo's shared, framework-free code
+ * (`demo/resources/projects.ts`, `demo/resources/feed.ts`,
+ * `demo/admin/tenant-keys.service.ts`).
+ *
+ * @module
+ */
+import { type ApiKeyContext, ApiKeysService, type ApiKeyStorage } from "../../api_keys/mod.ts";
+import {
+  type ApiKeyRequirements,
+  createApiKeyAuthorizer,
+  getApiKeyContext,
+  peerAddress,
+  trustedProxyClientIp,
+} from "../../api_keys/fetch/mod.ts";
+import {
+  createSafeFetch,
+  type SafeContext,
+  type SafeRouteOptions,
+} from "../../safe_response/fetch/mod.ts";
+import type { CreateKeyDto } from "../admin/create-key.dto.ts";
+import type { RotateKeyDto } from "../admin/rotate-key.dto.ts";
+import { TenantKeysService } from "../admin/tenant-keys.service.ts";
+import { DemoErrors } from "../errors.ts";
+import { DEFAULT_RATE_LIMIT, PING_LIMIT } from "../limits.ts";
+import type { PageAssets } from "../page_assets.ts";
+import type { DemoPeppers } from "../peppers.ts";
+import { DEMO_TRUSTED_PROXIES } from "../proxies.ts";
+import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, feedPage } from "../resources/feed.ts";
+import type { ProjectStatus } from "../resources/project.ts";
+import type { CursorPaginationQuery, OffsetPaginationQuery } from "../../safe_response/mod.ts";
+import {
+  archiveProject,
+  findProject,
+  LEGACY_DEPRECATION,
+  listProjects,
+  PROJECT_NOT_FOUND_TYPE,
+  PROJECTS_DEFAULT_LIMIT,
+  PROJECTS_MAX_LIMIT,
+} from "../resources/projects.ts";
+import { ProjectsStore } from "../resources/projects.store.ts";
+import { DEMO_API_VERSION, PROBLEM_BASE_URL } from "../safe_response_options.ts";
+import { jsonBody, oneOf, queryOf } from "./input.ts";
+import { RateLimiter } from "./rate_limit.ts";
+
+/** What the Fetch demo is built from. */
+export interface FetchDemoOptions {
+  /** Key storage (in memory or PostgreSQL). */
+  storage: ApiKeyStorage;
+  /** Peppers by version. */
+  peppers: DemoPeppers;
+  /** Errors as RFC 9457 problem details. */
+  problemDetails: boolean;
+  /** The web page's files. */
+  pageAssets: PageAssets;
+}
+
+/** The demo's handler (give it `Deno.serve`'s info) and its key service. */
+export interface FetchDemoApp {
+  /** Answers every request. */
+  handler: (request: Request, info: unknown) => Promise<Response>;
+  /** The key service (to seed the demo keys). */
+  service: ApiKeysService;
+}
+
+/** A route handler: the request, its response context, the path's parameters, the server's info. */
+type Handler = (
+  request: Request,
+  context: SafeContext,
+  params: Record<string, string>,
+  info: unknown,
+) => unknown;
+
+interface Route {
+  method: string;
+  pattern: URLPattern;
+  run: (request: Request, info: unknown, params: Record<string, string>) => Promise<Response>;
+}
+
+const PAGE_HEADERS = { "Cache-Control": "no-store" };
+
+/** The path of a route that no route matches, as Nest's router says it. */
+class RouteNotFound extends Error {
+  constructor(method: string, path: string) {
+    super(`Cannot ${method} ${path}`);
+  }
+  getStatus(): number {
+    return 404;
+  }
+  getResponse(): { message: string } {
+    return { message: this.message };
+  }
+}
+
+/** Builds the demo's handler. */
+export function createFetchDemoApp(options: FetchDemoOptions): FetchDemoApp {
+  const service = new ApiKeysService({ peppers: options.peppers, storage: options.storage });
+  const safe = createSafeFetch({
+    requestId: true,
+    responseTime: true,
+    rateLimit: true,
+    problemDetails: options.problemDetails ? { baseUrl: PROBLEM_BASE_URL } : false,
+    errorCatalog: DemoErrors,
+    version: DEMO_API_VERSION,
+  });
+  // As the Nest demo's framework trust does: X-Forwarded-For is honoured only from the loopback
+  // proxy; without it the connection's peer is the client.
+  const behindProxy = trustedProxyClientIp({ trustedProxies: [...DEMO_TRUSTED_PROXIES] });
+  const clientIp = (request: Request, info: unknown) =>
+    request.headers.has("x-forwarded-for") ? behindProxy(request, info) : peerAddress(info);
+  const apiKeys = createApiKeyAuthorizer(service, { clientIp, onError: safe.errorResponse });
+  const limiter = new RateLimiter();
+  const store = new ProjectsStore();
+  const keys = new TenantKeysService(service, options.storage);
+  const routes: Route[] = [];
+
+  /** A key-checked, rate-limited, enveloped route. */
+  const route = (
+    method: string,
+    path: string,
+    requirements: ApiKeyRequirements,
+    settings: SafeRouteOptions & { limit?: number },
+    handler: Handler,
+  ) => {
+    const { limit = DEFAULT_RATE_LIMIT, ...routeOptions } = settings;
+    const name = `${method} ${path}`;
+    const wrapped = safe.route(
+      { route: name, ...routeOptions },
+      (request, context, info: unknown, params: Record<string, string>) => {
+        limiter.hit(`key:${getApiKeyContext(request)!.keyId}:${name}`, limit, context);
+        return handler(request, context, params, info);
+      },
+    );
+    routes.push({
+      method,
+      pattern: new URLPattern({ pathname: path }),
+      run: apiKeys.require(requirements).protect(wrapped),
+    });
+  };
+  /** The page's files: sent as they are. */
+  const file = (path: string, type: string, body: string) =>
+    routes.push({
+      method: "GET",
+      pattern: new URLPattern({ pathname: path }),
+      run: () =>
+        Promise.resolve(
+          new Response(body, { headers: { ...PAGE_HEADERS, "Content-Type": type } }),
+        ),
+    });
+  const apiKeyOf = (request: Request): ApiKeyContext => getApiKeyContext(request)!;
+  const scope = (resource: string, level: "read" | "write"): ApiKeyRequirements => ({
+    requiredScope: { resource, level },
+  });
+  const liveWrite = { ...scope("projects", "write"), requiredEnvironment: "live" as const };
+
+  file("/", "text/html; charset=utf-8", options.pageAssets.html);
+  file("/page.js", "text/javascript; charset=utf-8", options.pageAssets.script);
+  file("/client.js", "text/javascript; charset=utf-8", options.pageAssets.client);
+
+  route(
+    "GET",
+    "/api/projects",
+    scope("projects", "read"),
+    {
+      paginated: {
+        maxLimit: PROJECTS_MAX_LIMIT,
+        defaultLimit: PROJECTS_DEFAULT_LIMIT,
+        links: true,
+      },
+      sortMeta: true,
+      filterMeta: true,
+      fieldSelection: true,
+    },
+    (request, context) => {
+      const query = queryOf(request);
+      const { page, limit } = context.pagination as OffsetPaginationQuery;
+      return listProjects(store, apiKeyOf(request).tenantId, {
+        page,
+        limit,
+        sort: oneOf(query("sort"), ["name", "createdAt"] as const),
+        order: oneOf(query("order"), ["asc", "desc"] as const),
+        status: oneOf(query("status"), ["active", "archived"] as const),
+        q: query("q")?.slice(0, 100) || undefined,
+      });
+    },
+  );
+  route(
+    "GET",
+    "/api/projects/:id",
+    scope("projects", "read"),
+    { problemType: PROJECT_NOT_FOUND_TYPE },
+    (request, _context, params) => findProject(store, apiKeyOf(request).tenantId, params.id),
+  );
+  route(
+    "POST",
+    "/api/projects/:id/archive",
+    liveWrite,
+    { successCode: "PROJECT_ARCHIVED" },
+    (request, _context, params) => archiveProject(store, apiKeyOf(request).tenantId, params.id),
+  );
+  route(
+    "POST",
+    "/api/projects",
+    liveWrite,
+    { statusCode: 201, successCode: "PROJECT_CREATED", responseMessage: "Project created" },
+    async (request) => {
+      const body = await jsonBody<{ name: string; status?: string }>(request, {
+        name: "string",
+        status: "string?",
+      });
+      const status = oneOf(body.status, ["active", "archived"] as const);
+      return store.add(apiKeyOf(request).tenantId, body.name, status ?? "active" as ProjectStatus);
+    },
+  );
+  route(
+    "GET",
+    "/api/feed",
+    scope("feed", "read"),
+    {
+      cursorPaginated: { maxLimit: FEED_MAX_LIMIT, defaultLimit: FEED_DEFAULT_LIMIT, links: true },
+    },
+    (_request, context) => feedPage(context.pagination as CursorPaginationQuery),
+  );
+  route(
+    "GET",
+    "/api/v0/projects",
+    scope("projects", "read"),
+    { deprecated: LEGACY_DEPRECATION },
+    (request) => store.all(apiKeyOf(request).tenantId).slice(0, 5),
+  );
+  route("GET", "/api/whoami", {}, {}, (request, _context, _params, info) => {
+    const apiKey = apiKeyOf(request);
+    return {
+      keyId: apiKey.keyId,
+      prefix: apiKey.prefix,
+      tenantId: apiKey.tenantId,
+      environment: apiKey.environment,
+      scopes: [...apiKey.scopes],
+      allowedIpCidrs: [...(apiKey.allowedIpCidrs ?? [])],
+      clientIp: clientIp(request, info) ?? null,
+    };
+  });
+  route("GET", "/api/ping", {}, { limit: PING_LIMIT }, () => ({ pong: true }));
+
+  const admin = scope("keys", "write");
+  const keyFields = {
+    name: "string",
+    scopes: "scopes",
+    environment: "string?",
+    expiresAt: "string?",
+    allowedIpCidrs: "string[]?",
+  };
+  route(
+    "POST",
+    "/admin/keys",
+    admin,
+    {
+      statusCode: 201,
+      successCode: "KEY_CREATED",
+      responseMessage: "Store the key now: it is never shown again",
+    },
+    async (request) =>
+      keys.create(apiKeyOf(request), await jsonBody<CreateKeyDto>(request, keyFields)),
+  );
+  route(
+    "GET",
+    "/admin/keys",
+    admin,
+    {},
+    (request) => keys.list(apiKeyOf(request), queryOf(request)("includeRevoked") === "true"),
+  );
+  route(
+    "GET",
+    "/admin/keys/:id",
+    admin,
+    {},
+    (request, _context, params) => keys.get(apiKeyOf(request), params.id),
+  );
+  route(
+    "POST",
+    "/admin/keys/:id/rotate",
+    admin,
+    {
+      statusCode: 201,
+      successCode: "KEY_ROTATED",
+      responseMessage: "Store the new key now: it is never shown again",
+    },
+    async (request, _context, params) =>
+      keys.rotate(
+        apiKeyOf(request),
+        params.id,
+        await jsonBody<RotateKeyDto>(request, {
+          gracePeriodMs: "number?",
+          name: "string?",
+          expiresAt: "string?",
+          allowedIpCidrs: "string[]?",
+        }),
+      ),
+  );
+  route(
+    "DELETE",
+    "/admin/keys/:id",
+    admin,
+    { successCode: "KEY_REVOKED" },
+    (request, _context, params) => keys.revoke(apiKeyOf(request), params.id),
+  );
+
+  const handler = (request: Request, info: unknown): Promise<Response> => {
+    for (const candidate of routes) {
+      if (candidate.method !== request.method) continue;
+      const match = candidate.pattern.exec(request.url);
+      if (match === null) continue;
+      const params = { ...match.pathname.groups } as Record<string, string>;
+      return candidate.run(request, info, params);
+    }
+    const path = new URL(request.url).pathname;
+    return Promise.resolve(
+      safe.errorResponse(new RouteNotFound(request.method, path), request),
+    );
+  };
+  return { handler, service };
+}

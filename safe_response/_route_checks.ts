@@ -1,0 +1,59 @@
+/**
+ * Checks of single route options, shared by the bindings that declare routes:
+ * the Nest decorators (`./safe-response/nest`, `./safe-response/openapi`) and
+ * the Fetch binding's route options. A bad value throws a `TypeError` naming
+ * where it was given, when the route is declared.
+ *
+ * @module
+ */
+import { isHttpStatus } from "./http_status.ts";
+
+/**
+ * `status` when it is an HTTP status (100-599); else throws naming `decorator`.
+ *
+ * @example
+ * ```ts
+ * import { httpStatusOption } from "./_route_checks.ts";
+ * httpStatusOption(201, "SafeEndpoint"); // 201
+ * ```
+ */
+export function httpStatusOption(status: unknown, decorator: string): number {
+  if (!isHttpStatus(status)) {
+    throw new TypeError(`${decorator}: \`statusCode\` must be an HTTP status (100-599)`);
+  }
+  return status;
+}
+
+/**
+ * `value` when it is a non-empty string; else throws `<what> must be a
+ * non-empty string`.
+ *
+ * @example
+ * ```ts
+ * import { nonEmptyOption } from "./_route_checks.ts";
+ * nonEmptyOption("User created", "ResponseMessage: `message`"); // "User created"
+ * ```
+ */
+export function nonEmptyOption(value: unknown, what: string): string {
+  if (typeof value !== "string" || value === "") {
+    throw new TypeError(`${what} must be a non-empty string`);
+  }
+  return value;
+}
+
+/**
+ * `value` when it can be a problem type URI (a non-empty string without
+ * whitespace); else throws `<what> must be a URI`.
+ *
+ * @example
+ * ```ts
+ * import { problemTypeOption } from "./_route_checks.ts";
+ * problemTypeOption("https://api.example.com/problems/payment", "ProblemType: `typeUri`");
+ * ```
+ */
+export function problemTypeOption(value: unknown, what: string): string {
+  if (typeof value !== "string" || value === "" || /\s/.test(value)) {
+    throw new TypeError(`${what} must be a URI`);
+  }
+  return value;
+}

@@ -1,0 +1,360 @@
+/**
+ * `createSafeFetch`: the core's `Responder` over Web `Request`/`Response`.
+ * `route` wraps a handler `(request, context, ...args) => result` into
+ * `(request, ...args) => Promise<Response>`: results become success
+ * envelopes, thrown values error envelopes or problem details, with every
+ * meta feature of the Nest module; `errorResponse` answers an error raised
+ * before a handler (the `onError` of `./api-keys/fetch`).
+ *
+ * @module
+ */
+import { type DeprecatedOptions, resolveDeprecation } from "../deprecation_headers.ts";
+import { type FieldSelectionOptions, resolveFieldSelection } from "../field_selection.ts";
+import type { SafeResponseModuleOptions } from "../options.ts";
+import { type PaginationOptions, resolvePagination } from "../pagination.ts";
+import type { LinkHeaderOption } from "../pagination_links.ts";
+import { resolveLinkHeader } from "../_link_header.ts";
+import {
+  beginPagination,
+  paginationQueryOf,
+  type Reply,
+  type RequestPhase,
+  Responder,
+  type ResponderLogger,
+  type RouteOptions,
+  type RoutePlan,
+} from "../responder.ts";
+import { httpStatusOption, nonEmptyOption, problemTypeOption } from "../_route_checks.ts";
+import { resolveSettings } from "../settings.ts";
+import { FetchExchange, RequestContext, type SafeContext, toResponse } from "./_exchange.ts";
+
+/**
+ * Options of {@link createSafeFetch}: the options of the Nest module
+ * (`SafeResponseModuleOptions`, a `version` function receiving the
+ * `Request`), plus where to log and, for the `context` option, how to read
+ * the request-context store.
+ *
+ * @example
+ * ```ts
+ * import type { SafeFetchOptions } from "@saferoute/api-kit/safe-response/fetch";
+ * const options: SafeFetchOptions = {
+ *   requestId: true,
+ *   responseTime: true,
+ *   version: (request) => request.headers.get("x-api-version") ?? undefined,
+ * };
+ * ```
+ */
+export interface SafeFetchOptions extends SafeResponseModuleOptions<Request> {
+  /**
+   * Where warnings and unexpected errors are logged (default: the console; API
+   * keys redacted); its own failures are ignored.
+   */
+  logger?: ResponderLogger;
+  /**
+   * Reads the request-context store of the `context` option (required with
+   * it), e.g. `() => storage.getStore()` of an `AsyncLocalStorage`.
+   */
+  contextStore?: () => unknown;
+}
+
+/**
+ * A route's settings as plain data, one key per decorator of
+ * `./safe-response/nest` (its argument as the value). Checked when the route
+ * is wrapped: a bad value throws a `TypeError` naming it.
+ *
+ * | Decorator                         | Route option                    |
+ * | --------------------------------- | ------------------------------- |
+ * | `@RawResponse()`                  | `rawResponse: true`             |
+ * | `@ResponseMessage(m)`             | `responseMessage: m`            |
+ * | `@SuccessCode(c)`                 | `successCode: c`                |
+ * | `@HttpCode(s)`, `@SafeResponse({ statusCode: s })` | `statusCode: s` |
+ * | `@Paginated(o)`                   | `paginated: o` (or `true`)      |
+ * | `@CursorPaginated(o)`             | `cursorPaginated: o` (or `true`)|
+ * | `@SortMeta()`, `@FilterMeta()`    | `sortMeta: true`, `filterMeta: true` |
+ * | `@FieldSelection(o)`              | `fieldSelection: o` (`true`, or `false` for off) |
+ * | `@ProblemType(uri)`               | `problemType: uri`              |
+ * | `@Deprecated(o)`                  | `deprecated: o`                 |
+ * | Nest's `@Version(v)`              | `apiVersion: v`                 |
+ *
+ * @example
+ * ```ts
+ * import type { SafeRouteOptions } from "@saferoute/api-kit/safe-response/fetch";
+ * const listItems: SafeRouteOptions = {
+ *   paginated: { maxLimit: 100, links: true },
+ *   sortMeta: true,
+ *   responseMessage: "Items listed",
+ * };
+ * ```
+ */
+export interface SafeRouteOptions {
+  /** Name of the route in warnings (default: the handler's name). */
+  route?: string;
+  /** The success status (default 200, also for a `POST`). */
+  statusCode?: number;
+  /** Send the handler's result as is (`RawResponse`); errors are still wrapped. */
+  rawResponse?: boolean;
+  /** `meta.message` (a translation key with an `i18n` adapter). */
+  responseMessage?: string;
+  /** Fixed success `code`; wins over `successCodeMapper`. */
+  successCode?: string;
+  /**
+   * Offset pagination: the handler returns a `PaginatedResult`. With
+   * `maxLimit` or `defaultLimit`, `?page=` and `?limit=` are parsed before
+   * the handler runs (a bad value is a 400 naming it) and reach it as
+   * `context.pagination`; `linkHeader` as on `Paginated`.
+   */
+  paginated?: (PaginationOptions & { linkHeader?: LinkHeaderOption }) | boolean;
+  /** Cursor pagination: the handler returns a `CursorPaginatedResult` (options as `paginated`). */
+  cursorPaginated?: (PaginationOptions & { linkHeader?: LinkHeaderOption }) | boolean;
+  /** Copy the result's `sort` into `meta.sort`. */
+  sortMeta?: boolean;
+  /** Copy the result's `filters` into `meta.filters`. */
+  filterMeta?: boolean;
+  /** Field selection over the `fieldSelection` option, or `false` for off. */
+  fieldSelection?: FieldSelectionOptions | boolean;
+  /** Problem type URI of the handler's errors (with `problemDetails`). */
+  problemType?: string;
+  /** Deprecation and sunset headers and `meta.deprecation`. */
+  deprecated?: DeprecatedOptions;
+  /** The route's API version (`meta.apiVersion`; default: a string `version` option). */
+  apiVersion?: string;
+}
+
+/**
+ * A handler `route` wraps: the request, the {@link SafeContext} of its
+ * response, and whatever the caller passes after the request (`Deno.serve`'s
+ * info, Hono's context...). It returns (or resolves) the result to wrap: data,
+ * a `PaginatedResult`... or a `Response`, sent as it is.
+ *
+ * @example
+ * ```ts
+ * import type { SafeHandler } from "@saferoute/api-kit/safe-response/fetch";
+ * const hello: SafeHandler = (request) => ({ path: new URL(request.url).pathname });
+ * ```
+ */
+export type SafeHandler<Args extends unknown[] = unknown[]> = (
+  request: Request,
+  context: SafeContext,
+  ...args: Args
+) => unknown;
+
+/**
+ * The safe-response pipeline of one application over Web
+ * `Request`/`Response`; built once by {@link createSafeFetch}.
+ *
+ * @example
+ * ```ts
+ * import { createSafeFetch } from "@saferoute/api-kit/safe-response/fetch";
+ * const safe = createSafeFetch({ requestId: true });
+ * const hello = safe.route({ responseMessage: "Hello" }, () => ({ to: "world" }));
+ * Deno.serve(hello);
+ * ```
+ */
+export interface SafeFetch {
+  /** The core pipeline (its resolved `settings` included). */
+  readonly responder: Responder;
+  /**
+   * Wraps `handler`: its result becomes the success envelope (or is sent as
+   * it is on a `rawResponse` route, for bytes, streams and `Response`s), and
+   * anything it throws or rejects with, `ApiKeyError` included, the error
+   * envelope or problem details. The route's options are checked now.
+   */
+  route<Args extends unknown[]>(
+    options: SafeRouteOptions,
+    handler: SafeHandler<Args>,
+  ): (request: Request, ...args: [...Args, ...unknown[]]) => Promise<Response>;
+  /**
+   * The error response of `error` raised outside a route's handler (a key
+   * check, a router's "not found"): no route meta (deprecation, response
+   * time, `problemType`), like an error thrown by a Nest guard. Fits the
+   * `onError` option of `./api-keys/fetch`'s `createApiKeyAuthorizer`.
+   */
+  errorResponse(error: unknown, request: Request): Response;
+}
+
+/** Checks `options` for `who` and maps them to the core's route options. */
+function routeOptionsOf(options: SafeRouteOptions, handler: object): RouteOptions {
+  const who = "createSafeFetch route";
+  if (typeof options !== "object" || options === null) {
+    throw new TypeError(`${who}: options must be an object`);
+  }
+  const flag = (value: unknown, name: string): boolean | undefined => {
+    if (value === undefined || typeof value === "boolean") return value;
+    throw new TypeError(`${who}: \`${name}\` must be a boolean`);
+  };
+  const paging = (value: PaginationOptions | boolean | undefined, kind: "offset" | "cursor") => {
+    if (value === undefined || value === false) return undefined;
+    const name = kind === "offset" ? "paginated" : "cursorPaginated";
+    return resolvePagination(kind, value === true ? {} : value, `${who}: \`${name}\``);
+  };
+  const offset = paging(options.paginated, "offset");
+  const cursor = paging(options.cursorPaginated, "cursor");
+  const paged = offset !== undefined ? options.paginated : options.cursorPaginated;
+  const linkHeader = typeof paged === "object" && paged?.linkHeader !== undefined
+    ? resolveLinkHeader(paged.linkHeader, `${who}: \`linkHeader\``)
+    : undefined;
+  if (offset !== undefined && cursor !== undefined) {
+    throw new TypeError(`${who}: \`paginated\` and \`cursorPaginated\` exclude each other`);
+  }
+  const selection = options.fieldSelection;
+  let fieldSelection: FieldSelectionOptions | false | undefined;
+  if (selection === false) fieldSelection = false;
+  else if (selection !== undefined) {
+    fieldSelection = selection === true ? {} : { ...selection };
+    resolveFieldSelection(fieldSelection, `${who}: \`fieldSelection\``); // fail early
+  }
+  const name = (handler as { name?: unknown }).name;
+  const text = (value: unknown, option: string, check = nonEmptyOption) =>
+    value === undefined ? undefined : check(value, `${who}: \`${option}\``);
+  return {
+    route: text(options.route, "route") ??
+      (typeof name === "string" && name !== "" ? name : "route"),
+    raw: flag(options.rawResponse, "rawResponse"),
+    statusCode: options.statusCode === undefined
+      ? undefined
+      : httpStatusOption(options.statusCode, who),
+    successCode: text(options.successCode, "successCode"),
+    message: text(options.responseMessage, "responseMessage"),
+    pagination: offset ?? cursor,
+    linkHeader,
+    sort: flag(options.sortMeta, "sortMeta"),
+    filter: flag(options.filterMeta, "filterMeta"),
+    problemType: text(options.problemType, "problemType", problemTypeOption),
+    deprecation: options.deprecated === undefined
+      ? undefined
+      : resolveDeprecation(options.deprecated),
+    fieldSelection,
+    apiVersion: text(options.apiVersion, "apiVersion"),
+  };
+}
+
+/** Splits the binding's own options from the module options. */
+function splitOptions(options: SafeFetchOptions) {
+  if (typeof options !== "object" || options === null) {
+    throw new TypeError("createSafeFetch: options must be an object");
+  }
+  const { logger, contextStore, ...module } = options;
+  if (
+    logger !== undefined &&
+    (typeof logger?.warn !== "function" || typeof logger?.error !== "function")
+  ) {
+    throw new TypeError("createSafeFetch: option `logger` must have warn() and error()");
+  }
+  if (contextStore !== undefined && typeof contextStore !== "function") {
+    throw new TypeError("createSafeFetch: option `contextStore` must be a function");
+  }
+  if (module.i18n === true) {
+    throw new TypeError(
+      "createSafeFetch: option `i18n: true` finds nestjs-i18n in a Nest app; give an I18nAdapter",
+    );
+  }
+  if (module.context !== undefined && contextStore === undefined) {
+    throw new TypeError("createSafeFetch: option `context` needs `contextStore`");
+  }
+  return { logger: logger === undefined ? undefined : contained(logger), contextStore, module };
+}
+
+/** `logger` whose failures are ignored: logging must never fail a response. */
+function contained(logger: ResponderLogger): ResponderLogger {
+  return {
+    warn: (message) => {
+      try {
+        logger.warn(message);
+      } catch {
+        // nothing left to report it to
+      }
+    },
+    error: (message, stack) => {
+      try {
+        logger.error(message, stack);
+      } catch {
+        // nothing left to report it to
+      }
+    },
+  };
+}
+
+/**
+ * Builds the safe-response pipeline for a Fetch server (`Deno.serve`, Hono)
+ * from the options of the Nest module. Every option is checked now: a bad or
+ * unknown one throws a `TypeError` naming it. `i18n` takes an `I18nAdapter`
+ * (its `resolveLanguage` receives the `Request`); `context` needs
+ * `contextStore`.
+ *
+ * @example
+ * ```ts
+ * import { createSafeFetch } from "@saferoute/api-kit/safe-response/fetch";
+ * import { SafeException, defineErrors } from "@saferoute/api-kit/safe-response";
+ *
+ * const Errors = defineErrors({ ITEM_NOT_FOUND: { status: 404, message: "No such item" } });
+ * const safe = createSafeFetch({ requestId: true, responseTime: true, errorCatalog: Errors });
+ *
+ * const listItems = safe.route({ paginated: { maxLimit: 100, links: true } }, (request) => {
+ *   const page = Number(new URL(request.url).searchParams.get("page") ?? "1");
+ *   return { data: [{ id: "a" }], total: 1, page, limit: 20 };
+ * });
+ * const getItem = safe.route({ responseMessage: "Item found" }, (request) => {
+ *   const id = new URL(request.url).pathname.split("/")[2];
+ *   if (id !== "a") throw new SafeException("ITEM_NOT_FOUND", { details: { id } });
+ *   return { id };
+ * });
+ *
+ * Deno.serve((request) =>
+ *   new URL(request.url).pathname === "/items" ? listItems(request) : getItem(request)
+ * );
+ * ```
+ */
+export function createSafeFetch(options: SafeFetchOptions = {}): SafeFetch {
+  const { logger, contextStore, module } = splitOptions(options);
+  const responder = new Responder(resolveSettings(module), {
+    logger,
+    store: contextStore,
+  });
+
+  /** The response of `reply`; a body that cannot be serialised is a logged 500. */
+  const send = (
+    reply: Reply,
+    context: RequestContext | undefined,
+    request: Request,
+    phase?: RequestPhase,
+  ): Response => {
+    try {
+      return toResponse(reply, context);
+    } catch (failure) {
+      const exchange = new FetchExchange(request, context);
+      return toResponse(responder.error(failure, exchange, phase), context);
+    }
+  };
+
+  const errorResponse = (error: unknown, request: Request): Response => {
+    const phase: RequestPhase = { apiVersion: responder.versionOf(request) };
+    return send(responder.error(error, new FetchExchange(request), phase), undefined, request);
+  };
+
+  const route = <Args extends unknown[]>(
+    routeOptions: SafeRouteOptions,
+    handler: SafeHandler<Args>,
+  ) => {
+    if (typeof handler !== "function") {
+      throw new TypeError("createSafeFetch route: `handler` must be a function");
+    }
+    const plan: RoutePlan = responder.plan(routeOptionsOf(routeOptions, handler));
+    return async (request: Request, ...args: [...Args, ...unknown[]]): Promise<Response> => {
+      const context = new RequestContext();
+      const exchange = new FetchExchange(request, context);
+      const phase = { plan, start: responder.start(), apiVersion: responder.versionOf(request) };
+      context.bindPagination(() => paginationQueryOf(exchange, phase));
+      let reply: Reply;
+      try {
+        beginPagination(exchange, phase); // a bad page, limit or cursor is a 400 before the handler
+        const result = await handler(request, context, ...args as unknown as Args);
+        reply = responder.success(result, exchange, phase);
+      } catch (thrown) {
+        reply = responder.error(thrown, exchange, phase);
+      }
+      return send(reply, context, request, phase);
+    };
+  };
+
+  return { responder, route, errorResponse };
+}

@@ -1,0 +1,299 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  API_KEY_STORAGE_METHODS,
+  ApiKeyError,
+  type ApiKeyStorage,
+  ApiKeyStorageError,
+  InMemoryApiKeyStorage,
+} from "../../../api_keys/mod.ts";
+import {
+  apiKeyErrorResponse,
+  createApiKeyAuthorizer,
+  getApiKeyContext,
+} from "../../../api_keys/fetch/api_keys.authorizer.ts";
+import { makeService } from "../helpers.ts";
+
+const info = (hostname = "127.0.0.1") => ({ remoteAddr: { transport: "tcp", hostname, port: 1 } });
+const get = (headers: Record<string, string> = {}) =>
+  new Request("http://localhost/orders", { headers });
+
+async function setup() {
+  const made = makeService();
+  const { key } = await made.service.create({
+    tenantId: "t1",
+    name: "reader",
+    environment: "test",
+    scopes: [{ resource: "orders", level: "read" }],
+  });
+  return { ...made, key };
+}
+
+async function codeOf(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+  } catch (error) {
+    assert.ok(error instanceof ApiKeyError || error instanceof ApiKeyStorageError);
+    return error.code;
+  }
+  assert.fail("did not reject");
+}
+
+describe("createApiKeyAuthorizer", () => {
+  it("resolves the frozen context from X-API-Key or Authorization: Bearer", async () => {
+    const { service, key } = await setup();
+    const authorize = createApiKeyAuthorizer(service);
+    const context = await authorize(get({ "x-api-key": key }), info());
+    assert.equal(context.tenantId, "t1");
+    assert.ok(Object.isFrozen(context));
+    assert.equal((await authorize(get({ authorization: `Bearer ${key}` }))).tenantId, "t1");
+  });
+
+  it("rejects with the precise ApiKeyError code, reported by the core", async () => {
+    const { service, key, authFailures } = await setup();
+    const { key: other } = await service.create({
+      tenantId: "t1",
+      name: "other",
+      environment: "test",
+      scopes: [{ resource: "orders", level: "read" }],
+    });
+    const authorize = createApiKeyAuthorizer(service);
+    assert.equal(await codeOf(authorize(get())), "api_key_missing");
+    assert.equal(await codeOf(authorize(get({ "x-api-key": "nope" }))), "api_key_malformed");
+    assert.equal(
+      await codeOf(authorize(get({ "x-api-key": key, authorization: `Bearer ${other}` }))),
+      "api_key_malformed",
+    );
+    assert.deepEqual(authFailures.map(([, code]) => code), [
+      "api_key_missing",
+      "api_key_malformed",
+      "api_key_malformed",
+    ]);
+  });
+
+  it("checks the requirements given at build time and by require (the later wins)", async () => {
+    const { service, key } = await setup();
+    const base = createApiKeyAuthorizer(service, { requiredEnvironment: "live" });
+    assert.equal(await codeOf(base(get({ "x-api-key": key }))), "api_key_environment_mismatch");
+    const testOrders = base.require({
+      requiredEnvironment: "test",
+      requiredScope: { resource: "orders", level: "read" },
+    });
+    assert.deepEqual(testOrders.requirements, {
+      requiredEnvironment: "test",
+      requiredScope: { resource: "orders", level: "read" },
+    });
+    assert.ok(Object.isFrozen(testOrders.requirements));
+    assert.equal((await testOrders(get({ "x-api-key": key }))).tenantId, "t1");
+    const write = testOrders.require({ requiredScope: { resource: "orders", level: "write" } });
+    assert.equal(write.requirements.requiredEnvironment, "test");
+    assert.equal(await codeOf(write(get({ "x-api-key": key }))), "api_key_scope_insufficient");
+  });
+
+  it("refuses bad options and requirements when built, naming them", () => {
+    const { service } = makeService();
+    assert.throws(
+      () => createApiKeyAuthorizer({} as never),
+      /createApiKeyAuthorizer: `service` must be an ApiKeysService/,
+    );
+    assert.throws(
+      () => createApiKeyAuthorizer(service, { clientIp: "127.0.0.1" as never }),
+      /option `clientIp` must be a function/,
+    );
+    assert.throws(
+      () => createApiKeyAuthorizer(service, { requiredEnvironment: "prod" as never }),
+      /createApiKeyAuthorizer: requiredEnvironment: environment must be "live" or "test"/,
+    );
+    const authorize = createApiKeyAuthorizer(service);
+    assert.throws(
+      () => authorize.require({ requiredScope: { resource: "", level: "read" } }),
+      /ApiKeyAuthorizer.require: requiredScope: resource must be a non-empty string/,
+    );
+    assert.throws(
+      () => authorize.require({ requiredScope: { resource: "orders", level: "admin" as never } }),
+      /requiredScope: level "admin" must be "read" or "write"/,
+    );
+    assert.throws(() => authorize.protect("nope" as never), /`handler` must be a function/);
+  });
+
+  it("checks the IP allowlist against the client IP from the server's info", async () => {
+    const { service } = makeService();
+    const { key } = await service.create({
+      tenantId: "t1",
+      name: "local",
+      scopes: [{ resource: "orders", level: "read" }],
+      allowedIpCidrs: ["127.0.0.1"],
+    });
+    const authorize = createApiKeyAuthorizer(service);
+    assert.equal((await authorize(get({ "x-api-key": key }), info("127.0.0.1"))).tenantId, "t1");
+    assert.equal(
+      await codeOf(authorize(get({ "x-api-key": key }), info("203.0.113.7"))),
+      "api_key_ip_not_allowed",
+    );
+    assert.equal(await codeOf(authorize(get({ "x-api-key": key }))), "api_key_ip_not_allowed");
+  });
+
+  it("contains a client-IP resolver that throws or rejects: unknown, logged by name only", async () => {
+    const { service } = makeService();
+    const { key: open } = await service.create({
+      tenantId: "t1",
+      name: "open",
+      scopes: [{ resource: "orders", level: "read" }],
+    });
+    const { key: local } = await service.create({
+      tenantId: "t1",
+      name: "local",
+      scopes: [{ resource: "orders", level: "read" }],
+      allowedIpCidrs: ["127.0.0.1"],
+    });
+    const lines: string[] = [];
+    for (
+      const clientIp of [
+        () => {
+          throw new RangeError(`boom ${local}`);
+        },
+        () => Promise.reject(new SyntaxError(`boom ${local}`)),
+      ]
+    ) {
+      const authorize = createApiKeyAuthorizer(service, { clientIp, log: (l) => lines.push(l) });
+      assert.equal((await authorize(get({ "x-api-key": open }), info())).tenantId, "t1");
+      assert.equal(
+        await codeOf(authorize(get({ "x-api-key": local }), info())),
+        "api_key_ip_not_allowed",
+      );
+    }
+    assert.equal(lines.length, 4);
+    assert.match(lines[0], /clientIp failed \(RangeError\); client IP treated as unknown/);
+    assert.match(lines[2], /clientIp failed \(SyntaxError\)/);
+    assert.ok(lines.every((line) => !line.includes(local) && !line.includes("boom")));
+  });
+
+  it("rejects with ApiKeyStorageError (503) when storage fails", async () => {
+    const inner = new InMemoryApiKeyStorage();
+    const storage = Object.fromEntries(
+      API_KEY_STORAGE_METHODS.map((name) => [name, inner[name].bind(inner)]),
+    ) as unknown as ApiKeyStorage; // no peekByPrefix: every lookup goes through findByPrefix
+    const { service } = makeService({ storage });
+    const { key } = await service.create({
+      tenantId: "t1",
+      name: "k",
+      scopes: [{ resource: "orders", level: "read" }],
+    });
+    storage.findByPrefix = () => Promise.reject(new Error("db down"));
+    const authorize = createApiKeyAuthorizer(service);
+    assert.equal(
+      await codeOf(authorize(get({ "x-api-key": key }))),
+      "api_key_storage_unavailable",
+    );
+  });
+});
+
+describe("protect", () => {
+  it("runs the handler with the same arguments and records the context", async () => {
+    const { service, key } = await setup();
+    let seen: unknown[] = [];
+    const handler = createApiKeyAuthorizer(service).protect((request, ...args: unknown[]) => {
+      seen = args;
+      return Response.json({ tenantId: getApiKeyContext(request)?.tenantId });
+    });
+    const request = get({ "x-api-key": key });
+    const response = await handler(request, info(), "extra");
+    assert.deepEqual(await response.json(), { tenantId: "t1" });
+    assert.deepEqual(seen, [info(), "extra"]);
+    assert.equal(getApiKeyContext(request)?.tenantId, "t1");
+    assert.equal(getApiKeyContext(get()), undefined);
+  });
+
+  it("answers failures with the default JSON body and status, never running the handler", async () => {
+    const { service, key } = await setup();
+    let ran = 0;
+    const handler = createApiKeyAuthorizer(service, {
+      requiredScope: { resource: "orders", level: "write" },
+    }).protect(() => {
+      ran++;
+      return new Response("ok");
+    });
+    const missing = await handler(get(), info());
+    assert.equal(missing.status, 401);
+    assert.match(missing.headers.get("content-type") ?? "", /^application\/json/);
+    assert.deepEqual(await missing.json(), {
+      statusCode: 401,
+      code: "api_key_missing",
+      message: "API key is missing",
+    });
+    const scope = await handler(get({ "x-api-key": key }), info());
+    assert.equal(scope.status, 403);
+    assert.equal((await scope.json()).code, "api_key_scope_insufficient");
+    assert.equal(ran, 0);
+  });
+
+  it("uses onError, and the default response when onError throws, rejects or returns no Response", async () => {
+    const { service } = await setup();
+    const lines: string[] = [];
+    const custom = createApiKeyAuthorizer(service, {
+      onError: (error, request) =>
+        new Response(`${error.code} ${new URL(request.url).pathname}`, { status: 418 }),
+    }).protect(() => new Response("ok"));
+    const answered = await custom(get());
+    assert.equal(answered.status, 418);
+    assert.equal(await answered.text(), "api_key_missing /orders");
+    for (
+      const onError of [
+        () => {
+          throw new TypeError("x");
+        },
+        () => Promise.reject(new Error("x")),
+        () => "not a response" as unknown as Response,
+      ]
+    ) {
+      const handler = createApiKeyAuthorizer(service, { onError, log: (l) => lines.push(l) })
+        .protect(() => new Response("ok"));
+      const response = await handler(get());
+      assert.equal(response.status, 401);
+      assert.equal((await response.json()).code, "api_key_missing");
+    }
+    assert.equal(lines.length, 3);
+    assert.match(lines[0], /onError failed \(TypeError\); the default response is sent/);
+    assert.match(lines[2], /onError returned no Response/);
+  });
+
+  it("rethrows what is not an API-key or storage failure", async () => {
+    const service = {
+      authorizeRequest: () => Promise.reject(new RangeError("a bug")),
+    };
+    const handler = createApiKeyAuthorizer(service).protect(() => new Response("ok"));
+    await assert.rejects(handler(get()), RangeError);
+  });
+});
+
+describe("apiKeyErrorResponse", () => {
+  it("answers a storage failure as 503 without its cause", async () => {
+    const response = apiKeyErrorResponse(
+      new ApiKeyStorageError("findByPrefix", new Error("password=hunter2")),
+    );
+    assert.equal(response.status, 503);
+    const text = await response.text();
+    assert.deepEqual(JSON.parse(text), {
+      statusCode: 503,
+      code: "api_key_storage_unavailable",
+      message: "API key storage is unavailable",
+    });
+    assert.ok(!text.includes("hunter2"));
+  });
+});
+
+describe("log", () => {
+  it("a log function that throws never fails the request", async () => {
+    const { service, key } = await setup();
+    const handler = createApiKeyAuthorizer(service, {
+      clientIp: () => {
+        throw new Error("resolver down");
+      },
+      log: () => {
+        throw new Error("log down");
+      },
+    }).protect(() => new Response("ok"));
+    const response = await handler(get({ "x-api-key": key }), info());
+    assert.equal(await response.text(), "ok");
+  });
+});

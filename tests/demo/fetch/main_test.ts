@@ -1,0 +1,110 @@
+/**
+ * `deno task demo:fetch --smoke` as a subprocess: the Nest demo's tour (less
+ * its OpenAPI and ValidationPipe steps) against the Fetch demo must pass,
+ * with every failure code it promises; and the Fetch demo's server loads no
+ * Nest package at run time.
+ */
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import process from "node:process";
+import { ROOT } from "../_demo.ts";
+
+/** Codes the tour must show (one line each at least). */
+const CODES = [
+  "KEY_CREATED",
+  "KEY_ROTATED",
+  "KEY_REVOKED",
+  "api_key_missing",
+  "api_key_malformed",
+  "api_key_invalid",
+  "api_key_revoked",
+  "api_key_expired",
+  "api_key_environment_mismatch",
+  "api_key_scope_insufficient",
+  "api_key_ip_not_allowed",
+  "api_key_escalation_refused",
+  "api_key_record_not_found",
+  "api_key_invalid_input",
+  "INVALID_CURSOR",
+  "TOO_MANY_REQUESTS",
+  "PROJECT_NOT_FOUND",
+  "PROJECT_ALREADY_ARCHIVED",
+  "PROJECT_ARCHIVED",
+  "PROJECT_CREATED",
+];
+
+function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { ...process.env, NO_COLOR: "1" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })));
+}
+
+describe("demo:fetch --smoke", () => {
+  it("exits 0 and prints every step with its status and code", async () => {
+    const { code, stdout, stderr } = await run(["run", "-A", "demo/fetch/main.ts", "--smoke"]);
+    assert.equal(code, 0, `smoke failed:\n${stdout}\n${stderr}`);
+    assert.match(stdout, /smoke tour: \d+ passed, 0 failed/);
+    assert.doesNotMatch(stdout, /^FAIL/m);
+    const passed = Number(/smoke tour: (\d+) passed/.exec(stdout)?.[1]);
+    assert.ok(passed >= 44, `only ${passed} steps ran`);
+    for (const expected of CODES) {
+      assert.match(stdout, new RegExp(`^ok +\\d{3} ${expected} `, "m"), `no step with ${expected}`);
+    }
+    assert.match(stdout, /^ok +200 .*deprecated route/m);
+    assert.match(stdout, /^ok +403 api_key_ip_not_allowed +localhost-only key from 203/m);
+    assert.match(stdout, /^ok +200 .*localhost-only key from 127\.0\.0\.1/m);
+    assert.match(stdout, /^ok +404 PROJECT_NOT_FOUND +unknown project: RFC 9457/m);
+    assert.match(stdout, /^ok +200 .*field selection: \?fields=id,name trims data/m);
+    assert.match(stdout, /Deno\.serve with the Fetch bindings/);
+  });
+
+  it("refuses --adapter (it has none) with the usage, exit 2", async () => {
+    const { code, stderr } = await run(["run", "-A", "demo/fetch/main.ts", "--adapter", "express"]);
+    assert.equal(code, 2);
+    assert.match(stderr, /has no --adapter/);
+    assert.match(stderr, /Usage: deno task demo:fetch/);
+  });
+});
+
+describe("the Fetch demo's server", () => {
+  it("reaches no Nest package through its run-time imports", async () => {
+    const { code, stdout } = await run(["info", "--json", "demo/fetch/server.ts"]);
+    assert.equal(code, 0);
+    const info = JSON.parse(stdout) as {
+      roots: string[];
+      modules: {
+        specifier: string;
+        kind?: string;
+        dependencies?: { code?: { specifier?: string } }[];
+      }[];
+    };
+    const modules = new Map(info.modules.map((module) => [module.specifier, module]));
+    const seen = new Set<string>();
+    const packages = new Set<string>();
+    const stack = [...info.roots];
+    while (stack.length > 0) {
+      const specifier = stack.pop()!;
+      if (seen.has(specifier)) continue;
+      seen.add(specifier);
+      const module = modules.get(specifier);
+      if (specifier.startsWith("npm:") || module?.kind === "npm") {
+        packages.add(specifier);
+        continue;
+      }
+      for (const dependency of module?.dependencies ?? []) {
+        if (dependency.code?.specifier) stack.push(dependency.code.specifier);
+      }
+    }
+    assert.ok(seen.size > 20, "walked the graph");
+    const nest = [...packages].filter((name) => /@nestjs|rxjs|reflect-metadata/.test(name));
+    assert.deepEqual(nest, []);
+  });
+});

@@ -1,0 +1,445 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { ApiKeyError, ApiKeyStorageError, generateKey } from "../../../api_keys/mod.ts";
+import {
+  defineErrors,
+  type I18nAdapter,
+  type ResponderLogger,
+  SafeException,
+} from "../../../safe_response/mod.ts";
+import {
+  createSafeFetch,
+  type SafeFetchOptions,
+} from "../../../safe_response/fetch/safe_response.fetch.ts";
+
+// deno-lint-ignore no-explicit-any
+type Bag = Record<string, any>;
+
+const Errors = defineErrors({
+  ITEM_NOT_FOUND: { status: 404, message: "No such item" },
+  SLOW_DOWN: { status: 429, message: "Slow down" },
+});
+
+function recordingLogger() {
+  const lines: string[] = [];
+  const logger: ResponderLogger = {
+    warn: (message) => lines.push(`warn ${message}`),
+    error: (message) => lines.push(`error ${message}`),
+  };
+  return { lines, logger };
+}
+
+async function read(response: Response): Promise<{ status: number; headers: Headers; body: Bag }> {
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : {} };
+}
+
+const at = (target: string, init?: RequestInit) => new Request(`http://localhost${target}`, init);
+
+function safeWith(options: SafeFetchOptions = {}) {
+  const { lines, logger } = recordingLogger();
+  return { safe: createSafeFetch({ timestamp: false, logger, ...options }), lines };
+}
+
+describe("createSafeFetch route: successes", () => {
+  it("wraps a result in the success envelope, JSON, with path and the route's status", async () => {
+    const { safe } = safeWith({ timestamp: true });
+    const created = safe.route({ statusCode: 201, successCode: "ITEM_CREATED" }, () => ({ id: 1 }));
+    const { status, headers, body } = await read(
+      await created(at("/items?x=1", { method: "POST" })),
+    );
+    assert.equal(status, 201);
+    assert.equal(headers.get("content-type"), "application/json");
+    assert.equal(body.success, true);
+    assert.equal(body.statusCode, 201);
+    assert.equal(body.code, "ITEM_CREATED");
+    assert.deepEqual(body.data, { id: 1 });
+    assert.equal(body.path, "/items");
+    assert.equal(typeof body.timestamp, "string");
+  });
+
+  it("passes the arguments after the request to the handler, and awaits it", async () => {
+    const { safe } = safeWith();
+    const handler = safe.route({}, async (_request, _context, info: unknown, extra: unknown) => {
+      await Promise.resolve();
+      return { info, extra };
+    });
+    const { body } = await read(await handler(at("/"), "info", 7));
+    assert.deepEqual(body.data, { info: "info", extra: 7 });
+  });
+
+  it("adds every route meta: message, pagination with links, sort, filters, fields", async () => {
+    const { safe } = safeWith();
+    const list = safe.route(
+      {
+        responseMessage: "Listed",
+        paginated: { maxLimit: 50, links: true },
+        sortMeta: true,
+        filterMeta: true,
+        fieldSelection: true,
+      },
+      () => ({
+        data: [{ id: "a", name: "A", secret: 1 }, { id: "b", name: "B", secret: 2 }],
+        total: 7,
+        page: 2,
+        limit: 2,
+        sort: { field: "name", order: "asc" },
+        filters: { status: "active" },
+      }),
+    );
+    const { body } = await read(await list(at("/items?page=2&limit=2&fields=id,name")));
+    assert.deepEqual(body.data, [{ id: "a", name: "A" }, { id: "b", name: "B" }]);
+    assert.equal(body.meta.message, "Listed");
+    assert.equal(body.meta.pagination.totalPages, 4);
+    assert.equal(body.meta.pagination.links.next, "/items?page=3&limit=2&fields=id%2Cname");
+    assert.deepEqual(body.meta.sort, { field: "name", order: "asc" });
+    assert.deepEqual(body.meta.filters, { status: "active" });
+    assert.deepEqual(body.meta.fields, ["id", "name"]);
+  });
+
+  it("adds cursor pagination", async () => {
+    const { safe } = safeWith();
+    const feed = safe.route(
+      { cursorPaginated: { links: true } },
+      () => ({ data: [1, 2], nextCursor: "c2", hasMore: true, limit: 2 }),
+    );
+    const { body } = await read(await feed(at("/feed?limit=2")));
+    assert.equal(body.meta.pagination.nextCursor, "c2");
+    assert.equal(body.meta.pagination.links.next, "/feed?limit=2&cursor=c2");
+  });
+
+  it("sends deprecation, sunset and link headers with meta.deprecation, on errors too", async () => {
+    const { safe } = safeWith();
+    const deprecated = {
+      since: "2025-01-01T00:00:00Z",
+      sunset: "2030-01-01T00:00:00Z",
+      link: "/v2",
+    };
+    const ok = safe.route({ deprecated }, () => "old");
+    const failing = safe.route({ deprecated }, () => {
+      throw new SafeException("ITEM_NOT_FOUND", { catalog: Errors });
+    });
+    for (const [handler, status] of [[ok, 200], [failing, 404]] as const) {
+      const { headers, body } = await read(await handler(at("/v1")));
+      assert.equal(headers.get("deprecation"), "@1735689600", String(status));
+      assert.equal(headers.get("sunset"), "Tue, 01 Jan 2030 00:00:00 GMT");
+      assert.equal(headers.get("link"), '</v2>; rel="deprecation"');
+      assert.equal(body.meta.deprecation.sunset, "2030-01-01T00:00:00.000Z");
+    }
+  });
+
+  it("echoes a safe request id, adds response time and the API version", async () => {
+    const { safe } = safeWith({ requestId: true, responseTime: true, version: "2" });
+    const handler = safe.route({}, () => ({}));
+    const echoed = await read(await handler(at("/", { headers: { "x-request-id": "req-1" } })));
+    assert.equal(echoed.body.requestId, "req-1");
+    assert.equal(echoed.headers.get("x-request-id"), "req-1");
+    assert.equal(typeof echoed.body.meta.responseTime, "number");
+    assert.equal(echoed.body.meta.apiVersion, "2");
+    const fresh = await read(await handler(at("/", { headers: { "x-request-id": "a b" } })));
+    assert.match(fresh.body.requestId, /^[0-9a-f-]{36}$/);
+    assert.equal(fresh.headers.get("x-request-id"), fresh.body.requestId);
+    const versioned = safe.route({ apiVersion: "3" }, () => ({}));
+    assert.equal((await read(await versioned(at("/")))).body.meta.apiVersion, "3");
+  });
+
+  it("asks a version function with the Request", async () => {
+    const { safe } = safeWith({ version: (request) => request.headers.get("x-v") ?? undefined });
+    const handler = safe.route({}, () => ({}));
+    const { body } = await read(await handler(at("/", { headers: { "x-v": "9" } })));
+    assert.equal(body.meta.apiVersion, "9");
+  });
+
+  it("sends the headers and status the handler sets, mirroring rate limits into meta", async () => {
+    const { safe } = safeWith({ rateLimit: true });
+    const handler = safe.route({}, (_request, context) => {
+      context.headers.set("X-RateLimit-Limit", "10");
+      context.headers.set("X-RateLimit-Remaining", "9");
+      context.headers.set("X-RateLimit-Reset", "60");
+      context.headers.set("X-Extra", "yes");
+      context.status = 202;
+      return { ok: true };
+    });
+    const { status, headers, body } = await read(await handler(at("/")));
+    assert.equal(status, 202);
+    assert.equal(body.statusCode, 202);
+    assert.equal(headers.get("x-extra"), "yes");
+    assert.equal(headers.get("content-type"), "application/json");
+    assert.deepEqual(body.meta.rateLimit, { limit: 10, remaining: 9, reset: 60 });
+    const limited = safe.route({}, (_request, context) => {
+      context.headers.set("X-RateLimit-Limit", "10");
+      context.headers.set("X-RateLimit-Remaining", "0");
+      context.headers.set("X-RateLimit-Reset", "30");
+      context.headers.set("Retry-After", "30");
+      throw new SafeException("SLOW_DOWN", { catalog: Errors });
+    });
+    const refused = await read(await limited(at("/")));
+    assert.equal(refused.status, 429);
+    assert.equal(refused.headers.get("retry-after"), "30");
+    assert.equal(refused.body.meta.rateLimit.retryAfter, 30);
+  });
+
+  it("sends raw results, bytes, streams and Responses as they are", async () => {
+    const { safe } = safeWith();
+    const deprecated = { since: "2025-01-01T00:00:00Z" };
+    const raw = safe.route({ rawResponse: true, deprecated }, () => ({ raw: true }));
+    const rawAnswer = await raw(at("/raw"));
+    assert.deepEqual(await rawAnswer.json(), { raw: true });
+    assert.equal(rawAnswer.headers.get("deprecation"), "@1735689600");
+    const text = safe.route({ rawResponse: true }, () => "plain");
+    assert.equal(await (await text(at("/"))).text(), "plain");
+    const empty = safe.route({ rawResponse: true, statusCode: 204 }, () => undefined);
+    const none = await empty(at("/"));
+    assert.equal(none.status, 204);
+    assert.equal(await none.text(), "");
+    const bytes = safe.route({}, () => new TextEncoder().encode("bytes"));
+    assert.equal(await (await bytes(at("/"))).text(), "bytes");
+    const own = safe.route({ deprecated }, (_request, context) => {
+      context.headers.set("X-Handler", "1");
+      return new Response("teapot", { status: 418, headers: { "X-Own": "1" } });
+    });
+    const answer = await own(at("/"));
+    assert.equal(answer.status, 418);
+    assert.equal(await answer.text(), "teapot");
+    assert.equal(answer.headers.get("x-own"), "1");
+    assert.equal(answer.headers.get("x-handler"), "1");
+    assert.equal(answer.headers.get("deprecation"), "@1735689600");
+  });
+});
+
+describe("createSafeFetch route: errors", () => {
+  it("answers a catalog error with its status, key and details, and the route's problem type", async () => {
+    const { safe } = safeWith({ errorCatalog: Errors });
+    const handler = safe.route({ problemType: "https://example.com/p/item" }, () => {
+      throw new SafeException("ITEM_NOT_FOUND", { details: { id: "x" } });
+    });
+    const { status, body } = await read(await handler(at("/items/x")));
+    assert.equal(status, 404);
+    assert.deepEqual(body.error, {
+      code: "ITEM_NOT_FOUND",
+      message: "No such item",
+      details: { id: "x" },
+    });
+    assert.equal(body.path, "/items/x");
+    const problems = safeWith({ errorCatalog: Errors, problemDetails: true }).safe;
+    const typed = problems.route({ problemType: "https://example.com/p/item" }, () => {
+      throw new SafeException("ITEM_NOT_FOUND");
+    });
+    const problem = await read(await typed(at("/items/x")));
+    assert.equal(problem.headers.get("content-type"), "application/problem+json");
+    assert.equal(problem.body.type, "https://example.com/p/item");
+    assert.equal(problem.body.code, "ITEM_NOT_FOUND");
+    assert.equal(problem.body.instance, "/items/x");
+  });
+
+  it("answers ApiKeyError and ApiKeyStorageError with their status and code", async () => {
+    const { safe } = safeWith();
+    for (
+      const [error, status, code] of [
+        [new ApiKeyError("api_key_scope_insufficient"), 403, "api_key_scope_insufficient"],
+        [
+          new ApiKeyStorageError("findByPrefix", new Error("pw=hunter2")),
+          503,
+          "api_key_storage_unavailable",
+        ],
+      ] as const
+    ) {
+      const handler = safe.route({}, () => Promise.reject(error));
+      const { status: sent, body } = await read(await handler(at("/")));
+      assert.equal(sent, status);
+      assert.equal(body.error.code, code);
+      assert.ok(!JSON.stringify(body).includes("hunter2"));
+    }
+  });
+
+  it("answers anything else as a generic 500, logged with API keys redacted", async () => {
+    const { safe, lines } = safeWith();
+    const key = generateKey({ environment: "live", namespace: "ak" }).raw;
+    const handler = safe.route({}, () => {
+      throw new Error(`db password hunter2 for ${key}`);
+    });
+    const { status, body } = await read(await handler(at("/boom")));
+    assert.equal(status, 500);
+    assert.deepEqual(body.error, {
+      code: "INTERNAL_SERVER_ERROR",
+      message: "Internal Server Error",
+    });
+    assert.ok(!JSON.stringify(body).includes("hunter2"));
+    assert.equal(lines.length, 1);
+    assert.ok(lines[0].startsWith("error "));
+    assert.ok(lines[0].includes("hunter2"), "the line says what failed");
+    assert.ok(!lines[0].includes(key), "but never the key");
+  });
+
+  it("answers a result JSON cannot carry as a logged 500", async () => {
+    const { safe, lines } = safeWith();
+    const handler = safe.route({}, () => ({ big: 1n }));
+    const { status, body } = await read(await handler(at("/")));
+    assert.equal(status, 500);
+    assert.equal(body.error.code, "INTERNAL_SERVER_ERROR");
+    assert.equal(lines.length, 1);
+  });
+
+  it("answers a failing option function with a generic 500 (contained)", async () => {
+    const { safe } = safeWith({
+      transformResponse: () => {
+        throw new Error("transform secret");
+      },
+    });
+    const { status, body } = await read(await safe.route({}, () => 1)(at("/")));
+    assert.equal(status, 500);
+    assert.ok(!JSON.stringify(body).includes("secret"));
+  });
+});
+
+describe("createSafeFetch errorResponse", () => {
+  it("answers an error raised before a handler without route meta", async () => {
+    const { safe } = safeWith({ requestId: true, responseTime: true, version: "1" });
+    const response = safe.errorResponse(
+      new ApiKeyError("api_key_missing"),
+      at("/items", { headers: { "x-request-id": "r-9" } }),
+    );
+    const { status, headers, body } = await read(response);
+    assert.equal(status, 401);
+    assert.equal(headers.get("x-request-id"), "r-9");
+    assert.deepEqual(body.error, { code: "api_key_missing", message: "API key is missing" });
+    assert.deepEqual(body.meta, { apiVersion: "1" }, "no responseTime before a handler");
+    assert.equal(body.path, "/items");
+  });
+});
+
+describe("createSafeFetch options", () => {
+  it("translates messages with an I18nAdapter given the Request", async () => {
+    const adapter: I18nAdapter = {
+      translate: (key, options) => `${options?.lang}:${key}`,
+      resolveLanguage: (request) =>
+        (request as Request).headers.get("accept-language") ?? undefined,
+    };
+    const { safe } = safeWith({ i18n: adapter });
+    const handler = safe.route({ responseMessage: "hello" }, () => ({}));
+    const { body } = await read(await handler(at("/", { headers: { "accept-language": "fr" } })));
+    assert.equal(body.meta.message, "fr:hello");
+  });
+
+  it("copies request-context fields from contextStore", async () => {
+    const { safe } = safeWith({
+      context: { fields: { traceId: "trace" } },
+      contextStore: () => ({ trace: "t-1" }),
+    });
+    const { body } = await read(await safe.route({}, () => ({}))(at("/")));
+    assert.equal(body.meta.traceId, "t-1");
+  });
+
+  it("refuses bad options and route options, naming them", () => {
+    assert.throws(() => createSafeFetch({ bogus: 1 } as never), /unknown option `bogus`/);
+    assert.throws(() => createSafeFetch({ i18n: true }), /`i18n: true` finds nestjs-i18n/);
+    assert.throws(() => createSafeFetch({ context: {} }), /`context` needs `contextStore`/);
+    assert.throws(() => createSafeFetch({ logger: {} as never }), /`logger` must have/);
+    const safe = createSafeFetch();
+    const bad: [object, RegExp][] = [
+      [{ statusCode: 99 }, /`statusCode` must be an HTTP status/],
+      [{ responseMessage: "" }, /`responseMessage` must be a non-empty string/],
+      [{ successCode: 1 }, /`successCode` must be a non-empty string/],
+      [{ problemType: "a b" }, /`problemType` must be a URI/],
+      [{ paginated: { maxLimit: 0 } }, /`paginated`: `maxLimit` must be a positive integer/],
+      [{ paginated: true, cursorPaginated: true }, /exclude each other/],
+      [{ sortMeta: "yes" }, /`sortMeta` must be a boolean/],
+      [{ fieldSelection: { maxDepth: -1 } }, /fieldSelection/],
+      [{ deprecated: { sunset: "not a date" } }, /sunset/],
+    ];
+    for (const [options, pattern] of bad) {
+      assert.throws(() => safe.route(options as never, () => 1), pattern, JSON.stringify(options));
+    }
+    assert.throws(() => safe.route({}, "x" as never), /`handler` must be a function/);
+  });
+
+  it("a logger that throws never fails the response", async () => {
+    const safe = createSafeFetch({
+      logger: {
+        warn: () => {
+          throw new Error("warn down");
+        },
+        error: () => {
+          throw new Error("error down");
+        },
+      },
+    });
+    const boom = await read(
+      await safe.route({}, () => {
+        throw new Error("boom");
+      })(at("/")),
+    );
+    assert.equal(boom.status, 500);
+    const shape = await read(await safe.route({ paginated: true }, () => [1])(at("/")));
+    assert.equal(shape.status, 200);
+  });
+
+  it("warns once per route about a result without the declared shape", async () => {
+    const { safe, lines } = safeWith();
+    const handler = safe.route({ paginated: true, route: "Items.list" }, () => [1]);
+    await handler(at("/"));
+    await handler(at("/"));
+    assert.equal(lines.length, 1);
+    assert.match(lines[0], /^warn Items\.list: decorated for pagination/);
+  });
+});
+
+describe("createSafeFetch route: pagination input and the Link header", () => {
+  const ITEMS = Array.from({ length: 30 }, (_, i) => i + 1);
+  const list = (options: Bag = {}, format: SafeFetchOptions = {}) =>
+    safeWith(format).safe.route(
+      { paginated: { maxLimit: 5, defaultLimit: 2, links: true, ...options } },
+      (_request, context) => {
+        const { page, limit } = context.pagination as { page: number; limit: number };
+        return { data: ITEMS.slice((page - 1) * limit, page * limit), total: 30, page, limit };
+      },
+    );
+
+  it("clamps limit to maxLimit and defaults it: the handler and meta agree", async () => {
+    const clamped = await read(await list()(at("/items?page=2&limit=1000000")));
+    assert.equal(clamped.status, 200);
+    assert.deepEqual(clamped.body.data, [6, 7, 8, 9, 10]);
+    assert.equal(clamped.body.meta.pagination.limit, 5);
+    assert.equal(clamped.body.meta.pagination.totalPages, 6);
+    const defaulted = await read(await list()(at("/items")));
+    assert.deepEqual(defaulted.body.data, [1, 2]);
+    assert.equal(defaulted.body.meta.pagination.limit, 2);
+  });
+
+  for (
+    const [query, parameter] of [
+      ["limit=-1", "limit"],
+      ["limit=0", "limit"],
+      ["limit=1e309", "limit"],
+      ["page=9007199254740993", "page"],
+    ]
+  ) {
+    it(`answers ${query} with a 400 naming ${parameter}, in both formats`, async () => {
+      const envelope = await read(await list()(at(`/items?${query}`)));
+      assert.equal(envelope.status, 400);
+      assert.match(envelope.body.error.message, new RegExp(parameter));
+      const problem = await read(await list({}, { problemDetails: true })(at(`/items?${query}`)));
+      assert.equal(problem.status, 400);
+      assert.match(problem.body.detail, new RegExp(parameter));
+    });
+  }
+
+  it("answers a 10 KB cursor with a 400 naming cursor", async () => {
+    const feed = safeWith().safe.route(
+      { cursorPaginated: { maxLimit: 5 } },
+      () => ({ data: [], nextCursor: null, hasMore: false, limit: 5 }),
+    );
+    const { status, body } = await read(await feed(at(`/feed?cursor=${"c".repeat(10_240)}`)));
+    assert.equal(status, 400);
+    assert.match(body.error.message, /cursor/);
+  });
+
+  it('sends the links in a Link header with linkHeader, and only there with "only"', async () => {
+    const both = await read(await list({ linkHeader: true })(at("/items?page=2")));
+    assert.match(both.headers.get("link") ?? "", /<\/items\?page=3&limit=2>; rel="next"/);
+    assert.equal(typeof both.body.meta.pagination.links, "object");
+    const only = await read(await list({ linkHeader: "only" })(at("/items?page=2")));
+    assert.match(only.headers.get("link") ?? "", /rel="first"/);
+    assert.equal(only.body.meta.pagination.links, undefined);
+  });
+});

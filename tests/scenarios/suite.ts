@@ -1,0 +1,46 @@
+/**
+ * Registers the scenarios (`scenarios.ts`) as one `describe` block per
+ * binding: `start(mode)` boots the binding's scenario app in the error
+ * envelope or problem-details mode and returns it; each scenario is one `it`,
+ * skipped when it needs a capability the binding lacks. Only `node:test`,
+ * `node:assert` and `fetch`: a consumer app can call it with its own
+ * bootstrap.
+ *
+ * @module
+ */
+import { after, before, describe, it } from "node:test";
+import { SCENARIOS, type ScenarioTarget, send } from "./scenarios.ts";
+import type { Capabilities, ScenarioMode } from "./spec.ts";
+
+/** A running scenario app. */
+export interface RunningScenarioApp extends ScenarioTarget {
+  /** Stops it. */
+  close(): Promise<void>;
+}
+
+/** Registers every scenario against the apps `start` boots (one per mode, booted once). */
+export function scenarioSuite(
+  name: string,
+  capabilities: Capabilities,
+  start: (mode: ScenarioMode) => Promise<RunningScenarioApp>,
+): void {
+  describe(name, () => {
+    const apps = new Map<ScenarioMode, RunningScenarioApp>();
+    before(async () => {
+      apps.set("envelope", await start("envelope"));
+      apps.set("problem", await start("problem"));
+    });
+    after(async () => {
+      for (const app of apps.values()) await app.close();
+    });
+    for (const scenario of SCENARIOS) {
+      const skip = scenario.needs !== undefined && !capabilities[scenario.needs]
+        ? `needs ${scenario.needs}`
+        : false;
+      it(scenario.name, { skip }, async () => {
+        const target = apps.get(scenario.mode ?? "envelope")!;
+        await scenario.run((path, init) => send(target, path, init), target.keys);
+      });
+    }
+  });
+}

@@ -1,0 +1,24 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+
+// The build scripts run on Deno only (they read deno.json with Deno APIs).
+const onDeno = "Deno" in globalThis;
+
+describe("npm package.json dependencies", { skip: !onDeno && "the build runs on Deno" }, () => {
+  it("refuses a test-only package (Hono) as a dependency; pinned ones pass", async () => {
+    const module = "../../../scripts/npm_build/package_json.ts"; // computed: Deno only
+    const config = "../../../scripts/npm_build/config.ts";
+    const { splitDependencies } = await import(module);
+    const { readDenoJson, TEST_ONLY_PACKAGES } = await import(config);
+    const deno = readDenoJson();
+    assert.deepEqual(TEST_ONLY_PACKAGES, ["hono", "@hono/node-server"]);
+    for (const name of TEST_ONLY_PACKAGES) {
+      assert.ok(name in deno.imports, `${name} is pinned for the tests`);
+      assert.throws(() => splitDependencies(deno, [name]), /only the tests may use/);
+      assert.throws(() => splitDependencies(deno, [`${name}/sub`]), /only the tests may use/);
+    }
+    assert.deepEqual(splitDependencies(deno, ["ipaddr.js"]).dependencies, {
+      "ipaddr.js": `^${deno.imports["ipaddr.js"].split("@").at(-1)}`,
+    });
+  });
+});
