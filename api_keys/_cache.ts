@@ -84,7 +84,7 @@ export class VerificationCache {
     return this.#entries.size;
   }
 
-  /** Current generation; moves on every `invalidate`. */
+  /** Current generation; moves on every `invalidate` and `clear`. */
   get generation(): number {
     return this.#generation;
   }
@@ -121,5 +121,11 @@ export class VerificationCache {
   invalidate(prefix: string): void {
     this.#generation++;
     this.#entries.delete(prefix);
+  }
+
+  /** Drops every entry and moves the generation (a change feed's reset: anything may have changed). */
+  clear(): void {
+    this.#generation++;
+    this.#entries.clear();
   }
 }
