@@ -153,7 +153,7 @@ describe("a service following a feed", () => {
     await service.verify(key);
     assert.equal(state.lookups, 0, "another prefix's notice keeps the entry");
     // Revoked behind the service's back (another instance); the notice drops the entry.
-    await inner.revoke(id, new Date());
+    await inner.markRevoked(id, new Date());
     assert.ok(await service.verify(key), "still cached: no notice yet");
     feed.change("revoked", prefix);
     assert.equal((await rejection(service.verify(key))).code, "api_key_revoked");
@@ -245,9 +245,13 @@ describe("the prefix set", () => {
   async function loaded(maxStalenessMs?: number) {
     const shared = sharedStorage();
     const feed = new ScriptedFeed(true);
-    const made = follower(shared.storage, feed, maxStalenessMs === undefined ? {} : {
-      maxStalenessMs,
-    });
+    const made = follower(
+      shared.storage,
+      feed,
+      maxStalenessMs === undefined ? {} : {
+        maxStalenessMs,
+      },
+    );
     const maker = new ApiKeysService({ peppers: { 1: PEPPER_1 }, storage: shared.inner });
     const existing = await maker.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
     const prefix = existing.key.split("_")[2];
@@ -411,30 +415,33 @@ describe("services over one in-memory storage and one InMemoryApiKeyChangeFeed",
   });
 
   for (const withFeed of [true, false]) {
-    it(`revoke and rotate (grace 0) on one service hold on the others at once ${
-      withFeed ? "with" : "(control: not without)"
-    } the feed`, async () => {
-      const { services: [a, b, c] } = fleet(withFeed);
-      const first = await a.create({ tenantId: "t1", name: "k1", scopes: READ_ORDERS });
-      const second = await a.create({ tenantId: "t1", name: "k2", scopes: READ_ORDERS });
-      for (const service of [b, c]) {
-        await service.verify(first.key);
-        await service.verify(second.key);
-      }
-      await a.revoke(first.id);
-      await a.rotate(second.id, { gracePeriodMs: 0 });
-      for (const service of [b, c]) {
-        const revoked = await service.verify(first.key).then(() => "accepted", (e) => e.code);
-        const rotated = await service.verify(second.key).then(() => "accepted", (e) => e.code);
-        if (withFeed) {
-          assert.equal(revoked, "api_key_revoked");
-          assert.equal(rotated, "api_key_expired");
-        } else {
-          assert.equal(revoked, "accepted", "without a feed the cache answers");
-          assert.equal(rotated, "accepted");
+    it(
+      `revoke and rotate (grace 0) on one service hold on the others at once ${
+        withFeed ? "with" : "(control: not without)"
+      } the feed`,
+      async () => {
+        const { services: [a, b, c] } = fleet(withFeed);
+        const first = await a.create({ tenantId: "t1", name: "k1", scopes: READ_ORDERS });
+        const second = await a.create({ tenantId: "t1", name: "k2", scopes: READ_ORDERS });
+        for (const service of [b, c]) {
+          await service.verify(first.key);
+          await service.verify(second.key);
         }
-      }
-    });
+        await a.revoke(first.id);
+        await a.rotate(second.id, { gracePeriodMs: 0 });
+        for (const service of [b, c]) {
+          const revoked = await service.verify(first.key).then(() => "accepted", (e) => e.code);
+          const rotated = await service.verify(second.key).then(() => "accepted", (e) => e.code);
+          if (withFeed) {
+            assert.equal(revoked, "api_key_revoked");
+            assert.equal(rotated, "api_key_expired");
+          } else {
+            assert.equal(revoked, "accepted", "without a feed the cache answers");
+            assert.equal(rotated, "accepted");
+          }
+        }
+      },
+    );
   }
 
   it("a publish that throws is contained: the write stands, one warning", async () => {
