@@ -78,11 +78,15 @@ if (unavailable !== undefined && REQUIRED) {
       await db.connect();
       tree = await prepareNodeTree();
       const node = join(tree, "tests", "fleet", "instance.js");
-      instances = await Promise.all([
+      const started = await Promise.allSettled([
         startInstance("node-1", "node", [node], url!),
         startInstance("node-2", "node", [node], url!),
         startInstance("deno", Deno.execPath(), ["run", "-A", "tests/fleet/instance.ts"], url!),
       ]);
+      for (const result of started) {
+        if (result.status === "fulfilled") instances.push(result.value); // stopped by `after`
+      }
+      for (const result of started) if (result.status === "rejected") throw result.reason;
       // Every feed in sync before the first trial.
       for (const instance of instances) {
         const deadline = performance.now() + 10_000;

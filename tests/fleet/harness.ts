@@ -14,6 +14,9 @@ import { OUT_DIR, ROOT } from "../../scripts/npm_build/config.ts";
 /** Interval between two verifies of one instance while a trial waits for it. */
 export const PACE_MS = 5;
 
+/** Deadline of each request to an instance: a hung instance fails the run, never stalls it. */
+const REQUEST_TIMEOUT_MS = 15_000;
+
 /** Newest modification time (ms) of the `.ts` files under `dir`. */
 function newest(dir: string): number {
   let latest = 0;
@@ -112,7 +115,10 @@ export async function startInstance(
 
 /** Asks an instance to exit; kills it after 5 s. Resolves with its exit code. */
 export async function stopInstance(instance: Instance): Promise<number> {
-  await fetch(`${instance.origin}/admin/exit`, { method: "POST" })
+  await fetch(`${instance.origin}/admin/exit`, {
+    method: "POST",
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  })
     .then((response) => response.body?.cancel())
     .catch(() => {});
   const timer = setTimeout(() => instance.process.kill("SIGKILL"), 5_000);
@@ -129,7 +135,10 @@ export async function admin<T = Record<string, unknown>>(
   path: string,
   method = "POST",
 ): Promise<T> {
-  const response = await fetch(`${instance.origin}/admin/${path}`, { method });
+  const response = await fetch(`${instance.origin}/admin/${path}`, {
+    method,
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  });
   const body = await response.json();
   assert.ok(response.ok, `${instance.name} ${path}: ${response.status} ${JSON.stringify(body)}`);
   return body as T;
@@ -137,7 +146,10 @@ export async function admin<T = Record<string, unknown>>(
 
 /** Status of `GET /orders` with `key` (the guarded route). */
 export async function guarded(instance: Instance, key: string): Promise<number> {
-  const response = await fetch(`${instance.origin}/orders`, { headers: { "x-api-key": key } });
+  const response = await fetch(`${instance.origin}/orders`, {
+    headers: { "x-api-key": key },
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  });
   await response.body?.cancel();
   return response.status;
 }
