@@ -165,6 +165,13 @@ describe("a service following a feed", () => {
     assert.equal(otherState.lookups, 1, "a reset drops every entry");
   });
 
+  it("keeps the entry on a created notice (a new prefix had no row before; its own notice arrives after the first verify)", async () => {
+    const { service, feed, state, key, prefix } = await setup();
+    feed.change("created", prefix);
+    await service.verify(key);
+    assert.equal(state.lookups, 0);
+  });
+
   it("a reset wins over a verify in flight: its fill is not stored", async () => {
     const { service, feed, state, key } = await setup();
     feed.reset();
