@@ -1,10 +1,10 @@
 /**
- * How `ApiKeysService` follows a change feed (option `feed`): each notice drops
- * what the verification cache holds about its prefix, a reset drops it all;
- * cached verifications are served only while the feed's staleness is within
- * `maxStalenessMs`; and, when the feed can list the stored prefixes
- * (`snapshot`), a set of every stored prefix lets a verify reject an unknown
- * prefix without a storage lookup.
+ * How `ApiKeysService` follows a change feed (option `feed`): each notice but
+ * `created` drops what the verification cache holds about its prefix, a reset
+ * drops it all; cached verifications are served only while the feed's
+ * staleness is within `maxStalenessMs`; and, when the feed can list the stored
+ * prefixes (`snapshot`), a set of every stored prefix lets a verify reject an
+ * unknown prefix without a storage lookup.
  *
  * The set is exact: the snapshot's prefixes, then every change with a higher
  * counter (`created` adds, `deleted` removes; a revoked, rotated or expired
@@ -171,7 +171,9 @@ export class FeedFollower {
       else this.#retryAt = -Infinity;
       return;
     }
-    this.#cache?.invalidate(notice.prefix);
+    // A created prefix had no row before (a changed prefix arrives as deleted, then created), so
+    // no entry can be stale; this keeps the entry a verify filled before the notice arrived.
+    if (notice.kind !== "created") this.#cache?.invalidate(notice.prefix);
     this.#pending?.changes.push(notice);
     if (this.#members !== undefined) this.#apply(this.#members, notice);
   }
