@@ -226,8 +226,35 @@ describe("a service following a feed", () => {
     assert.ok((await rejection(service.verify(unknownKey()))) instanceof ApiKeyStorageError);
   });
 
+  it("one status() reading vouches until its staleness could pass the bound, then it is read again", async () => {
+    const { service, feed, key, clocks } = await setup({ maxStalenessMs: 1_000 });
+    let reads = 0;
+    const status = feed.status.bind(feed);
+    feed.status = () => {
+      reads++;
+      return status();
+    };
+    clocks.advance(1_000); // past the window of the reading made in setup
+    feed.stalenessMs = 400;
+    for (let i = 0; i < 100; i++) await service.verify(key);
+    assert.equal(reads, 1, "staleness 400 vouches for the next 600 ms");
+    clocks.advance(599);
+    await service.verify(key);
+    assert.equal(reads, 1);
+    clocks.advance(1);
+    feed.stalenessMs = 1_000; // no sync since the reading
+    await service.verify(key);
+    assert.equal(reads, 2);
+    clocks.advance(1);
+    feed.stalenessMs = 1_001;
+    await service.verify(key);
+    await service.verify(key);
+    assert.equal(reads, 4, "stale: read on every verify");
+  });
+
   it("a feed whose status() throws counts as stale (one warning, never a failed verify)", async () => {
-    const { service, feed, state, key } = await setup();
+    const { service, feed, state, key, clocks } = await setup();
+    clocks.advance(2_000); // past the window of the reading made in setup
     const warnings: unknown[] = [];
     const warn = console.warn;
     console.warn = (...args: unknown[]) => warnings.push(args.join(" "));
@@ -323,7 +350,8 @@ describe("the prefix set", () => {
 
   it("is not trusted while the feed is stale, and is dropped by a reset until a new snapshot", async () => {
     const { service, state, feed, clocks } = await loaded(1_000);
-    feed.stalenessMs = 1_001;
+    clocks.advance(1_001);
+    feed.stalenessMs = 1_001; // no sync since the set was loaded
     await rejection(service.verify(unknownKey()));
     assert.equal(state.lookups, 1, "stale: looked up");
     feed.stalenessMs = 0;
@@ -473,17 +501,18 @@ describe("services over one in-memory storage and one InMemoryApiKeyChangeFeed",
     ]);
   });
 
-  it("after the feed closes, nothing is served from memory", async () => {
-    const storage = new InMemoryApiKeyStorage();
-    const { storage: counted, state } = sharedStorage(storage);
+  it("after the feed closes, nothing is served from memory past maxStalenessMs of the last reading", async () => {
+    const { storage: counted, state } = sharedStorage(new InMemoryApiKeyStorage());
     const feed = new InMemoryApiKeyChangeFeed();
-    const service = new ApiKeysService({ peppers: { 1: PEPPER_1 }, storage: counted, feed });
+    const { service, clocks } = follower(counted, feed);
     const { key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
     await service.verify(key);
     await service.verify(key);
     assert.equal(state.lookups, 1);
     await feed.close();
+    clocks.advance(2_000);
     await service.verify(key);
-    assert.equal(state.lookups, 2);
+    await service.verify(key);
+    assert.equal(state.lookups, 3);
   });
 });
