@@ -74,9 +74,10 @@ function assertFeed(feed: unknown, label: string): asserts feed is ApiKeyChangeF
  * The service's side of a change feed: invalidation, the staleness rule, the
  * set of stored prefixes. It subscribes on first use (a verify or a write),
  * never at construction, so validating options subscribes nothing; it stays
- * subscribed until the feed is closed. Never throws into a verify: a feed
- * whose `status()` throws counts as stale, a failed snapshot is asked again
- * a second later.
+ * subscribed until the feed is closed (it then trusts its cache no longer
+ * than `maxStalenessMs` after the last reading). Never throws into a verify:
+ * a feed whose `status()` throws counts as stale, a failed snapshot is asked
+ * again a second later.
  *
  * @example
  * ```ts
@@ -86,10 +87,10 @@ function assertFeed(feed: unknown, label: string): asserts feed is ApiKeyChangeF
  * const feed = new InMemoryApiKeyChangeFeed();
  * const cache = new VerificationCache(100, 30_000);
  * const follower = new FeedFollower(feed, cache, 2_000, () => performance.now());
- * follower.fresh(); // true: subscribed, staleness 0
+ * follower.fresh(performance.now()); // true: subscribed, staleness 0
  * feed.publish({ kind: "revoked", prefix: "AbCdEfGhIjKl" }); // drops that entry
  * await feed.close();
- * follower.fresh(); // false: a closed feed vouches for nothing
+ * follower.fresh(performance.now() + 2_000); // false: a closed feed vouches for nothing
  * ```
  */
 export class FeedFollower {
@@ -106,6 +107,8 @@ export class FeedFollower {
   #pending: PendingSnapshot | undefined;
   /** Monotonic time before which a failed snapshot is not asked again. */
   #retryAt = -Infinity;
+  /** Monotonic time until which the last status reading vouches for cached data. */
+  #freshUntil = -Infinity;
 
   /** Follows `feed` for `cache` (when on); `maxStalenessMs` is the staleness bound. */
   constructor(
@@ -121,20 +124,27 @@ export class FeedFollower {
   }
 
   /**
-   * Whether cached verifications and the prefix set may be trusted now: the
-   * feed's `stalenessMs` is within the bound (a throw, `NaN` or `Infinity`
-   * is not). Subscribes first, and starts loading the prefix set when due.
+   * Whether cached verifications and the prefix set may be trusted at `now`
+   * (the service's monotonic time): the feed's `stalenessMs` is within the
+   * bound (a throw, `NaN` or `Infinity` is not). A reading of `s` at `t`
+   * says every change committed before `t - s` was delivered, which stays
+   * true, so it vouches until `t + maxStalenessMs - s` without another
+   * `status()` call. Subscribes first, and starts loading the prefix set when
+   * due.
    */
-  fresh(): boolean {
+  fresh(now: number): boolean {
     this.#start();
-    let stalenessMs: unknown;
-    try {
-      stalenessMs = this.#feed.status().stalenessMs;
-    } catch (error) {
-      this.#statusFailed(error);
-      return false;
+    if (now >= this.#freshUntil) {
+      let stalenessMs: unknown;
+      try {
+        stalenessMs = this.#feed.status().stalenessMs;
+      } catch (error) {
+        this.#statusFailed(error);
+        return false;
+      }
+      if (!(typeof stalenessMs === "number" && stalenessMs <= this.#maxStalenessMs)) return false;
+      this.#freshUntil = now + this.#maxStalenessMs - Math.max(0, stalenessMs);
     }
-    if (!(typeof stalenessMs === "number" && stalenessMs <= this.#maxStalenessMs)) return false;
     if (this.#members === undefined && this.#pending === undefined) this.#loadMembers();
     return true;
   }
@@ -234,7 +244,7 @@ export class FeedFollower {
  * const follower = compileFeed(
  *   new InMemoryApiKeyChangeFeed(), undefined, undefined, () => performance.now(), "options.",
  * );
- * follower?.fresh(); // true
+ * follower?.fresh(performance.now()); // true
  * ```
  */
 export function compileFeed(

@@ -196,7 +196,7 @@ export class VerifyFlow {
     // Until the secret is proven, every path does the same work in the same order: one cache
     // comparison, one storage lookup, one HMAC verification, the same awaits.
     // With a change feed, cached data (entries, the prefix set) is trusted only while it is fresh.
-    const fresh = s.fleet?.fresh() ?? true;
+    const fresh = s.fleet?.fresh(start) ?? true;
     const cache = s.cache;
     if (cache !== undefined) {
       // Compared with a stand-in when nothing is cached: a cached prefix costs a wrong secret
