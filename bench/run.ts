@@ -7,8 +7,11 @@
  * deno task bench                  # everything, about 5-6 minutes per runtime
  * deno task bench --quick          # smoke run, one to two minutes per runtime
  * deno task bench --deno-only      # or --node-only
- * deno task bench --only core,http # any of core, in_process, http, memory
+ * deno task bench --only core,http # any of core, in_process, http, memory, shared_storage
  * ```
+ *
+ * `shared_storage` runs on Deno only and needs `DATABASE_URL` (it says so and
+ * skips otherwise).
  *
  * Benchmarks never fail the test suite: this script is not part of
  * `deno task test`, and a missed target is printed, not thrown.
@@ -22,7 +25,9 @@ import { join } from "node:path";
 import process from "node:process";
 import { buildNodeBench, NODE_OUT, ROOT } from "./node_build.ts";
 
-const SCRIPTS = ["core", "in_process", "http", "memory"];
+const SCRIPTS = ["core", "in_process", "http", "memory", "shared_storage"];
+/** Scripts without a Node bundle: the shared-storage table imports the generated Prisma Client (TypeScript). */
+const DENO_ONLY = new Set(["shared_storage"]);
 const argv = process.argv.slice(2);
 const quick = argv.includes("--quick");
 const onlyIndex = argv.indexOf("--only");
@@ -105,6 +110,10 @@ for (const runtime of runtimes) {
     await buildNodeBench();
   }
   for (const script of SCRIPTS.filter((s) => only.includes(s))) {
+    if (runtime === "node" && DENO_ONLY.has(script)) {
+      console.log(`\n${script}: Deno only`);
+      continue;
+    }
     const ok = runtime === "deno"
       ? run(Deno.execPath(), ["run", "-A", join(ROOT, `bench/${script}.ts`), ...extra])
       : run("node", [join(NODE_OUT, `${script}.mjs`), ...extra], {
