@@ -125,7 +125,6 @@ class AdminController {
     const pause = () => new Promise((resolve) => setTimeout(resolve, 200));
     const known = kind === "known" ? (await this.create()).key : undefined;
     if (known !== undefined) {
-      await pause(); // the key's own `created` notice drops its entry: let it arrive first
       await verifyOnce(known); // fills the cache, writes lastUsedAt once
       await pause();
     }
