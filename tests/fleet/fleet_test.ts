@@ -70,7 +70,7 @@ if (unavailable !== undefined && REQUIRED) {
   });
 } else {
   describe("a fleet on one PostgreSQL: two Node instances (npm build), one Deno (sources)", () => {
-    let instances: Instance[] = [];
+    const instances: Instance[] = [];
     let tree: string | undefined;
     const db = new pg.Client({ connectionString: url });
 
