@@ -46,14 +46,24 @@ export function constantTimeEqual(a: string, b: string): boolean {
   return diff === 0;
 }
 
+/** An entry in the recency list. */
+interface Slot {
+  readonly prefix: string;
+  entry: VerificationCacheEntry;
+  older: Slot | undefined;
+  newer: Slot | undefined;
+}
+
 /**
- * LRU map from prefix to entry (a `Map` keeps insertion order; a hit, once
- * its secret matched, moves the entry to the end; the oldest is evicted first).
+ * LRU map from prefix to entry: a `Map` finds the entry, a doubly linked list
+ * keeps the recency order (a hit, once its secret matched, moves its entry to
+ * the newest end; the oldest is evicted first). A hit never deletes and
+ * re-inserts in the `Map`: V8's `Map` makes that cost grow with its size.
  *
  * Invalidation wins over fills in flight: the cache has a generation number
- * that every `invalidate` moves. A verify reads `generation` before its
- * storage lookup and passes it to `set`, which stores nothing if the
- * generation has moved since (the record it read may predate a revoke or
+ * that every `invalidate` and `clear` moves. A verify reads `generation`
+ * before its storage lookup and passes it to `set`, which stores nothing if
+ * the generation has moved since (the record it read may predate a revoke or
  * rotate that has finished meanwhile).
  *
  * @example
@@ -67,7 +77,9 @@ export function constantTimeEqual(a: string, b: string): boolean {
  * ```
  */
 export class VerificationCache {
-  readonly #entries = new Map<string, VerificationCacheEntry>();
+  readonly #slots = new Map<string, Slot>();
+  #oldest: Slot | undefined;
+  #newest: Slot | undefined;
   readonly #maxEntries: number;
   /** Life of an entry, in ms. */
   readonly ttlMs: number;
@@ -81,25 +93,25 @@ export class VerificationCache {
 
   /** Number of entries. */
   get size(): number {
-    return this.#entries.size;
+    return this.#slots.size;
   }
 
-  /** Current generation; moves on every `invalidate`. */
+  /** Current generation; moves on every `invalidate` and `clear`. */
   get generation(): number {
     return this.#generation;
   }
 
   /** The entry of `prefix` (its place in the LRU order unchanged: see `touch`). */
   get(prefix: string): VerificationCacheEntry | undefined {
-    return this.#entries.get(prefix);
+    return this.#slots.get(prefix)?.entry;
   }
 
   /** Marks the entry of `prefix` most recently used (after its secret matched). */
   touch(prefix: string): void {
-    const entry = this.#entries.get(prefix);
-    if (entry !== undefined) {
-      this.#entries.delete(prefix);
-      this.#entries.set(prefix, entry);
+    const slot = this.#slots.get(prefix);
+    if (slot !== undefined && slot !== this.#newest) {
+      this.#unlink(slot);
+      this.#append(slot);
     }
   }
 
@@ -109,17 +121,50 @@ export class VerificationCache {
    */
   set(prefix: string, entry: VerificationCacheEntry, generation: number): boolean {
     if (generation !== this.#generation) return false;
-    this.#entries.delete(prefix);
-    this.#entries.set(prefix, entry);
-    if (this.#entries.size > this.#maxEntries) {
-      this.#entries.delete(this.#entries.keys().next().value!);
+    const slot = this.#slots.get(prefix);
+    if (slot !== undefined) {
+      slot.entry = entry;
+      this.touch(prefix);
+      return true;
     }
+    const added: Slot = { prefix, entry, older: undefined, newer: undefined };
+    this.#slots.set(prefix, added);
+    this.#append(added);
+    if (this.#slots.size > this.#maxEntries) this.#remove(this.#oldest!);
     return true;
   }
 
   /** Drops the entry of `prefix` and moves the generation, so no fill in flight lands. */
   invalidate(prefix: string): void {
     this.#generation++;
-    this.#entries.delete(prefix);
+    const slot = this.#slots.get(prefix);
+    if (slot !== undefined) this.#remove(slot);
+  }
+
+  /** Drops every entry and moves the generation (a change feed's reset: anything may have changed). */
+  clear(): void {
+    this.#generation++;
+    this.#slots.clear();
+    this.#oldest = this.#newest = undefined;
+  }
+
+  #remove(slot: Slot): void {
+    this.#unlink(slot);
+    this.#slots.delete(slot.prefix);
+  }
+
+  #unlink(slot: Slot): void {
+    if (slot.older === undefined) this.#oldest = slot.newer;
+    else slot.older.newer = slot.newer;
+    if (slot.newer === undefined) this.#newest = slot.older;
+    else slot.newer.older = slot.older;
+    slot.older = slot.newer = undefined;
+  }
+
+  #append(slot: Slot): void {
+    slot.older = this.#newest;
+    if (this.#newest === undefined) this.#oldest = slot;
+    else this.#newest.newer = slot;
+    this.#newest = slot;
   }
 }

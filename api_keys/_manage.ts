@@ -70,6 +70,7 @@ export class ManageFlow {
       expiresAt: s.resolveExpiry(valid.expiresAt, now),
     }, now);
     await s.storage.insert(record);
+    s.fleet?.wrote("created", record.prefix);
     s.emitEvent?.({
       type: "api_key.created",
       at: now,
@@ -116,6 +117,8 @@ export class ManageFlow {
       rotatedAt: now,
     });
     s.cache?.invalidate(old.prefix);
+    s.fleet?.wrote("created", record.prefix);
+    s.fleet?.wrote("rotated", old.prefix);
     s.emitEvent?.({
       type: "api_key.rotated",
       at: now,
@@ -147,6 +150,7 @@ export class ManageFlow {
     s.cache?.invalidate(record.prefix);
     // A concurrent revoke won (only known with markRevokedIfActive): it changed and emitted.
     if (!revoked) return;
+    s.fleet?.wrote("revoked", record.prefix);
     s.emitEvent?.({
       type: "api_key.revoked",
       at: now,

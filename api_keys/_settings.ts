@@ -13,6 +13,7 @@ import { createHasher, type Sha256Hasher } from "./hasher.ts";
 import { durationProblem } from "./_input.ts";
 import { assertValidNamespace, DEFAULT_API_KEY_NAMESPACE } from "./key_format.ts";
 import { VerificationCache } from "./_cache.ts";
+import { compileFeed, type FeedFollower, MAX_MAX_STALENESS_MS } from "./_fleet.ts";
 import { callDetached, createDispatcher, type Dispatch, warnOnce } from "./_sinks.ts";
 import { StorageAccess } from "./_storage.ts";
 import { compileTtlPolicy, type ExpiryResolver } from "./_ttl_policy.ts";
@@ -63,6 +64,8 @@ export interface Settings {
   readonly storage: StorageAccess;
   /** The verification cache, when on. */
   readonly cache: VerificationCache | undefined;
+  /** The change feed followed (option `feed`), when set. */
+  readonly fleet: FeedFollower | undefined;
   /** Minimum interval between `lastUsedAt` writes per key (ms). */
   readonly debounceMs: number;
   /** Whether successes emit `api_key.used`. */
@@ -121,10 +124,16 @@ function validateTtlPolicy(policy: unknown): ApiKeyTtlPolicy | undefined {
 /**
  * The verification cache the options ask for. Without a `cache` option it is
  * on exactly when the storage can be peeked (in-process: no other process can
- * change a record behind it).
+ * change a record behind it) or a change feed tells of every change.
  */
-function buildCache(cache: unknown, storage: StorageAccess): VerificationCache | undefined {
-  if (cache === false || (cache === undefined && storage.peek === undefined)) return undefined;
+function buildCache(
+  cache: unknown,
+  storage: StorageAccess,
+  followsFeed: boolean,
+): VerificationCache | undefined {
+  if (cache === false || (cache === undefined && storage.peek === undefined && !followsFeed)) {
+    return undefined;
+  }
   const label = `${PREFIX}cache`;
   if (cache !== undefined && (typeof cache !== "object" || cache === null)) {
     throw new TypeError(`${label} must be false or { ttlMs, maxEntries }`);
@@ -181,8 +190,11 @@ export function compileSettings(options: unknown): Settings {
     }
   }
   const ttlPolicy = validateTtlPolicy(o.ttlPolicy);
-  const cache = buildCache(o.cache, storage);
+  const cache = buildCache(o.cache, storage, o.feed !== undefined);
   const f = options as ApiKeysServiceOptions;
+  const monotonic = f.monotonicClock ?? performance.now.bind(performance);
+  validateDuration(`${PREFIX}maxStalenessMs`, o.maxStalenessMs, false, MAX_MAX_STALENESS_MS);
+  const fleet = compileFeed(f.feed, f.maxStalenessMs, cache, monotonic, PREFIX);
   const onAuthFailed = f.onAuthFailed;
   const authFailedFailed = warnOnce("onAuthFailed");
   return Object.freeze({
@@ -190,11 +202,12 @@ export function compileSettings(options: unknown): Settings {
     hasher,
     storage,
     cache,
+    fleet,
     debounceMs: f.debounceMs ?? DEFAULT_DEBOUNCE_MS,
     emitUsageEvents: f.emitUsageEvents ?? false,
     resolveExpiry: compileTtlPolicy(ttlPolicy),
     clock: f.clock ?? (() => new Date()),
-    monotonic: f.monotonicClock ?? performance.now.bind(performance),
+    monotonic,
     idFactory: f.idFactory ?? uuidV7,
     emitEvent: createDispatcher(f.onEvent, f.onEventError, "onEvent"),
     emitMetric: createDispatcher(f.onMetric, f.onMetricError, "onMetric"),

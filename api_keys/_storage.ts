@@ -17,7 +17,7 @@ const CAPABILITIES: Readonly<
   Record<Exclude<keyof ApiKeyStorage, (typeof API_KEY_STORAGE_METHODS)[number]>, string>
 > = Object.freeze({
   peekByPrefix:
-    "each verify awaits findByPrefix, and the verification cache is off unless the cache option is set",
+    "each verify awaits findByPrefix, and the verification cache is off unless the cache or feed option is set",
   markRevokedIfActive: "concurrent revoke() calls of one key may each emit api_key.revoked",
 });
 

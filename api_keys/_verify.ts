@@ -195,6 +195,8 @@ export class VerifyFlow {
     const { prefix, secret, environment } = parsed;
     // Until the secret is proven, every path does the same work in the same order: one cache
     // comparison, one storage lookup, one HMAC verification, the same awaits.
+    // With a change feed, cached data (entries, the prefix set) is trusted only while it is fresh.
+    const fresh = s.fleet?.fresh(start) ?? true;
     const cache = s.cache;
     if (cache !== undefined) {
       // Compared with a stand-in when nothing is cached: a cached prefix costs a wrong secret
@@ -203,7 +205,7 @@ export class VerifyFlow {
       const entry = cache.get(prefix);
       if (
         constantTimeEqual(entry?.secret ?? NO_SECRET, secret) && entry !== undefined &&
-        entry.context.environment === environment
+        entry.context.environment === environment && fresh
       ) {
         // `start` is now; a key without expiry needs no wall-clock read.
         if (
@@ -220,9 +222,14 @@ export class VerifyFlow {
     const generation = cache?.generation ?? 0;
     let record: Readonly<ApiKeyRecord> | null;
     try {
-      // With the peekByPrefix capability: no deadline timer, no copy, no await.
+      // With the peekByPrefix capability: no deadline timer, no copy, no await. A prefix the
+      // feed's set does not hold is unknown without a lookup (then the same HMAC work).
       const peek = s.storage.peek;
-      record = peek !== undefined ? peek(prefix) : await s.storage.findByPrefix(prefix);
+      record = fresh && s.fleet?.absent(prefix)
+        ? null
+        : peek !== undefined
+        ? peek(prefix)
+        : await s.storage.findByPrefix(prefix);
     } catch (error) {
       this.#metric(start, "error", environment);
       throw error;

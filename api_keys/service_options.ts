@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { ApiKeyChangeFeed } from "./change_feed.ts";
 import type { ApiKeyErrorCode } from "./errors.ts";
 import type { ApiKeyEvent, ApiKeyVerificationMetric } from "./events.ts";
 import { compileSettings } from "./_settings.ts";
@@ -67,10 +68,31 @@ export interface ApiKeysServiceOptions {
   onAuthFailed?: (prefix: string | null, code: ApiKeyErrorCode) => void;
   /**
    * Verification cache. Default: on (30 s, 10,000 keys) when the storage has the
-   * `peekByPrefix` capability (in-process storage such as `InMemoryApiKeyStorage`),
-   * off otherwise. `false` turns it off.
+   * `peekByPrefix` capability (in-process storage such as `InMemoryApiKeyStorage`)
+   * or a `feed` is set, off otherwise. `false` turns it off.
    */
   cache?: false | ApiKeyVerificationCacheOptions;
+  /**
+   * A change feed every instance on the same storage follows: `createPostgresFeed`
+   * (`@saferoute/api-kit/api-keys/postgres`) for a fleet on one PostgreSQL, or one
+   * `InMemoryApiKeyChangeFeed` shared by the services over one in-memory storage.
+   * Each change drops the cached entry of its key, everywhere; cached verifications
+   * are served only while the feed's `stalenessMs` is within `maxStalenessMs`, so a
+   * revocation, rotation or creation on one instance holds on every other within
+   * that bound. When the feed has `snapshot`, the service also keeps the set of
+   * stored prefixes and rejects an unknown prefix without a storage lookup (after
+   * the same HMAC work) while the feed is fresh. The service subscribes on its first
+   * verify or write and follows the feed until the feed is closed; closing it is
+   * the caller's. See docs/operations.md, "Fleets: the change feed".
+   */
+  feed?: ApiKeyChangeFeed;
+  /**
+   * With `feed`: the most the feed may lag, in ms, for cached verifications and
+   * the prefix set to be trusted (0 to 60,000; default 2,000). Past it, every
+   * verify goes to storage, so with the database down requests fail with
+   * `ApiKeyStorageError` (503) instead of being answered from memory.
+   */
+  maxStalenessMs?: number;
   /** Deadline of each storage call, in ms (default 5,000). */
   storageTimeoutMs?: number;
   /** Wall clock (default `() => new Date()`). */

@@ -7,8 +7,11 @@
  * deno task bench                  # everything, about 5-6 minutes per runtime
  * deno task bench --quick          # smoke run, one to two minutes per runtime
  * deno task bench --deno-only      # or --node-only
- * deno task bench --only core,http # any of core, in_process, http, memory, fetch (Deno only)
+ * deno task bench --only core,http # any of core, in_process, http, memory, fetch, shared_storage
  * ```
+ *
+ * `shared_storage` runs on Deno only and needs `DATABASE_URL` (it says so and
+ * skips otherwise).
  *
  * Benchmarks never fail the test suite: this script is not part of
  * `deno task test`, and a missed target is printed, not thrown.
@@ -22,9 +25,12 @@ import { join } from "node:path";
 import process from "node:process";
 import { buildNodeBench, NODE_OUT, ROOT } from "./node_build.ts";
 
-const SCRIPTS = ["core", "in_process", "http", "memory", "fetch"];
-/** Scripts of Deno-only features (`fetch`: the Fetch bindings against a bare `Deno.serve`). */
-const DENO_ONLY = ["fetch"];
+const SCRIPTS = ["core", "in_process", "http", "memory", "fetch", "shared_storage"];
+/**
+ * Deno-only scripts: `fetch` (the Fetch bindings against a bare `Deno.serve`) and
+ * `shared_storage` (it imports the generated Prisma Client, TypeScript).
+ */
+const DENO_ONLY = new Set(["fetch", "shared_storage"]);
 const argv = process.argv.slice(2);
 const quick = argv.includes("--quick");
 const onlyIndex = argv.indexOf("--only");
@@ -107,7 +113,10 @@ for (const runtime of runtimes) {
     await buildNodeBench();
   }
   for (const script of SCRIPTS.filter((s) => only.includes(s))) {
-    if (runtime === "node" && DENO_ONLY.includes(script)) continue;
+    if (runtime === "node" && DENO_ONLY.has(script)) {
+      console.log(`\n${script}: Deno only`);
+      continue;
+    }
     const ok = runtime === "deno"
       ? run(Deno.execPath(), ["run", "-A", join(ROOT, `bench/${script}.ts`), ...extra])
       : run("node", [join(NODE_OUT, `${script}.mjs`), ...extra], {

@@ -118,3 +118,60 @@ describe("VerificationCache generations", () => {
     assert.equal(cache.set("AAAAAAAAAAAA", entry("s"), generation), false);
   });
 });
+
+describe("VerificationCache order and bound", () => {
+  const entry = (secret: string) => ({
+    secret,
+    context: {} as ApiKeyContext,
+    expiresAtMs: Infinity,
+    cachedUntil: Infinity,
+  });
+  const prefix = (i: number) => `P${String(i).padStart(11, "0")}`;
+
+  it("evicts the least recently used entry: a touch or a refill makes an entry the most recent", () => {
+    const cache = new VerificationCache(3, 60_000);
+    for (const i of [1, 2, 3]) cache.set(prefix(i), entry(`s${i}`), cache.generation);
+    cache.touch(prefix(1)); // order: 2, 3, 1
+    cache.set(prefix(2), entry("s2b"), cache.generation); // order: 3, 1, 2
+    cache.set(prefix(4), entry("s4"), cache.generation); // evicts 3
+    assert.equal(cache.size, 3);
+    assert.equal(cache.get(prefix(3)), undefined);
+    assert.equal(cache.get(prefix(2))?.secret, "s2b");
+    cache.invalidate(prefix(1)); // order: 2, 4
+    for (const i of [5, 6]) cache.set(prefix(i), entry(`s${i}`), cache.generation); // evicts 2
+    assert.deepEqual([1, 2, 3, 4, 5, 6].map((i) => cache.get(prefix(i)) !== undefined), [
+      false,
+      false,
+      false,
+      true,
+      true,
+      true,
+    ]);
+    cache.clear();
+    assert.equal(cache.size, 0);
+    cache.set(prefix(7), entry("s7"), cache.generation);
+    assert.equal(cache.get(prefix(7))?.secret, "s7");
+  });
+
+  it("a hit (touch) neither deletes nor re-inserts in a Map: V8 makes that cost grow with the size", () => {
+    const cache = new VerificationCache(10_000, 60_000);
+    for (let i = 0; i < 5_000; i++) cache.set(prefix(i), entry("s"), cache.generation);
+    const { delete: remove, set } = Map.prototype;
+    let mutations = 0;
+    Map.prototype.delete = function (this: Map<unknown, unknown>, key: unknown) {
+      mutations++;
+      return remove.call(this, key);
+    };
+    Map.prototype.set = function (this: Map<unknown, unknown>, key: unknown, value: unknown) {
+      mutations++;
+      return set.call(this, key, value);
+    };
+    try {
+      for (let i = 0; i < 100; i++) cache.touch(prefix(i));
+    } finally {
+      Map.prototype.delete = remove;
+      Map.prototype.set = set;
+    }
+    assert.equal(mutations, 0);
+  });
+});

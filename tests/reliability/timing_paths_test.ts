@@ -3,8 +3,9 @@
  * whose secret is not proven does the same work in the same order, cache hits
  * included: the same hasher call (operation, key, byte lengths), the same
  * storage step, the same number of awaits (microtask turns with every step
- * answering at once). Measured times are printed, never asserted; the
- * statistics are a `deno task bench` row (bench/core.ts).
+ * answering at once). An unknown prefix that a change feed's prefix set
+ * refuses does the same work but the lookup. Measured times are printed,
+ * never asserted; the statistics are a `deno task bench` row (bench/core.ts).
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -18,6 +19,7 @@ import {
 } from "../../api_keys/mod.ts";
 import { VerificationCache } from "../../api_keys/_cache.ts";
 import { keyOf } from "./hostile_inputs.ts";
+import { flush, ScriptedFeed } from "../api_keys/fake_feed.ts";
 import {
   type HashCall,
   PEPPER_1,
@@ -205,3 +207,62 @@ for (const [shape, { inner, storage, steps, reset }] of Object.entries(shapes())
     });
   });
 }
+
+describe("an unknown prefix refused by a feed's prefix set does a wrong secret's work but the lookup", () => {
+  const { inner, storage, steps, reset } = shapes()["asynchronous storage"];
+  const feed = new ScriptedFeed(true);
+  let service: ApiKeysService;
+  const paths: Record<string, string> = {};
+  const info = console.info;
+  after(() => {
+    console.info = info;
+  });
+
+  before(async () => {
+    console.info = () => {}; // the storage-capability line
+    service = new ApiKeysService({ peppers: { 1: PEPPER_1 }, storage, feed });
+    const cached = await service.create({ tenantId: "t", name: "cached", scopes: SCOPES });
+    const active = await service.create({ tenantId: "t", name: "active", scopes: SCOPES });
+    await service.verify(cached.key);
+    feed.answer((await inner.listByTenant("t")).map((record) => record.prefix));
+    await flush();
+    paths["unknown prefix (refused by the set)"] = keyOf("UnknownPref1", "S".repeat(32));
+    paths["wrong secret"] = withWrongSecret(active.key);
+    paths["wrong secret, cached prefix"] = withWrongSecret(cached.key);
+    for (const key of Object.values(paths)) await service.verify(key).catch(() => {});
+  });
+
+  async function trace(key: string): Promise<Omit<Trace, "turns">> {
+    reset();
+    cacheCalls.length = 0;
+    const hasher = spyHasher(false);
+    try {
+      const error = await service.verify(key).then(() => null, (e) => e);
+      assert.ok(error instanceof ApiKeyError, String(error));
+      return {
+        code: error.code,
+        cache: [...cacheCalls],
+        storage: steps(),
+        hasher: hasher.calls.map(({ key: _, ...call }) => call),
+        keys: hasher.calls.map((c) => c.key),
+      };
+    } finally {
+      hasher.restore();
+    }
+  }
+
+  it("the same cache comparison and HMAC verification (key, lengths), api_key_invalid; no lookup", async () => {
+    const refused = await trace(paths["unknown prefix (refused by the set)"]);
+    assert.deepEqual(refused.storage, [], "the set answered: no storage call");
+    for (const name of ["wrong secret", "wrong secret, cached prefix"]) {
+      const seen = await trace(paths[name]);
+      assert.deepEqual(seen.storage, ["findByPrefix 12"], `${name}: one lookup`);
+      assert.equal(seen.code, refused.code, name);
+      assert.deepEqual(seen.cache, refused.cache, `${name}: cache steps`);
+      assert.deepEqual(seen.hasher, refused.hasher, `${name}: hasher calls`);
+      assert.equal(seen.keys[0], refused.keys[0], `${name}: HMAC key`);
+    }
+    assert.equal(refused.code, "api_key_invalid");
+    assert.equal(refused.hasher.length, 1);
+  });
+});

@@ -1,0 +1,263 @@
+/**
+ * How `ApiKeysService` follows a change feed (option `feed`): each notice but
+ * `created` drops what the verification cache holds about its prefix, a reset
+ * drops it all; cached verifications are served only while the feed's
+ * staleness is within `maxStalenessMs`; and, when the feed can list the stored
+ * prefixes (`snapshot`), a set of every stored prefix lets a verify reject an
+ * unknown prefix without a storage lookup.
+ *
+ * The set is exact: the snapshot's prefixes, then every change with a higher
+ * counter (`created` adds, `deleted` removes; a revoked, rotated or expired
+ * key keeps its prefix). A reset discards it until a new snapshot. A prefix
+ * this service writes is added at once (a prefix wrongly present costs one
+ * lookup; one wrongly absent would refuse a valid key).
+ *
+ * @module
+ */
+import type {
+  ApiKeyChange,
+  ApiKeyChangeFeed,
+  ApiKeyChangeKind,
+  ApiKeyChangeNotice,
+} from "./change_feed.ts";
+import type { VerificationCache } from "./_cache.ts";
+import { callDetached, warnOnce } from "./_sinks.ts";
+
+/**
+ * Default bound on the feed's staleness while cached data is trusted, in ms.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_MAX_STALENESS_MS } from "./_fleet.ts";
+ * DEFAULT_MAX_STALENESS_MS; // 2000
+ * ```
+ */
+export const DEFAULT_MAX_STALENESS_MS = 2_000;
+
+/** Largest `maxStalenessMs`: the longest cache TTL. */
+export const MAX_MAX_STALENESS_MS = 60_000;
+
+/** Wait before asking again for a snapshot that failed, in ms. */
+const SNAPSHOT_RETRY_MS = 1_000;
+
+/** A snapshot being read, with what happened meanwhile. */
+interface PendingSnapshot {
+  /** Changes delivered while it was read (applied on top when newer). */
+  readonly changes: ApiKeyChange[];
+  /** Prefixes this service wrote meanwhile. */
+  readonly written: string[];
+  /** Counter of the last reset delivered meanwhile. */
+  resetCounter: number | undefined;
+}
+
+/**
+ * Throws a `TypeError` naming `label` unless `feed` has the shape of an
+ * `ApiKeyChangeFeed` (`subscribe` and `status`; `publish` and `snapshot`
+ * functions when present).
+ */
+function assertFeed(feed: unknown, label: string): asserts feed is ApiKeyChangeFeed {
+  const f = feed as Partial<Record<keyof ApiKeyChangeFeed, unknown>> | null;
+  if (
+    typeof f !== "object" || f === null || typeof f.subscribe !== "function" ||
+    typeof f.status !== "function" ||
+    (f.publish !== undefined && typeof f.publish !== "function") ||
+    (f.snapshot !== undefined && typeof f.snapshot !== "function")
+  ) {
+    throw new TypeError(
+      `${label} must be a change feed (subscribe and status functions; publish and snapshot ` +
+        "functions when present)",
+    );
+  }
+}
+
+/**
+ * The service's side of a change feed: invalidation, the staleness rule, the
+ * set of stored prefixes. It subscribes on first use (a verify or a write),
+ * never at construction, so validating options subscribes nothing; it stays
+ * subscribed until the feed is closed (it then trusts its cache no longer
+ * than `maxStalenessMs` after the last reading). Never throws into a verify:
+ * a feed whose `status()` throws counts as stale, a failed snapshot is asked
+ * again a second later.
+ *
+ * @example
+ * ```ts
+ * import { FeedFollower } from "./_fleet.ts";
+ * import { VerificationCache } from "./_cache.ts";
+ * import { InMemoryApiKeyChangeFeed } from "./change_feed.ts";
+ * const feed = new InMemoryApiKeyChangeFeed();
+ * const cache = new VerificationCache(100, 30_000);
+ * const follower = new FeedFollower(feed, cache, 2_000, () => performance.now());
+ * follower.fresh(performance.now()); // true: subscribed, staleness 0
+ * feed.publish({ kind: "revoked", prefix: "AbCdEfGhIjKl" }); // drops that entry
+ * await feed.close();
+ * follower.fresh(performance.now() + 2_000); // false: a closed feed vouches for nothing
+ * ```
+ */
+export class FeedFollower {
+  readonly #feed: ApiKeyChangeFeed;
+  readonly #cache: VerificationCache | undefined;
+  readonly #maxStalenessMs: number;
+  readonly #monotonic: () => number;
+  readonly #statusFailed = warnOnce("feed.status");
+  readonly #publishFailed = warnOnce("feed.publish");
+  #subscribed = false;
+  /** Every stored prefix as of `#membersCounter` (undefined: not loaded). */
+  #members: Set<string> | undefined;
+  #membersCounter = 0;
+  #pending: PendingSnapshot | undefined;
+  /** Monotonic time before which a failed snapshot is not asked again. */
+  #retryAt = -Infinity;
+  /** Monotonic time until which the last status reading vouches for cached data. */
+  #freshUntil = -Infinity;
+
+  /** Follows `feed` for `cache` (when on); `maxStalenessMs` is the staleness bound. */
+  constructor(
+    feed: ApiKeyChangeFeed,
+    cache: VerificationCache | undefined,
+    maxStalenessMs: number,
+    monotonic: () => number,
+  ) {
+    this.#feed = feed;
+    this.#cache = cache;
+    this.#maxStalenessMs = maxStalenessMs;
+    this.#monotonic = monotonic;
+  }
+
+  /**
+   * Whether cached verifications and the prefix set may be trusted at `now`
+   * (the service's monotonic time): the feed's `stalenessMs` is within the
+   * bound (a throw, `NaN` or `Infinity` is not). A reading of `s` at `t`
+   * says every change committed before `t - s` was delivered, which stays
+   * true, so it vouches until `t + maxStalenessMs - s` without another
+   * `status()` call. Subscribes first, and starts loading the prefix set when
+   * due.
+   */
+  fresh(now: number): boolean {
+    this.#start();
+    if (now >= this.#freshUntil) {
+      let stalenessMs: unknown;
+      try {
+        stalenessMs = this.#feed.status().stalenessMs;
+      } catch (error) {
+        this.#statusFailed(error);
+        return false;
+      }
+      if (!(typeof stalenessMs === "number" && stalenessMs <= this.#maxStalenessMs)) return false;
+      this.#freshUntil = now + this.#maxStalenessMs - Math.max(0, stalenessMs);
+    }
+    if (this.#members === undefined && this.#pending === undefined) this.#loadMembers();
+    return true;
+  }
+
+  /** Whether `prefix` is known not to be stored (only once the set is loaded; ask `fresh` first). */
+  absent(prefix: string): boolean {
+    return this.#members !== undefined && !this.#members.has(prefix);
+  }
+
+  /** Records a write of this service: published to the feed (when it takes them), applied here. */
+  wrote(kind: ApiKeyChangeKind, prefix: string): void {
+    this.#start();
+    if (kind === "created") {
+      this.#members?.add(prefix);
+      this.#pending?.written.push(prefix);
+    }
+    const feed = this.#feed;
+    if (feed.publish !== undefined) {
+      callDetached(feed.publish.bind(feed), [{ kind, prefix }], this.#publishFailed);
+    }
+  }
+
+  #start(): void {
+    if (this.#subscribed) return;
+    this.#subscribed = true;
+    this.#feed.subscribe((notice) => this.#onNotice(notice));
+  }
+
+  #onNotice(notice: ApiKeyChangeNotice): void {
+    if (notice.kind === "reset") {
+      this.#cache?.clear();
+      this.#members = undefined;
+      if (this.#pending !== undefined) this.#pending.resetCounter = notice.counter;
+      else this.#retryAt = -Infinity;
+      return;
+    }
+    // A created prefix had no row before (a changed prefix arrives as deleted, then created), so
+    // no entry can be stale; this keeps the entry a verify filled before the notice arrived.
+    if (notice.kind !== "created") this.#cache?.invalidate(notice.prefix);
+    this.#pending?.changes.push(notice);
+    if (this.#members !== undefined) this.#apply(this.#members, notice);
+  }
+
+  /** Applies a change newer than the set to it. */
+  #apply(members: Set<string>, change: ApiKeyChange): void {
+    if (change.counter <= this.#membersCounter) return;
+    this.#membersCounter = change.counter;
+    if (change.kind === "created") members.add(change.prefix);
+    else if (change.kind === "deleted") members.delete(change.prefix);
+  }
+
+  /** Reads a snapshot (when the feed has them and none failed within the last second). */
+  #loadMembers(): void {
+    const feed = this.#feed;
+    if (feed.snapshot === undefined || this.#monotonic() < this.#retryAt) return;
+    const pending: PendingSnapshot = { changes: [], written: [], resetCounter: undefined };
+    this.#pending = pending;
+    let read: Promise<{ counter: unknown; prefixes: unknown }>;
+    try {
+      read = Promise.resolve(feed.snapshot());
+    } catch (error) {
+      read = Promise.reject(error);
+    }
+    read.then(({ counter, prefixes }) => {
+      this.#pending = undefined;
+      if (
+        !Number.isSafeInteger(counter) || !Array.isArray(prefixes) ||
+        !prefixes.every((prefix) => typeof prefix === "string")
+      ) {
+        throw new TypeError("malformed snapshot");
+      }
+      // A reset after the snapshot's counter: changes it does not hold may be lost.
+      if (pending.resetCounter !== undefined && pending.resetCounter > (counter as number)) {
+        return this.#loadMembers();
+      }
+      const members = new Set(prefixes as string[]);
+      this.#membersCounter = counter as number;
+      for (const change of pending.changes) this.#apply(members, change);
+      for (const prefix of pending.written) members.add(prefix);
+      this.#members = members;
+    }).catch(() => {
+      if (this.#pending === pending) this.#pending = undefined;
+      this.#retryAt = this.#monotonic() + SNAPSHOT_RETRY_MS;
+    });
+  }
+}
+
+/**
+ * The follower the options ask for: none without `feed`. Throws a `TypeError`
+ * naming the option for a feed of the wrong shape or a `maxStalenessMs`
+ * (already validated as a duration) without a feed.
+ *
+ * @example
+ * ```ts
+ * import { compileFeed } from "./_fleet.ts";
+ * import { InMemoryApiKeyChangeFeed } from "./change_feed.ts";
+ * const follower = compileFeed(
+ *   new InMemoryApiKeyChangeFeed(), undefined, undefined, () => performance.now(), "options.",
+ * );
+ * follower?.fresh(performance.now()); // true
+ * ```
+ */
+export function compileFeed(
+  feed: unknown,
+  maxStalenessMs: number | undefined,
+  cache: VerificationCache | undefined,
+  monotonic: () => number,
+  label: string,
+): FeedFollower | undefined {
+  if (feed === undefined) {
+    if (maxStalenessMs !== undefined) throw new TypeError(`${label}maxStalenessMs needs a feed`);
+    return undefined;
+  }
+  assertFeed(feed, `${label}feed`);
+  return new FeedFollower(feed, cache, maxStalenessMs ?? DEFAULT_MAX_STALENESS_MS, monotonic);
+}

@@ -1,0 +1,204 @@
+/**
+ * The fleet test's machinery: the Node copy of `instance.ts` on the npm build,
+ * starting and stopping instances, paced probes over loopback HTTP, and the
+ * percentile report.
+ *
+ * @module
+ */
+import { cpSync, existsSync, readdirSync, statSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
+import assert from "node:assert/strict";
+import { compile, compilerOptions } from "../../scripts/npm_build/compile.ts";
+import { OUT_DIR, ROOT } from "../../scripts/npm_build/config.ts";
+
+/** Interval between two verifies of one instance while a trial waits for it. */
+export const PACE_MS = 5;
+
+/** Deadline of each request to an instance: a hung instance fails the run, never stalls it. */
+const REQUEST_TIMEOUT_MS = 15_000;
+
+/** Newest modification time (ms) of the `.ts` files under `dir`. */
+function newest(dir: string): number {
+  let latest = 0;
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    const stat = statSync(path);
+    if (stat.isDirectory()) latest = Math.max(latest, newest(path));
+    else if (name.endsWith(".ts")) latest = Math.max(latest, stat.mtimeMs);
+  }
+  return latest;
+}
+
+/** Builds `npm/` when it is missing or older than the API-key sources. */
+async function ensureNpmBuild(): Promise<void> {
+  const marker = join(OUT_DIR, "esm", "api_keys", "postgres", "mod.js");
+  if (existsSync(marker) && statSync(marker).mtimeMs >= newest(join(ROOT, "api_keys"))) return;
+  console.log("# fleet: building npm/ (scripts/build_npm.ts --skip-checks)");
+  const { success } = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "scripts/build_npm.ts", "--skip-checks"],
+    cwd: ROOT,
+    stdout: "null",
+    stderr: "inherit",
+  }).output();
+  if (!success) throw new Error("the npm build failed");
+}
+
+/**
+ * A folder Node runs `tests/fleet/instance.js` from: this folder's files and
+ * the generated Prisma Client compiled to ESM, the built `npm/esm/` files over
+ * the paths of the sources they come from (so the instance's relative imports
+ * load the package), and the repository's `node_modules`. Returns its path.
+ */
+export async function prepareNodeTree(): Promise<string> {
+  await ensureNpmBuild();
+  const tree = await Deno.makeTempDir({ prefix: "api-kit-fleet-" });
+  const { errors } = compile(
+    [join(ROOT, "tests/fleet/instance.ts"), join(ROOT, "generated/prisma/client.ts")],
+    compilerOptions("esm", tree, false),
+    (rel) => rel.startsWith("tests/fleet/") || rel.startsWith("generated/"),
+  );
+  if (errors.length > 0) {
+    // `deno check` is the type gate; tsc sees Node's types instead of Deno's.
+    console.log(`# fleet: tsc reported ${errors.length} type errors (emitted anyway)`);
+  }
+  cpSync(join(OUT_DIR, "esm"), tree, { recursive: true });
+  Deno.writeTextFileSync(join(tree, "package.json"), '{ "type": "module" }\n');
+  symlinkSync(join(ROOT, "node_modules"), join(tree, "node_modules"), "dir");
+  return tree;
+}
+
+/** A running instance. */
+export interface Instance {
+  /** `node-1`, `node-2`, `deno`. */
+  readonly name: string;
+  /** `http://127.0.0.1:<port>`. */
+  readonly origin: string;
+  readonly process: Deno.ChildProcess;
+}
+
+/** Starts `command args` with `FLEET_NAME=name` and waits (30 s at most) for `READY <port>`. */
+export async function startInstance(
+  name: string,
+  command: string,
+  args: string[],
+  databaseUrl: string,
+): Promise<Instance> {
+  const child = new Deno.Command(command, {
+    args,
+    cwd: ROOT,
+    env: { DATABASE_URL: databaseUrl, FLEET_NAME: name },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let buffered = "";
+  const timeout = setTimeout(() => child.kill("SIGKILL"), 30_000);
+  try {
+    while (true) {
+      const { value, done } = await lines.read();
+      if (done) throw new Error(`${name} exited before it was ready`);
+      buffered += value;
+      const match = /READY (\d+)\n/.exec(buffered);
+      if (match !== null) {
+        // Keep reading (and discarding) so the instance never blocks on a full pipe.
+        (async () => {
+          while (!(await lines.read()).done);
+        })().catch(() => {});
+        return { name, origin: `http://127.0.0.1:${match[1]}`, process: child };
+      }
+    }
+  } finally {
+    clearTimeout(timeout);
+  }
+}
+
+/** Asks an instance to exit; kills it after 5 s. Resolves with its exit code. */
+export async function stopInstance(instance: Instance): Promise<number> {
+  await fetch(`${instance.origin}/admin/exit`, {
+    method: "POST",
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  })
+    .then((response) => response.body?.cancel())
+    .catch(() => {});
+  const timer = setTimeout(() => instance.process.kill("SIGKILL"), 5_000);
+  try {
+    return (await instance.process.status).code;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** POSTs to an admin route and returns the JSON answer (a 2xx is required). */
+export async function admin<T = Record<string, unknown>>(
+  instance: Instance,
+  path: string,
+  method = "POST",
+): Promise<T> {
+  const response = await fetch(`${instance.origin}/admin/${path}`, {
+    method,
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  });
+  const body = await response.json();
+  assert.ok(response.ok, `${instance.name} ${path}: ${response.status} ${JSON.stringify(body)}`);
+  return body as T;
+}
+
+/** Status of `GET /orders` with `key` (the guarded route). */
+export async function guarded(instance: Instance, key: string): Promise<number> {
+  const response = await fetch(`${instance.origin}/orders`, {
+    headers: { "x-api-key": key },
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  });
+  await response.body?.cancel();
+  return response.status;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Verifies `key` on `instance` every `PACE_MS` until it answers `wanted`;
+ * returns the milliseconds from `since` (a `performance.now()` time) to that
+ * answer. Fails past `boundMs`, or on any status but `wanted` and `expected`
+ * (the one before the change).
+ */
+export async function until(
+  instance: Instance,
+  key: string,
+  wanted: number,
+  expected: number,
+  since: number,
+  boundMs: number,
+): Promise<number> {
+  while (true) {
+    const tick = performance.now();
+    const status = await guarded(instance, key);
+    const elapsed = performance.now() - since;
+    if (status === wanted) return elapsed;
+    assert.equal(status, expected, `${instance.name}: unexpected status ${status}`);
+    if (elapsed > boundMs) {
+      assert.fail(`${instance.name} still answered ${status} after ${elapsed.toFixed(0)} ms`);
+    }
+    await sleep(Math.max(0, PACE_MS - (performance.now() - tick)));
+  }
+}
+
+/** `p` (0 to 1) quantile of sorted `samples` (nearest rank). */
+function quantile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)];
+}
+
+/**
+ * One report line: p50/p99/max of `samples` (ms), and the target `p99 ≤
+ * targetMs`, `MISSED` when out of range (never a failure).
+ */
+export function reportLine(label: string, samples: number[], targetMs: number): string {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const [p50, p99, max] = [quantile(sorted, 0.5), quantile(sorted, 0.99), sorted.at(-1)!];
+  const verdict = p99 <= targetMs ? "met" : "MISSED";
+  return `# fleet: ${label.padEnd(44)} n=${String(sorted.length).padStart(5)}  p50 ${
+    p50.toFixed(1)
+  } ms  p99 ${p99.toFixed(1)} ms  max ${
+    max.toFixed(1)
+  } ms  (target p99 <= ${targetMs} ms: ${verdict})`;
+}

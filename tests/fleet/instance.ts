@@ -1,0 +1,173 @@
+/**
+ * One instance of the fleet test: a Nest app with `ApiKeysModule` over
+ * `PrismaApiKeyStorage` (the generated Prisma Client over `@prisma/adapter-pg`)
+ * following `createPostgresFeed`, on 127.0.0.1. Runs on Deno from the sources
+ * and on Node from the npm build (`fleet_test.ts` compiles this file and
+ * overlays `npm/esm/` on the sources it imports).
+ *
+ * Routes: `GET /orders` behind `ApiKeysGuard` (scope `orders:read`), and the
+ * test's controls under `/admin` (unguarded, loopback only): `POST create`,
+ * `POST revoke/:id`, `POST rotate/:id` (grace 0), `GET stats`,
+ * `POST probe/:kind/:count` (in-process verifies with a query count),
+ * `POST exit`. Prints `READY <port>` once listening. Every query the Prisma
+ * Client sends is counted (Prisma query events); the feed's own connection is
+ * not Prisma's.
+ *
+ * Environment: `DATABASE_URL`, `FLEET_NAME`.
+ *
+ * @module
+ */
+import "reflect-metadata";
+import process from "node:process";
+import { Controller, Get, HttpCode, Inject, Module, Param, Post, UseGuards } from "@nestjs/common";
+import { NestFactory } from "@nestjs/core";
+import { PrismaPg } from "@prisma/adapter-pg";
+import {
+  ApiKeysService,
+  generateKey,
+  type PrismaApiKeyClient,
+  PrismaApiKeyStorage,
+} from "../../api_keys/mod.ts";
+import { ApiKeysGuard, ApiKeysModule, RequireScope } from "../../api_keys/nest/mod.ts";
+import { createPostgresFeed } from "../../api_keys/postgres/mod.ts";
+
+/** The pepper every instance shares (a test value). */
+export const FLEET_PEPPER = "fleet-test-pepper-0123456789abcdefghijklmnop";
+const SCOPES = [{ resource: "orders", level: "read" as const }];
+
+const url = process.env.DATABASE_URL;
+const name = process.env.FLEET_NAME ?? "instance";
+if (!url) throw new Error("DATABASE_URL is not set");
+
+/** The Prisma Client surface used here. */
+interface FleetPrismaClient extends PrismaApiKeyClient {
+  $on(event: "query", listener: () => void): void;
+  $disconnect(): Promise<void>;
+}
+
+// The generated client: TypeScript on Deno, compiled beside this file's compiled copy on Node.
+const extension = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
+const clientModule = await import(
+  new URL(`../../generated/prisma/client${extension}`, import.meta.url).href
+) as { PrismaClient: new (options: unknown) => FleetPrismaClient };
+const prisma = new clientModule.PrismaClient({
+  adapter: new PrismaPg({ connectionString: url, max: 4 }),
+  log: [{ emit: "event", level: "query" }],
+});
+let queries = 0;
+prisma.$on("query", () => {
+  queries++;
+});
+
+const feed = createPostgresFeed({ connectionString: url });
+
+@Controller("orders")
+@UseGuards(ApiKeysGuard)
+class OrdersController {
+  @Get()
+  @RequireScope("orders", "read")
+  read() {
+    return { ok: true, instance: name };
+  }
+}
+
+@Controller("admin")
+class AdminController {
+  constructor(@Inject(ApiKeysService) private readonly service: ApiKeysService) {}
+
+  @Post("create")
+  create() {
+    return this.service.create({ tenantId: "fleet", name: `fleet ${name}`, scopes: SCOPES });
+  }
+
+  @Post("revoke/:id")
+  @HttpCode(200)
+  async revoke(@Param("id") id: string) {
+    await this.service.revoke(id);
+    return { ok: true };
+  }
+
+  @Post("rotate/:id")
+  rotate(@Param("id") id: string) {
+    return this.service.rotate(id, { gracePeriodMs: 0 });
+  }
+
+  @Get("stats")
+  stats() {
+    return { name, queries, feed: { ...feed.status(), stalenessMs: feed.status().stalenessMs } };
+  }
+
+  /**
+   * `count` verifies in process (`authorizeRequest`, as the guard calls it):
+   * `unknown` prefixes with valid checksums, or the `known` key in the
+   * `x-api-key` header of a key created here first. Waits (up to 5 s) until a
+   * verify of an unknown prefix makes no query: the prefix set is loaded.
+   */
+  @Post("probe/:kind/:count")
+  @HttpCode(200)
+  async probe(@Param("kind") kind: string, @Param("count") countText: string) {
+    const count = Number(countText);
+    const outcomes: Record<string, number> = {};
+    const verifyOnce = async (key: string) => {
+      const outcome = await this.service.authorizeRequest(
+        (header) => header === "x-api-key" ? key : undefined,
+        { requiredScope: SCOPES[0] },
+      ).then(() => "accepted", (error) => String(error.code));
+      outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
+    };
+    const deadline = performance.now() + 5_000;
+    while (performance.now() < deadline) {
+      const before = queries;
+      await verifyOnce(generateKey({ environment: "live" }).raw);
+      if (queries === before) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const pause = () => new Promise((resolve) => setTimeout(resolve, 200));
+    const known = kind === "known" ? (await this.create()).key : undefined;
+    if (known !== undefined) {
+      await verifyOnce(known); // fills the cache, writes lastUsedAt once
+      await pause();
+    }
+    for (const key of Object.keys(outcomes)) delete outcomes[key];
+    const before = queries;
+    const started = performance.now();
+    for (let i = 0; i < count; i++) {
+      await verifyOnce(known ?? generateKey({ environment: "live" }).raw);
+    }
+    return { queries: queries - before, outcomes, ms: performance.now() - started };
+  }
+
+  @Post("exit")
+  @HttpCode(200)
+  exit() {
+    setTimeout(shutdown, 10);
+    return { ok: true };
+  }
+}
+
+@Module({
+  imports: [ApiKeysModule.forRoot({
+    peppers: { 1: FLEET_PEPPER },
+    storage: new PrismaApiKeyStorage(prisma),
+    feed,
+  })],
+  controllers: [OrdersController, AdminController],
+})
+class FleetModule {}
+
+console.info = () => {}; // the storage-capability line
+const app = await NestFactory.create(FleetModule, { logger: ["error"] });
+await app.listen(0, "127.0.0.1");
+const address = app.getHttpServer().address() as { port: number };
+
+let closing = false;
+async function shutdown(): Promise<void> {
+  if (closing) return;
+  closing = true;
+  await app.close();
+  await feed.close();
+  await prisma.$disconnect();
+  process.exit(0);
+}
+process.on("SIGTERM", () => void shutdown());
+process.stdout.write(`READY ${address.port}\n`);
