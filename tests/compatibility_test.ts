@@ -29,8 +29,9 @@ function sample(): Matrix {
   });
   return {
     node: "20",
-    suite: "tests/consumers/shared",
+    suite: { dir: "tests/consumers/shared", swaggerOnly: ["openapi.ts"] },
     devDependencies: { typescript: "6.0.3" },
+    swaggerDevDependencies: { "@apidevtools/swagger-parser": "12.1.0" },
     peers: {
       "@nestjs/common": { optional: false },
       "reflect-metadata": { optional: false },
@@ -101,6 +102,41 @@ describe("compatibility matrix", () => {
     assert.equal(appId(matrix, bare), "nest11-esm-fastify-lowest-noswagger");
     assert.equal(appPackageJson(matrix, bare).type, "module");
     assert.equal(appPackageJson(matrix, express).type, undefined);
+  });
+
+  it("derives the swagger range from the apps that install swagger only", () => {
+    const matrix = sample();
+    assert.equal(peerRange(matrix, "@nestjs/swagger"), "^8.0.0 || ^11.0.0");
+    matrix.sets["nest11-lowest"].packages["@nestjs/swagger"] = "11.0.0";
+    matrix.sets["nest11-highest"].packages["@nestjs/swagger"] = "11.4.7";
+    matrix.apps[3].swagger = false;
+    // nest11-lowest's only app has no swagger: 11.x is tested nowhere
+    assert.equal(peerRange(matrix, "@nestjs/swagger"), "^8.0.0");
+  });
+
+  it("pins a release inside a set: its id, dependencies, docs and peer range", () => {
+    const matrix = sample();
+    const pinned = { ...matrix.apps[3], packages: { "@nestjs/swagger": "11.2.6" } };
+    matrix.apps.push(pinned);
+    assert.equal(appId(matrix, pinned), "nest11-cjs-express-highest-swagger11.2.6");
+    assert.equal(appDependencies(matrix, pinned)["@nestjs/swagger"], "11.2.6");
+    assert.equal(appDependencies(matrix, matrix.apps[3])["@nestjs/swagger"], "11.0.0");
+    assert.match(
+      renderCompatibilityDoc(matrix),
+      /\| `nest11-cjs-express-highest-swagger11\.2\.6` \|.*\| 11\.2\.6 \| runs \|/,
+    );
+    pinned.packages = { "@nestjs/swagger": "10.0.0" };
+    assert.equal(peerRange(matrix, "@nestjs/swagger"), "^8.0.0 || ^10.0.0 || ^11.0.0");
+    matrix.apps.push({ ...matrix.apps[0], packages: { express: "4.0.0" } });
+    assert.throws(() => validateMatrix(matrix), /pins express, not in its set/);
+  });
+
+  it("installs swagger's dev tools only with swagger", () => {
+    const matrix = sample();
+    const devDependencies = (app: number) =>
+      Object.keys(appPackageJson(matrix, matrix.apps[app]).devDependencies as object);
+    assert.deepEqual(devDependencies(0), ["@apidevtools/swagger-parser", "typescript"]);
+    assert.deepEqual(devDependencies(2), ["typescript"]);
   });
 
   it("rejects an app naming an unknown set, or listed twice", () => {

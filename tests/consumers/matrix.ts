@@ -48,6 +48,12 @@ export interface ConsumerApp {
   platform: string;
   /** Whether `@nestjs/swagger` is installed. */
   swagger: boolean;
+  /**
+   * Versions replacing the set's (names the set has): an app pinning one release inside a set,
+   * e.g. `{ "@nestjs/swagger": "11.2.6" }`. Its id ends with each as `-<name>@<version>`
+   * (`-swagger11.2.6`).
+   */
+  packages?: Record<string, string>;
   /** Why the app does not run yet (it is listed, its lockfile kept, and it is skipped). */
   pending?: string;
 }
@@ -85,18 +91,28 @@ export interface PrismaResult {
   notes: string;
 }
 
+/** The checks every app runs (see {@link Matrix.suite}). */
+export interface Suite {
+  /** The repository-relative folder the runner copies into each app as `shared/`. */
+  dir: string;
+  /** Files of `dir` copied only into the apps with `@nestjs/swagger` (they import it). */
+  swaggerOnly: string[];
+}
+
 /** The parsed `matrix.json`. */
 export interface Matrix {
   /** The Node major the apps run on (each app checks it). */
   node: string;
   /**
-   * The checks every app runs: a repository-relative folder the runner copies into each app as
-   * `shared/`. It exports `AppModule` and `serve` from `app.ts` and `consumerSuite` from
-   * `suite.ts` (see `tests/consumers/src/app.ts` and `tests/consumers/test/app.test.ts`).
+   * The checks every app runs, the one place to swap them: a folder whose `suite.ts` exports
+   * `consumerSuite(name, createApp)` (`createApp` makes a Nest app of a module on the app's
+   * platform: `tests/consumers/src/app.ts`; the caller is `tests/consumers/test/app.test.ts`).
    */
-  suite: string;
+  suite: Suite;
   /** Tools every app compiles with. */
   devDependencies: Record<string, string>;
+  /** Tools only the apps with `@nestjs/swagger` install (the OpenAPI checks use them). */
+  swaggerDevDependencies: Record<string, string>;
   /** The npm package's peers; their ranges are derived from the sets. */
   peers: Record<string, { optional: boolean; range?: string }>;
   /** Platform key → platform. */
@@ -117,7 +133,10 @@ export interface Matrix {
 export function appId(matrix: Matrix, app: ConsumerApp): string {
   const set = matrix.sets[app.set];
   const id = `nest${set.nest}-${app.module}-${app.platform}-${set.end}`;
-  return app.swagger ? id : `${id}-noswagger`;
+  const pinned = Object.entries(app.packages ?? {}).map(([name, version]) =>
+    `-${name.slice(name.lastIndexOf("/") + 1)}${version}`
+  );
+  return `${id}${app.swagger ? "" : "-noswagger"}${pinned.join("")}`;
 }
 
 /** Throws on a matrix whose apps name unknown sets or platforms, or repeat an id. */
@@ -134,6 +153,9 @@ export function validateMatrix(matrix: Matrix): void {
     for (const name of [platform.adapter, ...(platform.withSwagger ?? [])]) {
       if (!(name in set.packages)) throw new Error(`set ${app.set} has no version of ${name}`);
     }
+    for (const name of Object.keys(app.packages ?? {})) {
+      if (!(name in set.packages)) throw new Error(`app ${id} pins ${name}, not in its set`);
+    }
   }
   for (const [key, set] of Object.entries(matrix.sets)) {
     for (const [name, peer] of Object.entries(matrix.peers)) {
@@ -149,6 +171,11 @@ function sorted<T>(record: Record<string, T>): Record<string, T> {
   return Object.fromEntries(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : 1)));
 }
 
+/** The versions an app installs of its set's packages: the set's, with the app's pins. */
+function appPackages(matrix: Matrix, app: ConsumerApp): Record<string, string> {
+  return { ...matrix.sets[app.set].packages, ...app.packages };
+}
+
 /** The third-party dependencies an app installs (never the package itself: that is the tarball). */
 export function appDependencies(matrix: Matrix, app: ConsumerApp): Record<string, string> {
   const set = matrix.sets[app.set];
@@ -157,7 +184,9 @@ export function appDependencies(matrix: Matrix, app: ConsumerApp): Record<string
   const swaggerOnly = new Set(Object.values(matrix.platforms).flatMap((p) => p.withSwagger ?? []));
   const wanted = new Set(app.swagger ? platform.withSwagger ?? [] : []);
   const deps: Record<string, string> = {};
-  for (const [name, version] of Object.entries({ ...set.packages, ...set.integrations })) {
+  for (
+    const [name, version] of Object.entries({ ...appPackages(matrix, app), ...set.integrations })
+  ) {
     if (adapters.has(name) && name !== platform.adapter) continue;
     if (swaggerOnly.has(name) && !wanted.has(name)) continue;
     if (name === "@nestjs/swagger" && !app.swagger) continue;
@@ -183,7 +212,10 @@ export function appPackageJson(matrix: Matrix, app: ConsumerApp): Record<string,
   };
   if (app.module === "esm") pkg.type = "module";
   pkg.dependencies = appDependencies(matrix, app);
-  pkg.devDependencies = sorted(matrix.devDependencies);
+  pkg.devDependencies = sorted({
+    ...matrix.devDependencies,
+    ...(app.swagger ? matrix.swaggerDevDependencies : {}),
+  });
   return pkg;
 }
 
@@ -200,30 +232,23 @@ export function compareVersions(a: string, b: string): number {
   return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
 }
 
-/** The version sets at least one app runs (a set only pending apps use is not tested yet). */
-export function testedSets(matrix: Matrix): VersionSet[] {
-  const keys = new Set(
-    matrix.apps.filter((app) => app.pending === undefined).map((app) => app.set),
-  );
-  return [...keys].map((key) => matrix.sets[key]);
-}
-
 /**
- * The peer range of `name`: one caret range per major the tested sets hold (per minor below 1.0,
- * as caret ranges count), each from the lowest tested version of that major. So the lower bound
- * is the tested lowest, and every major in the range is one an app runs.
+ * The peer range of `name`: one caret range per major the running apps install (per minor below
+ * 1.0, as caret ranges count), each from the lowest version of that major an app installs (a
+ * pending app is not tested yet; an app without swagger tests no swagger). So the lower bound is
+ * the tested lowest, and every major in the range is one an app runs.
  */
 export function peerRange(matrix: Matrix, name: string): string {
   const lowest = new Map<string, string>();
-  for (const set of testedSets(matrix)) {
-    const version = set.packages[name] ?? set.integrations[name];
+  for (const app of matrix.apps) {
+    const version = app.pending === undefined ? appDependencies(matrix, app)[name] : undefined;
     if (version === undefined) continue;
     const [major, minor] = parts(version);
     const key = major === 0 ? `0.${minor}` : `${major}`;
     const current = lowest.get(key);
     if (current === undefined || compareVersions(version, current) < 0) lowest.set(key, version);
   }
-  if (lowest.size === 0) throw new Error(`no tested set has a version of ${name}`);
+  if (lowest.size === 0) throw new Error(`no running app installs ${name}`);
   return [...lowest.values()].sort(compareVersions).map((version) => `^${version}`).join(" || ");
 }
 
@@ -269,13 +294,17 @@ export function renderCompatibilityDoc(matrix: Matrix): string {
     "resolves without `--legacy-peer-deps`, and the highest current set. Each",
     "consumer app below is a real Node project that installs its locked third-party dependencies",
     "(`npm ci`), then the freshly packed package, and runs the shared consumer checks",
-    `(\`${matrix.suite}/\`) with real HTTP requests. Run them with`,
-    "`deno task test:consumers`.",
+    `(\`${matrix.suite.dir}/\`) with real HTTP requests. Run them with`,
+    "`deno task test:consumers`. An app without `@nestjs/swagger` compiles the checks without",
+    `their swagger-only files (${
+      matrix.suite.swaggerOnly.map((file) => `\`${file}\``).join(", ")
+    }), skips the OpenAPI checks and checks`,
+    "that `@nestjs/swagger` cannot be resolved.",
     "",
     "## Peer ranges",
     "",
     "Each range's lower bound is the lowest tested version, and every major in it is tested: the",
-    "ranges are derived from the version sets that at least one running app uses.",
+    "ranges are derived from the versions the running apps install.",
     "",
     ...table(
       ["package", "range", "optional"],
@@ -325,7 +354,7 @@ export function renderCompatibilityDoc(matrix: Matrix): string {
           app.module === "esm" ? "ESM" : "CommonJS",
           app.platform,
           app.set,
-          app.swagger ? (set.packages["@nestjs/swagger"] ?? "-") : "not installed",
+          app.swagger ? (appPackages(matrix, app)["@nestjs/swagger"] ?? "-") : "not installed",
           app.pending === undefined ? "runs" : `pending: ${app.pending}`,
         ];
       }),

@@ -5,8 +5,9 @@
  * 1. `npm ci` from the app's committed lockfile (its third-party dependencies only);
  * 2. `npm install --no-save --no-package-lock <tarball>`: the package under test is never locked,
  *    so a clean cache cannot fail on its integrity and a warm one cannot serve a stale copy;
- * 3. compiles the app (`src/`, `test/` and the matrix's suite as `shared/`) with its own module
- *    system (CommonJS or `nodenext` ESM) and `tsc`;
+ * 3. compiles the app (`src/`, `test/` and the matrix's suite as `shared/`, without its
+ *    `swaggerOnly` files when the app has no `@nestjs/swagger`) with its own module system
+ *    (CommonJS or `nodenext` ESM) and `tsc`;
  * 4. runs it with `node --test`: the install checks (the installed build id is the one just
  *    packed; Node's and the platform server's majors are the matrix's), then the suite's real
  *    HTTP requests.
@@ -126,7 +127,12 @@ async function testApp(
     for (const entry of ENTRY_DIRS) {
       cpSync(join(import.meta.dirname!, entry), join(dir, entry), { recursive: true });
     }
-    cpSync(join(ROOT, matrix.suite), join(dir, "shared"), { recursive: true });
+    const suite = join(ROOT, matrix.suite.dir);
+    const swaggerOnly = new Set(matrix.suite.swaggerOnly.map((file) => join(suite, file)));
+    cpSync(suite, join(dir, "shared"), {
+      recursive: true,
+      filter: (source) => app.swagger || !swaggerOnly.has(source),
+    });
     writeFileSync(join(dir, "tsconfig.json"), tsconfig(app.module));
 
     const quiet = ["--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"];

@@ -9,7 +9,8 @@
  * deno task update:consumers --docs   # the page only (no network)
  * ```
  *
- * A lockfile is kept as it is while its `package.json` does not change; delete it to re-resolve.
+ * A lockfile is kept as it is while its `package.json` does not change, and updated in place
+ * (npm keeps the locked versions that still fit) when it does; delete it to re-resolve all.
  *
  * @module
  */
@@ -59,9 +60,9 @@ if (import.meta.main) {
       const dir = join(APPS_DIR, id);
       const pkg = `${JSON.stringify(appPackageJson(matrix, app), null, 2)}\n`;
       const changed = writeIfChanged(join(dir, "package.json"), pkg);
-      if (changed) rmSync(join(dir, "package-lock.json"), { force: true });
-      if (existsSync(join(dir, "package-lock.json"))) continue;
-      console.log(`--- ${id}: resolving its lockfile`);
+      const locked = existsSync(join(dir, "package-lock.json"));
+      if (locked && !changed) continue;
+      console.log(`--- ${id}: ${locked ? "updating" : "resolving"} its lockfile`);
       const code = await inherit("npm", [
         "install",
         "--package-lock-only",
