@@ -12,6 +12,8 @@ import type {
 } from "./leaked_keys.ts";
 import { type SecretScanningPatterns, secretScanningPatterns } from "./secret_scanning_patterns.ts";
 import { createDispatcher, type Dispatch } from "./_sinks.ts";
+import { serviceEventSink } from "./_service_events.ts";
+import type { ApiKeyEvent } from "./events.ts";
 
 /** The checked common options of a handler. */
 export interface LeakCore {
@@ -19,6 +21,8 @@ export interface LeakCore {
   service: LeakedKeyService;
   /** Patterns of the service's namespace (offline checksum check). */
   patterns: SecretScanningPatterns;
+  /** The service's `onEvent` dispatcher, when it is an `ApiKeysService` with one. */
+  emitEvent: Dispatch<ApiKeyEvent> | undefined;
   /** `onExposed` behind a dispatcher that contains its failures. */
   emitExposed: Dispatch<ApiKeyExposedEvent> | undefined;
   /** Wall clock. */
@@ -66,6 +70,7 @@ export function compileLeakCore(options: LeakedKeyHandlerOptions, label: string)
   return {
     service: options.service,
     patterns: secretScanningPatterns({ namespace: service.namespace }),
+    emitEvent: serviceEventSink(options.service),
     emitExposed: createDispatcher(options.onExposed, options.onExposedError, "onExposed"),
     clock: options.clock ?? (() => new Date()),
   };
@@ -81,7 +86,7 @@ function verificationCode(error: unknown): string | undefined {
 
 /**
  * Verifies `rawKey` with the service; when it verifies, emits `api_key.exposed`
- * and revokes it (which emits `api_key.revoked`). Storage failures reject.
+ * (to the service's `onEvent`, then `onExposed`) and revokes it (which emits `api_key.revoked`). Storage failures reject.
  */
 export async function revokeExposedKey(
   core: LeakCore,
@@ -98,7 +103,7 @@ export async function revokeExposedKey(
     if (code === "api_key_invalid" || code === "api_key_malformed") return "unknown";
     throw error;
   }
-  core.emitExposed?.({
+  const event: ApiKeyExposedEvent = {
     type: "api_key.exposed",
     at: core.clock(),
     keyId: context.keyId,
@@ -107,7 +112,9 @@ export async function revokeExposedKey(
     environment: context.environment,
     source,
     url,
-  });
+  };
+  core.emitEvent?.(event);
+  core.emitExposed?.(event);
   try {
     await core.service.revoke(context.keyId);
   } catch (error) {

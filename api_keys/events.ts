@@ -5,6 +5,7 @@
  * @module
  */
 import type { ApiKeyErrorCode } from "./errors.ts";
+import type { ApiKeyExposedEvent } from "./leaked_keys.ts";
 import type { ApiKeyVerificationOutcome, Environment } from "./types.ts";
 
 /**
@@ -164,7 +165,8 @@ export type ApiKeyEvent =
   | ApiKeyRevokedEvent
   | ApiKeyRotatedEvent
   | ApiKeyAuthFailedEvent
-  | ApiKeyUsedEvent;
+  | ApiKeyUsedEvent
+  | ApiKeyExposedEvent;
 
 /**
  * One per verification: its outcome and duration (from `monotonicClock`).

@@ -83,6 +83,29 @@ export interface LeakReportResponse {
 }
 
 /**
+ * A leaked-key handler (`createSecretScanningPartnerHandler`,
+ * `createPublicRevocationHandler`): call it per request. `maxBodyBytes` is the
+ * largest body it reads, so a binding reads at most one byte more (the handler
+ * then answers as it does for any body too large).
+ *
+ * @example
+ * ```ts
+ * import type { LeakReportHandler } from "./leaked_keys.ts";
+ * async function fromFetch(handle: LeakReportHandler, request: Request) {
+ *   const body = new Uint8Array(await request.arrayBuffer());
+ *   if (body.length > handle.maxBodyBytes + 1) throw new RangeError("read less");
+ *   return handle({ body, headers: (name) => request.headers.get(name) });
+ * }
+ * ```
+ */
+export interface LeakReportHandler {
+  /** Answers one report. */
+  (request: LeakReportRequest): Promise<LeakReportResponse>;
+  /** Largest body the handler reads, in bytes. */
+  readonly maxBodyBytes: number;
+}
+
+/**
  * The service calls the handlers make: `verify` then `revoke` of the public
  * `ApiKeysService` API, and its `namespace`.
  *
@@ -120,8 +143,8 @@ export interface LeakedKeyHandlerOptions {
   /** The service whose keys are reported. */
   service: LeakedKeyService;
   /**
-   * Receives `api_key.exposed` (sync or async; never awaited). Pass the
-   * service's `onEvent` sink so it sees the event before `api_key.revoked`.
+   * Also receives `api_key.exposed` (sync or async; never awaited). The
+   * service's `onEvent` receives it anyway, before `api_key.revoked`.
    */
   onExposed?: (event: ApiKeyExposedEvent) => void | Promise<void>;
   /** Receives errors of `onExposed` (default: one console warning, then silence). */

@@ -132,6 +132,7 @@ export type {
   ApiKeyExposedEvent,
   LeakedKeyHandlerOptions,
   LeakedKeyService,
+  LeakReportHandler,
   LeakReportRequest,
   LeakReportResponse,
 } from "./leaked_keys.ts";

@@ -16,6 +16,7 @@ import {
 import { generateKey } from "./key_format.ts";
 import type {
   LeakedKeyHandlerOptions,
+  LeakReportHandler,
   LeakReportRequest,
   LeakReportResponse,
 } from "./leaked_keys.ts";
@@ -61,7 +62,7 @@ export interface PublicRevocationOptions extends LeakedKeyHandlerOptions {
  * }
  * ```
  */
-export interface PublicRevocationHandler {
+export interface PublicRevocationHandler extends LeakReportHandler {
   /** Answers the fixed `202` and queues the report. */
   (request: LeakReportRequest): Promise<LeakReportResponse>;
   /** Resolves when the queue is empty and no report is in progress. */
@@ -204,6 +205,7 @@ export function createPublicRevocationHandler(
     return Promise.resolve(jsonResponse(202, ACCEPTED_BODY));
   };
   return Object.assign(handler, {
+    maxBodyBytes,
     async drain(): Promise<void> {
       while (running !== undefined) await running;
     },

@@ -22,6 +22,7 @@ import {
 } from "./github_public_keys.ts";
 import type {
   LeakedKeyHandlerOptions,
+  LeakReportHandler,
   LeakReportRequest,
   LeakReportResponse,
 } from "./leaked_keys.ts";
@@ -178,8 +179,7 @@ async function sha256Hex(text: string): Promise<string> {
  * const handle = createSecretScanningPartnerHandler({
  *   service,
  *   publicKeys: githubSecretScanningKeyResolver(),
- *   onExposed: (event) => void events.push(event),
- * });
+ * }); // onEvent receives api_key.exposed, then api_key.revoked
  * Deno.serve(async (request) => {
  *   const response = await handle({
  *     body: new Uint8Array(await request.arrayBuffer()),
@@ -191,7 +191,7 @@ async function sha256Hex(text: string): Promise<string> {
  */
 export function createSecretScanningPartnerHandler(
   options: SecretScanningPartnerOptions,
-): (request: LeakReportRequest) => Promise<LeakReportResponse> {
+): LeakReportHandler {
   const label = "SecretScanningPartnerOptions";
   const core = compileLeakCore(options, label);
   const publicKeys = options.publicKeys;
@@ -243,7 +243,7 @@ export function createSecretScanningPartnerHandler(
     return done === matches.length ? outcomes : null;
   }
 
-  return async (request) => {
+  const handler = async (request: LeakReportRequest): Promise<LeakReportResponse> => {
     const body = bodyBytes(request.body, maxBodyBytes);
     if (body === null) {
       return errorResponse(413, "secret_scanning_payload_too_large", "Payload too large");
@@ -297,4 +297,5 @@ export function createSecretScanningPartnerHandler(
     })));
     return jsonResponse(200, JSON.stringify(entries));
   };
+  return Object.assign(handler, { maxBodyBytes });
 }

@@ -19,6 +19,7 @@ import type {
   RotateApiKeyResult,
 } from "./types.ts";
 import { VerifyFlow } from "./_verify.ts";
+import { attachEventSink } from "./_service_events.ts";
 
 /**
  * The API-key service. Contexts it returns are frozen.
@@ -54,6 +55,7 @@ export class ApiKeysService {
     this.#namespace = settings.namespace;
     this.#verify = new VerifyFlow(settings);
     this.#manage = new ManageFlow(settings);
+    attachEventSink(this, settings.emitEvent);
   }
 
   /** Namespace of the keys this service issues and accepts. */

@@ -28,6 +28,8 @@ import { ProjectsController } from "./resources/projects.controller.ts";
 import { ProjectsStore } from "./resources/projects.store.ts";
 import { WhoAmIController } from "./resources/whoami.controller.ts";
 import { DEMO_KEY_STORAGE, DEMO_PAGE_ASSETS } from "./tokens.ts";
+import { DEMO_SECRET_SCANNING_KEYS, LeakedKeysController } from "./leaks/leaked-keys.controller.ts";
+import type { SecretScanningPublicKey } from "../api_keys/mod.ts";
 
 /** What the demo module is built from. */
 export interface DemoAppOptions {
@@ -39,6 +41,8 @@ export interface DemoAppOptions {
   safeResponse: SafeResponseModuleOptions;
   /** The web page's files. */
   pageAssets: PageAssets;
+  /** Keys the secret-scanning partner route trusts (default none: every report is 401). */
+  secretScanningKeys?: readonly SecretScanningPublicKey[];
 }
 
 /** Root module of the demo. */
@@ -68,10 +72,12 @@ export class DemoAppModule {
         FeedController,
         WhoAmIController,
         PingController,
+        LeakedKeysController,
       ],
       providers: [
         { provide: DEMO_KEY_STORAGE, useValue: options.storage },
         { provide: DEMO_PAGE_ASSETS, useValue: options.pageAssets },
+        { provide: DEMO_SECRET_SCANNING_KEYS, useValue: options.secretScanningKeys ?? [] },
         ApiKeyThrottlerGuard,
         ProjectsStore,
         {

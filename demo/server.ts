@@ -8,6 +8,7 @@
 import type { AddressInfo } from "node:net";
 import type { INestApplication } from "@nestjs/common";
 import { NestFactory } from "@nestjs/core";
+import { createDemoSigner, type DemoSigner } from "./leaks/test_signer.ts";
 import { ApiKeysService } from "../api_keys/mod.ts";
 import { DemoAppModule } from "./app.module.ts";
 import type { DemoAdapter } from "./cli.ts";
@@ -49,6 +50,8 @@ export interface DemoServer {
   app: INestApplication;
   /** The seeded keys, when seeding was on. */
   keys: DemoKeys | undefined;
+  /** The local secret-scanning signer the partner route trusts. */
+  signer: DemoSigner;
   /** Where the keys live. */
   storageKind: DemoStorage["kind"];
   /** Stops listening, closes the app and the storage. */
@@ -117,15 +120,18 @@ export async function startDemoServer(options: DemoServerOptions): Promise<DemoS
   try {
     const pageAssets = options.pageAssets ?? await loadPageAssets();
     const safeResponse = demoSafeResponseOptions(options.problemDetails ?? false);
+    const signer = await createDemoSigner();
     const module = DemoAppModule.forRoot({
       storage: storage.storage,
       peppers: options.peppers,
       safeResponse,
       pageAssets,
+      secretScanningKeys: signer.publicKeys,
     });
     app = await NestFactory.create(module, demoHttpAdapter(options.adapter), {
       logger: ["error", "warn"],
       abortOnError: false,
+      rawBody: true, // the leaked-key routes read the exact bytes
     });
     setupOpenApi(app, safeResponse);
     await app.init();
@@ -143,6 +149,7 @@ export async function startDemoServer(options: DemoServerOptions): Promise<DemoS
       port,
       app: running,
       keys,
+      signer,
       storageKind: storage.kind,
       close: async () => {
         await closeApp(running);

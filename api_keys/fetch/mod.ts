@@ -6,7 +6,8 @@
  * resolvers over the server's connection info and trusted proxies. Imports
  * nothing from Nest nor from the safe-response entry points: give `onError`
  * the error formatter of `./safe-response/fetch` to answer failures as
- * envelopes.
+ * envelopes. `createLeakReportFetchHandler` serves the leaked-key handlers of
+ * `./api-keys` (GitHub secret-scanning partner, public revocation).
  *
  * @example
  * ```ts
@@ -45,3 +46,4 @@ export {
   trustedProxyClientIp,
   type TrustedProxyClientIpResolverOptions,
 } from "./api_keys.client_ip.ts";
+export { createLeakReportFetchHandler } from "./api_keys.leaks.ts";

@@ -2,7 +2,8 @@
  * API keys for NestJS: `ApiKeysModule`, `ApiKeysGuard`, the `RequireScope`,
  * `RequireEnvironment` and `CurrentApiKey` decorators, and client-IP resolvers.
  * Works with `@nestjs/platform-express` and `@nestjs/platform-fastify`, with or
- * without `emitDecoratorMetadata`.
+ * without `emitDecoratorMetadata`. `leakReportFromRequest` and `sendLeakReport`
+ * serve the leaked-key handlers of `./api-keys` from a controller.
  *
  * @example
  * ```ts
@@ -65,4 +66,10 @@ export {
   trustedProxyClientIpResolver,
   type TrustedProxyClientIpResolverOptions,
 } from "./api_keys.client_ip.ts";
+export {
+  leakReportFromRequest,
+  type LeakReportHttpRequest,
+  type LeakReportHttpResponse,
+  sendLeakReport,
+} from "./api_keys.leaks.ts";
 export { API_KEYS_OPTIONS, ENVIRONMENT_METADATA, SCOPE_METADATA } from "./deprecated_names.ts";

@@ -125,3 +125,14 @@ $("request-form").addEventListener("submit", async (event) => {
   }
   render(response, body);
 });
+
+// Reports a key to the public revocation route (POST /api/leaked-keys, a form body).
+$("leak-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const response = await fetch("/api/leaked-keys", {
+    method: "POST",
+    headers: { "Content-Type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ key: $("leaked-key").value.trim() }),
+  });
+  $("leak-answer").textContent = `${response.status} ${await response.text()}`;
+});

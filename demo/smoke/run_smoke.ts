@@ -46,7 +46,7 @@ export async function runSmoke(options: SmokeOptions): Promise<number> {
         `adapter ${options.adapter}`,
     );
     const summary = await runTour(
-      { url: envelope.url, keys: envelope.keys! },
+      { url: envelope.url, keys: envelope.keys!, signer: envelope.signer },
       { url: problem.url, keys: problem.keys! },
       log,
     );

@@ -34,6 +34,8 @@ import {
   type StepSpec,
 } from "./http_step.ts";
 import { runOpenApiSteps, runParityProblemSteps, runParitySteps } from "./parity_steps.ts";
+import { runLeakSteps } from "./leak_steps.ts";
+import type { DemoSigner } from "../leaks/test_signer.ts";
 
 /** A server the tour talks to. */
 export interface TourTarget {
@@ -41,6 +43,8 @@ export interface TourTarget {
   url: string;
   /** Its seeded keys. */
   keys: DemoKeys;
+  /** The secret-scanning signer its partner route trusts (leaked-key steps run when given). */
+  signer?: DemoSigner;
 }
 
 /** Totals of a tour. */
@@ -491,6 +495,11 @@ export async function runTour(
   log("== field selection, error catalog, API version");
   await runParitySteps(api, keys);
   await runParityProblemSteps((spec) => step(problem, spec), problem.keys, features.openapi);
+
+  if (envelope.signer !== undefined) {
+    log("== leaked keys: public report, secret-scanning partner");
+    await runLeakSteps(api, envelope.url, keys, envelope.signer);
+  }
 
   const failed = results.filter((result) => result.failure !== undefined).length;
   return { results, passed: results.length - failed, failed };

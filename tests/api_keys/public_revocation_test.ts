@@ -38,7 +38,6 @@ function setup(options: Partial<PublicRevocationOptions> = {}) {
   const made = makeService({ storage: spied.storage, onEvent: (event) => void log.push(event) });
   const report = createPublicRevocationHandler({
     service: made.service,
-    onExposed: (event) => void log.push(event),
     clock: made.clocks.clock,
     ...options,
   });

@@ -46,7 +46,6 @@ async function setup(
       ...SAMPLE_KEYS,
       { key_identifier: signer.keyIdentifier, key: signer.pem, is_current: true },
     ],
-    onExposed: (event) => void log.push(event),
     clock: made.clocks.clock,
     ...options,
   });

@@ -21,6 +21,8 @@ describe("api_keys/nest/mod.ts", () => {
       "SCOPE_METADATA", // deprecated
       "defaultApiKeyClientIpResolver",
       "getApiKeyContext",
+      "leakReportFromRequest",
+      "sendLeakReport",
       "trustedProxyClientIpResolver",
     ]);
   });

@@ -1,0 +1,154 @@
+import "reflect-metadata";
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { Controller, type INestApplication, Module, Post, Req, Res } from "@nestjs/common";
+import { NestFactory } from "@nestjs/core";
+import { FastifyAdapter } from "@nestjs/platform-fastify";
+import {
+  ApiKeysService,
+  createPublicRevocationHandler,
+  createSecretScanningPartnerHandler,
+  InMemoryApiKeyStorage,
+  type LeakReportHandler,
+  type PublicRevocationHandler,
+} from "../../../api_keys/mod.ts";
+import {
+  leakReportFromRequest,
+  type LeakReportHttpRequest,
+  type LeakReportHttpResponse,
+  sendLeakReport,
+} from "../../../api_keys/nest/mod.ts";
+import { createSigner } from "../github_signer.ts";
+import { closeApp } from "../../close_app.ts";
+import { PEPPER, PLATFORMS } from "./test_app.ts";
+
+const READ_ORDERS = [{ resource: "orders", level: "read" as const }];
+
+for (const platform of PLATFORMS) {
+  describe(`leaked-key handlers in a Nest controller (${platform}, rawBody: true)`, () => {
+    const events: string[] = [];
+    const service = new ApiKeysService({
+      peppers: { 1: PEPPER },
+      storage: new InMemoryApiKeyStorage(),
+      onEvent: (event) => void events.push(event.type),
+    });
+    let signer: Awaited<ReturnType<typeof createSigner>>;
+    let app: INestApplication;
+    let base: string;
+    let report: PublicRevocationHandler;
+
+    before(async () => {
+      signer = await createSigner();
+      const partner = createSecretScanningPartnerHandler({
+        service,
+        publicKeys: [{ key_identifier: signer.keyIdentifier, key: signer.pem }],
+      });
+      report = createPublicRevocationHandler({ service });
+      const serve =
+        (handle: LeakReportHandler) =>
+        async (req: LeakReportHttpRequest, res: LeakReportHttpResponse) =>
+          sendLeakReport(res, await handle(leakReportFromRequest(req)));
+
+      @Controller()
+      class LeaksController {
+        @Post("partner")
+        partner(@Req() req: LeakReportHttpRequest, @Res() res: LeakReportHttpResponse) {
+          return serve(partner)(req, res);
+        }
+
+        @Post("report")
+        report(@Req() req: LeakReportHttpRequest, @Res() res: LeakReportHttpResponse) {
+          return serve(report)(req, res);
+        }
+      }
+      @Module({ controllers: [LeaksController] })
+      class LeaksModule {}
+
+      const options = { logger: false as const, abortOnError: false, rawBody: true };
+      app = platform === "express"
+        ? await NestFactory.create(LeaksModule, options)
+        : await NestFactory.create(LeaksModule, new FastifyAdapter(), options);
+      await app.listen(0, "127.0.0.1");
+      base = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
+    });
+    after(() => closeApp(app));
+
+    const partnerPost = async (body: string, signature: string) => {
+      const response = await fetch(`${base}/partner`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "github-public-key-identifier": signer.keyIdentifier,
+          "github-public-key-signature": signature,
+        },
+        body,
+      });
+      return {
+        status: response.status,
+        type: response.headers.get("content-type"),
+        body: await response.json(),
+      };
+    };
+
+    it("verifies the signature over the raw bytes and revokes the reported key", async () => {
+      const { key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+      // spacing JSON.stringify would not produce: a re-serialized body would not verify
+      const body = `[ {"token": "${key}", "type": "t", "source": "content"} ]`;
+      const forged = await partnerPost(body, await signer.sign(body.replace("content", "commit")));
+      assert.equal(forged.status, 401);
+      assert.equal(forged.body.error.code, "secret_scanning_signature_invalid");
+      await service.verify(key);
+      events.length = 0;
+      const signed = await partnerPost(body, await signer.sign(body));
+      assert.deepEqual(signed, {
+        status: 200,
+        type: "application/json; charset=utf-8",
+        body: [],
+      });
+      assert.deepEqual(events, ["api_key.exposed", "api_key.revoked"]);
+      await assert.rejects(service.verify(key), { code: "api_key_revoked" });
+    });
+
+    it("answers a public report (form or JSON) with the fixed 202, then revokes", async () => {
+      const { key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+      const answers = new Set<string>();
+      for (
+        const [type, body] of [
+          ["application/x-www-form-urlencoded", "key=not-a-key"],
+          ["application/json", JSON.stringify({ key })],
+        ]
+      ) {
+        const response = await fetch(`${base}/report`, {
+          method: "POST",
+          headers: { "content-type": type },
+          body,
+        });
+        answers.add(`${response.status} ${await response.text()}`);
+      }
+      assert.deepEqual([...answers], [
+        '202 {"success":true,"statusCode":202,"data":{"status":"received"}}',
+      ]);
+      await report.drain();
+      await assert.rejects(service.verify(key), { code: "api_key_revoked" });
+    });
+  });
+}
+
+describe("leakReportFromRequest", () => {
+  it("refuses a body parsed into an object without its raw bytes", () => {
+    assert.throws(
+      () => leakReportFromRequest({ headers: {}, body: { key: "x" } }),
+      /rawBody: true/,
+    );
+  });
+
+  it("reads headers case-insensitively and joins repeated ones", () => {
+    const request = leakReportFromRequest({
+      headers: { "github-public-key-identifier": "k1", "x-many": ["a", "b"] },
+      body: "text",
+    });
+    assert.equal(request.headers("Github-Public-Key-Identifier"), "k1");
+    assert.equal(request.headers("x-many"), "a, b");
+    assert.equal(request.body, "text");
+  });
+});
