@@ -11,7 +11,12 @@ import type { ApiKeyErrorCode } from "./errors.ts";
 import type { ApiKeyEvent, ApiKeyVerificationMetric } from "./events.ts";
 import { createHasher, type Sha256Hasher } from "./hasher.ts";
 import { durationProblem } from "./_input.ts";
-import { assertValidNamespace, DEFAULT_API_KEY_NAMESPACE } from "./key_format.ts";
+import {
+  assertValidNamespace,
+  compileKeyLayouts,
+  DEFAULT_API_KEY_NAMESPACE,
+  type KeyLayouts,
+} from "./key_format.ts";
 import { VerificationCache } from "./_cache.ts";
 import { callDetached, createDispatcher, type Dispatch, warnOnce } from "./_sinks.ts";
 import { StorageAccess } from "./_storage.ts";
@@ -57,6 +62,8 @@ const FUNCTION_OPTIONS = [
 export interface Settings {
   /** Namespace of the keys issued and accepted. */
   readonly namespace: string;
+  /** The accepted key layouts: the current one and `legacyKeyLayouts`. */
+  readonly layouts: KeyLayouts;
   /** Hasher over the parsed peppers. */
   readonly hasher: Sha256Hasher;
   /** The storage, wrapped (deadline, record validation, capabilities). */
@@ -171,6 +178,7 @@ export function compileSettings(options: unknown): Settings {
     `${PREFIX}storage`,
   );
   if (o.namespace !== undefined) assertValidNamespace(o.namespace, `${PREFIX}namespace`);
+  const layouts = compileKeyLayouts(o.legacyKeyLayouts, `${PREFIX}legacyKeyLayouts`);
   validateDuration(`${PREFIX}debounceMs`, o.debounceMs, false);
   if (o.emitUsageEvents !== undefined && typeof o.emitUsageEvents !== "boolean") {
     throw new TypeError(`${PREFIX}emitUsageEvents must be a boolean`);
@@ -187,6 +195,7 @@ export function compileSettings(options: unknown): Settings {
   const authFailedFailed = warnOnce("onAuthFailed");
   return Object.freeze({
     namespace: f.namespace ?? DEFAULT_API_KEY_NAMESPACE,
+    layouts,
     hasher,
     storage,
     cache,

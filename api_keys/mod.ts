@@ -77,11 +77,17 @@ export {
   API_KEY_PREFIX_LENGTH,
   API_KEY_REDACT_REGEX,
   API_KEY_SECRET_LENGTH,
+  type ApiKeyRedactionOptions,
+  apiKeyRedactRegex,
   DEFAULT_API_KEY_NAMESPACE,
   type GeneratedApiKey,
   generateKey,
   type GenerateKeyOptions,
   hasApiKeyLayout,
+  LEGACY_KEY_LAYOUTS,
+  type LegacyKeyAlphabet,
+  type LegacyKeyLayout,
+  type LegacyKeyLayoutDescription,
   MAX_API_KEY_LENGTH,
   type ParsedApiKey,
   parseKey,
@@ -109,7 +115,11 @@ export {
 } from "./service_options.ts";
 export { ApiKeysService } from "./service.ts";
 export { createTestKey, type CreateTestKeyResult } from "./test_key.ts";
-export { type ApiKeyHeaderReader, extractApiKey } from "./extract_api_key.ts";
+export {
+  type ApiKeyHeaderReader,
+  extractApiKey,
+  type ExtractApiKeyOptions,
+} from "./extract_api_key.ts";
 export {
   type ApiKeyChange,
   type ApiKeyChangeFeed,
@@ -123,7 +133,6 @@ export {
   InMemoryApiKeyChangeFeed,
 } from "./change_feed.ts";
 export {
-  type LegacyKeyLayout,
   type SecretScanningPatterns,
   secretScanningPatterns,
   type SecretScanningPatternsOptions,

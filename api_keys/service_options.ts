@@ -7,6 +7,7 @@
 import type { ApiKeyErrorCode } from "./errors.ts";
 import type { ApiKeyEvent, ApiKeyVerificationMetric } from "./events.ts";
 import { compileSettings } from "./_settings.ts";
+import type { LegacyKeyLayout } from "./key_format.ts";
 import type { ApiKeyStorage } from "./storage.ts";
 import type { ApiKeyTtlPolicy } from "./types.ts";
 
@@ -47,6 +48,14 @@ export interface ApiKeysServiceOptions {
   storage: ApiKeyStorage;
   /** Namespace of generated keys (default `ak`). Keys of another namespace are malformed. */
   namespace?: string;
+  /**
+   * Key layouts of another system accepted besides the current one (default
+   * none): built-in names (`"nestarc-v0"`) or descriptions. A legacy key is
+   * parsed into a prefix and a secret and looked up like any other; new keys
+   * always have the current layout. The header rules, their length limit and
+   * the service's log lines cover these layouts.
+   */
+  legacyKeyLayouts?: readonly LegacyKeyLayout[];
   /** Pepper version for new hashes (default: the highest configured). */
   currentPepperVersion?: number;
   /** Minimum interval between `lastUsedAt` writes per key, in ms (default 60,000; 0 = every use). */
