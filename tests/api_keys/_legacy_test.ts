@@ -5,9 +5,15 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { InMemoryApiKeyStorage, parseKey, Sha256Hasher } from "../../api_keys/mod.ts";
-import { legacyRecord, nestarcKey } from "./nestarc.ts";
-import { makeService, PEPPER_1, spyStorage } from "./helpers.ts";
+import {
+  type ApiKeyRecord,
+  ApiKeyStorageError,
+  InMemoryApiKeyStorage,
+  parseKey,
+  Sha256Hasher,
+} from "../../api_keys/mod.ts";
+import { legacyRecord, nestarcHash, nestarcKey, plainSha256 } from "./nestarc.ts";
+import { makeService, overrideStorage, PEPPER_1, PEPPER_2, spyStorage } from "./helpers.ts";
 
 const LEGACY = { legacyKeyLayouts: ["nestarc-v0" as const] };
 
@@ -97,5 +103,76 @@ describe("legacy key layouts in the verify flow", () => {
       () => makeService({ legacyKeyLayouts: ["nestarc-v1" as never] }),
       /ApiKeysServiceOptions\.legacyKeyLayouts\[0\] is an unknown layout/,
     );
+  });
+});
+
+/** A storage holding `records`. */
+async function storageWith(...records: ApiKeyRecord[]): Promise<InMemoryApiKeyStorage> {
+  const storage = new InMemoryApiKeyStorage();
+  for (const record of records) await storage.insert(record);
+  return storage;
+}
+
+describe("legacy hash schemes in the verify flow", () => {
+  it("keys and records made by the legacy algorithms verify: sha256-pepper and sha256", async () => {
+    const peppered = nestarcKey("ak", "live");
+    const plain = nestarcKey("ak", "test");
+    const storage = await storageWith(
+      legacyRecord(peppered, nestarcHash(peppered.secret, PEPPER_2), {
+        id: "k-peppered",
+        hashScheme: "sha256-pepper",
+        pepperVersion: 2,
+      }),
+      legacyRecord(plain, plainSha256(plain.secret), {
+        id: "k-plain",
+        hashScheme: "sha256",
+        pepperVersion: 0,
+      }),
+    );
+    const { service } = makeService({
+      storage,
+      peppers: { 1: PEPPER_1, 2: PEPPER_2 },
+      currentPepperVersion: 1,
+      cache: false,
+      ...LEGACY,
+    });
+    assert.equal((await service.verify(peppered.raw)).keyId, "k-peppered");
+    assert.equal((await service.verify(plain.raw)).keyId, "k-plain");
+  });
+
+  it("a wrong secret, another pepper or a retired one is api_key_invalid", async () => {
+    const key = nestarcKey("ak");
+    const storage = await storageWith(
+      legacyRecord(key, nestarcHash(key.secret, PEPPER_1), {
+        hashScheme: "sha256-pepper",
+        pepperVersion: 1,
+      }),
+    );
+    const wrong = key.raw.slice(0, -1) + (key.raw.endsWith("A") ? "B" : "A");
+    const { service } = makeService({ storage, cache: false, ...LEGACY });
+    await assert.rejects(service.verify(wrong), { code: "api_key_invalid" });
+    const other = makeService({ storage, peppers: { 1: PEPPER_2 }, cache: false, ...LEGACY });
+    await assert.rejects(other.service.verify(key.raw), { code: "api_key_invalid" });
+    const warn = console.warn;
+    const lines: string[] = [];
+    console.warn = (line: string) => lines.push(line);
+    try {
+      const retired = makeService({ storage, peppers: { 2: PEPPER_2 }, cache: false, ...LEGACY });
+      await assert.rejects(retired.service.verify(key.raw), { code: "api_key_invalid" });
+    } finally {
+      console.warn = warn;
+    }
+    assert.equal(lines.length, 1);
+    assert.match(lines[0], /pepper version 1, which is not configured/);
+  });
+
+  it("a stored record with an unknown hashScheme is a storage error, not a key", async () => {
+    const key = nestarcKey("ak");
+    const inner = await storageWith(
+      legacyRecord(key, plainSha256(key.secret), { hashScheme: "md5" as never, pepperVersion: 0 }),
+    );
+    const storage = overrideStorage(inner, {});
+    const { service } = makeService({ storage, cache: false, ...LEGACY });
+    await assert.rejects(service.verify(key.raw), ApiKeyStorageError);
   });
 });
