@@ -167,9 +167,11 @@ export function compileSettings(options: unknown): Settings {
     throw new TypeError("ApiKeysServiceOptions must be an object");
   }
   const o = options as Partial<Record<keyof ApiKeysServiceOptions, unknown>>;
+  const layouts = compileKeyLayouts(o.legacyKeyLayouts, `${PREFIX}legacyKeyLayouts`);
   const hasher = createHasher(
     { peppers: o.peppers, currentVersion: o.currentPepperVersion },
     { peppers: `${PREFIX}peppers`, currentVersion: `${PREFIX}currentPepperVersion` },
+    layouts.legacy.length > 0,
   );
   validateDuration(`${PREFIX}storageTimeoutMs`, o.storageTimeoutMs, true, MAX_TIMER_MS);
   const storage = new StorageAccess(
@@ -178,7 +180,6 @@ export function compileSettings(options: unknown): Settings {
     `${PREFIX}storage`,
   );
   if (o.namespace !== undefined) assertValidNamespace(o.namespace, `${PREFIX}namespace`);
-  const layouts = compileKeyLayouts(o.legacyKeyLayouts, `${PREFIX}legacyKeyLayouts`);
   validateDuration(`${PREFIX}debounceMs`, o.debounceMs, false);
   if (o.emitUsageEvents !== undefined && typeof o.emitUsageEvents !== "boolean") {
     throw new TypeError(`${PREFIX}emitUsageEvents must be a boolean`);

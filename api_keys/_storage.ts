@@ -8,6 +8,7 @@
  * @module
  */
 import { ApiKeyOperationError, ApiKeyStorageError } from "./errors.ts";
+import { API_KEY_HASH_SCHEMES } from "./hasher.ts";
 import { callDetached, warnOnce } from "./_sinks.ts";
 import { API_KEY_STORAGE_METHODS, type ApiKeyStorage } from "./storage.ts";
 import type { ApiKeyRecord, RotateApiKeyStorageInput } from "./types.ts";
@@ -59,6 +60,7 @@ function isApiKeyRecord(value: unknown): value is ApiKeyRecord {
   return typeof r.id === "string" && typeof r.tenantId === "string" &&
     typeof r.name === "string" && (r.environment === "live" || r.environment === "test") &&
     typeof r.prefix === "string" && typeof r.hash === "string" &&
+    (r.hashScheme === undefined || API_KEY_HASH_SCHEMES.includes(r.hashScheme as never)) &&
     Number.isSafeInteger(r.pepperVersion) && isStringArray(r.scopes) &&
     (r.allowedIpCidrs === undefined || isStringArray(r.allowedIpCidrs)) &&
     isDateOrNull(r.lastUsedAt) && isDateOrNull(r.expiresAt) && isDateOrNull(r.revokedAt) &&

@@ -231,12 +231,14 @@ export class VerifyFlow {
     const matches =
       await (record === null
         ? s.hasher.dummyVerify(secret)
-        : s.hasher.verify(secret, record.hash, record.pepperVersion));
+        : s.hasher.verify(secret, record.hash, record.pepperVersion, record.hashScheme));
     if (record === null || !matches) {
       // A retired pepper is warned about; looked up for an unknown prefix too (version 0 is
       // never configured), so it costs what a stored key does.
       const version = record === null ? 0 : record.pepperVersion;
-      if (!s.hasher.hasVersion(version) && record !== null) this.#warnRetiredVersion(version);
+      if (!s.hasher.canVerify(record?.hashScheme, version) && record !== null) {
+        this.#warnRetiredVersion(version);
+      }
       throw this.#failure(start, "invalid", "api_key_invalid", prefix, environment);
     }
     const known = { keyId: record.id, tenantId: record.tenantId, environment: record.environment };

@@ -32,6 +32,7 @@
  */
 export {
   type ApiKeyContext,
+  type ApiKeyHashScheme,
   type ApiKeyRecord,
   type ApiKeyTtlPolicy,
   type ApiKeyVerificationOutcome,
@@ -95,7 +96,7 @@ export {
 } from "./key_format.ts";
 export { flattenScopes, scopeSatisfies } from "./scopes.ts";
 export { isIpAllowed, normalizeAllowedIpCidrs } from "./ip_allowlist.ts";
-export { MIN_PEPPER_BYTES, Sha256Hasher } from "./hasher.ts";
+export { API_KEY_HASH_SCHEMES, MIN_PEPPER_BYTES, Sha256Hasher } from "./hasher.ts";
 export { API_KEY_STORAGE_METHODS, type ApiKeyStorage } from "./storage.ts";
 export { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
 export {

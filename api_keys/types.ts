@@ -124,6 +124,23 @@ export type ApiKeyVerificationOutcome =
   | "error";
 
 /**
+ * How a record's `hash` was made. `hmac-sha256` (base64url HMAC-SHA-256 of
+ * the secret keyed by the pepper) is the current scheme and the meaning of an
+ * absent `hashScheme`; every new hash uses it. The legacy schemes come only
+ * from imports and are upgraded on use: `sha256-pepper` (lowercase hex
+ * SHA-256 of `secret + pepper`, as `@nestarc/api-keys` stores) and `sha256`
+ * (lowercase hex SHA-256 of the secret alone, pepper version 0: a temporary
+ * deviation from peppered storage).
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyHashScheme } from "./types.ts";
+ * const scheme: ApiKeyHashScheme = "sha256-pepper";
+ * ```
+ */
+export type ApiKeyHashScheme = "hmac-sha256" | "sha256-pepper" | "sha256";
+
+/**
  * A stored API key. The secret is never stored, only its peppered hash.
  *
  * @example
@@ -150,7 +167,9 @@ export interface ApiKeyRecord {
   prefix: string;
   /** Peppered hash of the secret part. */
   hash: string;
-  /** Pepper version used for `hash`. */
+  /** Scheme of `hash`; absent means `hmac-sha256` (see `ApiKeyHashScheme`). */
+  hashScheme?: ApiKeyHashScheme;
+  /** Pepper version used for `hash` (0 for the `sha256` scheme, which has none). */
   pepperVersion: number;
   /** Flattened scopes (`resource:level`). */
   scopes: string[];
