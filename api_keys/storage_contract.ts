@@ -70,6 +70,10 @@ function sameRecord(actual: ApiKeyRecord | null, expected: ApiKeyRecord, label: 
   for (const field of ["lastUsedAt", "expiresAt", "revokedAt", "rotatedAt", "createdAt"] as const) {
     check(time(a[field]) === time(expected[field]), `${label}: field ${field} differs`);
   }
+  check(
+    (a.hashScheme ?? "hmac-sha256") === (expected.hashScheme ?? "hmac-sha256"),
+    `${label}: field hashScheme differs`,
+  );
   check(JSON.stringify(a.scopes) === JSON.stringify(expected.scopes), `${label}: scopes differ`);
   check(
     JSON.stringify(a.allowedIpCidrs ?? []) === JSON.stringify(expected.allowedIpCidrs ?? []),
@@ -143,7 +147,9 @@ function rotationOf(old: ApiKeyRecord) {
  * `ApiKeyStorage`) has its own cases, which pass at once for a storage without
  * it: `peekByPrefix` answers synchronously what `findByPrefix` answers and sees
  * every write at once; `markRevokedIfActive` revokes once, and of concurrent
- * calls exactly one wins.
+ * calls exactly one wins; `replaceHash` replaces only the expected hash, and
+ * of concurrent calls exactly one wins. Records keep their `hashScheme` (an
+ * absent one and `hmac-sha256` read alike).
  *
  * @example
  * ```ts
@@ -162,6 +168,20 @@ export function runApiKeyStorageContract(
     await storage.insert(record);
     sameRecord(await storage.findById(record.id), record, "findById");
     sameRecord(await storage.findByPrefix(record.prefix), record, "findByPrefix");
+  });
+
+  test("records keep their hashScheme; an absent one reads as hmac-sha256", async () => {
+    const storage = await factory();
+    const legacy = sampleRecord({ hash: "a".repeat(64), hashScheme: "sha256-pepper" });
+    const plain = sampleRecord({ hash: "b".repeat(64), hashScheme: "sha256", pepperVersion: 0 });
+    const current = sampleRecord();
+    for (const record of [legacy, plain, current]) await storage.insert(record);
+    for (const record of [legacy, plain, current]) {
+      sameRecord(await storage.findById(record.id), record, `hashScheme of ${record.id}`);
+      sameRecord(await storage.findByPrefix(record.prefix), record, `hashScheme of ${record.id}`);
+    }
+    const listed = await storage.listByTenant(legacy.tenantId);
+    sameRecord(listed.find((r) => r.id === legacy.id) ?? null, legacy, "listed hashScheme");
   });
 
   test("unknown id and prefix give null", async () => {
@@ -249,6 +269,54 @@ export function runApiKeyStorageContract(
     check(
       time((await storage.findById(record.id))!.revokedAt) === base + winners[0] * 1000,
       "revokedAt is the winner's",
+    );
+  });
+
+  test("replaceHash (when present) replaces only the expected hash: true, else false and no change", async () => {
+    const storage = await factory();
+    const replace = storage.replaceHash?.bind(storage);
+    if (replace === undefined) return;
+    const record = sampleRecord({ hash: "c".repeat(64), hashScheme: "sha256-pepper" });
+    await storage.insert(record);
+    const next = { hash: "N".repeat(43), hashScheme: "hmac-sha256" as const, pepperVersion: 2 };
+    check((await replace(record.id, "d".repeat(64), next)) === false, "another expected hash");
+    sameRecord(await storage.findById(record.id), record, "unchanged after a lost compare");
+    check((await replace(record.id, record.hash, next)) === true, "the expected hash");
+    const replaced = { ...record, ...next };
+    sameRecord(await storage.findById(record.id), replaced, "after replaceHash");
+    sameRecord(
+      await storage.findByPrefix(record.prefix),
+      replaced,
+      "findByPrefix after replaceHash",
+    );
+    const peeked = storage.peekByPrefix?.(record.prefix) as ApiKeyRecord | undefined;
+    if (peeked !== undefined) sameRecord(peeked, replaced, "peekByPrefix after replaceHash");
+    check((await replace(record.id, record.hash, next)) === false, "the old hash is gone");
+    const back = { hash: "e".repeat(64), hashScheme: "sha256" as const, pepperVersion: 0 };
+    check((await replace(record.id, next.hash, back)) === true, "to a legacy scheme");
+    sameRecord(await storage.findById(record.id), { ...record, ...back }, "legacy scheme written");
+    check((await replace("no-such-id", record.hash, next)) === false, "an unknown id");
+  });
+
+  test("replaceHash (when present): of concurrent calls with one expected hash exactly one wins", async () => {
+    const storage = await factory();
+    const replace = storage.replaceHash?.bind(storage);
+    if (replace === undefined) return;
+    const record = sampleRecord({ hash: "f".repeat(64), hashScheme: "sha256" });
+    await storage.insert(record);
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        replace(record.id, record.hash, {
+          hash: `${i}`.repeat(43),
+          hashScheme: "hmac-sha256",
+          pepperVersion: 1,
+        })),
+    );
+    const winners = results.flatMap((won, i) => won === true ? [i] : []);
+    check(winners.length === 1, `expected one winning replaceHash, got ${winners.length}`);
+    check(
+      (await storage.findById(record.id))!.hash === `${winners[0]}`.repeat(43),
+      "the hash is the winner's",
     );
   });
 

@@ -16,6 +16,7 @@ import { legacyRecord, nestarcHash, nestarcKey, plainSha256 } from "./nestarc.ts
 import { makeService, overrideStorage, PEPPER_1, PEPPER_2, spyStorage } from "./helpers.ts";
 
 const LEGACY = { legacyKeyLayouts: ["nestarc-v0" as const] };
+const READ = [{ resource: "orders", level: "read" as const }];
 
 /** Counts `crypto.subtle` calls (the hasher's primitives). */
 function countSubtle() {
@@ -174,5 +175,173 @@ describe("legacy hash schemes in the verify flow", () => {
     const storage = overrideStorage(inner, {});
     const { service } = makeService({ storage, cache: false, ...LEGACY });
     await assert.rejects(service.verify(key.raw), ApiKeyStorageError);
+  });
+});
+
+/** Lets detached work (the upgrade) run: a few macrotask turns. */
+async function settleDetached(turns = 20): Promise<void> {
+  for (let i = 0; i < turns; i++) await new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+/** A sha256-pepper record of a nestarc-v0 key in a fresh in-memory storage. */
+async function peppered(overrides: Partial<ApiKeyRecord> = {}) {
+  const key = nestarcKey("ak");
+  const record = legacyRecord(key, nestarcHash(key.secret, PEPPER_1), {
+    id: "k-old",
+    hashScheme: "sha256-pepper",
+    pepperVersion: 1,
+    ...overrides,
+  });
+  const inner = await storageWith(record);
+  return { key, record, inner };
+}
+
+/** `inner` with `replaceHash` recorded (and optionally replaced). */
+function recordingReplace(
+  inner: InMemoryApiKeyStorage,
+  replace: (...args: Parameters<InMemoryApiKeyStorage["replaceHash"]>) => Promise<boolean> = (
+    ...args
+  ) => inner.replaceHash(...args),
+) {
+  const calls: { args: Parameters<InMemoryApiKeyStorage["replaceHash"]>; answer?: boolean }[] = [];
+  const storage = Object.assign(overrideStorage(inner, {}), {
+    replaceHash: async (...args: Parameters<InMemoryApiKeyStorage["replaceHash"]>) => {
+      const call: (typeof calls)[number] = { args };
+      calls.push(call);
+      call.answer = await replace(...args);
+      return call.answer;
+    },
+  });
+  return { storage, calls };
+}
+
+describe("upgrade on use", () => {
+  it("under 50 concurrent verifies a legacy record is upgraded exactly once, then verifies under the new scheme", async () => {
+    const { key, inner } = await peppered();
+    const { storage, calls } = recordingReplace(inner);
+    const peppers = { 1: PEPPER_1, 2: PEPPER_2 };
+    const { service, events } = makeService({ storage, peppers, cache: false, ...LEGACY });
+    const contexts = await Promise.all(Array.from({ length: 50 }, () => service.verify(key.raw)));
+    assert.ok(contexts.every((context) => context.keyId === "k-old"));
+    await settleDetached();
+    assert.equal(calls.length, 1, "one replaceHash");
+    assert.equal(calls[0].answer, true);
+    const [id, expected, next] = calls[0].args;
+    assert.deepEqual([id, expected, next.hashScheme, next.pepperVersion], [
+      "k-old",
+      nestarcHash(key.secret, PEPPER_1),
+      "hmac-sha256",
+      2,
+    ]);
+    const stored = (await inner.findById("k-old"))!;
+    assert.deepEqual([stored.hashScheme, stored.pepperVersion, stored.hash], [
+      undefined,
+      2,
+      next.hash,
+    ]);
+    // A fresh instance (nothing cached, nothing remembered) verifies it under the new scheme.
+    const fresh = makeService({ storage, peppers: { 2: PEPPER_2 }, cache: false, ...LEGACY });
+    assert.equal((await fresh.service.verify(key.raw)).keyId, "k-old");
+    await settleDetached();
+    assert.equal(calls.length, 1, "nothing left to upgrade");
+    assert.deepEqual(events.filter((e) => e.type === "api_key.rehash_failed"), []);
+  });
+
+  it("a record on an old pepper version is re-hashed with the current one; a current one is not touched", async () => {
+    const inner = new InMemoryApiKeyStorage();
+    const old = makeService({ storage: inner });
+    const created = await old.service.create({ tenantId: "t", name: "n", scopes: READ });
+    const { storage, calls } = recordingReplace(inner);
+    const { service } = makeService({
+      storage,
+      peppers: { 1: PEPPER_1, 2: PEPPER_2 },
+      cache: false,
+    });
+    await service.verify(created.key);
+    await settleDetached();
+    assert.equal(calls.length, 1);
+    assert.equal((await inner.findById(created.id))!.pepperVersion, 2);
+    await service.verify(created.key);
+    const current = await service.create({ tenantId: "t", name: "new", scopes: READ });
+    await service.verify(current.key);
+    await settleDetached();
+    assert.equal(calls.length, 1, "current records are never re-hashed");
+  });
+
+  it("a record whose hash changed underneath is left alone, without an event", async () => {
+    const { key, inner } = await peppered();
+    const elsewhere = {
+      hash: "Z".repeat(43),
+      hashScheme: "hmac-sha256" as const,
+      pepperVersion: 1,
+    };
+    const { storage, calls } = recordingReplace(inner, async (id, expected, next) => {
+      // Another process re-hashed (or rotated the hash of) the record first.
+      await inner.replaceHash(id, expected, elsewhere);
+      return inner.replaceHash(id, expected, next);
+    });
+    const { service, events } = makeService({ storage, cache: false, ...LEGACY });
+    await service.verify(key.raw);
+    await settleDetached();
+    assert.equal(calls[0].answer, false);
+    assert.equal((await inner.findById("k-old"))!.hash, elsewhere.hash);
+    assert.deepEqual(events.filter((e) => e.type === "api_key.rehash_failed"), []);
+  });
+
+  it("a failed upgrade emits api_key.rehash_failed, never reaches the caller, and is not retried", async () => {
+    const { key, inner } = await peppered();
+    const { storage, calls } = recordingReplace(
+      inner,
+      () => Promise.reject(new Error(`db down (${key.secret})`)),
+    );
+    const { service, events } = makeService({ storage, cache: false, ...LEGACY });
+    assert.equal((await service.verify(key.raw)).keyId, "k-old");
+    await settleDetached();
+    const failed = events.filter((e) => e.type === "api_key.rehash_failed");
+    assert.equal(failed.length, 1);
+    assert.deepEqual({ ...failed[0], at: undefined }, {
+      type: "api_key.rehash_failed",
+      at: undefined,
+      keyId: "k-old",
+      tenantId: "t-legacy",
+      prefix: key.prefix,
+      environment: "live",
+      hashScheme: "sha256-pepper",
+      pepperVersion: 1,
+    });
+    assert.ok(!JSON.stringify(failed).includes(key.secret), "no secret in the event");
+    await service.verify(key.raw);
+    await settleDetached();
+    assert.equal(calls.length, 1, "at most once per record per instance");
+    assert.equal((await inner.findById("k-old"))!.hashScheme, "sha256-pepper");
+  });
+
+  it("the upgrade is off the request's path: verify settles before replaceHash is called, even one that never answers", async () => {
+    const { key, inner } = await peppered();
+    const order: string[] = [];
+    const { storage } = recordingReplace(inner, () => {
+      order.push("replaceHash");
+      return new Promise<boolean>(() => {});
+    });
+    const { service } = makeService({ storage, cache: false, ...LEGACY });
+    await service.verify(key.raw).then(() => order.push("verified"));
+    await settleDetached();
+    assert.deepEqual(order, ["verified", "replaceHash"]);
+  });
+
+  it("a storage without replaceHash is announced and its records stay as they are", async () => {
+    const { key, inner } = await peppered();
+    const info = console.info;
+    const lines: string[] = [];
+    console.info = (line: string) => lines.push(line);
+    try {
+      const { service } = makeService({ storage: overrideStorage(inner, {}), ...LEGACY });
+      await service.verify(key.raw);
+    } finally {
+      console.info = info;
+    }
+    await settleDetached();
+    assert.match(lines.join("\n"), /no replaceHash \(records on a legacy hash scheme/);
+    assert.equal((await inner.findById("k-old"))!.hashScheme, "sha256-pepper");
   });
 });

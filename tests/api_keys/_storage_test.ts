@@ -73,7 +73,10 @@ describe("StorageAccess", () => {
     assert.equal(typeof full.peek, "function");
     const bare = new StorageAccess(await plain(), 10, "s");
     assert.equal(bare.peek, undefined);
-    assert.match(bare.notice!, /no peekByPrefix .*no markRevokedIfActive/);
+    assert.match(
+      bare.notice!,
+      /no peekByPrefix .*no markRevokedIfActive .*no replaceHash \(.*not upgraded on use\)/,
+    );
     const revokeOnly = new StorageAccess(
       Object.assign(await plain(), { markRevokedIfActive: () => Promise.resolve(true) }),
       10,

@@ -21,6 +21,15 @@ const FIELDS: Record<ApiKeyEvent["type"], string[]> = {
   ],
   "api_key.auth_failed": ["at", "code", "environment", "keyId", "prefix", "tenantId"],
   "api_key.used": ["at", "environment", "keyId", "prefix", "scopes", "tenantId"],
+  "api_key.rehash_failed": [
+    "at",
+    "environment",
+    "hashScheme",
+    "keyId",
+    "pepperVersion",
+    "prefix",
+    "tenantId",
+  ],
 };
 
 describe("events and metrics", () => {

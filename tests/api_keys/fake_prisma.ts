@@ -25,17 +25,34 @@ function matches(row: Row, where: Record<string, unknown>): boolean {
 /** Tick to let concurrent callers interleave like a real database round trip. */
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 
-export function fakePrismaClient(options: { transactions?: boolean; rows?: Row[] } = {}) {
+/**
+ * `hashSchemeColumn` (default true) models migration 0003: rows get the
+ * column's default `hmac-sha256`; with `false` (an unmigrated model), a write
+ * naming `hashScheme` fails like Prisma's validation of an unknown argument.
+ */
+export function fakePrismaClient(
+  options: { transactions?: boolean; rows?: Row[]; hashSchemeColumn?: boolean } = {},
+) {
   let rows: Row[] = options.rows ?? [];
+  const schemeColumn = options.hashSchemeColumn !== false;
+  const checkColumns = (data: Row) => {
+    if (!schemeColumn && "hashScheme" in data) {
+      throw Object.assign(new Error("Unknown argument `hashScheme`."), {
+        name: "PrismaClientValidationError",
+      });
+    }
+  };
   let lock: Promise<unknown> = Promise.resolve();
   const delegate = (): PrismaApiKeyDelegate => ({
     async create({ data }) {
       await tick();
+      checkColumns(data);
       if (rows.some((row) => row.id === data.id || row.prefix === data.prefix)) {
         throw Object.assign(new Error("Unique constraint failed"), { code: "P2002" });
       }
-      rows.push(clone(data));
-      return clone(data);
+      const row = schemeColumn ? { hashScheme: "hmac-sha256", ...clone(data) } : clone(data);
+      rows.push(row);
+      return clone(row);
     },
     async findMany({ where, orderBy }) {
       await tick();
@@ -58,6 +75,7 @@ export function fakePrismaClient(options: { transactions?: boolean; rows?: Row[]
     },
     async update({ where, data }) {
       await tick();
+      checkColumns(data);
       const row = rows.find((candidate) => matches(candidate, where));
       if (row === undefined) throw new PrismaKnownRequestError();
       Object.assign(row, clone(data));

@@ -88,6 +88,46 @@ describe("optional storage capabilities of the bundled adapters", () => {
     ]);
   });
 
+  it("the replaceHash cases catch a replace that always answers true", async () => {
+    const failures = await contractFailures(() => {
+      const storage = new InMemoryApiKeyStorage();
+      const replace = storage.replaceHash.bind(storage);
+      return Object.assign(storage, {
+        replaceHash: async (...args: Parameters<typeof replace>) => {
+          await replace(...args);
+          return true;
+        },
+      });
+    });
+    assert.deepEqual([...failures.keys()].filter((name) => name.includes("replaceHash")), [
+      "replaceHash (when present) replaces only the expected hash: true, else false and no change",
+      "replaceHash (when present): of concurrent calls with one expected hash exactly one wins",
+    ]);
+  });
+
+  it("the hashScheme case catches a storage that drops it", async () => {
+    const failures = await contractFailures(() => {
+      const storage = new InMemoryApiKeyStorage();
+      const insert = storage.insert.bind(storage);
+      return Object.assign(storage, {
+        insert: ({ hashScheme: _, ...record }: ApiKeyRecord) => insert(record),
+      });
+    });
+    assert.ok(failures.has("records keep their hashScheme; an absent one reads as hmac-sha256"));
+  });
+
+  it("all offer replaceHash, so the contract's cases for it run on them", () => {
+    for (
+      const storage of [
+        new InMemoryApiKeyStorage(),
+        new PrismaApiKeyStorage(fakePrismaClient()),
+        new PrismaApiKeyStorage(fakePrismaClient({ transactions: false })),
+      ]
+    ) {
+      assert.equal(typeof (storage as ApiKeyStorage).replaceHash, "function");
+    }
+  });
+
   it("both offer markRevokedIfActive, so the contract's cases for it run on them", () => {
     for (
       const storage of [
