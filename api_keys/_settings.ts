@@ -18,6 +18,7 @@ import {
   type KeyLayouts,
 } from "./key_format.ts";
 import { VerificationCache } from "./_cache.ts";
+import { HashUpgrade } from "./_legacy.ts";
 import { callDetached, createDispatcher, type Dispatch, warnOnce } from "./_sinks.ts";
 import { StorageAccess } from "./_storage.ts";
 import { compileTtlPolicy, type ExpiryResolver } from "./_ttl_policy.ts";
@@ -88,6 +89,8 @@ export interface Settings {
   readonly emitMetric: Dispatch<ApiKeyVerificationMetric> | undefined;
   /** `onAuthFailed`, contained and not awaited (`undefined`: none). */
   readonly notifyAuthFailed: ((prefix: string | null, code: ApiKeyErrorCode) => void) | undefined;
+  /** The upgrade on use (`undefined`: the storage has no `replaceHash`). */
+  readonly upgrade: HashUpgrade | undefined;
 }
 
 /**
@@ -194,6 +197,8 @@ export function compileSettings(options: unknown): Settings {
   const f = options as ApiKeysServiceOptions;
   const onAuthFailed = f.onAuthFailed;
   const authFailedFailed = warnOnce("onAuthFailed");
+  const clock = f.clock ?? (() => new Date());
+  const emitEvent = createDispatcher(f.onEvent, f.onEventError, "onEvent");
   return Object.freeze({
     namespace: f.namespace ?? DEFAULT_API_KEY_NAMESPACE,
     layouts,
@@ -203,14 +208,17 @@ export function compileSettings(options: unknown): Settings {
     debounceMs: f.debounceMs ?? DEFAULT_DEBOUNCE_MS,
     emitUsageEvents: f.emitUsageEvents ?? false,
     resolveExpiry: compileTtlPolicy(ttlPolicy),
-    clock: f.clock ?? (() => new Date()),
+    clock,
     monotonic: f.monotonicClock ?? performance.now.bind(performance),
     idFactory: f.idFactory ?? uuidV7,
-    emitEvent: createDispatcher(f.onEvent, f.onEventError, "onEvent"),
+    emitEvent,
     emitMetric: createDispatcher(f.onMetric, f.onMetricError, "onMetric"),
     notifyAuthFailed: onAuthFailed === undefined
       ? undefined
       : (prefix: string | null, code: ApiKeyErrorCode) =>
         callDetached(onAuthFailed, [prefix, code], authFailedFailed),
+    upgrade: storage.canReplaceHash
+      ? new HashUpgrade(hasher, storage, emitEvent, clock)
+      : undefined,
   });
 }

@@ -11,7 +11,7 @@ import { ApiKeyOperationError, ApiKeyStorageError } from "./errors.ts";
 import { API_KEY_HASH_SCHEMES } from "./hasher.ts";
 import { callDetached, warnOnce } from "./_sinks.ts";
 import { API_KEY_STORAGE_METHODS, type ApiKeyStorage } from "./storage.ts";
-import type { ApiKeyRecord, RotateApiKeyStorageInput } from "./types.ts";
+import type { ApiKeyHashReplacement, ApiKeyRecord, RotateApiKeyStorageInput } from "./types.ts";
 
 /** Each capability and what the service does without it (see `ApiKeyStorage`). */
 const CAPABILITIES: Readonly<
@@ -20,6 +20,7 @@ const CAPABILITIES: Readonly<
   peekByPrefix:
     "each verify awaits findByPrefix, and the verification cache is off unless the cache option is set",
   markRevokedIfActive: "concurrent revoke() calls of one key may each emit api_key.revoked",
+  replaceHash: "records on a legacy hash scheme or an old pepper version are not upgraded on use",
 });
 
 function isInvalidDate(value: unknown): value is Date {
@@ -153,6 +154,9 @@ export class StorageAccess {
   readonly #storage: ApiKeyStorage;
   readonly #timeoutMs: number;
   readonly #markRevokedIfActive: ((id: string, at: Date) => Promise<boolean>) | undefined;
+  readonly #replaceHash:
+    | ((id: string, expectedHash: string, next: ApiKeyHashReplacement) => Promise<boolean>)
+    | undefined;
   readonly #touchFailed = warnOnce("touchLastUsed");
 
   /**
@@ -181,6 +185,7 @@ export class StorageAccess {
     this.#storage = store;
     this.#timeoutMs = timeoutMs;
     this.#markRevokedIfActive = store.markRevokedIfActive?.bind(store);
+    this.#replaceHash = store.replaceHash?.bind(store);
     this.notice = missing.length === 0
       ? undefined
       : `api-keys: the storage has no ${
@@ -248,6 +253,20 @@ export class StorageAccess {
       return this.#call("markRevoked", () => this.#storage.markRevoked(id, at), () => true);
     }
     return this.#call("markRevokedIfActive", () => markRevokedIfActive(id, at), readBoolean);
+  }
+
+  /** Whether the storage has the `replaceHash` capability. */
+  get canReplaceHash(): boolean {
+    return this.#replaceHash !== undefined;
+  }
+
+  /** `replaceHash` (the capability; rejects without it), answering whether it replaced the hash. */
+  replaceHash(id: string, expectedHash: string, next: ApiKeyHashReplacement): Promise<boolean> {
+    const replaceHash = this.#replaceHash;
+    if (replaceHash === undefined) {
+      return Promise.reject(toStorageError("replaceHash", new Error("not supported")));
+    }
+    return this.#call("replaceHash", () => replaceHash(id, expectedHash, next), readBoolean);
   }
 
   /**

@@ -254,6 +254,7 @@ export class VerifyFlow {
     if (expiresAtMs <= s.clock().getTime()) {
       throw this.#failure(start, "expired", "api_key_expired", prefix, environment, known);
     }
+    s.upgrade?.afterVerified(record, secret);
     cache?.set(prefix, {
       secret,
       context,

@@ -32,6 +32,7 @@
  */
 export {
   type ApiKeyContext,
+  type ApiKeyHashReplacement,
   type ApiKeyHashScheme,
   type ApiKeyRecord,
   type ApiKeyTtlPolicy,
@@ -67,6 +68,7 @@ export type {
   ApiKeyAuthFailedEvent,
   ApiKeyCreatedEvent,
   ApiKeyEvent,
+  ApiKeyRehashFailedEvent,
   ApiKeyRevokedEvent,
   ApiKeyRotatedEvent,
   ApiKeyUsedEvent,

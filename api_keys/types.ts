@@ -344,6 +344,25 @@ export interface HashedSecret {
 }
 
 /**
+ * What `ApiKeyStorage.replaceHash` writes: a record's new hash, its scheme
+ * and pepper version.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyHashReplacement } from "./types.ts";
+ * const next: ApiKeyHashReplacement = { hash: "3q2-7w...", hashScheme: "hmac-sha256", pepperVersion: 2 };
+ * ```
+ */
+export interface ApiKeyHashReplacement {
+  /** The new hash. */
+  hash: string;
+  /** Its scheme. */
+  hashScheme: ApiKeyHashScheme;
+  /** Its pepper version. */
+  pepperVersion: number;
+}
+
+/**
  * Options of `Sha256Hasher`. Version keys may be numeric strings.
  *
  * @example

@@ -1,0 +1,98 @@
+/**
+ * Legacy hashes in `ApiKeysService`: the upgrade on use (a record verified on
+ * a legacy hash scheme or an old pepper version is re-hashed with the current
+ * ones through the storage's `replaceHash`, off the request's path).
+ *
+ * @module
+ */
+import type { ApiKeyEvent } from "./events.ts";
+import { CURRENT_HASH_SCHEME, type Sha256Hasher } from "./hasher.ts";
+import type { Dispatch } from "./_sinks.ts";
+import type { StorageAccess } from "./_storage.ts";
+import type { ApiKeyRecord } from "./types.ts";
+
+/** Most records whose upgrade is remembered as attempted (the oldest is forgotten first). */
+const MAX_ATTEMPTS_REMEMBERED = 100_000;
+
+/**
+ * Upgrades records on use. `afterVerified` is called by the verify flow once
+ * a record's secret is proven and the key is usable; it only decides and
+ * schedules: the re-hash and the `replaceHash` compare-and-set run after the
+ * verification has returned, are never awaited by it, and are tried at most
+ * once per record per instance (concurrent verifications of one record
+ * start one upgrade). A failure emits `api_key.rehash_failed`; a hash that
+ * changed underneath (`replaceHash` answering `false`) is left alone.
+ *
+ * @example
+ * ```ts
+ * import { compileSettings } from "./_settings.ts";
+ * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * const settings = compileSettings({
+ *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+ *   storage: new InMemoryApiKeyStorage(),
+ * });
+ * settings.upgrade !== undefined; // true: the in-memory storage has replaceHash
+ * ```
+ */
+export class HashUpgrade {
+  readonly #hasher: Sha256Hasher;
+  readonly #storage: StorageAccess;
+  readonly #emitEvent: Dispatch<ApiKeyEvent> | undefined;
+  readonly #clock: () => Date;
+  readonly #attempted = new Set<string>();
+
+  /** Upgrades through `storage` (which has `replaceHash`) to `hasher`'s current version. */
+  constructor(
+    hasher: Sha256Hasher,
+    storage: StorageAccess,
+    emitEvent: Dispatch<ApiKeyEvent> | undefined,
+    clock: () => Date,
+  ) {
+    this.#hasher = hasher;
+    this.#storage = storage;
+    this.#emitEvent = emitEvent;
+    this.#clock = clock;
+  }
+
+  /** Schedules the upgrade of `record`, verified with `secret`, when it needs one. */
+  afterVerified(record: Readonly<ApiKeyRecord>, secret: string): void {
+    const hashScheme = record.hashScheme ?? CURRENT_HASH_SCHEME;
+    const { id, pepperVersion } = record;
+    if (hashScheme === CURRENT_HASH_SCHEME && pepperVersion === this.#hasher.currentVersion) return;
+    const attempted = this.#attempted;
+    if (attempted.has(id)) return;
+    if (attempted.size >= MAX_ATTEMPTS_REMEMBERED) {
+      attempted.delete(attempted.values().next().value!);
+    }
+    attempted.add(id);
+    // A copy: the record may be a stored object that the upgrade itself changes.
+    const before = { ...record, hashScheme };
+    Promise.resolve().then(() => this.#upgrade(before, secret)).catch(() => {});
+  }
+
+  async #upgrade(
+    record: Readonly<ApiKeyRecord> & { hashScheme: ApiKeyRecord["hashScheme"] & string },
+    secret: string,
+  ): Promise<void> {
+    try {
+      const next = await this.#hasher.hash(secret);
+      await this.#storage.replaceHash(record.id, record.hash, {
+        hash: next.hash,
+        hashScheme: CURRENT_HASH_SCHEME,
+        pepperVersion: next.pepperVersion,
+      });
+    } catch {
+      // A throwing clock rejects this detached promise, which is dropped.
+      this.#emitEvent?.({
+        type: "api_key.rehash_failed",
+        at: this.#clock(),
+        keyId: record.id,
+        tenantId: record.tenantId,
+        prefix: record.prefix,
+        environment: record.environment,
+        hashScheme: record.hashScheme,
+        pepperVersion: record.pepperVersion,
+      });
+    }
+  }
+}
