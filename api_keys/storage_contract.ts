@@ -148,7 +148,8 @@ function rotationOf(old: ApiKeyRecord) {
  * it: `peekByPrefix` answers synchronously what `findByPrefix` answers and sees
  * every write at once; `markRevokedIfActive` revokes once, and of concurrent
  * calls exactly one wins; `replaceHash` replaces only the expected hash, and
- * of concurrent calls exactly one wins. Records keep their `hashScheme` (an
+ * of concurrent calls exactly one wins; `countHashes` counts the usable
+ * records per scheme and version. Records keep their `hashScheme` (an
  * absent one and `hmac-sha256` read alike).
  *
  * @example
@@ -318,6 +319,42 @@ export function runApiKeyStorageContract(
       (await storage.findById(record.id))!.hash === `${winners[0]}`.repeat(43),
       "the hash is the winner's",
     );
+  });
+
+  test("countHashes (when present) counts usable records per hash scheme and pepper version", async () => {
+    const storage = await factory();
+    const count = storage.countHashes?.bind(storage);
+    if (count === undefined) return;
+    const now = new Date("2030-06-01T00:00:00.000Z");
+    const later = new Date("2030-06-02T00:00:00.000Z");
+    const records = [
+      sampleRecord(),
+      sampleRecord({ pepperVersion: 2, expiresAt: null }),
+      sampleRecord({ pepperVersion: 2, expiresAt: later }),
+      sampleRecord({ hash: "a".repeat(64), hashScheme: "sha256-pepper" }),
+      sampleRecord({ hash: "b".repeat(64), hashScheme: "sha256", pepperVersion: 0 }),
+      sampleRecord({ tenantId: "tenant-b", hash: "c".repeat(64), hashScheme: "sha256-pepper" }),
+      sampleRecord({ hashScheme: "hmac-sha256", expiresAt: now }), // expired at `now`
+      sampleRecord({ hash: "d".repeat(64), hashScheme: "sha256", pepperVersion: 0 }), // revoked
+    ];
+    for (const record of records) await storage.insert(record);
+    await storage.markRevoked(records[7].id, now);
+    const rows = await count(now);
+    const seen = Object.fromEntries(
+      rows.map((row) => [`${row.hashScheme} ${row.pepperVersion}`, row.count]),
+    );
+    check(
+      JSON.stringify(Object.entries(seen).sort()) === JSON.stringify(
+        Object.entries({
+          "hmac-sha256 1": 1,
+          "hmac-sha256 2": 2,
+          "sha256-pepper 1": 2,
+          "sha256 0": 1,
+        }).sort(),
+      ),
+      `countHashes rows: ${JSON.stringify(seen)}`,
+    );
+    check(rows.length === Object.keys(seen).length, "one row per scheme and version");
   });
 
   test("peekByPrefix (when present) answers at once what findByPrefix answers", async () => {

@@ -345,3 +345,134 @@ describe("upgrade on use", () => {
     assert.equal((await inner.findById("k-old"))!.hashScheme, "sha256-pepper");
   });
 });
+
+describe("knowing when to retire: hashReport and retiredPepperVersions", () => {
+  /** Records on every scheme: 2 current, 1 on pepper 1, 2 sha256-pepper, 1 sha256, 1 revoked, 1 expired. */
+  async function mixed() {
+    const inner = new InMemoryApiKeyStorage();
+    const old = makeService({ storage: inner });
+    const onOne = await old.service.create({ tenantId: "t", name: "v1", scopes: READ });
+    const current = makeService({ storage: inner, peppers: { 1: PEPPER_1, 2: PEPPER_2 } });
+    for (const name of ["a", "b"]) {
+      await current.service.create({ tenantId: "t", name, scopes: READ });
+    }
+    const peppered = [nestarcKey("ak"), nestarcKey("ak")];
+    for (const key of peppered) {
+      await inner.insert(
+        legacyRecord(key, nestarcHash(key.secret, PEPPER_1), { hashScheme: "sha256-pepper" }),
+      );
+    }
+    const plain = nestarcKey("ak");
+    await inner.insert(
+      legacyRecord(plain, plainSha256(plain.secret), { hashScheme: "sha256", pepperVersion: 0 }),
+    );
+    const revoked = nestarcKey("ak");
+    await inner.insert(legacyRecord(revoked, plainSha256(revoked.secret), {
+      hashScheme: "sha256",
+      pepperVersion: 0,
+      revokedAt: new Date("2029-12-01T00:00:00.000Z"),
+    }));
+    const expired = nestarcKey("ak");
+    await inner.insert(legacyRecord(expired, nestarcHash(expired.secret, PEPPER_1), {
+      hashScheme: "sha256-pepper",
+      expiresAt: new Date("2029-12-31T23:59:59.999Z"),
+    }));
+    return { inner, onOne, peppered, plain };
+  }
+
+  it("hashReport counts usable records per scheme and pepper version, and those to upgrade", async () => {
+    const { inner, peppered } = await mixed();
+    const { service } = makeService({
+      storage: inner,
+      peppers: { 1: PEPPER_1, 2: PEPPER_2 },
+      cache: false,
+      ...LEGACY,
+    });
+    const report = await service.hashReport();
+    assert.deepEqual(report, {
+      at: new Date("2030-01-01T00:00:00.000Z"),
+      currentPepperVersion: 2,
+      counts: [
+        { hashScheme: "hmac-sha256", pepperVersion: 1, count: 1 },
+        { hashScheme: "hmac-sha256", pepperVersion: 2, count: 2 },
+        { hashScheme: "sha256-pepper", pepperVersion: 1, count: 2 },
+        { hashScheme: "sha256", pepperVersion: 0, count: 1 },
+      ],
+      usable: 6,
+      toUpgrade: 4,
+    });
+    await service.verify(peppered[0].raw);
+    await settleDetached();
+    const after = await service.hashReport();
+    assert.equal(after.toUpgrade, 3, "one upgraded on use");
+    assert.deepEqual(after.counts[1], { hashScheme: "hmac-sha256", pepperVersion: 2, count: 3 });
+  });
+
+  it("refuses to start while usable records remain on a retired version or on sha256, naming the count", async () => {
+    const { inner, onOne, peppered, plain } = await mixed();
+    const start = (retiredPepperVersions: number[]) =>
+      makeService({
+        storage: inner,
+        peppers: { 2: PEPPER_2 },
+        cache: false,
+        retiredPepperVersions,
+        ...LEGACY,
+      }).service.ready();
+    await assert.rejects(
+      start([1]),
+      (error: Error) => {
+        assert.match(
+          error.message,
+          /refusing to start: 4 usable API keys still need a retired hash/,
+        );
+        assert.match(
+          error.message,
+          /1 on pepper version 1, 2 on pepper version 1 \(sha256-pepper\), 1 on sha256/,
+        );
+        return true;
+      },
+    );
+    await assert.rejects(
+      start([]),
+      /refusing to start: 1 usable API key still needs a retired hash \(1 on sha256\)/,
+    );
+    // Upgrade them on use (a service that still has pepper 1), then retiring is safe.
+    const upgrading = makeService({
+      storage: inner,
+      peppers: { 1: PEPPER_1, 2: PEPPER_2 },
+      cache: false,
+      ...LEGACY,
+    });
+    for (const key of [onOne.key, peppered[0].raw, peppered[1].raw, plain.raw]) {
+      await upgrading.service.verify(key);
+    }
+    await settleDetached();
+    await start([1]);
+    await makeService({ storage: inner, peppers: { 2: PEPPER_2 } }).service.ready();
+  });
+
+  it("fails to start when the storage is down, and refuses bad options at construction", async () => {
+    const inner = new InMemoryApiKeyStorage();
+    const down = Object.assign(overrideStorage(inner, {}), {
+      countHashes: () => Promise.reject(new Error("connection refused")),
+    });
+    const { service } = makeService({ storage: down, retiredPepperVersions: [7] });
+    await assert.rejects(service.ready(), ApiKeyStorageError);
+    assert.throws(
+      () => makeService({ retiredPepperVersions: [1] }),
+      /retiredPepperVersions must not include the current pepper version 1/,
+    );
+    assert.throws(
+      () => makeService({ retiredPepperVersions: [0] }),
+      /retiredPepperVersions must be an array of positive integers/,
+    );
+    assert.throws(
+      () => makeService({ storage: overrideStorage(inner, {}), retiredPepperVersions: [3] }),
+      /retiredPepperVersions needs the storage capability countHashes/,
+    );
+    await assert.rejects(
+      makeService({ storage: overrideStorage(inner, {}) }).service.hashReport(),
+      ApiKeyStorageError,
+    );
+  });
+});

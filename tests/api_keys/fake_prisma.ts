@@ -16,10 +16,22 @@ function clone(row: Row): Row {
   return structuredClone(row);
 }
 
+function sortable(value: unknown): unknown {
+  return value instanceof Date ? value.getTime() : value;
+}
+
+/** Prisma's `where`: equality (`null` also matches a missing field), `{ gt }`, `OR`. */
 function matches(row: Row, where: Record<string, unknown>): boolean {
-  return Object.entries(where).every(([field, value]) =>
-    value === null ? row[field] === null || row[field] === undefined : row[field] === value
-  );
+  return Object.entries(where).every(([field, value]) => {
+    if (field === "OR") return (value as Record<string, unknown>[]).some((w) => matches(row, w));
+    if (value === null) return row[field] === null || row[field] === undefined;
+    if (typeof value === "object" && !(value instanceof Date) && "gt" in value) {
+      const cell = sortable(row[field]);
+      return cell !== null && cell !== undefined &&
+        (cell as number) > (sortable((value as { gt: unknown }).gt) as number);
+    }
+    return sortable(row[field]) === sortable(value);
+  });
 }
 
 /** Tick to let concurrent callers interleave like a real database round trip. */
@@ -54,7 +66,7 @@ export function fakePrismaClient(
       rows.push(row);
       return clone(row);
     },
-    async findMany({ where, orderBy }) {
+    async findMany({ where, orderBy, take }) {
       await tick();
       const found = rows.filter((row) => matches(row, where)).map(clone);
       return found.sort((a, b) => {
@@ -66,7 +78,7 @@ export function fakePrismaClient(
           if (x > y) return 1;
         }
         return 0;
-      });
+      }).slice(0, take);
     },
     async findUnique({ where }) {
       await tick();

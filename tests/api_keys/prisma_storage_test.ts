@@ -318,3 +318,28 @@ describe("PrismaApiKeyStorage and the hashScheme column", () => {
     assert.equal(await storage.replaceHash("nope", legacyRow.hash, next), false, "unknown id");
   });
 });
+
+describe("PrismaApiKeyStorage.countHashes", () => {
+  it("reads the usable rows in pages of 1,000 ordered by id, with take and id > the last", async () => {
+    const rows = Array.from({ length: 2_345 }, (_, i) => ({
+      ...goodRow,
+      id: `k${String(i).padStart(5, "0")}`,
+      prefix: `P${String(i).padStart(11, "0")}`,
+      pepperVersion: i % 2 + 1,
+      revokedAt: i % 100 === 0 ? new Date(0) : null,
+    }));
+    const client = fakePrismaClient({ rows });
+    const pages: unknown[] = [];
+    const findMany = client.apiKey.findMany.bind(client.apiKey);
+    client.apiKey.findMany = (args) => {
+      pages.push(args.where.id ?? null);
+      return findMany(args);
+    };
+    const counts = await new PrismaApiKeyStorage(client).countHashes(new Date(1));
+    assert.deepEqual(pages, [null, { gt: "k01010" }, { gt: "k02020" }]);
+    assert.deepEqual(counts.sort((a, b) => a.pepperVersion - b.pepperVersion), [
+      { hashScheme: "hmac-sha256", pepperVersion: 1, count: 1_149 },
+      { hashScheme: "hmac-sha256", pepperVersion: 2, count: 1_172 },
+    ]);
+  });
+});

@@ -116,6 +116,21 @@ describe("optional storage capabilities of the bundled adapters", () => {
     assert.ok(failures.has("records keep their hashScheme; an absent one reads as hmac-sha256"));
   });
 
+  it("the countHashes case catches a count that includes revoked or expired records", async () => {
+    const failures = await contractFailures(() => {
+      const storage = new InMemoryApiKeyStorage();
+      const count = storage.countHashes.bind(storage);
+      return Object.assign(storage, {
+        countHashes: () => count(new Date(0)),
+      });
+    });
+    assert.ok(
+      failures.has(
+        "countHashes (when present) counts usable records per hash scheme and pepper version",
+      ),
+    );
+  });
+
   it("all offer replaceHash, so the contract's cases for it run on them", () => {
     for (
       const storage of [
@@ -125,6 +140,7 @@ describe("optional storage capabilities of the bundled adapters", () => {
       ]
     ) {
       assert.equal(typeof (storage as ApiKeyStorage).replaceHash, "function");
+      assert.equal(typeof (storage as ApiKeyStorage).countHashes, "function");
     }
   });
 
