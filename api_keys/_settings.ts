@@ -18,7 +18,7 @@ import {
   type KeyLayouts,
 } from "./key_format.ts";
 import { VerificationCache } from "./_cache.ts";
-import { HashUpgrade } from "./_legacy.ts";
+import { HashUpgrade, validateRetiredVersions } from "./_legacy.ts";
 import { callDetached, createDispatcher, type Dispatch, warnOnce } from "./_sinks.ts";
 import { StorageAccess } from "./_storage.ts";
 import { compileTtlPolicy, type ExpiryResolver } from "./_ttl_policy.ts";
@@ -91,6 +91,8 @@ export interface Settings {
   readonly notifyAuthFailed: ((prefix: string | null, code: ApiKeyErrorCode) => void) | undefined;
   /** The upgrade on use (`undefined`: the storage has no `replaceHash`). */
   readonly upgrade: HashUpgrade | undefined;
+  /** Pepper versions no usable record may use at start (`undefined`: no check). */
+  readonly retiredPepperVersions: readonly number[] | undefined;
 }
 
 /**
@@ -193,6 +195,12 @@ export function compileSettings(options: unknown): Settings {
     }
   }
   const ttlPolicy = validateTtlPolicy(o.ttlPolicy);
+  const retiredPepperVersions = validateRetiredVersions(
+    o.retiredPepperVersions,
+    hasher.currentVersion,
+    storage.canCountHashes,
+    `${PREFIX}retiredPepperVersions`,
+  );
   const cache = buildCache(o.cache, storage);
   const f = options as ApiKeysServiceOptions;
   const onAuthFailed = f.onAuthFailed;
@@ -220,5 +228,6 @@ export function compileSettings(options: unknown): Settings {
     upgrade: storage.canReplaceHash
       ? new HashUpgrade(hasher, storage, emitEvent, clock)
       : undefined,
+    retiredPepperVersions,
   });
 }

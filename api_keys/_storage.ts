@@ -8,10 +8,15 @@
  * @module
  */
 import { ApiKeyOperationError, ApiKeyStorageError } from "./errors.ts";
-import { API_KEY_HASH_SCHEMES } from "./hasher.ts";
+import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME } from "./hasher.ts";
 import { callDetached, warnOnce } from "./_sinks.ts";
 import { API_KEY_STORAGE_METHODS, type ApiKeyStorage } from "./storage.ts";
-import type { ApiKeyHashReplacement, ApiKeyRecord, RotateApiKeyStorageInput } from "./types.ts";
+import type {
+  ApiKeyHashCount,
+  ApiKeyHashReplacement,
+  ApiKeyRecord,
+  RotateApiKeyStorageInput,
+} from "./types.ts";
 
 /** Each capability and what the service does without it (see `ApiKeyStorage`). */
 const CAPABILITIES: Readonly<
@@ -21,6 +26,7 @@ const CAPABILITIES: Readonly<
     "each verify awaits findByPrefix, and the verification cache is off unless the cache option is set",
   markRevokedIfActive: "concurrent revoke() calls of one key may each emit api_key.revoked",
   replaceHash: "records on a legacy hash scheme or an old pepper version are not upgraded on use",
+  countHashes: "hashReport() and retiredPepperVersions are unavailable",
 });
 
 function isInvalidDate(value: unknown): value is Date {
@@ -117,6 +123,32 @@ function readBoolean(value: unknown): boolean {
   return value;
 }
 
+/**
+ * Rows of `countHashes` checked and merged: one per scheme and version,
+ * the current scheme first, versions ascending.
+ */
+function readHashCounts(value: unknown): ApiKeyHashCount[] {
+  if (!Array.isArray(value)) throw malformed();
+  const merged = new Map<string, ApiKeyHashCount>();
+  for (const row of value) {
+    const { hashScheme = CURRENT_HASH_SCHEME, pepperVersion, count } = row ?? {};
+    if (
+      !API_KEY_HASH_SCHEMES.includes(hashScheme) || !Number.isSafeInteger(pepperVersion) ||
+      !Number.isSafeInteger(count) || count < 0
+    ) {
+      throw malformed();
+    }
+    const key = `${hashScheme} ${pepperVersion}`;
+    const seen = merged.get(key);
+    if (seen !== undefined) seen.count += count;
+    else if (count > 0) merged.set(key, { hashScheme, pepperVersion, count });
+  }
+  return [...merged.values()].sort((a, b) =>
+    API_KEY_HASH_SCHEMES.indexOf(a.hashScheme) - API_KEY_HASH_SCHEMES.indexOf(b.hashScheme) ||
+    a.pepperVersion - b.pepperVersion
+  );
+}
+
 const ignore = (): void => {};
 
 /** The error a failed storage call rejects with: the one way `ApiKeyStorageError`s are built. */
@@ -157,6 +189,7 @@ export class StorageAccess {
   readonly #replaceHash:
     | ((id: string, expectedHash: string, next: ApiKeyHashReplacement) => Promise<boolean>)
     | undefined;
+  readonly #countHashes: ((now: Date) => Promise<ApiKeyHashCount[]>) | undefined;
   readonly #touchFailed = warnOnce("touchLastUsed");
 
   /**
@@ -186,6 +219,7 @@ export class StorageAccess {
     this.#timeoutMs = timeoutMs;
     this.#markRevokedIfActive = store.markRevokedIfActive?.bind(store);
     this.#replaceHash = store.replaceHash?.bind(store);
+    this.#countHashes = store.countHashes?.bind(store);
     this.notice = missing.length === 0
       ? undefined
       : `api-keys: the storage has no ${
@@ -267,6 +301,20 @@ export class StorageAccess {
       return Promise.reject(toStorageError("replaceHash", new Error("not supported")));
     }
     return this.#call("replaceHash", () => replaceHash(id, expectedHash, next), readBoolean);
+  }
+
+  /** Whether the storage has the `countHashes` capability. */
+  get canCountHashes(): boolean {
+    return this.#countHashes !== undefined;
+  }
+
+  /** `countHashes` (the capability; rejects without it), rows checked and merged. */
+  countHashes(now: Date): Promise<ApiKeyHashCount[]> {
+    const countHashes = this.#countHashes;
+    if (countHashes === undefined) {
+      return Promise.reject(toStorageError("countHashes", new Error("not supported")));
+    }
+    return this.#call("countHashes", () => countHashes(now), readHashCounts);
   }
 
   /**

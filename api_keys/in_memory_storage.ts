@@ -9,6 +9,7 @@ import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME } from "./hasher.ts";
 import { readExpiresAt } from "./_storage.ts";
 import type { ApiKeyStorage } from "./storage.ts";
 import type {
+  ApiKeyHashCount,
   ApiKeyHashReplacement,
   ApiKeyRecord,
   ListApiKeysOptions,
@@ -43,7 +44,7 @@ function byCreation(a: ApiKeyRecord, b: ApiKeyRecord): number {
 
 /**
  * Memory-backed storage with every capability of `ApiKeyStorage`
- * (`peekByPrefix`, `markRevokedIfActive`, `replaceHash`). Lookups by id and prefix are O(1)
+ * (`peekByPrefix`, `markRevokedIfActive`, `replaceHash`, `countHashes`). Lookups by id and prefix are O(1)
  * and listing is O(keys of the tenant), whatever the total count; `rotate` is
  * one synchronous step, so it is atomic.
  *
@@ -162,6 +163,21 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
     if (hashScheme === CURRENT_HASH_SCHEME) delete record.hashScheme;
     else record.hashScheme = hashScheme;
     return Promise.resolve(true);
+  }
+
+  /** Counts the records usable at `now` per hash scheme and pepper version (O(records)). */
+  countHashes(now: Date): Promise<ApiKeyHashCount[]> {
+    const at = now.getTime();
+    const counts = new Map<string, ApiKeyHashCount>();
+    for (const record of this.#byId.values()) {
+      if (record.revokedAt !== null || (record.expiresAt?.getTime() ?? Infinity) <= at) continue;
+      const hashScheme = record.hashScheme ?? CURRENT_HASH_SCHEME;
+      const key = `${hashScheme} ${record.pepperVersion}`;
+      const seen = counts.get(key);
+      if (seen !== undefined) seen.count++;
+      else counts.set(key, { hashScheme, pepperVersion: record.pepperVersion, count: 1 });
+    }
+    return Promise.resolve([...counts.values()]);
   }
 
   /** Sets `lastUsedAt` of a known id (unknown ids are ignored). */

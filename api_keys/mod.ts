@@ -32,7 +32,9 @@
  */
 export {
   type ApiKeyContext,
+  type ApiKeyHashCount,
   type ApiKeyHashReplacement,
+  type ApiKeyHashReport,
   type ApiKeyHashScheme,
   type ApiKeyRecord,
   type ApiKeyTtlPolicy,

@@ -11,6 +11,7 @@ import { ApiKeyOperationError } from "./errors.ts";
 import { CURRENT_HASH_SCHEME } from "./hasher.ts";
 import type { ApiKeyStorage } from "./storage.ts";
 import type {
+  ApiKeyHashCount,
   ApiKeyHashReplacement,
   ApiKeyRecord,
   ListApiKeysOptions,
@@ -30,10 +31,11 @@ import type {
 export interface PrismaApiKeyDelegate {
   /** Inserts a row. */
   create(args: { data: Record<string, unknown> }): Promise<unknown>;
-  /** Lists rows. */
+  /** Lists rows (at most `take` when given). */
   findMany(args: {
     where: Record<string, unknown>;
     orderBy: Record<string, "asc" | "desc">[];
+    take?: number;
   }): Promise<unknown[]>;
   /** Finds a row by a unique field. */
   findUnique(args: { where: { id: string } | { prefix: string } }): Promise<unknown | null>;
@@ -58,6 +60,9 @@ export interface PrismaApiKeyClient {
   /** Interactive transaction (used by `rotate` when present). */
   $transaction?: <T>(fn: (tx: { apiKey: PrismaApiKeyDelegate }) => Promise<T>) => Promise<T>;
 }
+
+/** Rows per `findMany` page of `countHashes`. */
+const COUNT_PAGE = 1_000;
 
 function isRecordNotFound(error: unknown): boolean {
   return typeof error === "object" && error !== null &&
@@ -112,9 +117,10 @@ function toRecord(row: unknown): ApiKeyRecord {
  * Storage over a Prisma-shaped client, using only the delegate calls the spec
  * lists (`create`, `findMany`, `findUnique`, `update`, optional
  * `$transaction`). Rows are mapped, not validated (`ApiKeysService` checks
- * every record it reads). Has the capabilities `markRevokedIfActive` and
- * `replaceHash`, not `peekByPrefix` (a shared database can change behind any
- * in-process copy). The `hashScheme` column (migration
+ * every record it reads). Has the capabilities `markRevokedIfActive`,
+ * `replaceHash` and `countHashes`, not `peekByPrefix` (a shared database can
+ * change behind any in-process copy). `countHashes` reads the usable rows in
+ * pages of 1,000 ordered by `id` (`findMany` with `take` and `id: { gt }`). The `hashScheme` column (migration
  * `0003_api_key_hash_scheme`) is optional: rows without it read as the
  * default scheme, and `hashScheme` is written only when it is not the
  * default or the model has the column, so an unmigrated database keeps
@@ -225,6 +231,37 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
     } catch (error) {
       if (isRecordNotFound(error)) return false;
       throw error;
+    }
+  }
+
+  /**
+   * Counts the rows usable at `now` (`revokedAt: null`, `expiresAt` null or
+   * later) per hash scheme and pepper version, reading them in pages of
+   * 1,000 ordered by `id`.
+   */
+  async countHashes(now: Date): Promise<ApiKeyHashCount[]> {
+    const counts = new Map<string, ApiKeyHashCount>();
+    let after: string | undefined;
+    for (;;) {
+      const where: Record<string, unknown> = {
+        revokedAt: null,
+        OR: [{ expiresAt: null }, { expiresAt: { gt: now } }],
+      };
+      if (after !== undefined) where.id = { gt: after };
+      const rows = await this.#client.apiKey.findMany({
+        where,
+        orderBy: [{ id: "asc" }],
+        take: COUNT_PAGE,
+      });
+      for (const row of rows) {
+        const { hashScheme = CURRENT_HASH_SCHEME, pepperVersion } = toRecord(row);
+        const key = `${hashScheme} ${pepperVersion}`;
+        const seen = counts.get(key);
+        if (seen !== undefined) seen.count++;
+        else counts.set(key, { hashScheme, pepperVersion, count: 1 });
+      }
+      if (rows.length < COUNT_PAGE) return [...counts.values()];
+      after = toRecord(rows[rows.length - 1]).id;
     }
   }
 

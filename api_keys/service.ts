@@ -5,11 +5,13 @@
  * @module
  */
 import type { ApiKeyHeaderReader } from "./extract_api_key.ts";
+import { checkReady, hashReport } from "./_legacy.ts";
 import { ManageFlow } from "./_manage.ts";
 import type { ApiKeysServiceOptions } from "./service_options.ts";
-import { compileSettings } from "./_settings.ts";
+import { compileSettings, type Settings } from "./_settings.ts";
 import type {
   ApiKeyContext,
+  ApiKeyHashReport,
   ApiKeyRecord,
   AuthorizeOptions,
   CreateApiKeyInput,
@@ -39,7 +41,7 @@ import { VerifyFlow } from "./_verify.ts";
  * ```
  */
 export class ApiKeysService {
-  readonly #namespace: string;
+  readonly #settings: Settings;
   readonly #verify: VerifyFlow;
   readonly #manage: ManageFlow;
 
@@ -51,14 +53,61 @@ export class ApiKeysService {
   constructor(options: ApiKeysServiceOptions) {
     const settings = compileSettings(options);
     if (settings.storage.notice !== undefined) console.info(settings.storage.notice);
-    this.#namespace = settings.namespace;
+    this.#settings = settings;
     this.#verify = new VerifyFlow(settings);
     this.#manage = new ManageFlow(settings);
   }
 
   /** Namespace of the keys this service issues and accepts. */
   get namespace(): string {
-    return this.#namespace;
+    return this.#settings.namespace;
+  }
+
+  /**
+   * Resolves when the service may serve: with `retiredPepperVersions`, once
+   * the storage confirms that no usable record (not revoked, not expired) is
+   * left on a retired pepper version or on the `sha256` scheme; otherwise at
+   * once. Rejects with an `Error` naming the counts while some remain, and
+   * with `ApiKeyStorageError` when the storage is down. Await it before
+   * serving (the Nest module does, in `onModuleInit`).
+   *
+   * @example
+   * ```ts
+   * import { ApiKeysService } from "./service.ts";
+   * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+   * const service = new ApiKeysService({
+   *   peppers: { 2: "a-pepper-of-at-least-thirty-two-bytes" },
+   *   storage: new InMemoryApiKeyStorage(),
+   *   retiredPepperVersions: [1],
+   * });
+   * await service.ready(); // no record on version 1
+   * ```
+   */
+  ready(): Promise<void> {
+    return checkReady(this.#settings);
+  }
+
+  /**
+   * Counts the usable records (not revoked, not expired) per hash scheme and
+   * pepper version, and how many are not yet on the current ones: when
+   * `toUpgrade` is 0, legacy schemes and old pepper versions can be retired.
+   * Needs the storage capability `countHashes` (rejects with
+   * `ApiKeyStorageError` without it or when the storage fails).
+   *
+   * @example
+   * ```ts
+   * import { ApiKeysService } from "./service.ts";
+   * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+   * const service = new ApiKeysService({
+   *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+   *   storage: new InMemoryApiKeyStorage(),
+   * });
+   * const report = await service.hashReport();
+   * report.toUpgrade; // 0
+   * ```
+   */
+  hashReport(): Promise<ApiKeyHashReport> {
+    return hashReport(this.#settings);
   }
 
   /**

@@ -58,6 +58,14 @@ export interface ApiKeysServiceOptions {
   legacyKeyLayouts?: readonly LegacyKeyLayout[];
   /** Pepper version for new hashes (default: the highest configured). */
   currentPepperVersion?: number;
+  /**
+   * Pepper versions retired (default none: no check). With it, the service
+   * refuses to start (`ready()`, the Nest module's init) while usable records
+   * remain on one of them or on the `sha256` scheme, naming the count; `[]`
+   * checks `sha256` only. Needs the storage capability `countHashes`; must not
+   * include the current version.
+   */
+  retiredPepperVersions?: readonly number[];
   /** Minimum interval between `lastUsedAt` writes per key, in ms (default 60,000; 0 = every use). */
   debounceMs?: number;
   /** Expiry policy of create and rotate. */

@@ -5,6 +5,7 @@
  * @module
  */
 import type {
+  ApiKeyHashCount,
   ApiKeyHashReplacement,
   ApiKeyRecord,
   ListApiKeysOptions,
@@ -60,6 +61,11 @@ import type {
  *   scheme or an old pepper version is re-hashed with the current ones after
  *   its first successful verify (upgrade on use); without it, such records
  *   stay as they are.
+ * - `countHashes`: counts the records usable at an instant (not revoked,
+ *   `expiresAt` null or later) per hash scheme and pepper version (a missing
+ *   `hashScheme` counts as `hmac-sha256`). With it, `hashReport()` and the
+ *   `retiredPepperVersions` check at start work; without it, they are
+ *   unavailable (`retiredPepperVersions` is refused at construction).
  *
  * @example
  * ```ts
@@ -100,6 +106,12 @@ export interface ApiKeyStorage {
    * with `peekByPrefix` writes only valid values.
    */
   replaceHash?(id: string, expectedHash: string, next: ApiKeyHashReplacement): Promise<boolean>;
+  /**
+   * Capability (optional): the records usable at `now` counted per hash
+   * scheme and pepper version, one row per pair with records (see the
+   * interface rules).
+   */
+  countHashes?(now: Date): Promise<ApiKeyHashCount[]>;
   /** Sets `lastUsedAt` (best effort). */
   touchLastUsed(id: string, lastUsedAt: Date): Promise<void>;
   /** Atomically rotates a key (see the interface rules). */
@@ -108,8 +120,8 @@ export interface ApiKeyStorage {
 
 /**
  * Names of the methods an `ApiKeyStorage` must have: the spec's seven
- * operations (the capabilities `peekByPrefix`, `markRevokedIfActive` and
- * `replaceHash` are optional).
+ * operations (the capabilities `peekByPrefix`, `markRevokedIfActive`,
+ * `replaceHash` and `countHashes` are optional).
  *
  * @example
  * ```ts
@@ -119,7 +131,7 @@ export interface ApiKeyStorage {
  */
 export const API_KEY_STORAGE_METHODS: readonly Exclude<
   keyof ApiKeyStorage,
-  "peekByPrefix" | "markRevokedIfActive" | "replaceHash"
+  "peekByPrefix" | "markRevokedIfActive" | "replaceHash" | "countHashes"
 >[] = Object.freeze([
   "insert",
   "findById",

@@ -363,6 +363,50 @@ export interface ApiKeyHashReplacement {
 }
 
 /**
+ * How many usable records (not revoked, not expired) one hash scheme and
+ * pepper version has: a row of `ApiKeyStorage.countHashes` and of
+ * `ApiKeysService.hashReport`.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyHashCount } from "./types.ts";
+ * const row: ApiKeyHashCount = { hashScheme: "sha256-pepper", pepperVersion: 1, count: 12 };
+ * ```
+ */
+export interface ApiKeyHashCount {
+  /** Hash scheme. */
+  hashScheme: ApiKeyHashScheme;
+  /** Pepper version (0 for `sha256`). */
+  pepperVersion: number;
+  /** Usable records on them. */
+  count: number;
+}
+
+/**
+ * What `ApiKeysService.hashReport` answers: the usable records per hash
+ * scheme and pepper version, to know when a legacy scheme or an old pepper
+ * version can be retired.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyHashReport } from "./types.ts";
+ * const done = (report: ApiKeyHashReport) => report.toUpgrade === 0;
+ * ```
+ */
+export interface ApiKeyHashReport {
+  /** When the records were counted (usable at this instant). */
+  at: Date;
+  /** The pepper version of new hashes. */
+  currentPepperVersion: number;
+  /** One row per scheme and version with usable records: current scheme first, versions ascending. */
+  counts: ApiKeyHashCount[];
+  /** Usable records in all. */
+  usable: number;
+  /** Usable records not on `hmac-sha256` with the current pepper version (upgraded on use). */
+  toUpgrade: number;
+}
+
+/**
  * Options of `Sha256Hasher`. Version keys may be numeric strings.
  *
  * @example
