@@ -626,6 +626,17 @@ export class KeyLayouts {
     return null;
   }
 
+  /** Whether `prefix` can be the prefix of a key of an accepted layout (its length and alphabet). */
+  acceptsPrefix(prefix: string): boolean {
+    if (typeof prefix !== "string") return false;
+    if (prefix.length === API_KEY_PREFIX_LENGTH && isBase62Run(prefix, 0, prefix.length)) {
+      return true;
+    }
+    return this.legacy.some((layout) =>
+      prefix.length === layout.prefixLength && isRunOf(layout.members, prefix, 0, prefix.length)
+    );
+  }
+
   /** Whether `value` has the shape of a key of any accepted layout and namespace (checksums unchecked). */
   hasLayout(value: string): boolean {
     return hasApiKeyLayout(value) ||

@@ -5,6 +5,7 @@
  * @module
  */
 import type { ApiKeyHeaderReader } from "./extract_api_key.ts";
+import { importKeys } from "./_import.ts";
 import { checkReady, hashReport } from "./_legacy.ts";
 import { ManageFlow } from "./_manage.ts";
 import type { ApiKeysServiceOptions } from "./service_options.ts";
@@ -16,6 +17,8 @@ import type {
   AuthorizeOptions,
   CreateApiKeyInput,
   CreateApiKeyResult,
+  ImportApiKeyRecord,
+  ImportApiKeysResult,
   ListApiKeysOptions,
   RotateApiKeyInput,
   RotateApiKeyResult,
@@ -108,6 +111,42 @@ export class ApiKeysService {
    */
   hashReport(): Promise<ApiKeyHashReport> {
     return hashReport(this.#settings);
+  }
+
+  /**
+   * Imports the records of another system (an array, any iterable, or an
+   * async iterable such as a stream of JSON lines), one at a time. Each is
+   * validated (a prefix of an accepted key layout, a known hash scheme of the
+   * right form with a configured pepper version, or 0 for `sha256`; tenant,
+   * name, scopes, environment, dates); a legacy scheme needs
+   * `legacyKeyLayouts`. It is keyed by prefix, so a re-run changes nothing: a
+   * free prefix is inserted (hash stored as given, emitting
+   * `api_key.created`), a prefix holding the same hash, or the same id and
+   * tenant since upgraded on use, is skipped (no event), another key there is
+   * a conflict. Invalid records and storage failures are reported per record
+   * without stopping the others. The TTL policy does not apply.
+   *
+   * @example
+   * ```ts
+   * import { ApiKeysService } from "./service.ts";
+   * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+   * const service = new ApiKeysService({
+   *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+   *   storage: new InMemoryApiKeyStorage(),
+   *   legacyKeyLayouts: ["nestarc-v0"],
+   * });
+   * const result = await service.importKeys([{
+   *   tenantId: "t1", name: "ci", environment: "live", prefix: "AbCdEfGhIjKl",
+   *   hash: "a".repeat(64), hashScheme: "sha256-pepper", pepperVersion: 1,
+   *   scopes: ["orders:read"], createdAt: "2025-03-01T10:00:00.000Z",
+   * }]);
+   * result.imported; // 1
+   * ```
+   */
+  importKeys(
+    records: Iterable<ImportApiKeyRecord> | AsyncIterable<ImportApiKeyRecord>,
+  ): Promise<ImportApiKeysResult> {
+    return importKeys(this.#settings, records);
   }
 
   /**

@@ -407,6 +407,96 @@ export interface ApiKeyHashReport {
 }
 
 /**
+ * A record of another system to import (`ApiKeysService.importKeys`): the
+ * fields of `ApiKeyRecord` as an export has them. Dates may be `Date`s or
+ * ISO 8601 strings (as in JSON); scopes may be `resource:level` strings or
+ * `Scope` objects. The fields of rotation are not imported.
+ *
+ * @example
+ * ```ts
+ * import type { ImportApiKeyRecord } from "./types.ts";
+ * const row: ImportApiKeyRecord = {
+ *   id: "0190f6c2-...", tenantId: "t1", name: "ci", environment: "live", prefix: "AbCdEfGhIjKl",
+ *   hash: "9f86d081884c7d65...", hashScheme: "sha256-pepper", pepperVersion: 1,
+ *   scopes: ["orders:read"], expiresAt: null, revokedAt: null, lastUsedAt: null,
+ *   createdBy: null, createdAt: "2025-03-01T10:00:00.000Z",
+ * };
+ * ```
+ */
+export interface ImportApiKeyRecord {
+  /** Record id (default: a new one from `idFactory`). */
+  id?: string;
+  /** Owning tenant (non-empty). */
+  tenantId: string;
+  /** Display name (1 to 200 characters). */
+  name: string;
+  /** Environment. */
+  environment: Environment;
+  /** Public prefix: of an accepted key layout (its length and alphabet), unique. */
+  prefix: string;
+  /** The stored hash (for the legacy schemes, hex; upper case is accepted and stored lower). */
+  hash: string;
+  /** Scheme of `hash` (required: a foreign hash labelled wrong would never verify). */
+  hashScheme: ApiKeyHashScheme;
+  /** Pepper version of `hash`: a configured one, or 0 for `sha256`. */
+  pepperVersion: number;
+  /** Scopes: `resource:level` strings or `Scope` objects (at least one). */
+  scopes: (string | Scope)[];
+  /** Allowed client addresses or CIDR ranges. */
+  allowedIpCidrs?: string[];
+  /** Expiry (`null` or omitted: none; the TTL policy does not apply to imports). */
+  expiresAt?: Date | string | null;
+  /** When it was revoked. */
+  revokedAt?: Date | string | null;
+  /** Last use. */
+  lastUsedAt?: Date | string | null;
+  /** Creator. */
+  createdBy?: string | null;
+  /** Creation time (default: the import's). */
+  createdAt?: Date | string;
+}
+
+/**
+ * One record `importKeys` did not import: its position in the input, its
+ * prefix when it has one, and why (naming the field; never a hash).
+ *
+ * @example
+ * ```ts
+ * import type { ImportApiKeyIssue } from "./types.ts";
+ * const show = (issue: ImportApiKeyIssue) => `#${issue.index} ${issue.prefix}: ${issue.message}`;
+ * ```
+ */
+export interface ImportApiKeyIssue {
+  /** Position in the input, from 0. */
+  index: number;
+  /** The record's prefix, when it is a string. */
+  prefix: string | null;
+  /** What is wrong. */
+  message: string;
+}
+
+/**
+ * What `ApiKeysService.importKeys` answers.
+ *
+ * @example
+ * ```ts
+ * import type { ImportApiKeysResult } from "./types.ts";
+ * const clean = (result: ImportApiKeysResult) =>
+ *   result.conflicts.length === 0 && result.errors.length === 0;
+ * ```
+ */
+export interface ImportApiKeysResult {
+  /** Records inserted. */
+  imported: number;
+  /** Records already there (same prefix and hash, or the same id and tenant since upgraded on use). */
+  skipped: number;
+  /** Records whose prefix (or id) holds another key. */
+  conflicts: ImportApiKeyIssue[];
+  /** Records that are invalid or could not be written. */
+  errors: ImportApiKeyIssue[];
+}
+
+/**
  * Options of `Sha256Hasher`. Version keys may be numeric strings.
  *
  * @example
