@@ -28,6 +28,9 @@ import {
 
 const MAX_LINE_BYTES = 1024 * 1024;
 
+// Stdout carries only the summary line: the service's notices go to stderr.
+console.info = console.error;
+
 /** What a line that is not a record becomes: validation reports it (`record must be an object`). */
 const NOT_A_RECORD = null as unknown as ImportApiKeyRecord;
 
