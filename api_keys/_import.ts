@@ -174,12 +174,14 @@ async function importOne(
  * ```ts
  * import { importKeys } from "./_import.ts";
  * import { compileSettings } from "./_settings.ts";
+ * import type { ImportApiKeyRecord } from "./types.ts";
  * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
  * const settings = compileSettings({
  *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
  *   storage: new InMemoryApiKeyStorage(),
  * });
- * (await importKeys(settings, [{ prefix: "short" }])).errors[0].message;
+ * const row = { prefix: "short" } as unknown as ImportApiKeyRecord;
+ * (await importKeys(settings, [row])).errors[0].message;
  * // "Invalid prefix: must be the prefix of a key of an accepted layout (its length and alphabet)"
  * ```
  */

@@ -44,7 +44,7 @@ if (unavailable !== undefined && REQUIRED) {
   const row = async (id: string) =>
     ((await prisma.apiKey.findUnique({ where: { id } })) as Record<string, unknown> | null)!;
   /** Lets the detached upgrades run (real round trips). */
-  const settle = async (done: () => Promise<boolean>) => {
+  const settle = async (done: () => boolean | Promise<boolean>) => {
     for (let i = 0; i < 200 && !(await done()); i++) {
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
@@ -119,7 +119,7 @@ if (unavailable !== undefined && REQUIRED) {
         Array.from({ length: 50 }, () => upgrading.verify(keys[0].raw)),
       );
       assert.ok(contexts.every((context) => context.keyId === rows[0].id));
-      await settle(async () => answers.length > 0);
+      await settle(() => answers.length > 0);
       assert.deepEqual(answers, [true]);
       const upgraded = await row(rows[0].id!);
       assert.deepEqual([upgraded.hashScheme, upgraded.pepperVersion], ["hmac-sha256", 2]);
@@ -152,7 +152,7 @@ if (unavailable !== undefined && REQUIRED) {
         onEvent: (event) => void events.push(event.type),
       });
       await upgrading.verify(keys[0].raw);
-      await settle(async () => answer !== undefined);
+      await settle(() => answer !== undefined);
       assert.equal(answer, false);
       const kept = await row(rows[0].id!);
       assert.deepEqual([kept.hash, kept.hashScheme, kept.pepperVersion], [
