@@ -196,6 +196,6 @@ export async function checkReady(s: Settings): Promise<void> {
     `api-keys: refusing to start: ${total} usable API key${total === 1 ? "" : "s"} ` +
       `${total === 1 ? "still needs" : "still need"} a retired hash (${detail}); they are ` +
       "upgraded on use, or rotate or revoke them, then start again (docs/operations.md, " +
-      "retiring a pepper version)",
+      '"Retiring a version")',
   );
 }
