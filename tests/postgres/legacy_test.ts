@@ -17,7 +17,7 @@ import {
 } from "../../api_keys/mod.ts";
 import { createPrismaClient, probeDatabase, REQUIRED } from "./prisma_client.ts";
 import { nestarcHash, nestarcKey, plainSha256 } from "../api_keys/nestarc.ts";
-import { exportFile, runImport } from "../scripts/import_keys_test.ts";
+import { exportFile, runImport } from "../scripts/import_keys_cli.ts";
 
 const url = Deno.env.get("DATABASE_URL");
 const unavailable = await probeDatabase(url);
