@@ -11,9 +11,15 @@ import type { ApiKeyErrorCode } from "./errors.ts";
 import type { ApiKeyEvent, ApiKeyVerificationMetric } from "./events.ts";
 import { createHasher, type Sha256Hasher } from "./hasher.ts";
 import { durationProblem } from "./_input.ts";
-import { assertValidNamespace, DEFAULT_API_KEY_NAMESPACE } from "./key_format.ts";
+import {
+  assertValidNamespace,
+  compileKeyLayouts,
+  DEFAULT_API_KEY_NAMESPACE,
+  type KeyLayouts,
+} from "./key_format.ts";
 import { VerificationCache } from "./_cache.ts";
 import { compileFeed, type FeedFollower, MAX_MAX_STALENESS_MS } from "./_fleet.ts";
+import { HashUpgrade, validateRetiredVersions } from "./_legacy.ts";
 import { callDetached, createDispatcher, type Dispatch, warnOnce } from "./_sinks.ts";
 import { StorageAccess } from "./_storage.ts";
 import { compileTtlPolicy, type ExpiryResolver } from "./_ttl_policy.ts";
@@ -58,6 +64,8 @@ const FUNCTION_OPTIONS = [
 export interface Settings {
   /** Namespace of the keys issued and accepted. */
   readonly namespace: string;
+  /** The accepted key layouts: the current one and `legacyKeyLayouts`. */
+  readonly layouts: KeyLayouts;
   /** Hasher over the parsed peppers. */
   readonly hasher: Sha256Hasher;
   /** The storage, wrapped (deadline, record validation, capabilities). */
@@ -84,6 +92,10 @@ export interface Settings {
   readonly emitMetric: Dispatch<ApiKeyVerificationMetric> | undefined;
   /** `onAuthFailed`, contained and not awaited (`undefined`: none). */
   readonly notifyAuthFailed: ((prefix: string | null, code: ApiKeyErrorCode) => void) | undefined;
+  /** The upgrade on use (`undefined`: the storage has no `replaceHash`). */
+  readonly upgrade: HashUpgrade | undefined;
+  /** Pepper versions no usable record may use at start (`undefined`: no check). */
+  readonly retiredPepperVersions: readonly number[] | undefined;
 }
 
 /**
@@ -169,9 +181,11 @@ export function compileSettings(options: unknown): Settings {
     throw new TypeError("ApiKeysServiceOptions must be an object");
   }
   const o = options as Partial<Record<keyof ApiKeysServiceOptions, unknown>>;
+  const layouts = compileKeyLayouts(o.legacyKeyLayouts, `${PREFIX}legacyKeyLayouts`);
   const hasher = createHasher(
     { peppers: o.peppers, currentVersion: o.currentPepperVersion },
     { peppers: `${PREFIX}peppers`, currentVersion: `${PREFIX}currentPepperVersion` },
+    layouts.legacy.length > 0,
   );
   validateDuration(`${PREFIX}storageTimeoutMs`, o.storageTimeoutMs, true, MAX_TIMER_MS);
   const storage = new StorageAccess(
@@ -190,6 +204,12 @@ export function compileSettings(options: unknown): Settings {
     }
   }
   const ttlPolicy = validateTtlPolicy(o.ttlPolicy);
+  const retiredPepperVersions = validateRetiredVersions(
+    o.retiredPepperVersions,
+    hasher.currentVersion,
+    storage.canCountHashes,
+    `${PREFIX}retiredPepperVersions`,
+  );
   const cache = buildCache(o.cache, storage, o.feed !== undefined);
   const f = options as ApiKeysServiceOptions;
   const monotonic = f.monotonicClock ?? performance.now.bind(performance);
@@ -197,8 +217,11 @@ export function compileSettings(options: unknown): Settings {
   const fleet = compileFeed(f.feed, f.maxStalenessMs, cache, monotonic, PREFIX);
   const onAuthFailed = f.onAuthFailed;
   const authFailedFailed = warnOnce("onAuthFailed");
+  const clock = f.clock ?? (() => new Date());
+  const emitEvent = createDispatcher(f.onEvent, f.onEventError, "onEvent");
   return Object.freeze({
     namespace: f.namespace ?? DEFAULT_API_KEY_NAMESPACE,
+    layouts,
     hasher,
     storage,
     cache,
@@ -206,14 +229,18 @@ export function compileSettings(options: unknown): Settings {
     debounceMs: f.debounceMs ?? DEFAULT_DEBOUNCE_MS,
     emitUsageEvents: f.emitUsageEvents ?? false,
     resolveExpiry: compileTtlPolicy(ttlPolicy),
-    clock: f.clock ?? (() => new Date()),
+    clock,
     monotonic,
     idFactory: f.idFactory ?? uuidV7,
-    emitEvent: createDispatcher(f.onEvent, f.onEventError, "onEvent"),
+    emitEvent,
     emitMetric: createDispatcher(f.onMetric, f.onMetricError, "onMetric"),
     notifyAuthFailed: onAuthFailed === undefined
       ? undefined
       : (prefix: string | null, code: ApiKeyErrorCode) =>
         callDetached(onAuthFailed, [prefix, code], authFailedFailed),
+    upgrade: storage.canReplaceHash
+      ? new HashUpgrade(hasher, storage, emitEvent, clock)
+      : undefined,
+    retiredPepperVersions,
   });
 }

@@ -8,9 +8,15 @@
  * @module
  */
 import { ApiKeyOperationError, ApiKeyStorageError } from "./errors.ts";
+import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME } from "./hasher.ts";
 import { callDetached, warnOnce } from "./_sinks.ts";
 import { API_KEY_STORAGE_METHODS, type ApiKeyStorage } from "./storage.ts";
-import type { ApiKeyRecord, RotateApiKeyStorageInput } from "./types.ts";
+import type {
+  ApiKeyHashCount,
+  ApiKeyHashReplacement,
+  ApiKeyRecord,
+  RotateApiKeyStorageInput,
+} from "./types.ts";
 
 /** Each capability and what the service does without it (see `ApiKeyStorage`). */
 const CAPABILITIES: Readonly<
@@ -19,6 +25,8 @@ const CAPABILITIES: Readonly<
   peekByPrefix:
     "each verify awaits findByPrefix, and the verification cache is off unless the cache or feed option is set",
   markRevokedIfActive: "concurrent revoke() calls of one key may each emit api_key.revoked",
+  replaceHash: "records on a legacy hash scheme or an old pepper version are not upgraded on use",
+  countHashes: "hashReport() and retiredPepperVersions are unavailable",
 });
 
 function isInvalidDate(value: unknown): value is Date {
@@ -59,6 +67,7 @@ function isApiKeyRecord(value: unknown): value is ApiKeyRecord {
   return typeof r.id === "string" && typeof r.tenantId === "string" &&
     typeof r.name === "string" && (r.environment === "live" || r.environment === "test") &&
     typeof r.prefix === "string" && typeof r.hash === "string" &&
+    (r.hashScheme === undefined || API_KEY_HASH_SCHEMES.includes(r.hashScheme as never)) &&
     Number.isSafeInteger(r.pepperVersion) && isStringArray(r.scopes) &&
     (r.allowedIpCidrs === undefined || isStringArray(r.allowedIpCidrs)) &&
     isDateOrNull(r.lastUsedAt) && isDateOrNull(r.expiresAt) && isDateOrNull(r.revokedAt) &&
@@ -114,6 +123,32 @@ function readBoolean(value: unknown): boolean {
   return value;
 }
 
+/**
+ * Rows of `countHashes` checked and merged: one per scheme and version,
+ * the current scheme first, versions ascending.
+ */
+function readHashCounts(value: unknown): ApiKeyHashCount[] {
+  if (!Array.isArray(value)) throw malformed();
+  const merged = new Map<string, ApiKeyHashCount>();
+  for (const row of value) {
+    const { hashScheme = CURRENT_HASH_SCHEME, pepperVersion, count } = row ?? {};
+    if (
+      !API_KEY_HASH_SCHEMES.includes(hashScheme) || !Number.isSafeInteger(pepperVersion) ||
+      !Number.isSafeInteger(count) || count < 0
+    ) {
+      throw malformed();
+    }
+    const key = `${hashScheme} ${pepperVersion}`;
+    const seen = merged.get(key);
+    if (seen !== undefined) seen.count += count;
+    else if (count > 0) merged.set(key, { hashScheme, pepperVersion, count });
+  }
+  return [...merged.values()].sort((a, b) =>
+    API_KEY_HASH_SCHEMES.indexOf(a.hashScheme) - API_KEY_HASH_SCHEMES.indexOf(b.hashScheme) ||
+    a.pepperVersion - b.pepperVersion
+  );
+}
+
 const ignore = (): void => {};
 
 /** The error a failed storage call rejects with: the one way `ApiKeyStorageError`s are built. */
@@ -151,6 +186,10 @@ export class StorageAccess {
   readonly #storage: ApiKeyStorage;
   readonly #timeoutMs: number;
   readonly #markRevokedIfActive: ((id: string, at: Date) => Promise<boolean>) | undefined;
+  readonly #replaceHash:
+    | ((id: string, expectedHash: string, next: ApiKeyHashReplacement) => Promise<boolean>)
+    | undefined;
+  readonly #countHashes: ((now: Date) => Promise<ApiKeyHashCount[]>) | undefined;
   readonly #touchFailed = warnOnce("touchLastUsed");
 
   /**
@@ -179,6 +218,8 @@ export class StorageAccess {
     this.#storage = store;
     this.#timeoutMs = timeoutMs;
     this.#markRevokedIfActive = store.markRevokedIfActive?.bind(store);
+    this.#replaceHash = store.replaceHash?.bind(store);
+    this.#countHashes = store.countHashes?.bind(store);
     this.notice = missing.length === 0
       ? undefined
       : `api-keys: the storage has no ${
@@ -246,6 +287,34 @@ export class StorageAccess {
       return this.#call("markRevoked", () => this.#storage.markRevoked(id, at), () => true);
     }
     return this.#call("markRevokedIfActive", () => markRevokedIfActive(id, at), readBoolean);
+  }
+
+  /** Whether the storage has the `replaceHash` capability. */
+  get canReplaceHash(): boolean {
+    return this.#replaceHash !== undefined;
+  }
+
+  /** `replaceHash` (the capability; rejects without it), answering whether it replaced the hash. */
+  replaceHash(id: string, expectedHash: string, next: ApiKeyHashReplacement): Promise<boolean> {
+    const replaceHash = this.#replaceHash;
+    if (replaceHash === undefined) {
+      return Promise.reject(toStorageError("replaceHash", new Error("not supported")));
+    }
+    return this.#call("replaceHash", () => replaceHash(id, expectedHash, next), readBoolean);
+  }
+
+  /** Whether the storage has the `countHashes` capability. */
+  get canCountHashes(): boolean {
+    return this.#countHashes !== undefined;
+  }
+
+  /** `countHashes` (the capability; rejects without it), rows checked and merged. */
+  countHashes(now: Date): Promise<ApiKeyHashCount[]> {
+    const countHashes = this.#countHashes;
+    if (countHashes === undefined) {
+      return Promise.reject(toStorageError("countHashes", new Error("not supported")));
+    }
+    return this.#call("countHashes", () => countHashes(now), readHashCounts);
   }
 
   /**

@@ -11,9 +11,9 @@
  */
 import { ApiKeyError, apiKeyError, type ApiKeyErrorCode } from "./errors.ts";
 import type { ApiKeyVerificationMetric } from "./events.ts";
-import { type ApiKeyHeaderReader, extractApiKey } from "./extract_api_key.ts";
+import { type ApiKeyHeaderReader, extractApiKeyWith } from "./extract_api_key.ts";
 import { isIpAllowed } from "./ip_allowlist.ts";
-import { parseKey, redactApiKeys } from "./key_format.ts";
+import { redactApiKeys } from "./key_format.ts";
 import { constantTimeEqual } from "./_cache.ts";
 import { assertScopeLevel, scopeSatisfies } from "./scopes.ts";
 import type { Settings } from "./_settings.ts";
@@ -154,7 +154,7 @@ export class VerifyFlow {
     let rawKey: string | undefined;
     try {
       assertOptions(options);
-      rawKey = extractApiKey(readHeader);
+      rawKey = extractApiKeyWith(readHeader, this.#s.layouts);
     } catch (error) {
       // The header rules refused the request: reported like a key that does not parse.
       if (error instanceof ApiKeyError) this.#report(start, "malformed", error.code, null);
@@ -188,8 +188,8 @@ export class VerifyFlow {
   async #verify(rawKey: string, emitUsed: boolean): Promise<ApiKeyContext> {
     const s = this.#s;
     const start = s.monotonic();
-    const parsed = parseKey(rawKey);
-    if (parsed === null || parsed.namespace !== s.namespace) {
+    const parsed = s.layouts.parse(rawKey, s.namespace);
+    if (parsed === null) {
       throw this.#failure(start, "malformed", "api_key_malformed", null, undefined);
     }
     const { prefix, secret, environment } = parsed;
@@ -238,12 +238,14 @@ export class VerifyFlow {
     const matches =
       await (record === null
         ? s.hasher.dummyVerify(secret)
-        : s.hasher.verify(secret, record.hash, record.pepperVersion));
+        : s.hasher.verify(secret, record.hash, record.pepperVersion, record.hashScheme));
     if (record === null || !matches) {
       // A retired pepper is warned about; looked up for an unknown prefix too (version 0 is
       // never configured), so it costs what a stored key does.
       const version = record === null ? 0 : record.pepperVersion;
-      if (!s.hasher.hasVersion(version) && record !== null) this.#warnRetiredVersion(version);
+      if (!s.hasher.canVerify(record?.hashScheme, version) && record !== null) {
+        this.#warnRetiredVersion(version);
+      }
       throw this.#failure(start, "invalid", "api_key_invalid", prefix, environment);
     }
     const known = { keyId: record.id, tenantId: record.tenantId, environment: record.environment };
@@ -259,6 +261,7 @@ export class VerifyFlow {
     if (expiresAtMs <= s.clock().getTime()) {
       throw this.#failure(start, "expired", "api_key_expired", prefix, environment, known);
     }
+    s.upgrade?.afterVerified(record, secret);
     cache?.set(prefix, {
       secret,
       context,

@@ -6,7 +6,7 @@
  */
 import type { ApiKeyErrorCode } from "./errors.ts";
 import type { ApiKeyExposedEvent } from "./leaked_keys.ts";
-import type { ApiKeyVerificationOutcome, Environment } from "./types.ts";
+import type { ApiKeyHashScheme, ApiKeyVerificationOutcome, Environment } from "./types.ts";
 
 /**
  * Emitted by `create`.
@@ -150,6 +150,39 @@ export interface ApiKeyUsedEvent {
 }
 
 /**
+ * Emitted when upgrading a record's hash on use failed: re-hashing with the
+ * current scheme and pepper, or the storage's `replaceHash`, threw or timed
+ * out. The verification it followed had already succeeded; the record keeps
+ * its old hash and is not tried again by this instance. Not emitted when the
+ * hash changed underneath (the record is left alone).
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyRehashFailedEvent } from "./events.ts";
+ * const onFailed = (event: ApiKeyRehashFailedEvent) =>
+ *   console.warn(`re-hash of ${event.keyId} (${event.hashScheme} v${event.pepperVersion}) failed`);
+ * ```
+ */
+export interface ApiKeyRehashFailedEvent {
+  /** Event type. */
+  type: "api_key.rehash_failed";
+  /** When it happened. */
+  at: Date;
+  /** Key id. */
+  keyId: string;
+  /** Owning tenant. */
+  tenantId: string;
+  /** Public prefix. */
+  prefix: string;
+  /** Environment. */
+  environment: Environment;
+  /** The scheme the record is still on. */
+  hashScheme: ApiKeyHashScheme;
+  /** The pepper version the record is still on. */
+  pepperVersion: number;
+}
+
+/**
  * Every event of the API-key component, discriminated by `type`.
  *
  * @example
@@ -166,7 +199,8 @@ export type ApiKeyEvent =
   | ApiKeyRotatedEvent
   | ApiKeyAuthFailedEvent
   | ApiKeyUsedEvent
-  | ApiKeyExposedEvent;
+  | ApiKeyExposedEvent
+  | ApiKeyRehashFailedEvent;
 
 /**
  * One per verification: its outcome and duration (from `monotonicClock`).

@@ -5,7 +5,7 @@
  * @module
  */
 import { type ApiKeyError, apiKeyError } from "./errors.ts";
-import { hasApiKeyLayout, MAX_API_KEY_LENGTH } from "./key_format.ts";
+import { compileKeyLayouts, type KeyLayouts, type LegacyKeyLayout } from "./key_format.ts";
 
 /**
  * Reads one request header by lower-case name: a string, several values (one
@@ -45,10 +45,13 @@ function valuesOf(header: string | string[] | null | undefined): string[] {
 }
 
 /** The one `X-API-Key` value, `undefined` when absent or blank. */
-function keyHeader(header: string | string[] | null | undefined): string | undefined {
+function keyHeader(
+  header: string | string[] | null | undefined,
+  layouts: KeyLayouts,
+): string | undefined {
   let found: string | undefined;
   for (const value of valuesOf(header)) {
-    if (value.length > MAX_API_KEY_LENGTH) throw malformed("X-API-Key is too long");
+    if (value.length > layouts.maxLength) throw malformed("X-API-Key is too long");
     if (found !== undefined && found !== value) throw malformed("X-API-Key has several values");
     found = value;
   }
@@ -56,13 +59,16 @@ function keyHeader(header: string | string[] | null | undefined): string | undef
 }
 
 /** The one key-shaped `Authorization: Bearer` token, `undefined` when there is none. */
-function bearerKey(header: string | string[] | null | undefined): string | undefined {
+function bearerKey(
+  header: string | string[] | null | undefined,
+  layouts: KeyLayouts,
+): string | undefined {
   let found: string | undefined;
   for (const value of valuesOf(header)) {
     // "Bearer ", a key and a little whitespace at most; anything longer (e.g. a JWT) is no key.
-    if (value.length > MAX_API_KEY_LENGTH + 16) continue;
+    if (value.length > layouts.maxLength + 16) continue;
     const token = BEARER.exec(value)?.[1];
-    if (token === undefined || !hasApiKeyLayout(token)) continue;
+    if (token === undefined || !layouts.hasLayout(token)) continue;
     if (found !== undefined && found !== token) throw malformed("Authorization has several keys");
     found = token;
   }
@@ -70,16 +76,58 @@ function bearerKey(header: string | string[] | null | undefined): string | undef
 }
 
 /**
+ * Options of `extractApiKey`.
+ *
+ * @example
+ * ```ts
+ * import type { ExtractApiKeyOptions } from "./extract_api_key.ts";
+ * const options: ExtractApiKeyOptions = { legacyKeyLayouts: ["nestarc-v0"] };
+ * ```
+ */
+export interface ExtractApiKeyOptions {
+  /** Legacy layouts accepted besides the current one (the service's `legacyKeyLayouts`). */
+  legacyKeyLayouts?: readonly LegacyKeyLayout[];
+}
+
+/**
+ * The header rules with compiled layouts: what `extractApiKey` does, and what
+ * `ApiKeysService.authorizeRequest` calls with the service's layouts.
+ * Internal: not exported by the entry point.
+ *
+ * @example
+ * ```ts
+ * import { extractApiKeyWith } from "./extract_api_key.ts";
+ * import { compileKeyLayouts } from "./key_format.ts";
+ * const layouts = compileKeyLayouts(["nestarc-v0"], "legacyKeyLayouts");
+ * extractApiKeyWith(() => undefined, layouts); // undefined
+ * ```
+ */
+export function extractApiKeyWith(
+  getHeader: ApiKeyHeaderReader,
+  layouts: KeyLayouts,
+): string | undefined {
+  const fromKeyHeader = keyHeader(getHeader("x-api-key"), layouts);
+  const fromBearer = bearerKey(getHeader("authorization"), layouts);
+  if (fromKeyHeader !== undefined && fromBearer !== undefined && fromKeyHeader !== fromBearer) {
+    throw malformed("X-API-Key and Authorization carry different keys");
+  }
+  return fromKeyHeader ?? fromBearer;
+}
+
+/**
  * Extracts the raw API key from `X-API-Key: <key>` or `Authorization: Bearer <key>`
  * (the header rules). `getHeader` reads one header by lower-case name (see
  * `ApiKeyHeaderReader`). `ApiKeysService.authorizeRequest` applies these rules
- * and then authorizes the key; call this directly only to read the key.
+ * (with its `legacyKeyLayouts`) and then authorizes the key; call this
+ * directly only to read the key.
  *
- * A Bearer token counts only when it has the key layout, so a user's JWT in
+ * A Bearer token counts only when it has the layout of a key (the current
+ * layout, or one of `options.legacyKeyLayouts`), so a user's JWT in
  * `Authorization` can travel beside a key in `X-API-Key`. Two different keys on
  * one request, several differing values of one header, or an `X-API-Key` value
- * longer than any key throw `ApiKeyError("api_key_malformed")` with a `reason`
- * naming the rule (never the key). Returns
+ * longer than any key of the accepted layouts throw
+ * `ApiKeyError("api_key_malformed")` with a `reason` naming the rule (never
+ * the key); an invalid layout throws a `TypeError`. Returns
  * `undefined` when the request carries no key. The key never appears in an
  * error message.
  *
@@ -93,11 +141,12 @@ function bearerKey(header: string | string[] | null | undefined): string | undef
  * const key = extractApiKey((name) => headers[name]); // "ak_live_..."
  * ```
  */
-export function extractApiKey(getHeader: ApiKeyHeaderReader): string | undefined {
-  const fromKeyHeader = keyHeader(getHeader("x-api-key"));
-  const fromBearer = bearerKey(getHeader("authorization"));
-  if (fromKeyHeader !== undefined && fromBearer !== undefined && fromKeyHeader !== fromBearer) {
-    throw malformed("X-API-Key and Authorization carry different keys");
-  }
-  return fromKeyHeader ?? fromBearer;
+export function extractApiKey(
+  getHeader: ApiKeyHeaderReader,
+  options?: ExtractApiKeyOptions,
+): string | undefined {
+  return extractApiKeyWith(
+    getHeader,
+    compileKeyLayouts(options?.legacyKeyLayouts, "ExtractApiKeyOptions.legacyKeyLayouts"),
+  );
 }

@@ -1,10 +1,42 @@
 /**
  * Peppered hashing of key secrets: HMAC-SHA-256 with Web Crypto, keyed by the
- * pepper of a version. All methods return promises (Web Crypto is asynchronous).
+ * pepper of a version (the `hmac-sha256` scheme, the only one new hashes
+ * use), and the verification of the legacy schemes imported records carry
+ * (`sha256-pepper`, `sha256`). All methods return promises (Web Crypto is
+ * asynchronous).
  *
  * @module
  */
-import type { HashedSecret, HasherOptions } from "./types.ts";
+import { sha256, sha256Blocks } from "./_sha256.ts";
+import type { ApiKeyHashScheme, HashedSecret, HasherOptions } from "./types.ts";
+
+/**
+ * Every hash scheme a record may carry: `hmac-sha256` (the current one, and
+ * the meaning of an absent `hashScheme`), then the legacy `sha256-pepper`
+ * and `sha256`.
+ *
+ * @example
+ * ```ts
+ * import { API_KEY_HASH_SCHEMES } from "./hasher.ts";
+ * API_KEY_HASH_SCHEMES.includes("sha256-pepper"); // true
+ * ```
+ */
+export const API_KEY_HASH_SCHEMES: readonly ApiKeyHashScheme[] = Object.freeze([
+  "hmac-sha256",
+  "sha256-pepper",
+  "sha256",
+]);
+
+/**
+ * The scheme of every new hash, and of a record without `hashScheme`.
+ *
+ * @example
+ * ```ts
+ * import { CURRENT_HASH_SCHEME } from "./hasher.ts";
+ * CURRENT_HASH_SCHEME; // "hmac-sha256"
+ * ```
+ */
+export const CURRENT_HASH_SCHEME = "hmac-sha256";
 
 const encoder = new TextEncoder();
 
@@ -20,6 +52,8 @@ const encoder = new TextEncoder();
 export const MIN_PEPPER_BYTES = 32;
 
 const HASH_BYTES = 32;
+const NOTHING = new Uint8Array(0);
+const ZERO_DIGEST = new Uint8Array(HASH_BYTES);
 
 /**
  * UTF-8 bytes of `text`. Key secrets are short ASCII, which is copied in a
@@ -78,6 +112,47 @@ function fromBase64Url(text: string): Uint8Array<ArrayBuffer> | null {
   return bytes;
 }
 
+const HEX_VALUES = new Int8Array(128).fill(-1);
+for (let i = 0; i < 16; i++) HEX_VALUES["0123456789abcdef".charCodeAt(i)] = i;
+
+/** Decodes a 64-character lowercase hex SHA-256 digest; null when malformed. */
+function fromHex(text: string): Uint8Array | null {
+  if (typeof text !== "string" || text.length !== 64) return null;
+  const bytes = new Uint8Array(HASH_BYTES);
+  for (let i = 0; i < HASH_BYTES; i++) {
+    const high = text.charCodeAt(i * 2);
+    const low = text.charCodeAt(i * 2 + 1);
+    const h = high < 128 ? HEX_VALUES[high] : -1;
+    const l = low < 128 ? HEX_VALUES[low] : -1;
+    if (h < 0 || l < 0) return null;
+    bytes[i] = (h << 4) | l;
+  }
+  return bytes;
+}
+
+/** Whether two 32-byte digests are equal, in time independent of where they differ. */
+function digestsEqual(a: Uint8Array, b: Uint8Array): boolean {
+  let difference = 0;
+  for (let i = 0; i < HASH_BYTES; i++) difference |= a[i] ^ b[i];
+  return difference === 0;
+}
+
+/**
+ * Whether `hash` has the form of a stored hash of `scheme` (43 base64url
+ * characters for `hmac-sha256`, 64 lowercase hex digits for the legacy
+ * schemes). Internal: not exported by the entry point.
+ *
+ * @example
+ * ```ts
+ * import { isWellFormedHash } from "./hasher.ts";
+ * isWellFormedHash("sha256", "0".repeat(64)); // true
+ * isWellFormedHash("hmac-sha256", "0".repeat(64)); // false
+ * ```
+ */
+export function isWellFormedHash(scheme: ApiKeyHashScheme, hash: string): boolean {
+  return scheme === CURRENT_HASH_SCHEME ? fromBase64Url(hash) !== null : fromHex(hash) !== null;
+}
+
 /**
  * Validates a pepper map (keys may be numeric strings) and returns it keyed by
  * number. Throws a `TypeError` naming `label` for an empty map, a version that
@@ -126,11 +201,16 @@ function resolveCurrentVersion(
 
 /** Where `createHasher` passes the names its option errors use (module-private). */
 const LABELS = Symbol("labels");
+/** Where `createHasher` passes `digestOnEveryVerify` (module-private). */
+const DIGEST_ON_EVERY_VERIFY = Symbol("digestOnEveryVerify");
 
 /**
  * A `Sha256Hasher` whose option errors name the options as the caller calls
  * them (e.g. `ApiKeysServiceOptions.peppers version 1 must be ...`): how the
- * service parses its peppers, once. Internal: not exported by the entry point.
+ * service parses its peppers, once. With `digestOnEveryVerify` (a service
+ * with legacy key layouts, so legacy records), every verification also does
+ * the legacy digest, so a failure costs the same whatever the record's
+ * scheme. Internal: not exported by the entry point.
  *
  * @example
  * ```ts
@@ -145,13 +225,27 @@ const LABELS = Symbol("labels");
 export function createHasher(
   options: { peppers: unknown; currentVersion?: unknown },
   labels: { peppers: string; currentVersion: string },
+  digestOnEveryVerify = false,
 ): Sha256Hasher {
-  return new Sha256Hasher({ ...options, [LABELS]: labels } as unknown as HasherOptions);
+  return new Sha256Hasher(
+    {
+      ...options,
+      [LABELS]: labels,
+      [DIGEST_ON_EVERY_VERIFY]: digestOnEveryVerify,
+    } as unknown as HasherOptions,
+  );
 }
 
 /**
  * HMAC-SHA-256 hasher over versioned peppers. Imported `CryptoKey`s are cached
  * per version; comparison is constant-time (`crypto.subtle.verify`).
+ *
+ * `verify` dispatches on the record's scheme. The legacy schemes
+ * (`sha256-pepper`: lowercase hex SHA-256 of `secret + pepper`; `sha256`:
+ * of the secret alone, pepper version 0) are compared in constant time after
+ * a synchronous digest, and then do the HMAC verification of a failed
+ * `hmac-sha256` check (same key, same lengths, same awaits), so a legacy
+ * record's failure does the current scheme's work.
  *
  * @example
  * ```ts
@@ -167,6 +261,11 @@ export class Sha256Hasher {
   readonly #peppers: Map<number, string>;
   readonly #keys = new Map<number, Promise<CryptoKey>>();
   readonly #imported = new Map<number, CryptoKey>();
+  /** UTF-8 bytes of each pepper (the legacy `secret + pepper` digest). */
+  readonly #pepperBytes = new Map<number, Uint8Array>();
+  /** The longest pepper: the stand-in of a digest without a known pepper. */
+  readonly #longestPepper: Uint8Array;
+  readonly #digestOnEveryVerify: boolean;
 
   /** Validates options; throws a `TypeError` naming the problem. */
   constructor(options: HasherOptions) {
@@ -182,11 +281,29 @@ export class Sha256Hasher {
       options.currentVersion,
       labels.currentVersion,
     );
+    let longest = NOTHING;
+    for (const [version, pepper] of this.#peppers) {
+      const bytes = encoder.encode(pepper);
+      this.#pepperBytes.set(version, bytes);
+      if (bytes.length > longest.length) longest = bytes;
+    }
+    this.#longestPepper = longest;
+    this.#digestOnEveryVerify =
+      (options as { [DIGEST_ON_EVERY_VERIFY]?: boolean })[DIGEST_ON_EVERY_VERIFY] === true;
   }
 
   /** Whether a pepper of `version` is configured. */
   hasVersion(version: number): boolean {
     return this.#peppers.has(version);
+  }
+
+  /**
+   * Whether a record of `scheme` (absent: `hmac-sha256`) and `version` can
+   * verify here: its pepper is configured, or it is a `sha256` record of
+   * version 0.
+   */
+  canVerify(scheme: ApiKeyHashScheme | undefined, version: number): boolean {
+    return scheme === "sha256" ? version === 0 : this.#peppers.has(version);
   }
 
   #key(version: number): Promise<CryptoKey> {
@@ -215,20 +332,63 @@ export class Sha256Hasher {
   }
 
   /**
-   * Whether `secret` hashes to `expectedHash` under `pepperVersion`, compared in
-   * constant time. An unknown version or a malformed hash does the same work
-   * (one HMAC verification against a dummy signature, the same awaits) and
-   * returns false.
+   * Whether `secret` hashes to `expectedHash` under `pepperVersion` and
+   * `scheme` (default `hmac-sha256`), compared in constant time. An unknown
+   * version, scheme or a malformed hash does the same work (one HMAC
+   * verification against a dummy signature, the same awaits) and returns
+   * false.
    */
-  verify(secret: string, expectedHash: string, pepperVersion: number): Promise<boolean> {
+  verify(
+    secret: string,
+    expectedHash: string,
+    pepperVersion: number,
+    scheme: ApiKeyHashScheme = CURRENT_HASH_SCHEME,
+  ): Promise<boolean> {
+    if (scheme !== CURRENT_HASH_SCHEME) {
+      const matches = this.#legacyMatch(secret, expectedHash, pepperVersion, scheme);
+      return this.#compare(secret, DUMMY_SIGNATURE, this.currentVersion, matches, true);
+    }
     const expected = fromBase64Url(expectedHash);
     const known = expected !== null && this.#peppers.has(pepperVersion);
+    if (this.#digestOnEveryVerify) this.#legacyMatch(secret, "", 0, undefined);
     return this.#compare(
       secret,
       expected ?? DUMMY_SIGNATURE,
       known ? pepperVersion : this.currentVersion,
       known,
+      false,
     );
+  }
+
+  /**
+   * The legacy comparison: the digest of `scheme` (a stand-in of the same
+   * size when the scheme or pepper is unknown) against the hex `expectedHash`,
+   * in constant time. Every call compresses as many blocks as a digest of the
+   * secret and the longest pepper.
+   */
+  #legacyMatch(
+    secret: string,
+    expectedHash: string,
+    pepperVersion: number,
+    scheme: ApiKeyHashScheme | undefined,
+  ): boolean {
+    const data = utf8(secret);
+    const expected = fromHex(expectedHash);
+    let pepper: Uint8Array | undefined = this.#longestPepper;
+    let known = false;
+    if (scheme === "sha256-pepper") {
+      pepper = this.#pepperBytes.get(pepperVersion);
+      known = pepper !== undefined;
+    } else if (scheme === "sha256") {
+      pepper = NOTHING;
+      known = pepperVersion === 0;
+    }
+    const digest = sha256(
+      data,
+      pepper ?? this.#longestPepper,
+      sha256Blocks(data.length + this.#longestPepper.length),
+    );
+    return digestsEqual(digest, expected ?? ZERO_DIGEST) && known && expected !== null;
   }
 
   /**
@@ -239,18 +399,23 @@ export class Sha256Hasher {
     return this.verify(secret, DUMMY_HASH, 0);
   }
 
-  /** The HMAC verification of `secret` against `signature`, and'ed with `real`. */
+  /**
+   * The HMAC verification of `secret` against `signature`: its answer and'ed
+   * with `real`, or `real` alone when `settled` (a legacy comparison already
+   * decided, the verification only keeps the work alike).
+   */
   #compare(
     secret: string,
     signature: Uint8Array<ArrayBuffer>,
     version: number,
     real: boolean,
+    settled: boolean,
   ): Promise<boolean> {
     const data = utf8(secret);
     const key = this.#imported.get(version);
     const verified = key !== undefined
       ? crypto.subtle.verify("HMAC", key, signature, data)
       : this.#key(version).then((k) => crypto.subtle.verify("HMAC", k, signature, data));
-    return verified.then((ok) => ok && real);
+    return verified.then((ok) => (ok || settled) && real);
   }
 }

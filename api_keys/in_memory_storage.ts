@@ -5,9 +5,16 @@
  * @module
  */
 import { ApiKeyOperationError } from "./errors.ts";
+import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME } from "./hasher.ts";
 import { readExpiresAt } from "./_storage.ts";
 import type { ApiKeyStorage } from "./storage.ts";
-import type { ApiKeyRecord, ListApiKeysOptions, RotateApiKeyStorageInput } from "./types.ts";
+import type {
+  ApiKeyHashCount,
+  ApiKeyHashReplacement,
+  ApiKeyRecord,
+  ListApiKeysOptions,
+  RotateApiKeyStorageInput,
+} from "./types.ts";
 
 function copyDate(date: Date | null): Date | null {
   return date === null ? null : new Date(date.getTime());
@@ -37,7 +44,7 @@ function byCreation(a: ApiKeyRecord, b: ApiKeyRecord): number {
 
 /**
  * Memory-backed storage with every capability of `ApiKeyStorage`
- * (`peekByPrefix`, `markRevokedIfActive`). Lookups by id and prefix are O(1)
+ * (`peekByPrefix`, `markRevokedIfActive`, `replaceHash`, `countHashes`). Lookups by id and prefix are O(1)
  * and listing is O(keys of the tenant), whatever the total count; `rotate` is
  * one synchronous step, so it is atomic.
  *
@@ -133,6 +140,44 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  /**
+   * Replaces the hash of `id` if it is still `expectedHash`, in one
+   * synchronous step; answers whether it did. A `next` that is not a valid
+   * hash, scheme and version rejects with a `TypeError` (peeked records are
+   * checked once, so only valid values are written).
+   */
+  replaceHash(id: string, expectedHash: string, next: ApiKeyHashReplacement): Promise<boolean> {
+    const { hash, hashScheme, pepperVersion } = next ?? {};
+    if (
+      typeof hash !== "string" || !API_KEY_HASH_SCHEMES.includes(hashScheme) ||
+      !Number.isSafeInteger(pepperVersion)
+    ) {
+      return Promise.reject(new TypeError("replaceHash: next is not a valid hash replacement"));
+    }
+    const record = this.#byId.get(id);
+    if (record === undefined || record.hash !== expectedHash) return Promise.resolve(false);
+    record.hash = hash;
+    record.pepperVersion = pepperVersion;
+    if (hashScheme === CURRENT_HASH_SCHEME) delete record.hashScheme;
+    else record.hashScheme = hashScheme;
+    return Promise.resolve(true);
+  }
+
+  /** Counts the records usable at `now` per hash scheme and pepper version (O(records)). */
+  countHashes(now: Date): Promise<ApiKeyHashCount[]> {
+    const at = now.getTime();
+    const counts = new Map<string, ApiKeyHashCount>();
+    for (const record of this.#byId.values()) {
+      if (record.revokedAt !== null || (record.expiresAt?.getTime() ?? Infinity) <= at) continue;
+      const hashScheme = record.hashScheme ?? CURRENT_HASH_SCHEME;
+      const key = `${hashScheme} ${record.pepperVersion}`;
+      const seen = counts.get(key);
+      if (seen !== undefined) seen.count++;
+      else counts.set(key, { hashScheme, pepperVersion: record.pepperVersion, count: 1 });
+    }
+    return Promise.resolve([...counts.values()]);
   }
 
   /** Sets `lastUsedAt` of a known id (unknown ids are ignored). */

@@ -32,6 +32,10 @@
  */
 export {
   type ApiKeyContext,
+  type ApiKeyHashCount,
+  type ApiKeyHashReplacement,
+  type ApiKeyHashReport,
+  type ApiKeyHashScheme,
   type ApiKeyRecord,
   type ApiKeyTtlPolicy,
   type ApiKeyVerificationOutcome,
@@ -43,6 +47,9 @@ export {
   type Environment,
   type HashedSecret,
   type HasherOptions,
+  type ImportApiKeyIssue,
+  type ImportApiKeyRecord,
+  type ImportApiKeysResult,
   type ListApiKeysOptions,
   MAX_API_KEY_NAME_LENGTH,
   type RequiredScope,
@@ -66,6 +73,7 @@ export type {
   ApiKeyAuthFailedEvent,
   ApiKeyCreatedEvent,
   ApiKeyEvent,
+  ApiKeyRehashFailedEvent,
   ApiKeyRevokedEvent,
   ApiKeyRotatedEvent,
   ApiKeyUsedEvent,
@@ -77,11 +85,17 @@ export {
   API_KEY_PREFIX_LENGTH,
   API_KEY_REDACT_REGEX,
   API_KEY_SECRET_LENGTH,
+  type ApiKeyRedactionOptions,
+  apiKeyRedactRegex,
   DEFAULT_API_KEY_NAMESPACE,
   type GeneratedApiKey,
   generateKey,
   type GenerateKeyOptions,
   hasApiKeyLayout,
+  LEGACY_KEY_LAYOUTS,
+  type LegacyKeyAlphabet,
+  type LegacyKeyLayout,
+  type LegacyKeyLayoutDescription,
   MAX_API_KEY_LENGTH,
   type ParsedApiKey,
   parseKey,
@@ -89,7 +103,7 @@ export {
 } from "./key_format.ts";
 export { flattenScopes, scopeSatisfies } from "./scopes.ts";
 export { isIpAllowed, normalizeAllowedIpCidrs } from "./ip_allowlist.ts";
-export { MIN_PEPPER_BYTES, Sha256Hasher } from "./hasher.ts";
+export { API_KEY_HASH_SCHEMES, MIN_PEPPER_BYTES, Sha256Hasher } from "./hasher.ts";
 export { API_KEY_STORAGE_METHODS, type ApiKeyStorage } from "./storage.ts";
 export { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
 export {
@@ -109,7 +123,11 @@ export {
 } from "./service_options.ts";
 export { ApiKeysService } from "./service.ts";
 export { createTestKey, type CreateTestKeyResult } from "./test_key.ts";
-export { type ApiKeyHeaderReader, extractApiKey } from "./extract_api_key.ts";
+export {
+  type ApiKeyHeaderReader,
+  extractApiKey,
+  type ExtractApiKeyOptions,
+} from "./extract_api_key.ts";
 export {
   type ApiKeyChange,
   type ApiKeyChangeFeed,
@@ -123,7 +141,6 @@ export {
   InMemoryApiKeyChangeFeed,
 } from "./change_feed.ts";
 export {
-  type LegacyKeyLayout,
   type SecretScanningPatterns,
   secretScanningPatterns,
   type SecretScanningPatternsOptions,

@@ -2,13 +2,21 @@
  * `ApiKeyStorage` over a Prisma-shaped client (`apiKey.create/findMany/
  * findUnique/update`, optional `$transaction`). No Prisma import: any object of
  * that shape works. Expects a model `ApiKey` with the `ApiKeyRecord` fields,
- * `id` and `prefix` unique, `scopes` and `allowedIpCidrs` string lists.
+ * `id` and `prefix` unique, `scopes` and `allowedIpCidrs` string lists; the
+ * `hashScheme` field is optional (a model without it keeps working).
  *
  * @module
  */
 import { ApiKeyOperationError } from "./errors.ts";
+import { CURRENT_HASH_SCHEME } from "./hasher.ts";
 import type { ApiKeyStorage } from "./storage.ts";
-import type { ApiKeyRecord, ListApiKeysOptions, RotateApiKeyStorageInput } from "./types.ts";
+import type {
+  ApiKeyHashCount,
+  ApiKeyHashReplacement,
+  ApiKeyRecord,
+  ListApiKeysOptions,
+  RotateApiKeyStorageInput,
+} from "./types.ts";
 
 /**
  * The `apiKey` delegate methods the adapter uses (as Prisma Client generates them).
@@ -23,10 +31,11 @@ import type { ApiKeyRecord, ListApiKeysOptions, RotateApiKeyStorageInput } from 
 export interface PrismaApiKeyDelegate {
   /** Inserts a row. */
   create(args: { data: Record<string, unknown> }): Promise<unknown>;
-  /** Lists rows. */
+  /** Lists rows (at most `take` when given). */
   findMany(args: {
     where: Record<string, unknown>;
     orderBy: Record<string, "asc" | "desc">[];
+    take?: number;
   }): Promise<unknown[]>;
   /** Finds a row by a unique field. */
   findUnique(args: { where: { id: string } | { prefix: string } }): Promise<unknown | null>;
@@ -52,23 +61,34 @@ export interface PrismaApiKeyClient {
   $transaction?: <T>(fn: (tx: { apiKey: PrismaApiKeyDelegate }) => Promise<T>) => Promise<T>;
 }
 
+/** Rows per `findMany` page of `countHashes`. */
+const COUNT_PAGE = 1_000;
+
 function isRecordNotFound(error: unknown): boolean {
   return typeof error === "object" && error !== null &&
     (error as { code?: unknown }).code === "P2025";
 }
 
+/** A row to create: `hashScheme` written only when it is not the default (an older model lacks it). */
 function toRow(record: ApiKeyRecord): Record<string, unknown> {
-  return { ...record, allowedIpCidrs: [...(record.allowedIpCidrs ?? [])] };
+  const { hashScheme, ...fields } = record;
+  const row: Record<string, unknown> = {
+    ...fields,
+    allowedIpCidrs: [...(record.allowedIpCidrs ?? [])],
+  };
+  if (hashScheme !== undefined && hashScheme !== CURRENT_HASH_SCHEME) row.hashScheme = hashScheme;
+  return row;
 }
 
 /**
  * The record fields of a row (a row may have more columns), a null allowlist
- * read as an empty one. Not validated: the service checks every record it reads.
+ * read as an empty one, a missing or default `hashScheme` read as absent (the
+ * default). Not validated: the service checks every record it reads.
  */
 function toRecord(row: unknown): ApiKeyRecord {
   if (typeof row !== "object" || row === null) return row as ApiKeyRecord;
   const r = row as ApiKeyRecord;
-  return {
+  const record: ApiKeyRecord = {
     id: r.id,
     tenantId: r.tenantId,
     name: r.name,
@@ -86,14 +106,25 @@ function toRecord(row: unknown): ApiKeyRecord {
     createdBy: r.createdBy,
     createdAt: r.createdAt,
   };
+  const scheme = r.hashScheme as unknown;
+  if (scheme !== undefined && scheme !== null && scheme !== CURRENT_HASH_SCHEME) {
+    record.hashScheme = scheme as ApiKeyRecord["hashScheme"];
+  }
+  return record;
 }
 
 /**
  * Storage over a Prisma-shaped client, using only the delegate calls the spec
  * lists (`create`, `findMany`, `findUnique`, `update`, optional
  * `$transaction`). Rows are mapped, not validated (`ApiKeysService` checks
- * every record it reads). Has the capability `markRevokedIfActive`, not
- * `peekByPrefix` (a shared database can change behind any in-process copy).
+ * every record it reads). Has the capabilities `markRevokedIfActive`,
+ * `replaceHash` and `countHashes`, not `peekByPrefix` (a shared database can
+ * change behind any in-process copy). `countHashes` reads the usable rows in
+ * pages of 1,000 ordered by `id` (`findMany` with `take` and `id: { gt }`). The `hashScheme` column (migration
+ * `0003_api_key_hash_scheme`) is optional: rows without it read as the
+ * default scheme, and `hashScheme` is written only when it is not the
+ * default or the model has the column, so an unmigrated database keeps
+ * working.
  * `rotate` inserts the new row, then marks the old one
  * with a conditional update `where: { id, rotatedAt: null, revokedAt: null }`;
  * Prisma's `P2025` (no row matched) means a concurrent rotate or revoke won,
@@ -178,6 +209,62 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
     return false;
   }
 
+  /**
+   * Replaces the hash with a conditional update `where: { id, hash:
+   * expectedHash }`; `P2025` (no row matched: another hash or an unknown id)
+   * answers `false`. `hashScheme` is written when it is not the default, or
+   * when the model has the column (the row, read first with `findUnique`,
+   * carries it): a model without it keeps working.
+   */
+  async replaceHash(
+    id: string,
+    expectedHash: string,
+    next: ApiKeyHashReplacement,
+  ): Promise<boolean> {
+    const data: Record<string, unknown> = { hash: next.hash, pepperVersion: next.pepperVersion };
+    if (next.hashScheme !== CURRENT_HASH_SCHEME || await this.#hasSchemeColumn(id)) {
+      data.hashScheme = next.hashScheme;
+    }
+    try {
+      await this.#client.apiKey.update({ where: { id, hash: expectedHash }, data });
+      return true;
+    } catch (error) {
+      if (isRecordNotFound(error)) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * Counts the rows usable at `now` (`revokedAt: null`, `expiresAt` null or
+   * later) per hash scheme and pepper version, reading them in pages of
+   * 1,000 ordered by `id`.
+   */
+  async countHashes(now: Date): Promise<ApiKeyHashCount[]> {
+    const counts = new Map<string, ApiKeyHashCount>();
+    let after: string | undefined;
+    for (;;) {
+      const where: Record<string, unknown> = {
+        revokedAt: null,
+        OR: [{ expiresAt: null }, { expiresAt: { gt: now } }],
+      };
+      if (after !== undefined) where.id = { gt: after };
+      const rows = await this.#client.apiKey.findMany({
+        where,
+        orderBy: [{ id: "asc" }],
+        take: COUNT_PAGE,
+      });
+      for (const row of rows) {
+        const { hashScheme = CURRENT_HASH_SCHEME, pepperVersion } = toRecord(row);
+        const key = `${hashScheme} ${pepperVersion}`;
+        const seen = counts.get(key);
+        if (seen !== undefined) seen.count++;
+        else counts.set(key, { hashScheme, pepperVersion, count: 1 });
+      }
+      if (rows.length < COUNT_PAGE) return [...counts.values()];
+      after = toRecord(rows[rows.length - 1]).id;
+    }
+  }
+
   /** Sets `lastUsedAt`; an unknown id is ignored. */
   async touchLastUsed(id: string, lastUsedAt: Date): Promise<void> {
     try {
@@ -231,6 +318,12 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
     if (!isRecordNotFound(error)) throw error;
     await this.#requireRow(oldKeyId);
     throw new ApiKeyOperationError("api_key_not_rotatable");
+  }
+
+  /** Whether the row of `id` has a `hashScheme` column (false for an unknown id). */
+  async #hasSchemeColumn(id: string): Promise<boolean> {
+    const row = await this.#client.apiKey.findUnique({ where: { id } });
+    return typeof row === "object" && row !== null && "hashScheme" in row;
   }
 
   /** Throws `api_key_record_not_found` unless a row has `id` (a conditional update got `P2025`). */

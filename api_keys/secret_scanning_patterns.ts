@@ -11,20 +11,9 @@ import {
   API_KEY_REDACT_REGEX,
   API_KEY_SECRET_LENGTH,
   assertValidNamespace,
-  parseKey,
+  compileKeyLayouts,
+  type LegacyKeyLayout,
 } from "./key_format.ts";
-
-/**
- * Key layouts of earlier releases that scanners can also look for.
- * `nestarc-v0`: `<namespace>_<live|test>_<12 base62>_<32 base62>`, no checksum.
- *
- * @example
- * ```ts
- * import type { LegacyKeyLayout } from "./secret_scanning_patterns.ts";
- * const layouts: LegacyKeyLayout[] = ["nestarc-v0"];
- * ```
- */
-export type LegacyKeyLayout = "nestarc-v0";
 
 /**
  * Options of `secretScanningPatterns`.
@@ -38,7 +27,7 @@ export type LegacyKeyLayout = "nestarc-v0";
 export interface SecretScanningPatternsOptions {
   /** Namespace of the keys (the service's `namespace`, default there `ak`). */
   namespace: string;
-  /** Earlier layouts to match too (default none). */
+  /** Legacy layouts to match too (the service's `legacyKeyLayouts`; default none). */
   legacyKeyLayouts?: readonly LegacyKeyLayout[];
 }
 
@@ -78,11 +67,6 @@ const ANY_NAMESPACE = API_KEY_NAMESPACE_PATTERN.source.slice(1, -1);
 /** `_<env>_<prefix>_<secret><checksum>` of key_format's layout expression. */
 const CURRENT_TAIL = API_KEY_REDACT_REGEX.source.slice(ANY_NAMESPACE.length);
 
-/** Frozen layouts of earlier releases (never derived from the current one). */
-const LEGACY_TAILS: Readonly<Record<LegacyKeyLayout, { tail: string; length: number }>> = {
-  "nestarc-v0": { tail: "_(?:live|test)_[A-Za-z0-9]{12}_[A-Za-z0-9]{32}", length: 6 + 12 + 1 + 32 },
-};
-
 /** After a key: end of text or a character that cannot continue it. */
 const KEY_END = "(?:[^0-9A-Za-z]|$)";
 
@@ -97,21 +81,11 @@ function comment(lines: string[]): string {
   return lines.map((line) => `# ${line}`.trimEnd()).join("\n");
 }
 
-function validLegacyLayouts(value: unknown): LegacyKeyLayout[] {
-  if (value === undefined) return [];
-  const label = "SecretScanningPatternsOptions.legacyKeyLayouts";
-  if (!Array.isArray(value)) throw new TypeError(`${label} must be an array`);
-  for (const layout of value) {
-    if (!Object.hasOwn(LEGACY_TAILS, layout)) {
-      throw new TypeError(`${label} has an unknown layout (known: ${Object.keys(LEGACY_TAILS)})`);
-    }
-  }
-  return [...new Set(value as LegacyKeyLayout[])];
-}
-
 /**
- * Builds the scanner patterns of one namespace's keys. Throws a `TypeError`
- * for an invalid namespace or an unknown legacy layout.
+ * Builds the scanner patterns of one namespace's keys, and of the legacy
+ * layouts given (their expressions come from `key_format.ts`, the one home of
+ * the layouts). Throws a `TypeError` for an invalid namespace or an unknown
+ * or invalid legacy layout.
  *
  * @example
  * ```ts
@@ -133,21 +107,31 @@ export function secretScanningPatterns(
   }
   const namespace = options.namespace;
   assertValidNamespace(namespace, "SecretScanningPatternsOptions.namespace");
-  const legacy = validLegacyLayouts(options.legacyKeyLayouts);
-  const legacyMatchers = legacy.map((name) => {
-    const { tail, length } = LEGACY_TAILS[name];
-    return { pattern: new RegExp(`^${namespace}${tail}$`), length: namespace.length + length };
-  });
-  const alternatives = [CURRENT_TAIL, ...legacy.map((name) => LEGACY_TAILS[name].tail)]
-    .map((tail) => namespace + tail).join("|");
+  const layouts = compileKeyLayouts(
+    options.legacyKeyLayouts,
+    "SecretScanningPatternsOptions.legacyKeyLayouts",
+  );
+  const legacy = layouts.legacy;
+  const alternatives = [namespace + CURRENT_TAIL, ...layouts.legacySources(namespace)].join("|");
   const source = `(${alternatives})${KEY_END}`;
-  const keywords = [`${namespace}_live_`, `${namespace}_test_`];
+  const keywords = [
+    ...new Set([
+      `${namespace}_live_`,
+      `${namespace}_test_`,
+      ...legacy.flatMap(({ namespace: own = namespace, separator: sep, live, test }) => [
+        `${own}${sep}${live}${sep}`,
+        `${own}${sep}${test}${sep}`,
+      ]),
+    ]),
+  ];
   const id = `saferoute-api-key-${namespace}`;
   const header = [
     `API keys of namespace "${namespace}" (@saferoute/api-kit):`,
     `${namespace}_<live|test>_<${API_KEY_PREFIX_LENGTH} base62 prefix>_` +
     `<${API_KEY_SECRET_LENGTH} base62 secret><${API_KEY_CHECKSUM_LENGTH} base62 checksum>.`,
-    ...legacy.map((name) => `Also the earlier layout ${name} (no checksum).`),
+    ...legacy.map((layout) =>
+      `Also the legacy layout ${layout.name} (${layout.checksum ? "checksummed" : "no checksum"}).`
+    ),
     ...CHECKSUM_NOTE,
     `secretScanningPatterns({ namespace: "${namespace}" }) from @saferoute/api-kit.`,
   ];
@@ -180,11 +164,7 @@ export function secretScanningPatterns(
   return Object.freeze({
     regex: new RegExp(source),
     isValidChecksum(token: string): boolean {
-      if (typeof token !== "string") return false;
-      if (parseKey(token)?.namespace === namespace) return true;
-      return legacyMatchers.some(({ pattern, length }) =>
-        token.length === length && pattern.test(token)
-      );
+      return layouts.parse(token, namespace) !== null;
     },
     gitleaksToml,
     trufflehogYaml,

@@ -5,15 +5,20 @@
  * @module
  */
 import type { ApiKeyHeaderReader } from "./extract_api_key.ts";
+import { importKeys } from "./_import.ts";
+import { checkReady, hashReport } from "./_legacy.ts";
 import { ManageFlow } from "./_manage.ts";
 import type { ApiKeysServiceOptions } from "./service_options.ts";
-import { compileSettings } from "./_settings.ts";
+import { compileSettings, type Settings } from "./_settings.ts";
 import type {
   ApiKeyContext,
+  ApiKeyHashReport,
   ApiKeyRecord,
   AuthorizeOptions,
   CreateApiKeyInput,
   CreateApiKeyResult,
+  ImportApiKeyRecord,
+  ImportApiKeysResult,
   ListApiKeysOptions,
   RotateApiKeyInput,
   RotateApiKeyResult,
@@ -40,7 +45,7 @@ import { attachEventSink } from "./_service_events.ts";
  * ```
  */
 export class ApiKeysService {
-  readonly #namespace: string;
+  readonly #settings: Settings;
   readonly #verify: VerifyFlow;
   readonly #manage: ManageFlow;
 
@@ -52,7 +57,7 @@ export class ApiKeysService {
   constructor(options: ApiKeysServiceOptions) {
     const settings = compileSettings(options);
     if (settings.storage.notice !== undefined) console.info(settings.storage.notice);
-    this.#namespace = settings.namespace;
+    this.#settings = settings;
     this.#verify = new VerifyFlow(settings);
     this.#manage = new ManageFlow(settings);
     attachEventSink(this, settings.emitEvent);
@@ -60,7 +65,90 @@ export class ApiKeysService {
 
   /** Namespace of the keys this service issues and accepts. */
   get namespace(): string {
-    return this.#namespace;
+    return this.#settings.namespace;
+  }
+
+  /**
+   * Resolves when the service may serve: with `retiredPepperVersions`, once
+   * the storage confirms that no usable record (not revoked, not expired) is
+   * left on a retired pepper version or on the `sha256` scheme; otherwise at
+   * once. Rejects with an `Error` naming the counts while some remain, and
+   * with `ApiKeyStorageError` when the storage is down. Await it before
+   * serving (the Nest module does, in `onModuleInit`).
+   *
+   * @example
+   * ```ts
+   * import { ApiKeysService } from "./service.ts";
+   * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+   * const service = new ApiKeysService({
+   *   peppers: { 2: "a-pepper-of-at-least-thirty-two-bytes" },
+   *   storage: new InMemoryApiKeyStorage(),
+   *   retiredPepperVersions: [1],
+   * });
+   * await service.ready(); // no record on version 1
+   * ```
+   */
+  ready(): Promise<void> {
+    return checkReady(this.#settings);
+  }
+
+  /**
+   * Counts the usable records (not revoked, not expired) per hash scheme and
+   * pepper version, and how many are not yet on the current ones: when
+   * `toUpgrade` is 0, legacy schemes and old pepper versions can be retired.
+   * Needs the storage capability `countHashes` (rejects with
+   * `ApiKeyStorageError` without it or when the storage fails).
+   *
+   * @example
+   * ```ts
+   * import { ApiKeysService } from "./service.ts";
+   * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+   * const service = new ApiKeysService({
+   *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+   *   storage: new InMemoryApiKeyStorage(),
+   * });
+   * const report = await service.hashReport();
+   * report.toUpgrade; // 0
+   * ```
+   */
+  hashReport(): Promise<ApiKeyHashReport> {
+    return hashReport(this.#settings);
+  }
+
+  /**
+   * Imports the records of another system (an array, any iterable, or an
+   * async iterable such as a stream of JSON lines), one at a time. Each is
+   * validated (a prefix of an accepted key layout, a known hash scheme of the
+   * right form with a configured pepper version, or 0 for `sha256`; tenant,
+   * name, scopes, environment, dates); a legacy scheme needs
+   * `legacyKeyLayouts`. It is keyed by prefix, so a re-run changes nothing: a
+   * free prefix is inserted (hash stored as given, emitting
+   * `api_key.created`), a prefix holding the same hash, or the same id and
+   * tenant since upgraded on use, is skipped (no event), another key there is
+   * a conflict. Invalid records and storage failures are reported per record
+   * without stopping the others. The TTL policy does not apply.
+   *
+   * @example
+   * ```ts
+   * import { ApiKeysService } from "./service.ts";
+   * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+   * const service = new ApiKeysService({
+   *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+   *   storage: new InMemoryApiKeyStorage(),
+   *   legacyKeyLayouts: ["nestarc-v0"],
+   * });
+   * const result = await service.importKeys([{
+   *   tenantId: "t1", name: "ci", environment: "live", prefix: "AbCdEfGhIjKl",
+   *   hash: "a".repeat(64), hashScheme: "sha256-pepper", pepperVersion: 1,
+   *   scopes: ["orders:read"], createdAt: "2025-03-01T10:00:00.000Z",
+   * }]);
+   * result.imported; // 1
+   * ```
+   */
+  importKeys(
+    records: Iterable<ImportApiKeyRecord> | AsyncIterable<ImportApiKeyRecord>,
+  ): Promise<ImportApiKeysResult> {
+    return importKeys(this.#settings, records);
   }
 
   /**

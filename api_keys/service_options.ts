@@ -8,6 +8,7 @@ import type { ApiKeyChangeFeed } from "./change_feed.ts";
 import type { ApiKeyErrorCode } from "./errors.ts";
 import type { ApiKeyEvent, ApiKeyVerificationMetric } from "./events.ts";
 import { compileSettings } from "./_settings.ts";
+import type { LegacyKeyLayout } from "./key_format.ts";
 import type { ApiKeyStorage } from "./storage.ts";
 import type { ApiKeyTtlPolicy } from "./types.ts";
 
@@ -48,8 +49,24 @@ export interface ApiKeysServiceOptions {
   storage: ApiKeyStorage;
   /** Namespace of generated keys (default `ak`). Keys of another namespace are malformed. */
   namespace?: string;
+  /**
+   * Key layouts of another system accepted besides the current one (default
+   * none): built-in names (`"nestarc-v0"`) or descriptions. A legacy key is
+   * parsed into a prefix and a secret and looked up like any other; new keys
+   * always have the current layout. The header rules, their length limit and
+   * the service's log lines cover these layouts.
+   */
+  legacyKeyLayouts?: readonly LegacyKeyLayout[];
   /** Pepper version for new hashes (default: the highest configured). */
   currentPepperVersion?: number;
+  /**
+   * Pepper versions retired (default none: no check). With it, the service
+   * refuses to start (`ready()`, the Nest module's init) while usable records
+   * remain on one of them or on the `sha256` scheme, naming the count; `[]`
+   * checks `sha256` only. Needs the storage capability `countHashes`; must not
+   * include the current version.
+   */
+  retiredPepperVersions?: readonly number[];
   /** Minimum interval between `lastUsedAt` writes per key, in ms (default 60,000; 0 = every use). */
   debounceMs?: number;
   /** Expiry policy of create and rotate. */

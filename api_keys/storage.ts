@@ -4,7 +4,13 @@
  *
  * @module
  */
-import type { ApiKeyRecord, ListApiKeysOptions, RotateApiKeyStorageInput } from "./types.ts";
+import type {
+  ApiKeyHashCount,
+  ApiKeyHashReplacement,
+  ApiKeyRecord,
+  ListApiKeysOptions,
+  RotateApiKeyStorageInput,
+} from "./types.ts";
 
 /**
  * Where API-key records live. The seven operations of the spec (`insert`,
@@ -47,6 +53,19 @@ import type { ApiKeyRecord, ListApiKeysOptions, RotateApiKeyStorageInput } from 
  *   of concurrent `revoke` calls wins and the others change nothing and emit
  *   nothing; without it, each may emit `api_key.revoked` and the last write
  *   sets `revokedAt`.
+ * - `replaceHash`: compare-and-set of a record's hash: writes `hash`,
+ *   `hashScheme` and `pepperVersion` only while the stored hash is still the
+ *   expected one, in one step, and answers whether it did (`false` for
+ *   another hash or an unknown id); of concurrent calls with one expected
+ *   hash exactly one answers `true`. With it, a record on a legacy hash
+ *   scheme or an old pepper version is re-hashed with the current ones after
+ *   its first successful verify (upgrade on use); without it, such records
+ *   stay as they are.
+ * - `countHashes`: counts the records usable at an instant (not revoked,
+ *   `expiresAt` null or later) per hash scheme and pepper version (a missing
+ *   `hashScheme` counts as `hmac-sha256`). With it, `hashReport()` and the
+ *   `retiredPepperVersions` check at start work; without it, they are
+ *   unavailable (`retiredPepperVersions` is refused at construction).
  *
  * @example
  * ```ts
@@ -80,6 +99,19 @@ export interface ApiKeyStorage {
    * was already revoked (see the interface rules).
    */
   markRevokedIfActive?(id: string, revokedAt: Date): Promise<boolean>;
+  /**
+   * Capability (optional): sets `hash`, `hashScheme` and `pepperVersion` of
+   * record `id` to `next` only if its stored hash is still `expectedHash`,
+   * atomically; resolves whether it did (see the interface rules). A storage
+   * with `peekByPrefix` writes only valid values.
+   */
+  replaceHash?(id: string, expectedHash: string, next: ApiKeyHashReplacement): Promise<boolean>;
+  /**
+   * Capability (optional): the records usable at `now` counted per hash
+   * scheme and pepper version, one row per pair with records (see the
+   * interface rules).
+   */
+  countHashes?(now: Date): Promise<ApiKeyHashCount[]>;
   /** Sets `lastUsedAt` (best effort). */
   touchLastUsed(id: string, lastUsedAt: Date): Promise<void>;
   /** Atomically rotates a key (see the interface rules). */
@@ -88,8 +120,8 @@ export interface ApiKeyStorage {
 
 /**
  * Names of the methods an `ApiKeyStorage` must have: the spec's seven
- * operations (the capabilities `peekByPrefix` and `markRevokedIfActive` are
- * optional).
+ * operations (the capabilities `peekByPrefix`, `markRevokedIfActive`,
+ * `replaceHash` and `countHashes` are optional).
  *
  * @example
  * ```ts
@@ -99,7 +131,7 @@ export interface ApiKeyStorage {
  */
 export const API_KEY_STORAGE_METHODS: readonly Exclude<
   keyof ApiKeyStorage,
-  "peekByPrefix" | "markRevokedIfActive"
+  "peekByPrefix" | "markRevokedIfActive" | "replaceHash" | "countHashes"
 >[] = Object.freeze([
   "insert",
   "findById",

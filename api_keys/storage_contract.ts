@@ -70,6 +70,10 @@ function sameRecord(actual: ApiKeyRecord | null, expected: ApiKeyRecord, label: 
   for (const field of ["lastUsedAt", "expiresAt", "revokedAt", "rotatedAt", "createdAt"] as const) {
     check(time(a[field]) === time(expected[field]), `${label}: field ${field} differs`);
   }
+  check(
+    (a.hashScheme ?? "hmac-sha256") === (expected.hashScheme ?? "hmac-sha256"),
+    `${label}: field hashScheme differs`,
+  );
   check(JSON.stringify(a.scopes) === JSON.stringify(expected.scopes), `${label}: scopes differ`);
   check(
     JSON.stringify(a.allowedIpCidrs ?? []) === JSON.stringify(expected.allowedIpCidrs ?? []),
@@ -143,7 +147,10 @@ function rotationOf(old: ApiKeyRecord) {
  * `ApiKeyStorage`) has its own cases, which pass at once for a storage without
  * it: `peekByPrefix` answers synchronously what `findByPrefix` answers and sees
  * every write at once; `markRevokedIfActive` revokes once, and of concurrent
- * calls exactly one wins.
+ * calls exactly one wins; `replaceHash` replaces only the expected hash, and
+ * of concurrent calls exactly one wins; `countHashes` counts the usable
+ * records per scheme and version. Records keep their `hashScheme` (an
+ * absent one and `hmac-sha256` read alike).
  *
  * @example
  * ```ts
@@ -162,6 +169,20 @@ export function runApiKeyStorageContract(
     await storage.insert(record);
     sameRecord(await storage.findById(record.id), record, "findById");
     sameRecord(await storage.findByPrefix(record.prefix), record, "findByPrefix");
+  });
+
+  test("records keep their hashScheme; an absent one reads as hmac-sha256", async () => {
+    const storage = await factory();
+    const legacy = sampleRecord({ hash: "a".repeat(64), hashScheme: "sha256-pepper" });
+    const plain = sampleRecord({ hash: "b".repeat(64), hashScheme: "sha256", pepperVersion: 0 });
+    const current = sampleRecord();
+    for (const record of [legacy, plain, current]) await storage.insert(record);
+    for (const record of [legacy, plain, current]) {
+      sameRecord(await storage.findById(record.id), record, `hashScheme of ${record.id}`);
+      sameRecord(await storage.findByPrefix(record.prefix), record, `hashScheme of ${record.id}`);
+    }
+    const listed = await storage.listByTenant(legacy.tenantId);
+    sameRecord(listed.find((r) => r.id === legacy.id) ?? null, legacy, "listed hashScheme");
   });
 
   test("unknown id and prefix give null", async () => {
@@ -250,6 +271,90 @@ export function runApiKeyStorageContract(
       time((await storage.findById(record.id))!.revokedAt) === base + winners[0] * 1000,
       "revokedAt is the winner's",
     );
+  });
+
+  test("replaceHash (when present) replaces only the expected hash: true, else false and no change", async () => {
+    const storage = await factory();
+    const replace = storage.replaceHash?.bind(storage);
+    if (replace === undefined) return;
+    const record = sampleRecord({ hash: "c".repeat(64), hashScheme: "sha256-pepper" });
+    await storage.insert(record);
+    const next = { hash: "N".repeat(43), hashScheme: "hmac-sha256" as const, pepperVersion: 2 };
+    check((await replace(record.id, "d".repeat(64), next)) === false, "another expected hash");
+    sameRecord(await storage.findById(record.id), record, "unchanged after a lost compare");
+    check((await replace(record.id, record.hash, next)) === true, "the expected hash");
+    const replaced = { ...record, ...next };
+    sameRecord(await storage.findById(record.id), replaced, "after replaceHash");
+    sameRecord(
+      await storage.findByPrefix(record.prefix),
+      replaced,
+      "findByPrefix after replaceHash",
+    );
+    const peeked = storage.peekByPrefix?.(record.prefix) as ApiKeyRecord | undefined;
+    if (peeked !== undefined) sameRecord(peeked, replaced, "peekByPrefix after replaceHash");
+    check((await replace(record.id, record.hash, next)) === false, "the old hash is gone");
+    const back = { hash: "e".repeat(64), hashScheme: "sha256" as const, pepperVersion: 0 };
+    check((await replace(record.id, next.hash, back)) === true, "to a legacy scheme");
+    sameRecord(await storage.findById(record.id), { ...record, ...back }, "legacy scheme written");
+    check((await replace("no-such-id", record.hash, next)) === false, "an unknown id");
+  });
+
+  test("replaceHash (when present): of concurrent calls with one expected hash exactly one wins", async () => {
+    const storage = await factory();
+    const replace = storage.replaceHash?.bind(storage);
+    if (replace === undefined) return;
+    const record = sampleRecord({ hash: "f".repeat(64), hashScheme: "sha256" });
+    await storage.insert(record);
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        replace(record.id, record.hash, {
+          hash: `${i}`.repeat(43),
+          hashScheme: "hmac-sha256",
+          pepperVersion: 1,
+        })),
+    );
+    const winners = results.flatMap((won, i) => won === true ? [i] : []);
+    check(winners.length === 1, `expected one winning replaceHash, got ${winners.length}`);
+    check(
+      (await storage.findById(record.id))!.hash === `${winners[0]}`.repeat(43),
+      "the hash is the winner's",
+    );
+  });
+
+  test("countHashes (when present) counts usable records per hash scheme and pepper version", async () => {
+    const storage = await factory();
+    const count = storage.countHashes?.bind(storage);
+    if (count === undefined) return;
+    const now = new Date("2030-06-01T00:00:00.000Z");
+    const later = new Date("2030-06-02T00:00:00.000Z");
+    const records = [
+      sampleRecord(),
+      sampleRecord({ pepperVersion: 2, expiresAt: null }),
+      sampleRecord({ pepperVersion: 2, expiresAt: later }),
+      sampleRecord({ hash: "a".repeat(64), hashScheme: "sha256-pepper" }),
+      sampleRecord({ hash: "b".repeat(64), hashScheme: "sha256", pepperVersion: 0 }),
+      sampleRecord({ tenantId: "tenant-b", hash: "c".repeat(64), hashScheme: "sha256-pepper" }),
+      sampleRecord({ hashScheme: "hmac-sha256", expiresAt: now }), // expired at `now`
+      sampleRecord({ hash: "d".repeat(64), hashScheme: "sha256", pepperVersion: 0 }), // revoked
+    ];
+    for (const record of records) await storage.insert(record);
+    await storage.markRevoked(records[7].id, now);
+    const rows = await count(now);
+    const seen = Object.fromEntries(
+      rows.map((row) => [`${row.hashScheme} ${row.pepperVersion}`, row.count]),
+    );
+    check(
+      JSON.stringify(Object.entries(seen).sort()) === JSON.stringify(
+        Object.entries({
+          "hmac-sha256 1": 1,
+          "hmac-sha256 2": 2,
+          "sha256-pepper 1": 2,
+          "sha256 0": 1,
+        }).sort(),
+      ),
+      `countHashes rows: ${JSON.stringify(seen)}`,
+    );
+    check(rows.length === Object.keys(seen).length, "one row per scheme and version");
   });
 
   test("peekByPrefix (when present) answers at once what findByPrefix answers", async () => {

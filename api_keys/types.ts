@@ -124,6 +124,23 @@ export type ApiKeyVerificationOutcome =
   | "error";
 
 /**
+ * How a record's `hash` was made. `hmac-sha256` (base64url HMAC-SHA-256 of
+ * the secret keyed by the pepper) is the current scheme and the meaning of an
+ * absent `hashScheme`; every new hash uses it. The legacy schemes come only
+ * from imports and are upgraded on use: `sha256-pepper` (lowercase hex
+ * SHA-256 of `secret + pepper`, as `@nestarc/api-keys` stores) and `sha256`
+ * (lowercase hex SHA-256 of the secret alone, pepper version 0: a temporary
+ * deviation from peppered storage).
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyHashScheme } from "./types.ts";
+ * const scheme: ApiKeyHashScheme = "sha256-pepper";
+ * ```
+ */
+export type ApiKeyHashScheme = "hmac-sha256" | "sha256-pepper" | "sha256";
+
+/**
  * A stored API key. The secret is never stored, only its peppered hash.
  *
  * @example
@@ -150,7 +167,9 @@ export interface ApiKeyRecord {
   prefix: string;
   /** Peppered hash of the secret part. */
   hash: string;
-  /** Pepper version used for `hash`. */
+  /** Scheme of `hash`; absent means `hmac-sha256` (see `ApiKeyHashScheme`). */
+  hashScheme?: ApiKeyHashScheme;
+  /** Pepper version used for `hash` (0 for the `sha256` scheme, which has none). */
   pepperVersion: number;
   /** Flattened scopes (`resource:level`). */
   scopes: string[];
@@ -322,6 +341,159 @@ export interface HashedSecret {
   hash: string;
   /** Pepper version used. */
   pepperVersion: number;
+}
+
+/**
+ * What `ApiKeyStorage.replaceHash` writes: a record's new hash, its scheme
+ * and pepper version.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyHashReplacement } from "./types.ts";
+ * const next: ApiKeyHashReplacement = { hash: "3q2-7w...", hashScheme: "hmac-sha256", pepperVersion: 2 };
+ * ```
+ */
+export interface ApiKeyHashReplacement {
+  /** The new hash. */
+  hash: string;
+  /** Its scheme. */
+  hashScheme: ApiKeyHashScheme;
+  /** Its pepper version. */
+  pepperVersion: number;
+}
+
+/**
+ * How many usable records (not revoked, not expired) one hash scheme and
+ * pepper version has: a row of `ApiKeyStorage.countHashes` and of
+ * `ApiKeysService.hashReport`.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyHashCount } from "./types.ts";
+ * const row: ApiKeyHashCount = { hashScheme: "sha256-pepper", pepperVersion: 1, count: 12 };
+ * ```
+ */
+export interface ApiKeyHashCount {
+  /** Hash scheme. */
+  hashScheme: ApiKeyHashScheme;
+  /** Pepper version (0 for `sha256`). */
+  pepperVersion: number;
+  /** Usable records on them. */
+  count: number;
+}
+
+/**
+ * What `ApiKeysService.hashReport` answers: the usable records per hash
+ * scheme and pepper version, to know when a legacy scheme or an old pepper
+ * version can be retired.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyHashReport } from "./types.ts";
+ * const done = (report: ApiKeyHashReport) => report.toUpgrade === 0;
+ * ```
+ */
+export interface ApiKeyHashReport {
+  /** When the records were counted (usable at this instant). */
+  at: Date;
+  /** The pepper version of new hashes. */
+  currentPepperVersion: number;
+  /** One row per scheme and version with usable records: current scheme first, versions ascending. */
+  counts: ApiKeyHashCount[];
+  /** Usable records in all. */
+  usable: number;
+  /** Usable records not on `hmac-sha256` with the current pepper version (upgraded on use). */
+  toUpgrade: number;
+}
+
+/**
+ * A record of another system to import (`ApiKeysService.importKeys`): the
+ * fields of `ApiKeyRecord` as an export has them. Dates may be `Date`s or
+ * ISO 8601 strings (as in JSON); scopes may be `resource:level` strings or
+ * `Scope` objects. The fields of rotation are not imported.
+ *
+ * @example
+ * ```ts
+ * import type { ImportApiKeyRecord } from "./types.ts";
+ * const row: ImportApiKeyRecord = {
+ *   id: "0190f6c2-...", tenantId: "t1", name: "ci", environment: "live", prefix: "AbCdEfGhIjKl",
+ *   hash: "9f86d081884c7d65...", hashScheme: "sha256-pepper", pepperVersion: 1,
+ *   scopes: ["orders:read"], expiresAt: null, revokedAt: null, lastUsedAt: null,
+ *   createdBy: null, createdAt: "2025-03-01T10:00:00.000Z",
+ * };
+ * ```
+ */
+export interface ImportApiKeyRecord {
+  /** Record id (default: a new one from `idFactory`). */
+  id?: string;
+  /** Owning tenant (non-empty). */
+  tenantId: string;
+  /** Display name (1 to 200 characters). */
+  name: string;
+  /** Environment. */
+  environment: Environment;
+  /** Public prefix: of an accepted key layout (its length and alphabet), unique. */
+  prefix: string;
+  /** The stored hash (for the legacy schemes, hex; upper case is accepted and stored lower). */
+  hash: string;
+  /** Scheme of `hash` (required: a foreign hash labelled wrong would never verify). */
+  hashScheme: ApiKeyHashScheme;
+  /** Pepper version of `hash`: a configured one, or 0 for `sha256`. */
+  pepperVersion: number;
+  /** Scopes: `resource:level` strings or `Scope` objects (at least one). */
+  scopes: (string | Scope)[];
+  /** Allowed client addresses or CIDR ranges. */
+  allowedIpCidrs?: string[];
+  /** Expiry (`null` or omitted: none; the TTL policy does not apply to imports). */
+  expiresAt?: Date | string | null;
+  /** When it was revoked. */
+  revokedAt?: Date | string | null;
+  /** Last use. */
+  lastUsedAt?: Date | string | null;
+  /** Creator. */
+  createdBy?: string | null;
+  /** Creation time (default: the import's). */
+  createdAt?: Date | string;
+}
+
+/**
+ * One record `importKeys` did not import: its position in the input, its
+ * prefix when it has one, and why (naming the field; never a hash).
+ *
+ * @example
+ * ```ts
+ * import type { ImportApiKeyIssue } from "./types.ts";
+ * const show = (issue: ImportApiKeyIssue) => `#${issue.index} ${issue.prefix}: ${issue.message}`;
+ * ```
+ */
+export interface ImportApiKeyIssue {
+  /** Position in the input, from 0. */
+  index: number;
+  /** The record's prefix, when it is a string. */
+  prefix: string | null;
+  /** What is wrong. */
+  message: string;
+}
+
+/**
+ * What `ApiKeysService.importKeys` answers.
+ *
+ * @example
+ * ```ts
+ * import type { ImportApiKeysResult } from "./types.ts";
+ * const clean = (result: ImportApiKeysResult) =>
+ *   result.conflicts.length === 0 && result.errors.length === 0;
+ * ```
+ */
+export interface ImportApiKeysResult {
+  /** Records inserted. */
+  imported: number;
+  /** Records already there (same prefix and hash, or the same id and tenant since upgraded on use). */
+  skipped: number;
+  /** Records whose prefix (or id) holds another key. */
+  conflicts: ImportApiKeyIssue[];
+  /** Records that are invalid or could not be written. */
+  errors: ImportApiKeyIssue[];
 }
 
 /**

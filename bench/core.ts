@@ -4,7 +4,11 @@
  * (a synchronous SHA-256 of 60 bytes; one awaited `crypto.subtle` HMAC verify),
  * and the timing rows: over 20,000 paired rounds in random order (ties
  * excluded), how often a failure path of a stored prefix (wrong secret, cached
- * or not) is the slower next to an unknown prefix; target 50 ± 2 %.
+ * or not) is the slower next to an unknown prefix; target 50 ± 2 %. Then the
+ * legacy rows: a verify of a legacy-scheme record (`sha256-pepper`) beside a
+ * current one, with and without legacy key layouts, the legacy wrong-secret
+ * timing row, and the storage calls an upgrade on use makes before and after
+ * the verification resolves (none of them a write before).
  *
  * Run: `deno run -A bench/core.ts [--quick]` (or through `deno task bench`).
  *
@@ -12,12 +16,14 @@
  */
 import { createHash } from "node:crypto";
 import {
+  API_KEY_STORAGE_METHODS,
   type ApiKeyRecord,
   ApiKeysService,
   type ApiKeyStorage,
   InMemoryApiKeyStorage,
   parseKey,
 } from "../api_keys/mod.ts";
+import { BASE62_ALPHABET } from "../api_keys/_base62.ts";
 import { encodeBase62Fixed } from "../api_keys/_base62.ts";
 import { crc32Ascii } from "../api_keys/key_format.ts";
 import {
@@ -104,6 +110,118 @@ async function callsOf(op: (service: ApiKeysService) => Promise<unknown>, count:
     subtle.verify = originals.verify;
   }
   return { storageCalls, subtleCalls };
+}
+
+/** A nestarc-v0 key (`ak_live_<12>_<32>`, no checksum) and its sha256-pepper record. */
+function nestarcRecord(template: ApiKeyRecord, id: string) {
+  const random = (n: number) =>
+    Array.from(crypto.getRandomValues(new Uint8Array(n)), (b) => BASE62_ALPHABET[b % 62]).join("");
+  const prefix = random(12);
+  const secret = random(32);
+  const record: ApiKeyRecord = {
+    ...template,
+    id,
+    prefix,
+    hash: createHash("sha256").update(secret + PEPPER).digest("hex"),
+    hashScheme: "sha256-pepper",
+    pepperVersion: 1,
+  };
+  return { raw: `ak_live_${prefix}_${secret}`, record };
+}
+
+/** `storage`'s seven operations only: no capability, so a legacy record stays legacy. */
+function sevenOperations(storage: ApiKeyStorage): ApiKeyStorage {
+  return Object.fromEntries(
+    API_KEY_STORAGE_METHODS.map((method) => [method, storage[method].bind(storage)]),
+  ) as unknown as ApiKeyStorage;
+}
+
+/** The legacy rows (see the module documentation), on 10 stored keys. */
+async function legacyRows(check: (label: string, pass: boolean) => string): Promise<string[][]> {
+  const storage = new InMemoryApiKeyStorage();
+  const creator = new ApiKeysService({ peppers: { 1: PEPPER }, storage });
+  const current = await creator.create({ tenantId: "bench", name: "current", scopes: SCOPES });
+  const template = (await storage.findById(current.id))!;
+  const legacy = nestarcRecord(template, "legacy");
+  const other = nestarcRecord(template, "legacy-other");
+  await storage.insert(legacy.record);
+  await storage.insert(other.record);
+  const keep = sevenOperations(storage);
+  const plain = new ApiKeysService({ peppers: { 1: PEPPER }, storage: keep, cache: false });
+  const withLayouts = new ApiKeysService({
+    peppers: { 1: PEPPER },
+    storage: keep,
+    cache: false,
+    legacyKeyLayouts: ["nestarc-v0"],
+  });
+  const cases: Case[] = [
+    {
+      name: "full verify (current record, no legacy layouts)",
+      op: () => plain.verify(current.key),
+    },
+    {
+      name: "full verify (current record, legacy layouts on)",
+      op: () => withLayouts.verify(current.key),
+    },
+    {
+      name: "full verify (legacy sha256-pepper record)",
+      op: () => withLayouts.verify(legacy.raw),
+    },
+  ];
+  const t = await alternate(cases);
+  const base = t[0].us;
+  const rows = cases.map((c, i) => [
+    "10",
+    c.name,
+    fmt(t[i].us),
+    i === 0 ? "" : `${fmt(t[i].us / base)}x the verify without legacy layouts`,
+    "",
+    "",
+  ]);
+  const unknown = swallow(() => withLayouts.verify(`ak_live_${"U".repeat(12)}_${"s".repeat(32)}`));
+  const wrong = other.raw.slice(0, -1) + (other.raw.endsWith("a") ? "b" : "a");
+  const split = await slowerShare(unknown, swallow(() => withLayouts.verify(wrong)), TIMING_ROUNDS);
+  const pct = split.share * 100;
+  rows.push([
+    "10",
+    `legacy wrong secret slower than unknown prefix (${split.counted} pairs, ${split.ties} ties)`,
+    `${fmt(split.bUs)} / ${fmt(split.aUs)}`,
+    `${fmt(pct, 1)} % of pairs`,
+    "50 ± 2 %",
+    check("legacy wrong secret vs unknown prefix", Math.abs(pct - 50) <= 2),
+  ]);
+  return rows;
+}
+
+/** Storage calls of one verify of a legacy record on an upgrading service: before it resolves, and after. */
+async function upgradeCalls(): Promise<{ before: string[]; after: string[] }> {
+  const inner = new InMemoryApiKeyStorage();
+  const creator = new ApiKeysService({ peppers: { 1: PEPPER }, storage: inner });
+  const { id } = await creator.create({ tenantId: "bench", name: "t", scopes: SCOPES });
+  const legacy = nestarcRecord((await inner.findById(id))!, "legacy");
+  await inner.insert(legacy.record);
+  const calls: string[] = [];
+  const spy = new Proxy(inner, {
+    get(target, name, receiver) {
+      const value = Reflect.get(target, name, receiver);
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        calls.push(String(name));
+        return value.apply(target, args);
+      };
+    },
+  }) as ApiKeyStorage;
+  const service = new ApiKeysService({
+    peppers: { 1: PEPPER },
+    storage: spy,
+    cache: false,
+    legacyKeyLayouts: ["nestarc-v0"],
+  });
+  calls.length = 0;
+  await service.verify(legacy.raw);
+  const before = [...calls];
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  return { before, after: calls.slice(before.length) };
 }
 
 async function main() {
@@ -243,6 +361,8 @@ async function main() {
       check(`full verify, paired (${n})`, p.ratio <= 1.2),
     ]);
   }
+  rows.push(...await legacyRows(check));
+  const upgrade = await upgradeCalls();
   const malformedCalls = await callsOf((s) => s.verify("ak_live_garbage"), 200);
   const badOnly = await (async () => {
     const seed = await new ApiKeysService({
@@ -262,6 +382,11 @@ async function main() {
     `\nrejections make no storage or hasher calls: malformed x200 -> ${malformedCalls.storageCalls} storage, ` +
       `${malformedCalls.subtleCalls} subtle; bad checksum x200 -> ${badOnly.storageCalls} storage, ` +
       `${badOnly.subtleCalls} subtle`,
+  );
+  console.log(
+    `upgrade on use: storage calls before the verify resolved [${upgrade.before.join(", ")}] ` +
+      `(replaceHash ${upgrade.before.includes("replaceHash") ? "ON" : "not on"} the request ` +
+      `path), after it [${upgrade.after.join(", ")}]`,
   );
   console.log(
     missed.length === 0 ? "all core targets met" : `targets missed: ${missed.join("; ")}`,

@@ -4,7 +4,13 @@
  *
  * @module
  */
-import { type DynamicModule, type FactoryProvider, Module, type Provider } from "@nestjs/common";
+import {
+  type DynamicModule,
+  type FactoryProvider,
+  Inject,
+  Module,
+  type Provider,
+} from "@nestjs/common";
 import { ApiKeysService } from "../service.ts";
 import type { ApiKeysServiceOptions } from "../service_options.ts";
 import type { ApiKeyContext } from "../types.ts";
@@ -158,7 +164,10 @@ function buildModule(optionsProvider: Provider, imports: DynamicModule["imports"
 /**
  * Global module providing `ApiKeysService` and `ApiKeysGuard`. Import it once
  * (usually in the root module); every option is validated at startup, and a
- * bad one stops the app from booting with a message naming it.
+ * bad one stops the app from booting with a message naming it. At module
+ * init it awaits `service.ready()`: with `retiredPepperVersions`, the app
+ * does not start while usable keys remain on a retired hash, or while the
+ * storage is down.
  *
  * @example
  * ```ts
@@ -179,6 +188,18 @@ function buildModule(optionsProvider: Provider, imports: DynamicModule["imports"
  */
 @Module({})
 export class ApiKeysModule {
+  /** Receives the service (an explicit token: no decorator metadata needed). */
+  constructor(@Inject(ApiKeysService) private readonly service: ApiKeysService) {}
+
+  /**
+   * Awaits `service.ready()` (the retirement check), so a refusal stops the boot.
+   *
+   * @ignore
+   */
+  onModuleInit(): Promise<void> {
+    return this.service.ready();
+  }
+
   /**
    * Configures the module with static options.
    *

@@ -67,13 +67,52 @@ describe("StorageAccess", () => {
     assert.throws(() => new StorageAccess(odd, 10, "s"), /s\.peekByPrefix must be a function/);
   });
 
+  it("countHashes: rows merged and ordered; a malformed row, a throw or no capability is a storage error", async () => {
+    const answering = async (rows: unknown) =>
+      new StorageAccess(
+        Object.assign(await plain(), { countHashes: () => Promise.resolve(rows) }),
+        20,
+        "s",
+      );
+    const access = await answering([
+      { hashScheme: "sha256", pepperVersion: 0, count: 2 },
+      { pepperVersion: 2, count: 1 },
+      { hashScheme: "hmac-sha256", pepperVersion: 1, count: 4 },
+      { hashScheme: "hmac-sha256", pepperVersion: 2, count: 3 },
+      { hashScheme: "sha256-pepper", pepperVersion: 1, count: 0 },
+    ]);
+    assert.deepEqual(await access.countHashes(new Date()), [
+      { hashScheme: "hmac-sha256", pepperVersion: 1, count: 4 },
+      { hashScheme: "hmac-sha256", pepperVersion: 2, count: 4 },
+      { hashScheme: "sha256", pepperVersion: 0, count: 2 },
+    ]);
+    for (
+      const bad of [
+        null,
+        [{ hashScheme: "md5", pepperVersion: 1, count: 1 }],
+        [{ pepperVersion: 1, count: -1 }],
+        [{ pepperVersion: "1", count: 1 }],
+      ]
+    ) {
+      await assert.rejects((await answering(bad)).countHashes(new Date()), ApiKeyStorageError);
+    }
+    const without = new StorageAccess(await plain(), 20, "s");
+    assert.equal(without.canCountHashes, false);
+    const error = await rejection(without.countHashes(new Date()));
+    assert.ok(error instanceof ApiKeyStorageError);
+    assert.equal(error.operation, "countHashes");
+  });
+
   it("detects the capabilities: a notice names only the missing ones", async () => {
     const full = new StorageAccess(new InMemoryApiKeyStorage(), 10, "s");
     assert.equal(full.notice, undefined);
     assert.equal(typeof full.peek, "function");
     const bare = new StorageAccess(await plain(), 10, "s");
     assert.equal(bare.peek, undefined);
-    assert.match(bare.notice!, /no peekByPrefix .*no markRevokedIfActive/);
+    assert.match(
+      bare.notice!,
+      /no peekByPrefix .*no markRevokedIfActive .*no replaceHash \(.*not upgraded on use\), no countHashes \(hashReport\(\) and retiredPepperVersions are unavailable\)/,
+    );
     const revokeOnly = new StorageAccess(
       Object.assign(await plain(), { markRevokedIfActive: () => Promise.resolve(true) }),
       10,

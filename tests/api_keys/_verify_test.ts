@@ -206,6 +206,8 @@ describe("ApiKeysService.verify", () => {
     const storage = new InMemoryApiKeyStorage();
     const v1 = new ApiKeysService({ peppers: { 1: PEPPER_1 }, storage, cache: false });
     const { key: oldKey } = await v1.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    // Never verified by v2, so never upgraded to version 2 on use.
+    const { key: unused } = await v1.create({ tenantId: "t", name: "u", scopes: READ_ORDERS });
     const v2 = new ApiKeysService({
       peppers: { "1": PEPPER_1, "2": PEPPER_2 },
       storage,
@@ -222,8 +224,8 @@ describe("ApiKeysService.verify", () => {
     const warn = stubWarn();
     try {
       const retired = new ApiKeysService({ peppers: { 2: PEPPER_2 }, storage, cache: false });
-      assert.equal((await rejection(retired.verify(oldKey))).code, "api_key_invalid");
-      assert.equal((await rejection(retired.verify(oldKey))).code, "api_key_invalid");
+      assert.equal((await rejection(retired.verify(unused))).code, "api_key_invalid");
+      assert.equal((await rejection(retired.verify(unused))).code, "api_key_invalid");
       assert.equal((await retired.verify(newKey)).tenantId, "t");
       assert.equal(warn.lines.length, 1);
       assert.match(warn.lines[0], /pepper version 1/);

@@ -23,6 +23,15 @@ const FIELDS: Record<ApiKeyEvent["type"], string[]> = {
   "api_key.used": ["at", "environment", "keyId", "prefix", "scopes", "tenantId"],
   // emitted by the leaked-key handlers (tests/api_keys/public_revocation_test.ts)
   "api_key.exposed": ["at", "environment", "keyId", "prefix", "source", "tenantId", "url"],
+  "api_key.rehash_failed": [
+    "at",
+    "environment",
+    "hashScheme",
+    "keyId",
+    "pepperVersion",
+    "prefix",
+    "tenantId",
+  ],
 };
 
 describe("events and metrics", () => {

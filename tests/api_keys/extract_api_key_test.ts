@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { extractApiKey } from "../../api_keys/extract_api_key.ts";
 import { ApiKeyError } from "../../api_keys/errors.ts";
 import { generateKey, MAX_API_KEY_LENGTH } from "../../api_keys/key_format.ts";
+import { nestarcKey } from "./nestarc.ts";
 
 const KEY = generateKey({ environment: "live" }).raw;
 const OTHER = generateKey({ environment: "live" }).raw;
@@ -92,5 +93,42 @@ describe("extractApiKey", () => {
       return undefined;
     });
     assert.deepEqual(asked.sort(), ["authorization", "x-api-key"]);
+  });
+});
+
+const LONG = {
+  separator: "_",
+  namespace: "N".repeat(32),
+  environments: { live: "live", test: "test" },
+  prefixLength: 12,
+  secretLength: 64,
+  alphabet: "base62",
+  checksum: false,
+} as const;
+
+describe("extractApiKey with legacy layouts", () => {
+  const legacy = { legacyKeyLayouts: ["nestarc-v0" as const] };
+  const long = { legacyKeyLayouts: [{ name: "long", ...LONG }] };
+
+  it("reads a Bearer token of an enabled layout, and only then", () => {
+    const { raw } = nestarcKey("ak");
+    const headers: Record<string, string> = { authorization: `Bearer ${raw}` };
+    assert.equal(extractApiKey((name) => headers[name]), undefined);
+    assert.equal(extractApiKey((name) => headers[name], legacy), raw);
+  });
+
+  it("raises the length limit to the longest key of the enabled layouts", () => {
+    const raw = `${"N".repeat(32)}_live_${"p".repeat(12)}_${"s".repeat(64)}`;
+    assert.ok(raw.length > MAX_API_KEY_LENGTH);
+    const headers: Record<string, string> = { "x-api-key": raw };
+    assert.throws(() => extractApiKey((name) => headers[name]), /API key is malformed/);
+    assert.equal(extractApiKey((name) => headers[name], long), raw);
+    assert.throws(
+      () =>
+        extractApiKey((name) => ({ "x-api-key": raw + "s" } as Record<string, string>)[name], long),
+      /API key is malformed/,
+    );
+    const bearer: Record<string, string> = { authorization: `Bearer ${raw}` };
+    assert.equal(extractApiKey((name) => bearer[name], long), raw);
   });
 });

@@ -16,28 +16,57 @@ function clone(row: Row): Row {
   return structuredClone(row);
 }
 
+function sortable(value: unknown): unknown {
+  return value instanceof Date ? value.getTime() : value;
+}
+
+/** Prisma's `where`: equality (`null` also matches a missing field), `{ gt }`, `OR`. */
 function matches(row: Row, where: Record<string, unknown>): boolean {
-  return Object.entries(where).every(([field, value]) =>
-    value === null ? row[field] === null || row[field] === undefined : row[field] === value
-  );
+  return Object.entries(where).every(([field, value]) => {
+    if (field === "OR") return (value as Record<string, unknown>[]).some((w) => matches(row, w));
+    if (value === null) return row[field] === null || row[field] === undefined;
+    if (typeof value === "object" && !(value instanceof Date) && "gt" in value) {
+      const cell = sortable(row[field]);
+      return cell !== null && cell !== undefined &&
+        (cell as number) > (sortable((value as { gt: unknown }).gt) as number);
+    }
+    return sortable(row[field]) === sortable(value);
+  });
 }
 
 /** Tick to let concurrent callers interleave like a real database round trip. */
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 
-export function fakePrismaClient(options: { transactions?: boolean; rows?: Row[] } = {}) {
+/**
+ * `hashSchemeColumn` (default true) models migration 0003: rows get the
+ * column's default `hmac-sha256`; with `false` (an unmigrated model), a write
+ * naming `hashScheme` fails like Prisma's validation of an unknown argument.
+ */
+export function fakePrismaClient(
+  options: { transactions?: boolean; rows?: Row[]; hashSchemeColumn?: boolean } = {},
+) {
   let rows: Row[] = options.rows ?? [];
+  const schemeColumn = options.hashSchemeColumn !== false;
+  const checkColumns = (data: Row) => {
+    if (!schemeColumn && "hashScheme" in data) {
+      throw Object.assign(new Error("Unknown argument `hashScheme`."), {
+        name: "PrismaClientValidationError",
+      });
+    }
+  };
   let lock: Promise<unknown> = Promise.resolve();
   const delegate = (): PrismaApiKeyDelegate => ({
     async create({ data }) {
       await tick();
+      checkColumns(data);
       if (rows.some((row) => row.id === data.id || row.prefix === data.prefix)) {
         throw Object.assign(new Error("Unique constraint failed"), { code: "P2002" });
       }
-      rows.push(clone(data));
-      return clone(data);
+      const row = schemeColumn ? { hashScheme: "hmac-sha256", ...clone(data) } : clone(data);
+      rows.push(row);
+      return clone(row);
     },
-    async findMany({ where, orderBy }) {
+    async findMany({ where, orderBy, take }) {
       await tick();
       const found = rows.filter((row) => matches(row, where)).map(clone);
       return found.sort((a, b) => {
@@ -49,7 +78,7 @@ export function fakePrismaClient(options: { transactions?: boolean; rows?: Row[]
           if (x > y) return 1;
         }
         return 0;
-      });
+      }).slice(0, take);
     },
     async findUnique({ where }) {
       await tick();
@@ -58,6 +87,7 @@ export function fakePrismaClient(options: { transactions?: boolean; rows?: Row[]
     },
     async update({ where, data }) {
       await tick();
+      checkColumns(data);
       const row = rows.find((candidate) => matches(candidate, where));
       if (row === undefined) throw new PrismaKnownRequestError();
       Object.assign(row, clone(data));

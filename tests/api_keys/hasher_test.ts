@@ -1,7 +1,23 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { Sha256Hasher } from "../../api_keys/hasher.ts";
+import { createHasher, isWellFormedHash, Sha256Hasher } from "../../api_keys/hasher.ts";
 import { PEPPER_1, PEPPER_2 } from "./helpers.ts";
+import { nestarcHash, plainSha256 } from "./nestarc.ts";
+
+/** Records `crypto.subtle.verify` calls: key and byte lengths. */
+function spyVerify() {
+  const original = crypto.subtle.verify;
+  const calls: { key: CryptoKey; signature: number; data: number }[] = [];
+  crypto.subtle.verify = function (algorithm, key, signature, data) {
+    calls.push({
+      key,
+      signature: (signature as ArrayBufferView).byteLength,
+      data: (data as ArrayBufferView).byteLength,
+    });
+    return original.call(crypto.subtle, algorithm, key, signature, data);
+  } as typeof original;
+  return { calls, restore: () => (crypto.subtle.verify = original) };
+}
 
 describe("Sha256Hasher", () => {
   it("hashes with the current pepper and verifies in constant time", async () => {
@@ -55,5 +71,78 @@ describe("Sha256Hasher", () => {
     } catch (error) {
       assert.equal((error as Error).message.includes("short-pepper-value"), false);
     }
+  });
+});
+
+describe("Sha256Hasher: legacy hash schemes", () => {
+  const secret = "Abcdefghijklmnopqrstuvwxyz012345";
+  const hasher = new Sha256Hasher({ peppers: { 1: PEPPER_1, 2: PEPPER_2 } });
+
+  it("sha256-pepper: lowercase hex SHA-256 of secret + the record's pepper", async () => {
+    const hash = nestarcHash(secret, PEPPER_1);
+    assert.equal(await hasher.verify(secret, hash, 1, "sha256-pepper"), true);
+    assert.equal(await hasher.verify(secret, hash, 2, "sha256-pepper"), false, "other pepper");
+    assert.equal(await hasher.verify(secret, hash, 3, "sha256-pepper"), false, "unknown version");
+    assert.equal(await hasher.verify(secret + "x", hash, 1, "sha256-pepper"), false);
+    assert.equal(await hasher.verify(secret, hash.toUpperCase(), 1, "sha256-pepper"), false);
+    assert.equal(await hasher.verify(secret, hash, 1), false, "not an HMAC");
+    assert.equal(
+      await hasher.verify(secret, nestarcHash(secret, PEPPER_2), 2, "sha256-pepper"),
+      true,
+    );
+  });
+
+  it("sha256: lowercase hex SHA-256 of the secret alone, pepper version 0 only", async () => {
+    const hash = plainSha256(secret);
+    assert.equal(await hasher.verify(secret, hash, 0, "sha256"), true);
+    assert.equal(await hasher.verify(secret, hash, 1, "sha256"), false);
+    assert.equal(await hasher.verify(secret.slice(1) + "A", hash, 0, "sha256"), false);
+    assert.equal(await hasher.verify(secret, hash.slice(1), 0, "sha256"), false);
+  });
+
+  it("an unknown scheme never verifies", async () => {
+    const hash = plainSha256(secret);
+    assert.equal(await hasher.verify(secret, hash, 0, "md5" as never), false);
+  });
+
+  it("each legacy check, passing or failing, makes the HMAC verification of a failed current check", async () => {
+    await hasher.dummyVerify(secret);
+    const spy = spyVerify();
+    try {
+      await hasher.dummyVerify(secret);
+      await hasher.verify(secret, nestarcHash(secret, PEPPER_1), 1, "sha256-pepper");
+      await hasher.verify(secret, "f".repeat(64), 1, "sha256-pepper");
+      await hasher.verify(secret, plainSha256(secret), 0, "sha256");
+      await hasher.verify(secret, "nope", 9, "sha256");
+    } finally {
+      spy.restore();
+    }
+    assert.equal(spy.calls.length, 5);
+    for (const call of spy.calls) {
+      assert.deepEqual(call, { ...spy.calls[0] });
+    }
+  });
+
+  it("createHasher with digestOnEveryVerify verifies the same answers", async () => {
+    const every = createHasher({ peppers: { 1: PEPPER_1 } }, {
+      peppers: "p",
+      currentVersion: "c",
+    }, true);
+    const { hash } = await every.hash(secret);
+    assert.equal(await every.verify(secret, hash, 1), true);
+    assert.equal(
+      await every.verify(secret, nestarcHash(secret, PEPPER_1), 1, "sha256-pepper"),
+      true,
+    );
+    assert.equal(await every.dummyVerify(secret), false);
+  });
+
+  it("tells the form of each scheme's hashes, and which records can verify", () => {
+    assert.equal(isWellFormedHash("hmac-sha256", "A".repeat(43)), true);
+    assert.equal(isWellFormedHash("sha256-pepper", "a".repeat(64)), true);
+    assert.equal(isWellFormedHash("sha256", "A".repeat(64)), false);
+    assert.equal(hasher.canVerify("sha256", 0), true);
+    assert.equal(hasher.canVerify("sha256-pepper", 3), false);
+    assert.equal(hasher.canVerify(undefined, 2), true);
   });
 });

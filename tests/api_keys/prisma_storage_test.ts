@@ -272,3 +272,74 @@ describe("PrismaApiKeyStorage.rotate without $transaction", () => {
     assert.equal((await service.verify(key)).keyId, old.id);
   });
 });
+
+describe("PrismaApiKeyStorage and the hashScheme column", () => {
+  const legacyRow = { ...goodRow, hash: "a".repeat(64), hashScheme: "sha256-pepper" };
+  const next = { hash: "N".repeat(43), hashScheme: "hmac-sha256" as const, pepperVersion: 2 };
+
+  it("reads a missing or default column as the default, and writes it only when not the default", async () => {
+    const client = fakePrismaClient({ hashSchemeColumn: false, rows: [{ ...goodRow }] });
+    const storage = new PrismaApiKeyStorage(client);
+    assert.equal((await storage.findById("k1"))?.hashScheme, undefined);
+    const record = (await storage.findById("k1"))!;
+    await storage.insert({
+      ...record,
+      id: "k2",
+      prefix: "Other0000000",
+      hashScheme: "hmac-sha256",
+    });
+    assert.equal("hashScheme" in client.rows()[1], false, "the default is not written");
+    await assert.rejects(
+      storage.insert({ ...record, id: "k3", prefix: "Other0000001", hashScheme: "sha256" }),
+      /Unknown argument `hashScheme`/,
+      "a legacy scheme needs the column",
+    );
+  });
+
+  it("an unmigrated model keeps upgrading old pepper versions: replaceHash leaves hashScheme out", async () => {
+    const client = fakePrismaClient({ hashSchemeColumn: false, rows: [{ ...goodRow }] });
+    const storage = new PrismaApiKeyStorage(client);
+    assert.equal(await storage.replaceHash("k1", goodRow.hash, next), true);
+    assert.deepEqual(
+      [client.rows()[0].hash, client.rows()[0].pepperVersion, "hashScheme" in client.rows()[0]],
+      [next.hash, 2, false],
+    );
+  });
+
+  it("a migrated model: replaceHash of a legacy row writes the default scheme over it", async () => {
+    const client = fakePrismaClient({ rows: [{ ...legacyRow }] });
+    const storage = new PrismaApiKeyStorage(client);
+    assert.equal((await storage.findById("k1"))?.hashScheme, "sha256-pepper");
+    assert.equal(await storage.replaceHash("k1", "b".repeat(64), next), false, "another hash");
+    assert.equal(client.rows()[0].hash, legacyRow.hash);
+    assert.equal(await storage.replaceHash("k1", legacyRow.hash, next), true);
+    assert.equal(client.rows()[0].hashScheme, "hmac-sha256");
+    assert.equal((await storage.findById("k1"))?.hashScheme, undefined);
+    assert.equal(await storage.replaceHash("nope", legacyRow.hash, next), false, "unknown id");
+  });
+});
+
+describe("PrismaApiKeyStorage.countHashes", () => {
+  it("reads the usable rows in pages of 1,000 ordered by id, with take and id > the last", async () => {
+    const rows = Array.from({ length: 2_345 }, (_, i) => ({
+      ...goodRow,
+      id: `k${String(i).padStart(5, "0")}`,
+      prefix: `P${String(i).padStart(11, "0")}`,
+      pepperVersion: i % 2 + 1,
+      revokedAt: i % 100 === 0 ? new Date(0) : null,
+    }));
+    const client = fakePrismaClient({ rows });
+    const pages: unknown[] = [];
+    const findMany = client.apiKey.findMany.bind(client.apiKey);
+    client.apiKey.findMany = (args) => {
+      pages.push(args.where.id ?? null);
+      return findMany(args);
+    };
+    const counts = await new PrismaApiKeyStorage(client).countHashes(new Date(1));
+    assert.deepEqual(pages, [null, { gt: "k01010" }, { gt: "k02020" }]);
+    assert.deepEqual(counts.sort((a, b) => a.pepperVersion - b.pepperVersion), [
+      { hashScheme: "hmac-sha256", pepperVersion: 1, count: 1_149 },
+      { hashScheme: "hmac-sha256", pepperVersion: 2, count: 1_172 },
+    ]);
+  });
+});

@@ -7,10 +7,12 @@ import { parse as parseYaml } from "yaml";
 import {
   API_KEY_NAMESPACE_PATTERN,
   API_KEY_REDACT_REGEX,
+  apiKeyRedactRegex,
   generateKey,
   secretScanningPatterns,
 } from "../../api_keys/mod.ts";
-import { BASE62_ALPHABET } from "../../api_keys/_base62.ts";
+import { BASE62_ALPHABET, encodeBase62Fixed } from "../../api_keys/_base62.ts";
+import { crc32Ascii } from "../../api_keys/key_format.ts";
 import { keyOf, SEED } from "../reliability/hostile_inputs.ts";
 
 const base62Char = fc.constantFrom(...BASE62_ALPHABET.split(""));
@@ -199,6 +201,42 @@ describe("secretScanningPatterns", () => {
     assert.equal(firstKey(both.regex.source, `${current}.`), current);
     assert.equal(both.isValidChecksum(current), true);
     assert.match(both.gitleaksToml, /nestarc-v0/);
+  });
+
+  it("takes described layouts from key_format (own namespace, words, checksum, keywords)", () => {
+    const layout = {
+      name: "acme-v1",
+      separator: "-",
+      namespace: "Sk",
+      environments: { live: "prod", test: "dev" },
+      prefixLength: 8,
+      secretLength: 40,
+      alphabet: "hex",
+      checksum: true,
+    } as const;
+    const body = `Sk-dev-${"0a".repeat(4)}-${"f9".repeat(20)}`;
+    const key = body + encodeBase62Fixed(crc32Ascii(body), 6);
+    const patterns = secretScanningPatterns({ namespace: "acme", legacyKeyLayouts: [layout] });
+    assert.equal(firstKey(patterns.regex.source, `export K=${key}\n`), key);
+    assert.equal(patterns.isValidChecksum(key), true);
+    assert.equal(
+      patterns.isValidChecksum(key.slice(0, -1) + (key.endsWith("0") ? "1" : "0")),
+      false,
+    );
+    const legacySource = apiKeyRedactRegex({ legacyKeyLayouts: [layout] }).source.split("|").at(
+      -1,
+    )!;
+    assert.ok(patterns.regex.source.includes(legacySource), "the same expression as redaction");
+    const toml = parseToml(patterns.gitleaksToml) as { rules: { keywords: string[] }[] };
+    assert.deepEqual(toml.rules[0].keywords, ["acme_live_", "acme_test_", "Sk-prod-", "Sk-dev-"]);
+    assert.throws(
+      () =>
+        secretScanningPatterns({
+          namespace: "acme",
+          legacyKeyLayouts: [{ ...layout, prefixLength: 0 }],
+        }),
+      /SecretScanningPatternsOptions\.legacyKeyLayouts\[0\]\.prefixLength/,
+    );
   });
 
   it("rejects an invalid namespace or an unknown legacy layout", () => {

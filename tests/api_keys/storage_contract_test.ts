@@ -88,6 +88,62 @@ describe("optional storage capabilities of the bundled adapters", () => {
     ]);
   });
 
+  it("the replaceHash cases catch a replace that always answers true", async () => {
+    const failures = await contractFailures(() => {
+      const storage = new InMemoryApiKeyStorage();
+      const replace = storage.replaceHash.bind(storage);
+      return Object.assign(storage, {
+        replaceHash: async (...args: Parameters<typeof replace>) => {
+          await replace(...args);
+          return true;
+        },
+      });
+    });
+    assert.deepEqual([...failures.keys()].filter((name) => name.includes("replaceHash")), [
+      "replaceHash (when present) replaces only the expected hash: true, else false and no change",
+      "replaceHash (when present): of concurrent calls with one expected hash exactly one wins",
+    ]);
+  });
+
+  it("the hashScheme case catches a storage that drops it", async () => {
+    const failures = await contractFailures(() => {
+      const storage = new InMemoryApiKeyStorage();
+      const insert = storage.insert.bind(storage);
+      return Object.assign(storage, {
+        insert: ({ hashScheme: _, ...record }: ApiKeyRecord) => insert(record),
+      });
+    });
+    assert.ok(failures.has("records keep their hashScheme; an absent one reads as hmac-sha256"));
+  });
+
+  it("the countHashes case catches a count that includes revoked or expired records", async () => {
+    const failures = await contractFailures(() => {
+      const storage = new InMemoryApiKeyStorage();
+      const count = storage.countHashes.bind(storage);
+      return Object.assign(storage, {
+        countHashes: () => count(new Date(0)),
+      });
+    });
+    assert.ok(
+      failures.has(
+        "countHashes (when present) counts usable records per hash scheme and pepper version",
+      ),
+    );
+  });
+
+  it("all offer replaceHash, so the contract's cases for it run on them", () => {
+    for (
+      const storage of [
+        new InMemoryApiKeyStorage(),
+        new PrismaApiKeyStorage(fakePrismaClient()),
+        new PrismaApiKeyStorage(fakePrismaClient({ transactions: false })),
+      ]
+    ) {
+      assert.equal(typeof (storage as ApiKeyStorage).replaceHash, "function");
+      assert.equal(typeof (storage as ApiKeyStorage).countHashes, "function");
+    }
+  });
+
   it("both offer markRevokedIfActive, so the contract's cases for it run on them", () => {
     for (
       const storage of [

@@ -1,11 +1,12 @@
 /**
  * Structural timing test: every verify failure path of a key-shaped input
  * whose secret is not proven does the same work in the same order, cache hits
- * included: the same hasher call (operation, key, byte lengths), the same
- * storage step, the same number of awaits (microtask turns with every step
- * answering at once). An unknown prefix that a change feed's prefix set
- * refuses does the same work but the lookup. Measured times are printed,
- * never asserted; the statistics are a `deno task bench` row (bench/core.ts).
+ * and legacy records (legacy layouts and hash schemes) included: the same
+ * hasher call (operation, key, byte lengths), the same storage step, the
+ * same number of awaits (microtask turns with every step answering at once).
+ * An unknown prefix that a change feed's prefix set refuses does the same
+ * work but the lookup. Measured times are printed, never asserted; the
+ * statistics are a `deno task bench` row (bench/core.ts).
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -20,6 +21,7 @@ import {
 import { VerificationCache } from "../../api_keys/_cache.ts";
 import { keyOf } from "./hostile_inputs.ts";
 import { flush, ScriptedFeed } from "../api_keys/fake_feed.ts";
+import { legacyRecord, nestarcHash, nestarcKey, plainSha256 } from "../api_keys/nestarc.ts";
 import {
   type HashCall,
   PEPPER_1,
@@ -30,6 +32,11 @@ import {
 } from "./harness.ts";
 
 const SCOPES = [{ resource: "orders", level: "read" as const }];
+
+/** A nestarc-v0 key with its secret's last character changed (no checksum to keep). */
+function withWrongLegacySecret(raw: string): string {
+  return raw.slice(0, -1) + (raw.endsWith("Q") ? "R" : "Q");
+}
 
 /** Same prefix, different secret, valid checksum. */
 function withWrongSecret(key: string): string {
@@ -124,7 +131,23 @@ for (const [shape, { inner, storage, steps, reset }] of Object.entries(shapes())
         peppers: { 1: PEPPER_1 },
         storage,
         cache: { ttlMs: 60_000 },
+        legacyKeyLayouts: ["nestarc-v0"],
       });
+      // Imported records of the legacy schemes, with nestarc-v0 keys.
+      const peppered = nestarcKey("ak");
+      const plain = nestarcKey("ak");
+      const retiredLegacy = nestarcKey("ak");
+      await inner.insert(legacyRecord(peppered, nestarcHash(peppered.secret, PEPPER_1), {
+        hashScheme: "sha256-pepper",
+      }));
+      await inner.insert(legacyRecord(plain, plainSha256(plain.secret), {
+        hashScheme: "sha256",
+        pepperVersion: 0,
+      }));
+      await inner.insert(legacyRecord(retiredLegacy, nestarcHash(retiredLegacy.secret, PEPPER_2), {
+        hashScheme: "sha256-pepper",
+        pepperVersion: 2,
+      }));
       const cached = await service.create({ tenantId: "t", name: "cached", scopes: SCOPES });
       const active = await service.create({ tenantId: "t", name: "active", scopes: SCOPES });
       const revoked = await service.create({ tenantId: "t", name: "revoked", scopes: SCOPES });
@@ -137,6 +160,10 @@ for (const [shape, { inner, storage, steps, reset }] of Object.entries(shapes())
       paths["revoked, wrong secret"] = withWrongSecret(revoked.key);
       paths["retired pepper"] = retired.key;
       paths["retired pepper, wrong secret"] = withWrongSecret(retired.key);
+      paths["legacy layout, unknown prefix"] = nestarcKey("ak").raw;
+      paths["sha256-pepper record, wrong secret"] = withWrongLegacySecret(peppered.raw);
+      paths["sha256 record, wrong secret"] = withWrongLegacySecret(plain.raw);
+      paths["sha256-pepper record, retired pepper"] = retiredLegacy.raw;
       // Warm up: the hasher's keys are imported, the retired warning given.
       for (const key of Object.values(paths)) await service.verify(key).catch(() => {});
     });
@@ -199,7 +226,7 @@ for (const [shape, { inner, storage, steps, reset }] of Object.entries(shapes())
         samples.sort((a, b) => a - b);
         const at = (q: number) => (samples[Math.floor(q * (samples.length - 1))] * 1000).toFixed(1);
         lines.push(
-          `# ${shape}: failure path ${name.padEnd(30)} median ${at(0.5)} µs  p90 ${at(0.9)} µs`,
+          `# ${shape}: failure path ${name.padEnd(36)} median ${at(0.5)} µs  p90 ${at(0.9)} µs`,
         );
       }
       console.log(lines.join("\n"));

@@ -23,6 +23,7 @@ import {
   withKey,
 } from "./test_app.ts";
 import { ApiKeysService } from "../../../api_keys/service.ts";
+import { InMemoryApiKeyStorage } from "../../../api_keys/in_memory_storage.ts";
 import type { ApiKeyEvent, ApiKeyVerificationMetric } from "../../../api_keys/events.ts";
 import type { ApiKeyErrorCode } from "../../../api_keys/errors.ts";
 
@@ -159,6 +160,42 @@ for (const platform of PLATFORMS) {
 }
 
 describe("ApiKeysModule", () => {
+  it("refuses to start (app.init) while usable keys remain on a retired pepper version, naming the count", async () => {
+    const storage = new InMemoryApiKeyStorage();
+    const old = new ApiKeysService({ peppers: { 1: PEPPER }, storage });
+    await old.create({ tenantId: "t", name: "old", scopes: [{ resource: "a", level: "read" }] });
+    const options = moduleOptions({
+      peppers: { 2: `${PEPPER}-two` },
+      storage,
+      retiredPepperVersions: [1],
+    });
+    /** Creates and initialises the app (module init runs in `init`); the error, or null. */
+    const start = async (moduleOptions: ApiKeysModuleOptions): Promise<Error | null> => {
+      const app = await NestFactory.create(appModule(ApiKeysModule.forRoot(moduleOptions)), {
+        logger: false,
+        abortOnError: false,
+      });
+      try {
+        await app.init();
+        return null;
+      } catch (error) {
+        return error as Error;
+      } finally {
+        await app.close().catch(() => {});
+      }
+    };
+    assert.match(
+      String((await start(options))?.message),
+      /refusing to start: 1 usable API key still needs a retired hash \(1 on pepper version 1\)/,
+    );
+    const down = Object.assign(Object.create(storage), {
+      countHashes: () => Promise.reject(new Error("connection refused")),
+    });
+    const failed = await start({ ...options, storage: down });
+    assert.equal((failed as { code?: string } | null)?.code, "api_key_storage_unavailable");
+    assert.equal(await start({ ...options, retiredPepperVersions: [] }), null);
+  });
+
   it("forRootAsync rejects a missing factory at once", () => {
     assert.throws(
       // @ts-expect-error: invalid on purpose

@@ -1,0 +1,221 @@
+/**
+ * The import of `ApiKeysService.importKeys`: records of another system
+ * validated one by one, inserted when their prefix is free, skipped when it
+ * already holds them (so a re-run changes nothing), reported per record
+ * otherwise. Nothing is hashed: the foreign hash is stored as it is, on its
+ * scheme, and upgraded on use.
+ *
+ * @module
+ */
+import { ApiKeyValidationError } from "./errors.ts";
+import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME, isWellFormedHash } from "./hasher.ts";
+import { fail, instantProblem, requireNonEmptyString, validateCreateInput } from "./_input.ts";
+import type { Settings } from "./_settings.ts";
+import type {
+  ApiKeyHashScheme,
+  ApiKeyRecord,
+  ImportApiKeyRecord,
+  ImportApiKeysResult,
+  Scope,
+} from "./types.ts";
+
+/** A date field: a valid `Date` or ISO string within range, `null`/absent as `null`. */
+function dateOf(value: unknown, field: string): Date | null {
+  if (value === undefined || value === null) return null;
+  const date = typeof value === "string" ? new Date(value) : value;
+  if (!(date instanceof Date) || Number.isNaN(date.getTime())) {
+    fail(field, "must be a valid Date, an ISO 8601 string or null");
+  }
+  const problem = instantProblem(date.getTime());
+  if (problem !== undefined) fail(field, problem);
+  return new Date(date.getTime());
+}
+
+/** `resource:level` strings as `Scope` objects (objects pass through for validation). */
+function scopesOf(value: unknown): Scope[] {
+  if (!Array.isArray(value)) return value as Scope[];
+  return value.map((scope) => {
+    if (typeof scope !== "string") return scope;
+    const colon = scope.lastIndexOf(":");
+    return { resource: scope.slice(0, colon), level: scope.slice(colon + 1) } as Scope;
+  });
+}
+
+/** Validates one foreign record of `importKeys` into the record to insert (without its id). */
+function validateImport(s: Settings, input: unknown): Omit<ApiKeyRecord, "id"> & { id?: string } {
+  if (typeof input !== "object" || input === null) fail("record", "must be an object");
+  const r = input as Partial<Record<keyof ImportApiKeyRecord, unknown>>;
+  if (!s.layouts.acceptsPrefix(r.prefix as string)) {
+    fail("prefix", "must be the prefix of a key of an accepted layout (its length and alphabet)");
+  }
+  const hashScheme = r.hashScheme as ApiKeyHashScheme;
+  if (!API_KEY_HASH_SCHEMES.includes(hashScheme)) {
+    fail("hashScheme", `must be one of ${API_KEY_HASH_SCHEMES.join(", ")}`);
+  }
+  if (hashScheme !== CURRENT_HASH_SCHEME && s.layouts.legacy.length === 0) {
+    fail("hashScheme", `${hashScheme} needs the service's legacyKeyLayouts (the keys' layout)`);
+  }
+  const hash = hashScheme === CURRENT_HASH_SCHEME || typeof r.hash !== "string"
+    ? r.hash
+    : r.hash.toLowerCase();
+  if (typeof hash !== "string" || !isWellFormedHash(hashScheme, hash)) {
+    fail("hash", `is not a ${hashScheme} hash`);
+  }
+  const pepperVersion = r.pepperVersion as number;
+  if (hashScheme === "sha256" ? pepperVersion !== 0 : !s.hasher.hasVersion(pepperVersion)) {
+    fail(
+      "pepperVersion",
+      hashScheme === "sha256" ? "must be 0 for sha256" : "must be a configured pepper version",
+    );
+  }
+  if (r.id !== undefined) requireNonEmptyString(r.id, "id");
+  if (r.createdBy !== undefined && r.createdBy !== null) {
+    requireNonEmptyString(r.createdBy, "createdBy");
+  }
+  const valid = validateCreateInput({
+    tenantId: r.tenantId as string,
+    name: r.name as string,
+    scopes: scopesOf(r.scopes),
+    environment: (r.environment ?? "missing") as ApiKeyRecord["environment"],
+    createdBy: (r.createdBy ?? undefined) as string | undefined,
+    allowedIpCidrs: r.allowedIpCidrs as string[] | undefined,
+    expiresAt: dateOf(r.expiresAt, "expiresAt"),
+  });
+  const record: Omit<ApiKeyRecord, "id"> & { id?: string } = {
+    id: r.id as string | undefined,
+    tenantId: valid.tenantId,
+    name: valid.name,
+    environment: valid.environment,
+    prefix: r.prefix as string,
+    hash,
+    pepperVersion,
+    scopes: valid.scopes,
+    allowedIpCidrs: valid.allowedIpCidrs,
+    lastUsedAt: dateOf(r.lastUsedAt, "lastUsedAt"),
+    expiresAt: valid.expiresAt ?? null,
+    revokedAt: dateOf(r.revokedAt, "revokedAt"),
+    rotatedAt: null,
+    replacedByKeyId: null,
+    createdBy: valid.createdBy,
+    createdAt: dateOf(r.createdAt, "createdAt") ?? s.clock(),
+  };
+  if (hashScheme !== CURRENT_HASH_SCHEME) record.hashScheme = hashScheme;
+  return record;
+}
+
+/** The outcome of one record: imported, skipped, or the conflict's or error's message. */
+type Outcome = "imported" | "skipped" | { conflict: string } | { error: string };
+
+/**
+ * Whether the stored record `existing` is the imported one `record`: the
+ * same hash, or (with an id given) the same id and tenant on the current
+ * scheme and pepper version where the import's hash is not (upgraded on use
+ * since it was imported).
+ */
+function isSameKey(
+  s: Settings,
+  existing: ApiKeyRecord,
+  record: Omit<ApiKeyRecord, "id"> & { id?: string },
+): boolean {
+  if (existing.hash === record.hash) return true;
+  const isCurrent = (r: { hashScheme?: string; pepperVersion: number }) =>
+    (r.hashScheme ?? CURRENT_HASH_SCHEME) === CURRENT_HASH_SCHEME &&
+    r.pepperVersion === s.hasher.currentVersion;
+  return record.id !== undefined && existing.id === record.id &&
+    existing.tenantId === record.tenantId && isCurrent(existing) && !isCurrent(record);
+}
+
+/** Imports one validated record (see `importKeys`). */
+async function importOne(
+  s: Settings,
+  valid: Omit<ApiKeyRecord, "id"> & { id?: string },
+): Promise<Outcome> {
+  const existing = await s.storage.findByPrefix(valid.prefix);
+  if (existing !== null) {
+    return isSameKey(s, existing, valid)
+      ? "skipped"
+      : { conflict: "the prefix holds another key (a different hash)" };
+  }
+  if (valid.id !== undefined && await s.storage.findById(valid.id) !== null) {
+    return { conflict: "the id belongs to another key" };
+  }
+  const id = valid.id ?? s.idFactory();
+  if (typeof id !== "string" || id === "") {
+    throw new TypeError("ApiKeysServiceOptions.idFactory must return a non-empty string");
+  }
+  const record: ApiKeyRecord = { ...valid, id };
+  try {
+    await s.storage.insert(record);
+  } catch (error) {
+    // A concurrent import may have won the prefix.
+    const now = await s.storage.findByPrefix(valid.prefix).catch(() => null);
+    if (now === null) throw error;
+    return isSameKey(s, now, valid) ? "skipped" : { conflict: "the prefix holds another key" };
+  }
+  s.emitEvent?.({
+    type: "api_key.created",
+    at: s.clock(),
+    keyId: record.id,
+    tenantId: record.tenantId,
+    prefix: record.prefix,
+    environment: record.environment,
+    scopes: [...record.scopes],
+    createdBy: record.createdBy,
+  });
+  return "imported";
+}
+
+/**
+ * See `ApiKeysService.importKeys`: each record in turn, validated, then
+ * imported, skipped or reported; a failure of one record never stops the
+ * others.
+ *
+ * @example
+ * ```ts
+ * import { importKeys } from "./_import.ts";
+ * import { compileSettings } from "./_settings.ts";
+ * import type { ImportApiKeyRecord } from "./types.ts";
+ * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * const settings = compileSettings({
+ *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+ *   storage: new InMemoryApiKeyStorage(),
+ * });
+ * const row = { prefix: "short" } as unknown as ImportApiKeyRecord;
+ * (await importKeys(settings, [row])).errors[0].message;
+ * // "Invalid prefix: must be the prefix of a key of an accepted layout (its length and alphabet)"
+ * ```
+ */
+export async function importKeys(
+  s: Settings,
+  records: Iterable<ImportApiKeyRecord> | AsyncIterable<ImportApiKeyRecord>,
+): Promise<ImportApiKeysResult> {
+  const iterable = records as unknown as Record<symbol, unknown> | null;
+  if (
+    typeof iterable !== "object" || iterable === null ||
+    (typeof iterable[Symbol.iterator] !== "function" &&
+      typeof iterable[Symbol.asyncIterator] !== "function")
+  ) {
+    throw new TypeError("importKeys: records must be an iterable or an async iterable");
+  }
+  const result: ImportApiKeysResult = { imported: 0, skipped: 0, conflicts: [], errors: [] };
+  let index = 0;
+  for await (const input of records) {
+    const at = index++;
+    const prefix = typeof (input as { prefix?: unknown })?.prefix === "string"
+      ? (input as { prefix: string }).prefix
+      : null;
+    let outcome: Outcome;
+    try {
+      outcome = await importOne(s, validateImport(s, input));
+    } catch (error) {
+      if (error instanceof TypeError && !(error instanceof ApiKeyValidationError)) throw error;
+      outcome = { error: error instanceof Error ? error.message : "failed" };
+    }
+    if (outcome === "imported") result.imported++;
+    else if (outcome === "skipped") result.skipped++;
+    else if ("conflict" in outcome) {
+      result.conflicts.push({ index: at, prefix, message: outcome.conflict });
+    } else result.errors.push({ index: at, prefix, message: outcome.error });
+  }
+  return result;
+}

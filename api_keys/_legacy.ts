@@ -1,0 +1,201 @@
+/**
+ * Legacy hashes in `ApiKeysService`: the upgrade on use (a record verified on
+ * a legacy hash scheme or an old pepper version is re-hashed with the current
+ * ones through the storage's `replaceHash`, off the request's path), the
+ * hash report, and the retirement check of `ready()`.
+ *
+ * @module
+ */
+import type { ApiKeyEvent } from "./events.ts";
+import { CURRENT_HASH_SCHEME, type Sha256Hasher } from "./hasher.ts";
+import type { Settings } from "./_settings.ts";
+import type { Dispatch } from "./_sinks.ts";
+import type { StorageAccess } from "./_storage.ts";
+import type { ApiKeyHashReport, ApiKeyRecord } from "./types.ts";
+
+/** Most records whose upgrade is remembered as attempted (the oldest is forgotten first). */
+const MAX_ATTEMPTS_REMEMBERED = 100_000;
+
+/**
+ * Upgrades records on use. `afterVerified` is called by the verify flow once
+ * a record's secret is proven and the key is usable; it only decides and
+ * schedules: the re-hash and the `replaceHash` compare-and-set run after the
+ * verification has returned, are never awaited by it, and are tried at most
+ * once per record per instance (concurrent verifications of one record
+ * start one upgrade). A failure emits `api_key.rehash_failed`; a hash that
+ * changed underneath (`replaceHash` answering `false`) is left alone.
+ *
+ * @example
+ * ```ts
+ * import { compileSettings } from "./_settings.ts";
+ * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * const settings = compileSettings({
+ *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+ *   storage: new InMemoryApiKeyStorage(),
+ * });
+ * settings.upgrade !== undefined; // true: the in-memory storage has replaceHash
+ * ```
+ */
+export class HashUpgrade {
+  readonly #hasher: Sha256Hasher;
+  readonly #storage: StorageAccess;
+  readonly #emitEvent: Dispatch<ApiKeyEvent> | undefined;
+  readonly #clock: () => Date;
+  readonly #attempted = new Set<string>();
+
+  /** Upgrades through `storage` (which has `replaceHash`) to `hasher`'s current version. */
+  constructor(
+    hasher: Sha256Hasher,
+    storage: StorageAccess,
+    emitEvent: Dispatch<ApiKeyEvent> | undefined,
+    clock: () => Date,
+  ) {
+    this.#hasher = hasher;
+    this.#storage = storage;
+    this.#emitEvent = emitEvent;
+    this.#clock = clock;
+  }
+
+  /** Schedules the upgrade of `record`, verified with `secret`, when it needs one. */
+  afterVerified(record: Readonly<ApiKeyRecord>, secret: string): void {
+    const hashScheme = record.hashScheme ?? CURRENT_HASH_SCHEME;
+    const { id, pepperVersion } = record;
+    if (hashScheme === CURRENT_HASH_SCHEME && pepperVersion === this.#hasher.currentVersion) return;
+    const attempted = this.#attempted;
+    if (attempted.has(id)) return;
+    if (attempted.size >= MAX_ATTEMPTS_REMEMBERED) {
+      attempted.delete(attempted.values().next().value!);
+    }
+    attempted.add(id);
+    // A copy: the record may be a stored object that the upgrade itself changes.
+    const before = { ...record, hashScheme };
+    Promise.resolve().then(() => this.#upgrade(before, secret)).catch(() => {});
+  }
+
+  async #upgrade(
+    record: Readonly<ApiKeyRecord> & { hashScheme: ApiKeyRecord["hashScheme"] & string },
+    secret: string,
+  ): Promise<void> {
+    try {
+      const next = await this.#hasher.hash(secret);
+      await this.#storage.replaceHash(record.id, record.hash, {
+        hash: next.hash,
+        hashScheme: CURRENT_HASH_SCHEME,
+        pepperVersion: next.pepperVersion,
+      });
+    } catch {
+      // A throwing clock rejects this detached promise, which is dropped.
+      this.#emitEvent?.({
+        type: "api_key.rehash_failed",
+        at: this.#clock(),
+        keyId: record.id,
+        tenantId: record.tenantId,
+        prefix: record.prefix,
+        environment: record.environment,
+        hashScheme: record.hashScheme,
+        pepperVersion: record.pepperVersion,
+      });
+    }
+  }
+}
+
+/**
+ * Validates `retiredPepperVersions` (undefined, or an array of positive
+ * integers without the current version) for a storage that can count
+ * hashes; a `TypeError` names `label`.
+ *
+ * @example
+ * ```ts
+ * import { validateRetiredVersions } from "./_legacy.ts";
+ * validateRetiredVersions([1], 2, true, "retiredPepperVersions"); // [1]
+ * ```
+ */
+export function validateRetiredVersions(
+  value: unknown,
+  currentVersion: number,
+  canCount: boolean,
+  label: string,
+): readonly number[] | undefined {
+  if (value === undefined) return undefined;
+  if (
+    !Array.isArray(value) ||
+    !value.every((version) => Number.isSafeInteger(version) && version > 0)
+  ) {
+    throw new TypeError(`${label} must be an array of positive integers`);
+  }
+  if (value.includes(currentVersion)) {
+    throw new TypeError(`${label} must not include the current pepper version ${currentVersion}`);
+  }
+  if (!canCount) {
+    throw new TypeError(`${label} needs the storage capability countHashes (see ApiKeyStorage)`);
+  }
+  return Object.freeze([...value]);
+}
+
+/**
+ * The hash report of `ApiKeysService.hashReport` (see `ApiKeyHashReport`):
+ * rejects with `ApiKeyStorageError` when the storage fails or has no
+ * `countHashes`.
+ *
+ * @example
+ * ```ts
+ * import { hashReport } from "./_legacy.ts";
+ * import { compileSettings } from "./_settings.ts";
+ * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * const settings = compileSettings({
+ *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+ *   storage: new InMemoryApiKeyStorage(),
+ * });
+ * (await hashReport(settings)).usable; // 0
+ * ```
+ */
+export async function hashReport(s: Settings): Promise<ApiKeyHashReport> {
+  const at = s.clock();
+  const counts = await s.storage.countHashes(at);
+  const current = s.hasher.currentVersion;
+  let usable = 0;
+  let toUpgrade = 0;
+  for (const { hashScheme, pepperVersion, count } of counts) {
+    usable += count;
+    if (hashScheme !== CURRENT_HASH_SCHEME || pepperVersion !== current) toUpgrade += count;
+  }
+  return { at: new Date(at.getTime()), currentPepperVersion: current, counts, usable, toUpgrade };
+}
+
+/**
+ * The start check of `ApiKeysService.ready` (see there): with
+ * `retiredPepperVersions`, rejects while usable records remain on a retired
+ * version or on `sha256`, naming the counts; a storage failure rejects too.
+ *
+ * @example
+ * ```ts
+ * import { checkReady } from "./_legacy.ts";
+ * import { compileSettings } from "./_settings.ts";
+ * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * await checkReady(compileSettings({
+ *   peppers: { 2: "a-pepper-of-at-least-thirty-two-bytes" },
+ *   storage: new InMemoryApiKeyStorage(),
+ *   retiredPepperVersions: [1],
+ * }));
+ * ```
+ */
+export async function checkReady(s: Settings): Promise<void> {
+  const retired = s.retiredPepperVersions;
+  if (retired === undefined) return;
+  const report = await hashReport(s);
+  const stranded = report.counts.filter(({ hashScheme, pepperVersion }) =>
+    hashScheme === "sha256" || retired.includes(pepperVersion)
+  );
+  if (stranded.length === 0) return;
+  const total = stranded.reduce((sum, { count }) => sum + count, 0);
+  const detail = stranded.map(({ hashScheme, pepperVersion, count }) =>
+    `${count} on ${hashScheme === "sha256" ? "sha256" : `pepper version ${pepperVersion}`}` +
+    (hashScheme === "sha256" || hashScheme === CURRENT_HASH_SCHEME ? "" : ` (${hashScheme})`)
+  ).join(", ");
+  throw new Error(
+    `api-keys: refusing to start: ${total} usable API key${total === 1 ? "" : "s"} ` +
+      `${total === 1 ? "still needs" : "still need"} a retired hash (${detail}); they are ` +
+      "upgraded on use, or rotate or revoke them, then start again (docs/operations.md, " +
+      '"Retiring a version")',
+  );
+}

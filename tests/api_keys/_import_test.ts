@@ -1,0 +1,186 @@
+/**
+ * `ApiKeysService.importKeys` on in-memory storage (the same on PostgreSQL:
+ * tests/postgres/legacy_test.ts): validated per record, idempotent keyed by
+ * prefix, conflicts and errors reported per record without stopping.
+ */
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  type ApiKeyEvent,
+  type ImportApiKeyRecord,
+  InMemoryApiKeyStorage,
+} from "../../api_keys/mod.ts";
+import { makeService, overrideStorage, PEPPER_1 } from "./helpers.ts";
+import { nestarcHash, nestarcKey, plainSha256 } from "./nestarc.ts";
+
+const LEGACY = { legacyKeyLayouts: ["nestarc-v0" as const] };
+
+/** A nestarc export: its keys and their rows as JSON would carry them. */
+function nestarcExport(count: number) {
+  const keys = Array.from({ length: count }, (_, i) => nestarcKey("ak", i % 2 ? "test" : "live"));
+  const rows: ImportApiKeyRecord[] = keys.map((key, i) => ({
+    id: `n-${i}`,
+    tenantId: `tenant-${i % 3}`,
+    name: `nestarc key ${i}`,
+    environment: key.environment,
+    prefix: key.prefix,
+    hash: nestarcHash(key.secret, PEPPER_1),
+    hashScheme: "sha256-pepper",
+    pepperVersion: 1,
+    scopes: ["orders:read", "invoices:write"],
+    expiresAt: i === 0 ? "2031-01-01T00:00:00.000Z" : null,
+    revokedAt: null,
+    lastUsedAt: "2029-12-01T00:00:00.000Z",
+    createdBy: i === 1 ? "admin@example.com" : null,
+    createdAt: "2029-01-01T00:00:00.000Z",
+  }));
+  return { keys, rows };
+}
+
+const created = (events: ApiKeyEvent[]) => events.filter((e) => e.type === "api_key.created");
+
+describe("importKeys", () => {
+  it("imports foreign records whose keys then verify, emitting api_key.created each", async () => {
+    const { keys, rows } = nestarcExport(5);
+    const { service, storage, events } = makeService({ cache: false, ...LEGACY });
+    assert.deepEqual(await service.importKeys(rows), {
+      imported: 5,
+      skipped: 0,
+      conflicts: [],
+      errors: [],
+    });
+    assert.equal(created(events).length, 5);
+    const first = (await storage.findById("n-0"))!;
+    assert.deepEqual(
+      [first.hashScheme, first.expiresAt?.toISOString(), first.scopes, first.rotatedAt],
+      ["sha256-pepper", "2031-01-01T00:00:00.000Z", ["orders:read", "invoices:write"], null],
+    );
+    for (const [i, key] of keys.entries()) {
+      assert.equal((await service.verify(key.raw)).keyId, `n-${i}`);
+    }
+  });
+
+  it("is idempotent: a re-run skips every record without events, upgraded ones included", async () => {
+    const { keys, rows } = nestarcExport(4);
+    const { service, events } = makeService({ cache: false, ...LEGACY });
+    await service.importKeys(rows);
+    await service.verify(keys[2].raw); // upgraded on use: its hash is no longer the export's
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    events.length = 0;
+    assert.deepEqual(await service.importKeys(rows), {
+      imported: 0,
+      skipped: 4,
+      conflicts: [],
+      errors: [],
+    });
+    assert.deepEqual(created(events), []);
+  });
+
+  it("reports a prefix or id holding another key as a per-record conflict and goes on", async () => {
+    const { rows } = nestarcExport(3);
+    const { service } = makeService({ cache: false, ...LEGACY });
+    await service.importKeys([rows[1]]);
+    const other = { ...rows[1], id: "someone-else", hash: "f".repeat(64) };
+    const stolenId = { ...rows[2], id: "n-1" };
+    const result = await service.importKeys([rows[0], other, stolenId, rows[1]]);
+    assert.equal(result.imported, 1);
+    assert.equal(result.skipped, 1);
+    assert.deepEqual(result.conflicts, [
+      {
+        index: 1,
+        prefix: rows[1].prefix,
+        message: "the prefix holds another key (a different hash)",
+      },
+      { index: 2, prefix: rows[2].prefix, message: "the id belongs to another key" },
+    ]);
+    assert.ok(!JSON.stringify(result).includes(rows[1].hash), "no hash in the report");
+  });
+
+  it("validates each record, reporting per record and importing the valid ones", async () => {
+    const { rows } = nestarcExport(1);
+    const base = rows[0];
+    const key = nestarcKey("ak");
+    const cases: [unknown, RegExp][] = [
+      [null, /Invalid record: must be an object/],
+      [{ ...base, prefix: "short" }, /Invalid prefix/],
+      [{ ...base, prefix: "ABCDEFGHIJK!" }, /Invalid prefix/],
+      [
+        { ...base, hashScheme: "md5" },
+        /Invalid hashScheme: must be one of hmac-sha256, sha256-pepper, sha256/,
+      ],
+      [{ ...base, hashScheme: undefined }, /Invalid hashScheme/],
+      [{ ...base, hash: "z".repeat(64) }, /Invalid hash: is not a sha256-pepper hash/],
+      [{ ...base, pepperVersion: 7 }, /Invalid pepperVersion: must be a configured pepper version/],
+      [{ ...base, hashScheme: "sha256", pepperVersion: 1 }, /Invalid pepperVersion: must be 0/],
+      [{ ...base, hashScheme: "hmac-sha256" }, /Invalid hash: is not a hmac-sha256 hash/],
+      [{ ...base, scopes: ["Orders/Admin:read"] }, /Invalid scopes/],
+      [{ ...base, scopes: ["orders:admin"] }, /Invalid scopes/],
+      [{ ...base, scopes: [] }, /Invalid scopes/],
+      [{ ...base, environment: undefined }, /Invalid environment/],
+      [{ ...base, environment: "prod" }, /Invalid environment/],
+      [{ ...base, tenantId: " " }, /Invalid tenantId/],
+      [{ ...base, name: "" }, /Invalid name/],
+      [{ ...base, createdAt: "yesterday" }, /Invalid createdAt/],
+      [{ ...base, expiresAt: "10000-01-01T00:00:00Z" }, /Invalid expiresAt/],
+      [{ ...base, revokedAt: 5 }, /Invalid revokedAt/],
+      [{ ...base, id: "" }, /Invalid id/],
+      [{ ...base, allowedIpCidrs: ["300.1.1.1"] }, /Invalid allowedIpCidrs/],
+    ];
+    const valid = {
+      ...base,
+      id: "good",
+      prefix: key.prefix,
+      hash: nestarcHash(key.secret, PEPPER_1).toUpperCase(),
+    };
+    const { service, storage } = makeService({ cache: false, ...LEGACY });
+    const result = await service.importKeys([...cases.map(([record]) => record), valid] as never);
+    assert.equal(result.imported, 1);
+    assert.equal(result.errors.length, cases.length);
+    for (const [i, [, message]] of cases.entries()) {
+      assert.equal(result.errors[i].index, i);
+      assert.match(result.errors[i].message, message, `case ${i}`);
+    }
+    assert.equal((await storage.findById("good"))!.hash, nestarcHash(key.secret, PEPPER_1));
+    assert.equal((await service.verify(key.raw)).keyId, "good");
+  });
+
+  it("takes an async iterable, sha256 records, and refuses legacy schemes without legacyKeyLayouts", async () => {
+    const key = nestarcKey("ak");
+    const row: ImportApiKeyRecord = {
+      tenantId: "t",
+      name: "plain",
+      environment: "live",
+      prefix: key.prefix,
+      hash: plainSha256(key.secret),
+      hashScheme: "sha256",
+      pepperVersion: 0,
+      scopes: [{ resource: "orders", level: "read" }],
+    };
+    async function* stream() {
+      yield row;
+    }
+    const plain = makeService({ cache: false });
+    const refused = await plain.service.importKeys(stream());
+    assert.match(refused.errors[0].message, /sha256 needs the service's legacyKeyLayouts/);
+    const { service } = makeService({ cache: false, ...LEGACY });
+    assert.equal((await service.importKeys(stream())).imported, 1);
+    assert.equal((await service.verify(key.raw)).tenantId, "t");
+    await assert.rejects(service.importKeys(42 as never), TypeError);
+  });
+
+  it("a storage failure is that record's error; the others go on", async () => {
+    const { rows } = nestarcExport(3);
+    const inner = new InMemoryApiKeyStorage();
+    let calls = 0;
+    const storage = overrideStorage(inner, {
+      insert: (record: never) =>
+        ++calls === 2 ? Promise.reject(new Error("db down")) : inner.insert(record),
+    });
+    const { service } = makeService({ storage, cache: false, ...LEGACY });
+    const result = await service.importKeys(rows);
+    assert.equal(result.imported, 2);
+    assert.deepEqual(result.errors, [
+      { index: 1, prefix: rows[1].prefix, message: "API key storage is unavailable" },
+    ]);
+  });
+});

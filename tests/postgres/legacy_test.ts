@@ -1,0 +1,234 @@
+/**
+ * Bring your keys on a real PostgreSQL through Prisma Client 7 (migration
+ * 0003 applied): records made by the legacy algorithms verify; under 50
+ * concurrent verifies a record is upgraded exactly once, then verifies under
+ * the new scheme; a hash changed underneath is left alone; retired pepper
+ * versions with records left refuse to start; the import (API and CLI) is
+ * idempotent and reports conflicts. Skips without `DATABASE_URL`; fails
+ * instead under `CI=true`.
+ */
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  ApiKeysService,
+  type ApiKeysServiceOptions,
+  type ImportApiKeyRecord,
+  PrismaApiKeyStorage,
+} from "../../api_keys/mod.ts";
+import { createPrismaClient, probeDatabase, REQUIRED } from "./prisma_client.ts";
+import { nestarcHash, nestarcKey, plainSha256 } from "../api_keys/nestarc.ts";
+import { exportFile, runImport } from "../scripts/import_keys_cli.ts";
+
+const url = Deno.env.get("DATABASE_URL");
+const unavailable = await probeDatabase(url);
+const PEPPER_1 = "postgres-legacy-pepper-one-0123456789ab";
+const PEPPER_2 = "postgres-legacy-pepper-two-0123456789ab";
+const LEGACY = { legacyKeyLayouts: ["nestarc-v0" as const] };
+
+if (unavailable !== undefined && REQUIRED) {
+  describe("legacy keys on PostgreSQL", () => {
+    it("needs PostgreSQL under CI=true", () => {
+      assert.fail(unavailable);
+    });
+  });
+} else if (unavailable !== undefined) {
+  describe("legacy keys on PostgreSQL", { skip: unavailable }, () => {
+    it("runs the suite", () => {});
+  });
+} else {
+  const prisma = await createPrismaClient(url!);
+  const reset = () => prisma.$executeRawUnsafe('TRUNCATE TABLE "api_keys"');
+  const service = (storage: PrismaApiKeyStorage, options: Partial<ApiKeysServiceOptions> = {}) =>
+    new ApiKeysService({ peppers: { 1: PEPPER_1 }, storage, cache: false, ...LEGACY, ...options });
+  /** The row of `id` as PostgreSQL has it. */
+  const row = async (id: string) =>
+    ((await prisma.apiKey.findUnique({ where: { id } })) as Record<string, unknown> | null)!;
+  /** Lets the detached upgrades run (real round trips). */
+  const settle = async (done: () => boolean | Promise<boolean>) => {
+    for (let i = 0; i < 200 && !(await done()); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  };
+
+  /** A nestarc export of `count` keys (sha256-pepper, pepper 1). */
+  const nestarcExport = (count: number) => {
+    const keys = Array.from({ length: count }, () => nestarcKey("ak"));
+    const rows: ImportApiKeyRecord[] = keys.map((key, i) => ({
+      id: `pg-${i}-${key.prefix}`,
+      tenantId: "t-pg",
+      name: `nestarc ${i}`,
+      environment: key.environment,
+      prefix: key.prefix,
+      hash: nestarcHash(key.secret, PEPPER_1),
+      hashScheme: "sha256-pepper",
+      pepperVersion: 1,
+      scopes: ["orders:read"],
+      createdAt: "2029-01-01T00:00:00.000Z",
+    }));
+    return { keys, rows };
+  };
+
+  after(async () => {
+    await reset();
+    await prisma.$disconnect();
+  });
+
+  describe("legacy keys on PostgreSQL", () => {
+    it("imported sha256-pepper and sha256 records verify with their legacy keys", async () => {
+      await reset();
+      const storage = new PrismaApiKeyStorage(prisma);
+      const { keys, rows } = nestarcExport(2);
+      const plain = nestarcKey("ak", "test");
+      rows.push({
+        ...rows[0],
+        id: "pg-plain",
+        environment: "test",
+        prefix: plain.prefix,
+        hash: plainSha256(plain.secret),
+        hashScheme: "sha256",
+        pepperVersion: 0,
+      });
+      const keysService = service(storage, { peppers: { 1: PEPPER_1, 2: PEPPER_2 } });
+      const result = await keysService.importKeys(rows);
+      assert.deepEqual(result, { imported: 3, skipped: 0, conflicts: [], errors: [] });
+      assert.equal((await row("pg-plain")).hashScheme, "sha256");
+      const checking = service(storage, {
+        peppers: { 1: PEPPER_1, 2: PEPPER_2 },
+        currentPepperVersion: 1,
+      });
+      for (const [i, key] of keys.entries()) {
+        assert.equal((await checking.verify(key.raw)).keyId, rows[i].id);
+      }
+      assert.equal((await checking.verify(plain.raw)).keyId, "pg-plain");
+    });
+
+    it("under 50 concurrent verifies a record is upgraded exactly once, then verifies under the new scheme", async () => {
+      await reset();
+      const storage = new PrismaApiKeyStorage(prisma);
+      const { keys, rows } = nestarcExport(1);
+      await service(storage).importKeys(rows);
+      const answers: boolean[] = [];
+      const replaceHash = storage.replaceHash.bind(storage);
+      storage.replaceHash = async (...args) => {
+        const answer = await replaceHash(...args);
+        answers.push(answer);
+        return answer;
+      };
+      const upgrading = service(storage, { peppers: { 1: PEPPER_1, 2: PEPPER_2 } });
+      const contexts = await Promise.all(
+        Array.from({ length: 50 }, () => upgrading.verify(keys[0].raw)),
+      );
+      assert.ok(contexts.every((context) => context.keyId === rows[0].id));
+      await settle(() => answers.length > 0);
+      assert.deepEqual(answers, [true]);
+      const upgraded = await row(rows[0].id!);
+      assert.deepEqual([upgraded.hashScheme, upgraded.pepperVersion], ["hmac-sha256", 2]);
+      assert.match(upgraded.hash as string, /^[A-Za-z0-9_-]{43}$/);
+      // Another instance, with only the new pepper: the record verifies under the new scheme.
+      const fresh = service(new PrismaApiKeyStorage(prisma), { peppers: { 2: PEPPER_2 } });
+      assert.equal((await fresh.verify(keys[0].raw)).keyId, rows[0].id);
+      const report = await fresh.hashReport();
+      assert.deepEqual(report.counts, [{ hashScheme: "hmac-sha256", pepperVersion: 2, count: 1 }]);
+      assert.equal(report.toUpgrade, 0);
+    });
+
+    it("a record whose hash changed underneath the upgrade is left alone", async () => {
+      await reset();
+      const storage = new PrismaApiKeyStorage(prisma);
+      const { keys, rows } = nestarcExport(1);
+      await service(storage).importKeys(rows);
+      const changed = "c".repeat(64);
+      const replaceHash = storage.replaceHash.bind(storage);
+      let answer: boolean | undefined;
+      storage.replaceHash = async (...args) => {
+        // Another process changes the hash between this verify's read and its upgrade.
+        await prisma.apiKey.update({ where: { id: args[0] }, data: { hash: changed } });
+        answer = await replaceHash(...args);
+        return answer;
+      };
+      const events: string[] = [];
+      const upgrading = service(storage, {
+        peppers: { 1: PEPPER_1, 2: PEPPER_2 },
+        onEvent: (event) => void events.push(event.type),
+      });
+      await upgrading.verify(keys[0].raw);
+      await settle(() => answer !== undefined);
+      assert.equal(answer, false);
+      const kept = await row(rows[0].id!);
+      assert.deepEqual([kept.hash, kept.hashScheme, kept.pepperVersion], [
+        changed,
+        "sha256-pepper",
+        1,
+      ]);
+      assert.ok(!events.includes("api_key.rehash_failed"));
+    });
+
+    it("retiredPepperVersions with usable records left refuses to start, naming the count", async () => {
+      await reset();
+      const storage = new PrismaApiKeyStorage(prisma);
+      const { keys, rows } = nestarcExport(3);
+      await service(storage, { peppers: { 1: PEPPER_1, 2: PEPPER_2 } }).importKeys(rows);
+      const start = () =>
+        service(new PrismaApiKeyStorage(prisma), {
+          peppers: { 2: PEPPER_2 },
+          retiredPepperVersions: [1],
+        }).ready();
+      await assert.rejects(
+        start(),
+        /refusing to start: 3 usable API keys still need a retired hash \(3 on pepper version 1 \(sha256-pepper\)\)/,
+      );
+      await prisma.apiKey.update({ where: { id: rows[0].id! }, data: { revokedAt: new Date() } });
+      const upgrading = service(storage, { peppers: { 1: PEPPER_1, 2: PEPPER_2 } });
+      await upgrading.verify(keys[1].raw);
+      await settle(async () => (await row(rows[1].id!)).hashScheme === "hmac-sha256");
+      await assert.rejects(start(), /refusing to start: 1 usable API key still needs/);
+      await upgrading.verify(keys[2].raw);
+      await settle(async () => (await row(rows[2].id!)).hashScheme === "hmac-sha256");
+      await start();
+    });
+
+    it("the import is idempotent on re-run and reports conflicts (API)", async () => {
+      await reset();
+      const storage = new PrismaApiKeyStorage(prisma);
+      const { rows } = nestarcExport(5);
+      const events: string[] = [];
+      const importer = service(storage, { onEvent: (event) => void events.push(event.type) });
+      assert.equal((await importer.importKeys(rows)).imported, 5);
+      assert.equal(events.filter((type) => type === "api_key.created").length, 5);
+      events.length = 0;
+      const other = { ...rows[3], id: "pg-other", hash: "d".repeat(64) };
+      const again = await importer.importKeys([...rows, other]);
+      assert.equal(again.imported, 0);
+      assert.equal(again.skipped, 5);
+      assert.deepEqual(again.conflicts, [{
+        index: 5,
+        prefix: rows[3].prefix,
+        message: "the prefix holds another key (a different hash)",
+      }]);
+      assert.deepEqual(events, []);
+      const count = await prisma.apiKey.findMany({ where: {}, orderBy: [{ id: "asc" }] });
+      assert.equal(count.length, 5);
+    });
+
+    it("the CLI imports into PostgreSQL with DATABASE_URL, idempotent on re-run", async () => {
+      await reset();
+      const { keys, path } = exportFile(3, PEPPER_1);
+      const env = { API_KEY_PEPPERS: JSON.stringify({ 1: PEPPER_1 }), DATABASE_URL: url! };
+      const args = ["--jsonl", path, "--legacy-key-layout", "nestarc-v0"];
+      const first = await runImport(args, env);
+      assert.equal(first.code, 0, first.stderr);
+      assert.deepEqual(JSON.parse(first.stdout), {
+        dryRun: false,
+        imported: 3,
+        skipped: 0,
+        conflicts: 0,
+        errors: 0,
+      });
+      const second = await runImport(args, env);
+      assert.equal(JSON.parse(second.stdout).skipped, 3);
+      const verifier = service(new PrismaApiKeyStorage(prisma));
+      assert.equal((await verifier.verify(keys[1].raw)).tenantId, "t-cli");
+      Deno.removeSync(path);
+    });
+  });
+}
