@@ -443,3 +443,50 @@ describe("createSafeFetch route: pagination input and the Link header", () => {
     assert.equal(only.body.meta.pagination.links, undefined);
   });
 });
+
+describe("createSafeFetch route: the IETF RateLimit fields and the sunset link", () => {
+  it("mirrors RateLimit/RateLimit-Policy with rateLimit.standard; X-RateLimit-* wins", async () => {
+    const { safe } = safeWith({ rateLimit: { standard: true } });
+    const standard = safe.route({}, (_request, context) => {
+      context.headers.set("RateLimit", '"burst";r=50;t=30, "day";r=900;t=3600');
+      context.headers.set("RateLimit-Policy", '"burst";q=100;w=60, "day";q=1000;w=86400');
+      return { ok: true };
+    });
+    const { body } = await read(await standard(at("/")));
+    assert.deepEqual(body.meta.rateLimit, { limit: 100, remaining: 50, reset: 30 });
+    const both = safe.route({}, (_request, context) => {
+      context.headers.set("RateLimit", '"burst";r=50;t=30');
+      context.headers.set("X-RateLimit-Limit", "10");
+      context.headers.set("X-RateLimit-Remaining", "9");
+      context.headers.set("X-RateLimit-Reset", "60");
+      return { ok: true };
+    });
+    assert.deepEqual((await read(await both(at("/")))).body.meta.rateLimit, {
+      limit: 10,
+      remaining: 9,
+      reset: 60,
+    });
+    const hostile = safe.route({}, (_request, context) => {
+      context.headers.set("RateLimit", '"x";r=' + "9".repeat(5_000));
+      return { ok: true };
+    });
+    const ignored = await read(await hostile(at("/")));
+    assert.equal(ignored.status, 200);
+    assert.equal(ignored.body.meta?.rateLimit, undefined);
+  });
+
+  it('sends Deprecated\'s sunsetLink as rel="sunset", after a Link the handler set', async () => {
+    const { safe } = safeWith();
+    const legacy = safe.route(
+      { deprecated: { sunset: "2030-01-01", sunsetLink: "https://example.com/sunset" } },
+      (_request, context) => {
+        context.headers.set("Link", '</other>; rel="help"');
+        return { ok: true };
+      },
+    );
+    const { headers } = await read(await legacy(at("/")));
+    const link = headers.get("link") ?? "";
+    assert.match(link, /^<\/other>; rel="help", /);
+    assert.match(link, /<https:\/\/example\.com\/sunset>; rel="sunset"/);
+  });
+});
