@@ -6,7 +6,10 @@ import { clientIpBehindProxies, compileTrustedProxies } from "../../api_keys/_fo
 describe("compileTrustedProxies", () => {
   it("normalises the ranges and defaults the header to X-Forwarded-For", () => {
     const proxies = compileTrustedProxies({ trustedProxies: ["10.0.0.1", "10.1.0.0/16"] }, "r");
-    assert.deepEqual(proxies, { trusted: ["10.0.0.1/32", "10.1.0.0/16"], header: "x-forwarded-for" });
+    assert.deepEqual(proxies, {
+      trusted: ["10.0.0.1/32", "10.1.0.0/16"],
+      header: "x-forwarded-for",
+    });
     assert.equal(
       compileTrustedProxies({ trustedProxies: ["::1"], header: "forwarded" }, "r").header,
       "forwarded",
@@ -20,7 +23,11 @@ describe("compileTrustedProxies", () => {
       /"not-an-ip" is not an address or CIDR/,
     );
     assert.throws(
-      () => compileTrustedProxies({ trustedProxies: ["10.0.0.1"], header: "x-real-ip" as never }, "who"),
+      () =>
+        compileTrustedProxies(
+          { trustedProxies: ["10.0.0.1"], header: "x-real-ip" as never },
+          "who",
+        ),
       TypeError,
     );
   });
@@ -34,7 +41,10 @@ describe("clientIpBehindProxies", () => {
   );
 
   it("returns the first untrusted hop from the right", () => {
-    assert.equal(clientIpBehindProxies("10.0.0.1", "198.51.100.1, 203.0.113.7", xff), "203.0.113.7");
+    assert.equal(
+      clientIpBehindProxies("10.0.0.1", "198.51.100.1, 203.0.113.7", xff),
+      "203.0.113.7",
+    );
     assert.equal(clientIpBehindProxies("10.0.0.1", "203.0.113.7, 10.2.3.4", xff), "203.0.113.7");
     assert.equal(clientIpBehindProxies("192.0.2.9", "203.0.113.7", xff), "192.0.2.9");
     assert.equal(

@@ -16,7 +16,9 @@ describe("leak core", () => {
   it("checks options, naming them", () => {
     assert.equal(positiveInteger(undefined, 7, "n"), 7);
     assert.equal(positiveInteger(3, 7, "n"), 3);
-    for (const bad of [0, -1, 1.5, "3"]) assert.throws(() => positiveInteger(bad, 7, "n"), /^TypeError: n /);
+    for (const bad of [0, -1, 1.5, "3"]) {
+      assert.throws(() => positiveInteger(bad, 7, "n"), /^TypeError: n /);
+    }
     optionalFunction(undefined, "f");
     assert.throws(() => optionalFunction(1, "f"), /f must be a function/);
     assert.throws(() => compileLeakCore(null as never, "Opts"), /Opts must be an object/);
