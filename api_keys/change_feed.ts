@@ -10,6 +10,9 @@
  * every change up to some counter (a lost connection, a change it saw only as
  * a counter advance), it delivers a reset instead: drop everything.
  *
+ * Over 300 lines because the feed's interface, its notice types and the
+ * in-memory feed are one contract, documented with an example per public name.
+ *
  * @module
  */
 import { createDispatcher, type Dispatch } from "./_sinks.ts";

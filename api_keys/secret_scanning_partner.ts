@@ -3,6 +3,10 @@
  * signature over the raw body, checks each reported token's checksum offline,
  * revokes each key that verifies and, when enabled, answers feedback.
  *
+ * Over 300 lines because the endpoint's steps (signature, body, per-token
+ * checks, revocation, feedback) are one flow, read in one place with its
+ * documented options.
+ *
  * @module
  */
 import { verifyDerSignature } from "./_ecdsa_signature.ts";

@@ -3,6 +3,10 @@
  * the server (`./safe-response`) and browsers (`./client`). This file imports
  * nothing.
  *
+ * Over 300 lines because it is the single definition of the wire format, and
+ * each type carries its documentation and example, the one place JSR renders
+ * them from.
+ *
  * @module
  */
 

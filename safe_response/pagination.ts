@@ -2,6 +2,10 @@
  * Handler return shapes of paginated routes and the pagination metadata
  * computed from them.
  *
+ * Over 300 lines because the offset and cursor shapes, their checks and the
+ * metadata computed from them are one rule, each public name with its
+ * documentation and example.
+ *
  * @module
  */
 import type { CursorPaginationMeta, PaginationMeta, SortInfo } from "../client/types.ts";

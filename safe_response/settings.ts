@@ -3,6 +3,9 @@
  * done once when the module is registered. A bad option throws a `TypeError`
  * naming it.
  *
+ * Over 300 lines because every module option is checked here, in one place,
+ * naming the option it rejects.
+ *
  * @module
  */
 import type { ErrorCatalog } from "./error_catalog.ts";

@@ -3,6 +3,9 @@
  * notices of the trigger of `prisma/migrations/0002_api_key_change_feed` and
  * polls the change counter, reconnecting with backoff when it is lost.
  *
+ * Over 300 lines because the feed's connection life cycle (connect, trigger
+ * check, listen, poll, backoff, close) is one state machine, read in one place.
+ *
  * @module
  */
 import pg from "pg";

@@ -6,6 +6,9 @@
  * meta feature of the Nest module; `errorResponse` answers an error raised
  * before a handler (the `onError` of `./api-keys/fetch`).
  *
+ * Over 300 lines because the binding (options, `route`, `errorResponse`) is one
+ * file over the core, most of it documented types with examples.
+ *
  * @module
  */
 import { type DeprecatedOptions, resolveDeprecation } from "../deprecation_headers.ts";

@@ -6,12 +6,9 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import type { ApiKeyChangeNotice } from "../../api_keys/mod.ts";
-import {
-  createPostgresFeed,
-  type PostgresFeedClient,
-  type PostgresFeedOptions,
-} from "../../api_keys/postgres/mod.ts";
+import type { ApiKeyChangeNotice } from "../../../api_keys/mod.ts";
+import { createPostgresFeed } from "../../../api_keys/postgres/mod.ts";
+import type { PostgresFeedClient, PostgresFeedOptions } from "../../../api_keys/postgres/_feed.ts";
 
 const CHANNEL = "api_key_changes";
 const PREFIX = "AbCdEfGhIjKl";

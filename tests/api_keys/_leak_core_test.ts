@@ -1,0 +1,70 @@
+/** What both leaked-key handlers share: option checks, verify-then-revoke, responses. */
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  bodyBytes,
+  compileLeakCore,
+  errorResponse,
+  optionalFunction,
+  positiveInteger,
+  revokeExposedKey,
+} from "../../api_keys/_leak_core.ts";
+import { generateKey } from "../../api_keys/mod.ts";
+import { makeService, READ_ORDERS } from "./helpers.ts";
+
+describe("leak core", () => {
+  it("checks options, naming them", () => {
+    assert.equal(positiveInteger(undefined, 7, "n"), 7);
+    assert.equal(positiveInteger(3, 7, "n"), 3);
+    for (const bad of [0, -1, 1.5, "3"]) {
+      assert.throws(() => positiveInteger(bad, 7, "n"), /^TypeError: n /);
+    }
+    optionalFunction(undefined, "f");
+    assert.throws(() => optionalFunction(1, "f"), /f must be a function/);
+    assert.throws(() => compileLeakCore(null as never, "Opts"), /Opts must be an object/);
+    assert.throws(() => compileLeakCore({ service: {} } as never, "Opts"), TypeError);
+  });
+
+  it("revokes a reported key once, emitting api_key.exposed before api_key.revoked", async () => {
+    const { service, events } = makeService();
+    const exposed: unknown[] = [];
+    const core = compileLeakCore({ service, onExposed: (event) => void exposed.push(event) }, "O");
+    const { id, key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+    events.length = 0;
+    assert.equal(await revokeExposedKey(core, key, "content", "https://example.com/x"), "revoked");
+    assert.deepEqual(events.map((event) => event.type), ["api_key.exposed", "api_key.revoked"]);
+    assert.equal(exposed.length, 1);
+    assert.deepEqual(
+      { ...(exposed[0] as object), at: undefined },
+      {
+        type: "api_key.exposed",
+        at: undefined,
+        keyId: id,
+        tenantId: "t1",
+        prefix: (exposed[0] as { prefix: string }).prefix,
+        environment: "live",
+        source: "content",
+        url: "https://example.com/x",
+      },
+    );
+    assert.equal(await revokeExposedKey(core, key, "content", null), "known");
+    const unknown = generateKey({ environment: "live" }).raw;
+    assert.equal(await revokeExposedKey(core, unknown, "content", null), "unknown");
+  });
+
+  it("bounds bodies before copying and answers errors in the envelope's shape", () => {
+    assert.deepEqual(bodyBytes("abc", 3), new TextEncoder().encode("abc"));
+    assert.equal(bodyBytes("abcd", 3), null);
+    assert.equal(bodyBytes("éé", 3), null);
+    assert.equal(bodyBytes(new Uint8Array(4), 3), null);
+    assert.throws(() => bodyBytes(42 as never, 3), TypeError);
+    const response = errorResponse(422, "bad_report", "Bad report");
+    assert.equal(response.status, 422);
+    assert.equal(response.headers["cache-control"], "no-store");
+    assert.deepEqual(JSON.parse(response.body), {
+      success: false,
+      statusCode: 422,
+      error: { code: "bad_report", message: "Bad report" },
+    });
+  });
+});

@@ -1,0 +1,41 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  initSafeException,
+  SAFE_EXCEPTION,
+  type SafeExceptionFields,
+} from "../../safe_response/_safe_exception.ts";
+import { LIBRARY_ERROR } from "../../safe_response/_library_error.ts";
+import { defineErrors, isSafeException, SafeException } from "../../safe_response/mod.ts";
+import { SafeException as NestSafeException } from "../../safe_response/nest/mod.ts";
+
+describe("initSafeException", () => {
+  it("gives the target its fields and both brands, frozen overrides, hidden brands", () => {
+    const catalog = defineErrors({ GONE: { status: 410, message: "Gone" } });
+    const target = {} as SafeExceptionFields<"GONE">;
+    initSafeException(target, "GONE", { message: "m", details: { id: 1 }, catalog });
+    assert.equal(target.code, "GONE");
+    assert.deepEqual(target.overrides, { message: "m", details: { id: 1 } });
+    assert.ok(Object.isFrozen(target.overrides));
+    assert.equal(target.catalog, catalog);
+    const branded = target as unknown as Record<symbol, unknown>;
+    assert.equal(branded[SAFE_EXCEPTION], true);
+    assert.equal(branded[LIBRARY_ERROR], true);
+    assert.deepEqual(Object.keys(target).sort(), ["catalog", "code", "overrides"]);
+    assert.ok(isSafeException(target));
+  });
+
+  it("leaves catalog absent when none is given", () => {
+    const target = {} as SafeExceptionFields<"X">;
+    initSafeException(target, "X", {});
+    assert.equal("catalog" in target, false);
+  });
+
+  it("brands the core's and the Nest entry's exceptions alike, across copies", () => {
+    assert.equal(SAFE_EXCEPTION, Symbol.for("@saferoute/api-kit/safe-exception"));
+    for (const error of [new SafeException("X"), new NestSafeException("X")]) {
+      assert.equal((error as unknown as Record<symbol, unknown>)[SAFE_EXCEPTION], true);
+      assert.ok(isSafeException(error));
+    }
+  });
+});

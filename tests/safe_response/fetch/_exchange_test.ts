@@ -1,0 +1,89 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  FetchExchange,
+  RequestContext,
+  toResponse,
+} from "../../../safe_response/fetch/_exchange.ts";
+
+describe("FetchExchange and RequestContext", () => {
+  it("reads the request and what the handler set", () => {
+    const context = new RequestContext();
+    const request = new Request("https://api.example/items?page=2", {
+      method: "POST",
+      headers: { "X-Request-Id": "r1" },
+    });
+    const before = new FetchExchange(request);
+    assert.equal(before.method, "POST");
+    assert.equal(before.target, "https://api.example/items?page=2");
+    assert.equal(before.requestHeader("x-request-id"), "r1");
+    assert.equal(before.requestHeader("missing"), undefined);
+    assert.equal(before.status, undefined);
+    const exchange = new FetchExchange(request, context);
+    assert.equal(context.touched, undefined);
+    assert.equal(exchange.responseHeader("x-ratelimit-limit"), undefined);
+    context.headers.set("X-RateLimit-Limit", "10");
+    context.status = 201;
+    assert.equal(exchange.responseHeader("x-ratelimit-limit"), "10");
+    assert.equal(exchange.status, 201);
+  });
+
+  it("throws a TypeError for pagination on a route without it, else reads the parser", () => {
+    const context = new RequestContext();
+    assert.throws(() => context.pagination, TypeError);
+    context.bindPagination(() => ({ kind: "offset", page: 1, limit: 20 }));
+    assert.deepEqual(context.pagination, { kind: "offset", page: 1, limit: 20 });
+  });
+});
+
+describe("toResponse", () => {
+  it("sends a wrapped body as JSON with the handler's and the reply's headers", async () => {
+    const context = new RequestContext();
+    context.headers.set("X-Handler", "h");
+    const response = toResponse(
+      { status: 404, headers: [["X-Request-Id", "r1"]], body: { success: false }, wrapped: true },
+      context,
+    );
+    assert.equal(response.status, 404);
+    assert.equal(response.headers.get("content-type"), "application/json");
+    assert.equal(response.headers.get("x-handler"), "h");
+    assert.equal(response.headers.get("x-request-id"), "r1");
+    assert.deepEqual(await response.json(), { success: false });
+  });
+
+  it("keeps a reply's own content type, and sends unwrapped bodies as they are", async () => {
+    const problem = toResponse({
+      status: 400,
+      headers: [["Content-Type", "application/problem+json"]],
+      body: { status: 400 },
+      wrapped: true,
+    }, undefined);
+    assert.equal(problem.headers.get("content-type"), "application/problem+json");
+    const text = toResponse({ status: 200, headers: [], body: "plain", wrapped: false }, undefined);
+    assert.equal(text.headers.get("content-type"), "text/plain;charset=UTF-8");
+    assert.equal(await text.text(), "plain");
+    const empty = toResponse({ status: 204, headers: [], body: null, wrapped: false }, undefined);
+    assert.equal(empty.body, null);
+    const json = toResponse({ status: 200, headers: [], body: [1], wrapped: false }, undefined);
+    assert.equal(json.headers.get("content-type"), "application/json");
+    assert.throws(() =>
+      toResponse({ status: 200, headers: [], body: { n: 1n }, wrapped: false }, undefined)
+    );
+  });
+
+  it("keeps a handler's Response status, adding the context's and the reply's headers", () => {
+    const context = new RequestContext();
+    context.headers.set("X-Handler", "h");
+    const response = toResponse({
+      status: 200,
+      headers: [["X-Request-Id", "r1"]],
+      body: new Response("raw", { status: 418, headers: { "X-Own": "o" } }),
+      wrapped: false,
+    }, context);
+    assert.equal(response.status, 418);
+    assert.deepEqual(
+      [...response.headers].filter(([name]) => name.startsWith("x-")),
+      [["x-handler", "h"], ["x-own", "o"], ["x-request-id", "r1"]],
+    );
+  });
+});

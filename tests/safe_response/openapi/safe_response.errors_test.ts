@@ -1,0 +1,39 @@
+import "reflect-metadata";
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { DECORATORS } from "@nestjs/swagger";
+import {
+  ApiSafeErrorResponse,
+  ApiSafeErrorResponses,
+  ApiSafeProblemResponse,
+} from "../../../safe_response/openapi/safe_response.errors.ts";
+
+const responsesOf = (decorator: MethodDecorator) => {
+  class Routes {
+    get() {}
+  }
+  decorator(Routes.prototype, "get", Object.getOwnPropertyDescriptor(Routes.prototype, "get")!);
+  return Reflect.getMetadata(DECORATORS.API_RESPONSE, Routes.prototype.get);
+};
+
+describe("safe_response.errors", () => {
+  it("documents error envelopes with an example built by the body builder", () => {
+    const responses = responsesOf(ApiSafeErrorResponses([404, 409]));
+    assert.deepEqual(Object.keys(responses), ["404", "409"]);
+    const content = responses["409"].content["application/json"];
+    assert.deepEqual(content.schema, { $ref: "#/components/schemas/SafeErrorResponse" });
+    assert.deepEqual(content.examples.CONFLICT.value, {
+      success: false,
+      statusCode: 409,
+      error: { code: "CONFLICT", message: "Conflict" },
+    });
+    assert.equal(responsesOf(ApiSafeErrorResponse(404))["404"].description, "Not Found");
+  });
+
+  it("documents problem details as application/problem+json", () => {
+    const responses = responsesOf(ApiSafeProblemResponse(422));
+    const content = responses["422"].content["application/problem+json"];
+    assert.deepEqual(content.schema, { $ref: "#/components/schemas/SafeProblemDetails" });
+    assert.equal(content.examples.UNPROCESSABLE_ENTITY.value.status, 422);
+  });
+});

@@ -1,0 +1,62 @@
+/**
+ * Rules of the source tree: every library file has a test file named after it
+ * (tests/<path>/<name>_test.ts, importing it), and every library file over 300
+ * lines says in its module header why it is long.
+ */
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+
+const ROOT = new URL("../", import.meta.url);
+const LIBRARY_DIRS = ["api_keys", "safe_response", "client"];
+const LONG_FILE_LINES = 300;
+const WHY_LONG = "Over 300 lines because";
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(new URL(`${dir}/`, ROOT)).flatMap((name) => {
+    const path = `${dir}/${name}`;
+    if (statSync(new URL(path, ROOT)).isDirectory()) return sourceFiles(path);
+    return name.endsWith(".ts") ? [path] : [];
+  });
+}
+
+const LIBRARY_FILES = LIBRARY_DIRS.flatMap(sourceFiles).sort();
+
+/** The module header: the first `/** … *\/` comment, when it holds `@module`. */
+function moduleHeader(text: string): string {
+  const start = text.indexOf("/**");
+  const end = text.indexOf("*/", start);
+  const header = start === -1 || end === -1 ? "" : text.slice(start, end);
+  return header.includes("@module") ? header : "";
+}
+
+describe("source tree", () => {
+  it("finds the library files", () => {
+    assert.ok(LIBRARY_FILES.length > 50, String(LIBRARY_FILES.length));
+  });
+
+  it("every library file has tests/<path>/<name>_test.ts importing it (or its folder's mod.ts)", () => {
+    const missing = LIBRARY_FILES.filter((file) => {
+      const test = `tests/${file.replace(/\.ts$/, "_test.ts")}`;
+      let text: string;
+      try {
+        text = readFileSync(new URL(test, ROOT), "utf8");
+      } catch {
+        return true;
+      }
+      // The file itself, or the entry point of its folder that re-exports it.
+      const entry = file.replace(/[^/]+$/, "mod.ts");
+      return !text.includes(`/${file}"`) && !text.includes(`/${entry}"`);
+    });
+    assert.deepEqual(missing, []);
+  });
+
+  it(`every library file over ${LONG_FILE_LINES} lines says "${WHY_LONG}" in its module header`, () => {
+    const unexplained = LIBRARY_FILES.filter((file) => {
+      const text = readFileSync(new URL(file, ROOT), "utf8");
+      const lines = text.split("\n").length - (text.endsWith("\n") ? 1 : 0);
+      return lines > LONG_FILE_LINES && !moduleHeader(text).includes(WHY_LONG);
+    });
+    assert.deepEqual(unexplained, []);
+  });
+});
