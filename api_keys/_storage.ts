@@ -3,7 +3,8 @@
  * storage: each call runs under the deadline with failures mapped to
  * `ApiKeyStorageError`; every record read is validated here and nowhere else;
  * the capabilities (optional methods of `ApiKeyStorage`) are detected once,
- * at construction.
+ * at construction. Over 300 lines because it wraps every storage operation
+ * and capability in one place, each with its deadline and error mapping.
  *
  * @module
  */
