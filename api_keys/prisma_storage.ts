@@ -3,9 +3,10 @@
  * findUnique/update`, optional `$transaction`). No Prisma import: any object of
  * that shape works. Expects a model `ApiKey` with the `ApiKeyRecord` fields,
  * `id` and `prefix` unique, `scopes` and `allowedIpCidrs` string lists; the
- * `hashScheme` field is optional (a model without it keeps working). Over 300
- * lines because each capability maps to its own delegate calls and race
- * handling (rotate without `$transaction`, conditional revoke, hash upgrade).
+ * `hashScheme` field is optional (a model without it keeps working).
+ * Over 300 lines because each capability maps to its own delegate calls and
+ * race handling (rotate without `$transaction`, conditional revoke, hash
+ * upgrade).
  *
  * @module
  */
