@@ -90,12 +90,21 @@ export {
 export { flattenScopes, scopeSatisfies } from "./scopes.ts";
 export { isIpAllowed, normalizeAllowedIpCidrs } from "./ip_allowlist.ts";
 export { MIN_PEPPER_BYTES, Sha256Hasher } from "./hasher.ts";
-export { API_KEY_STORAGE_METHODS, type ApiKeyStorage } from "./storage.ts";
+export {
+  API_KEY_STORAGE_METHODS,
+  type ApiKeyRotationWait,
+  type ApiKeyStorage,
+  type ApiKeyStorageCapability,
+  type ListExpiringApiKeysOptions,
+} from "./storage.ts";
 export { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
 export {
   type PrismaApiKeyClient,
   type PrismaApiKeyDelegate,
   PrismaApiKeyStorage,
+  type PrismaApiKeyStorageOptions,
+  type PrismaExpiryNoticeDelegate,
+  type PrismaRotationWaitDelegate,
 } from "./prisma_storage.ts";
 export {
   type ApiKeyStorageFactory,

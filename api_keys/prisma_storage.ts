@@ -2,12 +2,17 @@
  * `ApiKeyStorage` over a Prisma-shaped client (`apiKey.create/findMany/
  * findUnique/update`, optional `$transaction`). No Prisma import: any object of
  * that shape works. Expects a model `ApiKey` with the `ApiKeyRecord` fields,
- * `id` and `prefix` unique, `scopes` and `allowedIpCidrs` string lists.
+ * `id` and `prefix` unique, `scopes` and `allowedIpCidrs` string lists; the
+ * models `ApiKeyExpiryNotice` and `ApiKeyRotationWait` when the options name
+ * their delegates.
+ *
+ * Over 300 lines because every delegate call the adapter makes is here, each
+ * with the rule it implements.
  *
  * @module
  */
 import { ApiKeyOperationError } from "./errors.ts";
-import type { ApiKeyStorage } from "./storage.ts";
+import type { ApiKeyRotationWait, ApiKeyStorage, ListExpiringApiKeysOptions } from "./storage.ts";
 import type { ApiKeyRecord, ListApiKeysOptions, RotateApiKeyStorageInput } from "./types.ts";
 
 /**
@@ -23,10 +28,11 @@ import type { ApiKeyRecord, ListApiKeysOptions, RotateApiKeyStorageInput } from 
 export interface PrismaApiKeyDelegate {
   /** Inserts a row. */
   create(args: { data: Record<string, unknown> }): Promise<unknown>;
-  /** Lists rows. */
+  /** Lists rows (at most `take` when given). */
   findMany(args: {
     where: Record<string, unknown>;
     orderBy: Record<string, "asc" | "desc">[];
+    take?: number;
   }): Promise<unknown[]>;
   /** Finds a row by a unique field. */
   findUnique(args: { where: { id: string } | { prefix: string } }): Promise<unknown | null>;
@@ -52,9 +58,93 @@ export interface PrismaApiKeyClient {
   $transaction?: <T>(fn: (tx: { apiKey: PrismaApiKeyDelegate }) => Promise<T>) => Promise<T>;
 }
 
-function isRecordNotFound(error: unknown): boolean {
+/**
+ * The `apiKeyExpiryNotice` delegate methods the expiry notices use (model
+ * `ApiKeyExpiryNotice`: `keyId` its id, `thresholdMs` a `BigInt`, `claimedAt`).
+ *
+ * @example
+ * ```ts
+ * import type { PrismaExpiryNoticeDelegate } from "./prisma_storage.ts";
+ * declare const delegate: PrismaExpiryNoticeDelegate;
+ * await delegate.create({ data: { keyId: "k1", thresholdMs: 86_400_000, claimedAt: new Date() } });
+ * ```
+ */
+export interface PrismaExpiryNoticeDelegate {
+  /** Inserts a row; rejects with code `P2002` when the key has one. */
+  create(args: { data: Record<string, unknown> }): Promise<unknown>;
+  /** Updates one row; rejects with code `P2025` when none matches `where`. */
+  update(args: { where: Record<string, unknown>; data: Record<string, unknown> }): Promise<unknown>;
+}
+
+/**
+ * The `apiKeyRotationWait` delegate methods the rotations that wait use
+ * (model `ApiKeyRotationWait`: `newKeyId` its id, `oldKeyId`,
+ * `gracePeriodMs` a `BigInt`, `waitEndsAt`).
+ *
+ * @example
+ * ```ts
+ * import type { PrismaRotationWaitDelegate } from "./prisma_storage.ts";
+ * declare const delegate: PrismaRotationWaitDelegate;
+ * await delegate.findUnique({ where: { newKeyId: "k2" } });
+ * ```
+ */
+export interface PrismaRotationWaitDelegate {
+  /** Inserts a row. */
+  create(args: { data: Record<string, unknown> }): Promise<unknown>;
+  /** Finds the row of `newKeyId`. */
+  findUnique(args: { where: { newKeyId: string } }): Promise<unknown | null>;
+}
+
+/**
+ * Extra delegates of `PrismaApiKeyStorage`, each turning on a capability
+ * (see `ApiKeyStorage`); their tables are created by the migration
+ * `prisma/migrations/0003_api_key_expiry`.
+ *
+ * @example
+ * ```ts
+ * import type {
+ *   PrismaApiKeyStorageOptions,
+ *   PrismaExpiryNoticeDelegate,
+ *   PrismaRotationWaitDelegate,
+ * } from "./prisma_storage.ts";
+ * declare const prisma: {
+ *   apiKeyExpiryNotice: PrismaExpiryNoticeDelegate;
+ *   apiKeyRotationWait: PrismaRotationWaitDelegate;
+ * };
+ * const options: PrismaApiKeyStorageOptions = {
+ *   expiryNotices: prisma.apiKeyExpiryNotice,
+ *   rotationWaits: prisma.apiKeyRotationWait,
+ * };
+ * ```
+ */
+export interface PrismaApiKeyStorageOptions {
+  /** `prisma.apiKeyExpiryNotice`: turns on `listExpiring` and `claimExpiryNotice`. */
+  expiryNotices?: PrismaExpiryNoticeDelegate;
+  /** `prisma.apiKeyRotationWait`: turns on `saveRotationWait` and `findRotationWait`. */
+  rotationWaits?: PrismaRotationWaitDelegate;
+}
+
+function hasCode(error: unknown, code: string): boolean {
   return typeof error === "object" && error !== null &&
-    (error as { code?: unknown }).code === "P2025";
+    (error as { code?: unknown }).code === code;
+}
+
+function isRecordNotFound(error: unknown): boolean {
+  return hasCode(error, "P2025");
+}
+
+/** Throws a `TypeError` unless `delegate` has each of `methods`. */
+function requireDelegate(delegate: unknown, methods: string[], label: string): void {
+  for (const method of methods) {
+    if (typeof (delegate as Record<string, unknown> | undefined)?.[method] !== "function") {
+      throw new TypeError(`PrismaApiKeyStorage ${label} is missing method ${method}`);
+    }
+  }
+}
+
+/** A `BigInt` column as a number (Prisma reads `BigInt` as `bigint`). */
+function toNumber(value: unknown): unknown {
+  return typeof value === "bigint" ? Number(value) : value;
 }
 
 function toRow(record: ApiKeyRecord): Record<string, unknown> {
@@ -92,8 +182,11 @@ function toRecord(row: unknown): ApiKeyRecord {
  * Storage over a Prisma-shaped client, using only the delegate calls the spec
  * lists (`create`, `findMany`, `findUnique`, `update`, optional
  * `$transaction`). Rows are mapped, not validated (`ApiKeysService` checks
- * every record it reads). Has the capability `markRevokedIfActive`, not
- * `peekByPrefix` (a shared database can change behind any in-process copy).
+ * every record it reads). Has the capabilities `markRevokedIfActive` and
+ * `lowerExpiry` (conditional updates), not `peekByPrefix` (a shared database
+ * can change behind any in-process copy); the expiry notices and the
+ * rotation waits with the delegates of `PrismaApiKeyStorageOptions` (an
+ * explicit option: they need the tables of migration `0003_api_key_expiry`).
  * `rotate` inserts the new row, then marks the old one
  * with a conditional update `where: { id, rotatedAt: null, revokedAt: null }`;
  * Prisma's `P2025` (no row matched) means a concurrent rotate or revoke won,
@@ -108,20 +201,66 @@ function toRecord(row: unknown): ApiKeyRecord {
  * import type { PrismaApiKeyClient } from "./prisma_storage.ts";
  * declare const prisma: PrismaApiKeyClient;
  * const storage = new PrismaApiKeyStorage(prisma);
+ * // With a generated PrismaClient, also the expiry notices and the rotations that wait:
+ * // new PrismaApiKeyStorage(prisma, {
+ * //   expiryNotices: prisma.apiKeyExpiryNotice, rotationWaits: prisma.apiKeyRotationWait,
+ * // });
  * ```
  */
 export class PrismaApiKeyStorage implements ApiKeyStorage {
   readonly #client: PrismaApiKeyClient;
+  /**
+   * Capability, with the `expiryNotices` option only: one page of unrevoked
+   * keys expiring in the window (`apiKey.findMany` with `take`).
+   */
+  readonly listExpiring?: (options: ListExpiringApiKeysOptions) => Promise<ApiKeyRecord[]>;
+  /**
+   * Capability, with the `expiryNotices` option only: `create` of the key's
+   * row, or after `P2002` a conditional `update` `where: { keyId,
+   * thresholdMs: { gt: thresholdMs } }` (`P2025`: the claim is lost).
+   */
+  readonly claimExpiryNotice?: (id: string, thresholdMs: number, at: Date) => Promise<boolean>;
+  /** Capability, with the `rotationWaits` option only: `create` of the wait's row. */
+  readonly saveRotationWait?: (wait: ApiKeyRotationWait) => Promise<void>;
+  /** Capability, with the `rotationWaits` option only: `findUnique` by `newKeyId`. */
+  readonly findRotationWait?: (newKeyId: string) => Promise<ApiKeyRotationWait | null>;
 
-  /** Wraps `client`; throws a `TypeError` when it lacks the `apiKey` delegate methods. */
-  constructor(client: PrismaApiKeyClient) {
-    const delegate = client?.apiKey as unknown as Record<string, unknown> | undefined;
-    for (const method of ["create", "findMany", "findUnique", "update"]) {
-      if (typeof delegate?.[method] !== "function") {
-        throw new TypeError(`PrismaApiKeyStorage client.apiKey is missing method ${method}`);
-      }
-    }
+  /**
+   * Wraps `client`; `options` turn on the capabilities that need more than
+   * the `apiKey` delegate. Throws a `TypeError` when a delegate lacks a
+   * method it needs.
+   */
+  constructor(client: PrismaApiKeyClient, options: PrismaApiKeyStorageOptions = {}) {
+    requireDelegate(
+      client?.apiKey,
+      ["create", "findMany", "findUnique", "update"],
+      "client.apiKey",
+    );
     this.#client = client;
+    const { expiryNotices, rotationWaits } = options ?? {};
+    if (expiryNotices !== undefined) {
+      requireDelegate(expiryNotices, ["create", "update"], "options.expiryNotices");
+      this.listExpiring = (listing) => this.#listExpiring(listing);
+      this.claimExpiryNotice = (id, thresholdMs, at) =>
+        claimNotice(expiryNotices, id, thresholdMs, at);
+    }
+    if (rotationWaits !== undefined) {
+      requireDelegate(rotationWaits, ["create", "findUnique"], "options.rotationWaits");
+      this.saveRotationWait = async ({ newKeyId, oldKeyId, gracePeriodMs, waitEndsAt }) => {
+        await rotationWaits.create({ data: { newKeyId, oldKeyId, gracePeriodMs, waitEndsAt } });
+      };
+      this.findRotationWait = async (newKeyId) => {
+        const row = await rotationWaits.findUnique({ where: { newKeyId } });
+        if (row === null || row === undefined) return null;
+        const r = row as Record<string, unknown>;
+        return {
+          newKeyId: r.newKeyId,
+          oldKeyId: r.oldKeyId,
+          gracePeriodMs: toNumber(r.gracePeriodMs),
+          waitEndsAt: r.waitEndsAt,
+        } as ApiKeyRotationWait;
+      };
+    }
   }
 
   /** Inserts a record. */
@@ -187,6 +326,43 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
     }
   }
 
+  /**
+   * Capability: a conditional update `where: { id, expiresAt: expected }`;
+   * `P2025` (no row matched) answers `false`.
+   */
+  async lowerExpiry(id: string, expectedExpiresAt: Date, nextExpiresAt: Date): Promise<boolean> {
+    try {
+      await this.#client.apiKey.update({
+        where: { id, expiresAt: expectedExpiresAt },
+        data: { expiresAt: nextExpiresAt },
+      });
+      return true;
+    } catch (error) {
+      if (isRecordNotFound(error)) return false;
+      throw error;
+    }
+  }
+
+  async #listExpiring(options: ListExpiringApiKeysOptions): Promise<ApiKeyRecord[]> {
+    const where: Record<string, unknown> = {
+      revokedAt: null,
+      expiresAt: { gt: options.from, lte: options.until },
+    };
+    const after = options.after;
+    if (after !== null) {
+      where.OR = [
+        { expiresAt: { gt: after.expiresAt } },
+        { expiresAt: after.expiresAt, id: { gt: after.id } },
+      ];
+    }
+    const rows = await this.#client.apiKey.findMany({
+      where,
+      orderBy: [{ expiresAt: "asc" }, { id: "asc" }],
+      take: options.limit,
+    });
+    return Array.isArray(rows) ? rows.map(toRecord) : rows;
+  }
+
   /** Rotates (see the class documentation). */
   async rotate(input: RotateApiKeyStorageInput): Promise<void> {
     const insertNew = (delegate: PrismaApiKeyDelegate) =>
@@ -239,5 +415,30 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
     if (row === null || row === undefined) {
       throw new ApiKeyOperationError("api_key_record_not_found");
     }
+  }
+}
+
+/** `claimExpiryNotice` over the `apiKeyExpiryNotice` delegate (see `PrismaApiKeyStorage`). */
+async function claimNotice(
+  notices: PrismaExpiryNoticeDelegate,
+  keyId: string,
+  thresholdMs: number,
+  claimedAt: Date,
+): Promise<boolean> {
+  try {
+    await notices.create({ data: { keyId, thresholdMs, claimedAt } });
+    return true;
+  } catch (error) {
+    if (!hasCode(error, "P2002")) throw error;
+  }
+  try {
+    await notices.update({
+      where: { keyId, thresholdMs: { gt: thresholdMs } },
+      data: { thresholdMs, claimedAt },
+    });
+    return true;
+  } catch (error) {
+    if (isRecordNotFound(error)) return false;
+    throw error;
   }
 }

@@ -16,10 +16,78 @@ function clone(row: Row): Row {
   return structuredClone(row);
 }
 
+/** A comparable form of a column value (dates as epoch ms, bigints as numbers). */
+function comparable(value: unknown): unknown {
+  if (value instanceof Date) return value.getTime();
+  if (typeof value === "bigint") return Number(value);
+  return value;
+}
+
+/** Whether a column value meets one `where` condition: equality, null, or `gt`/`gte`/`lt`/`lte`. */
+function meets(actual: unknown, condition: unknown): boolean {
+  if (condition === null) return actual === null || actual === undefined;
+  if (typeof condition === "object" && !(condition instanceof Date)) {
+    if (actual === null || actual === undefined) return false;
+    const a = comparable(actual) as number | string;
+    return Object.entries(condition as Record<string, unknown>).every(([operator, operand]) => {
+      const b = comparable(operand) as number | string;
+      switch (operator) {
+        case "gt":
+          return a > b;
+        case "gte":
+          return a >= b;
+        case "lt":
+          return a < b;
+        case "lte":
+          return a <= b;
+        default:
+          throw new Error(`fake Prisma: unsupported operator ${operator}`);
+      }
+    });
+  }
+  return comparable(actual) === comparable(condition);
+}
+
 function matches(row: Row, where: Record<string, unknown>): boolean {
-  return Object.entries(where).every(([field, value]) =>
-    value === null ? row[field] === null || row[field] === undefined : row[field] === value
-  );
+  return Object.entries(where).every(([field, value]) => {
+    if (field === "OR") return (value as Record<string, unknown>[]).some((w) => matches(row, w));
+    if (field === "AND") return (value as Record<string, unknown>[]).every((w) => matches(row, w));
+    return meets(row[field], value);
+  });
+}
+
+function uniqueViolation(): Error {
+  return Object.assign(new Error("Unique constraint failed"), { code: "P2002" });
+}
+
+/**
+ * A delegate over its own rows keyed by `key` (like `apiKeyExpiryNotice` or
+ * `apiKeyRotationWait`): `create` (P2002 on a taken key), `update` (P2025 when
+ * nothing matches), `findUnique`.
+ */
+export function fakeKeyedDelegate(key: string) {
+  const rows: Row[] = [];
+  return {
+    rows,
+    async create({ data }: { data: Row }) {
+      await tick();
+      if (rows.some((row) => row[key] === data[key])) throw uniqueViolation();
+      rows.push(clone(data));
+      return clone(data);
+    },
+    async update({ where, data }: { where: Row; data: Row }) {
+      await tick();
+      const row = rows.find((candidate) => matches(candidate, where));
+      if (row === undefined) throw new PrismaKnownRequestError();
+      Object.assign(row, clone(data));
+      return clone(row);
+    },
+    async findUnique({ where }: { where: Row }) {
+      await tick();
+      const row = rows.find((candidate) => matches(candidate, where));
+      return row === undefined ? null : clone(row);
+    },
+  };
 }
 
 /** Tick to let concurrent callers interleave like a real database round trip. */
@@ -32,15 +100,15 @@ export function fakePrismaClient(options: { transactions?: boolean; rows?: Row[]
     async create({ data }) {
       await tick();
       if (rows.some((row) => row.id === data.id || row.prefix === data.prefix)) {
-        throw Object.assign(new Error("Unique constraint failed"), { code: "P2002" });
+        throw uniqueViolation();
       }
       rows.push(clone(data));
       return clone(data);
     },
-    async findMany({ where, orderBy }) {
+    async findMany({ where, orderBy, take }) {
       await tick();
       const found = rows.filter((row) => matches(row, where)).map(clone);
-      return found.sort((a, b) => {
+      found.sort((a, b) => {
         for (const order of orderBy) {
           const [field] = Object.keys(order);
           const x = a[field] instanceof Date ? (a[field] as Date).getTime() : a[field] as string;
@@ -50,6 +118,7 @@ export function fakePrismaClient(options: { transactions?: boolean; rows?: Row[]
         }
         return 0;
       });
+      return take === undefined ? found : found.slice(0, take);
     },
     async findUnique({ where }) {
       await tick();
