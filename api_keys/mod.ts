@@ -32,6 +32,7 @@
  */
 export {
   type ApiKeyContext,
+  type ApiKeyGraceStart,
   type ApiKeyRecord,
   type ApiKeyTtlPolicy,
   type ApiKeyVerificationOutcome,
@@ -45,6 +46,8 @@ export {
   type HasherOptions,
   type ListApiKeysOptions,
   MAX_API_KEY_NAME_LENGTH,
+  type NotifyExpiringOptions,
+  type NotifyExpiringResult,
   type RequiredScope,
   type RotateApiKeyInput,
   type RotateApiKeyResult,
@@ -66,8 +69,10 @@ export type {
   ApiKeyAuthFailedEvent,
   ApiKeyCreatedEvent,
   ApiKeyEvent,
+  ApiKeyExpiringEvent,
   ApiKeyRevokedEvent,
   ApiKeyRotatedEvent,
+  ApiKeyRotationCompletedEvent,
   ApiKeyUsedEvent,
   ApiKeyVerificationMetric,
 } from "./events.ts";
