@@ -49,6 +49,7 @@ export {
 export {
   type ApiKeyClientIpResolver,
   type ApiKeyContextWriter,
+  type ApiKeyExpiryNoticesOptions,
   ApiKeysModule,
   type ApiKeysModuleAsyncOptions,
   type ApiKeysModuleOptions,
