@@ -35,14 +35,21 @@ export function expiringRecord(i: number, expiresAtMs: number): ApiKeyRecord {
 
 /**
  * Three services over `storage` run `notifyExpiring` at once, twice (at `t0`
- * and a day later), over `count` keys: each (key, threshold) a run owes is
- * emitted exactly once, whichever runner emits it.
+ * and a day later), over `count` keys (stored by `insertAll`, default one
+ * `insert` each): each (key, threshold) a run owes is emitted exactly once,
+ * whichever runner emits it.
  */
-export async function threeRunners(storage: ApiKeyStorage, count: number): Promise<void> {
+export async function threeRunners(
+  storage: ApiKeyStorage,
+  count: number,
+  insertAll = async (records: ApiKeyRecord[]) => {
+    for (const record of records) await storage.insert(record);
+  },
+): Promise<void> {
   const t0 = Date.parse("2030-01-01T00:00:00.000Z");
   // Expiries spread over 9 days: some beyond 7 days, some inside, some inside 1 day.
   const expiries = Array.from({ length: count }, (_, i) => t0 + Math.floor((i * 9 * DAY) / count));
-  for (let i = 0; i < count; i++) await storage.insert(expiringRecord(i, expiries[i] + 1));
+  await insertAll(expiries.map((expiresAt, i) => expiringRecord(i, expiresAt + 1)));
   const events: ApiKeyEvent[] = [];
   let now = t0;
   const runners = Array.from({ length: 3 }, () =>
