@@ -16,6 +16,12 @@ import type { ApiKeyRecord, NotifyExpiringOptions, NotifyExpiringResult } from "
 /** Records read per `listExpiring` call. */
 const PAGE_SIZE = 500;
 
+/**
+ * Claims one run has in flight at most: a run never takes more than this
+ * share of a connection pool, and each claim meets the storage deadline.
+ */
+const CLAIMS_IN_FLIGHT = 8;
+
 /** Most thresholds one run accepts. */
 const MAX_THRESHOLDS = 32;
 
@@ -110,21 +116,26 @@ export class ExpiryJob {
     };
     for (;;) {
       const records = await notices.list(page);
-      await Promise.all(records.map(async (record) => {
-        const expiresAtMs = record.expiresAt!.getTime();
-        if (expiresAtMs > nowMs) {
-          const threshold = thresholdOf(thresholds, expiresAtMs - nowMs)!;
-          if (await notices.claim(record.id, threshold, now)) {
-            result.expiring++;
-            this.#expiring(record, threshold, now);
-          }
-        } else if (record.replacedByKeyId !== null && record.rotatedAt !== null) {
-          if (await notices.claim(record.id, ROTATION_COMPLETED, now)) {
-            result.rotationsCompleted++;
-            this.#completed(record, now);
+      let next = 0;
+      const worker = async () => {
+        while (next < records.length) {
+          const record = records[next++];
+          const expiresAtMs = record.expiresAt!.getTime();
+          if (expiresAtMs > nowMs) {
+            const threshold = thresholdOf(thresholds, expiresAtMs - nowMs)!;
+            if (await notices.claim(record.id, threshold, now)) {
+              result.expiring++;
+              this.#expiring(record, threshold, now);
+            }
+          } else if (record.replacedByKeyId !== null && record.rotatedAt !== null) {
+            if (await notices.claim(record.id, ROTATION_COMPLETED, now)) {
+              result.rotationsCompleted++;
+              this.#completed(record, now);
+            }
           }
         }
-      }));
+      };
+      await Promise.all(Array.from({ length: CLAIMS_IN_FLIGHT }, worker));
       const last = records.at(-1);
       if (records.length < PAGE_SIZE || last === undefined) return result;
       page.after = { expiresAt: last.expiresAt!, id: last.id };

@@ -60,20 +60,25 @@ export interface PrismaApiKeyClient {
 
 /**
  * The `apiKeyExpiryNotice` delegate methods the expiry notices use (model
- * `ApiKeyExpiryNotice`: `keyId` its id, `thresholdMs` a `BigInt`, `claimedAt`).
+ * `ApiKeyExpiryNotice`: `keyId` its id, `thresholdMs` a `BigInt`,
+ * `claimedAt`). Both answer a count and never fail for a lost race, which
+ * keeps a losing claim as cheap as a winning one.
  *
  * @example
  * ```ts
  * import type { PrismaExpiryNoticeDelegate } from "./prisma_storage.ts";
  * declare const delegate: PrismaExpiryNoticeDelegate;
- * await delegate.create({ data: { keyId: "k1", thresholdMs: 86_400_000, claimedAt: new Date() } });
+ * const data = [{ keyId: "k1", thresholdMs: 86_400_000, claimedAt: new Date() }];
+ * await delegate.createMany({ data, skipDuplicates: true }); // { count: 1 }, then { count: 0 }
  * ```
  */
 export interface PrismaExpiryNoticeDelegate {
-  /** Inserts a row; rejects with code `P2002` when the key has one. */
-  create(args: { data: Record<string, unknown> }): Promise<unknown>;
-  /** Updates one row; rejects with code `P2025` when none matches `where`. */
-  update(args: { where: Record<string, unknown>; data: Record<string, unknown> }): Promise<unknown>;
+  /** Inserts rows; with `skipDuplicates`, a taken `keyId` is skipped (`ON CONFLICT DO NOTHING`). */
+  createMany(args: { data: Record<string, unknown>[]; skipDuplicates: true }): Promise<unknown>;
+  /** Updates the rows matching `where`, in one statement; answers `{ count }`. */
+  updateMany(
+    args: { where: Record<string, unknown>; data: Record<string, unknown> },
+  ): Promise<unknown>;
 }
 
 /**
@@ -215,9 +220,9 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
    */
   readonly listExpiring?: (options: ListExpiringApiKeysOptions) => Promise<ApiKeyRecord[]>;
   /**
-   * Capability, with the `expiryNotices` option only: `create` of the key's
-   * row, or after `P2002` a conditional `update` `where: { keyId,
-   * thresholdMs: { gt: thresholdMs } }` (`P2025`: the claim is lost).
+   * Capability, with the `expiryNotices` option only: `createMany` of the
+   * key's row skipping a taken key, else a conditional `updateMany` `where:
+   * { keyId, thresholdMs: { gt: thresholdMs } }`; a count of 1 wins.
    */
   readonly claimExpiryNotice?: (id: string, thresholdMs: number, at: Date) => Promise<boolean>;
   /** Capability, with the `rotationWaits` option only: `create` of the wait's row. */
@@ -239,7 +244,7 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
     this.#client = client;
     const { expiryNotices, rotationWaits } = options ?? {};
     if (expiryNotices !== undefined) {
-      requireDelegate(expiryNotices, ["create", "update"], "options.expiryNotices");
+      requireDelegate(expiryNotices, ["createMany", "updateMany"], "options.expiryNotices");
       this.listExpiring = (listing) => this.#listExpiring(listing);
       this.claimExpiryNotice = (id, thresholdMs, at) =>
         claimNotice(expiryNotices, id, thresholdMs, at);
@@ -425,20 +430,19 @@ async function claimNotice(
   thresholdMs: number,
   claimedAt: Date,
 ): Promise<boolean> {
-  try {
-    await notices.create({ data: { keyId, thresholdMs, claimedAt } });
-    return true;
-  } catch (error) {
-    if (!hasCode(error, "P2002")) throw error;
-  }
-  try {
-    await notices.update({
+  const data = { keyId, thresholdMs, claimedAt };
+  if (countOf(await notices.createMany({ data: [data], skipDuplicates: true })) === 1) return true;
+  return countOf(
+    await notices.updateMany({
       where: { keyId, thresholdMs: { gt: thresholdMs } },
       data: { thresholdMs, claimedAt },
-    });
-    return true;
-  } catch (error) {
-    if (isRecordNotFound(error)) return false;
-    throw error;
-  }
+    }),
+  ) === 1;
+}
+
+/** The `count` of a `createMany` or `updateMany` answer (a `TypeError` when there is none). */
+function countOf(answer: unknown): number {
+  const count = (answer as { count?: unknown } | null)?.count;
+  if (typeof count !== "number") throw new TypeError("a Prisma batch answer has no count");
+  return count;
 }

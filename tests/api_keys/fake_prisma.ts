@@ -62,8 +62,8 @@ function uniqueViolation(): Error {
 
 /**
  * A delegate over its own rows keyed by `key` (like `apiKeyExpiryNotice` or
- * `apiKeyRotationWait`): `create` (P2002 on a taken key), `update` (P2025 when
- * nothing matches), `findUnique`.
+ * `apiKeyRotationWait`): `create` (P2002 on a taken key), `createMany` with
+ * `skipDuplicates`, `updateMany` (answering counts), `findUnique`.
  */
 export function fakeKeyedDelegate(key: string) {
   const rows: Row[] = [];
@@ -75,12 +75,21 @@ export function fakeKeyedDelegate(key: string) {
       rows.push(clone(data));
       return clone(data);
     },
-    async update({ where, data }: { where: Row; data: Row }) {
+    async createMany({ data }: { data: Row[]; skipDuplicates: true }) {
       await tick();
-      const row = rows.find((candidate) => matches(candidate, where));
-      if (row === undefined) throw new PrismaKnownRequestError();
-      Object.assign(row, clone(data));
-      return clone(row);
+      let count = 0;
+      for (const item of data) {
+        if (rows.some((row) => row[key] === item[key])) continue;
+        rows.push(clone(item));
+        count++;
+      }
+      return { count };
+    },
+    async updateMany({ where, data }: { where: Row; data: Row }) {
+      await tick();
+      const matching = rows.filter((candidate) => matches(candidate, where));
+      for (const row of matching) Object.assign(row, clone(data));
+      return { count: matching.length };
     },
     async findUnique({ where }: { where: Row }) {
       await tick();

@@ -148,7 +148,7 @@ describe("optional storage capabilities of the bundled adapters", () => {
     }
     assert.throws(
       () => new PrismaApiKeyStorage(fakePrismaClient(), { expiryNotices: {} as never }),
-      /^TypeError: PrismaApiKeyStorage options\.expiryNotices is missing method create/,
+      /^TypeError: PrismaApiKeyStorage options\.expiryNotices is missing method createMany/,
     );
   });
 
