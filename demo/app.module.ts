@@ -1,6 +1,6 @@
 /**
  * The demo's root module: both components wired together. API keys (with
- * the demo's client-IP resolver), the safe-response envelope (options from
+ * the demo's client-IP resolver and expiry notices logged), the safe-response envelope (options from
  * `safe_response_options.ts`: request ids, response time, rate-limit meta,
  * error catalog, API version, global errors), `@nestjs/throttler` (tracked per
  * API key), the admin and resource controllers (bodies and queries
@@ -17,6 +17,7 @@ import { AdminKeysController } from "./admin/admin-keys.controller.ts";
 import { TenantKeysService } from "./admin/tenant-keys.service.ts";
 import { ApiKeyThrottlerGuard } from "./api-key-throttler.guard.ts";
 import { demoClientIpResolver } from "./client_ip.ts";
+import { DEMO_EXPIRY_NOTICES, keyEventLogger } from "./key_events.ts";
 import { PageController } from "./page.controller.ts";
 import type { PageAssets } from "./page_assets.ts";
 import type { DemoPeppers } from "./peppers.ts";
@@ -41,6 +42,8 @@ export interface DemoAppOptions {
   safeResponse: SafeResponseModuleOptions;
   /** The web page's files. */
   pageAssets: PageAssets;
+  /** Where key lifecycle lines go (expiry notices, rotations; see `key_events.ts`); none without. */
+  log?: (line: string) => void;
 }
 
 /** Root module of the demo. */
@@ -55,6 +58,8 @@ export class DemoAppModule {
           peppers: options.peppers,
           storage: options.storage,
           clientIpResolver: demoClientIpResolver,
+          onEvent: options.log === undefined ? undefined : keyEventLogger(options.log),
+          expiryNotices: DEMO_EXPIRY_NOTICES,
         }),
         SafeResponseModule.register(options.safeResponse),
         ThrottlerModule.forRoot({

@@ -43,6 +43,7 @@ async function serve(args: string[]): Promise<number> {
     peppers,
     storage,
     seed: storage.kind === "memory" || options.seed,
+    log: (line) => console.log(`[keys] ${line}`),
   });
   // Listen for signals before the banner: whoever reads it may stop us at once.
   const stopSignal = new Promise<string>((resolve) => {

@@ -37,6 +37,8 @@ export interface DemoServerOptions {
   seed?: boolean;
   /** Page files (default: loaded and bundled now). */
   pageAssets?: PageAssets;
+  /** Where key lifecycle lines go (expiry notices, rotations); none without. */
+  log?: (line: string) => void;
 }
 
 /** A running demo. */
@@ -122,14 +124,16 @@ export async function startDemoServer(options: DemoServerOptions): Promise<DemoS
       peppers: options.peppers,
       safeResponse,
       pageAssets,
+      log: options.log,
     });
     app = await NestFactory.create(module, demoHttpAdapter(options.adapter), {
       logger: ["error", "warn"],
       abortOnError: false,
     });
     setupOpenApi(app, safeResponse);
-    await app.init();
+    // Seeded before init: the first expiry-notice run, at bootstrap, sees the seeded keys.
     const keys = options.seed === false ? undefined : await seedDemoKeys(app.get(ApiKeysService));
+    await app.init();
     try {
       await app.listen(options.port, options.host);
     } catch (error) {

@@ -34,6 +34,7 @@ import {
   type StepSpec,
 } from "./http_step.ts";
 import { runOpenApiSteps, runParityProblemSteps, runParitySteps } from "./parity_steps.ts";
+import { runWaitingRotationSteps } from "./rotation_steps.ts";
 
 /** A server the tour talks to. */
 export interface TourTarget {
@@ -278,6 +279,9 @@ export async function runTour(
     status: 403,
     code: "api_key_scope_insufficient",
   });
+
+  log("== a rotation that waits for the new key's first use");
+  await runWaitingRotationSteps(api, keys);
 
   log("== key failures, environments, IP allowlist");
   await api({ title: "no key", path: "/api/projects", status: 401, code: "api_key_missing" });
