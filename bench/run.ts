@@ -7,7 +7,7 @@
  * deno task bench                  # everything, about 5-6 minutes per runtime
  * deno task bench --quick          # smoke run, one to two minutes per runtime
  * deno task bench --deno-only      # or --node-only
- * deno task bench --only core,http # any of core, in_process, http, memory
+ * deno task bench --only core,http # any of core, in_process, http, memory, expiry
  * ```
  *
  * Benchmarks never fail the test suite: this script is not part of
@@ -22,7 +22,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { buildNodeBench, NODE_OUT, ROOT } from "./node_build.ts";
 
-const SCRIPTS = ["core", "in_process", "http", "memory"];
+const SCRIPTS = ["core", "in_process", "http", "memory", "expiry"];
 const argv = process.argv.slice(2);
 const quick = argv.includes("--quick");
 const onlyIndex = argv.indexOf("--only");
