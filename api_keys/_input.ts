@@ -8,6 +8,7 @@ import { ApiKeyValidationError } from "./errors.ts";
 import { normalizeAllowedIpCidrs } from "./ip_allowlist.ts";
 import { flattenScopes } from "./scopes.ts";
 import {
+  type ApiKeyGraceStart,
   type CreateApiKeyInput,
   DEFAULT_GRACE_PERIOD_MS,
   type Environment,
@@ -56,6 +57,10 @@ export interface ValidCreateInput {
 export interface ValidRotateInput {
   /** Grace period in ms. */
   gracePeriodMs: number;
+  /** When the grace period starts. */
+  graceStarts: ApiKeyGraceStart;
+  /** How long to wait for the new key's first use, in ms (0 when the grace starts at rotation). */
+  maxWaitMs: number;
   /** New name, or undefined to inherit. */
   name: string | undefined;
   /** Creator of the new key, or undefined. */
@@ -242,12 +247,26 @@ export function validateRotateInput(
 ): ValidRotateInput {
   if (input === undefined) input = {};
   if (typeof input !== "object" || input === null) fail("input", "must be an object");
+  const gracePeriodMs = requireDuration(
+    input.gracePeriodMs ?? DEFAULT_GRACE_PERIOD_MS,
+    "gracePeriodMs",
+    now.getTime(),
+  );
+  const graceStarts = input.graceStarts ?? "rotation";
+  if (graceStarts !== "rotation" && graceStarts !== "first-use") {
+    fail("graceStarts", 'must be "rotation" or "first-use"');
+  }
+  if (graceStarts === "first-use" && input.maxWaitMs === undefined) {
+    fail("maxWaitMs", 'is required with graceStarts "first-use"');
+  }
+  if (graceStarts === "rotation" && input.maxWaitMs !== undefined) {
+    fail("maxWaitMs", 'applies only with graceStarts "first-use"');
+  }
   return {
-    gracePeriodMs: requireDuration(
-      input.gracePeriodMs ?? DEFAULT_GRACE_PERIOD_MS,
-      "gracePeriodMs",
-      now.getTime(),
-    ),
+    gracePeriodMs,
+    graceStarts,
+    // The upper bound of the grace end, now + maxWaitMs + gracePeriodMs, is a valid instant too.
+    maxWaitMs: requireDuration(input.maxWaitMs ?? 0, "maxWaitMs", now.getTime() + gracePeriodMs),
     name: input.name === undefined ? undefined : validName(input.name),
     createdBy: validCreatedBy(input.createdBy),
     expiresAt: validExpiry(input.expiresAt),

@@ -6,6 +6,7 @@
  * @module
  */
 import { ApiKeyOperationError } from "./errors.ts";
+import { requireRotationWaits } from "./_first_use.ts";
 import {
   requireNonEmptyString,
   validateCreateInput,
@@ -90,6 +91,7 @@ export class ManageFlow {
     requireNonEmptyString(id, "id");
     const now = s.clock();
     const valid = validateRotateInput(input, now);
+    const waits = valid.graceStarts === "first-use" ? requireRotationWaits(s) : undefined;
     const old = await s.storage.findById(id);
     if (old === null) throw new ApiKeyOperationError("api_key_record_not_found");
     if (
@@ -98,8 +100,12 @@ export class ManageFlow {
     ) {
       throw new ApiKeyOperationError("api_key_not_rotatable");
     }
+    // With graceStarts "first-use", the upper bound (maxWaitMs is 0 otherwise).
     const graceExpiresAt = new Date(
-      Math.min(now.getTime() + valid.gracePeriodMs, old.expiresAt?.getTime() ?? Infinity),
+      Math.min(
+        now.getTime() + valid.maxWaitMs + valid.gracePeriodMs,
+        old.expiresAt?.getTime() ?? Infinity,
+      ),
     );
     const { record, key } = await this.#newKey({
       tenantId: old.tenantId,
@@ -110,6 +116,14 @@ export class ManageFlow {
       expiresAt: s.resolveExpiry(valid.expiresAt, now, old.expiresAt),
       createdBy: valid.createdBy ?? null,
     }, now);
+    // Saved first: the new key cannot be used before the rotation, and a failed rotation leaves
+    // only a wait no key will ever claim.
+    await waits?.save({
+      newKeyId: record.id,
+      oldKeyId: old.id,
+      gracePeriodMs: valid.gracePeriodMs,
+      waitEndsAt: graceExpiresAt,
+    });
     await s.storage.rotate({
       oldKeyId: old.id,
       newRecord: record,
@@ -130,6 +144,7 @@ export class ManageFlow {
       environment: record.environment,
       scopes: [...record.scopes],
       graceExpiresAt: new Date(graceExpiresAt.getTime()),
+      graceStarts: valid.graceStarts,
       createdBy: record.createdBy,
     });
     return { id: record.id, key, replacedKeyId: old.id, graceExpiresAt };

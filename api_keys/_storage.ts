@@ -6,12 +6,21 @@
  * at construction. Over 300 lines because it wraps every storage operation
  * and capability in one place, each with its deadline and error mapping.
  *
+ * Over 300 lines because it is the one gate between the flows and the
+ * storage: every operation and capability with its deadline and its check.
+ *
  * @module
  */
 import { ApiKeyOperationError, ApiKeyStorageError } from "./errors.ts";
 import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME } from "./hasher.ts";
 import { callDetached, warnOnce } from "./_sinks.ts";
-import { API_KEY_STORAGE_METHODS, type ApiKeyStorage } from "./storage.ts";
+import {
+  API_KEY_STORAGE_METHODS,
+  type ApiKeyRotationWait,
+  type ApiKeyStorage,
+  type ApiKeyStorageCapability,
+  type ListExpiringApiKeysOptions,
+} from "./storage.ts";
 import type {
   ApiKeyHashCount,
   ApiKeyHashReplacement,
@@ -19,16 +28,72 @@ import type {
   RotateApiKeyStorageInput,
 } from "./types.ts";
 
-/** Each capability and what the service does without it (see `ApiKeyStorage`). */
-const CAPABILITIES: Readonly<
-  Record<Exclude<keyof ApiKeyStorage, (typeof API_KEY_STORAGE_METHODS)[number]>, string>
-> = Object.freeze({
-  peekByPrefix:
-    "each verify awaits findByPrefix, and the verification cache is off unless the cache or feed option is set",
-  markRevokedIfActive: "concurrent revoke() calls of one key may each emit api_key.revoked",
-  replaceHash: "records on a legacy hash scheme or an old pepper version are not upgraded on use",
-  countHashes: "hashReport() and retiredPepperVersions are unavailable",
-});
+/**
+ * Each capability (the optional methods that come together) and what the
+ * service does without it (see `ApiKeyStorage`).
+ */
+const CAPABILITIES: readonly {
+  readonly methods: readonly ApiKeyStorageCapability[];
+  readonly without: string;
+}[] = Object.freeze([
+  {
+    methods: ["peekByPrefix"],
+    without:
+      "each verify awaits findByPrefix, and the verification cache is off unless the cache or feed option is set",
+  },
+  {
+    methods: ["markRevokedIfActive"],
+    without: "concurrent revoke() calls of one key may each emit api_key.revoked",
+  },
+  {
+    methods: ["replaceHash"],
+    without: "records on a legacy hash scheme or an old pepper version are not upgraded on use",
+  },
+  { methods: ["countHashes"], without: "hashReport() and retiredPepperVersions are unavailable" },
+  { methods: ["listExpiring", "claimExpiryNotice"], without: "notifyExpiring throws" },
+  {
+    methods: ["saveRotationWait", "findRotationWait", "lowerExpiry"],
+    without: 'rotate with graceStarts "first-use" throws',
+  },
+]);
+
+/**
+ * The expiry-notice capability of a storage, each call under the deadline
+ * and its answer checked (see `ApiKeyStorage.listExpiring`).
+ *
+ * @example
+ * ```ts
+ * import type { ExpiryNoticeAccess } from "./_storage.ts";
+ * declare const notices: ExpiryNoticeAccess;
+ * await notices.claim("k1", 86_400_000, new Date()); // true for the first claim
+ * ```
+ */
+export interface ExpiryNoticeAccess {
+  /** `listExpiring`, each record read and checked. */
+  list(options: ListExpiringApiKeysOptions): Promise<ApiKeyRecord[]>;
+  /** `claimExpiryNotice`. */
+  claim(id: string, thresholdMs: number, at: Date): Promise<boolean>;
+}
+
+/**
+ * The waiting-rotation capability of a storage, each call under the
+ * deadline and its answer checked (see `ApiKeyStorage.saveRotationWait`).
+ *
+ * @example
+ * ```ts
+ * import type { RotationWaitAccess } from "./_storage.ts";
+ * declare const waits: RotationWaitAccess;
+ * await waits.find("k2"); // the wait saved for new key k2, or null
+ * ```
+ */
+export interface RotationWaitAccess {
+  /** `saveRotationWait`. */
+  save(wait: ApiKeyRotationWait): Promise<void>;
+  /** `findRotationWait`, read and checked. */
+  find(newKeyId: string): Promise<ApiKeyRotationWait | null>;
+  /** `lowerExpiry`. */
+  lowerExpiry(id: string, expectedExpiresAt: Date, nextExpiresAt: Date): Promise<boolean>;
+}
 
 function isInvalidDate(value: unknown): value is Date {
   return value instanceof Date && Number.isNaN(value.getTime());
@@ -150,6 +215,50 @@ function readHashCounts(value: unknown): ApiKeyHashCount[] {
   );
 }
 
+/**
+ * The reader of one `listExpiring` page of `options`: at most `limit`
+ * records, each checked, unrevoked, expiring in the window, in `expiresAt`
+ * order from the cursor on, the last one not the cursor itself (ids are
+ * ordered by the storage's own collation, so only the times are compared).
+ */
+function readExpiringPage(options: ListExpiringApiKeysOptions): (value: unknown) => ApiKeyRecord[] {
+  return (value) => {
+    const records = readRecords(value);
+    if (records.length > options.limit) throw new Error("page longer than its limit");
+    const { after } = options;
+    let previousMs = after === null ? -Infinity : after.expiresAt.getTime();
+    for (const record of records) {
+      const ms = record.expiresAt?.getTime();
+      if (
+        ms === undefined || record.revokedAt !== null || ms <= options.from.getTime() ||
+        ms > options.until.getTime() || ms < previousMs
+      ) {
+        throw new Error("record outside the window or out of order");
+      }
+      previousMs = ms;
+    }
+    const last = records.at(-1);
+    if (after !== null && last?.id === after.id && previousMs === after.expiresAt.getTime()) {
+      throw new Error("page did not move past its cursor");
+    }
+    return records;
+  };
+}
+
+function readRotationWait(value: unknown): ApiKeyRotationWait | null {
+  if (value === null) return null;
+  const w = (typeof value === "object" ? value : {}) as Record<string, unknown>;
+  const { newKeyId, oldKeyId, gracePeriodMs, waitEndsAt } = w;
+  if (
+    typeof newKeyId !== "string" || typeof oldKeyId !== "string" ||
+    typeof gracePeriodMs !== "number" || !(gracePeriodMs >= 0) ||
+    !(waitEndsAt instanceof Date) || Number.isNaN(waitEndsAt.getTime())
+  ) {
+    throw new Error("malformed rotation wait");
+  }
+  return { newKeyId, oldKeyId, gracePeriodMs, waitEndsAt: new Date(waitEndsAt.getTime()) };
+}
+
 const ignore = (): void => {};
 
 /** The error a failed storage call rejects with: the one way `ApiKeyStorageError`s are built. */
@@ -184,6 +293,10 @@ export class StorageAccess {
   readonly peek: ((prefix: string) => Readonly<ApiKeyRecord> | null) | undefined;
   /** The line announcing the missing capabilities, `undefined` when none is missing. */
   readonly notice: string | undefined;
+  /** The expiry-notice capability, `undefined` without it. */
+  readonly expiryNotices: ExpiryNoticeAccess | undefined;
+  /** The waiting-rotation capability, `undefined` without it. */
+  readonly rotationWaits: RotationWaitAccess | undefined;
   readonly #storage: ApiKeyStorage;
   readonly #timeoutMs: number;
   readonly #markRevokedIfActive: ((id: string, at: Date) => Promise<boolean>) | undefined;
@@ -208,12 +321,15 @@ export class StorageAccess {
       }
     }
     const missing: string[] = [];
-    for (const [capability, without] of Object.entries(CAPABILITIES)) {
-      const method = methods[capability];
-      if (method === undefined) missing.push(`${capability} (${without})`);
-      else if (typeof method !== "function") {
-        throw new TypeError(`${label}.${capability} must be a function`);
+    for (const { methods: group, without } of CAPABILITIES) {
+      for (const capability of group) {
+        const method = methods[capability];
+        if (method !== undefined && typeof method !== "function") {
+          throw new TypeError(`${label}.${capability} must be a function`);
+        }
       }
+      const absent = group.filter((capability) => methods[capability] === undefined);
+      if (absent.length > 0) missing.push(`${absent.join(" or ")} (${without})`);
     }
     const store = storage as ApiKeyStorage;
     this.#storage = store;
@@ -221,6 +337,43 @@ export class StorageAccess {
     this.#markRevokedIfActive = store.markRevokedIfActive?.bind(store);
     this.#replaceHash = store.replaceHash?.bind(store);
     this.#countHashes = store.countHashes?.bind(store);
+    const { listExpiring, claimExpiryNotice } = store;
+    this.expiryNotices = listExpiring === undefined || claimExpiryNotice === undefined
+      ? undefined
+      : {
+        list: (options) =>
+          this.#call(
+            "listExpiring",
+            () => listExpiring.call(store, options),
+            readExpiringPage(options),
+          ),
+        claim: (id, thresholdMs, at) =>
+          this.#call(
+            "claimExpiryNotice",
+            () => claimExpiryNotice.call(store, id, thresholdMs, at),
+            readBoolean,
+          ),
+      };
+    const { saveRotationWait, findRotationWait, lowerExpiry } = store;
+    this.rotationWaits =
+      saveRotationWait === undefined || findRotationWait === undefined || lowerExpiry === undefined
+        ? undefined
+        : {
+          save: (wait) =>
+            this.#call("saveRotationWait", () => saveRotationWait.call(store, wait), ignore),
+          find: (newKeyId) =>
+            this.#call(
+              "findRotationWait",
+              () => findRotationWait.call(store, newKeyId),
+              readRotationWait,
+            ),
+          lowerExpiry: (id, expected, next) =>
+            this.#call(
+              "lowerExpiry",
+              () => lowerExpiry.call(store, id, expected, next),
+              readBoolean,
+            ),
+        };
     this.notice = missing.length === 0
       ? undefined
       : `api-keys: the storage has no ${

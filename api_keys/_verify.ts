@@ -15,6 +15,7 @@ import { type ApiKeyHeaderReader, extractApiKeyWith } from "./extract_api_key.ts
 import { isIpAllowed } from "./ip_allowlist.ts";
 import { redactApiKeys } from "./key_format.ts";
 import { constantTimeEqual } from "./_cache.ts";
+import { FirstUseWatch } from "./_first_use.ts";
 import { assertScopeLevel, scopeSatisfies } from "./scopes.ts";
 import type { Settings } from "./_settings.ts";
 import type {
@@ -121,10 +122,13 @@ export class VerifyFlow {
   /** Monotonic time of the last `lastUsedAt` write per key id (the debounce). */
   readonly #lastTouched = new Map<string, number>();
   readonly #retiredVersionsWarned = new Set<number>();
+  /** Rotations that wait for their new key's first use. */
+  readonly #firstUse: FirstUseWatch;
 
   /** A flow over `settings`. */
   constructor(settings: Settings) {
     this.#s = settings;
+    this.#firstUse = new FirstUseWatch(settings);
   }
 
   /** See `ApiKeysService.verify`. */
@@ -262,6 +266,8 @@ export class VerifyFlow {
       throw this.#failure(start, "expired", "api_key_expired", prefix, environment, known);
     }
     s.upgrade?.afterVerified(record, secret);
+    // A first use may start the grace period of a rotation (handled off the request path).
+    if (record.lastUsedAt === null) this.#firstUse.seen(record.id);
     cache?.set(prefix, {
       secret,
       context,

@@ -6,7 +6,12 @@
  */
 import type { ApiKeyErrorCode } from "./errors.ts";
 import type { ApiKeyExposedEvent } from "./leaked_keys.ts";
-import type { ApiKeyHashScheme, ApiKeyVerificationOutcome, Environment } from "./types.ts";
+import type {
+  ApiKeyGraceStart,
+  ApiKeyHashScheme,
+  ApiKeyVerificationOutcome,
+  Environment,
+} from "./types.ts";
 
 /**
  * Emitted by `create`.
@@ -88,10 +93,79 @@ export interface ApiKeyRotatedEvent {
   environment: Environment;
   /** Flattened scopes of the new key. */
   scopes: string[];
-  /** When the old key stops working. */
+  /**
+   * When the old key stops working; with `graceStarts: "first-use"`, the
+   * latest it may (`api_key.rotation_completed` says when it did).
+   */
   graceExpiresAt: Date;
+  /** When the grace period starts: at the rotation, or at the new key's first use. */
+  graceStarts: ApiKeyGraceStart;
   /** Creator of the new key, or null. */
   createdBy: string | null;
+}
+
+/**
+ * Emitted by `notifyExpiring` once per key and threshold: the usable key
+ * expires within `thresholdMs` of the run (a key first seen inside several
+ * thresholds gets the smallest only).
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyExpiringEvent } from "./events.ts";
+ * const onExpiring = (event: ApiKeyExpiringEvent) =>
+ *   console.log(`${event.prefix} expires at ${event.expiresAt.toISOString()}`);
+ * ```
+ */
+export interface ApiKeyExpiringEvent {
+  /** Event type. */
+  type: "api_key.expiring";
+  /** When the run saw it. */
+  at: Date;
+  /** Key id. */
+  keyId: string;
+  /** Owning tenant. */
+  tenantId: string;
+  /** Public prefix. */
+  prefix: string;
+  /** Environment. */
+  environment: Environment;
+  /** When the key stops working. */
+  expiresAt: Date;
+  /** The threshold crossed, in ms (one of `notifyExpiring`'s `thresholdsMs`). */
+  thresholdMs: number;
+}
+
+/**
+ * Emitted by `notifyExpiring` once per rotation, after its old key stopped
+ * being accepted at the end of its grace (a rotation whose old key was
+ * revoked ends with `api_key.revoked` instead).
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyRotationCompletedEvent } from "./events.ts";
+ * const onCompleted = (event: ApiKeyRotationCompletedEvent) =>
+ *   console.log(`${event.oldPrefix} stopped working at ${event.endedAt.toISOString()}`);
+ * ```
+ */
+export interface ApiKeyRotationCompletedEvent {
+  /** Event type. */
+  type: "api_key.rotation_completed";
+  /** When the run saw it. */
+  at: Date;
+  /** Owning tenant. */
+  tenantId: string;
+  /** Id of the rotated key. */
+  oldKeyId: string;
+  /** Prefix of the rotated key. */
+  oldPrefix: string;
+  /** Id of the new key. */
+  newKeyId: string;
+  /** Environment. */
+  environment: Environment;
+  /** When the key was rotated. */
+  rotatedAt: Date;
+  /** When the old key stopped being accepted (its final `expiresAt`). */
+  endedAt: Date;
 }
 
 /**
@@ -200,7 +274,9 @@ export type ApiKeyEvent =
   | ApiKeyAuthFailedEvent
   | ApiKeyUsedEvent
   | ApiKeyExposedEvent
-  | ApiKeyRehashFailedEvent;
+  | ApiKeyRehashFailedEvent
+  | ApiKeyExpiringEvent
+  | ApiKeyRotationCompletedEvent;
 
 /**
  * One per verification: its outcome and duration (from `monotonicClock`).

@@ -7,7 +7,7 @@
 import { ApiKeyOperationError } from "./errors.ts";
 import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME } from "./hasher.ts";
 import { readExpiresAt } from "./_storage.ts";
-import type { ApiKeyStorage } from "./storage.ts";
+import type { ApiKeyRotationWait, ApiKeyStorage, ListExpiringApiKeysOptions } from "./storage.ts";
 import type {
   ApiKeyHashCount,
   ApiKeyHashReplacement,
@@ -42,11 +42,20 @@ function byCreation(a: ApiKeyRecord, b: ApiKeyRecord): number {
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
+/** Expiry order: `expiresAt` ascending, then `id` (records with an expiry only). */
+function byExpiry(a: { expiresAt: Date; id: string }, b: { expiresAt: Date; id: string }): number {
+  const byTime = a.expiresAt.getTime() - b.expiresAt.getTime();
+  if (byTime !== 0) return byTime;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
 /**
  * Memory-backed storage with every capability of `ApiKeyStorage`
- * (`peekByPrefix`, `markRevokedIfActive`, `replaceHash`, `countHashes`). Lookups by id and prefix are O(1)
- * and listing is O(keys of the tenant), whatever the total count; `rotate` is
- * one synchronous step, so it is atomic.
+ * (`peekByPrefix`, `markRevokedIfActive`, `replaceHash`, `countHashes`, the
+ * expiry notices, the rotations that wait). Lookups by id and prefix are O(1)
+ * and listing is O(keys of the tenant), whatever the total count;
+ * `listExpiring` scans every record. Each write is one synchronous step, so
+ * `rotate` and the compare-and-set capabilities are atomic.
  *
  * @example
  * ```ts
@@ -59,6 +68,9 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
   readonly #byId = new Map<string, ApiKeyRecord>();
   readonly #idByPrefix = new Map<string, string>();
   readonly #idsByTenant = new Map<string, Set<string>>();
+  /** Smallest expiry-notice threshold claimed per key id. */
+  readonly #noticeClaims = new Map<string, number>();
+  readonly #rotationWaits = new Map<string, ApiKeyRotationWait>();
 
   /** Number of stored records. */
   get size(): number {
@@ -202,5 +214,57 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  /** Capability: unrevoked records expiring in the window, in expiry order, one page. */
+  listExpiring(options: ListExpiringApiKeysOptions): Promise<ApiKeyRecord[]> {
+    const from = options.from.getTime();
+    const until = options.until.getTime();
+    const found: { expiresAt: Date; id: string; record: ApiKeyRecord }[] = [];
+    for (const record of this.#byId.values()) {
+      const { expiresAt, id } = record;
+      if (expiresAt === null || record.revokedAt !== null) continue;
+      const ms = expiresAt.getTime();
+      if (ms <= from || ms > until) continue;
+      if (options.after !== null && byExpiry({ expiresAt, id }, options.after) <= 0) continue;
+      found.push({ expiresAt, id, record });
+    }
+    found.sort(byExpiry);
+    return Promise.resolve(found.slice(0, options.limit).map((entry) => copyRecord(entry.record)));
+  }
+
+  /** Capability: claims the notice of `thresholdMs` unless the key holds one at most as large. */
+  claimExpiryNotice(id: string, thresholdMs: number, _at: Date): Promise<boolean> {
+    const held = this.#noticeClaims.get(id);
+    if (held !== undefined && held <= thresholdMs) return Promise.resolve(false);
+    this.#noticeClaims.set(id, thresholdMs);
+    return Promise.resolve(true);
+  }
+
+  /** Capability: stores a copy of the wait (a duplicate `newKeyId` rejects). */
+  saveRotationWait(wait: ApiKeyRotationWait): Promise<void> {
+    if (this.#rotationWaits.has(wait.newKeyId)) {
+      return Promise.reject(new Error("duplicate rotation wait"));
+    }
+    this.#rotationWaits.set(wait.newKeyId, { ...wait, waitEndsAt: new Date(wait.waitEndsAt) });
+    return Promise.resolve();
+  }
+
+  /** Capability: a copy of the wait saved for `newKeyId`, or null. */
+  findRotationWait(newKeyId: string): Promise<ApiKeyRotationWait | null> {
+    const wait = this.#rotationWaits.get(newKeyId);
+    return Promise.resolve(
+      wait === undefined ? null : { ...wait, waitEndsAt: new Date(wait.waitEndsAt) },
+    );
+  }
+
+  /** Capability: sets `expiresAt` to `next` only while it is `expected`. */
+  lowerExpiry(id: string, expectedExpiresAt: Date, nextExpiresAt: Date): Promise<boolean> {
+    const record = this.#byId.get(id);
+    if (record?.expiresAt?.getTime() !== expectedExpiresAt.getTime()) {
+      return Promise.resolve(false);
+    }
+    record.expiresAt = readExpiresAt(nextExpiresAt);
+    return Promise.resolve(true);
   }
 }

@@ -32,6 +32,7 @@
  */
 export {
   type ApiKeyContext,
+  type ApiKeyGraceStart,
   type ApiKeyHashCount,
   type ApiKeyHashReplacement,
   type ApiKeyHashReport,
@@ -52,6 +53,8 @@ export {
   type ImportApiKeysResult,
   type ListApiKeysOptions,
   MAX_API_KEY_NAME_LENGTH,
+  type NotifyExpiringOptions,
+  type NotifyExpiringResult,
   type RequiredScope,
   type RotateApiKeyInput,
   type RotateApiKeyResult,
@@ -73,9 +76,11 @@ export type {
   ApiKeyAuthFailedEvent,
   ApiKeyCreatedEvent,
   ApiKeyEvent,
+  ApiKeyExpiringEvent,
   ApiKeyRehashFailedEvent,
   ApiKeyRevokedEvent,
   ApiKeyRotatedEvent,
+  ApiKeyRotationCompletedEvent,
   ApiKeyUsedEvent,
   ApiKeyVerificationMetric,
 } from "./events.ts";
@@ -104,12 +109,21 @@ export {
 export { flattenScopes, scopeSatisfies } from "./scopes.ts";
 export { isIpAllowed, normalizeAllowedIpCidrs } from "./ip_allowlist.ts";
 export { API_KEY_HASH_SCHEMES, MIN_PEPPER_BYTES, Sha256Hasher } from "./hasher.ts";
-export { API_KEY_STORAGE_METHODS, type ApiKeyStorage } from "./storage.ts";
+export {
+  API_KEY_STORAGE_METHODS,
+  type ApiKeyRotationWait,
+  type ApiKeyStorage,
+  type ApiKeyStorageCapability,
+  type ListExpiringApiKeysOptions,
+} from "./storage.ts";
 export { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
 export {
   type PrismaApiKeyClient,
   type PrismaApiKeyDelegate,
   PrismaApiKeyStorage,
+  type PrismaApiKeyStorageOptions,
+  type PrismaExpiryNoticeDelegate,
+  type PrismaRotationWaitDelegate,
 } from "./prisma_storage.ts";
 export {
   type ApiKeyStorageFactory,

@@ -3,16 +3,18 @@
  * findUnique/update`, optional `$transaction`). No Prisma import: any object of
  * that shape works. Expects a model `ApiKey` with the `ApiKeyRecord` fields,
  * `id` and `prefix` unique, `scopes` and `allowedIpCidrs` string lists; the
- * `hashScheme` field is optional (a model without it keeps working).
- * Over 300 lines because each capability maps to its own delegate calls and
- * race handling (rotate without `$transaction`, conditional revoke, hash
- * upgrade).
+ * `hashScheme` field is optional (a model without it keeps working); the
+ * models `ApiKeyExpiryNotice` and `ApiKeyRotationWait` when the options name
+ * their delegates.
+ *
+ * Over 300 lines because every delegate call the adapter makes is here, each
+ * with the rule it implements.
  *
  * @module
  */
 import { ApiKeyOperationError } from "./errors.ts";
 import { CURRENT_HASH_SCHEME } from "./hasher.ts";
-import type { ApiKeyStorage } from "./storage.ts";
+import type { ApiKeyRotationWait, ApiKeyStorage, ListExpiringApiKeysOptions } from "./storage.ts";
 import type {
   ApiKeyHashCount,
   ApiKeyHashReplacement,
@@ -67,9 +69,98 @@ export interface PrismaApiKeyClient {
 /** Rows per `findMany` page of `countHashes`. */
 const COUNT_PAGE = 1_000;
 
-function isRecordNotFound(error: unknown): boolean {
+/**
+ * The `apiKeyExpiryNotice` delegate methods the expiry notices use (model
+ * `ApiKeyExpiryNotice`: `keyId` its id, `thresholdMs` a `BigInt`,
+ * `claimedAt`). Both answer a count and never fail for a lost race, which
+ * keeps a losing claim as cheap as a winning one.
+ *
+ * @example
+ * ```ts
+ * import type { PrismaExpiryNoticeDelegate } from "./prisma_storage.ts";
+ * declare const delegate: PrismaExpiryNoticeDelegate;
+ * const data = [{ keyId: "k1", thresholdMs: 86_400_000, claimedAt: new Date() }];
+ * await delegate.createMany({ data, skipDuplicates: true }); // { count: 1 }, then { count: 0 }
+ * ```
+ */
+export interface PrismaExpiryNoticeDelegate {
+  /** Inserts rows; with `skipDuplicates`, a taken `keyId` is skipped (`ON CONFLICT DO NOTHING`). */
+  createMany(args: { data: Record<string, unknown>[]; skipDuplicates: true }): Promise<unknown>;
+  /** Updates the rows matching `where`, in one statement; answers `{ count }`. */
+  updateMany(
+    args: { where: Record<string, unknown>; data: Record<string, unknown> },
+  ): Promise<unknown>;
+}
+
+/**
+ * The `apiKeyRotationWait` delegate methods the rotations that wait use
+ * (model `ApiKeyRotationWait`: `newKeyId` its id, `oldKeyId`,
+ * `gracePeriodMs` a `BigInt`, `waitEndsAt`).
+ *
+ * @example
+ * ```ts
+ * import type { PrismaRotationWaitDelegate } from "./prisma_storage.ts";
+ * declare const delegate: PrismaRotationWaitDelegate;
+ * await delegate.findUnique({ where: { newKeyId: "k2" } });
+ * ```
+ */
+export interface PrismaRotationWaitDelegate {
+  /** Inserts a row. */
+  create(args: { data: Record<string, unknown> }): Promise<unknown>;
+  /** Finds the row of `newKeyId`. */
+  findUnique(args: { where: { newKeyId: string } }): Promise<unknown | null>;
+}
+
+/**
+ * Extra delegates of `PrismaApiKeyStorage`, each turning on a capability
+ * (see `ApiKeyStorage`); their tables are created by the migration
+ * `prisma/migrations/0004_api_key_expiry`.
+ *
+ * @example
+ * ```ts
+ * import type {
+ *   PrismaApiKeyStorageOptions,
+ *   PrismaExpiryNoticeDelegate,
+ *   PrismaRotationWaitDelegate,
+ * } from "./prisma_storage.ts";
+ * declare const prisma: {
+ *   apiKeyExpiryNotice: PrismaExpiryNoticeDelegate;
+ *   apiKeyRotationWait: PrismaRotationWaitDelegate;
+ * };
+ * const options: PrismaApiKeyStorageOptions = {
+ *   expiryNotices: prisma.apiKeyExpiryNotice,
+ *   rotationWaits: prisma.apiKeyRotationWait,
+ * };
+ * ```
+ */
+export interface PrismaApiKeyStorageOptions {
+  /** `prisma.apiKeyExpiryNotice`: turns on `listExpiring` and `claimExpiryNotice`. */
+  expiryNotices?: PrismaExpiryNoticeDelegate;
+  /** `prisma.apiKeyRotationWait`: turns on `saveRotationWait` and `findRotationWait`. */
+  rotationWaits?: PrismaRotationWaitDelegate;
+}
+
+function hasCode(error: unknown, code: string): boolean {
   return typeof error === "object" && error !== null &&
-    (error as { code?: unknown }).code === "P2025";
+    (error as { code?: unknown }).code === code;
+}
+
+function isRecordNotFound(error: unknown): boolean {
+  return hasCode(error, "P2025");
+}
+
+/** Throws a `TypeError` unless `delegate` has each of `methods`. */
+function requireDelegate(delegate: unknown, methods: string[], label: string): void {
+  for (const method of methods) {
+    if (typeof (delegate as Record<string, unknown> | undefined)?.[method] !== "function") {
+      throw new TypeError(`PrismaApiKeyStorage ${label} is missing method ${method}`);
+    }
+  }
+}
+
+/** A `BigInt` column as a number (Prisma reads `BigInt` as `bigint`). */
+function toNumber(value: unknown): unknown {
+  return typeof value === "bigint" ? Number(value) : value;
 }
 
 /** A row to create: `hashScheme` written only when it is not the default (an older model lacks it). */
@@ -121,13 +212,16 @@ function toRecord(row: unknown): ApiKeyRecord {
  * lists (`create`, `findMany`, `findUnique`, `update`, optional
  * `$transaction`). Rows are mapped, not validated (`ApiKeysService` checks
  * every record it reads). Has the capabilities `markRevokedIfActive`,
- * `replaceHash` and `countHashes`, not `peekByPrefix` (a shared database can
- * change behind any in-process copy). `countHashes` reads the usable rows in
- * pages of 1,000 ordered by `id` (`findMany` with `take` and `id: { gt }`). The `hashScheme` column (migration
- * `0003_api_key_hash_scheme`) is optional: rows without it read as the
- * default scheme, and `hashScheme` is written only when it is not the
- * default or the model has the column, so an unmigrated database keeps
- * working.
+ * `replaceHash`, `countHashes` and `lowerExpiry` (conditional updates), not
+ * `peekByPrefix` (a shared database can change behind any in-process copy);
+ * the expiry notices and the rotation waits with the delegates of
+ * `PrismaApiKeyStorageOptions` (an explicit option: they need the tables of
+ * migration `0004_api_key_expiry`). `countHashes` reads the usable rows in
+ * pages of 1,000 ordered by `id` (`findMany` with `take` and `id: { gt }`).
+ * The `hashScheme` column (migration `0003_api_key_hash_scheme`) is optional:
+ * rows without it read as the default scheme, and `hashScheme` is written
+ * only when it is not the default or the model has the column, so an
+ * unmigrated database keeps working.
  * `rotate` inserts the new row, then marks the old one
  * with a conditional update `where: { id, rotatedAt: null, revokedAt: null }`;
  * Prisma's `P2025` (no row matched) means a concurrent rotate or revoke won,
@@ -142,20 +236,66 @@ function toRecord(row: unknown): ApiKeyRecord {
  * import type { PrismaApiKeyClient } from "./prisma_storage.ts";
  * declare const prisma: PrismaApiKeyClient;
  * const storage = new PrismaApiKeyStorage(prisma);
+ * // With a generated PrismaClient, also the expiry notices and the rotations that wait:
+ * // new PrismaApiKeyStorage(prisma, {
+ * //   expiryNotices: prisma.apiKeyExpiryNotice, rotationWaits: prisma.apiKeyRotationWait,
+ * // });
  * ```
  */
 export class PrismaApiKeyStorage implements ApiKeyStorage {
   readonly #client: PrismaApiKeyClient;
+  /**
+   * Capability, with the `expiryNotices` option only: one page of unrevoked
+   * keys expiring in the window (`apiKey.findMany` with `take`).
+   */
+  readonly listExpiring?: (options: ListExpiringApiKeysOptions) => Promise<ApiKeyRecord[]>;
+  /**
+   * Capability, with the `expiryNotices` option only: `createMany` of the
+   * key's row skipping a taken key, else a conditional `updateMany` `where:
+   * { keyId, thresholdMs: { gt: thresholdMs } }`; a count of 1 wins.
+   */
+  readonly claimExpiryNotice?: (id: string, thresholdMs: number, at: Date) => Promise<boolean>;
+  /** Capability, with the `rotationWaits` option only: `create` of the wait's row. */
+  readonly saveRotationWait?: (wait: ApiKeyRotationWait) => Promise<void>;
+  /** Capability, with the `rotationWaits` option only: `findUnique` by `newKeyId`. */
+  readonly findRotationWait?: (newKeyId: string) => Promise<ApiKeyRotationWait | null>;
 
-  /** Wraps `client`; throws a `TypeError` when it lacks the `apiKey` delegate methods. */
-  constructor(client: PrismaApiKeyClient) {
-    const delegate = client?.apiKey as unknown as Record<string, unknown> | undefined;
-    for (const method of ["create", "findMany", "findUnique", "update"]) {
-      if (typeof delegate?.[method] !== "function") {
-        throw new TypeError(`PrismaApiKeyStorage client.apiKey is missing method ${method}`);
-      }
-    }
+  /**
+   * Wraps `client`; `options` turn on the capabilities that need more than
+   * the `apiKey` delegate. Throws a `TypeError` when a delegate lacks a
+   * method it needs.
+   */
+  constructor(client: PrismaApiKeyClient, options: PrismaApiKeyStorageOptions = {}) {
+    requireDelegate(
+      client?.apiKey,
+      ["create", "findMany", "findUnique", "update"],
+      "client.apiKey",
+    );
     this.#client = client;
+    const { expiryNotices, rotationWaits } = options ?? {};
+    if (expiryNotices !== undefined) {
+      requireDelegate(expiryNotices, ["createMany", "updateMany"], "options.expiryNotices");
+      this.listExpiring = (listing) => this.#listExpiring(listing);
+      this.claimExpiryNotice = (id, thresholdMs, at) =>
+        claimNotice(expiryNotices, id, thresholdMs, at);
+    }
+    if (rotationWaits !== undefined) {
+      requireDelegate(rotationWaits, ["create", "findUnique"], "options.rotationWaits");
+      this.saveRotationWait = async ({ newKeyId, oldKeyId, gracePeriodMs, waitEndsAt }) => {
+        await rotationWaits.create({ data: { newKeyId, oldKeyId, gracePeriodMs, waitEndsAt } });
+      };
+      this.findRotationWait = async (newKeyId) => {
+        const row = await rotationWaits.findUnique({ where: { newKeyId } });
+        if (row === null || row === undefined) return null;
+        const r = row as Record<string, unknown>;
+        return {
+          newKeyId: r.newKeyId,
+          oldKeyId: r.oldKeyId,
+          gracePeriodMs: toNumber(r.gracePeriodMs),
+          waitEndsAt: r.waitEndsAt,
+        } as ApiKeyRotationWait;
+      };
+    }
   }
 
   /** Inserts a record. */
@@ -277,6 +417,43 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
     }
   }
 
+  /**
+   * Capability: a conditional update `where: { id, expiresAt: expected }`;
+   * `P2025` (no row matched) answers `false`.
+   */
+  async lowerExpiry(id: string, expectedExpiresAt: Date, nextExpiresAt: Date): Promise<boolean> {
+    try {
+      await this.#client.apiKey.update({
+        where: { id, expiresAt: expectedExpiresAt },
+        data: { expiresAt: nextExpiresAt },
+      });
+      return true;
+    } catch (error) {
+      if (isRecordNotFound(error)) return false;
+      throw error;
+    }
+  }
+
+  async #listExpiring(options: ListExpiringApiKeysOptions): Promise<ApiKeyRecord[]> {
+    const where: Record<string, unknown> = {
+      revokedAt: null,
+      expiresAt: { gt: options.from, lte: options.until },
+    };
+    const after = options.after;
+    if (after !== null) {
+      where.OR = [
+        { expiresAt: { gt: after.expiresAt } },
+        { expiresAt: after.expiresAt, id: { gt: after.id } },
+      ];
+    }
+    const rows = await this.#client.apiKey.findMany({
+      where,
+      orderBy: [{ expiresAt: "asc" }, { id: "asc" }],
+      take: options.limit,
+    });
+    return Array.isArray(rows) ? rows.map(toRecord) : rows;
+  }
+
   /** Rotates (see the class documentation). */
   async rotate(input: RotateApiKeyStorageInput): Promise<void> {
     const insertNew = (delegate: PrismaApiKeyDelegate) =>
@@ -336,4 +513,28 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
       throw new ApiKeyOperationError("api_key_record_not_found");
     }
   }
+}
+
+/** `claimExpiryNotice` over the `apiKeyExpiryNotice` delegate (see `PrismaApiKeyStorage`). */
+async function claimNotice(
+  notices: PrismaExpiryNoticeDelegate,
+  keyId: string,
+  thresholdMs: number,
+  claimedAt: Date,
+): Promise<boolean> {
+  const data = { keyId, thresholdMs, claimedAt };
+  if (countOf(await notices.createMany({ data: [data], skipDuplicates: true })) === 1) return true;
+  return countOf(
+    await notices.updateMany({
+      where: { keyId, thresholdMs: { gt: thresholdMs } },
+      data: { thresholdMs, claimedAt },
+    }),
+  ) === 1;
+}
+
+/** The `count` of a `createMany` or `updateMany` answer (a `TypeError` when there is none). */
+function countOf(answer: unknown): number {
+  const count = (answer as { count?: unknown } | null)?.count;
+  if (typeof count !== "number") throw new TypeError("a Prisma batch answer has no count");
+  return count;
 }

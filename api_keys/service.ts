@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { ExpiryJob } from "./_expiry.ts";
 import type { ApiKeyHeaderReader } from "./extract_api_key.ts";
 import { importKeys } from "./_import.ts";
 import { checkReady, hashReport } from "./_legacy.ts";
@@ -20,6 +21,8 @@ import type {
   ImportApiKeyRecord,
   ImportApiKeysResult,
   ListApiKeysOptions,
+  NotifyExpiringOptions,
+  NotifyExpiringResult,
   RotateApiKeyInput,
   RotateApiKeyResult,
 } from "./types.ts";
@@ -48,6 +51,7 @@ export class ApiKeysService {
   readonly #settings: Settings;
   readonly #verify: VerifyFlow;
   readonly #manage: ManageFlow;
+  readonly #expiry: ExpiryJob;
 
   /**
    * Validates `options` (throws a `TypeError` naming the option) and compiles
@@ -61,6 +65,7 @@ export class ApiKeysService {
     this.#verify = new VerifyFlow(settings);
     this.#manage = new ManageFlow(settings);
     attachEventSink(this, settings.emitEvent);
+    this.#expiry = new ExpiryJob(settings);
   }
 
   /** Namespace of the keys this service issues and accepts. */
@@ -225,6 +230,32 @@ export class ApiKeysService {
    * `graceExpiresAt` (earlier of now + `gracePeriodMs`, default 24 h, and its own
    * expiry). Unknown id → `api_key_record_not_found`; revoked, expired or
    * already rotated → `api_key_not_rotatable`. Emits `api_key.rotated`.
+   *
+   * With `graceStarts: "first-use"` (and `maxWaitMs`, required there, else
+   * `api_key_invalid_input`), the grace starts at the new key's first
+   * successful verify: `graceExpiresAt` and the old key's `expiresAt` are the
+   * upper bound min(now + `maxWaitMs` + `gracePeriodMs`, its own expiry); that
+   * first verify lowers the old key's `expiresAt` to min(that bound, first use
+   * + `gracePeriodMs`) with a compare-and-set, off the request path. Needs the
+   * storage's rotation-wait capability (see `ApiKeyStorage`), else throws a
+   * `TypeError` before writing anything.
+   *
+   * @example
+   * ```ts
+   * import { ApiKeysService } from "./service.ts";
+   * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+   * const service = new ApiKeysService({
+   *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+   *   storage: new InMemoryApiKeyStorage(),
+   * });
+   * const { id } = await service.create({
+   *   tenantId: "t1", name: "ci", scopes: [{ resource: "orders", level: "read" }],
+   * });
+   * const rotated = await service.rotate(id, {
+   *   gracePeriodMs: 3_600_000, graceStarts: "first-use", maxWaitMs: 7 * 86_400_000,
+   * });
+   * await service.verify(rotated.key); // the old key now works for one more hour at most
+   * ```
    */
   rotate(id: string, input?: RotateApiKeyInput): Promise<RotateApiKeyResult> {
     return this.#manage.rotate(id, input);
@@ -245,5 +276,42 @@ export class ApiKeysService {
    */
   list(tenantId: string, options?: ListApiKeysOptions): Promise<ApiKeyRecord[]> {
     return this.#manage.list(tenantId, options);
+  }
+
+  /**
+   * One pass of the expiry notices, for any scheduler (the Nest module runs
+   * it with its `expiryNotices` option). Emits `api_key.expiring` for each
+   * usable key (not revoked, not expired) whose `expiresAt` is within a
+   * threshold of `now` (default: the clock), once per key and threshold even
+   * with several instances running at the same moment: a key first seen
+   * inside several thresholds gets only the smallest, a larger threshold
+   * never follows a smaller one (a clock moved back re-sends nothing), and
+   * an expired or revoked key gets none. Also emits
+   * `api_key.rotation_completed` once per rotation whose old key's grace
+   * ended (not revoked), when the run comes within the largest threshold of
+   * that end. Bad options reject with `api_key_invalid_input`; a storage
+   * without the capabilities `listExpiring` and `claimExpiryNotice` rejects
+   * with a `TypeError` saying so.
+   *
+   * @example
+   * ```ts
+   * import { ApiKeysService } from "./service.ts";
+   * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+   * const service = new ApiKeysService({
+   *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+   *   storage: new InMemoryApiKeyStorage(),
+   *   onEvent: (event) => {
+   *     if (event.type === "api_key.expiring") console.log(event.prefix, event.expiresAt);
+   *   },
+   * });
+   * await service.create({
+   *   tenantId: "t1", name: "ci", scopes: [{ resource: "orders", level: "read" }],
+   *   expiresAt: new Date(Date.now() + 3 * 86_400_000),
+   * });
+   * await service.notifyExpiring({ thresholdsMs: [7 * 86_400_000, 86_400_000] }); // { expiring: 1, … }
+   * ```
+   */
+  notifyExpiring(options: NotifyExpiringOptions): Promise<NotifyExpiringResult> {
+    return this.#expiry.run(options);
   }
 }

@@ -66,6 +66,14 @@ import type {
  *   `hashScheme` counts as `hmac-sha256`). With it, `hashReport()` and the
  *   `retiredPepperVersions` check at start work; without it, they are
  *   unavailable (`retiredPepperVersions` is refused at construction).
+ * - `listExpiring` with `claimExpiryNotice` (expiry notices): the scan and
+ *   the compare-and-set claims of `ApiKeysService.notifyExpiring`. Without
+ *   them, `notifyExpiring` throws.
+ * - `saveRotationWait`, `findRotationWait` and `lowerExpiry` (rotations that
+ *   wait): a rotation with `graceStarts: "first-use"` saves its wait before
+ *   rotating; the new key's first successful verify finds it and lowers the
+ *   old key's `expiresAt` with a compare-and-set. Without them, such a
+ *   rotation throws before writing anything.
  *
  * @example
  * ```ts
@@ -116,12 +124,113 @@ export interface ApiKeyStorage {
   touchLastUsed(id: string, lastUsedAt: Date): Promise<void>;
   /** Atomically rotates a key (see the interface rules). */
   rotate(input: RotateApiKeyStorageInput): Promise<void>;
+  /**
+   * Capability (optional, with `claimExpiryNotice`): the records that are
+   * not revoked and whose `expiresAt` is after `from` and at most `until`,
+   * ordered by `expiresAt`, then `id`, starting strictly after `after` in
+   * that order, at most `limit` of them.
+   */
+  listExpiring?(options: ListExpiringApiKeysOptions): Promise<ApiKeyRecord[]>;
+  /**
+   * Capability (optional, with `listExpiring`): claims the notice of
+   * `thresholdMs` for the key `id` at `at`, compare-and-set, in one step.
+   * Each key holds the smallest threshold claimed so far: the claim succeeds
+   * (`true`) only when the key holds none or a larger one, and then holds
+   * `thresholdMs`. So of concurrent claims of one key and threshold exactly
+   * one wins, and no larger threshold is claimed after a smaller one.
+   * Threshold 0 is the end of the key's rotation. The id need not be stored.
+   */
+  claimExpiryNotice?(id: string, thresholdMs: number, at: Date): Promise<boolean>;
+  /**
+   * Capability (optional, with `findRotationWait` and `lowerExpiry`): stores
+   * the wait of a rotation whose grace starts at the new key's first use
+   * (one per `newKeyId`; saved before the rotation, so it may outlive a
+   * rotation that failed).
+   */
+  saveRotationWait?(wait: ApiKeyRotationWait): Promise<void>;
+  /** Capability (optional, see `saveRotationWait`): the wait saved for `newKeyId`, or `null`. */
+  findRotationWait?(newKeyId: string): Promise<ApiKeyRotationWait | null>;
+  /**
+   * Capability (optional, see `saveRotationWait`): sets the `expiresAt` of
+   * `id` to `nextExpiresAt` only while it is `expectedExpiresAt`, in one
+   * step; answers whether it did (`false` for an unknown id).
+   */
+  lowerExpiry?(id: string, expectedExpiresAt: Date, nextExpiresAt: Date): Promise<boolean>;
 }
 
 /**
+ * What `ApiKeyStorage.listExpiring` reads: a window of expiry times and a
+ * page of it.
+ *
+ * @example
+ * ```ts
+ * import type { ListExpiringApiKeysOptions } from "./storage.ts";
+ * const now = Date.now();
+ * const firstPage: ListExpiringApiKeysOptions = {
+ *   from: new Date(now), until: new Date(now + 7 * 864e5), after: null, limit: 500,
+ * };
+ * ```
+ */
+export interface ListExpiringApiKeysOptions {
+  /** Records expiring after this instant (excluded)… */
+  from: Date;
+  /** …and at most at this one (included). */
+  until: Date;
+  /** The last record of the previous page (its `expiresAt` and `id`), or `null` for the first. */
+  after: { expiresAt: Date; id: string } | null;
+  /** Most records answered. */
+  limit: number;
+}
+
+/**
+ * A rotation waiting for its new key's first use (`graceStarts: "first-use"`).
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyRotationWait } from "./storage.ts";
+ * const wait: ApiKeyRotationWait = {
+ *   newKeyId: "k2", oldKeyId: "k1", gracePeriodMs: 3_600_000,
+ *   waitEndsAt: new Date("2030-01-08T01:00:00.000Z"),
+ * };
+ * ```
+ */
+export interface ApiKeyRotationWait {
+  /** Id of the new key, whose first use starts the grace period. */
+  newKeyId: string;
+  /** Id of the rotated (old) key. */
+  oldKeyId: string;
+  /** Grace period of the rotation, in ms. */
+  gracePeriodMs: number;
+  /**
+   * The upper bound: the old key's `expiresAt` as the rotation set it,
+   * min(rotation + `maxWaitMs` + `gracePeriodMs`, its expiry before).
+   */
+  waitEndsAt: Date;
+}
+
+/**
+ * Names of the optional methods (capabilities) of `ApiKeyStorage`.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyStorageCapability } from "./storage.ts";
+ * const capability: ApiKeyStorageCapability = "claimExpiryNotice";
+ * ```
+ */
+export type ApiKeyStorageCapability =
+  | "peekByPrefix"
+  | "markRevokedIfActive"
+  | "replaceHash"
+  | "countHashes"
+  | "listExpiring"
+  | "claimExpiryNotice"
+  | "saveRotationWait"
+  | "findRotationWait"
+  | "lowerExpiry";
+
+/**
  * Names of the methods an `ApiKeyStorage` must have: the spec's seven
- * operations (the capabilities `peekByPrefix`, `markRevokedIfActive`,
- * `replaceHash` and `countHashes` are optional).
+ * operations (the capabilities, `ApiKeyStorageCapability`, are optional).
  *
  * @example
  * ```ts
@@ -131,7 +240,7 @@ export interface ApiKeyStorage {
  */
 export const API_KEY_STORAGE_METHODS: readonly Exclude<
   keyof ApiKeyStorage,
-  "peekByPrefix" | "markRevokedIfActive" | "replaceHash" | "countHashes"
+  ApiKeyStorageCapability
 >[] = Object.freeze([
   "insert",
   "findById",

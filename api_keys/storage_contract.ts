@@ -149,8 +149,13 @@ function rotationOf(old: ApiKeyRecord) {
  * every write at once; `markRevokedIfActive` revokes once, and of concurrent
  * calls exactly one wins; `replaceHash` replaces only the expected hash, and
  * of concurrent calls exactly one wins; `countHashes` counts the usable
- * records per scheme and version. Records keep their `hashScheme` (an
- * absent one and `hmac-sha256` read alike).
+ * records per scheme and version.
+ * `listExpiring` pages through the unrevoked keys of
+ * a window in expiry order; `claimExpiryNotice` claims each (key, threshold)
+ * once, only ever smaller thresholds, one winner among concurrent claims;
+ * `saveRotationWait` and `findRotationWait` keep a wait by its new key id;
+ * `lowerExpiry` is a compare-and-set with one winner among concurrent calls.
+ * Records keep their `hashScheme` (an absent one and `hmac-sha256` read alike).
  *
  * @example
  * ```ts
@@ -405,6 +410,126 @@ export function runApiKeyStorageContract(
       "the rotated record seen by peekByPrefix",
     );
     sameRecord(peek(input.newRecord.prefix) as ApiKeyRecord | null, input.newRecord, "new record");
+  });
+
+  test("listExpiring (when present) pages through the unrevoked keys of a window by expiry", async () => {
+    const storage = await factory();
+    const list = storage.listExpiring?.bind(storage);
+    if (list === undefined) return;
+    const base = Date.parse("2031-01-01T00:00:00.000Z");
+    const at = (hours: number) => new Date(base + hours * 3_600_000);
+    const inWindow = [
+      sampleRecord({ id: "contract-exp-c", expiresAt: at(2) }),
+      sampleRecord({ id: "contract-exp-a", expiresAt: at(2) }),
+      sampleRecord({ id: "contract-exp-b", expiresAt: at(1), tenantId: "tenant-b" }),
+      sampleRecord({ id: "contract-exp-d", expiresAt: at(5) }),
+    ];
+    const rotated = sampleRecord({ id: "contract-exp-e", expiresAt: at(6) });
+    const outside = [
+      sampleRecord({ expiresAt: at(0) }), // at `from`: excluded
+      sampleRecord({ expiresAt: at(7) }), // after `until`
+      sampleRecord({ expiresAt: null }),
+      sampleRecord({ expiresAt: at(3) }), // revoked below
+    ];
+    for (const record of [...inWindow, rotated, ...outside]) await storage.insert(record);
+    await storage.markRevoked(outside[3].id, at(-1));
+    const rotation = rotationOf(rotated);
+    await storage.rotate({ ...rotation, oldExpiresAt: at(6) });
+    const ids = async (after: { expiresAt: Date; id: string } | null, limit: number) =>
+      (await list({ from: at(0), until: at(6), after, limit })).map((record) => record.id);
+    const all = await ids(null, 100);
+    check(
+      JSON.stringify(all) === JSON.stringify([
+        "contract-exp-b",
+        "contract-exp-a",
+        "contract-exp-c",
+        "contract-exp-d",
+        "contract-exp-e",
+      ]),
+      `listExpiring: unrevoked keys of (from, until] by expiresAt then id, got ${all}`,
+    );
+    const first = await ids(null, 2);
+    check(JSON.stringify(first) === JSON.stringify(all.slice(0, 2)), "first page of 2");
+    const next = await ids({ expiresAt: at(2), id: "contract-exp-a" }, 2);
+    check(JSON.stringify(next) === JSON.stringify(all.slice(2, 4)), "the page after a cursor");
+    const page = await list({ from: at(0), until: at(6), after: null, limit: 1 });
+    sameRecord(page[0], { ...inWindow[2] }, "a listed record");
+  });
+
+  test("claimExpiryNotice (when present): once per key and threshold, then only smaller ones", async () => {
+    const storage = await factory();
+    const claim = storage.claimExpiryNotice?.bind(storage);
+    if (claim === undefined) return;
+    const at = new Date("2031-01-01T00:00:00.000Z");
+    const day = 86_400_000;
+    check((await claim("contract-claim-1", 7 * day, at)) === true, "first claim of 7 days");
+    check((await claim("contract-claim-1", 7 * day, at)) === false, "the same claim again");
+    check((await claim("contract-claim-1", 30 * day, at)) === false, "a larger threshold after");
+    check((await claim("contract-claim-1", day, at)) === true, "a smaller threshold after");
+    check((await claim("contract-claim-1", 7 * day, at)) === false, "7 days after 1 day");
+    check((await claim("contract-claim-1", 0, at)) === true, "threshold 0 (rotation completed)");
+    check((await claim("contract-claim-1", 0, at)) === false, "threshold 0 again");
+    check((await claim("contract-claim-2", 30 * day, at)) === true, "claims are per key");
+  });
+
+  test("claimExpiryNotice (when present): of concurrent claims exactly one wins", async () => {
+    const storage = await factory();
+    const claim = storage.claimExpiryNotice?.bind(storage);
+    if (claim === undefined) return;
+    const at = new Date("2031-01-01T00:00:00.000Z");
+    const results = await Promise.all(
+      Array.from({ length: 8 }, () => claim("contract-claim-race", 3_600_000, at)),
+    );
+    const won = results.filter((result) => result === true).length;
+    check(won === 1, `expected one winning claim, got ${won}`);
+    check(results.every((result) => typeof result === "boolean"), "answers are booleans");
+  });
+
+  test("saveRotationWait and findRotationWait (when present) keep a wait by its new key id", async () => {
+    const storage = await factory();
+    const save = storage.saveRotationWait?.bind(storage);
+    const find = storage.findRotationWait?.bind(storage);
+    if (save === undefined || find === undefined) return;
+    const wait = {
+      newKeyId: "contract-wait-new",
+      oldKeyId: "contract-wait-old",
+      gracePeriodMs: 3_600_000,
+      waitEndsAt: new Date("2031-01-08T01:00:00.000Z"),
+    };
+    await save(wait);
+    const found = await find(wait.newKeyId);
+    check(
+      found !== null && found.newKeyId === wait.newKeyId && found.oldKeyId === wait.oldKeyId &&
+        found.gracePeriodMs === wait.gracePeriodMs &&
+        time(found.waitEndsAt) === wait.waitEndsAt.getTime(),
+      "findRotationWait answers the saved wait",
+    );
+    check((await find("contract-wait-none")) === null, "findRotationWait of an unknown id");
+  });
+
+  test("lowerExpiry (when present) is a compare-and-set on expiresAt with one winner", async () => {
+    const storage = await factory();
+    const lower = storage.lowerExpiry?.bind(storage);
+    if (lower === undefined) return;
+    const record = sampleRecord();
+    await storage.insert(record);
+    const expected = record.expiresAt!;
+    const next = new Date(expected.getTime() - 3_600_000);
+    check(
+      (await lower(record.id, next, next)) === false,
+      "a wrong expected expiry changes nothing",
+    );
+    check(time((await storage.findById(record.id))!.expiresAt) === expected.getTime(), "unchanged");
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => lower(record.id, expected, new Date(next.getTime() - i))),
+    );
+    const winners = results.flatMap((won, i) => won === true ? [i] : []);
+    check(winners.length === 1, `expected one winning lowerExpiry, got ${winners.length}`);
+    check(
+      time((await storage.findById(record.id))!.expiresAt) === next.getTime() - winners[0],
+      "expiresAt is the winner's",
+    );
+    check((await lower("no-such-id", expected, next)) === false, "an unknown id answers false");
   });
 
   test("touchLastUsed sets lastUsedAt", async () => {

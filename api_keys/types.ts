@@ -264,17 +264,45 @@ export interface CreateApiKeyResult {
 }
 
 /**
- * Input of `ApiKeysService.rotate`; every field is optional.
+ * When the grace period of a rotation starts: at the rotation, or at the new
+ * key's first successful verify (see `RotateApiKeyInput.graceStarts`).
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyGraceStart } from "./types.ts";
+ * const graceStarts: ApiKeyGraceStart = "first-use";
+ * ```
+ */
+export type ApiKeyGraceStart = "rotation" | "first-use";
+
+/**
+ * Input of `ApiKeysService.rotate`; every field is optional, except that
+ * `graceStarts: "first-use"` needs `maxWaitMs`.
  *
  * @example
  * ```ts
  * import type { RotateApiKeyInput } from "./types.ts";
  * const input: RotateApiKeyInput = { gracePeriodMs: 60 * 60 * 1000 };
+ * const waiting: RotateApiKeyInput = {
+ *   gracePeriodMs: 60 * 60 * 1000, graceStarts: "first-use", maxWaitMs: 7 * 864e5,
+ * };
  * ```
  */
 export interface RotateApiKeyInput {
   /** How long the old key keeps working, in ms (default 24 h). */
   gracePeriodMs?: number;
+  /**
+   * When the grace period starts (default `"rotation"`). With `"first-use"`,
+   * the old key works until the new key's first successful verify plus
+   * `gracePeriodMs`, and at the latest until rotation + `maxWaitMs` +
+   * `gracePeriodMs` (never past its own expiry).
+   */
+  graceStarts?: ApiKeyGraceStart;
+  /**
+   * With `graceStarts: "first-use"` (required there, refused otherwise): how
+   * long to wait for the new key's first use, in ms.
+   */
+  maxWaitMs?: number;
   /** Name of the new key (default: the old name). */
   name?: string;
   /** Creator of the new key. */
@@ -303,8 +331,47 @@ export interface RotateApiKeyResult {
   key: string;
   /** Id of the rotated key. */
   replacedKeyId: string;
-  /** When the old key stops working. */
+  /**
+   * When the old key stops working; with `graceStarts: "first-use"`, the
+   * latest it may (the new key's first use can bring it earlier).
+   */
   graceExpiresAt: Date;
+}
+
+/**
+ * Options of `ApiKeysService.notifyExpiring`.
+ *
+ * @example
+ * ```ts
+ * import type { NotifyExpiringOptions } from "./types.ts";
+ * const options: NotifyExpiringOptions = { thresholdsMs: [7 * 864e5, 864e5] };
+ * ```
+ */
+export interface NotifyExpiringOptions {
+  /**
+   * How long before its expiry a key is announced, in ms: one or more
+   * positive whole numbers (order and repeats do not matter).
+   */
+  thresholdsMs: number[];
+  /** The run's time (default: the service's clock). */
+  now?: Date;
+}
+
+/**
+ * What one `notifyExpiring` run emitted.
+ *
+ * @example
+ * ```ts
+ * import type { NotifyExpiringResult } from "./types.ts";
+ * const show = (result: NotifyExpiringResult) =>
+ *   `${result.expiring} expiring, ${result.rotationsCompleted} rotations completed`;
+ * ```
+ */
+export interface NotifyExpiringResult {
+  /** `api_key.expiring` events this run emitted. */
+  expiring: number;
+  /** `api_key.rotation_completed` events this run emitted. */
+  rotationsCompleted: number;
 }
 
 /**

@@ -24,6 +24,7 @@ export const ENTRIES: Record<string, string> = {
   in_process: "bench/in_process.ts",
   http: "bench/http.ts",
   memory: "bench/memory.ts",
+  expiry: "bench/expiry.ts",
   server: "bench/http/server.ts",
 };
 

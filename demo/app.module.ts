@@ -1,6 +1,6 @@
 /**
  * The demo's root module: both components wired together. API keys (with
- * the demo's client-IP resolver), the safe-response envelope (options from
+ * the demo's client-IP resolver and expiry notices logged), the safe-response envelope (options from
  * `safe_response_options.ts`: request ids, response time, rate-limit meta,
  * error catalog, API version, global errors), `@nestjs/throttler` (tracked per
  * API key), the admin and resource controllers (bodies and queries
@@ -18,6 +18,7 @@ import { TenantKeysService } from "./admin/tenant-keys.service.ts";
 import { ApiKeyThrottlerGuard } from "./api-key-throttler.guard.ts";
 import { demoClientIpResolver } from "./client_ip.ts";
 import { DEFAULT_RATE_LIMIT, RATE_LIMIT_MESSAGE, RATE_LIMIT_WINDOW_MS } from "./limits.ts";
+import { DEMO_EXPIRY_NOTICES, keyEventLogger } from "./key_events.ts";
 import { PageController } from "./page.controller.ts";
 import type { PageAssets } from "./page_assets.ts";
 import type { DemoPeppers } from "./peppers.ts";
@@ -43,6 +44,8 @@ export interface DemoAppOptions {
   pageAssets: PageAssets;
   /** Keys the secret-scanning partner route trusts (default none: every report is 401). */
   secretScanningKeys?: readonly SecretScanningPublicKey[];
+  /** Where key lifecycle lines go (expiry notices, rotations; see `key_events.ts`); none without. */
+  log?: (line: string) => void;
 }
 
 /** Root module of the demo. */
@@ -57,6 +60,8 @@ export class DemoAppModule {
           peppers: options.peppers,
           storage: options.storage,
           clientIpResolver: demoClientIpResolver,
+          onEvent: options.log === undefined ? undefined : keyEventLogger(options.log),
+          expiryNotices: DEMO_EXPIRY_NOTICES,
         }),
         SafeResponseModule.register(options.safeResponse),
         ThrottlerModule.forRoot({

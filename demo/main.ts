@@ -21,7 +21,8 @@ if (import.meta.main) {
     name: "demo",
     usage: USAGE,
     adapterLabel: (options) => options.adapter,
-    start: startDemoServer,
+    start: (options) =>
+      startDemoServer({ ...options, log: (line) => console.log(`[keys] ${line}`) }),
     smoke: runSmoke,
   });
 }

@@ -1,8 +1,9 @@
 /**
  * The demo tenant and its keys, created at start in the embedded mode: a
  * `live` admin key, a `live` reader key, a `test` key, a `live` key
- * restricted to 127.0.0.1, and a key of another tenant (only its id is
- * shown, to try tenant isolation).
+ * restricted to 127.0.0.1, a key expiring in 3 days (its expiry notice is in
+ * the log at start), and a key of another tenant (only its id is shown, to
+ * try tenant isolation).
  *
  * @module
  */
@@ -41,12 +42,17 @@ export interface DemoKeys {
   test: SeededKey;
   /** `live`, `projects:read`, allowed from 127.0.0.1 only. */
   restricted: SeededKey;
+  /** `live`, `projects:read`, expiring 3 days after the start (see `EXPIRING_KEY_LIFETIME_MS`). */
+  expiring: SeededKey;
   /** A key of `OTHER_TENANT_ID`; the demo shows its id only. */
   otherTenant: SeededKey & { tenantId: string };
 }
 
+/** How long the seeded `expiring` key lives: 3 days, inside the 7-day expiry notice. */
+export const EXPIRING_KEY_LIFETIME_MS = 3 * 24 * 60 * 60 * 1000;
+
 /**
- * Creates the demo keys (never expiring, `createdBy: "demo-seed"`).
+ * Creates the demo keys (never expiring but the `expiring` one, `createdBy: "demo-seed"`).
  *
  * @example
  * ```ts
@@ -87,6 +93,13 @@ export async function seedDemoKeys(service: ApiKeysService): Promise<DemoKeys> {
     scopes: [{ resource: "projects", level: "read" }],
     allowedIpCidrs: ["127.0.0.1"],
   });
+  const expiring = await service.create({
+    ...common,
+    name: "demo key expiring in 3 days",
+    environment: "live",
+    scopes: [{ resource: "projects", level: "read" }],
+    expiresAt: new Date(Date.now() + EXPIRING_KEY_LIFETIME_MS),
+  });
   const other = await service.create({
     tenantId: OTHER_TENANT_ID,
     name: "someone else's key",
@@ -101,6 +114,7 @@ export async function seedDemoKeys(service: ApiKeysService): Promise<DemoKeys> {
     reader,
     test,
     restricted,
+    expiring,
     otherTenant: { ...other, tenantId: OTHER_TENANT_ID },
   };
 }

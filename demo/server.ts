@@ -38,6 +38,8 @@ export interface DemoServerOptions {
   seed?: boolean;
   /** Page files (default: loaded and bundled now). */
   pageAssets?: PageAssets;
+  /** Where key lifecycle lines go (expiry notices, rotations); none without. */
+  log?: (line: string) => void;
 }
 
 /** A running demo. */
@@ -127,6 +129,7 @@ export async function startDemoServer(options: DemoServerOptions): Promise<DemoS
       safeResponse,
       pageAssets,
       secretScanningKeys: signer.publicKeys,
+      log: options.log,
     });
     app = await NestFactory.create(module, demoHttpAdapter(options.adapter), {
       logger: ["error", "warn"],
@@ -134,8 +137,9 @@ export async function startDemoServer(options: DemoServerOptions): Promise<DemoS
       rawBody: true, // the leaked-key routes read the exact bytes
     });
     setupOpenApi(app, safeResponse);
-    await app.init();
+    // Seeded before init: the first expiry-notice run, at bootstrap, sees the seeded keys.
     const keys = options.seed === false ? undefined : await seedDemoKeys(app.get(ApiKeysService));
+    await app.init();
     try {
       await app.listen(options.port, options.host);
     } catch (error) {

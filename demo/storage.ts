@@ -10,6 +10,8 @@ import {
   InMemoryApiKeyStorage,
   type PrismaApiKeyClient,
   PrismaApiKeyStorage,
+  type PrismaExpiryNoticeDelegate,
+  type PrismaRotationWaitDelegate,
 } from "../api_keys/mod.ts";
 
 /** An opened storage and how to release it. */
@@ -22,8 +24,10 @@ export interface DemoStorage {
   close(): Promise<void>;
 }
 
-/** A Prisma Client that can be closed. */
+/** A Prisma Client that can be closed, with the delegates of migration 0003. */
 interface ClosablePrismaClient extends PrismaApiKeyClient {
+  apiKeyExpiryNotice: PrismaExpiryNoticeDelegate;
+  apiKeyRotationWait: PrismaRotationWaitDelegate;
   $disconnect(): Promise<void>;
 }
 
@@ -35,7 +39,8 @@ export function openMemoryStorage(): DemoStorage {
 }
 
 /**
- * Opens PostgreSQL at `databaseUrl`. The table must exist (apply
+ * Opens PostgreSQL at `databaseUrl`, with the expiry notices and the
+ * rotations that wait. The tables must exist (apply every migration of
  * `prisma/migrations`) and the client must be generated (`prisma generate`).
  */
 export async function openPostgresStorage(databaseUrl: string): Promise<DemoStorage> {
@@ -55,7 +60,10 @@ export async function openPostgresStorage(databaseUrl: string): Promise<DemoStor
     adapter: new PrismaPg({ connectionString: databaseUrl }),
   });
   return {
-    storage: new PrismaApiKeyStorage(client),
+    storage: new PrismaApiKeyStorage(client, {
+      expiryNotices: client.apiKeyExpiryNotice,
+      rotationWaits: client.apiKeyRotationWait,
+    }),
     kind: "postgres",
     close: () => client.$disconnect(),
   };

@@ -11,8 +11,11 @@ import {
   Module,
   type Provider,
 } from "@nestjs/common";
+import { thresholdsProblem } from "../_expiry.ts";
+import { failureLine } from "../_sinks.ts";
 import { ApiKeysService } from "../service.ts";
 import type { ApiKeysServiceOptions } from "../service_options.ts";
+import type { ApiKeyStorage } from "../storage.ts";
 import type { ApiKeyContext } from "../types.ts";
 import {
   API_KEYS_CLIENT_IP_RESOLVER,
@@ -52,8 +55,28 @@ export type ApiKeyClientIpResolver = (
 ) => string | undefined | Promise<string | undefined>;
 
 /**
+ * Runs `ApiKeysService.notifyExpiring` on an interval (option `expiryNotices`
+ * of `ApiKeysModule`).
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyExpiryNoticesOptions } from "@saferoute/api-kit/api-keys/nest";
+ * const expiryNotices: ApiKeyExpiryNoticesOptions = {
+ *   thresholdsMs: [7 * 86_400_000, 86_400_000],
+ *   intervalMs: 15 * 60_000,
+ * };
+ * ```
+ */
+export interface ApiKeyExpiryNoticesOptions {
+  /** The thresholds of `notifyExpiring`, in ms. */
+  thresholdsMs: number[];
+  /** Time between two runs, in ms (at most 2147483647); the first runs when the app starts. */
+  intervalMs: number;
+}
+
+/**
  * Options of `ApiKeysModule.forRoot`: the `ApiKeysService` options plus the guard's
- * context writer and client-IP resolver.
+ * context writer and client-IP resolver, and the expiry-notice interval.
  *
  * @example
  * ```ts
@@ -70,6 +93,14 @@ export interface ApiKeysModuleOptions extends ApiKeysServiceOptions {
   contextWriter?: ApiKeyContextWriter;
   /** How the guard finds the client IP (default: `defaultApiKeyClientIpResolver`). */
   clientIpResolver?: ApiKeyClientIpResolver;
+  /**
+   * Runs `notifyExpiring` on an interval while the app runs (cleared when it
+   * closes; a run still going is awaited). The storage needs the capabilities
+   * `listExpiring` and `claimExpiryNotice`. A failed run is logged (the first
+   * of a streak), and the next one retries. Several instances may run it at
+   * once: each notice is still emitted once.
+   */
+  expiryNotices?: ApiKeyExpiryNoticesOptions;
 }
 
 /**
@@ -96,14 +127,63 @@ export interface ApiKeysModuleAsyncOptions {
   useFactory: (...args: any[]) => ApiKeysModuleOptions | Promise<ApiKeysModuleOptions>;
 }
 
-/** Validated module options, split into the service and the guard's functions. */
+/** Longest timer delay: a longer `setInterval` fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * The interval of the `expiryNotices` option: one run at a time; a closing
+ * app clears it and awaits the run in flight.
+ */
+class ExpiryNoticeTimer {
+  readonly #service: ApiKeysService;
+  readonly #options: ApiKeyExpiryNoticesOptions;
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #running: Promise<void> | undefined;
+  #failing = false;
+
+  constructor(service: ApiKeysService, options: ApiKeyExpiryNoticesOptions) {
+    this.#service = service;
+    this.#options = options;
+  }
+
+  /** Nest hook: the first run, then one every `intervalMs`. */
+  onApplicationBootstrap(): void {
+    this.#run();
+    this.#timer = setInterval(() => this.#run(), this.#options.intervalMs);
+  }
+
+  /** Nest hook: no more runs; resolves once the run in flight is over. */
+  onModuleDestroy(): Promise<void> | undefined {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    return this.#running;
+  }
+
+  #run(): void {
+    if (this.#running !== undefined) return;
+    this.#running = this.#service.notifyExpiring({ thresholdsMs: this.#options.thresholdsMs })
+      .then(() => {
+        this.#failing = false;
+      }, (error) => {
+        if (!this.#failing) console.warn(failureLine("expiryNotices", error));
+        this.#failing = true;
+      })
+      .finally(() => {
+        this.#running = undefined;
+      });
+  }
+}
+
+/** Validated module options, split into the service, the guard's functions and the timer. */
 interface ResolvedApiKeysModule {
   service: ApiKeysService;
   contextWriter: ApiKeyContextWriter | null;
   clientIpResolver: ApiKeyClientIpResolver | null;
+  expiryNoticeTimer: ExpiryNoticeTimer | null;
 }
 
 const RESOLVED = Symbol("API_KEYS_RESOLVED_MODULE");
+const EXPIRY_NOTICE_TIMER = Symbol("API_KEYS_EXPIRY_NOTICE_TIMER");
 
 function optionalFunction<T>(value: unknown, name: string): T | null {
   if (value === undefined) return null;
@@ -118,12 +198,40 @@ function resolveModule(options: ApiKeysModuleOptions): ResolvedApiKeysModule {
   if (typeof options !== "object" || options === null) {
     throw new TypeError("ApiKeysModuleOptions must be an object");
   }
-  const { contextWriter, clientIpResolver, ...serviceOptions } = options;
+  const { contextWriter, clientIpResolver, expiryNotices, ...serviceOptions } = options;
+  const service = new ApiKeysService(serviceOptions);
   return {
     contextWriter: optionalFunction(contextWriter, "contextWriter"),
     clientIpResolver: optionalFunction(clientIpResolver, "clientIpResolver"),
-    service: new ApiKeysService(serviceOptions),
+    service,
+    expiryNoticeTimer: expiryNotices === undefined
+      ? null
+      : new ExpiryNoticeTimer(service, validExpiryNotices(expiryNotices, serviceOptions.storage)),
   };
+}
+
+/** The `expiryNotices` option, checked (a `TypeError` naming what is wrong). */
+function validExpiryNotices(value: unknown, storage: ApiKeyStorage): ApiKeyExpiryNoticesOptions {
+  const label = "ApiKeysModuleOptions.expiryNotices";
+  if (typeof value !== "object" || value === null) {
+    throw new TypeError(`${label} must be { thresholdsMs, intervalMs }`);
+  }
+  const { thresholdsMs, intervalMs } = value as ApiKeyExpiryNoticesOptions;
+  const problem = thresholdsProblem(thresholdsMs);
+  if (problem !== undefined) throw new TypeError(`${label}.thresholdsMs ${problem}`);
+  if (!Number.isSafeInteger(intervalMs) || intervalMs <= 0 || intervalMs > MAX_TIMER_MS) {
+    throw new TypeError(
+      `${label}.intervalMs must be a whole number of ms from 1 to ${MAX_TIMER_MS}`,
+    );
+  }
+  if (
+    typeof storage.listExpiring !== "function" || typeof storage.claimExpiryNotice !== "function"
+  ) {
+    throw new TypeError(
+      `${label} needs a storage with the capabilities listExpiring and claimExpiryNotice`,
+    );
+  }
+  return { thresholdsMs: [...thresholdsMs], intervalMs };
 }
 
 function buildModule(optionsProvider: Provider, imports: DynamicModule["imports"]): DynamicModule {
@@ -147,6 +255,11 @@ function buildModule(optionsProvider: Provider, imports: DynamicModule["imports"
       {
         provide: API_KEYS_CLIENT_IP_RESOLVER,
         useFactory: (resolved: ResolvedApiKeysModule) => resolved.clientIpResolver,
+        inject: [RESOLVED],
+      },
+      {
+        provide: EXPIRY_NOTICE_TIMER,
+        useFactory: (resolved: ResolvedApiKeysModule) => resolved.expiryNoticeTimer,
         inject: [RESOLVED],
       },
       ApiKeysGuard,

@@ -50,6 +50,7 @@ export {
 export {
   type ApiKeyClientIpResolver,
   type ApiKeyContextWriter,
+  type ApiKeyExpiryNoticesOptions,
   ApiKeysModule,
   type ApiKeysModuleAsyncOptions,
   type ApiKeysModuleOptions,

@@ -9,6 +9,7 @@ import { ApiPropertyOptional } from "@nestjs/swagger";
 import {
   ArrayMaxSize,
   IsArray,
+  IsIn,
   IsInt,
   IsISO8601,
   IsOptional,
@@ -21,6 +22,9 @@ import {
 /** Longest grace period the demo accepts: 30 days. */
 export const MAX_GRACE_PERIOD_MS = 30 * 24 * 60 * 60 * 1000;
 
+/** Longest wait for a new key's first use the demo accepts: 30 days. */
+export const MAX_WAIT_MS = 30 * 24 * 60 * 60 * 1000;
+
 /** How to rotate a key. */
 export class RotateKeyDto {
   /** How long the old key keeps working, in ms (default 24 h; 0 ends it now). */
@@ -30,6 +34,20 @@ export class RotateKeyDto {
   @Min(0)
   @Max(MAX_GRACE_PERIOD_MS)
   gracePeriodMs?: number;
+
+  /** When the grace period starts: at the rotation (default) or at the new key's first use. */
+  @ApiPropertyOptional({ enum: ["rotation", "first-use"] })
+  @IsOptional()
+  @IsIn(["rotation", "first-use"])
+  graceStarts?: "rotation" | "first-use";
+
+  /** With `graceStarts: "first-use"` (required there): how long to wait for the first use, in ms. */
+  @ApiPropertyOptional({ minimum: 0, maximum: MAX_WAIT_MS, example: 604_800_000 })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(MAX_WAIT_MS)
+  maxWaitMs?: number;
 
   /** Name of the new key (default: the old name). */
   @ApiPropertyOptional({ minLength: 1, maxLength: 200 })

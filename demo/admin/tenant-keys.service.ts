@@ -130,6 +130,8 @@ export class TenantKeysService {
     assertNoEscalation(adminRecord, replacement, "new");
     const rotated = await this.#service.rotate(target.id, {
       gracePeriodMs: input.gracePeriodMs,
+      graceStarts: input.graceStarts,
+      maxWaitMs: input.maxWaitMs,
       name: input.name,
       expiresAt: replacement.expiresAt,
       allowedIpCidrs: replacement.allowedIpCidrs,

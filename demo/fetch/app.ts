@@ -297,6 +297,8 @@ export function createFetchDemoApp(options: FetchDemoOptions): FetchDemoApp {
           name: "string?",
           expiresAt: "string?",
           allowedIpCidrs: "string[]?",
+          graceStarts: "string?",
+          maxWaitMs: "number?",
         }),
       ),
   );

@@ -37,7 +37,8 @@ export async function runSmoke(options: SmokeOptions): Promise<number> {
       seed: true,
       pageAssets,
     };
-    const envelope = await startDemoServer(common);
+    // Its key lifecycle lines (the seeded key's expiry notice, the waiting rotation) join the tour's.
+    const envelope = await startDemoServer({ ...common, log: (line) => log(`keys: ${line}`) });
     servers.push(envelope);
     const problem = await startDemoServer({ ...common, problemDetails: true });
     servers.push(problem);

@@ -36,6 +36,7 @@ import {
 import { runOpenApiSteps, runParityProblemSteps, runParitySteps } from "./parity_steps.ts";
 import { runLeakSteps } from "./leak_steps.ts";
 import type { DemoSigner } from "../leaks/test_signer.ts";
+import { runWaitingRotationSteps } from "./rotation_steps.ts";
 
 /** A server the tour talks to. */
 export interface TourTarget {
@@ -313,6 +314,9 @@ export async function runTour(
     status: 403,
     code: "api_key_scope_insufficient",
   });
+
+  log("== a rotation that waits for the new key's first use");
+  await runWaitingRotationSteps(api, keys);
 
   log("== key failures, environments, IP allowlist");
   await api({ title: "no key", path: "/api/projects", status: 401, code: "api_key_missing" });

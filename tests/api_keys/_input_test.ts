@@ -73,6 +73,8 @@ describe("input validation", () => {
   it("a rotate input inherits what it omits; list options default to active keys", () => {
     assert.deepEqual(validateRotateInput(undefined, new Date(0)), {
       gracePeriodMs: 86_400_000,
+      graceStarts: "rotation",
+      maxWaitMs: 0,
       name: undefined,
       createdBy: undefined,
       expiresAt: undefined,

@@ -241,6 +241,7 @@ describe("ApiKeysService.rotate", () => {
       environment: "test",
       scopes: ["orders:read"],
       graceExpiresAt: result.graceExpiresAt,
+      graceStarts: "rotation",
       createdBy: "bob",
     });
     await service.verify(key);

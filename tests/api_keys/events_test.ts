@@ -12,6 +12,7 @@ const FIELDS: Record<ApiKeyEvent["type"], string[]> = {
     "createdBy",
     "environment",
     "graceExpiresAt",
+    "graceStarts",
     "newKeyId",
     "newPrefix",
     "oldKeyId",
@@ -32,19 +33,41 @@ const FIELDS: Record<ApiKeyEvent["type"], string[]> = {
     "prefix",
     "tenantId",
   ],
+  "api_key.expiring": [
+    "at",
+    "environment",
+    "expiresAt",
+    "keyId",
+    "prefix",
+    "tenantId",
+    "thresholdMs",
+  ],
+  "api_key.rotation_completed": [
+    "at",
+    "endedAt",
+    "environment",
+    "newKeyId",
+    "oldKeyId",
+    "oldPrefix",
+    "rotatedAt",
+    "tenantId",
+  ],
 };
 
 describe("events and metrics", () => {
   it("each event type has the spec's fields (type and at included), nothing else", async () => {
-    const { service, events, metrics } = makeService({ emitUsageEvents: true });
+    const { service, events, metrics, clocks } = makeService({ emitUsageEvents: true });
     const { id, key } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
     await service.verify(key);
-    const rotated = await service.rotate(id);
+    const rotated = await service.rotate(id, { gracePeriodMs: 1000 });
+    await service.notifyExpiring({ thresholdsMs: [60_000] });
+    clocks.advance(1000);
+    await service.notifyExpiring({ thresholdsMs: [60_000] });
     await service.revoke(rotated.id);
     await rejection(service.verify(rotated.key));
     await rejection(service.verify("garbage"));
     const seen = new Set(events.map((event) => event.type));
-    assert.equal(seen.size, 5);
+    assert.equal(seen.size, 7);
     for (const event of events) {
       const fields = Object.keys(event).filter((f) => f !== "type").sort();
       const allowed = FIELDS[event.type];

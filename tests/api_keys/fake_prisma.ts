@@ -16,22 +16,87 @@ function clone(row: Row): Row {
   return structuredClone(row);
 }
 
-function sortable(value: unknown): unknown {
-  return value instanceof Date ? value.getTime() : value;
+/** A comparable form of a column value (dates as epoch ms, bigints as numbers). */
+function comparable(value: unknown): unknown {
+  if (value instanceof Date) return value.getTime();
+  if (typeof value === "bigint") return Number(value);
+  return value;
 }
 
-/** Prisma's `where`: equality (`null` also matches a missing field), `{ gt }`, `OR`. */
+/** Whether a column value meets one `where` condition: equality, null, or `gt`/`gte`/`lt`/`lte`. */
+function meets(actual: unknown, condition: unknown): boolean {
+  if (condition === null) return actual === null || actual === undefined;
+  if (typeof condition === "object" && !(condition instanceof Date)) {
+    if (actual === null || actual === undefined) return false;
+    const a = comparable(actual) as number | string;
+    return Object.entries(condition as Record<string, unknown>).every(([operator, operand]) => {
+      const b = comparable(operand) as number | string;
+      switch (operator) {
+        case "gt":
+          return a > b;
+        case "gte":
+          return a >= b;
+        case "lt":
+          return a < b;
+        case "lte":
+          return a <= b;
+        default:
+          throw new Error(`fake Prisma: unsupported operator ${operator}`);
+      }
+    });
+  }
+  return comparable(actual) === comparable(condition);
+}
+
 function matches(row: Row, where: Record<string, unknown>): boolean {
   return Object.entries(where).every(([field, value]) => {
     if (field === "OR") return (value as Record<string, unknown>[]).some((w) => matches(row, w));
-    if (value === null) return row[field] === null || row[field] === undefined;
-    if (typeof value === "object" && !(value instanceof Date) && "gt" in value) {
-      const cell = sortable(row[field]);
-      return cell !== null && cell !== undefined &&
-        (cell as number) > (sortable((value as { gt: unknown }).gt) as number);
-    }
-    return sortable(row[field]) === sortable(value);
+    if (field === "AND") return (value as Record<string, unknown>[]).every((w) => matches(row, w));
+    return meets(row[field], value);
   });
+}
+
+function uniqueViolation(): Error {
+  return Object.assign(new Error("Unique constraint failed"), { code: "P2002" });
+}
+
+/**
+ * A delegate over its own rows keyed by `key` (like `apiKeyExpiryNotice` or
+ * `apiKeyRotationWait`): `create` (P2002 on a taken key), `createMany` with
+ * `skipDuplicates`, `updateMany` (answering counts), `findUnique`.
+ */
+export function fakeKeyedDelegate(key: string) {
+  const rows: Row[] = [];
+  return {
+    rows,
+    async create({ data }: { data: Row }) {
+      await tick();
+      if (rows.some((row) => row[key] === data[key])) throw uniqueViolation();
+      rows.push(clone(data));
+      return clone(data);
+    },
+    async createMany({ data }: { data: Row[]; skipDuplicates: true }) {
+      await tick();
+      let count = 0;
+      for (const item of data) {
+        if (rows.some((row) => row[key] === item[key])) continue;
+        rows.push(clone(item));
+        count++;
+      }
+      return { count };
+    },
+    async updateMany({ where, data }: { where: Row; data: Row }) {
+      await tick();
+      const matching = rows.filter((candidate) => matches(candidate, where));
+      for (const row of matching) Object.assign(row, clone(data));
+      return { count: matching.length };
+    },
+    async findUnique({ where }: { where: Row }) {
+      await tick();
+      const row = rows.find((candidate) => matches(candidate, where));
+      return row === undefined ? null : clone(row);
+    },
+  };
 }
 
 /** Tick to let concurrent callers interleave like a real database round trip. */
@@ -60,7 +125,7 @@ export function fakePrismaClient(
       await tick();
       checkColumns(data);
       if (rows.some((row) => row.id === data.id || row.prefix === data.prefix)) {
-        throw Object.assign(new Error("Unique constraint failed"), { code: "P2002" });
+        throw uniqueViolation();
       }
       const row = schemeColumn ? { hashScheme: "hmac-sha256", ...clone(data) } : clone(data);
       rows.push(row);
@@ -69,7 +134,7 @@ export function fakePrismaClient(
     async findMany({ where, orderBy, take }) {
       await tick();
       const found = rows.filter((row) => matches(row, where)).map(clone);
-      return found.sort((a, b) => {
+      found.sort((a, b) => {
         for (const order of orderBy) {
           const [field] = Object.keys(order);
           const x = a[field] instanceof Date ? (a[field] as Date).getTime() : a[field] as string;
@@ -78,7 +143,8 @@ export function fakePrismaClient(
           if (x > y) return 1;
         }
         return 0;
-      }).slice(0, take);
+      });
+      return take === undefined ? found : found.slice(0, take);
     },
     async findUnique({ where }) {
       await tick();

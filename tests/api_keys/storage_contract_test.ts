@@ -7,7 +7,7 @@ import {
   PrismaApiKeyStorage,
 } from "../../api_keys/mod.ts";
 import { runApiKeyStorageContract } from "../../api_keys/storage_contract.ts";
-import { fakePrismaClient } from "./fake_prisma.ts";
+import { fakeKeyedDelegate, fakePrismaClient } from "./fake_prisma.ts";
 
 describe("storage contract: InMemoryApiKeyStorage", () => {
   runApiKeyStorageContract(() => new InMemoryApiKeyStorage(), it);
@@ -20,6 +20,17 @@ describe("storage contract: PrismaApiKeyStorage over a fake delegate with $trans
 describe("storage contract: PrismaApiKeyStorage over a fake delegate without $transaction", () => {
   runApiKeyStorageContract(
     () => new PrismaApiKeyStorage(fakePrismaClient({ transactions: false })),
+    it,
+  );
+});
+
+describe("storage contract: PrismaApiKeyStorage over fake delegates with the expiry options", () => {
+  runApiKeyStorageContract(
+    () =>
+      new PrismaApiKeyStorage(fakePrismaClient(), {
+        expiryNotices: fakeKeyedDelegate("keyId"),
+        rotationWaits: fakeKeyedDelegate("newKeyId"),
+      }),
     it,
   );
 });
@@ -142,6 +153,59 @@ describe("optional storage capabilities of the bundled adapters", () => {
       assert.equal(typeof (storage as ApiKeyStorage).replaceHash, "function");
       assert.equal(typeof (storage as ApiKeyStorage).countHashes, "function");
     }
+  });
+
+  it("the expiry cases catch a claim that always wins, an unconditional lowering, a listing of revoked keys", async () => {
+    const failures = await contractFailures(() => {
+      const storage = new InMemoryApiKeyStorage();
+      const list = storage.listExpiring.bind(storage);
+      const lower = storage.lowerExpiry.bind(storage);
+      return Object.assign(storage, {
+        claimExpiryNotice: () => Promise.resolve(true),
+        lowerExpiry: async (id: string, _expected: Date, next: Date) => {
+          const record = await storage.findById(id);
+          if (record === null) return false;
+          return lower(id, record.expiresAt!, next);
+        },
+        listExpiring: async (options: Parameters<typeof list>[0]) => {
+          const revoked = await storage.listByTenant("tenant-a", { includeRevoked: true });
+          const listed = await list(options);
+          return [...listed, ...revoked.filter((record) => record.revokedAt !== null)];
+        },
+      });
+    });
+    assert.deepEqual([...failures.keys()].filter((name) => /Expir|lowerExpiry/.test(name)), [
+      "listExpiring (when present) pages through the unrevoked keys of a window by expiry",
+      "claimExpiryNotice (when present): once per key and threshold, then only smaller ones",
+      "claimExpiryNotice (when present): of concurrent claims exactly one wins",
+      "lowerExpiry (when present) is a compare-and-set on expiresAt with one winner",
+    ]);
+  });
+
+  it("PrismaApiKeyStorage has the expiry capabilities only with the delegates of its options", () => {
+    const bare = new PrismaApiKeyStorage(fakePrismaClient()) as ApiKeyStorage;
+    assert.equal(typeof bare.lowerExpiry, "function");
+    for (const capability of ["listExpiring", "claimExpiryNotice", "saveRotationWait"] as const) {
+      assert.equal(bare[capability], undefined, capability);
+    }
+    const full = new PrismaApiKeyStorage(fakePrismaClient(), {
+      expiryNotices: fakeKeyedDelegate("keyId"),
+      rotationWaits: fakeKeyedDelegate("newKeyId"),
+    }) as ApiKeyStorage;
+    for (
+      const capability of [
+        "listExpiring",
+        "claimExpiryNotice",
+        "saveRotationWait",
+        "findRotationWait",
+      ] as const
+    ) {
+      assert.equal(typeof full[capability], "function", capability);
+    }
+    assert.throws(
+      () => new PrismaApiKeyStorage(fakePrismaClient(), { expiryNotices: {} as never }),
+      /^TypeError: PrismaApiKeyStorage options\.expiryNotices is missing method createMany/,
+    );
   });
 
   it("both offer markRevokedIfActive, so the contract's cases for it run on them", () => {

@@ -24,6 +24,7 @@ import {
 } from "./test_app.ts";
 import { ApiKeysService } from "../../../api_keys/service.ts";
 import { InMemoryApiKeyStorage } from "../../../api_keys/in_memory_storage.ts";
+import { overrideStorage } from "../helpers.ts";
 import type { ApiKeyEvent, ApiKeyVerificationMetric } from "../../../api_keys/events.ts";
 import type { ApiKeyErrorCode } from "../../../api_keys/errors.ts";
 
@@ -202,6 +203,99 @@ describe("ApiKeysModule", () => {
       () => ApiKeysModule.forRootAsync({ inject: [] }),
       /useFactory/,
     );
+  });
+
+  it("expiryNotices runs notifyExpiring when the app starts, then every intervalMs, until it closes", async () => {
+    const storage = new InMemoryApiKeyStorage();
+    const events: ApiKeyEvent[] = [];
+    const options = moduleOptions({
+      storage,
+      onEvent: (event) => void events.push(event),
+      expiryNotices: { thresholdsMs: [86_400_000], intervalMs: 40 },
+    });
+    const soon = () => new Date(Date.now() + 3_600_000);
+    const before = await issue(new ApiKeysService(options), { expiresAt: soon() });
+    const expiring = () =>
+      events.flatMap((event) => event.type === "api_key.expiring" ? [event.keyId] : []);
+    const running = await boot(appModule(ApiKeysModule.forRoot(options)), "express");
+    let closed = false;
+    try {
+      await eventually(() => expiring().includes(before.id));
+      const during = await issue(running.service, { expiresAt: soon() });
+      await eventually(() => expiring().includes(during.id));
+      await running.close();
+      closed = true;
+      const after = await issue(new ApiKeysService(options), { expiresAt: soon() });
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      assert.ok(!expiring().includes(after.id), "a run after the app closed");
+      assert.deepEqual(expiring(), [before.id, during.id]);
+    } finally {
+      if (!closed) await running.close();
+    }
+  });
+
+  it("a failed expiry-notice run is logged once per streak, without its message, and retried", async () => {
+    const storage = new InMemoryApiKeyStorage();
+    const list = storage.listExpiring.bind(storage);
+    let failures = 2;
+    storage.listExpiring = (options) =>
+      failures-- > 0 ? Promise.reject(new Error("db.internal:5432 refused")) : list(options);
+    const warn = console.warn;
+    const lines: string[] = [];
+    console.warn = (...args: unknown[]) => lines.push(args.map(String).join(" "));
+    const events: ApiKeyEvent[] = [];
+    const options = moduleOptions({
+      storage,
+      onEvent: (event) => void events.push(event),
+      expiryNotices: { thresholdsMs: [86_400_000], intervalMs: 20 },
+    });
+    const { id } = await issue(new ApiKeysService(options), {
+      expiresAt: new Date(Date.now() + 3_600_000),
+    });
+    const running = await boot(appModule(ApiKeysModule.forRoot(options)), "express");
+    try {
+      await eventually(() => events.some((event) => event.type === "api_key.expiring"));
+      assert.deepEqual(lines, ["api-keys: expiryNotices failed (ApiKeyStorageError)"]);
+      assert.equal(
+        (events.find((event) => event.type === "api_key.expiring") as {
+          keyId: string;
+        }).keyId,
+        id,
+      );
+    } finally {
+      console.warn = warn;
+      await running.close();
+    }
+  });
+
+  it("refuses to boot with a bad expiryNotices option or a storage that cannot run it", async () => {
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [{ expiryNotices: 60_000 }, /expiryNotices must be \{ thresholdsMs, intervalMs \}/],
+      [{ expiryNotices: { thresholdsMs: [], intervalMs: 1000 } }, /expiryNotices\.thresholdsMs/],
+      [{ expiryNotices: { thresholdsMs: [1000], intervalMs: 0 } }, /expiryNotices\.intervalMs/],
+      [
+        { expiryNotices: { thresholdsMs: [1000], intervalMs: 2 ** 31 } },
+        /expiryNotices\.intervalMs/,
+      ],
+      [
+        {
+          storage: overrideStorage(new InMemoryApiKeyStorage(), {}),
+          expiryNotices: { thresholdsMs: [1000], intervalMs: 1000 },
+        },
+        /expiryNotices needs a storage with the capabilities listExpiring and claimExpiryNotice/,
+      ],
+    ];
+    const info = console.info;
+    console.info = () => {};
+    try {
+      for (const [override, message] of cases) {
+        const error = await bootFailure(moduleOptions(override), "express");
+        assert.ok(error instanceof TypeError, String(error));
+        assert.match(error.message, message);
+      }
+    } finally {
+      console.info = info;
+    }
   });
 
   it("is global: a guarded controller of a feature module resolves the guard", async () => {

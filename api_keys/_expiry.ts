@@ -1,0 +1,171 @@
+/**
+ * The scheduled job behind `ApiKeysService.notifyExpiring`: one pass over the
+ * keys whose expiry is near, emitting `api_key.expiring` once per key and
+ * threshold and `api_key.rotation_completed` once per rotation whose old key
+ * stopped being accepted. "Once" holds across every instance running the job
+ * at the same moment: each event is emitted only by the instance whose
+ * compare-and-set claim (`claimExpiryNotice`) won.
+ *
+ * @module
+ */
+import { fail } from "./_input.ts";
+import type { Settings } from "./_settings.ts";
+import type { ListExpiringApiKeysOptions } from "./storage.ts";
+import type { ApiKeyRecord, NotifyExpiringOptions, NotifyExpiringResult } from "./types.ts";
+
+/** Records read per `listExpiring` call. */
+const PAGE_SIZE = 500;
+
+/**
+ * Claims one run has in flight at most: a run never takes more than this
+ * share of a connection pool, and each claim meets the storage deadline.
+ */
+const CLAIMS_IN_FLIGHT = 8;
+
+/** Most thresholds one run accepts. */
+const MAX_THRESHOLDS = 32;
+
+/** Longest threshold: about 100 years, far below the latest instant the service stores. */
+const MAX_THRESHOLD_MS = 100 * 365 * 86_400_000;
+
+/**
+ * The claim of a completed rotation: below every threshold, so no notice
+ * follows it (see `ApiKeyStorage.claimExpiryNotice`).
+ */
+const ROTATION_COMPLETED = 0;
+
+/**
+ * What is wrong with `value` as the thresholds of `notifyExpiring`, or
+ * `undefined`: a non-empty array (at most 32) of positive whole numbers of
+ * milliseconds, each at most about 100 years. The one rule, for the service
+ * and the Nest module's `expiryNotices` option.
+ *
+ * @example
+ * ```ts
+ * import { thresholdsProblem } from "./_expiry.ts";
+ * thresholdsProblem([604_800_000, 86_400_000]); // undefined
+ * thresholdsProblem([0]); // "must be positive whole numbers of milliseconds ..."
+ * ```
+ */
+export function thresholdsProblem(value: unknown): string | undefined {
+  if (!Array.isArray(value) || value.length === 0 || value.length > MAX_THRESHOLDS) {
+    return `must be a non-empty array of at most ${MAX_THRESHOLDS} durations`;
+  }
+  for (const threshold of value) {
+    if (!Number.isSafeInteger(threshold) || threshold <= 0 || threshold > MAX_THRESHOLD_MS) {
+      return `must be positive whole numbers of milliseconds, at most ${MAX_THRESHOLD_MS}`;
+    }
+  }
+  return undefined;
+}
+
+/** The smallest of ascending `thresholds` that `remainingMs` is within, if any. */
+function thresholdOf(thresholds: readonly number[], remainingMs: number): number | undefined {
+  return thresholds.find((threshold) => remainingMs <= threshold);
+}
+
+/**
+ * Runs `notifyExpiring` with the compiled settings.
+ *
+ * @example
+ * ```ts
+ * import { compileSettings } from "./_settings.ts";
+ * import { ExpiryJob } from "./_expiry.ts";
+ * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * const job = new ExpiryJob(compileSettings({
+ *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+ *   storage: new InMemoryApiKeyStorage(),
+ * }));
+ * await job.run({ thresholdsMs: [86_400_000] }); // { expiring: 0, rotationsCompleted: 0 }
+ * ```
+ */
+export class ExpiryJob {
+  readonly #s: Settings;
+
+  /** A job over `settings`. */
+  constructor(settings: Settings) {
+    this.#s = settings;
+  }
+
+  /** See `ApiKeysService.notifyExpiring`. */
+  async run(options: NotifyExpiringOptions): Promise<NotifyExpiringResult> {
+    const s = this.#s;
+    if (typeof options !== "object" || options === null) fail("options", "must be an object");
+    const problem = thresholdsProblem(options.thresholdsMs);
+    if (problem !== undefined) fail("thresholdsMs", problem);
+    const now = options.now ?? s.clock();
+    if (!(now instanceof Date) || Number.isNaN(now.getTime())) fail("now", "must be a valid Date");
+    const notices = s.storage.expiryNotices;
+    if (notices === undefined) {
+      throw new TypeError(
+        "api-keys: notifyExpiring needs the storage capabilities listExpiring and " +
+          "claimExpiryNotice (InMemoryApiKeyStorage has them; PrismaApiKeyStorage with its " +
+          "expiryNotices option); see ApiKeyStorage",
+      );
+    }
+    const thresholds = [...new Set(options.thresholdsMs)].sort((a, b) => a - b);
+    const nowMs = now.getTime();
+    const largest = thresholds[thresholds.length - 1];
+    const result: NotifyExpiringResult = { expiring: 0, rotationsCompleted: 0 };
+    // Expired keys within the largest threshold too: the rotations that ended since.
+    const page: ListExpiringApiKeysOptions = {
+      from: new Date(nowMs - largest),
+      until: new Date(nowMs + largest),
+      after: null,
+      limit: PAGE_SIZE,
+    };
+    for (;;) {
+      const records = await notices.list(page);
+      let next = 0;
+      const worker = async () => {
+        while (next < records.length) {
+          const record = records[next++];
+          const expiresAtMs = record.expiresAt!.getTime();
+          if (expiresAtMs > nowMs) {
+            const threshold = thresholdOf(thresholds, expiresAtMs - nowMs)!;
+            if (await notices.claim(record.id, threshold, now)) {
+              result.expiring++;
+              this.#expiring(record, threshold, now);
+            }
+          } else if (record.replacedByKeyId !== null && record.rotatedAt !== null) {
+            if (await notices.claim(record.id, ROTATION_COMPLETED, now)) {
+              result.rotationsCompleted++;
+              this.#completed(record, now);
+            }
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: CLAIMS_IN_FLIGHT }, worker));
+      const last = records.at(-1);
+      if (records.length < PAGE_SIZE || last === undefined) return result;
+      page.after = { expiresAt: last.expiresAt!, id: last.id };
+    }
+  }
+
+  #expiring(record: ApiKeyRecord, thresholdMs: number, at: Date): void {
+    this.#s.emitEvent?.({
+      type: "api_key.expiring",
+      at: new Date(at.getTime()),
+      keyId: record.id,
+      tenantId: record.tenantId,
+      prefix: record.prefix,
+      environment: record.environment,
+      expiresAt: record.expiresAt!,
+      thresholdMs,
+    });
+  }
+
+  #completed(record: ApiKeyRecord, at: Date): void {
+    this.#s.emitEvent?.({
+      type: "api_key.rotation_completed",
+      at: new Date(at.getTime()),
+      tenantId: record.tenantId,
+      oldKeyId: record.id,
+      oldPrefix: record.prefix,
+      newKeyId: record.replacedByKeyId!,
+      environment: record.environment,
+      rotatedAt: record.rotatedAt!,
+      endedAt: record.expiresAt!,
+    });
+  }
+}

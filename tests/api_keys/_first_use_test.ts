@@ -1,0 +1,293 @@
+/**
+ * Rotations that wait for the new key (api_keys/_first_use.ts and its hooks
+ * in the manage and verify flows): every boundary by fake clock, the input
+ * rules, a storage without the capability, contained failures, and 1,000
+ * concurrent verifies during the switch.
+ */
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  type ApiKeyRecord,
+  ApiKeysService,
+  ApiKeyValidationError,
+  InMemoryApiKeyStorage,
+  PrismaApiKeyStorage,
+} from "../../api_keys/mod.ts";
+import { fakeKeyedDelegate, fakePrismaClient } from "./fake_prisma.ts";
+import {
+  FakeClocks,
+  makeService,
+  overrideStorage,
+  PEPPER_1,
+  READ_ORDERS,
+  rejection,
+} from "./helpers.ts";
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const WAITING = { gracePeriodMs: HOUR, graceStarts: "first-use", maxWaitMs: 7 * DAY } as const;
+
+/** Lets the lowering, started off the request path, finish. */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+async function expiryOf(
+  storage: { findById(id: string): Promise<ApiKeyRecord | null> },
+  id: string,
+) {
+  return (await storage.findById(id))!.expiresAt?.getTime();
+}
+
+/** A service, one key rotated with `input` at the clock's start, and the rotation's result. */
+async function rotatedKey(input: Parameters<ApiKeysService["rotate"]>[1], expiresAt?: Date) {
+  const made = makeService();
+  const { id, key } = await made.service.create({
+    tenantId: "t",
+    name: "n",
+    scopes: READ_ORDERS,
+    expiresAt,
+  });
+  const rotated = await made.service.rotate(id, input);
+  return { ...made, oldId: id, oldKey: key, rotated, rotatedAt: made.clocks.now };
+}
+
+describe('rotate with graceStarts "first-use": boundaries by fake clock', () => {
+  it("new key never used: the old key works until the upper bound, not a millisecond longer", async () => {
+    const { service, storage, clocks, events, oldId, oldKey, rotated, rotatedAt } =
+      await rotatedKey(WAITING);
+    const bound = rotatedAt + 7 * DAY + HOUR;
+    assert.equal(rotated.graceExpiresAt.getTime(), bound);
+    assert.equal(await expiryOf(storage, oldId), bound);
+    const event = events.at(-1)!;
+    assert.equal(event.type, "api_key.rotated");
+    assert.equal(event.type === "api_key.rotated" && event.graceStarts, "first-use");
+    assert.equal(event.type === "api_key.rotated" && event.graceExpiresAt.getTime(), bound);
+    clocks.now = bound - 1;
+    await service.verify(oldKey);
+    clocks.now = bound;
+    assert.equal((await rejection(service.verify(oldKey))).code, "api_key_expired");
+  });
+
+  it("new key used: the old key works until first use + grace, then not", async () => {
+    const { service, storage, clocks, oldId, oldKey, rotated, rotatedAt } = await rotatedKey(
+      WAITING,
+    );
+    clocks.now = rotatedAt + 2 * DAY;
+    await service.verify(oldKey); // the old key is cached with the upper bound
+    await service.verify(rotated.key);
+    await settle();
+    const lowered = rotatedAt + 2 * DAY + HOUR;
+    assert.equal(await expiryOf(storage, oldId), lowered);
+    clocks.now = lowered - 1;
+    await service.verify(oldKey);
+    clocks.now = lowered;
+    assert.equal(
+      (await rejection(service.verify(oldKey))).code,
+      "api_key_expired",
+      "the verification cache dropped the old key's upper bound",
+    );
+    clocks.now = lowered - 10 * 60_000;
+    await service.verify(rotated.key); // later uses change nothing
+    await settle();
+    assert.equal(await expiryOf(storage, oldId), lowered);
+  });
+
+  it("a first use just inside the wait lowers nothing past the bound; the old key's own expiry caps it", async () => {
+    const late = await rotatedKey(WAITING);
+    late.clocks.now = late.rotatedAt + 7 * DAY + 1; // first use + grace is past the bound
+    await late.service.verify(late.rotated.key);
+    await settle();
+    assert.equal(await expiryOf(late.storage, late.oldId), late.rotatedAt + 7 * DAY + HOUR);
+
+    const start = new FakeClocks().now;
+    const capped = await rotatedKey(WAITING, new Date(start + 3 * DAY));
+    assert.equal(capped.rotated.graceExpiresAt.getTime(), start + 3 * DAY, "capped at rotation");
+    capped.clocks.now = start + 3 * DAY - 30 * 60_000;
+    await capped.service.verify(capped.rotated.key);
+    await settle();
+    assert.equal(await expiryOf(capped.storage, capped.oldId), start + 3 * DAY, "never later");
+
+    const early = await rotatedKey(WAITING, new Date(start + 3 * DAY));
+    early.clocks.now = start + DAY;
+    await early.service.verify(early.rotated.key);
+    await settle();
+    assert.equal(await expiryOf(early.storage, early.oldId), start + DAY + HOUR);
+  });
+
+  it("a grace of 0 ends the old key at the new key's first use", async () => {
+    const { service, storage, clocks, oldId, oldKey, rotated, rotatedAt } = await rotatedKey({
+      ...WAITING,
+      gracePeriodMs: 0,
+    });
+    clocks.now = rotatedAt + HOUR;
+    await service.verify(rotated.key);
+    await settle();
+    assert.equal(await expiryOf(storage, oldId), rotatedAt + HOUR);
+    assert.equal((await rejection(service.verify(oldKey))).code, "api_key_expired");
+  });
+
+  it("the old key's lastUsedAt stays visible in list", async () => {
+    const { service, clocks, oldId, oldKey, rotated, rotatedAt } = await rotatedKey(WAITING);
+    clocks.now = rotatedAt + 5 * 60_000;
+    await service.verify(oldKey);
+    clocks.now = rotatedAt + 10 * 60_000;
+    await service.verify(rotated.key);
+    await settle();
+    const listed = await service.list("t");
+    const old = listed.find((record) => record.id === oldId)!;
+    assert.equal(old.lastUsedAt?.getTime(), rotatedAt + 5 * 60_000);
+    assert.equal(old.expiresAt?.getTime(), rotatedAt + 10 * 60_000 + HOUR);
+    assert.equal(old.replacedByKeyId, rotated.id);
+  });
+
+  it("works over Prisma with the rotationWaits delegate (a fake client)", async () => {
+    const storage = new PrismaApiKeyStorage(fakePrismaClient(), {
+      expiryNotices: fakeKeyedDelegate("keyId"),
+      rotationWaits: fakeKeyedDelegate("newKeyId"),
+    });
+    const { service, clocks } = makeService({ storage, cache: false });
+    const { id } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    const rotated = await service.rotate(id, WAITING);
+    clocks.advance(DAY);
+    await service.verify(rotated.key);
+    for (let i = 0; i < 20 && await expiryOf(storage, id) !== clocks.now + HOUR; i++) {
+      await settle();
+    }
+    assert.equal(await expiryOf(storage, id), clocks.now + HOUR);
+  });
+});
+
+describe('rotate with graceStarts "first-use": rules and failures', () => {
+  it("maxWaitMs is required with first-use and refused otherwise; graceStarts is checked", async () => {
+    const { service, storage } = makeService();
+    const { id } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    for (
+      const [input, field] of [
+        [{ graceStarts: "first-use" }, "maxWaitMs"],
+        [{ graceStarts: "rotation", maxWaitMs: DAY }, "maxWaitMs"],
+        [{ maxWaitMs: DAY }, "maxWaitMs"],
+        [{ graceStarts: "first-use", maxWaitMs: -1 }, "maxWaitMs"],
+        [{ graceStarts: "first-use", maxWaitMs: 1e16 }, "maxWaitMs"],
+        [{ graceStarts: "later", maxWaitMs: DAY }, "graceStarts"],
+      ] as const
+    ) {
+      const error = await rejection(service.rotate(id, input as never));
+      assert.ok(error instanceof ApiKeyValidationError, JSON.stringify(input));
+      assert.equal(error.code, "api_key_invalid_input");
+      assert.equal(error.field, field, JSON.stringify(input));
+    }
+    assert.equal((await storage.findById(id))!.rotatedAt, null, "nothing was rotated");
+  });
+
+  it("a storage without the rotation-wait capability: rotate rejects with a TypeError and writes nothing", async () => {
+    const info = console.info;
+    console.info = () => {};
+    try {
+      const inner = new InMemoryApiKeyStorage();
+      const { service } = makeService({ storage: overrideStorage(inner, {}) });
+      const { id } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+      const error = await rejection(service.rotate(id, WAITING));
+      assert.ok(error instanceof TypeError);
+      assert.match(String(error.message), /graceStarts "first-use" needs the storage capabilities/);
+      assert.equal(inner.size, 1);
+      assert.equal((await inner.findById(id))!.rotatedAt, null);
+    } finally {
+      console.info = info;
+    }
+  });
+
+  it("a failed lowering is contained and warned about once; the old key keeps its upper bound", async () => {
+    const inner = new InMemoryApiKeyStorage();
+    const failing = Object.assign(inner, {
+      lowerExpiry: () => Promise.reject(new Error("db.internal:5432 refused")),
+    });
+    const warn = console.warn;
+    const lines: string[] = [];
+    console.warn = (...args: unknown[]) => lines.push(args.map(String).join(" "));
+    try {
+      const { service, clocks } = makeService({ storage: failing });
+      const { id } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+      const rotated = await service.rotate(id, WAITING);
+      clocks.advance(DAY);
+      await service.verify(rotated.key);
+      await settle();
+      assert.equal(await expiryOf(inner, id), rotated.graceExpiresAt.getTime());
+      assert.equal(lines.length, 1);
+      assert.match(
+        lines[0],
+        /^api-keys: the first use of a waiting rotation .*failed \(ApiKeyStorageError\)/,
+      );
+      assert.ok(!lines[0].includes("db.internal"));
+    } finally {
+      console.warn = warn;
+    }
+  });
+
+  it("a wait whose rotation did not happen (or was revoked) lowers nothing", async () => {
+    const { service, storage, clocks } = makeService();
+    const { id, key } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    const other = await service.create({ tenantId: "t", name: "other", scopes: READ_ORDERS });
+    const bound = new Date(clocks.now + DAY);
+    await storage.saveRotationWait!({
+      newKeyId: other.id,
+      oldKeyId: id,
+      gracePeriodMs: 0,
+      waitEndsAt: bound,
+    });
+    await service.verify(other.key);
+    await settle();
+    assert.equal(await expiryOf(storage, id), undefined, "the key was never rotated to `other`");
+    await service.verify(key);
+  });
+});
+
+describe('rotate with graceStarts "first-use": 1,000 concurrent verifies during the switch', () => {
+  it("no request sees both keys rejected, on two instances sharing the storage", async () => {
+    const storage = new InMemoryApiKeyStorage();
+    // A wall clock that moves with real time, so the switch happens while requests run.
+    const base = Date.parse("2030-01-01T00:00:00.000Z");
+    const started = performance.now();
+    const clock = () => new Date(base + Math.floor(performance.now() - started));
+    const instance = () =>
+      new ApiKeysService({ peppers: { 1: PEPPER_1 }, storage, clock, cache: false });
+    const [a, b] = [instance(), instance()];
+    const { id, key: oldKey } = await a.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    const grace = 20;
+    const rotated = await a.rotate(id, { ...WAITING, gracePeriodMs: grace });
+    const bound = rotated.graceExpiresAt.getTime();
+    let bothRejected = 0;
+    let oldRejected = 0;
+    let newRejected = 0;
+    const firstUse = clock().getTime();
+    // Resolves once the lowered expiry is in the past: the second half starts then, while the
+    // first half may still be in flight.
+    const switched = (async () => {
+      while (await expiryOf(storage, id) === bound) {
+        if (performance.now() - started > 5_000) {
+          assert.fail("the old key's expiry was not lowered");
+        }
+        await settle();
+      }
+      const lowered = (await expiryOf(storage, id))!;
+      while (clock().getTime() <= lowered) await new Promise((r) => setTimeout(r, 2));
+    })();
+    await Promise.all(Array.from({ length: 1_000 }, async (_, i) => {
+      if (i < 500) await new Promise((resolve) => setTimeout(resolve, i % 40));
+      else await switched;
+      const service = i % 2 === 0 ? a : b;
+      const [oldAnswer, newAnswer] = await Promise.allSettled([
+        service.verify(oldKey),
+        service.verify(rotated.key),
+      ]);
+      if (newAnswer.status === "rejected") newRejected++;
+      if (oldAnswer.status === "rejected") oldRejected++;
+      if (oldAnswer.status === "rejected" && newAnswer.status === "rejected") bothRejected++;
+    }));
+    assert.equal(bothRejected, 0);
+    assert.equal(newRejected, 0);
+    assert.ok(oldRejected >= 500, `the old key was refused ${oldRejected} times`);
+    const lowered = (await expiryOf(storage, id))!;
+    assert.ok(lowered >= firstUse + grace && lowered < bound, `lowered to ${lowered}`);
+  });
+});

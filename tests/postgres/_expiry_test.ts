@@ -1,0 +1,61 @@
+/**
+ * The expiry notices on a real PostgreSQL through Prisma Client 7 with the
+ * migration `0004_api_key_expiry`: the storage contract with the
+ * `expiryNotices` and `rotationWaits` delegates, then three concurrent
+ * `notifyExpiring` runners over 2,000 keys emitting each (key, threshold)
+ * exactly once. Skips without `DATABASE_URL`; fails instead under `CI=true`.
+ */
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import pg from "pg";
+import { PrismaApiKeyStorage, runApiKeyStorageContract } from "../../api_keys/mod.ts";
+import { threeRunners } from "../api_keys/expiry_runners.ts";
+import { createPrismaClient, probeDatabase, REQUIRED } from "./prisma_client.ts";
+import { expiryDelegates, probeExpiryTables, resetExpiryTables } from "./expiry_tables.ts";
+
+const url = Deno.env.get("DATABASE_URL");
+const unavailable = await probeDatabase(url) ?? await probeExpiryTables(url!);
+
+if (unavailable !== undefined && REQUIRED) {
+  describe("expiry notices on PostgreSQL", () => {
+    it("needs PostgreSQL with the expiry migration under CI=true", () => {
+      assert.fail(unavailable);
+    });
+  });
+} else if (unavailable !== undefined) {
+  describe("expiry notices on PostgreSQL", { skip: unavailable }, () => {
+    it("runs the suite", () => {});
+  });
+} else {
+  const prisma = await createPrismaClient(url!);
+  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  const fresh = async () => {
+    await resetExpiryTables(pool);
+    return new PrismaApiKeyStorage(prisma, expiryDelegates(prisma));
+  };
+
+  after(async () => {
+    await resetExpiryTables(pool);
+    await pool.end();
+    await prisma.$disconnect();
+  });
+
+  describe("PrismaApiKeyStorage contract on PostgreSQL with the expiry delegates", () => {
+    runApiKeyStorageContract(fresh, it);
+  });
+
+  describe("notifyExpiring on PostgreSQL", () => {
+    it("three concurrent runners over 2,000 keys: each (key, threshold) exactly once", async () => {
+      const apiKey = prisma.apiKey as unknown as {
+        createMany(args: { data: Record<string, unknown>[] }): Promise<unknown>;
+      };
+      await threeRunners(await fresh(), 2_000, async (records) => {
+        await apiKey.createMany({ data: records.map((record) => ({ ...record })) });
+      });
+      const { rows } = await pool.query(
+        "SELECT count(*)::int AS n FROM api_key_expiry_notices",
+      );
+      assert.ok(rows[0].n > 1_000, `${rows[0].n} claims stored`);
+    });
+  });
+}
