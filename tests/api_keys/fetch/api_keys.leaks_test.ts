@@ -8,12 +8,13 @@ import {
 import { createLeakReportFetchHandler } from "../../../api_keys/fetch/mod.ts";
 import { createSigner } from "../github_signer.ts";
 import { makeService, READ_ORDERS } from "../helpers.ts";
+import { serve, type Served } from "../../scenarios/_serve.ts";
 
-describe("createLeakReportFetchHandler over Deno.serve", () => {
+describe("createLeakReportFetchHandler over HTTP (Deno.serve on Deno, @hono/node-server on Node)", () => {
   const log: string[] = [];
   const { service } = makeService({ onEvent: (event) => void log.push(event.type) });
   let signer: Awaited<ReturnType<typeof createSigner>>;
-  let server: Deno.HttpServer<Deno.NetAddr>;
+  let server: Served;
   let base: string;
   let publicReport: PublicRevocationHandler;
   let seen: number[] = [];
@@ -27,15 +28,15 @@ describe("createLeakReportFetchHandler over Deno.serve", () => {
     }));
     publicReport = createPublicRevocationHandler({ service });
     const reportHandler = createLeakReportFetchHandler(publicReport);
-    server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (request) => {
+    server = await serve((request) => {
       const path = new URL(request.url).pathname;
       if (path === "/partner") return partner(request);
       if (path === "/report") return reportHandler(request);
       return new Response(null, { status: 404 });
     });
-    base = `http://127.0.0.1:${server.addr.port}`;
+    base = server.url;
   });
-  after(() => server.shutdown());
+  after(() => server.close());
 
   const signedPost = async (body: string, signature?: string) => {
     const response = await fetch(`${base}/partner`, {
