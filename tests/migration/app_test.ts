@@ -102,9 +102,9 @@ for (const adapter of ADAPTERS) {
         message: "Email already registered",
         details: { field: "email" },
       });
-      // The app's own interceptor sees an HttpException (500 until the filter resolves the key
-      // from the module's catalog, as with @nestarc/safe-response), not an unknown error.
-      assert.deepEqual(HttpErrorAudit.seen, ["HttpException 500", "HttpException 500"]);
+      // The app's own interceptor sees an HttpException with the catalog status, not an
+      // unknown error (the key is in one defined catalog).
+      assert.deepEqual(HttpErrorAudit.seen, ["HttpException 404", "HttpException 409"]);
     });
 
     it("passes a RawResponse route through", async () => {
