@@ -1,7 +1,8 @@
 /**
  * What makes an error a catalog exception, shared by the core's
- * `SafeException` and the Nest entry's (an `HttpException`): its brand and
- * its fields.
+ * `SafeException` and the Nest entry's (an `HttpException`): its brand, its
+ * fields, and the registry of defined catalogs the Nest entry's exception
+ * reads its status from when thrown without its catalog.
  *
  * @module
  */
@@ -37,4 +38,33 @@ export function initSafeException<K extends string>(
   });
   Object.assign(target, { code: key, overrides: Object.freeze({ message, details }) });
   if (catalog !== undefined) Object.assign(target, { catalog });
+}
+
+/** What the registry needs of a catalog. */
+type DefinedCatalog = Pick<ErrorCatalog, "get" | "has">;
+
+/** The catalogs defined so far and still reachable (weakly held: a dropped catalog leaves). */
+const DEFINED = new Set<WeakRef<DefinedCatalog>>();
+const FORGET = new FinalizationRegistry<WeakRef<DefinedCatalog>>((ref) => DEFINED.delete(ref));
+
+/** Records `catalog` (a new `ErrorCatalog`) as defined. */
+export function rememberDefinedCatalog(catalog: DefinedCatalog): void {
+  const ref = new WeakRef(catalog);
+  DEFINED.add(ref);
+  FORGET.register(catalog, ref);
+}
+
+/**
+ * The one defined catalog that has `key`, or `undefined` when none has it or
+ * several do (which status would be a guess).
+ */
+export function definedCatalogOf(key: string): DefinedCatalog | undefined {
+  let found: DefinedCatalog | undefined;
+  for (const ref of DEFINED) {
+    const catalog = ref.deref();
+    if (catalog === undefined || !catalog.has(key)) continue;
+    if (found !== undefined) return undefined;
+    found = catalog;
+  }
+  return found;
 }

@@ -6,7 +6,7 @@
  * @module
  */
 import { isHttpStatus } from "./http_status.ts";
-import { initSafeException, SAFE_EXCEPTION } from "./_safe_exception.ts";
+import { initSafeException, rememberDefinedCatalog, SAFE_EXCEPTION } from "./_safe_exception.ts";
 
 /**
  * One catalog entry.
@@ -108,7 +108,8 @@ export function isSafeException(value: unknown): value is SafeException {
  * by key (`Errors.USER_NOT_FOUND.status`) like the plain catalog object of
  * `@nestarc/safe-response`; a key that would shadow a member of the catalog
  * (`get`, `has`, `keys`, `exception`, or one of `Object.prototype`'s) is
- * rejected.
+ * rejected. Each catalog is remembered (weakly) as defined, for the Nest
+ * entry's `SafeException` thrown without its catalog.
  *
  * @example
  * ```ts
@@ -142,6 +143,7 @@ export class ErrorCatalog<K extends string = string> {
     }
     this.#entries = entries;
     Object.freeze(this);
+    rememberDefinedCatalog(this);
   }
 
   /** The keys, in definition order. */

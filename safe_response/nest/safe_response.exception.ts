@@ -5,11 +5,12 @@
  */
 import { HttpException } from "@nestjs/common";
 import {
+  type CatalogErrorShape,
   catalogErrorShape,
   type ErrorCatalog,
   type SafeExceptionOptions,
 } from "../error_catalog.ts";
-import { initSafeException } from "../_safe_exception.ts";
+import { definedCatalogOf, initSafeException } from "../_safe_exception.ts";
 
 /**
  * The core's catalog exception (`SafeException` of `./safe-response`) as a
@@ -17,10 +18,22 @@ import { initSafeException } from "../_safe_exception.ts";
  * interceptors of the application that know only `HttpException` see it as
  * one. `getStatus()` is the catalog's status and `getResponse()` the
  * `{ statusCode, code, message, details? }` that is sent (per-throw overrides
- * applied) when the exception carries its catalog (`options.catalog`); a key
- * without it is a 500 until `SafeResponseFilter` resolves it with the
- * module's `errorCatalog`. The filter treats both classes alike (by their
- * shared brand, `isSafeException`): same status, code, message and details.
+ * applied). The catalog is the one the exception carries (`options.catalog`);
+ * without it (`new SafeException("USER_NOT_FOUND")`, as `@nestarc/safe-response`
+ * users throw), the one catalog made by `defineErrors()` that has the key,
+ * looked up when `getStatus()`/`getResponse()` is called. A key in no defined
+ * catalog, or in several (two statuses: a guess either way), keeps status 500
+ * and the key as the response until `SafeResponseFilter` resolves it.
+ *
+ * Why the defined catalogs and not the module's `errorCatalog`: an exception
+ * is made outside Nest's container (in a service, a helper, before any app
+ * exists), and one process can run several apps, so there is no "the module"
+ * to ask; the catalogs are known when defined, and in an app the module's
+ * catalog is normally the only one, so both agree. The filter's own order is
+ * unchanged (the exception's catalog, then the module's `errorCatalog`): a key
+ * only in a catalog the module was not given is a 500 there, logged. The
+ * filter treats both classes alike (by their shared brand,
+ * `isSafeException`): same status, code, message and details.
  *
  * @example
  * ```ts
@@ -53,9 +66,9 @@ export interface SafeException<K extends string = string> extends Error {
   readonly overrides: Readonly<Pick<SafeExceptionOptions, "message" | "details">>;
   /** Catalog the key belongs to, when given. */
   readonly catalog?: ErrorCatalog;
-  /** The catalog's status, or 500 when the exception does not carry its catalog. */
+  /** The catalog's status, or 500 when no catalog (or several) has the key. */
   getStatus(): number;
-  /** `{ statusCode, code, message, details? }` as sent, or the message without the catalog. */
+  /** `{ statusCode, code, message, details? }` as sent, or the message when no catalog has the key. */
   getResponse(): string | object;
 }
 
@@ -73,21 +86,42 @@ export const SafeException: new <K extends string = string>(
 
   /** Creates the exception of `key`. */
   constructor(key: K, options: SafeExceptionOptions = {}) {
-    super(...httpExceptionArguments(key, options));
+    const { message, details, cause, catalog } = options;
+    const known = catalog === undefined
+      ? undefined
+      : sent(catalogErrorShape({ code: key, overrides: { message, details }, catalog }));
+    super(known?.body ?? message ?? key, known?.status ?? 500, { cause });
     this.name = "SafeException";
     initSafeException(this, key, options);
   }
+
+  /** The status of the exception's catalog, else of the one defined catalog with the key. */
+  override getStatus(): number {
+    return this.#resolved()?.status ?? super.getStatus();
+  }
+
+  /** The body sent, from the same catalog as {@link getStatus}. */
+  override getResponse(): string | object {
+    return this.#resolved()?.body ?? super.getResponse();
+  }
+
+  /** The status and body of a key thrown without its catalog, from the defined catalogs. */
+  #resolved(): Sent | undefined {
+    if (this.catalog !== undefined) return undefined; // given to the constructor
+    const catalog = definedCatalogOf(this.code);
+    return catalog === undefined ? undefined : sent(catalogErrorShape(this, catalog));
+  }
 };
 
-/** `HttpException`'s arguments: the body and status sent, as far as the exception knows them. */
-function httpExceptionArguments(
-  key: string,
-  { message, details, cause, catalog }: SafeExceptionOptions,
-): [response: string | object, status: number, options: { cause?: unknown }] {
-  const shape = catalog === undefined
-    ? undefined
-    : catalogErrorShape({ code: key, overrides: { message, details }, catalog });
-  if (shape === undefined || "missing" in shape) return [message ?? key, 500, { cause }];
-  const { status, ...sent } = shape;
-  return [{ statusCode: status, ...sent }, status, { cause }];
+/** A status and the `HttpException` body sent with it. */
+interface Sent {
+  status: number;
+  body: object;
+}
+
+/** The status and body of a resolved shape, or `undefined` when the key is missing. */
+function sent(shape: CatalogErrorShape): Sent | undefined {
+  if ("missing" in shape) return undefined;
+  const { status, ...rest } = shape;
+  return { status, body: { statusCode: status, ...rest } };
 }

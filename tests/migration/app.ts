@@ -1,8 +1,10 @@
 /**
- * A users API written for `@nestarc/safe-response` 0.14 against its documented API (names and
- * behaviours: /work/shared/facts/migration.md), migrated as docs/migration.md says: only the
- * import lines (each says what it was) and the configuration changes of the guide (marked
- * "migration:") differ from the original.
+ * An app written for `@nestarc/safe-response` 0.14 and `@nestarc/api-keys` 0.1 against their
+ * documented API (names and behaviours: /work/shared/facts/migration.md), migrated as
+ * docs/migration.md says: only the import lines (each says what it was) and the configuration
+ * changes of the guide (marked "migration:") differ from the original. It serves the scenario
+ * routes (tests/scenarios: written once, built here from this app's imports by `nestScenarioApp`)
+ * and a users API of its own.
  */
 import "reflect-metadata";
 import {
@@ -19,22 +21,36 @@ import {
   Param,
   Post,
   Query,
+  type Type,
   UseInterceptors,
 } from "@nestjs/common";
 import { ApiProperty, DocumentBuilder, type OpenAPIObject, SwaggerModule } from "@nestjs/swagger";
 import { catchError, type Observable } from "rxjs";
+// was: import { ApiKeysGuard, ..., RequireScope } from "@nestarc/api-keys";
+import { InMemoryApiKeyStorage } from "@saferoute/api-kit/api-keys";
+import {
+  ApiKeysGuard,
+  ApiKeysModule,
+  CurrentApiKey,
+  RequireEnvironment,
+  RequireScope,
+} from "@saferoute/api-kit/api-keys/nest";
 // was: import { DEFAULT_ERROR_CODE_MAP, defineErrors } from "@nestarc/safe-response";
 import { DEFAULT_ERROR_CODE_MAP, defineErrors } from "@saferoute/api-kit/safe-response";
 // was: import { CursorPaginated, ..., SuccessCode } from "@nestarc/safe-response";
 import {
   CursorPaginated,
   Deprecated,
+  FieldSelection,
+  FilterMeta,
   Paginated,
+  ProblemType,
   RawResponse,
   ResponseMessage,
   SafeException,
   SafeResponseModule,
   type SafeResponseModuleOptions,
+  SortMeta,
   SuccessCode,
 } from "@saferoute/api-kit/safe-response/nest";
 // was: import { ApiCursorPaginatedSafeResponse, ..., applyGlobalErrors } from "@nestarc/safe-response";
@@ -47,8 +63,14 @@ import {
   applyGlobalErrors,
   applySchemaNames,
 } from "@saferoute/api-kit/safe-response/openapi";
+import { nestScenarioApp } from "../scenarios/nest_app.ts";
+import { CATALOG, SCENARIO_PEPPER, type ScenarioMode } from "../scenarios/spec.ts";
+
+/** The pepper of the deployment that ran `@nestarc/api-keys` (its keys' `pepperVersion` 1). */
+export const OLD_PEPPER = "the-old-deployment-pepper-of-32-bytes-or-more";
 
 export const errors = defineErrors({
+  ...CATALOG,
   USER_NOT_FOUND: { status: 404, message: "User not found", description: "No user has this id" },
   EMAIL_TAKEN: { status: 409, message: "Email already registered", details: { field: "email" } },
 });
@@ -157,17 +179,46 @@ export class UsersController {
   }
 }
 
-export const options: SafeResponseModuleOptions = {
-  requestId: true,
+/** The scenario routes, written with this app's imports. */
+const scenarioApp = nestScenarioApp({
+  ApiKeysGuard,
+  ApiKeysModule,
+  CurrentApiKey,
+  CursorPaginated,
+  defineErrors,
+  Deprecated,
+  FieldSelection,
+  FilterMeta,
+  InMemoryApiKeyStorage,
+  Paginated,
+  ProblemType,
+  RawResponse,
+  RequireEnvironment,
+  RequireScope,
+  ResponseMessage,
+  SafeException,
+  SafeResponseModule,
+  SortMeta,
+  SuccessCode,
+}, {
   errorCatalog: errors,
-  swagger: { globalErrors: [401, 500] },
-};
+  apiKeys: {
+    // migration: the old deployment's pepper kept as its version, keys of its layout accepted
+    peppers: { 1: OLD_PEPPER, 2: SCENARIO_PEPPER },
+    currentPepperVersion: 2,
+    legacyKeyLayouts: ["nestarc-v0"],
+  },
+});
 
-@Module({
-  imports: [SafeResponseModule.register(options)],
-  controllers: [UsersController],
-})
-export class AppModule {}
+/** The global errors of the OpenAPI document (as the module's `swagger` option gives them). */
+export const options: SafeResponseModuleOptions = { swagger: { globalErrors: [401, 500] } };
+
+/** The app's root module, sending errors as envelopes or (`"problem"`) problem details. */
+export function appModule(mode: ScenarioMode): Type {
+  @Module({ imports: [scenarioApp(mode)], controllers: [UsersController] })
+  class AppModule {}
+  return AppModule;
+}
 
 /** The app's OpenAPI document, as its `main.ts` builds it for `SwaggerModule.setup`. */
 export function buildDocument(app: INestApplication): OpenAPIObject {

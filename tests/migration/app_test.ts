@@ -1,14 +1,30 @@
 /**
- * The migrated `@nestarc/safe-response` app of ./app.ts on Express and Fastify: the envelope
- * behaviours its clients rely on, the behaviours that differ by design (docs/migration.md, as a
- * client sees them), and its OpenAPI document under the component names of
- * `@nestarc/safe-response`.
+ * The migrated app of ./app.ts on Express and Fastify: the shared scenario suite
+ * (tests/scenarios), keys made by `@nestarc/api-keys`' algorithm, the envelope behaviours its
+ * clients rely on, the behaviours that differ by design (docs/migration.md, as a client sees
+ * them), and its OpenAPI document under the component names of `@nestarc/safe-response`.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import SwaggerParser from "@apidevtools/swagger-parser";
+import { ApiKeysService } from "@saferoute/api-kit/api-keys";
 import { ADAPTERS, boot, getJson, type RunningApp } from "../safe_response/nest/helpers.ts";
-import { AppModule, buildDocument, errors, HttpErrorAudit } from "./app.ts";
+import { nestarcHash, nestarcKey } from "../api_keys/nestarc.ts";
+import { NEST_CAPABILITIES, unknownKey } from "../scenarios/nest_app.ts";
+import { SCENARIO_TENANT, seedScenarioKeys } from "../scenarios/spec.ts";
+import { scenarioSuite } from "../scenarios/suite.ts";
+import { appModule, buildDocument, errors, HttpErrorAudit, OLD_PEPPER } from "./app.ts";
+
+/** The app's own models (the users API's, and the scenario routes' body). */
+const APP_MODELS = ["UserDto", "NameDto"];
+
+for (const adapter of ADAPTERS) {
+  scenarioSuite(`scenarios: the migrated app on ${adapter}`, NEST_CAPABILITIES, async (mode) => {
+    const running = await boot(appModule(mode), adapter);
+    const keys = await seedScenarioKeys(running.app.get(ApiKeysService), unknownKey());
+    return { url: running.url, keys, close: running.close };
+  });
+}
 
 /** The component (DTO) names of `@nestarc/safe-response` 0.14 its users' generated clients know. */
 const DTO_NAMES = [
@@ -29,8 +45,42 @@ const DTO_NAMES = [
 for (const adapter of ADAPTERS) {
   describe(`migrated @nestarc/safe-response app (${adapter})`, () => {
     let app: RunningApp;
-    before(async () => app = await boot(AppModule, adapter));
+    before(async () => app = await boot(appModule("envelope"), adapter));
     after(() => app.close());
+
+    it("verifies a key issued by @nestarc/api-keys and re-hashes it on first use", async () => {
+      const service = app.app.get(ApiKeysService);
+      const old = nestarcKey("ak", "live");
+      const imported = await service.importKeys([{
+        tenantId: SCENARIO_TENANT,
+        name: "issued by @nestarc/api-keys",
+        environment: "live",
+        prefix: old.prefix,
+        hash: nestarcHash(old.secret, OLD_PEPPER),
+        hashScheme: "sha256-pepper",
+        pepperVersion: 1,
+        scopes: ["orders:read"],
+        createdAt: "2025-03-01T10:00:00.000Z",
+      }]);
+      assert.equal(imported.imported, 1);
+      const whoami = await getJson(app.url, "/whoami", { headers: { "x-api-key": old.raw } });
+      assert.equal(whoami.status, 200, JSON.stringify(whoami.body));
+      assert.deepEqual(whoami.body.data, {
+        tenantId: SCENARIO_TENANT,
+        environment: "live",
+        scopes: ["orders:read"],
+      });
+      // Upgraded off the request path: wait until no record has the old scheme.
+      for (let i = 0; i < 100 && (await service.hashReport()).toUpgrade > 0; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      assert.equal((await service.hashReport()).toUpgrade, 0, "re-hashed on first use");
+      const items = await getJson(app.url, "/items", { headers: { "x-api-key": old.raw } });
+      assert.equal(items.status, 200);
+      const wrong = `${old.raw.slice(0, -1)}${old.raw.endsWith("A") ? "B" : "A"}`;
+      const refused = await getJson(app.url, "/whoami", { headers: { "x-api-key": wrong } });
+      assert.equal(refused.status, 401);
+    });
 
     it("wraps a result in the success envelope, with the request id", async () => {
       const { status, headers, body } = await getJson(app.url, "/users/1");
@@ -43,6 +93,10 @@ for (const adapter of ADAPTERS) {
         statusCode: 200,
         requestId: body.requestId,
         data: { id: 1, name: "Ada" },
+        meta: {
+          apiVersion: "1",
+          responseTime: (body.meta as { responseTime: number }).responseTime,
+        },
         timestamp: body.timestamp,
         path: "/users/1",
       });
@@ -74,7 +128,7 @@ for (const adapter of ADAPTERS) {
       const { status, body } = await getJson(app.url, "/users?email=a@b.c", { method: "POST" });
       assert.equal(status, 201);
       assert.equal(body.code, "USER_CREATED");
-      assert.deepEqual(body.meta, { message: "User created" });
+      assert.equal((body.meta as Record<string, unknown>).message, "User created");
       assert.deepEqual(body.data, { id: 4, name: "a@b.c" });
     });
 
@@ -102,9 +156,9 @@ for (const adapter of ADAPTERS) {
         message: "Email already registered",
         details: { field: "email" },
       });
-      // The app's own interceptor sees an HttpException (500 until the filter resolves the key
-      // from the module's catalog, as with @nestarc/safe-response), not an unknown error.
-      assert.deepEqual(HttpErrorAudit.seen, ["HttpException 500", "HttpException 500"]);
+      // The app's own interceptor sees an HttpException with the catalog status, not an
+      // unknown error (the key is in one defined catalog).
+      assert.deepEqual(HttpErrorAudit.seen, ["HttpException 404", "HttpException 409"]);
     });
 
     it("passes a RawResponse route through", async () => {
@@ -160,7 +214,7 @@ describe('migrated app\'s OpenAPI document, schemaNames: "dto"', () => {
   before(async () => {
     documents = [];
     for (const adapter of ADAPTERS) {
-      const running = await boot(AppModule, adapter);
+      const running = await boot(appModule("envelope"), adapter);
       try {
         documents.push(buildDocument(running.app));
       } finally {
@@ -176,10 +230,13 @@ describe('migrated app\'s OpenAPI document, schemaNames: "dto"', () => {
 
   it("names the components as @nestarc/safe-response did", () => {
     const names = Object.keys(documents[0].components.schemas);
-    assert.deepEqual(names.filter((name) => name !== "UserDto").sort(), [...DTO_NAMES].sort());
+    assert.deepEqual(
+      names.filter((name) => !APP_MODELS.includes(name)).sort(),
+      [...DTO_NAMES].sort(),
+    );
     const text = JSON.stringify(documents[0]);
     for (const ref of text.matchAll(/"#\/components\/schemas\/(\w+)"/g)) {
-      assert.ok(DTO_NAMES.includes(ref[1]) || ref[1] === "UserDto", ref[1]);
+      assert.ok(DTO_NAMES.includes(ref[1]) || APP_MODELS.includes(ref[1]), ref[1]);
     }
   });
 

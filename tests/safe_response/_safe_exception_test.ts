@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
+  definedCatalogOf,
   initSafeException,
   SAFE_EXCEPTION,
   type SafeExceptionFields,
@@ -37,5 +38,19 @@ describe("initSafeException", () => {
       assert.equal((error as unknown as Record<symbol, unknown>)[SAFE_EXCEPTION], true);
       assert.ok(isSafeException(error));
     }
+  });
+});
+
+describe("definedCatalogOf", () => {
+  it("finds the one defined catalog with a key; none for a missing or shared key", () => {
+    const only = defineErrors({
+      ONLY_HERE: { status: 404, message: "x" },
+      TWICE: { status: 409, message: "a" },
+    });
+    const other = defineErrors({ TWICE: { status: 410, message: "b" } });
+    assert.equal(definedCatalogOf("ONLY_HERE"), only);
+    assert.equal(definedCatalogOf("TWICE"), undefined);
+    assert.equal(definedCatalogOf("NOWHERE"), undefined);
+    assert.ok(other.has("TWICE"));
   });
 });

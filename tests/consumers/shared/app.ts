@@ -8,6 +8,7 @@ import {
   Controller,
   Get,
   HttpException,
+  type HttpExceptionOptions,
   Module,
   NotFoundException,
   Param,
@@ -230,6 +231,16 @@ export class OpsController {
     response.header("X-RateLimit-Reset", "30");
     response.header("Retry-After", "30");
     throw new HttpException("Too many requests", 429);
+  }
+
+  /**
+   * Throws with Nest 12's `errorCode` option, which Nest 10 and 11 do not know (they ignore it;
+   * the variable keeps their `HttpExceptionOptions` type check from refusing the field).
+   */
+  @Get("coded")
+  coded() {
+    const options: HttpExceptionOptions & { errorCode: string } = { errorCode: "EMAIL_TAKEN" };
+    throw new HttpException("Email in use", 409, options);
   }
 }
 

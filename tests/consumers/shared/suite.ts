@@ -4,6 +4,8 @@
 // only in apps with @nestjs/swagger (CONSUMER_SWAGGER=1), where ./openapi.ts was copied in.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import process from "node:process";
 import type { INestApplication, Type } from "@nestjs/common";
 import { ApiKeyError, ApiKeysService, generateKey } from "@saferoute/api-kit/api-keys";
@@ -28,6 +30,13 @@ interface OpenApiHalf {
 
 /** Whether the app has @nestjs/swagger (and ./openapi.ts). */
 const SWAGGER = process.env.CONSUMER_SWAGGER === "1";
+
+/** The major of the app's installed `@nestjs/common` (the suite runs in the app's folder). */
+const NEST_MAJOR = Number(
+  JSON.parse(
+    readFileSync(join(process.cwd(), "node_modules", "@nestjs", "common", "package.json"), "utf8"),
+  ).version.split(".")[0],
+);
 
 /** ./openapi.ts, by a computed name: the apps without swagger do not have it. */
 async function openApiHalf(): Promise<OpenApiHalf> {
@@ -509,6 +518,22 @@ function envelopeChecks(name: string, createApp: CreateApp): void {
       assertEnvelope(reply, 404, "NOT_FOUND");
       assert.equal(reply.body.error.message, "order 999 does not exist");
     });
+
+    // Issue 24: Nest 12's `errorCode` option supplies the code at the exception's own-code step;
+    // Nest 10 and 11 ignore the option, so their answer is the status's default code.
+    if (NEST_MAJOR >= 12) {
+      it(`HttpException's errorCode option (Nest ${NEST_MAJOR}) is the error code`, async () => {
+        const reply = await server.call("/coded");
+        assertEnvelope(reply, 409, "EMAIL_TAKEN");
+        assert.equal(reply.body.error.message, "Email in use");
+      });
+    } else {
+      it(`HttpException's errorCode option changes nothing on Nest ${NEST_MAJOR}`, async () => {
+        const reply = await server.call("/coded");
+        assertEnvelope(reply, 409, "CONFLICT");
+        assert.equal(reply.body.error.message, "Email in use");
+      });
+    }
 
     it("a catalog error is an error envelope with its code and details", async () => {
       const key = await server.readWrite();

@@ -1,14 +1,18 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
+  type ArgumentsHost,
   type CallHandler,
+  Catch,
   Controller,
+  type ExceptionFilter,
   type ExecutionContext,
   Get,
   HttpException,
   Injectable,
   Module,
   type NestInterceptor,
+  UseFilters,
   UseInterceptors,
 } from "@nestjs/common";
 import { catchError, type Observable } from "rxjs";
@@ -63,10 +67,33 @@ describe("SafeException of the Nest entry", () => {
     assert.equal(thrown.cause, cause);
   });
 
-  it("without its catalog, is a 500 until the filter resolves it (as @nestarc/safe-response)", () => {
-    const thrown = new SafeException("USER_NOT_FOUND");
-    assert.equal(thrown.getStatus(), 500);
+  it("without its catalog, reports the status and body of the one defined catalog with its key", () => {
+    const thrown = new SafeException("USER_NOT_FOUND", { details: { id: 7 } });
+    assert.equal(thrown.getStatus(), 404);
+    assert.deepEqual(thrown.getResponse(), {
+      statusCode: 404,
+      code: "USER_NOT_FOUND",
+      message: "User not found",
+      details: { id: 7 },
+    });
     assert.equal(thrown.message, "USER_NOT_FOUND");
+    assert.equal(thrown.catalog, undefined); // the filter's resolution order is unchanged
+  });
+
+  it("without its catalog, stays a 500 for a key in no defined catalog or in several", () => {
+    const first = defineErrors({ SHARED_KEY: { status: 409, message: "One" } });
+    const second = defineErrors({ SHARED_KEY: { status: 410, message: "Two" } });
+    for (const key of ["SHARED_KEY", "GHOST"]) {
+      const thrown = new SafeException(key);
+      assert.equal(thrown.getStatus(), 500, key);
+      assert.equal(thrown.getResponse(), key);
+    }
+    // A catalog defined after the throw counts too (resolved when asked, not when thrown).
+    const late = new SafeException("DEFINED_LATER");
+    const laterCatalog = defineErrors({ DEFINED_LATER: { status: 418, message: "Later" } });
+    assert.equal(late.getStatus(), 418);
+    assert.equal(new SafeException("SHARED_KEY", { catalog: second }).getStatus(), 410);
+    assert.ok(first.has("SHARED_KEY") && laterCatalog.has("DEFINED_LATER"));
   });
 
   it("resolves exactly like the core SafeException", () => {
@@ -129,9 +156,29 @@ class ThrowingController {
   }
 }
 
+/** An exception filter of the application that knows only Nest's HttpException. */
+@Catch(HttpException)
+class ForeignFilter implements ExceptionFilter {
+  catch(exception: HttpException, host: ArgumentsHost): void {
+    const response = host.switchToHttp().getResponse();
+    const body = { foreign: true, ...(exception.getResponse() as object) };
+    if (typeof response.code === "function") response.code(exception.getStatus()).send(body);
+    else response.status(exception.getStatus()).json(body);
+  }
+}
+
+@Controller("foreign")
+@UseFilters(ForeignFilter)
+class ForeignFilteredController {
+  @Get("registered")
+  registered() {
+    throw new SafeException("USER_NOT_FOUND");
+  }
+}
+
 @Module({
   imports: [SafeResponseModule.register({ errorCatalog: Errors, timestamp: false })],
-  controllers: [ThrowingController],
+  controllers: [ThrowingController, ForeignFilteredController],
 })
 class AppModule {}
 
@@ -156,9 +203,23 @@ for (const adapter of ADAPTERS) {
     });
 
     it("resolves a key without its catalog from the module's errorCatalog", async () => {
+      StatusRecorder.seen = [];
       const { status, body } = await getJson(app.url, "/x/registered");
       assert.equal(status, 404);
       assert.deepEqual(body.error, { code: "USER_NOT_FOUND", message: "User not found" });
+      // The app's own interceptor, which only calls getStatus(), sees the catalog status too.
+      assert.deepEqual(StatusRecorder.seen, [404]);
+    });
+
+    it("gives a foreign exception filter the catalog status and body", async () => {
+      const { status, body } = await getJson(app.url, "/foreign/registered");
+      assert.equal(status, 404);
+      assert.deepEqual(body, {
+        foreign: true,
+        statusCode: 404,
+        code: "USER_NOT_FOUND",
+        message: "User not found",
+      });
     });
   });
 }
