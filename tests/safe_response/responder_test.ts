@@ -547,6 +547,27 @@ describe("Responder: the pagination query", () => {
     beginPagination(target("limit=-1"), { plan: r.plan({}) }); // not paginated: nothing
   });
 
+  it("answers a bad value with a 400 naming the parameter, in either error format", () => {
+    for (const problemDetails of [false, true]) {
+      const { responder: r } = responder({ problemDetails });
+      const plan = r.plan({ pagination: resolvePagination("cursor", { maxLimit: 5 }, "t") });
+      for (const query of ["limit=1e309", `cursor=${"c".repeat(10 * 1024)}`]) {
+        let thrown: unknown;
+        try {
+          beginPagination(target(query), { plan });
+        } catch (error) {
+          thrown = error;
+        }
+        const reply = r.error(thrown, target(query), { plan });
+        const body = bodyOf(reply.body);
+        assert.equal(reply.status, 400);
+        assert.equal(problemDetails ? body.code : body.error!.code, "INVALID_PAGINATION_QUERY");
+        const message = String(problemDetails ? body.detail : body.error!.message);
+        assert.match(message, new RegExp(`^Query parameter \`${query.split("=")[0]}\` `));
+      }
+    }
+  });
+
   it("applies the module's defaultLimit to routes without one, within their maxLimit", () => {
     const { responder: r } = responder({ defaultLimit: 30 });
     const own = r.plan({ pagination: resolvePagination("offset", { defaultLimit: 4 }, "t") });
