@@ -7,7 +7,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { generateKey } from "../../api_keys/mod.ts";
 import { resolveDeprecation } from "../../safe_response/deprecation_headers.ts";
-import { SafeException } from "../../safe_response/error_catalog.ts";
+import { defineErrors, SafeException } from "../../safe_response/error_catalog.ts";
 import type { SafeResponseModuleOptions } from "../../safe_response/options.ts";
 import { resolvePagination } from "../../safe_response/pagination.ts";
 import { PaginationQueryError } from "../../safe_response/pagination_query.ts";
@@ -15,6 +15,7 @@ import {
   beginPagination,
   type HttpExchange,
   paginationQueryOf,
+  type Reply,
   type RequestPhase,
   Responder,
   type ResponderLogger,
@@ -546,6 +547,27 @@ describe("Responder: the pagination query", () => {
     beginPagination(target("limit=-1"), { plan: r.plan({}) }); // not paginated: nothing
   });
 
+  it("answers a bad value with a 400 naming the parameter, in either error format", () => {
+    for (const problemDetails of [false, true]) {
+      const { responder: r } = responder({ problemDetails });
+      const plan = r.plan({ pagination: resolvePagination("cursor", { maxLimit: 5 }, "t") });
+      for (const query of ["limit=1e309", `cursor=${"c".repeat(10 * 1024)}`]) {
+        let thrown: unknown;
+        try {
+          beginPagination(target(query), { plan });
+        } catch (error) {
+          thrown = error;
+        }
+        const reply = r.error(thrown, target(query), { plan });
+        const body = bodyOf(reply.body);
+        assert.equal(reply.status, 400);
+        assert.equal(problemDetails ? body.code : body.error!.code, "INVALID_PAGINATION_QUERY");
+        const message = String(problemDetails ? body.detail : body.error!.message);
+        assert.match(message, new RegExp(`^Query parameter \`${query.split("=")[0]}\` `));
+      }
+    }
+  });
+
   it("applies the module's defaultLimit to routes without one, within their maxLimit", () => {
     const { responder: r } = responder({ defaultLimit: 30 });
     const own = r.plan({ pagination: resolvePagination("offset", { defaultLimit: 4 }, "t") });
@@ -554,5 +576,531 @@ describe("Responder: the pagination query", () => {
     assert.equal(own.pagination?.defaultLimit, 4);
     assert.equal(capped.pagination?.defaultLimit, 10);
     assert.equal(paginationQueryOf(target(""), { plan: open }).limit, 30);
+  });
+});
+
+describe("Responder: every meta feature, in both error formats", () => {
+  const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+  const i18n = {
+    translate: (key: string, options?: { lang?: string }) => `${options?.lang}:${key}`,
+    resolveLanguage: (request: unknown) => (request as { i18nLang?: string }).i18nLang,
+  };
+  /** Every meta feature on; the two formats differ only in `problemDetails`. */
+  const setup = (problemDetails: boolean) =>
+    responder({
+      problemDetails,
+      responseTime: true,
+      rateLimit: true,
+      version: "2024-01-01",
+      requestId: { generator: () => "gen" },
+      context: { fields: { traceId: "trace" }, resolver: (store) => ({ tenant: store.tenant }) },
+      fieldSelection: true,
+      i18n,
+    }, { trace: "t-1", tenant: "acme" });
+  const RATE = {
+    "x-ratelimit-limit": "10",
+    "x-ratelimit-remaining": "9",
+    "x-ratelimit-reset": "30",
+  };
+  const deprecation = resolveDeprecation({ since: "2026-01-01T00:00:00Z", link: "/docs/v2" });
+  /** `meta` without `responseTime`, after checking it is a number. */
+  const timed = (meta: Bag | undefined) => {
+    assert.equal(typeof meta?.responseTime, "number");
+    const { responseTime: _, ...rest } = meta!;
+    return rest;
+  };
+  const COMMON = {
+    deprecation: {
+      deprecated: true,
+      since: "2026-01-01T00:00:00.000Z",
+      link: "/docs/v2",
+    },
+    apiVersion: "2024-01-01",
+    rateLimit: { limit: 10, remaining: 9, reset: 30 },
+    traceId: "t-1",
+    tenant: "acme",
+  };
+
+  for (const problemDetails of [false, true]) {
+    const format = problemDetails ? "problem details" : "envelope";
+
+    it(`${format}: an offset page carries links, sort, filters, fields, message and the rest`, () => {
+      const { responder: r, logs } = setup(problemDetails);
+      const plan = r.plan({
+        message: "Listed",
+        pagination: resolvePagination("offset", { links: true, maxLimit: 5 }, "t"),
+        sort: true,
+        filter: true,
+        deprecation,
+      });
+      const result = {
+        data: [{ id: 1, name: "a" }, { id: 2, name: "b" }],
+        total: 12,
+        page: 2,
+        limit: 5,
+        sort: { field: "id", order: "desc" },
+        filters: { q: "a" },
+      };
+      const reply = r.success(
+        result,
+        exchange("/items?page=2&fields=id", { response: RATE, request: {} }),
+        { plan, start: r.start() },
+      );
+      const body = bodyOf(reply.body);
+      assert.equal(body.success, true); // successes are envelopes in both formats
+      assert.equal(body.requestId, "gen");
+      assert.deepEqual(body.data, [{ id: 1 }, { id: 2 }]);
+      const at = (page: number) => `/items?page=${page}&fields=id&limit=5`;
+      assert.deepEqual(timed(body.meta), {
+        pagination: {
+          type: "offset",
+          page: 2,
+          limit: 5,
+          total: 12,
+          totalPages: 3,
+          hasNext: true,
+          hasPrev: true,
+          links: { self: at(2), first: at(1), prev: at(1), next: at(3), last: at(3) },
+        },
+        sort: { field: "id", order: "desc" },
+        filters: { q: "a" },
+        fields: ["id"],
+        message: "fr:Listed",
+        ...COMMON,
+      });
+      assert.deepEqual(reply.headers, [
+        ["Deprecation", "@1767225600"],
+        ["Link", '</docs/v2>; rel="deprecation"'],
+        ["X-Request-Id", "gen"],
+      ]);
+      assert.deepEqual(logs.warnings, []);
+      assert.deepEqual(logs.errors, []);
+    });
+
+    it(`${format}: a cursor page carries its cursors, links and clamped limit`, () => {
+      const { responder: r } = setup(problemDetails);
+      const plan = r.plan({
+        pagination: resolvePagination("cursor", { links: true, maxLimit: 3 }, "t"),
+      });
+      const reply = r.success(
+        {
+          data: ["x"],
+          nextCursor: "c:n/1",
+          previousCursor: "c:p",
+          hasMore: true,
+          limit: 3,
+          totalCount: 99,
+        },
+        exchange("/feed?cursor=c%3Ap&q=1&limit=50"),
+        { plan },
+      );
+      const { pagination } = bodyOf(reply.body).meta!;
+      assert.deepEqual(pagination, {
+        type: "cursor",
+        nextCursor: "c:n/1",
+        previousCursor: "c:p",
+        hasMore: true,
+        limit: 3,
+        totalCount: 99,
+        links: {
+          self: "/feed?cursor=c%3Ap&q=1&limit=3",
+          first: "/feed?q=1&limit=3",
+          prev: "/feed?cursor=c%3Ap&q=1&limit=3",
+          next: "/feed?cursor=c%3An%2F1&q=1&limit=3",
+          last: null,
+        },
+      });
+    });
+
+    it(`${format}: a handler's error carries the translated message and every error meta`, () => {
+      const { responder: r } = setup(problemDetails);
+      const plan = r.plan({ message: "Listed", deprecation, sort: true });
+      const thrown = Object.assign(new Error("x"), {
+        getStatus: () => 404,
+        getResponse: () => ({ message: "messages.missing" }),
+      });
+      const reply = r.error(thrown, exchange("/items/9", { response: RATE }), {
+        plan,
+        start: r.start(),
+      });
+      assert.equal(reply.status, 404);
+      const body = bodyOf(reply.body);
+      assert.deepEqual(timed(body.meta), COMMON); // no success meta (message, sort) on errors
+      assert.equal(body.requestId, "gen");
+      assert.equal(problemDetails ? body.detail : body.error!.message, "fr:messages.missing");
+      assert.equal(problemDetails ? body.code : body.error!.code, "NOT_FOUND");
+      assert.deepEqual(reply.headers, [
+        ["Deprecation", "@1767225600"],
+        ["Link", '</docs/v2>; rel="deprecation"'],
+        ["X-Request-Id", "gen"],
+        ...(problemDetails ? [["Content-Type", "application/problem+json"]] : []),
+      ]);
+    });
+
+    it(`${format}: an error before the handler carries the request's meta only`, () => {
+      const { responder: r } = setup(problemDetails);
+      const reply = r.error(
+        new SafeException("DENIED", {
+          catalog: defineErrors({ DENIED: { status: 403, message: "messages.denied" } }),
+        }),
+        exchange("/items", { response: { ...RATE, "x-request-id": "echoed" } }),
+      );
+      const body = bodyOf(reply.body);
+      const { deprecation: _, ...meta } = COMMON;
+      assert.deepEqual(body.meta, meta);
+      assert.equal(body.requestId, "echoed");
+      assert.equal(problemDetails ? body.detail : body.error!.message, "fr:messages.denied");
+      assert.equal(reply.headers.some(([name]) => name === "X-Request-Id"), false);
+    });
+  }
+
+  it("adds sort and filters on a route without pagination, from the result's fields", () => {
+    const { responder: r, logs } = responder();
+    const plan = r.plan({ route: "A.b", sort: true, filter: true });
+    const reply = r.success(
+      { data: ["a"], sort: { field: "id", order: "asc" }, filters: { s: "on" } },
+      exchange("/"),
+      { plan },
+    );
+    assert.deepEqual(bodyOf(reply.body).data, ["a"]);
+    assert.deepEqual(bodyOf(reply.body).meta, {
+      sort: { field: "id", order: "asc" },
+      filters: { s: "on" },
+    });
+    r.success(["a"], exchange("/"), { plan });
+    assert.deepEqual(logs.warnings.map((line) => line.split(" but ")[0]), [
+      "A.b: decorated for sort",
+      "A.b: decorated for filters",
+    ]);
+  });
+
+  it("generates a UUID per request by default, under a custom header name when given", () => {
+    const { responder: r } = responder({ requestId: true });
+    const plan = r.plan({});
+    const ids = [1, 2].map(() => bodyOf(r.success(1, exchange("/"), { plan }).body).requestId);
+    for (const id of ids) assert.match(String(id), UUID);
+    assert.notEqual(ids[0], ids[1]);
+    const custom = responder({ requestId: { headerName: "X-Correlation-Id" } }).responder;
+    const reply = custom.success(1, exchange("/", { request: { "x-correlation-id": "corr-1" } }), {
+      plan: custom.plan({}),
+    });
+    assert.equal(bodyOf(reply.body).requestId, "corr-1");
+    assert.deepEqual(reply.headers, [["X-Correlation-Id", "corr-1"]]);
+  });
+
+  it("gives resolveLanguage the binding's request object", () => {
+    const seen: unknown[] = [];
+    const { responder: r } = responder({
+      i18n: {
+        translate: (key) => key,
+        resolveLanguage: (request) => {
+          seen.push(request);
+          return undefined;
+        },
+      },
+    });
+    const view = exchange("/");
+    r.success(1, view, { plan: r.plan({ message: "m" }) });
+    assert.deepEqual(seen, [view.request]);
+  });
+
+  it("mirrors no rate limit without the option, and Retry-After on a 429", () => {
+    const off = responder().responder;
+    assert.equal(
+      bodyOf(off.success(1, exchange("/", { response: RATE }), { plan: off.plan({}) }).body).meta,
+      undefined,
+    );
+    const { responder: r } = responder({ rateLimit: { standard: true } });
+    const limited = r.error(
+      Object.assign(new Error("x"), { getStatus: () => 429, getResponse: () => "Slow down" }),
+      exchange("/", {
+        response: {
+          ratelimit: '"burst";r=0;t=12',
+          "ratelimit-policy": '"burst";q=100;w=60',
+          "retry-after": "12",
+        },
+      }),
+    );
+    assert.equal(limited.status, 429);
+    assert.deepEqual(bodyOf(limited.body).meta?.rateLimit, {
+      limit: 100,
+      remaining: 0,
+      reset: 12,
+      retryAfter: 12,
+    });
+  });
+
+  it("never lets a context field override meta the pipeline set", () => {
+    const { responder: r } = responder(
+      { context: { fields: { pagination: "tenant", traceId: "trace" } } },
+      { tenant: "acme", trace: "t-1" },
+    );
+    const plan = r.plan({ pagination: resolvePagination("offset", {}, "t") });
+    const reply = r.success({ data: [], total: 0, page: 1, limit: 5 }, exchange("/"), { plan });
+    const meta = bodyOf(reply.body).meta!;
+    assert.equal((meta.pagination as Bag).type, "offset");
+    assert.equal(meta.traceId, "t-1");
+  });
+});
+
+describe("Responder: the route's field selection", () => {
+  const USER = Object.freeze({
+    id: 1,
+    name: "Ada",
+    address: Object.freeze({ city: "London", zip: "N1" }),
+  });
+
+  it("applies to the items of a paginated route", () => {
+    const { responder: r } = responder({ fieldSelection: true });
+    const plan = r.plan({ pagination: resolvePagination("offset", {}, "t") });
+    const reply = r.success(
+      { data: [USER, { id: 2, name: "Grace" }], total: 2, page: 1, limit: 10 },
+      exchange("/users?fields=name"),
+      { plan },
+    );
+    assert.deepEqual(bodyOf(reply.body).data, [{ name: "Ada" }, { name: "Grace" }]);
+    assert.deepEqual(bodyOf(reply.body).meta!.fields, ["name"]);
+    assert.equal((bodyOf(reply.body).meta!.pagination as Bag).total, 2);
+  });
+
+  it("takes the route's options over the module's, and turns on for one route", () => {
+    const on = responder({ fieldSelection: true }).responder;
+    const custom = on.plan({ fieldSelection: { queryParam: "select", maxDepth: 1 } });
+    assert.deepEqual(
+      bodyOf(on.success(USER, exchange("/u?fields=id"), { plan: custom }).body).data,
+      USER,
+    );
+    const reply = on.success(USER, exchange("/u?select=id,address.city"), { plan: custom });
+    assert.deepEqual(bodyOf(reply.body).data, { id: 1, address: USER.address }); // maxDepth 1
+    assert.deepEqual(bodyOf(reply.body).meta!.fields, ["id", "address"]);
+    const off = responder().responder; // module option off
+    assert.deepEqual(
+      bodyOf(off.success(USER, exchange("/u?fields=id"), { plan: off.plan({}) }).body).data,
+      USER,
+    );
+    const optIn = off.success(USER, exchange("/u?fields=id"), {
+      plan: off.plan({ fieldSelection: {} }),
+    });
+    assert.deepEqual(bodyOf(optIn.body).data, { id: 1 });
+    assert.deepEqual(bodyOf(optIn.body).meta, { fields: ["id"] });
+  });
+
+  it("leaves raw routes alone", () => {
+    const { responder: r } = responder({ fieldSelection: true });
+    const reply = r.success(USER, exchange("/u?fields=id"), { plan: r.plan({ raw: true }) });
+    assert.equal(reply.body, USER);
+  });
+});
+
+describe("Responder: the envelope's options", () => {
+  it("stamps an ISO timestamp and the path by default, leaves them out when off, sends undefined as null", () => {
+    const r = new Responder(resolveSettings());
+    const body = bodyOf(r.success(undefined, exchange("/e?q=1"), { plan: r.plan({}) }).body);
+    assert.deepEqual(Object.keys(body), ["success", "statusCode", "data", "timestamp", "path"]);
+    assert.equal(body.data, null);
+    assert.equal(new Date(body.timestamp as string).toISOString(), body.timestamp);
+    assert.equal(body.path, "/e");
+    const bare = new Responder(resolveSettings({ timestamp: false, path: false }), {
+      logger: new Logs(),
+    });
+    assert.deepEqual(bare.success(3, exchange("/e"), { plan: bare.plan({}) }).body, {
+      success: true,
+      statusCode: 200,
+      data: 3,
+    });
+    assert.deepEqual(bare.error(new Error("x"), exchange("/e")).body, {
+      success: false,
+      statusCode: 500,
+      error: { code: "INTERNAL_SERVER_ERROR", message: "Internal Server Error" },
+    });
+  });
+
+  it("transforms the result before pagination reads it", () => {
+    const { responder: r } = responder({
+      transformResponse: (data) => {
+        const value = data as { items: unknown[]; count: number };
+        return { data: value.items, total: value.count, page: 1, limit: 10 };
+      },
+    });
+    const plan = r.plan({ pagination: resolvePagination("offset", {}, "t") });
+    const reply = r.success({ items: ["a", "b"], count: 2 }, exchange("/"), { plan });
+    assert.deepEqual(bodyOf(reply.body).data, ["a", "b"]);
+    assert.equal((bodyOf(reply.body).meta!.pagination as Bag).total, 2);
+  });
+});
+
+describe("Responder: catalog errors", () => {
+  const Errors = defineErrors({
+    USER_NOT_FOUND: { status: 404, message: "User not found" },
+    EMAIL_TAKEN: { status: 409, message: "Email already registered", details: { field: "email" } },
+  });
+
+  it("sends a key's status, message and details as the error envelope", () => {
+    const { responder: r } = responder({ errorCatalog: Errors, path: false });
+    const reply = r.error(
+      Errors.exception("EMAIL_TAKEN", { message: "a@b.c is taken" }),
+      exchange("/c"),
+    );
+    assert.equal(reply.status, 409);
+    assert.deepEqual(reply.body, {
+      success: false,
+      statusCode: 409,
+      error: { code: "EMAIL_TAKEN", message: "a@b.c is taken", details: { field: "email" } },
+    });
+  });
+
+  it("sends problem details with the type derived from the key and the mapper's code", () => {
+    const { responder: r } = responder({
+      errorCatalog: Errors,
+      problemDetails: { baseUrl: "https://api.example.com/problems" },
+      errorCodeMapper: (_thrown, { defaultCode }) =>
+        defaultCode === "EMAIL_TAKEN" ? "EMAIL_CONFLICT" : undefined,
+    });
+    assert.deepEqual(r.error(new SafeException("USER_NOT_FOUND"), exchange("/c/u")).body, {
+      type: "https://api.example.com/problems/user-not-found",
+      title: "Not Found",
+      status: 404,
+      detail: "User not found",
+      instance: "/c/u",
+      code: "USER_NOT_FOUND",
+    });
+    const taken = bodyOf(r.error(new SafeException("EMAIL_TAKEN"), exchange("/c")).body);
+    assert.equal(taken.code, "EMAIL_CONFLICT");
+    assert.deepEqual(taken.details, { field: "email" });
+  });
+
+  it("answers a key in no catalog with a generic 500 and logs why", () => {
+    const { responder: r, logs } = responder({ errorCatalog: Errors });
+    const reply = r.error(new SafeException("GHOST_KEY"), exchange("/"));
+    assert.equal(reply.status, 500);
+    assert.equal(JSON.stringify(reply.body).includes("GHOST"), false);
+    assert.equal(
+      logs.errors.filter((line) => line.includes("`GHOST_KEY` is not in the error catalog")).length,
+      1,
+    );
+  });
+});
+
+describe("Responder: application functions that throw or return a promise", () => {
+  const SECRET = "callback-internal-4f1d.db.local";
+  const KINDS = ["throws", "rejects with an Error", "rejects with a non-Error"] as const;
+  /** A function failing as `kind` (a rejected promise is a failure: they must be synchronous). */
+  const failing = (kind: (typeof KINDS)[number]) => (): never => {
+    if (kind === "throws") throw new TypeError(SECRET);
+    return Promise.reject(kind === "rejects with an Error" ? new Error(SECRET) : SECRET) as never;
+  };
+  /** Lets a rejection nobody handled surface (the test run fails on one). */
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 10));
+  const generic500 = (reply: { status: number; body: unknown }) => {
+    assert.equal(reply.status, 500);
+    assert.deepEqual(bodyOf(reply.body).error, {
+      code: "INTERNAL_SERVER_ERROR",
+      message: "Internal Server Error",
+    });
+    assert.equal(JSON.stringify(reply.body).includes(SECRET), false);
+  };
+
+  for (const kind of KINDS) {
+    it(`the envelope's options ${kind}: the binding's generic 500, logged`, async () => {
+      const fail = failing(kind);
+      const cases: Array<[string, SafeResponseModuleOptions, (r: Responder) => Reply]> = [
+        [
+          "successCodeMapper",
+          { successCodeMapper: (status) => status === 200 ? "OK" : fail() },
+          (r) => {
+            const plan = r.plan({}); // the mapper's code of 200, read at plan time
+            return r.success(1, exchange("/", { status: 202 }), { plan }); // read again for 202
+          },
+        ],
+        [
+          "dateFormatter",
+          { timestamp: true, dateFormatter: fail },
+          (r) => r.success(1, exchange("/"), { plan: r.plan({}) }),
+        ],
+        [
+          "transformResponse",
+          { transformResponse: fail },
+          (r) => r.success(1, exchange("/"), { plan: r.plan({}) }),
+        ],
+        [
+          "errorCodeMapper",
+          { errorCodeMapper: fail },
+          (r) =>
+            r.error(
+              Object.assign(new Error("x"), { getStatus: () => 404, getResponse: () => "No" }),
+              exchange("/"),
+            ),
+        ],
+      ];
+      for (const [name, options, run] of cases) {
+        const { responder: r, logs } = responder(options);
+        let reply: Reply;
+        try {
+          reply = run(r);
+        } catch (thrown) {
+          reply = r.error(thrown, exchange("/")); // what every binding does with a throw
+        }
+        generic500(reply);
+        assert.ok(logs.errors.some((line) => line.includes(`option \`${name}\``)), name);
+      }
+      const planned = responder({ successCodeMapper: fail }).responder;
+      assert.throws(() => planned.plan({}), /option `successCodeMapper`/); // read at plan time
+      await settle();
+    });
+
+    it(`version, i18n and context functions ${kind}: the value left out, logged`, async () => {
+      const fail = failing(kind);
+      const ok = { translate: (key: string) => `t:${key}`, resolveLanguage: () => "fr" };
+      const cases: Array<[string, SafeResponseModuleOptions, Bag | undefined]> = [
+        ["option `version`", { version: fail }, undefined],
+        ["i18n translate", { i18n: { ...ok, translate: fail } }, { message: "m" }],
+        ["i18n resolveLanguage", { i18n: { ...ok, resolveLanguage: fail } }, { message: "m" }],
+        [
+          "option `context.resolver`",
+          { context: { fields: { traceId: "trace" }, resolver: fail } },
+          { message: "m", traceId: "t-1" },
+        ],
+      ];
+      for (const [name, options, meta] of cases) {
+        const { responder: r, logs } = responder(options, { trace: "t-1" });
+        assert.equal(r.versionOf({}), undefined);
+        const reply = r.success(1, exchange("/"), { plan: r.plan({ message: "m" }) });
+        assert.equal(reply.status, 200, name);
+        assert.deepEqual(bodyOf(reply.body).meta, meta ?? { message: "m" }, name);
+        const error = r.error(
+          Object.assign(new Error("x"), { getStatus: () => 404, getResponse: () => "m" }),
+          exchange("/"),
+        );
+        assert.equal(error.status, 404, name);
+        assert.equal(bodyOf(error.body).error!.message, "m", name);
+        assert.ok(logs.errors.some((line) => line.includes(name)), `${name}: not logged`);
+      }
+      const store = new Responder(
+        resolveSettings({ timestamp: false, context: { fields: { traceId: "trace" } } }),
+        { logger: new Logs(), store: fail },
+      );
+      assert.equal(
+        bodyOf(store.success(1, exchange("/"), { plan: store.plan({}) }).body).meta,
+        undefined,
+      );
+      await settle();
+    });
+  }
+
+  it("leaves out a store value whose getter throws, keeping the others", () => {
+    const store: Bag = { trace: "t-1" };
+    Object.defineProperty(store, "hostile", {
+      enumerable: true,
+      get() {
+        throw new Error(SECRET);
+      },
+    });
+    const { responder: r, logs } = responder(
+      { context: { fields: { traceId: "trace", hostile: "hostile" } } },
+      store,
+    );
+    const reply = r.success(1, exchange("/"), { plan: r.plan({}) });
+    assert.deepEqual(bodyOf(reply.body).meta, { traceId: "t-1" });
+    assert.equal(logs.errors.length, 1);
   });
 });

@@ -1,5 +1,12 @@
+/**
+ * The optional integrations found in the application's container:
+ * nestjs-cls's `ClsService` (option `context`) and nestjs-i18n's
+ * `I18nService` (option `i18n: true`), on Express and Fastify, and the
+ * warning when one is missing.
+ */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
 import {
   Controller,
   ForbiddenException,
@@ -8,9 +15,58 @@ import {
   NotFoundException,
   UseGuards,
 } from "@nestjs/common";
+import type { ModulesContainer } from "@nestjs/core";
 import { ClsModule } from "nestjs-cls";
-import { Paginated, SafeResponseModule } from "../../../safe_response/nest/mod.ts";
+import { AcceptLanguageResolver, I18nModule, QueryResolver } from "nestjs-i18n";
+import { resolveSettings, type ResponderHooks } from "../../../safe_response/mod.ts";
+import { discoverIntegrations } from "../../../safe_response/nest/_integrations.ts";
+import {
+  Paginated,
+  ResponseMessage,
+} from "../../../safe_response/nest/safe_response.decorators.ts";
+import { SafeResponseModule } from "../../../safe_response/nest/safe_response.module.ts";
 import { ADAPTERS, boot, CapturingLogger, getJson, headerDenyGuard } from "./helpers.ts";
+
+/** A container holding `providers` (class token name and instance) in one module. */
+function container(providers: Array<[name: string, instance: unknown]>): ModulesContainer {
+  const wrappers = new Map(
+    providers.map(([name, instance]) => [name, { token: { [name]: class {} }[name], instance }]),
+  );
+  return new Map([["AppModule", { providers: wrappers }]]) as unknown as ModulesContainer;
+}
+
+describe("discoverIntegrations", () => {
+  it("finds the services by their class name, and warns for each one missing", () => {
+    const settings = resolveSettings({ i18n: true, context: { fields: { traceId: "trace" } } });
+    const warnings: string[] = [];
+    const logger = { warn: (line: string) => warnings.push(line), error: () => {} };
+    const hooks: ResponderHooks = {};
+    const cls = {
+      get: function (this: unknown) {
+        return this === cls ? { trace: "t-1" } : undefined;
+      },
+    };
+    const i18n = { translate: (key: string) => `t:${key}` };
+    discoverIntegrations(
+      container([["ClsService", cls], ["I18nService", i18n], ["Other", {}]]),
+      settings,
+      hooks,
+      logger,
+    );
+    assert.deepEqual(hooks.store?.(), { trace: "t-1" }); // bound to the service
+    assert.equal(hooks.i18n?.translate("k"), "t:k");
+    assert.deepEqual(warnings, []);
+    const empty: ResponderHooks = {};
+    discoverIntegrations(container([["ClsService", { get: 1 }]]), settings, empty, logger);
+    assert.deepEqual(empty, {});
+    assert.deepEqual(warnings, [
+      "option `i18n: true`: no nestjs-i18n I18nService found; messages are not translated",
+      "option `context`: no nestjs-cls ClsService found; context meta is off",
+    ]);
+    discoverIntegrations(container([]), resolveSettings(), empty, logger);
+    assert.equal(warnings.length, 2, "nothing asked, nothing looked for");
+  });
+});
 
 const DenyGuard = headerDenyGuard(() => new ForbiddenException());
 
@@ -103,6 +159,72 @@ for (const adapter of ADAPTERS) {
       try {
         assert.equal(logger.find("warn", "no nestjs-cls ClsService found").length, 1);
         assert.equal((await getJson(url, "/ctx")).body.meta, undefined);
+      } finally {
+        await close();
+      }
+    });
+  });
+}
+
+const DenyI18n = headerDenyGuard(() => new ForbiddenException("messages.forbidden"));
+
+@Controller("i18n")
+@UseGuards(DenyI18n)
+class I18nController {
+  @Get("created")
+  @ResponseMessage("messages.created")
+  created() {
+    return { id: 1 };
+  }
+
+  @Get("missing")
+  missing() {
+    throw new NotFoundException("messages.not_found");
+  }
+
+  @Get("untranslated")
+  untranslated() {
+    throw new NotFoundException("Plain message");
+  }
+}
+
+@Module({
+  imports: [
+    I18nModule.forRoot({
+      fallbackLanguage: "en",
+      loaderOptions: {
+        path: fileURLToPath(new URL("./fixtures/i18n/", import.meta.url)),
+        watch: false,
+      },
+      resolvers: [new QueryResolver(["lang"]), AcceptLanguageResolver],
+    }),
+    SafeResponseModule.register({ i18n: true }),
+  ],
+  controllers: [I18nController],
+})
+class AutoI18nModule {}
+
+const messageOf = (body: Record<string, unknown>) => (body.error as { message: string }).message;
+
+for (const adapter of ADAPTERS) {
+  describe(`i18n through nestjs-i18n (${adapter})`, () => {
+    it("translates in the language nestjs-i18n resolved, guard errors included", async () => {
+      const { url, close } = await boot(AutoI18nModule, adapter);
+      try {
+        const en = await getJson(url, "/i18n/created");
+        assert.equal((en.body.meta as { message: string }).message, "Item created");
+        const fr = await getJson(url, "/i18n/created?lang=fr");
+        assert.equal((fr.body.meta as { message: string }).message, "Élément créé");
+        const frHeader = await getJson(url, "/i18n/missing", {
+          headers: { "accept-language": "fr" },
+        });
+        assert.equal(messageOf(frHeader.body), "Élément introuvable");
+        const guarded = await getJson(url, "/i18n/created?lang=fr", { headers: { "x-deny": "1" } });
+        assert.equal(messageOf(guarded.body), "Accès refusé");
+        assert.equal(
+          messageOf((await getJson(url, "/i18n/untranslated?lang=fr")).body),
+          "Plain message",
+        );
       } finally {
         await close();
       }

@@ -1,3 +1,9 @@
+/**
+ * Nest versioning: the route's version read from `@Version` (else the
+ * controller's, else `defaultVersion`), the one a request names, and a
+ * `version` function given Nest's execution context, on Express and Fastify.
+ */
+import "reflect-metadata";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
@@ -13,8 +19,67 @@ import {
   VERSION_NEUTRAL,
   VersioningType,
 } from "@nestjs/common";
-import { SafeResponseModule } from "../../../safe_response/nest/mod.ts";
+import type { HttpExchange } from "../../../safe_response/mod.ts";
+import { readRouteVersion, requestVersion } from "../../../safe_response/nest/_versioning.ts";
+import { SafeResponseModule } from "../../../safe_response/nest/safe_response.module.ts";
 import { ADAPTERS, boot, getJson, type RunningApp } from "./helpers.ts";
+
+const exchange = (target: string, headers: Record<string, string> = {}): HttpExchange => ({
+  method: "GET",
+  target,
+  requestHeader: (name) => headers[name.toLowerCase()],
+  responseHeader: () => undefined,
+  request: { target },
+});
+
+describe("route versions", () => {
+  it("read @Version of the handler, else the controller's, else defaultVersion; neutral is none", () => {
+    @Controller({ path: "r", version: "9" })
+    class Routes {
+      @Version(["3", "4"])
+      many() {}
+      @Version(VERSION_NEUTRAL)
+      neutral() {}
+      plain() {}
+    }
+    const uri = { type: VersioningType.URI, defaultVersion: "1" } as const;
+    assert.deepEqual(readRouteVersion(Routes, Routes.prototype.many, uri), ["3", "4"]);
+    assert.equal(readRouteVersion(Routes, Routes.prototype.neutral, uri), undefined);
+    assert.equal(readRouteVersion(Routes, Routes.prototype.plain, uri), "9");
+    class Bare {
+      plain() {}
+    }
+    assert.equal(readRouteVersion(Bare, Bare.prototype.plain, uri), "1");
+    assert.equal(readRouteVersion(Routes, Routes.prototype.many, undefined), undefined);
+  });
+
+  it("pick the one the request names, by URI, header, media type or extractor", () => {
+    const versions = ["3", "4"];
+    assert.equal(
+      requestVersion(versions, exchange("/v4/r?x=v3"), { type: VersioningType.URI }),
+      "4",
+    );
+    assert.equal(
+      requestVersion(versions, exchange("/api-3/r"), { type: VersioningType.URI, prefix: "api-" }),
+      "3",
+    );
+    const header = { type: VersioningType.HEADER, header: "X-V" } as const;
+    assert.equal(requestVersion(versions, exchange("/r", { "x-v": " 3 " }), header), "3");
+    assert.equal(requestVersion(versions, exchange("/r", { "x-v": "5" }), header), undefined);
+    const media = { type: VersioningType.MEDIA_TYPE, key: "v=" } as const;
+    assert.equal(
+      requestVersion(versions, exchange("/r", { accept: "application/json;v=4" }), media),
+      "4",
+    );
+    const custom = (extractor: (request: unknown) => string | string[]) =>
+      ({ type: VersioningType.CUSTOM, extractor }) as const;
+    assert.equal(requestVersion(versions, exchange("/r"), custom(() => ["5", "3"])), "3");
+    const throwing = custom(() => {
+      throw new Error("bad request");
+    });
+    assert.equal(requestVersion(versions, exchange("/r"), throwing), undefined);
+  });
+});
 
 @Injectable()
 class DenyGuard implements CanActivate {
@@ -59,12 +124,6 @@ class VersionedController {
 const quiet = { timestamp: false, path: false } as const;
 
 @Module({
-  imports: [SafeResponseModule.register({ ...quiet, version: "2024-06-01" })],
-  controllers: [VersionedController],
-})
-class StringModule {}
-
-@Module({
   imports: [
     SafeResponseModule.register({
       ...quiet,
@@ -90,36 +149,12 @@ const versionOf = (body: Record<string, unknown>) =>
   (body.meta as { apiVersion?: string } | undefined)?.apiVersion;
 
 for (const adapter of ADAPTERS) {
-  describe(`api version, string (${adapter})`, () => {
-    let app: RunningApp;
-    before(async () => app = await boot(StringModule, adapter));
-    after(() => app.close());
-
-    it("is in successes, handler errors and guard errors", async () => {
-      const ok = await getJson(app.url, "/v/ok");
-      assert.deepEqual(ok.body, {
-        success: true,
-        statusCode: 200,
-        data: "ok",
-        meta: { apiVersion: "2024-06-01" },
-      });
-      const fail = await getJson(app.url, "/v/fail");
-      assert.equal(fail.status, 404);
-      assert.equal(versionOf(fail.body), "2024-06-01");
-      const denied = await getJson(app.url, "/v/ok", { headers: { "x-deny": "1" } });
-      assert.equal(denied.status, 404);
-      assert.equal(versionOf(denied.body), "2024-06-01");
-      const unknown = await getJson(app.url, "/nowhere");
-      assert.equal(versionOf(unknown.body), "2024-06-01");
-    });
-  });
-
   describe(`api version, function (${adapter})`, () => {
     let app: RunningApp;
     before(async () => app = await boot(FunctionModule, adapter));
     after(() => app.close());
 
-    it("is computed from the execution context, problem details included", async () => {
+    it("is computed from the execution context, guard errors and problem details included", async () => {
       const headers = { "x-api-version": "7" };
       assert.equal(versionOf((await getJson(app.url, "/v/ok", { headers })).body), "7");
       const fail = await getJson(app.url, "/v/fail", { headers });
@@ -127,9 +162,6 @@ for (const adapter of ADAPTERS) {
       assert.equal(versionOf(fail.body), "7");
       const denied = await getJson(app.url, "/v/ok", { headers: { ...headers, "x-deny": "1" } });
       assert.equal(versionOf(denied.body), "7");
-    });
-
-    it("is left out when the function returns nothing or throws", async () => {
       const { body } = await getJson(app.url, "/v/ok");
       assert.equal(body.meta, undefined);
       const boom = await getJson(app.url, "/v/ok", { headers: { "x-api-version": "boom" } });
@@ -174,10 +206,3 @@ for (const adapter of ADAPTERS) {
     });
   });
 }
-
-describe("version option", () => {
-  it("is validated at registration", () => {
-    assert.throws(() => SafeResponseModule.register({ version: "" }), /`version`/);
-    assert.throws(() => SafeResponseModule.register({ version: 2 as never }), /`version`/);
-  });
-});

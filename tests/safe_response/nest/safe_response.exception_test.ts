@@ -22,7 +22,8 @@ import {
   resolveError,
   SafeException as CoreSafeException,
 } from "../../../safe_response/mod.ts";
-import { SafeException, SafeResponseModule } from "../../../safe_response/nest/mod.ts";
+import { SafeException } from "../../../safe_response/nest/safe_response.exception.ts";
+import { SafeResponseModule } from "../../../safe_response/nest/safe_response.module.ts";
 import { ADAPTERS, boot, getJson, type RunningApp } from "./helpers.ts";
 
 const Errors = defineErrors({

@@ -1,26 +1,43 @@
+/**
+ * The exception filter over HTTP, on Express and Fastify: what only the Nest
+ * binding does on errors. Problem details leave with their media type on the
+ * Express or Fastify reply; errors thrown before the handler (guards, an
+ * unknown route) carry no route meta (spec rule 3) but the request id; any
+ * thrown value is a logged 500; a `Link` other middleware set is kept; a
+ * catalog error is sent as OpenAPI documents it. Everything the body holds
+ * is the core responder's (tests/safe_response/responder_test.ts).
+ */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
-  Body,
   Controller,
   ForbiddenException,
   Get,
+  type MiddlewareConsumer,
   Module,
+  type NestModule,
   NotFoundException,
-  Post,
+  Param,
   UseGuards,
-  ValidationPipe,
 } from "@nestjs/common";
-import { IsString } from "class-validator";
-import { Deprecated, ProblemType, SafeResponseModule } from "../../../safe_response/nest/mod.ts";
-import { ADAPTERS, boot, getJson, headerDenyGuard } from "./helpers.ts";
+import { DocumentBuilder, SwaggerModule } from "@nestjs/swagger";
+import { lastValueFrom } from "rxjs";
+import { defineErrors, resolveSettings, Responder } from "../../../safe_response/mod.ts";
+import { Deprecated, ProblemType } from "../../../safe_response/nest/safe_response.decorators.ts";
+import { SafeResponseFilter } from "../../../safe_response/nest/safe_response.filter.ts";
+import { SafeResponseModule } from "../../../safe_response/nest/safe_response.module.ts";
+import { ApiSafeCatalogErrors } from "../../../safe_response/openapi/mod.ts";
+import { ADAPTERS, boot, CapturingLogger, getJson, headerDenyGuard } from "./helpers.ts";
 
 const HeaderGuard = headerDenyGuard(() => new ForbiddenException("Denied by guard"));
+const SECRET = "db-password-hunter2";
+const STATUS_LINK = '</status>; rel="service-desc"';
+const SUNSET = '<https://example.com/sunset>; rel="sunset"';
 
-class NameDto {
-  @IsString()
-  name!: string;
-}
+const Errors = defineErrors({
+  USER_NOT_FOUND: { status: 404, message: "User not found" },
+  KEY_REVOKED: { status: 401, message: "Key revoked" },
+});
 
 @Controller("p")
 @UseGuards(HeaderGuard)
@@ -32,41 +49,73 @@ class ProblemController {
 
   @Get("typed")
   @ProblemType("https://errors.example.com/payment-required")
-  @Deprecated({ since: "2026-01-01T00:00:00Z" })
+  @Deprecated({ since: "2026-01-01T00:00:00Z", sunsetLink: "https://example.com/sunset" })
   typed() {
     throw new NotFoundException("Payment item missing");
   }
 
-  @Post("validate")
-  validate(@Body(new ValidationPipe({ expectedType: NameDto })) body: NameDto) {
-    return body;
+  @Get("user")
+  @ApiSafeCatalogErrors(Errors, ["USER_NOT_FOUND", "KEY_REVOKED"])
+  user() {
+    throw Errors.exception("USER_NOT_FOUND");
+  }
+
+  @Get("throw/:kind")
+  hostile(@Param("kind") kind: string) {
+    if (kind === "string") throw `${SECRET} as a string`;
+    if (kind === "null") throw null;
+    if (kind === "circular") {
+      const circular: Record<string, unknown> = { secret: SECRET };
+      circular.self = circular;
+      throw circular;
+    }
+    if (kind === "error") throw new TypeError(`cannot reach ${SECRET}`);
+    throw new Proxy({}, {
+      get() {
+        throw new Error(SECRET);
+      },
+    });
   }
 }
 
-@Module({
-  imports: [
-    SafeResponseModule.register({ problemDetails: true, requestId: true, responseTime: true }),
-  ],
-  controllers: [ProblemController],
-})
-class PlainProblemModule {}
+/** Sets a `Link` before the route, as other middleware would. */
+function otherLinkMiddleware(
+  _request: unknown,
+  response: { setHeader(name: string, value: string): void },
+  next: () => void,
+) {
+  response.setHeader("Link", STATUS_LINK);
+  next();
+}
 
-@Module({
-  imports: [
-    SafeResponseModule.register({
-      problemDetails: { baseUrl: "https://api.example.com/problems/" },
-    }),
-  ],
-  controllers: [ProblemController],
-})
-class BaseUrlProblemModule {}
+function appModule(problemDetails: boolean) {
+  @Module({
+    imports: [
+      SafeResponseModule.register({
+        problemDetails,
+        requestId: true,
+        responseTime: true,
+        errorCatalog: Errors,
+        timestamp: false,
+        path: false,
+      }),
+    ],
+    controllers: [ProblemController],
+  })
+  class ProblemModule implements NestModule {
+    configure(consumer: MiddlewareConsumer) {
+      consumer.apply(otherLinkMiddleware).forRoutes("p/typed");
+    }
+  }
+  return ProblemModule;
+}
 
 const mediaType = (headers: Headers) => headers.get("content-type")?.split(";")[0];
 
 for (const adapter of ADAPTERS) {
-  describe(`problem details (${adapter})`, () => {
-    it("sends RFC 9457 bodies as application/problem+json with about:blank by default", async () => {
-      const { url, close } = await boot(PlainProblemModule, adapter);
+  describe(`the filter's reply (${adapter})`, () => {
+    it("sends problem details as application/problem+json, an unknown route's too", async () => {
+      const { url, close } = await boot(appModule(true), adapter);
       try {
         const { status, headers, body } = await getJson(url, "/p/missing?x=1");
         assert.equal(status, 404);
@@ -82,68 +131,91 @@ for (const adapter of ADAPTERS) {
         });
         assert.equal(requestId, headers.get("x-request-id"));
         assert.equal(typeof (meta as { responseTime: number }).responseTime, "number");
+        const unknown = await getJson(url, "/no/route", { headers: { "x-request-id": "r-1" } });
+        assert.equal(unknown.status, 404);
+        assert.equal(mediaType(unknown.headers), "application/problem+json");
+        assert.equal(unknown.headers.get("x-request-id"), "r-1");
+        assert.equal(unknown.body.requestId, "r-1");
+        assert.equal(unknown.body.meta, undefined);
       } finally {
         await close();
       }
     });
 
-    it("uses the route's ProblemType, and details for validation errors", async () => {
-      const { url, close } = await boot(PlainProblemModule, adapter);
-      try {
-        const typed = await getJson(url, "/p/typed");
-        assert.equal(typed.body.type, "https://errors.example.com/payment-required");
-        assert.equal(typed.body.detail, "Payment item missing");
-        const invalid = await getJson(url, "/p/validate", {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: "{}",
-        });
-        assert.equal(invalid.status, 400);
-        assert.equal(invalid.body.detail, "Validation failed");
-        assert.deepEqual(invalid.body.details, ["name must be a string"]);
-        assert.equal(invalid.body.title, "Bad Request");
-      } finally {
-        await close();
-      }
-    });
-
-    it("derives the type from baseUrl", async () => {
-      const { url, close } = await boot(BaseUrlProblemModule, adapter);
-      try {
-        const { body, headers } = await getJson(url, "/p/missing");
-        assert.equal(mediaType(headers), "application/problem+json");
-        assert.equal(body.type, "https://api.example.com/problems/not-found");
-        const typed = await getJson(url, "/p/typed");
-        assert.equal(typed.body.type, "https://errors.example.com/payment-required");
-      } finally {
-        await close();
-      }
-    });
-
-    it("omits responseTime, deprecation and the route's problem type on guard-thrown errors (rule 3)", async () => {
-      const { url, close } = await boot(PlainProblemModule, adapter);
+    it("leaves the route's meta, headers and problem type out of guard errors (rule 3), keeping a Link set before", async () => {
+      const { url, close } = await boot(appModule(true), adapter);
       try {
         const handler = await getJson(url, "/p/typed");
+        assert.equal(handler.body.type, "https://errors.example.com/payment-required");
         assert.equal(handler.headers.get("deprecation"), "@1767225600");
-        assert.equal(
-          (handler.body.meta as Record<string, unknown>).deprecation !== undefined,
-          true,
-        );
+        assert.equal(handler.headers.get("link"), `${STATUS_LINK}, ${SUNSET}`);
+        assert.notEqual((handler.body.meta as Record<string, unknown>).deprecation, undefined);
         const guarded = await getJson(url, "/p/typed", { headers: { "x-deny": "1" } });
         assert.equal(guarded.status, 403);
         assert.equal(guarded.body.type, "about:blank");
         assert.equal(guarded.body.detail, "Denied by guard");
         assert.equal(guarded.body.meta, undefined);
         assert.equal(guarded.headers.get("deprecation"), null);
-        assert.equal(
-          typeof guarded.body.requestId,
-          "string",
-          "request ids are assigned before guards",
-        );
+        assert.equal(guarded.headers.get("link"), STATUS_LINK);
+        assert.equal(typeof guarded.body.requestId, "string", "ids are assigned before guards");
         assert.equal(guarded.body.requestId, guarded.headers.get("x-request-id"));
+      } finally {
+        await close();
+      }
+    });
+
+    it("turns any thrown value into a well-formed 500, logged once, leaking nothing", async () => {
+      const logger = new CapturingLogger();
+      const { url, close } = await boot(appModule(false), adapter, { logger });
+      try {
+        for (const kind of ["string", "null", "circular", "error", "proxy"]) {
+          const response = await fetch(`${url}/p/throw/${kind}`);
+          const text = await response.text();
+          assert.equal(response.status, 500, kind);
+          assert.ok(!text.includes(SECRET), kind);
+          assert.ok(!text.includes("TypeError"), kind);
+          assert.deepEqual(JSON.parse(text).error, {
+            code: "INTERNAL_SERVER_ERROR",
+            message: "Internal Server Error",
+          });
+        }
+        assert.equal(logger.find("error", "TypeError: cannot reach").length, 1);
+        assert.equal(logger.find("error", "Non-error thrown: null").length, 1);
       } finally {
         await close();
       }
     });
   });
 }
+
+// deno-lint-ignore no-explicit-any
+type Json = Record<string, any>;
+
+describe("the filter and OpenAPI", () => {
+  it("sends a catalog error as ApiSafeCatalogErrors documents it", async () => {
+    const app = await boot(appModule(false), "express");
+    try {
+      const document = SwaggerModule.createDocument(app.app, new DocumentBuilder().build());
+      const responses = (document.paths["/p/user"].get as Json).responses;
+      const sent = await getJson(app.url, "/p/user");
+      const { requestId: _, meta: __, ...body } = sent.body;
+      const example = responses["404"].content["application/json"].examples.USER_NOT_FOUND.value;
+      assert.deepEqual(example, body);
+      assert.equal(
+        responses["401"].content["application/json"].examples.KEY_REVOKED.value.error.code,
+        "KEY_REVOKED",
+      );
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe("the filter outside HTTP", () => {
+  it("rethrows RPC exceptions untouched", async () => {
+    const filter = new SafeResponseFilter(new Responder(resolveSettings()), undefined as never);
+    const failure = new Error("rpc failure");
+    const host = { getType: () => "rpc" } as never;
+    await assert.rejects(lastValueFrom(filter.catch(failure, host)!), (error) => error === failure);
+  });
+});

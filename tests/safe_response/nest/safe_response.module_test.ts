@@ -1,10 +1,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { Controller, Get, Inject, Injectable, Module, NotFoundException } from "@nestjs/common";
-import { lastValueFrom, of } from "rxjs";
 import { SafeResponseModule } from "../../../safe_response/nest/safe_response.module.ts";
 import { SafeEndpoint } from "../../../safe_response/openapi/mod.ts";
-import { resolveSettings, Responder } from "../../../safe_response/mod.ts";
 import { SafeResponseFilter } from "../../../safe_response/nest/safe_response.filter.ts";
 import { SafeResponseInterceptor } from "../../../safe_response/nest/safe_response.interceptor.ts";
 import { ADAPTERS, boot, CapturingLogger, getJson } from "./helpers.ts";
@@ -83,6 +81,10 @@ describe("SafeResponseModule.register option validation", () => {
     [{ swagger: { globalErrors: [200] } }, /option `swagger.globalErrors`/],
     [{ dateFormatter: "iso" }, /option `dateFormatter` must be a function/],
     [{ requestID: true }, /unknown option `requestID`/],
+    [{ errorCatalog: {} }, /errorCatalog/],
+    [{ fieldSelection: { maxDepth: 0 } }, /option fieldSelection\.maxDepth must be an integer/],
+    [{ version: "" }, /option `version`/],
+    [{ version: 2 }, /option `version`/],
   ];
   for (const [options, message] of cases) {
     it(`rejects ${JSON.stringify(options)}`, () => {
@@ -95,21 +97,6 @@ describe("SafeResponseModule.register option validation", () => {
       () => SafeResponseModule.registerAsync({} as never),
       /registerAsync: `useFactory` must be a function/,
     );
-  });
-});
-
-describe("non-HTTP contexts pass through", () => {
-  it("leaves RPC results and exceptions untouched", async () => {
-    const runtime = new Responder(resolveSettings());
-    const host = { getType: () => "rpc" } as never;
-    const interceptor = new SafeResponseInterceptor(runtime, undefined as never);
-    const result = await lastValueFrom(
-      interceptor.intercept(host, { handle: () => of({ raw: 1 }) }),
-    );
-    assert.deepEqual(result, { raw: 1 });
-    const filter = new SafeResponseFilter(runtime, undefined as never);
-    const failure = new Error("rpc failure");
-    await assert.rejects(lastValueFrom(filter.catch(failure, host)!), (error) => error === failure);
   });
 });
 
