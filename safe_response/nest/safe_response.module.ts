@@ -109,6 +109,13 @@ const PROVIDERS: Provider[] = [
 ];
 
 /**
+ * What the filter and the interceptor inject, visible to the importing module:
+ * an app that registers the filter again as its own `APP_FILTER` (the way
+ * `SafeExceptionFilter` was used with `@nestarc/safe-response`) still starts.
+ */
+const EXPORTS = [RESPONDER];
+
+/**
  * Wraps every response of the application: successes in the success
  * envelope, errors in the error envelope or problem-details body. Options are
  * validated when registered (a bad option throws naming it). Implements
@@ -139,6 +146,7 @@ export class SafeResponseModule {
     return {
       module: SafeResponseModule,
       providers: [{ provide: SETTINGS, useValue: resolveSettings(options) }, ...PROVIDERS],
+      exports: EXPORTS,
     };
   }
 
@@ -177,6 +185,7 @@ export class SafeResponseModule {
         },
         ...PROVIDERS,
       ],
+      exports: EXPORTS,
     };
   }
 
