@@ -18,8 +18,8 @@ import {
   generateKey,
   InMemoryApiKeyChangeFeed,
   InMemoryApiKeyStorage,
-  validateApiKeysServiceOptions,
 } from "../../api_keys/mod.ts";
+import { validateApiKeysServiceOptions } from "../../api_keys/service_options.ts";
 import { FakeClocks, PEPPER_1, READ_ORDERS, rejection } from "./helpers.ts";
 import { flush, ScriptedFeed } from "./fake_feed.ts";
 import { keyOf } from "../reliability/hostile_inputs.ts";
