@@ -9,6 +9,7 @@ import type { ApiKeyExposedEvent } from "./leaked_keys.ts";
 import type {
   ApiKeyGraceStart,
   ApiKeyHashScheme,
+  ApiKeyRecord,
   ApiKeyVerificationOutcome,
   Environment,
 } from "./types.ts";
@@ -39,6 +40,31 @@ export interface ApiKeyCreatedEvent {
   scopes: string[];
   /** Creator, or null. */
   createdBy: string | null;
+}
+
+/**
+ * The `api_key.created` event of a stored `record` (by `create` and by
+ * `importKeys`).
+ *
+ * @example
+ * ```ts
+ * import { createdEvent } from "./events.ts";
+ * import type { ApiKeyRecord } from "./types.ts";
+ * declare const record: ApiKeyRecord;
+ * createdEvent(record, new Date()).type; // "api_key.created"
+ * ```
+ */
+export function createdEvent(record: ApiKeyRecord, at: Date): ApiKeyCreatedEvent {
+  return {
+    type: "api_key.created",
+    at,
+    keyId: record.id,
+    tenantId: record.tenantId,
+    prefix: record.prefix,
+    environment: record.environment,
+    scopes: [...record.scopes],
+    createdBy: record.createdBy,
+  };
 }
 
 /**
