@@ -8,6 +8,7 @@
  * @module
  */
 import { ApiKeyValidationError } from "./errors.ts";
+import { createdEvent } from "./events.ts";
 import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME, isWellFormedHash } from "./hasher.ts";
 import { fail, instantProblem, requireNonEmptyString, validateCreateInput } from "./_input.ts";
 import type { Settings } from "./_settings.ts";
@@ -152,16 +153,7 @@ async function importOne(
     if (now === null) throw error;
     return isSameKey(s, now, valid) ? "skipped" : { conflict: "the prefix holds another key" };
   }
-  s.emitEvent?.({
-    type: "api_key.created",
-    at: s.clock(),
-    keyId: record.id,
-    tenantId: record.tenantId,
-    prefix: record.prefix,
-    environment: record.environment,
-    scopes: [...record.scopes],
-    createdBy: record.createdBy,
-  });
+  s.emitEvent?.(createdEvent(record, s.clock()));
   return "imported";
 }
 

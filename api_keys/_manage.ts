@@ -6,6 +6,7 @@
  * @module
  */
 import { ApiKeyOperationError } from "./errors.ts";
+import { createdEvent } from "./events.ts";
 import { requireRotationWaits } from "./_first_use.ts";
 import {
   requireNonEmptyString,
@@ -72,16 +73,7 @@ export class ManageFlow {
     }, now);
     await s.storage.insert(record);
     s.fleet?.wrote("created", record.prefix);
-    s.emitEvent?.({
-      type: "api_key.created",
-      at: now,
-      keyId: record.id,
-      tenantId: record.tenantId,
-      prefix: record.prefix,
-      environment: record.environment,
-      scopes: [...record.scopes],
-      createdBy: record.createdBy,
-    });
+    s.emitEvent?.(createdEvent(record, now));
     return { id: record.id, key };
   }
 

@@ -1,6 +1,8 @@
 /**
  * Events and the verification metric of the API-key component, delivered in
  * process to the `onEvent` and `onMetric` sinks. None carries key material.
+ * Over 300 lines because it declares every event of the component, each field
+ * documented, and the one builder of the event two flows emit.
  *
  * @module
  */
@@ -9,6 +11,7 @@ import type { ApiKeyExposedEvent } from "./leaked_keys.ts";
 import type {
   ApiKeyGraceStart,
   ApiKeyHashScheme,
+  ApiKeyRecord,
   ApiKeyVerificationOutcome,
   Environment,
 } from "./types.ts";
@@ -39,6 +42,31 @@ export interface ApiKeyCreatedEvent {
   scopes: string[];
   /** Creator, or null. */
   createdBy: string | null;
+}
+
+/**
+ * The `api_key.created` event of a stored `record` (by `create` and by
+ * `importKeys`).
+ *
+ * @example
+ * ```ts
+ * import { createdEvent } from "./events.ts";
+ * import type { ApiKeyRecord } from "./types.ts";
+ * declare const record: ApiKeyRecord;
+ * createdEvent(record, new Date()).type; // "api_key.created"
+ * ```
+ */
+export function createdEvent(record: ApiKeyRecord, at: Date): ApiKeyCreatedEvent {
+  return {
+    type: "api_key.created",
+    at,
+    keyId: record.id,
+    tenantId: record.tenantId,
+    prefix: record.prefix,
+    environment: record.environment,
+    scopes: [...record.scopes],
+    createdBy: record.createdBy,
+  };
 }
 
 /**

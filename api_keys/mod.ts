@@ -44,7 +44,6 @@ export {
   type CreateApiKeyInput,
   type CreateApiKeyResult,
   type CreateTestKeyOptions,
-  DEFAULT_GRACE_PERIOD_MS,
   type Environment,
   type HashedSecret,
   type HasherOptions,
@@ -52,7 +51,6 @@ export {
   type ImportApiKeyRecord,
   type ImportApiKeysResult,
   type ListApiKeysOptions,
-  MAX_API_KEY_NAME_LENGTH,
   type NotifyExpiringOptions,
   type NotifyExpiringResult,
   type RequiredScope,
@@ -63,7 +61,6 @@ export {
   type ScopeLevel,
 } from "./types.ts";
 export {
-  API_KEY_ERROR_STATUS,
   ApiKeyError,
   type ApiKeyErrorCode,
   ApiKeyOperationError,
@@ -85,14 +82,9 @@ export type {
   ApiKeyVerificationMetric,
 } from "./events.ts";
 export {
-  API_KEY_CHECKSUM_LENGTH,
-  API_KEY_NAMESPACE_PATTERN,
-  API_KEY_PREFIX_LENGTH,
   API_KEY_REDACT_REGEX,
-  API_KEY_SECRET_LENGTH,
   type ApiKeyRedactionOptions,
   apiKeyRedactRegex,
-  DEFAULT_API_KEY_NAMESPACE,
   type GeneratedApiKey,
   generateKey,
   type GenerateKeyOptions,
@@ -108,7 +100,7 @@ export {
 } from "./key_format.ts";
 export { flattenScopes, scopeSatisfies } from "./scopes.ts";
 export { isIpAllowed, normalizeAllowedIpCidrs } from "./ip_allowlist.ts";
-export { API_KEY_HASH_SCHEMES, MIN_PEPPER_BYTES, Sha256Hasher } from "./hasher.ts";
+export { MIN_PEPPER_BYTES, Sha256Hasher } from "./hasher.ts";
 export {
   API_KEY_STORAGE_METHODS,
   type ApiKeyRotationWait,
@@ -133,7 +125,6 @@ export {
 export {
   type ApiKeysServiceOptions,
   type ApiKeyVerificationCacheOptions,
-  validateApiKeysServiceOptions,
 } from "./service_options.ts";
 export { ApiKeysService } from "./service.ts";
 export { createTestKey, type CreateTestKeyResult } from "./test_key.ts";
@@ -168,7 +159,6 @@ export type {
   LeakReportResponse,
 } from "./leaked_keys.ts";
 export {
-  GITHUB_SECRET_SCANNING_KEYS_URL,
   githubSecretScanningKeyResolver,
   type GitHubSecretScanningKeyResolverOptions,
   type SecretScanningKeyResolver,

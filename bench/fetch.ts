@@ -12,45 +12,18 @@
  *
  * @module
  */
-import { ApiKeysService, InMemoryApiKeyStorage } from "../api_keys/mod.ts";
 import { createApiKeyAuthorizer } from "../api_keys/fetch/mod.ts";
 import { createSafeFetch } from "../safe_response/fetch/mod.ts";
-import { BENCH_PATH, BENCH_PEPPER, ITEM } from "./http/apps.ts";
-import {
-  alternate,
-  type Case,
-  fmt,
-  median,
-  printTable,
-  QUICK,
-  runtimeName,
-  TIMING,
-  verdict,
-} from "./lib/harness.ts";
-import { measure, startServer } from "./lib/servers.ts";
+import { BENCH_PATH, ITEM } from "./http/apps.ts";
+import { alternate, type Case, printTable, QUICK, runtimeName, TIMING } from "./lib/harness.ts";
+import { bareCpuPerRequest, describeBare, guardServices, OwnCostTable } from "./lib/own_cost.ts";
 
 const URL_OF_ITEM = `http://127.0.0.1${BENCH_PATH}`;
 const INFO = { remoteAddr: { transport: "tcp", hostname: "127.0.0.1", port: 40000 } };
 
-async function bareCpuPerRequest() {
-  const server = await startServer("deno-serve", "bare");
-  try {
-    await measure(server, { duration: QUICK ? 0.5 : 1 }, BENCH_PATH);
-    const samples: number[] = [];
-    for (let i = 0; i < (QUICK ? 2 : 3); i++) {
-      samples.push(
-        (await measure(server, { duration: QUICK ? 1 : 2 }, BENCH_PATH)).cpuUsPerRequest,
-      );
-    }
-    return { us: median(samples), samples };
-  } finally {
-    await server.close();
-  }
-}
-
 async function main() {
   const began = performance.now();
-  const bare = await bareCpuPerRequest();
+  const bare = await bareCpuPerRequest("deno-serve");
 
   const bareHandler = (_request: Request) => Response.json(ITEM);
   const defaults = createSafeFetch();
@@ -76,12 +49,7 @@ async function main() {
     { name: "safe route, all options on", op: () => envelopeAll(plain()) },
   ];
 
-  const storage = new InMemoryApiKeyStorage();
-  const scopes = [{ resource: "items", level: "read" as const }];
-  const warm = new ApiKeysService({ peppers: { 1: BENCH_PEPPER }, storage });
-  const cold = new ApiKeysService({ peppers: { 1: BENCH_PEPPER }, storage, cache: false });
-  const { key } = await warm.create({ tenantId: "t", name: "k", scopes });
-  const requirements = { requiredScope: { resource: "items", level: "read" as const } };
+  const { warm, cold, key, requirements } = await guardServices();
   const warmGuard = createApiKeyAuthorizer(warm, requirements).protect(bareHandler);
   const coldGuard = createApiKeyAuthorizer(cold, requirements).protect(bareHandler);
   const keyed = () =>
@@ -95,52 +63,28 @@ async function main() {
   ];
 
   const [te, tg] = [await alternate(envelopeCases), await alternate(guardCases)];
-  const missed: string[] = [];
-  const rows: string[][] = [];
-  const add = (
-    group: string,
-    cases: Case[],
-    t: { us: number }[],
-    index: number,
-    floorIndex: number,
-    target?: number,
-  ) => {
-    const own = t[index].us - t[floorIndex].us;
-    const pct = (own / bare.us) * 100;
-    const pass = target === undefined ? undefined : pct <= target;
-    if (pass === false) missed.push(`${group}: ${cases[index].name}`);
-    rows.push([
-      group,
-      cases[index].name,
-      fmt(t[index].us),
-      cases[floorIndex].name,
-      fmt(t[floorIndex].us),
-      fmt(own),
-      `${fmt(pct, 1)}%`,
-      target === undefined ? "" : `<= ${target}%`,
-      pass === undefined ? "" : verdict(pass),
-    ]);
-  };
-  add("envelope", envelopeCases, te, 1, 0, 3);
-  add("envelope", envelopeCases, te, 3, 2, 10);
-  add("guard", guardCases, tg, 1, 0, 5);
-  add("guard", guardCases, tg, 3, 2);
+  const table = new OwnCostTable([bare]);
+  table.add("envelope", envelopeCases, te, 1, 0, 3);
+  table.add("envelope", envelopeCases, te, 3, 2, 10);
+  table.add("guard", guardCases, tg, 1, 0, 5);
+  table.add("guard", guardCases, tg, 3, 2);
 
   printTable(
     `Benchmark 5 — Fetch bindings, in-process cost per request on ${runtimeName()}: medians of ` +
       `${TIMING.rounds} alternating rounds` + (QUICK ? " (quick)" : ""),
     ["part", "case", "µs", "floor", "floor µs", "own µs", "% bare Deno.serve", "target", ""],
-    rows,
+    table.rows,
   );
   console.log(
-    `\nbare Deno.serve request CPU (server process, 16 connections): ${fmt(bare.us, 1)} µs ` +
-      `(rounds ${bare.samples.map((s) => fmt(s, 1)).join(", ")})`,
+    `\nbare Deno.serve request CPU (server process, 16 connections): ${describeBare(bare)}`,
   );
   console.log(
     "own µs = case - floor; every case builds a fresh Request; the floors answer Response.json(ITEM).",
   );
   console.log(
-    missed.length === 0 ? "all Fetch targets met" : `targets missed: ${missed.join("; ")}`,
+    table.missed.length === 0
+      ? "all Fetch targets met"
+      : `targets missed: ${table.missed.join("; ")}`,
   );
   console.log(`benchmark 5 took ${((performance.now() - began) / 1000).toFixed(0)} s`);
 }

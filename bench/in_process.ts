@@ -18,7 +18,6 @@ import "reflect-metadata";
 import { type CallHandler, NotFoundException } from "@nestjs/common";
 import { ClsService } from "nestjs-cls";
 import { map, Observable, of } from "rxjs";
-import { ApiKeysService, InMemoryApiKeyStorage } from "../api_keys/mod.ts";
 import { ApiKeysGuard } from "../api_keys/nest/mod.ts";
 import { ApplicationConfig, HttpAdapterHost, Reflector } from "@nestjs/core";
 import type { Responder } from "../safe_response/responder.ts";
@@ -27,7 +26,6 @@ import { SafeResponseFilter } from "../safe_response/nest/safe_response.filter.t
 import { SafeResponseInterceptor } from "../safe_response/nest/safe_response.interceptor.ts";
 import {
   BENCH_PATH,
-  BENCH_PEPPER,
   createBenchApp,
   ITEM,
   ItemsController,
@@ -39,14 +37,12 @@ import {
   alternate,
   type Case,
   fmt,
-  median,
   printTable,
   QUICK,
   runtimeName,
   TIMING,
-  verdict,
 } from "./lib/harness.ts";
-import { measure, startServer } from "./lib/servers.ts";
+import { bareCpuPerRequest, describeBare, guardServices, OwnCostTable } from "./lib/own_cost.ts";
 
 type Bag = Record<string, unknown>;
 
@@ -167,21 +163,6 @@ function noopFilter(adapter: ReturnType<typeof fakeAdapterHost>) {
   };
 }
 
-async function bareCpuPerRequest(platform: string) {
-  const server = await startServer(platform, "bare");
-  try {
-    const duration = QUICK ? 1 : 2;
-    await measure(server, { duration: QUICK ? 0.5 : 1 }, BENCH_PATH);
-    const samples: number[] = [];
-    for (let i = 0; i < (QUICK ? 2 : 3); i++) {
-      samples.push((await measure(server, { duration }, BENCH_PATH)).cpuUsPerRequest);
-    }
-    return { us: median(samples), samples };
-  } finally {
-    await server.close();
-  }
-}
-
 async function main() {
   const began = performance.now();
   const bare = {
@@ -299,11 +280,7 @@ async function main() {
     },
   ];
 
-  const storage = new InMemoryApiKeyStorage();
-  const scopes = [{ resource: "items", level: "read" as const }];
-  const warmService = new ApiKeysService({ peppers: { 1: BENCH_PEPPER }, storage });
-  const coldService = new ApiKeysService({ peppers: { 1: BENCH_PEPPER }, storage, cache: false });
-  const { key } = await warmService.create({ tenantId: "t", name: "k", scopes });
+  const { warm: warmService, cold: coldService, key } = await guardServices();
   const reflector = new Reflector();
   const warmGuard = new ApiKeysGuard(warmService, reflector);
   const coldGuard = new ApiKeysGuard(coldService, reflector);
@@ -329,44 +306,17 @@ async function main() {
   await defaults.close();
   await all.close();
 
-  const missed: string[] = [];
-  const rows: string[][] = [];
-  const add = (
-    group: string,
-    cases: Case[],
-    t: { us: number }[],
-    index: number,
-    floorIndex: number,
-    target?: number,
-  ) => {
-    const own = t[index].us - t[floorIndex].us;
-    const pctX = (own / bare.express.us) * 100;
-    const pctF = (own / bare.fastify.us) * 100;
-    const pass = target === undefined ? undefined : pctX <= target;
-    if (pass === false) missed.push(`${group}: ${cases[index].name}`);
-    rows.push([
-      group,
-      cases[index].name,
-      fmt(t[index].us),
-      cases[floorIndex].name,
-      fmt(t[floorIndex].us),
-      fmt(own),
-      `${fmt(pctX, 1)}%`,
-      `${fmt(pctF, 1)}%`,
-      target === undefined ? "" : `<= ${target}%`,
-      pass === undefined ? "" : verdict(pass),
-    ]);
-  };
-  add("interceptor", interceptorCases, ti, 1, 0, 3);
-  add("interceptor", interceptorCases, ti, 3, 2, 10);
-  add("interceptor", interceptorCases, ti, 5, 4);
-  add("experiment", interceptorCases, ti, 6, 0);
-  add("experiment", interceptorCases, ti, 7, 0);
-  add("filter", filterCases, tf, 1, 0, 3);
-  add("filter", filterCases, tf, 3, 2, 10);
-  add("filter", filterCases, tf, 5, 4);
-  add("guard", guardCases, tg, 1, 0, 5);
-  add("guard", guardCases, tg, 3, 2);
+  const table = new OwnCostTable([bare.express, bare.fastify]);
+  table.add("interceptor", interceptorCases, ti, 1, 0, 3);
+  table.add("interceptor", interceptorCases, ti, 3, 2, 10);
+  table.add("interceptor", interceptorCases, ti, 5, 4);
+  table.add("experiment", interceptorCases, ti, 6, 0);
+  table.add("experiment", interceptorCases, ti, 7, 0);
+  table.add("filter", filterCases, tf, 1, 0, 3);
+  table.add("filter", filterCases, tf, 3, 2, 10);
+  table.add("filter", filterCases, tf, 5, 4);
+  table.add("guard", guardCases, tg, 1, 0, 5);
+  table.add("guard", guardCases, tg, 3, 2);
 
   printTable(
     `Benchmark 2 — in-process cost per request on ${runtimeName()}: medians of ${TIMING.rounds} ` +
@@ -383,20 +333,19 @@ async function main() {
       "target",
       "",
     ],
-    rows,
+    table.rows,
   );
   console.log(
-    `\nbare request CPU (server process, 16 connections): Express ${fmt(bare.express.us, 1)} µs ` +
-      `(rounds ${bare.express.samples.map((s) => fmt(s, 1)).join(", ")}), ` +
-      `Fastify ${fmt(bare.fastify.us, 1)} µs (rounds ${
-        bare.fastify.samples.map((s) => fmt(s, 1)).join(", ")
-      })`,
+    `\nbare request CPU (server process, 16 connections): Express ${describeBare(bare.express)}, ` +
+      `Fastify ${describeBare(bare.fastify)}`,
   );
   console.log(
     "own µs = case - floor; the no-op counterparts get the same fresh request/response/context per call.",
   );
   console.log(
-    missed.length === 0 ? "all in-process targets met" : `targets missed: ${missed.join("; ")}`,
+    table.missed.length === 0
+      ? "all in-process targets met"
+      : `targets missed: ${table.missed.join("; ")}`,
   );
   console.log(`finished in ${fmt((performance.now() - began) / 1000, 1)} s`);
 }

@@ -99,7 +99,7 @@ export function sunsetHeaderValue(sunset: Date): string {
  *
  * @example
  * ```ts
- * import { deprecationLinkHeaderValue } from "@saferoute/api-kit/safe-response";
+ * import { deprecationLinkHeaderValue } from "./deprecation_headers.ts";
  * deprecationLinkHeaderValue("https://example.com/v2");
  * // '<https://example.com/v2>; rel="deprecation"'
  * ```

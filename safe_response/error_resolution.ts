@@ -86,7 +86,7 @@ export interface ResolvedError {
  *
  * @example
  * ```ts
- * import { VALIDATION_ERROR_MESSAGE } from "@saferoute/api-kit/safe-response";
+ * import { VALIDATION_ERROR_MESSAGE } from "./error_resolution.ts";
  * VALIDATION_ERROR_MESSAGE; // "Validation failed"
  * ```
  */

@@ -3,7 +3,7 @@
  * route plan, handler result or thrown value and a view of the exchange in,
  * status, headers and body out), the envelope and problem-details builders,
  * the default code and title maps, error resolution, pagination meta and
- * links, deprecation, sunset, rate-limit, request-id and validation-details
+ * links, deprecation, sunset, rate-limit and validation-details
  * helpers, option types, and the wire types (shared with `./client`). Usable from any
  * framework (`Deno.serve`, Hono, Express); the Nest binding in
  * `./safe-response/nest` is a thin adapter over the `Responder`.
@@ -29,27 +29,56 @@
  */
 export type * from "../client/types.ts";
 export * from "./deprecated_names.ts";
-export * from "./deprecation_headers.ts";
+export {
+  type DeprecatedOptions,
+  deprecationHeaderValue,
+  type DeprecationPlan,
+  resolveDeprecation,
+  sunsetHeaderValue,
+} from "./deprecation_headers.ts";
 export * from "./envelope.ts";
 export * from "./error_catalog.ts";
-export * from "./error_resolution.ts";
+export {
+  type ErrorCodeMapper,
+  type ErrorResolutionOptions,
+  type ResolvedError,
+  resolveError,
+} from "./error_resolution.ts";
 export * from "./field_selection.ts";
 export * from "./http_status.ts";
 export * from "./i18n_adapter.ts";
 export type * from "./options.ts";
-export * from "./pagination.ts";
-export * from "./pagination_links.ts";
+export {
+  buildPaginationMeta,
+  type CursorPaginatedResult,
+  type PaginatedResult,
+  type PaginatedResultFault,
+  paginatedResultFault,
+  type PaginationMetaInput,
+  type PaginationOptions,
+  type PaginationSetting,
+  resolvePagination,
+} from "./pagination.ts";
+export {
+  type LinkHeaderOption,
+  offsetPaginationLinks,
+  paginationLinkHeader,
+} from "./pagination_links.ts";
 export * from "./pagination_query.ts";
 export * from "./problem_details.ts";
-export * from "./rate_limit.ts";
-export * from "./request_id.ts";
+export {
+  DEFAULT_RATE_LIMIT_HEADER_PREFIX,
+  type HeaderReader,
+  parseRateLimitHeaders,
+  parseStandardRateLimitHeaders,
+  readRateLimitHeaders,
+} from "./rate_limit.ts";
 export * from "./responder.ts";
 export * from "./settings.ts";
-export * from "./sort_filter.ts";
+export { isSortInfo } from "./sort_filter.ts";
 export {
   attachValidationFields,
   describeValidationErrors,
-  MAX_VALIDATION_DETAIL_LENGTH,
   MAX_VALIDATION_DETAILS,
   type ValidationDetailsMode,
   type ValidationErrorLike,

@@ -220,39 +220,11 @@ export function paginatedResultFault(
 }
 
 /**
- * Whether `value` is a valid {@link PaginatedResult} (integers; `page` and
- * `limit` at least 1, `total` at least 0).
- *
- * @example
- * ```ts
- * import { isPaginatedResult } from "@saferoute/api-kit/safe-response";
- * isPaginatedResult({ data: [], total: 0, page: 1, limit: 10 }); // true
- * isPaginatedResult([1, 2]); // false
- * ```
- */
-export function isPaginatedResult(value: unknown): value is PaginatedResult {
-  return paginatedResultFault("offset", value) === undefined;
-}
-
-/**
- * Whether `value` is a valid {@link CursorPaginatedResult}.
- *
- * @example
- * ```ts
- * import { isCursorPaginatedResult } from "@saferoute/api-kit/safe-response";
- * isCursorPaginatedResult({ data: [], nextCursor: null, hasMore: false, limit: 10 }); // true
- * ```
- */
-export function isCursorPaginatedResult(value: unknown): value is CursorPaginatedResult {
-  return paginatedResultFault("cursor", value) === undefined;
-}
-
-/**
  * `limit`, clamped to `maxLimit` when given.
  *
  * @example
  * ```ts
- * import { clampLimit } from "@saferoute/api-kit/safe-response";
+ * import { clampLimit } from "./pagination.ts";
  * clampLimit(500, 100); // 100
  * clampLimit(20); // 20
  * ```
@@ -300,7 +272,7 @@ export function buildPaginationMeta(
  *
  * @example
  * ```ts
- * import { buildCursorPaginationMeta } from "@saferoute/api-kit/safe-response";
+ * import { buildCursorPaginationMeta } from "./pagination.ts";
  * const meta = buildCursorPaginationMeta(
  *   { data: [], nextCursor: "n", hasMore: true, limit: 20 },
  *   { requestTarget: "/feed" },

@@ -17,7 +17,7 @@ import { originForm } from "./_request_target.ts";
  *
  * @example
  * ```ts
- * import { CURSOR_QUERY_PARAM } from "@saferoute/api-kit/safe-response";
+ * import { CURSOR_QUERY_PARAM } from "./pagination_links.ts";
  * CURSOR_QUERY_PARAM; // "cursor"
  * ```
  */
@@ -73,7 +73,7 @@ export function offsetPaginationLinks(
  *
  * @example
  * ```ts
- * import { cursorPaginationLinks } from "@saferoute/api-kit/safe-response";
+ * import { cursorPaginationLinks } from "./pagination_links.ts";
  * const links = cursorPaginationLinks("/feed?cursor=abc", 20, "def", null);
  * links.next; // "/feed?cursor=def&limit=20"
  * links.first; // "/feed?limit=20"

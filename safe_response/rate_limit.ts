@@ -52,7 +52,7 @@ function toCount(value: unknown): number | undefined {
  *
  * @example
  * ```ts
- * import { parseRetryAfter } from "@saferoute/api-kit/safe-response";
+ * import { parseRetryAfter } from "./rate_limit.ts";
  * parseRetryAfter("120"); // 120
  * parseRetryAfter("Thu, 01 Jan 1970 00:01:00 GMT", 0); // 60
  * ```

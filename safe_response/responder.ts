@@ -64,7 +64,7 @@ import {
   problemTypeUri,
 } from "./problem_details.ts";
 import { readRateLimitHeaders } from "./rate_limit.ts";
-import { isSafeRequestId, resolveRequestId } from "./request_id.ts";
+import { isSafeRequestId, resolveRequestId } from "./_request_id.ts";
 import type { SafeResponseSettings } from "./settings.ts";
 import { isFilterMap, isSortInfo } from "./sort_filter.ts";
 

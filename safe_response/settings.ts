@@ -24,7 +24,7 @@ import type {
 } from "./options.ts";
 import { resolvePagination } from "./pagination.ts";
 import { DEFAULT_RATE_LIMIT_HEADER_PREFIX } from "./rate_limit.ts";
-import { DEFAULT_REQUEST_ID_HEADER } from "./request_id.ts";
+import { DEFAULT_REQUEST_ID_HEADER } from "./_request_id.ts";
 
 /**
  * Options with defaults applied and shapes checked.

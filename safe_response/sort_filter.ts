@@ -26,7 +26,7 @@ export function isSortInfo(value: unknown): value is SortInfo {
  *
  * @example
  * ```ts
- * import { isFilterMap } from "@saferoute/api-kit/safe-response";
+ * import { isFilterMap } from "./sort_filter.ts";
  * isFilterMap({ status: "active" }); // true
  * isFilterMap(["status"]); // false
  * ```

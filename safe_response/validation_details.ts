@@ -84,7 +84,7 @@ export const MAX_VALIDATION_DETAILS = 50;
  *
  * @example
  * ```ts
- * import { MAX_VALIDATION_DETAIL_LENGTH } from "@saferoute/api-kit/safe-response";
+ * import { MAX_VALIDATION_DETAIL_LENGTH } from "./validation_details.ts";
  * MAX_VALIDATION_DETAIL_LENGTH; // 500
  * ```
  */

@@ -98,7 +98,7 @@ export interface ApiKeyAuthorizerOptions extends ApiKeyRequirements {
  *
  * @example
  * ```ts
- * import type { ApiKeyErrorBody } from "@saferoute/api-kit/api-keys/fetch";
+ * import type { ApiKeyErrorBody } from "./api_keys.authorizer.ts";
  * const body: ApiKeyErrorBody = {
  *   statusCode: 401, code: "api_key_missing", message: "API key is missing",
  * };

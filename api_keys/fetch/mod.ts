@@ -31,7 +31,6 @@
 export {
   type ApiKeyAuthorizer,
   type ApiKeyAuthorizerOptions,
-  type ApiKeyErrorBody,
   type ApiKeyErrorResponder,
   apiKeyErrorResponse,
   type ApiKeyRequirements,

@@ -25,21 +25,12 @@
  * @module
  */
 import {
-  DEFAULT_FEED_CHANNEL,
-  DEFAULT_FEED_POLL_MS,
   type PostgresApiKeyChangeFeed,
   PostgresChangeFeed,
-  type PostgresFeedClient,
   type PostgresFeedOptions,
 } from "./_feed.ts";
 
-export {
-  DEFAULT_FEED_CHANNEL,
-  DEFAULT_FEED_POLL_MS,
-  type PostgresApiKeyChangeFeed,
-  type PostgresFeedClient,
-  type PostgresFeedOptions,
-};
+export type { PostgresApiKeyChangeFeed, PostgresFeedClient, PostgresFeedOptions } from "./_feed.ts";
 
 /**
  * Creates a change feed over one dedicated PostgreSQL connection and starts

@@ -41,7 +41,7 @@ export const SKIP_GLOBAL_ERRORS_EXTENSION = "x-safe-skip-global-errors";
  *
  * @example
  * ```ts
- * import { PROBLEM_TYPE_EXTENSION } from "@saferoute/api-kit/safe-response/openapi";
+ * import { PROBLEM_TYPE_EXTENSION } from "./_swagger_metadata.ts";
  * PROBLEM_TYPE_EXTENSION; // "x-safe-problem-type"
  * ```
  */

@@ -30,7 +30,7 @@
  *
  * @module
  */
-export { PROBLEM_TYPE_EXTENSION, SKIP_GLOBAL_ERRORS_EXTENSION } from "../nest/_swagger_metadata.ts";
+export { SKIP_GLOBAL_ERRORS_EXTENSION } from "../nest/_swagger_metadata.ts";
 export {
   type OpenApiSchema,
   SAFE_RESPONSE_SCHEMAS,

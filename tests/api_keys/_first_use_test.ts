@@ -13,6 +13,8 @@ import {
   InMemoryApiKeyStorage,
   PrismaApiKeyStorage,
 } from "../../api_keys/mod.ts";
+import { requireRotationWaits } from "../../api_keys/_first_use.ts";
+import { compileSettings } from "../../api_keys/_settings.ts";
 import { fakeKeyedDelegate, fakePrismaClient } from "./fake_prisma.ts";
 import {
   FakeClocks,
@@ -190,6 +192,11 @@ describe('rotate with graceStarts "first-use": rules and failures', () => {
       const error = await rejection(service.rotate(id, WAITING));
       assert.ok(error instanceof TypeError);
       assert.match(String(error.message), /graceStarts "first-use" needs the storage capabilities/);
+      const settings = compileSettings({
+        peppers: { 1: PEPPER_1 },
+        storage: overrideStorage(inner, {}),
+      });
+      assert.throws(() => requireRotationWaits(settings), /needs the storage capabilities/);
       assert.equal(inner.size, 1);
       assert.equal((await inner.findById(id))!.rotatedAt, null);
     } finally {

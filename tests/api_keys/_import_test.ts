@@ -10,6 +10,8 @@ import {
   type ImportApiKeyRecord,
   InMemoryApiKeyStorage,
 } from "../../api_keys/mod.ts";
+import { importKeys } from "../../api_keys/_import.ts";
+import { compileSettings } from "../../api_keys/_settings.ts";
 import { makeService, overrideStorage, PEPPER_1 } from "./helpers.ts";
 import { nestarcHash, nestarcKey, plainSha256 } from "./nestarc.ts";
 
@@ -166,6 +168,11 @@ describe("importKeys", () => {
     assert.equal((await service.importKeys(stream())).imported, 1);
     assert.equal((await service.verify(key.raw)).tenantId, "t");
     await assert.rejects(service.importKeys(42 as never), TypeError);
+    const settings = compileSettings({
+      peppers: { 1: PEPPER_1 },
+      storage: new InMemoryApiKeyStorage(),
+    });
+    await assert.rejects(importKeys(settings, 42 as never), TypeError);
   });
 
   it("a storage failure is that record's error; the others go on", async () => {

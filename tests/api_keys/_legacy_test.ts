@@ -12,6 +12,7 @@ import {
   parseKey,
   Sha256Hasher,
 } from "../../api_keys/mod.ts";
+import { validateRetiredVersions } from "../../api_keys/_legacy.ts";
 import { legacyRecord, nestarcHash, nestarcKey, plainSha256 } from "./nestarc.ts";
 import { makeService, overrideStorage, PEPPER_1, PEPPER_2, spyStorage } from "./helpers.ts";
 
@@ -466,6 +467,7 @@ describe("knowing when to retire: hashReport and retiredPepperVersions", () => {
       () => makeService({ retiredPepperVersions: [0] }),
       /retiredPepperVersions must be an array of positive integers/,
     );
+    assert.deepEqual(validateRetiredVersions([1], 2, true, "retiredPepperVersions"), [1]);
     assert.throws(
       () => makeService({ storage: overrideStorage(inner, {}), retiredPepperVersions: [3] }),
       /retiredPepperVersions needs the storage capability countHashes/,

@@ -10,25 +10,9 @@ import { readApiKeyRecord, StorageAccess } from "../../api_keys/_storage.ts";
 import type { ApiKeyStorage } from "../../api_keys/storage.ts";
 import type { ApiKeyRecord } from "../../api_keys/types.ts";
 import { overrideStorage, rejection } from "./helpers.ts";
+import { storedRecord } from "./stored_record.ts";
 
-const RECORD: ApiKeyRecord = {
-  id: "k1",
-  tenantId: "t1",
-  name: "n",
-  environment: "live",
-  prefix: "AbCdEfGhIjKl",
-  hash: "A".repeat(43),
-  pepperVersion: 1,
-  scopes: ["orders:read"],
-  allowedIpCidrs: [],
-  lastUsedAt: null,
-  expiresAt: null,
-  revokedAt: null,
-  rotatedAt: null,
-  replacedByKeyId: null,
-  createdBy: null,
-  createdAt: new Date(0),
-};
+const RECORD: ApiKeyRecord = storedRecord();
 
 /** The seven operations of an in-memory storage holding `RECORD`, with `overrides`. */
 async function plain(

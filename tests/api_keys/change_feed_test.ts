@@ -8,7 +8,7 @@ import {
   type ApiKeyChangeFeed,
   type ApiKeyChangeNotice,
   InMemoryApiKeyChangeFeed,
-} from "../../api_keys/mod.ts";
+} from "../../api_keys/change_feed.ts";
 
 const PREFIX_A = "AbCdEfGhIjKl";
 const PREFIX_B = "MnOpQrStUvWx";

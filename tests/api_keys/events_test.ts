@@ -1,7 +1,12 @@
 /** The events and the metric carry exactly the spec's fields, and no key material. */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import type { ApiKeyEvent, ApiKeyVerificationMetric } from "../../api_keys/events.ts";
+import {
+  type ApiKeyEvent,
+  type ApiKeyVerificationMetric,
+  createdEvent,
+} from "../../api_keys/events.ts";
+import { storedRecord } from "./stored_record.ts";
 import { makeService, PEPPER_1, READ_ORDERS, rejection } from "./helpers.ts";
 
 const FIELDS: Record<ApiKeyEvent["type"], string[]> = {
@@ -85,5 +90,23 @@ describe("events and metrics", () => {
       [...new Set(metrics.map(metricFields))].sort(),
       ["durationMs,environment,outcome,type", "durationMs,outcome,type"],
     );
+  });
+
+  it("createdEvent (create and importKeys) has the created fields and its own copy of the scopes", () => {
+    const record = storedRecord();
+    const at = new Date(5);
+    const event = createdEvent(record, at);
+    assert.deepEqual(Object.keys(event).sort(), ["type", ...FIELDS["api_key.created"]].sort());
+    assert.deepEqual(event, {
+      type: "api_key.created",
+      at,
+      keyId: "k1",
+      tenantId: "t1",
+      prefix: "AbCdEfGhIjKl",
+      environment: "live",
+      scopes: ["orders:read"],
+      createdBy: null,
+    });
+    assert.notEqual(event.scopes, record.scopes);
   });
 });

@@ -2,26 +2,15 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { InMemoryApiKeyStorage } from "../../api_keys/in_memory_storage.ts";
 import type { ApiKeyRecord } from "../../api_keys/types.ts";
+import { storedRecord } from "./stored_record.ts";
 
-const record = (n: number, overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord => ({
-  id: `k${n}`,
-  tenantId: "t1",
-  name: "n",
-  environment: "live",
-  prefix: `Prefix${String(n).padStart(6, "0")}`,
-  hash: "A".repeat(43),
-  pepperVersion: 1,
-  scopes: ["orders:read"],
-  allowedIpCidrs: [],
-  lastUsedAt: null,
-  expiresAt: null,
-  revokedAt: null,
-  rotatedAt: null,
-  replacedByKeyId: null,
-  createdBy: null,
-  createdAt: new Date(n),
-  ...overrides,
-});
+const record = (n: number, overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord =>
+  storedRecord({
+    id: `k${n}`,
+    prefix: `Prefix${String(n).padStart(6, "0")}`,
+    createdAt: new Date(n),
+    ...overrides,
+  });
 
 describe("InMemoryApiKeyStorage", () => {
   it("refuses a duplicate id or prefix", async () => {

@@ -25,6 +25,23 @@ describe("api_keys/mod.ts", () => {
     }
   });
 
+  it("no longer exports the names removed from the public surface in 0.2.0", () => {
+    const removed = [
+      "API_KEY_CHECKSUM_LENGTH",
+      "API_KEY_ERROR_STATUS",
+      "API_KEY_HASH_SCHEMES",
+      "API_KEY_NAMESPACE_PATTERN",
+      "API_KEY_PREFIX_LENGTH",
+      "API_KEY_SECRET_LENGTH",
+      "DEFAULT_API_KEY_NAMESPACE",
+      "DEFAULT_GRACE_PERIOD_MS",
+      "GITHUB_SECRET_SCANNING_KEYS_URL",
+      "MAX_API_KEY_NAME_LENGTH",
+      "validateApiKeysServiceOptions",
+    ];
+    assert.deepEqual(removed.filter((name) => name in apiKeys), []);
+  });
+
   it("runs the module example: create, authorize, authorizeRequest", async () => {
     const service = new apiKeys.ApiKeysService({
       peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },

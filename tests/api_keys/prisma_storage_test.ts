@@ -5,25 +5,10 @@ import { PrismaApiKeyStorage } from "../../api_keys/prisma_storage.ts";
 import { fakePrismaClient } from "./fake_prisma.ts";
 import { makeService, READ_ORDERS, rejection } from "./helpers.ts";
 import { keyOf } from "../reliability/hostile_inputs.ts";
+import { storedRecord } from "./stored_record.ts";
 
-const goodRow = {
-  id: "k1",
-  tenantId: "t1",
-  name: "n",
-  environment: "live",
-  prefix: "AbCdEfGhIjKl",
-  hash: "A".repeat(43),
-  pepperVersion: 1,
-  scopes: ["a:read"],
-  allowedIpCidrs: null,
-  lastUsedAt: null,
-  expiresAt: null,
-  revokedAt: null,
-  rotatedAt: null,
-  replacedByKeyId: null,
-  createdBy: null,
-  createdAt: new Date(0),
-};
+/** A row as Prisma returns it: the stored record with a null allowlist. */
+const goodRow = { ...storedRecord({ scopes: ["a:read"] }), allowedIpCidrs: null };
 
 describe("PrismaApiKeyStorage", () => {
   it("maps a null allowlist to an empty list", async () => {

@@ -1,11 +1,10 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { generateKey, type LeakReportRequest } from "../../api_keys/mod.ts";
 import {
   createPublicRevocationHandler,
-  generateKey,
-  type LeakReportRequest,
   type PublicRevocationOptions,
-} from "../../api_keys/mod.ts";
+} from "../../api_keys/public_revocation.ts";
 import {
   breakChecksum,
   isPrefixLookup,

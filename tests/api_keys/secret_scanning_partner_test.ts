@@ -4,12 +4,14 @@ import { createHash } from "node:crypto";
 import {
   type ApiKeyExposedEvent,
   type ApiKeysServiceOptions,
-  createSecretScanningPartnerHandler,
   generateKey,
   type LeakReportResponse,
+} from "../../api_keys/mod.ts";
+import {
+  createSecretScanningPartnerHandler,
   SECRET_SCANNING_MAX_TOKENS,
   type SecretScanningPartnerOptions,
-} from "../../api_keys/mod.ts";
+} from "../../api_keys/secret_scanning_partner.ts";
 import { createSigner, GITHUB_SAMPLE } from "./github_signer.ts";
 import {
   breakChecksum,

@@ -4,15 +4,15 @@ import fc from "fast-check";
 import { RE2 } from "re2-wasm";
 import { parse as parseToml } from "smol-toml";
 import { parse as parseYaml } from "yaml";
+import { secretScanningPatterns } from "../../api_keys/secret_scanning_patterns.ts";
 import {
   API_KEY_NAMESPACE_PATTERN,
   API_KEY_REDACT_REGEX,
   apiKeyRedactRegex,
+  crc32Ascii,
   generateKey,
-  secretScanningPatterns,
-} from "../../api_keys/mod.ts";
+} from "../../api_keys/key_format.ts";
 import { BASE62_ALPHABET, encodeBase62Fixed } from "../../api_keys/_base62.ts";
-import { crc32Ascii } from "../../api_keys/key_format.ts";
 import { keyOf, SEED } from "../reliability/hostile_inputs.ts";
 
 const base62Char = fc.constantFrom(...BASE62_ALPHABET.split(""));

@@ -8,7 +8,7 @@ import {
   hasSort,
   isDeprecated,
   isPaginated,
-} from "../../client/mod.ts";
+} from "../../client/meta.ts";
 import { cursor, fullMeta, nonObjects, offset } from "./_fixtures.ts";
 
 /** Each meta guard, the field it checks, values it accepts and values it rejects there. */

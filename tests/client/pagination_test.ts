@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { isCursorPagination, isOffsetPagination } from "../../client/mod.ts";
+import { isCursorPagination, isOffsetPagination } from "../../client/pagination.ts";
 import { cursor, links, nonObjects, offset, withField } from "./_fixtures.ts";
 
 describe("isOffsetPagination", () => {

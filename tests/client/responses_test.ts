@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { isError, isProblemDetailsResponse, isSuccess } from "../../client/mod.ts";
+import { isError, isProblemDetailsResponse, isSuccess } from "../../client/responses.ts";
 import { failure, fullMeta, nonObjects, problem, success, withField } from "./_fixtures.ts";
 
 describe("isSuccess", () => {

@@ -2,7 +2,10 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { InMemoryApiKeyStorage } from "../../api_keys/mod.ts";
-import { cursorPaginationLinks, offsetPaginationLinks } from "../../safe_response/mod.ts";
+import {
+  cursorPaginationLinks,
+  offsetPaginationLinks,
+} from "../../safe_response/pagination_links.ts";
 import { PEPPER_1 } from "./harness.ts";
 import { RUNS, SEED } from "./hostile_inputs.ts";
 import { CapturingLogger } from "../safe_response/nest/helpers.ts";

@@ -8,4 +8,24 @@ describe("./safe-response", () => {
       assert.ok(name in core, name);
     }
   });
+
+  it("no longer exports the names removed from the public surface in 0.2.0", () => {
+    const removed = [
+      "buildCursorPaginationMeta",
+      "clampLimit",
+      "CURSOR_QUERY_PARAM",
+      "cursorPaginationLinks",
+      "DEFAULT_REQUEST_ID_HEADER",
+      "deprecationLinkHeaderValue",
+      "isCursorPaginatedResult",
+      "isFilterMap",
+      "isPaginatedResult",
+      "isSafeRequestId",
+      "MAX_VALIDATION_DETAIL_LENGTH",
+      "parseRetryAfter",
+      "resolveRequestId",
+      "VALIDATION_ERROR_MESSAGE",
+    ];
+    assert.deepEqual(removed.filter((name) => name in core), []);
+  });
 });

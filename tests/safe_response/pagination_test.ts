@@ -4,8 +4,7 @@ import {
   buildCursorPaginationMeta,
   buildPaginationMeta,
   clampLimit,
-  isCursorPaginatedResult,
-  isPaginatedResult,
+  paginatedResultFault,
 } from "../../safe_response/pagination.ts";
 import { isFilterMap, isSortInfo } from "../../safe_response/sort_filter.ts";
 
@@ -43,21 +42,30 @@ describe("pagination meta", () => {
   });
 
   it("checks result shapes", () => {
-    assert.equal(isPaginatedResult({ data: [], total: 0, page: 1, limit: 1 }), true);
-    assert.equal(isPaginatedResult({ data: [], total: 0, page: 0, limit: 1 }), false);
-    assert.equal(isPaginatedResult({ data: [], total: 1.5, page: 1, limit: 1 }), false);
-    assert.equal(isPaginatedResult({ data: {}, total: 0, page: 1, limit: 1 }), false);
     assert.equal(
-      isCursorPaginatedResult({ data: [], nextCursor: null, hasMore: false, limit: 5 }),
-      true,
+      paginatedResultFault("offset", { data: [], total: 0, page: 1, limit: 1 }),
+      undefined,
+    );
+    assert.equal(paginatedResultFault("offset", { data: [], total: 0, page: 0, limit: 1 }), "page");
+    assert.equal(
+      paginatedResultFault("offset", { data: [], total: 1.5, page: 1, limit: 1 }),
+      "total",
     );
     assert.equal(
-      isCursorPaginatedResult({ data: [], nextCursor: 3, hasMore: false, limit: 5 }),
-      false,
+      paginatedResultFault("offset", { data: {}, total: 0, page: 1, limit: 1 }),
+      "shape",
     );
     assert.equal(
-      isCursorPaginatedResult({ data: [], nextCursor: null, hasMore: "no", limit: 5 }),
-      false,
+      paginatedResultFault("cursor", { data: [], nextCursor: null, hasMore: false, limit: 5 }),
+      undefined,
+    );
+    assert.equal(
+      paginatedResultFault("cursor", { data: [], nextCursor: 3, hasMore: false, limit: 5 }),
+      "shape",
+    );
+    assert.equal(
+      paginatedResultFault("cursor", { data: [], nextCursor: null, hasMore: "no", limit: 5 }),
+      "shape",
     );
     assert.equal(isSortInfo({ field: "a", order: "desc" }), true);
     assert.equal(isSortInfo({ field: "a", order: "DESC" }), false);

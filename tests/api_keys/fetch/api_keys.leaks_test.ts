@@ -5,7 +5,7 @@ import {
   createSecretScanningPartnerHandler,
   type PublicRevocationHandler,
 } from "../../../api_keys/mod.ts";
-import { createLeakReportFetchHandler } from "../../../api_keys/fetch/mod.ts";
+import { createLeakReportFetchHandler } from "../../../api_keys/fetch/api_keys.leaks.ts";
 import { createSigner } from "../github_signer.ts";
 import { makeService, READ_ORDERS } from "../helpers.ts";
 import { serve, type Served } from "../../scenarios/_serve.ts";

@@ -17,7 +17,7 @@ import {
   type LeakReportHttpRequest,
   type LeakReportHttpResponse,
   sendLeakReport,
-} from "../../../api_keys/nest/mod.ts";
+} from "../../../api_keys/nest/api_keys.leaks.ts";
 import { createSigner } from "../github_signer.ts";
 import { closeApp } from "../../close_app.ts";
 import { PEPPER, PLATFORMS } from "./test_app.ts";

@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { Controller, Get } from "@nestjs/common";
 import { DECORATORS } from "@nestjs/swagger";
+import * as openapi from "../../../safe_response/openapi/mod.ts";
 import {
   ApiSafeCatalogErrors,
   ApiSafeErrorResponse,
@@ -25,6 +26,10 @@ describe("./safe-response/openapi decorators", () => {
     }
     const responses = Reflect.getMetadata(DECORATORS.API_RESPONSE, Routes.prototype.get);
     assert.deepEqual(Object.keys(responses).sort(), ["200", "404", "409"]);
+  });
+
+  it("no longer exports PROBLEM_TYPE_EXTENSION (removed from the public surface in 0.2.0)", () => {
+    assert.equal("PROBLEM_TYPE_EXTENSION" in openapi, false);
   });
 
   it("ApiSafeCatalogErrors documents a catalog entry's description", () => {

@@ -16,12 +16,11 @@ import {
   type SafeResponseModuleOptions,
   SkipGlobalErrors,
 } from "../../../safe_response/nest/mod.ts";
+import { ApiSafeErrorResponse, SAFE_RESPONSE_SCHEMAS } from "../../../safe_response/openapi/mod.ts";
 import {
-  ApiSafeErrorResponse,
   applyGlobalErrors,
   applySchemaNames,
-  SAFE_RESPONSE_SCHEMAS,
-} from "../../../safe_response/openapi/mod.ts";
+} from "../../../safe_response/openapi/safe_response.document.ts";
 import type { Json } from "./openapi_validation.ts";
 
 @Controller("a")

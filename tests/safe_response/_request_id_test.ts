@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { isSafeRequestId, resolveRequestId } from "../../safe_response/request_id.ts";
+import { isSafeRequestId, resolveRequestId } from "../../safe_response/_request_id.ts";
 
 describe("request ids", () => {
   it("reuses only 1 to 128 visible ASCII characters", () => {

@@ -9,7 +9,7 @@
  *
  * @example
  * ```ts
- * import { DEFAULT_REQUEST_ID_HEADER } from "@saferoute/api-kit/safe-response";
+ * import { DEFAULT_REQUEST_ID_HEADER } from "./_request_id.ts";
  * DEFAULT_REQUEST_ID_HEADER; // "X-Request-Id"
  * ```
  */
@@ -23,7 +23,7 @@ const SAFE_REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
  *
  * @example
  * ```ts
- * import { isSafeRequestId } from "@saferoute/api-kit/safe-response";
+ * import { isSafeRequestId } from "./_request_id.ts";
  * isSafeRequestId("req-42"); // true
  * isSafeRequestId("a b"); // false
  * ```
@@ -37,7 +37,7 @@ export function isSafeRequestId(value: unknown): value is string {
  *
  * @example
  * ```ts
- * import { resolveRequestId } from "@saferoute/api-kit/safe-response";
+ * import { resolveRequestId } from "./_request_id.ts";
  * resolveRequestId("req-42"); // "req-42"
  * resolveRequestId("bad\nid").length; // 36 (a fresh UUID)
  * ```
