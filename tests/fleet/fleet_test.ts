@@ -25,6 +25,7 @@ import pg from "pg";
 import { probeDatabase, REQUIRED } from "../postgres/prisma_client.ts";
 import {
   admin,
+  every,
   guarded,
   type Instance,
   prepareNodeTree,
@@ -114,7 +115,11 @@ if (unavailable !== undefined && REQUIRED) {
       const codes = await Promise.all(instances.map(stopInstance));
       await db.end();
       if (tree !== undefined) await Deno.remove(tree, { recursive: true });
-      assert.deepEqual(codes, instances.map(() => 0), "every instance exited cleanly");
+      assert.deepEqual(
+        Object.fromEntries(instances.map((instance, i) => [instance.name, codes[i]])),
+        Object.fromEntries(instances.map((instance) => [instance.name, 0])),
+        "every instance exited cleanly",
+      );
     });
 
     /** Terminates every instance's LISTEN connection; asserts there were three. */
@@ -140,7 +145,7 @@ if (unavailable !== undefined && REQUIRED) {
         const { id, key } = await admin<{ id: string; key: string }>(writer, "create");
         assert.equal(await guarded(writer, key), 200, `${writer.name} accepts its own new key`);
         seen.created.push(
-          ...await Promise.all(others.map((o) => until(o, key, 200, 401, createdAt, BOUND_MS))),
+          ...await every(others.map((o) => until(o, key, 200, 401, createdAt, BOUND_MS))),
         );
         const killed = kills.has(trial);
         if (killed) await killFeeds();
@@ -149,14 +154,14 @@ if (unavailable !== undefined && REQUIRED) {
           ? (await admin(writer, `revoke/${id}`), undefined)
           : (await admin<{ key: string }>(writer, `rotate/${id}`)).key;
         assert.equal(await guarded(writer, key), 401, `${writer.name} refuses at once`);
-        const refused = await Promise.all(
+        const refused = await every(
           others.map((o) => until(o, key, 401, 200, changedAt, BOUND_MS)),
         );
         (killed ? seen.afterKill : seen.refused).push(...refused);
         if (replacement !== undefined) {
           assert.equal(await guarded(writer, replacement), 200);
           seen.created.push(
-            ...await Promise.all(
+            ...await every(
               others.map((o) => until(o, replacement, 200, 401, changedAt, BOUND_MS)),
             ),
           );

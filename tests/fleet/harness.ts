@@ -183,6 +183,19 @@ export async function until(
   }
 }
 
+/**
+ * `Promise.all` that waits for every promise before failing: a failed wait on
+ * one instance leaves no other running past its test. Rejects with the first
+ * rejection's reason, naming the others.
+ */
+export async function every<T>(promises: Promise<T>[]): Promise<T[]> {
+  const results = await Promise.allSettled(promises);
+  const failures = results.flatMap((r) => r.status === "rejected" ? [r.reason] : []);
+  if (failures.length === 0) return results.map((r) => (r as PromiseFulfilledResult<T>).value);
+  if (failures.length === 1) throw failures[0];
+  throw new AggregateError(failures, failures.map(String).join("; "));
+}
+
 /** `p` (0 to 1) quantile of sorted `samples` (nearest rank). */
 function quantile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)];
