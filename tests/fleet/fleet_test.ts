@@ -10,9 +10,24 @@
  * within `maxStalenessMs` + 500 ms; at a quarter, a half and three quarters of
  * the run every `LISTEN` connection is killed (`pg_terminate_backend`) right
  * before the write, so its notice is lost. p50/p99/max are printed against the
- * target p99 ≤ 250 ms (`MISSED` when out of range, never a failure). Then the
- * query counts: a warm instance verifying a known key, and 10,000 unknown
- * prefixes with valid checksums, make no query.
+ * target p99 ≤ 250 ms (`MISSED` when out of range, never a failure).
+ *
+ * Leaked keys (issue 25): a key reported to one instance, as a signed GitHub
+ * secret-scanning partner report (a local ECDSA P-256 signer stands in for
+ * GitHub; every instance trusts its public key) or as a public report (revoked
+ * after the answer), is refused on every instance within the same bound, and
+ * only the instance that handled the report emitted `api_key.exposed`.
+ *
+ * Rotations that wait (issue 26): after `rotate(id, { graceStarts:
+ * "first-use", gracePeriodMs: 1,000, maxWaitMs: 60,000 })` the old key works
+ * everywhere; the new key's first use on another instance lowers the old key's
+ * expiry to first use + 1 s, and every instance refuses the old key as expired
+ * between 1 s and 1 s + the bound after that use (without the lowering, or
+ * without its notice, it would work for about a minute, or until the 30 s
+ * cache TTL).
+ *
+ * Then the query counts: a warm instance verifying a known key, and 10,000
+ * unknown prefixes with valid checksums, make no query.
  *
  * `FLEET_TRIALS` sets the trials per scenario (default 200; `deno task
  * test:fleet:report` runs 1,000). Skips without `DATABASE_URL`; fails instead
@@ -23,12 +38,18 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import pg from "pg";
 import { probeDatabase, REQUIRED } from "../postgres/prisma_client.ts";
+import { createSigner } from "../api_keys/github_signer.ts";
 import {
   admin,
+  every,
+  firstAccepted,
   guarded,
+  guardedCode,
   type Instance,
+  post,
   prepareNodeTree,
   reportLine,
+  sleep,
   startInstance,
   stopInstance,
   until,
@@ -40,6 +61,9 @@ const TRIALS = Number(Deno.env.get("FLEET_TRIALS") ?? 200);
 const MAX_STALENESS_MS = 2_000;
 const BOUND_MS = MAX_STALENESS_MS + 500;
 const TARGET_P99_MS = 250;
+/** The waiting rotation's grace and longest wait: first use + grace is far below the upper bound. */
+const GRACE_MS = 1_000;
+const MAX_WAIT_MS = 60_000;
 
 async function probe(): Promise<string | undefined> {
   const problem = await probeDatabase(url);
@@ -48,9 +72,15 @@ async function probe(): Promise<string | undefined> {
   try {
     await client.connect();
     await client.query("SELECT n FROM api_key_change_counter");
+  } catch {
+    await client.end().catch(() => {});
+    return "the change-feed migration (0002_api_key_change_feed) is not applied";
+  }
+  try {
+    await client.query("SELECT 1 FROM api_key_rotation_waits LIMIT 1");
     return undefined;
   } catch {
-    return "the change-feed migration (0002_api_key_change_feed) is not applied";
+    return "the expiry migration (0004_api_key_expiry) is not applied";
   } finally {
     await client.end().catch(() => {});
   }
@@ -73,15 +103,25 @@ if (unavailable !== undefined && REQUIRED) {
     const instances: Instance[] = [];
     let tree: string | undefined;
     const db = new pg.Client({ connectionString: url });
+    /** Stands in for GitHub's secret-scanning signer; every instance trusts its public key. */
+    let signer: Awaited<ReturnType<typeof createSigner>>;
 
     before(async () => {
       await db.connect();
+      signer = await createSigner("fleet-test-key");
+      const env = { FLEET_SIGNER_ID: signer.keyIdentifier, FLEET_SIGNER_PEM: signer.pem };
       tree = await prepareNodeTree();
       const node = join(tree, "tests", "fleet", "instance.js");
       const started = await Promise.allSettled([
-        startInstance("node-1", "node", [node], url!),
-        startInstance("node-2", "node", [node], url!),
-        startInstance("deno", Deno.execPath(), ["run", "-A", "tests/fleet/instance.ts"], url!),
+        startInstance("node-1", "node", [node], url!, env),
+        startInstance("node-2", "node", [node], url!, env),
+        startInstance(
+          "deno",
+          Deno.execPath(),
+          ["run", "-A", "tests/fleet/instance.ts"],
+          url!,
+          env,
+        ),
       ]);
       for (const result of started) {
         if (result.status === "fulfilled") instances.push(result.value); // stopped by `after`
@@ -114,7 +154,11 @@ if (unavailable !== undefined && REQUIRED) {
       const codes = await Promise.all(instances.map(stopInstance));
       await db.end();
       if (tree !== undefined) await Deno.remove(tree, { recursive: true });
-      assert.deepEqual(codes, instances.map(() => 0), "every instance exited cleanly");
+      assert.deepEqual(
+        Object.fromEntries(instances.map((instance, i) => [instance.name, codes[i]])),
+        Object.fromEntries(instances.map((instance) => [instance.name, 0])),
+        "every instance exited cleanly",
+      );
     });
 
     /** Terminates every instance's LISTEN connection; asserts there were three. */
@@ -140,7 +184,7 @@ if (unavailable !== undefined && REQUIRED) {
         const { id, key } = await admin<{ id: string; key: string }>(writer, "create");
         assert.equal(await guarded(writer, key), 200, `${writer.name} accepts its own new key`);
         seen.created.push(
-          ...await Promise.all(others.map((o) => until(o, key, 200, 401, createdAt, BOUND_MS))),
+          ...await every(others.map((o) => until(o, key, 200, 401, createdAt, BOUND_MS))),
         );
         const killed = kills.has(trial);
         if (killed) await killFeeds();
@@ -149,14 +193,14 @@ if (unavailable !== undefined && REQUIRED) {
           ? (await admin(writer, `revoke/${id}`), undefined)
           : (await admin<{ key: string }>(writer, `rotate/${id}`)).key;
         assert.equal(await guarded(writer, key), 401, `${writer.name} refuses at once`);
-        const refused = await Promise.all(
+        const refused = await every(
           others.map((o) => until(o, key, 401, 200, changedAt, BOUND_MS)),
         );
         (killed ? seen.afterKill : seen.refused).push(...refused);
         if (replacement !== undefined) {
           assert.equal(await guarded(writer, replacement), 200);
           seen.created.push(
-            ...await Promise.all(
+            ...await every(
               others.map((o) => until(o, replacement, 200, 401, changedAt, BOUND_MS)),
             ),
           );
@@ -195,6 +239,140 @@ if (unavailable !== undefined && REQUIRED) {
         },
       );
     }
+
+    /** Reports `key` to `handler`: signed as GitHub does (`partner`) or as anyone may (`public`). */
+    async function report(handler: Instance, via: "partner" | "public", key: string) {
+      if (via === "public") {
+        const answer = await post(handler, "report-leak", JSON.stringify({ key }), {
+          "content-type": "application/json",
+        });
+        assert.equal(answer.status, 202, `${handler.name}: ${answer.body}`);
+        return;
+      }
+      const body = JSON.stringify([
+        {
+          token: key,
+          type: "saferoute_api_key",
+          url: "https://github.com/o/r/blob/1/.env",
+          source: "content",
+        },
+      ]);
+      const answer = await post(handler, "github/secret-scanning", body, {
+        "content-type": "application/json",
+        "github-public-key-identifier": signer.keyIdentifier,
+        "github-public-key-signature": await signer.sign(body),
+      });
+      assert.equal(answer.status, 200, `${handler.name}: ${answer.body}`);
+    }
+
+    it("a leaked key reported to one instance (signed partner report, public report) is refused on every instance within maxStalenessMs + 500 ms; api_key.exposed on the one that handled it", async () => {
+      const refused: number[] = [];
+      for (const [index, handler] of instances.entries()) {
+        for (const via of ["partner", "public"] as const) {
+          const writer = instances[(index + 1) % instances.length];
+          const { id, key } = await admin<{ id: string; key: string }>(writer, "create");
+          for (const instance of instances) {
+            await until(instance, key, 200, 401, performance.now(), BOUND_MS);
+          }
+          const reportedAt = performance.now();
+          await report(handler, via, key);
+          refused.push(
+            ...await every(
+              instances.map((i) => until(i, key, 401, 200, reportedAt, BOUND_MS)),
+            ),
+          );
+          for (const instance of instances) {
+            assert.deepEqual(await guardedCode(instance, key), {
+              status: 401,
+              code: "api_key_revoked",
+            }, `${instance.name}, reported by ${via} to ${handler.name}`);
+          }
+          for (const instance of instances) {
+            const events = (await admin<{ type: string; source?: string }[]>(
+              instance,
+              `events/${id}`,
+              "GET",
+            )).filter(({ type }) => type === "api_key.exposed" || type === "api_key.revoked");
+            assert.deepEqual(
+              events,
+              instance === handler
+                ? [
+                  {
+                    type: "api_key.exposed",
+                    source: via === "partner" ? "content" : "public_report",
+                  },
+                  { type: "api_key.revoked" },
+                ]
+                : [],
+              `${instance.name}'s events, reported by ${via} to ${handler.name}`,
+            );
+          }
+        }
+      }
+      console.log(reportLine("reported key refused everywhere", refused, TARGET_P99_MS));
+      assert.equal(refused.length, instances.length * 2 * instances.length);
+    });
+
+    /** The stored `expires_at` of key `id`, in ms. */
+    async function expiresAt(id: string): Promise<number> {
+      const { rows } = await db.query("SELECT expires_at FROM api_keys WHERE id = $1", [id]);
+      assert.equal(rows.length, 1);
+      return (rows[0].expires_at as Date).getTime();
+    }
+
+    it(`rotate with graceStarts "first-use" (gracePeriodMs ${GRACE_MS}, maxWaitMs ${MAX_WAIT_MS}): the new key's first use on one instance lowers the old key's expiry on every instance within the bound`, async () => {
+      const refused: number[] = [];
+      for (const [index, writer] of instances.entries()) {
+        const user = instances[(index + 1) % instances.length];
+        const { id, key: oldKey } = await admin<{ id: string; key: string }>(writer, "create");
+        for (const instance of instances) {
+          await until(instance, oldKey, 200, 401, performance.now(), BOUND_MS);
+        }
+        const rotatedWall = Date.now();
+        const rotated = await admin<{ key: string; graceExpiresAt: string }>(
+          writer,
+          `rotate/${id}?graceStarts=first-use&gracePeriodMs=${GRACE_MS}&maxWaitMs=${MAX_WAIT_MS}`,
+        );
+        const upper = await expiresAt(id);
+        assert.equal(new Date(rotated.graceExpiresAt).getTime(), upper);
+        assert.ok(upper >= rotatedWall + MAX_WAIT_MS + GRACE_MS, "the old key waits");
+        // Until the new key is used, the old one works everywhere.
+        for (const instance of instances) {
+          assert.equal(await guarded(instance, oldKey), 200, `${instance.name} before first use`);
+        }
+        const firstUse = await firstAccepted(user, rotated.key, BOUND_MS);
+        const seen = await every(
+          instances.map((i) => until(i, oldKey, 401, 200, firstUse.sentAt, GRACE_MS + BOUND_MS)),
+        );
+        for (const [i, elapsed] of seen.entries()) {
+          // 50 ms for the two clocks (Date, performance.now) the comparison mixes.
+          assert.ok(
+            elapsed >= GRACE_MS - 50,
+            `${instances[i].name} refused the old key ${elapsed.toFixed(0)} ms after first use`,
+          );
+          assert.deepEqual(await guardedCode(instances[i], oldKey), {
+            status: 401,
+            code: "api_key_expired",
+          });
+        }
+        refused.push(...seen.map((elapsed) => elapsed - GRACE_MS));
+        const lowered = await expiresAt(id);
+        assert.ok(
+          firstUse.sentWall + GRACE_MS <= lowered && lowered <= firstUse.answeredWall + GRACE_MS,
+          `lowered to first use + grace: ${lowered - firstUse.sentWall} ms after the first use`,
+        );
+        // Later first uses on the other instances find the bound gone: nothing changes.
+        for (const instance of instances) {
+          await until(instance, rotated.key, 200, 401, performance.now(), BOUND_MS);
+        }
+        await sleep(300);
+        assert.equal(await expiresAt(id), lowered, "a later first use moved the expiry");
+        for (const instance of instances) assert.equal(await guarded(instance, oldKey), 401);
+      }
+      console.log(
+        reportLine("old key refused past first use + grace", refused, TARGET_P99_MS),
+      );
+    });
 
     it("a warm instance verifying a known key makes no query, in process and through the guard", async () => {
       for (const instance of instances) {

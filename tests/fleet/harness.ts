@@ -76,17 +76,21 @@ export interface Instance {
   readonly process: Deno.ChildProcess;
 }
 
-/** Starts `command args` with `FLEET_NAME=name` and waits (30 s at most) for `READY <port>`. */
+/**
+ * Starts `command args` with `FLEET_NAME=name` and `env` and waits (30 s at
+ * most) for `READY <port>`.
+ */
 export async function startInstance(
   name: string,
   command: string,
   args: string[],
   databaseUrl: string,
+  env: Record<string, string> = {},
 ): Promise<Instance> {
   const child = new Deno.Command(command, {
     args,
     cwd: ROOT,
-    env: { DATABASE_URL: databaseUrl, FLEET_NAME: name },
+    env: { ...env, DATABASE_URL: databaseUrl, FLEET_NAME: name },
     stdin: "null",
     stdout: "piped",
     stderr: "inherit",
@@ -154,7 +158,36 @@ export async function guarded(instance: Instance, key: string): Promise<number> 
   return response.status;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** `GET /orders` with `key`: the status and, on a refusal, the error `code` of the body. */
+export async function guardedCode(
+  instance: Instance,
+  key: string,
+): Promise<{ status: number; code?: string }> {
+  const response = await fetch(`${instance.origin}/orders`, {
+    headers: { "x-api-key": key },
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  });
+  const body = await response.json() as { code?: string };
+  return response.ok ? { status: response.status } : { status: response.status, code: body.code };
+}
+
+/** POSTs `body` with `headers` to `path`; returns the status and the body text. */
+export async function post(
+  instance: Instance,
+  path: string,
+  body: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: string }> {
+  const response = await fetch(`${instance.origin}/${path}`, {
+    method: "POST",
+    headers,
+    body,
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  });
+  return { status: response.status, body: await response.text() };
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Verifies `key` on `instance` every `PACE_MS` until it answers `wanted`;
@@ -181,6 +214,41 @@ export async function until(
     }
     await sleep(Math.max(0, PACE_MS - (performance.now() - tick)));
   }
+}
+
+/**
+ * Verifies `key` on `instance` every `PACE_MS` until it is accepted (it must
+ * be refused until then, for at most `boundMs`): the first use of a key that
+ * was never used. Returns when that accepted request was sent and answered,
+ * by `performance.now()` and by the wall clock.
+ */
+export async function firstAccepted(
+  instance: Instance,
+  key: string,
+  boundMs: number,
+): Promise<{ sentAt: number; sentWall: number; answeredWall: number }> {
+  const start = performance.now();
+  while (true) {
+    const [sentAt, sentWall] = [performance.now(), Date.now()];
+    const status = await guarded(instance, key);
+    if (status === 200) return { sentAt, sentWall, answeredWall: Date.now() };
+    assert.equal(status, 401, `${instance.name}: unexpected status ${status}`);
+    assert.ok(performance.now() - start <= boundMs, `${instance.name} never accepted the key`);
+    await sleep(PACE_MS);
+  }
+}
+
+/**
+ * `Promise.all` that waits for every promise before failing: a failed wait on
+ * one instance leaves no other running past its test. Rejects with the first
+ * rejection's reason, naming the others.
+ */
+export async function every<T>(promises: Promise<T>[]): Promise<T[]> {
+  const results = await Promise.allSettled(promises);
+  const failures = results.flatMap((r) => r.status === "rejected" ? [r.reason] : []);
+  if (failures.length === 0) return results.map((r) => (r as PromiseFulfilledResult<T>).value);
+  if (failures.length === 1) throw failures[0];
+  throw new AggregateError(failures, failures.map(String).join("; "));
 }
 
 /** `p` (0 to 1) quantile of sorted `samples` (nearest rank). */

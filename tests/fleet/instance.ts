@@ -5,30 +5,65 @@
  * and on Node from the npm build (`fleet_test.ts` compiles this file and
  * overlays `npm/esm/` on the sources it imports).
  *
- * Routes: `GET /orders` behind `ApiKeysGuard` (scope `orders:read`), and the
- * test's controls under `/admin` (unguarded, loopback only): `POST create`,
- * `POST revoke/:id`, `POST rotate/:id` (grace 0), `GET stats`,
+ * Routes: `GET /orders` behind `ApiKeysGuard` (scope `orders:read`); the
+ * leaked-key endpoints through the Nest binding (`rawBody: true`):
+ * `POST /github/secret-scanning` (the partner handler, trusting the one
+ * signing key of `FLEET_SIGNER_ID` / `FLEET_SIGNER_PEM`) and
+ * `POST /report-leak` (the public revocation handler); and the test's
+ * controls under `/admin` (unguarded, loopback only): `POST create`,
+ * `POST revoke/:id`, `POST rotate/:id` (query `gracePeriodMs`, default 0;
+ * `graceStarts` and `maxWaitMs` passed on when given), `GET events/:id` (the
+ * events of that key this instance emitted, oldest first), `GET stats`,
  * `POST probe/:kind/:count` (in-process verifies with a query count),
  * `POST exit`. Prints `READY <port>` once listening. Every query the Prisma
  * Client sends is counted (Prisma query events); the feed's own connection is
  * not Prisma's.
  *
- * Environment: `DATABASE_URL`, `FLEET_NAME`.
+ * Environment: `DATABASE_URL`, `FLEET_NAME`, `FLEET_SIGNER_ID`,
+ * `FLEET_SIGNER_PEM`.
  *
  * @module
  */
 import "reflect-metadata";
 import process from "node:process";
-import { Controller, Get, HttpCode, Inject, Module, Param, Post, UseGuards } from "@nestjs/common";
+import {
+  Controller,
+  Get,
+  HttpCode,
+  Inject,
+  Module,
+  Param,
+  Post,
+  Query,
+  Req,
+  Res,
+  UseGuards,
+} from "@nestjs/common";
 import { NestFactory } from "@nestjs/core";
 import { PrismaPg } from "@prisma/adapter-pg";
 import {
+  type ApiKeyEvent,
   ApiKeysService,
+  createPublicRevocationHandler,
+  createSecretScanningPartnerHandler,
   generateKey,
+  type LeakReportHandler,
   type PrismaApiKeyClient,
   PrismaApiKeyStorage,
+  type PrismaRotationWaitDelegate,
+  type PublicRevocationHandler,
+  type RotateApiKeyInput,
+  type SecretScanningPublicKey,
 } from "../../api_keys/mod.ts";
-import { ApiKeysGuard, ApiKeysModule, RequireScope } from "../../api_keys/nest/mod.ts";
+import {
+  ApiKeysGuard,
+  ApiKeysModule,
+  leakReportFromRequest,
+  type LeakReportHttpRequest,
+  type LeakReportHttpResponse,
+  RequireScope,
+  sendLeakReport,
+} from "../../api_keys/nest/mod.ts";
 import { createPostgresFeed } from "../../api_keys/postgres/mod.ts";
 
 /** The pepper every instance shares (a test value). */
@@ -39,8 +74,20 @@ const url = process.env.DATABASE_URL;
 const name = process.env.FLEET_NAME ?? "instance";
 if (!url) throw new Error("DATABASE_URL is not set");
 
+function required(variable: string): string {
+  const value = process.env[variable];
+  if (!value) throw new Error(`${variable} is not set`);
+  return value;
+}
+/** The test's stand-in for GitHub's signing key. */
+const signerKey: SecretScanningPublicKey = {
+  key_identifier: required("FLEET_SIGNER_ID"),
+  key: required("FLEET_SIGNER_PEM"),
+};
+
 /** The Prisma Client surface used here. */
 interface FleetPrismaClient extends PrismaApiKeyClient {
+  apiKeyRotationWait: PrismaRotationWaitDelegate;
   $on(event: "query", listener: () => void): void;
   $disconnect(): Promise<void>;
 }
@@ -60,6 +107,40 @@ prisma.$on("query", () => {
 });
 
 const feed = createPostgresFeed({ connectionString: url });
+
+/** What this instance's service emitted, per key id, oldest first (the test reads it). */
+const events = new Map<string, { type: string; source?: string }[]>();
+function record(event: ApiKeyEvent): void {
+  if (!("keyId" in event) || event.keyId === undefined) return;
+  const seen = events.get(event.keyId) ?? [];
+  seen.push({ type: event.type, ...("source" in event ? { source: event.source } : {}) });
+  events.set(event.keyId, seen);
+}
+
+/** The public revocation handler (drained before exit). */
+let publicRevocation: PublicRevocationHandler | undefined;
+
+/** The leaked-key endpoints, through the Nest binding. */
+@Controller()
+class LeaksController {
+  private readonly partner: LeakReportHandler;
+  private readonly report: PublicRevocationHandler;
+
+  constructor(@Inject(ApiKeysService) service: ApiKeysService) {
+    this.partner = createSecretScanningPartnerHandler({ service, publicKeys: [signerKey] });
+    this.report = publicRevocation = createPublicRevocationHandler({ service });
+  }
+
+  @Post("github/secret-scanning")
+  async secretScanning(@Req() req: LeakReportHttpRequest, @Res() res: LeakReportHttpResponse) {
+    sendLeakReport(res, await this.partner(leakReportFromRequest(req)));
+  }
+
+  @Post("report-leak")
+  async reportLeak(@Req() req: LeakReportHttpRequest, @Res() res: LeakReportHttpResponse) {
+    sendLeakReport(res, await this.report(leakReportFromRequest(req)));
+  }
+}
 
 @Controller("orders")
 @UseGuards(ApiKeysGuard)
@@ -88,8 +169,22 @@ class AdminController {
   }
 
   @Post("rotate/:id")
-  rotate(@Param("id") id: string) {
-    return this.service.rotate(id, { gracePeriodMs: 0 });
+  rotate(
+    @Param("id") id: string,
+    @Query() query: { gracePeriodMs?: string; graceStarts?: string; maxWaitMs?: string },
+  ) {
+    return this.service.rotate(id, {
+      gracePeriodMs: Number(query.gracePeriodMs ?? 0),
+      ...(query.graceStarts === undefined
+        ? {}
+        : { graceStarts: query.graceStarts as RotateApiKeyInput["graceStarts"] }),
+      ...(query.maxWaitMs === undefined ? {} : { maxWaitMs: Number(query.maxWaitMs) }),
+    });
+  }
+
+  @Get("events/:id")
+  events(@Param("id") id: string) {
+    return events.get(id) ?? [];
   }
 
   @Get("stats")
@@ -148,15 +243,16 @@ class AdminController {
 @Module({
   imports: [ApiKeysModule.forRoot({
     peppers: { 1: FLEET_PEPPER },
-    storage: new PrismaApiKeyStorage(prisma),
+    storage: new PrismaApiKeyStorage(prisma, { rotationWaits: prisma.apiKeyRotationWait }),
     feed,
+    onEvent: record,
   })],
-  controllers: [OrdersController, AdminController],
+  controllers: [OrdersController, LeaksController, AdminController],
 })
 class FleetModule {}
 
 console.info = () => {}; // the storage-capability line
-const app = await NestFactory.create(FleetModule, { logger: ["error"] });
+const app = await NestFactory.create(FleetModule, { logger: ["error"], rawBody: true });
 await app.listen(0, "127.0.0.1");
 const address = app.getHttpServer().address() as { port: number };
 
@@ -165,6 +261,7 @@ async function shutdown(): Promise<void> {
   if (closing) return;
   closing = true;
   await app.close();
+  await publicRevocation?.drain();
   await feed.close();
   await prisma.$disconnect();
   process.exit(0);
