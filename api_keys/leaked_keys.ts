@@ -146,7 +146,8 @@ export interface LeakedKeyHandlerOptions {
   service: LeakedKeyService;
   /**
    * Also receives `api_key.exposed` (sync or async; never awaited). The
-   * service's `onEvent` receives it anyway, before `api_key.revoked`.
+   * service's `onEvent` receives it anyway, before `api_key.revoked`: give
+   * here only a different sink (the `onEvent` sink here too gets it twice).
    */
   onExposed?: (event: ApiKeyExposedEvent) => void | Promise<void>;
   /** Receives errors of `onExposed` (default: one console warning, then silence). */
