@@ -12,8 +12,9 @@ import type {
 } from "./leaked_keys.ts";
 import { type SecretScanningPatterns, secretScanningPatterns } from "./secret_scanning_patterns.ts";
 import { createDispatcher, type Dispatch } from "./_sinks.ts";
-import { serviceEventSink } from "./_service_events.ts";
+import { serviceHooks } from "./_service_hooks.ts";
 import type { ApiKeyEvent } from "./events.ts";
+import type { ApiKeyContext } from "./types.ts";
 
 /** The checked common options of a handler. */
 export interface LeakCore {
@@ -21,8 +22,10 @@ export interface LeakCore {
   service: LeakedKeyService;
   /** Patterns of the service's namespace (offline checksum check). */
   patterns: SecretScanningPatterns;
-  /** The service's `onEvent` dispatcher, when it is an `ApiKeysService` with one. */
+  /** The service's `onEvent` dispatcher, when it has one. */
   emitEvent: Dispatch<ApiKeyEvent> | undefined;
+  /** The service's verify of a reported key, which records no use. */
+  verifyReported: (rawKey: string) => Promise<ApiKeyContext>;
   /** `onExposed` behind a dispatcher that contains its failures. */
   emitExposed: Dispatch<ApiKeyExposedEvent> | undefined;
   /** Wall clock. */
@@ -57,20 +60,17 @@ export function compileLeakCore(options: LeakedKeyHandlerOptions, label: string)
   if (typeof options !== "object" || options === null) {
     throw new TypeError(`${label} must be an object`);
   }
-  const service = options.service as Partial<LeakedKeyService> | undefined;
-  if (
-    typeof service !== "object" || service === null || typeof service.verify !== "function" ||
-    typeof service.revoke !== "function" || typeof service.namespace !== "string"
-  ) {
-    throw new TypeError(`${label}.service must be an ApiKeysService`);
-  }
+  const service = options.service;
+  const hooks = typeof service === "object" && service !== null ? serviceHooks(service) : undefined;
+  if (hooks === undefined) throw new TypeError(`${label}.service must be an ApiKeysService`);
   optionalFunction(options.onExposed, `${label}.onExposed`);
   optionalFunction(options.onExposedError, `${label}.onExposedError`);
   optionalFunction(options.clock, `${label}.clock`);
   return {
     service: options.service,
     patterns: secretScanningPatterns({ namespace: service.namespace }),
-    emitEvent: serviceEventSink(options.service),
+    emitEvent: hooks.emitEvent,
+    verifyReported: hooks.verifyReported,
     emitExposed: createDispatcher(options.onExposed, options.onExposedError, "onExposed"),
     clock: options.clock ?? (() => new Date()),
   };
@@ -85,8 +85,11 @@ function verificationCode(error: unknown): string | undefined {
 }
 
 /**
- * Verifies `rawKey` with the service; when it verifies, emits `api_key.exposed`
- * (to the service's `onEvent`, then `onExposed`) and revokes it (which emits `api_key.revoked`). Storage failures reject.
+ * Verifies `rawKey` with the service's work of a verify, recording no use (a
+ * report is not a use: no `lastUsedAt`, metric or auth events); when it
+ * verifies, emits `api_key.exposed` (to the service's `onEvent`, then
+ * `onExposed`) and revokes it (which emits `api_key.revoked`). Storage
+ * failures reject.
  */
 export async function revokeExposedKey(
   core: LeakCore,
@@ -96,7 +99,7 @@ export async function revokeExposedKey(
 ): Promise<ExposureOutcome> {
   let context;
   try {
-    context = await core.service.verify(rawKey);
+    context = await core.verifyReported(rawKey);
   } catch (error) {
     const code = verificationCode(error);
     if (code === "api_key_revoked" || code === "api_key_expired") return "known";

@@ -33,6 +33,13 @@ interface KnownKey {
   environment: Environment;
 }
 
+/**
+ * What a verify records of itself: `"use"` a client's use (the metric, failure reports,
+ * `lastUsedAt`, a rotation's first use, a hash upgrade, the cache fill); `"use+event"` that and
+ * `api_key.used`; `"nothing"` for a leak report (the same verification work, no trace of a use).
+ */
+type Recording = "use" | "use+event" | "nothing";
+
 /** Most keys whose last `lastUsedAt` write is remembered for the debounce. */
 const MAX_DEBOUNCE_ENTRIES = 100_000;
 
@@ -133,7 +140,17 @@ export class VerifyFlow {
 
   /** See `ApiKeysService.verify`. */
   verify(rawKey: string): Promise<ApiKeyContext> {
-    return this.#verify(rawKey, this.#s.emitUsageEvents);
+    return this.#verify(rawKey, this.#s.emitUsageEvents ? "use+event" : "use");
+  }
+
+  /**
+   * Verifies a reported (leaked) key with the work of `verify`, recording no
+   * use: no metric, no `onAuthFailed` or `api_key.auth_failed`, no
+   * `lastUsedAt`, no `api_key.used`, no first use of a rotation, no hash
+   * upgrade, no cache fill. Resolves the context or rejects like `verify`.
+   */
+  verifyReported(rawKey: string): Promise<ApiKeyContext> {
+    return this.#verify(rawKey, "nothing");
   }
 
   /** See `ApiKeysService.authorize`. */
@@ -175,7 +192,7 @@ export class VerifyFlow {
       this.#authFailed(null, "api_key_missing", undefined);
       throw apiKeyError("api_key_missing");
     }
-    const context = await this.#verify(rawKey, false);
+    const context = await this.#verify(rawKey, "use");
     const code = authorizationFailure(context, options);
     if (code !== undefined) {
       this.#authFailed(context.prefix, code, knownOf(context));
@@ -186,15 +203,15 @@ export class VerifyFlow {
   }
 
   /**
-   * Verifies `rawKey` (see `ApiKeysService.verify`); `emitUsed` says whether a
-   * success emits `api_key.used` (authorization emits it after its own checks).
+   * Verifies `rawKey` (see `ApiKeysService.verify`), recording what `recording`
+   * says (authorization emits `api_key.used` after its own checks).
    */
-  async #verify(rawKey: string, emitUsed: boolean): Promise<ApiKeyContext> {
+  async #verify(rawKey: string, recording: Recording): Promise<ApiKeyContext> {
     const s = this.#s;
     const start = s.monotonic();
     const parsed = s.layouts.parse(rawKey, s.namespace);
     if (parsed === null) {
-      throw this.#failure(start, "malformed", "api_key_malformed", null, undefined);
+      throw this.#failure(recording, start, "malformed", "api_key_malformed", null, undefined);
     }
     const { prefix, secret, environment } = parsed;
     // Until the secret is proven, every path does the same work in the same order: one cache
@@ -217,7 +234,7 @@ export class VerifyFlow {
           (entry.expiresAtMs === Infinity || s.clock().getTime() < entry.expiresAtMs)
         ) {
           cache.touch(prefix);
-          return this.#verified(start, entry.context, emitUsed);
+          return this.#verified(recording, start, entry.context);
         }
         cache.invalidate(prefix);
       }
@@ -235,7 +252,7 @@ export class VerifyFlow {
         ? peek(prefix)
         : await s.storage.findByPrefix(prefix);
     } catch (error) {
-      this.#metric(start, "error", environment);
+      if (recording !== "nothing") this.#metric(start, "error", environment);
       throw error;
     }
     // An unknown prefix and a retired pepper cost the hasher what a stored key does.
@@ -250,21 +267,46 @@ export class VerifyFlow {
       if (!s.hasher.canVerify(record?.hashScheme, version) && record !== null) {
         this.#warnRetiredVersion(version);
       }
-      throw this.#failure(start, "invalid", "api_key_invalid", prefix, environment);
+      throw this.#failure(recording, start, "invalid", "api_key_invalid", prefix, environment);
     }
     const known = { keyId: record.id, tenantId: record.tenantId, environment: record.environment };
     // The secret is proven: the key's <env> segment must be the record's (the checksum is public).
     if (environment !== record.environment) {
-      throw this.#failure(start, "invalid", "api_key_invalid", prefix, environment, known);
+      throw this.#failure(
+        recording,
+        start,
+        "invalid",
+        "api_key_invalid",
+        prefix,
+        environment,
+        known,
+      );
     }
     const context = freezeContext(record);
     if (record.revokedAt !== null) {
-      throw this.#failure(start, "revoked", "api_key_revoked", prefix, environment, known);
+      throw this.#failure(
+        recording,
+        start,
+        "revoked",
+        "api_key_revoked",
+        prefix,
+        environment,
+        known,
+      );
     }
     const expiresAtMs = record.expiresAt === null ? Infinity : record.expiresAt.getTime();
     if (expiresAtMs <= s.clock().getTime()) {
-      throw this.#failure(start, "expired", "api_key_expired", prefix, environment, known);
+      throw this.#failure(
+        recording,
+        start,
+        "expired",
+        "api_key_expired",
+        prefix,
+        environment,
+        known,
+      );
     }
+    if (recording === "nothing") return context;
     s.upgrade?.afterVerified(record, secret);
     // A first use may start the grace period of a rotation (handled off the request path).
     if (record.lastUsedAt === null) this.#firstUse.seen(record.id);
@@ -274,13 +316,14 @@ export class VerifyFlow {
       expiresAtMs,
       cachedUntil: s.monotonic() + cache.ttlMs,
     }, generation);
-    return this.#verified(start, context, emitUsed);
+    return this.#verified(recording, start, context);
   }
 
-  #verified(start: number, context: ApiKeyContext, emitUsed: boolean): ApiKeyContext {
+  #verified(recording: Recording, start: number, context: ApiKeyContext): ApiKeyContext {
+    if (recording === "nothing") return context;
     this.#touchLastUsed(context.keyId);
     this.#metric(start, "success", context.environment);
-    if (emitUsed) this.#used(context);
+    if (recording === "use+event") this.#used(context);
     return context;
   }
 
@@ -312,8 +355,9 @@ export class VerifyFlow {
     emit(metric);
   }
 
-  /** Reports a failed verify (metric, then auth failure) and returns the error to throw. */
+  /** Reports a failed verify (metric, then auth failure) unless recording nothing; returns the error to throw. */
   #failure(
+    recording: Recording,
     start: number,
     outcome: ApiKeyVerificationOutcome,
     code: ApiKeyErrorCode,
@@ -321,7 +365,7 @@ export class VerifyFlow {
     environment: Environment | undefined,
     known?: KnownKey,
   ): ApiKeyError {
-    this.#report(start, outcome, code, prefix, environment, known);
+    if (recording !== "nothing") this.#report(start, outcome, code, prefix, environment, known);
     return apiKeyError(code);
   }
 

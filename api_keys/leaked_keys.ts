@@ -106,8 +106,10 @@ export interface LeakReportHandler {
 }
 
 /**
- * The service calls the handlers make: `verify` then `revoke` of the public
- * `ApiKeysService` API, and its `namespace`.
+ * The service whose keys the handlers check and revoke: an `ApiKeysService`
+ * (checked at construction). A reported key is verified with the work of
+ * `verify` but records no use (no `lastUsedAt`, `api_key.used`, metric,
+ * `onAuthFailed` or first use of a rotation), then revoked with `revoke`.
  *
  * @example
  * ```ts
@@ -120,7 +122,7 @@ export interface LeakReportHandler {
  * });
  * ```
  */
-export type LeakedKeyService = Pick<ApiKeysService, "verify" | "revoke" | "namespace">;
+export type LeakedKeyService = ApiKeysService;
 
 /**
  * Options both leaked-key handlers take.
@@ -144,7 +146,8 @@ export interface LeakedKeyHandlerOptions {
   service: LeakedKeyService;
   /**
    * Also receives `api_key.exposed` (sync or async; never awaited). The
-   * service's `onEvent` receives it anyway, before `api_key.revoked`.
+   * service's `onEvent` receives it anyway, before `api_key.revoked`: give
+   * here only a different sink (the `onEvent` sink here too gets it twice).
    */
   onExposed?: (event: ApiKeyExposedEvent) => void | Promise<void>;
   /** Receives errors of `onExposed` (default: one console warning, then silence). */

@@ -110,8 +110,9 @@ function reportedKey({ body, contentType }: Report): string {
  * or is not a key at all; nothing in the answer depends on the input. After
  * the answer, a queue (at most `maxQueued` waiting, one at a time) verifies
  * each report with the service; a report that is not a well-formed key of the
- * namespace is replaced by a random well-formed key, so every report costs the
- * same verification (one prefix lookup, one HMAC). A key that verifies emits
+ * namespace is replaced by a random well-formed key drawn once per handler
+ * (so the substitution costs nothing per report): every report costs the same
+ * verification (one prefix lookup, one HMAC). A key that verifies emits
  * `api_key.exposed` (`source: "public_report"`, `url: null`) and is revoked.
  * Rate-limit the route in the app (see docs/security.md, "Leaked keys").
  *
@@ -143,7 +144,8 @@ export function createPublicRevocationHandler(
   const maxBodyBytes = positiveInteger(options.maxBodyBytes, 4_096, `${label}.maxBodyBytes`);
   optionalFunction(options.onError, `${label}.onError`);
   const onError = options.onError;
-  const namespace = core.service.namespace;
+  /** Verified in place of a report that names no key of the namespace. */
+  const standIn = generateKey({ environment: "live", namespace: core.service.namespace }).raw;
   const queue: Report[] = [];
   let running: Promise<void> | undefined;
   let warned = false;
@@ -167,9 +169,7 @@ export function createPublicRevocationHandler(
     await new Promise((resolve) => setTimeout(resolve, 0));
     for (let report = queue.shift(); report !== undefined; report = queue.shift()) {
       const candidate = reportedKey(report);
-      const key = core.patterns.isValidChecksum(candidate)
-        ? candidate
-        : generateKey({ environment: "live", namespace }).raw;
+      const key = core.patterns.isValidChecksum(candidate) ? candidate : standIn;
       try {
         await revokeExposedKey(core, key, "public_report", null);
       } catch (error) {

@@ -29,7 +29,7 @@ import type {
   RotateApiKeyResult,
 } from "./types.ts";
 import { VerifyFlow } from "./_verify.ts";
-import { attachEventSink } from "./_service_events.ts";
+import { attachServiceHooks } from "./_service_hooks.ts";
 
 /**
  * The API-key service. Contexts it returns are frozen.
@@ -66,7 +66,10 @@ export class ApiKeysService {
     this.#settings = settings;
     this.#verify = new VerifyFlow(settings);
     this.#manage = new ManageFlow(settings);
-    attachEventSink(this, settings.emitEvent);
+    attachServiceHooks(this, {
+      emitEvent: settings.emitEvent,
+      verifyReported: (rawKey) => this.#verify.verifyReported(rawKey),
+    });
     this.#expiry = new ExpiryJob(settings);
   }
 

@@ -25,6 +25,7 @@ export const ENTRIES: Record<string, string> = {
   http: "bench/http.ts",
   memory: "bench/memory.ts",
   expiry: "bench/expiry.ts",
+  leaks: "bench/leaks.ts",
   server: "bench/http/server.ts",
 };
 

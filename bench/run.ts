@@ -7,7 +7,8 @@
  * deno task bench                  # everything, about 5-6 minutes per runtime
  * deno task bench --quick          # smoke run, one to two minutes per runtime
  * deno task bench --deno-only      # or --node-only
- * deno task bench --only core,http # any of core, in_process, http, memory, fetch, shared_storage, expiry
+ * deno task bench --only core,http # any of core, in_process, http, memory, fetch, shared_storage,
+ *                                  # expiry, leaks
  * ```
  *
  * `shared_storage` runs on Deno only and needs `DATABASE_URL` (it says so and
@@ -25,7 +26,16 @@ import { join } from "node:path";
 import process from "node:process";
 import { buildNodeBench, NODE_OUT, ROOT } from "./node_build.ts";
 
-const SCRIPTS = ["core", "in_process", "http", "memory", "fetch", "shared_storage", "expiry"];
+const SCRIPTS = [
+  "core",
+  "in_process",
+  "http",
+  "memory",
+  "fetch",
+  "shared_storage",
+  "expiry",
+  "leaks",
+];
 /**
  * Deno-only scripts: `fetch` (the Fetch bindings against a bare `Deno.serve`) and
  * `shared_storage` (it imports the generated Prisma Client, TypeScript).

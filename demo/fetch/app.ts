@@ -4,14 +4,20 @@
  * proxy) and `./safe-response/fetch` (envelopes) around plain handlers, and
  * a small router. The routes' work is the demo's shared, framework-free code
  * (`demo/resources/projects.ts`, `demo/resources/feed.ts`,
- * `demo/admin/tenant-keys.service.ts`).
+ * `demo/admin/tenant-keys.service.ts`, `demo/leaks/handlers.ts`).
  *
  * @module
  */
-import { type ApiKeyContext, ApiKeysService, type ApiKeyStorage } from "../../api_keys/mod.ts";
+import {
+  type ApiKeyContext,
+  ApiKeysService,
+  type ApiKeyStorage,
+  type SecretScanningPublicKey,
+} from "../../api_keys/mod.ts";
 import {
   type ApiKeyRequirements,
   createApiKeyAuthorizer,
+  createLeakReportFetchHandler,
   getApiKeyContext,
   peerAddress,
   trustedProxyClientIp,
@@ -25,6 +31,7 @@ import type { CreateKeyDto } from "../admin/create-key.dto.ts";
 import type { RotateKeyDto } from "../admin/rotate-key.dto.ts";
 import { TenantKeysService } from "../admin/tenant-keys.service.ts";
 import { DemoErrors } from "../errors.ts";
+import { createDemoLeakHandlers, LEAK_ROUTES } from "../leaks/handlers.ts";
 import { DEFAULT_RATE_LIMIT, PING_LIMIT } from "../limits.ts";
 import type { PageAssets } from "../page_assets.ts";
 import type { DemoPeppers } from "../peppers.ts";
@@ -56,6 +63,8 @@ export interface FetchDemoOptions {
   problemDetails: boolean;
   /** The web page's files. */
   pageAssets: PageAssets;
+  /** Secret-scanning public keys the partner route trusts (default none). */
+  secretScanningKeys?: readonly SecretScanningPublicKey[];
 }
 
 /** The demo's handler (give it `Deno.serve`'s info) and its key service. */
@@ -159,6 +168,16 @@ export function createFetchDemoApp(options: FetchDemoOptions): FetchDemoApp {
   file("/", "text/html; charset=utf-8", options.pageAssets.html);
   file("/page.js", "text/javascript; charset=utf-8", options.pageAssets.script);
   file("/client.js", "text/javascript; charset=utf-8", options.pageAssets.client);
+
+  // The leaked-key routes read the raw body themselves and sit outside the key check.
+  const leaks = createDemoLeakHandlers(service, options.secretScanningKeys ?? []);
+  for (const name of ["report", "partner"] as const) {
+    routes.push({
+      method: "POST",
+      pattern: new URLPattern({ pathname: LEAK_ROUTES[name] }),
+      run: createLeakReportFetchHandler(leaks[name]),
+    });
+  }
 
   route(
     "GET",

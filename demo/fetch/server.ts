@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { createDemoSigner, type DemoSigner } from "../leaks/test_signer.ts";
 import { loadPageAssets, type PageAssets } from "../page_assets.ts";
 import type { DemoPeppers } from "../peppers.ts";
 import { type DemoKeys, seedDemoKeys } from "../seed.ts";
@@ -37,6 +38,8 @@ export interface FetchDemoServer {
   port: number;
   /** The seeded keys, when seeding was on. */
   keys: DemoKeys | undefined;
+  /** The local secret-scanning signer the partner route trusts. */
+  signer: DemoSigner;
   /** Where the keys live. */
   storageKind: DemoStorage["kind"];
   /** Stops listening and closes the storage. */
@@ -52,11 +55,13 @@ export async function startFetchDemoServer(
   const storage = options.storage ?? openMemoryStorage();
   try {
     const pageAssets = options.pageAssets ?? await loadPageAssets();
+    const signer = await createDemoSigner();
     const app = createFetchDemoApp({
       storage: storage.storage,
       peppers: options.peppers,
       problemDetails: options.problemDetails ?? false,
       pageAssets,
+      secretScanningKeys: signer.publicKeys,
     });
     const keys = options.seed === false ? undefined : await seedDemoKeys(app.service);
     const server = Deno.serve(
@@ -68,6 +73,7 @@ export async function startFetchDemoServer(
       url: `http://${urlHost(options.host)}:${port}`,
       port,
       keys,
+      signer,
       storageKind: storage.kind,
       close: async () => {
         await server.shutdown();

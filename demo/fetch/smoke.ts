@@ -1,8 +1,8 @@
 /**
  * `--smoke` of the Fetch demo: starts it on an ephemeral port (plus a second
  * instance with problem details on), runs the Nest demo's tour without its
- * OpenAPI and `ValidationPipe` steps, prints each step, and returns the exit
- * code: 0 when every answer was the expected one.
+ * OpenAPI and `ValidationPipe` steps (with its leaked-key steps), prints each
+ * step, and returns the exit code: 0 when every answer was the expected one.
  *
  * @module
  */
@@ -31,7 +31,7 @@ export async function runFetchSmoke(options: {
         "Deno.serve with the Fetch bindings",
     );
     const summary = await runTour(
-      { url: envelope.url, keys: envelope.keys! },
+      { url: envelope.url, keys: envelope.keys!, signer: envelope.signer },
       { url: problem.url, keys: problem.keys! },
       log,
       { openapi: false, validationPipe: false },

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { LEAK_ROUTES } from "../leaks/handlers.ts";
 import type { DemoSigner } from "../leaks/test_signer.ts";
 import type { DemoKeys } from "../seed.ts";
 import { bag, expect, type StepAnswer, type StepSpec } from "./http_step.ts";
@@ -37,7 +38,7 @@ export async function runLeakSteps(
     await step({
       title: `public report of ${title}: the same fixed 202`,
       method: "POST",
-      path: "/api/leaked-keys",
+      path: LEAK_ROUTES.report,
       body: { key },
       status: 202,
       check: ({ body }) =>
@@ -72,7 +73,7 @@ export async function runLeakSteps(
     step({
       title,
       method: "POST",
-      path: "/api/github/secret-scanning",
+      path: LEAK_ROUTES.partner,
       headers: {
         "Github-Public-Key-Identifier": signer.keyIdentifier,
         "Github-Public-Key-Signature": signature,

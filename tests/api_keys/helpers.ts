@@ -1,4 +1,5 @@
 /** Shared fixtures of the API-key core tests. */
+import assert from "node:assert/strict";
 import {
   API_KEY_STORAGE_METHODS,
   type ApiKeyEvent,
@@ -6,6 +7,7 @@ import {
   type ApiKeysServiceOptions,
   type ApiKeyStorage,
   type ApiKeyVerificationMetric,
+  generateKey,
   InMemoryApiKeyStorage,
 } from "../../api_keys/mod.ts";
 
@@ -98,4 +100,49 @@ export function overrideStorage(
 /** `key` with its last character replaced by a different one (so its checksum no longer matches). */
 export function breakChecksum(key: string): string {
   return key.slice(0, -1) + (key.endsWith("0") ? "1" : "0");
+}
+
+/**
+ * Reports through `report` a key whose rotation waits for its first use, an
+ * unknown key and text that is no key; then checks that no use was recorded:
+ * the key is revoked with `lastUsedAt` still null, the old key's grace did not
+ * start, the only events are `api_key.exposed` then `api_key.revoked`, and no
+ * metric or `onAuthFailed` call was made (build `made` with `emitUsageEvents`).
+ */
+export async function assertReportsRecordNoUse(
+  made: {
+    service: ApiKeysService;
+    events: { type: string }[];
+    metrics: unknown[];
+    authFailures: unknown[];
+  },
+  report: (rawKey: string) => Promise<unknown>,
+): Promise<void> {
+  const { service, events, metrics, authFailures } = made;
+  const old = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+  const rotated = await service.rotate(old.id, {
+    gracePeriodMs: 3_600_000,
+    graceStarts: "first-use",
+    maxWaitMs: 7 * 86_400_000,
+  });
+  events.length = 0;
+  metrics.length = 0;
+  authFailures.length = 0;
+  for (const rawKey of [rotated.key, generateKey({ environment: "live" }).raw, "not a key"]) {
+    await report(rawKey);
+  }
+  // writes started off the request path (lastUsedAt, the first use of a rotation) are done now
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setTimeout(resolve, 0));
+  const keys = await service.list("t1", { includeRevoked: true });
+  const reported = keys.find((key) => key.id === rotated.id)!;
+  assert.notEqual(reported.revokedAt, null, "the reported key is revoked");
+  assert.equal(reported.lastUsedAt, null, "a report is not a use: no lastUsedAt");
+  assert.equal(
+    keys.find((key) => key.id === old.id)!.expiresAt?.getTime(),
+    rotated.graceExpiresAt.getTime(),
+    "a report is not the first use of a rotated key",
+  );
+  assert.deepEqual(events.map((event) => event.type), ["api_key.exposed", "api_key.revoked"]);
+  assert.deepEqual(metrics, [], "no verification metric");
+  assert.deepEqual(authFailures, [], "no onAuthFailed call");
 }

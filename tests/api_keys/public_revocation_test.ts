@@ -6,6 +6,7 @@ import {
   type PublicRevocationOptions,
 } from "../../api_keys/public_revocation.ts";
 import {
+  assertReportsRecordNoUse,
   breakChecksum,
   isPrefixLookup,
   makeService,
@@ -118,6 +119,15 @@ describe("public revocation handler", () => {
       url: null,
     });
     assert.ok(!JSON.stringify(log).includes(key), "no raw key in events");
+  });
+
+  it("records no use of a reported key and no failure for other reports", async () => {
+    const made = makeService({ emitUsageEvents: true });
+    const report = createPublicRevocationHandler({ service: made.service });
+    await assertReportsRecordNoUse(made, async (rawKey) => {
+      await report(request(rawKey));
+      await report.drain();
+    });
   });
 
   it("revokes a key reported as JSON or as a form", async () => {

@@ -14,6 +14,7 @@ import {
 } from "../../api_keys/secret_scanning_partner.ts";
 import { createSigner, GITHUB_SAMPLE } from "./github_signer.ts";
 import {
+  assertReportsRecordNoUse,
   breakChecksum,
   isPrefixLookup,
   makeService,
@@ -117,6 +118,14 @@ describe("secret-scanning partner handler", () => {
     assert.deepEqual(JSON.parse(response.body), [
       { token_hash: sha256("some_token"), token_type: "some_type", label: "false_positive" },
     ]);
+  });
+
+  it("records no use of a reported key and no failure for other tokens", async () => {
+    const made = await setup({}, { emitUsageEvents: true });
+    await assertReportsRecordNoUse(
+      { ...made, events: made.log },
+      async (rawKey) => assert.equal((await made.post([match(rawKey)])).status, 200),
+    );
   });
 
   it("refuses a tampered body, a wrong or unknown key id and a missing or bad signature", async () => {

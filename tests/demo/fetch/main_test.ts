@@ -1,8 +1,8 @@
 /**
  * `deno task demo:fetch --smoke` as a subprocess: the Nest demo's tour (less
- * its OpenAPI and ValidationPipe steps) against the Fetch demo must pass,
- * with every failure code it promises; and the Fetch demo's server loads no
- * Nest package at run time.
+ * its OpenAPI and ValidationPipe steps, with its leaked-key steps) against the
+ * Fetch demo must pass, with every failure code it promises; and the Fetch
+ * demo's server loads no Nest package at run time.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -64,6 +64,18 @@ describe("demo:fetch --smoke", () => {
     assert.match(stdout, /^ok +404 PROJECT_NOT_FOUND +unknown project: RFC 9457/m);
     assert.match(stdout, /^ok +200 .*field selection: \?fields=id,name trims data/m);
     assert.match(stdout, /Deno\.serve with the Fetch bindings/);
+    // the leaked-key routes: the page's report form and the partner route with the local signer
+    for (
+      const line of [
+        /^ok +202 - +public report of a genuine key: the same fixed 202 \(POST \/api\/leaked-keys\)/m,
+        /^ok +202 - +public report of not a key: the same fixed 202/m,
+        /^ok +401 api_key_revoked +the publicly reported key is revoked/m,
+        /^ok +401 secret_scanning_signature_invalid +partner report with a bad signature/m,
+        /^ok +200 .*the key still works after the forged report/m,
+        /^ok +200 - +signed partner report \(POST \/api\/github\/secret-scanning\)/m,
+        /^ok +401 api_key_revoked +the key reported by secret scanning is revoked/m,
+      ]
+    ) assert.match(stdout, line);
   });
 
   it("refuses --adapter (it has none) with the usage, exit 2", async () => {

@@ -1,0 +1,31 @@
+/**
+ * What the components outside `ApiKeysService` (the leaked-key handlers)
+ * reach of each service without a public method: its `onEvent` dispatcher
+ * (for `api_key.exposed`) and the verify of a reported key, which records no
+ * use.
+ *
+ * @module
+ */
+import type { ApiKeyEvent } from "./events.ts";
+import type { Dispatch } from "./_sinks.ts";
+import type { ApiKeyContext } from "./types.ts";
+
+/** The hooks of one service. */
+export interface ServiceHooks {
+  /** The service's `onEvent` dispatcher, when it has one. */
+  emitEvent: Dispatch<ApiKeyEvent> | undefined;
+  /** Verifies a reported key, recording no use (the verify flow's `verifyReported`). */
+  verifyReported: (rawKey: string) => Promise<ApiKeyContext>;
+}
+
+const hooks = new WeakMap<object, ServiceHooks>();
+
+/** Records the hooks of `service` (called by its constructor). */
+export function attachServiceHooks(service: object, serviceHooks: ServiceHooks): void {
+  hooks.set(service, serviceHooks);
+}
+
+/** The hooks of `service`, if it is an `ApiKeysService`. */
+export function serviceHooks(service: object): ServiceHooks | undefined {
+  return hooks.get(service);
+}

@@ -1,0 +1,27 @@
+/** The per-service hooks that the leaked-key handlers use. */
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { attachServiceHooks, serviceHooks } from "../../api_keys/_service_hooks.ts";
+import { makeService, READ_ORDERS } from "./helpers.ts";
+
+describe("service hooks", () => {
+  it("records hooks per object", () => {
+    const withHooks = {};
+    const hooks = { emitEvent: undefined, verifyReported: () => Promise.reject(new Error("no")) };
+    attachServiceHooks(withHooks, hooks);
+    assert.equal(serviceHooks(withHooks), hooks);
+    assert.equal(serviceHooks({}), undefined);
+  });
+
+  it("holds the onEvent dispatcher and the report check of every ApiKeysService", async () => {
+    const { service, events } = makeService();
+    const hooks = serviceHooks(service)!;
+    assert.equal(typeof hooks.emitEvent, "function");
+    const event = { type: "api_key.revoked", at: new Date(0) } as never;
+    hooks.emitEvent!(event);
+    assert.deepEqual(events, [event]);
+    assert.equal(serviceHooks(makeService({ onEvent: undefined }).service)!.emitEvent, undefined);
+    const { id, key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+    assert.equal((await hooks.verifyReported(key)).keyId, id);
+  });
+});
