@@ -33,11 +33,21 @@ export interface DemoProcess {
   exited: Promise<RunResult>;
 }
 
+/**
+ * The environment of a demo process: this one's without `DATABASE_URL` and
+ * `API_KEY_PEPPERS` (the demo tests run the embedded, in-memory demo even
+ * where the developer's shell points at a database), plus `extra`.
+ */
+export function demoEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const { DATABASE_URL: _url, API_KEY_PEPPERS: _peppers, ...inherited } = process.env;
+  return { ...inherited, NO_COLOR: "1", ...extra };
+}
+
 /** Starts `deno run -A demo/main.ts ...args` with the given extra environment. */
 export function spawnDemo(args: string[], env: Record<string, string> = {}): DemoProcess {
   const child = spawn(process.execPath, ["run", "-A", "demo/main.ts", ...args], {
     cwd: ROOT,
-    env: { ...process.env, NO_COLOR: "1", ...env },
+    env: demoEnv(env),
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";

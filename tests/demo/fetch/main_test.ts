@@ -8,7 +8,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import process from "node:process";
-import { ROOT } from "../_demo.ts";
+import { demoEnv, ROOT } from "../_demo.ts";
 
 /** Codes the tour must show (one line each at least). */
 const CODES = [
@@ -37,7 +37,7 @@ const CODES = [
 function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
-    env: { ...process.env, NO_COLOR: "1" },
+    env: demoEnv(),
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";
