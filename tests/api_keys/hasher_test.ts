@@ -53,6 +53,15 @@ describe("Sha256Hasher", () => {
 
   it("fails fast on bad configuration, naming the problem", () => {
     assert.throws(() => new Sha256Hasher({ peppers: { 1: "short" } }), /version 1 .*32 bytes/);
+    assert.throws(
+      () => new Sha256Hasher({ peppers: { 1: PEPPER_1, 2: "short" } }),
+      /version 2 .*32 bytes/,
+      "the current pepper hashes new keys",
+    );
+    assert.throws(
+      () => new Sha256Hasher({ peppers: { 1: "", 2: PEPPER_2 } }),
+      /version 1 must be a non-empty string/,
+    );
     assert.throws(() => new Sha256Hasher({ peppers: {} }), /at least one pepper/);
     assert.throws(
       () => new Sha256Hasher({ peppers: { 0: PEPPER_1 } }),
@@ -72,6 +81,19 @@ describe("Sha256Hasher", () => {
       assert.equal((error as Error).message.includes("short-pepper-value"), false);
     }
   });
+});
+
+it("Sha256Hasher: an older pepper under 32 bytes only verifies the hashes made with it", async () => {
+  const oldPepper = "old-short-pepper"; // what an earlier deployment may have used
+  const old = nestarcHash("secret", oldPepper);
+  const hasher = new Sha256Hasher({ peppers: { 1: oldPepper, 2: PEPPER_2 } });
+  assert.equal(hasher.currentVersion, 2);
+  assert.equal(await hasher.verify("secret", old, 1, "sha256-pepper"), true);
+  assert.equal((await hasher.hash("secret")).pepperVersion, 2);
+  assert.throws(
+    () => new Sha256Hasher({ peppers: { 1: oldPepper, 2: PEPPER_2 }, currentVersion: 1 }),
+    /version 1 .*32 bytes/,
+  );
 });
 
 describe("Sha256Hasher: legacy hash schemes", () => {
