@@ -42,7 +42,8 @@ export const CURRENT_HASH_SCHEME = "hmac-sha256";
 const encoder = new TextEncoder();
 
 /**
- * Shortest accepted pepper, in UTF-8 bytes.
+ * Shortest accepted current pepper, in UTF-8 bytes (an older version, which
+ * only verifies the hashes made with it, may be shorter).
  *
  * @example
  * ```ts
@@ -157,7 +158,10 @@ export function isWellFormedHash(scheme: ApiKeyHashScheme, hash: string): boolea
 /**
  * Validates a pepper map (keys may be numeric strings) and returns it keyed by
  * number. Throws a `TypeError` naming `label` for an empty map, a version that
- * is not a positive integer, or a pepper shorter than 32 bytes.
+ * is not a positive integer, or a pepper that is not a non-empty string. The
+ * length rule is the current version's (`requireCurrentLength`): an older
+ * pepper only verifies the hashes made with it, which exist whatever its
+ * length (an earlier deployment's), and are re-hashed on first use.
  */
 function parsePeppers(peppers: unknown, label: string): Map<number, string> {
   if (typeof peppers !== "object" || peppers === null || Array.isArray(peppers)) {
@@ -169,10 +173,8 @@ function parsePeppers(peppers: unknown, label: string): Map<number, string> {
     if (!Number.isSafeInteger(version)) {
       throw new TypeError(`${label} version ${JSON.stringify(key)} is not a positive integer`);
     }
-    if (typeof pepper !== "string" || encoder.encode(pepper).length < MIN_PEPPER_BYTES) {
-      throw new TypeError(
-        `${label} version ${version} must be a string of at least ${MIN_PEPPER_BYTES} bytes`,
-      );
+    if (typeof pepper !== "string" || pepper === "") {
+      throw new TypeError(`${label} version ${version} must be a non-empty string`);
     }
     out.set(version, pepper);
   }
@@ -198,6 +200,19 @@ function resolveCurrentVersion(
   }
   if (!peppers.has(version)) throw new TypeError(`${label} ${version} has no pepper`);
   return version;
+}
+
+/**
+ * Throws a `TypeError` naming `label` when the current pepper, which hashes
+ * every new key, is shorter than `MIN_PEPPER_BYTES`.
+ */
+function requireCurrentLength(peppers: Map<number, string>, current: number, label: string): void {
+  if (encoder.encode(peppers.get(current)!).length < MIN_PEPPER_BYTES) {
+    throw new TypeError(
+      `${label} version ${current} must be a string of at least ${MIN_PEPPER_BYTES} bytes ` +
+        "(the current pepper hashes new keys)",
+    );
+  }
 }
 
 /** Where `createHasher` passes the names its option errors use (module-private). */
@@ -282,6 +297,7 @@ export class Sha256Hasher {
       options.currentVersion,
       labels.currentVersion,
     );
+    requireCurrentLength(this.#peppers, this.currentVersion, labels.peppers);
     let longest = NOTHING;
     for (const [version, pepper] of this.#peppers) {
       const bytes = encoder.encode(pepper);
