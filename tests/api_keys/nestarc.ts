@@ -7,6 +7,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import type { ApiKeyRecord, Environment } from "../../api_keys/mod.ts";
+import { storedRecord } from "./stored_record.ts";
 
 const NESTARC_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
@@ -43,22 +44,15 @@ export function legacyRecord(
   overrides: Partial<ApiKeyRecord> = {},
 ): ApiKeyRecord {
   sequence += 1;
-  return {
+  // A nestarc 0.1 row has no allowlist column.
+  const { allowedIpCidrs: _none, ...record } = storedRecord({
     id: `legacy-${sequence}`,
     tenantId: "t-legacy",
     name: `legacy ${sequence}`,
     environment: key.environment,
     prefix: key.prefix,
     hash,
-    pepperVersion: 1,
-    scopes: ["orders:read"],
-    lastUsedAt: null,
-    expiresAt: null,
-    revokedAt: null,
-    rotatedAt: null,
-    replacedByKeyId: null,
-    createdBy: null,
     createdAt: new Date("2029-06-01T00:00:00.000Z"),
-    ...overrides,
-  };
+  });
+  return { ...record, ...overrides };
 }

@@ -104,3 +104,16 @@ export async function getJson(
     body: text === "" ? {} : JSON.parse(text),
   };
 }
+
+/** The `Link` value {@link otherLinkMiddleware} sets. */
+export const STATUS_LINK = '</status>; rel="service-desc"';
+
+/** Sets a `Link` before the route, as other middleware would (kept by the library's headers). */
+export function otherLinkMiddleware(
+  _request: unknown,
+  response: { setHeader(name: string, value: string): void },
+  next: () => void,
+): void {
+  response.setHeader("Link", STATUS_LINK);
+  next();
+}

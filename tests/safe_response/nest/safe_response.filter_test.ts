@@ -27,11 +27,18 @@ import { Deprecated, ProblemType } from "../../../safe_response/nest/safe_respon
 import { SafeResponseFilter } from "../../../safe_response/nest/safe_response.filter.ts";
 import { SafeResponseModule } from "../../../safe_response/nest/safe_response.module.ts";
 import { ApiSafeCatalogErrors } from "../../../safe_response/openapi/mod.ts";
-import { ADAPTERS, boot, CapturingLogger, getJson, headerDenyGuard } from "./helpers.ts";
+import {
+  ADAPTERS,
+  boot,
+  CapturingLogger,
+  getJson,
+  headerDenyGuard,
+  otherLinkMiddleware,
+  STATUS_LINK,
+} from "./helpers.ts";
 
 const HeaderGuard = headerDenyGuard(() => new ForbiddenException("Denied by guard"));
 const SECRET = "db-password-hunter2";
-const STATUS_LINK = '</status>; rel="service-desc"';
 const SUNSET = '<https://example.com/sunset>; rel="sunset"';
 
 const Errors = defineErrors({
@@ -76,16 +83,6 @@ class ProblemController {
       },
     });
   }
-}
-
-/** Sets a `Link` before the route, as other middleware would. */
-function otherLinkMiddleware(
-  _request: unknown,
-  response: { setHeader(name: string, value: string): void },
-  next: () => void,
-) {
-  response.setHeader("Link", STATUS_LINK);
-  next();
 }
 
 function appModule(problemDetails: boolean) {

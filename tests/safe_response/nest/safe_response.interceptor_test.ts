@@ -30,9 +30,15 @@ import {
 import { SafeResponseInterceptor } from "../../../safe_response/nest/safe_response.interceptor.ts";
 import { SafeResponseModule } from "../../../safe_response/nest/safe_response.module.ts";
 import { collectUnhandledRejections } from "../../reliability/harness.ts";
-import { ADAPTERS, boot, CapturingLogger, getJson } from "./helpers.ts";
+import {
+  ADAPTERS,
+  boot,
+  CapturingLogger,
+  getJson,
+  otherLinkMiddleware,
+  STATUS_LINK,
+} from "./helpers.ts";
 
-const STATUS_LINK = '</status>; rel="service-desc"';
 const SUNSET = '<https://example.com/sunset>; rel="sunset"';
 
 @Controller("e")
@@ -75,16 +81,6 @@ class RawController {
   wrapped() {
     return ["wrapped"];
   }
-}
-
-/** Sets a `Link` before the route, as other middleware would. */
-function otherLinkMiddleware(
-  _request: unknown,
-  response: { setHeader(name: string, value: string): void },
-  next: () => void,
-) {
-  response.setHeader("Link", STATUS_LINK);
-  next();
 }
 
 @Module({
