@@ -1,5 +1,5 @@
 /**
- * Benchmark 5: expiry notices. Three `ApiKeysService` instances over one
+ * Benchmark 7: expiry notices. Three `ApiKeysService` instances over one
  * in-memory storage run `notifyExpiring` at the same moment over 10,000 keys
  * whose expiries spread over 9 days, twice (a day apart); target: each
  * (key, threshold) owed is emitted exactly once. The time of each round is
@@ -95,7 +95,7 @@ for (const at of [T0, T0 + DAY]) {
   ]);
 }
 printTable(
-  `Benchmark 5 (${runtimeName()}): expiry notices, 3 concurrent runners, in-memory storage`,
+  `Benchmark 7 (${runtimeName()}): expiry notices, 3 concurrent runners, in-memory storage`,
   ["run", "keys", "owed", "emitted", "duplicates", "ms (3 runners)", "exactly once"],
   rows,
 );

@@ -1,5 +1,5 @@
 /**
- * Benchmark 7: the public revocation handler (`createPublicRevocationHandler`)
+ * Benchmark 8: the public revocation handler (`createPublicRevocationHandler`)
  * for an existing key, an unknown key and a malformed report, over an
  * in-memory storage, in rounds that alternate the cases. Two rows, each with
  * the µs per report of every case and the ratio of the slowest case to the
@@ -150,7 +150,7 @@ rows.push([
   "",
 ]);
 printTable(
-  `Benchmark 7 — public revocation handler on ${runtimeName()}: µs per report, medians of ` +
+  `Benchmark 8 — public revocation handler on ${runtimeName()}: µs per report, medians of ` +
     `${ROUNDS} alternating rounds of ${BATCH} reports per case (in parentheses: median per-round ratio to ` +
     "unknown; the ratio column is the slowest of those over the fastest)",
   ["row", "existing", "unknown", "malformed", "ratio", "target", ""],

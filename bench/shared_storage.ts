@@ -1,5 +1,5 @@
 /**
- * Benchmark 5: verification with shared storage, `PrismaApiKeyStorage` on a
+ * Benchmark 6: verification with shared storage, `PrismaApiKeyStorage` on a
  * real PostgreSQL through the generated Prisma Client, with the cache on (a
  * service following `createPostgresFeed`) and off (no feed, `cache: false`).
  * Per verify: process CPU µs (`process.cpuUsage`, every thread: the driver's
@@ -191,7 +191,7 @@ async function main(url: string): Promise<void> {
       ];
     });
     printTable(
-      `Benchmark 5 — shared storage (PrismaApiKeyStorage, PostgreSQL on loopback) on ${runtimeName()}:` +
+      `Benchmark 6 — shared storage (PrismaApiKeyStorage, PostgreSQL on loopback) on ${runtimeName()}:` +
         ` CPU µs and queries per verify, medians of ${ROUNDS} alternating rounds` +
         (QUICK ? " (quick)" : ""),
       ["case", "CPU µs/verify", "queries/verify", "ratio", "target", ""],
@@ -206,7 +206,7 @@ async function main(url: string): Promise<void> {
 const url = process.env.DATABASE_URL;
 if (!url) {
   console.log(
-    "\nBenchmark 5 — shared storage: skipped, DATABASE_URL is not set " +
+    "\nBenchmark 6 — shared storage: skipped, DATABASE_URL is not set " +
       "(bash scripts/start_postgres.sh prints it)",
   );
 } else {
