@@ -326,7 +326,13 @@ export function renderCompatibilityDoc(matrix: Matrix): string {
     ),
     "",
     `Integrations (${integrations.map((name) => `\`${name}\``).join(", ")}) are installed in every`,
-    "app, so npm's peer resolution of each set is proven; the shared checks do not exercise them yet.",
+    "app, so npm's peer resolution of each set is proven, and the shared checks exercise each one in",
+    "every app, in both error formats: the throttler's `X-RateLimit-*` headers mirrored into",
+    "`meta.rateLimit`, then its 429 as an error with `meta.rateLimit.retryAfter` (4.x is configured",
+    "with its own `forRoot` signature); nestjs-cls store values copied into `meta` on successes and",
+    "errors, guard errors included, never overriding the module's own fields; nestjs-i18n",
+    "translating `ResponseMessage` keys and error messages in the language of `?lang=` or",
+    "`Accept-Language`, guard errors included.",
     "",
     "Platforms: " +
     Object.entries(matrix.platforms).map(([key, platform]) =>

@@ -3,12 +3,23 @@
 // compiles it with its own TypeScript settings and module system). It imports nothing from
 // @nestjs/swagger or @saferoute/api-kit/safe-response/openapi, so it runs in the apps without
 // swagger; ./openapi.ts (copied only into apps with swagger) documents the same controllers.
+// The integrations every app installs (@nestjs/throttler, nestjs-cls, nestjs-i18n) are in the
+// root module, as the repository's Nest tests use them (tests/safe_response/nest/
+// _integrations_test.ts, the scenarios' throttler); ./i18n/ holds nestjs-i18n's translations.
 import "reflect-metadata";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
 import {
+  type CanActivate,
   Controller,
+  type DynamicModule,
+  type ExecutionContext,
+  ForbiddenException,
   Get,
   HttpException,
   type HttpExceptionOptions,
+  Injectable,
   Module,
   NotFoundException,
   Param,
@@ -18,6 +29,9 @@ import {
   type Type,
   UseGuards,
 } from "@nestjs/common";
+import { ThrottlerGuard, ThrottlerModule } from "@nestjs/throttler";
+import { ClsModule } from "nestjs-cls";
+import { AcceptLanguageResolver, I18nModule, QueryResolver } from "nestjs-i18n";
 import { type ApiKeyContext, InMemoryApiKeyStorage } from "@saferoute/api-kit/api-keys";
 import {
   ApiKeysGuard,
@@ -49,6 +63,12 @@ import {
   SortMeta,
   SuccessCode,
 } from "@saferoute/api-kit/safe-response/nest";
+
+/** The major of `name` as installed in the app (its checks run in the app's folder). */
+export function installedMajor(name: string): number {
+  const manifest = join(process.cwd(), "node_modules", name, "package.json");
+  return Number(JSON.parse(readFileSync(manifest, "utf8")).version.split(".")[0]);
+}
 
 /** A clock the checks can move forward, to expire a key without waiting. */
 export const clock = {
@@ -260,8 +280,61 @@ export class RawController {
   }
 }
 
+/** Requests a minute on `GET /integrations/throttled`. */
+export const THROTTLE_LIMIT = 2;
+
+/** Refuses a request with an `X-Deny` header: a guard error with a translation key. */
+@Injectable()
+export class DenyGuard implements CanActivate {
+  canActivate(context: ExecutionContext): boolean {
+    const { headers } = context.switchToHttp().getRequest<{ headers: Record<string, unknown> }>();
+    if (headers["x-deny"] !== undefined) throw new ForbiddenException("messages.forbidden");
+    return true;
+  }
+}
+
+/** The routes of the integrations: the throttler, nestjs-cls's store, nestjs-i18n's keys. */
+@Controller("integrations")
+@UseGuards(DenyGuard)
+export class IntegrationsController {
+  @Get("plain")
+  plain() {
+    return { plain: true };
+  }
+
+  /** The only throttled route (the throttler's guard is not global). */
+  @Get("throttled")
+  @UseGuards(ThrottlerGuard)
+  throttled() {
+    return { ok: true };
+  }
+
+  @Get("greeting")
+  @ResponseMessage("messages.greeting")
+  greeting() {
+    return { greeted: true };
+  }
+
+  @Get("missing")
+  missing() {
+    throw new NotFoundException("messages.not_found");
+  }
+
+  @Get("page")
+  @Paginated()
+  page() {
+    return { data: [], total: 0, page: 1, limit: 5 };
+  }
+}
+
 /** The app's controllers (./openapi.ts documents them). */
-export const CONTROLLERS = [OrdersController, LegacyOrdersController, OpsController, RawController];
+export const CONTROLLERS = [
+  OrdersController,
+  LegacyOrdersController,
+  OpsController,
+  RawController,
+  IntegrationsController,
+];
 
 /** The error formats: RFC 9457 problem details, or the error envelope. */
 export type ErrorFormat = "problem" | "envelope";
@@ -274,7 +347,26 @@ export function safeResponseOptions(format: ErrorFormat): SafeResponseModuleOpti
     rateLimit: true,
     errorCatalog: Errors,
     swagger: { globalErrors: [401, 403, 500] },
+    // nestjs-cls's store into meta; `pagination` shows a context field never overrides the
+    // module's own meta (a paginated route keeps its pagination).
+    context: {
+      fields: { traceId: "traceId", pagination: "tenantId" },
+      resolver: (store) => ({ tenant: store.tenantId, absent: undefined }),
+    },
+    i18n: true,
   };
+}
+
+/**
+ * The throttler of the installed @nestjs/throttler, {@link THROTTLE_LIMIT} requests a minute:
+ * 4.x takes one limit with `ttl` in seconds, 5.x and later a list of throttlers with `ttl` in
+ * milliseconds (each app compiles against its own release's types, hence the cast).
+ */
+function throttlerModule(): DynamicModule {
+  const options = installedMajor("@nestjs/throttler") < 5
+    ? { ttl: 60, limit: THROTTLE_LIMIT }
+    : [{ ttl: 60_000, limit: THROTTLE_LIMIT }];
+  return ThrottlerModule.forRoot(options as Parameters<typeof ThrottlerModule.forRoot>[0]);
 }
 
 /** The root module of an app sending errors in `format`. */
@@ -288,6 +380,23 @@ export function appModule(format: ErrorFormat): Type<unknown> {
         clock: clock.now,
       }),
       SafeResponseModule.register(safeResponseOptions(format)),
+      throttlerModule(),
+      ClsModule.forRoot({
+        global: true,
+        middleware: {
+          mount: true,
+          setup: (cls, request: { headers: Record<string, string | undefined> }) => {
+            cls.set("traceId", request.headers["x-trace-id"]);
+            cls.set("tenantId", request.headers["x-tenant-id"]);
+          },
+        },
+      }),
+      I18nModule.forRoot({
+        fallbackLanguage: "en",
+        // The translations run.ts copies into the app (./i18n/, beside this file's source).
+        loaderOptions: { path: join(process.cwd(), "shared", "i18n"), watch: false },
+        resolvers: [new QueryResolver(["lang"]), AcceptLanguageResolver],
+      }),
     ],
     controllers: CONTROLLERS,
   })

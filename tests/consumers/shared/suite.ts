@@ -4,8 +4,6 @@
 // only in apps with @nestjs/swagger (CONSUMER_SWAGGER=1), where ./openapi.ts was copied in.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import process from "node:process";
 import type { INestApplication, Type } from "@nestjs/common";
 import { ApiKeyError, ApiKeysService, generateKey } from "@saferoute/api-kit/api-keys";
@@ -13,9 +11,11 @@ import {
   appModule,
   clock,
   type ErrorFormat,
+  installedMajor,
   ORDER_NOT_FOUND,
   ORDERS,
   PROBLEM_BASE,
+  THROTTLE_LIMIT,
   V1_DEPRECATION,
 } from "./app.ts";
 
@@ -31,12 +31,8 @@ interface OpenApiHalf {
 /** Whether the app has @nestjs/swagger (and ./openapi.ts). */
 const SWAGGER = process.env.CONSUMER_SWAGGER === "1";
 
-/** The major of the app's installed `@nestjs/common` (the suite runs in the app's folder). */
-const NEST_MAJOR = Number(
-  JSON.parse(
-    readFileSync(join(process.cwd(), "node_modules", "@nestjs", "common", "package.json"), "utf8"),
-  ).version.split(".")[0],
-);
+/** The major of the app's installed `@nestjs/common`. */
+const NEST_MAJOR = installedMajor("@nestjs/common");
 
 /** ./openapi.ts, by a computed name: the apps without swagger do not have it. */
 async function openApiHalf(): Promise<OpenApiHalf> {
@@ -131,6 +127,24 @@ function assertEnvelope(reply: Reply, status: number, code: string): void {
   assert.equal(typeof body.error.message, "string");
 }
 
+/** Asserts an error of `status` with `code` for `path`, in `format`. */
+function assertError(
+  reply: Reply,
+  status: number,
+  code: string,
+  path: string,
+  format: ErrorFormat,
+): void {
+  if (format === "problem") return assertProblem(reply, status, code, path);
+  assertEnvelope(reply, status, code);
+  assert.equal(reply.body.path, path);
+}
+
+/** The message of an error in `format`: the problem's `detail`, the envelope's `error.message`. */
+function messageOf(reply: Reply, format: ErrorFormat): string {
+  return format === "problem" ? reply.body.detail : reply.body.error.message;
+}
+
 /** The `Deprecation` header of `V1_DEPRECATION` (`@` and the Unix seconds of `since`). */
 const DEPRECATION_HEADER = `@${Date.parse(V1_DEPRECATION.since) / 1000}`;
 
@@ -139,6 +153,77 @@ function assertDeprecationHeaders(headers: Headers): void {
   assert.equal(headers.get("deprecation"), DEPRECATION_HEADER);
   assert.equal(headers.get("sunset"), new Date(V1_DEPRECATION.sunset).toUTCString());
   assert.equal(headers.get("link"), `<${V1_DEPRECATION.link}>; rel="deprecation"`);
+}
+
+/**
+ * The checks of the integrations every app installs, as the repository's Nest tests make them
+ * (tests/safe_response/nest/_integrations_test.ts, the scenario "the throttler's headers are
+ * mirrored into meta, then its 429"), against the started app sending errors in `format`.
+ */
+function integrationChecks(server: () => Running, format: ErrorFormat): void {
+  describe("integrations (@nestjs/throttler, nestjs-cls, nestjs-i18n)", () => {
+    it("@nestjs/throttler: its headers are mirrored into meta.rateLimit, then its 429", async () => {
+      const path = "/integrations/throttled";
+      for (let n = 1; n <= THROTTLE_LIMIT; n++) {
+        const { status, headers, body } = await server().call(path);
+        assert.equal(status, 200, JSON.stringify(body));
+        const reset = Number(headers.get("x-ratelimit-reset"));
+        assert.ok(reset > 0 && reset <= 60, `X-RateLimit-Reset ${reset}`);
+        assert.deepEqual(body.meta.rateLimit, {
+          limit: THROTTLE_LIMIT,
+          remaining: THROTTLE_LIMIT - n,
+          reset,
+        });
+      }
+      const refused = await server().call(path);
+      assertError(refused, 429, "TOO_MANY_REQUESTS", path, format);
+      // The throttler's 429 sends only Retry-After (seconds): limit 0 means unknown.
+      const retryAfter = Number(refused.headers.get("retry-after"));
+      assert.ok(retryAfter > 0 && retryAfter <= 60, `Retry-After ${retryAfter}`);
+      assert.deepEqual(refused.body.meta.rateLimit, {
+        limit: 0,
+        remaining: 0,
+        reset: retryAfter,
+        retryAfter,
+      });
+    });
+
+    it("nestjs-cls: the store's fields are in meta on successes and errors, guard errors included", async () => {
+      const headers = { "x-trace-id": "trace-123", "x-tenant-id": "tenant-7" };
+      const context = { traceId: "trace-123", pagination: "tenant-7", tenant: "tenant-7" };
+      const ok = await server().call("/integrations/plain", headers);
+      assert.equal(ok.status, 200, JSON.stringify(ok.body));
+      assert.deepEqual(ok.body.meta, context);
+      const missing = await server().call("/integrations/missing", headers);
+      assertError(missing, 404, "NOT_FOUND", "/integrations/missing", format);
+      assert.deepEqual(missing.body.meta, context);
+      const guarded = await server().call("/integrations/plain", { ...headers, "x-deny": "1" });
+      assertError(guarded, 403, "FORBIDDEN", "/integrations/plain", format);
+      assert.equal(guarded.body.meta.traceId, "trace-123");
+      const page = await server().call("/integrations/page", headers);
+      assert.equal(page.body.meta.pagination.type, "offset", "context never overrides meta");
+      assert.equal(page.body.meta.traceId, "trace-123");
+      const without = await server().call("/integrations/plain");
+      assert.equal(without.body.meta, undefined, "store values left undefined are left out");
+    });
+
+    it("nestjs-i18n: messages are translated in the request's language, guard errors included", async () => {
+      const greeting = "/integrations/greeting";
+      assert.equal((await server().call(greeting)).body.meta.message, "Welcome");
+      assert.equal((await server().call(`${greeting}?lang=fr`)).body.meta.message, "Bienvenue");
+      const path = "/integrations/missing";
+      const en = await server().call(path);
+      assertError(en, 404, "NOT_FOUND", path, format);
+      assert.equal(messageOf(en, format), "No such order");
+      const fr = await server().call(path, { "accept-language": "fr" });
+      assertError(fr, 404, "NOT_FOUND", path, format);
+      assert.equal(messageOf(fr, format), "Commande introuvable");
+      const guarded = await server().call("/integrations/plain?lang=fr", { "x-deny": "1" });
+      assertError(guarded, 403, "FORBIDDEN", "/integrations/plain", format);
+      assert.equal(messageOf(guarded, format), "Accès refusé");
+      // Messages without a translation stay as written (the handler errors: "order 999 ...").
+    });
+  });
 }
 
 /**
@@ -438,6 +523,8 @@ function problemDetailsChecks(name: string, createApp: CreateApp): void {
       });
     });
 
+    integrationChecks(() => server, "problem");
+
     describe("OpenAPI", { skip: SWAGGER ? false : "no @nestjs/swagger in this app" }, () => {
       // deno-lint-ignore no-explicit-any
       let document: any;
@@ -569,6 +656,8 @@ function envelopeChecks(name: string, createApp: CreateApp): void {
       assert.equal(body.success, true);
       assert.equal(body.meta.pagination.type, "cursor");
     });
+
+    integrationChecks(() => server, "envelope");
 
     it(
       "documents the global errors as envelopes",
