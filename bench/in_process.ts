@@ -23,7 +23,7 @@ import { ApplicationConfig, HttpAdapterHost, Reflector } from "@nestjs/core";
 import type { Responder } from "../safe_response/responder.ts";
 import { RESPONDER } from "../safe_response/nest/_http.ts";
 import { SafeResponseFilter } from "../safe_response/nest/safe_response.filter.ts";
-import { SafeResponseInterceptor } from "../safe_response/nest/safe_response.interceptor.ts";
+import { SafeResponseInterceptor } from "../safe_response/nest/_safe_response.interceptor.ts";
 import {
   BENCH_PATH,
   createBenchApp,

@@ -29,7 +29,7 @@ import {
 } from "./_http.ts";
 import { discoverIntegrations } from "./_integrations.ts";
 import { SafeResponseFilter } from "./safe_response.filter.ts";
-import { SafeResponseInterceptor } from "./safe_response.interceptor.ts";
+import { SafeResponseInterceptor } from "./_safe_response.interceptor.ts";
 
 /**
  * What a `version` function receives: Nest's `ExecutionContext` (which

@@ -4,7 +4,7 @@ import { Controller, Get, Inject, Injectable, Module, NotFoundException } from "
 import { SafeResponseModule } from "../../../safe_response/nest/safe_response.module.ts";
 import { SafeEndpoint } from "../../../safe_response/openapi/mod.ts";
 import { SafeResponseFilter } from "../../../safe_response/nest/safe_response.filter.ts";
-import { SafeResponseInterceptor } from "../../../safe_response/nest/safe_response.interceptor.ts";
+import { SafeResponseInterceptor } from "../../../safe_response/nest/_safe_response.interceptor.ts";
 import { ADAPTERS, boot, CapturingLogger, getJson } from "./helpers.ts";
 
 const CONFIG = "TEST_CONFIG";

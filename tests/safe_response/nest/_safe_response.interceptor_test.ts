@@ -27,7 +27,7 @@ import {
   RawResponse,
   SafeResponse,
 } from "../../../safe_response/nest/safe_response.decorators.ts";
-import { SafeResponseInterceptor } from "../../../safe_response/nest/safe_response.interceptor.ts";
+import { SafeResponseInterceptor } from "../../../safe_response/nest/_safe_response.interceptor.ts";
 import { SafeResponseModule } from "../../../safe_response/nest/safe_response.module.ts";
 import { collectUnhandledRejections } from "../../reliability/harness.ts";
 import {
