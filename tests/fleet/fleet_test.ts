@@ -37,7 +37,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import pg from "pg";
-import { probeDatabase, REQUIRED } from "../postgres/prisma_client.ts";
+import { databaseReady, probeDatabase } from "../postgres/prisma_client.ts";
 import { createSigner } from "../api_keys/github_signer.ts";
 import {
   admin,
@@ -88,17 +88,7 @@ async function probe(): Promise<string | undefined> {
 
 const unavailable = await probe();
 
-if (unavailable !== undefined && REQUIRED) {
-  describe("a fleet on one PostgreSQL", () => {
-    it("needs PostgreSQL with the change-feed migration under CI=true", () => {
-      assert.fail(unavailable);
-    });
-  });
-} else if (unavailable !== undefined) {
-  describe("a fleet on one PostgreSQL", { skip: unavailable }, () => {
-    it("runs the suite", () => {});
-  });
-} else {
+if (databaseReady("a fleet on one PostgreSQL", unavailable)) {
   describe("a fleet on one PostgreSQL: two Node instances (npm build), one Deno (sources)", () => {
     const instances: Instance[] = [];
     let tree: string | undefined;

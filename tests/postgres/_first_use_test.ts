@@ -16,7 +16,7 @@ import {
   PrismaApiKeyStorage,
 } from "../../api_keys/mod.ts";
 import { createPostgresFeed } from "../../api_keys/postgres/mod.ts";
-import { createPrismaClient, probeDatabase, REQUIRED } from "./prisma_client.ts";
+import { createPrismaClient, databaseReady, probeDatabase } from "./prisma_client.ts";
 import { expiryDelegates, probeExpiryTables, resetExpiryTables } from "./expiry_tables.ts";
 
 const url = Deno.env.get("DATABASE_URL");
@@ -33,17 +33,7 @@ async function waitFor(predicate: () => Promise<boolean> | boolean, what: string
   }
 }
 
-if (unavailable !== undefined && REQUIRED) {
-  describe("rotations that wait on PostgreSQL", () => {
-    it("needs PostgreSQL with the expiry migration under CI=true", () => {
-      assert.fail(unavailable);
-    });
-  });
-} else if (unavailable !== undefined) {
-  describe("rotations that wait on PostgreSQL", { skip: unavailable }, () => {
-    it("runs the suite", () => {});
-  });
-} else {
+if (databaseReady("rotations that wait on PostgreSQL", unavailable)) {
   const prisma = await createPrismaClient(url!);
   const pool = new pg.Pool({ connectionString: url, max: 2 });
   const storage = new PrismaApiKeyStorage(prisma, expiryDelegates(prisma));

@@ -18,8 +18,8 @@ import {
 import { createPostgresFeed, type PostgresApiKeyChangeFeed } from "../../api_keys/postgres/mod.ts";
 import {
   createPrismaClient,
+  databaseReady,
   probeDatabase,
-  REQUIRED,
   type TestPrismaClient,
 } from "./prisma_client.ts";
 import { TcpProxy } from "./tcp_proxy.ts";
@@ -40,17 +40,7 @@ async function waitFor(predicate: () => boolean, what: string, timeoutMs = 10_00
   }
 }
 
-if (unavailable !== undefined && REQUIRED) {
-  describe("a service following the PostgreSQL feed", () => {
-    it("needs PostgreSQL under CI=true", () => {
-      assert.fail(unavailable);
-    });
-  });
-} else if (unavailable !== undefined) {
-  describe("a service following the PostgreSQL feed", { skip: unavailable }, () => {
-    it("runs the suite", () => {});
-  });
-} else {
+if (databaseReady("a service following the PostgreSQL feed", unavailable)) {
   describe("a service following the PostgreSQL feed, with the database cut", () => {
     const target = new URL(url!);
     const proxy = new TcpProxy(target.hostname, Number(target.port || 5432));

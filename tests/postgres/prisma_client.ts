@@ -8,6 +8,8 @@
  *
  * @module
  */
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
@@ -37,7 +39,26 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const CLIENT_FILE = new URL("../../generated/prisma/client.ts", import.meta.url);
 
 /** Whether the suite must fail rather than skip without a database. */
-export const REQUIRED: boolean = Deno.env.get("CI") === "true";
+const REQUIRED: boolean = Deno.env.get("CI") === "true";
+
+/**
+ * Whether a suite may run: `unavailable` (from `probeDatabase`) is undefined.
+ * Otherwise registers `name` once, failing under CI=true (CI never skips a
+ * database suite) and skipped elsewhere, and returns false.
+ */
+export function databaseReady(name: string, unavailable: string | undefined): boolean {
+  if (unavailable === undefined) return true;
+  if (REQUIRED) {
+    describe(name, () => {
+      it("needs PostgreSQL under CI=true", () => assert.fail(unavailable));
+    });
+  } else {
+    describe(name, { skip: unavailable }, () => {
+      it("runs the suite", () => {});
+    });
+  }
+  return false;
+}
 
 /** Why PostgreSQL is unusable, or undefined when it answers and the table exists. */
 export async function probeDatabase(url: string | undefined): Promise<string | undefined> {
