@@ -49,6 +49,7 @@ import {
   PROJECTS_MAX_LIMIT,
 } from "../resources/projects.ts";
 import { ProjectsStore } from "../resources/projects.store.ts";
+import { whoAmI } from "../resources/whoami.ts";
 import { DEMO_API_VERSION, PROBLEM_BASE_URL } from "../safe_response_options.ts";
 import { jsonBody, oneOf, queryOf } from "./input.ts";
 import { RateLimiter } from "./rate_limit.ts";
@@ -251,16 +252,7 @@ export function createFetchDemoApp(options: FetchDemoOptions): FetchDemoApp {
     (request) => store.all(apiKeyOf(request).tenantId).slice(0, 5),
   );
   route("GET", "/api/whoami", {}, {}, (request, _context, _params, info) => {
-    const apiKey = apiKeyOf(request);
-    return {
-      keyId: apiKey.keyId,
-      prefix: apiKey.prefix,
-      tenantId: apiKey.tenantId,
-      environment: apiKey.environment,
-      scopes: [...apiKey.scopes],
-      allowedIpCidrs: [...(apiKey.allowedIpCidrs ?? [])],
-      clientIp: clientIp(request, info) ?? null,
-    };
+    return whoAmI(apiKeyOf(request), clientIp(request, info));
   });
   route("GET", "/api/ping", {}, { limit: PING_LIMIT }, () => ({ pong: true }));
 

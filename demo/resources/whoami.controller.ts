@@ -11,6 +11,7 @@ import { ApiKeysGuard, CurrentApiKey } from "../../api_keys/nest/mod.ts";
 import { ApiSafeResponse } from "../../safe_response/openapi/mod.ts";
 import { ApiKeyThrottlerGuard } from "../api-key-throttler.guard.ts";
 import { demoClientIpResolver } from "../client_ip.ts";
+import { whoAmI } from "./whoami.ts";
 
 /** What `GET /api/whoami` answers. */
 export class WhoAmI {
@@ -52,14 +53,6 @@ export class WhoAmIController {
     // deno-lint-ignore no-explicit-any
     @Req() request: any,
   ): Promise<WhoAmI> {
-    return {
-      keyId: apiKey.keyId,
-      prefix: apiKey.prefix,
-      tenantId: apiKey.tenantId,
-      environment: apiKey.environment,
-      scopes: [...apiKey.scopes],
-      allowedIpCidrs: [...(apiKey.allowedIpCidrs ?? [])],
-      clientIp: (await demoClientIpResolver(request)) ?? null,
-    };
+    return whoAmI(apiKey, await demoClientIpResolver(request));
   }
 }
