@@ -147,3 +147,25 @@ export async function call(
   const text = await response.text();
   return { status: response.status, body: JSON.parse(text), text };
 }
+
+/** Codes both demos' smoke tours must show (one line each at least). */
+export const TOUR_CODES: readonly string[] = [
+  "KEY_CREATED",
+  "KEY_ROTATED",
+  "KEY_REVOKED",
+  "api_key_missing",
+  "api_key_malformed",
+  "api_key_invalid",
+  "api_key_revoked",
+  "api_key_expired",
+  "api_key_environment_mismatch",
+  "api_key_scope_insufficient",
+  "api_key_ip_not_allowed",
+  "api_key_escalation_refused",
+  "api_key_record_not_found",
+  "api_key_invalid_input",
+  "TOO_MANY_REQUESTS",
+  "PROJECT_NOT_FOUND",
+  "PROJECT_ALREADY_ARCHIVED",
+  "PROJECT_ARCHIVED",
+];

@@ -8,31 +8,10 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import process from "node:process";
-import { demoEnv, ROOT } from "../_demo.ts";
+import { demoEnv, ROOT, TOUR_CODES } from "../_demo.ts";
 
 /** Codes the tour must show (one line each at least). */
-const CODES = [
-  "KEY_CREATED",
-  "KEY_ROTATED",
-  "KEY_REVOKED",
-  "api_key_missing",
-  "api_key_malformed",
-  "api_key_invalid",
-  "api_key_revoked",
-  "api_key_expired",
-  "api_key_environment_mismatch",
-  "api_key_scope_insufficient",
-  "api_key_ip_not_allowed",
-  "api_key_escalation_refused",
-  "api_key_record_not_found",
-  "api_key_invalid_input",
-  "INVALID_CURSOR",
-  "TOO_MANY_REQUESTS",
-  "PROJECT_NOT_FOUND",
-  "PROJECT_ALREADY_ARCHIVED",
-  "PROJECT_ARCHIVED",
-  "PROJECT_CREATED",
-];
+const CODES = [...TOUR_CODES, "INVALID_CURSOR", "PROJECT_CREATED"];
 
 function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, args, {
