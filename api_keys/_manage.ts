@@ -1,11 +1,12 @@
 /**
- * The manage flow of `ApiKeysService`: create, rotate, revoke and list keys,
- * with input validation, the TTL policy and lifecycle events. Create and
- * rotate build their new record with one function.
+ * The manage flow of `ApiKeysService`: create, rotate, revoke and list keys
+ * (and their tenant-bound forms), with input validation, the TTL policy and
+ * lifecycle events. Create and rotate issue their new key with one function,
+ * which draws a new key while its prefix is taken (3 attempts).
  *
  * @module
  */
-import { ApiKeyOperationError } from "./errors.ts";
+import { ApiKeyOperationError, ApiKeyPrefixCollisionError, ApiKeyStorageError } from "./errors.ts";
 import { createdEvent } from "./events.ts";
 import { requireRotationWaits } from "./_first_use.ts";
 import {
@@ -18,6 +19,8 @@ import { generateKey } from "./key_format.ts";
 import type { Settings } from "./_settings.ts";
 import type {
   ApiKeyRecord,
+  ApiKeyStatus,
+  ApiKeySummary,
   CreateApiKeyInput,
   CreateApiKeyResult,
   Environment,
@@ -25,6 +28,39 @@ import type {
   RotateApiKeyInput,
   RotateApiKeyResult,
 } from "./types.ts";
+
+/** Keys drawn by one create or rotate before it gives up on prefix collisions. */
+const PREFIX_ATTEMPTS = 3;
+
+/** The status of `record` at `nowMs` (see `ApiKeyStatus`). */
+function statusOf(record: ApiKeyRecord, nowMs: number): ApiKeyStatus {
+  if (record.revokedAt !== null) return "revoked";
+  if (record.expiresAt !== null && record.expiresAt.getTime() <= nowMs) return "expired";
+  if (record.rotatedAt !== null || record.replacedByKeyId !== null) return "rotating";
+  return "active";
+}
+
+/** The summary of `record`: its fields listed one by one, so no hash field is ever copied. */
+function toSummary(record: ApiKeyRecord, nowMs: number): ApiKeySummary {
+  const copy = (date: Date | null) => date === null ? null : new Date(date.getTime());
+  return {
+    id: record.id,
+    tenantId: record.tenantId,
+    name: record.name,
+    environment: record.environment,
+    prefix: record.prefix,
+    scopes: [...record.scopes],
+    allowedIpCidrs: [...(record.allowedIpCidrs ?? [])],
+    status: statusOf(record, nowMs),
+    lastUsedAt: copy(record.lastUsedAt),
+    expiresAt: copy(record.expiresAt),
+    revokedAt: copy(record.revokedAt),
+    rotatedAt: copy(record.rotatedAt),
+    replacedByKeyId: record.replacedByKeyId,
+    createdBy: record.createdBy,
+    createdAt: new Date(record.createdAt.getTime()),
+  };
+}
 
 /** What a new key's record takes from its caller (create or rotate). */
 interface NewKeyFields {
@@ -67,25 +103,47 @@ export class ManageFlow {
     const s = this.#s;
     const valid = validateCreateInput(input);
     const now = s.clock();
-    const { record, key } = await this.#newKey({
-      ...valid,
-      expiresAt: s.resolveExpiry(valid.expiresAt, now),
-    }, now);
-    await s.storage.insert(record);
+    const { record, key } = await this.#issue(
+      "create",
+      {
+        ...valid,
+        expiresAt: s.resolveExpiry(valid.expiresAt, now),
+      },
+      now,
+      (record) => s.storage.insert(record),
+    );
     s.fleet?.wrote("created", record.prefix);
     s.emitEvent?.(createdEvent(record, now));
     return { id: record.id, key };
   }
 
   /** See `ApiKeysService.rotate`. */
-  async rotate(id: string, input?: RotateApiKeyInput): Promise<RotateApiKeyResult> {
+  rotate(id: string, input?: RotateApiKeyInput): Promise<RotateApiKeyResult> {
+    return this.#rotate(undefined, id, input);
+  }
+
+  /** See `ApiKeysService.rotateForTenant`. */
+  rotateForTenant(
+    tenantId: string,
+    id: string,
+    input?: RotateApiKeyInput,
+  ): Promise<RotateApiKeyResult> {
+    return this.#rotate(tenantId, id, input);
+  }
+
+  /** `rotate`, of a record of `tenantId` only when it is given. */
+  async #rotate(
+    tenantId: string | undefined,
+    id: string,
+    input: RotateApiKeyInput | undefined,
+  ): Promise<RotateApiKeyResult> {
     const s = this.#s;
+    if (tenantId !== undefined) requireNonEmptyString(tenantId, "tenantId");
     requireNonEmptyString(id, "id");
     const now = s.clock();
     const valid = validateRotateInput(input, now);
     const waits = valid.graceStarts === "first-use" ? requireRotationWaits(s) : undefined;
-    const old = await s.storage.findById(id);
-    if (old === null) throw new ApiKeyOperationError("api_key_record_not_found");
+    const old = await this.#find(tenantId, id);
     if (
       old.revokedAt !== null || old.rotatedAt !== null || old.replacedByKeyId !== null ||
       (old.expiresAt !== null && old.expiresAt.getTime() <= now.getTime())
@@ -99,29 +157,38 @@ export class ManageFlow {
         old.expiresAt?.getTime() ?? Infinity,
       ),
     );
-    const { record, key } = await this.#newKey({
-      tenantId: old.tenantId,
-      name: valid.name ?? old.name,
-      environment: old.environment,
-      scopes: [...old.scopes],
-      allowedIpCidrs: valid.allowedIpCidrs ?? [...(old.allowedIpCidrs ?? [])],
-      expiresAt: s.resolveExpiry(valid.expiresAt, now, old.expiresAt),
-      createdBy: valid.createdBy ?? null,
-    }, now);
-    // Saved first: the new key cannot be used before the rotation, and a failed rotation leaves
-    // only a wait no key will ever claim.
-    await waits?.save({
-      newKeyId: record.id,
-      oldKeyId: old.id,
-      gracePeriodMs: valid.gracePeriodMs,
-      waitEndsAt: graceExpiresAt,
-    });
-    await s.storage.rotate({
-      oldKeyId: old.id,
-      newRecord: record,
-      oldExpiresAt: graceExpiresAt,
-      rotatedAt: now,
-    });
+    const { record, key } = await this.#issue(
+      "rotate",
+      {
+        tenantId: old.tenantId,
+        name: valid.name ?? old.name,
+        environment: old.environment,
+        scopes: [...old.scopes],
+        allowedIpCidrs: valid.allowedIpCidrs ?? [...(old.allowedIpCidrs ?? [])],
+        expiresAt: s.resolveExpiry(valid.expiresAt, now, old.expiresAt),
+        createdBy: valid.createdBy ?? null,
+      },
+      now,
+      async (record) => {
+        // Saved first: the new key cannot be used before the rotation, and a failed rotation
+        // leaves only a wait no key will ever claim.
+        await waits?.save({
+          newKeyId: record.id,
+          oldKeyId: old.id,
+          gracePeriodMs: valid.gracePeriodMs,
+          waitEndsAt: graceExpiresAt,
+        });
+        const rotation = {
+          oldKeyId: old.id,
+          newRecord: record,
+          oldExpiresAt: graceExpiresAt,
+          rotatedAt: now,
+        };
+        await (tenantId === undefined
+          ? s.storage.rotate(rotation)
+          : s.storage.rotateForTenant(tenantId, rotation));
+      },
+    );
     s.cache?.invalidate(old.prefix);
     s.fleet?.wrote("created", record.prefix);
     s.fleet?.wrote("rotated", old.prefix);
@@ -143,16 +210,29 @@ export class ManageFlow {
   }
 
   /** See `ApiKeysService.revoke`. */
-  async revoke(id: string): Promise<void> {
+  revoke(id: string): Promise<void> {
+    return this.#revoke(undefined, id);
+  }
+
+  /** See `ApiKeysService.revokeForTenant`. */
+  revokeForTenant(tenantId: string, id: string): Promise<void> {
+    return this.#revoke(tenantId, id);
+  }
+
+  /** `revoke`, of a record of `tenantId` only when it is given. */
+  async #revoke(tenantId: string | undefined, id: string): Promise<void> {
     const s = this.#s;
+    if (tenantId !== undefined) requireNonEmptyString(tenantId, "tenantId");
     requireNonEmptyString(id, "id");
-    const record = await s.storage.findById(id);
-    if (record === null) throw new ApiKeyOperationError("api_key_record_not_found");
+    const record = await this.#find(tenantId, id);
     // Dropped even when already revoked: another process may have revoked it while cached here.
     s.cache?.invalidate(record.prefix);
     if (record.revokedAt !== null) return;
     const now = s.clock();
-    const revoked = await s.storage.revoke(id, now);
+    const revoked =
+      await (tenantId === undefined
+        ? s.storage.revoke(id, now)
+        : s.storage.revokeForTenant(tenantId, id, now));
     // Again after the write: a verify that read the record during it may have cached it.
     s.cache?.invalidate(record.prefix);
     // A concurrent revoke won (only known with markRevokedIfActive): it changed and emitted.
@@ -175,6 +255,64 @@ export class ManageFlow {
       return this.#s.storage.listByTenant(tenantId, validateListOptions(options));
     } catch (error) {
       return Promise.reject(error);
+    }
+  }
+
+  /** See `ApiKeysService.listSummaries`. */
+  async listSummaries(tenantId: string, options?: ListApiKeysOptions): Promise<ApiKeySummary[]> {
+    const records = await this.list(tenantId, options);
+    const nowMs = this.#s.clock().getTime();
+    return records.map((record) => toSummary(record, nowMs));
+  }
+
+  /** The record of `id` (of `tenantId` when given); otherwise `api_key_record_not_found`. */
+  async #find(tenantId: string | undefined, id: string): Promise<ApiKeyRecord> {
+    const record = await this.#s.storage.findById(id);
+    if (record === null || (tenantId !== undefined && record.tenantId !== tenantId)) {
+      throw new ApiKeyOperationError("api_key_record_not_found");
+    }
+    return record;
+  }
+
+  /**
+   * Issues a new key made at `now` and `write`s its record, drawing another
+   * key while the prefix is taken; after `PREFIX_ATTEMPTS` draws, emits
+   * `api_key.operation` and throws `ApiKeyPrefixCollisionError`. Any other
+   * failure is thrown as it is.
+   */
+  async #issue(
+    operation: "create" | "rotate",
+    fields: NewKeyFields,
+    now: Date,
+    write: (record: ApiKeyRecord) => Promise<void>,
+  ): Promise<{ record: ApiKeyRecord; key: string }> {
+    for (let attempt = 1;; attempt++) {
+      const issued = await this.#newKey(fields, now);
+      try {
+        await write(issued.record);
+        return issued;
+      } catch (error) {
+        if (!await this.#prefixTaken(issued.record, error)) throw error;
+        if (attempt < PREFIX_ATTEMPTS) continue;
+        this.#s.emitOperationMetric?.({
+          type: "api_key.operation",
+          operation,
+          outcome: "prefix_collision_exhausted",
+          attempts: attempt,
+        });
+        throw new ApiKeyPrefixCollisionError(operation, attempt, error);
+      }
+    }
+  }
+
+  /** Whether a storage failure writing `record` came from another record holding its prefix. */
+  async #prefixTaken(record: ApiKeyRecord, error: unknown): Promise<boolean> {
+    if (!(error instanceof ApiKeyStorageError)) return false;
+    try {
+      const holder = await this.#s.storage.findByPrefix(record.prefix);
+      return holder !== null && holder.id !== record.id;
+    } catch {
+      return false;
     }
   }
 

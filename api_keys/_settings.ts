@@ -8,7 +8,12 @@
  * @module
  */
 import type { ApiKeyErrorCode } from "./errors.ts";
-import type { ApiKeyEvent, ApiKeyVerificationMetric } from "./events.ts";
+import type {
+  ApiKeyAuthorizationMetric,
+  ApiKeyEvent,
+  ApiKeyOperationMetric,
+  ApiKeyVerificationMetric,
+} from "./events.ts";
 import { createHasher, type Sha256Hasher } from "./hasher.ts";
 import { durationProblem } from "./_input.ts";
 import {
@@ -41,6 +46,10 @@ const FUNCTION_OPTIONS = [
   "onEventError",
   "onMetric",
   "onMetricError",
+  "onAuthorizationMetric",
+  "onAuthorizationMetricError",
+  "onOperationMetric",
+  "onOperationMetricError",
   "onAuthFailed",
   "clock",
   "idFactory",
@@ -90,6 +99,10 @@ export interface Settings {
   readonly emitEvent: Dispatch<ApiKeyEvent> | undefined;
   /** Metric sink, contained (`undefined`: no sink). */
   readonly emitMetric: Dispatch<ApiKeyVerificationMetric> | undefined;
+  /** `api_key.authorization` sink, contained (`undefined`: no sink). */
+  readonly emitAuthorizationMetric: Dispatch<ApiKeyAuthorizationMetric> | undefined;
+  /** `api_key.operation` sink, contained (`undefined`: no sink). */
+  readonly emitOperationMetric: Dispatch<ApiKeyOperationMetric> | undefined;
   /** `onAuthFailed`, contained and not awaited (`undefined`: none). */
   readonly notifyAuthFailed: ((prefix: string | null, code: ApiKeyErrorCode) => void) | undefined;
   /** The upgrade on use (`undefined`: the storage has no `replaceHash`). */
@@ -234,6 +247,16 @@ export function compileSettings(options: unknown): Settings {
     idFactory: f.idFactory ?? uuidV7,
     emitEvent,
     emitMetric: createDispatcher(f.onMetric, f.onMetricError, "onMetric"),
+    emitAuthorizationMetric: createDispatcher(
+      f.onAuthorizationMetric,
+      f.onAuthorizationMetricError,
+      "onAuthorizationMetric",
+    ),
+    emitOperationMetric: createDispatcher(
+      f.onOperationMetric,
+      f.onOperationMetricError,
+      "onOperationMetric",
+    ),
     notifyAuthFailed: onAuthFailed === undefined
       ? undefined
       : (prefix: string | null, code: ApiKeyErrorCode) =>

@@ -55,6 +55,11 @@ const CAPABILITIES: readonly {
     methods: ["saveRotationWait", "findRotationWait", "lowerExpiry"],
     without: 'rotate with graceStarts "first-use" throws',
   },
+  {
+    methods: ["markRevokedForTenant", "rotateForTenant"],
+    without:
+      "revokeForTenant and rotateForTenant check the tenant on a read, then act with the untenanted calls",
+  },
 ]);
 
 /**
@@ -304,6 +309,9 @@ export class StorageAccess {
     | ((id: string, expectedHash: string, next: ApiKeyHashReplacement) => Promise<boolean>)
     | undefined;
   readonly #countHashes: ((now: Date) => Promise<ApiKeyHashCount[]>) | undefined;
+  readonly #forTenant:
+    | Required<Pick<ApiKeyStorage, "markRevokedForTenant" | "rotateForTenant">>
+    | undefined;
   readonly #touchFailed = warnOnce("touchLastUsed");
 
   /**
@@ -337,6 +345,13 @@ export class StorageAccess {
     this.#markRevokedIfActive = store.markRevokedIfActive?.bind(store);
     this.#replaceHash = store.replaceHash?.bind(store);
     this.#countHashes = store.countHashes?.bind(store);
+    const { markRevokedForTenant, rotateForTenant } = store;
+    this.#forTenant = markRevokedForTenant === undefined || rotateForTenant === undefined
+      ? undefined
+      : {
+        markRevokedForTenant: markRevokedForTenant.bind(store),
+        rotateForTenant: rotateForTenant.bind(store),
+      };
     const { listExpiring, claimExpiryNotice } = store;
     this.expiryNotices = listExpiring === undefined || claimExpiryNotice === undefined
       ? undefined
@@ -441,6 +456,30 @@ export class StorageAccess {
       return this.#call("markRevoked", () => this.#storage.markRevoked(id, at), () => true);
     }
     return this.#call("markRevokedIfActive", () => markRevokedIfActive(id, at), readBoolean);
+  }
+
+  /**
+   * `rotate` of a record of `tenantId`: through `rotateForTenant` when the
+   * storage has it, else `rotate` (the caller checked the tenant on a read).
+   */
+  rotateForTenant(tenantId: string, input: RotateApiKeyStorageInput): Promise<void> {
+    const forTenant = this.#forTenant;
+    if (forTenant === undefined) return this.rotate(input);
+    return this.#call("rotateForTenant", () => forTenant.rotateForTenant(tenantId, input), ignore);
+  }
+
+  /**
+   * `revoke` of a record of `tenantId`: through `markRevokedForTenant` when
+   * the storage has it, else `revoke` (the caller checked the tenant on a read).
+   */
+  revokeForTenant(tenantId: string, id: string, at: Date): Promise<boolean> {
+    const forTenant = this.#forTenant;
+    if (forTenant === undefined) return this.revoke(id, at);
+    return this.#call(
+      "markRevokedForTenant",
+      () => forTenant.markRevokedForTenant(tenantId, id, at),
+      readBoolean,
+    );
   }
 
   /** Whether the storage has the `replaceHash` capability. */

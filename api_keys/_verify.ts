@@ -10,7 +10,7 @@
  * @module
  */
 import { ApiKeyError, apiKeyError, type ApiKeyErrorCode } from "./errors.ts";
-import type { ApiKeyVerificationMetric } from "./events.ts";
+import type { ApiKeyAuthorizationOutcome, ApiKeyVerificationMetric } from "./events.ts";
 import { type ApiKeyHeaderReader, extractApiKeyWith } from "./extract_api_key.ts";
 import { isIpAllowed } from "./ip_allowlist.ts";
 import { redactApiKeys } from "./key_format.ts";
@@ -100,6 +100,13 @@ export function authorizationFailure(
   }
   return undefined;
 }
+
+/** The `api_key.authorization` outcome of each refusal after a proven secret. */
+const AUTHORIZATION_OUTCOMES: Readonly<Record<string, ApiKeyAuthorizationOutcome>> = Object.freeze({
+  api_key_ip_not_allowed: "ip_denied",
+  api_key_environment_mismatch: "environment_denied",
+  api_key_scope_insufficient: "scope_denied",
+});
 
 /** Throws a `TypeError` for a `requiredScope` level other than read or write (a programmer error). */
 function assertOptions(options: AuthorizeOptions): void {
@@ -192,10 +199,17 @@ export class VerifyFlow {
       this.#authFailed(null, "api_key_missing", undefined);
       throw apiKeyError("api_key_missing");
     }
+    const start = this.#s.emitAuthorizationMetric === undefined ? 0 : this.#s.monotonic();
     const context = await this.#verify(rawKey, "use");
     const code = authorizationFailure(context, options);
     if (code !== undefined) {
       this.#authFailed(context.prefix, code, knownOf(context));
+      this.#s.emitAuthorizationMetric?.({
+        type: "api_key.authorization",
+        outcome: AUTHORIZATION_OUTCOMES[code],
+        durationMs: this.#s.monotonic() - start,
+        environment: context.environment,
+      });
       throw apiKeyError(code);
     }
     if (this.#s.emitUsageEvents) this.#used(context);

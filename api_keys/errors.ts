@@ -240,6 +240,44 @@ export class ApiKeyValidationError extends Error {
   }
 }
 
-for (const type of [ApiKeyError, ApiKeyOperationError, ApiKeyStorageError, ApiKeyValidationError]) {
+/**
+ * `create` or `rotate` drew a prefix already taken on each of its attempts
+ * (status 500). `cause` is the storage error of the last attempt.
+ *
+ * @example
+ * ```ts
+ * import { ApiKeyPrefixCollisionError } from "./errors.ts";
+ * const error = new ApiKeyPrefixCollisionError("create", 3, new Error("duplicate prefix"));
+ * error.code; // "api_key_prefix_collision"
+ * ```
+ */
+export class ApiKeyPrefixCollisionError extends Error {
+  /** Always `api_key_prefix_collision`. */
+  readonly code = "api_key_prefix_collision" as const;
+  /** Always 500. */
+  readonly httpStatus = 500;
+  /** The operation that gave up. */
+  readonly operation: "create" | "rotate";
+  /** Attempts made, each with a new key. */
+  readonly attempts: number;
+
+  /** Creates the error; `cause` is kept as the standard non-enumerable `cause`. */
+  constructor(operation: "create" | "rotate", attempts: number, cause: unknown) {
+    super(`API key ${operation} found no free prefix in ${attempts} attempts`, { cause });
+    this.name = "ApiKeyPrefixCollisionError";
+    this.operation = operation;
+    this.attempts = attempts;
+  }
+}
+
+for (
+  const type of [
+    ApiKeyError,
+    ApiKeyOperationError,
+    ApiKeyStorageError,
+    ApiKeyValidationError,
+    ApiKeyPrefixCollisionError,
+  ]
+) {
   Object.defineProperty(type.prototype, LIBRARY_ERROR, { value: true });
 }

@@ -326,3 +326,59 @@ export interface ApiKeyVerificationMetric {
   /** Environment, when known (the presented key's environment once parsed). */
   environment?: Environment;
 }
+
+/**
+ * Outcome of `api_key.authorization`: which request check refused a key
+ * whose secret was proven.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyAuthorizationOutcome } from "./events.ts";
+ * const outcome: ApiKeyAuthorizationOutcome = "scope_denied";
+ * ```
+ */
+export type ApiKeyAuthorizationOutcome = "ip_denied" | "environment_denied" | "scope_denied";
+
+/**
+ * One per `authorize` or `authorizeRequest` refused after the secret was
+ * proven (IP allowlist, environment, scope), to `onAuthorizationMetric`.
+ * Low-cardinality: no key, tenant or address.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyAuthorizationMetric } from "./events.ts";
+ * const onAuthorizationMetric = (metric: ApiKeyAuthorizationMetric) => console.log(metric.outcome);
+ * ```
+ */
+export interface ApiKeyAuthorizationMetric {
+  /** Metric type. */
+  type: "api_key.authorization";
+  /** Which check refused. */
+  outcome: ApiKeyAuthorizationOutcome;
+  /** Duration of the authorization in milliseconds (from `monotonicClock`). */
+  durationMs: number;
+  /** Environment of the key. */
+  environment: Environment;
+}
+
+/**
+ * One when `create` or `rotate` gives up on prefix collisions (it then
+ * throws `ApiKeyPrefixCollisionError`), to `onOperationMetric`.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyOperationMetric } from "./events.ts";
+ * const onOperationMetric = (metric: ApiKeyOperationMetric) =>
+ *   console.error(metric.operation, metric.outcome, metric.attempts);
+ * ```
+ */
+export interface ApiKeyOperationMetric {
+  /** Metric type. */
+  type: "api_key.operation";
+  /** The operation. */
+  operation: "create" | "rotate";
+  /** Always `prefix_collision_exhausted`. */
+  outcome: "prefix_collision_exhausted";
+  /** Attempts made (3). */
+  attempts: number;
+}

@@ -16,6 +16,8 @@ import type {
   RotateApiKeyStorageInput,
 } from "./types.ts";
 
+const notFound = () => new ApiKeyOperationError("api_key_record_not_found");
+
 function copyDate(date: Date | null): Date | null {
   return date === null ? null : new Date(date.getTime());
 }
@@ -52,7 +54,7 @@ function byExpiry(a: { expiresAt: Date; id: string }, b: { expiresAt: Date; id: 
 /**
  * Memory-backed storage with every capability of `ApiKeyStorage`
  * (`peekByPrefix`, `markRevokedIfActive`, `replaceHash`, `countHashes`, the
- * expiry notices, the rotations that wait). Lookups by id and prefix are O(1)
+ * expiry notices, the rotations that wait, the tenant-bound operations). Lookups by id and prefix are O(1)
  * and listing is O(keys of the tenant), whatever the total count;
  * `listExpiring` scans every record. Each write is one synchronous step, so
  * `rotate` and the compare-and-set capabilities are atomic.
@@ -89,7 +91,7 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
 
   #require(id: string): ApiKeyRecord {
     const record = this.#byId.get(id);
-    if (record === undefined) throw new ApiKeyOperationError("api_key_record_not_found");
+    if (record === undefined) throw notFound();
     return record;
   }
 
@@ -154,6 +156,12 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
     }
   }
 
+  /** Capability: `markRevokedIfActive` of a record of `tenantId`; others reject as unknown. */
+  markRevokedForTenant(tenantId: string, id: string, revokedAt: Date): Promise<boolean> {
+    if (this.#byId.get(id)?.tenantId !== tenantId) return Promise.reject(notFound());
+    return this.markRevokedIfActive(id, revokedAt);
+  }
+
   /**
    * Replaces the hash of `id` if it is still `expectedHash`, in one
    * synchronous step; answers whether it did. A `next` that is not a valid
@@ -214,6 +222,12 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  /** Capability: `rotate` of a record of `tenantId`; others reject as unknown. */
+  rotateForTenant(tenantId: string, input: RotateApiKeyStorageInput): Promise<void> {
+    if (this.#byId.get(input.oldKeyId)?.tenantId !== tenantId) return Promise.reject(notFound());
+    return this.rotate(input);
   }
 
   /** Capability: unrevoked records expiring in the window, in expiry order, one page. */

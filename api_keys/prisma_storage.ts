@@ -212,7 +212,8 @@ function toRecord(row: unknown): ApiKeyRecord {
  * lists (`create`, `findMany`, `findUnique`, `update`, optional
  * `$transaction`). Rows are mapped, not validated (`ApiKeysService` checks
  * every record it reads). Has the capabilities `markRevokedIfActive`,
- * `replaceHash`, `countHashes` and `lowerExpiry` (conditional updates), not
+ * `replaceHash`, `countHashes`, `lowerExpiry` and the tenant-bound
+ * operations (conditional updates: `tenantId` joins `id` in their `where`), not
  * `peekByPrefix` (a shared database can change behind any in-process copy);
  * the expiry notices and the rotation waits with the delegates of
  * `PrismaApiKeyStorageOptions` (an explicit option: they need the tables of
@@ -341,14 +342,30 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
    * after `P2025`, `findUnique` tells an unknown id (`api_key_record_not_found`)
    * from an already revoked key (`false`).
    */
-  async markRevokedIfActive(id: string, revokedAt: Date): Promise<boolean> {
+  markRevokedIfActive(id: string, revokedAt: Date): Promise<boolean> {
+    return this.#revokeIfActive(id, undefined, revokedAt);
+  }
+
+  /**
+   * Capability: `markRevokedIfActive` with `tenantId` in the conditional
+   * update's `where`; after `P2025`, a row of another tenant is
+   * `api_key_record_not_found` like an unknown id.
+   */
+  markRevokedForTenant(tenantId: string, id: string, revokedAt: Date): Promise<boolean> {
+    return this.#revokeIfActive(id, tenantId, revokedAt);
+  }
+
+  async #revokeIfActive(id: string, tenantId: string | undefined, revokedAt: Date) {
+    const where = tenantId === undefined
+      ? { id, revokedAt: null }
+      : { id, tenantId, revokedAt: null };
     try {
-      await this.#client.apiKey.update({ where: { id, revokedAt: null }, data: { revokedAt } });
+      await this.#client.apiKey.update({ where, data: { revokedAt } });
       return true;
     } catch (error) {
       if (!isRecordNotFound(error)) throw error;
     }
-    await this.#requireRow(id);
+    await this.#requireRow(id, tenantId);
     return false;
   }
 
@@ -455,12 +472,30 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
   }
 
   /** Rotates (see the class documentation). */
-  async rotate(input: RotateApiKeyStorageInput): Promise<void> {
+  rotate(input: RotateApiKeyStorageInput): Promise<void> {
+    return this.#rotate(input, undefined);
+  }
+
+  /**
+   * Capability: `rotate` with `tenantId` in the old row's conditional
+   * update; a row of another tenant is `api_key_record_not_found` like an
+   * unknown id.
+   */
+  rotateForTenant(tenantId: string, input: RotateApiKeyStorageInput): Promise<void> {
+    return this.#rotate(input, tenantId);
+  }
+
+  async #rotate(input: RotateApiKeyStorageInput, tenantId: string | undefined): Promise<void> {
     const insertNew = (delegate: PrismaApiKeyDelegate) =>
       delegate.create({ data: toRow(input.newRecord) });
     const markOld = (delegate: PrismaApiKeyDelegate) =>
       delegate.update({
-        where: { id: input.oldKeyId, rotatedAt: null, revokedAt: null },
+        where: {
+          id: input.oldKeyId,
+          ...(tenantId === undefined ? {} : { tenantId }),
+          rotatedAt: null,
+          revokedAt: null,
+        },
         data: {
           rotatedAt: input.rotatedAt,
           expiresAt: input.oldExpiresAt,
@@ -475,7 +510,7 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
           await markOld(tx.apiKey);
         });
       } catch (error) {
-        return await this.#failRotation(error, input.oldKeyId);
+        return await this.#failRotation(error, input.oldKeyId, tenantId);
       }
       return;
     }
@@ -489,14 +524,18 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
         where: { id: input.newRecord.id },
         data: { revokedAt: input.rotatedAt },
       });
-      return await this.#failRotation(error, input.oldKeyId);
+      return await this.#failRotation(error, input.oldKeyId, tenantId);
     }
   }
 
   /** Throws the error of a failed rotation; `P2025` means the race was lost or the key is gone. */
-  async #failRotation(error: unknown, oldKeyId: string): Promise<never> {
+  async #failRotation(
+    error: unknown,
+    oldKeyId: string,
+    tenantId: string | undefined,
+  ): Promise<never> {
     if (!isRecordNotFound(error)) throw error;
-    await this.#requireRow(oldKeyId);
+    await this.#requireRow(oldKeyId, tenantId);
     throw new ApiKeyOperationError("api_key_not_rotatable");
   }
 
@@ -506,10 +545,16 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
     return typeof row === "object" && row !== null && "hashScheme" in row;
   }
 
-  /** Throws `api_key_record_not_found` unless a row has `id` (a conditional update got `P2025`). */
-  async #requireRow(id: string): Promise<void> {
+  /**
+   * Throws `api_key_record_not_found` unless a row has `id` (and `tenantId`
+   * when given): a conditional update got `P2025`.
+   */
+  async #requireRow(id: string, tenantId?: string): Promise<void> {
     const row = await this.#client.apiKey.findUnique({ where: { id } });
-    if (row === null || row === undefined) {
+    if (
+      row === null || row === undefined ||
+      (tenantId !== undefined && (row as { tenantId?: unknown }).tenantId !== tenantId)
+    ) {
       throw new ApiKeyOperationError("api_key_record_not_found");
     }
   }

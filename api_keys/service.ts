@@ -17,6 +17,7 @@ import type {
   ApiKeyContext,
   ApiKeyHashReport,
   ApiKeyRecord,
+  ApiKeySummary,
   AuthorizeOptions,
   CreateApiKeyInput,
   CreateApiKeyResult,
@@ -164,6 +165,8 @@ export class ApiKeysService {
   /**
    * Creates a key. Validates the input first (`ApiKeyValidationError` naming the
    * field; nothing is written), applies the TTL policy, emits `api_key.created`.
+   * A prefix already taken draws a new key; after 3 draws it emits
+   * `api_key.operation` and throws `ApiKeyPrefixCollisionError` (so does `rotate`).
    */
   create(input: CreateApiKeyInput): Promise<CreateApiKeyResult> {
     return this.#manage.create(input);
@@ -281,6 +284,83 @@ export class ApiKeysService {
    */
   list(tenantId: string, options?: ListApiKeysOptions): Promise<ApiKeyRecord[]> {
     return this.#manage.list(tenantId, options);
+  }
+
+  /**
+   * `rotate` on behalf of `tenantId`: an unknown id and another tenant's key
+   * both reject with `api_key_record_not_found` and change nothing. The
+   * storage checks the tenant in the same step as the write when it has the
+   * tenant-bound capability (see `ApiKeyStorage`); without it, the tenant is
+   * checked on the read before the rotation.
+   *
+   * @example
+   * ```ts
+   * import { ApiKeysService } from "./service.ts";
+   * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+   * const service = new ApiKeysService({
+   *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+   *   storage: new InMemoryApiKeyStorage(),
+   * });
+   * const { id } = await service.create({
+   *   tenantId: "t1", name: "ci", scopes: [{ resource: "orders", level: "read" }],
+   * });
+   * await service.rotateForTenant("t2", id).catch((error) => error.code); // "api_key_record_not_found"
+   * await service.rotateForTenant("t1", id, { gracePeriodMs: 3_600_000 });
+   * ```
+   */
+  rotateForTenant(
+    tenantId: string,
+    id: string,
+    input?: RotateApiKeyInput,
+  ): Promise<RotateApiKeyResult> {
+    return this.#manage.rotateForTenant(tenantId, id, input);
+  }
+
+  /**
+   * `revoke` on behalf of `tenantId`: an unknown id and another tenant's key
+   * both reject with `api_key_record_not_found` and change nothing (the
+   * tenant is checked as `rotateForTenant` checks it).
+   *
+   * @example
+   * ```ts
+   * import { ApiKeysService } from "./service.ts";
+   * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+   * const service = new ApiKeysService({
+   *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+   *   storage: new InMemoryApiKeyStorage(),
+   * });
+   * const { id } = await service.create({
+   *   tenantId: "t1", name: "ci", scopes: [{ resource: "orders", level: "read" }],
+   * });
+   * await service.revokeForTenant("t1", id);
+   * ```
+   */
+  revokeForTenant(tenantId: string, id: string): Promise<void> {
+    return this.#manage.revokeForTenant(tenantId, id);
+  }
+
+  /**
+   * Lists a tenant's keys as `list` does, each as an `ApiKeySummary`: no
+   * `hash`, `hashScheme` or `pepperVersion`, and its `status` at the clock's
+   * now (`active`, `rotating` in a rotation's grace, `expired`, `revoked`).
+   *
+   * @example
+   * ```ts
+   * import { ApiKeysService } from "./service.ts";
+   * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+   * const service = new ApiKeysService({
+   *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+   *   storage: new InMemoryApiKeyStorage(),
+   * });
+   * await service.create({
+   *   tenantId: "t1", name: "ci", scopes: [{ resource: "orders", level: "read" }],
+   * });
+   * const [summary] = await service.listSummaries("t1");
+   * summary.status; // "active"
+   * ```
+   */
+  listSummaries(tenantId: string, options?: ListApiKeysOptions): Promise<ApiKeySummary[]> {
+    return this.#manage.listSummaries(tenantId, options);
   }
 
   /**

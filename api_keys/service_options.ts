@@ -6,7 +6,12 @@
  */
 import type { ApiKeyChangeFeed } from "./change_feed.ts";
 import type { ApiKeyErrorCode } from "./errors.ts";
-import type { ApiKeyEvent, ApiKeyVerificationMetric } from "./events.ts";
+import type {
+  ApiKeyAuthorizationMetric,
+  ApiKeyEvent,
+  ApiKeyOperationMetric,
+  ApiKeyVerificationMetric,
+} from "./events.ts";
 import { compileSettings } from "./_settings.ts";
 import type { LegacyKeyLayout } from "./key_format.ts";
 import type { ApiKeyStorage } from "./storage.ts";
@@ -81,6 +86,14 @@ export interface ApiKeysServiceOptions {
   onMetric?: (metric: ApiKeyVerificationMetric) => void | Promise<void>;
   /** Receives errors of `onMetric` (default: one console warning, then silence). */
   onMetricError?: (error: unknown, metric: ApiKeyVerificationMetric) => void;
+  /** Sink of `api_key.authorization`, a refusal after a proven secret (sync or async). */
+  onAuthorizationMetric?: (metric: ApiKeyAuthorizationMetric) => void | Promise<void>;
+  /** Receives errors of `onAuthorizationMetric` (default: one console warning, then silence). */
+  onAuthorizationMetricError?: (error: unknown, metric: ApiKeyAuthorizationMetric) => void;
+  /** Sink of `api_key.operation`, a create or rotate out of prefix attempts (sync or async). */
+  onOperationMetric?: (metric: ApiKeyOperationMetric) => void | Promise<void>;
+  /** Receives errors of `onOperationMetric` (default: one console warning, then silence). */
+  onOperationMetricError?: (error: unknown, metric: ApiKeyOperationMetric) => void;
   /** Called for each failed verification or authorization. */
   onAuthFailed?: (prefix: string | null, code: ApiKeyErrorCode) => void;
   /**

@@ -74,6 +74,13 @@ import type {
  *   rotating; the new key's first successful verify finds it and lowers the
  *   old key's `expiresAt` with a compare-and-set. Without them, such a
  *   rotation throws before writing anything.
+ * - `markRevokedForTenant` and `rotateForTenant` (tenant-bound operations):
+ *   `markRevokedIfActive` and `rotate` that act only on a record of the given
+ *   tenant, checked in the same step as the write; an unknown id and another
+ *   tenant's record both reject with `api_key_record_not_found` and change
+ *   nothing. Without them, `revokeForTenant` and `rotateForTenant` read the
+ *   record, check its tenant (which no operation changes), then act with
+ *   `markRevokedIfActive` (or `markRevoked`) and `rotate`.
  *
  * @example
  * ```ts
@@ -120,6 +127,19 @@ export interface ApiKeyStorage {
    * interface rules).
    */
   countHashes?(now: Date): Promise<ApiKeyHashCount[]>;
+  /**
+   * Capability (optional, with `rotateForTenant`): `markRevokedIfActive` only
+   * for a record of `tenantId`, in one step; an unknown id or another
+   * tenant's record rejects with `api_key_record_not_found`.
+   */
+  markRevokedForTenant?(tenantId: string, id: string, revokedAt: Date): Promise<boolean>;
+  /**
+   * Capability (optional, with `markRevokedForTenant`): `rotate` only when
+   * the old record belongs to `tenantId`, checked in the same step; an
+   * unknown id or another tenant's record rejects with
+   * `api_key_record_not_found` and leaves nothing usable.
+   */
+  rotateForTenant?(tenantId: string, input: RotateApiKeyStorageInput): Promise<void>;
   /** Sets `lastUsedAt` (best effort). */
   touchLastUsed(id: string, lastUsedAt: Date): Promise<void>;
   /** Atomically rotates a key (see the interface rules). */
@@ -226,7 +246,9 @@ export type ApiKeyStorageCapability =
   | "claimExpiryNotice"
   | "saveRotationWait"
   | "findRotationWait"
-  | "lowerExpiry";
+  | "lowerExpiry"
+  | "markRevokedForTenant"
+  | "rotateForTenant";
 
 /**
  * Names of the methods an `ApiKeyStorage` must have: the spec's seven

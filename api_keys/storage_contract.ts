@@ -98,6 +98,17 @@ async function rejectsWith(promise: Promise<unknown>, code: string, label: strin
   throw new ContractViolation(`${label}: expected rejection with ${code}`);
 }
 
+/** A deterministic generator of numbers in [0, 1) (mulberry32), so a failing run can be replayed. */
+function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
 let sequence = 0;
 
 function sampleRecord(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
@@ -155,6 +166,8 @@ function rotationOf(old: ApiKeyRecord) {
  * once, only ever smaller thresholds, one winner among concurrent claims;
  * `saveRotationWait` and `findRotationWait` keep a wait by its new key id;
  * `lowerExpiry` is a compare-and-set with one winner among concurrent calls.
+ * `markRevokedForTenant` and `rotateForTenant`, over 1,000 random (tenant, id)
+ * pairs, half of another tenant, change exactly the rows of the owning tenant.
  * Records keep their `hashScheme` (an absent one and `hmac-sha256` read alike).
  *
  * @example
@@ -530,6 +543,56 @@ export function runApiKeyStorageContract(
       "expiresAt is the winner's",
     );
     check((await lower("no-such-id", expected, next)) === false, "an unknown id answers false");
+  });
+
+  test("markRevokedForTenant and rotateForTenant (when present): 1,000 random (tenant, id) pairs, half foreign, change exactly the owned rows", async () => {
+    const storage = await factory();
+    const revoke = storage.markRevokedForTenant?.bind(storage);
+    const rotate = storage.rotateForTenant?.bind(storage);
+    if (revoke === undefined || rotate === undefined) return;
+    const tenants = ["tenant-a", "tenant-b", "tenant-c", "tenant-d"];
+    const random = seededRandom(31);
+    const pick = <T>(items: T[]): T => items[Math.floor(random() * items.length)];
+    const records = Array.from(
+      { length: 40 },
+      (_, i) => sampleRecord({ tenantId: tenants[i % 4] }),
+    );
+    for (const record of records) await storage.insert(record);
+    const expected = new Map(records.map((record) => [record.id, { ...record }]));
+    const base = Date.parse("2030-02-01T00:00:00.000Z");
+    for (let i = 0; i < 1_000; i++) {
+      const target = pick([...expected.values()]);
+      const foreign = i % 2 === 1;
+      const tenantId = foreign
+        ? pick(tenants.filter((t) => t !== target.tenantId))
+        : target.tenantId;
+      const at = new Date(base + i * 1000);
+      const label = `pair ${i} (${foreign ? "foreign" : "owned"})`;
+      if (random() < 0.5) {
+        if (foreign) {
+          await rejectsWith(revoke(tenantId, target.id, at), "api_key_record_not_found", label);
+          continue;
+        }
+        const answer = await revoke(tenantId, target.id, at);
+        check(answer === (target.revokedAt === null), `${label}: revoke answered ${answer}`);
+        if (answer) target.revokedAt = at;
+        continue;
+      }
+      const input = { ...rotationOf(target), oldExpiresAt: at, rotatedAt: at };
+      input.newRecord.tenantId = tenantId;
+      if (foreign || target.rotatedAt !== null || target.revokedAt !== null) {
+        const code = foreign ? "api_key_record_not_found" : "api_key_not_rotatable";
+        await rejectsWith(rotate(tenantId, input), code, label);
+        await leftNothingUsable(storage, input.newRecord.id, label);
+        continue;
+      }
+      await rotate(tenantId, input);
+      Object.assign(target, { rotatedAt: at, expiresAt: at, replacedByKeyId: input.newRecord.id });
+      expected.set(input.newRecord.id, { ...input.newRecord });
+    }
+    for (const record of expected.values()) {
+      sameRecord(await storage.findById(record.id), record, `after the pairs, ${record.id}`);
+    }
   });
 
   test("touchLastUsed sets lastUsedAt", async () => {

@@ -192,6 +192,62 @@ export interface ApiKeyRecord {
 }
 
 /**
+ * The condition of a key at an instant: `revoked` wins, then `expired`
+ * (`expiresAt` reached; a rotated key once its grace ended), then `rotating`
+ * (a rotated key still in its grace), else `active`.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyStatus } from "./types.ts";
+ * const status: ApiKeyStatus = "rotating";
+ * ```
+ */
+export type ApiKeyStatus = "active" | "rotating" | "expired" | "revoked";
+
+/**
+ * A key as `listSummaries` describes it: the record's fields without `hash`,
+ * `hashScheme` and `pepperVersion`, and its `status`.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeySummary } from "./types.ts";
+ * const show = (summary: ApiKeySummary) => `${summary.prefix} ${summary.status}`;
+ * ```
+ */
+export interface ApiKeySummary {
+  /** Record id. */
+  id: string;
+  /** Owning tenant. */
+  tenantId: string;
+  /** Display name. */
+  name: string;
+  /** Environment. */
+  environment: Environment;
+  /** Public lookup prefix. */
+  prefix: string;
+  /** Flattened scopes (`resource:level`). */
+  scopes: string[];
+  /** Canonical allowed CIDRs; empty means any address. */
+  allowedIpCidrs: string[];
+  /** The condition of the key when listed. */
+  status: ApiKeyStatus;
+  /** Last successful use (debounced). */
+  lastUsedAt: Date | null;
+  /** Expiry; `null` means no expiry. */
+  expiresAt: Date | null;
+  /** When the key was revoked. */
+  revokedAt: Date | null;
+  /** When the key was rotated. */
+  rotatedAt: Date | null;
+  /** Id of the key that replaced this one. */
+  replacedByKeyId: string | null;
+  /** Who created the key. */
+  createdBy: string | null;
+  /** Creation time. */
+  createdAt: Date;
+}
+
+/**
  * Result of a successful verification.
  *
  * @example
