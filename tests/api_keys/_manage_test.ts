@@ -1,7 +1,9 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
+import fc from "fast-check";
 import {
   ApiKeyOperationError,
+  ApiKeyPrefixCollisionError,
   type ApiKeyRecord,
   type ApiKeyStorage,
   ApiKeyStorageError,
@@ -18,6 +20,7 @@ import {
   makeService,
   overrideStorage,
   PEPPER_1,
+  PEPPER_2,
   READ_ORDERS,
   rejection,
   spyStorage,
@@ -524,5 +527,271 @@ describe("the two flows over one settings object", () => {
       null,
       null,
     ]);
+  });
+});
+
+/** Every record of `tenants`, revoked ones included, as JSON: a snapshot of the storage. */
+async function snapshot(storage: ApiKeyStorage, tenants: string[]): Promise<string> {
+  const lists = await Promise.all(
+    tenants.map((tenantId) => storage.listByTenant(tenantId, { includeRevoked: true })),
+  );
+  return JSON.stringify(lists);
+}
+
+for (
+  const [label, wrap] of [
+    ["with the tenant-bound capability", (storage: ApiKeyStorage) => storage],
+    ["without it (read, then act)", (storage: ApiKeyStorage) => overrideStorage(storage, {})],
+  ] as const
+) {
+  describe(`ApiKeysService.revokeForTenant and rotateForTenant, ${label}`, () => {
+    it("1,000 random (tenant, id) pairs, half foreign: foreign ones change nothing and emit nothing", async () => {
+      const inner = new InMemoryApiKeyStorage();
+      const { service, events } = makeService({ storage: wrap(inner) });
+      const tenants = ["t1", "t2", "t3", "t4"];
+      const ids: string[] = [];
+      for (let i = 0; i < 12; i++) {
+        const tenantId = tenants[i % 4];
+        ids.push((await service.create({ tenantId, name: `k${i}`, scopes: READ_ORDERS })).id);
+      }
+      let seed = 7;
+      const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+      for (let i = 0; i < 1_000; i++) {
+        const id = ids[Math.floor(random() * ids.length)];
+        const owner = (await inner.findById(id))!.tenantId;
+        const others = tenants.filter((t) => t !== owner);
+        const tenantId = i % 2 === 1 ? others[Math.floor(random() * 3)] : owner;
+        const revoke = random() < 0.5;
+        const before = await snapshot(inner, tenants);
+        const eventCount = events.length;
+        const call = revoke
+          ? service.revokeForTenant(tenantId, id)
+          : service.rotateForTenant(tenantId, id);
+        if (tenantId !== owner) {
+          assert.equal((await rejection(call)).code, "api_key_record_not_found");
+          assert.equal(await snapshot(inner, tenants), before, `pair ${i}: a foreign call wrote`);
+          assert.equal(events.length, eventCount, `pair ${i}: a foreign call emitted`);
+          continue;
+        }
+        const record = (await inner.findById(id))!;
+        const rotatable = record.revokedAt === null && record.rotatedAt === null;
+        if (revoke) {
+          await call;
+          assert.notEqual((await inner.findById(id))!.revokedAt, null);
+        } else if (rotatable) {
+          ids.push(((await call) as { id: string }).id);
+        } else {
+          assert.equal((await rejection(call)).code, "api_key_not_rotatable");
+        }
+      }
+      assert.ok(ids.length > 12, "some owned rotations happened");
+    });
+
+    it("an unknown id is api_key_record_not_found, like a foreign one; tenantId is required", async () => {
+      const { service } = makeService({ storage: wrap(new InMemoryApiKeyStorage()) });
+      const { id } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+      const unknown = await rejection(service.revokeForTenant("t1", "no-such-id"));
+      const foreign = await rejection(service.revokeForTenant("t2", id));
+      assert.ok(unknown instanceof ApiKeyOperationError && foreign instanceof ApiKeyOperationError);
+      assert.deepEqual(
+        [foreign.code, foreign.message, foreign.httpStatus],
+        [unknown.code, unknown.message, unknown.httpStatus],
+      );
+      assert.ok(
+        (await rejection(service.rotateForTenant("", id))) instanceof ApiKeyValidationError,
+      );
+    });
+  });
+}
+
+describe("ApiKeysService tenant-bound capability", () => {
+  it("a storage without it is announced at construction; one with it is not", () => {
+    const lines: string[] = [];
+    const info = console.info;
+    console.info = (line: string) => lines.push(line);
+    try {
+      makeService({ storage: overrideStorage(new InMemoryApiKeyStorage(), {}) });
+      makeService({ storage: new InMemoryApiKeyStorage() });
+    } finally {
+      console.info = info;
+    }
+    assert.equal(lines.length, 1);
+    assert.match(lines[0], /no markRevokedForTenant or rotateForTenant \(revokeForTenant/);
+  });
+
+  it("the storage's tenant-bound call is the write, with the caller's tenant", async () => {
+    const { storage, calls } = spyStorage();
+    const { service } = makeService({ storage });
+    const { id } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+    calls.length = 0;
+    const rotated = await service.rotateForTenant("t1", id);
+    await service.revokeForTenant("t1", rotated.id);
+    assert.deepEqual(
+      calls.filter((call) => !["findById", "findByPrefix", "peekByPrefix"].includes(call)),
+      ["rotateForTenant", "markRevokedForTenant"],
+    );
+  });
+});
+
+describe("ApiKeysService.listSummaries", () => {
+  it("gives each key's status: active, rotating in its grace, expired, revoked", async () => {
+    const { service, clocks } = makeService();
+    const a = await service.create({ tenantId: "t1", name: "a", scopes: READ_ORDERS });
+    const b = await service.create({ tenantId: "t1", name: "b", scopes: READ_ORDERS });
+    const c = await service.create({ tenantId: "t1", name: "c", scopes: READ_ORDERS });
+    const rotated = await service.rotate(a.id, { gracePeriodMs: DAY });
+    await service.revoke(b.id);
+    const status = async (includeRevoked: boolean) =>
+      Object.fromEntries(
+        (await service.listSummaries("t1", { includeRevoked })).map((s) => [s.id, s.status]),
+      );
+    assert.deepEqual(await status(true), {
+      [a.id]: "rotating",
+      [b.id]: "revoked",
+      [c.id]: "active",
+      [rotated.id]: "active",
+    });
+    clocks.advance(DAY);
+    assert.deepEqual(await status(false), {
+      [a.id]: "expired",
+      [c.id]: "active",
+      [rotated.id]: "active",
+    });
+  });
+
+  it("JSON of the summaries never holds a hash, a hash scheme or a pepper version (property)", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            op: fc.constantFrom("create", "rotate", "revoke", "wait", "legacy"),
+            pick: fc.nat(),
+            includeRevoked: fc.boolean(),
+          }),
+          { maxLength: 12 },
+        ),
+        async (steps) => {
+          const storage = new InMemoryApiKeyStorage();
+          const { service, clocks } = makeService({
+            storage,
+            peppers: { 1: PEPPER_1, 7: PEPPER_2 },
+          });
+          const ids: string[] = [];
+          for (const { op, pick, includeRevoked } of steps) {
+            const id = ids[pick % Math.max(ids.length, 1)];
+            if (op === "create" || id === undefined) {
+              ids.push(
+                (await service.create({ tenantId: "t", name: "k", scopes: READ_ORDERS })).id,
+              );
+            } else if (op === "rotate") {
+              await service.rotate(id, { gracePeriodMs: pick % DAY }).catch(() => {});
+            } else if (op === "revoke") {
+              await service.revoke(id);
+            } else if (op === "wait") {
+              clocks.advance(pick % (2 * DAY));
+            } else {
+              const record = (await storage.findById(id))!;
+              await storage.replaceHash(id, record.hash, {
+                hash: "f".repeat(64),
+                hashScheme: "sha256-pepper",
+                pepperVersion: 7,
+              });
+            }
+            const json = JSON.stringify(await service.listSummaries("t", { includeRevoked }));
+            for (const field of ["hash", "hashScheme", "pepperVersion"]) {
+              assert.equal(json.includes(`"${field}"`), false, `field ${field} listed`);
+            }
+            for (const record of await storage.listByTenant("t", { includeRevoked: true })) {
+              assert.equal(json.includes(record.hash), false, "a hash listed");
+            }
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+});
+
+describe("ApiKeysService prefix collisions", () => {
+  /** A storage where another writer takes each new key's prefix just before `method` writes it. */
+  function takenPrefixes(method: "insert" | "rotate", times: number) {
+    const inner = new InMemoryApiKeyStorage();
+    let taken = 0;
+    const take = async (record: ApiKeyRecord) => {
+      taken++;
+      await inner.insert({ ...record, id: `${record.id}-other`, tenantId: "other" });
+      throw new Error("duplicate API key prefix");
+    };
+    const storage = overrideStorage(inner, {
+      insert: (record: ApiKeyRecord) =>
+        method === "insert" && taken < times ? take(record) : inner.insert(record),
+      rotate: (input: { newRecord: ApiKeyRecord }) =>
+        method === "rotate" && taken < times ? take(input.newRecord) : inner.rotate(input as never),
+    });
+    return { storage, inner };
+  }
+
+  it("create draws a new key while its prefix is taken, and succeeds within 3 draws", async () => {
+    const { storage, inner } = takenPrefixes("insert", 2);
+    const { service, events } = makeService({ storage });
+    const { id, key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+    assert.equal((await inner.findById(id))!.prefix, parseKey(key)!.prefix);
+    assert.deepEqual(events.map((event) => event.type), ["api_key.created"]);
+  });
+
+  for (const operation of ["create", "rotate"] as const) {
+    it(`${operation}: 3 taken prefixes throw ApiKeyPrefixCollisionError with its cause and report one metric`, async () => {
+      const { storage, inner } = takenPrefixes(operation === "create" ? "insert" : "rotate", 3);
+      const metrics: unknown[] = [];
+      const { service, events } = makeService({
+        storage,
+        onOperationMetric: (metric) => {
+          metrics.push(metric);
+        },
+      });
+      let call: Promise<unknown>;
+      if (operation === "create") {
+        call = service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+      } else {
+        const first = await makeService({ storage: inner }).service.create({
+          tenantId: "t1",
+          name: "k",
+          scopes: READ_ORDERS,
+        });
+        call = service.rotate(first.id);
+      }
+      const error = await rejection(call);
+      assert.ok(error instanceof ApiKeyPrefixCollisionError);
+      assert.deepEqual([error.code, error.httpStatus, error.operation, error.attempts], [
+        "api_key_prefix_collision",
+        500,
+        operation,
+        3,
+      ]);
+      assert.ok(error.cause instanceof ApiKeyStorageError);
+      assert.deepEqual(metrics, [{
+        type: "api_key.operation",
+        operation,
+        outcome: "prefix_collision_exhausted",
+        attempts: 3,
+      }]);
+      assert.deepEqual(events.filter((event) => event.type !== "api_key.created"), []);
+    });
+  }
+
+  it("any other storage failure is thrown at once, without another draw", async () => {
+    let inserts = 0;
+    const storage = overrideStorage(new InMemoryApiKeyStorage(), {
+      insert: () => {
+        inserts++;
+        return Promise.reject(new Error("down"));
+      },
+    });
+    const { service } = makeService({ storage });
+    const error = await rejection(
+      service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS }),
+    );
+    assert.ok(error instanceof ApiKeyStorageError);
+    assert.equal(inserts, 1);
   });
 });

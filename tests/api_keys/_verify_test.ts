@@ -1,10 +1,12 @@
 import { afterEach, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
+  type ApiKeyAuthorizationMetric,
   ApiKeyError,
   ApiKeysService,
   type ApiKeyStorage,
   ApiKeyStorageError,
+  type AuthorizeOptions,
   InMemoryApiKeyStorage,
   parseKey,
 } from "../../api_keys/mod.ts";
@@ -595,5 +597,47 @@ describe("authorizationFailure", () => {
       }),
       undefined,
     );
+  });
+});
+
+describe("VerifyFlow: the api_key.authorization metric", () => {
+  it("reports each refusal after a proven secret with its outcome, and nothing else", async () => {
+    const metrics: ApiKeyAuthorizationMetric[] = [];
+    const { service, clocks } = makeService({
+      onAuthorizationMetric: (metric) => {
+        metrics.push(metric);
+      },
+    });
+    const { id, key } = await service.create({
+      tenantId: "tenant-secret",
+      name: "k",
+      scopes: READ_ORDERS,
+      environment: "test",
+      allowedIpCidrs: ["10.1.0.0/16"],
+    });
+    const inside = { clientIp: "10.1.2.3" };
+    await service.authorize(key, { ...inside, requiredScope: READ_ORDERS[0] });
+    await rejection(service.authorize(breakChecksum(key), inside));
+    await rejection(service.authorize(undefined));
+    assert.deepEqual(metrics, [], "no metric for a success or an unproven secret");
+    const refusals: [AuthorizeOptions, string][] = [
+      [{ clientIp: "192.0.2.7" }, "ip_denied"],
+      [{ ...inside, requiredEnvironment: "live" }, "environment_denied"],
+      [{ ...inside, requiredScope: { resource: "orders", level: "write" } }, "scope_denied"],
+    ];
+    for (const [options, outcome] of refusals) {
+      await rejection(service.authorize(key, options));
+      assert.deepEqual(metrics.at(-1), {
+        type: "api_key.authorization",
+        outcome,
+        durationMs: 0, // the fake monotonic clock stands still
+        environment: "test",
+      });
+    }
+    assert.equal(metrics.length, 3);
+    const json = JSON.stringify(metrics);
+    for (const secret of [id, "tenant-secret", key, parseKey(key)!.prefix, "192.0.2.7", "10.1"]) {
+      assert.equal(json.includes(secret), false, `the metric carries ${secret}`);
+    }
   });
 });
