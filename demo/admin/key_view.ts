@@ -1,50 +1,42 @@
 /**
- * Builds the public view of a key record (`PublicKeyView`), framework-free,
- * for both demo servers: the fields to keep are listed, so `hash`,
- * `pepperVersion` and any field a storage adds later never leave the server.
+ * Builds the public view of a key (`PublicKeyView`) from the library's
+ * `ApiKeySummary`, framework-free, for both demo servers: the summary holds
+ * no hash or pepper version, and the fields kept are listed.
  *
  * @module
  */
-import type { ApiKeyRecord } from "../../api_keys/mod.ts";
-import type { KeyStatus, PublicKeyView } from "./public-key-view.ts";
+import type { ApiKeySummary } from "../../api_keys/mod.ts";
+import type { PublicKeyView } from "./public-key-view.ts";
 
 const iso = (date: Date | null): string | null => date === null ? null : date.toISOString();
 
-/** The condition of `record` at `now`; revocation wins, then expiry, then rotation. */
-export function keyStatus(record: ApiKeyRecord, now: Date): KeyStatus {
-  if (record.revokedAt !== null) return "revoked";
-  if (record.expiresAt !== null && record.expiresAt.getTime() <= now.getTime()) return "expired";
-  if (record.rotatedAt !== null || record.replacedByKeyId !== null) return "rotated";
-  return "active";
-}
-
 /**
- * Copies the public fields of `record`.
+ * Copies the public fields of `summary`, dates as ISO strings.
  *
  * @example
  * ```ts
- * import type { ApiKeyRecord } from "../../api_keys/mod.ts";
+ * import type { ApiKeySummary } from "../../api_keys/mod.ts";
  * import { toPublicKeyView } from "./key_view.ts";
- * declare const record: ApiKeyRecord;
- * "hash" in toPublicKeyView(record, new Date()); // false
+ * declare const summary: ApiKeySummary;
+ * toPublicKeyView(summary).status; // "active", "rotating", "expired" or "revoked"
  * ```
  */
-export function toPublicKeyView(record: ApiKeyRecord, now: Date): PublicKeyView {
+export function toPublicKeyView(summary: ApiKeySummary): PublicKeyView {
   return {
-    id: record.id,
-    tenantId: record.tenantId,
-    name: record.name,
-    environment: record.environment,
-    prefix: record.prefix,
-    scopes: [...record.scopes],
-    allowedIpCidrs: [...(record.allowedIpCidrs ?? [])],
-    status: keyStatus(record, now),
-    lastUsedAt: iso(record.lastUsedAt),
-    expiresAt: iso(record.expiresAt),
-    revokedAt: iso(record.revokedAt),
-    rotatedAt: iso(record.rotatedAt),
-    replacedByKeyId: record.replacedByKeyId,
-    createdBy: record.createdBy,
-    createdAt: record.createdAt.toISOString(),
+    id: summary.id,
+    tenantId: summary.tenantId,
+    name: summary.name,
+    environment: summary.environment,
+    prefix: summary.prefix,
+    scopes: [...summary.scopes],
+    allowedIpCidrs: [...summary.allowedIpCidrs],
+    status: summary.status,
+    lastUsedAt: iso(summary.lastUsedAt),
+    expiresAt: iso(summary.expiresAt),
+    revokedAt: iso(summary.revokedAt),
+    rotatedAt: iso(summary.rotatedAt),
+    replacedByKeyId: summary.replacedByKeyId,
+    createdBy: summary.createdBy,
+    createdAt: summary.createdAt.toISOString(),
   };
 }

@@ -1,15 +1,11 @@
 /**
- * The public view of a key record: what the admin routes answer. Built by
- * listing the fields to keep, so `hash`, `pepperVersion` and any field a
- * storage adds later never leave the server.
+ * The public view of a key: what the admin routes answer, the library's
+ * `ApiKeySummary` (no hash or pepper version) with dates as ISO strings.
  *
  * @module
  */
 import { ApiProperty, ApiPropertyOptional } from "@nestjs/swagger";
-import type { Environment } from "../../api_keys/mod.ts";
-
-/** Condition of a key, read from its timestamps. */
-export type KeyStatus = "active" | "revoked" | "expired" | "rotated";
+import type { ApiKeyStatus, Environment } from "../../api_keys/mod.ts";
 
 /** A key record without its secret material. */
 export class PublicKeyView {
@@ -35,8 +31,8 @@ export class PublicKeyView {
   @ApiProperty({ type: [String], example: [] })
   allowedIpCidrs!: string[];
   /** Condition at the time of the answer. */
-  @ApiProperty({ enum: ["active", "revoked", "expired", "rotated"] })
-  status!: KeyStatus;
+  @ApiProperty({ enum: ["active", "rotating", "expired", "revoked"] })
+  status!: ApiKeyStatus;
   /** ISO timestamps, or null. */
   @ApiPropertyOptional({ type: String, nullable: true, format: "date-time" })
   lastUsedAt!: string | null;
@@ -60,4 +56,4 @@ export class PublicKeyView {
   createdAt!: string;
 }
 
-export { keyStatus, toPublicKeyView } from "./key_view.ts";
+export { toPublicKeyView } from "./key_view.ts";

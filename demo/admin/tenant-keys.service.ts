@@ -1,7 +1,8 @@
 /**
  * What the admin routes do, on the admin key's own tenant only: create, list,
- * rotate and revoke keys. A key id of another tenant answers exactly like an
- * unknown id. Delegation never escalates: the admin key may create, rotate or
+ * rotate and revoke keys, through the library's tenant-bound operations
+ * (`listSummaries`, `rotateForTenant`, `revokeForTenant`). A key id of another
+ * tenant answers exactly like an unknown id. Delegation never escalates: the admin key may create, rotate or
  * revoke only keys no more powerful than itself (`findEscalation`, see
  * docs/security.md, "Delegated key management (no escalation)").
  *
@@ -99,14 +100,16 @@ export class TenantKeysService {
 
   /** The admin tenant's keys, oldest first. */
   async list(admin: ApiKeyContext, includeRevoked: boolean): Promise<PublicKeyView[]> {
-    const now = new Date();
-    const records = await this.#service.list(admin.tenantId, { includeRevoked });
-    return records.map((record) => toPublicKeyView(record, now));
+    const summaries = await this.#service.listSummaries(admin.tenantId, { includeRevoked });
+    return summaries.map(toPublicKeyView);
   }
 
   /** One key of the admin's tenant; any other id is `api_key_record_not_found` (404). */
   async get(admin: ApiKeyContext, id: string): Promise<PublicKeyView> {
-    return toPublicKeyView(await this.#find(admin, id), new Date());
+    const summaries = await this.#service.listSummaries(admin.tenantId, { includeRevoked: true });
+    const summary = summaries.find((candidate) => candidate.id === id);
+    if (summary === undefined) throw new ApiKeyOperationError("api_key_record_not_found");
+    return toPublicKeyView(summary);
   }
 
   /**
@@ -128,7 +131,7 @@ export class TenantKeysService {
     const adminRecord = await this.#adminRecord(admin);
     assertNoEscalation(adminRecord, target, "target");
     assertNoEscalation(adminRecord, replacement, "new");
-    const rotated = await this.#service.rotate(target.id, {
+    const rotated = await this.#service.rotateForTenant(admin.tenantId, target.id, {
       gracePeriodMs: input.gracePeriodMs,
       graceStarts: input.graceStarts,
       maxWaitMs: input.maxWaitMs,
@@ -153,7 +156,7 @@ export class TenantKeysService {
   async revoke(admin: ApiKeyContext, id: string): Promise<PublicKeyView> {
     const target = await this.#find(admin, id);
     assertNoEscalation(await this.#adminRecord(admin), target, "target");
-    await this.#service.revoke(target.id);
+    await this.#service.revokeForTenant(admin.tenantId, target.id);
     return this.get(admin, target.id);
   }
 

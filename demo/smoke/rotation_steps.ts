@@ -64,15 +64,15 @@ export async function runWaitingRotationSteps(api: RunStep, keys: DemoKeys): Pro
     status: 200,
   });
   await api({
-    title: "the old key in the list: rotated, its last use visible",
+    title: "the old key in the list: rotating, its last use visible",
     path: `/admin/keys/${oldId}`,
     key: keys.admin.key,
     status: 200,
     check: (answer) => {
       const view = isSuccess(answer.body) ? bag(answer.body.data) : {};
       return expect(
-        view.status === "rotated" && typeof view.lastUsedAt === "string",
-        "the old key is not listed as rotated with its lastUsedAt",
+        view.status === "rotating" && typeof view.lastUsedAt === "string",
+        "the old key is not listed as rotating with its lastUsedAt",
       );
     },
   });
