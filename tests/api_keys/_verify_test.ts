@@ -603,7 +603,7 @@ describe("authorizationFailure", () => {
 describe("VerifyFlow: the api_key.authorization metric", () => {
   it("reports each refusal after a proven secret with its outcome, and nothing else", async () => {
     const metrics: ApiKeyAuthorizationMetric[] = [];
-    const { service, clocks } = makeService({
+    const { service } = makeService({
       onAuthorizationMetric: (metric) => {
         metrics.push(metric);
       },
