@@ -12,8 +12,10 @@ import {
   makeService,
   overrideStorage,
   READ_ORDERS,
+  PEPPER_1,
   spyStorage,
 } from "./helpers.ts";
+import { importNestarcKey } from "./nestarc.ts";
 
 /** Counts HMAC verifications (the hasher's real and dummy work) while `run` runs. */
 async function countingHmacs<T>(run: () => Promise<T>): Promise<{ result: T; hmacs: number }> {
@@ -180,6 +182,24 @@ describe("public revocation handler", () => {
     await report.drain();
     assert.equal(errors.length, 1);
     assert.equal((errors[0] as { code?: string }).code, "api_key_storage_unavailable");
+  });
+
+  it("revokes a reported key of the service's legacy layout (nestarc-v0)", async () => {
+    const log: { type: string }[] = [];
+    const { service } = makeService({
+      legacyKeyLayouts: ["nestarc-v0"],
+      onEvent: (event) => void log.push(event),
+    });
+    const key = await importNestarcKey(service, PEPPER_1);
+    const report = createPublicRevocationHandler({ service });
+    log.length = 0;
+    assert.equal((await report(request(key.raw))).status, 202);
+    await report.drain();
+    await assert.rejects(service.verify(key.raw), { code: "api_key_revoked" });
+    assert.deepEqual(
+      log.filter((event) => event.type !== "api_key.auth_failed").map((event) => event.type),
+      ["api_key.exposed", "api_key.revoked"],
+    );
   });
 
   it("validates its options", () => {
