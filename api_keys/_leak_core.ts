@@ -10,7 +10,6 @@ import type {
   LeakedKeyService,
   LeakReportResponse,
 } from "./leaked_keys.ts";
-import { type SecretScanningPatterns, secretScanningPatterns } from "./secret_scanning_patterns.ts";
 import { createDispatcher, type Dispatch } from "./_sinks.ts";
 import { serviceHooks } from "./_service_hooks.ts";
 import type { ApiKeyEvent } from "./events.ts";
@@ -20,8 +19,11 @@ import type { ApiKeyContext } from "./types.ts";
 export interface LeakCore {
   /** The service. */
   service: LeakedKeyService;
-  /** Patterns of the service's namespace (offline checksum check). */
-  patterns: SecretScanningPatterns;
+  /**
+   * Whether `token` is a key of the service's namespace in one of its layouts
+   * (the current one, checksum checked, or a `legacyKeyLayouts` one): offline.
+   */
+  isServiceKey: (token: string) => boolean;
   /** The service's `onEvent` dispatcher, when it has one. */
   emitEvent: Dispatch<ApiKeyEvent> | undefined;
   /** The service's verify of a reported key, which records no use. */
@@ -68,7 +70,7 @@ export function compileLeakCore(options: LeakedKeyHandlerOptions, label: string)
   optionalFunction(options.clock, `${label}.clock`);
   return {
     service: options.service,
-    patterns: secretScanningPatterns({ namespace: service.namespace }),
+    isServiceKey: (token) => hooks.layouts.parse(token, service.namespace) !== null,
     emitEvent: hooks.emitEvent,
     verifyReported: hooks.verifyReported,
     emitExposed: createDispatcher(options.onExposed, options.onExposedError, "onExposed"),

@@ -1,12 +1,13 @@
 /**
  * What the components outside `ApiKeysService` (the leaked-key handlers)
  * reach of each service without a public method: its `onEvent` dispatcher
- * (for `api_key.exposed`) and the verify of a reported key, which records no
- * use.
+ * (for `api_key.exposed`), its key layouts and the verify of a reported key,
+ * which records no use.
  *
  * @module
  */
 import type { ApiKeyEvent } from "./events.ts";
+import type { KeyLayouts } from "./key_format.ts";
 import type { Dispatch } from "./_sinks.ts";
 import type { ApiKeyContext } from "./types.ts";
 
@@ -14,6 +15,8 @@ import type { ApiKeyContext } from "./types.ts";
 export interface ServiceHooks {
   /** The service's `onEvent` dispatcher, when it has one. */
   emitEvent: Dispatch<ApiKeyEvent> | undefined;
+  /** The layouts the service accepts (which strings are its keys). */
+  layouts: KeyLayouts;
   /** Verifies a reported key, recording no use (the verify flow's `verifyReported`). */
   verifyReported: (rawKey: string) => Promise<ApiKeyContext>;
 }

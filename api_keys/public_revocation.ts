@@ -110,7 +110,7 @@ function reportedKey({ body, contentType }: Report): string {
  * or is not a key at all; nothing in the answer depends on the input. After
  * the answer, a queue (at most `maxQueued` waiting, one at a time) verifies
  * each report with the service; a report that is not a well-formed key of the
- * namespace is replaced by a random well-formed key drawn once per handler
+ * namespace in one of the service's layouts is replaced by a random well-formed key drawn once per handler
  * (so the substitution costs nothing per report): every report costs the same
  * verification (one prefix lookup, one HMAC). A key that verifies emits
  * `api_key.exposed` (`source: "public_report"`, `url: null`) and is revoked.
@@ -169,7 +169,7 @@ export function createPublicRevocationHandler(
     await new Promise((resolve) => setTimeout(resolve, 0));
     for (let report = queue.shift(); report !== undefined; report = queue.shift()) {
       const candidate = reportedKey(report);
-      const key = core.patterns.isValidChecksum(candidate) ? candidate : standIn;
+      const key = core.isServiceKey(candidate) ? candidate : standIn;
       try {
         await revokeExposedKey(core, key, "public_report", null);
       } catch (error) {

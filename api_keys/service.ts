@@ -68,6 +68,7 @@ export class ApiKeysService {
     this.#manage = new ManageFlow(settings);
     attachServiceHooks(this, {
       emitEvent: settings.emitEvent,
+      layouts: settings.layouts,
       verifyReported: (rawKey) => this.#verify.verifyReported(rawKey),
     });
     this.#expiry = new ExpiryJob(settings);
