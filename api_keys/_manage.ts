@@ -142,8 +142,11 @@ export class ManageFlow {
     return { id: record.id, key, replacedKeyId: old.id, graceExpiresAt };
   }
 
-  /** See `ApiKeysService.revoke`. */
-  async revoke(id: string): Promise<void> {
+  /**
+   * See `ApiKeysService.revoke`; `onRevoked` runs only when this call revoked
+   * the key, right before `api_key.revoked`.
+   */
+  async revoke(id: string, onRevoked?: () => void): Promise<void> {
     const s = this.#s;
     requireNonEmptyString(id, "id");
     const record = await s.storage.findById(id);
@@ -158,6 +161,7 @@ export class ManageFlow {
     // A concurrent revoke won (only known with markRevokedIfActive): it changed and emitted.
     if (!revoked) return;
     s.fleet?.wrote("revoked", record.prefix);
+    onRevoked?.();
     s.emitEvent?.({
       type: "api_key.revoked",
       at: now,

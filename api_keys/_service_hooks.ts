@@ -1,8 +1,8 @@
 /**
  * What the components outside `ApiKeysService` (the leaked-key handlers)
  * reach of each service without a public method: its `onEvent` dispatcher
- * (for `api_key.exposed`), its key layouts and the verify of a reported key,
- * which records no use.
+ * (for `api_key.exposed`), its key layouts, the verify of a reported key,
+ * which records no use, and the revoke that tells whether it won.
  *
  * @module
  */
@@ -19,6 +19,8 @@ export interface ServiceHooks {
   layouts: KeyLayouts;
   /** Verifies a reported key, recording no use (the verify flow's `verifyReported`). */
   verifyReported: (rawKey: string) => Promise<ApiKeyContext>;
+  /** `revoke(keyId)`, calling `onRevoked` only when this call revoked the key, before `api_key.revoked`. */
+  revokeReported: (keyId: string, onRevoked: () => void) => Promise<void>;
 }
 
 const hooks = new WeakMap<object, ServiceHooks>();

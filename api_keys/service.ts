@@ -70,6 +70,7 @@ export class ApiKeysService {
       emitEvent: settings.emitEvent,
       layouts: settings.layouts,
       verifyReported: (rawKey) => this.#verify.verifyReported(rawKey),
+      revokeReported: (keyId, onRevoked) => this.#manage.revoke(keyId, onRevoked),
     });
     this.#expiry = new ExpiryJob(settings);
   }
