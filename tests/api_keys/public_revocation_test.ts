@@ -202,6 +202,56 @@ describe("public revocation handler", () => {
     );
   });
 
+  it("deduplicates queued reports by key: repeats take no place in the queue", async () => {
+    const { report, service, calls } = setup({ maxQueued: 2 });
+    const junk = generateKey({ environment: "live" }).raw;
+    const { key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+    calls.length = 0;
+    for (let i = 0; i < 50; i++) await report(request(junk));
+    for (let i = 0; i < 50; i++) await report(request(i % 2 ? "not a key" : `  ${junk}\n`));
+    await report(request(JSON.stringify({ key }), "application/json"));
+    assert.deepEqual(report.stats(), { queued: 2, received: 101, deduplicated: 99, dropped: 0 });
+    await report.drain();
+    await assert.rejects(service.verify(key), { code: "api_key_revoked" });
+    // the junk key, the stand-in of "not a key", the genuine one
+    assert.ok(calls.filter((call) => isPrefixLookup(call)).length <= 3);
+    assert.equal(report.stats().queued, 0);
+  });
+
+  it("reports each dropped report to onDropped and in stats(), never with key material", async () => {
+    const drops: unknown[] = [];
+    const { report, service } = setup({ maxQueued: 1, onDropped: (drop) => void drops.push(drop) });
+    const first = await service.create({ tenantId: "t1", name: "a", scopes: READ_ORDERS });
+    const second = await service.create({ tenantId: "t1", name: "b", scopes: READ_ORDERS });
+    assert.equal((await report(request(first.key))).status, 202);
+    assert.equal((await report(request(second.key))).status, 202);
+    assert.deepEqual(drops, [{
+      type: "api_key.public_report_dropped",
+      at: new Date("2030-01-01T00:00:00.000Z"),
+      queued: 1,
+    }]);
+    assert.ok(!JSON.stringify(drops).includes(second.key.split("_")[2]));
+    assert.deepEqual(report.stats(), { queued: 1, received: 2, deduplicated: 0, dropped: 1 });
+    await report.drain();
+    await assert.rejects(service.verify(first.key), { code: "api_key_revoked" });
+    assert.equal((await service.verify(second.key)).keyId, second.id);
+  });
+
+  it("contains a throwing onDropped", async () => {
+    const { report, service } = setup({
+      maxQueued: 1,
+      onDropped: () => {
+        throw new Error("sink down");
+      },
+      onDroppedError: () => {},
+    });
+    const { key } = await service.create({ tenantId: "t1", name: "a", scopes: READ_ORDERS });
+    await report(request(key));
+    assert.equal((await report(request(generateKey({ environment: "live" }).raw))).status, 202);
+    await report.drain();
+    assert.equal(report.stats().dropped, 1);
+  });
+
   it("validates its options", () => {
     const { service } = makeService();
     for (
@@ -212,6 +262,8 @@ describe("public revocation handler", () => {
         { service, maxQueued: 0 },
         { service, maxBodyBytes: Infinity },
         { service, onError: "log" },
+        { service, onDropped: "log" },
+        { service, onDroppedError: 1 },
         { service, clock: 1 },
       ]
     ) {
