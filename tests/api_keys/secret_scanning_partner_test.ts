@@ -19,9 +19,9 @@ import {
   isPrefixLookup,
   makeService,
   overrideStorage,
+  PEPPER_1,
   READ_ORDERS,
   spyStorage,
-  PEPPER_1,
 } from "./helpers.ts";
 import { importNestarcKey } from "./nestarc.ts";
 
