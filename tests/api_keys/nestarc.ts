@@ -37,7 +37,7 @@ export function plainSha256(secret: string): string {
 
 let sequence = 0;
 
-/** A record as a migrated nestarc row reads: `hashScheme` given, no rotation fields set. */
+/** A record as a migrated nestarc row reads: `hashScheme` and `layout` given, no rotation fields set. */
 export function legacyRecord(
   key: { prefix: string; environment: Environment },
   hash: string,
@@ -54,7 +54,7 @@ export function legacyRecord(
     hash,
     createdAt: new Date("2029-06-01T00:00:00.000Z"),
   });
-  return { ...record, ...overrides };
+  return { ...record, layout: "nestarc-v0", ...overrides };
 }
 
 /**
