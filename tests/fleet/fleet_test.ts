@@ -321,10 +321,12 @@ if (databaseReady("a fleet on one PostgreSQL", unavailable)) {
               code: "api_key_revoked",
             }, `${instance.name}, legacy key reported by ${via} to ${handler.name}`);
           }
-          const exposed = await Promise.all(instances.map(async (instance) =>
-            (await admin<{ type: string }[]>(instance, `events/${id}`, "GET"))
-              .filter(({ type }) => type === "api_key.exposed").length
-          ));
+          const exposed = await Promise.all(
+            instances.map(async (instance) =>
+              (await admin<{ type: string }[]>(instance, `events/${id}`, "GET"))
+                .filter(({ type }) => type === "api_key.exposed").length
+            ),
+          );
           assert.deepEqual(exposed, instances.map((i) => i === handler ? 1 : 0));
         }
       }
