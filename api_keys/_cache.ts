@@ -22,6 +22,8 @@ import type { ApiKeyContext } from "./types.ts";
 export interface VerificationCacheEntry {
   /** Secret the key was verified with. */
   secret: string;
+  /** Legacy layout the key was presented in (absent: the current one); a hit needs the same. */
+  layout?: string;
   /** Context returned on a hit. */
   context: ApiKeyContext;
   /** Record expiry (wall-clock ms), `Infinity` without expiry. */

@@ -42,6 +42,25 @@ function scopesOf(value: unknown): Scope[] {
   });
 }
 
+/**
+ * The layout of an imported key (see `ImportApiKeyRecord.layout`): a legacy
+ * layout's name, or `undefined` for the current layout.
+ */
+function layoutOf(s: Settings, value: unknown): string | undefined {
+  const { legacy } = s.layouts;
+  if (value === null) return undefined;
+  if (value === undefined) {
+    if (legacy.length > 1) {
+      fail("layout", "must name one of the service's legacyKeyLayouts, or be null (current)");
+    }
+    return legacy[0]?.name;
+  }
+  if (typeof value !== "string" || s.layouts.legacyNamed(value) === undefined) {
+    fail("layout", "must name one of the service's legacyKeyLayouts, or be null (current)");
+  }
+  return value;
+}
+
 /** Validates one foreign record of `importKeys` into the record to insert (without its id). */
 function validateImport(s: Settings, input: unknown): Omit<ApiKeyRecord, "id"> & { id?: string } {
   if (typeof input !== "object" || input === null) fail("record", "must be an object");
@@ -101,6 +120,8 @@ function validateImport(s: Settings, input: unknown): Omit<ApiKeyRecord, "id"> &
     createdAt: dateOf(r.createdAt, "createdAt") ?? s.clock(),
   };
   if (hashScheme !== CURRENT_HASH_SCHEME) record.hashScheme = hashScheme;
+  const layout = layoutOf(s, r.layout);
+  if (layout !== undefined) record.layout = layout;
   return record;
 }
 

@@ -10,7 +10,6 @@ import type {
   LeakedKeyService,
   LeakReportResponse,
 } from "./leaked_keys.ts";
-import { type SecretScanningPatterns, secretScanningPatterns } from "./secret_scanning_patterns.ts";
 import { createDispatcher, type Dispatch } from "./_sinks.ts";
 import { serviceHooks } from "./_service_hooks.ts";
 import type { ApiKeyEvent } from "./events.ts";
@@ -20,12 +19,19 @@ import type { ApiKeyContext } from "./types.ts";
 export interface LeakCore {
   /** The service. */
   service: LeakedKeyService;
-  /** Patterns of the service's namespace (offline checksum check). */
-  patterns: SecretScanningPatterns;
+  /**
+   * Whether `token` is a key of the service's namespace in one of its layouts
+   * (the current one, checksum checked, or a `legacyKeyLayouts` one): offline.
+   */
+  isServiceKey: (token: string) => boolean;
   /** The service's `onEvent` dispatcher, when it has one. */
   emitEvent: Dispatch<ApiKeyEvent> | undefined;
   /** The service's verify of a reported key, which records no use. */
   verifyReported: (rawKey: string) => Promise<ApiKeyContext>;
+  /** The service's revoke that calls back only when it won. */
+  revokeReported: (keyId: string, onRevoked: () => void) => Promise<void>;
+  /** Key ids this process claimed for a report (see `revokeExposedKey`), shared per service. */
+  claims: Set<string>;
   /** `onExposed` behind a dispatcher that contains its failures. */
   emitExposed: Dispatch<ApiKeyExposedEvent> | undefined;
   /** Wall clock. */
@@ -55,6 +61,17 @@ export function positiveInteger(value: unknown, fallback: number, label: string)
   return value as number;
 }
 
+/** Most key ids remembered as claimed per service (the oldest is forgotten first). */
+const MAX_CLAIMS = 10_000;
+const claimsByService = new WeakMap<object, Set<string>>();
+
+/** The claims of `service`, one set for all its handlers. */
+function claimsOf(service: object): Set<string> {
+  let claims = claimsByService.get(service);
+  if (claims === undefined) claimsByService.set(service, claims = new Set());
+  return claims;
+}
+
 /** Checks the options every handler takes; throws a `TypeError` naming the option. */
 export function compileLeakCore(options: LeakedKeyHandlerOptions, label: string): LeakCore {
   if (typeof options !== "object" || options === null) {
@@ -68,9 +85,11 @@ export function compileLeakCore(options: LeakedKeyHandlerOptions, label: string)
   optionalFunction(options.clock, `${label}.clock`);
   return {
     service: options.service,
-    patterns: secretScanningPatterns({ namespace: service.namespace }),
+    isServiceKey: (token) => hooks.layouts.parse(token, service.namespace) !== null,
     emitEvent: hooks.emitEvent,
     verifyReported: hooks.verifyReported,
+    revokeReported: hooks.revokeReported,
+    claims: claimsOf(service),
     emitExposed: createDispatcher(options.onExposed, options.onExposedError, "onExposed"),
     clock: options.clock ?? (() => new Date()),
   };
@@ -87,8 +106,10 @@ function verificationCode(error: unknown): string | undefined {
 /**
  * Verifies `rawKey` with the service's work of a verify, recording no use (a
  * report is not a use: no `lastUsedAt`, metric or auth events); when it
- * verifies, emits `api_key.exposed` (to the service's `onEvent`, then
- * `onExposed`) and revokes it (which emits `api_key.revoked`). Storage
+ * verifies, revokes it, and only the report that revoked it (the
+ * compare-and-set of `markRevokedIfActive`, and a claim per process and
+ * service for storages without it) emits `api_key.exposed` (to the service's
+ * `onEvent`, then `onExposed`) right before `api_key.revoked`. Storage
  * failures reject.
  */
 export async function revokeExposedKey(
@@ -106,25 +127,35 @@ export async function revokeExposedKey(
     if (code === "api_key_invalid" || code === "api_key_malformed") return "unknown";
     throw error;
   }
-  const event: ApiKeyExposedEvent = {
-    type: "api_key.exposed",
-    at: core.clock(),
-    keyId: context.keyId,
-    tenantId: context.tenantId,
-    prefix: context.prefix,
-    environment: context.environment,
-    source,
-    url,
+  const { claims } = core;
+  if (claims.has(context.keyId)) return "known";
+  if (claims.size >= MAX_CLAIMS) claims.delete(claims.values().next().value!);
+  claims.add(context.keyId);
+  let revoked = false;
+  const exposed = (): void => {
+    revoked = true;
+    const event: ApiKeyExposedEvent = {
+      type: "api_key.exposed",
+      at: core.clock(),
+      keyId: context.keyId,
+      tenantId: context.tenantId,
+      prefix: context.prefix,
+      environment: context.environment,
+      source,
+      url,
+    };
+    core.emitEvent?.(event);
+    core.emitExposed?.(event);
   };
-  core.emitEvent?.(event);
-  core.emitExposed?.(event);
   try {
-    await core.service.revoke(context.keyId);
+    await core.revokeReported(context.keyId, exposed);
   } catch (error) {
+    // Another report may claim it again: this one revoked nothing.
+    claims.delete(context.keyId);
     if (verificationCode(error) === "api_key_record_not_found") return "known";
     throw error;
   }
-  return "revoked";
+  return revoked ? "revoked" : "known";
 }
 
 const encoder = new TextEncoder();

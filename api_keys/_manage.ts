@@ -211,9 +211,12 @@ export class ManageFlow {
     return { id: record.id, key, replacedKeyId: old.id, graceExpiresAt };
   }
 
-  /** See `ApiKeysService.revoke`. */
-  revoke(id: string): Promise<void> {
-    return this.#revoke(undefined, id);
+  /**
+   * See `ApiKeysService.revoke`; `onRevoked` runs only when this call revoked
+   * the key, right before `api_key.revoked`.
+   */
+  revoke(id: string, onRevoked?: () => void): Promise<void> {
+    return this.#revoke(undefined, id, onRevoked);
   }
 
   /** See `ApiKeysService.revokeForTenant`. */
@@ -222,7 +225,7 @@ export class ManageFlow {
   }
 
   /** `revoke`, of a record of `tenantId` only when it is given. */
-  async #revoke(tenantId: string | undefined, id: string): Promise<void> {
+  async #revoke(tenantId: string | undefined, id: string, onRevoked?: () => void): Promise<void> {
     const s = this.#s;
     if (tenantId !== undefined) requireNonEmptyString(tenantId, "tenantId");
     requireNonEmptyString(id, "id");
@@ -240,6 +243,7 @@ export class ManageFlow {
     // A concurrent revoke won (only known with markRevokedIfActive): it changed and emitted.
     if (!revoked) return;
     s.fleet?.wrote("revoked", record.prefix);
+    onRevoked?.();
     s.emitEvent?.({
       type: "api_key.revoked",
       at: now,

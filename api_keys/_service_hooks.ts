@@ -1,12 +1,13 @@
 /**
  * What the components outside `ApiKeysService` (the leaked-key handlers)
  * reach of each service without a public method: its `onEvent` dispatcher
- * (for `api_key.exposed`) and the verify of a reported key, which records no
- * use.
+ * (for `api_key.exposed`), its key layouts, the verify of a reported key,
+ * which records no use, and the revoke that tells whether it won.
  *
  * @module
  */
 import type { ApiKeyEvent } from "./events.ts";
+import type { KeyLayouts } from "./key_format.ts";
 import type { Dispatch } from "./_sinks.ts";
 import type { ApiKeyContext } from "./types.ts";
 
@@ -14,8 +15,12 @@ import type { ApiKeyContext } from "./types.ts";
 export interface ServiceHooks {
   /** The service's `onEvent` dispatcher, when it has one. */
   emitEvent: Dispatch<ApiKeyEvent> | undefined;
+  /** The layouts the service accepts (which strings are its keys). */
+  layouts: KeyLayouts;
   /** Verifies a reported key, recording no use (the verify flow's `verifyReported`). */
   verifyReported: (rawKey: string) => Promise<ApiKeyContext>;
+  /** `revoke(keyId)`, calling `onRevoked` only when this call revoked the key, before `api_key.revoked`. */
+  revokeReported: (keyId: string, onRevoked: () => void) => Promise<void>;
 }
 
 const hooks = new WeakMap<object, ServiceHooks>();

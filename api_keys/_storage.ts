@@ -140,6 +140,7 @@ function isApiKeyRecord(value: unknown): value is ApiKeyRecord {
     typeof r.prefix === "string" && typeof r.hash === "string" &&
     (r.hashScheme === undefined || API_KEY_HASH_SCHEMES.includes(r.hashScheme as never)) &&
     Number.isSafeInteger(r.pepperVersion) && isStringArray(r.scopes) &&
+    (r.layout === undefined || typeof r.layout === "string") &&
     (r.allowedIpCidrs === undefined || isStringArray(r.allowedIpCidrs)) &&
     isDateOrNull(r.lastUsedAt) && isDateOrNull(r.expiresAt) && isDateOrNull(r.revokedAt) &&
     isDateOrNull(r.rotatedAt) &&
@@ -302,6 +303,8 @@ export class StorageAccess {
   readonly expiryNotices: ExpiryNoticeAccess | undefined;
   /** The waiting-rotation capability, `undefined` without it. */
   readonly rotationWaits: RotationWaitAccess | undefined;
+  /** Whether the storage keeps each record's `layout` (`storesLayout`): a key verifies only in it. */
+  readonly storesLayout: boolean;
   readonly #storage: ApiKeyStorage;
   readonly #timeoutMs: number;
   readonly #markRevokedIfActive: ((id: string, at: Date) => Promise<boolean>) | undefined;
@@ -339,6 +342,12 @@ export class StorageAccess {
       const absent = group.filter((capability) => methods[capability] === undefined);
       if (absent.length > 0) missing.push(`${absent.join(" or ")} (${without})`);
     }
+    const { storesLayout } = storage as ApiKeyStorage;
+    if (storesLayout !== undefined && typeof storesLayout !== "boolean") {
+      throw new TypeError(`${label}.storesLayout must be a boolean`);
+    }
+    this.storesLayout = storesLayout === true;
+    if (!this.storesLayout) missing.push("storesLayout (a key verifies in any accepted layout)");
     const store = storage as ApiKeyStorage;
     this.#storage = store;
     this.#timeoutMs = timeoutMs;

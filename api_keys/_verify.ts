@@ -227,7 +227,7 @@ export class VerifyFlow {
     if (parsed === null) {
       throw this.#failure(recording, start, "malformed", "api_key_malformed", null, undefined);
     }
-    const { prefix, secret, environment } = parsed;
+    const { prefix, secret, environment, layout } = parsed;
     // Until the secret is proven, every path does the same work in the same order: one cache
     // comparison, one storage lookup, one HMAC verification, the same awaits.
     // With a change feed, cached data (entries, the prefix set) is trusted only while it is fresh.
@@ -240,7 +240,7 @@ export class VerifyFlow {
       const entry = cache.get(prefix);
       if (
         constantTimeEqual(entry?.secret ?? NO_SECRET, secret) && entry !== undefined &&
-        entry.context.environment === environment && fresh
+        entry.context.environment === environment && entry.layout === layout && fresh
       ) {
         // `start` is now; a key without expiry needs no wall-clock read.
         if (
@@ -274,7 +274,9 @@ export class VerifyFlow {
       await (record === null
         ? s.hasher.dummyVerify(secret)
         : s.hasher.verify(secret, record.hash, record.pepperVersion, record.hashScheme));
-    if (record === null || !matches) {
+    // With storesLayout, a key verifies only in its record's layout (absent: the current one):
+    // refused after the same lookup and hash work, as a wrong secret is.
+    if (record === null || !matches || (s.storage.storesLayout && record.layout !== layout)) {
       // A retired pepper is warned about; looked up for an unknown prefix too (version 0 is
       // never configured), so it costs what a stored key does.
       const version = record === null ? 0 : record.pepperVersion;
@@ -326,6 +328,7 @@ export class VerifyFlow {
     if (record.lastUsedAt === null) this.#firstUse.seen(record.id);
     cache?.set(prefix, {
       secret,
+      layout,
       context,
       expiresAtMs,
       cachedUntil: s.monotonic() + cache.ttlMs,

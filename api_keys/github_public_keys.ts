@@ -73,7 +73,7 @@ export interface SecretScanningKeyResolver {
  * ```
  */
 export interface GitHubSecretScanningKeyResolverOptions {
-  /** Meta endpoint (default `GITHUB_SECRET_SCANNING_KEYS_URL`); http or https. */
+  /** Meta endpoint (default `GITHUB_SECRET_SCANNING_KEYS_URL`): https, or http to a loopback host. */
   url?: string;
   /** Fetch function (default the global `fetch`). */
   fetch?: (url: string, init: RequestInit) => Promise<Response>;
@@ -89,6 +89,13 @@ export interface GitHubSecretScanningKeyResolverOptions {
    * identifier or a failed fetch refetches at most this often.
    */
   minRefreshIntervalMs?: number;
+  /**
+   * Longest time keys are trusted after their last successful fetch while
+   * re-fetches fail, in ms (default 86,400,000, a day, or `ttlMs` when longer;
+   * at least `ttlMs`);
+   * past it, lookups reject (the handler answers 503).
+   */
+  maxStaleMs?: number;
   /** Deadline of one fetch, body included, in ms (default 5,000). */
   timeoutMs?: number;
   /** Monotonic clock in ms (default `performance.now`). */
@@ -164,6 +171,9 @@ async function readCapped(response: Response, maxBytes: number): Promise<string 
   return new TextDecoder().decode(bytes);
 }
 
+/** A loopback host as `URL` normalizes it (IPv4 is always dotted decimal there). */
+const LOOPBACK_HOST = /^(?:localhost|\[::1\]|127(?:\.\d{1,3}){3})$/;
+
 function checkUrl(url: unknown, label: string): string {
   let parsed: URL | undefined;
   try {
@@ -171,8 +181,12 @@ function checkUrl(url: unknown, label: string): string {
   } catch {
     // reported below
   }
-  if (parsed === undefined || (parsed.protocol !== "https:" && parsed.protocol !== "http:")) {
-    throw new TypeError(`${label} must be an http or https URL`);
+  if (
+    parsed === undefined ||
+    (parsed.protocol !== "https:" &&
+      !(parsed.protocol === "http:" && LOOPBACK_HOST.test(parsed.hostname)))
+  ) {
+    throw new TypeError(`${label} must be an https URL (http only to a loopback host)`);
   }
   return parsed.href;
 }
@@ -182,8 +196,9 @@ function checkUrl(url: unknown, label: string): string {
  * for `ttlMs`; a re-fetch sends `If-None-Match` and keeps the keys on 304. An
  * identifier it does not know triggers a re-fetch (GitHub rotated its keys), at
  * most once per `minRefreshIntervalMs`; concurrent lookups share one fetch.
- * When a fetch fails, keys fetched before are still used; without them the
- * lookup rejects. Keys that do not import (another curve) are skipped.
+ * When a fetch fails, keys fetched before are still used for up to
+ * `maxStaleMs` after their last successful fetch; without them, or past it,
+ * the lookup rejects. The URL must be https (http only to a loopback host). Keys that do not import (another curve) are skipped.
  *
  * @example
  * ```ts
@@ -211,6 +226,12 @@ export function githubSecretScanningKeyResolver(
     `${label}.minRefreshIntervalMs`,
   );
   const timeoutMs = positiveInteger(options.timeoutMs, 5_000, `${label}.timeoutMs`);
+  const maxStaleMs = positiveInteger(
+    options.maxStaleMs,
+    Math.max(86_400_000, ttlMs),
+    `${label}.maxStaleMs`,
+  );
+  if (maxStaleMs < ttlMs) throw new TypeError(`${label}.maxStaleMs must be at least ttlMs`);
   const fetchKeys = options.fetch ?? ((input, init) => fetch(input, init));
   const now = options.monotonicClock ?? (() => performance.now());
   const headers: Record<string, string> = { accept: "application/json" };
@@ -306,7 +327,10 @@ export function githubSecretScanningKeyResolver(
         await refresh();
       }
       const key = keys.get(keyIdentifier);
-      if (key !== undefined) return key;
+      // After a failed fetch, keys fetched before are trusted up to maxStaleMs.
+      if (key !== undefined && (lastError === undefined || now() - fetchedAt < maxStaleMs)) {
+        return key;
+      }
       if (lastError !== undefined) throw lastError;
       return null;
     },

@@ -53,8 +53,9 @@ function byExpiry(a: { expiresAt: Date; id: string }, b: { expiresAt: Date; id: 
 
 /**
  * Memory-backed storage with every capability of `ApiKeyStorage`
- * (`peekByPrefix`, `markRevokedIfActive`, `replaceHash`, `countHashes`, the
- * expiry notices, the rotations that wait, the tenant-bound operations). Lookups by id and prefix are O(1)
+ * (`peekByPrefix`, `markRevokedIfActive`, `replaceHash`, `countHashes`,
+ * `storesLayout`, the expiry notices, the rotations that wait, the
+ * tenant-bound operations). Lookups by id and prefix are O(1)
  * and listing is O(keys of the tenant), whatever the total count;
  * `listExpiring` scans every record. Each write is one synchronous step, so
  * `rotate` and the compare-and-set capabilities are atomic.
@@ -73,6 +74,8 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
   /** Smallest expiry-notice threshold claimed per key id. */
   readonly #noticeClaims = new Map<string, number>();
   readonly #rotationWaits = new Map<string, ApiKeyRotationWait>();
+  /** Capability: each record's `layout` is kept. */
+  readonly storesLayout = true;
 
   /** Number of stored records. */
   get size(): number {

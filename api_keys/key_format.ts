@@ -536,12 +536,24 @@ function checksumHolds(raw: string, end: number): boolean {
   return crc32Ascii(raw, end) === checksum;
 }
 
+/**
+ * A key parsed by `KeyLayouts.parse`, with the name of its legacy layout
+ * (absent: the current layout). Internal: not exported by the entry point.
+ *
+ * @example
+ * ```ts
+ * import type { LayoutParsedKey } from "./key_format.ts";
+ * const isLegacy = (key: LayoutParsedKey) => key.layout !== undefined;
+ * ```
+ */
+export type LayoutParsedKey = ParsedApiKey & { readonly layout?: string };
+
 /** `raw` parsed by `layout` with namespace `namespace`, or null: one scan of fixed positions. */
 function parseLegacy(
   raw: string,
   layout: CompiledLegacyLayout,
   namespace: string,
-): ParsedApiKey | null {
+): LayoutParsedKey | null {
   const sep = layout.separator.charCodeAt(0);
   const ns = namespace.length;
   if (!raw.startsWith(namespace) || raw.charCodeAt(ns) !== sep) return null;
@@ -572,6 +584,7 @@ function parseLegacy(
     prefix: raw.slice(prefixStart, secretStart - 1),
     secret: raw.slice(secretStart, secretEnd),
     checksum: raw.slice(secretEnd),
+    layout: layout.name,
   };
 }
 
@@ -613,9 +626,10 @@ export class KeyLayouts {
   /**
    * `raw` parsed by the first accepted layout that takes it with the
    * namespace `namespace` (a legacy layout's own namespace when it names
-   * one), or `null`; bounded by `maxLength`, never throws.
+   * one), or `null`; bounded by `maxLength`, never throws. A legacy key
+   * carries its layout's name (`layout`).
    */
-  parse(raw: string, namespace: string): ParsedApiKey | null {
+  parse(raw: string, namespace: string): LayoutParsedKey | null {
     if (typeof raw !== "string" || raw.length > this.maxLength) return null;
     const current = parseKey(raw);
     if (current !== null && current.namespace === namespace) return current;
@@ -624,6 +638,11 @@ export class KeyLayouts {
       if (parsed !== null) return parsed;
     }
     return null;
+  }
+
+  /** The enabled legacy layout named `name`, if any. */
+  legacyNamed(name: string): CompiledLegacyLayout | undefined {
+    return this.legacy.find((layout) => layout.name === name);
   }
 
   /** Whether `prefix` can be the prefix of a key of an accepted layout (its length and alphabet). */

@@ -9,8 +9,9 @@ import type { ApiKeysService } from "./service.ts";
 import type { Environment } from "./types.ts";
 
 /**
- * Emitted when a reported key verified, right before it is revoked (so it is
- * followed by the usual `api_key.revoked`). Carries no key material.
+ * Emitted by the one report that revoked a key (of concurrent reports of it,
+ * only the winner), right before the usual `api_key.revoked`. Carries no key
+ * material.
  *
  * @example
  * ```ts

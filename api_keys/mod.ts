@@ -177,7 +177,9 @@ export {
 } from "./secret_scanning_partner.ts";
 export {
   createPublicRevocationHandler,
+  type PublicReportDrop,
   type PublicRevocationHandler,
   type PublicRevocationOptions,
+  type PublicRevocationStats,
 } from "./public_revocation.ts";
 export type { PrismaLike } from "./deprecated_names.ts";

@@ -138,6 +138,11 @@ export interface PrismaApiKeyStorageOptions {
   expiryNotices?: PrismaExpiryNoticeDelegate;
   /** `prisma.apiKeyRotationWait`: turns on `saveRotationWait` and `findRotationWait`. */
   rotationWaits?: PrismaRotationWaitDelegate;
+  /**
+   * `true` when the model has the `layout` column (migration
+   * `0006_api_key_layout`): turns on `storesLayout`.
+   */
+  storesLayout?: boolean;
 }
 
 function hasCode(error: unknown, code: string): boolean {
@@ -163,21 +168,25 @@ function toNumber(value: unknown): unknown {
   return typeof value === "bigint" ? Number(value) : value;
 }
 
-/** A row to create: `hashScheme` written only when it is not the default (an older model lacks it). */
-function toRow(record: ApiKeyRecord): Record<string, unknown> {
-  const { hashScheme, ...fields } = record;
+/**
+ * A row to create: `hashScheme` written only when it is not the default (an
+ * older model lacks it), `layout` only with `storesLayout`.
+ */
+function toRow(record: ApiKeyRecord, storesLayout: boolean): Record<string, unknown> {
+  const { hashScheme, layout, ...fields } = record;
   const row: Record<string, unknown> = {
     ...fields,
     allowedIpCidrs: [...(record.allowedIpCidrs ?? [])],
   };
   if (hashScheme !== undefined && hashScheme !== CURRENT_HASH_SCHEME) row.hashScheme = hashScheme;
+  if (storesLayout && layout !== undefined) row.layout = layout;
   return row;
 }
 
 /**
  * The record fields of a row (a row may have more columns), a null allowlist
  * read as an empty one, a missing or default `hashScheme` read as absent (the
- * default). Not validated: the service checks every record it reads.
+ * default), a null `layout` as absent (the current layout). Not validated: the service checks every record it reads.
  */
 function toRecord(row: unknown): ApiKeyRecord {
   if (typeof row !== "object" || row === null) return row as ApiKeyRecord;
@@ -204,6 +213,8 @@ function toRecord(row: unknown): ApiKeyRecord {
   if (scheme !== undefined && scheme !== null && scheme !== CURRENT_HASH_SCHEME) {
     record.hashScheme = scheme as ApiKeyRecord["hashScheme"];
   }
+  const layout = (row as { layout?: unknown }).layout;
+  if (layout !== undefined && layout !== null) record.layout = layout as string;
   return record;
 }
 
@@ -219,6 +230,8 @@ function toRecord(row: unknown): ApiKeyRecord {
  * `PrismaApiKeyStorageOptions` (an explicit option: they need the tables of
  * migration `0004_api_key_expiry`). `countHashes` reads the usable rows in
  * pages of 1,000 ordered by `id` (`findMany` with `take` and `id: { gt }`).
+ * `storesLayout` with the option of that name (the `layout` column of
+ * migration `0006_api_key_layout`).
  * The `hashScheme` column (migration `0003_api_key_hash_scheme`) is optional:
  * rows without it read as the default scheme, and `hashScheme` is written
  * only when it is not the default or the model has the column, so an
@@ -245,6 +258,8 @@ function toRecord(row: unknown): ApiKeyRecord {
  */
 export class PrismaApiKeyStorage implements ApiKeyStorage {
   readonly #client: PrismaApiKeyClient;
+  /** Capability, with the `storesLayout` option only: the `layout` column is written and read. */
+  readonly storesLayout?: boolean;
   /**
    * Capability, with the `expiryNotices` option only: one page of unrevoked
    * keys expiring in the window (`apiKey.findMany` with `take`).
@@ -273,7 +288,11 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
       "client.apiKey",
     );
     this.#client = client;
-    const { expiryNotices, rotationWaits } = options ?? {};
+    const { expiryNotices, rotationWaits, storesLayout } = options ?? {};
+    if (storesLayout !== undefined && typeof storesLayout !== "boolean") {
+      throw new TypeError("PrismaApiKeyStorage options.storesLayout must be a boolean");
+    }
+    if (storesLayout === true) this.storesLayout = true;
     if (expiryNotices !== undefined) {
       requireDelegate(expiryNotices, ["createMany", "updateMany"], "options.expiryNotices");
       this.listExpiring = (listing) => this.#listExpiring(listing);
@@ -301,7 +320,7 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
 
   /** Inserts a record. */
   async insert(record: ApiKeyRecord): Promise<void> {
-    await this.#client.apiKey.create({ data: toRow(record) });
+    await this.#client.apiKey.create({ data: toRow(record, this.storesLayout === true) });
   }
 
   /** Finds a record by id. */
@@ -487,7 +506,7 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
 
   async #rotate(input: RotateApiKeyStorageInput, tenantId: string | undefined): Promise<void> {
     const insertNew = (delegate: PrismaApiKeyDelegate) =>
-      delegate.create({ data: toRow(input.newRecord) });
+      delegate.create({ data: toRow(input.newRecord, this.storesLayout === true) });
     const markOld = (delegate: PrismaApiKeyDelegate) =>
       delegate.update({
         where: {

@@ -14,6 +14,7 @@ import {
   revokeExposedKey,
 } from "./_leak_core.ts";
 import { generateKey } from "./key_format.ts";
+import { createDispatcher } from "./_sinks.ts";
 import type {
   LeakedKeyHandlerOptions,
   LeakReportHandler,
@@ -39,8 +40,16 @@ import type {
  * ```
  */
 export interface PublicRevocationOptions extends LeakedKeyHandlerOptions {
-  /** Reports waiting at most (default 1,000); a report past it is answered the same and dropped. */
+  /**
+   * Distinct keys waiting at most (default 1,000); a report of a key already
+   * waiting takes no place, a report past the limit is answered the same and
+   * dropped (`onDropped`, `stats().dropped`).
+   */
   maxQueued?: number;
+  /** Receives each dropped report (sync or async; never awaited; carries no key material). */
+  onDropped?: (drop: PublicReportDrop) => void | Promise<void>;
+  /** Receives errors of `onDropped` (default: one console warning, then silence). */
+  onDroppedError?: (error: unknown, drop: PublicReportDrop) => void;
   /** Largest body read, in bytes (default 4,096); a larger one is handled as no key. */
   maxBodyBytes?: number;
   /**
@@ -48,6 +57,44 @@ export interface PublicRevocationOptions extends LeakedKeyHandlerOptions {
    * material). Default: one console warning, then silence.
    */
   onError?: (error: unknown) => void;
+}
+
+/**
+ * A public report dropped because the queue was full (`onDropped`).
+ *
+ * @example
+ * ```ts
+ * import type { PublicReportDrop } from "./public_revocation.ts";
+ * const alert = (drop: PublicReportDrop) => console.warn(`report dropped, ${drop.queued} queued`);
+ * ```
+ */
+export interface PublicReportDrop {
+  /** Type. */
+  type: "api_key.public_report_dropped";
+  /** When it was dropped. */
+  at: Date;
+  /** Reports waiting at that moment (`maxQueued`). */
+  queued: number;
+}
+
+/**
+ * Counters of a public revocation handler (`stats()`), for a metric.
+ *
+ * @example
+ * ```ts
+ * import type { PublicRevocationStats } from "./public_revocation.ts";
+ * const dropRate = (stats: PublicRevocationStats) => stats.dropped / Math.max(1, stats.received);
+ * ```
+ */
+export interface PublicRevocationStats {
+  /** Distinct keys waiting now. */
+  queued: number;
+  /** Reports received since the handler was built. */
+  received: number;
+  /** Reports of a key already waiting (taking no place). */
+  deduplicated: number;
+  /** Reports dropped because the queue was full. */
+  dropped: number;
 }
 
 /**
@@ -67,6 +114,13 @@ export interface PublicRevocationHandler extends LeakReportHandler {
   (request: LeakReportRequest): Promise<LeakReportResponse>;
   /** Resolves when the queue is empty and no report is in progress. */
   drain(): Promise<void>;
+  /** The handler's counters now. */
+  stats(): PublicRevocationStats;
+}
+
+/** The first value of `set`, if any. */
+function first(set: Set<string>): string | undefined {
+  return set.values().next().value;
 }
 
 /** The one answer of every report. */
@@ -108,13 +162,16 @@ function reportedKey({ body, contentType }: Report): string {
  * Builds the handler of public key reports. Every report gets the same `202`
  * (same status, headers and body) at once, whether the key exists, is unknown
  * or is not a key at all; nothing in the answer depends on the input. After
- * the answer, a queue (at most `maxQueued` waiting, one at a time) verifies
- * each report with the service; a report that is not a well-formed key of the
- * namespace is replaced by a random well-formed key drawn once per handler
- * (so the substitution costs nothing per report): every report costs the same
- * verification (one prefix lookup, one HMAC). A key that verifies emits
- * `api_key.exposed` (`source: "public_report"`, `url: null`) and is revoked.
- * Rate-limit the route in the app (see docs/security.md, "Leaked keys").
+ * the answer, a queue of distinct keys (at most `maxQueued` waiting, one at a
+ * time) verifies each with the service; a report that is not a well-formed key
+ * of the namespace in one of the service's layouts stands for a random
+ * well-formed key drawn once per handler (so the substitution costs nothing
+ * per report): every verification costs the same (one prefix lookup, one
+ * HMAC). A report of a key already waiting is counted and takes no place; one
+ * past a full queue is dropped, counted and passed to `onDropped`. A key that
+ * verifies emits `api_key.exposed` (`source: "public_report"`, `url: null`)
+ * and is revoked. Rate-limit the route in the app, per client and in all (see
+ * docs/security.md, "Leaked keys").
  *
  * @example
  * ```ts
@@ -143,10 +200,15 @@ export function createPublicRevocationHandler(
   const maxQueued = positiveInteger(options.maxQueued, 1_000, `${label}.maxQueued`);
   const maxBodyBytes = positiveInteger(options.maxBodyBytes, 4_096, `${label}.maxBodyBytes`);
   optionalFunction(options.onError, `${label}.onError`);
+  optionalFunction(options.onDropped, `${label}.onDropped`);
+  optionalFunction(options.onDroppedError, `${label}.onDroppedError`);
   const onError = options.onError;
+  const emitDropped = createDispatcher(options.onDropped, options.onDroppedError, "onDropped");
   /** Verified in place of a report that names no key of the namespace. */
   const standIn = generateKey({ environment: "live", namespace: core.service.namespace }).raw;
-  const queue: Report[] = [];
+  /** The keys waiting, in order (a set: a key waits once). */
+  const queue = new Set<string>();
+  const counts = { received: 0, deduplicated: 0, dropped: 0 };
   let running: Promise<void> | undefined;
   let warned = false;
 
@@ -167,9 +229,8 @@ export function createPublicRevocationHandler(
   async function work(): Promise<void> {
     // A later task: the answer is on its way before any verification starts.
     await new Promise((resolve) => setTimeout(resolve, 0));
-    for (let report = queue.shift(); report !== undefined; report = queue.shift()) {
-      const candidate = reportedKey(report);
-      const key = core.patterns.isValidChecksum(candidate) ? candidate : standIn;
+    for (let key = first(queue); key !== undefined; key = first(queue)) {
+      queue.delete(key);
       try {
         await revokeExposedKey(core, key, "public_report", null);
       } catch (error) {
@@ -181,26 +242,41 @@ export function createPublicRevocationHandler(
   function start(): void {
     running ??= work().finally(() => {
       running = undefined;
-      if (queue.length > 0) start();
+      if (queue.size > 0) start();
     });
   }
 
+  /** The key `request` names, or the stand-in when it names no key of the service. */
+  function keyOf(request: LeakReportRequest): string {
+    try {
+      const contentType = request.headers("content-type");
+      const candidate = reportedKey({
+        body: bodyBytes(request.body, maxBodyBytes) ?? new Uint8Array(0),
+        contentType: typeof contentType === "string"
+          ? contentType.slice(0, MAX_CONTENT_TYPE_LENGTH).toLowerCase()
+          : "",
+      });
+      return core.isServiceKey(candidate) ? candidate : standIn;
+    } catch {
+      // an unreadable request is a report of no key: the same work, the same answer
+      return standIn;
+    }
+  }
+
   const handler = (request: LeakReportRequest): Promise<LeakReportResponse> => {
-    if (queue.length < maxQueued) {
-      let report: Report = { body: new Uint8Array(0), contentType: "" };
-      try {
-        const contentType = request.headers("content-type");
-        report = {
-          body: bodyBytes(request.body, maxBodyBytes) ?? new Uint8Array(0),
-          contentType: typeof contentType === "string"
-            ? contentType.slice(0, MAX_CONTENT_TYPE_LENGTH).toLowerCase()
-            : "",
-        };
-      } catch {
-        // an unreadable request is a report of no key: the same work, the same answer
-      }
-      queue.push(report);
+    counts.received++;
+    const key = keyOf(request);
+    if (queue.has(key)) counts.deduplicated++;
+    else if (queue.size < maxQueued) {
+      queue.add(key);
       start();
+    } else {
+      counts.dropped++;
+      emitDropped?.({
+        type: "api_key.public_report_dropped",
+        at: core.clock(),
+        queued: queue.size,
+      });
     }
     return Promise.resolve(jsonResponse(202, ACCEPTED_BODY));
   };
@@ -209,5 +285,6 @@ export function createPublicRevocationHandler(
     async drain(): Promise<void> {
       while (running !== undefined) await running;
     },
+    stats: (): PublicRevocationStats => ({ queued: queue.size, ...counts }),
   });
 }

@@ -1,6 +1,7 @@
 /**
  * The core of a GitHub secret-scanning partner endpoint: checks GitHub's
- * signature over the raw body, checks each reported token's checksum offline,
+ * signature over the raw body, checks each reported token offline against the
+ * service's layouts (`legacyKeyLayouts` included),
  * revokes each key that verifies and, when enabled, answers feedback.
  *
  * Over 300 lines because the endpoint's steps (signature, body, per-token
@@ -159,8 +160,9 @@ async function sha256Hex(text: string): Promise<string> {
  *    fetched);
  * 3. the body must be `[{ token, type, url?, source? }]` (else 400) with at
  *    most `maxTokens` entries (else 413);
- * 4. each distinct token whose checksum is valid offline is verified with the
- *    service; one that verifies emits `api_key.exposed` and is revoked
+ * 4. each distinct token that is a key of the service's namespace in one of
+ *    its layouts (checksum checked offline where the layout has one) is
+ *    verified with the service; one that verifies emits `api_key.exposed` and is revoked
  *    (`api_key.revoked`). A storage failure or the deadline gives 503;
  * 5. 200 with the feedback array, or `[]` when feedback is off.
  *
@@ -229,7 +231,7 @@ export function createSecretScanningPartnerHandler(
         const index = next++;
         const { token, source, url } = matches[index];
         try {
-          outcomes[index] = core.patterns.isValidChecksum(token)
+          outcomes[index] = core.isServiceKey(token)
             ? await revokeExposedKey(core, token, source, url)
             : "unknown";
           done++;

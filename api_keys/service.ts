@@ -69,7 +69,9 @@ export class ApiKeysService {
     this.#manage = new ManageFlow(settings);
     attachServiceHooks(this, {
       emitEvent: settings.emitEvent,
+      layouts: settings.layouts,
       verifyReported: (rawKey) => this.#verify.verifyReported(rawKey),
+      revokeReported: (keyId, onRevoked) => this.#manage.revoke(keyId, onRevoked),
     });
     this.#expiry = new ExpiryJob(settings);
   }

@@ -69,6 +69,10 @@ import type {
  * - `listExpiring` with `claimExpiryNotice` (expiry notices): the scan and
  *   the compare-and-set claims of `ApiKeysService.notifyExpiring`. Without
  *   them, `notifyExpiring` throws.
+ * - `storesLayout` (a property, `true`): the storage keeps a record's
+ *   `layout` as written (`replaceHash` leaves it). With it, a key verifies
+ *   only in its record's layout (absent: the current one); without it, in any
+ *   layout the service accepts.
  * - `saveRotationWait`, `findRotationWait` and `lowerExpiry` (rotations that
  *   wait): a rotation with `graceStarts: "first-use"` saves its wait before
  *   rotating; the new key's first successful verify finds it and lowers the
@@ -140,6 +144,8 @@ export interface ApiKeyStorage {
    * `api_key_record_not_found` and leaves nothing usable.
    */
   rotateForTenant?(tenantId: string, input: RotateApiKeyStorageInput): Promise<void>;
+  /** Capability (optional): `true` when the storage keeps each record's `layout` (see the interface rules). */
+  readonly storesLayout?: boolean;
   /** Sets `lastUsedAt` (best effort). */
   touchLastUsed(id: string, lastUsedAt: Date): Promise<void>;
   /** Atomically rotates a key (see the interface rules). */
@@ -229,7 +235,7 @@ export interface ApiKeyRotationWait {
 }
 
 /**
- * Names of the optional methods (capabilities) of `ApiKeyStorage`.
+ * Names of the optional members (capabilities) of `ApiKeyStorage`.
  *
  * @example
  * ```ts
@@ -242,6 +248,7 @@ export type ApiKeyStorageCapability =
   | "markRevokedIfActive"
   | "replaceHash"
   | "countHashes"
+  | "storesLayout"
   | "listExpiring"
   | "claimExpiryNotice"
   | "saveRotationWait"

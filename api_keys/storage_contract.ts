@@ -168,7 +168,8 @@ function rotationOf(old: ApiKeyRecord) {
  * `lowerExpiry` is a compare-and-set with one winner among concurrent calls.
  * `markRevokedForTenant` and `rotateForTenant`, over 1,000 random (tenant, id)
  * pairs, half of another tenant, change exactly the rows of the owning tenant.
- * Records keep their `hashScheme` (an absent one and `hmac-sha256` read alike).
+ * Records keep their `hashScheme` (an absent one and `hmac-sha256` read alike)
+ * and, with `storesLayout`, their `layout` (an upgrade on use included).
  *
  * @example
  * ```ts
@@ -336,6 +337,37 @@ export function runApiKeyStorageContract(
     check(
       (await storage.findById(record.id))!.hash === `${winners[0]}`.repeat(43),
       "the hash is the winner's",
+    );
+  });
+
+  test("storesLayout (when true) keeps each record's layout through reads, listing and replaceHash; an absent one reads absent", async () => {
+    const storage = await factory();
+    if (storage.storesLayout !== true) return;
+    const legacy = sampleRecord({ layout: "nestarc-v0", hash: "c".repeat(64) });
+    const current = sampleRecord();
+    await storage.insert(legacy);
+    await storage.insert(current);
+    const layouts = (records: (ApiKeyRecord | null)[]) => records.map((r) => r?.layout);
+    const listed = await storage.listByTenant(legacy.tenantId, { includeRevoked: true });
+    check(
+      JSON.stringify(layouts([
+        await storage.findById(legacy.id),
+        await storage.findByPrefix(legacy.prefix),
+        listed.find((r) => r.id === legacy.id) ?? null,
+      ])) === JSON.stringify(["nestarc-v0", "nestarc-v0", "nestarc-v0"]),
+      "the layout is kept",
+    );
+    check(
+      layouts([await storage.findById(current.id)])[0] === undefined,
+      "a record without a layout reads without one",
+    );
+    const replace = storage.replaceHash?.bind(storage);
+    if (replace === undefined) return;
+    const next = { hash: "N".repeat(43), hashScheme: "hmac-sha256" as const, pepperVersion: 1 };
+    check(await replace(legacy.id, legacy.hash, next), "replaceHash of the legacy record");
+    check(
+      (await storage.findByPrefix(legacy.prefix))?.layout === "nestarc-v0",
+      "replaceHash keeps the layout",
     );
   });
 

@@ -171,6 +171,11 @@ export interface ApiKeyRecord {
   hashScheme?: ApiKeyHashScheme;
   /** Pepper version used for `hash` (0 for the `sha256` scheme, which has none). */
   pepperVersion: number;
+  /**
+   * Name of the legacy layout (`legacyKeyLayouts`) the key was imported in;
+   * absent: the current layout. Bound only by a storage with `storesLayout`.
+   */
+  layout?: string;
   /** Flattened scopes (`resource:level`). */
   scopes: string[];
   /** Canonical allowed CIDRs; empty or absent means any address. */
@@ -563,6 +568,12 @@ export interface ImportApiKeyRecord {
   hashScheme: ApiKeyHashScheme;
   /** Pepper version of `hash`: a configured one, or 0 for `sha256`. */
   pepperVersion: number;
+  /**
+   * Layout of the key: the name of one of the service's `legacyKeyLayouts`,
+   * or `null` for the current layout. Omitted: the service's one legacy
+   * layout when it has exactly one, the current layout when it has none.
+   */
+  layout?: string | null;
   /** Scopes: `resource:level` strings or `Scope` objects (at least one). */
   scopes: (string | Scope)[];
   /** Allowed client addresses or CIDR ranges. */

@@ -9,8 +9,18 @@ import {
   positiveInteger,
   revokeExposedKey,
 } from "../../api_keys/_leak_core.ts";
-import { generateKey } from "../../api_keys/mod.ts";
-import { makeService, READ_ORDERS } from "./helpers.ts";
+import { type ApiKeyStorage, generateKey, InMemoryApiKeyStorage } from "../../api_keys/mod.ts";
+import { makeService, overrideStorage, READ_ORDERS } from "./helpers.ts";
+
+/** `inner` without its capabilities, `findById` (read by revoke) slowed so reports overlap. */
+function slowRevokes(inner: InMemoryApiKeyStorage): ApiKeyStorage {
+  return overrideStorage(inner, {
+    findById: async (id: string) => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return inner.findById(id);
+    },
+  });
+}
 
 describe("leak core", () => {
   it("checks options, naming them", () => {
@@ -50,6 +60,45 @@ describe("leak core", () => {
     assert.equal(await revokeExposedKey(core, key, "content", null), "known");
     const unknown = generateKey({ environment: "live" }).raw;
     assert.equal(await revokeExposedKey(core, unknown, "content", null), "unknown");
+  });
+
+  it("two reports of one key in flight on two instances: api_key.exposed once, from the one that revoked (markRevokedIfActive)", async () => {
+    const inner = new InMemoryApiKeyStorage();
+    const storage = {
+      ...slowRevokes(inner),
+      markRevokedIfActive: inner.markRevokedIfActive.bind(inner),
+    } as ApiKeyStorage;
+    const one = makeService({ storage, cache: false });
+    const two = makeService({ storage, cache: false });
+    const { key } = await one.service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+    one.events.length = 0;
+    const outcomes = await Promise.all([
+      revokeExposedKey(compileLeakCore({ service: one.service }, "O"), key, "content", null),
+      revokeExposedKey(compileLeakCore({ service: two.service }, "O"), key, "public_report", null),
+    ]);
+    assert.deepEqual([...outcomes].sort(), ["known", "revoked"]);
+    const types = [...one.events, ...two.events].map((event) => event.type);
+    assert.deepEqual(types, ["api_key.exposed", "api_key.revoked"]);
+    const winner = outcomes[0] === "revoked" ? one : two;
+    assert.deepEqual(winner.events.map((event) => event.type), types);
+  });
+
+  it("two reports of one key in flight on a storage without markRevokedIfActive: api_key.exposed once (an in-process claim)", async () => {
+    const { service, events } = makeService({
+      storage: slowRevokes(new InMemoryApiKeyStorage()),
+      cache: false,
+    });
+    const { key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+    events.length = 0;
+    const partner = compileLeakCore({ service }, "O");
+    const publicReports = compileLeakCore({ service }, "O");
+    const outcomes = await Promise.all([
+      revokeExposedKey(partner, key, "content", null),
+      revokeExposedKey(publicReports, key, "public_report", null),
+      revokeExposedKey(partner, key, "commit", null),
+    ]);
+    assert.deepEqual([...outcomes].sort(), ["known", "known", "revoked"]);
+    assert.deepEqual(events.map((event) => event.type), ["api_key.exposed", "api_key.revoked"]);
   });
 
   it("bounds bodies before copying and answers errors in the envelope's shape", () => {

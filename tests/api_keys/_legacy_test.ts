@@ -13,7 +13,9 @@ import {
   Sha256Hasher,
 } from "../../api_keys/mod.ts";
 import { validateRetiredVersions } from "../../api_keys/_legacy.ts";
-import { legacyRecord, nestarcHash, nestarcKey, plainSha256 } from "./nestarc.ts";
+import { importNestarcKey, legacyRecord, nestarcHash, nestarcKey, plainSha256 } from "./nestarc.ts";
+import { crc32Ascii } from "../../api_keys/key_format.ts";
+import { encodeBase62Fixed } from "../../api_keys/_base62.ts";
 import { makeService, overrideStorage, PEPPER_1, PEPPER_2, spyStorage } from "./helpers.ts";
 
 const LEGACY = { legacyKeyLayouts: ["nestarc-v0" as const] };
@@ -114,6 +116,88 @@ async function storageWith(...records: ApiKeyRecord[]): Promise<InMemoryApiKeySt
   for (const record of records) await storage.insert(record);
   return storage;
 }
+
+/** `raw` with the current layout's checksum appended. */
+const withChecksum = (raw: string) => raw + encodeBase62Fixed(crc32Ascii(raw), 6);
+
+describe("the layout is bound to the record (storesLayout)", () => {
+  it("a current key with its checksum cut off does not verify, warm cache or not", async () => {
+    for (const cache of [undefined, false] as const) {
+      const { service } = makeService({ ...LEGACY, cache });
+      const { key } = await service.create({ tenantId: "t1", name: "k", scopes: READ });
+      assert.equal((await service.verify(key)).tenantId, "t1");
+      await assert.rejects(service.verify(key.slice(0, -6)), { code: "api_key_invalid" });
+      assert.equal((await service.verify(key)).tenantId, "t1");
+    }
+  });
+
+  it("an imported legacy key with a CRC appended does not verify, before and after its hash is upgraded", async () => {
+    const storage = new InMemoryApiKeyStorage();
+    const { service } = makeService({ storage, ...LEGACY, peppers: { 1: PEPPER_1, 2: PEPPER_2 } });
+    const key = await importNestarcKey(service, PEPPER_1);
+    assert.equal((await storage.findByPrefix(key.prefix))?.layout, "nestarc-v0");
+    await assert.rejects(service.verify(withChecksum(key.raw)), { code: "api_key_invalid" });
+    assert.equal((await service.verify(key.raw)).tenantId, "t1");
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setTimeout(resolve, 0));
+    const upgraded = (await storage.findByPrefix(key.prefix))!;
+    assert.deepEqual([upgraded.hashScheme, upgraded.pepperVersion, upgraded.layout], [
+      undefined,
+      2,
+      "nestarc-v0",
+    ]);
+    const fresh = makeService({ storage, ...LEGACY, peppers: { 2: PEPPER_2 }, cache: false });
+    assert.equal((await fresh.service.verify(key.raw)).tenantId, "t1");
+    await assert.rejects(fresh.service.verify(withChecksum(key.raw)), {
+      code: "api_key_invalid",
+    });
+  });
+
+  it("a refused layout costs what a wrong secret does: one lookup, the same hasher calls, no event of the key", async () => {
+    const { storage, calls } = spyStorage();
+    const { service, events } = makeService({ storage, ...LEGACY, cache: false });
+    const { key } = await service.create({ tenantId: "t1", name: "k", scopes: READ });
+    const cutKey = key.slice(0, -6);
+    // The same prefix in the legacy layout (no checksum) with a wrong secret.
+    const wrongSecret = cutKey.slice(0, -1) + (cutKey.endsWith("A") ? "B" : "A");
+    const work = async (raw: string) => {
+      calls.length = 0;
+      events.length = 0;
+      const subtle = countSubtle();
+      try {
+        await assert.rejects(service.verify(raw), { code: "api_key_invalid" });
+      } finally {
+        subtle.restore();
+      }
+      return { calls: [...calls], subtle: subtle.calls, events: events.map((e) => e.type) };
+    };
+    const cut = await work(cutKey);
+    assert.deepEqual(cut, await work(wrongSecret));
+    assert.deepEqual(cut.calls.filter((call) => call.endsWith("ByPrefix")).length, 1);
+    assert.ok(!JSON.stringify(events).includes("keyId"), "no key state revealed");
+  });
+
+  it("records without a layout read as the current one; a storage without storesLayout keeps accepting any layout and says so", async () => {
+    const key = nestarcKey("ak");
+    const { hash } = await new Sha256Hasher({ peppers: { 1: PEPPER_1 } }).hash(key.secret);
+    const bound = new InMemoryApiKeyStorage();
+    await bound.insert(legacyRecord(key, hash, { id: "k-none", layout: undefined }));
+    await assert.rejects(makeService({ storage: bound, ...LEGACY }).service.verify(key.raw), {
+      code: "api_key_invalid",
+    });
+    const lines: string[] = [];
+    const info = console.info;
+    console.info = (line: string) => void lines.push(line);
+    try {
+      const storage = overrideStorage(bound, {});
+      const { service } = makeService({ storage, ...LEGACY });
+      assert.equal((await service.verify(key.raw)).keyId, "k-none");
+      assert.equal((await service.verify(withChecksum(key.raw))).keyId, "k-none");
+    } finally {
+      console.info = info;
+    }
+    assert.match(lines.join("\n"), /no storesLayout \(a key verifies in any accepted layout\)/);
+  });
+});
 
 describe("legacy hash schemes in the verify flow", () => {
   it("keys and records made by the legacy algorithms verify: sha256-pepper and sha256", async () => {

@@ -2,12 +2,18 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { attachServiceHooks, serviceHooks } from "../../api_keys/_service_hooks.ts";
+import { compileKeyLayouts } from "../../api_keys/key_format.ts";
 import { makeService, READ_ORDERS } from "./helpers.ts";
 
 describe("service hooks", () => {
   it("records hooks per object", () => {
     const withHooks = {};
-    const hooks = { emitEvent: undefined, verifyReported: () => Promise.reject(new Error("no")) };
+    const hooks = {
+      emitEvent: undefined,
+      layouts: compileKeyLayouts(undefined, "layouts"),
+      verifyReported: () => Promise.reject(new Error("no")),
+      revokeReported: () => Promise.resolve(),
+    };
     attachServiceHooks(withHooks, hooks);
     assert.equal(serviceHooks(withHooks), hooks);
     assert.equal(serviceHooks({}), undefined);

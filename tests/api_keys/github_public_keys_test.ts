@@ -215,6 +215,56 @@ describe("githubSecretScanningKeyResolver (loopback stub)", () => {
     assert.equal(stub.requests.length, 0);
   });
 
+  it("refuses an http URL unless its host is loopback (a token would travel in clear)", () => {
+    for (const url of ["http://api.github.com/meta", "http://127.evil.test/", "http://10.0.0.1/"]) {
+      assert.throws(
+        () => githubSecretScanningKeyResolver({ url }),
+        /url must be an https URL \(http only to a loopback host\)/,
+        url,
+      );
+    }
+    for (
+      const url of [
+        "http://127.0.0.1:9/k",
+        "http://127.1.2.3/k",
+        "http://localhost:9/k",
+        "http://[::1]:9/k",
+        "https://ghe.example.test/meta",
+      ]
+    ) {
+      githubSecretScanningKeyResolver({ url });
+    }
+  });
+
+  it("trusts keys fetched before for at most maxStaleMs while the endpoint fails", async () => {
+    const clocks = new FakeClocks();
+    const keys = resolverWith(clocks, { maxStaleMs: 300_000 });
+    const key = await keys.resolve(GITHUB_SAMPLE.key_identifier);
+    assert.ok(key !== null);
+    stub.status = 500;
+    clocks.advance(299_000);
+    assert.equal(await keys.resolve(GITHUB_SAMPLE.key_identifier), key);
+    clocks.advance(1_000);
+    assert.match(
+      String((await rejection(keys.resolve(GITHUB_SAMPLE.key_identifier))).message),
+      /GitHub public keys: HTTP 500/,
+    );
+    stub.status = 200;
+    clocks.advance(10_000);
+    assert.ok(await keys.resolve(GITHUB_SAMPLE.key_identifier) !== null);
+  });
+
+  it("bounds the trust in stale keys by default: one day", async () => {
+    const clocks = new FakeClocks();
+    const keys = resolverWith(clocks, { ttlMs: 3_600_000 });
+    assert.ok(await keys.resolve(GITHUB_SAMPLE.key_identifier) !== null);
+    stub.status = 503;
+    clocks.advance(86_399_999);
+    assert.ok(await keys.resolve(GITHUB_SAMPLE.key_identifier) !== null);
+    clocks.advance(1);
+    await rejection(keys.resolve(GITHUB_SAMPLE.key_identifier));
+  });
+
   it("validates its options", () => {
     for (
       const options of [
@@ -225,6 +275,8 @@ describe("githubSecretScanningKeyResolver (loopback stub)", () => {
         { timeoutMs: 1.5 },
         { fetch: "fetch" },
         { token: 42 },
+        { maxStaleMs: 0 },
+        { ttlMs: 60_000, maxStaleMs: 59_999 },
       ]
     ) {
       assert.throws(

@@ -6,7 +6,7 @@
  * lowercase hex SHA-256 of the UTF-8 string `secret + pepper`.
  */
 import { createHash, randomBytes } from "node:crypto";
-import type { ApiKeyRecord, Environment } from "../../api_keys/mod.ts";
+import type { ApiKeyRecord, ApiKeysService, Environment } from "../../api_keys/mod.ts";
 import { storedRecord } from "./stored_record.ts";
 
 const NESTARC_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
@@ -37,7 +37,7 @@ export function plainSha256(secret: string): string {
 
 let sequence = 0;
 
-/** A record as a migrated nestarc row reads: `hashScheme` given, no rotation fields set. */
+/** A record as a migrated nestarc row reads: `hashScheme` and `layout` given, no rotation fields set. */
 export function legacyRecord(
   key: { prefix: string; environment: Environment },
   hash: string,
@@ -54,5 +54,29 @@ export function legacyRecord(
     hash,
     createdAt: new Date("2029-06-01T00:00:00.000Z"),
   });
-  return { ...record, ...overrides };
+  return { ...record, layout: "nestarc-v0", ...overrides };
+}
+
+/**
+ * Imports one nestarc-v0 key of tenant `t1` (hash `sha256-pepper` with
+ * `pepper`) into `service`, which accepts the layout; answers the key.
+ */
+export async function importNestarcKey(
+  service: ApiKeysService,
+  pepper: string,
+  environment: Environment = "live",
+) {
+  const key = nestarcKey(service.namespace, environment);
+  const result = await service.importKeys([{
+    tenantId: "t1",
+    name: "old",
+    environment,
+    prefix: key.prefix,
+    hash: nestarcHash(key.secret, pepper),
+    hashScheme: "sha256-pepper",
+    pepperVersion: 1,
+    scopes: ["orders:read"],
+  }]);
+  if (result.imported !== 1) throw new Error(`import failed: ${JSON.stringify(result)}`);
+  return key;
 }

@@ -11,9 +11,11 @@ import {
   isPrefixLookup,
   makeService,
   overrideStorage,
+  PEPPER_1,
   READ_ORDERS,
   spyStorage,
 } from "./helpers.ts";
+import { importNestarcKey } from "./nestarc.ts";
 
 /** Counts HMAC verifications (the hasher's real and dummy work) while `run` runs. */
 async function countingHmacs<T>(run: () => Promise<T>): Promise<{ result: T; hmacs: number }> {
@@ -182,6 +184,74 @@ describe("public revocation handler", () => {
     assert.equal((errors[0] as { code?: string }).code, "api_key_storage_unavailable");
   });
 
+  it("revokes a reported key of the service's legacy layout (nestarc-v0)", async () => {
+    const log: { type: string }[] = [];
+    const { service } = makeService({
+      legacyKeyLayouts: ["nestarc-v0"],
+      onEvent: (event) => void log.push(event),
+    });
+    const key = await importNestarcKey(service, PEPPER_1);
+    const report = createPublicRevocationHandler({ service });
+    log.length = 0;
+    assert.equal((await report(request(key.raw))).status, 202);
+    await report.drain();
+    await assert.rejects(service.verify(key.raw), { code: "api_key_revoked" });
+    assert.deepEqual(
+      log.filter((event) => event.type !== "api_key.auth_failed").map((event) => event.type),
+      ["api_key.exposed", "api_key.revoked"],
+    );
+  });
+
+  it("deduplicates queued reports by key: repeats take no place in the queue", async () => {
+    const { report, service, calls } = setup({ maxQueued: 3 });
+    const junk = generateKey({ environment: "live" }).raw;
+    const { key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+    calls.length = 0;
+    for (let i = 0; i < 50; i++) await report(request(junk));
+    for (let i = 0; i < 50; i++) await report(request(i % 2 ? "not a key" : `  ${junk}\n`));
+    await report(request(JSON.stringify({ key }), "application/json"));
+    assert.deepEqual(report.stats(), { queued: 3, received: 101, deduplicated: 98, dropped: 0 });
+    await report.drain();
+    // the junk key, the stand-in of "not a key", the genuine one
+    assert.equal(calls.filter((call) => isPrefixLookup(call)).length, 3);
+    await assert.rejects(service.verify(key), { code: "api_key_revoked" });
+    assert.equal(report.stats().queued, 0);
+  });
+
+  it("reports each dropped report to onDropped and in stats(), never with key material", async () => {
+    const drops: unknown[] = [];
+    const { report, service } = setup({ maxQueued: 1, onDropped: (drop) => void drops.push(drop) });
+    const first = await service.create({ tenantId: "t1", name: "a", scopes: READ_ORDERS });
+    const second = await service.create({ tenantId: "t1", name: "b", scopes: READ_ORDERS });
+    assert.equal((await report(request(first.key))).status, 202);
+    assert.equal((await report(request(second.key))).status, 202);
+    assert.deepEqual(drops, [{
+      type: "api_key.public_report_dropped",
+      at: new Date("2030-01-01T00:00:00.000Z"),
+      queued: 1,
+    }]);
+    assert.ok(!JSON.stringify(drops).includes(second.key.split("_")[2]));
+    assert.deepEqual(report.stats(), { queued: 1, received: 2, deduplicated: 0, dropped: 1 });
+    await report.drain();
+    await assert.rejects(service.verify(first.key), { code: "api_key_revoked" });
+    assert.equal((await service.verify(second.key)).keyId, second.id);
+  });
+
+  it("contains a throwing onDropped", async () => {
+    const { report, service } = setup({
+      maxQueued: 1,
+      onDropped: () => {
+        throw new Error("sink down");
+      },
+      onDroppedError: () => {},
+    });
+    const { key } = await service.create({ tenantId: "t1", name: "a", scopes: READ_ORDERS });
+    await report(request(key));
+    assert.equal((await report(request(generateKey({ environment: "live" }).raw))).status, 202);
+    await report.drain();
+    assert.equal(report.stats().dropped, 1);
+  });
+
   it("validates its options", () => {
     const { service } = makeService();
     for (
@@ -192,6 +262,8 @@ describe("public revocation handler", () => {
         { service, maxQueued: 0 },
         { service, maxBodyBytes: Infinity },
         { service, onError: "log" },
+        { service, onDropped: "log" },
+        { service, onDroppedError: 1 },
         { service, clock: 1 },
       ]
     ) {

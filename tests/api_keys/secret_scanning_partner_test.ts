@@ -19,9 +19,11 @@ import {
   isPrefixLookup,
   makeService,
   overrideStorage,
+  PEPPER_1,
   READ_ORDERS,
   spyStorage,
 } from "./helpers.ts";
+import { importNestarcKey } from "./nestarc.ts";
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 const SAMPLE_KEYS = [{
@@ -235,6 +237,22 @@ describe("secret-scanning partner handler", () => {
       assert.ok(!text.includes(first.key) && !text.includes(second.key), "no raw key");
       assert.doesNotMatch(text, /token_raw/);
     }
+  });
+
+  it("revokes a reported key of the service's legacy layout (nestarc-v0)", async () => {
+    const { post, service, log } = await setup({ feedback: true }, {
+      legacyKeyLayouts: ["nestarc-v0"],
+    });
+    const key = await importNestarcKey(service, PEPPER_1);
+    log.length = 0;
+    const response = await post([match(key.raw)]);
+    assert.equal(response.status, 200);
+    assert.equal(JSON.parse(response.body)[0].label, "true_positive");
+    await assert.rejects(service.verify(key.raw), { code: "api_key_revoked" });
+    assert.deepEqual(
+      log.filter((event) => event.type !== "api_key.auth_failed").map((event) => event.type),
+      ["api_key.exposed", "api_key.revoked"],
+    );
   });
 
   it("accepts an identical replay: 200 again, no second revocation or event", async () => {

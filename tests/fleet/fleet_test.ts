@@ -16,7 +16,8 @@
  * secret-scanning partner report (a local ECDSA P-256 signer stands in for
  * GitHub; every instance trusts its public key) or as a public report (revoked
  * after the answer), is refused on every instance within the same bound, and
- * only the instance that handled the report emitted `api_key.exposed`.
+ * only the instance that handled the report emitted `api_key.exposed`; the
+ * same for a key of the legacy layout `nestarc-v0` (issue 30).
  *
  * Rotations that wait (issue 26): after `rotate(id, { graceStarts:
  * "first-use", gracePeriodMs: 1,000, maxWaitMs: 60,000 })` the old key works
@@ -301,6 +302,34 @@ if (databaseReady("a fleet on one PostgreSQL", unavailable)) {
       }
       console.log(reportLine("reported key refused everywhere", refused, TARGET_P99_MS));
       assert.equal(refused.length, instances.length * 2 * instances.length);
+    });
+
+    it("a leaked key of the legacy layout nestarc-v0, reported to one instance (partner, public), is refused as revoked on every instance", async () => {
+      for (const [index, handler] of instances.entries()) {
+        for (const via of ["partner", "public"] as const) {
+          const writer = instances[(index + 1) % instances.length];
+          const { id, key } = await admin<{ id: string; key: string }>(writer, "import-legacy");
+          for (const instance of instances) {
+            await until(instance, key, 200, 401, performance.now(), BOUND_MS);
+          }
+          const reportedAt = performance.now();
+          await report(handler, via, key);
+          await every(instances.map((i) => until(i, key, 401, 200, reportedAt, BOUND_MS)));
+          for (const instance of instances) {
+            assert.deepEqual(await guardedCode(instance, key), {
+              status: 401,
+              code: "api_key_revoked",
+            }, `${instance.name}, legacy key reported by ${via} to ${handler.name}`);
+          }
+          const exposed = await Promise.all(
+            instances.map(async (instance) =>
+              (await admin<{ type: string }[]>(instance, `events/${id}`, "GET"))
+                .filter(({ type }) => type === "api_key.exposed").length
+            ),
+          );
+          assert.deepEqual(exposed, instances.map((i) => i === handler ? 1 : 0));
+        }
+      }
     });
 
     /** The stored `expires_at` of key `id`, in ms. */

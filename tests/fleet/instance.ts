@@ -15,7 +15,8 @@
  * `graceStarts` and `maxWaitMs` passed on when given), `GET events/:id` (the
  * events of that key this instance emitted, oldest first), `GET stats`,
  * `POST probe/:kind/:count` (in-process verifies with a query count),
- * `POST exit`. Prints `READY <port>` once listening. Every query the Prisma
+ * `POST exit`, and `POST import-legacy` (imports a new `nestarc-v0` key,
+ * which every instance accepts: `legacyKeyLayouts`). Prints `READY <port>` once listening. Every query the Prisma
  * Client sends is counted (Prisma query events); the feed's own connection is
  * not Prisma's.
  *
@@ -26,6 +27,7 @@
  */
 import "reflect-metadata";
 import process from "node:process";
+import { createHash, randomInt } from "node:crypto";
 import {
   Controller,
   Get,
@@ -240,14 +242,43 @@ class AdminController {
   }
 }
 
+/** Keys of the legacy layout `nestarc-v0`, imported as `@nestarc/api-keys` rows. */
+@Controller("admin")
+class LegacyController {
+  constructor(@Inject(ApiKeysService) private readonly service: ApiKeysService) {}
+
+  @Post("import-legacy")
+  async importLegacy() {
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    const draw = (n: number) => Array.from({ length: n }, () => alphabet[randomInt(62)]).join("");
+    const prefix = draw(12);
+    const secret = draw(32);
+    const id = `legacy-${prefix}`;
+    const result = await this.service.importKeys([{
+      id,
+      tenantId: "fleet",
+      name: `legacy ${name}`,
+      environment: "live",
+      prefix,
+      hash: createHash("sha256").update(secret + FLEET_PEPPER).digest("hex"),
+      hashScheme: "sha256-pepper",
+      pepperVersion: 1,
+      scopes: ["orders:read"],
+    }]);
+    if (result.imported !== 1) throw new Error("import failed");
+    return { id, key: `${this.service.namespace}_live_${prefix}_${secret}` };
+  }
+}
+
 @Module({
   imports: [ApiKeysModule.forRoot({
+    legacyKeyLayouts: ["nestarc-v0"],
     peppers: { 1: FLEET_PEPPER },
     storage: new PrismaApiKeyStorage(prisma, { rotationWaits: prisma.apiKeyRotationWait }),
     feed,
     onEvent: record,
   })],
-  controllers: [OrdersController, LeaksController, AdminController],
+  controllers: [OrdersController, LeaksController, AdminController, LegacyController],
 })
 class FleetModule {}
 

@@ -18,6 +18,8 @@ import {
 import { createPrismaClient, databaseReady, probeDatabase } from "./prisma_client.ts";
 import { nestarcHash, nestarcKey, plainSha256 } from "../api_keys/nestarc.ts";
 import { exportFile, runImport } from "../scripts/import_keys_cli.ts";
+import { crc32Ascii } from "../../api_keys/key_format.ts";
+import { encodeBase62Fixed } from "../../api_keys/_base62.ts";
 
 const url = Deno.env.get("DATABASE_URL");
 const unavailable = await probeDatabase(url);
@@ -90,6 +92,32 @@ if (databaseReady("legacy keys on PostgreSQL", unavailable)) {
         assert.equal((await checking.verify(key.raw)).keyId, rows[i].id);
       }
       assert.equal((await checking.verify(plain.raw)).keyId, "pg-plain");
+    });
+
+    it("with storesLayout, a legacy key verifies only in its layout, also after its upgrade", async () => {
+      await reset();
+      const storage = new PrismaApiKeyStorage(prisma, { storesLayout: true });
+      const { keys, rows } = nestarcExport(1);
+      const upgrading = service(storage, { peppers: { 1: PEPPER_1, 2: PEPPER_2 } });
+      await upgrading.importKeys(rows);
+      assert.equal((await row(rows[0].id!)).layout, "nestarc-v0");
+      const crc = (raw: string) => raw + encodeBase62Fixed(crc32Ascii(raw), 6);
+      await assert.rejects(upgrading.verify(crc(keys[0].raw)), { code: "api_key_invalid" });
+      assert.equal((await upgrading.verify(keys[0].raw)).keyId, rows[0].id);
+      await settle(async () => (await row(rows[0].id!)).hashScheme === "hmac-sha256");
+      assert.equal((await row(rows[0].id!)).layout, "nestarc-v0");
+      const fresh = service(new PrismaApiKeyStorage(prisma, { storesLayout: true }), {
+        peppers: { 2: PEPPER_2 },
+      });
+      assert.equal((await fresh.verify(keys[0].raw)).keyId, rows[0].id);
+      await assert.rejects(fresh.verify(crc(keys[0].raw)), { code: "api_key_invalid" });
+      const { key } = await fresh.create({
+        tenantId: "t1",
+        name: "new",
+        scopes: [{ resource: "orders", level: "read" }],
+      });
+      assert.equal((await fresh.verify(key)).tenantId, "t1");
+      await assert.rejects(fresh.verify(key.slice(0, -6)), { code: "api_key_invalid" });
     });
 
     it("under 50 concurrent verifies a record is upgraded exactly once, then verifies under the new scheme", async () => {

@@ -52,6 +52,13 @@ if (databaseReady("PrismaApiKeyStorage on PostgreSQL", unavailable)) {
     runApiKeyStorageContract(freshStorage, it);
   });
 
+  describe("PrismaApiKeyStorage contract on PostgreSQL with storesLayout (migration 0006)", () => {
+    runApiKeyStorageContract(async () => {
+      await reset();
+      return new PrismaApiKeyStorage(prisma, { storesLayout: true });
+    }, it);
+  });
+
   describe("PrismaApiKeyStorage contract on PostgreSQL without $transaction", () => {
     runApiKeyStorageContract(() => freshStepwiseStorage(), it);
   });
