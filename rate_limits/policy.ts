@@ -40,7 +40,15 @@ export interface CompiledRateLimitPolicy extends RateLimitPolicy {
   readonly cost: number;
 }
 
-/** Most policies per list. */
+/**
+ * Most policies per list.
+ *
+ * @example
+ * ```ts
+ * import { MAX_RATE_LIMIT_POLICIES } from "./policy.ts";
+ * MAX_RATE_LIMIT_POLICIES; // 16
+ * ```
+ */
 export const MAX_RATE_LIMIT_POLICIES = 16;
 
 /** Lists this module compiled (so compiling them again is free). */

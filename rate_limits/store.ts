@@ -88,7 +88,15 @@ export interface RateLimitStore {
   close?(): Promise<void> | void;
 }
 
-/** Most characters of a subject. */
+/**
+ * Most characters of a subject.
+ *
+ * @example
+ * ```ts
+ * import { MAX_SUBJECT_LENGTH } from "./store.ts";
+ * MAX_SUBJECT_LENGTH; // 512
+ * ```
+ */
 export const MAX_SUBJECT_LENGTH = 512;
 
 /** Throws a `TypeError` unless `subject` is 1–512 characters without control characters. */
