@@ -12,7 +12,7 @@
  * ```
  *
  * `shared_storage` runs on Deno only and needs `DATABASE_URL` (it says so and
- * skips otherwise).
+ * skips otherwise); `rate_limits` runs on Deno only and uses `DATABASE_URL` and `REDIS_URL`.
  *
  * Benchmarks never fail the test suite: this script is not part of
  * `deno task test`, and a missed target is printed, not thrown.
@@ -35,12 +35,13 @@ const SCRIPTS = [
   "shared_storage",
   "expiry",
   "leaks",
+  "rate_limits",
 ];
 /**
  * Deno-only scripts: `fetch` (the Fetch bindings against a bare `Deno.serve`) and
  * `shared_storage` (it imports the generated Prisma Client, TypeScript).
  */
-const DENO_ONLY = new Set(["fetch", "shared_storage"]);
+const DENO_ONLY = new Set(["fetch", "shared_storage", "rate_limits"]);
 const argv = process.argv.slice(2);
 const quick = argv.includes("--quick");
 const onlyIndex = argv.indexOf("--only");

@@ -67,4 +67,17 @@ describe("architecture", () => {
     const external = sourceFiles("api_keys/").flatMap(importsOf).filter((s) => !s.startsWith("."));
     assert.deepEqual([...new Set(external)], ["ipaddr.js"]);
   });
+
+  it("the rate-limits core imports only its own files, and its stores only the core", () => {
+    for (const file of sourceFiles("rate_limits/")) {
+      for (const specifier of importsOf(file)) assert.match(specifier, /^\.\/[\w.]+\.ts$/, file);
+    }
+    for (const dir of ["rate_limits/postgres/", "rate_limits/redis/"]) {
+      for (const file of sourceFiles(dir)) {
+        for (const specifier of importsOf(file)) {
+          assert.match(specifier, /^(\.\/[\w.]+|\.\.\/(store|policy))\.ts$/, file);
+        }
+      }
+    }
+  });
 });

@@ -12,7 +12,7 @@ describe("package metadata", () => {
     }
   });
 
-  it("exports the nine documented subpaths", () => {
+  it("exports the thirteen documented subpaths", () => {
     assert.deepEqual(Object.keys(denoJson.exports).sort(), [
       ".",
       "./api-keys",
@@ -20,6 +20,9 @@ describe("package metadata", () => {
       "./api-keys/nest",
       "./api-keys/postgres",
       "./client",
+      "./rate-limits",
+      "./rate-limits/postgres",
+      "./rate-limits/redis",
       "./safe-response",
       "./safe-response/fetch",
       "./safe-response/nest",

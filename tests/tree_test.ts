@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 
 const ROOT = new URL("../", import.meta.url);
-const LIBRARY_DIRS = ["api_keys", "safe_response", "client"];
+const LIBRARY_DIRS = ["api_keys", "safe_response", "client", "rate_limits"];
 const LONG_FILE_LINES = 300;
 const WHY_LONG = "Over 300 lines because";
 

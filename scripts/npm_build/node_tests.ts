@@ -21,6 +21,7 @@ import { inherit } from "./run.ts";
 export const HEAVY_TEST_DIRS: readonly string[] = [
   "tests/demo",
   "tests/postgres",
+  "tests/limits",
   "tests/fleet",
   "tests/browser",
   "tests/consumers",

@@ -1,0 +1,103 @@
+/**
+ * Benchmark 9: rate limits. The in-memory check per policy; round trips per
+ * check on Redis (counted by the server's `INFO commandstats`) and statements
+ * per check on PostgreSQL (counted at the pool), for 1 and 3 policies; p50/p99
+ * latency of a check on loopback. On Redis every command a client sends counts
+ * as one round trip; the server's count of scripts run confirms it. The stores need `REDIS_URL` and
+ * `DATABASE_URL` (scripts/start_redis.sh, scripts/start_postgres.sh); a missing
+ * one is said and skipped.
+ *
+ * Run: `deno run -A bench/rate_limits.ts [--quick]`.
+ *
+ * @module
+ */
+import { createRateLimiter } from "../rate_limits/limiter.ts";
+import type { RateLimitStore } from "../rate_limits/store.ts";
+import { connectRedis, openStore } from "../tests/limits/_services.ts";
+import { fmt, printTable, QUICK } from "./lib/harness.ts";
+
+const N = QUICK ? 500 : 3_000;
+const ALL = [
+  { name: "burst", limit: 1e12, windowMs: 1_000 },
+  { name: "minute", limit: 1e12, windowMs: 60_000 },
+  { name: "hour", limit: 1e12, windowMs: 3_600_000 },
+];
+const quiet = { logger: () => {}, timeoutMs: 60_000 };
+
+/** Latencies in ms of `n` sequential checks of `policies` (cost 1). */
+async function latencies(store: RateLimitStore | undefined, policies: typeof ALL, n: number) {
+  const limiter = createRateLimiter({ ...quiet, store });
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const start = performance.now();
+    await limiter.check(`bench:${i % 100}`, policies);
+    out.push(performance.now() - start);
+  }
+  return out.sort((a, b) => a - b);
+}
+const pct = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
+
+/** Scripts the server ran (`EVALSHA` and `EVAL` in INFO commandstats). */
+async function redisCalls(client: Awaited<ReturnType<typeof connectRedis>>): Promise<number> {
+  const info = await client.info("commandstats");
+  let calls = 0;
+  for (const match of info.matchAll(/^cmdstat_(evalsha|eval):calls=(\d+)/gm)) {
+    calls += Number(match[2]);
+  }
+  return calls;
+}
+
+const rows: string[][] = [];
+await latencies(undefined, ALL, N); // warm up the JIT
+for (const count of [1, 3]) {
+  const sorted = await latencies(undefined, ALL.slice(0, count), N * 10);
+  rows.push([
+    "memory",
+    String(count),
+    `${fmt(pct(sorted, 0.5) * 1000 / count)} µs/policy (p50)`,
+    "-",
+    fmt(pct(sorted, 0.5) * 1000),
+    fmt(pct(sorted, 0.99) * 1000),
+  ]);
+}
+for (const kind of ["redis", "postgres"] as const) {
+  const url = Deno.env.get(kind === "redis" ? "REDIS_URL" : "DATABASE_URL");
+  if (!url) {
+    console.log(`${kind}: ${kind === "redis" ? "REDIS_URL" : "DATABASE_URL"} is not set, skipped`);
+    continue;
+  }
+  const real = await openStore(kind);
+  const info = kind === "redis" ? await connectRedis(url) : undefined;
+  try {
+    for (const count of [1, 3]) {
+      await latencies(real.store, ALL.slice(0, count), 50); // warm: connections, script cache
+      const sentBefore = real.sent();
+      const serverBefore = info ? await redisCalls(info) : 0;
+      const sorted = await latencies(real.store, ALL.slice(0, count), N);
+      const sent = (real.sent() - sentBefore) / N;
+      const scripts = info ? (await redisCalls(info) - serverBefore) / N : sent;
+      rows.push([
+        kind,
+        String(count),
+        "-",
+        info
+          ? `${fmt(sent)} sent, ${fmt(scripts)} scripts run (server)`
+          : `${fmt(sent)} statements`,
+        fmt(pct(sorted, 0.5) * 1000),
+        fmt(pct(sorted, 0.99) * 1000),
+      ]);
+    }
+  } finally {
+    await real.close();
+    info?.destroy();
+  }
+}
+printTable(`Rate limits: ${N} checks per store row (memory ×10), cost 1`, [
+  "store",
+  "policies",
+  "in-memory cost",
+  "round trips per check",
+  "p50 µs",
+  "p99 µs",
+], rows);

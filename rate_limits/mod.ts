@@ -1,0 +1,54 @@
+/**
+ * Rate limits (`@saferoute/api-kit/rate-limits`): named policies checked all
+ * or nothing against a store, exact within each window (a sliding log, see
+ * docs/rate-limits.md). The in-memory store is here; the PostgreSQL and Redis
+ * stores are `./rate-limits/postgres` and `./rate-limits/redis`. Also the
+ * `@nestjs/throttler` storage over any store. Imports nothing.
+ *
+ * @example
+ * ```ts
+ * import { createRateLimiter } from "@saferoute/api-kit/rate-limits";
+ *
+ * const limiter = createRateLimiter({ onStoreError: "open", timeoutMs: 50 });
+ * const result = await limiter.check("key_1", [
+ *   { name: "burst", limit: 10, windowMs: 1_000 },
+ *   { name: "hourly", limit: 1_000, windowMs: 3_600_000 },
+ * ], { cost: 1 });
+ * console.log(result.allowed, result.policies.map((p) => `${p.name}: ${p.remaining}`));
+ * ```
+ *
+ * @module
+ */
+export {
+  createRateLimiter,
+  type RateLimitCheckOptions,
+  type RateLimiter,
+  type RateLimiterOptions,
+  type RateLimitMetric,
+  type RateLimitPolicyResult,
+  type RateLimitResult,
+} from "./limiter.ts";
+export {
+  createMemoryRateLimitStore,
+  type MemoryRateLimitStore,
+  type MemoryRateLimitStoreOptions,
+} from "./memory_store.ts";
+export {
+  type CompiledRateLimitPolicy,
+  compileRateLimitPolicies,
+  MAX_RATE_LIMIT_POLICIES,
+  type RateLimitPolicy,
+} from "./policy.ts";
+export {
+  type CounterResult,
+  MAX_SUBJECT_LENGTH,
+  type RateLimitCounter,
+  type RateLimitStore,
+  type WindowCounter,
+} from "./store.ts";
+export {
+  apiKeyThrottlerTracker,
+  createThrottlerStorage,
+  type ThrottlerStorageLike,
+  type ThrottlerStorageRecord,
+} from "./throttler.ts";

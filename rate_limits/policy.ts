@@ -1,0 +1,118 @@
+/**
+ * Rate-limit policies: their shape and the one validator every entry point uses
+ * (a direct `check`, later the API-key service's `create`/`rotate` and resolvers).
+ *
+ * @module
+ */
+
+/**
+ * A named limit: at most `limit` units in any interval of `windowMs`.
+ *
+ * @example
+ * ```ts
+ * import type { RateLimitPolicy } from "./policy.ts";
+ * const perMinute: RateLimitPolicy = { name: "per-minute", limit: 100, windowMs: 60_000 };
+ * ```
+ */
+export interface RateLimitPolicy {
+  /** Name: 1–64 characters, a lowercase letter or `*` first, then `a-z 0-9 _ - . *` (an IETF structured-field key). */
+  readonly name: string;
+  /** Units accepted per window (a positive safe integer). */
+  readonly limit: number;
+  /** Window length in ms (a positive safe integer). */
+  readonly windowMs: number;
+  /** Units one request counts when the check names no `cost` (a non-negative safe integer; default 1). */
+  readonly cost?: number;
+}
+
+/**
+ * A validated, frozen policy with its default cost filled in.
+ *
+ * @example
+ * ```ts
+ * import { compileRateLimitPolicies } from "./policy.ts";
+ * const [policy] = compileRateLimitPolicies([{ name: "api", limit: 10, windowMs: 1_000 }]);
+ * policy.cost; // 1
+ * ```
+ */
+export interface CompiledRateLimitPolicy extends RateLimitPolicy {
+  /** Units per request. */
+  readonly cost: number;
+}
+
+/**
+ * Most policies per list.
+ *
+ * @example
+ * ```ts
+ * import { MAX_RATE_LIMIT_POLICIES } from "./policy.ts";
+ * MAX_RATE_LIMIT_POLICIES; // 16
+ * ```
+ */
+export const MAX_RATE_LIMIT_POLICIES = 16;
+
+/** Lists this module compiled (so compiling them again is free). */
+const COMPILED = new WeakSet<object>();
+
+const NAME = /^[a-z*][a-z0-9_\-.*]{0,63}$/;
+
+/** Throws a `TypeError` unless `value` is a safe integer of at least `min`. */
+export function assertCount(value: unknown, min: number, what: string): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min) {
+    throw new TypeError(`${what} must be a safe integer >= ${min}`);
+  }
+  return value;
+}
+
+/** Validates one policy; a `TypeError` names the policy and the field. */
+function compileOne(input: unknown, index: number): CompiledRateLimitPolicy {
+  if (typeof input !== "object" || input === null) {
+    throw new TypeError(`rate-limit policy #${index} must be an object`);
+  }
+  const policy = input as Record<string, unknown>;
+  const name = policy.name;
+  if (typeof name !== "string" || name.length > 64 || !NAME.test(name)) {
+    throw new TypeError(
+      `rate-limit policy #${index}: name must be 1-64 characters of a-z 0-9 _ - . * starting with a-z or *`,
+    );
+  }
+  const label = `rate-limit policy "${name}"`;
+  return Object.freeze({
+    name,
+    limit: assertCount(policy.limit, 1, `${label}: limit`),
+    windowMs: assertCount(policy.windowMs, 1, `${label}: windowMs`),
+    cost: policy.cost === undefined ? 1 : assertCount(policy.cost, 0, `${label}: cost`),
+  });
+}
+
+/**
+ * Validates and freezes a list of policies (1–16, distinct names). Call it once
+ * where policies are stored or configured; the limiter accepts its result as is.
+ * Throws a `TypeError` naming the first bad policy.
+ *
+ * @example
+ * ```ts
+ * import { compileRateLimitPolicies } from "./policy.ts";
+ * const policies = compileRateLimitPolicies([
+ *   { name: "burst", limit: 10, windowMs: 1_000 },
+ *   { name: "hourly", limit: 1_000, windowMs: 3_600_000 },
+ * ]);
+ * ```
+ */
+export function compileRateLimitPolicies(
+  input: readonly RateLimitPolicy[],
+): readonly CompiledRateLimitPolicy[] {
+  if (COMPILED.has(input)) return input as readonly CompiledRateLimitPolicy[];
+  if (!Array.isArray(input) || input.length === 0 || input.length > MAX_RATE_LIMIT_POLICIES) {
+    throw new TypeError(`rate-limit policies must be a list of 1-${MAX_RATE_LIMIT_POLICIES}`);
+  }
+  const names = new Set<string>();
+  const compiled = Object.freeze(input.map((policy, index) => {
+    const one = compileOne(policy, index);
+    if (names.has(one.name)) throw new TypeError(`rate-limit policy "${one.name}" is listed twice`);
+    names.add(one.name);
+    return one;
+  }));
+  COMPILED.add(compiled);
+  return compiled;
+}

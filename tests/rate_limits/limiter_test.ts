@@ -1,0 +1,148 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { createRateLimiter, type RateLimitMetric } from "../../rate_limits/limiter.ts";
+import { createMemoryRateLimitStore } from "../../rate_limits/memory_store.ts";
+import type { RateLimitStore } from "../../rate_limits/store.ts";
+
+const quiet = { logger: () => {} };
+const api = { name: "api", limit: 3, windowMs: 60_000 };
+const burst = { name: "burst", limit: 1, windowMs: 60_000 };
+const failing: RateLimitStore = { check: () => Promise.reject(new Error("down")) };
+const hanging: RateLimitStore = { check: () => new Promise(() => {}) };
+
+describe("createRateLimiter", () => {
+  it("defaults to the in-memory store and answers per policy", async () => {
+    const limiter = createRateLimiter(quiet);
+    const result = await limiter.check("k", [api, burst]);
+    assert.equal(result.allowed, true);
+    assert.equal(result.unavailable, false);
+    assert.deepEqual(result.policies.map((p) => [p.name, p.limit, p.remaining, p.allowed]), [
+      ["api", 3, 2, true],
+      ["burst", 1, 0, true],
+    ]);
+  });
+
+  it("consumes nothing when one policy denies (all or nothing)", async () => {
+    const limiter = createRateLimiter(quiet);
+    await limiter.check("k", [burst]);
+    const denied = await limiter.check("k", [api, burst]);
+    assert.equal(denied.allowed, false);
+    assert.deepEqual(denied.policies.map((p) => [p.remaining, p.allowed]), [[3, true], [0, false]]);
+    assert.equal((await limiter.check("k", [api], { cost: 0 })).policies[0].remaining, 3);
+  });
+
+  it("uses the check's cost over each policy's, and cost 0 only checks", async () => {
+    const limiter = createRateLimiter(quiet);
+    const weighted = { ...api, limit: 10, cost: 4 };
+    assert.equal((await limiter.check("k", [weighted])).policies[0].remaining, 6);
+    assert.equal((await limiter.check("k", [weighted], { cost: 1 })).policies[0].remaining, 5);
+    assert.equal((await limiter.check("k", [weighted], { cost: 0 })).policies[0].remaining, 5);
+  });
+
+  it("throws a TypeError for a bad subject, policy, cost or option", async () => {
+    const limiter = createRateLimiter(quiet);
+    await assert.rejects(limiter.check("", [api]), TypeError);
+    await assert.rejects(limiter.check("k", [{ ...api, limit: 0 }]), /"api": limit/);
+    await assert.rejects(limiter.check("k", [api], { cost: -1 }), /cost/);
+    assert.throws(() => createRateLimiter({ onStoreError: "maybe" as "open" }), TypeError);
+    assert.throws(() => createRateLimiter({ timeoutMs: 0 }), TypeError);
+    assert.throws(() => createRateLimiter({ timeoutMs: 60_001 }), TypeError);
+  });
+
+  it("names the store and the failure policy in one start-up line", () => {
+    const lines: string[] = [];
+    createRateLimiter({ logger: (line) => lines.push(line) });
+    createRateLimiter({
+      store: failing,
+      onStoreError: "closed",
+      timeoutMs: 80,
+      logger: (l) => lines.push(l),
+    });
+    assert.deepEqual(lines, [
+      'rate-limits: memory store; onStoreError "open": when it fails or takes over 50 ms, requests pass',
+      'rate-limits: custom store; onStoreError "closed": when it fails or takes over 80 ms, requests are refused (503)',
+    ]);
+    assert.doesNotThrow(() =>
+      createRateLimiter({
+        logger: () => {
+          throw new Error("x");
+        },
+      })
+    );
+  });
+
+  it("open: a failing store lets requests through, one metric per interval", async () => {
+    const metrics: RateLimitMetric[] = [];
+    const limiter = createRateLimiter({
+      ...quiet,
+      store: failing,
+      onMetric: (m) => void metrics.push(m),
+      metricIntervalMs: 200,
+    });
+    for (let i = 0; i < 5; i++) {
+      assert.deepEqual(await limiter.check("k", [api]), {
+        allowed: true,
+        unavailable: true,
+        policies: [],
+      });
+    }
+    assert.deepEqual(metrics, [
+      { type: "rate_limit.store_unavailable", onStoreError: "open", failures: 1, reason: "error" },
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 220));
+    await limiter.check("k", [api]);
+    assert.equal(metrics.length, 2);
+    assert.equal(metrics[1].failures, 5);
+  });
+
+  it("closed: a hanging store answers unavailable within timeoutMs", async () => {
+    const metrics: RateLimitMetric[] = [];
+    const limiter = createRateLimiter({
+      ...quiet,
+      store: hanging,
+      onStoreError: "closed",
+      timeoutMs: 30,
+      onMetric: (m) => void metrics.push(m),
+    });
+    const start = performance.now();
+    const result = await limiter.check("k", [api]);
+    const waited = performance.now() - start;
+    assert.deepEqual(result, { allowed: false, unavailable: true, policies: [] });
+    assert.ok(waited >= 25 && waited < 1_000, String(waited));
+    assert.equal(metrics[0].reason, "timeout");
+  });
+
+  it("contains a store that throws synchronously or answers the wrong shape", async () => {
+    const throwing: RateLimitStore = {
+      check: () => {
+        throw new Error("sync");
+      },
+    };
+    const short: RateLimitStore = { check: () => Promise.resolve([]) };
+    for (const store of [throwing, short]) {
+      const result = await createRateLimiter({ ...quiet, store }).check("k", [api]);
+      assert.equal(result.unavailable, true);
+    }
+  });
+
+  it("contains a throwing metric sink and routes it to onMetricError", async () => {
+    const errors: unknown[] = [];
+    const limiter = createRateLimiter({
+      ...quiet,
+      store: failing,
+      onMetric: () => Promise.reject(new Error("sink")),
+      onMetricError: (error) => void errors.push(error),
+    });
+    await limiter.check("k", [api]);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    assert.equal((errors[0] as Error).message, "sink");
+  });
+
+  it("passes every policy to the store in one call", async () => {
+    const calls: number[] = [];
+    const inner = createMemoryRateLimitStore();
+    const counting: RateLimitStore = { check: (c) => (calls.push(c.length), inner.check(c)) };
+    await createRateLimiter({ ...quiet, store: counting }).check("k", [api, burst]);
+    assert.deepEqual(calls, [2]);
+  });
+});
