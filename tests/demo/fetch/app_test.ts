@@ -8,23 +8,10 @@ import assert from "node:assert/strict";
 import { InMemoryApiKeyStorage } from "../../../api_keys/mod.ts";
 import { createFetchDemoApp, type FetchDemoApp } from "../../../demo/fetch/app.ts";
 import { type DemoKeys, seedDemoKeys } from "../../../demo/seed.ts";
+import { countingBody } from "../../counting_body.ts";
 
 const INFO = { remoteAddr: { transport: "tcp", hostname: "127.0.0.1", port: 40_000 } };
 const CHUNK = 64 * 1024;
-
-/** A body of `total` bytes that counts what was pulled from it. */
-function countingBody(total: number): { stream: ReadableStream<Uint8Array>; pulled: () => number } {
-  let pulled = 0;
-  const chunk = new TextEncoder().encode(" ".repeat(CHUNK));
-  const stream = new ReadableStream<Uint8Array>({
-    pull(controller) {
-      if (pulled >= total) return controller.close();
-      pulled += chunk.length;
-      controller.enqueue(chunk);
-    },
-  }, { highWaterMark: 0 });
-  return { stream, pulled: () => pulled };
-}
 
 describe("the Fetch demo's request bodies", () => {
   let app: FetchDemoApp;
@@ -51,7 +38,7 @@ describe("the Fetch demo's request bodies", () => {
   };
 
   it("a body over the cap is a 413 without reading it all", async () => {
-    const { stream, pulled } = countingBody(20 * 1024 * 1024);
+    const { stream, pulled } = countingBody(20 * 1024 * 1024, CHUNK);
     const { status, body } = await post("/api/projects", stream);
     assert.equal(status, 413, JSON.stringify(body));
     assert.equal(body.error.code, "CONTENT_TOO_LARGE");
@@ -59,7 +46,7 @@ describe("the Fetch demo's request bodies", () => {
   });
 
   it("a Content-Length over the cap is a 413 before any byte is read", async () => {
-    const { stream, pulled } = countingBody(20 * 1024 * 1024);
+    const { stream, pulled } = countingBody(20 * 1024 * 1024, CHUNK);
     const { status } = await post("/admin/keys", stream, { "Content-Length": "20971520" });
     assert.equal(status, 413);
     assert.equal(pulled(), 0);

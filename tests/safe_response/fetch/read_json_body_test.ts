@@ -2,25 +2,13 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createSafeFetch } from "../../../safe_response/fetch/mod.ts";
 import { readJsonBody, RequestBodyError } from "../../../safe_response/fetch/read_json_body.ts";
+import { countingBody } from "../../counting_body.ts";
 
-/** A request whose body is `total` bytes of spaces in 1 KiB chunks, counting what was pulled. */
+/** A request whose body is `total` bytes in 1 KiB chunks, counting what was pulled. */
 function streamed(total: number, headers: Record<string, string> = {}) {
-  let pulled = 0;
-  const chunk = new TextEncoder().encode(" ".repeat(1024));
-  const body = new ReadableStream<Uint8Array>({
-    pull(controller) {
-      if (pulled >= total) return controller.close();
-      pulled += chunk.length;
-      controller.enqueue(chunk);
-    },
-  }, { highWaterMark: 0 });
-  const request = new Request("http://x/", {
-    method: "POST",
-    body,
-    headers,
-    duplex: "half",
-  } as RequestInit);
-  return { request, pulled: () => pulled };
+  const { stream, pulled } = countingBody(total, 1024);
+  const init = { method: "POST", body: stream, headers, duplex: "half" };
+  return { request: new Request("http://x/", init as RequestInit), pulled };
 }
 
 const post = (body: BodyInit) => new Request("http://x/", { method: "POST", body });
