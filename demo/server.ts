@@ -15,6 +15,7 @@ import type { DemoAdapter } from "./cli.ts";
 import { demoHttpAdapter } from "./client_ip.ts";
 import { setupOpenApi } from "./openapi.ts";
 import { loadPageAssets, type PageAssets } from "./page_assets.ts";
+import { acceptPartnerBatches } from "./partner_body.ts";
 import type { DemoPeppers } from "./peppers.ts";
 import { demoSafeResponseOptions } from "./safe_response_options.ts";
 import { type DemoKeys, seedDemoKeys } from "./seed.ts";
@@ -137,6 +138,7 @@ export async function startDemoServer(options: DemoServerOptions): Promise<DemoS
       rawBody: true, // the leaked-key routes read the exact bytes
     });
     setupOpenApi(app, safeResponse);
+    acceptPartnerBatches(app, options.adapter);
     // Seeded before init: the first expiry-notice run, at bootstrap, sees the seeded keys.
     const keys = options.seed === false ? undefined : await seedDemoKeys(app.get(ApiKeysService));
     await app.init();

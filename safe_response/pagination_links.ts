@@ -1,14 +1,16 @@
 /**
  * Relative navigation links of paginated responses. Links are built from the
  * request target's path and query only (never the `Host` header, nor the
- * authority of an absolute-form target), keep the other query parameters, and
- * replace `page`/`limit` (offset) or `cursor`/`limit` (cursor). No target
- * makes them throw. The same links can also be sent as an RFC 8288 `Link`
+ * authority of an absolute-form target), keep the other query parameters (at
+ * most 20 of them and 1,000 characters, in order; none named like a credential
+ * or holding an API key), and replace `page`/`limit` (offset) or
+ * `cursor`/`limit` (cursor). No target makes them throw. The same links can also be sent as an RFC 8288 `Link`
  * header ({@link paginationLinkHeader}, the `linkHeader` option).
  *
  * @module
  */
 import type { PaginationLinks } from "../client/types.ts";
+import { API_KEY_REDACT_REGEX } from "../api_keys/key_format.ts";
 import { linkValue } from "./_link_header.ts";
 import { originForm } from "./_request_target.ts";
 
@@ -23,14 +25,61 @@ import { originForm } from "./_request_target.ts";
  */
 export const CURSOR_QUERY_PARAM = "cursor";
 
-function linkBuilder(requestTarget: string): (set: Record<string, string | null>) => string {
+/** Other query parameters echoed at most, and their characters (`name=value` joined by `&`). */
+const MAX_ECHOED_PARAMS = 20;
+const MAX_ECHOED_LENGTH = 1_000;
+/**
+ * Names (lower case, without `-` and `_`) of parameters that carry credentials. Value shapes come
+ * from key_format.ts (the layouts' one home, a leaf), but only the current layout's: legacy layouts
+ * are the service's option, unknown here, so the names cover keys passed the usual ways.
+ */
+const CREDENTIAL_NAMES = new Set([
+  "apikey",
+  "xapikey",
+  "key",
+  "token",
+  "accesstoken",
+  "auth",
+  "authorization",
+  "secret",
+  "clientsecret",
+  "password",
+]);
+
+/** The query of `url` to echo: `owned` parameters, then others within the bounds, in order. */
+function echoedQuery(url: URL, owned: readonly string[]): URLSearchParams {
+  const kept = new URLSearchParams();
+  let count = 0;
+  let length = 0;
+  for (const [name, value] of url.searchParams) {
+    if (owned.includes(name)) {
+      kept.append(name, value);
+      continue;
+    }
+    if (count === MAX_ECHOED_PARAMS) continue;
+    const pair = new URLSearchParams({ [name]: value }).toString();
+    if (length + pair.length > MAX_ECHOED_LENGTH) continue;
+    if (CREDENTIAL_NAMES.has(name.toLowerCase().replace(/[-_]/g, ""))) continue;
+    if (API_KEY_REDACT_REGEX.test(`${name}=${value}`)) continue;
+    kept.append(name, value);
+    count++;
+    length += pair.length + 1;
+  }
+  return kept;
+}
+
+function linkBuilder(
+  requestTarget: string,
+  owned: readonly string[],
+): (set: Record<string, string | null>) => string {
   const target = originForm(requestTarget);
   // Parsed after a fixed origin: no target can make parsing fail or change the origin.
   const url = new URL(`http://localhost${target.startsWith("/") ? "" : "/"}${target}`);
   // "//x" would be a protocol-relative reference: keep links on this origin.
   const path = url.pathname.replace(/^\/{2,}/, "/");
+  const echoed = echoedQuery(url, owned);
   return (set) => {
-    const query = new URLSearchParams(url.search);
+    const query = new URLSearchParams(echoed);
     for (const [name, value] of Object.entries(set)) {
       if (value === null) query.delete(name);
       else query.set(name, value);
@@ -57,7 +106,7 @@ export function offsetPaginationLinks(
   limit: number,
   totalPages: number,
 ): PaginationLinks {
-  const link = linkBuilder(requestTarget);
+  const link = linkBuilder(requestTarget, ["page", "limit"]);
   const to = (target: number) => link({ page: String(target), limit: String(limit) });
   return {
     self: to(page),
@@ -85,7 +134,7 @@ export function cursorPaginationLinks(
   nextCursor: string | null,
   previousCursor: string | null,
 ): PaginationLinks {
-  const link = linkBuilder(requestTarget);
+  const link = linkBuilder(requestTarget, [CURSOR_QUERY_PARAM, "limit"]);
   const withLimit = String(limit);
   return {
     self: link({ limit: withLimit }),

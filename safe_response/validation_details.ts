@@ -4,8 +4,8 @@
  * `[{ pointer, messages }]` entries, the failing property as an RFC 6901
  * JSON Pointer (a nested DTO's field is `/address/zip`), and the flat message
  * list Nest's own factory sends. Only property paths and constraint messages
- * are read: the `value` and `target` of an error (the client's input) never
- * are. Bounded: at most {@link MAX_VALIDATION_DETAILS} entries of at most
+ * are read: the `value` and `target` of an error (the client's values) never
+ * are; property names, unknown ones included, are echoed. Bounded: at most {@link MAX_VALIDATION_DETAILS} entries of at most
  * {@link MAX_VALIDATION_DETAIL_LENGTH} characters each.
  *
  * @module

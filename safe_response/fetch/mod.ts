@@ -43,3 +43,4 @@ export {
   type SafeHandler,
   type SafeRouteOptions,
 } from "./safe_response.fetch.ts";
+export { readJsonBody, type ReadJsonBodyOptions, RequestBodyError } from "./read_json_body.ts";

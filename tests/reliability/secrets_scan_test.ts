@@ -42,6 +42,11 @@ class Scan {
     this.secrets.add(raw);
     this.secrets.add(parsed.secret);
     this.secrets.add(parsed.secret + parsed.checksum);
+    // Masks show the prefix only: no checksum, no 8 characters of the secret (docs/security.md).
+    this.secrets.add(parsed.checksum);
+    for (let i = 0; i + 8 <= parsed.secret.length; i++) {
+      this.secrets.add(parsed.secret.slice(i, i + 8));
+    }
     return raw;
   }
 

@@ -72,3 +72,51 @@ describe("the pagination Link header (RFC 8288)", () => {
     assert.equal(header, '</a%20b%3Cc%3E%22d\\%0D%0Ae%C3%A9%EF%BF%BD>; rel="first"');
   });
 });
+
+describe("pagination links and credentials or long queries", () => {
+  const key = `ak_live_${"A".repeat(12)}_${"b".repeat(38)}`;
+
+  it("drop parameters named like credentials, whatever their value", () => {
+    for (const name of ["api_key", "apiKey", "API-KEY", "x-api-key", "access_token", "token"]) {
+      const links = offsetPaginationLinks(`/items?q=a&${name}=s3cr3t&page=2`, 2, 10, 3);
+      for (const link of Object.values(links)) {
+        if (link !== null) assert.ok(!link.includes("s3cr3t"), `${name}: ${link}`);
+      }
+      assert.equal(links.next, "/items?q=a&page=3&limit=10", name);
+    }
+  });
+
+  it("drop parameters holding a key, under any name, in the body links and the Link header", () => {
+    for (
+      const target of [`/feed?q=a&k=${key}`, `/feed?q=a&f=Bearer%20${key}`, `/feed?q=a&${key}`]
+    ) {
+      const links = cursorPaginationLinks(target, 20, "n", "p");
+      const everything = JSON.stringify(links) + paginationLinkHeader(links);
+      assert.ok(!everything.includes("A".repeat(12)), everything);
+      assert.equal(links.next, "/feed?q=a&cursor=n&limit=20", target);
+    }
+  });
+
+  it("echo at most 20 other parameters and 1,000 characters of them, in order", () => {
+    const many = Array.from({ length: 30 }, (_, i) => `p${i}=${i}`).join("&");
+    const next = new URL(offsetPaginationLinks(`/i?${many}`, 1, 10, 2).next!, "http://x");
+    assert.deepEqual(
+      [...next.searchParams.keys()],
+      [...Array.from({ length: 20 }, (_, i) => `p${i}`), "page", "limit"],
+    );
+    const long = `/i?q=${"x".repeat(6_000)}&a=1&page=2`;
+    const links = offsetPaginationLinks(long, 2, 10, 3);
+    const body = JSON.stringify(links) + paginationLinkHeader(links);
+    assert.ok(body.length < 1_500, `${body.length} characters`);
+    assert.equal(links.next, "/i?a=1&page=3&limit=10");
+    const wide = Array.from({ length: 12 }, (_, i) => `v${i}=${"y".repeat(95)}`).join("&");
+    const kept = [...new URL(offsetPaginationLinks(`/i?${wide}`, 1, 10, 1).self, "http://x")
+      .searchParams.keys()];
+    assert.deepEqual(kept, [...Array.from({ length: 10 }, (_, i) => `v${i}`), "page", "limit"]);
+  });
+
+  it("keep their own parameters whatever the budget", () => {
+    const links = cursorPaginationLinks(`/feed?q=${"x".repeat(2_000)}&cursor=c1`, 5, null, null);
+    assert.equal(links.self, "/feed?cursor=c1&limit=5");
+  });
+});

@@ -1,0 +1,95 @@
+/**
+ * The Fetch demo's handler in process: request bodies are read bounded (413
+ * past the cap, without reading the rest), and the JSON body check answers
+ * 400 for what the Nest demo's DTOs refuse.
+ */
+import { before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { InMemoryApiKeyStorage } from "../../../api_keys/mod.ts";
+import { createFetchDemoApp, type FetchDemoApp } from "../../../demo/fetch/app.ts";
+import { type DemoKeys, seedDemoKeys } from "../../../demo/seed.ts";
+import { countingBody } from "../../counting_body.ts";
+
+const INFO = { remoteAddr: { transport: "tcp", hostname: "127.0.0.1", port: 40_000 } };
+const CHUNK = 64 * 1024;
+
+describe("the Fetch demo's request bodies", () => {
+  let app: FetchDemoApp;
+  let keys: DemoKeys;
+  before(async () => {
+    app = createFetchDemoApp({
+      storage: new InMemoryApiKeyStorage(),
+      peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+      problemDetails: false,
+      pageAssets: { html: "", script: "", client: "" },
+    });
+    keys = await seedDemoKeys(app.service);
+  });
+
+  const post = async (path: string, body: BodyInit, headers: Record<string, string> = {}) => {
+    const request = new Request(`http://127.0.0.1${path}`, {
+      method: "POST",
+      body,
+      headers: { "X-API-Key": keys.admin.key, "Content-Type": "application/json", ...headers },
+      duplex: "half",
+    } as RequestInit);
+    const response = await app.handler(request, INFO);
+    return { status: response.status, body: await response.json() };
+  };
+
+  it("a body over the cap is a 413 without reading it all", async () => {
+    const { stream, pulled } = countingBody(20 * 1024 * 1024, CHUNK);
+    const { status, body } = await post("/api/projects", stream);
+    assert.equal(status, 413, JSON.stringify(body));
+    assert.equal(body.error.code, "CONTENT_TOO_LARGE");
+    assert.ok(pulled() <= 100 * 1024 + 2 * CHUNK, `${pulled()} bytes read`);
+  });
+
+  it("a Content-Length over the cap is a 413 before any byte is read", async () => {
+    const { stream, pulled } = countingBody(20 * 1024 * 1024, CHUNK);
+    const { status } = await post("/admin/keys", stream, { "Content-Length": "20971520" });
+    assert.equal(status, 413);
+    assert.equal(pulled(), 0);
+  });
+
+  it("a body under the cap is read", async () => {
+    const { status, body } = await post("/api/projects", JSON.stringify({ name: "p".repeat(90) }));
+    assert.equal(status, 201, JSON.stringify(body));
+  });
+
+  it("an invalid scope resource is a 400 with details, as the Nest demo's DTO", async () => {
+    for (const resource of ["Bad Resource!", "", "x".repeat(65)]) {
+      const { status, body } = await post(
+        "/admin/keys",
+        JSON.stringify({ name: "k", scopes: [{ resource, level: "read" }] }),
+      );
+      assert.equal(status, 400, JSON.stringify(body));
+      assert.equal(body.error.code, "BAD_REQUEST");
+      assert.deepEqual(body.error.details, ["scopes must be a list of scopes"]);
+    }
+  });
+
+  it("refuses inherited names as unknown fields (constructor, __proto__, toString)", async () => {
+    const scopes = [{ resource: "projects", level: "read" }];
+    for (const name of ["constructor", "__proto__", "toString"]) {
+      const { status, body } = await post(
+        "/admin/keys",
+        `{"name":"k","scopes":${JSON.stringify(scopes)},"${name}":{}}`,
+      );
+      assert.equal(status, 400, `${name}: ${JSON.stringify(body)}`);
+      assert.deepEqual(body.error.details, [`property ${name} should not exist`]);
+    }
+  });
+
+  it("lists at most 10 unknown fields, each name cut at 64 characters", async () => {
+    const fields = Object.fromEntries(
+      Array.from({ length: 1_000 }, (_, i) => [`${"f".repeat(70)}${i}`, 1]),
+    );
+    const { status, body } = await post("/api/projects", JSON.stringify({ name: "p", ...fields }));
+    assert.equal(status, 400);
+    const details = body.error.details as string[];
+    assert.equal(details.length, 11);
+    assert.equal(details[0], `property ${"f".repeat(64)}… should not exist`);
+    assert.equal(details[10], "and 990 more unknown properties");
+  });
+});
