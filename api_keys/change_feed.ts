@@ -156,6 +156,13 @@ export interface ApiKeyChangeFeedStatus {
   readonly reconnects: number;
   /** Why the feed is unhealthy (no secret: an error code or a fixed phrase), or null. */
   readonly error: string | null;
+  /**
+   * Whether the notice a database feed sends itself at each connection came
+   * back (`false`: behind a pooler in transaction mode, say; changes then
+   * arrive by polling alone), null until known; absent for feeds without
+   * notices.
+   */
+  readonly noticesArrive?: boolean | null;
 }
 
 /**
