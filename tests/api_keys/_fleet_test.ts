@@ -459,9 +459,12 @@ describe("unknownPrefixLookups: a miss in the prefix set within a per-instance b
   it("is validated, and needs a feed", () => {
     const base = { peppers: { 1: PEPPER_1 }, storage: new InMemoryApiKeyStorage() };
     const feed = new InMemoryApiKeyChangeFeed();
-    for (const value of [null, 5, {}, { perSecond: -1 }, { perSecond: 1.5 }, { perSecond: 10_001 }]) {
+    for (
+      const value of [null, 5, {}, { perSecond: -1 }, { perSecond: 1.5 }, { perSecond: 10_001 }]
+    ) {
       assert.throws(
-        () => validateApiKeysServiceOptions({ ...base, feed, unknownPrefixLookups: value as never }),
+        () =>
+          validateApiKeysServiceOptions({ ...base, feed, unknownPrefixLookups: value as never }),
         (error: unknown) =>
           error instanceof TypeError && /unknownPrefixLookups/.test(error.message),
         JSON.stringify(value),
