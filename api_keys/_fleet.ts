@@ -4,13 +4,18 @@
  * drops it all; cached verifications are served only while the feed's
  * staleness is within `maxStalenessMs`; and, when the feed can list the stored
  * prefixes (`snapshot`), a set of every stored prefix lets a verify reject an
- * unknown prefix without a storage lookup.
+ * unknown prefix without a storage lookup, beyond a small budget of lookups
+ * per second (`unknownPrefixLookups`) that lets a key created elsewhere in
+ * before its `created` notice arrives.
  *
  * The set is exact: the snapshot's prefixes, then every change with a higher
  * counter (`created` adds, `deleted` removes; a revoked, rotated or expired
  * key keeps its prefix). A reset discards it until a new snapshot. A prefix
  * this service writes is added at once (a prefix wrongly present costs one
  * lookup; one wrongly absent would refuse a valid key).
+ *
+ * Over 300 lines because the follower's rules (invalidation, staleness, the
+ * set, its lookup budget) and their option checks are one contract.
  *
  * @module
  */
@@ -36,6 +41,20 @@ export const DEFAULT_MAX_STALENESS_MS = 2_000;
 
 /** Largest `maxStalenessMs`: the longest cache TTL. */
 export const MAX_MAX_STALENESS_MS = 60_000;
+
+/**
+ * Default lookups per second for prefixes the set does not hold.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_UNKNOWN_PREFIX_LOOKUPS_PER_SECOND } from "./_fleet.ts";
+ * DEFAULT_UNKNOWN_PREFIX_LOOKUPS_PER_SECOND; // 10
+ * ```
+ */
+export const DEFAULT_UNKNOWN_PREFIX_LOOKUPS_PER_SECOND = 10;
+
+/** Largest `unknownPrefixLookups.perSecond`. */
+const MAX_UNKNOWN_PREFIX_LOOKUPS_PER_SECOND = 10_000;
 
 /** Wait before asking again for a snapshot that failed, in ms. */
 const SNAPSHOT_RETRY_MS = 1_000;
@@ -86,7 +105,7 @@ function assertFeed(feed: unknown, label: string): asserts feed is ApiKeyChangeF
  * import { InMemoryApiKeyChangeFeed } from "./change_feed.ts";
  * const feed = new InMemoryApiKeyChangeFeed();
  * const cache = new VerificationCache(100, 30_000);
- * const follower = new FeedFollower(feed, cache, 2_000, () => performance.now());
+ * const follower = new FeedFollower(feed, cache, 2_000, 10, () => performance.now());
  * follower.fresh(performance.now()); // true: subscribed, staleness 0
  * feed.publish({ kind: "revoked", prefix: "AbCdEfGhIjKl" }); // drops that entry
  * await feed.close();
@@ -98,6 +117,10 @@ export class FeedFollower {
   readonly #cache: VerificationCache | undefined;
   readonly #maxStalenessMs: number;
   readonly #monotonic: () => number;
+  readonly #lookupsPerSecond: number;
+  /** Lookups left for prefixes the set lacks (at most one second's worth), as of `#refilledAt`. */
+  #lookups: number;
+  #refilledAt: number;
   readonly #statusFailed = warnOnce("feed.status");
   readonly #publishFailed = warnOnce("feed.publish");
   #subscribed = false;
@@ -110,17 +133,24 @@ export class FeedFollower {
   /** Monotonic time until which the last status reading vouches for cached data. */
   #freshUntil = -Infinity;
 
-  /** Follows `feed` for `cache` (when on); `maxStalenessMs` is the staleness bound. */
+  /**
+   * Follows `feed` for `cache` (when on); `maxStalenessMs` is the staleness
+   * bound, `lookupsPerSecond` the budget of lookups for prefixes the set lacks.
+   */
   constructor(
     feed: ApiKeyChangeFeed,
     cache: VerificationCache | undefined,
     maxStalenessMs: number,
+    lookupsPerSecond: number,
     monotonic: () => number,
   ) {
     this.#feed = feed;
     this.#cache = cache;
     this.#maxStalenessMs = maxStalenessMs;
     this.#monotonic = monotonic;
+    this.#lookupsPerSecond = lookupsPerSecond;
+    this.#lookups = lookupsPerSecond;
+    this.#refilledAt = monotonic();
   }
 
   /**
@@ -149,9 +179,19 @@ export class FeedFollower {
     return true;
   }
 
-  /** Whether `prefix` is known not to be stored (only once the set is loaded; ask `fresh` first). */
+  /**
+   * Whether `prefix` may be refused without a lookup: the set is loaded (ask
+   * `fresh` first), lacks it, and the lookup budget is spent.
+   */
   absent(prefix: string): boolean {
-    return this.#members !== undefined && !this.#members.has(prefix);
+    if (this.#members === undefined || this.#members.has(prefix)) return false;
+    const now = this.#monotonic();
+    const rate = this.#lookupsPerSecond;
+    this.#lookups = Math.min(rate, this.#lookups + (now - this.#refilledAt) * rate / 1_000);
+    this.#refilledAt = now;
+    if (this.#lookups < 1) return true;
+    this.#lookups--;
+    return false;
   }
 
   /** Records a write of this service: published to the feed (when it takes them), applied here. */
@@ -234,15 +274,17 @@ export class FeedFollower {
 
 /**
  * The follower the options ask for: none without `feed`. Throws a `TypeError`
- * naming the option for a feed of the wrong shape or a `maxStalenessMs`
- * (already validated as a duration) without a feed.
+ * naming the option for a feed of the wrong shape, a bad
+ * `unknownPrefixLookups`, or either of it and `maxStalenessMs` (already
+ * validated as a duration) without a feed.
  *
  * @example
  * ```ts
  * import { compileFeed } from "./_fleet.ts";
  * import { InMemoryApiKeyChangeFeed } from "./change_feed.ts";
  * const follower = compileFeed(
- *   new InMemoryApiKeyChangeFeed(), undefined, undefined, () => performance.now(), "options.",
+ *   new InMemoryApiKeyChangeFeed(), undefined, undefined, undefined, () => performance.now(),
+ *   "options.",
  * );
  * follower?.fresh(performance.now()); // true
  * ```
@@ -250,14 +292,35 @@ export class FeedFollower {
 export function compileFeed(
   feed: unknown,
   maxStalenessMs: number | undefined,
+  unknownPrefixLookups: unknown,
   cache: VerificationCache | undefined,
   monotonic: () => number,
   label: string,
 ): FeedFollower | undefined {
   if (feed === undefined) {
-    if (maxStalenessMs !== undefined) throw new TypeError(`${label}maxStalenessMs needs a feed`);
+    for (const [name, value] of Object.entries({ maxStalenessMs, unknownPrefixLookups })) {
+      if (value !== undefined) throw new TypeError(`${label}${name} needs a feed`);
+    }
     return undefined;
   }
   assertFeed(feed, `${label}feed`);
-  return new FeedFollower(feed, cache, maxStalenessMs ?? DEFAULT_MAX_STALENESS_MS, monotonic);
+  const perSecond = unknownPrefixLookups === undefined
+    ? DEFAULT_UNKNOWN_PREFIX_LOOKUPS_PER_SECOND
+    : (unknownPrefixLookups as { perSecond?: unknown } | null)?.perSecond;
+  if (
+    !Number.isInteger(perSecond) || (perSecond as number) < 0 ||
+    (perSecond as number) > MAX_UNKNOWN_PREFIX_LOOKUPS_PER_SECOND
+  ) {
+    throw new TypeError(
+      `${label}unknownPrefixLookups must be { perSecond } with an integer from 0 to ` +
+        MAX_UNKNOWN_PREFIX_LOOKUPS_PER_SECOND,
+    );
+  }
+  return new FeedFollower(
+    feed,
+    cache,
+    maxStalenessMs ?? DEFAULT_MAX_STALENESS_MS,
+    perSecond as number,
+    monotonic,
+  );
 }

@@ -227,7 +227,14 @@ export function compileSettings(options: unknown): Settings {
   const f = options as ApiKeysServiceOptions;
   const monotonic = f.monotonicClock ?? performance.now.bind(performance);
   validateDuration(`${PREFIX}maxStalenessMs`, o.maxStalenessMs, false, MAX_MAX_STALENESS_MS);
-  const fleet = compileFeed(f.feed, f.maxStalenessMs, cache, monotonic, PREFIX);
+  const fleet = compileFeed(
+    f.feed,
+    f.maxStalenessMs,
+    f.unknownPrefixLookups,
+    cache,
+    monotonic,
+    PREFIX,
+  );
   const onAuthFailed = f.onAuthFailed;
   const authFailedFailed = warnOnce("onAuthFailed");
   const clock = f.clock ?? (() => new Date());

@@ -7,8 +7,8 @@
  *
  * Every change has a counter, one more than the change before it. A feed
  * delivers changes in counter order; when it cannot vouch that it delivered
- * every change up to some counter (a lost connection, a change it saw only as
- * a counter advance), it delivers a reset instead: drop everything.
+ * every change up to some counter (a lost connection, a counter advance
+ * without its record), it delivers a reset instead: drop everything.
  *
  * Over 300 lines because the feed's interface, its notice types and the
  * in-memory feed are one contract, documented with an example per public name.
@@ -67,8 +67,8 @@ export interface ApiKeyChange {
 
 /**
  * Why a feed told its listeners to drop everything: `missed` (the counter
- * advanced past changes the feed did not see as notices: a lost connection, a
- * gap, the first sync after start), `truncated` (the key table was emptied),
+ * advanced past changes the feed could not read: a lost connection, a missing
+ * record, the first sync after start), `truncated` (the key table was emptied),
  * `unnamed` (a change without a usable prefix).
  *
  * @example
@@ -156,6 +156,13 @@ export interface ApiKeyChangeFeedStatus {
   readonly reconnects: number;
   /** Why the feed is unhealthy (no secret: an error code or a fixed phrase), or null. */
   readonly error: string | null;
+  /**
+   * Whether the notice a database feed sends itself at each connection came
+   * back (`false`: behind a pooler in transaction mode, say; changes then
+   * arrive by polling alone), null until known; absent for feeds without
+   * notices.
+   */
+  readonly noticesArrive?: boolean | null;
 }
 
 /**

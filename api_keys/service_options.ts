@@ -111,7 +111,7 @@ export interface ApiKeysServiceOptions {
    * revocation, rotation or creation on one instance holds on every other within
    * that bound. When the feed has `snapshot`, the service also keeps the set of
    * stored prefixes and rejects an unknown prefix without a storage lookup (after
-   * the same HMAC work) while the feed is fresh. The service subscribes on its first
+   * the same HMAC work) while the feed is fresh, beyond `unknownPrefixLookups`. The service subscribes on its first
    * verify or write and follows the feed until the feed is closed; closing it is
    * the caller's. See docs/operations.md, "Fleets: the change feed".
    */
@@ -123,6 +123,13 @@ export interface ApiKeysServiceOptions {
    * `ApiKeyStorageError` (503) instead of being answered from memory.
    */
   maxStalenessMs?: number;
+  /**
+   * With `feed`: lookups per second (per instance) for prefixes the prefix set
+   * lacks, so a key created on another instance is accepted before its
+   * `created` notice arrives; past the budget such a prefix is refused without
+   * a lookup. `perSecond`: 0 to 10,000 (default 10; 0: never look up).
+   */
+  unknownPrefixLookups?: { perSecond: number };
   /** Deadline of each storage call, in ms (default 5,000). */
   storageTimeoutMs?: number;
   /** Wall clock (default `() => new Date()`). */

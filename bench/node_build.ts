@@ -26,6 +26,7 @@ export const ENTRIES: Record<string, string> = {
   memory: "bench/memory.ts",
   expiry: "bench/expiry.ts",
   leaks: "bench/leaks.ts",
+  unknown_prefix: "bench/unknown_prefix.ts",
   server: "bench/http/server.ts",
 };
 

@@ -8,7 +8,7 @@
  * deno task bench --quick          # smoke run, one to two minutes per runtime
  * deno task bench --deno-only      # or --node-only
  * deno task bench --only core,http # any of core, in_process, http, memory, fetch, shared_storage,
- *                                  # expiry, leaks
+ *                                  # expiry, leaks, unknown_prefix
  * ```
  *
  * `shared_storage` runs on Deno only and needs `DATABASE_URL` (it says so and
@@ -36,6 +36,7 @@ const SCRIPTS = [
   "expiry",
   "leaks",
   "rate_limits",
+  "unknown_prefix",
 ];
 /**
  * Deno-only scripts: `fetch` (the Fetch bindings against a bare `Deno.serve`) and

@@ -5,7 +5,8 @@
 #   eval "$(bash scripts/start_postgres.sh | tail -n 1)"   # exports DATABASE_URL
 #
 # Installs Debian's `postgresql` when it is missing (needs root), starts the
-# distribution's cluster on 127.0.0.1, (re)creates a role and an empty database,
+# distribution's cluster on 127.0.0.1, (re)creates a role and an empty database
+# (and creates "<role>_outsider", password "outsider", which may only connect),
 # applies prisma/migrations/*/migration.sql with psql (the Prisma schema engine
 # cannot be downloaded here, so `prisma migrate` is not used) and generates the
 # Prisma Client into generated/prisma. Safe to run again: the database is
@@ -58,6 +59,10 @@ DO \$\$ BEGIN
     CREATE ROLE $PG_USER LOGIN PASSWORD '$PG_PASSWORD';
   ELSE
     ALTER ROLE $PG_USER LOGIN PASSWORD '$PG_PASSWORD';
+  END IF;
+  -- A role with no privilege but CONNECT (every role has it): the forged-notice tests.
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '${PG_USER}_outsider') THEN
+    CREATE ROLE ${PG_USER}_outsider LOGIN PASSWORD 'outsider';
   END IF;
 END \$\$;
 DROP DATABASE IF EXISTS $PG_DB WITH (FORCE);

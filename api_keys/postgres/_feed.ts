@@ -1,10 +1,12 @@
 /**
- * The PostgreSQL change feed: one dedicated connection that `LISTEN`s for the
- * notices of the trigger of `prisma/migrations/0002_api_key_change_feed` and
- * polls the change counter, reconnecting with backoff when it is lost.
+ * The PostgreSQL change feed: one dedicated connection that reads the change
+ * log of `prisma/migrations/0005_api_key_change_log` every `pollMs`, and at
+ * once when a notice of the trigger arrives (a wake-up hint only: anyone who
+ * can connect may send one), reconnecting with backoff when it is lost.
  *
- * Over 300 lines because the feed's connection life cycle (connect, trigger
- * check, listen, poll, backoff, close) is one state machine, read in one place.
+ * Over 300 lines because the feed's connection life cycle (connect, schema
+ * check, listen, probe, read, prune, backoff, close) is one state machine,
+ * read in one place.
  *
  * @module
  */
@@ -18,7 +20,7 @@ import {
   type ApiKeyFeedSnapshot,
   ChangeListeners,
 } from "../change_feed.ts";
-import { FeedError, parseCounter, parseNotice } from "./_notice.ts";
+import { FeedError, parseCounter, parseLoggedChange } from "./_notice.ts";
 
 /**
  * Channel the migration's triggers notify.
@@ -32,7 +34,7 @@ import { FeedError, parseCounter, parseNotice } from "./_notice.ts";
 export const DEFAULT_FEED_CHANNEL = "api_key_changes";
 
 /**
- * Default interval between two reads of the change counter, in ms.
+ * Default interval between two reads of the change log, in ms.
  *
  * @example
  * ```ts
@@ -44,8 +46,12 @@ export const DEFAULT_FEED_POLL_MS = 500;
 
 /** Deadline of connecting and of each query, in ms. */
 const TIMEOUT_MS = 5_000;
-/** How long a counter advance may wait for its notices before it counts as missed, in ms. */
-const SETTLE_MS = 50;
+/** How long the probe notice the feed sends itself at each connection may take to come back, in ms. */
+export const PROBE_TIMEOUT_MS = 1_000;
+/** Interval between two prunes of the change log by one feed, in ms. */
+const PRUNE_EVERY_MS = 60_000;
+/** Most log rows one read applies; a longer backlog becomes a reset. */
+const LOG_READ_LIMIT = 1_000;
 /** First reconnection delay, in ms; doubles per failed attempt up to `RECONNECT_MAX_MS`. */
 const RECONNECT_MIN_MS = 100;
 /** Longest reconnection delay, in ms. */
@@ -57,10 +63,18 @@ const CHANNEL_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 /** The migration creates three triggers on `api_keys` calling `api_key_change_notify(channel)`. */
 const TRIGGER_COUNT = 3;
 
-const CHECK_TRIGGERS_SQL = "SELECT count(*)::int AS n FROM pg_trigger" +
+const CHECK_TRIGGERS_SQL = "SELECT count(*)::int AS n," +
+  " to_regclass('api_key_change_log') IS NOT NULL AS log FROM pg_trigger" +
   " WHERE tgrelid = to_regclass('api_keys') AND tgfoid = to_regproc('api_key_change_notify')" +
   " AND tgenabled <> 'D' AND tgargs = convert_to($1, 'UTF8') || '\\x00'::bytea";
 const READ_COUNTER_SQL = "SELECT n::text AS n FROM api_key_change_counter";
+/** The counter and the log rows after `$1`, in one snapshot: every row up to the counter is there. */
+const READ_LOG_SQL = "SELECT c.n::text AS counter, l.n::text AS n, l.kind, l.prefix" +
+  " FROM api_key_change_counter c LEFT JOIN LATERAL (SELECT n, kind, prefix" +
+  ` FROM api_key_change_log WHERE n > $1::bigint ORDER BY n LIMIT ${LOG_READ_LIMIT}) l ON true` +
+  " ORDER BY l.n";
+const PRUNE_SQL = "DELETE FROM api_key_change_log WHERE created_at < now() - interval '5 minutes'";
+const PROBE_SQL = "SELECT pg_notify($1, $2)";
 const SNAPSHOT_SQL = "SELECT c.n::text AS n, ARRAY(SELECT prefix FROM api_keys) AS prefixes" +
   " FROM api_key_change_counter c";
 
@@ -116,7 +130,7 @@ export interface PostgresFeedOptions {
   client?: () => PostgresFeedClient;
   /** Channel the triggers notify (default `api_key_changes`): a lower-case identifier. */
   channel?: string;
-  /** Interval between two reads of the change counter, in ms: 10 to 60,000 (default 500). */
+  /** Interval between two reads of the change log, in ms: 10 to 60,000 (default 500). */
   pollMs?: number;
 }
 
@@ -257,11 +271,16 @@ export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
   readonly #loop: Promise<void>;
   /** The connection in sync, for `snapshot`. */
   #live: { client: PostgresFeedClient; signal: AbortSignal } | undefined;
-  /** Counter of the last change delivered (as a notice or within a reset). */
+  /** Counter of the last change delivered (alone or within a reset). */
   #lastSeen: number | undefined;
-  /** Highest counter noticed on the current connection before its first sync. */
-  #noticedBeforeSync: number | undefined;
-  #inSync = false;
+  /** A notice arrived since the last read began: read again at once. */
+  #woken = false;
+  /** Ends the wait for the next read (set while waiting). */
+  #wake: (() => void) | undefined;
+  /** Whether the probe notice came back on the last connection that probed (null: not known yet). */
+  #noticesArrive: boolean | null = null;
+  #pruneAt = 0;
+  #pruneWarned = false;
   /** When the feed last confirmed that every change committed before then was delivered. */
   #syncedAt = -Infinity;
   #unhealthySince: number | undefined = performance.now();
@@ -297,6 +316,7 @@ export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
       resets: this.#resets,
       reconnects: this.#reconnects,
       error: closed ? "closed" : this.#error,
+      noticesArrive: this.#noticesArrive,
     };
   }
 
@@ -331,13 +351,18 @@ export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
     }
   }
 
-  /** One connection: connect, LISTEN, check the triggers, sync, poll; whether it synced. */
+  /**
+   * One connection: connect, LISTEN, check the schema, probe, sync, then read
+   * the log every `pollMs` or at once after a notice; whether it synced.
+   */
   async #session(): Promise<boolean> {
     const lost = new AbortController();
     const stop = () => lost.abort();
     this.#stop.signal.addEventListener("abort", stop);
     const before = this.#lastSeen;
-    this.#noticedBeforeSync = undefined;
+    const probe = `probe:${crypto.randomUUID()}`;
+    let probeCame!: () => void;
+    const probeArrived = new Promise<boolean>((resolve) => probeCame = () => resolve(true));
     let client: PostgresFeedClient | undefined;
     let reachedSync = false;
     try {
@@ -351,30 +376,28 @@ export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
       client.on("error", (error) => drop(describe("connection", error)));
       client.on("end", () => drop("connection closed"));
       client.on("notification", (message) => {
-        if (!lost.signal.aborted && message.channel === this.#channel) {
-          this.#onNotice(message.payload);
-        }
+        if (lost.signal.aborted || message.channel !== this.#channel) return;
+        if (message.payload === probe) probeCame();
+        this.#wakeUp();
       });
       await step("connect", client.connect(), lost.signal);
       await step("listen", client.query(`LISTEN ${this.#channel}`), lost.signal);
-      await this.#checkTriggers(client, lost.signal);
+      await this.#checkSchema(client, lost.signal);
+      this.#probe(client, probe, probeArrived, lost.signal);
       let startedAt = performance.now();
-      let counter = await this.#readCounter(client, lost.signal);
-      this.#firstSync(counter, before, startedAt);
+      this.#firstSync(await this.#readCounter(client, lost.signal), before, startedAt);
       this.#live = { client, signal: lost.signal };
       reachedSync = true;
       while (true) {
-        await sleep(this.#pollMs, lost.signal);
+        await this.#nextRead(lost.signal);
         if (lost.signal.aborted) break;
         startedAt = performance.now();
-        counter = await this.#readCounter(client, lost.signal);
-        if (counter > this.#lastSeen!) {
-          // Notices of commits just before the read may still be on their way.
-          await sleep(SETTLE_MS, lost.signal);
-          if (lost.signal.aborted) break;
-          if (counter > this.#lastSeen!) this.#reset("missed", counter);
-        }
+        await this.#catchUp(client, lost.signal);
         this.#syncedAt = startedAt;
+        if (startedAt >= this.#pruneAt) {
+          this.#pruneAt = startedAt + PRUNE_EVERY_MS;
+          await this.#prune(client, lost.signal);
+        }
       }
     } catch (error) {
       if (!lost.signal.aborted) this.#error = describe("connection", error);
@@ -383,20 +406,54 @@ export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
       lost.abort();
       this.#stop.signal.removeEventListener("abort", stop);
       this.#live = undefined;
-      this.#inSync = false;
+      this.#wake = undefined;
       if (client !== undefined) await step("end", client.end()).catch(() => {});
     }
     return reachedSync;
   }
 
-  /** Fails unless the three triggers notifying this channel exist and are enabled. */
-  async #checkTriggers(client: PostgresFeedClient, signal: AbortSignal): Promise<void> {
+  /** Fails unless the change log exists and the three triggers notifying this channel are enabled. */
+  async #checkSchema(client: PostgresFeedClient, signal: AbortSignal): Promise<void> {
     const { rows } = await step("check", client.query(CHECK_TRIGGERS_SQL, [this.#channel]), signal);
+    if (rows[0]?.log !== true) {
+      throw new FeedError("the change log api_key_change_log is missing (migration 0005)");
+    }
     if (rows[0]?.n !== TRIGGER_COUNT) {
       throw new FeedError(
         `the change-feed triggers on api_keys for channel ${this.#channel} are missing or disabled`,
       );
     }
+  }
+
+  /**
+   * Sends a notice to itself and records whether it came back within
+   * `PROBE_TIMEOUT_MS`; warns when it did not (a pooler in transaction mode
+   * passes `LISTEN` and delivers nothing). A failed send is left to the reads.
+   */
+  async #probe(
+    client: PostgresFeedClient,
+    probe: string,
+    arrived: Promise<boolean>,
+    signal: AbortSignal,
+  ): Promise<void> {
+    try {
+      await step("probe", client.query(PROBE_SQL, [this.#channel, probe]), signal);
+    } catch {
+      return;
+    }
+    const came = await Promise.race([
+      arrived,
+      sleep(PROBE_TIMEOUT_MS, signal).then(() => false),
+    ]);
+    if (signal.aborted) return;
+    if (!came && this.#noticesArrive !== false) {
+      console.warn(
+        `api-keys: the change feed received no notice within ${PROBE_TIMEOUT_MS} ms of sending` +
+          ` one on channel ${this.#channel} (a pooler in transaction mode?); it reads changes` +
+          ` every pollMs (${this.#pollMs} ms) alone. Give it a direct (session) connection.`,
+      );
+    }
+    this.#noticesArrive = came;
   }
 
   async #readCounter(client: PostgresFeedClient, signal: AbortSignal): Promise<number> {
@@ -405,15 +462,82 @@ export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
     return parseCounter(rows[0].n);
   }
 
+  /** Resolves after `pollMs`, at once if a notice arrived since the last read began, or on abort. */
+  #nextRead(signal: AbortSignal): Promise<void> {
+    if (this.#woken) {
+      this.#woken = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        this.#wake = undefined;
+        this.#woken = false;
+        resolve();
+      };
+      const timer = setTimeout(done, this.#pollMs);
+      signal.addEventListener("abort", done);
+      this.#wake = done;
+    });
+  }
+
+  /** A notice: read at once, or once more after the read in flight (never more than one pending). */
+  #wakeUp(): void {
+    this.#woken = true;
+    this.#wake?.();
+  }
+
+  /**
+   * Reads the counter and the log rows after the last change delivered, and
+   * delivers them in order; a missing row (pruned, or a counter moved by
+   * hand) or a backlog over `LOG_READ_LIMIT` becomes a reset up to the counter.
+   */
+  async #catchUp(client: PostgresFeedClient, signal: AbortSignal): Promise<void> {
+    const { rows } = await step(
+      "poll",
+      client.query(READ_LOG_SQL, [String(this.#lastSeen)]),
+      signal,
+    );
+    if (rows.length === 0) throw new FeedError("api_key_change_counter must have exactly one row");
+    const counter = parseCounter(rows[0].counter);
+    for (const row of rows) {
+      if (row.n === null || this.#lastSeen! >= counter) break;
+      const change = parseLoggedChange(row);
+      if (change.counter !== this.#lastSeen! + 1) break;
+      this.#lastSeen = change.counter;
+      if (change.prefix === null) {
+        this.#reset(change.kind === "truncated" ? "truncated" : "unnamed", change.counter);
+      } else {
+        const { kind, prefix, counter } = change;
+        this.#listeners.deliver({ kind: kind as ApiKeyChangeKind, prefix, counter });
+      }
+    }
+    if (counter > this.#lastSeen!) this.#reset("missed", counter);
+  }
+
+  /** Deletes log rows past their retention; a failure (no DELETE privilege) is warned about once. */
+  async #prune(client: PostgresFeedClient, signal: AbortSignal): Promise<void> {
+    try {
+      await step("prune", client.query(PRUNE_SQL), signal);
+    } catch (error) {
+      if (signal.aborted || this.#pruneWarned) return;
+      this.#pruneWarned = true;
+      console.warn(
+        `api-keys: the change feed cannot prune api_key_change_log (${describe("prune", error)});` +
+          " delete its rows older than 5 minutes another way (docs/operations.md)",
+      );
+    }
+  }
+
   /**
    * The first counter read of a connection: unless the counter is where the
    * previous connection left it, changes may have been missed (or, on the
    * first connection, entries filled before it), so reset.
    */
   #firstSync(counter: number, before: number | undefined, startedAt: number): void {
-    this.#lastSeen = Math.max(counter, this.#noticedBeforeSync ?? counter);
+    this.#lastSeen = counter;
     if (counter !== before) this.#reset("missed", counter);
-    this.#inSync = true;
     this.#syncedAt = startedAt;
     this.#unhealthySince = undefined;
     this.#error = null;
@@ -421,25 +545,8 @@ export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
     this.#synced = true;
   }
 
-  #onNotice(payload: string | undefined): void {
-    const notice = parseNotice(payload);
-    if (notice === undefined) return; // not the trigger's: anyone may NOTIFY; the poll is the check
-    const { counter, prefix } = notice;
-    if (this.#inSync) {
-      if (counter > this.#lastSeen! + 1) this.#reset("missed", counter - 1);
-      if (counter > this.#lastSeen!) this.#lastSeen = counter;
-    } else {
-      this.#noticedBeforeSync = Math.max(this.#noticedBeforeSync ?? counter, counter);
-    }
-    if (prefix === null) {
-      this.#reset(notice.kind === "truncated" ? "truncated" : "unnamed", counter);
-    } else {
-      this.#listeners.deliver({ kind: notice.kind as ApiKeyChangeKind, prefix, counter });
-    }
-  }
-
   #reset(reason: ApiKeyFeedResetReason, counter: number): void {
-    if (this.#inSync && counter > this.#lastSeen!) this.#lastSeen = counter;
+    this.#lastSeen = counter;
     this.#resets++;
     this.#listeners.deliver({ kind: "reset", prefix: null, counter, reason });
   }

@@ -1,18 +1,14 @@
 /**
- * Reads what PostgreSQL sends the change feed: the notice payloads of the
- * trigger of `prisma/migrations/0002_api_key_change_feed` and the counter.
- * Both are bounded before they are parsed; anything else is rejected.
+ * Reads what the change feed reads from PostgreSQL: the rows of the change
+ * log of `prisma/migrations/0005_api_key_change_log` and the counter, each
+ * bounded before it is parsed. Notice payloads are never parsed: a notice is
+ * a wake-up hint only.
  *
  * @module
  */
 import { type ApiKeyChangeKind, CHANGE_KINDS } from "../change_feed.ts";
 
-/**
- * Longest payload read: the trigger's notices are under 200 bytes (prefixes
- * over 64 characters are sent as null) and PostgreSQL caps any at 8,000.
- */
-const MAX_PAYLOAD_LENGTH = 1_024;
-/** Longest prefix a notice may carry (the trigger's limit). */
+/** Longest prefix a log row may carry (the trigger's limit). */
 const MAX_PREFIX_LENGTH = 64;
 /** Counters are read as decimal text of at most 15 digits: safe integers. */
 const COUNTER_TEXT = /^(?:0|[1-9][0-9]{0,14})$/;
@@ -32,16 +28,17 @@ export class FeedError extends Error {
 }
 
 /**
- * One notice of the trigger: a change of `prefix` (null after a TRUNCATE or
- * for an overlong prefix) with its counter.
+ * One row of the change log: a change of `prefix` (null after a TRUNCATE, for
+ * an overlong prefix, or for a kind this release does not know: a reset) with
+ * its counter.
  *
  * @example
  * ```ts
- * import type { FeedNotice } from "./_notice.ts";
- * const notice: FeedNotice = { counter: 3, kind: "revoked", prefix: "AbCdEfGhIjKl" };
+ * import type { LoggedChange } from "./_notice.ts";
+ * const change: LoggedChange = { counter: 3, kind: "revoked", prefix: "AbCdEfGhIjKl" };
  * ```
  */
-export interface FeedNotice {
+export interface LoggedChange {
   /** Counter of the change. */
   counter: number;
   /** What happened (`truncated`: the table was emptied). */
@@ -51,34 +48,29 @@ export interface FeedNotice {
 }
 
 /**
- * Parses a notice payload (`{"n": …, "kind": …, "prefix": …}`); undefined for
- * anything else: not a string, too long, not that JSON shape. Linear in the
- * (bounded) payload length.
+ * Reads a row of `api_key_change_log` (`n` as text, `kind`, `prefix`). A
+ * counter that is not a safe integer throws a `FeedError`; an unknown kind or
+ * a prefix that is not a string of at most 64 characters reads as a change
+ * without a prefix (the feed resets).
  *
  * @example
  * ```ts
- * import { parseNotice } from "./_notice.ts";
- * parseNotice('{"n" : 3, "kind" : "revoked", "prefix" : "AbCdEfGhIjKl"}')?.counter; // 3
- * parseNotice("hello"); // undefined
+ * import { parseLoggedChange } from "./_notice.ts";
+ * parseLoggedChange({ n: "3", kind: "revoked", prefix: "AbCdEfGhIjKl" }).counter; // 3
+ * parseLoggedChange({ n: "4", kind: "used", prefix: "AbCdEfGhIjKl" }).prefix; // null
  * ```
  */
-export function parseNotice(payload: unknown): FeedNotice | undefined {
-  if (typeof payload !== "string" || payload.length > MAX_PAYLOAD_LENGTH) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(payload);
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
-  const { n, kind, prefix } = value as Record<string, unknown>;
-  if (typeof n !== "number" || !Number.isSafeInteger(n) || n < 1) return undefined;
-  if (prefix !== null && (typeof prefix !== "string" || prefix.length > MAX_PREFIX_LENGTH)) {
-    return undefined;
-  }
-  if (kind === "truncated") return prefix === null ? { counter: n, kind, prefix } : undefined;
-  if (typeof kind !== "string" || !CHANGE_KINDS.has(kind)) return undefined;
-  return { counter: n, kind: kind as ApiKeyChangeKind, prefix };
+export function parseLoggedChange(row: Record<string, unknown>): LoggedChange {
+  const counter = parseCounter(row.n);
+  const { kind, prefix } = row;
+  if (kind === "truncated") return { counter, kind, prefix: null };
+  const known = typeof kind === "string" && CHANGE_KINDS.has(kind);
+  const named = typeof prefix === "string" && prefix.length <= MAX_PREFIX_LENGTH;
+  return {
+    counter,
+    kind: known ? kind as ApiKeyChangeKind : "updated",
+    prefix: known && named ? prefix : null,
+  };
 }
 
 /**

@@ -5,9 +5,11 @@
  * session, so each can drop what its verification cache holds about it.
  * The only module of this package that imports `pg` (an optional peer).
  *
- * Needs the migration `prisma/migrations/0002_api_key_change_feed` (a change
- * counter and triggers on `api_keys`); see docs/operations.md, "Fleets: the
- * change feed", for what it guarantees and what it costs.
+ * Needs the migrations `prisma/migrations/0002_api_key_change_feed` (a change
+ * counter and triggers on `api_keys`) and `0005_api_key_change_log` (the log
+ * the feed reads); see docs/operations.md, "Fleets: the change feed", for
+ * what it guarantees and what it costs, and give it a direct (session)
+ * connection, not one through a transaction pooler.
  *
  * @example
  * ```ts
@@ -35,9 +37,12 @@ export type { PostgresApiKeyChangeFeed, PostgresFeedClient, PostgresFeedOptions 
 /**
  * Creates a change feed over one dedicated PostgreSQL connection and starts
  * connecting (it never throws for an unreachable database: it stays
- * unhealthy and retries). The connection `LISTEN`s on `channel`, checks that
- * the migration's triggers notify it, and reads the change counter every
- * `pollMs`; a counter advance without its notices becomes a reset. A lost
+ * unhealthy and retries). The connection `LISTEN`s on `channel`, checks the
+ * change log and that the triggers notify it, probes whether its notices
+ * arrive (`status().noticesArrive`, one warning when not), and reads the log
+ * every `pollMs` and at once after a notice (a hint only: what it delivers
+ * comes from the log); a counter advance without its log rows becomes a
+ * reset. A lost
  * connection is retried after 100 ms, doubling up to 5 s, with jitter; the
  * first sync of every connection resets unless the counter has not moved.
  * Throws a `TypeError` naming a bad option.

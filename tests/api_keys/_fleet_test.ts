@@ -2,7 +2,8 @@
  * The service's side of a change feed (`feed`, `maxStalenessMs`): options,
  * invalidation by notice and reset, the staleness rule (database down, start
  * during an outage), the prefix set (no lookup for an unknown prefix, a new key
- * accepted at once where it was made), and services coherent over one
+ * accepted at once where it was made), the lookup budget of a miss in the set
+ * (`unknownPrefixLookups`), and services coherent over one
  * in-memory storage.
  */
 import { afterEach, beforeEach, describe, it } from "node:test";
@@ -277,16 +278,13 @@ describe("a service following a feed", () => {
 
 describe("the prefix set", () => {
   /** A follower whose feed has snapshots; the set loaded with `prefixes` of `inner`. */
-  async function loaded(maxStalenessMs?: number) {
+  async function loaded(overrides: Partial<ApiKeysServiceOptions> = {}) {
     const shared = sharedStorage();
     const feed = new ScriptedFeed(true);
-    const made = follower(
-      shared.storage,
-      feed,
-      maxStalenessMs === undefined ? {} : {
-        maxStalenessMs,
-      },
-    );
+    const made = follower(shared.storage, feed, {
+      unknownPrefixLookups: { perSecond: 0 },
+      ...overrides,
+    });
     const maker = new ApiKeysService({ peppers: { 1: PEPPER_1 }, storage: shared.inner });
     const existing = await maker.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
     const prefix = existing.key.split("_")[2];
@@ -327,7 +325,7 @@ describe("the prefix set", () => {
     assert.equal(state.lookups, 1);
   });
 
-  it("a created notice lets the new prefix through; deleted takes it out", async () => {
+  it("with no lookup budget, a created notice lets the new prefix through; deleted takes it out", async () => {
     const { service, state, feed, maker } = await loaded();
     const made = await maker.create({ tenantId: "t1", name: "k2", scopes: READ_ORDERS });
     const prefix = made.key.split("_")[2];
@@ -350,7 +348,7 @@ describe("the prefix set", () => {
   });
 
   it("is not trusted while the feed is stale, and is dropped by a reset until a new snapshot", async () => {
-    const { service, state, feed, clocks } = await loaded(1_000);
+    const { service, state, feed, clocks } = await loaded({ maxStalenessMs: 1_000 });
     clocks.advance(1_001);
     feed.stalenessMs = 1_001; // no sync since the set was loaded
     await rejection(service.verify(unknownKey()));
@@ -380,7 +378,7 @@ describe("the prefix set", () => {
   it("applies the changes delivered while its snapshot was read, and only those newer than it", async () => {
     const { storage, state } = sharedStorage();
     const feed = new ScriptedFeed(true);
-    const { service } = follower(storage, feed);
+    const { service } = follower(storage, feed, { unknownPrefixLookups: { perSecond: 0 } });
     await rejection(service.verify(unknownKey()));
     // While the snapshot is read: A created (counter 1, in the snapshot), A deleted (2, not in it),
     // B created (3, not in it).
@@ -400,7 +398,7 @@ describe("the prefix set", () => {
   it("discards a snapshot older than a reset delivered while it was read", async () => {
     const { storage, state } = sharedStorage();
     const feed = new ScriptedFeed(true);
-    const { service } = follower(storage, feed);
+    const { service } = follower(storage, feed, { unknownPrefixLookups: { perSecond: 0 } });
     await rejection(service.verify(unknownKey()));
     feed.counter = 5;
     feed.reset(); // covers up to 5: a snapshot at 4 may miss a change
@@ -414,6 +412,69 @@ describe("the prefix set", () => {
     await flush();
     await rejection(service.verify(unknownKey()));
     assert.equal(state.lookups, 1);
+  });
+});
+
+describe("unknownPrefixLookups: a miss in the prefix set within a per-instance budget", () => {
+  async function loaded(overrides: Partial<ApiKeysServiceOptions> = {}) {
+    const shared = sharedStorage();
+    const feed = new ScriptedFeed(true);
+    const made = follower(shared.storage, feed, overrides);
+    const maker = new ApiKeysService({ peppers: { 1: PEPPER_1 }, storage: shared.inner });
+    await made.service.verify(unknownKey()).catch(() => {}); // subscribes, asks a snapshot
+    feed.answer([]);
+    await flush();
+    shared.state.lookups = 0;
+    return { ...shared, ...made, feed, maker };
+  }
+
+  it("a key created on another instance is accepted at once, before its created notice", async () => {
+    const { service, state, maker } = await loaded();
+    const made = await maker.create({ tenantId: "t1", name: "new", scopes: READ_ORDERS });
+    assert.equal((await service.verify(made.key)).keyId, made.id);
+    assert.equal(state.lookups, 1);
+  });
+
+  it("a flood of unknown prefixes costs at most perSecond lookups a second (default 10)", async () => {
+    const { service, state, clocks } = await loaded({ unknownPrefixLookups: { perSecond: 5 } });
+    const flood = async (count: number) => {
+      for (let i = 0; i < count; i++) {
+        assert.equal((await rejection(service.verify(unknownKey()))).code, "api_key_invalid");
+      }
+    };
+    await flood(100);
+    assert.equal(state.lookups, 5, "the budget, then the set alone");
+    clocks.advance(200);
+    await flood(100);
+    assert.equal(state.lookups, 6, "one more after 200 ms at 5 a second");
+    clocks.advance(60_000);
+    await flood(100);
+    assert.equal(state.lookups, 11, "an idle minute refills no more than one second's budget");
+
+    const byDefault = await loaded();
+    for (let i = 0; i < 100; i++) await rejection(byDefault.service.verify(unknownKey()));
+    assert.equal(byDefault.state.lookups, 10);
+  });
+
+  it("is validated, and needs a feed", () => {
+    const base = { peppers: { 1: PEPPER_1 }, storage: new InMemoryApiKeyStorage() };
+    const feed = new InMemoryApiKeyChangeFeed();
+    for (
+      const value of [null, 5, {}, { perSecond: -1 }, { perSecond: 1.5 }, { perSecond: 10_001 }]
+    ) {
+      assert.throws(
+        () =>
+          validateApiKeysServiceOptions({ ...base, feed, unknownPrefixLookups: value as never }),
+        (error: unknown) =>
+          error instanceof TypeError && /unknownPrefixLookups/.test(error.message),
+        JSON.stringify(value),
+      );
+    }
+    assert.throws(
+      () => validateApiKeysServiceOptions({ ...base, unknownPrefixLookups: { perSecond: 1 } }),
+      /ApiKeysServiceOptions\.unknownPrefixLookups needs a feed/,
+    );
+    validateApiKeysServiceOptions({ ...base, feed, unknownPrefixLookups: { perSecond: 0 } });
   });
 });
 

@@ -27,8 +27,10 @@
  * without its notice, it would work for about a minute, or until the 30 s
  * cache TTL).
  *
- * Then the query counts: a warm instance verifying a known key, and 10,000
- * unknown prefixes with valid checksums, make no query.
+ * Then the query counts: a warm instance verifying a known key makes no
+ * query, and 10,000 unknown prefixes with valid checksums make no more than
+ * the lookup budget of misses in the prefix set (`unknownPrefixLookups`, 10 a
+ * second by default).
  *
  * `FLEET_TRIALS` sets the trials per scenario (default 200; `deno task
  * test:fleet:report` runs 1,000). Skips without `DATABASE_URL`; fails instead
@@ -73,9 +75,10 @@ async function probe(): Promise<string | undefined> {
   try {
     await client.connect();
     await client.query("SELECT n FROM api_key_change_counter");
+    await client.query("SELECT 1 FROM api_key_change_log LIMIT 1");
   } catch {
     await client.end().catch(() => {});
-    return "the change-feed migration (0002_api_key_change_feed) is not applied";
+    return "the change-feed migrations (0002 and 0005) are not applied";
   }
   try {
     await client.query("SELECT 1 FROM api_key_rotation_waits LIMIT 1");
@@ -419,13 +422,17 @@ if (databaseReady("a fleet on one PostgreSQL", unavailable)) {
       assert.deepEqual(await queries(), before, "queries in 100 guarded requests per instance");
     });
 
-    it("10,000 verifies of unknown prefixes with valid checksums make no query once the prefix set is loaded", async () => {
+    it("10,000 verifies of unknown prefixes with valid checksums make no query beyond the lookup budget once the prefix set is loaded", async () => {
       for (const instance of instances) {
         const probe = await admin<
           { queries: number; outcomes: Record<string, number>; ms: number }
         >(instance, "probe/unknown/10000");
         assert.deepEqual(probe.outcomes, { api_key_invalid: 10_000 }, instance.name);
-        assert.equal(probe.queries, 0, `${instance.name}: queries in 10,000 verifies`);
+        const budget = 1 + Math.ceil(probe.ms / 100); // 10 lookups a second, one token at the start
+        assert.ok(
+          probe.queries <= budget,
+          `${instance.name}: ${probe.queries} queries in 10,000 verifies, budget ${budget}`,
+        );
         console.log(
           `# fleet: ${instance.name}: 10,000 unknown prefixes refused in ${
             probe.ms.toFixed(0)

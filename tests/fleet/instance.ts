@@ -198,7 +198,8 @@ class AdminController {
    * `count` verifies in process (`authorizeRequest`, as the guard calls it):
    * `unknown` prefixes with valid checksums, or the `known` key in the
    * `x-api-key` header of a key created here first. Waits (up to 5 s) until a
-   * verify of an unknown prefix makes no query: the prefix set is loaded.
+   * verify of an unknown prefix makes no query: the prefix set is loaded and
+   * the lookup budget of misses in it spent.
    */
   @Post("probe/:kind/:count")
   @HttpCode(200)

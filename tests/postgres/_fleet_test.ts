@@ -4,7 +4,8 @@
  * proxy the test cuts. Cached hits are served only while the feed's staleness
  * is within `maxStalenessMs`, then `ApiKeyStorageError` (503); an instance
  * started during the outage fails closed; once the database is back, the feed
- * resyncs and verifies succeed. Skips without `DATABASE_URL`; fails instead
+ * resyncs and verifies succeed. A key created on one instance is accepted at
+ * once by another (a miss in its prefix set looks the key up). Skips without `DATABASE_URL`; fails instead
  * under `CI=true`.
  */
 import { after, before, describe, it } from "node:test";
@@ -77,6 +78,25 @@ if (databaseReady("a service following the PostgreSQL feed", unavailable)) {
       await Promise.all(feeds.map((feed) => feed.close()));
       await prisma.$disconnect();
       await direct.$disconnect();
+    });
+
+    it("a key created on one instance is accepted at once by another, before its notice", async () => {
+      const a = instance();
+      const b = instance();
+      await waitFor(() => a.feed.status().healthy && b.feed.status().healthy, "the first syncs");
+      const first = await a.service.create({ tenantId: "t-new", name: "k", scopes: SCOPES });
+      await waitFor(() => b.feed.status().counter === a.feed.status().counter, "b in step");
+      assert.ok(await b.service.verify(first.key)); // loads b's prefix set
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      for (let trial = 0; trial < 20; trial++) {
+        const { key } = await a.service.create({
+          tenantId: "t-new",
+          name: `k${trial}`,
+          scopes: SCOPES,
+        });
+        assert.ok(await b.service.verify(key), `trial ${trial}`);
+        await new Promise((resolve) => setTimeout(resolve, 100)); // the budget: 10 lookups a second
+      }
     });
 
     it("database down: cached hits only while the feed's staleness is within maxStalenessMs, then ApiKeyStorageError (503)", async () => {

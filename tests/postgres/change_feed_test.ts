@@ -5,7 +5,10 @@
  * order, no deadlock between a rotation and a revocation, reconnection after
  * `pg_terminate_backend`, the poll catching what no notice announced, and
  * health while the database is unreachable (through a TCP proxy this test
- * cuts). Skips without `DATABASE_URL`; fails instead under `CI=true`.
+ * cuts). Forged notices from a role that may only connect change nothing,
+ * and a feed whose notices never arrive (a proxy drops them, as a pooler in
+ * transaction mode does) says so and keeps its bound by polling. Skips without
+ * `DATABASE_URL`; fails instead under `CI=true`.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -50,6 +53,14 @@ async function probeFeed(): Promise<string | undefined> {
 }
 
 const unavailable = await probeFeed();
+
+/** The role scripts/start_postgres.sh creates with no privilege but CONNECT. */
+function outsiderUrl(): string {
+  const outsider = new URL(url!);
+  outsider.username = `${outsider.username}_outsider`;
+  outsider.password = "outsider";
+  return outsider.href;
+}
 
 async function waitFor(predicate: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
   const deadline = performance.now() + timeoutMs;
@@ -269,6 +280,149 @@ if (databaseReady("change feed on PostgreSQL", unavailable)) {
       const snapshot = await feed.snapshot();
       assert.deepEqual([...snapshot.prefixes].sort(), ["SnapPrefix01", "SnapPrefix02"]);
       assert.equal(snapshot.counter, await counter());
+    });
+  });
+
+  describe("change feed on PostgreSQL: forged notices", () => {
+    it("a role that may only connect: no numbering, kind or flood changes a verify, the prefix set or status()", async () => {
+      const forger = new pg.Client({ connectionString: outsiderUrl() });
+      await forger.connect().catch((error) =>
+        assert.fail(`run scripts/start_postgres.sh (it creates the outsider role): ${error}`)
+      );
+      try {
+        let reads = 0;
+        const { feed, notices } = await startFeed({}, (client) => {
+          const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+          return Object.assign(client, {
+            query: (...args: unknown[]) => {
+              if (String(args[0]).includes("api_key_change_log")) reads++;
+              return query(...args);
+            },
+          });
+        });
+        const keys = new ApiKeysService({
+          peppers: PEPPERS,
+          storage: new PrismaApiKeyStorage(prisma),
+          feed,
+          debounceMs: 0,
+          ttlPolicy: { allowNeverExpires: true },
+          unknownPrefixLookups: { perSecond: 0 }, // the set alone decides an unknown prefix
+        });
+        const { id, key } = await keys.create({
+          tenantId: "t-forged",
+          name: "victim",
+          scopes: [{ resource: "orders", level: "read" }],
+        });
+        const prefix = prefixOf(key);
+        await waitFor(() => notices.length === 1, "the create notice");
+        assert.ok(await keys.verify(key)); // cached, the prefix set loaded
+        await sleep(POLL_MS * 2);
+        const before = feed.status();
+        notices.length = 0;
+
+        await assert.rejects(forger.query("SELECT 1 FROM api_keys"), /permission denied/);
+        await assert.rejects(
+          forger.query("SELECT api_key_change_emit('api_key_changes', 'deleted', $1)", [prefix]),
+          /permission denied/,
+        );
+        const readsBefore = reads;
+        const n = await counter();
+        const flooded = performance.now();
+        await forger.query(
+          "SELECT pg_notify('api_key_changes', json_build_object('n', g, 'kind', 'deleted'," +
+            " 'prefix', $1::text)::text) FROM generate_series($2::bigint, $2::bigint + 4999) g",
+          [prefix, n + 1],
+        );
+        for (const kind of ["created", "updated", "revoked", "rotated", "deleted", "truncated"]) {
+          for (const number of [n, n + 1, n + 2, 1, 2 ** 53 - 1]) {
+            const payload = JSON.stringify({
+              n: number,
+              kind,
+              prefix: kind === "truncated" ? null : prefix,
+            });
+            await forger.query("SELECT pg_notify('api_key_changes', $1)", [payload]);
+          }
+        }
+        await forger.query("SELECT pg_notify('api_key_changes', $1)", [String(n + 1)]);
+        await forger.query("SELECT pg_notify('api_key_changes', 'probe:forged')");
+        await sleep(POLL_MS * 4);
+        const elapsed = performance.now() - flooded;
+
+        assert.equal(notices.length, 0, `nothing delivered: ${JSON.stringify(notices)}`);
+        const after = feed.status();
+        assert.equal(after.counter, await counter(), "the feed's counter is the database's");
+        assert.equal(after.resets, before.resets, "no reset");
+        assert.equal(after.healthy, true);
+        assert.ok(after.stalenessMs < POLL_MS + 500, `staleness ${after.stalenessMs}`);
+        assert.equal(after.noticesArrive, true);
+        const readsDuring = reads - readsBefore;
+        const bound = 2 * (Math.ceil(elapsed / POLL_MS) + 1) + 32;
+        assert.ok(readsDuring <= bound, `${readsDuring} reads in ${elapsed.toFixed(0)} ms`);
+        assert.ok(await keys.verify(key), "the victim's key is still accepted");
+        const stranger = await service().create({
+          tenantId: "t-forged",
+          name: "made elsewhere",
+          scopes: [{ resource: "orders", level: "read" }],
+        });
+        await waitFor(
+          () => notices.some((notice) => notice.kind === "created"),
+          "a real created change",
+          2_000,
+        );
+        assert.ok(await keys.verify(stranger.key), "a key made elsewhere is in the set");
+
+        const revokedAt = performance.now();
+        await service().revoke(id);
+        await waitFor(
+          () => notices.some((notice) => notice.kind === "revoked" && notice.prefix === prefix),
+          "the real revoke",
+          2_000,
+        );
+        assert.equal((await keys.verify(key).catch((error) => error)).code, "api_key_revoked");
+        assert.ok(performance.now() - revokedAt < 2_000);
+        assert.equal(feed.status().counter, await counter());
+      } finally {
+        await forger.end();
+      }
+    });
+  });
+
+  describe("change feed on PostgreSQL: notices that never arrive (a pooler in transaction mode)", () => {
+    it("says so at start (a warning and status().noticesArrive false) and keeps its bound by polling", async () => {
+      const target = new URL(url!);
+      const proxy = new TcpProxy(target.hostname, Number(target.port || 5432), {
+        dropNotifications: true,
+      });
+      const proxied = new URL(url!);
+      proxied.port = String(proxy.start());
+      const warn = console.warn;
+      const warnings: string[] = [];
+      console.warn = (...args: unknown[]) => warnings.push(args.join(" "));
+      try {
+        const direct = await startFeed();
+        const { feed, notices } = await startFeed({
+          connectionString: proxied.href,
+          client: undefined,
+        });
+        await waitFor(() => feed.status().noticesArrive === false, "the probe's verdict", 3_000);
+        await waitFor(() => direct.feed.status().noticesArrive === true, "the direct feed's");
+        const lines = warnings.filter((line) => line.includes("change feed"));
+        assert.equal(lines.length, 1, warnings.join("\n"));
+        assert.match(lines[0], /no notice.*pollMs/);
+        assert.doesNotMatch(lines[0], /api_kit:api_kit|outsider/);
+        assert.equal(feed.status().healthy, true);
+
+        const started = performance.now();
+        await pool.query(INSERT_SQL, rowValues("no-notice", "NoNoticePref"));
+        await waitFor(() => notices.length > 0, "the poll", POLL_MS + 500);
+        assert.deepEqual(notices, [
+          { kind: "created", prefix: "NoNoticePref", counter: await counter() },
+        ]);
+        assert.ok(performance.now() - started < POLL_MS + 500);
+      } finally {
+        console.warn = warn;
+        proxy.stop();
+      }
     });
   });
 

@@ -1,6 +1,9 @@
 /**
  * A loopback TCP proxy a test can cut and restore, to make PostgreSQL
  * unreachable for one client without touching the server other suites use.
+ * With `dropNotifications`, it removes every NotificationResponse message the
+ * server sends: `LISTEN` succeeds and no notice arrives, as behind a pooler in
+ * transaction mode.
  *
  * @module
  */
@@ -11,10 +14,12 @@ export class TcpProxy {
   readonly #targetPort: number;
   #listener: Deno.Listener | undefined;
   readonly #conns = new Set<Deno.Conn>();
+  readonly #dropNotifications: boolean;
 
-  constructor(host: string, targetPort: number) {
+  constructor(host: string, targetPort: number, options: { dropNotifications?: boolean } = {}) {
     this.#host = host;
     this.#targetPort = targetPort;
+    this.#dropNotifications = options.dropNotifications ?? false;
   }
 
   /** Listens on `port` (0: any free port) and returns the port. */
@@ -51,7 +56,7 @@ export class TcpProxy {
           const outbound = await Deno.connect({ hostname: this.#host, port: this.#targetPort });
           this.#conns.add(outbound);
           this.#pipe(inbound, outbound);
-          this.#pipe(outbound, inbound);
+          this.#pipe(outbound, inbound, this.#dropNotifications);
         } catch {
           this.#close(inbound);
         }
@@ -61,8 +66,11 @@ export class TcpProxy {
     }
   }
 
-  #pipe(from: Deno.Conn, to: Deno.Conn): void {
-    from.readable.pipeTo(to.writable).catch(() => {}).finally(() => {
+  #pipe(from: Deno.Conn, to: Deno.Conn, dropNotifications = false): void {
+    const readable = dropNotifications
+      ? from.readable.pipeThrough(withoutNotifications())
+      : from.readable;
+    readable.pipeTo(to.writable).catch(() => {}).finally(() => {
       this.#close(from);
       this.#close(to);
     });
@@ -76,6 +84,30 @@ export class TcpProxy {
       // already closed
     }
   }
+}
+
+/**
+ * The server-to-client stream without its NotificationResponse ('A')
+ * messages. Every server message is a type byte and a 4-byte length that
+ * counts itself (the client sends no SSLRequest here, so no untyped reply).
+ */
+function withoutNotifications(): TransformStream<Uint8Array, Uint8Array> {
+  let pending = new Uint8Array(0);
+  return new TransformStream({
+    transform(chunk, controller) {
+      const joined = new Uint8Array(pending.length + chunk.length);
+      joined.set(pending);
+      joined.set(chunk, pending.length);
+      let at = 0;
+      while (joined.length - at >= 5) {
+        const end = at + 1 + new DataView(joined.buffer, at + 1, 4).getUint32(0);
+        if (end > joined.length) break;
+        if (joined[at] !== 0x41) controller.enqueue(joined.slice(at, end));
+        at = end;
+      }
+      pending = joined.slice(at);
+    },
+  });
 }
 
 /** A loopback port nothing listens on (it was free a moment ago). */

@@ -247,7 +247,12 @@ describe("an unknown prefix refused by a feed's prefix set does a wrong secret's
 
   before(async () => {
     console.info = () => {}; // the storage-capability line
-    service = new ApiKeysService({ peppers: { 1: PEPPER_1 }, storage, feed });
+    service = new ApiKeysService({
+      peppers: { 1: PEPPER_1 },
+      storage,
+      feed,
+      unknownPrefixLookups: { perSecond: 0 }, // the set alone refuses: no lookup budget
+    });
     const cached = await service.create({ tenantId: "t", name: "cached", scopes: SCOPES });
     const active = await service.create({ tenantId: "t", name: "active", scopes: SCOPES });
     await service.verify(cached.key);

@@ -1,7 +1,8 @@
 /**
  * `createPostgresFeed` against a scripted fake `pg` client: the sync rules
- * (first sync, gaps, counter advances without notices, reconnections), the
- * trigger check, option validation and `close()`. The same feed on a real
+ * (first sync, the log read in order, missing rows, reconnections), notices as
+ * wake-up hints only, the notice probe, pruning, the schema check, option
+ * validation and `close()`. The same feed on a real
  * PostgreSQL: tests/postgres/change_feed_test.ts.
  */
 import { describe, it } from "node:test";
@@ -16,27 +17,36 @@ const SECRET_URL = "postgresql://app:hunter2-secret@db:5432/app";
 
 type Handler = (...args: never[]) => void;
 
-/** A scripted database: a counter, its triggers, and the connections to it. */
+/** A scripted database: a counter, its change log, its triggers, and the connections to it. */
 class FakeServer {
   counter = 0;
+  readonly log: { n: number; kind: string; prefix: string | null }[] = [];
   triggers = 3;
+  logTable = true;
   reachable = true;
+  /** Whether a connection gets the notices it sends itself (false: as behind a transaction pooler). */
+  selfNotices = true;
+  /** Rejects every prune with this error. */
+  pruneError: Error | undefined;
+  prunes = 0;
   /** Rejects `connect` with this error (for example a message with a secret in it). */
   connectError: Error | undefined;
   /** Holds every `connect` until released. */
   gate: Promise<void> | undefined;
-  /** Runs (once) 20 ms after the next counter read has been answered. */
-  afterPoll: (() => void) | undefined;
   readonly clients: FakeClient[] = [];
 
   get live(): FakeClient[] {
     return this.clients.filter((client) => client.listening && !client.ended);
   }
 
-  /** Commits one change: the counter moves, and the live connections get a notice unless `lost`. */
-  commit(kind = "revoked", prefix: string | null = PREFIX, lost = false): number {
+  /**
+   * Commits one change: the counter moves, the log gets its row unless
+   * `unlogged`, and the live connections get a notice unless `lost`.
+   */
+  commit(kind = "revoked", prefix: string | null = PREFIX, lost = false, unlogged = false): number {
     this.counter++;
-    if (!lost) this.notify(JSON.stringify({ n: this.counter, kind, prefix }));
+    if (!unlogged) this.log.push({ n: this.counter, kind, prefix });
+    if (!lost) this.notify(String(this.counter));
     return this.counter;
   }
 
@@ -73,23 +83,41 @@ class FakeClient implements PostgresFeedClient {
     }
   }
 
-  query(text: string): Promise<{ rows: Record<string, unknown>[] }> {
+  query(text: string, values: unknown[] = []): Promise<{ rows: Record<string, unknown>[] }> {
     this.queries.push(text);
+    const server = this.#server;
     if (this.ended) return Promise.reject(new Error("Client was closed"));
     if (text.startsWith("LISTEN")) {
       this.listening = true;
       return Promise.resolve({ rows: [] });
     }
     if (text.includes("pg_trigger")) {
-      return Promise.resolve({ rows: [{ n: this.#server.triggers }] });
+      return Promise.resolve({ rows: [{ n: server.triggers, log: server.logTable }] });
     }
     if (text.includes("ARRAY(")) {
-      return Promise.resolve({ rows: [{ n: String(this.#server.counter), prefixes: [PREFIX] }] });
+      return Promise.resolve({ rows: [{ n: String(server.counter), prefixes: [PREFIX] }] });
     }
-    const after = this.#server.afterPoll;
-    this.#server.afterPoll = undefined;
-    if (after !== undefined) setTimeout(after, 20); // within the feed's 50 ms wait
-    return Promise.resolve({ rows: [{ n: String(this.#server.counter) }] });
+    if (text.includes("pg_notify")) {
+      const [channel, payload] = values as string[];
+      if (server.selfNotices) setTimeout(() => this.emit("notification", { channel, payload }), 1);
+      return Promise.resolve({ rows: [{}] });
+    }
+    if (text.startsWith("DELETE")) {
+      server.prunes++;
+      return server.pruneError ? Promise.reject(server.pruneError) : Promise.resolve({ rows: [] });
+    }
+    const counter = String(server.counter);
+    if (!text.includes("api_key_change_log")) return Promise.resolve({ rows: [{ n: counter }] });
+    const rows = server.log.filter((row) => row.n > Number(values[0]))
+      .map((row) => ({ counter, ...row, n: String(row.n) }));
+    return Promise.resolve({
+      rows: rows.length > 0 ? rows : [{ counter, n: null, kind: null, prefix: null }],
+    });
+  }
+
+  /** Reads of the change log this connection sent. */
+  get reads(): number {
+    return this.queries.filter((text) => text.includes("api_key_change_log WHERE n >")).length;
   }
 
   on(event: string, listener: Handler): this {
@@ -158,71 +186,118 @@ describe("createPostgresFeed (scripted client)", () => {
     await feed.close();
   });
 
-  it("delivers notices in order, and resets on a gap in the counters", async () => {
+  it("delivers the log's changes in order, and resets on a missing row", async () => {
     const { server, feed, notices } = start();
     await waitFor(() => feed.status().healthy, "sync");
     notices.length = 0;
     server.commit("created", PREFIX);
     server.commit("revoked", PREFIX);
-    server.counter++; // a change whose notice never comes...
-    server.commit("rotated", "MnOpQrStUvWx"); // ...shows as a gap here
+    await waitFor(() => notices.length === 2, "two changes");
+    server.commit("updated", PREFIX, false, true); // a counter moved with no row (by hand)
+    server.commit("rotated", "MnOpQrStUvWx");
+    await waitFor(() => notices.length === 3, "the reset");
     assert.deepEqual(notices, [
       { kind: "created", prefix: PREFIX, counter: 1 },
       { kind: "revoked", prefix: PREFIX, counter: 2 },
-      { kind: "reset", prefix: null, counter: 3, reason: "missed" },
-      { kind: "rotated", prefix: "MnOpQrStUvWx", counter: 4 },
+      { kind: "reset", prefix: null, counter: 4, reason: "missed" },
     ]);
     server.commit("truncated", null);
     server.commit("updated", null);
-    assert.deepEqual(notices.slice(4).map((n) => n.kind === "reset" && n.reason), [
+    server.commit("used", PREFIX); // a kind this release does not know
+    await waitFor(() => notices.length === 6, "three resets");
+    assert.deepEqual(notices.slice(3).map((n) => n.kind === "reset" && n.reason), [
       "truncated",
       "unnamed",
+      "unnamed",
     ]);
-    assert.equal(feed.status().counter, 6);
+    assert.equal(feed.status().counter, 7);
     await feed.close();
   });
 
-  it("a counter advance without its notice becomes a reset at the next poll", async () => {
+  it("a change whose notice never comes is read from the log at the next poll", async () => {
     const { server, feed, notices } = start();
     await waitFor(() => feed.status().healthy, "sync");
     notices.length = 0;
     server.commit("revoked", PREFIX, true);
-    await waitFor(() => notices.length > 0, "the poll's reset");
-    assert.deepEqual(notices, [{ kind: "reset", prefix: null, counter: 1, reason: "missed" }]);
-    assert.equal(feed.status().resets, 2);
-    await feed.close();
-  });
-
-  it("a notice that arrives shortly after the poll saw its counter does not reset", async () => {
-    const { server, feed, notices } = start();
-    await waitFor(() => feed.status().healthy, "sync");
-    notices.length = 0;
-    let notified = false;
-    server.afterPoll = () => {
-      server.notify(JSON.stringify({ n: 1, kind: "revoked", prefix: PREFIX }));
-      notified = true;
-    };
-    server.counter++; // committed: the next poll sees it before its notice arrives
-    await waitFor(() => notified, "the notice after the poll");
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await waitFor(() => notices.length > 0, "the poll");
     assert.deepEqual(notices, [{ kind: "revoked", prefix: PREFIX, counter: 1 }]);
+    assert.equal(feed.status().resets, 1, "the first sync's only");
     await feed.close();
   });
 
-  it("ignores notices it cannot read and notices on other channels", async () => {
-    const { server, feed, notices } = start();
-    await waitFor(() => feed.status().healthy, "sync");
+  it("a notice is a wake-up hint only: forged payloads deliver nothing, a flood costs at most one read more", async () => {
+    const { server, feed, notices } = start(new FakeServer(), 60_000);
+    await waitFor(() => feed.status().healthy && server.live[0].reads > 0, "sync and a read");
     notices.length = 0;
+    const client = server.live[0];
+    const before = client.reads;
+    for (let n = 1; n <= 5_000; n++) {
+      server.notify(JSON.stringify({ n, kind: "deleted", prefix: PREFIX }));
+    }
     server.notify("hello");
-    server.notify(JSON.stringify({ n: 1, kind: "revoked", prefix: PREFIX }), "other");
+    await new Promise((resolve) => setTimeout(resolve, 50));
     assert.deepEqual(notices, []);
+    assert.ok(client.reads - before <= 2, `${client.reads - before} reads for 5,001 notices`);
+    assert.equal(feed.status().counter, 0);
+    assert.equal(feed.status().resets, 1);
+    server.commit("created", PREFIX);
+    await waitFor(() => notices.length === 1, "a real change");
+    assert.deepEqual(notices, [{ kind: "created", prefix: PREFIX, counter: 1 }]);
     await feed.close();
+  });
+
+  it("probes its notices at each connection: noticesArrive, and one warning when they do not", async () => {
+    const warn = console.warn;
+    const warnings: string[] = [];
+    console.warn = (...args: unknown[]) => warnings.push(args.join(" "));
+    try {
+      const { feed } = start();
+      await waitFor(() => feed.status().noticesArrive === true, "the probe back");
+      await feed.close();
+      const server = new FakeServer();
+      server.selfNotices = false;
+      const quiet = start(server);
+      assert.equal(quiet.feed.status().noticesArrive, null);
+      await waitFor(() => quiet.feed.status().noticesArrive === false, "the probe's timeout");
+      server.terminate();
+      await waitFor(() => quiet.feed.status().reconnects === 1, "a reconnection");
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      assert.equal(warnings.length, 1, "warned once");
+      assert.match(warnings[0], /no notice within 1000 ms.*every pollMs \(20 ms\)/);
+      assert.equal(quiet.feed.status().healthy, true);
+      await quiet.feed.close();
+    } finally {
+      console.warn = warn;
+    }
+  });
+
+  it("prunes the log at its first read and once a minute; a failed prune is one warning", async () => {
+    const warn = console.warn;
+    const warnings: string[] = [];
+    console.warn = (...args: unknown[]) => warnings.push(args.join(" "));
+    try {
+      const server = new FakeServer();
+      server.pruneError = Object.assign(new Error("permission denied"), { code: "42501" });
+      const { feed } = start(server);
+      await waitFor(() => server.prunes === 1, "a prune");
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.equal(server.prunes, 1, "not again within the minute");
+      assert.equal(feed.status().healthy, true);
+      assert.deepEqual(warnings, [
+        "api-keys: the change feed cannot prune api_key_change_log (prune failed (42501));" +
+        " delete its rows older than 5 minutes another way (docs/operations.md)",
+      ]);
+      await feed.close();
+    } finally {
+      console.warn = warn;
+    }
   });
 
   it("reconnects after a lost connection; resets only if the counter moved meanwhile", async () => {
     const { server, feed, notices } = start();
     await waitFor(() => feed.status().healthy, "sync");
     server.commit();
+    await waitFor(() => feed.status().counter === 1, "the change read");
     notices.length = 0;
     server.terminate();
     assert.equal(feed.status().healthy, false);
@@ -241,6 +316,16 @@ describe("createPostgresFeed (scripted client)", () => {
     assert.deepEqual(notices, [{ kind: "reset", prefix: null, counter: 2, reason: "missed" }]);
     assert.equal(feed.status().reconnects, 2);
     assert.ok(server.clients.slice(0, -1).every((client) => client.ended), "old clients ended");
+    await feed.close();
+  });
+
+  it("stays unhealthy while the change log is missing, and says so", async () => {
+    const server = new FakeServer();
+    server.logTable = false;
+    const { feed } = start(server);
+    await waitFor(() => server.clients.length >= 2, "a retry");
+    assert.equal(feed.status().healthy, false);
+    assert.match(feed.status().error ?? "", /api_key_change_log is missing \(migration 0005\)/);
     await feed.close();
   });
 
@@ -301,7 +386,7 @@ describe("createPostgresFeed (scripted client)", () => {
     const count = notices.length;
     client.emit("notification", {
       channel: CHANNEL,
-      payload: '{"n":9,"kind":"created","prefix":"x"}',
+      payload: "9",
     });
     assert.equal(notices.length, count);
     await new Promise((resolve) => setTimeout(resolve, 60));

@@ -1,48 +1,41 @@
-/** The bounded reader of the PostgreSQL trigger's notices and of the change counter. */
+/** The bounded reader of the change log's rows and of the change counter. */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { FeedError, parseCounter, parseNotice } from "../../../api_keys/postgres/_notice.ts";
+import { FeedError, parseCounter, parseLoggedChange } from "../../../api_keys/postgres/_notice.ts";
 
 const PREFIX_A = "AbCdEfGhIjKl";
 
-describe("parseNotice (the PostgreSQL trigger's payload)", () => {
-  it("reads the trigger's JSON, spaces included", () => {
-    assert.deepEqual(
-      parseNotice(`{"n" : 12, "kind" : "revoked", "prefix" : "${PREFIX_A}"}`),
-      { counter: 12, kind: "revoked", prefix: PREFIX_A },
-    );
-    assert.deepEqual(parseNotice('{"n":3,"kind":"truncated","prefix":null}'), {
+describe("parseLoggedChange (a row of the change log)", () => {
+  it("reads the trigger's rows", () => {
+    assert.deepEqual(parseLoggedChange({ n: "12", kind: "revoked", prefix: PREFIX_A }), {
+      counter: 12,
+      kind: "revoked",
+      prefix: PREFIX_A,
+    });
+    assert.deepEqual(parseLoggedChange({ n: "3", kind: "truncated", prefix: null }), {
       counter: 3,
       kind: "truncated",
       prefix: null,
     });
-    assert.deepEqual(parseNotice('{"n":4,"kind":"updated","prefix":null}'), {
-      counter: 4,
-      kind: "updated",
-      prefix: null,
-    });
   });
 
-  it("rejects anything else", () => {
-    const rejected: unknown[] = [
-      undefined,
-      42,
-      "",
-      "not json",
-      "[1,2]",
-      "null",
-      '{"n":"1","kind":"created","prefix":"p"}',
-      '{"n":0,"kind":"created","prefix":"p"}',
-      '{"n":1.5,"kind":"created","prefix":"p"}',
-      '{"n":9007199254740993,"kind":"created","prefix":"p"}',
-      '{"n":1,"kind":"used","prefix":"p"}',
-      '{"n":1,"kind":"reset","prefix":null}',
-      '{"n":1,"kind":"truncated","prefix":"p"}',
-      '{"n":1,"kind":"created","prefix":7}',
-      `{"n":1,"kind":"created","prefix":"${"p".repeat(65)}"}`,
-      `{"n":1,"kind":"created","prefix":"p","pad":"${" ".repeat(2_000)}"}`,
+  it("reads an unknown kind or a bad prefix as a change without a prefix (a reset)", () => {
+    const unnamed = [
+      { n: "4", kind: "updated", prefix: null },
+      { n: "4", kind: "used", prefix: PREFIX_A },
+      { n: "4", kind: 7, prefix: PREFIX_A },
+      { n: "4", kind: "created", prefix: 7 },
+      { n: "4", kind: "created", prefix: "p".repeat(65) },
     ];
-    for (const payload of rejected) assert.equal(parseNotice(payload), undefined, String(payload));
+    for (const row of unnamed) {
+      assert.equal(parseLoggedChange(row).prefix, null, JSON.stringify(row));
+    }
+  });
+
+  it("throws for a counter that is not a safe integer's text", () => {
+    for (const n of [null, 4, "-1", "9999999999999999"]) {
+      assert.throws(() => parseLoggedChange({ n, kind: "created", prefix: PREFIX_A }), FeedError);
+    }
   });
 
   it("reads the counter's text and rejects anything but a safe integer", () => {
