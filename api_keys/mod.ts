@@ -62,7 +62,7 @@ export {
 } from "./types.ts";
 export {
   ApiKeyError,
-  type ApiKeyErrorCode,
+  ApiKeyErrorCode,
   ApiKeyOperationError,
   type ApiKeyOperationErrorCode,
   ApiKeyStorageError,
