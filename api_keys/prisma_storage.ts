@@ -14,6 +14,7 @@
  */
 import { ApiKeyOperationError } from "./errors.ts";
 import { CURRENT_HASH_SCHEME } from "./hasher.ts";
+import { nullAbsentFields } from "./_storage.ts";
 import type { ApiKeyRotationWait, ApiKeyStorage, ListExpiringApiKeysOptions } from "./storage.ts";
 import type {
   ApiKeyHashCount,
@@ -177,7 +178,7 @@ function toRow(record: ApiKeyRecord): Record<string, unknown> {
 /**
  * The record fields of a row (a row may have more columns), a null allowlist
  * read as an empty one, a missing or default `hashScheme` read as absent (the
- * default). Not validated: the service checks every record it reads.
+ * default), a missing nullable column as null. Not validated: the service checks every record it reads.
  */
 function toRecord(row: unknown): ApiKeyRecord {
   if (typeof row !== "object" || row === null) return row as ApiKeyRecord;
@@ -200,6 +201,7 @@ function toRecord(row: unknown): ApiKeyRecord {
     createdBy: r.createdBy,
     createdAt: r.createdAt,
   };
+  nullAbsentFields(record as unknown as Record<string, unknown>);
   const scheme = r.hashScheme as unknown;
   if (scheme !== undefined && scheme !== null && scheme !== CURRENT_HASH_SCHEME) {
     record.hashScheme = scheme as ApiKeyRecord["hashScheme"];

@@ -202,7 +202,10 @@ export function runApiKeyStorageContract(
     const listed = await storage.listByTenant(record.tenantId);
     const reads = [await storage.findById(record.id), await storage.findByPrefix(record.prefix)];
     for (const read of [...reads, listed.find((r) => r.id === record.id) ?? null]) {
-      check(read?.rotatedAt === null && read.replacedByKeyId === null, "absent fields read as null");
+      check(
+        read?.rotatedAt === null && read.replacedByKeyId === null,
+        "absent fields read as null",
+      );
       sameRecord(read, record, "a record of 0.1's shape");
     }
     const input = rotationOf(record);
