@@ -54,12 +54,18 @@ describe("WebCryptoSha256Hasher", () => {
     assert.equal(await both.verify("secret", old.hash, 1), true);
     const retired = new WebCryptoSha256Hasher({ peppers: { 2: PEPPER_2 } });
     assert.equal(await retired.verify("secret", old.hash, 1), false);
-    const pinned = new WebCryptoSha256Hasher({ peppers: { 1: PEPPER_1, 2: PEPPER_2 }, currentVersion: 1 });
+    const pinned = new WebCryptoSha256Hasher({
+      peppers: { 1: PEPPER_1, 2: PEPPER_2 },
+      currentVersion: 1,
+    });
     assert.equal((await pinned.hash("s")).pepperVersion, 1);
   });
 
   it("fails fast on bad configuration, naming the problem", () => {
-    assert.throws(() => new WebCryptoSha256Hasher({ peppers: { 1: "short" } }), /version 1 .*32 bytes/);
+    assert.throws(
+      () => new WebCryptoSha256Hasher({ peppers: { 1: "short" } }),
+      /version 1 .*32 bytes/,
+    );
     assert.throws(
       () => new WebCryptoSha256Hasher({ peppers: { 1: PEPPER_1, 2: "short" } }),
       /version 2 .*32 bytes/,
@@ -156,6 +162,7 @@ describe("WebCryptoSha256Hasher: legacy hash schemes", () => {
     const every = createHasher({ peppers: { 1: PEPPER_1 } }, {
       peppers: "p",
       currentVersion: "c",
+      hasher: "h",
     }, true);
     const { hash } = await every.hash(secret);
     assert.equal(await every.verify(secret, hash, 1), true);

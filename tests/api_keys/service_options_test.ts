@@ -24,12 +24,15 @@ describe("validateApiKeysServiceOptions", () => {
     const record = (await storage.findById(id))!;
     assert.equal(record.pepperVersion, 1);
     assert.equal(hasher.verify(parseKey(key)!.secret, record.hash, record.pepperVersion), true);
-    assert.deepEqual(await service.list("t"), await new ApiKeysService({
-      storage,
-      peppers: { 1: PEPPER_1, 2: PEPPER_2 },
-      currentPepperVersion: 1,
-      namespace: "nk",
-    }).list("t"));
+    assert.deepEqual(
+      await service.list("t"),
+      await new ApiKeysService({
+        storage,
+        peppers: { 1: PEPPER_1, 2: PEPPER_2 },
+        currentPepperVersion: 1,
+        namespace: "nk",
+      }).list("t"),
+    );
   });
 
   it("refuses a hasher beside peppers, and one that is not a Sha256Hasher", () => {
