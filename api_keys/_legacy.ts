@@ -7,7 +7,7 @@
  * @module
  */
 import type { ApiKeyEvent } from "./events.ts";
-import { CURRENT_HASH_SCHEME, type Sha256Hasher } from "./hasher.ts";
+import { CURRENT_HASH_SCHEME, type WebCryptoSha256Hasher } from "./hasher.ts";
 import type { Settings } from "./_settings.ts";
 import type { Dispatch } from "./_sinks.ts";
 import type { StorageAccess } from "./_storage.ts";
@@ -37,7 +37,7 @@ const MAX_ATTEMPTS_REMEMBERED = 100_000;
  * ```
  */
 export class HashUpgrade {
-  readonly #hasher: Sha256Hasher;
+  readonly #hasher: WebCryptoSha256Hasher;
   readonly #storage: StorageAccess;
   readonly #emitEvent: Dispatch<ApiKeyEvent> | undefined;
   readonly #clock: () => Date;
@@ -45,7 +45,7 @@ export class HashUpgrade {
 
   /** Upgrades through `storage` (which has `replaceHash`) to `hasher`'s current version. */
   constructor(
-    hasher: Sha256Hasher,
+    hasher: WebCryptoSha256Hasher,
     storage: StorageAccess,
     emitEvent: Dispatch<ApiKeyEvent> | undefined,
     clock: () => Date,

@@ -14,7 +14,7 @@ import type {
   ApiKeyOperationMetric,
   ApiKeyVerificationMetric,
 } from "./events.ts";
-import { createHasher, type Sha256Hasher } from "./hasher.ts";
+import { createHasher, type WebCryptoSha256Hasher } from "./hasher.ts";
 import { durationProblem } from "./_input.ts";
 import {
   assertValidNamespace,
@@ -75,8 +75,8 @@ export interface Settings {
   readonly namespace: string;
   /** The accepted key layouts: the current one and `legacyKeyLayouts`. */
   readonly layouts: KeyLayouts;
-  /** Hasher over the parsed peppers. */
-  readonly hasher: Sha256Hasher;
+  /** Hasher over the parsed peppers (or the `hasher` option's). */
+  readonly hasher: WebCryptoSha256Hasher;
   /** The storage, wrapped (deadline, record validation, capabilities). */
   readonly storage: StorageAccess;
   /** The verification cache, when on. */
@@ -196,8 +196,12 @@ export function compileSettings(options: unknown): Settings {
   const o = options as Partial<Record<keyof ApiKeysServiceOptions, unknown>>;
   const layouts = compileKeyLayouts(o.legacyKeyLayouts, `${PREFIX}legacyKeyLayouts`);
   const hasher = createHasher(
-    { peppers: o.peppers, currentVersion: o.currentPepperVersion },
-    { peppers: `${PREFIX}peppers`, currentVersion: `${PREFIX}currentPepperVersion` },
+    { peppers: o.peppers, currentVersion: o.currentPepperVersion, hasher: o.hasher },
+    {
+      peppers: `${PREFIX}peppers`,
+      currentVersion: `${PREFIX}currentPepperVersion`,
+      hasher: `${PREFIX}hasher`,
+    },
     layouts.legacy.length > 0,
   );
   validateDuration(`${PREFIX}storageTimeoutMs`, o.storageTimeoutMs, true, MAX_TIMER_MS);

@@ -131,43 +131,91 @@ function isStringArray(value: unknown): boolean {
   return Array.isArray(value) && value.every((item) => typeof item === "string");
 }
 
-/** Whether `value` has the shape of an `ApiKeyRecord` (every field of the right type, dates valid). */
-function isApiKeyRecord(value: unknown): value is ApiKeyRecord {
-  if (typeof value !== "object" || value === null) return false;
-  const r = value as Record<string, unknown>;
-  return typeof r.id === "string" && typeof r.tenantId === "string" &&
-    typeof r.name === "string" && (r.environment === "live" || r.environment === "test") &&
-    typeof r.prefix === "string" && typeof r.hash === "string" &&
-    (r.hashScheme === undefined || API_KEY_HASH_SCHEMES.includes(r.hashScheme as never)) &&
-    Number.isSafeInteger(r.pepperVersion) && isStringArray(r.scopes) &&
-    (r.layout === undefined || typeof r.layout === "string") &&
-    (r.allowedIpCidrs === undefined || isStringArray(r.allowedIpCidrs)) &&
-    isDateOrNull(r.lastUsedAt) && isDateOrNull(r.expiresAt) && isDateOrNull(r.revokedAt) &&
-    isDateOrNull(r.rotatedAt) &&
-    (r.replacedByKeyId === null || typeof r.replacedByKeyId === "string") &&
-    (r.createdBy === null || typeof r.createdBy === "string") &&
-    r.createdAt instanceof Date && !Number.isNaN(r.createdAt.getTime());
+const isString = (value: unknown): boolean => typeof value === "string";
+
+/** Each field of `ApiKeyRecord`: the rule its stored value keeps, and the rule in words. */
+const RECORD_FIELDS:
+  readonly (readonly [keyof ApiKeyRecord, (value: unknown) => boolean, string])[] = Object.freeze([
+    ["id", isString, "a string"],
+    ["tenantId", isString, "a string"],
+    ["name", isString, "a string"],
+    ["environment", (value) => value === "live" || value === "test", '"live" or "test"'],
+    ["prefix", isString, "a string"],
+    ["hash", isString, "a string"],
+    [
+      "hashScheme",
+      (value) => value === undefined || API_KEY_HASH_SCHEMES.includes(value as never),
+      "absent or a known hash scheme",
+    ],
+    ["pepperVersion", Number.isSafeInteger, "an integer"],
+    ["scopes", isStringArray, "an array of strings"],
+    ["layout", (value) => value === undefined || isString(value), "absent or a string"],
+    ["allowedIpCidrs", (value) => value === undefined || isStringArray(value), "absent or strings"],
+    ["lastUsedAt", isDateOrNull, "a valid Date or null"],
+    ["expiresAt", isDateOrNull, "a valid Date or null"],
+    ["revokedAt", isDateOrNull, "a valid Date or null"],
+    ["rotatedAt", isDateOrNull, "a valid Date or null"],
+    ["replacedByKeyId", (value) => value === null || isString(value), "a string or null"],
+    ["createdBy", (value) => value === null || isString(value), "a string or null"],
+    ["createdAt", (value) => value !== null && isDateOrNull(value), "a valid Date"],
+  ]);
+
+/** The nullable fields: absent (a record of an older version, a row without the column) is null. */
+const NULLABLE_FIELDS = [
+  "lastUsedAt",
+  "expiresAt",
+  "revokedAt",
+  "rotatedAt",
+  "replacedByKeyId",
+  "createdBy",
+] as const;
+
+/**
+ * Sets each absent nullable field of `record` (in place) to `null`, as
+ * records written by an older version read. Adapters that map rows call it.
+ *
+ * @example
+ * ```ts
+ * import { nullAbsentFields } from "./_storage.ts";
+ * const record: Record<string, unknown> = { id: "k1" };
+ * nullAbsentFields(record);
+ * record.rotatedAt; // null
+ * ```
+ */
+export function nullAbsentFields(record: Record<string, unknown>): void {
+  for (const field of NULLABLE_FIELDS) record[field] ??= null;
 }
 
 /**
- * A stored value as the service reads it: the record when it has the shape of
- * an `ApiKeyRecord` once an `expiresAt` that is not a valid date is read as
- * expired (the epoch, 1970-01-01T00:00:00.000Z; the result is then a shallow
- * copy), else `null`.
+ * A stored value as the service reads it: an absent nullable field reads as
+ * `null` and an `expiresAt` that is not a valid date as expired (the epoch,
+ * 1970-01-01T00:00:00.000Z), in a shallow copy (else the value itself). Throws
+ * a `TypeError` naming the first field that breaks the `ApiKeyRecord` shape
+ * (never its value).
  *
  * @example
  * ```ts
  * import { readApiKeyRecord } from "./_storage.ts";
- * readApiKeyRecord({ id: "k1" }); // null
+ * try {
+ *   readApiKeyRecord({ id: "k1" });
+ * } catch (error) {
+ *   (error as TypeError).message; // "malformed record: tenantId must be a string"
+ * }
  * ```
  */
-export function readApiKeyRecord(value: unknown): ApiKeyRecord | null {
-  if (typeof value !== "object" || value === null) return null;
-  const { expiresAt } = value as { expiresAt?: unknown };
-  const record = isInvalidDate(expiresAt)
-    ? { ...value, expiresAt: readExpiresAt(expiresAt) }
-    : value;
-  return isApiKeyRecord(record) ? record : null;
+export function readApiKeyRecord(value: unknown): ApiKeyRecord {
+  if (typeof value !== "object" || value === null) {
+    throw new TypeError("malformed record: not an object");
+  }
+  let record = value as Record<string, unknown>;
+  if (isInvalidDate(record.expiresAt) || NULLABLE_FIELDS.some((f) => record[f] === undefined)) {
+    record = { ...record, expiresAt: readExpiresAt((record.expiresAt ?? null) as Date | null) };
+    nullAbsentFields(record);
+  }
+  for (const [field, valid, rule] of RECORD_FIELDS) {
+    if (!valid(record[field])) throw new TypeError(`malformed record: ${field} must be ${rule}`);
+  }
+  return record as unknown as ApiKeyRecord;
 }
 
 function malformed(): Error {
@@ -175,19 +223,12 @@ function malformed(): Error {
 }
 
 function readRecordOrNull(value: unknown): ApiKeyRecord | null {
-  if (value === null) return null;
-  const record = readApiKeyRecord(value);
-  if (record === null) throw malformed();
-  return record;
+  return value === null ? null : readApiKeyRecord(value);
 }
 
 function readRecords(value: unknown): ApiKeyRecord[] {
   if (!Array.isArray(value)) throw malformed();
-  return value.map((row) => {
-    const record = readApiKeyRecord(row);
-    if (record === null) throw malformed();
-    return record;
-  });
+  return value.map(readApiKeyRecord);
 }
 
 function readBoolean(value: unknown): boolean {
@@ -417,8 +458,12 @@ export class StorageAccess {
         throw toStorageError("peekByPrefix", error);
       }
       if (!checked.has(record ?? CHECKED) && record !== null) {
-        const read = readApiKeyRecord(record);
-        if (read === null) throw toStorageError("peekByPrefix", malformed());
+        let read: ApiKeyRecord;
+        try {
+          read = readApiKeyRecord(record);
+        } catch (error) {
+          throw toStorageError("peekByPrefix", error);
+        }
         if (read !== record) return read;
         checked.add(record as object);
       }

@@ -13,7 +13,30 @@
 const LIBRARY_ERROR = Symbol.for("saferoute.api-kit.error");
 
 /**
- * Codes of verification and authorization failures.
+ * Codes of verification and authorization failures, by member name (the
+ * value object of `@nestarc/api-keys` 0.1: `ApiKeyErrorCode.Invalid`); the
+ * one table of the codes. Frozen.
+ *
+ * @example
+ * ```ts
+ * import { ApiKeyErrorCode } from "./errors.ts";
+ * ApiKeyErrorCode.Invalid; // "api_key_invalid"
+ * ```
+ */
+export const ApiKeyErrorCode = {
+  Missing: "api_key_missing",
+  Malformed: "api_key_malformed",
+  Invalid: "api_key_invalid",
+  Revoked: "api_key_revoked",
+  Expired: "api_key_expired",
+  EnvironmentMismatch: "api_key_environment_mismatch",
+  ScopeInsufficient: "api_key_scope_insufficient",
+  IpNotAllowed: "api_key_ip_not_allowed",
+} as const;
+Object.freeze(ApiKeyErrorCode);
+
+/**
+ * A code of `ApiKeyErrorCode`: the spec's string (`"api_key_invalid"`, ...).
  *
  * @example
  * ```ts
@@ -21,15 +44,7 @@ const LIBRARY_ERROR = Symbol.for("saferoute.api-kit.error");
  * const code: ApiKeyErrorCode = "api_key_invalid";
  * ```
  */
-export type ApiKeyErrorCode =
-  | "api_key_missing"
-  | "api_key_malformed"
-  | "api_key_invalid"
-  | "api_key_revoked"
-  | "api_key_expired"
-  | "api_key_environment_mismatch"
-  | "api_key_scope_insufficient"
-  | "api_key_ip_not_allowed";
+export type ApiKeyErrorCode = (typeof ApiKeyErrorCode)[keyof typeof ApiKeyErrorCode];
 
 /**
  * HTTP status of each `ApiKeyErrorCode`.

@@ -1,14 +1,16 @@
 /**
- * Peppered hashing of key secrets: HMAC-SHA-256 with Web Crypto, keyed by the
- * pepper of a version (the `hmac-sha256` scheme, the only one new hashes
- * use), and the verification of the legacy schemes imported records carry
- * (`sha256-pepper`, `sha256`). All methods return promises (Web Crypto is
- * asynchronous). Over 300 lines because the current scheme and the two
- * legacy schemes share one constant-work verification path here.
+ * Peppered hashing of key secrets: HMAC-SHA-256 keyed by the pepper of a
+ * version (the `hmac-sha256` scheme, the only one new hashes use). Two
+ * hashers make the same hashes: `Sha256Hasher`, the spec's, synchronous
+ * (`@noble/hashes`), and `WebCryptoSha256Hasher`, the service's, which returns
+ * promises and also verifies the legacy schemes imported records carry
+ * (`sha256-pepper`, `sha256`). Over 300 lines because both hashers share the
+ * pepper rules and the hash codecs here.
  *
  * @module
  */
-import { sha256, sha256Blocks } from "./_sha256.ts";
+import { hmac } from "@noble/hashes/hmac";
+import { sha256 } from "@noble/hashes/sha2";
 import type { ApiKeyHashScheme, HashedSecret, HasherOptions } from "./types.ts";
 
 /**
@@ -215,46 +217,153 @@ function requireCurrentLength(peppers: Map<number, string>, current: number, lab
   }
 }
 
-/** Where `createHasher` passes the names its option errors use (module-private). */
-const LABELS = Symbol("labels");
+/** The validated pepper options both hashers are built from. */
+interface PepperConfig {
+  readonly peppers: Map<number, string>;
+  readonly currentVersion: number;
+}
+
+const HASHER_LABELS = {
+  peppers: "HasherOptions.peppers",
+  currentVersion: "HasherOptions.currentVersion",
+};
+
+/** Validates `HasherOptions`; each `TypeError` names the option by `labels`. */
+function readHasherOptions(options: unknown, labels = HASHER_LABELS): PepperConfig {
+  if (typeof options !== "object" || options === null) {
+    throw new TypeError("HasherOptions must be an object");
+  }
+  const { peppers: given, currentVersion: requested } = options as HasherOptions;
+  const peppers = parsePeppers(given, labels.peppers);
+  const currentVersion = resolveCurrentVersion(peppers, requested, labels.currentVersion);
+  requireCurrentLength(peppers, currentVersion, labels.peppers);
+  return { peppers, currentVersion };
+}
+
+/** The pepper options of each `Sha256Hasher`, read by `createHasher` (module-private). */
+const CONFIGS = new WeakMap<object, PepperConfig>();
+/** Where `createHasher` passes validated options (module-private). */
+const CONFIG = Symbol("config");
 /** Where `createHasher` passes `digestOnEveryVerify` (module-private). */
 const DIGEST_ON_EVERY_VERIFY = Symbol("digestOnEveryVerify");
 
 /**
- * A `Sha256Hasher` whose option errors name the options as the caller calls
- * them (e.g. `ApiKeysServiceOptions.peppers version 1 must be ...`): how the
- * service parses its peppers, once. With `digestOnEveryVerify` (a service
- * with legacy key layouts, so legacy records), every verification also does
- * the legacy digest, so a failure costs the same whatever the record's
- * scheme. Internal: not exported by the entry point.
+ * The spec's hasher: HMAC-SHA-256 over versioned peppers, synchronous
+ * (`@noble/hashes`), so `if (!hasher.verify(...))` means what it says. Its
+ * hashes and verdicts are `WebCryptoSha256Hasher`'s; `ApiKeysService` takes
+ * one as its `hasher` option. Comparison is constant-time; an unknown version
+ * or a malformed hash does the same work and answers false. The constructor
+ * throws a `TypeError` naming the problem with the options.
+ *
+ * @example
+ * ```ts
+ * import { Sha256Hasher } from "./hasher.ts";
+ * const hasher = new Sha256Hasher({ peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" } });
+ * const { hash, pepperVersion } = hasher.hash("secret");
+ * hasher.verify("secret", hash, pepperVersion); // true
+ * ```
+ */
+export class Sha256Hasher {
+  /** Version used for new hashes. */
+  readonly currentVersion: number;
+  readonly #macs = new Map<number, ReturnType<typeof hmac.create>>();
+
+  /** Validates options; throws a `TypeError` naming the problem. */
+  constructor(options: HasherOptions) {
+    const config = readHasherOptions(options);
+    this.currentVersion = config.currentVersion;
+    for (const [version, pepper] of config.peppers) {
+      this.#macs.set(version, hmac.create(sha256, encoder.encode(pepper)));
+    }
+    CONFIGS.set(this, config);
+  }
+
+  #mac(version: number, secret: string): Uint8Array {
+    return this.#macs.get(version)!.clone().update(utf8(secret)).digest();
+  }
+
+  /** Hashes `secret` with the current pepper. */
+  hash(secret: string): HashedSecret {
+    const hash = toBase64Url(this.#mac(this.currentVersion, secret));
+    return { hash, pepperVersion: this.currentVersion };
+  }
+
+  /** Whether `secret` hashes to `expectedHash` under `pepperVersion`. */
+  verify(secret: string, expectedHash: string, pepperVersion: number): boolean {
+    const expected = fromBase64Url(expectedHash);
+    const known = this.#macs.has(pepperVersion);
+    const actual = this.#mac(known ? pepperVersion : this.currentVersion, secret);
+    return digestsEqual(actual, expected ?? DUMMY_SIGNATURE) && known && expected !== null;
+  }
+
+  /** Does the work of a real verify against nothing; always false. */
+  dummyVerify(secret: string): boolean {
+    return this.verify(secret, DUMMY_HASH, 0);
+  }
+}
+
+/**
+ * The service's hasher: from the service's options, or from the `Sha256Hasher`
+ * given as `hasher` (which replaces `peppers` and `currentVersion`); option
+ * errors name the options as the caller calls them (e.g.
+ * `ApiKeysServiceOptions.peppers version 1 must be ...`). With
+ * `digestOnEveryVerify` (a service with legacy key layouts, so legacy
+ * records), every verification also does the legacy digest, so a failure
+ * costs the same whatever the record's scheme. Internal: not exported by the
+ * entry point.
  *
  * @example
  * ```ts
  * import { createHasher } from "./hasher.ts";
  * const hasher = createHasher(
  *   { peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" } },
- *   { peppers: "options.peppers", currentVersion: "options.currentPepperVersion" },
+ *   { peppers: "options.peppers", currentVersion: "options.currentPepperVersion", hasher: "options.hasher" },
  * );
  * hasher.currentVersion; // 1
  * ```
  */
 export function createHasher(
-  options: { peppers: unknown; currentVersion?: unknown },
-  labels: { peppers: string; currentVersion: string },
+  options: { peppers: unknown; currentVersion?: unknown; hasher?: unknown },
+  labels: { peppers: string; currentVersion: string; hasher: string },
   digestOnEveryVerify = false,
-): Sha256Hasher {
-  return new Sha256Hasher(
-    {
-      ...options,
-      [LABELS]: labels,
-      [DIGEST_ON_EVERY_VERIFY]: digestOnEveryVerify,
-    } as unknown as HasherOptions,
+): WebCryptoSha256Hasher {
+  let config: PepperConfig | undefined;
+  if (options.hasher === undefined) {
+    config = readHasherOptions(options, labels);
+  } else if (options.peppers !== undefined || options.currentVersion !== undefined) {
+    throw new TypeError(
+      `${labels.hasher} replaces peppers and currentPepperVersion; give one or the other`,
+    );
+  } else {
+    config = CONFIGS.get(options.hasher as object);
+    if (config === undefined) throw new TypeError(`${labels.hasher} must be a Sha256Hasher`);
+  }
+  return new WebCryptoSha256Hasher(
+    { [CONFIG]: config, [DIGEST_ON_EVERY_VERIFY]: digestOnEveryVerify } as unknown as HasherOptions,
   );
 }
 
+/** Blocks SHA-256 compresses for a message of `length` bytes. */
+function blocksOf(length: number): number {
+  return ((length + 8) >>> 6) + 1;
+}
+
 /**
- * HMAC-SHA-256 hasher over versioned peppers. Imported `CryptoKey`s are cached
- * per version; comparison is constant-time (`crypto.subtle.verify`).
+ * SHA-256 of `data` then `pepper` (the legacy digest), then as many discarded
+ * compressions as a pepper of `longest` bytes would have added: the same
+ * work whatever the pepper.
+ */
+function legacyDigest(data: Uint8Array, pepper: Uint8Array, longest: number): Uint8Array {
+  const digest = sha256.create().update(data).update(pepper).digest();
+  const extra = blocksOf(data.length + longest) - blocksOf(data.length + pepper.length);
+  if (extra > 0) sha256(new Uint8Array(64 * (extra - 1)));
+  return digest;
+}
+
+/**
+ * The service's hasher: `Sha256Hasher`'s hashes through Web Crypto (its
+ * methods return promises). Imported `CryptoKey`s are cached per version;
+ * comparison is constant-time (`crypto.subtle.verify`).
  *
  * `verify` dispatches on the record's scheme. The legacy schemes
  * (`sha256-pepper`: lowercase hex SHA-256 of `secret + pepper`; `sha256`:
@@ -265,13 +374,15 @@ export function createHasher(
  *
  * @example
  * ```ts
- * import { Sha256Hasher } from "./hasher.ts";
- * const hasher = new Sha256Hasher({ peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" } });
+ * import { WebCryptoSha256Hasher } from "./hasher.ts";
+ * const hasher = new WebCryptoSha256Hasher({
+ *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+ * });
  * const { hash, pepperVersion } = await hasher.hash("secret");
  * await hasher.verify("secret", hash, pepperVersion); // true
  * ```
  */
-export class Sha256Hasher {
+export class WebCryptoSha256Hasher {
   /** Version used for new hashes. */
   readonly currentVersion: number;
   readonly #peppers: Map<number, string>;
@@ -285,19 +396,10 @@ export class Sha256Hasher {
 
   /** Validates options; throws a `TypeError` naming the problem. */
   constructor(options: HasherOptions) {
-    if (typeof options !== "object" || options === null) {
-      throw new TypeError("HasherOptions must be an object");
-    }
-    const labels = (options as { [LABELS]?: { peppers: string; currentVersion: string } })[
-      LABELS
-    ] ?? { peppers: "HasherOptions.peppers", currentVersion: "HasherOptions.currentVersion" };
-    this.#peppers = parsePeppers(options.peppers, labels.peppers);
-    this.currentVersion = resolveCurrentVersion(
-      this.#peppers,
-      options.currentVersion,
-      labels.currentVersion,
-    );
-    requireCurrentLength(this.#peppers, this.currentVersion, labels.peppers);
+    const given = options as { [CONFIG]?: PepperConfig; [DIGEST_ON_EVERY_VERIFY]?: boolean };
+    const config = given?.[CONFIG] ?? readHasherOptions(options);
+    this.#peppers = config.peppers;
+    this.currentVersion = config.currentVersion;
     let longest = NOTHING;
     for (const [version, pepper] of this.#peppers) {
       const bytes = encoder.encode(pepper);
@@ -305,10 +407,8 @@ export class Sha256Hasher {
       if (bytes.length > longest.length) longest = bytes;
     }
     this.#longestPepper = longest;
-    this.#digestOnEveryVerify =
-      (options as { [DIGEST_ON_EVERY_VERIFY]?: boolean })[DIGEST_ON_EVERY_VERIFY] === true;
+    this.#digestOnEveryVerify = given?.[DIGEST_ON_EVERY_VERIFY] === true;
   }
-
   /** Whether a pepper of `version` is configured. */
   hasVersion(version: number): boolean {
     return this.#peppers.has(version);
@@ -400,11 +500,7 @@ export class Sha256Hasher {
       pepper = NOTHING;
       known = pepperVersion === 0;
     }
-    const digest = sha256(
-      data,
-      pepper ?? this.#longestPepper,
-      sha256Blocks(data.length + this.#longestPepper.length),
-    );
+    const digest = legacyDigest(data, pepper ?? this.#longestPepper, this.#longestPepper.length);
     return digestsEqual(digest, expected ?? ZERO_DIGEST) && known && expected !== null;
   }
 

@@ -6,7 +6,7 @@
  */
 import { ApiKeyOperationError } from "./errors.ts";
 import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME } from "./hasher.ts";
-import { readExpiresAt } from "./_storage.ts";
+import { readApiKeyRecord, readExpiresAt } from "./_storage.ts";
 import type { ApiKeyRotationWait, ApiKeyStorage, ListExpiringApiKeysOptions } from "./storage.ts";
 import type {
   ApiKeyHashCount,
@@ -82,7 +82,9 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
     return this.#byId.size;
   }
 
-  #add(record: ApiKeyRecord): void {
+  /** Stores a copy of `record` as read (`readApiKeyRecord`: absent nullable fields as null). */
+  #add(given: ApiKeyRecord): void {
+    const record = readApiKeyRecord(given);
     if (this.#byId.has(record.id)) throw new Error("duplicate API key id");
     if (this.#idByPrefix.has(record.prefix)) throw new Error("duplicate API key prefix");
     this.#byId.set(record.id, copyRecord(record));
@@ -98,7 +100,10 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
     return record;
   }
 
-  /** Inserts a record; throws on a duplicate id or prefix. */
+  /**
+   * Inserts a record; rejects on a duplicate id or prefix, and with a
+   * `TypeError` naming the field for a malformed record.
+   */
   insert(record: ApiKeyRecord): Promise<void> {
     try {
       this.#add(record);

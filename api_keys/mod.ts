@@ -64,7 +64,7 @@ export {
 } from "./types.ts";
 export {
   ApiKeyError,
-  type ApiKeyErrorCode,
+  ApiKeyErrorCode,
   ApiKeyOperationError,
   type ApiKeyOperationErrorCode,
   ApiKeyPrefixCollisionError,
@@ -106,7 +106,7 @@ export {
 } from "./key_format.ts";
 export { flattenScopes, scopeSatisfies } from "./scopes.ts";
 export { isIpAllowed, normalizeAllowedIpCidrs } from "./ip_allowlist.ts";
-export { MIN_PEPPER_BYTES, Sha256Hasher } from "./hasher.ts";
+export { MIN_PEPPER_BYTES, Sha256Hasher, WebCryptoSha256Hasher } from "./hasher.ts";
 export {
   API_KEY_STORAGE_METHODS,
   type ApiKeyRotationWait,

@@ -14,6 +14,7 @@
  */
 import { ApiKeyOperationError } from "./errors.ts";
 import { CURRENT_HASH_SCHEME } from "./hasher.ts";
+import { nullAbsentFields } from "./_storage.ts";
 import type { ApiKeyRotationWait, ApiKeyStorage, ListExpiringApiKeysOptions } from "./storage.ts";
 import type {
   ApiKeyHashCount,
@@ -186,7 +187,8 @@ function toRow(record: ApiKeyRecord, storesLayout: boolean): Record<string, unkn
 /**
  * The record fields of a row (a row may have more columns), a null allowlist
  * read as an empty one, a missing or default `hashScheme` read as absent (the
- * default), a null `layout` as absent (the current layout). Not validated: the service checks every record it reads.
+ * default), a null `layout` as absent (the current layout), a missing nullable
+ * column as null. Not validated: the service checks every record it reads.
  */
 function toRecord(row: unknown): ApiKeyRecord {
   if (typeof row !== "object" || row === null) return row as ApiKeyRecord;
@@ -209,6 +211,7 @@ function toRecord(row: unknown): ApiKeyRecord {
     createdBy: r.createdBy,
     createdAt: r.createdAt,
   };
+  nullAbsentFields(record as unknown as Record<string, unknown>);
   const scheme = r.hashScheme as unknown;
   if (scheme !== undefined && scheme !== null && scheme !== CURRENT_HASH_SCHEME) {
     record.hashScheme = scheme as ApiKeyRecord["hashScheme"];

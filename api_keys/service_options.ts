@@ -13,6 +13,7 @@ import type {
   ApiKeyVerificationMetric,
 } from "./events.ts";
 import { compileSettings } from "./_settings.ts";
+import type { Sha256Hasher } from "./hasher.ts";
 import type { LegacyKeyLayout } from "./key_format.ts";
 import type { ApiKeyStorage } from "./storage.ts";
 import type { ApiKeyTtlPolicy } from "./types.ts";
@@ -48,8 +49,16 @@ export interface ApiKeyVerificationCacheOptions {
  * ```
  */
 export interface ApiKeysServiceOptions {
-  /** Peppers by version (keys may be numeric strings); each at least 32 bytes. */
-  peppers: Record<number | string, string>;
+  /**
+   * Peppers by version (keys may be numeric strings); the current one at least
+   * 32 bytes. Required unless `hasher` is given.
+   */
+  peppers?: Record<number | string, string>;
+  /**
+   * In place of `peppers` and `currentPepperVersion` (0.1's shape): a
+   * `Sha256Hasher`, whose peppers and current version the service uses.
+   */
+  hasher?: Sha256Hasher;
   /** Where records live. */
   storage: ApiKeyStorage;
   /** Namespace of generated keys (default `ak`). Keys of another namespace are malformed. */

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { StorageAccess } from "./_storage.ts";
 import type { ApiKeyStorage } from "./storage.ts";
 import type { ApiKeyRecord } from "./types.ts";
 
@@ -170,6 +171,9 @@ function rotationOf(old: ApiKeyRecord) {
  * pairs, half of another tenant, change exactly the rows of the owning tenant.
  * Records keep their `hashScheme` (an absent one and `hmac-sha256` read alike)
  * and, with `storesLayout`, their `layout` (an upgrade on use included).
+ * A record written without the nullable fields added after 0.1 (`rotatedAt`,
+ * `replacedByKeyId`) reads them as `null`; a malformed one is refused naming
+ * the field, by `insert` or by the service when it reads the record.
  *
  * @example
  * ```ts
@@ -202,6 +206,35 @@ export function runApiKeyStorageContract(
     }
     const listed = await storage.listByTenant(legacy.tenantId);
     sameRecord(listed.find((r) => r.id === legacy.id) ?? null, legacy, "listed hashScheme");
+  });
+
+  test("a record without rotatedAt and replacedByKeyId (0.1's shape) reads them as null", async () => {
+    const storage = await factory();
+    const { rotatedAt: _, replacedByKeyId: __, ...older } = sampleRecord();
+    await storage.insert(older as ApiKeyRecord);
+    const record = { ...older, rotatedAt: null, replacedByKeyId: null };
+    const listed = await storage.listByTenant(record.tenantId);
+    const reads = [await storage.findById(record.id), await storage.findByPrefix(record.prefix)];
+    for (const read of [...reads, listed.find((r) => r.id === record.id) ?? null]) {
+      check(
+        read?.rotatedAt === null && read.replacedByKeyId === null,
+        "absent fields read as null",
+      );
+      sameRecord(read, record, "a record of 0.1's shape");
+    }
+    const input = rotationOf(record);
+    await storage.rotate(input);
+    check((await storage.findById(record.id))!.replacedByKeyId === input.newRecord.id, "rotated");
+  });
+
+  test("a malformed record is refused naming the field, by insert or when the service reads it", async () => {
+    const storage = await factory();
+    const record = { ...sampleRecord(), environment: "staging" } as unknown as ApiKeyRecord;
+    const refusal = await storage.insert(record).then(
+      () => new StorageAccess(storage, 5_000, "storage").findById(record.id),
+    ).then(() => undefined, (error: Error) => error);
+    const message = `${refusal?.message} ${(refusal?.cause as Error | undefined)?.message}`;
+    check(/\benvironment\b/.test(message), `refusal names the field, got: ${message}`);
   });
 
   test("unknown id and prefix give null", async () => {

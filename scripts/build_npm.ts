@@ -21,7 +21,7 @@
 import { createHash } from "node:crypto";
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
-import { checkPackList, runAttw, runPublint } from "./npm_build/checks.ts";
+import { checkBothFormatsLoad, checkPackList, runAttw, runPublint } from "./npm_build/checks.ts";
 import { compile, compilerOptions, type ModuleFormat } from "./npm_build/compile.ts";
 import { COPIED_FILES, OUT_DIR, readDenoJson, ROOT } from "./npm_build/config.ts";
 import { runNodeTests } from "./npm_build/node_tests.ts";
@@ -106,6 +106,7 @@ async function check(expected: string[]): Promise<string[]> {
   const attw = await runAttw(OUT_DIR);
   if (attw) problems.push(attw);
   problems.push(...await checkPackList(OUT_DIR, expected));
+  problems.push(...await checkBothFormatsLoad(OUT_DIR));
   return problems;
 }
 

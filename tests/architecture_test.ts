@@ -63,9 +63,16 @@ describe("architecture", () => {
     }
   });
 
-  it("the api-keys core imports only ipaddr.js from npm", () => {
+  it("the api-keys core imports only ipaddr.js and @noble/hashes (the hasher) from npm", () => {
     const external = sourceFiles("api_keys/").flatMap(importsOf).filter((s) => !s.startsWith("."));
-    assert.deepEqual([...new Set(external)], ["ipaddr.js"]);
+    assert.deepEqual([...new Set(external.map((s) => s.split("/")[0]))].sort(), [
+      "@noble",
+      "ipaddr.js",
+    ]);
+    const noble = sourceFiles("api_keys/").filter((file) =>
+      importsOf(file).some((s) => s.startsWith("@noble/hashes/"))
+    );
+    assert.deepEqual(noble, ["api_keys/hasher.ts"]);
   });
 
   it("the rate-limits core imports only its own files, and its stores only the core", () => {

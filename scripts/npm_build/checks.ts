@@ -1,6 +1,6 @@
 /**
- * Checks of the built package: `publint`, `@arethetypeswrong/cli` and the
- * `npm pack --dry-run` file list.
+ * Checks of the built package: `publint`, `@arethetypeswrong/cli`, the
+ * `npm pack --dry-run` file list, and both module formats loading on Node.
  *
  * @module
  */
@@ -51,5 +51,28 @@ export async function checkPackList(dir: string, expected: string[]): Promise<st
     if (!paths.includes(path)) problems.push(`missing from pack: ${path}`);
   }
   console.log(`${paths.length} files, ${info.size} bytes packed`);
+  return problems;
+}
+
+/**
+ * Loads `./api-keys` on Node with `require` (CommonJS) and `import` (ESM) and
+ * hashes with the synchronous `Sha256Hasher`, so its dependency
+ * (`@noble/hashes`) loads in both formats; returns problems.
+ */
+export async function checkBothFormatsLoad(dir: string): Promise<string[]> {
+  console.log("--- require and import of ./api-keys on Node");
+  const use = `({ Sha256Hasher }) => {
+    const hasher = new Sha256Hasher({ peppers: { 1: "p".repeat(32) } });
+    if (hasher.verify("s", hasher.hash("s").hash, 1) !== true) process.exit(3);
+  }`;
+  const runs = {
+    cjs: ["-e", `(${use})(require("./cjs/api_keys/mod.js"))`],
+    esm: ["--input-type=module", "-e", `(${use})(await import("./esm/api_keys/mod.js"))`],
+  };
+  const problems: string[] = [];
+  for (const [format, args] of Object.entries(runs)) {
+    const result = await capture("node", args, dir);
+    if (result.code !== 0) problems.push(`${format} build fails to load: ${result.stderr}`);
+  }
   return problems;
 }

@@ -254,10 +254,10 @@ describe("legacy hash schemes in the verify flow", () => {
 
   it("a stored record with an unknown hashScheme is a storage error, not a key", async () => {
     const key = nestarcKey("ak");
-    const inner = await storageWith(
-      legacyRecord(key, plainSha256(key.secret), { hashScheme: "md5" as never, pepperVersion: 0 }),
-    );
-    const storage = overrideStorage(inner, {});
+    const record = legacyRecord(key, plainSha256(key.secret), { pepperVersion: 0 });
+    const storage = overrideStorage(await storageWith(), {
+      findByPrefix: () => Promise.resolve({ ...record, hashScheme: "md5" }),
+    });
     const { service } = makeService({ storage, cache: false, ...LEGACY });
     await assert.rejects(service.verify(key.raw), ApiKeyStorageError);
   });

@@ -24,18 +24,35 @@ async function plain(
 }
 
 describe("readApiKeyRecord", () => {
-  it("reads a record, reads an invalid expiresAt as the epoch, refuses anything else", () => {
+  it("reads a record, reads an invalid expiresAt as the epoch, refuses anything else naming the field", () => {
     assert.equal(readApiKeyRecord(RECORD), RECORD);
     const unreadable = readApiKeyRecord({ ...RECORD, expiresAt: new Date(NaN) });
-    assert.equal(unreadable?.expiresAt?.getTime(), 0);
-    for (
-      const bad of [null, "k1", { ...RECORD, environment: "prod" }, { ...RECORD, scopes: "x" }, {
-        ...RECORD,
-        createdAt: new Date(NaN),
-      }]
-    ) {
-      assert.equal(readApiKeyRecord(bad), null, JSON.stringify(bad));
+    assert.equal(unreadable.expiresAt?.getTime(), 0);
+    const cases: [unknown, RegExp][] = [
+      [null, /not an object/],
+      ["k1", /not an object/],
+      [{ ...RECORD, environment: "prod" }, /environment must be "live" or "test"$/],
+      [{ ...RECORD, scopes: "x" }, /scopes must be an array of strings$/],
+      [{ ...RECORD, createdAt: new Date(NaN) }, /createdAt must be a valid Date$/],
+      [{ ...RECORD, createdAt: undefined }, /createdAt must be a valid Date$/],
+      [{ ...RECORD, hash: 1 }, /hash must be a string$/],
+    ];
+    for (const [bad, message] of cases) {
+      assert.throws(() => readApiKeyRecord(bad), (error: Error) => {
+        assert.ok(error instanceof TypeError);
+        assert.match(error.message, /^malformed record: /);
+        assert.match(error.message, message);
+        return true;
+      });
     }
+  });
+
+  it("reads each absent nullable field as null (a record of an older version), in a copy", () => {
+    const { rotatedAt: _, replacedByKeyId: __, lastUsedAt: ___, ...older } = RECORD;
+    const read = readApiKeyRecord(older);
+    assert.notEqual(read, older);
+    assert.deepEqual(read, RECORD);
+    assert.equal("rotatedAt" in older, false);
   });
 });
 

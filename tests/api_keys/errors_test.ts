@@ -9,10 +9,32 @@ import {
   ApiKeyStorageError,
   ApiKeyValidationError,
 } from "../../api_keys/errors.ts";
+import * as apiKeys from "../../api_keys/mod.ts";
+import * as root from "../../mod.ts";
 
 const BRAND = Symbol.for("saferoute.api-kit.error");
 
 describe("errors", () => {
+  it("ApiKeyErrorCode is also a frozen object of the codes, one member per code (0.1's names)", () => {
+    for (const entry of [apiKeys, root]) {
+      const codes = entry.ApiKeyErrorCode;
+      assert.deepEqual({ ...codes }, {
+        Missing: "api_key_missing",
+        Malformed: "api_key_malformed",
+        Invalid: "api_key_invalid",
+        Revoked: "api_key_revoked",
+        Expired: "api_key_expired",
+        EnvironmentMismatch: "api_key_environment_mismatch",
+        ScopeInsufficient: "api_key_scope_insufficient",
+        IpNotAllowed: "api_key_ip_not_allowed",
+      });
+      assert.ok(Object.isFrozen(codes));
+      assert.deepEqual(Object.values(codes).sort(), Object.keys(API_KEY_ERROR_STATUS).sort());
+    }
+    const code: ApiKeyErrorCode = apiKeys.ApiKeyErrorCode.Invalid;
+    assert.equal(new ApiKeyError(code).httpStatus, 401);
+  });
+
   it("give each ApiKeyError code its status: 401 for the key, 403 for the request", () => {
     assert.deepEqual(
       Object.entries(API_KEY_ERROR_STATUS).filter(([, status]) => status === 403).map(([c]) => c),

@@ -1,6 +1,13 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { createHasher, isWellFormedHash, Sha256Hasher } from "../../api_keys/hasher.ts";
+import fc from "fast-check";
+import {
+  createHasher,
+  isWellFormedHash,
+  Sha256Hasher,
+  WebCryptoSha256Hasher,
+} from "../../api_keys/hasher.ts";
+import { SEED } from "../reliability/hostile_inputs.ts";
 import { PEPPER_1, PEPPER_2 } from "./helpers.ts";
 import { nestarcHash, plainSha256 } from "./nestarc.ts";
 
@@ -19,9 +26,9 @@ function spyVerify() {
   return { calls, restore: () => (crypto.subtle.verify = original) };
 }
 
-describe("Sha256Hasher", () => {
+describe("WebCryptoSha256Hasher", () => {
   it("hashes with the current pepper and verifies in constant time", async () => {
-    const hasher = new Sha256Hasher({ peppers: { 1: PEPPER_1 } });
+    const hasher = new WebCryptoSha256Hasher({ peppers: { 1: PEPPER_1 } });
     const hashed = await hasher.hash("s3cret");
     assert.equal(hashed.pepperVersion, 1);
     assert.match(hashed.hash, /^[A-Za-z0-9_-]{43}$/);
@@ -33,72 +40,78 @@ describe("Sha256Hasher", () => {
   });
 
   it("is an HMAC keyed by the pepper", async () => {
-    const a = await new Sha256Hasher({ peppers: { 1: PEPPER_1 } }).hash("x");
-    const b = await new Sha256Hasher({ peppers: { 1: PEPPER_2 } }).hash("x");
+    const a = await new WebCryptoSha256Hasher({ peppers: { 1: PEPPER_1 } }).hash("x");
+    const b = await new WebCryptoSha256Hasher({ peppers: { 1: PEPPER_2 } }).hash("x");
     assert.notEqual(a.hash, b.hash);
   });
 
   it("defaults to the highest version, parses string keys and keeps old versions verifying", async () => {
-    const v1 = new Sha256Hasher({ peppers: { 1: PEPPER_1 } });
+    const v1 = new WebCryptoSha256Hasher({ peppers: { 1: PEPPER_1 } });
     const old = await v1.hash("secret");
-    const both = new Sha256Hasher({ peppers: { "1": PEPPER_1, "2": PEPPER_2 } });
+    const both = new WebCryptoSha256Hasher({ peppers: { "1": PEPPER_1, "2": PEPPER_2 } });
     assert.equal(both.currentVersion, 2);
     assert.equal((await both.hash("secret")).pepperVersion, 2);
     assert.equal(await both.verify("secret", old.hash, 1), true);
-    const retired = new Sha256Hasher({ peppers: { 2: PEPPER_2 } });
+    const retired = new WebCryptoSha256Hasher({ peppers: { 2: PEPPER_2 } });
     assert.equal(await retired.verify("secret", old.hash, 1), false);
-    const pinned = new Sha256Hasher({ peppers: { 1: PEPPER_1, 2: PEPPER_2 }, currentVersion: 1 });
+    const pinned = new WebCryptoSha256Hasher({
+      peppers: { 1: PEPPER_1, 2: PEPPER_2 },
+      currentVersion: 1,
+    });
     assert.equal((await pinned.hash("s")).pepperVersion, 1);
   });
 
   it("fails fast on bad configuration, naming the problem", () => {
-    assert.throws(() => new Sha256Hasher({ peppers: { 1: "short" } }), /version 1 .*32 bytes/);
     assert.throws(
-      () => new Sha256Hasher({ peppers: { 1: PEPPER_1, 2: "short" } }),
+      () => new WebCryptoSha256Hasher({ peppers: { 1: "short" } }),
+      /version 1 .*32 bytes/,
+    );
+    assert.throws(
+      () => new WebCryptoSha256Hasher({ peppers: { 1: PEPPER_1, 2: "short" } }),
       /version 2 .*32 bytes/,
       "the current pepper hashes new keys",
     );
     assert.throws(
-      () => new Sha256Hasher({ peppers: { 1: "", 2: PEPPER_2 } }),
+      () => new WebCryptoSha256Hasher({ peppers: { 1: "", 2: PEPPER_2 } }),
       /version 1 must be a non-empty string/,
     );
-    assert.throws(() => new Sha256Hasher({ peppers: {} }), /at least one pepper/);
+    assert.throws(() => new WebCryptoSha256Hasher({ peppers: {} }), /at least one pepper/);
     assert.throws(
-      () => new Sha256Hasher({ peppers: { 0: PEPPER_1 } }),
+      () => new WebCryptoSha256Hasher({ peppers: { 0: PEPPER_1 } }),
       /"0" is not a positive integer/,
     );
     assert.throws(
-      () => new Sha256Hasher({ peppers: { "1.5": PEPPER_1 } as Record<number, string> }),
+      () => new WebCryptoSha256Hasher({ peppers: { "1.5": PEPPER_1 } as Record<number, string> }),
       /not a positive integer/,
     );
     assert.throws(
-      () => new Sha256Hasher({ peppers: { 1: PEPPER_1 }, currentVersion: 3 }),
+      () => new WebCryptoSha256Hasher({ peppers: { 1: PEPPER_1 }, currentVersion: 3 }),
       /currentVersion 3 has no pepper/,
     );
     try {
-      new Sha256Hasher({ peppers: { 1: "short-pepper-value" } });
+      new WebCryptoSha256Hasher({ peppers: { 1: "short-pepper-value" } });
     } catch (error) {
       assert.equal((error as Error).message.includes("short-pepper-value"), false);
     }
   });
 });
 
-it("Sha256Hasher: an older pepper under 32 bytes only verifies the hashes made with it", async () => {
+it("WebCryptoSha256Hasher: an older pepper under 32 bytes only verifies the hashes made with it", async () => {
   const oldPepper = "old-short-pepper"; // what an earlier deployment may have used
   const old = nestarcHash("secret", oldPepper);
-  const hasher = new Sha256Hasher({ peppers: { 1: oldPepper, 2: PEPPER_2 } });
+  const hasher = new WebCryptoSha256Hasher({ peppers: { 1: oldPepper, 2: PEPPER_2 } });
   assert.equal(hasher.currentVersion, 2);
   assert.equal(await hasher.verify("secret", old, 1, "sha256-pepper"), true);
   assert.equal((await hasher.hash("secret")).pepperVersion, 2);
   assert.throws(
-    () => new Sha256Hasher({ peppers: { 1: oldPepper, 2: PEPPER_2 }, currentVersion: 1 }),
+    () => new WebCryptoSha256Hasher({ peppers: { 1: oldPepper, 2: PEPPER_2 }, currentVersion: 1 }),
     /version 1 .*32 bytes/,
   );
 });
 
-describe("Sha256Hasher: legacy hash schemes", () => {
+describe("WebCryptoSha256Hasher: legacy hash schemes", () => {
   const secret = "Abcdefghijklmnopqrstuvwxyz012345";
-  const hasher = new Sha256Hasher({ peppers: { 1: PEPPER_1, 2: PEPPER_2 } });
+  const hasher = new WebCryptoSha256Hasher({ peppers: { 1: PEPPER_1, 2: PEPPER_2 } });
 
   it("sha256-pepper: lowercase hex SHA-256 of secret + the record's pepper", async () => {
     const hash = nestarcHash(secret, PEPPER_1);
@@ -149,6 +162,7 @@ describe("Sha256Hasher: legacy hash schemes", () => {
     const every = createHasher({ peppers: { 1: PEPPER_1 } }, {
       peppers: "p",
       currentVersion: "c",
+      hasher: "h",
     }, true);
     const { hash } = await every.hash(secret);
     assert.equal(await every.verify(secret, hash, 1), true);
@@ -166,5 +180,80 @@ describe("Sha256Hasher: legacy hash schemes", () => {
     assert.equal(hasher.canVerify("sha256", 0), true);
     assert.equal(hasher.canVerify("sha256-pepper", 3), false);
     assert.equal(hasher.canVerify(undefined, 2), true);
+  });
+});
+
+describe("Sha256Hasher (the spec's: synchronous)", () => {
+  const hasher = new Sha256Hasher({ peppers: { 1: PEPPER_1, 2: PEPPER_2 }, currentVersion: 2 });
+
+  it("answers values, not promises: code written from the spec throws on a wrong secret", () => {
+    const hashed = hasher.hash("s3cret");
+    assert.deepEqual(Object.keys(hashed).sort(), ["hash", "pepperVersion"]);
+    assert.equal(hashed.pepperVersion, 2);
+    assert.equal(hasher.verify("s3cret", hashed.hash, 2), true);
+    for (const verdict of [hasher.verify("wrong", hashed.hash, 2), hasher.dummyVerify("s3cret")]) {
+      assert.equal(verdict, false);
+    }
+    const check = (secret: string) => {
+      if (!hasher.verify(secret, hashed.hash, hashed.pepperVersion)) throw new Error("denied");
+    };
+    check("s3cret");
+    assert.throws(() => check("s3cres"), /denied/);
+    assert.equal(hasher.verify("s3cret", hashed.hash, 1), false, "another version");
+    assert.equal(hasher.verify("s3cret", hashed.hash, 7), false, "an unknown version");
+    assert.equal(hasher.verify("s3cret", "not-a-hash", 2), false, "a malformed hash");
+    assert.equal(hasher.currentVersion, 2);
+  });
+
+  it("validates its options like the Web Crypto hasher, naming the problem", () => {
+    assert.throws(() => new Sha256Hasher({ peppers: { 1: "short" } }), /version 1 .*32 bytes/);
+    assert.throws(() => new Sha256Hasher({ peppers: {} }), /at least one pepper/);
+    assert.throws(
+      () => new Sha256Hasher({ peppers: { 1: PEPPER_1 }, currentVersion: 3 }),
+      /^TypeError: HasherOptions\.currentVersion 3 has no pepper/,
+    );
+  });
+
+  it("makes the Web Crypto hasher's hashes and verdicts over random secrets, peppers and versions", async () => {
+    const pepper = fc.string({ minLength: 32, maxLength: 80, unit: "grapheme" });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.string({ maxLength: 64, unit: "grapheme" }),
+        fc.string({ maxLength: 64 }),
+        fc.dictionary(fc.integer({ min: 1, max: 9 }).map(String), pepper, { minKeys: 1 }),
+        fc.integer({ min: 0, max: 10 }),
+        async (secret, other, peppers, probe) => {
+          const sync = new Sha256Hasher({ peppers });
+          const web = new WebCryptoSha256Hasher({ peppers });
+          const hashed = sync.hash(secret);
+          assert.deepEqual(hashed, await web.hash(secret));
+          for (const version of [hashed.pepperVersion, probe]) {
+            for (const [s, h] of [[secret, hashed.hash], [other, hashed.hash], [secret, other]]) {
+              assert.equal(sync.verify(s, h, version), await web.verify(s, h, version));
+            }
+          }
+          assert.equal(sync.dummyVerify(secret), await web.dummyVerify(secret));
+        },
+      ),
+      { seed: SEED, numRuns: 300 },
+    );
+  });
+});
+
+describe("WebCryptoSha256Hasher: the sha256-pepper scheme is 0.1's digest", () => {
+  it("verifies hex SHA-256 of secret + pepper for every length of either, and nothing else", async () => {
+    for (let length = 0; length <= 200; length += 7) {
+      const secret = "s".repeat(length);
+      const pepper = "p".repeat(32 + (length * 3) % 140);
+      const short = "q".repeat(length % 20 + 1);
+      const hasher = new WebCryptoSha256Hasher({ peppers: { 1: short, 2: pepper } });
+      for (const [version, used] of [[1, short], [2, pepper]] as const) {
+        const hash = nestarcHash(secret, used);
+        assert.equal(await hasher.verify(secret, hash, version, "sha256-pepper"), true);
+        assert.equal(await hasher.verify(secret, hash, 3 - version, "sha256-pepper"), false);
+        assert.equal(await hasher.verify(`${secret}x`, hash, version, "sha256-pepper"), false);
+      }
+      assert.equal(await hasher.verify(secret, plainSha256(secret), 0, "sha256"), true);
+    }
   });
 });

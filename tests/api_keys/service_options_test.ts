@@ -1,12 +1,57 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { ApiKeysService, InMemoryApiKeyStorage } from "../../api_keys/mod.ts";
+import {
+  ApiKeysService,
+  InMemoryApiKeyStorage,
+  parseKey,
+  Sha256Hasher,
+} from "../../api_keys/mod.ts";
 import { validateApiKeysServiceOptions } from "../../api_keys/service_options.ts";
-import { PEPPER_1 } from "./helpers.ts";
+import { PEPPER_1, PEPPER_2 } from "./helpers.ts";
+
+const READ = { resource: "orders", level: "read" } as const;
 
 const valid = () => ({ peppers: { 1: PEPPER_1 }, storage: new InMemoryApiKeyStorage() });
 
 describe("validateApiKeysServiceOptions", () => {
+  it("takes 0.1's shape, { storage, hasher: new Sha256Hasher(...), namespace }, in place of peppers", async () => {
+    const hasher = new Sha256Hasher({ peppers: { 1: PEPPER_1, 2: PEPPER_2 }, currentVersion: 1 });
+    const storage = new InMemoryApiKeyStorage();
+    const service = new ApiKeysService({ storage, hasher, namespace: "nk" });
+    const { id, key } = await service.create({ tenantId: "t", name: "k", scopes: [READ] });
+    assert.match(key, /^nk_/);
+    assert.equal((await service.verify(key)).keyId, id);
+    const record = (await storage.findById(id))!;
+    assert.equal(record.pepperVersion, 1);
+    assert.equal(hasher.verify(parseKey(key)!.secret, record.hash, record.pepperVersion), true);
+    assert.deepEqual(
+      await service.list("t"),
+      await new ApiKeysService({
+        storage,
+        peppers: { 1: PEPPER_1, 2: PEPPER_2 },
+        currentPepperVersion: 1,
+        namespace: "nk",
+      }).list("t"),
+    );
+  });
+
+  it("refuses a hasher beside peppers, and one that is not a Sha256Hasher", () => {
+    const hasher = new Sha256Hasher({ peppers: { 1: PEPPER_1 } });
+    const storage = new InMemoryApiKeyStorage();
+    assert.throws(
+      () => validateApiKeysServiceOptions({ storage, hasher, peppers: { 1: PEPPER_1 } }),
+      /^TypeError: ApiKeysServiceOptions\.hasher replaces peppers and currentPepperVersion/,
+    );
+    assert.throws(
+      () => validateApiKeysServiceOptions({ storage, hasher: { hash() {}, verify() {} } }),
+      /^TypeError: ApiKeysServiceOptions\.hasher must be a Sha256Hasher/,
+    );
+    assert.throws(
+      () => validateApiKeysServiceOptions({ storage }),
+      /^TypeError: ApiKeysServiceOptions\.peppers must be an object/,
+    );
+  });
+
   it("accepts a minimal configuration", () => {
     validateApiKeysServiceOptions(valid());
     new ApiKeysService(valid());

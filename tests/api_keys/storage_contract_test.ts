@@ -5,6 +5,7 @@ import {
   type ApiKeyStorage,
   InMemoryApiKeyStorage,
   PrismaApiKeyStorage,
+  type RotateApiKeyStorageInput,
 } from "../../api_keys/mod.ts";
 import { runApiKeyStorageContract } from "../../api_keys/storage_contract.ts";
 import { fakeKeyedDelegate, fakePrismaClient } from "./fake_prisma.ts";
@@ -33,6 +34,34 @@ describe("storage contract: PrismaApiKeyStorage over fake delegates with the exp
       }),
     it,
   );
+});
+
+/**
+ * An app on `@nestarc/api-keys` 0.1's record type: every record it hands the
+ * storage (inserted or rotated in) lacks the fields added later.
+ */
+function onOldRecordShape<S extends ApiKeyStorage>(storage: S): S {
+  const older = ({ rotatedAt: _, replacedByKeyId: __, ...record }: ApiKeyRecord) =>
+    record as ApiKeyRecord;
+  const insert = storage.insert.bind(storage);
+  const rotate = storage.rotate.bind(storage);
+  return Object.assign(storage, {
+    insert: (record: ApiKeyRecord) => insert(older(record)),
+    rotate: (input: RotateApiKeyStorageInput) =>
+      rotate({ ...input, newRecord: older(input.newRecord) }),
+  });
+}
+
+describe("storage contract: an app on 0.1's record shape (no rotatedAt, replacedByKeyId)", () => {
+  describe("InMemoryApiKeyStorage", () => {
+    runApiKeyStorageContract(() => onOldRecordShape(new InMemoryApiKeyStorage()), it);
+  });
+  describe("PrismaApiKeyStorage (rows without the columns)", () => {
+    runApiKeyStorageContract(
+      () => onOldRecordShape(new PrismaApiKeyStorage(fakePrismaClient()) as ApiKeyStorage),
+      it,
+    );
+  });
 });
 
 /** Runs the contract against `storage` (fresh each case): the failing cases' names and messages. */

@@ -16,7 +16,11 @@ import type {
 } from "../../api_keys/types.ts";
 import { makeService, READ_ORDERS, rejection } from "./helpers.ts";
 
-const copy = (record: ApiKeyRecord): ApiKeyRecord => structuredClone(record);
+/** A copy of `record`, the nullable fields added after 0.1 read as null when absent. */
+const copy = (record: ApiKeyRecord): ApiKeyRecord => {
+  const { rotatedAt = null, replacedByKeyId = null } = record;
+  return { ...structuredClone(record), rotatedAt, replacedByKeyId };
+};
 
 /** A storage with the spec's seven operations only, written from the interface rules. */
 class SpecOnlyStorage implements ApiKeyStorage {
