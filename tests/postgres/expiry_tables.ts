@@ -27,7 +27,9 @@ export async function resetExpiryTables(pool: pg.Pool): Promise<void> {
 }
 
 /** The extra delegates of the generated client, as `PrismaApiKeyStorage` takes them. */
-export function expiryDelegates(prisma: TestPrismaClient): Required<PrismaApiKeyStorageOptions> {
+export function expiryDelegates(
+  prisma: TestPrismaClient,
+): Required<Pick<PrismaApiKeyStorageOptions, "expiryNotices" | "rotationWaits">> {
   const client = prisma as TestPrismaClient & {
     apiKeyExpiryNotice: PrismaExpiryNoticeDelegate;
     apiKeyRotationWait: PrismaRotationWaitDelegate;
