@@ -10,7 +10,7 @@
  */
 import { fail } from "./_input.ts";
 import type { Settings } from "./_settings.ts";
-import type { ListExpiringApiKeysOptions } from "./storage.ts";
+import type { ListExpiringApiKeysOptions } from "./storage/types.ts";
 import type { ApiKeyRecord, NotifyExpiringOptions, NotifyExpiringResult } from "./types.ts";
 
 /** Records read per `listExpiring` call. */
@@ -71,7 +71,7 @@ function thresholdOf(thresholds: readonly number[], remainingMs: number): number
  * ```ts
  * import { compileSettings } from "./_settings.ts";
  * import { ExpiryJob } from "./_expiry.ts";
- * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
  * const job = new ExpiryJob(compileSettings({
  *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
  *   storage: new InMemoryApiKeyStorage(),

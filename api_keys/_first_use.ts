@@ -10,7 +10,7 @@
  *
  * @module
  */
-import type { RotationWaitAccess } from "./_storage.ts";
+import type { RotationWaitAccess } from "./storage/_access.ts";
 import type { Settings } from "./_settings.ts";
 import { callDetached, warnOnce } from "./_sinks.ts";
 import type { ApiKeyChangeKind } from "./change_feed.ts";
@@ -26,7 +26,7 @@ const MAX_SEEN = 10_000;
  * ```ts
  * import { compileSettings } from "./_settings.ts";
  * import { requireRotationWaits } from "./_first_use.ts";
- * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
  * const settings = compileSettings({
  *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
  *   storage: new InMemoryApiKeyStorage(),
@@ -63,7 +63,7 @@ function notifyChange(s: Settings, kind: ApiKeyChangeKind, prefix: string): void
  * ```ts
  * import { compileSettings } from "./_settings.ts";
  * import { FirstUseWatch } from "./_first_use.ts";
- * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
  * const watch = new FirstUseWatch(compileSettings({
  *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
  *   storage: new InMemoryApiKeyStorage(),

@@ -188,7 +188,7 @@ async function importOne(
  * import { importKeys } from "./_import.ts";
  * import { compileSettings } from "./_settings.ts";
  * import type { ImportApiKeyRecord } from "./types.ts";
- * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
  * const settings = compileSettings({
  *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
  *   storage: new InMemoryApiKeyStorage(),

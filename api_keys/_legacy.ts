@@ -8,10 +8,17 @@
  */
 import type { ApiKeyEvent } from "./events.ts";
 import { CURRENT_HASH_SCHEME, type WebCryptoSha256Hasher } from "./hasher.ts";
-import type { Settings } from "./_settings.ts";
 import type { Dispatch } from "./_sinks.ts";
-import type { StorageAccess } from "./_storage.ts";
+import type { StorageAccess } from "./storage/_access.ts";
 import type { ApiKeyHashReport, ApiKeyRecord } from "./types.ts";
+
+/** What the hash report and the start check read of the service's settings. */
+interface HashSettings {
+  readonly clock: () => Date;
+  readonly storage: StorageAccess;
+  readonly hasher: WebCryptoSha256Hasher;
+  readonly retiredPepperVersions: readonly number[] | undefined;
+}
 
 /** Most records whose upgrade is remembered as attempted (the oldest is forgotten first). */
 const MAX_ATTEMPTS_REMEMBERED = 100_000;
@@ -28,7 +35,7 @@ const MAX_ATTEMPTS_REMEMBERED = 100_000;
  * @example
  * ```ts
  * import { compileSettings } from "./_settings.ts";
- * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
  * const settings = compileSettings({
  *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
  *   storage: new InMemoryApiKeyStorage(),
@@ -141,7 +148,7 @@ export function validateRetiredVersions(
  * ```ts
  * import { hashReport } from "./_legacy.ts";
  * import { compileSettings } from "./_settings.ts";
- * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
  * const settings = compileSettings({
  *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
  *   storage: new InMemoryApiKeyStorage(),
@@ -149,7 +156,7 @@ export function validateRetiredVersions(
  * (await hashReport(settings)).usable; // 0
  * ```
  */
-export async function hashReport(s: Settings): Promise<ApiKeyHashReport> {
+export async function hashReport(s: HashSettings): Promise<ApiKeyHashReport> {
   const at = s.clock();
   const counts = await s.storage.countHashes(at);
   const current = s.hasher.currentVersion;
@@ -171,7 +178,7 @@ export async function hashReport(s: Settings): Promise<ApiKeyHashReport> {
  * ```ts
  * import { checkReady } from "./_legacy.ts";
  * import { compileSettings } from "./_settings.ts";
- * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
  * await checkReady(compileSettings({
  *   peppers: { 2: "a-pepper-of-at-least-thirty-two-bytes" },
  *   storage: new InMemoryApiKeyStorage(),
@@ -179,7 +186,7 @@ export async function hashReport(s: Settings): Promise<ApiKeyHashReport> {
  * }));
  * ```
  */
-export async function checkReady(s: Settings): Promise<void> {
+export async function checkReady(s: HashSettings): Promise<void> {
   const retired = s.retiredPepperVersions;
   if (retired === undefined) return;
   const report = await hashReport(s);

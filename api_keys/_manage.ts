@@ -82,7 +82,7 @@ interface NewKeyFields {
  * ```ts
  * import { compileSettings } from "./_settings.ts";
  * import { ManageFlow } from "./_manage.ts";
- * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
  * const flow = new ManageFlow(compileSettings({
  *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
  *   storage: new InMemoryApiKeyStorage(),

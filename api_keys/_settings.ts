@@ -26,7 +26,7 @@ import { VerificationCache } from "./_cache.ts";
 import { compileFeed, type FeedFollower, MAX_MAX_STALENESS_MS } from "./_fleet.ts";
 import { HashUpgrade, validateRetiredVersions } from "./_legacy.ts";
 import { callDetached, createDispatcher, type Dispatch, warnOnce } from "./_sinks.ts";
-import { StorageAccess } from "./_storage.ts";
+import { StorageAccess } from "./storage/_access.ts";
 import { compileTtlPolicy, type ExpiryResolver } from "./_ttl_policy.ts";
 import type { ApiKeysServiceOptions, ApiKeyVerificationCacheOptions } from "./service_options.ts";
 import type { ApiKeyTtlPolicy } from "./types.ts";
@@ -62,7 +62,7 @@ const FUNCTION_OPTIONS = [
  * @example
  * ```ts
  * import { compileSettings, type Settings } from "./_settings.ts";
- * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
  * const settings: Settings = compileSettings({
  *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
  *   storage: new InMemoryApiKeyStorage(),
@@ -176,12 +176,12 @@ function buildCache(
 
 /**
  * Validates `options` and compiles them; throws a `TypeError` whose message
- * names the option (see `validateApiKeysServiceOptions`). Logs nothing.
+ * names the option (e.g. `ApiKeysServiceOptions.debounceMs must be a non-negative number of milliseconds`). Logs nothing.
  *
  * @example
  * ```ts
  * import { compileSettings } from "./_settings.ts";
- * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
  * const settings = compileSettings({
  *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
  *   storage: new InMemoryApiKeyStorage(),

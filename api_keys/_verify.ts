@@ -123,7 +123,7 @@ function assertOptions(options: AuthorizeOptions): void {
  * ```ts
  * import { compileSettings } from "./_settings.ts";
  * import { VerifyFlow } from "./_verify.ts";
- * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
  * const flow = new VerifyFlow(compileSettings({
  *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
  *   storage: new InMemoryApiKeyStorage(),

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { PrismaApiKeyClient } from "./prisma_storage.ts";
+import type { PrismaApiKeyClient } from "./storage/prisma.ts";
 
 /**
  * The database client `PrismaApiKeyStorage` takes.

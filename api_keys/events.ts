@@ -7,7 +7,6 @@
  * @module
  */
 import type { ApiKeyErrorCode } from "./errors.ts";
-import type { ApiKeyExposedEvent } from "./leaked_keys.ts";
 import type {
   ApiKeyGraceStart,
   ApiKeyHashScheme,
@@ -282,6 +281,40 @@ export interface ApiKeyRehashFailedEvent {
   hashScheme: ApiKeyHashScheme;
   /** The pepper version the record is still on. */
   pepperVersion: number;
+}
+
+/**
+ * Emitted by the one report that revoked a key (of concurrent reports of it,
+ * only the winner), right before the usual `api_key.revoked`. Carries no key
+ * material.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyExposedEvent } from "./events.ts";
+ * const notifyOwner = (event: ApiKeyExposedEvent) =>
+ *   console.log(`key ${event.prefix} of ${event.tenantId} leaked via ${event.source}`);
+ * ```
+ */
+export interface ApiKeyExposedEvent {
+  /** Event type. */
+  type: "api_key.exposed";
+  /** When it happened. */
+  at: Date;
+  /** Exposed key id. */
+  keyId: string;
+  /** Owning tenant. */
+  tenantId: string;
+  /** Public prefix. */
+  prefix: string;
+  /** Environment. */
+  environment: Environment;
+  /**
+   * Where it was found: GitHub's `source` (e.g. `content`, `commit`, `npm`) or
+   * `public_report` for the public revocation endpoint.
+   */
+  source: string;
+  /** Public URL of the finding (GitHub's `url`), or null when none was given. */
+  url: string | null;
 }
 
 /**

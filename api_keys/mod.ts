@@ -112,22 +112,18 @@ export {
   type ApiKeyRotationWait,
   type ApiKeyStorage,
   type ApiKeyStorageCapability,
+  type ApiKeyStorageFactory,
+  InMemoryApiKeyStorage,
   type ListExpiringApiKeysOptions,
-} from "./storage.ts";
-export { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
-export {
   type PrismaApiKeyClient,
   type PrismaApiKeyDelegate,
   PrismaApiKeyStorage,
   type PrismaApiKeyStorageOptions,
   type PrismaExpiryNoticeDelegate,
   type PrismaRotationWaitDelegate,
-} from "./prisma_storage.ts";
-export {
-  type ApiKeyStorageFactory,
   type RegisterStorageTest,
   runApiKeyStorageContract,
-} from "./storage_contract.ts";
+} from "./storage/mod.ts";
 export {
   type ApiKeysServiceOptions,
   type ApiKeyVerificationCacheOptions,
@@ -152,34 +148,24 @@ export {
   InMemoryApiKeyChangeFeed,
 } from "./change_feed.ts";
 export {
+  type ApiKeyExposedEvent,
+  createPublicRevocationHandler,
+  createSecretScanningPartnerHandler,
+  githubSecretScanningKeyResolver,
+  type GitHubSecretScanningKeyResolverOptions,
+  type LeakedKeyHandlerOptions,
+  type LeakedKeyService,
+  type LeakReportHandler,
+  type LeakReportRequest,
+  type LeakReportResponse,
+  type PublicRevocationHandler,
+  type PublicRevocationOptions,
+  SECRET_SCANNING_MAX_TOKENS,
+  type SecretScanningKeyResolver,
+  type SecretScanningPartnerOptions,
   type SecretScanningPatterns,
   secretScanningPatterns,
   type SecretScanningPatternsOptions,
-} from "./secret_scanning_patterns.ts";
-export type {
-  ApiKeyExposedEvent,
-  LeakedKeyHandlerOptions,
-  LeakedKeyService,
-  LeakReportHandler,
-  LeakReportRequest,
-  LeakReportResponse,
-} from "./leaked_keys.ts";
-export {
-  githubSecretScanningKeyResolver,
-  type GitHubSecretScanningKeyResolverOptions,
-  type SecretScanningKeyResolver,
   type SecretScanningPublicKey,
-} from "./github_public_keys.ts";
-export {
-  createSecretScanningPartnerHandler,
-  SECRET_SCANNING_MAX_TOKENS,
-  type SecretScanningPartnerOptions,
-} from "./secret_scanning_partner.ts";
-export {
-  createPublicRevocationHandler,
-  type PublicReportDrop,
-  type PublicRevocationHandler,
-  type PublicRevocationOptions,
-  type PublicRevocationStats,
-} from "./public_revocation.ts";
+} from "./leaks/mod.ts";
 export type { PrismaLike } from "./deprecated_names.ts";

@@ -38,7 +38,7 @@ import { attachServiceHooks } from "./_service_hooks.ts";
  * @example
  * ```ts
  * import { ApiKeysService } from "./service.ts";
- * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
  * const service = new ApiKeysService({
  *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
  *   storage: new InMemoryApiKeyStorage(),
@@ -92,7 +92,7 @@ export class ApiKeysService {
    * @example
    * ```ts
    * import { ApiKeysService } from "./service.ts";
-   * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+   * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
    * const service = new ApiKeysService({
    *   peppers: { 2: "a-pepper-of-at-least-thirty-two-bytes" },
    *   storage: new InMemoryApiKeyStorage(),
@@ -115,7 +115,7 @@ export class ApiKeysService {
    * @example
    * ```ts
    * import { ApiKeysService } from "./service.ts";
-   * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+   * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
    * const service = new ApiKeysService({
    *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
    *   storage: new InMemoryApiKeyStorage(),
@@ -144,7 +144,7 @@ export class ApiKeysService {
    * @example
    * ```ts
    * import { ApiKeysService } from "./service.ts";
-   * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+   * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
    * const service = new ApiKeysService({
    *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
    *   storage: new InMemoryApiKeyStorage(),
@@ -212,7 +212,7 @@ export class ApiKeysService {
    * @example
    * ```ts
    * import { ApiKeysService } from "./service.ts";
-   * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+   * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
    * const service = new ApiKeysService({
    *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
    *   storage: new InMemoryApiKeyStorage(),
@@ -253,7 +253,7 @@ export class ApiKeysService {
    * @example
    * ```ts
    * import { ApiKeysService } from "./service.ts";
-   * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+   * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
    * const service = new ApiKeysService({
    *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
    *   storage: new InMemoryApiKeyStorage(),
@@ -298,7 +298,7 @@ export class ApiKeysService {
    * @example
    * ```ts
    * import { ApiKeysService } from "./service.ts";
-   * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+   * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
    * const service = new ApiKeysService({
    *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
    *   storage: new InMemoryApiKeyStorage(),
@@ -326,7 +326,7 @@ export class ApiKeysService {
    * @example
    * ```ts
    * import { ApiKeysService } from "./service.ts";
-   * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+   * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
    * const service = new ApiKeysService({
    *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
    *   storage: new InMemoryApiKeyStorage(),
@@ -349,7 +349,7 @@ export class ApiKeysService {
    * @example
    * ```ts
    * import { ApiKeysService } from "./service.ts";
-   * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+   * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
    * const service = new ApiKeysService({
    *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
    *   storage: new InMemoryApiKeyStorage(),
@@ -383,7 +383,7 @@ export class ApiKeysService {
    * @example
    * ```ts
    * import { ApiKeysService } from "./service.ts";
-   * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+   * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
    * const service = new ApiKeysService({
    *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
    *   storage: new InMemoryApiKeyStorage(),

@@ -12,10 +12,9 @@ import type {
   ApiKeyOperationMetric,
   ApiKeyVerificationMetric,
 } from "./events.ts";
-import { compileSettings } from "./_settings.ts";
 import type { Sha256Hasher } from "./hasher.ts";
 import type { LegacyKeyLayout } from "./key_format.ts";
-import type { ApiKeyStorage } from "./storage.ts";
+import type { ApiKeyStorage } from "./storage/types.ts";
 import type { ApiKeyTtlPolicy } from "./types.ts";
 
 /**
@@ -40,7 +39,7 @@ export interface ApiKeyVerificationCacheOptions {
  * @example
  * ```ts
  * import type { ApiKeysServiceOptions } from "./service_options.ts";
- * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
  * const options: ApiKeysServiceOptions = {
  *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
  *   storage: new InMemoryApiKeyStorage(),
@@ -147,26 +146,4 @@ export interface ApiKeysServiceOptions {
   idFactory?: () => string;
   /** Monotonic clock in ms for durations (default `performance.now`). */
   monotonicClock?: () => number;
-}
-
-/**
- * Validates service options; throws a `TypeError` whose message names the
- * option (e.g. `ApiKeysServiceOptions.debounceMs must be a non-negative number
- * of milliseconds`). Durations (`debounceMs`, `storageTimeoutMs`, the TTL
- * policy's) are finite and end by 9999-12-31T23:59:59.999Z counted from now;
- * `debounceMs` may be 0, the others must be positive; `storageTimeoutMs` is at
- * most 2147483647 (the longest timer).
- *
- * @example
- * ```ts
- * import { validateApiKeysServiceOptions } from "./service_options.ts";
- * try {
- *   validateApiKeysServiceOptions({ peppers: {} });
- * } catch (error) {
- *   console.log((error as TypeError).message);
- * }
- * ```
- */
-export function validateApiKeysServiceOptions(options: unknown): void {
-  compileSettings(options);
 }

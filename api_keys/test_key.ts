@@ -32,7 +32,7 @@ export interface CreateTestKeyResult extends CreateApiKeyResult {
  * @example
  * ```ts
  * import { ApiKeysService } from "./service.ts";
- * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
  * import { createTestKey } from "./test_key.ts";
  * const service = new ApiKeysService({
  *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },

@@ -12,11 +12,12 @@ describe("package metadata", () => {
     }
   });
 
-  it("exports the thirteen documented subpaths", () => {
+  it("exports the fourteen documented subpaths", () => {
     assert.deepEqual(Object.keys(denoJson.exports).sort(), [
       ".",
       "./api-keys",
       "./api-keys/fetch",
+      "./api-keys/leaks",
       "./api-keys/nest",
       "./api-keys/postgres",
       "./client",

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { LeakReportHandler, LeakReportRequest } from "../leaked_keys.ts";
+import type { LeakReportHandler, LeakReportRequest } from "../leaks/types.ts";
 import { readBounded } from "./_bounded_body.ts";
 
 /**

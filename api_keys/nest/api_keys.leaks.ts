@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { LeakReportRequest, LeakReportResponse } from "../leaked_keys.ts";
+import type { LeakReportRequest, LeakReportResponse } from "../leaks/types.ts";
 
 /**
  * What `leakReportFromRequest` reads of an Express or Fastify request.

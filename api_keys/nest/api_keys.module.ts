@@ -18,7 +18,7 @@ import { thresholdsProblem } from "../_expiry.ts";
 import { failureLine } from "../_sinks.ts";
 import { ApiKeysService } from "../service.ts";
 import type { ApiKeysServiceOptions } from "../service_options.ts";
-import type { ApiKeyStorage } from "../storage.ts";
+import type { ApiKeyStorage } from "../storage/types.ts";
 import type { ApiKeyContext } from "../types.ts";
 import {
   API_KEYS_CLIENT_IP_RESOLVER,

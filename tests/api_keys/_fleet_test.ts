@@ -1,3 +1,4 @@
+import { compileSettings } from "../../api_keys/_settings.ts";
 /**
  * The service's side of a change feed (`feed`, `maxStalenessMs`): options,
  * invalidation by notice and reset, the staleness rule (database down, start
@@ -20,7 +21,6 @@ import {
   InMemoryApiKeyChangeFeed,
   InMemoryApiKeyStorage,
 } from "../../api_keys/mod.ts";
-import { validateApiKeysServiceOptions } from "../../api_keys/service_options.ts";
 import { MAX_MAX_STALENESS_MS } from "../../api_keys/_fleet.ts";
 import { FakeClocks, PEPPER_1, READ_ORDERS, rejection } from "./helpers.ts";
 import { flush, ScriptedFeed } from "./fake_feed.ts";
@@ -111,7 +111,7 @@ describe("options feed and maxStalenessMs", () => {
 
   it("validating options with a feed subscribes nothing", () => {
     const feed = new ScriptedFeed();
-    validateApiKeysServiceOptions({ ...base, feed, maxStalenessMs: 0 });
+    compileSettings({ ...base, feed, maxStalenessMs: 0 });
     new ApiKeysService({ ...base, feed });
     assert.equal(feed.subscribeCalls, 0);
   });
@@ -464,17 +464,17 @@ describe("unknownPrefixLookups: a miss in the prefix set within a per-instance b
     ) {
       assert.throws(
         () =>
-          validateApiKeysServiceOptions({ ...base, feed, unknownPrefixLookups: value as never }),
+          compileSettings({ ...base, feed, unknownPrefixLookups: value as never }),
         (error: unknown) =>
           error instanceof TypeError && /unknownPrefixLookups/.test(error.message),
         JSON.stringify(value),
       );
     }
     assert.throws(
-      () => validateApiKeysServiceOptions({ ...base, unknownPrefixLookups: { perSecond: 1 } }),
+      () => compileSettings({ ...base, unknownPrefixLookups: { perSecond: 1 } }),
       /ApiKeysServiceOptions\.unknownPrefixLookups needs a feed/,
     );
-    validateApiKeysServiceOptions({ ...base, feed, unknownPrefixLookups: { perSecond: 0 } });
+    compileSettings({ ...base, feed, unknownPrefixLookups: { perSecond: 0 } });
   });
 });
 

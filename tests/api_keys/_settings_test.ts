@@ -1,9 +1,8 @@
 import { afterEach, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { compileSettings } from "../../api_keys/_settings.ts";
-import { InMemoryApiKeyStorage } from "../../api_keys/in_memory_storage.ts";
+import { InMemoryApiKeyStorage } from "../../api_keys/storage/in_memory.ts";
 import { ApiKeysService } from "../../api_keys/service.ts";
-import { validateApiKeysServiceOptions } from "../../api_keys/service_options.ts";
 import { overrideStorage, PEPPER_1 } from "./helpers.ts";
 
 const memory = () => ({ peppers: { 1: PEPPER_1 }, storage: new InMemoryApiKeyStorage() });
@@ -57,7 +56,7 @@ describe("compileSettings", () => {
 
   it("logs nothing: validation is silent, the service announces a missing capability once", () => {
     compileSettings(sevenOperations());
-    validateApiKeysServiceOptions(sevenOperations());
+    compileSettings(sevenOperations());
     assert.deepEqual(lines, []);
     new ApiKeysService(sevenOperations());
     assert.equal(lines.length, 1);

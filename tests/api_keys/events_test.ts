@@ -27,7 +27,7 @@ const FIELDS: Record<ApiKeyEvent["type"], string[]> = {
   ],
   "api_key.auth_failed": ["at", "code", "environment", "keyId", "prefix", "tenantId"],
   "api_key.used": ["at", "environment", "keyId", "prefix", "scopes", "tenantId"],
-  // emitted by the leaked-key handlers (tests/api_keys/public_revocation_test.ts)
+  // emitted by the leaked-key handlers (tests/api_keys/leaks/public_revocation_test.ts)
   "api_key.exposed": ["at", "environment", "keyId", "prefix", "source", "tenantId", "url"],
   "api_key.rehash_failed": [
     "at",

@@ -6,7 +6,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { ApiKeyError, ApiKeyStorageError } from "../../api_keys/errors.ts";
 import { generateKey } from "../../api_keys/key_format.ts";
-import { InMemoryApiKeyStorage } from "../../api_keys/in_memory_storage.ts";
+import { InMemoryApiKeyStorage } from "../../api_keys/storage/in_memory.ts";
 import { ApiKeysService } from "../../api_keys/service.ts";
 import { makeService, overrideStorage, PEPPER_1, READ_ORDERS, rejection } from "./helpers.ts";
 

@@ -20,7 +20,7 @@ import {
   PLATFORMS,
   withKey,
 } from "./test_app.ts";
-import { InMemoryApiKeyStorage } from "../../../api_keys/in_memory_storage.ts";
+import { InMemoryApiKeyStorage } from "../../../api_keys/storage/in_memory.ts";
 import { SafeResponseModule } from "../../../safe_response/nest/mod.ts";
 import { overrideStorage } from "../helpers.ts";
 

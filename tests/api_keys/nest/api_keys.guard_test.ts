@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { Controller, Get, Logger } from "@nestjs/common";
 import { APP_GUARD, Reflector } from "@nestjs/core";
 import { generateKey } from "../../../api_keys/key_format.ts";
-import { InMemoryApiKeyStorage } from "../../../api_keys/in_memory_storage.ts";
+import { InMemoryApiKeyStorage } from "../../../api_keys/storage/in_memory.ts";
 import { ApiKeyHttpException } from "../../../api_keys/nest/api_keys.exception.ts";
 import { ApiKeysGuard, type ApiKeysGuardContext } from "../../../api_keys/nest/api_keys.guard.ts";
 import {

@@ -23,7 +23,7 @@ import {
   withKey,
 } from "./test_app.ts";
 import { ApiKeysService } from "../../../api_keys/service.ts";
-import { InMemoryApiKeyStorage } from "../../../api_keys/in_memory_storage.ts";
+import { InMemoryApiKeyStorage } from "../../../api_keys/storage/in_memory.ts";
 import { overrideStorage } from "../helpers.ts";
 import type { ApiKeyEvent, ApiKeyVerificationMetric } from "../../../api_keys/events.ts";
 import type { ApiKeyErrorCode } from "../../../api_keys/errors.ts";

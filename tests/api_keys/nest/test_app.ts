@@ -15,7 +15,7 @@ import {
 import { NestFactory } from "@nestjs/core";
 import { FastifyAdapter } from "@nestjs/platform-fastify";
 import type { ApiKeyContext, CreateApiKeyInput } from "../../../api_keys/types.ts";
-import { InMemoryApiKeyStorage } from "../../../api_keys/in_memory_storage.ts";
+import { InMemoryApiKeyStorage } from "../../../api_keys/storage/in_memory.ts";
 import { ApiKeysService } from "../../../api_keys/service.ts";
 import {
   CurrentApiKey,

@@ -6,15 +6,15 @@
  */
 import { afterEach, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { ApiKeyOperationError } from "../../api_keys/errors.ts";
-import { API_KEY_STORAGE_METHODS, type ApiKeyStorage } from "../../api_keys/storage.ts";
-import { runApiKeyStorageContract } from "../../api_keys/storage_contract.ts";
+import { ApiKeyOperationError } from "../../../api_keys/errors.ts";
+import { API_KEY_STORAGE_METHODS, type ApiKeyStorage } from "../../../api_keys/storage/types.ts";
+import { runApiKeyStorageContract } from "../../../api_keys/storage/contract.ts";
 import type {
   ApiKeyRecord,
   ListApiKeysOptions,
   RotateApiKeyStorageInput,
-} from "../../api_keys/types.ts";
-import { makeService, READ_ORDERS, rejection } from "./helpers.ts";
+} from "../../../api_keys/types.ts";
+import { makeService, READ_ORDERS, rejection } from "../helpers.ts";
 
 /** A copy of `record`, the nullable fields added after 0.1 read as null when absent. */
 const copy = (record: ApiKeyRecord): ApiKeyRecord => {

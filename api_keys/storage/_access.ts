@@ -11,22 +11,22 @@
  *
  * @module
  */
-import { ApiKeyOperationError, ApiKeyStorageError } from "./errors.ts";
-import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME } from "./hasher.ts";
-import { callDetached, warnOnce } from "./_sinks.ts";
+import { ApiKeyOperationError, ApiKeyStorageError } from "../errors.ts";
+import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME } from "../hasher.ts";
+import { callDetached, warnOnce } from "../_sinks.ts";
 import {
   API_KEY_STORAGE_METHODS,
   type ApiKeyRotationWait,
   type ApiKeyStorage,
   type ApiKeyStorageCapability,
   type ListExpiringApiKeysOptions,
-} from "./storage.ts";
+} from "./types.ts";
 import type {
   ApiKeyHashCount,
   ApiKeyHashReplacement,
   ApiKeyRecord,
   RotateApiKeyStorageInput,
-} from "./types.ts";
+} from "../types.ts";
 
 /**
  * Each capability (the optional methods that come together) and what the
@@ -68,7 +68,7 @@ const CAPABILITIES: readonly {
  *
  * @example
  * ```ts
- * import type { ExpiryNoticeAccess } from "./_storage.ts";
+ * import type { ExpiryNoticeAccess } from "./_access.ts";
  * declare const notices: ExpiryNoticeAccess;
  * await notices.claim("k1", 86_400_000, new Date()); // true for the first claim
  * ```
@@ -86,7 +86,7 @@ export interface ExpiryNoticeAccess {
  *
  * @example
  * ```ts
- * import type { RotationWaitAccess } from "./_storage.ts";
+ * import type { RotationWaitAccess } from "./_access.ts";
  * declare const waits: RotationWaitAccess;
  * await waits.find("k2"); // the wait saved for new key k2, or null
  * ```
@@ -112,7 +112,7 @@ function isInvalidDate(value: unknown): value is Date {
  *
  * @example
  * ```ts
- * import { readExpiresAt } from "./_storage.ts";
+ * import { readExpiresAt } from "./_access.ts";
  * readExpiresAt(new Date(Number.NaN))?.getTime(); // 0
  * readExpiresAt(null); // null
  * ```
@@ -176,7 +176,7 @@ const NULLABLE_FIELDS = [
  *
  * @example
  * ```ts
- * import { nullAbsentFields } from "./_storage.ts";
+ * import { nullAbsentFields } from "./_access.ts";
  * const record: Record<string, unknown> = { id: "k1" };
  * nullAbsentFields(record);
  * record.rotatedAt; // null
@@ -195,7 +195,7 @@ export function nullAbsentFields(record: Record<string, unknown>): void {
  *
  * @example
  * ```ts
- * import { readApiKeyRecord } from "./_storage.ts";
+ * import { readApiKeyRecord } from "./_access.ts";
  * try {
  *   readApiKeyRecord({ id: "k1" });
  * } catch (error) {
@@ -323,8 +323,8 @@ const CHECKED = Object.freeze({});
  *
  * @example
  * ```ts
- * import { StorageAccess } from "./_storage.ts";
- * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * import { StorageAccess } from "./_access.ts";
+ * import { InMemoryApiKeyStorage } from "./in_memory.ts";
  * const storage = new StorageAccess(new InMemoryApiKeyStorage(), 5_000, "storage");
  * storage.notice; // undefined: the in-memory storage has every capability
  * await storage.findById("k1"); // null

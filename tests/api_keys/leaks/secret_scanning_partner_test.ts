@@ -6,13 +6,13 @@ import {
   type ApiKeysServiceOptions,
   generateKey,
   type LeakReportResponse,
-} from "../../api_keys/mod.ts";
+} from "../../../api_keys/mod.ts";
 import {
   createSecretScanningPartnerHandler,
   SECRET_SCANNING_MAX_TOKENS,
   type SecretScanningPartnerOptions,
-} from "../../api_keys/secret_scanning_partner.ts";
-import { createSigner, GITHUB_SAMPLE } from "./github_signer.ts";
+} from "../../../api_keys/leaks/secret_scanning_partner.ts";
+import { createSigner, GITHUB_SAMPLE } from "../github_signer.ts";
 import {
   assertReportsRecordNoUse,
   breakChecksum,
@@ -22,8 +22,8 @@ import {
   PEPPER_1,
   READ_ORDERS,
   spyStorage,
-} from "./helpers.ts";
-import { importNestarcKey } from "./nestarc.ts";
+} from "../helpers.ts";
+import { importNestarcKey } from "../nestarc.ts";
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 const SAMPLE_KEYS = [{

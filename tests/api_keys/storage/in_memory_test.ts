@@ -1,8 +1,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { InMemoryApiKeyStorage } from "../../api_keys/in_memory_storage.ts";
-import type { ApiKeyRecord } from "../../api_keys/types.ts";
-import { storedRecord } from "./stored_record.ts";
+import { InMemoryApiKeyStorage } from "../../../api_keys/storage/in_memory.ts";
+import type { ApiKeyRecord } from "../../../api_keys/types.ts";
+import { storedRecord } from "../stored_record.ts";
 
 const record = (n: number, overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord =>
   storedRecord({

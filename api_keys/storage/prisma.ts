@@ -12,24 +12,24 @@
  *
  * @module
  */
-import { ApiKeyOperationError } from "./errors.ts";
-import { CURRENT_HASH_SCHEME } from "./hasher.ts";
-import { nullAbsentFields } from "./_storage.ts";
-import type { ApiKeyRotationWait, ApiKeyStorage, ListExpiringApiKeysOptions } from "./storage.ts";
+import { ApiKeyOperationError } from "../errors.ts";
+import { CURRENT_HASH_SCHEME } from "../hasher.ts";
+import { nullAbsentFields } from "./_access.ts";
+import type { ApiKeyRotationWait, ApiKeyStorage, ListExpiringApiKeysOptions } from "./types.ts";
 import type {
   ApiKeyHashCount,
   ApiKeyHashReplacement,
   ApiKeyRecord,
   ListApiKeysOptions,
   RotateApiKeyStorageInput,
-} from "./types.ts";
+} from "../types.ts";
 
 /**
  * The `apiKey` delegate methods the adapter uses (as Prisma Client generates them).
  *
  * @example
  * ```ts
- * import type { PrismaApiKeyDelegate } from "./prisma_storage.ts";
+ * import type { PrismaApiKeyDelegate } from "./prisma.ts";
  * declare const delegate: PrismaApiKeyDelegate;
  * await delegate.findUnique({ where: { id: "k1" } });
  * ```
@@ -55,7 +55,7 @@ export interface PrismaApiKeyDelegate {
  *
  * @example
  * ```ts
- * import type { PrismaApiKeyClient } from "./prisma_storage.ts";
+ * import type { PrismaApiKeyClient } from "./prisma.ts";
  * declare const prisma: PrismaApiKeyClient; // e.g. a PrismaClient instance
  * await prisma.apiKey.findUnique({ where: { prefix: "AbCdEfGhIjKl" } });
  * ```
@@ -78,7 +78,7 @@ const COUNT_PAGE = 1_000;
  *
  * @example
  * ```ts
- * import type { PrismaExpiryNoticeDelegate } from "./prisma_storage.ts";
+ * import type { PrismaExpiryNoticeDelegate } from "./prisma.ts";
  * declare const delegate: PrismaExpiryNoticeDelegate;
  * const data = [{ keyId: "k1", thresholdMs: 86_400_000, claimedAt: new Date() }];
  * await delegate.createMany({ data, skipDuplicates: true }); // { count: 1 }, then { count: 0 }
@@ -100,7 +100,7 @@ export interface PrismaExpiryNoticeDelegate {
  *
  * @example
  * ```ts
- * import type { PrismaRotationWaitDelegate } from "./prisma_storage.ts";
+ * import type { PrismaRotationWaitDelegate } from "./prisma.ts";
  * declare const delegate: PrismaRotationWaitDelegate;
  * await delegate.findUnique({ where: { newKeyId: "k2" } });
  * ```
@@ -123,7 +123,7 @@ export interface PrismaRotationWaitDelegate {
  *   PrismaApiKeyStorageOptions,
  *   PrismaExpiryNoticeDelegate,
  *   PrismaRotationWaitDelegate,
- * } from "./prisma_storage.ts";
+ * } from "./prisma.ts";
  * declare const prisma: {
  *   apiKeyExpiryNotice: PrismaExpiryNoticeDelegate;
  *   apiKeyRotationWait: PrismaRotationWaitDelegate;
@@ -249,8 +249,8 @@ function toRecord(row: unknown): ApiKeyRecord {
  *
  * @example
  * ```ts
- * import { PrismaApiKeyStorage } from "./prisma_storage.ts";
- * import type { PrismaApiKeyClient } from "./prisma_storage.ts";
+ * import { PrismaApiKeyStorage } from "./prisma.ts";
+ * import type { PrismaApiKeyClient } from "./prisma.ts";
  * declare const prisma: PrismaApiKeyClient;
  * const storage = new PrismaApiKeyStorage(prisma);
  * // With a generated PrismaClient, also the expiry notices and the rotations that wait:

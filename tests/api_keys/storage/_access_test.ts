@@ -4,13 +4,13 @@
  */
 import { afterEach, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { ApiKeyOperationError, ApiKeyStorageError } from "../../api_keys/errors.ts";
-import { InMemoryApiKeyStorage } from "../../api_keys/in_memory_storage.ts";
-import { readApiKeyRecord, StorageAccess } from "../../api_keys/_storage.ts";
-import type { ApiKeyStorage } from "../../api_keys/storage.ts";
-import type { ApiKeyRecord } from "../../api_keys/types.ts";
-import { overrideStorage, rejection } from "./helpers.ts";
-import { storedRecord } from "./stored_record.ts";
+import { ApiKeyOperationError, ApiKeyStorageError } from "../../../api_keys/errors.ts";
+import { InMemoryApiKeyStorage } from "../../../api_keys/storage/in_memory.ts";
+import { readApiKeyRecord, StorageAccess } from "../../../api_keys/storage/_access.ts";
+import type { ApiKeyStorage } from "../../../api_keys/storage/types.ts";
+import type { ApiKeyRecord } from "../../../api_keys/types.ts";
+import { overrideStorage, rejection } from "../helpers.ts";
+import { storedRecord } from "../stored_record.ts";
 
 const RECORD: ApiKeyRecord = storedRecord();
 

@@ -13,7 +13,7 @@ import {
   assertValidNamespace,
   compileKeyLayouts,
   type LegacyKeyLayout,
-} from "./key_format.ts";
+} from "../key_format.ts";
 
 /**
  * Options of `secretScanningPatterns`.
@@ -89,7 +89,7 @@ function comment(lines: string[]): string {
  *
  * @example
  * ```ts
- * import { generateKey } from "./key_format.ts";
+ * import { generateKey } from "../key_format.ts";
  * import { secretScanningPatterns } from "./secret_scanning_patterns.ts";
  *
  * const patterns = secretScanningPatterns({ namespace: "acme" });

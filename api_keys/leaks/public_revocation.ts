@@ -12,15 +12,15 @@ import {
   optionalFunction,
   positiveInteger,
   revokeExposedKey,
-} from "./_leak_core.ts";
-import { generateKey } from "./key_format.ts";
-import { createDispatcher } from "./_sinks.ts";
+} from "./_core.ts";
+import { generateKey } from "../key_format.ts";
+import { createDispatcher } from "../_sinks.ts";
 import type {
   LeakedKeyHandlerOptions,
   LeakReportHandler,
   LeakReportRequest,
   LeakReportResponse,
-} from "./leaked_keys.ts";
+} from "./types.ts";
 
 /**
  * Options of `createPublicRevocationHandler`.
@@ -28,8 +28,8 @@ import type {
  * @example
  * ```ts
  * import type { PublicRevocationOptions } from "./public_revocation.ts";
- * import { ApiKeysService } from "./service.ts";
- * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * import { ApiKeysService } from "../service.ts";
+ * import { InMemoryApiKeyStorage } from "../storage/in_memory.ts";
  * const options: PublicRevocationOptions = {
  *   service: new ApiKeysService({
  *     peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
@@ -176,8 +176,8 @@ function reportedKey({ body, contentType }: Report): string {
  * @example
  * ```ts
  * import { createPublicRevocationHandler } from "./public_revocation.ts";
- * import { ApiKeysService } from "./service.ts";
- * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * import { ApiKeysService } from "../service.ts";
+ * import { InMemoryApiKeyStorage } from "../storage/in_memory.ts";
  *
  * const service = new ApiKeysService({
  *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },

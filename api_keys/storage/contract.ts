@@ -8,16 +8,16 @@
  *
  * @module
  */
-import { StorageAccess } from "./_storage.ts";
-import type { ApiKeyStorage } from "./storage.ts";
-import type { ApiKeyRecord } from "./types.ts";
+import { StorageAccess } from "./_access.ts";
+import type { ApiKeyStorage } from "./types.ts";
+import type { ApiKeyRecord } from "../types.ts";
 
 /**
  * Registers one named test case.
  *
  * @example
  * ```ts
- * import type { RegisterStorageTest } from "./storage_contract.ts";
+ * import type { RegisterStorageTest } from "./contract.ts";
  * const register: RegisterStorageTest = (name, fn) => Deno.test(name, fn);
  * ```
  */
@@ -28,8 +28,8 @@ export type RegisterStorageTest = (name: string, fn: () => Promise<void>) => voi
  *
  * @example
  * ```ts
- * import type { ApiKeyStorageFactory } from "./storage_contract.ts";
- * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * import type { ApiKeyStorageFactory } from "./contract.ts";
+ * import { InMemoryApiKeyStorage } from "./in_memory.ts";
  * const factory: ApiKeyStorageFactory = () => new InMemoryApiKeyStorage();
  * ```
  */
@@ -177,8 +177,8 @@ function rotationOf(old: ApiKeyRecord) {
  *
  * @example
  * ```ts
- * import { runApiKeyStorageContract } from "./storage_contract.ts";
- * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * import { runApiKeyStorageContract } from "./contract.ts";
+ * import { InMemoryApiKeyStorage } from "./in_memory.ts";
  * runApiKeyStorageContract(() => new InMemoryApiKeyStorage(), (name, fn) => Deno.test(name, fn));
  * ```
  */

@@ -6,9 +6,9 @@ import {
   InMemoryApiKeyStorage,
   PrismaApiKeyStorage,
   type RotateApiKeyStorageInput,
-} from "../../api_keys/mod.ts";
-import { runApiKeyStorageContract } from "../../api_keys/storage_contract.ts";
-import { fakeKeyedDelegate, fakePrismaClient } from "./fake_prisma.ts";
+} from "../../../api_keys/mod.ts";
+import { runApiKeyStorageContract } from "../../../api_keys/storage/contract.ts";
+import { fakeKeyedDelegate, fakePrismaClient } from "../fake_prisma.ts";
 
 describe("storage contract: InMemoryApiKeyStorage", () => {
   runApiKeyStorageContract(() => new InMemoryApiKeyStorage(), it);

@@ -10,7 +10,7 @@
  * @module
  */
 import { importP256PublicKeyPem } from "./_ecdsa_signature.ts";
-import { optionalFunction, positiveInteger } from "./_leak_core.ts";
+import { optionalFunction, positiveInteger } from "./_core.ts";
 
 /**
  * GitHub's meta endpoint of the secret-scanning public keys.

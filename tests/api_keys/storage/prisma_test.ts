@@ -1,11 +1,15 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { ApiKeyOperationError, type ApiKeyRecord, ApiKeyStorageError } from "../../api_keys/mod.ts";
-import { PrismaApiKeyStorage } from "../../api_keys/prisma_storage.ts";
-import { fakePrismaClient } from "./fake_prisma.ts";
-import { makeService, READ_ORDERS, rejection } from "./helpers.ts";
-import { keyOf } from "../reliability/hostile_inputs.ts";
-import { storedRecord } from "./stored_record.ts";
+import {
+  ApiKeyOperationError,
+  type ApiKeyRecord,
+  ApiKeyStorageError,
+} from "../../../api_keys/mod.ts";
+import { PrismaApiKeyStorage } from "../../../api_keys/storage/prisma.ts";
+import { fakePrismaClient } from "../fake_prisma.ts";
+import { makeService, READ_ORDERS, rejection } from "../helpers.ts";
+import { keyOf } from "../../reliability/hostile_inputs.ts";
+import { storedRecord } from "../stored_record.ts";
 
 /** A row as Prisma returns it: the stored record with a null allowlist. */
 const goodRow = { ...storedRecord({ scopes: ["a:read"] }), allowedIpCidrs: null };

@@ -8,9 +8,9 @@ import {
   optionalFunction,
   positiveInteger,
   revokeExposedKey,
-} from "../../api_keys/_leak_core.ts";
-import { type ApiKeyStorage, generateKey, InMemoryApiKeyStorage } from "../../api_keys/mod.ts";
-import { makeService, overrideStorage, READ_ORDERS } from "./helpers.ts";
+} from "../../../api_keys/leaks/_core.ts";
+import { type ApiKeyStorage, generateKey, InMemoryApiKeyStorage } from "../../../api_keys/mod.ts";
+import { makeService, overrideStorage, READ_ORDERS } from "../helpers.ts";
 
 /** `inner` without its capabilities, `findById` (read by revoke) slowed so reports overlap. */
 function slowRevokes(inner: InMemoryApiKeyStorage): ApiKeyStorage {

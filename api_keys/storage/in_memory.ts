@@ -4,17 +4,17 @@
  *
  * @module
  */
-import { ApiKeyOperationError } from "./errors.ts";
-import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME } from "./hasher.ts";
-import { readApiKeyRecord, readExpiresAt } from "./_storage.ts";
-import type { ApiKeyRotationWait, ApiKeyStorage, ListExpiringApiKeysOptions } from "./storage.ts";
+import { ApiKeyOperationError } from "../errors.ts";
+import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME } from "../hasher.ts";
+import { readApiKeyRecord, readExpiresAt } from "./_access.ts";
+import type { ApiKeyRotationWait, ApiKeyStorage, ListExpiringApiKeysOptions } from "./types.ts";
 import type {
   ApiKeyHashCount,
   ApiKeyHashReplacement,
   ApiKeyRecord,
   ListApiKeysOptions,
   RotateApiKeyStorageInput,
-} from "./types.ts";
+} from "../types.ts";
 
 const notFound = () => new ApiKeyOperationError("api_key_record_not_found");
 
@@ -62,7 +62,7 @@ function byExpiry(a: { expiresAt: Date; id: string }, b: { expiresAt: Date; id: 
  *
  * @example
  * ```ts
- * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * import { InMemoryApiKeyStorage } from "./in_memory.ts";
  * const storage = new InMemoryApiKeyStorage();
  * await storage.findByPrefix("AbCdEfGhIjKl"); // null
  * ```

@@ -5,10 +5,10 @@ import type { AddressInfo } from "node:net";
 import {
   GITHUB_SECRET_SCANNING_KEYS_URL,
   githubSecretScanningKeyResolver,
-} from "../../api_keys/github_public_keys.ts";
-import { verifyDerSignature } from "../../api_keys/_ecdsa_signature.ts";
-import { createSigner, GITHUB_SAMPLE, p384PublicKeyPem } from "./github_signer.ts";
-import { FakeClocks, rejection } from "./helpers.ts";
+} from "../../../api_keys/leaks/github_public_keys.ts";
+import { verifyDerSignature } from "../../../api_keys/leaks/_ecdsa_signature.ts";
+import { createSigner, GITHUB_SAMPLE, p384PublicKeyPem } from "../github_signer.ts";
+import { FakeClocks, rejection } from "../helpers.ts";
 
 const SAMPLE_KEY = {
   key_identifier: GITHUB_SAMPLE.key_identifier,

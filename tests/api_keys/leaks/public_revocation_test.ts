@@ -1,10 +1,10 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { generateKey, type LeakReportRequest } from "../../api_keys/mod.ts";
+import { generateKey, type LeakReportRequest } from "../../../api_keys/mod.ts";
 import {
   createPublicRevocationHandler,
   type PublicRevocationOptions,
-} from "../../api_keys/public_revocation.ts";
+} from "../../../api_keys/leaks/public_revocation.ts";
 import {
   assertReportsRecordNoUse,
   breakChecksum,
@@ -14,8 +14,8 @@ import {
   PEPPER_1,
   READ_ORDERS,
   spyStorage,
-} from "./helpers.ts";
-import { importNestarcKey } from "./nestarc.ts";
+} from "../helpers.ts";
+import { importNestarcKey } from "../nestarc.ts";
 
 /** Counts HMAC verifications (the hasher's real and dummy work) while `run` runs. */
 async function countingHmacs<T>(run: () => Promise<T>): Promise<{ result: T; hmacs: number }> {

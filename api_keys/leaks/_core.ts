@@ -9,11 +9,11 @@ import type {
   LeakedKeyHandlerOptions,
   LeakedKeyService,
   LeakReportResponse,
-} from "./leaked_keys.ts";
-import { createDispatcher, type Dispatch } from "./_sinks.ts";
-import { serviceHooks } from "./_service_hooks.ts";
-import type { ApiKeyEvent } from "./events.ts";
-import type { ApiKeyContext } from "./types.ts";
+} from "./types.ts";
+import { createDispatcher, type Dispatch } from "../_sinks.ts";
+import { serviceHooks } from "../_service_hooks.ts";
+import type { ApiKeyEvent } from "../events.ts";
+import type { ApiKeyContext } from "../types.ts";
 
 /** The checked common options of a handler. */
 export interface LeakCore {

@@ -4,16 +4,16 @@ import fc from "fast-check";
 import { RE2 } from "re2-wasm";
 import { parse as parseToml } from "smol-toml";
 import { parse as parseYaml } from "yaml";
-import { secretScanningPatterns } from "../../api_keys/secret_scanning_patterns.ts";
+import { secretScanningPatterns } from "../../../api_keys/leaks/secret_scanning_patterns.ts";
 import {
   API_KEY_NAMESPACE_PATTERN,
   API_KEY_REDACT_REGEX,
   apiKeyRedactRegex,
   crc32Ascii,
   generateKey,
-} from "../../api_keys/key_format.ts";
-import { BASE62_ALPHABET, encodeBase62Fixed } from "../../api_keys/_base62.ts";
-import { keyOf, SEED } from "../reliability/hostile_inputs.ts";
+} from "../../../api_keys/key_format.ts";
+import { BASE62_ALPHABET, encodeBase62Fixed } from "../../../api_keys/_base62.ts";
+import { keyOf, SEED } from "../../reliability/hostile_inputs.ts";
 
 const base62Char = fc.constantFrom(...BASE62_ALPHABET.split(""));
 const base62 = (length: number) =>

@@ -19,7 +19,7 @@ import {
   jsonResponse,
   positiveInteger,
   revokeExposedKey,
-} from "./_leak_core.ts";
+} from "./_core.ts";
 import {
   fixedKeyResolver,
   type SecretScanningKeyResolver,
@@ -30,7 +30,7 @@ import type {
   LeakReportHandler,
   LeakReportRequest,
   LeakReportResponse,
-} from "./leaked_keys.ts";
+} from "./types.ts";
 
 /**
  * Default most tokens one request may carry. At the default concurrency of 8
@@ -52,8 +52,8 @@ export const SECRET_SCANNING_MAX_TOKENS = 1000;
  * ```ts
  * import type { SecretScanningPartnerOptions } from "./secret_scanning_partner.ts";
  * import { githubSecretScanningKeyResolver } from "./github_public_keys.ts";
- * import { ApiKeysService } from "./service.ts";
- * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * import { ApiKeysService } from "../service.ts";
+ * import { InMemoryApiKeyStorage } from "../storage/in_memory.ts";
  * const options: SecretScanningPartnerOptions = {
  *   service: new ApiKeysService({
  *     peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
@@ -173,8 +173,8 @@ async function sha256Hex(text: string): Promise<string> {
  * ```ts
  * import { createSecretScanningPartnerHandler } from "./secret_scanning_partner.ts";
  * import { githubSecretScanningKeyResolver } from "./github_public_keys.ts";
- * import { ApiKeysService } from "./service.ts";
- * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * import { ApiKeysService } from "../service.ts";
+ * import { InMemoryApiKeyStorage } from "../storage/in_memory.ts";
  *
  * const events: unknown[] = [];
  * const service = new ApiKeysService({

@@ -1,46 +1,11 @@
 /**
  * Shared types of the leaked-key handlers (the GitHub secret-scanning partner
  * endpoint and the public revocation endpoint): a framework-free request and
- * response, the `api_key.exposed` event and the options both take.
+ * response and the options both take (`api_key.exposed` is in `events.ts`).
  *
  * @module
  */
-import type { ApiKeysService } from "./service.ts";
-import type { Environment } from "./types.ts";
-
-/**
- * Emitted by the one report that revoked a key (of concurrent reports of it,
- * only the winner), right before the usual `api_key.revoked`. Carries no key
- * material.
- *
- * @example
- * ```ts
- * import type { ApiKeyExposedEvent } from "./leaked_keys.ts";
- * const notifyOwner = (event: ApiKeyExposedEvent) =>
- *   console.log(`key ${event.prefix} of ${event.tenantId} leaked via ${event.source}`);
- * ```
- */
-export interface ApiKeyExposedEvent {
-  /** Event type. */
-  type: "api_key.exposed";
-  /** When it happened. */
-  at: Date;
-  /** Exposed key id. */
-  keyId: string;
-  /** Owning tenant. */
-  tenantId: string;
-  /** Public prefix. */
-  prefix: string;
-  /** Environment. */
-  environment: Environment;
-  /**
-   * Where it was found: GitHub's `source` (e.g. `content`, `commit`, `npm`) or
-   * `public_report` for the public revocation endpoint.
-   */
-  source: string;
-  /** Public URL of the finding (GitHub's `url`), or null when none was given. */
-  url: string | null;
-}
+import type { ApiKeysService } from "../service.ts";
 
 /**
  * A request as the handlers read it. `headers` looks a header up
@@ -48,7 +13,7 @@ export interface ApiKeyExposedEvent {
  *
  * @example
  * ```ts
- * import type { LeakReportRequest } from "./leaked_keys.ts";
+ * import type { LeakReportRequest } from "./types.ts";
  * async function fromFetch(request: Request): Promise<LeakReportRequest> {
  *   return {
  *     body: new Uint8Array(await request.arrayBuffer()),
@@ -69,7 +34,7 @@ export interface LeakReportRequest {
  *
  * @example
  * ```ts
- * import type { LeakReportResponse } from "./leaked_keys.ts";
+ * import type { LeakReportResponse } from "./types.ts";
  * const toFetch = (response: LeakReportResponse) =>
  *   new Response(response.body, { status: response.status, headers: response.headers });
  * ```
@@ -91,7 +56,7 @@ export interface LeakReportResponse {
  *
  * @example
  * ```ts
- * import type { LeakReportHandler } from "./leaked_keys.ts";
+ * import type { LeakReportHandler } from "./types.ts";
  * async function fromFetch(handle: LeakReportHandler, request: Request) {
  *   const body = new Uint8Array(await request.arrayBuffer());
  *   if (body.length > handle.maxBodyBytes + 1) throw new RangeError("read less");
@@ -114,9 +79,9 @@ export interface LeakReportHandler {
  *
  * @example
  * ```ts
- * import type { LeakedKeyService } from "./leaked_keys.ts";
- * import { ApiKeysService } from "./service.ts";
- * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * import type { LeakedKeyService } from "./types.ts";
+ * import { ApiKeysService } from "../service.ts";
+ * import { InMemoryApiKeyStorage } from "../storage/in_memory.ts";
  * const service: LeakedKeyService = new ApiKeysService({
  *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
  *   storage: new InMemoryApiKeyStorage(),
@@ -130,9 +95,9 @@ export type LeakedKeyService = ApiKeysService;
  *
  * @example
  * ```ts
- * import type { LeakedKeyHandlerOptions } from "./leaked_keys.ts";
- * import { ApiKeysService } from "./service.ts";
- * import { InMemoryApiKeyStorage } from "./in_memory_storage.ts";
+ * import type { LeakedKeyHandlerOptions } from "./types.ts";
+ * import { ApiKeysService } from "../service.ts";
+ * import { InMemoryApiKeyStorage } from "../storage/in_memory.ts";
  * const options: LeakedKeyHandlerOptions = {
  *   service: new ApiKeysService({
  *     peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },

@@ -1,5 +1,5 @@
 /**
- * The contract of api_keys/leaked_keys.ts, held by both handlers: an
+ * The contract of api_keys/leaks/types.ts, held by both handlers: an
  * `ApiKeysService` is a `LeakedKeyService`, a handler is a `LeakReportHandler`,
  * and `api_key.exposed` carries exactly the fields of `ApiKeyExposedEvent`.
  */
@@ -10,9 +10,9 @@ import type {
   LeakedKeyService,
   LeakReportHandler,
   LeakReportResponse,
-} from "../../api_keys/leaked_keys.ts";
-import { createPublicRevocationHandler } from "../../api_keys/mod.ts";
-import { makeService, READ_ORDERS } from "./helpers.ts";
+} from "../../../api_keys/leaks/types.ts";
+import { createPublicRevocationHandler } from "../../../api_keys/mod.ts";
+import { makeService, READ_ORDERS } from "../helpers.ts";
 
 const EXPOSED_FIELDS: (keyof ApiKeyExposedEvent)[] = [
   "at",

@@ -6,9 +6,9 @@ import {
   derToP1363,
   importP256PublicKeyPem,
   verifyDerSignature,
-} from "../../api_keys/_ecdsa_signature.ts";
-import { createSigner, GITHUB_SAMPLE, p1363ToDer, p384PublicKeyPem } from "./github_signer.ts";
-import { SEED } from "../reliability/hostile_inputs.ts";
+} from "../../../api_keys/leaks/_ecdsa_signature.ts";
+import { createSigner, GITHUB_SAMPLE, p1363ToDer, p384PublicKeyPem } from "../github_signer.ts";
+import { SEED } from "../../reliability/hostile_inputs.ts";
 
 const encode = (text: string) => new TextEncoder().encode(text);
 const der = (...bytes: number[]) => new Uint8Array(bytes);

@@ -1,0 +1,28 @@
+/**
+ * The storage contract of `ApiKeysService` and its adapters: the
+ * `ApiKeyStorage` interface, the in-memory and Prisma storages and the
+ * contract suite. `./api-keys` re-exports it.
+ *
+ * @module
+ */
+export {
+  API_KEY_STORAGE_METHODS,
+  type ApiKeyRotationWait,
+  type ApiKeyStorage,
+  type ApiKeyStorageCapability,
+  type ListExpiringApiKeysOptions,
+} from "./types.ts";
+export { InMemoryApiKeyStorage } from "./in_memory.ts";
+export {
+  type PrismaApiKeyClient,
+  type PrismaApiKeyDelegate,
+  PrismaApiKeyStorage,
+  type PrismaApiKeyStorageOptions,
+  type PrismaExpiryNoticeDelegate,
+  type PrismaRotationWaitDelegate,
+} from "./prisma.ts";
+export {
+  type ApiKeyStorageFactory,
+  type RegisterStorageTest,
+  runApiKeyStorageContract,
+} from "./contract.ts";
