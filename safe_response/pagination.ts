@@ -9,6 +9,7 @@
  * @module
  */
 import type { CursorPaginationMeta, PaginationMeta, SortInfo } from "../client/types.ts";
+import { isCount } from "./_decimal.ts";
 import { cursorPaginationLinks, offsetPaginationLinks } from "./pagination_links.ts";
 
 /**
@@ -161,9 +162,6 @@ export interface PaginationMetaInput {
 }
 
 type Bag = Record<string, unknown>;
-
-const isCount = (value: unknown, min: number): value is number =>
-  Number.isSafeInteger(value) && (value as number) >= min;
 
 const isCursor = (value: unknown): value is string | null =>
   value === null || typeof value === "string";
