@@ -568,6 +568,58 @@ describe("Responder: the pagination query", () => {
     }
   });
 
+  it("describes the page the handler produced: the result's own limit, warned once when it differs", () => {
+    const { responder: r, logs } = responder({ linkHeader: true });
+    const plan = r.plan({
+      route: "Items.list",
+      pagination: resolvePagination("offset", { maxLimit: 100, links: true }, "t"),
+    });
+    const items = Array.from({ length: 20 }, (_, i) => i);
+    for (let request = 0; request < 2; request++) {
+      const reply = r.success(
+        { data: items, total: 100, page: 2, limit: 20 },
+        target("page=2"),
+        { plan },
+      );
+      const pagination = bodyOf(reply.body).meta!.pagination as Bag;
+      assert.deepEqual(
+        [pagination.limit, pagination.totalPages, pagination.hasNext],
+        [20, 5, true],
+      );
+      assert.equal((pagination.links as Bag).next, "/items?page=3&limit=20");
+      assert.match(String(new Map(reply.headers).get("Link")), /page=3&limit=20>; rel="next"/);
+    }
+    assert.equal(logs.warnings.length, 1);
+    assert.match(logs.warnings[0], /^Items\.list: .*limit 20.*page size of 100/);
+
+    const feed = r.plan({
+      route: "Feed.list",
+      pagination: resolvePagination("cursor", { defaultLimit: 25, links: true }, "t"),
+    });
+    const cursor = r.success(
+      { data: [1], nextCursor: "n", hasMore: true, limit: 10 },
+      exchange("/feed"),
+      { plan: feed },
+    );
+    const meta = bodyOf(cursor.body).meta!.pagination as Bag;
+    assert.equal(meta.limit, 10);
+    assert.equal((meta.links as Bag).next, "/feed?cursor=n&limit=10");
+    const unstated = r.success({ data: [1], nextCursor: null, hasMore: false }, exchange("/feed"), {
+      plan: feed,
+    });
+    assert.equal((bodyOf(unstated.body).meta!.pagination as Bag).limit, 25);
+  });
+
+  it("keeps a page with more items than its limit whole, with a warning", () => {
+    const { responder: r, logs } = responder();
+    const plan = r.plan({ route: "Items.all", pagination: resolvePagination("offset", {}, "t") });
+    const reply = r.success({ data: [1, 2, 3], total: 3, page: 1, limit: 2 }, target(""), { plan });
+    assert.deepEqual(bodyOf(reply.body).data, [1, 2, 3]);
+    assert.equal((bodyOf(reply.body).meta!.pagination as Bag).limit, 2);
+    assert.equal(logs.warnings.length, 1);
+    assert.match(logs.warnings[0], /^Items\.all: .*3 items.*limit 2/);
+  });
+
   it("applies the module's defaultLimit to routes without one, within their maxLimit", () => {
     const { responder: r } = responder({ defaultLimit: 30 });
     const own = r.plan({ pagination: resolvePagination("offset", { defaultLimit: 4 }, "t") });
