@@ -218,9 +218,9 @@ function linkHeaderOf(options: PaginatedOptions, name: string): LinkHeaderOption
  * handler runs: a `limit` above `maxLimit` is clamped to it, a missing one is
  * `defaultLimit` (else `maxLimit`), and a bad value is a 400
  * (`INVALID_PAGINATION_QUERY`, naming the parameter); the handler reads them
- * with {@link PaginationQuery}, and `meta.pagination.limit` reports the page
- * size it was given. With neither, the query is left to the handler and the
- * meta reports the result's `limit`. `links` (default `false`) adds relative
+ * with {@link PaginationQuery}. With neither, the query is left to the
+ * handler. The meta describes the page sent: the result's `limit` (a warning
+ * once when it differs from the one given), else the one given. `links` (default `false`) adds relative
  * links. The OpenAPI operation documents `page` and `limit` (minimum,
  * maximum, default).
  * `linkHeader` (`true` or `"only"`) sends the links in an RFC 8288 `Link`
