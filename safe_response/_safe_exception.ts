@@ -20,7 +20,32 @@ export interface SafeExceptionFields<K extends string> {
   readonly overrides: Readonly<Pick<SafeExceptionOptions, "message" | "details">>;
   /** Catalog the key belongs to, when given. */
   readonly catalog?: ErrorCatalog;
+  /** `@nestarc/safe-response` 0.14's name of {@link code}. */
+  readonly errorKey: K;
+  /** `@nestarc/safe-response` 0.14's name of `overrides.message`. */
+  readonly overrideMessage?: string;
+  /** `@nestarc/safe-response` 0.14's name of `overrides.details`. */
+  readonly overrideDetails?: unknown;
 }
+
+/** The 0.14 names, read-only getters shared by both exception classes' prototypes. */
+export const LEGACY_FIELDS: PropertyDescriptorMap = {
+  errorKey: {
+    get(this: SafeExceptionFields<string>) {
+      return this.code;
+    },
+  },
+  overrideMessage: {
+    get(this: SafeExceptionFields<string>) {
+      return this.overrides.message;
+    },
+  },
+  overrideDetails: {
+    get(this: SafeExceptionFields<string>) {
+      return this.overrides.details;
+    },
+  },
+};
 
 /**
  * Makes `target` (just constructed) the catalog exception of `key`: its

@@ -6,7 +6,12 @@
  * @module
  */
 import { isHttpStatus } from "./http_status.ts";
-import { initSafeException, rememberDefinedCatalog, SAFE_EXCEPTION } from "./_safe_exception.ts";
+import {
+  initSafeException,
+  LEGACY_FIELDS,
+  rememberDefinedCatalog,
+  SAFE_EXCEPTION,
+} from "./_safe_exception.ts";
 
 /**
  * One catalog entry.
@@ -72,6 +77,12 @@ export class SafeException<K extends string = string> extends Error {
   declare readonly overrides: Readonly<Pick<SafeExceptionOptions, "message" | "details">>;
   /** Catalog the key belongs to, when given. */
   declare readonly catalog?: ErrorCatalog;
+  /** `@nestarc/safe-response` 0.14's name of {@link code} (read-only). */
+  declare readonly errorKey: K;
+  /** `@nestarc/safe-response` 0.14's name of `overrides.message` (read-only). */
+  declare readonly overrideMessage?: string;
+  /** `@nestarc/safe-response` 0.14's name of `overrides.details` (read-only). */
+  declare readonly overrideDetails?: unknown;
 
   /** Creates the exception of `key`. */
   constructor(key: K, options: SafeExceptionOptions = {}) {
@@ -84,6 +95,8 @@ export class SafeException<K extends string = string> extends Error {
     initSafeException(this, key, options);
   }
 }
+
+Object.defineProperties(SafeException.prototype, LEGACY_FIELDS);
 
 /**
  * Whether `value` is a {@link SafeException} (by its brand, so copies of the

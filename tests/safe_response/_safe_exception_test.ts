@@ -54,7 +54,7 @@ describe("the names of @nestarc/safe-response 0.14 (errorKey, overrideMessage, o
       const bare = new Exception("X");
       assert.equal(bare.overrideMessage, undefined);
       assert.equal(bare.overrideDetails, undefined);
-      assert.deepEqual(Object.keys(bare).filter((key) => key.startsWith("override")), []);
+      assert.ok(!Object.keys(bare).some((key) => ["errorKey", "overrideMessage"].includes(key)));
     }
   });
 });
