@@ -477,8 +477,21 @@ export function FilterMeta(): MethodDecorator & ClassDecorator {
 export function FieldSelection(
   options: FieldSelectionOptions | false = {},
 ): MethodDecorator & ClassDecorator {
-  if (options !== false) resolveFieldSelection(options, "FieldSelection options"); // fail early
-  return SetMetadata(KEYS.fieldSelection, options === false ? false : { ...options });
+  if (options === false) return SetMetadata(KEYS.fieldSelection, false);
+  const checked = resolveFieldSelection(options, "FieldSelection options")!; // fail early
+  const parameter = {
+    name: options.queryParam ?? "fields",
+    required: false,
+    description: `Fields of \`data\` to keep, separated by \`${checked.separator}\` ` +
+      `(dotted paths; at most ${checked.maxFields}, each at most ${checked.maxFieldLength} characters).`,
+    schema: { type: "string" },
+  };
+  return (target: object, _key?: string | symbol, descriptor?: PropertyDescriptor) => {
+    const holder = descriptor === undefined ? target : descriptor.value;
+    Reflect.defineMetadata(KEYS.fieldSelection, { ...options }, holder);
+    const handlers = descriptor === undefined ? routeHandlersOf(target) : [descriptor.value];
+    for (const handler of handlers) markQueryParameters(handler, [parameter]);
+  };
 }
 
 /**
@@ -649,8 +662,9 @@ export function SafeResponse(options: SafeResponseOptions = {}): MethodDecorator
 /**
  * The runtime half of a composite endpoint: wrapping, status (`statusCode`,
  * default 200), pagination, sort, filter, message, code, deprecation and the
- * `problemDetails` flag (checked against the module option). The composites
- * of `./safe-response/openapi` add the documentation of the same options.
+ * `problemDetails` flag (checked against the module option) and field
+ * selection. The composites of `./safe-response/openapi` add the
+ * documentation of the same options.
  */
 export function endpointDecorators(options: {
   statusCode: number;
@@ -661,6 +675,7 @@ export function endpointDecorators(options: {
   code?: string;
   deprecated?: DeprecatedOptions;
   problemDetails?: boolean;
+  fieldSelection?: FieldSelectionOptions | boolean;
 }): Decorator[] {
   const { pagination } = options;
   const decorators: Decorator[] = [
@@ -678,5 +693,9 @@ export function endpointDecorators(options: {
   if (options.message !== undefined) decorators.push(ResponseMessage(options.message));
   if (options.code !== undefined) decorators.push(SuccessCode(options.code) as Decorator);
   if (options.deprecated !== undefined) decorators.push(Deprecated(options.deprecated));
+  const { fieldSelection } = options;
+  if (fieldSelection !== undefined) {
+    decorators.push(FieldSelection(fieldSelection === true ? {} : fieldSelection));
+  }
   return decorators;
 }

@@ -38,6 +38,7 @@ import {
   findItem,
   limitedHeaders,
   listItems,
+  PROFILE,
   type QueryReader,
   ROUTES,
   safeResponseOptions,
@@ -209,6 +210,18 @@ export function nestScenarioApp(
       for (const [name, value] of headers) response.header(name, value);
       if (headers.some(([name]) => name === "Retry-After")) throw new SafeException("SLOW_DOWN");
       return { ok: true };
+    }
+
+    @Get("profile")
+    @FieldSelection(ROUTES.profile.options.fieldSelection)
+    profile() {
+      return PROFILE;
+    }
+
+    @Get("unselected")
+    @FieldSelection(ROUTES.unselected.options.fieldSelection)
+    unselected() {
+      return PROFILE;
     }
 
     @Get("whoami")
