@@ -95,6 +95,11 @@ export interface NestScenarioAppOptions {
    * it must have the keys of `CATALOG`.
    */
   errorCatalog?: NonNullable<Parameters<Lib["SafeResponseModule"]["register"]>[0]>["errorCatalog"];
+  /** Options of `SafeResponseModule.register` over the scenario's. */
+  safeResponse?: Omit<
+    NonNullable<Parameters<Lib["SafeResponseModule"]["register"]>[0]>,
+    "errorCatalog"
+  >;
   /** Options of `ApiKeysModule.forRoot` over the scenario's (pepper, fresh in-memory storage). */
   apiKeys?: Partial<Parameters<Lib["ApiKeysModule"]["forRoot"]>[0]>;
 }
@@ -272,6 +277,7 @@ export function nestScenarioApp(
         }),
         SafeResponseModule.register({
           ...safeResponseOptions(mode),
+          ...app.safeResponse,
           errorCatalog,
           context: { fields: { traceId: "traceId" } },
           i18n: true,
