@@ -28,8 +28,8 @@ export interface SafeExceptionFields<K extends string> {
   readonly overrideDetails?: unknown;
 }
 
-/** The 0.14 names, read-only getters shared by both exception classes' prototypes. */
-export const LEGACY_FIELDS: PropertyDescriptorMap = {
+/** The 0.14 names: read-only, non-enumerable getters. */
+const LEGACY_FIELDS: PropertyDescriptorMap = {
   errorKey: {
     get(this: SafeExceptionFields<string>) {
       return this.code;
@@ -49,7 +49,7 @@ export const LEGACY_FIELDS: PropertyDescriptorMap = {
 
 /**
  * Makes `target` (just constructed) the catalog exception of `key`: its
- * fields, and the brands that every copy of the library recognises.
+ * fields (with the 0.14 names), and the brands that every copy of the library recognises.
  */
 export function initSafeException<K extends string>(
   target: SafeExceptionFields<K>,
@@ -60,6 +60,7 @@ export function initSafeException<K extends string>(
   Object.defineProperties(target, {
     [SAFE_EXCEPTION]: { value: true },
     [LIBRARY_ERROR]: { value: true },
+    ...LEGACY_FIELDS,
   });
   Object.assign(target, { code: key, overrides: Object.freeze({ message, details }) });
   if (catalog !== undefined) Object.assign(target, { catalog });

@@ -6,12 +6,7 @@
  * @module
  */
 import { isHttpStatus } from "./http_status.ts";
-import {
-  initSafeException,
-  LEGACY_FIELDS,
-  rememberDefinedCatalog,
-  SAFE_EXCEPTION,
-} from "./_safe_exception.ts";
+import { initSafeException, rememberDefinedCatalog, SAFE_EXCEPTION } from "./_safe_exception.ts";
 
 /**
  * One catalog entry.
@@ -95,8 +90,6 @@ export class SafeException<K extends string = string> extends Error {
     initSafeException(this, key, options);
   }
 }
-
-Object.defineProperties(SafeException.prototype, LEGACY_FIELDS);
 
 /**
  * Whether `value` is a {@link SafeException} (by its brand, so copies of the

@@ -10,7 +10,7 @@ import {
   type ErrorCatalog,
   type SafeExceptionOptions,
 } from "../error_catalog.ts";
-import { definedCatalogOf, initSafeException, LEGACY_FIELDS } from "../_safe_exception.ts";
+import { definedCatalogOf, initSafeException } from "../_safe_exception.ts";
 
 /**
  * The core's catalog exception (`SafeException` of `./safe-response`) as a
@@ -124,8 +124,6 @@ export const SafeException: new <K extends string = string>(
     return catalog === undefined ? undefined : sent(catalogErrorShape(this, catalog));
   }
 };
-
-Object.defineProperties(SafeException.prototype, LEGACY_FIELDS);
 
 /** A status and the `HttpException` body sent with it. */
 interface Sent {
