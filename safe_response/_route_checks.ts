@@ -7,6 +7,7 @@
  * @module
  */
 import { isHttpStatus } from "./http_status.ts";
+import type { ErrorFormat } from "./options.ts";
 
 /**
  * `status` when it is an HTTP status (100-599); else throws naming `decorator`.
@@ -56,4 +57,33 @@ export function problemTypeOption(value: unknown, what: string): string {
     throw new TypeError(`${what} must be a URI`);
   }
   return value;
+}
+
+/**
+ * Whether a route's errors are problem details, from `errorFormat` or its
+ * alias `problemDetails` (`undefined` when neither is given); throws naming
+ * `who` on a bad value or when the two disagree.
+ *
+ * @example
+ * ```ts
+ * import { errorFormatOption } from "./_route_checks.ts";
+ * errorFormatOption("problem", undefined, "SafeEndpoint"); // true
+ * ```
+ */
+export function errorFormatOption(
+  errorFormat: ErrorFormat | undefined,
+  problemDetails: unknown,
+  who: string,
+): boolean | undefined {
+  if (errorFormat !== undefined && errorFormat !== "safe" && errorFormat !== "problem") {
+    throw new TypeError(`${who}: \`errorFormat\` must be "safe" or "problem"`);
+  }
+  if (problemDetails !== undefined && typeof problemDetails !== "boolean") {
+    throw new TypeError(`${who}: \`problemDetails\` must be a boolean`);
+  }
+  const problem = errorFormat === undefined ? problemDetails : errorFormat === "problem";
+  if (problemDetails !== undefined && problem !== problemDetails) {
+    throw new TypeError(`${who}: \`errorFormat\` and \`problemDetails\` disagree`);
+  }
+  return problem;
 }

@@ -20,11 +20,36 @@ export interface SafeExceptionFields<K extends string> {
   readonly overrides: Readonly<Pick<SafeExceptionOptions, "message" | "details">>;
   /** Catalog the key belongs to, when given. */
   readonly catalog?: ErrorCatalog;
+  /** `@nestarc/safe-response` 0.14's name of {@link code}. */
+  readonly errorKey: K;
+  /** `@nestarc/safe-response` 0.14's name of `overrides.message`. */
+  readonly overrideMessage?: string;
+  /** `@nestarc/safe-response` 0.14's name of `overrides.details`. */
+  readonly overrideDetails?: unknown;
 }
+
+/** The 0.14 names: read-only, non-enumerable getters. */
+const LEGACY_FIELDS: PropertyDescriptorMap = {
+  errorKey: {
+    get(this: SafeExceptionFields<string>) {
+      return this.code;
+    },
+  },
+  overrideMessage: {
+    get(this: SafeExceptionFields<string>) {
+      return this.overrides.message;
+    },
+  },
+  overrideDetails: {
+    get(this: SafeExceptionFields<string>) {
+      return this.overrides.details;
+    },
+  },
+};
 
 /**
  * Makes `target` (just constructed) the catalog exception of `key`: its
- * fields, and the brands that every copy of the library recognises.
+ * fields (with the 0.14 names), and the brands that every copy of the library recognises.
  */
 export function initSafeException<K extends string>(
   target: SafeExceptionFields<K>,
@@ -35,6 +60,7 @@ export function initSafeException<K extends string>(
   Object.defineProperties(target, {
     [SAFE_EXCEPTION]: { value: true },
     [LIBRARY_ERROR]: { value: true },
+    ...LEGACY_FIELDS,
   });
   Object.assign(target, { code: key, overrides: Object.freeze({ message, details }) });
   if (catalog !== undefined) Object.assign(target, { catalog });

@@ -72,6 +72,12 @@ export class SafeException<K extends string = string> extends Error {
   declare readonly overrides: Readonly<Pick<SafeExceptionOptions, "message" | "details">>;
   /** Catalog the key belongs to, when given. */
   declare readonly catalog?: ErrorCatalog;
+  /** `@nestarc/safe-response` 0.14's name of {@link code} (read-only). */
+  declare readonly errorKey: K;
+  /** `@nestarc/safe-response` 0.14's name of `overrides.message` (read-only). */
+  declare readonly overrideMessage?: string;
+  /** `@nestarc/safe-response` 0.14's name of `overrides.details` (read-only). */
+  declare readonly overrideDetails?: unknown;
 
   /** Creates the exception of `key`. */
   constructor(key: K, options: SafeExceptionOptions = {}) {

@@ -23,6 +23,10 @@ export interface FieldSelectionOptions {
   separator?: string;
   /** Most segments of a dotted path (1-10); deeper segments are cut; default 3. */
   maxDepth?: number;
+  /** Most distinct paths kept (1-512); later ones are dropped; default 50. */
+  maxFields?: number;
+  /** Longest path in characters (1-1024); a longer one is dropped; default 1024. */
+  maxFieldLength?: number;
 }
 
 /**
@@ -38,9 +42,9 @@ export interface FieldSelectionOptions {
 export type FieldSelectionSettings = Readonly<Required<FieldSelectionOptions>>;
 
 /**
- * Bounds on hostile input: at most `values` repeated parameters are read,
- * `length` characters in all (a field cut by the bound is dropped), and
- * `fields` distinct paths kept.
+ * Bounds on hostile input: at most `values` repeated parameters are read and
+ * `length` characters in all (a field cut by the bound is dropped); `fields`
+ * is the default `maxFields`.
  *
  * @example
  * ```ts
@@ -55,7 +59,16 @@ const DEFAULTS: FieldSelectionSettings = Object.freeze({
   queryParam: "fields",
   separator: ",",
   maxDepth: 3,
+  maxFields: FIELD_SELECTION_LIMITS.fields,
+  maxFieldLength: FIELD_SELECTION_LIMITS.length,
 });
+
+/** The numeric options and their ranges. */
+const RANGES = {
+  maxDepth: [1, 10],
+  maxFields: [1, 512],
+  maxFieldLength: [1, FIELD_SELECTION_LIMITS.length],
+} as const;
 
 const FORBIDDEN = new Set(["__proto__", "constructor", "prototype"]);
 
@@ -83,24 +96,33 @@ export function resolveFieldSelection(
   if (value === undefined || value === false) return undefined;
   if (value === true) return base;
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    fail(name, "a boolean or { queryParam?, separator?, maxDepth? }");
+    fail(name, `a boolean or { ${Object.keys(DEFAULTS).join("?, ")}? }`);
   }
   const options = value as Record<string, unknown>;
   for (const key of Object.keys(options)) {
-    if (!(key in DEFAULTS)) fail(`${name}.${key}`, "queryParam, separator or maxDepth (unknown)");
+    if (!(key in DEFAULTS)) fail(`${name}.${key}`, `one of ${Object.keys(DEFAULTS).join(", ")}`);
   }
-  const { queryParam = base.queryParam, separator = base.separator, maxDepth = base.maxDepth } =
-    options;
+  const { queryParam = base.queryParam, separator = base.separator } = options;
   if (typeof queryParam !== "string" || queryParam === "") {
     fail(`${name}.queryParam`, "a non-empty string");
   }
   if (typeof separator !== "string" || separator === "" || separator.includes(".")) {
     fail(`${name}.separator`, "a non-empty string without `.`");
   }
-  if (!Number.isInteger(maxDepth) || (maxDepth as number) < 1 || (maxDepth as number) > 10) {
-    fail(`${name}.maxDepth`, "an integer from 1 to 10");
+  const numbers = {} as Record<keyof typeof RANGES, number>;
+  for (
+    const [key, [min, max]] of Object.entries(RANGES) as [
+      keyof typeof RANGES,
+      readonly [number, number],
+    ][]
+  ) {
+    const given = options[key] ?? base[key];
+    if (!Number.isSafeInteger(given) || (given as number) < min || (given as number) > max) {
+      fail(`${name}.${key}`, `an integer from ${min} to ${max}`);
+    }
+    numbers[key] = given as number;
   }
-  return Object.freeze({ queryParam, separator, maxDepth: maxDepth as number });
+  return Object.freeze({ queryParam, separator, ...numbers });
 }
 
 /**
@@ -124,8 +146,8 @@ export type SelectionTree = Map<string, SelectionTree | true>;
  *
  * @example
  * ```ts
- * import { parseFieldSelection } from "@saferoute/api-kit/safe-response";
- * parseFieldSelection("id, name,id", { queryParam: "fields", separator: ",", maxDepth: 3 })?.fields;
+ * import { parseFieldSelection, resolveFieldSelection } from "@saferoute/api-kit/safe-response";
+ * parseFieldSelection("id, name,id", resolveFieldSelection(true, "fields")!)?.fields;
  * // ["id", "name"]
  * ```
  */
@@ -150,10 +172,12 @@ function readRaw(raw: unknown, separator: string): string[] {
   return parts;
 }
 
-function normalise(part: string, maxDepth: number): string[] | undefined {
-  const segments = part.trim().split(".").slice(0, maxDepth).map((segment) => segment.trim());
+function normalise(part: string, settings: FieldSelectionSettings): string[] | undefined {
+  const segments = part.trim().split(".").slice(0, settings.maxDepth).map((segment) =>
+    segment.trim()
+  );
   if (segments.some((segment) => segment === "" || FORBIDDEN.has(segment))) return undefined;
-  return segments;
+  return segments.join(".").length > settings.maxFieldLength ? undefined : segments;
 }
 
 function addPath(tree: SelectionTree, segments: string[]): void {
@@ -173,14 +197,15 @@ function addPath(tree: SelectionTree, segments: string[]): void {
 /**
  * Parses the raw query value (a string, or an array for a repeated
  * parameter; anything else is ignored) into a selection, within
- * {@link FIELD_SELECTION_LIMITS}. Empty segments and paths through
- * `__proto__`, `constructor` or `prototype` are dropped; paths deeper than
- * `maxDepth` are cut. `undefined` when no field remains.
+ * {@link FIELD_SELECTION_LIMITS}, `maxFields` and `maxFieldLength`. Empty
+ * segments, paths through `__proto__`, `constructor` or `prototype` and paths
+ * longer than `maxFieldLength` are dropped; paths deeper than `maxDepth` are
+ * cut. `undefined` when no field remains.
  *
  * @example
  * ```ts
- * import { parseFieldSelection } from "@saferoute/api-kit/safe-response";
- * const settings = { queryParam: "fields", separator: ",", maxDepth: 2 };
+ * import { parseFieldSelection, resolveFieldSelection } from "@saferoute/api-kit/safe-response";
+ * const settings = resolveFieldSelection({ maxDepth: 2 }, "fields")!;
  * parseFieldSelection("id,a.b.c,__proto__.x", settings)?.fields; // ["id", "a.b"]
  * ```
  */
@@ -191,13 +216,13 @@ export function parseFieldSelection(
   const fields: string[] = [];
   const tree: SelectionTree = new Map();
   for (const part of readRaw(raw, settings.separator)) {
-    const segments = normalise(part, settings.maxDepth);
+    const segments = normalise(part, settings);
     if (segments === undefined) continue;
     const path = segments.join(".");
     if (fields.includes(path)) continue;
     fields.push(path);
     addPath(tree, segments);
-    if (fields.length === FIELD_SELECTION_LIMITS.fields) break;
+    if (fields.length === settings.maxFields) break;
   }
   return fields.length === 0 ? undefined : { fields, tree };
 }
@@ -224,8 +249,12 @@ function pick(value: unknown, tree: SelectionTree): unknown {
  *
  * @example
  * ```ts
- * import { parseFieldSelection, selectFields } from "@saferoute/api-kit/safe-response";
- * const settings = { queryParam: "fields", separator: ",", maxDepth: 3 };
+ * import {
+ *   parseFieldSelection,
+ *   resolveFieldSelection,
+ *   selectFields,
+ * } from "@saferoute/api-kit/safe-response";
+ * const settings = resolveFieldSelection(true, "fields")!;
  * const selection = parseFieldSelection("id,address.city", settings)!;
  * selectFields({ id: 1, name: "Ada", address: { city: "London", zip: "N1" } }, selection);
  * // { id: 1, address: { city: "London" } }

@@ -211,3 +211,16 @@ export interface SafeResponseModuleOptions<Context = unknown> {
    */
   defaultLimit?: number;
 }
+
+/**
+ * The error format a route documents and expects: `safe` (error envelopes)
+ * or `problem` (RFC 9457 problem details); the module option
+ * `problemDetails` decides what is sent.
+ *
+ * @example
+ * ```ts
+ * import type { ErrorFormat } from "@saferoute/api-kit/safe-response";
+ * const format: ErrorFormat = "problem";
+ * ```
+ */
+export type ErrorFormat = "safe" | "problem";

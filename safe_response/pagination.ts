@@ -9,6 +9,7 @@
  * @module
  */
 import type { CursorPaginationMeta, PaginationMeta, SortInfo } from "../client/types.ts";
+import { isCount } from "./_decimal.ts";
 import { cursorPaginationLinks, offsetPaginationLinks } from "./pagination_links.ts";
 
 /**
@@ -27,8 +28,8 @@ export interface PaginatedResult<T = unknown> {
   total: number;
   /** Current page, starting at 1. */
   page: number;
-  /** Requested page size. */
-  limit: number;
+  /** Page size of this page (default: the one the handler was given). */
+  limit?: number;
   /** Sort applied (with `SortMeta`). */
   sort?: SortInfo;
   /** Filters applied (with `FilterMeta`). */
@@ -55,8 +56,8 @@ export interface CursorPaginatedResult<T = unknown> {
   previousCursor?: string | null;
   /** Whether more items follow. */
   hasMore: boolean;
-  /** Requested page size. */
-  limit: number;
+  /** Page size of this page (default: the one the handler was given). */
+  limit?: number;
   /** Total number of items, when known. */
   totalCount?: number;
   /** Sort applied (with `SortMeta`). */
@@ -69,9 +70,9 @@ export interface CursorPaginatedResult<T = unknown> {
  * Options of the pagination decorators. With `maxLimit` or `defaultLimit`
  * (here or, for `defaultLimit`, the module option), the request's `page` or
  * `cursor` and `limit` are parsed, validated and clamped before the handler
- * runs (`parsePaginationQuery`) and `meta.pagination.limit` reports the page
- * size the handler was given; with neither, the query is left to the handler
- * and the meta reports the result's `limit`.
+ * runs (`parsePaginationQuery`); with neither, the query is left to the
+ * handler. The meta describes the page the handler produced: the result's
+ * `limit`, else the page size the handler was given.
  *
  * @example
  * ```ts
@@ -143,8 +144,8 @@ export function resolvePagination(
 }
 
 /**
- * Input of the meta builders: the page size the handler was given (it wins
- * over the result's `limit`) and, for links, the request target (path and
+ * Input of the meta builders: the page size the handler was given (used when
+ * the result states no `limit`) and, for links, the request target (path and
  * query).
  *
  * @example
@@ -154,16 +155,13 @@ export function resolvePagination(
  * ```
  */
 export interface PaginationMetaInput {
-  /** The page size the handler was given; default the result's `limit`. */
+  /** The page size the handler was given; the result's `limit` wins. */
   limit?: number;
   /** Request path and query; links are added when given. */
   requestTarget?: string;
 }
 
 type Bag = Record<string, unknown>;
-
-const isCount = (value: unknown, min: number): value is number =>
-  Number.isSafeInteger(value) && (value as number) >= min;
 
 const isCursor = (value: unknown): value is string | null =>
   value === null || typeof value === "string";
@@ -202,7 +200,7 @@ export function paginatedResultFault(
 ): PaginatedResultFault | undefined {
   if (typeof value !== "object" || value === null) return "shape";
   const v = value as Bag;
-  if (!Array.isArray(v.data) || typeof v.limit !== "number") return "shape";
+  if (!Array.isArray(v.data) || !["number", "undefined"].includes(typeof v.limit)) return "shape";
   if (kind === "offset") {
     if (typeof v.total !== "number" || typeof v.page !== "number") return "shape";
     if (!isCount(v.page, 1)) return "page";
@@ -214,7 +212,7 @@ export function paginatedResultFault(
     if (!shaped) return "shape";
     if (v.totalCount !== undefined && !isCount(v.totalCount, 0)) return "totalCount";
   }
-  if (!isCount(v.limit, 1)) return "limit";
+  if (v.limit !== undefined && !isCount(v.limit, 1)) return "limit";
   if (kind === "offset" && !isCount(v.total, 0)) return "total";
   return undefined;
 }
@@ -233,10 +231,18 @@ export function clampLimit(limit: number, maxLimit?: number): number {
   return maxLimit !== undefined && limit > maxLimit ? maxLimit : limit;
 }
 
+/** The page size of `result`: its own `limit`, else `given`; throws when neither is known. */
+function pageSize(result: { limit?: number }, given: number | undefined): number {
+  const limit = result.limit ?? given;
+  if (limit === undefined) throw new TypeError("a paginated result without `limit`, none given");
+  return limit;
+}
+
 /**
- * Offset pagination meta: `totalPages = ceil(total / limit)`,
- * `hasNext = page < totalPages`, `hasPrev = page > 1`, with the page size the
- * handler was given (`input.limit`, else the result's `limit`).
+ * Offset pagination meta of the page the handler produced:
+ * `totalPages = ceil(total / limit)`, `hasNext = page < totalPages`,
+ * `hasPrev = page > 1`, with the result's `limit` (else `input.limit`).
+ * Throws a `TypeError` when neither gives a limit.
  *
  * @example
  * ```ts
@@ -249,7 +255,7 @@ export function buildPaginationMeta(
   result: PaginatedResult,
   input: PaginationMetaInput = {},
 ): PaginationMeta {
-  const limit = input.limit ?? result.limit;
+  const limit = pageSize(result, input.limit);
   const totalPages = Math.ceil(result.total / limit);
   const meta: PaginationMeta = {
     type: "offset",
@@ -267,8 +273,9 @@ export function buildPaginationMeta(
 }
 
 /**
- * Cursor pagination meta, with the page size the handler was given
- * (`input.limit`, else the result's `limit`).
+ * Cursor pagination meta of the page the handler produced, with the
+ * result's `limit` (else `input.limit`). Throws a `TypeError` when neither
+ * gives a limit.
  *
  * @example
  * ```ts
@@ -284,7 +291,7 @@ export function buildCursorPaginationMeta(
   result: CursorPaginatedResult,
   input: PaginationMetaInput = {},
 ): CursorPaginationMeta {
-  const limit = input.limit ?? result.limit;
+  const limit = pageSize(result, input.limit);
   const previousCursor = result.previousCursor ?? null;
   const meta: CursorPaginationMeta = {
     type: "cursor",

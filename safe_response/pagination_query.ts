@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { decimalCount } from "./_decimal.ts";
 import { LIBRARY_ERROR } from "./_library_error.ts";
 import { clampLimit, type PaginationSetting, resolvePagination } from "./pagination.ts";
 
@@ -138,9 +139,6 @@ export class PaginationQueryError extends Error {
 
 Object.defineProperty(PaginationQueryError.prototype, LIBRARY_ERROR, { value: true });
 
-/** Digits of `Number.MAX_SAFE_INTEGER`: a longer value is refused before it is read. */
-const MAX_DIGITS = String(Number.MAX_SAFE_INTEGER).length;
-
 const NOT_A_COUNT = `must be an integer from 1 to ${Number.MAX_SAFE_INTEGER}`;
 
 /** The one value of `name` in `query`: `undefined` when absent; throws when repeated. */
@@ -161,17 +159,8 @@ function single(
 /** A positive safe integer written in ASCII digits, or `undefined` when absent. */
 function count(value: unknown, name: PaginationQueryParameter): number | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== "string" || value.length === 0 || value.length > MAX_DIGITS) {
-    throw new PaginationQueryError(name, NOT_A_COUNT);
-  }
-  for (let i = 0; i < value.length; i++) {
-    const code = value.charCodeAt(i);
-    if (code < 48 || code > 57) throw new PaginationQueryError(name, NOT_A_COUNT);
-  }
-  const parsed = Number(value);
-  if (!Number.isSafeInteger(parsed) || parsed < 1) {
-    throw new PaginationQueryError(name, NOT_A_COUNT);
-  }
+  const parsed = typeof value === "string" ? decimalCount(value) : undefined;
+  if (parsed === undefined || parsed < 1) throw new PaginationQueryError(name, NOT_A_COUNT);
   return parsed;
 }
 

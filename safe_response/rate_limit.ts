@@ -7,6 +7,7 @@
  */
 import type { RateLimitMeta } from "../client/types.ts";
 import type { RateLimitOptions } from "./options.ts";
+import { decimalCount, isCount } from "./_decimal.ts";
 import {
   type BareItem,
   MAX_FIELD_LENGTH,
@@ -39,11 +40,18 @@ export const DEFAULT_RATE_LIMIT_HEADER_PREFIX = "X-RateLimit";
  */
 export type HeaderReader = (name: string) => unknown;
 
+/** Longest header value read as a count or an HTTP-date; a longer one is absent. */
+const MAX_VALUE_LENGTH = 64;
+
+/** The first value of a header (a list's first line). */
+const firstOf = (value: unknown): unknown => Array.isArray(value) ? value[0] : value;
+
+/** A count header: a safe non-negative integer, else `undefined`. */
 function toCount(value: unknown): number | undefined {
-  const first = Array.isArray(value) ? value[0] : value;
-  if (typeof first === "number") return Number.isFinite(first) && first >= 0 ? first : undefined;
-  if (typeof first !== "string" || !/^\s*\d+\s*$/.test(first)) return undefined;
-  return Number(first);
+  const first = firstOf(value);
+  if (typeof first === "number") return isCount(first, 0) ? first : undefined;
+  if (typeof first !== "string" || first.length > MAX_VALUE_LENGTH) return undefined;
+  return decimalCount(first.trim());
 }
 
 /**
@@ -60,8 +68,8 @@ function toCount(value: unknown): number | undefined {
 export function parseRetryAfter(value: unknown, now: number = Date.now()): number | undefined {
   const seconds = toCount(value);
   if (seconds !== undefined) return seconds;
-  const first = Array.isArray(value) ? value[0] : value;
-  if (typeof first !== "string") return undefined;
+  const first = firstOf(value);
+  if (typeof first !== "string" || first.length > MAX_VALUE_LENGTH) return undefined;
   const at = Date.parse(first);
   return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
 }
@@ -144,7 +152,7 @@ function fieldText(value: unknown): string | undefined {
 
 /** A non-negative Integer. */
 function integer(item: BareItem | undefined): number | undefined {
-  return item?.type === "integer" && item.value >= 0 ? item.value + 0 : undefined; // -0 is 0
+  return item?.type === "integer" && isCount(item.value, 0) ? item.value + 0 : undefined; // -0 is 0
 }
 
 /** A policy name: a String (drafts -08 to -11), or a Token. */

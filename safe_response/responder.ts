@@ -30,7 +30,12 @@
  *
  * @module
  */
-import type { ErrorMeta, ResponseMeta } from "../client/types.ts";
+import type {
+  CursorPaginationMeta,
+  ErrorMeta,
+  PaginationMeta,
+  ResponseMeta,
+} from "../client/types.ts";
 import { redactApiKeys } from "../api_keys/mod.ts";
 import { callAppFunction, describeThrown } from "./_app_functions.ts";
 import { appendLinks } from "./_link_header.ts";
@@ -209,8 +214,8 @@ export interface RequestPhase {
   apiVersion?: string;
   /**
    * The pagination query the handler is given, recorded by
-   * {@link paginationQueryOf} on a paginated route with limits;
-   * `meta.pagination.limit` reports its `limit`.
+   * {@link paginationQueryOf} on a paginated route with limits; its `limit`
+   * is the meta's when the result states none.
    */
   pagination?: ParsedPaginationQuery;
 }
@@ -310,9 +315,8 @@ const hasLimits = (setting: PaginationSetting): boolean =>
  * `cursor`, and `limit`): the request's query parsed by
  * `parsePaginationQuery` with the route's `maxLimit` and `defaultLimit` (the
  * route's, else the module's). On a route with either limit the result is
- * recorded as `phase.pagination`, and `meta.pagination.limit` reports its
- * `limit`; on a route with neither nothing is defaulted or clamped, and the
- * meta reports the result's `limit`. Throws a `PaginationQueryError` (a 400
+ * recorded as `phase.pagination` (the meta's `limit` when the result states
+ * none); on a route with neither nothing is defaulted or clamped. Throws a `PaginationQueryError` (a 400
  * naming the parameter; pass it to {@link Responder.error}) on a bad value,
  * and a `TypeError` when the route is not paginated. Bindings give it to the
  * handler: Nest's `PaginationQuery()` parameter, a Fetch handler's context.
@@ -647,42 +651,12 @@ export class Responder {
     let link: string | undefined;
     let source: Bag | undefined; // where `sort` and `filters` are read
     if (plan.pagination !== undefined) {
-      const { kind, links } = plan.pagination;
-      const { linkHeader } = plan;
-      const name = `${kind === "offset" ? "" : "Cursor"}PaginatedResult`;
-      const fault = paginatedResultFault(kind, result);
-      if (fault === "shape") this.#mismatch(plan, "pagination", `a ${name}`);
-      else if (fault !== undefined) {
-        throw new Error(
-          `${plan.route}: the handler's ${name} has \`${fault}\` ${
-            String((result as Bag)[fault])
-          }, not a safe integer in range`,
-        );
-      } else {
-        const given = hasLimits(plan.pagination)
-          ? paginationQueryOf(exchange, phase).limit
-          : undefined;
-        const input = { limit: given, requestTarget: links || linkHeader ? target : undefined };
-        const pagination = kind === "offset"
-          ? buildPaginationMeta(result as PaginatedResult, input)
-          : buildCursorPaginationMeta(result as CursorPaginatedResult, input);
-        if (linkHeader && pagination.links !== undefined) {
-          link = paginationLinkHeader(pagination.links);
-          if (!links || linkHeader === "only") delete pagination.links;
-        }
-        meta = { pagination };
+      const paged = this.#paginate(exchange, phase, plan.pagination, result);
+      if (paged !== undefined) {
+        ({ link } = paged);
+        meta = { pagination: paged.pagination };
         source = result as Bag;
         data = source.data;
-        const count = (data as unknown[]).length;
-        if (count > pagination.limit || source.limit !== pagination.limit) {
-          this.#warnOnce(
-            plan,
-            "limit",
-            `${plan.route}: the handler returned ${count} items and limit ${source.limit} ` +
-              `for a page size of ${pagination.limit} (meta reports ${pagination.limit}); ` +
-              "take the page size from the parsed pagination query (PaginationQuery())",
-          );
-        }
       }
     } else if ((plan.sort || plan.filter) && isBag(result) && "data" in result) {
       source = result;
@@ -713,6 +687,74 @@ export class Responder {
       }
     }
     return { data, meta, link };
+  }
+
+  /**
+   * The pagination meta of the page the handler produced (its own `limit`,
+   * else the one it was given) and its `Link` value, or `undefined` (warned)
+   * for a result of another shape. Warns once when the stated limit differs
+   * from the given one, and when the page holds more items than its limit.
+   * Throws on a number out of range (a server bug).
+   */
+  #paginate(
+    exchange: HttpExchange,
+    phase: RequestPhase & { plan: RoutePlan },
+    setting: PaginationSetting,
+    result: unknown,
+  ): { pagination: PaginationMeta | CursorPaginationMeta; link?: string } | undefined {
+    const { plan } = phase;
+    const { kind, links } = setting;
+    const { linkHeader } = plan;
+    const name = `${kind === "offset" ? "" : "Cursor"}PaginatedResult`;
+    const fault = paginatedResultFault(kind, result);
+    if (fault !== undefined && fault !== "shape") {
+      throw new Error(
+        `${plan.route}: the handler's ${name} has \`${fault}\` ${
+          String((result as Bag)[fault])
+        }, not a safe integer in range`,
+      );
+    }
+    const given = hasLimits(setting) ? paginationQueryOf(exchange, phase).limit : undefined;
+    const stated = (result as Partial<PaginatedResult> | undefined)?.limit;
+    if (fault === "shape" || (stated === undefined && given === undefined)) {
+      this.#mismatch(
+        plan,
+        "pagination",
+        `a ${name} (with its \`limit\` on a route without limits)`,
+      );
+      return undefined;
+    }
+    const input = {
+      limit: given,
+      requestTarget: links || linkHeader ? exchange.target : undefined,
+    };
+    const pagination = kind === "offset"
+      ? buildPaginationMeta(result as PaginatedResult, input)
+      : buildCursorPaginationMeta(result as CursorPaginatedResult, input);
+    let link: string | undefined;
+    if (linkHeader && pagination.links !== undefined) {
+      link = paginationLinkHeader(pagination.links);
+      if (!links || linkHeader === "only") delete pagination.links;
+    }
+    if (stated !== undefined && given !== undefined && stated !== given) {
+      this.#warnOnce(
+        plan,
+        "limit",
+        `${plan.route}: the handler returned limit ${stated} for a page size of ${given}; ` +
+          `meta describes the page sent (limit ${stated}); take the page size from ` +
+          "PaginationQuery() / context.pagination",
+      );
+    }
+    const count = ((result as Bag).data as unknown[]).length;
+    if (count > pagination.limit) {
+      this.#warnOnce(
+        plan,
+        "items",
+        `${plan.route}: the handler returned ${count} items on a page of limit ${pagination.limit}; ` +
+          "all are sent",
+      );
+    }
+    return { pagination, link };
   }
 
   /**

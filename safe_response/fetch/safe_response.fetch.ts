@@ -13,7 +13,7 @@
  */
 import { type DeprecatedOptions, resolveDeprecation } from "../deprecation_headers.ts";
 import { type FieldSelectionOptions, resolveFieldSelection } from "../field_selection.ts";
-import type { SafeResponseModuleOptions } from "../options.ts";
+import type { ErrorFormat, SafeResponseModuleOptions } from "../options.ts";
 import { type PaginationOptions, resolvePagination } from "../pagination.ts";
 import type { LinkHeaderOption } from "../pagination_links.ts";
 import { resolveLinkHeader } from "../_link_header.ts";
@@ -27,7 +27,12 @@ import {
   type RouteOptions,
   type RoutePlan,
 } from "../responder.ts";
-import { httpStatusOption, nonEmptyOption, problemTypeOption } from "../_route_checks.ts";
+import {
+  errorFormatOption,
+  httpStatusOption,
+  nonEmptyOption,
+  problemTypeOption,
+} from "../_route_checks.ts";
 import { resolveSettings } from "../settings.ts";
 import { FetchExchange, RequestContext, type SafeContext, toResponse } from "./_exchange.ts";
 
@@ -76,6 +81,7 @@ export interface SafeFetchOptions extends SafeResponseModuleOptions<Request> {
  * | `@SortMeta()`, `@FilterMeta()`    | `sortMeta: true`, `filterMeta: true` |
  * | `@FieldSelection(o)`              | `fieldSelection: o` (`true`, or `false` for off) |
  * | `@ProblemType(uri)`               | `problemType: uri`              |
+ * | composites' `errorFormat: f`      | `errorFormat: f`                |
  * | `@Deprecated(o)`                  | `deprecated: o`                 |
  * | Nest's `@Version(v)`              | `apiVersion: v`                 |
  *
@@ -115,6 +121,12 @@ export interface SafeRouteOptions {
   filterMeta?: boolean;
   /** Field selection over the `fieldSelection` option, or `false` for off. */
   fieldSelection?: FieldSelectionOptions | boolean;
+  /**
+   * The error format the route expects: `safe` (error envelopes) or
+   * `problem` (problem details); a warning once when it differs from the
+   * `problemDetails` option, which decides.
+   */
+  errorFormat?: ErrorFormat;
   /** Problem type URI of the handler's errors (with `problemDetails`). */
   problemType?: string;
   /** Deprecation and sunset headers and `meta.deprecation`. */
@@ -227,6 +239,7 @@ function routeOptionsOf(options: SafeRouteOptions, handler: object): RouteOption
       ? undefined
       : resolveDeprecation(options.deprecated),
     fieldSelection,
+    problemDetails: errorFormatOption(options.errorFormat, undefined, who),
     apiVersion: text(options.apiVersion, "apiVersion"),
   };
 }

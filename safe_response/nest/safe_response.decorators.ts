@@ -218,9 +218,9 @@ function linkHeaderOf(options: PaginatedOptions, name: string): LinkHeaderOption
  * handler runs: a `limit` above `maxLimit` is clamped to it, a missing one is
  * `defaultLimit` (else `maxLimit`), and a bad value is a 400
  * (`INVALID_PAGINATION_QUERY`, naming the parameter); the handler reads them
- * with {@link PaginationQuery}, and `meta.pagination.limit` reports the page
- * size it was given. With neither, the query is left to the handler and the
- * meta reports the result's `limit`. `links` (default `false`) adds relative
+ * with {@link PaginationQuery}. With neither, the query is left to the
+ * handler. The meta describes the page sent: the result's `limit` (a warning
+ * once when it differs from the one given), else the one given. `links` (default `false`) adds relative
  * links. The OpenAPI operation documents `page` and `limit` (minimum,
  * maximum, default).
  * `linkHeader` (`true` or `"only"`) sends the links in an RFC 8288 `Link`
@@ -477,8 +477,21 @@ export function FilterMeta(): MethodDecorator & ClassDecorator {
 export function FieldSelection(
   options: FieldSelectionOptions | false = {},
 ): MethodDecorator & ClassDecorator {
-  if (options !== false) resolveFieldSelection(options, "FieldSelection options"); // fail early
-  return SetMetadata(KEYS.fieldSelection, options === false ? false : { ...options });
+  if (options === false) return SetMetadata(KEYS.fieldSelection, false);
+  const checked = resolveFieldSelection(options, "FieldSelection options")!; // fail early
+  const parameter = {
+    name: options.queryParam ?? "fields",
+    required: false,
+    description: `Fields of \`data\` to keep, separated by \`${checked.separator}\` ` +
+      `(dotted paths; at most ${checked.maxFields}, each at most ${checked.maxFieldLength} characters).`,
+    schema: { type: "string" },
+  };
+  return (target: object, _key?: string | symbol, descriptor?: PropertyDescriptor) => {
+    const holder = descriptor === undefined ? target : descriptor.value;
+    Reflect.defineMetadata(KEYS.fieldSelection, { ...options }, holder);
+    const handlers = descriptor === undefined ? routeHandlersOf(target) : [descriptor.value];
+    for (const handler of handlers) markQueryParameters(handler, [parameter]);
+  };
 }
 
 /**
@@ -649,8 +662,9 @@ export function SafeResponse(options: SafeResponseOptions = {}): MethodDecorator
 /**
  * The runtime half of a composite endpoint: wrapping, status (`statusCode`,
  * default 200), pagination, sort, filter, message, code, deprecation and the
- * `problemDetails` flag (checked against the module option). The composites
- * of `./safe-response/openapi` add the documentation of the same options.
+ * `problemDetails` flag (checked against the module option) and field
+ * selection. The composites of `./safe-response/openapi` add the
+ * documentation of the same options.
  */
 export function endpointDecorators(options: {
   statusCode: number;
@@ -661,6 +675,7 @@ export function endpointDecorators(options: {
   code?: string;
   deprecated?: DeprecatedOptions;
   problemDetails?: boolean;
+  fieldSelection?: FieldSelectionOptions | boolean;
 }): Decorator[] {
   const { pagination } = options;
   const decorators: Decorator[] = [
@@ -678,5 +693,9 @@ export function endpointDecorators(options: {
   if (options.message !== undefined) decorators.push(ResponseMessage(options.message));
   if (options.code !== undefined) decorators.push(SuccessCode(options.code) as Decorator);
   if (options.deprecated !== undefined) decorators.push(Deprecated(options.deprecated));
+  const { fieldSelection } = options;
+  if (fieldSelection !== undefined) {
+    decorators.push(FieldSelection(fieldSelection === true ? {} : fieldSelection));
+  }
   return decorators;
 }

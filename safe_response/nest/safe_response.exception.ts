@@ -66,6 +66,12 @@ export interface SafeException<K extends string = string> extends Error {
   readonly overrides: Readonly<Pick<SafeExceptionOptions, "message" | "details">>;
   /** Catalog the key belongs to, when given. */
   readonly catalog?: ErrorCatalog;
+  /** `@nestarc/safe-response` 0.14's name of {@link code} (read-only). */
+  readonly errorKey: K;
+  /** `@nestarc/safe-response` 0.14's name of `overrides.message` (read-only). */
+  readonly overrideMessage?: string;
+  /** `@nestarc/safe-response` 0.14's name of `overrides.details` (read-only). */
+  readonly overrideDetails?: unknown;
   /** The catalog's status, or 500 when no catalog (or several) has the key. */
   getStatus(): number;
   /** `{ statusCode, code, message, details? }` as sent, or the message when no catalog has the key. */
@@ -83,6 +89,12 @@ export const SafeException: new <K extends string = string>(
   declare readonly overrides: Readonly<Pick<SafeExceptionOptions, "message" | "details">>;
   /** Catalog the key belongs to, when given. */
   declare readonly catalog?: ErrorCatalog;
+  /** `@nestarc/safe-response` 0.14's name of {@link code} (read-only). */
+  declare readonly errorKey: K;
+  /** `@nestarc/safe-response` 0.14's name of `overrides.message` (read-only). */
+  declare readonly overrideMessage?: string;
+  /** `@nestarc/safe-response` 0.14's name of `overrides.details` (read-only). */
+  declare readonly overrideDetails?: unknown;
 
   /** Creates the exception of `key`. */
   constructor(key: K, options: SafeExceptionOptions = {}) {

@@ -8,9 +8,11 @@
  */
 import { applyDecorators } from "@nestjs/common";
 import type { DeprecatedOptions } from "../deprecation_headers.ts";
+import type { FieldSelectionOptions } from "../field_selection.ts";
 import type { LinkHeaderOption } from "../pagination_links.ts";
 import { endpointDecorators } from "../nest/safe_response.decorators.ts";
-import type { SafeErrorResponseConfig } from "../options.ts";
+import type { ErrorFormat, SafeErrorResponseConfig } from "../options.ts";
+import { errorFormatOption } from "../_route_checks.ts";
 import { documentErrors } from "./safe_response.errors.ts";
 import { documentSuccess, type SafeModel } from "./safe_response.responses.ts";
 
@@ -38,8 +40,19 @@ export interface SafeEndpointCommonOptions {
   errors?: SafeErrorResponseConfig[];
   /** Marks the route deprecated. */
   deprecated?: DeprecatedOptions;
-  /** Document problem-details errors (default `false`); must match the module option. */
+  /**
+   * Errors as error envelopes (`safe`, the default) or problem details
+   * (`problem`), documented so; must match the module option `problemDetails`.
+   */
+  errorFormat?: ErrorFormat;
+  /** Alias of `errorFormat: "problem"` (`true`) or `"safe"` (`false`). */
   problemDetails?: boolean;
+  /**
+   * Field selection for the route (`?fields=`), over the module option;
+   * `false` turns it off even when the module enables it. Documented as a
+   * query parameter.
+   */
+  fieldSelection?: boolean | FieldSelectionOptions;
 }
 
 /**
@@ -107,9 +120,11 @@ function safeEndpoint(
   };
   // The paginated variants always answer 200.
   const status = pagination === undefined ? options.statusCode ?? 200 : 200;
+  const problem = errorFormatOption(options.errorFormat, options.problemDetails, decorator);
   const decorators = [
     ...endpointDecorators({
       ...options,
+      problemDetails: problem,
       statusCode: status,
       pagination: pagination === undefined ? undefined : {
         kind: pagination,
@@ -122,16 +137,18 @@ function safeEndpoint(
     documentSuccess(model, status, options.description, shape, decorator),
   ];
   if (options.errors !== undefined) {
-    decorators.push(documentErrors(options.errors, options.problemDetails === true, decorator));
+    decorators.push(documentErrors(options.errors, problem === true, decorator));
   }
   return applyDecorators(...decorators);
 }
 
 /**
  * Composite for a plain endpoint: envelope, status (default 200), sort,
- * filter, message, code and deprecation in one decorator, documented in
- * OpenAPI (success envelope of `model` at `statusCode`, `errors` as error
- * envelopes, or problem details with `problemDetails: true`).
+ * filter, message, code, deprecation and field selection in one decorator,
+ * documented in OpenAPI (success envelope of `model` at `statusCode`,
+ * `errors` as error envelopes, or problem details with
+ * `errorFormat: "problem"`, the `fields` query parameter with
+ * `fieldSelection`).
  *
  * @example
  * ```ts

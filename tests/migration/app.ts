@@ -53,7 +53,7 @@ import {
   SortMeta,
   SuccessCode,
 } from "@saferoute/api-kit/safe-response/nest";
-// was: import { ApiCursorPaginatedSafeResponse, ..., applyGlobalErrors } from "@nestarc/safe-response";
+// was: import { ApiCursorPaginatedSafeResponse, ..., SafePaginatedEndpoint } from "@nestarc/safe-response";
 import {
   ApiCursorPaginatedSafeResponse,
   ApiPaginatedSafeResponse,
@@ -62,6 +62,9 @@ import {
   ApiSafeResponse,
   applyGlobalErrors,
   applySchemaNames,
+  SafeCursorPaginatedEndpoint,
+  SafeEndpoint,
+  SafePaginatedEndpoint,
 } from "@saferoute/api-kit/safe-response/openapi";
 import { nestScenarioApp } from "../scenarios/nest_app.ts";
 import { CATALOG, SCENARIO_PEPPER, type ScenarioMode } from "../scenarios/spec.ts";
@@ -179,6 +182,76 @@ export class UsersController {
   }
 }
 
+/** A hundred people, for the routes that page by their own size. */
+const PEOPLE: UserDto[] = Array.from({ length: 100 }, (_, i) => ({ id: i + 1, name: `P${i + 1}` }));
+
+/** Page sizes a 0.14 handler chose itself, below the routes' `maxLimit`. */
+export const OWN_LIMITS = { offset: 20, cursor: 10 } as const;
+
+/** The 0.14 way: the handler parses `page`/`limit` and returns its own `limit`. */
+function ownOffsetPage(query: { page?: string; limit?: string }) {
+  const page = Number(query.page ?? "1");
+  const limit = Math.min(Number(query.limit ?? OWN_LIMITS.offset), OWN_LIMITS.offset);
+  return {
+    data: PEOPLE.slice((page - 1) * limit, page * limit),
+    total: PEOPLE.length,
+    page,
+    limit,
+  };
+}
+
+/** The 0.14 way for cursors: the cursor is an index, the page size the handler's. */
+function ownCursorPage(query: { cursor?: string }) {
+  const start = Number(query.cursor ?? "0");
+  const end = start + OWN_LIMITS.cursor;
+  const more = end < PEOPLE.length;
+  return {
+    data: PEOPLE.slice(start, end),
+    nextCursor: more ? String(end) : null,
+    hasMore: more,
+    limit: OWN_LIMITS.cursor,
+  };
+}
+
+@Controller("people")
+export class PeopleController {
+  @Get()
+  @Paginated({ maxLimit: 100, links: true })
+  list(@Query() query: { page?: string; limit?: string }) {
+    return ownOffsetPage(query);
+  }
+
+  @Get("feed")
+  @CursorPaginated({ maxLimit: 25, links: true })
+  feed(@Query() query: { cursor?: string }) {
+    return ownCursorPage(query);
+  }
+
+  @Get("endpoint")
+  @SafePaginatedEndpoint(UserDto, { maxLimit: 100, links: true })
+  endpoint(@Query() query: { page?: string; limit?: string }) {
+    return ownOffsetPage(query);
+  }
+
+  @Get("endpoint-feed")
+  @SafeCursorPaginatedEndpoint(UserDto, { maxLimit: 25, links: true })
+  endpointFeed(@Query() query: { cursor?: string }) {
+    return ownCursorPage(query);
+  }
+
+  @Get("whole/:id")
+  @SafeEndpoint(UserDto, { fieldSelection: false })
+  whole(@Param("id") id: string) {
+    return PEOPLE[Number(id) - 1];
+  }
+
+  @Get("brief/:id")
+  @SafeEndpoint(UserDto, { fieldSelection: { maxFields: 1 }, errorFormat: "safe" })
+  brief(@Param("id") id: string) {
+    return PEOPLE[Number(id) - 1];
+  }
+}
+
 /** The scenario routes, written with this app's imports. */
 const scenarioApp = nestScenarioApp({
   ApiKeysGuard,
@@ -202,6 +275,7 @@ const scenarioApp = nestScenarioApp({
   SuccessCode,
 }, {
   errorCatalog: errors,
+  safeResponse: { linkHeader: true }, // migration: pagination links in a Link header too
   apiKeys: {
     // migration: the old deployment's pepper kept as its version, keys of its layout accepted
     peppers: { 1: OLD_PEPPER, 2: SCENARIO_PEPPER },
@@ -215,7 +289,7 @@ export const options: SafeResponseModuleOptions = { swagger: { globalErrors: [40
 
 /** The app's root module, sending errors as envelopes or (`"problem"`) problem details. */
 export function appModule(mode: ScenarioMode): Type {
-  @Module({ imports: [scenarioApp(mode)], controllers: [UsersController] })
+  @Module({ imports: [scenarioApp(mode)], controllers: [UsersController, PeopleController] })
   class AppModule {}
   return AppModule;
 }

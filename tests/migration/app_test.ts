@@ -13,7 +13,24 @@ import { nestarcHash, nestarcKey } from "../api_keys/nestarc.ts";
 import { NEST_CAPABILITIES, unknownKey } from "../scenarios/nest_app.ts";
 import { SCENARIO_TENANT, seedScenarioKeys } from "../scenarios/spec.ts";
 import { scenarioSuite } from "../scenarios/suite.ts";
-import { appModule, buildDocument, errors, HttpErrorAudit, OLD_PEPPER } from "./app.ts";
+import { appModule, buildDocument, errors, HttpErrorAudit, OLD_PEPPER, OWN_LIMITS } from "./app.ts";
+
+// deno-lint-ignore no-explicit-any
+type Json = any;
+
+const range = (from: number, to: number) =>
+  Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+/** The ids of every page reached by following `links.next` from `path`. */
+async function follow(url: string, path: string): Promise<number[]> {
+  const ids: number[] = [];
+  for (let next: string | null = path, pages = 0; next !== null && pages < 20; pages++) {
+    const { body } = await getJson(url, next);
+    ids.push(...(body.data as Json[]).map((user) => user.id));
+    next = (body.meta as Json).pagination.links.next;
+  }
+  return ids;
+}
 
 /** The app's own models (the users API's, and the scenario routes' body). */
 const APP_MODELS = ["UserDto", "NameDto"];
@@ -124,6 +141,68 @@ for (const adapter of ADAPTERS) {
       });
     });
 
+    // Handlers written for 0.14: they read @Query() and page by their own size.
+
+    for (const path of ["/people", "/people/endpoint"]) {
+      it(`${path}: meta, links and Link header describe the page the handler sent`, async () => {
+        const { headers, body } = await getJson(app.url, `${path}?page=2`);
+        const { links, ...pagination } = (body.meta as Json).pagination;
+        assert.deepEqual(pagination, {
+          type: "offset",
+          page: 2,
+          limit: OWN_LIMITS.offset,
+          total: 100,
+          totalPages: 5,
+          hasNext: true,
+          hasPrev: true,
+        });
+        assert.deepEqual((body.data as Json[]).map((user) => user.id), range(21, 40));
+        assert.equal(links.next, `${path}?page=3&limit=20`);
+        assert.equal(links.last, `${path}?page=5&limit=20`);
+        const link = headers.get("link") ?? "";
+        assert.match(link, new RegExp(`<${path}\\?page=3&limit=20>; rel="next"`));
+        assert.match(link, new RegExp(`<${path}\\?page=5&limit=20>; rel="last"`));
+        assert.deepEqual(
+          await follow(app.url, path),
+          range(1, 100),
+          "following next misses nothing",
+        );
+      });
+    }
+
+    for (const path of ["/people/feed", "/people/endpoint-feed"]) {
+      it(`${path}: cursor meta, links and Link header describe the page the handler sent`, async () => {
+        const { headers, body } = await getJson(app.url, path);
+        const { links, ...pagination } = (body.meta as Json).pagination;
+        assert.deepEqual(pagination, {
+          type: "cursor",
+          nextCursor: "10",
+          previousCursor: null,
+          hasMore: true,
+          limit: OWN_LIMITS.cursor,
+        });
+        assert.equal(links.next, `${path}?cursor=10&limit=10`);
+        assert.match(
+          headers.get("link") ?? "",
+          new RegExp(`<${path}\\?cursor=10&limit=10>; rel="next"`),
+        );
+        assert.deepEqual(
+          await follow(app.url, path),
+          range(1, 100),
+          "following next misses nothing",
+        );
+      });
+    }
+
+    it("SafeEndpoint's fieldSelection: false and its own maxFields, over the module option", async () => {
+      const whole = await getJson(app.url, "/people/whole/1?fields=id");
+      assert.deepEqual(whole.body.data, { id: 1, name: "P1" });
+      assert.equal((whole.body.meta as Json).fields, undefined);
+      const brief = await getJson(app.url, "/people/brief/1?fields=name,id");
+      assert.deepEqual(brief.body.data, { name: "P1" });
+      assert.deepEqual((brief.body.meta as Json).fields, ["name"]);
+    });
+
     it("applies SuccessCode and ResponseMessage", async () => {
       const { status, body } = await getJson(app.url, "/users?email=a@b.c", { method: "POST" });
       assert.equal(status, 201);
@@ -205,9 +284,6 @@ for (const adapter of ADAPTERS) {
     });
   });
 }
-
-// deno-lint-ignore no-explicit-any
-type Json = any;
 
 describe('migrated app\'s OpenAPI document, schemaNames: "dto"', () => {
   let documents: Json[];

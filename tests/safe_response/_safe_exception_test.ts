@@ -41,6 +41,24 @@ describe("initSafeException", () => {
   });
 });
 
+describe("the names of @nestarc/safe-response 0.14 (errorKey, overrideMessage, overrideDetails)", () => {
+  it("reads the key and the per-throw overrides, read-only, on both exceptions", () => {
+    for (const Exception of [SafeException, NestSafeException]) {
+      const error = new Exception("GONE", { message: "m", details: { id: 1 } });
+      assert.equal(error.errorKey, "GONE");
+      assert.equal(error.overrideMessage, "m");
+      assert.deepEqual(error.overrideDetails, { id: 1 });
+      assert.throws(() => {
+        (error as { errorKey: string }).errorKey = "OTHER";
+      }, TypeError);
+      const bare = new Exception("X");
+      assert.equal(bare.overrideMessage, undefined);
+      assert.equal(bare.overrideDetails, undefined);
+      assert.ok(!Object.keys(bare).some((key) => ["errorKey", "overrideMessage"].includes(key)));
+    }
+  });
+});
+
 describe("definedCatalogOf", () => {
   it("finds the one defined catalog with a key; none for a missing or shared key", () => {
     const only = defineErrors({

@@ -9,7 +9,13 @@ import {
   selectFields,
 } from "../../safe_response/field_selection.ts";
 
-const SETTINGS: FieldSelectionSettings = { queryParam: "fields", separator: ",", maxDepth: 3 };
+const SETTINGS: FieldSelectionSettings = {
+  queryParam: "fields",
+  separator: ",",
+  maxDepth: 3,
+  maxFields: 50,
+  maxFieldLength: 1024,
+};
 const select = (data: unknown, raw: unknown, settings = SETTINGS) => {
   const selection = parseFieldSelection(raw, settings);
   return selection === undefined ? data : selectFields(data, selection);
@@ -52,6 +58,15 @@ describe("parseFieldSelection", () => {
     assert.equal(parseFieldSelection(many, SETTINGS)?.fields.length, FIELD_SELECTION_LIMITS.fields);
     const huge = "id," + "x,".repeat(1_000_000);
     assert.deepEqual(parseFieldSelection(huge, SETTINGS)?.fields, ["id", "x"]);
+  });
+
+  it("keeps at most maxFields paths and drops paths longer than maxFieldLength", () => {
+    const settings = { ...SETTINGS, maxFields: 2, maxFieldLength: 5 };
+    assert.deepEqual(parseFieldSelection("abcdef,id,a.b.c,name", settings)?.fields, [
+      "id",
+      "a.b.c",
+    ]);
+    assert.equal(parseFieldSelection("abcdef", settings), undefined);
   });
 
   it("ignores values a query parser may produce that are not strings", () => {
@@ -131,6 +146,10 @@ describe("resolveFieldSelection", () => {
     assert.throws(() => resolveFieldSelection({ separator: "." }, "opt"), /opt\.separator/);
     assert.throws(() => resolveFieldSelection({ queryParam: "" }, "opt"), /opt\.queryParam/);
     assert.throws(() => resolveFieldSelection({ depth: 2 }, "opt"), /opt\.depth/);
+    for (const [key, bad] of [["maxFields", 0], ["maxFields", 513], ["maxFieldLength", 1.5]]) {
+      assert.throws(() => resolveFieldSelection({ [key]: bad }, "opt"), new RegExp(`opt\\.${key}`));
+    }
+    assert.equal(resolveFieldSelection({ maxFields: 3 }, "opt")?.maxFields, 3);
     assert.throws(() => resolveFieldSelection("yes", "opt"), /opt must be/);
   });
 });

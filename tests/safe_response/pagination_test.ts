@@ -9,9 +9,19 @@ import {
 import { isFilterMap, isSortInfo } from "../../safe_response/sort_filter.ts";
 
 describe("pagination meta", () => {
-  it("computes totalPages, hasNext and hasPrev with the limit the handler was given", () => {
+  it("computes totalPages, hasNext and hasPrev with the page's own limit, else the one given", () => {
+    assert.equal(
+      buildPaginationMeta({ data: [], total: 95, page: 3, limit: 20 }, { limit: 5 }).limit,
+      20,
+    );
+    assert.throws(() => buildPaginationMeta({ data: [], total: 95, page: 3 }), TypeError);
+    assert.equal(paginatedResultFault("offset", { data: [], total: 95, page: 3 }), undefined);
+    assert.equal(
+      paginatedResultFault("offset", { data: [], total: 9, page: 3, limit: "9" }),
+      "shape",
+    );
     assert.deepEqual(
-      buildPaginationMeta({ data: [], total: 95, page: 3, limit: 500 }, { limit: 20 }),
+      buildPaginationMeta({ data: [], total: 95, page: 3 }, { limit: 20 }),
       {
         type: "offset",
         page: 3,

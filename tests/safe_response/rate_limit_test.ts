@@ -44,6 +44,22 @@ describe("rate-limit headers", () => {
     assert.equal(parseRetryAfter("Thu, 01 Jan 1970 00:00:30 GMT", 60_000), 0);
     assert.equal(parseRetryAfter("soon"), undefined);
   });
+
+  it("leaves out a count that is not a safe non-negative integer (long digit runs, NaN, fractions)", () => {
+    const long = "9".repeat(400);
+    for (const value of [long, "9".repeat(17), `${"0".repeat(5000)}1`, 1.5, -1, NaN, 2 ** 53]) {
+      const meta = parseRateLimitHeaders(
+        reader({ "X-RateLimit-Limit": value, "X-RateLimit-Remaining": "3", "Retry-After": value }),
+      );
+      assert.deepEqual(meta, { limit: 0, remaining: 3, reset: 0 }, String(value).slice(0, 20));
+      assert.equal(parseRetryAfter(value), undefined);
+    }
+    assert.equal(parseRateLimitHeaders(reader({ "X-RateLimit-Reset": long })), undefined);
+    assert.equal(parseRetryAfter("Thu, 01 Jan 1970 00:00:30 GMT" + " ".repeat(5000), 0), undefined);
+    assert.equal(parseRetryAfter(String(Number.MAX_SAFE_INTEGER)), Number.MAX_SAFE_INTEGER);
+    const meta = readRateLimitHeaders(reader({ "Retry-After": long }), { standard: true });
+    assert.equal(JSON.stringify(meta), undefined);
+  });
 });
 
 describe("IETF RateLimit fields (parseStandardRateLimitHeaders)", () => {

@@ -482,7 +482,7 @@ describe("Responder: paginated results with numbers out of range", () => {
 describe("Responder: the pagination query", () => {
   const target = (query: string) => exchange(`/items?${query}`);
 
-  it("parses on routes with a limit when the handler phase begins, and meta reports it", () => {
+  it("parses on routes with a limit when the handler phase begins; meta reports the page sent", () => {
     const { responder: r, logs } = responder();
     const plan = r.plan({
       route: "Items.list",
@@ -498,11 +498,13 @@ describe("Responder: the pagination query", () => {
       phase,
     );
     const pagination = bodyOf(reply.body).meta!.pagination as Bag;
-    assert.equal(pagination.limit, 5);
-    assert.equal(pagination.totalPages, 9);
-    assert.equal((pagination.links as Bag).next, "/items?page=3&limit=5");
-    assert.equal(logs.warnings.length, 1);
-    assert.match(logs.warnings[0], /^Items\.list: the handler returned 7 items and limit 7/);
+    assert.equal(pagination.limit, 7);
+    assert.equal(pagination.totalPages, 6);
+    assert.equal((pagination.links as Bag).next, "/items?page=3&limit=7");
+    assert.deepEqual(logs.warnings, [
+      "Items.list: the handler returned limit 7 for a page size of 5; meta describes the page " +
+      "sent (limit 7); take the page size from PaginationQuery() / context.pagination",
+    ]);
     assert.throws(() => beginPagination(target("limit=0"), { plan }), PaginationQueryError);
   });
 
@@ -566,6 +568,58 @@ describe("Responder: the pagination query", () => {
         assert.match(message, new RegExp(`^Query parameter \`${query.split("=")[0]}\` `));
       }
     }
+  });
+
+  it("describes the page the handler produced: the result's own limit, warned once when it differs", () => {
+    const { responder: r, logs } = responder({ linkHeader: true });
+    const plan = r.plan({
+      route: "Items.list",
+      pagination: resolvePagination("offset", { maxLimit: 100, links: true }, "t"),
+    });
+    const items = Array.from({ length: 20 }, (_, i) => i);
+    for (let request = 0; request < 2; request++) {
+      const reply = r.success(
+        { data: items, total: 100, page: 2, limit: 20 },
+        target("page=2"),
+        { plan },
+      );
+      const pagination = bodyOf(reply.body).meta!.pagination as Bag;
+      assert.deepEqual(
+        [pagination.limit, pagination.totalPages, pagination.hasNext],
+        [20, 5, true],
+      );
+      assert.equal((pagination.links as Bag).next, "/items?page=3&limit=20");
+      assert.match(String(new Map(reply.headers).get("Link")), /page=3&limit=20>; rel="next"/);
+    }
+    assert.equal(logs.warnings.length, 1);
+    assert.match(logs.warnings[0], /^Items\.list: .*limit 20.*page size of 100/);
+
+    const feed = r.plan({
+      route: "Feed.list",
+      pagination: resolvePagination("cursor", { defaultLimit: 25, links: true }, "t"),
+    });
+    const cursor = r.success(
+      { data: [1], nextCursor: "n", hasMore: true, limit: 10 },
+      exchange("/feed"),
+      { plan: feed },
+    );
+    const meta = bodyOf(cursor.body).meta!.pagination as Bag;
+    assert.equal(meta.limit, 10);
+    assert.equal((meta.links as Bag).next, "/feed?cursor=n&limit=10");
+    const unstated = r.success({ data: [1], nextCursor: null, hasMore: false }, exchange("/feed"), {
+      plan: feed,
+    });
+    assert.equal((bodyOf(unstated.body).meta!.pagination as Bag).limit, 25);
+  });
+
+  it("keeps a page with more items than its limit whole, with a warning", () => {
+    const { responder: r, logs } = responder();
+    const plan = r.plan({ route: "Items.all", pagination: resolvePagination("offset", {}, "t") });
+    const reply = r.success({ data: [1, 2, 3], total: 3, page: 1, limit: 2 }, target(""), { plan });
+    assert.deepEqual(bodyOf(reply.body).data, [1, 2, 3]);
+    assert.equal((bodyOf(reply.body).meta!.pagination as Bag).limit, 2);
+    assert.equal(logs.warnings.length, 1);
+    assert.match(logs.warnings[0], /^Items\.all: .*3 items.*limit 2/);
   });
 
   it("applies the module's defaultLimit to routes without one, within their maxLimit", () => {

@@ -24,6 +24,7 @@ import {
   findItem,
   limitedHeaders,
   listItems,
+  PROFILE,
   type QueryReader,
   ROUTES,
   safeResponseOptions,
@@ -125,6 +126,8 @@ export async function buildFetchScenarioApp(mode: ScenarioMode): Promise<FetchSc
       if (headers.some(([name]) => name === "Retry-After")) throw new SafeException("SLOW_DOWN");
       return { ok: true };
     }),
+    profile: define("profile", () => PROFILE),
+    unselected: define("unselected", () => PROFILE),
     whoami: define("whoami", (request) => {
       const apiKey = getApiKeyContext(request)!;
       return { tenantId: apiKey.tenantId, environment: apiKey.environment, scopes: apiKey.scopes };

@@ -38,6 +38,7 @@ import {
   findItem,
   limitedHeaders,
   listItems,
+  PROFILE,
   type QueryReader,
   ROUTES,
   safeResponseOptions,
@@ -94,6 +95,11 @@ export interface NestScenarioAppOptions {
    * it must have the keys of `CATALOG`.
    */
   errorCatalog?: NonNullable<Parameters<Lib["SafeResponseModule"]["register"]>[0]>["errorCatalog"];
+  /** Options of `SafeResponseModule.register` over the scenario's. */
+  safeResponse?: Omit<
+    NonNullable<Parameters<Lib["SafeResponseModule"]["register"]>[0]>,
+    "errorCatalog"
+  >;
   /** Options of `ApiKeysModule.forRoot` over the scenario's (pepper, fresh in-memory storage). */
   apiKeys?: Partial<Parameters<Lib["ApiKeysModule"]["forRoot"]>[0]>;
 }
@@ -211,6 +217,18 @@ export function nestScenarioApp(
       return { ok: true };
     }
 
+    @Get("profile")
+    @FieldSelection(ROUTES.profile.options.fieldSelection)
+    profile() {
+      return PROFILE;
+    }
+
+    @Get("unselected")
+    @FieldSelection(ROUTES.unselected.options.fieldSelection)
+    unselected() {
+      return PROFILE;
+    }
+
     @Get("whoami")
     @UseGuards(ApiKeysGuard)
     whoami(@CurrentApiKey() apiKey: ApiKeyContext) {
@@ -259,6 +277,7 @@ export function nestScenarioApp(
         }),
         SafeResponseModule.register({
           ...safeResponseOptions(mode),
+          ...app.safeResponse,
           errorCatalog,
           context: { fields: { traceId: "traceId" } },
           i18n: true,

@@ -17,6 +17,7 @@ import {
   ITEMS,
   type KeyRole,
   PROBLEM_BASE_URL,
+  PROFILE,
   type ScenarioKeys,
   type ScenarioMode,
   THROTTLE_LIMIT,
@@ -198,6 +199,25 @@ export const SCENARIOS: readonly Scenario[] = [
         ["id", "name"],
       ]);
       assert.deepEqual(body.meta.fields, ["id", "name"]);
+    },
+  },
+  {
+    name: "field-selection quotas: the route's maxFields and maxFieldLength, else the module's",
+    async run(call) {
+      const profile = await call("/profile?fields=id,address.city,name,email");
+      assert.deepEqual(profile.body.data, { id: "p_1", name: "Ada" }); // address.city: 12 > 8
+      assert.deepEqual(profile.body.meta.fields, ["id", "name"]);
+      const items = await call("/items?limit=1&fields=id,name,price,status", { key: "reader" });
+      assert.deepEqual(items.body.meta.fields, ["id", "name", "price"]);
+      assert.deepEqual(Object.keys(items.body.data[0]).sort(), ["id", "name", "price"]);
+    },
+  },
+  {
+    name: "fieldSelection: false turns it off for the route although the module enables it",
+    async run(call) {
+      const { body } = await call("/unselected?fields=id");
+      assert.deepEqual(body.data, PROFILE);
+      assert.equal(body.meta?.fields, undefined);
     },
   },
   {

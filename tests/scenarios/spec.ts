@@ -76,8 +76,20 @@ export function safeResponseOptions(mode: ScenarioMode) {
     rateLimit: true,
     version: API_VERSION,
     problemDetails: mode === "problem" ? { baseUrl: PROBLEM_BASE_URL } : false,
+    fieldSelection: { maxFields: MODULE_MAX_FIELDS },
   };
 }
+
+/** The module's field-selection quota (`fieldSelection.maxFields`). */
+export const MODULE_MAX_FIELDS = 3;
+
+/** What `GET /profile` and `GET /unselected` answer. */
+export const PROFILE = Object.freeze({
+  id: "p_1",
+  name: "Ada",
+  email: "ada@example.com",
+  address: Object.freeze({ city: "London", zip: "N1" }),
+});
 
 /** A scope as the service takes it. */
 export interface ScenarioScope {
@@ -273,4 +285,10 @@ export const ROUTES = {
   raw: { method: "GET", path: "/raw", options: { rawResponse: true } },
   limited: { method: "GET", path: "/limited", options: {} },
   whoami: { method: "GET", path: "/whoami", keys: {}, options: {} },
+  profile: {
+    method: "GET",
+    path: "/profile",
+    options: { fieldSelection: { maxFields: 2, maxFieldLength: 8 } },
+  },
+  unselected: { method: "GET", path: "/unselected", options: { fieldSelection: false } },
 } as const;

@@ -345,6 +345,8 @@ describe("createSafeFetch options", () => {
       [{ paginated: true, cursorPaginated: true }, /exclude each other/],
       [{ sortMeta: "yes" }, /`sortMeta` must be a boolean/],
       [{ fieldSelection: { maxDepth: -1 } }, /fieldSelection/],
+      [{ fieldSelection: { maxFieldLength: 0 } }, /fieldSelection`\.maxFieldLength/],
+      [{ errorFormat: "xml" }, /`errorFormat` must be "safe" or "problem"/],
       [{ deprecated: { sunset: "not a date" } }, /sunset/],
     ];
     for (const [options, pattern] of bad) {
@@ -372,6 +374,18 @@ describe("createSafeFetch options", () => {
     assert.equal(boom.status, 500);
     const shape = await read(await safe.route({ paginated: true }, () => [1])(at("/")));
     assert.equal(shape.status, 200);
+  });
+
+  it("checks a route's errorFormat against the problemDetails option, warning once", async () => {
+    const { safe, lines } = safeWith({ problemDetails: true, errorCatalog: Errors });
+    const handler = safe.route({ errorFormat: "safe", route: "Items.get" }, () => {
+      throw new SafeException("ITEM_NOT_FOUND");
+    });
+    safe.route({ errorFormat: "problem", route: "Items.same" }, () => 1);
+    const { headers } = await read(await handler(at("/")));
+    assert.equal(headers.get("content-type"), "application/problem+json");
+    assert.equal(lines.length, 1);
+    assert.match(lines[0], /^warn Items\.get: the endpoint's problemDetails \(false\) differs/);
   });
 
   it("warns once per route about a result without the declared shape", async () => {

@@ -9,13 +9,14 @@ import {
 } from "../../../safe_response/openapi/safe_response.endpoints.ts";
 
 class Dto {}
-const responsesOf = (decorator: MethodDecorator) => {
+const metadataOf = (decorator: MethodDecorator, key: string) => {
   class Routes {
     get() {}
   }
   decorator(Routes.prototype, "get", Object.getOwnPropertyDescriptor(Routes.prototype, "get")!);
-  return Reflect.getMetadata(DECORATORS.API_RESPONSE, Routes.prototype.get);
+  return Reflect.getMetadata(key, Routes.prototype.get);
 };
+const responsesOf = (decorator: MethodDecorator) => metadataOf(decorator, DECORATORS.API_RESPONSE);
 
 describe("safe_response.endpoints", () => {
   it("SafeEndpoint documents the success and the listed errors together", () => {
@@ -27,6 +28,37 @@ describe("safe_response.endpoints", () => {
   it("problemDetails documents the errors as application/problem+json", () => {
     const responses = responsesOf(SafeEndpoint(Dto, { errors: [404], problemDetails: true }));
     assert.deepEqual(Object.keys(responses["404"].content), ["application/problem+json"]);
+  });
+
+  it('errorFormat: "problem" documents problem details; its alias problemDetails must agree', () => {
+    const responses = responsesOf(SafeEndpoint(Dto, { errors: [404], errorFormat: "problem" }));
+    assert.deepEqual(Object.keys(responses["404"].content), ["application/problem+json"]);
+    const safe = responsesOf(SafePaginatedEndpoint(Dto, { errors: [404], errorFormat: "safe" }));
+    assert.deepEqual(Object.keys(safe["404"].content), ["application/json"]);
+    assert.throws(
+      () => SafeEndpoint(Dto, { errorFormat: "problem", problemDetails: false }),
+      /SafeEndpoint: `errorFormat` and `problemDetails` disagree/,
+    );
+    assert.throws(
+      // @ts-expect-error: not a format
+      () => SafeCursorPaginatedEndpoint(Dto, { errorFormat: "json" }),
+      /SafeCursorPaginatedEndpoint: `errorFormat` must be "safe" or "problem"/,
+    );
+  });
+
+  it("fieldSelection documents its query parameter with the quotas; false documents none", () => {
+    const parameters = metadataOf(
+      SafePaginatedEndpoint(Dto, { fieldSelection: { queryParam: "select", maxFields: 4 } }),
+      DECORATORS.API_PARAMETERS,
+    );
+    const select = parameters.find((parameter: { name: string }) => parameter.name === "select");
+    assert.equal(select.in, "query");
+    assert.match(select.description, /at most 4, each at most 1024 characters/);
+    for (const fieldSelection of [false, undefined]) {
+      const none = metadataOf(SafeEndpoint(Dto, { fieldSelection }), DECORATORS.API_PARAMETERS);
+      assert.equal(none, undefined);
+    }
+    assert.throws(() => SafeEndpoint(Dto, { fieldSelection: { maxFields: 0 } }), /maxFields/);
   });
 
   it("the paginated endpoints document their pagination meta", () => {
