@@ -1,8 +1,9 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 
 const root = new URL("../", import.meta.url);
+const LIBRARY_DIRS = ["api_keys", "safe_response", "client", "rate_limits"];
 
 /** Module specifiers a file imports or re-exports (static and dynamic); doc examples skipped. */
 function importsOf(path: string): string[] {
@@ -12,14 +13,137 @@ function importsOf(path: string): string[] {
   return [...source.matchAll(pattern)].map((match) => match[1] ?? match[2]);
 }
 
-function sourceFiles(dir: string): string[] {
-  return readdirSync(new URL(dir, root)).filter((name) => name.endsWith(".ts")).map((name) =>
-    `${dir}${name}`
+/** The `.ts` files of `dir` (`recursive`: of its sub-folders too), as root-relative paths. */
+function sourceFiles(dir: string, recursive = false): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(new URL(dir, root));
+  } catch {
+    return [];
+  }
+  return names.flatMap((name) => {
+    const path = `${dir}${name}`;
+    if (statSync(new URL(path, root)).isDirectory()) {
+      return recursive ? sourceFiles(`${path}/`, true) : [];
+    }
+    return name.endsWith(".ts") ? [path] : [];
+  });
+}
+
+/** Library files a file imports, as root-relative paths. */
+function localImports(file: string): string[] {
+  return importsOf(file).filter((s) => s.startsWith(".")).map((s) =>
+    new URL(s, new URL(file, root)).href.slice(root.href.length)
   );
 }
 
+const LIBRARY_FILES = LIBRARY_DIRS.flatMap((dir) => sourceFiles(`${dir}/`, true));
+const GRAPH = new Map(LIBRARY_FILES.map((file) => [file, localImports(file)]));
+
+/** Every import cycle among `graph`'s files, each as the files on it (Tarjan's algorithm). */
+function cycles(graph: Map<string, string[]>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const found: string[][] = [];
+  const visit = (file: string) => {
+    index.set(file, next);
+    low.set(file, next++);
+    stack.push(file);
+    for (const target of graph.get(file) ?? []) {
+      if (!index.has(target)) {
+        visit(target);
+        low.set(file, Math.min(low.get(file)!, low.get(target)!));
+      } else if (stack.includes(target)) {
+        low.set(file, Math.min(low.get(file)!, index.get(target)!));
+      }
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const component: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      component.push(member);
+    } while (member !== file);
+    if (component.length > 1 || graph.get(file)?.includes(file)) found.push(component.sort());
+  };
+  for (const file of graph.keys()) if (!index.has(file)) visit(file);
+  return found;
+}
+
+/** Asserts no file under `from` imports a file under any of `forbidden`. */
+function assertNoImports(from: string, forbidden: string[]) {
+  for (const [file, targets] of GRAPH) {
+    if (!file.startsWith(from)) continue;
+    for (const target of targets) {
+      assert.ok(
+        !forbidden.some((prefix) => target.startsWith(prefix)),
+        `${file} imports ${target}`,
+      );
+    }
+  }
+}
+
+const BINDINGS = [
+  "api_keys/nest/",
+  "api_keys/fetch/",
+  "api_keys/postgres/",
+  "safe_response/nest/",
+  "safe_response/openapi/",
+  "safe_response/fetch/",
+  "rate_limits/postgres/",
+  "rate_limits/redis/",
+];
+
 describe("architecture", () => {
-  for (const core of ["api_keys/", "safe_response/", "api_keys/fetch/", "safe_response/fetch/"]) {
+  it("finds the library files", () => assert.ok(LIBRARY_FILES.length > 80));
+
+  it("no import cycles among library files (type-only imports included)", () => {
+    assert.deepEqual(cycles(GRAPH), []);
+  });
+
+  it("the cycle check finds a cycle", () => {
+    assert.deepEqual(cycles(new Map([["a", ["b"]], ["b", ["c"]], ["c", ["a"]], ["d", ["a"]]])), [
+      ["a", "b", "c"],
+    ]);
+  });
+
+  it("cores never import a binding", () => {
+    for (const core of LIBRARY_FILES.filter((file) => !BINDINGS.some((b) => file.startsWith(b)))) {
+      for (const target of GRAPH.get(core)!) {
+        assert.ok(!BINDINGS.some((binding) => target.startsWith(binding)), `${core} -> ${target}`);
+      }
+    }
+  });
+
+  it("safe_response/nest and safe_response/openapi never import each other", () => {
+    assertNoImports("safe_response/nest/", ["safe_response/openapi/"]);
+    assertNoImports("safe_response/openapi/", ["safe_response/nest/"]);
+  });
+
+  it("the leak intake never imports a binding; test_key.ts stays a leaf", () => {
+    assertNoImports("api_keys/leaks/", BINDINGS);
+    const importers = [...GRAPH].filter(([file, targets]) =>
+      targets.includes("api_keys/test_key.ts") && file !== "api_keys/mod.ts"
+    );
+    assert.deepEqual(importers.map(([file]) => file), []);
+  });
+
+  it("a component's core imports no other component's binding or core internals", () => {
+    assertNoImports("rate_limits/", ["api_keys/", "safe_response/"]);
+  });
+
+  for (
+    const core of [
+      "api_keys/",
+      "api_keys/storage/",
+      "api_keys/leaks/",
+      "safe_response/",
+      "api_keys/fetch/",
+      "safe_response/fetch/",
+    ]
+  ) {
     it(`${core} imports nothing from Nest, rxjs, Node or the Nest bindings`, () => {
       for (const file of sourceFiles(core)) {
         for (const specifier of importsOf(file)) {
@@ -32,12 +156,14 @@ describe("architecture", () => {
   it("only ./safe-response/openapi imports @nestjs/swagger (an optional peer)", () => {
     const dirs = [
       "api_keys/",
+      "api_keys/storage/",
+      "api_keys/leaks/",
       "api_keys/nest/",
       "safe_response/",
       "safe_response/nest/",
       "client/",
     ];
-    for (const file of dirs.flatMap(sourceFiles)) {
+    for (const file of dirs.flatMap((dir) => sourceFiles(dir))) {
       assert.ok(!importsOf(file).some((s) => s.startsWith("@nestjs/swagger")), file);
     }
     const openapi = sourceFiles("safe_response/openapi/").filter((file) =>
@@ -48,7 +174,9 @@ describe("architecture", () => {
 
   it("the Fetch bindings import no npm package, and ./api-keys/fetch nothing of safe-response", () => {
     for (const file of sourceFiles("api_keys/fetch/")) {
-      for (const specifier of importsOf(file)) assert.match(specifier, /^\.\.?\/[\w.]+\.ts$/, file);
+      for (const specifier of importsOf(file)) {
+        assert.match(specifier, /^\.\.?\/(leaks\/)?[\w.]+\.ts$/, file);
+      }
     }
     for (const file of sourceFiles("safe_response/fetch/")) {
       for (const specifier of importsOf(file)) {
@@ -64,12 +192,15 @@ describe("architecture", () => {
   });
 
   it("the api-keys core imports only ipaddr.js and @noble/hashes (the hasher) from npm", () => {
-    const external = sourceFiles("api_keys/").flatMap(importsOf).filter((s) => !s.startsWith("."));
+    const core = ["api_keys/", "api_keys/storage/", "api_keys/leaks/"].flatMap((d) =>
+      sourceFiles(d)
+    );
+    const external = core.flatMap(importsOf).filter((s) => !s.startsWith("."));
     assert.deepEqual([...new Set(external.map((s) => s.split("/")[0]))].sort(), [
       "@noble",
       "ipaddr.js",
     ]);
-    const noble = sourceFiles("api_keys/").filter((file) =>
+    const noble = core.filter((file) =>
       importsOf(file).some((s) => s.startsWith("@noble/hashes/"))
     );
     assert.deepEqual(noble, ["api_keys/hasher.ts"]);

@@ -4,12 +4,8 @@
  *
  * @module
  */
-import type {
-  ApiKeyExposedEvent,
-  LeakedKeyHandlerOptions,
-  LeakedKeyService,
-  LeakReportResponse,
-} from "./types.ts";
+import type { ApiKeyExposedEvent } from "../events.ts";
+import type { LeakedKeyHandlerOptions, LeakedKeyService, LeakReportResponse } from "./types.ts";
 import { createDispatcher, type Dispatch } from "../_sinks.ts";
 import { serviceHooks } from "../_service_hooks.ts";
 import type { ApiKeyEvent } from "../events.ts";

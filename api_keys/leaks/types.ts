@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { ApiKeyExposedEvent } from "../events.ts";
 import type { ApiKeysService } from "../service.ts";
 
 /**

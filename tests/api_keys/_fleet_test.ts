@@ -463,8 +463,7 @@ describe("unknownPrefixLookups: a miss in the prefix set within a per-instance b
       const value of [null, 5, {}, { perSecond: -1 }, { perSecond: 1.5 }, { perSecond: 10_001 }]
     ) {
       assert.throws(
-        () =>
-          compileSettings({ ...base, feed, unknownPrefixLookups: value as never }),
+        () => compileSettings({ ...base, feed, unknownPrefixLookups: value as never }),
         (error: unknown) =>
           error instanceof TypeError && /unknownPrefixLookups/.test(error.message),
         JSON.stringify(value),

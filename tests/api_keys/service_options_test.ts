@@ -6,14 +6,18 @@ import {
   parseKey,
   Sha256Hasher,
 } from "../../api_keys/mod.ts";
-import { validateApiKeysServiceOptions } from "../../api_keys/service_options.ts";
+import { compileSettings } from "../../api_keys/_settings.ts";
+import type { ApiKeysServiceOptions } from "../../api_keys/service_options.ts";
 import { PEPPER_1, PEPPER_2 } from "./helpers.ts";
 
 const READ = { resource: "orders", level: "read" } as const;
 
-const valid = () => ({ peppers: { 1: PEPPER_1 }, storage: new InMemoryApiKeyStorage() });
+const valid = (): ApiKeysServiceOptions => ({
+  peppers: { 1: PEPPER_1 },
+  storage: new InMemoryApiKeyStorage(),
+});
 
-describe("validateApiKeysServiceOptions", () => {
+describe("ApiKeysServiceOptions (validated by compileSettings)", () => {
   it("takes 0.1's shape, { storage, hasher: new Sha256Hasher(...), namespace }, in place of peppers", async () => {
     const hasher = new Sha256Hasher({ peppers: { 1: PEPPER_1, 2: PEPPER_2 }, currentVersion: 1 });
     const storage = new InMemoryApiKeyStorage();
@@ -39,21 +43,21 @@ describe("validateApiKeysServiceOptions", () => {
     const hasher = new Sha256Hasher({ peppers: { 1: PEPPER_1 } });
     const storage = new InMemoryApiKeyStorage();
     assert.throws(
-      () => validateApiKeysServiceOptions({ storage, hasher, peppers: { 1: PEPPER_1 } }),
+      () => compileSettings({ storage, hasher, peppers: { 1: PEPPER_1 } }),
       /^TypeError: ApiKeysServiceOptions\.hasher replaces peppers and currentPepperVersion/,
     );
     assert.throws(
-      () => validateApiKeysServiceOptions({ storage, hasher: { hash() {}, verify() {} } }),
+      () => compileSettings({ storage, hasher: { hash() {}, verify() {} } }),
       /^TypeError: ApiKeysServiceOptions\.hasher must be a Sha256Hasher/,
     );
     assert.throws(
-      () => validateApiKeysServiceOptions({ storage }),
+      () => compileSettings({ storage }),
       /^TypeError: ApiKeysServiceOptions\.peppers must be an object/,
     );
   });
 
   it("accepts a minimal configuration", () => {
-    validateApiKeysServiceOptions(valid());
+    compileSettings(valid());
     new ApiKeysService(valid());
   });
 
@@ -104,7 +108,7 @@ describe("validateApiKeysServiceOptions", () => {
         String(message),
       );
     }
-    assert.throws(() => validateApiKeysServiceOptions(null), /must be an object/);
+    assert.throws(() => compileSettings(null), /must be an object/);
   });
 
   it("accepts string pepper versions and never echoes a pepper", () => {

@@ -5,8 +5,8 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
+import type { ApiKeyExposedEvent } from "../../../api_keys/events.ts";
 import type {
-  ApiKeyExposedEvent,
   LeakedKeyService,
   LeakReportHandler,
   LeakReportResponse,
