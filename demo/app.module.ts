@@ -13,9 +13,9 @@ import { ThrottlerModule } from "@nestjs/throttler";
 import { ApiKeysService, type ApiKeyStorage } from "../api_keys/mod.ts";
 import { ApiKeysModule } from "../api_keys/nest/mod.ts";
 import { SafeResponseModule, type SafeResponseModuleOptions } from "../safe_response/nest/mod.ts";
-import { AdminKeysController } from "./admin/admin-keys.controller.ts";
-import { TenantKeysService } from "./admin/tenant-keys.service.ts";
-import { ApiKeyThrottlerGuard } from "./api-key-throttler.guard.ts";
+import { AdminKeysController } from "./admin/admin_keys.controller.ts";
+import { TenantKeysService } from "./admin/tenant_keys.service.ts";
+import { ApiKeyThrottlerGuard } from "./api_key_throttler.guard.ts";
 import { demoClientIpResolver } from "./client_ip.ts";
 import { DEFAULT_RATE_LIMIT, RATE_LIMIT_MESSAGE, RATE_LIMIT_WINDOW_MS } from "./limits.ts";
 import { DEMO_EXPIRY_NOTICES, keyEventLogger } from "./key_events.ts";
@@ -23,13 +23,13 @@ import { PageController } from "./page.controller.ts";
 import type { PageAssets } from "./page_assets.ts";
 import type { DemoPeppers } from "./peppers.ts";
 import { FeedController } from "./resources/feed.controller.ts";
-import { LegacyProjectsController } from "./resources/legacy-projects.controller.ts";
+import { LegacyProjectsController } from "./resources/legacy_projects.controller.ts";
 import { PingController } from "./resources/ping.controller.ts";
 import { ProjectsController } from "./resources/projects.controller.ts";
 import { ProjectsStore } from "./resources/projects.store.ts";
 import { WhoAmIController } from "./resources/whoami.controller.ts";
 import { DEMO_KEY_STORAGE, DEMO_PAGE_ASSETS } from "./tokens.ts";
-import { DEMO_SECRET_SCANNING_KEYS, LeakedKeysController } from "./leaks/leaked-keys.controller.ts";
+import { DEMO_SECRET_SCANNING_KEYS, LeakedKeysController } from "./leaks/leaked_keys.controller.ts";
 import type { SecretScanningPublicKey } from "../api_keys/mod.ts";
 
 /** What the demo module is built from. */

@@ -4,7 +4,7 @@
  * proxy) and `./safe-response/fetch` (envelopes) around plain handlers, and
  * a small router. The routes' work is the demo's shared, framework-free code
  * (`demo/resources/projects.ts`, `demo/resources/feed.ts`,
- * `demo/admin/tenant-keys.service.ts`, `demo/leaks/handlers.ts`).
+ * `demo/admin/tenant_keys.service.ts`, `demo/leaks/handlers.ts`).
  *
  * @module
  */
@@ -27,9 +27,9 @@ import {
   type SafeContext,
   type SafeRouteOptions,
 } from "../../safe_response/fetch/mod.ts";
-import type { CreateKeyDto } from "../admin/create-key.dto.ts";
-import type { RotateKeyDto } from "../admin/rotate-key.dto.ts";
-import { TenantKeysService } from "../admin/tenant-keys.service.ts";
+import type { CreateKeyDto } from "../admin/create_key.dto.ts";
+import type { RotateKeyDto } from "../admin/rotate_key.dto.ts";
+import { TenantKeysService } from "../admin/tenant_keys.service.ts";
 import { DemoErrors } from "../errors.ts";
 import { createDemoLeakHandlers, LEAK_ROUTES } from "../leaks/handlers.ts";
 import { DEFAULT_RATE_LIMIT, PING_LIMIT } from "../limits.ts";
