@@ -39,8 +39,11 @@ export const LEAK_REPORT_REFUSAL = {
 
 /** Counts the public reports. */
 export interface LeakReportLimiter {
-  /** Counts one report of `clientIp`: the seconds to wait when refused, else `undefined`. */
-  admit(clientIp: string | undefined): Promise<number | undefined>;
+  /**
+   * Counts one report of `clientIp`: `undefined` when admitted, else the 429's
+   * headers (`Retry-After` and `X-RateLimit-*` of the policy that waits longest).
+   */
+  admit(clientIp: string | undefined): Promise<Record<string, string> | undefined>;
 }
 
 const GLOBAL = "global";
@@ -77,8 +80,15 @@ export function createLeakReportLimiter(limits = LEAK_REPORT_LIMITS): LeakReport
         : UNREADABLE;
       const result = await limiter.check(subject, policies);
       if (result.allowed) return undefined;
-      const waitMs = Math.max(...result.policies.filter((p) => !p.allowed).map((p) => p.resetMs));
-      return Math.max(1, Math.ceil(waitMs / 1000));
+      const refused = result.policies.filter((p) => !p.allowed)
+        .reduce((a, b) => (b.resetMs > a.resetMs ? b : a));
+      const seconds = String(Math.max(1, Math.ceil(refused.resetMs / 1000)));
+      return {
+        "Retry-After": seconds,
+        "X-RateLimit-Limit": String(refused.limit),
+        "X-RateLimit-Remaining": "0",
+        "X-RateLimit-Reset": seconds,
+      };
     },
   };
 }
