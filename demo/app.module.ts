@@ -13,9 +13,9 @@ import { ThrottlerModule } from "@nestjs/throttler";
 import { ApiKeysService, type ApiKeyStorage } from "../api_keys/mod.ts";
 import { ApiKeysModule } from "../api_keys/nest/mod.ts";
 import { SafeResponseModule, type SafeResponseModuleOptions } from "../safe_response/nest/mod.ts";
-import { AdminKeysController } from "./admin/admin-keys.controller.ts";
-import { TenantKeysService } from "./admin/tenant-keys.service.ts";
-import { ApiKeyThrottlerGuard } from "./api-key-throttler.guard.ts";
+import { AdminKeysController } from "./admin/admin_keys.controller.ts";
+import { TenantKeysService } from "./admin/tenant_keys.service.ts";
+import { ApiKeyThrottlerGuard } from "./api_key_throttler.guard.ts";
 import { demoClientIpResolver } from "./client_ip.ts";
 import { DEFAULT_RATE_LIMIT, RATE_LIMIT_MESSAGE, RATE_LIMIT_WINDOW_MS } from "./limits.ts";
 import { DEMO_EXPIRY_NOTICES, keyEventLogger } from "./key_events.ts";
@@ -23,13 +23,15 @@ import { PageController } from "./page.controller.ts";
 import type { PageAssets } from "./page_assets.ts";
 import type { DemoPeppers } from "./peppers.ts";
 import { FeedController } from "./resources/feed.controller.ts";
-import { LegacyProjectsController } from "./resources/legacy-projects.controller.ts";
+import { LegacyProjectsController } from "./resources/legacy_projects.controller.ts";
 import { PingController } from "./resources/ping.controller.ts";
 import { ProjectsController } from "./resources/projects.controller.ts";
 import { ProjectsStore } from "./resources/projects.store.ts";
 import { WhoAmIController } from "./resources/whoami.controller.ts";
-import { DEMO_KEY_STORAGE, DEMO_PAGE_ASSETS } from "./tokens.ts";
-import { DEMO_SECRET_SCANNING_KEYS, LeakedKeysController } from "./leaks/leaked-keys.controller.ts";
+import { DEMO_KEY_STORAGE, DEMO_LEAK_REPORT_LIMITER, DEMO_PAGE_ASSETS } from "./tokens.ts";
+import { DEMO_SECRET_SCANNING_KEYS, LeakedKeysController } from "./leaks/leaked_keys.controller.ts";
+import { LeakReportLimitGuard } from "./leaks/leak_report_limit.guard.ts";
+import { createLeakReportLimiter, type LeakReportLimits } from "./leaks/report_limits.ts";
 import type { SecretScanningPublicKey } from "../api_keys/mod.ts";
 
 /** What the demo module is built from. */
@@ -44,6 +46,8 @@ export interface DemoAppOptions {
   pageAssets: PageAssets;
   /** Keys the secret-scanning partner route trusts (default none: every report is 401). */
   secretScanningKeys?: readonly SecretScanningPublicKey[];
+  /** Limits of the public leak-report route (default `LEAK_REPORT_LIMITS`). */
+  leakReportLimits?: LeakReportLimits;
   /** Where key lifecycle lines go (expiry notices, rotations; see `key_events.ts`); none without. */
   log?: (line: string) => void;
 }
@@ -83,6 +87,11 @@ export class DemoAppModule {
         { provide: DEMO_KEY_STORAGE, useValue: options.storage },
         { provide: DEMO_PAGE_ASSETS, useValue: options.pageAssets },
         { provide: DEMO_SECRET_SCANNING_KEYS, useValue: options.secretScanningKeys ?? [] },
+        {
+          provide: DEMO_LEAK_REPORT_LIMITER,
+          useValue: createLeakReportLimiter(options.leakReportLimits),
+        },
+        LeakReportLimitGuard,
         ApiKeyThrottlerGuard,
         ProjectsStore,
         {

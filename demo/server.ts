@@ -9,6 +9,7 @@ import type { AddressInfo } from "node:net";
 import type { INestApplication } from "@nestjs/common";
 import { NestFactory } from "@nestjs/core";
 import { createDemoSigner, type DemoSigner } from "./leaks/test_signer.ts";
+import type { LeakReportLimits } from "./leaks/report_limits.ts";
 import { ApiKeysService } from "../api_keys/mod.ts";
 import { DemoAppModule } from "./app.module.ts";
 import type { DemoAdapter } from "./cli.ts";
@@ -41,6 +42,8 @@ export interface DemoServerOptions {
   pageAssets?: PageAssets;
   /** Where key lifecycle lines go (expiry notices, rotations); none without. */
   log?: (line: string) => void;
+  /** Limits of the public leak-report route (default `LEAK_REPORT_LIMITS`). */
+  leakReportLimits?: LeakReportLimits;
 }
 
 /** A running demo. */
@@ -131,6 +134,7 @@ export async function startDemoServer(options: DemoServerOptions): Promise<DemoS
       pageAssets,
       secretScanningKeys: signer.publicKeys,
       log: options.log,
+      leakReportLimits: options.leakReportLimits,
     });
     app = await NestFactory.create(module, demoHttpAdapter(options.adapter), {
       logger: ["error", "warn"],

@@ -6,7 +6,7 @@
  * @module
  */
 import type { ApiKeySummary } from "../../api_keys/mod.ts";
-import type { PublicKeyView } from "./public-key-view.ts";
+import type { PublicKeyView } from "./public_key_view.ts";
 
 const iso = (date: Date | null): string | null => date === null ? null : date.toISOString();
 

@@ -4,7 +4,7 @@
  * proxy) and `./safe-response/fetch` (envelopes) around plain handlers, and
  * a small router. The routes' work is the demo's shared, framework-free code
  * (`demo/resources/projects.ts`, `demo/resources/feed.ts`,
- * `demo/admin/tenant-keys.service.ts`, `demo/leaks/handlers.ts`).
+ * `demo/admin/tenant_keys.service.ts`, `demo/leaks/handlers.ts`).
  *
  * @module
  */
@@ -27,11 +27,17 @@ import {
   type SafeContext,
   type SafeRouteOptions,
 } from "../../safe_response/fetch/mod.ts";
-import type { CreateKeyDto } from "../admin/create-key.dto.ts";
-import type { RotateKeyDto } from "../admin/rotate-key.dto.ts";
-import { TenantKeysService } from "../admin/tenant-keys.service.ts";
+import type { CreateKeyDto } from "../admin/create_key.dto.ts";
+import type { RotateKeyDto } from "../admin/rotate_key.dto.ts";
+import { TenantKeysService } from "../admin/tenant_keys.service.ts";
 import { DemoErrors } from "../errors.ts";
 import { createDemoLeakHandlers, LEAK_ROUTES } from "../leaks/handlers.ts";
+import {
+  createLeakReportLimiter,
+  LEAK_REPORT_REFUSAL,
+  type LeakReportLimits,
+} from "../leaks/report_limits.ts";
+import { DemoHttpError } from "../http_error.ts";
 import { DEFAULT_RATE_LIMIT, PING_LIMIT } from "../limits.ts";
 import type { PageAssets } from "../page_assets.ts";
 import type { DemoPeppers } from "../peppers.ts";
@@ -66,6 +72,8 @@ export interface FetchDemoOptions {
   pageAssets: PageAssets;
   /** Secret-scanning public keys the partner route trusts (default none). */
   secretScanningKeys?: readonly SecretScanningPublicKey[];
+  /** Limits of the public leak-report route (default `LEAK_REPORT_LIMITS`). */
+  leakReportLimits?: LeakReportLimits;
 }
 
 /** The demo's handler (give it `Deno.serve`'s info) and its key service. */
@@ -170,15 +178,26 @@ export function createFetchDemoApp(options: FetchDemoOptions): FetchDemoApp {
   file("/page.js", "text/javascript; charset=utf-8", options.pageAssets.script);
   file("/client.js", "text/javascript; charset=utf-8", options.pageAssets.client);
 
-  // The leaked-key routes read the raw body themselves and sit outside the key check.
+  // The leaked-key routes read the raw body themselves and sit outside the key check; the public
+  // one is limited per client and globally first.
   const leaks = createDemoLeakHandlers(service, options.secretScanningKeys ?? []);
-  for (const name of ["report", "partner"] as const) {
-    routes.push({
-      method: "POST",
-      pattern: new URLPattern({ pathname: LEAK_ROUTES[name] }),
-      run: createLeakReportFetchHandler(leaks[name]),
-    });
-  }
+  const reportLimiter = createLeakReportLimiter(options.leakReportLimits);
+  const report = createLeakReportFetchHandler(leaks.report);
+  const leakRoute = (path: string, run: Route["run"]) =>
+    routes.push({ method: "POST", pattern: new URLPattern({ pathname: path }), run });
+  leakRoute(
+    LEAK_ROUTES.report,
+    safe.route(
+      { route: `POST ${LEAK_ROUTES.report}`, rawResponse: true },
+      async (request, context, info: unknown) => {
+        const refusal = await reportLimiter.admit(clientIp(request, info));
+        if (refusal === undefined) return report(request);
+        for (const [name, value] of Object.entries(refusal)) context.headers.set(name, value);
+        throw new DemoHttpError(429, LEAK_REPORT_REFUSAL);
+      },
+    ),
+  );
+  leakRoute(LEAK_ROUTES.partner, createLeakReportFetchHandler(leaks.partner));
 
   route(
     "GET",

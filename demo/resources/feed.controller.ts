@@ -9,7 +9,7 @@ import { ApiKeysGuard, RequireScope } from "../../api_keys/nest/mod.ts";
 import type { CursorPaginatedResult, CursorPaginationQuery } from "../../safe_response/mod.ts";
 import { CursorPaginated, PaginationQuery } from "../../safe_response/nest/mod.ts";
 import { ApiCursorPaginatedSafeResponse } from "../../safe_response/openapi/mod.ts";
-import { ApiKeyThrottlerGuard } from "../api-key-throttler.guard.ts";
+import { ApiKeyThrottlerGuard } from "../api_key_throttler.guard.ts";
 import { ValidQuery } from "../validation.ts";
 import { FeedQuery } from "./feed.query.ts";
 import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, feedPage } from "./feed.ts";

@@ -9,7 +9,7 @@ import { ApiOperation, ApiProperty, ApiSecurity, ApiTags } from "@nestjs/swagger
 import { Throttle } from "@nestjs/throttler";
 import { ApiKeysGuard } from "../../api_keys/nest/mod.ts";
 import { ApiSafeResponse } from "../../safe_response/openapi/mod.ts";
-import { ApiKeyThrottlerGuard } from "../api-key-throttler.guard.ts";
+import { ApiKeyThrottlerGuard } from "../api_key_throttler.guard.ts";
 import { PING_LIMIT, RATE_LIMIT_WINDOW_MS } from "../limits.ts";
 
 /** What `GET /api/ping` answers. */

@@ -31,11 +31,11 @@ import {
   ApiSafeCatalogErrors,
   ApiSafeResponse,
 } from "../../safe_response/openapi/mod.ts";
-import { ApiKeyThrottlerGuard } from "../api-key-throttler.guard.ts";
+import { ApiKeyThrottlerGuard } from "../api_key_throttler.guard.ts";
 import { DemoErrors } from "../errors.ts";
 import { ValidBody, ValidQuery } from "../validation.ts";
-import { CreateProjectDto } from "./create-project.dto.ts";
-import { ListProjectsQuery } from "./list-projects.query.ts";
+import { CreateProjectDto } from "./create_project.dto.ts";
+import { ListProjectsQuery } from "./list_projects.query.ts";
 import { Project } from "./project.ts";
 import {
   archiveProject,

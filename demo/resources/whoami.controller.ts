@@ -9,7 +9,7 @@ import { ApiOperation, ApiProperty, ApiSecurity, ApiTags } from "@nestjs/swagger
 import type { ApiKeyContext } from "../../api_keys/mod.ts";
 import { ApiKeysGuard, CurrentApiKey } from "../../api_keys/nest/mod.ts";
 import { ApiSafeResponse } from "../../safe_response/openapi/mod.ts";
-import { ApiKeyThrottlerGuard } from "../api-key-throttler.guard.ts";
+import { ApiKeyThrottlerGuard } from "../api_key_throttler.guard.ts";
 import { demoClientIpResolver } from "../client_ip.ts";
 import { whoAmI } from "./whoami.ts";
 

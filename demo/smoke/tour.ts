@@ -19,7 +19,7 @@ import {
   isProblemDetailsResponse,
   isSuccess,
 } from "../../client/mod.ts";
-import { ESCALATION_REFUSED } from "../admin/tenant-keys.service.ts";
+import { ESCALATION_REFUSED } from "../admin/tenant_keys.service.ts";
 import { PING_LIMIT } from "../limits.ts";
 import { PROJECT_NOT_FOUND_TYPE } from "../resources/projects.ts";
 import type { DemoKeys } from "../seed.ts";

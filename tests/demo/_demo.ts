@@ -8,6 +8,7 @@ import { spawn } from "node:child_process";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { loadPageAssets, type PageAssets } from "../../demo/page_assets.ts";
+import type { LeakReportLimits } from "../../demo/leaks/report_limits.ts";
 import { type DemoServer, startDemoServer } from "../../demo/server.ts";
 
 /** Repository root (the subprocess's working directory). */
@@ -102,7 +103,12 @@ let assets: Promise<PageAssets> | undefined;
 
 /** Starts the demo in process on a free port with a random pepper and the demo keys. */
 export function startTestDemo(
-  options: { adapter?: "express" | "fastify"; port?: number; problemDetails?: boolean } = {},
+  options: {
+    adapter?: "express" | "fastify";
+    port?: number;
+    problemDetails?: boolean;
+    leakReportLimits?: LeakReportLimits;
+  } = {},
 ): Promise<DemoServer> {
   assets ??= loadPageAssets();
   return assets.then((pageAssets) =>
@@ -113,6 +119,7 @@ export function startTestDemo(
       peppers: { 1: crypto.randomUUID() + crypto.randomUUID() },
       problemDetails: options.problemDetails,
       pageAssets,
+      leakReportLimits: options.leakReportLimits,
     })
   );
 }

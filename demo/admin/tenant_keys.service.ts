@@ -19,12 +19,12 @@ import {
   normalizeAllowedIpCidrs,
 } from "../../api_keys/mod.ts";
 import { DemoHttpError } from "../http_error.ts";
-import type { CreateKeyDto } from "./create-key.dto.ts";
-import type { IssuedKey, RotatedKey } from "./issued-key.ts";
-import { findEscalation, type KeyPowers } from "./no-escalation.ts";
+import type { CreateKeyDto } from "./create_key.dto.ts";
+import type { IssuedKey, RotatedKey } from "./issued_key.ts";
+import { findEscalation, type KeyPowers } from "./no_escalation.ts";
 import { toPublicKeyView } from "./key_view.ts";
-import type { PublicKeyView } from "./public-key-view.ts";
-import type { RotateKeyDto } from "./rotate-key.dto.ts";
+import type { PublicKeyView } from "./public_key_view.ts";
+import type { RotateKeyDto } from "./rotate_key.dto.ts";
 
 /**
  * Code of the 403 answered when a request would issue, or act on, a key more
@@ -34,7 +34,7 @@ import type { RotateKeyDto } from "./rotate-key.dto.ts";
  */
 export const ESCALATION_REFUSED = "api_key_escalation_refused";
 
-export type { IssuedKey, RotatedKey } from "./issued-key.ts";
+export type { IssuedKey, RotatedKey } from "./issued_key.ts";
 
 /** A requested allowlist in canonical form; a bad entry is a 400 `api_key_invalid_input`. */
 function canonicalAllowlist(entries: string[] | undefined): string[] {

@@ -1,7 +1,7 @@
 /**
  * Body of `POST /admin/keys`. The tenant is never taken from the body: it is
  * the admin key's own tenant. The key asked for must be no more powerful than
- * the admin key (see `no-escalation.ts`).
+ * the admin key (see `no_escalation.ts`).
  *
  * @module
  */

@@ -3,11 +3,12 @@
  * (anyone reports a key; the page's form posts here) and
  * `POST /api/github/secret-scanning` (GitHub's partner endpoint, trusting the
  * keys given as `DEMO_SECRET_SCANNING_KEYS`). Both read the raw body (the app
- * is created with `rawBody: true`) and sit outside the API-key guard.
+ * is created with `rawBody: true`) and sit outside the API-key guard; the
+ * public one is limited per client and globally (`LeakReportLimitGuard`).
  *
  * @module
  */
-import { Controller, Inject, Post, Req, Res } from "@nestjs/common";
+import { Controller, Inject, Post, Req, Res, UseGuards } from "@nestjs/common";
 import { ApiKeysService, type SecretScanningPublicKey } from "../../api_keys/mod.ts";
 import {
   leakReportFromRequest,
@@ -16,6 +17,7 @@ import {
   sendLeakReport,
 } from "../../api_keys/nest/mod.ts";
 import { createDemoLeakHandlers, type DemoLeakHandlers, LEAK_ROUTES } from "./handlers.ts";
+import { LeakReportLimitGuard } from "./leak_report_limit.guard.ts";
 
 /** Injection token of the secret-scanning public keys the partner route trusts. */
 export const DEMO_SECRET_SCANNING_KEYS = Symbol("DEMO_SECRET_SCANNING_KEYS");
@@ -34,6 +36,7 @@ export class LeakedKeysController {
 
   /** Anyone reports a key: always the same 202; revoked afterwards when genuine. */
   @Post(LEAK_ROUTES.report)
+  @UseGuards(LeakReportLimitGuard)
   async leaked(@Req() req: LeakReportHttpRequest, @Res() res: LeakReportHttpResponse) {
     sendLeakReport(res, await this.handlers.report(leakReportFromRequest(req)));
   }

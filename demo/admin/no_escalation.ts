@@ -24,7 +24,7 @@ import { type ApiKeyRecord, isIpAllowed, type Scope, scopeSatisfies } from "../.
  *
  * @example
  * ```ts
- * import type { KeyPowers } from "./no-escalation.ts";
+ * import type { KeyPowers } from "./no_escalation.ts";
  * const powers: KeyPowers = {
  *   environment: "test", scopes: ["projects:read"], allowedIpCidrs: [], expiresAt: null,
  * };
@@ -42,7 +42,7 @@ export type KeyPowers = Pick<
  *
  * @example
  * ```ts
- * import type { Escalation } from "./no-escalation.ts";
+ * import type { Escalation } from "./no_escalation.ts";
  * const escalation: Escalation = { scopes: ["billing:read"], expiresAt: ["never"] };
  * ```
  */
@@ -103,7 +103,7 @@ function describeExpiry(expiresAt: Date | null): string {
  *
  * @example
  * ```ts
- * import { findEscalation } from "./no-escalation.ts";
+ * import { findEscalation } from "./no_escalation.ts";
  * const admin = {
  *   environment: "live" as const,
  *   scopes: ["keys:write", "projects:write"],

@@ -1,7 +1,7 @@
 /**
  * Body of `POST /admin/keys/:id/rotate`; every field is optional. The key
  * rotated and its replacement must be no more powerful than the admin key
- * (see `no-escalation.ts`).
+ * (see `no_escalation.ts`).
  *
  * @module
  */

@@ -5,7 +5,7 @@
  * `keys:write` alone is not enough: a key may create, rotate or revoke only
  * keys no more powerful than itself (environment, scopes, IP allowlist,
  * expiry), or the answer is 403 `api_key_escalation_refused`. The rule is
- * `findEscalation` in `no-escalation.ts`, applied by `TenantKeysService`, and
+ * `findEscalation` in `no_escalation.ts`, applied by `TenantKeysService`, and
  * written out in docs/security.md, "Delegated key management (no escalation)".
  * Copy that rule with the routes: a scope check alone lets a key mint keys
  * more powerful than itself.
@@ -18,14 +18,14 @@ import type { ApiKeyContext } from "../../api_keys/mod.ts";
 import { ApiKeysGuard, CurrentApiKey, RequireScope } from "../../api_keys/nest/mod.ts";
 import { ResponseMessage, SuccessCode } from "../../safe_response/nest/mod.ts";
 import { ApiSafeResponse } from "../../safe_response/openapi/mod.ts";
-import { ApiKeyThrottlerGuard } from "../api-key-throttler.guard.ts";
+import { ApiKeyThrottlerGuard } from "../api_key_throttler.guard.ts";
 import { ValidBody, ValidQuery } from "../validation.ts";
-import { CreateKeyDto } from "./create-key.dto.ts";
-import { ListKeysQuery } from "./list-keys.query.ts";
-import { IssuedKey, RotatedKey } from "./issued-key.ts";
-import { PublicKeyView } from "./public-key-view.ts";
-import { RotateKeyDto } from "./rotate-key.dto.ts";
-import { TenantKeysService } from "./tenant-keys.service.ts";
+import { CreateKeyDto } from "./create_key.dto.ts";
+import { ListKeysQuery } from "./list_keys.query.ts";
+import { IssuedKey, RotatedKey } from "./issued_key.ts";
+import { PublicKeyView } from "./public_key_view.ts";
+import { RotateKeyDto } from "./rotate_key.dto.ts";
+import { TenantKeysService } from "./tenant_keys.service.ts";
 
 /** `/admin/keys`: create, list, read, rotate and revoke the tenant's keys. */
 @ApiTags("admin")

@@ -10,7 +10,7 @@ import type { ApiKeyContext } from "../../api_keys/mod.ts";
 import { ApiKeysGuard, CurrentApiKey, RequireScope } from "../../api_keys/nest/mod.ts";
 import { Deprecated } from "../../safe_response/nest/mod.ts";
 import { ApiSafeResponse } from "../../safe_response/openapi/mod.ts";
-import { ApiKeyThrottlerGuard } from "../api-key-throttler.guard.ts";
+import { ApiKeyThrottlerGuard } from "../api_key_throttler.guard.ts";
 import { Project } from "./project.ts";
 import { LEGACY_DEPRECATION } from "./projects.ts";
 import { ProjectsStore } from "./projects.store.ts";

@@ -6,7 +6,7 @@
  * @module
  */
 import { ApiProperty } from "@nestjs/swagger";
-import { PublicKeyView } from "./public-key-view.ts";
+import { PublicKeyView } from "./public_key_view.ts";
 
 /** A created or rotated key: the raw key (shown once) and the public view. */
 export class IssuedKey {
