@@ -70,7 +70,12 @@ async function runApp(stub: string): Promise<Record<string, Record<string, unkno
   const dir = await deno.makeTempDir({ prefix: "without-swagger-" });
   try {
     const config = JSON.parse(await deno.readTextFile(new URL("deno.json", root)));
-    const imports = { ...config.imports, "@nestjs/swagger": `file://${dir}/swagger.ts` };
+    const imports: Record<string, string> = { "@nestjs/swagger": `file://${dir}/swagger.ts` };
+    // An import map file, unlike deno.json, maps no subpath of an npm package by itself.
+    for (const [name, target] of Object.entries<string>(config.imports)) {
+      imports[name] ??= target;
+      if (target.startsWith("npm:")) imports[`${name}/`] = `npm:/${target.slice(4)}/`;
+    }
     await deno.writeTextFile(`${dir}/swagger.ts`, stub);
     await deno.writeTextFile(`${dir}/map.json`, JSON.stringify({ imports }));
     await deno.writeTextFile(`${dir}/app.ts`, APP);
