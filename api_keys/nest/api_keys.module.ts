@@ -19,43 +19,14 @@ import { failureLine } from "../_sinks.ts";
 import { ApiKeysService } from "../service.ts";
 import type { ApiKeysServiceOptions } from "../service_options.ts";
 import type { ApiKeyStorage } from "../storage/types.ts";
-import type { ApiKeyContext } from "../types.ts";
 import {
   API_KEYS_CLIENT_IP_RESOLVER,
   API_KEYS_CONTEXT_WRITER,
   API_KEYS_MODULE_OPTIONS,
+  type ApiKeyClientIpResolver,
+  type ApiKeyContextWriter,
 } from "./api_keys.constants.ts";
 import { ApiKeysGuard } from "./api_keys.guard.ts";
-
-/**
- * Puts the verified context where handlers expect it. Default: `request.apiKey = context`.
- * `CurrentApiKey` and `getApiKeyContext` work whatever the writer does.
- *
- * @example
- * ```ts
- * import type { ApiKeyContextWriter } from "@saferoute/api-kit/api-keys/nest";
- * const writer: ApiKeyContextWriter = (context, request) => {
- *   request.auth = { tenantId: context.tenantId, apiKey: context };
- * };
- * ```
- */
-// deno-lint-ignore no-explicit-any
-export type ApiKeyContextWriter = (context: ApiKeyContext, request: any) => void | Promise<void>;
-
-/**
- * Returns the client address of a request (Express or Fastify), or `undefined`
- * when unknown; a key with an IP allowlist is then refused (fail closed).
- *
- * @example
- * ```ts
- * import type { ApiKeyClientIpResolver } from "@saferoute/api-kit/api-keys/nest";
- * const resolver: ApiKeyClientIpResolver = (request) => request.headers["cf-connecting-ip"];
- * ```
- */
-export type ApiKeyClientIpResolver = (
-  // deno-lint-ignore no-explicit-any
-  request: any,
-) => string | undefined | Promise<string | undefined>;
 
 /**
  * Runs `ApiKeysService.notifyExpiring` on an interval (option `expiryNotices`
