@@ -9,7 +9,7 @@ import { Inject, Injectable, Logger, Optional } from "@nestjs/common";
 import { Reflector } from "@nestjs/core";
 import type { ApiKeyHeaderReader } from "../extract_api_key.ts";
 import { ApiKeysService } from "../service.ts";
-import { failureLine } from "../_sinks.ts";
+import { isThenable, resolveClientIp } from "../_client_ip.ts";
 import type { ApiKeyContext, AuthorizeOptions, Environment, RequiredScope } from "../types.ts";
 import { defaultApiKeyClientIpResolver } from "./api_keys.client_ip.ts";
 import {
@@ -18,9 +18,10 @@ import {
   API_KEYS_CONTEXT_WRITER,
   API_KEYS_ENVIRONMENT_METADATA,
   API_KEYS_SCOPE_METADATA,
+  type ApiKeyClientIpResolver,
+  type ApiKeyContextWriter,
 } from "./api_keys.constants.ts";
 import { toApiKeyHttpException } from "./api_keys.exception.ts";
-import type { ApiKeyClientIpResolver, ApiKeyContextWriter } from "./api_keys.module.ts";
 
 // deno-lint-ignore ban-types
 type Target = Function;
@@ -71,10 +72,6 @@ const contexts = new WeakMap<object, ApiKeyContext>();
  */
 export function getApiKeyContext(request: object): ApiKeyContext | undefined {
   return typeof request === "object" && request !== null ? contexts.get(request) : undefined;
-}
-
-function isThenable<T>(value: T | Promise<T>): value is Promise<T> {
-  return typeof (value as { then?: unknown } | undefined)?.then === "function";
 }
 
 /**
@@ -148,6 +145,7 @@ export class ApiKeysGuard {
   readonly #resolveClientIp: ApiKeyClientIpResolver;
   readonly #routes = new WeakMap<Target, WeakMap<Target, RouteRequirements>>();
   readonly #logger = new Logger("ApiKeysGuard");
+  readonly #logError = (line: string): void => this.#logger.error(line);
 
   /** Builds the guard; a missing writer or resolver means the default one. */
   constructor(
@@ -170,7 +168,12 @@ export class ApiKeysGuard {
     const requirements = this.#requirementsOf(context.getHandler(), context.getClass());
     let apiKey: ApiKeyContext;
     try {
-      const resolved = this.#clientIpOf(request);
+      const resolved = resolveClientIp(
+        this.#resolveClientIp,
+        [request],
+        "clientIpResolver",
+        this.#logError,
+      );
       // A synchronous resolver (the default) costs no extra await.
       const clientIp = isThenable(resolved) ? await resolved : resolved;
       // The core applies the header rules and reports every failure (onAuthFailed,
@@ -186,21 +189,6 @@ export class ApiKeysGuard {
     const written = this.#writeContext(apiKey, request);
     if (isThenable(written)) await written;
     return true;
-  }
-
-  /** The resolver's answer; a throw or rejection is logged and means unknown (`undefined`). */
-  // deno-lint-ignore no-explicit-any
-  #clientIpOf(request: any): string | undefined | Promise<string | undefined> {
-    const unknown = (error: unknown): undefined => {
-      this.#logger.error(`${failureLine("clientIpResolver", error)}; client IP treated as unknown`);
-      return undefined;
-    };
-    try {
-      const resolved = this.#resolveClientIp(request);
-      return isThenable(resolved) ? Promise.resolve(resolved).then(undefined, unknown) : resolved;
-    } catch (error) {
-      return unknown(error);
-    }
   }
 
   #requirementsOf(handler: Target, controller: Target): RouteRequirements {
