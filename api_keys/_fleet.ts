@@ -14,9 +14,6 @@
  * this service writes is added at once (a prefix wrongly present costs one
  * lookup; one wrongly absent would refuse a valid key).
  *
- * Over 300 lines because the follower's rules (invalidation, staleness, the
- * set, its lookup budget) and their option checks are one contract.
- *
  * @module
  */
 import type {

@@ -3,8 +3,6 @@
  * (and their tenant-bound forms), with input validation, the TTL policy and
  * lifecycle events. Create and rotate issue their new key with one function,
  * which draws a new key while its prefix is taken (3 attempts).
- * Over 300 lines because every management operation and its tenant-bound
- * form share one record lookup, one key issuer and one summary builder here.
  *
  * @module
  */

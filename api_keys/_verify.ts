@@ -4,9 +4,6 @@
  * → IP allowlist / environment / scope → metric, events, `lastUsedAt`. Until
  * the secret is proven, every failure does the same work in the same order.
  *
- * Over 300 lines because the flow is read in one place: each step, what it
- * reports and what it costs.
- *
  * @module
  */
 import { ApiKeyError, apiKeyError, type ApiKeyErrorCode } from "./errors.ts";

@@ -10,9 +10,6 @@
  * every change up to some counter (a lost connection, a counter advance
  * without its record), it delivers a reset instead: drop everything.
  *
- * Over 300 lines because the feed's interface, its notice types and the
- * in-memory feed are one contract, documented with an example per public name.
- *
  * @module
  */
 import { createDispatcher, type Dispatch } from "./_sinks.ts";

@@ -1,8 +1,6 @@
 /**
  * Events and the verification metric of the API-key component, delivered in
  * process to the `onEvent` and `onMetric` sinks. None carries key material.
- * Over 300 lines because it declares every event of the component, each field
- * documented, and the one builder of the event two flows emit.
  *
  * @module
  */

@@ -4,8 +4,7 @@
  * hashers make the same hashes: `Sha256Hasher`, the spec's, synchronous
  * (`@noble/hashes`), and `WebCryptoSha256Hasher`, the service's, which returns
  * promises and also verifies the legacy schemes imported records carry
- * (`sha256-pepper`, `sha256`). Over 300 lines because both hashers share the
- * pepper rules and the hash codecs here.
+ * (`sha256-pepper`, `sha256`).
  *
  * @module
  */

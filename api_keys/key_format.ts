@@ -12,9 +12,6 @@
  * - `checksum`: CRC-32 of everything before it, 6 base62 characters, so typos
  *   and garbage are rejected offline.
  *
- * Over 300 lines because the layouts, their parsers, their expressions and
- * the checksum are one rule, read on every verification.
- *
  * @module
  */
 import { BASE62_ALPHABET, encodeBase62Fixed, randomBase62 } from "./_base62.ts";

@@ -1,8 +1,6 @@
 /**
  * `ApiKeysService`: create, verify, authorize, rotate, revoke and list API
  * keys. Framework-neutral; the Nest module is a thin provider around it.
- * Over 300 lines because each public operation carries its reference doc
- * and example here; the logic lives in the flow modules.
  *
  * @module
  */

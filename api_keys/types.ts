@@ -2,9 +2,6 @@
  * Data types of the API-key component: records, contexts, inputs and results,
  * and the limits of the inputs.
  *
- * Over 300 lines because each public type carries its documentation and
- * example here, the one place JSR renders them from.
- *
  * @module
  */
 

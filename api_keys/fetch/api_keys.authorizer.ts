@@ -5,10 +5,6 @@
  * requirements; `protect` turns failures into responses (`onError`) and
  * records the verified context for `getApiKeyContext`.
  *
- * Over 300 lines because the binding's whole request check (options, client IP,
- * `protect`, the context store) is read in one place, and each public name
- * carries its documentation and example.
- *
  * @module
  */
 import { ApiKeyError, ApiKeyStorageError } from "../errors.ts";

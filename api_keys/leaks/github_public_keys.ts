@@ -3,10 +3,6 @@
  * that fetches and caches them from GitHub's meta endpoint (conditional
  * requests with ETag, bounded refreshes, stale keys served when GitHub fails).
  *
- * Over 300 lines because both resolvers share one cache and refresh policy
- * (ETag, bounded refreshes, stale keys on failure), kept together with their
- * documentation.
- *
  * @module
  */
 import { importP256PublicKeyPem } from "./_ecdsa_signature.ts";

@@ -4,10 +4,6 @@
  * service's layouts (`legacyKeyLayouts` included),
  * revokes each key that verifies and, when enabled, answers feedback.
  *
- * Over 300 lines because the endpoint's steps (signature, body, per-token
- * checks, revocation, feedback) are one flow, read in one place with its
- * documented options.
- *
  * @module
  */
 import { verifyDerSignature } from "./_ecdsa_signature.ts";

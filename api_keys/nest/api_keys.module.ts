@@ -1,9 +1,6 @@
 /**
  * `ApiKeysModule`, which provides `ApiKeysService` and `ApiKeysGuard` app-wide,
  * and its options (the service's plus the guard's pluggable functions).
- * Over 300 lines because the options interface documents every option the
- * module passes through, beside the lifecycle hooks (readiness, expiry
- * notices).
  *
  * @module
  */

@@ -4,10 +4,6 @@
  * once when a notice of the trigger arrives (a wake-up hint only: anyone who
  * can connect may send one), reconnecting with backoff when it is lost.
  *
- * Over 300 lines because the feed's connection life cycle (connect, schema
- * check, listen, probe, read, prune, backoff, close) is one state machine,
- * read in one place.
- *
  * @module
  */
 import pg from "pg";

@@ -3,11 +3,7 @@
  * storage: each call runs under the deadline with failures mapped to
  * `ApiKeyStorageError`; every record read is validated here and nowhere else;
  * the capabilities (optional methods of `ApiKeyStorage`) are detected once,
- * at construction. Over 300 lines because it wraps every storage operation
- * and capability in one place, each with its deadline and error mapping.
- *
- * Over 300 lines because it is the one gate between the flows and the
- * storage: every operation and capability with its deadline and its check.
+ * at construction.
  *
  * @module
  */

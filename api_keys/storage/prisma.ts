@@ -7,9 +7,6 @@
  * models `ApiKeyExpiryNotice` and `ApiKeyRotationWait` when the options name
  * their delegates.
  *
- * Over 300 lines because every delegate call the adapter makes is here, each
- * with the rule it implements.
- *
  * @module
  */
 import { ApiKeyOperationError } from "../errors.ts";
