@@ -73,23 +73,7 @@ interface NewKeyFields {
   createdBy: string | null;
 }
 
-/**
- * Creates, rotates, revokes and lists keys with the compiled settings.
- *
- * @example
- * ```ts
- * import { compileSettings } from "./_settings.ts";
- * import { ManageFlow } from "./_manage.ts";
- * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
- * const flow = new ManageFlow(compileSettings({
- *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
- *   storage: new InMemoryApiKeyStorage(),
- * }));
- * const { id } = await flow.create({
- *   tenantId: "t1", name: "ci", scopes: [{ resource: "orders", level: "read" }],
- * });
- * ```
- */
+/** Creates, rotates, revokes and lists keys with the compiled settings. */
 export class ManageFlow {
   readonly #s: Settings;
 
