@@ -27,15 +27,7 @@ import { createDispatcher, type Dispatch } from "./_sinks.ts";
  */
 export type ApiKeyChangeKind = "created" | "updated" | "revoked" | "rotated" | "deleted";
 
-/**
- * The kinds a change can have.
- *
- * @example
- * ```ts
- * import { CHANGE_KINDS } from "./change_feed.ts";
- * CHANGE_KINDS.has("revoked"); // true
- * ```
- */
+/** The kinds a change can have. */
 export const CHANGE_KINDS: ReadonlySet<string> = new Set<ApiKeyChangeKind>([
   "created",
   "updated",
@@ -223,15 +215,6 @@ export interface ApiKeyChangeFeed {
 /**
  * The listeners of a feed: delivery in subscription order, each listener's
  * throw or rejection contained. Shared by the feeds of this library.
- *
- * @example
- * ```ts
- * import { ChangeListeners } from "./change_feed.ts";
- * const listeners = new ChangeListeners();
- * const off = listeners.add((notice) => console.log(notice.counter));
- * listeners.deliver({ kind: "created", prefix: "AbCdEfGhIjKl", counter: 1 });
- * off();
- * ```
  */
 export class ChangeListeners {
   readonly #dispatchers = new Map<symbol, Dispatch<ApiKeyChangeNotice>>();
