@@ -41,18 +41,7 @@ export interface ApiKeyCreatedEvent {
   createdBy: string | null;
 }
 
-/**
- * The `api_key.created` event of a stored `record` (by `create` and by
- * `importKeys`).
- *
- * @example
- * ```ts
- * import { createdEvent } from "./events.ts";
- * import type { ApiKeyRecord } from "./types.ts";
- * declare const record: ApiKeyRecord;
- * createdEvent(record, new Date()).type; // "api_key.created"
- * ```
- */
+/** The `api_key.created` event of a stored `record` (by `create` and by `importKeys`). */
 export function createdEvent(record: ApiKeyRecord, at: Date): ApiKeyCreatedEvent {
   return {
     type: "api_key.created",

@@ -93,14 +93,6 @@ export interface ExtractApiKeyOptions {
  * The header rules with compiled layouts: what `extractApiKey` does, and what
  * `ApiKeysService.authorizeRequest` calls with the service's layouts.
  * Internal: not exported by the entry point.
- *
- * @example
- * ```ts
- * import { extractApiKeyWith } from "./extract_api_key.ts";
- * import { compileKeyLayouts } from "./key_format.ts";
- * const layouts = compileKeyLayouts(["nestarc-v0"], "legacyKeyLayouts");
- * extractApiKeyWith(() => undefined, layouts); // undefined
- * ```
  */
 export function extractApiKeyWith(
   getHeader: ApiKeyHeaderReader,

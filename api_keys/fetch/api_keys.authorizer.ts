@@ -92,14 +92,6 @@ export interface ApiKeyAuthorizerOptions extends ApiKeyRequirements {
 /**
  * Body of the default error response: the code and its status, with the
  * fixed, safe message (the body of `./api-keys/nest`'s `ApiKeyHttpException`).
- *
- * @example
- * ```ts
- * import type { ApiKeyErrorBody } from "./api_keys.authorizer.ts";
- * const body: ApiKeyErrorBody = {
- *   statusCode: 401, code: "api_key_missing", message: "API key is missing",
- * };
- * ```
  */
 export interface ApiKeyErrorBody {
   /** HTTP status: 401, 403 or 503. */
