@@ -16,12 +16,6 @@ import type { ApiKeyHashScheme, HashedSecret, HasherOptions } from "./types.ts";
  * Every hash scheme a record may carry: `hmac-sha256` (the current one, and
  * the meaning of an absent `hashScheme`), then the legacy `sha256-pepper`
  * and `sha256`.
- *
- * @example
- * ```ts
- * import { API_KEY_HASH_SCHEMES } from "./hasher.ts";
- * API_KEY_HASH_SCHEMES.includes("sha256-pepper"); // true
- * ```
  */
 export const API_KEY_HASH_SCHEMES: readonly ApiKeyHashScheme[] = Object.freeze([
   "hmac-sha256",
@@ -29,15 +23,7 @@ export const API_KEY_HASH_SCHEMES: readonly ApiKeyHashScheme[] = Object.freeze([
   "sha256",
 ]);
 
-/**
- * The scheme of every new hash, and of a record without `hashScheme`.
- *
- * @example
- * ```ts
- * import { CURRENT_HASH_SCHEME } from "./hasher.ts";
- * CURRENT_HASH_SCHEME; // "hmac-sha256"
- * ```
- */
+/** The scheme of every new hash, and of a record without `hashScheme`. */
 export const CURRENT_HASH_SCHEME = "hmac-sha256";
 
 const encoder = new TextEncoder();
@@ -144,13 +130,6 @@ function digestsEqual(a: Uint8Array, b: Uint8Array): boolean {
  * Whether `hash` has the form of a stored hash of `scheme` (43 base64url
  * characters for `hmac-sha256`, 64 lowercase hex digits for the legacy
  * schemes). Internal: not exported by the entry point.
- *
- * @example
- * ```ts
- * import { isWellFormedHash } from "./hasher.ts";
- * isWellFormedHash("sha256", "0".repeat(64)); // true
- * isWellFormedHash("hmac-sha256", "0".repeat(64)); // false
- * ```
  */
 export function isWellFormedHash(scheme: ApiKeyHashScheme, hash: string): boolean {
   return scheme === CURRENT_HASH_SCHEME ? fromBase64Url(hash) !== null : fromHex(hash) !== null;
@@ -310,16 +289,6 @@ export class Sha256Hasher {
  * records), every verification also does the legacy digest, so a failure
  * costs the same whatever the record's scheme. Internal: not exported by the
  * entry point.
- *
- * @example
- * ```ts
- * import { createHasher } from "./hasher.ts";
- * const hasher = createHasher(
- *   { peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" } },
- *   { peppers: "options.peppers", currentVersion: "options.currentPepperVersion", hasher: "options.hasher" },
- * );
- * hasher.currentVersion; // 1
- * ```
  */
 export function createHasher(
   options: { peppers: unknown; currentVersion?: unknown; hasher?: unknown },

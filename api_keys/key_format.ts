@@ -32,12 +32,6 @@ const CRC_TABLE: Uint32Array = (() => {
  * CRC-32 (IEEE 802.3, the zlib polynomial) of the low byte of each char code
  * of `text` (exact for ASCII), up to `end` (default: the whole text): the
  * checksum of keys. Internal: not exported by the entry point.
- *
- * @example
- * ```ts
- * import { crc32Ascii } from "./key_format.ts";
- * crc32Ascii("123456789").toString(16); // "cbf43926"
- * ```
  */
 export function crc32Ascii(text: string, end: number = text.length): number {
   let crc = 0xffffffff;
@@ -47,59 +41,19 @@ export function crc32Ascii(text: string, end: number = text.length): number {
   return (crc ^ 0xffffffff) >>> 0;
 }
 
-/**
- * Length of the public prefix.
- *
- * @example
- * ```ts
- * import { API_KEY_PREFIX_LENGTH } from "./key_format.ts";
- * API_KEY_PREFIX_LENGTH; // 12
- * ```
- */
+/** Length of the public prefix. */
 export const API_KEY_PREFIX_LENGTH = 12;
 
-/**
- * Length of the secret (32 base62 characters, about 190 bits of entropy).
- *
- * @example
- * ```ts
- * import { API_KEY_SECRET_LENGTH } from "./key_format.ts";
- * API_KEY_SECRET_LENGTH; // 32
- * ```
- */
+/** Length of the secret (32 base62 characters, about 190 bits of entropy). */
 export const API_KEY_SECRET_LENGTH = 32;
 
-/**
- * Length of the base62 CRC-32 checksum appended to the secret.
- *
- * @example
- * ```ts
- * import { API_KEY_CHECKSUM_LENGTH } from "./key_format.ts";
- * API_KEY_CHECKSUM_LENGTH; // 6
- * ```
- */
+/** Length of the base62 CRC-32 checksum appended to the secret. */
 export const API_KEY_CHECKSUM_LENGTH = 6;
 
-/**
- * Default namespace of generated keys.
- *
- * @example
- * ```ts
- * import { DEFAULT_API_KEY_NAMESPACE } from "./key_format.ts";
- * DEFAULT_API_KEY_NAMESPACE; // "ak"
- * ```
- */
+/** Default namespace of generated keys. */
 export const DEFAULT_API_KEY_NAMESPACE = "ak";
 
-/**
- * Valid namespaces: a lowercase letter, then up to 15 lowercase letters or digits.
- *
- * @example
- * ```ts
- * import { API_KEY_NAMESPACE_PATTERN } from "./key_format.ts";
- * API_KEY_NAMESPACE_PATTERN.test("acme2"); // true
- * ```
- */
+/** Valid namespaces: a lowercase letter, then up to 15 lowercase letters or digits. */
 export const API_KEY_NAMESPACE_PATTERN: RegExp = /^[a-z][a-z0-9]{0,15}$/;
 
 /**
@@ -207,15 +161,7 @@ export interface GenerateKeyOptions {
   namespace?: string;
 }
 
-/**
- * Throws a `TypeError` naming `label` unless `namespace` is valid.
- *
- * @example
- * ```ts
- * import { assertValidNamespace } from "./key_format.ts";
- * assertValidNamespace("acme", "namespace");
- * ```
- */
+/** Throws a `TypeError` naming `label` unless `namespace` is valid. */
 export function assertValidNamespace(namespace: unknown, label: string): void {
   if (typeof namespace !== "string" || !API_KEY_NAMESPACE_PATTERN.test(namespace)) {
     throw new TypeError(
@@ -536,12 +482,6 @@ function checksumHolds(raw: string, end: number): boolean {
 /**
  * A key parsed by `KeyLayouts.parse`, with the name of its legacy layout
  * (absent: the current layout). Internal: not exported by the entry point.
- *
- * @example
- * ```ts
- * import type { LayoutParsedKey } from "./key_format.ts";
- * const isLegacy = (key: LayoutParsedKey) => key.layout !== undefined;
- * ```
  */
 export type LayoutParsedKey = ParsedApiKey & { readonly layout?: string };
 
@@ -590,13 +530,6 @@ function parseLegacy(
  * ones, with what parsing, the header rules, redaction and the scanner
  * patterns need of them. Internal: not exported by the entry point; built by
  * `compileKeyLayouts`.
- *
- * @example
- * ```ts
- * import { compileKeyLayouts } from "./key_format.ts";
- * const layouts = compileKeyLayouts(["nestarc-v0"], "legacyKeyLayouts");
- * layouts.parse(`acme_live_${"A".repeat(12)}_${"b".repeat(32)}`, "acme")?.prefix; // "AAAAAAAAAAAA"
- * ```
  */
 export class KeyLayouts {
   /** The enabled legacy layouts, validated. */
@@ -677,12 +610,6 @@ const CURRENT_LAYOUT_ONLY = new KeyLayouts([]);
  * names and descriptions; a `TypeError` names `label` and the entry) and
  * compiles it with the current layout. Internal: not exported by the entry
  * point.
- *
- * @example
- * ```ts
- * import { compileKeyLayouts } from "./key_format.ts";
- * compileKeyLayouts(["nestarc-v0"], "options.legacyKeyLayouts").legacy[0].name; // "nestarc-v0"
- * ```
  */
 export function compileKeyLayouts(value: unknown, label: string): KeyLayouts {
   if (value === undefined) return CURRENT_LAYOUT_ONLY;
