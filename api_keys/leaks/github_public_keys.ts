@@ -8,15 +8,7 @@
 import { importP256PublicKeyPem } from "./_ecdsa_signature.ts";
 import { optionalFunction, positiveInteger } from "./_core.ts";
 
-/**
- * GitHub's meta endpoint of the secret-scanning public keys.
- *
- * @example
- * ```ts
- * import { GITHUB_SECRET_SCANNING_KEYS_URL } from "./github_public_keys.ts";
- * GITHUB_SECRET_SCANNING_KEYS_URL; // "https://api.github.com/meta/public_keys/secret_scanning"
- * ```
- */
+/** GitHub's meta endpoint of the secret-scanning public keys. */
 export const GITHUB_SECRET_SCANNING_KEYS_URL =
   "https://api.github.com/meta/public_keys/secret_scanning";
 

@@ -284,39 +284,12 @@ export class ApiKeysModule {
     return this.service.ready();
   }
 
-  /**
-   * Configures the module with static options.
-   *
-   * @example
-   * ```ts
-   * import { InMemoryApiKeyStorage } from "@saferoute/api-kit/api-keys";
-   * import { ApiKeysModule } from "@saferoute/api-kit/api-keys/nest";
-   * const module = ApiKeysModule.forRoot({
-   *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
-   *   storage: new InMemoryApiKeyStorage(),
-   * });
-   * ```
-   */
+  /** Configures the module with static options. */
   static forRoot(options: ApiKeysModuleOptions): DynamicModule {
     return buildModule({ provide: API_KEYS_MODULE_OPTIONS, useValue: options }, []);
   }
 
-  /**
-   * Configures the module from a factory, e.g. reading peppers from a config service.
-   *
-   * @example
-   * ```ts
-   * import { InMemoryApiKeyStorage } from "@saferoute/api-kit/api-keys";
-   * import { ApiKeysModule } from "@saferoute/api-kit/api-keys/nest";
-   * const module = ApiKeysModule.forRootAsync({
-   *   inject: ["API_KEY_PEPPER"],
-   *   useFactory: (pepper: string) => ({
-   *     peppers: { 1: pepper },
-   *     storage: new InMemoryApiKeyStorage(),
-   *   }),
-   * });
-   * ```
-   */
+  /** Configures the module from a factory, e.g. reading peppers from a config service. */
   static forRootAsync(options: ApiKeysModuleAsyncOptions): DynamicModule {
     if (typeof options?.useFactory !== "function") {
       throw new TypeError("ApiKeysModuleAsyncOptions.useFactory must be a function");
