@@ -18,26 +18,10 @@ import {
 } from "../change_feed.ts";
 import { FeedError, parseCounter, parseLoggedChange } from "./_notice.ts";
 
-/**
- * Channel the migration's triggers notify.
- *
- * @example
- * ```ts
- * import { DEFAULT_FEED_CHANNEL } from "./_feed.ts";
- * DEFAULT_FEED_CHANNEL; // "api_key_changes"
- * ```
- */
+/** Channel the migration's triggers notify. */
 export const DEFAULT_FEED_CHANNEL = "api_key_changes";
 
-/**
- * Default interval between two reads of the change log, in ms.
- *
- * @example
- * ```ts
- * import { DEFAULT_FEED_POLL_MS } from "./_feed.ts";
- * DEFAULT_FEED_POLL_MS; // 500
- * ```
- */
+/** Default interval between two reads of the change log, in ms. */
 export const DEFAULT_FEED_POLL_MS = 500;
 
 /** Deadline of connecting and of each query, in ms. */
@@ -248,16 +232,7 @@ function readOptions(options: PostgresFeedOptions): {
   return { makeClient, channel, pollMs };
 }
 
-/**
- * The feed behind `createPostgresFeed` (see `mod.ts`).
- *
- * @example
- * ```ts
- * import { PostgresChangeFeed } from "./_feed.ts";
- * const feed = new PostgresChangeFeed({ connectionString: "postgresql://app:secret@db:5432/app" });
- * await feed.close();
- * ```
- */
+/** The feed behind `createPostgresFeed` (see `mod.ts`). */
 export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
   readonly #listeners = new ChangeListeners();
   readonly #makeClient: () => PostgresFeedClient;
