@@ -5,26 +5,10 @@
  * @module
  */
 
-/**
- * Longest accepted key name.
- *
- * @example
- * ```ts
- * import { MAX_API_KEY_NAME_LENGTH } from "./types.ts";
- * MAX_API_KEY_NAME_LENGTH; // 200
- * ```
- */
+/** Longest accepted key name. */
 export const MAX_API_KEY_NAME_LENGTH = 200;
 
-/**
- * Default grace period of `rotate`: 24 hours.
- *
- * @example
- * ```ts
- * import { DEFAULT_GRACE_PERIOD_MS } from "./types.ts";
- * DEFAULT_GRACE_PERIOD_MS; // 86400000
- * ```
- */
+/** Default grace period of `rotate`: 24 hours. */
 export const DEFAULT_GRACE_PERIOD_MS = 24 * 60 * 60 * 1000;
 
 /**
