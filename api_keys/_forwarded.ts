@@ -27,7 +27,6 @@ const MAX_FORWARDING_HEADER_LENGTH = 8192;
  *
  * @example
  * ```ts
- * import type { TrustedProxyClientIpResolverOptions } from "@saferoute/api-kit/api-keys/nest";
  * const options: TrustedProxyClientIpResolverOptions = {
  *   trustedProxies: ["10.0.0.0/8", "127.0.0.1"],
  *   header: "forwarded",

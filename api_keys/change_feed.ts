@@ -21,7 +21,6 @@ import { createDispatcher, type Dispatch } from "./_sinks.ts";
  *
  * @example
  * ```ts
- * import type { ApiKeyChangeKind } from "./change_feed.ts";
  * const kind: ApiKeyChangeKind = "revoked";
  * ```
  */
@@ -41,7 +40,6 @@ export const CHANGE_KINDS: ReadonlySet<string> = new Set<ApiKeyChangeKind>([
  *
  * @example
  * ```ts
- * import type { ApiKeyChange } from "./change_feed.ts";
  * const change: ApiKeyChange = { kind: "revoked", prefix: "AbCdEfGhIjKl", counter: 42 };
  * ```
  */
@@ -62,7 +60,6 @@ export interface ApiKeyChange {
  *
  * @example
  * ```ts
- * import type { ApiKeyFeedResetReason } from "./change_feed.ts";
  * const reason: ApiKeyFeedResetReason = "missed";
  * ```
  */
@@ -74,7 +71,6 @@ export type ApiKeyFeedResetReason = "missed" | "truncated" | "unnamed";
  *
  * @example
  * ```ts
- * import type { ApiKeyFeedReset } from "./change_feed.ts";
  * const reset: ApiKeyFeedReset = { kind: "reset", prefix: null, counter: 42, reason: "missed" };
  * ```
  */
@@ -94,7 +90,6 @@ export interface ApiKeyFeedReset {
  *
  * @example
  * ```ts
- * import type { ApiKeyChangeNotice } from "./change_feed.ts";
  * const onNotice = (notice: ApiKeyChangeNotice) =>
  *   notice.kind === "reset" ? console.log("drop all") : console.log("drop", notice.prefix);
  * ```
@@ -119,7 +114,6 @@ export type ApiKeyChangeListener = (notice: ApiKeyChangeNotice) => void | Promis
  *
  * @example
  * ```ts
- * import type { ApiKeyChangeFeedStatus } from "./change_feed.ts";
  * declare const status: ApiKeyChangeFeedStatus;
  * const serveFromCache = status.stalenessMs <= 2_000;
  * ```
@@ -160,7 +154,6 @@ export interface ApiKeyChangeFeedStatus {
  *
  * @example
  * ```ts
- * import type { ApiKeyFeedSnapshot } from "./change_feed.ts";
  * const snapshot: ApiKeyFeedSnapshot = { counter: 7, prefixes: ["AbCdEfGhIjKl"] };
  * ```
  */
@@ -179,7 +172,6 @@ export interface ApiKeyFeedSnapshot {
  *
  * @example
  * ```ts
- * import { type ApiKeyChangeFeed, InMemoryApiKeyChangeFeed } from "./change_feed.ts";
  * const feed: ApiKeyChangeFeed = new InMemoryApiKeyChangeFeed();
  * const cached = new Map<string, string>();
  * const unsubscribe = feed.subscribe((notice) => {

@@ -19,7 +19,6 @@ const LIBRARY_ERROR = Symbol.for("saferoute.api-kit.error");
  *
  * @example
  * ```ts
- * import { ApiKeyErrorCode } from "./errors.ts";
  * ApiKeyErrorCode.Invalid; // "api_key_invalid"
  * ```
  */
@@ -125,7 +124,6 @@ export function apiKeyError(code: ApiKeyErrorCode, reason?: string): ApiKeyError
  *
  * @example
  * ```ts
- * import type { ApiKeyOperationErrorCode } from "./errors.ts";
  * const code: ApiKeyOperationErrorCode = "api_key_not_rotatable";
  * ```
  */
@@ -207,7 +205,6 @@ export class ApiKeyStorageError extends Error {
  *
  * @example
  * ```ts
- * import type { ApiKeyValidationErrorCode } from "./errors.ts";
  * const code: ApiKeyValidationErrorCode = "api_key_invalid_input";
  * ```
  */
