@@ -80,7 +80,6 @@ function bearerKey(
  *
  * @example
  * ```ts
- * import type { ExtractApiKeyOptions } from "./extract_api_key.ts";
  * const options: ExtractApiKeyOptions = { legacyKeyLayouts: ["nestarc-v0"] };
  * ```
  */

@@ -34,7 +34,6 @@ const encoder = new TextEncoder();
  *
  * @example
  * ```ts
- * import { MIN_PEPPER_BYTES } from "./hasher.ts";
  * MIN_PEPPER_BYTES; // 32
  * ```
  */

@@ -62,7 +62,6 @@ export const API_KEY_NAMESPACE_PATTERN: RegExp = /^[a-z][a-z0-9]{0,15}$/;
  *
  * @example
  * ```ts
- * import { MAX_API_KEY_LENGTH } from "./key_format.ts";
  * MAX_API_KEY_LENGTH; // 73
  * ```
  */
@@ -104,7 +103,6 @@ function isBase62Run(text: string, start: number, end: number): boolean {
  *
  * @example
  * ```ts
- * import { API_KEY_REDACT_REGEX } from "./key_format.ts";
  * API_KEY_REDACT_REGEX.test("no key here"); // false
  * ```
  */
@@ -115,7 +113,6 @@ export const API_KEY_REDACT_REGEX: RegExp = new RegExp(KEY_SOURCE);
  *
  * @example
  * ```ts
- * import type { GeneratedApiKey } from "./key_format.ts";
  * const show = (key: GeneratedApiKey) => `${key.prefix} (${key.environment})`;
  * ```
  */
@@ -139,7 +136,6 @@ export interface GeneratedApiKey {
  *
  * @example
  * ```ts
- * import type { ParsedApiKey } from "./key_format.ts";
  * const lookup = (key: ParsedApiKey) => key.prefix;
  * ```
  */
@@ -150,7 +146,6 @@ export type ParsedApiKey = GeneratedApiKey;
  *
  * @example
  * ```ts
- * import type { GenerateKeyOptions } from "./key_format.ts";
  * const options: GenerateKeyOptions = { environment: "test", namespace: "acme" };
  * ```
  */
@@ -272,7 +267,6 @@ export function hasApiKeyLayout(value: string): boolean {
  *
  * @example
  * ```ts
- * import type { LegacyKeyAlphabet } from "./key_format.ts";
  * const alphabet: LegacyKeyAlphabet = "hex";
  * ```
  */
@@ -286,7 +280,6 @@ export type LegacyKeyAlphabet = "base62" | "hex" | "base64url";
  *
  * @example
  * ```ts
- * import type { LegacyKeyLayoutDescription } from "./key_format.ts";
  * // e.g. "sk-prod-0a1b2c3d-<40 hex>"
  * const layout: LegacyKeyLayoutDescription = {
  *   name: "acme-v1", separator: "-", namespace: "sk", environments: { live: "prod", test: "dev" },
@@ -321,7 +314,6 @@ export interface LegacyKeyLayoutDescription {
  *
  * @example
  * ```ts
- * import { LEGACY_KEY_LAYOUTS } from "./key_format.ts";
  * const theirs = { ...LEGACY_KEY_LAYOUTS["nestarc-v0"], namespace: "Acme" };
  * ```
  */
@@ -347,7 +339,6 @@ export const LEGACY_KEY_LAYOUTS: Readonly<Record<"nestarc-v0", LegacyKeyLayoutDe
  *
  * @example
  * ```ts
- * import type { LegacyKeyLayout } from "./key_format.ts";
  * const layouts: LegacyKeyLayout[] = ["nestarc-v0"];
  * ```
  */
@@ -624,7 +615,6 @@ export function compileKeyLayouts(value: unknown, label: string): KeyLayouts {
  *
  * @example
  * ```ts
- * import type { ApiKeyRedactionOptions } from "./key_format.ts";
  * const options: ApiKeyRedactionOptions = { legacyKeyLayouts: ["nestarc-v0"] };
  * ```
  */

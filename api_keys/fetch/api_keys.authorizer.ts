@@ -21,7 +21,6 @@ import { defaultFetchClientIp, type FetchClientIpResolver } from "./api_keys.cli
  *
  * @example
  * ```ts
- * import type { ApiKeyRequirements } from "@saferoute/api-kit/api-keys/fetch";
  * const route: ApiKeyRequirements = {
  *   requiredScope: { resource: "orders", level: "write" },
  *   requiredEnvironment: "live",
@@ -148,7 +147,6 @@ export type FetchHandler<Args extends unknown[] = unknown[]> = (
  * @example
  * ```ts
  * import { ApiKeysService, InMemoryApiKeyStorage } from "@saferoute/api-kit/api-keys";
- * import { createApiKeyAuthorizer } from "@saferoute/api-kit/api-keys/fetch";
  * const service = new ApiKeysService({
  *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
  *   storage: new InMemoryApiKeyStorage(),
