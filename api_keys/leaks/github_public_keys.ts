@@ -18,7 +18,6 @@ export const GITHUB_SECRET_SCANNING_KEYS_URL =
  *
  * @example
  * ```ts
- * import type { SecretScanningPublicKey } from "./github_public_keys.ts";
  * const key: SecretScanningPublicKey = {
  *   key_identifier: "90a421169f0a406205f1563a953312f0be898d3c7b6c06b681aa86a874555f4a",
  *   key: "-----BEGIN PUBLIC KEY-----\n...\n-----END PUBLIC KEY-----\n",
@@ -42,7 +41,6 @@ export interface SecretScanningPublicKey {
  *
  * @example
  * ```ts
- * import type { SecretScanningKeyResolver } from "./github_public_keys.ts";
  * const none: SecretScanningKeyResolver = { resolve: () => Promise.resolve(null) };
  * ```
  */
@@ -56,7 +54,6 @@ export interface SecretScanningKeyResolver {
  *
  * @example
  * ```ts
- * import type { GitHubSecretScanningKeyResolverOptions } from "./github_public_keys.ts";
  * const options: GitHubSecretScanningKeyResolverOptions = { ttlMs: 6 * 60 * 60 * 1000 };
  * ```
  */

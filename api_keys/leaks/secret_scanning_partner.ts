@@ -35,7 +35,6 @@ import type {
  *
  * @example
  * ```ts
- * import { SECRET_SCANNING_MAX_TOKENS } from "./secret_scanning_partner.ts";
  * SECRET_SCANNING_MAX_TOKENS; // 1000
  * ```
  */
@@ -46,7 +45,6 @@ export const SECRET_SCANNING_MAX_TOKENS = 1000;
  *
  * @example
  * ```ts
- * import type { SecretScanningPartnerOptions } from "./secret_scanning_partner.ts";
  * import { githubSecretScanningKeyResolver } from "./github_public_keys.ts";
  * import { ApiKeysService } from "../service.ts";
  * import { InMemoryApiKeyStorage } from "../storage/in_memory.ts";
