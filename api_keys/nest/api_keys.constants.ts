@@ -11,7 +11,6 @@ import type { ApiKeyContext } from "../types.ts";
  *
  * @example
  * ```ts
- * import { API_KEY_CONTEXT_PROPERTY } from "@saferoute/api-kit/api-keys/nest";
  * console.log(API_KEY_CONTEXT_PROPERTY); // "apiKey"
  * ```
  */
@@ -22,7 +21,6 @@ export const API_KEY_CONTEXT_PROPERTY = "apiKey";
  *
  * @example
  * ```ts
- * import { API_KEYS_ENVIRONMENT_METADATA } from "@saferoute/api-kit/api-keys/nest";
  * console.log(API_KEYS_ENVIRONMENT_METADATA); // "lib:api-keys:environment"
  * ```
  */
@@ -33,7 +31,6 @@ export const API_KEYS_ENVIRONMENT_METADATA = "lib:api-keys:environment";
  *
  * @example
  * ```ts
- * import { API_KEYS_SCOPE_METADATA } from "@saferoute/api-kit/api-keys/nest";
  * console.log(API_KEYS_SCOPE_METADATA); // "lib:api-keys:scope"
  * ```
  */
@@ -44,7 +41,6 @@ export const API_KEYS_SCOPE_METADATA = "lib:api-keys:scope";
  *
  * @example
  * ```ts
- * import { API_KEYS_CONTEXT_WRITER } from "@saferoute/api-kit/api-keys/nest";
  * console.log(API_KEYS_CONTEXT_WRITER.description);
  * ```
  */
@@ -55,7 +51,6 @@ export const API_KEYS_CONTEXT_WRITER: unique symbol = Symbol("API_KEYS_CONTEXT_W
  *
  * @example
  * ```ts
- * import { API_KEYS_CLIENT_IP_RESOLVER } from "@saferoute/api-kit/api-keys/nest";
  * console.log(API_KEYS_CLIENT_IP_RESOLVER.description);
  * ```
  */

@@ -33,7 +33,6 @@ type Target = Function;
  * @example
  * ```ts
  * import type { ExecutionContext } from "@nestjs/common";
- * import type { ApiKeysGuardContext } from "@saferoute/api-kit/api-keys/nest";
  * const narrow = (context: ExecutionContext): ApiKeysGuardContext => context;
  * ```
  */
