@@ -31,7 +31,6 @@ import { ApiKeysGuard } from "./api_keys.guard.ts";
  *
  * @example
  * ```ts
- * import type { ApiKeyExpiryNoticesOptions } from "@saferoute/api-kit/api-keys/nest";
  * const expiryNotices: ApiKeyExpiryNoticesOptions = {
  *   thresholdsMs: [7 * 86_400_000, 86_400_000],
  *   intervalMs: 15 * 60_000,
@@ -52,7 +51,6 @@ export interface ApiKeyExpiryNoticesOptions {
  * @example
  * ```ts
  * import { InMemoryApiKeyStorage } from "@saferoute/api-kit/api-keys";
- * import type { ApiKeysModuleOptions } from "@saferoute/api-kit/api-keys/nest";
  * const options: ApiKeysModuleOptions = {
  *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
  *   storage: new InMemoryApiKeyStorage(),
@@ -81,7 +79,6 @@ export interface ApiKeysModuleOptions extends ApiKeysServiceOptions {
  * @example
  * ```ts
  * import { InMemoryApiKeyStorage } from "@saferoute/api-kit/api-keys";
- * import type { ApiKeysModuleAsyncOptions } from "@saferoute/api-kit/api-keys/nest";
  * const options: ApiKeysModuleAsyncOptions = {
  *   inject: ["PEPPER"],
  *   useFactory: (pepper: string) => ({ peppers: { 1: pepper }, storage: new InMemoryApiKeyStorage() }),

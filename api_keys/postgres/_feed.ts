@@ -65,7 +65,6 @@ const SNAPSHOT_SQL = "SELECT c.n::text AS n, ARRAY(SELECT prefix FROM api_keys) 
  * @example
  * ```ts
  * import pg from "pg";
- * import type { PostgresFeedClient } from "./_feed.ts";
  * const make = (): PostgresFeedClient => new pg.Client({ connectionString: "postgresql://…" });
  * ```
  */
@@ -93,7 +92,6 @@ export interface PostgresFeedClient {
  *
  * @example
  * ```ts
- * import type { PostgresFeedOptions } from "./_feed.ts";
  * const options: PostgresFeedOptions = {
  *   connectionString: "postgresql://app:secret@db:5432/app",
  *   pollMs: 250,
@@ -120,7 +118,6 @@ export interface PostgresFeedOptions {
  *
  * @example
  * ```ts
- * import type { PostgresApiKeyChangeFeed } from "./_feed.ts";
  * declare const feed: PostgresApiKeyChangeFeed;
  * const { counter, prefixes } = await feed.snapshot();
  * ```
