@@ -16,7 +16,6 @@ export const DEFAULT_GRACE_PERIOD_MS = 24 * 60 * 60 * 1000;
  *
  * @example
  * ```ts
- * import type { Environment } from "./types.ts";
  * const env: Environment = "live";
  * ```
  */
@@ -27,7 +26,6 @@ export type Environment = "live" | "test";
  *
  * @example
  * ```ts
- * import type { ScopeLevel } from "./types.ts";
  * const level: ScopeLevel = "read";
  * ```
  */
@@ -38,7 +36,6 @@ export type ScopeLevel = "read" | "write";
  *
  * @example
  * ```ts
- * import type { Scope } from "./types.ts";
  * const scope: Scope = { resource: "orders", level: "write" };
  * ```
  */
@@ -54,7 +51,6 @@ export interface Scope {
  *
  * @example
  * ```ts
- * import type { RequiredScope } from "./types.ts";
  * const required: RequiredScope = { resource: "orders", level: "read" };
  * ```
  */
@@ -71,7 +67,6 @@ export interface RequiredScope {
  *
  * @example
  * ```ts
- * import type { AuthorizeOptions } from "./types.ts";
  * const options: AuthorizeOptions = {
  *   clientIp: "203.0.113.7", requiredEnvironment: "live",
  *   requiredScope: { resource: "orders", level: "read" },
@@ -92,7 +87,6 @@ export interface AuthorizeOptions {
  *
  * @example
  * ```ts
- * import type { ApiKeyVerificationOutcome } from "./types.ts";
  * const outcome: ApiKeyVerificationOutcome = "success";
  * ```
  */
@@ -115,7 +109,6 @@ export type ApiKeyVerificationOutcome =
  *
  * @example
  * ```ts
- * import type { ApiKeyHashScheme } from "./types.ts";
  * const scheme: ApiKeyHashScheme = "sha256-pepper";
  * ```
  */
@@ -126,7 +119,6 @@ export type ApiKeyHashScheme = "hmac-sha256" | "sha256-pepper" | "sha256";
  *
  * @example
  * ```ts
- * import type { ApiKeyRecord } from "./types.ts";
  * const record: ApiKeyRecord = {
  *   id: "k1", tenantId: "t1", name: "ci", environment: "test", prefix: "AbCdEfGh",
  *   hash: "...", pepperVersion: 1, scopes: ["orders:read"], allowedIpCidrs: [],
@@ -184,7 +176,6 @@ export interface ApiKeyRecord {
  *
  * @example
  * ```ts
- * import type { ApiKeyStatus } from "./types.ts";
  * const status: ApiKeyStatus = "rotating";
  * ```
  */
@@ -196,7 +187,6 @@ export type ApiKeyStatus = "active" | "rotating" | "expired" | "revoked";
  *
  * @example
  * ```ts
- * import type { ApiKeySummary } from "./types.ts";
  * const show = (summary: ApiKeySummary) => `${summary.prefix} ${summary.status}`;
  * ```
  */
@@ -238,7 +228,6 @@ export interface ApiKeySummary {
  *
  * @example
  * ```ts
- * import type { ApiKeyContext } from "./types.ts";
  * const context: ApiKeyContext = {
  *   keyId: "k1", tenantId: "t1", environment: "live", scopes: ["orders:read"], prefix: "AbCdEfGh",
  * };
@@ -264,7 +253,6 @@ export interface ApiKeyContext {
  *
  * @example
  * ```ts
- * import type { CreateApiKeyInput } from "./types.ts";
  * const input: CreateApiKeyInput = {
  *   tenantId: "t1", name: "ci", scopes: [{ resource: "orders", level: "read" }],
  * };
@@ -292,7 +280,6 @@ export interface CreateApiKeyInput {
  *
  * @example
  * ```ts
- * import type { CreateApiKeyResult } from "./types.ts";
  * function show(result: CreateApiKeyResult): string {
  *   return `${result.id}: ${result.key}`;
  * }
@@ -311,7 +298,6 @@ export interface CreateApiKeyResult {
  *
  * @example
  * ```ts
- * import type { ApiKeyGraceStart } from "./types.ts";
  * const graceStarts: ApiKeyGraceStart = "first-use";
  * ```
  */
@@ -323,7 +309,6 @@ export type ApiKeyGraceStart = "rotation" | "first-use";
  *
  * @example
  * ```ts
- * import type { RotateApiKeyInput } from "./types.ts";
  * const input: RotateApiKeyInput = { gracePeriodMs: 60 * 60 * 1000 };
  * const waiting: RotateApiKeyInput = {
  *   gracePeriodMs: 60 * 60 * 1000, graceStarts: "first-use", maxWaitMs: 7 * 864e5,
@@ -360,7 +345,6 @@ export interface RotateApiKeyInput {
  *
  * @example
  * ```ts
- * import type { RotateApiKeyResult } from "./types.ts";
  * function show(result: RotateApiKeyResult): string {
  *   return `${result.replacedKeyId} -> ${result.id} until ${result.graceExpiresAt.toISOString()}`;
  * }
@@ -385,7 +369,6 @@ export interface RotateApiKeyResult {
  *
  * @example
  * ```ts
- * import type { NotifyExpiringOptions } from "./types.ts";
  * const options: NotifyExpiringOptions = { thresholdsMs: [7 * 864e5, 864e5] };
  * ```
  */
@@ -404,7 +387,6 @@ export interface NotifyExpiringOptions {
  *
  * @example
  * ```ts
- * import type { NotifyExpiringResult } from "./types.ts";
  * const show = (result: NotifyExpiringResult) =>
  *   `${result.expiring} expiring, ${result.rotationsCompleted} rotations completed`;
  * ```
@@ -421,7 +403,6 @@ export interface NotifyExpiringResult {
  *
  * @example
  * ```ts
- * import type { ApiKeyTtlPolicy } from "./types.ts";
  * const policy: ApiKeyTtlPolicy = {
  *   defaultExpiresInMs: 90 * 864e5, maxExpiresInMs: 365 * 864e5, allowNeverExpires: false,
  * };
@@ -441,7 +422,6 @@ export interface ApiKeyTtlPolicy {
  *
  * @example
  * ```ts
- * import type { HashedSecret } from "./types.ts";
  * const hashed: HashedSecret = { hash: "3q2+7w...", pepperVersion: 2 };
  * ```
  */
@@ -458,7 +438,6 @@ export interface HashedSecret {
  *
  * @example
  * ```ts
- * import type { ApiKeyHashReplacement } from "./types.ts";
  * const next: ApiKeyHashReplacement = { hash: "3q2-7w...", hashScheme: "hmac-sha256", pepperVersion: 2 };
  * ```
  */
@@ -478,7 +457,6 @@ export interface ApiKeyHashReplacement {
  *
  * @example
  * ```ts
- * import type { ApiKeyHashCount } from "./types.ts";
  * const row: ApiKeyHashCount = { hashScheme: "sha256-pepper", pepperVersion: 1, count: 12 };
  * ```
  */
@@ -498,7 +476,6 @@ export interface ApiKeyHashCount {
  *
  * @example
  * ```ts
- * import type { ApiKeyHashReport } from "./types.ts";
  * const done = (report: ApiKeyHashReport) => report.toUpgrade === 0;
  * ```
  */
@@ -523,7 +500,6 @@ export interface ApiKeyHashReport {
  *
  * @example
  * ```ts
- * import type { ImportApiKeyRecord } from "./types.ts";
  * const row: ImportApiKeyRecord = {
  *   id: "0190f6c2-...", tenantId: "t1", name: "ci", environment: "live", prefix: "AbCdEfGhIjKl",
  *   hash: "9f86d081884c7d65...", hashScheme: "sha256-pepper", pepperVersion: 1,
@@ -577,7 +553,6 @@ export interface ImportApiKeyRecord {
  *
  * @example
  * ```ts
- * import type { ImportApiKeyIssue } from "./types.ts";
  * const show = (issue: ImportApiKeyIssue) => `#${issue.index} ${issue.prefix}: ${issue.message}`;
  * ```
  */
@@ -595,7 +570,6 @@ export interface ImportApiKeyIssue {
  *
  * @example
  * ```ts
- * import type { ImportApiKeysResult } from "./types.ts";
  * const clean = (result: ImportApiKeysResult) =>
  *   result.conflicts.length === 0 && result.errors.length === 0;
  * ```
@@ -616,7 +590,6 @@ export interface ImportApiKeysResult {
  *
  * @example
  * ```ts
- * import type { HasherOptions } from "./types.ts";
  * const options: HasherOptions = {
  *   peppers: { 1: "a-secret-of-at-least-32-bytes-long!!" }, currentVersion: 1,
  * };
@@ -634,7 +607,6 @@ export interface HasherOptions {
  *
  * @example
  * ```ts
- * import type { ListApiKeysOptions } from "./types.ts";
  * const options: ListApiKeysOptions = { includeRevoked: true };
  * ```
  */
@@ -648,7 +620,6 @@ export interface ListApiKeysOptions {
  *
  * @example
  * ```ts
- * import type { ApiKeyRecord, RotateApiKeyStorageInput } from "./types.ts";
  * declare const newRecord: ApiKeyRecord;
  * const input: RotateApiKeyStorageInput = {
  *   oldKeyId: "k1", newRecord, oldExpiresAt: new Date(), rotatedAt: new Date(),
@@ -671,7 +642,6 @@ export interface RotateApiKeyStorageInput {
  *
  * @example
  * ```ts
- * import type { CreateTestKeyOptions } from "./types.ts";
  * const options: CreateTestKeyOptions = { tenantId: "t1", environment: "test" };
  * ```
  */
