@@ -46,5 +46,4 @@ describe("source tree", () => {
     });
     assert.deepEqual(missing, []);
   });
-
 });
