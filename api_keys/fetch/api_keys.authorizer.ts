@@ -71,7 +71,7 @@ export type ApiKeyErrorResponder = (
 export interface ApiKeyAuthorizerOptions extends ApiKeyRequirements {
   /**
    * How to find the client IP (default `defaultFetchClientIp`: the
-   * connection's peer). A throw or rejection means "unknown" (keys with an
+   * connection's peer). A throw, rejection or non-string answer means "unknown" (keys with an
    * allowlist are refused, others pass) and is logged (error name only).
    */
   clientIp?: FetchClientIpResolver;

@@ -110,7 +110,7 @@ function rawHeaderValues(raw: unknown[], name: string): string | string[] | unde
  * `ApiKeysService.authorizeRequest`, which reads the key from `X-API-Key` or
  * `Authorization: Bearer` (see `extractApiKey`) and checks it, then its IP
  * allowlist, then `RequireEnvironment`, then `RequireScope`. A client-IP
- * resolver that throws or rejects means "client IP unknown" (keys with an
+ * resolver that throws, rejects or answers a non-string means "client IP unknown" (keys with an
  * allowlist are refused, others pass) and is logged (error name only, redacted). On success it
  * writes the context through the context writer (default `request.apiKey`)
  * and records it for `CurrentApiKey`/`getApiKeyContext`; on failure it throws
