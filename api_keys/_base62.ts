@@ -5,15 +5,7 @@
  * @module
  */
 
-/**
- * The base62 alphabet, digits then upper then lower case.
- *
- * @example
- * ```ts
- * import { BASE62_ALPHABET } from "./_base62.ts";
- * BASE62_ALPHABET.length; // 62
- * ```
- */
+/** The base62 alphabet, digits then upper then lower case. */
 export const BASE62_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
 /** Largest multiple of 62 that fits in a byte: bytes at or above it are rejected. */
@@ -23,12 +15,6 @@ const REJECTION_LIMIT = 248;
  * Returns `length` base62 characters drawn with `crypto.getRandomValues` and
  * rejection sampling (bytes >= 248 are discarded), so every character is
  * exactly uniform.
- *
- * @example
- * ```ts
- * import { randomBase62 } from "./_base62.ts";
- * randomBase62(12).length; // 12
- * ```
  */
 export function randomBase62(length: number): string {
   let out = "";
@@ -45,12 +31,6 @@ export function randomBase62(length: number): string {
 /**
  * Encodes an unsigned 32-bit integer as exactly `width` base62 characters
  * (most significant first, zero-padded). Six characters hold any 32-bit value.
- *
- * @example
- * ```ts
- * import { encodeBase62Fixed } from "./_base62.ts";
- * encodeBase62Fixed(61, 2); // "0z"
- * ```
  */
 export function encodeBase62Fixed(value: number, width: number): string {
   let rest = value >>> 0;

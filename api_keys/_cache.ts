@@ -9,16 +9,7 @@
  */
 import type { ApiKeyContext } from "./types.ts";
 
-/**
- * One cached verification.
- *
- * @example
- * ```ts
- * import type { VerificationCacheEntry } from "./_cache.ts";
- * declare const entry: VerificationCacheEntry;
- * entry.context.keyId;
- * ```
- */
+/** One cached verification. */
 export interface VerificationCacheEntry {
   /** Secret the key was verified with. */
   secret: string;
@@ -32,15 +23,7 @@ export interface VerificationCacheEntry {
   cachedUntil: number;
 }
 
-/**
- * Compares two strings in time that depends only on their lengths.
- *
- * @example
- * ```ts
- * import { constantTimeEqual } from "./_cache.ts";
- * constantTimeEqual("abc", "abc"); // true
- * ```
- */
+/** Compares two strings in time that depends only on their lengths. */
 export function constantTimeEqual(a: string, b: string): boolean {
   if (a.length !== b.length) return false;
   let diff = 0;
@@ -67,16 +50,6 @@ interface Slot {
  * before its storage lookup and passes it to `set`, which stores nothing if
  * the generation has moved since (the record it read may predate a revoke or
  * rotate that has finished meanwhile).
- *
- * @example
- * ```ts
- * import { VerificationCache } from "./_cache.ts";
- * const cache = new VerificationCache(100, 30_000);
- * cache.get("AbCdEfGhIjKl"); // undefined
- * const generation = cache.generation; // read before the storage lookup
- * cache.invalidate("AbCdEfGhIjKl"); // a revoke finished meanwhile
- * // cache.set(prefix, entry, generation) now stores nothing and returns false
- * ```
  */
 export class VerificationCache {
   readonly #slots = new Map<string, Slot>();

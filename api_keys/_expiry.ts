@@ -39,13 +39,6 @@ const ROTATION_COMPLETED = 0;
  * `undefined`: a non-empty array (at most 32) of positive whole numbers of
  * milliseconds, each at most about 100 years. The one rule, for the service
  * and the Nest module's `expiryNotices` option.
- *
- * @example
- * ```ts
- * import { thresholdsProblem } from "./_expiry.ts";
- * thresholdsProblem([604_800_000, 86_400_000]); // undefined
- * thresholdsProblem([0]); // "must be positive whole numbers of milliseconds ..."
- * ```
  */
 export function thresholdsProblem(value: unknown): string | undefined {
   if (!Array.isArray(value) || value.length === 0 || value.length > MAX_THRESHOLDS) {
@@ -64,21 +57,7 @@ function thresholdOf(thresholds: readonly number[], remainingMs: number): number
   return thresholds.find((threshold) => remainingMs <= threshold);
 }
 
-/**
- * Runs `notifyExpiring` with the compiled settings.
- *
- * @example
- * ```ts
- * import { compileSettings } from "./_settings.ts";
- * import { ExpiryJob } from "./_expiry.ts";
- * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
- * const job = new ExpiryJob(compileSettings({
- *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
- *   storage: new InMemoryApiKeyStorage(),
- * }));
- * await job.run({ thresholdsMs: [86_400_000] }); // { expiring: 0, rotationsCompleted: 0 }
- * ```
- */
+/** Runs `notifyExpiring` with the compiled settings. */
 export class ExpiryJob {
   readonly #s: Settings;
 

@@ -21,18 +21,6 @@ const MAX_SEEN = 10_000;
 /**
  * The waiting-rotation capability of the storage, or a `TypeError` saying
  * that a rotation with `graceStarts: "first-use"` needs it.
- *
- * @example
- * ```ts
- * import { compileSettings } from "./_settings.ts";
- * import { requireRotationWaits } from "./_first_use.ts";
- * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
- * const settings = compileSettings({
- *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
- *   storage: new InMemoryApiKeyStorage(),
- * });
- * requireRotationWaits(settings); // the in-memory storage has it
- * ```
  */
 export function requireRotationWaits(s: Settings): RotationWaitAccess {
   const waits = s.storage.rotationWaits;
@@ -58,18 +46,6 @@ function notifyChange(s: Settings, kind: ApiKeyChangeKind, prefix: string): void
 /**
  * Watches the first successful verifies of keys for the waits of their
  * rotations (see the module documentation).
- *
- * @example
- * ```ts
- * import { compileSettings } from "./_settings.ts";
- * import { FirstUseWatch } from "./_first_use.ts";
- * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
- * const watch = new FirstUseWatch(compileSettings({
- *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
- *   storage: new InMemoryApiKeyStorage(),
- * }));
- * watch.seen("k2"); // looks for a wait of k2 in the background
- * ```
  */
 export class FirstUseWatch {
   readonly #s: Settings;

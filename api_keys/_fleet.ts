@@ -14,9 +14,6 @@
  * this service writes is added at once (a prefix wrongly present costs one
  * lookup; one wrongly absent would refuse a valid key).
  *
- * Over 300 lines because the follower's rules (invalidation, staleness, the
- * set, its lookup budget) and their option checks are one contract.
- *
  * @module
  */
 import type {
@@ -28,29 +25,13 @@ import type {
 import type { VerificationCache } from "./_cache.ts";
 import { callDetached, warnOnce } from "./_sinks.ts";
 
-/**
- * Default bound on the feed's staleness while cached data is trusted, in ms.
- *
- * @example
- * ```ts
- * import { DEFAULT_MAX_STALENESS_MS } from "./_fleet.ts";
- * DEFAULT_MAX_STALENESS_MS; // 2000
- * ```
- */
+/** Default bound on the feed's staleness while cached data is trusted, in ms. */
 export const DEFAULT_MAX_STALENESS_MS = 2_000;
 
 /** Largest `maxStalenessMs`: the longest cache TTL. */
 export const MAX_MAX_STALENESS_MS = 60_000;
 
-/**
- * Default lookups per second for prefixes the set does not hold.
- *
- * @example
- * ```ts
- * import { DEFAULT_UNKNOWN_PREFIX_LOOKUPS_PER_SECOND } from "./_fleet.ts";
- * DEFAULT_UNKNOWN_PREFIX_LOOKUPS_PER_SECOND; // 10
- * ```
- */
+/** Default lookups per second for prefixes the set does not hold. */
 export const DEFAULT_UNKNOWN_PREFIX_LOOKUPS_PER_SECOND = 10;
 
 /** Largest `unknownPrefixLookups.perSecond`. */
@@ -97,20 +78,6 @@ function assertFeed(feed: unknown, label: string): asserts feed is ApiKeyChangeF
  * than `maxStalenessMs` after the last reading). Never throws into a verify:
  * a feed whose `status()` throws counts as stale, a failed snapshot is asked
  * again a second later.
- *
- * @example
- * ```ts
- * import { FeedFollower } from "./_fleet.ts";
- * import { VerificationCache } from "./_cache.ts";
- * import { InMemoryApiKeyChangeFeed } from "./change_feed.ts";
- * const feed = new InMemoryApiKeyChangeFeed();
- * const cache = new VerificationCache(100, 30_000);
- * const follower = new FeedFollower(feed, cache, 2_000, 10, () => performance.now());
- * follower.fresh(performance.now()); // true: subscribed, staleness 0
- * feed.publish({ kind: "revoked", prefix: "AbCdEfGhIjKl" }); // drops that entry
- * await feed.close();
- * follower.fresh(performance.now() + 2_000); // false: a closed feed vouches for nothing
- * ```
  */
 export class FeedFollower {
   readonly #feed: ApiKeyChangeFeed;
@@ -277,17 +244,6 @@ export class FeedFollower {
  * naming the option for a feed of the wrong shape, a bad
  * `unknownPrefixLookups`, or either of it and `maxStalenessMs` (already
  * validated as a duration) without a feed.
- *
- * @example
- * ```ts
- * import { compileFeed } from "./_fleet.ts";
- * import { InMemoryApiKeyChangeFeed } from "./change_feed.ts";
- * const follower = compileFeed(
- *   new InMemoryApiKeyChangeFeed(), undefined, undefined, undefined, () => performance.now(),
- *   "options.",
- * );
- * follower?.fresh(performance.now()); // true
- * ```
  */
 export function compileFeed(
   feed: unknown,

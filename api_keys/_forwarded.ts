@@ -27,7 +27,6 @@ const MAX_FORWARDING_HEADER_LENGTH = 8192;
  *
  * @example
  * ```ts
- * import type { TrustedProxyClientIpResolverOptions } from "@saferoute/api-kit/api-keys/nest";
  * const options: TrustedProxyClientIpResolverOptions = {
  *   trustedProxies: ["10.0.0.0/8", "127.0.0.1"],
  *   header: "forwarded",
@@ -190,15 +189,7 @@ function parseHop(text: string): IpAddress | undefined {
   return parseIpAddress(text);
 }
 
-/**
- * Trusted proxies and the header they append, checked once.
- *
- * @example
- * ```ts
- * import { compileTrustedProxies } from "./_forwarded.ts";
- * compileTrustedProxies({ trustedProxies: ["10.0.0.0/8"] }, "resolver").header; // "x-forwarded-for"
- * ```
- */
+/** Trusted proxies and the header they append, checked once. */
 export interface TrustedProxies {
   /** The proxies' ranges, normalised. */
   readonly trusted: readonly string[];
@@ -210,12 +201,6 @@ export interface TrustedProxies {
  * Validates `options` for the resolver named `who` (its name starts every
  * error message). Throws a `TypeError` when `trustedProxies` is empty or has
  * an entry that is not an address or CIDR, or when `header` is unknown.
- *
- * @example
- * ```ts
- * import { compileTrustedProxies } from "./_forwarded.ts";
- * compileTrustedProxies({ trustedProxies: ["10.0.0.1"] }, "resolver").trusted; // ["10.0.0.1/32"]
- * ```
  */
 export function compileTrustedProxies(
   options: TrustedProxyClientIpResolverOptions,
@@ -250,13 +235,6 @@ export function compileTrustedProxies(
  * missing peer, a malformed or unparsable hop where the walk needs it, a
  * value over 8,192 characters, or a chain of trusted hops only yields
  * `undefined` (an IP-restricted key then fails closed).
- *
- * @example
- * ```ts
- * import { clientIpBehindProxies, compileTrustedProxies } from "./_forwarded.ts";
- * const proxies = compileTrustedProxies({ trustedProxies: ["10.0.0.0/8"] }, "resolver");
- * clientIpBehindProxies("10.0.0.1", "198.51.100.1, 203.0.113.7", proxies); // "203.0.113.7"
- * ```
  */
 export function clientIpBehindProxies(
   peer: unknown,

@@ -182,21 +182,6 @@ async function importOne(
  * See `ApiKeysService.importKeys`: each record in turn, validated, then
  * imported, skipped or reported; a failure of one record never stops the
  * others.
- *
- * @example
- * ```ts
- * import { importKeys } from "./_import.ts";
- * import { compileSettings } from "./_settings.ts";
- * import type { ImportApiKeyRecord } from "./types.ts";
- * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
- * const settings = compileSettings({
- *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
- *   storage: new InMemoryApiKeyStorage(),
- * });
- * const row = { prefix: "short" } as unknown as ImportApiKeyRecord;
- * (await importKeys(settings, [row])).errors[0].message;
- * // "Invalid prefix: must be the prefix of a key of an accepted layout (its length and alphabet)"
- * ```
  */
 export async function importKeys(
   s: Settings,

@@ -17,16 +17,7 @@ import {
   type RotateApiKeyInput,
 } from "./types.ts";
 
-/**
- * A validated create input: scopes flattened, allowlist canonical.
- *
- * @example
- * ```ts
- * import type { ValidCreateInput } from "./_input.ts";
- * declare const input: ValidCreateInput;
- * input.scopes; // string[]
- * ```
- */
+/** A validated create input: scopes flattened, allowlist canonical. */
 export interface ValidCreateInput {
   /** Tenant. */
   tenantId: string;
@@ -44,16 +35,7 @@ export interface ValidCreateInput {
   allowedIpCidrs: string[];
 }
 
-/**
- * A validated rotate input.
- *
- * @example
- * ```ts
- * import type { ValidRotateInput } from "./_input.ts";
- * declare const input: ValidRotateInput;
- * input.gracePeriodMs; // number
- * ```
- */
+/** A validated rotate input. */
 export interface ValidRotateInput {
   /** Grace period in ms. */
   gracePeriodMs: number;
@@ -75,25 +57,12 @@ export interface ValidRotateInput {
  * The latest instant a duration or an expiry may produce (epoch ms of
  * 9999-12-31T23:59:59.999Z): every date the service stores or computes is at
  * most this, so it is valid and fits a database timestamp.
- *
- * @example
- * ```ts
- * import { MAX_API_KEY_INSTANT_MS } from "./_input.ts";
- * new Date(MAX_API_KEY_INSTANT_MS).toISOString(); // "9999-12-31T23:59:59.999Z"
- * ```
  */
 export const MAX_API_KEY_INSTANT_MS: number = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 /**
  * What is wrong with the instant `ms` (a number), or `undefined` when it is at
  * most `MAX_API_KEY_INSTANT_MS`. Callers wrap the problem in their own error.
- *
- * @example
- * ```ts
- * import { instantProblem } from "./_input.ts";
- * instantProblem(Date.UTC(2030, 0, 1)); // undefined
- * instantProblem(1e16); // "must not reach past 9999-12-31T23:59:59.999Z"
- * ```
  */
 export function instantProblem(ms: number): string | undefined {
   return ms <= MAX_API_KEY_INSTANT_MS ? undefined : "must not reach past 9999-12-31T23:59:59.999Z";
@@ -105,13 +74,6 @@ export function instantProblem(ms: number): string | undefined {
  * (`fromMs + value`) passes `instantProblem`. The one rule for every duration
  * of the component (`gracePeriodMs`, the TTL policy, `debounceMs`,
  * `storageTimeoutMs`).
- *
- * @example
- * ```ts
- * import { durationProblem } from "./_input.ts";
- * durationProblem(60_000, Date.now()); // undefined
- * durationProblem(-1, Date.now()); // "must be a non-negative number of milliseconds"
- * ```
  */
 export function durationProblem(value: unknown, fromMs: number): string | undefined {
   if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
@@ -120,15 +82,7 @@ export function durationProblem(value: unknown, fromMs: number): string | undefi
   return instantProblem(fromMs + value);
 }
 
-/**
- * Throws the `ApiKeyValidationError` of `field` (the one way they are built).
- *
- * @example
- * ```ts
- * import { fail } from "./_input.ts";
- * const name = (value: unknown) => typeof value === "string" ? value : fail("name", "must be a string");
- * ```
- */
+/** Throws the `ApiKeyValidationError` of `field` (the one way they are built). */
 export function fail(field: string, problem: string): never {
   throw new ApiKeyValidationError(field, problem);
 }
@@ -136,12 +90,6 @@ export function fail(field: string, problem: string): never {
 /**
  * Returns `value` when it is a duration from `fromMs` (see `durationProblem`);
  * otherwise throws `ApiKeyValidationError` naming `field`.
- *
- * @example
- * ```ts
- * import { requireDuration } from "./_input.ts";
- * requireDuration(1000, "gracePeriodMs", Date.now()); // 1000
- * ```
  */
 export function requireDuration(value: unknown, field: string, fromMs: number): number {
   const problem = durationProblem(value, fromMs);
@@ -149,15 +97,7 @@ export function requireDuration(value: unknown, field: string, fromMs: number): 
   return value as number;
 }
 
-/**
- * Throws unless `value` is a non-empty string (after trimming).
- *
- * @example
- * ```ts
- * import { requireNonEmptyString } from "./_input.ts";
- * requireNonEmptyString("t1", "tenantId"); // "t1"
- * ```
- */
+/** Throws unless `value` is a non-empty string (after trimming). */
 export function requireNonEmptyString(value: unknown, field: string): string {
   if (typeof value !== "string" || value.trim() === "") fail(field, "must be a non-empty string");
   return value;
@@ -194,16 +134,7 @@ function validCidrs(value: unknown): string[] {
   }
 }
 
-/**
- * Validates a create input.
- *
- * @example
- * ```ts
- * import { validateCreateInput } from "./_input.ts";
- * validateCreateInput({ tenantId: "t1", name: "ci", scopes: [{ resource: "a", level: "read" }] })
- *   .environment; // "live"
- * ```
- */
+/** Validates a create input. */
 export function validateCreateInput(input: CreateApiKeyInput): ValidCreateInput {
   if (typeof input !== "object" || input === null) fail("input", "must be an object");
   const tenantId = requireNonEmptyString(input.tenantId, "tenantId");
@@ -232,15 +163,7 @@ export function validateCreateInput(input: CreateApiKeyInput): ValidCreateInput 
   };
 }
 
-/**
- * Validates a rotate input (all fields optional) of a rotation at `now`.
- *
- * @example
- * ```ts
- * import { validateRotateInput } from "./_input.ts";
- * validateRotateInput(undefined, new Date()).gracePeriodMs; // 86400000
- * ```
- */
+/** Validates a rotate input (all fields optional) of a rotation at `now`. */
 export function validateRotateInput(
   input: RotateApiKeyInput | undefined,
   now: Date,
@@ -276,16 +199,7 @@ export function validateRotateInput(
   };
 }
 
-/**
- * Validates the options of `list`; answers `includeRevoked` (default false).
- *
- * @example
- * ```ts
- * import { validateListOptions } from "./_input.ts";
- * validateListOptions({ includeRevoked: true }); // true
- * validateListOptions(undefined); // false
- * ```
- */
+/** Validates the options of `list`; answers `includeRevoked` (default false). */
 export function validateListOptions(options: ListApiKeysOptions | undefined): boolean {
   const includeRevoked = options?.includeRevoked ?? false;
   if (typeof includeRevoked !== "boolean") fail("includeRevoked", "must be a boolean");

@@ -31,17 +31,6 @@ const MAX_ATTEMPTS_REMEMBERED = 100_000;
  * once per record per instance (concurrent verifications of one record
  * start one upgrade). A failure emits `api_key.rehash_failed`; a hash that
  * changed underneath (`replaceHash` answering `false`) is left alone.
- *
- * @example
- * ```ts
- * import { compileSettings } from "./_settings.ts";
- * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
- * const settings = compileSettings({
- *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
- *   storage: new InMemoryApiKeyStorage(),
- * });
- * settings.upgrade !== undefined; // true: the in-memory storage has replaceHash
- * ```
  */
 export class HashUpgrade {
   readonly #hasher: WebCryptoSha256Hasher;
@@ -110,12 +99,6 @@ export class HashUpgrade {
  * Validates `retiredPepperVersions` (undefined, or an array of positive
  * integers without the current version) for a storage that can count
  * hashes; a `TypeError` names `label`.
- *
- * @example
- * ```ts
- * import { validateRetiredVersions } from "./_legacy.ts";
- * validateRetiredVersions([1], 2, true, "retiredPepperVersions"); // [1]
- * ```
  */
 export function validateRetiredVersions(
   value: unknown,
@@ -143,18 +126,6 @@ export function validateRetiredVersions(
  * The hash report of `ApiKeysService.hashReport` (see `ApiKeyHashReport`):
  * rejects with `ApiKeyStorageError` when the storage fails or has no
  * `countHashes`.
- *
- * @example
- * ```ts
- * import { hashReport } from "./_legacy.ts";
- * import { compileSettings } from "./_settings.ts";
- * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
- * const settings = compileSettings({
- *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
- *   storage: new InMemoryApiKeyStorage(),
- * });
- * (await hashReport(settings)).usable; // 0
- * ```
  */
 export async function hashReport(s: HashSettings): Promise<ApiKeyHashReport> {
   const at = s.clock();
@@ -173,18 +144,6 @@ export async function hashReport(s: HashSettings): Promise<ApiKeyHashReport> {
  * The start check of `ApiKeysService.ready` (see there): with
  * `retiredPepperVersions`, rejects while usable records remain on a retired
  * version or on `sha256`, naming the counts; a storage failure rejects too.
- *
- * @example
- * ```ts
- * import { checkReady } from "./_legacy.ts";
- * import { compileSettings } from "./_settings.ts";
- * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
- * await checkReady(compileSettings({
- *   peppers: { 2: "a-pepper-of-at-least-thirty-two-bytes" },
- *   storage: new InMemoryApiKeyStorage(),
- *   retiredPepperVersions: [1],
- * }));
- * ```
  */
 export async function checkReady(s: HashSettings): Promise<void> {
   const retired = s.retiredPepperVersions;

@@ -3,8 +3,6 @@
  * (and their tenant-bound forms), with input validation, the TTL policy and
  * lifecycle events. Create and rotate issue their new key with one function,
  * which draws a new key while its prefix is taken (3 attempts).
- * Over 300 lines because every management operation and its tenant-bound
- * form share one record lookup, one key issuer and one summary builder here.
  *
  * @module
  */
@@ -75,23 +73,7 @@ interface NewKeyFields {
   createdBy: string | null;
 }
 
-/**
- * Creates, rotates, revokes and lists keys with the compiled settings.
- *
- * @example
- * ```ts
- * import { compileSettings } from "./_settings.ts";
- * import { ManageFlow } from "./_manage.ts";
- * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
- * const flow = new ManageFlow(compileSettings({
- *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
- *   storage: new InMemoryApiKeyStorage(),
- * }));
- * const { id } = await flow.create({
- *   tenantId: "t1", name: "ci", scopes: [{ resource: "orders", level: "read" }],
- * });
- * ```
- */
+/** Creates, rotates, revokes and lists keys with the compiled settings. */
 export class ManageFlow {
   readonly #s: Settings;
 

@@ -13,12 +13,6 @@ import type { Environment, RequiredScope } from "./types.ts";
  * The frozen scope requirement of `resource` at `level`; throws a `TypeError`
  * starting with `who` for an empty resource or a level other than
  * `"read"`/`"write"`.
- *
- * @example
- * ```ts
- * import { requiredScopeOf } from "./_route_requirements.ts";
- * requiredScopeOf("orders", "read", "RequireScope"); // { resource: "orders", level: "read" }
- * ```
  */
 export function requiredScopeOf(resource: unknown, level: unknown, who: string): RequiredScope {
   if (typeof resource !== "string" || resource.trim() === "") {
@@ -28,16 +22,7 @@ export function requiredScopeOf(resource: unknown, level: unknown, who: string):
   return Object.freeze({ resource, level });
 }
 
-/**
- * `environment` when it is `"live"` or `"test"`; else throws a `TypeError`
- * starting with `who`.
- *
- * @example
- * ```ts
- * import { requiredEnvironmentOf } from "./_route_requirements.ts";
- * requiredEnvironmentOf("live", "RequireEnvironment"); // "live"
- * ```
- */
+/** `environment` when it is `"live"` or `"test"`; else throws a `TypeError` starting with `who`. */
 export function requiredEnvironmentOf(environment: unknown, who: string): Environment {
   if (environment !== "live" && environment !== "test") {
     throw new TypeError(`${who}: environment must be "live" or "test"`);

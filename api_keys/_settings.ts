@@ -56,20 +56,7 @@ const FUNCTION_OPTIONS = [
   "monotonicClock",
 ] as const;
 
-/**
- * Everything the flows work with, compiled from the options.
- *
- * @example
- * ```ts
- * import { compileSettings, type Settings } from "./_settings.ts";
- * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
- * const settings: Settings = compileSettings({
- *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
- *   storage: new InMemoryApiKeyStorage(),
- * });
- * settings.cache?.ttlMs; // 30000
- * ```
- */
+/** Everything the flows work with, compiled from the options. */
 export interface Settings {
   /** Namespace of the keys issued and accepted. */
   readonly namespace: string;
@@ -177,17 +164,6 @@ function buildCache(
 /**
  * Validates `options` and compiles them; throws a `TypeError` whose message
  * names the option (e.g. `ApiKeysServiceOptions.debounceMs must be a non-negative number of milliseconds`). Logs nothing.
- *
- * @example
- * ```ts
- * import { compileSettings } from "./_settings.ts";
- * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
- * const settings = compileSettings({
- *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
- *   storage: new InMemoryApiKeyStorage(),
- * });
- * settings.namespace; // "ak"
- * ```
  */
 export function compileSettings(options: unknown): Settings {
   if (typeof options !== "object" || options === null) {

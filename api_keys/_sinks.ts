@@ -8,15 +8,7 @@
  */
 import { redactApiKeys } from "./key_format.ts";
 
-/**
- * Delivers one payload; never throws.
- *
- * @example
- * ```ts
- * import type { Dispatch } from "./_sinks.ts";
- * const dispatch: Dispatch<string> = (payload) => console.log(payload);
- * ```
- */
+/** Delivers one payload; never throws. */
 export type Dispatch<T> = (payload: T) => void;
 
 /** The name of a thrown value (its type for a non-`Error`); never throws. */
@@ -32,12 +24,6 @@ function nameOf(error: unknown): string {
  * The log line about a failed caller-supplied function: its `label` and the
  * error's name (never its message, which may carry secrets), redacted with
  * `redactApiKeys`. Never throws.
- *
- * @example
- * ```ts
- * import { failureLine } from "./_sinks.ts";
- * failureLine("onMetric", new TypeError("x")); // "api-keys: onMetric failed (TypeError)"
- * ```
  */
 export function failureLine(label: string, error: unknown): string {
   return redactApiKeys(`api-keys: ${label} failed (${nameOf(error)})`);
@@ -47,14 +33,6 @@ export function failureLine(label: string, error: unknown): string {
  * A failure reporter for the caller-supplied function `label`: the first
  * failure is logged with one `console.warn` (see `failureLine`), the rest are
  * swallowed. Never throws.
- *
- * @example
- * ```ts
- * import { warnOnce } from "./_sinks.ts";
- * const report = warnOnce("onAuthFailed");
- * report(new Error("down")); // one warning
- * report(new Error("down")); // silence
- * ```
  */
 export function warnOnce(label: string): (error: unknown) => void {
   let warned = false;
@@ -73,12 +51,6 @@ export function warnOnce(label: string): (error: unknown) => void {
  * Calls `fn(...args)` without waiting for it: a throw, or a rejection of the
  * promise (or thenable) it returns, goes to `onFailure`, which must not throw.
  * Never throws and never leaves an unhandled rejection.
- *
- * @example
- * ```ts
- * import { callDetached, warnOnce } from "./_sinks.ts";
- * callDetached(async (n: number) => console.log(n), [1], warnOnce("onEvent"));
- * ```
  */
 export function callDetached<A extends unknown[]>(
   fn: (...args: A) => unknown,
@@ -100,13 +72,6 @@ export function callDetached<A extends unknown[]>(
  * or rejection of the sink goes to `onError` (named `label + "Error"`); when
  * there is none, the first one is logged (see `warnOnce`). A failure of
  * `onError` itself, thrown or rejected, is logged once the same way.
- *
- * @example
- * ```ts
- * import { createDispatcher } from "./_sinks.ts";
- * const dispatch = createDispatcher((n: number) => console.log(n), undefined, "onMetric");
- * dispatch?.(1); // undefined when there is no sink
- * ```
  */
 export function createDispatcher<T>(
   sink: ((payload: T) => unknown) | undefined,

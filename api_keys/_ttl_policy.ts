@@ -22,12 +22,6 @@ import type { ApiKeyTtlPolicy } from "./types.ts";
  * `ApiKeyValidationError` on field
  * `expiresAt` (or `ttlPolicy.defaultExpiresInMs` when the default would end
  * after `MAX_API_KEY_INSTANT_MS`).
- *
- * @example
- * ```ts
- * import type { ExpiryResolver } from "./_ttl_policy.ts";
- * const resolve: ExpiryResolver = (requested) => requested ?? null;
- * ```
  */
 export type ExpiryResolver = (
   requested: Date | null | undefined,
@@ -35,17 +29,7 @@ export type ExpiryResolver = (
   replaced?: Date | null,
 ) => Date | null;
 
-/**
- * Compiles a policy (assumed validated) into an `ExpiryResolver`.
- *
- * @example
- * ```ts
- * import { compileTtlPolicy } from "./_ttl_policy.ts";
- * const resolve = compileTtlPolicy({ defaultExpiresInMs: 1000 });
- * resolve(undefined, new Date(0))?.getTime(); // 1000
- * resolve(undefined, new Date(0), new Date(500))?.getTime(); // 500 (a rotation keeps the expiry)
- * ```
- */
+/** Compiles a policy (assumed validated) into an `ExpiryResolver`. */
 export function compileTtlPolicy(policy: ApiKeyTtlPolicy = {}): ExpiryResolver {
   const { defaultExpiresInMs, maxExpiresInMs } = policy;
   const allowNeverExpires = policy.allowNeverExpires ??

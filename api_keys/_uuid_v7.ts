@@ -6,15 +6,7 @@
 
 const HEX: string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
 
-/**
- * A new UUIDv7: 48-bit Unix milliseconds, then 74 random bits.
- *
- * @example
- * ```ts
- * import { uuidV7 } from "./_uuid_v7.ts";
- * uuidV7()[14]; // "7"
- * ```
- */
+/** A new UUIDv7: 48-bit Unix milliseconds, then 74 random bits. */
 export function uuidV7(now: number = Date.now()): string {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
   let time = now;

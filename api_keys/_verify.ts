@@ -4,9 +4,6 @@
  * → IP allowlist / environment / scope → metric, events, `lastUsedAt`. Until
  * the secret is proven, every failure does the same work in the same order.
  *
- * Over 300 lines because the flow is read in one place: each step, what it
- * reports and what it costs.
- *
  * @module
  */
 import { ApiKeyError, apiKeyError, type ApiKeyErrorCode } from "./errors.ts";
@@ -70,16 +67,6 @@ function knownOf(context: ApiKeyContext): KnownKey {
 /**
  * The code of the first request-level check of `options` that a verified
  * `context` fails (IP allowlist, then environment, then scope), if any.
- *
- * @example
- * ```ts
- * import { authorizationFailure } from "./_verify.ts";
- * const context = {
- *   keyId: "k1", tenantId: "t1", environment: "test" as const, scopes: ["orders:read"],
- *   prefix: "AbCdEfGhIjKl",
- * };
- * authorizationFailure(context, { requiredEnvironment: "live" }); // "api_key_environment_mismatch"
- * ```
  */
 export function authorizationFailure(
   context: ApiKeyContext,
@@ -115,22 +102,7 @@ function assertOptions(options: AuthorizeOptions): void {
   }
 }
 
-/**
- * Verifies and authorizes keys with the compiled settings; the contexts it
- * returns are frozen.
- *
- * @example
- * ```ts
- * import { compileSettings } from "./_settings.ts";
- * import { VerifyFlow } from "./_verify.ts";
- * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
- * const flow = new VerifyFlow(compileSettings({
- *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
- *   storage: new InMemoryApiKeyStorage(),
- * }));
- * await flow.verify("ak_live_nope").catch((error) => error.code); // "api_key_malformed"
- * ```
- */
+/** Verifies and authorizes keys with the compiled settings; the contexts it returns are frozen. */
 export class VerifyFlow {
   readonly #s: Settings;
   /** Monotonic time of the last `lastUsedAt` write per key id (the debounce). */

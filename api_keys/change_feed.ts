@@ -10,9 +10,6 @@
  * every change up to some counter (a lost connection, a counter advance
  * without its record), it delivers a reset instead: drop everything.
  *
- * Over 300 lines because the feed's interface, its notice types and the
- * in-memory feed are one contract, documented with an example per public name.
- *
  * @module
  */
 import { createDispatcher, type Dispatch } from "./_sinks.ts";
@@ -24,21 +21,12 @@ import { createDispatcher, type Dispatch } from "./_sinks.ts";
  *
  * @example
  * ```ts
- * import type { ApiKeyChangeKind } from "./change_feed.ts";
  * const kind: ApiKeyChangeKind = "revoked";
  * ```
  */
 export type ApiKeyChangeKind = "created" | "updated" | "revoked" | "rotated" | "deleted";
 
-/**
- * The kinds a change can have.
- *
- * @example
- * ```ts
- * import { CHANGE_KINDS } from "./change_feed.ts";
- * CHANGE_KINDS.has("revoked"); // true
- * ```
- */
+/** The kinds a change can have. */
 export const CHANGE_KINDS: ReadonlySet<string> = new Set<ApiKeyChangeKind>([
   "created",
   "updated",
@@ -52,7 +40,6 @@ export const CHANGE_KINDS: ReadonlySet<string> = new Set<ApiKeyChangeKind>([
  *
  * @example
  * ```ts
- * import type { ApiKeyChange } from "./change_feed.ts";
  * const change: ApiKeyChange = { kind: "revoked", prefix: "AbCdEfGhIjKl", counter: 42 };
  * ```
  */
@@ -73,7 +60,6 @@ export interface ApiKeyChange {
  *
  * @example
  * ```ts
- * import type { ApiKeyFeedResetReason } from "./change_feed.ts";
  * const reason: ApiKeyFeedResetReason = "missed";
  * ```
  */
@@ -85,7 +71,6 @@ export type ApiKeyFeedResetReason = "missed" | "truncated" | "unnamed";
  *
  * @example
  * ```ts
- * import type { ApiKeyFeedReset } from "./change_feed.ts";
  * const reset: ApiKeyFeedReset = { kind: "reset", prefix: null, counter: 42, reason: "missed" };
  * ```
  */
@@ -105,7 +90,6 @@ export interface ApiKeyFeedReset {
  *
  * @example
  * ```ts
- * import type { ApiKeyChangeNotice } from "./change_feed.ts";
  * const onNotice = (notice: ApiKeyChangeNotice) =>
  *   notice.kind === "reset" ? console.log("drop all") : console.log("drop", notice.prefix);
  * ```
@@ -130,7 +114,6 @@ export type ApiKeyChangeListener = (notice: ApiKeyChangeNotice) => void | Promis
  *
  * @example
  * ```ts
- * import type { ApiKeyChangeFeedStatus } from "./change_feed.ts";
  * declare const status: ApiKeyChangeFeedStatus;
  * const serveFromCache = status.stalenessMs <= 2_000;
  * ```
@@ -171,7 +154,6 @@ export interface ApiKeyChangeFeedStatus {
  *
  * @example
  * ```ts
- * import type { ApiKeyFeedSnapshot } from "./change_feed.ts";
  * const snapshot: ApiKeyFeedSnapshot = { counter: 7, prefixes: ["AbCdEfGhIjKl"] };
  * ```
  */
@@ -190,7 +172,6 @@ export interface ApiKeyFeedSnapshot {
  *
  * @example
  * ```ts
- * import { type ApiKeyChangeFeed, InMemoryApiKeyChangeFeed } from "./change_feed.ts";
  * const feed: ApiKeyChangeFeed = new InMemoryApiKeyChangeFeed();
  * const cached = new Map<string, string>();
  * const unsubscribe = feed.subscribe((notice) => {
@@ -226,15 +207,6 @@ export interface ApiKeyChangeFeed {
 /**
  * The listeners of a feed: delivery in subscription order, each listener's
  * throw or rejection contained. Shared by the feeds of this library.
- *
- * @example
- * ```ts
- * import { ChangeListeners } from "./change_feed.ts";
- * const listeners = new ChangeListeners();
- * const off = listeners.add((notice) => console.log(notice.counter));
- * listeners.deliver({ kind: "created", prefix: "AbCdEfGhIjKl", counter: 1 });
- * off();
- * ```
  */
 export class ChangeListeners {
   readonly #dispatchers = new Map<symbol, Dispatch<ApiKeyChangeNotice>>();

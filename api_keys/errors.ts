@@ -19,7 +19,6 @@ const LIBRARY_ERROR = Symbol.for("saferoute.api-kit.error");
  *
  * @example
  * ```ts
- * import { ApiKeyErrorCode } from "./errors.ts";
  * ApiKeyErrorCode.Invalid; // "api_key_invalid"
  * ```
  */
@@ -46,15 +45,7 @@ Object.freeze(ApiKeyErrorCode);
  */
 export type ApiKeyErrorCode = (typeof ApiKeyErrorCode)[keyof typeof ApiKeyErrorCode];
 
-/**
- * HTTP status of each `ApiKeyErrorCode`.
- *
- * @example
- * ```ts
- * import { API_KEY_ERROR_STATUS } from "./errors.ts";
- * API_KEY_ERROR_STATUS.api_key_scope_insufficient; // 403
- * ```
- */
+/** HTTP status of each `ApiKeyErrorCode`. */
 export const API_KEY_ERROR_STATUS: Readonly<Record<ApiKeyErrorCode, number>> = Object.freeze({
   api_key_missing: 401,
   api_key_malformed: 401,
@@ -112,14 +103,6 @@ export class ApiKeyError extends Error {
  * reason)` (message from the same table), without capturing a stack trace
  * (about 1.5 µs saved per failure; the stack of an authentication failure
  * says nothing). Internal: not exported by the entry point.
- *
- * @example
- * ```ts
- * import { ApiKeyError, apiKeyError } from "./errors.ts";
- * const error = apiKeyError("api_key_malformed", "X-API-Key has several values");
- * error instanceof ApiKeyError; // true
- * error.reason; // "X-API-Key has several values"
- * ```
  */
 export function apiKeyError(code: ApiKeyErrorCode, reason?: string): ApiKeyError {
   const error = Object.create(ApiKeyError.prototype) as ApiKeyError;
@@ -141,7 +124,6 @@ export function apiKeyError(code: ApiKeyErrorCode, reason?: string): ApiKeyError
  *
  * @example
  * ```ts
- * import type { ApiKeyOperationErrorCode } from "./errors.ts";
  * const code: ApiKeyOperationErrorCode = "api_key_not_rotatable";
  * ```
  */
@@ -223,7 +205,6 @@ export class ApiKeyStorageError extends Error {
  *
  * @example
  * ```ts
- * import type { ApiKeyValidationErrorCode } from "./errors.ts";
  * const code: ApiKeyValidationErrorCode = "api_key_invalid_input";
  * ```
  */

@@ -1,8 +1,6 @@
 /**
  * Events and the verification metric of the API-key component, delivered in
  * process to the `onEvent` and `onMetric` sinks. None carries key material.
- * Over 300 lines because it declares every event of the component, each field
- * documented, and the one builder of the event two flows emit.
  *
  * @module
  */
@@ -20,7 +18,6 @@ import type {
  *
  * @example
  * ```ts
- * import type { ApiKeyCreatedEvent } from "./events.ts";
  * const onCreated = (event: ApiKeyCreatedEvent) => console.log(event.keyId, event.prefix);
  * ```
  */
@@ -43,18 +40,7 @@ export interface ApiKeyCreatedEvent {
   createdBy: string | null;
 }
 
-/**
- * The `api_key.created` event of a stored `record` (by `create` and by
- * `importKeys`).
- *
- * @example
- * ```ts
- * import { createdEvent } from "./events.ts";
- * import type { ApiKeyRecord } from "./types.ts";
- * declare const record: ApiKeyRecord;
- * createdEvent(record, new Date()).type; // "api_key.created"
- * ```
- */
+/** The `api_key.created` event of a stored `record` (by `create` and by `importKeys`). */
 export function createdEvent(record: ApiKeyRecord, at: Date): ApiKeyCreatedEvent {
   return {
     type: "api_key.created",
@@ -73,7 +59,6 @@ export function createdEvent(record: ApiKeyRecord, at: Date): ApiKeyCreatedEvent
  *
  * @example
  * ```ts
- * import type { ApiKeyRevokedEvent } from "./events.ts";
  * const onRevoked = (event: ApiKeyRevokedEvent) => console.log(event.keyId);
  * ```
  */
@@ -97,7 +82,6 @@ export interface ApiKeyRevokedEvent {
  *
  * @example
  * ```ts
- * import type { ApiKeyRotatedEvent } from "./events.ts";
  * const onRotated = (event: ApiKeyRotatedEvent) => console.log(event.oldKeyId, event.newKeyId);
  * ```
  */
@@ -138,7 +122,6 @@ export interface ApiKeyRotatedEvent {
  *
  * @example
  * ```ts
- * import type { ApiKeyExpiringEvent } from "./events.ts";
  * const onExpiring = (event: ApiKeyExpiringEvent) =>
  *   console.log(`${event.prefix} expires at ${event.expiresAt.toISOString()}`);
  * ```
@@ -169,7 +152,6 @@ export interface ApiKeyExpiringEvent {
  *
  * @example
  * ```ts
- * import type { ApiKeyRotationCompletedEvent } from "./events.ts";
  * const onCompleted = (event: ApiKeyRotationCompletedEvent) =>
  *   console.log(`${event.oldPrefix} stopped working at ${event.endedAt.toISOString()}`);
  * ```
@@ -202,7 +184,6 @@ export interface ApiKeyRotationCompletedEvent {
  *
  * @example
  * ```ts
- * import type { ApiKeyAuthFailedEvent } from "./events.ts";
  * const onFailed = (event: ApiKeyAuthFailedEvent) => console.log(event.code, event.prefix);
  * ```
  */
@@ -229,7 +210,6 @@ export interface ApiKeyAuthFailedEvent {
  *
  * @example
  * ```ts
- * import type { ApiKeyUsedEvent } from "./events.ts";
  * const onUsed = (event: ApiKeyUsedEvent) => console.log(event.keyId, event.scopes);
  * ```
  */
@@ -259,7 +239,6 @@ export interface ApiKeyUsedEvent {
  *
  * @example
  * ```ts
- * import type { ApiKeyRehashFailedEvent } from "./events.ts";
  * const onFailed = (event: ApiKeyRehashFailedEvent) =>
  *   console.warn(`re-hash of ${event.keyId} (${event.hashScheme} v${event.pepperVersion}) failed`);
  * ```
@@ -290,7 +269,6 @@ export interface ApiKeyRehashFailedEvent {
  *
  * @example
  * ```ts
- * import type { ApiKeyExposedEvent } from "./events.ts";
  * const notifyOwner = (event: ApiKeyExposedEvent) =>
  *   console.log(`key ${event.prefix} of ${event.tenantId} leaked via ${event.source}`);
  * ```
@@ -322,7 +300,6 @@ export interface ApiKeyExposedEvent {
  *
  * @example
  * ```ts
- * import type { ApiKeyEvent } from "./events.ts";
  * function log(event: ApiKeyEvent): void {
  *   if (event.type === "api_key.auth_failed") console.warn(event.code);
  * }
@@ -344,7 +321,6 @@ export type ApiKeyEvent =
  *
  * @example
  * ```ts
- * import type { ApiKeyVerificationMetric } from "./events.ts";
  * const onMetric = (metric: ApiKeyVerificationMetric) =>
  *   console.log(metric.outcome, metric.durationMs.toFixed(3));
  * ```
@@ -366,7 +342,6 @@ export interface ApiKeyVerificationMetric {
  *
  * @example
  * ```ts
- * import type { ApiKeyAuthorizationOutcome } from "./events.ts";
  * const outcome: ApiKeyAuthorizationOutcome = "scope_denied";
  * ```
  */
@@ -379,7 +354,6 @@ export type ApiKeyAuthorizationOutcome = "ip_denied" | "environment_denied" | "s
  *
  * @example
  * ```ts
- * import type { ApiKeyAuthorizationMetric } from "./events.ts";
  * const onAuthorizationMetric = (metric: ApiKeyAuthorizationMetric) => console.log(metric.outcome);
  * ```
  */
@@ -400,7 +374,6 @@ export interface ApiKeyAuthorizationMetric {
  *
  * @example
  * ```ts
- * import type { ApiKeyOperationMetric } from "./events.ts";
  * const onOperationMetric = (metric: ApiKeyOperationMetric) =>
  *   console.error(metric.operation, metric.outcome, metric.attempts);
  * ```

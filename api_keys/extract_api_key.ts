@@ -80,7 +80,6 @@ function bearerKey(
  *
  * @example
  * ```ts
- * import type { ExtractApiKeyOptions } from "./extract_api_key.ts";
  * const options: ExtractApiKeyOptions = { legacyKeyLayouts: ["nestarc-v0"] };
  * ```
  */
@@ -93,14 +92,6 @@ export interface ExtractApiKeyOptions {
  * The header rules with compiled layouts: what `extractApiKey` does, and what
  * `ApiKeysService.authorizeRequest` calls with the service's layouts.
  * Internal: not exported by the entry point.
- *
- * @example
- * ```ts
- * import { extractApiKeyWith } from "./extract_api_key.ts";
- * import { compileKeyLayouts } from "./key_format.ts";
- * const layouts = compileKeyLayouts(["nestarc-v0"], "legacyKeyLayouts");
- * extractApiKeyWith(() => undefined, layouts); // undefined
- * ```
  */
 export function extractApiKeyWith(
   getHeader: ApiKeyHeaderReader,

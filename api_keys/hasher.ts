@@ -4,8 +4,7 @@
  * hashers make the same hashes: `Sha256Hasher`, the spec's, synchronous
  * (`@noble/hashes`), and `WebCryptoSha256Hasher`, the service's, which returns
  * promises and also verifies the legacy schemes imported records carry
- * (`sha256-pepper`, `sha256`). Over 300 lines because both hashers share the
- * pepper rules and the hash codecs here.
+ * (`sha256-pepper`, `sha256`).
  *
  * @module
  */
@@ -17,12 +16,6 @@ import type { ApiKeyHashScheme, HashedSecret, HasherOptions } from "./types.ts";
  * Every hash scheme a record may carry: `hmac-sha256` (the current one, and
  * the meaning of an absent `hashScheme`), then the legacy `sha256-pepper`
  * and `sha256`.
- *
- * @example
- * ```ts
- * import { API_KEY_HASH_SCHEMES } from "./hasher.ts";
- * API_KEY_HASH_SCHEMES.includes("sha256-pepper"); // true
- * ```
  */
 export const API_KEY_HASH_SCHEMES: readonly ApiKeyHashScheme[] = Object.freeze([
   "hmac-sha256",
@@ -30,15 +23,7 @@ export const API_KEY_HASH_SCHEMES: readonly ApiKeyHashScheme[] = Object.freeze([
   "sha256",
 ]);
 
-/**
- * The scheme of every new hash, and of a record without `hashScheme`.
- *
- * @example
- * ```ts
- * import { CURRENT_HASH_SCHEME } from "./hasher.ts";
- * CURRENT_HASH_SCHEME; // "hmac-sha256"
- * ```
- */
+/** The scheme of every new hash, and of a record without `hashScheme`. */
 export const CURRENT_HASH_SCHEME = "hmac-sha256";
 
 const encoder = new TextEncoder();
@@ -49,7 +34,6 @@ const encoder = new TextEncoder();
  *
  * @example
  * ```ts
- * import { MIN_PEPPER_BYTES } from "./hasher.ts";
  * MIN_PEPPER_BYTES; // 32
  * ```
  */
@@ -145,13 +129,6 @@ function digestsEqual(a: Uint8Array, b: Uint8Array): boolean {
  * Whether `hash` has the form of a stored hash of `scheme` (43 base64url
  * characters for `hmac-sha256`, 64 lowercase hex digits for the legacy
  * schemes). Internal: not exported by the entry point.
- *
- * @example
- * ```ts
- * import { isWellFormedHash } from "./hasher.ts";
- * isWellFormedHash("sha256", "0".repeat(64)); // true
- * isWellFormedHash("hmac-sha256", "0".repeat(64)); // false
- * ```
  */
 export function isWellFormedHash(scheme: ApiKeyHashScheme, hash: string): boolean {
   return scheme === CURRENT_HASH_SCHEME ? fromBase64Url(hash) !== null : fromHex(hash) !== null;
@@ -311,16 +288,6 @@ export class Sha256Hasher {
  * records), every verification also does the legacy digest, so a failure
  * costs the same whatever the record's scheme. Internal: not exported by the
  * entry point.
- *
- * @example
- * ```ts
- * import { createHasher } from "./hasher.ts";
- * const hasher = createHasher(
- *   { peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" } },
- *   { peppers: "options.peppers", currentVersion: "options.currentPepperVersion", hasher: "options.hasher" },
- * );
- * hasher.currentVersion; // 1
- * ```
  */
 export function createHasher(
   options: { peppers: unknown; currentVersion?: unknown; hasher?: unknown },

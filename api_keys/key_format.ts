@@ -12,9 +12,6 @@
  * - `checksum`: CRC-32 of everything before it, 6 base62 characters, so typos
  *   and garbage are rejected offline.
  *
- * Over 300 lines because the layouts, their parsers, their expressions and
- * the checksum are one rule, read on every verification.
- *
  * @module
  */
 import { BASE62_ALPHABET, encodeBase62Fixed, randomBase62 } from "./_base62.ts";
@@ -35,12 +32,6 @@ const CRC_TABLE: Uint32Array = (() => {
  * CRC-32 (IEEE 802.3, the zlib polynomial) of the low byte of each char code
  * of `text` (exact for ASCII), up to `end` (default: the whole text): the
  * checksum of keys. Internal: not exported by the entry point.
- *
- * @example
- * ```ts
- * import { crc32Ascii } from "./key_format.ts";
- * crc32Ascii("123456789").toString(16); // "cbf43926"
- * ```
  */
 export function crc32Ascii(text: string, end: number = text.length): number {
   let crc = 0xffffffff;
@@ -50,59 +41,19 @@ export function crc32Ascii(text: string, end: number = text.length): number {
   return (crc ^ 0xffffffff) >>> 0;
 }
 
-/**
- * Length of the public prefix.
- *
- * @example
- * ```ts
- * import { API_KEY_PREFIX_LENGTH } from "./key_format.ts";
- * API_KEY_PREFIX_LENGTH; // 12
- * ```
- */
+/** Length of the public prefix. */
 export const API_KEY_PREFIX_LENGTH = 12;
 
-/**
- * Length of the secret (32 base62 characters, about 190 bits of entropy).
- *
- * @example
- * ```ts
- * import { API_KEY_SECRET_LENGTH } from "./key_format.ts";
- * API_KEY_SECRET_LENGTH; // 32
- * ```
- */
+/** Length of the secret (32 base62 characters, about 190 bits of entropy). */
 export const API_KEY_SECRET_LENGTH = 32;
 
-/**
- * Length of the base62 CRC-32 checksum appended to the secret.
- *
- * @example
- * ```ts
- * import { API_KEY_CHECKSUM_LENGTH } from "./key_format.ts";
- * API_KEY_CHECKSUM_LENGTH; // 6
- * ```
- */
+/** Length of the base62 CRC-32 checksum appended to the secret. */
 export const API_KEY_CHECKSUM_LENGTH = 6;
 
-/**
- * Default namespace of generated keys.
- *
- * @example
- * ```ts
- * import { DEFAULT_API_KEY_NAMESPACE } from "./key_format.ts";
- * DEFAULT_API_KEY_NAMESPACE; // "ak"
- * ```
- */
+/** Default namespace of generated keys. */
 export const DEFAULT_API_KEY_NAMESPACE = "ak";
 
-/**
- * Valid namespaces: a lowercase letter, then up to 15 lowercase letters or digits.
- *
- * @example
- * ```ts
- * import { API_KEY_NAMESPACE_PATTERN } from "./key_format.ts";
- * API_KEY_NAMESPACE_PATTERN.test("acme2"); // true
- * ```
- */
+/** Valid namespaces: a lowercase letter, then up to 15 lowercase letters or digits. */
 export const API_KEY_NAMESPACE_PATTERN: RegExp = /^[a-z][a-z0-9]{0,15}$/;
 
 /**
@@ -111,7 +62,6 @@ export const API_KEY_NAMESPACE_PATTERN: RegExp = /^[a-z][a-z0-9]{0,15}$/;
  *
  * @example
  * ```ts
- * import { MAX_API_KEY_LENGTH } from "./key_format.ts";
  * MAX_API_KEY_LENGTH; // 73
  * ```
  */
@@ -153,7 +103,6 @@ function isBase62Run(text: string, start: number, end: number): boolean {
  *
  * @example
  * ```ts
- * import { API_KEY_REDACT_REGEX } from "./key_format.ts";
  * API_KEY_REDACT_REGEX.test("no key here"); // false
  * ```
  */
@@ -164,7 +113,6 @@ export const API_KEY_REDACT_REGEX: RegExp = new RegExp(KEY_SOURCE);
  *
  * @example
  * ```ts
- * import type { GeneratedApiKey } from "./key_format.ts";
  * const show = (key: GeneratedApiKey) => `${key.prefix} (${key.environment})`;
  * ```
  */
@@ -188,7 +136,6 @@ export interface GeneratedApiKey {
  *
  * @example
  * ```ts
- * import type { ParsedApiKey } from "./key_format.ts";
  * const lookup = (key: ParsedApiKey) => key.prefix;
  * ```
  */
@@ -199,7 +146,6 @@ export type ParsedApiKey = GeneratedApiKey;
  *
  * @example
  * ```ts
- * import type { GenerateKeyOptions } from "./key_format.ts";
  * const options: GenerateKeyOptions = { environment: "test", namespace: "acme" };
  * ```
  */
@@ -210,15 +156,7 @@ export interface GenerateKeyOptions {
   namespace?: string;
 }
 
-/**
- * Throws a `TypeError` naming `label` unless `namespace` is valid.
- *
- * @example
- * ```ts
- * import { assertValidNamespace } from "./key_format.ts";
- * assertValidNamespace("acme", "namespace");
- * ```
- */
+/** Throws a `TypeError` naming `label` unless `namespace` is valid. */
 export function assertValidNamespace(namespace: unknown, label: string): void {
   if (typeof namespace !== "string" || !API_KEY_NAMESPACE_PATTERN.test(namespace)) {
     throw new TypeError(
@@ -329,7 +267,6 @@ export function hasApiKeyLayout(value: string): boolean {
  *
  * @example
  * ```ts
- * import type { LegacyKeyAlphabet } from "./key_format.ts";
  * const alphabet: LegacyKeyAlphabet = "hex";
  * ```
  */
@@ -343,7 +280,6 @@ export type LegacyKeyAlphabet = "base62" | "hex" | "base64url";
  *
  * @example
  * ```ts
- * import type { LegacyKeyLayoutDescription } from "./key_format.ts";
  * // e.g. "sk-prod-0a1b2c3d-<40 hex>"
  * const layout: LegacyKeyLayoutDescription = {
  *   name: "acme-v1", separator: "-", namespace: "sk", environments: { live: "prod", test: "dev" },
@@ -378,7 +314,6 @@ export interface LegacyKeyLayoutDescription {
  *
  * @example
  * ```ts
- * import { LEGACY_KEY_LAYOUTS } from "./key_format.ts";
  * const theirs = { ...LEGACY_KEY_LAYOUTS["nestarc-v0"], namespace: "Acme" };
  * ```
  */
@@ -404,7 +339,6 @@ export const LEGACY_KEY_LAYOUTS: Readonly<Record<"nestarc-v0", LegacyKeyLayoutDe
  *
  * @example
  * ```ts
- * import type { LegacyKeyLayout } from "./key_format.ts";
  * const layouts: LegacyKeyLayout[] = ["nestarc-v0"];
  * ```
  */
@@ -539,12 +473,6 @@ function checksumHolds(raw: string, end: number): boolean {
 /**
  * A key parsed by `KeyLayouts.parse`, with the name of its legacy layout
  * (absent: the current layout). Internal: not exported by the entry point.
- *
- * @example
- * ```ts
- * import type { LayoutParsedKey } from "./key_format.ts";
- * const isLegacy = (key: LayoutParsedKey) => key.layout !== undefined;
- * ```
  */
 export type LayoutParsedKey = ParsedApiKey & { readonly layout?: string };
 
@@ -593,13 +521,6 @@ function parseLegacy(
  * ones, with what parsing, the header rules, redaction and the scanner
  * patterns need of them. Internal: not exported by the entry point; built by
  * `compileKeyLayouts`.
- *
- * @example
- * ```ts
- * import { compileKeyLayouts } from "./key_format.ts";
- * const layouts = compileKeyLayouts(["nestarc-v0"], "legacyKeyLayouts");
- * layouts.parse(`acme_live_${"A".repeat(12)}_${"b".repeat(32)}`, "acme")?.prefix; // "AAAAAAAAAAAA"
- * ```
  */
 export class KeyLayouts {
   /** The enabled legacy layouts, validated. */
@@ -680,12 +601,6 @@ const CURRENT_LAYOUT_ONLY = new KeyLayouts([]);
  * names and descriptions; a `TypeError` names `label` and the entry) and
  * compiles it with the current layout. Internal: not exported by the entry
  * point.
- *
- * @example
- * ```ts
- * import { compileKeyLayouts } from "./key_format.ts";
- * compileKeyLayouts(["nestarc-v0"], "options.legacyKeyLayouts").legacy[0].name; // "nestarc-v0"
- * ```
  */
 export function compileKeyLayouts(value: unknown, label: string): KeyLayouts {
   if (value === undefined) return CURRENT_LAYOUT_ONLY;
@@ -700,7 +615,6 @@ export function compileKeyLayouts(value: unknown, label: string): KeyLayouts {
  *
  * @example
  * ```ts
- * import type { ApiKeyRedactionOptions } from "./key_format.ts";
  * const options: ApiKeyRedactionOptions = { legacyKeyLayouts: ["nestarc-v0"] };
  * ```
  */

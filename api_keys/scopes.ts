@@ -10,13 +10,6 @@ const RESOURCE_PATTERN = /^[a-z0-9_.-]+$/;
 /**
  * Throws a `TypeError` naming `label` unless `level` is `"read"` or `"write"`:
  * an unknown level is a programmer error, never read as some level.
- *
- * @example
- * ```ts
- * import { assertScopeLevel } from "./scopes.ts";
- * assertScopeLevel("write", "level"); // passes
- * // assertScopeLevel("admin", "level") throws: level "admin" must be "read" or "write"
- * ```
  */
 export function assertScopeLevel(level: unknown, label: string): asserts level is ScopeLevel {
   if (level === "read" || level === "write") return;

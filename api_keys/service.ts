@@ -1,8 +1,6 @@
 /**
  * `ApiKeysService`: create, verify, authorize, rotate, revoke and list API
  * keys. Framework-neutral; the Nest module is a thin provider around it.
- * Over 300 lines because each public operation carries its reference doc
- * and example here; the logic lives in the flow modules.
  *
  * @module
  */
@@ -88,18 +86,6 @@ export class ApiKeysService {
    * once. Rejects with an `Error` naming the counts while some remain, and
    * with `ApiKeyStorageError` when the storage is down. Await it before
    * serving (the Nest module does, in `onModuleInit`).
-   *
-   * @example
-   * ```ts
-   * import { ApiKeysService } from "./service.ts";
-   * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
-   * const service = new ApiKeysService({
-   *   peppers: { 2: "a-pepper-of-at-least-thirty-two-bytes" },
-   *   storage: new InMemoryApiKeyStorage(),
-   *   retiredPepperVersions: [1],
-   * });
-   * await service.ready(); // no record on version 1
-   * ```
    */
   ready(): Promise<void> {
     return checkReady(this.#settings);
@@ -111,18 +97,6 @@ export class ApiKeysService {
    * `toUpgrade` is 0, legacy schemes and old pepper versions can be retired.
    * Needs the storage capability `countHashes` (rejects with
    * `ApiKeyStorageError` without it or when the storage fails).
-   *
-   * @example
-   * ```ts
-   * import { ApiKeysService } from "./service.ts";
-   * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
-   * const service = new ApiKeysService({
-   *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
-   *   storage: new InMemoryApiKeyStorage(),
-   * });
-   * const report = await service.hashReport();
-   * report.toUpgrade; // 0
-   * ```
    */
   hashReport(): Promise<ApiKeyHashReport> {
     return hashReport(this.#settings);
@@ -140,23 +114,6 @@ export class ApiKeysService {
    * tenant since upgraded on use, is skipped (no event), another key there is
    * a conflict. Invalid records and storage failures are reported per record
    * without stopping the others. The TTL policy does not apply.
-   *
-   * @example
-   * ```ts
-   * import { ApiKeysService } from "./service.ts";
-   * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
-   * const service = new ApiKeysService({
-   *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
-   *   storage: new InMemoryApiKeyStorage(),
-   *   legacyKeyLayouts: ["nestarc-v0"],
-   * });
-   * const result = await service.importKeys([{
-   *   tenantId: "t1", name: "ci", environment: "live", prefix: "AbCdEfGhIjKl",
-   *   hash: "a".repeat(64), hashScheme: "sha256-pepper", pepperVersion: 1,
-   *   scopes: ["orders:read"], createdAt: "2025-03-01T10:00:00.000Z",
-   * }]);
-   * result.imported; // 1
-   * ```
    */
   importKeys(
     records: Iterable<ImportApiKeyRecord> | AsyncIterable<ImportApiKeyRecord>,
@@ -208,24 +165,6 @@ export class ApiKeysService {
    * (or an `ApiKeyStorageError`). A header failure is reported like a key that
    * does not parse (metric outcome `malformed`, `onAuthFailed(null, code)`,
    * `api_key.auth_failed`).
-   *
-   * @example
-   * ```ts
-   * import { ApiKeysService } from "./service.ts";
-   * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
-   * const service = new ApiKeysService({
-   *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
-   *   storage: new InMemoryApiKeyStorage(),
-   * });
-   * const { key } = await service.create({
-   *   tenantId: "t1", name: "ci", scopes: [{ resource: "orders", level: "read" }],
-   * });
-   * const request = new Request("https://api.example/orders", { headers: { "x-api-key": key } });
-   * const context = await service.authorizeRequest((name) => request.headers.get(name), {
-   *   requiredScope: { resource: "orders", level: "read" },
-   * });
-   * context.tenantId; // "t1"
-   * ```
    */
   authorizeRequest(
     readHeader: ApiKeyHeaderReader,
@@ -249,23 +188,6 @@ export class ApiKeysService {
    * + `gracePeriodMs`) with a compare-and-set, off the request path. Needs the
    * storage's rotation-wait capability (see `ApiKeyStorage`), else throws a
    * `TypeError` before writing anything.
-   *
-   * @example
-   * ```ts
-   * import { ApiKeysService } from "./service.ts";
-   * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
-   * const service = new ApiKeysService({
-   *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
-   *   storage: new InMemoryApiKeyStorage(),
-   * });
-   * const { id } = await service.create({
-   *   tenantId: "t1", name: "ci", scopes: [{ resource: "orders", level: "read" }],
-   * });
-   * const rotated = await service.rotate(id, {
-   *   gracePeriodMs: 3_600_000, graceStarts: "first-use", maxWaitMs: 7 * 86_400_000,
-   * });
-   * await service.verify(rotated.key); // the old key now works for one more hour at most
-   * ```
    */
   rotate(id: string, input?: RotateApiKeyInput): Promise<RotateApiKeyResult> {
     return this.#manage.rotate(id, input);
@@ -294,21 +216,6 @@ export class ApiKeysService {
    * storage checks the tenant in the same step as the write when it has the
    * tenant-bound capability (see `ApiKeyStorage`); without it, the tenant is
    * checked on the read before the rotation.
-   *
-   * @example
-   * ```ts
-   * import { ApiKeysService } from "./service.ts";
-   * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
-   * const service = new ApiKeysService({
-   *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
-   *   storage: new InMemoryApiKeyStorage(),
-   * });
-   * const { id } = await service.create({
-   *   tenantId: "t1", name: "ci", scopes: [{ resource: "orders", level: "read" }],
-   * });
-   * await service.rotateForTenant("t2", id).catch((error) => error.code); // "api_key_record_not_found"
-   * await service.rotateForTenant("t1", id, { gracePeriodMs: 3_600_000 });
-   * ```
    */
   rotateForTenant(
     tenantId: string,
@@ -322,20 +229,6 @@ export class ApiKeysService {
    * `revoke` on behalf of `tenantId`: an unknown id and another tenant's key
    * both reject with `api_key_record_not_found` and change nothing (the
    * tenant is checked as `rotateForTenant` checks it).
-   *
-   * @example
-   * ```ts
-   * import { ApiKeysService } from "./service.ts";
-   * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
-   * const service = new ApiKeysService({
-   *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
-   *   storage: new InMemoryApiKeyStorage(),
-   * });
-   * const { id } = await service.create({
-   *   tenantId: "t1", name: "ci", scopes: [{ resource: "orders", level: "read" }],
-   * });
-   * await service.revokeForTenant("t1", id);
-   * ```
    */
   revokeForTenant(tenantId: string, id: string): Promise<void> {
     return this.#manage.revokeForTenant(tenantId, id);
@@ -345,21 +238,6 @@ export class ApiKeysService {
    * Lists a tenant's keys as `list` does, each as an `ApiKeySummary`: no
    * `hash`, `hashScheme` or `pepperVersion`, and its `status` at the clock's
    * now (`active`, `rotating` in a rotation's grace, `expired`, `revoked`).
-   *
-   * @example
-   * ```ts
-   * import { ApiKeysService } from "./service.ts";
-   * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
-   * const service = new ApiKeysService({
-   *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
-   *   storage: new InMemoryApiKeyStorage(),
-   * });
-   * await service.create({
-   *   tenantId: "t1", name: "ci", scopes: [{ resource: "orders", level: "read" }],
-   * });
-   * const [summary] = await service.listSummaries("t1");
-   * summary.status; // "active"
-   * ```
    */
   listSummaries(tenantId: string, options?: ListApiKeysOptions): Promise<ApiKeySummary[]> {
     return this.#manage.listSummaries(tenantId, options);
@@ -379,24 +257,6 @@ export class ApiKeysService {
    * that end. Bad options reject with `api_key_invalid_input`; a storage
    * without the capabilities `listExpiring` and `claimExpiryNotice` rejects
    * with a `TypeError` saying so.
-   *
-   * @example
-   * ```ts
-   * import { ApiKeysService } from "./service.ts";
-   * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
-   * const service = new ApiKeysService({
-   *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
-   *   storage: new InMemoryApiKeyStorage(),
-   *   onEvent: (event) => {
-   *     if (event.type === "api_key.expiring") console.log(event.prefix, event.expiresAt);
-   *   },
-   * });
-   * await service.create({
-   *   tenantId: "t1", name: "ci", scopes: [{ resource: "orders", level: "read" }],
-   *   expiresAt: new Date(Date.now() + 3 * 86_400_000),
-   * });
-   * await service.notifyExpiring({ thresholdsMs: [7 * 86_400_000, 86_400_000] }); // { expiring: 1, … }
-   * ```
    */
   notifyExpiring(options: NotifyExpiringOptions): Promise<NotifyExpiringResult> {
     return this.#expiry.run(options);

@@ -22,7 +22,6 @@ import type { ApiKeyTtlPolicy } from "./types.ts";
  *
  * @example
  * ```ts
- * import type { ApiKeyVerificationCacheOptions } from "./service_options.ts";
  * const cache: ApiKeyVerificationCacheOptions = { ttlMs: 10_000, maxEntries: 5_000 };
  * ```
  */
@@ -38,7 +37,6 @@ export interface ApiKeyVerificationCacheOptions {
  *
  * @example
  * ```ts
- * import type { ApiKeysServiceOptions } from "./service_options.ts";
  * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
  * const options: ApiKeysServiceOptions = {
  *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },

@@ -15,7 +15,6 @@ import type { ApiKeyContext, CreateApiKeyResult, CreateTestKeyOptions } from "./
  *
  * @example
  * ```ts
- * import type { CreateTestKeyResult } from "./test_key.ts";
  * const header = (result: CreateTestKeyResult) => ({ "X-API-Key": result.key });
  * ```
  */

@@ -2,32 +2,13 @@
  * Data types of the API-key component: records, contexts, inputs and results,
  * and the limits of the inputs.
  *
- * Over 300 lines because each public type carries its documentation and
- * example here, the one place JSR renders them from.
- *
  * @module
  */
 
-/**
- * Longest accepted key name.
- *
- * @example
- * ```ts
- * import { MAX_API_KEY_NAME_LENGTH } from "./types.ts";
- * MAX_API_KEY_NAME_LENGTH; // 200
- * ```
- */
+/** Longest accepted key name. */
 export const MAX_API_KEY_NAME_LENGTH = 200;
 
-/**
- * Default grace period of `rotate`: 24 hours.
- *
- * @example
- * ```ts
- * import { DEFAULT_GRACE_PERIOD_MS } from "./types.ts";
- * DEFAULT_GRACE_PERIOD_MS; // 86400000
- * ```
- */
+/** Default grace period of `rotate`: 24 hours. */
 export const DEFAULT_GRACE_PERIOD_MS = 24 * 60 * 60 * 1000;
 
 /**
@@ -35,7 +16,6 @@ export const DEFAULT_GRACE_PERIOD_MS = 24 * 60 * 60 * 1000;
  *
  * @example
  * ```ts
- * import type { Environment } from "./types.ts";
  * const env: Environment = "live";
  * ```
  */
@@ -46,7 +26,6 @@ export type Environment = "live" | "test";
  *
  * @example
  * ```ts
- * import type { ScopeLevel } from "./types.ts";
  * const level: ScopeLevel = "read";
  * ```
  */
@@ -57,7 +36,6 @@ export type ScopeLevel = "read" | "write";
  *
  * @example
  * ```ts
- * import type { Scope } from "./types.ts";
  * const scope: Scope = { resource: "orders", level: "write" };
  * ```
  */
@@ -73,7 +51,6 @@ export interface Scope {
  *
  * @example
  * ```ts
- * import type { RequiredScope } from "./types.ts";
  * const required: RequiredScope = { resource: "orders", level: "read" };
  * ```
  */
@@ -90,7 +67,6 @@ export interface RequiredScope {
  *
  * @example
  * ```ts
- * import type { AuthorizeOptions } from "./types.ts";
  * const options: AuthorizeOptions = {
  *   clientIp: "203.0.113.7", requiredEnvironment: "live",
  *   requiredScope: { resource: "orders", level: "read" },
@@ -111,7 +87,6 @@ export interface AuthorizeOptions {
  *
  * @example
  * ```ts
- * import type { ApiKeyVerificationOutcome } from "./types.ts";
  * const outcome: ApiKeyVerificationOutcome = "success";
  * ```
  */
@@ -134,7 +109,6 @@ export type ApiKeyVerificationOutcome =
  *
  * @example
  * ```ts
- * import type { ApiKeyHashScheme } from "./types.ts";
  * const scheme: ApiKeyHashScheme = "sha256-pepper";
  * ```
  */
@@ -145,7 +119,6 @@ export type ApiKeyHashScheme = "hmac-sha256" | "sha256-pepper" | "sha256";
  *
  * @example
  * ```ts
- * import type { ApiKeyRecord } from "./types.ts";
  * const record: ApiKeyRecord = {
  *   id: "k1", tenantId: "t1", name: "ci", environment: "test", prefix: "AbCdEfGh",
  *   hash: "...", pepperVersion: 1, scopes: ["orders:read"], allowedIpCidrs: [],
@@ -203,7 +176,6 @@ export interface ApiKeyRecord {
  *
  * @example
  * ```ts
- * import type { ApiKeyStatus } from "./types.ts";
  * const status: ApiKeyStatus = "rotating";
  * ```
  */
@@ -215,7 +187,6 @@ export type ApiKeyStatus = "active" | "rotating" | "expired" | "revoked";
  *
  * @example
  * ```ts
- * import type { ApiKeySummary } from "./types.ts";
  * const show = (summary: ApiKeySummary) => `${summary.prefix} ${summary.status}`;
  * ```
  */
@@ -257,7 +228,6 @@ export interface ApiKeySummary {
  *
  * @example
  * ```ts
- * import type { ApiKeyContext } from "./types.ts";
  * const context: ApiKeyContext = {
  *   keyId: "k1", tenantId: "t1", environment: "live", scopes: ["orders:read"], prefix: "AbCdEfGh",
  * };
@@ -283,7 +253,6 @@ export interface ApiKeyContext {
  *
  * @example
  * ```ts
- * import type { CreateApiKeyInput } from "./types.ts";
  * const input: CreateApiKeyInput = {
  *   tenantId: "t1", name: "ci", scopes: [{ resource: "orders", level: "read" }],
  * };
@@ -311,7 +280,6 @@ export interface CreateApiKeyInput {
  *
  * @example
  * ```ts
- * import type { CreateApiKeyResult } from "./types.ts";
  * function show(result: CreateApiKeyResult): string {
  *   return `${result.id}: ${result.key}`;
  * }
@@ -330,7 +298,6 @@ export interface CreateApiKeyResult {
  *
  * @example
  * ```ts
- * import type { ApiKeyGraceStart } from "./types.ts";
  * const graceStarts: ApiKeyGraceStart = "first-use";
  * ```
  */
@@ -342,7 +309,6 @@ export type ApiKeyGraceStart = "rotation" | "first-use";
  *
  * @example
  * ```ts
- * import type { RotateApiKeyInput } from "./types.ts";
  * const input: RotateApiKeyInput = { gracePeriodMs: 60 * 60 * 1000 };
  * const waiting: RotateApiKeyInput = {
  *   gracePeriodMs: 60 * 60 * 1000, graceStarts: "first-use", maxWaitMs: 7 * 864e5,
@@ -379,7 +345,6 @@ export interface RotateApiKeyInput {
  *
  * @example
  * ```ts
- * import type { RotateApiKeyResult } from "./types.ts";
  * function show(result: RotateApiKeyResult): string {
  *   return `${result.replacedKeyId} -> ${result.id} until ${result.graceExpiresAt.toISOString()}`;
  * }
@@ -404,7 +369,6 @@ export interface RotateApiKeyResult {
  *
  * @example
  * ```ts
- * import type { NotifyExpiringOptions } from "./types.ts";
  * const options: NotifyExpiringOptions = { thresholdsMs: [7 * 864e5, 864e5] };
  * ```
  */
@@ -423,7 +387,6 @@ export interface NotifyExpiringOptions {
  *
  * @example
  * ```ts
- * import type { NotifyExpiringResult } from "./types.ts";
  * const show = (result: NotifyExpiringResult) =>
  *   `${result.expiring} expiring, ${result.rotationsCompleted} rotations completed`;
  * ```
@@ -440,7 +403,6 @@ export interface NotifyExpiringResult {
  *
  * @example
  * ```ts
- * import type { ApiKeyTtlPolicy } from "./types.ts";
  * const policy: ApiKeyTtlPolicy = {
  *   defaultExpiresInMs: 90 * 864e5, maxExpiresInMs: 365 * 864e5, allowNeverExpires: false,
  * };
@@ -460,7 +422,6 @@ export interface ApiKeyTtlPolicy {
  *
  * @example
  * ```ts
- * import type { HashedSecret } from "./types.ts";
  * const hashed: HashedSecret = { hash: "3q2+7w...", pepperVersion: 2 };
  * ```
  */
@@ -477,7 +438,6 @@ export interface HashedSecret {
  *
  * @example
  * ```ts
- * import type { ApiKeyHashReplacement } from "./types.ts";
  * const next: ApiKeyHashReplacement = { hash: "3q2-7w...", hashScheme: "hmac-sha256", pepperVersion: 2 };
  * ```
  */
@@ -497,7 +457,6 @@ export interface ApiKeyHashReplacement {
  *
  * @example
  * ```ts
- * import type { ApiKeyHashCount } from "./types.ts";
  * const row: ApiKeyHashCount = { hashScheme: "sha256-pepper", pepperVersion: 1, count: 12 };
  * ```
  */
@@ -517,7 +476,6 @@ export interface ApiKeyHashCount {
  *
  * @example
  * ```ts
- * import type { ApiKeyHashReport } from "./types.ts";
  * const done = (report: ApiKeyHashReport) => report.toUpgrade === 0;
  * ```
  */
@@ -542,7 +500,6 @@ export interface ApiKeyHashReport {
  *
  * @example
  * ```ts
- * import type { ImportApiKeyRecord } from "./types.ts";
  * const row: ImportApiKeyRecord = {
  *   id: "0190f6c2-...", tenantId: "t1", name: "ci", environment: "live", prefix: "AbCdEfGhIjKl",
  *   hash: "9f86d081884c7d65...", hashScheme: "sha256-pepper", pepperVersion: 1,
@@ -596,7 +553,6 @@ export interface ImportApiKeyRecord {
  *
  * @example
  * ```ts
- * import type { ImportApiKeyIssue } from "./types.ts";
  * const show = (issue: ImportApiKeyIssue) => `#${issue.index} ${issue.prefix}: ${issue.message}`;
  * ```
  */
@@ -614,7 +570,6 @@ export interface ImportApiKeyIssue {
  *
  * @example
  * ```ts
- * import type { ImportApiKeysResult } from "./types.ts";
  * const clean = (result: ImportApiKeysResult) =>
  *   result.conflicts.length === 0 && result.errors.length === 0;
  * ```
@@ -635,7 +590,6 @@ export interface ImportApiKeysResult {
  *
  * @example
  * ```ts
- * import type { HasherOptions } from "./types.ts";
  * const options: HasherOptions = {
  *   peppers: { 1: "a-secret-of-at-least-32-bytes-long!!" }, currentVersion: 1,
  * };
@@ -653,7 +607,6 @@ export interface HasherOptions {
  *
  * @example
  * ```ts
- * import type { ListApiKeysOptions } from "./types.ts";
  * const options: ListApiKeysOptions = { includeRevoked: true };
  * ```
  */
@@ -667,7 +620,6 @@ export interface ListApiKeysOptions {
  *
  * @example
  * ```ts
- * import type { ApiKeyRecord, RotateApiKeyStorageInput } from "./types.ts";
  * declare const newRecord: ApiKeyRecord;
  * const input: RotateApiKeyStorageInput = {
  *   oldKeyId: "k1", newRecord, oldExpiresAt: new Date(), rotatedAt: new Date(),
@@ -690,7 +642,6 @@ export interface RotateApiKeyStorageInput {
  *
  * @example
  * ```ts
- * import type { CreateTestKeyOptions } from "./types.ts";
  * const options: CreateTestKeyOptions = { tenantId: "t1", environment: "test" };
  * ```
  */

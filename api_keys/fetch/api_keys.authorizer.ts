@@ -5,16 +5,13 @@
  * requirements; `protect` turns failures into responses (`onError`) and
  * records the verified context for `getApiKeyContext`.
  *
- * Over 300 lines because the binding's whole request check (options, client IP,
- * `protect`, the context store) is read in one place, and each public name
- * carries its documentation and example.
- *
  * @module
  */
 import { ApiKeyError, ApiKeyStorageError } from "../errors.ts";
 import { requiredEnvironmentOf, requiredScopeOf } from "../_route_requirements.ts";
 import type { ApiKeysService } from "../service.ts";
 import { failureLine } from "../_sinks.ts";
+import { isThenable, resolveClientIp } from "../_client_ip.ts";
 import type { ApiKeyContext, AuthorizeOptions, Environment, RequiredScope } from "../types.ts";
 import { defaultFetchClientIp, type FetchClientIpResolver } from "./api_keys.client_ip.ts";
 
@@ -24,7 +21,6 @@ import { defaultFetchClientIp, type FetchClientIpResolver } from "./api_keys.cli
  *
  * @example
  * ```ts
- * import type { ApiKeyRequirements } from "@saferoute/api-kit/api-keys/fetch";
  * const route: ApiKeyRequirements = {
  *   requiredScope: { resource: "orders", level: "write" },
  *   requiredEnvironment: "live",
@@ -75,7 +71,7 @@ export type ApiKeyErrorResponder = (
 export interface ApiKeyAuthorizerOptions extends ApiKeyRequirements {
   /**
    * How to find the client IP (default `defaultFetchClientIp`: the
-   * connection's peer). A throw or rejection means "unknown" (keys with an
+   * connection's peer). A throw, rejection or non-string answer means "unknown" (keys with an
    * allowlist are refused, others pass) and is logged (error name only).
    */
   clientIp?: FetchClientIpResolver;
@@ -95,14 +91,6 @@ export interface ApiKeyAuthorizerOptions extends ApiKeyRequirements {
 /**
  * Body of the default error response: the code and its status, with the
  * fixed, safe message (the body of `./api-keys/nest`'s `ApiKeyHttpException`).
- *
- * @example
- * ```ts
- * import type { ApiKeyErrorBody } from "./api_keys.authorizer.ts";
- * const body: ApiKeyErrorBody = {
- *   statusCode: 401, code: "api_key_missing", message: "API key is missing",
- * };
- * ```
  */
 export interface ApiKeyErrorBody {
   /** HTTP status: 401, 403 or 503. */
@@ -159,7 +147,6 @@ export type FetchHandler<Args extends unknown[] = unknown[]> = (
  * @example
  * ```ts
  * import { ApiKeysService, InMemoryApiKeyStorage } from "@saferoute/api-kit/api-keys";
- * import { createApiKeyAuthorizer } from "@saferoute/api-kit/api-keys/fetch";
  * const service = new ApiKeysService({
  *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
  *   storage: new InMemoryApiKeyStorage(),
@@ -212,10 +199,6 @@ export function getApiKeyContext(request: Request): ApiKeyContext | undefined {
   return contexts.get(request);
 }
 
-function isThenable<T>(value: T | Promise<T>): value is Promise<T> {
-  return typeof (value as { then?: unknown } | undefined)?.then === "function";
-}
-
 /** Checks `given` and returns the frozen requirements over `base`. */
 function requirementsOf(
   base: ApiKeyRequirements,
@@ -239,12 +222,26 @@ function requirementsOf(
   return Object.freeze(requirements);
 }
 
-function optionalFunction<T>(value: unknown, name: string): T | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== "function") {
-    throw new TypeError(`createApiKeyAuthorizer: option \`${name}\` must be a function`);
+type FunctionOptions = Required<Pick<ApiKeyAuthorizerOptions, "clientIp" | "onError" | "log">>;
+
+const FUNCTION_DEFAULTS: FunctionOptions = {
+  clientIp: defaultFetchClientIp,
+  onError: apiKeyErrorResponse,
+  log: (line) => console.error(line),
+};
+
+/** The function options merged over their defaults; throws a `TypeError` for a non-function. */
+function functionOptions(options: ApiKeyAuthorizerOptions): FunctionOptions {
+  const merged = { ...FUNCTION_DEFAULTS };
+  for (const name of Object.keys(merged) as (keyof FunctionOptions)[]) {
+    const value = options[name];
+    if (value === undefined) continue;
+    if (typeof value !== "function") {
+      throw new TypeError(`createApiKeyAuthorizer: option \`${name}\` must be a function`);
+    }
+    merged[name] = value as never;
   }
-  return value as T;
+  return merged;
 }
 
 /**
@@ -284,11 +281,7 @@ export function createApiKeyAuthorizer(
   if (typeof options !== "object" || options === null) {
     throw new TypeError("createApiKeyAuthorizer: options must be an object");
   }
-  const resolveClientIp = optionalFunction<FetchClientIpResolver>(options.clientIp, "clientIp") ??
-    defaultFetchClientIp;
-  const onError = optionalFunction<ApiKeyErrorResponder>(options.onError, "onError");
-  const sink = optionalFunction<(line: string) => void>(options.log, "log") ??
-    ((line: string) => console.error(line));
+  const { clientIp: clientIpResolver, onError, log: sink } = functionOptions(options);
   /** Logs `line`; a failing log function is ignored (it must never fail a request). */
   const log = (line: string): void => {
     try {
@@ -298,26 +291,11 @@ export function createApiKeyAuthorizer(
     }
   };
 
-  /** The resolver's answer; a throw or rejection is logged and means unknown. */
-  const clientIpOf = (request: Request, info: unknown) => {
-    const unknown = (error: unknown): undefined => {
-      log(`${failureLine("clientIp", error)}; client IP treated as unknown`);
-      return undefined;
-    };
-    try {
-      const resolved = resolveClientIp(request, info);
-      return isThenable(resolved) ? Promise.resolve(resolved).then(undefined, unknown) : resolved;
-    } catch (error) {
-      return unknown(error);
-    }
-  };
-
   /** The failure response; a failing `onError` is logged and the default one sent. */
   const failureResponse = async (
     error: ApiKeyError | ApiKeyStorageError,
     request: Request,
   ): Promise<Response> => {
-    if (onError === undefined) return apiKeyErrorResponse(error);
     try {
       const response = await onError(error, request);
       if (response instanceof Response) return response;
@@ -330,7 +308,7 @@ export function createApiKeyAuthorizer(
 
   const build = (requirements: Readonly<ApiKeyRequirements>): ApiKeyAuthorizer => {
     const authorize = async (request: Request, info?: unknown): Promise<ApiKeyContext> => {
-      const resolved = clientIpOf(request, info);
+      const resolved = resolveClientIp(clientIpResolver, [request, info], "clientIp", log);
       // A synchronous resolver (the default) costs no extra await.
       const clientIp = isThenable(resolved) ? await resolved : resolved;
       const authorizeOptions: AuthorizeOptions = { ...requirements, clientIp };

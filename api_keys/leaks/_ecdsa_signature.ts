@@ -25,12 +25,6 @@ const PEM = /^-----BEGIN PUBLIC KEY-----([A-Za-z0-9+/=\r\n]+)-----END PUBLIC KEY
 /**
  * Decodes canonical padded base64 of at most `maxChars` characters; null when
  * malformed or too long.
- *
- * @example
- * ```ts
- * import { decodeBase64 } from "./_ecdsa_signature.ts";
- * decodeBase64("AAE=", 8); // Uint8Array [0, 1]
- * ```
  */
 export function decodeBase64(text: string, maxChars: number): Uint8Array<ArrayBuffer> | null {
   if (typeof text !== "string" || text.length > maxChars || !BASE64.test(text)) return null;
@@ -64,12 +58,6 @@ function readScalar(der: Uint8Array, offset: number): { value: Uint8Array; end: 
  * Converts a strict DER ECDSA P-256 signature to IEEE P1363 (`r || s`, 64
  * bytes); null for anything else (long form lengths, padding, trailing bytes,
  * negative or zero scalars, scalars over 32 bytes).
- *
- * @example
- * ```ts
- * import { derToP1363 } from "./_ecdsa_signature.ts";
- * derToP1363(new Uint8Array([0x30, 0x06, 0x02, 0x01, 0x01, 0x02, 0x01, 0x02]))?.length; // 64
- * ```
  */
 export function derToP1363(der: Uint8Array): Uint8Array<ArrayBuffer> | null {
   if (der.length < 8 || der.length > MAX_DER_BYTES) return null;
@@ -87,15 +75,6 @@ export function derToP1363(der: Uint8Array): Uint8Array<ArrayBuffer> | null {
 /**
  * Imports a PEM `PUBLIC KEY` (SPKI) of curve P-256 for ECDSA verification.
  * Rejects with a `TypeError` (naming no key material) when malformed.
- *
- * @example
- * ```ts
- * import { importP256PublicKeyPem } from "./_ecdsa_signature.ts";
- * const pem = "-----BEGIN PUBLIC KEY-----\n" +
- *   "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE9MJJHnMfn2+H4xL4YaPDA4RpJqUqkCmRCBnYERxZanmcpzQSXs1X/AljlKkbJ8qpVIW4clayyef9gWhFbNHWAA==\n" +
- *   "-----END PUBLIC KEY-----\n";
- * const key = await importP256PublicKeyPem(pem);
- * ```
  */
 export async function importP256PublicKeyPem(pem: string): Promise<CryptoKey> {
   const body = typeof pem === "string" && pem.length <= MAX_PEM_LENGTH
@@ -113,15 +92,6 @@ export async function importP256PublicKeyPem(pem: string): Promise<CryptoKey> {
 /**
  * Whether `signatureBase64` (base64 DER) is a valid ECDSA P-256 / SHA-256
  * signature of `data` under `key`. A malformed signature is `false`.
- *
- * @example
- * ```ts
- * import { verifyDerSignature } from "./_ecdsa_signature.ts";
- * const { publicKey } = await crypto.subtle.generateKey(
- *   { name: "ECDSA", namedCurve: "P-256" }, false, ["sign", "verify"],
- * );
- * await verifyDerSignature(publicKey, "not base64", new Uint8Array()); // false
- * ```
  */
 export async function verifyDerSignature(
   key: CryptoKey,

@@ -3,24 +3,12 @@
  * that fetches and caches them from GitHub's meta endpoint (conditional
  * requests with ETag, bounded refreshes, stale keys served when GitHub fails).
  *
- * Over 300 lines because both resolvers share one cache and refresh policy
- * (ETag, bounded refreshes, stale keys on failure), kept together with their
- * documentation.
- *
  * @module
  */
 import { importP256PublicKeyPem } from "./_ecdsa_signature.ts";
 import { optionalFunction, positiveInteger } from "./_core.ts";
 
-/**
- * GitHub's meta endpoint of the secret-scanning public keys.
- *
- * @example
- * ```ts
- * import { GITHUB_SECRET_SCANNING_KEYS_URL } from "./github_public_keys.ts";
- * GITHUB_SECRET_SCANNING_KEYS_URL; // "https://api.github.com/meta/public_keys/secret_scanning"
- * ```
- */
+/** GitHub's meta endpoint of the secret-scanning public keys. */
 export const GITHUB_SECRET_SCANNING_KEYS_URL =
   "https://api.github.com/meta/public_keys/secret_scanning";
 
@@ -30,7 +18,6 @@ export const GITHUB_SECRET_SCANNING_KEYS_URL =
  *
  * @example
  * ```ts
- * import type { SecretScanningPublicKey } from "./github_public_keys.ts";
  * const key: SecretScanningPublicKey = {
  *   key_identifier: "90a421169f0a406205f1563a953312f0be898d3c7b6c06b681aa86a874555f4a",
  *   key: "-----BEGIN PUBLIC KEY-----\n...\n-----END PUBLIC KEY-----\n",
@@ -54,7 +41,6 @@ export interface SecretScanningPublicKey {
  *
  * @example
  * ```ts
- * import type { SecretScanningKeyResolver } from "./github_public_keys.ts";
  * const none: SecretScanningKeyResolver = { resolve: () => Promise.resolve(null) };
  * ```
  */
@@ -68,7 +54,6 @@ export interface SecretScanningKeyResolver {
  *
  * @example
  * ```ts
- * import type { GitHubSecretScanningKeyResolverOptions } from "./github_public_keys.ts";
  * const options: GitHubSecretScanningKeyResolverOptions = { ttlMs: 6 * 60 * 60 * 1000 };
  * ```
  */

@@ -27,7 +27,6 @@ import type {
  *
  * @example
  * ```ts
- * import type { PublicRevocationOptions } from "./public_revocation.ts";
  * import { ApiKeysService } from "../service.ts";
  * import { InMemoryApiKeyStorage } from "../storage/in_memory.ts";
  * const options: PublicRevocationOptions = {
@@ -64,7 +63,6 @@ export interface PublicRevocationOptions extends LeakedKeyHandlerOptions {
  *
  * @example
  * ```ts
- * import type { PublicReportDrop } from "./public_revocation.ts";
  * const alert = (drop: PublicReportDrop) => console.warn(`report dropped, ${drop.queued} queued`);
  * ```
  */
@@ -82,7 +80,6 @@ export interface PublicReportDrop {
  *
  * @example
  * ```ts
- * import type { PublicRevocationStats } from "./public_revocation.ts";
  * const dropRate = (stats: PublicRevocationStats) => stats.dropped / Math.max(1, stats.received);
  * ```
  */
@@ -103,7 +100,6 @@ export interface PublicRevocationStats {
  *
  * @example
  * ```ts
- * import type { PublicRevocationHandler } from "./public_revocation.ts";
  * async function shutdown(handler: PublicRevocationHandler) {
  *   await handler.drain();
  * }

@@ -4,10 +4,6 @@
  * service's layouts (`legacyKeyLayouts` included),
  * revokes each key that verifies and, when enabled, answers feedback.
  *
- * Over 300 lines because the endpoint's steps (signature, body, per-token
- * checks, revocation, feedback) are one flow, read in one place with its
- * documented options.
- *
  * @module
  */
 import { verifyDerSignature } from "./_ecdsa_signature.ts";
@@ -39,7 +35,6 @@ import type {
  *
  * @example
  * ```ts
- * import { SECRET_SCANNING_MAX_TOKENS } from "./secret_scanning_partner.ts";
  * SECRET_SCANNING_MAX_TOKENS; // 1000
  * ```
  */
@@ -50,7 +45,6 @@ export const SECRET_SCANNING_MAX_TOKENS = 1000;
  *
  * @example
  * ```ts
- * import type { SecretScanningPartnerOptions } from "./secret_scanning_partner.ts";
  * import { githubSecretScanningKeyResolver } from "./github_public_keys.ts";
  * import { ApiKeysService } from "../service.ts";
  * import { InMemoryApiKeyStorage } from "../storage/in_memory.ts";

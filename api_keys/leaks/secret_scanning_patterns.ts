@@ -20,7 +20,6 @@ import {
  *
  * @example
  * ```ts
- * import type { SecretScanningPatternsOptions } from "./secret_scanning_patterns.ts";
  * const options: SecretScanningPatternsOptions = { namespace: "acme" };
  * ```
  */
@@ -36,7 +35,6 @@ export interface SecretScanningPatternsOptions {
  *
  * @example
  * ```ts
- * import type { SecretScanningPatterns } from "./secret_scanning_patterns.ts";
  * const keysIn = (text: string, patterns: SecretScanningPatterns) =>
  *   [...text.matchAll(new RegExp(patterns.regex.source, "g"))].map((match) => match[1]);
  * ```

@@ -14,7 +14,6 @@ import type { ApiKeysService } from "../service.ts";
  *
  * @example
  * ```ts
- * import type { LeakReportRequest } from "./types.ts";
  * async function fromFetch(request: Request): Promise<LeakReportRequest> {
  *   return {
  *     body: new Uint8Array(await request.arrayBuffer()),
@@ -35,7 +34,6 @@ export interface LeakReportRequest {
  *
  * @example
  * ```ts
- * import type { LeakReportResponse } from "./types.ts";
  * const toFetch = (response: LeakReportResponse) =>
  *   new Response(response.body, { status: response.status, headers: response.headers });
  * ```
@@ -57,7 +55,6 @@ export interface LeakReportResponse {
  *
  * @example
  * ```ts
- * import type { LeakReportHandler } from "./types.ts";
  * async function fromFetch(handle: LeakReportHandler, request: Request) {
  *   const body = new Uint8Array(await request.arrayBuffer());
  *   if (body.length > handle.maxBodyBytes + 1) throw new RangeError("read less");
@@ -80,7 +77,6 @@ export interface LeakReportHandler {
  *
  * @example
  * ```ts
- * import type { LeakedKeyService } from "./types.ts";
  * import { ApiKeysService } from "../service.ts";
  * import { InMemoryApiKeyStorage } from "../storage/in_memory.ts";
  * const service: LeakedKeyService = new ApiKeysService({
@@ -96,7 +92,6 @@ export type LeakedKeyService = ApiKeysService;
  *
  * @example
  * ```ts
- * import type { LeakedKeyHandlerOptions } from "./types.ts";
  * import { ApiKeysService } from "../service.ts";
  * import { InMemoryApiKeyStorage } from "../storage/in_memory.ts";
  * const options: LeakedKeyHandlerOptions = {

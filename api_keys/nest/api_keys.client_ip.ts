@@ -11,7 +11,7 @@ import {
   compileTrustedProxies,
   type TrustedProxyClientIpResolverOptions,
 } from "../_forwarded.ts";
-import type { ApiKeyClientIpResolver } from "./api_keys.module.ts";
+import type { ApiKeyClientIpResolver } from "./api_keys.constants.ts";
 
 /**
  * Client address of an Express or Fastify request: `request.ip` (which honours

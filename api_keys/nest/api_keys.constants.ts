@@ -1,15 +1,16 @@
 /**
- * Constants of the Nest bindings: request property, metadata keys, injection tokens.
+ * Constants of the Nest bindings (request property, metadata keys, injection
+ * tokens) and the types of the functions those tokens provide.
  *
  * @module
  */
+import type { ApiKeyContext } from "../types.ts";
 
 /**
  * Request property the default context writer puts the verified context on.
  *
  * @example
  * ```ts
- * import { API_KEY_CONTEXT_PROPERTY } from "@saferoute/api-kit/api-keys/nest";
  * console.log(API_KEY_CONTEXT_PROPERTY); // "apiKey"
  * ```
  */
@@ -20,7 +21,6 @@ export const API_KEY_CONTEXT_PROPERTY = "apiKey";
  *
  * @example
  * ```ts
- * import { API_KEYS_ENVIRONMENT_METADATA } from "@saferoute/api-kit/api-keys/nest";
  * console.log(API_KEYS_ENVIRONMENT_METADATA); // "lib:api-keys:environment"
  * ```
  */
@@ -31,7 +31,6 @@ export const API_KEYS_ENVIRONMENT_METADATA = "lib:api-keys:environment";
  *
  * @example
  * ```ts
- * import { API_KEYS_SCOPE_METADATA } from "@saferoute/api-kit/api-keys/nest";
  * console.log(API_KEYS_SCOPE_METADATA); // "lib:api-keys:scope"
  * ```
  */
@@ -42,7 +41,6 @@ export const API_KEYS_SCOPE_METADATA = "lib:api-keys:scope";
  *
  * @example
  * ```ts
- * import { API_KEYS_CONTEXT_WRITER } from "@saferoute/api-kit/api-keys/nest";
  * console.log(API_KEYS_CONTEXT_WRITER.description);
  * ```
  */
@@ -53,7 +51,6 @@ export const API_KEYS_CONTEXT_WRITER: unique symbol = Symbol("API_KEYS_CONTEXT_W
  *
  * @example
  * ```ts
- * import { API_KEYS_CLIENT_IP_RESOLVER } from "@saferoute/api-kit/api-keys/nest";
  * console.log(API_KEYS_CLIENT_IP_RESOLVER.description);
  * ```
  */
@@ -61,3 +58,33 @@ export const API_KEYS_CLIENT_IP_RESOLVER: unique symbol = Symbol("API_KEYS_CLIEN
 
 /** Injection token of the raw options given to `forRoot`/`forRootAsync` (internal). */
 export const API_KEYS_MODULE_OPTIONS: unique symbol = Symbol("API_KEYS_MODULE_OPTIONS");
+
+/**
+ * Puts the verified context where handlers expect it. Default: `request.apiKey = context`.
+ * `CurrentApiKey` and `getApiKeyContext` work whatever the writer does.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyContextWriter } from "@saferoute/api-kit/api-keys/nest";
+ * const writer: ApiKeyContextWriter = (context, request) => {
+ *   request.auth = { tenantId: context.tenantId, apiKey: context };
+ * };
+ * ```
+ */
+// deno-lint-ignore no-explicit-any
+export type ApiKeyContextWriter = (context: ApiKeyContext, request: any) => void | Promise<void>;
+
+/**
+ * Returns the client address of a request (Express or Fastify), or `undefined`
+ * when unknown; a key with an IP allowlist is then refused (fail closed).
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyClientIpResolver } from "@saferoute/api-kit/api-keys/nest";
+ * const resolver: ApiKeyClientIpResolver = (request) => request.headers["cf-connecting-ip"];
+ * ```
+ */
+export type ApiKeyClientIpResolver = (
+  // deno-lint-ignore no-explicit-any
+  request: any,
+) => string | undefined | Promise<string | undefined>;

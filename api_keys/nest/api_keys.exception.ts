@@ -11,7 +11,6 @@ import { ApiKeyError, type ApiKeyErrorCode, ApiKeyStorageError } from "../errors
  *
  * @example
  * ```ts
- * import type { ApiKeyHttpErrorCode } from "@saferoute/api-kit/api-keys/nest";
  * const code: ApiKeyHttpErrorCode = "api_key_storage_unavailable";
  * ```
  */
@@ -22,7 +21,6 @@ export type ApiKeyHttpErrorCode = ApiKeyErrorCode | "api_key_storage_unavailable
  *
  * @example
  * ```ts
- * import type { ApiKeyHttpErrorBody } from "@saferoute/api-kit/api-keys/nest";
  * const body: ApiKeyHttpErrorBody = {
  *   statusCode: 401, code: "api_key_missing", message: "API key is missing",
  * };
@@ -45,7 +43,6 @@ export interface ApiKeyHttpErrorBody {
  *
  * @example
  * ```ts
- * import { ApiKeyHttpException } from "@saferoute/api-kit/api-keys/nest";
  * const error = new ApiKeyHttpException("api_key_missing", 401, "API key is missing");
  * error.getStatus(); // 401
  * error.code; // "api_key_missing"

@@ -9,7 +9,7 @@ import { Inject, Injectable, Logger, Optional } from "@nestjs/common";
 import { Reflector } from "@nestjs/core";
 import type { ApiKeyHeaderReader } from "../extract_api_key.ts";
 import { ApiKeysService } from "../service.ts";
-import { failureLine } from "../_sinks.ts";
+import { isThenable, resolveClientIp } from "../_client_ip.ts";
 import type { ApiKeyContext, AuthorizeOptions, Environment, RequiredScope } from "../types.ts";
 import { defaultApiKeyClientIpResolver } from "./api_keys.client_ip.ts";
 import {
@@ -18,9 +18,10 @@ import {
   API_KEYS_CONTEXT_WRITER,
   API_KEYS_ENVIRONMENT_METADATA,
   API_KEYS_SCOPE_METADATA,
+  type ApiKeyClientIpResolver,
+  type ApiKeyContextWriter,
 } from "./api_keys.constants.ts";
 import { toApiKeyHttpException } from "./api_keys.exception.ts";
-import type { ApiKeyClientIpResolver, ApiKeyContextWriter } from "./api_keys.module.ts";
 
 // deno-lint-ignore ban-types
 type Target = Function;
@@ -32,7 +33,6 @@ type Target = Function;
  * @example
  * ```ts
  * import type { ExecutionContext } from "@nestjs/common";
- * import type { ApiKeysGuardContext } from "@saferoute/api-kit/api-keys/nest";
  * const narrow = (context: ExecutionContext): ApiKeysGuardContext => context;
  * ```
  */
@@ -73,10 +73,6 @@ export function getApiKeyContext(request: object): ApiKeyContext | undefined {
   return typeof request === "object" && request !== null ? contexts.get(request) : undefined;
 }
 
-function isThenable<T>(value: T | Promise<T>): value is Promise<T> {
-  return typeof (value as { then?: unknown } | undefined)?.then === "function";
-}
-
 /**
  * Header reader over Node's `IncomingMessage` (Express request or Fastify
  * `request.raw`). Every line of a header counts (Node's `headers` keeps only
@@ -114,7 +110,7 @@ function rawHeaderValues(raw: unknown[], name: string): string | string[] | unde
  * `ApiKeysService.authorizeRequest`, which reads the key from `X-API-Key` or
  * `Authorization: Bearer` (see `extractApiKey`) and checks it, then its IP
  * allowlist, then `RequireEnvironment`, then `RequireScope`. A client-IP
- * resolver that throws or rejects means "client IP unknown" (keys with an
+ * resolver that throws, rejects or answers a non-string means "client IP unknown" (keys with an
  * allowlist are refused, others pass) and is logged (error name only, redacted). On success it
  * writes the context through the context writer (default `request.apiKey`)
  * and records it for `CurrentApiKey`/`getApiKeyContext`; on failure it throws
@@ -148,6 +144,7 @@ export class ApiKeysGuard {
   readonly #resolveClientIp: ApiKeyClientIpResolver;
   readonly #routes = new WeakMap<Target, WeakMap<Target, RouteRequirements>>();
   readonly #logger = new Logger("ApiKeysGuard");
+  readonly #logError = (line: string): void => this.#logger.error(line);
 
   /** Builds the guard; a missing writer or resolver means the default one. */
   constructor(
@@ -170,7 +167,12 @@ export class ApiKeysGuard {
     const requirements = this.#requirementsOf(context.getHandler(), context.getClass());
     let apiKey: ApiKeyContext;
     try {
-      const resolved = this.#clientIpOf(request);
+      const resolved = resolveClientIp(
+        this.#resolveClientIp,
+        [request],
+        "clientIpResolver",
+        this.#logError,
+      );
       // A synchronous resolver (the default) costs no extra await.
       const clientIp = isThenable(resolved) ? await resolved : resolved;
       // The core applies the header rules and reports every failure (onAuthFailed,
@@ -186,21 +188,6 @@ export class ApiKeysGuard {
     const written = this.#writeContext(apiKey, request);
     if (isThenable(written)) await written;
     return true;
-  }
-
-  /** The resolver's answer; a throw or rejection is logged and means unknown (`undefined`). */
-  // deno-lint-ignore no-explicit-any
-  #clientIpOf(request: any): string | undefined | Promise<string | undefined> {
-    const unknown = (error: unknown): undefined => {
-      this.#logger.error(`${failureLine("clientIpResolver", error)}; client IP treated as unknown`);
-      return undefined;
-    };
-    try {
-      const resolved = this.#resolveClientIp(request);
-      return isThenable(resolved) ? Promise.resolve(resolved).then(undefined, unknown) : resolved;
-    } catch (error) {
-      return unknown(error);
-    }
   }
 
   #requirementsOf(handler: Target, controller: Target): RouteRequirements {

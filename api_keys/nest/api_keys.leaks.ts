@@ -13,7 +13,6 @@ import type { LeakReportRequest, LeakReportResponse } from "../leaks/types.ts";
  *
  * @example
  * ```ts
- * import type { LeakReportHttpRequest } from "@saferoute/api-kit/api-keys/nest";
  * const request: LeakReportHttpRequest = { headers: { "content-type": "text/plain" }, body: "key" };
  * ```
  */
@@ -32,7 +31,6 @@ export interface LeakReportHttpRequest {
  *
  * @example
  * ```ts
- * import type { LeakReportHttpResponse } from "@saferoute/api-kit/api-keys/nest";
  * const sent: string[] = [];
  * const response: LeakReportHttpResponse = {
  *   status(code) { sent.push(`status ${code}`); return this; },

@@ -1,9 +1,6 @@
 /**
  * `ApiKeysModule`, which provides `ApiKeysService` and `ApiKeysGuard` app-wide,
  * and its options (the service's plus the guard's pluggable functions).
- * Over 300 lines because the options interface documents every option the
- * module passes through, beside the lifecycle hooks (readiness, expiry
- * notices).
  *
  * @module
  */
@@ -19,43 +16,14 @@ import { failureLine } from "../_sinks.ts";
 import { ApiKeysService } from "../service.ts";
 import type { ApiKeysServiceOptions } from "../service_options.ts";
 import type { ApiKeyStorage } from "../storage/types.ts";
-import type { ApiKeyContext } from "../types.ts";
 import {
   API_KEYS_CLIENT_IP_RESOLVER,
   API_KEYS_CONTEXT_WRITER,
   API_KEYS_MODULE_OPTIONS,
+  type ApiKeyClientIpResolver,
+  type ApiKeyContextWriter,
 } from "./api_keys.constants.ts";
 import { ApiKeysGuard } from "./api_keys.guard.ts";
-
-/**
- * Puts the verified context where handlers expect it. Default: `request.apiKey = context`.
- * `CurrentApiKey` and `getApiKeyContext` work whatever the writer does.
- *
- * @example
- * ```ts
- * import type { ApiKeyContextWriter } from "@saferoute/api-kit/api-keys/nest";
- * const writer: ApiKeyContextWriter = (context, request) => {
- *   request.auth = { tenantId: context.tenantId, apiKey: context };
- * };
- * ```
- */
-// deno-lint-ignore no-explicit-any
-export type ApiKeyContextWriter = (context: ApiKeyContext, request: any) => void | Promise<void>;
-
-/**
- * Returns the client address of a request (Express or Fastify), or `undefined`
- * when unknown; a key with an IP allowlist is then refused (fail closed).
- *
- * @example
- * ```ts
- * import type { ApiKeyClientIpResolver } from "@saferoute/api-kit/api-keys/nest";
- * const resolver: ApiKeyClientIpResolver = (request) => request.headers["cf-connecting-ip"];
- * ```
- */
-export type ApiKeyClientIpResolver = (
-  // deno-lint-ignore no-explicit-any
-  request: any,
-) => string | undefined | Promise<string | undefined>;
 
 /**
  * Runs `ApiKeysService.notifyExpiring` on an interval (option `expiryNotices`
@@ -63,7 +31,6 @@ export type ApiKeyClientIpResolver = (
  *
  * @example
  * ```ts
- * import type { ApiKeyExpiryNoticesOptions } from "@saferoute/api-kit/api-keys/nest";
  * const expiryNotices: ApiKeyExpiryNoticesOptions = {
  *   thresholdsMs: [7 * 86_400_000, 86_400_000],
  *   intervalMs: 15 * 60_000,
@@ -84,7 +51,6 @@ export interface ApiKeyExpiryNoticesOptions {
  * @example
  * ```ts
  * import { InMemoryApiKeyStorage } from "@saferoute/api-kit/api-keys";
- * import type { ApiKeysModuleOptions } from "@saferoute/api-kit/api-keys/nest";
  * const options: ApiKeysModuleOptions = {
  *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
  *   storage: new InMemoryApiKeyStorage(),
@@ -113,7 +79,6 @@ export interface ApiKeysModuleOptions extends ApiKeysServiceOptions {
  * @example
  * ```ts
  * import { InMemoryApiKeyStorage } from "@saferoute/api-kit/api-keys";
- * import type { ApiKeysModuleAsyncOptions } from "@saferoute/api-kit/api-keys/nest";
  * const options: ApiKeysModuleAsyncOptions = {
  *   inject: ["PEPPER"],
  *   useFactory: (pepper: string) => ({ peppers: { 1: pepper }, storage: new InMemoryApiKeyStorage() }),
@@ -316,39 +281,12 @@ export class ApiKeysModule {
     return this.service.ready();
   }
 
-  /**
-   * Configures the module with static options.
-   *
-   * @example
-   * ```ts
-   * import { InMemoryApiKeyStorage } from "@saferoute/api-kit/api-keys";
-   * import { ApiKeysModule } from "@saferoute/api-kit/api-keys/nest";
-   * const module = ApiKeysModule.forRoot({
-   *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
-   *   storage: new InMemoryApiKeyStorage(),
-   * });
-   * ```
-   */
+  /** Configures the module with static options. */
   static forRoot(options: ApiKeysModuleOptions): DynamicModule {
     return buildModule({ provide: API_KEYS_MODULE_OPTIONS, useValue: options }, []);
   }
 
-  /**
-   * Configures the module from a factory, e.g. reading peppers from a config service.
-   *
-   * @example
-   * ```ts
-   * import { InMemoryApiKeyStorage } from "@saferoute/api-kit/api-keys";
-   * import { ApiKeysModule } from "@saferoute/api-kit/api-keys/nest";
-   * const module = ApiKeysModule.forRootAsync({
-   *   inject: ["API_KEY_PEPPER"],
-   *   useFactory: (pepper: string) => ({
-   *     peppers: { 1: pepper },
-   *     storage: new InMemoryApiKeyStorage(),
-   *   }),
-   * });
-   * ```
-   */
+  /** Configures the module from a factory, e.g. reading peppers from a config service. */
   static forRootAsync(options: ApiKeysModuleAsyncOptions): DynamicModule {
     if (typeof options?.useFactory !== "function") {
       throw new TypeError("ApiKeysModuleAsyncOptions.useFactory must be a function");

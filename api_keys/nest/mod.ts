@@ -46,10 +46,10 @@ export {
   API_KEYS_CONTEXT_WRITER,
   API_KEYS_ENVIRONMENT_METADATA,
   API_KEYS_SCOPE_METADATA,
-} from "./api_keys.constants.ts";
-export {
   type ApiKeyClientIpResolver,
   type ApiKeyContextWriter,
+} from "./api_keys.constants.ts";
+export {
   type ApiKeyExpiryNoticesOptions,
   ApiKeysModule,
   type ApiKeysModuleAsyncOptions,

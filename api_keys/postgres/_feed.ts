@@ -4,10 +4,6 @@
  * once when a notice of the trigger arrives (a wake-up hint only: anyone who
  * can connect may send one), reconnecting with backoff when it is lost.
  *
- * Over 300 lines because the feed's connection life cycle (connect, schema
- * check, listen, probe, read, prune, backoff, close) is one state machine,
- * read in one place.
- *
  * @module
  */
 import pg from "pg";
@@ -22,26 +18,10 @@ import {
 } from "../change_feed.ts";
 import { FeedError, parseCounter, parseLoggedChange } from "./_notice.ts";
 
-/**
- * Channel the migration's triggers notify.
- *
- * @example
- * ```ts
- * import { DEFAULT_FEED_CHANNEL } from "./_feed.ts";
- * DEFAULT_FEED_CHANNEL; // "api_key_changes"
- * ```
- */
+/** Channel the migration's triggers notify. */
 export const DEFAULT_FEED_CHANNEL = "api_key_changes";
 
-/**
- * Default interval between two reads of the change log, in ms.
- *
- * @example
- * ```ts
- * import { DEFAULT_FEED_POLL_MS } from "./_feed.ts";
- * DEFAULT_FEED_POLL_MS; // 500
- * ```
- */
+/** Default interval between two reads of the change log, in ms. */
 export const DEFAULT_FEED_POLL_MS = 500;
 
 /** Deadline of connecting and of each query, in ms. */
@@ -85,7 +65,6 @@ const SNAPSHOT_SQL = "SELECT c.n::text AS n, ARRAY(SELECT prefix FROM api_keys) 
  * @example
  * ```ts
  * import pg from "pg";
- * import type { PostgresFeedClient } from "./_feed.ts";
  * const make = (): PostgresFeedClient => new pg.Client({ connectionString: "postgresql://…" });
  * ```
  */
@@ -113,7 +92,6 @@ export interface PostgresFeedClient {
  *
  * @example
  * ```ts
- * import type { PostgresFeedOptions } from "./_feed.ts";
  * const options: PostgresFeedOptions = {
  *   connectionString: "postgresql://app:secret@db:5432/app",
  *   pollMs: 250,
@@ -140,7 +118,6 @@ export interface PostgresFeedOptions {
  *
  * @example
  * ```ts
- * import type { PostgresApiKeyChangeFeed } from "./_feed.ts";
  * declare const feed: PostgresApiKeyChangeFeed;
  * const { counter, prefixes } = await feed.snapshot();
  * ```
@@ -252,16 +229,7 @@ function readOptions(options: PostgresFeedOptions): {
   return { makeClient, channel, pollMs };
 }
 
-/**
- * The feed behind `createPostgresFeed` (see `mod.ts`).
- *
- * @example
- * ```ts
- * import { PostgresChangeFeed } from "./_feed.ts";
- * const feed = new PostgresChangeFeed({ connectionString: "postgresql://app:secret@db:5432/app" });
- * await feed.close();
- * ```
- */
+/** The feed behind `createPostgresFeed` (see `mod.ts`). */
 export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
   readonly #listeners = new ChangeListeners();
   readonly #makeClient: () => PostgresFeedClient;

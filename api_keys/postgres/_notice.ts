@@ -16,12 +16,6 @@ const COUNTER_TEXT = /^(?:0|[1-9][0-9]{0,14})$/;
 /**
  * A failure of the feed told by a fixed phrase, safe to show in
  * `status().error` (driver errors are shown by code only).
- *
- * @example
- * ```ts
- * import { FeedError } from "./_notice.ts";
- * new FeedError("poll timed out").message; // "poll timed out"
- * ```
  */
 export class FeedError extends Error {
   override name = "FeedError";
@@ -31,12 +25,6 @@ export class FeedError extends Error {
  * One row of the change log: a change of `prefix` (null after a TRUNCATE, for
  * an overlong prefix, or for a kind this release does not know: a reset) with
  * its counter.
- *
- * @example
- * ```ts
- * import type { LoggedChange } from "./_notice.ts";
- * const change: LoggedChange = { counter: 3, kind: "revoked", prefix: "AbCdEfGhIjKl" };
- * ```
  */
 export interface LoggedChange {
   /** Counter of the change. */
@@ -52,13 +40,6 @@ export interface LoggedChange {
  * counter that is not a safe integer throws a `FeedError`; an unknown kind or
  * a prefix that is not a string of at most 64 characters reads as a change
  * without a prefix (the feed resets).
- *
- * @example
- * ```ts
- * import { parseLoggedChange } from "./_notice.ts";
- * parseLoggedChange({ n: "3", kind: "revoked", prefix: "AbCdEfGhIjKl" }).counter; // 3
- * parseLoggedChange({ n: "4", kind: "used", prefix: "AbCdEfGhIjKl" }).prefix; // null
- * ```
  */
 export function parseLoggedChange(row: Record<string, unknown>): LoggedChange {
   const counter = parseCounter(row.n);
@@ -76,12 +57,6 @@ export function parseLoggedChange(row: Record<string, unknown>): LoggedChange {
 /**
  * Parses the counter as the feed reads it (`n::text`); throws for anything
  * but the decimal text of a safe integer (a `FeedError`).
- *
- * @example
- * ```ts
- * import { parseCounter } from "./_notice.ts";
- * parseCounter("42"); // 42
- * ```
  */
 export function parseCounter(text: unknown): number {
   if (typeof text !== "string" || !COUNTER_TEXT.test(text)) {

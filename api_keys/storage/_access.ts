@@ -3,11 +3,7 @@
  * storage: each call runs under the deadline with failures mapped to
  * `ApiKeyStorageError`; every record read is validated here and nowhere else;
  * the capabilities (optional methods of `ApiKeyStorage`) are detected once,
- * at construction. Over 300 lines because it wraps every storage operation
- * and capability in one place, each with its deadline and error mapping.
- *
- * Over 300 lines because it is the one gate between the flows and the
- * storage: every operation and capability with its deadline and its check.
+ * at construction.
  *
  * @module
  */
@@ -65,13 +61,6 @@ const CAPABILITIES: readonly {
 /**
  * The expiry-notice capability of a storage, each call under the deadline
  * and its answer checked (see `ApiKeyStorage.listExpiring`).
- *
- * @example
- * ```ts
- * import type { ExpiryNoticeAccess } from "./_access.ts";
- * declare const notices: ExpiryNoticeAccess;
- * await notices.claim("k1", 86_400_000, new Date()); // true for the first claim
- * ```
  */
 export interface ExpiryNoticeAccess {
   /** `listExpiring`, each record read and checked. */
@@ -83,13 +72,6 @@ export interface ExpiryNoticeAccess {
 /**
  * The waiting-rotation capability of a storage, each call under the
  * deadline and its answer checked (see `ApiKeyStorage.saveRotationWait`).
- *
- * @example
- * ```ts
- * import type { RotationWaitAccess } from "./_access.ts";
- * declare const waits: RotationWaitAccess;
- * await waits.find("k2"); // the wait saved for new key k2, or null
- * ```
  */
 export interface RotationWaitAccess {
   /** `saveRotationWait`. */
@@ -109,13 +91,6 @@ function isInvalidDate(value: unknown): value is Date {
  * valid date (a bad row, or one written by an older version) counts as
  * expired, read as the epoch, 1970-01-01T00:00:00.000Z. In-process storages
  * store it so read (their records are checked once, not on every peek).
- *
- * @example
- * ```ts
- * import { readExpiresAt } from "./_access.ts";
- * readExpiresAt(new Date(Number.NaN))?.getTime(); // 0
- * readExpiresAt(null); // null
- * ```
  */
 export function readExpiresAt(expiresAt: Date | null): Date | null {
   if (expiresAt === null) return null;
@@ -173,14 +148,6 @@ const NULLABLE_FIELDS = [
 /**
  * Sets each absent nullable field of `record` (in place) to `null`, as
  * records written by an older version read. Adapters that map rows call it.
- *
- * @example
- * ```ts
- * import { nullAbsentFields } from "./_access.ts";
- * const record: Record<string, unknown> = { id: "k1" };
- * nullAbsentFields(record);
- * record.rotatedAt; // null
- * ```
  */
 export function nullAbsentFields(record: Record<string, unknown>): void {
   for (const field of NULLABLE_FIELDS) record[field] ??= null;
@@ -192,16 +159,6 @@ export function nullAbsentFields(record: Record<string, unknown>): void {
  * 1970-01-01T00:00:00.000Z), in a shallow copy (else the value itself). Throws
  * a `TypeError` naming the first field that breaks the `ApiKeyRecord` shape
  * (never its value).
- *
- * @example
- * ```ts
- * import { readApiKeyRecord } from "./_access.ts";
- * try {
- *   readApiKeyRecord({ id: "k1" });
- * } catch (error) {
- *   (error as TypeError).message; // "malformed record: tenantId must be a string"
- * }
- * ```
  */
 export function readApiKeyRecord(value: unknown): ApiKeyRecord {
   if (typeof value !== "object" || value === null) {
@@ -320,15 +277,6 @@ const CHECKED = Object.freeze({});
 /**
  * The storage as both flows use it (see the module documentation). Built once
  * per service from the `storage` option, which it validates.
- *
- * @example
- * ```ts
- * import { StorageAccess } from "./_access.ts";
- * import { InMemoryApiKeyStorage } from "./in_memory.ts";
- * const storage = new StorageAccess(new InMemoryApiKeyStorage(), 5_000, "storage");
- * storage.notice; // undefined: the in-memory storage has every capability
- * await storage.findById("k1"); // null
- * ```
  */
 export class StorageAccess {
   /**

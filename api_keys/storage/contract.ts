@@ -3,9 +3,6 @@
  * framework: pass a registration function such as `node:test`'s `it` or
  * `Deno.test`.
  *
- * Over 300 lines because it is one suite: every rule of `ApiKeyStorage` and
- * of each capability, with the fixtures they share.
- *
  * @module
  */
 import { StorageAccess } from "./_access.ts";

@@ -7,9 +7,6 @@
  * models `ApiKeyExpiryNotice` and `ApiKeyRotationWait` when the options name
  * their delegates.
  *
- * Over 300 lines because every delegate call the adapter makes is here, each
- * with the rule it implements.
- *
  * @module
  */
 import { ApiKeyOperationError } from "../errors.ts";
@@ -29,7 +26,6 @@ import type {
  *
  * @example
  * ```ts
- * import type { PrismaApiKeyDelegate } from "./prisma.ts";
  * declare const delegate: PrismaApiKeyDelegate;
  * await delegate.findUnique({ where: { id: "k1" } });
  * ```
@@ -55,7 +51,6 @@ export interface PrismaApiKeyDelegate {
  *
  * @example
  * ```ts
- * import type { PrismaApiKeyClient } from "./prisma.ts";
  * declare const prisma: PrismaApiKeyClient; // e.g. a PrismaClient instance
  * await prisma.apiKey.findUnique({ where: { prefix: "AbCdEfGhIjKl" } });
  * ```
@@ -78,7 +73,6 @@ const COUNT_PAGE = 1_000;
  *
  * @example
  * ```ts
- * import type { PrismaExpiryNoticeDelegate } from "./prisma.ts";
  * declare const delegate: PrismaExpiryNoticeDelegate;
  * const data = [{ keyId: "k1", thresholdMs: 86_400_000, claimedAt: new Date() }];
  * await delegate.createMany({ data, skipDuplicates: true }); // { count: 1 }, then { count: 0 }
@@ -100,7 +94,6 @@ export interface PrismaExpiryNoticeDelegate {
  *
  * @example
  * ```ts
- * import type { PrismaRotationWaitDelegate } from "./prisma.ts";
  * declare const delegate: PrismaRotationWaitDelegate;
  * await delegate.findUnique({ where: { newKeyId: "k2" } });
  * ```

@@ -88,7 +88,6 @@ import type {
  *
  * @example
  * ```ts
- * import type { ApiKeyStorage } from "./types.ts";
  * import { InMemoryApiKeyStorage } from "./in_memory.ts";
  * const storage: ApiKeyStorage = new InMemoryApiKeyStorage();
  * ```
@@ -190,7 +189,6 @@ export interface ApiKeyStorage {
  *
  * @example
  * ```ts
- * import type { ListExpiringApiKeysOptions } from "./types.ts";
  * const now = Date.now();
  * const firstPage: ListExpiringApiKeysOptions = {
  *   from: new Date(now), until: new Date(now + 7 * 864e5), after: null, limit: 500,
@@ -213,7 +211,6 @@ export interface ListExpiringApiKeysOptions {
  *
  * @example
  * ```ts
- * import type { ApiKeyRotationWait } from "./types.ts";
  * const wait: ApiKeyRotationWait = {
  *   newKeyId: "k2", oldKeyId: "k1", gracePeriodMs: 3_600_000,
  *   waitEndsAt: new Date("2030-01-08T01:00:00.000Z"),
@@ -239,7 +236,6 @@ export interface ApiKeyRotationWait {
  *
  * @example
  * ```ts
- * import type { ApiKeyStorageCapability } from "./types.ts";
  * const capability: ApiKeyStorageCapability = "claimExpiryNotice";
  * ```
  */
@@ -263,7 +259,6 @@ export type ApiKeyStorageCapability =
  *
  * @example
  * ```ts
- * import { API_KEY_STORAGE_METHODS } from "./types.ts";
  * API_KEY_STORAGE_METHODS.includes("rotate"); // true
  * ```
  */

@@ -4,10 +4,8 @@ import {
   defaultApiKeyClientIpResolver,
   trustedProxyClientIpResolver,
 } from "../../../api_keys/nest/api_keys.client_ip.ts";
-import {
-  type ApiKeyClientIpResolver,
-  ApiKeysModule,
-} from "../../../api_keys/nest/api_keys.module.ts";
+import { ApiKeysModule } from "../../../api_keys/nest/api_keys.module.ts";
+import type { ApiKeyClientIpResolver } from "../../../api_keys/nest/api_keys.constants.ts";
 import {
   appModule,
   boot,

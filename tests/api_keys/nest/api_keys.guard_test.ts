@@ -6,10 +6,8 @@ import { generateKey } from "../../../api_keys/key_format.ts";
 import { InMemoryApiKeyStorage } from "../../../api_keys/storage/in_memory.ts";
 import { ApiKeyHttpException } from "../../../api_keys/nest/api_keys.exception.ts";
 import { ApiKeysGuard, type ApiKeysGuardContext } from "../../../api_keys/nest/api_keys.guard.ts";
-import {
-  type ApiKeyClientIpResolver,
-  ApiKeysModule,
-} from "../../../api_keys/nest/api_keys.module.ts";
+import { ApiKeysModule } from "../../../api_keys/nest/api_keys.module.ts";
+import type { ApiKeyClientIpResolver } from "../../../api_keys/nest/api_keys.constants.ts";
 import { overrideStorage } from "../helpers.ts";
 import {
   appModule,

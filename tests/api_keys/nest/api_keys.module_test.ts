@@ -5,11 +5,13 @@ import { APP_GUARD, NestFactory } from "@nestjs/core";
 import { FastifyAdapter } from "@nestjs/platform-fastify";
 import { ApiKeysGuard } from "../../../api_keys/nest/api_keys.guard.ts";
 import {
-  type ApiKeyClientIpResolver,
-  type ApiKeyContextWriter,
   ApiKeysModule,
   type ApiKeysModuleOptions,
 } from "../../../api_keys/nest/api_keys.module.ts";
+import type {
+  ApiKeyClientIpResolver,
+  ApiKeyContextWriter,
+} from "../../../api_keys/nest/api_keys.constants.ts";
 import {
   appModule,
   boot,
