@@ -190,37 +190,13 @@ export type ApiKeyStatus = "active" | "rotating" | "expired" | "revoked";
  * const show = (summary: ApiKeySummary) => `${summary.prefix} ${summary.status}`;
  * ```
  */
-export interface ApiKeySummary {
-  /** Record id. */
-  id: string;
-  /** Owning tenant. */
-  tenantId: string;
-  /** Display name. */
-  name: string;
-  /** Environment. */
-  environment: Environment;
-  /** Public lookup prefix. */
-  prefix: string;
-  /** Flattened scopes (`resource:level`). */
-  scopes: string[];
+export interface ApiKeySummary
+  extends
+    Omit<ApiKeyRecord, "hash" | "hashScheme" | "pepperVersion" | "layout" | "allowedIpCidrs"> {
   /** Canonical allowed CIDRs; empty means any address. */
   allowedIpCidrs: string[];
   /** The condition of the key when listed. */
   status: ApiKeyStatus;
-  /** Last successful use (debounced). */
-  lastUsedAt: Date | null;
-  /** Expiry; `null` means no expiry. */
-  expiresAt: Date | null;
-  /** When the key was revoked. */
-  revokedAt: Date | null;
-  /** When the key was rotated. */
-  rotatedAt: Date | null;
-  /** Id of the key that replaced this one. */
-  replacedByKeyId: string | null;
-  /** Who created the key. */
-  createdBy: string | null;
-  /** Creation time. */
-  createdAt: Date;
 }
 
 /**
