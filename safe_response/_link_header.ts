@@ -6,7 +6,17 @@
  * @module
  */
 
-import type { LinkHeaderOption } from "./pagination_links.ts";
+/**
+ * Where pagination links go: `false` (the body only, as `links` says), `true`
+ * (also an RFC 8288 `Link` header) or `"only"` (the header, no body links).
+ *
+ * @example
+ * ```ts
+ * import type { LinkHeaderOption } from "@saferoute/api-kit/safe-response";
+ * const linkHeader: LinkHeaderOption = "only";
+ * ```
+ */
+export type LinkHeaderOption = boolean | "only";
 
 const encoder = new TextEncoder();
 

@@ -59,8 +59,8 @@ export {
   type PaginationSetting,
   resolvePagination,
 } from "./pagination.ts";
+export type { LinkHeaderOption } from "./_link_header.ts";
 export {
-  type LinkHeaderOption,
   offsetPaginationLinks,
   paginationLinkHeader,
 } from "./pagination_links.ts";

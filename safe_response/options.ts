@@ -8,7 +8,7 @@ import type { ErrorCatalog } from "./error_catalog.ts";
 import type { ErrorCodeMapper } from "./error_resolution.ts";
 import type { FieldSelectionOptions } from "./field_selection.ts";
 import type { I18nAdapter } from "./i18n_adapter.ts";
-import type { LinkHeaderOption } from "./pagination_links.ts";
+import type { LinkHeaderOption } from "./_link_header.ts";
 import type { ValidationDetailsMode } from "./validation_details.ts";
 
 /**

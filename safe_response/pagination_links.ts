@@ -147,18 +147,6 @@ export function cursorPaginationLinks(
   };
 }
 
-/**
- * Where pagination links go: `false` (the body only, as `links` says), `true`
- * (also an RFC 8288 `Link` header) or `"only"` (the header, no body links).
- *
- * @example
- * ```ts
- * import type { LinkHeaderOption } from "@saferoute/api-kit/safe-response";
- * const linkHeader: LinkHeaderOption = "only";
- * ```
- */
-export type LinkHeaderOption = boolean | "only";
-
 /** The relations of the `Link` header, in order (`self` is the request itself). */
 const LINK_RELATIONS = ["first", "prev", "next", "last"] as const;
 

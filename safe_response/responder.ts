@@ -62,7 +62,8 @@ import {
   type PaginationSetting,
 } from "./pagination.ts";
 import { type ParsedPaginationQuery, parsePaginationQuery } from "./pagination_query.ts";
-import { type LinkHeaderOption, paginationLinkHeader } from "./pagination_links.ts";
+import type { LinkHeaderOption } from "./_link_header.ts";
+import { paginationLinkHeader } from "./pagination_links.ts";
 import {
   buildProblemDetails,
   PROBLEM_JSON_CONTENT_TYPE,

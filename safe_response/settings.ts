@@ -13,7 +13,7 @@ import type { ErrorCodeMapper } from "./error_resolution.ts";
 import { type FieldSelectionSettings, resolveFieldSelection } from "./field_selection.ts";
 import { isHttpStatus } from "./http_status.ts";
 import type { I18nAdapter } from "./i18n_adapter.ts";
-import type { LinkHeaderOption } from "./pagination_links.ts";
+import type { LinkHeaderOption } from "./_link_header.ts";
 import { resolveLinkHeader } from "./_link_header.ts";
 import type { ValidationDetailsMode } from "./validation_details.ts";
 import type {

@@ -15,7 +15,7 @@ import { type DeprecatedOptions, resolveDeprecation } from "../deprecation_heade
 import { type FieldSelectionOptions, resolveFieldSelection } from "../field_selection.ts";
 import type { ErrorFormat, SafeResponseModuleOptions } from "../options.ts";
 import { type PaginationOptions, resolvePagination } from "../pagination.ts";
-import type { LinkHeaderOption } from "../pagination_links.ts";
+import type { LinkHeaderOption } from "../_link_header.ts";
 import { resolveLinkHeader } from "../_link_header.ts";
 import {
   beginPagination,

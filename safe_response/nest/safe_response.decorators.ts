@@ -36,7 +36,7 @@ import {
   resolvePagination,
 } from "../pagination.ts";
 import { MAX_CURSOR_LENGTH } from "../pagination_query.ts";
-import type { LinkHeaderOption } from "../pagination_links.ts";
+import type { LinkHeaderOption } from "../_link_header.ts";
 import { resolveLinkHeader } from "../_link_header.ts";
 import { resolveFieldSelection } from "../field_selection.ts";
 import { paginationQueryOf, type RouteOptions } from "../responder.ts";
