@@ -70,7 +70,11 @@ async function runApp(stub: string): Promise<Record<string, Record<string, unkno
   const dir = await deno.makeTempDir({ prefix: "without-swagger-" });
   try {
     const config = JSON.parse(await deno.readTextFile(new URL("deno.json", root)));
-    const imports = { ...config.imports, "@nestjs/swagger": `file://${dir}/swagger.ts` };
+    const imports = {
+      ...config.imports,
+      "@noble/hashes/": `${config.imports["@noble/hashes"].replace("npm:", "npm:/")}/`,
+      "@nestjs/swagger": `file://${dir}/swagger.ts`,
+    };
     await deno.writeTextFile(`${dir}/swagger.ts`, stub);
     await deno.writeTextFile(`${dir}/map.json`, JSON.stringify({ imports }));
     await deno.writeTextFile(`${dir}/app.ts`, APP);

@@ -1,0 +1,233 @@
+/**
+ * The named OpenAPI 3.0 component schemas of the envelope, its metadata and
+ * problem details. Plain JSON (no Nest imports): the decorators register them
+ * through `@nestjs/swagger`, and `applyGlobalErrors` adds any that a document
+ * lacks.
+ *
+ * @module
+ */
+
+/**
+ * An OpenAPI 3.0 schema object (plain JSON).
+ *
+ * @example
+ * ```ts
+ * import type { OpenApiSchema } from "@saferoute/api-kit/safe-response/openapi";
+ * const schema: OpenApiSchema = { type: "string", nullable: true };
+ * ```
+ */
+export type OpenApiSchema = Record<string, unknown>;
+
+/**
+ * Name of one component schema of {@link SAFE_RESPONSE_SCHEMAS}.
+ *
+ * @example
+ * ```ts
+ * import type { SafeResponseSchemaName } from "@saferoute/api-kit/safe-response/openapi";
+ * const name: SafeResponseSchemaName = "SafeProblemDetails";
+ * ```
+ */
+export type SafeResponseSchemaName =
+  | "SafePaginationLinks"
+  | "SafePaginationMeta"
+  | "SafeCursorPaginationMeta"
+  | "SafeSortInfo"
+  | "SafeDeprecationMeta"
+  | "SafeRateLimitMeta"
+  | "SafeResponseMeta"
+  | "SafeErrorMeta"
+  | "SafeSuccessResponse"
+  | "SafeErrorBody"
+  | "SafeErrorResponse"
+  | "SafeProblemDetails";
+
+/**
+ * The name each component had in `@nestarc/safe-response` (its DTO classes),
+ * used by `applySchemaNames` with `schemaNames: "dto"`.
+ */
+export const DTO_SCHEMA_NAMES: Readonly<Record<SafeResponseSchemaName, string>> = Object.freeze({
+  SafePaginationLinks: "PaginationLinksDto",
+  SafePaginationMeta: "PaginationMetaDto",
+  SafeCursorPaginationMeta: "CursorPaginationMetaDto",
+  SafeSortInfo: "SortMetaDto",
+  SafeDeprecationMeta: "DeprecationMetaDto",
+  SafeRateLimitMeta: "RateLimitMetaDto",
+  SafeResponseMeta: "ResponseMetaDto",
+  SafeErrorMeta: "ErrorResponseMetaDto",
+  SafeSuccessResponse: "SafeSuccessResponseDto",
+  SafeErrorBody: "ErrorDetailDto",
+  SafeErrorResponse: "SafeErrorResponseDto",
+  SafeProblemDetails: "ProblemDetailsDto",
+});
+
+/** A `$ref` to the component schema `name`. */
+export function schemaRef(name: SafeResponseSchemaName): { $ref: string } {
+  return { $ref: `#/components/schemas/${name}` };
+}
+
+const string = { type: "string" };
+const integer = { type: "integer" };
+const nullableString = { type: "string", nullable: true };
+const anyValue = {};
+
+function object(
+  properties: Record<string, OpenApiSchema>,
+  required: string[],
+  extra: OpenApiSchema = {},
+): OpenApiSchema {
+  return { type: "object", properties, ...(required.length > 0 ? { required } : {}), ...extra };
+}
+
+/**
+ * The component schemas, by their stable names. Every name starts with
+ * `Safe`; references between them use `#/components/schemas/<name>`.
+ *
+ * @example
+ * ```ts
+ * import { SAFE_RESPONSE_SCHEMAS } from "@saferoute/api-kit/safe-response/openapi";
+ * Object.keys(SAFE_RESPONSE_SCHEMAS); // ["SafePaginationLinks", ..., "SafeProblemDetails"]
+ * SAFE_RESPONSE_SCHEMAS.SafeErrorResponse.required; // ["success", "statusCode", "error"]
+ * ```
+ */
+export const SAFE_RESPONSE_SCHEMAS: Readonly<Record<SafeResponseSchemaName, OpenApiSchema>> =
+  deepFreeze({
+    SafePaginationLinks: object(
+      {
+        self: string,
+        first: string,
+        prev: nullableString,
+        next: nullableString,
+        last: nullableString,
+      },
+      ["self", "first", "prev", "next", "last"],
+    ),
+    SafePaginationMeta: object(
+      {
+        type: { type: "string", enum: ["offset"] },
+        page: integer,
+        limit: integer,
+        total: integer,
+        totalPages: integer,
+        hasNext: { type: "boolean" },
+        hasPrev: { type: "boolean" },
+        links: { $ref: "#/components/schemas/SafePaginationLinks" },
+      },
+      ["page", "limit", "total", "totalPages", "hasNext", "hasPrev"],
+    ),
+    SafeCursorPaginationMeta: object(
+      {
+        type: { type: "string", enum: ["cursor"] },
+        nextCursor: nullableString,
+        previousCursor: nullableString,
+        hasMore: { type: "boolean" },
+        limit: integer,
+        totalCount: integer,
+        links: { $ref: "#/components/schemas/SafePaginationLinks" },
+      },
+      ["type", "nextCursor", "previousCursor", "hasMore", "limit"],
+    ),
+    SafeSortInfo: object({ field: string, order: { type: "string", enum: ["asc", "desc"] } }, [
+      "field",
+      "order",
+    ]),
+    SafeDeprecationMeta: object(
+      {
+        deprecated: { type: "boolean", enum: [true] },
+        since: string,
+        sunset: string,
+        message: string,
+        link: string,
+      },
+      ["deprecated"],
+    ),
+    SafeRateLimitMeta: object(
+      {
+        limit: integer,
+        remaining: integer,
+        reset: { type: "number" },
+        retryAfter: { type: "number" },
+      },
+      ["limit", "remaining", "reset"],
+    ),
+    SafeResponseMeta: object(
+      {
+        pagination: {
+          oneOf: [
+            { $ref: "#/components/schemas/SafePaginationMeta" },
+            { $ref: "#/components/schemas/SafeCursorPaginationMeta" },
+          ],
+        },
+        message: string,
+        responseTime: { type: "number" },
+        sort: { $ref: "#/components/schemas/SafeSortInfo" },
+        filters: { type: "object", additionalProperties: true },
+        deprecation: { $ref: "#/components/schemas/SafeDeprecationMeta" },
+        rateLimit: { $ref: "#/components/schemas/SafeRateLimitMeta" },
+        apiVersion: string,
+        fields: { type: "array", items: string },
+      },
+      [],
+      { additionalProperties: true },
+    ),
+    SafeErrorMeta: object(
+      {
+        deprecation: { $ref: "#/components/schemas/SafeDeprecationMeta" },
+        rateLimit: { $ref: "#/components/schemas/SafeRateLimitMeta" },
+        responseTime: { type: "number" },
+        apiVersion: string,
+      },
+      [],
+      { additionalProperties: true },
+    ),
+    SafeSuccessResponse: object(
+      {
+        success: { type: "boolean", enum: [true] },
+        statusCode: integer,
+        code: string,
+        requestId: string,
+        data: anyValue,
+        meta: { $ref: "#/components/schemas/SafeResponseMeta" },
+        timestamp: string,
+        path: string,
+      },
+      ["success", "statusCode", "data"],
+    ),
+    SafeErrorBody: object({ code: string, message: string, details: anyValue }, [
+      "code",
+      "message",
+    ]),
+    SafeErrorResponse: object(
+      {
+        success: { type: "boolean", enum: [false] },
+        statusCode: integer,
+        requestId: string,
+        error: { $ref: "#/components/schemas/SafeErrorBody" },
+        meta: { $ref: "#/components/schemas/SafeErrorMeta" },
+        timestamp: string,
+        path: string,
+      },
+      ["success", "statusCode", "error"],
+    ),
+    SafeProblemDetails: object(
+      {
+        type: { type: "string", format: "uri-reference" },
+        title: string,
+        status: integer,
+        detail: string,
+        instance: string,
+        code: string,
+        requestId: string,
+        details: anyValue,
+        meta: { $ref: "#/components/schemas/SafeErrorMeta" },
+      },
+      ["type", "title", "status", "detail", "instance"],
+    ),
+  });
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null) {
+    for (const nested of Object.values(value)) deepFreeze(nested);
+    Object.freeze(value);
+  }
+  return value;
+}

@@ -1,0 +1,66 @@
+/**
+ * The swagger metadata keys `./safe-response/nest` writes without importing
+ * `@nestjs/swagger`, pinned against the installed package's `DECORATORS`: a
+ * swagger release that renames one fails here.
+ */
+import "reflect-metadata";
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { Get } from "@nestjs/common";
+import { DECORATORS } from "@nestjs/swagger";
+import { HTTP_CODE_METADATA, METHOD_METADATA } from "@nestjs/common/constants.js";
+import {
+  combine,
+  markDeprecatedOperation,
+  markExtension,
+  NEST_HTTP_CODE,
+  NEST_METHOD_METADATA,
+  setMetadata,
+  SWAGGER_METADATA,
+} from "../../safe_response/_route_metadata.ts";
+
+describe("swagger metadata by key", () => {
+  it("uses the installed @nestjs/swagger's keys", () => {
+    assert.equal(SWAGGER_METADATA.operation, DECORATORS.API_OPERATION);
+    assert.equal(SWAGGER_METADATA.extension, DECORATORS.API_EXTENSION);
+    assert.equal(SWAGGER_METADATA.response, DECORATORS.API_RESPONSE);
+    assert.equal(SWAGGER_METADATA.parameters, DECORATORS.API_PARAMETERS);
+  });
+
+  it("uses the installed @nestjs/common's keys", () => {
+    assert.equal(NEST_HTTP_CODE, HTTP_CODE_METADATA);
+    assert.equal(NEST_METHOD_METADATA, METHOD_METADATA);
+  });
+
+  it("setMetadata and combine write on the handler of a method, on the class otherwise", () => {
+    const both = combine(setMetadata("k", 1), setMetadata("j", 2));
+    class Routes {
+      list() {}
+    }
+    const descriptor = Object.getOwnPropertyDescriptor(Routes.prototype, "list")!;
+    both(Routes.prototype, "list", descriptor);
+    both(Routes);
+    assert.equal(Reflect.getMetadata("j", Routes.prototype.list), 2);
+    assert.equal(Reflect.getOwnMetadata("k", Routes), 1);
+    assert.equal(Reflect.getOwnMetadata("k", Routes.prototype), undefined);
+  });
+
+  it("merges deprecated into the operation and keeps existing extensions", () => {
+    class Routes {
+      list() {}
+    }
+    const descriptor = Object.getOwnPropertyDescriptor(Routes.prototype, "list")!;
+    Get()(Routes.prototype, "list", descriptor);
+    Reflect.defineMetadata(DECORATORS.API_OPERATION, { summary: "List" }, Routes.prototype.list);
+    markDeprecatedOperation()(Routes);
+    markExtension("x-a", 1)(Routes.prototype, "list", descriptor);
+    markExtension("x-a", 2)(Routes.prototype, "list", descriptor);
+    assert.deepEqual(Reflect.getMetadata(DECORATORS.API_OPERATION, Routes.prototype.list), {
+      summary: "List",
+      deprecated: true,
+    });
+    assert.deepEqual(Reflect.getMetadata(DECORATORS.API_EXTENSION, Routes.prototype.list), {
+      "x-a": 1,
+    });
+  });
+});
