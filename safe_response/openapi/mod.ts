@@ -30,12 +30,12 @@
  *
  * @module
  */
-export { SKIP_GLOBAL_ERRORS_EXTENSION } from "../nest/_swagger_metadata.ts";
+export { SKIP_GLOBAL_ERRORS_EXTENSION } from "../_route_metadata.ts";
 export {
   type OpenApiSchema,
   SAFE_RESPONSE_SCHEMAS,
   type SafeResponseSchemaName,
-} from "./_schemas.ts";
+} from "../_openapi_schemas.ts";
 export {
   applyGlobalErrors,
   applySchemaNames,

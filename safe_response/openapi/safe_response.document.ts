@@ -5,11 +5,11 @@
  *
  * @module
  */
-import { SKIP_GLOBAL_ERRORS_EXTENSION } from "../nest/_swagger_metadata.ts";
-import type { SafeResponseModuleOptions } from "../nest/safe_response.module.ts";
+import { SKIP_GLOBAL_ERRORS_EXTENSION } from "../_route_metadata.ts";
+import type { SafeResponseModuleOptions } from "../options.ts";
 import { resolveSettings } from "../settings.ts";
 import { documentFieldDetails, errorResponses } from "./_error_responses.ts";
-import { DTO_SCHEMA_NAMES, type OpenApiSchema, SAFE_RESPONSE_SCHEMAS } from "./_schemas.ts";
+import { DTO_SCHEMA_NAMES, type OpenApiSchema, SAFE_RESPONSE_SCHEMAS } from "../_openapi_schemas.ts";
 
 /**
  * The parts of an OpenAPI 3 document that `applyGlobalErrors` reads and
@@ -73,9 +73,9 @@ interface OperationLike {
  * SwaggerModule.setup("docs", app, document);
  * ```
  */
-export function applyGlobalErrors<T extends OpenApiDocumentLike>(
+export function applyGlobalErrors<T extends OpenApiDocumentLike, Context = unknown>(
   document: T,
-  options: SafeResponseModuleOptions = {},
+  options: SafeResponseModuleOptions<Context> = {},
 ): T {
   const settings = resolveSettings(options);
   const responses = errorResponses(settings.globalErrors, {

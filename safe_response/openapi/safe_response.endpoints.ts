@@ -10,7 +10,7 @@ import { applyDecorators } from "@nestjs/common";
 import type { DeprecatedOptions } from "../deprecation_headers.ts";
 import type { FieldSelectionOptions } from "../field_selection.ts";
 import type { LinkHeaderOption } from "../_link_header.ts";
-import { endpointDecorators } from "../nest/safe_response.decorators.ts";
+import { endpointDecorators } from "../_route_decorators.ts";
 import type { ErrorFormat, SafeErrorResponseConfig } from "../options.ts";
 import { errorFormatOption } from "../_route_checks.ts";
 import { documentErrors } from "./safe_response.errors.ts";

@@ -10,7 +10,7 @@ import { ApiExtraModels, ApiResponse, getSchemaPath } from "@nestjs/swagger";
 import { reasonPhrase } from "../http_status.ts";
 import { httpStatusOption } from "../_route_checks.ts";
 import { ApiSafeComponents } from "./_components.ts";
-import { type OpenApiSchema, schemaRef } from "./_schemas.ts";
+import { type OpenApiSchema, schemaRef } from "../_openapi_schemas.ts";
 
 /**
  * A model class documented as `data`: a DTO (registered as a component), or
