@@ -30,22 +30,15 @@ import {
 } from "./_route_metadata.ts";
 
 /**
- * Sends the handler's result as is (no success envelope). Errors are still
- * wrapped by the exception filter. On a class, applies to every route;
- * `SafeResponse()` on a method turns wrapping back on.
- *
+ * Sends the handler's result as is (errors are still wrapped). On a class it
+ * applies to every route; `SafeResponse()` on a method turns wrapping back on.
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
  * import { RawResponse } from "@saferoute/api-kit/safe-response/nest";
- *
  * @Controller("health")
- * class HealthController {
- *   @Get()
- *   @RawResponse()
- *   check() {
- *     return "ok";
- *   }
+ * class Routes {
+ *   @Get() @RawResponse() check() { return "ok"; }
  * }
  * ```
  */
@@ -54,21 +47,15 @@ export function RawResponse(): MethodDecorator & ClassDecorator {
 }
 
 /**
- * Sets `meta.message` of the route's success envelopes. With `i18n` on, the
- * message is a translation key, translated in the request's language.
- *
+ * Sets `meta.message` of the route's success envelopes (a translation key
+ * when `i18n` is on).
  * @example
  * ```ts
- * import { Controller, Post } from "@nestjs/common";
+ * import { Controller, Get } from "@nestjs/common";
  * import { ResponseMessage } from "@saferoute/api-kit/safe-response/nest";
- *
  * @Controller("users")
- * class UsersController {
- *   @Post()
- *   @ResponseMessage("User created")
- *   create() {
- *     return { id: "u1" };
- *   }
+ * class Routes {
+ *   @Get() @ResponseMessage("Users listed") list() { return []; }
  * }
  * ```
  */
@@ -77,21 +64,15 @@ export function ResponseMessage(message: string): MethodDecorator & ClassDecorat
 }
 
 /**
- * Sets the success envelope's `code` (method level only); wins over the
- * `successCodeMapper` option.
- *
+ * Sets the success envelope's `code` (methods only; throws a `TypeError` on a
+ * class); wins over the `successCodeMapper` option.
  * @example
  * ```ts
- * import { Controller, Post } from "@nestjs/common";
+ * import { Controller, Get } from "@nestjs/common";
  * import { SuccessCode } from "@saferoute/api-kit/safe-response/nest";
- *
  * @Controller("orders")
- * class OrdersController {
- *   @Post()
- *   @SuccessCode("ORDER_PLACED")
- *   place() {
- *     return { id: "o1" };
- *   }
+ * class Routes {
+ *   @Get() @SuccessCode("ORDERS_LISTED") list() { return []; }
  * }
  * ```
  */
@@ -105,11 +86,7 @@ export function SuccessCode(code: string): MethodDecorator {
 
 /**
  * Options of `Paginated` and `CursorPaginated`: the pagination options and
- * `linkHeader`, where the links also go (`true`: an RFC 8288 `Link` header
- * with `first`, `prev`, `next`, `last`, in addition to the body links of
- * `links`; `"only"`: the header without body links; default: the module
- * option `linkHeader`, else `false`).
- *
+ * `linkHeader` (default: the module option, else `false`).
  * @example
  * ```ts
  * import type { PaginatedOptions } from "@saferoute/api-kit/safe-response/nest";
@@ -117,11 +94,10 @@ export function SuccessCode(code: string): MethodDecorator {
  * ```
  */
 export interface PaginatedOptions extends PaginationOptions {
-  /** Pagination links in a `Link` header: `true`, `"only"` (no body links) or `false`. */
+  /** Pagination links in a `Link` header too (`true`), instead of the body (`"only"`), or not. */
   linkHeader?: LinkHeaderOption;
 }
 
-/** The checked `linkHeader` of a pagination decorator's options, when given. */
 function linkHeaderOf(options: PaginatedOptions, name: string): LinkHeaderOption | undefined {
   return options?.linkHeader === undefined
     ? undefined
@@ -129,30 +105,21 @@ function linkHeaderOf(options: PaginatedOptions, name: string): LinkHeaderOption
 }
 
 /**
- * Offset pagination: the handler returns a `PaginatedResult`
- * (`{ data, total, page, limit }`); `data` becomes the envelope's `data` and
- * `meta.pagination` is computed. With `maxLimit` or `defaultLimit` (here or
- * the module's `defaultLimit`), `?page=` and `?limit=` are parsed before the
- * handler runs: a `limit` above `maxLimit` is clamped to it, a missing one is
- * `defaultLimit` (else `maxLimit`), and a bad value is a 400
- * (`INVALID_PAGINATION_QUERY`, naming the parameter); the handler reads them
- * with {@link PaginationQuery}. With neither, the query is left to the
- * handler. The meta describes the page sent: the result's `limit` (a warning
- * once when it differs from the one given), else the one given. `links` (default `false`) adds relative
- * links. The OpenAPI operation documents `page` and `limit` (minimum,
- * maximum, default).
- * `linkHeader` (`true` or `"only"`) sends the links in an RFC 8288 `Link`
- * header too (appended to any `Link` already set), `"only"` without the body
- * links.
- *
+ * Offset pagination: the handler returns `{ data, total, page, limit }`;
+ * `data` becomes the envelope's `data` and `meta.pagination` is computed (the
+ * result's `limit`, else the one given). With `maxLimit` or `defaultLimit`
+ * (here or the module's), `?page=` and `?limit=` are parsed before the handler
+ * (read with `PaginationQuery`): a larger `limit` is clamped, a missing one
+ * defaulted, a bad value a 400 `INVALID_PAGINATION_QUERY`. `links` adds
+ * relative links, `linkHeader` an RFC 8288 `Link` header (appended). The
+ * OpenAPI operation documents `page` and `limit`. Throws a `TypeError` on bad
+ * options.
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
  * import type { OffsetPaginationQuery } from "@saferoute/api-kit/safe-response";
  * import { Paginated, PaginationQuery } from "@saferoute/api-kit/safe-response/nest";
- *
  * const ITEMS = Array.from({ length: 95 }, (_, i) => `item-${i + 1}`);
- *
  * @Controller("items")
  * class ItemsController {
  *   @Get()
@@ -172,20 +139,15 @@ export function Paginated(options: PaginatedOptions = {}): MethodDecorator & Cla
 }
 
 /**
- * Cursor pagination: the handler returns a `CursorPaginatedResult`
- * (`{ data, nextCursor, hasMore, limit }`, optional `previousCursor`,
- * `totalCount`). Links use the `cursor` query parameter. `maxLimit` and
- * `defaultLimit` work as in {@link Paginated}, for `?cursor=` (at most 512
- * characters) and `?limit=`. `linkHeader` as for
- * `Paginated` (the `Link` header has no `last`).
- *
+ * Cursor pagination: the handler returns `{ data, nextCursor, hasMore, limit }`
+ * (optional `previousCursor`, `totalCount`); links use `?cursor=` (at most 512
+ * characters). Options as for `Paginated` (the `Link` header has no `last`).
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
  * import { CursorPaginated } from "@saferoute/api-kit/safe-response/nest";
- *
  * @Controller("feed")
- * class FeedController {
+ * class Routes {
  *   @Get()
  *   @CursorPaginated({ links: true })
  *   list() {
@@ -240,8 +202,7 @@ function paginationParameters({ kind, maxLimit, defaultLimit }: PaginationSettin
 }
 
 /**
- * Stores `setting` and documents its query parameters, on the route or on
- * every route of a controller that has no pagination of its own.
+ * Stores `setting` and documents its query parameters, on the route or on every route of a controller without its own.
  */
 function paginated(
   setting: PaginationSetting,
@@ -266,23 +227,19 @@ function paginated(
 }
 
 /**
- * Copies the result's `sort` (`{ field, order }`) into `meta.sort`. On a
- * paginated route `sort` sits next to `data`; on other routes the handler
- * returns `{ data, sort }` and `data` becomes the envelope's `data`. A
- * missing or malformed `sort` logs one warning per route.
- *
+ * Copies the result's `sort` (`{ field, order }`) into `meta.sort`; off a
+ * paginated route the handler returns `{ data, sort }`. A missing or malformed
+ * `sort` logs one warning per route.
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
- * import { Paginated, SortMeta } from "@saferoute/api-kit/safe-response/nest";
- *
+ * import { SortMeta } from "@saferoute/api-kit/safe-response/nest";
  * @Controller("items")
- * class ItemsController {
+ * class Routes {
  *   @Get()
- *   @Paginated()
  *   @SortMeta()
  *   list() {
- *     return { data: [], total: 0, page: 1, limit: 10, sort: { field: "name", order: "asc" } };
+ *     return { data: [], sort: { field: "name", order: "asc" } };
  *   }
  * }
  * ```
@@ -292,16 +249,13 @@ export function SortMeta(): MethodDecorator & ClassDecorator {
 }
 
 /**
- * Copies the result's `filters` (an object) into `meta.filters`, like
- * `SortMeta` does for `sort`.
- *
+ * Copies the result's `filters` (an object) into `meta.filters`, like `SortMeta`.
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
  * import { FilterMeta } from "@saferoute/api-kit/safe-response/nest";
- *
  * @Controller("items")
- * class ItemsController {
+ * class Routes {
  *   @Get()
  *   @FilterMeta()
  *   list() {
@@ -315,30 +269,21 @@ export function FilterMeta(): MethodDecorator & ClassDecorator {
 }
 
 /**
- * Turns field selection on for a route or controller (`?fields=id,address.city`
- * keeps only those fields of `data`, of each item on paginated routes, and
- * lists them in `meta.fields`), or off with `false`. Wins over the module
- * option `fieldSelection`; options not given here come from the module
- * option, else the defaults (`queryParam` `fields`, `separator` `,`,
- * `maxDepth` 3).
- *
+ * Field selection on a route or controller (`?fields=id,address.city` keeps
+ * those fields of `data`, or of each item, and lists them in `meta.fields`), or
+ * off with `false`. Wins over the module option `fieldSelection`, whose
+ * options (else the defaults) fill those not given. Throws a `TypeError` on bad
+ * options.
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
  * import { FieldSelection } from "@saferoute/api-kit/safe-response/nest";
- *
  * @Controller("users")
- * class UsersController {
+ * class Routes {
  *   @Get(":id")
  *   @FieldSelection({ maxDepth: 2 })
  *   get() {
- *     return { id: "u1", name: "Ada", address: { city: "London", zip: "N1" } };
- *   }
- *
- *   @Get(":id/raw")
- *   @FieldSelection(false)
- *   raw() {
- *     return { id: "u1" };
+ *     return { id: "u1", address: { city: "London", zip: "N1" } };
  *   }
  * }
  * ```
@@ -364,22 +309,16 @@ export function FieldSelection(
 }
 
 /**
- * Sets the problem-details `type` of errors thrown by the route's handler
- * (not of errors thrown by guards). Used when `problemDetails` is on. The
- * OpenAPI operation carries it as `x-safe-problem-type`.
- *
+ * Sets the problem-details `type` of errors the route's handler throws (not
+ * guards'), used when `problemDetails` is on; documented as
+ * `x-safe-problem-type`. Throws a `TypeError` on a bad URI.
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
  * import { ProblemType } from "@saferoute/api-kit/safe-response/nest";
- *
  * @Controller("payments")
- * class PaymentsController {
- *   @Get()
- *   @ProblemType("https://api.example.com/problems/payment")
- *   list() {
- *     return [];
- *   }
+ * class Routes {
+ *   @Get() @ProblemType("https://api.example.com/problems/payment") list() { return []; }
  * }
  * ```
  */
@@ -392,30 +331,19 @@ export function ProblemType(typeUri: string): MethodDecorator & ClassDecorator {
 }
 
 /**
- * Marks a route deprecated. Dates are validated when the decorator is applied
- * (a bad date fails at startup). Responses, including errors thrown by the
- * handler (not by guards), carry `Deprecation: @<unix seconds of since>`
- * (`@0` without `since`), `Sunset: <HTTP-date>` when `sunset` is given,
- * `Link: <link>; rel="deprecation"` when `link` is given,
- * `Link: <sunsetLink>; rel="sunset"` when `sunsetLink` is given (both
- * appended to any `Link` already set), and `meta.deprecation`. The OpenAPI
- * operation (of the route, or of every route of a controller) gets
- * `deprecated: true`.
- *
+ * Marks a route deprecated: its responses (and its handler's errors) carry
+ * `Deprecation`, `Sunset` (with `sunset`), `Link` `rel="deprecation"`/`"sunset"`
+ * (with `link`/`sunsetLink`, appended) and `meta.deprecation`; the OpenAPI
+ * operation gets `deprecated: true`. A bad date throws a `TypeError` when the
+ * decorator is applied.
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
  * import { Deprecated } from "@saferoute/api-kit/safe-response/nest";
- *
  * @Controller("v1/users")
- * class LegacyUsersController {
+ * class Routes {
  *   @Get()
- *   @Deprecated({
- *     since: "2026-01-01",
- *     sunset: "2027-01-01",
- *     link: "https://example.com/v2",
- *     sunsetLink: "https://example.com/sunset-policy",
- *   })
+ *   @Deprecated({ since: "2026-01-01", sunset: "2027-01-01", link: "https://example.com/v2" })
  *   list() {
  *     return [];
  *   }
@@ -430,23 +358,15 @@ export function Deprecated(options: DeprecatedOptions = {}): MethodDecorator & C
 }
 
 /**
- * Marks a route (or controller) so the global error responses
- * (`swagger.globalErrors`) are not added to its OpenAPI operation by
- * `applyGlobalErrors`: the operation carries `x-safe-skip-global-errors: true`.
- * No effect on the response itself.
- *
+ * Keeps `applyGlobalErrors` from adding `swagger.globalErrors` to the route's
+ * (or controller's) OpenAPI operations (`x-safe-skip-global-errors: true`).
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
  * import { SkipGlobalErrors } from "@saferoute/api-kit/safe-response/nest";
- *
  * @Controller("ping")
- * class PingController {
- *   @Get()
- *   @SkipGlobalErrors()
- *   ping() {
- *     return "pong";
- *   }
+ * class Routes {
+ *   @Get() @SkipGlobalErrors() ping() { return "pong"; }
  * }
  * ```
  */
@@ -456,7 +376,6 @@ export function SkipGlobalErrors(): MethodDecorator & ClassDecorator {
 
 /**
  * Options of `SafeResponse`.
- *
  * @example
  * ```ts
  * import type { SafeResponseOptions } from "@saferoute/api-kit/safe-response/nest";
@@ -467,8 +386,7 @@ export interface SafeResponseOptions {
   /** Response description (OpenAPI). */
   description?: string;
   /**
-   * Success status, sent (`@HttpCode`) and documented. Default: the route's
-   * own `@HttpCode`, else 200 (also for a `POST`).
+   * Success status, sent and documented. Default: the route's `@HttpCode`, else 200 (also for a `POST`).
    */
   statusCode?: number;
 }
@@ -483,25 +401,17 @@ const BASIC_SCHEMA = Object.freeze({
 });
 
 /**
- * Wraps the route's result in the success envelope, also under a class-level
- * `RawResponse()`, and documents the basic success envelope (an inline
- * schema, `data` of any type). The status, sent and documented, is
- * `statusCode`, else the route's own `@HttpCode`, else 200, also for a `POST`
- * (Nest would send 201). On a controller it applies to every route the class
- * declares; a route's own `@HttpCode` wins there.
- *
+ * Wraps the route's result in the success envelope (also under a class-level
+ * `RawResponse()`) and documents it inline. The status is `statusCode`, else
+ * the route's `@HttpCode`, else 200, also for a `POST`; on a controller a
+ * route's own `@HttpCode` wins.
  * @example
  * ```ts
- * import { Controller, Post } from "@nestjs/common";
+ * import { Controller, Get } from "@nestjs/common";
  * import { SafeResponse } from "@saferoute/api-kit/safe-response/nest";
- *
  * @Controller("users")
- * class UsersController {
- *   @Post()
- *   @SafeResponse({ statusCode: 202, description: "Accepted for creation" })
- *   create() {
- *     return { id: "u1" };
- *   }
+ * class Routes {
+ *   @Get() @SafeResponse({ description: "The users" }) list() { return []; }
  * }
  * ```
  */
@@ -529,11 +439,9 @@ export function SafeResponse(options: SafeResponseOptions = {}): MethodDecorator
 }
 
 /**
- * The runtime half of a composite endpoint: wrapping, status (`statusCode`,
- * default 200), pagination, sort, filter, message, code, deprecation and the
- * `problemDetails` flag (checked against the module option) and field
- * selection. The composites of `./safe-response/openapi` add the
- * documentation of the same options.
+ * The runtime half of a composite endpoint of `./safe-response/openapi`:
+ * wrapping, status, pagination, sort, filter, message, code, deprecation, the
+ * `problemDetails` flag and field selection.
  */
 export function endpointDecorators(options: {
   statusCode: number;

@@ -44,7 +44,6 @@ const POST = 1;
 /**
  * Vendor extension set to `true` on operations of `SkipGlobalErrors` routes;
  * `applyGlobalErrors` leaves them alone.
- *
  * @example
  * ```ts
  * import { SKIP_GLOBAL_ERRORS_EXTENSION } from "@saferoute/api-kit/safe-response/openapi";

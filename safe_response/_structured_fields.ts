@@ -235,13 +235,6 @@ function parse<T>(text: string, body: (parser: Parser) => T): T | undefined {
 /**
  * The members of an RFC 9651 List (several field lines joined with `", "`),
  * or `undefined` when the value does not parse.
- *
- * @example
- * ```ts
- * import { parseList } from "./_structured_fields.ts";
- * parseList('"burst";r=50;t=30')?.[0].params.get("r"); // { type: "integer", value: 50 }
- * parseList('"burst";r=50,'); // undefined
- * ```
  */
 export function parseList(text: string): Member[] | undefined {
   return parse(text, (parser) => {
@@ -255,12 +248,6 @@ export function parseList(text: string): Member[] | undefined {
 /**
  * The members of an RFC 9651 Dictionary by key (a repeated key keeps its last
  * value), or `undefined` when the value does not parse.
- *
- * @example
- * ```ts
- * import { parseDictionary } from "./_structured_fields.ts";
- * parseDictionary("limit=100, remaining=50")?.get("remaining"); // { item: { type: "integer", value: 50 }, ... }
- * ```
  */
 export function parseDictionary(text: string): Map<string, Member> | undefined {
   return parse(text, (parser) => {

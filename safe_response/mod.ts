@@ -7,11 +7,9 @@
  * helpers, option types, and the wire types (shared with `./client`). Usable from any
  * framework (`Deno.serve`, Hono, Express); the Nest binding in
  * `./safe-response/nest` is a thin adapter over the `Responder`.
- *
  * @example
  * ```ts
  * import { buildErrorBody, buildSuccessBody, resolveError } from "@saferoute/api-kit/safe-response";
- *
  * Deno.serve((request) => {
  *   try {
  *     const body = buildSuccessBody({ statusCode: 200, data: { hello: "world" } });

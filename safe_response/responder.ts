@@ -24,10 +24,6 @@
  *   `Error` the binding passes to {@link Responder.error} (a logged, generic
  *   500); elsewhere the failure is logged and the value left out.
  *
- * Over 300 lines because the whole pipeline is one class on purpose (one
- * place to read what a response holds); most of the rest is the documented
- * types the bindings fill.
- *
  * @module
  */
 import type {
@@ -81,7 +77,6 @@ const isBag = (value: unknown): value is Bag => typeof value === "object" && val
 /**
  * One route's settings as a binding reads them (the Nest decorators, or a
  * Fetch route's configuration); all optional.
- *
  * @example
  * ```ts
  * import type { RouteOptions } from "@saferoute/api-kit/safe-response";
@@ -121,7 +116,6 @@ export interface RouteOptions {
 
 /**
  * A route's resolved plan, built once by {@link Responder.plan}.
- *
  * @example
  * ```ts
  * import { resolveSettings, Responder } from "@saferoute/api-kit/safe-response";
@@ -164,7 +158,6 @@ export interface RoutePlan {
 
 /**
  * The view of one HTTP exchange a binding gives the responder.
- *
  * @example
  * ```ts
  * import type { HttpExchange } from "@saferoute/api-kit/safe-response";
@@ -199,7 +192,6 @@ export interface HttpExchange {
  * errors thrown before it, by guards or middleware), the monotonic `start`
  * of that phase ({@link Responder.start}), and an API version the request
  * chose (a `version` function's result, or one of the route's versions).
- *
  * @example
  * ```ts
  * import type { RequestPhase } from "@saferoute/api-kit/safe-response";
@@ -225,7 +217,6 @@ export interface RequestPhase {
  * What to send: status, headers (final values) and body. `wrapped` is
  * `false` when the body is the handler's own result (raw routes, binary and
  * stream results, a Web `Response`).
- *
  * @example
  * ```ts
  * import type { Reply } from "@saferoute/api-kit/safe-response";
@@ -245,7 +236,6 @@ export interface Reply {
 
 /**
  * Where the responder logs (API keys redacted from every line).
- *
  * @example
  * ```ts
  * import type { ResponderLogger } from "@saferoute/api-kit/safe-response";
@@ -262,7 +252,6 @@ export interface ResponderLogger {
 /**
  * Integrations of a responder. Read on every call, so a binding may fill
  * them after construction (Nest discovers its integrations at module init).
- *
  * @example
  * ```ts
  * import type { ResponderHooks } from "@saferoute/api-kit/safe-response";
@@ -321,7 +310,6 @@ const hasLimits = (setting: PaginationSetting): boolean =>
  * naming the parameter; pass it to {@link Responder.error}) on a bad value,
  * and a `TypeError` when the route is not paginated. Bindings give it to the
  * handler: Nest's `PaginationQuery()` parameter, a Fetch handler's context.
- *
  * @example
  * ```ts
  * import {
@@ -361,7 +349,6 @@ export function paginationQueryOf(
  * parses and records the pagination query ({@link paginationQueryOf}), so a
  * bad value is a 400 before the handler runs. Does nothing on other routes.
  * Bindings call it right after they record the phase, before the handler.
- *
  * @example
  * ```ts
  * import {
@@ -404,11 +391,9 @@ function pathOf(target: string): string {
 /**
  * The response pipeline of one application: plans routes and builds every
  * reply. Built once from the resolved settings.
- *
  * @example
  * ```ts
  * import { resolveSettings, Responder } from "@saferoute/api-kit/safe-response";
- *
  * const responder = new Responder(resolveSettings({ timestamp: false }));
  * const plan = responder.plan({ message: "Hello" });
  * const exchange = {

@@ -13,12 +13,10 @@
  * in `./safe-response` and `./client`; here `SafeResponse` is the decorator.
  * `SafeException` here is the core's catalog exception as a Nest
  * `HttpException` (the filter treats both alike).
- *
  * @example
  * ```ts
  * import { Controller, Get, Module } from "@nestjs/common";
  * import { Paginated, SafeResponseModule } from "@saferoute/api-kit/safe-response/nest";
- *
  * @Controller("items")
  * class ItemsController {
  *   @Get()
@@ -27,7 +25,6 @@
  *     return { data: ["a"], total: 1, page: 1, limit: 10 };
  *   }
  * }
- *
  * @Module({ imports: [SafeResponseModule.register({ requestId: true })], controllers: [ItemsController] })
  * class AppModule {}
  * ```

@@ -47,13 +47,11 @@ const paginationQueryParameter = createParamDecorator(
  * defaulted. A bad value is a 400 (`INVALID_PAGINATION_QUERY`); a route
  * without pagination answers 500 (logged). The request's own `query` stays as
  * the client sent it (Express 5 makes it read-only).
- *
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
  * import type { CursorPaginationQuery } from "@saferoute/api-kit/safe-response";
  * import { CursorPaginated, PaginationQuery } from "@saferoute/api-kit/safe-response/nest";
- *
  * @Controller("feed")
  * class FeedController {
  *   @Get()

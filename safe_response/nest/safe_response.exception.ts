@@ -34,15 +34,12 @@ import { definedCatalogOf, initSafeException } from "../_safe_exception.ts";
  * only in a catalog the module was not given is a 500 there, logged. The
  * filter treats both classes alike (by their shared brand,
  * `isSafeException`): same status, code, message and details.
- *
  * @example
  * ```ts
  * import { Controller, Get, Module, Param } from "@nestjs/common";
  * import { defineErrors } from "@saferoute/api-kit/safe-response";
  * import { SafeException, SafeResponseModule } from "@saferoute/api-kit/safe-response/nest";
- *
  * const Errors = defineErrors({ USER_NOT_FOUND: { status: 404, message: "User not found" } });
- *
  * @Controller("users")
  * class UsersController {
  *   @Get(":id")
@@ -51,7 +48,6 @@ import { definedCatalogOf, initSafeException } from "../_safe_exception.ts";
  *     throw new SafeException("USER_NOT_FOUND", { catalog: Errors, details: { id } });
  *   }
  * }
- *
  * @Module({
  *   imports: [SafeResponseModule.register({ errorCatalog: Errors })],
  *   controllers: [UsersController],

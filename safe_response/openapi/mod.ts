@@ -8,16 +8,13 @@
  * `applySchemaNames` (`schemaNames: "dto"` names them as
  * `@nestarc/safe-response` did). Error examples
  * are built by the same body builders as the runtime's responses.
- *
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
  * import { SafePaginatedEndpoint } from "@saferoute/api-kit/safe-response/openapi";
- *
  * class ItemDto {
  *   id!: string;
  * }
- *
  * @Controller("items")
  * class ItemsController {
  *   @Get()

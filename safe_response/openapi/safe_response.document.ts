@@ -14,7 +14,6 @@ import { DTO_SCHEMA_NAMES, type OpenApiSchema, SAFE_RESPONSE_SCHEMAS } from "../
 /**
  * The parts of an OpenAPI 3 document that `applyGlobalErrors` reads and
  * writes (`OpenAPIObject` of `@nestjs/swagger` fits).
- *
  * @example
  * ```ts
  * import type { OpenApiDocumentLike } from "@saferoute/api-kit/safe-response/openapi";
@@ -49,7 +48,6 @@ interface OperationLike {
  * `[{ pointer, messages }]`, the shape then sent for validation errors.
  * Mutates and returns `document`; applying it twice changes nothing.
  * Options are validated as by `SafeResponseModule.register`.
- *
  * @example
  * ```ts
  * import { Module } from "@nestjs/common";
@@ -57,14 +55,11 @@ interface OperationLike {
  * import { DocumentBuilder, SwaggerModule } from "@nestjs/swagger";
  * import { SafeResponseModule, type SafeResponseModuleOptions } from "@saferoute/api-kit/safe-response/nest";
  * import { applyGlobalErrors } from "@saferoute/api-kit/safe-response/openapi";
- *
  * const options: SafeResponseModuleOptions = {
  *   swagger: { globalErrors: [401, { status: 500, message: "Unexpected error" }] },
  * };
- *
  * @Module({ imports: [SafeResponseModule.register(options)] })
  * class AppModule {}
- *
  * const app = await NestFactory.create(AppModule);
  * const document = applyGlobalErrors(
  *   SwaggerModule.createDocument(app, new DocumentBuilder().setTitle("API").build()),
@@ -104,7 +99,6 @@ export function applyGlobalErrors<T extends OpenApiDocumentLike, Context = unkno
 
 /**
  * Options of {@link applySchemaNames}.
- *
  * @example
  * ```ts
  * import type { SchemaNamesOptions } from "@saferoute/api-kit/safe-response/openapi";
@@ -136,7 +130,6 @@ const SCHEMA_REF = "#/components/schemas/";
  * Renaming onto a component the document already has (an application DTO
  * of the same name) throws a `TypeError` naming it, before any change.
  * Mutates and returns `document`; applying it twice changes nothing.
- *
  * @example
  * ```ts
  * import { Module } from "@nestjs/common";
@@ -144,12 +137,9 @@ const SCHEMA_REF = "#/components/schemas/";
  * import { DocumentBuilder, SwaggerModule } from "@nestjs/swagger";
  * import { SafeResponseModule, type SafeResponseModuleOptions } from "@saferoute/api-kit/safe-response/nest";
  * import { applyGlobalErrors, applySchemaNames } from "@saferoute/api-kit/safe-response/openapi";
- *
  * const options: SafeResponseModuleOptions = { swagger: { globalErrors: [401] } };
- *
  * @Module({ imports: [SafeResponseModule.register(options)] })
  * class AppModule {}
- *
  * const app = await NestFactory.create(AppModule);
  * const built = SwaggerModule.createDocument(app, new DocumentBuilder().build());
  * const document = applySchemaNames(applyGlobalErrors(built, options), { schemaNames: "dto" });

@@ -18,7 +18,6 @@ import { documentSuccess, type SafeModel } from "./safe_response.responses.ts";
 
 /**
  * Options shared by the three composites.
- *
  * @example
  * ```ts
  * import type { SafeEndpointCommonOptions } from "@saferoute/api-kit/safe-response/openapi";
@@ -57,7 +56,6 @@ export interface SafeEndpointCommonOptions {
 
 /**
  * Options of `SafeEndpoint`.
- *
  * @example
  * ```ts
  * import type { SafeEndpointOptions } from "@saferoute/api-kit/safe-response/openapi";
@@ -73,7 +71,6 @@ export interface SafeEndpointOptions extends SafeEndpointCommonOptions {
 
 /**
  * Options of `SafePaginatedEndpoint`.
- *
  * @example
  * ```ts
  * import type { SafePaginatedEndpointOptions } from "@saferoute/api-kit/safe-response/openapi";
@@ -93,7 +90,6 @@ export interface SafePaginatedEndpointOptions extends SafeEndpointCommonOptions 
 
 /**
  * Options of `SafeCursorPaginatedEndpoint`.
- *
  * @example
  * ```ts
  * import type { SafeCursorPaginatedEndpointOptions } from "@saferoute/api-kit/safe-response/openapi";
@@ -149,16 +145,13 @@ function safeEndpoint(
  * `errors` as error envelopes, or problem details with
  * `errorFormat: "problem"`, the `fields` query parameter with
  * `fieldSelection`).
- *
  * @example
  * ```ts
  * import { Controller, Post } from "@nestjs/common";
  * import { SafeEndpoint } from "@saferoute/api-kit/safe-response/openapi";
- *
  * class UserDto {
  *   id!: string;
  * }
- *
  * @Controller("users")
  * class UsersController {
  *   @Post()
@@ -182,16 +175,13 @@ export function SafeEndpoint(
  * sort, filter, message and code it adds; the `page` and `limit` query
  * parameters are documented with minimum 1, maximum `maxLimit` and default
  * `defaultLimit`, and parsed so (read them with `PaginationQuery()`).
- *
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
  * import { SafePaginatedEndpoint } from "@saferoute/api-kit/safe-response/openapi";
- *
  * class ItemDto {
  *   id!: string;
  * }
- *
  * @Controller("items")
  * class ItemsController {
  *   @Get()
@@ -214,16 +204,13 @@ export function SafePaginatedEndpoint(
  * common options; status 200), documented like
  * `ApiCursorPaginatedSafeResponse` plus the sort, filter, message and code it
  * adds, with the `cursor` and `limit` query parameters.
- *
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
  * import { SafeCursorPaginatedEndpoint } from "@saferoute/api-kit/safe-response/openapi";
- *
  * class EventDto {
  *   id!: string;
  * }
- *
  * @Controller("events")
  * class EventsController {
  *   @Get()
