@@ -37,9 +37,7 @@ import {
  * import { Controller, Get } from "@nestjs/common";
  * import { RawResponse } from "@saferoute/api-kit/safe-response/nest";
  * @Controller("health")
- * class Routes {
- *   @Get() @RawResponse() check() { return "ok"; }
- * }
+ * class Routes { @Get() @RawResponse() check() { return "ok"; } }
  * ```
  */
 export function RawResponse(): MethodDecorator & ClassDecorator {
@@ -54,9 +52,7 @@ export function RawResponse(): MethodDecorator & ClassDecorator {
  * import { Controller, Get } from "@nestjs/common";
  * import { ResponseMessage } from "@saferoute/api-kit/safe-response/nest";
  * @Controller("users")
- * class Routes {
- *   @Get() @ResponseMessage("Users listed") list() { return []; }
- * }
+ * class Routes { @Get() @ResponseMessage("Users listed") list() { return []; } }
  * ```
  */
 export function ResponseMessage(message: string): MethodDecorator & ClassDecorator {
@@ -71,9 +67,7 @@ export function ResponseMessage(message: string): MethodDecorator & ClassDecorat
  * import { Controller, Get } from "@nestjs/common";
  * import { SuccessCode } from "@saferoute/api-kit/safe-response/nest";
  * @Controller("orders")
- * class Routes {
- *   @Get() @SuccessCode("ORDERS_LISTED") list() { return []; }
- * }
+ * class Routes { @Get() @SuccessCode("ORDERS_LISTED") list() { return []; } }
  * ```
  */
 export function SuccessCode(code: string): MethodDecorator {
@@ -150,9 +144,7 @@ export function Paginated(options: PaginatedOptions = {}): MethodDecorator & Cla
  * class Routes {
  *   @Get()
  *   @CursorPaginated({ links: true })
- *   list() {
- *     return { data: ["a", "b"], nextCursor: "b", hasMore: true, limit: 2 };
- *   }
+ *   list() { return { data: ["a", "b"], nextCursor: "b", hasMore: true, limit: 2 }; }
  * }
  * ```
  */
@@ -238,9 +230,7 @@ function paginated(
  * class Routes {
  *   @Get()
  *   @SortMeta()
- *   list() {
- *     return { data: [], sort: { field: "name", order: "asc" } };
- *   }
+ *   list() { return { data: [], sort: { field: "name", order: "asc" } }; }
  * }
  * ```
  */
@@ -258,9 +248,7 @@ export function SortMeta(): MethodDecorator & ClassDecorator {
  * class Routes {
  *   @Get()
  *   @FilterMeta()
- *   list() {
- *     return { data: [], filters: { status: "active" } };
- *   }
+ *   list() { return { data: [], filters: { status: "active" } }; }
  * }
  * ```
  */
@@ -282,9 +270,7 @@ export function FilterMeta(): MethodDecorator & ClassDecorator {
  * class Routes {
  *   @Get(":id")
  *   @FieldSelection({ maxDepth: 2 })
- *   get() {
- *     return { id: "u1", address: { city: "London", zip: "N1" } };
- *   }
+ *   get() { return { id: "u1", address: { city: "London", zip: "N1" } }; }
  * }
  * ```
  */
@@ -344,9 +330,7 @@ export function ProblemType(typeUri: string): MethodDecorator & ClassDecorator {
  * class Routes {
  *   @Get()
  *   @Deprecated({ since: "2026-01-01", sunset: "2027-01-01", link: "https://example.com/v2" })
- *   list() {
- *     return [];
- *   }
+ *   list() { return []; }
  * }
  * ```
  */
@@ -365,9 +349,7 @@ export function Deprecated(options: DeprecatedOptions = {}): MethodDecorator & C
  * import { Controller, Get } from "@nestjs/common";
  * import { SkipGlobalErrors } from "@saferoute/api-kit/safe-response/nest";
  * @Controller("ping")
- * class Routes {
- *   @Get() @SkipGlobalErrors() ping() { return "pong"; }
- * }
+ * class Routes { @Get() @SkipGlobalErrors() ping() { return "pong"; } }
  * ```
  */
 export function SkipGlobalErrors(): MethodDecorator & ClassDecorator {
@@ -410,9 +392,7 @@ const BASIC_SCHEMA = Object.freeze({
  * import { Controller, Get } from "@nestjs/common";
  * import { SafeResponse } from "@saferoute/api-kit/safe-response/nest";
  * @Controller("users")
- * class Routes {
- *   @Get() @SafeResponse({ description: "The users" }) list() { return []; }
- * }
+ * class Routes { @Get() @SafeResponse({ description: "The users" }) list() { return []; } }
  * ```
  */
 export function SafeResponse(options: SafeResponseOptions = {}): MethodDecorator & ClassDecorator {

@@ -16,9 +16,8 @@
  *     return Response.json(body);
  *   } catch (thrown) {
  *     const error = resolveError(thrown);
- *     return Response.json(buildErrorBody({ ...error, path: new URL(request.url).pathname }), {
- *       status: error.statusCode,
- *     });
+ *     const body = buildErrorBody({ ...error, path: new URL(request.url).pathname });
+ *     return Response.json(body, { status: error.statusCode });
  *   }
  * });
  * ```

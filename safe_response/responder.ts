@@ -1,28 +1,10 @@
 /**
  * The response pipeline, framework-free: a {@link Responder} turns a route's
- * {@link RoutePlan}, the handler's result or the thrown value, and a small
- * view of the HTTP exchange ({@link HttpExchange}: method, path and query,
- * request headers, the status and headers already set on the response) into
- * a {@link Reply}: status, headers and body (success envelope, error envelope
- * or problem details). Every binding calls it: the Nest interceptor and
- * exception filter (`./safe-response/nest`), and a Fetch binding over Web
- * `Request`/`Response`.
- *
- * Design decisions:
- * - `meta` is assembled in exactly one place (`#meta`), for successes and
- *   errors alike; a new meta feature is one plan field and one line there.
- * - The plan is built once per route ({@link Responder.plan}) from
- *   {@link RouteOptions}, plain data a binding reads from decorators or route
- *   configuration; per request only the exchange view is new.
- * - The query is read from the request target, never from a framework's
- *   parsed `query`, so every binding reads parameters the same way.
- * - Reply headers have "set" semantics (the final value of each header); the
- *   one header others may have set too, `Link`, is set to what was on the
- *   response followed by this library's link-values (`routeHeaders`).
- * - The application's functions (options, i18n, the context store) are called
- *   through one guard: in {@link Responder.success} a failure throws an
- *   `Error` the binding passes to {@link Responder.error} (a logged, generic
- *   500); elsewhere the failure is logged and the value left out.
+ * {@link RoutePlan}, the handler's result or the thrown value, and a view of the
+ * exchange ({@link HttpExchange}) into a {@link Reply} (status, headers, body).
+ * Every binding calls it. `meta` is assembled in one place (`#meta`); the plan is
+ * built once per route; the query is read from the request target; application
+ * functions are called through one guard (`_app_functions.ts`).
  *
  * @module
  */

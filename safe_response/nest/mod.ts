@@ -21,9 +21,7 @@
  * class ItemsController {
  *   @Get()
  *   @Paginated({ links: true })
- *   list() {
- *     return { data: ["a"], total: 1, page: 1, limit: 10 };
- *   }
+ *   list() { return { data: ["a"], total: 1, page: 1, limit: 10 }; }
  * }
  * @Module({ imports: [SafeResponseModule.register({ requestId: true })], controllers: [ItemsController] })
  * class AppModule {}

@@ -121,9 +121,7 @@ const EXPORTS = [RESPONDER];
  * ```ts
  * import { Module } from "@nestjs/common";
  * import { SafeResponseModule } from "@saferoute/api-kit/safe-response/nest";
- * @Module({
- *   imports: [SafeResponseModule.register({ requestId: true, responseTime: true })],
- * })
+ * @Module({ imports: [SafeResponseModule.register({ requestId: true, responseTime: true })] })
  * class AppModule {}
  * ```
  */

@@ -12,16 +12,12 @@
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
  * import { SafePaginatedEndpoint } from "@saferoute/api-kit/safe-response/openapi";
- * class ItemDto {
- *   id!: string;
- * }
+ * class ItemDto { id!: string; }
  * @Controller("items")
  * class ItemsController {
  *   @Get()
  *   @SafePaginatedEndpoint(ItemDto, { links: true, errors: [401] })
- *   list() {
- *     return { data: [] as ItemDto[], total: 0, page: 1, limit: 20 };
- *   }
+ *   list() { return { data: [] as ItemDto[], total: 0, page: 1, limit: 20 }; }
  * }
  * ```
  *

@@ -149,16 +149,12 @@ function safeEndpoint(
  * ```ts
  * import { Controller, Post } from "@nestjs/common";
  * import { SafeEndpoint } from "@saferoute/api-kit/safe-response/openapi";
- * class UserDto {
- *   id!: string;
- * }
+ * class UserDto { id!: string; }
  * @Controller("users")
  * class UsersController {
  *   @Post()
  *   @SafeEndpoint(UserDto, { statusCode: 201, code: "USER_CREATED", message: "User created" })
- *   create(): UserDto {
- *     return { id: "u1" };
- *   }
+ *   create(): UserDto { return { id: "u1" }; }
  * }
  * ```
  */
@@ -179,16 +175,12 @@ export function SafeEndpoint(
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
  * import { SafePaginatedEndpoint } from "@saferoute/api-kit/safe-response/openapi";
- * class ItemDto {
- *   id!: string;
- * }
+ * class ItemDto { id!: string; }
  * @Controller("items")
  * class ItemsController {
  *   @Get()
  *   @SafePaginatedEndpoint(ItemDto, { maxLimit: 100, links: true })
- *   list() {
- *     return { data: [] as ItemDto[], total: 0, page: 1, limit: 20 };
- *   }
+ *   list() { return { data: [] as ItemDto[], total: 0, page: 1, limit: 20 }; }
  * }
  * ```
  */
@@ -208,16 +200,12 @@ export function SafePaginatedEndpoint(
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
  * import { SafeCursorPaginatedEndpoint } from "@saferoute/api-kit/safe-response/openapi";
- * class EventDto {
- *   id!: string;
- * }
+ * class EventDto { id!: string; }
  * @Controller("events")
  * class EventsController {
  *   @Get()
  *   @SafeCursorPaginatedEndpoint(EventDto, { links: true })
- *   list() {
- *     return { data: [] as EventDto[], nextCursor: null, hasMore: false, limit: 20 };
- *   }
+ *   list() { return { data: [] as EventDto[], nextCursor: null, hasMore: false, limit: 20 }; }
  * }
  * ```
  */

@@ -66,9 +66,7 @@ export function ApiSafeErrorResponse(
  * class UsersController {
  *   @Post()
  *   @ApiSafeErrorResponses([400, { status: 409, code: "EMAIL_TAKEN", message: "Email in use" }])
- *   create() {
- *     return { id: "u1" };
- *   }
+ *   create() { return { id: "u1" }; }
  * }
  * ```
  */
@@ -90,9 +88,7 @@ export function ApiSafeErrorResponses(
  * class UsersController {
  *   @Get(":id")
  *   @ApiSafeProblemResponse(404, { message: "No such user" })
- *   find(@Param("id") id: string) {
- *     return { id };
- *   }
+ *   find(@Param("id") id: string) { return { id }; }
  * }
  * ```
  */

@@ -18,9 +18,7 @@ import { type OpenApiSchema, schemaRef } from "../_openapi_schemas.ts";
  * @example
  * ```ts
  * import type { SafeModel } from "@saferoute/api-kit/safe-response/openapi";
- * class UserDto {
- *   id!: string;
- * }
+ * class UserDto { id!: string; }
  * const model: SafeModel = UserDto;
  * ```
  */
@@ -133,17 +131,12 @@ export interface ApiSafeResponseOptions {
  * import { Controller, Get, Param } from "@nestjs/common";
  * import { ApiProperty } from "@nestjs/swagger";
  * import { ApiSafeResponse } from "@saferoute/api-kit/safe-response/openapi";
- * class UserDto {
- *   @ApiProperty()
- *   id!: string;
- * }
+ * class UserDto { @ApiProperty() id!: string; }
  * @Controller("users")
  * class UsersController {
  *   @Get(":id")
  *   @ApiSafeResponse(UserDto, { description: "The user" })
- *   find(@Param("id") id: string): UserDto {
- *     return { id };
- *   }
+ *   find(@Param("id") id: string): UserDto { return { id }; }
  * }
  * ```
  */
@@ -185,18 +178,13 @@ export interface ApiPaginatedSafeResponseOptions {
  * import { ApiProperty } from "@nestjs/swagger";
  * import { Paginated } from "@saferoute/api-kit/safe-response/nest";
  * import { ApiPaginatedSafeResponse } from "@saferoute/api-kit/safe-response/openapi";
- * class UserDto {
- *   @ApiProperty()
- *   id!: string;
- * }
+ * class UserDto { @ApiProperty() id!: string; }
  * @Controller("users")
  * class UsersController {
  *   @Get()
  *   @Paginated()
  *   @ApiPaginatedSafeResponse(UserDto)
- *   list() {
- *     return { data: [] as UserDto[], total: 0, page: 1, limit: 20 };
- *   }
+ *   list() { return { data: [] as UserDto[], total: 0, page: 1, limit: 20 }; }
  * }
  * ```
  */
@@ -224,18 +212,13 @@ export function ApiPaginatedSafeResponse(
  * import { ApiProperty } from "@nestjs/swagger";
  * import { CursorPaginated } from "@saferoute/api-kit/safe-response/nest";
  * import { ApiCursorPaginatedSafeResponse } from "@saferoute/api-kit/safe-response/openapi";
- * class EventDto {
- *   @ApiProperty()
- *   id!: string;
- * }
+ * class EventDto { @ApiProperty() id!: string; }
  * @Controller("events")
  * class EventsController {
  *   @Get()
  *   @CursorPaginated()
  *   @ApiCursorPaginatedSafeResponse(EventDto)
- *   list() {
- *     return { data: [] as EventDto[], nextCursor: null, hasMore: false, limit: 20 };
- *   }
+ *   list() { return { data: [] as EventDto[], nextCursor: null, hasMore: false, limit: 20 }; }
  * }
  * ```
  */
