@@ -17,10 +17,7 @@ export function httpStatusOption(status: unknown, decorator: string): number {
   return status;
 }
 
-/**
- * `value` when it is a non-empty string; else throws `<what> must be a
- * non-empty string`.
- */
+/** `value` when it is a non-empty string; else throws `<what> must be a non-empty string`. */
 export function nonEmptyOption(value: unknown, what: string): string {
   if (typeof value !== "string" || value === "") {
     throw new TypeError(`${what} must be a non-empty string`);

@@ -57,10 +57,7 @@ export {
   resolvePagination,
 } from "./pagination.ts";
 export type { LinkHeaderOption } from "./_link_header.ts";
-export {
-  offsetPaginationLinks,
-  paginationLinkHeader,
-} from "./pagination_links.ts";
+export { offsetPaginationLinks, paginationLinkHeader } from "./pagination_links.ts";
 export * from "./pagination_query.ts";
 export * from "./problem_details.ts";
 export {

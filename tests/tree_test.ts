@@ -1,8 +1,7 @@
 /**
  * Rules of the source tree: every library file has a test file named after it
  * (tests/<path>/<name>_test.ts, importing that file itself, not its folder's
- * mod.ts), and every library file over 300
- * lines says in its module header why it is long.
+ * mod.ts).
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -10,8 +9,6 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 
 const ROOT = new URL("../", import.meta.url);
 const LIBRARY_DIRS = ["api_keys", "safe_response", "client", "rate_limits"];
-const LONG_FILE_LINES = 300;
-const WHY_LONG = "Over 300 lines because";
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(new URL(`${dir}/`, ROOT)).flatMap((name) => {
@@ -22,14 +19,6 @@ function sourceFiles(dir: string): string[] {
 }
 
 const LIBRARY_FILES = LIBRARY_DIRS.flatMap(sourceFiles).sort();
-
-/** The module header: the first `/** … *\/` comment, when it holds `@module`. */
-function moduleHeader(text: string): string {
-  const start = text.indexOf("/**");
-  const end = text.indexOf("*/", start);
-  const header = start === -1 || end === -1 ? "" : text.slice(start, end);
-  return header.includes("@module") ? header : "";
-}
 
 /** The modules `text` (a test at `base`) imports by relative path, as URLs. */
 function importedPaths(text: string, base: URL): string[] {
@@ -56,14 +45,5 @@ describe("source tree", () => {
       return !importedPaths(text, new URL(test, ROOT)).includes(target);
     });
     assert.deepEqual(missing, []);
-  });
-
-  it(`every library file over ${LONG_FILE_LINES} lines says "${WHY_LONG}" in its module header`, () => {
-    const unexplained = LIBRARY_FILES.filter((file) => {
-      const text = readFileSync(new URL(file, ROOT), "utf8");
-      const lines = text.split("\n").length - (text.endsWith("\n") ? 1 : 0);
-      return lines > LONG_FILE_LINES && !moduleHeader(text).includes(WHY_LONG);
-    });
-    assert.deepEqual(unexplained, []);
   });
 });

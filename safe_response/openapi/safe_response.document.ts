@@ -9,7 +9,11 @@ import { SKIP_GLOBAL_ERRORS_EXTENSION } from "../_route_metadata.ts";
 import type { SafeResponseModuleOptions } from "../options.ts";
 import { resolveSettings } from "../settings.ts";
 import { documentFieldDetails, errorResponses } from "./_error_responses.ts";
-import { DTO_SCHEMA_NAMES, type OpenApiSchema, SAFE_RESPONSE_SCHEMAS } from "../_openapi_schemas.ts";
+import {
+  DTO_SCHEMA_NAMES,
+  type OpenApiSchema,
+  SAFE_RESPONSE_SCHEMAS,
+} from "../_openapi_schemas.ts";
 
 /**
  * The parts of an OpenAPI 3 document that `applyGlobalErrors` reads and
