@@ -6,7 +6,7 @@
 import { SafeResponseFilter } from "./safe_response.filter.ts";
 
 /**
- * @deprecated Use `SafeResponseModule`, which installs the filter; nothing else needs to name it.
+ * @deprecated Use `SafeResponseModule`, which installs the filter (`SafeResponseFilter`).
  * @example
  * ```ts
  * import { Module } from "@nestjs/common";
@@ -21,7 +21,7 @@ export interface SafeExceptionFilter {
 }
 
 /**
- * @deprecated Use `SafeResponseModule`, which installs the filter; nothing else needs to name it.
+ * @deprecated Use `SafeResponseModule`, which installs the filter (`SafeResponseFilter`).
  * @example
  * ```ts
  * import { Module } from "@nestjs/common";
