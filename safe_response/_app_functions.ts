@@ -11,25 +11,12 @@
 /**
  * What calling an application function gave: its value, or a log line
  * saying why there is none (it may quote the failure; never send it).
- *
- * @example
- * ```ts
- * import type { AppCallOutcome } from "./_app_functions.ts";
- * const outcome: AppCallOutcome<string> = { ok: false, failure: "option `x` threw (Error: y)" };
- * ```
  */
 export type AppCallOutcome<T> = { ok: true; value: T } | { ok: false; failure: string };
 
 /**
  * A log line and stack describing a thrown value; never throws itself (a
  * hostile `message` getter, a proxy).
- *
- * @example
- * ```ts
- * import { describeThrown } from "./_app_functions.ts";
- * describeThrown(new TypeError("boom"))[0]; // "TypeError: boom"
- * describeThrown(null)[0]; // "Non-error thrown: null"
- * ```
  */
 export function describeThrown(value: unknown): [line: string, stack: string | undefined] {
   try {
@@ -54,15 +41,6 @@ function isThenable(value: unknown): boolean {
  * Calls the application function `call`; `what` names it in the failure
  * line (as "option `dateFormatter`"). A throw, or a returned promise (whose
  * rejection is then handled), is a failure.
- *
- * @example
- * ```ts
- * import { callAppFunction } from "./_app_functions.ts";
- * callAppFunction("option `dateFormatter`", () => new Date(0).toISOString());
- * // { ok: true, value: "1970-01-01T00:00:00.000Z" }
- * callAppFunction("option `dateFormatter`", () => Promise.reject(new Error("down")));
- * // { ok: false, failure: "option `dateFormatter` returned a promise; it must be synchronous" }
- * ```
  */
 export function callAppFunction<T>(what: string, call: () => T): AppCallOutcome<T> {
   let value: T;

@@ -12,13 +12,6 @@ const MAX_DIGITS = String(Number.MAX_SAFE_INTEGER).length;
 /**
  * The non-negative safe integer `text` writes in decimal digits, or
  * `undefined` (empty, another character, too many digits, unsafe).
- *
- * @example
- * ```ts
- * import { decimalCount } from "./_decimal.ts";
- * decimalCount("42"); // 42
- * decimalCount("9".repeat(400)); // undefined
- * ```
  */
 export function decimalCount(text: string): number | undefined {
   if (text.length === 0 || text.length > MAX_DIGITS) return undefined;
@@ -33,13 +26,6 @@ export function decimalCount(text: string): number | undefined {
 /**
  * Whether `value` is a safe integer of at least `min`: the one check of the
  * counts of pagination and rate-limit meta.
- *
- * @example
- * ```ts
- * import { isCount } from "./_decimal.ts";
- * isCount(3, 1); // true
- * isCount(1.5, 0); // false
- * ```
  */
 export const isCount = (value: unknown, min: number): value is number =>
   Number.isSafeInteger(value) && (value as number) >= min;

@@ -6,7 +6,16 @@
  * @module
  */
 
-import type { LinkHeaderOption } from "./pagination_links.ts";
+/**
+ * Where pagination links go: `false` (the body only, as `links` says), `true`
+ * (also an RFC 8288 `Link` header) or `"only"` (the header, no body links).
+ * @example
+ * ```ts
+ * import type { LinkHeaderOption } from "@saferoute/api-kit/safe-response";
+ * const linkHeader: LinkHeaderOption = "only";
+ * ```
+ */
+export type LinkHeaderOption = boolean | "only";
 
 const encoder = new TextEncoder();
 
@@ -18,13 +27,6 @@ function isLinkChar(code: number): boolean {
 /**
  * Whether `uri` is non-empty and sits between `<` and `>` of a `Link` value
  * as it is (visible ASCII except `"`, `<` and `>`).
- *
- * @example
- * ```ts
- * import { isHeaderSafeUri } from "./_link_header.ts";
- * isHeaderSafeUri("https://example.com/v2"); // true
- * isHeaderSafeUri("a b"); // false
- * ```
  */
 export function isHeaderSafeUri(uri: string): boolean {
   for (let index = 0; index < uri.length; index++) {
@@ -52,12 +54,6 @@ function headerSafeUri(uri: string): string {
  * One RFC 8288 link-value, the relation name quoted: `<uri>; rel="rel"`.
  * Characters that cannot sit in the URI reference of a header are
  * percent-encoded.
- *
- * @example
- * ```ts
- * import { linkValue } from "./_link_header.ts";
- * linkValue("/items?page=2", "next"); // '</items?page=2>; rel="next"'
- * ```
  */
 export function linkValue(uri: string, rel: string): string {
   return `<${headerSafeUri(uri)}>; rel="${rel}"`;
@@ -68,13 +64,6 @@ export function linkValue(uri: string, rel: string): string {
  * response already carries: one value or several lines; anything else
  * counts as none), then each of `values` it does not already contain.
  * `undefined` when `values` is empty (leave the header alone).
- *
- * @example
- * ```ts
- * import { appendLinks } from "./_link_header.ts";
- * appendLinks('</a>; rel="up"', ['</b>; rel="next"']); // '</a>; rel="up", </b>; rel="next"'
- * appendLinks('</a>; rel="up"', []); // undefined
- * ```
  */
 export function appendLinks(existing: unknown, values: readonly string[]): string | undefined {
   if (values.length === 0) return undefined;
@@ -90,12 +79,6 @@ export function appendLinks(existing: unknown, values: readonly string[]): strin
 /**
  * Validates a `linkHeader` option (`undefined` is `false`); otherwise throws
  * a `TypeError` starting with `where` (the decorator or option named).
- *
- * @example
- * ```ts
- * import { resolveLinkHeader } from "./_link_header.ts";
- * resolveLinkHeader("only", "Paginated: `linkHeader`"); // "only"
- * ```
  */
 export function resolveLinkHeader(value: unknown, where: string): LinkHeaderOption {
   if (value === undefined) return false;

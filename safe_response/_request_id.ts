@@ -4,15 +4,7 @@
  * @module
  */
 
-/**
- * Default request-id header.
- *
- * @example
- * ```ts
- * import { DEFAULT_REQUEST_ID_HEADER } from "./_request_id.ts";
- * DEFAULT_REQUEST_ID_HEADER; // "X-Request-Id"
- * ```
- */
+/** Default request-id header. */
 export const DEFAULT_REQUEST_ID_HEADER = "X-Request-Id";
 
 const SAFE_REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
@@ -20,28 +12,12 @@ const SAFE_REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 /**
  * Whether an incoming value may be reused as the request id: a single string
  * of 1 to 128 visible ASCII characters (no spaces, no control characters).
- *
- * @example
- * ```ts
- * import { isSafeRequestId } from "./_request_id.ts";
- * isSafeRequestId("req-42"); // true
- * isSafeRequestId("a b"); // false
- * ```
  */
 export function isSafeRequestId(value: unknown): value is string {
   return typeof value === "string" && SAFE_REQUEST_ID.test(value);
 }
 
-/**
- * The incoming id when safe, else a generated one (default: a random UUID).
- *
- * @example
- * ```ts
- * import { resolveRequestId } from "./_request_id.ts";
- * resolveRequestId("req-42"); // "req-42"
- * resolveRequestId("bad\nid").length; // 36 (a fresh UUID)
- * ```
- */
+/** The incoming id when safe, else a generated one (default: a random UUID). */
 export function resolveRequestId(
   incoming: unknown,
   generate: () => string = () => crypto.randomUUID(),

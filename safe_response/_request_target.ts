@@ -14,13 +14,6 @@ const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*$/;
  * and accepted by servers) loses its scheme and authority, which are never
  * parsed (a client may write anything there); an empty path becomes `/`.
  * Any other target is returned unchanged.
- *
- * @example
- * ```ts
- * import { originForm } from "./_request_target.ts";
- * originForm("http://:99999/items?page=2"); // "/items?page=2"
- * originForm("/items?page=2"); // "/items?page=2"
- * ```
  */
 export function originForm(target: string): string {
   if (target.startsWith("/")) return target;

@@ -9,15 +9,7 @@
 import { isHttpStatus } from "./http_status.ts";
 import type { ErrorFormat } from "./options.ts";
 
-/**
- * `status` when it is an HTTP status (100-599); else throws naming `decorator`.
- *
- * @example
- * ```ts
- * import { httpStatusOption } from "./_route_checks.ts";
- * httpStatusOption(201, "SafeEndpoint"); // 201
- * ```
- */
+/** `status` when it is an HTTP status (100-599); else throws naming `decorator`. */
 export function httpStatusOption(status: unknown, decorator: string): number {
   if (!isHttpStatus(status)) {
     throw new TypeError(`${decorator}: \`statusCode\` must be an HTTP status (100-599)`);
@@ -25,16 +17,7 @@ export function httpStatusOption(status: unknown, decorator: string): number {
   return status;
 }
 
-/**
- * `value` when it is a non-empty string; else throws `<what> must be a
- * non-empty string`.
- *
- * @example
- * ```ts
- * import { nonEmptyOption } from "./_route_checks.ts";
- * nonEmptyOption("User created", "ResponseMessage: `message`"); // "User created"
- * ```
- */
+/** `value` when it is a non-empty string; else throws `<what> must be a non-empty string`. */
 export function nonEmptyOption(value: unknown, what: string): string {
   if (typeof value !== "string" || value === "") {
     throw new TypeError(`${what} must be a non-empty string`);
@@ -45,12 +28,6 @@ export function nonEmptyOption(value: unknown, what: string): string {
 /**
  * `value` when it can be a problem type URI (a non-empty string without
  * whitespace); else throws `<what> must be a URI`.
- *
- * @example
- * ```ts
- * import { problemTypeOption } from "./_route_checks.ts";
- * problemTypeOption("https://api.example.com/problems/payment", "ProblemType: `typeUri`");
- * ```
  */
 export function problemTypeOption(value: unknown, what: string): string {
   if (typeof value !== "string" || value === "" || /\s/.test(value)) {
@@ -63,12 +40,6 @@ export function problemTypeOption(value: unknown, what: string): string {
  * Whether a route's errors are problem details, from `errorFormat` or its
  * alias `problemDetails` (`undefined` when neither is given); throws naming
  * `who` on a bad value or when the two disagree.
- *
- * @example
- * ```ts
- * import { errorFormatOption } from "./_route_checks.ts";
- * errorFormatOption("problem", undefined, "SafeEndpoint"); // true
- * ```
  */
 export function errorFormatOption(
   errorFormat: ErrorFormat | undefined,

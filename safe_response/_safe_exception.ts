@@ -6,42 +6,31 @@
  *
  * @module
  */
-import type { ErrorCatalog, SafeExceptionOptions } from "./error_catalog.ts";
 import { LIBRARY_ERROR } from "./_library_error.ts";
 
 /** Brand of a `SafeException`, shared by every copy of the library. */
 export const SAFE_EXCEPTION: unique symbol = Symbol.for("@saferoute/api-kit/safe-exception");
 
-/** The fields of a catalog exception. */
-export interface SafeExceptionFields<K extends string> {
-  /** The catalog key; also the error code. */
-  readonly code: K;
-  /** Per-throw overrides. */
-  readonly overrides: Readonly<Pick<SafeExceptionOptions, "message" | "details">>;
-  /** Catalog the key belongs to, when given. */
-  readonly catalog?: ErrorCatalog;
-  /** `@nestarc/safe-response` 0.14's name of {@link code}. */
-  readonly errorKey: K;
-  /** `@nestarc/safe-response` 0.14's name of `overrides.message`. */
-  readonly overrideMessage?: string;
-  /** `@nestarc/safe-response` 0.14's name of `overrides.details`. */
-  readonly overrideDetails?: unknown;
+/** The fields a catalog exception carries (the 0.14 names read them). */
+interface SafeExceptionFields {
+  readonly code: string;
+  readonly overrides: Readonly<{ message?: string; details?: unknown }>;
 }
 
 /** The 0.14 names: read-only, non-enumerable getters. */
 const LEGACY_FIELDS: PropertyDescriptorMap = {
   errorKey: {
-    get(this: SafeExceptionFields<string>) {
+    get(this: SafeExceptionFields) {
       return this.code;
     },
   },
   overrideMessage: {
-    get(this: SafeExceptionFields<string>) {
+    get(this: SafeExceptionFields) {
       return this.overrides.message;
     },
   },
   overrideDetails: {
-    get(this: SafeExceptionFields<string>) {
+    get(this: SafeExceptionFields) {
       return this.overrides.details;
     },
   },
@@ -51,10 +40,10 @@ const LEGACY_FIELDS: PropertyDescriptorMap = {
  * Makes `target` (just constructed) the catalog exception of `key`: its
  * fields (with the 0.14 names), and the brands that every copy of the library recognises.
  */
-export function initSafeException<K extends string>(
-  target: SafeExceptionFields<K>,
-  key: K,
-  options: SafeExceptionOptions,
+export function initSafeException(
+  target: object,
+  key: string,
+  options: { message?: string; details?: unknown; catalog?: object },
 ): void {
   const { message, details, catalog } = options;
   Object.defineProperties(target, {
@@ -66,8 +55,11 @@ export function initSafeException<K extends string>(
   if (catalog !== undefined) Object.assign(target, { catalog });
 }
 
-/** What the registry needs of a catalog. */
-type DefinedCatalog = Pick<ErrorCatalog, "get" | "has">;
+/** What the registry needs of a catalog (an `ErrorCatalog` fits). */
+interface DefinedCatalog {
+  has(key: string): boolean;
+  get(key: string): { status: number; message: string; details?: unknown } | undefined;
+}
 
 /** The catalogs defined so far and still reachable (weakly held: a dropped catalog leaves). */
 const DEFINED = new Set<WeakRef<DefinedCatalog>>();

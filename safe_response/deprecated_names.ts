@@ -1,8 +1,5 @@
 /**
- * Deprecated names: the names `@nestarc/safe-response` gave to what this
- * library exports under another name, kept so that code migrating from it
- * compiles with only its import lines changed (docs/migration.md). Each is
- * the renamed export itself; they go in the next major version.
+ * The `@nestarc/safe-response` names of renamed exports, kept until the next major (docs/migration.md).
  *
  * @module
  */
@@ -10,11 +7,7 @@ import { DEFAULT_ERROR_CODES, DEFAULT_PROBLEM_TITLES } from "./http_status.ts";
 import { I18nServiceAdapter, type TranslatingService } from "./i18n_adapter.ts";
 
 /**
- * The default error code of each mapped HTTP status.
- *
- * @deprecated Use `DEFAULT_ERROR_CODES` (its name in `@nestarc/safe-response`
- * was `DEFAULT_ERROR_CODE_MAP`).
- *
+ * @deprecated Use `DEFAULT_ERROR_CODES`.
  * @example
  * ```ts
  * import { DEFAULT_ERROR_CODES } from "@saferoute/api-kit/safe-response";
@@ -24,11 +17,7 @@ import { I18nServiceAdapter, type TranslatingService } from "./i18n_adapter.ts";
 export const DEFAULT_ERROR_CODE_MAP: Readonly<Record<number, string>> = DEFAULT_ERROR_CODES;
 
 /**
- * The default problem title of each mapped HTTP status.
- *
- * @deprecated Use `DEFAULT_PROBLEM_TITLES` (its name in
- * `@nestarc/safe-response` was `DEFAULT_PROBLEM_TITLE_MAP`).
- *
+ * @deprecated Use `DEFAULT_PROBLEM_TITLES`.
  * @example
  * ```ts
  * import { DEFAULT_PROBLEM_TITLES } from "@saferoute/api-kit/safe-response";
@@ -38,11 +27,7 @@ export const DEFAULT_ERROR_CODE_MAP: Readonly<Record<number, string>> = DEFAULT_
 export const DEFAULT_PROBLEM_TITLE_MAP: Readonly<Record<number, string>> = DEFAULT_PROBLEM_TITLES;
 
 /**
- * An i18n service the built-in adapter can wrap.
- *
- * @deprecated Use `TranslatingService` (its name in `@nestarc/safe-response`
- * was `I18nServiceLike`).
- *
+ * @deprecated Use `TranslatingService`.
  * @example
  * ```ts
  * import type { TranslatingService } from "@saferoute/api-kit/safe-response";
@@ -52,13 +37,8 @@ export const DEFAULT_PROBLEM_TITLE_MAP: Readonly<Record<number, string>> = DEFAU
 export type I18nServiceLike = TranslatingService;
 
 /**
- * The built-in adapter over an i18n service (nestjs-i18n's `I18nService`).
- * Unlike `@nestarc/safe-response`'s, it reads only the language an i18n
- * middleware set (`i18nLang`), not `Accept-Language` (see docs/migration.md).
- *
- * @deprecated Use `I18nServiceAdapter` (its name in `@nestarc/safe-response`
- * was `NestI18nAdapter`).
- *
+ * @deprecated Use `I18nServiceAdapter` (it reads only the language an i18n
+ * middleware set, not `Accept-Language`).
  * @example
  * ```ts
  * import { I18nServiceAdapter } from "@saferoute/api-kit/safe-response";
@@ -68,11 +48,7 @@ export type I18nServiceLike = TranslatingService;
 export const NestI18nAdapter: typeof I18nServiceAdapter = I18nServiceAdapter;
 
 /**
- * An instance of the built-in i18n adapter.
- *
- * @deprecated Use `I18nServiceAdapter` (its name in `@nestarc/safe-response`
- * was `NestI18nAdapter`).
- *
+ * @deprecated Use `I18nServiceAdapter`.
  * @example
  * ```ts
  * import { I18nServiceAdapter } from "@saferoute/api-kit/safe-response";

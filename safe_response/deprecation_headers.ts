@@ -10,7 +10,6 @@ import { isHeaderSafeUri, linkValue } from "./_link_header.ts";
 
 /**
  * Options of a deprecated route.
- *
  * @example
  * ```ts
  * import type { DeprecatedOptions } from "@saferoute/api-kit/safe-response";
@@ -35,7 +34,6 @@ export interface DeprecatedOptions {
 
 /**
  * A validated deprecation: the response headers and `meta.deprecation`.
- *
  * @example
  * ```ts
  * import { resolveDeprecation } from "@saferoute/api-kit/safe-response";
@@ -69,7 +67,6 @@ function toDate(value: string | Date, field: string): Date {
 /**
  * RFC 9745 `Deprecation` value: the structured-field date `@<unix seconds>` of
  * `since`; without `since`, `@0` (deprecated, date not given).
- *
  * @example
  * ```ts
  * import { deprecationHeaderValue } from "@saferoute/api-kit/safe-response";
@@ -83,7 +80,6 @@ export function deprecationHeaderValue(since?: Date): string {
 
 /**
  * RFC 8594 `Sunset` value: an IMF-fixdate HTTP-date.
- *
  * @example
  * ```ts
  * import { sunsetHeaderValue } from "@saferoute/api-kit/safe-response";
@@ -94,16 +90,7 @@ export function sunsetHeaderValue(sunset: Date): string {
   return sunset.toUTCString();
 }
 
-/**
- * `Link` value pointing at deprecation documentation.
- *
- * @example
- * ```ts
- * import { deprecationLinkHeaderValue } from "./deprecation_headers.ts";
- * deprecationLinkHeaderValue("https://example.com/v2");
- * // '<https://example.com/v2>; rel="deprecation"'
- * ```
- */
+/** `Link` value pointing at deprecation documentation. */
 export function deprecationLinkHeaderValue(link: string): string {
   return linkValue(link, "deprecation");
 }
@@ -121,7 +108,6 @@ function checkLink(value: unknown, field: string): void {
  * Validates deprecation options once (a bad date, a sunset before `since` or
  * a link that cannot sit in a header throws) and precomputes the headers and
  * meta. `sunsetLink` is sent as `Link: <url>; rel="sunset"` (not in meta).
- *
  * @example
  * ```ts
  * import { resolveDeprecation } from "@saferoute/api-kit/safe-response";

@@ -13,7 +13,6 @@ import type {
 
 /**
  * Fields of a success envelope.
- *
  * @example
  * ```ts
  * import type { SuccessBodyInput } from "@saferoute/api-kit/safe-response";
@@ -39,7 +38,6 @@ export interface SuccessBodyInput<T> {
 
 /**
  * Builds a success envelope.
- *
  * @example
  * ```ts
  * import { buildSuccessBody } from "@saferoute/api-kit/safe-response";
@@ -64,7 +62,6 @@ export function buildSuccessBody<T>(input: SuccessBodyInput<T>): SafeSuccessResp
 
 /**
  * Fields of an error envelope.
- *
  * @example
  * ```ts
  * import type { ErrorBodyInput } from "@saferoute/api-kit/safe-response";
@@ -92,7 +89,6 @@ export interface ErrorBodyInput {
 
 /**
  * Builds an error envelope.
- *
  * @example
  * ```ts
  * import { buildErrorBody } from "@saferoute/api-kit/safe-response";

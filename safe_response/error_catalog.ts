@@ -10,7 +10,6 @@ import { initSafeException, rememberDefinedCatalog, SAFE_EXCEPTION } from "./_sa
 
 /**
  * One catalog entry.
- *
  * @example
  * ```ts
  * import type { ErrorDefinition } from "@saferoute/api-kit/safe-response";
@@ -34,7 +33,6 @@ export interface ErrorDefinition {
 
 /**
  * Per-throw overrides of a {@link SafeException}.
- *
  * @example
  * ```ts
  * import type { SafeExceptionOptions } from "@saferoute/api-kit/safe-response";
@@ -58,7 +56,6 @@ export interface SafeExceptionOptions {
  * parameter restricts keys: `new SafeException<ErrorKey<typeof Errors>>(...)`
  * or `Errors.exception(...)` reject unknown keys at compile time. The Nest
  * entry exports the same exception as an `HttpException` subclass.
- *
  * @example
  * ```ts
  * import { SafeException } from "@saferoute/api-kit/safe-response";
@@ -94,7 +91,6 @@ export class SafeException<K extends string = string> extends Error {
 /**
  * Whether `value` is a {@link SafeException} (by its brand, so copies of the
  * library loaded twice still agree).
- *
  * @example
  * ```ts
  * import { isSafeException, SafeException } from "@saferoute/api-kit/safe-response";
@@ -116,7 +112,6 @@ export function isSafeException(value: unknown): value is SafeException {
  * (`get`, `has`, `keys`, `exception`, or one of `Object.prototype`'s) is
  * rejected. Each catalog is remembered (weakly) as defined, for the Nest
  * entry's `SafeException` thrown without its catalog.
- *
  * @example
  * ```ts
  * import { defineErrors } from "@saferoute/api-kit/safe-response";
@@ -196,7 +191,6 @@ function validEntry(key: string, value: ErrorDefinition): ErrorDefinition {
 /**
  * The entries of a catalog by key, as {@link defineErrors} returns them
  * (`Errors.USER_NOT_FOUND.status`).
- *
  * @example
  * ```ts
  * import type { ErrorEntries } from "@saferoute/api-kit/safe-response";
@@ -207,7 +201,6 @@ export type ErrorEntries<K extends string> = { readonly [P in K]: ErrorDefinitio
 
 /**
  * The keys of a catalog, as a type.
- *
  * @example
  * ```ts
  * import { defineErrors, type ErrorKey, SafeException } from "@saferoute/api-kit/safe-response";
@@ -223,7 +216,6 @@ export type ErrorKey<C> = C extends ErrorCatalog<infer K> ? K : never;
  * descriptions strings; a bad entry, or a key that would shadow a member of
  * the catalog (`get`, `has`, `keys`, `exception`, `toString`, ...), throws a
  * `TypeError` naming it.
- *
  * @example
  * ```ts
  * import { defineErrors } from "@saferoute/api-kit/safe-response";
@@ -245,7 +237,6 @@ export function defineErrors<const D extends Record<string, ErrorDefinition>>(
 
 /**
  * What a catalog exception resolves to: its shape, or why it cannot be resolved.
- *
  * @example
  * ```ts
  * import type { CatalogErrorShape } from "@saferoute/api-kit/safe-response";
@@ -261,7 +252,6 @@ export type CatalogErrorShape =
  * Status, code, message and details of a {@link SafeException}: its own
  * catalog's entry, else `catalog`'s, with the per-throw overrides. A key in
  * neither gives `{ missing }`, a log line.
- *
  * @example
  * ```ts
  * import { catalogErrorShape, defineErrors, SafeException } from "@saferoute/api-kit/safe-response";

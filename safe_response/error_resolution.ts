@@ -18,7 +18,6 @@ import { validationDetails, type ValidationDetailsMode } from "./validation_deta
 /**
  * Custom error-code mapper. Its second argument carries the status and the
  * code that is used when the mapper returns `undefined`.
- *
  * @example
  * ```ts
  * import type { ErrorCodeMapper } from "@saferoute/api-kit/safe-response";
@@ -33,7 +32,6 @@ export type ErrorCodeMapper = (
 
 /**
  * Options of {@link resolveError}.
- *
  * @example
  * ```ts
  * import type { ErrorResolutionOptions } from "@saferoute/api-kit/safe-response";
@@ -56,7 +54,6 @@ export interface ErrorResolutionOptions {
 
 /**
  * What a thrown value becomes on the wire.
- *
  * @example
  * ```ts
  * import { resolveError } from "@saferoute/api-kit/safe-response";
@@ -83,12 +80,6 @@ export interface ResolvedError {
  * Message of a validation error whose HTTP exception body carries a list of
  * messages (Nest's `ValidationPipe`); the list goes to `details` (with
  * `validationDetails: "fields"`, the field details instead).
- *
- * @example
- * ```ts
- * import { VALIDATION_ERROR_MESSAGE } from "./error_resolution.ts";
- * VALIDATION_ERROR_MESSAGE; // "Validation failed"
- * ```
  */
 export const VALIDATION_ERROR_MESSAGE = "Validation failed";
 
@@ -186,7 +177,6 @@ function safeShape(
  * the generic title; so is a `SafeException` whose key is in no catalog, and
  * any value when `errorCodeMapper` throws or returns a promise (`reason` says
  * why, for the log).
- *
  * @example
  * ```ts
  * import { ApiKeyError } from "@saferoute/api-kit/api-keys";

@@ -9,7 +9,6 @@
 /**
  * Field-selection options (module option `fieldSelection`, route decorator
  * `FieldSelection`).
- *
  * @example
  * ```ts
  * import type { FieldSelectionOptions } from "@saferoute/api-kit/safe-response";
@@ -31,7 +30,6 @@ export interface FieldSelectionOptions {
 
 /**
  * Field-selection options with defaults applied.
- *
  * @example
  * ```ts
  * import { resolveFieldSelection } from "@saferoute/api-kit/safe-response";
@@ -45,7 +43,6 @@ export type FieldSelectionSettings = Readonly<Required<FieldSelectionOptions>>;
  * Bounds on hostile input: at most `values` repeated parameters are read and
  * `length` characters in all (a field cut by the bound is dropped); `fields`
  * is the default `maxFields`.
- *
  * @example
  * ```ts
  * import { FIELD_SELECTION_LIMITS } from "@saferoute/api-kit/safe-response";
@@ -80,7 +77,6 @@ function fail(option: string, expected: string): never {
  * Validates field-selection options: `false`/`undefined` → `undefined` (off),
  * `true` → the defaults, an object → the defaults overridden by it (or by
  * `base` when given). Throws a `TypeError` naming `name` on a bad value.
- *
  * @example
  * ```ts
  * import { resolveFieldSelection } from "@saferoute/api-kit/safe-response";
@@ -127,7 +123,6 @@ export function resolveFieldSelection(
 
 /**
  * Selected paths as a tree of segments: `true` keeps the whole value.
- *
  * @example
  * ```ts
  * import type { SelectionTree } from "@saferoute/api-kit/safe-response";
@@ -143,7 +138,6 @@ export type SelectionTree = Map<string, SelectionTree | true>;
 /**
  * A parsed selection: the normalised paths (what `meta.fields` reports) and
  * their tree.
- *
  * @example
  * ```ts
  * import { parseFieldSelection, resolveFieldSelection } from "@saferoute/api-kit/safe-response";
@@ -201,7 +195,6 @@ function addPath(tree: SelectionTree, segments: string[]): void {
  * segments, paths through `__proto__`, `constructor` or `prototype` and paths
  * longer than `maxFieldLength` are dropped; paths deeper than `maxDepth` are
  * cut. `undefined` when no field remains.
- *
  * @example
  * ```ts
  * import { parseFieldSelection, resolveFieldSelection } from "@saferoute/api-kit/safe-response";
@@ -246,7 +239,6 @@ function pick(value: unknown, tree: SelectionTree): unknown {
  * are selected element by element, unknown fields are skipped, and values
  * that are not plain objects (`null`, strings, objects with `toJSON` such as
  * dates) are kept as they are. `data` is never mutated.
- *
  * @example
  * ```ts
  * import {

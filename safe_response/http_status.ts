@@ -74,7 +74,6 @@ const REASON_PHRASES: Readonly<Record<number, string>> = Object.freeze({
 /**
  * Whether `value` is an integer HTTP status from `min` (default 100) to 599.
  * The only status-range check of the library.
- *
  * @example
  * ```ts
  * import { isHttpStatus } from "@saferoute/api-kit/safe-response";
@@ -88,7 +87,6 @@ export function isHttpStatus(value: unknown, min = 100): value is number {
 
 /**
  * The reason phrase of a registered HTTP status, or `undefined`.
- *
  * @example
  * ```ts
  * import { reasonPhrase } from "@saferoute/api-kit/safe-response";
@@ -104,7 +102,6 @@ export function reasonPhrase(status: number): string | undefined {
  * The code of a status outside every map: the upper-snake reason phrase
  * (410 → `GONE`, 418 → `I_AM_A_TEAPOT`), else `HTTP_<status>`. The default
  * code map is this function over the mapped statuses.
- *
  * @example
  * ```ts
  * import { fallbackErrorCode } from "@saferoute/api-kit/safe-response";
@@ -125,7 +122,6 @@ const MAPPED_STATUSES = [400, 401, 403, 404, 405, 409, 422, 429, 500, 502, 503];
 /**
  * The default error code of each mapped HTTP status (spec table), derived
  * from the status-text table. The `errorCodes` option is merged over it.
- *
  * @example
  * ```ts
  * import { DEFAULT_ERROR_CODES } from "@saferoute/api-kit/safe-response";
@@ -139,7 +135,6 @@ export const DEFAULT_ERROR_CODES: Readonly<Record<number, string>> = Object.free
 /**
  * The default problem title of each mapped HTTP status (spec table): its
  * reason phrase.
- *
  * @example
  * ```ts
  * import { DEFAULT_PROBLEM_TITLES } from "@saferoute/api-kit/safe-response";
@@ -152,7 +147,6 @@ export const DEFAULT_PROBLEM_TITLES: Readonly<Record<number, string>> = Object.f
 
 /**
  * The default error code of `status`, or `undefined` for an unmapped status.
- *
  * @example
  * ```ts
  * import { lookupErrorCode } from "@saferoute/api-kit/safe-response";
@@ -166,7 +160,6 @@ export function lookupErrorCode(status: number): string | undefined {
 
 /**
  * The default problem title of `status`, or `undefined` for an unmapped status.
- *
  * @example
  * ```ts
  * import { lookupProblemTitle } from "@saferoute/api-kit/safe-response";
@@ -181,7 +174,6 @@ export function lookupProblemTitle(status: number): string | undefined {
 /**
  * The title used in responses: the mapped title, else the status's reason
  * phrase, else `HTTP <status>`.
- *
  * @example
  * ```ts
  * import { problemTitle } from "@saferoute/api-kit/safe-response";

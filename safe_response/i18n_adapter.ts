@@ -8,7 +8,6 @@ import { callAppFunction } from "./_app_functions.ts";
 
 /**
  * Options passed to {@link I18nAdapter.translate}.
- *
  * @example
  * ```ts
  * import type { I18nTranslateOptions } from "@saferoute/api-kit/safe-response";
@@ -24,7 +23,6 @@ export interface I18nTranslateOptions {
 
 /**
  * Translates messages in the language of a request.
- *
  * @example
  * ```ts
  * import type { I18nAdapter } from "@saferoute/api-kit/safe-response";
@@ -43,7 +41,6 @@ export interface I18nAdapter {
 
 /**
  * An i18n service the built-in adapter can wrap (e.g. nestjs-i18n's `I18nService`).
- *
  * @example
  * ```ts
  * import type { TranslatingService } from "@saferoute/api-kit/safe-response";
@@ -63,7 +60,6 @@ type Bag = Record<string, unknown>;
  * request or its raw Node request); a non-string translation yields the key;
  * a service that throws or returns a promise (it must be synchronous) makes
  * `translate` throw, its rejection handled.
- *
  * @example
  * ```ts
  * import { I18nServiceAdapter } from "@saferoute/api-kit/safe-response";

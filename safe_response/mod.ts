@@ -7,20 +7,17 @@
  * helpers, option types, and the wire types (shared with `./client`). Usable from any
  * framework (`Deno.serve`, Hono, Express); the Nest binding in
  * `./safe-response/nest` is a thin adapter over the `Responder`.
- *
  * @example
  * ```ts
  * import { buildErrorBody, buildSuccessBody, resolveError } from "@saferoute/api-kit/safe-response";
- *
  * Deno.serve((request) => {
  *   try {
  *     const body = buildSuccessBody({ statusCode: 200, data: { hello: "world" } });
  *     return Response.json(body);
  *   } catch (thrown) {
  *     const error = resolveError(thrown);
- *     return Response.json(buildErrorBody({ ...error, path: new URL(request.url).pathname }), {
- *       status: error.statusCode,
- *     });
+ *     const body = buildErrorBody({ ...error, path: new URL(request.url).pathname });
+ *     return Response.json(body, { status: error.statusCode });
  *   }
  * });
  * ```
@@ -59,11 +56,8 @@ export {
   type PaginationSetting,
   resolvePagination,
 } from "./pagination.ts";
-export {
-  type LinkHeaderOption,
-  offsetPaginationLinks,
-  paginationLinkHeader,
-} from "./pagination_links.ts";
+export type { LinkHeaderOption } from "./_link_header.ts";
+export { offsetPaginationLinks, paginationLinkHeader } from "./pagination_links.ts";
 export * from "./pagination_query.ts";
 export * from "./problem_details.ts";
 export {

@@ -8,12 +8,11 @@ import type { ErrorCatalog } from "./error_catalog.ts";
 import type { ErrorCodeMapper } from "./error_resolution.ts";
 import type { FieldSelectionOptions } from "./field_selection.ts";
 import type { I18nAdapter } from "./i18n_adapter.ts";
-import type { LinkHeaderOption } from "./pagination_links.ts";
+import type { LinkHeaderOption } from "./_link_header.ts";
 import type { ValidationDetailsMode } from "./validation_details.ts";
 
 /**
  * Request-id tracking options.
- *
  * @example
  * ```ts
  * import type { RequestIdOptions } from "@saferoute/api-kit/safe-response";
@@ -29,7 +28,6 @@ export interface RequestIdOptions {
 
 /**
  * Problem-details options.
- *
  * @example
  * ```ts
  * import type { ProblemDetailsOptions } from "@saferoute/api-kit/safe-response";
@@ -43,7 +41,6 @@ export interface ProblemDetailsOptions {
 
 /**
  * Request-context options: values of a request-context store copied into `meta`.
- *
  * @example
  * ```ts
  * import type { ContextOptions } from "@saferoute/api-kit/safe-response";
@@ -62,7 +59,6 @@ export interface ContextOptions {
 
 /**
  * Rate-limit mirroring options.
- *
  * @example
  * ```ts
  * import type { RateLimitOptions } from "@saferoute/api-kit/safe-response";
@@ -83,7 +79,6 @@ export interface RateLimitOptions {
 
 /**
  * Options of one documented error response.
- *
  * @example
  * ```ts
  * import type { SafeErrorResponseOptions } from "@saferoute/api-kit/safe-response";
@@ -103,7 +98,6 @@ export interface SafeErrorResponseOptions {
 
 /**
  * A documented error response: a status, or a status with options.
- *
  * @example
  * ```ts
  * import type { SafeErrorResponseConfig } from "@saferoute/api-kit/safe-response";
@@ -114,7 +108,6 @@ export type SafeErrorResponseConfig = number | ({ status: number } & SafeErrorRe
 
 /**
  * OpenAPI options (used by the OpenAPI helpers).
- *
  * @example
  * ```ts
  * import type { SwaggerOptions } from "@saferoute/api-kit/safe-response";
@@ -130,7 +123,6 @@ export interface SwaggerOptions {
  * The `version` option: a fixed string, or a function of the request's
  * context (Nest's `ExecutionContext` in the Nest module) returning the
  * version or `undefined`.
- *
  * @example
  * ```ts
  * import type { ApiVersionOption } from "@saferoute/api-kit/safe-response";
@@ -144,7 +136,6 @@ export type ApiVersionOption<Context = unknown> =
 /**
  * All options of the safe-response module; every one is optional.
  * `Context` is the argument of a `version` function.
- *
  * @example
  * ```ts
  * import type { SafeResponseModuleOptions } from "@saferoute/api-kit/safe-response";
@@ -216,7 +207,6 @@ export interface SafeResponseModuleOptions<Context = unknown> {
  * The error format a route documents and expects: `safe` (error envelopes)
  * or `problem` (RFC 9457 problem details); the module option
  * `problemDetails` decides what is sent.
- *
  * @example
  * ```ts
  * import type { ErrorFormat } from "@saferoute/api-kit/safe-response";

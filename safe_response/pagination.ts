@@ -2,10 +2,6 @@
  * Handler return shapes of paginated routes and the pagination metadata
  * computed from them.
  *
- * Over 300 lines because the offset and cursor shapes, their checks and the
- * metadata computed from them are one rule, each public name with its
- * documentation and example.
- *
  * @module
  */
 import type { CursorPaginationMeta, PaginationMeta, SortInfo } from "../client/types.ts";
@@ -14,7 +10,6 @@ import { cursorPaginationLinks, offsetPaginationLinks } from "./pagination_links
 
 /**
  * What an offset-paginated handler returns.
- *
  * @example
  * ```ts
  * import type { PaginatedResult } from "@saferoute/api-kit/safe-response";
@@ -38,7 +33,6 @@ export interface PaginatedResult<T = unknown> {
 
 /**
  * What a cursor-paginated handler returns.
- *
  * @example
  * ```ts
  * import type { CursorPaginatedResult } from "@saferoute/api-kit/safe-response";
@@ -73,7 +67,6 @@ export interface CursorPaginatedResult<T = unknown> {
  * runs (`parsePaginationQuery`); with neither, the query is left to the
  * handler. The meta describes the page the handler produced: the result's
  * `limit`, else the page size the handler was given.
- *
  * @example
  * ```ts
  * import type { PaginationOptions } from "@saferoute/api-kit/safe-response";
@@ -93,7 +86,6 @@ export interface PaginationOptions {
  * The validated pagination setting of a route (what `Paginated` and
  * `CursorPaginated` store, and what a route plan carries, with the module's
  * `defaultLimit` when the route has none).
- *
  * @example
  * ```ts
  * import type { PaginationSetting } from "@saferoute/api-kit/safe-response";
@@ -115,7 +107,6 @@ export interface PaginationSetting {
  * Validates pagination options into a {@link PaginationSetting}; throws a
  * `TypeError` naming `name` (the decorator or option) on a bad value, or a
  * `defaultLimit` above `maxLimit`.
- *
  * @example
  * ```ts
  * import { resolvePagination } from "@saferoute/api-kit/safe-response";
@@ -147,7 +138,6 @@ export function resolvePagination(
  * Input of the meta builders: the page size the handler was given (used when
  * the result states no `limit`) and, for links, the request target (path and
  * query).
- *
  * @example
  * ```ts
  * import type { PaginationMetaInput } from "@saferoute/api-kit/safe-response";
@@ -171,7 +161,6 @@ const isCursor = (value: unknown): value is string | null =>
  * shape: a field missing or of another type), or the number field that is
  * not a safe integer in range (`page` and `limit` at least 1, `total` and
  * `totalCount` at least 0).
- *
  * @example
  * ```ts
  * import type { PaginatedResultFault } from "@saferoute/api-kit/safe-response";
@@ -185,7 +174,6 @@ export type PaginatedResultFault = "shape" | "page" | "limit" | "total" | "total
  * ({@link PaginatedResult} or {@link CursorPaginatedResult}), or `undefined`
  * when it is one. A `shape` fault is a result of another shape; a number
  * fault is a paginated result with a number out of range (a server bug).
- *
  * @example
  * ```ts
  * import { paginatedResultFault } from "@saferoute/api-kit/safe-response";
@@ -217,16 +205,7 @@ export function paginatedResultFault(
   return undefined;
 }
 
-/**
- * `limit`, clamped to `maxLimit` when given.
- *
- * @example
- * ```ts
- * import { clampLimit } from "./pagination.ts";
- * clampLimit(500, 100); // 100
- * clampLimit(20); // 20
- * ```
- */
+/** `limit`, clamped to `maxLimit` when given. */
 export function clampLimit(limit: number, maxLimit?: number): number {
   return maxLimit !== undefined && limit > maxLimit ? maxLimit : limit;
 }
@@ -243,7 +222,6 @@ function pageSize(result: { limit?: number }, given: number | undefined): number
  * `totalPages = ceil(total / limit)`, `hasNext = page < totalPages`,
  * `hasPrev = page > 1`, with the result's `limit` (else `input.limit`).
  * Throws a `TypeError` when neither gives a limit.
- *
  * @example
  * ```ts
  * import { buildPaginationMeta } from "@saferoute/api-kit/safe-response";
@@ -276,16 +254,6 @@ export function buildPaginationMeta(
  * Cursor pagination meta of the page the handler produced, with the
  * result's `limit` (else `input.limit`). Throws a `TypeError` when neither
  * gives a limit.
- *
- * @example
- * ```ts
- * import { buildCursorPaginationMeta } from "./pagination.ts";
- * const meta = buildCursorPaginationMeta(
- *   { data: [], nextCursor: "n", hasMore: true, limit: 20 },
- *   { requestTarget: "/feed" },
- * );
- * meta.links?.next; // "/feed?cursor=n&limit=20"
- * ```
  */
 export function buildCursorPaginationMeta(
   result: CursorPaginatedResult,

@@ -14,15 +14,7 @@ import { API_KEY_REDACT_REGEX } from "../api_keys/key_format.ts";
 import { linkValue } from "./_link_header.ts";
 import { originForm } from "./_request_target.ts";
 
-/**
- * Query parameter that carries the cursor in cursor-pagination links.
- *
- * @example
- * ```ts
- * import { CURSOR_QUERY_PARAM } from "./pagination_links.ts";
- * CURSOR_QUERY_PARAM; // "cursor"
- * ```
- */
+/** Query parameter that carries the cursor in cursor-pagination links. */
 export const CURSOR_QUERY_PARAM = "cursor";
 
 /** Other query parameters echoed at most, and their characters (`name=value` joined by `&`). */
@@ -91,7 +83,6 @@ function linkBuilder(
 
 /**
  * Links of an offset-paginated response.
- *
  * @example
  * ```ts
  * import { offsetPaginationLinks } from "@saferoute/api-kit/safe-response";
@@ -117,17 +108,7 @@ export function offsetPaginationLinks(
   };
 }
 
-/**
- * Links of a cursor-paginated response (`last` is always `null`).
- *
- * @example
- * ```ts
- * import { cursorPaginationLinks } from "./pagination_links.ts";
- * const links = cursorPaginationLinks("/feed?cursor=abc", 20, "def", null);
- * links.next; // "/feed?cursor=def&limit=20"
- * links.first; // "/feed?limit=20"
- * ```
- */
+/** Links of a cursor-paginated response (`last` is always `null`). */
 export function cursorPaginationLinks(
   requestTarget: string,
   limit: number,
@@ -147,18 +128,6 @@ export function cursorPaginationLinks(
   };
 }
 
-/**
- * Where pagination links go: `false` (the body only, as `links` says), `true`
- * (also an RFC 8288 `Link` header) or `"only"` (the header, no body links).
- *
- * @example
- * ```ts
- * import type { LinkHeaderOption } from "@saferoute/api-kit/safe-response";
- * const linkHeader: LinkHeaderOption = "only";
- * ```
- */
-export type LinkHeaderOption = boolean | "only";
-
 /** The relations of the `Link` header, in order (`self` is the request itself). */
 const LINK_RELATIONS = ["first", "prev", "next", "last"] as const;
 
@@ -166,7 +135,6 @@ const LINK_RELATIONS = ["first", "prev", "next", "last"] as const;
  * The RFC 8288 `Link` value of pagination links: `first`, `prev`, `next` and
  * `last` (those that are not `null`), relative URIs as in the body, relation
  * names quoted. `undefined` when there is none.
- *
  * @example
  * ```ts
  * import { offsetPaginationLinks, paginationLinkHeader } from "@saferoute/api-kit/safe-response";

@@ -14,7 +14,6 @@ import { clampLimit, type PaginationSetting, resolvePagination } from "./paginat
 /**
  * Longest `cursor` accepted (characters); a longer one is a
  * {@link PaginationQueryError}.
- *
  * @example
  * ```ts
  * import { MAX_CURSOR_LENGTH } from "@saferoute/api-kit/safe-response";
@@ -26,7 +25,6 @@ export const MAX_CURSOR_LENGTH = 512;
 /**
  * Options of {@link parsePaginationQuery}: the kind of pagination (default
  * `offset`) and the route's limits. A `PaginationSetting` fits.
- *
  * @example
  * ```ts
  * import type { PaginationQueryOptions } from "@saferoute/api-kit/safe-response";
@@ -44,7 +42,6 @@ export interface PaginationQueryOptions {
 
 /**
  * A parsed offset-pagination query.
- *
  * @example
  * ```ts
  * import type { OffsetPaginationQuery } from "@saferoute/api-kit/safe-response";
@@ -67,7 +64,6 @@ export interface OffsetPaginationQuery {
 
 /**
  * A parsed cursor-pagination query.
- *
  * @example
  * ```ts
  * import type { CursorPaginationQuery } from "@saferoute/api-kit/safe-response";
@@ -86,7 +82,6 @@ export interface CursorPaginationQuery {
 
 /**
  * A parsed pagination query of either kind.
- *
  * @example
  * ```ts
  * import type { ParsedPaginationQuery } from "@saferoute/api-kit/safe-response";
@@ -98,7 +93,6 @@ export type ParsedPaginationQuery = OffsetPaginationQuery | CursorPaginationQuer
 
 /**
  * A query parameter {@link PaginationQueryError} can name.
- *
  * @example
  * ```ts
  * import type { PaginationQueryParameter } from "@saferoute/api-kit/safe-response";
@@ -112,7 +106,6 @@ export type PaginationQueryParameter = "page" | "limit" | "cursor";
  * `INVALID_PAGINATION_QUERY` whose message names the parameter. An error of
  * this library (branded), so every binding sends it in the configured format
  * (error envelope or problem details).
- *
  * @example
  * ```ts
  * import { PaginationQueryError } from "@saferoute/api-kit/safe-response";
@@ -185,7 +178,6 @@ function cursorOf(value: unknown): string | undefined {
  * parameters are ignored. With neither `defaultLimit` nor `maxLimit`,
  * nothing is defaulted or clamped (`limit` is `undefined` when absent).
  * Throws a `TypeError` when the options are invalid.
- *
  * @example
  * ```ts
  * import { parsePaginationQuery } from "@saferoute/api-kit/safe-response";

@@ -8,7 +8,6 @@ import { problemTitle } from "./http_status.ts";
 
 /**
  * Media type of a problem-details body.
- *
  * @example
  * ```ts
  * import { PROBLEM_JSON_CONTENT_TYPE } from "@saferoute/api-kit/safe-response";
@@ -19,7 +18,6 @@ export const PROBLEM_JSON_CONTENT_TYPE = "application/problem+json";
 
 /**
  * Fields of a problem-details body.
- *
  * @example
  * ```ts
  * import type { ProblemDetailsInput } from "@saferoute/api-kit/safe-response";
@@ -51,7 +49,6 @@ export interface ProblemDetailsInput {
 
 /**
  * Builds a problem-details body.
- *
  * @example
  * ```ts
  * import { buildProblemDetails } from "@saferoute/api-kit/safe-response";
@@ -80,7 +77,6 @@ export function buildProblemDetails(input: ProblemDetailsInput): SafeProblemDeta
 /**
  * Problem type URI derived from a base URL and a code: the base without a
  * trailing slash, then `/`, then the code in lower case with `_` as `-`.
- *
  * @example
  * ```ts
  * import { problemTypeUri } from "@saferoute/api-kit/safe-response";

@@ -19,7 +19,6 @@ import {
 /**
  * Default header prefix: `X-RateLimit-Limit`, `X-RateLimit-Remaining`,
  * `X-RateLimit-Reset`.
- *
  * @example
  * ```ts
  * import { DEFAULT_RATE_LIMIT_HEADER_PREFIX } from "@saferoute/api-kit/safe-response";
@@ -30,7 +29,6 @@ export const DEFAULT_RATE_LIMIT_HEADER_PREFIX = "X-RateLimit";
 
 /**
  * Reads one response header by name (a string, a number, a list or nothing).
- *
  * @example
  * ```ts
  * import type { HeaderReader } from "@saferoute/api-kit/safe-response";
@@ -57,13 +55,6 @@ function toCount(value: unknown): number | undefined {
 /**
  * Seconds to wait from a `Retry-After` value: delay-seconds, or an HTTP-date
  * converted against `now` (never negative).
- *
- * @example
- * ```ts
- * import { parseRetryAfter } from "./rate_limit.ts";
- * parseRetryAfter("120"); // 120
- * parseRetryAfter("Thu, 01 Jan 1970 00:01:00 GMT", 0); // 60
- * ```
  */
 export function parseRetryAfter(value: unknown, now: number = Date.now()): number | undefined {
   const seconds = toCount(value);
@@ -115,7 +106,6 @@ function prefixedFields(read: HeaderReader, prefix: string): RateLimitFields | u
  * set. On a throttled response that carries only `Retry-After` (as
  * `@nestjs/throttler` sends it), `remaining` is 0, `reset` is `retryAfter`
  * and `limit` is 0 (unknown).
- *
  * @example
  * ```ts
  * import { parseRateLimitHeaders } from "@saferoute/api-kit/safe-response";
@@ -226,7 +216,6 @@ function standardFields(read: HeaderReader): RateLimitFields | undefined {
  * A field that does not parse as an RFC 9651 structured field, or is longer
  * than 4096 characters, is ignored (RFC 9651). No value makes it throw;
  * parsing is linear in the field's length.
- *
  * @example
  * ```ts
  * import { parseStandardRateLimitHeaders } from "@saferoute/api-kit/safe-response";
@@ -251,7 +240,6 @@ export function parseStandardRateLimitHeaders(
  * `{prefix}-Limit`, `-Remaining`, `-Reset` is set, the IETF fields (see
  * {@link parseStandardRateLimitHeaders}). `X-RateLimit-*` wins when both are
  * present.
- *
  * @example
  * ```ts
  * import { readRateLimitHeaders } from "@saferoute/api-kit/safe-response";

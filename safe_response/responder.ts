@@ -1,32 +1,10 @@
 /**
  * The response pipeline, framework-free: a {@link Responder} turns a route's
- * {@link RoutePlan}, the handler's result or the thrown value, and a small
- * view of the HTTP exchange ({@link HttpExchange}: method, path and query,
- * request headers, the status and headers already set on the response) into
- * a {@link Reply}: status, headers and body (success envelope, error envelope
- * or problem details). Every binding calls it: the Nest interceptor and
- * exception filter (`./safe-response/nest`), and a Fetch binding over Web
- * `Request`/`Response`.
- *
- * Design decisions:
- * - `meta` is assembled in exactly one place (`#meta`), for successes and
- *   errors alike; a new meta feature is one plan field and one line there.
- * - The plan is built once per route ({@link Responder.plan}) from
- *   {@link RouteOptions}, plain data a binding reads from decorators or route
- *   configuration; per request only the exchange view is new.
- * - The query is read from the request target, never from a framework's
- *   parsed `query`, so every binding reads parameters the same way.
- * - Reply headers have "set" semantics (the final value of each header); the
- *   one header others may have set too, `Link`, is set to what was on the
- *   response followed by this library's link-values (`routeHeaders`).
- * - The application's functions (options, i18n, the context store) are called
- *   through one guard: in {@link Responder.success} a failure throws an
- *   `Error` the binding passes to {@link Responder.error} (a logged, generic
- *   500); elsewhere the failure is logged and the value left out.
- *
- * Over 300 lines because the whole pipeline is one class on purpose (one
- * place to read what a response holds); most of the rest is the documented
- * types the bindings fill.
+ * {@link RoutePlan}, the handler's result or the thrown value, and a view of the
+ * exchange ({@link HttpExchange}) into a {@link Reply} (status, headers, body).
+ * Every binding calls it. `meta` is assembled in one place (`#meta`); the plan is
+ * built once per route; the query is read from the request target; application
+ * functions are called through one guard (`_app_functions.ts`).
  *
  * @module
  */
@@ -62,7 +40,8 @@ import {
   type PaginationSetting,
 } from "./pagination.ts";
 import { type ParsedPaginationQuery, parsePaginationQuery } from "./pagination_query.ts";
-import { type LinkHeaderOption, paginationLinkHeader } from "./pagination_links.ts";
+import type { LinkHeaderOption } from "./_link_header.ts";
+import { paginationLinkHeader } from "./pagination_links.ts";
 import {
   buildProblemDetails,
   PROBLEM_JSON_CONTENT_TYPE,
@@ -80,7 +59,6 @@ const isBag = (value: unknown): value is Bag => typeof value === "object" && val
 /**
  * One route's settings as a binding reads them (the Nest decorators, or a
  * Fetch route's configuration); all optional.
- *
  * @example
  * ```ts
  * import type { RouteOptions } from "@saferoute/api-kit/safe-response";
@@ -120,7 +98,6 @@ export interface RouteOptions {
 
 /**
  * A route's resolved plan, built once by {@link Responder.plan}.
- *
  * @example
  * ```ts
  * import { resolveSettings, Responder } from "@saferoute/api-kit/safe-response";
@@ -163,7 +140,6 @@ export interface RoutePlan {
 
 /**
  * The view of one HTTP exchange a binding gives the responder.
- *
  * @example
  * ```ts
  * import type { HttpExchange } from "@saferoute/api-kit/safe-response";
@@ -198,7 +174,6 @@ export interface HttpExchange {
  * errors thrown before it, by guards or middleware), the monotonic `start`
  * of that phase ({@link Responder.start}), and an API version the request
  * chose (a `version` function's result, or one of the route's versions).
- *
  * @example
  * ```ts
  * import type { RequestPhase } from "@saferoute/api-kit/safe-response";
@@ -224,7 +199,6 @@ export interface RequestPhase {
  * What to send: status, headers (final values) and body. `wrapped` is
  * `false` when the body is the handler's own result (raw routes, binary and
  * stream results, a Web `Response`).
- *
  * @example
  * ```ts
  * import type { Reply } from "@saferoute/api-kit/safe-response";
@@ -244,7 +218,6 @@ export interface Reply {
 
 /**
  * Where the responder logs (API keys redacted from every line).
- *
  * @example
  * ```ts
  * import type { ResponderLogger } from "@saferoute/api-kit/safe-response";
@@ -261,7 +234,6 @@ export interface ResponderLogger {
 /**
  * Integrations of a responder. Read on every call, so a binding may fill
  * them after construction (Nest discovers its integrations at module init).
- *
  * @example
  * ```ts
  * import type { ResponderHooks } from "@saferoute/api-kit/safe-response";
@@ -320,7 +292,6 @@ const hasLimits = (setting: PaginationSetting): boolean =>
  * naming the parameter; pass it to {@link Responder.error}) on a bad value,
  * and a `TypeError` when the route is not paginated. Bindings give it to the
  * handler: Nest's `PaginationQuery()` parameter, a Fetch handler's context.
- *
  * @example
  * ```ts
  * import {
@@ -360,7 +331,6 @@ export function paginationQueryOf(
  * parses and records the pagination query ({@link paginationQueryOf}), so a
  * bad value is a 400 before the handler runs. Does nothing on other routes.
  * Bindings call it right after they record the phase, before the handler.
- *
  * @example
  * ```ts
  * import {
@@ -403,11 +373,9 @@ function pathOf(target: string): string {
 /**
  * The response pipeline of one application: plans routes and builds every
  * reply. Built once from the resolved settings.
- *
  * @example
  * ```ts
  * import { resolveSettings, Responder } from "@saferoute/api-kit/safe-response";
- *
  * const responder = new Responder(resolveSettings({ timestamp: false }));
  * const plan = responder.plan({ message: "Hello" });
  * const exchange = {

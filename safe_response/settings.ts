@@ -3,9 +3,6 @@
  * done once when the module is registered. A bad option throws a `TypeError`
  * naming it.
  *
- * Over 300 lines because every module option is checked here, in one place,
- * naming the option it rejects.
- *
  * @module
  */
 import type { ErrorCatalog } from "./error_catalog.ts";
@@ -13,7 +10,7 @@ import type { ErrorCodeMapper } from "./error_resolution.ts";
 import { type FieldSelectionSettings, resolveFieldSelection } from "./field_selection.ts";
 import { isHttpStatus } from "./http_status.ts";
 import type { I18nAdapter } from "./i18n_adapter.ts";
-import type { LinkHeaderOption } from "./pagination_links.ts";
+import type { LinkHeaderOption } from "./_link_header.ts";
 import { resolveLinkHeader } from "./_link_header.ts";
 import type { ValidationDetailsMode } from "./validation_details.ts";
 import type {
@@ -28,7 +25,6 @@ import { DEFAULT_REQUEST_ID_HEADER } from "./_request_id.ts";
 
 /**
  * Options with defaults applied and shapes checked.
- *
  * @example
  * ```ts
  * import { resolveSettings } from "@saferoute/api-kit/safe-response";
@@ -251,7 +247,6 @@ function version(value: unknown): ApiVersionOption | undefined {
 /**
  * Validates options and applies the spec defaults. Throws a `TypeError`
  * naming the first bad or unknown option.
- *
  * @example
  * ```ts
  * import { resolveSettings } from "@saferoute/api-kit/safe-response";

@@ -7,7 +7,6 @@ import type { SortInfo } from "../client/types.ts";
 
 /**
  * Whether `value` is a {@link SortInfo} (`field` string, `order` `asc`/`desc`).
- *
  * @example
  * ```ts
  * import { isSortInfo } from "@saferoute/api-kit/safe-response";
@@ -21,16 +20,7 @@ export function isSortInfo(value: unknown): value is SortInfo {
   return typeof field === "string" && (order === "asc" || order === "desc");
 }
 
-/**
- * Whether `value` is a filter map (a non-array object).
- *
- * @example
- * ```ts
- * import { isFilterMap } from "./sort_filter.ts";
- * isFilterMap({ status: "active" }); // true
- * isFilterMap(["status"]); // false
- * ```
- */
+/** Whether `value` is a filter map (a non-array object). */
 export function isFilterMap(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }

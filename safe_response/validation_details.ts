@@ -14,7 +14,6 @@
 /**
  * The parts of a class-validator `ValidationError` that are read (Nest's
  * `ValidationError` fits). Its `value` and `target` are never read.
- *
  * @example
  * ```ts
  * import type { ValidationErrorLike } from "@saferoute/api-kit/safe-response";
@@ -36,7 +35,6 @@ export interface ValidationErrorLike {
 /**
  * One entry of per-field validation details: the failing property as a JSON
  * Pointer into the request body, and its messages.
- *
  * @example
  * ```ts
  * import type { ValidationFieldDetail } from "@saferoute/api-kit/safe-response";
@@ -57,7 +55,6 @@ export interface ValidationFieldDetail {
  * The `validationDetails` option: `"messages"` (the default: `details` is the
  * message list, as Nest's `ValidationPipe` makes it) or `"fields"` (`details`
  * is `ValidationFieldDetail[]`).
- *
  * @example
  * ```ts
  * import type { ValidationDetailsMode } from "@saferoute/api-kit/safe-response";
@@ -69,7 +66,6 @@ export type ValidationDetailsMode = "messages" | "fields";
 /**
  * Most entries kept (and most failing properties read) of one validation
  * error.
- *
  * @example
  * ```ts
  * import { MAX_VALIDATION_DETAILS } from "@saferoute/api-kit/safe-response";
@@ -81,12 +77,6 @@ export const MAX_VALIDATION_DETAILS = 50;
 /**
  * Most characters of one entry: its pointer and messages together (what
  * does not fit is cut); also the bound of each message of the flat list.
- *
- * @example
- * ```ts
- * import { MAX_VALIDATION_DETAIL_LENGTH } from "./validation_details.ts";
- * MAX_VALIDATION_DETAIL_LENGTH; // 500
- * ```
  */
 export const MAX_VALIDATION_DETAIL_LENGTH = 500;
 
@@ -157,7 +147,6 @@ const escapeToken = (token: string) => token.replaceAll("~", "~0").replaceAll("/
  * {@link MAX_VALIDATION_DETAILS} failing properties are read, each entry and
  * each message at most {@link MAX_VALIDATION_DETAIL_LENGTH} characters. No
  * shape makes it throw; the walk is iterative (no recursion on deep trees).
- *
  * @example
  * ```ts
  * import { describeValidationErrors } from "@saferoute/api-kit/safe-response";
@@ -212,7 +201,6 @@ export function describeValidationErrors(
  * Attaches field details to `exception` (under a symbol key, so no
  * serialiser sends them) for `resolveError` to send with
  * `validationDetails: "fields"`. Returns `exception`.
- *
  * @example
  * ```ts
  * import { attachValidationFields, describeValidationErrors } from "@saferoute/api-kit/safe-response";
@@ -238,13 +226,6 @@ export function attachValidationFields<T extends object>(
  * `mode`: the list itself (`"messages"`), or the field details attached to
  * `exception`, else one entry for the whole body (`pointer: ""`) holding the
  * list, bounded as any entry (`"fields"`).
- *
- * @example
- * ```ts
- * import { validationDetails } from "./validation_details.ts";
- * validationDetails(new Error("x"), ["name must be a string"], "fields");
- * // [{ pointer: "", messages: ["name must be a string"] }]
- * ```
  */
 export function validationDetails(
   exception: object,

@@ -15,7 +15,6 @@ import type { HttpExchange, Reply } from "../responder.ts";
  * reads them: rate-limit headers (`X-RateLimit-*`, `Retry-After`) are
  * mirrored into `meta.rateLimit` with the `rateLimit` option, and a request
  * id already set is the one echoed.
- *
  * @example
  * ```ts
  * import type { SafeContext } from "@saferoute/api-kit/safe-response/fetch";

@@ -9,27 +9,23 @@
  * rate-limit mirroring, API version, the error catalog), configured per
  * route with plain objects named after the decorators. `errorResponse` is
  * the `onError` of `./api-keys/fetch`.
- *
  * @example
  * ```ts
  * import { ApiKeysService, InMemoryApiKeyStorage } from "@saferoute/api-kit/api-keys";
  * import { createApiKeyAuthorizer, getApiKeyContext } from "@saferoute/api-kit/api-keys/fetch";
  * import { createSafeFetch } from "@saferoute/api-kit/safe-response/fetch";
- *
  * const safe = createSafeFetch({ requestId: true });
  * const service = new ApiKeysService({
  *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
  *   storage: new InMemoryApiKeyStorage(),
  * });
  * const apiKeys = createApiKeyAuthorizer(service, { onError: safe.errorResponse });
- *
  * const orders = apiKeys
  *   .require({ requiredScope: { resource: "orders", level: "read" } })
  *   .protect(safe.route({ responseMessage: "Orders" }, (request) => ({
  *     tenantId: getApiKeyContext(request)?.tenantId,
  *     orders: [],
  *   })));
- *
  * Deno.serve((request, info) => orders(request, info));
  * ```
  *

@@ -15,7 +15,6 @@ const MAX_LENGTH_DIGITS = 10;
 
 /**
  * Options of `readJsonBody`.
- *
  * @example
  * ```ts
  * import type { ReadJsonBodyOptions } from "@saferoute/api-kit/safe-response/fetch";
@@ -31,7 +30,6 @@ export interface ReadJsonBodyOptions {
  * A refused request body: 413 `CONTENT_TOO_LARGE` past the cap, 400
  * `INVALID_JSON_BODY` when it is not JSON (UTF-8). An error of this library,
  * sent by `createSafeFetch`'s routes in the configured format.
- *
  * @example
  * ```ts
  * import { RequestBodyError } from "@saferoute/api-kit/safe-response/fetch";
@@ -71,17 +69,14 @@ function declaredLength(request: Request): number | undefined {
  * cancelled once it passes the cap, so an oversized body is never held whole.
  * Throws `RequestBodyError` (413 or 400) and a `TypeError` for an invalid
  * `maxBytes`.
- *
  * @example
  * ```ts
  * import { createSafeFetch, readJsonBody } from "@saferoute/api-kit/safe-response/fetch";
- *
  * const safe = createSafeFetch();
  * const createOrder = safe.route({ statusCode: 201 }, async (request) => {
  *   const body = await readJsonBody(request, { maxBytes: 64 * 1024 }); // 413 past 64 KiB
  *   return { received: body };
  * });
- *
  * Deno.serve((request) => createOrder(request));
  * ```
  */

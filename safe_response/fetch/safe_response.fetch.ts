@@ -6,16 +6,13 @@
  * meta feature of the Nest module; `errorResponse` answers an error raised
  * before a handler (the `onError` of `./api-keys/fetch`).
  *
- * Over 300 lines because the binding (options, `route`, `errorResponse`) is one
- * file over the core, most of it documented types with examples.
- *
  * @module
  */
 import { type DeprecatedOptions, resolveDeprecation } from "../deprecation_headers.ts";
 import { type FieldSelectionOptions, resolveFieldSelection } from "../field_selection.ts";
 import type { ErrorFormat, SafeResponseModuleOptions } from "../options.ts";
 import { type PaginationOptions, resolvePagination } from "../pagination.ts";
-import type { LinkHeaderOption } from "../pagination_links.ts";
+import type { LinkHeaderOption } from "../_link_header.ts";
 import { resolveLinkHeader } from "../_link_header.ts";
 import {
   beginPagination,
@@ -41,7 +38,6 @@ import { FetchExchange, RequestContext, type SafeContext, toResponse } from "./_
  * (`SafeResponseModuleOptions`, a `version` function receiving the
  * `Request`), plus where to log and, for the `context` option, how to read
  * the request-context store.
- *
  * @example
  * ```ts
  * import type { SafeFetchOptions } from "@saferoute/api-kit/safe-response/fetch";
@@ -84,7 +80,6 @@ export interface SafeFetchOptions extends SafeResponseModuleOptions<Request> {
  * | composites' `errorFormat: f`      | `errorFormat: f`                |
  * | `@Deprecated(o)`                  | `deprecated: o`                 |
  * | Nest's `@Version(v)`              | `apiVersion: v`                 |
- *
  * @example
  * ```ts
  * import type { SafeRouteOptions } from "@saferoute/api-kit/safe-response/fetch";
@@ -140,7 +135,6 @@ export interface SafeRouteOptions {
  * response, and whatever the caller passes after the request (`Deno.serve`'s
  * info, Hono's context...). It returns (or resolves) the result to wrap: data,
  * a `PaginatedResult`... or a `Response`, sent as it is.
- *
  * @example
  * ```ts
  * import type { SafeHandler } from "@saferoute/api-kit/safe-response/fetch";
@@ -156,7 +150,6 @@ export type SafeHandler<Args extends unknown[] = unknown[]> = (
 /**
  * The safe-response pipeline of one application over Web
  * `Request`/`Response`; built once by {@link createSafeFetch}.
- *
  * @example
  * ```ts
  * import { createSafeFetch } from "@saferoute/api-kit/safe-response/fetch";
@@ -296,15 +289,12 @@ function contained(logger: ResponderLogger): ResponderLogger {
  * unknown one throws a `TypeError` naming it. `i18n` takes an `I18nAdapter`
  * (its `resolveLanguage` receives the `Request`); `context` needs
  * `contextStore`.
- *
  * @example
  * ```ts
  * import { createSafeFetch } from "@saferoute/api-kit/safe-response/fetch";
  * import { SafeException, defineErrors } from "@saferoute/api-kit/safe-response";
- *
  * const Errors = defineErrors({ ITEM_NOT_FOUND: { status: 404, message: "No such item" } });
  * const safe = createSafeFetch({ requestId: true, responseTime: true, errorCatalog: Errors });
- *
  * const listItems = safe.route({ paginated: { maxLimit: 100, links: true } }, (request) => {
  *   const page = Number(new URL(request.url).searchParams.get("page") ?? "1");
  *   return { data: [{ id: "a" }], total: 1, page, limit: 20 };
@@ -314,7 +304,6 @@ function contained(logger: ResponderLogger): ResponderLogger {
  *   if (id !== "a") throw new SafeException("ITEM_NOT_FOUND", { details: { id } });
  *   return { id };
  * });
- *
  * Deno.serve((request) =>
  *   new URL(request.url).pathname === "/items" ? listItems(request) : getItem(request)
  * );

@@ -9,7 +9,7 @@
  */
 import type { VersioningOptions } from "@nestjs/common";
 import type { HttpExchange, RequestPhase, Responder, RoutePlan } from "../responder.ts";
-import { readRouteOptions } from "./safe_response.decorators.ts";
+import { readRouteOptions } from "../_route_metadata.ts";
 import { readRouteVersion, type RouteVersion } from "./_versioning.ts";
 
 /** A request of either adapter. */

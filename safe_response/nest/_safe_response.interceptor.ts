@@ -30,12 +30,10 @@ import { requestVersion } from "./_versioning.ts";
  * Wraps every HTTP handler result in the success envelope (installed globally
  * by `SafeResponseModule`). Non-HTTP contexts, `RawResponse` routes and
  * `StreamableFile`/`Buffer`/stream results pass through unwrapped.
- *
  * @example
  * ```ts
  * import { Module } from "@nestjs/common";
  * import { SafeResponseModule } from "@saferoute/api-kit/safe-response/nest";
- *
  * // The module installs SafeResponseInterceptor as APP_INTERCEPTOR:
  * @Module({ imports: [SafeResponseModule.register()] })
  * class AppModule {}

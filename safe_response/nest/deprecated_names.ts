@@ -1,24 +1,16 @@
 /**
- * Deprecated names of the Nest binding: the names `@nestarc/safe-response`
- * gave to what this binding has under another name (docs/migration.md).
- * They go in the next major version.
+ * The `@nestarc/safe-response` names of the Nest binding's renamed exports, kept until the next major.
  *
  * @module
  */
 import { SafeResponseFilter } from "./safe_response.filter.ts";
 
 /**
- * The global exception filter, as other code may refer to it.
- *
- * @deprecated Use `SafeResponseModule`, which installs the filter (renamed
- * `SafeResponseFilter`; its name in `@nestarc/safe-response` was
- * `SafeExceptionFilter`) as `APP_FILTER`; nothing else needs to name it.
- *
+ * @deprecated Use `SafeResponseModule`, which installs the filter (`SafeResponseFilter`).
  * @example
  * ```ts
  * import { Module } from "@nestjs/common";
  * import { SafeResponseModule } from "@saferoute/api-kit/safe-response/nest";
- *
  * @Module({ imports: [SafeResponseModule.register()] }) // installs the filter
  * class AppModule {}
  * ```
@@ -29,18 +21,11 @@ export interface SafeExceptionFilter {
 }
 
 /**
- * The class of the global exception filter, for Nest's dependency injection
- * only (it is built from `SafeResponseModule`'s providers).
- *
- * @deprecated Use `SafeResponseModule`, which installs the filter (renamed
- * `SafeResponseFilter`; its name in `@nestarc/safe-response` was
- * `SafeExceptionFilter`) as `APP_FILTER`; nothing else needs to name it.
- *
+ * @deprecated Use `SafeResponseModule`, which installs the filter (`SafeResponseFilter`).
  * @example
  * ```ts
  * import { Module } from "@nestjs/common";
  * import { SafeResponseModule } from "@saferoute/api-kit/safe-response/nest";
- *
  * @Module({ imports: [SafeResponseModule.register()] }) // installs the filter
  * class AppModule {}
  * ```

@@ -13,21 +13,16 @@
  * in `./safe-response` and `./client`; here `SafeResponse` is the decorator.
  * `SafeException` here is the core's catalog exception as a Nest
  * `HttpException` (the filter treats both alike).
- *
  * @example
  * ```ts
  * import { Controller, Get, Module } from "@nestjs/common";
  * import { Paginated, SafeResponseModule } from "@saferoute/api-kit/safe-response/nest";
- *
  * @Controller("items")
  * class ItemsController {
  *   @Get()
  *   @Paginated({ links: true })
- *   list() {
- *     return { data: ["a"], total: 1, page: 1, limit: 10 };
- *   }
+ *   list() { return { data: ["a"], total: 1, page: 1, limit: 10 }; }
  * }
- *
  * @Module({ imports: [SafeResponseModule.register({ requestId: true })], controllers: [ItemsController] })
  * class AppModule {}
  * ```

@@ -13,36 +13,19 @@ import {
 import { definedCatalogOf, initSafeException } from "../_safe_exception.ts";
 
 /**
- * The core's catalog exception (`SafeException` of `./safe-response`) as a
- * Nest `HttpException`, as `@nestarc/safe-response` threw it: filters and
- * interceptors of the application that know only `HttpException` see it as
- * one. `getStatus()` is the catalog's status and `getResponse()` the
- * `{ statusCode, code, message, details? }` that is sent (per-throw overrides
- * applied). The catalog is the one the exception carries (`options.catalog`);
- * without it (`new SafeException("USER_NOT_FOUND")`, as `@nestarc/safe-response`
- * users throw), the one catalog made by `defineErrors()` that has the key,
- * looked up when `getStatus()`/`getResponse()` is called. A key in no defined
- * catalog, or in several (two statuses: a guess either way), keeps status 500
- * and the key as the response until `SafeResponseFilter` resolves it.
- *
- * Why the defined catalogs and not the module's `errorCatalog`: an exception
- * is made outside Nest's container (in a service, a helper, before any app
- * exists), and one process can run several apps, so there is no "the module"
- * to ask; the catalogs are known when defined, and in an app the module's
- * catalog is normally the only one, so both agree. The filter's own order is
- * unchanged (the exception's catalog, then the module's `errorCatalog`): a key
- * only in a catalog the module was not given is a 500 there, logged. The
- * filter treats both classes alike (by their shared brand,
- * `isSafeException`): same status, code, message and details.
- *
+ * The core's catalog exception as a Nest `HttpException`, as
+ * `@nestarc/safe-response` threw it: `getStatus()` is the catalog's status and
+ * `getResponse()` the `{ statusCode, code, message, details? }` sent. The
+ * catalog is `options.catalog`, else the one catalog made by `defineErrors()`
+ * that has the key (an exception is made outside Nest's container, so there is
+ * no "the module" to ask); a key in none or several keeps 500 until
+ * `SafeResponseFilter` resolves it.
  * @example
  * ```ts
  * import { Controller, Get, Module, Param } from "@nestjs/common";
  * import { defineErrors } from "@saferoute/api-kit/safe-response";
  * import { SafeException, SafeResponseModule } from "@saferoute/api-kit/safe-response/nest";
- *
  * const Errors = defineErrors({ USER_NOT_FOUND: { status: 404, message: "User not found" } });
- *
  * @Controller("users")
  * class UsersController {
  *   @Get(":id")
@@ -51,7 +34,6 @@ import { definedCatalogOf, initSafeException } from "../_safe_exception.ts";
  *     throw new SafeException("USER_NOT_FOUND", { catalog: Errors, details: { id } });
  *   }
  * }
- *
  * @Module({
  *   imports: [SafeResponseModule.register({ errorCatalog: Errors })],
  *   controllers: [UsersController],

@@ -31,12 +31,10 @@ import {
  * stack, class name) reaches the client; neither does a failure of an
  * application function while the body is built (a generic 500). In non-HTTP
  * contexts the exception is passed on unchanged (as an error Observable).
- *
  * @example
  * ```ts
  * import { Module } from "@nestjs/common";
  * import { SafeResponseModule } from "@saferoute/api-kit/safe-response/nest";
- *
  * // The module installs SafeResponseFilter as APP_FILTER:
  * @Module({ imports: [SafeResponseModule.register({ problemDetails: true })] })
  * class AppModule {}

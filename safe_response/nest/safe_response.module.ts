@@ -36,7 +36,6 @@ import { SafeResponseInterceptor } from "./_safe_response.interceptor.ts";
  * fits). For errors thrown before the interceptor (guards, middleware,
  * unknown routes) Nest gives the filter no route, so `getHandler()` and
  * `getClass()` return `null` there.
- *
  * @example
  * ```ts
  * import type { ExecutionContext } from "@nestjs/common";
@@ -59,7 +58,6 @@ export interface ApiVersionContext {
 /**
  * Options of `SafeResponseModule.register`: the core options, with a
  * `version` function receiving the {@link ApiVersionContext}.
- *
  * @example
  * ```ts
  * import type { SafeResponseModuleOptions } from "@saferoute/api-kit/safe-response/nest";
@@ -73,7 +71,6 @@ export type SafeResponseModuleOptions = CoreOptions<ApiVersionContext>;
 
 /**
  * Options of `SafeResponseModule.registerAsync`.
- *
  * @example
  * ```ts
  * import type { SafeResponseModuleAsyncOptions } from "@saferoute/api-kit/safe-response/nest";
@@ -120,15 +117,11 @@ const EXPORTS = [RESPONDER];
  * envelope, errors in the error envelope or problem-details body. Options are
  * validated when registered (a bad option throws naming it). Implements
  * Nest's `NestModule` (`configure`) to install the request-id middleware.
- *
  * @example
  * ```ts
  * import { Module } from "@nestjs/common";
  * import { SafeResponseModule } from "@saferoute/api-kit/safe-response/nest";
- *
- * @Module({
- *   imports: [SafeResponseModule.register({ requestId: true, responseTime: true })],
- * })
+ * @Module({ imports: [SafeResponseModule.register({ requestId: true, responseTime: true })] })
  * class AppModule {}
  * ```
  */
@@ -153,12 +146,10 @@ export class SafeResponseModule {
   /**
    * Registers the module with options from a factory (validated when the
    * factory resolves).
-   *
    * @example
    * ```ts
    * import { Module } from "@nestjs/common";
    * import { SafeResponseModule } from "@saferoute/api-kit/safe-response/nest";
-   *
    * @Module({
    *   imports: [
    *     SafeResponseModule.registerAsync({

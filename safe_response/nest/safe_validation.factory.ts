@@ -26,7 +26,6 @@ import {
  * Only property paths and constraint messages are read: the input values of
  * the errors (`value`, `target`) never reach the response. Write constraint
  * messages without `$value` to keep them out of the messages too.
- *
  * @example
  * ```ts
  * import { Module, ValidationPipe } from "@nestjs/common";
@@ -35,7 +34,6 @@ import {
  *   SafeResponseModule,
  *   safeValidationExceptionFactory,
  * } from "@saferoute/api-kit/safe-response/nest";
- *
  * @Module({
  *   imports: [SafeResponseModule.register({ validationDetails: "fields" })],
  *   providers: [{

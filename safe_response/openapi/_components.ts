@@ -4,7 +4,7 @@
  * @module
  */
 import { ApiExtraModels, ApiSchema, type ApiSchemaOptions } from "@nestjs/swagger";
-import { SAFE_RESPONSE_SCHEMAS } from "./_schemas.ts";
+import { SAFE_RESPONSE_SCHEMAS } from "../_openapi_schemas.ts";
 
 /**
  * One property-less model class per component. `@nestjs/swagger` writes a

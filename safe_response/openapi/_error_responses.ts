@@ -15,7 +15,7 @@ import {
   PROBLEM_JSON_CONTENT_TYPE,
   problemTypeUri,
 } from "../problem_details.ts";
-import { type OpenApiSchema, schemaRef } from "./_schemas.ts";
+import { type OpenApiSchema, schemaRef } from "../_openapi_schemas.ts";
 
 /** How errors are documented. */
 export interface ErrorDocumentation {

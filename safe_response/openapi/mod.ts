@@ -8,34 +8,27 @@
  * `applySchemaNames` (`schemaNames: "dto"` names them as
  * `@nestarc/safe-response` did). Error examples
  * are built by the same body builders as the runtime's responses.
- *
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
  * import { SafePaginatedEndpoint } from "@saferoute/api-kit/safe-response/openapi";
- *
- * class ItemDto {
- *   id!: string;
- * }
- *
+ * class ItemDto { id!: string; }
  * @Controller("items")
  * class ItemsController {
  *   @Get()
  *   @SafePaginatedEndpoint(ItemDto, { links: true, errors: [401] })
- *   list() {
- *     return { data: [] as ItemDto[], total: 0, page: 1, limit: 20 };
- *   }
+ *   list() { return { data: [] as ItemDto[], total: 0, page: 1, limit: 20 }; }
  * }
  * ```
  *
  * @module
  */
-export { SKIP_GLOBAL_ERRORS_EXTENSION } from "../nest/_swagger_metadata.ts";
+export { SKIP_GLOBAL_ERRORS_EXTENSION } from "../_route_metadata.ts";
 export {
   type OpenApiSchema,
   SAFE_RESPONSE_SCHEMAS,
   type SafeResponseSchemaName,
-} from "./_schemas.ts";
+} from "../_openapi_schemas.ts";
 export {
   applyGlobalErrors,
   applySchemaNames,

@@ -5,16 +5,19 @@
  *
  * @module
  */
-import { SKIP_GLOBAL_ERRORS_EXTENSION } from "../nest/_swagger_metadata.ts";
-import type { SafeResponseModuleOptions } from "../nest/safe_response.module.ts";
+import { SKIP_GLOBAL_ERRORS_EXTENSION } from "../_route_metadata.ts";
+import type { SafeResponseModuleOptions } from "../options.ts";
 import { resolveSettings } from "../settings.ts";
 import { documentFieldDetails, errorResponses } from "./_error_responses.ts";
-import { DTO_SCHEMA_NAMES, type OpenApiSchema, SAFE_RESPONSE_SCHEMAS } from "./_schemas.ts";
+import {
+  DTO_SCHEMA_NAMES,
+  type OpenApiSchema,
+  SAFE_RESPONSE_SCHEMAS,
+} from "../_openapi_schemas.ts";
 
 /**
  * The parts of an OpenAPI 3 document that `applyGlobalErrors` reads and
  * writes (`OpenAPIObject` of `@nestjs/swagger` fits).
- *
  * @example
  * ```ts
  * import type { OpenApiDocumentLike } from "@saferoute/api-kit/safe-response/openapi";
@@ -49,7 +52,6 @@ interface OperationLike {
  * `[{ pointer, messages }]`, the shape then sent for validation errors.
  * Mutates and returns `document`; applying it twice changes nothing.
  * Options are validated as by `SafeResponseModule.register`.
- *
  * @example
  * ```ts
  * import { Module } from "@nestjs/common";
@@ -57,14 +59,11 @@ interface OperationLike {
  * import { DocumentBuilder, SwaggerModule } from "@nestjs/swagger";
  * import { SafeResponseModule, type SafeResponseModuleOptions } from "@saferoute/api-kit/safe-response/nest";
  * import { applyGlobalErrors } from "@saferoute/api-kit/safe-response/openapi";
- *
  * const options: SafeResponseModuleOptions = {
  *   swagger: { globalErrors: [401, { status: 500, message: "Unexpected error" }] },
  * };
- *
  * @Module({ imports: [SafeResponseModule.register(options)] })
  * class AppModule {}
- *
  * const app = await NestFactory.create(AppModule);
  * const document = applyGlobalErrors(
  *   SwaggerModule.createDocument(app, new DocumentBuilder().setTitle("API").build()),
@@ -73,9 +72,9 @@ interface OperationLike {
  * SwaggerModule.setup("docs", app, document);
  * ```
  */
-export function applyGlobalErrors<T extends OpenApiDocumentLike>(
+export function applyGlobalErrors<T extends OpenApiDocumentLike, Context = unknown>(
   document: T,
-  options: SafeResponseModuleOptions = {},
+  options: SafeResponseModuleOptions<Context> = {},
 ): T {
   const settings = resolveSettings(options);
   const responses = errorResponses(settings.globalErrors, {
@@ -104,7 +103,6 @@ export function applyGlobalErrors<T extends OpenApiDocumentLike>(
 
 /**
  * Options of {@link applySchemaNames}.
- *
  * @example
  * ```ts
  * import type { SchemaNamesOptions } from "@saferoute/api-kit/safe-response/openapi";
@@ -136,7 +134,6 @@ const SCHEMA_REF = "#/components/schemas/";
  * Renaming onto a component the document already has (an application DTO
  * of the same name) throws a `TypeError` naming it, before any change.
  * Mutates and returns `document`; applying it twice changes nothing.
- *
  * @example
  * ```ts
  * import { Module } from "@nestjs/common";
@@ -144,12 +141,9 @@ const SCHEMA_REF = "#/components/schemas/";
  * import { DocumentBuilder, SwaggerModule } from "@nestjs/swagger";
  * import { SafeResponseModule, type SafeResponseModuleOptions } from "@saferoute/api-kit/safe-response/nest";
  * import { applyGlobalErrors, applySchemaNames } from "@saferoute/api-kit/safe-response/openapi";
- *
  * const options: SafeResponseModuleOptions = { swagger: { globalErrors: [401] } };
- *
  * @Module({ imports: [SafeResponseModule.register(options)] })
  * class AppModule {}
- *
  * const app = await NestFactory.create(AppModule);
  * const built = SwaggerModule.createDocument(app, new DocumentBuilder().build());
  * const document = applySchemaNames(applyGlobalErrors(built, options), { schemaNames: "dto" });

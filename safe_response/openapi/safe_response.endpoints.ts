@@ -9,8 +9,8 @@
 import { applyDecorators } from "@nestjs/common";
 import type { DeprecatedOptions } from "../deprecation_headers.ts";
 import type { FieldSelectionOptions } from "../field_selection.ts";
-import type { LinkHeaderOption } from "../pagination_links.ts";
-import { endpointDecorators } from "../nest/safe_response.decorators.ts";
+import type { LinkHeaderOption } from "../_link_header.ts";
+import { endpointDecorators } from "../_route_decorators.ts";
 import type { ErrorFormat, SafeErrorResponseConfig } from "../options.ts";
 import { errorFormatOption } from "../_route_checks.ts";
 import { documentErrors } from "./safe_response.errors.ts";
@@ -18,7 +18,6 @@ import { documentSuccess, type SafeModel } from "./safe_response.responses.ts";
 
 /**
  * Options shared by the three composites.
- *
  * @example
  * ```ts
  * import type { SafeEndpointCommonOptions } from "@saferoute/api-kit/safe-response/openapi";
@@ -57,7 +56,6 @@ export interface SafeEndpointCommonOptions {
 
 /**
  * Options of `SafeEndpoint`.
- *
  * @example
  * ```ts
  * import type { SafeEndpointOptions } from "@saferoute/api-kit/safe-response/openapi";
@@ -73,7 +71,6 @@ export interface SafeEndpointOptions extends SafeEndpointCommonOptions {
 
 /**
  * Options of `SafePaginatedEndpoint`.
- *
  * @example
  * ```ts
  * import type { SafePaginatedEndpointOptions } from "@saferoute/api-kit/safe-response/openapi";
@@ -93,7 +90,6 @@ export interface SafePaginatedEndpointOptions extends SafeEndpointCommonOptions 
 
 /**
  * Options of `SafeCursorPaginatedEndpoint`.
- *
  * @example
  * ```ts
  * import type { SafeCursorPaginatedEndpointOptions } from "@saferoute/api-kit/safe-response/openapi";
@@ -149,23 +145,16 @@ function safeEndpoint(
  * `errors` as error envelopes, or problem details with
  * `errorFormat: "problem"`, the `fields` query parameter with
  * `fieldSelection`).
- *
  * @example
  * ```ts
  * import { Controller, Post } from "@nestjs/common";
  * import { SafeEndpoint } from "@saferoute/api-kit/safe-response/openapi";
- *
- * class UserDto {
- *   id!: string;
- * }
- *
+ * class UserDto { id!: string; }
  * @Controller("users")
  * class UsersController {
  *   @Post()
  *   @SafeEndpoint(UserDto, { statusCode: 201, code: "USER_CREATED", message: "User created" })
- *   create(): UserDto {
- *     return { id: "u1" };
- *   }
+ *   create(): UserDto { return { id: "u1" }; }
  * }
  * ```
  */
@@ -182,23 +171,16 @@ export function SafeEndpoint(
  * sort, filter, message and code it adds; the `page` and `limit` query
  * parameters are documented with minimum 1, maximum `maxLimit` and default
  * `defaultLimit`, and parsed so (read them with `PaginationQuery()`).
- *
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
  * import { SafePaginatedEndpoint } from "@saferoute/api-kit/safe-response/openapi";
- *
- * class ItemDto {
- *   id!: string;
- * }
- *
+ * class ItemDto { id!: string; }
  * @Controller("items")
  * class ItemsController {
  *   @Get()
  *   @SafePaginatedEndpoint(ItemDto, { maxLimit: 100, links: true })
- *   list() {
- *     return { data: [] as ItemDto[], total: 0, page: 1, limit: 20 };
- *   }
+ *   list() { return { data: [] as ItemDto[], total: 0, page: 1, limit: 20 }; }
  * }
  * ```
  */
@@ -214,23 +196,16 @@ export function SafePaginatedEndpoint(
  * common options; status 200), documented like
  * `ApiCursorPaginatedSafeResponse` plus the sort, filter, message and code it
  * adds, with the `cursor` and `limit` query parameters.
- *
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
  * import { SafeCursorPaginatedEndpoint } from "@saferoute/api-kit/safe-response/openapi";
- *
- * class EventDto {
- *   id!: string;
- * }
- *
+ * class EventDto { id!: string; }
  * @Controller("events")
  * class EventsController {
  *   @Get()
  *   @SafeCursorPaginatedEndpoint(EventDto, { links: true })
- *   list() {
- *     return { data: [] as EventDto[], nextCursor: null, hasMore: false, limit: 20 };
- *   }
+ *   list() { return { data: [] as EventDto[], nextCursor: null, hasMore: false, limit: 20 }; }
  * }
  * ```
  */

@@ -34,12 +34,10 @@ export function documentErrors(
  * details. The code defaults to the default code map (`lookupErrorCode`),
  * else the fallback (`410` → `GONE`); the message and description default to
  * the status title.
- *
  * @example
  * ```ts
  * import { Controller, Get, NotFoundException, Param } from "@nestjs/common";
  * import { ApiSafeErrorResponse } from "@saferoute/api-kit/safe-response/openapi";
- *
  * @Controller("users")
  * class UsersController {
  *   @Get(":id")
@@ -60,19 +58,15 @@ export function ApiSafeErrorResponse(
 /**
  * Documents several error envelopes: statuses, or `{ status, ...options }`.
  * Entries of one status become one response with one example per code.
- *
  * @example
  * ```ts
  * import { Controller, Post } from "@nestjs/common";
  * import { ApiSafeErrorResponses } from "@saferoute/api-kit/safe-response/openapi";
- *
  * @Controller("users")
  * class UsersController {
  *   @Post()
  *   @ApiSafeErrorResponses([400, { status: 409, code: "EMAIL_TAKEN", message: "Email in use" }])
- *   create() {
- *     return { id: "u1" };
- *   }
+ *   create() { return { id: "u1" }; }
  * }
  * ```
  */
@@ -86,19 +80,15 @@ export function ApiSafeErrorResponses(
  * Documents one RFC 9457 problem-details error (`application/problem+json`,
  * schema `SafeProblemDetails`), for apps with the `problemDetails` option.
  * The example's `type` is `about:blank` and `instance` is `/`.
- *
  * @example
  * ```ts
  * import { Controller, Get, Param } from "@nestjs/common";
  * import { ApiSafeProblemResponse } from "@saferoute/api-kit/safe-response/openapi";
- *
  * @Controller("users")
  * class UsersController {
  *   @Get(":id")
  *   @ApiSafeProblemResponse(404, { message: "No such user" })
- *   find(@Param("id") id: string) {
- *     return { id };
- *   }
+ *   find(@Param("id") id: string) { return { id }; }
  * }
  * ```
  */
@@ -111,7 +101,6 @@ export function ApiSafeProblemResponse(
 
 /**
  * Options of {@link ApiSafeCatalogErrors}.
- *
  * @example
  * ```ts
  * import type { ApiSafeCatalogErrorsOptions } from "@saferoute/api-kit/safe-response/openapi";
@@ -130,15 +119,12 @@ export interface ApiSafeCatalogErrorsOptions {
  * example (keys of one status share a response, one example per key). Built
  * on `ApiSafeErrorResponse`; keys are type-checked against the catalog, and
  * an unknown key throws when decorating.
- *
  * @example
  * ```ts
  * import { Controller, Get, Param } from "@nestjs/common";
  * import { defineErrors } from "@saferoute/api-kit/safe-response";
  * import { ApiSafeCatalogErrors } from "@saferoute/api-kit/safe-response/openapi";
- *
  * const Errors = defineErrors({ USER_NOT_FOUND: { status: 404, message: "User not found" } });
- *
  * @Controller("users")
  * class UsersController {
  *   @Get(":id")

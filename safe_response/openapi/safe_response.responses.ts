@@ -10,18 +10,15 @@ import { ApiExtraModels, ApiResponse, getSchemaPath } from "@nestjs/swagger";
 import { reasonPhrase } from "../http_status.ts";
 import { httpStatusOption } from "../_route_checks.ts";
 import { ApiSafeComponents } from "./_components.ts";
-import { type OpenApiSchema, schemaRef } from "./_schemas.ts";
+import { type OpenApiSchema, schemaRef } from "../_openapi_schemas.ts";
 
 /**
  * A model class documented as `data`: a DTO (registered as a component), or
  * `String`, `Number`, `Boolean`.
- *
  * @example
  * ```ts
  * import type { SafeModel } from "@saferoute/api-kit/safe-response/openapi";
- * class UserDto {
- *   id!: string;
- * }
+ * class UserDto { id!: string; }
  * const model: SafeModel = UserDto;
  * ```
  */
@@ -110,7 +107,6 @@ export function documentSuccess(
 
 /**
  * Options of `ApiSafeResponse`.
- *
  * @example
  * ```ts
  * import type { ApiSafeResponseOptions } from "@saferoute/api-kit/safe-response/openapi";
@@ -130,25 +126,17 @@ export interface ApiSafeResponseOptions {
  * Documents the route's success envelope with `data` of type `model` (or an
  * array of it). Registers the envelope components (`SafeSuccessResponse`,
  * `SafeResponseMeta`, ...) and the model.
- *
  * @example
  * ```ts
  * import { Controller, Get, Param } from "@nestjs/common";
  * import { ApiProperty } from "@nestjs/swagger";
  * import { ApiSafeResponse } from "@saferoute/api-kit/safe-response/openapi";
- *
- * class UserDto {
- *   @ApiProperty()
- *   id!: string;
- * }
- *
+ * class UserDto { @ApiProperty() id!: string; }
  * @Controller("users")
  * class UsersController {
  *   @Get(":id")
  *   @ApiSafeResponse(UserDto, { description: "The user" })
- *   find(@Param("id") id: string): UserDto {
- *     return { id };
- *   }
+ *   find(@Param("id") id: string): UserDto { return { id }; }
  * }
  * ```
  */
@@ -167,7 +155,6 @@ export function ApiSafeResponse(
 
 /**
  * Options of `ApiPaginatedSafeResponse` and `ApiCursorPaginatedSafeResponse`.
- *
  * @example
  * ```ts
  * import type { ApiPaginatedSafeResponseOptions } from "@saferoute/api-kit/safe-response/openapi";
@@ -185,27 +172,19 @@ export interface ApiPaginatedSafeResponseOptions {
  * `Paginated` (or use `SafePaginatedEndpoint`), which documents the `page`
  * and `limit` query parameters (minimum 1, maximum `maxLimit`, default
  * `defaultLimit`) from the same options the runtime parses them with.
- *
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
  * import { ApiProperty } from "@nestjs/swagger";
  * import { Paginated } from "@saferoute/api-kit/safe-response/nest";
  * import { ApiPaginatedSafeResponse } from "@saferoute/api-kit/safe-response/openapi";
- *
- * class UserDto {
- *   @ApiProperty()
- *   id!: string;
- * }
- *
+ * class UserDto { @ApiProperty() id!: string; }
  * @Controller("users")
  * class UsersController {
  *   @Get()
  *   @Paginated()
  *   @ApiPaginatedSafeResponse(UserDto)
- *   list() {
- *     return { data: [] as UserDto[], total: 0, page: 1, limit: 20 };
- *   }
+ *   list() { return { data: [] as UserDto[], total: 0, page: 1, limit: 20 }; }
  * }
  * ```
  */
@@ -227,27 +206,19 @@ export function ApiPaginatedSafeResponse(
  * `model` and `meta.pagination` a `SafeCursorPaginationMeta`. Pair it with
  * `CursorPaginated` (or use `SafeCursorPaginatedEndpoint`), which documents
  * the `cursor` (at most 512 characters) and `limit` query parameters.
- *
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
  * import { ApiProperty } from "@nestjs/swagger";
  * import { CursorPaginated } from "@saferoute/api-kit/safe-response/nest";
  * import { ApiCursorPaginatedSafeResponse } from "@saferoute/api-kit/safe-response/openapi";
- *
- * class EventDto {
- *   @ApiProperty()
- *   id!: string;
- * }
- *
+ * class EventDto { @ApiProperty() id!: string; }
  * @Controller("events")
  * class EventsController {
  *   @Get()
  *   @CursorPaginated()
  *   @ApiCursorPaginatedSafeResponse(EventDto)
- *   list() {
- *     return { data: [] as EventDto[], nextCursor: null, hasMore: false, limit: 20 };
- *   }
+ *   list() { return { data: [] as EventDto[], nextCursor: null, hasMore: false, limit: 20 }; }
  * }
  * ```
  */

@@ -4,16 +4,17 @@ import {
   definedCatalogOf,
   initSafeException,
   SAFE_EXCEPTION,
-  type SafeExceptionFields,
 } from "../../safe_response/_safe_exception.ts";
 import { LIBRARY_ERROR } from "../../safe_response/_library_error.ts";
 import { defineErrors, isSafeException, SafeException } from "../../safe_response/mod.ts";
+
+type Target = Partial<Pick<SafeException<string>, "code" | "overrides" | "catalog">>;
 import { SafeException as NestSafeException } from "../../safe_response/nest/mod.ts";
 
 describe("initSafeException", () => {
   it("gives the target its fields and both brands, frozen overrides, hidden brands", () => {
     const catalog = defineErrors({ GONE: { status: 410, message: "Gone" } });
-    const target = {} as SafeExceptionFields<"GONE">;
+    const target = {} as Target;
     initSafeException(target, "GONE", { message: "m", details: { id: 1 }, catalog });
     assert.equal(target.code, "GONE");
     assert.deepEqual(target.overrides, { message: "m", details: { id: 1 } });
@@ -27,7 +28,7 @@ describe("initSafeException", () => {
   });
 
   it("leaves catalog absent when none is given", () => {
-    const target = {} as SafeExceptionFields<"X">;
+    const target = {} as Target;
     initSafeException(target, "X", {});
     assert.equal("catalog" in target, false);
   });

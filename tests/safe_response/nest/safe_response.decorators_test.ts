@@ -1,7 +1,7 @@
 import "reflect-metadata";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { applyDecorators, Controller, Get, Module, Post } from "@nestjs/common";
+import { Controller, Get, Module, Post } from "@nestjs/common";
 import type {
   CursorPaginationQuery,
   OffsetPaginationQuery,
@@ -10,17 +10,16 @@ import { SafeResponseModule } from "../../../safe_response/nest/safe_response.mo
 import {
   CursorPaginated,
   Deprecated,
-  endpointDecorators,
   FieldSelection,
   Paginated,
   PaginationQuery,
   ProblemType,
   RawResponse,
-  readRouteOptions,
   ResponseMessage,
   SafeResponse,
   SuccessCode,
 } from "../../../safe_response/nest/safe_response.decorators.ts";
+import { readRouteOptions } from "../../../safe_response/_route_metadata.ts";
 import { ADAPTERS, boot, CapturingLogger, getJson } from "./helpers.ts";
 
 describe("runtime decorators", () => {
@@ -107,50 +106,6 @@ describe("runtime decorators", () => {
     ]);
     assert.equal(options.problemType, "https://errors.example.com/legacy");
     assert.deepEqual(options.fieldSelection, { queryParam: "select", maxDepth: 1 });
-  });
-
-  it("are what the composites (endpointDecorators) set", () => {
-    class Routes {
-      @Post()
-      @applyDecorators(...endpointDecorators({
-        statusCode: 200,
-        pagination: { kind: "offset", maxLimit: 4, defaultLimit: 3, links: true },
-        sort: true,
-        message: "Listed",
-        code: "LISTED",
-        problemDetails: true,
-      }))
-      list() {}
-
-      @Get()
-      @applyDecorators(...endpointDecorators({
-        statusCode: 202,
-        pagination: { kind: "cursor", linkHeader: "only" },
-        filter: true,
-        deprecated: {},
-      }))
-      feed() {}
-    }
-    const list = readRouteOptions(Routes, Routes.prototype.list);
-    assert.equal(list.raw, false);
-    assert.equal(list.statusCode, 200); // not a POST's 201
-    assert.deepEqual(list.pagination, {
-      kind: "offset",
-      maxLimit: 4,
-      defaultLimit: 3,
-      links: true,
-    });
-    assert.equal(list.sort, true);
-    assert.equal(list.message, "Listed");
-    assert.equal(list.successCode, "LISTED");
-    assert.equal(list.problemDetails, true);
-    const feed = readRouteOptions(Routes, Routes.prototype.feed);
-    assert.equal(feed.statusCode, 202);
-    assert.equal(feed.pagination?.kind, "cursor");
-    assert.equal(feed.linkHeader, "only");
-    assert.equal(feed.filter, true);
-    assert.equal(feed.problemDetails, false);
-    assert.deepEqual(feed.deprecation?.meta, { deprecated: true });
   });
 });
 

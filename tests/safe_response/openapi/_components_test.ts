@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { DECORATORS } from "@nestjs/swagger";
 import { ApiSafeComponents } from "../../../safe_response/openapi/_components.ts";
-import { SAFE_RESPONSE_SCHEMAS } from "../../../safe_response/openapi/_schemas.ts";
+import { SAFE_RESPONSE_SCHEMAS } from "../../../safe_response/_openapi_schemas.ts";
 
 describe("ApiSafeComponents", () => {
   it("registers one model per component schema, named after it, carrying exactly its schema", () => {

@@ -8,11 +8,16 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { Get } from "@nestjs/common";
 import { DECORATORS } from "@nestjs/swagger";
+import { HTTP_CODE_METADATA, METHOD_METADATA } from "@nestjs/common/constants.js";
 import {
+  combine,
   markDeprecatedOperation,
   markExtension,
+  NEST_HTTP_CODE,
+  NEST_METHOD_METADATA,
+  setMetadata,
   SWAGGER_METADATA,
-} from "../../../safe_response/nest/_swagger_metadata.ts";
+} from "../../safe_response/_route_metadata.ts";
 
 describe("swagger metadata by key", () => {
   it("uses the installed @nestjs/swagger's keys", () => {
@@ -20,6 +25,24 @@ describe("swagger metadata by key", () => {
     assert.equal(SWAGGER_METADATA.extension, DECORATORS.API_EXTENSION);
     assert.equal(SWAGGER_METADATA.response, DECORATORS.API_RESPONSE);
     assert.equal(SWAGGER_METADATA.parameters, DECORATORS.API_PARAMETERS);
+  });
+
+  it("uses the installed @nestjs/common's keys", () => {
+    assert.equal(NEST_HTTP_CODE, HTTP_CODE_METADATA);
+    assert.equal(NEST_METHOD_METADATA, METHOD_METADATA);
+  });
+
+  it("setMetadata and combine write on the handler of a method, on the class otherwise", () => {
+    const both = combine(setMetadata("k", 1), setMetadata("j", 2));
+    class Routes {
+      list() {}
+    }
+    const descriptor = Object.getOwnPropertyDescriptor(Routes.prototype, "list")!;
+    both(Routes.prototype, "list", descriptor);
+    both(Routes);
+    assert.equal(Reflect.getMetadata("j", Routes.prototype.list), 2);
+    assert.equal(Reflect.getOwnMetadata("k", Routes), 1);
+    assert.equal(Reflect.getOwnMetadata("k", Routes.prototype), undefined);
   });
 
   it("merges deprecated into the operation and keeps existing extensions", () => {

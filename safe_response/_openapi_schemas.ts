@@ -9,7 +9,6 @@
 
 /**
  * An OpenAPI 3.0 schema object (plain JSON).
- *
  * @example
  * ```ts
  * import type { OpenApiSchema } from "@saferoute/api-kit/safe-response/openapi";
@@ -20,7 +19,6 @@ export type OpenApiSchema = Record<string, unknown>;
 
 /**
  * Name of one component schema of {@link SAFE_RESPONSE_SCHEMAS}.
- *
  * @example
  * ```ts
  * import type { SafeResponseSchemaName } from "@saferoute/api-kit/safe-response/openapi";
@@ -81,7 +79,6 @@ function object(
 /**
  * The component schemas, by their stable names. Every name starts with
  * `Safe`; references between them use `#/components/schemas/<name>`.
- *
  * @example
  * ```ts
  * import { SAFE_RESPONSE_SCHEMAS } from "@saferoute/api-kit/safe-response/openapi";

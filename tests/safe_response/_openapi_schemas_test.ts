@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { SAFE_RESPONSE_SCHEMAS, schemaRef } from "../../../safe_response/openapi/_schemas.ts";
+import { SAFE_RESPONSE_SCHEMAS, schemaRef } from "../../safe_response/_openapi_schemas.ts";
 
 describe("component schemas", () => {
   it("are frozen, named Safe*, and reference each other by $ref", () => {

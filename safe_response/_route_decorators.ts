@@ -1,0 +1,458 @@
+/**
+ * The runtime route decorators, written as plain `Reflect` metadata so both
+ * `./safe-response/nest` (which exports them) and the composites of
+ * `./safe-response/openapi` apply them without importing each other or Nest.
+ * The decorators that also document write swagger's metadata by key.
+ *
+ * @module
+ */
+import { type DeprecatedOptions, resolveDeprecation } from "./deprecation_headers.ts";
+import { type FieldSelectionOptions, resolveFieldSelection } from "./field_selection.ts";
+import { reasonPhrase } from "./http_status.ts";
+import { type PaginationOptions, type PaginationSetting, resolvePagination } from "./pagination.ts";
+import { MAX_CURSOR_LENGTH } from "./pagination_query.ts";
+import { type LinkHeaderOption, resolveLinkHeader } from "./_link_header.ts";
+import { httpStatusOption, nonEmptyOption, problemTypeOption } from "./_route_checks.ts";
+import { SAFE_RESPONSE_SCHEMAS } from "./_openapi_schemas.ts";
+import {
+  combine,
+  markDeprecatedOperation,
+  markExtension,
+  markQueryParameters,
+  markResponse,
+  NEST_HTTP_CODE,
+  PROBLEM_TYPE_EXTENSION,
+  ROUTE_KEYS,
+  type RouteDecorator,
+  routeHandlersOf,
+  setMetadata,
+  SKIP_GLOBAL_ERRORS_EXTENSION,
+} from "./_route_metadata.ts";
+
+/**
+ * Sends the handler's result as is (errors are still wrapped). On a class it
+ * applies to every route; `SafeResponse()` on a method turns wrapping back on.
+ * @example
+ * ```ts
+ * import { Controller, Get } from "@nestjs/common";
+ * import { RawResponse } from "@saferoute/api-kit/safe-response/nest";
+ * @Controller("health")
+ * class Routes { @Get() @RawResponse() check() { return "ok"; } }
+ * ```
+ */
+export function RawResponse(): MethodDecorator & ClassDecorator {
+  return setMetadata(ROUTE_KEYS.raw, true);
+}
+
+/**
+ * Sets `meta.message` of the route's success envelopes (a translation key
+ * when `i18n` is on).
+ * @example
+ * ```ts
+ * import { Controller, Get } from "@nestjs/common";
+ * import { ResponseMessage } from "@saferoute/api-kit/safe-response/nest";
+ * @Controller("users")
+ * class Routes { @Get() @ResponseMessage("Users listed") list() { return []; } }
+ * ```
+ */
+export function ResponseMessage(message: string): MethodDecorator & ClassDecorator {
+  return setMetadata(ROUTE_KEYS.message, nonEmptyOption(message, "ResponseMessage: `message`"));
+}
+
+/**
+ * Sets the success envelope's `code` (methods only; throws a `TypeError` on a
+ * class); wins over the `successCodeMapper` option.
+ * @example
+ * ```ts
+ * import { Controller, Get } from "@nestjs/common";
+ * import { SuccessCode } from "@saferoute/api-kit/safe-response/nest";
+ * @Controller("orders")
+ * class Routes { @Get() @SuccessCode("ORDERS_LISTED") list() { return []; } }
+ * ```
+ */
+export function SuccessCode(code: string): MethodDecorator {
+  const setCode = setMetadata(ROUTE_KEYS.successCode, nonEmptyOption(code, "SuccessCode: `code`"));
+  return (target, key, descriptor) => {
+    if (descriptor === undefined) throw new TypeError("SuccessCode applies to methods only");
+    setCode(target, key, descriptor);
+  };
+}
+
+/**
+ * Options of `Paginated` and `CursorPaginated`: the pagination options and
+ * `linkHeader` (default: the module option, else `false`).
+ * @example
+ * ```ts
+ * import type { PaginatedOptions } from "@saferoute/api-kit/safe-response/nest";
+ * const options: PaginatedOptions = { maxLimit: 100, linkHeader: "only" };
+ * ```
+ */
+export interface PaginatedOptions extends PaginationOptions {
+  /** Pagination links in a `Link` header too (`true`), instead of the body (`"only"`), or not. */
+  linkHeader?: LinkHeaderOption;
+}
+
+function linkHeaderOf(options: PaginatedOptions, name: string): LinkHeaderOption | undefined {
+  return options?.linkHeader === undefined
+    ? undefined
+    : resolveLinkHeader(options.linkHeader, `${name}: \`linkHeader\``);
+}
+
+/**
+ * Offset pagination: the handler returns `{ data, total, page, limit }`;
+ * `data` becomes the envelope's `data` and `meta.pagination` is computed (the
+ * result's `limit`, else the one given). With `maxLimit` or `defaultLimit`
+ * (here or the module's), `?page=` and `?limit=` are parsed before the handler
+ * (read with `PaginationQuery`): a larger `limit` is clamped, a missing one
+ * defaulted, a bad value a 400 `INVALID_PAGINATION_QUERY`. `links` adds
+ * relative links, `linkHeader` an RFC 8288 `Link` header (appended). The
+ * OpenAPI operation documents `page` and `limit`. Throws a `TypeError` on bad
+ * options.
+ * @example
+ * ```ts
+ * import { Controller, Get } from "@nestjs/common";
+ * import type { OffsetPaginationQuery } from "@saferoute/api-kit/safe-response";
+ * import { Paginated, PaginationQuery } from "@saferoute/api-kit/safe-response/nest";
+ * const ITEMS = Array.from({ length: 95 }, (_, i) => `item-${i + 1}`);
+ * @Controller("items")
+ * class ItemsController {
+ *   @Get()
+ *   @Paginated({ maxLimit: 100, defaultLimit: 20, links: true })
+ *   list(@PaginationQuery() { page, limit = 20 }: OffsetPaginationQuery) {
+ *     const data = ITEMS.slice((page - 1) * limit, page * limit);
+ *     return { data, total: ITEMS.length, page, limit };
+ *   }
+ * }
+ * ```
+ */
+export function Paginated(options: PaginatedOptions = {}): MethodDecorator & ClassDecorator {
+  return paginated(
+    resolvePagination("offset", options, "Paginated"),
+    linkHeaderOf(options, "Paginated"),
+  );
+}
+
+/**
+ * Cursor pagination: the handler returns `{ data, nextCursor, hasMore, limit }`
+ * (optional `previousCursor`, `totalCount`); links use `?cursor=` (at most 512
+ * characters). Options as for `Paginated` (the `Link` header has no `last`).
+ * @example
+ * ```ts
+ * import { Controller, Get } from "@nestjs/common";
+ * import { CursorPaginated } from "@saferoute/api-kit/safe-response/nest";
+ * @Controller("feed")
+ * class Routes {
+ *   @Get()
+ *   @CursorPaginated({ links: true })
+ *   list() { return { data: ["a", "b"], nextCursor: "b", hasMore: true, limit: 2 }; }
+ * }
+ * ```
+ */
+export function CursorPaginated(
+  options: PaginatedOptions = {},
+): MethodDecorator & ClassDecorator {
+  return paginated(
+    resolvePagination("cursor", options, "CursorPaginated"),
+    linkHeaderOf(options, "CursorPaginated"),
+  );
+}
+
+/** The documented query parameters of `setting`: what `parsePaginationQuery` accepts. */
+function paginationParameters({ kind, maxLimit, defaultLimit }: PaginationSetting) {
+  const max = Number.MAX_SAFE_INTEGER;
+  const clamp = maxLimit === undefined ? "" : ` Larger values are clamped to ${maxLimit}.`;
+  const fallback = defaultLimit !== undefined
+    ? ` Default ${defaultLimit}.`
+    : maxLimit === undefined
+    ? " Default: the module's `defaultLimit` when set, else the handler's."
+    : ` Default: the module's \`defaultLimit\` (at most ${maxLimit}), else ${maxLimit}.`;
+  const limit = {
+    name: "limit",
+    required: false,
+    description: `Page size.${clamp}${fallback}`,
+    schema: {
+      type: "integer",
+      minimum: 1,
+      maximum: maxLimit ?? max,
+      ...(defaultLimit === undefined ? {} : { default: defaultLimit }),
+    },
+  };
+  const position = kind === "offset"
+    ? {
+      name: "page",
+      required: false,
+      description: "Page, from 1.",
+      schema: { type: "integer", minimum: 1, maximum: max, default: 1 },
+    }
+    : {
+      name: "cursor",
+      required: false,
+      description: "`nextCursor` or `previousCursor` of a page; none for the first page.",
+      schema: { type: "string", maxLength: MAX_CURSOR_LENGTH },
+    };
+  return [position, limit];
+}
+
+/**
+ * Stores `setting` and documents its query parameters, on the route or on every route of a controller without its own.
+ */
+function paginated(
+  setting: PaginationSetting,
+  linkHeader: LinkHeaderOption | undefined,
+): MethodDecorator & ClassDecorator {
+  const parameters = paginationParameters(setting);
+  return (target: object, _key?: string | symbol, descriptor?: PropertyDescriptor) => {
+    const holder = descriptor === undefined ? target : descriptor.value;
+    if (linkHeader !== undefined) Reflect.defineMetadata(ROUTE_KEYS.linkHeader, linkHeader, holder);
+    if (descriptor !== undefined) {
+      Reflect.defineMetadata(ROUTE_KEYS.pagination, setting, descriptor.value);
+      markQueryParameters(descriptor.value, parameters);
+      return;
+    }
+    for (const handler of routeHandlersOf(target)) {
+      if (!Reflect.hasOwnMetadata(ROUTE_KEYS.pagination, handler)) {
+        markQueryParameters(handler, parameters);
+      }
+    }
+    Reflect.defineMetadata(ROUTE_KEYS.pagination, setting, target);
+  };
+}
+
+/**
+ * Copies the result's `sort` (`{ field, order }`) into `meta.sort`; off a
+ * paginated route the handler returns `{ data, sort }`. A missing or malformed
+ * `sort` logs one warning per route.
+ * @example
+ * ```ts
+ * import { Controller, Get } from "@nestjs/common";
+ * import { SortMeta } from "@saferoute/api-kit/safe-response/nest";
+ * @Controller("items")
+ * class Routes {
+ *   @Get()
+ *   @SortMeta()
+ *   list() { return { data: [], sort: { field: "name", order: "asc" } }; }
+ * }
+ * ```
+ */
+export function SortMeta(): MethodDecorator & ClassDecorator {
+  return setMetadata(ROUTE_KEYS.sort, true);
+}
+
+/**
+ * Copies the result's `filters` (an object) into `meta.filters`, like `SortMeta`.
+ * @example
+ * ```ts
+ * import { Controller, Get } from "@nestjs/common";
+ * import { FilterMeta } from "@saferoute/api-kit/safe-response/nest";
+ * @Controller("items")
+ * class Routes {
+ *   @Get()
+ *   @FilterMeta()
+ *   list() { return { data: [], filters: { status: "active" } }; }
+ * }
+ * ```
+ */
+export function FilterMeta(): MethodDecorator & ClassDecorator {
+  return setMetadata(ROUTE_KEYS.filter, true);
+}
+
+/**
+ * Field selection on a route or controller (`?fields=id,address.city` keeps
+ * those fields of `data`, or of each item, and lists them in `meta.fields`), or
+ * off with `false`. Wins over the module option `fieldSelection`, whose
+ * options (else the defaults) fill those not given. Throws a `TypeError` on bad
+ * options.
+ * @example
+ * ```ts
+ * import { Controller, Get } from "@nestjs/common";
+ * import { FieldSelection } from "@saferoute/api-kit/safe-response/nest";
+ * @Controller("users")
+ * class Routes {
+ *   @Get(":id")
+ *   @FieldSelection({ maxDepth: 2 })
+ *   get() { return { id: "u1", address: { city: "London", zip: "N1" } }; }
+ * }
+ * ```
+ */
+export function FieldSelection(
+  options: FieldSelectionOptions | false = {},
+): MethodDecorator & ClassDecorator {
+  if (options === false) return setMetadata(ROUTE_KEYS.fieldSelection, false);
+  const checked = resolveFieldSelection(options, "FieldSelection options")!; // fail early
+  const parameter = {
+    name: options.queryParam ?? "fields",
+    required: false,
+    description: `Fields of \`data\` to keep, separated by \`${checked.separator}\` ` +
+      `(dotted paths; at most ${checked.maxFields}, each at most ${checked.maxFieldLength} characters).`,
+    schema: { type: "string" },
+  };
+  return (target: object, _key?: string | symbol, descriptor?: PropertyDescriptor) => {
+    const holder = descriptor === undefined ? target : descriptor.value;
+    Reflect.defineMetadata(ROUTE_KEYS.fieldSelection, { ...options }, holder);
+    const handlers = descriptor === undefined ? routeHandlersOf(target) : [descriptor.value];
+    for (const handler of handlers) markQueryParameters(handler, [parameter]);
+  };
+}
+
+/**
+ * Sets the problem-details `type` of errors the route's handler throws (not
+ * guards'), used when `problemDetails` is on; documented as
+ * `x-safe-problem-type`. Throws a `TypeError` on a bad URI.
+ * @example
+ * ```ts
+ * import { Controller, Get } from "@nestjs/common";
+ * import { ProblemType } from "@saferoute/api-kit/safe-response/nest";
+ * @Controller("payments")
+ * class Routes {
+ *   @Get() @ProblemType("https://api.example.com/problems/payment") list() { return []; }
+ * }
+ * ```
+ */
+export function ProblemType(typeUri: string): MethodDecorator & ClassDecorator {
+  problemTypeOption(typeUri, "ProblemType: `typeUri`");
+  return combine(
+    setMetadata(ROUTE_KEYS.problemType, typeUri),
+    markExtension(PROBLEM_TYPE_EXTENSION, typeUri),
+  );
+}
+
+/**
+ * Marks a route deprecated: its responses (and its handler's errors) carry
+ * `Deprecation`, `Sunset` (with `sunset`), `Link` `rel="deprecation"`/`"sunset"`
+ * (with `link`/`sunsetLink`, appended) and `meta.deprecation`; the OpenAPI
+ * operation gets `deprecated: true`. A bad date throws a `TypeError` when the
+ * decorator is applied.
+ * @example
+ * ```ts
+ * import { Controller, Get } from "@nestjs/common";
+ * import { Deprecated } from "@saferoute/api-kit/safe-response/nest";
+ * @Controller("v1/users")
+ * class Routes {
+ *   @Get()
+ *   @Deprecated({ since: "2026-01-01", sunset: "2027-01-01", link: "https://example.com/v2" })
+ *   list() { return []; }
+ * }
+ * ```
+ */
+export function Deprecated(options: DeprecatedOptions = {}): MethodDecorator & ClassDecorator {
+  return combine(
+    setMetadata(ROUTE_KEYS.deprecation, resolveDeprecation(options)),
+    markDeprecatedOperation(),
+  );
+}
+
+/**
+ * Keeps `applyGlobalErrors` from adding `swagger.globalErrors` to the route's
+ * (or controller's) OpenAPI operations (`x-safe-skip-global-errors: true`).
+ * @example
+ * ```ts
+ * import { Controller, Get } from "@nestjs/common";
+ * import { SkipGlobalErrors } from "@saferoute/api-kit/safe-response/nest";
+ * @Controller("ping")
+ * class Routes { @Get() @SkipGlobalErrors() ping() { return "pong"; } }
+ * ```
+ */
+export function SkipGlobalErrors(): MethodDecorator & ClassDecorator {
+  return markExtension(SKIP_GLOBAL_ERRORS_EXTENSION, true);
+}
+
+/**
+ * Options of `SafeResponse`.
+ * @example
+ * ```ts
+ * import type { SafeResponseOptions } from "@saferoute/api-kit/safe-response/nest";
+ * const options: SafeResponseOptions = { statusCode: 201, description: "Created user" };
+ * ```
+ */
+export interface SafeResponseOptions {
+  /** Response description (OpenAPI). */
+  description?: string;
+  /**
+   * Success status, sent and documented. Default: the route's `@HttpCode`, else 200 (also for a `POST`).
+   */
+  statusCode?: number;
+}
+
+/** The basic success envelope, inline (`meta` as an open object). */
+const BASIC_SCHEMA = Object.freeze({
+  ...SAFE_RESPONSE_SCHEMAS.SafeSuccessResponse,
+  properties: {
+    ...SAFE_RESPONSE_SCHEMAS.SafeSuccessResponse.properties as object,
+    meta: { type: "object", additionalProperties: true },
+  },
+});
+
+/**
+ * Wraps the route's result in the success envelope (also under a class-level
+ * `RawResponse()`) and documents it inline. The status is `statusCode`, else
+ * the route's `@HttpCode`, else 200, also for a `POST`; on a controller a
+ * route's own `@HttpCode` wins.
+ * @example
+ * ```ts
+ * import { Controller, Get } from "@nestjs/common";
+ * import { SafeResponse } from "@saferoute/api-kit/safe-response/nest";
+ * @Controller("users")
+ * class Routes { @Get() @SafeResponse({ description: "The users" }) list() { return []; } }
+ * ```
+ */
+export function SafeResponse(options: SafeResponseOptions = {}): MethodDecorator & ClassDecorator {
+  const given = options.statusCode === undefined
+    ? undefined
+    : httpStatusOption(options.statusCode, "SafeResponse");
+  const apply = (handler: object, fallback: number) => {
+    const status = Reflect.getMetadata(NEST_HTTP_CODE, handler) ?? fallback;
+    Reflect.defineMetadata(NEST_HTTP_CODE, status, handler);
+    Reflect.defineMetadata(ROUTE_KEYS.raw, false, handler);
+    markResponse(handler, status, {
+      description: options.description ?? reasonPhrase(status) ?? "Success",
+      content: { "application/json": { schema: structuredClone(BASIC_SCHEMA) } },
+    });
+  };
+  return (target: object, _key?: string | symbol, descriptor?: PropertyDescriptor) => {
+    if (descriptor !== undefined) {
+      if (given !== undefined) Reflect.defineMetadata(NEST_HTTP_CODE, given, descriptor.value);
+      apply(descriptor.value, 200);
+      return;
+    }
+    for (const handler of routeHandlersOf(target)) apply(handler, given ?? 200);
+  };
+}
+
+/**
+ * The runtime half of a composite endpoint of `./safe-response/openapi`:
+ * wrapping, status, pagination, sort, filter, message, code, deprecation, the
+ * `problemDetails` flag and field selection.
+ */
+export function endpointDecorators(options: {
+  statusCode: number;
+  pagination?: PaginatedOptions & { kind: "offset" | "cursor" };
+  sort?: boolean;
+  filter?: boolean;
+  message?: string;
+  code?: string;
+  deprecated?: DeprecatedOptions;
+  problemDetails?: boolean;
+  fieldSelection?: FieldSelectionOptions | boolean;
+}): RouteDecorator[] {
+  const { pagination } = options;
+  const decorators: RouteDecorator[] = [
+    setMetadata(ROUTE_KEYS.raw, false),
+    setMetadata(ROUTE_KEYS.problemDetails, options.problemDetails ?? false),
+    setMetadata(NEST_HTTP_CODE, httpStatusOption(options.statusCode, "SafeEndpoint")),
+  ];
+  if (pagination !== undefined) {
+    const { maxLimit, defaultLimit, links, linkHeader } = pagination;
+    const paging = { maxLimit, defaultLimit, links, linkHeader };
+    decorators.push(pagination.kind === "offset" ? Paginated(paging) : CursorPaginated(paging));
+  }
+  if (options.sort === true) decorators.push(SortMeta());
+  if (options.filter === true) decorators.push(FilterMeta());
+  if (options.message !== undefined) decorators.push(ResponseMessage(options.message));
+  if (options.code !== undefined) decorators.push(SuccessCode(options.code) as RouteDecorator);
+  if (options.deprecated !== undefined) decorators.push(Deprecated(options.deprecated));
+  const { fieldSelection } = options;
+  if (fieldSelection !== undefined) {
+    decorators.push(FieldSelection(fieldSelection === true ? {} : fieldSelection));
+  }
+  return decorators;
+}

@@ -1,0 +1,171 @@
+/**
+ * The route metadata both Nest-side entries share, as plain `Reflect` metadata
+ * by key (no `@nestjs/*` import): the runtime decorators' keys and their
+ * reader, Nest's own keys, and the `@nestjs/swagger` marks, written by key so
+ * `./safe-response/nest` works without swagger (a test pins the keys).
+ *
+ * @module
+ */
+import type { RouteOptions } from "./responder.ts";
+import type { FieldSelectionOptions } from "./field_selection.ts";
+
+/** The runtime decorators' metadata keys. */
+export const ROUTE_KEYS = Object.freeze({
+  raw: "safe-response:raw",
+  message: "safe-response:message",
+  successCode: "safe-response:success-code",
+  pagination: "safe-response:pagination",
+  linkHeader: "safe-response:link-header",
+  sort: "safe-response:sort",
+  filter: "safe-response:filter",
+  problemType: "safe-response:problem-type",
+  deprecation: "safe-response:deprecated",
+  fieldSelection: "safe-response:field-selection",
+  problemDetails: "safe-response:endpoint-problem-details",
+});
+
+/** `@nestjs/swagger`'s `DECORATORS` values this library writes. */
+export const SWAGGER_METADATA = Object.freeze({
+  operation: "swagger/apiOperation",
+  extension: "swagger/apiExtension",
+  response: "swagger/apiResponse",
+  parameters: "swagger/apiParameters",
+});
+
+/** Nest's `METHOD_METADATA` (stable from Nest 10 to 12). */
+export const NEST_METHOD_METADATA = "method";
+
+/** Nest's `HTTP_CODE_METADATA` (`@HttpCode`; stable from Nest 10 to 12). */
+export const NEST_HTTP_CODE = "__httpCode__";
+
+/** Nest's `RequestMethod.POST`. */
+const POST = 1;
+
+/**
+ * Vendor extension set to `true` on operations of `SkipGlobalErrors` routes;
+ * `applyGlobalErrors` leaves them alone.
+ * @example
+ * ```ts
+ * import { SKIP_GLOBAL_ERRORS_EXTENSION } from "@saferoute/api-kit/safe-response/openapi";
+ * SKIP_GLOBAL_ERRORS_EXTENSION; // "x-safe-skip-global-errors"
+ * ```
+ */
+export const SKIP_GLOBAL_ERRORS_EXTENSION = "x-safe-skip-global-errors";
+
+/** Vendor extension holding the `ProblemType` URI of an operation. */
+export const PROBLEM_TYPE_EXTENSION = "x-safe-problem-type";
+
+/** A method and class decorator. */
+export type RouteDecorator = MethodDecorator & ClassDecorator;
+
+/** Nest's `SetMetadata`: `value` under `key` on the handler, or on the class. */
+export function setMetadata(key: string, value: unknown): RouteDecorator {
+  return (target: object, _key?: string | symbol, descriptor?: PropertyDescriptor) => {
+    Reflect.defineMetadata(key, value, descriptor === undefined ? target : descriptor.value);
+  };
+}
+
+/** Nest's `applyDecorators`: one decorator applying `decorators` in order. */
+export function combine(...decorators: RouteDecorator[]): RouteDecorator {
+  return (target: object, key?: string | symbol, descriptor?: PropertyDescriptor) => {
+    for (const decorator of decorators) {
+      if (descriptor === undefined) (decorator as ClassDecorator)(target as () => void);
+      else (decorator as MethodDecorator)(target, key!, descriptor);
+    }
+  };
+}
+
+/**
+ * The route options the decorators set on `handler` (over its `controller`),
+ * and the status Nest sends by default (`@HttpCode`, else 201 for a POST, else
+ * 200). Read once per route by the binding.
+ */
+export function readRouteOptions(controller: object, handler: object): RouteOptions {
+  const get = <T>(key: string): T | undefined =>
+    Reflect.getMetadata(key, handler) ?? Reflect.getMetadata(key, controller);
+  const method = Reflect.getMetadata(NEST_METHOD_METADATA, handler);
+  return {
+    route: `${(controller as { name?: string }).name}.${(handler as { name?: string }).name}`,
+    raw: get<boolean>(ROUTE_KEYS.raw),
+    statusCode: Reflect.getMetadata(NEST_HTTP_CODE, handler) ?? (method === POST ? 201 : 200),
+    successCode: Reflect.getMetadata(ROUTE_KEYS.successCode, handler),
+    message: get(ROUTE_KEYS.message),
+    pagination: get(ROUTE_KEYS.pagination),
+    linkHeader: get(ROUTE_KEYS.linkHeader),
+    sort: get(ROUTE_KEYS.sort),
+    filter: get(ROUTE_KEYS.filter),
+    problemType: get(ROUTE_KEYS.problemType),
+    deprecation: get(ROUTE_KEYS.deprecation),
+    fieldSelection: get<FieldSelectionOptions | false>(ROUTE_KEYS.fieldSelection),
+    problemDetails: get(ROUTE_KEYS.problemDetails),
+  };
+}
+
+/**
+ * The route handlers (methods with a Nest request-method decorator) the class
+ * `controller` itself declares; a class decorator runs after its methods'.
+ */
+export function routeHandlersOf(controller: object): object[] {
+  const prototype = (controller as { prototype: object }).prototype;
+  const handlers: object[] = [];
+  for (const name of Object.getOwnPropertyNames(prototype)) {
+    const handler = Object.getOwnPropertyDescriptor(prototype, name)?.value;
+    if (typeof handler === "function" && Reflect.hasMetadata(NEST_METHOD_METADATA, handler)) {
+      handlers.push(handler);
+    }
+  }
+  return handlers;
+}
+
+/** A decorator applying `mark` to the route, or to every route a controller declares. */
+function onRoutes(mark: (handler: object) => void): RouteDecorator {
+  return (target: object, _key?: string | symbol, descriptor?: PropertyDescriptor) => {
+    if (descriptor !== undefined) mark(descriptor.value);
+    else for (const handler of routeHandlersOf(target)) mark(handler);
+  };
+}
+
+/** Sets `deprecated: true` on the operation, keeping its other `ApiOperation` fields. */
+export function markDeprecatedOperation(): RouteDecorator {
+  return onRoutes((handler) => {
+    const operation = Reflect.getMetadata(SWAGGER_METADATA.operation, handler);
+    Reflect.defineMetadata(SWAGGER_METADATA.operation, { ...operation, deprecated: true }, handler);
+  });
+}
+
+/** Sets the vendor extension `name` of the operation (an existing value wins, as in swagger). */
+export function markExtension(name: string, value: unknown): RouteDecorator {
+  return onRoutes((handler) => {
+    const extensions = Reflect.getMetadata(SWAGGER_METADATA.extension, handler);
+    Reflect.defineMetadata(SWAGGER_METADATA.extension, { [name]: value, ...extensions }, handler);
+  });
+}
+
+/** Documents the response `response` at `status` of one route handler. */
+export function markResponse(handler: object, status: number, response: object): void {
+  const responses = Reflect.getMetadata(SWAGGER_METADATA.response, handler);
+  Reflect.defineMetadata(SWAGGER_METADATA.response, { ...responses, [status]: response }, handler);
+}
+
+/** A query parameter as `ApiQuery` records it (`in: "query"` is added). */
+export interface QueryParameter {
+  /** Parameter name. */
+  name: string;
+  /** Whether it is required. */
+  required: boolean;
+  /** Description. */
+  description: string;
+  /** Its OpenAPI schema. */
+  schema: Record<string, unknown>;
+}
+
+/** Documents query `parameters` of one route handler; one it already documents by name is kept. */
+export function markQueryParameters(handler: object, parameters: readonly QueryParameter[]): void {
+  const existing: Array<{ name?: unknown; in?: unknown }> =
+    Reflect.getMetadata(SWAGGER_METADATA.parameters, handler) ?? [];
+  const documented = (name: string) =>
+    existing.some((parameter) => parameter.in === "query" && parameter.name === name);
+  const added = parameters.filter(({ name }) => !documented(name))
+    .map((parameter) => ({ in: "query", ...structuredClone(parameter) }));
+  Reflect.defineMetadata(SWAGGER_METADATA.parameters, [...existing, ...added], handler);
+}
