@@ -12,12 +12,6 @@ import { compileKeyLayouts, type KeyLayouts, type LegacyKeyLayout } from "./key_
  * per header line), or `undefined`/`null` when absent. Fits Node's
  * `headersDistinct`, a plain object, and Fetch `Headers` (`headers.get(name)`,
  * which joins repeated lines with `", "`).
- *
- * @example
- * ```ts
- * import type { ApiKeyHeaderReader } from "./extract_api_key.ts";
- * const fromFetch = (request: Request): ApiKeyHeaderReader => (name) => request.headers.get(name);
- * ```
  */
 export type ApiKeyHeaderReader = (name: string) => string | string[] | null | undefined;
 
@@ -75,14 +69,7 @@ function bearerKey(
   return found;
 }
 
-/**
- * Options of `extractApiKey`.
- *
- * @example
- * ```ts
- * const options: ExtractApiKeyOptions = { legacyKeyLayouts: ["nestarc-v0"] };
- * ```
- */
+/** Options of `extractApiKey`. */
 export interface ExtractApiKeyOptions {
   /** Legacy layouts accepted besides the current one (the service's `legacyKeyLayouts`). */
   legacyKeyLayouts?: readonly LegacyKeyLayout[];
