@@ -9,27 +9,10 @@ import { StorageAccess } from "./_access.ts";
 import type { ApiKeyStorage } from "./types.ts";
 import type { ApiKeyRecord } from "../types.ts";
 
-/**
- * Registers one named test case.
- *
- * @example
- * ```ts
- * import type { RegisterStorageTest } from "./contract.ts";
- * const register: RegisterStorageTest = (name, fn) => Deno.test(name, fn);
- * ```
- */
+/** Registers one named test case. */
 export type RegisterStorageTest = (name: string, fn: () => Promise<void>) => void;
 
-/**
- * Makes a fresh, empty storage for one case.
- *
- * @example
- * ```ts
- * import type { ApiKeyStorageFactory } from "./contract.ts";
- * import { InMemoryApiKeyStorage } from "./in_memory.ts";
- * const factory: ApiKeyStorageFactory = () => new InMemoryApiKeyStorage();
- * ```
- */
+/** Makes a fresh, empty storage for one case. */
 export type ApiKeyStorageFactory = () => ApiKeyStorage | Promise<ApiKeyStorage>;
 
 class ContractViolation extends Error {

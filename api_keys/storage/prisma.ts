@@ -21,15 +21,7 @@ import type {
   RotateApiKeyStorageInput,
 } from "../types.ts";
 
-/**
- * The `apiKey` delegate methods the adapter uses (as Prisma Client generates them).
- *
- * @example
- * ```ts
- * declare const delegate: PrismaApiKeyDelegate;
- * await delegate.findUnique({ where: { id: "k1" } });
- * ```
- */
+/** The `apiKey` delegate methods the adapter uses (as Prisma Client generates them). */
 export interface PrismaApiKeyDelegate {
   /** Inserts a row. */
   create(args: { data: Record<string, unknown> }): Promise<unknown>;
@@ -48,12 +40,6 @@ export interface PrismaApiKeyDelegate {
 /**
  * A Prisma-shaped client: an `apiKey` delegate and, optionally, interactive
  * `$transaction`.
- *
- * @example
- * ```ts
- * declare const prisma: PrismaApiKeyClient; // e.g. a PrismaClient instance
- * await prisma.apiKey.findUnique({ where: { prefix: "AbCdEfGhIjKl" } });
- * ```
  */
 export interface PrismaApiKeyClient {
   /** The `ApiKey` model delegate. */
@@ -70,13 +56,6 @@ const COUNT_PAGE = 1_000;
  * `ApiKeyExpiryNotice`: `keyId` its id, `thresholdMs` a `BigInt`,
  * `claimedAt`). Both answer a count and never fail for a lost race, which
  * keeps a losing claim as cheap as a winning one.
- *
- * @example
- * ```ts
- * declare const delegate: PrismaExpiryNoticeDelegate;
- * const data = [{ keyId: "k1", thresholdMs: 86_400_000, claimedAt: new Date() }];
- * await delegate.createMany({ data, skipDuplicates: true }); // { count: 1 }, then { count: 0 }
- * ```
  */
 export interface PrismaExpiryNoticeDelegate {
   /** Inserts rows; with `skipDuplicates`, a taken `keyId` is skipped (`ON CONFLICT DO NOTHING`). */
@@ -91,12 +70,6 @@ export interface PrismaExpiryNoticeDelegate {
  * The `apiKeyRotationWait` delegate methods the rotations that wait use
  * (model `ApiKeyRotationWait`: `newKeyId` its id, `oldKeyId`,
  * `gracePeriodMs` a `BigInt`, `waitEndsAt`).
- *
- * @example
- * ```ts
- * declare const delegate: PrismaRotationWaitDelegate;
- * await delegate.findUnique({ where: { newKeyId: "k2" } });
- * ```
  */
 export interface PrismaRotationWaitDelegate {
   /** Inserts a row. */
@@ -109,23 +82,6 @@ export interface PrismaRotationWaitDelegate {
  * Extra delegates of `PrismaApiKeyStorage`, each turning on a capability
  * (see `ApiKeyStorage`); their tables are created by the migration
  * `prisma/migrations/0004_api_key_expiry`.
- *
- * @example
- * ```ts
- * import type {
- *   PrismaApiKeyStorageOptions,
- *   PrismaExpiryNoticeDelegate,
- *   PrismaRotationWaitDelegate,
- * } from "./prisma.ts";
- * declare const prisma: {
- *   apiKeyExpiryNotice: PrismaExpiryNoticeDelegate;
- *   apiKeyRotationWait: PrismaRotationWaitDelegate;
- * };
- * const options: PrismaApiKeyStorageOptions = {
- *   expiryNotices: prisma.apiKeyExpiryNotice,
- *   rotationWaits: prisma.apiKeyRotationWait,
- * };
- * ```
  */
 export interface PrismaApiKeyStorageOptions {
   /** `prisma.apiKeyExpiryNotice`: turns on `listExpiring` and `claimExpiryNotice`. */

@@ -85,12 +85,6 @@ import type {
  *   nothing. Without them, `revokeForTenant` and `rotateForTenant` read the
  *   record, check its tenant (which no operation changes), then act with
  *   `markRevokedIfActive` (or `markRevoked`) and `rotate`.
- *
- * @example
- * ```ts
- * import { InMemoryApiKeyStorage } from "./in_memory.ts";
- * const storage: ApiKeyStorage = new InMemoryApiKeyStorage();
- * ```
  */
 export interface ApiKeyStorage {
   /** Inserts a new record (ids and prefixes are unique). */
@@ -186,14 +180,6 @@ export interface ApiKeyStorage {
 /**
  * What `ApiKeyStorage.listExpiring` reads: a window of expiry times and a
  * page of it.
- *
- * @example
- * ```ts
- * const now = Date.now();
- * const firstPage: ListExpiringApiKeysOptions = {
- *   from: new Date(now), until: new Date(now + 7 * 864e5), after: null, limit: 500,
- * };
- * ```
  */
 export interface ListExpiringApiKeysOptions {
   /** Records expiring after this instant (excluded)… */
@@ -206,17 +192,7 @@ export interface ListExpiringApiKeysOptions {
   limit: number;
 }
 
-/**
- * A rotation waiting for its new key's first use (`graceStarts: "first-use"`).
- *
- * @example
- * ```ts
- * const wait: ApiKeyRotationWait = {
- *   newKeyId: "k2", oldKeyId: "k1", gracePeriodMs: 3_600_000,
- *   waitEndsAt: new Date("2030-01-08T01:00:00.000Z"),
- * };
- * ```
- */
+/** A rotation waiting for its new key's first use (`graceStarts: "first-use"`). */
 export interface ApiKeyRotationWait {
   /** Id of the new key, whose first use starts the grace period. */
   newKeyId: string;
@@ -231,14 +207,7 @@ export interface ApiKeyRotationWait {
   waitEndsAt: Date;
 }
 
-/**
- * Names of the optional members (capabilities) of `ApiKeyStorage`.
- *
- * @example
- * ```ts
- * const capability: ApiKeyStorageCapability = "claimExpiryNotice";
- * ```
- */
+/** Names of the optional members (capabilities) of `ApiKeyStorage`. */
 export type ApiKeyStorageCapability =
   | "peekByPrefix"
   | "markRevokedIfActive"
@@ -256,11 +225,6 @@ export type ApiKeyStorageCapability =
 /**
  * Names of the methods an `ApiKeyStorage` must have: the spec's seven
  * operations (the capabilities, `ApiKeyStorageCapability`, are optional).
- *
- * @example
- * ```ts
- * API_KEY_STORAGE_METHODS.includes("rotate"); // true
- * ```
  */
 export const API_KEY_STORAGE_METHODS: readonly Exclude<
   keyof ApiKeyStorage,
