@@ -22,22 +22,7 @@ import type {
   LeakReportResponse,
 } from "./types.ts";
 
-/**
- * Options of `createPublicRevocationHandler`.
- *
- * @example
- * ```ts
- * import { ApiKeysService } from "../service.ts";
- * import { InMemoryApiKeyStorage } from "../storage/in_memory.ts";
- * const options: PublicRevocationOptions = {
- *   service: new ApiKeysService({
- *     peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
- *     storage: new InMemoryApiKeyStorage(),
- *   }),
- *   maxQueued: 500,
- * };
- * ```
- */
+/** Options of `createPublicRevocationHandler`. */
 export interface PublicRevocationOptions extends LeakedKeyHandlerOptions {
   /**
    * Distinct keys waiting at most (default 1,000); a report of a key already
@@ -58,14 +43,7 @@ export interface PublicRevocationOptions extends LeakedKeyHandlerOptions {
   onError?: (error: unknown) => void;
 }
 
-/**
- * A public report dropped because the queue was full (`onDropped`).
- *
- * @example
- * ```ts
- * const alert = (drop: PublicReportDrop) => console.warn(`report dropped, ${drop.queued} queued`);
- * ```
- */
+/** A public report dropped because the queue was full (`onDropped`). */
 export interface PublicReportDrop {
   /** Type. */
   type: "api_key.public_report_dropped";
@@ -75,14 +53,7 @@ export interface PublicReportDrop {
   queued: number;
 }
 
-/**
- * Counters of a public revocation handler (`stats()`), for a metric.
- *
- * @example
- * ```ts
- * const dropRate = (stats: PublicRevocationStats) => stats.dropped / Math.max(1, stats.received);
- * ```
- */
+/** Counters of a public revocation handler (`stats()`), for a metric. */
 export interface PublicRevocationStats {
   /** Distinct keys waiting now. */
   queued: number;
@@ -97,13 +68,6 @@ export interface PublicRevocationStats {
 /**
  * The handler: call it per request; `drain()` resolves once every queued
  * report is done (for shutdown and tests).
- *
- * @example
- * ```ts
- * async function shutdown(handler: PublicRevocationHandler) {
- *   await handler.drain();
- * }
- * ```
  */
 export interface PublicRevocationHandler extends LeakReportHandler {
   /** Answers the fixed `202` and queues the report. */

@@ -32,31 +32,10 @@ import type {
  * Default most tokens one request may carry. At the default concurrency of 8
  * and about 10 ms per storage call (a verify and a revoke are three), 1,000
  * keys take about 4 s, well within GitHub's 30 s timeout.
- *
- * @example
- * ```ts
- * SECRET_SCANNING_MAX_TOKENS; // 1000
- * ```
  */
 export const SECRET_SCANNING_MAX_TOKENS = 1000;
 
-/**
- * Options of `createSecretScanningPartnerHandler`.
- *
- * @example
- * ```ts
- * import { githubSecretScanningKeyResolver } from "./github_public_keys.ts";
- * import { ApiKeysService } from "../service.ts";
- * import { InMemoryApiKeyStorage } from "../storage/in_memory.ts";
- * const options: SecretScanningPartnerOptions = {
- *   service: new ApiKeysService({
- *     peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
- *     storage: new InMemoryApiKeyStorage(),
- *   }),
- *   publicKeys: githubSecretScanningKeyResolver(),
- * };
- * ```
- */
+/** Options of `createSecretScanningPartnerHandler`. */
 export interface SecretScanningPartnerOptions extends LeakedKeyHandlerOptions {
   /** GitHub's public keys: a fixed list, or a resolver such as `githubSecretScanningKeyResolver()`. */
   publicKeys: readonly SecretScanningPublicKey[] | SecretScanningKeyResolver;
