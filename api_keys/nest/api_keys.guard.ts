@@ -29,12 +29,6 @@ type Target = Function;
 /**
  * The part of Nest's `ExecutionContext` the guard reads; Nest passes its own
  * `ExecutionContext`, which fits.
- *
- * @example
- * ```ts
- * import type { ExecutionContext } from "@nestjs/common";
- * const narrow = (context: ExecutionContext): ApiKeysGuardContext => context;
- * ```
  */
 export interface ApiKeysGuardContext {
   /** HTTP view of the call; `getRequest()` gives the Express or Fastify request. */
