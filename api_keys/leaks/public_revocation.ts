@@ -120,18 +120,12 @@ function reportedKey({ body, contentType }: Report): string {
 
 /**
  * Builds the handler of public key reports. Every report gets the same `202`
- * (same status, headers and body) at once, whether the key exists, is unknown
- * or is not a key at all; nothing in the answer depends on the input. After
- * the answer, a queue of distinct keys (at most `maxQueued` waiting, one at a
- * time) verifies each with the service; a report that is not a well-formed key
- * of the namespace in one of the service's layouts stands for a random
- * well-formed key drawn once per handler (so the substitution costs nothing
- * per report): every verification costs the same (one prefix lookup, one
- * HMAC). A report of a key already waiting is counted and takes no place; one
- * past a full queue is dropped, counted and passed to `onDropped`. A key that
- * verifies emits `api_key.exposed` (`source: "public_report"`, `url: null`)
- * and is revoked. Rate-limit the route in the app, per client and in all (see
- * docs/security.md, "Leaked keys").
+ * at once, whatever the input. Afterwards a queue of distinct keys (at most
+ * `maxQueued`, one at a time) verifies each; a non-key stands for a random
+ * well-formed key, so every verification costs the same. A report past a full
+ * queue is dropped and passed to `onDropped`. A key that verifies emits
+ * `api_key.exposed` (`source: "public_report"`) and is revoked. Rate-limit
+ * the route in the app (docs/security.md, "Leaked keys").
  *
  * @example
  * ```ts

@@ -99,17 +99,9 @@ export function leakReportFromRequest(request: LeakReportHttpRequest): LeakRepor
  *
  * @example
  * ```ts
- * import { sendLeakReport } from "@saferoute/api-kit/api-keys/nest";
- * import { createPublicRevocationHandler } from "@saferoute/api-kit/api-keys";
- * import type { ApiKeysService } from "@saferoute/api-kit/api-keys";
- * import type { LeakReportHttpRequest, LeakReportHttpResponse } from "@saferoute/api-kit/api-keys/nest";
- * import { leakReportFromRequest } from "@saferoute/api-kit/api-keys/nest";
- *
- * function reportRoute(service: ApiKeysService) {
- *   const report = createPublicRevocationHandler({ service });
- *   return async (req: LeakReportHttpRequest, res: LeakReportHttpResponse) =>
- *     sendLeakReport(res, await report(leakReportFromRequest(req)));
- * }
+ * import { type LeakReportHttpResponse, sendLeakReport } from "@saferoute/api-kit/api-keys/nest";
+ * declare const res: LeakReportHttpResponse;
+ * sendLeakReport(res, { status: 202, headers: {}, body: "" });
  * ```
  */
 export function sendLeakReport(response: LeakReportHttpResponse, reply: LeakReportResponse): void {
