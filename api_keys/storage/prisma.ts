@@ -171,30 +171,20 @@ function toRecord(row: unknown): ApiKeyRecord {
 }
 
 /**
- * Storage over a Prisma-shaped client, using only the delegate calls the spec
- * lists (`create`, `findMany`, `findUnique`, `update`, optional
- * `$transaction`). Rows are mapped, not validated (`ApiKeysService` checks
- * every record it reads). Has the capabilities `markRevokedIfActive`,
- * `replaceHash`, `countHashes`, `lowerExpiry` and the tenant-bound
- * operations (conditional updates: `tenantId` joins `id` in their `where`), not
- * `peekByPrefix` (a shared database can change behind any in-process copy);
- * the expiry notices and the rotation waits with the delegates of
- * `PrismaApiKeyStorageOptions` (an explicit option: they need the tables of
- * migration `0004_api_key_expiry`). `countHashes` reads the usable rows in
- * pages of 1,000 ordered by `id` (`findMany` with `take` and `id: { gt }`).
- * `storesLayout` with the option of that name (the `layout` column of
- * migration `0006_api_key_layout`).
- * The `hashScheme` column (migration `0003_api_key_hash_scheme`) is optional:
- * rows without it read as the default scheme, and `hashScheme` is written
- * only when it is not the default or the model has the column, so an
- * unmigrated database keeps working.
- * `rotate` inserts the new row, then marks the old one
- * with a conditional update `where: { id, rotatedAt: null, revokedAt: null }`;
- * Prisma's `P2025` (no row matched) means a concurrent rotate or revoke won,
- * reported as `api_key_not_rotatable`. With `$transaction` both steps are one
- * transaction. Without it, a failed or lost update is compensated: the new row
- * (whose raw key is never handed out) is marked revoked with `update`; if that
- * fails too, the new row stays listed as an active key nobody holds.
+ * Storage over a Prisma-shaped client, using only the spec's delegate calls
+ * (`create`, `findMany`, `findUnique`, `update`, optional `$transaction`).
+ * Capabilities: `markRevokedIfActive`, `replaceHash`, `countHashes`,
+ * `lowerExpiry` and the tenant-bound operations; the expiry notices, rotation
+ * waits (migration `0004_api_key_expiry`) and `storesLayout` (`0006`) only
+ * through `PrismaApiKeyStorageOptions`; never `peekByPrefix` (a shared
+ * database changes behind in-process copies). Without the `hashScheme`
+ * column (`0003`) rows read as the default scheme.
+ *
+ * `rotate` inserts the new row, then updates the old one where it is neither
+ * rotated nor revoked (`P2025`: `api_key_not_rotatable`), in one transaction
+ * with `$transaction`. Without it, a failed update is compensated by revoking
+ * the new row (whose key was never handed out); if that fails too, the new
+ * row stays listed as an active key nobody holds.
  *
  * @example
  * ```ts
