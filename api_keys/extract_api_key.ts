@@ -93,21 +93,12 @@ export function extractApiKeyWith(
 }
 
 /**
- * Extracts the raw API key from `X-API-Key: <key>` or `Authorization: Bearer <key>`
- * (the header rules). `getHeader` reads one header by lower-case name (see
- * `ApiKeyHeaderReader`). `ApiKeysService.authorizeRequest` applies these rules
- * (with its `legacyKeyLayouts`) and then authorizes the key; call this
- * directly only to read the key.
- *
- * A Bearer token counts only when it has the layout of a key (the current
- * layout, or one of `options.legacyKeyLayouts`), so a user's JWT in
- * `Authorization` can travel beside a key in `X-API-Key`. Two different keys on
- * one request, several differing values of one header, or an `X-API-Key` value
- * longer than any key of the accepted layouts throw
- * `ApiKeyError("api_key_malformed")` with a `reason` naming the rule (never
- * the key); an invalid layout throws a `TypeError`. Returns
- * `undefined` when the request carries no key. The key never appears in an
- * error message.
+ * Extracts the raw API key from `X-API-Key` or `Authorization: Bearer`, or
+ * `undefined` (`ApiKeysService.authorizeRequest` applies these rules itself).
+ * A Bearer token counts only in a key layout, so a JWT can travel beside a
+ * key. Two different keys, differing values of one header, or an over-long
+ * `X-API-Key` throw `ApiKeyError("api_key_malformed")` with a `reason` naming
+ * the rule (never the key); an invalid layout throws a `TypeError`.
  *
  * @example
  * ```ts
