@@ -204,13 +204,9 @@ function functionOptions(options: ApiKeyAuthorizerOptions): FunctionOptions {
 }
 
 /**
- * Builds an {@link ApiKeyAuthorizer} over `service` (once, at startup): the
- * header rules of `extractApiKey` (`X-API-Key` or a key-shaped
- * `Authorization: Bearer`), then the key, its IP allowlist against the
- * client IP, the environment and the scope, all by
- * `ApiKeysService.authorizeRequest`, which reports every failure
- * (`onAuthFailed`, `api_key.auth_failed`, the metric) itself. Every option is
- * checked here: a bad one throws a `TypeError` naming it.
+ * Builds an {@link ApiKeyAuthorizer} over `service` (once, at startup); each
+ * request goes through `ApiKeysService.authorizeRequest` with its client IP.
+ * A bad option throws a `TypeError` naming it.
  *
  * @example
  * ```ts

@@ -217,12 +217,9 @@ function buildModule(optionsProvider: Provider, imports: DynamicModule["imports"
 }
 
 /**
- * Global module providing `ApiKeysService` and `ApiKeysGuard`. Import it once
- * (usually in the root module); every option is validated at startup, and a
- * bad one stops the app from booting with a message naming it. At module
- * init it awaits `service.ready()`: with `retiredPepperVersions`, the app
- * does not start while usable keys remain on a retired hash, or while the
- * storage is down.
+ * Global module providing `ApiKeysService` and `ApiKeysGuard`; import it once.
+ * A bad option stops the boot with a message naming it, and so does a
+ * refusal of `service.ready()` at module init.
  *
  * @example
  * ```ts
