@@ -24,14 +24,6 @@ const MAX_FORWARDING_HEADER_LENGTH = 8192;
 /**
  * Options of the trusted-proxy resolvers: `trustedProxyClientIpResolver`
  * (`./api-keys/nest`) and `trustedProxyClientIp` (`./api-keys/fetch`).
- *
- * @example
- * ```ts
- * const options: TrustedProxyClientIpResolverOptions = {
- *   trustedProxies: ["10.0.0.0/8", "127.0.0.1"],
- *   header: "forwarded",
- * };
- * ```
  */
 export interface TrustedProxyClientIpResolverOptions {
   /** Addresses or CIDR ranges of your own proxies (at least one). */

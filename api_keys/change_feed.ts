@@ -18,11 +18,6 @@ import { createDispatcher, type Dispatch } from "./_sinks.ts";
  * What happened to a key: `created`, `revoked`, `rotated` (its `rotatedAt`
  * moved), `deleted` (the row is gone) or `updated` (anything else but
  * `lastUsedAt`, which no feed reports).
- *
- * @example
- * ```ts
- * const kind: ApiKeyChangeKind = "revoked";
- * ```
  */
 export type ApiKeyChangeKind = "created" | "updated" | "revoked" | "rotated" | "deleted";
 
@@ -35,14 +30,7 @@ export const CHANGE_KINDS: ReadonlySet<string> = new Set<ApiKeyChangeKind>([
   "deleted",
 ]);
 
-/**
- * One change to the key with `prefix`: drop what is cached about that prefix.
- *
- * @example
- * ```ts
- * const change: ApiKeyChange = { kind: "revoked", prefix: "AbCdEfGhIjKl", counter: 42 };
- * ```
- */
+/** One change to the key with `prefix`: drop what is cached about that prefix. */
 export interface ApiKeyChange {
   /** What happened. */
   readonly kind: ApiKeyChangeKind;
@@ -57,22 +45,12 @@ export interface ApiKeyChange {
  * advanced past changes the feed could not read: a lost connection, a missing
  * record, the first sync after start), `truncated` (the key table was emptied),
  * `unnamed` (a change without a usable prefix).
- *
- * @example
- * ```ts
- * const reason: ApiKeyFeedResetReason = "missed";
- * ```
  */
 export type ApiKeyFeedResetReason = "missed" | "truncated" | "unnamed";
 
 /**
  * Changes may have been missed: drop everything cached (and reload anything
  * derived from the key table, such as a set of known prefixes).
- *
- * @example
- * ```ts
- * const reset: ApiKeyFeedReset = { kind: "reset", prefix: null, counter: 42, reason: "missed" };
- * ```
  */
 export interface ApiKeyFeedReset {
   /** Marks a reset. */
@@ -85,38 +63,18 @@ export interface ApiKeyFeedReset {
   readonly reason: ApiKeyFeedResetReason;
 }
 
-/**
- * What a listener receives: a change of one key, or a reset.
- *
- * @example
- * ```ts
- * const onNotice = (notice: ApiKeyChangeNotice) =>
- *   notice.kind === "reset" ? console.log("drop all") : console.log("drop", notice.prefix);
- * ```
- */
+/** What a listener receives: a change of one key, or a reset. */
 export type ApiKeyChangeNotice = ApiKeyChange | ApiKeyFeedReset;
 
 /**
  * Receives notices synchronously, in counter order. A throw or a rejected
  * promise is contained (logged once, then silence) and never stops delivery.
- *
- * @example
- * ```ts
- * import type { ApiKeyChangeListener } from "./change_feed.ts";
- * const listener: ApiKeyChangeListener = (notice) => console.log(notice.kind, notice.counter);
- * ```
  */
 export type ApiKeyChangeListener = (notice: ApiKeyChangeNotice) => void | Promise<void>;
 
 /**
  * Health of a feed, read on demand (`status()`); durations on the feed's
  * monotonic clock.
- *
- * @example
- * ```ts
- * declare const status: ApiKeyChangeFeedStatus;
- * const serveFromCache = status.stalenessMs <= 2_000;
- * ```
  */
 export interface ApiKeyChangeFeedStatus {
   /** Whether the feed is in sync: connected, and its last check succeeded. */
@@ -151,11 +109,6 @@ export interface ApiKeyChangeFeedStatus {
 /**
  * The prefixes of every stored key, as of change `counter`: a consumer that
  * subscribed first applies the notices with a higher counter on top.
- *
- * @example
- * ```ts
- * const snapshot: ApiKeyFeedSnapshot = { counter: 7, prefixes: ["AbCdEfGhIjKl"] };
- * ```
  */
 export interface ApiKeyFeedSnapshot {
   /** Counter of the last change the snapshot includes. */
@@ -169,18 +122,6 @@ export interface ApiKeyFeedSnapshot {
  * vouches for; on a change, drop what is cached about its prefix; on a reset,
  * drop everything; serve cached data only while `status().stalenessMs` is
  * within the consumer's bound.
- *
- * @example
- * ```ts
- * const feed: ApiKeyChangeFeed = new InMemoryApiKeyChangeFeed();
- * const cached = new Map<string, string>();
- * const unsubscribe = feed.subscribe((notice) => {
- *   if (notice.kind === "reset") cached.clear();
- *   else cached.delete(notice.prefix);
- * });
- * unsubscribe();
- * await feed.close();
- * ```
  */
 export interface ApiKeyChangeFeed {
   /** Adds a listener; returns the function that removes it. */

@@ -11,11 +11,5 @@ import type { PrismaApiKeyClient } from "./storage/prisma.ts";
  * The database client `PrismaApiKeyStorage` takes.
  *
  * @deprecated Use `PrismaApiKeyClient` (the same type).
- *
- * @example
- * ```ts
- * import type { PrismaApiKeyClient } from "@saferoute/api-kit/api-keys";
- * declare const prisma: PrismaApiKeyClient; // e.g. a PrismaClient instance
- * ```
  */
 export type PrismaLike = PrismaApiKeyClient;

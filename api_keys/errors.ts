@@ -16,11 +16,6 @@ const LIBRARY_ERROR = Symbol.for("saferoute.api-kit.error");
  * Codes of verification and authorization failures, by member name (the
  * value object of `@nestarc/api-keys` 0.1: `ApiKeyErrorCode.Invalid`); the
  * one table of the codes. Frozen.
- *
- * @example
- * ```ts
- * ApiKeyErrorCode.Invalid; // "api_key_invalid"
- * ```
  */
 export const ApiKeyErrorCode = {
   Missing: "api_key_missing",
@@ -34,15 +29,7 @@ export const ApiKeyErrorCode = {
 } as const;
 Object.freeze(ApiKeyErrorCode);
 
-/**
- * A code of `ApiKeyErrorCode`: the spec's string (`"api_key_invalid"`, ...).
- *
- * @example
- * ```ts
- * import type { ApiKeyErrorCode } from "./errors.ts";
- * const code: ApiKeyErrorCode = "api_key_invalid";
- * ```
- */
+/** A code of `ApiKeyErrorCode`: the spec's string (`"api_key_invalid"`, ...). */
 export type ApiKeyErrorCode = (typeof ApiKeyErrorCode)[keyof typeof ApiKeyErrorCode];
 
 /** HTTP status of each `ApiKeyErrorCode`. */
@@ -119,14 +106,7 @@ export function apiKeyError(code: ApiKeyErrorCode, reason?: string): ApiKeyError
   });
 }
 
-/**
- * Codes of management-operation failures.
- *
- * @example
- * ```ts
- * const code: ApiKeyOperationErrorCode = "api_key_not_rotatable";
- * ```
- */
+/** Codes of management-operation failures. */
 export type ApiKeyOperationErrorCode = "api_key_record_not_found" | "api_key_not_rotatable";
 
 const OPERATION_STATUS: Readonly<Record<ApiKeyOperationErrorCode, number>> = Object.freeze({
@@ -200,14 +180,7 @@ export class ApiKeyStorageError extends Error {
   }
 }
 
-/**
- * Codes of input-validation failures of `create` and `rotate`.
- *
- * @example
- * ```ts
- * const code: ApiKeyValidationErrorCode = "api_key_invalid_input";
- * ```
- */
+/** Codes of input-validation failures of `create` and `rotate`. */
 export type ApiKeyValidationErrorCode = "api_key_invalid_input";
 
 /**

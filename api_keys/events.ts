@@ -13,14 +13,7 @@ import type {
   Environment,
 } from "./types.ts";
 
-/**
- * Emitted by `create`.
- *
- * @example
- * ```ts
- * const onCreated = (event: ApiKeyCreatedEvent) => console.log(event.keyId, event.prefix);
- * ```
- */
+/** Emitted by `create`. */
 export interface ApiKeyCreatedEvent {
   /** Event type. */
   type: "api_key.created";
@@ -54,14 +47,7 @@ export function createdEvent(record: ApiKeyRecord, at: Date): ApiKeyCreatedEvent
   };
 }
 
-/**
- * Emitted by `revoke` (once per key; a repeated revoke emits nothing).
- *
- * @example
- * ```ts
- * const onRevoked = (event: ApiKeyRevokedEvent) => console.log(event.keyId);
- * ```
- */
+/** Emitted by `revoke` (once per key; a repeated revoke emits nothing). */
 export interface ApiKeyRevokedEvent {
   /** Event type. */
   type: "api_key.revoked";
@@ -77,14 +63,7 @@ export interface ApiKeyRevokedEvent {
   environment: Environment;
 }
 
-/**
- * Emitted by `rotate`.
- *
- * @example
- * ```ts
- * const onRotated = (event: ApiKeyRotatedEvent) => console.log(event.oldKeyId, event.newKeyId);
- * ```
- */
+/** Emitted by `rotate`. */
 export interface ApiKeyRotatedEvent {
   /** Event type. */
   type: "api_key.rotated";
@@ -119,12 +98,6 @@ export interface ApiKeyRotatedEvent {
  * Emitted by `notifyExpiring` once per key and threshold: the usable key
  * expires within `thresholdMs` of the run (a key first seen inside several
  * thresholds gets the smallest only).
- *
- * @example
- * ```ts
- * const onExpiring = (event: ApiKeyExpiringEvent) =>
- *   console.log(`${event.prefix} expires at ${event.expiresAt.toISOString()}`);
- * ```
  */
 export interface ApiKeyExpiringEvent {
   /** Event type. */
@@ -149,12 +122,6 @@ export interface ApiKeyExpiringEvent {
  * Emitted by `notifyExpiring` once per rotation, after its old key stopped
  * being accepted at the end of its grace (a rotation whose old key was
  * revoked ends with `api_key.revoked` instead).
- *
- * @example
- * ```ts
- * const onCompleted = (event: ApiKeyRotationCompletedEvent) =>
- *   console.log(`${event.oldPrefix} stopped working at ${event.endedAt.toISOString()}`);
- * ```
  */
 export interface ApiKeyRotationCompletedEvent {
   /** Event type. */
@@ -181,11 +148,6 @@ export interface ApiKeyRotationCompletedEvent {
  * Emitted for every failed verification or authorization (not for storage
  * failures). `keyId`, `tenantId` and `environment` are present once the
  * presented secret matched a record (revoked, expired, IP, environment, scope).
- *
- * @example
- * ```ts
- * const onFailed = (event: ApiKeyAuthFailedEvent) => console.log(event.code, event.prefix);
- * ```
  */
 export interface ApiKeyAuthFailedEvent {
   /** Event type. */
@@ -207,11 +169,6 @@ export interface ApiKeyAuthFailedEvent {
 /**
  * Emitted once per successful `verify` or `authorize`, only with
  * `emitUsageEvents: true`.
- *
- * @example
- * ```ts
- * const onUsed = (event: ApiKeyUsedEvent) => console.log(event.keyId, event.scopes);
- * ```
  */
 export interface ApiKeyUsedEvent {
   /** Event type. */
@@ -236,12 +193,6 @@ export interface ApiKeyUsedEvent {
  * out. The verification it followed had already succeeded; the record keeps
  * its old hash and is not tried again by this instance. Not emitted when the
  * hash changed underneath (the record is left alone).
- *
- * @example
- * ```ts
- * const onFailed = (event: ApiKeyRehashFailedEvent) =>
- *   console.warn(`re-hash of ${event.keyId} (${event.hashScheme} v${event.pepperVersion}) failed`);
- * ```
  */
 export interface ApiKeyRehashFailedEvent {
   /** Event type. */
@@ -266,12 +217,6 @@ export interface ApiKeyRehashFailedEvent {
  * Emitted by the one report that revoked a key (of concurrent reports of it,
  * only the winner), right before the usual `api_key.revoked`. Carries no key
  * material.
- *
- * @example
- * ```ts
- * const notifyOwner = (event: ApiKeyExposedEvent) =>
- *   console.log(`key ${event.prefix} of ${event.tenantId} leaked via ${event.source}`);
- * ```
  */
 export interface ApiKeyExposedEvent {
   /** Event type. */
@@ -295,16 +240,7 @@ export interface ApiKeyExposedEvent {
   url: string | null;
 }
 
-/**
- * Every event of the API-key component, discriminated by `type`.
- *
- * @example
- * ```ts
- * function log(event: ApiKeyEvent): void {
- *   if (event.type === "api_key.auth_failed") console.warn(event.code);
- * }
- * ```
- */
+/** Every event of the API-key component, discriminated by `type`. */
 export type ApiKeyEvent =
   | ApiKeyCreatedEvent
   | ApiKeyRevokedEvent
@@ -316,15 +252,7 @@ export type ApiKeyEvent =
   | ApiKeyExpiringEvent
   | ApiKeyRotationCompletedEvent;
 
-/**
- * One per verification: its outcome and duration (from `monotonicClock`).
- *
- * @example
- * ```ts
- * const onMetric = (metric: ApiKeyVerificationMetric) =>
- *   console.log(metric.outcome, metric.durationMs.toFixed(3));
- * ```
- */
+/** One per verification: its outcome and duration (from `monotonicClock`). */
 export interface ApiKeyVerificationMetric {
   /** Metric type. */
   type: "api_key.verification";
@@ -339,11 +267,6 @@ export interface ApiKeyVerificationMetric {
 /**
  * Outcome of `api_key.authorization`: which request check refused a key
  * whose secret was proven.
- *
- * @example
- * ```ts
- * const outcome: ApiKeyAuthorizationOutcome = "scope_denied";
- * ```
  */
 export type ApiKeyAuthorizationOutcome = "ip_denied" | "environment_denied" | "scope_denied";
 
@@ -351,11 +274,6 @@ export type ApiKeyAuthorizationOutcome = "ip_denied" | "environment_denied" | "s
  * One per `authorize` or `authorizeRequest` refused after the secret was
  * proven (IP allowlist, environment, scope), to `onAuthorizationMetric`.
  * Low-cardinality: no key, tenant or address.
- *
- * @example
- * ```ts
- * const onAuthorizationMetric = (metric: ApiKeyAuthorizationMetric) => console.log(metric.outcome);
- * ```
  */
 export interface ApiKeyAuthorizationMetric {
   /** Metric type. */
@@ -371,12 +289,6 @@ export interface ApiKeyAuthorizationMetric {
 /**
  * One when `create` or `rotate` gives up on prefix collisions (it then
  * throws `ApiKeyPrefixCollisionError`), to `onOperationMetric`.
- *
- * @example
- * ```ts
- * const onOperationMetric = (metric: ApiKeyOperationMetric) =>
- *   console.error(metric.operation, metric.outcome, metric.attempts);
- * ```
  */
 export interface ApiKeyOperationMetric {
   /** Metric type. */

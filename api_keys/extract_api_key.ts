@@ -12,12 +12,6 @@ import { compileKeyLayouts, type KeyLayouts, type LegacyKeyLayout } from "./key_
  * per header line), or `undefined`/`null` when absent. Fits Node's
  * `headersDistinct`, a plain object, and Fetch `Headers` (`headers.get(name)`,
  * which joins repeated lines with `", "`).
- *
- * @example
- * ```ts
- * import type { ApiKeyHeaderReader } from "./extract_api_key.ts";
- * const fromFetch = (request: Request): ApiKeyHeaderReader => (name) => request.headers.get(name);
- * ```
  */
 export type ApiKeyHeaderReader = (name: string) => string | string[] | null | undefined;
 
@@ -75,14 +69,7 @@ function bearerKey(
   return found;
 }
 
-/**
- * Options of `extractApiKey`.
- *
- * @example
- * ```ts
- * const options: ExtractApiKeyOptions = { legacyKeyLayouts: ["nestarc-v0"] };
- * ```
- */
+/** Options of `extractApiKey`. */
 export interface ExtractApiKeyOptions {
   /** Legacy layouts accepted besides the current one (the service's `legacyKeyLayouts`). */
   legacyKeyLayouts?: readonly LegacyKeyLayout[];
@@ -106,21 +93,12 @@ export function extractApiKeyWith(
 }
 
 /**
- * Extracts the raw API key from `X-API-Key: <key>` or `Authorization: Bearer <key>`
- * (the header rules). `getHeader` reads one header by lower-case name (see
- * `ApiKeyHeaderReader`). `ApiKeysService.authorizeRequest` applies these rules
- * (with its `legacyKeyLayouts`) and then authorizes the key; call this
- * directly only to read the key.
- *
- * A Bearer token counts only when it has the layout of a key (the current
- * layout, or one of `options.legacyKeyLayouts`), so a user's JWT in
- * `Authorization` can travel beside a key in `X-API-Key`. Two different keys on
- * one request, several differing values of one header, or an `X-API-Key` value
- * longer than any key of the accepted layouts throw
- * `ApiKeyError("api_key_malformed")` with a `reason` naming the rule (never
- * the key); an invalid layout throws a `TypeError`. Returns
- * `undefined` when the request carries no key. The key never appears in an
- * error message.
+ * Extracts the raw API key from `X-API-Key` or `Authorization: Bearer`, or
+ * `undefined` (`ApiKeysService.authorizeRequest` applies these rules itself).
+ * A Bearer token counts only in a key layout, so a JWT can travel beside a
+ * key. Two different keys, differing values of one header, or an over-long
+ * `X-API-Key` throw `ApiKeyError("api_key_malformed")` with a `reason` naming
+ * the rule (never the key); an invalid layout throws a `TypeError`.
  *
  * @example
  * ```ts

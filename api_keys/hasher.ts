@@ -31,11 +31,6 @@ const encoder = new TextEncoder();
 /**
  * Shortest accepted current pepper, in UTF-8 bytes (an older version, which
  * only verifies the hashes made with it, may be shorter).
- *
- * @example
- * ```ts
- * MIN_PEPPER_BYTES; // 32
- * ```
  */
 export const MIN_PEPPER_BYTES = 32;
 

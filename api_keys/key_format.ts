@@ -59,11 +59,6 @@ export const API_KEY_NAMESPACE_PATTERN: RegExp = /^[a-z][a-z0-9]{0,15}$/;
 /**
  * Length of the longest valid key (16-character namespace). Longer inputs are
  * malformed before any other work.
- *
- * @example
- * ```ts
- * MAX_API_KEY_LENGTH; // 73
- * ```
  */
 export const MAX_API_KEY_LENGTH: number = 16 + 1 + 4 + 1 + API_KEY_PREFIX_LENGTH + 1 +
   API_KEY_SECRET_LENGTH + API_KEY_CHECKSUM_LENGTH;
@@ -100,22 +95,10 @@ function isBase62Run(text: string, start: number, end: number): boolean {
  * has no word boundaries on purpose: a key glued to other text (URL-encoded
  * `Bearer%20<key>`, `token_<key>`, `<key>_old`) is still found. It has no `g`
  * flag, so `.test()` is stateless; use `redactApiKeys` to replace all.
- *
- * @example
- * ```ts
- * API_KEY_REDACT_REGEX.test("no key here"); // false
- * ```
  */
 export const API_KEY_REDACT_REGEX: RegExp = new RegExp(KEY_SOURCE);
 
-/**
- * A freshly generated key. `raw` is shown once; only a hash of `secret` is stored.
- *
- * @example
- * ```ts
- * const show = (key: GeneratedApiKey) => `${key.prefix} (${key.environment})`;
- * ```
- */
+/** A freshly generated key. `raw` is shown once; only a hash of `secret` is stored. */
 export interface GeneratedApiKey {
   /** The full key. */
   raw: string;
@@ -131,24 +114,10 @@ export interface GeneratedApiKey {
   checksum: string;
 }
 
-/**
- * A key parsed by `parseKey`: same fields as `GeneratedApiKey`.
- *
- * @example
- * ```ts
- * const lookup = (key: ParsedApiKey) => key.prefix;
- * ```
- */
+/** A key parsed by `parseKey`: same fields as `GeneratedApiKey`. */
 export type ParsedApiKey = GeneratedApiKey;
 
-/**
- * Options of `generateKey`.
- *
- * @example
- * ```ts
- * const options: GenerateKeyOptions = { environment: "test", namespace: "acme" };
- * ```
- */
+/** Options of `generateKey`. */
 export interface GenerateKeyOptions {
   /** Environment encoded in the key. */
   environment: Environment;
@@ -264,11 +233,6 @@ export function hasApiKeyLayout(value: string): boolean {
 /**
  * Alphabets of a legacy layout's prefix and secret: `base62` (`0-9A-Za-z`),
  * `hex` (`0-9a-f`), `base64url` (`0-9A-Za-z`, `-`, `_`).
- *
- * @example
- * ```ts
- * const alphabet: LegacyKeyAlphabet = "hex";
- * ```
  */
 export type LegacyKeyAlphabet = "base62" | "hex" | "base64url";
 
@@ -311,11 +275,6 @@ export interface LegacyKeyLayoutDescription {
  * `@nestarc/api-keys` 0.1: `<namespace>_<live|test>_<12 base62>_<32 base62>`,
  * no checksum, with the service's namespace (spread it with a `namespace` to
  * accept another one).
- *
- * @example
- * ```ts
- * const theirs = { ...LEGACY_KEY_LAYOUTS["nestarc-v0"], namespace: "Acme" };
- * ```
  */
 export const LEGACY_KEY_LAYOUTS: Readonly<Record<"nestarc-v0", LegacyKeyLayoutDescription>> = Object
   .freeze({
@@ -612,11 +571,6 @@ export function compileKeyLayouts(value: unknown, label: string): KeyLayouts {
 /**
  * Options of the redaction functions: the legacy layouts to cover besides
  * the current one (the service's `legacyKeyLayouts`).
- *
- * @example
- * ```ts
- * const options: ApiKeyRedactionOptions = { legacyKeyLayouts: ["nestarc-v0"] };
- * ```
  */
 export interface ApiKeyRedactionOptions {
   /** Legacy layouts to find too (default none). */

@@ -54,11 +54,7 @@ export class ApiKeysService {
   readonly #manage: ManageFlow;
   readonly #expiry: ExpiryJob;
 
-  /**
-   * Validates `options` (throws a `TypeError` naming the option) and compiles
-   * them once for both flows. A storage without some optional capability
-   * (see `ApiKeyStorage`) is announced with one `console.info` line naming it.
-   */
+  /** Throws a `TypeError` naming a bad option. Missing storage capabilities are logged once. */
   constructor(options: ApiKeysServiceOptions) {
     const settings = compileSettings(options);
     if (settings.storage.notice !== undefined) console.info(settings.storage.notice);
@@ -80,40 +76,30 @@ export class ApiKeysService {
   }
 
   /**
-   * Resolves when the service may serve: with `retiredPepperVersions`, once
-   * the storage confirms that no usable record (not revoked, not expired) is
-   * left on a retired pepper version or on the `sha256` scheme; otherwise at
-   * once. Rejects with an `Error` naming the counts while some remain, and
-   * with `ApiKeyStorageError` when the storage is down. Await it before
-   * serving (the Nest module does, in `onModuleInit`).
+   * Await before serving (the Nest module does). With `retiredPepperVersions`,
+   * rejects with an `Error` naming the counts while usable records remain on
+   * a retired pepper version or on `sha256`, and with `ApiKeyStorageError`
+   * when the storage is down; otherwise resolves at once.
    */
   ready(): Promise<void> {
     return checkReady(this.#settings);
   }
 
   /**
-   * Counts the usable records (not revoked, not expired) per hash scheme and
-   * pepper version, and how many are not yet on the current ones: when
-   * `toUpgrade` is 0, legacy schemes and old pepper versions can be retired.
-   * Needs the storage capability `countHashes` (rejects with
-   * `ApiKeyStorageError` without it or when the storage fails).
+   * Usable records per hash scheme and pepper version; at `toUpgrade` 0, old
+   * schemes and peppers can be retired. Rejects with `ApiKeyStorageError`
+   * without the storage capability `countHashes` or when the storage fails.
    */
   hashReport(): Promise<ApiKeyHashReport> {
     return hashReport(this.#settings);
   }
 
   /**
-   * Imports the records of another system (an array, any iterable, or an
-   * async iterable such as a stream of JSON lines), one at a time. Each is
-   * validated (a prefix of an accepted key layout, a known hash scheme of the
-   * right form with a configured pepper version, or 0 for `sha256`; tenant,
-   * name, scopes, environment, dates); a legacy scheme needs
-   * `legacyKeyLayouts`. It is keyed by prefix, so a re-run changes nothing: a
-   * free prefix is inserted (hash stored as given, emitting
-   * `api_key.created`), a prefix holding the same hash, or the same id and
-   * tenant since upgraded on use, is skipped (no event), another key there is
-   * a conflict. Invalid records and storage failures are reported per record
-   * without stopping the others. The TTL policy does not apply.
+   * Imports another system's records (any iterable or async iterable), one at
+   * a time, each validated; a legacy scheme needs `legacyKeyLayouts`. Keyed by
+   * prefix, so a re-run changes nothing: a free prefix is inserted (emitting
+   * `api_key.created`), the same key is skipped, another key there is a
+   * conflict. Failures are reported per record; the TTL policy does not apply.
    */
   importKeys(
     records: Iterable<ImportApiKeyRecord> | AsyncIterable<ImportApiKeyRecord>,
@@ -122,10 +108,9 @@ export class ApiKeysService {
   }
 
   /**
-   * Creates a key. Validates the input first (`ApiKeyValidationError` naming the
-   * field; nothing is written), applies the TTL policy, emits `api_key.created`.
-   * A prefix already taken draws a new key; after 3 draws it emits
-   * `api_key.operation` and throws `ApiKeyPrefixCollisionError` (so does `rotate`).
+   * Creates a key under the TTL policy; emits `api_key.created`. Throws
+   * `ApiKeyValidationError` naming the field (nothing written), and
+   * `ApiKeyPrefixCollisionError` after 3 taken prefixes (so does `rotate`).
    */
   create(input: CreateApiKeyInput): Promise<CreateApiKeyResult> {
     return this.#manage.create(input);
@@ -133,20 +118,18 @@ export class ApiKeysService {
 
   /**
    * Verifies a raw key: parse (malformed) → find by prefix (unknown: invalid
-   * after a dummy hash) → secret (invalid) → revoked → expired. Emits one
-   * metric; failures call `onAuthFailed` and emit `api_key.auth_failed`;
-   * storage failures reject with `ApiKeyStorageError` (outcome `error`).
+   * after a dummy hash) → secret (invalid) → revoked → expired. Failures call
+   * `onAuthFailed` and emit `api_key.auth_failed`; a storage failure rejects
+   * with `ApiKeyStorageError`.
    */
   verify(rawKey: string): Promise<ApiKeyContext> {
     return this.#verify.verify(rawKey);
   }
 
   /**
-   * Verifies `rawKey` and checks, in order, the IP allowlist, the environment
-   * and the scope. A missing key (`undefined` or empty) is `api_key_missing`.
-   * A `requiredScope` level other than `"read"`/`"write"` rejects with a
-   * `TypeError` before anything else.
-   * `api_key.used` is emitted only when every check passes.
+   * `verify`, then the IP allowlist, environment and scope, in that order; a
+   * missing key is `api_key_missing`, a bad `requiredScope` level a
+   * `TypeError`. Emits `api_key.used` only when every check passes.
    */
   authorize(
     rawKey: string | undefined,
@@ -156,15 +139,10 @@ export class ApiKeysService {
   }
 
   /**
-   * Authorizes a request from its headers, the one call framework bindings
-   * make: applies the header rules of `extractApiKey` (`X-API-Key` or a
-   * key-shaped `Authorization: Bearer`; two different keys, differing values
-   * or an over-long `X-API-Key` are `api_key_malformed`, the `reason` naming
-   * the rule), then does what `authorize` does with `options`. Resolves the
-   * frozen context or rejects with an `ApiKeyError` carrying the precise code
-   * (or an `ApiKeyStorageError`). A header failure is reported like a key that
-   * does not parse (metric outcome `malformed`, `onAuthFailed(null, code)`,
-   * `api_key.auth_failed`).
+   * `authorize` with the key taken from headers by the rules of
+   * `extractApiKey`: the one call framework bindings make. A header failure
+   * is `api_key_malformed` (its `reason` naming the rule), reported like a key
+   * that does not parse.
    */
   authorizeRequest(
     readHeader: ApiKeyHeaderReader,
@@ -174,49 +152,33 @@ export class ApiKeysService {
   }
 
   /**
-   * Rotates a key: issues a new key inheriting tenant, environment, scopes,
-   * allowlist and name (unless overridden); the old key works until
-   * `graceExpiresAt` (earlier of now + `gracePeriodMs`, default 24 h, and its own
-   * expiry). Unknown id → `api_key_record_not_found`; revoked, expired or
-   * already rotated → `api_key_not_rotatable`. Emits `api_key.rotated`.
-   *
-   * With `graceStarts: "first-use"` (and `maxWaitMs`, required there, else
-   * `api_key_invalid_input`), the grace starts at the new key's first
-   * successful verify: `graceExpiresAt` and the old key's `expiresAt` are the
-   * upper bound min(now + `maxWaitMs` + `gracePeriodMs`, its own expiry); that
-   * first verify lowers the old key's `expiresAt` to min(that bound, first use
-   * + `gracePeriodMs`) with a compare-and-set, off the request path. Needs the
-   * storage's rotation-wait capability (see `ApiKeyStorage`), else throws a
-   * `TypeError` before writing anything.
+   * Issues a new key inheriting tenant, environment, scopes, allowlist and
+   * name (unless overridden); the old key works until `graceExpiresAt` (the
+   * earlier of now + `gracePeriodMs` and its own expiry). Emits
+   * `api_key.rotated`. Unknown id: `api_key_record_not_found`; revoked,
+   * expired or rotated: `api_key_not_rotatable`. With `graceStarts:
+   * "first-use"` (see `RotateApiKeyInput`) the new key's first verify lowers
+   * the old key's expiry; a storage without rotation waits throws a
+   * `TypeError` before writing.
    */
   rotate(id: string, input?: RotateApiKeyInput): Promise<RotateApiKeyResult> {
     return this.#manage.rotate(id, input);
   }
 
   /**
-   * Revokes a key at once (ending any grace period). Unknown id →
-   * `api_key_record_not_found`; an already revoked key is a no-op without a
-   * second event. Emits `api_key.revoked`.
+   * Revokes a key at once, ending any grace; emits `api_key.revoked` (not
+   * again for a revoked key). Unknown id: `api_key_record_not_found`.
    */
   revoke(id: string): Promise<void> {
     return this.#manage.revoke(id);
   }
 
-  /**
-   * Lists a tenant's keys (active, rotated and expired; revoked ones only with
-   * `includeRevoked`), ordered by `createdAt`, then `id`.
-   */
+  /** A tenant's keys by `createdAt`, then `id`; revoked ones only with `includeRevoked`. */
   list(tenantId: string, options?: ListApiKeysOptions): Promise<ApiKeyRecord[]> {
     return this.#manage.list(tenantId, options);
   }
 
-  /**
-   * `rotate` on behalf of `tenantId`: an unknown id and another tenant's key
-   * both reject with `api_key_record_not_found` and change nothing. The
-   * storage checks the tenant in the same step as the write when it has the
-   * tenant-bound capability (see `ApiKeyStorage`); without it, the tenant is
-   * checked on the read before the rotation.
-   */
+  /** `rotate` for `tenantId`: another tenant's key is `api_key_record_not_found`, unchanged. */
   rotateForTenant(
     tenantId: string,
     id: string,
@@ -225,38 +187,24 @@ export class ApiKeysService {
     return this.#manage.rotateForTenant(tenantId, id, input);
   }
 
-  /**
-   * `revoke` on behalf of `tenantId`: an unknown id and another tenant's key
-   * both reject with `api_key_record_not_found` and change nothing (the
-   * tenant is checked as `rotateForTenant` checks it).
-   */
+  /** `revoke` for `tenantId`: another tenant's key is `api_key_record_not_found`, unchanged. */
   revokeForTenant(tenantId: string, id: string): Promise<void> {
     return this.#manage.revokeForTenant(tenantId, id);
   }
 
-  /**
-   * Lists a tenant's keys as `list` does, each as an `ApiKeySummary`: no
-   * `hash`, `hashScheme` or `pepperVersion`, and its `status` at the clock's
-   * now (`active`, `rotating` in a rotation's grace, `expired`, `revoked`).
-   */
+  /** `list` as `ApiKeySummary`s: no hash fields, and each key's `status` now. */
   listSummaries(tenantId: string, options?: ListApiKeysOptions): Promise<ApiKeySummary[]> {
     return this.#manage.listSummaries(tenantId, options);
   }
 
   /**
-   * One pass of the expiry notices, for any scheduler (the Nest module runs
-   * it with its `expiryNotices` option). Emits `api_key.expiring` for each
-   * usable key (not revoked, not expired) whose `expiresAt` is within a
-   * threshold of `now` (default: the clock), once per key and threshold even
-   * with several instances running at the same moment: a key first seen
-   * inside several thresholds gets only the smallest, a larger threshold
-   * never follows a smaller one (a clock moved back re-sends nothing), and
-   * an expired or revoked key gets none. Also emits
-   * `api_key.rotation_completed` once per rotation whose old key's grace
-   * ended (not revoked), when the run comes within the largest threshold of
-   * that end. Bad options reject with `api_key_invalid_input`; a storage
-   * without the capabilities `listExpiring` and `claimExpiryNotice` rejects
-   * with a `TypeError` saying so.
+   * One pass of the expiry notices, for any scheduler (the Nest module's
+   * `expiryNotices` runs it). Emits `api_key.expiring` once per usable key
+   * and threshold, across instances (a key inside several thresholds gets
+   * only the smallest; a larger never follows a smaller), and
+   * `api_key.rotation_completed` once per ended grace. Bad options reject
+   * with `api_key_invalid_input`; a storage without `listExpiring` and
+   * `claimExpiryNotice` with a `TypeError`.
    */
   notifyExpiring(options: NotifyExpiringOptions): Promise<NotifyExpiringResult> {
     return this.#expiry.run(options);

@@ -17,14 +17,7 @@ import type { LegacyKeyLayout } from "./key_format.ts";
 import type { ApiKeyStorage } from "./storage/types.ts";
 import type { ApiKeyTtlPolicy } from "./types.ts";
 
-/**
- * Settings of the verification cache.
- *
- * @example
- * ```ts
- * const cache: ApiKeyVerificationCacheOptions = { ttlMs: 10_000, maxEntries: 5_000 };
- * ```
- */
+/** Settings of the verification cache. */
 export interface ApiKeyVerificationCacheOptions {
   /** How long a verified key is served from memory, in ms: 1 to 60,000 (default 30,000). */
   ttlMs?: number;
@@ -32,19 +25,7 @@ export interface ApiKeyVerificationCacheOptions {
   maxEntries?: number;
 }
 
-/**
- * Options of `ApiKeysService`.
- *
- * @example
- * ```ts
- * import { InMemoryApiKeyStorage } from "./storage/in_memory.ts";
- * const options: ApiKeysServiceOptions = {
- *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
- *   storage: new InMemoryApiKeyStorage(),
- *   namespace: "acme",
- * };
- * ```
- */
+/** Options of `ApiKeysService`. */
 export interface ApiKeysServiceOptions {
   /**
    * Peppers by version (keys may be numeric strings); the current one at least

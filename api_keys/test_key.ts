@@ -12,11 +12,6 @@ import type { ApiKeyContext, CreateApiKeyResult, CreateTestKeyOptions } from "./
 /**
  * Result of `createTestKey`: the create result plus the context a verification
  * of the key yields.
- *
- * @example
- * ```ts
- * const header = (result: CreateTestKeyResult) => ({ "X-API-Key": result.key });
- * ```
  */
 export interface CreateTestKeyResult extends CreateApiKeyResult {
   /** Context of the new key. */

@@ -11,34 +11,13 @@ export const MAX_API_KEY_NAME_LENGTH = 200;
 /** Default grace period of `rotate`: 24 hours. */
 export const DEFAULT_GRACE_PERIOD_MS = 24 * 60 * 60 * 1000;
 
-/**
- * Key environment.
- *
- * @example
- * ```ts
- * const env: Environment = "live";
- * ```
- */
+/** Key environment. */
 export type Environment = "live" | "test";
 
-/**
- * Scope level. `write` implies `read`.
- *
- * @example
- * ```ts
- * const level: ScopeLevel = "read";
- * ```
- */
+/** Scope level. `write` implies `read`. */
 export type ScopeLevel = "read" | "write";
 
-/**
- * A scope: a resource and a level. Flattened form: `resource:level`.
- *
- * @example
- * ```ts
- * const scope: Scope = { resource: "orders", level: "write" };
- * ```
- */
+/** A scope: a resource and a level. Flattened form: `resource:level`. */
 export interface Scope {
   /** Resource name, `[a-z0-9_.-]+`. */
   resource: string;
@@ -46,14 +25,7 @@ export interface Scope {
   level: ScopeLevel;
 }
 
-/**
- * A scope a route requires.
- *
- * @example
- * ```ts
- * const required: RequiredScope = { resource: "orders", level: "read" };
- * ```
- */
+/** A scope a route requires. */
 export interface RequiredScope {
   /** Resource name. */
   resource: string;
@@ -64,14 +36,6 @@ export interface RequiredScope {
 /**
  * Request-level checks of `authorize` and `authorizeRequest`, applied after
  * verification in this order: IP allowlist, environment, scope.
- *
- * @example
- * ```ts
- * const options: AuthorizeOptions = {
- *   clientIp: "203.0.113.7", requiredEnvironment: "live",
- *   requiredScope: { resource: "orders", level: "read" },
- * };
- * ```
  */
 export interface AuthorizeOptions {
   /** Client address; an allowlisted key refuses an unknown address. */
@@ -82,14 +46,7 @@ export interface AuthorizeOptions {
   requiredScope?: RequiredScope;
 }
 
-/**
- * Outcome of one verification, reported in the `api_key.verification` metric.
- *
- * @example
- * ```ts
- * const outcome: ApiKeyVerificationOutcome = "success";
- * ```
- */
+/** Outcome of one verification, reported in the `api_key.verification` metric. */
 export type ApiKeyVerificationOutcome =
   | "success"
   | "malformed"
@@ -106,27 +63,10 @@ export type ApiKeyVerificationOutcome =
  * SHA-256 of `secret + pepper`, as `@nestarc/api-keys` stores) and `sha256`
  * (lowercase hex SHA-256 of the secret alone, pepper version 0: a temporary
  * deviation from peppered storage).
- *
- * @example
- * ```ts
- * const scheme: ApiKeyHashScheme = "sha256-pepper";
- * ```
  */
 export type ApiKeyHashScheme = "hmac-sha256" | "sha256-pepper" | "sha256";
 
-/**
- * A stored API key. The secret is never stored, only its peppered hash.
- *
- * @example
- * ```ts
- * const record: ApiKeyRecord = {
- *   id: "k1", tenantId: "t1", name: "ci", environment: "test", prefix: "AbCdEfGh",
- *   hash: "...", pepperVersion: 1, scopes: ["orders:read"], allowedIpCidrs: [],
- *   lastUsedAt: null, expiresAt: null, revokedAt: null, rotatedAt: null,
- *   replacedByKeyId: null, createdBy: null, createdAt: new Date(),
- * };
- * ```
- */
+/** A stored API key. The secret is never stored, only its peppered hash. */
 export interface ApiKeyRecord {
   /** Record id. */
   id: string;
@@ -173,22 +113,12 @@ export interface ApiKeyRecord {
  * The condition of a key at an instant: `revoked` wins, then `expired`
  * (`expiresAt` reached; a rotated key once its grace ended), then `rotating`
  * (a rotated key still in its grace), else `active`.
- *
- * @example
- * ```ts
- * const status: ApiKeyStatus = "rotating";
- * ```
  */
 export type ApiKeyStatus = "active" | "rotating" | "expired" | "revoked";
 
 /**
  * A key as `listSummaries` describes it: the record's fields without `hash`,
  * `hashScheme` and `pepperVersion`, and its `status`.
- *
- * @example
- * ```ts
- * const show = (summary: ApiKeySummary) => `${summary.prefix} ${summary.status}`;
- * ```
  */
 export interface ApiKeySummary
   extends
@@ -199,16 +129,7 @@ export interface ApiKeySummary
   status: ApiKeyStatus;
 }
 
-/**
- * Result of a successful verification.
- *
- * @example
- * ```ts
- * const context: ApiKeyContext = {
- *   keyId: "k1", tenantId: "t1", environment: "live", scopes: ["orders:read"], prefix: "AbCdEfGh",
- * };
- * ```
- */
+/** Result of a successful verification. */
 export interface ApiKeyContext {
   /** Record id. */
   keyId: string;
@@ -224,16 +145,7 @@ export interface ApiKeyContext {
   allowedIpCidrs?: string[];
 }
 
-/**
- * Input of `ApiKeysService.create`.
- *
- * @example
- * ```ts
- * const input: CreateApiKeyInput = {
- *   tenantId: "t1", name: "ci", scopes: [{ resource: "orders", level: "read" }],
- * };
- * ```
- */
+/** Input of `ApiKeysService.create`. */
 export interface CreateApiKeyInput {
   /** Owning tenant (non-empty). */
   tenantId: string;
@@ -251,16 +163,7 @@ export interface CreateApiKeyInput {
   allowedIpCidrs?: string[];
 }
 
-/**
- * Result of `ApiKeysService.create`. `key` is shown once and never stored.
- *
- * @example
- * ```ts
- * function show(result: CreateApiKeyResult): string {
- *   return `${result.id}: ${result.key}`;
- * }
- * ```
- */
+/** Result of `ApiKeysService.create`. `key` is shown once and never stored. */
 export interface CreateApiKeyResult {
   /** New record id. */
   id: string;
@@ -271,25 +174,12 @@ export interface CreateApiKeyResult {
 /**
  * When the grace period of a rotation starts: at the rotation, or at the new
  * key's first successful verify (see `RotateApiKeyInput.graceStarts`).
- *
- * @example
- * ```ts
- * const graceStarts: ApiKeyGraceStart = "first-use";
- * ```
  */
 export type ApiKeyGraceStart = "rotation" | "first-use";
 
 /**
  * Input of `ApiKeysService.rotate`; every field is optional, except that
  * `graceStarts: "first-use"` needs `maxWaitMs`.
- *
- * @example
- * ```ts
- * const input: RotateApiKeyInput = { gracePeriodMs: 60 * 60 * 1000 };
- * const waiting: RotateApiKeyInput = {
- *   gracePeriodMs: 60 * 60 * 1000, graceStarts: "first-use", maxWaitMs: 7 * 864e5,
- * };
- * ```
  */
 export interface RotateApiKeyInput {
   /** How long the old key keeps working, in ms (default 24 h). */
@@ -316,16 +206,7 @@ export interface RotateApiKeyInput {
   allowedIpCidrs?: string[];
 }
 
-/**
- * Result of `ApiKeysService.rotate`.
- *
- * @example
- * ```ts
- * function show(result: RotateApiKeyResult): string {
- *   return `${result.replacedKeyId} -> ${result.id} until ${result.graceExpiresAt.toISOString()}`;
- * }
- * ```
- */
+/** Result of `ApiKeysService.rotate`. */
 export interface RotateApiKeyResult {
   /** New key id. */
   id: string;
@@ -340,14 +221,7 @@ export interface RotateApiKeyResult {
   graceExpiresAt: Date;
 }
 
-/**
- * Options of `ApiKeysService.notifyExpiring`.
- *
- * @example
- * ```ts
- * const options: NotifyExpiringOptions = { thresholdsMs: [7 * 864e5, 864e5] };
- * ```
- */
+/** Options of `ApiKeysService.notifyExpiring`. */
 export interface NotifyExpiringOptions {
   /**
    * How long before its expiry a key is announced, in ms: one or more
@@ -358,15 +232,7 @@ export interface NotifyExpiringOptions {
   now?: Date;
 }
 
-/**
- * What one `notifyExpiring` run emitted.
- *
- * @example
- * ```ts
- * const show = (result: NotifyExpiringResult) =>
- *   `${result.expiring} expiring, ${result.rotationsCompleted} rotations completed`;
- * ```
- */
+/** What one `notifyExpiring` run emitted. */
 export interface NotifyExpiringResult {
   /** `api_key.expiring` events this run emitted. */
   expiring: number;
@@ -374,16 +240,7 @@ export interface NotifyExpiringResult {
   rotationsCompleted: number;
 }
 
-/**
- * Expiry policy applied at create and rotate.
- *
- * @example
- * ```ts
- * const policy: ApiKeyTtlPolicy = {
- *   defaultExpiresInMs: 90 * 864e5, maxExpiresInMs: 365 * 864e5, allowNeverExpires: false,
- * };
- * ```
- */
+/** Expiry policy applied at create and rotate. */
 export interface ApiKeyTtlPolicy {
   /** Lifetime used when `expiresAt` is omitted. */
   defaultExpiresInMs?: number;
@@ -393,14 +250,7 @@ export interface ApiKeyTtlPolicy {
   allowNeverExpires?: boolean;
 }
 
-/**
- * A peppered hash and the pepper version that made it.
- *
- * @example
- * ```ts
- * const hashed: HashedSecret = { hash: "3q2+7w...", pepperVersion: 2 };
- * ```
- */
+/** A peppered hash and the pepper version that made it. */
 export interface HashedSecret {
   /** The hash (base64url). */
   hash: string;
@@ -411,11 +261,6 @@ export interface HashedSecret {
 /**
  * What `ApiKeyStorage.replaceHash` writes: a record's new hash, its scheme
  * and pepper version.
- *
- * @example
- * ```ts
- * const next: ApiKeyHashReplacement = { hash: "3q2-7w...", hashScheme: "hmac-sha256", pepperVersion: 2 };
- * ```
  */
 export interface ApiKeyHashReplacement {
   /** The new hash. */
@@ -430,11 +275,6 @@ export interface ApiKeyHashReplacement {
  * How many usable records (not revoked, not expired) one hash scheme and
  * pepper version has: a row of `ApiKeyStorage.countHashes` and of
  * `ApiKeysService.hashReport`.
- *
- * @example
- * ```ts
- * const row: ApiKeyHashCount = { hashScheme: "sha256-pepper", pepperVersion: 1, count: 12 };
- * ```
  */
 export interface ApiKeyHashCount {
   /** Hash scheme. */
@@ -449,11 +289,6 @@ export interface ApiKeyHashCount {
  * What `ApiKeysService.hashReport` answers: the usable records per hash
  * scheme and pepper version, to know when a legacy scheme or an old pepper
  * version can be retired.
- *
- * @example
- * ```ts
- * const done = (report: ApiKeyHashReport) => report.toUpgrade === 0;
- * ```
  */
 export interface ApiKeyHashReport {
   /** When the records were counted (usable at this instant). */
@@ -473,16 +308,6 @@ export interface ApiKeyHashReport {
  * fields of `ApiKeyRecord` as an export has them. Dates may be `Date`s or
  * ISO 8601 strings (as in JSON); scopes may be `resource:level` strings or
  * `Scope` objects. The fields of rotation are not imported.
- *
- * @example
- * ```ts
- * const row: ImportApiKeyRecord = {
- *   id: "0190f6c2-...", tenantId: "t1", name: "ci", environment: "live", prefix: "AbCdEfGhIjKl",
- *   hash: "9f86d081884c7d65...", hashScheme: "sha256-pepper", pepperVersion: 1,
- *   scopes: ["orders:read"], expiresAt: null, revokedAt: null, lastUsedAt: null,
- *   createdBy: null, createdAt: "2025-03-01T10:00:00.000Z",
- * };
- * ```
  */
 export interface ImportApiKeyRecord {
   /** Record id (default: a new one from `idFactory`). */
@@ -526,11 +351,6 @@ export interface ImportApiKeyRecord {
 /**
  * One record `importKeys` did not import: its position in the input, its
  * prefix when it has one, and why (naming the field; never a hash).
- *
- * @example
- * ```ts
- * const show = (issue: ImportApiKeyIssue) => `#${issue.index} ${issue.prefix}: ${issue.message}`;
- * ```
  */
 export interface ImportApiKeyIssue {
   /** Position in the input, from 0. */
@@ -541,15 +361,7 @@ export interface ImportApiKeyIssue {
   message: string;
 }
 
-/**
- * What `ApiKeysService.importKeys` answers.
- *
- * @example
- * ```ts
- * const clean = (result: ImportApiKeysResult) =>
- *   result.conflicts.length === 0 && result.errors.length === 0;
- * ```
- */
+/** What `ApiKeysService.importKeys` answers. */
 export interface ImportApiKeysResult {
   /** Records inserted. */
   imported: number;
@@ -561,16 +373,7 @@ export interface ImportApiKeysResult {
   errors: ImportApiKeyIssue[];
 }
 
-/**
- * Options of `Sha256Hasher`. Version keys may be numeric strings.
- *
- * @example
- * ```ts
- * const options: HasherOptions = {
- *   peppers: { 1: "a-secret-of-at-least-32-bytes-long!!" }, currentVersion: 1,
- * };
- * ```
- */
+/** Options of `Sha256Hasher`. Version keys may be numeric strings. */
 export interface HasherOptions {
   /** Pepper by version number. */
   peppers: Record<number, string>;
@@ -578,30 +381,13 @@ export interface HasherOptions {
   currentVersion?: number;
 }
 
-/**
- * Options of `list` and `listByTenant`.
- *
- * @example
- * ```ts
- * const options: ListApiKeysOptions = { includeRevoked: true };
- * ```
- */
+/** Options of `list` and `listByTenant`. */
 export interface ListApiKeysOptions {
   /** Include revoked keys (default false). */
   includeRevoked?: boolean;
 }
 
-/**
- * Input of the storage `rotate` operation.
- *
- * @example
- * ```ts
- * declare const newRecord: ApiKeyRecord;
- * const input: RotateApiKeyStorageInput = {
- *   oldKeyId: "k1", newRecord, oldExpiresAt: new Date(), rotatedAt: new Date(),
- * };
- * ```
- */
+/** Input of the storage `rotate` operation. */
 export interface RotateApiKeyStorageInput {
   /** Key being rotated. */
   oldKeyId: string;
@@ -613,14 +399,7 @@ export interface RotateApiKeyStorageInput {
   rotatedAt: Date;
 }
 
-/**
- * Options of `createTestKey`.
- *
- * @example
- * ```ts
- * const options: CreateTestKeyOptions = { tenantId: "t1", environment: "test" };
- * ```
- */
+/** Options of `createTestKey`. */
 export interface CreateTestKeyOptions {
   /** Tenant (default `test-tenant`). */
   tenantId?: string;

@@ -8,15 +8,7 @@ import { createMemoryRateLimitStore } from "./memory_store.ts";
 import { assertCount, compileRateLimitPolicies, type RateLimitPolicy } from "./policy.ts";
 import { assertSubject, type CounterResult, type RateLimitStore } from "./store.ts";
 
-/**
- * Reported at most once per `metricIntervalMs` while the store fails or times out.
- *
- * @example
- * ```ts
- * import type { RateLimitMetric } from "./limiter.ts";
- * const onMetric = (m: RateLimitMetric) => console.warn(m.type, m.failures, m.reason);
- * ```
- */
+/** Reported at most once per `metricIntervalMs` while the store fails or times out. */
 export interface RateLimitMetric {
   /** Metric type. */
   type: "rate_limit.store_unavailable";
@@ -28,15 +20,7 @@ export interface RateLimitMetric {
   reason: "timeout" | "error";
 }
 
-/**
- * Options of `createRateLimiter`.
- *
- * @example
- * ```ts
- * import type { RateLimiterOptions } from "./limiter.ts";
- * const options: RateLimiterOptions = { onStoreError: "closed", timeoutMs: 100 };
- * ```
- */
+/** Options of `createRateLimiter`. */
 export interface RateLimiterOptions {
   /** Where counters live (default: a new in-memory store). */
   store?: RateLimitStore;
@@ -54,29 +38,13 @@ export interface RateLimiterOptions {
   logger?: (line: string) => void;
 }
 
-/**
- * Options of one check.
- *
- * @example
- * ```ts
- * import type { RateLimitCheckOptions } from "./limiter.ts";
- * const peek: RateLimitCheckOptions = { cost: 0 };
- * ```
- */
+/** Options of one check. */
 export interface RateLimitCheckOptions {
   /** Units this request counts on every policy (default: each policy's `cost`); 0 only checks. */
   cost?: number;
 }
 
-/**
- * One policy's answer.
- *
- * @example
- * ```ts
- * import type { RateLimitPolicyResult } from "./limiter.ts";
- * const header = (r: RateLimitPolicyResult) => `${r.name};r=${r.remaining};t=${Math.ceil(r.resetMs / 1000)}`;
- * ```
- */
+/** One policy's answer. */
 export interface RateLimitPolicyResult extends CounterResult {
   /** Policy name. */
   readonly name: string;
@@ -84,15 +52,7 @@ export interface RateLimitPolicyResult extends CounterResult {
   readonly limit: number;
 }
 
-/**
- * The answer of `check`.
- *
- * @example
- * ```ts
- * import type { RateLimitResult } from "./limiter.ts";
- * const status = (r: RateLimitResult) => (r.allowed ? 200 : r.unavailable ? 503 : 429);
- * ```
- */
+/** The answer of `check`. */
 export interface RateLimitResult {
   /** Whether the request may proceed. */
   readonly allowed: boolean;
@@ -102,16 +62,7 @@ export interface RateLimitResult {
   readonly policies: readonly RateLimitPolicyResult[];
 }
 
-/**
- * A rate limiter over one store.
- *
- * @example
- * ```ts
- * import { createRateLimiter } from "./limiter.ts";
- * const limiter = createRateLimiter();
- * limiter.onStoreError; // "open"
- * ```
- */
+/** A rate limiter over one store. */
 export interface RateLimiter {
   /** The failure policy in force. */
   readonly onStoreError: "open" | "closed";

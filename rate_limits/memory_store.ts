@@ -7,15 +7,7 @@
 import type { CounterResult, RateLimitCounter, RateLimitStore } from "./store.ts";
 import { assertCount } from "./policy.ts";
 
-/**
- * Options of `createMemoryRateLimitStore`.
- *
- * @example
- * ```ts
- * import type { MemoryRateLimitStoreOptions } from "./memory_store.ts";
- * const options: MemoryRateLimitStoreOptions = { maxCounters: 50_000 };
- * ```
- */
+/** Options of `createMemoryRateLimitStore`. */
 export interface MemoryRateLimitStoreOptions {
   /**
    * Most counters kept (default 100,000). Past it the least recently checked
@@ -27,16 +19,7 @@ export interface MemoryRateLimitStoreOptions {
   now?: () => number;
 }
 
-/**
- * The in-memory store, with `size` (counters kept) for monitoring.
- *
- * @example
- * ```ts
- * import { createMemoryRateLimitStore } from "./memory_store.ts";
- * const store = createMemoryRateLimitStore();
- * store.size; // 0
- * ```
- */
+/** The in-memory store, with `size` (counters kept) for monitoring. */
 export interface MemoryRateLimitStore extends RateLimitStore {
   /** Counters kept. */
   readonly size: number;

@@ -5,15 +5,7 @@
  * @module
  */
 
-/**
- * A named limit: at most `limit` units in any interval of `windowMs`.
- *
- * @example
- * ```ts
- * import type { RateLimitPolicy } from "./policy.ts";
- * const perMinute: RateLimitPolicy = { name: "per-minute", limit: 100, windowMs: 60_000 };
- * ```
- */
+/** A named limit: at most `limit` units in any interval of `windowMs`. */
 export interface RateLimitPolicy {
   /** Name: 1–64 characters, a lowercase letter or `*` first, then `a-z 0-9 _ - . *` (an IETF structured-field key). */
   readonly name: string;
@@ -25,30 +17,13 @@ export interface RateLimitPolicy {
   readonly cost?: number;
 }
 
-/**
- * A validated, frozen policy with its default cost filled in.
- *
- * @example
- * ```ts
- * import { compileRateLimitPolicies } from "./policy.ts";
- * const [policy] = compileRateLimitPolicies([{ name: "api", limit: 10, windowMs: 1_000 }]);
- * policy.cost; // 1
- * ```
- */
+/** A validated, frozen policy with its default cost filled in. */
 export interface CompiledRateLimitPolicy extends RateLimitPolicy {
   /** Units per request. */
   readonly cost: number;
 }
 
-/**
- * Most policies per list.
- *
- * @example
- * ```ts
- * import { MAX_RATE_LIMIT_POLICIES } from "./policy.ts";
- * MAX_RATE_LIMIT_POLICIES; // 16
- * ```
- */
+/** Most policies per list. */
 export const MAX_RATE_LIMIT_POLICIES = 16;
 
 /** Lists this module compiled (so compiling them again is free). */

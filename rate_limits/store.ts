@@ -9,14 +9,6 @@
 /**
  * A sliding-window counter: `cost` more units fit when the units accepted in
  * the last `windowMs` plus `cost` stay within `limit`.
- *
- * @example
- * ```ts
- * import type { WindowCounter } from "./store.ts";
- * const counter: WindowCounter = {
- *   kind: "window", subject: "key_1", name: "api", limit: 100, windowMs: 60_000, cost: 1,
- * };
- * ```
  */
 export interface WindowCounter {
   /** Counter kind. */
@@ -33,26 +25,10 @@ export interface WindowCounter {
   readonly cost: number;
 }
 
-/**
- * Any counter a store checks (today only `WindowCounter`).
- *
- * @example
- * ```ts
- * import type { RateLimitCounter } from "./store.ts";
- * const kinds = (counters: RateLimitCounter[]) => counters.map((c) => c.kind);
- * ```
- */
+/** Any counter a store checks (today only `WindowCounter`). */
 export type RateLimitCounter = WindowCounter;
 
-/**
- * One counter's answer, in the order the counters were given.
- *
- * @example
- * ```ts
- * import type { CounterResult } from "./store.ts";
- * const waitMs = (r: CounterResult) => (r.allowed ? 0 : r.resetMs);
- * ```
- */
+/** One counter's answer, in the order the counters were given. */
 export interface CounterResult {
   /** Whether this counter's `cost` fits. */
   readonly allowed: boolean;
@@ -69,15 +45,6 @@ export interface CounterResult {
  * A counter store. `check` applies all counters in one atomic step on the
  * store's own clock: when any counter does not fit, none consumes. It rejects
  * (never resolves partially) when the store cannot answer.
- *
- * @example
- * ```ts
- * import type { RateLimitStore } from "./store.ts";
- * const alwaysFull: RateLimitStore = {
- *   check: (counters) =>
- *     Promise.resolve(counters.map((c) => ({ allowed: false, remaining: 0, resetMs: c.windowMs }))),
- * };
- * ```
  */
 export interface RateLimitStore {
   /** What the start-up line calls it (`memory`, `postgres`, `redis`). */
@@ -88,15 +55,7 @@ export interface RateLimitStore {
   close?(): Promise<void> | void;
 }
 
-/**
- * Most characters of a subject.
- *
- * @example
- * ```ts
- * import { MAX_SUBJECT_LENGTH } from "./store.ts";
- * MAX_SUBJECT_LENGTH; // 512
- * ```
- */
+/** Most characters of a subject. */
 export const MAX_SUBJECT_LENGTH = 512;
 
 /** Throws a `TypeError` unless `subject` is 1–512 characters without control characters. */

@@ -8,15 +8,7 @@
 import { compileRateLimitPolicies } from "./policy.ts";
 import type { RateLimitStore, WindowCounter } from "./store.ts";
 
-/**
- * What `ThrottlerStorage.increment` returns (throttler 5 and 6; 4 reads the first two).
- *
- * @example
- * ```ts
- * import type { ThrottlerStorageRecord } from "./throttler.ts";
- * const blocked = (r: ThrottlerStorageRecord) => r.isBlocked;
- * ```
- */
+/** What `ThrottlerStorage.increment` returns (throttler 5 and 6; 4 reads the first two). */
 export interface ThrottlerStorageRecord {
   /** Hits counted in the window (limit + 1 when this one was refused). */
   totalHits: number;
@@ -32,12 +24,6 @@ export interface ThrottlerStorageRecord {
  * `@nestjs/throttler`'s `ThrottlerStorage`: 6 and 5 call
  * `increment(key, ttlMs, limit, blockDurationMs, throttlerName)`, 4 calls
  * `increment(key, ttlSeconds)` and compares the hits with its limit itself.
- *
- * @example
- * ```ts
- * import type { ThrottlerStorageLike } from "./throttler.ts";
- * const hits = (s: ThrottlerStorageLike) => s.increment("k", 60_000, 10, 60_000, "default");
- * ```
  */
 export interface ThrottlerStorageLike {
   /** Counts one hit of `key`. */

@@ -18,14 +18,6 @@ import { defaultFetchClientIp, type FetchClientIpResolver } from "./api_keys.cli
 /**
  * What a route requires of a key (the Nest decorators `RequireScope` and
  * `RequireEnvironment` as plain data). Checked when the authorizer is built.
- *
- * @example
- * ```ts
- * const route: ApiKeyRequirements = {
- *   requiredScope: { resource: "orders", level: "write" },
- *   requiredEnvironment: "live",
- * };
- * ```
  */
 export interface ApiKeyRequirements {
   /** Scope the route requires (`write` implies `read`): else 403 `api_key_scope_insufficient`. */
@@ -55,18 +47,6 @@ export type ApiKeyErrorResponder = (
  * Options of {@link createApiKeyAuthorizer}: the route requirements (more can
  * be added per route with `require`), how to find the client IP, and how to
  * answer failures.
- *
- * @example
- * ```ts
- * import {
- *   type ApiKeyAuthorizerOptions,
- *   trustedProxyClientIp,
- * } from "@saferoute/api-kit/api-keys/fetch";
- * const options: ApiKeyAuthorizerOptions = {
- *   clientIp: trustedProxyClientIp({ trustedProxies: ["10.0.0.0/8"] }),
- *   requiredEnvironment: "live",
- * };
- * ```
  */
 export interface ApiKeyAuthorizerOptions extends ApiKeyRequirements {
   /**
@@ -125,12 +105,6 @@ export function apiKeyErrorResponse(error: ApiKeyError | ApiKeyStorageError): Re
 /**
  * A handler the authorizer protects: the request and whatever the server
  * passes beside it (`Deno.serve`'s info, Hono's context...).
- *
- * @example
- * ```ts
- * import type { FetchHandler } from "@saferoute/api-kit/api-keys/fetch";
- * const hello: FetchHandler<[unknown]> = () => new Response("hello");
- * ```
  */
 export type FetchHandler<Args extends unknown[] = unknown[]> = (
   request: Request,
@@ -143,21 +117,6 @@ export type FetchHandler<Args extends unknown[] = unknown[]> = (
  * the server's per-request `info` (given to the client-IP resolver): it
  * resolves the frozen `ApiKeyContext`, or rejects with `ApiKeyError` (401 or
  * 403) or `ApiKeyStorageError` (503).
- *
- * @example
- * ```ts
- * import { ApiKeysService, InMemoryApiKeyStorage } from "@saferoute/api-kit/api-keys";
- * const service = new ApiKeysService({
- *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
- *   storage: new InMemoryApiKeyStorage(),
- * });
- * const authorize = createApiKeyAuthorizer(service);
- * const readOrders = authorize.require({ requiredScope: { resource: "orders", level: "read" } });
- * Deno.serve(async (request, info) => {
- *   const apiKey = await readOrders(request, info); // throws ApiKeyError
- *   return Response.json({ tenantId: apiKey.tenantId });
- * });
- * ```
  */
 export interface ApiKeyAuthorizer {
   /** Authorizes `request`; `info` is what the server passed beside it. */
@@ -245,13 +204,9 @@ function functionOptions(options: ApiKeyAuthorizerOptions): FunctionOptions {
 }
 
 /**
- * Builds an {@link ApiKeyAuthorizer} over `service` (once, at startup): the
- * header rules of `extractApiKey` (`X-API-Key` or a key-shaped
- * `Authorization: Bearer`), then the key, its IP allowlist against the
- * client IP, the environment and the scope, all by
- * `ApiKeysService.authorizeRequest`, which reports every failure
- * (`onAuthFailed`, `api_key.auth_failed`, the metric) itself. Every option is
- * checked here: a bad one throws a `TypeError` naming it.
+ * Builds an {@link ApiKeyAuthorizer} over `service` (once, at startup); each
+ * request goes through `ApiKeysService.authorizeRequest` with its client IP.
+ * A bad option throws a `TypeError` naming it.
  *
  * @example
  * ```ts

@@ -1,8 +1,6 @@
 /**
- * Client-IP resolvers of the Fetch binding: the default one (the connection's
- * peer address, from the server's per-request info) and one for servers
- * behind known proxies, over Web `Headers` (its parsing and walk are the
- * core's, `../_forwarded.ts`, shared with `./api-keys/nest`).
+ * Client-IP resolvers of the Fetch binding: the connection's peer, or the
+ * address behind known proxies.
  *
  * @module
  */
@@ -14,10 +12,8 @@ import {
 
 /**
  * Returns the client address of a request, or `undefined` when unknown (a key
- * with an IP allowlist is then refused: fail closed). `info` is what the
- * server passed beside the request: `Deno.serve`'s `ServeHandlerInfo`, or
- * Hono's `c.env` (the same object on Deno; `{ incoming }` under
- * `@hono/node-server`).
+ * with an IP allowlist is then refused). `info` is what the server passed
+ * beside the request (`Deno.serve`'s `ServeHandlerInfo`, Hono's `c.env`).
  *
  * @example
  * ```ts
@@ -37,10 +33,9 @@ const bagOf = (value: unknown): Bag | undefined =>
   typeof value === "object" && value !== null ? value as Bag : undefined;
 
 /**
- * The connection's peer address in a server's per-request `info`:
- * `info.remoteAddr.hostname` (`Deno.serve`; Hono on Deno as `c.env`), else
- * `info.incoming.socket.remoteAddress` (Hono's `c.env` under
- * `@hono/node-server`), else `undefined`. Never reads a forwarding header.
+ * The connection's peer address in a server's per-request `info` (`Deno.serve`,
+ * Hono on Deno or `@hono/node-server`), else `undefined`. Never reads a
+ * forwarding header.
  *
  * @example
  * ```ts
@@ -73,15 +68,9 @@ export function defaultFetchClientIp(_request: Request, info: unknown): string |
 }
 
 /**
- * Builds a resolver for servers behind your own proxies: it starts at the
- * connection's peer ({@link peerAddress}) and walks the chosen header
- * (`X-Forwarded-For`, or RFC 7239 `Forwarded`; repeated lines as `Headers`
- * joins them) from the right, skipping hops in `trustedProxies`, and returns
- * the first untrusted address. The rules are those of `./api-keys/nest`'s
- * `trustedProxyClientIpResolver`: values a client wrote left of your proxies
- * never win, and a malformed or unparsable hop where the walk needs it, a
- * header value over 8,192 characters, or a chain of trusted hops only yields
- * `undefined` (an IP-restricted key fails closed). Throws a `TypeError` at
+ * Builds a resolver for servers behind your own proxies, starting at
+ * {@link peerAddress}; the walk and its fail-closed rules are those of
+ * `./api-keys/nest`'s `trustedProxyClientIpResolver`. Throws a `TypeError` at
  * startup when `trustedProxies` is empty or has a bad entry.
  *
  * @example

@@ -1,7 +1,5 @@
 /**
- * The leaked-key handlers over a Web `Request`: the raw body is read up to one
- * byte past the handler's `maxBodyBytes` (the rest is never read), headers
- * come from `request.headers`.
+ * The leaked-key handlers over a Web `Request`.
  *
  * @module
  */
@@ -9,12 +7,9 @@ import type { LeakReportHandler, LeakReportRequest } from "../leaks/types.ts";
 import { readBounded } from "./_bounded_body.ts";
 
 /**
- * Turns a leaked-key handler (`createSecretScanningPartnerHandler` or
- * `createPublicRevocationHandler` of `./api-keys`) into a Fetch handler. The
- * body is read raw (the partner signature covers the exact bytes) and bounded:
- * at most `maxBodyBytes + 1` bytes, so a larger body gets the handler's own
- * answer (413 from the partner handler, the usual 202 from the public one). A
- * body that cannot be read is handled as an empty one.
+ * Turns a leaked-key handler of `./api-keys` into a Fetch handler. The raw
+ * body is read up to `maxBodyBytes + 1` bytes, so a larger one gets the
+ * handler's own answer; an unreadable body is handled as empty.
  *
  * @example
  * ```ts

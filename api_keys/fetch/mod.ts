@@ -1,13 +1,9 @@
 /**
- * API keys for servers speaking Web-standard `Request`/`Response`
- * (`Deno.serve`, Hono), without Nest: `createApiKeyAuthorizer` checks a
- * request's key against a route's requirements (`ApiKeysService.authorizeRequest`,
- * the same header rules and checks as `./api-keys/nest`), with client-IP
- * resolvers over the server's connection info and trusted proxies. Imports
- * nothing from Nest nor from the safe-response entry points: give `onError`
- * the error formatter of `./safe-response/fetch` to answer failures as
- * envelopes. `createLeakReportFetchHandler` serves the leaked-key handlers of
- * `./api-keys` (GitHub secret-scanning partner, public revocation).
+ * API keys for Web-standard `Request`/`Response` servers (`Deno.serve`, Hono)
+ * without Nest: `createApiKeyAuthorizer` (the header rules and checks of
+ * `./api-keys/nest`), client-IP resolvers, and `createLeakReportFetchHandler`.
+ * To answer failures as envelopes, give `onError` the formatter of
+ * `./safe-response/fetch`.
  *
  * @example
  * ```ts

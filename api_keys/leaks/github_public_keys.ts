@@ -15,15 +15,6 @@ export const GITHUB_SECRET_SCANNING_KEYS_URL =
 /**
  * One public key as GitHub's meta endpoint lists it (`key` is a PEM `PUBLIC
  * KEY` of curve P-256).
- *
- * @example
- * ```ts
- * const key: SecretScanningPublicKey = {
- *   key_identifier: "90a421169f0a406205f1563a953312f0be898d3c7b6c06b681aa86a874555f4a",
- *   key: "-----BEGIN PUBLIC KEY-----\n...\n-----END PUBLIC KEY-----\n",
- *   is_current: true,
- * };
- * ```
  */
 export interface SecretScanningPublicKey {
   /** Identifier GitHub names in `Github-Public-Key-Identifier`. */
@@ -38,25 +29,13 @@ export interface SecretScanningPublicKey {
  * Finds the verification key a request names. Resolves null for an unknown
  * identifier; rejects when the keys cannot be had (the endpoint answers 503,
  * so GitHub retries).
- *
- * @example
- * ```ts
- * const none: SecretScanningKeyResolver = { resolve: () => Promise.resolve(null) };
- * ```
  */
 export interface SecretScanningKeyResolver {
   /** The key named `keyIdentifier`, or null when there is none. */
   resolve(keyIdentifier: string): Promise<CryptoKey | null>;
 }
 
-/**
- * Options of `githubSecretScanningKeyResolver`.
- *
- * @example
- * ```ts
- * const options: GitHubSecretScanningKeyResolverOptions = { ttlMs: 6 * 60 * 60 * 1000 };
- * ```
- */
+/** Options of `githubSecretScanningKeyResolver`. */
 export interface GitHubSecretScanningKeyResolverOptions {
   /** Meta endpoint (default `GITHUB_SECRET_SCANNING_KEYS_URL`): https, or http to a loopback host. */
   url?: string;

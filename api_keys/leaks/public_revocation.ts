@@ -22,22 +22,7 @@ import type {
   LeakReportResponse,
 } from "./types.ts";
 
-/**
- * Options of `createPublicRevocationHandler`.
- *
- * @example
- * ```ts
- * import { ApiKeysService } from "../service.ts";
- * import { InMemoryApiKeyStorage } from "../storage/in_memory.ts";
- * const options: PublicRevocationOptions = {
- *   service: new ApiKeysService({
- *     peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
- *     storage: new InMemoryApiKeyStorage(),
- *   }),
- *   maxQueued: 500,
- * };
- * ```
- */
+/** Options of `createPublicRevocationHandler`. */
 export interface PublicRevocationOptions extends LeakedKeyHandlerOptions {
   /**
    * Distinct keys waiting at most (default 1,000); a report of a key already
@@ -58,14 +43,7 @@ export interface PublicRevocationOptions extends LeakedKeyHandlerOptions {
   onError?: (error: unknown) => void;
 }
 
-/**
- * A public report dropped because the queue was full (`onDropped`).
- *
- * @example
- * ```ts
- * const alert = (drop: PublicReportDrop) => console.warn(`report dropped, ${drop.queued} queued`);
- * ```
- */
+/** A public report dropped because the queue was full (`onDropped`). */
 export interface PublicReportDrop {
   /** Type. */
   type: "api_key.public_report_dropped";
@@ -75,14 +53,7 @@ export interface PublicReportDrop {
   queued: number;
 }
 
-/**
- * Counters of a public revocation handler (`stats()`), for a metric.
- *
- * @example
- * ```ts
- * const dropRate = (stats: PublicRevocationStats) => stats.dropped / Math.max(1, stats.received);
- * ```
- */
+/** Counters of a public revocation handler (`stats()`), for a metric. */
 export interface PublicRevocationStats {
   /** Distinct keys waiting now. */
   queued: number;
@@ -97,13 +68,6 @@ export interface PublicRevocationStats {
 /**
  * The handler: call it per request; `drain()` resolves once every queued
  * report is done (for shutdown and tests).
- *
- * @example
- * ```ts
- * async function shutdown(handler: PublicRevocationHandler) {
- *   await handler.drain();
- * }
- * ```
  */
 export interface PublicRevocationHandler extends LeakReportHandler {
   /** Answers the fixed `202` and queues the report. */
@@ -156,18 +120,12 @@ function reportedKey({ body, contentType }: Report): string {
 
 /**
  * Builds the handler of public key reports. Every report gets the same `202`
- * (same status, headers and body) at once, whether the key exists, is unknown
- * or is not a key at all; nothing in the answer depends on the input. After
- * the answer, a queue of distinct keys (at most `maxQueued` waiting, one at a
- * time) verifies each with the service; a report that is not a well-formed key
- * of the namespace in one of the service's layouts stands for a random
- * well-formed key drawn once per handler (so the substitution costs nothing
- * per report): every verification costs the same (one prefix lookup, one
- * HMAC). A report of a key already waiting is counted and takes no place; one
- * past a full queue is dropped, counted and passed to `onDropped`. A key that
- * verifies emits `api_key.exposed` (`source: "public_report"`, `url: null`)
- * and is revoked. Rate-limit the route in the app, per client and in all (see
- * docs/security.md, "Leaked keys").
+ * at once, whatever the input. Afterwards a queue of distinct keys (at most
+ * `maxQueued`, one at a time) verifies each; a non-key stands for a random
+ * well-formed key, so every verification costs the same. A report past a full
+ * queue is dropped and passed to `onDropped`. A key that verifies emits
+ * `api_key.exposed` (`source: "public_report"`) and is revoked. Rate-limit
+ * the route in the app (docs/security.md, "Leaked keys").
  *
  * @example
  * ```ts

@@ -32,31 +32,10 @@ import type {
  * Default most tokens one request may carry. At the default concurrency of 8
  * and about 10 ms per storage call (a verify and a revoke are three), 1,000
  * keys take about 4 s, well within GitHub's 30 s timeout.
- *
- * @example
- * ```ts
- * SECRET_SCANNING_MAX_TOKENS; // 1000
- * ```
  */
 export const SECRET_SCANNING_MAX_TOKENS = 1000;
 
-/**
- * Options of `createSecretScanningPartnerHandler`.
- *
- * @example
- * ```ts
- * import { githubSecretScanningKeyResolver } from "./github_public_keys.ts";
- * import { ApiKeysService } from "../service.ts";
- * import { InMemoryApiKeyStorage } from "../storage/in_memory.ts";
- * const options: SecretScanningPartnerOptions = {
- *   service: new ApiKeysService({
- *     peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
- *     storage: new InMemoryApiKeyStorage(),
- *   }),
- *   publicKeys: githubSecretScanningKeyResolver(),
- * };
- * ```
- */
+/** Options of `createSecretScanningPartnerHandler`. */
 export interface SecretScanningPartnerOptions extends LeakedKeyHandlerOptions {
   /** GitHub's public keys: a fixed list, or a resolver such as `githubSecretScanningKeyResolver()`. */
   publicKeys: readonly SecretScanningPublicKey[] | SecretScanningKeyResolver;
@@ -154,14 +133,12 @@ async function sha256Hex(text: string): Promise<string> {
  *    fetched);
  * 3. the body must be `[{ token, type, url?, source? }]` (else 400) with at
  *    most `maxTokens` entries (else 413);
- * 4. each distinct token that is a key of the service's namespace in one of
- *    its layouts (checksum checked offline where the layout has one) is
- *    verified with the service; one that verifies emits `api_key.exposed` and is revoked
- *    (`api_key.revoked`). A storage failure or the deadline gives 503;
+ * 4. each distinct token that is a key of the service (checksum checked
+ *    offline) is verified; one that verifies emits `api_key.exposed` and is
+ *    revoked. A storage failure or the deadline gives 503;
  * 5. 200 with the feedback array, or `[]` when feedback is off.
  *
- * Replays are accepted: a key revoked before is not revoked or reported again.
- * Throws a `TypeError` naming a bad option.
+ * A replay revokes and reports nothing again. Throws a `TypeError` naming a bad option.
  *
  * @example
  * ```ts
@@ -170,16 +147,14 @@ async function sha256Hex(text: string): Promise<string> {
  * import { ApiKeysService } from "../service.ts";
  * import { InMemoryApiKeyStorage } from "../storage/in_memory.ts";
  *
- * const events: unknown[] = [];
  * const service = new ApiKeysService({
  *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
  *   storage: new InMemoryApiKeyStorage(),
- *   onEvent: (event) => void events.push(event),
  * });
  * const handle = createSecretScanningPartnerHandler({
  *   service,
  *   publicKeys: githubSecretScanningKeyResolver(),
- * }); // onEvent receives api_key.exposed, then api_key.revoked
+ * });
  * Deno.serve(async (request) => {
  *   const response = await handle({
  *     body: new Uint8Array(await request.arrayBuffer()),

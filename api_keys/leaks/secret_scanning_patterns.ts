@@ -15,14 +15,7 @@ import {
   type LegacyKeyLayout,
 } from "../key_format.ts";
 
-/**
- * Options of `secretScanningPatterns`.
- *
- * @example
- * ```ts
- * const options: SecretScanningPatternsOptions = { namespace: "acme" };
- * ```
- */
+/** Options of `secretScanningPatterns`. */
 export interface SecretScanningPatternsOptions {
   /** Namespace of the keys (the service's `namespace`, default there `ak`). */
   namespace: string;
@@ -30,15 +23,7 @@ export interface SecretScanningPatternsOptions {
   legacyKeyLayouts?: readonly LegacyKeyLayout[];
 }
 
-/**
- * What `secretScanningPatterns` returns.
- *
- * @example
- * ```ts
- * const keysIn = (text: string, patterns: SecretScanningPatterns) =>
- *   [...text.matchAll(new RegExp(patterns.regex.source, "g"))].map((match) => match[1]);
- * ```
- */
+/** What `secretScanningPatterns` returns. */
 export interface SecretScanningPatterns {
   /**
    * The keys of the namespace (and the enabled legacy layouts) in text: group 1

@@ -11,16 +11,6 @@ import type { ApiKeysService } from "../service.ts";
 /**
  * A request as the handlers read it. `headers` looks a header up
  * case-insensitively (`Headers.get` of the Fetch API fits).
- *
- * @example
- * ```ts
- * async function fromFetch(request: Request): Promise<LeakReportRequest> {
- *   return {
- *     body: new Uint8Array(await request.arrayBuffer()),
- *     headers: (name) => request.headers.get(name),
- *   };
- * }
- * ```
  */
 export interface LeakReportRequest {
   /** The raw body: the exact bytes received (a string is encoded as UTF-8). */
@@ -29,15 +19,7 @@ export interface LeakReportRequest {
   headers: (name: string) => string | null | undefined;
 }
 
-/**
- * What a handler answers; a binding writes it out as is.
- *
- * @example
- * ```ts
- * const toFetch = (response: LeakReportResponse) =>
- *   new Response(response.body, { status: response.status, headers: response.headers });
- * ```
- */
+/** What a handler answers; a binding writes it out as is. */
 export interface LeakReportResponse {
   /** HTTP status. */
   status: number;
@@ -52,15 +34,6 @@ export interface LeakReportResponse {
  * `createPublicRevocationHandler`): call it per request. `maxBodyBytes` is the
  * largest body it reads, so a binding reads at most one byte more (the handler
  * then answers as it does for any body too large).
- *
- * @example
- * ```ts
- * async function fromFetch(handle: LeakReportHandler, request: Request) {
- *   const body = new Uint8Array(await request.arrayBuffer());
- *   if (body.length > handle.maxBodyBytes + 1) throw new RangeError("read less");
- *   return handle({ body, headers: (name) => request.headers.get(name) });
- * }
- * ```
  */
 export interface LeakReportHandler {
   /** Answers one report. */
@@ -74,35 +47,10 @@ export interface LeakReportHandler {
  * (checked at construction). A reported key is verified with the work of
  * `verify` but records no use (no `lastUsedAt`, `api_key.used`, metric,
  * `onAuthFailed` or first use of a rotation), then revoked with `revoke`.
- *
- * @example
- * ```ts
- * import { ApiKeysService } from "../service.ts";
- * import { InMemoryApiKeyStorage } from "../storage/in_memory.ts";
- * const service: LeakedKeyService = new ApiKeysService({
- *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
- *   storage: new InMemoryApiKeyStorage(),
- * });
- * ```
  */
 export type LeakedKeyService = ApiKeysService;
 
-/**
- * Options both leaked-key handlers take.
- *
- * @example
- * ```ts
- * import { ApiKeysService } from "../service.ts";
- * import { InMemoryApiKeyStorage } from "../storage/in_memory.ts";
- * const options: LeakedKeyHandlerOptions = {
- *   service: new ApiKeysService({
- *     peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
- *     storage: new InMemoryApiKeyStorage(),
- *   }),
- *   onExposed: (event) => console.warn("leaked", event.keyId),
- * };
- * ```
- */
+/** Options both leaked-key handlers take. */
 export interface LeakedKeyHandlerOptions {
   /** The service whose keys are reported. */
   service: LeakedKeyService;

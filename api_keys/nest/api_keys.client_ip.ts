@@ -40,19 +40,13 @@ function headerValue(header: unknown): string | undefined {
 
 /**
  * Builds a resolver for apps behind proxies that should not get framework-wide
- * trust. It starts at the socket peer and walks the chosen header
- * (`X-Forwarded-For`, or RFC 7239 `Forwarded`) from the right, skipping hops in
- * `trustedProxies`, and returns the first untrusted address. Values a client
- * wrote left of your proxies never win: `Forwarded` is tokenised strictly per
- * RFC 7239 §4 (RFC 9110 quoted-strings), and a malformed element, such as one
- * with an unterminated quote or a bad escape, never swallows the element a
- * proxy appended after it. A hop is an IP literal (`1.2.3.4`, `1.2.3.4:80`,
- * `::1`, `[::1]`, `[::1]:80`) read by the allowlist's parser. A malformed or
- * unparsable hop where the walk needs it (including `for=unknown`, obfuscated
- * identifiers and an element without `for`), a header value over 8,192
- * characters, or a chain of trusted hops only yields `undefined`, so an
- * IP-restricted key fails closed. Throws at startup when `trustedProxies` is
- * empty or has a bad entry.
+ * trust. It starts at the socket peer and walks `X-Forwarded-For` (or RFC 7239
+ * `Forwarded`, tokenised strictly) from the right, skipping `trustedProxies`,
+ * and returns the first untrusted address: what a client wrote left of your
+ * proxies never wins. A hop that is not an IP literal (`for=unknown`, an
+ * obfuscated name), a value over 8,192 characters, or only trusted hops yield
+ * `undefined`, so an IP-restricted key fails closed. Throws at startup when
+ * `trustedProxies` is empty or has a bad entry.
  *
  * @example
  * ```ts

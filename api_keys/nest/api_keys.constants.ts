@@ -6,54 +6,19 @@
  */
 import type { ApiKeyContext } from "../types.ts";
 
-/**
- * Request property the default context writer puts the verified context on.
- *
- * @example
- * ```ts
- * console.log(API_KEY_CONTEXT_PROPERTY); // "apiKey"
- * ```
- */
+/** Request property the default context writer puts the verified context on. */
 export const API_KEY_CONTEXT_PROPERTY = "apiKey";
 
-/**
- * Route metadata key written by `RequireEnvironment`.
- *
- * @example
- * ```ts
- * console.log(API_KEYS_ENVIRONMENT_METADATA); // "lib:api-keys:environment"
- * ```
- */
+/** Route metadata key written by `RequireEnvironment`. */
 export const API_KEYS_ENVIRONMENT_METADATA = "lib:api-keys:environment";
 
-/**
- * Route metadata key written by `RequireScope`.
- *
- * @example
- * ```ts
- * console.log(API_KEYS_SCOPE_METADATA); // "lib:api-keys:scope"
- * ```
- */
+/** Route metadata key written by `RequireScope`. */
 export const API_KEYS_SCOPE_METADATA = "lib:api-keys:scope";
 
-/**
- * Injection token of the context writer the guard uses (`null` means the default).
- *
- * @example
- * ```ts
- * console.log(API_KEYS_CONTEXT_WRITER.description);
- * ```
- */
+/** Injection token of the context writer the guard uses (`null` means the default). */
 export const API_KEYS_CONTEXT_WRITER: unique symbol = Symbol("API_KEYS_CONTEXT_WRITER");
 
-/**
- * Injection token of the client-IP resolver the guard uses (`null` means the default).
- *
- * @example
- * ```ts
- * console.log(API_KEYS_CLIENT_IP_RESOLVER.description);
- * ```
- */
+/** Injection token of the client-IP resolver the guard uses (`null` means the default). */
 export const API_KEYS_CLIENT_IP_RESOLVER: unique symbol = Symbol("API_KEYS_CLIENT_IP_RESOLVER");
 
 /** Injection token of the raw options given to `forRoot`/`forRootAsync` (internal). */

@@ -1,7 +1,5 @@
 /**
- * The decorators of the Nest binding: `RequireScope` and `RequireEnvironment`
- * (route metadata the guard reads) and `CurrentApiKey` (the verified context
- * as a handler parameter).
+ * Route requirements the guard reads, and `CurrentApiKey`.
  *
  * @module
  */
@@ -12,10 +10,9 @@ import { API_KEYS_ENVIRONMENT_METADATA, API_KEYS_SCOPE_METADATA } from "./api_ke
 import { getApiKeyContext } from "./api_keys.guard.ts";
 
 /**
- * Requires a key scope on a controller or route (the method's requirement wins
- * over the class's). `write` implies `read`. The guard answers 403
- * `api_key_scope_insufficient` otherwise. Bad arguments (an empty resource, a
- * level other than `"read"`/`"write"`) throw a `TypeError` when the route is declared.
+ * Requires a key scope on a controller or route (the method's wins); `write`
+ * implies `read`. Else the guard answers 403 `api_key_scope_insufficient`.
+ * Bad arguments throw a `TypeError` when the route is declared.
  *
  * @example
  * ```ts

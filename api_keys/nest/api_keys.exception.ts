@@ -6,26 +6,10 @@
 import { HttpException } from "@nestjs/common";
 import { ApiKeyError, type ApiKeyErrorCode, ApiKeyStorageError } from "../errors.ts";
 
-/**
- * Codes an `ApiKeyHttpException` carries.
- *
- * @example
- * ```ts
- * const code: ApiKeyHttpErrorCode = "api_key_storage_unavailable";
- * ```
- */
+/** Codes an `ApiKeyHttpException` carries. */
 export type ApiKeyHttpErrorCode = ApiKeyErrorCode | "api_key_storage_unavailable";
 
-/**
- * Response body of an `ApiKeyHttpException`.
- *
- * @example
- * ```ts
- * const body: ApiKeyHttpErrorBody = {
- *   statusCode: 401, code: "api_key_missing", message: "API key is missing",
- * };
- * ```
- */
+/** Response body of an `ApiKeyHttpException`. */
 export interface ApiKeyHttpErrorBody {
   /** HTTP status. */
   statusCode: number;

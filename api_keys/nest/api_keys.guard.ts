@@ -29,12 +29,6 @@ type Target = Function;
 /**
  * The part of Nest's `ExecutionContext` the guard reads; Nest passes its own
  * `ExecutionContext`, which fits.
- *
- * @example
- * ```ts
- * import type { ExecutionContext } from "@nestjs/common";
- * const narrow = (context: ExecutionContext): ApiKeysGuardContext => context;
- * ```
  */
 export interface ApiKeysGuardContext {
   /** HTTP view of the call; `getRequest()` gives the Express or Fastify request. */
@@ -106,16 +100,12 @@ function rawHeaderValues(raw: unknown[], name: string): string | string[] | unde
 }
 
 /**
- * Protects routes with API keys. Resolves the client IP and calls
- * `ApiKeysService.authorizeRequest`, which reads the key from `X-API-Key` or
- * `Authorization: Bearer` (see `extractApiKey`) and checks it, then its IP
- * allowlist, then `RequireEnvironment`, then `RequireScope`. A client-IP
- * resolver that throws, rejects or answers a non-string means "client IP unknown" (keys with an
- * allowlist are refused, others pass) and is logged (error name only, redacted). On success it
- * writes the context through the context writer (default `request.apiKey`)
- * and records it for `CurrentApiKey`/`getApiKeyContext`; on failure it throws
- * `ApiKeyHttpException` (401/403, storage failures 503). Route metadata is
- * read once per route.
+ * Protects routes with API keys: `ApiKeysService.authorizeRequest` with the
+ * client IP and the route's `RequireEnvironment`/`RequireScope`. A client-IP
+ * resolver that fails or answers a non-string means "unknown" (keys with an
+ * allowlist are refused) and is logged redacted. On success the context goes
+ * through the context writer (default `request.apiKey`); on failure it throws
+ * `ApiKeyHttpException` (401/403, storage failures 503).
  *
  * @example
  * ```ts

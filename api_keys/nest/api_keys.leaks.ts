@@ -8,14 +8,7 @@
  */
 import type { LeakReportRequest, LeakReportResponse } from "../leaks/types.ts";
 
-/**
- * What `leakReportFromRequest` reads of an Express or Fastify request.
- *
- * @example
- * ```ts
- * const request: LeakReportHttpRequest = { headers: { "content-type": "text/plain" }, body: "key" };
- * ```
- */
+/** What `leakReportFromRequest` reads of an Express or Fastify request. */
 export interface LeakReportHttpRequest {
   /** Node's header object (lower-case names). */
   headers: Record<string, string | string[] | undefined>;
@@ -28,16 +21,6 @@ export interface LeakReportHttpRequest {
 /**
  * What `sendLeakReport` writes to: an Express `Response` and a Fastify
  * `FastifyReply` both fit.
- *
- * @example
- * ```ts
- * const sent: string[] = [];
- * const response: LeakReportHttpResponse = {
- *   status(code) { sent.push(`status ${code}`); return this; },
- *   header(name, value) { sent.push(`${name}: ${value}`); return this; },
- *   send(body) { sent.push(body); },
- * };
- * ```
  */
 export interface LeakReportHttpResponse {
   /** Sets the status. */
@@ -116,17 +99,9 @@ export function leakReportFromRequest(request: LeakReportHttpRequest): LeakRepor
  *
  * @example
  * ```ts
- * import { sendLeakReport } from "@saferoute/api-kit/api-keys/nest";
- * import { createPublicRevocationHandler } from "@saferoute/api-kit/api-keys";
- * import type { ApiKeysService } from "@saferoute/api-kit/api-keys";
- * import type { LeakReportHttpRequest, LeakReportHttpResponse } from "@saferoute/api-kit/api-keys/nest";
- * import { leakReportFromRequest } from "@saferoute/api-kit/api-keys/nest";
- *
- * function reportRoute(service: ApiKeysService) {
- *   const report = createPublicRevocationHandler({ service });
- *   return async (req: LeakReportHttpRequest, res: LeakReportHttpResponse) =>
- *     sendLeakReport(res, await report(leakReportFromRequest(req)));
- * }
+ * import { type LeakReportHttpResponse, sendLeakReport } from "@saferoute/api-kit/api-keys/nest";
+ * declare const res: LeakReportHttpResponse;
+ * sendLeakReport(res, { status: 202, headers: {}, body: "" });
  * ```
  */
 export function sendLeakReport(response: LeakReportHttpResponse, reply: LeakReportResponse): void {

@@ -28,14 +28,6 @@ import { ApiKeysGuard } from "./api_keys.guard.ts";
 /**
  * Runs `ApiKeysService.notifyExpiring` on an interval (option `expiryNotices`
  * of `ApiKeysModule`).
- *
- * @example
- * ```ts
- * const expiryNotices: ApiKeyExpiryNoticesOptions = {
- *   thresholdsMs: [7 * 86_400_000, 86_400_000],
- *   intervalMs: 15 * 60_000,
- * };
- * ```
  */
 export interface ApiKeyExpiryNoticesOptions {
   /** The thresholds of `notifyExpiring`, in ms. */
@@ -47,15 +39,6 @@ export interface ApiKeyExpiryNoticesOptions {
 /**
  * Options of `ApiKeysModule.forRoot`: the `ApiKeysService` options plus the guard's
  * context writer and client-IP resolver, and the expiry-notice interval.
- *
- * @example
- * ```ts
- * import { InMemoryApiKeyStorage } from "@saferoute/api-kit/api-keys";
- * const options: ApiKeysModuleOptions = {
- *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
- *   storage: new InMemoryApiKeyStorage(),
- * };
- * ```
  */
 export interface ApiKeysModuleOptions extends ApiKeysServiceOptions {
   /** Where the guard puts the verified context (default: `request.apiKey`). */
@@ -75,15 +58,6 @@ export interface ApiKeysModuleOptions extends ApiKeysServiceOptions {
 /**
  * Options of `ApiKeysModule.forRootAsync`: a factory of `ApiKeysModuleOptions` with
  * its injected dependencies and the modules that provide them.
- *
- * @example
- * ```ts
- * import { InMemoryApiKeyStorage } from "@saferoute/api-kit/api-keys";
- * const options: ApiKeysModuleAsyncOptions = {
- *   inject: ["PEPPER"],
- *   useFactory: (pepper: string) => ({ peppers: { 1: pepper }, storage: new InMemoryApiKeyStorage() }),
- * };
- * ```
  */
 export interface ApiKeysModuleAsyncOptions {
   /** Modules (classes or dynamic modules) exporting the providers listed in `inject`. */
@@ -243,12 +217,9 @@ function buildModule(optionsProvider: Provider, imports: DynamicModule["imports"
 }
 
 /**
- * Global module providing `ApiKeysService` and `ApiKeysGuard`. Import it once
- * (usually in the root module); every option is validated at startup, and a
- * bad one stops the app from booting with a message naming it. At module
- * init it awaits `service.ready()`: with `retiredPepperVersions`, the app
- * does not start while usable keys remain on a retired hash, or while the
- * storage is down.
+ * Global module providing `ApiKeysService` and `ApiKeysGuard`; import it once.
+ * A bad option stops the boot with a message naming it, and so does a
+ * refusal of `service.ready()` at module init.
  *
  * @example
  * ```ts

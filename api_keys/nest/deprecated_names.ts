@@ -15,12 +15,6 @@ import {
  * The route metadata key of `RequireScope` (`"lib:api-keys:scope"`).
  *
  * @deprecated Use `API_KEYS_SCOPE_METADATA` (the same value).
- *
- * @example
- * ```ts
- * import { API_KEYS_SCOPE_METADATA } from "@saferoute/api-kit/api-keys/nest";
- * API_KEYS_SCOPE_METADATA; // "lib:api-keys:scope"
- * ```
  */
 export const SCOPE_METADATA: typeof API_KEYS_SCOPE_METADATA = API_KEYS_SCOPE_METADATA;
 
@@ -28,12 +22,6 @@ export const SCOPE_METADATA: typeof API_KEYS_SCOPE_METADATA = API_KEYS_SCOPE_MET
  * The route metadata key of `RequireEnvironment` (`"lib:api-keys:environment"`).
  *
  * @deprecated Use `API_KEYS_ENVIRONMENT_METADATA` (the same value).
- *
- * @example
- * ```ts
- * import { API_KEYS_ENVIRONMENT_METADATA } from "@saferoute/api-kit/api-keys/nest";
- * API_KEYS_ENVIRONMENT_METADATA; // "lib:api-keys:environment"
- * ```
  */
 export const ENVIRONMENT_METADATA: typeof API_KEYS_ENVIRONMENT_METADATA =
   API_KEYS_ENVIRONMENT_METADATA;
@@ -44,16 +32,5 @@ export const ENVIRONMENT_METADATA: typeof API_KEYS_ENVIRONMENT_METADATA =
  *
  * @deprecated Inject `ApiKeysService` instead of reading the options; the
  * token stays for code written against `@nestarc/api-keys`.
- *
- * @example
- * ```ts
- * import { Inject, Injectable } from "@nestjs/common";
- * import { API_KEYS_OPTIONS, type ApiKeysModuleOptions } from "@saferoute/api-kit/api-keys/nest";
- *
- * @Injectable()
- * class KeyAdmin {
- *   constructor(@Inject(API_KEYS_OPTIONS) readonly options: ApiKeysModuleOptions) {}
- * }
- * ```
  */
 export const API_KEYS_OPTIONS: symbol = API_KEYS_MODULE_OPTIONS;

@@ -1,9 +1,7 @@
 /**
- * API keys for NestJS: `ApiKeysModule`, `ApiKeysGuard`, the `RequireScope`,
- * `RequireEnvironment` and `CurrentApiKey` decorators, and client-IP resolvers.
- * Works with `@nestjs/platform-express` and `@nestjs/platform-fastify`, with or
- * without `emitDecoratorMetadata`. `leakReportFromRequest` and `sendLeakReport`
- * serve the leaked-key handlers of `./api-keys` from a controller.
+ * API keys for NestJS (Express or Fastify, with or without
+ * `emitDecoratorMetadata`): module, guard, decorators, client-IP resolvers,
+ * and `leakReportFromRequest`/`sendLeakReport` for the leaked-key handlers.
  *
  * @example
  * ```ts

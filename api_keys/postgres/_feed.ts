@@ -61,12 +61,6 @@ const SNAPSHOT_SQL = "SELECT c.n::text AS n, ARRAY(SELECT prefix FROM api_keys) 
 /**
  * What the feed needs of a `pg` client (a `pg.Client` has it): connect, query,
  * the `notification`, `error` and `end` events, and `end`.
- *
- * @example
- * ```ts
- * import pg from "pg";
- * const make = (): PostgresFeedClient => new pg.Client({ connectionString: "postgresql://…" });
- * ```
  */
 export interface PostgresFeedClient {
   /** Opens the connection. */
@@ -89,14 +83,6 @@ export interface PostgresFeedClient {
 /**
  * Options of `createPostgresFeed`: exactly one of `connectionString` and
  * `client`.
- *
- * @example
- * ```ts
- * const options: PostgresFeedOptions = {
- *   connectionString: "postgresql://app:secret@db:5432/app",
- *   pollMs: 250,
- * };
- * ```
  */
 export interface PostgresFeedOptions {
   /** Where to connect; the feed opens its own `pg.Client` (`application_name` `api-kit-change-feed`). */
@@ -115,12 +101,6 @@ export interface PostgresFeedOptions {
 /**
  * The PostgreSQL change feed: an `ApiKeyChangeFeed` that also lists the stored
  * prefixes (`snapshot`).
- *
- * @example
- * ```ts
- * declare const feed: PostgresApiKeyChangeFeed;
- * const { counter, prefixes } = await feed.snapshot();
- * ```
  */
 export interface PostgresApiKeyChangeFeed extends ApiKeyChangeFeed {
   /**

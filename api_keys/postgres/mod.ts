@@ -1,15 +1,10 @@
 /**
- * The PostgreSQL change feed of the API-key component: every instance of a
- * fleet on one database learns within milliseconds that a key was created,
- * revoked, rotated, changed or deleted, by whichever instance, tool or SQL
- * session, so each can drop what its verification cache holds about it.
- * The only module of this package that imports `pg` (an optional peer).
- *
- * Needs the migrations `prisma/migrations/0002_api_key_change_feed` (a change
- * counter and triggers on `api_keys`) and `0005_api_key_change_log` (the log
- * the feed reads); see docs/operations.md, "Fleets: the change feed", for
- * what it guarantees and what it costs, and give it a direct (session)
- * connection, not one through a transaction pooler.
+ * The PostgreSQL change feed: every instance on one database learns within
+ * milliseconds that a key changed (by any instance, tool or SQL session), so
+ * it can drop its cached verification. Imports `pg` (an optional peer). Needs
+ * migrations `0002_api_key_change_feed` and `0005_api_key_change_log` and a
+ * direct (session) connection, not a transaction pooler; see
+ * docs/operations.md, "Fleets: the change feed".
  *
  * @example
  * ```ts
@@ -36,16 +31,11 @@ export type { PostgresApiKeyChangeFeed, PostgresFeedClient, PostgresFeedOptions 
 
 /**
  * Creates a change feed over one dedicated PostgreSQL connection and starts
- * connecting (it never throws for an unreachable database: it stays
- * unhealthy and retries). The connection `LISTEN`s on `channel`, checks the
- * change log and that the triggers notify it, probes whether its notices
- * arrive (`status().noticesArrive`, one warning when not), and reads the log
- * every `pollMs` and at once after a notice (a hint only: what it delivers
- * comes from the log); a counter advance without its log rows becomes a
- * reset. A lost
- * connection is retried after 100 ms, doubling up to 5 s, with jitter; the
- * first sync of every connection resets unless the counter has not moved.
- * Throws a `TypeError` naming a bad option.
+ * connecting; an unreachable database leaves it unhealthy, retrying (100 ms,
+ * doubling up to 5 s, with jitter). It reads the change log every `pollMs`
+ * and at once after a `LISTEN` notice; a gap in the log, and the first sync
+ * of a connection after changes, become a reset. Throws a `TypeError` naming
+ * a bad option.
  *
  * @example
  * ```ts

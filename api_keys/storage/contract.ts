@@ -9,27 +9,10 @@ import { StorageAccess } from "./_access.ts";
 import type { ApiKeyStorage } from "./types.ts";
 import type { ApiKeyRecord } from "../types.ts";
 
-/**
- * Registers one named test case.
- *
- * @example
- * ```ts
- * import type { RegisterStorageTest } from "./contract.ts";
- * const register: RegisterStorageTest = (name, fn) => Deno.test(name, fn);
- * ```
- */
+/** Registers one named test case. */
 export type RegisterStorageTest = (name: string, fn: () => Promise<void>) => void;
 
-/**
- * Makes a fresh, empty storage for one case.
- *
- * @example
- * ```ts
- * import type { ApiKeyStorageFactory } from "./contract.ts";
- * import { InMemoryApiKeyStorage } from "./in_memory.ts";
- * const factory: ApiKeyStorageFactory = () => new InMemoryApiKeyStorage();
- * ```
- */
+/** Makes a fresh, empty storage for one case. */
 export type ApiKeyStorageFactory = () => ApiKeyStorage | Promise<ApiKeyStorage>;
 
 class ContractViolation extends Error {
@@ -145,32 +128,11 @@ function rotationOf(old: ApiKeyRecord) {
 
 /**
  * Registers the storage contract cases with `test`, each against a fresh
- * storage from `factory`. Cases cover insert and lookups, copies, listing
- * order and revoked filtering, revocation, `lastUsedAt`, and rotation:
- * `rotate` must be atomic (new record and old record's `rotatedAt`,
- * `expiresAt`, `replacedByKeyId` change together) and must signal a lost race
- * (the old key already rotated or revoked, including two concurrent rotations)
- * with `ApiKeyOperationError("api_key_not_rotatable")`, leaving nothing usable
- * of the losing rotation (its new record absent, or revoked by an adapter
- * without transactions). Each capability (an optional method, see
- * `ApiKeyStorage`) has its own cases, which pass at once for a storage without
- * it: `peekByPrefix` answers synchronously what `findByPrefix` answers and sees
- * every write at once; `markRevokedIfActive` revokes once, and of concurrent
- * calls exactly one wins; `replaceHash` replaces only the expected hash, and
- * of concurrent calls exactly one wins; `countHashes` counts the usable
- * records per scheme and version.
- * `listExpiring` pages through the unrevoked keys of
- * a window in expiry order; `claimExpiryNotice` claims each (key, threshold)
- * once, only ever smaller thresholds, one winner among concurrent claims;
- * `saveRotationWait` and `findRotationWait` keep a wait by its new key id;
- * `lowerExpiry` is a compare-and-set with one winner among concurrent calls.
- * `markRevokedForTenant` and `rotateForTenant`, over 1,000 random (tenant, id)
- * pairs, half of another tenant, change exactly the rows of the owning tenant.
- * Records keep their `hashScheme` (an absent one and `hmac-sha256` read alike)
- * and, with `storesLayout`, their `layout` (an upgrade on use included).
- * A record written without the nullable fields added after 0.1 (`rotatedAt`,
- * `replacedByKeyId`) reads them as `null`; a malformed one is refused naming
- * the field, by `insert` or by the service when it reads the record.
+ * storage from `factory`: the rules of `ApiKeyStorage` (lookups, listing,
+ * revocation, atomic `rotate` and its lost races, including concurrent
+ * ones), then each capability's own cases, which pass at once for a storage
+ * without it. Records written without the fields added after 0.1 read them
+ * as `null`; a malformed one is refused naming the field.
  *
  * @example
  * ```ts

@@ -21,15 +21,7 @@ import type {
   RotateApiKeyStorageInput,
 } from "../types.ts";
 
-/**
- * The `apiKey` delegate methods the adapter uses (as Prisma Client generates them).
- *
- * @example
- * ```ts
- * declare const delegate: PrismaApiKeyDelegate;
- * await delegate.findUnique({ where: { id: "k1" } });
- * ```
- */
+/** The `apiKey` delegate methods the adapter uses (as Prisma Client generates them). */
 export interface PrismaApiKeyDelegate {
   /** Inserts a row. */
   create(args: { data: Record<string, unknown> }): Promise<unknown>;
@@ -48,12 +40,6 @@ export interface PrismaApiKeyDelegate {
 /**
  * A Prisma-shaped client: an `apiKey` delegate and, optionally, interactive
  * `$transaction`.
- *
- * @example
- * ```ts
- * declare const prisma: PrismaApiKeyClient; // e.g. a PrismaClient instance
- * await prisma.apiKey.findUnique({ where: { prefix: "AbCdEfGhIjKl" } });
- * ```
  */
 export interface PrismaApiKeyClient {
   /** The `ApiKey` model delegate. */
@@ -70,13 +56,6 @@ const COUNT_PAGE = 1_000;
  * `ApiKeyExpiryNotice`: `keyId` its id, `thresholdMs` a `BigInt`,
  * `claimedAt`). Both answer a count and never fail for a lost race, which
  * keeps a losing claim as cheap as a winning one.
- *
- * @example
- * ```ts
- * declare const delegate: PrismaExpiryNoticeDelegate;
- * const data = [{ keyId: "k1", thresholdMs: 86_400_000, claimedAt: new Date() }];
- * await delegate.createMany({ data, skipDuplicates: true }); // { count: 1 }, then { count: 0 }
- * ```
  */
 export interface PrismaExpiryNoticeDelegate {
   /** Inserts rows; with `skipDuplicates`, a taken `keyId` is skipped (`ON CONFLICT DO NOTHING`). */
@@ -91,12 +70,6 @@ export interface PrismaExpiryNoticeDelegate {
  * The `apiKeyRotationWait` delegate methods the rotations that wait use
  * (model `ApiKeyRotationWait`: `newKeyId` its id, `oldKeyId`,
  * `gracePeriodMs` a `BigInt`, `waitEndsAt`).
- *
- * @example
- * ```ts
- * declare const delegate: PrismaRotationWaitDelegate;
- * await delegate.findUnique({ where: { newKeyId: "k2" } });
- * ```
  */
 export interface PrismaRotationWaitDelegate {
   /** Inserts a row. */
@@ -109,23 +82,6 @@ export interface PrismaRotationWaitDelegate {
  * Extra delegates of `PrismaApiKeyStorage`, each turning on a capability
  * (see `ApiKeyStorage`); their tables are created by the migration
  * `prisma/migrations/0004_api_key_expiry`.
- *
- * @example
- * ```ts
- * import type {
- *   PrismaApiKeyStorageOptions,
- *   PrismaExpiryNoticeDelegate,
- *   PrismaRotationWaitDelegate,
- * } from "./prisma.ts";
- * declare const prisma: {
- *   apiKeyExpiryNotice: PrismaExpiryNoticeDelegate;
- *   apiKeyRotationWait: PrismaRotationWaitDelegate;
- * };
- * const options: PrismaApiKeyStorageOptions = {
- *   expiryNotices: prisma.apiKeyExpiryNotice,
- *   rotationWaits: prisma.apiKeyRotationWait,
- * };
- * ```
  */
 export interface PrismaApiKeyStorageOptions {
   /** `prisma.apiKeyExpiryNotice`: turns on `listExpiring` and `claimExpiryNotice`. */
@@ -215,30 +171,20 @@ function toRecord(row: unknown): ApiKeyRecord {
 }
 
 /**
- * Storage over a Prisma-shaped client, using only the delegate calls the spec
- * lists (`create`, `findMany`, `findUnique`, `update`, optional
- * `$transaction`). Rows are mapped, not validated (`ApiKeysService` checks
- * every record it reads). Has the capabilities `markRevokedIfActive`,
- * `replaceHash`, `countHashes`, `lowerExpiry` and the tenant-bound
- * operations (conditional updates: `tenantId` joins `id` in their `where`), not
- * `peekByPrefix` (a shared database can change behind any in-process copy);
- * the expiry notices and the rotation waits with the delegates of
- * `PrismaApiKeyStorageOptions` (an explicit option: they need the tables of
- * migration `0004_api_key_expiry`). `countHashes` reads the usable rows in
- * pages of 1,000 ordered by `id` (`findMany` with `take` and `id: { gt }`).
- * `storesLayout` with the option of that name (the `layout` column of
- * migration `0006_api_key_layout`).
- * The `hashScheme` column (migration `0003_api_key_hash_scheme`) is optional:
- * rows without it read as the default scheme, and `hashScheme` is written
- * only when it is not the default or the model has the column, so an
- * unmigrated database keeps working.
- * `rotate` inserts the new row, then marks the old one
- * with a conditional update `where: { id, rotatedAt: null, revokedAt: null }`;
- * Prisma's `P2025` (no row matched) means a concurrent rotate or revoke won,
- * reported as `api_key_not_rotatable`. With `$transaction` both steps are one
- * transaction. Without it, a failed or lost update is compensated: the new row
- * (whose raw key is never handed out) is marked revoked with `update`; if that
- * fails too, the new row stays listed as an active key nobody holds.
+ * Storage over a Prisma-shaped client, using only the spec's delegate calls
+ * (`create`, `findMany`, `findUnique`, `update`, optional `$transaction`).
+ * Capabilities: `markRevokedIfActive`, `replaceHash`, `countHashes`,
+ * `lowerExpiry` and the tenant-bound operations; the expiry notices, rotation
+ * waits (migration `0004_api_key_expiry`) and `storesLayout` (`0006`) only
+ * through `PrismaApiKeyStorageOptions`; never `peekByPrefix` (a shared
+ * database changes behind in-process copies). Without the `hashScheme`
+ * column (`0003`) rows read as the default scheme.
+ *
+ * `rotate` inserts the new row, then updates the old one where it is neither
+ * rotated nor revoked (`P2025`: `api_key_not_rotatable`), in one transaction
+ * with `$transaction`. Without it, a failed update is compensated by revoking
+ * the new row (whose key was never handed out); if that fails too, the new
+ * row stays listed as an active key nobody holds.
  *
  * @example
  * ```ts

@@ -21,45 +21,19 @@
  */
 import type { CounterResult, RateLimitCounter, RateLimitStore } from "../store.ts";
 
-/**
- * What the store needs of `pg`: a `pg.Pool` or `pg.Client` has it.
- *
- * @example
- * ```ts
- * import pg from "pg";
- * import type { PostgresQueryable } from "./mod.ts";
- * const pool: PostgresQueryable = new pg.Pool({ connectionString: "postgresql://…" });
- * ```
- */
+/** What the store needs of `pg`: a `pg.Pool` or `pg.Client` has it. */
 export interface PostgresQueryable {
   /** Runs one statement. */
   query(text: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
 }
 
-/**
- * Options of `createPostgresRateLimitStore`.
- *
- * @example
- * ```ts
- * import pg from "pg";
- * import type { PostgresRateLimitStoreOptions } from "./mod.ts";
- * const options: PostgresRateLimitStoreOptions = { pool: new pg.Pool() };
- * ```
- */
+/** Options of `createPostgresRateLimitStore`. */
 export interface PostgresRateLimitStoreOptions {
   /** The pool (or client) every check runs on; the caller owns and ends it. */
   pool: PostgresQueryable;
 }
 
-/**
- * The PostgreSQL store, with `deleteExpired` for the rows whose log has left its window.
- *
- * @example
- * ```ts
- * import type { PostgresRateLimitStore } from "./mod.ts";
- * const sweep = (store: PostgresRateLimitStore) => store.deleteExpired();
- * ```
- */
+/** The PostgreSQL store, with `deleteExpired` for the rows whose log has left its window. */
 export interface PostgresRateLimitStore extends RateLimitStore {
   /** Deletes idle rows (one statement); resolves to how many. Run it now and then. */
   deleteExpired(): Promise<number>;

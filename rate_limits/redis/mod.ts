@@ -21,15 +21,7 @@
 import type { CounterResult, RateLimitCounter, RateLimitStore } from "../store.ts";
 import { CHECK_SCRIPT } from "./_script.ts";
 
-/**
- * Arguments of a script call, as node-redis takes them.
- *
- * @example
- * ```ts
- * import type { RedisScriptArguments } from "./mod.ts";
- * const call: RedisScriptArguments = { keys: ["a"], arguments: ["1"] };
- * ```
- */
+/** Arguments of a script call, as node-redis takes them. */
 export interface RedisScriptArguments {
   /** Keys the script touches. */
   keys: string[];
@@ -37,16 +29,7 @@ export interface RedisScriptArguments {
   arguments: string[];
 }
 
-/**
- * What the store needs of a Redis client: a node-redis 5/6 client has it.
- *
- * @example
- * ```ts
- * import { createClient } from "redis";
- * import type { RedisScriptClient } from "./mod.ts";
- * const client: RedisScriptClient = createClient();
- * ```
- */
+/** What the store needs of a Redis client: a node-redis 5/6 client has it. */
 export interface RedisScriptClient {
   /** Runs a cached script by its SHA-1. */
   evalSha(sha1: string, options: RedisScriptArguments): Promise<unknown>;
@@ -54,16 +37,7 @@ export interface RedisScriptClient {
   eval(script: string, options: RedisScriptArguments): Promise<unknown>;
 }
 
-/**
- * Options of `createRedisRateLimitStore`.
- *
- * @example
- * ```ts
- * import { createClient } from "redis";
- * import type { RedisRateLimitStoreOptions } from "./mod.ts";
- * const options: RedisRateLimitStoreOptions = { client: createClient(), prefix: "app:rl:" };
- * ```
- */
+/** Options of `createRedisRateLimitStore`. */
 export interface RedisRateLimitStoreOptions {
   /** A connected client; the caller owns and closes it. */
   client: RedisScriptClient;
