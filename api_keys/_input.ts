@@ -7,7 +7,9 @@
 import { ApiKeyValidationError } from "./errors.ts";
 import { normalizeAllowedIpCidrs } from "./ip_allowlist.ts";
 import { flattenScopes } from "./scopes.ts";
+import { keyRateLimits } from "./_limits.ts";
 import {
+  type ApiKeyRateLimitPolicy,
   type ApiKeyGraceStart,
   type CreateApiKeyInput,
   DEFAULT_GRACE_PERIOD_MS,
@@ -42,6 +44,8 @@ export interface ValidCreateInput {
   createdBy: string | null;
   /** Canonical allowlist. */
   allowedIpCidrs: string[];
+  /** Compiled rate-limit policies, or undefined for none. */
+  rateLimits: readonly ApiKeyRateLimitPolicy[] | undefined;
 }
 
 /**
@@ -69,6 +73,8 @@ export interface ValidRotateInput {
   expiresAt: Date | null | undefined;
   /** New allowlist, or undefined to inherit. */
   allowedIpCidrs: string[] | undefined;
+  /** Compiled rate-limit policies, or undefined to inherit. */
+  rateLimits: readonly ApiKeyRateLimitPolicy[] | undefined;
 }
 
 /**
@@ -229,6 +235,7 @@ export function validateCreateInput(input: CreateApiKeyInput): ValidCreateInput 
     expiresAt: validExpiry(input.expiresAt),
     createdBy: validCreatedBy(input.createdBy) ?? null,
     allowedIpCidrs: validCidrs(input.allowedIpCidrs),
+    rateLimits: input.rateLimits === undefined ? undefined : keyRateLimits(input.rateLimits),
   };
 }
 
@@ -273,6 +280,7 @@ export function validateRotateInput(
     allowedIpCidrs: input.allowedIpCidrs === undefined
       ? undefined
       : validCidrs(input.allowedIpCidrs),
+    rateLimits: input.rateLimits === undefined ? undefined : keyRateLimits(input.rateLimits),
   };
 }
 

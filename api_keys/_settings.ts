@@ -29,8 +29,11 @@ import { callDetached, createDispatcher, type Dispatch, warnOnce } from "./_sink
 import { StorageAccess } from "./storage/_access.ts";
 import { compileTtlPolicy, type ExpiryResolver } from "./_ttl_policy.ts";
 import type { ApiKeysServiceOptions, ApiKeyVerificationCacheOptions } from "./service_options.ts";
+import type { RateLimiter } from "../rate_limits/limiter.ts";
+import type { ApiKeyRateLimitResolver } from "./_limits.ts";
 import type { ApiKeyTtlPolicy } from "./types.ts";
 import { uuidV7 } from "./_uuid_v7.ts";
+import { RequestLimits } from "./_limits.ts";
 
 const DEFAULT_DEBOUNCE_MS = 60_000;
 const DEFAULT_STORAGE_TIMEOUT_MS = 5_000;
@@ -109,6 +112,8 @@ export interface Settings {
   readonly upgrade: HashUpgrade | undefined;
   /** Pepper versions no usable record may use at start (`undefined`: no check). */
   readonly retiredPepperVersions: readonly number[] | undefined;
+  /** The rate-limit check of authorization (option `limiter`), when set. */
+  readonly limits: RequestLimits | undefined;
 }
 
 /**
@@ -172,6 +177,21 @@ function buildCache(
     throw new TypeError(`${label}.maxEntries must be a positive integer`);
   }
   return new VerificationCache(maxEntries, ttlMs);
+}
+
+/** The rate-limit check of `limiter` and `rateLimitResolver`; a `TypeError` naming a bad one. */
+function buildLimits(limiter: unknown, resolver: unknown): RequestLimits | undefined {
+  if (resolver !== undefined && typeof resolver !== "function") {
+    throw new TypeError(`${PREFIX}rateLimitResolver must be a function`);
+  }
+  if (limiter === undefined) {
+    if (resolver !== undefined) throw new TypeError(`${PREFIX}rateLimitResolver needs a limiter`);
+    return undefined;
+  }
+  if (typeof (limiter as { check?: unknown })?.check !== "function") {
+    throw new TypeError(`${PREFIX}limiter must be a RateLimiter (createRateLimiter)`);
+  }
+  return new RequestLimits(limiter as RateLimiter, resolver as ApiKeyRateLimitResolver);
 }
 
 /**
@@ -276,5 +296,6 @@ export function compileSettings(options: unknown): Settings {
       ? new HashUpgrade(hasher, storage, emitEvent, clock)
       : undefined,
     retiredPepperVersions,
+    limits: buildLimits(o.limiter, o.rateLimitResolver),
   });
 }

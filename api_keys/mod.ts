@@ -33,6 +33,8 @@
 export {
   type ApiKeyContext,
   type ApiKeyGraceStart,
+  type ApiKeyRateLimitPolicy,
+  type ApiKeyRateLimitResult,
   type ApiKeyHashCount,
   type ApiKeyHashReplacement,
   type ApiKeyHashReport,
@@ -129,6 +131,7 @@ export {
   type ApiKeyVerificationCacheOptions,
 } from "./service_options.ts";
 export { ApiKeysService } from "./service.ts";
+export type { ApiKeyRateLimitResolver } from "./_limits.ts";
 export { createTestKey, type CreateTestKeyResult } from "./test_key.ts";
 export {
   type ApiKeyHeaderReader,

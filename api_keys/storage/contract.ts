@@ -170,7 +170,8 @@ function rotationOf(old: ApiKeyRecord) {
  * `markRevokedForTenant` and `rotateForTenant`, over 1,000 random (tenant, id)
  * pairs, half of another tenant, change exactly the rows of the owning tenant.
  * Records keep their `hashScheme` (an absent one and `hmac-sha256` read alike)
- * and, with `storesLayout`, their `layout` (an upgrade on use included).
+ * and, with `storesLayout`, their `layout` (an upgrade on use included); with
+ * `storesRateLimits`, their `rateLimits` (rotate included).
  * A record written without the nullable fields added after 0.1 (`rotatedAt`,
  * `replacedByKeyId`) reads them as `null`; a malformed one is refused naming
  * the field, by `insert` or by the service when it reads the record.
@@ -401,6 +402,42 @@ export function runApiKeyStorageContract(
     check(
       (await storage.findByPrefix(legacy.prefix))?.layout === "nestarc-v0",
       "replaceHash keeps the layout",
+    );
+  });
+
+  test("storesRateLimits (when true) keeps each record's rateLimits through reads, listing and rotate; an absent one reads absent", async () => {
+    const storage = await factory();
+    if (storage.storesRateLimits !== true) return;
+    const rateLimits = [
+      { name: "burst", limit: 10, windowMs: 1_000, cost: 1 },
+      { name: "day", limit: 5_000, windowMs: 86_400_000, cost: 2, sharedBy: "tenant" as const },
+    ];
+    const limited = sampleRecord({ rateLimits });
+    const plain = sampleRecord();
+    await storage.insert(limited);
+    await storage.insert(plain);
+    const listed = await storage.listByTenant(limited.tenantId, { includeRevoked: true });
+    for (
+      const read of [
+        await storage.findById(limited.id),
+        await storage.findByPrefix(limited.prefix),
+        listed.find((r) => r.id === limited.id) ?? null,
+      ]
+    ) {
+      check(JSON.stringify(read?.rateLimits) === JSON.stringify(rateLimits), "rateLimits are kept");
+    }
+    check((await storage.findById(plain.id))?.rateLimits === undefined, "none reads absent");
+    const newRecord = sampleRecord({ tenantId: limited.tenantId, rateLimits: rateLimits.slice(0, 1) });
+    await storage.rotate({
+      oldKeyId: limited.id,
+      newRecord,
+      oldExpiresAt: new Date(Date.now() + 60_000),
+      rotatedAt: new Date(),
+    });
+    check(
+      JSON.stringify((await storage.findByPrefix(newRecord.prefix))?.rateLimits) ===
+        JSON.stringify(rateLimits.slice(0, 1)),
+      "rotate writes the new record's rateLimits",
     );
   });
 

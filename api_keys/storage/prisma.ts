@@ -144,6 +144,11 @@ export interface PrismaApiKeyStorageOptions {
    * `0006_api_key_layout`): turns on `storesLayout`.
    */
   storesLayout?: boolean;
+  /**
+   * `true` when the model has the `rateLimits` JSON column (migration
+   * `0008_api_key_rate_limits`): turns on `storesRateLimits`.
+   */
+  storesRateLimits?: boolean;
 }
 
 function hasCode(error: unknown, code: string): boolean {
@@ -171,16 +176,17 @@ function toNumber(value: unknown): unknown {
 
 /**
  * A row to create: `hashScheme` written only when it is not the default (an
- * older model lacks it), `layout` only with `storesLayout`.
+ * older model lacks it), `layout` and `rateLimits` only with their capability.
  */
-function toRow(record: ApiKeyRecord, storesLayout: boolean): Record<string, unknown> {
-  const { hashScheme, layout, ...fields } = record;
+function toRow(record: ApiKeyRecord, storage: ApiKeyStorage): Record<string, unknown> {
+  const { hashScheme, layout, rateLimits, ...fields } = record;
   const row: Record<string, unknown> = {
     ...fields,
     allowedIpCidrs: [...(record.allowedIpCidrs ?? [])],
   };
   if (hashScheme !== undefined && hashScheme !== CURRENT_HASH_SCHEME) row.hashScheme = hashScheme;
-  if (storesLayout && layout !== undefined) row.layout = layout;
+  if (storage.storesLayout && layout !== undefined) row.layout = layout;
+  if (storage.storesRateLimits && rateLimits !== undefined) row.rateLimits = rateLimits;
   return row;
 }
 
@@ -218,6 +224,10 @@ function toRecord(row: unknown): ApiKeyRecord {
   }
   const layout = (row as { layout?: unknown }).layout;
   if (layout !== undefined && layout !== null) record.layout = layout as string;
+  const rateLimits = (row as { rateLimits?: unknown }).rateLimits;
+  if (rateLimits !== undefined && rateLimits !== null) {
+    record.rateLimits = rateLimits as ApiKeyRecord["rateLimits"];
+  }
   return record;
 }
 
@@ -234,7 +244,8 @@ function toRecord(row: unknown): ApiKeyRecord {
  * migration `0004_api_key_expiry`). `countHashes` reads the usable rows in
  * pages of 1,000 ordered by `id` (`findMany` with `take` and `id: { gt }`).
  * `storesLayout` with the option of that name (the `layout` column of
- * migration `0006_api_key_layout`).
+ * migration `0006_api_key_layout`), `storesRateLimits` likewise (the
+ * `rate_limits` column of migration `0008_api_key_rate_limits`).
  * The `hashScheme` column (migration `0003_api_key_hash_scheme`) is optional:
  * rows without it read as the default scheme, and `hashScheme` is written
  * only when it is not the default or the model has the column, so an
@@ -263,6 +274,8 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
   readonly #client: PrismaApiKeyClient;
   /** Capability, with the `storesLayout` option only: the `layout` column is written and read. */
   readonly storesLayout?: boolean;
+  /** Capability, with the `storesRateLimits` option only: the `rateLimits` column is written and read. */
+  readonly storesRateLimits?: boolean;
   /**
    * Capability, with the `expiryNotices` option only: one page of unrevoked
    * keys expiring in the window (`apiKey.findMany` with `take`).
@@ -291,11 +304,14 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
       "client.apiKey",
     );
     this.#client = client;
-    const { expiryNotices, rotationWaits, storesLayout } = options ?? {};
-    if (storesLayout !== undefined && typeof storesLayout !== "boolean") {
-      throw new TypeError("PrismaApiKeyStorage options.storesLayout must be a boolean");
+    const { expiryNotices, rotationWaits, storesLayout, storesRateLimits } = options ?? {};
+    for (const [name, flag] of Object.entries({ storesLayout, storesRateLimits })) {
+      if (flag !== undefined && typeof flag !== "boolean") {
+        throw new TypeError(`PrismaApiKeyStorage options.${name} must be a boolean`);
+      }
     }
     if (storesLayout === true) this.storesLayout = true;
+    if (storesRateLimits === true) this.storesRateLimits = true;
     if (expiryNotices !== undefined) {
       requireDelegate(expiryNotices, ["createMany", "updateMany"], "options.expiryNotices");
       this.listExpiring = (listing) => this.#listExpiring(listing);
@@ -323,7 +339,7 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
 
   /** Inserts a record. */
   async insert(record: ApiKeyRecord): Promise<void> {
-    await this.#client.apiKey.create({ data: toRow(record, this.storesLayout === true) });
+    await this.#client.apiKey.create({ data: toRow(record, this) });
   }
 
   /** Finds a record by id. */
@@ -509,7 +525,7 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
 
   async #rotate(input: RotateApiKeyStorageInput, tenantId: string | undefined): Promise<void> {
     const insertNew = (delegate: PrismaApiKeyDelegate) =>
-      delegate.create({ data: toRow(input.newRecord, this.storesLayout === true) });
+      delegate.create({ data: toRow(input.newRecord, this) });
     const markOld = (delegate: PrismaApiKeyDelegate) =>
       delegate.update({
         where: {

@@ -73,6 +73,9 @@ import type {
  *   `layout` as written (`replaceHash` leaves it). With it, a key verifies
  *   only in its record's layout (absent: the current one); without it, in any
  *   layout the service accepts.
+ * - `storesRateLimits` (a property, `true`): the storage keeps a record's
+ *   `rateLimits` as written (plain JSON data). With it, `create` and `rotate`
+ *   accept `rateLimits` (a rotated key inherits them); without it, they refuse them.
  * - `saveRotationWait`, `findRotationWait` and `lowerExpiry` (rotations that
  *   wait): a rotation with `graceStarts: "first-use"` saves its wait before
  *   rotating; the new key's first successful verify finds it and lowers the
@@ -146,6 +149,8 @@ export interface ApiKeyStorage {
   rotateForTenant?(tenantId: string, input: RotateApiKeyStorageInput): Promise<void>;
   /** Capability (optional): `true` when the storage keeps each record's `layout` (see the interface rules). */
   readonly storesLayout?: boolean;
+  /** Capability (optional): `true` when the storage keeps each record's `rateLimits` (see the interface rules). */
+  readonly storesRateLimits?: boolean;
   /** Sets `lastUsedAt` (best effort). */
   touchLastUsed(id: string, lastUsedAt: Date): Promise<void>;
   /** Atomically rotates a key (see the interface rules). */
@@ -249,6 +254,7 @@ export type ApiKeyStorageCapability =
   | "replaceHash"
   | "countHashes"
   | "storesLayout"
+  | "storesRateLimits"
   | "listExpiring"
   | "claimExpiryNotice"
   | "saveRotationWait"
