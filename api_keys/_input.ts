@@ -9,8 +9,8 @@ import { normalizeAllowedIpCidrs } from "./ip_allowlist.ts";
 import { flattenScopes } from "./scopes.ts";
 import { keyRateLimits } from "./_limits.ts";
 import {
-  type ApiKeyRateLimitPolicy,
   type ApiKeyGraceStart,
+  type ApiKeyRateLimitPolicy,
   type CreateApiKeyInput,
   DEFAULT_GRACE_PERIOD_MS,
   type Environment,

@@ -3,6 +3,8 @@
  * once (create, rotate, each record read), the per-request check of
  * `authorize`/`authorizeRequest` with a `limiter`, the shared-policy rule of
  * `create`, and the `RateLimit` response fields both bindings write.
+ * Over 300 lines because the rate-limit rules of the API-key component live
+ * here only, each export with its example.
  *
  * @module
  */
@@ -63,9 +65,11 @@ function compile(input: unknown): Compiled {
     }
     return sharedBy === "tenant";
   });
-  const list = Object.freeze(policies.map((policy, i) =>
-    Object.freeze(shared[i] ? { ...policy, sharedBy: "tenant" as const } : { ...policy })
-  ));
+  const list = Object.freeze(
+    policies.map((policy, i) =>
+      Object.freeze(shared[i] ? { ...policy, sharedBy: "tenant" as const } : { ...policy })
+    ),
+  );
   const compiled = { list, policies, shared: Object.freeze(shared) };
   COMPILED.set(input as object, compiled);
   COMPILED.set(list, compiled);
@@ -128,7 +132,9 @@ export function assertTenantSharedPolicies(
       const other = record.rateLimits?.find((p) =>
         p.sharedBy === "tenant" && p.name === policy.name
       );
-      if (other !== undefined && (other.limit !== policy.limit || other.windowMs !== policy.windowMs)) {
+      if (
+        other !== undefined && (other.limit !== policy.limit || other.windowMs !== policy.windowMs)
+      ) {
         throw new ApiKeyValidationError(
           "rateLimits",
           `shared policy "${policy.name}" must keep the tenant's limit ${other.limit} per ${other.windowMs} ms`,
@@ -290,8 +296,14 @@ export function rateLimitHeaders(
   if (results === undefined || results.length === 0) return [];
   const seconds = (ms: number) => Math.ceil(ms / 1000);
   const headers: [string, string][] = [
-    ["RateLimit-Policy", results.map((r) => `"${r.name}";q=${r.limit};w=${seconds(r.windowMs)}`).join(", ")],
-    ["RateLimit", results.map((r) => `"${r.name}";r=${r.remaining};t=${seconds(r.resetMs)}`).join(", ")],
+    [
+      "RateLimit-Policy",
+      results.map((r) => `"${r.name}";q=${r.limit};w=${seconds(r.windowMs)}`).join(", "),
+    ],
+    [
+      "RateLimit",
+      results.map((r) => `"${r.name}";r=${r.remaining};t=${seconds(r.resetMs)}`).join(", "),
+    ],
   ];
   if (legacy) {
     const least = results.reduce((a, b) => (b.remaining < a.remaining ? b : a));

@@ -376,7 +376,9 @@ export class ManageFlow {
       createdBy: fields.createdBy,
       createdAt: now,
     };
-    if (fields.rateLimits !== undefined) record.rateLimits = fields.rateLimits.map((p) => ({ ...p }));
+    if (fields.rateLimits !== undefined) {
+      record.rateLimits = fields.rateLimits.map((p) => ({ ...p }));
+    }
     return { record, key: key.raw };
   }
 }

@@ -38,6 +38,17 @@ export const API_KEYS_ENVIRONMENT_METADATA = "lib:api-keys:environment";
 export const API_KEYS_SCOPE_METADATA = "lib:api-keys:scope";
 
 /**
+ * Route metadata key written by `RateLimit`.
+ *
+ * @example
+ * ```ts
+ * import { API_KEYS_RATE_LIMIT_METADATA } from "@saferoute/api-kit/api-keys/nest";
+ * console.log(API_KEYS_RATE_LIMIT_METADATA); // "lib:api-keys:rate-limit"
+ * ```
+ */
+export const API_KEYS_RATE_LIMIT_METADATA = "lib:api-keys:rate-limit";
+
+/**
  * Injection token of the context writer the guard uses (`null` means the default).
  *
  * @example

@@ -45,6 +45,7 @@ export {
   API_KEYS_CLIENT_IP_RESOLVER,
   API_KEYS_CONTEXT_WRITER,
   API_KEYS_ENVIRONMENT_METADATA,
+  API_KEYS_RATE_LIMIT_METADATA,
   API_KEYS_SCOPE_METADATA,
 } from "./api_keys.constants.ts";
 export {
@@ -61,7 +62,12 @@ export {
   type ApiKeyHttpErrorCode,
   ApiKeyHttpException,
 } from "./api_keys.exception.ts";
-export { CurrentApiKey, RequireEnvironment, RequireScope } from "./api_keys.decorators.ts";
+export {
+  CurrentApiKey,
+  RateLimit,
+  RequireEnvironment,
+  RequireScope,
+} from "./api_keys.decorators.ts";
 export {
   defaultApiKeyClientIpResolver,
   trustedProxyClientIpResolver,

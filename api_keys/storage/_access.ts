@@ -398,7 +398,9 @@ export class StorageAccess {
       throw new TypeError(`${label}.storesRateLimits must be a boolean`);
     }
     this.storesRateLimits = storesRateLimits === true;
-    if (!this.storesRateLimits) missing.push("storesRateLimits (create and rotate refuse rateLimits)");
+    if (!this.storesRateLimits) {
+      missing.push("storesRateLimits (create and rotate refuse rateLimits)");
+    }
     const store = storage as ApiKeyStorage;
     this.#storage = store;
     this.#timeoutMs = timeoutMs;

@@ -427,7 +427,10 @@ export function runApiKeyStorageContract(
       check(JSON.stringify(read?.rateLimits) === JSON.stringify(rateLimits), "rateLimits are kept");
     }
     check((await storage.findById(plain.id))?.rateLimits === undefined, "none reads absent");
-    const newRecord = sampleRecord({ tenantId: limited.tenantId, rateLimits: rateLimits.slice(0, 1) });
+    const newRecord = sampleRecord({
+      tenantId: limited.tenantId,
+      rateLimits: rateLimits.slice(0, 1),
+    });
     await storage.rotate({
       oldKeyId: limited.id,
       newRecord,

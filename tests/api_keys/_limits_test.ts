@@ -273,8 +273,22 @@ describe("policy compilation and headers", () => {
 
   it("rateLimitHeaders: one item per policy, legacy trio of the least remaining, Retry-After on a denial", () => {
     const results = [
-      { name: "burst", limit: 100, windowMs: 60_000, remaining: 50, resetMs: 29_001, allowed: true },
-      { name: "day", limit: 1_000, windowMs: 86_400_000, remaining: 0, resetMs: 5_000, allowed: false },
+      {
+        name: "burst",
+        limit: 100,
+        windowMs: 60_000,
+        remaining: 50,
+        resetMs: 29_001,
+        allowed: true,
+      },
+      {
+        name: "day",
+        limit: 1_000,
+        windowMs: 86_400_000,
+        remaining: 0,
+        resetMs: 5_000,
+        allowed: false,
+      },
     ];
     assert.deepEqual(rateLimitHeaders(results, true), [
       ["RateLimit-Policy", '"burst";q=100;w=60, "day";q=1000;w=86400'],
