@@ -57,10 +57,15 @@ type RouteRequirements = Pick<
   "requiredEnvironment" | "requiredScope" | "rateLimits" | "cost"
 >;
 
+/** The part of an Express or Fastify response the guard writes headers with. */
+interface HeaderTarget {
+  header?(name: string, value: string): unknown;
+  setHeader?(name: string, value: string): unknown;
+}
+
 /** Sets the rate-limit fields of `results` on an Express or Fastify response. */
-// deno-lint-ignore no-explicit-any
 function writeRateLimitHeaders(
-  response: any,
+  response: HeaderTarget | undefined,
   results: ApiKeyContext["rateLimitResults"],
   legacy: boolean,
 ): void {
