@@ -10,7 +10,6 @@ import { flattenScopes } from "./scopes.ts";
 import { keyRateLimits } from "./_limits.ts";
 import {
   type ApiKeyGraceStart,
-  type ApiKeyRateLimitPolicy,
   type CreateApiKeyInput,
   DEFAULT_GRACE_PERIOD_MS,
   type Environment,
@@ -45,7 +44,7 @@ export interface ValidCreateInput {
   /** Canonical allowlist. */
   allowedIpCidrs: string[];
   /** Compiled rate-limit policies, or undefined for none. */
-  rateLimits: readonly ApiKeyRateLimitPolicy[] | undefined;
+  rateLimits: ReturnType<typeof keyRateLimits> | undefined;
 }
 
 /**
@@ -74,7 +73,7 @@ export interface ValidRotateInput {
   /** New allowlist, or undefined to inherit. */
   allowedIpCidrs: string[] | undefined;
   /** Compiled rate-limit policies, or undefined to inherit. */
-  rateLimits: readonly ApiKeyRateLimitPolicy[] | undefined;
+  rateLimits: ReturnType<typeof keyRateLimits> | undefined;
 }
 
 /**

@@ -276,6 +276,34 @@ export class RequestLimits {
 }
 
 /**
+ * The rate-limit check of the service options `limiter` and `rateLimitResolver`
+ * (`undefined` without a limiter); a `TypeError` naming a bad one after `PREFIX`.
+ *
+ * @example
+ * ```ts
+ * import { buildLimits } from "./_limits.ts";
+ * buildLimits(undefined, undefined, "ApiKeysServiceOptions."); // undefined
+ * ```
+ */
+export function buildLimits(
+  limiter: unknown,
+  resolver: unknown,
+  PREFIX: string,
+): RequestLimits | undefined {
+  if (resolver !== undefined && typeof resolver !== "function") {
+    throw new TypeError(`${PREFIX}rateLimitResolver must be a function`);
+  }
+  if (limiter === undefined) {
+    if (resolver !== undefined) throw new TypeError(`${PREFIX}rateLimitResolver needs a limiter`);
+    return undefined;
+  }
+  if (typeof (limiter as { check?: unknown })?.check !== "function") {
+    throw new TypeError(`${PREFIX}limiter must be a RateLimiter (createRateLimiter)`);
+  }
+  return new RequestLimits(limiter as RateLimiter, resolver as ApiKeyRateLimitResolver);
+}
+
+/**
  * The `RateLimit-Policy` and `RateLimit` fields (draft-ietf-httpapi-ratelimit-headers
  * -08 to -11: one item per policy, `"name";q=<limit>;w=<window s>` and
  * `"name";r=<remaining>;t=<reset s>`), with `legacy` the `X-RateLimit-*` trio of

@@ -29,11 +29,9 @@ import { callDetached, createDispatcher, type Dispatch, warnOnce } from "./_sink
 import { StorageAccess } from "./storage/_access.ts";
 import { compileTtlPolicy, type ExpiryResolver } from "./_ttl_policy.ts";
 import type { ApiKeysServiceOptions, ApiKeyVerificationCacheOptions } from "./service_options.ts";
-import type { RateLimiter } from "../rate_limits/limiter.ts";
-import type { ApiKeyRateLimitResolver } from "./_limits.ts";
 import type { ApiKeyTtlPolicy } from "./types.ts";
 import { uuidV7 } from "./_uuid_v7.ts";
-import { RequestLimits } from "./_limits.ts";
+import { buildLimits, type RequestLimits } from "./_limits.ts";
 
 const DEFAULT_DEBOUNCE_MS = 60_000;
 const DEFAULT_STORAGE_TIMEOUT_MS = 5_000;
@@ -179,21 +177,6 @@ function buildCache(
   return new VerificationCache(maxEntries, ttlMs);
 }
 
-/** The rate-limit check of `limiter` and `rateLimitResolver`; a `TypeError` naming a bad one. */
-function buildLimits(limiter: unknown, resolver: unknown): RequestLimits | undefined {
-  if (resolver !== undefined && typeof resolver !== "function") {
-    throw new TypeError(`${PREFIX}rateLimitResolver must be a function`);
-  }
-  if (limiter === undefined) {
-    if (resolver !== undefined) throw new TypeError(`${PREFIX}rateLimitResolver needs a limiter`);
-    return undefined;
-  }
-  if (typeof (limiter as { check?: unknown })?.check !== "function") {
-    throw new TypeError(`${PREFIX}limiter must be a RateLimiter (createRateLimiter)`);
-  }
-  return new RequestLimits(limiter as RateLimiter, resolver as ApiKeyRateLimitResolver);
-}
-
 /**
  * Validates `options` and compiles them; throws a `TypeError` whose message
  * names the option (e.g. `ApiKeysServiceOptions.debounceMs must be a non-negative number of milliseconds`). Logs nothing.
@@ -296,6 +279,6 @@ export function compileSettings(options: unknown): Settings {
       ? new HashUpgrade(hasher, storage, emitEvent, clock)
       : undefined,
     retiredPepperVersions,
-    limits: buildLimits(o.limiter, o.rateLimitResolver),
+    limits: buildLimits(o.limiter, o.rateLimitResolver, PREFIX),
   });
 }

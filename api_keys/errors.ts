@@ -2,6 +2,7 @@
  * Typed errors of the API-key component. Each carries `code` and `httpStatus`
  * as plain properties and the library's error brand, so other entry points
  * (the safe-response exception filter) recognise them without their classes.
+ * Over 300 lines because every error class and the one code table live here.
  *
  * @module
  */
@@ -104,7 +105,7 @@ export class ApiKeyError extends Error {
   /** Optional safe detail for logs (never key material). */
   readonly reason?: string;
   /** `api_key_rate_limited`: each policy's answer (the denying ones have `allowed: false`). */
-  readonly rateLimitResults?: readonly ApiKeyRateLimitResult[];
+  declare readonly rateLimitResults?: readonly ApiKeyRateLimitResult[];
 
   /** Creates the error for `code`, with an optional safe `reason`. */
   constructor(code: ApiKeyErrorCode, reason?: string) {
