@@ -7,6 +7,7 @@
 import { ApiKeyValidationError } from "./errors.ts";
 import { normalizeAllowedIpCidrs } from "./ip_allowlist.ts";
 import { flattenScopes } from "./scopes.ts";
+import { keyRateLimits } from "./_limits.ts";
 import {
   type ApiKeyGraceStart,
   type CreateApiKeyInput,
@@ -33,6 +34,8 @@ export interface ValidCreateInput {
   createdBy: string | null;
   /** Canonical allowlist. */
   allowedIpCidrs: string[];
+  /** Compiled rate-limit policies, or undefined for none. */
+  rateLimits: ReturnType<typeof keyRateLimits> | undefined;
 }
 
 /** A validated rotate input. */
@@ -51,6 +54,8 @@ export interface ValidRotateInput {
   expiresAt: Date | null | undefined;
   /** New allowlist, or undefined to inherit. */
   allowedIpCidrs: string[] | undefined;
+  /** Compiled rate-limit policies, or undefined to inherit. */
+  rateLimits: ReturnType<typeof keyRateLimits> | undefined;
 }
 
 /**
@@ -160,6 +165,7 @@ export function validateCreateInput(input: CreateApiKeyInput): ValidCreateInput 
     expiresAt: validExpiry(input.expiresAt),
     createdBy: validCreatedBy(input.createdBy) ?? null,
     allowedIpCidrs: validCidrs(input.allowedIpCidrs),
+    rateLimits: input.rateLimits === undefined ? undefined : keyRateLimits(input.rateLimits),
   };
 }
 
@@ -196,6 +202,7 @@ export function validateRotateInput(
     allowedIpCidrs: input.allowedIpCidrs === undefined
       ? undefined
       : validCidrs(input.allowedIpCidrs),
+    rateLimits: input.rateLimits === undefined ? undefined : keyRateLimits(input.rateLimits),
   };
 }
 

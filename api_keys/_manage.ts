@@ -16,8 +16,10 @@ import {
   validateRotateInput,
 } from "./_input.ts";
 import { generateKey } from "./key_format.ts";
+import { assertTenantSharedPolicies } from "./_limits.ts";
 import type { Settings } from "./_settings.ts";
 import type {
+  ApiKeyRateLimitPolicy,
   ApiKeyRecord,
   ApiKeyStatus,
   ApiKeySummary,
@@ -71,6 +73,7 @@ interface NewKeyFields {
   allowedIpCidrs: string[];
   expiresAt: Date | null;
   createdBy: string | null;
+  rateLimits?: readonly ApiKeyRateLimitPolicy[];
 }
 
 /** Creates, rotates, revokes and lists keys with the compiled settings. */
@@ -86,6 +89,7 @@ export class ManageFlow {
   async create(input: CreateApiKeyInput): Promise<CreateApiKeyResult> {
     const s = this.#s;
     const valid = validateCreateInput(input);
+    await this.#checkRateLimits(valid.tenantId, valid.rateLimits);
     const now = s.clock();
     const { record, key } = await this.#issue(
       "create",
@@ -128,6 +132,7 @@ export class ManageFlow {
     const valid = validateRotateInput(input, now);
     const waits = valid.graceStarts === "first-use" ? requireRotationWaits(s) : undefined;
     const old = await this.#find(tenantId, id);
+    await this.#checkRateLimits(old.tenantId, valid.rateLimits, old.id);
     if (
       old.revokedAt !== null || old.rotatedAt !== null || old.replacedByKeyId !== null ||
       (old.expiresAt !== null && old.expiresAt.getTime() <= now.getTime())
@@ -151,6 +156,7 @@ export class ManageFlow {
         allowedIpCidrs: valid.allowedIpCidrs ?? [...(old.allowedIpCidrs ?? [])],
         expiresAt: s.resolveExpiry(valid.expiresAt, now, old.expiresAt),
         createdBy: valid.createdBy ?? null,
+        rateLimits: valid.rateLimits ?? old.rateLimits,
       },
       now,
       async (record) => {
@@ -253,6 +259,24 @@ export class ManageFlow {
     return records.map((record) => toSummary(record, nowMs));
   }
 
+  /**
+   * Refuses `rateLimits` without the `storesRateLimits` capability (`TypeError`) and a
+   * shared policy another key of the tenant (not `exceptId`) has with another limit or window.
+   */
+  async #checkRateLimits(
+    tenantId: string,
+    rateLimits: readonly ApiKeyRateLimitPolicy[] | undefined,
+    exceptId?: string,
+  ): Promise<void> {
+    if (rateLimits === undefined) return;
+    if (!this.#s.storage.storesRateLimits) {
+      throw new TypeError("rateLimits need a storage with the storesRateLimits capability");
+    }
+    if (!rateLimits.some((policy) => policy.sharedBy === "tenant")) return;
+    const records = await this.#s.storage.listByTenant(tenantId, false);
+    assertTenantSharedPolicies(rateLimits, records.filter((record) => record.id !== exceptId));
+  }
+
   /** The record of `id` (of `tenantId` when given); otherwise `api_key_record_not_found`. */
   async #find(tenantId: string | undefined, id: string): Promise<ApiKeyRecord> {
     const record = await this.#s.storage.findById(id);
@@ -334,6 +358,9 @@ export class ManageFlow {
       createdBy: fields.createdBy,
       createdAt: now,
     };
+    if (fields.rateLimits !== undefined) {
+      record.rateLimits = fields.rateLimits.map((p) => ({ ...p }));
+    }
     return { record, key: key.raw };
   }
 }

@@ -15,6 +15,7 @@ import { constantTimeEqual } from "./_cache.ts";
 import { FirstUseWatch } from "./_first_use.ts";
 import { assertScopeLevel, scopeSatisfies } from "./scopes.ts";
 import type { Settings } from "./_settings.ts";
+import { keyRateLimits } from "./_limits.ts";
 import type {
   ApiKeyContext,
   ApiKeyRecord,
@@ -57,6 +58,7 @@ function freezeContext(record: Readonly<ApiKeyRecord>): ApiKeyContext {
   if (record.allowedIpCidrs !== undefined && record.allowedIpCidrs.length > 0) {
     context.allowedIpCidrs = Object.freeze([...record.allowedIpCidrs]) as string[];
   }
+  if (record.rateLimits !== undefined) context.rateLimits = keyRateLimits(record.rateLimits);
   return Object.freeze(context);
 }
 
@@ -184,8 +186,11 @@ export class VerifyFlow {
       });
       throw apiKeyError(code);
     }
-    if (this.#s.emitUsageEvents) this.#used(context);
-    return context;
+    const limited = this.#s.limits === undefined
+      ? context
+      : await this.#s.limits.apply(context, options);
+    if (this.#s.emitUsageEvents) this.#used(limited);
+    return limited;
   }
 
   /**

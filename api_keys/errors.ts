@@ -2,9 +2,12 @@
  * Typed errors of the API-key component. Each carries `code` and `httpStatus`
  * as plain properties and the library's error brand, so other entry points
  * (the safe-response exception filter) recognise them without their classes.
+ * Over 300 lines because every error class and the one code table live here.
  *
  * @module
  */
+
+import type { ApiKeyRateLimitResult } from "./types.ts";
 
 /**
  * Brand of this library's errors, on their prototypes. A registered symbol:
@@ -26,6 +29,8 @@ export const ApiKeyErrorCode = {
   EnvironmentMismatch: "api_key_environment_mismatch",
   ScopeInsufficient: "api_key_scope_insufficient",
   IpNotAllowed: "api_key_ip_not_allowed",
+  RateLimited: "api_key_rate_limited",
+  RateLimitUnavailable: "api_key_rate_limit_unavailable",
 } as const;
 Object.freeze(ApiKeyErrorCode);
 
@@ -42,6 +47,8 @@ export const API_KEY_ERROR_STATUS: Readonly<Record<ApiKeyErrorCode, number>> = O
   api_key_environment_mismatch: 403,
   api_key_scope_insufficient: 403,
   api_key_ip_not_allowed: 403,
+  api_key_rate_limited: 429,
+  api_key_rate_limit_unavailable: 503,
 });
 
 const API_KEY_ERROR_MESSAGES: Readonly<Record<ApiKeyErrorCode, string>> = Object.freeze({
@@ -53,6 +60,8 @@ const API_KEY_ERROR_MESSAGES: Readonly<Record<ApiKeyErrorCode, string>> = Object
   api_key_environment_mismatch: "API key environment is not allowed for this route",
   api_key_scope_insufficient: "API key lacks the required scope",
   api_key_ip_not_allowed: "API key is not allowed from this address",
+  api_key_rate_limited: "API key rate limit exceeded",
+  api_key_rate_limit_unavailable: "API key rate limits are unavailable",
 });
 
 /**
@@ -69,10 +78,12 @@ const API_KEY_ERROR_MESSAGES: Readonly<Record<ApiKeyErrorCode, string>> = Object
 export class ApiKeyError extends Error {
   /** Failure code. */
   readonly code: ApiKeyErrorCode;
-  /** HTTP status: 401 or 403. */
+  /** HTTP status: 401, 403, 429 or 503. */
   readonly httpStatus: number;
   /** Optional safe detail for logs (never key material). */
   readonly reason?: string;
+  /** `api_key_rate_limited`: each policy's answer (the denying ones have `allowed: false`). */
+  declare readonly rateLimitResults?: readonly ApiKeyRateLimitResult[];
 
   /** Creates the error for `code`, with an optional safe `reason`. */
   constructor(code: ApiKeyErrorCode, reason?: string) {

@@ -37,6 +37,8 @@ export {
   type ApiKeyHashReplacement,
   type ApiKeyHashReport,
   type ApiKeyHashScheme,
+  type ApiKeyRateLimitPolicy,
+  type ApiKeyRateLimitResult,
   type ApiKeyRecord,
   type ApiKeyStatus,
   type ApiKeySummary,
@@ -129,6 +131,7 @@ export {
   type ApiKeyVerificationCacheOptions,
 } from "./service_options.ts";
 export { ApiKeysService } from "./service.ts";
+export type { ApiKeyRateLimitResolver } from "./_limits.ts";
 export { createTestKey, type CreateTestKeyResult } from "./test_key.ts";
 export {
   type ApiKeyHeaderReader,

@@ -16,6 +16,8 @@ import type { Sha256Hasher } from "./hasher.ts";
 import type { LegacyKeyLayout } from "./key_format.ts";
 import type { ApiKeyStorage } from "./storage/types.ts";
 import type { ApiKeyTtlPolicy } from "./types.ts";
+import type { RateLimiter } from "../rate_limits/limiter.ts";
+import type { ApiKeyRateLimitResolver } from "./_limits.ts";
 
 /** Settings of the verification cache. */
 export interface ApiKeyVerificationCacheOptions {
@@ -125,4 +127,12 @@ export interface ApiKeysServiceOptions {
   idFactory?: () => string;
   /** Monotonic clock in ms for durations (default `performance.now`). */
   monotonicClock?: () => number;
+  /**
+   * Enforces rate limits in `authorize`/`authorizeRequest` (`createRateLimiter` of
+   * `./rate-limits`): after the key, IP, environment and scope checks pass, the key's
+   * policies (or the resolver's) are checked; a denial is `api_key_rate_limited` (429).
+   */
+  limiter?: RateLimiter;
+  /** With `limiter`: the policies of each request in place of the key's (see `ApiKeyRateLimitResolver`). */
+  rateLimitResolver?: ApiKeyRateLimitResolver;
 }

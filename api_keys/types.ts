@@ -5,6 +5,24 @@
  * @module
  */
 
+import type { RateLimitPolicyResult } from "../rate_limits/limiter.ts";
+import type { RateLimitPolicy } from "../rate_limits/policy.ts";
+
+/**
+ * A rate-limit policy of a key: counted per key, or with `sharedBy: "tenant"`
+ * on one counter for every key of the tenant (see docs/rate-limits.md).
+ */
+export interface ApiKeyRateLimitPolicy extends RateLimitPolicy {
+  /** `"tenant"`: one counter per tenant and policy name (default: one per key). */
+  readonly sharedBy?: "tenant";
+}
+
+/** One policy's answer to a request, with its window (for `RateLimit-Policy`). */
+export interface ApiKeyRateLimitResult extends RateLimitPolicyResult {
+  /** Window length in ms. */
+  readonly windowMs: number;
+}
+
 /** Longest accepted key name. */
 export const MAX_API_KEY_NAME_LENGTH = 200;
 
@@ -44,6 +62,15 @@ export interface AuthorizeOptions {
   requiredEnvironment?: Environment;
   /** Scope the route requires. */
   requiredScope?: RequiredScope;
+  /** With a `limiter`: units this request counts on each policy (default: each policy's `cost`; 0 only checks). */
+  cost?: number;
+  /**
+   * With a `limiter`: the key's policies this route counts (names; others are skipped), or
+   * the route's own policies, counted with the key's (a route policy replaces a key policy of its name).
+   */
+  rateLimits?: string | readonly string[] | readonly ApiKeyRateLimitPolicy[];
+  /** The framework request, passed to the `rateLimitResolver`. */
+  request?: unknown;
 }
 
 /** Outcome of one verification, reported in the `api_key.verification` metric. */
@@ -84,6 +111,8 @@ export interface ApiKeyRecord {
   hashScheme?: ApiKeyHashScheme;
   /** Pepper version used for `hash` (0 for the `sha256` scheme, which has none). */
   pepperVersion: number;
+  /** Rate-limit policies (validated; kept only by a storage with `storesRateLimits`). */
+  rateLimits?: ApiKeyRateLimitPolicy[];
   /**
    * Name of the legacy layout (`legacyKeyLayouts`) the key was imported in;
    * absent: the current layout. Bound only by a storage with `storesLayout`.
@@ -143,6 +172,10 @@ export interface ApiKeyContext {
   prefix: string;
   /** Allowed CIDRs, when the key has an allowlist. */
   allowedIpCidrs?: string[];
+  /** The key's rate-limit policies, when it has some (compiled, frozen). */
+  rateLimits?: readonly ApiKeyRateLimitPolicy[];
+  /** With a `limiter`: each policy's answer to this request (for the `RateLimit` fields). */
+  rateLimitResults?: readonly ApiKeyRateLimitResult[];
 }
 
 /** Input of `ApiKeysService.create`. */
@@ -161,6 +194,8 @@ export interface CreateApiKeyInput {
   createdBy?: string;
   /** Allowed client addresses or CIDR ranges. */
   allowedIpCidrs?: string[];
+  /** Rate-limit policies (needs the storage capability `storesRateLimits`; a bad policy is a `TypeError`). */
+  rateLimits?: ApiKeyRateLimitPolicy[];
 }
 
 /** Result of `ApiKeysService.create`. `key` is shown once and never stored. */
@@ -204,6 +239,8 @@ export interface RotateApiKeyInput {
   expiresAt?: Date | null;
   /** Allowlist of the new key (default: the old allowlist). */
   allowedIpCidrs?: string[];
+  /** Rate-limit policies of the new key (default: the old key's). */
+  rateLimits?: ApiKeyRateLimitPolicy[];
 }
 
 /** Result of `ApiKeysService.rotate`. */

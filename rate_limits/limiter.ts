@@ -42,6 +42,8 @@ export interface RateLimiterOptions {
 export interface RateLimitCheckOptions {
   /** Units this request counts on every policy (default: each policy's `cost`); 0 only checks. */
   cost?: number;
+  /** One subject per policy, in order, in place of `check`'s `subject` (e.g. a tenant's shared counter beside a key's). */
+  subjects?: readonly string[];
 }
 
 /** One policy's answer. */
@@ -181,9 +183,14 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       const cost = checkOptions.cost === undefined
         ? undefined
         : assertCount(checkOptions.cost, 0, "cost");
-      const counters = compiled.map((policy) => ({
+      const subjects = checkOptions.subjects;
+      if (subjects !== undefined && subjects.length !== compiled.length) {
+        throw new TypeError("subjects must name one subject per policy");
+      }
+      subjects?.forEach(assertSubject);
+      const counters = compiled.map((policy, i) => ({
         kind: "window" as const,
-        subject,
+        subject: subjects?.[i] ?? subject,
         name: policy.name,
         limit: policy.limit,
         windowMs: policy.windowMs,

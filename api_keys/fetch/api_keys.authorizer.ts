@@ -12,7 +12,14 @@ import { requiredEnvironmentOf, requiredScopeOf } from "../_route_requirements.t
 import type { ApiKeysService } from "../service.ts";
 import { failureLine } from "../_sinks.ts";
 import { isThenable, resolveClientIp } from "../_client_ip.ts";
-import type { ApiKeyContext, AuthorizeOptions, Environment, RequiredScope } from "../types.ts";
+import { rateLimitHeaders, routeRateLimitOf } from "../_limits.ts";
+import type {
+  ApiKeyContext,
+  ApiKeyRateLimitPolicy,
+  AuthorizeOptions,
+  Environment,
+  RequiredScope,
+} from "../types.ts";
 import { defaultFetchClientIp, type FetchClientIpResolver } from "./api_keys.client_ip.ts";
 
 /**
@@ -24,6 +31,10 @@ export interface ApiKeyRequirements {
   requiredScope?: RequiredScope;
   /** Environment the route requires: else 403 `api_key_environment_mismatch`. */
   requiredEnvironment?: Environment;
+  /** With a service `limiter`: the key's policies this route counts (names), or its own (see Nest's `RateLimit`). */
+  rateLimits?: string | readonly string[] | readonly ApiKeyRateLimitPolicy[];
+  /** With a service `limiter`: units each request counts (0 only checks). */
+  cost?: number;
 }
 
 /**
@@ -61,6 +72,8 @@ export interface ApiKeyAuthorizerOptions extends ApiKeyRequirements {
    * default response sent.
    */
   onError?: ApiKeyErrorResponder;
+  /** With a service `limiter`: also write `X-RateLimit-*` (the policy with the least remaining). */
+  xRateLimitHeaders?: boolean;
   /**
    * Where failures of `clientIp` and `onError` are logged (default
    * `console.error`); its own failure is ignored.
@@ -178,6 +191,9 @@ function requirementsOf(
       `${who}: requiredEnvironment`,
     );
   }
+  if (given.rateLimits !== undefined || given.cost !== undefined) {
+    Object.assign(requirements, routeRateLimitOf(given.rateLimits, given.cost, who));
+  }
   return Object.freeze(requirements);
 }
 
@@ -237,6 +253,23 @@ export function createApiKeyAuthorizer(
     throw new TypeError("createApiKeyAuthorizer: options must be an object");
   }
   const { clientIp: clientIpResolver, onError, log: sink } = functionOptions(options);
+  const { xRateLimitHeaders = false } = options;
+  if (typeof xRateLimitHeaders !== "boolean") {
+    throw new TypeError("createApiKeyAuthorizer: option `xRateLimitHeaders` must be a boolean");
+  }
+  /** `response` with the rate-limit fields of `results` (a copy when its headers are immutable). */
+  const withRateLimit = (response: Response, results: ApiKeyContext["rateLimitResults"]) => {
+    const fields = rateLimitHeaders(results, xRateLimitHeaders);
+    if (fields.length === 0) return response;
+    let answer = response;
+    try {
+      for (const [name, value] of fields) answer.headers.set(name, value);
+    } catch {
+      answer = new Response(response.body, response);
+      for (const [name, value] of fields) answer.headers.set(name, value);
+    }
+    return answer;
+  };
   /** Logs `line`; a failing log function is ignored (it must never fail a request). */
   const log = (line: string): void => {
     try {
@@ -266,7 +299,7 @@ export function createApiKeyAuthorizer(
       const resolved = resolveClientIp(clientIpResolver, [request, info], "clientIp", log);
       // A synchronous resolver (the default) costs no extra await.
       const clientIp = isThenable(resolved) ? await resolved : resolved;
-      const authorizeOptions: AuthorizeOptions = { ...requirements, clientIp };
+      const authorizeOptions: AuthorizeOptions = { ...requirements, clientIp, request };
       return await service.authorizeRequest(
         (name) => request.headers.get(name),
         authorizeOptions,
@@ -286,12 +319,16 @@ export function createApiKeyAuthorizer(
             apiKey = await authorize(request, args[0]);
           } catch (error) {
             if (error instanceof ApiKeyError || error instanceof ApiKeyStorageError) {
-              return await failureResponse(error, request);
+              const response = await failureResponse(error, request);
+              return error instanceof ApiKeyError
+                ? withRateLimit(response, error.rateLimitResults)
+                : response;
             }
             throw error;
           }
           contexts.set(request, apiKey);
-          return await handler(request, ...args as unknown as Args);
+          const response = await handler(request, ...args as unknown as Args);
+          return withRateLimit(response, apiKey.rateLimitResults);
         };
       },
     });

@@ -15,6 +15,9 @@ export const API_KEYS_ENVIRONMENT_METADATA = "lib:api-keys:environment";
 /** Route metadata key written by `RequireScope`. */
 export const API_KEYS_SCOPE_METADATA = "lib:api-keys:scope";
 
+/** Route metadata key written by `RateLimit`. */
+export const API_KEYS_RATE_LIMIT_METADATA = "lib:api-keys:rate-limit";
+
 /** Injection token of the context writer the guard uses (`null` means the default). */
 export const API_KEYS_CONTEXT_WRITER: unique symbol = Symbol("API_KEYS_CONTEXT_WRITER");
 

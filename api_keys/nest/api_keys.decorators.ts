@@ -5,8 +5,13 @@
  */
 import { createParamDecorator, type ExecutionContext, SetMetadata } from "@nestjs/common";
 import { requiredEnvironmentOf, requiredScopeOf } from "../_route_requirements.ts";
-import type { Environment, ScopeLevel } from "../types.ts";
-import { API_KEYS_ENVIRONMENT_METADATA, API_KEYS_SCOPE_METADATA } from "./api_keys.constants.ts";
+import { routeRateLimitOf } from "../_limits.ts";
+import type { ApiKeyRateLimitPolicy, Environment, ScopeLevel } from "../types.ts";
+import {
+  API_KEYS_ENVIRONMENT_METADATA,
+  API_KEYS_RATE_LIMIT_METADATA,
+  API_KEYS_SCOPE_METADATA,
+} from "./api_keys.constants.ts";
 import { getApiKeyContext } from "./api_keys.guard.ts";
 
 /**
@@ -68,6 +73,39 @@ export function RequireEnvironment(environment: Environment): MethodDecorator & 
   return SetMetadata(
     API_KEYS_ENVIRONMENT_METADATA,
     requiredEnvironmentOf(environment, "RequireEnvironment"),
+  );
+}
+
+/**
+ * Picks or weights the rate limits of a controller or route (with a service
+ * `limiter`; the method's wins over the class's): policy names count only
+ * those of the key's policies, a list of policies adds the route's own
+ * (counted per key unless `sharedBy: "tenant"`), `cost` weights each request
+ * (0 only checks). A bad argument throws a `TypeError` when the route is declared.
+ *
+ * @example
+ * ```ts
+ * import { Controller, Get, UseGuards } from "@nestjs/common";
+ * import { ApiKeysGuard, RateLimit } from "@saferoute/api-kit/api-keys/nest";
+ *
+ * @Controller("reports")
+ * @UseGuards(ApiKeysGuard)
+ * class ReportsController {
+ *   @Get()
+ *   @RateLimit("hourly", { cost: 10 })
+ *   build() {
+ *     return { queued: true };
+ *   }
+ * }
+ * ```
+ */
+export function RateLimit(
+  policies?: string | readonly string[] | readonly ApiKeyRateLimitPolicy[],
+  options?: { cost?: number },
+): MethodDecorator & ClassDecorator {
+  return SetMetadata(
+    API_KEYS_RATE_LIMIT_METADATA,
+    routeRateLimitOf(policies, options?.cost, "RateLimit"),
   );
 }
 

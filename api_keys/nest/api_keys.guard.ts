@@ -10,6 +10,8 @@ import { Reflector } from "@nestjs/core";
 import type { ApiKeyHeaderReader } from "../extract_api_key.ts";
 import { ApiKeysService } from "../service.ts";
 import { isThenable, resolveClientIp } from "../_client_ip.ts";
+import { ApiKeyError } from "../errors.ts";
+import { rateLimitHeaders } from "../_limits.ts";
 import type { ApiKeyContext, AuthorizeOptions, Environment, RequiredScope } from "../types.ts";
 import { defaultApiKeyClientIpResolver } from "./api_keys.client_ip.ts";
 import {
@@ -17,6 +19,8 @@ import {
   API_KEYS_CLIENT_IP_RESOLVER,
   API_KEYS_CONTEXT_WRITER,
   API_KEYS_ENVIRONMENT_METADATA,
+  API_KEYS_MODULE_OPTIONS,
+  API_KEYS_RATE_LIMIT_METADATA,
   API_KEYS_SCOPE_METADATA,
   type ApiKeyClientIpResolver,
   type ApiKeyContextWriter,
@@ -33,7 +37,7 @@ type Target = Function;
 export interface ApiKeysGuardContext {
   /** HTTP view of the call; `getRequest()` gives the Express or Fastify request. */
   // deno-lint-ignore no-explicit-any
-  switchToHttp(): { getRequest(): any };
+  switchToHttp(): { getRequest(): any; getResponse?(): any };
   /** Route handler about to run. */
   // deno-lint-ignore ban-types
   getHandler(): Function;
@@ -42,7 +46,28 @@ export interface ApiKeysGuardContext {
   getClass(): Function;
 }
 
-type RouteRequirements = Pick<AuthorizeOptions, "requiredEnvironment" | "requiredScope">;
+type RouteRequirements = Pick<
+  AuthorizeOptions,
+  "requiredEnvironment" | "requiredScope" | "rateLimits" | "cost"
+>;
+
+/** The part of an Express or Fastify response the guard writes headers with. */
+interface HeaderTarget {
+  header?(name: string, value: string): unknown;
+  setHeader?(name: string, value: string): unknown;
+}
+
+/** Sets the rate-limit fields of `results` on an Express or Fastify response. */
+function writeRateLimitHeaders(
+  response: HeaderTarget | undefined,
+  results: ApiKeyContext["rateLimitResults"],
+  legacy: boolean,
+): void {
+  for (const [name, value] of rateLimitHeaders(results, legacy)) {
+    if (typeof response?.header === "function") response.header(name, value);
+    else response?.setHeader?.(name, value);
+  }
+}
 
 const writeToRequestProperty: ApiKeyContextWriter = (context, request) => {
   request[API_KEY_CONTEXT_PROPERTY] = context;
@@ -135,6 +160,7 @@ export class ApiKeysGuard {
   readonly #routes = new WeakMap<Target, WeakMap<Target, RouteRequirements>>();
   readonly #logger = new Logger("ApiKeysGuard");
   readonly #logError = (line: string): void => this.#logger.error(line);
+  readonly #legacyHeaders: boolean;
 
   /** Builds the guard; a missing writer or resolver means the default one. */
   constructor(
@@ -144,7 +170,9 @@ export class ApiKeysGuard {
     @Optional() @Inject(API_KEYS_CLIENT_IP_RESOLVER) clientIpResolver?:
       | ApiKeyClientIpResolver
       | null,
+    @Optional() @Inject(API_KEYS_MODULE_OPTIONS) moduleOptions?: { xRateLimitHeaders?: boolean },
   ) {
+    this.#legacyHeaders = moduleOptions?.xRateLimitHeaders === true;
     this.#service = service;
     this.#reflector = reflector;
     this.#writeContext = contextWriter ?? writeToRequestProperty;
@@ -170,9 +198,24 @@ export class ApiKeysGuard {
       apiKey = await this.#service.authorizeRequest(headerReaderOf(request), {
         ...requirements,
         clientIp,
+        request,
       });
     } catch (error) {
+      if (error instanceof ApiKeyError && error.rateLimitResults !== undefined) {
+        writeRateLimitHeaders(
+          context.switchToHttp().getResponse?.(),
+          error.rateLimitResults,
+          this.#legacyHeaders,
+        );
+      }
       throw toApiKeyHttpException(error);
+    }
+    if (apiKey.rateLimitResults !== undefined) {
+      writeRateLimitHeaders(
+        context.switchToHttp().getResponse?.(),
+        apiKey.rateLimitResults,
+        this.#legacyHeaders,
+      );
     }
     contexts.set(request, apiKey);
     const written = this.#writeContext(apiKey, request);
@@ -197,7 +240,11 @@ export class ApiKeysGuard {
         API_KEYS_SCOPE_METADATA,
         targets,
       );
-      requirements = {};
+      const rateLimit = this.#reflector.getAllAndOverride<RouteRequirements | undefined>(
+        API_KEYS_RATE_LIMIT_METADATA,
+        targets,
+      );
+      requirements = { ...rateLimit };
       if (environment !== undefined) requirements.requiredEnvironment = environment;
       if (scope !== undefined) requirements.requiredScope = scope;
       byController.set(controller, requirements);

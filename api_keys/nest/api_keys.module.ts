@@ -45,6 +45,8 @@ export interface ApiKeysModuleOptions extends ApiKeysServiceOptions {
   contextWriter?: ApiKeyContextWriter;
   /** How the guard finds the client IP (default: `defaultApiKeyClientIpResolver`). */
   clientIpResolver?: ApiKeyClientIpResolver;
+  /** With a `limiter`: the guard also writes `X-RateLimit-*` (the policy with the least remaining). */
+  xRateLimitHeaders?: boolean;
   /**
    * Runs `notifyExpiring` on an interval while the app runs (cleared when it
    * closes; a run still going is awaited). The storage needs the capabilities
@@ -140,7 +142,11 @@ function resolveModule(options: ApiKeysModuleOptions): ResolvedApiKeysModule {
   if (typeof options !== "object" || options === null) {
     throw new TypeError("ApiKeysModuleOptions must be an object");
   }
-  const { contextWriter, clientIpResolver, expiryNotices, ...serviceOptions } = options;
+  const { contextWriter, clientIpResolver, expiryNotices, xRateLimitHeaders, ...serviceOptions } =
+    options;
+  if (xRateLimitHeaders !== undefined && typeof xRateLimitHeaders !== "boolean") {
+    throw new TypeError("ApiKeysModuleOptions.xRateLimitHeaders must be a boolean");
+  }
   const service = new ApiKeysService(serviceOptions);
   return {
     contextWriter: optionalFunction(contextWriter, "contextWriter"),

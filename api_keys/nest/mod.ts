@@ -43,6 +43,7 @@ export {
   API_KEYS_CLIENT_IP_RESOLVER,
   API_KEYS_CONTEXT_WRITER,
   API_KEYS_ENVIRONMENT_METADATA,
+  API_KEYS_RATE_LIMIT_METADATA,
   API_KEYS_SCOPE_METADATA,
   type ApiKeyClientIpResolver,
   type ApiKeyContextWriter,
@@ -59,7 +60,12 @@ export {
   type ApiKeyHttpErrorCode,
   ApiKeyHttpException,
 } from "./api_keys.exception.ts";
-export { CurrentApiKey, RequireEnvironment, RequireScope } from "./api_keys.decorators.ts";
+export {
+  CurrentApiKey,
+  RateLimit,
+  RequireEnvironment,
+  RequireScope,
+} from "./api_keys.decorators.ts";
 export {
   defaultApiKeyClientIpResolver,
   trustedProxyClientIpResolver,

@@ -10,6 +10,7 @@
 import { ApiKeyOperationError, ApiKeyStorageError } from "../errors.ts";
 import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME } from "../hasher.ts";
 import { callDetached, warnOnce } from "../_sinks.ts";
+import { isStoredRateLimits } from "../_limits.ts";
 import {
   API_KEY_STORAGE_METHODS,
   type ApiKeyRotationWait,
@@ -126,6 +127,7 @@ const RECORD_FIELDS:
     ["scopes", isStringArray, "an array of strings"],
     ["layout", (value) => value === undefined || isString(value), "absent or a string"],
     ["allowedIpCidrs", (value) => value === undefined || isStringArray(value), "absent or strings"],
+    ["rateLimits", isStoredRateLimits, "absent or a list of rate-limit policies"],
     ["lastUsedAt", isDateOrNull, "a valid Date or null"],
     ["expiresAt", isDateOrNull, "a valid Date or null"],
     ["revokedAt", isDateOrNull, "a valid Date or null"],
@@ -294,6 +296,8 @@ export class StorageAccess {
   readonly rotationWaits: RotationWaitAccess | undefined;
   /** Whether the storage keeps each record's `layout` (`storesLayout`): a key verifies only in it. */
   readonly storesLayout: boolean;
+  /** Whether the storage keeps each record's `rateLimits` (`storesRateLimits`). */
+  readonly storesRateLimits: boolean;
   readonly #storage: ApiKeyStorage;
   readonly #timeoutMs: number;
   readonly #markRevokedIfActive: ((id: string, at: Date) => Promise<boolean>) | undefined;
@@ -337,6 +341,14 @@ export class StorageAccess {
     }
     this.storesLayout = storesLayout === true;
     if (!this.storesLayout) missing.push("storesLayout (a key verifies in any accepted layout)");
+    const { storesRateLimits } = storage as ApiKeyStorage;
+    if (storesRateLimits !== undefined && typeof storesRateLimits !== "boolean") {
+      throw new TypeError(`${label}.storesRateLimits must be a boolean`);
+    }
+    this.storesRateLimits = storesRateLimits === true;
+    if (!this.storesRateLimits) {
+      missing.push("storesRateLimits (create and rotate refuse rateLimits)");
+    }
     const store = storage as ApiKeyStorage;
     this.#storage = store;
     this.#timeoutMs = timeoutMs;

@@ -363,6 +363,49 @@ export function runApiKeyStorageContract(
     );
   });
 
+  test("storesRateLimits (when true) keeps each record's rateLimits through reads, listing and rotate; an absent one reads absent", async () => {
+    const storage = await factory();
+    if (storage.storesRateLimits !== true) return;
+    const rateLimits = [
+      { name: "burst", limit: 10, windowMs: 1_000, cost: 1 },
+      { name: "day", limit: 5_000, windowMs: 86_400_000, cost: 2, sharedBy: "tenant" as const },
+    ];
+    // Field by field: a JSON column may reorder an object's keys.
+    const shape = (record: ApiKeyRecord | null | undefined) =>
+      JSON.stringify(
+        record?.rateLimits?.map((p) => [p.name, p.limit, p.windowMs, p.cost, p.sharedBy]),
+      );
+    const limited = sampleRecord({ rateLimits });
+    const plain = sampleRecord();
+    await storage.insert(limited);
+    await storage.insert(plain);
+    const listed = await storage.listByTenant(limited.tenantId, { includeRevoked: true });
+    for (
+      const read of [
+        await storage.findById(limited.id),
+        await storage.findByPrefix(limited.prefix),
+        listed.find((r) => r.id === limited.id) ?? null,
+      ]
+    ) {
+      check(shape(read) === shape(limited), "rateLimits are kept");
+    }
+    check((await storage.findById(plain.id))?.rateLimits === undefined, "none reads absent");
+    const newRecord = sampleRecord({
+      tenantId: limited.tenantId,
+      rateLimits: rateLimits.slice(0, 1),
+    });
+    await storage.rotate({
+      oldKeyId: limited.id,
+      newRecord,
+      oldExpiresAt: new Date(Date.now() + 60_000),
+      rotatedAt: new Date(),
+    });
+    check(
+      shape(await storage.findByPrefix(newRecord.prefix)) === shape(newRecord),
+      "rotate writes the new record's rateLimits",
+    );
+  });
+
   test("countHashes (when present) counts usable records per hash scheme and pepper version", async () => {
     const storage = await factory();
     const count = storage.countHashes?.bind(storage);

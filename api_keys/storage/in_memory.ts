@@ -34,6 +34,7 @@ function copyRecord(record: ApiKeyRecord): ApiKeyRecord {
     createdAt: new Date(record.createdAt.getTime()),
   };
   if (record.allowedIpCidrs !== undefined) copy.allowedIpCidrs = [...record.allowedIpCidrs];
+  if (record.rateLimits !== undefined) copy.rateLimits = record.rateLimits.map((p) => ({ ...p }));
   return copy;
 }
 
@@ -54,7 +55,7 @@ function byExpiry(a: { expiresAt: Date; id: string }, b: { expiresAt: Date; id: 
 /**
  * Memory-backed storage with every capability of `ApiKeyStorage`
  * (`peekByPrefix`, `markRevokedIfActive`, `replaceHash`, `countHashes`,
- * `storesLayout`, the expiry notices, the rotations that wait, the
+ * `storesLayout`, `storesRateLimits`, the expiry notices, the rotations that wait, the
  * tenant-bound operations). Lookups by id and prefix are O(1)
  * and listing is O(keys of the tenant), whatever the total count;
  * `listExpiring` scans every record. Each write is one synchronous step, so
@@ -76,6 +77,8 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
   readonly #rotationWaits = new Map<string, ApiKeyRotationWait>();
   /** Capability: each record's `layout` is kept. */
   readonly storesLayout = true;
+  /** Capability: each record's `rateLimits` are kept. */
+  readonly storesRateLimits = true;
 
   /** Number of stored records. */
   get size(): number {

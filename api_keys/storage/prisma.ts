@@ -93,6 +93,11 @@ export interface PrismaApiKeyStorageOptions {
    * `0006_api_key_layout`): turns on `storesLayout`.
    */
   storesLayout?: boolean;
+  /**
+   * `true` when the model has the `rateLimits` JSON column (migration
+   * `0008_api_key_rate_limits`): turns on `storesRateLimits`.
+   */
+  storesRateLimits?: boolean;
 }
 
 function hasCode(error: unknown, code: string): boolean {
@@ -120,16 +125,17 @@ function toNumber(value: unknown): unknown {
 
 /**
  * A row to create: `hashScheme` written only when it is not the default (an
- * older model lacks it), `layout` only with `storesLayout`.
+ * older model lacks it), `layout` and `rateLimits` only with their capability.
  */
-function toRow(record: ApiKeyRecord, storesLayout: boolean): Record<string, unknown> {
-  const { hashScheme, layout, ...fields } = record;
+function toRow(record: ApiKeyRecord, storage: ApiKeyStorage): Record<string, unknown> {
+  const { hashScheme, layout, rateLimits, ...fields } = record;
   const row: Record<string, unknown> = {
     ...fields,
     allowedIpCidrs: [...(record.allowedIpCidrs ?? [])],
   };
   if (hashScheme !== undefined && hashScheme !== CURRENT_HASH_SCHEME) row.hashScheme = hashScheme;
-  if (storesLayout && layout !== undefined) row.layout = layout;
+  if (storage.storesLayout && layout !== undefined) row.layout = layout;
+  if (storage.storesRateLimits && rateLimits !== undefined) row.rateLimits = rateLimits;
   return row;
 }
 
@@ -167,6 +173,10 @@ function toRecord(row: unknown): ApiKeyRecord {
   }
   const layout = (row as { layout?: unknown }).layout;
   if (layout !== undefined && layout !== null) record.layout = layout as string;
+  const rateLimits = (row as { rateLimits?: unknown }).rateLimits;
+  if (rateLimits !== undefined && rateLimits !== null) {
+    record.rateLimits = rateLimits as ApiKeyRecord["rateLimits"];
+  }
   return record;
 }
 
@@ -175,7 +185,8 @@ function toRecord(row: unknown): ApiKeyRecord {
  * (`create`, `findMany`, `findUnique`, `update`, optional `$transaction`).
  * Capabilities: `markRevokedIfActive`, `replaceHash`, `countHashes`,
  * `lowerExpiry` and the tenant-bound operations; the expiry notices, rotation
- * waits (migration `0004_api_key_expiry`) and `storesLayout` (`0006`) only
+ * waits (migration `0004_api_key_expiry`), `storesLayout` (`0006`) and
+ * `storesRateLimits` (`0008`) only
  * through `PrismaApiKeyStorageOptions`; never `peekByPrefix` (a shared
  * database changes behind in-process copies). Without the `hashScheme`
  * column (`0003`) rows read as the default scheme.
@@ -202,6 +213,8 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
   readonly #client: PrismaApiKeyClient;
   /** Capability, with the `storesLayout` option only: the `layout` column is written and read. */
   readonly storesLayout?: boolean;
+  /** Capability, with the `storesRateLimits` option only: the `rateLimits` column is written and read. */
+  readonly storesRateLimits?: boolean;
   /**
    * Capability, with the `expiryNotices` option only: one page of unrevoked
    * keys expiring in the window (`apiKey.findMany` with `take`).
@@ -230,11 +243,14 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
       "client.apiKey",
     );
     this.#client = client;
-    const { expiryNotices, rotationWaits, storesLayout } = options ?? {};
-    if (storesLayout !== undefined && typeof storesLayout !== "boolean") {
-      throw new TypeError("PrismaApiKeyStorage options.storesLayout must be a boolean");
+    const { expiryNotices, rotationWaits, storesLayout, storesRateLimits } = options ?? {};
+    for (const [name, flag] of Object.entries({ storesLayout, storesRateLimits })) {
+      if (flag !== undefined && typeof flag !== "boolean") {
+        throw new TypeError(`PrismaApiKeyStorage options.${name} must be a boolean`);
+      }
     }
     if (storesLayout === true) this.storesLayout = true;
+    if (storesRateLimits === true) this.storesRateLimits = true;
     if (expiryNotices !== undefined) {
       requireDelegate(expiryNotices, ["createMany", "updateMany"], "options.expiryNotices");
       this.listExpiring = (listing) => this.#listExpiring(listing);
@@ -262,7 +278,7 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
 
   /** Inserts a record. */
   async insert(record: ApiKeyRecord): Promise<void> {
-    await this.#client.apiKey.create({ data: toRow(record, this.storesLayout === true) });
+    await this.#client.apiKey.create({ data: toRow(record, this) });
   }
 
   /** Finds a record by id. */
@@ -448,7 +464,7 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
 
   async #rotate(input: RotateApiKeyStorageInput, tenantId: string | undefined): Promise<void> {
     const insertNew = (delegate: PrismaApiKeyDelegate) =>
-      delegate.create({ data: toRow(input.newRecord, this.storesLayout === true) });
+      delegate.create({ data: toRow(input.newRecord, this) });
     const markOld = (delegate: PrismaApiKeyDelegate) =>
       delegate.update({
         where: {

@@ -70,6 +70,11 @@ export interface ApiKeyStorage {
   rotateForTenant?(tenantId: string, input: RotateApiKeyStorageInput): Promise<void>;
   /** Capability: `true` when each record's `layout` is kept; a key then verifies only in it. */
   readonly storesLayout?: boolean;
+  /**
+   * Capability: `true` when each record's `rateLimits` is kept as written; without it,
+   * `create` and `rotate` refuse `rateLimits`.
+   */
+  readonly storesRateLimits?: boolean;
   /** Sets `lastUsedAt` (best effort). */
   touchLastUsed(id: string, lastUsedAt: Date): Promise<void>;
   /**
@@ -139,6 +144,7 @@ export type ApiKeyStorageCapability =
   | "replaceHash"
   | "countHashes"
   | "storesLayout"
+  | "storesRateLimits"
   | "listExpiring"
   | "claimExpiryNotice"
   | "saveRotationWait"

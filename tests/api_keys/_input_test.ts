@@ -49,6 +49,7 @@ describe("input validation", () => {
       expiresAt: undefined,
       createdBy: null,
       allowedIpCidrs: ["10.1.2.3/32"],
+      rateLimits: undefined,
     });
   });
 
@@ -79,6 +80,7 @@ describe("input validation", () => {
       createdBy: undefined,
       expiresAt: undefined,
       allowedIpCidrs: undefined,
+      rateLimits: undefined,
     });
     assert.equal(validateListOptions(undefined), false);
     assert.equal(validateListOptions({ includeRevoked: true }), true);

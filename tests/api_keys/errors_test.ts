@@ -20,6 +20,8 @@ describe("errors", () => {
       const codes = entry.ApiKeyErrorCode;
       assert.deepEqual({ ...codes }, {
         Missing: "api_key_missing",
+        RateLimitUnavailable: "api_key_rate_limit_unavailable",
+        RateLimited: "api_key_rate_limited",
         Malformed: "api_key_malformed",
         Invalid: "api_key_invalid",
         Revoked: "api_key_revoked",

@@ -59,6 +59,13 @@ if (databaseReady("PrismaApiKeyStorage on PostgreSQL", unavailable)) {
     }, it);
   });
 
+  describe("PrismaApiKeyStorage contract on PostgreSQL with storesRateLimits (migration 0008)", () => {
+    runApiKeyStorageContract(async () => {
+      await reset();
+      return new PrismaApiKeyStorage(prisma, { storesRateLimits: true });
+    }, it);
+  });
+
   describe("PrismaApiKeyStorage contract on PostgreSQL without $transaction", () => {
     runApiKeyStorageContract(() => freshStepwiseStorage(), it);
   });

@@ -8,14 +8,16 @@ describe("api_keys/nest/mod.ts", () => {
       "API_KEYS_CLIENT_IP_RESOLVER",
       "API_KEYS_CONTEXT_WRITER",
       "API_KEYS_ENVIRONMENT_METADATA",
-      "API_KEYS_OPTIONS", // deprecated alias of the options token (docs/migration.md)
+      "API_KEYS_OPTIONS",
+      "API_KEYS_RATE_LIMIT_METADATA", // deprecated alias of the options token (docs/migration.md)
       "API_KEYS_SCOPE_METADATA",
       "API_KEY_CONTEXT_PROPERTY",
       "ApiKeyHttpException",
       "ApiKeysGuard",
       "ApiKeysModule",
       "CurrentApiKey",
-      "ENVIRONMENT_METADATA", // deprecated
+      "ENVIRONMENT_METADATA",
+      "RateLimit", // deprecated
       "RequireEnvironment",
       "RequireScope",
       "SCOPE_METADATA", // deprecated

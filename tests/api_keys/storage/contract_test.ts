@@ -18,6 +18,13 @@ describe("storage contract: PrismaApiKeyStorage over a fake delegate with $trans
   runApiKeyStorageContract(() => new PrismaApiKeyStorage(fakePrismaClient()), it);
 });
 
+describe("storage contract: PrismaApiKeyStorage over a fake delegate with storesRateLimits", () => {
+  runApiKeyStorageContract(
+    () => new PrismaApiKeyStorage(fakePrismaClient(), { storesRateLimits: true }),
+    it,
+  );
+});
+
 describe("storage contract: PrismaApiKeyStorage over a fake delegate without $transaction", () => {
   runApiKeyStorageContract(
     () => new PrismaApiKeyStorage(fakePrismaClient({ transactions: false })),

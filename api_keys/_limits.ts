@@ -1,0 +1,349 @@
+/**
+ * Rate limits in the API-key flows: a key's policies validated and compiled
+ * once (create, rotate, each record read), the per-request check of
+ * `authorize`/`authorizeRequest` with a `limiter`, the shared-policy rule of
+ * `create`, and the `RateLimit` response fields both bindings write.
+ * Over 300 lines because the rate-limit rules of the API-key component live
+ * here only, each export with its example.
+ *
+ * @module
+ */
+import type { RateLimiter } from "../rate_limits/limiter.ts";
+import {
+  assertCount,
+  type CompiledRateLimitPolicy,
+  compileRateLimitPolicies,
+} from "../rate_limits/policy.ts";
+import { apiKeyError, ApiKeyValidationError } from "./errors.ts";
+import { warnOnce } from "./_sinks.ts";
+import type {
+  ApiKeyContext,
+  ApiKeyRateLimitPolicy,
+  ApiKeyRateLimitResult,
+  ApiKeyRecord,
+  AuthorizeOptions,
+} from "./types.ts";
+
+/**
+ * Picks the policies of a request in place of the key's stored ones (plan-based
+ * limits): sync or async; `undefined` or `[]` means no limit. Its answer is
+ * validated (a `TypeError` naming the policy); a throw, a rejection or a bad
+ * answer is handled as an unavailable store (`onStoreError`) and warned about once.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyRateLimitResolver } from "./_limits.ts";
+ * const byPlan: ApiKeyRateLimitResolver = (context) =>
+ *   context.scopes.includes("plan:write") ? [{ name: "pro", limit: 1_000, windowMs: 60_000 }] : [{ name: "free", limit: 60, windowMs: 60_000 }];
+ * ```
+ */
+export type ApiKeyRateLimitResolver = (
+  context: ApiKeyContext,
+  request: unknown,
+) =>
+  | readonly ApiKeyRateLimitPolicy[]
+  | undefined
+  | Promise<readonly ApiKeyRateLimitPolicy[] | undefined>;
+
+/** A validated list: the stored form (frozen) and the limiter's, with who shares each counter. */
+interface Compiled {
+  readonly list: readonly ApiKeyRateLimitPolicy[];
+  readonly policies: readonly CompiledRateLimitPolicy[];
+  readonly shared: readonly boolean[];
+}
+
+/** Lists compiled so far, by identity (the input and the frozen stored form). */
+const COMPILED = new WeakMap<object, Compiled>();
+
+function compile(input: unknown): Compiled {
+  const known = typeof input === "object" && input !== null ? COMPILED.get(input) : undefined;
+  if (known !== undefined) return known;
+  const policies = compileRateLimitPolicies(input as readonly ApiKeyRateLimitPolicy[]);
+  const shared = (input as readonly ApiKeyRateLimitPolicy[]).map(({ sharedBy }, i) => {
+    if (sharedBy !== undefined && sharedBy !== "tenant") {
+      throw new TypeError(`rate-limit policy "${policies[i].name}": sharedBy must be "tenant"`);
+    }
+    return sharedBy === "tenant";
+  });
+  const list = Object.freeze(
+    policies.map((policy, i) =>
+      Object.freeze(shared[i] ? { ...policy, sharedBy: "tenant" as const } : { ...policy })
+    ),
+  );
+  const compiled = { list, policies, shared: Object.freeze(shared) };
+  COMPILED.set(input as object, compiled);
+  COMPILED.set(list, compiled);
+  return compiled;
+}
+
+/**
+ * Validates a key's policies (1–16, see `compileRateLimitPolicies`; `sharedBy`
+ * absent or `"tenant"`) and returns their frozen stored form (each `cost`
+ * filled in), compiled once per list. Throws a `TypeError` naming the bad policy.
+ *
+ * @example
+ * ```ts
+ * import { keyRateLimits } from "./_limits.ts";
+ * keyRateLimits([{ name: "api", limit: 10, windowMs: 1_000 }])[0].cost; // 1
+ * ```
+ */
+export function keyRateLimits(input: unknown): readonly ApiKeyRateLimitPolicy[] {
+  return compile(input).list;
+}
+
+/**
+ * Whether a stored `rateLimits` value is absent or a valid policy list (the
+ * record check of the storage wrapper).
+ *
+ * @example
+ * ```ts
+ * import { isStoredRateLimits } from "./_limits.ts";
+ * isStoredRateLimits([{ name: "api", limit: 0, windowMs: 1 }]); // false
+ * ```
+ */
+export function isStoredRateLimits(value: unknown): boolean {
+  if (value === undefined) return true;
+  try {
+    compile(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Refuses (`ApiKeyValidationError` on `rateLimits`) a shared policy whose
+ * limit or window differs from the policy of that name on another key of the
+ * tenant (`records`, its keys listed at create or rotate).
+ *
+ * @example
+ * ```ts
+ * import { assertTenantSharedPolicies } from "./_limits.ts";
+ * assertTenantSharedPolicies([{ name: "day", limit: 5, windowMs: 1_000, sharedBy: "tenant" }], []);
+ * ```
+ */
+export function assertTenantSharedPolicies(
+  policies: readonly ApiKeyRateLimitPolicy[],
+  records: readonly ApiKeyRecord[],
+): void {
+  for (const policy of policies) {
+    if (policy.sharedBy !== "tenant") continue;
+    for (const record of records) {
+      const other = record.rateLimits?.find((p) =>
+        p.sharedBy === "tenant" && p.name === policy.name
+      );
+      if (
+        other !== undefined && (other.limit !== policy.limit || other.windowMs !== policy.windowMs)
+      ) {
+        throw new ApiKeyValidationError(
+          "rateLimits",
+          `shared policy "${policy.name}" must keep the tenant's limit ${other.limit} per ${other.windowMs} ms`,
+        );
+      }
+    }
+  }
+}
+
+/** A counter's subject: `key:` or `tenant:` and the URI-encoded id (no control characters). */
+const subjectOf = (kind: "key" | "tenant", id: string) => `${kind}:${encodeURIComponent(id)}`;
+
+/** The route's pick (names) or its own policies, per `AuthorizeOptions.rateLimits`. */
+function routePolicies(base: Compiled | undefined, route: AuthorizeOptions["rateLimits"]) {
+  const keyPolicies = base === undefined
+    ? []
+    : base.policies.map((policy, i) => ({ policy, shared: base.shared[i] }));
+  if (route === undefined) return keyPolicies;
+  if (typeof route === "string" || typeof route[0] === "string") {
+    const names = typeof route === "string" ? [route] : route as readonly string[];
+    return keyPolicies.filter(({ policy }) => names.includes(policy.name));
+  }
+  const own = compile(route);
+  return [
+    ...keyPolicies.filter(({ policy }) => !own.policies.some((p) => p.name === policy.name)),
+    ...own.policies.map((policy, i) => ({ policy, shared: own.shared[i] })),
+  ];
+}
+
+/**
+ * Validates a route's `rateLimits` and `cost` where it is declared (a
+ * decorator, a route option); returns them frozen. Throws a `TypeError`
+ * starting with `who`.
+ *
+ * @example
+ * ```ts
+ * import { routeRateLimitOf } from "./_limits.ts";
+ * routeRateLimitOf("burst", 5, "RateLimit"); // { rateLimits: ["burst"], cost: 5 }
+ * ```
+ */
+export function routeRateLimitOf(
+  rateLimits: unknown,
+  cost: unknown,
+  who: string,
+): Readonly<Pick<AuthorizeOptions, "rateLimits" | "cost">> {
+  const route: Pick<AuthorizeOptions, "rateLimits" | "cost"> = {};
+  try {
+    if (cost !== undefined) route.cost = assertCount(cost, 0, "cost");
+    if (typeof rateLimits === "string") rateLimits = [rateLimits];
+    if (Array.isArray(rateLimits) && rateLimits.every((name) => typeof name === "string")) {
+      if (rateLimits.length === 0) throw new TypeError("name at least one policy");
+      route.rateLimits = Object.freeze([...rateLimits]);
+    } else if (rateLimits !== undefined) {
+      route.rateLimits = keyRateLimits(rateLimits);
+    }
+  } catch (error) {
+    throw new TypeError(`${who}: ${(error as Error).message}`);
+  }
+  return Object.freeze(route);
+}
+
+/**
+ * The per-request check of a service built with a `limiter`.
+ *
+ * @example
+ * ```ts
+ * import { createRateLimiter } from "../rate_limits/limiter.ts";
+ * import { RequestLimits } from "./_limits.ts";
+ * const limits = new RequestLimits(createRateLimiter({ logger: () => {} }), undefined);
+ * const context = { keyId: "k1", tenantId: "t1", environment: "live" as const, scopes: [], prefix: "p" };
+ * await limits.apply(context, { rateLimits: [{ name: "api", limit: 1, windowMs: 1_000 }] });
+ * ```
+ */
+export class RequestLimits {
+  readonly #limiter: RateLimiter;
+  readonly #resolve: ApiKeyRateLimitResolver | undefined;
+  readonly #resolverFailed = warnOnce("rateLimitResolver");
+
+  /** Checks with `limiter`; policies come from `resolve` when given, else from the key. */
+  constructor(limiter: RateLimiter, resolve: ApiKeyRateLimitResolver | undefined) {
+    this.#limiter = limiter;
+    this.#resolve = resolve;
+  }
+
+  /**
+   * Checks the request's policies (all or nothing). Resolves `context` when no
+   * policy applies or the store is unavailable with `onStoreError: "open"`,
+   * else a frozen copy carrying `rateLimitResults`. Rejects with
+   * `api_key_rate_limited` (with the results) or `api_key_rate_limit_unavailable`.
+   */
+  async apply(context: ApiKeyContext, options: AuthorizeOptions): Promise<ApiKeyContext> {
+    let base: Compiled | undefined;
+    try {
+      base = this.#resolve === undefined
+        ? context.rateLimits && compile(context.rateLimits)
+        : await this.#resolved(context, options.request);
+    } catch (error) {
+      this.#resolverFailed(error);
+      return this.#unavailable(context);
+    }
+    const cost = options.cost === undefined
+      ? undefined
+      : assertCount(options.cost, 0, "AuthorizeOptions.cost");
+    const picked = routePolicies(base, options.rateLimits);
+    if (picked.length === 0) return context;
+    const policies = compileRateLimitPolicies(picked.map(({ policy }) => policy));
+    const subjects = picked.map(({ shared }) =>
+      shared ? subjectOf("tenant", context.tenantId) : subjectOf("key", context.keyId)
+    );
+    let result;
+    try {
+      result = await this.#limiter.check(subjects[0], policies, { cost, subjects });
+    } catch (error) {
+      // A subject too long for a counter (an id or tenant over 500 characters).
+      this.#resolverFailed(error);
+      return this.#unavailable(context);
+    }
+    if (result.unavailable) return this.#unavailable(context);
+    const results: ApiKeyRateLimitResult[] = result.policies.map((r, i) =>
+      Object.freeze({ ...r, windowMs: policies[i].windowMs })
+    );
+    if (!result.allowed) {
+      throw Object.assign(apiKeyError("api_key_rate_limited"), {
+        rateLimitResults: Object.freeze(results),
+      });
+    }
+    return Object.freeze({ ...context, rateLimitResults: Object.freeze(results) });
+  }
+
+  async #resolved(context: ApiKeyContext, request: unknown): Promise<Compiled | undefined> {
+    const answer = await this.#resolve!(context, request);
+    return answer === undefined || answer.length === 0 ? undefined : compile(answer);
+  }
+
+  #unavailable(context: ApiKeyContext): ApiKeyContext {
+    if (this.#limiter.onStoreError === "open") return context;
+    throw apiKeyError("api_key_rate_limit_unavailable");
+  }
+}
+
+/**
+ * The rate-limit check of the service options `limiter` and `rateLimitResolver`
+ * (`undefined` without a limiter); a `TypeError` naming a bad one after `PREFIX`.
+ *
+ * @example
+ * ```ts
+ * import { buildLimits } from "./_limits.ts";
+ * buildLimits(undefined, undefined, "ApiKeysServiceOptions."); // undefined
+ * ```
+ */
+export function buildLimits(
+  limiter: unknown,
+  resolver: unknown,
+  PREFIX: string,
+): RequestLimits | undefined {
+  if (resolver !== undefined && typeof resolver !== "function") {
+    throw new TypeError(`${PREFIX}rateLimitResolver must be a function`);
+  }
+  if (limiter === undefined) {
+    if (resolver !== undefined) throw new TypeError(`${PREFIX}rateLimitResolver needs a limiter`);
+    return undefined;
+  }
+  if (typeof (limiter as { check?: unknown })?.check !== "function") {
+    throw new TypeError(`${PREFIX}limiter must be a RateLimiter (createRateLimiter)`);
+  }
+  return new RequestLimits(limiter as RateLimiter, resolver as ApiKeyRateLimitResolver);
+}
+
+/**
+ * The `RateLimit-Policy` and `RateLimit` fields (draft-ietf-httpapi-ratelimit-headers
+ * -08 to -11: one item per policy, `"name";q=<limit>;w=<window s>` and
+ * `"name";r=<remaining>;t=<reset s>`), with `legacy` the `X-RateLimit-*` trio of
+ * the policy with the least remaining, and on a denial `Retry-After` (the
+ * longest wait of a denying policy, in seconds). Empty without results.
+ *
+ * @example
+ * ```ts
+ * import { rateLimitHeaders } from "./_limits.ts";
+ * rateLimitHeaders([{ name: "burst", limit: 100, windowMs: 60_000, remaining: 50, resetMs: 30_000, allowed: true }], false);
+ * // [["RateLimit-Policy", '"burst";q=100;w=60'], ["RateLimit", '"burst";r=50;t=30']]
+ * ```
+ */
+export function rateLimitHeaders(
+  results: readonly ApiKeyRateLimitResult[] | undefined,
+  legacy: boolean,
+): [string, string][] {
+  if (results === undefined || results.length === 0) return [];
+  const seconds = (ms: number) => Math.ceil(ms / 1000);
+  const headers: [string, string][] = [
+    [
+      "RateLimit-Policy",
+      results.map((r) => `"${r.name}";q=${r.limit};w=${seconds(r.windowMs)}`).join(", "),
+    ],
+    [
+      "RateLimit",
+      results.map((r) => `"${r.name}";r=${r.remaining};t=${seconds(r.resetMs)}`).join(", "),
+    ],
+  ];
+  if (legacy) {
+    const least = results.reduce((a, b) => (b.remaining < a.remaining ? b : a));
+    headers.push(
+      ["X-RateLimit-Limit", String(least.limit)],
+      ["X-RateLimit-Remaining", String(least.remaining)],
+      ["X-RateLimit-Reset", String(seconds(least.resetMs))],
+    );
+  }
+  const denied = results.filter((r) => !r.allowed);
+  if (denied.length > 0) {
+    headers.push(["Retry-After", String(Math.max(...denied.map((r) => seconds(r.resetMs))))]);
+  }
+  return headers;
+}

@@ -1,0 +1,303 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  ApiKeyError,
+  type ApiKeyRateLimitPolicy,
+  ApiKeysService,
+  type ApiKeyStorage,
+  ApiKeyValidationError,
+  InMemoryApiKeyStorage,
+} from "../../api_keys/mod.ts";
+import {
+  createMemoryRateLimitStore,
+  createRateLimiter,
+  type RateLimitStore,
+} from "../../rate_limits/mod.ts";
+import {
+  assertTenantSharedPolicies,
+  keyRateLimits,
+  rateLimitHeaders,
+  routeRateLimitOf,
+} from "../../api_keys/_limits.ts";
+import { PEPPER_1, READ_ORDERS } from "./helpers.ts";
+
+const quiet = () => {};
+
+/** A service over memory with a limiter on a fake clock. */
+function setup(
+  options: {
+    storage?: ApiKeyStorage;
+    store?: RateLimitStore;
+    onStoreError?: "open" | "closed";
+    rateLimitResolver?: ConstructorParameters<typeof ApiKeysService>[0]["rateLimitResolver"];
+  } = {},
+) {
+  const clock = { now: 1_000_000 };
+  const store = options.store ?? createMemoryRateLimitStore({ now: () => clock.now });
+  const limiter = createRateLimiter({
+    store,
+    onStoreError: options.onStoreError,
+    logger: quiet,
+    timeoutMs: 200,
+  });
+  const storage = options.storage ?? new InMemoryApiKeyStorage();
+  const service = new ApiKeysService({
+    peppers: { 1: PEPPER_1 },
+    storage,
+    limiter,
+    rateLimitResolver: options.rateLimitResolver,
+  });
+  const create = (rateLimits?: ApiKeyRateLimitPolicy[], tenantId = "t1") =>
+    service.create({ tenantId, name: "ci", scopes: READ_ORDERS, rateLimits });
+  return { service, clock, create, storage };
+}
+
+const BURST = { name: "burst", limit: 3, windowMs: 1_000 };
+const HOUR = { name: "hour", limit: 5, windowMs: 3_600_000 };
+
+async function denial(promise: Promise<unknown>): Promise<ApiKeyError> {
+  const error = await promise.then(() => undefined, (e) => e);
+  assert.ok(error instanceof ApiKeyError, `expected an ApiKeyError, got ${error}`);
+  return error;
+}
+
+describe("rate limits in authorize", () => {
+  it("counts the key's policies; the context carries each result; a denial is api_key_rate_limited (429)", async () => {
+    const { service, create } = setup();
+    const { key } = await create([BURST, HOUR]);
+    for (let i = 1; i <= 3; i++) {
+      const context = await service.authorize(key);
+      assert.deepEqual(context.rateLimitResults?.map((r) => [r.name, r.remaining, r.windowMs]), [
+        ["burst", 3 - i, 1_000],
+        ["hour", 5 - i, 3_600_000],
+      ]);
+    }
+    const error = await denial(service.authorize(key));
+    assert.equal(error.code, "api_key_rate_limited");
+    assert.equal(error.httpStatus, 429);
+    assert.deepEqual(error.rateLimitResults?.map((r) => [r.name, r.allowed, r.remaining]), [
+      ["burst", false, 0],
+      ["hour", true, 2],
+    ]);
+  });
+
+  it("all or nothing: when one policy denies, the other does not consume", async () => {
+    const { service, create, clock } = setup();
+    const { key } = await create([BURST, HOUR]);
+    for (let i = 0; i < 3; i++) await service.authorize(key);
+    for (let i = 0; i < 10; i++) await denial(service.authorize(key));
+    clock.now += 1_000; // burst frees; hour still has 2 of 5
+    const context = await service.authorize(key);
+    assert.equal(context.rateLimitResults?.find((r) => r.name === "hour")?.remaining, 1);
+  });
+
+  it("cost weights the request, cost 0 checks without consuming", async () => {
+    const { service, create } = setup();
+    const { key } = await create([HOUR]);
+    const peek = await service.authorize(key, { cost: 0 });
+    assert.equal(peek.rateLimitResults?.[0].remaining, 5);
+    const heavy = await service.authorize(key, { cost: 4 });
+    assert.equal(heavy.rateLimitResults?.[0].remaining, 1);
+    const error = await denial(service.authorize(key, { cost: 2 }));
+    assert.equal(error.code, "api_key_rate_limited");
+    assert.equal((await service.authorize(key, { cost: 1 })).rateLimitResults?.[0].remaining, 0);
+    await assert.rejects(service.authorize(key, { cost: -1 }), TypeError);
+  });
+
+  it("runs after the secret, environment, IP and scope checks: a refused request counts nothing", async () => {
+    const { service, create } = setup();
+    const { key } = await create([{ name: "one", limit: 1, windowMs: 60_000 }]);
+    const scope = await denial(
+      service.authorize(key, { requiredScope: { resource: "billing", level: "read" } }),
+    );
+    assert.equal(scope.code, "api_key_scope_insufficient");
+    const env = await denial(service.authorize(key, { requiredEnvironment: "test" }));
+    assert.equal(env.code, "api_key_environment_mismatch");
+    assert.equal((await service.authorize(key)).rateLimitResults?.[0].remaining, 0);
+  });
+
+  it("a route picks the key's policies by name, or adds its own", async () => {
+    const { service, create } = setup();
+    const { key } = await create([BURST, HOUR]);
+    const picked = await service.authorize(key, { rateLimits: "hour" });
+    assert.deepEqual(picked.rateLimitResults?.map((r) => r.name), ["hour"]);
+    const own = await service.authorize(key, {
+      rateLimits: keyRateLimits([{ name: "burst", limit: 50, windowMs: 1_000 }, {
+        name: "export",
+        limit: 2,
+        windowMs: 60_000,
+      }]),
+    });
+    assert.deepEqual(own.rateLimitResults?.map((r) => [r.name, r.limit]), [
+      ["hour", 5],
+      ["burst", 50],
+      ["export", 2],
+    ]);
+  });
+
+  it("a key without policies passes uncounted; so does a service without a limiter", async () => {
+    const { service, create } = setup();
+    const { key } = await create();
+    assert.equal((await service.authorize(key)).rateLimitResults, undefined);
+  });
+
+  it("a rotated key inherits the policies; rotate may replace them", async () => {
+    const { service, create } = setup();
+    const { id } = await create([BURST]);
+    const rotated = await service.rotate(id);
+    assert.deepEqual(
+      (await service.authorize(rotated.key)).rateLimits?.map((p) => p.name),
+      ["burst"],
+    );
+    const again = await service.rotate(rotated.id, { rateLimits: [HOUR] });
+    assert.deepEqual((await service.authorize(again.key)).rateLimits?.map((p) => p.name), ["hour"]);
+  });
+
+  it("a bad policy is a TypeError naming it, at create and rotate; nothing is written", async () => {
+    const { service, create, storage } = setup();
+    await assert.rejects(create([{ name: "api", limit: 0, windowMs: 1 }]), /"api": limit/);
+    await assert.rejects(
+      create([{ ...BURST, sharedBy: "org" as "tenant" }]),
+      /"burst": sharedBy must be "tenant"/,
+    );
+    assert.equal((await storage.listByTenant("t1")).length, 0);
+    const { id } = await create([BURST]);
+    await assert.rejects(service.rotate(id, { rateLimits: [] }), TypeError);
+  });
+
+  it("a storage without storesRateLimits refuses rateLimits with a TypeError", async () => {
+    const storage = new InMemoryApiKeyStorage();
+    Object.defineProperty(storage, "storesRateLimits", { value: false });
+    const { create } = setup({ storage });
+    await assert.rejects(create([BURST]), /storesRateLimits/);
+  });
+
+  it('sharedBy "tenant": one counter for every key of the tenant; another limit or window is refused at create', async () => {
+    const { service, create } = setup();
+    const day = { name: "day", limit: 3, windowMs: 86_400_000, sharedBy: "tenant" as const };
+    const a = await create([day]);
+    const b = await create([day, BURST]);
+    const other = await create([day], "t2");
+    await service.authorize(a.key);
+    await service.authorize(b.key);
+    const third = await service.authorize(a.key);
+    assert.equal(third.rateLimitResults?.[0].remaining, 0);
+    assert.equal((await denial(service.authorize(b.key))).code, "api_key_rate_limited");
+    assert.equal((await service.authorize(other.key)).rateLimitResults?.[0].remaining, 2);
+    await assert.rejects(create([{ ...day, limit: 4 }]), ApiKeyValidationError);
+    await assert.rejects(create([{ ...day, windowMs: 1_000 }]), ApiKeyValidationError);
+    await create([{ ...day, limit: 4 }], "t3");
+    assert.doesNotThrow(() => assertTenantSharedPolicies([day], []));
+  });
+
+  it("onStoreError closed: a failing store is api_key_rate_limit_unavailable (503); open lets the request pass", async () => {
+    const failing: RateLimitStore = { check: () => Promise.reject(new Error("down")) };
+    const closed = setup({ store: failing, onStoreError: "closed" });
+    const { key } = await closed.create([BURST]);
+    const error = await denial(closed.service.authorize(key));
+    assert.equal(error.code, "api_key_rate_limit_unavailable");
+    assert.equal(error.httpStatus, 503);
+    const open = setup({ store: failing, onStoreError: "open" });
+    const opened = await open.create([BURST]);
+    assert.equal((await open.service.authorize(opened.key)).rateLimitResults, undefined);
+  });
+
+  it("rateLimitResolver picks the policies per request; its failure follows onStoreError", async () => {
+    const seen: unknown[] = [];
+    const { service, create } = setup({
+      rateLimitResolver: (context, request) => {
+        seen.push(request);
+        return [{ name: `plan-${context.tenantId}`, limit: 1, windowMs: 60_000 }];
+      },
+    });
+    const { key } = await create([BURST]);
+    const context = await service.authorize(key, { request: "req-1" });
+    assert.deepEqual(context.rateLimitResults?.map((r) => r.name), ["plan-t1"]);
+    assert.deepEqual(seen, ["req-1"]);
+    assert.equal((await denial(service.authorize(key))).code, "api_key_rate_limited");
+
+    const warn = console.warn;
+    console.warn = quiet;
+    try {
+      const broken = setup({
+        onStoreError: "closed",
+        rateLimitResolver: () => [{ name: "BAD", limit: 1, windowMs: 1 }],
+      });
+      const made = await broken.create();
+      const error = await denial(broken.service.authorize(made.key));
+      assert.equal(error.code, "api_key_rate_limit_unavailable");
+      const throwing = setup({
+        rateLimitResolver: () => {
+          throw new Error("plan lookup failed");
+        },
+      });
+      const ok = await throwing.create();
+      assert.equal((await throwing.service.authorize(ok.key)).rateLimitResults, undefined);
+    } finally {
+      console.warn = warn;
+    }
+  });
+
+  it("options: a limiter must be a RateLimiter, a resolver needs one", () => {
+    const base = { peppers: { 1: PEPPER_1 }, storage: new InMemoryApiKeyStorage() };
+    assert.throws(() => new ApiKeysService({ ...base, limiter: {} as never }), /limiter/);
+    assert.throws(
+      () => new ApiKeysService({ ...base, rateLimitResolver: () => undefined }),
+      /needs a limiter/,
+    );
+  });
+});
+
+describe("policy compilation and headers", () => {
+  it("keyRateLimits compiles a list once and fills the cost", () => {
+    const input = [{ name: "api", limit: 10, windowMs: 1_000 }];
+    const compiled = keyRateLimits(input);
+    assert.equal(compiled, keyRateLimits(input));
+    assert.equal(compiled, keyRateLimits(compiled));
+    assert.equal(compiled[0].cost, 1);
+    assert.ok(Object.isFrozen(compiled[0]));
+  });
+
+  it("routeRateLimitOf validates names, policies and cost where the route is declared", () => {
+    assert.deepEqual(routeRateLimitOf("burst", 5, "RateLimit"), {
+      rateLimits: ["burst"],
+      cost: 5,
+    });
+    assert.throws(() => routeRateLimitOf([], undefined, "RateLimit"), /^TypeError: RateLimit:/);
+    assert.throws(() => routeRateLimitOf("burst", 1.5, "RateLimit"), /cost/);
+    assert.throws(
+      () => routeRateLimitOf([{ name: "x", limit: -1, windowMs: 1 }], undefined, "RateLimit"),
+      /"x": limit/,
+    );
+  });
+
+  it("rateLimitHeaders: one item per policy, legacy trio of the least remaining, Retry-After on a denial", () => {
+    const results = [
+      {
+        name: "burst",
+        limit: 100,
+        windowMs: 60_000,
+        remaining: 50,
+        resetMs: 29_001,
+        allowed: true,
+      },
+      {
+        name: "day",
+        limit: 1_000,
+        windowMs: 86_400_000,
+        remaining: 0,
+        resetMs: 5_000,
+        allowed: false,
+      },
+    ];
+    assert.deepEqual(rateLimitHeaders(results, true), [
+      ["RateLimit-Policy", '"burst";q=100;w=60, "day";q=1000;w=86400'],
+      ["RateLimit", '"burst";r=50;t=30, "day";r=0;t=5'],
+      ["X-RateLimit-Limit", "1000"],
+      ["X-RateLimit-Remaining", "0"],
+      ["X-RateLimit-Reset", "5"],
+      ["Retry-After", "5"],
+    ]);
+    assert.deepEqual(rateLimitHeaders(undefined, true), []);
+  });
+});

@@ -1,0 +1,88 @@
+/** HTTP: rate limits through the Fetch authorizer (Deno.serve on Deno, @hono/node-server on Node). */
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { ApiKeysService } from "../../../api_keys/service.ts";
+import { InMemoryApiKeyStorage } from "../../../api_keys/storage/in_memory.ts";
+import { createApiKeyAuthorizer } from "../../../api_keys/fetch/api_keys.authorizer.ts";
+import { createSafeFetch } from "../../../safe_response/fetch/mod.ts";
+import { createRateLimiter } from "../../../rate_limits/mod.ts";
+import { PEPPER_1, READ_ORDERS } from "../helpers.ts";
+import { serve, type Served } from "../../scenarios/_serve.ts";
+
+type Mode = "plain" | "envelope" | "problem";
+
+for (const mode of ["plain", "envelope", "problem"] as const satisfies readonly Mode[]) {
+  describe(`Fetch authorizer rate limits, ${mode}`, () => {
+    let server: Served;
+    let base: string;
+    let key: string;
+    before(async () => {
+      const service = new ApiKeysService({
+        peppers: { 1: PEPPER_1 },
+        storage: new InMemoryApiKeyStorage(),
+        limiter: createRateLimiter({ logger: () => {} }),
+      });
+      ({ key } = await service.create({
+        tenantId: "t1",
+        name: "ci",
+        scopes: READ_ORDERS,
+        rateLimits: [
+          { name: "burst", limit: 2, windowMs: 60_000 },
+          { name: "minute", limit: 10, windowMs: 60_000 },
+        ],
+      }));
+      const safe = createSafeFetch({ problemDetails: mode === "problem" });
+      const authorize = createApiKeyAuthorizer(service, {
+        onError: mode === "plain" ? undefined : safe.errorResponse,
+        xRateLimitHeaders: true,
+      });
+      const plainRoute = authorize.protect(() => Response.json({ ok: true }));
+      const heavy = authorize.require({ rateLimits: "minute", cost: 3 }).protect(() =>
+        new Response("heavy")
+      );
+      server = await serve((request) =>
+        new URL(request.url).pathname === "/heavy" ? heavy(request) : plainRoute(request)
+      );
+      base = server.url;
+    });
+    after(() => server.close());
+
+    const get = async (path = "/") => {
+      const response = await fetch(base + path, { headers: { "x-api-key": key } });
+      return { response, text: await response.text() };
+    };
+
+    it("every answer carries RateLimit-Policy and RateLimit; the route's cost passes; a denial is 429 with Retry-After", async () => {
+      const first = await get();
+      assert.equal(first.response.status, 200);
+      assert.equal(
+        first.response.headers.get("ratelimit-policy"),
+        '"burst";q=2;w=60, "minute";q=10;w=60',
+      );
+      assert.equal(first.response.headers.get("ratelimit"), '"burst";r=1;t=60, "minute";r=9;t=60');
+      assert.equal(first.response.headers.get("x-ratelimit-remaining"), "1");
+      const heavy = await get("/heavy");
+      assert.equal(heavy.response.headers.get("ratelimit"), '"minute";r=6;t=60');
+      await get();
+      const denied = await get();
+      assert.equal(denied.response.status, 429);
+      assert.equal(denied.response.headers.get("retry-after"), "60");
+      assert.match(denied.response.headers.get("ratelimit") ?? "", /"burst";r=0;t=60/);
+      const body = JSON.parse(denied.text);
+      if (mode === "plain") {
+        assert.deepEqual(body, {
+          statusCode: 429,
+          code: "api_key_rate_limited",
+          message: "API key rate limit exceeded",
+        });
+      } else if (mode === "envelope") {
+        assert.equal(body.success, false);
+        assert.equal(body.error.code, "api_key_rate_limited");
+      } else {
+        assert.match(denied.response.headers.get("content-type") ?? "", /problem\+json/);
+        assert.equal(body.code, "api_key_rate_limited");
+        assert.equal(body.status, 429);
+      }
+    });
+  });
+}

@@ -1,0 +1,118 @@
+/** HTTP: rate limits through ApiKeysGuard and RateLimit on real Nest apps (Express and Fastify). */
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { Controller, Get, Module, UseGuards } from "@nestjs/common";
+import { ApiKeysModule } from "../../../api_keys/nest/api_keys.module.ts";
+import { ApiKeysGuard } from "../../../api_keys/nest/api_keys.guard.ts";
+import { RateLimit } from "../../../api_keys/nest/api_keys.decorators.ts";
+import { SafeResponseModule } from "../../../safe_response/nest/mod.ts";
+import { createMemoryRateLimitStore, createRateLimiter } from "../../../rate_limits/mod.ts";
+import { boot, issue, moduleOptions, PLATFORMS, type RunningApp } from "./test_app.ts";
+
+@Controller("limited")
+@UseGuards(ApiKeysGuard)
+class LimitedController {
+  @Get()
+  index() {
+    return { ok: true };
+  }
+
+  @Get("heavy")
+  @RateLimit("minute", { cost: 2 })
+  heavy() {
+    return { ok: "heavy" };
+  }
+}
+
+const POLICIES = [
+  { name: "burst", limit: 3, windowMs: 60_000 },
+  { name: "minute", limit: 10, windowMs: 60_000 },
+];
+
+type Mode = "plain" | "envelope" | "problem";
+
+async function start(platform: (typeof PLATFORMS)[number], mode: Mode): Promise<RunningApp> {
+  const limiter = createRateLimiter({ store: createMemoryRateLimitStore(), logger: () => {} });
+  const apiKeys = ApiKeysModule.forRoot(moduleOptions({ limiter, xRateLimitHeaders: true }));
+  const imports = mode === "plain" ? [apiKeys] : [
+    apiKeys,
+    SafeResponseModule.register({
+      rateLimit: { standard: true, headerPrefix: "X-None" },
+      problemDetails: mode === "problem",
+    }),
+  ];
+  @Module({ imports, controllers: [LimitedController] })
+  class AppModule {}
+  return await boot(AppModule, platform);
+}
+
+for (const platform of PLATFORMS) {
+  for (const mode of ["plain", "envelope", "problem"] as const) {
+    describe(`rate limits over ${platform}, ${mode}`, () => {
+      let running: RunningApp;
+      let base: string;
+      let key: string;
+      before(async () => {
+        running = await start(platform, mode);
+        const { port } = running.app.getHttpServer().address() as { port: number };
+        base = `http://127.0.0.1:${port}`;
+        ({ key } = await issue(running.service, { rateLimits: POLICIES }));
+      });
+      after(() => running.close());
+
+      const get = async (path: string) => {
+        const response = await fetch(base + path, { headers: { "x-api-key": key } });
+        return { response, body: await response.json() };
+      };
+
+      it("every answer of a limited route carries RateLimit-Policy and RateLimit; a denial is 429 with Retry-After", async () => {
+        const first = await get("/limited");
+        assert.equal(first.response.status, 200);
+        assert.equal(
+          first.response.headers.get("ratelimit-policy"),
+          '"burst";q=3;w=60, "minute";q=10;w=60',
+        );
+        assert.equal(
+          first.response.headers.get("ratelimit"),
+          '"burst";r=2;t=60, "minute";r=9;t=60',
+        );
+        assert.equal(first.response.headers.get("x-ratelimit-remaining"), "2");
+        if (mode !== "plain") {
+          // meta.rateLimit: the policy with the least remaining.
+          assert.deepEqual(first.body.meta?.rateLimit, { limit: 3, remaining: 2, reset: 60 });
+        }
+        const heavy = await get("/limited/heavy");
+        assert.equal(heavy.response.headers.get("ratelimit"), '"minute";r=7;t=60');
+        await get("/limited");
+        await get("/limited");
+        const denied = await get("/limited");
+        assert.equal(denied.response.status, 429);
+        assert.equal(denied.response.headers.get("retry-after"), "60");
+        assert.match(denied.response.headers.get("ratelimit") ?? "", /"burst";r=0;t=60/);
+        if (mode === "plain") {
+          assert.deepEqual(denied.body, {
+            statusCode: 429,
+            code: "api_key_rate_limited",
+            message: "API key rate limit exceeded",
+          });
+        } else if (mode === "envelope") {
+          assert.equal(denied.body.success, false);
+          assert.equal(denied.body.error.code, "api_key_rate_limited");
+          assert.deepEqual(denied.body.meta?.rateLimit, {
+            limit: 3,
+            remaining: 0,
+            reset: 60,
+            retryAfter: 60,
+          });
+        } else {
+          assert.match(
+            denied.response.headers.get("content-type") ?? "",
+            /^application\/problem\+json/,
+          );
+          assert.equal(denied.body.status, 429);
+          assert.equal(denied.body.code, "api_key_rate_limited");
+        }
+      });
+    });
+  }
+}
