@@ -14,7 +14,7 @@ import type {
   PaginationMeta,
   ResponseMeta,
 } from "../client/types.ts";
-import { redactApiKeys } from "../api_keys/mod.ts";
+import { redactApiKeys } from "../api_keys/key_format.ts";
 import { callAppFunction, describeThrown } from "./_app_functions.ts";
 import { appendLinks } from "./_link_header.ts";
 import { originForm } from "./_request_target.ts";
