@@ -52,7 +52,16 @@ export {
 } from "./pagination.ts";
 export type { LinkHeaderOption } from "./_link_header.ts";
 export { offsetPaginationLinks, paginationLinkHeader } from "./pagination_links.ts";
-export * from "./pagination_query.ts";
+export {
+  type CursorPaginationQuery,
+  MAX_CURSOR_LENGTH,
+  type OffsetPaginationQuery,
+  PaginationQueryError,
+  type PaginationQueryOptions,
+  type PaginationQueryParameter,
+  type ParsedPaginationQuery,
+  parsePaginationQuery,
+} from "./pagination_query.ts";
 export * from "./problem_details.ts";
 export {
   DEFAULT_RATE_LIMIT_HEADER_PREFIX,

@@ -138,7 +138,17 @@ export function parsePaginationQuery(
   options: PaginationQueryOptions = {},
 ): ParsedPaginationQuery {
   const { kind = "offset", maxLimit, defaultLimit } = options;
-  resolvePagination(kind, { maxLimit, defaultLimit }, "parsePaginationQuery");
+  return readPaginationQuery(
+    query,
+    resolvePagination(kind, { maxLimit, defaultLimit }, "parsePaginationQuery"),
+  );
+}
+
+/** {@link parsePaginationQuery} under a route's resolved `setting` (not checked again). */
+export function readPaginationQuery(
+  query: URLSearchParams | Readonly<Record<string, unknown>>,
+  { kind, maxLimit, defaultLimit }: PaginationSetting,
+): ParsedPaginationQuery {
   const given = count(single(query, "limit"), "limit");
   const limit = given === undefined ? defaultLimit ?? maxLimit : clampLimit(given, maxLimit);
   if (kind === "cursor") {

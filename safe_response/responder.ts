@@ -34,7 +34,7 @@ import {
   paginatedResultFault,
   type PaginationSetting,
 } from "./pagination.ts";
-import { type ParsedPaginationQuery, parsePaginationQuery } from "./pagination_query.ts";
+import { type ParsedPaginationQuery, readPaginationQuery } from "./pagination_query.ts";
 import type { LinkHeaderOption } from "./_link_header.ts";
 import { paginationLinkHeader } from "./pagination_links.ts";
 import {
@@ -241,7 +241,7 @@ export function paginationQueryOf(
     throw new TypeError(`${phase.plan.route}: the pagination query of a route without pagination`);
   }
   if (phase.pagination !== undefined) return phase.pagination;
-  const query = parsePaginationQuery(queryOf(exchange.target), setting);
+  const query = readPaginationQuery(queryOf(exchange.target), setting);
   if (hasLimits(setting)) phase.pagination = query;
   return query;
 }
