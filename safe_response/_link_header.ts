@@ -1,20 +1,9 @@
 /**
- * RFC 8288 `Link` header values: one link-value (`<uri>; rel="name"`), and
- * the one way this library adds link-values to a `Link` another middleware
- * may have set (appended, never overwriting it).
- *
+ * RFC 8288 `Link` values, and the one way this library appends them to an existing `Link`.
  * @module
  */
 
-/**
- * Where pagination links go: `false` (the body only, as `links` says), `true`
- * (also an RFC 8288 `Link` header) or `"only"` (the header, no body links).
- * @example
- * ```ts
- * import type { LinkHeaderOption } from "@saferoute/api-kit/safe-response";
- * const linkHeader: LinkHeaderOption = "only";
- * ```
- */
+/** Where pagination links go: the body only (`false`), also a `Link` header (`true`), or `"only"` the header. */
 export type LinkHeaderOption = boolean | "only";
 
 const encoder = new TextEncoder();
@@ -24,10 +13,7 @@ function isLinkChar(code: number): boolean {
   return code > 0x20 && code < 0x7f && code !== 0x22 && code !== 0x3c && code !== 0x3e;
 }
 
-/**
- * Whether `uri` is non-empty and sits between `<` and `>` of a `Link` value
- * as it is (visible ASCII except `"`, `<` and `>`).
- */
+/** Whether `uri` is non-empty and sits between `<` and `>` of a `Link` value as it is. */
 export function isHeaderSafeUri(uri: string): boolean {
   for (let index = 0; index < uri.length; index++) {
     if (!isLinkChar(uri.charCodeAt(index))) return false;

@@ -1,29 +1,13 @@
 /**
- * The named OpenAPI 3.0 component schemas of the envelope, its metadata and
- * problem details. Plain JSON (no Nest imports): the decorators register them
- * through `@nestjs/swagger`, and `applyGlobalErrors` adds any that a document
- * lacks.
- *
+ * The OpenAPI 3.0 component schemas of the envelope, its meta and problem details, as plain JSON.
  * @module
  */
 
-/**
- * An OpenAPI 3.0 schema object (plain JSON).
- * @example
- * ```ts
- * import type { OpenApiSchema } from "@saferoute/api-kit/safe-response/openapi";
- * const schema: OpenApiSchema = { type: "string", nullable: true };
- * ```
- */
+/** An OpenAPI 3.0 schema object (plain JSON). */
 export type OpenApiSchema = Record<string, unknown>;
 
 /**
  * Name of one component schema of {@link SAFE_RESPONSE_SCHEMAS}.
- * @example
- * ```ts
- * import type { SafeResponseSchemaName } from "@saferoute/api-kit/safe-response/openapi";
- * const name: SafeResponseSchemaName = "SafeProblemDetails";
- * ```
  */
 export type SafeResponseSchemaName =
   | "SafePaginationLinks"
@@ -39,10 +23,7 @@ export type SafeResponseSchemaName =
   | "SafeErrorResponse"
   | "SafeProblemDetails";
 
-/**
- * The name each component had in `@nestarc/safe-response` (its DTO classes),
- * used by `applySchemaNames` with `schemaNames: "dto"`.
- */
+/** The name each component had in `@nestarc/safe-response` (`schemaNames: "dto"`). */
 export const DTO_SCHEMA_NAMES: Readonly<Record<SafeResponseSchemaName, string>> = Object.freeze({
   SafePaginationLinks: "PaginationLinksDto",
   SafePaginationMeta: "PaginationMetaDto",
@@ -76,16 +57,7 @@ function object(
   return { type: "object", properties, ...(required.length > 0 ? { required } : {}), ...extra };
 }
 
-/**
- * The component schemas, by their stable names. Every name starts with
- * `Safe`; references between them use `#/components/schemas/<name>`.
- * @example
- * ```ts
- * import { SAFE_RESPONSE_SCHEMAS } from "@saferoute/api-kit/safe-response/openapi";
- * Object.keys(SAFE_RESPONSE_SCHEMAS); // ["SafePaginationLinks", ..., "SafeProblemDetails"]
- * SAFE_RESPONSE_SCHEMAS.SafeErrorResponse.required; // ["success", "statusCode", "error"]
- * ```
- */
+/** The component schemas, by their stable names. */
 export const SAFE_RESPONSE_SCHEMAS: Readonly<Record<SafeResponseSchemaName, OpenApiSchema>> =
   deepFreeze({
     SafePaginationLinks: object(

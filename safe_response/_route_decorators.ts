@@ -1,9 +1,6 @@
 /**
- * The runtime route decorators, written as plain `Reflect` metadata so both
- * `./safe-response/nest` (which exports them) and the composites of
- * `./safe-response/openapi` apply them without importing each other or Nest.
- * The decorators that also document write swagger's metadata by key.
- *
+ * The runtime route decorators as plain `Reflect` metadata writers, used by `./safe-response/nest`
+ * (which exports them) and the composites of `./safe-response/openapi`.
  * @module
  */
 import { type DeprecatedOptions, resolveDeprecation } from "./deprecation_headers.ts";
@@ -30,8 +27,7 @@ import {
 } from "./_route_metadata.ts";
 
 /**
- * Sends the handler's result as is (errors are still wrapped). On a class it
- * applies to every route; `SafeResponse()` on a method turns wrapping back on.
+ * Sends the handler's result as is (errors are still wrapped); on a class, every route's.
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
@@ -45,8 +41,7 @@ export function RawResponse(): MethodDecorator & ClassDecorator {
 }
 
 /**
- * Sets `meta.message` of the route's success envelopes (a translation key
- * when `i18n` is on).
+ * Sets `meta.message` of the route's success envelopes (a translation key with `i18n`).
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
@@ -60,8 +55,7 @@ export function ResponseMessage(message: string): MethodDecorator & ClassDecorat
 }
 
 /**
- * Sets the success envelope's `code` (methods only; throws a `TypeError` on a
- * class); wins over the `successCodeMapper` option.
+ * Sets the success envelope's `code`, over `successCodeMapper`. Throws a `TypeError` on a class.
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
@@ -78,17 +72,9 @@ export function SuccessCode(code: string): MethodDecorator {
   };
 }
 
-/**
- * Options of `Paginated` and `CursorPaginated`: the pagination options and
- * `linkHeader` (default: the module option, else `false`).
- * @example
- * ```ts
- * import type { PaginatedOptions } from "@saferoute/api-kit/safe-response/nest";
- * const options: PaginatedOptions = { maxLimit: 100, linkHeader: "only" };
- * ```
- */
+/** Options of `Paginated` and `CursorPaginated`. */
 export interface PaginatedOptions extends PaginationOptions {
-  /** Pagination links in a `Link` header too (`true`), instead of the body (`"only"`), or not. */
+  /** Pagination links in a `Link` header too (`true`) or only (`"only"`); default: the module's. */
   linkHeader?: LinkHeaderOption;
 }
 
@@ -99,15 +85,9 @@ function linkHeaderOf(options: PaginatedOptions, name: string): LinkHeaderOption
 }
 
 /**
- * Offset pagination: the handler returns `{ data, total, page, limit }`;
- * `data` becomes the envelope's `data` and `meta.pagination` is computed (the
- * result's `limit`, else the one given). With `maxLimit` or `defaultLimit`
- * (here or the module's), `?page=` and `?limit=` are parsed before the handler
- * (read with `PaginationQuery`): a larger `limit` is clamped, a missing one
- * defaulted, a bad value a 400 `INVALID_PAGINATION_QUERY`. `links` adds
- * relative links, `linkHeader` an RFC 8288 `Link` header (appended). The
- * OpenAPI operation documents `page` and `limit`. Throws a `TypeError` on bad
- * options.
+ * Offset pagination: the handler returns `{ data, total, page, limit }` and `meta.pagination` is
+ * computed. With a `maxLimit` or `defaultLimit`, `?page=` and `?limit=` are parsed before the
+ * handler (a bad value is a 400 `INVALID_PAGINATION_QUERY`). Throws a `TypeError` on bad options.
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
@@ -133,18 +113,15 @@ export function Paginated(options: PaginatedOptions = {}): MethodDecorator & Cla
 }
 
 /**
- * Cursor pagination: the handler returns `{ data, nextCursor, hasMore, limit }`
- * (optional `previousCursor`, `totalCount`); links use `?cursor=` (at most 512
- * characters). Options as for `Paginated` (the `Link` header has no `last`).
+ * Cursor pagination: the handler returns `{ data, nextCursor, hasMore, limit }` (optional
+ * `previousCursor`, `totalCount`). Options as for `Paginated`.
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
  * import { CursorPaginated } from "@saferoute/api-kit/safe-response/nest";
  * @Controller("feed")
  * class Routes {
- *   @Get()
- *   @CursorPaginated({ links: true })
- *   list() { return { data: ["a", "b"], nextCursor: "b", hasMore: true, limit: 2 }; }
+ *   @Get() @CursorPaginated() list() { return { data: ["a"], nextCursor: "a", hasMore: true, limit: 1 }; }
  * }
  * ```
  */
@@ -193,9 +170,7 @@ function paginationParameters({ kind, maxLimit, defaultLimit }: PaginationSettin
   return [position, limit];
 }
 
-/**
- * Stores `setting` and documents its query parameters, on the route or on every route of a controller without its own.
- */
+/** Stores `setting` and documents its query parameters on the route, or a controller's routes. */
 function paginated(
   setting: PaginationSetting,
   linkHeader: LinkHeaderOption | undefined,
@@ -219,19 +194,14 @@ function paginated(
 }
 
 /**
- * Copies the result's `sort` (`{ field, order }`) into `meta.sort`; off a
- * paginated route the handler returns `{ data, sort }`. A missing or malformed
- * `sort` logs one warning per route.
+ * Copies the result's `sort` (`{ field, order }`, next to `data`) into `meta.sort`; a missing or
+ * malformed one logs one warning per route.
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
  * import { SortMeta } from "@saferoute/api-kit/safe-response/nest";
  * @Controller("items")
- * class Routes {
- *   @Get()
- *   @SortMeta()
- *   list() { return { data: [], sort: { field: "name", order: "asc" } }; }
- * }
+ * class Routes { @Get() @SortMeta() list() { return { data: [], sort: { field: "name", order: "asc" } }; } }
  * ```
  */
 export function SortMeta(): MethodDecorator & ClassDecorator {
@@ -245,11 +215,7 @@ export function SortMeta(): MethodDecorator & ClassDecorator {
  * import { Controller, Get } from "@nestjs/common";
  * import { FilterMeta } from "@saferoute/api-kit/safe-response/nest";
  * @Controller("items")
- * class Routes {
- *   @Get()
- *   @FilterMeta()
- *   list() { return { data: [], filters: { status: "active" } }; }
- * }
+ * class Routes { @Get() @FilterMeta() list() { return { data: [], filters: { status: "active" } }; } }
  * ```
  */
 export function FilterMeta(): MethodDecorator & ClassDecorator {
@@ -257,21 +223,14 @@ export function FilterMeta(): MethodDecorator & ClassDecorator {
 }
 
 /**
- * Field selection on a route or controller (`?fields=id,address.city` keeps
- * those fields of `data`, or of each item, and lists them in `meta.fields`), or
- * off with `false`. Wins over the module option `fieldSelection`, whose
- * options (else the defaults) fill those not given. Throws a `TypeError` on bad
- * options.
+ * Field selection on a route or controller (`?fields=id,address.city`), or off with `false`; the
+ * module option fills the options not given. Throws a `TypeError` on bad options.
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
  * import { FieldSelection } from "@saferoute/api-kit/safe-response/nest";
  * @Controller("users")
- * class Routes {
- *   @Get(":id")
- *   @FieldSelection({ maxDepth: 2 })
- *   get() { return { id: "u1", address: { city: "London", zip: "N1" } }; }
- * }
+ * class Routes { @Get() @FieldSelection({ maxDepth: 2 }) get() { return { id: "u1", city: "London" }; } }
  * ```
  */
 export function FieldSelection(
@@ -295,17 +254,14 @@ export function FieldSelection(
 }
 
 /**
- * Sets the problem-details `type` of errors the route's handler throws (not
- * guards'), used when `problemDetails` is on; documented as
- * `x-safe-problem-type`. Throws a `TypeError` on a bad URI.
+ * Sets the problem-details `type` of the errors the route's handler throws (not guards').
+ * Throws a `TypeError` on a bad URI.
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
  * import { ProblemType } from "@saferoute/api-kit/safe-response/nest";
  * @Controller("payments")
- * class Routes {
- *   @Get() @ProblemType("https://api.example.com/problems/payment") list() { return []; }
- * }
+ * class Routes { @Get() @ProblemType("https://api.example.com/problems/payment") list() { return []; } }
  * ```
  */
 export function ProblemType(typeUri: string): MethodDecorator & ClassDecorator {
@@ -317,21 +273,14 @@ export function ProblemType(typeUri: string): MethodDecorator & ClassDecorator {
 }
 
 /**
- * Marks a route deprecated: its responses (and its handler's errors) carry
- * `Deprecation`, `Sunset` (with `sunset`), `Link` `rel="deprecation"`/`"sunset"`
- * (with `link`/`sunsetLink`, appended) and `meta.deprecation`; the OpenAPI
- * operation gets `deprecated: true`. A bad date throws a `TypeError` when the
- * decorator is applied.
+ * Marks a route deprecated: its responses carry `Deprecation`, `Sunset`, `Link` and
+ * `meta.deprecation`. Throws a `TypeError` on a bad date.
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
  * import { Deprecated } from "@saferoute/api-kit/safe-response/nest";
  * @Controller("v1/users")
- * class Routes {
- *   @Get()
- *   @Deprecated({ since: "2026-01-01", sunset: "2027-01-01", link: "https://example.com/v2" })
- *   list() { return []; }
- * }
+ * class Routes { @Get() @Deprecated({ sunset: "2027-01-01", link: "https://example.com/v2" }) list() { return []; } }
  * ```
  */
 export function Deprecated(options: DeprecatedOptions = {}): MethodDecorator & ClassDecorator {
@@ -342,8 +291,7 @@ export function Deprecated(options: DeprecatedOptions = {}): MethodDecorator & C
 }
 
 /**
- * Keeps `applyGlobalErrors` from adding `swagger.globalErrors` to the route's
- * (or controller's) OpenAPI operations (`x-safe-skip-global-errors: true`).
+ * Keeps `applyGlobalErrors` from adding `swagger.globalErrors` to the route's operations.
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
@@ -356,20 +304,11 @@ export function SkipGlobalErrors(): MethodDecorator & ClassDecorator {
   return markExtension(SKIP_GLOBAL_ERRORS_EXTENSION, true);
 }
 
-/**
- * Options of `SafeResponse`.
- * @example
- * ```ts
- * import type { SafeResponseOptions } from "@saferoute/api-kit/safe-response/nest";
- * const options: SafeResponseOptions = { statusCode: 201, description: "Created user" };
- * ```
- */
+/** Options of `SafeResponse`. */
 export interface SafeResponseOptions {
   /** Response description (OpenAPI). */
   description?: string;
-  /**
-   * Success status, sent and documented. Default: the route's `@HttpCode`, else 200 (also for a `POST`).
-   */
+  /** Success status, sent and documented; default: the route's `@HttpCode`, else 200. */
   statusCode?: number;
 }
 
@@ -383,10 +322,8 @@ const BASIC_SCHEMA = Object.freeze({
 });
 
 /**
- * Wraps the route's result in the success envelope (also under a class-level
- * `RawResponse()`) and documents it inline. The status is `statusCode`, else
- * the route's `@HttpCode`, else 200, also for a `POST`; on a controller a
- * route's own `@HttpCode` wins.
+ * Wraps the route's result in the success envelope (also under a class-level `RawResponse()`) and
+ * documents it.
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
@@ -418,11 +355,7 @@ export function SafeResponse(options: SafeResponseOptions = {}): MethodDecorator
   };
 }
 
-/**
- * The runtime half of a composite endpoint of `./safe-response/openapi`:
- * wrapping, status, pagination, sort, filter, message, code, deprecation, the
- * `problemDetails` flag and field selection.
- */
+/** The runtime half of a composite endpoint of `./safe-response/openapi`. */
 export function endpointDecorators(options: {
   statusCode: number;
   pagination?: PaginatedOptions & { kind: "offset" | "cursor" };

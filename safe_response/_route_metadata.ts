@@ -1,9 +1,6 @@
 /**
- * The route metadata both Nest-side entries share, as plain `Reflect` metadata
- * by key (no `@nestjs/*` import): the runtime decorators' keys and their
- * reader, Nest's own keys, and the `@nestjs/swagger` marks, written by key so
- * `./safe-response/nest` works without swagger (a test pins the keys).
- *
+ * The route metadata the Nest and OpenAPI entries share, as plain `Reflect` metadata by key (no
+ * `@nestjs/*` import, so `./safe-response/nest` works without swagger).
  * @module
  */
 import type { RouteOptions } from "./responder.ts";
@@ -41,15 +38,7 @@ export const NEST_HTTP_CODE = "__httpCode__";
 /** Nest's `RequestMethod.POST`. */
 const POST = 1;
 
-/**
- * Vendor extension set to `true` on operations of `SkipGlobalErrors` routes;
- * `applyGlobalErrors` leaves them alone.
- * @example
- * ```ts
- * import { SKIP_GLOBAL_ERRORS_EXTENSION } from "@saferoute/api-kit/safe-response/openapi";
- * SKIP_GLOBAL_ERRORS_EXTENSION; // "x-safe-skip-global-errors"
- * ```
- */
+/** Vendor extension marking the operations `applyGlobalErrors` leaves alone (`SkipGlobalErrors`). */
 export const SKIP_GLOBAL_ERRORS_EXTENSION = "x-safe-skip-global-errors";
 
 /** Vendor extension holding the `ProblemType` URI of an operation. */
@@ -75,11 +64,7 @@ export function combine(...decorators: RouteDecorator[]): RouteDecorator {
   };
 }
 
-/**
- * The route options the decorators set on `handler` (over its `controller`),
- * and the status Nest sends by default (`@HttpCode`, else 201 for a POST, else
- * 200). Read once per route by the binding.
- */
+/** The route options the decorators set on `handler` (over its `controller`), and Nest's default status. */
 export function readRouteOptions(controller: object, handler: object): RouteOptions {
   const get = <T>(key: string): T | undefined =>
     Reflect.getMetadata(key, handler) ?? Reflect.getMetadata(key, controller);
@@ -101,10 +86,7 @@ export function readRouteOptions(controller: object, handler: object): RouteOpti
   };
 }
 
-/**
- * The route handlers (methods with a Nest request-method decorator) the class
- * `controller` itself declares; a class decorator runs after its methods'.
- */
+/** The route handlers the class `controller` itself declares. */
 export function routeHandlersOf(controller: object): object[] {
   const prototype = (controller as { prototype: object }).prototype;
   const handlers: object[] = [];

@@ -1,24 +1,11 @@
 /**
- * Deprecation (RFC 9745), Sunset (RFC 8594) and the `Link` values of their
- * relations (`deprecation`, `sunset`), and the validated deprecation plan of
- * a route.
- *
+ * `Deprecation` (RFC 9745), `Sunset` (RFC 8594) and their `Link` values: a route's deprecation plan.
  * @module
  */
 import type { DeprecationMeta } from "../client/types.ts";
 import { isHeaderSafeUri, linkValue } from "./_link_header.ts";
 
-/**
- * Options of a deprecated route.
- * @example
- * ```ts
- * import type { DeprecatedOptions } from "@saferoute/api-kit/safe-response";
- * const options: DeprecatedOptions = {
- *   since: "2026-01-01", sunset: new Date("2027-01-01"), link: "https://example.com/v2",
- *   sunsetLink: "https://example.com/sunset-policy",
- * };
- * ```
- */
+/** Options of a deprecated route. */
 export interface DeprecatedOptions {
   /** When the route was deprecated (a date or a string `Date.parse` accepts). */
   since?: string | Date;
@@ -32,21 +19,9 @@ export interface DeprecatedOptions {
   sunsetLink?: string;
 }
 
-/**
- * A validated deprecation: the response headers and `meta.deprecation`.
- * @example
- * ```ts
- * import { resolveDeprecation } from "@saferoute/api-kit/safe-response";
- * const plan = resolveDeprecation({ since: "2026-01-01T00:00:00Z" });
- * plan.headers; // [["Deprecation", "@1767225600"]]
- * ```
- */
+/** A validated deprecation: the response headers and `meta.deprecation`. */
 export interface DeprecationPlan {
-  /**
-   * Header name and value pairs, in order. `Link` pairs are link-values to
-   * append to the response's `Link` (the responder joins them with any
-   * `Link` already set).
-   */
+  /** Header name and value pairs, in order (`Link` values are appended to the response's). */
   headers: ReadonlyArray<readonly [string, string]>;
   /** `meta.deprecation` (dates as ISO 8601). */
   meta: DeprecationMeta;
@@ -65,13 +40,11 @@ function toDate(value: string | Date, field: string): Date {
 }
 
 /**
- * RFC 9745 `Deprecation` value: the structured-field date `@<unix seconds>` of
- * `since`; without `since`, `@0` (deprecated, date not given).
+ * RFC 9745 `Deprecation` value `@<unix seconds>` of `since` (`@0` without it).
  * @example
  * ```ts
  * import { deprecationHeaderValue } from "@saferoute/api-kit/safe-response";
  * deprecationHeaderValue(new Date("2026-01-01T00:00:00Z")); // "@1767225600"
- * deprecationHeaderValue(); // "@0"
  * ```
  */
 export function deprecationHeaderValue(since?: Date): string {
@@ -105,17 +78,13 @@ function checkLink(value: unknown, field: string): void {
 }
 
 /**
- * Validates deprecation options once (a bad date, a sunset before `since` or
- * a link that cannot sit in a header throws) and precomputes the headers and
- * meta. `sunsetLink` is sent as `Link: <url>; rel="sunset"` (not in meta).
+ * Validates deprecation options and precomputes the headers and meta. A bad date or link throws a
+ * `TypeError`, a sunset before `since` a `RangeError`.
  * @example
  * ```ts
  * import { resolveDeprecation } from "@saferoute/api-kit/safe-response";
- * const plan = resolveDeprecation({ sunset: "2027-01-01T00:00:00Z", link: "/docs/v2" });
- * plan.headers;
- * // [["Deprecation", "@0"], ["Sunset", "Fri, 01 Jan 2027 00:00:00 GMT"],
- * //  ["Link", '</docs/v2>; rel="deprecation"']]
- * plan.meta; // { deprecated: true, sunset: "2027-01-01T00:00:00.000Z", link: "/docs/v2" }
+ * resolveDeprecation({ sunset: "2027-01-01T00:00:00Z" }).headers;
+ * // [["Deprecation", "@0"], ["Sunset", "Fri, 01 Jan 2027 00:00:00 GMT"]]
  * ```
  */
 export function resolveDeprecation(options: DeprecatedOptions = {}): DeprecationPlan {

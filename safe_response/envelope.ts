@@ -1,7 +1,5 @@
 /**
- * Builders of the success and error envelopes. Optional fields are left out
- * when `undefined`, so bodies stay small and stable.
- *
+ * Builders of the success and error envelopes; `undefined` fields are left out.
  * @module
  */
 import type {
@@ -11,18 +9,11 @@ import type {
   SafeSuccessResponse,
 } from "../client/types.ts";
 
-/**
- * Fields of a success envelope.
- * @example
- * ```ts
- * import type { SuccessBodyInput } from "@saferoute/api-kit/safe-response";
- * const input: SuccessBodyInput<number[]> = { statusCode: 200, data: [1, 2] };
- * ```
- */
+/** Fields of a success envelope. */
 export interface SuccessBodyInput<T> {
   /** HTTP status. */
   statusCode: number;
-  /** The handler's result. */
+  /** The handler's result (`undefined` is sent as `null`). */
   data: T;
   /** Success code. */
   code?: string;
@@ -52,7 +43,6 @@ export function buildSuccessBody<T>(input: SuccessBodyInput<T>): SafeSuccessResp
   } as SafeSuccessResponse<T>;
   if (input.code !== undefined) body.code = input.code;
   if (input.requestId !== undefined) body.requestId = input.requestId;
-  // A handler that returns nothing still sends `data` (required on the wire) as `null`.
   body.data = (input.data === undefined ? null : input.data) as T;
   if (input.meta !== undefined) body.meta = input.meta;
   if (input.timestamp !== undefined) body.timestamp = input.timestamp;
@@ -60,14 +50,7 @@ export function buildSuccessBody<T>(input: SuccessBodyInput<T>): SafeSuccessResp
   return body;
 }
 
-/**
- * Fields of an error envelope.
- * @example
- * ```ts
- * import type { ErrorBodyInput } from "@saferoute/api-kit/safe-response";
- * const input: ErrorBodyInput = { statusCode: 404, code: "NOT_FOUND", message: "Not Found" };
- * ```
- */
+/** Fields of an error envelope. */
 export interface ErrorBodyInput {
   /** HTTP status. */
   statusCode: number;

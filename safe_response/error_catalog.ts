@@ -1,25 +1,11 @@
 /**
- * Error catalog: application errors defined once by key (status, message,
- * description, details), read by key (`Errors.USER_NOT_FOUND.status`) and
- * thrown by key with {@link SafeException}.
- *
+ * Error catalog: application errors defined once by key and thrown by key with {@link SafeException}.
  * @module
  */
 import { isHttpStatus } from "./http_status.ts";
 import { initSafeException, rememberDefinedCatalog, SAFE_EXCEPTION } from "./_safe_exception.ts";
 
-/**
- * One catalog entry.
- * @example
- * ```ts
- * import type { ErrorDefinition } from "@saferoute/api-kit/safe-response";
- * const definition: ErrorDefinition = {
- *   status: 404,
- *   message: "User not found",
- *   description: "No user has this id",
- * };
- * ```
- */
+/** One catalog entry. */
 export interface ErrorDefinition {
   /** HTTP status (400-599). */
   readonly status: number;
@@ -33,11 +19,6 @@ export interface ErrorDefinition {
 
 /**
  * Per-throw overrides of a {@link SafeException}.
- * @example
- * ```ts
- * import type { SafeExceptionOptions } from "@saferoute/api-kit/safe-response";
- * const options: SafeExceptionOptions = { message: "User 42 not found", details: { id: 42 } };
- * ```
  */
 export interface SafeExceptionOptions {
   /** Replaces the catalog message. */
@@ -51,11 +32,8 @@ export interface SafeExceptionOptions {
 }
 
 /**
- * An error thrown by catalog key. The exception filter sends the catalog's
- * status and message (or the overrides) with `code` = the key. The type
- * parameter restricts keys: `new SafeException<ErrorKey<typeof Errors>>(...)`
- * or `Errors.exception(...)` reject unknown keys at compile time. The Nest
- * entry exports the same exception as an `HttpException` subclass.
+ * An error thrown by catalog key: sent with the catalog's status and message (or the overrides)
+ * and `code` = the key. `Errors.exception(...)` type-checks the key.
  * @example
  * ```ts
  * import { SafeException } from "@saferoute/api-kit/safe-response";
@@ -89,13 +67,11 @@ export class SafeException<K extends string = string> extends Error {
 }
 
 /**
- * Whether `value` is a {@link SafeException} (by its brand, so copies of the
- * library loaded twice still agree).
+ * Whether `value` is a {@link SafeException} (by brand, so two loaded copies of the library agree).
  * @example
  * ```ts
  * import { isSafeException, SafeException } from "@saferoute/api-kit/safe-response";
  * isSafeException(new SafeException("X")); // true
- * isSafeException(new Error("X")); // false
  * ```
  */
 export function isSafeException(value: unknown): value is SafeException {
@@ -105,28 +81,18 @@ export function isSafeException(value: unknown): value is SafeException {
 }
 
 /**
- * A validated, frozen set of error definitions; built by {@link defineErrors}.
- * Each entry is also an own, enumerable property of the catalog, so it reads
- * by key (`Errors.USER_NOT_FOUND.status`) like the plain catalog object of
- * `@nestarc/safe-response`; a key that would shadow a member of the catalog
- * (`get`, `has`, `keys`, `exception`, or one of `Object.prototype`'s) is
- * rejected. Each catalog is remembered (weakly) as defined, for the Nest
- * entry's `SafeException` thrown without its catalog.
+ * A validated, frozen set of error definitions, built by {@link defineErrors}; each entry is also
+ * a property of the catalog (`Errors.USER_NOT_FOUND.status`).
  * @example
  * ```ts
- * import { defineErrors } from "@saferoute/api-kit/safe-response";
- * const Errors = defineErrors({ USER_NOT_FOUND: { status: 404, message: "User not found" } });
- * Errors.get("USER_NOT_FOUND")?.status; // 404
- * Errors.USER_NOT_FOUND.message; // "User not found"
+ * import { ErrorCatalog } from "@saferoute/api-kit/safe-response";
+ * new ErrorCatalog({ GONE: { status: 410, message: "Gone" } }).get("GONE")?.status; // 410
  * ```
  */
 export class ErrorCatalog<K extends string = string> {
   readonly #entries: ReadonlyMap<string, ErrorDefinition>;
 
-  /**
-   * Validates `definitions` (throws a `TypeError` naming a bad entry or a key
-   * that would shadow a member) and copies each entry, frozen.
-   */
+  /** Throws a `TypeError` naming a bad entry or a key that would shadow a member. */
   constructor(definitions: Readonly<Record<K, ErrorDefinition>>) {
     if (typeof definitions !== "object" || definitions === null) {
       throw new TypeError("defineErrors: definitions must be an object");
@@ -188,15 +154,7 @@ function validEntry(key: string, value: ErrorDefinition): ErrorDefinition {
   };
 }
 
-/**
- * The entries of a catalog by key, as {@link defineErrors} returns them
- * (`Errors.USER_NOT_FOUND.status`).
- * @example
- * ```ts
- * import type { ErrorEntries } from "@saferoute/api-kit/safe-response";
- * const entries: ErrorEntries<"GONE"> = { GONE: { status: 410, message: "Gone" } };
- * ```
- */
+/** The entries of a catalog by key, as {@link defineErrors} returns them. */
 export type ErrorEntries<K extends string> = { readonly [P in K]: ErrorDefinition };
 
 /**
@@ -211,11 +169,8 @@ export type ErrorEntries<K extends string> = { readonly [P in K]: ErrorDefinitio
 export type ErrorKey<C> = C extends ErrorCatalog<infer K> ? K : never;
 
 /**
- * Defines the application's errors: an {@link ErrorCatalog} whose entries
- * also read by key. Statuses must be 400-599, messages non-empty and
- * descriptions strings; a bad entry, or a key that would shadow a member of
- * the catalog (`get`, `has`, `keys`, `exception`, `toString`, ...), throws a
- * `TypeError` naming it.
+ * Defines the application's errors (statuses 400-599, non-empty messages). A bad entry, or a key
+ * that would shadow a member of the catalog (`get`, `keys`, `toString`...), throws a `TypeError`.
  * @example
  * ```ts
  * import { defineErrors } from "@saferoute/api-kit/safe-response";
@@ -235,23 +190,14 @@ export function defineErrors<const D extends Record<string, ErrorDefinition>>(
     & ErrorEntries<Extract<keyof D, string>>;
 }
 
-/**
- * What a catalog exception resolves to: its shape, or why it cannot be resolved.
- * @example
- * ```ts
- * import type { CatalogErrorShape } from "@saferoute/api-kit/safe-response";
- * const found: CatalogErrorShape = { status: 410, code: "GONE", message: "Gone" };
- * const missing: CatalogErrorShape = { missing: "SafeException: key `X` is not in the error catalog" };
- * ```
- */
+/** What a catalog exception resolves to: its shape, or why it cannot be resolved. */
 export type CatalogErrorShape =
   | { status: number; code: string; message: string; details?: unknown }
   | { missing: string };
 
 /**
- * Status, code, message and details of a {@link SafeException}: its own
- * catalog's entry, else `catalog`'s, with the per-throw overrides. A key in
- * neither gives `{ missing }`, a log line.
+ * Status, code, message and details of a {@link SafeException} from its own catalog, else
+ * `catalog`, with the overrides; a key in neither gives `{ missing }`, a log line.
  * @example
  * ```ts
  * import { catalogErrorShape, defineErrors, SafeException } from "@saferoute/api-kit/safe-response";

@@ -1,12 +1,7 @@
 /**
- * Turns anything thrown into a status, a code, a safe message and optional
- * details. Errors are recognised without their classes: an HTTP exception
- * (`getStatus()` and `getResponse()`, as Nest's `HttpException`), or an error
- * of this library (the brand `Symbol.for("saferoute.api-kit.error")`, an own
- * string `code` and a numeric `httpStatus` or `status`, as the API-key
- * errors). Anything else, `{ code, status }` objects of other libraries
- * included, is a generic 500.
- *
+ * Turns anything thrown into a status, a code, a safe message and details. Recognised: HTTP
+ * exceptions (`getStatus()`, `getResponse()`) and this library's branded errors; anything else,
+ * other libraries' `{ code, status }` objects included, is a generic 500.
  * @module
  */
 import { callAppFunction } from "./_app_functions.ts";
@@ -16,8 +11,7 @@ import { fallbackErrorCode, isHttpStatus, lookupErrorCode, problemTitle } from "
 import { validationDetails, type ValidationDetailsMode } from "./validation_details.ts";
 
 /**
- * Custom error-code mapper. Its second argument carries the status and the
- * code that is used when the mapper returns `undefined`.
+ * Custom error-code mapper; `defaultCode` is used when it returns `undefined`.
  * @example
  * ```ts
  * import type { ErrorCodeMapper } from "@saferoute/api-kit/safe-response";
@@ -32,11 +26,6 @@ export type ErrorCodeMapper = (
 
 /**
  * Options of {@link resolveError}.
- * @example
- * ```ts
- * import type { ErrorResolutionOptions } from "@saferoute/api-kit/safe-response";
- * const options: ErrorResolutionOptions = { errorCodes: { 404: "MISSING" } };
- * ```
  */
 export interface ErrorResolutionOptions {
   /** Codes merged over {@link DEFAULT_ERROR_CODES}. */
@@ -45,22 +34,11 @@ export interface ErrorResolutionOptions {
   errorCodeMapper?: ErrorCodeMapper;
   /** Catalog of `SafeException` keys (those without their own catalog). */
   errorCatalog?: Pick<ErrorCatalog, "get">;
-  /**
-   * `details` of validation errors: the message list (`"messages"`, the
-   * default) or `[{ pointer, messages }]` (`"fields"`).
-   */
+  /** `details` of validation errors (default `"messages"`). */
   validationDetails?: ValidationDetailsMode;
 }
 
-/**
- * What a thrown value becomes on the wire.
- * @example
- * ```ts
- * import { resolveError } from "@saferoute/api-kit/safe-response";
- * const resolved = resolveError(new Error("secret"));
- * resolved.message; // "Internal Server Error"
- * ```
- */
+/** What a thrown value becomes on the wire. */
 export interface ResolvedError {
   /** HTTP status. */
   statusCode: number;
@@ -76,11 +54,7 @@ export interface ResolvedError {
   reason?: string;
 }
 
-/**
- * Message of a validation error whose HTTP exception body carries a list of
- * messages (Nest's `ValidationPipe`); the list goes to `details` (with
- * `validationDetails: "fields"`, the field details instead).
- */
+/** Message of a validation error (an HTTP exception body with a message list, sent as `details`). */
 export const VALIDATION_ERROR_MESSAGE = "Validation failed";
 
 interface Shape {
@@ -101,11 +75,7 @@ function ownCode(value: Bag): string | undefined {
   return Object.hasOwn(value, "code") ? nonEmpty(value.code) : undefined;
 }
 
-/**
- * Nest 12's `errorCode` of an HTTP exception (its `HttpException` declares
- * the field; Nest 10 and 11 have none, so their bodies' `errorCode` keys stay
- * data), or of its body.
- */
+/** Nest 12's `errorCode` of an HTTP exception or its body (Nest 10 and 11 have none). */
 function errorCode(exception: Bag, from: Bag): string | undefined {
   return Object.hasOwn(exception, "errorCode") ? nonEmpty(from.errorCode) : undefined;
 }
@@ -167,16 +137,9 @@ function safeShape(
 }
 
 /**
- * Resolves a thrown value. Code order: `errorCodeMapper` when it returns a
- * string (given the code otherwise used); else the exception's own code (a
- * `SafeException`'s catalog key, with the catalog's status and message; for
- * an HTTP exception its `code`, its Nest 12 `errorCode` option, its body's
- * `code`, its body's `errorCode`, the first non-empty one); else
- * `errorCodes`; else {@link DEFAULT_ERROR_CODES}; else
- * {@link fallbackErrorCode}. Anything unrecognised is a 500 whose message is
- * the generic title; so is a `SafeException` whose key is in no catalog, and
- * any value when `errorCodeMapper` throws or returns a promise (`reason` says
- * why, for the log).
+ * Resolves a thrown value. Code order: `errorCodeMapper`, the exception's own code (a catalog key,
+ * an HTTP exception's or its body's `code`/`errorCode`), `errorCodes`, the default map, the fallback.
+ * Unrecognised values, catalog keys in no catalog and a failing mapper give a 500 (`reason` says why).
  * @example
  * ```ts
  * import { ApiKeyError } from "@saferoute/api-kit/api-keys";

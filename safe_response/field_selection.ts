@@ -1,20 +1,9 @@
 /**
- * Field selection (partial responses): `?fields=id,name,address.city` keeps
- * only those fields of `data`. Parsing is bounded and ignores prototype
- * names; selection copies, never mutating the handler's object.
- *
+ * Field selection (partial responses): `?fields=id,address.city` keeps only those fields of `data`.
  * @module
  */
 
-/**
- * Field-selection options (module option `fieldSelection`, route decorator
- * `FieldSelection`).
- * @example
- * ```ts
- * import type { FieldSelectionOptions } from "@saferoute/api-kit/safe-response";
- * const options: FieldSelectionOptions = { queryParam: "select", maxDepth: 2 };
- * ```
- */
+/** Field-selection options (module option `fieldSelection`, decorator `FieldSelection`). */
 export interface FieldSelectionOptions {
   /** Query parameter read; default `fields`. */
   queryParam?: string;
@@ -28,27 +17,10 @@ export interface FieldSelectionOptions {
   maxFieldLength?: number;
 }
 
-/**
- * Field-selection options with defaults applied.
- * @example
- * ```ts
- * import { resolveFieldSelection } from "@saferoute/api-kit/safe-response";
- * const settings = resolveFieldSelection(true, "fieldSelection");
- * settings?.queryParam; // "fields"
- * ```
- */
+/** Field-selection options with defaults applied. */
 export type FieldSelectionSettings = Readonly<Required<FieldSelectionOptions>>;
 
-/**
- * Bounds on hostile input: at most `values` repeated parameters are read and
- * `length` characters in all (a field cut by the bound is dropped); `fields`
- * is the default `maxFields`.
- * @example
- * ```ts
- * import { FIELD_SELECTION_LIMITS } from "@saferoute/api-kit/safe-response";
- * FIELD_SELECTION_LIMITS.fields; // 50
- * ```
- */
+/** Bounds on hostile input: repeated parameters read, characters in all, default `maxFields`. */
 export const FIELD_SELECTION_LIMITS: Readonly<{ values: number; length: number; fields: number }> =
   Object.freeze({ values: 10, length: 1024, fields: 50 });
 
@@ -74,14 +46,12 @@ function fail(option: string, expected: string): never {
 }
 
 /**
- * Validates field-selection options: `false`/`undefined` → `undefined` (off),
- * `true` → the defaults, an object → the defaults overridden by it (or by
- * `base` when given). Throws a `TypeError` naming `name` on a bad value.
+ * Validates field-selection options merged over `base` (default: the defaults); `false` is off.
+ * Throws a `TypeError` naming `name` on a bad value.
  * @example
  * ```ts
  * import { resolveFieldSelection } from "@saferoute/api-kit/safe-response";
  * resolveFieldSelection({ maxDepth: 2 }, "fieldSelection")?.maxDepth; // 2
- * resolveFieldSelection(false, "fieldSelection"); // undefined
  * ```
  */
 export function resolveFieldSelection(
@@ -121,32 +91,12 @@ export function resolveFieldSelection(
   return Object.freeze({ queryParam, separator, ...numbers });
 }
 
-/**
- * Selected paths as a tree of segments: `true` keeps the whole value.
- * @example
- * ```ts
- * import type { SelectionTree } from "@saferoute/api-kit/safe-response";
- * // id,address.city
- * const tree: SelectionTree = new Map<string, SelectionTree | true>([
- *   ["id", true],
- *   ["address", new Map([["city", true]])],
- * ]);
- * ```
- */
+/** Selected paths as a tree of segments: `true` keeps the whole value. */
 export type SelectionTree = Map<string, SelectionTree | true>;
 
-/**
- * A parsed selection: the normalised paths (what `meta.fields` reports) and
- * their tree.
- * @example
- * ```ts
- * import { parseFieldSelection, resolveFieldSelection } from "@saferoute/api-kit/safe-response";
- * parseFieldSelection("id, name,id", resolveFieldSelection(true, "fields")!)?.fields;
- * // ["id", "name"]
- * ```
- */
+/** A parsed selection. */
 export interface FieldSelection {
-  /** Normalised paths, in request order, without duplicates. */
+  /** Normalised paths, in request order, without duplicates (`meta.fields`). */
   readonly fields: readonly string[];
   /** The paths as a tree. */
   readonly tree: SelectionTree;
@@ -189,12 +139,8 @@ function addPath(tree: SelectionTree, segments: string[]): void {
 }
 
 /**
- * Parses the raw query value (a string, or an array for a repeated
- * parameter; anything else is ignored) into a selection, within
- * {@link FIELD_SELECTION_LIMITS}, `maxFields` and `maxFieldLength`. Empty
- * segments, paths through `__proto__`, `constructor` or `prototype` and paths
- * longer than `maxFieldLength` are dropped; paths deeper than `maxDepth` are
- * cut. `undefined` when no field remains.
+ * Parses the raw query value (a string, or an array) into a bounded selection; empty, too long and
+ * prototype paths are dropped, deep ones cut. `undefined` when no field remains.
  * @example
  * ```ts
  * import { parseFieldSelection, resolveFieldSelection } from "@saferoute/api-kit/safe-response";
@@ -235,19 +181,12 @@ function pick(value: unknown, tree: SelectionTree): unknown {
 }
 
 /**
- * A copy of `data` with only the selected fields (own properties); arrays
- * are selected element by element, unknown fields are skipped, and values
- * that are not plain objects (`null`, strings, objects with `toJSON` such as
- * dates) are kept as they are. `data` is never mutated.
+ * A copy of `data` with only the selected own fields, item by item in arrays; values with `toJSON`
+ * (dates) are kept whole.
  * @example
  * ```ts
- * import {
- *   parseFieldSelection,
- *   resolveFieldSelection,
- *   selectFields,
- * } from "@saferoute/api-kit/safe-response";
- * const settings = resolveFieldSelection(true, "fields")!;
- * const selection = parseFieldSelection("id,address.city", settings)!;
+ * import { parseFieldSelection, resolveFieldSelection, selectFields } from "@saferoute/api-kit/safe-response";
+ * const selection = parseFieldSelection("id,address.city", resolveFieldSelection(true, "fields")!)!;
  * selectFields({ id: 1, name: "Ada", address: { city: "London", zip: "N1" } }, selection);
  * // { id: 1, address: { city: "London" } }
  * ```

@@ -1,8 +1,5 @@
 /**
- * HTTP statuses: the one status-range check, the one status-text table (the
- * IANA registry's reason phrases) and the default code and title maps the
- * spec fixes, both derived from that table.
- *
+ * HTTP statuses: the one status-range check, the reason-phrase table and the default code and title maps.
  * @module
  */
 
@@ -73,7 +70,6 @@ const REASON_PHRASES: Readonly<Record<number, string>> = Object.freeze({
 
 /**
  * Whether `value` is an integer HTTP status from `min` (default 100) to 599.
- * The only status-range check of the library.
  * @example
  * ```ts
  * import { isHttpStatus } from "@saferoute/api-kit/safe-response";
@@ -99,14 +95,11 @@ export function reasonPhrase(status: number): string | undefined {
 }
 
 /**
- * The code of a status outside every map: the upper-snake reason phrase
- * (410 → `GONE`, 418 → `I_AM_A_TEAPOT`), else `HTTP_<status>`. The default
- * code map is this function over the mapped statuses.
+ * The code of a status outside every map: the upper-snake reason phrase, else `HTTP_<status>`.
  * @example
  * ```ts
  * import { fallbackErrorCode } from "@saferoute/api-kit/safe-response";
  * fallbackErrorCode(418); // "I_AM_A_TEAPOT"
- * fallbackErrorCode(599); // "HTTP_599"
  * ```
  */
 export function fallbackErrorCode(status: number): string {
@@ -119,28 +112,12 @@ export function fallbackErrorCode(status: number): string {
 /** The statuses of the spec's default code and title table. */
 const MAPPED_STATUSES = [400, 401, 403, 404, 405, 409, 422, 429, 500, 502, 503];
 
-/**
- * The default error code of each mapped HTTP status (spec table), derived
- * from the status-text table. The `errorCodes` option is merged over it.
- * @example
- * ```ts
- * import { DEFAULT_ERROR_CODES } from "@saferoute/api-kit/safe-response";
- * DEFAULT_ERROR_CODES[404]; // "NOT_FOUND"
- * ```
- */
+/** The default error code of each mapped HTTP status; the `errorCodes` option is merged over it. */
 export const DEFAULT_ERROR_CODES: Readonly<Record<number, string>> = Object.freeze(
   Object.fromEntries(MAPPED_STATUSES.map((status) => [status, fallbackErrorCode(status)])),
 );
 
-/**
- * The default problem title of each mapped HTTP status (spec table): its
- * reason phrase.
- * @example
- * ```ts
- * import { DEFAULT_PROBLEM_TITLES } from "@saferoute/api-kit/safe-response";
- * DEFAULT_PROBLEM_TITLES[422]; // "Unprocessable Entity"
- * ```
- */
+/** The default problem title (reason phrase) of each mapped HTTP status. */
 export const DEFAULT_PROBLEM_TITLES: Readonly<Record<number, string>> = Object.freeze(
   Object.fromEntries(MAPPED_STATUSES.map((status) => [status, REASON_PHRASES[status]])),
 );
@@ -151,7 +128,6 @@ export const DEFAULT_PROBLEM_TITLES: Readonly<Record<number, string>> = Object.f
  * ```ts
  * import { lookupErrorCode } from "@saferoute/api-kit/safe-response";
  * lookupErrorCode(429); // "TOO_MANY_REQUESTS"
- * lookupErrorCode(418); // undefined
  * ```
  */
 export function lookupErrorCode(status: number): string | undefined {
@@ -164,7 +140,6 @@ export function lookupErrorCode(status: number): string | undefined {
  * ```ts
  * import { lookupProblemTitle } from "@saferoute/api-kit/safe-response";
  * lookupProblemTitle(404); // "Not Found"
- * lookupProblemTitle(410); // undefined
  * ```
  */
 export function lookupProblemTitle(status: number): string | undefined {
@@ -172,12 +147,10 @@ export function lookupProblemTitle(status: number): string | undefined {
 }
 
 /**
- * The title used in responses: the mapped title, else the status's reason
- * phrase, else `HTTP <status>`.
+ * The title used in responses: the reason phrase, else `HTTP <status>`.
  * @example
  * ```ts
  * import { problemTitle } from "@saferoute/api-kit/safe-response";
- * problemTitle(410); // "Gone"
  * problemTitle(599); // "HTTP 599"
  * ```
  */

@@ -1,18 +1,11 @@
 /**
- * Translation of response messages: the adapter contract and the built-in
- * adapter over an i18n service exposing `translate(key, options?)`.
- *
+ * Translation of response messages: the adapter contract and the built-in adapter.
  * @module
  */
 import { callAppFunction } from "./_app_functions.ts";
 
 /**
  * Options passed to {@link I18nAdapter.translate}.
- * @example
- * ```ts
- * import type { I18nTranslateOptions } from "@saferoute/api-kit/safe-response";
- * const options: I18nTranslateOptions = { lang: "fr", args: { name: "Ada" } };
- * ```
  */
 export interface I18nTranslateOptions {
   /** Interpolation arguments. */
@@ -39,14 +32,7 @@ export interface I18nAdapter {
   resolveLanguage(request: unknown): string | undefined;
 }
 
-/**
- * An i18n service the built-in adapter can wrap (e.g. nestjs-i18n's `I18nService`).
- * @example
- * ```ts
- * import type { TranslatingService } from "@saferoute/api-kit/safe-response";
- * const service: TranslatingService = { translate: (key) => key.toUpperCase() };
- * ```
- */
+/** An i18n service the built-in adapter can wrap (e.g. nestjs-i18n's `I18nService`). */
 export interface TranslatingService {
   /** Translates `key`. */
   translate(key: string, options?: I18nTranslateOptions): unknown;
@@ -55,11 +41,8 @@ export interface TranslatingService {
 type Bag = Record<string, unknown>;
 
 /**
- * Built-in adapter over an i18n service. The language is the one an i18n
- * middleware stored on the request (`i18nLang`, as nestjs-i18n does, on the
- * request or its raw Node request); a non-string translation yields the key;
- * a service that throws or returns a promise (it must be synchronous) makes
- * `translate` throw, its rejection handled.
+ * Built-in adapter over an i18n service (nestjs-i18n's `I18nService` fits): the language is the
+ * request's `i18nLang`. `translate` throws when the service throws or returns a promise.
  * @example
  * ```ts
  * import { I18nServiceAdapter } from "@saferoute/api-kit/safe-response";

@@ -1,12 +1,7 @@
 /**
- * Safe response, framework-free core: the response pipeline (`Responder`:
- * route plan, handler result or thrown value and a view of the exchange in,
- * status, headers and body out), the envelope and problem-details builders,
- * the default code and title maps, error resolution, pagination meta and
- * links, deprecation, sunset, rate-limit and validation-details
- * helpers, option types, and the wire types (shared with `./client`). Usable from any
- * framework (`Deno.serve`, Hono, Express); the Nest binding in
- * `./safe-response/nest` is a thin adapter over the `Responder`.
+ * Safe response, framework-free core: the response pipeline (`Responder`), the envelope and
+ * problem-details builders, error resolution, pagination, header helpers, option and wire types.
+ * Usable from any framework; `./safe-response/nest` and `./safe-response/fetch` are thin bindings.
  * @example
  * ```ts
  * import { buildErrorBody, buildSuccessBody, resolveError } from "@saferoute/api-kit/safe-response";
@@ -21,7 +16,6 @@
  *   }
  * });
  * ```
- *
  * @module
  */
 export type * from "../client/types.ts";
@@ -58,7 +52,16 @@ export {
 } from "./pagination.ts";
 export type { LinkHeaderOption } from "./_link_header.ts";
 export { offsetPaginationLinks, paginationLinkHeader } from "./pagination_links.ts";
-export * from "./pagination_query.ts";
+export {
+  type CursorPaginationQuery,
+  MAX_CURSOR_LENGTH,
+  type OffsetPaginationQuery,
+  PaginationQueryError,
+  type PaginationQueryOptions,
+  type PaginationQueryParameter,
+  type ParsedPaginationQuery,
+  parsePaginationQuery,
+} from "./pagination_query.ts";
 export * from "./problem_details.ts";
 export {
   DEFAULT_RATE_LIMIT_HEADER_PREFIX,

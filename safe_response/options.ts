@@ -1,7 +1,5 @@
 /**
- * Options of the safe-response module (framework-free types; the Nest module
- * takes them as `SafeResponseModuleOptions`).
- *
+ * Options of the safe-response module (framework-free types).
  * @module
  */
 import type { ErrorCatalog } from "./error_catalog.ts";
@@ -11,14 +9,7 @@ import type { I18nAdapter } from "./i18n_adapter.ts";
 import type { LinkHeaderOption } from "./_link_header.ts";
 import type { ValidationDetailsMode } from "./validation_details.ts";
 
-/**
- * Request-id tracking options.
- * @example
- * ```ts
- * import type { RequestIdOptions } from "@saferoute/api-kit/safe-response";
- * const requestId: RequestIdOptions = { headerName: "X-Correlation-Id" };
- * ```
- */
+/** Request-id tracking options. */
 export interface RequestIdOptions {
   /** Header read and echoed; default `X-Request-Id`. */
   headerName?: string;
@@ -26,30 +17,13 @@ export interface RequestIdOptions {
   generator?: () => string;
 }
 
-/**
- * Problem-details options.
- * @example
- * ```ts
- * import type { ProblemDetailsOptions } from "@saferoute/api-kit/safe-response";
- * const problemDetails: ProblemDetailsOptions = { baseUrl: "https://api.example.com/problems" };
- * ```
- */
+/** Problem-details options. */
 export interface ProblemDetailsOptions {
   /** Base of derived problem type URIs (`<baseUrl>/<code-in-kebab-case>`). */
   baseUrl?: string;
 }
 
-/**
- * Request-context options: values of a request-context store copied into `meta`.
- * @example
- * ```ts
- * import type { ContextOptions } from "@saferoute/api-kit/safe-response";
- * const context: ContextOptions = {
- *   fields: { traceId: "traceId" },
- *   resolver: (store) => ({ tenant: store.tenantId }),
- * };
- * ```
- */
+/** Request-context options: values of a request-context store copied into `meta`. */
 export interface ContextOptions {
   /** Meta field name → store key. */
   fields?: Record<string, string>;
@@ -57,34 +31,15 @@ export interface ContextOptions {
   resolver?: (store: Record<string, unknown>) => Record<string, unknown>;
 }
 
-/**
- * Rate-limit mirroring options.
- * @example
- * ```ts
- * import type { RateLimitOptions } from "@saferoute/api-kit/safe-response";
- * const rateLimit: RateLimitOptions = { headerPrefix: "RateLimit" };
- * const ietf: RateLimitOptions = { standard: true };
- * ```
- */
+/** Rate-limit mirroring options. */
 export interface RateLimitOptions {
   /** Header prefix; default `X-RateLimit`. */
   headerPrefix?: string;
-  /**
-   * Also read the IETF `RateLimit`/`RateLimit-Policy` fields (drafts -07 to
-   * -11; `parseStandardRateLimitHeaders`) when no `{headerPrefix}-*` header
-   * is set (default `false`).
-   */
+  /** Also read the IETF `RateLimit`/`RateLimit-Policy` fields when no prefixed one is set (default `false`). */
   standard?: boolean;
 }
 
-/**
- * Options of one documented error response.
- * @example
- * ```ts
- * import type { SafeErrorResponseOptions } from "@saferoute/api-kit/safe-response";
- * const options: SafeErrorResponseOptions = { code: "ITEM_MISSING", message: "No such item" };
- * ```
- */
+/** Options of one documented error response. */
 export interface SafeErrorResponseOptions {
   /** Error code (default: from the code map). */
   code?: string;
@@ -96,46 +51,22 @@ export interface SafeErrorResponseOptions {
   message?: string;
 }
 
-/**
- * A documented error response: a status, or a status with options.
- * @example
- * ```ts
- * import type { SafeErrorResponseConfig } from "@saferoute/api-kit/safe-response";
- * const errors: SafeErrorResponseConfig[] = [401, { status: 404, code: "ITEM_MISSING" }];
- * ```
- */
+/** A documented error response: a status, or a status with options. */
 export type SafeErrorResponseConfig = number | ({ status: number } & SafeErrorResponseOptions);
 
-/**
- * OpenAPI options (used by the OpenAPI helpers).
- * @example
- * ```ts
- * import type { SwaggerOptions } from "@saferoute/api-kit/safe-response";
- * const swagger: SwaggerOptions = { globalErrors: [401, 500] };
- * ```
- */
+/** OpenAPI options (used by the OpenAPI helpers). */
 export interface SwaggerOptions {
   /** Error responses added to every route. */
   globalErrors?: SafeErrorResponseConfig[];
 }
 
-/**
- * The `version` option: a fixed string, or a function of the request's
- * context (Nest's `ExecutionContext` in the Nest module) returning the
- * version or `undefined`.
- * @example
- * ```ts
- * import type { ApiVersionOption } from "@saferoute/api-kit/safe-response";
- * const version: ApiVersionOption = "2024-06-01";
- * ```
- */
+/** The `version` option: a fixed string, or a function of the request's context. */
 export type ApiVersionOption<Context = unknown> =
   | string
   | ((context: Context) => string | undefined);
 
 /**
- * All options of the safe-response module; every one is optional.
- * `Context` is the argument of a `version` function.
+ * All options of the safe-response module; `Context` is the argument of a `version` function.
  * @example
  * ```ts
  * import type { SafeResponseModuleOptions } from "@saferoute/api-kit/safe-response";
@@ -177,40 +108,22 @@ export interface SafeResponseModuleOptions<Context = unknown> {
   suppressWarnings?: boolean;
   /** OpenAPI options. */
   swagger?: SwaggerOptions;
-  /**
-   * Pagination links of every paginated route in an RFC 8288 `Link` header:
-   * `true` (also, with `links`, in the body) or `"only"` (no body links);
-   * default `false`. A route's `linkHeader` wins.
-   */
+  /** Pagination links in a `Link` header too (`true`) or only (`"only"`); default `false`. */
   linkHeader?: LinkHeaderOption;
   /** Field selection on every route (default off; the `FieldSelection` decorator wins). */
   fieldSelection?: boolean | FieldSelectionOptions;
   /** Catalog of the keys thrown with `SafeException`. */
   errorCatalog?: ErrorCatalog;
-  /**
-   * `details` of validation errors: `"messages"` (default; the message list)
-   * or `"fields"` (`[{ pointer, messages }]`, with JSON Pointers, from
-   * `safeValidationExceptionFactory`).
-   */
+  /** `details` of validation errors: `"messages"` (default) or `"fields"` (`[{ pointer, messages }]`). */
   validationDetails?: ValidationDetailsMode;
   /** `meta.apiVersion` of every response (a route's Nest `@Version` wins over a string). */
   version?: ApiVersionOption<Context>;
   /**
-   * Page size of paginated routes whose request gives no `limit` and whose
-   * decorator sets no `defaultLimit` (at most the route's `maxLimit`). With
-   * it, every paginated route parses its query (default: off; see `Paginated`).
+   * Page size of paginated routes when neither the request nor the route sets one; with it, every
+   * paginated route parses its query (default off).
    */
   defaultLimit?: number;
 }
 
-/**
- * The error format a route documents and expects: `safe` (error envelopes)
- * or `problem` (RFC 9457 problem details); the module option
- * `problemDetails` decides what is sent.
- * @example
- * ```ts
- * import type { ErrorFormat } from "@saferoute/api-kit/safe-response";
- * const format: ErrorFormat = "problem";
- * ```
- */
+/** The error format a route expects: error envelopes or problem details (`problemDetails` decides). */
 export type ErrorFormat = "safe" | "problem";

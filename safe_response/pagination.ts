@@ -1,21 +1,12 @@
 /**
- * Handler return shapes of paginated routes and the pagination metadata
- * computed from them.
- *
+ * Handler return shapes of paginated routes and the pagination meta computed from them.
  * @module
  */
 import type { CursorPaginationMeta, PaginationMeta, SortInfo } from "../client/types.ts";
 import { isCount } from "./_decimal.ts";
 import { cursorPaginationLinks, offsetPaginationLinks } from "./pagination_links.ts";
 
-/**
- * What an offset-paginated handler returns.
- * @example
- * ```ts
- * import type { PaginatedResult } from "@saferoute/api-kit/safe-response";
- * const result: PaginatedResult<string> = { data: ["a"], total: 1, page: 1, limit: 10 };
- * ```
- */
+/** What an offset-paginated handler returns. */
 export interface PaginatedResult<T = unknown> {
   /** Items of the page. */
   data: T[];
@@ -31,16 +22,7 @@ export interface PaginatedResult<T = unknown> {
   filters?: Record<string, unknown>;
 }
 
-/**
- * What a cursor-paginated handler returns.
- * @example
- * ```ts
- * import type { CursorPaginatedResult } from "@saferoute/api-kit/safe-response";
- * const result: CursorPaginatedResult<string> = {
- *   data: ["a"], nextCursor: "b", hasMore: true, limit: 1,
- * };
- * ```
- */
+/** What a cursor-paginated handler returns. */
 export interface CursorPaginatedResult<T = unknown> {
   /** Items of the page. */
   data: T[];
@@ -61,17 +43,8 @@ export interface CursorPaginatedResult<T = unknown> {
 }
 
 /**
- * Options of the pagination decorators. With `maxLimit` or `defaultLimit`
- * (here or, for `defaultLimit`, the module option), the request's `page` or
- * `cursor` and `limit` are parsed, validated and clamped before the handler
- * runs (`parsePaginationQuery`); with neither, the query is left to the
- * handler. The meta describes the page the handler produced: the result's
- * `limit`, else the page size the handler was given.
- * @example
- * ```ts
- * import type { PaginationOptions } from "@saferoute/api-kit/safe-response";
- * const options: PaginationOptions = { maxLimit: 100, defaultLimit: 20, links: true };
- * ```
+ * Options of the pagination decorators. With `maxLimit` or `defaultLimit` (or the module's), the
+ * query is parsed and clamped before the handler runs; with neither, it is left to the handler.
  */
 export interface PaginationOptions {
   /** Largest page size: a larger requested `limit` is clamped to it. */
@@ -82,16 +55,7 @@ export interface PaginationOptions {
   links?: boolean;
 }
 
-/**
- * The validated pagination setting of a route (what `Paginated` and
- * `CursorPaginated` store, and what a route plan carries, with the module's
- * `defaultLimit` when the route has none).
- * @example
- * ```ts
- * import type { PaginationSetting } from "@saferoute/api-kit/safe-response";
- * const setting: PaginationSetting = { kind: "offset", maxLimit: 100, links: true };
- * ```
- */
+/** The validated pagination setting of a route. */
 export interface PaginationSetting {
   /** Offset or cursor pagination. */
   kind: "offset" | "cursor";
@@ -104,9 +68,7 @@ export interface PaginationSetting {
 }
 
 /**
- * Validates pagination options into a {@link PaginationSetting}; throws a
- * `TypeError` naming `name` (the decorator or option) on a bad value, or a
- * `defaultLimit` above `maxLimit`.
+ * Validates pagination options; throws a `TypeError` naming `name` on a bad value.
  * @example
  * ```ts
  * import { resolvePagination } from "@saferoute/api-kit/safe-response";
@@ -134,16 +96,7 @@ export function resolvePagination(
   return result;
 }
 
-/**
- * Input of the meta builders: the page size the handler was given (used when
- * the result states no `limit`) and, for links, the request target (path and
- * query).
- * @example
- * ```ts
- * import type { PaginationMetaInput } from "@saferoute/api-kit/safe-response";
- * const input: PaginationMetaInput = { limit: 50, requestTarget: "/items?page=1" };
- * ```
- */
+/** Input of the meta builders. */
 export interface PaginationMetaInput {
   /** The page size the handler was given; the result's `limit` wins. */
   limit?: number;
@@ -156,30 +109,16 @@ type Bag = Record<string, unknown>;
 const isCursor = (value: unknown): value is string | null =>
   value === null || typeof value === "string";
 
-/**
- * What {@link paginatedResultFault} finds wrong: `shape` (not that result
- * shape: a field missing or of another type), or the number field that is
- * not a safe integer in range (`page` and `limit` at least 1, `total` and
- * `totalCount` at least 0).
- * @example
- * ```ts
- * import type { PaginatedResultFault } from "@saferoute/api-kit/safe-response";
- * const fault: PaginatedResultFault = "page";
- * ```
- */
+/** What {@link paginatedResultFault} finds wrong: `shape`, or the number field out of range. */
 export type PaginatedResultFault = "shape" | "page" | "limit" | "total" | "totalCount";
 
 /**
- * What is wrong with `value` as a handler result of `kind` pagination
- * ({@link PaginatedResult} or {@link CursorPaginatedResult}), or `undefined`
- * when it is one. A `shape` fault is a result of another shape; a number
- * fault is a paginated result with a number out of range (a server bug).
+ * What is wrong with `value` as a handler result of `kind` pagination, or `undefined`.
  * @example
  * ```ts
  * import { paginatedResultFault } from "@saferoute/api-kit/safe-response";
- * paginatedResultFault("offset", { data: [], total: 0, page: 1, limit: 10 }); // undefined
  * paginatedResultFault("offset", [1, 2]); // "shape"
- * paginatedResultFault("offset", { data: [], total: 0, page: 2 ** 53 + 2, limit: 10 }); // "page"
+ * paginatedResultFault("offset", { data: [], total: 0, page: 0, limit: 10 }); // "page"
  * ```
  */
 export function paginatedResultFault(
@@ -218,10 +157,8 @@ function pageSize(result: { limit?: number }, given: number | undefined): number
 }
 
 /**
- * Offset pagination meta of the page the handler produced:
- * `totalPages = ceil(total / limit)`, `hasNext = page < totalPages`,
- * `hasPrev = page > 1`, with the result's `limit` (else `input.limit`).
- * Throws a `TypeError` when neither gives a limit.
+ * Offset pagination meta of the handler's page (the result's `limit`, else `input.limit`). Throws a
+ * `TypeError` when neither gives a limit.
  * @example
  * ```ts
  * import { buildPaginationMeta } from "@saferoute/api-kit/safe-response";
@@ -250,11 +187,7 @@ export function buildPaginationMeta(
   return meta;
 }
 
-/**
- * Cursor pagination meta of the page the handler produced, with the
- * result's `limit` (else `input.limit`). Throws a `TypeError` when neither
- * gives a limit.
- */
+/** Cursor pagination meta of the handler's page; throws a `TypeError` without a limit. */
 export function buildCursorPaginationMeta(
   result: CursorPaginatedResult,
   input: PaginationMetaInput = {},

@@ -1,36 +1,16 @@
 /**
- * The pagination query of a request (`page` or `cursor`, and `limit`),
- * parsed, validated and clamped before a handler sees it. The parser is
- * total: any query gives a parsed query or a {@link PaginationQueryError}
- * (a 400 naming the parameter), in time linear in the query, with no
- * regular expression.
- *
+ * The pagination query of a request, parsed, validated and clamped before a handler sees it (linear
+ * time, no regular expression).
  * @module
  */
 import { decimalCount } from "./_decimal.ts";
 import { LIBRARY_ERROR } from "./_library_error.ts";
 import { clampLimit, type PaginationSetting, resolvePagination } from "./pagination.ts";
 
-/**
- * Longest `cursor` accepted (characters); a longer one is a
- * {@link PaginationQueryError}.
- * @example
- * ```ts
- * import { MAX_CURSOR_LENGTH } from "@saferoute/api-kit/safe-response";
- * MAX_CURSOR_LENGTH; // 512
- * ```
- */
+/** Longest `cursor` accepted (characters); a longer one is a {@link PaginationQueryError}. */
 export const MAX_CURSOR_LENGTH = 512;
 
-/**
- * Options of {@link parsePaginationQuery}: the kind of pagination (default
- * `offset`) and the route's limits. A `PaginationSetting` fits.
- * @example
- * ```ts
- * import type { PaginationQueryOptions } from "@saferoute/api-kit/safe-response";
- * const options: PaginationQueryOptions = { kind: "cursor", defaultLimit: 20, maxLimit: 100 };
- * ```
- */
+/** Options of {@link parsePaginationQuery}; a `PaginationSetting` fits. */
 export interface PaginationQueryOptions {
   /** `offset` (`page`, `limit`) or `cursor` (`cursor`, `limit`); default `offset`. */
   kind?: PaginationSetting["kind"];
@@ -40,37 +20,17 @@ export interface PaginationQueryOptions {
   maxLimit?: number;
 }
 
-/**
- * A parsed offset-pagination query.
- * @example
- * ```ts
- * import type { OffsetPaginationQuery } from "@saferoute/api-kit/safe-response";
- * const query: OffsetPaginationQuery = { kind: "offset", page: 2, limit: 20 };
- * const skip = (query.page - 1) * (query.limit ?? 20);
- * ```
- */
+/** A parsed offset-pagination query. */
 export interface OffsetPaginationQuery {
   /** Always `offset`. */
   readonly kind: "offset";
   /** Page, from 1 (default 1). */
   readonly page: number;
-  /**
-   * Page size: the request's, clamped to `maxLimit`, else `defaultLimit`,
-   * else `maxLimit`; `undefined` only when the request gives none and the
-   * route has neither limit.
-   */
+  /** Page size; `undefined` only when neither the request nor the route gives one. */
   readonly limit?: number;
 }
 
-/**
- * A parsed cursor-pagination query.
- * @example
- * ```ts
- * import type { CursorPaginationQuery } from "@saferoute/api-kit/safe-response";
- * const query: CursorPaginationQuery = { kind: "cursor", limit: 20 };
- * query.cursor; // undefined: the first page
- * ```
- */
+/** A parsed cursor-pagination query. */
 export interface CursorPaginationQuery {
   /** Always `cursor`. */
   readonly kind: "cursor";
@@ -80,38 +40,20 @@ export interface CursorPaginationQuery {
   readonly limit?: number;
 }
 
-/**
- * A parsed pagination query of either kind.
- * @example
- * ```ts
- * import type { ParsedPaginationQuery } from "@saferoute/api-kit/safe-response";
- * const describe = (query: ParsedPaginationQuery) =>
- *   query.kind === "offset" ? `page ${query.page}` : `after ${query.cursor ?? "start"}`;
- * ```
- */
+/** A parsed pagination query of either kind. */
 export type ParsedPaginationQuery = OffsetPaginationQuery | CursorPaginationQuery;
 
 /**
  * A query parameter {@link PaginationQueryError} can name.
- * @example
- * ```ts
- * import type { PaginationQueryParameter } from "@saferoute/api-kit/safe-response";
- * const parameter: PaginationQueryParameter = "limit";
- * ```
  */
 export type PaginationQueryParameter = "page" | "limit" | "cursor";
 
 /**
- * A bad pagination query parameter: a 400 with code
- * `INVALID_PAGINATION_QUERY` whose message names the parameter. An error of
- * this library (branded), so every binding sends it in the configured format
- * (error envelope or problem details).
+ * A bad pagination query parameter: a 400 `INVALID_PAGINATION_QUERY` naming the parameter.
  * @example
  * ```ts
  * import { PaginationQueryError } from "@saferoute/api-kit/safe-response";
- * const error = new PaginationQueryError("limit", "must be an integer from 1 to 9007199254740991");
- * error.message; // "Query parameter `limit` must be an integer from 1 to 9007199254740991"
- * error.status; // 400
+ * new PaginationQueryError("limit", "must be given once").message; // "Query parameter `limit` must be given once"
  * ```
  */
 export class PaginationQueryError extends Error {
@@ -167,29 +109,14 @@ function cursorOf(value: unknown): string | undefined {
 }
 
 /**
- * Parses the pagination parameters of `query` (`URLSearchParams`, or a
- * parsed query object such as Express's `req.query`): `page` (default 1) or
- * `cursor`, and `limit`. `limit` above `maxLimit` is clamped to it; without
- * `limit` the page size is `defaultLimit`, else `maxLimit`. `page` and
- * `limit` must be integers from 1 to `Number.MAX_SAFE_INTEGER` in decimal
- * digits, `cursor` at most {@link MAX_CURSOR_LENGTH} characters (empty is the
- * first page), each given once; anything else throws a
- * {@link PaginationQueryError} (a 400) naming the parameter. Other
- * parameters are ignored. With neither `defaultLimit` nor `maxLimit`,
- * nothing is defaulted or clamped (`limit` is `undefined` when absent).
- * Throws a `TypeError` when the options are invalid.
+ * Parses `page` (default 1) or `cursor`, and `limit` of `query` (`URLSearchParams` or a parsed
+ * query object): `limit` is clamped to `maxLimit`, defaulted to `defaultLimit`, else `maxLimit`.
+ * A bad or repeated value throws a {@link PaginationQueryError}; bad options a `TypeError`.
  * @example
  * ```ts
  * import { parsePaginationQuery } from "@saferoute/api-kit/safe-response";
- * const query = new URLSearchParams("page=3&limit=500");
- * parsePaginationQuery(query, { maxLimit: 100 }); // { kind: "offset", page: 3, limit: 100 }
- * parsePaginationQuery(new URLSearchParams("cursor=abc"), { kind: "cursor", defaultLimit: 20 });
- * // { kind: "cursor", cursor: "abc", limit: 20 }
- * try {
- *   parsePaginationQuery(new URLSearchParams("limit=0"), {});
- * } catch (error) {
- *   (error as Error).message; // "Query parameter `limit` must be an integer from 1 to 9007199254740991"
- * }
+ * parsePaginationQuery(new URLSearchParams("page=3&limit=500"), { maxLimit: 100 });
+ * // { kind: "offset", page: 3, limit: 100 }
  * ```
  */
 export function parsePaginationQuery(
@@ -211,7 +138,17 @@ export function parsePaginationQuery(
   options: PaginationQueryOptions = {},
 ): ParsedPaginationQuery {
   const { kind = "offset", maxLimit, defaultLimit } = options;
-  resolvePagination(kind, { maxLimit, defaultLimit }, "parsePaginationQuery");
+  return readPaginationQuery(
+    query,
+    resolvePagination(kind, { maxLimit, defaultLimit }, "parsePaginationQuery"),
+  );
+}
+
+/** {@link parsePaginationQuery} under a route's resolved `setting` (not checked again). */
+export function readPaginationQuery(
+  query: URLSearchParams | Readonly<Record<string, unknown>>,
+  { kind, maxLimit, defaultLimit }: PaginationSetting,
+): ParsedPaginationQuery {
   const given = count(single(query, "limit"), "limit");
   const limit = given === undefined ? defaultLimit ?? maxLimit : clampLimit(given, maxLimit);
   if (kind === "cursor") {

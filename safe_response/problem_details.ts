@@ -1,31 +1,14 @@
 /**
  * RFC 9457 problem-details bodies.
- *
  * @module
  */
 import type { ErrorMeta, SafeProblemDetailsResponse } from "../client/types.ts";
 import { problemTitle } from "./http_status.ts";
 
-/**
- * Media type of a problem-details body.
- * @example
- * ```ts
- * import { PROBLEM_JSON_CONTENT_TYPE } from "@saferoute/api-kit/safe-response";
- * PROBLEM_JSON_CONTENT_TYPE; // "application/problem+json"
- * ```
- */
+/** Media type of a problem-details body. */
 export const PROBLEM_JSON_CONTENT_TYPE = "application/problem+json";
 
-/**
- * Fields of a problem-details body.
- * @example
- * ```ts
- * import type { ProblemDetailsInput } from "@saferoute/api-kit/safe-response";
- * const input: ProblemDetailsInput = {
- *   status: 404, code: "NOT_FOUND", detail: "No such item", instance: "/items/9",
- * };
- * ```
- */
+/** Fields of a problem-details body. */
 export interface ProblemDetailsInput {
   /** HTTP status. */
   status: number;
@@ -52,11 +35,8 @@ export interface ProblemDetailsInput {
  * @example
  * ```ts
  * import { buildProblemDetails } from "@saferoute/api-kit/safe-response";
- * const body = buildProblemDetails({
- *   status: 404, code: "NOT_FOUND", detail: "No such item", instance: "/items/9",
- * });
- * body.type; // "about:blank"
- * body.title; // "Not Found"
+ * buildProblemDetails({ status: 404, code: "NOT_FOUND", detail: "No such item", instance: "/items/9" }).title;
+ * // "Not Found"
  * ```
  */
 export function buildProblemDetails(input: ProblemDetailsInput): SafeProblemDetailsResponse {
@@ -75,8 +55,7 @@ export function buildProblemDetails(input: ProblemDetailsInput): SafeProblemDeta
 }
 
 /**
- * Problem type URI derived from a base URL and a code: the base without a
- * trailing slash, then `/`, then the code in lower case with `_` as `-`.
+ * Problem type URI derived from a base URL and a code (`NOT_FOUND` → `<base>/not-found`).
  * @example
  * ```ts
  * import { problemTypeUri } from "@saferoute/api-kit/safe-response";

@@ -1,8 +1,5 @@
 /**
- * Reading rate-limit response headers into `meta.rateLimit`: the
- * `X-RateLimit-*` family (as `@nestjs/throttler` sets it) and the IETF
- * `RateLimit`/`RateLimit-Policy` fields (draft-ietf-httpapi-ratelimit-headers).
- *
+ * Reading rate-limit response headers (`X-RateLimit-*`, the IETF `RateLimit` fields) into `meta.rateLimit`.
  * @module
  */
 import type { RateLimitMeta } from "../client/types.ts";
@@ -16,26 +13,10 @@ import {
   parseList,
 } from "./_structured_fields.ts";
 
-/**
- * Default header prefix: `X-RateLimit-Limit`, `X-RateLimit-Remaining`,
- * `X-RateLimit-Reset`.
- * @example
- * ```ts
- * import { DEFAULT_RATE_LIMIT_HEADER_PREFIX } from "@saferoute/api-kit/safe-response";
- * DEFAULT_RATE_LIMIT_HEADER_PREFIX; // "X-RateLimit"
- * ```
- */
+/** Default header prefix (`X-RateLimit-Limit`, `-Remaining`, `-Reset`). */
 export const DEFAULT_RATE_LIMIT_HEADER_PREFIX = "X-RateLimit";
 
-/**
- * Reads one response header by name (a string, a number, a list or nothing).
- * @example
- * ```ts
- * import type { HeaderReader } from "@saferoute/api-kit/safe-response";
- * const headers = new Headers({ "X-RateLimit-Limit": "10" });
- * const read: HeaderReader = (name) => headers.get(name) ?? undefined;
- * ```
- */
+/** Reads one response header by name (a string, a number, a list or nothing). */
 export type HeaderReader = (name: string) => unknown;
 
 /** Longest header value read as a count or an HTTP-date; a longer one is absent. */
@@ -52,10 +33,7 @@ function toCount(value: unknown): number | undefined {
   return decimalCount(first.trim());
 }
 
-/**
- * Seconds to wait from a `Retry-After` value: delay-seconds, or an HTTP-date
- * converted against `now` (never negative).
- */
+/** Seconds to wait from a `Retry-After` value (delay-seconds or an HTTP-date); never negative. */
 export function parseRetryAfter(value: unknown, now: number = Date.now()): number | undefined {
   const seconds = toCount(value);
   if (seconds !== undefined) return seconds;
@@ -72,11 +50,7 @@ interface RateLimitFields {
   reset?: number;
 }
 
-/**
- * The one convention of `meta.rateLimit`: `undefined` when nothing is known;
- * else an unknown `limit` or `remaining` is 0, and an unknown `reset` is
- * `Retry-After`, else 0.
- */
+/** The one convention of `meta.rateLimit`: unknown fields are 0, an unknown `reset` `Retry-After`. */
 function rateLimitMeta(
   fields: RateLimitFields | undefined,
   retryAfter: number | undefined,
@@ -101,19 +75,13 @@ function prefixedFields(read: HeaderReader, prefix: string): RateLimitFields | u
 }
 
 /**
- * Mirrors `{prefix}-Limit`, `{prefix}-Remaining`, `{prefix}-Reset` and
- * `Retry-After` into a {@link RateLimitMeta}, or `undefined` when none is
- * set. On a throttled response that carries only `Retry-After` (as
- * `@nestjs/throttler` sends it), `remaining` is 0, `reset` is `retryAfter`
- * and `limit` is 0 (unknown).
+ * Mirrors `{prefix}-Limit`, `-Remaining`, `-Reset` and `Retry-After` into a {@link RateLimitMeta},
+ * or `undefined` when none is set.
  * @example
  * ```ts
  * import { parseRateLimitHeaders } from "@saferoute/api-kit/safe-response";
- * const headers = new Headers({
- *   "X-RateLimit-Limit": "10", "X-RateLimit-Remaining": "9", "X-RateLimit-Reset": "60",
- * });
- * parseRateLimitHeaders((name) => headers.get(name) ?? undefined);
- * // { limit: 10, remaining: 9, reset: 60 }
+ * const headers = new Headers({ "X-RateLimit-Limit": "10", "X-RateLimit-Remaining": "9" });
+ * parseRateLimitHeaders((name) => headers.get(name) ?? undefined); // { limit: 10, remaining: 9, reset: 0 }
  * ```
  */
 export function parseRateLimitHeaders(
@@ -124,11 +92,7 @@ export function parseRateLimitHeaders(
   return rateLimitMeta(prefixedFields(read, prefix), parseRetryAfter(read("Retry-After"), now));
 }
 
-/**
- * The text of a structured field: a string, or several field lines joined
- * with `", "` (RFC 9651); anything else, or a value longer than the parser's
- * bound, is absent.
- */
+/** The text of a structured field (field lines joined with `", "`), or `undefined` when too long. */
 function fieldText(value: unknown): string | undefined {
   if (typeof value === "string") return value;
   if (!Array.isArray(value) || value.length === 0) return undefined;
@@ -150,11 +114,7 @@ function policyName(item: BareItem): string | undefined {
   return item.type === "string" || item.type === "token" ? item.value : undefined;
 }
 
-/**
- * `RateLimit` and `RateLimit-Policy` of drafts -08 to -11 (item lists): the
- * state item with the smallest `r`, its `t`, and the `q` of the policy of its
- * name. Items that are not `name;r=<n>` are ignored.
- */
+/** Drafts -08 to -11: the item with the smallest `r`, its `t`, and its policy's `q`. */
 function itemListFields(
   state: Member[],
   read: HeaderReader,
@@ -197,25 +157,9 @@ function standardFields(read: HeaderReader): RateLimitFields | undefined {
 }
 
 /**
- * Mirrors the IETF `RateLimit` and `RateLimit-Policy` fields
- * (draft-ietf-httpapi-ratelimit-headers) and `Retry-After` into a
- * {@link RateLimitMeta}, or `undefined` when none says anything.
- *
- * Two syntaxes are read. Drafts -08 to -11 (RFC 9651 lists of items):
- * `RateLimit: "burst";r=50;t=30` and `RateLimit-Policy: "burst";q=100;w=60`;
- * of the `RateLimit` items, the one with the smallest remaining `r` is
- * taken: `remaining` is its `r`, `reset` its `t` (seconds), `limit` the `q`
- * of the `RateLimit-Policy` item of the same name (the first one); `w`, `qu`,
- * `pk` and unknown parameters are ignored, and so is an item without a
- * String (or Token) name and a non-negative Integer `r`. Draft -07 (a
- * dictionary): `RateLimit: limit=100, remaining=50, reset=30` (its
- * `RateLimit-Policy: 100;w=60` adds nothing the dictionary lacks). As for
- * `X-RateLimit-*`, an unknown `limit` is 0 and an unknown `reset` falls back
- * to `Retry-After`, else 0.
- *
- * A field that does not parse as an RFC 9651 structured field, or is longer
- * than 4096 characters, is ignored (RFC 9651). No value makes it throw;
- * parsing is linear in the field's length.
+ * Mirrors the IETF `RateLimit`/`RateLimit-Policy` fields (drafts -07 to -11) and `Retry-After`
+ * into a {@link RateLimitMeta}: of several policies, the one with the least remaining. A field
+ * that does not parse, or is over 4096 characters, is ignored. Never throws.
  * @example
  * ```ts
  * import { parseStandardRateLimitHeaders } from "@saferoute/api-kit/safe-response";
@@ -235,11 +179,7 @@ export function parseStandardRateLimitHeaders(
 }
 
 /**
- * What the `rateLimit` option mirrors: `{prefix}-*` (see
- * {@link parseRateLimitHeaders}); with `standard: true`, when none of
- * `{prefix}-Limit`, `-Remaining`, `-Reset` is set, the IETF fields (see
- * {@link parseStandardRateLimitHeaders}). `X-RateLimit-*` wins when both are
- * present.
+ * What the `rateLimit` option mirrors: `{prefix}-*`, else with `standard: true` the IETF fields.
  * @example
  * ```ts
  * import { readRateLimitHeaders } from "@saferoute/api-kit/safe-response";

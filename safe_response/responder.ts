@@ -1,11 +1,6 @@
 /**
- * The response pipeline, framework-free: a {@link Responder} turns a route's
- * {@link RoutePlan}, the handler's result or the thrown value, and a view of the
- * exchange ({@link HttpExchange}) into a {@link Reply} (status, headers, body).
- * Every binding calls it. `meta` is assembled in one place (`#meta`); the plan is
- * built once per route; the query is read from the request target; application
- * functions are called through one guard (`_app_functions.ts`).
- *
+ * The framework-free response pipeline every binding calls: a {@link Responder}
+ * turns a route's plan, the handler's result or thrown value and the exchange into a {@link Reply}.
  * @module
  */
 import type {
@@ -14,7 +9,7 @@ import type {
   PaginationMeta,
   ResponseMeta,
 } from "../client/types.ts";
-import { redactApiKeys } from "../api_keys/mod.ts";
+import { redactApiKeys } from "../api_keys/key_format.ts";
 import { callAppFunction, describeThrown } from "./_app_functions.ts";
 import { appendLinks } from "./_link_header.ts";
 import { originForm } from "./_request_target.ts";
@@ -39,7 +34,7 @@ import {
   paginatedResultFault,
   type PaginationSetting,
 } from "./pagination.ts";
-import { type ParsedPaginationQuery, parsePaginationQuery } from "./pagination_query.ts";
+import { type ParsedPaginationQuery, readPaginationQuery } from "./pagination_query.ts";
 import type { LinkHeaderOption } from "./_link_header.ts";
 import { paginationLinkHeader } from "./pagination_links.ts";
 import {
@@ -56,15 +51,7 @@ type Bag = Record<string, unknown>;
 
 const isBag = (value: unknown): value is Bag => typeof value === "object" && value !== null;
 
-/**
- * One route's settings as a binding reads them (the Nest decorators, or a
- * Fetch route's configuration); all optional.
- * @example
- * ```ts
- * import type { RouteOptions } from "@saferoute/api-kit/safe-response";
- * const route: RouteOptions = { route: "Items.list", message: "Listed", sort: true };
- * ```
- */
+/** One route's settings as a binding reads them (Nest decorators, a Fetch route's configuration). */
 export interface RouteOptions {
   /** Name of the route in warnings (`Controller.handler`). */
   route?: string;
@@ -98,12 +85,6 @@ export interface RouteOptions {
 
 /**
  * A route's resolved plan, built once by {@link Responder.plan}.
- * @example
- * ```ts
- * import { resolveSettings, Responder } from "@saferoute/api-kit/safe-response";
- * const plan = new Responder(resolveSettings()).plan({ message: "Listed" });
- * plan.statusCode; // 200
- * ```
  */
 export interface RoutePlan {
   /** Name of the route in warnings. */
@@ -138,22 +119,7 @@ export interface RoutePlan {
   readonly warned: Set<string>;
 }
 
-/**
- * The view of one HTTP exchange a binding gives the responder.
- * @example
- * ```ts
- * import type { HttpExchange } from "@saferoute/api-kit/safe-response";
- * const request = new Request("http://localhost/items?page=2");
- * const url = new URL(request.url);
- * const exchange: HttpExchange = {
- *   method: request.method,
- *   target: url.pathname + url.search,
- *   requestHeader: (name) => request.headers.get(name) ?? undefined,
- *   responseHeader: () => undefined,
- *   request,
- * };
- * ```
- */
+/** The view of one HTTP exchange a binding gives the responder. */
 export interface HttpExchange {
   /** Request method. */
   readonly method: string;
@@ -170,15 +136,8 @@ export interface HttpExchange {
 }
 
 /**
- * Where a request is: `plan` once the route's handler phase began (absent for
- * errors thrown before it, by guards or middleware), the monotonic `start`
- * of that phase ({@link Responder.start}), and an API version the request
- * chose (a `version` function's result, or one of the route's versions).
- * @example
- * ```ts
- * import type { RequestPhase } from "@saferoute/api-kit/safe-response";
- * const beforeHandler: RequestPhase = {};
- * ```
+ * Where a request is: `plan` from the handler phase on (absent for errors thrown by guards or
+ * middleware), the phase's `start`, and the API version the request chose.
  */
 export interface RequestPhase {
   /** The route's plan, from the handler phase on. */
@@ -187,24 +146,11 @@ export interface RequestPhase {
   start?: number;
   /** The API version the request chose. */
   apiVersion?: string;
-  /**
-   * The pagination query the handler is given, recorded by
-   * {@link paginationQueryOf} on a paginated route with limits; its `limit`
-   * is the meta's when the result states none.
-   */
+  /** The pagination query the handler is given; its `limit` is the meta's when the result states none. */
   pagination?: ParsedPaginationQuery;
 }
 
-/**
- * What to send: status, headers (final values) and body. `wrapped` is
- * `false` when the body is the handler's own result (raw routes, binary and
- * stream results, a Web `Response`).
- * @example
- * ```ts
- * import type { Reply } from "@saferoute/api-kit/safe-response";
- * const reply: Reply = { status: 200, headers: [], body: { success: true }, wrapped: true };
- * ```
- */
+/** What to send: status, final headers and body. */
 export interface Reply {
   /** HTTP status. */
   status: number;
@@ -216,14 +162,7 @@ export interface Reply {
   wrapped: boolean;
 }
 
-/**
- * Where the responder logs (API keys redacted from every line).
- * @example
- * ```ts
- * import type { ResponderLogger } from "@saferoute/api-kit/safe-response";
- * const logger: ResponderLogger = { warn: console.warn, error: console.error };
- * ```
- */
+/** Where the responder logs (API keys redacted from every line). */
 export interface ResponderLogger {
   /** A shape warning. */
   warn(message: string): void;
@@ -231,16 +170,7 @@ export interface ResponderLogger {
   error(message: string, stack?: string): void;
 }
 
-/**
- * Integrations of a responder. Read on every call, so a binding may fill
- * them after construction (Nest discovers its integrations at module init).
- * @example
- * ```ts
- * import type { ResponderHooks } from "@saferoute/api-kit/safe-response";
- * const store = new Map<string, unknown>([["traceId", "t-1"]]);
- * const hooks: ResponderHooks = { store: () => Object.fromEntries(store) };
- * ```
- */
+/** Integrations of a responder; read on every call, so a binding may fill them later. */
 export interface ResponderHooks {
   /** Log sink (default: the console). */
   logger?: ResponderLogger;
@@ -255,10 +185,7 @@ const CONSOLE_LOGGER: ResponderLogger = {
   error: (message, stack) => console.error(message, ...(stack === undefined ? [] : [stack])),
 };
 
-/**
- * Results sent as they are: binary data, streams (Node streams, Nest's
- * `StreamableFile`) and Web `Response`s (a Fetch handler's own answer).
- */
+/** Results sent as they are: binary data, streams and Web `Response`s. */
 function isPassthrough(data: unknown): boolean {
   if (typeof data !== "object" || data === null) return false;
   return data instanceof Uint8Array || data instanceof ArrayBuffer ||
@@ -283,15 +210,9 @@ const hasLimits = (setting: PaginationSetting): boolean =>
   setting.maxLimit !== undefined || setting.defaultLimit !== undefined;
 
 /**
- * The pagination query the handler of a paginated route is given (`page` or
- * `cursor`, and `limit`): the request's query parsed by
- * `parsePaginationQuery` with the route's `maxLimit` and `defaultLimit` (the
- * route's, else the module's). On a route with either limit the result is
- * recorded as `phase.pagination` (the meta's `limit` when the result states
- * none); on a route with neither nothing is defaulted or clamped. Throws a `PaginationQueryError` (a 400
- * naming the parameter; pass it to {@link Responder.error}) on a bad value,
- * and a `TypeError` when the route is not paginated. Bindings give it to the
- * handler: Nest's `PaginationQuery()` parameter, a Fetch handler's context.
+ * The pagination query the handler of a paginated route is given, parsed with the route's (else
+ * the module's) limits and recorded as `phase.pagination` when the route has one. Throws a
+ * `PaginationQueryError` (a 400) on a bad value, a `TypeError` on a route without pagination.
  * @example
  * ```ts
  * import {
@@ -320,38 +241,22 @@ export function paginationQueryOf(
     throw new TypeError(`${phase.plan.route}: the pagination query of a route without pagination`);
   }
   if (phase.pagination !== undefined) return phase.pagination;
-  const query = parsePaginationQuery(queryOf(exchange.target), setting);
+  const query = readPaginationQuery(queryOf(exchange.target), setting);
   if (hasLimits(setting)) phase.pagination = query;
   return query;
 }
 
 /**
- * The start of a request's handler phase, for pagination: on a paginated
- * route with a limit (`maxLimit`, or a route or module `defaultLimit`),
- * parses and records the pagination query ({@link paginationQueryOf}), so a
- * bad value is a 400 before the handler runs. Does nothing on other routes.
- * Bindings call it right after they record the phase, before the handler.
+ * Parses and records the pagination query of a paginated route with a limit before the handler
+ * runs (so a bad value is a 400 first); does nothing on other routes.
  * @example
  * ```ts
- * import {
- *   beginPagination,
- *   resolvePagination,
- *   resolveSettings,
- *   type RequestPhase,
- *   Responder,
- *   type RoutePlan,
- * } from "@saferoute/api-kit/safe-response";
- * const responder = new Responder(resolveSettings());
- * const phase: RequestPhase & { plan: RoutePlan } = {
- *   plan: responder.plan({ pagination: resolvePagination("cursor", { defaultLimit: 20 }, "feed") }),
- * };
- * const exchange = {
- *   method: "GET",
- *   target: "/feed?cursor=abc",
- *   requestHeader: () => undefined,
- *   responseHeader: () => undefined,
- * };
- * beginPagination(exchange, phase);
+ * import * as sr from "@saferoute/api-kit/safe-response";
+ * const plan = new sr.Responder(sr.resolveSettings())
+ *   .plan({ pagination: sr.resolvePagination("cursor", { defaultLimit: 20 }, "feed") });
+ * const phase: sr.RequestPhase & { plan: sr.RoutePlan } = { plan };
+ * const none = () => undefined;
+ * sr.beginPagination({ method: "GET", target: "/feed?cursor=abc", requestHeader: none, responseHeader: none }, phase);
  * phase.pagination; // { kind: "cursor", cursor: "abc", limit: 20 }
  * ```
  */
@@ -371,8 +276,7 @@ function pathOf(target: string): string {
 }
 
 /**
- * The response pipeline of one application: plans routes and builds every
- * reply. Built once from the resolved settings.
+ * The response pipeline of one application: plans routes and builds every reply.
  * @example
  * ```ts
  * import { resolveSettings, Responder } from "@saferoute/api-kit/safe-response";
@@ -402,11 +306,7 @@ export class Responder {
     this.#hooks = hooks;
   }
 
-  /**
-   * The plan of a route, built once per route (the binding caches it). Warns
-   * once when the route's `problemDetails` flag differs from the module
-   * option. Throws when `successCodeMapper` fails.
-   */
+  /** The plan of a route, built once per route; throws when `successCodeMapper` fails. */
   plan(route: RouteOptions): RoutePlan {
     const { settings } = this;
     const statusCode = route.statusCode ?? 200;
@@ -454,10 +354,7 @@ export class Responder {
     return this.settings.responseTime ? performance.now() : 0;
   }
 
-  /**
-   * The result of a `version` function option given the binding's `context`
-   * (`undefined` without one, or when it fails, logged, or returns no string).
-   */
+  /** The `version` function's result for `context`; `undefined` when absent or failing (logged). */
   versionOf(context: unknown): string | undefined {
     const { version } = this.settings;
     if (typeof version !== "function") return undefined;
@@ -466,9 +363,8 @@ export class Responder {
   }
 
   /**
-   * The request's id, with the header to echo when it is not set yet: the
-   * id already echoed on the response, else the incoming header when safe,
-   * else a generated one. `undefined` when request ids are off.
+   * The request's id (already on the response, else the incoming header when safe, else generated)
+   * and the header to echo when not set yet; `undefined` when request ids are off.
    */
   requestId(exchange: HttpExchange): { id: string; header?: [string, string] } | undefined {
     const options = this.settings.requestId;
@@ -480,10 +376,8 @@ export class Responder {
   }
 
   /**
-   * The headers a route adds to every reply (raw routes included): the
-   * deprecation headers, and one `Link` holding the `Link` already on the
-   * response (set by other middleware; never overwritten), then the
-   * route's deprecation links, then `link` (pagination links).
+   * The headers a route adds to every reply: deprecation headers, and one `Link` appending the
+   * deprecation links and `link` to the response's existing `Link`.
    */
   routeHeaders(
     exchange: HttpExchange,
@@ -506,11 +400,9 @@ export class Responder {
   }
 
   /**
-   * The reply of a handler's `result`: the success envelope with its meta, or
-   * the result itself on a raw route or for binary and stream results. Throws
-   * when an application function fails, and when a paginated result's numbers
-   * are not safe integers in range (a server bug; pass the throw to
-   * {@link error}, a logged 500).
+   * The reply of a handler's `result`: the success envelope, or the result itself on a raw route
+   * or for binary and stream results. Throws when an application function fails or a paginated
+   * result's numbers are out of range (pass the throw to {@link error}).
    */
   success(
     result: unknown,
@@ -546,11 +438,7 @@ export class Responder {
     return { status, headers, body, wrapped: true };
   }
 
-  /**
-   * The reply of a thrown value: the error envelope, or problem details with
-   * the `problemDetails` option. Unrecognised values are a generic 500,
-   * logged; so is a failure while the body is built. Never throws.
-   */
+  /** The error envelope or problem details of a thrown value (unknown values: a logged 500). Never throws. */
   error(thrown: unknown, exchange: HttpExchange, phase: RequestPhase = {}): Reply {
     const { settings } = this;
     const resolved = resolveError(thrown, settings);
@@ -603,10 +491,7 @@ export class Responder {
     }
   }
 
-  /**
-   * `data` and the meta it carries (pagination, sort, filters, fields) of a
-   * success, and the `Link` value of its pagination links (`linkHeader`).
-   */
+  /** `data`, the meta it carries and the `Link` value of its pagination links. */
   #shape(
     exchange: HttpExchange,
     phase: RequestPhase & { plan: RoutePlan },
@@ -658,11 +543,8 @@ export class Responder {
   }
 
   /**
-   * The pagination meta of the page the handler produced (its own `limit`,
-   * else the one it was given) and its `Link` value, or `undefined` (warned)
-   * for a result of another shape. Warns once when the stated limit differs
-   * from the given one, and when the page holds more items than its limit.
-   * Throws on a number out of range (a server bug).
+   * The pagination meta and `Link` value of the handler's page, or `undefined` (warned) for another
+   * shape. Throws on a number out of range.
    */
   #paginate(
     exchange: HttpExchange,
@@ -725,12 +607,7 @@ export class Responder {
     return { pagination, link };
   }
 
-  /**
-   * The one assembly of `meta`, for successes (`shaped` and `message` given)
-   * and errors: response time and deprecation from the handler phase on, the
-   * API version, rate-limit headers and request-context fields. A field is
-   * never overridden.
-   */
+  /** The one assembly of `meta`, for successes and errors; a field is never overridden. */
   #meta(
     shaped: Bag | undefined,
     exchange: HttpExchange,
@@ -805,11 +682,7 @@ export class Responder {
     return typeof translated === "string" ? translated : message;
   }
 
-  /**
-   * The formatted `timestamp` of now. The formatter runs at most once per
-   * millisecond (its input, a `Date`, has no finer resolution). Throws when
-   * it fails.
-   */
+  /** The formatted `timestamp` of now (formatted at most once per millisecond); throws when it fails. */
   #timestamp(): string {
     const now = Date.now();
     if (now !== this.#stampedAt) {

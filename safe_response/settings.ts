@@ -77,29 +77,30 @@ export interface SafeResponseSettings {
   defaultLimit?: number;
 }
 
-const KNOWN = new Set([
-  "timestamp",
-  "path",
-  "dateFormatter",
-  "errorCodeMapper",
-  "errorCodes",
-  "successCodeMapper",
-  "transformResponse",
-  "requestId",
-  "responseTime",
-  "problemDetails",
-  "context",
-  "i18n",
-  "rateLimit",
-  "suppressWarnings",
-  "swagger",
-  "linkHeader",
-  "fieldSelection",
-  "errorCatalog",
-  "validationDetails",
-  "version",
-  "defaultLimit",
-]);
+/** Every option with its default (`undefined`: none); also the list of known options. */
+const DEFAULTS: Readonly<Record<keyof SafeResponseModuleOptions, unknown>> = Object.freeze({
+  timestamp: true,
+  path: true,
+  dateFormatter: (date: Date) => date.toISOString(),
+  errorCodeMapper: undefined,
+  errorCodes: undefined,
+  successCodeMapper: undefined,
+  transformResponse: undefined,
+  requestId: false,
+  responseTime: false,
+  problemDetails: false,
+  context: undefined,
+  i18n: false,
+  rateLimit: false,
+  suppressWarnings: false,
+  swagger: undefined,
+  linkHeader: false,
+  fieldSelection: false,
+  errorCatalog: undefined,
+  validationDetails: "messages",
+  version: undefined,
+  defaultLimit: undefined,
+});
 
 type Bag = Record<string, unknown>;
 
@@ -110,8 +111,7 @@ function fail(option: string, expected: string): never {
 const isBag = (value: unknown): value is Bag =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
-function bool(value: unknown, option: string, fallback: boolean): boolean {
-  if (value === undefined) return fallback;
+function bool(value: unknown, option: string): boolean {
   return typeof value === "boolean" ? value : fail(option, "a boolean");
 }
 
@@ -212,7 +212,7 @@ function rateLimit(value: unknown): SafeResponseSettings["rateLimit"] {
       "rateLimit.headerPrefix",
       DEFAULT_RATE_LIMIT_HEADER_PREFIX,
     ),
-    standard: bool(options.standard, "rateLimit.standard", false),
+    standard: bool(options.standard ?? false, "rateLimit.standard"),
   };
 }
 
@@ -262,15 +262,17 @@ export function resolveSettings<Context>(
   options: SafeResponseModuleOptions<Context> = {},
 ): SafeResponseSettings {
   if (!isBag(options)) throw new TypeError("SafeResponseModule: options must be an object");
-  for (const key of Object.keys(options)) {
-    if (!KNOWN.has(key)) throw new TypeError(`SafeResponseModule: unknown option \`${key}\``);
+  const o: Bag = { ...DEFAULTS };
+  for (const [key, value] of Object.entries(options)) {
+    if (!Object.hasOwn(DEFAULTS, key)) {
+      throw new TypeError(`SafeResponseModule: unknown option \`${key}\``);
+    }
+    if (value !== undefined) o[key] = value;
   }
-  const o = options as Bag;
   return Object.freeze({
-    timestamp: bool(o.timestamp, "timestamp", true),
-    path: bool(o.path, "path", true),
-    dateFormatter: fn<(date: Date) => string>(o.dateFormatter, "dateFormatter") ??
-      ((date: Date) => date.toISOString()),
+    timestamp: bool(o.timestamp, "timestamp"),
+    path: bool(o.path, "path"),
+    dateFormatter: fn<(date: Date) => string>(o.dateFormatter, "dateFormatter")!,
     errorCodes: errorCodes(o.errorCodes),
     errorCodeMapper: fn<ErrorCodeMapper>(o.errorCodeMapper, "errorCodeMapper"),
     successCodeMapper: fn<(statusCode: number) => string | undefined>(
@@ -279,12 +281,12 @@ export function resolveSettings<Context>(
     ),
     transformResponse: fn<(data: unknown) => unknown>(o.transformResponse, "transformResponse"),
     requestId: requestId(o.requestId),
-    responseTime: bool(o.responseTime, "responseTime", false),
+    responseTime: bool(o.responseTime, "responseTime"),
     problemDetails: problemDetails(o.problemDetails),
     context: context(o.context),
     i18n: i18n(o.i18n),
     rateLimit: rateLimit(o.rateLimit),
-    suppressWarnings: bool(o.suppressWarnings, "suppressWarnings", false),
+    suppressWarnings: bool(o.suppressWarnings, "suppressWarnings"),
     globalErrors: globalErrors(o.swagger),
     linkHeader: resolveLinkHeader(o.linkHeader, "SafeResponseModule: option `linkHeader`"),
     fieldSelection: resolveFieldSelection(
@@ -292,9 +294,8 @@ export function resolveSettings<Context>(
       "SafeResponseModule option fieldSelection",
     ),
     errorCatalog: errorCatalog(o.errorCatalog),
-    validationDetails: o.validationDetails === undefined || o.validationDetails === "messages" ||
-        o.validationDetails === "fields"
-      ? o.validationDetails ?? "messages"
+    validationDetails: o.validationDetails === "messages" || o.validationDetails === "fields"
+      ? o.validationDetails
       : fail("validationDetails", '"messages" or "fields"'),
     version: version(o.version),
     defaultLimit: resolvePagination(

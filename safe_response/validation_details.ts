@@ -1,28 +1,10 @@
 /**
- * Per-field validation details: class-validator's `ValidationError` trees
- * (as Nest's `ValidationPipe` hands them to an `exceptionFactory`) become
- * `[{ pointer, messages }]` entries, the failing property as an RFC 6901
- * JSON Pointer (a nested DTO's field is `/address/zip`), and the flat message
- * list Nest's own factory sends. Only property paths and constraint messages
- * are read: the `value` and `target` of an error (the client's values) never
- * are; property names, unknown ones included, are echoed. Bounded: at most {@link MAX_VALIDATION_DETAILS} entries of at most
- * {@link MAX_VALIDATION_DETAIL_LENGTH} characters each.
- *
+ * Per-field validation details: class-validator's `ValidationError` trees become bounded
+ * `[{ pointer, messages }]` entries (RFC 6901 pointers); the client's values are never read.
  * @module
  */
 
-/**
- * The parts of a class-validator `ValidationError` that are read (Nest's
- * `ValidationError` fits). Its `value` and `target` are never read.
- * @example
- * ```ts
- * import type { ValidationErrorLike } from "@saferoute/api-kit/safe-response";
- * const error: ValidationErrorLike = {
- *   property: "address",
- *   children: [{ property: "zip", constraints: { isString: "zip must be a string" } }],
- * };
- * ```
- */
+/** The parts of a class-validator `ValidationError` that are read (never `value` or `target`). */
 export interface ValidationErrorLike {
   /** The property that failed (an index for array items). */
   property: string;
@@ -32,18 +14,7 @@ export interface ValidationErrorLike {
   children?: ValidationErrorLike[];
 }
 
-/**
- * One entry of per-field validation details: the failing property as a JSON
- * Pointer into the request body, and its messages.
- * @example
- * ```ts
- * import type { ValidationFieldDetail } from "@saferoute/api-kit/safe-response";
- * const detail: ValidationFieldDetail = {
- *   pointer: "/address/zip",
- *   messages: ["zip must be a string"],
- * };
- * ```
- */
+/** One entry of per-field validation details. */
 export interface ValidationFieldDetail {
   /** RFC 6901 JSON Pointer of the property (`""`: the whole body). */
   pointer: string;
@@ -51,33 +22,13 @@ export interface ValidationFieldDetail {
   messages: string[];
 }
 
-/**
- * The `validationDetails` option: `"messages"` (the default: `details` is the
- * message list, as Nest's `ValidationPipe` makes it) or `"fields"` (`details`
- * is `ValidationFieldDetail[]`).
- * @example
- * ```ts
- * import type { ValidationDetailsMode } from "@saferoute/api-kit/safe-response";
- * const mode: ValidationDetailsMode = "fields";
- * ```
- */
+/** The `validationDetails` option: the message list (default) or `ValidationFieldDetail[]`. */
 export type ValidationDetailsMode = "messages" | "fields";
 
-/**
- * Most entries kept (and most failing properties read) of one validation
- * error.
- * @example
- * ```ts
- * import { MAX_VALIDATION_DETAILS } from "@saferoute/api-kit/safe-response";
- * MAX_VALIDATION_DETAILS; // 50
- * ```
- */
+/** Most entries kept (and failing properties read) of one validation error. */
 export const MAX_VALIDATION_DETAILS = 50;
 
-/**
- * Most characters of one entry: its pointer and messages together (what
- * does not fit is cut); also the bound of each message of the flat list.
- */
+/** Most characters of one entry (pointer and messages) and of each flat message. */
 export const MAX_VALIDATION_DETAIL_LENGTH = 500;
 
 /** Most error nodes visited (deep trees without failing leaves end the walk). */
@@ -116,11 +67,7 @@ function constraintMessages(error: Bag): string[] {
   );
 }
 
-/**
- * The entry of `pointer` and `messages`, at most
- * {@link MAX_VALIDATION_DETAIL_LENGTH} characters in all (the pointer first,
- * then the messages that fit, the last one cut).
- */
+/** The entry of `pointer` and `messages`, cut to {@link MAX_VALIDATION_DETAIL_LENGTH} in all. */
 function fieldDetail(pointer: string, messages: readonly unknown[]): ValidationFieldDetail {
   const detail = { pointer: cut(pointer, MAX_VALIDATION_DETAIL_LENGTH), messages: [] as string[] };
   let budget = MAX_VALIDATION_DETAIL_LENGTH - detail.pointer.length;
@@ -139,23 +86,13 @@ function fieldDetail(pointer: string, messages: readonly unknown[]): ValidationF
 const escapeToken = (token: string) => token.replaceAll("~", "~0").replaceAll("/", "~1");
 
 /**
- * The details of class-validator's `errors`: `fields`, one entry per failing
- * property (depth first, in class-validator's order) with its JSON Pointer
- * and constraint messages, and `messages`, the flat list Nest's
- * `ValidationPipe` sends by default (a nested property's messages prefixed
- * with its parent path: `address.zip must be a string`). Bounded: at most
- * {@link MAX_VALIDATION_DETAILS} failing properties are read, each entry and
- * each message at most {@link MAX_VALIDATION_DETAIL_LENGTH} characters. No
- * shape makes it throw; the walk is iterative (no recursion on deep trees).
+ * The per-field entries and the flat message list (as Nest's `ValidationPipe` sends it) of
+ * class-validator's `errors`, bounded. Never throws.
  * @example
  * ```ts
  * import { describeValidationErrors } from "@saferoute/api-kit/safe-response";
- * describeValidationErrors([{
- *   property: "address",
- *   children: [{ property: "zip", constraints: { isString: "zip must be a string" } }],
- * }]);
- * // { fields: [{ pointer: "/address/zip", messages: ["zip must be a string"] }],
- * //   messages: ["address.zip must be a string"] }
+ * describeValidationErrors([{ property: "zip", constraints: { isString: "zip must be a string" } }]);
+ * // { fields: [{ pointer: "/zip", messages: ["zip must be a string"] }], messages: ["zip must be a string"] }
  * ```
  */
 export function describeValidationErrors(
@@ -167,7 +104,6 @@ export function describeValidationErrors(
   const pending: Pending[] = [];
   const push = (children: unknown, path: readonly string[]) => {
     if (!Array.isArray(children)) return;
-    // Reversed onto the stack, so they are visited in order.
     const count = Math.min(children.length, MAX_VISITED - visited);
     for (let index = count - 1; index >= 0; index--) {
       pending.push({ error: children[index], path });
@@ -198,16 +134,11 @@ export function describeValidationErrors(
 }
 
 /**
- * Attaches field details to `exception` (under a symbol key, so no
- * serialiser sends them) for `resolveError` to send with
- * `validationDetails: "fields"`. Returns `exception`.
+ * Attaches field details to `exception` (under a symbol key) for `validationDetails: "fields"`.
  * @example
  * ```ts
- * import { attachValidationFields, describeValidationErrors } from "@saferoute/api-kit/safe-response";
- * const { fields } = describeValidationErrors([
- *   { property: "name", constraints: { isString: "name must be a string" } },
- * ]);
- * const exception = attachValidationFields(new Error("Validation failed"), fields);
+ * import { attachValidationFields } from "@saferoute/api-kit/safe-response";
+ * attachValidationFields(new Error("Validation failed"), [{ pointer: "/name", messages: ["required"] }]);
  * ```
  */
 export function attachValidationFields<T extends object>(
@@ -222,10 +153,8 @@ export function attachValidationFields<T extends object>(
 }
 
 /**
- * The `details` of a validation error whose message list is `messages`, in
- * `mode`: the list itself (`"messages"`), or the field details attached to
- * `exception`, else one entry for the whole body (`pointer: ""`) holding the
- * list, bounded as any entry (`"fields"`).
+ * The `details` of a validation error in `mode`: the message list, or the attached field details
+ * (else one whole-body entry).
  */
 export function validationDetails(
   exception: object,

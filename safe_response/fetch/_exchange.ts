@@ -1,41 +1,21 @@
 /**
- * The Fetch side of an exchange: the core's `HttpExchange` view over a Web
- * `Request` and the handler's {@link SafeContext} (the response headers and
- * status it sets), and the conversion of the core's `Reply` to a `Response`.
- *
+ * The Fetch side of an exchange: the core's view of a `Request`, the handler's {@link SafeContext},
+ * and the `Reply` as a `Response`.
  * @module
  */
 import type { ParsedPaginationQuery } from "../pagination_query.ts";
 import type { HttpExchange, Reply } from "../responder.ts";
 
 /**
- * What a wrapped handler gets beside the request: the headers and the status
- * of the response to come. Headers set here are sent with the answer (also
- * with an error the handler throws afterwards), and the safe-response meta
- * reads them: rate-limit headers (`X-RateLimit-*`, `Retry-After`) are
- * mirrored into `meta.rateLimit` with the `rateLimit` option, and a request
- * id already set is the one echoed.
- * @example
- * ```ts
- * import type { SafeContext } from "@saferoute/api-kit/safe-response/fetch";
- * function countDown(context: SafeContext, remaining: number) {
- *   context.headers.set("X-RateLimit-Limit", "10");
- *   context.headers.set("X-RateLimit-Remaining", String(remaining));
- *   context.headers.set("X-RateLimit-Reset", "60");
- * }
- * ```
+ * What a wrapped handler gets beside the request: the response's headers (sent also with an error
+ * thrown afterwards, and read by the meta, e.g. `X-RateLimit-*`) and status.
  */
 export interface SafeContext {
   /** Response headers to send (created on first use). */
   readonly headers: Headers;
   /** The status to send instead of the route's `statusCode` (successes only). */
   status?: number;
-  /**
-   * The route's parsed pagination query (`{ kind: "offset", page, limit }` or
-   * `{ kind: "cursor", cursor?, limit }`), as Nest's `PaginationQuery()` gives
-   * it: `limit` clamped to `maxLimit` and defaulted. Reading it on a route
-   * without pagination throws a `TypeError`.
-   */
+  /** The route's parsed pagination query; throws a `TypeError` on a route without pagination. */
   readonly pagination: ParsedPaginationQuery;
 }
 
@@ -96,11 +76,7 @@ export class FetchExchange implements HttpExchange {
 
 const JSON_CONTENT_TYPE = "application/json";
 
-/**
- * Response headers: the handler's, then the reply's (set semantics). When the
- * handler set none, a list of pairs (the reply's names are distinct and its
- * own `Content-Type` comes last), which `Response` reads without a `Headers`.
- */
+/** Response headers: the handler's, then the reply's (a plain list when the handler set none). */
 function headersOf(
   reply: Reply,
   context: RequestContext | undefined,
@@ -117,12 +93,8 @@ function headersOf(
 }
 
 /**
- * The `Response` of `reply`. A wrapped body (envelope, problem details) is
- * JSON (`application/json` unless the reply sets its own type); an unwrapped
- * one is sent as it is: a `Response` keeps its own status (the handler's and
- * the reply's headers added), strings, bytes and streams are the body, `null`
- * and `undefined` an empty body, anything else JSON. Throws when the body
- * cannot be serialised (the binding answers a 500 then).
+ * The `Response` of `reply`: wrapped bodies and plain values as JSON; `Response`s, strings, bytes and
+ * streams as they are. Throws when the body cannot be serialised.
  */
 export function toResponse(reply: Reply, context: RequestContext | undefined): Response {
   const { body, status } = reply;

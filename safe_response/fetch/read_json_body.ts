@@ -1,7 +1,5 @@
 /**
- * A request's JSON body read with a size cap: servers on `Deno.serve` or Hono
- * have no body parser with a limit, and `request.json()` reads any size.
- *
+ * A request's JSON body read with a size cap (`request.json()` reads any size).
  * @module
  */
 import { readBounded } from "../../api_keys/fetch/_bounded_body.ts";
@@ -13,23 +11,14 @@ const MAX_MAX_BYTES = 1 << 30;
 /** Digits of a `Content-Length` read at most (a longer one is left to the stream's count). */
 const MAX_LENGTH_DIGITS = 10;
 
-/**
- * Options of `readJsonBody`.
- * @example
- * ```ts
- * import type { ReadJsonBodyOptions } from "@saferoute/api-kit/safe-response/fetch";
- * const options: ReadJsonBodyOptions = { maxBytes: 1024 * 1024 };
- * ```
- */
+/** Options of `readJsonBody`. */
 export interface ReadJsonBodyOptions {
   /** Largest body in bytes, 1 to 1 GiB (default 102,400, as Express's `json()`); larger is 413. */
   maxBytes?: number;
 }
 
 /**
- * A refused request body: 413 `CONTENT_TOO_LARGE` past the cap, 400
- * `INVALID_JSON_BODY` when it is not JSON (UTF-8). An error of this library,
- * sent by `createSafeFetch`'s routes in the configured format.
+ * A refused request body: 413 `CONTENT_TOO_LARGE` past the cap, 400 `INVALID_JSON_BODY`.
  * @example
  * ```ts
  * import { RequestBodyError } from "@saferoute/api-kit/safe-response/fetch";
@@ -64,20 +53,14 @@ function declaredLength(request: Request): number | undefined {
 }
 
 /**
- * The JSON body of `request`, read as a stream up to `maxBytes`: a larger
- * `Content-Length` is refused before any byte is read, and the stream is
- * cancelled once it passes the cap, so an oversized body is never held whole.
- * Throws `RequestBodyError` (413 or 400) and a `TypeError` for an invalid
- * `maxBytes`.
+ * The JSON body of `request`, streamed up to `maxBytes` (never held whole past it). Throws a
+ * `RequestBodyError` (413 or 400), a `TypeError` for an invalid `maxBytes`.
  * @example
  * ```ts
  * import { createSafeFetch, readJsonBody } from "@saferoute/api-kit/safe-response/fetch";
- * const safe = createSafeFetch();
- * const createOrder = safe.route({ statusCode: 201 }, async (request) => {
- *   const body = await readJsonBody(request, { maxBytes: 64 * 1024 }); // 413 past 64 KiB
- *   return { received: body };
- * });
- * Deno.serve((request) => createOrder(request));
+ * const createOrder = createSafeFetch().route({ statusCode: 201 }, async (request) => ({
+ *   received: await readJsonBody(request, { maxBytes: 64 * 1024 }),
+ * }));
  * ```
  */
 export async function readJsonBody(

@@ -1,11 +1,5 @@
 /**
  * `createSafeFetch`: the core's `Responder` over Web `Request`/`Response`.
- * `route` wraps a handler `(request, context, ...args) => result` into
- * `(request, ...args) => Promise<Response>`: results become success
- * envelopes, thrown values error envelopes or problem details, with every
- * meta feature of the Nest module; `errorResponse` answers an error raised
- * before a handler (the `onError` of `./api-keys/fetch`).
- *
  * @module
  */
 import { type DeprecatedOptions, resolveDeprecation } from "../deprecation_headers.ts";
@@ -33,62 +27,17 @@ import {
 import { resolveSettings } from "../settings.ts";
 import { FetchExchange, RequestContext, type SafeContext, toResponse } from "./_exchange.ts";
 
-/**
- * Options of {@link createSafeFetch}: the options of the Nest module
- * (`SafeResponseModuleOptions`, a `version` function receiving the
- * `Request`), plus where to log and, for the `context` option, how to read
- * the request-context store.
- * @example
- * ```ts
- * import type { SafeFetchOptions } from "@saferoute/api-kit/safe-response/fetch";
- * const options: SafeFetchOptions = {
- *   requestId: true,
- *   responseTime: true,
- *   version: (request) => request.headers.get("x-api-version") ?? undefined,
- * };
- * ```
- */
+/** Options of {@link createSafeFetch}: the Nest module's options, a logger and the context store. */
 export interface SafeFetchOptions extends SafeResponseModuleOptions<Request> {
-  /**
-   * Where warnings and unexpected errors are logged (default: the console; API
-   * keys redacted); its own failures are ignored.
-   */
+  /** Where warnings and errors are logged (default: the console); its failures are ignored. */
   logger?: ResponderLogger;
-  /**
-   * Reads the request-context store of the `context` option (required with
-   * it), e.g. `() => storage.getStore()` of an `AsyncLocalStorage`.
-   */
+  /** Reads the request-context store of the `context` option (required with it). */
   contextStore?: () => unknown;
 }
 
 /**
- * A route's settings as plain data, one key per decorator of
- * `./safe-response/nest` (its argument as the value). Checked when the route
- * is wrapped: a bad value throws a `TypeError` naming it.
- *
- * | Decorator                         | Route option                    |
- * | --------------------------------- | ------------------------------- |
- * | `@RawResponse()`                  | `rawResponse: true`             |
- * | `@ResponseMessage(m)`             | `responseMessage: m`            |
- * | `@SuccessCode(c)`                 | `successCode: c`                |
- * | `@HttpCode(s)`, `@SafeResponse({ statusCode: s })` | `statusCode: s` |
- * | `@Paginated(o)`                   | `paginated: o` (or `true`)      |
- * | `@CursorPaginated(o)`             | `cursorPaginated: o` (or `true`)|
- * | `@SortMeta()`, `@FilterMeta()`    | `sortMeta: true`, `filterMeta: true` |
- * | `@FieldSelection(o)`              | `fieldSelection: o` (`true`, or `false` for off) |
- * | `@ProblemType(uri)`               | `problemType: uri`              |
- * | composites' `errorFormat: f`      | `errorFormat: f`                |
- * | `@Deprecated(o)`                  | `deprecated: o`                 |
- * | Nest's `@Version(v)`              | `apiVersion: v`                 |
- * @example
- * ```ts
- * import type { SafeRouteOptions } from "@saferoute/api-kit/safe-response/fetch";
- * const listItems: SafeRouteOptions = {
- *   paginated: { maxLimit: 100, links: true },
- *   sortMeta: true,
- *   responseMessage: "Items listed",
- * };
- * ```
+ * A route's settings, one key per decorator of `./safe-response/nest`; a bad value throws a
+ * `TypeError` when the route is wrapped.
  */
 export interface SafeRouteOptions {
   /** Name of the route in warnings (default: the handler's name). */
@@ -101,14 +50,9 @@ export interface SafeRouteOptions {
   responseMessage?: string;
   /** Fixed success `code`; wins over `successCodeMapper`. */
   successCode?: string;
-  /**
-   * Offset pagination: the handler returns a `PaginatedResult`. With
-   * `maxLimit` or `defaultLimit`, `?page=` and `?limit=` are parsed before
-   * the handler runs (a bad value is a 400 naming it) and reach it as
-   * `context.pagination`; `linkHeader` as on `Paginated`.
-   */
+  /** Offset pagination (`Paginated`); the parsed query reaches the handler as `context.pagination`. */
   paginated?: (PaginationOptions & { linkHeader?: LinkHeaderOption }) | boolean;
-  /** Cursor pagination: the handler returns a `CursorPaginatedResult` (options as `paginated`). */
+  /** Cursor pagination (`CursorPaginated`). */
   cursorPaginated?: (PaginationOptions & { linkHeader?: LinkHeaderOption }) | boolean;
   /** Copy the result's `sort` into `meta.sort`. */
   sortMeta?: boolean;
@@ -116,11 +60,7 @@ export interface SafeRouteOptions {
   filterMeta?: boolean;
   /** Field selection over the `fieldSelection` option, or `false` for off. */
   fieldSelection?: FieldSelectionOptions | boolean;
-  /**
-   * The error format the route expects: `safe` (error envelopes) or
-   * `problem` (problem details); a warning once when it differs from the
-   * `problemDetails` option, which decides.
-   */
+  /** The error format the route expects; warned once when it differs from `problemDetails`. */
   errorFormat?: ErrorFormat;
   /** Problem type URI of the handler's errors (with `problemDetails`). */
   problemType?: string;
@@ -131,15 +71,8 @@ export interface SafeRouteOptions {
 }
 
 /**
- * A handler `route` wraps: the request, the {@link SafeContext} of its
- * response, and whatever the caller passes after the request (`Deno.serve`'s
- * info, Hono's context...). It returns (or resolves) the result to wrap: data,
- * a `PaginatedResult`... or a `Response`, sent as it is.
- * @example
- * ```ts
- * import type { SafeHandler } from "@saferoute/api-kit/safe-response/fetch";
- * const hello: SafeHandler = (request) => ({ path: new URL(request.url).pathname });
- * ```
+ * A handler `route` wraps: the request, its {@link SafeContext} and the caller's further arguments;
+ * returns the result to wrap (a `Response` is sent as it is).
  */
 export type SafeHandler<Args extends unknown[] = unknown[]> = (
   request: Request,
@@ -147,35 +80,21 @@ export type SafeHandler<Args extends unknown[] = unknown[]> = (
   ...args: Args
 ) => unknown;
 
-/**
- * The safe-response pipeline of one application over Web
- * `Request`/`Response`; built once by {@link createSafeFetch}.
- * @example
- * ```ts
- * import { createSafeFetch } from "@saferoute/api-kit/safe-response/fetch";
- * const safe = createSafeFetch({ requestId: true });
- * const hello = safe.route({ responseMessage: "Hello" }, () => ({ to: "world" }));
- * Deno.serve(hello);
- * ```
- */
+/** The safe-response pipeline of one application, built by {@link createSafeFetch}. */
 export interface SafeFetch {
   /** The core pipeline (its resolved `settings` included). */
   readonly responder: Responder;
   /**
-   * Wraps `handler`: its result becomes the success envelope (or is sent as
-   * it is on a `rawResponse` route, for bytes, streams and `Response`s), and
-   * anything it throws or rejects with, `ApiKeyError` included, the error
-   * envelope or problem details. The route's options are checked now.
+   * Wraps `handler`: its result becomes the success envelope, what it throws the error envelope or
+   * problem details. Throws a `TypeError` on bad route options.
    */
   route<Args extends unknown[]>(
     options: SafeRouteOptions,
     handler: SafeHandler<Args>,
   ): (request: Request, ...args: [...Args, ...unknown[]]) => Promise<Response>;
   /**
-   * The error response of `error` raised outside a route's handler (a key
-   * check, a router's "not found"): no route meta (deprecation, response
-   * time, `problemType`), like an error thrown by a Nest guard. Fits the
-   * `onError` option of `./api-keys/fetch`'s `createApiKeyAuthorizer`.
+   * The error response of `error` raised outside a route's handler (a key check, a "not found");
+   * fits the `onError` option of `createApiKeyAuthorizer`.
    */
   errorResponse(error: unknown, request: Request): Response;
 }
@@ -269,26 +188,19 @@ function contained(logger: ResponderLogger): ResponderLogger {
     warn: (message) => {
       try {
         logger.warn(message);
-      } catch {
-        // nothing left to report it to
-      }
+      } catch { /* nothing left to report it to */ }
     },
     error: (message, stack) => {
       try {
         logger.error(message, stack);
-      } catch {
-        // nothing left to report it to
-      }
+      } catch { /* nothing left to report it to */ }
     },
   };
 }
 
 /**
- * Builds the safe-response pipeline for a Fetch server (`Deno.serve`, Hono)
- * from the options of the Nest module. Every option is checked now: a bad or
- * unknown one throws a `TypeError` naming it. `i18n` takes an `I18nAdapter`
- * (its `resolveLanguage` receives the `Request`); `context` needs
- * `contextStore`.
+ * Builds the safe-response pipeline for a Fetch server (`Deno.serve`, Hono) from the Nest module's
+ * options. A bad or unknown option throws a `TypeError` naming it.
  * @example
  * ```ts
  * import { createSafeFetch } from "@saferoute/api-kit/safe-response/fetch";

@@ -1,6 +1,5 @@
 /**
  * `SafeException` for Nest: the catalog exception as an `HttpException`.
- *
  * @module
  */
 import { HttpException } from "@nestjs/common";
@@ -13,32 +12,15 @@ import {
 import { definedCatalogOf, initSafeException } from "../_safe_exception.ts";
 
 /**
- * The core's catalog exception as a Nest `HttpException`, as
- * `@nestarc/safe-response` threw it: `getStatus()` is the catalog's status and
- * `getResponse()` the `{ statusCode, code, message, details? }` sent. The
- * catalog is `options.catalog`, else the one catalog made by `defineErrors()`
- * that has the key (an exception is made outside Nest's container, so there is
- * no "the module" to ask); a key in none or several keeps 500 until
+ * The core's catalog exception as a Nest `HttpException`. Its catalog is `options.catalog`, else
+ * the one `defineErrors()` catalog with the key; a key in none or several is a 500 until
  * `SafeResponseFilter` resolves it.
  * @example
  * ```ts
- * import { Controller, Get, Module, Param } from "@nestjs/common";
  * import { defineErrors } from "@saferoute/api-kit/safe-response";
- * import { SafeException, SafeResponseModule } from "@saferoute/api-kit/safe-response/nest";
+ * import { SafeException } from "@saferoute/api-kit/safe-response/nest";
  * const Errors = defineErrors({ USER_NOT_FOUND: { status: 404, message: "User not found" } });
- * @Controller("users")
- * class UsersController {
- *   @Get(":id")
- *   find(@Param("id") id: string) {
- *     // getStatus() is 404 here; without `catalog` the filter still answers 404
- *     throw new SafeException("USER_NOT_FOUND", { catalog: Errors, details: { id } });
- *   }
- * }
- * @Module({
- *   imports: [SafeResponseModule.register({ errorCatalog: Errors })],
- *   controllers: [UsersController],
- * })
- * class AppModule {}
+ * new SafeException("USER_NOT_FOUND", { catalog: Errors }).getStatus(); // 404
  * ```
  */
 export interface SafeException<K extends string = string> extends Error {

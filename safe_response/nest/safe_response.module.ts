@@ -1,8 +1,6 @@
 /**
- * `SafeResponseModule`: the core's `Responder` as a provider, the response
- * interceptor, the global exception filter and, with `requestId`, the
- * request-id middleware; the module's option types.
- *
+ * `SafeResponseModule`: the core's `Responder` as a provider, the interceptor, the global filter and
+ * the request-id middleware.
  * @module
  */
 import {
@@ -32,16 +30,8 @@ import { SafeResponseFilter } from "./safe_response.filter.ts";
 import { SafeResponseInterceptor } from "./_safe_response.interceptor.ts";
 
 /**
- * What a `version` function receives: Nest's `ExecutionContext` (which
- * fits). For errors thrown before the interceptor (guards, middleware,
- * unknown routes) Nest gives the filter no route, so `getHandler()` and
- * `getClass()` return `null` there.
- * @example
- * ```ts
- * import type { ExecutionContext } from "@nestjs/common";
- * import type { ApiVersionContext } from "@saferoute/api-kit/safe-response/nest";
- * const narrow = (context: ExecutionContext): ApiVersionContext => context;
- * ```
+ * What a `version` function receives: Nest's `ExecutionContext`; `getHandler()` and `getClass()`
+ * are `null` for errors thrown before the interceptor.
  */
 export interface ApiVersionContext {
   /** HTTP view of the call: the Express or Fastify request and response. */
@@ -56,29 +46,12 @@ export interface ApiVersionContext {
 }
 
 /**
- * Options of `SafeResponseModule.register`: the core options, with a
- * `version` function receiving the {@link ApiVersionContext}.
- * @example
- * ```ts
- * import type { SafeResponseModuleOptions } from "@saferoute/api-kit/safe-response/nest";
- * const options: SafeResponseModuleOptions = {
- *   requestId: true,
- *   version: (context) => context.switchToHttp().getRequest().headers["x-api-version"],
- * };
- * ```
+ * Options of `SafeResponseModule.register`, with a `version` function receiving the
+ * {@link ApiVersionContext}.
  */
 export type SafeResponseModuleOptions = CoreOptions<ApiVersionContext>;
 
-/**
- * Options of `SafeResponseModule.registerAsync`.
- * @example
- * ```ts
- * import type { SafeResponseModuleAsyncOptions } from "@saferoute/api-kit/safe-response/nest";
- * const options: SafeResponseModuleAsyncOptions = {
- *   useFactory: async () => ({ requestId: true }),
- * };
- * ```
- */
+/** Options of `SafeResponseModule.registerAsync`. */
 export interface SafeResponseModuleAsyncOptions {
   /** Produces the options (sync or async) from the injected values. */
   useFactory: (
@@ -105,18 +78,12 @@ const PROVIDERS: Provider[] = [
   { provide: APP_FILTER, useClass: SafeResponseFilter },
 ];
 
-/**
- * What the filter and the interceptor inject, visible to the importing module:
- * an app that registers the filter again as its own `APP_FILTER` (the way
- * `SafeExceptionFilter` was used with `@nestarc/safe-response`) still starts.
- */
+/** Exported so an app that registers the filter again as its own `APP_FILTER` still starts. */
 const EXPORTS = [RESPONDER];
 
 /**
- * Wraps every response of the application: successes in the success
- * envelope, errors in the error envelope or problem-details body. Options are
- * validated when registered (a bad option throws naming it). Implements
- * Nest's `NestModule` (`configure`) to install the request-id middleware.
+ * Wraps every response of the application in the success or error envelope (or problem details).
+ * A bad option throws when registered, naming it.
  * @example
  * ```ts
  * import { Module } from "@nestjs/common";
@@ -127,7 +94,7 @@ const EXPORTS = [RESPONDER];
  */
 @Module({})
 export class SafeResponseModule {
-  /** Receives the responder and what module init needs (explicit tokens: no decorator metadata needed). */
+  /** Receives the responder and what module init needs. */
   constructor(
     @Inject(RESPONDER) private readonly responder: Responder,
     @Inject(HOOKS) private readonly hooks: ResponderHooks,
@@ -143,23 +110,7 @@ export class SafeResponseModule {
     };
   }
 
-  /**
-   * Registers the module with options from a factory (validated when the
-   * factory resolves).
-   * @example
-   * ```ts
-   * import { Module } from "@nestjs/common";
-   * import { SafeResponseModule } from "@saferoute/api-kit/safe-response/nest";
-   * @Module({
-   *   imports: [
-   *     SafeResponseModule.registerAsync({
-   *       useFactory: async () => ({ problemDetails: { baseUrl: "https://api.example.com/problems" } }),
-   *     }),
-   *   ],
-   * })
-   * class AppModule {}
-   * ```
-   */
+  /** Registers the module with options from a factory (validated when it resolves). */
   static registerAsync(options: SafeResponseModuleAsyncOptions): DynamicModule {
     if (typeof options?.useFactory !== "function") {
       throw new TypeError("SafeResponseModule.registerAsync: `useFactory` must be a function");
@@ -182,7 +133,6 @@ export class SafeResponseModule {
 
   /**
    * Finds the optional integrations (nestjs-i18n, nestjs-cls) once.
-   *
    * @ignore
    */
   onModuleInit(): void {
@@ -192,7 +142,6 @@ export class SafeResponseModule {
 
   /**
    * Installs the request-id middleware (before guards) when `requestId` is on.
-   *
    * @ignore
    */
   configure(consumer: MiddlewareConsumer): void {
@@ -203,8 +152,7 @@ export class SafeResponseModule {
       if (header !== undefined) setHeaders(response, [header]);
       next();
     };
-    // "*" is every route on Nest 10 (path-to-regexp 0.x/3.x); Nest 11 and 12 convert this
-    // one wildcard to "{*path}" silently. "{*path}" itself breaks Nest 10 (middie rejects it).
+    // "*": every route on Nest 10-12 ("{*path}" breaks Nest 10).
     consumer.apply(assign).forRoutes({ path: "*", method: RequestMethod.ALL });
   }
 }

@@ -1,8 +1,5 @@
 /**
- * Functions applied to a built OpenAPI document: `applyGlobalErrors` adds the
- * module's `swagger.globalErrors` to every operation; `applySchemaNames`
- * renames the component schemas.
- *
+ * Functions applied to a built OpenAPI document: global error responses and component schema names.
  * @module
  */
 import { SKIP_GLOBAL_ERRORS_EXTENSION } from "../_route_metadata.ts";
@@ -15,15 +12,7 @@ import {
   SAFE_RESPONSE_SCHEMAS,
 } from "../_openapi_schemas.ts";
 
-/**
- * The parts of an OpenAPI 3 document that `applyGlobalErrors` reads and
- * writes (`OpenAPIObject` of `@nestjs/swagger` fits).
- * @example
- * ```ts
- * import type { OpenApiDocumentLike } from "@saferoute/api-kit/safe-response/openapi";
- * const document: OpenApiDocumentLike = { paths: { "/ping": { get: { responses: {} } } } };
- * ```
- */
+/** The parts of an OpenAPI 3 document read and written here (`OpenAPIObject` fits). */
 export interface OpenApiDocumentLike {
   /** Path items by path. */
   paths?: Record<string, object>;
@@ -39,37 +28,15 @@ interface OperationLike {
 }
 
 /**
- * Adds the error responses of `options.swagger.globalErrors` to every
- * operation of `document`, except operations marked by `SkipGlobalErrors`
- * (`x-safe-skip-global-errors: true`), and never over a response the route
- * already documents for that status. Codes follow `code`, else
- * `options.errorCodes`, else the default map, else the fallback; with
- * `options.problemDetails` they are documented as `application/problem+json`
- * (example `type` derived from `baseUrl`, else `about:blank`). Missing
- * component schemas (`SafeErrorResponse`, `SafeProblemDetails`, ...) are
- * added. With `options.validationDetails: "fields"`, the `details` of every
- * documented 400 response (global or the route's own) is documented as
- * `[{ pointer, messages }]`, the shape then sent for validation errors.
- * Mutates and returns `document`; applying it twice changes nothing.
- * Options are validated as by `SafeResponseModule.register`.
+ * Adds `options.swagger.globalErrors` to every operation not marked by `SkipGlobalErrors`, never over
+ * a response the route documents, with the component schemas; with `validationDetails: "fields"`
+ * documents 400 `details` as `[{ pointer, messages }]`. Mutates and returns `document` (idempotent).
  * @example
  * ```ts
- * import { Module } from "@nestjs/common";
- * import { NestFactory } from "@nestjs/core";
- * import { DocumentBuilder, SwaggerModule } from "@nestjs/swagger";
- * import { SafeResponseModule, type SafeResponseModuleOptions } from "@saferoute/api-kit/safe-response/nest";
  * import { applyGlobalErrors } from "@saferoute/api-kit/safe-response/openapi";
- * const options: SafeResponseModuleOptions = {
+ * const document = applyGlobalErrors({ paths: { "/ping": { get: {} } } }, {
  *   swagger: { globalErrors: [401, { status: 500, message: "Unexpected error" }] },
- * };
- * @Module({ imports: [SafeResponseModule.register(options)] })
- * class AppModule {}
- * const app = await NestFactory.create(AppModule);
- * const document = applyGlobalErrors(
- *   SwaggerModule.createDocument(app, new DocumentBuilder().setTitle("API").build()),
- *   options,
- * );
- * SwaggerModule.setup("docs", app, document);
+ * });
  * ```
  */
 export function applyGlobalErrors<T extends OpenApiDocumentLike, Context = unknown>(
@@ -103,51 +70,25 @@ export function applyGlobalErrors<T extends OpenApiDocumentLike, Context = unkno
 
 /**
  * Options of {@link applySchemaNames}.
- * @example
- * ```ts
- * import type { SchemaNamesOptions } from "@saferoute/api-kit/safe-response/openapi";
- * const options: SchemaNamesOptions = { schemaNames: "dto" };
- * ```
  */
 export interface SchemaNamesOptions {
-  /**
-   * `"default"` (the default) keeps this library's component names
-   * (`SafeSuccessResponse`, ...); `"dto"` uses those of
-   * `@nestarc/safe-response` (`SafeSuccessResponseDto`, `SafeErrorResponseDto`,
-   * `ErrorDetailDto`, `ErrorResponseMetaDto`, `ResponseMetaDto`,
-   * `PaginationMetaDto`, `PaginationLinksDto`, `CursorPaginationMetaDto`,
-   * `SortMetaDto`, `DeprecationMetaDto`, `RateLimitMetaDto`,
-   * `ProblemDetailsDto`), so clients generated from its documents keep
-   * compiling.
-   */
+  /** This library's component names (`"default"`) or `@nestarc/safe-response`'s (`"dto"`). */
   schemaNames?: "default" | "dto";
 }
 
 const SCHEMA_REF = "#/components/schemas/";
 
 /**
- * Names the component schemas of this library as `options.schemaNames` says:
- * with `"dto"`, each component present is renamed (in place, keeping the
- * order of `components.schemas`) and every `$ref` to it in the document is
- * rewritten; the schemas themselves are unchanged. Apply it last, after
- * `applyGlobalErrors` (which adds components under the default names).
- * Renaming onto a component the document already has (an application DTO
- * of the same name) throws a `TypeError` naming it, before any change.
- * Mutates and returns `document`; applying it twice changes nothing.
+ * Renames this library's component schemas and every `$ref` to them (`schemaNames: "dto"`); apply it
+ * after `applyGlobalErrors`. A name already taken throws a `TypeError` before any change. Mutates and
+ * returns `document` (idempotent).
  * @example
  * ```ts
- * import { Module } from "@nestjs/common";
- * import { NestFactory } from "@nestjs/core";
- * import { DocumentBuilder, SwaggerModule } from "@nestjs/swagger";
- * import { SafeResponseModule, type SafeResponseModuleOptions } from "@saferoute/api-kit/safe-response/nest";
- * import { applyGlobalErrors, applySchemaNames } from "@saferoute/api-kit/safe-response/openapi";
- * const options: SafeResponseModuleOptions = { swagger: { globalErrors: [401] } };
- * @Module({ imports: [SafeResponseModule.register(options)] })
- * class AppModule {}
- * const app = await NestFactory.create(AppModule);
- * const built = SwaggerModule.createDocument(app, new DocumentBuilder().build());
- * const document = applySchemaNames(applyGlobalErrors(built, options), { schemaNames: "dto" });
- * document.components?.schemas?.SafeSuccessResponseDto; // was SafeSuccessResponse
+ * import * as openapi from "@saferoute/api-kit/safe-response/openapi";
+ * const built: openapi.OpenApiDocumentLike = { paths: {} };
+ * const withErrors = openapi.applyGlobalErrors(built, { swagger: { globalErrors: [401] } });
+ * const document = openapi.applySchemaNames(withErrors, { schemaNames: "dto" });
+ * document.components?.schemas?.SafeErrorResponseDto; // was SafeErrorResponse
  * ```
  */
 export function applySchemaNames<T extends OpenApiDocumentLike>(

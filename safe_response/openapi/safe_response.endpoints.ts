@@ -1,9 +1,5 @@
 /**
- * Composite decorators `SafeEndpoint`, `SafePaginatedEndpoint` and
- * `SafeCursorPaginatedEndpoint`. Each applies the runtime decorators of
- * `./safe-response/nest` and the OpenAPI documentation of the same options
- * (success envelope of `model`, `errors`, `deprecated`).
- *
+ * Composite decorators: the runtime route decorators and the OpenAPI documentation of one options object.
  * @module
  */
 import { applyDecorators } from "@nestjs/common";
@@ -16,14 +12,7 @@ import { errorFormatOption } from "../_route_checks.ts";
 import { documentErrors } from "./safe_response.errors.ts";
 import { documentSuccess, type SafeModel } from "./safe_response.responses.ts";
 
-/**
- * Options shared by the three composites.
- * @example
- * ```ts
- * import type { SafeEndpointCommonOptions } from "@saferoute/api-kit/safe-response/openapi";
- * const options: SafeEndpointCommonOptions = { message: "Listed", sort: true };
- * ```
- */
+/** Options shared by the three composites. */
 export interface SafeEndpointCommonOptions {
   /** Response description (OpenAPI). */
   description?: string;
@@ -39,29 +28,15 @@ export interface SafeEndpointCommonOptions {
   errors?: SafeErrorResponseConfig[];
   /** Marks the route deprecated. */
   deprecated?: DeprecatedOptions;
-  /**
-   * Errors as error envelopes (`safe`, the default) or problem details
-   * (`problem`), documented so; must match the module option `problemDetails`.
-   */
+  /** Errors as error envelopes (`safe`, default) or problem details; must match `problemDetails`. */
   errorFormat?: ErrorFormat;
   /** Alias of `errorFormat: "problem"` (`true`) or `"safe"` (`false`). */
   problemDetails?: boolean;
-  /**
-   * Field selection for the route (`?fields=`), over the module option;
-   * `false` turns it off even when the module enables it. Documented as a
-   * query parameter.
-   */
+  /** Field selection for the route over the module option; `false` turns it off. */
   fieldSelection?: boolean | FieldSelectionOptions;
 }
 
-/**
- * Options of `SafeEndpoint`.
- * @example
- * ```ts
- * import type { SafeEndpointOptions } from "@saferoute/api-kit/safe-response/openapi";
- * const options: SafeEndpointOptions = { statusCode: 201, code: "CREATED" };
- * ```
- */
+/** Options of `SafeEndpoint`. */
 export interface SafeEndpointOptions extends SafeEndpointCommonOptions {
   /** Success status (default 200), applied with `@HttpCode`. */
   statusCode?: number;
@@ -69,14 +44,7 @@ export interface SafeEndpointOptions extends SafeEndpointCommonOptions {
   isArray?: boolean;
 }
 
-/**
- * Options of `SafePaginatedEndpoint`.
- * @example
- * ```ts
- * import type { SafePaginatedEndpointOptions } from "@saferoute/api-kit/safe-response/openapi";
- * const options: SafePaginatedEndpointOptions = { maxLimit: 100, defaultLimit: 20, links: true };
- * ```
- */
+/** Options of `SafePaginatedEndpoint`. */
 export interface SafePaginatedEndpointOptions extends SafeEndpointCommonOptions {
   /** Largest page size: a larger requested `limit` is clamped to it (as in `Paginated`). */
   maxLimit?: number;
@@ -88,14 +56,7 @@ export interface SafePaginatedEndpointOptions extends SafeEndpointCommonOptions 
   linkHeader?: LinkHeaderOption;
 }
 
-/**
- * Options of `SafeCursorPaginatedEndpoint`.
- * @example
- * ```ts
- * import type { SafeCursorPaginatedEndpointOptions } from "@saferoute/api-kit/safe-response/openapi";
- * const options: SafeCursorPaginatedEndpointOptions = { links: true };
- * ```
- */
+/** Options of `SafeCursorPaginatedEndpoint`. */
 export interface SafeCursorPaginatedEndpointOptions extends SafePaginatedEndpointOptions {}
 
 /** A composite: the runtime half and the OpenAPI half from the same options. */
@@ -114,7 +75,6 @@ function safeEndpoint(
     message: options.message,
     deprecated: options.deprecated !== undefined,
   };
-  // The paginated variants always answer 200.
   const status = pagination === undefined ? options.statusCode ?? 200 : 200;
   const problem = errorFormatOption(options.errorFormat, options.problemDetails, decorator);
   const decorators = [
@@ -139,12 +99,7 @@ function safeEndpoint(
 }
 
 /**
- * Composite for a plain endpoint: envelope, status (default 200), sort,
- * filter, message, code, deprecation and field selection in one decorator,
- * documented in OpenAPI (success envelope of `model` at `statusCode`,
- * `errors` as error envelopes, or problem details with
- * `errorFormat: "problem"`, the `fields` query parameter with
- * `fieldSelection`).
+ * Composite for a plain endpoint: envelope, status, meta and errors, applied and documented.
  * @example
  * ```ts
  * import { Controller, Post } from "@nestjs/common";
@@ -166,11 +121,7 @@ export function SafeEndpoint(
 }
 
 /**
- * Composite for an offset-paginated endpoint (`Paginated` plus the common
- * options; status 200), documented like `ApiPaginatedSafeResponse` plus the
- * sort, filter, message and code it adds; the `page` and `limit` query
- * parameters are documented with minimum 1, maximum `maxLimit` and default
- * `defaultLimit`, and parsed so (read them with `PaginationQuery()`).
+ * Composite for an offset-paginated endpoint (`Paginated` plus the common options; status 200).
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
@@ -192,10 +143,7 @@ export function SafePaginatedEndpoint(
 }
 
 /**
- * Composite for a cursor-paginated endpoint (`CursorPaginated` plus the
- * common options; status 200), documented like
- * `ApiCursorPaginatedSafeResponse` plus the sort, filter, message and code it
- * adds, with the `cursor` and `limit` query parameters.
+ * Composite for a cursor-paginated endpoint (`CursorPaginated` plus the common options; status 200).
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";

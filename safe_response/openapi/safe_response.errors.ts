@@ -1,7 +1,5 @@
 /**
- * `ApiSafeErrorResponse`, `ApiSafeErrorResponses`, `ApiSafeProblemResponse`
- * and `ApiSafeCatalogErrors`: OpenAPI documentation of error responses.
- *
+ * OpenAPI documentation of error responses.
  * @module
  */
 import { applyDecorators } from "@nestjs/common";
@@ -11,11 +9,7 @@ import type { SafeErrorResponseConfig, SafeErrorResponseOptions } from "../optio
 import { ApiSafeComponents } from "./_components.ts";
 import { errorResponses } from "./_error_responses.ts";
 
-/**
- * Documents `configs` as error envelopes or problem details. Codes come from
- * `code`, else the default code map, else the fallback code (decorators run
- * before module options exist, so `errorCodes` is not applied here).
- */
+/** Documents `configs` as error envelopes or problem details (`errorCodes` does not apply here). */
 export function documentErrors(
   configs: readonly SafeErrorResponseConfig[],
   problem: boolean,
@@ -29,23 +23,14 @@ export function documentErrors(
 }
 
 /**
- * Documents one error envelope (`application/json`, schema
- * `SafeErrorResponse`) with an example carrying the code, message and
- * details. The code defaults to the default code map (`lookupErrorCode`),
- * else the fallback (`410` → `GONE`); the message and description default to
- * the status title.
+ * Documents one error envelope; the code defaults to the status's default code, the message and
+ * description to its title.
  * @example
  * ```ts
- * import { Controller, Get, NotFoundException, Param } from "@nestjs/common";
+ * import { Controller, Get } from "@nestjs/common";
  * import { ApiSafeErrorResponse } from "@saferoute/api-kit/safe-response/openapi";
  * @Controller("users")
- * class UsersController {
- *   @Get(":id")
- *   @ApiSafeErrorResponse(404, { code: "USER_NOT_FOUND", message: "No such user" })
- *   find(@Param("id") id: string) {
- *     throw new NotFoundException({ code: "USER_NOT_FOUND", message: "No such user" });
- *   }
- * }
+ * class Routes { @Get() @ApiSafeErrorResponse(404, { code: "USER_NOT_FOUND" }) find() { return {}; } }
  * ```
  */
 export function ApiSafeErrorResponse(
@@ -56,18 +41,13 @@ export function ApiSafeErrorResponse(
 }
 
 /**
- * Documents several error envelopes: statuses, or `{ status, ...options }`.
- * Entries of one status become one response with one example per code.
+ * Documents several error envelopes; entries of one status share a response, one example per code.
  * @example
  * ```ts
  * import { Controller, Post } from "@nestjs/common";
  * import { ApiSafeErrorResponses } from "@saferoute/api-kit/safe-response/openapi";
  * @Controller("users")
- * class UsersController {
- *   @Post()
- *   @ApiSafeErrorResponses([400, { status: 409, code: "EMAIL_TAKEN", message: "Email in use" }])
- *   create() { return { id: "u1" }; }
- * }
+ * class Routes { @Post() @ApiSafeErrorResponses([400, { status: 409, code: "EMAIL_TAKEN" }]) create() {} }
  * ```
  */
 export function ApiSafeErrorResponses(
@@ -77,19 +57,13 @@ export function ApiSafeErrorResponses(
 }
 
 /**
- * Documents one RFC 9457 problem-details error (`application/problem+json`,
- * schema `SafeProblemDetails`), for apps with the `problemDetails` option.
- * The example's `type` is `about:blank` and `instance` is `/`.
+ * Documents one RFC 9457 problem-details error, for apps with the `problemDetails` option.
  * @example
  * ```ts
- * import { Controller, Get, Param } from "@nestjs/common";
+ * import { Controller, Get } from "@nestjs/common";
  * import { ApiSafeProblemResponse } from "@saferoute/api-kit/safe-response/openapi";
  * @Controller("users")
- * class UsersController {
- *   @Get(":id")
- *   @ApiSafeProblemResponse(404, { message: "No such user" })
- *   find(@Param("id") id: string) { return { id }; }
- * }
+ * class Routes { @Get() @ApiSafeProblemResponse(404, { message: "No such user" }) find() { return {}; } }
  * ```
  */
 export function ApiSafeProblemResponse(
@@ -101,11 +75,6 @@ export function ApiSafeProblemResponse(
 
 /**
  * Options of {@link ApiSafeCatalogErrors}.
- * @example
- * ```ts
- * import type { ApiSafeCatalogErrorsOptions } from "@saferoute/api-kit/safe-response/openapi";
- * const options: ApiSafeCatalogErrorsOptions = { problemDetails: true };
- * ```
  */
 export interface ApiSafeCatalogErrorsOptions {
   /** Document problem-details bodies instead of error envelopes (default `false`). */
@@ -113,26 +82,16 @@ export interface ApiSafeCatalogErrorsOptions {
 }
 
 /**
- * Documents catalog errors by key: each key becomes an error response with
- * the catalog's status, the key as code, its description (else the status
- * title) as the response description, and its message and details as the
- * example (keys of one status share a response, one example per key). Built
- * on `ApiSafeErrorResponse`; keys are type-checked against the catalog, and
- * an unknown key throws when decorating.
+ * Documents catalog errors by key (status, code, description, message and details from the
+ * catalog). An unknown key throws a `TypeError`.
  * @example
  * ```ts
- * import { Controller, Get, Param } from "@nestjs/common";
+ * import { Controller, Get } from "@nestjs/common";
  * import { defineErrors } from "@saferoute/api-kit/safe-response";
  * import { ApiSafeCatalogErrors } from "@saferoute/api-kit/safe-response/openapi";
  * const Errors = defineErrors({ USER_NOT_FOUND: { status: 404, message: "User not found" } });
  * @Controller("users")
- * class UsersController {
- *   @Get(":id")
- *   @ApiSafeCatalogErrors(Errors, ["USER_NOT_FOUND"])
- *   find(@Param("id") id: string) {
- *     throw Errors.exception("USER_NOT_FOUND", { details: { id } });
- *   }
- * }
+ * class Routes { @Get() @ApiSafeCatalogErrors(Errors, ["USER_NOT_FOUND"]) find() { return {}; } }
  * ```
  */
 export function ApiSafeCatalogErrors<K extends string>(

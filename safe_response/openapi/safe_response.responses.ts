@@ -1,8 +1,5 @@
 /**
- * `ApiSafeResponse`, `ApiPaginatedSafeResponse` and
- * `ApiCursorPaginatedSafeResponse`: OpenAPI documentation of success
- * envelopes around a model.
- *
+ * OpenAPI documentation of success envelopes around a model.
  * @module
  */
 import { applyDecorators } from "@nestjs/common";
@@ -12,16 +9,7 @@ import { httpStatusOption } from "../_route_checks.ts";
 import { ApiSafeComponents } from "./_components.ts";
 import { type OpenApiSchema, schemaRef } from "../_openapi_schemas.ts";
 
-/**
- * A model class documented as `data`: a DTO (registered as a component), or
- * `String`, `Number`, `Boolean`.
- * @example
- * ```ts
- * import type { SafeModel } from "@saferoute/api-kit/safe-response/openapi";
- * class UserDto { id!: string; }
- * const model: SafeModel = UserDto;
- * ```
- */
+/** A model class documented as `data`: a DTO, or `String`, `Number`, `Boolean`. */
 export type SafeModel = abstract new (...args: never[]) => unknown;
 
 /** What a documented success envelope holds besides `data`. */
@@ -82,11 +70,7 @@ function successSchema(model: SafeModel, shape: SuccessShape): OpenApiSchema {
   };
 }
 
-/**
- * Documents the success envelope at `status` (`application/json`), with the
- * component schemas and the model registered. Used by the decorators of this
- * file and the composites.
- */
+/** Documents the success envelope at `status`, registering the components and the model. */
 export function documentSuccess(
   model: SafeModel,
   status: number,
@@ -105,39 +89,26 @@ export function documentSuccess(
   return applyDecorators(...decorators);
 }
 
-/**
- * Options of `ApiSafeResponse`.
- * @example
- * ```ts
- * import type { ApiSafeResponseOptions } from "@saferoute/api-kit/safe-response/openapi";
- * const options: ApiSafeResponseOptions = { statusCode: 201, description: "Created user" };
- * ```
- */
+/** Options of `ApiSafeResponse`. */
 export interface ApiSafeResponseOptions {
   /** Response description (default: the status's reason phrase). */
   description?: string;
   /** `data` is an array of the model (default `false`). */
   isArray?: boolean;
-  /** Documented status (default 200). Documentation only: set the runtime status with `@HttpCode`. */
+  /** Documented status (default 200); the runtime status is `@HttpCode`'s. */
   statusCode?: number;
 }
 
 /**
- * Documents the route's success envelope with `data` of type `model` (or an
- * array of it). Registers the envelope components (`SafeSuccessResponse`,
- * `SafeResponseMeta`, ...) and the model.
+ * Documents the route's success envelope with `data` of type `model` (or an array of it).
  * @example
  * ```ts
- * import { Controller, Get, Param } from "@nestjs/common";
+ * import { Controller, Get } from "@nestjs/common";
  * import { ApiProperty } from "@nestjs/swagger";
  * import { ApiSafeResponse } from "@saferoute/api-kit/safe-response/openapi";
  * class UserDto { @ApiProperty() id!: string; }
  * @Controller("users")
- * class UsersController {
- *   @Get(":id")
- *   @ApiSafeResponse(UserDto, { description: "The user" })
- *   find(@Param("id") id: string): UserDto { return { id }; }
- * }
+ * class Routes { @Get() @ApiSafeResponse(UserDto, { isArray: true }) list(): UserDto[] { return []; } }
  * ```
  */
 export function ApiSafeResponse(
@@ -153,37 +124,24 @@ export function ApiSafeResponse(
   );
 }
 
-/**
- * Options of `ApiPaginatedSafeResponse` and `ApiCursorPaginatedSafeResponse`.
- * @example
- * ```ts
- * import type { ApiPaginatedSafeResponseOptions } from "@saferoute/api-kit/safe-response/openapi";
- * const options: ApiPaginatedSafeResponseOptions = { description: "One page of users" };
- * ```
- */
+/** Options of `ApiPaginatedSafeResponse` and `ApiCursorPaginatedSafeResponse`. */
 export interface ApiPaginatedSafeResponseOptions {
   /** Response description (default `OK`). */
   description?: string;
 }
 
 /**
- * Documents an offset-paginated success (status 200): `data` is an array of
- * `model` and `meta.pagination` a `SafePaginationMeta`. Pair it with
- * `Paginated` (or use `SafePaginatedEndpoint`), which documents the `page`
- * and `limit` query parameters (minimum 1, maximum `maxLimit`, default
- * `defaultLimit`) from the same options the runtime parses them with.
+ * Documents an offset-paginated success of `model`; pair it with `Paginated` (which documents the
+ * query parameters), or use `SafePaginatedEndpoint`.
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
- * import { ApiProperty } from "@nestjs/swagger";
  * import { Paginated } from "@saferoute/api-kit/safe-response/nest";
  * import { ApiPaginatedSafeResponse } from "@saferoute/api-kit/safe-response/openapi";
- * class UserDto { @ApiProperty() id!: string; }
+ * class UserDto { id!: string; }
  * @Controller("users")
- * class UsersController {
- *   @Get()
- *   @Paginated()
- *   @ApiPaginatedSafeResponse(UserDto)
+ * class Routes {
+ *   @Get() @Paginated() @ApiPaginatedSafeResponse(UserDto)
  *   list() { return { data: [] as UserDto[], total: 0, page: 1, limit: 20 }; }
  * }
  * ```
@@ -202,22 +160,17 @@ export function ApiPaginatedSafeResponse(
 }
 
 /**
- * Documents a cursor-paginated success (status 200): `data` is an array of
- * `model` and `meta.pagination` a `SafeCursorPaginationMeta`. Pair it with
- * `CursorPaginated` (or use `SafeCursorPaginatedEndpoint`), which documents
- * the `cursor` (at most 512 characters) and `limit` query parameters.
+ * Documents a cursor-paginated success of `model`; pair it with `CursorPaginated`, or use
+ * `SafeCursorPaginatedEndpoint`.
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
- * import { ApiProperty } from "@nestjs/swagger";
  * import { CursorPaginated } from "@saferoute/api-kit/safe-response/nest";
  * import { ApiCursorPaginatedSafeResponse } from "@saferoute/api-kit/safe-response/openapi";
- * class EventDto { @ApiProperty() id!: string; }
+ * class EventDto { id!: string; }
  * @Controller("events")
- * class EventsController {
- *   @Get()
- *   @CursorPaginated()
- *   @ApiCursorPaginatedSafeResponse(EventDto)
+ * class Routes {
+ *   @Get() @CursorPaginated() @ApiCursorPaginatedSafeResponse(EventDto)
  *   list() { return { data: [] as EventDto[], nextCursor: null, hasMore: false, limit: 20 }; }
  * }
  * ```

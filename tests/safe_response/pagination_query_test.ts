@@ -12,7 +12,9 @@ import {
   PaginationQueryError,
   type PaginationQueryOptions,
   parsePaginationQuery,
+  readPaginationQuery,
 } from "../../safe_response/pagination_query.ts";
+import { resolvePagination } from "../../safe_response/pagination.ts";
 
 const parse = (query: string, options: PaginationQueryOptions = {}) =>
   parsePaginationQuery(new URLSearchParams(query), options);
@@ -129,6 +131,22 @@ describe("parsePaginationQuery", () => {
     assert.throws(
       () => parse("", { maxLimit: 5, defaultLimit: 6 }),
       /`defaultLimit` must be at most/,
+    );
+  });
+});
+
+describe("readPaginationQuery", () => {
+  it("reads a route's resolved setting as parsePaginationQuery reads the same options", () => {
+    const setting = resolvePagination("cursor", { maxLimit: 50, defaultLimit: 20 }, "route");
+    for (const query of ["", "cursor=abc&limit=500", "limit=7"]) {
+      assert.deepEqual(
+        readPaginationQuery(new URLSearchParams(query), setting),
+        parse(query, { kind: "cursor", maxLimit: 50, defaultLimit: 20 }),
+      );
+    }
+    assert.equal(
+      refused(() => readPaginationQuery(new URLSearchParams("limit=0"), setting)),
+      "limit",
     );
   });
 });

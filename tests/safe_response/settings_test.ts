@@ -24,6 +24,23 @@ describe("resolveSettings", () => {
     assert.deepEqual(on.globalErrors, [401]);
   });
 
+  it("gives an option set to undefined its default, and names an unknown one", () => {
+    const explicit = resolveSettings({
+      timestamp: undefined,
+      validationDetails: undefined,
+      dateFormatter: undefined,
+      linkHeader: undefined,
+    });
+    assert.equal(explicit.timestamp, true);
+    assert.equal(explicit.validationDetails, "messages");
+    assert.equal(explicit.dateFormatter(new Date(0)), "1970-01-01T00:00:00.000Z");
+    assert.equal(explicit.linkHeader, false);
+    assert.throws(
+      () => resolveSettings({ toString: undefined } as never),
+      /^TypeError: SafeResponseModule: unknown option `toString`$/,
+    );
+  });
+
   it("validates the module's defaultLimit", () => {
     assert.equal(resolveSettings().defaultLimit, undefined);
     assert.equal(resolveSettings({ defaultLimit: 25 }).defaultLimit, 25);
