@@ -72,4 +72,11 @@ describe("apiKeyThrottlerTracker", () => {
     assert.equal(await apiKeyThrottlerTracker({ socket: { remoteAddress: "::1" } }), "ip:::1");
     assert.equal(await apiKeyThrottlerTracker({}), "ip:unknown");
   });
+
+  it("answers synchronously: throttler 4's getTracker(req) must return the string itself", () => {
+    // Throttler 4 builds its key from `this.getTracker(req)` without awaiting it.
+    const keyOf = (request: Record<string, unknown>) => `hits-${apiKeyThrottlerTracker(request)}`;
+    assert.equal(keyOf({ apiKey: { keyId: "k1" } }), "hits-key:k1");
+    assert.equal(keyOf({ ip: "1.2.3.4" }), "hits-ip:1.2.3.4");
+  });
 });
