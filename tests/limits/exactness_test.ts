@@ -49,7 +49,7 @@ async function readLine(reader: ReadableStreamDefaultReader<string>): Promise<st
   return seen;
 }
 
-/** Runs the firing processes, starting them together once all are ready; returns their answers. */
+/** Runs the firing processes, all firing at one wall-clock time once ready; returns their answers. */
 async function fire(kind: StoreKind, subject: string, nodeTree: string) {
   const plan = firings(kind);
   const children = plan.map(({ runtime, version }) => {
@@ -72,9 +72,10 @@ async function fire(kind: StoreKind, subject: string, nodeTree: string) {
     (await Promise.all(lines.map(readLine))).map((l) => l.trim()),
     Array(PROCESSES).fill("ready"),
   );
+  const startAt = Date.now() + 200;
   await Promise.all(children.map(async (child) => {
     const writer = child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode("go\n"));
+    await writer.write(new TextEncoder().encode(`${startAt}\n`));
     await writer.close();
   }));
   const outputs = await Promise.all(lines.map(readLine));

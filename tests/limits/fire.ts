@@ -1,8 +1,8 @@
 /**
  * One process of the exactness test, on Deno from the sources or on Node from
  * the npm build: opens the `kind` store through its client at `version`,
- * warms up, prints `ready`, waits for a line on stdin, fires `count`
- * concurrent checks of `subject` at limit 100, and prints
+ * warms up, prints `ready`, reads a wall-clock time (ms) on stdin, fires `count`
+ * concurrent checks of `subject` at limit 100 at that time, and prints
  * `{"allowed":N,"unavailable":N,"client":"<version loaded>"}`.
  *
  *   deno run -A tests/limits/fire.ts <postgres|redis> <subject> <count> <version>
@@ -19,8 +19,9 @@ await Promise.all(
   Array.from({ length: 5 }, () => limiter.check(`${subject}:warm`, policy, { cost: 0 })),
 );
 console.log("ready");
-await new Promise((resolve) => process.stdin.once("data", resolve));
+const go = await new Promise<string>((resolve) => process.stdin.once("data", resolve));
 process.stdin.pause();
+await new Promise((resolve) => setTimeout(resolve, Number(String(go).trim()) - Date.now()));
 const results = await Promise.all(
   Array.from({ length: Number(count) }, () => limiter.check(subject, policy)),
 );
