@@ -114,22 +114,22 @@ export function createThrottlerStorage(store: RateLimitStore): ThrottlerStorageL
 }
 
 /**
- * A throttler `getTracker`: `key:<id>` for a request the API-key guard
- * verified (`request.apiKey.keyId`), else `ip:<client IP>` (`request.ip`).
+ * A throttler tracker: `key:<id>` for a request the API-key guard verified
+ * (`request.apiKey.keyId`), else `ip:<client IP>` (`request.ip`). Synchronous,
+ * so it serves throttler 5 and 6's `getTracker` option and throttler 4's
+ * `getTracker(req)` override, which does not await.
  *
  * @example
  * ```ts
  * import { apiKeyThrottlerTracker } from "./throttler.ts";
  * // ThrottlerModule.forRoot({ throttlers: [...], getTracker: apiKeyThrottlerTracker })
- * await apiKeyThrottlerTracker({ apiKey: { keyId: "0190" } }); // "key:0190"
+ * apiKeyThrottlerTracker({ apiKey: { keyId: "0190" } }); // "key:0190"
  * ```
  */
-export function apiKeyThrottlerTracker(request: Record<string, unknown>): Promise<string> {
+export function apiKeyThrottlerTracker(request: Record<string, unknown>): string {
   const context = request.apiKey as { keyId?: unknown } | undefined;
-  if (typeof context?.keyId === "string" && context.keyId !== "") {
-    return Promise.resolve(`key:${context.keyId}`);
-  }
+  if (typeof context?.keyId === "string" && context.keyId !== "") return `key:${context.keyId}`;
   const socket = request.socket as { remoteAddress?: unknown } | undefined;
   const ip = typeof request.ip === "string" ? request.ip : socket?.remoteAddress;
-  return Promise.resolve(`ip:${typeof ip === "string" ? ip : "unknown"}`);
+  return `ip:${typeof ip === "string" ? ip : "unknown"}`;
 }

@@ -139,6 +139,25 @@ describe("compatibility matrix", () => {
     assert.deepEqual(devDependencies(2), ["typescript"]);
   });
 
+  it("derives a store client's range from the versions the rate-limit suite tests", () => {
+    const matrix = sample();
+    matrix.peers.redis = { optional: true };
+    assert.throws(
+      () => validateMatrix(matrix),
+      /set nest10-lowest has no version of the peer redis/,
+    );
+    matrix.storeClients = { redis: { versions: ["6.3.1", "6.3.0", "5.1.0"], tested: "limits" } };
+    validateMatrix(matrix);
+    assert.equal(peerRange(matrix, "redis"), "^5.1.0 || ^6.3.0");
+    assert.ok(
+      renderCompatibilityDoc(matrix).includes(
+        "| `redis` | `^5.1.0 \\|\\| ^6.3.0` | 6.3.1, 6.3.0, 5.1.0 | limits |",
+      ),
+    );
+    matrix.storeClients.ioredis = { versions: ["5.0.0"], tested: "limits" };
+    assert.throws(() => validateMatrix(matrix), /store client ioredis is not a peer/);
+  });
+
   it("rejects an app naming an unknown set, or listed twice", () => {
     const matrix = sample();
     matrix.apps.push({ ...matrix.apps[0] });
@@ -187,6 +206,18 @@ describe("the repository follows tests/consumers/matrix.json", { skip: !inReposi
       assert.deepEqual(locked, [], `${id} locks no @saferoute package`);
       for (const [name, version] of Object.entries(pkg.dependencies as Record<string, string>)) {
         assert.equal(lock.packages[`node_modules/${name}`]?.version, version, `${id}: ${name}`);
+      }
+    }
+  });
+
+  it("deno.json installs every store client version the rate-limit suite tests", () => {
+    const imports = Object.values(JSON.parse(read("deno.json")).imports);
+    for (const [name, client] of Object.entries(matrix.storeClients ?? {})) {
+      for (const version of client.versions) {
+        assert.ok(
+          imports.includes(`npm:${name}@${version}`),
+          `deno.json imports ${name}@${version}`,
+        );
       }
     }
   });

@@ -91,6 +91,14 @@ export interface PrismaResult {
   notes: string;
 }
 
+/** A store client the rate-limit suite tests at exact versions (no consumer app installs it). */
+export interface StoreClient {
+  /** The exact versions tested, both ends of each major its range admits. */
+  versions: string[];
+  /** What runs them. */
+  tested: string;
+}
+
 /** The checks every app runs (see {@link Matrix.suite}). */
 export interface Suite {
   /** The repository-relative folder the runner copies into each app as `shared/`. */
@@ -113,8 +121,10 @@ export interface Matrix {
   devDependencies: Record<string, string>;
   /** Tools only the apps with `@nestjs/swagger` install (the OpenAPI checks use them). */
   swaggerDevDependencies: Record<string, string>;
-  /** The npm package's peers; their ranges are derived from the sets. */
-  peers: Record<string, { optional: boolean; range?: string }>;
+  /** The npm package's peers; their ranges are derived from the sets or `storeClients`. */
+  peers: Record<string, { optional: boolean }>;
+  /** Peer name → the versions the rate-limit suite tests (`deno task test:limits`). */
+  storeClients?: Record<string, StoreClient>;
   /** Platform key → platform. */
   platforms: Record<string, Platform>;
   /** Set key → version set. */
@@ -157,9 +167,13 @@ export function validateMatrix(matrix: Matrix): void {
       if (!(name in set.packages)) throw new Error(`app ${id} pins ${name}, not in its set`);
     }
   }
+  for (const name of Object.keys(matrix.storeClients ?? {})) {
+    if (!(name in matrix.peers)) throw new Error(`store client ${name} is not a peer`);
+  }
   for (const [key, set] of Object.entries(matrix.sets)) {
-    for (const [name, peer] of Object.entries(matrix.peers)) {
-      if (peer.range === undefined && !(name in set.packages) && !(name in set.integrations)) {
+    for (const name of Object.keys(matrix.peers)) {
+      if (name in (matrix.storeClients ?? {})) continue;
+      if (!(name in set.packages) && !(name in set.integrations)) {
         throw new Error(`set ${key} has no version of the peer ${name}`);
       }
     }
@@ -233,31 +247,33 @@ export function compareVersions(a: string, b: string): number {
 }
 
 /**
- * The peer range of `name`: one caret range per major the running apps install (per minor below
- * 1.0, as caret ranges count), each from the lowest version of that major an app installs (a
- * pending app is not tested yet; an app without swagger tests no swagger). So the lower bound is
- * the tested lowest, and every major in the range is one an app runs.
+ * The peer range of `name`: one caret range per major tested (per minor below 1.0, as caret
+ * ranges count), each from the lowest version of that major tested: a store client's
+ * `storeClients` versions, else the versions the running apps install (a pending app is not
+ * tested yet; an app without swagger tests no swagger). So the lower bound is the tested lowest,
+ * and every major in the range is one that runs.
  */
 export function peerRange(matrix: Matrix, name: string): string {
-  const lowest = new Map<string, string>();
-  for (const app of matrix.apps) {
+  const tested = matrix.storeClients?.[name]?.versions ?? matrix.apps.flatMap((app) => {
     const version = app.pending === undefined ? appDependencies(matrix, app)[name] : undefined;
-    if (version === undefined) continue;
+    return version === undefined ? [] : [version];
+  });
+  const lowest = new Map<string, string>();
+  for (const version of tested) {
     const [major, minor] = parts(version);
     const key = major === 0 ? `0.${minor}` : `${major}`;
     const current = lowest.get(key);
     if (current === undefined || compareVersions(version, current) < 0) lowest.set(key, version);
   }
-  if (lowest.size === 0) throw new Error(`no running app installs ${name}`);
+  if (lowest.size === 0) throw new Error(`nothing tests ${name}`);
   return [...lowest.values()].sort(compareVersions).map((version) => `^${version}`).join(" || ");
 }
 
 /** Every peer with its derived range and whether it is optional. */
 export function peerRanges(matrix: Matrix): Record<string, { range: string; optional: boolean }> {
   const peers: Record<string, { range: string; optional: boolean }> = {};
-  for (const [name, { optional, range }] of Object.entries(sorted(matrix.peers))) {
-    // A peer no consumer app installs (pg: the PostgreSQL suite tests it) states its range.
-    peers[name] = { range: range ?? peerRange(matrix, name), optional };
+  for (const [name, { optional }] of Object.entries(sorted(matrix.peers))) {
+    peers[name] = { range: peerRange(matrix, name), optional };
   }
   return peers;
 }
@@ -315,6 +331,22 @@ export function renderCompatibilityDoc(matrix: Matrix): string {
       ]),
     ),
     "",
+    "## Store clients",
+    "",
+    "The rate-limit stores' clients are optional peers no consumer app installs: the rate-limit",
+    "suite runs each version below against the real server, on Deno from the sources and on Node",
+    "from the npm build. The peer range is derived from these versions.",
+    "",
+    ...table(
+      ["package", "range", "tested versions", "tested by"],
+      Object.entries(sorted(matrix.storeClients ?? {})).map(([name, client]) => [
+        `\`${name}\``,
+        `\`${peerRange(matrix, name)}\``,
+        client.versions.join(", "),
+        client.tested,
+      ]),
+    ),
+    "",
     "## Version sets",
     "",
     ...table(
@@ -329,7 +361,11 @@ export function renderCompatibilityDoc(matrix: Matrix): string {
     "app, so npm's peer resolution of each set is proven, and the shared checks exercise each one in",
     "every app, in both error formats: the throttler's `X-RateLimit-*` headers mirrored into",
     "`meta.rateLimit`, then its 429 as an error with `meta.rateLimit.retryAfter` (4.x is configured",
-    "with its own `forRoot` signature); nestjs-cls store values copied into `meta` on successes and",
+    "with its own `forRoot` signature), and the throttler over the package's rate-limit store",
+    "(`createThrottlerStorage` over the memory store, tracked by `apiKeyThrottlerTracker`: the",
+    "`getTracker` option from 5.x, the guard's `getTracker` override on 4.x) counting exact hits to",
+    "its 429, by key id across two client IPs, else by client IP; nestjs-cls store values copied",
+    "into `meta` on successes and",
     "errors, guard errors included, never overriding the module's own fields; nestjs-i18n",
     "translating `ResponseMessage` keys and error messages in the language of `?lang=` or",
     "`Accept-Language`, guard errors included.",

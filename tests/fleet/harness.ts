@@ -1,5 +1,6 @@
 /**
- * The fleet test's machinery: the Node copy of `instance.ts` on the npm build,
+ * The fleet test's machinery: the Node copy of `instance.ts` on the npm build
+ * (the limits suite's Node processes use it too),
  * starting and stopping instances, paced probes over loopback HTTP, and the
  * percentile report.
  *
@@ -29,11 +30,15 @@ function newest(dir: string): number {
   return latest;
 }
 
-/** Builds `npm/` when it is missing or older than the API-key sources. */
+/** The library folders the npm build compiles. */
+const LIBRARY_DIRS = ["api_keys", "safe_response", "client", "rate_limits"];
+
+/** Builds `npm/` when it is missing or older than the library sources. */
 async function ensureNpmBuild(): Promise<void> {
-  const marker = join(OUT_DIR, "esm", "api_keys", "postgres", "mod.js");
-  if (existsSync(marker) && statSync(marker).mtimeMs >= newest(join(ROOT, "api_keys"))) return;
-  console.log("# fleet: building npm/ (scripts/build_npm.ts --skip-checks)");
+  const marker = join(OUT_DIR, "esm", "rate_limits", "mod.js");
+  const sources = Math.max(...LIBRARY_DIRS.map((dir) => newest(join(ROOT, dir))));
+  if (existsSync(marker) && statSync(marker).mtimeMs >= sources) return;
+  console.log("# node tree: building npm/ (scripts/build_npm.ts --skip-checks)");
   const { success } = await new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", "scripts/build_npm.ts", "--skip-checks"],
     cwd: ROOT,
@@ -44,22 +49,26 @@ async function ensureNpmBuild(): Promise<void> {
 }
 
 /**
- * A folder Node runs `tests/fleet/instance.js` from: this folder's files and
- * the generated Prisma Client compiled to ESM, the built `npm/esm/` files over
- * the paths of the sources they come from (so the instance's relative imports
- * load the package), and the repository's `node_modules`. Returns its path.
+ * A folder Node runs test files from: `entries` (repository-relative; default
+ * the fleet's instance and the generated Prisma Client) and the files of their
+ * folders they import, compiled to ESM, the built `npm/esm/` files over the
+ * paths of the sources they come from (so relative imports of the library load
+ * the package), and the repository's `node_modules`. Returns its path.
  */
-export async function prepareNodeTree(): Promise<string> {
+export async function prepareNodeTree(
+  entries = ["tests/fleet/instance.ts", "generated/prisma/client.ts"],
+): Promise<string> {
   await ensureNpmBuild();
-  const tree = await Deno.makeTempDir({ prefix: "api-kit-fleet-" });
+  const tree = await Deno.makeTempDir({ prefix: "api-kit-node-" });
+  const folders = entries.map((entry) => entry.slice(0, entry.lastIndexOf("/") + 1));
   const { errors } = compile(
-    [join(ROOT, "tests/fleet/instance.ts"), join(ROOT, "generated/prisma/client.ts")],
+    entries.map((entry) => join(ROOT, entry)),
     compilerOptions("esm", tree, false),
-    (rel) => rel.startsWith("tests/fleet/") || rel.startsWith("generated/"),
+    (rel) => folders.some((folder) => rel.startsWith(folder)),
   );
   if (errors.length > 0) {
     // `deno check` is the type gate; tsc sees Node's types instead of Deno's.
-    console.log(`# fleet: tsc reported ${errors.length} type errors (emitted anyway)`);
+    console.log(`# node tree: tsc reported ${errors.length} type errors (emitted anyway)`);
   }
   cpSync(join(OUT_DIR, "esm"), tree, { recursive: true });
   Deno.writeTextFileSync(join(tree, "package.json"), '{ "type": "module" }\n');

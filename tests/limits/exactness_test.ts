@@ -1,53 +1,89 @@
 /**
  * Exactness across processes and all or nothing, on each real store:
- * 4 processes × 250 concurrent checks at limit 100 in one window accept
- * exactly 100; with two policies where the second denies, the first's
- * remaining count is unchanged in 1,000 of 1,000 trials.
+ * 4 processes (2 on Node from the npm build, 2 on Deno from the sources) ×
+ * 250 concurrent checks at limit 100 in one window accept exactly 100; the
+ * processes use the store client at each version the compatibility matrix
+ * tests (`storeClients`: both ends of its peer range). With two policies where
+ * the second denies, the first's remaining count is unchanged in 1,000 of
+ * 1,000 trials.
  */
-import { describe, it } from "node:test";
+import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createRateLimiter } from "../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../rate_limits/memory_store.ts";
-import { freshSubject, openStore, readyStores } from "./_services.ts";
+import { readMatrix } from "../consumers/update.ts";
+import { prepareNodeTree } from "../fleet/harness.ts";
+import { ROOT } from "../../scripts/npm_build/config.ts";
+import { freshSubject, openStore, readyStores, type StoreKind } from "./_services.ts";
 
 const PROCESSES = 4;
 const PER_PROCESS = 250;
 const TRIALS = 1_000;
 const quiet = { logger: () => {}, timeoutMs: 30_000 };
+const CLIENTS = readMatrix().storeClients ?? {};
+const FIRE = "tests/limits/fire.ts";
 
-/** Runs the four firing processes, starting them together once all are ready; returns their answers. */
-async function fire(kind: string, subject: string) {
-  const script = new URL("./fire.ts", import.meta.url).pathname;
-  const children = Array.from({ length: PROCESSES }, () =>
-    new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", script, kind, subject, String(PER_PROCESS)],
+/** One firing process: its runtime and the store client version it loads. */
+interface Firing {
+  runtime: "node" | "deno";
+  version: string;
+}
+
+/** The processes: Node then Deno, each runtime through every tested version of the client. */
+function firings(kind: StoreKind): Firing[] {
+  const versions = CLIENTS[kind === "redis" ? "redis" : "pg"].versions;
+  return Array.from({ length: PROCESSES }, (_, i) => ({
+    runtime: i < PROCESSES / 2 ? "node" : "deno",
+    version: versions[i % versions.length],
+  }));
+}
+
+/** Reads `reader` up to the end of a line; returns what it read. */
+async function readLine(reader: ReadableStreamDefaultReader<string>): Promise<string> {
+  let seen = "";
+  while (!seen.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    seen += value;
+  }
+  return seen;
+}
+
+/** Runs the firing processes, all firing at one wall-clock time once ready; returns their answers. */
+async function fire(kind: StoreKind, subject: string, nodeTree: string) {
+  const plan = firings(kind);
+  const children = plan.map(({ runtime, version }) => {
+    const args = [kind, subject, String(PER_PROCESS), version];
+    const [command, script] = runtime === "node"
+      ? ["node", [`${nodeTree}/${FIRE.replace(/\.ts$/, ".js")}`]]
+      : [Deno.execPath(), ["run", "-A", FIRE]];
+    return new Deno.Command(command, {
+      args: [...script, ...args],
+      cwd: ROOT,
       stdin: "piped",
       stdout: "piped",
       stderr: "inherit",
-    }).spawn());
+    }).spawn();
+  });
   const lines = children.map((child) =>
     child.stdout.pipeThrough(new TextDecoderStream()).getReader()
   );
-  const readLine = async (reader: ReadableStreamDefaultReader<string>, seen = "") => {
-    while (!seen.includes("\n")) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      seen += value;
-    }
-    return seen;
-  };
   assert.deepEqual(
-    (await Promise.all(lines.map((r) => readLine(r)))).map((l) => l.trim()),
+    (await Promise.all(lines.map(readLine))).map((l) => l.trim()),
     Array(PROCESSES).fill("ready"),
   );
+  const startAt = Date.now() + 200;
   await Promise.all(children.map(async (child) => {
     const writer = child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode("go\n"));
+    await writer.write(new TextEncoder().encode(`${startAt}\n`));
     await writer.close();
   }));
-  const outputs = await Promise.all(lines.map((reader) => readLine(reader)));
+  const outputs = await Promise.all(lines.map(readLine));
   for (const child of children) assert.equal((await child.status).code, 0);
-  return outputs.map((out) => JSON.parse(out.trim()) as { allowed: number; unavailable: number });
+  return outputs.map((out, i) => ({
+    ...plan[i],
+    ...JSON.parse(out.trim()) as { allowed: number; unavailable: number; client: string },
+  }));
 }
 
 /** All-or-nothing trials on `store`; returns the trials where the first policy kept its count. */
@@ -83,22 +119,38 @@ describe("in-memory store", () => {
   });
 });
 
-for (const kind of await readyStores("rate-limit exactness")) {
-  describe(`${kind} store`, () => {
-    it(`accepts exactly 100 of ${PROCESSES} processes × ${PER_PROCESS} concurrent checks`, async () => {
-      const answers = await fire(kind, freshSubject("exact"));
-      console.log(`${kind}: allowed per process ${answers.map((a) => a.allowed).join(", ")}`);
-      assert.deepEqual(answers.map((a) => a.unavailable), [0, 0, 0, 0]);
-      assert.equal(answers.reduce((sum, a) => sum + a.allowed, 0), 100);
-    });
-
-    it(`leaves the first policy unchanged when the second denies, ${TRIALS} of ${TRIALS}`, async () => {
-      const { store, close } = await openStore(kind);
-      try {
-        assert.equal(await allOrNothing(createRateLimiter({ ...quiet, store })), TRIALS);
-      } finally {
-        await close();
-      }
-    });
+const ready = await readyStores("rate-limit exactness");
+let nodeTree = "";
+describe("store processes", { skip: ready.length === 0 }, () => {
+  before(async () => {
+    nodeTree = await prepareNodeTree([FIRE]);
   });
-}
+  after(async () => {
+    if (nodeTree !== "") await Deno.remove(nodeTree, { recursive: true });
+  });
+
+  for (const kind of ready) {
+    describe(`${kind} store`, () => {
+      it(`accepts exactly 100 of ${PROCESSES} processes (Node and Deno) × ${PER_PROCESS} concurrent checks`, async () => {
+        const answers = await fire(kind, freshSubject("exact"), nodeTree);
+        console.log(
+          `${kind}: allowed per process ${
+            answers.map((a) => `${a.runtime} (client ${a.client}) ${a.allowed}`).join(", ")
+          }`,
+        );
+        assert.deepEqual(answers.map((a) => a.client), answers.map((a) => a.version));
+        assert.deepEqual(answers.map((a) => a.unavailable), [0, 0, 0, 0]);
+        assert.equal(answers.reduce((sum, a) => sum + a.allowed, 0), 100);
+      });
+
+      it(`leaves the first policy unchanged when the second denies, ${TRIALS} of ${TRIALS}`, async () => {
+        const { store, close } = await openStore(kind);
+        try {
+          assert.equal(await allOrNothing(createRateLimiter({ ...quiet, store })), TRIALS);
+        } finally {
+          await close();
+        }
+      });
+    });
+  }
+});

@@ -63,13 +63,17 @@ describe("createThrottlerStorage", () => {
 });
 
 describe("apiKeyThrottlerTracker", () => {
-  it("tracks by key id, else by client IP", async () => {
-    assert.equal(
-      await apiKeyThrottlerTracker({ apiKey: { keyId: "k1" }, ip: "1.2.3.4" }),
-      "key:k1",
-    );
-    assert.equal(await apiKeyThrottlerTracker({ ip: "1.2.3.4" }), "ip:1.2.3.4");
-    assert.equal(await apiKeyThrottlerTracker({ socket: { remoteAddress: "::1" } }), "ip:::1");
-    assert.equal(await apiKeyThrottlerTracker({}), "ip:unknown");
+  it("tracks by key id, else by client IP", () => {
+    assert.equal(apiKeyThrottlerTracker({ apiKey: { keyId: "k1" }, ip: "1.2.3.4" }), "key:k1");
+    assert.equal(apiKeyThrottlerTracker({ ip: "1.2.3.4" }), "ip:1.2.3.4");
+    assert.equal(apiKeyThrottlerTracker({ socket: { remoteAddress: "::1" } }), "ip:::1");
+    assert.equal(apiKeyThrottlerTracker({}), "ip:unknown");
+  });
+
+  it("answers synchronously: throttler 4's getTracker(req) must return the string itself", () => {
+    // Throttler 4 builds its key from `this.getTracker(req)` without awaiting it.
+    const keyOf = (request: Record<string, unknown>) => `hits-${apiKeyThrottlerTracker(request)}`;
+    assert.equal(keyOf({ apiKey: { keyId: "k1" } }), "hits-key:k1");
+    assert.equal(keyOf({ ip: "1.2.3.4" }), "hits-ip:1.2.3.4");
   });
 });

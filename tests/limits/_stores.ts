@@ -1,0 +1,106 @@
+/**
+ * Opening the limits suite's real stores, on Deno from the sources and on Node
+ * from the npm build (tests/limits/_node.ts compiles this file): `DATABASE_URL`
+ * and `REDIS_URL`, and the store clients at the versions the compatibility
+ * matrix tests (tests/consumers/matrix.json, `storeClients`).
+ */
+import process from "node:process";
+import { createRequire } from "node:module";
+import type pgModule from "pg";
+import type * as redisModule from "redis";
+import { createPostgresRateLimitStore } from "../../rate_limits/postgres/mod.ts";
+import { createRedisRateLimitStore } from "../../rate_limits/redis/mod.ts";
+import type { RateLimitStore } from "../../rate_limits/store.ts";
+
+/** Where the suite's services are. */
+export const DATABASE_URL = process.env.DATABASE_URL;
+/** Redis URL. */
+export const REDIS_URL = process.env.REDIS_URL;
+
+/** The store kinds on a real service. */
+export type StoreKind = "postgres" | "redis";
+
+const requireHere = createRequire(import.meta.url);
+
+/**
+ * `pkg` at exactly `version` (`deno.json` imports it, so Deno installs it under
+ * `node_modules/.deno/`), or the repository's own when `version` is undefined,
+ * with the version loaded. Throws when that version is not installed.
+ */
+export function loadClient<T>(pkg: string, version?: string): { module: T; version: string } {
+  const dir = version === undefined
+    ? pkg
+    : new URL(`../../node_modules/.deno/${pkg}@${version}/node_modules/${pkg}`, import.meta.url)
+      .pathname;
+  const manifest = requireHere(`${dir}/package.json`) as { version: string };
+  return { module: requireHere(dir) as T, version: manifest.version };
+}
+
+/** A connected node-redis client that never crashes the process on a lost connection. */
+export async function connectRedis(url: string, timeoutMs = 5_000, version?: string) {
+  const { createClient } = loadClient<typeof redisModule>("redis", version).module;
+  const client = createClient({
+    url,
+    socket: { connectTimeout: timeoutMs, reconnectStrategy: 100 },
+  });
+  client.on("error", () => {});
+  return await client.connect();
+}
+
+/** A store on a real service, with what closes it. */
+export interface RealStore {
+  kind: StoreKind;
+  store: RateLimitStore;
+  /** Round trips (Redis commands or PostgreSQL statements) the store sent. */
+  sent: () => number;
+  close: () => Promise<void>;
+}
+
+/**
+ * Opens a store of `kind` on `url` (default: the suite's), counting what it
+ * sends, through the store client at `version` (default: the repository's).
+ */
+export async function openStore(
+  kind: StoreKind,
+  url?: string,
+  max = 5,
+  version?: string,
+): Promise<RealStore> {
+  let sent = 0;
+  if (kind === "postgres") {
+    const pg = loadClient<typeof pgModule>("pg", version).module;
+    const pool = new pg.Pool({ connectionString: url ?? DATABASE_URL, max });
+    pool.on("error", () => {});
+    const counted = {
+      query: (text: string, values?: unknown[]) => (sent++, pool.query(text, values)),
+    };
+    return {
+      kind,
+      store: createPostgresRateLimitStore({ pool: counted }),
+      sent: () => sent,
+      close: () => pool.end(),
+    };
+  }
+  const client = await connectRedis(url ?? REDIS_URL!, 5_000, version);
+  const counted = {
+    evalSha: (
+      sha: string,
+      options: { keys: string[]; arguments: string[] },
+    ) => (sent++, client.evalSha(sha, options)),
+    eval: (
+      script: string,
+      options: { keys: string[]; arguments: string[] },
+    ) => (sent++, client.eval(script, options)),
+  };
+  return {
+    kind,
+    store: createRedisRateLimitStore({ client: counted }),
+    sent: () => sent,
+    close: () => Promise.resolve(client.destroy()),
+  };
+}
+
+/** A subject no earlier run used. */
+export function freshSubject(label: string): string {
+  return `${label}:${crypto.randomUUID()}`;
+}
