@@ -1,7 +1,7 @@
 /**
- * Rule of the source tree: every library file has a test file named after it
+ * Rules of the source tree: every library file has a test file named after it
  * (tests/<path>/<name>_test.ts, importing that file itself, not its folder's
- * mod.ts).
+ * mod.ts), and the two cores carry at most 0.6 comment lines per code line.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -19,6 +19,25 @@ function sourceFiles(dir: string): string[] {
 }
 
 const LIBRARY_FILES = LIBRARY_DIRS.flatMap(sourceFiles).sort();
+
+/** Comment lines (JSDoc included) and non-blank code lines of `text`. */
+function commentAndCodeLines(text: string): { comment: number; code: number } {
+  let comment = 0;
+  let code = 0;
+  let inBlock = false;
+  for (const raw of text.split("\n")) {
+    const line = raw.trim();
+    if (line === "") continue;
+    if (inBlock || line.startsWith("/*") || line.startsWith("//")) {
+      comment++;
+      if (line.startsWith("/*")) inBlock = !line.includes("*/");
+      else if (inBlock && line.includes("*/")) inBlock = false;
+    } else {
+      code++;
+    }
+  }
+  return { comment, code };
+}
 
 /** The modules `text` (a test at `base`) imports by relative path, as URLs. */
 function importedPaths(text: string, base: URL): string[] {
@@ -45,5 +64,25 @@ describe("source tree", () => {
       return !importedPaths(text, new URL(test, ROOT)).includes(target);
     });
     assert.deepEqual(missing, []);
+  });
+
+  for (const dir of ["api_keys", "safe_response"]) {
+    it(`${dir}/ carries at most 0.6 comment lines per code line`, () => {
+      let comment = 0;
+      let code = 0;
+      for (const file of sourceFiles(dir)) {
+        const counts = commentAndCodeLines(readFileSync(new URL(file, ROOT), "utf8"));
+        comment += counts.comment;
+        code += counts.code;
+      }
+      assert.ok(comment / code <= 0.6, `${comment} comment lines / ${code} code lines`);
+    });
+  }
+
+  it("counts comment and code lines", () => {
+    assert.deepEqual(commentAndCodeLines("/**\n * a\n */\nconst a = 1; // b\n\n// c\nf();\n"), {
+      comment: 4,
+      code: 2,
+    });
   });
 });
