@@ -49,6 +49,8 @@ export interface MemoryRateLimitStoreOptions {
 export interface MemoryRateLimitStore extends RateLimitStore {
   /** Window counters and credit balances kept. */
   readonly size: number;
+  /** See `RateLimitStore.changeCredits`. */
+  changeCredits: NonNullable<RateLimitStore["changeCredits"]>;
 }
 
 /** One counter's log: accepted units by time, oldest first, from `head`. */

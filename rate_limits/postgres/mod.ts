@@ -71,6 +71,8 @@ export interface PostgresRateLimitStoreOptions {
 export interface PostgresRateLimitStore extends RateLimitStore {
   /** Deletes idle window rows (one statement; never balances); resolves to how many. Run it now and then. */
   deleteExpired(): Promise<number>;
+  /** See `RateLimitStore.changeCredits`. */
+  changeCredits: NonNullable<RateLimitStore["changeCredits"]>;
 }
 
 const COLUMNS = "SELECT allowed, remaining::float8 AS remaining, reset_ms::float8 AS reset_ms";

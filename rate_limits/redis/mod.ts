@@ -116,6 +116,8 @@ export interface CreditBalance {
 export interface RedisRateLimitStore extends RateLimitStore {
   /** Balances spent or changed through this store since the last drain, read now (one script per balance). */
   drainCreditChanges(): Promise<CreditBalance[]>;
+  /** See `RateLimitStore.changeCredits`. */
+  changeCredits: NonNullable<RateLimitStore["changeCredits"]>;
 }
 
 /** Hex SHA-1 of `text` (Redis names scripts by it). */
