@@ -12,7 +12,7 @@
 import { MAX_CREDITS } from "../credits.ts";
 
 /** Lua helpers of both scripts: the refill boundaries (UTC calendar) and a balance with its refill applied. */
-const CREDIT_LUA = `
+export const CREDIT_LUA = `
 local DAY = 86400000
 local function days(y, m, d)
   if m <= 2 then y = y - 1 end

@@ -2,7 +2,9 @@
  * Exactness across processes and all or nothing, on each real store:
  * 4 processes × 250 concurrent checks at limit 100 in one window accept
  * exactly 100; with two policies where the second denies, the first's
- * remaining count is unchanged in 1,000 of 1,000 trials.
+ * remaining count is unchanged in 1,000 of 1,000 trials. Credits: 4 processes ×
+ * 2,500 concurrent spends of a balance of 1,000 accept exactly 1,000 and leave
+ * 0, never less.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -16,11 +18,11 @@ const TRIALS = 1_000;
 const quiet = { logger: () => {}, timeoutMs: 30_000 };
 
 /** Runs the four firing processes, starting them together once all are ready; returns their answers. */
-async function fire(kind: string, subject: string) {
+async function fire(kind: string, subject: string, perProcess = PER_PROCESS, mode = "window") {
   const script = new URL("./fire.ts", import.meta.url).pathname;
   const children = Array.from({ length: PROCESSES }, () =>
     new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", script, kind, subject, String(PER_PROCESS)],
+      args: ["run", "-A", script, kind, subject, String(perProcess), mode],
       stdin: "piped",
       stdout: "piped",
       stderr: "inherit",
@@ -47,7 +49,9 @@ async function fire(kind: string, subject: string) {
   }));
   const outputs = await Promise.all(lines.map((reader) => readLine(reader)));
   for (const child of children) assert.equal((await child.status).code, 0);
-  return outputs.map((out) => JSON.parse(out.trim()) as { allowed: number; unavailable: number });
+  return outputs.map((out) =>
+    JSON.parse(out.trim()) as { allowed: number; unavailable: number; least: number }
+  );
 }
 
 /** All-or-nothing trials on `store`; returns the trials where the first policy kept its count. */
@@ -90,6 +94,24 @@ for (const kind of await readyStores("rate-limit exactness")) {
       console.log(`${kind}: allowed per process ${answers.map((a) => a.allowed).join(", ")}`);
       assert.deepEqual(answers.map((a) => a.unavailable), [0, 0, 0, 0]);
       assert.equal(answers.reduce((sum, a) => sum + a.allowed, 0), 100);
+    });
+
+    it(`spends a balance of 1,000 exactly once: ${PROCESSES} processes × 2,500 concurrent spends`, async () => {
+      const subject = freshSubject("credits");
+      const answers = await fire(kind, subject, 2_500, "credits");
+      console.log(`${kind}: credits spent per process ${answers.map((a) => a.allowed).join(", ")}`);
+      assert.deepEqual(answers.map((a) => a.unavailable), [0, 0, 0, 0]);
+      assert.equal(answers.reduce((sum, a) => sum + a.allowed, 0), 1_000);
+      assert.ok(answers.every((a) => a.least === 0), JSON.stringify(answers));
+      const { store, close } = await openStore(kind);
+      try {
+        const [left] = await store.check([
+          { kind: "credit", subject, name: "credits", cost: 0, initial: 1_000 },
+        ]);
+        assert.deepEqual(left, { allowed: true, remaining: 0, resetMs: -1 });
+      } finally {
+        await close();
+      }
     });
 
     it(`leaves the first policy unchanged when the second denies, ${TRIALS} of ${TRIALS}`, async () => {
