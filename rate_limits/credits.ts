@@ -8,15 +8,7 @@
 import { assertCount } from "./policy.ts";
 import type { CreditChange, CreditRefill } from "./store.ts";
 
-/**
- * Most credits in a balance, refill, cost or change (exact in every store).
- *
- * @example
- * ```ts
- * import { MAX_CREDITS } from "./credits.ts";
- * MAX_CREDITS; // 1e15
- * ```
- */
+/** Most credits in a balance, refill, cost or change (exact in every store). */
 export const MAX_CREDITS = 1e15;
 
 /** Longest `everyMs` (366 days). */

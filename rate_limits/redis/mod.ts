@@ -20,7 +20,6 @@
  */
 import {
   byKind,
-  type CounterResult,
   type CreditCounter,
   type RateLimitCounter,
   type RateLimitStore,
