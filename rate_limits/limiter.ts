@@ -1,12 +1,26 @@
 /**
  * The rate limiter: validates a check, asks the store once with every policy's
- * counter, bounds the wait by `timeoutMs`, and applies the failure policy.
+ * counter and the credit balance, bounds the wait by `timeoutMs`, and applies the failure policy.
  *
  * @module
  */
 import { createMemoryRateLimitStore } from "./memory_store.ts";
-import { assertCount, compileRateLimitPolicies, type RateLimitPolicy } from "./policy.ts";
-import { assertSubject, type CounterResult, type RateLimitStore } from "./store.ts";
+import {
+  assertCount,
+  assertName,
+  compileRateLimitPolicies,
+  type RateLimitPolicy,
+} from "./policy.ts";
+import {
+  assertSubject,
+  type CounterResult,
+  type CreditChange,
+  type CreditCounter,
+  type CreditRefill,
+  type RateLimitCounter,
+  type RateLimitStore,
+} from "./store.ts";
+import { assertCreditChange, assertCredits, compileCreditRefill, MAX_CREDITS } from "./credits.ts";
 
 /** Reported at most once per `metricIntervalMs` while the store fails or times out. */
 export interface RateLimitMetric {
@@ -40,10 +54,26 @@ export interface RateLimiterOptions {
 
 /** Options of one check. */
 export interface RateLimitCheckOptions {
-  /** Units this request counts on every policy (default: each policy's `cost`); 0 only checks. */
+  /** Units this request counts on every policy and spends of `credits` (default: each policy's `cost`, 1 credit); 0 only checks. */
   cost?: number;
   /** One subject per policy, in order, in place of `check`'s `subject` (e.g. a tenant's shared counter beside a key's). */
   subjects?: readonly string[];
+  /** A credit balance to spend from in the same atomic step as the policies. */
+  credits?: RateLimitCredits;
+}
+
+/** The credit balance of a check: a `CreditCounter` without `kind` and `cost`; `subject` defaults to the check's, `name` to `credits`. */
+export interface RateLimitCredits {
+  /** Balance to start from when the store holds none (0–`MAX_CREDITS`). */
+  readonly initial: number;
+  /** When `initial` was true, in ms since the epoch (default: now). */
+  readonly initialAt?: number;
+  /** Refill rule. */
+  readonly refill?: CreditRefill;
+  /** Whose balance (default: the check's subject), e.g. one shared by a key and its rotated successor. */
+  readonly subject?: string;
+  /** Balance name (a policy name; default `credits`). */
+  readonly name?: string;
 }
 
 /** One policy's answer. */
@@ -62,6 +92,8 @@ export interface RateLimitResult {
   readonly unavailable: boolean;
   /** Each policy's answer, in the order given. */
   readonly policies: readonly RateLimitPolicyResult[];
+  /** The balance's answer when the check named `credits` and the store answered. */
+  readonly credits?: CounterResult;
 }
 
 /** A rate limiter over one store. */
@@ -69,14 +101,46 @@ export interface RateLimiter {
   /** The failure policy in force. */
   readonly onStoreError: "open" | "closed";
   /**
-   * Checks `subject` against every policy at once; all or nothing. Throws a
-   * `TypeError` for a bad subject, policy or cost; never for a store failure.
+   * Checks `subject` against every policy and `options.credits` at once; all or
+   * nothing (`policies` may be empty when `credits` is given). Throws a
+   * `TypeError` for a bad subject, policy, cost or credits; never for a store failure.
    */
   check(
     subject: string,
     policies: readonly RateLimitPolicy[],
     options?: RateLimitCheckOptions,
   ): Promise<RateLimitResult>;
+  /**
+   * Sets or adds to the balance `credits` names (its refill due applied first),
+   * atomically with concurrent spends. Throws a `TypeError` for bad input or a
+   * store without `changeCredits`; rejects when the store fails.
+   */
+  changeCredits(
+    subject: string,
+    credits: RateLimitCredits,
+    change: CreditChange,
+  ): Promise<CounterResult>;
+}
+
+/** The credit counter of `credits` for `subject`; a `TypeError` names the bad field. */
+function creditCounter(subject: string, credits: RateLimitCredits, cost: number): CreditCounter {
+  if (typeof credits !== "object" || credits === null) {
+    throw new TypeError("credits must be an object");
+  }
+  const { initialAt } = credits;
+  if (initialAt !== undefined && assertCount(initialAt, 0, "credits.initialAt") > 8.64e15) {
+    throw new TypeError("credits.initialAt must be at most 8640000000000000");
+  }
+  const refill = compileCreditRefill(credits.refill);
+  return {
+    kind: "credit",
+    subject: credits.subject === undefined ? subject : assertSubject(credits.subject),
+    name: credits.name === undefined ? "credits" : assertName(credits.name, "credits.name"),
+    cost,
+    initial: assertCredits(credits.initial, "credits.initial"),
+    ...(initialAt === undefined ? {} : { initialAt }),
+    ...(refill === undefined ? {} : { refill }),
+  };
 }
 
 const TIMEOUT = Symbol("timeout");
@@ -158,7 +222,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     }`,
   ], () => {});
 
-  const ask = async (counters: Parameters<RateLimitStore["check"]>[0]) => {
+  const ask = async (counters: readonly RateLimitCounter[]) => {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<typeof TIMEOUT>((resolve) => {
       timer = setTimeout(() => resolve(TIMEOUT), timeoutMs);
@@ -179,7 +243,10 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     onStoreError,
     async check(subject, policies, checkOptions = {}) {
       assertSubject(subject);
-      const compiled = compileRateLimitPolicies(policies);
+      const { credits } = checkOptions;
+      const compiled = credits !== undefined && Array.isArray(policies) && policies.length === 0
+        ? []
+        : compileRateLimitPolicies(policies);
       const cost = checkOptions.cost === undefined
         ? undefined
         : assertCount(checkOptions.cost, 0, "cost");
@@ -188,7 +255,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
         throw new TypeError("subjects must name one subject per policy");
       }
       subjects?.forEach(assertSubject);
-      const counters = compiled.map((policy, i) => ({
+      const counters: RateLimitCounter[] = compiled.map((policy, i) => ({
         kind: "window" as const,
         subject: subjects?.[i] ?? subject,
         name: policy.name,
@@ -196,19 +263,42 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
         windowMs: policy.windowMs,
         cost: cost ?? policy.cost,
       }));
+      if (credits !== undefined) {
+        if (cost !== undefined && cost > MAX_CREDITS) {
+          throw new TypeError(`cost must be at most ${MAX_CREDITS} with credits`);
+        }
+        counters.push(creditCounter(subject, credits, cost ?? 1));
+      }
       const answer = await ask(counters);
       if (typeof answer === "string") {
         report(answer);
         return unavailable;
       }
-      const results = answer.map((result, i) => ({
-        name: compiled[i].name,
-        limit: compiled[i].limit,
-        remaining: result.remaining,
-        resetMs: result.resetMs,
-        allowed: result.allowed,
+      const results = compiled.map((policy, i) => ({
+        name: policy.name,
+        limit: policy.limit,
+        remaining: answer[i].remaining,
+        resetMs: answer[i].resetMs,
+        allowed: answer[i].allowed,
       }));
-      return { allowed: results.every((r) => r.allowed), unavailable: false, policies: results };
+      const allowed = answer.every((r) => r.allowed);
+      if (credits === undefined) return { allowed, unavailable: false, policies: results };
+      const { allowed: ok, remaining, resetMs } = answer[compiled.length];
+      return {
+        allowed,
+        unavailable: false,
+        policies: results,
+        credits: { allowed: ok, remaining, resetMs },
+      };
+    },
+    changeCredits(subject, credits, change) {
+      assertSubject(subject);
+      const counter = creditCounter(subject, credits, 0);
+      const valid = assertCreditChange(change);
+      if (typeof store.changeCredits !== "function") {
+        throw new TypeError(`the ${store.name ?? "custom"} store cannot change credits`);
+      }
+      return store.changeCredits(counter, valid);
     },
   };
 }

@@ -1,18 +1,27 @@
 /**
- * The in-memory store (one process): a sliding log per counter, bounded in
- * counters, idle counters swept as checks run.
+ * The in-memory store (one process): a sliding log per window counter and a
+ * balance per credit counter, each bounded in number; idle window counters
+ * swept as checks run.
  *
  * @module
  */
-import type { CounterResult, RateLimitCounter, RateLimitStore } from "./store.ts";
+import type {
+  CounterResult,
+  CreditCounter,
+  RateLimitCounter,
+  RateLimitStore,
+  WindowCounter,
+} from "./store.ts";
 import { assertCount } from "./policy.ts";
+import { assertCreditChange, creditPeriod, MAX_CREDITS, refillParams } from "./credits.ts";
 
 /** Options of `createMemoryRateLimitStore`. */
 export interface MemoryRateLimitStoreOptions {
   /**
-   * Most counters kept (default 100,000). Past it the least recently checked
-   * counter is dropped, even when its window still counts units: size it above
-   * the peak of active subjects × policies.
+   * Most window counters, and most credit balances, kept (default 100,000 each).
+   * Past it the least recently checked one is dropped, even when its window
+   * still counts units (a dropped balance restarts from `initial`): size it
+   * above the peak of active subjects × policies.
    */
   maxCounters?: number;
   /** Clock in ms (default `Date.now`); tests inject a fake one. */
@@ -21,8 +30,10 @@ export interface MemoryRateLimitStoreOptions {
 
 /** The in-memory store, with `size` (counters kept) for monitoring. */
 export interface MemoryRateLimitStore extends RateLimitStore {
-  /** Counters kept. */
+  /** Window counters and credit balances kept. */
   readonly size: number;
+  /** See `RateLimitStore.changeCredits`. */
+  changeCredits: NonNullable<RateLimitStore["changeCredits"]>;
 }
 
 /** One counter's log: accepted units by time, oldest first, from `head`. */
@@ -49,7 +60,7 @@ function prune(log: Log, now: number): void {
 /** The answer of one counter whose log is pruned to `now`. */
 function answer(
   log: Log,
-  counter: RateLimitCounter,
+  counter: WindowCounter,
   now: number,
   consumed: boolean,
 ): CounterResult {
@@ -73,6 +84,12 @@ function answer(
   return { allowed: false, remaining: limit - total, resetMs: windowMs };
 }
 
+/** A credit balance: credits left, as of a time (ms) or the refill boundary it last took. */
+interface Balance {
+  credits: number;
+  asOf: number;
+}
+
 /**
  * Creates the in-memory store: exact within one process, lost on restart.
  * Memory: at most `maxCounters` counters, each holding at most
@@ -94,6 +111,7 @@ export function createMemoryRateLimitStore(
   const maxCounters = assertCount(options.maxCounters ?? 100_000, 1, "maxCounters");
   const clock = options.now ?? Date.now;
   const logs = new Map<string, Log>();
+  const balances = new Map<string, Balance>();
 
   /** Drops idle counters from the least recently checked end, and any over the bound. */
   const sweep = (now: number) => {
@@ -105,27 +123,71 @@ export function createMemoryRateLimitStore(
     }
   };
 
+  /** Moves `key` to the most recently used end of `map` and returns its value, creating it. */
+  const touch = <V>(map: Map<string, V>, key: string, create: () => V): V => {
+    const value = map.get(key) ?? create();
+    map.delete(key);
+    map.set(key, value);
+    return value;
+  };
+
+  /** `counter`'s balance at `now`, the refill due applied, with its refill amount and next boundary. */
+  const balanceOf = (counter: CreditCounter, now: number) => {
+    const balance = touch(balances, `${counter.subject}\n${counter.name}`, () => ({
+      credits: counter.initial,
+      asOf: counter.initialAt ?? now,
+    }));
+    const [amount, every, day] = refillParams(counter.refill);
+    const [start, next] = creditPeriod(now, every, day);
+    if (amount > 0 && start > balance.asOf) {
+      balance.credits = amount;
+      balance.asOf = start;
+    }
+    return { balance, amount, resetMs: next < 0 ? -1 : next - now };
+  };
+
+  const windowOf = (counter: WindowCounter, now: number) => {
+    const log = touch(logs, `${counter.subject}\n${counter.name}`, () => ({
+      times: [],
+      units: [],
+      head: 0,
+      total: 0,
+      windowMs: counter.windowMs,
+    }));
+    log.windowMs = counter.windowMs;
+    // A clock that stepped back counts from the newest entry, keeping the log ordered.
+    const at = Math.max(now, log.times[log.times.length - 1] ?? now);
+    prune(log, at);
+    return { log, at };
+  };
+
   const checkNow = (counters: readonly RateLimitCounter[]): CounterResult[] => {
     const now = clock();
-    const entries = counters.map((counter) => {
-      const key = `${counter.subject}\n${counter.name}`;
-      let log = logs.get(key);
-      if (log === undefined) {
-        log = { times: [], units: [], head: 0, total: 0, windowMs: counter.windowMs };
-      } else {
-        logs.delete(key);
-      }
-      logs.set(key, log);
-      log.windowMs = counter.windowMs;
-      // A clock that stepped back counts from the newest entry, keeping the log ordered.
-      const at = Math.max(now, log.times[log.times.length - 1] ?? now);
-      prune(log, at);
-      return { log, counter, at };
-    });
-    const consume = entries.every(({ log, counter }) => log.total + counter.cost <= counter.limit);
-    const results = entries.map(({ log, counter, at }) => {
+    const entries = counters.map((counter) =>
+      counter.kind === "credit"
+        ? { counter, credit: balanceOf(counter, now) }
+        : { counter, window: windowOf(counter, now) }
+    );
+    const consume = entries.every(({ counter, credit, window }) =>
+      credit
+        ? credit.balance.credits >= counter.cost
+        : window!.log.total + counter.cost <= (counter as WindowCounter).limit
+    );
+    const results = entries.map(({ counter, credit, window }): CounterResult => {
       const consumed = consume && counter.cost > 0;
-      const result = answer(log, counter, at, consumed);
+      if (credit) {
+        const { balance, amount, resetMs } = credit;
+        const allowed = balance.credits >= counter.cost;
+        const result = {
+          allowed,
+          remaining: balance.credits - (consumed ? counter.cost : 0),
+          resetMs: !allowed && counter.cost > amount ? -1 : resetMs,
+        };
+        if (consumed) balance.credits -= counter.cost;
+        return result;
+      }
+      const { log, at } = window!;
+      const result = answer(log, counter as WindowCounter, at, consumed);
       if (consumed) {
         const last = log.times.length - 1;
         if (last >= log.head && log.times[last] === at) log.units[last] += counter.cost;
@@ -138,20 +200,33 @@ export function createMemoryRateLimitStore(
       return result;
     });
     sweep(now);
+    while (balances.size > maxCounters) balances.delete(balances.keys().next().value!);
     return results;
+  };
+
+  /** Runs `fn` as a promise: its throw becomes a rejection. */
+  const settle = <T>(fn: () => T): Promise<T> => {
+    try {
+      return Promise.resolve(fn());
+    } catch (error) {
+      return Promise.reject(error);
+    }
   };
 
   return {
     name: "memory",
     get size() {
-      return logs.size;
+      return logs.size + balances.size;
     },
-    check: (counters) => {
-      try {
-        return Promise.resolve(checkNow(counters));
-      } catch (error) {
-        return Promise.reject(error);
-      }
-    },
+    check: (counters) => settle(() => checkNow(counters)),
+    changeCredits: (counter, change) =>
+      settle(() => {
+        const valid = assertCreditChange(change);
+        const { balance, resetMs } = balanceOf(counter, clock());
+        balance.credits = "set" in valid
+          ? valid.set
+          : Math.min(MAX_CREDITS, Math.max(0, balance.credits + valid.add));
+        return { allowed: true, remaining: balance.credits, resetMs };
+      }),
   };
 }

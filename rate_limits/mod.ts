@@ -1,6 +1,6 @@
 /**
- * Rate limits (`@saferoute/api-kit/rate-limits`): named policies checked all
- * or nothing against a store, exact within each window (a sliding log, see
+ * Rate limits (`@saferoute/api-kit/rate-limits`): named policies and credit
+ * balances checked all or nothing against a store, exact within each window (a sliding log, see
  * docs/rate-limits.md). The in-memory store is here; the PostgreSQL and Redis
  * stores are `./rate-limits/postgres` and `./rate-limits/redis`. Also the
  * `@nestjs/throttler` storage over any store. Imports nothing.
@@ -19,9 +19,11 @@
  *
  * @module
  */
+export { compileCreditRefill, compileCredits, type Credits, MAX_CREDITS } from "./credits.ts";
 export {
   createRateLimiter,
   type RateLimitCheckOptions,
+  type RateLimitCredits,
   type RateLimiter,
   type RateLimiterOptions,
   type RateLimitMetric,
@@ -41,6 +43,9 @@ export {
 } from "./policy.ts";
 export {
   type CounterResult,
+  type CreditChange,
+  type CreditCounter,
+  type CreditRefill,
   MAX_SUBJECT_LENGTH,
   type RateLimitCounter,
   type RateLimitStore,

@@ -39,18 +39,23 @@ export function assertCount(value: unknown, min: number, what: string): number {
   return value;
 }
 
+/** Throws a `TypeError` naming `what` unless `name` is a policy name. */
+export function assertName(name: unknown, what: string): string {
+  if (typeof name !== "string" || name.length > 64 || !NAME.test(name)) {
+    throw new TypeError(
+      `${what} must be 1-64 characters of a-z 0-9 _ - . * starting with a-z or *`,
+    );
+  }
+  return name;
+}
+
 /** Validates one policy; a `TypeError` names the policy and the field. */
 function compileOne(input: unknown, index: number): CompiledRateLimitPolicy {
   if (typeof input !== "object" || input === null) {
     throw new TypeError(`rate-limit policy #${index} must be an object`);
   }
   const policy = input as Record<string, unknown>;
-  const name = policy.name;
-  if (typeof name !== "string" || name.length > 64 || !NAME.test(name)) {
-    throw new TypeError(
-      `rate-limit policy #${index}: name must be 1-64 characters of a-z 0-9 _ - . * starting with a-z or *`,
-    );
-  }
+  const name = assertName(policy.name, `rate-limit policy #${index}: name`);
   const label = `rate-limit policy "${name}"`;
   return Object.freeze({
     name,

@@ -25,18 +25,63 @@ export interface WindowCounter {
   readonly cost: number;
 }
 
-/** Any counter a store checks (today only `WindowCounter`). */
-export type RateLimitCounter = WindowCounter;
+/**
+ * How a credit balance refills: at each boundary it is SET to `amount` (unused
+ * credits do not carry over). `daily`/`monthly` boundaries are UTC midnights
+ * (`monthly` on `day`, default 1, clamped to the month's last day); `everyMs`
+ * boundaries are multiples of `everyMs` since the Unix epoch.
+ */
+export type CreditRefill =
+  | {
+    /** Balance after a refill. */
+    readonly amount: number;
+    /** Refill at UTC midnight every day, or on `day` of every month. */
+    readonly interval: "daily" | "monthly";
+    /** Day of the month (1–31; only with `monthly`). */
+    readonly day?: number;
+  }
+  | {
+    /** Balance after a refill. */
+    readonly amount: number;
+    /** Refill period in ms. */
+    readonly everyMs: number;
+  };
+
+/** A credit balance: `cost` fits when the balance (after any refill due) is at least `cost`; a store holding none starts from `initial`. */
+export interface CreditCounter {
+  /** Counter kind. */
+  readonly kind: "credit";
+  /** Whose balance (as `WindowCounter.subject`). */
+  readonly subject: string;
+  /** Balance name (a policy name). */
+  readonly name: string;
+  /** Credits this request spends (0 checks without spending). */
+  readonly cost: number;
+  /** Balance to start from when the store holds none (e.g. the last written-back one). */
+  readonly initial: number;
+  /** When `initial` was true, in ms since the epoch (default: now); refills since then apply. */
+  readonly initialAt?: number;
+  /** Refill rule (none: the balance only falls). */
+  readonly refill?: CreditRefill;
+}
+
+/** Any counter a store checks. */
+export type RateLimitCounter = WindowCounter | CreditCounter;
+
+/** A change of a credit balance: `set` replaces it, `add` adds (negative subtracts); clamped to 0–`MAX_CREDITS`. */
+export type CreditChange = { readonly set: number } | { readonly add: number };
 
 /** One counter's answer, in the order the counters were given. */
 export interface CounterResult {
   /** Whether this counter's `cost` fits. */
   readonly allowed: boolean;
-  /** Units left in the window after this check (consumed only when every counter fits). */
+  /** Units left in the window, or credits left, after this check (consumed only when every counter fits). */
   readonly remaining: number;
   /**
-   * Allowed: ms until `remaining` next grows (0 when nothing is counted). Denied: ms
-   * until this `cost` fits (`windowMs` when it exceeds `limit` and never fits).
+   * Window: allowed, ms until `remaining` next grows (0 when nothing is counted);
+   * denied, ms until this `cost` fits (`windowMs` when it exceeds `limit` and never
+   * fits). Credit: ms until the next refill; -1 when there is none, or when denied
+   * and no refill makes this `cost` fit.
    */
   readonly resetMs: number;
 }
@@ -51,6 +96,11 @@ export interface RateLimitStore {
   readonly name?: string;
   /** Checks and, when all fit, consumes every counter; one round trip. */
   check(counters: readonly RateLimitCounter[]): Promise<readonly CounterResult[]>;
+  /**
+   * Applies the refill due, then `change`, to `counter`'s balance in one atomic
+   * step (its `cost` is ignored); resolves to the balance and ms to the next refill.
+   */
+  changeCredits?(counter: CreditCounter, change: CreditChange): Promise<CounterResult>;
   /** Releases the store's own resources (never the client the caller passed in). */
   close?(): Promise<void> | void;
 }
@@ -74,4 +124,25 @@ export function assertSubject(subject: unknown): string {
     }
   }
   return subject;
+}
+
+/**
+ * Splits `counters` into window and credit counters (stores that answer
+ * windows first) and puts such answers back in the order given.
+ */
+export function byKind(counters: readonly RateLimitCounter[]): {
+  windows: WindowCounter[];
+  credits: CreditCounter[];
+  inOrder: <T>(answers: readonly T[]) => T[];
+} {
+  const windows: WindowCounter[] = [];
+  const credits: CreditCounter[] = [];
+  const slots = counters.map((c) =>
+    c.kind === "credit" ? -1 - (credits.push(c) - 1) : windows.push(c) - 1
+  );
+  return {
+    windows,
+    credits,
+    inOrder: (answers) => slots.map((s) => answers[s >= 0 ? s : windows.length - 1 - s]),
+  };
 }

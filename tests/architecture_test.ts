@@ -213,7 +213,7 @@ describe("architecture", () => {
     for (const dir of ["rate_limits/postgres/", "rate_limits/redis/"]) {
       for (const file of sourceFiles(dir)) {
         for (const specifier of importsOf(file)) {
-          assert.match(specifier, /^(\.\/[\w.]+|\.\.\/(store|policy))\.ts$/, file);
+          assert.match(specifier, /^(\.\/[\w.]+|\.\.\/(store|policy|credits))\.ts$/, file);
         }
       }
     }

@@ -18,8 +18,14 @@
  *
  * @module
  */
-import type { CounterResult, RateLimitCounter, RateLimitStore } from "../store.ts";
-import { CHECK_SCRIPT } from "./_script.ts";
+import {
+  byKind,
+  type CreditCounter,
+  type RateLimitCounter,
+  type RateLimitStore,
+} from "../store.ts";
+import { assertCreditChange, refillParams } from "../credits.ts";
+import { CHANGE_SCRIPT, CHECK_SCRIPT } from "./_script.ts";
 
 /** Arguments of a script call, as node-redis takes them. */
 export interface RedisScriptArguments {
@@ -41,8 +47,38 @@ export interface RedisScriptClient {
 export interface RedisRateLimitStoreOptions {
   /** A connected client; the caller owns and closes it. */
   client: RedisScriptClient;
-  /** Key prefix (default `rl:`); keys are `<prefix>{<subject>}:<policy>` and that plus `:n`. */
+  /**
+   * Key prefix (default `rl:`); a window's keys are `<prefix>{<subject>}:<policy>`
+   * and that plus `:n`, a credit balance's `<prefix>{<subject>}:<name>:c`.
+   */
   prefix?: string;
+}
+
+/**
+ * A balance to write back: credits left at `at` (ms since the epoch, the server's
+ * clock). Give them back as the counter's `initial` and `initialAt`.
+ */
+export interface CreditBalance {
+  /** Whose balance. */
+  readonly subject: string;
+  /** Balance name. */
+  readonly name: string;
+  /** Credits left. */
+  readonly remaining: number;
+  /** When, on the server's clock. */
+  readonly at: number;
+}
+
+/**
+ * The Redis store. Credit balances live in Redis (no expiry); write them back
+ * with `drainCreditChanges` every `persistIntervalMs` and on close, and pass the
+ * last written-back balance as `initial` so a Redis that lost it reloads from there.
+ */
+export interface RedisRateLimitStore extends RateLimitStore {
+  /** Balances spent or changed through this store since the last drain, read now (one script per balance). */
+  drainCreditChanges(): Promise<CreditBalance[]>;
+  /** See `RateLimitStore.changeCredits`. */
+  changeCredits: NonNullable<RateLimitStore["changeCredits"]>;
 }
 
 /** Hex SHA-1 of `text` (Redis names scripts by it). */
@@ -52,9 +88,9 @@ async function sha1(text: string): Promise<string> {
 }
 
 /**
- * Creates the Redis store. One round trip per check: `EVALSHA`, or `EVAL`
- * once when the server does not hold the script yet (after a restart or
- * `SCRIPT FLUSH`). Throws a `TypeError` without a client.
+ * Creates the Redis store. One round trip per check (window and credit counters
+ * together): `EVALSHA`, or `EVAL` once when the server does not hold the script
+ * yet (after a restart or `SCRIPT FLUSH`). Throws a `TypeError` without a client.
  *
  * @example
  * ```ts
@@ -63,37 +99,84 @@ async function sha1(text: string): Promise<string> {
  * const store = createRedisRateLimitStore({ client: await createClient().connect() });
  * ```
  */
-export function createRedisRateLimitStore(options: RedisRateLimitStoreOptions): RateLimitStore {
+export function createRedisRateLimitStore(
+  options: RedisRateLimitStoreOptions,
+): RedisRateLimitStore {
   const client = options?.client;
   if (typeof client?.evalSha !== "function" || typeof client.eval !== "function") {
     throw new TypeError("createRedisRateLimitStore needs a connected redis client as `client`");
   }
   const prefix = options.prefix ?? "rl:";
-  const hash = sha1(CHECK_SCRIPT);
+  const hashes = new Map([CHECK_SCRIPT, CHANGE_SCRIPT].map((script) => [script, sha1(script)]));
+  const changed = new Map<string, CreditCounter>();
+
+  const run = async (script: string, call: RedisScriptArguments) => {
+    try {
+      return await client.evalSha(await hashes.get(script)!, call);
+    } catch (error) {
+      if (!String((error as Error)?.message).startsWith("NOSCRIPT")) throw error;
+      return await client.eval(script, call);
+    }
+  };
+  const creditKey = (c: CreditCounter) => `${prefix}{${c.subject}}:${c.name}:c`;
+  const creditArgs = (c: CreditCounter) =>
+    [c.initial, c.initialAt ?? "", ...refillParams(c.refill)].map(String);
+
+  /** Runs one check; resolves to its answers in order and the server's time. */
+  const checkAt = async (counters: readonly RateLimitCounter[]) => {
+    const { windows, credits, inOrder } = byKind(counters);
+    const keys = windows.flatMap((c) => {
+      const log = `${prefix}{${c.subject}}:${c.name}`;
+      return [log, `${log}:n`];
+    });
+    keys.push(...credits.map(creditKey));
+    const args = [String(windows.length)];
+    for (const c of windows) args.push(String(c.limit), String(c.windowMs), String(c.cost));
+    for (const c of credits) args.push(String(c.cost), ...creditArgs(c));
+    const reply = await run(CHECK_SCRIPT, { keys, arguments: args });
+    if (!Array.isArray(reply) || reply.length !== counters.length * 3 + 1) {
+      throw new TypeError("the Redis script answered an unexpected reply");
+    }
+    const answers = inOrder(counters.map((_, i) => ({
+      allowed: Number(reply[3 * i]) === 1,
+      remaining: Number(reply[3 * i + 1]),
+      resetMs: Number(reply[3 * i + 2]),
+    })));
+    if (answers.every((a) => a.allowed)) {
+      for (const c of credits) if (c.cost > 0) changed.set(creditKey(c), c);
+    }
+    return { answers, at: Number(reply[reply.length - 1]) };
+  };
+
   return {
     name: "redis",
-    async check(counters: readonly RateLimitCounter[]): Promise<CounterResult[]> {
-      const keys = counters.flatMap((c) => {
-        const log = `${prefix}{${c.subject}}:${c.name}`;
-        return [log, `${log}:n`];
+    check: async (counters) => (await checkAt(counters)).answers,
+    async changeCredits(counter, change) {
+      const valid = assertCreditChange(change);
+      const [how, n] = "set" in valid ? ["set", valid.set] : ["add", valid.add];
+      const key = creditKey(counter);
+      const reply = await run(CHANGE_SCRIPT, {
+        keys: [key],
+        arguments: [...creditArgs(counter), how, String(n)],
       });
-      const args = counters.flatMap((c) => [String(c.limit), String(c.windowMs), String(c.cost)]);
-      const call = { keys, arguments: args };
-      let reply: unknown;
-      try {
-        reply = await client.evalSha(await hash, call);
-      } catch (error) {
-        if (!String((error as Error)?.message).startsWith("NOSCRIPT")) throw error;
-        reply = await client.eval(CHECK_SCRIPT, call);
-      }
-      if (!Array.isArray(reply) || reply.length !== counters.length * 3) {
+      if (!Array.isArray(reply) || reply.length !== 2) {
         throw new TypeError("the Redis script answered an unexpected reply");
       }
-      return counters.map((_, i) => ({
-        allowed: Number(reply[3 * i]) === 1,
-        remaining: Number(reply[3 * i + 1]),
-        resetMs: Number(reply[3 * i + 2]),
-      }));
+      changed.set(key, counter);
+      return { allowed: true, remaining: Number(reply[0]), resetMs: Number(reply[1]) };
+    },
+    async drainCreditChanges() {
+      const drained = [...changed];
+      changed.clear();
+      try {
+        return await Promise.all(drained.map(async ([, counter]) => {
+          const { answers: [read], at } = await checkAt([{ ...counter, cost: 0 }]);
+          return { subject: counter.subject, name: counter.name, remaining: read.remaining, at };
+        }));
+      } catch (error) {
+        for (const [key, counter] of drained) if (!changed.has(key)) changed.set(key, counter);
+        throw error;
+      }
     },
   };
 }

@@ -5,7 +5,8 @@
  * processes use the store client at each version the compatibility matrix
  * tests (`storeClients`: both ends of its peer range). With two policies where
  * the second denies, the first's remaining count is unchanged in 1,000 of
- * 1,000 trials.
+ * 1,000 trials. Credits: the same 4 processes × 2,500 concurrent spends of a
+ * balance of 1,000 accept exactly 1,000 and leave 0, never less.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -50,10 +51,16 @@ async function readLine(reader: ReadableStreamDefaultReader<string>): Promise<st
 }
 
 /** Runs the firing processes, all firing at one wall-clock time once ready; returns their answers. */
-async function fire(kind: StoreKind, subject: string, nodeTree: string) {
+async function fire(
+  kind: StoreKind,
+  subject: string,
+  nodeTree: string,
+  perProcess = PER_PROCESS,
+  mode = "window",
+) {
   const plan = firings(kind);
   const children = plan.map(({ runtime, version }) => {
-    const args = [kind, subject, String(PER_PROCESS), version];
+    const args = [kind, subject, String(perProcess), version, mode];
     const [command, script] = runtime === "node"
       ? ["node", [`${nodeTree}/${FIRE.replace(/\.ts$/, ".js")}`]]
       : [Deno.execPath(), ["run", "-A", FIRE]];
@@ -82,7 +89,12 @@ async function fire(kind: StoreKind, subject: string, nodeTree: string) {
   for (const child of children) assert.equal((await child.status).code, 0);
   return outputs.map((out, i) => ({
     ...plan[i],
-    ...JSON.parse(out.trim()) as { allowed: number; unavailable: number; client: string },
+    ...JSON.parse(out.trim()) as {
+      allowed: number;
+      unavailable: number;
+      client: string;
+      least: number;
+    },
   }));
 }
 
@@ -141,6 +153,29 @@ describe("store processes", { skip: ready.length === 0 }, () => {
         assert.deepEqual(answers.map((a) => a.client), answers.map((a) => a.version));
         assert.deepEqual(answers.map((a) => a.unavailable), [0, 0, 0, 0]);
         assert.equal(answers.reduce((sum, a) => sum + a.allowed, 0), 100);
+      });
+
+      it(`spends a balance of 1,000 exactly once: ${PROCESSES} processes (Node and Deno) × 2,500 concurrent spends`, async () => {
+        const subject = freshSubject("credits");
+        const answers = await fire(kind, subject, nodeTree, 2_500, "credits");
+        console.log(
+          `${kind}: credits spent per process ${
+            answers.map((a) => `${a.runtime} (client ${a.client}) ${a.allowed}`).join(", ")
+          }`,
+        );
+        assert.deepEqual(answers.map((a) => a.client), answers.map((a) => a.version));
+        assert.deepEqual(answers.map((a) => a.unavailable), [0, 0, 0, 0]);
+        assert.equal(answers.reduce((sum, a) => sum + a.allowed, 0), 1_000);
+        assert.ok(answers.every((a) => a.least === 0), JSON.stringify(answers));
+        const { store, close } = await openStore(kind);
+        try {
+          const [left] = await store.check([
+            { kind: "credit", subject, name: "credits", cost: 0, initial: 1_000 },
+          ]);
+          assert.deepEqual(left, { allowed: true, remaining: 0, resetMs: -1 });
+        } finally {
+          await close();
+        }
       });
 
       it(`leaves the first policy unchanged when the second denies, ${TRIALS} of ${TRIALS}`, async () => {

@@ -2,16 +2,18 @@
  * One process of the exactness test, on Deno from the sources or on Node from
  * the npm build: opens the `kind` store through its client at `version`,
  * warms up, prints `ready`, reads a wall-clock time (ms) on stdin, fires `count`
- * concurrent checks of `subject` at limit 100 at that time, and prints
- * `{"allowed":N,"unavailable":N,"client":"<version loaded>"}`.
+ * concurrent checks of `subject` at limit 100 (or, with `credits`, spends of a
+ * balance of 1,000, sent to the store directly) at that time, and prints
+ * `{"allowed":N,"unavailable":N,"client":"<version loaded>","least":N}`
+ * (`least`: the lowest `remaining` answered).
  *
- *   deno run -A tests/limits/fire.ts <postgres|redis> <subject> <count> <version>
+ *   deno run -A tests/limits/fire.ts <postgres|redis> <subject> <count> <version> [credits]
  */
 import process from "node:process";
 import { createRateLimiter } from "../../rate_limits/limiter.ts";
 import { loadClient, openStore, type StoreKind } from "./_stores.ts";
 
-const [kind, subject, count, version] = process.argv.slice(2);
+const [kind, subject, count, version, mode] = process.argv.slice(2);
 const { store, close } = await openStore(kind as StoreKind, undefined, 5, version);
 const limiter = createRateLimiter({ store, timeoutMs: 30_000, logger: () => {} });
 const policy = [{ name: "exact", limit: 100, windowMs: 60_000 }];
@@ -22,12 +24,20 @@ console.log("ready");
 const go = await new Promise<string>((resolve) => process.stdin.once("data", resolve));
 process.stdin.pause();
 await new Promise((resolve) => setTimeout(resolve, Number(String(go).trim()) - Date.now()));
+// Credits go to the store itself: no timeout, so a slow commit is waited for, never "open".
+const credit = { kind: "credit" as const, subject, name: "credits", cost: 1, initial: 1_000 };
 const results = await Promise.all(
-  Array.from({ length: Number(count) }, () => limiter.check(subject, policy)),
+  Array.from({ length: Number(count) }, async () => {
+    if (mode !== "credits") return await limiter.check(subject, policy);
+    const [result] = await store.check([credit]);
+    return { allowed: result.allowed, unavailable: false, credits: result, policies: [] };
+  }),
 );
 await close();
+const answered = results.filter((r) => !r.unavailable);
 console.log(JSON.stringify({
   allowed: results.filter((r) => r.allowed).length,
-  unavailable: results.filter((r) => r.unavailable).length,
+  unavailable: results.length - answered.length,
   client: loadClient(kind === "redis" ? "redis" : "pg", version).version,
+  least: Math.min(...answered.map((r) => r.credits?.remaining ?? r.policies[0].remaining)),
 }));

@@ -3,13 +3,20 @@
  * way, and the fast-check commands the model-based tests run against a store.
  */
 import fc from "fast-check";
-import type { CounterResult, WindowCounter } from "../../rate_limits/store.ts";
+import type {
+  CounterResult,
+  CreditCounter,
+  CreditRefill,
+  RateLimitCounter,
+  WindowCounter,
+} from "../../rate_limits/store.ts";
 
 /** The documented algorithm, naively: filter, sum, search. */
 export class ReferenceStore {
   readonly logs = new Map<string, { t: number; u: number }[]>();
 
-  check(counters: readonly WindowCounter[], now: number): CounterResult[] {
+  /** Checks `counters`; consumes only when they all fit and `othersFit`. */
+  check(counters: readonly WindowCounter[], now: number, othersFit = true): CounterResult[] {
     const logs = counters.map((c) => {
       const key = `${c.subject}|${c.name}`;
       const log = (this.logs.get(key) ?? []).filter((e) => e.t > now - c.windowMs);
@@ -18,7 +25,7 @@ export class ReferenceStore {
     });
     const sum = (entries: { u: number }[]) => entries.reduce((a, e) => a + e.u, 0);
     const fits = counters.map((c, i) => sum(logs[i]) + c.cost <= c.limit);
-    const consume = fits.every(Boolean);
+    const consume = fits.every(Boolean) && othersFit;
     return counters.map((c, i) => {
       const log = logs[i];
       const total = sum(log);
@@ -92,4 +99,154 @@ export function maxInWindow(accepted: { t: number; u: number }[], windowMs: numb
     max = Math.max(max, inside.reduce((a, e) => a + e.u, 0));
   }
   return max;
+}
+
+const DAY = 86_400_000;
+
+/** The days of a UTC month (0-based, any integer), walked one by one from its first. */
+function daysOfMonth(year: number, month: number): number[] {
+  const first = new Date(Date.UTC(year, month, 1));
+  const days = [];
+  for (let t = first.getTime(); new Date(t).getUTCMonth() === first.getUTCMonth(); t += DAY) {
+    days.push(t);
+  }
+  return days;
+}
+
+/** Every refill boundary of `refill` between `from` and `to` (ms), naively listed. */
+export function boundaries(refill: CreditRefill, from: number, to: number): number[] {
+  const out: number[] = [];
+  if ("everyMs" in refill) {
+    for (let t = Math.ceil(from / refill.everyMs) * refill.everyMs; t <= to; t += refill.everyMs) {
+      out.push(t);
+    }
+    return out;
+  }
+  const start = new Date(from);
+  for (let m = start.getUTCMonth() - 1, y = start.getUTCFullYear();; m++) {
+    const days = daysOfMonth(y, m);
+    if (days[0] > to) return out;
+    const picks = refill.interval === "daily"
+      ? days
+      : [days[Math.min(refill.day ?? 1, days.length) - 1]];
+    out.push(...picks.filter((t) => t >= from && t <= to));
+  }
+}
+
+/** The documented credit rules, naively: a balance as of a time; each boundary since sets it. */
+export class ReferenceCredits {
+  readonly balances = new Map<string, { credits: number; asOf: number }>();
+
+  /** The balance of `c` at `now` after the refills due, and ms to the next refill (-1: none). */
+  settle(c: CreditCounter, now: number) {
+    const key = `${c.subject}|${c.name}`;
+    const state = this.balances.get(key) ?? { credits: c.initial, asOf: c.initialAt ?? now };
+    this.balances.set(key, state);
+    if (c.refill === undefined) return { state, resetMs: -1, amount: 0 };
+    const due = boundaries(c.refill, state.asOf + 1, now);
+    if (due.length > 0) {
+      state.credits = c.refill.amount;
+      state.asOf = due[due.length - 1];
+    }
+    const next = boundaries(c.refill, now + 1, now + 32 * DAY)[0];
+    return { state, resetMs: next - now, amount: c.refill.amount };
+  }
+
+  /** Sets or adds (clamped at 0), after the refill due. */
+  change(c: CreditCounter, change: { set: number } | { add: number }, now: number): CounterResult {
+    const { state, resetMs } = this.settle(c, now);
+    state.credits = "set" in change ? change.set : Math.max(0, state.credits + change.add);
+    return { allowed: true, remaining: state.credits, resetMs };
+  }
+}
+
+/** Window and credit counters together, all or nothing: the two references side by side. */
+export class ReferenceCombined {
+  readonly windows = new ReferenceStore();
+  readonly credits = new ReferenceCredits();
+
+  check(counters: readonly RateLimitCounter[], now: number): CounterResult[] {
+    const credits = counters.filter((c): c is CreditCounter => c.kind === "credit")
+      .map((c) => ({ c, ...this.credits.settle(c, now) }));
+    const creditsFit = credits.every(({ c, state }) => state.credits >= c.cost);
+    const windowCounters = counters.filter((c): c is WindowCounter => c.kind === "window");
+    const windows = this.windows.check(windowCounters, now, creditsFit);
+    const consume = creditsFit && windows.every((r) => r.allowed);
+    const creditResults = credits.map(({ c, state, resetMs, amount }) => {
+      const allowed = state.credits >= c.cost;
+      const result = {
+        allowed,
+        remaining: state.credits - (consume ? c.cost : 0),
+        resetMs: !allowed && c.cost > amount ? -1 : resetMs,
+      };
+      if (consume) state.credits -= c.cost;
+      return result;
+    });
+    return counters.map((c) =>
+      c.kind === "credit"
+        ? creditResults.shift()!
+        : windows[windowCounters.indexOf(c as WindowCounter)]
+    );
+  }
+}
+
+/** Refill rules the credit commands pick from: none, everyMs, daily, monthly with 29–31 clamps. */
+export const REFILLS: (CreditRefill | undefined)[] = [
+  undefined,
+  { amount: 6, everyMs: 3_600_000 },
+  { amount: 4, interval: "daily" },
+  { amount: 9, interval: "monthly" },
+  { amount: 7, interval: "monthly", day: 29 },
+  { amount: 8, interval: "monthly", day: 30 },
+  { amount: 5, interval: "monthly", day: 31 },
+];
+
+/** One step: after `advanceMs`, a check (windows picked, a credit counter at `cost`) or a change. */
+export interface CreditCommand {
+  advanceMs: number;
+  subject: string;
+  refill: number;
+  picks: number[];
+  cost: number;
+  change?: { set: number } | { add: number };
+}
+
+/** Sequences crossing hours, days and month ends (up to ~40 days a step). */
+export const creditCommands: fc.Arbitrary<CreditCommand[]> = fc.array(
+  fc.record({
+    advanceMs: fc.oneof(
+      fc.constant(0),
+      fc.integer({ min: 1, max: 1_500 }),
+      fc.integer({ min: 1, max: 3 * DAY }),
+      fc.integer({ min: 1, max: 40 * DAY }),
+    ),
+    subject: fc.constantFrom("s1", "s2"),
+    refill: fc.integer({ min: 0, max: REFILLS.length - 1 }),
+    picks: fc.uniqueArray(fc.integer({ min: 0, max: POLICIES.length - 1 }), {
+      maxLength: POLICIES.length,
+    }),
+    cost: fc.integer({ min: 0, max: 4 }),
+    change: fc.option(
+      fc.oneof(
+        fc.record({ set: fc.integer({ min: 0, max: 20 }) }),
+        fc.record({ add: fc.integer({ min: -10, max: 10 }) }),
+      ),
+      { nil: undefined, freq: 4 },
+    ),
+  }),
+  { minLength: 1, maxLength: 60 },
+);
+
+/** The credit counter of a command (one balance per subject and refill rule). */
+export function creditOf(command: CreditCommand, initialAt?: number): CreditCounter {
+  const refill = REFILLS[command.refill];
+  return {
+    kind: "credit",
+    subject: command.subject,
+    name: `c${command.refill}`,
+    cost: command.cost,
+    initial: 10,
+    ...(initialAt === undefined ? {} : { initialAt }),
+    ...(refill === undefined ? {} : { refill }),
+  };
 }

@@ -145,4 +145,44 @@ describe("createRateLimiter", () => {
     await createRateLimiter({ ...quiet, store: counting }).check("k", [api, burst]);
     assert.deepEqual(calls, [2]);
   });
+
+  it("spends credits in the same check (policies may be empty) and changes them", async () => {
+    const limiter = createRateLimiter(quiet);
+    const credits = { initial: 2 };
+    const first = await limiter.check("k", [burst], { credits });
+    assert.deepEqual([first.allowed, first.credits], [true, {
+      allowed: true,
+      remaining: 1,
+      resetMs: -1,
+    }]);
+    const denied = await limiter.check("k", [burst], { credits });
+    assert.equal(denied.credits?.remaining, 1, "a rate-limit denial spends nothing");
+    assert.equal((await limiter.check("k", [], { credits, cost: 1 })).credits?.remaining, 0);
+    assert.equal((await limiter.check("k", [], { credits })).allowed, false);
+    assert.equal((await limiter.changeCredits("k", credits, { add: 5 })).remaining, 5);
+    const shared = { ...credits, subject: "root", name: "plan" };
+    await limiter.check("old", [], { credits: shared });
+    assert.equal((await limiter.check("new", [], { credits: shared })).credits?.remaining, 0);
+  });
+
+  it("throws a TypeError naming bad credits, and for a store without changeCredits", async () => {
+    const limiter = createRateLimiter(quiet);
+    for (
+      const [credits, field] of [
+        [{ initial: -1 }, /credits\.initial/],
+        [{ initial: 1, refill: { amount: 1, interval: "daily", day: 3 } }, /credits\.refill\.day/],
+        [{ initial: 1, name: "Bad Name" }, /credits\.name/],
+        [{ initial: 1, initialAt: -5 }, /credits\.initialAt/],
+      ] as const
+    ) {
+      await assert.rejects(limiter.check("k", [], { credits: credits as never }), field);
+    }
+    await assert.rejects(limiter.check("k", []), TypeError);
+    assert.throws(() => limiter.changeCredits("k", { initial: 1 }, { set: -1 }), TypeError);
+    const bare = createRateLimiter({ ...quiet, store: failing });
+    assert.throws(
+      () => bare.changeCredits("k", { initial: 1 }, { set: 1 }),
+      /cannot change credits/,
+    );
+  });
 });

@@ -2,7 +2,16 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { createMemoryRateLimitStore } from "../../rate_limits/memory_store.ts";
-import { commands, countersOf, maxInWindow, POLICIES, ReferenceStore } from "./_model.ts";
+import {
+  commands,
+  countersOf,
+  creditCommands,
+  creditOf,
+  maxInWindow,
+  POLICIES,
+  ReferenceCombined,
+  ReferenceStore,
+} from "./_model.ts";
 
 const counter = (subject: string, cost = 1, limit = 2, windowMs = 1_000) => ({
   kind: "window" as const,
@@ -74,5 +83,131 @@ describe("createMemoryRateLimitStore", () => {
 
   it("throws a TypeError for a bad maxCounters", () => {
     assert.throws(() => createMemoryRateLimitStore({ maxCounters: 0 }), TypeError);
+  });
+});
+
+describe("createMemoryRateLimitStore with credit counters", () => {
+  it("answers as the reference: spends, refills across days and month ends (29-31 clamps), cost 0, changes, all or nothing", async () => {
+    await fc.assert(
+      fc.asyncProperty(creditCommands, fc.integer({ min: 0, max: 400 }), async (script, day0) => {
+        let now = Date.UTC(2023, 11, 1) + day0 * 86_400_000 - 3_600_000;
+        const store = createMemoryRateLimitStore({ now: () => now });
+        const reference = new ReferenceCombined();
+        for (const command of script) {
+          now += command.advanceMs;
+          const credit = creditOf(command);
+          if (command.change) {
+            assert.deepEqual(
+              await store.changeCredits(credit, command.change),
+              reference.credits.change(credit, command.change, now),
+            );
+          } else {
+            const counters = [...countersOf(command), credit];
+            assert.deepEqual(await store.check(counters), reference.check(counters, now));
+          }
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("applies set/add racing with spends in the order issued, never below 0", async () => {
+    await fc.assert(
+      fc.asyncProperty(creditCommands, async (script) => {
+        let now = Date.UTC(2024, 1, 28, 23, 59, 59, 990);
+        const store = createMemoryRateLimitStore({ now: () => now++ });
+        const reference = new ReferenceCombined();
+        const start = now;
+        const expected = script.map((command, i) => {
+          const credit = creditOf({ ...command, subject: "s" });
+          return command.change
+            ? reference.credits.change(credit, command.change, start + i)
+            : reference.check([credit], start + i)[0];
+        });
+        const actual = await Promise.all(script.map((command) => {
+          const credit = creditOf({ ...command, subject: "s" });
+          return command.change
+            ? store.changeCredits(credit, command.change)
+            : store.check([credit]).then(([result]) => result);
+        }));
+        assert.deepEqual(actual, expected);
+        assert.ok(actual.every((r) => r.remaining >= 0));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it("refills once per boundary, on the 31st clamped to Feb 29 and Apr 30 (UTC)", async () => {
+    let now = Date.UTC(2024, 0, 31, 12);
+    const store = createMemoryRateLimitStore({ now: () => now });
+    const credit = {
+      kind: "credit" as const,
+      subject: "k",
+      name: "credits",
+      cost: 3,
+      initial: 3,
+      refill: { amount: 5, interval: "monthly" as const, day: 31 },
+    };
+    const spend = async (at: number) => ((now = at), (await store.check([credit]))[0]);
+    assert.deepEqual(await spend(now), {
+      allowed: true,
+      remaining: 0,
+      resetMs: Date.UTC(2024, 1, 29) - now,
+    });
+    assert.deepEqual(await spend(Date.UTC(2024, 1, 28, 23)), {
+      allowed: false,
+      remaining: 0,
+      resetMs: 3_600_000,
+    });
+    assert.equal((await spend(Date.UTC(2024, 1, 29))).remaining, 2);
+    assert.equal((await spend(Date.UTC(2024, 2, 30))).allowed, false);
+    assert.equal((await spend(Date.UTC(2024, 2, 31))).remaining, 2);
+    assert.equal((await spend(Date.UTC(2024, 3, 30, 1))).remaining, 2);
+  });
+
+  it("says -1 when no refill makes the cost fit", async () => {
+    const store = createMemoryRateLimitStore({ now: () => 0 });
+    const base = { kind: "credit" as const, subject: "k", name: "c", initial: 1 };
+    assert.deepEqual(await store.check([{ ...base, cost: 2 }]), [
+      { allowed: false, remaining: 1, resetMs: -1 },
+    ]);
+    const refill = { amount: 3, everyMs: 1_000 };
+    assert.deepEqual(await store.check([{ ...base, name: "r", refill, cost: 4 }]), [
+      { allowed: false, remaining: 1, resetMs: -1 },
+    ]);
+    assert.deepEqual(await store.check([{ ...base, name: "r", refill, cost: 2 }]), [
+      { allowed: false, remaining: 1, resetMs: 1_000 },
+    ]);
+  });
+
+  it("all or nothing, 1,000 of 1,000 trials: a rate-limit denial keeps the balance, a credit denial keeps the window counts", async () => {
+    const store = createMemoryRateLimitStore();
+    let kept = 0;
+    for (let trial = 0; trial < 1_000; trial++) {
+      const subject = `t${trial}`;
+      const window = {
+        kind: "window" as const,
+        subject,
+        name: "w",
+        limit: 1,
+        windowMs: 60_000,
+        cost: 1,
+      };
+      const credit = { kind: "credit" as const, subject, name: "c", cost: 1, initial: 5 };
+      await store.check([window]);
+      const byWindow = await store.check([window, credit]);
+      const broke = { ...credit, name: "empty", initial: 0 };
+      const wide = { ...window, name: "wide", limit: 10 };
+      const byCredit = await store.check([wide, broke]);
+      const [wideAfter, creditAfter] = await store.check([{ ...wide, cost: 0 }, {
+        ...credit,
+        cost: 0,
+      }]);
+      if (
+        !byWindow[0].allowed && byWindow[1].allowed && creditAfter.remaining === 5 &&
+        byCredit[0].allowed && !byCredit[1].allowed && wideAfter.remaining === 10
+      ) kept++;
+    }
+    assert.equal(kept, 1_000);
   });
 });

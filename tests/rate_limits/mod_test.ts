@@ -3,11 +3,14 @@ import assert from "node:assert/strict";
 import * as rateLimits from "../../rate_limits/mod.ts";
 
 describe("./rate-limits", () => {
-  it("exports the limiter, the in-memory store, the policy compiler and the throttler pieces", () => {
+  it("exports the limiter, the in-memory store, the policy and credit compilers and the throttler pieces", () => {
     assert.deepEqual(Object.keys(rateLimits).sort(), [
+      "MAX_CREDITS",
       "MAX_RATE_LIMIT_POLICIES",
       "MAX_SUBJECT_LENGTH",
       "apiKeyThrottlerTracker",
+      "compileCreditRefill",
+      "compileCredits",
       "compileRateLimitPolicies",
       "createMemoryRateLimitStore",
       "createRateLimiter",

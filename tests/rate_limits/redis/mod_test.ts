@@ -19,13 +19,13 @@ describe("createRedisRateLimitStore", () => {
       evalSha: (sha, { keys, arguments: args }) => {
         calls.push(`evalsha ${sha.length} ${keys.join(",")} ${args.join(",")}`);
         return cached
-          ? Promise.resolve([1, 4, 1_000, 1, 1, 0])
+          ? Promise.resolve([1, 4, 1_000, 1, 1, 0, 1_700_000_000_000])
           : Promise.reject(new Error("NOSCRIPT No matching script."));
       },
       eval: () => {
         calls.push("eval");
         cached = true;
-        return Promise.resolve([1, 4, 1_000, 1, 1, 0]);
+        return Promise.resolve([1, 4, 1_000, 1, 1, 0, 1_700_000_000_000]);
       },
     };
     const store = createRedisRateLimitStore({ client, prefix: "t:" });
@@ -35,7 +35,7 @@ describe("createRedisRateLimitStore", () => {
     ];
     assert.deepEqual(await store.check(counters), expected);
     assert.deepEqual(await store.check(counters), expected);
-    const sent = "evalsha 40 t:{s}:a,t:{s}:a:n,t:{s}:b,t:{s}:b:n 5,1000,1,1,500,0";
+    const sent = "evalsha 40 t:{s}:a,t:{s}:a:n,t:{s}:b,t:{s}:b:n 2,5,1000,1,1,500,0";
     assert.deepEqual(calls, [sent, "eval", sent]);
   });
 
