@@ -165,7 +165,8 @@ function rotationOf(old: ApiKeyRecord) {
  * `saveRotationWait` and `findRotationWait` keep a wait by its new key id;
  * `lowerExpiry` is a compare-and-set with one winner among concurrent calls.
  * `markRevokedForTenant` and `rotateForTenant`, over 1,000 random (tenant, id)
- * pairs, half of another tenant, change exactly the rows of the owning tenant.
+ * pairs, half of another tenant, change exactly the rows of the owning tenant;
+ * so does `renameForTenant`, which changes the name and nothing else.
  * Records keep their `hashScheme` (an absent one and `hmac-sha256` read alike)
  * and, with `storesLayout`, their `layout` (an upgrade on use included).
  * A record written without the nullable fields added after 0.1 (`rotatedAt`,
@@ -654,6 +655,35 @@ export function runApiKeyStorageContract(
     }
     for (const record of expected.values()) {
       sameRecord(await storage.findById(record.id), record, `after the pairs, ${record.id}`);
+    }
+  });
+
+  test("renameForTenant (when present): renames only the owning tenant's row, only its name", async () => {
+    const storage = await factory();
+    const rename = storage.renameForTenant?.bind(storage);
+    if (rename === undefined) return;
+    const tenants = ["tenant-a", "tenant-b", "tenant-c"];
+    const records = Array.from(
+      { length: 12 },
+      (_, i) => sampleRecord({ tenantId: tenants[i % 3] }),
+    );
+    for (const record of records) await storage.insert(record);
+    const expected = new Map(records.map((record) => [record.id, { ...record }]));
+    for (const [i, target] of records.entries()) {
+      for (const tenantId of tenants.filter((tenant) => tenant !== target.tenantId)) {
+        await rejectsWith(
+          rename(tenantId, target.id, "stolen"),
+          "api_key_record_not_found",
+          `${i}`,
+        );
+      }
+      const name = `renamed ${i} ✓`;
+      await rename(target.tenantId, target.id, name);
+      expected.get(target.id)!.name = name;
+    }
+    await rejectsWith(rename("tenant-a", "no-such-id", "x"), "api_key_record_not_found", "unknown");
+    for (const record of expected.values()) {
+      sameRecord(await storage.findById(record.id), record, `after renames, ${record.id}`);
     }
   });
 

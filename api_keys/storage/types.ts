@@ -143,6 +143,12 @@ export interface ApiKeyStorage {
    * `api_key_record_not_found` and leaves nothing usable.
    */
   rotateForTenant?(tenantId: string, input: RotateApiKeyStorageInput): Promise<void>;
+  /**
+   * Capability (optional): sets `name` of a record of `tenantId`, checked in
+   * the same step; an unknown id or another tenant's record rejects with
+   * `api_key_record_not_found` and changes nothing. The admin rename route needs it.
+   */
+  renameForTenant?(tenantId: string, id: string, name: string): Promise<void>;
   /** Capability (optional): `true` when the storage keeps each record's `layout` (see the interface rules). */
   readonly storesLayout?: boolean;
   /** Sets `lastUsedAt` (best effort). */
@@ -251,7 +257,8 @@ export type ApiKeyStorageCapability =
   | "findRotationWait"
   | "lowerExpiry"
   | "markRevokedForTenant"
-  | "rotateForTenant";
+  | "rotateForTenant"
+  | "renameForTenant";
 
 /**
  * Names of the methods an `ApiKeyStorage` must have: the spec's seven
