@@ -70,6 +70,7 @@ export class ApiKeysService {
       layouts: settings.layouts,
       verifyReported: (rawKey) => this.#verify.verifyReported(rawKey),
       revokeReported: (keyId, onRevoked) => this.#manage.revoke(keyId, onRevoked),
+      clock: settings.clock,
       renameForTenant: settings.storage.renameForTenant,
     });
     this.#expiry = new ExpiryJob(settings);

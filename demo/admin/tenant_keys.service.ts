@@ -21,7 +21,7 @@ import {
 import { DemoHttpError } from "../http_error.ts";
 import type { CreateKeyDto } from "./create_key.dto.ts";
 import type { IssuedKey, RotatedKey } from "./issued_key.ts";
-import { findEscalation, type KeyPowers } from "./no_escalation.ts";
+import { findEscalation, type KeyPowers } from "../../api_keys/admin/mod.ts";
 import { toPublicKeyView } from "./key_view.ts";
 import type { PublicKeyView } from "./public_key_view.ts";
 import type { RotateKeyDto } from "./rotate_key.dto.ts";

@@ -7,7 +7,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { normalizeAllowedIpCidrs } from "../../api_keys/mod.ts";
-import { findEscalation, type KeyPowers } from "../../demo/admin/no_escalation.ts";
+import { findEscalation, type KeyPowers } from "../../../api_keys/admin/no_escalation.ts";
 import { SEED } from "../reliability/hostile_inputs.ts";
 import {
   dotted,
