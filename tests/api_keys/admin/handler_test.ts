@@ -530,7 +530,7 @@ describe("createApiKeysAdminHandler", () => {
     assert.equal(answer.headers.allow, "GET, POST");
   });
 
-  it("options are checked once", async () => {
+  it("options are checked once", () => {
     const { service } = makeService();
     const base = {
       service,
