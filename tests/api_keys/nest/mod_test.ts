@@ -19,6 +19,7 @@ describe("api_keys/nest/mod.ts", () => {
       "RequireEnvironment",
       "RequireScope",
       "SCOPE_METADATA", // deprecated
+      "createApiKeysAdminController",
       "defaultApiKeyClientIpResolver",
       "getApiKeyContext",
       "leakReportFromRequest",
