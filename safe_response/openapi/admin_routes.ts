@@ -176,7 +176,7 @@ export function applyApiKeysAdminRoutes<T extends OpenApiDocumentLike>(
         content: { "application/json": { schema: ref(answer) } },
       },
     };
-    for (const code of [401, 403, 500, ...errors]) {
+    for (const code of [403, ...errors]) {
       responses[code] = { description: `Error ${code}`, ...errorResponse };
     }
     item[method] = {
