@@ -33,7 +33,7 @@ const strings = { type: "array", items: str };
 const object = (properties: Record<string, unknown>, required = Object.keys(properties)) => ({
   type: "object",
   properties,
-  required,
+  ...(required.length === 0 ? {} : { required }),
 });
 
 const SCHEMAS: Record<string, object> = {

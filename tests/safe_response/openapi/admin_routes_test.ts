@@ -5,6 +5,7 @@
  */
 import "reflect-metadata";
 import { describe, it } from "node:test";
+import SwaggerParser from "@apidevtools/swagger-parser";
 import assert from "node:assert/strict";
 import { applyApiKeysAdminRoutes } from "../../../safe_response/openapi/admin_routes.ts";
 import { createApiKeysAdminHandler } from "../../../api_keys/admin/handler.ts";
@@ -75,6 +76,17 @@ describe("applyApiKeysAdminRoutes", () => {
       assert.deepEqual(validate(schema, JSON.parse(answer.body)), [], `${method} ${path}`);
     }
     assert.deepEqual([...statuses].sort(), [200, 201, 400, 404, 409, 501]);
+  });
+
+  it("is a valid OpenAPI 3.0 document", async () => {
+    const document = applyApiKeysAdminRoutes(
+      { openapi: "3.0.3", info: { title: "t", version: "1" }, paths: {} } as never,
+      { prefix: "/api-keys", security: [{ session: [] }] },
+    );
+    (document as Json).components.securitySchemes = {
+      session: { type: "apiKey", in: "cookie", name: "session" },
+    };
+    await SwaggerParser.validate(structuredClone(document) as never);
   });
 
   it("applying twice changes nothing; a bad prefix throws", () => {
