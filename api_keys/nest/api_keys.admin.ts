@@ -4,18 +4,7 @@
  *
  * @module
  */
-import {
-  Controller,
-  Delete,
-  Get,
-  Inject,
-  Param,
-  Patch,
-  Post,
-  Req,
-  Res,
-  type Type,
-} from "@nestjs/common";
+import { Controller, Delete, Get, Inject, Param, Patch, Post, Req, Res } from "@nestjs/common";
 import { createApiKeysAdminHandler } from "../admin/handler.ts";
 import type { AdminRequest, ApiKeysAdminHandler, ApiKeysAdminOptions } from "../admin/types.ts";
 import { ApiKeysService } from "../service.ts";
@@ -122,7 +111,9 @@ function bodyOf(request: AdminHttpRequest): Uint8Array | string | null {
  * class AppModule {}
  * ```
  */
-export function createApiKeysAdminController(options: ApiKeysAdminControllerOptions): Type {
+export function createApiKeysAdminController(
+  options: ApiKeysAdminControllerOptions,
+): new (service: ApiKeysService) => object {
   if (typeof options !== "object" || options === null || typeof options.path !== "string") {
     throw new TypeError("options.path is required");
   }
