@@ -21,6 +21,10 @@ export interface ServiceHooks {
   verifyReported: (rawKey: string) => Promise<ApiKeyContext>;
   /** `revoke(keyId)`, calling `onRevoked` only when this call revoked the key, before `api_key.revoked`. */
   revokeReported: (keyId: string, onRevoked: () => void) => Promise<void>;
+  /** The service's wall clock. */
+  clock: () => Date;
+  /** The storage's `renameForTenant` under its deadline, when it has the capability. */
+  renameForTenant: ((tenantId: string, id: string, name: string) => Promise<void>) | undefined;
 }
 
 const hooks = new WeakMap<object, ServiceHooks>();

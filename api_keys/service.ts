@@ -66,6 +66,8 @@ export class ApiKeysService {
       layouts: settings.layouts,
       verifyReported: (rawKey) => this.#verify.verifyReported(rawKey),
       revokeReported: (keyId, onRevoked) => this.#manage.revoke(keyId, onRevoked),
+      clock: settings.clock,
+      renameForTenant: settings.storage.renameForTenant,
     });
     this.#expiry = new ExpiryJob(settings);
   }

@@ -3,18 +3,25 @@
  * the demo's client-IP resolver and expiry notices logged), the safe-response envelope (options from
  * `safe_response_options.ts`: request ids, response time, rate-limit meta,
  * error catalog, API version, global errors), `@nestjs/throttler` (tracked per
- * API key), the admin and resource controllers (bodies and queries
- * validated per parameter, see `validation.ts`), and the web page.
+ * API key), the library's admin routes (`admin/admin_routes.ts`), the
+ * resource controllers (bodies and queries validated per parameter, see
+ * `validation.ts`), and the web page.
  *
  * @module
  */
-import { type DynamicModule, Module } from "@nestjs/common";
+import { type DynamicModule, Module, UseGuards } from "@nestjs/common";
+import { ApiSecurity, ApiTags } from "@nestjs/swagger";
 import { ThrottlerModule } from "@nestjs/throttler";
-import { ApiKeysService, type ApiKeyStorage } from "../api_keys/mod.ts";
-import { ApiKeysModule } from "../api_keys/nest/mod.ts";
+import type { ApiKeyStorage } from "../api_keys/mod.ts";
+import {
+  ApiKeysGuard,
+  ApiKeysModule,
+  createApiKeysAdminController,
+  getApiKeyContext,
+  RequireScope,
+} from "../api_keys/nest/mod.ts";
 import { SafeResponseModule, type SafeResponseModuleOptions } from "../safe_response/nest/mod.ts";
-import { AdminKeysController } from "./admin/admin_keys.controller.ts";
-import { TenantKeysService } from "./admin/tenant_keys.service.ts";
+import { DEMO_ADMIN_PREFIX, demoAdminOptions } from "./admin/admin_routes.ts";
 import { ApiKeyThrottlerGuard } from "./api_key_throttler.guard.ts";
 import { demoClientIpResolver } from "./client_ip.ts";
 import { DEFAULT_RATE_LIMIT, RATE_LIMIT_MESSAGE, RATE_LIMIT_WINDOW_MS } from "./limits.ts";
@@ -51,6 +58,18 @@ export interface DemoAppOptions {
   /** Where key lifecycle lines go (expiry notices, rotations; see `key_events.ts`); none without. */
   log?: (line: string) => void;
 }
+
+/** The library's admin routes at `/admin`, behind the key check and the per-key throttler. */
+const AdminKeysController = createApiKeysAdminController({
+  path: DEMO_ADMIN_PREFIX.slice(1),
+  decorators: [
+    ApiTags("admin"),
+    ApiSecurity("api-key"),
+    UseGuards(ApiKeysGuard, ApiKeyThrottlerGuard),
+    RequireScope("keys", "write"),
+  ],
+  ...demoAdminOptions(getApiKeyContext),
+});
 
 /** Root module of the demo. */
 @Module({})
@@ -94,12 +113,6 @@ export class DemoAppModule {
         LeakReportLimitGuard,
         ApiKeyThrottlerGuard,
         ProjectsStore,
-        {
-          provide: TenantKeysService,
-          useFactory: (keys: ApiKeysService, storage: ApiKeyStorage) =>
-            new TenantKeysService(keys, storage),
-          inject: [ApiKeysService, DEMO_KEY_STORAGE],
-        },
       ],
     };
   }

@@ -57,14 +57,14 @@ export function curlLines(url: string, keys: DemoKeys): string[] {
     curl(
       `${url}/admin/keys`,
       keys.admin.key,
-      `${json} -d '{"name":"ci","scopes":[{"resource":"projects","level":"read"}]}'`,
+      `${json} -d '{"name":"ci","scopes":["projects:read"]}'`,
     ),
     curl(`${url}/admin/keys`, keys.admin.key),
-    "# admin: rotate the test key (the old one works 60 s more), then revoke the old one now",
+    "# admin: rotate the test key (the old one works 1 h more), then revoke the old one now",
     curl(
       `${url}/admin/keys/${keys.test.id}/rotate`,
       keys.admin.key,
-      `${json} -d '{"gracePeriodMs":60000}'`,
+      `${json} -d '{"grace":"1h"}'`,
     ),
     curl(`${url}/admin/keys/${keys.test.id}`, keys.admin.key, "-X DELETE"),
     "# another tenant's key id: 404 api_key_record_not_found",

@@ -1,7 +1,8 @@
 /**
  * The OpenAPI document of the demo, served as Swagger UI at `/docs` and as
  * JSON at `/openapi.json`. Routes document their success envelopes with the
- * library's `Api*SafeResponse` decorators; the global error responses of the
+ * library's `Api*SafeResponse` decorators, the admin routes with
+ * `applyApiKeysAdminRoutes`; the global error responses of the
  * safe-response options (`swagger.globalErrors`) are added to every route by
  * `applyGlobalErrors`, in the format the server sends (envelope or problem
  * details).
@@ -11,7 +12,8 @@
 import type { INestApplication } from "@nestjs/common";
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from "@nestjs/swagger";
 import type { SafeResponseModuleOptions } from "../safe_response/nest/mod.ts";
-import { applyGlobalErrors } from "../safe_response/openapi/mod.ts";
+import { applyApiKeysAdminRoutes, applyGlobalErrors } from "../safe_response/openapi/mod.ts";
+import { DEMO_ADMIN_PREFIX } from "./admin/admin_routes.ts";
 
 /**
  * Builds the document from the app's controllers and decorators, plus the
@@ -30,7 +32,12 @@ export function buildOpenApiDocument(
     .setVersion("0.1.0")
     .addApiKey({ type: "apiKey", in: "header", name: "X-API-Key" }, "api-key")
     .build();
-  return applyGlobalErrors(SwaggerModule.createDocument(app, config), options);
+  const document = applyApiKeysAdminRoutes(SwaggerModule.createDocument(app, config), {
+    prefix: DEMO_ADMIN_PREFIX,
+    tags: ["admin"],
+    security: [{ "api-key": [] }],
+  });
+  return applyGlobalErrors(document, options);
 }
 
 /** Mounts Swagger UI at `/docs` and the JSON document at `/openapi.json`. */

@@ -12,10 +12,11 @@ describe("package metadata", () => {
     }
   });
 
-  it("exports the fourteen documented subpaths", () => {
+  it("exports the fifteen documented subpaths", () => {
     assert.deepEqual(Object.keys(denoJson.exports).sort(), [
       ".",
       "./api-keys",
+      "./api-keys/admin",
       "./api-keys/fetch",
       "./api-keys/leaks",
       "./api-keys/nest",

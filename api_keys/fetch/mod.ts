@@ -42,3 +42,4 @@ export {
   type TrustedProxyClientIpResolverOptions,
 } from "./api_keys.client_ip.ts";
 export { createLeakReportFetchHandler } from "./api_keys.leaks.ts";
+export { type ApiKeysAdminFetchOptions, createApiKeysAdminFetchHandler } from "./api_keys.admin.ts";

@@ -185,9 +185,12 @@ export function jsonResponse(status: number, body: string): LeakReportResponse {
 }
 
 /** An error response in the shape of the error envelope. */
-export function errorResponse(status: number, code: string, message: string): LeakReportResponse {
-  return jsonResponse(
-    status,
-    JSON.stringify({ success: false, statusCode: status, error: { code, message } }),
-  );
+export function errorResponse(
+  status: number,
+  code: string,
+  message: string,
+  details?: Record<string, unknown>,
+): LeakReportResponse {
+  const error = details === undefined ? { code, message } : { code, message, details };
+  return jsonResponse(status, JSON.stringify({ success: false, statusCode: status, error }));
 }

@@ -72,6 +72,11 @@ export {
   type TrustedProxyClientIpResolverOptions,
 } from "./api_keys.client_ip.ts";
 export {
+  type AdminHttpRequest,
+  type ApiKeysAdminControllerOptions,
+  createApiKeysAdminController,
+} from "./api_keys.admin.ts";
+export {
   leakReportFromRequest,
   type LeakReportHttpRequest,
   type LeakReportHttpResponse,

@@ -57,6 +57,7 @@ const CAPABILITIES: readonly {
     without:
       "revokeForTenant and rotateForTenant check the tenant on a read, then act with the untenanted calls",
   },
+  { methods: ["renameForTenant"], without: "the admin rename route answers 501" },
 ]);
 
 /**
@@ -294,6 +295,10 @@ export class StorageAccess {
   readonly expiryNotices: ExpiryNoticeAccess | undefined;
   /** The waiting-rotation capability, `undefined` without it. */
   readonly rotationWaits: RotationWaitAccess | undefined;
+  /** `renameForTenant` under the deadline, `undefined` without the capability. */
+  readonly renameForTenant:
+    | ((tenantId: string, id: string, name: string) => Promise<void>)
+    | undefined;
   /** Whether the storage keeps each record's `layout` (`storesLayout`): a key verifies only in it. */
   readonly storesLayout: boolean;
   /** Whether the storage keeps each record's `rateLimits` (`storesRateLimits`). */
@@ -399,6 +404,15 @@ export class StorageAccess {
               readBoolean,
             ),
         };
+    const { renameForTenant } = store;
+    this.renameForTenant = renameForTenant === undefined
+      ? undefined
+      : (tenantId, id, name) =>
+        this.#call(
+          "renameForTenant",
+          () => renameForTenant.call(store, tenantId, id, name),
+          ignore,
+        );
     this.notice = missing.length === 0
       ? undefined
       : `api-keys: the storage has no ${

@@ -662,6 +662,35 @@ export function runApiKeyStorageContract(
     }
   });
 
+  test("renameForTenant (when present): renames only the owning tenant's row, only its name", async () => {
+    const storage = await factory();
+    const rename = storage.renameForTenant?.bind(storage);
+    if (rename === undefined) return;
+    const tenants = ["tenant-a", "tenant-b", "tenant-c"];
+    const records = Array.from(
+      { length: 12 },
+      (_, i) => sampleRecord({ tenantId: tenants[i % 3] }),
+    );
+    for (const record of records) await storage.insert(record);
+    const expected = new Map(records.map((record) => [record.id, { ...record }]));
+    for (const [i, target] of records.entries()) {
+      for (const tenantId of tenants.filter((tenant) => tenant !== target.tenantId)) {
+        await rejectsWith(
+          rename(tenantId, target.id, "stolen"),
+          "api_key_record_not_found",
+          `${i}`,
+        );
+      }
+      const name = `renamed ${i} ✓`;
+      await rename(target.tenantId, target.id, name);
+      expected.get(target.id)!.name = name;
+    }
+    await rejectsWith(rename("tenant-a", "no-such-id", "x"), "api_key_record_not_found", "unknown");
+    for (const record of expected.values()) {
+      sameRecord(await storage.findById(record.id), record, `after renames, ${record.id}`);
+    }
+  });
+
   test("touchLastUsed sets lastUsedAt", async () => {
     const storage = await factory();
     const record = sampleRecord();

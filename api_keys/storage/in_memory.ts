@@ -241,6 +241,14 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
     return this.rotate(input);
   }
 
+  /** Capability: sets the name of a record of `tenantId`; others reject as unknown. */
+  renameForTenant(tenantId: string, id: string, name: string): Promise<void> {
+    const record = this.#byId.get(id);
+    if (record?.tenantId !== tenantId) return Promise.reject(notFound());
+    record.name = name;
+    return Promise.resolve();
+  }
+
   /** Capability: unrevoked records expiring in the window, in expiry order, one page. */
   listExpiring(options: ListExpiringApiKeysOptions): Promise<ApiKeyRecord[]> {
     const from = options.from.getTime();

@@ -332,6 +332,19 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
     return this.#revokeIfActive(id, tenantId, revokedAt);
   }
 
+  /**
+   * Capability: `update` `where: { id, tenantId }`; `P2025` (an unknown id or
+   * another tenant's row) becomes `api_key_record_not_found`.
+   */
+  async renameForTenant(tenantId: string, id: string, name: string): Promise<void> {
+    try {
+      await this.#client.apiKey.update({ where: { id, tenantId }, data: { name } });
+    } catch (error) {
+      if (isRecordNotFound(error)) throw new ApiKeyOperationError("api_key_record_not_found");
+      throw error;
+    }
+  }
+
   async #revokeIfActive(id: string, tenantId: string | undefined, revokedAt: Date) {
     const where = tenantId === undefined
       ? { id, revokedAt: null }

@@ -68,6 +68,12 @@ export interface ApiKeyStorage {
   markRevokedForTenant?(tenantId: string, id: string, revokedAt: Date): Promise<boolean>;
   /** Capability (with `markRevokedForTenant`): `rotate`, likewise only for `tenantId`. */
   rotateForTenant?(tenantId: string, input: RotateApiKeyStorageInput): Promise<void>;
+  /**
+   * Capability: sets the `name` of a record of `tenantId` in one step; an unknown id or
+   * another tenant's record rejects with `api_key_record_not_found`. The admin rename
+   * route needs it.
+   */
+  renameForTenant?(tenantId: string, id: string, name: string): Promise<void>;
   /** Capability: `true` when each record's `layout` is kept; a key then verifies only in it. */
   readonly storesLayout?: boolean;
   /**
@@ -151,7 +157,8 @@ export type ApiKeyStorageCapability =
   | "findRotationWait"
   | "lowerExpiry"
   | "markRevokedForTenant"
-  | "rotateForTenant";
+  | "rotateForTenant"
+  | "renameForTenant";
 
 /** Names of the required methods of `ApiKeyStorage` (the spec's seven operations). */
 export const API_KEY_STORAGE_METHODS: readonly Exclude<

@@ -4,7 +4,8 @@
  * proxy) and `./safe-response/fetch` (envelopes) around plain handlers, and
  * a small router. The routes' work is the demo's shared, framework-free code
  * (`demo/resources/projects.ts`, `demo/resources/feed.ts`,
- * `demo/admin/tenant_keys.service.ts`, `demo/leaks/handlers.ts`).
+ * `demo/leaks/handlers.ts`); the admin routes are the library's
+ * (`createApiKeysAdminFetchHandler`, options in `demo/admin/admin_routes.ts`).
  *
  * @module
  */
@@ -17,6 +18,7 @@ import {
 import {
   type ApiKeyRequirements,
   createApiKeyAuthorizer,
+  createApiKeysAdminFetchHandler,
   createLeakReportFetchHandler,
   getApiKeyContext,
   peerAddress,
@@ -27,9 +29,7 @@ import {
   type SafeContext,
   type SafeRouteOptions,
 } from "../../safe_response/fetch/mod.ts";
-import type { CreateKeyDto } from "../admin/create_key.dto.ts";
-import type { RotateKeyDto } from "../admin/rotate_key.dto.ts";
-import { TenantKeysService } from "../admin/tenant_keys.service.ts";
+import { DEMO_ADMIN_PREFIX, demoAdminOptions } from "../admin/admin_routes.ts";
 import { DemoErrors } from "../errors.ts";
 import { createDemoLeakHandlers, LEAK_ROUTES } from "../leaks/handlers.ts";
 import {
@@ -132,7 +132,6 @@ export function createFetchDemoApp(options: FetchDemoOptions): FetchDemoApp {
   const apiKeys = createApiKeyAuthorizer(service, { clientIp, onError: safe.errorResponse });
   const limiter = new RateLimiter();
   const store = new ProjectsStore();
-  const keys = new TenantKeysService(service, options.storage);
   const routes: Route[] = [];
 
   /** A key-checked, rate-limited, enveloped route. */
@@ -275,70 +274,23 @@ export function createFetchDemoApp(options: FetchDemoOptions): FetchDemoApp {
   });
   route("GET", "/api/ping", {}, { limit: PING_LIMIT }, () => ({ pong: true }));
 
-  const admin = scope("keys", "write");
-  const keyFields = {
-    name: "string",
-    scopes: "scopes",
-    environment: "string?",
-    expiresAt: "string?",
-    allowedIpCidrs: "string[]?",
-  };
-  route(
-    "POST",
-    "/admin/keys",
-    admin,
-    {
-      statusCode: 201,
-      successCode: "KEY_CREATED",
-      responseMessage: "Store the key now: it is never shown again",
+  // The library's admin routes, behind the same key check and per-key limit as every route.
+  const adminRoutes = createApiKeysAdminFetchHandler({
+    prefix: DEMO_ADMIN_PREFIX,
+    service,
+    ...demoAdminOptions(getApiKeyContext),
+  });
+  const admin = apiKeys.require(scope("keys", "write")).protect(safe.route(
+    { route: `${DEMO_ADMIN_PREFIX}/*`, rawResponse: true },
+    async (request, context) => {
+      limiter.hit(`key:${apiKeyOf(request).keyId}:admin`, DEFAULT_RATE_LIMIT, context);
+      return (await adminRoutes(request)) ??
+        safe.errorResponse(
+          new RouteNotFound(request.method, new URL(request.url).pathname),
+          request,
+        );
     },
-    async (request) =>
-      keys.create(apiKeyOf(request), await jsonBody<CreateKeyDto>(request, keyFields)),
-  );
-  route(
-    "GET",
-    "/admin/keys",
-    admin,
-    {},
-    (request) => keys.list(apiKeyOf(request), queryOf(request)("includeRevoked") === "true"),
-  );
-  route(
-    "GET",
-    "/admin/keys/:id",
-    admin,
-    {},
-    (request, _context, params) => keys.get(apiKeyOf(request), params.id),
-  );
-  route(
-    "POST",
-    "/admin/keys/:id/rotate",
-    admin,
-    {
-      statusCode: 201,
-      successCode: "KEY_ROTATED",
-      responseMessage: "Store the new key now: it is never shown again",
-    },
-    async (request, _context, params) =>
-      keys.rotate(
-        apiKeyOf(request),
-        params.id,
-        await jsonBody<RotateKeyDto>(request, {
-          gracePeriodMs: "number?",
-          name: "string?",
-          expiresAt: "string?",
-          allowedIpCidrs: "string[]?",
-          graceStarts: "string?",
-          maxWaitMs: "number?",
-        }),
-      ),
-  );
-  route(
-    "DELETE",
-    "/admin/keys/:id",
-    admin,
-    { successCode: "KEY_REVOKED" },
-    (request, _context, params) => keys.revoke(apiKeyOf(request), params.id),
-  );
+  ));
 
   const handler = (request: Request, info: unknown): Promise<Response> => {
     for (const candidate of routes) {
@@ -349,6 +301,7 @@ export function createFetchDemoApp(options: FetchDemoOptions): FetchDemoApp {
       return candidate.run(request, info, params);
     }
     const path = new URL(request.url).pathname;
+    if (path.startsWith(`${DEMO_ADMIN_PREFIX}/`)) return admin(request, info);
     return Promise.resolve(
       safe.errorResponse(new RouteNotFound(request.method, path), request),
     );

@@ -2,8 +2,7 @@
  * Reading requests in the Fetch demo, which has no `ValidationPipe`: query
  * parameters are read leniently (a value of the wrong form is ignored), and
  * a JSON body (at most 100 KiB, as Express's default: 413 past it, unread) has
- * its fields checked for their types and scope resources as the Nest demo's
- * `ScopeDto`; a wrong type is a 400 `BAD_REQUEST` listing the problems (at
+ * its fields checked for their types; a wrong type is a 400 `BAD_REQUEST` listing the problems (at
  * most 10 unknown properties), before anything is written. The library
  * refuses the rest itself (an empty name, a bad CIDR, a past expiry: 400
  * `api_key_invalid_input`).
@@ -11,7 +10,6 @@
  * @module
  */
 import { readJsonBody, RequestBodyError } from "../../safe_response/fetch/mod.ts";
-import { isScopeResource } from "../admin/scope_rule.ts";
 import { DemoHttpError } from "../http_error.ts";
 
 /** A query parameter, or `undefined`. */
@@ -34,7 +32,7 @@ export function oneOf<T extends string>(
 type Bag = Record<string, unknown>;
 
 /** What a JSON field must be. */
-type Kind = "string" | "number" | "string[]" | "scopes";
+type Kind = "string" | "number" | "string[]";
 
 function hasKind(value: unknown, kind: Kind): boolean {
   switch (kind) {
@@ -44,12 +42,6 @@ function hasKind(value: unknown, kind: Kind): boolean {
       return typeof value === "number";
     case "string[]":
       return Array.isArray(value) && value.every((item) => typeof item === "string");
-    case "scopes":
-      return Array.isArray(value) && value.length > 0 &&
-        value.every((item) =>
-          typeof item === "object" && item !== null && isScopeResource((item as Bag).resource) &&
-          ((item as Bag).level === "read" || (item as Bag).level === "write")
-        );
   }
 }
 
@@ -90,7 +82,7 @@ export async function jsonBody<T>(request: Request, fields: Record<string, strin
       const kind = (optional ? spec.slice(0, -1) : spec) as Kind;
       const value = Object.hasOwn(body, name) ? (body as Bag)[name] : undefined;
       if (value === undefined ? !optional : !hasKind(value, kind)) {
-        problems.push(`${name} must be ${kind === "scopes" ? "a list of scopes" : `a ${kind}`}`);
+        problems.push(`${name} must be a ${kind}`);
       }
     }
     problems.push(

@@ -18,10 +18,7 @@ const ROUTES = [
   ["GET", "/api/whoami"],
   ["GET", "/api/ping"],
   ["GET", "/admin/keys"],
-  ["POST", "/admin/keys", {
-    name: "from the page",
-    scopes: [{ resource: "projects", level: "read" }],
-  }],
+  ["POST", "/admin/keys", { name: "from the page", scopes: ["projects:read"] }],
 ];
 
 /** Headers worth showing. */

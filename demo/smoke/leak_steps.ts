@@ -27,10 +27,10 @@ export async function runLeakSteps(
       method: "POST",
       path: "/admin/keys",
       key: keys.admin.key,
-      body: { name, scopes: [{ resource: "projects", level: "read" }] },
+      body: { name, scopes: ["projects:read"] },
       status: 201,
     });
-    return String(answer ? bag(bag(answer.body).data).key : "missing");
+    return String(answer ? bag(answer.body).key : "missing");
   };
 
   const reported = await mint("reported publicly");

@@ -29,6 +29,7 @@ export {
   SAFE_RESPONSE_SCHEMAS,
   type SafeResponseSchemaName,
 } from "../_openapi_schemas.ts";
+export { type ApiKeysAdminRoutesDocsOptions, applyApiKeysAdminRoutes } from "./admin_routes.ts";
 export {
   applyGlobalErrors,
   applySchemaNames,

@@ -13,6 +13,8 @@ describe("service hooks", () => {
       layouts: compileKeyLayouts(undefined, "layouts"),
       verifyReported: () => Promise.reject(new Error("no")),
       revokeReported: () => Promise.resolve(),
+      clock: () => new Date(0),
+      renameForTenant: undefined,
     };
     attachServiceHooks(withHooks, hooks);
     assert.equal(serviceHooks(withHooks), hooks);

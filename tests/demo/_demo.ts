@@ -157,9 +157,6 @@ export async function call(
 
 /** Codes both demos' smoke tours must show (one line each at least). */
 export const TOUR_CODES: readonly string[] = [
-  "KEY_CREATED",
-  "KEY_ROTATED",
-  "KEY_REVOKED",
   "api_key_missing",
   "api_key_malformed",
   "api_key_invalid",

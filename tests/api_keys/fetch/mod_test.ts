@@ -7,6 +7,7 @@ describe("api_keys/fetch/mod.ts", () => {
     assert.deepEqual(Object.keys(fetchBinding).sort(), [
       "apiKeyErrorResponse",
       "createApiKeyAuthorizer",
+      "createApiKeysAdminFetchHandler",
       "createLeakReportFetchHandler",
       "defaultFetchClientIp",
       "getApiKeyContext",

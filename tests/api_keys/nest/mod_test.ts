@@ -21,6 +21,7 @@ describe("api_keys/nest/mod.ts", () => {
       "RequireEnvironment",
       "RequireScope",
       "SCOPE_METADATA", // deprecated
+      "createApiKeysAdminController",
       "defaultApiKeyClientIpResolver",
       "getApiKeyContext",
       "leakReportFromRequest",

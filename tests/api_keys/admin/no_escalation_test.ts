@@ -1,14 +1,14 @@
 /**
- * The demo's "no escalation" rule (`findEscalation`) in isolation: each power
+ * The "no escalation" rule, the admin routes' default policy (`findEscalation`) in isolation: each power
  * (environment, scopes, allowlist, expiry) on its own, several at once, and
  * allowlist containment against an independent integer model of IP ranges.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { normalizeAllowedIpCidrs } from "../../api_keys/mod.ts";
-import { findEscalation, type KeyPowers } from "../../demo/admin/no_escalation.ts";
-import { SEED } from "../reliability/hostile_inputs.ts";
+import { normalizeAllowedIpCidrs } from "../../../api_keys/mod.ts";
+import { findEscalation, type KeyPowers } from "../../../api_keys/admin/no_escalation.ts";
+import { SEED } from "../../reliability/hostile_inputs.ts";
 import {
   dotted,
   mask,
@@ -16,7 +16,7 @@ import {
   rangeOf,
   spelledAddress,
   spellV6,
-} from "../reliability/ip_oracle.ts";
+} from "../../reliability/ip_oracle.ts";
 
 const ADMIN: KeyPowers = {
   environment: "live",

@@ -1,11 +1,8 @@
 /**
- * The "no escalation" rule of delegated key management: a key may create,
- * rotate or revoke only keys no more powerful than itself. One pure function,
- * no I/O: `TenantKeysService` reads the records and applies it to the key it
- * is asked to issue and to the key it is asked to act on. The rule, in words,
- * is in docs/security.md, "Delegated key management (no escalation)".
- *
- * A key is no more powerful than the admin key when it has
+ * The "no escalation" rule, the admin routes' default policy: a caller may
+ * create, rotate, rename or revoke only keys no more powerful than its own
+ * key. One pure function, no I/O. A key is no more powerful than the admin key
+ * when it has
  *
  * - the same environment, or `test` when the admin key is `live`;
  * - only scopes the admin key holds (`write` covers `read`);
@@ -15,7 +12,9 @@
  *
  * @module
  */
-import { type ApiKeyRecord, isIpAllowed, type Scope, scopeSatisfies } from "../../api_keys/mod.ts";
+import { isIpAllowed } from "../ip_allowlist.ts";
+import { scopeSatisfies } from "../scopes.ts";
+import type { ApiKeyRecord, Scope } from "../types.ts";
 
 /**
  * What makes a key powerful: the fields of a record the rule compares.
@@ -24,7 +23,7 @@ import { type ApiKeyRecord, isIpAllowed, type Scope, scopeSatisfies } from "../.
  *
  * @example
  * ```ts
- * import type { KeyPowers } from "./no_escalation.ts";
+ * import type { KeyPowers } from "@saferoute/api-kit/api-keys/admin";
  * const powers: KeyPowers = {
  *   environment: "test", scopes: ["projects:read"], allowedIpCidrs: [], expiresAt: null,
  * };
@@ -42,7 +41,7 @@ export type KeyPowers = Pick<
  *
  * @example
  * ```ts
- * import type { Escalation } from "./no_escalation.ts";
+ * import type { Escalation } from "@saferoute/api-kit/api-keys/admin";
  * const escalation: Escalation = { scopes: ["billing:read"], expiresAt: ["never"] };
  * ```
  */
@@ -103,7 +102,7 @@ function describeExpiry(expiresAt: Date | null): string {
  *
  * @example
  * ```ts
- * import { findEscalation } from "./no_escalation.ts";
+ * import { findEscalation } from "@saferoute/api-kit/api-keys/admin";
  * const admin = {
  *   environment: "live" as const,
  *   scopes: ["keys:write", "projects:write"],

@@ -1,0 +1,114 @@
+/**
+ * Reading the admin routes' inputs: a bounded JSON object body with known
+ * fields only, and the field checks. Every failure is an `AdminHttpError`.
+ *
+ * @module
+ */
+import { fail } from "../_input.ts";
+import { bodyBytes } from "../leaks/_core.ts";
+import { MAX_API_KEY_NAME_LENGTH } from "../types.ts";
+
+/** An answer other than success, thrown inside a handler. */
+export class AdminHttpError extends Error {
+  /** HTTP status. */
+  readonly status: number;
+  /** `error.code` of the answer. */
+  readonly code: string;
+  /** `error.details` of the answer. */
+  readonly details: Record<string, unknown> | undefined;
+
+  /** `message` is safe to send. */
+  constructor(status: number, code: string, message: string, details?: Record<string, unknown>) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.details = details;
+  }
+}
+
+const decoder = new TextDecoder("utf-8", { fatal: true });
+/** Unknown field names listed at most, and characters shown of each. */
+const MAX_LISTED_FIELDS = 10;
+const MAX_SHOWN_FIELD = 64;
+
+function unknownFieldsProblem(names: readonly string[]): string {
+  const shown = names.slice(0, MAX_LISTED_FIELDS).map((name) =>
+    name.length > MAX_SHOWN_FIELD ? `${name.slice(0, MAX_SHOWN_FIELD)}…` : name
+  );
+  const rest = names.length - shown.length;
+  return `unknown fields: ${shown.join(", ")}${rest > 0 ? ` and ${rest} more` : ""}`;
+}
+
+/**
+ * The JSON object of `body` (empty: `{}`): at most `maxBytes`, UTF-8, own
+ * properties of `fields` only (`__proto__` is an unknown field like any).
+ * Throws 413 `payload_too_large` or 400 `api_key_invalid_input`.
+ */
+export function readObject(
+  body: Uint8Array | string | null,
+  maxBytes: number,
+  fields: readonly string[],
+): Record<string, unknown> {
+  const bytes = bodyBytes(body ?? "", maxBytes);
+  if (bytes === null) {
+    throw new AdminHttpError(413, "payload_too_large", `The body exceeds ${maxBytes} bytes`);
+  }
+  if (bytes.length === 0) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(decoder.decode(bytes));
+  } catch {
+    fail("body", "must be JSON in UTF-8");
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    fail("body", "must be a JSON object");
+  }
+  const unknown = Object.keys(value).filter((name) => !fields.includes(name));
+  if (unknown.length > 0) fail("body", unknownFieldsProblem(unknown));
+  return value as Record<string, unknown>;
+}
+
+/** A key name: 1 to 200 characters, not only spaces. */
+export function keyName(value: unknown, field: string): string {
+  if (
+    typeof value !== "string" || value.trim() === "" || value.length > MAX_API_KEY_NAME_LENGTH
+  ) {
+    fail(field, `must be 1 to ${MAX_API_KEY_NAME_LENGTH} characters, not only spaces`);
+  }
+  return value;
+}
+
+/** `value` when it is one of `allowed`; `fallback` when omitted. */
+export function oneOf<T extends string>(
+  value: unknown,
+  allowed: readonly T[],
+  fallback: T,
+  field: string,
+): T {
+  if (value === undefined) return fallback;
+  if (!allowed.includes(value as T)) fail(field, `must be one of ${allowed.join(", ")}`);
+  return value as T;
+}
+
+/** A list of 1 (or 0 when `min` is 0) to `max` strings. */
+export function stringList(value: unknown, field: string, min: number, max: number): string[] {
+  if (
+    !Array.isArray(value) || value.length < min || value.length > max ||
+    !value.every((item) => typeof item === "string")
+  ) {
+    fail(field, `must be a list of ${min} to ${max} strings`);
+  }
+  return value;
+}
+
+/** An instant from a query parameter (at most 40 characters), or `fallback` when absent. */
+export function queryInstant(
+  value: string | null | undefined,
+  fallback: Date,
+  field: string,
+): Date {
+  if (value === null || value === undefined) return fallback;
+  const ms = value.length <= 40 ? Date.parse(value) : NaN;
+  if (Number.isNaN(ms)) fail(field, "must be an ISO 8601 instant");
+  return new Date(ms);
+}

@@ -1,0 +1,537 @@
+/**
+ * `createApiKeysAdminHandler`: the admin routes of docs/settings-page.md over
+ * a framework-free request, for every binding.
+ *
+ * @module
+ */
+import { normalizeAllowedIpCidrs } from "../ip_allowlist.ts";
+import { fail } from "../_input.ts";
+import { ApiKeyOperationError, ApiKeyStorageError, ApiKeyValidationError } from "../errors.ts";
+import { errorResponse, jsonResponse, optionalFunction, positiveInteger } from "../leaks/_core.ts";
+import { serviceHooks } from "../_service_hooks.ts";
+import type { ApiKeysService } from "../service.ts";
+import type { ApiKeySummary, Environment, Scope, ScopeLevel } from "../types.ts";
+import { AdminHttpError, keyName, oneOf, queryInstant, readObject, stringList } from "./_body.ts";
+import { findEscalation, type KeyPowers } from "./no_escalation.ts";
+import type {
+  AdminAction,
+  AdminPolicy,
+  AdminRequest,
+  AdminResponse,
+  AdminScopeOffer,
+  AdminTarget,
+  ApiKeysAdminHandler,
+  ApiKeysAdminOptions,
+  ExpiryPreset,
+  GracePreset,
+} from "./types.ts";
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+const GRACE_MS: Readonly<Record<GracePreset, number>> = {
+  none: 0,
+  "1h": HOUR_MS,
+  "24h": DAY_MS,
+  "7d": 7 * DAY_MS,
+};
+const EXPIRY_MS: Readonly<Record<ExpiryPreset, number | null>> = {
+  "7d": 7 * DAY_MS,
+  "30d": 30 * DAY_MS,
+  "90d": 90 * DAY_MS,
+  "1y": 365 * DAY_MS,
+  never: null,
+};
+const ENVIRONMENTS: readonly Environment[] = ["live", "test"];
+const DEFAULT_MAX_BODY_BYTES = 16_384;
+const MAX_SCOPES_OFFERED = 200;
+const MAX_SCOPES_PER_KEY = 50;
+const MAX_ALLOWLIST = 50;
+const MAX_USAGE_SPAN_MS = 31 * DAY_MS;
+const FLAT_SCOPE = /^[a-z0-9_.-]{1,64}:(read|write)$/;
+const HEADER_NAME = /^[A-Za-z0-9-]{1,64}$/;
+const STATE_CHANGING = new Set(["POST", "PATCH", "DELETE"]);
+const SAME_SITE_FETCH = new Set(["same-origin", "none"]);
+
+/** A failure of an app hook: always a 500, the error to `onError`. */
+class HookFailure {
+  readonly error: unknown;
+  constructor(error: unknown) {
+    this.error = error;
+  }
+}
+
+async function hook<T>(call: () => T | Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    throw new HookFailure(error);
+  }
+}
+
+interface Route {
+  action: AdminAction;
+  id: string | null;
+}
+
+/** Each path's routes by method, `:id` standing for one segment. */
+const ROUTES: Readonly<Record<string, Readonly<Record<string, AdminAction>>>> = {
+  "/config": { GET: "config" },
+  "/keys": { GET: "list", POST: "create" },
+  "/keys/:id": { GET: "read", PATCH: "rename", DELETE: "revoke" },
+  "/keys/:id/rotate": { POST: "rotate" },
+  "/keys/:id/usage": { GET: "usage" },
+};
+const MAX_PATH_LENGTH = 512;
+
+/** The route of `method` `path`; `undefined` for no path of the routes. */
+function matchRoute(method: string, path: string): Route | undefined {
+  if (typeof path !== "string" || path.length > MAX_PATH_LENGTH) return undefined;
+  const segments = path.split("/");
+  if (segments[0] !== "" || segments.length > 4 || segments.some((s, i) => i > 0 && s === "")) {
+    return undefined;
+  }
+  const id = segments.length >= 3 ? segments[2] : null;
+  const pattern = id === null ? path : ["", segments[1], ":id", ...segments.slice(3)].join("/");
+  const methods = Object.hasOwn(ROUTES, pattern) ? ROUTES[pattern] : undefined;
+  if (methods === undefined) return undefined;
+  const action = Object.hasOwn(methods, method) ? methods[method] : undefined;
+  if (action === undefined) {
+    throw new AdminHttpError(405, "method_not_allowed", "Method not allowed", {
+      allow: Object.keys(methods),
+    });
+  }
+  return { action, id };
+}
+
+function subset<T extends string>(
+  value: readonly T[] | undefined,
+  all: readonly T[],
+  label: string,
+): readonly T[] {
+  if (value === undefined) return all;
+  if (
+    !Array.isArray(value) || value.length === 0 || new Set(value).size !== value.length ||
+    !value.every((item) => all.includes(item))
+  ) {
+    throw new TypeError(
+      `${label} must be a non-empty list of distinct values of ${all.join(", ")}`,
+    );
+  }
+  return Object.freeze([...value]);
+}
+
+function scopeOffers(value: unknown): AdminScopeOffer[] {
+  if (!Array.isArray(value) || value.length === 0 || value.length > MAX_SCOPES_OFFERED) {
+    throw new TypeError(`options.scopes must list 1 to ${MAX_SCOPES_OFFERED} scopes`);
+  }
+  return value.map((item) => {
+    const offer = typeof item === "string" ? { scope: item } : item as AdminScopeOffer;
+    if (typeof offer?.scope !== "string" || !FLAT_SCOPE.test(offer.scope)) {
+      throw new TypeError("options.scopes: each must be a resource:level scope");
+    }
+    if (offer.description !== undefined && typeof offer.description !== "string") {
+      throw new TypeError("options.scopes: a description must be a string");
+    }
+    return offer.description === undefined
+      ? { scope: offer.scope }
+      : { scope: offer.scope, description: offer.description };
+  });
+}
+
+function csrfOf(
+  value: ApiKeysAdminOptions<unknown>["csrf"],
+): { header: string; value: string } | null {
+  if (value === false) return null;
+  const header = value?.header ?? "x-requested-with";
+  const expected = value?.value ?? "api-keys-manager";
+  if (typeof header !== "string" || !HEADER_NAME.test(header) || typeof expected !== "string") {
+    throw new TypeError("options.csrf must be false or { header, value } with a header name");
+  }
+  return { header: header.toLowerCase(), value: expected };
+}
+
+function toScope(flat: string): Scope {
+  const at = flat.lastIndexOf(":");
+  return { resource: flat.slice(0, at), level: flat.slice(at + 1) as ScopeLevel };
+}
+
+const iso = (date: Date | null): string | null => date === null ? null : date.toISOString();
+
+/** The `KeyView` of docs/settings-page.md. */
+function view(summary: ApiKeySummary): Record<string, unknown> {
+  return {
+    id: summary.id,
+    name: summary.name,
+    environment: summary.environment,
+    prefix: summary.prefix,
+    scopes: [...summary.scopes],
+    allowedIpCidrs: [...summary.allowedIpCidrs],
+    status: summary.status,
+    createdAt: summary.createdAt.toISOString(),
+    lastUsedAt: iso(summary.lastUsedAt),
+    expiresAt: iso(summary.expiresAt),
+    revokedAt: iso(summary.revokedAt),
+    rotatedAt: iso(summary.rotatedAt),
+    replacedByKeyId: summary.replacedByKeyId,
+    createdBy: summary.createdBy,
+  };
+}
+
+type UsageReader = (tenantId: string, query: Record<string, unknown>) => Promise<unknown>;
+
+/** One request's state: the tenant's keys and the caller's powers are read once. */
+interface Call<R> {
+  request: R;
+  tenantId: string;
+  keys?: Promise<ApiKeySummary[]>;
+  caller?: Promise<KeyPowers | null>;
+}
+
+/**
+ * The admin routes (docs/settings-page.md) as one framework-free handler:
+ * `./api-keys/fetch` and `./api-keys/nest` serve it. Checks `options` once
+ * (a `TypeError` naming the option). Each request: CSRF on `POST`, `PATCH`
+ * and `DELETE`, the tenant from `tenantOf`, the bounded body, the key of the
+ * route's `:id` in that tenant (another tenant's is 404 like an unknown id),
+ * `canManage`, the policy, then the operation. A hook's throw or rejection is
+ * a 500 `internal_error` (the error to `onError`); errors never carry a key's
+ * secret.
+ *
+ * @example
+ * ```ts
+ * import { ApiKeysService, InMemoryApiKeyStorage } from "@saferoute/api-kit/api-keys";
+ * import { createApiKeysAdminHandler } from "@saferoute/api-kit/api-keys/admin";
+ *
+ * const service = new ApiKeysService({
+ *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+ *   storage: new InMemoryApiKeyStorage(),
+ * });
+ * const handle = createApiKeysAdminHandler<{ user: string }>({
+ *   service,
+ *   scopes: ["projects:read", "projects:write"],
+ *   tenantOf: (session) => session.user,
+ *   canManage: () => true,
+ *   policy: () => null,
+ * });
+ * const answer = await handle(
+ *   { method: "GET", path: "/keys", query: () => null, headers: () => null, body: null },
+ *   { user: "acme" },
+ * );
+ * console.log(answer?.status); // 200
+ * ```
+ */
+export function createApiKeysAdminHandler<R>(
+  options: ApiKeysAdminOptions<R>,
+): ApiKeysAdminHandler<R> {
+  if (typeof options !== "object" || options === null) {
+    throw new TypeError("options must be an object");
+  }
+  const service: ApiKeysService = options.service;
+  const hooks = typeof service === "object" && service !== null ? serviceHooks(service) : undefined;
+  if (hooks === undefined) throw new TypeError("options.service must be an ApiKeysService");
+  for (const name of ["tenantOf", "canManage"] as const) {
+    if (typeof options[name] !== "function") throw new TypeError(`options.${name} is required`);
+  }
+  optionalFunction(options.callerKeyIdOf, "options.callerKeyIdOf");
+  optionalFunction(options.policy, "options.policy");
+  optionalFunction(options.onError, "options.onError");
+  if (options.policy === undefined && options.callerKeyIdOf === undefined) {
+    throw new TypeError(
+      "options.callerKeyIdOf is required by the default policy (no escalation); or pass options.policy",
+    );
+  }
+  const { tenantOf, canManage, callerKeyIdOf } = options;
+  const policy: AdminPolicy<R> | undefined = options.policy;
+  const onError = options.onError ?? ((error: unknown) => console.error(error));
+  const offers = scopeOffers(options.scopes);
+  const offered = new Set(offers.map((offer) => offer.scope));
+  const environments = subset(options.environments, ENVIRONMENTS, "options.environments");
+  const gracePresets = subset(
+    options.gracePresets,
+    Object.keys(GRACE_MS) as GracePreset[],
+    "options.gracePresets",
+  );
+  const expiryPresets = subset(
+    options.expiryPresets,
+    Object.keys(EXPIRY_MS) as ExpiryPreset[],
+    "options.expiryPresets",
+  );
+  const defaultGrace = gracePresets.includes("24h") ? "24h" : gracePresets[0];
+  const defaultExpiry = expiryPresets.includes("never") ? "never" : expiryPresets[0];
+  const csrf = csrfOf(options.csrf);
+  const maxBodyBytes = positiveInteger(
+    options.maxBodyBytes,
+    DEFAULT_MAX_BODY_BYTES,
+    "options.maxBodyBytes",
+  );
+  const { clock, renameForTenant: rename } = hooks;
+  const usageMethod = (service as { usage?: unknown }).usage;
+  const usage: UsageReader | undefined = typeof usageMethod === "function"
+    ? (tenantId, query) => usageMethod.call(service, tenantId, query)
+    : undefined;
+  const capabilities = Object.freeze({ rename: rename !== undefined, usage: usage !== undefined });
+  const config = JSON.stringify({
+    scopes: offers,
+    environments,
+    gracePresets,
+    defaultGrace,
+    expiryPresets,
+    defaultExpiry,
+    capabilities,
+    csrf,
+  });
+
+  const keysOf = (call: Call<R>): Promise<ApiKeySummary[]> =>
+    call.keys ??= service.listSummaries(call.tenantId, { includeRevoked: true });
+
+  const fresh = async (call: Call<R>, id: string): Promise<ApiKeySummary> => {
+    call.keys = undefined;
+    return await findKey(call, id);
+  };
+
+  async function findKey(call: Call<R>, id: string): Promise<ApiKeySummary> {
+    const key = (await keysOf(call)).find((candidate) => candidate.id === id);
+    if (key === undefined) throw new ApiKeyOperationError("api_key_record_not_found");
+    return key;
+  }
+
+  async function allow(call: Call<R>, action: AdminAction, target: AdminTarget): Promise<void> {
+    const allowed = await hook(() => canManage(call.request, action, target));
+    if (allowed !== true) throw new AdminHttpError(403, "forbidden", "Not allowed");
+  }
+
+  function callerPowers(call: Call<R>): Promise<KeyPowers | null> {
+    return call.caller ??= (async () => {
+      const id = await hook(() => callerKeyIdOf!(call.request));
+      if (typeof id !== "string") return null;
+      return (await keysOf(call)).find((key) => key.id === id) ?? null;
+    })();
+  }
+
+  async function enforce(
+    call: Call<R>,
+    action: AdminAction,
+    role: "new" | "target",
+    key: KeyPowers,
+  ): Promise<void> {
+    let exceeds;
+    if (policy !== undefined) {
+      exceeds = await hook(() =>
+        policy({ request: call.request, tenantId: call.tenantId, action, role, key })
+      );
+      if (exceeds !== null && (typeof exceeds !== "object" || Array.isArray(exceeds))) {
+        throw new HookFailure(new TypeError("options.policy must answer null or an Escalation"));
+      }
+    } else {
+      const caller = await callerPowers(call);
+      if (caller === null) {
+        throw new AdminHttpError(
+          403,
+          "api_key_escalation_refused",
+          "The caller has no key of this tenant to compare with",
+          { key: "caller" },
+        );
+      }
+      exceeds = findEscalation(caller, key);
+    }
+    if (exceeds === null) return;
+    throw new AdminHttpError(
+      403,
+      "api_key_escalation_refused",
+      role === "new"
+        ? "The caller cannot issue a key more powerful than its own"
+        : "The caller cannot act on a key more powerful than its own",
+      { key: role, exceeds },
+    );
+  }
+
+  async function create(call: Call<R>, body: AdminRequest["body"]): Promise<AdminResponse> {
+    const input = readObject(body, maxBodyBytes, [
+      "name",
+      "scopes",
+      "environment",
+      "expiresIn",
+      "allowedIpCidrs",
+    ]);
+    const name = keyName(input.name, "name");
+    const scopes = [...new Set(stringList(input.scopes, "scopes", 1, MAX_SCOPES_PER_KEY))];
+    if (!scopes.every((scope) => offered.has(scope))) {
+      fail("scopes", "must be scopes the server offers (GET config)");
+    }
+    const environment = oneOf(input.environment, environments, environments[0], "environment");
+    const expiresIn = oneOf(input.expiresIn, expiryPresets, defaultExpiry, "expiresIn");
+    const lifetime = EXPIRY_MS[expiresIn];
+    let allowedIpCidrs: string[] = [];
+    if (input.allowedIpCidrs !== undefined) {
+      const entries = stringList(input.allowedIpCidrs, "allowedIpCidrs", 0, MAX_ALLOWLIST);
+      try {
+        allowedIpCidrs = normalizeAllowedIpCidrs(entries);
+      } catch (error) {
+        fail("allowedIpCidrs", (error as Error).message);
+      }
+    }
+    const proposed: KeyPowers = {
+      environment,
+      scopes,
+      allowedIpCidrs,
+      expiresAt: lifetime === null ? null : new Date(clock().getTime() + lifetime),
+    };
+    await allow(call, "create", { tenantId: call.tenantId, key: null, proposed });
+    await enforce(call, "create", "new", proposed);
+    const created = await service.create({
+      tenantId: call.tenantId,
+      name,
+      scopes: scopes.map(toScope),
+      environment,
+      expiresAt: proposed.expiresAt,
+      allowedIpCidrs,
+    });
+    const record = await fresh(call, created.id);
+    return jsonResponse(201, JSON.stringify({ key: created.key, record: view(record) }));
+  }
+
+  async function rotate(call: Call<R>, key: ApiKeySummary, body: AdminRequest["body"]) {
+    const input = readObject(body, maxBodyBytes, ["grace", "name"]);
+    const grace = oneOf(input.grace, gracePresets, defaultGrace, "grace");
+    const name = input.name === undefined ? undefined : keyName(input.name, "name");
+    await allow(call, "rotate", { tenantId: call.tenantId, key, proposed: null });
+    await enforce(call, "rotate", "target", key);
+    const rotated = await service.rotateForTenant(call.tenantId, key.id, {
+      gracePeriodMs: GRACE_MS[grace],
+      name,
+      expiresAt: key.expiresAt,
+      allowedIpCidrs: key.allowedIpCidrs,
+    });
+    const record = await fresh(call, rotated.id);
+    return jsonResponse(
+      201,
+      JSON.stringify({
+        key: rotated.key,
+        record: view(record),
+        replacedKeyId: rotated.replacedKeyId,
+        graceExpiresAt: rotated.graceExpiresAt.toISOString(),
+      }),
+    );
+  }
+
+  async function readUsage(call: Call<R>, key: ApiKeySummary, request: AdminRequest) {
+    await allow(call, "usage", { tenantId: call.tenantId, key, proposed: null });
+    const granularity = oneOf(
+      request.query("granularity") ?? undefined,
+      ["hour", "day"],
+      "hour",
+      "granularity",
+    );
+    const to = queryInstant(request.query("to"), clock(), "to");
+    const from = queryInstant(request.query("from"), new Date(to.getTime() - DAY_MS), "from");
+    const span = to.getTime() - from.getTime();
+    if (!(span > 0 && span <= MAX_USAGE_SPAN_MS)) {
+      fail("from", "must be before to, at most 31 days before");
+    }
+    const buckets = await usage!(call.tenantId, { keyId: key.id, from, to, granularity });
+    return jsonResponse(
+      200,
+      JSON.stringify({
+        keyId: key.id,
+        granularity,
+        from: from.toISOString(),
+        to: to.toISOString(),
+        buckets,
+      }),
+    );
+  }
+
+  async function dispatch(route: Route, request: AdminRequest, native: R): Promise<AdminResponse> {
+    const { action, id } = route;
+    if (
+      (action === "rename" && rename === undefined) || (action === "usage" && usage === undefined)
+    ) {
+      throw new AdminHttpError(501, "not_implemented", `The ${action} route is not available`);
+    }
+    if (csrf !== null && STATE_CHANGING.has(request.method)) {
+      const site = request.headers("sec-fetch-site");
+      if (
+        request.headers(csrf.header) !== csrf.value ||
+        (site !== null && site !== undefined && !SAME_SITE_FETCH.has(site))
+      ) {
+        throw new AdminHttpError(403, "csrf_refused", "Cross-site request refused");
+      }
+    }
+    const tenantId = await hook(() => tenantOf(native));
+    if (typeof tenantId !== "string" || tenantId === "") {
+      throw new AdminHttpError(401, "unauthenticated", "Authentication required");
+    }
+    const call: Call<R> = { request: native, tenantId };
+    const none: AdminTarget = { tenantId, key: null, proposed: null };
+    switch (action) {
+      case "config":
+        await allow(call, "config", none);
+        return jsonResponse(200, config);
+      case "list": {
+        await allow(call, "list", none);
+        const keys = await service.listSummaries(tenantId, {
+          includeRevoked: request.query("includeRevoked") === "true",
+        });
+        return jsonResponse(200, JSON.stringify({ keys: keys.map(view), capabilities }));
+      }
+      case "create":
+        return await create(call, request.body);
+    }
+    const body = action === "rename" ? readObject(request.body, maxBodyBytes, ["name"]) : {};
+    const key = await findKey(call, id!);
+    const target: AdminTarget = { tenantId, key, proposed: null };
+    switch (action) {
+      case "read":
+        await allow(call, "read", target);
+        return jsonResponse(200, JSON.stringify(view(key)));
+      case "rename": {
+        const name = keyName(body.name, "name");
+        await allow(call, "rename", target);
+        await enforce(call, "rename", "target", key);
+        await rename!(tenantId, key.id, name);
+        return jsonResponse(200, JSON.stringify(view(await fresh(call, key.id))));
+      }
+      case "revoke":
+        await allow(call, "revoke", target);
+        await enforce(call, "revoke", "target", key);
+        await service.revokeForTenant(tenantId, key.id);
+        return jsonResponse(200, JSON.stringify(view(await fresh(call, key.id))));
+      case "rotate":
+        return await rotate(call, key, request.body);
+      default:
+        return await readUsage(call, key, request);
+    }
+  }
+
+  function answerError(error: unknown): AdminResponse {
+    if (error instanceof AdminHttpError) {
+      const answer = errorResponse(error.status, error.code, error.message, error.details);
+      if (error.status === 405) {
+        answer.headers.allow = (error.details!.allow as string[]).join(", ");
+      }
+      return answer;
+    }
+    if (error instanceof ApiKeyValidationError) {
+      return errorResponse(400, error.code, error.message, { field: error.field });
+    }
+    if (error instanceof ApiKeyOperationError || error instanceof ApiKeyStorageError) {
+      return errorResponse(error.httpStatus, error.code, error.message);
+    }
+    try {
+      onError(error instanceof HookFailure ? error.error : error);
+    } catch {
+      // onError is the app's: its failure changes nothing of the answer.
+    }
+    return errorResponse(500, "internal_error", "Internal error");
+  }
+
+  const handle = async (request: AdminRequest, native: R): Promise<AdminResponse | undefined> => {
+    try {
+      const route = matchRoute(request.method, request.path);
+      return route === undefined ? undefined : await dispatch(route, request, native);
+    } catch (error) {
+      return answerError(error);
+    }
+  };
+  return Object.assign(handle, { maxBodyBytes });
+}

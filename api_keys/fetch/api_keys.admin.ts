@@ -1,0 +1,89 @@
+/**
+ * The admin routes (`./api-keys/admin`) over a Web `Request`, mounted at a
+ * path prefix.
+ *
+ * @module
+ */
+import { createApiKeysAdminHandler } from "../admin/handler.ts";
+import type { ApiKeysAdminOptions } from "../admin/types.ts";
+import { readBounded } from "./_bounded_body.ts";
+
+/**
+ * Options of `createApiKeysAdminFetchHandler`: the admin options (the hooks
+ * receive the `Request`) and where the routes are mounted.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeysAdminFetchOptions } from "@saferoute/api-kit/api-keys/fetch";
+ * declare const options: ApiKeysAdminFetchOptions;
+ * options.prefix; // "/api-keys"
+ * ```
+ */
+export interface ApiKeysAdminFetchOptions extends ApiKeysAdminOptions<Request> {
+  /** Path the routes are mounted at, such as `/api-keys` (no trailing `/`). */
+  prefix: string;
+}
+
+const PREFIX = /^(\/[A-Za-z0-9._~-]+)+$/;
+
+/**
+ * The admin routes of docs/settings-page.md as a Fetch handler: a request
+ * below `prefix` that is one of the routes gets its answer, any other
+ * `undefined` (the app answers it). The body is read up to one byte past
+ * `maxBodyBytes` (the rest is never read); a body that cannot be read is
+ * handled as an empty one. Throws a `TypeError` naming a bad option.
+ *
+ * @example
+ * ```ts
+ * import { ApiKeysService, InMemoryApiKeyStorage } from "@saferoute/api-kit/api-keys";
+ * import { createApiKeysAdminFetchHandler } from "@saferoute/api-kit/api-keys/fetch";
+ *
+ * const service = new ApiKeysService({
+ *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+ *   storage: new InMemoryApiKeyStorage(),
+ * });
+ * const sessions = new Map<string, string>(); // session cookie -> tenant (the app's own login)
+ * const admin = createApiKeysAdminFetchHandler({
+ *   prefix: "/api-keys",
+ *   service,
+ *   scopes: ["projects:read", "projects:write"],
+ *   tenantOf: (request) => sessions.get(request.headers.get("cookie") ?? "") ?? null,
+ *   canManage: () => true,
+ *   policy: () => null, // people, not keys, manage here: the offered scopes bound what they get
+ * });
+ *
+ * Deno.serve(async (request) => (await admin(request)) ?? new Response(null, { status: 404 }));
+ * ```
+ */
+export function createApiKeysAdminFetchHandler(
+  options: ApiKeysAdminFetchOptions,
+): (request: Request) => Promise<Response | undefined> {
+  const prefix = options?.prefix;
+  if (typeof prefix !== "string" || !PREFIX.test(prefix) || prefix.length > 200) {
+    throw new TypeError('options.prefix must be a path such as "/api-keys"');
+  }
+  const handle = createApiKeysAdminHandler<Request>(options);
+  const limit = handle.maxBodyBytes + 1;
+  return async (request) => {
+    const url = new URL(request.url);
+    if (!url.pathname.startsWith(`${prefix}/`)) return undefined;
+    let body: Uint8Array = new Uint8Array(0);
+    if (request.method !== "GET" && request.method !== "HEAD") {
+      try {
+        body = await readBounded(request.body, limit);
+      } catch {
+        body = new Uint8Array(0);
+      }
+    }
+    const answer = await handle({
+      method: request.method,
+      path: url.pathname.slice(prefix.length),
+      query: (name) => url.searchParams.get(name),
+      headers: (name) => request.headers.get(name),
+      body,
+    }, request);
+    return answer === undefined
+      ? undefined
+      : new Response(answer.body, { status: answer.status, headers: answer.headers });
+  };
+}

@@ -1,0 +1,228 @@
+/**
+ * The admin routes (`./api-keys/admin`) as a Nest controller, on Express or
+ * Fastify.
+ *
+ * @module
+ */
+import { Controller, Delete, Get, Inject, Param, Patch, Post, Req, Res } from "@nestjs/common";
+import { createApiKeysAdminHandler } from "../admin/handler.ts";
+import type { AdminRequest, ApiKeysAdminHandler, ApiKeysAdminOptions } from "../admin/types.ts";
+import { ApiKeysService } from "../service.ts";
+import type { LeakReportHttpRequest, LeakReportHttpResponse } from "./api_keys.leaks.ts";
+import { sendLeakReport } from "./api_keys.leaks.ts";
+
+/**
+ * What the admin controller reads of an Express or Fastify request; the
+ * hooks (`tenantOf`, `canManage`, ...) receive the whole request.
+ *
+ * @example
+ * ```ts
+ * import type { AdminHttpRequest } from "@saferoute/api-kit/api-keys/nest";
+ * const request: AdminHttpRequest = { method: "GET", headers: {}, query: {} };
+ * ```
+ */
+export interface AdminHttpRequest extends LeakReportHttpRequest {
+  /** HTTP method. */
+  method: string;
+  /** The parsed query. */
+  query?: Record<string, unknown>;
+}
+
+/**
+ * Options of `createApiKeysAdminController`: the admin options (the hooks
+ * receive the Express or Fastify request) without `service`, which is the
+ * injected `ApiKeysService` unless given.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeysAdminControllerOptions } from "@saferoute/api-kit/api-keys/nest";
+ * const options: ApiKeysAdminControllerOptions = {
+ *   path: "api-keys",
+ *   scopes: ["projects:read"],
+ *   tenantOf: () => "acme",
+ *   canManage: () => true,
+ *   policy: () => null,
+ * };
+ * ```
+ */
+export interface ApiKeysAdminControllerOptions
+  extends Omit<ApiKeysAdminOptions<AdminHttpRequest>, "service"> {
+  /** Controller path, such as `api-keys`. */
+  path: string;
+  /** The service (default: the `ApiKeysService` of `ApiKeysModule`). */
+  service?: ApiKeysService;
+  /** Class decorators for the controller: guards, scopes, OpenAPI tags. */
+  decorators?: readonly ClassDecorator[];
+}
+
+function headerOf(request: AdminHttpRequest): (name: string) => string | undefined {
+  return (name) => {
+    const value = request.headers[name.toLowerCase()];
+    return Array.isArray(value) ? value.join(", ") : value;
+  };
+}
+
+/** The raw body when kept (`rawBody: true`), else the parsed body as JSON text. */
+function bodyOf(request: AdminHttpRequest): Uint8Array | string | null {
+  const { rawBody, body } = request;
+  if (rawBody instanceof Uint8Array) return rawBody;
+  if (typeof body === "string" || body === undefined || body === null) return body ?? null;
+  return JSON.stringify(body);
+}
+
+/**
+ * A Nest controller serving the admin routes of docs/settings-page.md below
+ * `path`. Its answers (errors in the envelope shape) are written through
+ * `@Res()`, so the safe-response interceptor leaves them as they are. The
+ * handler is built when Nest creates the controller: a bad option throws a
+ * `TypeError` at start.
+ *
+ * @example
+ * ```ts
+ * import { Module, UseGuards } from "@nestjs/common";
+ * import {
+ *   ApiKeysGuard,
+ *   ApiKeysModule,
+ *   createApiKeysAdminController,
+ *   getApiKeyContext,
+ *   RequireScope,
+ * } from "@saferoute/api-kit/api-keys/nest";
+ * import { InMemoryApiKeyStorage } from "@saferoute/api-kit/api-keys";
+ *
+ * const AdminKeysController = createApiKeysAdminController({
+ *   path: "admin",
+ *   decorators: [UseGuards(ApiKeysGuard), RequireScope("keys", "write")],
+ *   scopes: ["projects:read", "projects:write"],
+ *   tenantOf: (request) => getApiKeyContext(request)?.tenantId,
+ *   callerKeyIdOf: (request) => getApiKeyContext(request)?.keyId,
+ *   canManage: () => true,
+ *   csrf: false, // callers authenticate with an API key header, never a cookie
+ * });
+ *
+ * @Module({
+ *   imports: [
+ *     ApiKeysModule.forRoot({
+ *       peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+ *       storage: new InMemoryApiKeyStorage(),
+ *     }),
+ *   ],
+ *   controllers: [AdminKeysController],
+ * })
+ * class AppModule {}
+ * ```
+ */
+export function createApiKeysAdminController(
+  options: ApiKeysAdminControllerOptions,
+): new (service: ApiKeysService) => object {
+  if (typeof options !== "object" || options === null || typeof options.path !== "string") {
+    throw new TypeError("options.path is required");
+  }
+  const { path, decorators = [], service: given, ...adminOptions } = options;
+
+  @Controller(path)
+  class ApiKeysAdminController {
+    readonly #handle: ApiKeysAdminHandler<AdminHttpRequest>;
+
+    constructor(@Inject(ApiKeysService) injected: ApiKeysService) {
+      this.#handle = createApiKeysAdminHandler({ ...adminOptions, service: given ?? injected });
+    }
+
+    async #serve(
+      route: string,
+      request: AdminHttpRequest,
+      response: LeakReportHttpResponse,
+    ): Promise<void> {
+      const query = request.query ?? {};
+      const admin: AdminRequest = {
+        method: request.method,
+        path: route,
+        query: (name) => typeof query[name] === "string" ? query[name] as string : null,
+        headers: headerOf(request),
+        body: request.method === "GET" ? null : bodyOf(request),
+      };
+      const answer = await this.#handle(admin, request);
+      sendLeakReport(
+        response,
+        answer ?? {
+          status: 404,
+          headers: { "content-type": "application/json; charset=utf-8" },
+          body: JSON.stringify({
+            success: false,
+            statusCode: 404,
+            error: { code: "api_key_record_not_found", message: "API key record not found" },
+          }),
+        },
+      );
+    }
+
+    /** `GET config`. */
+    @Get("config")
+    config(@Req() request: AdminHttpRequest, @Res() response: LeakReportHttpResponse) {
+      return this.#serve("/config", request, response);
+    }
+
+    /** `GET keys`. */
+    @Get("keys")
+    list(@Req() request: AdminHttpRequest, @Res() response: LeakReportHttpResponse) {
+      return this.#serve("/keys", request, response);
+    }
+
+    /** `POST keys`. */
+    @Post("keys")
+    create(@Req() request: AdminHttpRequest, @Res() response: LeakReportHttpResponse) {
+      return this.#serve("/keys", request, response);
+    }
+
+    /** `GET keys/:id`. */
+    @Get("keys/:id")
+    read(
+      @Param("id") id: string,
+      @Req() request: AdminHttpRequest,
+      @Res() response: LeakReportHttpResponse,
+    ) {
+      return this.#serve(`/keys/${id}`, request, response);
+    }
+
+    /** `PATCH keys/:id`. */
+    @Patch("keys/:id")
+    rename(
+      @Param("id") id: string,
+      @Req() request: AdminHttpRequest,
+      @Res() response: LeakReportHttpResponse,
+    ) {
+      return this.#serve(`/keys/${id}`, request, response);
+    }
+
+    /** `DELETE keys/:id`. */
+    @Delete("keys/:id")
+    revoke(
+      @Param("id") id: string,
+      @Req() request: AdminHttpRequest,
+      @Res() response: LeakReportHttpResponse,
+    ) {
+      return this.#serve(`/keys/${id}`, request, response);
+    }
+
+    /** `POST keys/:id/rotate`. */
+    @Post("keys/:id/rotate")
+    rotate(
+      @Param("id") id: string,
+      @Req() request: AdminHttpRequest,
+      @Res() response: LeakReportHttpResponse,
+    ) {
+      return this.#serve(`/keys/${id}/rotate`, request, response);
+    }
+
+    /** `GET keys/:id/usage`. */
+    @Get("keys/:id/usage")
+    usage(
+      @Param("id") id: string,
+      @Req() request: AdminHttpRequest,
+      @Res() response: LeakReportHttpResponse,
+    ) {
+      return this.#serve(`/keys/${id}/usage`, request, response);
+    }
+  }
+  for (const decorate of decorators) decorate(ApiKeysAdminController);
+  return ApiKeysAdminController;
+}

@@ -1,0 +1,199 @@
+/**
+ * `applyApiKeysAdminRoutes`: the admin routes of `./api-keys/admin`
+ * (docs/settings-page.md) written into an OpenAPI document. Their
+ * controllers answer through `@Res()`, so no decorator can describe them.
+ *
+ * @module
+ */
+import { type OpenApiSchema, SAFE_RESPONSE_SCHEMAS } from "../_openapi_schemas.ts";
+import type { OpenApiDocumentLike } from "./safe_response.document.ts";
+
+/**
+ * Options of `applyApiKeysAdminRoutes`.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeysAdminRoutesDocsOptions } from "@saferoute/api-kit/safe-response/openapi";
+ * const options: ApiKeysAdminRoutesDocsOptions = { prefix: "/api-keys", security: [{ session: [] }] };
+ * ```
+ */
+export interface ApiKeysAdminRoutesDocsOptions {
+  /** Where the routes are mounted, such as `/api-keys`. */
+  prefix: string;
+  /** Tags of every operation (default `["api-keys"]`). */
+  tags?: string[];
+  /** Security requirements of every operation (default: none written). */
+  security?: Record<string, string[]>[];
+}
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const str = { type: "string" };
+const nullableDate = { type: "string", format: "date-time", nullable: true };
+const strings = { type: "array", items: str };
+const object = (properties: Record<string, unknown>, required = Object.keys(properties)) => ({
+  type: "object",
+  properties,
+  ...(required.length === 0 ? {} : { required }),
+});
+
+const SCHEMAS: Record<string, object> = {
+  ApiKeysAdminKeyView: object({
+    id: str,
+    name: str,
+    environment: { type: "string", enum: ["live", "test"] },
+    prefix: str,
+    scopes: strings,
+    allowedIpCidrs: strings,
+    status: { type: "string", enum: ["active", "rotating", "expired", "revoked"] },
+    createdAt: { type: "string", format: "date-time" },
+    lastUsedAt: nullableDate,
+    expiresAt: nullableDate,
+    revokedAt: nullableDate,
+    rotatedAt: nullableDate,
+    replacedByKeyId: { type: "string", nullable: true },
+    createdBy: { type: "string", nullable: true },
+  }),
+  ApiKeysAdminCapabilities: object({ rename: { type: "boolean" }, usage: { type: "boolean" } }),
+  ApiKeysAdminKeyList: object({
+    keys: { type: "array", items: ref("ApiKeysAdminKeyView") },
+    capabilities: ref("ApiKeysAdminCapabilities"),
+  }),
+  ApiKeysAdminConfig: object({
+    scopes: {
+      type: "array",
+      items: object({ scope: str, description: str }, ["scope"]),
+    },
+    environments: strings,
+    gracePresets: strings,
+    defaultGrace: str,
+    expiryPresets: strings,
+    defaultExpiry: str,
+    capabilities: ref("ApiKeysAdminCapabilities"),
+    csrf: { ...object({ header: str, value: str }), nullable: true },
+  }),
+  ApiKeysAdminCreateBody: object({
+    name: { type: "string", minLength: 1, maxLength: 200 },
+    scopes: { ...strings, minItems: 1, maxItems: 50 },
+    environment: { type: "string", enum: ["live", "test"] },
+    expiresIn: { type: "string", enum: ["7d", "30d", "90d", "1y", "never"] },
+    allowedIpCidrs: { ...strings, maxItems: 50 },
+  }, ["name", "scopes"]),
+  ApiKeysAdminRotateBody: object({
+    grace: { type: "string", enum: ["none", "1h", "24h", "7d"] },
+    name: { type: "string", minLength: 1, maxLength: 200 },
+  }, []),
+  ApiKeysAdminRenameBody: object({ name: { type: "string", minLength: 1, maxLength: 200 } }),
+  ApiKeysAdminIssuedKey: object({
+    key: { type: "string", description: "The secret: in this answer only, never again" },
+    record: ref("ApiKeysAdminKeyView"),
+  }),
+  ApiKeysAdminRotatedKey: object({
+    key: { type: "string", description: "The secret: in this answer only, never again" },
+    record: ref("ApiKeysAdminKeyView"),
+    replacedKeyId: str,
+    graceExpiresAt: { type: "string", format: "date-time" },
+  }),
+  ApiKeysAdminUsage: object({
+    keyId: str,
+    granularity: { type: "string", enum: ["hour", "day"] },
+    from: { type: "string", format: "date-time" },
+    to: { type: "string", format: "date-time" },
+    buckets: { type: "array", items: { type: "object" } },
+  }),
+};
+
+/** Each route: summary, success status and schema, request body schema, error statuses. */
+const ROUTES: [string, string, string, number, string, string | null, number[]][] = [
+  ["/config", "get", "The server's offer", 200, "ApiKeysAdminConfig", null, []],
+  ["/keys", "get", "List the tenant's keys", 200, "ApiKeysAdminKeyList", null, []],
+  ["/keys", "post", "Create a key", 201, "ApiKeysAdminIssuedKey", "ApiKeysAdminCreateBody", [
+    400,
+    413,
+  ]],
+  ["/keys/{id}", "get", "Read a key", 200, "ApiKeysAdminKeyView", null, [404]],
+  ["/keys/{id}", "patch", "Rename a key", 200, "ApiKeysAdminKeyView", "ApiKeysAdminRenameBody", [
+    400,
+    404,
+    413,
+    501,
+  ]],
+  ["/keys/{id}", "delete", "Revoke a key", 200, "ApiKeysAdminKeyView", null, [404]],
+  [
+    "/keys/{id}/rotate",
+    "post",
+    "Rotate a key",
+    201,
+    "ApiKeysAdminRotatedKey",
+    "ApiKeysAdminRotateBody",
+    [400, 404, 409, 413],
+  ],
+  ["/keys/{id}/usage", "get", "A key's usage", 200, "ApiKeysAdminUsage", null, [400, 404, 501]],
+];
+
+/** Adds the safe-response schema `name` and every schema it refers to, when missing. */
+function addWithRefs(schemas: Record<string, object>, name: string): void {
+  if (schemas[name] !== undefined) return;
+  const schema = (SAFE_RESPONSE_SCHEMAS as Record<string, OpenApiSchema>)[name];
+  schemas[name] = schema;
+  for (const [, target] of JSON.stringify(schema).matchAll(/"#\/components\/schemas\/(\w+)"/g)) {
+    addWithRefs(schemas, target);
+  }
+}
+
+const errorResponse = { content: { "application/json": { schema: ref("SafeErrorResponse") } } };
+
+/**
+ * Adds the admin routes below `options.prefix` (paths, operations, their
+ * bodies, answers and errors in the envelope shape) and their component
+ * schemas to `document`. Mutates and returns `document`; applying it twice
+ * changes nothing.
+ *
+ * @example
+ * ```ts
+ * import { applyApiKeysAdminRoutes } from "@saferoute/api-kit/safe-response/openapi";
+ * const document = applyApiKeysAdminRoutes({ paths: {} }, { prefix: "/admin" });
+ * Object.keys(document.paths!); // ["/admin/config", "/admin/keys", ...]
+ * ```
+ */
+export function applyApiKeysAdminRoutes<T extends OpenApiDocumentLike>(
+  document: T,
+  options: ApiKeysAdminRoutesDocsOptions,
+): T {
+  const prefix = options?.prefix;
+  if (typeof prefix !== "string" || !prefix.startsWith("/") || prefix.endsWith("/")) {
+    throw new TypeError('options.prefix must be a path such as "/api-keys"');
+  }
+  const paths = document.paths ??= {};
+  const schemas = (document.components ??= {}).schemas ??= {};
+  const tags = options.tags ?? ["api-keys"];
+  for (const [name, schema] of Object.entries(SCHEMAS)) schemas[name] ??= schema;
+  addWithRefs(schemas, "SafeErrorResponse");
+  for (const [path, method, summary, status, answer, body, errors] of ROUTES) {
+    const item = (paths[`${prefix}${path}`] ??= {}) as Record<string, unknown>;
+    const responses: Record<string, unknown> = {
+      [status]: {
+        description: summary,
+        content: { "application/json": { schema: ref(answer) } },
+      },
+    };
+    for (const code of [403, ...errors]) {
+      responses[code] = { description: `Error ${code}`, ...errorResponse };
+    }
+    item[method] = {
+      tags,
+      summary,
+      ...(options.security === undefined ? {} : { security: options.security }),
+      ...(path.includes("{id}")
+        ? { parameters: [{ name: "id", in: "path", required: true, schema: str }] }
+        : {}),
+      ...(body === null ? {} : {
+        requestBody: {
+          required: method !== "post" || path === "/keys",
+          content: { "application/json": { schema: ref(body) } },
+        },
+      }),
+      responses,
+    };
+  }
+  return document;
+}

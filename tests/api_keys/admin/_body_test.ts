@@ -1,0 +1,59 @@
+/** The admin routes' input readers: bounds, JSON objects, known fields, field checks. */
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  AdminHttpError,
+  keyName,
+  oneOf,
+  queryInstant,
+  readObject,
+  stringList,
+} from "../../../api_keys/admin/_body.ts";
+import { ApiKeyValidationError } from "../../../api_keys/errors.ts";
+
+const invalid = (field: string) => (error: unknown) =>
+  error instanceof ApiKeyValidationError && error.field === field;
+
+describe("api_keys/admin/_body.ts", () => {
+  it("readObject: empty is {}, bytes and text read alike, past the bound a 413", () => {
+    assert.deepEqual(readObject(null, 10, []), {});
+    assert.deepEqual(readObject(new TextEncoder().encode('{"a":1}'), 10, ["a"]), { a: 1 });
+    assert.deepEqual(readObject('{"a":1}', 7, ["a"]), { a: 1 });
+    assert.throws(
+      () => readObject('{"a":12}', 7, ["a"]),
+      (error) => error instanceof AdminHttpError && error.status === 413,
+    );
+    assert.throws(() => readObject("é".repeat(4), 7, []), AdminHttpError, "UTF-8 bytes counted");
+  });
+
+  it("readObject: refuses non-objects, bad UTF-8 and unknown or inherited-looking fields", () => {
+    for (const body of ["[]", "1", "null", "{", new Uint8Array([0x7b, 0xc3, 0x7d])]) {
+      assert.throws(() => readObject(body, 100, []), invalid("body"));
+    }
+    assert.throws(() => readObject('{"__proto__":{}}', 100, ["a"]), /unknown fields: __proto__/);
+    assert.throws(() => readObject('{"constructor":1}', 100, ["a"]), /unknown fields: constructor/);
+  });
+
+  it("the field checks", () => {
+    assert.equal(keyName("ci", "name"), "ci");
+    for (const bad of ["", "  ", "x".repeat(201), 1, null]) {
+      assert.throws(() => keyName(bad, "name"), invalid("name"));
+    }
+    assert.equal(oneOf(undefined, ["a", "b"], "b", "f"), "b");
+    assert.equal(oneOf("a", ["a", "b"], "b", "f"), "a");
+    assert.throws(() => oneOf("c", ["a", "b"], "b", "f"), invalid("f"));
+    assert.deepEqual(stringList(["a"], "s", 1, 2), ["a"]);
+    for (const bad of [[], ["a", "b", "c"], [1], "a"]) {
+      assert.throws(() => stringList(bad, "s", 1, 2), invalid("s"));
+    }
+    const fallback = new Date(0);
+    assert.equal(queryInstant(null, fallback, "to"), fallback);
+    assert.equal(
+      queryInstant("2030-01-01T00:00:00Z", fallback, "to").toISOString(),
+      "2030-01-01T00:00:00.000Z",
+    );
+    for (const bad of ["tomorrow", "2030-01-01T00:00:00Z".padEnd(41, " ")]) {
+      assert.throws(() => queryInstant(bad, fallback, "to"), invalid("to"));
+    }
+  });
+});

@@ -1,0 +1,562 @@
+/**
+ * The admin routes' core: tenant binding, canManage and its containment, the
+ * default no-escalation policy and a custom one, CSRF, bounded and validated
+ * bodies, the presets, the optional rename and usage routes.
+ */
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { createApiKeysAdminHandler } from "../../../api_keys/admin/handler.ts";
+import type {
+  AdminAction,
+  AdminTarget,
+  ApiKeysAdminOptions,
+} from "../../../api_keys/admin/types.ts";
+import { type ApiKeyStorage, InMemoryApiKeyStorage } from "../../../api_keys/mod.ts";
+import { makeService } from "../helpers.ts";
+
+interface Caller {
+  tenant: string | null;
+  keyId?: string | null;
+}
+
+const CSRF = { "x-requested-with": "api-keys-manager" };
+const HOUR = 3_600_000;
+
+async function setup(
+  overrides: Partial<ApiKeysAdminOptions<Caller>> = {},
+  storage: ApiKeyStorage = new InMemoryApiKeyStorage(),
+) {
+  const { service, clocks } = makeService({ storage });
+  const admin = await service.create({
+    tenantId: "acme",
+    name: "admin",
+    scopes: [{ resource: "keys", level: "write" }, { resource: "projects", level: "write" }],
+  });
+  const reader = await service.create({
+    tenantId: "acme",
+    name: "reader",
+    scopes: [{ resource: "projects", level: "read" }],
+    environment: "test",
+  });
+  const billing = await service.create({
+    tenantId: "acme",
+    name: "billing",
+    scopes: [{ resource: "billing", level: "read" }],
+  });
+  const foreign = await service.create({
+    tenantId: "other",
+    name: "theirs",
+    scopes: [{ resource: "projects", level: "read" }],
+  });
+  const decisions: [AdminAction, AdminTarget][] = [];
+  const errors: unknown[] = [];
+  const handle = createApiKeysAdminHandler<Caller>({
+    service,
+    scopes: ["projects:read", "projects:write", { scope: "billing:read", description: "Bills" }],
+    tenantOf: (caller) => caller.tenant,
+    callerKeyIdOf: (caller) => caller.keyId,
+    canManage: (_caller, action, target) => {
+      decisions.push([action, target]);
+      return true;
+    },
+    onError: (error) => errors.push(error),
+    ...overrides,
+  });
+  const me: Caller = { tenant: "acme", keyId: admin.id };
+  async function call(
+    method: string,
+    path: string,
+    options: {
+      body?: unknown;
+      headers?: Record<string, string>;
+      query?: Record<string, string>;
+      caller?: Caller;
+    } = {},
+  ) {
+    const headers: Record<string, string> = { ...CSRF, ...options.headers };
+    const raw = options.body;
+    const answer = await handle({
+      method,
+      path,
+      query: (name) => options.query?.[name] ?? null,
+      headers: (name) => headers[name.toLowerCase()] ?? null,
+      body: raw === undefined ? null : typeof raw === "string" ? raw : JSON.stringify(raw),
+    }, options.caller ?? me);
+    if (answer === undefined) return undefined;
+    return { ...answer, json: answer.body === "" ? undefined : JSON.parse(answer.body) };
+  }
+  return { service, clocks, handle, call, me, admin, reader, billing, foreign, decisions, errors };
+}
+
+describe("createApiKeysAdminHandler", () => {
+  it("config: the offered scopes, environments, presets, capabilities and CSRF header", async () => {
+    const { call } = await setup();
+    const answer = (await call("GET", "/config"))!;
+    assert.equal(answer.status, 200);
+    assert.equal(answer.headers["cache-control"], "no-store");
+    assert.deepEqual(answer.json, {
+      scopes: [{ scope: "projects:read" }, { scope: "projects:write" }, {
+        scope: "billing:read",
+        description: "Bills",
+      }],
+      environments: ["live", "test"],
+      gracePresets: ["none", "1h", "24h", "7d"],
+      defaultGrace: "24h",
+      expiryPresets: ["7d", "30d", "90d", "1y", "never"],
+      defaultExpiry: "never",
+      capabilities: { rename: true, usage: false },
+      csrf: { header: "x-requested-with", value: "api-keys-manager" },
+    });
+  });
+
+  it("list: the caller's tenant only, public fields only", async () => {
+    const { call, foreign, admin } = await setup();
+    const answer = (await call("GET", "/keys"))!;
+    assert.equal(answer.status, 200);
+    const ids = answer.json.keys.map((key: { id: string }) => key.id);
+    assert.equal(ids.length, 3);
+    assert.ok(ids.includes(admin.id) && !ids.includes(foreign.id));
+    assert.deepEqual(Object.keys(answer.json.keys[0]).sort(), [
+      "allowedIpCidrs",
+      "createdAt",
+      "createdBy",
+      "environment",
+      "expiresAt",
+      "id",
+      "lastUsedAt",
+      "name",
+      "prefix",
+      "replacedByKeyId",
+      "revokedAt",
+      "rotatedAt",
+      "scopes",
+      "status",
+    ]);
+    assert.ok(!answer.body.includes(admin.key.slice(-20)), "no secret in the list");
+  });
+
+  it("create: 201 with the secret once; the list never shows it", async () => {
+    const { call, service, clocks } = await setup();
+    const answer = (await call("POST", "/keys", {
+      body: { name: "ci", scopes: ["projects:read"], environment: "test", expiresIn: "30d" },
+    }))!;
+    assert.equal(answer.status, 201);
+    const { key, record } = answer.json;
+    assert.equal((await service.verify(key)).keyId, record.id);
+    assert.equal(record.environment, "test");
+    assert.equal(Date.parse(record.expiresAt), clocks.now + 30 * 24 * HOUR);
+    const list = (await call("GET", "/keys"))!;
+    assert.ok(list.json.keys.some((k: { id: string }) => k.id === record.id));
+    assert.ok(!list.body.includes(key));
+  });
+
+  it("create: refuses an unoffered scope (400) and a scope the caller lacks (403)", async () => {
+    const { call } = await setup();
+    const unoffered =
+      (await call("POST", "/keys", { body: { name: "x", scopes: ["keys:write"] } }))!;
+    assert.equal(unoffered.status, 400);
+    assert.equal(unoffered.json.error.code, "api_key_invalid_input");
+    assert.equal(unoffered.json.error.details.field, "scopes");
+    const escalation =
+      (await call("POST", "/keys", { body: { name: "x", scopes: ["billing:read"] } }))!;
+    assert.equal(escalation.status, 403);
+    assert.equal(escalation.json.error.code, "api_key_escalation_refused");
+    assert.deepEqual(escalation.json.error.details, {
+      key: "new",
+      exceeds: { scopes: ["billing:read"] },
+    });
+  });
+
+  it("the default policy compares with the caller's own key: environment, allowlist, expiry", async () => {
+    const { call, service } = await setup();
+    const narrow = await service.create({
+      tenantId: "acme",
+      name: "narrow",
+      scopes: [{ resource: "projects", level: "write" }],
+      environment: "test",
+      allowedIpCidrs: ["10.0.0.0/8"],
+      expiresAt: new Date(Date.parse("2030-01-08T00:00:00Z")),
+    });
+    const caller = { tenant: "acme", keyId: narrow.id };
+    const body = {
+      name: "x",
+      scopes: ["projects:read"],
+      environment: "test",
+      allowedIpCidrs: ["10.1.0.0/16"],
+      expiresIn: "7d",
+    };
+    const ok = (await call("POST", "/keys", { body, caller }))!;
+    assert.equal(ok.status, 201);
+    for (
+      const [change, exceeds] of [
+        [{ environment: "live" }, "environment"],
+        [{ allowedIpCidrs: [] }, "allowedIpCidrs"],
+        [{ expiresIn: "30d" }, "expiresAt"],
+      ] as const
+    ) {
+      const answer = (await call("POST", "/keys", { body: { ...body, ...change }, caller }))!;
+      assert.equal(answer.status, 403, exceeds);
+      assert.deepEqual(Object.keys(answer.json.error.details.exceeds), [exceeds]);
+    }
+  });
+
+  it("the default policy: a caller without a key of the tenant is refused", async () => {
+    const { call, foreign } = await setup();
+    for (const keyId of [null, foreign.id, "no-such-key"]) {
+      const answer = (await call("POST", "/keys", {
+        body: { name: "x", scopes: ["projects:read"] },
+        caller: { tenant: "acme", keyId },
+      }))!;
+      assert.equal(answer.status, 403);
+      assert.deepEqual(answer.json.error.details, { key: "caller" });
+    }
+  });
+
+  it("rotate, rename, revoke: a target more powerful than the caller is refused", async () => {
+    const { call, billing, service } = await setup();
+    for (
+      const [method, path, body] of [
+        ["POST", `/keys/${billing.id}/rotate`, {}],
+        ["PATCH", `/keys/${billing.id}`, { name: "mine now" }],
+        ["DELETE", `/keys/${billing.id}`, undefined],
+      ] as const
+    ) {
+      const answer = (await call(method, path, { body }))!;
+      assert.equal(answer.status, 403, `${method} ${path}`);
+      assert.equal(answer.json.error.details.key, "target");
+    }
+    assert.equal((await service.verify(billing.key)).keyId, billing.id, "still usable");
+  });
+
+  it("tenant binding: another tenant's id answers exactly like an unknown id", async () => {
+    const { call, foreign, service } = await setup();
+    const routes = (id: string) =>
+      [
+        ["GET", `/keys/${id}`, undefined],
+        ["PATCH", `/keys/${id}`, { name: "taken" }],
+        ["DELETE", `/keys/${id}`, undefined],
+        ["POST", `/keys/${id}/rotate`, {}],
+      ] as const;
+    for (const [i, [method, path, body]] of routes(foreign.id).entries()) {
+      const theirs = (await call(method, path, { body }))!;
+      const [, unknownPath, unknownBody] = routes("no-such-id")[i];
+      const unknown = (await call(method, unknownPath, { body: unknownBody }))!;
+      assert.equal(theirs.status, 404, `${method} ${path}`);
+      assert.deepEqual(theirs.json, unknown.json);
+    }
+    const still = await service.verify(foreign.key);
+    assert.equal(still.tenantId, "other");
+    const [record] = await service.listSummaries("other");
+    assert.equal(record.name, "theirs");
+  });
+
+  it("the tenant never comes from the body: a tenantId field is refused", async () => {
+    const { call } = await setup();
+    const answer = (await call("POST", "/keys", {
+      body: { name: "x", scopes: ["projects:read"], tenantId: "other" },
+    }))!;
+    assert.equal(answer.status, 400);
+    assert.match(answer.json.error.message, /unknown fields: tenantId/);
+  });
+
+  it("tenantOf: null answers 401, a throw 500 with the error to onError", async () => {
+    const { call, errors } = await setup({
+      tenantOf: (caller) => {
+        if (caller.tenant === "boom") throw new Error("session store down");
+        return caller.tenant;
+      },
+    });
+    assert.equal((await call("GET", "/keys", { caller: { tenant: null } }))!.status, 401);
+    const failed = (await call("GET", "/keys", { caller: { tenant: "boom" } }))!;
+    assert.equal(failed.status, 500);
+    assert.equal(failed.json.error.code, "internal_error");
+    assert.ok(!failed.body.includes("session store"));
+    assert.equal((errors[0] as Error).message, "session store down");
+  });
+
+  it("canManage is called for every action with the target; false → 403, a throw or rejection → 500", async () => {
+    const { call, decisions, reader } = await setup();
+    await call("GET", "/config");
+    await call("GET", "/keys");
+    await call("GET", `/keys/${reader.id}`);
+    await call("PATCH", `/keys/${reader.id}`, { body: { name: "renamed" } });
+    await call("POST", "/keys", { body: { name: "x", scopes: ["projects:read"] } });
+    const rotated = (await call("POST", `/keys/${reader.id}/rotate`, { body: { grace: "1h" } }))!;
+    await call("DELETE", `/keys/${rotated.json.record.id}`);
+    assert.deepEqual(decisions.map(([action]) => action), [
+      "config",
+      "list",
+      "read",
+      "rename",
+      "create",
+      "rotate",
+      "revoke",
+    ]);
+    assert.equal(decisions[2][1].key!.id, reader.id);
+    assert.deepEqual(decisions[4][1].proposed!.scopes, ["projects:read"]);
+    for (
+      const verdict of [
+        () => false,
+        () => "yes" as unknown as boolean,
+        () => {
+          throw new Error("policy db down");
+        },
+        () => Promise.reject(new Error("policy db down")),
+      ]
+    ) {
+      const denied = await setup({ canManage: verdict });
+      const answer = (await denied.call("DELETE", `/keys/${denied.reader.id}`))!;
+      const errors = denied.errors;
+      const thrown = errors.length > 0;
+      assert.equal(answer.status, thrown ? 500 : 403);
+      assert.equal(answer.json.error.code, thrown ? "internal_error" : "forbidden");
+    }
+  });
+
+  it("CSRF: state-changing routes need the header and a same-site Sec-Fetch-Site", async () => {
+    const { call } = await setup();
+    const body = { name: "x", scopes: ["projects:read"] };
+    const refused: Record<string, string>[] = [
+      { "x-requested-with": "" },
+      { "x-requested-with": "XMLHttpRequest" },
+      { "sec-fetch-site": "cross-site" },
+      { "sec-fetch-site": "same-site" },
+    ];
+    for (const headers of refused) {
+      const answer = (await call("POST", "/keys", { body, headers }))!;
+      assert.equal(answer.status, 403, JSON.stringify(headers));
+      assert.equal(answer.json.error.code, "csrf_refused");
+    }
+    for (const site of ["same-origin", "none"]) {
+      const answer = (await call("POST", "/keys", { body, headers: { "sec-fetch-site": site } }))!;
+      assert.equal(answer.status, 201);
+    }
+    const read = (await call("GET", "/keys", { headers: { "x-requested-with": "" } }))!;
+    assert.equal(read.status, 200, "reads need no header");
+    const custom = await setup({ csrf: { header: "X-CSRF", value: "1" } });
+    assert.equal((await custom.call("POST", "/keys", { body }))!.status, 403);
+    assert.equal(
+      (await custom.call("POST", "/keys", { body, headers: { "x-csrf": "1" } }))!.status,
+      201,
+    );
+    const off = await setup({ csrf: false });
+    assert.equal(
+      (await off.call("POST", "/keys", { body, headers: { "x-requested-with": "" } }))!.status,
+      201,
+    );
+  });
+
+  it("bodies: bounded, JSON objects of known own fields; unknown fields listed up to 10", async () => {
+    const { call } = await setup({ maxBodyBytes: 1024 });
+    const tooLarge = (await call("POST", "/keys", {
+      body: { name: "x".repeat(2000), scopes: ["projects:read"] },
+    }))!;
+    assert.equal(tooLarge.status, 413);
+    for (
+      const body of ["{", "[]", "null", '"text"', new TextDecoder().decode(new Uint8Array([0xff]))]
+    ) {
+      const answer = (await call("POST", "/keys", { body }))!;
+      assert.equal(answer.status, 400, body);
+      assert.equal(answer.json.error.details.field, "body");
+    }
+    const proto = (await call("POST", "/keys", {
+      body: '{"name":"x","scopes":["projects:read"],"__proto__":{"admin":true}}',
+    }))!;
+    assert.equal(proto.status, 400);
+    assert.match(proto.json.error.message, /unknown fields: __proto__/);
+    const many: Record<string, number> = { name: 1 };
+    for (let i = 0; i < 30; i++) many[`f${i}${i === 0 ? "y".repeat(100) : ""}`] = i;
+    const listed = (await call("POST", "/keys", { body: many }))!;
+    assert.match(listed.json.error.message, /and 20 more$/);
+    assert.ok(listed.json.error.message.length < 1000);
+    assert.ok(listed.json.error.message.includes(`f0${"y".repeat(62)}…`));
+  });
+
+  it("create validates each field", async () => {
+    const { call } = await setup();
+    for (
+      const [body, field] of [
+        [{ scopes: ["projects:read"] }, "name"],
+        [{ name: "   ", scopes: ["projects:read"] }, "name"],
+        [{ name: "x".repeat(201), scopes: ["projects:read"] }, "name"],
+        [{ name: "x", scopes: [] }, "scopes"],
+        [{ name: "x", scopes: "projects:read" }, "scopes"],
+        [{ name: "x", scopes: ["projects:read"], environment: "prod" }, "environment"],
+        [{ name: "x", scopes: ["projects:read"], expiresIn: "2d" }, "expiresIn"],
+        [{ name: "x", scopes: ["projects:read"], allowedIpCidrs: ["300.1.1.1"] }, "allowedIpCidrs"],
+        [{ name: "x", scopes: ["projects:read"], allowedIpCidrs: [1] }, "allowedIpCidrs"],
+      ] as const
+    ) {
+      const answer = (await call("POST", "/keys", { body }))!;
+      assert.equal(answer.status, 400, JSON.stringify(body));
+      assert.equal(answer.json.error.details.field, field);
+    }
+  });
+
+  it("rotate: grace presets validated; the old key lasts the grace; 409 when not rotatable", async () => {
+    const { call, reader, clocks, service } = await setup();
+    const bad = (await call("POST", `/keys/${reader.id}/rotate`, { body: { grace: "2h" } }))!;
+    assert.equal(bad.status, 400);
+    assert.equal(bad.json.error.details.field, "grace");
+    const answer = (await call("POST", `/keys/${reader.id}/rotate`, {
+      body: { grace: "1h", name: "reader v2" },
+    }))!;
+    assert.equal(answer.status, 201);
+    assert.equal(answer.json.replacedKeyId, reader.id);
+    assert.equal(Date.parse(answer.json.graceExpiresAt), clocks.now + HOUR);
+    assert.equal(answer.json.record.name, "reader v2");
+    assert.deepEqual(answer.json.record.scopes, ["projects:read"]);
+    assert.equal((await service.verify(answer.json.key)).keyId, answer.json.record.id);
+    const again = (await call("POST", `/keys/${reader.id}/rotate`, {}))!;
+    assert.equal(again.status, 409);
+    assert.equal(again.json.error.code, "api_key_not_rotatable");
+    const limited = await setup({ gracePresets: ["none"] });
+    const none = (await limited.call("POST", `/keys/${limited.reader.id}/rotate`))!;
+    assert.equal(Date.parse(none.json.graceExpiresAt), limited.clocks.now);
+  });
+
+  it("revoke: idempotent, answers the revoked view", async () => {
+    const { call, reader, service } = await setup();
+    for (let i = 0; i < 2; i++) {
+      const answer = (await call("DELETE", `/keys/${reader.id}`))!;
+      assert.equal(answer.status, 200);
+      assert.equal(answer.json.status, "revoked");
+    }
+    await assert.rejects(service.verify(reader.key), { code: "api_key_revoked" });
+  });
+
+  it("rename: 200 with the new name; 501 and capabilities.rename false without the capability", async () => {
+    const { call, reader } = await setup();
+    const answer = (await call("PATCH", `/keys/${reader.id}`, { body: { name: "ci reader" } }))!;
+    assert.equal(answer.status, 200);
+    assert.equal(answer.json.name, "ci reader");
+    const memory = new InMemoryApiKeyStorage();
+    const without = new Proxy(memory, {
+      get: (target, property) => {
+        const value = Reflect.get(target, property, target);
+        if (property === "renameForTenant") return undefined;
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const bare = await setup({}, without);
+    const refused = (await bare.call("PATCH", `/keys/${bare.reader.id}`, { body: { name: "y" } }))!;
+    assert.equal(refused.status, 501);
+    assert.equal(refused.json.error.code, "not_implemented");
+    assert.deepEqual((await bare.call("GET", "/keys"))!.json.capabilities, {
+      rename: false,
+      usage: false,
+    });
+  });
+
+  it("usage: 501 without service.usage; with it, the tenant-bound call and a bounded span", async () => {
+    const { call, reader } = await setup();
+    assert.equal((await call("GET", `/keys/${reader.id}/usage`))!.status, 501);
+    const seen: unknown[] = [];
+    const withUsage = await setup();
+    Object.assign(withUsage.service, {
+      usage: (tenantId: string, query: unknown) => {
+        seen.push([tenantId, query]);
+        return Promise.resolve([{ at: new Date(0), accepted: 3 }]);
+      },
+    });
+    const fresh = createApiKeysAdminHandler<Caller>({
+      service: withUsage.service,
+      scopes: ["projects:read"],
+      tenantOf: (caller) => caller.tenant,
+      canManage: () => true,
+      policy: () => null,
+    });
+    const ask = (path: string, query: Record<string, string> = {}) =>
+      fresh({
+        method: "GET",
+        path,
+        query: (name) => query[name] ?? null,
+        headers: () => null,
+        body: null,
+      }, withUsage.me);
+    const answer = (await ask(`/keys/${withUsage.reader.id}/usage`))!;
+    assert.equal(answer.status, 200);
+    assert.deepEqual(JSON.parse(answer.body).buckets, [{
+      at: "1970-01-01T00:00:00.000Z",
+      accepted: 3,
+    }]);
+    const [tenantId, query] = seen[0] as [string, { keyId: string; from: Date; to: Date }];
+    assert.equal(tenantId, "acme");
+    assert.equal(query.keyId, withUsage.reader.id);
+    assert.equal(query.to.getTime() - query.from.getTime(), 24 * HOUR);
+    assert.equal(JSON.parse((await ask("/config"))!.body).capabilities.usage, true);
+    const wide = (await ask(`/keys/${withUsage.reader.id}/usage`, {
+      from: "2029-01-01T00:00:00Z",
+    }))!;
+    assert.equal(wide.status, 400);
+    assert.equal((await ask(`/keys/${withUsage.foreign.id}/usage`))!.status, 404);
+  });
+
+  it("a custom policy replaces the default; its throw is a 500; an unusable answer too", async () => {
+    const checks: unknown[] = [];
+    const { call } = await setup({
+      callerKeyIdOf: undefined,
+      policy: (check) => {
+        checks.push(check.role);
+        if (check.key.environment === "live") return { environment: ["live"] };
+        return null;
+      },
+    });
+    const live = (await call("POST", "/keys", { body: { name: "x", scopes: ["billing:read"] } }))!;
+    assert.equal(live.status, 403);
+    const test = (await call("POST", "/keys", {
+      body: { name: "x", scopes: ["billing:read"], environment: "test" },
+    }))!;
+    assert.equal(
+      test.status,
+      201,
+      "billing:read is beyond the caller's key, allowed by the policy",
+    );
+    for (const policy of [() => Promise.reject(new Error("x")), () => undefined as never]) {
+      const failing = await setup({ policy });
+      const answer = (await failing.call("DELETE", `/keys/${failing.reader.id}`))!;
+      assert.equal(answer.status, 500);
+      assert.equal(failing.errors.length, 1);
+    }
+  });
+
+  it("routing: other paths are undefined; a known path with another method is 405", async () => {
+    const { call } = await setup();
+    for (const path of ["/", "/keys/", "/keys/a/b/c", "/other", "/keys/a/rotate/x", "x"]) {
+      assert.equal(await call("GET", path), undefined, path);
+    }
+    const answer = (await call("PUT", "/keys"))!;
+    assert.equal(answer.status, 405);
+    assert.equal(answer.headers.allow, "GET, POST");
+  });
+
+  it("options are checked once", () => {
+    const { service } = makeService();
+    const base = {
+      service,
+      scopes: ["projects:read"],
+      tenantOf: () => "t",
+      canManage: () => true,
+      policy: () => null,
+    };
+    for (
+      const bad of [
+        { service: {} },
+        { tenantOf: undefined },
+        { policy: undefined },
+        { scopes: [] },
+        { scopes: ["projects"] },
+        { environments: ["prod"] },
+        { gracePresets: ["1h", "1h"] },
+        { csrf: { header: "bad header" } },
+        { maxBodyBytes: 0 },
+      ]
+    ) {
+      assert.throws(
+        () => createApiKeysAdminHandler({ ...base, ...bad } as never),
+        TypeError,
+        JSON.stringify(bad),
+      );
+    }
+  });
+});

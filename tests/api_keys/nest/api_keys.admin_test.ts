@@ -1,0 +1,143 @@
+/**
+ * `createApiKeysAdminController` in real Nest apps on Express and Fastify,
+ * behind `ApiKeysGuard`: the tenant and the caller's key from the guard's
+ * context, the no-escalation default, tenant binding, CSRF, bounded bodies.
+ */
+import "reflect-metadata";
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { Module, UseGuards } from "@nestjs/common";
+import { ApiKeysModule } from "../../../api_keys/nest/api_keys.module.ts";
+import { ApiKeysGuard, getApiKeyContext } from "../../../api_keys/nest/api_keys.guard.ts";
+import { RequireScope } from "../../../api_keys/nest/api_keys.decorators.ts";
+import { createApiKeysAdminController } from "../../../api_keys/nest/api_keys.admin.ts";
+import type { ApiKeysService } from "../../../api_keys/service.ts";
+import { boot, moduleOptions, PLATFORMS, type RunningApp } from "./test_app.ts";
+
+const CSRF = { "x-requested-with": "api-keys-manager", "content-type": "application/json" };
+
+for (const platform of PLATFORMS) {
+  describe(`createApiKeysAdminController (${platform})`, () => {
+    let running: RunningApp;
+    let service: ApiKeysService;
+    let admin: { id: string; key: string };
+    let theirs: { id: string; key: string };
+    const decisions: string[] = [];
+
+    before(async () => {
+      const Admin = createApiKeysAdminController({
+        path: "settings/api-keys",
+        decorators: [UseGuards(ApiKeysGuard), RequireScope("keys", "write")],
+        scopes: ["projects:read", "projects:write", "billing:read"],
+        tenantOf: (request) => getApiKeyContext(request)?.tenantId,
+        callerKeyIdOf: (request) => getApiKeyContext(request)?.keyId,
+        canManage: (_request, action) => {
+          decisions.push(action);
+          return true;
+        },
+      });
+      @Module({ imports: [ApiKeysModule.forRoot(moduleOptions())], controllers: [Admin] })
+      class AppModule {}
+      running = await boot(AppModule, platform);
+      service = running.service;
+      admin = await service.create({
+        tenantId: "acme",
+        name: "admin",
+        scopes: [{ resource: "keys", level: "write" }, { resource: "projects", level: "write" }],
+      });
+      theirs = await service.create({
+        tenantId: "other",
+        name: "theirs",
+        scopes: [{ resource: "projects", level: "read" }],
+      });
+    });
+    after(() => running.close());
+
+    const call = async (
+      method: string,
+      path: string,
+      body?: unknown,
+      headers: Record<string, string> = CSRF,
+    ) => {
+      const { port } = running.app.getHttpServer().address() as { port: number };
+      const response = await fetch(`http://127.0.0.1:${port}/settings/api-keys${path}`, {
+        method,
+        headers: {
+          "x-api-key": admin.key,
+          ...headers,
+          // Fastify refuses an empty body sent as JSON.
+          ...(body === undefined ? { "content-type": "text/plain" } : {}),
+        },
+        body: body === undefined
+          ? undefined
+          : typeof body === "string"
+          ? body
+          : JSON.stringify(body),
+      });
+      const text = await response.text();
+      return { status: response.status, json: text === "" ? undefined : JSON.parse(text), text };
+    };
+
+    it("serves the routes: config, create, list, read, rename, rotate, revoke", async () => {
+      const config = await call("GET", "/config");
+      assert.equal(config.status, 200);
+      assert.deepEqual(config.json.capabilities, { rename: true, usage: false });
+      const created = await call("POST", "/keys", { name: "ci", scopes: ["projects:read"] });
+      assert.equal(created.status, 201, created.text);
+      const { key, record } = created.json;
+      assert.equal((await service.verify(key)).tenantId, "acme");
+      const list = await call("GET", "/keys");
+      assert.equal(list.json.keys.length, 2);
+      assert.ok(!list.text.includes(key));
+      assert.equal((await call("GET", `/keys/${record.id}`)).json.name, "ci");
+      assert.equal((await call("PATCH", `/keys/${record.id}`, { name: "ci 2" })).json.name, "ci 2");
+      const rotated = await call("POST", `/keys/${record.id}/rotate`, { grace: "1h" });
+      assert.equal(rotated.status, 201);
+      const revoked = await call("DELETE", `/keys/${rotated.json.record.id}`);
+      assert.equal(revoked.json.status, "revoked");
+      assert.equal((await call("GET", `/keys/${record.id}/usage`)).status, 501);
+      assert.ok(
+        ["config", "create", "list", "read", "rename", "rotate", "revoke"].every((a) =>
+          decisions.includes(a)
+        ),
+      );
+    });
+
+    it("the guard's key is the caller: no escalation, another tenant's key is 404", async () => {
+      const escalation = await call("POST", "/keys", { name: "x", scopes: ["billing:read"] });
+      assert.equal(escalation.status, 403);
+      assert.equal(escalation.json.error.code, "api_key_escalation_refused");
+      const foreign = await call("DELETE", `/keys/${theirs.id}`);
+      assert.equal(foreign.status, 404);
+      assert.equal(foreign.json.error.code, "api_key_record_not_found");
+      assert.equal((await service.verify(theirs.key)).keyId, theirs.id);
+    });
+
+    it("without a key the guard answers 401 before any route runs", async () => {
+      const { port } = running.app.getHttpServer().address() as { port: number };
+      const response = await fetch(`http://127.0.0.1:${port}/settings/api-keys/keys`);
+      assert.equal(response.status, 401);
+    });
+
+    it("CSRF header required on state-changing routes", async () => {
+      const answer = await call("POST", "/keys", { name: "x", scopes: ["projects:read"] }, {
+        "content-type": "application/json",
+      });
+      assert.equal(answer.status, 403);
+      assert.equal(answer.json.error.code, "csrf_refused");
+    });
+
+    it("bodies: over 16 KiB is 413; unknown fields and __proto__ are refused", async () => {
+      const large = await call("POST", "/keys", { name: "x".repeat(20_000), scopes: [] });
+      assert.equal(large.status, 413);
+      const unknown = await call("POST", "/keys", { name: "x", scopes: ["projects:read"], a: 1 });
+      assert.equal(unknown.status, 400);
+      const proto = await call(
+        "POST",
+        "/keys",
+        '{"name":"x","scopes":["projects:read"],"__proto__":{"x":1}}',
+      );
+      assert.equal(proto.status, 400, "refused by the route or by Fastify's parser");
+    });
+  });
+}

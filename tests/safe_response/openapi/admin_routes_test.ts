@@ -1,0 +1,100 @@
+/**
+ * `applyApiKeysAdminRoutes` documents what the admin routes answer: every
+ * answer of the real handler, success or error, validates against the
+ * schema documented for its path, method and status.
+ */
+import "reflect-metadata";
+import { describe, it } from "node:test";
+import SwaggerParser from "@apidevtools/swagger-parser";
+import assert from "node:assert/strict";
+import { applyApiKeysAdminRoutes } from "../../../safe_response/openapi/admin_routes.ts";
+import { createApiKeysAdminHandler } from "../../../api_keys/admin/handler.ts";
+import { makeService } from "../../api_keys/helpers.ts";
+import {
+  bodyValidator,
+  documentedResponse,
+  type Json,
+  pathTemplate,
+} from "./openapi_validation.ts";
+
+describe("applyApiKeysAdminRoutes", () => {
+  it("documents every route; every answer validates against its documented schema", async () => {
+    const document: Json = applyApiKeysAdminRoutes({ paths: {} }, { prefix: "/admin" });
+    assert.deepEqual(Object.keys(document.paths), [
+      "/admin/config",
+      "/admin/keys",
+      "/admin/keys/{id}",
+      "/admin/keys/{id}/rotate",
+      "/admin/keys/{id}/usage",
+    ]);
+    const { service } = makeService();
+    const reader = await service.create({
+      tenantId: "t",
+      name: "r",
+      scopes: [{ resource: "projects", level: "read" }],
+    });
+    const handle = createApiKeysAdminHandler<null>({
+      service,
+      scopes: ["projects:read"],
+      tenantOf: () => "t",
+      canManage: () => true,
+      policy: () => null,
+      csrf: false,
+    });
+    const validate = bodyValidator(document);
+    const calls: [string, string, unknown][] = [
+      ["GET", "/config", undefined],
+      ["GET", "/keys", undefined],
+      ["POST", "/keys", { name: "n", scopes: ["projects:read"] }],
+      ["POST", "/keys", { name: "n", scopes: ["nope:read"] }],
+      ["GET", `/keys/${reader.id}`, undefined],
+      ["PATCH", `/keys/${reader.id}`, { name: "m" }],
+      ["POST", `/keys/${reader.id}/rotate`, { grace: "1h" }],
+      ["POST", `/keys/${reader.id}/rotate`, {}],
+      ["DELETE", `/keys/${reader.id}`, undefined],
+      ["DELETE", "/keys/missing", undefined],
+      ["GET", `/keys/${reader.id}/usage`, undefined],
+    ];
+    const statuses = new Set<number>();
+    for (const [method, path, body] of calls) {
+      const answer = (await handle({
+        method,
+        path,
+        query: () => null,
+        headers: () => null,
+        body: body === undefined ? null : JSON.stringify(body),
+      }, null))!;
+      statuses.add(answer.status);
+      const documented = documentedResponse(
+        document,
+        pathTemplate(document, `/admin${path}`),
+        method,
+        answer.status,
+      );
+      assert.ok(documented, `${method} ${path} ${answer.status} is documented`);
+      const schema = documented.content["application/json"].schema;
+      assert.deepEqual(validate(schema, JSON.parse(answer.body)), [], `${method} ${path}`);
+    }
+    assert.deepEqual([...statuses].sort(), [200, 201, 400, 404, 409, 501]);
+  });
+
+  it("is a valid OpenAPI 3.0 document", async () => {
+    const document = applyApiKeysAdminRoutes(
+      { openapi: "3.0.3", info: { title: "t", version: "1" }, paths: {} } as never,
+      { prefix: "/api-keys", security: [{ session: [] }] },
+    );
+    (document as Json).components.securitySchemes = {
+      session: { type: "apiKey", in: "cookie", name: "session" },
+    };
+    await SwaggerParser.validate(structuredClone(document) as never);
+  });
+
+  it("applying twice changes nothing; a bad prefix throws", () => {
+    const once = applyApiKeysAdminRoutes({}, { prefix: "/a", tags: ["keys"] });
+    const twice = applyApiKeysAdminRoutes(structuredClone(once), { prefix: "/a", tags: ["keys"] });
+    assert.deepEqual(twice, once);
+    for (const prefix of ["a", "/a/", ""]) {
+      assert.throws(() => applyApiKeysAdminRoutes({}, { prefix }), TypeError);
+    }
+  });
+});
