@@ -11,6 +11,7 @@ import type {
   ListApiKeysOptions,
   RotateApiKeyStorageInput,
 } from "../types.ts";
+import type { ApiKeyUsageBucket, ApiKeyUsageReadQuery, ApiKeyUsageRow } from "../usage.ts";
 
 /**
  * Where API-key records live. The seven operations of the spec (`insert`,
@@ -85,6 +86,9 @@ import type {
  *   nothing. Without them, `revokeForTenant` and `rotateForTenant` read the
  *   record, check its tenant (which no operation changes), then act with
  *   `markRevokedIfActive` (or `markRevoked`) and `rotate`.
+ * - `recordUsage` and `readUsage` (usage per key and hour): with them, the
+ *   service option `usage` and `ApiKeysService.usage` work; without them,
+ *   both throw a `TypeError`.
  *
  * @example
  * ```ts
@@ -181,6 +185,21 @@ export interface ApiKeyStorage {
    * step; answers whether it did (`false` for an unknown id).
    */
   lowerExpiry?(id: string, expectedExpiresAt: Date, nextExpiresAt: Date): Promise<boolean>;
+  /**
+   * Capability (optional, with `readUsage`): adds each row's counts to the
+   * stored ones of its (key, hour), creating it when absent, and sets the
+   * key's `lastUsedAt` to the row's when that is later (an unknown key's
+   * `lastUsedAt` is ignored), all in one step. Rows of one call have distinct
+   * (key, hour) pairs; at most 1,000.
+   */
+  recordUsage?(rows: readonly ApiKeyUsageRow[]): Promise<void>;
+  /**
+   * Capability (optional, with `recordUsage`): the stored counts of the
+   * query's tenant (of `keyId` only, when given) per hour from `from`
+   * (included) to `to` (excluded), summed over the keys, one bucket per hour
+   * with counts, ascending.
+   */
+  readUsage?(query: ApiKeyUsageReadQuery): Promise<ApiKeyUsageBucket[]>;
 }
 
 /**
@@ -251,7 +270,9 @@ export type ApiKeyStorageCapability =
   | "findRotationWait"
   | "lowerExpiry"
   | "markRevokedForTenant"
-  | "rotateForTenant";
+  | "rotateForTenant"
+  | "recordUsage"
+  | "readUsage";
 
 /**
  * Names of the methods an `ApiKeyStorage` must have: the spec's seven
