@@ -31,6 +31,7 @@ import { compileTtlPolicy, type ExpiryResolver } from "./_ttl_policy.ts";
 import type { ApiKeysServiceOptions, ApiKeyVerificationCacheOptions } from "./service_options.ts";
 import type { ApiKeyTtlPolicy } from "./types.ts";
 import { uuidV7 } from "./_uuid_v7.ts";
+import { compileUsage, type UsageRecorder } from "./_usage.ts";
 
 const DEFAULT_DEBOUNCE_MS = 60_000;
 const DEFAULT_STORAGE_TIMEOUT_MS = 5_000;
@@ -96,6 +97,8 @@ export interface Settings {
   readonly upgrade: HashUpgrade | undefined;
   /** Pepper versions no usable record may use at start (`undefined`: no check). */
   readonly retiredPepperVersions: readonly number[] | undefined;
+  /** The usage recorder (option `usage`; `undefined`: off). */
+  readonly usage: UsageRecorder | undefined;
 }
 
 /**
@@ -252,5 +255,6 @@ export function compileSettings(options: unknown): Settings {
       ? new HashUpgrade(hasher, storage, emitEvent, clock)
       : undefined,
     retiredPepperVersions,
+    usage: compileUsage(o.usage, storage.usage, clock, `${PREFIX}usage`),
   });
 }

@@ -100,6 +100,8 @@ export class UsageRecorder {
   /** Rows waiting for a flush (a key's earlier hours, failed writes), oldest first. */
   #held = new Map<string, Pending>();
   #nowMs = 0;
+  /** Counts of unknown prefixes, never written. */
+  readonly #scratch = new Pending("", "", 0);
   #timer: ReturnType<typeof setTimeout> | undefined;
   #flushing: Promise<unknown> | undefined;
   #closed = false;
@@ -129,8 +131,11 @@ export class UsageRecorder {
     this.#entry(keyId, tenantId).lastUsedMs = this.#nowMs;
   }
 
-  /** Counts a refusal of the key with `code`. */
-  refused(keyId: string, tenantId: string, code: ApiKeyUsageRefusalCode): void {
+  /**
+   * Counts a refusal of the key with `code`; `keyId` `null` (an unknown
+   * prefix) counts nothing with the same work, so it costs what a stored one does.
+   */
+  refused(keyId: string | null, tenantId: string, code: ApiKeyUsageRefusalCode): void {
     this.#entry(keyId, tenantId).refused[REFUSAL_INDEX[code]]++;
   }
 
@@ -164,11 +169,12 @@ export class UsageRecorder {
     if (error !== undefined) throw error;
   }
 
-  #entry(keyId: string, tenantId: string): Pending {
+  #entry(keyId: string | null, tenantId: string): Pending {
     const now = this.#s.clock().getTime();
     this.#nowMs = now;
     const bucketMs = now - (now % HOUR_MS);
-    let entry = this.#current.get(keyId);
+    let entry = this.#current.get(keyId ?? "");
+    if (keyId === null) return this.#scratch;
     if (entry !== undefined && entry.bucketMs === bucketMs) return entry;
     if (entry !== undefined) this.#hold(entry);
     entry = new Pending(keyId, tenantId, bucketMs);

@@ -248,7 +248,8 @@ function buildModule(optionsProvider: Provider, imports: DynamicModule["imports"
  * bad one stops the app from booting with a message naming it. At module
  * init it awaits `service.ready()`: with `retiredPepperVersions`, the app
  * does not start while usable keys remain on a retired hash, or while the
- * storage is down.
+ * storage is down. On shutdown it awaits `service.close()` (the usage counts
+ * held in memory are flushed).
  *
  * @example
  * ```ts
@@ -279,6 +280,16 @@ export class ApiKeysModule {
    */
   onModuleInit(): Promise<void> {
     return this.service.ready();
+  }
+
+  /**
+   * Flushes the usage counts held in memory (`service.close()`) once the app
+   * stopped serving.
+   *
+   * @ignore
+   */
+  onApplicationShutdown(): Promise<void> {
+    return this.service.close();
   }
 
   /** Configures the module with static options. */

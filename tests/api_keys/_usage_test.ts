@@ -14,6 +14,8 @@ import type {
   ApiKeyUsageReadQuery,
   ApiKeyUsageRow,
 } from "../../api_keys/usage.ts";
+import { generateKey, InMemoryApiKeyStorage } from "../../api_keys/mod.ts";
+import { makeService, overrideStorage, READ_ORDERS, spyStorage } from "./helpers.ts";
 
 const HOUR = 3_600_000;
 const T0 = Date.parse("2030-01-01T10:00:00.000Z");
@@ -295,5 +297,149 @@ describe("readUsage", () => {
     into.refused.api_key_expired = 1;
     addCounts(into, into);
     assert.deepEqual([into.accepted, into.cost, into.refused.api_key_expired], [4, 6, 2]);
+  });
+});
+
+describe("ApiKeysService with the usage option", () => {
+  const DAY = 24 * HOUR;
+
+  /** A service counting usage over a spied in-memory storage, and its keys. */
+  async function fixture() {
+    const spied = spyStorage(new InMemoryApiKeyStorage());
+    const made = makeService({ storage: spied.storage, usage: { flushIntervalMs: HOUR } });
+    const { service, clocks } = made;
+    const create = (tenantId: string, more: Record<string, unknown> = {}) =>
+      service.create({ tenantId, name: "k", scopes: READ_ORDERS, ...more });
+    const good = await create("t1", { allowedIpCidrs: ["10.0.0.0/8"] });
+    const revoked = await create("t1");
+    await service.revoke(revoked.id);
+    const expiring = await create("t1", { expiresAt: new Date(clocks.now + 1_000) });
+    const foreign = await create("t2");
+    // A stored prefix holding another secret: `impostor` verifies with a wrong secret.
+    const impostor = generateKey({ environment: "live" });
+    const stored = (await spied.storage.findById(good.id))!;
+    await spied.storage.insert({ ...stored, id: "impostor", prefix: impostor.prefix });
+    clocks.advance(2_000);
+    return { ...made, spied, good, revoked, expiring, foreign, impostor };
+  }
+
+  it("100,000 verifications: after close() the stored counts equal the outcomes per key and code, with no write on the request path", async () => {
+    const f = await fixture();
+    const { service, clocks } = f;
+    const unknown = generateKey({ environment: "live" }).raw;
+    const expected = new Map<string, number>();
+    const bump = (label: string) => expected.set(label, (expected.get(label) ?? 0) + 1);
+    const calls = f.spied.calls.length;
+    const inside = { clientIp: "10.1.2.3" };
+    for (let i = 0; i < 100_000; i++) {
+      if (i % 25_000 === 0) clocks.advance(HOUR); // four hours
+      switch (i % 10) {
+        case 0:
+        case 1:
+        case 2:
+          await service.verify(f.good.key);
+          bump("good accepted");
+          break;
+        case 3:
+          await service.authorize(f.good.key, { ...inside, requiredScope: READ_ORDERS[0] });
+          bump("good accepted");
+          break;
+        case 4:
+          await assert.rejects(service.authorize(f.good.key, {
+            ...inside,
+            requiredScope: { resource: "orders", level: "write" },
+          }));
+          bump("good api_key_scope_insufficient");
+          break;
+        case 5:
+          await assert.rejects(service.authorize(f.good.key, { clientIp: "192.0.2.1" }));
+          bump("good api_key_ip_not_allowed");
+          break;
+        case 6:
+          await assert.rejects(service.authorize(f.good.key, {
+            ...inside,
+            requiredEnvironment: "test",
+          }));
+          bump("good api_key_environment_mismatch");
+          break;
+        case 7:
+          await assert.rejects(service.verify(f.revoked.key));
+          bump("revoked api_key_revoked");
+          await assert.rejects(service.verify(f.expiring.key));
+          bump("expiring api_key_expired");
+          break;
+        case 8:
+          await assert.rejects(service.verify(f.impostor.raw));
+          bump("impostor api_key_invalid");
+          await assert.rejects(service.verify(unknown)); // never counted
+          break;
+        default:
+          await service.verify(f.foreign.key);
+          bump("foreign accepted");
+      }
+    }
+    const writes = f.spied.calls.slice(calls).filter((c) =>
+      c === "recordUsage" || c === "touchLastUsed"
+    );
+    assert.deepEqual(writes, [], "no write while verifying (the flush interval is an hour)");
+    await service.close();
+    const actual = new Map<string, number>();
+    const window = { from: new Date(clocks.now - 2 * DAY), to: new Date(clocks.now + HOUR) };
+    for (
+      const [tenantId, keyId, label] of [
+        ["t1", f.good.id, "good"],
+        ["t1", f.revoked.id, "revoked"],
+        ["t1", f.expiring.id, "expiring"],
+        ["t1", "impostor", "impostor"],
+        ["t2", f.foreign.id, "foreign"],
+      ]
+    ) {
+      const hours = await service.usage(tenantId, { keyId, ...window, granularity: "hour" });
+      assert.equal(hours.length, 4, `${label}: four hours`);
+      for (const hour of hours) {
+        if (hour.accepted > 0) {
+          actual.set(`${label} accepted`, (actual.get(`${label} accepted`) ?? 0) + hour.accepted);
+        }
+        for (const [code, n] of Object.entries(hour.refused)) {
+          if (n > 0) actual.set(`${label} ${code}`, (actual.get(`${label} ${code}`) ?? 0) + n);
+        }
+      }
+    }
+    assert.deepEqual(new Map([...actual].sort()), new Map([...expected].sort()));
+    const [day] = await service.usage("t1", { ...window, granularity: "day" });
+    assert.equal(day.accepted, expected.get("good accepted"), "a tenant's day sums its keys");
+    assert.equal(day.cost, expected.get("good accepted"), "cost 1 per accepted request");
+    assert.deepEqual(
+      await service.usage("t2", { keyId: f.good.id, ...window, granularity: "day" }),
+      [],
+      "another tenant's key reads as none",
+    );
+    const summaries = await service.listSummaries("t1");
+    const good = summaries.find((s) => s.id === f.good.id)!;
+    assert.ok(
+      good.lastUsedAt !== null && good.lastUsedAt.getTime() > clocks.now - HOUR,
+      "lastUsedAt from the flush",
+    );
+    assert.equal(summaries.find((s) => s.id === f.expiring.id)?.lastUsedAt, null);
+    const flushes = f.spied.calls.slice(calls).filter((c) => c === "recordUsage");
+    assert.equal(flushes.length, 1, "one write: 5 keys × 4 hours = 20 rows");
+  });
+
+  it("close() resolves at once without the option; the option needs the capability", async () => {
+    const { service } = makeService();
+    await service.close();
+    const bare = overrideStorage(new InMemoryApiKeyStorage(), {});
+    assert.throws(() => makeService({ storage: bare, usage: true }), {
+      name: "TypeError",
+      message: /ApiKeysServiceOptions\.usage needs a storage with the capabilities recordUsage/,
+    });
+    await assert.rejects(
+      makeService({ storage: bare }).service.usage("t", {
+        from: new Date(T0),
+        to: new Date(T0 + HOUR),
+        granularity: "hour",
+      }),
+      TypeError,
+    );
   });
 });
