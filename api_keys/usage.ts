@@ -16,28 +16,34 @@
  * API_KEY_USAGE_REFUSALS.includes("api_key_revoked"); // true
  * ```
  */
-export const API_KEY_USAGE_REFUSALS = Object.freeze(
-  [
-    "api_key_invalid",
-    "api_key_revoked",
-    "api_key_expired",
-    "api_key_scope_insufficient",
-    "api_key_environment_mismatch",
-    "api_key_ip_not_allowed",
-    "api_key_rate_limited",
-    "api_key_usage_exceeded",
-  ] as const,
-);
+export const API_KEY_USAGE_REFUSALS: readonly ApiKeyUsageRefusalCode[] = Object.freeze([
+  "api_key_invalid",
+  "api_key_revoked",
+  "api_key_expired",
+  "api_key_scope_insufficient",
+  "api_key_environment_mismatch",
+  "api_key_ip_not_allowed",
+  "api_key_rate_limited",
+  "api_key_usage_exceeded",
+]);
 
 /**
- * A refusal code counted per key.
+ * A refusal code counted per key (see `API_KEY_USAGE_REFUSALS`).
  *
  * @example
  * ```ts
  * const code: ApiKeyUsageRefusalCode = "api_key_rate_limited";
  * ```
  */
-export type ApiKeyUsageRefusalCode = (typeof API_KEY_USAGE_REFUSALS)[number];
+export type ApiKeyUsageRefusalCode =
+  | "api_key_invalid"
+  | "api_key_revoked"
+  | "api_key_expired"
+  | "api_key_scope_insufficient"
+  | "api_key_environment_mismatch"
+  | "api_key_ip_not_allowed"
+  | "api_key_rate_limited"
+  | "api_key_usage_exceeded";
 
 /**
  * Counts of one bucket: accepted requests, refusals by code, and the cost the

@@ -17,12 +17,44 @@ import {
 } from "../../api_keys/mod.ts";
 import { StorageAccess } from "../../api_keys/storage/_access.ts";
 import { UsageRecorder } from "../../api_keys/_usage.ts";
-import { createPrismaClient, databaseReady, probeDatabase } from "./prisma_client.ts";
+import {
+  createPrismaClient,
+  databaseReady,
+  probeDatabase,
+  type TestPrismaClient,
+} from "./prisma_client.ts";
 
 const url = Deno.env.get("DATABASE_URL");
 const unavailable = await probeDatabase(url);
 const HOUR = 3_600_000;
 const NOW = Date.parse("2030-05-01T10:20:00.000Z");
+
+/** The client with every statement logged: delegate calls by name, raw ones with their row count. */
+function countingClient(prisma: TestPrismaClient) {
+  const log: { at: number; call: string; rows: number }[] = [];
+  const apiKey = new Proxy(prisma.apiKey, {
+    get(target, property) {
+      const value = Reflect.get(target, property);
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        log.push({ at: performance.now(), call: `apiKey.${String(property)}`, rows: 1 });
+        return value.apply(target, args);
+      };
+    },
+  }) as PrismaApiKeyDelegate;
+  const usage: PrismaUsageClient = {
+    $executeRawUnsafe(query, ...values) {
+      const rows = (JSON.parse(values[0] as string) as unknown[]).length;
+      log.push({ at: performance.now(), call: "recordUsage", rows });
+      return prisma.$executeRawUnsafe(query, ...values);
+    },
+    $queryRawUnsafe(query, ...values) {
+      log.push({ at: performance.now(), call: "readUsage", rows: 0 });
+      return prisma.$queryRawUnsafe(query, ...values);
+    },
+  };
+  return { log, storage: new PrismaApiKeyStorage({ apiKey }, { usage }) };
+}
 
 if (databaseReady("usage on PostgreSQL", unavailable)) {
   const prisma = await createPrismaClient(url!);
@@ -34,33 +66,6 @@ if (databaseReady("usage on PostgreSQL", unavailable)) {
     await prisma.$disconnect();
   });
 
-  /** The client with every statement logged: delegate calls by name, raw ones with their row count. */
-  function countingClient() {
-    const log: { at: number; call: string; rows: number }[] = [];
-    const apiKey = new Proxy(prisma.apiKey, {
-      get(target, property) {
-        const value = Reflect.get(target, property);
-        if (typeof value !== "function") return value;
-        return (...args: unknown[]) => {
-          log.push({ at: performance.now(), call: `apiKey.${String(property)}`, rows: 1 });
-          return value.apply(target, args);
-        };
-      },
-    }) as PrismaApiKeyDelegate;
-    const usage: PrismaUsageClient = {
-      $executeRawUnsafe(query, ...values) {
-        const rows = (JSON.parse(values[0] as string) as unknown[]).length;
-        log.push({ at: performance.now(), call: "recordUsage", rows });
-        return prisma.$executeRawUnsafe(query, ...values);
-      },
-      $queryRawUnsafe(query, ...values) {
-        log.push({ at: performance.now(), call: "readUsage", rows: 0 });
-        return prisma.$queryRawUnsafe(query, ...values);
-      },
-    };
-    return { log, storage: new PrismaApiKeyStorage({ apiKey }, { usage }) };
-  }
-
   const sumOf = async (column: string) => {
     const [row] = await prisma.$queryRawUnsafe(
       `SELECT coalesce(sum(${column}), 0)::float8 AS n, count(*)::float8 AS rows FROM api_key_usage`,
@@ -71,7 +76,7 @@ if (databaseReady("usage on PostgreSQL", unavailable)) {
   describe("usage on PostgreSQL", () => {
     it("20 keys verified at full speed for 3 s: no write on the request path, at most one row per key per flush, exact totals after close()", async () => {
       await reset();
-      const { log, storage } = countingClient();
+      const { log, storage } = countingClient(prisma);
       const intervalMs = 500;
       const service = new ApiKeysService({
         peppers: { 1: "postgres-usage-pepper-0123456789abcdef" },
@@ -134,7 +139,7 @@ if (databaseReady("usage on PostgreSQL", unavailable)) {
 
     it("a flush of 2,500 keys is 3 statements of at most 1,000 rows", async () => {
       await reset();
-      const { log, storage } = countingClient();
+      const { log, storage } = countingClient(prisma);
       const access = new StorageAccess(storage, 10_000, "storage");
       const recorder = new UsageRecorder({
         access: access.usage!,
