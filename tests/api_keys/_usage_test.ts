@@ -15,6 +15,7 @@ import type {
   ApiKeyUsageRow,
 } from "../../api_keys/usage.ts";
 import { generateKey, InMemoryApiKeyStorage } from "../../api_keys/mod.ts";
+import { createMemoryRateLimitStore, createRateLimiter } from "../../rate_limits/mod.ts";
 import { makeService, overrideStorage, READ_ORDERS, spyStorage } from "./helpers.ts";
 
 const HOUR = 3_600_000;
@@ -423,6 +424,48 @@ describe("ApiKeysService with the usage option", () => {
     assert.equal(summaries.find((s) => s.id === f.expiring.id)?.lastUsedAt, null);
     const flushes = f.spied.calls.slice(calls).filter((c) => c === "recordUsage");
     assert.equal(flushes.length, 1, "one write: 5 keys × 4 hours = 20 rows");
+  });
+
+  it("with a limiter: a denial counts as api_key_rate_limited in the key's hour; accepted requests add their cost (default 1)", async () => {
+    const limiter = createRateLimiter({ store: createMemoryRateLimitStore(), logger: () => {} });
+    const { service, clocks } = makeService({ usage: { flushIntervalMs: HOUR }, limiter });
+    const key = await service.create({
+      tenantId: "t1",
+      name: "k",
+      scopes: READ_ORDERS,
+      rateLimits: [{ name: "api", limit: 5, windowMs: HOUR }],
+    });
+    await service.authorize(key.key);
+    await service.authorize(key.key, { cost: 3 });
+    await service.authorize(key.key, { cost: 0 });
+    for (let i = 0; i < 2; i++) {
+      await assert.rejects(service.authorize(key.key, { cost: 2 }), {
+        code: "api_key_rate_limited",
+      });
+    }
+    await assert.rejects(service.authorize(key.key, { cost: -1 }), TypeError);
+    await service.close();
+    const window = { from: new Date(clocks.now - HOUR), to: new Date(clocks.now + HOUR) };
+    const [hour] = await service.usage("t1", { keyId: key.id, ...window, granularity: "hour" });
+    assert.equal(hour.accepted, 3);
+    assert.equal(hour.cost, 4);
+    assert.equal(hour.refused.api_key_rate_limited, 2);
+  });
+
+  it("without a limiter the cost still counts, and a bad cost is refused before verifying", async () => {
+    const { service, clocks, metrics } = makeService({ usage: { flushIntervalMs: HOUR } });
+    const key = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+    await service.authorize(key.key, { cost: 7 });
+    const verified = metrics.length;
+    await assert.rejects(service.authorize(key.key, { cost: 1.5 }), {
+      name: "TypeError",
+      message: /AuthorizeOptions\.cost/,
+    });
+    assert.equal(metrics.length, verified, "no verification for a bad cost");
+    await service.close();
+    const window = { from: new Date(clocks.now - HOUR), to: new Date(clocks.now + HOUR) };
+    const [hour] = await service.usage("t1", { ...window, granularity: "hour" });
+    assert.deepEqual([hour.accepted, hour.cost], [1, 7]);
   });
 
   it("close() resolves at once without the option; the option needs the capability", async () => {
