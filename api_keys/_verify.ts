@@ -16,6 +16,7 @@ import { FirstUseWatch } from "./_first_use.ts";
 import { assertScopeLevel, scopeSatisfies } from "./scopes.ts";
 import type { Settings } from "./_settings.ts";
 import { keyRateLimits } from "./_limits.ts";
+import { assertCount } from "../rate_limits/policy.ts";
 import type {
   ApiKeyContext,
   ApiKeyRecord,
@@ -101,6 +102,7 @@ const AUTHORIZATION_OUTCOMES: Readonly<Record<string, ApiKeyAuthorizationOutcome
 
 /** Throws a `TypeError` for a `requiredScope` level other than read or write (a programmer error). */
 function assertOptions(options: AuthorizeOptions): void {
+  if (options.cost !== undefined) assertCount(options.cost, 0, "AuthorizeOptions.cost");
   if (options.requiredScope !== undefined) {
     assertScopeLevel(options.requiredScope.level, "AuthorizeOptions.requiredScope.level");
   }
@@ -189,10 +191,18 @@ export class VerifyFlow {
       });
       throw apiKeyError(code);
     }
-    const limited = this.#s.limits === undefined
-      ? context
-      : await this.#s.limits.apply(context, options);
-    this.#s.usage?.accepted(context.keyId, context.tenantId);
+    let limited = context;
+    if (this.#s.limits !== undefined) {
+      try {
+        limited = await this.#s.limits.apply(context, options);
+      } catch (error) {
+        if (error instanceof ApiKeyError && error.code === "api_key_rate_limited") {
+          this.#s.usage?.refused(context.keyId, context.tenantId, "api_key_rate_limited");
+        }
+        throw error;
+      }
+    }
+    this.#s.usage?.accepted(context.keyId, context.tenantId, options.cost ?? 1);
     if (this.#s.emitUsageEvents) this.#used(limited);
     return limited;
   }
