@@ -126,6 +126,8 @@ function nestarcRecord(template: ApiKeyRecord, id: string) {
     hash: createHash("sha256").update(secret + PEPPER).digest("hex"),
     hashScheme: "sha256-pepper",
     pepperVersion: 1,
+    // With `storesLayout` (in memory), a record without it verifies in the current layout only.
+    layout: "nestarc-v0",
   };
   return { raw: `ak_live_${prefix}_${secret}`, record };
 }
