@@ -220,7 +220,8 @@ export class RequestLimits {
   }
 
   /**
-   * Checks the request's policies (all or nothing). Resolves `context` when no
+   * Checks the request's policies (all or nothing; `options.cost` already
+   * validated). Resolves `context` when no
    * policy applies or the store is unavailable with `onStoreError: "open"`,
    * else a frozen copy carrying `rateLimitResults`. Rejects with
    * `api_key_rate_limited` (with the results) or `api_key_rate_limit_unavailable`.
@@ -235,9 +236,6 @@ export class RequestLimits {
       this.#resolverFailed(error);
       return this.#unavailable(context);
     }
-    const cost = options.cost === undefined
-      ? undefined
-      : assertCount(options.cost, 0, "AuthorizeOptions.cost");
     const picked = routePolicies(base, options.rateLimits);
     if (picked.length === 0) return context;
     const policies = compileRateLimitPolicies(picked.map(({ policy }) => policy));
@@ -246,7 +244,7 @@ export class RequestLimits {
     );
     let result;
     try {
-      result = await this.#limiter.check(subjects[0], policies, { cost, subjects });
+      result = await this.#limiter.check(subjects[0], policies, { cost: options.cost, subjects });
     } catch (error) {
       // A subject too long for a counter (an id or tenant over 500 characters).
       this.#resolverFailed(error);

@@ -32,6 +32,7 @@ import type { ApiKeysServiceOptions, ApiKeyVerificationCacheOptions } from "./se
 import type { ApiKeyTtlPolicy } from "./types.ts";
 import { uuidV7 } from "./_uuid_v7.ts";
 import { buildLimits, type RequestLimits } from "./_limits.ts";
+import { compileUsage, type UsageRecorder } from "./_usage.ts";
 
 const DEFAULT_DEBOUNCE_MS = 60_000;
 const DEFAULT_STORAGE_TIMEOUT_MS = 5_000;
@@ -99,6 +100,8 @@ export interface Settings {
   readonly retiredPepperVersions: readonly number[] | undefined;
   /** The rate-limit check of authorization (option `limiter`), when set. */
   readonly limits: RequestLimits | undefined;
+  /** The usage recorder (option `usage`; `undefined`: off). */
+  readonly usage: UsageRecorder | undefined;
 }
 
 /**
@@ -256,5 +259,6 @@ export function compileSettings(options: unknown): Settings {
       : undefined,
     retiredPepperVersions,
     limits: buildLimits(o.limiter, o.rateLimitResolver, PREFIX),
+    usage: compileUsage(o.usage, storage.usage, clock, `${PREFIX}usage`),
   });
 }

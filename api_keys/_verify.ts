@@ -16,6 +16,7 @@ import { FirstUseWatch } from "./_first_use.ts";
 import { assertScopeLevel, scopeSatisfies } from "./scopes.ts";
 import type { Settings } from "./_settings.ts";
 import { keyRateLimits } from "./_limits.ts";
+import { assertCount } from "../rate_limits/policy.ts";
 import type {
   ApiKeyContext,
   ApiKeyRecord,
@@ -23,6 +24,7 @@ import type {
   AuthorizeOptions,
   Environment,
 } from "./types.ts";
+import type { ApiKeyUsageRefusalCode } from "./usage.ts";
 
 /** What is known of the key at a failure (only after the secret matched). */
 interface KnownKey {
@@ -34,9 +36,10 @@ interface KnownKey {
 /**
  * What a verify records of itself: `"use"` a client's use (the metric, failure reports,
  * `lastUsedAt`, a rotation's first use, a hash upgrade, the cache fill); `"use+event"` that and
- * `api_key.used`; `"nothing"` for a leak report (the same verification work, no trace of a use).
+ * `api_key.used`; `"check"` a use whose request `authorize` then checks (it counts the usage
+ * outcome); `"nothing"` for a leak report (the same verification work, no trace of a use).
  */
-type Recording = "use" | "use+event" | "nothing";
+type Recording = "use" | "use+event" | "check" | "nothing";
 
 /** Most keys whose last `lastUsedAt` write is remembered for the debounce. */
 const MAX_DEBOUNCE_ENTRIES = 100_000;
@@ -99,6 +102,7 @@ const AUTHORIZATION_OUTCOMES: Readonly<Record<string, ApiKeyAuthorizationOutcome
 
 /** Throws a `TypeError` for a `requiredScope` level other than read or write (a programmer error). */
 function assertOptions(options: AuthorizeOptions): void {
+  if (options.cost !== undefined) assertCount(options.cost, 0, "AuthorizeOptions.cost");
   if (options.requiredScope !== undefined) {
     assertScopeLevel(options.requiredScope.level, "AuthorizeOptions.requiredScope.level");
   }
@@ -174,9 +178,10 @@ export class VerifyFlow {
       throw apiKeyError("api_key_missing");
     }
     const start = this.#s.emitAuthorizationMetric === undefined ? 0 : this.#s.monotonic();
-    const context = await this.#verify(rawKey, "use");
+    const context = await this.#verify(rawKey, "check");
     const code = authorizationFailure(context, options);
     if (code !== undefined) {
+      this.#s.usage?.refused(context.keyId, context.tenantId, code as ApiKeyUsageRefusalCode);
       this.#authFailed(context.prefix, code, knownOf(context));
       this.#s.emitAuthorizationMetric?.({
         type: "api_key.authorization",
@@ -186,9 +191,18 @@ export class VerifyFlow {
       });
       throw apiKeyError(code);
     }
-    const limited = this.#s.limits === undefined
-      ? context
-      : await this.#s.limits.apply(context, options);
+    let limited = context;
+    if (this.#s.limits !== undefined) {
+      try {
+        limited = await this.#s.limits.apply(context, options);
+      } catch (error) {
+        if (error instanceof ApiKeyError && error.code === "api_key_rate_limited") {
+          this.#s.usage?.refused(context.keyId, context.tenantId, "api_key_rate_limited");
+        }
+        throw error;
+      }
+    }
+    this.#s.usage?.accepted(context.keyId, context.tenantId, options.cost ?? 1);
     if (this.#s.emitUsageEvents) this.#used(limited);
     return limited;
   }
@@ -260,6 +274,10 @@ export class VerifyFlow {
       if (!s.hasher.canVerify(record?.hashScheme, version) && record !== null) {
         this.#warnRetiredVersion(version);
       }
+      // Counted in a stored key's bucket; an unknown prefix does the same work, counting nothing.
+      if (recording !== "nothing") {
+        s.usage?.refused(record?.id ?? null, record?.tenantId ?? "", "api_key_invalid");
+      }
       throw this.#failure(recording, start, "invalid", "api_key_invalid", prefix, environment);
     }
     const known = { keyId: record.id, tenantId: record.tenantId, environment: record.environment };
@@ -315,7 +333,10 @@ export class VerifyFlow {
 
   #verified(recording: Recording, start: number, context: ApiKeyContext): ApiKeyContext {
     if (recording === "nothing") return context;
-    this.#touchLastUsed(context.keyId);
+    const usage = this.#s.usage;
+    if (usage === undefined) this.#touchLastUsed(context.keyId);
+    else if (recording === "check") usage.used(context.keyId, context.tenantId);
+    else usage.accepted(context.keyId, context.tenantId);
     this.#metric(start, "success", context.environment);
     if (recording === "use+event") this.#used(context);
     return context;
@@ -349,7 +370,7 @@ export class VerifyFlow {
     emit(metric);
   }
 
-  /** Reports a failed verify (metric, then auth failure) unless recording nothing; returns the error to throw. */
+  /** Reports a failed verify (usage count, metric, auth failure) unless recording nothing; returns the error. */
   #failure(
     recording: Recording,
     start: number,
@@ -359,7 +380,11 @@ export class VerifyFlow {
     environment: Environment | undefined,
     known?: KnownKey,
   ): ApiKeyError {
-    if (recording !== "nothing") this.#report(start, outcome, code, prefix, environment, known);
+    if (recording === "nothing") return apiKeyError(code);
+    if (known !== undefined) {
+      this.#s.usage?.refused(known.keyId, known.tenantId, code as ApiKeyUsageRefusalCode);
+    }
+    this.#report(start, outcome, code, prefix, environment, known);
     return apiKeyError(code);
   }
 

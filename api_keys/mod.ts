@@ -123,6 +123,7 @@ export {
   type PrismaApiKeyStorageOptions,
   type PrismaExpiryNoticeDelegate,
   type PrismaRotationWaitDelegate,
+  type PrismaUsageClient,
   type RegisterStorageTest,
   runApiKeyStorageContract,
 } from "./storage/mod.ts";
@@ -132,6 +133,17 @@ export {
 } from "./service_options.ts";
 export { ApiKeysService } from "./service.ts";
 export type { ApiKeyRateLimitResolver } from "./_limits.ts";
+export {
+  API_KEY_USAGE_REFUSALS,
+  type ApiKeyUsageBucket,
+  type ApiKeyUsageCounts,
+  type ApiKeyUsageMetric,
+  type ApiKeyUsageOptions,
+  type ApiKeyUsageQuery,
+  type ApiKeyUsageReadQuery,
+  type ApiKeyUsageRefusalCode,
+  type ApiKeyUsageRow,
+} from "./usage.ts";
 export { createTestKey, type CreateTestKeyResult } from "./test_key.ts";
 export {
   type ApiKeyHeaderReader,

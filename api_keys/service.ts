@@ -29,6 +29,8 @@ import type {
 } from "./types.ts";
 import { VerifyFlow } from "./_verify.ts";
 import { attachServiceHooks } from "./_service_hooks.ts";
+import { readUsage } from "./_usage.ts";
+import type { ApiKeyUsageBucket, ApiKeyUsageQuery } from "./usage.ts";
 
 /**
  * The API-key service. Contexts it returns are frozen.
@@ -210,5 +212,28 @@ export class ApiKeysService {
    */
   notifyExpiring(options: NotifyExpiringOptions): Promise<NotifyExpiringResult> {
     return this.#expiry.run(options);
+  }
+
+  /**
+   * The stored usage of `tenantId`'s keys (of `keyId` only, when given;
+   * another tenant's key reads as none) from the bucket of `from` to `to`,
+   * per hour (span at most 31 days) or UTC day (at most 366): the buckets
+   * with counts, ascending, summed over the keys. Counts still in memory
+   * (up to one `flushIntervalMs` per instance) are not included. A bad
+   * query rejects with `api_key_invalid_input`; a storage without
+   * `readUsage` with a `TypeError`.
+   */
+  usage(tenantId: string, query: ApiKeyUsageQuery): Promise<ApiKeyUsageBucket[]> {
+    return readUsage(this.#settings.storage.usage, tenantId, query);
+  }
+
+  /**
+   * Flushes the usage counts held in memory and stops the flush timer (the
+   * Nest module calls it on shutdown); resolves at once without the `usage`
+   * option. Rejects with `ApiKeyStorageError` when a write fails (the counts
+   * stay held for another `close()`).
+   */
+  close(): Promise<void> {
+    return this.#settings.usage?.close() ?? Promise.resolve();
   }
 }

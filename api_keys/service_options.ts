@@ -18,6 +18,7 @@ import type { ApiKeyStorage } from "./storage/types.ts";
 import type { ApiKeyTtlPolicy } from "./types.ts";
 import type { RateLimiter } from "../rate_limits/limiter.ts";
 import type { ApiKeyRateLimitResolver } from "./_limits.ts";
+import type { ApiKeyUsageOptions } from "./usage.ts";
 
 /** Settings of the verification cache. */
 export interface ApiKeyVerificationCacheOptions {
@@ -119,6 +120,13 @@ export interface ApiKeysServiceOptions {
    * a lookup. `perSecond`: 0 to 10,000 (default 10; 0: never look up).
    */
   unknownPrefixLookups?: { perSecond: number };
+  /**
+   * Usage per key and UTC hour (default off; `true` for the defaults): counts
+   * kept in memory and flushed every `flushIntervalMs` (default 10,000), with
+   * `lastUsedAt` (which then ignores `debounceMs`). Needs the storage
+   * capabilities `recordUsage` and `readUsage`; call `close()` on shutdown.
+   */
+  usage?: boolean | ApiKeyUsageOptions;
   /** Deadline of each storage call, in ms (default 5,000). */
   storageTimeoutMs?: number;
   /** Wall clock (default `() => new Date()`). */

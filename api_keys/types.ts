@@ -62,7 +62,11 @@ export interface AuthorizeOptions {
   requiredEnvironment?: Environment;
   /** Scope the route requires. */
   requiredScope?: RequiredScope;
-  /** With a `limiter`: units this request counts on each policy (default: each policy's `cost`; 0 only checks). */
+  /**
+   * Units of this request (a safe integer ≥ 0): counted on each policy with a
+   * `limiter` (default: each policy's `cost`; 0 only checks) and in the usage
+   * cost total (default 1).
+   */
   cost?: number;
   /**
    * With a `limiter`: the key's policies this route counts (names; others are skipped), or

@@ -26,6 +26,7 @@ import {
 import { BASE62_ALPHABET } from "../api_keys/_base62.ts";
 import { encodeBase62Fixed } from "../api_keys/_base62.ts";
 import { crc32Ascii } from "../api_keys/key_format.ts";
+import { UsageRecorder } from "../api_keys/_usage.ts";
 import {
   alternate,
   type Case,
@@ -125,6 +126,8 @@ function nestarcRecord(template: ApiKeyRecord, id: string) {
     hash: createHash("sha256").update(secret + PEPPER).digest("hex"),
     hashScheme: "sha256-pepper",
     pepperVersion: 1,
+    // With `storesLayout` (in memory), a record without it verifies in the current layout only.
+    layout: "nestarc-v0",
   };
   return { raw: `ak_live_${prefix}_${secret}`, record };
 }
@@ -269,6 +272,13 @@ async function main() {
     const wrong = wrongSecret(valid);
     let rotateTarget =
       (await uncached.create({ tenantId: "bench-rot", name: "r", scopes: SCOPES })).id;
+    const usage = new UsageRecorder({
+      access: { record: () => Promise.resolve(), read: () => Promise.resolve([]) },
+      clock: () => new Date(),
+      flushIntervalMs: 3_600_000,
+      maxPendingKeys: 1_000_000,
+      emitMetric: undefined,
+    });
     const cases: Case[] = [
       ...floors,
       { name: "cached valid verify", op: () => cached.verify(key) },
@@ -276,6 +286,7 @@ async function main() {
         name: "authorize (cached, scope check)",
         op: () => cached.authorize(key, { requiredScope: SCOPES[0], clientIp: "203.0.113.7" }),
       },
+      { name: "usage recorder (one accepted request)", op: () => usage.accepted("k1", "bench") },
       { name: "full verify (uncached, valid)", op: () => uncached.verify(valid) },
       { name: "unknown prefix (dummy verify)", op: swallow(() => uncached.verify(other.key)) },
       { name: "wrong secret", op: swallow(() => uncached.verify(wrong)) },
@@ -294,6 +305,7 @@ async function main() {
       { name: "list (tenant of 10 keys)", op: () => uncached.list("bench") },
     ];
     const t = await alternate(cases);
+    await usage.close();
     const us = Object.fromEntries(cases.map((c, i) => [c.name, t[i].us]));
     const sha = us["floor: sync SHA-256 (60 B)"];
     const subtle = us["floor: awaited subtle HMAC verify"];
@@ -312,6 +324,11 @@ async function main() {
             target = ">= 0.40x";
             result = check(`cached verify (${n})`, sha / v >= 0.4);
           }
+          break;
+        case "usage recorder (one accepted request)":
+          ratio = `${fmt(v / us["cached valid verify"])}x cached verify cost`;
+          target = "<= 0.20x";
+          result = check(`usage recorder (${n})`, v / us["cached valid verify"] <= 0.2);
           break;
         case "full verify (uncached, valid)":
           // Batches of awaited Web Crypto calls are bimodal (worker thread awake or not):

@@ -225,7 +225,7 @@ function buildModule(optionsProvider: Provider, imports: DynamicModule["imports"
 /**
  * Global module providing `ApiKeysService` and `ApiKeysGuard`; import it once.
  * A bad option stops the boot with a message naming it, and so does a
- * refusal of `service.ready()` at module init.
+ * refusal of `service.ready()` at module init. Shutdown awaits `service.close()`.
  *
  * @example
  * ```ts
@@ -256,6 +256,16 @@ export class ApiKeysModule {
    */
   onModuleInit(): Promise<void> {
     return this.service.ready();
+  }
+
+  /**
+   * Flushes the usage counts held in memory (`service.close()`) once the app
+   * stopped serving.
+   *
+   * @ignore
+   */
+  onApplicationShutdown(): Promise<void> {
+    return this.service.close();
   }
 
   /** Configures the module with static options. */

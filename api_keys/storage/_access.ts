@@ -24,6 +24,12 @@ import type {
   ApiKeyRecord,
   RotateApiKeyStorageInput,
 } from "../types.ts";
+import {
+  API_KEY_USAGE_REFUSALS,
+  type ApiKeyUsageBucket,
+  type ApiKeyUsageReadQuery,
+  type ApiKeyUsageRow,
+} from "../usage.ts";
 
 /**
  * Each capability (the optional methods that come together) and what the
@@ -58,6 +64,10 @@ const CAPABILITIES: readonly {
       "revokeForTenant and rotateForTenant check the tenant on a read, then act with the untenanted calls",
   },
   { methods: ["renameForTenant"], without: "the admin rename route answers 501" },
+  {
+    methods: ["recordUsage", "readUsage"],
+    without: "the usage option and usage() are unavailable",
+  },
 ]);
 
 /**
@@ -82,6 +92,50 @@ export interface RotationWaitAccess {
   find(newKeyId: string): Promise<ApiKeyRotationWait | null>;
   /** `lowerExpiry`. */
   lowerExpiry(id: string, expectedExpiresAt: Date, nextExpiresAt: Date): Promise<boolean>;
+}
+
+/**
+ * The usage capability of a storage, each call under the deadline and its
+ * answer checked (see `ApiKeyStorage.recordUsage`).
+ */
+export interface UsageAccess {
+  /** `recordUsage`. */
+  record(rows: readonly ApiKeyUsageRow[]): Promise<void>;
+  /** `readUsage`, its buckets checked. */
+  read(query: ApiKeyUsageReadQuery): Promise<ApiKeyUsageBucket[]>;
+}
+
+function isCount(value: unknown): boolean {
+  return Number.isSafeInteger(value) && (value as number) >= 0;
+}
+
+/**
+ * The reader of `readUsage` answers to `query`: hour starts inside the
+ * window, ascending, copied, each count a non-negative safe integer.
+ */
+function readUsageBuckets(query: ApiKeyUsageReadQuery): (value: unknown) => ApiKeyUsageBucket[] {
+  return (value) => {
+    if (!Array.isArray(value)) throw new Error("malformed usage buckets");
+    let previousMs = query.from.getTime() - 1;
+    return value.map((bucket) => {
+      const { start, accepted, refused, cost } = bucket ?? {};
+      const ms = start instanceof Date ? start.getTime() : NaN;
+      if (
+        !(ms > previousMs) || ms >= query.to.getTime() || ms % 3_600_000 !== 0 ||
+        !isCount(accepted) || !isCount(cost) || typeof refused !== "object" || refused === null ||
+        !API_KEY_USAGE_REFUSALS.every((code) => isCount(refused[code]))
+      ) {
+        throw new Error("malformed usage bucket");
+      }
+      previousMs = ms;
+      return {
+        start: new Date(ms),
+        accepted,
+        refused: Object.fromEntries(API_KEY_USAGE_REFUSALS.map((code) => [code, refused[code]])),
+        cost,
+      } as ApiKeyUsageBucket;
+    });
+  };
 }
 
 function isInvalidDate(value: unknown): value is Date {
@@ -299,6 +353,8 @@ export class StorageAccess {
   readonly renameForTenant:
     | ((tenantId: string, id: string, name: string) => Promise<void>)
     | undefined;
+  /** The usage capability, `undefined` without it. */
+  readonly usage: UsageAccess | undefined;
   /** Whether the storage keeps each record's `layout` (`storesLayout`): a key verifies only in it. */
   readonly storesLayout: boolean;
   /** Whether the storage keeps each record's `rateLimits` (`storesRateLimits`). */
@@ -413,6 +469,12 @@ export class StorageAccess {
           () => renameForTenant.call(store, tenantId, id, name),
           ignore,
         );
+    const { recordUsage, readUsage } = store;
+    this.usage = recordUsage === undefined || readUsage === undefined ? undefined : {
+      record: (rows) => this.#call("recordUsage", () => recordUsage.call(store, rows), ignore),
+      read: (query) =>
+        this.#call("readUsage", () => readUsage.call(store, query), readUsageBuckets(query)),
+    };
     this.notice = missing.length === 0
       ? undefined
       : `api-keys: the storage has no ${

@@ -8,6 +8,7 @@
 import { StorageAccess } from "./_access.ts";
 import type { ApiKeyStorage } from "./types.ts";
 import type { ApiKeyRecord } from "../types.ts";
+import { API_KEY_USAGE_REFUSALS, type ApiKeyUsageRow } from "../usage.ts";
 
 /** Registers one named test case. */
 export type RegisterStorageTest = (name: string, fn: () => Promise<void>) => void;
@@ -114,6 +115,23 @@ function sampleRecord(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
     createdAt: new Date("2030-01-01T00:00:00.000Z"),
     ...overrides,
   };
+}
+
+const HOUR = 3_600_000;
+const USAGE_START = Date.parse("2030-03-01T00:00:00.000Z");
+
+/** A usage row of `record` in hour `hour` (from `USAGE_START`), each count derived from `n`. */
+function usageRow(record: ApiKeyRecord, hour: number, n: number, lastUsedAt: Date | null = null) {
+  const refused = Object.fromEntries(API_KEY_USAGE_REFUSALS.map((code, i) => [code, n + i]));
+  return {
+    keyId: record.id,
+    tenantId: record.tenantId,
+    bucket: new Date(USAGE_START + hour * HOUR),
+    accepted: 10 * n,
+    refused,
+    cost: 100 * n,
+    lastUsedAt,
+  } as ApiKeyUsageRow;
 }
 
 function rotationOf(old: ApiKeyRecord) {
@@ -689,6 +707,66 @@ export function runApiKeyStorageContract(
     for (const record of expected.values()) {
       sameRecord(await storage.findById(record.id), record, `after renames, ${record.id}`);
     }
+  });
+
+  test("recordUsage and readUsage (when present): counts add up per (key, hour), lastUsedAt only rises, reads stay in the tenant and window", async () => {
+    const storage = await factory();
+    const record = storage.recordUsage?.bind(storage);
+    const read = storage.readUsage?.bind(storage);
+    if (record === undefined || read === undefined) return;
+    const a = sampleRecord({ tenantId: "tenant-usage" });
+    const b = sampleRecord({ tenantId: "tenant-usage" });
+    const foreign = sampleRecord({ tenantId: "tenant-usage-other" });
+    for (const key of [a, b, foreign]) await storage.insert(key);
+    const late = new Date(USAGE_START + 30 * 60_000);
+    await record([usageRow(a, 0, 1, late), usageRow(b, 0, 2), usageRow(foreign, 0, 5)]);
+    await record([usageRow(a, 0, 3, new Date(USAGE_START)), usageRow(a, 1, 4)]);
+    await record([usageRow(sampleRecord(), 0, 1, late)]); // a key that is not stored
+    check(
+      time((await storage.findById(a.id))!.lastUsedAt) === late.getTime(),
+      "lastUsedAt rose once",
+    );
+    check((await storage.findById(b.id))!.lastUsedAt === null, "a null lastUsedAt changes nothing");
+    const window = { from: new Date(USAGE_START), to: new Date(USAGE_START + 2 * HOUR) };
+    const all = await read({ tenantId: "tenant-usage", ...window });
+    check(all.length === 2, `expected 2 hours, got ${all.length}`);
+    check(time(all[0].start) === USAGE_START && time(all[1].start) === USAGE_START + HOUR, "order");
+    // Hour 0: a (1 then 3) and b (2), summed: n = 6 over three rows.
+    check(all[0].accepted === 60 && all[0].cost === 600, "hour 0 accepted and cost");
+    check(
+      API_KEY_USAGE_REFUSALS.every((code, i) => all[0].refused[code] === 6 + 3 * i),
+      "hour 0 refusals per code",
+    );
+    check(all[1].accepted === 40 && all[1].refused.api_key_usage_exceeded === 11, "hour 1");
+    const onlyB = await read({ tenantId: "tenant-usage", keyId: b.id, ...window });
+    check(onlyB.length === 1 && onlyB[0].accepted === 20, "one key's hours");
+    const foreignKey = await read({ tenantId: "tenant-usage", keyId: foreign.id, ...window });
+    check(foreignKey.length === 0, "another tenant's key reads as nothing");
+    const second = await read({
+      tenantId: "tenant-usage",
+      from: new Date(USAGE_START + HOUR),
+      to: new Date(USAGE_START + 2 * HOUR),
+    });
+    check(
+      second.length === 1 && second[0].accepted === 40,
+      "the window's start is included, its end not",
+    );
+  });
+
+  test("recordUsage (when present): a call of 1,000 rows stores every row", async () => {
+    const storage = await factory();
+    const record = storage.recordUsage?.bind(storage);
+    const read = storage.readUsage?.bind(storage);
+    if (record === undefined || read === undefined) return;
+    const keys = Array.from({ length: 250 }, () => sampleRecord({ tenantId: "tenant-batch" }));
+    const rows = keys.flatMap((key) => [0, 1, 2, 3].map((hour) => usageRow(key, hour, 1)));
+    await record(rows);
+    const hours = await read({
+      tenantId: "tenant-batch",
+      from: new Date(USAGE_START),
+      to: new Date(USAGE_START + 4 * HOUR),
+    });
+    check(hours.length === 4 && hours.every((h) => h.accepted === 2_500), "250 keys × 4 hours");
   });
 
   test("touchLastUsed sets lastUsedAt", async () => {

@@ -15,6 +15,8 @@ import type {
   ListApiKeysOptions,
   RotateApiKeyStorageInput,
 } from "../types.ts";
+import type { ApiKeyUsageBucket, ApiKeyUsageReadQuery, ApiKeyUsageRow } from "../usage.ts";
+import { addCounts, zeroCounts } from "../_usage.ts";
 
 const notFound = () => new ApiKeyOperationError("api_key_record_not_found");
 
@@ -56,9 +58,9 @@ function byExpiry(a: { expiresAt: Date; id: string }, b: { expiresAt: Date; id: 
  * Memory-backed storage with every capability of `ApiKeyStorage`
  * (`peekByPrefix`, `markRevokedIfActive`, `replaceHash`, `countHashes`,
  * `storesLayout`, `storesRateLimits`, the expiry notices, the rotations that wait, the
- * tenant-bound operations). Lookups by id and prefix are O(1)
+ * tenant-bound operations, the usage per key and hour). Lookups by id and prefix are O(1)
  * and listing is O(keys of the tenant), whatever the total count;
- * `listExpiring` scans every record. Each write is one synchronous step, so
+ * `listExpiring` scans every record, `readUsage` every stored hour of the tenant. Each write is one synchronous step, so
  * `rotate` and the compare-and-set capabilities are atomic.
  *
  * @example
@@ -75,6 +77,8 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
   /** Smallest expiry-notice threshold claimed per key id. */
   readonly #noticeClaims = new Map<string, number>();
   readonly #rotationWaits = new Map<string, ApiKeyRotationWait>();
+  /** Usage rows per tenant, keyed by hour and key id. */
+  readonly #usage = new Map<string, Map<string, ApiKeyUsageBucket & { keyId: string }>>();
   /** Capability: each record's `layout` is kept. */
   readonly storesLayout = true;
   /** Capability: each record's `rateLimits` are kept. */
@@ -288,6 +292,46 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
     const wait = this.#rotationWaits.get(newKeyId);
     return Promise.resolve(
       wait === undefined ? null : { ...wait, waitEndsAt: new Date(wait.waitEndsAt) },
+    );
+  }
+
+  /** Capability: adds each row to its (key, hour) and raises the key's `lastUsedAt`, in one step. */
+  recordUsage(rows: readonly ApiKeyUsageRow[]): Promise<void> {
+    for (const row of rows) {
+      let tenant = this.#usage.get(row.tenantId);
+      if (tenant === undefined) this.#usage.set(row.tenantId, tenant = new Map());
+      const id = `${row.bucket.getTime()} ${row.keyId}`;
+      let stored = tenant.get(id);
+      if (stored === undefined) {
+        stored = { ...zeroCounts(), keyId: row.keyId, start: new Date(row.bucket) };
+        tenant.set(id, stored);
+      }
+      addCounts(stored, row);
+      const record = this.#byId.get(row.keyId);
+      const at = row.lastUsedAt?.getTime() ?? -Infinity;
+      if (record !== undefined && at > (record.lastUsedAt?.getTime() ?? -Infinity)) {
+        record.lastUsedAt = new Date(at);
+      }
+    }
+    return Promise.resolve();
+  }
+
+  /** Capability: the tenant's hours in the window, summed over its keys (or one key). */
+  readUsage(query: ApiKeyUsageReadQuery): Promise<ApiKeyUsageBucket[]> {
+    const from = query.from.getTime();
+    const to = query.to.getTime();
+    const hours = new Map<number, ApiKeyUsageBucket>();
+    for (const row of this.#usage.get(query.tenantId)?.values() ?? []) {
+      const ms = row.start.getTime();
+      if (ms < from || ms >= to || (query.keyId !== undefined && row.keyId !== query.keyId)) {
+        continue;
+      }
+      let hour = hours.get(ms);
+      if (hour === undefined) hours.set(ms, hour = { ...zeroCounts(), start: new Date(ms) });
+      addCounts(hour, row);
+    }
+    return Promise.resolve(
+      [...hours.values()].sort((a, b) => a.start.getTime() - b.start.getTime()),
     );
   }
 

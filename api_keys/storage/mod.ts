@@ -20,6 +20,7 @@ export {
   type PrismaApiKeyStorageOptions,
   type PrismaExpiryNoticeDelegate,
   type PrismaRotationWaitDelegate,
+  type PrismaUsageClient,
 } from "./prisma.ts";
 export {
   type ApiKeyStorageFactory,

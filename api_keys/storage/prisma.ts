@@ -20,6 +20,12 @@ import type {
   ListApiKeysOptions,
   RotateApiKeyStorageInput,
 } from "../types.ts";
+import {
+  API_KEY_USAGE_REFUSALS,
+  type ApiKeyUsageBucket,
+  type ApiKeyUsageReadQuery,
+  type ApiKeyUsageRow,
+} from "../usage.ts";
 
 /** The `apiKey` delegate methods the adapter uses (as Prisma Client generates them). */
 export interface PrismaApiKeyDelegate {
@@ -79,6 +85,65 @@ export interface PrismaRotationWaitDelegate {
 }
 
 /**
+ * What the usage capability runs its SQL through (a `PrismaClient` has both):
+ * one statement per `recordUsage` or `readUsage` call, over the tables
+ * `api_key_usage` (migration `0010_api_key_usage`) and `api_keys`.
+ */
+export interface PrismaUsageClient {
+  /** Runs a statement with positional parameters (`$1`, ...); answers the rows changed. */
+  $executeRawUnsafe(query: string, ...values: unknown[]): Promise<number>;
+  /** Runs a query with positional parameters; answers its rows. */
+  $queryRawUnsafe(query: string, ...values: unknown[]): Promise<unknown>;
+}
+
+/** The `api_key_usage` column of each refusal code (`api_key_revoked` → `revoked`). */
+const USAGE_COLUMNS = API_KEY_USAGE_REFUSALS.map((code) => code.slice("api_key_".length));
+const COUNT_COLUMNS = ["accepted", ...USAGE_COLUMNS, "cost"];
+
+/**
+ * `recordUsage` in one statement: the rows (a JSON array, `$1`) are added to
+ * their (key, hour) with `ON CONFLICT … DO UPDATE`, in (key, hour) order, and
+ * the keys' `last_used_at` raised in a data-modifying CTE, skipping rows
+ * already as late.
+ */
+const RECORD_USAGE_SQL = `WITH v AS (
+  SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(key_id text, tenant_id text, bucket timestamptz,
+    ${COUNT_COLUMNS.map((c) => `${c} bigint`).join(", ")}, last_used_at timestamptz)
+), touched AS (
+  UPDATE api_keys k SET last_used_at = t.at
+  FROM (SELECT key_id, max(last_used_at) AS at FROM v WHERE last_used_at IS NOT NULL
+        GROUP BY key_id ORDER BY key_id) t
+  WHERE k.id = t.key_id AND (k.last_used_at IS NULL OR k.last_used_at < t.at)
+)
+INSERT INTO api_key_usage (key_id, tenant_id, bucket, ${COUNT_COLUMNS.join(", ")})
+SELECT key_id, tenant_id, bucket, ${COUNT_COLUMNS.join(", ")} FROM v ORDER BY key_id, bucket
+ON CONFLICT (key_id, bucket) DO UPDATE SET ${
+  COUNT_COLUMNS.map((c) => `${c} = api_key_usage.${c} + EXCLUDED.${c}`).join(", ")
+}`;
+
+/** `readUsage`: `$1` tenant, `$2`/`$3` the window, `$4` a key id or null. */
+const READ_USAGE_SQL = `SELECT bucket, ${
+  COUNT_COLUMNS.map((c) => `sum(${c})::float8 AS ${c}`).join(", ")
+} FROM api_key_usage
+WHERE tenant_id = $1 AND bucket >= $2::timestamptz AND bucket < $3::timestamptz
+  AND ($4::text IS NULL OR key_id = $4::text)
+GROUP BY bucket ORDER BY bucket`;
+
+/** A `readUsage` answer row as a bucket (checked by the service). */
+function toUsageBucket(row: unknown): ApiKeyUsageBucket {
+  const r = row as Record<string, unknown>;
+  const refused = Object.fromEntries(
+    API_KEY_USAGE_REFUSALS.map((code, i) => [code, toNumber(r[USAGE_COLUMNS[i]])]),
+  );
+  return {
+    start: r.bucket,
+    accepted: toNumber(r.accepted),
+    refused,
+    cost: toNumber(r.cost),
+  } as ApiKeyUsageBucket;
+}
+
+/**
  * Extra delegates of `PrismaApiKeyStorage`, each turning on a capability
  * (see `ApiKeyStorage`); their tables are created by the migration
  * `prisma/migrations/0004_api_key_expiry`.
@@ -98,6 +163,8 @@ export interface PrismaApiKeyStorageOptions {
    * `0008_api_key_rate_limits`): turns on `storesRateLimits`.
    */
   storesRateLimits?: boolean;
+  /** The client itself (`prisma`): turns on `recordUsage` and `readUsage` (raw SQL). */
+  usage?: PrismaUsageClient;
 }
 
 function hasCode(error: unknown, code: string): boolean {
@@ -185,8 +252,9 @@ function toRecord(row: unknown): ApiKeyRecord {
  * (`create`, `findMany`, `findUnique`, `update`, optional `$transaction`).
  * Capabilities: `markRevokedIfActive`, `replaceHash`, `countHashes`,
  * `lowerExpiry` and the tenant-bound operations; the expiry notices, rotation
- * waits (migration `0004_api_key_expiry`), `storesLayout` (`0006`) and
- * `storesRateLimits` (`0008`) only
+ * waits (migration `0004_api_key_expiry`), `storesLayout` (`0006`),
+ * `storesRateLimits` (`0008`) and `recordUsage`/`readUsage` (`usage`, raw
+ * SQL over `0010`) only
  * through `PrismaApiKeyStorageOptions`; never `peekByPrefix` (a shared
  * database changes behind in-process copies). Without the `hashScheme`
  * column (`0003`) rows read as the default scheme.
@@ -230,6 +298,10 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
   readonly saveRotationWait?: (wait: ApiKeyRotationWait) => Promise<void>;
   /** Capability, with the `rotationWaits` option only: `findUnique` by `newKeyId`. */
   readonly findRotationWait?: (newKeyId: string) => Promise<ApiKeyRotationWait | null>;
+  /** Capability, with the `usage` option only: one `INSERT … ON CONFLICT` statement per call. */
+  readonly recordUsage?: (rows: readonly ApiKeyUsageRow[]) => Promise<void>;
+  /** Capability, with the `usage` option only: one `SELECT … GROUP BY bucket`. */
+  readonly readUsage?: (query: ApiKeyUsageReadQuery) => Promise<ApiKeyUsageBucket[]>;
 
   /**
    * Wraps `client`; `options` turn on the capabilities that need more than
@@ -243,7 +315,7 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
       "client.apiKey",
     );
     this.#client = client;
-    const { expiryNotices, rotationWaits, storesLayout, storesRateLimits } = options ?? {};
+    const { expiryNotices, rotationWaits, storesLayout, storesRateLimits, usage } = options ?? {};
     for (const [name, flag] of Object.entries({ storesLayout, storesRateLimits })) {
       if (flag !== undefined && typeof flag !== "boolean") {
         throw new TypeError(`PrismaApiKeyStorage options.${name} must be a boolean`);
@@ -256,6 +328,30 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
       this.listExpiring = (listing) => this.#listExpiring(listing);
       this.claimExpiryNotice = (id, thresholdMs, at) =>
         claimNotice(expiryNotices, id, thresholdMs, at);
+    }
+    if (usage !== undefined) {
+      requireDelegate(usage, ["$executeRawUnsafe", "$queryRawUnsafe"], "options.usage");
+      this.recordUsage = async (rows) => {
+        const json = rows.map((row) => {
+          const columns: Record<string, unknown> = {
+            key_id: row.keyId,
+            tenant_id: row.tenantId,
+            bucket: row.bucket.toISOString(),
+            accepted: row.accepted,
+            cost: row.cost,
+            last_used_at: row.lastUsedAt?.toISOString() ?? null,
+          };
+          API_KEY_USAGE_REFUSALS.forEach((code, i) =>
+            columns[USAGE_COLUMNS[i]] = row.refused[code]
+          );
+          return columns;
+        });
+        await usage.$executeRawUnsafe(RECORD_USAGE_SQL, JSON.stringify(json));
+      };
+      this.readUsage = async ({ tenantId, keyId, from, to }) => {
+        const rows = await usage.$queryRawUnsafe(READ_USAGE_SQL, tenantId, from, to, keyId ?? null);
+        return Array.isArray(rows) ? rows.map(toUsageBucket) : rows as ApiKeyUsageBucket[];
+      };
     }
     if (rotationWaits !== undefined) {
       requireDelegate(rotationWaits, ["create", "findUnique"], "options.rotationWaits");

@@ -11,6 +11,7 @@ import type {
   ListApiKeysOptions,
   RotateApiKeyStorageInput,
 } from "../types.ts";
+import type { ApiKeyUsageBucket, ApiKeyUsageReadQuery, ApiKeyUsageRow } from "../usage.ts";
 
 /**
  * Where API-key records live. The spec's seven operations are required; a
@@ -117,6 +118,18 @@ export interface ApiKeyStorage {
    * `expectedExpiresAt`; answers whether it did (`false` for an unknown id).
    */
   lowerExpiry?(id: string, expectedExpiresAt: Date, nextExpiresAt: Date): Promise<boolean>;
+  /**
+   * Capability (with `readUsage`; without them the `usage` option and
+   * `ApiKeysService.usage` throw a `TypeError`): adds each row's counts to its
+   * stored (key, hour) row and raises the key's `lastUsedAt` to the row's, in
+   * one step. At most 1,000 rows of distinct (key, hour).
+   */
+  recordUsage?(rows: readonly ApiKeyUsageRow[]): Promise<void>;
+  /**
+   * Capability (see `recordUsage`): the tenant's counts (of `keyId` only, when
+   * given) summed per hour in [`from`, `to`), ascending.
+   */
+  readUsage?(query: ApiKeyUsageReadQuery): Promise<ApiKeyUsageBucket[]>;
 }
 
 /** What `ApiKeyStorage.listExpiring` reads: a window of expiry times and a page of it. */
@@ -158,7 +171,9 @@ export type ApiKeyStorageCapability =
   | "lowerExpiry"
   | "markRevokedForTenant"
   | "rotateForTenant"
-  | "renameForTenant";
+  | "renameForTenant"
+  | "recordUsage"
+  | "readUsage";
 
 /** Names of the required methods of `ApiKeyStorage` (the spec's seven operations). */
 export const API_KEY_STORAGE_METHODS: readonly Exclude<

@@ -182,3 +182,55 @@ export function fakePrismaClient(
   }
   return client;
 }
+
+/**
+ * A fake of the raw-SQL client of `PrismaApiKeyStorage`'s `usage` option:
+ * it recognises the adapter's two statements (the JSON rows of `recordUsage`,
+ * the window of `readUsage`), answers them from its own rows, raises
+ * `lastUsedAt` in `apiKeyRows()`, and logs each statement.
+ */
+export function fakeUsageClient(apiKeyRows: () => Row[]) {
+  const usage = new Map<string, Row>();
+  const statements: string[] = [];
+  const counts = (row: Row) => Object.keys(row).filter((c) => typeof row[c] === "number");
+  return {
+    usage,
+    statements,
+    async $executeRawUnsafe(query: string, json: unknown): Promise<number> {
+      await tick();
+      statements.push(query);
+      if (!query.includes("INSERT INTO api_key_usage")) throw new Error("fake: unknown statement");
+      const rows = JSON.parse(json as string) as Row[];
+      for (const { last_used_at, ...row } of rows) {
+        const id = `${row.key_id} ${Date.parse(row.bucket as string)}`;
+        const held = usage.get(id);
+        if (held === undefined) usage.set(id, row);
+        else for (const c of counts(row)) (held[c] as number) += row[c] as number;
+        const key = apiKeyRows().find((candidate) => candidate.id === row.key_id);
+        const at = last_used_at === null ? null : new Date(last_used_at as string);
+        const stored = key?.lastUsedAt as Date | null | undefined;
+        if (key !== undefined && at !== null && (stored == null || at > stored)) {
+          key.lastUsedAt = at;
+        }
+      }
+      return rows.length;
+    },
+    async $queryRawUnsafe(query: string, ...values: unknown[]): Promise<Row[]> {
+      await tick();
+      statements.push(query);
+      const [tenantId, from, to, keyId] = values as [string, Date, Date, string | null];
+      const hours = new Map<number, Row>();
+      for (const row of usage.values()) {
+        const ms = Date.parse(row.bucket as string);
+        if (row.tenant_id !== tenantId || ms < from.getTime() || ms >= to.getTime()) continue;
+        if (keyId !== null && row.key_id !== keyId) continue;
+        const hour = hours.get(ms);
+        if (hour === undefined) hours.set(ms, { ...row, bucket: new Date(ms) });
+        else for (const c of counts(row)) (hour[c] as number) += row[c] as number;
+      }
+      return [...hours.values()].sort((a, b) =>
+        (a.bucket as Date).getTime() - (b.bucket as Date).getTime()
+      );
+    },
+  };
+}

@@ -14,7 +14,7 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { PrismaPg } from "@prisma/adapter-pg";
-import type { PrismaApiKeyClient } from "../../api_keys/mod.ts";
+import type { PrismaApiKeyClient, PrismaUsageClient } from "../../api_keys/mod.ts";
 
 /** Connections in the adapter's `pg` pool. */
 export const POOL_SIZE = 10;
@@ -28,9 +28,7 @@ export const POOL_SIZE = 10;
 export const TRANSACTION_OPTIONS = { maxWait: 30_000, timeout: 30_000 } as const;
 
 /** The Prisma Client surface the suite uses. */
-export interface TestPrismaClient extends PrismaApiKeyClient {
-  /** Runs raw SQL (used to empty the table). */
-  $executeRawUnsafe(query: string): Promise<number>;
+export interface TestPrismaClient extends PrismaApiKeyClient, PrismaUsageClient {
   /** Closes the pool. */
   $disconnect(): Promise<void>;
 }

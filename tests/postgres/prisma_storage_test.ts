@@ -66,6 +66,14 @@ if (databaseReady("PrismaApiKeyStorage on PostgreSQL", unavailable)) {
     }, it);
   });
 
+  describe("PrismaApiKeyStorage contract on PostgreSQL with usage (migration 0010)", () => {
+    runApiKeyStorageContract(async () => {
+      await reset();
+      await prisma.$executeRawUnsafe('TRUNCATE TABLE "api_key_usage"');
+      return new PrismaApiKeyStorage(prisma, { usage: prisma });
+    }, it);
+  });
+
   describe("PrismaApiKeyStorage contract on PostgreSQL without $transaction", () => {
     runApiKeyStorageContract(() => freshStepwiseStorage(), it);
   });

@@ -8,7 +8,7 @@ import {
   type RotateApiKeyStorageInput,
 } from "../../../api_keys/mod.ts";
 import { runApiKeyStorageContract } from "../../../api_keys/storage/contract.ts";
-import { fakeKeyedDelegate, fakePrismaClient } from "../fake_prisma.ts";
+import { fakeKeyedDelegate, fakePrismaClient, fakeUsageClient } from "../fake_prisma.ts";
 
 describe("storage contract: InMemoryApiKeyStorage", () => {
   runApiKeyStorageContract(() => new InMemoryApiKeyStorage(), it);
@@ -41,6 +41,13 @@ describe("storage contract: PrismaApiKeyStorage over fake delegates with the exp
       }),
     it,
   );
+});
+
+describe("storage contract: PrismaApiKeyStorage over a fake raw client with the usage option", () => {
+  runApiKeyStorageContract(() => {
+    const client = fakePrismaClient();
+    return new PrismaApiKeyStorage(client, { usage: fakeUsageClient(client.rows) });
+  }, it);
 });
 
 /**

@@ -1,0 +1,361 @@
+/**
+ * The usage recorder of `ApiKeysService` (option `usage`): counts per key and
+ * UTC hour kept in memory, O(1) per verification, written every
+ * `flushIntervalMs` as one row per (key, hour) that adds to the stored
+ * counts, 1,000 rows per storage call, `lastUsedAt` with them. A failed write
+ * keeps its rows for the next flush, at most `maxPendingKeys` rows held
+ * (the oldest dropped first, with a metric). Also `ApiKeysService.usage`.
+ *
+ * @module
+ */
+import type { UsageAccess } from "./storage/_access.ts";
+import { fail, instantProblem, requireNonEmptyString } from "./_input.ts";
+import { createDispatcher, type Dispatch, warnOnce } from "./_sinks.ts";
+import {
+  API_KEY_USAGE_REFUSALS,
+  type ApiKeyUsageBucket,
+  type ApiKeyUsageCounts,
+  type ApiKeyUsageMetric,
+  type ApiKeyUsageOptions,
+  type ApiKeyUsageQuery,
+  type ApiKeyUsageRefusalCode,
+  type ApiKeyUsageRow,
+} from "./usage.ts";
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+/** Rows per `recordUsage` call (one statement in the Prisma adapter). */
+export const USAGE_ROWS_PER_WRITE = 1_000;
+const DEFAULT_FLUSH_INTERVAL_MS = 10_000;
+const DEFAULT_MAX_PENDING_KEYS = 100_000;
+/** Longest span of `usage()` per granularity. */
+const MAX_SPAN_DAYS = { hour: 31, day: 366 } as const;
+
+const REFUSAL_INDEX: Readonly<Record<string, number>> = Object.freeze(
+  Object.fromEntries(API_KEY_USAGE_REFUSALS.map((code, i) => [code, i])),
+);
+
+/** Counts of nothing. */
+export function zeroCounts(): ApiKeyUsageCounts {
+  const refused = Object.fromEntries(API_KEY_USAGE_REFUSALS.map((code) => [code, 0]));
+  return { accepted: 0, refused: refused as ApiKeyUsageCounts["refused"], cost: 0 };
+}
+
+/** Adds the counts of `from` to `into`. */
+export function addCounts(into: ApiKeyUsageCounts, from: ApiKeyUsageCounts): void {
+  into.accepted += from.accepted;
+  into.cost += from.cost;
+  for (const code of API_KEY_USAGE_REFUSALS) into.refused[code] += from.refused[code];
+}
+
+/** Counts of one key in one hour, not yet stored. */
+class Pending {
+  accepted = 0;
+  cost = 0;
+  lastUsedMs = -Infinity;
+  readonly refused: number[] = new Array(API_KEY_USAGE_REFUSALS.length).fill(0);
+  constructor(readonly keyId: string, readonly tenantId: string, readonly bucketMs: number) {}
+
+  add(other: Pending): void {
+    this.accepted += other.accepted;
+    this.cost += other.cost;
+    this.lastUsedMs = Math.max(this.lastUsedMs, other.lastUsedMs);
+    for (let i = 0; i < this.refused.length; i++) this.refused[i] += other.refused[i];
+  }
+
+  toRow(): ApiKeyUsageRow {
+    const row: ApiKeyUsageRow = {
+      ...zeroCounts(),
+      keyId: this.keyId,
+      tenantId: this.tenantId,
+      bucket: new Date(this.bucketMs),
+      accepted: this.accepted,
+      cost: this.cost,
+      lastUsedAt: this.lastUsedMs === -Infinity ? null : new Date(this.lastUsedMs),
+    };
+    API_KEY_USAGE_REFUSALS.forEach((code, i) => row.refused[code] = this.refused[i]);
+    return row;
+  }
+}
+
+/** Settings of a recorder. */
+export interface UsageRecorderSettings {
+  /** The storage's usage capability. */
+  access: UsageAccess;
+  /** Wall clock (buckets and `lastUsedAt`). */
+  clock: () => Date;
+  /** Interval between flushes, in ms. */
+  flushIntervalMs: number;
+  /** Most (key, hour) rows held. */
+  maxPendingKeys: number;
+  /** The `usage.onMetric` sink, contained. */
+  emitMetric: Dispatch<ApiKeyUsageMetric> | undefined;
+}
+
+/** Counts verification outcomes per key and hour and flushes them (see the module documentation). */
+export class UsageRecorder {
+  readonly #s: UsageRecorderSettings;
+  /** The current hour of each key seen since the last flush, oldest key first. */
+  #current = new Map<string, Pending>();
+  /** Rows waiting for a flush (a key's earlier hours, failed writes), oldest first. */
+  #held = new Map<string, Pending>();
+  #nowMs = 0;
+  /** Counts of unknown prefixes, never written. */
+  readonly #scratch = new Pending("", "", 0);
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #flushing: Promise<unknown> | undefined;
+  #closed = false;
+  readonly #failed = warnOnce("usage flush (its counts are kept for the next one)");
+  readonly #dropped = warnOnce("usage recorder (rows dropped past maxPendingKeys)");
+
+  /** A recorder over `settings`; arms its timer on the first count. */
+  constructor(settings: UsageRecorderSettings) {
+    this.#s = settings;
+  }
+
+  /** Rows held in memory (not yet stored). */
+  get pendingRows(): number {
+    return this.#current.size + this.#held.size;
+  }
+
+  /** Counts an accepted request of `cost` units and its `lastUsedAt`. */
+  accepted(keyId: string, tenantId: string, cost = 1): void {
+    const entry = this.#entry(keyId, tenantId);
+    entry.accepted++;
+    entry.cost += cost;
+    entry.lastUsedMs = this.#nowMs;
+  }
+
+  /** Sets the key's `lastUsedAt` (a verified key whose request the caller still checks). */
+  used(keyId: string, tenantId: string): void {
+    this.#entry(keyId, tenantId).lastUsedMs = this.#nowMs;
+  }
+
+  /**
+   * Counts a refusal of the key with `code`; `keyId` `null` (an unknown
+   * prefix) counts nothing with the same work, so it costs what a stored one does.
+   */
+  refused(keyId: string | null, tenantId: string, code: ApiKeyUsageRefusalCode): void {
+    this.#entry(keyId, tenantId).refused[REFUSAL_INDEX[code]]++;
+  }
+
+  /**
+   * Writes every held row, 1,000 per storage call, in (key, hour) order;
+   * resolves the error of a failed write (its rows and the later ones are
+   * kept), else `undefined`. One flush at a time: a call during a flush
+   * waits for it, then flushes.
+   */
+  async flush(): Promise<unknown> {
+    while (this.#flushing !== undefined) await this.#flushing;
+    const flushing = this.#flushOnce();
+    this.#flushing = flushing;
+    try {
+      return await flushing;
+    } finally {
+      this.#flushing = undefined;
+      if (this.pendingRows > 0) this.#arm();
+    }
+  }
+
+  /**
+   * Stops the timer and flushes; rejects with the storage's error when a
+   * write fails (the rows stay held for another `close()`).
+   */
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const error = await this.flush();
+    if (error !== undefined) throw error;
+  }
+
+  #entry(keyId: string | null, tenantId: string): Pending {
+    const now = this.#s.clock().getTime();
+    this.#nowMs = now;
+    const bucketMs = now - (now % HOUR_MS);
+    let entry = this.#current.get(keyId ?? "");
+    if (keyId === null) return this.#scratch;
+    if (entry !== undefined && entry.bucketMs === bucketMs) return entry;
+    if (entry !== undefined) this.#hold(entry);
+    entry = new Pending(keyId, tenantId, bucketMs);
+    this.#current.set(keyId, entry);
+    this.#bound();
+    this.#arm();
+    return entry;
+  }
+
+  /** Adds `entry` to the held rows (merged with the same key and hour). */
+  #hold(entry: Pending): void {
+    const id = `${entry.bucketMs} ${entry.keyId}`;
+    const held = this.#held.get(id);
+    if (held === undefined) this.#held.set(id, entry);
+    else held.add(entry);
+  }
+
+  /** Drops the oldest rows (held ones first) past `maxPendingKeys`, with a metric. */
+  #bound(): void {
+    let dropped = 0;
+    while (this.pendingRows > this.#s.maxPendingKeys) {
+      const from = this.#held.size > 0 ? this.#held : this.#current;
+      from.delete(from.keys().next().value!);
+      dropped++;
+    }
+    if (dropped === 0) return;
+    const metric: ApiKeyUsageMetric = {
+      type: "api_key.usage_flush",
+      outcome: "dropped",
+      rows: dropped,
+    };
+    if (this.#s.emitMetric === undefined) this.#dropped(new RangeError("maxPendingKeys"));
+    else this.#s.emitMetric(metric);
+  }
+
+  #arm(): void {
+    if (this.#timer !== undefined || this.#closed) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      void this.flush();
+    }, this.#s.flushIntervalMs);
+  }
+
+  async #flushOnce(): Promise<unknown> {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const current = this.#current;
+    this.#current = new Map();
+    for (const entry of current.values()) this.#hold(entry);
+    const batch = [...this.#held.values()].sort((a, b) =>
+      a.keyId < b.keyId ? -1 : a.keyId > b.keyId ? 1 : a.bucketMs - b.bucketMs
+    );
+    this.#held = new Map();
+    for (let i = 0; i < batch.length; i += USAGE_ROWS_PER_WRITE) {
+      const chunk = batch.slice(i, i + USAGE_ROWS_PER_WRITE);
+      try {
+        await this.#s.access.record(chunk.map((entry) => entry.toRow()));
+      } catch (error) {
+        const kept = batch.slice(i);
+        for (const entry of kept) this.#hold(entry);
+        this.#bound();
+        this.#emit("failed", kept.length);
+        if (this.#s.emitMetric === undefined) this.#failed(error);
+        return error;
+      }
+      this.#emit("written", chunk.length);
+    }
+    return undefined;
+  }
+
+  #emit(outcome: ApiKeyUsageMetric["outcome"], rows: number): void {
+    this.#s.emitMetric?.({ type: "api_key.usage_flush", outcome, rows });
+  }
+}
+
+/** Throws a `TypeError` naming `label` unless `value` is a safe integer in [min, max]. */
+function requireInteger(value: unknown, min: number, max: number, label: string): number {
+  if (!Number.isSafeInteger(value) || (value as number) < min || (value as number) > max) {
+    throw new TypeError(`${label} must be a whole number from ${min} to ${max}`);
+  }
+  return value as number;
+}
+
+/**
+ * The recorder of the service option `usage` (`undefined` when it is
+ * omitted or `false`). Throws a `TypeError` naming the option when it is
+ * malformed or the storage lacks the usage capability.
+ */
+export function compileUsage(
+  option: unknown,
+  access: UsageAccess | undefined,
+  clock: () => Date,
+  label: string,
+): UsageRecorder | undefined {
+  if (option === undefined || option === false) return undefined;
+  if (option !== true && (typeof option !== "object" || option === null)) {
+    throw new TypeError(`${label} must be true, false or { flushIntervalMs, maxPendingKeys }`);
+  }
+  const o = (option === true ? {} : option) as ApiKeyUsageOptions;
+  const flushIntervalMs = o.flushIntervalMs === undefined
+    ? DEFAULT_FLUSH_INTERVAL_MS
+    : requireInteger(o.flushIntervalMs, 100, HOUR_MS, `${label}.flushIntervalMs`);
+  const maxPendingKeys = o.maxPendingKeys === undefined
+    ? DEFAULT_MAX_PENDING_KEYS
+    : requireInteger(o.maxPendingKeys, 1, 100_000_000, `${label}.maxPendingKeys`);
+  for (const name of ["onMetric", "onMetricError"] as const) {
+    if (o[name] !== undefined && typeof o[name] !== "function") {
+      throw new TypeError(`${label}.${name} must be a function`);
+    }
+  }
+  if (access === undefined) {
+    throw new TypeError(
+      `${label} needs a storage with the capabilities recordUsage and readUsage (see ApiKeyStorage)`,
+    );
+  }
+  return new UsageRecorder({
+    access,
+    clock,
+    flushIntervalMs,
+    maxPendingKeys,
+    emitMetric: createDispatcher(o.onMetric, o.onMetricError, "usage.onMetric"),
+  });
+}
+
+/** `value` as epoch ms, or the `ApiKeyValidationError` of `field`. */
+function instant(value: unknown, field: string): number {
+  if (!(value instanceof Date) || Number.isNaN(value.getTime())) {
+    fail(field, "must be a valid Date");
+  }
+  const ms = value.getTime();
+  const problem = instantProblem(ms) ?? (ms < 0 ? "must not be before 1970" : undefined);
+  if (problem !== undefined) fail(field, problem);
+  return ms;
+}
+
+/**
+ * `ApiKeysService.usage`: validates the query (`ApiKeyValidationError`
+ * naming the field), reads the tenant's hours and sums them per day for
+ * `"day"`. Rejects with a `TypeError` when the storage lacks `readUsage`.
+ */
+export async function readUsage(
+  access: UsageAccess | undefined,
+  tenantId: string,
+  query: ApiKeyUsageQuery,
+): Promise<ApiKeyUsageBucket[]> {
+  requireNonEmptyString(tenantId, "tenantId");
+  if (typeof query !== "object" || query === null) fail("query", "must be an object");
+  const { keyId, granularity } = query;
+  if (keyId !== undefined) requireNonEmptyString(keyId, "keyId");
+  if (granularity !== "hour" && granularity !== "day") {
+    fail("granularity", 'must be "hour" or "day"');
+  }
+  const fromMs = instant(query.from, "from");
+  const toMs = instant(query.to, "to");
+  if (toMs <= fromMs) fail("to", "must be after from");
+  const days = MAX_SPAN_DAYS[granularity];
+  if (toMs - fromMs > days * DAY_MS) fail("to", `must be at most ${days} days after from`);
+  if (access === undefined) {
+    throw new TypeError(
+      "ApiKeysService.usage needs a storage with the capabilities recordUsage and readUsage",
+    );
+  }
+  const size = granularity === "hour" ? HOUR_MS : DAY_MS;
+  const from = new Date(fromMs - (fromMs % size));
+  const to = new Date(Math.ceil(toMs / size) * size);
+  const hours = await access.read({
+    tenantId,
+    ...(keyId === undefined ? {} : { keyId }),
+    from,
+    to,
+  });
+  if (granularity === "hour") return hours;
+  const perDay: ApiKeyUsageBucket[] = [];
+  for (const hour of hours) {
+    const startMs = hour.start.getTime() - (hour.start.getTime() % DAY_MS);
+    let day = perDay.at(-1);
+    if (day?.start.getTime() !== startMs) {
+      day = { ...zeroCounts(), start: new Date(startMs) };
+      perDay.push(day);
+    }
+    addCounts(day, hour);
+  }
+  return perDay;
+}

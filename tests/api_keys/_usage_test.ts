@@ -1,0 +1,488 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  addCounts,
+  compileUsage,
+  readUsage,
+  UsageRecorder,
+  zeroCounts,
+} from "../../api_keys/_usage.ts";
+import type { UsageAccess } from "../../api_keys/storage/_access.ts";
+import type {
+  ApiKeyUsageBucket,
+  ApiKeyUsageMetric,
+  ApiKeyUsageReadQuery,
+  ApiKeyUsageRow,
+} from "../../api_keys/usage.ts";
+import { generateKey, InMemoryApiKeyStorage } from "../../api_keys/mod.ts";
+import { createMemoryRateLimitStore, createRateLimiter } from "../../rate_limits/mod.ts";
+import { makeService, overrideStorage, READ_ORDERS, spyStorage } from "./helpers.ts";
+
+const HOUR = 3_600_000;
+const T0 = Date.parse("2030-01-01T10:00:00.000Z");
+
+/** A fake usage capability: logs each write, fails the ones `failing` says. */
+function fakeAccess(failing: (call: number) => boolean = () => false) {
+  const writes: ApiKeyUsageRow[][] = [];
+  let calls = 0;
+  const access: UsageAccess = {
+    record(rows) {
+      calls++;
+      if (failing(calls)) return Promise.reject(new Error("database down"));
+      writes.push([...rows]);
+      return Promise.resolve();
+    },
+    read: () => Promise.resolve([]),
+  };
+  return { access, writes, calls: () => calls };
+}
+
+function recorder(
+  access: UsageAccess,
+  clock: { now: number },
+  options: { maxPendingKeys?: number; metrics?: ApiKeyUsageMetric[] } = {},
+) {
+  return new UsageRecorder({
+    access,
+    clock: () => new Date(clock.now),
+    flushIntervalMs: HOUR,
+    maxPendingKeys: options.maxPendingKeys ?? 100_000,
+    emitMetric: options.metrics === undefined ? undefined : (m) => options.metrics!.push(m),
+  });
+}
+
+const rowsOf = (writes: ApiKeyUsageRow[][]) => writes.flat();
+
+describe("UsageRecorder", () => {
+  it("counts per key and UTC hour: an hour boundary starts a new row; lastUsedAt is the latest accepted", async () => {
+    const clock = { now: T0 + HOUR - 1 };
+    const { access, writes } = fakeAccess();
+    const usage = recorder(access, clock);
+    usage.accepted("k1", "t1");
+    usage.refused("k1", "t1", "api_key_scope_insufficient");
+    usage.refused("k2", "t2", "api_key_invalid");
+    clock.now = T0 + HOUR; // 11:00:00.000
+    usage.accepted("k1", "t1", 5);
+    usage.refused("k1", "t1", "api_key_rate_limited");
+    usage.refused("k1", "t1", "api_key_usage_exceeded");
+    assert.equal(usage.pendingRows, 3);
+    await usage.close();
+    const rows = rowsOf(writes);
+    assert.equal(writes.length, 1, "one write for three rows");
+    assert.deepEqual(
+      rows.map((r) => [r.keyId, r.bucket.toISOString(), r.accepted, r.cost]),
+      [
+        ["k1", "2030-01-01T10:00:00.000Z", 1, 1],
+        ["k1", "2030-01-01T11:00:00.000Z", 1, 5],
+        ["k2", "2030-01-01T10:00:00.000Z", 0, 0],
+      ],
+    );
+    assert.equal(rows[0].refused.api_key_scope_insufficient, 1);
+    assert.equal(rows[0].lastUsedAt?.getTime(), T0 + HOUR - 1);
+    assert.equal(rows[1].refused.api_key_rate_limited, 1);
+    assert.equal(rows[1].refused.api_key_usage_exceeded, 1);
+    assert.equal(rows[1].lastUsedAt?.getTime(), T0 + HOUR);
+    assert.equal(rows[2].refused.api_key_invalid, 1);
+    assert.equal(rows[2].lastUsedAt, null, "a refusal never sets lastUsedAt");
+    assert.equal(rows[2].tenantId, "t2");
+    assert.equal(usage.pendingRows, 0);
+  });
+
+  it("used() sets lastUsedAt without counting", async () => {
+    const clock = { now: T0 + 5 };
+    const { access, writes } = fakeAccess();
+    const usage = recorder(access, clock);
+    usage.used("k1", "t1");
+    await usage.close();
+    const [row] = rowsOf(writes);
+    assert.deepEqual([row.accepted, row.cost, row.lastUsedAt?.getTime()], [0, 0, T0 + 5]);
+  });
+
+  it("a flush of 2,500 keys is 3 writes of at most 1,000 rows, in (key, hour) order", async () => {
+    const { access, writes } = fakeAccess();
+    const usage = recorder(access, { now: T0 });
+    for (let round = 0; round < 3; round++) {
+      for (let i = 2_499; i >= 0; i--) usage.accepted(`k${String(i).padStart(5, "0")}`, "t");
+    }
+    await usage.flush();
+    assert.deepEqual(writes.map((w) => w.length), [1_000, 1_000, 500]);
+    const ids = rowsOf(writes).map((r) => r.keyId);
+    assert.deepEqual(ids, [...ids].sort());
+    assert.ok(rowsOf(writes).every((r) => r.accepted === 3));
+    await usage.close();
+    assert.equal(writes.length, 3, "nothing left for close()");
+  });
+
+  it("a failed write keeps its rows and the later ones; the next flush adds them to the new counts", async () => {
+    const metrics: ApiKeyUsageMetric[] = [];
+    const { access, writes } = fakeAccess((call) => call === 2);
+    const usage = recorder(access, { now: T0 }, { metrics });
+    for (let i = 0; i < 1_500; i++) usage.accepted(`k${String(i).padStart(4, "0")}`, "t");
+    const error = await usage.flush();
+    assert.match(String(error), /database down/);
+    assert.equal(usage.pendingRows, 500, "the failed write's 500 rows are held");
+    usage.accepted("k1499", "t");
+    usage.refused("k1499", "t", "api_key_revoked");
+    await usage.flush();
+    const rows = rowsOf(writes);
+    assert.equal(rows.length, 1_500, "each row stored once");
+    const last = rows.find((r) => r.keyId === "k1499")!;
+    assert.deepEqual([last.accepted, last.refused.api_key_revoked], [2, 1]);
+    assert.deepEqual(metrics.map((m) => [m.outcome, m.rows]), [
+      ["written", 1_000],
+      ["failed", 500],
+      ["written", 500],
+    ]);
+    await usage.close();
+  });
+
+  it("past maxPendingKeys the oldest rows are dropped, failed ones first, with a metric", async () => {
+    const metrics: ApiKeyUsageMetric[] = [];
+    const { access, writes } = fakeAccess((call) => call === 1);
+    const usage = recorder(access, { now: T0 }, { maxPendingKeys: 3, metrics });
+    usage.accepted("a", "t");
+    usage.accepted("b", "t");
+    await usage.flush(); // fails: a and b held
+    usage.accepted("c", "t");
+    usage.accepted("d", "t"); // 4 rows: a dropped
+    usage.accepted("e", "t"); // b dropped
+    assert.equal(usage.pendingRows, 3);
+    assert.deepEqual(
+      metrics.filter((m) => m.outcome === "dropped").map((m) => m.rows),
+      [1, 1],
+    );
+    await usage.close();
+    assert.deepEqual(rowsOf(writes).map((r) => r.keyId), ["c", "d", "e"]);
+  });
+
+  it("close() flushes what is pending; a failed close rejects and keeps the rows for another close()", async () => {
+    const { access, writes } = fakeAccess((call) => call === 1);
+    const usage = recorder(access, { now: T0 });
+    usage.accepted("k", "t");
+    await assert.rejects(usage.close(), /database down/);
+    assert.equal(usage.pendingRows, 1);
+    await usage.close();
+    assert.equal(rowsOf(writes)[0].accepted, 1);
+  });
+
+  it("the timer flushes every flushIntervalMs once something is counted, and is idle otherwise", async () => {
+    const { access, writes } = fakeAccess();
+    const usage = new UsageRecorder({
+      access,
+      clock: () => new Date(T0),
+      flushIntervalMs: 100,
+      maxPendingKeys: 10,
+      emitMetric: undefined,
+    });
+    usage.accepted("k", "t");
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    assert.equal(writes.length, 1, "flushed by the timer");
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    assert.equal(writes.length, 1, "no empty flush");
+    await usage.close();
+  });
+});
+
+describe("compileUsage", () => {
+  const { access } = fakeAccess();
+  const clock = () => new Date(T0);
+  it("is off when omitted or false, and builds a recorder for true or options", async () => {
+    assert.equal(compileUsage(undefined, access, clock, "o.usage"), undefined);
+    assert.equal(compileUsage(false, access, clock, "o.usage"), undefined);
+    const on = compileUsage({ flushIntervalMs: 500, maxPendingKeys: 2 }, access, clock, "o.usage");
+    assert.ok(on instanceof UsageRecorder);
+    await on.close();
+    assert.ok(compileUsage(true, access, clock, "o.usage") instanceof UsageRecorder);
+  });
+
+  it("throws a TypeError naming the option", () => {
+    for (
+      const [option, message] of [
+        ["yes", /o\.usage must be true, false or/],
+        [{ flushIntervalMs: 99 }, /o\.usage\.flushIntervalMs must be a whole number from 100/],
+        [{ flushIntervalMs: 1.5e3 + 0.5 }, /flushIntervalMs/],
+        [{ maxPendingKeys: 0 }, /o\.usage\.maxPendingKeys must be a whole number from 1/],
+        [{ onMetric: 1 }, /o\.usage\.onMetric must be a function/],
+      ] as const
+    ) {
+      assert.throws(() => compileUsage(option, access, clock, "o.usage"), {
+        name: "TypeError",
+        message,
+      });
+    }
+    assert.throws(() => compileUsage(true, undefined, clock, "o.usage"), {
+      name: "TypeError",
+      message: /needs a storage with the capabilities recordUsage and readUsage/,
+    });
+  });
+});
+
+describe("readUsage", () => {
+  const hour = (ms: number, accepted: number): ApiKeyUsageBucket => ({
+    ...zeroCounts(),
+    start: new Date(ms),
+    accepted,
+    cost: accepted,
+  });
+  const reads: ApiKeyUsageReadQuery[] = [];
+  // 2029-12-31T23:00, 2030-01-01T10:00 and 13:00, 2030-01-02T00:00.
+  const hours = [
+    hour(T0 - 11 * HOUR, 1),
+    hour(T0, 2),
+    hour(T0 + 3 * HOUR, 3),
+    hour(T0 + 14 * HOUR, 4),
+  ];
+  const access: UsageAccess = {
+    record: () => Promise.resolve(),
+    read: (query) => {
+      reads.push(query);
+      return Promise.resolve(hours);
+    },
+  };
+
+  it("reads hours from the hour of `from` to the end of the hour of `to`, and sums days (UTC)", async () => {
+    const from = new Date(T0 - 11 * HOUR + 1_234);
+    const to = new Date(T0 + 15 * HOUR - 1);
+    assert.deepEqual(await readUsage(access, "t1", { from, to, granularity: "hour" }), hours);
+    assert.deepEqual(reads.at(-1), {
+      tenantId: "t1",
+      from: new Date(T0 - 11 * HOUR),
+      to: new Date(T0 + 15 * HOUR),
+    });
+    const days = await readUsage(access, "t1", { keyId: "k1", from, to, granularity: "day" });
+    assert.deepEqual(reads.at(-1), {
+      tenantId: "t1",
+      keyId: "k1",
+      from: new Date("2029-12-31T00:00:00.000Z"),
+      to: new Date("2030-01-03T00:00:00.000Z"),
+    });
+    assert.deepEqual(days.map((d) => [d.start.toISOString(), d.accepted, d.cost]), [
+      ["2029-12-31T00:00:00.000Z", 1, 1],
+      ["2030-01-01T00:00:00.000Z", 5, 5],
+      ["2030-01-02T00:00:00.000Z", 4, 4],
+    ]);
+  });
+
+  it("refuses a bad query with api_key_invalid_input naming the field, before reading", async () => {
+    const count = reads.length;
+    const from = new Date(T0);
+    for (
+      const [tenantId, query, field] of [
+        ["", { from, to: new Date(T0 + HOUR), granularity: "hour" }, "tenantId"],
+        ["t", { keyId: " ", from, to: new Date(T0 + HOUR), granularity: "hour" }, "keyId"],
+        ["t", { from, to: new Date(T0 + HOUR), granularity: "week" }, "granularity"],
+        ["t", { from: new Date(NaN), to: new Date(T0), granularity: "hour" }, "from"],
+        ["t", { from, to: "tomorrow", granularity: "hour" }, "to"],
+        ["t", { from, to: from, granularity: "hour" }, "to"],
+        ["t", { from, to: new Date(T0 + 31 * 24 * HOUR + 1), granularity: "hour" }, "to"],
+        ["t", { from, to: new Date(T0 + 367 * 24 * HOUR), granularity: "day" }, "to"],
+        ["t", { from: new Date(-HOUR), to: from, granularity: "day" }, "from"],
+      ] as const
+    ) {
+      // deno-lint-ignore no-explicit-any
+      await assert.rejects(readUsage(access, tenantId, query as any), {
+        code: "api_key_invalid_input",
+        field,
+      });
+    }
+    assert.equal(reads.length, count);
+    await assert.rejects(
+      readUsage(undefined, "t", { from, to: new Date(T0 + HOUR), granularity: "hour" }),
+      { name: "TypeError", message: /needs a storage with the capabilities/ },
+    );
+  });
+
+  it("addCounts adds every count", () => {
+    const into = zeroCounts();
+    addCounts(into, { ...zeroCounts(), accepted: 2, cost: 3 });
+    into.refused.api_key_expired = 1;
+    addCounts(into, into);
+    assert.deepEqual([into.accepted, into.cost, into.refused.api_key_expired], [4, 6, 2]);
+  });
+});
+
+describe("ApiKeysService with the usage option", () => {
+  const DAY = 24 * HOUR;
+
+  /** A service counting usage over a spied in-memory storage, and its keys. */
+  async function fixture() {
+    const spied = spyStorage(new InMemoryApiKeyStorage());
+    const made = makeService({ storage: spied.storage, usage: { flushIntervalMs: HOUR } });
+    const { service, clocks } = made;
+    const create = (tenantId: string, more: Record<string, unknown> = {}) =>
+      service.create({ tenantId, name: "k", scopes: READ_ORDERS, ...more });
+    const good = await create("t1", { allowedIpCidrs: ["10.0.0.0/8"] });
+    const revoked = await create("t1");
+    await service.revoke(revoked.id);
+    const expiring = await create("t1", { expiresAt: new Date(clocks.now + 1_000) });
+    const foreign = await create("t2");
+    // A stored prefix holding another secret: `impostor` verifies with a wrong secret.
+    const impostor = generateKey({ environment: "live" });
+    const stored = (await spied.storage.findById(good.id))!;
+    await spied.storage.insert({ ...stored, id: "impostor", prefix: impostor.prefix });
+    clocks.advance(2_000);
+    return { ...made, spied, good, revoked, expiring, foreign, impostor };
+  }
+
+  it("100,000 verifications: after close() the stored counts equal the outcomes per key and code, with no write on the request path", async () => {
+    const f = await fixture();
+    const { service, clocks } = f;
+    const unknown = generateKey({ environment: "live" }).raw;
+    const expected = new Map<string, number>();
+    const bump = (label: string) => expected.set(label, (expected.get(label) ?? 0) + 1);
+    const calls = f.spied.calls.length;
+    const inside = { clientIp: "10.1.2.3" };
+    for (let i = 0; i < 100_000; i++) {
+      if (i % 25_000 === 0) clocks.advance(HOUR); // four hours
+      switch (i % 10) {
+        case 0:
+        case 1:
+        case 2:
+          await service.verify(f.good.key);
+          bump("good accepted");
+          break;
+        case 3:
+          await service.authorize(f.good.key, { ...inside, requiredScope: READ_ORDERS[0] });
+          bump("good accepted");
+          break;
+        case 4:
+          await assert.rejects(service.authorize(f.good.key, {
+            ...inside,
+            requiredScope: { resource: "orders", level: "write" },
+          }));
+          bump("good api_key_scope_insufficient");
+          break;
+        case 5:
+          await assert.rejects(service.authorize(f.good.key, { clientIp: "192.0.2.1" }));
+          bump("good api_key_ip_not_allowed");
+          break;
+        case 6:
+          await assert.rejects(service.authorize(f.good.key, {
+            ...inside,
+            requiredEnvironment: "test",
+          }));
+          bump("good api_key_environment_mismatch");
+          break;
+        case 7:
+          await assert.rejects(service.verify(f.revoked.key));
+          bump("revoked api_key_revoked");
+          await assert.rejects(service.verify(f.expiring.key));
+          bump("expiring api_key_expired");
+          break;
+        case 8:
+          await assert.rejects(service.verify(f.impostor.raw));
+          bump("impostor api_key_invalid");
+          await assert.rejects(service.verify(unknown)); // never counted
+          break;
+        default:
+          await service.verify(f.foreign.key);
+          bump("foreign accepted");
+      }
+    }
+    const writes = f.spied.calls.slice(calls).filter((c) =>
+      c === "recordUsage" || c === "touchLastUsed"
+    );
+    assert.deepEqual(writes, [], "no write while verifying (the flush interval is an hour)");
+    await service.close();
+    const actual = new Map<string, number>();
+    const window = { from: new Date(clocks.now - 2 * DAY), to: new Date(clocks.now + HOUR) };
+    for (
+      const [tenantId, keyId, label] of [
+        ["t1", f.good.id, "good"],
+        ["t1", f.revoked.id, "revoked"],
+        ["t1", f.expiring.id, "expiring"],
+        ["t1", "impostor", "impostor"],
+        ["t2", f.foreign.id, "foreign"],
+      ]
+    ) {
+      const hours = await service.usage(tenantId, { keyId, ...window, granularity: "hour" });
+      assert.equal(hours.length, 4, `${label}: four hours`);
+      for (const hour of hours) {
+        if (hour.accepted > 0) {
+          actual.set(`${label} accepted`, (actual.get(`${label} accepted`) ?? 0) + hour.accepted);
+        }
+        for (const [code, n] of Object.entries(hour.refused)) {
+          if (n > 0) actual.set(`${label} ${code}`, (actual.get(`${label} ${code}`) ?? 0) + n);
+        }
+      }
+    }
+    assert.deepEqual(new Map([...actual].sort()), new Map([...expected].sort()));
+    const [day] = await service.usage("t1", { ...window, granularity: "day" });
+    assert.equal(day.accepted, expected.get("good accepted"), "a tenant's day sums its keys");
+    assert.equal(day.cost, expected.get("good accepted"), "cost 1 per accepted request");
+    assert.deepEqual(
+      await service.usage("t2", { keyId: f.good.id, ...window, granularity: "day" }),
+      [],
+      "another tenant's key reads as none",
+    );
+    const summaries = await service.listSummaries("t1");
+    const good = summaries.find((s) => s.id === f.good.id)!;
+    assert.ok(
+      good.lastUsedAt !== null && good.lastUsedAt.getTime() > clocks.now - HOUR,
+      "lastUsedAt from the flush",
+    );
+    assert.equal(summaries.find((s) => s.id === f.expiring.id)?.lastUsedAt, null);
+    const flushes = f.spied.calls.slice(calls).filter((c) => c === "recordUsage");
+    assert.equal(flushes.length, 1, "one write: 5 keys × 4 hours = 20 rows");
+  });
+
+  it("with a limiter: a denial counts as api_key_rate_limited in the key's hour; accepted requests add their cost (default 1)", async () => {
+    const limiter = createRateLimiter({ store: createMemoryRateLimitStore(), logger: () => {} });
+    const { service, clocks } = makeService({ usage: { flushIntervalMs: HOUR }, limiter });
+    const key = await service.create({
+      tenantId: "t1",
+      name: "k",
+      scopes: READ_ORDERS,
+      rateLimits: [{ name: "api", limit: 5, windowMs: HOUR }],
+    });
+    await service.authorize(key.key);
+    await service.authorize(key.key, { cost: 3 });
+    await service.authorize(key.key, { cost: 0 });
+    for (let i = 0; i < 2; i++) {
+      await assert.rejects(service.authorize(key.key, { cost: 2 }), {
+        code: "api_key_rate_limited",
+      });
+    }
+    await assert.rejects(service.authorize(key.key, { cost: -1 }), TypeError);
+    await service.close();
+    const window = { from: new Date(clocks.now - HOUR), to: new Date(clocks.now + HOUR) };
+    const [hour] = await service.usage("t1", { keyId: key.id, ...window, granularity: "hour" });
+    assert.equal(hour.accepted, 3);
+    assert.equal(hour.cost, 4);
+    assert.equal(hour.refused.api_key_rate_limited, 2);
+  });
+
+  it("without a limiter the cost still counts, and a bad cost is refused before verifying", async () => {
+    const { service, clocks, metrics } = makeService({ usage: { flushIntervalMs: HOUR } });
+    const key = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+    await service.authorize(key.key, { cost: 7 });
+    const verified = metrics.length;
+    await assert.rejects(service.authorize(key.key, { cost: 1.5 }), {
+      name: "TypeError",
+      message: /AuthorizeOptions\.cost/,
+    });
+    assert.equal(metrics.length, verified, "no verification for a bad cost");
+    await service.close();
+    const window = { from: new Date(clocks.now - HOUR), to: new Date(clocks.now + HOUR) };
+    const [hour] = await service.usage("t1", { ...window, granularity: "hour" });
+    assert.deepEqual([hour.accepted, hour.cost], [1, 7]);
+  });
+
+  it("close() resolves at once without the option; the option needs the capability", async () => {
+    const { service } = makeService();
+    await service.close();
+    const bare = overrideStorage(new InMemoryApiKeyStorage(), {});
+    assert.throws(() => makeService({ storage: bare, usage: true }), {
+      name: "TypeError",
+      message: /ApiKeysServiceOptions\.usage needs a storage with the capabilities recordUsage/,
+    });
+    await assert.rejects(
+      makeService({ storage: bare }).service.usage("t", {
+        from: new Date(T0),
+        to: new Date(T0 + HOUR),
+        granularity: "hour",
+      }),
+      TypeError,
+    );
+  });
+});

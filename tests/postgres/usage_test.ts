@@ -1,0 +1,162 @@
+/**
+ * Usage per key on a real PostgreSQL through Prisma Client 7: every statement
+ * the storage sends is counted by wrapping the client. Verifying at full
+ * speed writes nothing on the request path; each flush writes at most one
+ * row per key and hour, one statement per 1,000 rows; after `close()` the
+ * stored counts equal the verifications. In-process, one instance (the
+ * three-instance fleet run and the `kill -9` bound are not here yet).
+ * Skips without `DATABASE_URL`; fails instead under `CI=true`.
+ */
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  ApiKeysService,
+  type PrismaApiKeyDelegate,
+  PrismaApiKeyStorage,
+  type PrismaUsageClient,
+} from "../../api_keys/mod.ts";
+import { StorageAccess } from "../../api_keys/storage/_access.ts";
+import { UsageRecorder } from "../../api_keys/_usage.ts";
+import {
+  createPrismaClient,
+  databaseReady,
+  probeDatabase,
+  type TestPrismaClient,
+} from "./prisma_client.ts";
+
+const url = Deno.env.get("DATABASE_URL");
+const unavailable = await probeDatabase(url);
+const HOUR = 3_600_000;
+const NOW = Date.parse("2030-05-01T10:20:00.000Z");
+
+/** The client with every statement logged: delegate calls by name, raw ones with their row count. */
+function countingClient(prisma: TestPrismaClient) {
+  const log: { at: number; call: string; rows: number }[] = [];
+  const apiKey = new Proxy(prisma.apiKey, {
+    get(target, property) {
+      const value = Reflect.get(target, property);
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        log.push({ at: performance.now(), call: `apiKey.${String(property)}`, rows: 1 });
+        return value.apply(target, args);
+      };
+    },
+  }) as PrismaApiKeyDelegate;
+  const usage: PrismaUsageClient = {
+    $executeRawUnsafe(query, ...values) {
+      const rows = (JSON.parse(values[0] as string) as unknown[]).length;
+      log.push({ at: performance.now(), call: "recordUsage", rows });
+      return prisma.$executeRawUnsafe(query, ...values);
+    },
+    $queryRawUnsafe(query, ...values) {
+      log.push({ at: performance.now(), call: "readUsage", rows: 0 });
+      return prisma.$queryRawUnsafe(query, ...values);
+    },
+  };
+  return { log, storage: new PrismaApiKeyStorage({ apiKey }, { usage }) };
+}
+
+if (databaseReady("usage on PostgreSQL", unavailable)) {
+  const prisma = await createPrismaClient(url!);
+  const reset = async () => {
+    await prisma.$executeRawUnsafe('TRUNCATE TABLE "api_keys", "api_key_usage"');
+  };
+  after(async () => {
+    await reset();
+    await prisma.$disconnect();
+  });
+
+  const sumOf = async (column: string) => {
+    const [row] = await prisma.$queryRawUnsafe(
+      `SELECT coalesce(sum(${column}), 0)::float8 AS n, count(*)::float8 AS rows FROM api_key_usage`,
+    ) as { n: number; rows: number }[];
+    return row;
+  };
+
+  describe("usage on PostgreSQL", () => {
+    it("20 keys verified at full speed for 3 s: no write on the request path, at most one row per key per flush, exact totals after close()", async () => {
+      await reset();
+      const { log, storage } = countingClient(prisma);
+      const intervalMs = 500;
+      const service = new ApiKeysService({
+        peppers: { 1: "postgres-usage-pepper-0123456789abcdef" },
+        storage,
+        clock: () => new Date(NOW),
+        cache: { ttlMs: 60_000 },
+        usage: { flushIntervalMs: intervalMs },
+      });
+      const keys = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          service.create({
+            tenantId: `t${i % 2}`,
+            name: `k${i}`,
+            scopes: [{ resource: "orders", level: "read" }],
+          })),
+      );
+      log.length = 0;
+      const started = performance.now();
+      let accepted = 0;
+      let refused = 0;
+      while (performance.now() - started < 3_000) {
+        for (const { key } of keys) {
+          await service.authorize(key, { requiredScope: { resource: "orders", level: "read" } });
+          accepted++;
+        }
+        await assert.rejects(
+          service.authorize(keys[0].key, { requiredScope: { resource: "orders", level: "write" } }),
+        );
+        refused++;
+        // Requests come from I/O, which lets timers run; cached verifies alone never yield.
+        await new Promise((resolve) => setTimeout(resolve, 0));
+      }
+      const elapsed = performance.now() - started;
+      const closed = service.close();
+      const writes = log.filter((entry) => entry.call !== "apiKey.findUnique");
+      assert.ok(
+        writes.every((entry) => entry.call === "recordUsage"),
+        `only flushes write: ${[...new Set(writes.map((w) => w.call))]}`,
+      );
+      assert.ok(writes.length <= Math.ceil(elapsed / intervalMs) + 1, `${writes.length} flushes`);
+      assert.ok(writes.length >= 3, "the timer flushed while verifying");
+      for (const write of writes) assert.ok(write.rows <= 20, `a flush of ${write.rows} rows`);
+      await closed;
+      const last = log.at(-1)!;
+      assert.equal(last.call, "recordUsage");
+      assert.equal((await sumOf("accepted")).n, accepted, `${accepted} accepted`);
+      assert.equal((await sumOf("scope_insufficient")).n, refused);
+      assert.equal((await sumOf("accepted")).rows, 20, "one row per key and hour");
+      const hours = await service.usage("t0", {
+        keyId: keys[0].id,
+        from: new Date(NOW - HOUR),
+        to: new Date(NOW + HOUR),
+        granularity: "hour",
+      });
+      assert.equal(hours.length, 1);
+      assert.equal(hours[0].refused.api_key_scope_insufficient, refused);
+      const summaries = await service.listSummaries("t0");
+      assert.ok(summaries.every((summary) => summary.lastUsedAt?.getTime() === NOW));
+    });
+
+    it("a flush of 2,500 keys is 3 statements of at most 1,000 rows", async () => {
+      await reset();
+      const { log, storage } = countingClient(prisma);
+      const access = new StorageAccess(storage, 10_000, "storage");
+      const recorder = new UsageRecorder({
+        access: access.usage!,
+        clock: () => new Date(NOW),
+        flushIntervalMs: HOUR,
+        maxPendingKeys: 10_000,
+        emitMetric: undefined,
+      });
+      for (let i = 0; i < 2_500; i++) recorder.accepted(`key-${i}`, "t-batch");
+      await recorder.close();
+      assert.deepEqual(log.map((entry) => [entry.call, entry.rows]), [
+        ["recordUsage", 1_000],
+        ["recordUsage", 1_000],
+        ["recordUsage", 500],
+      ]);
+      const stored = await sumOf("accepted");
+      assert.deepEqual([stored.n, stored.rows], [2_500, 2_500]);
+    });
+  });
+}
