@@ -10,6 +10,7 @@ describe("api_keys/fetch/mod.ts", () => {
       "createLeakReportFetchHandler",
       "defaultFetchClientIp",
       "getApiKeyContext",
+      "getRateLimitHeaders",
       "peerAddress",
       "trustedProxyClientIp",
     ]);
