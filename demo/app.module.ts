@@ -17,7 +17,12 @@ import { AdminKeysController } from "./admin/admin_keys.controller.ts";
 import { TenantKeysService } from "./admin/tenant_keys.service.ts";
 import { ApiKeyThrottlerGuard } from "./api_key_throttler.guard.ts";
 import { demoClientIpResolver } from "./client_ip.ts";
-import { DEFAULT_RATE_LIMIT, RATE_LIMIT_MESSAGE, RATE_LIMIT_WINDOW_MS } from "./limits.ts";
+import {
+  createDemoKeyLimiter,
+  DEFAULT_RATE_LIMIT,
+  RATE_LIMIT_MESSAGE,
+  RATE_LIMIT_WINDOW_MS,
+} from "./limits.ts";
 import { DEMO_EXPIRY_NOTICES, keyEventLogger } from "./key_events.ts";
 import { PageController } from "./page.controller.ts";
 import type { PageAssets } from "./page_assets.ts";
@@ -66,6 +71,7 @@ export class DemoAppModule {
           clientIpResolver: demoClientIpResolver,
           onEvent: options.log === undefined ? undefined : keyEventLogger(options.log),
           expiryNotices: DEMO_EXPIRY_NOTICES,
+          limiter: createDemoKeyLimiter(options.log),
         }),
         SafeResponseModule.register(options.safeResponse),
         ThrottlerModule.forRoot({
