@@ -14,26 +14,34 @@ import { serve, type Served } from "../../scenarios/_serve.ts";
 
 type Mode = "plain" | "envelope" | "problem";
 
+/** A service with an in-memory limiter and one key carrying `rateLimits`. */
+async function limitedKey(rateLimits: { name: string; limit: number; windowMs: number }[]) {
+  const service = new ApiKeysService({
+    peppers: { 1: PEPPER_1 },
+    storage: new InMemoryApiKeyStorage(),
+    limiter: createRateLimiter({ logger: () => {} }),
+  });
+  const { key } = await service.create({
+    tenantId: "t1",
+    name: "ci",
+    scopes: READ_ORDERS,
+    rateLimits,
+  });
+  return { service, key };
+}
+
 for (const mode of ["plain", "envelope", "problem"] as const satisfies readonly Mode[]) {
   describe(`Fetch authorizer rate limits, ${mode}`, () => {
     let server: Served;
     let base: string;
     let key: string;
     before(async () => {
-      const service = new ApiKeysService({
-        peppers: { 1: PEPPER_1 },
-        storage: new InMemoryApiKeyStorage(),
-        limiter: createRateLimiter({ logger: () => {} }),
-      });
-      ({ key } = await service.create({
-        tenantId: "t1",
-        name: "ci",
-        scopes: READ_ORDERS,
-        rateLimits: [
-          { name: "burst", limit: 2, windowMs: 60_000 },
-          { name: "minute", limit: 10, windowMs: 60_000 },
-        ],
-      }));
+      const limited = await limitedKey([
+        { name: "burst", limit: 2, windowMs: 60_000 },
+        { name: "minute", limit: 10, windowMs: 60_000 },
+      ]);
+      const { service } = limited;
+      key = limited.key;
       const safe = createSafeFetch({ problemDetails: mode === "problem" });
       const authorize = createApiKeyAuthorizer(service, {
         onError: mode === "plain" ? undefined : safe.errorResponse,
@@ -94,20 +102,12 @@ describe("Fetch authorizer rate limits, meta.rateLimit through safe-response's r
   let server: Served;
   let key: string;
   before(async () => {
-    const service = new ApiKeysService({
-      peppers: { 1: PEPPER_1 },
-      storage: new InMemoryApiKeyStorage(),
-      limiter: createRateLimiter({ logger: () => {} }),
-    });
-    ({ key } = await service.create({
-      tenantId: "t1",
-      name: "ci",
-      scopes: READ_ORDERS,
-      rateLimits: [
-        { name: "minute", limit: 10, windowMs: 60_000 },
-        { name: "burst", limit: 2, windowMs: 30_000 },
-      ],
-    }));
+    const limited = await limitedKey([
+      { name: "minute", limit: 10, windowMs: 60_000 },
+      { name: "burst", limit: 2, windowMs: 30_000 },
+    ]);
+    const { service } = limited;
+    key = limited.key;
     const safe = createSafeFetch({
       rateLimit: { standard: true },
       responseHeaders: getRateLimitHeaders,
