@@ -1,5 +1,7 @@
 /**
- * Benchmark 9: rate limits. The in-memory check per policy; round trips per
+ * Benchmark 9: rate limits. The in-memory check with 1 and 3 policies against a
+ * cached `verify` timed in the same rounds (target: at most 0.5× its cost,
+ * `MISSED` otherwise, never a failure); the in-memory check per policy; round trips per
  * check on Redis (counted by the server's `INFO commandstats`) and statements
  * per check on PostgreSQL (counted at the pool), for 1 and 3 policies and for
  * 3 policies with a credit balance spent in the same check; p50/p99
@@ -12,10 +14,13 @@
  *
  * @module
  */
+import { ApiKeysService } from "../api_keys/service.ts";
+import { InMemoryApiKeyStorage } from "../api_keys/storage/in_memory.ts";
 import { createRateLimiter } from "../rate_limits/limiter.ts";
+import { compileRateLimitPolicies } from "../rate_limits/policy.ts";
 import type { RateLimitStore } from "../rate_limits/store.ts";
 import { connectRedis, openStore } from "../tests/limits/_services.ts";
-import { fmt, printTable, QUICK } from "./lib/harness.ts";
+import { alternate, fmt, printTable, QUICK, verdict } from "./lib/harness.ts";
 
 const N = QUICK ? 500 : 3_000;
 const ALL = [
@@ -57,6 +62,48 @@ async function redisCalls(client: Awaited<ReturnType<typeof connectRedis>>): Pro
   return calls;
 }
 
+/** The in-memory check with 1 and 3 policies next to a cached `verify`, timed alternately. */
+async function againstCachedVerify(): Promise<void> {
+  const service = new ApiKeysService({
+    peppers: { 1: "bench-pepper-of-at-least-thirty-two-bytes" },
+    storage: new InMemoryApiKeyStorage(),
+    cache: { ttlMs: 60_000 },
+  });
+  const { key } = await service.create({
+    tenantId: "bench",
+    name: "k",
+    scopes: [{ resource: "orders", level: "read" }],
+  });
+  await service.verify(key);
+  const limiter = createRateLimiter(quiet);
+  const one = compileRateLimitPolicies(ALL.slice(0, 1));
+  const three = compileRateLimitPolicies(ALL);
+  let i = 0;
+  const [verify, ...checks] = await alternate([
+    { name: "cached verify", op: () => service.verify(key) },
+    { name: "check, 1 policy", op: () => limiter.check(`bench:${i++ % 100}`, one) },
+    { name: "check, 3 policies", op: () => limiter.check(`bench:${i++ % 100}`, three) },
+  ]);
+  printTable("In-memory check against a cached verify (same rounds; target ≤ 0.5×)", [
+    "case",
+    "µs",
+    "× cached verify",
+    "target",
+  ], [
+    ["cached verify", fmt(verify.us), "1.00", "-"],
+    ...checks.map((t, n) => {
+      const ratio = t.us / verify.us;
+      return [
+        `check, ${n === 0 ? 1 : 3} polic${n === 0 ? "y" : "ies"}`,
+        fmt(t.us),
+        fmt(ratio),
+        verdict(ratio <= 0.5),
+      ];
+    }),
+  ]);
+}
+
+await againstCachedVerify();
 const rows: string[][] = [];
 await latencies(undefined, ALL, N); // warm up the JIT
 const SHAPES = [

@@ -24,7 +24,12 @@ import { SafeResponseModule, type SafeResponseModuleOptions } from "../safe_resp
 import { DEMO_ADMIN_PREFIX, demoAdminOptions } from "./admin/admin_routes.ts";
 import { ApiKeyThrottlerGuard } from "./api_key_throttler.guard.ts";
 import { demoClientIpResolver } from "./client_ip.ts";
-import { DEFAULT_RATE_LIMIT, RATE_LIMIT_MESSAGE, RATE_LIMIT_WINDOW_MS } from "./limits.ts";
+import {
+  createDemoKeyLimiter,
+  DEFAULT_RATE_LIMIT,
+  RATE_LIMIT_MESSAGE,
+  RATE_LIMIT_WINDOW_MS,
+} from "./limits.ts";
 import { DEMO_EXPIRY_NOTICES, keyEventLogger } from "./key_events.ts";
 import { PageController } from "./page.controller.ts";
 import type { PageAssets } from "./page_assets.ts";
@@ -85,6 +90,7 @@ export class DemoAppModule {
           clientIpResolver: demoClientIpResolver,
           onEvent: options.log === undefined ? undefined : keyEventLogger(options.log),
           expiryNotices: DEMO_EXPIRY_NOTICES,
+          limiter: createDemoKeyLimiter(options.log),
         }),
         SafeResponseModule.register(options.safeResponse),
         ThrottlerModule.forRoot({

@@ -110,6 +110,7 @@ export function formatBanner(input: BannerInput): string {
       `  reader     live  projects:read feed:read              ${keys.reader.key}`,
       `  test       test  projects:write feed:read             ${keys.test.key}`,
       `  localhost  live  projects:read, from 127.0.0.1 only   ${keys.restricted.key}`,
+      `  limited    live  projects:read, 2 requests a minute   ${keys.limited.key}`,
       `  key id of tenant "${keys.otherTenant.tenantId}" (the admin routes answer 404): ${keys.otherTenant.id}`,
       "",
       "Try:",

@@ -45,7 +45,7 @@ export function demoSafeResponseOptions(problemDetails: boolean): SafeResponseMo
   return {
     requestId: true,
     responseTime: true,
-    rateLimit: true,
+    rateLimit: { standard: true },
     problemDetails: problemDetails ? { baseUrl: PROBLEM_BASE_URL } : false,
     errorCatalog: DemoErrors,
     version: DEMO_API_VERSION,

@@ -2,12 +2,14 @@
  * The demo tenant and its keys, created at start in the embedded mode: a
  * `live` admin key, a `live` reader key, a `test` key, a `live` key
  * restricted to 127.0.0.1, a key expiring in 3 days (its expiry notice is in
- * the log at start), and a key of another tenant (only its id is shown, to
- * try tenant isolation).
+ * the log at start), a `live` key limited to 2 requests a minute, and a key of
+ * another tenant (only its id is shown, to try tenant isolation). Each key
+ * carries a rate-limit policy.
  *
  * @module
  */
 import type { ApiKeysService, Scope } from "../api_keys/mod.ts";
+import { DEMO_KEY_POLICY, LIMITED_KEY_POLICY } from "./limits.ts";
 
 /** Tenant of the demo keys. */
 export const DEMO_TENANT_ID = "demo";
@@ -44,6 +46,8 @@ export interface DemoKeys {
   restricted: SeededKey;
   /** `live`, `projects:read`, expiring 3 days after the start (see `EXPIRING_KEY_LIFETIME_MS`). */
   expiring: SeededKey;
+  /** `live`, `projects:read`, `LIMITED_KEY_POLICY` (2 requests a minute). */
+  limited: SeededKey;
   /** A key of `OTHER_TENANT_ID`; the demo shows its id only. */
   otherTenant: SeededKey & { tenantId: string };
 }
@@ -52,7 +56,8 @@ export interface DemoKeys {
 export const EXPIRING_KEY_LIFETIME_MS = 3 * 24 * 60 * 60 * 1000;
 
 /**
- * Creates the demo keys (never expiring but the `expiring` one, `createdBy: "demo-seed"`).
+ * Creates the demo keys (never expiring but the `expiring` one, `createdBy: "demo-seed"`,
+ * `DEMO_KEY_POLICY` but the `limited` one). The storage must store rate limits.
  *
  * @example
  * ```ts
@@ -67,7 +72,8 @@ export const EXPIRING_KEY_LIFETIME_MS = 3 * 24 * 60 * 60 * 1000;
  * ```
  */
 export async function seedDemoKeys(service: ApiKeysService): Promise<DemoKeys> {
-  const common = { tenantId: DEMO_TENANT_ID, expiresAt: null, createdBy: "demo-seed" } as const;
+  const rateLimits = [DEMO_KEY_POLICY];
+  const common = { tenantId: DEMO_TENANT_ID, expiresAt: null, createdBy: "demo-seed", rateLimits };
   const admin = await service.create({
     ...common,
     name: "demo admin",
@@ -100,8 +106,16 @@ export async function seedDemoKeys(service: ApiKeysService): Promise<DemoKeys> {
     scopes: [{ resource: "projects", level: "read" }],
     expiresAt: new Date(Date.now() + EXPIRING_KEY_LIFETIME_MS),
   });
+  const limited = await service.create({
+    ...common,
+    name: "demo key limited to 2 requests a minute",
+    environment: "live",
+    scopes: [{ resource: "projects", level: "read" }],
+    rateLimits: [LIMITED_KEY_POLICY],
+  });
   const other = await service.create({
     tenantId: OTHER_TENANT_ID,
+    rateLimits,
     name: "someone else's key",
     environment: "live",
     scopes: [{ resource: "projects", level: "read" }],
@@ -115,6 +129,7 @@ export async function seedDemoKeys(service: ApiKeysService): Promise<DemoKeys> {
     test,
     restricted,
     expiring,
+    limited,
     otherTenant: { ...other, tenantId: OTHER_TENANT_ID },
   };
 }

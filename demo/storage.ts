@@ -63,6 +63,7 @@ export async function openPostgresStorage(databaseUrl: string): Promise<DemoStor
     storage: new PrismaApiKeyStorage(client, {
       expiryNotices: client.apiKeyExpiryNotice,
       rotationWaits: client.apiKeyRotationWait,
+      storesRateLimits: true,
     }),
     kind: "postgres",
     close: () => client.$disconnect(),

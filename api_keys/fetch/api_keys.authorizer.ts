@@ -171,6 +171,27 @@ export function getApiKeyContext(request: Request): ApiKeyContext | undefined {
   return contexts.get(request);
 }
 
+/** The rate-limit fields `protect` computed for each request (answer or 429). */
+const rateLimitFields = new WeakMap<Request, [string, string][]>();
+
+/**
+ * The rate-limit fields (`RateLimit-Policy`, `RateLimit`, on a denial
+ * `Retry-After`, with `xRateLimitHeaders` `X-RateLimit-*`) `protect` adds to
+ * the answer of `request`; empty when no limit applied. Known before the
+ * handler or `onError` runs: the `responseHeaders` option of `createSafeFetch`
+ * takes it, so `meta.rateLimit` shows them.
+ *
+ * @example
+ * ```ts
+ * import { getRateLimitHeaders } from "@saferoute/api-kit/api-keys/fetch";
+ * import { createSafeFetch } from "@saferoute/api-kit/safe-response/fetch";
+ * const safe = createSafeFetch({ rateLimit: { standard: true }, responseHeaders: getRateLimitHeaders });
+ * ```
+ */
+export function getRateLimitHeaders(request: Request): [string, string][] {
+  return [...rateLimitFields.get(request) ?? []];
+}
+
 /** Checks `given` and returns the frozen requirements over `base`. */
 function requirementsOf(
   base: ApiKeyRequirements,
@@ -257,9 +278,14 @@ export function createApiKeyAuthorizer(
   if (typeof xRateLimitHeaders !== "boolean") {
     throw new TypeError("createApiKeyAuthorizer: option `xRateLimitHeaders` must be a boolean");
   }
-  /** `response` with the rate-limit fields of `results` (a copy when its headers are immutable). */
-  const withRateLimit = (response: Response, results: ApiKeyContext["rateLimitResults"]) => {
+  /** Records the rate-limit fields of `results` for `request` (`getRateLimitHeaders`). */
+  const recordRateLimit = (request: Request, results: ApiKeyContext["rateLimitResults"]) => {
     const fields = rateLimitHeaders(results, xRateLimitHeaders);
+    if (fields.length > 0) rateLimitFields.set(request, fields);
+    return fields;
+  };
+  /** `response` with `fields` (a copy when its headers are immutable). */
+  const withRateLimit = (response: Response, fields: [string, string][]) => {
     if (fields.length === 0) return response;
     let answer = response;
     try {
@@ -319,16 +345,16 @@ export function createApiKeyAuthorizer(
             apiKey = await authorize(request, args[0]);
           } catch (error) {
             if (error instanceof ApiKeyError || error instanceof ApiKeyStorageError) {
-              const response = await failureResponse(error, request);
-              return error instanceof ApiKeyError
-                ? withRateLimit(response, error.rateLimitResults)
-                : response;
+              const fields = error instanceof ApiKeyError
+                ? recordRateLimit(request, error.rateLimitResults)
+                : [];
+              return withRateLimit(await failureResponse(error, request), fields);
             }
             throw error;
           }
           contexts.set(request, apiKey);
-          const response = await handler(request, ...args as unknown as Args);
-          return withRateLimit(response, apiKey.rateLimitResults);
+          const fields = recordRateLimit(request, apiKey.rateLimitResults);
+          return withRateLimit(await handler(request, ...args as unknown as Args), fields);
         };
       },
     });

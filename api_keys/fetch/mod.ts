@@ -33,6 +33,7 @@ export {
   createApiKeyAuthorizer,
   type FetchHandler,
   getApiKeyContext,
+  getRateLimitHeaders,
 } from "./api_keys.authorizer.ts";
 export {
   defaultFetchClientIp,

@@ -21,6 +21,7 @@ import {
   createApiKeysAdminFetchHandler,
   createLeakReportFetchHandler,
   getApiKeyContext,
+  getRateLimitHeaders,
   peerAddress,
   trustedProxyClientIp,
 } from "../../api_keys/fetch/mod.ts";
@@ -38,7 +39,7 @@ import {
   type LeakReportLimits,
 } from "../leaks/report_limits.ts";
 import { DemoHttpError } from "../http_error.ts";
-import { DEFAULT_RATE_LIMIT, PING_LIMIT } from "../limits.ts";
+import { createDemoKeyLimiter, DEFAULT_RATE_LIMIT, PING_LIMIT } from "../limits.ts";
 import type { PageAssets } from "../page_assets.ts";
 import type { DemoPeppers } from "../peppers.ts";
 import { DEMO_TRUSTED_PROXIES } from "../proxies.ts";
@@ -115,11 +116,16 @@ class RouteNotFound extends Error {
 
 /** Builds the demo's handler. */
 export function createFetchDemoApp(options: FetchDemoOptions): FetchDemoApp {
-  const service = new ApiKeysService({ peppers: options.peppers, storage: options.storage });
+  const service = new ApiKeysService({
+    peppers: options.peppers,
+    storage: options.storage,
+    limiter: createDemoKeyLimiter(),
+  });
   const safe = createSafeFetch({
     requestId: true,
     responseTime: true,
-    rateLimit: true,
+    rateLimit: { standard: true },
+    responseHeaders: getRateLimitHeaders,
     problemDetails: options.problemDetails ? { baseUrl: PROBLEM_BASE_URL } : false,
     errorCatalog: DemoErrors,
     version: DEMO_API_VERSION,

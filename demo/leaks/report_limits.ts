@@ -1,18 +1,14 @@
 /**
  * The limits of the public leak-report route, for both demos: one policy per
  * client (its IP) and one global policy, checked together, all or nothing, by
- * the library's rate limiter (`./rate-limits`, in-memory store) before the
+ * the library's rate limiter (`./rate-limits`, in-memory store; the `subjects`
+ * option counts the global one on a subject all clients share) before the
  * handler. A refusal is a 429 with `Retry-After`.
  *
  * @module
  */
 import { isIP } from "node:net";
-import {
-  compileRateLimitPolicies,
-  createMemoryRateLimitStore,
-  createRateLimiter,
-  type RateLimitStore,
-} from "../../rate_limits/mod.ts";
+import { compileRateLimitPolicies, createRateLimiter } from "../../rate_limits/mod.ts";
 
 /** Reports accepted per window: from one client, and from all clients together. */
 export interface LeakReportLimits {
@@ -46,29 +42,14 @@ export interface LeakReportLimiter {
   admit(clientIp: string | undefined): Promise<Record<string, string> | undefined>;
 }
 
+/** The global policy's subject, shared by every client. */
 const GLOBAL = "global";
 /** One subject for every client whose address is missing or unreadable. */
 const UNREADABLE = "ip:unreadable";
 
-/**
- * The rate-limit check takes one subject for all its policies: this store puts
- * the `global` policy's counter on one subject shared by all clients, so both
- * counters still go to the store in one all-or-nothing step.
- */
-function withGlobalSubject(store: RateLimitStore): RateLimitStore {
-  return {
-    name: store.name,
-    check: (counters) =>
-      store.check(counters.map((c) => c.name === GLOBAL ? { ...c, subject: GLOBAL } : c)),
-  };
-}
-
 /** Builds the limiter (throws a `TypeError` for a bad limit). */
 export function createLeakReportLimiter(limits = LEAK_REPORT_LIMITS): LeakReportLimiter {
-  const limiter = createRateLimiter({
-    store: withGlobalSubject(createMemoryRateLimitStore()),
-    logger: () => {},
-  });
+  const limiter = createRateLimiter({ logger: () => {} });
   const policies = compileRateLimitPolicies([
     { name: "client", limit: limits.perClient, windowMs: limits.windowMs },
     { name: GLOBAL, limit: limits.global, windowMs: limits.windowMs },
@@ -78,7 +59,7 @@ export function createLeakReportLimiter(limits = LEAK_REPORT_LIMITS): LeakReport
       const subject = typeof clientIp === "string" && clientIp.length <= 64 && isIP(clientIp)
         ? `ip:${clientIp}`
         : UNREADABLE;
-      const result = await limiter.check(subject, policies);
+      const result = await limiter.check(subject, policies, { subjects: [subject, GLOBAL] });
       if (result.allowed) return undefined;
       const refused = result.policies.filter((p) => !p.allowed)
         .reduce((a, b) => (b.resetMs > a.resetMs ? b : a));

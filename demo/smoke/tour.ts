@@ -19,7 +19,7 @@ import {
   isProblemDetailsResponse,
   isSuccess,
 } from "../../client/mod.ts";
-import { PING_LIMIT } from "../limits.ts";
+import { LIMITED_KEY_POLICY, PING_LIMIT } from "../limits.ts";
 import { PROJECT_NOT_FOUND_TYPE } from "../resources/projects.ts";
 import type { DemoKeys } from "../seed.ts";
 import {
@@ -412,6 +412,39 @@ export async function runTour(
     path: "/api/ping",
     key: keys.reader.key,
     status: 200,
+  });
+  const { name, limit } = LIMITED_KEY_POLICY;
+  for (let call = 1; call <= limit; call++) {
+    await api({
+      title: `the key's own policy "${name}" (${limit} a minute), call ${call}: RateLimit fields`,
+      path: "/api/projects",
+      key: keys.limited.key,
+      status: 200,
+      check: ({ headers }) =>
+        expect(
+          headers.get("ratelimit-policy") === `"${name}";q=${limit};w=60`,
+          "RateLimit-Policy",
+        ) ??
+          expect(
+            new RegExp(`^"${name}";r=${limit - call};t=\\d+$`).test(headers.get("ratelimit") ?? ""),
+            `RateLimit does not say r=${limit - call}`,
+          ),
+    });
+  }
+  await api({
+    title: `the key's policy is spent: 429 with Retry-After and meta.rateLimit`,
+    path: "/api/projects",
+    key: keys.limited.key,
+    status: 429,
+    code: "api_key_rate_limited",
+    check: ({ body, headers }) =>
+      expect(headers.has("retry-after"), "no Retry-After") ??
+        expect(/;r=0;/.test(headers.get("ratelimit") ?? ""), "RateLimit does not say r=0") ??
+        expect(
+          isError(body) && hasRateLimit(body.meta) && body.meta.rateLimit.remaining === 0 &&
+            typeof body.meta.rateLimit.retryAfter === "number",
+          "no meta.rateLimit with remaining 0 and retryAfter",
+        ),
   });
 
   log("== problem details (a second server started with --problem-details)");

@@ -25,6 +25,8 @@ import {
   problemTypeOption,
 } from "../_route_checks.ts";
 import { resolveSettings } from "../settings.ts";
+import { callAppFunction } from "../_app_functions.ts";
+import { redactApiKeys } from "../../api_keys/key_format.ts";
 import { FetchExchange, RequestContext, type SafeContext, toResponse } from "./_exchange.ts";
 
 /** Options of {@link createSafeFetch}: the Nest module's options, a logger and the context store. */
@@ -33,6 +35,11 @@ export interface SafeFetchOptions extends SafeResponseModuleOptions<Request> {
   logger?: ResponderLogger;
   /** Reads the request-context store of the `context` option (required with it). */
   contextStore?: () => unknown;
+  /**
+   * Headers every response of a request carries, read before `meta` is built (synchronous; a throw
+   * is logged and ignored): `getRateLimitHeaders` of `./api-keys/fetch` fills `meta.rateLimit`.
+   */
+  responseHeaders?: (request: Request) => HeadersInit | undefined;
 }
 
 /**
@@ -161,7 +168,7 @@ function splitOptions(options: SafeFetchOptions) {
   if (typeof options !== "object" || options === null) {
     throw new TypeError("createSafeFetch: options must be an object");
   }
-  const { logger, contextStore, ...module } = options;
+  const { logger, contextStore, responseHeaders, ...module } = options;
   if (
     logger !== undefined &&
     (typeof logger?.warn !== "function" || typeof logger?.error !== "function")
@@ -171,6 +178,9 @@ function splitOptions(options: SafeFetchOptions) {
   if (contextStore !== undefined && typeof contextStore !== "function") {
     throw new TypeError("createSafeFetch: option `contextStore` must be a function");
   }
+  if (responseHeaders !== undefined && typeof responseHeaders !== "function") {
+    throw new TypeError("createSafeFetch: option `responseHeaders` must be a function");
+  }
   if (module.i18n === true) {
     throw new TypeError(
       "createSafeFetch: option `i18n: true` finds nestjs-i18n in a Nest app; give an I18nAdapter",
@@ -179,7 +189,12 @@ function splitOptions(options: SafeFetchOptions) {
   if (module.context !== undefined && contextStore === undefined) {
     throw new TypeError("createSafeFetch: option `context` needs `contextStore`");
   }
-  return { logger: logger === undefined ? undefined : contained(logger), contextStore, module };
+  return {
+    logger: logger === undefined ? undefined : contained(logger),
+    contextStore,
+    responseHeaders,
+    module,
+  };
 }
 
 /** `logger` whose failures are ignored: logging must never fail a response. */
@@ -222,7 +237,7 @@ function contained(logger: ResponderLogger): ResponderLogger {
  * ```
  */
 export function createSafeFetch(options: SafeFetchOptions = {}): SafeFetch {
-  const { logger, contextStore, module } = splitOptions(options);
+  const { logger, contextStore, responseHeaders, module } = splitOptions(options);
   const responder = new Responder(resolveSettings(module), {
     logger,
     store: contextStore,
@@ -243,9 +258,27 @@ export function createSafeFetch(options: SafeFetchOptions = {}): SafeFetch {
     }
   };
 
+  /** A request's context holding the `responseHeaders` of `request`. */
+  const contextOf = (request: Request): RequestContext => {
+    const context = new RequestContext();
+    if (responseHeaders === undefined) return context;
+    const outcome = callAppFunction("option `responseHeaders`", () => {
+      const given = responseHeaders(request);
+      return given === undefined ? undefined : new Headers(given);
+    });
+    if (!outcome.ok) (logger ?? console).error(redactApiKeys(outcome.failure));
+    else outcome.value?.forEach((value, name) => context.headers.set(name, value));
+    return context;
+  };
+
   const errorResponse = (error: unknown, request: Request): Response => {
     const phase: RequestPhase = { apiVersion: responder.versionOf(request) };
-    return send(responder.error(error, new FetchExchange(request), phase), undefined, request);
+    const context = responseHeaders === undefined ? undefined : contextOf(request);
+    return send(
+      responder.error(error, new FetchExchange(request, context), phase),
+      context,
+      request,
+    );
   };
 
   const route = <Args extends unknown[]>(
@@ -257,7 +290,7 @@ export function createSafeFetch(options: SafeFetchOptions = {}): SafeFetch {
     }
     const plan: RoutePlan = responder.plan(routeOptionsOf(routeOptions, handler));
     return async (request: Request, ...args: [...Args, ...unknown[]]): Promise<Response> => {
-      const context = new RequestContext();
+      const context = contextOf(request);
       const exchange = new FetchExchange(request, context);
       const phase = { plan, start: responder.start(), apiVersion: responder.versionOf(request) };
       context.bindPagination(() => paginationQueryOf(exchange, phase));

@@ -169,6 +169,7 @@ export const TOUR_CODES: readonly string[] = [
   "api_key_record_not_found",
   "api_key_invalid_input",
   "TOO_MANY_REQUESTS",
+  "api_key_rate_limited",
   "PROJECT_NOT_FOUND",
   "PROJECT_ALREADY_ARCHIVED",
   "PROJECT_ARCHIVED",

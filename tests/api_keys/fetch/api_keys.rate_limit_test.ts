@@ -3,7 +3,10 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { ApiKeysService } from "../../../api_keys/service.ts";
 import { InMemoryApiKeyStorage } from "../../../api_keys/storage/in_memory.ts";
-import { createApiKeyAuthorizer } from "../../../api_keys/fetch/api_keys.authorizer.ts";
+import {
+  createApiKeyAuthorizer,
+  getRateLimitHeaders,
+} from "../../../api_keys/fetch/api_keys.authorizer.ts";
 import { createSafeFetch } from "../../../safe_response/fetch/mod.ts";
 import { createRateLimiter } from "../../../rate_limits/mod.ts";
 import { PEPPER_1, READ_ORDERS } from "../helpers.ts";
@@ -11,26 +14,34 @@ import { serve, type Served } from "../../scenarios/_serve.ts";
 
 type Mode = "plain" | "envelope" | "problem";
 
+/** A service with an in-memory limiter and one key carrying `rateLimits`. */
+async function limitedKey(rateLimits: { name: string; limit: number; windowMs: number }[]) {
+  const service = new ApiKeysService({
+    peppers: { 1: PEPPER_1 },
+    storage: new InMemoryApiKeyStorage(),
+    limiter: createRateLimiter({ logger: () => {} }),
+  });
+  const { key } = await service.create({
+    tenantId: "t1",
+    name: "ci",
+    scopes: READ_ORDERS,
+    rateLimits,
+  });
+  return { service, key };
+}
+
 for (const mode of ["plain", "envelope", "problem"] as const satisfies readonly Mode[]) {
   describe(`Fetch authorizer rate limits, ${mode}`, () => {
     let server: Served;
     let base: string;
     let key: string;
     before(async () => {
-      const service = new ApiKeysService({
-        peppers: { 1: PEPPER_1 },
-        storage: new InMemoryApiKeyStorage(),
-        limiter: createRateLimiter({ logger: () => {} }),
-      });
-      ({ key } = await service.create({
-        tenantId: "t1",
-        name: "ci",
-        scopes: READ_ORDERS,
-        rateLimits: [
-          { name: "burst", limit: 2, windowMs: 60_000 },
-          { name: "minute", limit: 10, windowMs: 60_000 },
-        ],
-      }));
+      const limited = await limitedKey([
+        { name: "burst", limit: 2, windowMs: 60_000 },
+        { name: "minute", limit: 10, windowMs: 60_000 },
+      ]);
+      const { service } = limited;
+      key = limited.key;
       const safe = createSafeFetch({ problemDetails: mode === "problem" });
       const authorize = createApiKeyAuthorizer(service, {
         onError: mode === "plain" ? undefined : safe.errorResponse,
@@ -86,3 +97,45 @@ for (const mode of ["plain", "envelope", "problem"] as const satisfies readonly 
     });
   });
 }
+
+describe("Fetch authorizer rate limits, meta.rateLimit through safe-response's responseHeaders", () => {
+  let server: Served;
+  let key: string;
+  before(async () => {
+    const limited = await limitedKey([
+      { name: "minute", limit: 10, windowMs: 60_000 },
+      { name: "burst", limit: 2, windowMs: 30_000 },
+    ]);
+    const { service } = limited;
+    key = limited.key;
+    const safe = createSafeFetch({
+      rateLimit: { standard: true },
+      responseHeaders: getRateLimitHeaders,
+    });
+    const authorize = createApiKeyAuthorizer(service, { onError: safe.errorResponse });
+    server = await serve(authorize.protect(safe.route({}, () => ({ ok: true }))));
+  });
+  after(() => server.close());
+
+  const get = async () => {
+    const response = await fetch(server.url, { headers: { "x-api-key": key } });
+    return { status: response.status, body: await response.json() };
+  };
+
+  it("shows the policy with the least remaining on each 200 and on the 429", async () => {
+    const first = await get();
+    assert.equal(first.status, 200);
+    assert.deepEqual(first.body.meta.rateLimit, { limit: 2, remaining: 1, reset: 30 });
+    const second = await get();
+    assert.deepEqual(second.body.meta.rateLimit, { limit: 2, remaining: 0, reset: 30 });
+    const denied = await get();
+    assert.equal(denied.status, 429);
+    assert.equal(denied.body.error.code, "api_key_rate_limited");
+    assert.deepEqual(denied.body.meta.rateLimit, {
+      limit: 2,
+      remaining: 0,
+      reset: 30,
+      retryAfter: 30,
+    });
+  });
+});

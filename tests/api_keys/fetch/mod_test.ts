@@ -11,6 +11,7 @@ describe("api_keys/fetch/mod.ts", () => {
       "createLeakReportFetchHandler",
       "defaultFetchClientIp",
       "getApiKeyContext",
+      "getRateLimitHeaders",
       "peerAddress",
       "trustedProxyClientIp",
     ]);

@@ -330,11 +330,40 @@ describe("createSafeFetch options", () => {
     assert.equal(body.meta.traceId, "t-1");
   });
 
+  it("responseHeaders: sent on answers and errors, read into meta first; a throw is logged", async () => {
+    const fields = new WeakMap<Request, [string, string][]>();
+    const { safe, lines } = safeWith({
+      rateLimit: true,
+      responseHeaders: (request) => {
+        if (request.url.endsWith("/boom")) throw new Error("no fields");
+        return fields.get(request);
+      },
+    });
+    const handler = safe.route({}, () => ({ ok: true }));
+    const request = at("/");
+    fields.set(request, [["X-RateLimit-Limit", "5"], ["X-RateLimit-Remaining", "4"]]);
+    const ok = await read(await handler(request));
+    assert.equal(ok.headers.get("x-ratelimit-remaining"), "4");
+    assert.deepEqual(ok.body.meta.rateLimit, { limit: 5, remaining: 4, reset: 0 });
+    const denied = at("/");
+    fields.set(denied, [["X-RateLimit-Limit", "5"], ["X-RateLimit-Remaining", "0"]]);
+    const error = await read(safe.errorResponse(new SafeException("SLOW_DOWN"), denied));
+    assert.equal(error.headers.get("x-ratelimit-limit"), "5");
+    assert.deepEqual(error.body.meta.rateLimit, { limit: 5, remaining: 0, reset: 0 });
+    const boom = await read(await handler(at("/boom")));
+    assert.equal(boom.status, 200);
+    assert.equal(boom.body.meta?.rateLimit, undefined);
+    assert.ok(
+      lines.some((line) => /option `responseHeaders` threw \(Error: no fields\)/.test(line)),
+    );
+  });
+
   it("refuses bad options and route options, naming them", () => {
     assert.throws(() => createSafeFetch({ bogus: 1 } as never), /unknown option `bogus`/);
     assert.throws(() => createSafeFetch({ i18n: true }), /`i18n: true` finds nestjs-i18n/);
     assert.throws(() => createSafeFetch({ context: {} }), /`context` needs `contextStore`/);
     assert.throws(() => createSafeFetch({ logger: {} as never }), /`logger` must have/);
+    assert.throws(() => createSafeFetch({ responseHeaders: 1 as never }), /`responseHeaders` must/);
     const safe = createSafeFetch();
     const bad: [object, RegExp][] = [
       [{ statusCode: 99 }, /`statusCode` must be an HTTP status/],
