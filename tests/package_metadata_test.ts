@@ -12,7 +12,7 @@ describe("package metadata", () => {
     }
   });
 
-  it("exports the fourteen documented subpaths", () => {
+  it("exports the fifteen documented subpaths", () => {
     assert.deepEqual(Object.keys(denoJson.exports).sort(), [
       ".",
       "./api-keys",
@@ -21,6 +21,7 @@ describe("package metadata", () => {
       "./api-keys/nest",
       "./api-keys/postgres",
       "./client",
+      "./client/elements",
       "./rate-limits",
       "./rate-limits/postgres",
       "./rate-limits/redis",

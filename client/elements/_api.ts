@@ -8,7 +8,7 @@
 
 /** Largest response body read (characters); a longer one is an error. */
 export const MAX_RESPONSE_CHARS = 1_000_000;
-/** Header sent on every state-changing request (the routes' CSRF check). */
+/** The routes' default CSRF header, sent on every state-changing request. */
 export const CSRF_HEADER: readonly [string, string] = ["X-Requested-With", "api-keys-manager"];
 
 /** How requests authenticate. */
@@ -17,6 +17,8 @@ export interface Auth {
   credentials: RequestCredentials;
   /** Returns the bearer token; without it the cookies alone authenticate. */
   getToken?: (() => string | Promise<string>) | undefined;
+  /** The CSRF header's name and value (`config.csrf`); default {@link CSRF_HEADER}. */
+  csrf?: readonly [string, string] | undefined;
 }
 
 /** A failed call: the envelope's `code` and `message`, or the element's own. */
@@ -66,7 +68,10 @@ export async function call(
   body?: unknown,
 ): Promise<unknown> {
   const headers: Record<string, string> = { Accept: "application/json" };
-  if (method !== "GET") headers[CSRF_HEADER[0]] = CSRF_HEADER[1];
+  if (method !== "GET") {
+    const [name, value] = auth.csrf ?? CSRF_HEADER;
+    headers[name] = value;
+  }
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (auth.getToken) {
     let token: string;

@@ -4,13 +4,14 @@
  *
  * @module
  */
+import { CSRF_HEADER } from "./_api.ts";
 
-/** A scope resource and its levels, as the server offers them. */
+/** A scope a new key may ask for. */
 export interface ScopeChoice {
-  /** Resource name. */
-  resource: string;
-  /** Levels, least first. */
-  levels: string[];
+  /** `resource:level`. */
+  scope: string;
+  /** What it allows, shown beside it. */
+  description: string;
 }
 
 /** A preset: the value sent and the label shown. */
@@ -33,6 +34,8 @@ export interface ManagerConfig {
   expiryPresets: Preset[];
   /** Whether rename and usage are served. */
   capabilities: { rename: boolean; usage: boolean };
+  /** The CSRF header sent on `POST`, `PATCH` and `DELETE`: name and value. */
+  csrf: [string, string];
 }
 
 /** One key as listed. */
@@ -59,6 +62,7 @@ export interface KeyView {
   credits: number | null;
 }
 
+const HOUR_MS = 3_600_000;
 const isString = (value: unknown): value is string => typeof value === "string";
 const record = (value: unknown): Record<string, unknown> =>
   typeof value === "object" && value !== null ? value as Record<string, unknown> : {};
@@ -80,25 +84,29 @@ function presets(value: unknown): Preset[] {
   });
 }
 
-/** Reads `GET {base}/config`'s data. */
+/** Reads `GET {base}/config`. */
 export function configOf(data: unknown): ManagerConfig {
   const body = record(data);
   const capabilities = record(body.capabilities);
+  const { header, value } = record(body.csrf);
   return {
     scopes: list(body.scopes).flatMap((item) => {
-      const { resource, levels } = record(item);
-      return isString(resource) ? [{ resource, levels: strings(levels) }] : [];
+      const { scope, description } = record(item);
+      return isString(scope)
+        ? [{ scope, description: isString(description) ? description : "" }]
+        : [];
     }),
     environments: strings(body.environments),
     gracePresets: presets(body.gracePresets),
     expiryPresets: presets(body.expiryPresets),
     capabilities: { rename: capabilities.rename === true, usage: capabilities.usage === true },
+    csrf: isString(header) && isString(value) ? [header, value] : [...CSRF_HEADER],
   };
 }
 
-/** Reads `GET {base}/keys`'s data. */
+/** Reads `GET {base}/keys` (`{ keys }`) or a list of keys. */
 export function keysOf(data: unknown): KeyView[] {
-  return list(data).flatMap((item) => {
+  return list(Array.isArray(data) ? data : record(data).keys).flatMap((item) => {
     const key = record(item);
     if (!isString(key.id) || !isString(key.name) || !isString(key.prefix)) return [];
     return [{
@@ -116,13 +124,21 @@ export function keysOf(data: unknown): KeyView[] {
   });
 }
 
-/** The last 24 hourly counts of `GET {base}/keys/:id/usage`'s data, oldest first. */
-export function usageOf(data: unknown): number[] {
-  const buckets = Array.isArray(data) ? data : list(record(data).buckets);
-  return buckets.slice(-24).map((bucket) => {
-    const { count } = record(bucket);
-    return typeof count === "number" && Number.isFinite(count) && count > 0 ? count : 0;
-  });
+/**
+ * Accepted requests per hour over the 24 hours up to `now`'s hour, oldest
+ * first, from `GET {base}/keys/:id/usage`'s `buckets` (`start`, `accepted`).
+ */
+export function usageOf(data: unknown, now: number): number[] {
+  const counts = Array<number>(24).fill(0);
+  const first = now - (now % HOUR_MS) - 23 * HOUR_MS;
+  for (const bucket of list(record(data).buckets)) {
+    const { start, accepted } = record(bucket);
+    const slot = Math.floor(((dateOf(start)?.getTime() ?? -Infinity) - first) / HOUR_MS);
+    if (slot >= 0 && slot < 24 && typeof accepted === "number" && accepted > 0) {
+      counts[slot] = (counts[slot] ?? 0) + accepted;
+    }
+  }
+  return counts;
 }
 
 /** Whether a key expires within `days` of `now` (and has not yet). */

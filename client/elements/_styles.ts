@@ -37,12 +37,14 @@ button.x.p{background:var(--d);border-color:var(--d);color:var(--b)}
 button:disabled{opacity:.6;cursor:not-allowed}
 :focus-visible{outline:2px solid var(--a);outline-offset:2px}
 td button{margin-inline-end:.3em;padding:.1em .5em}
+td:last-child{white-space:nowrap}
 dialog{color:var(--f);background:var(--b);border:1px solid var(--l);border-radius:var(--r);
 max-width:min(32em,90vw)}
 dialog::backdrop{background:rgb(0 0 0/.5)}
 label,fieldset{display:block;margin:.6em 0}
 label>input,label>select{display:block;margin-top:.2em;width:100%;box-sizing:border-box}
 fieldset{border:1px solid var(--l);border-radius:var(--r)}
+label.check{display:flex;gap:.5em;align-items:baseline;margin:.3em 0}
 .row{display:flex;gap:.5em;justify-content:flex-end;margin-top:1em}
 .secret{display:block;padding:.5em;border:1px solid var(--l);border-radius:var(--r);
 word-break:break-all;user-select:all}

@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * `<api-keys-manager>`: the customer's API-keys settings page as one custom
  * element over the admin routes (`./api-keys/admin`).
@@ -76,8 +75,6 @@ function chart(counts: number[], label: string): SVGSVGElement {
   return svg;
 }
 
-const Base = (globalThis.HTMLElement ?? null) as unknown as typeof HTMLElement;
-
 /**
  * Lists the tenant's API keys and creates, reveals once, rotates, renames and
  * revokes them through the admin routes at `base-url`. Authenticates with the
@@ -95,7 +92,7 @@ const Base = (globalThis.HTMLElement ?? null) as unknown as typeof HTMLElement;
  * document.body.append(manager);
  * ```
  */
-export class ApiKeysManagerElement extends Base {
+export class ApiKeysManagerElement extends HTMLElement {
   /** Attributes whose change reloads the element. */
   static observedAttributes: string[] = ["base-url", "credentials"];
   /** Returns the bearer token for each request; unset, the page's cookies authenticate. */
@@ -197,7 +194,7 @@ export class ApiKeysManagerElement extends Base {
 
   #call(path: string, method?: string, body?: unknown): Promise<unknown> {
     const credentials = this.getAttribute("credentials") === "include" ? "include" : "same-origin";
-    const auth: Auth = { credentials, getToken: this.getToken };
+    const auth: Auth = { credentials, getToken: this.getToken, csrf: this.#config?.csrf };
     return call(this.getAttribute("base-url") ?? "", path, auth, method, body);
   }
 
@@ -205,7 +202,8 @@ export class ApiKeysManagerElement extends Base {
     await Promise.all(
       keys.filter((key) => key.status !== "revoked").map(async (key) => {
         try {
-          const counts = usageOf(await this.#call(`/keys/${encodeURIComponent(key.id)}/usage`));
+          const path = `/keys/${encodeURIComponent(key.id)}/usage`;
+          const counts = usageOf(await this.#call(path), Date.now());
           if (load === this.#loads) this.#usage.set(key.id, counts);
         } catch {
           // No chart for this key.
@@ -241,7 +239,7 @@ export class ApiKeysManagerElement extends Base {
 
   #date(date: Date | null, none: string): string {
     if (!date) return none;
-    return new Intl.DateTimeFormat(document.documentElement.lang || undefined, {
+    return new Intl.DateTimeFormat(this.#lang(), {
       dateStyle: "medium",
     }).format(date);
   }
@@ -315,7 +313,12 @@ export class ApiKeysManagerElement extends Base {
                 {},
                 counts ? chart(counts, fill(s.usageLabel, { count: String(total) })) : "",
               ),
-            credits && h("td", {}, key.credits === null ? "" : String(key.credits)),
+            credits &&
+              h(
+                "td",
+                {},
+                key.credits === null ? "" : new Intl.NumberFormat(this.#lang()).format(key.credits),
+              ),
             h(
               "td",
               {},
@@ -404,33 +407,52 @@ export class ApiKeysManagerElement extends Base {
     return { form, cancel, confirm };
   }
 
-  #select(label: string, options: Preset[], first?: string): HTMLSelectElement {
+  /** A select of presets, `preferred` chosen when offered. */
+  #select(options: Preset[], preferred = ""): HTMLSelectElement {
     return h(
       "select",
-      { "aria-label": label },
-      first !== undefined && h("option", { value: "" }, first),
-      ...options.map((option) => h("option", { value: option.value }, option.label)),
+      {},
+      ...options.map(({ value, label }) =>
+        h(
+          "option",
+          { value, selected: value === preferred },
+          label === value ? this.#preset(value) : label,
+        )
+      ),
     );
+  }
+
+  /** A preset's label: `none`, `never`, or a duration such as `24h` in the page's language. */
+  #preset(value: string): string {
+    if (value === "none") return this.#strings.presetNone;
+    if (value === "never") return this.#strings.presetNever;
+    const unit = ({ h: "hour", d: "day", w: "week", y: "year" } as Record<string, string>)[
+      value.slice(-1)
+    ];
+    const count = Number(value.slice(0, -1));
+    if (!unit || !/^\d{1,4}$/.test(value.slice(0, -1))) return value;
+    return new Intl.NumberFormat(this.#lang(), { style: "unit", unit, unitDisplay: "long" })
+      .format(count);
+  }
+
+  #lang(): string | undefined {
+    return document.documentElement.lang || undefined;
   }
 
   #openCreate(): void {
     const config = this.#config;
     if (!config) return;
     const s = this.#strings;
-    const name = h("input", { required: true, maxlength: "100", autocomplete: "off" });
+    const name = h("input", { required: true, maxlength: "200", autocomplete: "off" });
     const environment = this.#select(
-      s.environment,
       config.environments.map((value) => ({ value, label: value })),
     );
-    const scopes = config.scopes.map((scope) => ({
-      resource: scope.resource,
-      select: this.#select(
-        scope.resource,
-        scope.levels.map((value) => ({ value, label: value })),
-        s.noAccess,
-      ),
+    const scopes = config.scopes.map(({ scope, description }) => ({
+      scope,
+      box: h("input", { type: "checkbox", value: scope }),
+      description,
     }));
-    const expiry = this.#select(s.expiry, config.expiryPresets);
+    const expiry = this.#select(config.expiryPresets, "never");
     const { form } = this.#form(
       [
         h("label", {}, s.name, name),
@@ -440,7 +462,15 @@ export class ApiKeysManagerElement extends Base {
           "fieldset",
           {},
           h("legend", {}, s.scopes),
-          ...scopes.map(({ resource, select }) => h("label", {}, resource, select)),
+          ...scopes.map(({ scope, box, description }) =>
+            h(
+              "label",
+              { class: "check" },
+              box,
+              h("code", {}, scope),
+              description && h("span", { class: "m" }, ` ${description}`),
+            )
+          ),
         ),
         h("label", {}, s.expiry, expiry),
       ],
@@ -449,10 +479,8 @@ export class ApiKeysManagerElement extends Base {
         const created = await this.#call("/keys", "POST", {
           name: name.value,
           environment: environment.value,
-          scopes: scopes.filter(({ select }) => select.value !== "").map(({ resource, select }) =>
-            `${resource}:${select.value}`
-          ),
-          expiresIn: expiry.value === "" ? null : expiry.value,
+          scopes: scopes.filter(({ box }) => box.checked).map(({ scope }) => scope),
+          expiresIn: expiry.value,
         });
         this.#reveal(created, "api-key-created");
       },
@@ -462,7 +490,7 @@ export class ApiKeysManagerElement extends Base {
 
   #openRotate(key: KeyView): void {
     const s = this.#strings;
-    const grace = this.#select(s.grace, this.#config?.gracePresets ?? []);
+    const grace = this.#select(this.#config?.gracePresets ?? [], "24h");
     const { form } = this.#form([h("label", {}, s.grace, grace)], s.rotate, async () => {
       const rotated = await this.#call(`/keys/${encodeURIComponent(key.id)}/rotate`, "POST", {
         grace: grace.value,
@@ -476,7 +504,7 @@ export class ApiKeysManagerElement extends Base {
     const s = this.#strings;
     const name = h("input", {
       required: true,
-      maxlength: "100",
+      maxlength: "200",
       autocomplete: "off",
       value: key.name,
     });
@@ -499,7 +527,7 @@ export class ApiKeysManagerElement extends Base {
       ],
       s.revoke,
       async () => {
-        await this.#call(`/keys/${encodeURIComponent(key.id)}/revoke`, "POST", {});
+        await this.#call(`/keys/${encodeURIComponent(key.id)}`, "DELETE");
         this.#emit("api-key-revoked", { id: key.id, name: key.name, prefix: key.prefix });
         this.#close();
         this.#announce(s.revoked);
@@ -514,7 +542,7 @@ export class ApiKeysManagerElement extends Base {
 
   /** Shows a new key's secret once; closing the dialog drops it. */
   #reveal(data: unknown, event: string): void {
-    const created = keysOf([{ status: "active", ...(data as object) }])[0];
+    const created = keysOf([(data as { record?: unknown } | null)?.record])[0];
     let secret: string | null = typeof (data as { key?: unknown })?.key === "string"
       ? (data as { key: string }).key
       : null;

@@ -2,7 +2,7 @@
  * `<api-keys-manager>`: a standard custom element, with no dependencies, for
  * the page where an app's customers list, create, copy, rotate, rename and
  * revoke their API keys over the admin routes the app mounts
- * (`./api-keys/admin`). Importing this module defines the element as
+ * (`./api-keys/admin`). A browser module: importing it defines the element as
  * `api-keys-manager` (when the page has no element of that name yet).
  *
  * @example
@@ -23,7 +23,7 @@ export { API_KEYS_MANAGER_STRINGS, type ApiKeysManagerStrings } from "./strings.
 
 /**
  * Defines the element under `name` unless that name is taken; a no-op where
- * there is no `customElements` registry (server-side imports).
+ * there is no `customElements` registry.
  *
  * @example
  * ```ts

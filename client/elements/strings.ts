@@ -30,10 +30,12 @@ export interface ApiKeysManagerStrings {
   environment: string;
   /** Column and fieldset: the scopes. */
   scopes: string;
-  /** Scope level option: no access to the resource. */
-  noAccess: string;
   /** Field: the expiry preset. */
   expiry: string;
+  /** Expiry preset `never`. */
+  presetNever: string;
+  /** Grace preset `none`: the old key stops at once. */
+  presetNone: string;
   /** Column: the creation date. */
   created: string;
   /** Column: the last use. */
@@ -106,8 +108,9 @@ export const API_KEYS_MANAGER_STRINGS: Readonly<ApiKeysManagerStrings> = Object.
   prefix: "Prefix",
   environment: "Environment",
   scopes: "Scopes",
-  noAccess: "No access",
   expiry: "Expires",
+  presetNever: "Never",
+  presetNone: "None: the old key stops at once",
   created: "Created",
   lastUsed: "Last used",
   neverUsed: "Never used",

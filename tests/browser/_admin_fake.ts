@@ -36,22 +36,27 @@ export interface AdminFake {
   origin: string;
   keys: FakeKey[];
   requests: Recorded[];
-  /** Answer `GET /admin/keys` with a 500 envelope. */
+  /** Answer `GET /admin/keys` with a 503 envelope. */
   failList: boolean;
   /** Every secret handed out. */
   secrets: string[];
   close(): Promise<void>;
 }
 
+/** The CSRF header this fake demands: not the default, so the element must read it from config. */
+export const FAKE_CSRF = { header: "X-Keys-Intent", value: "manage" };
+
 const CONFIG = {
-  scopes: [{ resource: "orders", levels: ["read", "write"] }, {
-    resource: "invoices",
-    levels: ["read"],
-  }],
+  scopes: [
+    { scope: "orders:read", description: "List and read orders" },
+    { scope: "orders:write" },
+    { scope: "invoices:read" },
+  ],
   environments: ["live", "test"],
-  gracePresets: [{ value: "0", label: "No grace" }, { value: "24h", label: "24 hours" }],
-  expiryPresets: [{ value: "30d", label: "30 days" }, { value: "never", label: "Never" }],
+  gracePresets: ["none", "1h", "24h", "7d"],
+  expiryPresets: ["7d", "30d", "90d", "1y", "never"],
   capabilities: { rename: true, usage: true },
+  csrf: FAKE_CSRF,
 };
 
 const PAGE = (lang: string) =>
@@ -76,7 +81,7 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
   };
   const json = (status: number, body: unknown) => [status, JSON.stringify(body)] as const;
   const error = (status: number, code: string, message: string) =>
-    json(status, { success: false, error: { code, message } });
+    json(status, { success: false, statusCode: status, error: { code, message } });
   const issue = (name: string, environment: string, scopes: string[], expiresAt: string | null) => {
     const id = `k${next++}`;
     const prefix = `sk_${environment}_${id}x`;
@@ -94,14 +99,17 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
       expiresAt,
     };
     fake.keys.push(key);
-    return { ...key, key: secret };
+    return { key: secret, record: key };
   };
   const route = (method: string, path: string, body: Record<string, unknown>) => {
-    if (method === "GET" && path === "/admin/config") return json(200, { data: CONFIG });
+    if (method === "GET" && path === "/admin/config") return json(200, CONFIG);
     if (method === "GET" && path === "/admin/keys") {
       return fake.failList
-        ? error(500, "INTERNAL_SERVER_ERROR", "The keys could not be loaded.")
-        : json(200, { data: fake.keys });
+        ? error(503, "api_key_storage_unavailable", "The keys could not be loaded.")
+        : json(200, {
+          keys: fake.keys.filter((key) => key.status !== "revoked"),
+          capabilities: CONFIG.capabilities,
+        });
     }
     if (method === "POST" && path === "/admin/keys") {
       const expiresAt = body.expiresIn === "30d"
@@ -116,29 +124,36 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
         ),
       });
     }
-    const match = /^\/admin\/keys\/(k\d+)(\/(rotate|revoke|usage))?$/.exec(path);
+    const match = /^\/admin\/keys\/(k\d+)(\/(rotate|usage))?$/.exec(path);
     const key = fake.keys.find((k) => k.id === match?.[1]);
     if (!key || !match) return error(404, "NOT_FOUND", "No such key.");
     const action = match[3];
     if (method === "GET" && action === "usage") {
+      // Sparse, as the usage storage answers: only hours with counts; hour % 5 accepted.
+      const hour = now - (now % 3_600_000);
       return json(200, {
-        data: Array.from({ length: 24 }, (_, hour) => ({
-          hour: new Date(now - (23 - hour) * 3_600_000).toISOString(),
-          count: hour % 5,
-        })),
+        keyId: key.id,
+        granularity: "hour",
+        buckets: Array.from({ length: 24 }, (_, index) => ({
+          start: new Date(hour - (23 - index) * 3_600_000).toISOString(),
+          accepted: index % 5,
+          refused: { api_key_scope_denied: 7 },
+          cost: index % 5,
+        })).filter((bucket) => bucket.accepted > 0),
       });
     }
-    if (method === "POST" && action === "revoke") {
+    if (method === "DELETE" && action === undefined) {
       key.status = "revoked";
-      return json(200, { data: key });
+      return json(200, key);
     }
     if (method === "POST" && action === "rotate") {
       key.status = "rotating";
-      return json(201, { data: issue(key.name, key.environment, key.scopes, key.expiresAt) });
+      const issued = issue(key.name, key.environment, key.scopes, key.expiresAt);
+      return json(201, { ...issued, replacedKeyId: key.id, graceExpiresAt: key.expiresAt });
     }
     if (method === "PATCH" && action === undefined) {
       key.name = String(body.name);
-      return json(200, { data: key });
+      return json(200, key);
     }
     return error(405, "METHOD_NOT_ALLOWED", "Not allowed.");
   };
@@ -159,8 +174,8 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
     }
     fake.requests.push({ method, path: url.pathname, headers: request.headers, body });
     const [status, payload] = method !== "GET" &&
-        request.headers["x-requested-with"] !== "api-keys-manager"
-      ? error(403, "CSRF", "Missing X-Requested-With.")
+        request.headers[FAKE_CSRF.header.toLowerCase()] !== FAKE_CSRF.value
+      ? error(403, "csrf_refused", "Missing the CSRF header.")
       : route(method, url.pathname, body);
     response.writeHead(status, { "Content-Type": "application/json" }).end(payload);
   });
