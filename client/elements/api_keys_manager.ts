@@ -116,7 +116,13 @@ export class ApiKeysManagerElement extends HTMLElement {
   #status = h("p", { role: "status", part: "status", class: "m" });
   #errorText = h("span");
   #retry = h("button", { type: "button", part: "button" });
-  #error = h("div", { role: "alert", part: "error", class: "alert" }, this.#errorText);
+  #error = h(
+    "div",
+    { role: "alert", part: "error", class: "alert" },
+    this.#errorText,
+    " ",
+    this.#retry,
+  );
   #body = h("div", { part: "body" });
   #dialog = h("dialog", { part: "dialog" });
 
@@ -251,8 +257,6 @@ export class ApiKeysManagerElement extends HTMLElement {
     this.#create.disabled = this.#config === null;
     this.#retry.textContent = s.retry;
     this.#error.hidden = this.#state !== "error";
-    if (this.#state === "error") this.#error.append(" ", this.#retry);
-    else this.#errorText.textContent = "";
     if (this.#state === "loading" && this.#keys.length === 0) {
       this.#body.replaceChildren(h("p", { class: "m" }, s.loading));
     } else if (this.#state === "ready" && this.#keys.length === 0) {

@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * `<api-keys-manager>` in headless Chromium (`_chromium.ts`) against a fake of
  * the admin routes (`_admin_fake.ts`): axe-core finds 0 WCAG 2.2 AA violations
@@ -307,7 +306,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     assert.equal(revoke.headers[FAKE_CSRF.header.toLowerCase()], FAKE_CSRF.value);
   });
 
-  it("rotates with a grace preset and reveals the new secret; renames", async () => {
+  it("rotates with a grace preset and reveals the new secret (Escape drops it); renames", async () => {
     fake.keys = [key("k950", { name: "billing" })];
     fake.requests = [];
     await open();
@@ -330,8 +329,17 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     assert.deepEqual(fake.requests.find((r) => r.path.endsWith("/rotate"))!.body, {
       grace: "7d",
     });
-    assert.ok((await shadowText(page, "dialog")).includes(fake.secrets.at(-1)!));
-    await shadow.getByRole("button", { name: "Done" }).click();
+    const secret = fake.secrets.at(-1)!;
+    assert.ok((await shadowText(page, "dialog")).includes(secret));
+    await page.keyboard.press("Escape"); // closing by Escape drops the secret too
+    assert.equal(
+      await page.evaluate(
+        (secret) =>
+          document.querySelector("api-keys-manager")!.shadowRoot!.innerHTML.includes(secret),
+        secret,
+      ),
+      false,
+    );
     await shadow.getByRole("button", { name: "Rename billing" }).first().click();
     await shadow.locator("dialog input").fill("billing v2");
     await shadow.getByRole("button", { name: "Save" }).click();
