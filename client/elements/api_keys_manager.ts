@@ -39,40 +39,34 @@ function h<K extends keyof HTMLElementTagNameMap>(
   return element;
 }
 
-const SVG = "http://www.w3.org/2000/svg";
+/** An SVG element with attributes. */
+function svg<K extends keyof SVGElementTagNameMap>(
+  tag: K,
+  attributes: Record<string, string | number>,
+): SVGElementTagNameMap[K] {
+  const element = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, String(value));
+  return element;
+}
 
-/** The 24 hourly counts as a bar chart named `label`. */
+/** The hourly counts (oldest first, 24) as a bar chart named `label`. */
 function chart(counts: number[], label: string): SVGSVGElement {
-  const svg = document.createElementNS(SVG, "svg");
-  for (
-    const [name, value] of [
-      ["viewBox", "0 0 72 18"],
-      ["width", "72"],
-      ["height", "18"],
-      ["role", "img"],
-      ["aria-label", label],
-      ["part", "usage-chart"],
-    ]
-  ) {
-    svg.setAttribute(name!, value!);
-  }
-  const padded = [...Array<number>(Math.max(0, 24 - counts.length)).fill(0), ...counts];
-  const max = Math.max(1, ...padded);
-  padded.forEach((count, index) => {
-    const height = count > 0 ? Math.max(1, Math.round((count / max) * 18)) : 0;
-    const bar = document.createElementNS(SVG, "rect");
-    for (
-      const [name, value] of [["x", index * 3], ["y", 18 - height], ["width", 2], [
-        "height",
-        height,
-      ]]
-    ) {
-      bar.setAttribute(String(name), String(value));
-    }
-    bar.setAttribute("fill", "currentColor");
-    svg.append(bar);
+  const root = svg("svg", {
+    viewBox: "0 0 72 18",
+    width: 72,
+    height: 18,
+    role: "img",
+    "aria-label": label,
+    part: "usage-chart",
   });
-  return svg;
+  const max = Math.max(1, ...counts);
+  counts.forEach((count, index) => {
+    const height = count > 0 ? Math.max(1, Math.round((count / max) * 18)) : 0;
+    root.append(
+      svg("rect", { x: index * 3, y: 18 - height, width: 2, height, fill: "currentColor" }),
+    );
+  });
+  return root;
 }
 
 /**
@@ -189,6 +183,7 @@ export class ApiKeysManagerElement extends HTMLElement {
       this.#config = config;
       this.#keys = keys;
       this.#state = "ready";
+      this.#errorText.textContent = "";
       this.#render();
       if (config.capabilities.usage) this.#loadUsage(keys, load);
     } catch (error) {
@@ -256,14 +251,13 @@ export class ApiKeysManagerElement extends HTMLElement {
     this.#create.textContent = s.create;
     this.#create.disabled = this.#config === null;
     this.#retry.textContent = s.retry;
-    this.#error.hidden = this.#state !== "error";
-    if (this.#state === "loading" && this.#keys.length === 0) {
+    this.#error.hidden = this.#errorText.textContent === "";
+    if (this.#keys.length > 0) this.#body.replaceChildren(this.#table());
+    else if (this.#state === "loading") {
       this.#body.replaceChildren(h("p", { class: "m" }, s.loading));
-    } else if (this.#state === "ready" && this.#keys.length === 0) {
+    } else if (this.#state === "ready") {
       this.#body.replaceChildren(h("p", { part: "empty", class: "m" }, s.empty));
-    } else if (this.#state !== "error") {
-      this.#body.replaceChildren(this.#table());
-    }
+    } else this.#body.replaceChildren();
   }
 
   #table(): HTMLTableElement {

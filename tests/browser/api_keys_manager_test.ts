@@ -197,6 +197,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     try {
       await open();
       await waitForText(page, "The keys could not be loaded.", "[role=alert]");
+      assert.ok(!(await shadowText(page)).includes("Loading"), "no endless loading line");
       assert.deepEqual(await violations(page), []);
       fake.failList = false;
       fake.keys = [];
@@ -206,6 +207,15 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
         ) as HTMLButtonElement).click()
       );
       await waitForText(page, "No API keys yet.");
+      assert.equal(
+        await page.evaluate(() =>
+          (document.querySelector("api-keys-manager")!.shadowRoot!.querySelector(
+            "[part=error]",
+          ) as HTMLElement).hidden
+        ),
+        true,
+        "the error goes once a retry succeeds",
+      );
     } finally {
       fake.failList = false;
     }
