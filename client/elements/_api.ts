@@ -41,12 +41,15 @@ const record = (value: unknown): Record<string, unknown> | undefined =>
     ? value as Record<string, unknown>
     : undefined;
 
-/** The envelope's `error` as an {@link AdminApiError}, else a generic one. */
+/** The envelope's `error` (or a problem details' `code` and `detail`) as an {@link AdminApiError}. */
 function failure(body: unknown, status: number): AdminApiError {
-  const error = record(record(body)?.error);
-  const code = typeof error?.code === "string" ? error.code : `HTTP_${status}`;
-  const message = typeof error?.message === "string" ? error.message : `HTTP ${status}`;
-  return new AdminApiError(code, message, status);
+  const error = record(record(body)?.error) ?? record(body);
+  const text = (value: unknown) => typeof value === "string" ? value : undefined;
+  return new AdminApiError(
+    text(error?.code) ?? `HTTP_${status}`,
+    text(error?.message) ?? text(error?.detail) ?? `HTTP ${status}`,
+    status,
+  );
 }
 
 function trimSlashes(base: string): string {

@@ -29,6 +29,10 @@ describe("client/elements/_api.ts", () => {
           JSON.stringify({ success: false, error: { code: "FORBIDDEN", message: "No." } }),
         ],
         "/a/html": [502, "<html>bad gateway</html>"],
+        "/a/problem": [
+          401,
+          JSON.stringify({ status: 401, code: "unauthorized", detail: "Sign in." }),
+        ],
         "/a/garbled": [200, "{not json"],
         "/a/huge": [200, JSON.stringify({ data: "x".repeat(MAX_RESPONSE_CHARS) })],
       };
@@ -78,7 +82,7 @@ describe("client/elements/_api.ts", () => {
     assert.equal(seen.length, count, "no request without a token");
   });
 
-  it("throws the envelope's code, message and status; HTTP_<status> without an envelope", async () => {
+  it("throws the envelope's (or problem details') code, message and status; else HTTP_<status>", async () => {
     await assert.rejects(call(base, "/denied", auth), {
       name: "AdminApiError",
       code: "FORBIDDEN",
@@ -86,6 +90,11 @@ describe("client/elements/_api.ts", () => {
       status: 403,
     });
     await assert.rejects(call(base, "/html", auth), { code: "HTTP_502", status: 502 });
+    await assert.rejects(call(base, "/problem", auth), {
+      code: "unauthorized",
+      message: "Sign in.",
+      status: 401,
+    });
   });
 
   it("an unreadable or oversized body is BAD_RESPONSE; an unreachable server NETWORK_ERROR", async () => {
