@@ -8,7 +8,7 @@
  * deno task bench --quick          # smoke run, one to two minutes per runtime
  * deno task bench --deno-only      # or --node-only
  * deno task bench --only core,http # any of core, in_process, http, memory, fetch, shared_storage,
- *                                  # expiry, leaks, unknown_prefix
+ *                                  # expiry, leaks, unknown_prefix, element_size
  * ```
  *
  * `shared_storage` runs on Deno only and needs `DATABASE_URL` (it says so and
@@ -37,12 +37,14 @@ const SCRIPTS = [
   "leaks",
   "rate_limits",
   "unknown_prefix",
+  "element_size",
 ];
 /**
- * Deno-only scripts: `fetch` (the Fetch bindings against a bare `Deno.serve`) and
- * `shared_storage` (it imports the generated Prisma Client, TypeScript).
+ * Deno-only scripts: `fetch` (the Fetch bindings against a bare `Deno.serve`),
+ * `shared_storage` (it imports the generated Prisma Client, TypeScript) and
+ * `element_size` (a bundle's size, the same on both runtimes).
  */
-const DENO_ONLY = new Set(["fetch", "shared_storage", "rate_limits"]);
+const DENO_ONLY = new Set(["fetch", "shared_storage", "rate_limits", "element_size"]);
 const argv = process.argv.slice(2);
 const quick = argv.includes("--quick");
 const onlyIndex = argv.indexOf("--only");

@@ -20,11 +20,11 @@ export interface PageAssets {
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
-/** Bundles `client/mod.ts` for browsers (ES2022, minified). */
-export async function bundleClient(): Promise<string> {
+/** Bundles a library entry point for browsers (ES2022, minified). */
+async function bundle(entry: string): Promise<string> {
   try {
     const result = await esbuild.build({
-      entryPoints: [here("../client/mod.ts")],
+      entryPoints: [here(entry)],
       bundle: true,
       format: "esm",
       platform: "browser",
@@ -38,6 +38,16 @@ export async function bundleClient(): Promise<string> {
     // The esbuild service would otherwise keep the process alive.
     await esbuild.stop();
   }
+}
+
+/** Bundles `client/mod.ts` for browsers (ES2022, minified). */
+export function bundleClient(): Promise<string> {
+  return bundle("../client/mod.ts");
+}
+
+/** Bundles `client/elements/mod.ts` (`<api-keys-manager>`) for browsers (ES2022, minified). */
+export function bundleElements(): Promise<string> {
+  return bundle("../client/elements/mod.ts");
 }
 
 /** Reads the page and builds the client bundle. */

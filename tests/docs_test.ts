@@ -3,7 +3,8 @@
  * whose first two commands are `npm start` (the demo) and `npm test` (the
  * suite), whose entry-point table lists every subpath of `deno.json`, and every
  * relative link of README.md, docs/*.md and demo/README.md reaches an existing
- * file and, with an `#anchor`, a heading of that file.
+ * file and, with an `#anchor`, a heading of that file; docs/settings-page.md
+ * lists every i18n key and CSS custom property of `<api-keys-manager>`.
  *
  * Repository documentation, not the package: the Node run of the built package
  * leaves this file out (`scripts/npm_build/node_tests.ts`).
@@ -13,6 +14,8 @@ import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, normalize } from "node:path";
 import { fileURLToPath } from "node:url";
+import { STYLES } from "../client/elements/_styles.ts";
+import { API_KEYS_MANAGER_STRINGS } from "../client/elements/strings.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const README_MAX_LINES = 300;
@@ -109,6 +112,15 @@ describe("the manual", () => {
     const exports = Object.keys(JSON.parse(read("deno.json")).exports as Record<string, string>);
     const missing = exports.filter((subpath) => !readme.includes(`\n| \`${subpath}\``));
     assert.deepEqual(missing, []);
+  });
+
+  it("docs/settings-page.md lists every i18n key and CSS custom property of the element", () => {
+    const docs = read("docs/settings-page.md");
+    const names = [
+      ...Object.keys(API_KEYS_MANAGER_STRINGS),
+      ...[...STYLES.matchAll(/--api-keys-manager-[a-z-]+/g)].map((match) => match[0]),
+    ];
+    assert.deepEqual(names.filter((name) => !docs.includes(`\`${name}\``)), []);
   });
 
   for (const page of pages()) {

@@ -22,6 +22,7 @@ describe("package metadata", () => {
       "./api-keys/nest",
       "./api-keys/postgres",
       "./client",
+      "./client/elements",
       "./rate-limits",
       "./rate-limits/postgres",
       "./rate-limits/redis",

@@ -10,6 +10,7 @@ import ts from "typescript";
 
 const clientDir = fileURLToPath(new URL("../../client/", import.meta.url));
 const entry = fileURLToPath(new URL("../../client/mod.ts", import.meta.url));
+const elements = fileURLToPath(new URL("../../client/elements/mod.ts", import.meta.url));
 const expectErrors = fileURLToPath(new URL("./types_errors.ts", import.meta.url));
 
 /** A browser project's settings: DOM library, no ambient types, strict flags. */
@@ -49,9 +50,9 @@ function diagnostics(files: string[], extra: Record<string, string> = {}): strin
 }
 
 describe("client/ stands alone", () => {
-  it("type-checks with lib es2022 + dom and types: [], expected errors included", () => {
+  it("type-checks (client/elements/ too) with lib es2022 + dom and types: [], expected errors included", () => {
     // types_errors.ts holds @ts-expect-error lines: an unused one is reported here too.
-    assert.deepEqual(diagnostics([entry, expectErrors]), []);
+    assert.deepEqual(diagnostics([entry, elements, expectErrors]), []);
   });
 
   it("that compile really has no Deno or Node globals", () => {

@@ -1,0 +1,105 @@
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import {
+  type AdminApiError,
+  call,
+  CSRF_HEADER,
+  MAX_RESPONSE_CHARS,
+} from "../../../client/elements/_api.ts";
+
+describe("client/elements/_api.ts", () => {
+  let server: Server;
+  let base = "";
+  const seen: { method: string; url: string; headers: IncomingHttpHeaders; body: string }[] = [];
+  const auth = { credentials: "same-origin" as const };
+
+  before(async () => {
+    server = createServer(async (request, response) => {
+      let body = "";
+      for await (const chunk of request) body += chunk;
+      seen.push({ method: request.method!, url: request.url!, headers: request.headers, body });
+      const answers: Record<string, [number, string]> = {
+        "/a/keys": [200, JSON.stringify({ success: true, data: [{ id: "1" }] })],
+        "/a/plain": [200, JSON.stringify({ ok: true })],
+        "/a/empty": [204, ""],
+        "/a/denied": [
+          403,
+          JSON.stringify({ success: false, error: { code: "FORBIDDEN", message: "No." } }),
+        ],
+        "/a/html": [502, "<html>bad gateway</html>"],
+        "/a/problem": [
+          401,
+          JSON.stringify({ status: 401, code: "unauthorized", detail: "Sign in." }),
+        ],
+        "/a/garbled": [200, "{not json"],
+        "/a/huge": [200, JSON.stringify({ data: "x".repeat(MAX_RESPONSE_CHARS) })],
+      };
+      const [status, text] = answers[request.url!] ?? [404, ""];
+      response.writeHead(status, { "Content-Type": "application/json" }).end(text);
+    });
+    await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/a`;
+  });
+  after(() => new Promise<void>((done) => server.close(() => done())));
+
+  it("returns the envelope's data, or the body without one; trims the base's slashes", async () => {
+    assert.deepEqual(await call(`${base}//`, "/keys", auth), [{ id: "1" }]);
+    assert.deepEqual(await call(base, "/plain", auth), { ok: true });
+    assert.equal(await call(base, "/empty", auth, "POST", {}), undefined);
+    assert.equal(seen.at(-3)!.url, "/a/keys");
+  });
+
+  it("sends the CSRF header and JSON on state-changing requests only", async () => {
+    await call(base, "/plain", auth);
+    assert.equal(seen.at(-1)!.headers["x-requested-with"], undefined);
+    await call(base, "/plain", auth, "PATCH", { name: "n" });
+    const patch = seen.at(-1)!;
+    assert.equal(patch.headers[CSRF_HEADER[0].toLowerCase()], CSRF_HEADER[1]);
+    assert.equal(patch.headers["content-type"], "application/json");
+    assert.equal(patch.body, '{"name":"n"}');
+    await call(base, "/plain", { ...auth, csrf: ["X-Intent", "keys"] }, "DELETE");
+    assert.equal(seen.at(-1)!.headers["x-intent"], "keys");
+    assert.equal(seen.at(-1)!.headers["x-requested-with"], undefined);
+  });
+
+  it("sends the token as a bearer; a throwing or rejecting getToken is TOKEN_ERROR", async () => {
+    await call(base, "/plain", { ...auth, getToken: () => Promise.resolve("t1") });
+    assert.equal(seen.at(-1)!.headers.authorization, "Bearer t1");
+    const count = seen.length;
+    for (
+      const getToken of [() => {
+        throw new Error("secret-ish detail");
+      }, () => Promise.reject(new Error("x"))]
+    ) {
+      await assert.rejects(call(base, "/plain", { ...auth, getToken }), (error: AdminApiError) => {
+        assert.equal(error.code, "TOKEN_ERROR");
+        assert.doesNotMatch(error.message, /secret-ish/);
+        return true;
+      });
+    }
+    assert.equal(seen.length, count, "no request without a token");
+  });
+
+  it("throws the envelope's (or problem details') code, message and status; else HTTP_<status>", async () => {
+    await assert.rejects(call(base, "/denied", auth), {
+      name: "AdminApiError",
+      code: "FORBIDDEN",
+      message: "No.",
+      status: 403,
+    });
+    await assert.rejects(call(base, "/html", auth), { code: "HTTP_502", status: 502 });
+    await assert.rejects(call(base, "/problem", auth), {
+      code: "unauthorized",
+      message: "Sign in.",
+      status: 401,
+    });
+  });
+
+  it("an unreadable or oversized body is BAD_RESPONSE; an unreachable server NETWORK_ERROR", async () => {
+    await assert.rejects(call(base, "/garbled", auth), { code: "BAD_RESPONSE" });
+    await assert.rejects(call(base, "/huge", auth), { code: "BAD_RESPONSE" });
+    await assert.rejects(call("http://127.0.0.1:1", "/x", auth), { code: "NETWORK_ERROR" });
+  });
+});

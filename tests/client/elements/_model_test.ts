@@ -1,0 +1,121 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  configOf,
+  dateOf,
+  expiresSoon,
+  fill,
+  keysOf,
+  usageOf,
+} from "../../../client/elements/_model.ts";
+import { CSRF_HEADER } from "../../../client/elements/_api.ts";
+
+describe("client/elements/_model.ts", () => {
+  it("configOf keeps well-formed entries, string or {value, label} presets, csrf or the default", () => {
+    assert.deepEqual(
+      configOf({
+        scopes: [{ scope: "orders:read", description: "Read orders" }, { scope: "a:b" }, "x", {}],
+        environments: ["live", 2],
+        gracePresets: ["1h", { value: "24h", label: "A day" }, { label: "no value" }],
+        expiryPresets: [{ value: "30d" }],
+        capabilities: { rename: true, usage: "yes" },
+        csrf: { header: "X-Intent", value: "keys" },
+      }),
+      {
+        scopes: [
+          { scope: "orders:read", description: "Read orders" },
+          { scope: "a:b", description: "" },
+        ],
+        environments: ["live"],
+        gracePresets: [{ value: "1h", label: "1h" }, { value: "24h", label: "A day" }],
+        expiryPresets: [{ value: "30d", label: "30d" }],
+        capabilities: { rename: true, usage: false },
+        csrf: ["X-Intent", "keys"],
+      },
+    );
+    const fallback = configOf(null);
+    assert.deepEqual(fallback.capabilities, { rename: false, usage: false });
+    assert.deepEqual(fallback.csrf, [...CSRF_HEADER]);
+  });
+
+  it("keysOf needs id, name and prefix; dates, credits and status are checked", () => {
+    const [key, ...rest] = keysOf([
+      {
+        id: "1",
+        name: "n",
+        prefix: "p",
+        environment: "live",
+        scopes: ["a:read"],
+        createdAt: "2026-01-02T00:00:00.000Z",
+        lastUsedAt: "not a date",
+        expiresAt: null,
+        credits: 5,
+        key: "must not be kept",
+      },
+      { id: "2", name: "no prefix" },
+      { id: "3", name: "n", prefix: "p", credits: Infinity },
+    ]);
+    assert.equal(rest.length, 1);
+    assert.equal(rest[0].credits, null);
+    assert.equal(rest[0].status, "active");
+    assert.deepEqual(key, {
+      id: "1",
+      name: "n",
+      prefix: "p",
+      environment: "live",
+      scopes: ["a:read"],
+      status: "active",
+      createdAt: new Date("2026-01-02T00:00:00.000Z"),
+      lastUsedAt: null,
+      expiresAt: null,
+      credits: 5,
+    });
+    assert.deepEqual(keysOf({ not: "a list" }), []);
+    assert.deepEqual(keysOf({ keys: [{ id: "4", name: "n", prefix: "p" }] }).map((k) => k.id), [
+      "4",
+    ]);
+  });
+
+  it("dateOf rejects long and invalid strings", () => {
+    assert.equal(dateOf("2".repeat(65)), null);
+    assert.equal(dateOf(12), null);
+    assert.equal(dateOf("2026-01-01")?.toISOString(), "2026-01-01T00:00:00.000Z");
+  });
+
+  it("usageOf places sparse buckets in the 24 hours up to now's hour; others and non-counts dropped", () => {
+    const now = Date.parse("2026-01-02T10:30:00Z");
+    const at = (hoursAgo: number, accepted: unknown) => ({
+      start: new Date(Date.parse("2026-01-02T10:00:00Z") - hoursAgo * 3_600_000).toISOString(),
+      accepted,
+      refused: { api_key_scope_denied: 9 },
+    });
+    const counts = usageOf(
+      { buckets: [at(0, 5), at(23, 2), at(24, 100), at(-1, 100), at(3, -1), at(4, "3"), null] },
+      now,
+    );
+    assert.equal(counts.length, 24);
+    assert.equal(counts[23], 5);
+    assert.equal(counts[0], 2);
+    assert.equal(counts.reduce((a, b) => a + b, 0), 7);
+    assert.deepEqual(usageOf("nope", now), Array(24).fill(0));
+  });
+
+  it("expiresSoon: within 7 days, not past, not revoked", () => {
+    const now = Date.parse("2026-01-01T00:00:00Z");
+    const [key] = keysOf([{ id: "1", name: "n", prefix: "p" }]);
+    const at = (days: number, status = "active") => ({
+      ...key,
+      status,
+      expiresAt: new Date(now + days * 86_400_000),
+    });
+    assert.deepEqual(
+      [at(6.9), at(7), at(7.1), at(-1), at(3, "revoked"), key].map((k) => expiresSoon(k, now)),
+      [true, true, false, false, false, false],
+    );
+    assert.equal(expiresSoon(at(10), now, 14), true);
+  });
+
+  it("fill replaces known placeholders and leaves others", () => {
+    assert.equal(fill("Type {name} ({other})", { name: "ci" }), "Type ci ({other})");
+  });
+});
