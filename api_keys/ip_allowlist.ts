@@ -5,11 +5,13 @@
  * client IP from headers), so it is bounded before it is read: text longer
  * than {@link MAX_IP_TEXT_LENGTH} is refused unread. The parser is written by
  * hand and linear: no regular expression sees the text. `ipaddr.js` only
- * holds parsed bytes (range matching and canonical text).
+ * holds parsed bytes (range matching and canonical text). Also the client-IP
+ * step both bindings share (`resolveClientIp`).
  *
  * @module
  */
 import ipaddr from "ipaddr.js";
+import { failureLine } from "./_sinks.ts";
 
 /**
  * Longest address or allowlist-entry text read (the longest IPv6 text with a
@@ -222,4 +224,41 @@ export function isIpAllowed(clientIp: string | undefined, allowedIpCidrs?: strin
   if (allowedIpCidrs === undefined || allowedIpCidrs.length === 0) return true;
   const address = typeof clientIp === "string" ? parseIpAddress(clientIp) : undefined;
   return address !== undefined && isAddressInCidrs(address, allowedIpCidrs);
+}
+
+/** Whether `value` is a promise or thenable. */
+export function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown } | undefined)?.then === "function";
+}
+
+/**
+ * The answer of `resolve(...args)`, or `undefined` when it throws, rejects or
+ * answers something other than a string; a throw or rejection is logged
+ * through `log` (error name only, see `failureLine`). Synchronous when the
+ * resolver is. Never throws or rejects.
+ *
+ * @param label The resolver's option name, for the log line.
+ */
+export function resolveClientIp<Args extends unknown[]>(
+  resolve: (...args: Args) => unknown,
+  args: Args,
+  label: string,
+  log: (line: string) => void,
+): string | undefined | Promise<string | undefined> {
+  const unknown = (error: unknown): undefined => {
+    log(`${failureLine(label, error)}; client IP treated as unknown`);
+    return undefined;
+  };
+  try {
+    const resolved = resolve(...args);
+    return isThenable(resolved)
+      ? Promise.resolve(resolved).then(stringOrUndefined, unknown)
+      : stringOrUndefined(resolved);
+  } catch (error) {
+    return unknown(error);
+  }
+}
+
+function stringOrUndefined(value: unknown): string | undefined {
+  return typeof value === "string" ? value : undefined;
 }

@@ -11,7 +11,7 @@ import { ApiKeyError, ApiKeyStorageError } from "../errors.ts";
 import { requiredEnvironmentOf, requiredScopeOf } from "../_route_requirements.ts";
 import type { ApiKeysService } from "../service.ts";
 import { failureLine } from "../_sinks.ts";
-import { isThenable, resolveClientIp } from "../_client_ip.ts";
+import { isThenable, resolveClientIp } from "../ip_allowlist.ts";
 import type { ApiKeyContext, AuthorizeOptions, Environment, RequiredScope } from "../types.ts";
 import { defaultFetchClientIp, type FetchClientIpResolver } from "./api_keys.client_ip.ts";
 
