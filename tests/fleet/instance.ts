@@ -278,6 +278,7 @@ class LegacyController {
     storage: new PrismaApiKeyStorage(prisma, { rotationWaits: prisma.apiKeyRotationWait }),
     feed,
     onEvent: record,
+    storageTimeoutMs: 30_000, // the run measures the feed; first queries take seconds under load
   })],
   controllers: [OrdersController, LeaksController, AdminController, LegacyController],
 })

@@ -25,8 +25,12 @@ const PEPPERS = { 1: "first-use-suite-pepper-0123456789abcdef" };
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
-async function waitFor(predicate: () => Promise<boolean> | boolean, what: string): Promise<void> {
-  const deadline = performance.now() + 5_000;
+async function waitFor(
+  predicate: () => Promise<boolean> | boolean,
+  what: string,
+  timeoutMs = 5_000,
+): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
   while (!await predicate()) {
     if (performance.now() > deadline) assert.fail(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 5));
@@ -37,9 +41,18 @@ if (databaseReady("rotations that wait on PostgreSQL", unavailable)) {
   const prisma = await createPrismaClient(url!);
   const pool = new pg.Pool({ connectionString: url, max: 2 });
   const storage = new PrismaApiKeyStorage(prisma, expiryDelegates(prisma));
-  /** An instance of the fleet: its own service over the shared database. */
+  /**
+   * An instance of the fleet: its own service over the shared database. 1,000 verifies queue on
+   * one pool for seconds under load: a storage deadline the queue cannot reach.
+   */
   const instance = (clock?: () => Date) =>
-    new ApiKeysService({ peppers: PEPPERS, storage, clock, cache: false });
+    new ApiKeysService({
+      peppers: PEPPERS,
+      storage,
+      clock,
+      cache: false,
+      storageTimeoutMs: 60_000,
+    });
   const expiryOf = async (id: string) => (await storage.findById(id))!.expiresAt!.getTime();
 
   after(async () => {
@@ -113,9 +126,10 @@ if (databaseReady("rotations that wait on PostgreSQL", unavailable)) {
       let bothRejected = 0;
       const bound = rotated.graceExpiresAt.getTime();
       // Resolves once the lowered expiry is in the past: the second half starts then, while the
-      // first half may still be in flight.
+      // first half may still be in flight. The lowering's queries queue behind the first half's
+      // on the shared pool (about 5 s under load).
       const switched = (async () => {
-        await waitFor(async () => await expiryOf(id) < bound, "the lowering");
+        await waitFor(async () => await expiryOf(id) < bound, "the lowering", 60_000);
         const lowered = await expiryOf(id);
         await waitFor(() => clock().getTime() > lowered, "the end of the grace");
       })();
