@@ -25,6 +25,8 @@ export interface ServiceHooks {
   clock: () => Date;
   /** The storage's `renameForTenant` under its deadline, when it has the capability. */
   renameForTenant: ((tenantId: string, id: string, name: string) => Promise<void>) | undefined;
+  /** Whether the service records usage (its `usage` option, on a storage that reads it back). */
+  recordsUsage: boolean;
 }
 
 const hooks = new WeakMap<object, ServiceHooks>();

@@ -70,6 +70,7 @@ export class ApiKeysService {
       revokeReported: (keyId, onRevoked) => this.#manage.revoke(keyId, onRevoked),
       clock: settings.clock,
       renameForTenant: settings.storage.renameForTenant,
+      recordsUsage: settings.usage !== undefined,
     });
     this.#expiry = new ExpiryJob(settings);
   }

@@ -177,7 +177,7 @@ function view(summary: ApiKeySummary): Record<string, unknown> {
   };
 }
 
-type UsageReader = (tenantId: string, query: Record<string, unknown>) => Promise<unknown>;
+type UsageReader = ApiKeysService["usage"];
 
 /** One request's state: the tenant's keys and the caller's powers are read once. */
 interface Call<R> {
@@ -264,10 +264,9 @@ export function createApiKeysAdminHandler<R>(
     DEFAULT_MAX_BODY_BYTES,
     "options.maxBodyBytes",
   );
-  const { clock, renameForTenant: rename } = hooks;
-  const usageMethod = (service as { usage?: unknown }).usage;
-  const usage: UsageReader | undefined = typeof usageMethod === "function"
-    ? (tenantId, query) => usageMethod.call(service, tenantId, query)
+  const { clock, renameForTenant: rename, recordsUsage } = hooks;
+  const usage: UsageReader | undefined = recordsUsage
+    ? (tenantId, query) => service.usage(tenantId, query)
     : undefined;
   const capabilities = Object.freeze({ rename: rename !== undefined, usage: usage !== undefined });
   const config = JSON.stringify({

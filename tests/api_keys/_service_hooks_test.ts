@@ -15,6 +15,7 @@ describe("service hooks", () => {
       revokeReported: () => Promise.resolve(),
       clock: () => new Date(0),
       renameForTenant: undefined,
+      recordsUsage: false,
     };
     attachServiceHooks(withHooks, hooks);
     assert.equal(serviceHooks(withHooks), hooks);

@@ -11,7 +11,11 @@ import type {
   AdminTarget,
   ApiKeysAdminOptions,
 } from "../../../api_keys/admin/types.ts";
-import { type ApiKeyStorage, InMemoryApiKeyStorage } from "../../../api_keys/mod.ts";
+import {
+  type ApiKeysServiceOptions,
+  type ApiKeyStorage,
+  InMemoryApiKeyStorage,
+} from "../../../api_keys/mod.ts";
 import { makeService } from "../helpers.ts";
 
 interface Caller {
@@ -25,8 +29,9 @@ const HOUR = 3_600_000;
 async function setup(
   overrides: Partial<ApiKeysAdminOptions<Caller>> = {},
   storage: ApiKeyStorage = new InMemoryApiKeyStorage(),
+  serviceOptions: Partial<ApiKeysServiceOptions> = {},
 ) {
-  const { service, clocks } = makeService({ storage });
+  const { service, clocks } = makeService({ storage, ...serviceOptions });
   const admin = await service.create({
     tenantId: "acme",
     name: "admin",
@@ -448,11 +453,11 @@ describe("createApiKeysAdminHandler", () => {
     });
   });
 
-  it("usage: 501 without service.usage; with it, the tenant-bound call and a bounded span", async () => {
+  it("usage: 501 unless the service records usage; with it, the tenant-bound call and a bounded span", async () => {
     const { call, reader } = await setup();
     assert.equal((await call("GET", `/keys/${reader.id}/usage`))!.status, 501);
     const seen: unknown[] = [];
-    const withUsage = await setup();
+    const withUsage = await setup({}, new InMemoryApiKeyStorage(), { usage: true });
     Object.assign(withUsage.service, {
       usage: (tenantId: string, query: unknown) => {
         seen.push([tenantId, query]);
