@@ -18,6 +18,7 @@ import { apiKeyError, ApiKeyValidationError } from "./errors.ts";
 import { warnOnce } from "./_sinks.ts";
 import type {
   ApiKeyContext,
+  ApiKeyCredits,
   ApiKeyRateLimitPolicy,
   ApiKeyRateLimitResult,
   ApiKeyRecord,
@@ -146,6 +147,23 @@ export function assertTenantSharedPolicies(
 
 /** A counter's subject: `key:` or `tenant:` and the URI-encoded id (no control characters). */
 const subjectOf = (kind: "key" | "tenant", id: string) => `${kind}:${encodeURIComponent(id)}`;
+
+/**
+ * The limiter subject of a key's credit balance (named `credits`): its
+ * `balanceKeyId`'s, else its own, so a rotation chain spends one balance.
+ *
+ * @example
+ * ```ts
+ * import { creditSubjectOf } from "./_limits.ts";
+ * creditSubjectOf("k2", { balanceKeyId: "k1" }); // "key:k1"
+ * ```
+ */
+export function creditSubjectOf(
+  keyId: string,
+  credits: Pick<ApiKeyCredits, "balanceKeyId">,
+): string {
+  return subjectOf("key", credits.balanceKeyId ?? keyId);
+}
 
 /** The route's pick (names) or its own policies, per `AuthorizeOptions.rateLimits`. */
 function routePolicies(base: Compiled | undefined, route: AuthorizeOptions["rateLimits"]) {

@@ -32,6 +32,7 @@
  */
 export {
   type ApiKeyContext,
+  type ApiKeyCredits,
   type ApiKeyGraceStart,
   type ApiKeyHashCount,
   type ApiKeyHashReplacement,

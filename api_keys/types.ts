@@ -7,6 +7,8 @@
 
 import type { RateLimitPolicyResult } from "../rate_limits/limiter.ts";
 import type { RateLimitPolicy } from "../rate_limits/policy.ts";
+import type { Credits } from "../rate_limits/credits.ts";
+import type { CounterResult } from "../rate_limits/store.ts";
 
 /**
  * A rate-limit policy of a key: counted per key, or with `sharedBy: "tenant"`
@@ -21,6 +23,18 @@ export interface ApiKeyRateLimitPolicy extends RateLimitPolicy {
 export interface ApiKeyRateLimitResult extends RateLimitPolicyResult {
   /** Window length in ms. */
   readonly windowMs: number;
+}
+
+/**
+ * A key's credits as stored (kept only by a storage with `storesCredits`): the
+ * balance last written back, when, its refill rule, and whose balance the key
+ * spends (a rotated key and its replacement spend one balance).
+ */
+export interface ApiKeyCredits extends Credits {
+  /** When `remaining` was read; refills due since then apply at the next spend. */
+  updatedAt: Date;
+  /** Id of the key whose balance this key spends (the first key of its rotation chain); absent: its own. */
+  balanceKeyId?: string;
 }
 
 /** Longest accepted key name. */
@@ -122,6 +136,8 @@ export interface ApiKeyRecord {
    * absent: the current layout. Bound only by a storage with `storesLayout`.
    */
   layout?: string;
+  /** Credits (kept only by a storage with `storesCredits`). */
+  credits?: ApiKeyCredits;
   /** Flattened scopes (`resource:level`). */
   scopes: string[];
   /** Canonical allowed CIDRs; empty or absent means any address. */
@@ -180,6 +196,10 @@ export interface ApiKeyContext {
   rateLimits?: readonly ApiKeyRateLimitPolicy[];
   /** With a `limiter`: each policy's answer to this request (for the `RateLimit` fields). */
   rateLimitResults?: readonly ApiKeyRateLimitResult[];
+  /** The key's credits as stored, when it has some. */
+  credits?: Readonly<ApiKeyCredits>;
+  /** With a `limiter`: the credit balance's answer to this request. */
+  creditResult?: Readonly<CounterResult>;
 }
 
 /** Input of `ApiKeysService.create`. */
@@ -200,6 +220,8 @@ export interface CreateApiKeyInput {
   allowedIpCidrs?: string[];
   /** Rate-limit policies (needs the storage capability `storesRateLimits`; a bad policy is a `TypeError`). */
   rateLimits?: ApiKeyRateLimitPolicy[];
+  /** Credits the key spends (needs `storesCredits` and a `limiter`; a bad value is a `TypeError`). */
+  credits?: Credits;
 }
 
 /** Result of `ApiKeysService.create`. `key` is shown once and never stored. */
@@ -245,6 +267,8 @@ export interface RotateApiKeyInput {
   allowedIpCidrs?: string[];
   /** Rate-limit policies of the new key (default: the old key's). */
   rateLimits?: ApiKeyRateLimitPolicy[];
+  /** Credits of the new key (default: it spends the old key's balance, shared during the grace). */
+  credits?: Credits;
 }
 
 /** Result of `ApiKeysService.rotate`. */
