@@ -303,9 +303,9 @@ export class RequestLimits {
     if (result.unavailable) return this.#unavailable(context);
     const answers: Pick<ApiKeyContext, "rateLimitResults" | "creditResult"> = {};
     if (policies.length > 0) {
-      answers.rateLimitResults = Object.freeze(result.policies.map((r, i) =>
-        Object.freeze({ ...r, windowMs: policies[i].windowMs })
-      ));
+      answers.rateLimitResults = Object.freeze(
+        result.policies.map((r, i) => Object.freeze({ ...r, windowMs: policies[i].windowMs })),
+      );
     }
     if (result.credits !== undefined) answers.creditResult = Object.freeze({ ...result.credits });
     if (!result.allowed) {
