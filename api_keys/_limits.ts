@@ -21,7 +21,6 @@ import type {
   ApiKeyContext,
   ApiKeyCredits,
   ApiKeyRateLimitPolicy,
-  ApiKeyRateLimitResult,
   ApiKeyRecord,
   AuthorizeOptions,
 } from "./types.ts";

@@ -16,7 +16,6 @@
  * @module
  */
 import { ApiKeysService } from "../api_keys/service.ts";
-import { InMemoryApiKeyStorage } from "../api_keys/storage/in_memory.ts";
 import { createRateLimiter } from "../rate_limits/limiter.ts";
 import { compileRateLimitPolicies } from "../rate_limits/policy.ts";
 import type { RateLimitStore } from "../rate_limits/store.ts";
