@@ -119,7 +119,7 @@ describe("credits in authorize", () => {
   });
 
   it("both deny: api_key_rate_limited (it clears sooner), carrying both answers", async () => {
-    const { service, storage } = setup();
+    const { service, storage, metrics } = setup();
     const { key } = await creditedKey(service, storage, { remaining: 1 }, [
       { name: "burst", limit: 1, windowMs: 60_000 },
     ]);
@@ -128,6 +128,7 @@ describe("credits in authorize", () => {
     assert.equal(error.code, "api_key_rate_limited");
     assert.equal(error.creditResult?.allowed, false);
     assert.equal(error.rateLimitResults?.[0].allowed, false);
+    assert.deepEqual(metrics.map((m) => m.outcome), ["rate_limited"]);
   });
 
   it("1,000 of 1,000: a credit denial leaves the rate-limit counts unchanged, a rate-limit denial the balance", async () => {
@@ -219,6 +220,28 @@ describe("credits in authorize", () => {
       creditEvents(events).map((e) => e.type === "api_key.credits_low" ? e.threshold : 0).sort(),
       [0, 10, 30],
     );
+  });
+
+  it("usage counts a credit refusal as api_key_usage_exceeded and an accepted spend's cost", async () => {
+    const clocks = new FakeClocks();
+    const storage = new CreditedStorage();
+    const service = new ApiKeysService({
+      peppers: { 1: PEPPER_1 },
+      storage,
+      limiter: createRateLimiter({ logger: () => {} }),
+      clock: clocks.clock,
+      usage: { flushIntervalMs: HOUR },
+    });
+    const { key, id } = await creditedKey(service, storage, { remaining: 3 });
+    await service.authorize(key, { cost: 3 });
+    await denial(service.authorize(key));
+    await denial(service.authorize(key));
+    await service.close();
+    const window = { from: new Date(clocks.now - HOUR), to: new Date(clocks.now + HOUR) };
+    const [hour] = await service.usage("t1", { keyId: id, ...window, granularity: "hour" });
+    assert.deepEqual([hour.accepted, hour.cost], [1, 3]);
+    assert.equal(hour.refused.api_key_usage_exceeded, 2);
+    assert.equal(hour.refused.api_key_rate_limited, 0);
   });
 
   it("creditThresholds: 1–8 safe integers ≥ 1, only with a limiter", () => {
