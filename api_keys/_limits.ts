@@ -1,8 +1,8 @@
 /**
- * Rate limits in the API-key flows: a key's policies validated and compiled
- * once (create, rotate, each record read), the per-request check of
- * `authorize`/`authorizeRequest` with a `limiter`, the shared-policy rule of
- * `create`, and the `RateLimit` response fields both bindings write.
+ * Rate limits and credits in the API-key flows: a key's policies validated and
+ * compiled once (create, rotate, each record read), the per-request check and
+ * credit spend of `authorize`/`authorizeRequest` with a `limiter`, the
+ * shared-policy rule of `create`, and the response fields both bindings write.
  * Over 300 lines because the rate-limit rules of the API-key component live
  * here only, each export with its example.
  *
@@ -16,11 +16,11 @@ import {
 } from "../rate_limits/policy.ts";
 import { apiKeyError, ApiKeyValidationError } from "./errors.ts";
 import { warnOnce } from "./_sinks.ts";
+import type { ApiKeyCreditsExhaustedEvent, ApiKeyCreditsLowEvent } from "./events.ts";
 import type {
   ApiKeyContext,
   ApiKeyCredits,
   ApiKeyRateLimitPolicy,
-  ApiKeyRateLimitResult,
   ApiKeyRecord,
   AuthorizeOptions,
 } from "./types.ts";
@@ -214,8 +214,15 @@ export function routeRateLimitOf(
   return Object.freeze(route);
 }
 
+/** Most `creditThresholds`. */
+const MAX_CREDIT_THRESHOLDS = 8;
+
+/** The credit events of one spend. */
+export type ApiKeyCreditEvent = ApiKeyCreditsLowEvent | ApiKeyCreditsExhaustedEvent;
+
 /**
- * The per-request check of a service built with a `limiter`.
+ * The per-request check of a service built with a `limiter`: the route's
+ * policies and the key's credits in one `limiter.check`.
  *
  * @example
  * ```ts
@@ -229,20 +236,31 @@ export function routeRateLimitOf(
 export class RequestLimits {
   readonly #limiter: RateLimiter;
   readonly #resolve: ApiKeyRateLimitResolver | undefined;
+  readonly #thresholds: readonly number[];
   readonly #resolverFailed = warnOnce("rateLimitResolver");
 
-  /** Checks with `limiter`; policies come from `resolve` when given, else from the key. */
-  constructor(limiter: RateLimiter, resolve: ApiKeyRateLimitResolver | undefined) {
+  /**
+   * Checks with `limiter`; policies come from `resolve` when given, else from
+   * the key; `thresholds` are the validated `creditThresholds`, highest first.
+   */
+  constructor(
+    limiter: RateLimiter,
+    resolve: ApiKeyRateLimitResolver | undefined,
+    thresholds: readonly number[] = [],
+  ) {
     this.#limiter = limiter;
     this.#resolve = resolve;
+    this.#thresholds = thresholds;
   }
 
   /**
-   * Checks the request's policies (all or nothing; `options.cost` already
-   * validated). Resolves `context` when no
-   * policy applies or the store is unavailable with `onStoreError: "open"`,
-   * else a frozen copy carrying `rateLimitResults`. Rejects with
-   * `api_key_rate_limited` (with the results) or `api_key_rate_limit_unavailable`.
+   * Checks the request's policies and spends its cost (`options.cost`, already
+   * validated; default 1) from the key's credits, all or nothing. Resolves
+   * `context` when nothing applies or the store is unavailable with
+   * `onStoreError: "open"`, else a frozen copy carrying `rateLimitResults` and
+   * `creditResult`. Rejects with `api_key_rate_limited` (a policy denies, with
+   * the results), `api_key_usage_exceeded` (too few credits, with
+   * `creditResult`) or `api_key_rate_limit_unavailable`.
    */
   async apply(context: ApiKeyContext, options: AuthorizeOptions): Promise<ApiKeyContext> {
     let base: Compiled | undefined;
@@ -255,29 +273,72 @@ export class RequestLimits {
       return this.#unavailable(context);
     }
     const picked = routePolicies(base, options.rateLimits);
-    if (picked.length === 0) return context;
-    const policies = compileRateLimitPolicies(picked.map(({ policy }) => policy));
+    const { credits } = context;
+    if (picked.length === 0 && credits === undefined) return context;
+    const policies = picked.length === 0
+      ? []
+      : compileRateLimitPolicies(picked.map(({ policy }) => policy));
     const subjects = picked.map(({ shared }) =>
       shared ? subjectOf("tenant", context.tenantId) : subjectOf("key", context.keyId)
     );
     let result;
     try {
-      result = await this.#limiter.check(subjects[0], policies, { cost: options.cost, subjects });
+      const balance = credits && {
+        initial: credits.remaining,
+        initialAt: credits.updatedAt.getTime(),
+        subject: creditSubjectOf(context.keyId, credits),
+        ...(credits.refill === undefined ? {} : { refill: credits.refill }),
+      };
+      result = await this.#limiter.check(subjects[0] ?? balance!.subject, policies, {
+        cost: options.cost,
+        subjects,
+        credits: balance,
+      });
     } catch (error) {
-      // A subject too long for a counter (an id or tenant over 500 characters).
+      // A subject too long for a counter (an id or tenant over 500 characters), bad stored credits.
       this.#resolverFailed(error);
       return this.#unavailable(context);
     }
     if (result.unavailable) return this.#unavailable(context);
-    const results: ApiKeyRateLimitResult[] = result.policies.map((r, i) =>
-      Object.freeze({ ...r, windowMs: policies[i].windowMs })
-    );
-    if (!result.allowed) {
-      throw Object.assign(apiKeyError("api_key_rate_limited"), {
-        rateLimitResults: Object.freeze(results),
-      });
+    const answers: Pick<ApiKeyContext, "rateLimitResults" | "creditResult"> = {};
+    if (policies.length > 0) {
+      answers.rateLimitResults = Object.freeze(
+        result.policies.map((r, i) => Object.freeze({ ...r, windowMs: policies[i].windowMs })),
+      );
     }
-    return Object.freeze({ ...context, rateLimitResults: Object.freeze(results) });
+    if (result.credits !== undefined) answers.creditResult = Object.freeze({ ...result.credits });
+    if (!result.allowed) {
+      // A rate limit clears sooner than credits refill: its code wins when both deny.
+      const limited = answers.rateLimitResults?.some((r) => !r.allowed) ?? false;
+      throw Object.assign(
+        apiKeyError(limited ? "api_key_rate_limited" : "api_key_usage_exceeded"),
+        answers,
+      );
+    }
+    return Object.freeze({ ...context, ...answers });
+  }
+
+  /**
+   * The events of the spend that answered `context.creditResult` at `at`:
+   * `api_key.credits_low` per threshold the balance fell past (from above it
+   * to at most it), `api_key.credits_exhausted` when it reached 0.
+   */
+  creditEvents(context: ApiKeyContext, cost: number, at: Date): ApiKeyCreditEvent[] {
+    const answer = context.creditResult;
+    if (answer === undefined || cost === 0) return [];
+    const remaining = answer.remaining;
+    const common = {
+      at,
+      keyId: context.keyId,
+      tenantId: context.tenantId,
+      remaining,
+      nextRefillAt: answer.resetMs < 0 ? null : new Date(at.getTime() + answer.resetMs),
+    };
+    const events: ApiKeyCreditEvent[] = this.#thresholds
+      .filter((threshold) => remaining + cost > threshold && threshold >= remaining)
+      .map((threshold) => ({ type: "api_key.credits_low", ...common, threshold }));
+    if (remaining === 0) events.push({ type: "api_key.credits_exhausted", ...common });
+    return events;
   }
 
   async #resolved(context: ApiKeyContext, request: unknown): Promise<Compiled | undefined> {
@@ -291,65 +352,89 @@ export class RequestLimits {
   }
 }
 
+/** The `creditThresholds` option: 1–8 safe integers ≥ 1, deduplicated, highest first. */
+function creditThresholdsOf(value: unknown, PREFIX: string): readonly number[] {
+  if (value === undefined) return [];
+  const name = `${PREFIX}creditThresholds`;
+  if (!Array.isArray(value) || value.length > MAX_CREDIT_THRESHOLDS) {
+    throw new TypeError(`${name} must be an array of at most ${MAX_CREDIT_THRESHOLDS} numbers`);
+  }
+  for (const threshold of value) assertCount(threshold, 1, name);
+  return Object.freeze([...new Set(value as number[])].sort((a, b) => b - a));
+}
+
 /**
- * The rate-limit check of the service options `limiter` and `rateLimitResolver`
- * (`undefined` without a limiter); a `TypeError` naming a bad one after `PREFIX`.
+ * The rate-limit and credit check of the service options `limiter`,
+ * `rateLimitResolver` and `creditThresholds` (`undefined` without a limiter);
+ * a `TypeError` naming a bad one after `PREFIX`.
  *
  * @example
  * ```ts
  * import { buildLimits } from "./_limits.ts";
- * buildLimits(undefined, undefined, "ApiKeysServiceOptions."); // undefined
+ * buildLimits(undefined, undefined, undefined, "ApiKeysServiceOptions."); // undefined
  * ```
  */
 export function buildLimits(
   limiter: unknown,
   resolver: unknown,
+  creditThresholds: unknown,
   PREFIX: string,
 ): RequestLimits | undefined {
   if (resolver !== undefined && typeof resolver !== "function") {
     throw new TypeError(`${PREFIX}rateLimitResolver must be a function`);
   }
+  const thresholds = creditThresholdsOf(creditThresholds, PREFIX);
   if (limiter === undefined) {
-    if (resolver !== undefined) throw new TypeError(`${PREFIX}rateLimitResolver needs a limiter`);
+    for (const [name, value] of Object.entries({ rateLimitResolver: resolver, creditThresholds })) {
+      if (value !== undefined) throw new TypeError(`${PREFIX}${name} needs a limiter`);
+    }
     return undefined;
   }
   if (typeof (limiter as { check?: unknown })?.check !== "function") {
     throw new TypeError(`${PREFIX}limiter must be a RateLimiter (createRateLimiter)`);
   }
-  return new RequestLimits(limiter as RateLimiter, resolver as ApiKeyRateLimitResolver);
+  return new RequestLimits(
+    limiter as RateLimiter,
+    resolver as ApiKeyRateLimitResolver,
+    thresholds,
+  );
 }
 
 /**
  * The `RateLimit-Policy` and `RateLimit` fields (draft-ietf-httpapi-ratelimit-headers
  * -08 to -11: one item per policy, `"name";q=<limit>;w=<window s>` and
- * `"name";r=<remaining>;t=<reset s>`), with `legacy` the `X-RateLimit-*` trio of
- * the policy with the least remaining, and on a denial `Retry-After` (the
- * longest wait of a denying policy, in seconds). Empty without results.
+ * `"name";r=<remaining>;t=<reset s>`) of `answers.rateLimitResults`, with
+ * `legacy` the `X-RateLimit-*` trio of the policy with the least remaining, and
+ * on a denial `Retry-After` in seconds: the longest wait of a denying policy,
+ * else (credits denied) the time to the next refill when there is one.
  *
  * @example
  * ```ts
  * import { rateLimitHeaders } from "./_limits.ts";
- * rateLimitHeaders([{ name: "burst", limit: 100, windowMs: 60_000, remaining: 50, resetMs: 30_000, allowed: true }], false);
+ * rateLimitHeaders({ rateLimitResults: [{ name: "burst", limit: 100, windowMs: 60_000, remaining: 50, resetMs: 30_000, allowed: true }] }, false);
  * // [["RateLimit-Policy", '"burst";q=100;w=60'], ["RateLimit", '"burst";r=50;t=30']]
  * ```
  */
 export function rateLimitHeaders(
-  results: readonly ApiKeyRateLimitResult[] | undefined,
+  answers: Pick<ApiKeyContext, "rateLimitResults" | "creditResult">,
   legacy: boolean,
 ): [string, string][] {
-  if (results === undefined || results.length === 0) return [];
+  const { rateLimitResults: results = [], creditResult: credit } = answers;
   const seconds = (ms: number) => Math.ceil(ms / 1000);
-  const headers: [string, string][] = [
-    [
-      "RateLimit-Policy",
-      results.map((r) => `"${r.name}";q=${r.limit};w=${seconds(r.windowMs)}`).join(", "),
-    ],
-    [
-      "RateLimit",
-      results.map((r) => `"${r.name}";r=${r.remaining};t=${seconds(r.resetMs)}`).join(", "),
-    ],
-  ];
-  if (legacy) {
+  const headers: [string, string][] = [];
+  if (results.length > 0) {
+    headers.push(
+      [
+        "RateLimit-Policy",
+        results.map((r) => `"${r.name}";q=${r.limit};w=${seconds(r.windowMs)}`).join(", "),
+      ],
+      [
+        "RateLimit",
+        results.map((r) => `"${r.name}";r=${r.remaining};t=${seconds(r.resetMs)}`).join(", "),
+      ],
+    );
+  }
+  if (legacy && results.length > 0) {
     const least = results.reduce((a, b) => (b.remaining < a.remaining ? b : a));
     headers.push(
       ["X-RateLimit-Limit", String(least.limit)],
@@ -360,6 +445,8 @@ export function rateLimitHeaders(
   const denied = results.filter((r) => !r.allowed);
   if (denied.length > 0) {
     headers.push(["Retry-After", String(Math.max(...denied.map((r) => seconds(r.resetMs))))]);
+  } else if (credit !== undefined && !credit.allowed && credit.resetMs >= 0) {
+    headers.push(["Retry-After", String(seconds(credit.resetMs))]);
   }
   return headers;
 }

@@ -258,7 +258,7 @@ export function compileSettings(options: unknown): Settings {
       ? new HashUpgrade(hasher, storage, emitEvent, clock)
       : undefined,
     retiredPepperVersions,
-    limits: buildLimits(o.limiter, o.rateLimitResolver, PREFIX),
+    limits: buildLimits(o.limiter, o.rateLimitResolver, o.creditThresholds, PREFIX),
     usage: compileUsage(o.usage, storage.usage, clock, `${PREFIX}usage`),
   });
 }

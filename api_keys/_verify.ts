@@ -62,6 +62,7 @@ function freezeContext(record: Readonly<ApiKeyRecord>): ApiKeyContext {
     context.allowedIpCidrs = Object.freeze([...record.allowedIpCidrs]) as string[];
   }
   if (record.rateLimits !== undefined) context.rateLimits = keyRateLimits(record.rateLimits);
+  if (record.credits !== undefined) context.credits = Object.freeze({ ...record.credits });
   return Object.freeze(context);
 }
 
@@ -98,6 +99,8 @@ const AUTHORIZATION_OUTCOMES: Readonly<Record<string, ApiKeyAuthorizationOutcome
   api_key_ip_not_allowed: "ip_denied",
   api_key_environment_mismatch: "environment_denied",
   api_key_scope_insufficient: "scope_denied",
+  api_key_rate_limited: "rate_limited",
+  api_key_usage_exceeded: "usage_exceeded",
 });
 
 /** Throws a `TypeError` for a `requiredScope` level other than read or write (a programmer error). */
@@ -181,30 +184,41 @@ export class VerifyFlow {
     const context = await this.#verify(rawKey, "check");
     const code = authorizationFailure(context, options);
     if (code !== undefined) {
-      this.#s.usage?.refused(context.keyId, context.tenantId, code as ApiKeyUsageRefusalCode);
       this.#authFailed(context.prefix, code, knownOf(context));
-      this.#s.emitAuthorizationMetric?.({
-        type: "api_key.authorization",
-        outcome: AUTHORIZATION_OUTCOMES[code],
-        durationMs: this.#s.monotonic() - start,
-        environment: context.environment,
-      });
+      this.#refused(context, code, start);
       throw apiKeyError(code);
     }
+    const s = this.#s;
     let limited = context;
-    if (this.#s.limits !== undefined) {
+    if (s.limits !== undefined) {
       try {
-        limited = await this.#s.limits.apply(context, options);
+        limited = await s.limits.apply(context, options);
       } catch (error) {
-        if (error instanceof ApiKeyError && error.code === "api_key_rate_limited") {
-          this.#s.usage?.refused(context.keyId, context.tenantId, "api_key_rate_limited");
+        if (error instanceof ApiKeyError && error.code in AUTHORIZATION_OUTCOMES) {
+          this.#refused(context, error.code, start);
         }
         throw error;
       }
+      if (limited.creditResult !== undefined && s.emitEvent !== undefined) {
+        for (const event of s.limits.creditEvents(limited, options.cost ?? 1, s.clock())) {
+          s.emitEvent(event);
+        }
+      }
     }
-    this.#s.usage?.accepted(context.keyId, context.tenantId, options.cost ?? 1);
-    if (this.#s.emitUsageEvents) this.#used(limited);
+    s.usage?.accepted(context.keyId, context.tenantId, options.cost ?? 1);
+    if (s.emitUsageEvents) this.#used(limited);
     return limited;
+  }
+
+  /** Counts a refusal of an authorization begun at `start` (usage, `api_key.authorization`). */
+  #refused(context: ApiKeyContext, code: ApiKeyErrorCode, start: number): void {
+    this.#s.usage?.refused(context.keyId, context.tenantId, code as ApiKeyUsageRefusalCode);
+    this.#s.emitAuthorizationMetric?.({
+      type: "api_key.authorization",
+      outcome: AUTHORIZATION_OUTCOMES[code],
+      durationMs: this.#s.monotonic() - start,
+      environment: context.environment,
+    });
   }
 
   /**

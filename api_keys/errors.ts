@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { ApiKeyRateLimitResult } from "./types.ts";
+import type { ApiKeyContext, ApiKeyRateLimitResult } from "./types.ts";
 
 /**
  * Brand of this library's errors, on their prototypes. A registered symbol:
@@ -31,6 +31,7 @@ export const ApiKeyErrorCode = {
   IpNotAllowed: "api_key_ip_not_allowed",
   RateLimited: "api_key_rate_limited",
   RateLimitUnavailable: "api_key_rate_limit_unavailable",
+  UsageExceeded: "api_key_usage_exceeded",
 } as const;
 Object.freeze(ApiKeyErrorCode);
 
@@ -49,6 +50,7 @@ export const API_KEY_ERROR_STATUS: Readonly<Record<ApiKeyErrorCode, number>> = O
   api_key_ip_not_allowed: 403,
   api_key_rate_limited: 429,
   api_key_rate_limit_unavailable: 503,
+  api_key_usage_exceeded: 429,
 });
 
 const API_KEY_ERROR_MESSAGES: Readonly<Record<ApiKeyErrorCode, string>> = Object.freeze({
@@ -62,6 +64,7 @@ const API_KEY_ERROR_MESSAGES: Readonly<Record<ApiKeyErrorCode, string>> = Object
   api_key_ip_not_allowed: "API key is not allowed from this address",
   api_key_rate_limited: "API key rate limit exceeded",
   api_key_rate_limit_unavailable: "API key rate limits are unavailable",
+  api_key_usage_exceeded: "API key has too few credits left",
 });
 
 /**
@@ -84,6 +87,8 @@ export class ApiKeyError extends Error {
   readonly reason?: string;
   /** `api_key_rate_limited`: each policy's answer (the denying ones have `allowed: false`). */
   declare readonly rateLimitResults?: readonly ApiKeyRateLimitResult[];
+  /** `api_key_usage_exceeded`: the balance's answer (`resetMs` to the next refill, -1 for none). */
+  declare readonly creditResult?: ApiKeyContext["creditResult"];
 
   /** Creates the error for `code`, with an optional safe `reason`. */
   constructor(code: ApiKeyErrorCode, reason?: string) {

@@ -240,6 +240,44 @@ export interface ApiKeyExposedEvent {
   url: string | null;
 }
 
+/**
+ * Emitted by the one request whose spend took a key's balance from above
+ * `threshold` to at most it (one of `creditThresholds`): once per threshold
+ * and refill period across a fleet.
+ */
+export interface ApiKeyCreditsLowEvent {
+  /** Event type. */
+  type: "api_key.credits_low";
+  /** When it happened. */
+  at: Date;
+  /** Key id (the key that spent). */
+  keyId: string;
+  /** Owning tenant. */
+  tenantId: string;
+  /** Credits left after the spend. */
+  remaining: number;
+  /** The threshold crossed. */
+  threshold: number;
+  /** When the balance next refills, or null without a refill. */
+  nextRefillAt: Date | null;
+}
+
+/** Emitted by the one request whose spend took a key's balance to 0: once per refill period. */
+export interface ApiKeyCreditsExhaustedEvent {
+  /** Event type. */
+  type: "api_key.credits_exhausted";
+  /** When it happened. */
+  at: Date;
+  /** Key id (the key that spent). */
+  keyId: string;
+  /** Owning tenant. */
+  tenantId: string;
+  /** Always 0. */
+  remaining: number;
+  /** When the balance next refills, or null without a refill. */
+  nextRefillAt: Date | null;
+}
+
 /** Every event of the API-key component, discriminated by `type`. */
 export type ApiKeyEvent =
   | ApiKeyCreatedEvent
@@ -250,7 +288,9 @@ export type ApiKeyEvent =
   | ApiKeyExposedEvent
   | ApiKeyRehashFailedEvent
   | ApiKeyExpiringEvent
-  | ApiKeyRotationCompletedEvent;
+  | ApiKeyRotationCompletedEvent
+  | ApiKeyCreditsLowEvent
+  | ApiKeyCreditsExhaustedEvent;
 
 /** One per verification: its outcome and duration (from `monotonicClock`). */
 export interface ApiKeyVerificationMetric {
@@ -266,13 +306,18 @@ export interface ApiKeyVerificationMetric {
 
 /**
  * Outcome of `api_key.authorization`: which request check refused a key
- * whose secret was proven.
+ * whose secret was proven (`rate_limited` and `usage_exceeded` with a `limiter`).
  */
-export type ApiKeyAuthorizationOutcome = "ip_denied" | "environment_denied" | "scope_denied";
+export type ApiKeyAuthorizationOutcome =
+  | "ip_denied"
+  | "environment_denied"
+  | "scope_denied"
+  | "rate_limited"
+  | "usage_exceeded";
 
 /**
  * One per `authorize` or `authorizeRequest` refused after the secret was
- * proven (IP allowlist, environment, scope), to `onAuthorizationMetric`.
+ * proven (IP allowlist, environment, scope, rate limit, credits), to `onAuthorizationMetric`.
  * Low-cardinality: no key, tenant or address.
  */
 export interface ApiKeyAuthorizationMetric {

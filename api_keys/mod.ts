@@ -80,6 +80,8 @@ export type {
   ApiKeyAuthorizationMetric,
   ApiKeyAuthorizationOutcome,
   ApiKeyCreatedEvent,
+  ApiKeyCreditsExhaustedEvent,
+  ApiKeyCreditsLowEvent,
   ApiKeyEvent,
   ApiKeyExpiringEvent,
   ApiKeyOperationMetric,

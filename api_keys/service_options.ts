@@ -138,9 +138,17 @@ export interface ApiKeysServiceOptions {
   /**
    * Enforces rate limits in `authorize`/`authorizeRequest` (`createRateLimiter` of
    * `./rate-limits`): after the key, IP, environment and scope checks pass, the key's
-   * policies (or the resolver's) are checked; a denial is `api_key_rate_limited` (429).
+   * policies (or the resolver's) are checked and a key with credits spends the route's
+   * `cost`, in one atomic step; a denial is `api_key_rate_limited` or
+   * `api_key_usage_exceeded` (429).
    */
   limiter?: RateLimiter;
   /** With `limiter`: the policies of each request in place of the key's (see `ApiKeyRateLimitResolver`). */
   rateLimitResolver?: ApiKeyRateLimitResolver;
+  /**
+   * With `limiter`: balances (1–8 safe integers ≥ 1; default none) whose
+   * crossing by a spend emits `api_key.credits_low`, once per key, threshold
+   * and refill period across a fleet.
+   */
+  creditThresholds?: readonly number[];
 }

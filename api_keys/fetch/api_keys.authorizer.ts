@@ -278,9 +278,12 @@ export function createApiKeyAuthorizer(
   if (typeof xRateLimitHeaders !== "boolean") {
     throw new TypeError("createApiKeyAuthorizer: option `xRateLimitHeaders` must be a boolean");
   }
-  /** Records the rate-limit fields of `results` for `request` (`getRateLimitHeaders`). */
-  const recordRateLimit = (request: Request, results: ApiKeyContext["rateLimitResults"]) => {
-    const fields = rateLimitHeaders(results, xRateLimitHeaders);
+  /** Records the rate-limit fields of `answers` for `request` (`getRateLimitHeaders`). */
+  const recordRateLimit = (
+    request: Request,
+    answers: Pick<ApiKeyContext, "rateLimitResults" | "creditResult">,
+  ) => {
+    const fields = rateLimitHeaders(answers, xRateLimitHeaders);
     if (fields.length > 0) rateLimitFields.set(request, fields);
     return fields;
   };
@@ -345,15 +348,13 @@ export function createApiKeyAuthorizer(
             apiKey = await authorize(request, args[0]);
           } catch (error) {
             if (error instanceof ApiKeyError || error instanceof ApiKeyStorageError) {
-              const fields = error instanceof ApiKeyError
-                ? recordRateLimit(request, error.rateLimitResults)
-                : [];
+              const fields = error instanceof ApiKeyError ? recordRateLimit(request, error) : [];
               return withRateLimit(await failureResponse(error, request), fields);
             }
             throw error;
           }
           contexts.set(request, apiKey);
-          const fields = recordRateLimit(request, apiKey.rateLimitResults);
+          const fields = recordRateLimit(request, apiKey);
           return withRateLimit(await handler(request, ...args as unknown as Args), fields);
         };
       },

@@ -20,7 +20,7 @@ export interface ApiKeyHttpErrorBody {
 }
 
 /**
- * A guard failure: an `HttpException` (status 401, 403 or 503) whose response
+ * A guard failure: an `HttpException` (status 401, 403, 429 or 503) whose response
  * body is `{ statusCode, code, message }` and which carries a `code` property,
  * so Nest's default handler answers with the code and envelope filters can pick
  * it up by shape. Usable with `instanceof` and `@Catch(ApiKeyHttpException)`.

@@ -57,13 +57,13 @@ interface HeaderTarget {
   setHeader?(name: string, value: string): unknown;
 }
 
-/** Sets the rate-limit fields of `results` on an Express or Fastify response. */
+/** Sets the rate-limit fields of `answers` on an Express or Fastify response. */
 function writeRateLimitHeaders(
   response: HeaderTarget | undefined,
-  results: ApiKeyContext["rateLimitResults"],
+  answers: Pick<ApiKeyContext, "rateLimitResults" | "creditResult">,
   legacy: boolean,
 ): void {
-  for (const [name, value] of rateLimitHeaders(results, legacy)) {
+  for (const [name, value] of rateLimitHeaders(answers, legacy)) {
     if (typeof response?.header === "function") response.header(name, value);
     else response?.setHeader?.(name, value);
   }
@@ -130,7 +130,7 @@ function rawHeaderValues(raw: unknown[], name: string): string | string[] | unde
  * resolver that fails or answers a non-string means "unknown" (keys with an
  * allowlist are refused) and is logged redacted. On success the context goes
  * through the context writer (default `request.apiKey`); on failure it throws
- * `ApiKeyHttpException` (401/403, storage failures 503).
+ * `ApiKeyHttpException` (401/403, limits and credits 429, storage failures 503).
  *
  * @example
  * ```ts
@@ -201,22 +201,12 @@ export class ApiKeysGuard {
         request,
       });
     } catch (error) {
-      if (error instanceof ApiKeyError && error.rateLimitResults !== undefined) {
-        writeRateLimitHeaders(
-          context.switchToHttp().getResponse?.(),
-          error.rateLimitResults,
-          this.#legacyHeaders,
-        );
+      if (error instanceof ApiKeyError) {
+        writeRateLimitHeaders(context.switchToHttp().getResponse?.(), error, this.#legacyHeaders);
       }
       throw toApiKeyHttpException(error);
     }
-    if (apiKey.rateLimitResults !== undefined) {
-      writeRateLimitHeaders(
-        context.switchToHttp().getResponse?.(),
-        apiKey.rateLimitResults,
-        this.#legacyHeaders,
-      );
-    }
+    writeRateLimitHeaders(context.switchToHttp().getResponse?.(), apiKey, this.#legacyHeaders);
     contexts.set(request, apiKey);
     const written = this.#writeContext(apiKey, request);
     if (isThenable(written)) await written;

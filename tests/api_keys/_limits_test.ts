@@ -290,7 +290,7 @@ describe("policy compilation and headers", () => {
         allowed: false,
       },
     ];
-    assert.deepEqual(rateLimitHeaders(results, true), [
+    assert.deepEqual(rateLimitHeaders({ rateLimitResults: results }, true), [
       ["RateLimit-Policy", '"burst";q=100;w=60, "day";q=1000;w=86400'],
       ["RateLimit", '"burst";r=50;t=30, "day";r=0;t=5'],
       ["X-RateLimit-Limit", "1000"],
@@ -298,6 +298,30 @@ describe("policy compilation and headers", () => {
       ["X-RateLimit-Reset", "5"],
       ["Retry-After", "5"],
     ]);
-    assert.deepEqual(rateLimitHeaders(undefined, true), []);
+    assert.deepEqual(rateLimitHeaders({}, true), []);
+  });
+
+  it("rateLimitHeaders: a credit denial's Retry-After is the next refill (none without one); a denying policy's wins", () => {
+    const credit = (resetMs: number, allowed = false) => ({ allowed, remaining: 0, resetMs });
+    assert.deepEqual(rateLimitHeaders({ creditResult: credit(3_600_001) }, false), [
+      ["Retry-After", "3601"],
+    ]);
+    assert.deepEqual(rateLimitHeaders({ creditResult: credit(-1) }, false), []);
+    assert.deepEqual(rateLimitHeaders({ creditResult: credit(5_000, true) }, false), []);
+    const policy = { name: "p", limit: 1, windowMs: 1_000, remaining: 0, resetMs: 1_000 };
+    assert.deepEqual(
+      rateLimitHeaders({
+        rateLimitResults: [{ ...policy, allowed: false }],
+        creditResult: credit(9_000),
+      }, false).find(([name]) => name === "Retry-After"),
+      ["Retry-After", "1"],
+    );
+    assert.deepEqual(
+      rateLimitHeaders({
+        rateLimitResults: [{ ...policy, remaining: 1, allowed: true }],
+        creditResult: credit(9_000),
+      }, false).find(([name]) => name === "Retry-After"),
+      ["Retry-After", "9"],
+    );
   });
 });

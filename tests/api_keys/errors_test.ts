@@ -22,6 +22,7 @@ describe("errors", () => {
         Missing: "api_key_missing",
         RateLimitUnavailable: "api_key_rate_limit_unavailable",
         RateLimited: "api_key_rate_limited",
+        UsageExceeded: "api_key_usage_exceeded",
         Malformed: "api_key_malformed",
         Invalid: "api_key_invalid",
         Revoked: "api_key_revoked",

@@ -57,6 +57,9 @@ const FIELDS: Record<ApiKeyEvent["type"], string[]> = {
     "rotatedAt",
     "tenantId",
   ],
+  // emitted by spends (tests/api_keys/credits_test.ts)
+  "api_key.credits_low": ["at", "keyId", "nextRefillAt", "remaining", "tenantId", "threshold"],
+  "api_key.credits_exhausted": ["at", "keyId", "nextRefillAt", "remaining", "tenantId"],
 };
 
 describe("events and metrics", () => {

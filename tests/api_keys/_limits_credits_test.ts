@@ -1,0 +1,260 @@
+/** Credits spent in authorize (api_keys/_limits.ts `RequestLimits`): the service on the memory limiter. */
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { ApiKeyError, type ApiKeyEvent, ApiKeysService } from "../../api_keys/mod.ts";
+import type { ApiKeyAuthorizationMetric } from "../../api_keys/events.ts";
+import { buildLimits, creditSubjectOf } from "../../api_keys/_limits.ts";
+import {
+  createMemoryRateLimitStore,
+  createRateLimiter,
+  type RateLimitStore,
+} from "../../rate_limits/mod.ts";
+import { FakeClocks, PEPPER_1 } from "./helpers.ts";
+import { creditedKey, CreditedStorage } from "./credited_storage.ts";
+
+const HOUR = 3_600_000;
+
+/** A service over a credited memory storage and a memory limiter, both on one fake clock. */
+function setup(
+  options: { store?: RateLimitStore; onStoreError?: "open" | "closed"; thresholds?: number[] } = {},
+) {
+  const clocks = new FakeClocks();
+  const events: ApiKeyEvent[] = [];
+  const metrics: ApiKeyAuthorizationMetric[] = [];
+  const limiter = createRateLimiter({
+    store: options.store ?? createMemoryRateLimitStore({ now: () => clocks.now }),
+    onStoreError: options.onStoreError,
+    logger: () => {},
+  });
+  const storage = new CreditedStorage();
+  const service = new ApiKeysService({
+    peppers: { 1: PEPPER_1 },
+    storage,
+    limiter,
+    clock: clocks.clock,
+    monotonicClock: clocks.monotonicClock,
+    creditThresholds: options.thresholds,
+    onEvent: (event) => void events.push(event),
+    onAuthorizationMetric: (metric) => void metrics.push(metric),
+  });
+  return { service, storage, limiter, clocks, events, metrics };
+}
+
+async function denial(promise: Promise<unknown>): Promise<ApiKeyError> {
+  const error = await promise.then(() => undefined, (e) => e);
+  assert.ok(error instanceof ApiKeyError, `expected an ApiKeyError, got ${error}`);
+  return error;
+}
+
+const creditEvents = (events: ApiKeyEvent[]) =>
+  events.filter((e) => e.type === "api_key.credits_low" || e.type === "api_key.credits_exhausted");
+
+describe("credits in authorize", () => {
+  it("a key with 3 credits and no policy spends 1 per request, then is refused api_key_usage_exceeded (429)", async () => {
+    const { service, storage, metrics } = setup();
+    const { key } = await creditedKey(service, storage, { remaining: 3 });
+    for (const left of [2, 1, 0]) {
+      const context = await service.authorize(key);
+      assert.deepEqual(context.creditResult, { allowed: true, remaining: left, resetMs: -1 });
+      assert.equal(context.rateLimitResults, undefined);
+      assert.equal(context.credits?.remaining, 3, "the stored credits, as read");
+    }
+    const error = await denial(service.authorize(key));
+    assert.equal(error.code, "api_key_usage_exceeded");
+    assert.equal(error.httpStatus, 429);
+    assert.equal(error.message, "API key has too few credits left");
+    assert.deepEqual(error.creditResult, { allowed: false, remaining: 0, resetMs: -1 });
+    assert.deepEqual(metrics.map((m) => m.outcome), ["usage_exceeded"]);
+  });
+
+  it("spends the route's cost (0 only checks); a cost over the balance is refused and spends nothing", async () => {
+    const { service, storage } = setup();
+    const { key } = await creditedKey(service, storage, { remaining: 10 });
+    assert.equal((await service.authorize(key, { cost: 4 })).creditResult?.remaining, 6);
+    assert.equal((await service.authorize(key, { cost: 0 })).creditResult?.remaining, 6);
+    assert.equal((await denial(service.authorize(key, { cost: 7 }))).creditResult?.remaining, 6);
+    assert.equal((await service.authorize(key, { cost: 6 })).creditResult?.remaining, 0);
+  });
+
+  it("refills lazily at the boundary (everyMs), to the amount, no carry-over; the denial says when", async () => {
+    const { service, storage, clocks } = setup();
+    const start = Math.floor(clocks.now / HOUR) * HOUR;
+    clocks.now = start + 1_000;
+    const { key } = await creditedKey(service, storage, {
+      remaining: 2,
+      updatedAt: new Date(clocks.now),
+      refill: { amount: 5, everyMs: HOUR },
+    });
+    await service.authorize(key);
+    await service.authorize(key);
+    const error = await denial(service.authorize(key));
+    assert.deepEqual(error.creditResult, { allowed: false, remaining: 0, resetMs: HOUR - 1_000 });
+    clocks.now = start + HOUR;
+    assert.equal((await service.authorize(key)).creditResult?.remaining, 4);
+    clocks.now = start + 2 * HOUR;
+    assert.equal((await service.authorize(key)).creditResult?.remaining, 4, "5, not 4 + 5");
+  });
+
+  it("a stored balance read before a boundary gets the refill due since updatedAt", async () => {
+    const { service, storage, clocks } = setup();
+    const { key } = await creditedKey(service, storage, {
+      remaining: 0,
+      updatedAt: new Date(clocks.now - 2 * 86_400_000),
+      refill: { amount: 100, interval: "daily" },
+    });
+    const context = await service.authorize(key);
+    assert.equal(context.creditResult?.remaining, 99);
+    assert.equal(context.creditResult?.resetMs, 86_400_000, "FakeClocks starts at UTC midnight");
+  });
+
+  it("a key and its rotated successor (balanceKeyId) spend one balance", async () => {
+    const { service, storage } = setup();
+    const first = await creditedKey(service, storage, { remaining: 3 });
+    const second = await creditedKey(service, storage, { remaining: 3, balanceKeyId: first.id });
+    await service.authorize(first.key);
+    await service.authorize(second.key);
+    assert.equal((await service.authorize(first.key)).creditResult?.remaining, 0);
+    assert.equal((await denial(service.authorize(second.key))).code, "api_key_usage_exceeded");
+    assert.equal(creditSubjectOf(second.id, { balanceKeyId: first.id }), `key:${first.id}`);
+  });
+
+  it("both deny: api_key_rate_limited (it clears sooner), carrying both answers", async () => {
+    const { service, storage, metrics } = setup();
+    const { key } = await creditedKey(service, storage, { remaining: 1 }, [
+      { name: "burst", limit: 1, windowMs: 60_000 },
+    ]);
+    await service.authorize(key);
+    const error = await denial(service.authorize(key));
+    assert.equal(error.code, "api_key_rate_limited");
+    assert.equal(error.creditResult?.allowed, false);
+    assert.equal(error.rateLimitResults?.[0].allowed, false);
+    assert.deepEqual(metrics.map((m) => m.outcome), ["rate_limited"]);
+  });
+
+  it("1,000 of 1,000: a credit denial leaves the rate-limit counts unchanged, a rate-limit denial the balance", async () => {
+    const { service, storage, limiter } = setup();
+    const policy = { name: "day", limit: 2_000, windowMs: 86_400_000 };
+    const broke = await creditedKey(service, storage, { remaining: 0 }, [policy]);
+    const probe = (id: string) =>
+      limiter.check(`key:${id}`, [policy], {
+        cost: 0,
+        credits: { initial: 0, subject: `key:${id}` },
+      });
+    for (let trial = 0; trial < 1_000; trial++) {
+      assert.equal((await denial(service.authorize(broke.key))).code, "api_key_usage_exceeded");
+      assert.equal((await probe(broke.id)).policies[0].remaining, 2_000, `trial ${trial}`);
+    }
+    const limited = await creditedKey(service, storage, { remaining: 5_000 }, [
+      { name: "burst", limit: 1, windowMs: 86_400_000 },
+    ]);
+    await service.authorize(limited.key);
+    for (let trial = 0; trial < 1_000; trial++) {
+      const error = await denial(service.authorize(limited.key));
+      assert.equal(error.code, "api_key_rate_limited");
+      assert.equal(error.creditResult?.remaining, 4_999, `trial ${trial}`);
+    }
+    assert.equal((await probe(limited.id)).credits?.remaining, 4_999);
+  });
+
+  it("store failure: open passes without spending, closed refuses api_key_rate_limit_unavailable", async () => {
+    const failing: RateLimitStore = { check: () => Promise.reject(new Error("down")) };
+    for (const onStoreError of ["open", "closed"] as const) {
+      const { service, storage } = setup({ store: failing, onStoreError });
+      const { key } = await creditedKey(service, storage, { remaining: 1 });
+      if (onStoreError === "open") {
+        assert.equal((await service.authorize(key)).creditResult, undefined);
+      } else {
+        assert.equal(
+          (await denial(service.authorize(key))).code,
+          "api_key_rate_limit_unavailable",
+        );
+      }
+    }
+  });
+
+  it("api_key.credits_low once per threshold crossed (a cost crossing two fires both), credits_exhausted at 0; again after a refill", async () => {
+    const { service, storage, clocks, events } = setup({ thresholds: [5, 2, 5] });
+    const start = clocks.now;
+    const { key, id } = await creditedKey(service, storage, {
+      remaining: 8,
+      updatedAt: new Date(start),
+      refill: { amount: 8, interval: "daily" },
+    });
+    const seen = () =>
+      creditEvents(events).map((e) =>
+        e.type === "api_key.credits_low" ? `low ${e.threshold} at ${e.remaining}` : "exhausted"
+      );
+    await service.authorize(key, { cost: 2 }); // 6
+    assert.deepEqual(seen(), []);
+    await service.authorize(key); // 5
+    assert.deepEqual(seen(), ["low 5 at 5"]);
+    await service.authorize(key, { cost: 0 });
+    await service.authorize(key, { cost: 4 }); // 1
+    await denial(service.authorize(key, { cost: 2 }));
+    await service.authorize(key); // 0
+    assert.deepEqual(seen(), ["low 5 at 5", "low 2 at 1", "exhausted"]);
+    const [low] = creditEvents(events);
+    assert.deepEqual(low, {
+      type: "api_key.credits_low",
+      at: new Date(start),
+      keyId: id,
+      tenantId: "t1",
+      remaining: 5,
+      threshold: 5,
+      nextRefillAt: new Date(start + 86_400_000),
+    });
+    assert.ok(!JSON.stringify(events).includes(key.slice(-20)), "no secret");
+    clocks.now = start + 86_400_000;
+    await service.authorize(key, { cost: 8 });
+    assert.deepEqual(seen().slice(3), ["low 5 at 0", "low 2 at 0", "exhausted"]);
+  });
+
+  it("concurrent spends fire each event exactly once", async () => {
+    const { service, storage, events } = setup({ thresholds: [30, 10] });
+    const { key } = await creditedKey(service, storage, { remaining: 40 });
+    const answers = await Promise.allSettled(
+      Array.from({ length: 60 }, () => service.authorize(key)),
+    );
+    assert.equal(answers.filter((a) => a.status === "fulfilled").length, 40);
+    assert.deepEqual(
+      creditEvents(events).map((e) => e.type === "api_key.credits_low" ? e.threshold : 0).sort(),
+      [0, 10, 30],
+    );
+  });
+
+  it("usage counts a credit refusal as api_key_usage_exceeded and an accepted spend's cost", async () => {
+    const clocks = new FakeClocks();
+    const storage = new CreditedStorage();
+    const service = new ApiKeysService({
+      peppers: { 1: PEPPER_1 },
+      storage,
+      limiter: createRateLimiter({ logger: () => {} }),
+      clock: clocks.clock,
+      usage: { flushIntervalMs: HOUR },
+    });
+    const { key, id } = await creditedKey(service, storage, { remaining: 3 });
+    await service.authorize(key, { cost: 3 });
+    await denial(service.authorize(key));
+    await denial(service.authorize(key));
+    await service.close();
+    const window = { from: new Date(clocks.now - HOUR), to: new Date(clocks.now + HOUR) };
+    const [hour] = await service.usage("t1", { keyId: id, ...window, granularity: "hour" });
+    assert.deepEqual([hour.accepted, hour.cost], [1, 3]);
+    assert.equal(hour.refused.api_key_usage_exceeded, 2);
+    assert.equal(hour.refused.api_key_rate_limited, 0);
+  });
+
+  it("creditThresholds: 1–8 safe integers ≥ 1, only with a limiter", () => {
+    const limiter = createRateLimiter({ logger: () => {} });
+    for (const bad of [5, [0], [1.5], [1, -2], Array.from({ length: 9 }, (_, i) => i + 1)]) {
+      assert.throws(() => buildLimits(limiter, undefined, bad, "O."), {
+        name: "TypeError",
+        message: /O\.creditThresholds/,
+      });
+    }
+    assert.throws(() => buildLimits(undefined, undefined, [5], "O."), {
+      message: "O.creditThresholds needs a limiter",
+    });
+    assert.ok(buildLimits(limiter, undefined, [3, 3, 1], "O.") !== undefined);
+  });
+});

@@ -1,0 +1,109 @@
+/**
+ * Credits spent by `ApiKeysService.authorize` on each real store: one round
+ * trip (a Redis script, a PostgreSQL statement) per request with rate limits
+ * and credits together; a credit denial leaves the rate-limit counts unchanged
+ * and a rate-limit denial the balance (1,000 of 1,000); concurrent requests
+ * spend exactly the balance and fire each credit event once.
+ */
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { ApiKeyError, type ApiKeyEvent, ApiKeysService } from "../../api_keys/mod.ts";
+import { createRateLimiter, type RateLimiter } from "../../rate_limits/limiter.ts";
+import { creditedKey, CreditedStorage } from "../api_keys/credited_storage.ts";
+import { PEPPER_1 } from "../api_keys/helpers.ts";
+import { openStore, readyStores, type RealStore } from "./_services.ts";
+
+async function denial(promise: Promise<unknown>): Promise<ApiKeyError> {
+  const error = await promise.then(() => undefined, (e) => e);
+  assert.ok(error instanceof ApiKeyError, `expected an ApiKeyError, got ${error}`);
+  return error;
+}
+
+for (const kind of await readyStores("authorize with credits")) {
+  describe(`authorize with credits on the ${kind} store`, () => {
+    let real: RealStore;
+    let limiter: RateLimiter;
+    let service: ApiKeysService;
+    const storage = new CreditedStorage();
+    const events: ApiKeyEvent[] = [];
+    before(async () => {
+      real = await openStore(kind, undefined, 10);
+      limiter = createRateLimiter({ store: real.store, timeoutMs: 10_000, logger: () => {} });
+      service = new ApiKeysService({
+        peppers: { 1: PEPPER_1 },
+        storage,
+        limiter,
+        creditThresholds: [25, 10],
+        onEvent: (event) => void events.push(event),
+      });
+    });
+    after(() => real.close());
+
+    it("one round trip per request with policies and credits; 3 credits spend then api_key_usage_exceeded", async () => {
+      const { key } = await creditedKey(service, storage, { remaining: 3 }, [
+        { name: "minute", limit: 100, windowMs: 60_000 },
+      ]);
+      await service.authorize(key); // verify fills the cache: compare steady-state requests
+      for (const left of [1, 0]) {
+        const sent = real.sent();
+        const context = await service.authorize(key);
+        assert.equal(real.sent() - sent, 1, "exactly one round trip");
+        assert.equal(context.creditResult?.remaining, left);
+        assert.equal(context.rateLimitResults?.[0].remaining, 100 - (3 - left));
+      }
+      const error = await denial(service.authorize(key));
+      assert.equal(error.code, "api_key_usage_exceeded");
+      assert.deepEqual(error.creditResult, { allowed: false, remaining: 0, resetMs: -1 });
+      assert.equal(error.rateLimitResults?.[0].remaining, 97, "the denied request counted nothing");
+    });
+
+    it("1,000 of 1,000: a credit denial leaves the rate-limit counts, a rate-limit denial the balance", async () => {
+      const policy = { name: "day", limit: 5_000, windowMs: 86_400_000 };
+      const broke = await creditedKey(service, storage, { remaining: 0 }, [policy]);
+      const limited = await creditedKey(service, storage, { remaining: 5_000 }, [
+        { name: "burst", limit: 1, windowMs: 86_400_000 },
+      ]);
+      await service.authorize(limited.key);
+      const probe = (id: string) =>
+        limiter.check(`key:${id}`, [policy], {
+          cost: 0,
+          credits: { initial: 0, subject: `key:${id}` },
+        });
+      let kept = 0;
+      for (let trial = 0; trial < 1_000; trial++) {
+        const byCredit = await denial(service.authorize(broke.key));
+        const byLimit = await denial(service.authorize(limited.key));
+        const counts = await probe(broke.id);
+        if (
+          byCredit.code === "api_key_usage_exceeded" &&
+          byLimit.code === "api_key_rate_limited" &&
+          byLimit.creditResult?.remaining === 4_999 &&
+          counts.policies[0].remaining === 5_000
+        ) kept++;
+      }
+      assert.equal(kept, 1_000);
+      assert.equal((await probe(limited.id)).credits?.remaining, 4_999);
+    });
+
+    it("concurrent requests spend exactly the balance and fire each event once", async () => {
+      const { key, id } = await creditedKey(service, storage, { remaining: 50 });
+      await service.authorize(key, { cost: 0 });
+      const answers = await Promise.allSettled(
+        Array.from({ length: 80 }, () => service.authorize(key)),
+      );
+      assert.equal(answers.filter((a) => a.status === "fulfilled").length, 50);
+      const refused = answers.filter((a) => a.status === "rejected");
+      assert.ok(
+        refused.every((a) => (a.reason as ApiKeyError).code === "api_key_usage_exceeded"),
+      );
+      const mine = events.filter((e) => "keyId" in e && e.keyId === id).flatMap((e) =>
+        e.type === "api_key.credits_low"
+          ? [e.threshold]
+          : e.type === "api_key.credits_exhausted"
+          ? [0]
+          : []
+      );
+      assert.deepEqual(mine.sort((a, b) => a - b), [0, 10, 25]);
+    });
+  });
+}
