@@ -5,7 +5,8 @@
  * and on Node from the npm build (`fleet_test.ts` compiles this file and
  * overlays `npm/esm/` on the sources it imports).
  *
- * Routes: `GET /orders` behind `ApiKeysGuard` (scope `orders:read`); the
+ * Routes: `GET /orders` behind `ApiKeysGuard` (scope `orders:read`;
+ * `GET /orders/export`: `orders:write`); the
  * leaked-key endpoints through the Nest binding (`rawBody: true`):
  * `POST /github/secret-scanning` (the partner handler, trusting the one
  * signing key of `FLEET_SIGNER_ID` / `FLEET_SIGNER_PEM`) and
@@ -20,8 +21,13 @@
  * Client sends is counted (Prisma query events); the feed's own connection is
  * not Prisma's.
  *
+ * With `FLEET_USAGE_FLUSH_MS` (`usage_test.ts`): the service records usage
+ * (`usage.flushIntervalMs`), `POST /admin/usage/drive` verifies in process, and the instance prints a
+ * line per usage statement (`USAGE_FLUSHING`, `USAGE_FLUSHED`), `USAGE_KILLED`
+ * before it kills itself, and `USAGE_REPORT` once `service.close()` ran.
+ *
  * Environment: `DATABASE_URL`, `FLEET_NAME`, `FLEET_SIGNER_ID`,
- * `FLEET_SIGNER_PEM`.
+ * `FLEET_SIGNER_PEM`, `FLEET_USAGE_FLUSH_MS`.
  *
  * @module
  */
@@ -123,8 +129,8 @@ const usageFlushMs = process.env.FLEET_USAGE_FLUSH_MS === undefined
 const tally: Record<string, number> = {};
 /** Sums of the columns of every usage row this instance stored. */
 let written: Record<string, number> = {};
-/** Each usage statement stored: when it was sent, its rows, distinct (key, hour) pairs, the tally then. */
-const statements: { at: number; rows: number; pairs: number; tally: Record<string, number> }[] = [];
+/** Each usage statement stored: when it was sent, its rows, distinct (key, hour) pairs and hours. */
+const statements: { at: number; rows: number; pairs: number; hours: number }[] = [];
 /** Writes `label json` as one stdout line (synchronous on a pipe). */
 function say(label: string, value: unknown): void {
   process.stdout.write(`${label} ${JSON.stringify(value)}\n`);
@@ -138,8 +144,13 @@ const usageClient: PrismaUsageClient = {
   $executeRawUnsafe(query, ...values) {
     const rows = JSON.parse(values[0] as string) as Record<string, unknown>[];
     const at = performance.now();
-    const entry = { at, rows: rows.length, pairs: 0, tally: { ...tally } };
-    entry.pairs = new Set(rows.map((row) => `${row.key_id} ${row.bucket}`)).size;
+    const entry = {
+      at,
+      rows: rows.length,
+      pairs: new Set(rows.map((row) => `${row.key_id} ${row.bucket}`)).size,
+      hours: new Set(rows.map((row) => row.bucket)).size,
+    };
+    const sent = { ...tally };
     const next = { ...written };
     for (const row of rows) {
       for (const [column, value] of Object.entries(row)) {
@@ -150,7 +161,7 @@ const usageClient: PrismaUsageClient = {
     return prisma.$executeRawUnsafe(query, ...values).then((changed) => {
       written = next;
       statements.push(entry);
-      say("USAGE_FLUSHED", { at, tally: entry.tally, written });
+      say("USAGE_FLUSHED", { at, tally: sent, written });
       return changed;
     });
   },
