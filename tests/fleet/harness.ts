@@ -85,6 +85,8 @@ export interface Instance {
   readonly process: Deno.ChildProcess;
   /** The lines it printed after `READY`, growing while it runs. */
   readonly output: string[];
+  /** Resolves once its stdout closed (every line in `output`). */
+  readonly outputEnd: Promise<void>;
 }
 
 /**
@@ -119,14 +121,15 @@ export async function startInstance(
         const output: string[] = [];
         let rest = buffered.slice(match.index + match[0].length);
         // Keep reading so the instance never blocks on a full pipe.
-        (async () => {
+        const outputEnd = (async () => {
           for (let read = await lines.read(); !read.done; read = await lines.read()) {
             const parts = (rest + read.value).split("\n");
             rest = parts.pop()!;
             output.push(...parts);
           }
         })().catch(() => {});
-        return { name, origin: `http://127.0.0.1:${match[1]}`, process: child, output };
+        const origin = `http://127.0.0.1:${match[1]}`;
+        return { name, origin, process: child, output, outputEnd };
       }
     }
   } finally {
@@ -158,7 +161,7 @@ export async function terminate(instance: Instance): Promise<number> {
     return (await instance.process.status).code;
   } finally {
     clearTimeout(timer);
-    await sleep(50); // the last lines of the pipe
+    await instance.outputEnd;
   }
 }
 

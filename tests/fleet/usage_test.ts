@@ -369,7 +369,7 @@ if (databaseReady("usage across a fleet", unavailable)) {
       const status = await instance.process.status;
       victim = undefined;
       assert.equal(status.signal, "SIGKILL");
-      await new Promise((resolve) => setTimeout(resolve, 50)); // the last lines of the pipe
+      await instance.outputEnd;
       const [killed] = printed<{ at: number; tally: Tally }>(instance, "USAGE_KILLED");
       const flushed = printed<{ at: number; tally: Tally; written: Counts }>(
         instance,
