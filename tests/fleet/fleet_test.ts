@@ -45,6 +45,7 @@ import { createSigner } from "../api_keys/github_signer.ts";
 import {
   admin,
   every,
+  feedsInSync,
   firstAccepted,
   guarded,
   guardedCode,
@@ -121,16 +122,7 @@ if (databaseReady("a fleet on one PostgreSQL", unavailable)) {
         if (result.status === "fulfilled") instances.push(result.value); // stopped by `after`
       }
       for (const result of started) if (result.status === "rejected") throw result.reason;
-      // Every feed in sync before the first trial.
-      for (const instance of instances) {
-        const deadline = performance.now() + 10_000;
-        while (
-          !(await admin<{ feed: { healthy: boolean } }>(instance, "stats", "GET")).feed.healthy
-        ) {
-          assert.ok(performance.now() < deadline, `${instance.name}: the feed never synced`);
-          await new Promise((resolve) => setTimeout(resolve, 50));
-        }
-      }
+      await feedsInSync(instances); // before the first trial
       // Warm-up, not measured: each instance's first query, HMAC key import and request path.
       for (const writer of instances) {
         const { id, key } = await admin<{ id: string; key: string }>(writer, "create");

@@ -83,6 +83,10 @@ export interface Instance {
   /** `http://127.0.0.1:<port>`. */
   readonly origin: string;
   readonly process: Deno.ChildProcess;
+  /** The lines it printed after `READY`, growing while it runs. */
+  readonly output: string[];
+  /** Resolves once its stdout closed (every line in `output`). */
+  readonly outputEnd: Promise<void>;
 }
 
 /**
@@ -114,11 +118,18 @@ export async function startInstance(
       buffered += value;
       const match = /READY (\d+)\n/.exec(buffered);
       if (match !== null) {
-        // Keep reading (and discarding) so the instance never blocks on a full pipe.
-        (async () => {
-          while (!(await lines.read()).done);
+        const output: string[] = [];
+        let rest = buffered.slice(match.index + match[0].length);
+        // Keep reading so the instance never blocks on a full pipe.
+        const outputEnd = (async () => {
+          for (let read = await lines.read(); !read.done; read = await lines.read()) {
+            const parts = (rest + read.value).split("\n");
+            rest = parts.pop()!;
+            output.push(...parts);
+          }
         })().catch(() => {});
-        return { name, origin: `http://127.0.0.1:${match[1]}`, process: child };
+        const origin = `http://127.0.0.1:${match[1]}`;
+        return { name, origin, process: child, output, outputEnd };
       }
     }
   } finally {
@@ -142,19 +153,55 @@ export async function stopInstance(instance: Instance): Promise<number> {
   }
 }
 
-/** POSTs to an admin route and returns the JSON answer (a 2xx is required). */
+/** Sends SIGTERM; kills the instance after 10 s. Resolves with its exit code once its output is read. */
+export async function terminate(instance: Instance): Promise<number> {
+  instance.process.kill("SIGTERM");
+  const timer = setTimeout(() => instance.process.kill("SIGKILL"), 10_000);
+  try {
+    return (await instance.process.status).code;
+  } finally {
+    clearTimeout(timer);
+    await instance.outputEnd;
+  }
+}
+
+/** The JSON of each line `label …` the instance printed, in order. */
+export function printed<T>(instance: Instance, label: string): T[] {
+  return instance.output.filter((line) => line.startsWith(`${label} `))
+    .map((line) => JSON.parse(line.slice(label.length + 1)) as T);
+}
+
+/** Sends `method` (with `body` as JSON) to an admin route and returns the JSON answer (a 2xx is required). */
 export async function admin<T = Record<string, unknown>>(
   instance: Instance,
   path: string,
   method = "POST",
+  body?: unknown,
+  timeoutMs = REQUEST_TIMEOUT_MS,
 ): Promise<T> {
   const response = await fetch(`${instance.origin}/admin/${path}`, {
     method,
-    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    ...(body === undefined
+      ? {}
+      : { body: JSON.stringify(body), headers: { "content-type": "application/json" } }),
+    signal: AbortSignal.timeout(timeoutMs),
   });
-  const body = await response.json();
-  assert.ok(response.ok, `${instance.name} ${path}: ${response.status} ${JSON.stringify(body)}`);
-  return body as T;
+  const answer = await response.json();
+  assert.ok(response.ok, `${instance.name} ${path}: ${response.status} ${JSON.stringify(answer)}`);
+  return answer as T;
+}
+
+/** Waits (10 s at most each) until every instance's feed is healthy. */
+export async function feedsInSync(instances: Instance[]): Promise<void> {
+  for (const instance of instances) {
+    const deadline = performance.now() + 10_000;
+    while (
+      !(await admin<{ feed: { healthy: boolean } }>(instance, "stats", "GET")).feed.healthy
+    ) {
+      assert.ok(performance.now() < deadline, `${instance.name}: the feed never synced`);
+      await sleep(50);
+    }
+  }
 }
 
 /** Status of `GET /orders` with `key` (the guarded route). */
@@ -167,12 +214,13 @@ export async function guarded(instance: Instance, key: string): Promise<number> 
   return response.status;
 }
 
-/** `GET /orders` with `key`: the status and, on a refusal, the error `code` of the body. */
+/** `GET /<path>` (default `orders`) with `key`: the status and, on a refusal, the error `code` of the body. */
 export async function guardedCode(
   instance: Instance,
   key: string,
+  path = "orders",
 ): Promise<{ status: number; code?: string }> {
-  const response = await fetch(`${instance.origin}/orders`, {
+  const response = await fetch(`${instance.origin}/${path}`, {
     headers: { "x-api-key": key },
     signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
   });

@@ -5,7 +5,8 @@
  * and on Node from the npm build (`fleet_test.ts` compiles this file and
  * overlays `npm/esm/` on the sources it imports).
  *
- * Routes: `GET /orders` behind `ApiKeysGuard` (scope `orders:read`); the
+ * Routes: `GET /orders` behind `ApiKeysGuard` (scope `orders:read`;
+ * `GET /orders/export`: `orders:write`); the
  * leaked-key endpoints through the Nest binding (`rawBody: true`):
  * `POST /github/secret-scanning` (the partner handler, trusting the one
  * signing key of `FLEET_SIGNER_ID` / `FLEET_SIGNER_PEM`) and
@@ -20,15 +21,22 @@
  * Client sends is counted (Prisma query events); the feed's own connection is
  * not Prisma's.
  *
+ * With `FLEET_USAGE_FLUSH_MS` (`usage_test.ts`): the service records usage
+ * (`usage.flushIntervalMs`), `POST /admin/usage/drive` verifies in process, and the instance prints a
+ * line per usage statement (`USAGE_FLUSHING`, `USAGE_FLUSHED`), `USAGE_KILLED`
+ * before it kills itself, and `USAGE_REPORT` once `service.close()` ran.
+ *
  * Environment: `DATABASE_URL`, `FLEET_NAME`, `FLEET_SIGNER_ID`,
- * `FLEET_SIGNER_PEM`.
+ * `FLEET_SIGNER_PEM`, `FLEET_USAGE_FLUSH_MS`.
  *
  * @module
  */
 import "reflect-metadata";
 import process from "node:process";
 import { createHash, randomInt } from "node:crypto";
+import { setImmediate } from "node:timers";
 import {
+  Body,
   Controller,
   Get,
   HttpCode,
@@ -53,7 +61,9 @@ import {
   type PrismaApiKeyClient,
   PrismaApiKeyStorage,
   type PrismaRotationWaitDelegate,
+  type PrismaUsageClient,
   type PublicRevocationHandler,
+  type RequiredScope,
   type RotateApiKeyInput,
   type SecretScanningPublicKey,
 } from "../../api_keys/mod.ts";
@@ -67,10 +77,9 @@ import {
   sendLeakReport,
 } from "../../api_keys/nest/mod.ts";
 import { createPostgresFeed } from "../../api_keys/postgres/mod.ts";
+import { FLEET_PEPPER } from "./fleet_pepper.ts";
 
-/** The pepper every instance shares (a test value). */
-export const FLEET_PEPPER = "fleet-test-pepper-0123456789abcdefghijklmnop";
-const SCOPES = [{ resource: "orders", level: "read" as const }];
+const SCOPES: RequiredScope[] = [{ resource: "orders", level: "read" }];
 
 const url = process.env.DATABASE_URL;
 const name = process.env.FLEET_NAME ?? "instance";
@@ -88,9 +97,9 @@ const signerKey: SecretScanningPublicKey = {
 };
 
 /** The Prisma Client surface used here. */
-interface FleetPrismaClient extends PrismaApiKeyClient {
+interface FleetPrismaClient extends PrismaApiKeyClient, PrismaUsageClient {
   apiKeyRotationWait: PrismaRotationWaitDelegate;
-  $on(event: "query", listener: () => void): void;
+  $on(event: "query", listener: (event: { query: string }) => void): void;
   $disconnect(): Promise<void>;
 }
 
@@ -104,9 +113,60 @@ const prisma = new clientModule.PrismaClient({
   log: [{ emit: "event", level: "query" }],
 });
 let queries = 0;
-prisma.$on("query", () => {
+/** Queries by kind: `usage` (a statement on `api_key_usage`), else the SQL's first word. */
+const queryKinds: Record<string, number> = {};
+prisma.$on("query", ({ query }) => {
   queries++;
+  const kind = query.includes("api_key_usage") ? "usage" : /^\s*(\w+)/.exec(query)?.[1] ?? "?";
+  queryKinds[kind.toUpperCase()] = (queryKinds[kind.toUpperCase()] ?? 0) + 1;
 });
+
+/** With `FLEET_USAGE_FLUSH_MS`: the service records usage, flushed at that interval. */
+const usageFlushMs = process.env.FLEET_USAGE_FLUSH_MS === undefined
+  ? undefined
+  : Number(process.env.FLEET_USAGE_FLUSH_MS);
+/** The usage driver's outcomes (`<kind>:<outcome>`), running. */
+const tally: Record<string, number> = {};
+/** Sums of the columns of every usage row this instance stored. */
+let written: Record<string, number> = {};
+/** Each usage statement stored: when it was sent, its rows, distinct (key, hour) pairs and hours. */
+const statements: { at: number; rows: number; pairs: number; hours: number }[] = [];
+/** Writes `label json` as one stdout line (synchronous on a pipe). */
+function say(label: string, value: unknown): void {
+  process.stdout.write(`${label} ${JSON.stringify(value)}\n`);
+}
+/**
+ * The client of the storage's `usage` option, logging each statement: the
+ * tally when it is sent (`USAGE_FLUSHING`, with what `written` becomes if it
+ * commits) and once it committed (`USAGE_FLUSHED`).
+ */
+const usageClient: PrismaUsageClient = {
+  $executeRawUnsafe(query, ...values) {
+    const rows = JSON.parse(values[0] as string) as Record<string, unknown>[];
+    const at = performance.now();
+    const entry = {
+      at,
+      rows: rows.length,
+      pairs: new Set(rows.map((row) => `${row.key_id} ${row.bucket}`)).size,
+      hours: new Set(rows.map((row) => row.bucket)).size,
+    };
+    const sent = { ...tally };
+    const next = { ...written };
+    for (const row of rows) {
+      for (const [column, value] of Object.entries(row)) {
+        if (typeof value === "number") next[column] = (next[column] ?? 0) + value;
+      }
+    }
+    say("USAGE_FLUSHING", { written: next });
+    return prisma.$executeRawUnsafe(query, ...values).then((changed) => {
+      written = next;
+      statements.push(entry);
+      say("USAGE_FLUSHED", { at, tally: sent, written });
+      return changed;
+    });
+  },
+  $queryRawUnsafe: (query, ...values) => prisma.$queryRawUnsafe(query, ...values),
+};
 
 const feed = createPostgresFeed({ connectionString: url });
 
@@ -151,6 +211,85 @@ class OrdersController {
   @RequireScope("orders", "read")
   read() {
     return { ok: true, instance: name };
+  }
+
+  @Get("export")
+  @RequireScope("orders", "write")
+  export() {
+    return { ok: true, instance: name };
+  }
+}
+
+/** `"accepted"` or the error code of one in-process verify of `key` (as the guard calls it). */
+function outcomeOf(service: ApiKeysService, key: string, scope = SCOPES[0]): Promise<string> {
+  return service.authorizeRequest(
+    (header) => header === "x-api-key" ? key : undefined,
+    { requiredScope: scope },
+  ).then(() => "accepted", (error) => String(error.code));
+}
+
+/** The keys the usage driver verifies (raw), by how each should end. */
+interface UsageDriveInput {
+  /** Verified with `orders:read` (accepted), and in turn with `orders:write` (scope insufficient). */
+  good: string[];
+  /** A revoked key. */
+  revoked: string;
+  /** A wrong secret for a stored prefix. */
+  wrong: string;
+  /** How long to verify at least. */
+  ms: number;
+  /** Verifications to make at least (for up to a minute past `ms`). */
+  atLeast?: number;
+  /** Kill this process (SIGKILL) at the first round past this many ms, after a `USAGE_KILLED` line. */
+  killAfterMs?: number;
+}
+
+/** The usage driver (`FLEET_USAGE_FLUSH_MS` only). */
+@Controller("admin/usage")
+class UsageController {
+  constructor(@Inject(ApiKeysService) private readonly service: ApiKeysService) {}
+
+  /**
+   * Verifies in process at full speed for `ms` (and `atLeast` times; one round at least), in rounds: each good key
+   * (`orders:read`), one good key with `orders:write` and an unknown prefix;
+   * every 8th round the revoked key and the wrong secret too (each a lookup).
+   * Yields to I/O and timers after each round. Answers the queries by kind made meanwhile (the guarded
+   * requests the test sends then included).
+   */
+  @Post("drive")
+  @HttpCode(200)
+  async drive(@Body() input: UsageDriveInput) {
+    const unknown = input.good.map(() => generateKey({ environment: "live" }).raw);
+    const count = async (kind: string, key: string, scope = SCOPES[0]) => {
+      const label = `${kind}:${await outcomeOf(this.service, key, scope)}`;
+      tally[label] = (tally[label] ?? 0) + 1;
+    };
+    const before = { ...queryKinds };
+    const started = performance.now();
+    let verifications = 0;
+    const more = (elapsed: number) =>
+      elapsed < input.ms || (verifications < (input.atLeast ?? 0) && elapsed < input.ms + 60_000);
+    for (let round = 0; round === 0 || more(performance.now() - started); round++) {
+      for (const key of input.good) await count("good", key);
+      const i = round % input.good.length;
+      await count("scope", input.good[i], { resource: "orders", level: "write" });
+      await count("unknown", unknown[i]);
+      verifications += input.good.length + 2;
+      if (round % 8 === 0) {
+        await count("revoked", input.revoked);
+        await count("wrong", input.wrong);
+        verifications += 2;
+      }
+      if (input.killAfterMs !== undefined && performance.now() - started >= input.killAfterMs) {
+        say("USAGE_KILLED", { at: performance.now(), tally });
+        process.kill(process.pid, "SIGKILL");
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const during = Object.fromEntries(
+      Object.entries(queryKinds).map(([kind, n]) => [kind, n - (before[kind] ?? 0)]),
+    );
+    return { verifications, ms: performance.now() - started, queries: during };
   }
 }
 
@@ -207,10 +346,7 @@ class AdminController {
     const count = Number(countText);
     const outcomes: Record<string, number> = {};
     const verifyOnce = async (key: string) => {
-      const outcome = await this.service.authorizeRequest(
-        (header) => header === "x-api-key" ? key : undefined,
-        { requiredScope: SCOPES[0] },
-      ).then(() => "accepted", (error) => String(error.code));
+      const outcome = await outcomeOf(this.service, key);
       outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
     };
     const deadline = performance.now() + 5_000;
@@ -275,12 +411,22 @@ class LegacyController {
   imports: [ApiKeysModule.forRoot({
     legacyKeyLayouts: ["nestarc-v0"],
     peppers: { 1: FLEET_PEPPER },
-    storage: new PrismaApiKeyStorage(prisma, { rotationWaits: prisma.apiKeyRotationWait }),
+    storage: new PrismaApiKeyStorage(prisma, {
+      rotationWaits: prisma.apiKeyRotationWait,
+      ...(usageFlushMs === undefined ? {} : { usage: usageClient }),
+    }),
     feed,
     onEvent: record,
     storageTimeoutMs: 30_000, // the run measures the feed; first queries take seconds under load
+    ...(usageFlushMs === undefined ? {} : { usage: { flushIntervalMs: usageFlushMs } }),
   })],
-  controllers: [OrdersController, LeaksController, AdminController, LegacyController],
+  controllers: [
+    OrdersController,
+    LeaksController,
+    AdminController,
+    LegacyController,
+    ...(usageFlushMs === undefined ? [] : [UsageController]),
+  ],
 })
 class FleetModule {}
 
@@ -293,7 +439,10 @@ let closing = false;
 async function shutdown(): Promise<void> {
   if (closing) return;
   closing = true;
-  await app.close();
+  await app.close(); // the module's shutdown hook: service.close() flushes the usage counts
+  if (usageFlushMs !== undefined) {
+    say("USAGE_REPORT", { tally, written, statements, queries: queryKinds });
+  }
   await publicRevocation?.drain();
   await feed.close();
   await prisma.$disconnect();
