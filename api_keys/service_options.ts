@@ -143,4 +143,12 @@ export interface ApiKeysServiceOptions {
   limiter?: RateLimiter;
   /** With `limiter`: the policies of each request in place of the key's (see `ApiKeyRateLimitResolver`). */
   rateLimitResolver?: ApiKeyRateLimitResolver;
+  /**
+   * With a `limiter` whose store keeps credit balances outside the database
+   * (Redis, `drainCreditChanges`): how often the balances spent or changed
+   * are written back to the keys' records, in ms (100 to 3,600,000; default
+   * 10,000); also on `close()`. A Redis that loses a balance reloads it from
+   * there, refunding at most one interval of spends.
+   */
+  persistIntervalMs?: number;
 }
