@@ -73,6 +73,7 @@ export class CreditBook {
   readonly #writeFailed = warnOnce("credits write-back");
   #timer: ReturnType<typeof setTimeout> | undefined;
   #closed = false;
+  #flushing: Promise<unknown> = Promise.resolve();
 
   /** See the class documentation. */
   constructor(
@@ -171,31 +172,37 @@ export class CreditBook {
 
   /**
    * Drains the store's changed balances and writes each back (a failed one is
-   * kept for the next pass); resolves the first failure, if any. Nothing
-   * without a draining store.
+   * kept for the next pass); resolves the first failure, if any. Passes run
+   * one at a time, so an older balance never lands after a newer one.
    */
-  async flush(): Promise<unknown> {
+  #flush(): Promise<unknown> {
+    const pass = this.#flushing.then(() => this.#flushOnce());
+    this.#flushing = pass;
+    return pass;
+  }
+
+  async #flushOnce(): Promise<unknown> {
     if (this.#drain === undefined) return undefined;
     let failure: unknown;
     try {
       for (const balance of await this.#drain()) {
-        const held = this.#pending.get(balance.subject);
-        if (balance.name === "credits" && (held === undefined || held.at <= balance.at)) {
-          this.#pending.set(balance.subject, balance);
-        }
+        if (balance.name === "credits") this.#pending.set(balance.subject, balance);
       }
     } catch (error) {
       failure = error;
     }
     for (const [subject, balance] of [...this.#pending]) {
-      if (!subject.startsWith(SUBJECT_PREFIX)) {
-        this.#pending.delete(subject);
-        continue;
+      let id: string | undefined;
+      try {
+        if (subject.startsWith(SUBJECT_PREFIX)) {
+          id = decodeURIComponent(subject.slice(SUBJECT_PREFIX.length));
+        }
+      } catch {
+        // not a key's subject
       }
       try {
-        const id = decodeURIComponent(subject.slice(SUBJECT_PREFIX.length));
-        await this.#writeBack(id, balance.remaining, new Date(balance.at));
-        if (this.#pending.get(subject) === balance) this.#pending.delete(subject);
+        if (id !== undefined) await this.#writeBack(id, balance.remaining, new Date(balance.at));
+        this.#pending.delete(subject);
       } catch (error) {
         failure ??= error;
       }
@@ -207,14 +214,14 @@ export class CreditBook {
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#timer);
-    const failure = await this.flush();
+    const failure = await this.#flush();
     if (failure !== undefined) throw failure;
   }
 
   #arm(): void {
     if (this.#drain === undefined || this.#closed) return;
     const timer = setTimeout(async () => {
-      const failure = await this.flush();
+      const failure = await this.#flush();
       if (failure !== undefined) this.#writeFailed(failure);
       this.#arm();
     }, this.#intervalMs);

@@ -14,6 +14,7 @@ import {
   InMemoryApiKeyStorage,
 } from "../../api_keys/mod.ts";
 import { creditSubjectOf } from "../../api_keys/_limits.ts";
+import { creditCounterOf } from "../../api_keys/_credits.ts";
 import { createRateLimiter } from "../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../rate_limits/memory_store.ts";
 import type { CreditCounter, RateLimitStore } from "../../rate_limits/store.ts";
@@ -43,12 +44,7 @@ function creditService(
     const credits = (await storage.findById(id))!.credits!;
     return (await limiter.check("unused", [], {
       cost,
-      credits: {
-        initial: credits.remaining,
-        initialAt: credits.updatedAt.getTime(),
-        refill: credits.refill,
-        subject: creditSubjectOf(id, credits),
-      },
+      credits: { ...creditCounterOf(credits), subject: creditSubjectOf(id, credits) },
     })).credits!;
   };
   return { ...made, clocks, limiter, spend };
@@ -61,6 +57,18 @@ function untenanted(inner: InMemoryApiKeyStorage): ApiKeyStorage {
     setCredits: inner.setCredits.bind(inner),
   });
 }
+
+describe("creditCounterOf", () => {
+  it("starts a balance the store lacks from the stored one, as of its updatedAt", () => {
+    const updatedAt = new Date("2030-01-01T00:00:00.000Z");
+    assert.deepEqual(creditCounterOf({ remaining: 4, updatedAt, balanceKeyId: "k0" }), {
+      initial: 4,
+      initialAt: updatedAt.getTime(),
+    });
+    const refill = { amount: 9, everyMs: 60_000 };
+    assert.deepEqual(creditCounterOf({ remaining: 0, refill, updatedAt }).refill, refill);
+  });
+});
 
 describe("credits on create and rotate", () => {
   it("create stores validated credits with updatedAt now; refuses bad ones naming the field, or without the capability or a limiter", async () => {

@@ -14,6 +14,7 @@ import {
   InMemoryApiKeyStorage,
 } from "../../api_keys/mod.ts";
 import { creditSubjectOf } from "../../api_keys/_limits.ts";
+import { creditCounterOf } from "../../api_keys/_credits.ts";
 import { createRateLimiter } from "../../rate_limits/limiter.ts";
 import { createRedisRateLimitStore } from "../../rate_limits/redis/mod.ts";
 import { connectRedis, REDIS_URL } from "./_services.ts";
@@ -59,11 +60,7 @@ if (
         const stored = await credits(id);
         const result = await limiter.check("unused", [], {
           cost,
-          credits: {
-            initial: stored.remaining,
-            initialAt: stored.updatedAt.getTime(),
-            subject: creditSubjectOf(id, stored),
-          },
+          credits: { ...creditCounterOf(stored), subject: creditSubjectOf(id, stored) },
         });
         assert.equal(result.unavailable, false);
         return result.credits!;
