@@ -19,7 +19,6 @@ import {
 } from "../rate_limits/credits.ts";
 import type { RateLimitCredits, RateLimiter } from "../rate_limits/limiter.ts";
 import type { CounterResult, CreditChange } from "../rate_limits/store.ts";
-import type { CreditBalance } from "../rate_limits/redis/mod.ts";
 
 /** Default of `persistIntervalMs`. */
 const DEFAULT_PERSIST_INTERVAL_MS = 10_000;
@@ -55,6 +54,8 @@ function storedBalance(credits: ApiKeyCredits, nowMs: number): ApiKeyCreditBalan
   };
 }
 
+/** A balance `drainCreditChanges` answers (the Redis store's `CreditBalance`; a core imports no store). */
+type CreditBalance = { subject: string; name: string; remaining: number; at: number };
 /** A limiter store with the Redis store's `drainCreditChanges`. */
 type DrainingStore = { drainCreditChanges(): Promise<CreditBalance[]> };
 
@@ -149,10 +150,10 @@ export class CreditBook {
   }
 
   /**
-   * Applies `change` to `record`'s balance in the limiter's store and writes
-   * the result back to the records spending it. Throws a `TypeError` for a bad
-   * change or without a limiter, `ApiKeyValidationError` on `credits` for a key
-   * without credits; rejects when the store or the storage fails.
+   * Applies a validated `change` to `record`'s balance in the limiter's store
+   * (see `requireLimiter`) and writes the result back to the records spending
+   * it. `ApiKeyValidationError` on `credits` for a key without credits;
+   * rejects when the store or the storage fails.
    */
   async update(record: ApiKeyRecord, change: CreditChange): Promise<ApiKeyCreditBalance> {
     const credits = record.credits;
