@@ -7,6 +7,7 @@
  * @module
  */
 import { ApiKeyOperationError, ApiKeyPrefixCollisionError, ApiKeyStorageError } from "./errors.ts";
+import type { CreditBook } from "./_credits.ts";
 import { createdEvent } from "./events.ts";
 import { requireRotationWaits } from "./_first_use.ts";
 import {
@@ -18,7 +19,11 @@ import {
 import { generateKey } from "./key_format.ts";
 import { assertTenantSharedPolicies } from "./_limits.ts";
 import type { Settings } from "./_settings.ts";
+import type { CreditChange } from "../rate_limits/store.ts";
+import { assertCreditChange } from "../rate_limits/credits.ts";
 import type {
+  ApiKeyCreditBalance,
+  ApiKeyCredits,
   ApiKeyRateLimitPolicy,
   ApiKeyRecord,
   ApiKeyStatus,
@@ -43,9 +48,14 @@ function statusOf(record: ApiKeyRecord, nowMs: number): ApiKeyStatus {
 }
 
 /** The summary of `record`: its fields listed one by one, so no hash field is ever copied. */
-function toSummary(record: ApiKeyRecord, nowMs: number): ApiKeySummary {
+function toSummary(
+  record: ApiKeyRecord,
+  nowMs: number,
+  balance: ApiKeyCreditBalance | undefined,
+): ApiKeySummary {
   const copy = (date: Date | null) => date === null ? null : new Date(date.getTime());
-  return {
+  const refill = record.credits?.refill;
+  const summary: ApiKeySummary = {
     id: record.id,
     tenantId: record.tenantId,
     name: record.name,
@@ -62,6 +72,10 @@ function toSummary(record: ApiKeyRecord, nowMs: number): ApiKeySummary {
     createdBy: record.createdBy,
     createdAt: new Date(record.createdAt.getTime()),
   };
+  if (balance !== undefined) {
+    summary.credits = refill === undefined ? balance : { ...balance, refill: { ...refill } };
+  }
+  return summary;
 }
 
 /** What a new key's record takes from its caller (create or rotate). */
@@ -74,28 +88,33 @@ interface NewKeyFields {
   expiresAt: Date | null;
   createdBy: string | null;
   rateLimits?: readonly ApiKeyRateLimitPolicy[];
+  credits?: ApiKeyCredits;
 }
 
 /** Creates, rotates, revokes and lists keys with the compiled settings. */
 export class ManageFlow {
   readonly #s: Settings;
+  readonly #credits: CreditBook;
 
-  /** A flow over `settings`. */
-  constructor(settings: Settings) {
+  /** A flow over `settings`, with the keys' credits in `credits`. */
+  constructor(settings: Settings, credits: CreditBook) {
     this.#s = settings;
+    this.#credits = credits;
   }
 
   /** See `ApiKeysService.create`. */
   async create(input: CreateApiKeyInput): Promise<CreateApiKeyResult> {
     const s = this.#s;
     const valid = validateCreateInput(input);
-    await this.#checkRateLimits(valid.tenantId, valid.rateLimits);
     const now = s.clock();
+    const credits = this.#credits.compile(input.credits, now);
+    await this.#checkRateLimits(valid.tenantId, valid.rateLimits);
     const { record, key } = await this.#issue(
       "create",
       {
         ...valid,
         expiresAt: s.resolveExpiry(valid.expiresAt, now),
+        credits,
       },
       now,
       (record) => s.storage.insert(record),
@@ -130,6 +149,7 @@ export class ManageFlow {
     requireNonEmptyString(id, "id");
     const now = s.clock();
     const valid = validateRotateInput(input, now);
+    const newCredits = this.#credits.compile(input?.credits, now);
     const waits = valid.graceStarts === "first-use" ? requireRotationWaits(s) : undefined;
     const old = await this.#find(tenantId, id);
     await this.#checkRateLimits(old.tenantId, valid.rateLimits, old.id);
@@ -157,6 +177,7 @@ export class ManageFlow {
         expiresAt: s.resolveExpiry(valid.expiresAt, now, old.expiresAt),
         createdBy: valid.createdBy ?? null,
         rateLimits: valid.rateLimits ?? old.rateLimits,
+        credits: newCredits ?? await this.#credits.inherit(old, now),
       },
       now,
       async (record) => {
@@ -255,8 +276,22 @@ export class ManageFlow {
   /** See `ApiKeysService.listSummaries`. */
   async listSummaries(tenantId: string, options?: ListApiKeysOptions): Promise<ApiKeySummary[]> {
     const records = await this.list(tenantId, options);
+    const balances = await Promise.all(records.map((record) => this.#credits.balance(record)));
     const nowMs = this.#s.clock().getTime();
-    return records.map((record) => toSummary(record, nowMs));
+    return records.map((record, i) => toSummary(record, nowMs, balances[i]));
+  }
+
+  /** See `ApiKeysService.updateCredits`. */
+  async updateCredits(
+    tenantId: string,
+    id: string,
+    change: CreditChange,
+  ): Promise<ApiKeyCreditBalance> {
+    requireNonEmptyString(tenantId, "tenantId");
+    requireNonEmptyString(id, "id");
+    const valid = assertCreditChange(change);
+    this.#credits.requireLimiter();
+    return await this.#credits.update(await this.#find(tenantId, id), valid);
   }
 
   /**
@@ -361,6 +396,7 @@ export class ManageFlow {
     if (fields.rateLimits !== undefined) {
       record.rateLimits = fields.rateLimits.map((p) => ({ ...p }));
     }
+    if (fields.credits !== undefined) record.credits = fields.credits;
     return { record, key: key.raw };
   }
 }

@@ -32,6 +32,7 @@
  */
 export {
   type ApiKeyContext,
+  type ApiKeyCreditBalance,
   type ApiKeyCredits,
   type ApiKeyGraceStart,
   type ApiKeyHashCount,
@@ -43,6 +44,7 @@ export {
   type ApiKeyRecord,
   type ApiKeyStatus,
   type ApiKeySummary,
+  type ApiKeySummaryCredits,
   type ApiKeyTtlPolicy,
   type ApiKeyVerificationOutcome,
   type AuthorizeOptions,

@@ -5,6 +5,8 @@
  * @module
  */
 import { ExpiryJob } from "./_expiry.ts";
+import { CreditBook } from "./_credits.ts";
+import type { CreditChange } from "../rate_limits/store.ts";
 import type { ApiKeyHeaderReader } from "./extract_api_key.ts";
 import { importKeys } from "./_import.ts";
 import { checkReady, hashReport } from "./_legacy.ts";
@@ -13,6 +15,7 @@ import type { ApiKeysServiceOptions } from "./service_options.ts";
 import { compileSettings, type Settings } from "./_settings.ts";
 import type {
   ApiKeyContext,
+  ApiKeyCreditBalance,
   ApiKeyHashReport,
   ApiKeyRecord,
   ApiKeySummary,
@@ -55,6 +58,7 @@ export class ApiKeysService {
   readonly #verify: VerifyFlow;
   readonly #manage: ManageFlow;
   readonly #expiry: ExpiryJob;
+  readonly #credits: CreditBook;
 
   /** Throws a `TypeError` naming a bad option. Missing storage capabilities are logged once. */
   constructor(options: ApiKeysServiceOptions) {
@@ -62,7 +66,14 @@ export class ApiKeysService {
     if (settings.storage.notice !== undefined) console.info(settings.storage.notice);
     this.#settings = settings;
     this.#verify = new VerifyFlow(settings);
-    this.#manage = new ManageFlow(settings);
+    this.#credits = new CreditBook(
+      settings.storage,
+      options.limiter,
+      options.persistIntervalMs,
+      settings.clock,
+      "ApiKeysServiceOptions.",
+    );
+    this.#manage = new ManageFlow(settings, this.#credits);
     attachServiceHooks(this, {
       emitEvent: settings.emitEvent,
       layouts: settings.layouts,
@@ -197,7 +208,24 @@ export class ApiKeysService {
     return this.#manage.revokeForTenant(tenantId, id);
   }
 
-  /** `list` as `ApiKeySummary`s: no hash fields, and each key's `status` now. */
+  /**
+   * Sets (`{ set: n }`) or adds to (`{ add: n }`, negative subtracts; clamped
+   * to 0) the credit balance of key `id` of `tenantId`, atomically with the
+   * spends in the limiter's store, and writes the result back to the records
+   * spending it (a rotated key and its successor share one); resolves the
+   * balance. Another tenant's key is `api_key_record_not_found`, unchanged; a
+   * key without credits is `ApiKeyValidationError` on `credits`; a bad change
+   * or a service without a `limiter` is a `TypeError`.
+   */
+  updateCredits(tenantId: string, id: string, change: CreditChange): Promise<ApiKeyCreditBalance> {
+    return this.#manage.updateCredits(tenantId, id, change);
+  }
+
+  /**
+   * `list` as `ApiKeySummary`s: no hash fields, each key's `status` now and,
+   * with a `limiter`, its credits (read from the limiter's store; the last
+   * written-back balance when the store fails).
+   */
   listSummaries(tenantId: string, options?: ListApiKeysOptions): Promise<ApiKeySummary[]> {
     return this.#manage.listSummaries(tenantId, options);
   }
@@ -229,12 +257,17 @@ export class ApiKeysService {
   }
 
   /**
-   * Flushes the usage counts held in memory and stops the flush timer (the
-   * Nest module calls it on shutdown); resolves at once without the `usage`
-   * option. Rejects with `ApiKeyStorageError` when a write fails (the counts
-   * stay held for another `close()`).
+   * Flushes the usage counts held in memory and writes the credit balances
+   * of a Redis limiter store back (see `persistIntervalMs`), stopping their
+   * timers (the Nest module calls it on shutdown). Rejects with the first
+   * failure (`ApiKeyStorageError` for a write); what failed stays held for
+   * another `close()`.
    */
-  close(): Promise<void> {
-    return this.#settings.usage?.close() ?? Promise.resolve();
+  async close(): Promise<void> {
+    const [usage, credits] = await Promise.allSettled([
+      this.#settings.usage?.close(),
+      this.#credits.close(),
+    ]);
+    for (const result of [usage, credits]) if (result.status === "rejected") throw result.reason;
   }
 }

@@ -151,4 +151,12 @@ export interface ApiKeysServiceOptions {
    * and refill period across a fleet.
    */
   creditThresholds?: readonly number[];
+  /**
+   * With a `limiter` whose store keeps credit balances outside the database
+   * (Redis, `drainCreditChanges`): how often the balances spent or changed
+   * are written back to the keys' records, in ms (100 to 3,600,000; default
+   * 10,000); also on `close()`. A Redis that loses a balance reloads it from
+   * there, refunding at most one interval of spends.
+   */
+  persistIntervalMs?: number;
 }

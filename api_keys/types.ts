@@ -8,7 +8,7 @@
 import type { RateLimitPolicyResult } from "../rate_limits/limiter.ts";
 import type { RateLimitPolicy } from "../rate_limits/policy.ts";
 import type { Credits } from "../rate_limits/credits.ts";
-import type { CounterResult } from "../rate_limits/store.ts";
+import type { CounterResult, CreditRefill } from "../rate_limits/store.ts";
 
 /**
  * A rate-limit policy of a key: counted per key, or with `sharedBy: "tenant"`
@@ -165,17 +165,35 @@ export interface ApiKeyRecord {
  */
 export type ApiKeyStatus = "active" | "rotating" | "expired" | "revoked";
 
+/** A key's credit balance now, as `updateCredits` and `listSummaries` answer it. */
+export interface ApiKeyCreditBalance {
+  /** Credits left. */
+  remaining: number;
+  /** When the next refill sets the balance to its amount; `null` without a refill. */
+  nextRefillAt: Date | null;
+}
+
+/** The credits of a summary: the balance now and the refill rule (whose balance a key spends is not shown). */
+export interface ApiKeySummaryCredits extends ApiKeyCreditBalance {
+  /** Refill rule, when there is one. */
+  refill?: CreditRefill;
+}
+
 /**
  * A key as `listSummaries` describes it: the record's fields without `hash`,
  * `hashScheme` and `pepperVersion`, and its `status`.
  */
-export interface ApiKeySummary
-  extends
-    Omit<ApiKeyRecord, "hash" | "hashScheme" | "pepperVersion" | "layout" | "allowedIpCidrs"> {
+export interface ApiKeySummary extends
+  Omit<
+    ApiKeyRecord,
+    "hash" | "hashScheme" | "pepperVersion" | "layout" | "allowedIpCidrs" | "credits"
+  > {
   /** Canonical allowed CIDRs; empty means any address. */
   allowedIpCidrs: string[];
   /** The condition of the key when listed. */
   status: ApiKeyStatus;
+  /** With a `limiter`, for a key with credits: its balance and next refill. */
+  credits?: ApiKeySummaryCredits;
 }
 
 /** Result of a successful verification. */

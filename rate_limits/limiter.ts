@@ -100,6 +100,8 @@ export interface RateLimitResult {
 export interface RateLimiter {
   /** The failure policy in force. */
   readonly onStoreError: "open" | "closed";
+  /** The store checked (the API-key service writes a Redis store's balances back through it). */
+  readonly store: RateLimitStore;
   /**
    * Checks `subject` against every policy and `options.credits` at once; all or
    * nothing (`policies` may be empty when `credits` is given). Throws a
@@ -241,6 +243,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
 
   return {
     onStoreError,
+    store,
     async check(subject, policies, checkOptions = {}) {
       assertSubject(subject);
       const { credits } = checkOptions;

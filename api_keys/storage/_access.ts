@@ -11,6 +11,7 @@ import { ApiKeyOperationError, ApiKeyStorageError } from "../errors.ts";
 import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME } from "../hasher.ts";
 import { callDetached, warnOnce } from "../_sinks.ts";
 import { isStoredRateLimits } from "../_limits.ts";
+import { assertCredits, compileCreditRefill } from "../../rate_limits/credits.ts";
 import {
   API_KEY_STORAGE_METHODS,
   type ApiKeyRotationWait,
@@ -19,6 +20,7 @@ import {
   type ListExpiringApiKeysOptions,
 } from "./types.ts";
 import type {
+  ApiKeyCredits,
   ApiKeyHashCount,
   ApiKeyHashReplacement,
   ApiKeyRecord,
@@ -164,6 +166,25 @@ function isStringArray(value: unknown): boolean {
 
 const isString = (value: unknown): boolean => typeof value === "string";
 
+/**
+ * Whether a stored `credits` value is absent or valid: a balance within
+ * `MAX_CREDITS`, a valid refill, a valid `updatedAt` and a non-empty
+ * `balanceKeyId` when present (the record check, and `setCredits`'s in memory).
+ */
+export function isStoredCredits(value: unknown): boolean {
+  if (value === undefined) return true;
+  if (typeof value !== "object" || value === null) return false;
+  const { remaining, refill, updatedAt, balanceKeyId } = value as ApiKeyCredits;
+  try {
+    assertCredits(remaining, "remaining");
+    compileCreditRefill(refill);
+  } catch {
+    return false;
+  }
+  return isDateOrNull(updatedAt) && updatedAt !== null &&
+    (balanceKeyId === undefined || (isString(balanceKeyId) && balanceKeyId !== ""));
+}
+
 /** Each field of `ApiKeyRecord`: the rule its stored value keeps, and the rule in words. */
 const RECORD_FIELDS:
   readonly (readonly [keyof ApiKeyRecord, (value: unknown) => boolean, string])[] = Object.freeze([
@@ -183,6 +204,7 @@ const RECORD_FIELDS:
     ["layout", (value) => value === undefined || isString(value), "absent or a string"],
     ["allowedIpCidrs", (value) => value === undefined || isStringArray(value), "absent or strings"],
     ["rateLimits", isStoredRateLimits, "absent or a list of rate-limit policies"],
+    ["credits", isStoredCredits, "absent or credits with a valid updatedAt"],
     ["lastUsedAt", isDateOrNull, "a valid Date or null"],
     ["expiresAt", isDateOrNull, "a valid Date or null"],
     ["revokedAt", isDateOrNull, "a valid Date or null"],
@@ -359,6 +381,8 @@ export class StorageAccess {
   readonly storesLayout: boolean;
   /** Whether the storage keeps each record's `rateLimits` (`storesRateLimits`). */
   readonly storesRateLimits: boolean;
+  /** `setCredits` under the deadline, `undefined` without `storesCredits`. */
+  readonly setCredits: ((id: string, credits: ApiKeyCredits) => Promise<void>) | undefined;
   readonly #storage: ApiKeyStorage;
   readonly #timeoutMs: number;
   readonly #markRevokedIfActive: ((id: string, at: Date) => Promise<boolean>) | undefined;
@@ -411,6 +435,20 @@ export class StorageAccess {
       missing.push("storesRateLimits (create and rotate refuse rateLimits)");
     }
     const store = storage as ApiKeyStorage;
+    const { storesCredits, setCredits } = store;
+    if (storesCredits !== undefined && typeof storesCredits !== "boolean") {
+      throw new TypeError(`${label}.storesCredits must be a boolean`);
+    }
+    if (storesCredits === true && typeof setCredits !== "function") {
+      throw new TypeError(`${label}.setCredits must be a function with storesCredits`);
+    }
+    this.setCredits = storesCredits === true
+      ? (id, credits) =>
+        this.#call("setCredits", () => setCredits!.call(store, id, credits), ignore)
+      : undefined;
+    if (storesCredits !== true) {
+      missing.push("storesCredits (create and rotate refuse credits)");
+    }
     this.#storage = store;
     this.#timeoutMs = timeoutMs;
     this.#markRevokedIfActive = store.markRevokedIfActive?.bind(store);

@@ -424,6 +424,65 @@ export function runApiKeyStorageContract(
     );
   });
 
+  test("storesCredits (when true) keeps credits through reads, listing, rotate and setCredits; Dates round-trip; an absent one reads absent", async () => {
+    const storage = await factory();
+    if (storage.storesCredits !== true) return;
+    check(typeof storage.setCredits === "function", "storesCredits comes with setCredits");
+    const access = new StorageAccess(storage, 5_000, "storage");
+    // Field by field: a JSON column may reorder an object's keys.
+    const shape = (record: ApiKeyRecord | null | undefined) => {
+      const c = record?.credits;
+      return c === undefined ? undefined : JSON.stringify([
+        c.remaining,
+        c.refill && Object.entries(c.refill).sort(),
+        c.updatedAt instanceof Date ? c.updatedAt.getTime() : "not a Date",
+        c.balanceKeyId,
+      ]);
+    };
+    const credits = {
+      remaining: 1_000,
+      refill: { amount: 1_000, interval: "monthly" as const, day: 31 },
+      updatedAt: new Date("2030-01-01T00:00:00.123Z"),
+    };
+    const funded = sampleRecord({ credits });
+    const plain = sampleRecord();
+    await storage.insert(funded);
+    await storage.insert(plain);
+    const listed = await access.listByTenant(funded.tenantId, true);
+    for (
+      const read of [
+        await access.findById(funded.id),
+        await access.findByPrefix(funded.prefix),
+        listed.find((r) => r.id === funded.id) ?? null,
+      ]
+    ) {
+      check(shape(read) === shape(funded), "credits are kept, updatedAt a Date");
+    }
+    check((await access.findById(plain.id))?.credits === undefined, "none reads absent");
+    const newRecord = sampleRecord({
+      tenantId: funded.tenantId,
+      credits: { ...credits, remaining: 7, balanceKeyId: funded.id },
+    });
+    await storage.rotate({
+      oldKeyId: funded.id,
+      newRecord,
+      oldExpiresAt: new Date(Date.now() + 60_000),
+      rotatedAt: new Date(),
+    });
+    check(
+      shape(await access.findByPrefix(newRecord.prefix)) === shape(newRecord),
+      "rotate writes the new record's credits",
+    );
+    const written = { remaining: 3, updatedAt: new Date("2030-01-02T00:00:00.456Z") };
+    await storage.setCredits!(plain.id, written);
+    check(
+      shape(await access.findById(plain.id)) === shape({ ...plain, credits: written }),
+      "setCredits writes the balance back",
+    );
+    await storage.setCredits!("no-such-key", written);
+    check(await storage.findById("no-such-key") === null, "setCredits ignores an unknown id");
+  });
+
   test("countHashes (when present) counts usable records per hash scheme and pepper version", async () => {
     const storage = await factory();
     const count = storage.countHashes?.bind(storage);

@@ -6,9 +6,10 @@
  */
 import { ApiKeyOperationError } from "../errors.ts";
 import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME } from "../hasher.ts";
-import { readApiKeyRecord, readExpiresAt } from "./_access.ts";
+import { isStoredCredits, readApiKeyRecord, readExpiresAt } from "./_access.ts";
 import type { ApiKeyRotationWait, ApiKeyStorage, ListExpiringApiKeysOptions } from "./types.ts";
 import type {
+  ApiKeyCredits,
   ApiKeyHashCount,
   ApiKeyHashReplacement,
   ApiKeyRecord,
@@ -37,6 +38,13 @@ function copyRecord(record: ApiKeyRecord): ApiKeyRecord {
   };
   if (record.allowedIpCidrs !== undefined) copy.allowedIpCidrs = [...record.allowedIpCidrs];
   if (record.rateLimits !== undefined) copy.rateLimits = record.rateLimits.map((p) => ({ ...p }));
+  if (record.credits !== undefined) copy.credits = copyCredits(record.credits);
+  return copy;
+}
+
+function copyCredits(credits: ApiKeyCredits): ApiKeyCredits {
+  const copy = { ...credits, updatedAt: new Date(credits.updatedAt.getTime()) };
+  if (credits.refill !== undefined) copy.refill = { ...credits.refill };
   return copy;
 }
 
@@ -57,7 +65,7 @@ function byExpiry(a: { expiresAt: Date; id: string }, b: { expiresAt: Date; id: 
 /**
  * Memory-backed storage with every capability of `ApiKeyStorage`
  * (`peekByPrefix`, `markRevokedIfActive`, `replaceHash`, `countHashes`,
- * `storesLayout`, `storesRateLimits`, the expiry notices, the rotations that wait, the
+ * `storesLayout`, `storesRateLimits`, `storesCredits`, the expiry notices, the rotations that wait, the
  * tenant-bound operations, the usage per key and hour). Lookups by id and prefix are O(1)
  * and listing is O(keys of the tenant), whatever the total count;
  * `listExpiring` scans every record, `readUsage` every stored hour of the tenant. Each write is one synchronous step, so
@@ -83,6 +91,8 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
   readonly storesLayout = true;
   /** Capability: each record's `rateLimits` are kept. */
   readonly storesRateLimits = true;
+  /** Capability: each record's `credits` are kept (see `setCredits`). */
+  readonly storesCredits = true;
 
   /** Number of stored records. */
   get size(): number {
@@ -213,6 +223,19 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
       else counts.set(key, { hashScheme, pepperVersion: record.pepperVersion, count: 1 });
     }
     return Promise.resolve([...counts.values()]);
+  }
+
+  /**
+   * Capability: sets the `credits` of a known id (unknown ids are ignored);
+   * malformed credits reject with a `TypeError`.
+   */
+  setCredits(id: string, credits: ApiKeyCredits): Promise<void> {
+    if (!isStoredCredits(credits)) {
+      return Promise.reject(new TypeError("setCredits: credits are malformed"));
+    }
+    const record = this.#byId.get(id);
+    if (record !== undefined) record.credits = copyCredits(credits);
+    return Promise.resolve();
   }
 
   /** Sets `lastUsedAt` of a known id (unknown ids are ignored). */

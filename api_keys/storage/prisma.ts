@@ -14,6 +14,7 @@ import { CURRENT_HASH_SCHEME } from "../hasher.ts";
 import { nullAbsentFields } from "./_access.ts";
 import type { ApiKeyRotationWait, ApiKeyStorage, ListExpiringApiKeysOptions } from "./types.ts";
 import type {
+  ApiKeyCredits,
   ApiKeyHashCount,
   ApiKeyHashReplacement,
   ApiKeyRecord,
@@ -163,6 +164,11 @@ export interface PrismaApiKeyStorageOptions {
    * `0008_api_key_rate_limits`): turns on `storesRateLimits`.
    */
   storesRateLimits?: boolean;
+  /**
+   * `true` when the model has the `credits` JSON column (migration
+   * `0011_api_key_credits`): turns on `storesCredits` and `setCredits`.
+   */
+  storesCredits?: boolean;
   /** The client itself (`prisma`): turns on `recordUsage` and `readUsage` (raw SQL). */
   usage?: PrismaUsageClient;
 }
@@ -190,12 +196,17 @@ function toNumber(value: unknown): unknown {
   return typeof value === "bigint" ? Number(value) : value;
 }
 
+/** Credits as the JSON column holds them (`updatedAt` an ISO string). */
+function creditsColumn(credits: ApiKeyCredits): Record<string, unknown> {
+  return { ...credits, updatedAt: credits.updatedAt.toISOString() };
+}
+
 /**
  * A row to create: `hashScheme` written only when it is not the default (an
- * older model lacks it), `layout` and `rateLimits` only with their capability.
+ * older model lacks it), `layout`, `rateLimits` and `credits` only with their capability.
  */
 function toRow(record: ApiKeyRecord, storage: ApiKeyStorage): Record<string, unknown> {
-  const { hashScheme, layout, rateLimits, ...fields } = record;
+  const { hashScheme, layout, rateLimits, credits, ...fields } = record;
   const row: Record<string, unknown> = {
     ...fields,
     allowedIpCidrs: [...(record.allowedIpCidrs ?? [])],
@@ -203,6 +214,7 @@ function toRow(record: ApiKeyRecord, storage: ApiKeyStorage): Record<string, unk
   if (hashScheme !== undefined && hashScheme !== CURRENT_HASH_SCHEME) row.hashScheme = hashScheme;
   if (storage.storesLayout && layout !== undefined) row.layout = layout;
   if (storage.storesRateLimits && rateLimits !== undefined) row.rateLimits = rateLimits;
+  if (storage.storesCredits && credits !== undefined) row.credits = creditsColumn(credits);
   return row;
 }
 
@@ -244,6 +256,13 @@ function toRecord(row: unknown): ApiKeyRecord {
   if (rateLimits !== undefined && rateLimits !== null) {
     record.rateLimits = rateLimits as ApiKeyRecord["rateLimits"];
   }
+  const credits = (row as { credits?: unknown }).credits;
+  if (credits !== undefined && credits !== null) {
+    const { updatedAt } = credits as { updatedAt?: unknown };
+    record.credits = (typeof updatedAt === "string"
+      ? { ...credits, updatedAt: new Date(updatedAt) }
+      : credits) as ApiKeyCredits;
+  }
   return record;
 }
 
@@ -253,7 +272,7 @@ function toRecord(row: unknown): ApiKeyRecord {
  * Capabilities: `markRevokedIfActive`, `replaceHash`, `countHashes`,
  * `lowerExpiry` and the tenant-bound operations; the expiry notices, rotation
  * waits (migration `0004_api_key_expiry`), `storesLayout` (`0006`),
- * `storesRateLimits` (`0008`) and `recordUsage`/`readUsage` (`usage`, raw
+ * `storesRateLimits` (`0008`), `storesCredits` (`0011`) and `recordUsage`/`readUsage` (`usage`, raw
  * SQL over `0010`) only
  * through `PrismaApiKeyStorageOptions`; never `peekByPrefix` (a shared
  * database changes behind in-process copies). Without the `hashScheme`
@@ -283,6 +302,10 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
   readonly storesLayout?: boolean;
   /** Capability, with the `storesRateLimits` option only: the `rateLimits` column is written and read. */
   readonly storesRateLimits?: boolean;
+  /** Capability, with the `storesCredits` option only: the `credits` column is written and read. */
+  readonly storesCredits?: boolean;
+  /** Capability, with the `storesCredits` option only: `update` of the `credits` column. */
+  readonly setCredits?: (id: string, credits: ApiKeyCredits) => Promise<void>;
   /**
    * Capability, with the `expiryNotices` option only: one page of unrevoked
    * keys expiring in the window (`apiKey.findMany` with `take`).
@@ -315,14 +338,25 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
       "client.apiKey",
     );
     this.#client = client;
-    const { expiryNotices, rotationWaits, storesLayout, storesRateLimits, usage } = options ?? {};
-    for (const [name, flag] of Object.entries({ storesLayout, storesRateLimits })) {
+    const { expiryNotices, rotationWaits, storesLayout, storesRateLimits, storesCredits, usage } =
+      options ?? {};
+    for (const [name, flag] of Object.entries({ storesLayout, storesRateLimits, storesCredits })) {
       if (flag !== undefined && typeof flag !== "boolean") {
         throw new TypeError(`PrismaApiKeyStorage options.${name} must be a boolean`);
       }
     }
     if (storesLayout === true) this.storesLayout = true;
     if (storesRateLimits === true) this.storesRateLimits = true;
+    if (storesCredits === true) {
+      this.storesCredits = true;
+      this.setCredits = async (id, credits) => {
+        try {
+          await client.apiKey.update({ where: { id }, data: { credits: creditsColumn(credits) } });
+        } catch (error) {
+          if (!isRecordNotFound(error)) throw error;
+        }
+      };
+    }
     if (expiryNotices !== undefined) {
       requireDelegate(expiryNotices, ["createMany", "updateMany"], "options.expiryNotices");
       this.listExpiring = (listing) => this.#listExpiring(listing);

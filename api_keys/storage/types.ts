@@ -5,6 +5,7 @@
  * @module
  */
 import type {
+  ApiKeyCredits,
   ApiKeyHashCount,
   ApiKeyHashReplacement,
   ApiKeyRecord,
@@ -82,6 +83,16 @@ export interface ApiKeyStorage {
    * `create` and `rotate` refuse `rateLimits`.
    */
   readonly storesRateLimits?: boolean;
+  /**
+   * Capability (with `setCredits`): `true` when each record's `credits` is kept as
+   * written; without it, `create` and `rotate` refuse `credits`.
+   */
+  readonly storesCredits?: boolean;
+  /**
+   * Capability (with `storesCredits`): sets the `credits` of record `id` (a
+   * balance written back from the limiter's store); an unknown id is ignored.
+   */
+  setCredits?(id: string, credits: ApiKeyCredits): Promise<void>;
   /** Sets `lastUsedAt` (best effort). */
   touchLastUsed(id: string, lastUsedAt: Date): Promise<void>;
   /**
@@ -164,6 +175,8 @@ export type ApiKeyStorageCapability =
   | "countHashes"
   | "storesLayout"
   | "storesRateLimits"
+  | "storesCredits"
+  | "setCredits"
   | "listExpiring"
   | "claimExpiryNotice"
   | "saveRotationWait"

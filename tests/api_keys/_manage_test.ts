@@ -14,6 +14,7 @@ import {
 } from "../../api_keys/mod.ts";
 import { fakePrismaClient } from "./fake_prisma.ts";
 import { ManageFlow } from "../../api_keys/_manage.ts";
+import { CreditBook } from "../../api_keys/_credits.ts";
 import { compileSettings } from "../../api_keys/_settings.ts";
 import { VerifyFlow } from "../../api_keys/_verify.ts";
 import {
@@ -490,7 +491,10 @@ describe("the two flows over one settings object", () => {
       peppers: { 1: PEPPER_1 },
       storage: new InMemoryApiKeyStorage(),
     });
-    const manage = new ManageFlow(settings);
+    const manage = new ManageFlow(
+      settings,
+      new CreditBook(settings.storage, undefined, undefined, settings.clock, ""),
+    );
     const verify = new VerifyFlow(settings);
     const { id, key } = await manage.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
     assert.equal((await verify.verify(key)).keyId, id);
@@ -507,7 +511,10 @@ describe("the two flows over one settings object", () => {
       storage,
       idFactory: () => `id-${storage.size}`,
     });
-    const manage = new ManageFlow(settings);
+    const manage = new ManageFlow(
+      settings,
+      new CreditBook(settings.storage, undefined, undefined, settings.clock, ""),
+    );
     const created = await manage.create({
       tenantId: "t",
       name: "n",

@@ -66,6 +66,13 @@ if (databaseReady("PrismaApiKeyStorage on PostgreSQL", unavailable)) {
     }, it);
   });
 
+  describe("PrismaApiKeyStorage contract on PostgreSQL with storesCredits (migration 0011)", () => {
+    runApiKeyStorageContract(async () => {
+      await reset();
+      return new PrismaApiKeyStorage(prisma, { storesCredits: true });
+    }, it);
+  });
+
   describe("PrismaApiKeyStorage contract on PostgreSQL with usage (migration 0010)", () => {
     runApiKeyStorageContract(async () => {
       await reset();

@@ -47,6 +47,36 @@ describe("readApiKeyRecord", () => {
     }
   });
 
+  it("reads credits: absent is no credits, valid ones pass, malformed ones are refused naming the field", () => {
+    const updatedAt = new Date("2030-01-01T00:00:00.000Z");
+    const good = {
+      remaining: 5,
+      refill: { amount: 9, everyMs: 1_000 },
+      updatedAt,
+      balanceKeyId: "k0",
+    };
+    assert.equal(readApiKeyRecord({ ...RECORD, credits: good }).credits, good);
+    assert.equal(readApiKeyRecord(RECORD).credits, undefined);
+    for (
+      const credits of [
+        null,
+        { remaining: -1, updatedAt },
+        { remaining: 1.5, updatedAt },
+        { remaining: 1e16, updatedAt },
+        { remaining: 1 },
+        { remaining: 1, updatedAt: "2030-01-01T00:00:00.000Z" },
+        { remaining: 1, updatedAt: new Date(NaN) },
+        { remaining: 1, updatedAt, refill: { amount: 1, interval: "weekly" } },
+        { remaining: 1, updatedAt, balanceKeyId: "" },
+      ]
+    ) {
+      assert.throws(
+        () => readApiKeyRecord({ ...RECORD, credits }),
+        /^TypeError: malformed record: credits must be absent or credits/,
+      );
+    }
+  });
+
   it("reads each absent nullable field as null (a record of an older version), in a copy", () => {
     const { rotatedAt: _, replacedByKeyId: __, lastUsedAt: ___, ...older } = RECORD;
     const read = readApiKeyRecord(older);
@@ -120,6 +150,24 @@ describe("StorageAccess", () => {
       "s",
     );
     assert.doesNotMatch(revokeOnly.notice!, /markRevokedIfActive/);
+  });
+
+  it("storesCredits: needs setCredits, a boolean flag; absent, the notice names it", async () => {
+    const full = new StorageAccess(new InMemoryApiKeyStorage(), 10, "s");
+    assert.equal(typeof full.setCredits, "function");
+    const bare = new StorageAccess(await plain(), 10, "s");
+    assert.equal(bare.setCredits, undefined);
+    assert.match(bare.notice!, /no storesCredits \(create and rotate refuse credits\)/);
+    const odd = Object.assign(await plain(), { storesCredits: "yes" });
+    assert.throws(() => new StorageAccess(odd, 10, "s"), /s\.storesCredits must be a boolean/);
+    const noSetter = Object.assign(await plain(), { storesCredits: true });
+    assert.throws(() => new StorageAccess(noSetter, 10, "s"), /s\.setCredits must be a function/);
+    const storage = new InMemoryApiKeyStorage();
+    await storage.insert(RECORD);
+    await assert.rejects(
+      storage.setCredits(RECORD.id, { remaining: -1, updatedAt: new Date() }),
+      TypeError,
+    );
   });
 
   it("maps a throw, a rejection and a missed deadline to ApiKeyStorageError, cause kept private", async () => {

@@ -25,6 +25,13 @@ describe("storage contract: PrismaApiKeyStorage over a fake delegate with stores
   );
 });
 
+describe("storage contract: PrismaApiKeyStorage over a fake delegate with storesCredits", () => {
+  runApiKeyStorageContract(
+    () => new PrismaApiKeyStorage(fakePrismaClient(), { storesCredits: true }),
+    it,
+  );
+});
+
 describe("storage contract: PrismaApiKeyStorage over a fake delegate without $transaction", () => {
   runApiKeyStorageContract(
     () => new PrismaApiKeyStorage(fakePrismaClient({ transactions: false })),

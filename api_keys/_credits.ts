@@ -1,0 +1,267 @@
+/**
+ * Credits on keys, the manage side: a key's credits on create and rotate,
+ * reading and changing a balance in the limiter's store, and writing balances
+ * back to the records (with a store that has `drainCreditChanges`, Redis:
+ * every `persistIntervalMs` and on close).
+ *
+ * @module
+ */
+import { ApiKeyValidationError } from "./errors.ts";
+import { creditSubjectOf } from "./_limits.ts";
+import { warnOnce } from "./_sinks.ts";
+import type { StorageAccess } from "./storage/_access.ts";
+import type { ApiKeyCreditBalance, ApiKeyCredits, ApiKeyRecord } from "./types.ts";
+import {
+  compileCredits,
+  creditPeriod,
+  type Credits,
+  refillParams,
+} from "../rate_limits/credits.ts";
+import type { RateLimitCredits, RateLimiter } from "../rate_limits/limiter.ts";
+import type { CounterResult, CreditChange } from "../rate_limits/store.ts";
+
+/** Default of `persistIntervalMs`. */
+const DEFAULT_PERSIST_INTERVAL_MS = 10_000;
+/** Most records of one rotation chain a write-back follows. */
+const MAX_CHAIN = 100;
+const SUBJECT_PREFIX = "key:";
+
+/** The limiter's credit counter of a key's stored credits (the last written-back balance as `initial`). */
+export function creditCounterOf(credits: ApiKeyCredits): RateLimitCredits {
+  return {
+    initial: credits.remaining,
+    initialAt: credits.updatedAt.getTime(),
+    ...(credits.refill === undefined ? {} : { refill: credits.refill }),
+  };
+}
+
+/** The balance of a store's answer at `nowMs`. */
+function balanceOf(result: CounterResult, nowMs: number): ApiKeyCreditBalance {
+  return {
+    remaining: result.remaining,
+    nextRefillAt: result.resetMs < 0 ? null : new Date(nowMs + result.resetMs),
+  };
+}
+
+/** The stored balance of `credits` at `nowMs`, the refills due since `updatedAt` applied. */
+function storedBalance(credits: ApiKeyCredits, nowMs: number): ApiKeyCreditBalance {
+  const [amount, every, day] = refillParams(credits.refill);
+  const [start, next] = creditPeriod(nowMs, every, day);
+  const refilled = next >= 0 && start > credits.updatedAt.getTime();
+  return {
+    remaining: refilled ? amount : credits.remaining,
+    nextRefillAt: next < 0 ? null : new Date(next),
+  };
+}
+
+/** A balance `drainCreditChanges` answers (the Redis store's `CreditBalance`; a core imports no store). */
+type CreditBalance = { subject: string; name: string; remaining: number; at: number };
+/** A limiter store with the Redis store's `drainCreditChanges`. */
+type DrainingStore = { drainCreditChanges(): Promise<CreditBalance[]> };
+
+/**
+ * Credits of a service: built from the options `limiter` and
+ * `persistIntervalMs` (a `TypeError` naming a bad one after `label`).
+ */
+export class CreditBook {
+  readonly #storage: StorageAccess;
+  readonly #limiter: RateLimiter | undefined;
+  readonly #clock: () => Date;
+  readonly #drain: (() => Promise<CreditBalance[]>) | undefined;
+  readonly #intervalMs: number;
+  /** Drained balances not yet written, by subject. */
+  readonly #pending = new Map<string, CreditBalance>();
+  readonly #writeFailed = warnOnce("credits write-back");
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #closed = false;
+  #flushing: Promise<unknown> = Promise.resolve();
+
+  /** See the class documentation. */
+  constructor(
+    storage: StorageAccess,
+    limiter: RateLimiter | undefined,
+    persistIntervalMs: unknown,
+    clock: () => Date,
+    label: string,
+  ) {
+    if (persistIntervalMs !== undefined) {
+      if (limiter === undefined) throw new TypeError(`${label}persistIntervalMs needs a limiter`);
+      if (
+        !Number.isSafeInteger(persistIntervalMs) || (persistIntervalMs as number) < 100 ||
+        (persistIntervalMs as number) > 3_600_000
+      ) {
+        throw new TypeError(`${label}persistIntervalMs must be a whole number from 100 to 3600000`);
+      }
+    }
+    this.#storage = storage;
+    this.#limiter = limiter;
+    this.#clock = clock;
+    this.#intervalMs = (persistIntervalMs as number | undefined) ?? DEFAULT_PERSIST_INTERVAL_MS;
+    const store = limiter?.store as Partial<DrainingStore> | undefined;
+    const drain = store?.drainCreditChanges;
+    this.#drain = typeof drain === "function" && storage.setCredits !== undefined
+      ? () => drain.call(store)
+      : undefined;
+    this.#arm();
+  }
+
+  /**
+   * A new key's credits from `input` at `now` (`undefined` without them).
+   * Throws a `TypeError` naming the field, or without the storage capability
+   * `storesCredits` or a `limiter`.
+   */
+  compile(input: Credits | undefined, now: Date): ApiKeyCredits | undefined {
+    if (input === undefined) return undefined;
+    const valid = compileCredits(input);
+    if (this.#storage.setCredits === undefined) {
+      throw new TypeError("credits need a storage with the storesCredits capability");
+    }
+    if (this.#limiter === undefined) throw new TypeError("credits need the service's limiter");
+    return { ...valid, updatedAt: now };
+  }
+
+  /**
+   * The credits a rotation's new key takes from `old`: the same balance
+   * (`balanceKeyId`), read now from the limiter's store (the stored one when
+   * the store fails).
+   */
+  async inherit(old: ApiKeyRecord, now: Date): Promise<ApiKeyCredits | undefined> {
+    const credits = old.credits;
+    if (credits === undefined) return undefined;
+    const shared = { ...credits, balanceKeyId: credits.balanceKeyId ?? old.id };
+    try {
+      const read = await this.#read(old.id, credits, { add: 0 });
+      return read === undefined ? shared : { ...shared, remaining: read.remaining, updatedAt: now };
+    } catch {
+      return shared;
+    }
+  }
+
+  /** The balance of `record` now, for its summary (the stored one when the store fails); `undefined` without credits or a limiter. */
+  async balance(record: ApiKeyRecord): Promise<ApiKeyCreditBalance | undefined> {
+    const credits = record.credits;
+    if (credits === undefined || this.#limiter === undefined) return undefined;
+    const nowMs = this.#clock().getTime();
+    try {
+      return balanceOf((await this.#read(record.id, credits, { add: 0 }))!, nowMs);
+    } catch {
+      return storedBalance(credits, nowMs);
+    }
+  }
+
+  /**
+   * Applies a validated `change` to `record`'s balance in the limiter's store
+   * (see `requireLimiter`) and writes the result back to the records spending
+   * it. `ApiKeyValidationError` on `credits` for a key without credits;
+   * rejects when the store or the storage fails.
+   */
+  async update(record: ApiKeyRecord, change: CreditChange): Promise<ApiKeyCreditBalance> {
+    const credits = record.credits;
+    if (credits === undefined) throw new ApiKeyValidationError("credits", "the key has no credits");
+    const now = this.#clock();
+    const result = (await this.#read(record.id, credits, change))!;
+    await this.#writeBack(credits.balanceKeyId ?? record.id, result.remaining, now);
+    return balanceOf(result, now.getTime());
+  }
+
+  /** Throws a `TypeError` unless the service has a limiter (checked before any read). */
+  requireLimiter(): void {
+    if (this.#limiter === undefined) {
+      throw new TypeError("updateCredits needs the service's limiter");
+    }
+  }
+
+  /**
+   * Drains the store's changed balances and writes each back (a failed one is
+   * kept for the next pass); resolves the first failure, if any. Passes run
+   * one at a time, so an older balance never lands after a newer one.
+   */
+  #flush(): Promise<unknown> {
+    const pass = this.#flushing.then(() => this.#flushOnce());
+    this.#flushing = pass;
+    return pass;
+  }
+
+  async #flushOnce(): Promise<unknown> {
+    if (this.#drain === undefined) return undefined;
+    let failure: unknown;
+    try {
+      for (const balance of await this.#drain()) {
+        if (balance.name === "credits") this.#pending.set(balance.subject, balance);
+      }
+    } catch (error) {
+      failure = error;
+    }
+    for (const [subject, balance] of [...this.#pending]) {
+      let id: string | undefined;
+      try {
+        if (subject.startsWith(SUBJECT_PREFIX)) {
+          id = decodeURIComponent(subject.slice(SUBJECT_PREFIX.length));
+        }
+      } catch {
+        // not a key's subject
+      }
+      try {
+        if (id !== undefined) await this.#writeBack(id, balance.remaining, new Date(balance.at));
+        this.#pending.delete(subject);
+      } catch (error) {
+        failure ??= error;
+      }
+    }
+    return failure;
+  }
+
+  /** Stops the write-back timer and writes back once more; rejects with the first failure. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    const failure = await this.#flush();
+    if (failure !== undefined) throw failure;
+  }
+
+  #arm(): void {
+    if (this.#drain === undefined || this.#closed) return;
+    const timer = setTimeout(async () => {
+      const failure = await this.#flush();
+      if (failure !== undefined) this.#writeFailed(failure);
+      this.#arm();
+    }, this.#intervalMs);
+    unref(timer);
+    this.#timer = timer;
+  }
+
+  /** `change` of the balance `credits` of key `id` names (`undefined` without a limiter). */
+  #read(id: string, credits: ApiKeyCredits, change: CreditChange) {
+    return this.#limiter?.changeCredits(
+      creditSubjectOf(id, credits),
+      creditCounterOf(credits),
+      change,
+    );
+  }
+
+  /**
+   * Writes `remaining` at `at` to the record of `balanceKeyId` and the records
+   * of its rotation chain that spend its balance.
+   */
+  async #writeBack(balanceKeyId: string, remaining: number, at: Date): Promise<void> {
+    const setCredits = this.#storage.setCredits;
+    if (setCredits === undefined) return;
+    let id: string | null = balanceKeyId;
+    for (let i = 0; id !== null && i < MAX_CHAIN; i++) {
+      const record: ApiKeyRecord | null = await this.#storage.findById(id);
+      const credits = record?.credits;
+      if (credits === undefined || (credits.balanceKeyId ?? id) !== balanceKeyId) return;
+      await setCredits(id, { ...credits, remaining, updatedAt: at });
+      id = record!.replacedByKeyId;
+    }
+  }
+}
+
+/** Lets the process exit while `timer` is pending (Node's `unref`, Deno's `unrefTimer`). */
+function unref(timer: ReturnType<typeof setTimeout>): void {
+  if (typeof timer === "number") {
+    (globalThis as { Deno?: { unrefTimer(id: number): void } }).Deno?.unrefTimer(timer);
+  } else {
+    (timer as { unref?: () => void }).unref?.();
+  }
+}

@@ -1,0 +1,393 @@
+/**
+ * Credits on keys, the manage side, in memory with a fake clock: credits on
+ * create and rotate (a rotated key and its successor spend one balance),
+ * `updateCredits` (tenant-bound; racing with spends against the reference
+ * model), summaries, and the options. The Redis write-back is in
+ * tests/limits/api_key_credits_test.ts.
+ */
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import {
+  type ApiKeyStorage,
+  ApiKeyValidationError,
+  InMemoryApiKeyStorage,
+} from "../../api_keys/mod.ts";
+import { creditSubjectOf } from "../../api_keys/_limits.ts";
+import { creditCounterOf } from "../../api_keys/_credits.ts";
+import { createRateLimiter } from "../../rate_limits/limiter.ts";
+import { createMemoryRateLimitStore } from "../../rate_limits/memory_store.ts";
+import type { CreditCounter, RateLimitStore } from "../../rate_limits/store.ts";
+import { ReferenceCredits, REFILLS } from "../rate_limits/_model.ts";
+import { FakeClocks, makeService, overrideStorage, READ_ORDERS, rejection } from "./helpers.ts";
+
+const DAY = 86_400_000;
+
+/** A service over in-memory storage and a memory limiter store on one fake clock. */
+function creditService(
+  storage: ApiKeyStorage = new InMemoryApiKeyStorage(),
+  store?: RateLimitStore,
+) {
+  const clocks = new FakeClocks();
+  const limiter = createRateLimiter({
+    store: store ?? createMemoryRateLimitStore({ now: () => clocks.now }),
+    logger: () => {},
+  });
+  const made = makeService({
+    storage,
+    limiter,
+    clock: clocks.clock,
+    monotonicClock: clocks.monotonicClock,
+  });
+  /** Spends `cost` of key `id`'s balance as a request would (its stored credits as the counter). */
+  const spend = async (id: string, cost = 1) => {
+    const credits = (await storage.findById(id))!.credits!;
+    return (await limiter.check("unused", [], {
+      cost,
+      credits: { ...creditCounterOf(credits), subject: creditSubjectOf(id, credits) },
+    })).credits!;
+  };
+  return { ...made, clocks, limiter, spend };
+}
+
+/** A storage with credits but without the tenant-bound capability (read, then act). */
+function untenanted(inner: InMemoryApiKeyStorage): ApiKeyStorage {
+  return Object.assign(overrideStorage(inner, {}), {
+    storesCredits: true,
+    setCredits: inner.setCredits.bind(inner),
+  });
+}
+
+describe("creditCounterOf", () => {
+  it("starts a balance the store lacks from the stored one, as of its updatedAt", () => {
+    const updatedAt = new Date("2030-01-01T00:00:00.000Z");
+    assert.deepEqual(creditCounterOf({ remaining: 4, updatedAt, balanceKeyId: "k0" }), {
+      initial: 4,
+      initialAt: updatedAt.getTime(),
+    });
+    const refill = { amount: 9, everyMs: 60_000 };
+    assert.deepEqual(creditCounterOf({ remaining: 0, refill, updatedAt }).refill, refill);
+  });
+});
+
+describe("credits on create and rotate", () => {
+  it("create stores validated credits with updatedAt now; refuses bad ones naming the field, or without the capability or a limiter", async () => {
+    const { service, storage, clocks } = creditService();
+    const refill = { amount: 100, interval: "monthly" as const, day: 31 };
+    const { id } = await service.create({
+      tenantId: "t1",
+      name: "plan",
+      scopes: READ_ORDERS,
+      credits: { remaining: 100, refill },
+    });
+    assert.deepEqual((await storage.findById(id))!.credits, {
+      remaining: 100,
+      refill,
+      updatedAt: new Date(clocks.now),
+    });
+    const input = { tenantId: "t1", name: "bad", scopes: READ_ORDERS };
+    for (
+      const [credits, field] of [
+        [{ remaining: -1 }, /credits\.remaining/],
+        [{ remaining: 1, refill: { amount: 0, everyMs: 1 } }, /credits\.refill\.amount/],
+        [
+          { remaining: 1, refill: { amount: 1, interval: "daily", day: 3 } },
+          /credits\.refill\.day/,
+        ],
+        ["lots", /credits must be an object/],
+      ] as const
+    ) {
+      await assert.rejects(service.create({ ...input, credits: credits as never }), field);
+    }
+    const noCapability = makeService({
+      storage: overrideStorage(new InMemoryApiKeyStorage(), {}),
+      limiter: createRateLimiter({ logger: () => {} }),
+    }).service;
+    await assert.rejects(
+      noCapability.create({ ...input, credits: { remaining: 1 } }),
+      /TypeError: credits need a storage with the storesCredits capability/,
+    );
+    await assert.rejects(
+      makeService().service.create({ ...input, credits: { remaining: 1 } }),
+      /TypeError: credits need the service's limiter/,
+    );
+    assert.equal((await storage.listByTenant("t1")).length, 1);
+  });
+
+  for (
+    const [label, rotate] of [
+      [
+        "rotate",
+        (s: ReturnType<typeof creditService>["service"], id: string, input = {}) =>
+          s.rotate(id, input),
+      ],
+      [
+        "rotateForTenant",
+        (s: ReturnType<typeof creditService>["service"], id: string, input = {}) =>
+          s.rotateForTenant("t1", id, input),
+      ],
+    ] as const
+  ) {
+    for (const tenantBound of [true, false]) {
+      it(`${label}${tenantBound ? "" : " without the tenant-bound capability"}: the new key keeps the balance, both spend it during the grace; with credits it gets its own`, async () => {
+        const inner = new InMemoryApiKeyStorage();
+        const { service, spend, clocks } = creditService(tenantBound ? inner : untenanted(inner));
+        const refill = { amount: 50, everyMs: DAY };
+        const { id: first } = await service.create({
+          tenantId: "t1",
+          name: "plan",
+          scopes: READ_ORDERS,
+          credits: { remaining: 10, refill },
+        });
+        for (let i = 0; i < 3; i++) assert.equal((await spend(first)).allowed, true);
+        clocks.advance(1_000);
+        const { id: second } = await rotate(service, first, { gracePeriodMs: 60_000 });
+        assert.deepEqual((await inner.findById(second))!.credits, {
+          remaining: 7,
+          refill,
+          updatedAt: new Date(clocks.now),
+          balanceKeyId: first,
+        });
+        assert.equal((await spend(second, 2)).remaining, 5);
+        assert.equal((await spend(first, 5)).remaining, 0);
+        assert.equal((await spend(second)).allowed, false);
+        const { id: third } = await rotate(service, second);
+        assert.equal((await inner.findById(third))!.credits!.balanceKeyId, first);
+        assert.equal((await inner.findById(third))!.credits!.remaining, 0);
+        const { id: own } = await rotate(service, third, { credits: { remaining: 4 } });
+        assert.deepEqual((await inner.findById(own))!.credits, {
+          remaining: 4,
+          updatedAt: new Date(clocks.now),
+        });
+        assert.equal((await spend(own)).remaining, 3);
+        assert.equal((await spend(third)).allowed, false);
+      });
+    }
+  }
+
+  it("a key without credits rotates to a key without credits", async () => {
+    const { service, storage } = creditService();
+    const { id } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+    const rotated = await service.rotate(id);
+    assert.equal((await storage.findById(rotated.id))!.credits, undefined);
+  });
+});
+
+describe("ApiKeysService.updateCredits", () => {
+  for (const tenantBound of [true, false]) {
+    it(`is tenant-bound${tenantBound ? "" : " without the tenant-bound capability"}: another tenant's key is the unknown id's error and changes nothing`, async () => {
+      const inner = new InMemoryApiKeyStorage();
+      const { service, spend } = creditService(tenantBound ? inner : untenanted(inner));
+      const { id } = await service.create({
+        tenantId: "t1",
+        name: "k",
+        scopes: READ_ORDERS,
+        credits: { remaining: 5 },
+      });
+      const foreign = await rejection(service.updateCredits("t2", id, { set: 100 }));
+      const unknown = await rejection(service.updateCredits("t2", "no-such-key", { set: 100 }));
+      assert.equal(foreign.code, "api_key_record_not_found");
+      assert.deepEqual(
+        [foreign.name, foreign.message, foreign.code],
+        [unknown.name, unknown.message, unknown.code],
+      );
+      assert.equal((await spend(id, 0)).remaining, 5);
+      assert.equal((await inner.findById(id))!.credits!.remaining, 5);
+    });
+  }
+
+  it("refuses a key without credits (ApiKeyValidationError on credits), a bad change and a service without a limiter", async () => {
+    const { service } = creditService();
+    const { id } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+    const error = await rejection(service.updateCredits("t1", id, { add: 1 }));
+    assert.ok(error instanceof ApiKeyValidationError);
+    assert.equal(error.field, "credits");
+    for (const bad of [{}, { set: -1 }, { set: 1, add: 1 }, { add: 1.5 }, null]) {
+      await assert.rejects(service.updateCredits("t1", id, bad as never), TypeError);
+    }
+    await assert.rejects(
+      makeService().service.updateCredits("t1", id, { add: 1 }),
+      /TypeError: updateCredits needs the service's limiter/,
+    );
+  });
+
+  it("sets and adds, writes the balance back to every record spending it, answers the next refill", async () => {
+    const { service, storage, clocks, spend } = creditService();
+    const { id: first } = await service.create({
+      tenantId: "t1",
+      name: "k",
+      scopes: READ_ORDERS,
+      credits: { remaining: 5, refill: { amount: 5, interval: "daily" } },
+    });
+    const { id: second } = await service.rotate(first);
+    const { id: own } = await service.rotate(second, { credits: { remaining: 9 } });
+    clocks.advance(3_600_000);
+    assert.deepEqual(await service.updateCredits("t1", second, { add: 3 }), {
+      remaining: 8,
+      nextRefillAt: new Date(Date.parse("2030-01-02T00:00:00.000Z")),
+    });
+    assert.equal((await spend(first)).remaining, 7);
+    assert.deepEqual(await service.updateCredits("t1", first, { set: 2 }), {
+      remaining: 2,
+      nextRefillAt: new Date(Date.parse("2030-01-02T00:00:00.000Z")),
+    });
+    for (const id of [first, second]) {
+      assert.deepEqual(
+        [
+          (await storage.findById(id))!.credits!.remaining,
+          +(await storage.findById(id))!.credits!
+            .updatedAt,
+        ],
+        [2, clocks.now],
+      );
+    }
+    assert.equal((await storage.findById(own))!.credits!.remaining, 9);
+    assert.deepEqual(await service.updateCredits("t1", own, { add: -20 }), {
+      remaining: 0,
+      nextRefillAt: null,
+    });
+  });
+
+  it("changes racing with spends agree with the reference model (refills across days and month ends)", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: REFILLS.length - 1 }),
+        fc.array(
+          fc.record({
+            advanceMs: fc.oneof(
+              fc.constant(0),
+              fc.integer({ min: 1, max: 3 * DAY }),
+              fc.integer({ min: 1, max: 40 * DAY }),
+            ),
+            costs: fc.array(fc.integer({ min: 0, max: 4 }), { maxLength: 8 }),
+            adds: fc.array(fc.integer({ min: 0, max: 6 }), { maxLength: 3 }),
+            then: fc.option(
+              fc.oneof(
+                fc.record({ set: fc.integer({ min: 0, max: 20 }) }),
+                fc.record({ add: fc.integer({ min: -10, max: 10 }) }),
+              ),
+              { nil: undefined },
+            ),
+          }),
+          { minLength: 1, maxLength: 12 },
+        ),
+        async (refillIndex, steps) => {
+          const { service, storage, clocks, spend } = creditService();
+          const refill = REFILLS[refillIndex];
+          const { id } = await service.create({
+            tenantId: "t1",
+            name: "k",
+            scopes: READ_ORDERS,
+            credits: { remaining: 10, ...(refill === undefined ? {} : { refill }) },
+          });
+          const model = new ReferenceCredits();
+          const counter: CreditCounter = {
+            kind: "credit",
+            subject: "k",
+            name: "credits",
+            cost: 0,
+            initial: 10,
+            initialAt: clocks.now,
+            ...(refill === undefined ? {} : { refill }),
+          };
+          for (const step of steps) {
+            clocks.advance(step.advanceMs);
+            const { state } = model.settle(counter, clocks.now);
+            const before = state.credits;
+            const [spends, changes] = await Promise.all([
+              Promise.all(step.costs.map((cost) => spend(id, cost))),
+              Promise.all(step.adds.map((add) => service.updateCredits("t1", id, { add }))),
+            ]);
+            const spent = step.costs.filter((_, i) => spends[i].allowed)
+              .reduce((a, b) => a + b, 0);
+            const added = step.adds.reduce((a, b) => a + b, 0);
+            assert.ok(spends.every((r) => r.remaining >= 0));
+            assert.ok(changes.every((r) => r.remaining >= 0));
+            state.credits = before + added - spent;
+            assert.equal((await spend(id, 0)).remaining, state.credits);
+            if (step.then === undefined) continue;
+            const expected = model.change(counter, step.then, clocks.now);
+            const answer = await service.updateCredits("t1", id, step.then);
+            assert.deepEqual(answer, {
+              remaining: expected.remaining,
+              nextRefillAt: expected.resetMs < 0 ? null : new Date(clocks.now + expected.resetMs),
+            });
+            assert.equal((await storage.findById(id))!.credits!.remaining, expected.remaining);
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+});
+
+describe("listSummaries with credits", () => {
+  it("shows the balance read from the store and the next refill; no balanceKeyId; absent without credits or a limiter", async () => {
+    const { service, spend, storage, clocks } = creditService();
+    const refill = { amount: 30, interval: "monthly" as const, day: 31 };
+    const { id: first } = await service.create({
+      tenantId: "t1",
+      name: "plan",
+      scopes: READ_ORDERS,
+      credits: { remaining: 30, refill },
+    });
+    const { id: plain } = await service.create({ tenantId: "t1", name: "p", scopes: READ_ORDERS });
+    const { id: second } = await service.rotate(first);
+    await spend(second, 4);
+    clocks.advance(40 * DAY); // 2030-02-10: the refill of Jan 31 is behind, Feb 28's next
+    await spend(second, 1);
+    const byId = new Map((await service.listSummaries("t1")).map((s) => [s.id, s]));
+    const expected = {
+      remaining: 29,
+      nextRefillAt: new Date(Date.parse("2030-02-28T00:00:00.000Z")),
+      refill,
+    };
+    assert.deepEqual(byId.get(first)!.credits, expected);
+    assert.deepEqual(byId.get(second)!.credits, expected);
+    assert.equal(byId.get(plain)!.credits, undefined);
+    assert.equal(JSON.stringify([...byId.values()]).includes("balanceKeyId"), false);
+    const noLimiter = makeService({ storage }).service;
+    for (const summary of await noLimiter.listSummaries("t1")) {
+      assert.equal(summary.credits, undefined);
+    }
+  });
+
+  it("answers the last written-back balance, refills due applied, when the store fails", async () => {
+    const failing: RateLimitStore = {
+      name: "failing",
+      check: () => Promise.reject(new Error("down")),
+      changeCredits: () => Promise.reject(new Error("down")),
+    };
+    const { service, clocks } = creditService(new InMemoryApiKeyStorage(), failing);
+    await service.create({
+      tenantId: "t1",
+      name: "plan",
+      scopes: READ_ORDERS,
+      credits: { remaining: 3, refill: { amount: 12, interval: "daily" } },
+    });
+    assert.deepEqual((await service.listSummaries("t1"))[0].credits!.remaining, 3);
+    clocks.advance(DAY);
+    assert.deepEqual((await service.listSummaries("t1"))[0].credits, {
+      remaining: 12,
+      nextRefillAt: new Date(Date.parse("2030-01-03T00:00:00.000Z")),
+      refill: { amount: 12, interval: "daily" },
+    });
+  });
+});
+
+describe("ApiKeysServiceOptions.persistIntervalMs", () => {
+  it("is 100 to 3,600,000 ms and needs a limiter; close() resolves without a draining store", async () => {
+    const limiter = createRateLimiter({ logger: () => {} });
+    for (const bad of [99, 3_600_001, 1.5, "10"]) {
+      assert.throws(
+        () => makeService({ limiter, persistIntervalMs: bad as never }),
+        /TypeError: ApiKeysServiceOptions\.persistIntervalMs must be a whole number from 100 to 3600000/,
+      );
+    }
+    assert.throws(
+      () => makeService({ persistIntervalMs: 1_000 }),
+      /persistIntervalMs needs a limiter/,
+    );
+    await makeService({ limiter, persistIntervalMs: 100 }).service.close();
+  });
+});

@@ -1,0 +1,172 @@
+/**
+ * The API-key service's credit write-back on a real Redis store: every
+ * `persistIntervalMs` the balances spent go back to the keys' records (the
+ * rotated key's and its successor's), a failed write is retried at the next
+ * interval, `close()` writes back, and after a `FLUSHALL` the balance reloads
+ * from the last write-back, refunding at most one interval of spends.
+ */
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  type ApiKeyCredits,
+  ApiKeysService,
+  type ApiKeyStorage,
+  InMemoryApiKeyStorage,
+} from "../../api_keys/mod.ts";
+import { creditSubjectOf } from "../../api_keys/_limits.ts";
+import { creditCounterOf } from "../../api_keys/_credits.ts";
+import { createRateLimiter } from "../../rate_limits/limiter.ts";
+import { createRedisRateLimitStore } from "../../rate_limits/redis/mod.ts";
+import { connectRedis, REDIS_URL } from "./_services.ts";
+import { databaseReady } from "../postgres/prisma_client.ts";
+
+const INTERVAL_MS = 200;
+const READ_ORDERS = [{ resource: "orders", level: "read" as const }];
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls `condition` every 20 ms for up to 5 s. */
+async function eventually(condition: () => Promise<boolean>, what: string): Promise<void> {
+  const until = Date.now() + 5_000;
+  while (!await condition()) {
+    if (Date.now() > until) assert.fail(`never: ${what}`);
+    await sleep(20);
+  }
+}
+
+if (
+  databaseReady(
+    "API-key credits write-back on redis",
+    REDIS_URL ? undefined : "REDIS_URL is not set (run scripts/start_redis.sh)",
+  )
+) {
+  describe("API-key credits write-back on redis", () => {
+    /** A service over `storage` and a real Redis store; `spend` spends as a request does (the record's last written-back balance as `initial`). */
+    async function open(storage: ApiKeyStorage = new InMemoryApiKeyStorage()) {
+      const client = await connectRedis(REDIS_URL!);
+      const limiter = createRateLimiter({
+        store: createRedisRateLimitStore({ client, prefix: "wb:" }),
+        timeoutMs: 2_000,
+        logger: () => {},
+      });
+      const service = new ApiKeysService({
+        peppers: { 1: "credits-write-back-pepper-0123456789abc" },
+        storage,
+        limiter,
+        persistIntervalMs: INTERVAL_MS,
+      });
+      const credits = async (id: string): Promise<ApiKeyCredits> =>
+        (await storage.findById(id))!.credits!;
+      const spend = async (id: string, cost = 1) => {
+        const stored = await credits(id);
+        const result = await limiter.check("unused", [], {
+          cost,
+          credits: { ...creditCounterOf(stored), subject: creditSubjectOf(id, stored) },
+        });
+        assert.equal(result.unavailable, false);
+        return result.credits!;
+      };
+      return { client, service, credits, spend };
+    }
+
+    it("writes spent balances back every interval to the key and its successor; close() writes back", async () => {
+      const { client, service, credits, spend } = await open();
+      try {
+        const { id: first } = await service.create({
+          tenantId: "t1",
+          name: "plan",
+          scopes: READ_ORDERS,
+          credits: { remaining: 100 },
+        });
+        for (let i = 0; i < 10; i++) await spend(first);
+        await eventually(async () => (await credits(first)).remaining === 90, "written back");
+        const { id: second } = await service.rotate(first);
+        assert.deepEqual(
+          [(await credits(second)).remaining, (await credits(second)).balanceKeyId],
+          [90, first],
+        );
+        await spend(second, 5);
+        await eventually(
+          async () =>
+            (await credits(first)).remaining === 85 && (await credits(second)).remaining === 85,
+          "both records written back",
+        );
+        await spend(first, 7);
+        await service.close();
+        assert.equal((await credits(second)).remaining, 78);
+        assert.equal((await credits(first)).remaining, 78);
+      } finally {
+        await service.close();
+        client.destroy();
+      }
+    });
+
+    it("keeps a failed write for the next interval", async () => {
+      const inner = new InMemoryApiKeyStorage();
+      let failures = 2;
+      const storage = new Proxy(inner, {
+        get(target, property) {
+          if (property === "setCredits") {
+            return (id: string, credits: ApiKeyCredits) =>
+              failures-- > 0 ? Promise.reject(new Error("down")) : target.setCredits(id, credits);
+          }
+          const value = Reflect.get(target, property);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+      const { client, service, credits, spend } = await open(storage);
+      try {
+        const { id } = await service.create({
+          tenantId: "t1",
+          name: "plan",
+          scopes: READ_ORDERS,
+          credits: { remaining: 50 },
+        });
+        await spend(id, 3);
+        await eventually(async () => (await credits(id)).remaining === 47, "retried write");
+        assert.ok(failures < 0);
+      } finally {
+        await service.close();
+        client.destroy();
+      }
+    });
+
+    it("after FLUSHALL the balance reloads from the last write-back: the refund is at most one interval of spends", async () => {
+      const { client, service, credits, spend } = await open();
+      try {
+        const { id } = await service.create({
+          tenantId: "t1",
+          name: "plan",
+          scopes: READ_ORDERS,
+          credits: { remaining: 10_000 },
+        });
+        const spentAt: number[] = [];
+        const spendFor = async (ms: number) => {
+          const end = Date.now() + ms;
+          while (Date.now() < end) {
+            assert.equal((await spend(id)).allowed, true);
+            spentAt.push(Date.now());
+            await sleep(5);
+          }
+        };
+        await spendFor(3 * INTERVAL_MS + 50);
+        const flushedAt = Date.now();
+        await client.flushAll();
+        const spentBefore = spentAt.length;
+        const after = await spend(id, 0);
+        const refund = after.remaining - (10_000 - spentBefore);
+        // The last write-back read the balance at most one interval (and the write's own time) ago.
+        const bound = spentAt.filter((t) => t > flushedAt - INTERVAL_MS - 100).length;
+        assert.ok(refund >= 0, `refund ${refund}`);
+        assert.ok(refund <= bound, `refund ${refund} > ${bound} spends of the last interval`);
+        assert.ok(spentBefore > bound, "the run spans several intervals");
+        await spendFor(INTERVAL_MS);
+        const total = spentAt.length;
+        await service.close();
+        assert.equal((await credits(id)).remaining, 10_000 - total + refund);
+      } finally {
+        await service.close();
+        client.destroy();
+      }
+    });
+  });
+}
