@@ -7,7 +7,7 @@
  * @module
  */
 import { ApiKeyValidationError } from "./errors.ts";
-import { creditSubjectOf } from "./_limits.ts";
+import { creditCounterOf, creditSubjectOf } from "./_limits.ts";
 import { warnOnce } from "./_sinks.ts";
 import type { StorageAccess } from "./storage/_access.ts";
 import type { ApiKeyCreditBalance, ApiKeyCredits, ApiKeyRecord } from "./types.ts";
@@ -17,7 +17,7 @@ import {
   type Credits,
   refillParams,
 } from "../rate_limits/credits.ts";
-import type { RateLimitCredits, RateLimiter } from "../rate_limits/limiter.ts";
+import type { RateLimiter } from "../rate_limits/limiter.ts";
 import type { CounterResult, CreditChange } from "../rate_limits/store.ts";
 
 /** Default of `persistIntervalMs`. */
@@ -25,15 +25,6 @@ const DEFAULT_PERSIST_INTERVAL_MS = 10_000;
 /** Most records of one rotation chain a write-back follows. */
 const MAX_CHAIN = 100;
 const SUBJECT_PREFIX = "key:";
-
-/** The limiter's credit counter of a key's stored credits (the last written-back balance as `initial`). */
-export function creditCounterOf(credits: ApiKeyCredits): RateLimitCredits {
-  return {
-    initial: credits.remaining,
-    initialAt: credits.updatedAt.getTime(),
-    ...(credits.refill === undefined ? {} : { refill: credits.refill }),
-  };
-}
 
 /** The balance of a store's answer at `nowMs`. */
 function balanceOf(result: CounterResult, nowMs: number): ApiKeyCreditBalance {

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { RateLimiter } from "../rate_limits/limiter.ts";
+import type { RateLimitCredits, RateLimiter } from "../rate_limits/limiter.ts";
 import {
   assertCount,
   type CompiledRateLimitPolicy,
@@ -165,6 +165,24 @@ export function creditSubjectOf(
   return subjectOf("key", credits.balanceKeyId ?? keyId);
 }
 
+/**
+ * The limiter's credit counter of a key's stored credits: the last
+ * written-back balance as `initial`, from `updatedAt`, with its refill.
+ *
+ * @example
+ * ```ts
+ * import { creditCounterOf } from "./_limits.ts";
+ * creditCounterOf({ remaining: 5, updatedAt: new Date(0) }); // { initial: 5, initialAt: 0 }
+ * ```
+ */
+export function creditCounterOf(credits: ApiKeyCredits): RateLimitCredits {
+  return {
+    initial: credits.remaining,
+    initialAt: credits.updatedAt.getTime(),
+    ...(credits.refill === undefined ? {} : { refill: credits.refill }),
+  };
+}
+
 /** The route's pick (names) or its own policies, per `AuthorizeOptions.rateLimits`. */
 function routePolicies(base: Compiled | undefined, route: AuthorizeOptions["rateLimits"]) {
   const keyPolicies = base === undefined
@@ -284,10 +302,8 @@ export class RequestLimits {
     let result;
     try {
       const balance = credits && {
-        initial: credits.remaining,
-        initialAt: credits.updatedAt.getTime(),
+        ...creditCounterOf(credits),
         subject: creditSubjectOf(context.keyId, credits),
-        ...(credits.refill === undefined ? {} : { refill: credits.refill }),
       };
       result = await this.#limiter.check(subjects[0] ?? balance!.subject, policies, {
         cost: options.cost,

@@ -13,12 +13,13 @@ import {
   ApiKeyValidationError,
   InMemoryApiKeyStorage,
 } from "../../api_keys/mod.ts";
-import { creditSubjectOf } from "../../api_keys/_limits.ts";
-import { creditCounterOf } from "../../api_keys/_credits.ts";
+import { creditCounterOf, creditSubjectOf } from "../../api_keys/_limits.ts";
 import { createRateLimiter } from "../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../rate_limits/memory_store.ts";
 import type { CreditCounter, RateLimitStore } from "../../rate_limits/store.ts";
 import { ReferenceCredits, REFILLS } from "../rate_limits/_model.ts";
+import { CreditBook } from "../../api_keys/_credits.ts";
+import { StorageAccess } from "../../api_keys/storage/_access.ts";
 import { FakeClocks, makeService, overrideStorage, READ_ORDERS, rejection } from "./helpers.ts";
 
 const DAY = 86_400_000;
@@ -389,5 +390,30 @@ describe("ApiKeysServiceOptions.persistIntervalMs", () => {
       /persistIntervalMs needs a limiter/,
     );
     await makeService({ limiter, persistIntervalMs: 100 }).service.close();
+  });
+});
+
+describe("CreditBook", () => {
+  it("compiles a new key's credits only with storesCredits and a limiter", () => {
+    const now = new Date(0);
+    const limiter = createRateLimiter({ logger: () => {} });
+    const memory = new StorageAccess(new InMemoryApiKeyStorage(), 1_000, "storage");
+    const book = new CreditBook(memory, limiter, undefined, () => now, "o.");
+    assert.equal(book.compile(undefined, now), undefined);
+    assert.deepEqual(book.compile({ remaining: 3 }, now), { remaining: 3, updatedAt: now });
+    const noLimiter = new CreditBook(memory, undefined, undefined, () => now, "o.");
+    assert.throws(() => noLimiter.compile({ remaining: 3 }, now), /need the service's limiter/);
+    const bare = Object.create(new InMemoryApiKeyStorage(), {
+      storesCredits: { value: false },
+      setCredits: { value: undefined },
+    });
+    const withoutCapability = new StorageAccess(bare, 1_000, "storage");
+    assert.throws(
+      () =>
+        new CreditBook(withoutCapability, limiter, undefined, () => now, "o.").compile({
+          remaining: 3,
+        }, now),
+      /storesCredits capability/,
+    );
   });
 });

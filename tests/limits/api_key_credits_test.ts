@@ -13,8 +13,7 @@ import {
   type ApiKeyStorage,
   InMemoryApiKeyStorage,
 } from "../../api_keys/mod.ts";
-import { creditSubjectOf } from "../../api_keys/_limits.ts";
-import { creditCounterOf } from "../../api_keys/_credits.ts";
+import { creditCounterOf, creditSubjectOf } from "../../api_keys/_limits.ts";
 import { createRateLimiter } from "../../rate_limits/limiter.ts";
 import { createRedisRateLimitStore } from "../../rate_limits/redis/mod.ts";
 import { connectRedis, REDIS_URL } from "./_services.ts";
