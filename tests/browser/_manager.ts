@@ -58,9 +58,9 @@ export function focused(page: Page): Promise<string> {
   });
 }
 
-/** Presses `key` (Tab) until the focused element is `target` (at most 20 times). */
+/** Presses `key` (Tab) until the focused element is `target` (at most 60 times). */
 export async function tabTo(page: Page, target: string, key = "Tab"): Promise<void> {
-  for (let i = 0; i < 20; i++) {
+  for (let i = 0; i < 60; i++) {
     if (await focused(page) === target) return;
     await page.keyboard.press(key);
   }

@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { loadPageAssets, type PageAssets } from "../../demo/page_assets.ts";
 import type { LeakReportLimits } from "../../demo/leaks/report_limits.ts";
 import { type DemoServer, startDemoServer } from "../../demo/server.ts";
+import { type FetchDemoServer, startFetchDemoServer } from "../../demo/fetch/server.ts";
 
 /** Repository root (the subprocess's working directory). */
 export const ROOT: string = fileURLToPath(new URL("../../", import.meta.url));
@@ -101,6 +102,20 @@ export function runDemo(args: string[], env: Record<string, string> = {}): Promi
 
 let assets: Promise<PageAssets> | undefined;
 
+/** A random pepper for an in-process demo. */
+const testPeppers = () => ({ 1: crypto.randomUUID() + crypto.randomUUID() });
+
+/** Starts the Fetch demo in process on a free port with a random pepper and the demo keys. */
+export async function startTestFetchDemo(): Promise<FetchDemoServer> {
+  assets ??= loadPageAssets();
+  return startFetchDemoServer({
+    port: 0,
+    host: "127.0.0.1",
+    peppers: testPeppers(),
+    pageAssets: await assets,
+  });
+}
+
 /** Starts the demo in process on a free port with a random pepper and the demo keys. */
 export function startTestDemo(
   options: {
@@ -116,7 +131,7 @@ export function startTestDemo(
       port: options.port ?? 0,
       host: "127.0.0.1",
       adapter: options.adapter ?? "express",
-      peppers: { 1: crypto.randomUUID() + crypto.randomUUID() },
+      peppers: testPeppers(),
       problemDetails: options.problemDetails,
       pageAssets,
       leakReportLimits: options.leakReportLimits,
@@ -137,7 +152,7 @@ export interface Answer {
 
 /** Sends `method path` with `key` and an optional JSON body. */
 export async function call(
-  server: DemoServer,
+  server: { url: string },
   method: string,
   path: string,
   key?: string,
