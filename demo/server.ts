@@ -16,7 +16,7 @@ import type { DemoAdapter } from "./cli.ts";
 import { demoHttpAdapter } from "./client_ip.ts";
 import { setupOpenApi } from "./openapi.ts";
 import { loadPageAssets, type PageAssets } from "./page_assets.ts";
-import type { PageSession } from "./page_session.ts";
+import { pageAdminKey, type PageSession } from "./page_session.ts";
 import { acceptPartnerBatches } from "./partner_body.ts";
 import type { DemoPeppers } from "./peppers.ts";
 import { demoSafeResponseOptions } from "./safe_response_options.ts";
@@ -148,7 +148,7 @@ export async function startDemoServer(options: DemoServerOptions): Promise<DemoS
     acceptPartnerBatches(app, options.adapter);
     // Seeded before init: the first expiry-notice run, at bootstrap, sees the seeded keys.
     const keys = options.seed === false ? undefined : await seedDemoKeys(app.get(ApiKeysService));
-    pageSession.adminKey = keys?.admin.key;
+    pageSession.adminKey = pageAdminKey(options.host, keys);
     await app.init();
     try {
       await app.listen(options.port, options.host);

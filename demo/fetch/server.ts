@@ -7,7 +7,7 @@
  */
 import { createDemoSigner, type DemoSigner } from "../leaks/test_signer.ts";
 import { loadPageAssets, type PageAssets } from "../page_assets.ts";
-import type { PageSession } from "../page_session.ts";
+import { pageAdminKey, type PageSession } from "../page_session.ts";
 import type { DemoPeppers } from "../peppers.ts";
 import { type DemoKeys, seedDemoKeys } from "../seed.ts";
 import { type DemoStorage, openMemoryStorage } from "../storage.ts";
@@ -67,7 +67,7 @@ export async function startFetchDemoServer(
       secretScanningKeys: signer.publicKeys,
     });
     const keys = options.seed === false ? undefined : await seedDemoKeys(app.service);
-    pageSession.adminKey = keys?.admin.key;
+    pageSession.adminKey = pageAdminKey(options.host, keys);
     const server = Deno.serve(
       { port: options.port, hostname: options.host, onListen: () => {} },
       app.handler,

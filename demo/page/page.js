@@ -12,7 +12,7 @@ const manager = document.createElement("api-keys-manager");
 manager.setAttribute("base-url", "/admin");
 manager.getToken = async () => {
   const { token } = await session;
-  if (typeof token !== "string") throw new Error("no seeded keys: start the demo with --seed");
+  if (typeof token !== "string") throw new Error("no page session (see demo/README.md)");
   return token;
 };
 document.getElementById("keys-manager").append(manager);

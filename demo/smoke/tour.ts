@@ -517,6 +517,20 @@ export async function runTour(
     status: 200,
     check: ({ body }) => expect(String(body).includes("isSuccess"), "bundle lacks isSuccess"),
   });
+  await api({
+    title: "element bundle: <api-keys-manager>",
+    path: "/elements.js",
+    status: 200,
+    check: ({ body }) => expect(String(body).includes("api-keys-manager"), "no element defined"),
+  });
+  await api({
+    title: "the page's session: the admin key for its element (on loopback)",
+    path: "/page-session",
+    status: 200,
+    check: ({ body, headers }) =>
+      expect(bag(body).token === keys.admin.key, "not the admin key") ??
+        expect(headers.get("cache-control") === "no-store", "cacheable"),
+  });
   if (features.openapi) {
     await api({
       title: "OpenAPI document",
