@@ -134,9 +134,10 @@ $("request-form").addEventListener("submit", async (event) => {
     // shown as text
   }
   render(response, body);
-  // The key's "last used" and usage bars appear once the server flushed its usage counts.
+  // The key's "last used" and usage bars appear once the server flushed its usage counts
+  // (not while someone works in the element: a reload would move their focus).
   const { usageFlushMs } = await session;
-  setTimeout(() => manager.refresh(), usageFlushMs + 500);
+  setTimeout(() => manager.matches(":focus-within") || manager.refresh(), usageFlushMs + 500);
 });
 
 // Reports a key to the public revocation route (POST /api/leaked-keys, a form body).
