@@ -3,7 +3,8 @@
  * the demo's client-IP resolver and expiry notices logged), the safe-response envelope (options from
  * `safe_response_options.ts`: request ids, response time, rate-limit meta,
  * error catalog, API version, global errors), `@nestjs/throttler` (tracked per
- * API key), the library's admin routes (`admin/admin_routes.ts`), the
+ * API key), the library's admin routes (`admin/admin_routes.ts`, with usage
+ * recorded), the
  * resource controllers (bodies and queries validated per parameter, see
  * `validation.ts`), and the web page.
  *
@@ -21,7 +22,7 @@ import {
   RequireScope,
 } from "../api_keys/nest/mod.ts";
 import { SafeResponseModule, type SafeResponseModuleOptions } from "../safe_response/nest/mod.ts";
-import { DEMO_ADMIN_PREFIX, demoAdminOptions } from "./admin/admin_routes.ts";
+import { DEMO_ADMIN_PREFIX, DEMO_USAGE, demoAdminOptions } from "./admin/admin_routes.ts";
 import { ApiKeyThrottlerGuard } from "./api_key_throttler.guard.ts";
 import { demoClientIpResolver } from "./client_ip.ts";
 import {
@@ -33,6 +34,7 @@ import {
 import { DEMO_EXPIRY_NOTICES, keyEventLogger } from "./key_events.ts";
 import { PageController } from "./page.controller.ts";
 import type { PageAssets } from "./page_assets.ts";
+import type { PageSession } from "./page_session.ts";
 import type { DemoPeppers } from "./peppers.ts";
 import { FeedController } from "./resources/feed.controller.ts";
 import { LegacyProjectsController } from "./resources/legacy_projects.controller.ts";
@@ -40,7 +42,12 @@ import { PingController } from "./resources/ping.controller.ts";
 import { ProjectsController } from "./resources/projects.controller.ts";
 import { ProjectsStore } from "./resources/projects.store.ts";
 import { WhoAmIController } from "./resources/whoami.controller.ts";
-import { DEMO_KEY_STORAGE, DEMO_LEAK_REPORT_LIMITER, DEMO_PAGE_ASSETS } from "./tokens.ts";
+import {
+  DEMO_KEY_STORAGE,
+  DEMO_LEAK_REPORT_LIMITER,
+  DEMO_PAGE_ASSETS,
+  DEMO_PAGE_SESSION,
+} from "./tokens.ts";
 import { DEMO_SECRET_SCANNING_KEYS, LeakedKeysController } from "./leaks/leaked_keys.controller.ts";
 import { LeakReportLimitGuard } from "./leaks/leak_report_limit.guard.ts";
 import { createLeakReportLimiter, type LeakReportLimits } from "./leaks/report_limits.ts";
@@ -56,6 +63,8 @@ export interface DemoAppOptions {
   safeResponse: SafeResponseModuleOptions;
   /** The web page's files. */
   pageAssets: PageAssets;
+  /** The page's session, filled once the keys are seeded. */
+  pageSession: PageSession;
   /** Keys the secret-scanning partner route trusts (default none: every report is 401). */
   secretScanningKeys?: readonly SecretScanningPublicKey[];
   /** Limits of the public leak-report route (default `LEAK_REPORT_LIMITS`). */
@@ -91,6 +100,7 @@ export class DemoAppModule {
           onEvent: options.log === undefined ? undefined : keyEventLogger(options.log),
           expiryNotices: DEMO_EXPIRY_NOTICES,
           limiter: createDemoKeyLimiter(options.log),
+          usage: DEMO_USAGE,
         }),
         SafeResponseModule.register(options.safeResponse),
         ThrottlerModule.forRoot({
@@ -111,6 +121,7 @@ export class DemoAppModule {
       providers: [
         { provide: DEMO_KEY_STORAGE, useValue: options.storage },
         { provide: DEMO_PAGE_ASSETS, useValue: options.pageAssets },
+        { provide: DEMO_PAGE_SESSION, useValue: options.pageSession },
         { provide: DEMO_SECRET_SCANNING_KEYS, useValue: options.secretScanningKeys ?? [] },
         {
           provide: DEMO_LEAK_REPORT_LIMITER,

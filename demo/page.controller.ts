@@ -1,6 +1,8 @@
 /**
- * Serves the web page: `/`, `/page.js` and the bundled client at
- * `/client.js`. Not wrapped in the envelope and not in the OpenAPI document.
+ * Serves the web page: `/`, `/page.js`, the bundled client at `/client.js`,
+ * the bundled `<api-keys-manager>` at `/elements.js` and the page's session
+ * (`page_session.ts`). Not wrapped in the envelope and not in the OpenAPI
+ * document.
  *
  * @module
  */
@@ -8,7 +10,8 @@ import { Controller, Get, Header, Inject } from "@nestjs/common";
 import { ApiExcludeController } from "@nestjs/swagger";
 import { RawResponse } from "../safe_response/nest/mod.ts";
 import type { PageAssets } from "./page_assets.ts";
-import { DEMO_PAGE_ASSETS } from "./tokens.ts";
+import { PAGE_SESSION_PATH, type PageSession, pageSessionBody } from "./page_session.ts";
+import { DEMO_PAGE_ASSETS, DEMO_PAGE_SESSION } from "./tokens.ts";
 
 const NO_STORE = "no-store";
 
@@ -17,10 +20,15 @@ const NO_STORE = "no-store";
 @Controller()
 export class PageController {
   readonly #assets: PageAssets;
+  readonly #session: PageSession;
 
-  /** Builds the controller over the loaded assets. */
-  constructor(@Inject(DEMO_PAGE_ASSETS) assets: PageAssets) {
+  /** Builds the controller over the loaded assets and the page's session. */
+  constructor(
+    @Inject(DEMO_PAGE_ASSETS) assets: PageAssets,
+    @Inject(DEMO_PAGE_SESSION) session: PageSession,
+  ) {
     this.#assets = assets;
+    this.#session = session;
   }
 
   /** The page. */
@@ -48,5 +56,23 @@ export class PageController {
   @Header("Cache-Control", NO_STORE)
   client(): string {
     return this.#assets.client;
+  }
+
+  /** `client/elements/mod.ts` as one browser ES module. */
+  @Get("elements.js")
+  @RawResponse()
+  @Header("Content-Type", "text/javascript; charset=utf-8")
+  @Header("Cache-Control", NO_STORE)
+  elements(): string {
+    return this.#assets.elements;
+  }
+
+  /** The token of the page's `<api-keys-manager>`. */
+  @Get(PAGE_SESSION_PATH.slice(1))
+  @RawResponse()
+  @Header("Content-Type", "application/json")
+  @Header("Cache-Control", NO_STORE)
+  session(): string {
+    return pageSessionBody(this.#session);
   }
 }

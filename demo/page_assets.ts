@@ -1,6 +1,7 @@
 /**
  * The web page's files: the HTML and script from `demo/page/`, and the
- * library's `./client` module bundled at start with esbuild into one ES module.
+ * library's `./client` and `./client/elements` modules, each bundled at start
+ * with esbuild into one ES module.
  *
  * @module
  */
@@ -16,6 +17,8 @@ export interface PageAssets {
   script: string;
   /** `/client.js`: `client/mod.ts` as a browser ES module. */
   client: string;
+  /** `/elements.js`: `client/elements/mod.ts` (`<api-keys-manager>`) as a browser ES module. */
+  elements: string;
 }
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
@@ -50,12 +53,12 @@ export function bundleElements(): Promise<string> {
   return bundle("../client/elements/mod.ts");
 }
 
-/** Reads the page and builds the client bundle. */
+/** Reads the page and builds both bundles (one after the other: each stops esbuild). */
 export async function loadPageAssets(): Promise<PageAssets> {
-  const [html, script, client] = await Promise.all([
+  const [html, script] = await Promise.all([
     readFile(here("./page/index.html"), "utf8"),
     readFile(here("./page/page.js"), "utf8"),
-    bundleClient(),
   ]);
-  return { html, script, client };
+  const client = await bundleClient();
+  return { html, script, client, elements: await bundleElements() };
 }

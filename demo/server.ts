@@ -16,6 +16,7 @@ import type { DemoAdapter } from "./cli.ts";
 import { demoHttpAdapter } from "./client_ip.ts";
 import { setupOpenApi } from "./openapi.ts";
 import { loadPageAssets, type PageAssets } from "./page_assets.ts";
+import { pageAdminKey, type PageSession } from "./page_session.ts";
 import { acceptPartnerBatches } from "./partner_body.ts";
 import type { DemoPeppers } from "./peppers.ts";
 import { demoSafeResponseOptions } from "./safe_response_options.ts";
@@ -127,11 +128,13 @@ export async function startDemoServer(options: DemoServerOptions): Promise<DemoS
     const pageAssets = options.pageAssets ?? await loadPageAssets();
     const safeResponse = demoSafeResponseOptions(options.problemDetails ?? false);
     const signer = await createDemoSigner();
+    const pageSession: PageSession = { adminKey: undefined };
     const module = DemoAppModule.forRoot({
       storage: storage.storage,
       peppers: options.peppers,
       safeResponse,
       pageAssets,
+      pageSession,
       secretScanningKeys: signer.publicKeys,
       log: options.log,
       leakReportLimits: options.leakReportLimits,
@@ -145,6 +148,7 @@ export async function startDemoServer(options: DemoServerOptions): Promise<DemoS
     acceptPartnerBatches(app, options.adapter);
     // Seeded before init: the first expiry-notice run, at bootstrap, sees the seeded keys.
     const keys = options.seed === false ? undefined : await seedDemoKeys(app.get(ApiKeysService));
+    pageSession.adminKey = pageAdminKey(options.host, keys);
     await app.init();
     try {
       await app.listen(options.port, options.host);

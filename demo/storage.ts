@@ -12,6 +12,7 @@ import {
   PrismaApiKeyStorage,
   type PrismaExpiryNoticeDelegate,
   type PrismaRotationWaitDelegate,
+  type PrismaUsageClient,
 } from "../api_keys/mod.ts";
 
 /** An opened storage and how to release it. */
@@ -24,8 +25,8 @@ export interface DemoStorage {
   close(): Promise<void>;
 }
 
-/** A Prisma Client that can be closed, with the delegates of migration 0003. */
-interface ClosablePrismaClient extends PrismaApiKeyClient {
+/** A Prisma Client that can be closed, with the delegates of migration 0003 and raw SQL (usage). */
+interface ClosablePrismaClient extends PrismaApiKeyClient, PrismaUsageClient {
   apiKeyExpiryNotice: PrismaExpiryNoticeDelegate;
   apiKeyRotationWait: PrismaRotationWaitDelegate;
   $disconnect(): Promise<void>;
@@ -39,8 +40,8 @@ export function openMemoryStorage(): DemoStorage {
 }
 
 /**
- * Opens PostgreSQL at `databaseUrl`, with the expiry notices and the
- * rotations that wait. The tables must exist (apply every migration of
+ * Opens PostgreSQL at `databaseUrl`, with the expiry notices, the rotations
+ * that wait and the usage counts (`api_key_usage`). The tables must exist (apply every migration of
  * `prisma/migrations`) and the client must be generated (`prisma generate`).
  */
 export async function openPostgresStorage(databaseUrl: string): Promise<DemoStorage> {
@@ -64,6 +65,7 @@ export async function openPostgresStorage(databaseUrl: string): Promise<DemoStor
       expiryNotices: client.apiKeyExpiryNotice,
       rotationWaits: client.apiKeyRotationWait,
       storesRateLimits: true,
+      usage: client,
     }),
     kind: "postgres",
     close: () => client.$disconnect(),

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { ApiKeyContext } from "../../api_keys/mod.ts";
+import type { ApiKeyContext, ApiKeyUsageOptions } from "../../api_keys/mod.ts";
 import type { ApiKeysAdminOptions } from "../../api_keys/admin/mod.ts";
 
 /** Where both demos mount the admin routes. */
@@ -24,6 +24,13 @@ export const DEMO_ADMIN_SCOPES: readonly string[] = Object.freeze([
   "billing:read",
   "keys:write",
 ]);
+
+/**
+ * The `usage` option of both demos' key service, so the admin routes serve
+ * each key's usage and the page charts it: counts flushed every 2 s (the
+ * library's default is 10 s), so a chart fills within seconds.
+ */
+export const DEMO_USAGE: ApiKeyUsageOptions = Object.freeze({ flushIntervalMs: 2_000 });
 
 /** The admin options of both demos, over each one's reader of the verified key. */
 export function demoAdminOptions<R extends object>(

@@ -5,7 +5,8 @@
  * a small router. The routes' work is the demo's shared, framework-free code
  * (`demo/resources/projects.ts`, `demo/resources/feed.ts`,
  * `demo/leaks/handlers.ts`); the admin routes are the library's
- * (`createApiKeysAdminFetchHandler`, options in `demo/admin/admin_routes.ts`).
+ * (`createApiKeysAdminFetchHandler`, options and the `usage` option in
+ * `demo/admin/admin_routes.ts`).
  *
  * @module
  */
@@ -30,7 +31,7 @@ import {
   type SafeContext,
   type SafeRouteOptions,
 } from "../../safe_response/fetch/mod.ts";
-import { DEMO_ADMIN_PREFIX, demoAdminOptions } from "../admin/admin_routes.ts";
+import { DEMO_ADMIN_PREFIX, DEMO_USAGE, demoAdminOptions } from "../admin/admin_routes.ts";
 import { DemoErrors } from "../errors.ts";
 import { createDemoLeakHandlers, LEAK_ROUTES } from "../leaks/handlers.ts";
 import {
@@ -41,6 +42,7 @@ import {
 import { DemoHttpError } from "../http_error.ts";
 import { createDemoKeyLimiter, DEFAULT_RATE_LIMIT, PING_LIMIT } from "../limits.ts";
 import type { PageAssets } from "../page_assets.ts";
+import { PAGE_SESSION_PATH, type PageSession, pageSessionBody } from "../page_session.ts";
 import type { DemoPeppers } from "../peppers.ts";
 import { DEMO_TRUSTED_PROXIES } from "../proxies.ts";
 import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, feedPage } from "../resources/feed.ts";
@@ -71,6 +73,8 @@ export interface FetchDemoOptions {
   problemDetails: boolean;
   /** The web page's files. */
   pageAssets: PageAssets;
+  /** The page's session, filled once the keys are seeded. */
+  pageSession: PageSession;
   /** Secret-scanning public keys the partner route trusts (default none). */
   secretScanningKeys?: readonly SecretScanningPublicKey[];
   /** Limits of the public leak-report route (default `LEAK_REPORT_LIMITS`). */
@@ -81,7 +85,7 @@ export interface FetchDemoOptions {
 export interface FetchDemoApp {
   /** Answers every request. */
   handler: (request: Request, info: unknown) => Promise<Response>;
-  /** The key service (to seed the demo keys). */
+  /** The key service (to seed the demo keys; `close()` it on shutdown). */
   service: ApiKeysService;
 }
 
@@ -120,6 +124,7 @@ export function createFetchDemoApp(options: FetchDemoOptions): FetchDemoApp {
     peppers: options.peppers,
     storage: options.storage,
     limiter: createDemoKeyLimiter(),
+    usage: DEMO_USAGE,
   });
   const safe = createSafeFetch({
     requestId: true,
@@ -163,14 +168,14 @@ export function createFetchDemoApp(options: FetchDemoOptions): FetchDemoApp {
       run: apiKeys.require(requirements).protect(wrapped),
     });
   };
-  /** The page's files: sent as they are. */
-  const file = (path: string, type: string, body: string) =>
+  /** The page's files: sent as they are (`body` read at each request). */
+  const file = (path: string, type: string, body: () => string) =>
     routes.push({
       method: "GET",
       pattern: new URLPattern({ pathname: path }),
       run: () =>
         Promise.resolve(
-          new Response(body, { headers: { ...PAGE_HEADERS, "Content-Type": type } }),
+          new Response(body(), { headers: { ...PAGE_HEADERS, "Content-Type": type } }),
         ),
     });
   const apiKeyOf = (request: Request): ApiKeyContext => getApiKeyContext(request)!;
@@ -179,9 +184,13 @@ export function createFetchDemoApp(options: FetchDemoOptions): FetchDemoApp {
   });
   const liveWrite = { ...scope("projects", "write"), requiredEnvironment: "live" as const };
 
-  file("/", "text/html; charset=utf-8", options.pageAssets.html);
-  file("/page.js", "text/javascript; charset=utf-8", options.pageAssets.script);
-  file("/client.js", "text/javascript; charset=utf-8", options.pageAssets.client);
+  const { html, script, client, elements } = options.pageAssets;
+  const javascript = "text/javascript; charset=utf-8";
+  file("/", "text/html; charset=utf-8", () => html);
+  file("/page.js", javascript, () => script);
+  file("/client.js", javascript, () => client);
+  file("/elements.js", javascript, () => elements);
+  file(PAGE_SESSION_PATH, "application/json", () => pageSessionBody(options.pageSession));
 
   // The leaked-key routes read the raw body themselves and sit outside the key check; the public
   // one is limited per client and globally first.

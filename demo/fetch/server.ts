@@ -7,6 +7,7 @@
  */
 import { createDemoSigner, type DemoSigner } from "../leaks/test_signer.ts";
 import { loadPageAssets, type PageAssets } from "../page_assets.ts";
+import { pageAdminKey, type PageSession } from "../page_session.ts";
 import type { DemoPeppers } from "../peppers.ts";
 import { type DemoKeys, seedDemoKeys } from "../seed.ts";
 import { type DemoStorage, openMemoryStorage } from "../storage.ts";
@@ -42,7 +43,7 @@ export interface FetchDemoServer {
   signer: DemoSigner;
   /** Where the keys live. */
   storageKind: DemoStorage["kind"];
-  /** Stops listening and closes the storage. */
+  /** Stops listening, flushes the usage counts and closes the storage. */
   close(): Promise<void>;
 }
 
@@ -56,14 +57,17 @@ export async function startFetchDemoServer(
   try {
     const pageAssets = options.pageAssets ?? await loadPageAssets();
     const signer = await createDemoSigner();
+    const pageSession: PageSession = { adminKey: undefined };
     const app = createFetchDemoApp({
       storage: storage.storage,
       peppers: options.peppers,
       problemDetails: options.problemDetails ?? false,
       pageAssets,
+      pageSession,
       secretScanningKeys: signer.publicKeys,
     });
     const keys = options.seed === false ? undefined : await seedDemoKeys(app.service);
+    pageSession.adminKey = pageAdminKey(options.host, keys);
     const server = Deno.serve(
       { port: options.port, hostname: options.host, onListen: () => {} },
       app.handler,
@@ -77,6 +81,7 @@ export async function startFetchDemoServer(
       storageKind: storage.kind,
       close: async () => {
         await server.shutdown();
+        await app.service.close();
         await storage.close();
       },
     };

@@ -1,8 +1,21 @@
 // The demo page's script: sends the chosen request with the pasted key and
 // reads the answer with the library's client guards (the `./client` module,
-// bundled by the server at /client.js). The specifier is computed so that
-// `deno check` does not try to resolve the browser-only URL.
+// bundled by the server at /client.js), and shows the demo tenant's keys in
+// `<api-keys-manager>` (/elements.js). The specifiers are computed so that
+// `deno check` does not try to resolve the browser-only URLs.
 const client = await import(new URL("client.js", import.meta.url).href);
+await import(new URL("elements.js", import.meta.url).href);
+
+// The element signs in with the token the server hands this page (see demo/page_session.ts).
+const session = fetch("/page-session").then((response) => response.json());
+const manager = document.createElement("api-keys-manager");
+manager.setAttribute("base-url", "/admin");
+manager.getToken = async () => {
+  const { token } = await session;
+  if (typeof token !== "string") throw new Error("no page session (see demo/README.md)");
+  return token;
+};
+document.getElementById("keys-manager").append(manager);
 
 /** Routes offered in the picker: method, path, example body. */
 const ROUTES = [
@@ -121,6 +134,10 @@ $("request-form").addEventListener("submit", async (event) => {
     // shown as text
   }
   render(response, body);
+  // The key's "last used" and usage bars appear once the server flushed its usage counts
+  // (not while someone works in the element: a reload would move their focus).
+  const { usageFlushMs } = await session;
+  setTimeout(() => manager.matches(":focus-within") || manager.refresh(), usageFlushMs + 500);
 });
 
 // Reports a key to the public revocation route (POST /api/leaked-keys, a form body).

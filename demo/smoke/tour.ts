@@ -1,7 +1,8 @@
 /**
  * The scripted tour `--smoke` runs: every feature and every failure code of
  * the demo, against an envelope server and a problem-details server (the
- * parity and OpenAPI steps are in `parity_steps.ts`).
+ * parity and OpenAPI steps are in `parity_steps.ts`, the page's
+ * `<api-keys-manager>` in Chromium in `page_steps.ts`).
  *
  * @module
  */
@@ -86,10 +87,13 @@ export async function runTour(
   features: TourFeatures = { openapi: true, validationPipe: true },
 ): Promise<TourSummary> {
   const results: StepResult[] = [];
-  const step = async (target: TourTarget, spec: StepSpec): Promise<StepAnswer | undefined> => {
-    const result = await runStep(target.url, spec);
+  const record = (result: StepResult) => {
     results.push(result);
     log(formatStep(result));
+  };
+  const step = async (target: TourTarget, spec: StepSpec): Promise<StepAnswer | undefined> => {
+    const result = await runStep(target.url, spec);
+    record(result);
     return result.answer;
   };
   const { keys } = envelope;
@@ -300,6 +304,20 @@ export async function runTour(
     code: "api_key_scope_insufficient",
   });
 
+  log("== the page's <api-keys-manager> in Chromium: create, use, last used, revoke");
+  // Loaded here: `deno task demo` itself never loads playwright-core.
+  const { runPageSteps } = await import("./page_steps.ts");
+  const pageKey = await runPageSteps(envelope.url, record, log);
+  if (pageKey !== undefined) {
+    await api({
+      title: "the key revoked through the element",
+      path: "/api/projects/prj_001",
+      key: pageKey,
+      status: 401,
+      code: "api_key_revoked",
+    });
+  }
+
   log("== key failures, environments, IP allowlist");
   await api({ title: "no key", path: "/api/projects", status: 401, code: "api_key_missing" });
   await api({
@@ -498,6 +516,20 @@ export async function runTour(
     path: "/client.js",
     status: 200,
     check: ({ body }) => expect(String(body).includes("isSuccess"), "bundle lacks isSuccess"),
+  });
+  await api({
+    title: "element bundle: <api-keys-manager>",
+    path: "/elements.js",
+    status: 200,
+    check: ({ body }) => expect(String(body).includes("api-keys-manager"), "no element defined"),
+  });
+  await api({
+    title: "the page's session: the admin key for its element (on loopback)",
+    path: "/page-session",
+    status: 200,
+    check: ({ body, headers }) =>
+      expect(bag(body).token === keys.admin.key, "not the admin key") ??
+        expect(headers.get("cache-control") === "no-store", "cacheable"),
   });
   if (features.openapi) {
     await api({

@@ -1,44 +1,17 @@
 /**
- * Headless Chromium for the browser tests: Debian's `chromium`, driven by
- * playwright-core. Without /usr/bin/chromium a suite is skipped with a
- * message, except under CI=true, where it fails: install it with
- * scripts/install_chromium.sh.
+ * Headless Chromium for the browser tests (`demo/smoke/chromium.ts`): without
+ * /usr/bin/chromium a suite is skipped with a message, except under CI=true,
+ * where it fails.
  */
-import { existsSync } from "node:fs";
 import process from "node:process";
-import { type Browser, chromium } from "playwright-core";
+import { chromiumMissing } from "../../demo/smoke/chromium.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-const hasChromium = existsSync(CHROMIUM);
+export { launchChromium } from "../../demo/smoke/chromium.ts";
 
-/**
- * The `skip` option of a suite that needs Chromium: a message (also printed)
- * when it is missing outside CI, else `false`.
- */
+/** The `skip` option of a suite that needs Chromium: a message (also printed), else `false`. */
 export function skipWithoutChromium(what: string): string | false {
-  const skip = !hasChromium && process.env.CI !== "true"
-    ? `${CHROMIUM} not found: ${what} skipped (run scripts/install_chromium.sh)`
-    : false;
+  const missing = process.env.CI === "true" ? false : chromiumMissing();
+  const skip = missing && `${what} skipped: ${missing}`;
   if (skip) console.warn(`SKIP ${skip}`);
   return skip;
-}
-
-/** Launches headless Chromium; throws when it is missing (under CI=true). */
-export function launchChromium(): Promise<Browser> {
-  if (!hasChromium) {
-    throw new Error(`${CHROMIUM} is missing under CI=true: run scripts/install_chromium.sh`);
-  }
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
 }

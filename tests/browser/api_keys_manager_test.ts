@@ -12,14 +12,21 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import process from "node:process";
 import { gzipSync } from "node:zlib";
-import axe from "axe-core";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { bundleElements } from "../../demo/page_assets.ts";
 import { type AdminFake, FAKE_CSRF, type FakeKey, startAdminFake } from "./_admin_fake.ts";
 import { launchChromium, skipWithoutChromium } from "./_chromium.ts";
+import {
+  copyAndCloseByKeyboard,
+  createByKeyboard,
+  revokeByKeyboard,
+  shadowText,
+  violations,
+  waitForCharts,
+  waitForText,
+} from "./_manager.ts";
 
 const SIZE_LIMIT = 30 * 1024;
-const WCAG = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"];
 const DAY = 86_400_000;
 
 let bundle = "";
@@ -36,60 +43,6 @@ describe("<api-keys-manager> size", () => {
     assert.ok(gzipped < SIZE_LIMIT, `${gzipped} bytes gzipped`);
   });
 });
-
-/** axe-core's WCAG 2.2 AA violations on the page (shadow DOM included), as `id: targets`. */
-async function violations(page: Page): Promise<string[]> {
-  if (!await page.evaluate(() => "axe" in globalThis)) {
-    await page.addScriptTag({ content: axe.source });
-  }
-  return page.evaluate(async (tags) => {
-    // deno-lint-ignore no-explicit-any
-    const result = await (globalThis as any).axe.run(document, {
-      runOnly: { type: "tag", values: tags },
-    });
-    // deno-lint-ignore no-explicit-any
-    return result.violations.map((v: any) =>
-      // deno-lint-ignore no-explicit-any
-      `${v.id}: ${v.nodes.map((n: any) => JSON.stringify(n.target)).join(" ")}`
-    );
-  }, WCAG);
-}
-
-/** In the page: text of the element's shadow root, or of its open dialog. */
-function shadowText(page: Page, selector = "section"): Promise<string> {
-  return page.evaluate((selector) => {
-    const root = document.querySelector("api-keys-manager")!.shadowRoot!;
-    return (root.querySelector(selector) as HTMLElement | null)?.innerText ?? "";
-  }, selector);
-}
-
-/** Waits until the shadow root's `selector` text includes `text`. */
-async function waitForText(page: Page, text: string, selector = "section"): Promise<void> {
-  await page.waitForFunction(({ text, selector }) => {
-    const root = document.querySelector("api-keys-manager")?.shadowRoot;
-    return ((root?.querySelector(selector) as HTMLElement | null)?.innerText ?? "").includes(text);
-  }, { text, selector });
-}
-
-/** The focused element inside the shadow root: tag, role-ish label and text. */
-function focused(page: Page): Promise<string> {
-  return page.evaluate(() => {
-    const active = document.querySelector("api-keys-manager")!.shadowRoot!.activeElement;
-    if (!active) return "";
-    return `${active.tagName.toLowerCase()}:${
-      active.getAttribute("aria-label") ?? (active as HTMLElement).innerText ?? ""
-    }`.trim();
-  });
-}
-
-/** Presses Tab until the focused element is `target` (at most 20 times). */
-async function tabTo(page: Page, target: string, key = "Tab"): Promise<void> {
-  for (let i = 0; i < 20; i++) {
-    if (await focused(page) === target) return;
-    await page.keyboard.press(key);
-  }
-  assert.fail(`never reached ${target}, last ${await focused(page)}`);
-}
 
 function key(id: string, fields: Partial<FakeKey> = {}): FakeKey {
   return {
@@ -159,9 +112,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     ];
     await open();
     await waitForText(page, "nightly export");
-    await page.waitForFunction(() =>
-      document.querySelector("api-keys-manager")!.shadowRoot!.querySelectorAll("svg").length === 3
-    );
+    await waitForCharts(page, 3);
     const text = await shadowText(page);
     for (
       const expected of [
@@ -226,27 +177,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     fake.requests = [];
     await open();
     await waitForText(page, "No API keys yet.");
-    await page.waitForFunction(() =>
-      !(document.querySelector("api-keys-manager")!.shadowRoot!.querySelector(
-        "[part~=create-button]",
-      ) as HTMLButtonElement).disabled
-    );
-    await tabTo(page, "button:Create key");
-    await page.keyboard.press("Enter");
-    assert.equal(await focused(page), "input:", "the create form focuses the name");
-    assert.deepEqual(await violations(page), [], "create");
-    await page.keyboard.type("ci deploy");
-    await page.keyboard.press("Tab"); // environment: live
-    await page.keyboard.press("Tab"); // orders:read
-    await page.keyboard.press("Space");
-    await tabTo(page, "button:Create key");
-    await page.keyboard.press("Enter");
-
-    await page.waitForFunction(() =>
-      document.querySelector("api-keys-manager")!.shadowRoot!.querySelector(
-        "dialog[open][role=alertdialog] [part=secret]",
-      ) !== null
-    );
+    await createByKeyboard(page, "ci deploy");
     const secret = fake.secrets.at(-1)!;
     const created = fake.requests.find((r) => r.method === "POST" && r.path === "/admin/keys")!;
     assert.deepEqual(created.body, {
@@ -256,60 +187,13 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       expiresIn: "never",
     });
     assert.equal(created.headers[FAKE_CSRF.header.toLowerCase()], FAKE_CSRF.value);
-    assert.ok((await shadowText(page, "dialog")).includes(secret));
-    assert.ok((await shadowText(page, "dialog")).includes("you will not see this again"));
-    assert.equal(await focused(page), "button:Copy", "focus on the least destructive control");
-    assert.deepEqual(await violations(page), [], "reveal");
-    await page.keyboard.press("Enter");
-    await waitForText(page, "Copied", "[role=status]");
-    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), secret);
-    await page.keyboard.press("Tab");
-    assert.equal(await focused(page), "button:Done");
-    await page.keyboard.press("Enter");
-
+    await copyAndCloseByKeyboard(page, secret);
     await waitForText(page, "ci deploy", "table");
-    const leftovers = await page.evaluate((secret) => {
-      const element = document.querySelector("api-keys-manager")!;
-      const own = Object.getOwnPropertyNames(element).map((name) => {
-        try {
-          return JSON.stringify((element as unknown as Record<string, unknown>)[name]) ?? "";
-        } catch {
-          return "";
-        }
-      });
-      const storage = [localStorage, sessionStorage].flatMap((store) =>
-        Object.keys(store).map((name) => `${name}=${store.getItem(name)}`)
-      );
-      return [
-        document.documentElement.outerHTML,
-        element.shadowRoot!.innerHTML,
-        (element.shadowRoot!.querySelector("section") as HTMLElement).innerText,
-        ...own,
-        ...storage,
-      ].filter((text) => text.includes(secret)).length;
-    }, secret);
-    assert.equal(leftovers, 0, "the secret is gone once the reveal closes");
     assert.ok(!(await shadowText(page, "table")).includes(secret));
 
-    await tabTo(page, "button:Revoke ci deploy");
-    await page.keyboard.press("Enter");
-    assert.equal(
-      await page.evaluate(() =>
-        document.querySelector("api-keys-manager")!.shadowRoot!.querySelector("dialog[open]")
-          ?.getAttribute("role")
-      ),
-      "alertdialog",
-    );
-    assert.equal(await focused(page), "button:Cancel", "focus on the least destructive control");
-    assert.deepEqual(await violations(page), [], "confirm revoke");
-    await page.keyboard.press("Shift+Tab");
-    assert.equal(await focused(page), "input:");
-    await page.keyboard.type("ci deplo");
-    await page.keyboard.press("Enter");
-    assert.equal(fake.keys[0].status, "active", "a wrong name does not revoke");
-    await page.keyboard.type("y");
-    await page.keyboard.press("Enter");
-    await waitForText(page, "Revoked", "[role=status]");
+    await revokeByKeyboard(page, "ci deploy", () => {
+      assert.equal(fake.keys[0].status, "active", "a wrong name does not revoke");
+    });
     assert.equal(fake.keys[0].status, "revoked");
     const revoke = fake.requests.find((r) => r.method === "DELETE")!;
     assert.equal(revoke.path, `/admin/keys/${fake.keys[0].id}`);
@@ -409,9 +293,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     ];
     await page.setViewportSize({ width: 1280, height: 400 });
     await open();
-    await page.waitForFunction(() =>
-      document.querySelector("api-keys-manager")!.shadowRoot!.querySelectorAll("svg").length === 3
-    );
+    await waitForCharts(page, 3);
     await page.locator("api-keys-manager").screenshot({ path: "docs/settings-page.png" });
   });
 });

@@ -4,12 +4,15 @@
  *
  * @module
  */
+import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { loadPageAssets, type PageAssets } from "../../demo/page_assets.ts";
 import type { LeakReportLimits } from "../../demo/leaks/report_limits.ts";
 import { type DemoServer, startDemoServer } from "../../demo/server.ts";
+import { type FetchDemoServer, startFetchDemoServer } from "../../demo/fetch/server.ts";
+import { chromiumMissing } from "../../demo/smoke/chromium.ts";
 
 /** Repository root (the subprocess's working directory). */
 export const ROOT: string = fileURLToPath(new URL("../../", import.meta.url));
@@ -101,6 +104,20 @@ export function runDemo(args: string[], env: Record<string, string> = {}): Promi
 
 let assets: Promise<PageAssets> | undefined;
 
+/** A random pepper for an in-process demo. */
+const testPeppers = () => ({ 1: crypto.randomUUID() + crypto.randomUUID() });
+
+/** Starts the Fetch demo in process on a free port with a random pepper and the demo keys. */
+export async function startTestFetchDemo(): Promise<FetchDemoServer> {
+  assets ??= loadPageAssets();
+  return startFetchDemoServer({
+    port: 0,
+    host: "127.0.0.1",
+    peppers: testPeppers(),
+    pageAssets: await assets,
+  });
+}
+
 /** Starts the demo in process on a free port with a random pepper and the demo keys. */
 export function startTestDemo(
   options: {
@@ -116,7 +133,7 @@ export function startTestDemo(
       port: options.port ?? 0,
       host: "127.0.0.1",
       adapter: options.adapter ?? "express",
-      peppers: { 1: crypto.randomUUID() + crypto.randomUUID() },
+      peppers: testPeppers(),
       problemDetails: options.problemDetails,
       pageAssets,
       leakReportLimits: options.leakReportLimits,
@@ -137,7 +154,7 @@ export interface Answer {
 
 /** Sends `method path` with `key` and an optional JSON body. */
 export async function call(
-  server: DemoServer,
+  server: { url: string },
   method: string,
   path: string,
   key?: string,
@@ -174,3 +191,24 @@ export const TOUR_CODES: readonly string[] = [
   "PROJECT_ALREADY_ARCHIVED",
   "PROJECT_ARCHIVED",
 ];
+
+/**
+ * Asserts a smoke tour's page steps (`demo/smoke/page_steps.ts`): every one
+ * passed where Chromium is installed, else the one skip line.
+ */
+export function assertPageSteps(stdout: string): void {
+  if (chromiumMissing()) {
+    assert.match(stdout, /^skip page steps: /m);
+    return;
+  }
+  for (
+    const title of [
+      "the page's <api-keys-manager> lists the demo tenant's keys",
+      "create a key through the element: its secret once",
+      "use it in the page's request console",
+      "listed as used: last used, and its last 24 hours as bars",
+      "revoke it through the element, typing its name",
+    ]
+  ) assert.match(stdout, new RegExp(`^ok +--- - +${title} \\(CHROMIUM /\\)$`, "m"), title);
+  assert.match(stdout, /^ok +401 api_key_revoked +the key revoked through the element /m);
+}

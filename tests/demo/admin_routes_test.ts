@@ -1,8 +1,8 @@
 /**
  * The demo's admin routes are the library's (`./api-keys/admin`) at `/admin`,
  * behind the key check (scope `keys:write`): tenant isolation, the public
- * view, the no-escalation default over the admin key, on Express and
- * Fastify. The routes' own rules are tested in tests/api_keys/admin/.
+ * view, the no-escalation default over the admin key, usage recorded, on
+ * Express and Fastify. The routes' own rules are tested in tests/api_keys/admin/.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -28,7 +28,26 @@ for (const adapter of ["express", "fastify"] as const) {
       assert.ok(ids.includes(server.keys!.reader.id));
       assert.ok(!ids.includes(server.keys!.otherTenant.id));
       assert.ok(!text.includes("pepperVersion") && !text.includes(server.keys!.reader.key));
-      assert.deepEqual(body.capabilities, { rename: true, usage: false });
+      assert.deepEqual(body.capabilities, { rename: true, usage: true });
+    });
+
+    it("records usage: a request shows in lastUsedAt and the usage route within the 2 s flush", async () => {
+      const { id, key } = server.keys!.test;
+      assert.equal((await call(server, "GET", "/api/projects/prj_001", key)).status, 200);
+      const deadline = Date.now() + 10_000;
+      let accepted = 0;
+      while (accepted === 0 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        const usage = await call(server, "GET", `/admin/keys/${id}/usage`, admin);
+        assert.equal(usage.status, 200);
+        accepted = usage.body.buckets.reduce(
+          (sum: number, b: { accepted: number }) => sum + b.accepted,
+          0,
+        );
+      }
+      assert.equal(accepted, 1);
+      const read = await call(server, "GET", `/admin/keys/${id}`, admin);
+      assert.notEqual(read.body.lastUsedAt, null);
     });
 
     it("another tenant's key id is 404 on read, rename, rotate and revoke", async () => {

@@ -1,10 +1,11 @@
 /**
  * `deno task demo --smoke` as a subprocess, on both HTTP platforms: it must
- * exit 0 and print the tour, with every failure code it promises.
+ * exit 0 and print the tour, with every failure code it promises and the
+ * page's `<api-keys-manager>` driven in Chromium.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { runDemo, TOUR_CODES } from "./_demo.ts";
+import { assertPageSteps, runDemo, TOUR_CODES } from "./_demo.ts";
 
 /** Codes the tour must show (one line each at least). */
 const CODES = [...TOUR_CODES, "BAD_REQUEST"];
@@ -42,6 +43,7 @@ for (const adapter of ["express", "fastify"] as const) {
         stdout,
         /^ok +403 api_key_escalation_refused +grant a scope the admin key lacks/m,
       );
+      assertPageSteps(stdout);
     });
   });
 }

@@ -3,7 +3,7 @@
  * past the cap, without reading the rest), the JSON body check answers
  * 400 for what the Nest demo's DTOs refuse, and the admin routes are the library's.
  */
-import { before, describe, it } from "node:test";
+import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { InMemoryApiKeyStorage } from "../../../api_keys/mod.ts";
 import { createFetchDemoApp, type FetchDemoApp } from "../../../demo/fetch/app.ts";
@@ -21,10 +21,12 @@ describe("the Fetch demo's request bodies", () => {
       storage: new InMemoryApiKeyStorage(),
       peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
       problemDetails: false,
-      pageAssets: { html: "", script: "", client: "" },
+      pageAssets: { html: "", script: "", client: "", elements: "" },
+      pageSession: { adminKey: undefined },
     });
     keys = await seedDemoKeys(app.service);
   });
+  after(() => app.service.close());
 
   const post = async (path: string, body: BodyInit, headers: Record<string, string> = {}) => {
     const request = new Request(`http://127.0.0.1${path}`, {

@@ -1,14 +1,15 @@
 /**
  * `deno task demo:fetch --smoke` as a subprocess: the Nest demo's tour (less
  * its OpenAPI and ValidationPipe steps, with its leaked-key steps) against the
- * Fetch demo must pass, with every failure code it promises; and the Fetch
+ * Fetch demo must pass, with every failure code it promises and the page's
+ * `<api-keys-manager>` driven in Chromium; and the Fetch
  * demo's server loads no Nest package at run time.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import process from "node:process";
-import { demoEnv, ROOT, TOUR_CODES } from "../_demo.ts";
+import { assertPageSteps, demoEnv, ROOT, TOUR_CODES } from "../_demo.ts";
 
 /** Codes the tour must show (one line each at least). */
 const CODES = [...TOUR_CODES, "INVALID_CURSOR", "PROJECT_CREATED"];
@@ -43,6 +44,7 @@ describe("demo:fetch --smoke", () => {
     assert.match(stdout, /^ok +404 PROJECT_NOT_FOUND +unknown project: RFC 9457/m);
     assert.match(stdout, /^ok +200 .*field selection: \?fields=id,name trims data/m);
     assert.match(stdout, /Deno\.serve with the Fetch bindings/);
+    assertPageSteps(stdout);
     // the leaked-key routes: the page's report form and the partner route with the local signer
     for (
       const line of [

@@ -102,7 +102,8 @@ describe("the Fetch demo's public leak-report limits", () => {
       storage: new InMemoryApiKeyStorage(),
       peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
       problemDetails: false,
-      pageAssets: { html: "", script: "", client: "" },
+      pageAssets: { html: "", script: "", client: "", elements: "" },
+      pageSession: { adminKey: undefined },
       leakReportLimits: LIMITS,
     });
     return Promise.resolve({
