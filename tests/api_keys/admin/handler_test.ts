@@ -17,6 +17,8 @@ import {
   InMemoryApiKeyStorage,
 } from "../../../api_keys/mod.ts";
 import { makeService } from "../helpers.ts";
+import { createRateLimiter } from "../../../rate_limits/limiter.ts";
+import { createMemoryRateLimitStore } from "../../../rate_limits/memory_store.ts";
 
 interface Caller {
   tenant: string | null;
@@ -138,6 +140,26 @@ describe("createApiKeysAdminHandler", () => {
       "status",
     ]);
     assert.ok(!answer.body.includes(admin.key.slice(-20)), "no secret in the list");
+  });
+
+  it("list: a key with credits shows its balance and next refill", async () => {
+    const at = Date.parse("2030-01-01T10:00:00.000Z");
+    const store = createMemoryRateLimitStore({ now: () => at });
+    const limiter = createRateLimiter({ store, logger: () => {} });
+    const { call, service } = await setup({}, undefined, { limiter, clock: () => new Date(at) });
+    const { id, key } = await service.create({
+      tenantId: "acme",
+      name: "trial",
+      scopes: [{ resource: "projects", level: "read" }],
+      credits: { remaining: 20, refill: { amount: 20, interval: "daily" } },
+    });
+    await service.authorize(key);
+    const listed = (await call("GET", "/keys"))!.json.keys;
+    const trial = listed.find((k: { id: string }) => k.id === id);
+    assert.equal(trial.credits, 19);
+    assert.equal(trial.creditsNextRefillAt, "2030-01-02T00:00:00.000Z");
+    const other = listed.find((k: { id: string }) => k.id !== id);
+    assert.ok(!("credits" in other) && !("creditsNextRefillAt" in other));
   });
 
   it("create: 201 with the secret once; the list never shows it", async () => {
