@@ -174,6 +174,10 @@ function view(summary: ApiKeySummary): Record<string, unknown> {
     rotatedAt: iso(summary.rotatedAt),
     replacedByKeyId: summary.replacedByKeyId,
     createdBy: summary.createdBy,
+    ...(summary.credits && {
+      credits: summary.credits.remaining,
+      creditsNextRefillAt: iso(summary.credits.nextRefillAt),
+    }),
   };
 }
 

@@ -38,6 +38,8 @@ const object = (properties: Record<string, unknown>, required = Object.keys(prop
 
 const SCHEMAS: Record<string, object> = {
   ApiKeysAdminKeyView: object({
+    credits: { type: "integer", minimum: 0 },
+    creditsNextRefillAt: nullableDate,
     id: str,
     name: str,
     environment: { type: "string", enum: ["live", "test"] },
@@ -52,7 +54,22 @@ const SCHEMAS: Record<string, object> = {
     rotatedAt: nullableDate,
     replacedByKeyId: { type: "string", nullable: true },
     createdBy: { type: "string", nullable: true },
-  }),
+  }, [
+    "id",
+    "name",
+    "environment",
+    "prefix",
+    "scopes",
+    "allowedIpCidrs",
+    "status",
+    "createdAt",
+    "lastUsedAt",
+    "expiresAt",
+    "revokedAt",
+    "rotatedAt",
+    "replacedByKeyId",
+    "createdBy",
+  ]),
   ApiKeysAdminCapabilities: object({ rename: { type: "boolean" }, usage: { type: "boolean" } }),
   ApiKeysAdminKeyList: object({
     keys: { type: "array", items: ref("ApiKeysAdminKeyView") },
