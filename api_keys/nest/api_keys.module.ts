@@ -259,8 +259,8 @@ export class ApiKeysModule {
   }
 
   /**
-   * Flushes the usage counts held in memory (`service.close()`) once the app
-   * stopped serving.
+   * Flushes the usage counts and writes back the credit balances held in
+   * memory (`service.close()`) once the app stopped serving.
    *
    * @ignore
    */
