@@ -138,6 +138,43 @@ describe("createRateLimiter", () => {
     assert.equal((errors[0] as Error).message, "sink");
   });
 
+  it("calls a store's checkNow in place of check, without a deadline timer; a throw or bad shape is contained", async () => {
+    const inner = createMemoryRateLimitStore();
+    const calls: string[] = [];
+    const sync: RateLimitStore = {
+      check: (c) => (calls.push("check"), inner.check(c)),
+      checkNow: (c) => (calls.push("checkNow"), inner.checkNow!(c)),
+    };
+    const timers = globalThis.setTimeout;
+    let armed = 0;
+    globalThis.setTimeout =
+      ((...args: Parameters<typeof setTimeout>) => (armed++, timers(...args))) as typeof setTimeout;
+    try {
+      const result = await createRateLimiter({ ...quiet, store: sync }).check("k", [api]);
+      assert.equal(result.allowed, true);
+      assert.equal(result.policies[0].remaining, api.limit - 1);
+    } finally {
+      globalThis.setTimeout = timers;
+    }
+    assert.deepEqual(calls, ["checkNow"]);
+    assert.equal(armed, 0);
+    const throwing: RateLimitStore = {
+      check: () => Promise.resolve([]),
+      checkNow: () => {
+        throw new Error("sync");
+      },
+    };
+    const short: RateLimitStore = { check: () => Promise.resolve([]), checkNow: () => [] };
+    for (const store of [throwing, short]) {
+      const closed = createRateLimiter({ ...quiet, store, onStoreError: "closed" });
+      assert.deepEqual(await closed.check("k", [api]), {
+        allowed: false,
+        unavailable: true,
+        policies: [],
+      });
+    }
+  });
+
   it("passes every policy to the store in one call", async () => {
     const calls: number[] = [];
     const inner = createMemoryRateLimitStore();
