@@ -224,16 +224,26 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     }`,
   ], () => {});
 
+  const shaped = (answer: unknown, counters: readonly RateLimitCounter[]) =>
+    Array.isArray(answer) && answer.length === counters.length
+      ? answer as readonly CounterResult[]
+      : "error";
+  const checkNow = typeof store.checkNow === "function" ? store.checkNow.bind(store) : undefined;
   const ask = async (counters: readonly RateLimitCounter[]) => {
+    if (checkNow !== undefined) {
+      try {
+        return shaped(checkNow(counters), counters);
+      } catch {
+        return "error";
+      }
+    }
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<typeof TIMEOUT>((resolve) => {
       timer = setTimeout(() => resolve(TIMEOUT), timeoutMs);
     });
     try {
       const answer = await Promise.race([store.check(counters), timeout]);
-      if (answer === TIMEOUT) return "timeout";
-      if (!Array.isArray(answer) || answer.length !== counters.length) return "error";
-      return answer as readonly CounterResult[];
+      return answer === TIMEOUT ? "timeout" : shaped(answer, counters);
     } catch {
       return "error";
     } finally {

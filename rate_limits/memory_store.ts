@@ -34,6 +34,8 @@ export interface MemoryRateLimitStore extends RateLimitStore {
   readonly size: number;
   /** See `RateLimitStore.changeCredits`. */
   changeCredits: NonNullable<RateLimitStore["changeCredits"]>;
+  /** See `RateLimitStore.checkNow`. */
+  checkNow: NonNullable<RateLimitStore["checkNow"]>;
 }
 
 /** One counter's log: accepted units by time, oldest first, from `head`. */
@@ -219,6 +221,7 @@ export function createMemoryRateLimitStore(
       return logs.size + balances.size;
     },
     check: (counters) => settle(() => checkNow(counters)),
+    checkNow,
     changeCredits: (counter, change) =>
       settle(() => {
         const valid = assertCreditChange(change);

@@ -97,6 +97,11 @@ export interface RateLimitStore {
   /** Checks and, when all fit, consumes every counter; one round trip. */
   check(counters: readonly RateLimitCounter[]): Promise<readonly CounterResult[]>;
   /**
+   * Capability of an in-process store: `check`, synchronous (it throws where
+   * `check` rejects). The limiter calls it instead, without a deadline timer.
+   */
+  checkNow?(counters: readonly RateLimitCounter[]): readonly CounterResult[];
+  /**
    * Applies the refill due, then `change`, to `counter`'s balance in one atomic
    * step (its `cost` is ignored); resolves to the balance and ms to the next refill.
    */
