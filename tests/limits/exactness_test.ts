@@ -6,7 +6,9 @@
  * tests (`storeClients`: both ends of its peer range). With two policies where
  * the second denies, the first's remaining count is unchanged in 1,000 of
  * 1,000 trials. Credits: the same 4 processes × 2,500 concurrent spends of a
- * balance of 1,000 accept exactly 1,000 and leave 0, never less.
+ * balance of 1,000 accept exactly 1,000 and leave 0, never less; the same
+ * processes crossing one refill boundary (everyMs 3,000, real time) refill it
+ * exactly once.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -57,6 +59,7 @@ async function fire(
   nodeTree: string,
   perProcess = PER_PROCESS,
   mode = "window",
+  startAt = (now: number) => now + 200,
 ) {
   const plan = firings(kind);
   const children = plan.map(({ runtime, version }) => {
@@ -79,10 +82,10 @@ async function fire(
     (await Promise.all(lines.map(readLine))).map((l) => l.trim()),
     Array(PROCESSES).fill("ready"),
   );
-  const startAt = Date.now() + 200;
+  const at = startAt(Date.now());
   await Promise.all(children.map(async (child) => {
     const writer = child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode(`${startAt}\n`));
+    await writer.write(new TextEncoder().encode(`${at}\n`));
     await writer.close();
   }));
   const outputs = await Promise.all(lines.map(readLine));
@@ -176,6 +179,24 @@ describe("store processes", { skip: ready.length === 0 }, () => {
         } finally {
           await close();
         }
+      });
+
+      it(`refills exactly once when ${PROCESSES} processes (Node and Deno) cross one boundary (real time, everyMs 3,000)`, async () => {
+        // 10 credits, then one refill to 50: exactly 60 spent, from 200 ms after a boundary to 1 s past the next.
+        const answers = await fire(
+          kind,
+          freshSubject("refill"),
+          nodeTree,
+          4,
+          "refill",
+          (now) => now - (now % 3_000) + 3_200 + (now % 3_000 > 2_000 ? 3_000 : 0),
+        );
+        console.log(
+          `${kind}: refill, spent per process ${answers.map((a) => a.allowed).join(", ")}`,
+        );
+        assert.deepEqual(answers.map((a) => a.unavailable), [0, 0, 0, 0]);
+        assert.equal(answers.reduce((sum, a) => sum + a.allowed, 0), 60);
+        assert.ok(answers.every((a) => a.least >= 0), JSON.stringify(answers));
       });
 
       it(`leaves the first policy unchanged when the second denies, ${TRIALS} of ${TRIALS}`, async () => {

@@ -3,11 +3,13 @@
  * the npm build: opens the `kind` store through its client at `version`,
  * warms up, prints `ready`, reads a wall-clock time (ms) on stdin, fires `count`
  * concurrent checks of `subject` at limit 100 (or, with `credits`, spends of a
- * balance of 1,000, sent to the store directly) at that time, and prints
+ * balance of 1,000, sent to the store directly; with `refill`, `count` loops
+ * spending a balance of 10 refilled to 50 every 3 s until 1 s past the next
+ * boundary) at that time, and prints
  * `{"allowed":N,"unavailable":N,"client":"<version loaded>","least":N}`
  * (`least`: the lowest `remaining` answered).
  *
- *   deno run -A tests/limits/fire.ts <postgres|redis> <subject> <count> <version> [credits]
+ *   deno run -A tests/limits/fire.ts <postgres|redis> <subject> <count> <version> [credits|refill]
  */
 import process from "node:process";
 import { createRateLimiter } from "../../rate_limits/limiter.ts";
@@ -26,13 +28,30 @@ process.stdin.pause();
 await new Promise((resolve) => setTimeout(resolve, Number(String(go).trim()) - Date.now()));
 // Credits go to the store itself: no timeout, so a slow commit is waited for, never "open".
 const credit = { kind: "credit" as const, subject, name: "credits", cost: 1, initial: 1_000 };
+/** `refill`: a balance of 10 refilled to 50 every 3 s, spent from `go` to 1 s past the next boundary. */
+const REFILL_MS = 3_000;
+const refilled = { ...credit, initial: 10, refill: { amount: 50, everyMs: REFILL_MS } };
+const stop = Number(go) - (Number(go) % REFILL_MS) + REFILL_MS + 1_000;
 const results = await Promise.all(
   Array.from({ length: Number(count) }, async () => {
+    if (mode === "refill") {
+      const answers = [];
+      while (Date.now() < stop) {
+        const [result] = await store.check([refilled]);
+        answers.push({
+          allowed: result.allowed,
+          unavailable: false,
+          credits: result,
+          policies: [],
+        });
+      }
+      return answers;
+    }
     if (mode !== "credits") return await limiter.check(subject, policy);
     const [result] = await store.check([credit]);
     return { allowed: result.allowed, unavailable: false, credits: result, policies: [] };
   }),
-);
+).then((all) => all.flat());
 await close();
 const answered = results.filter((r) => !r.unavailable);
 console.log(JSON.stringify({
