@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { applyApiKeysAdminRoutes } from "../../../safe_response/openapi/admin_routes.ts";
 import { createApiKeysAdminHandler } from "../../../api_keys/admin/handler.ts";
 import { makeService } from "../../api_keys/helpers.ts";
+import { createRateLimiter } from "../../../rate_limits/limiter.ts";
 import {
   bodyValidator,
   documentedResponse,
@@ -27,11 +28,17 @@ describe("applyApiKeysAdminRoutes", () => {
       "/admin/keys/{id}/rotate",
       "/admin/keys/{id}/usage",
     ]);
-    const { service } = makeService();
+    const { service } = makeService({ limiter: createRateLimiter({ logger: () => {} }) });
     const reader = await service.create({
       tenantId: "t",
       name: "r",
       scopes: [{ resource: "projects", level: "read" }],
+    });
+    await service.create({
+      tenantId: "t",
+      name: "trial",
+      scopes: [{ resource: "projects", level: "read" }],
+      credits: { remaining: 5, refill: { amount: 5, interval: "daily" } },
     });
     const handle = createApiKeysAdminHandler<null>({
       service,
@@ -74,6 +81,12 @@ describe("applyApiKeysAdminRoutes", () => {
       assert.ok(documented, `${method} ${path} ${answer.status} is documented`);
       const schema = documented.content["application/json"].schema;
       assert.deepEqual(validate(schema, JSON.parse(answer.body)), [], `${method} ${path}`);
+      if (method === "GET" && path === "/keys") {
+        const view = document.components.schemas.ApiKeysAdminKeyView.properties;
+        for (const key of JSON.parse(answer.body).keys) {
+          for (const field of Object.keys(key)) assert.ok(field in view, `${field} is documented`);
+        }
+      }
     }
     assert.deepEqual([...statuses].sort(), [200, 201, 400, 404, 409, 501]);
   });
