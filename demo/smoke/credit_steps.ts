@@ -35,8 +35,7 @@ const rateLimitSays = (answer: StepAnswer, remaining: number) =>
 
 /**
  * Runs the credit steps against the server `url`: `step` runs and records one
- * step; the spending calls are recorded by `record` as one line (or as the
- * first that failed).
+ * step; the spending calls are one line for `record` (the first that failed, if any).
  */
 export async function runCreditSteps(
   step: Step,
@@ -62,28 +61,19 @@ export async function runCreditSteps(
     });
 
   await listed(TRIAL_KEY_CREDITS);
-  let last: StepResult | undefined;
-  for (let call = 1; call <= TRIAL_KEY_CREDITS; call++) {
-    last = await runStep(url, {
-      title: `trial key call ${call}`,
+  const spend = (call: number) =>
+    runStep(url, {
+      title: `the trial key: ${TRIAL_KEY_CREDITS} calls accepted, one credit each`,
       path: SPEND_PATH,
       key: keys.trial.key,
       status: 200,
       check: (answer) => rateLimitSays(answer, DEMO_KEY_POLICY.limit - call),
     });
-    if (last.failure !== undefined) break;
+  let spent = await spend(1);
+  for (let call = 2; call <= TRIAL_KEY_CREDITS && spent.failure === undefined; call++) {
+    spent = await spend(call);
   }
-  record(
-    last?.failure === undefined
-      ? {
-        ...last!,
-        spec: {
-          ...last!.spec,
-          title: `the trial key: ${TRIAL_KEY_CREDITS} calls accepted, one credit each`,
-        },
-      }
-      : last,
-  );
+  record(spent);
   await step({
     title: "credits spent: 429 without Retry-After (no refill), the policy's count unchanged",
     path: SPEND_PATH,
