@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { TRIAL_KEY_CREDITS } from "./limits.ts";
 import type { DemoKeys } from "./seed.ts";
 
 /** What the banner describes. */
@@ -53,6 +54,8 @@ export function curlLines(url: string, keys: DemoKeys): string[] {
     curl(`${url}/api/projects/prj_999`, keys.reader.key),
     "# rate limit per key: meta.rateLimit counts down, the 4th call in a minute is a 429",
     curl(`${url}/api/ping`, keys.reader.key),
+    `# the trial key: ${TRIAL_KEY_CREDITS} credits, no refill; then a 429 api_key_usage_exceeded`,
+    curl(`${url}/api/projects?limit=1`, keys.trial.key),
     "# admin: create a key (only scopes the admin key holds) and list the tenant's keys",
     curl(
       `${url}/admin/keys`,
@@ -111,6 +114,9 @@ export function formatBanner(input: BannerInput): string {
       `  test       test  projects:write feed:read             ${keys.test.key}`,
       `  localhost  live  projects:read, from 127.0.0.1 only   ${keys.restricted.key}`,
       `  limited    live  projects:read, 2 requests a minute   ${keys.limited.key}`,
+      `  trial      live  ${
+        `projects:read, ${TRIAL_KEY_CREDITS} credits in all`.padEnd(37)
+      }${keys.trial.key}`,
       `  key id of tenant "${keys.otherTenant.tenantId}" (the admin routes answer 404): ${keys.otherTenant.id}`,
       "",
       "Try:",

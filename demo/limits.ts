@@ -22,6 +22,9 @@ export const DEMO_KEY_POLICY = { name: "demo", limit: 1_000, windowMs: RATE_LIMI
 /** The policy of the `limited` demo key: two requests a minute, so the tour meets its 429. */
 export const LIMITED_KEY_POLICY = { name: "tiny", limit: 2, windowMs: RATE_LIMIT_WINDOW_MS };
 
+/** The credits of the `trial` demo key: no refill, so the tour spends them all and meets its 429. */
+export const TRIAL_KEY_CREDITS = 20;
+
 /** The limiter of a demo's key service: in memory (one process); its start-up line goes to `log`. */
 export function createDemoKeyLimiter(log: (line: string) => void = () => {}): RateLimiter {
   return createRateLimiter({ logger: log });

@@ -2,14 +2,14 @@
  * The demo tenant and its keys, created at start in the embedded mode: a
  * `live` admin key, a `live` reader key, a `test` key, a `live` key
  * restricted to 127.0.0.1, a key expiring in 3 days (its expiry notice is in
- * the log at start), a `live` key limited to 2 requests a minute, and a key of
- * another tenant (only its id is shown, to try tenant isolation). Each key
+ * the log at start), a `live` key limited to 2 requests a minute, a `live`
+ * trial key with 20 credits, and a key of another tenant (only its id is shown, to try tenant isolation). Each key
  * carries a rate-limit policy.
  *
  * @module
  */
 import type { ApiKeysService, Scope } from "../api_keys/mod.ts";
-import { DEMO_KEY_POLICY, LIMITED_KEY_POLICY } from "./limits.ts";
+import { DEMO_KEY_POLICY, LIMITED_KEY_POLICY, TRIAL_KEY_CREDITS } from "./limits.ts";
 
 /** Tenant of the demo keys. */
 export const DEMO_TENANT_ID = "demo";
@@ -48,6 +48,8 @@ export interface DemoKeys {
   expiring: SeededKey;
   /** `live`, `projects:read`, `LIMITED_KEY_POLICY` (2 requests a minute). */
   limited: SeededKey;
+  /** `live`, `projects:read`, `TRIAL_KEY_CREDITS` credits without refill. */
+  trial: SeededKey;
   /** A key of `OTHER_TENANT_ID`; the demo shows its id only. */
   otherTenant: SeededKey & { tenantId: string };
 }
@@ -57,15 +59,18 @@ export const EXPIRING_KEY_LIFETIME_MS = 3 * 24 * 60 * 60 * 1000;
 
 /**
  * Creates the demo keys (never expiring but the `expiring` one, `createdBy: "demo-seed"`,
- * `DEMO_KEY_POLICY` but the `limited` one). The storage must store rate limits.
+ * `DEMO_KEY_POLICY` but the `limited` one). The storage must store rate limits
+ * and credits, and the service needs a `limiter` (the `trial` key's credits).
  *
  * @example
  * ```ts
  * import { ApiKeysService, InMemoryApiKeyStorage } from "../api_keys/mod.ts";
+ * import { createDemoKeyLimiter } from "./limits.ts";
  * import { seedDemoKeys } from "./seed.ts";
  * const service = new ApiKeysService({
  *   peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
  *   storage: new InMemoryApiKeyStorage(),
+ *   limiter: createDemoKeyLimiter(),
  * });
  * const keys = await seedDemoKeys(service);
  * keys.admin.key; // "ak_live_..."
@@ -113,6 +118,13 @@ export async function seedDemoKeys(service: ApiKeysService): Promise<DemoKeys> {
     scopes: [{ resource: "projects", level: "read" }],
     rateLimits: [LIMITED_KEY_POLICY],
   });
+  const trial = await service.create({
+    ...common,
+    name: `demo trial key (${TRIAL_KEY_CREDITS} credits)`,
+    environment: "live",
+    scopes: [{ resource: "projects", level: "read" }],
+    credits: { remaining: TRIAL_KEY_CREDITS },
+  });
   const other = await service.create({
     tenantId: OTHER_TENANT_ID,
     rateLimits,
@@ -130,6 +142,7 @@ export async function seedDemoKeys(service: ApiKeysService): Promise<DemoKeys> {
     restricted,
     expiring,
     limited,
+    trial,
     otherTenant: { ...other, tenantId: OTHER_TENANT_ID },
   };
 }

@@ -41,7 +41,8 @@ export function openMemoryStorage(): DemoStorage {
 
 /**
  * Opens PostgreSQL at `databaseUrl`, with the expiry notices, the rotations
- * that wait and the usage counts (`api_key_usage`). The tables must exist (apply every migration of
+ * that wait, the keys' rate limits and credits (0008, 0011) and the usage
+ * counts (`api_key_usage`). The tables must exist (apply every migration of
  * `prisma/migrations`) and the client must be generated (`prisma generate`).
  */
 export async function openPostgresStorage(databaseUrl: string): Promise<DemoStorage> {
@@ -65,6 +66,7 @@ export async function openPostgresStorage(databaseUrl: string): Promise<DemoStor
       expiryNotices: client.apiKeyExpiryNotice,
       rotationWaits: client.apiKeyRotationWait,
       storesRateLimits: true,
+      storesCredits: true,
       usage: client,
     }),
     kind: "postgres",

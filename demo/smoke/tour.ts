@@ -35,6 +35,7 @@ import {
 } from "./http_step.ts";
 import { runOpenApiSteps, runParityProblemSteps, runParitySteps } from "./parity_steps.ts";
 import { runLeakSteps } from "./leak_steps.ts";
+import { runCreditSteps } from "./credit_steps.ts";
 import type { DemoSigner } from "../leaks/test_signer.ts";
 
 /** A server the tour talks to. */
@@ -464,6 +465,9 @@ export async function runTour(
           "no meta.rateLimit with remaining 0 and retryAfter",
         ),
   });
+
+  log("== credits: the trial key spends its credits, then 429");
+  await runCreditSteps(api, envelope.url, keys, record);
 
   log("== problem details (a second server started with --problem-details)");
   await step(problem, {

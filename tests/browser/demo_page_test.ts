@@ -7,12 +7,14 @@
  * WCAG 2.2 AA violations in every state (list, create, reveal, confirm
  * revoke, error); keyboard alone creates, copies and revokes a key; the
  * secret is gone once the reveal closes; a key used from the request console
- * gets its usage bars and its "last used".
+ * gets its usage bars and its "last used"; the trial key's row shows its
+ * credits in the Credits column.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { Browser, Page } from "playwright-core";
 import type { FetchDemoServer } from "../../demo/fetch/server.ts";
+import { TRIAL_KEY_CREDITS } from "../../demo/limits.ts";
 import type { DemoKeys } from "../../demo/seed.ts";
 import type { DemoServer } from "../../demo/server.ts";
 import { call, startTestDemo, startTestFetchDemo } from "../demo/_demo.ts";
@@ -103,6 +105,16 @@ describe("demo web page in headless Chromium", { skip }, () => {
   });
 });
 
+/** The text of the Credits column in the element's row of the key named `name`, or null. */
+function creditsCell(page: Page, name: string): Promise<string | null> {
+  return page.evaluate((name) => {
+    const table = document.querySelector("api-keys-manager")!.shadowRoot!.querySelector("table")!;
+    const column = [...table.tHead!.rows[0].cells].findIndex((th) => th.innerText === "Credits");
+    const row = [...table.tBodies[0].rows].find((tr) => tr.cells[0].innerText.startsWith(name));
+    return column < 0 || row === undefined ? null : row.cells[column].innerText;
+  }, name);
+}
+
 /** Both demos as the demo tests start them: in process, free port, random pepper, seeded keys. */
 const DEMOS: Record<string, () => Promise<DemoServer | FetchDemoServer>> = {
   "Nest demo": () => startTestDemo(),
@@ -149,6 +161,7 @@ for (const [demo, start] of Object.entries(DEMOS)) {
         assert.ok(text.includes(name), `${name} in\n${text}`);
       }
       assert.ok(text.includes("Expires soon"), "the key expiring in 3 days has its badge");
+      assert.equal(await creditsCell(page, "demo trial key"), String(TRIAL_KEY_CREDITS));
       assert.ok(!text.includes(keys.otherTenant.id), "another tenant's key is not listed");
       assert.ok(!text.includes(keys.admin.key), "no secret is shown");
       assert.deepEqual(await violations(page), []);

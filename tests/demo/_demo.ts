@@ -187,10 +187,30 @@ export const TOUR_CODES: readonly string[] = [
   "api_key_invalid_input",
   "TOO_MANY_REQUESTS",
   "api_key_rate_limited",
+  "api_key_usage_exceeded",
   "PROJECT_NOT_FOUND",
   "PROJECT_ALREADY_ARCHIVED",
   "PROJECT_ARCHIVED",
 ];
+
+/**
+ * Asserts a smoke tour's credit steps (`demo/smoke/credit_steps.ts`): the
+ * trial key listed with 20 credits, 20 calls accepted, the 21st refused, 0 left.
+ */
+export function assertCreditSteps(stdout: string): void {
+  for (
+    const line of [
+      /^ok +200 - +the admin list shows the trial key's credits: 20 \(GET \/admin\/keys\)$/m,
+      /^ok +200 - +the trial key: 20 calls accepted, one credit each \(GET \/api\/projects/m,
+      /^ok +429 api_key_usage_exceeded +credits spent: 429 without Retry-After \(no refill\), the policy's count unchanged /m,
+      /^ok +200 - +the admin list shows the trial key's credits: 0 \(GET \/admin\/keys\)$/m,
+    ]
+  ) assert.match(stdout, line);
+  assert.ok(
+    stdout.indexOf("credits: 20 (GET") < stdout.indexOf("credits: 0 (GET"),
+    "the balance is listed before and after the calls",
+  );
+}
 
 /**
  * Asserts a smoke tour's page steps (`demo/smoke/page_steps.ts`): every one

@@ -66,6 +66,10 @@ describe("demo process", () => {
     assert.ok(reader, banner);
     assert.equal(banner.split(reader).length - 1 > 1, true, "the reader key is in curl lines");
     assert.match(banner, /curl -s '.*\/api\/projects\?page=2/);
+    const trial = /^ {2}trial +live +projects:read, 20 credits in all +(ak_live_\S+)$/m.exec(banner)
+      ?.[1];
+    assert.ok(trial, banner);
+    assert.match(banner, new RegExp(`# the trial key: .*\n.*'X-API-Key: ${trial}'`));
     const response = await fetch(`${url}/api/projects`, { headers: { "X-API-Key": reader } });
     assert.equal(response.status, 200);
     await response.body?.cancel();

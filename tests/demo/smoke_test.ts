@@ -5,7 +5,7 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { assertPageSteps, runDemo, TOUR_CODES } from "./_demo.ts";
+import { assertCreditSteps, assertPageSteps, runDemo, TOUR_CODES } from "./_demo.ts";
 
 /** Codes the tour must show (one line each at least). */
 const CODES = [...TOUR_CODES, "BAD_REQUEST"];
@@ -43,6 +43,7 @@ for (const adapter of ["express", "fastify"] as const) {
         stdout,
         /^ok +403 api_key_escalation_refused +grant a scope the admin key lacks/m,
       );
+      assertCreditSteps(stdout);
       assertPageSteps(stdout);
     });
   });

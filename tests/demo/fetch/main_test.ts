@@ -9,7 +9,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import process from "node:process";
-import { assertPageSteps, demoEnv, ROOT, TOUR_CODES } from "../_demo.ts";
+import { assertCreditSteps, assertPageSteps, demoEnv, ROOT, TOUR_CODES } from "../_demo.ts";
 
 /** Codes the tour must show (one line each at least). */
 const CODES = [...TOUR_CODES, "INVALID_CURSOR", "PROJECT_CREATED"];
@@ -44,6 +44,7 @@ describe("demo:fetch --smoke", () => {
     assert.match(stdout, /^ok +404 PROJECT_NOT_FOUND +unknown project: RFC 9457/m);
     assert.match(stdout, /^ok +200 .*field selection: \?fields=id,name trims data/m);
     assert.match(stdout, /Deno\.serve with the Fetch bindings/);
+    assertCreditSteps(stdout);
     assertPageSteps(stdout);
     // the leaked-key routes: the page's report form and the partner route with the local signer
     for (
