@@ -28,6 +28,7 @@ const DAY = 86_400_000;
 function creditService(
   storage: ApiKeyStorage = new InMemoryApiKeyStorage(),
   store?: RateLimitStore,
+  storageTimeoutMs?: number,
 ) {
   const clocks = new FakeClocks();
   const limiter = createRateLimiter({
@@ -39,6 +40,7 @@ function creditService(
     limiter,
     clock: clocks.clock,
     monotonicClock: clocks.monotonicClock,
+    storageTimeoutMs,
   });
   /** Spends `cost` of key `id`'s balance as a request would (its stored credits as the counter). */
   const spend = async (id: string, cost = 1) => {
@@ -373,6 +375,33 @@ describe("listSummaries with credits", () => {
       nextRefillAt: new Date(Date.parse("2030-01-03T00:00:00.000Z")),
       refill: { amount: 12, interval: "daily" },
     });
+  });
+});
+
+describe("a credit store that hangs", () => {
+  it("is given up after storageTimeoutMs: summaries show the stored balance, updateCredits rejects", async () => {
+    const memory = createMemoryRateLimitStore();
+    const hanging: RateLimitStore = {
+      name: "hanging",
+      check: (counters) => memory.check(counters),
+      changeCredits: () => new Promise(() => {}),
+    };
+    const { service } = creditService(new InMemoryApiKeyStorage(), hanging, 50);
+    const { id } = await service.create({
+      tenantId: "t1",
+      name: "plan",
+      scopes: READ_ORDERS,
+      credits: { remaining: 3 },
+    });
+    const hung = (ms: number) => new Promise((resolve) => setTimeout(() => resolve("hung"), ms));
+    const listed = await Promise.race([service.listSummaries("t1"), hung(2_000)]);
+    assert.notEqual(listed, "hung");
+    assert.equal((listed as { credits?: { remaining: number } }[])[0].credits!.remaining, 3);
+    const updated = await Promise.race([
+      service.updateCredits("t1", id, { add: 1 }).then(() => "resolved", (e: Error) => e.message),
+      hung(2_000),
+    ]);
+    assert.match(String(updated), /deadline/);
   });
 });
 
