@@ -221,12 +221,16 @@ export class CreditBook {
     this.#timer = timer;
   }
 
-  /** `change` of the balance `credits` of key `id` names (`undefined` without a limiter). */
+  /**
+   * `change` of the balance `credits` of key `id` names (`undefined` without a
+   * limiter); rejects past the storage deadline (`storageTimeoutMs`).
+   */
   #read(id: string, credits: ApiKeyCredits, change: CreditChange) {
-    return this.#limiter?.changeCredits(
-      creditSubjectOf(id, credits),
-      creditCounterOf(credits),
-      change,
+    const limiter = this.#limiter;
+    if (limiter === undefined) return Promise.resolve(undefined);
+    return this.#storage.withDeadline(
+      "rate-limit store",
+      () => limiter.changeCredits(creditSubjectOf(id, credits), creditCounterOf(credits), change),
     );
   }
 

@@ -647,18 +647,28 @@ export class StorageAccess {
     callDetached(() => storage.touchLastUsed(id, at()), [], this.#touchFailed);
   }
 
-  /** Runs `call` under the deadline and reads its answer; any failure is an `ApiKeyStorageError`. */
-  async #call<T>(operation: string, call: () => unknown, read: (value: unknown) => T): Promise<T> {
+  /**
+   * Runs `call` under the storage deadline, rejecting with `Error(<what>
+   * deadline exceeded)` past it; a synchronous throw is a rejection.
+   */
+  async withDeadline<T>(what: string, call: () => T | Promise<T>): Promise<T> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
       const deadline = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error("storage deadline exceeded")), this.#timeoutMs);
+        timer = setTimeout(() => reject(new Error(`${what} deadline exceeded`)), this.#timeoutMs);
       });
-      return read(await Promise.race([call(), deadline]));
-    } catch (error) {
-      throw toStorageError(operation, error);
+      return await Promise.race([call(), deadline]);
     } finally {
       clearTimeout(timer);
+    }
+  }
+
+  /** Runs `call` under the deadline and reads its answer; any failure is an `ApiKeyStorageError`. */
+  async #call<T>(operation: string, call: () => unknown, read: (value: unknown) => T): Promise<T> {
+    try {
+      return read(await this.withDeadline("storage", call));
+    } catch (error) {
+      throw toStorageError(operation, error);
     }
   }
 }
