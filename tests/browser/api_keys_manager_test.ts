@@ -226,6 +226,10 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     const secret = fake.secrets.at(-1)!;
     assert.ok((await shadowText(page, "dialog")).includes(secret));
     await page.keyboard.press("Escape"); // closing by Escape drops the secret too
+    // The dialog's close event comes in a later task: wait for it before looking.
+    await page.waitForFunction(() =>
+      !document.querySelector("api-keys-manager")!.shadowRoot!.querySelector("dialog[open]")
+    );
     assert.equal(
       await page.evaluate(
         (secret) =>
