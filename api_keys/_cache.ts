@@ -1,6 +1,7 @@
 /**
  * The verification cache of `ApiKeysService`: recently verified keys by
- * prefix, LRU-bounded, each entry valid for at most its TTL.
+ * prefix (and proven keys found revoked or expired), LRU-bounded, each entry
+ * valid for at most its TTL.
  *
  * It keeps the presented secret of each cached key in process memory so a hit
  * costs one constant-time string comparison instead of an HMAC.
@@ -21,6 +22,8 @@ export interface VerificationCacheEntry {
   expiresAtMs: number;
   /** End of this entry's life (monotonic ms). */
   cachedUntil: number;
+  /** A proven key's final refusal (revoked and expired never end): a hit answers it. */
+  refused?: "revoked" | "expired";
 }
 
 /** Compares two strings in time that depends only on their lengths. */

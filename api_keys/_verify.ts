@@ -247,8 +247,22 @@ export class VerifyFlow {
         constantTimeEqual(entry?.secret ?? NO_SECRET, secret) && entry !== undefined &&
         entry.context.environment === environment && entry.layout === layout && fresh
       ) {
+        if (entry.refused !== undefined && start < entry.cachedUntil) {
+          cache.touch(prefix);
+          const { keyId, tenantId } = entry.context;
+          throw this.#failure(
+            recording,
+            start,
+            entry.refused,
+            entry.refused === "revoked" ? "api_key_revoked" : "api_key_expired",
+            prefix,
+            environment,
+            { keyId, tenantId, environment },
+          );
+        }
         // `start` is now; a key without expiry needs no wall-clock read.
         if (
+          entry.refused === undefined &&
           start < entry.cachedUntil &&
           (entry.expiresAtMs === Infinity || s.clock().getTime() < entry.expiresAtMs)
         ) {
@@ -308,7 +322,21 @@ export class VerifyFlow {
       );
     }
     const context = freezeContext(record);
+    const expiresAtMs = record.expiresAt === null ? Infinity : record.expiresAt.getTime();
+    // Revoked and expired never end: kept like a success, so a proven key's refusal costs no read.
+    const keep = (refused?: "revoked" | "expired") => {
+      if (recording === "nothing") return;
+      cache?.set(prefix, {
+        secret,
+        layout,
+        context,
+        expiresAtMs,
+        cachedUntil: s.monotonic() + cache.ttlMs,
+        ...(refused && { refused }),
+      }, generation);
+    };
     if (record.revokedAt !== null) {
+      keep("revoked");
       throw this.#failure(
         recording,
         start,
@@ -319,8 +347,8 @@ export class VerifyFlow {
         known,
       );
     }
-    const expiresAtMs = record.expiresAt === null ? Infinity : record.expiresAt.getTime();
     if (expiresAtMs <= s.clock().getTime()) {
+      keep("expired");
       throw this.#failure(
         recording,
         start,
@@ -335,13 +363,7 @@ export class VerifyFlow {
     s.upgrade?.afterVerified(record, secret);
     // A first use may start the grace period of a rotation (handled off the request path).
     if (record.lastUsedAt === null) this.#firstUse.seen(record.id);
-    cache?.set(prefix, {
-      secret,
-      layout,
-      context,
-      expiresAtMs,
-      cachedUntil: s.monotonic() + cache.ttlMs,
-    }, generation);
+    keep();
     return this.#verified(recording, start, context);
   }
 

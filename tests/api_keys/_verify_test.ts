@@ -548,6 +548,58 @@ describe("verification cache", () => {
     assert.ok(id);
   });
 
+  it("keeps a proven revoked or expired key's refusal: no storage read again, the same failure reports", async () => {
+    const { storage, calls } = spyStorage();
+    // Awaited lookups, as a database storage, with the usage capability.
+    const plain = {
+      ...overrideStorage(storage, {}),
+      recordUsage: storage.recordUsage!.bind(storage),
+      readUsage: storage.readUsage!.bind(storage),
+    };
+    const usage = { flushIntervalMs: 60_000 };
+    const { service, clocks, metrics, events } = makeService({
+      storage: plain,
+      cache: { ttlMs: 1_000 },
+      usage,
+      emitUsageEvents: false,
+    });
+    const revoked = await service.create({ tenantId: "t", name: "r", scopes: READ_ORDERS });
+    const expiring = await service.create({
+      tenantId: "t",
+      name: "e",
+      scopes: READ_ORDERS,
+      expiresAt: new Date(clocks.now + 10),
+    });
+    await service.revoke(revoked.id);
+    clocks.advance(10);
+    const lookups = () => calls.filter(isLookup).length;
+    const before = lookups();
+    for (let i = 0; i < 5; i++) {
+      assert.equal((await rejection(service.verify(revoked.key))).code, "api_key_revoked");
+      assert.equal((await rejection(service.verify(expiring.key))).code, "api_key_expired");
+    }
+    assert.equal(lookups() - before, 2, "one lookup per key, then the kept refusal");
+    const failed = events.filter((e) => e.type === "api_key.auth_failed");
+    assert.equal(failed.length, 10);
+    assert.ok(failed.every((e) => "keyId" in e && e.tenantId === "t"));
+    assert.equal(metrics.filter((m) => m.outcome === "revoked").length, 5);
+    assert.equal(metrics.filter((m) => m.outcome === "expired").length, 5);
+    const wrong = wrongSecret(revoked.key);
+    assert.equal((await rejection(service.verify(wrong))).code, "api_key_invalid");
+    assert.equal(lookups() - before, 3, "a wrong secret still takes the full path");
+    clocks.advance(1_000);
+    await rejection(service.verify(revoked.key));
+    assert.equal(lookups() - before, 4, "the kept refusal ends with the TTL");
+    await service.close();
+    const [bucket] = await service.usage("t", {
+      keyId: revoked.id,
+      from: new Date(clocks.now - 3_600_000),
+      to: new Date(clocks.now + 3_600_000),
+      granularity: "hour",
+    });
+    assert.equal(bucket.refused.api_key_revoked, 6);
+  });
+
   it("is invalidated at once by revoke and rotate through the service", async () => {
     const { service } = makeService();
     const { id, key } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
