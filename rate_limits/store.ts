@@ -87,25 +87,67 @@ export interface CounterResult {
 }
 
 /**
- * A counter store. `check` applies all counters in one atomic step on the
- * store's own clock: when any counter does not fit, none consumes. It rejects
- * (never resolves partially) when the store cannot answer.
+ * One check of a batch: its counters (applied all or nothing) and the last
+ * moment it may still be applied.
+ */
+export interface StoreCheck {
+  /** The check's counters; when any does not fit, none consumes. */
+  readonly counters: readonly RateLimitCounter[];
+  /**
+   * Ms since the epoch on the CALLER's clock (`Date.now()`): a store that
+   * reaches this check later must not apply it and answers `null` for it. A
+   * remote store translates it to its server's clock (`createClockOffset`) and
+   * compares it there, so a call that waited in a client queue or on a lock is
+   * never applied after the limiter has answered.
+   */
+  readonly deadline: number;
+}
+
+/** What a store answers for a batch. */
+export interface StoreBatchAnswer {
+  /** Per check, in order: its counters' answers in order, or `null` when its deadline passed before it ran (nothing applied). */
+  readonly results: readonly (readonly CounterResult[] | null)[];
+}
+
+/**
+ * A counter store. `checkBatch` applies each check in one atomic step on the
+ * store's own clock, in the order given; within a check, when any counter
+ * does not fit, none consumes. It rejects (never resolves partially) when the
+ * store cannot answer. The limiter is the only caller: it owns the deadline,
+ * the failure policy and the metric (docs/rate-limits.md "One door").
  */
 export interface RateLimitStore {
   /** What the start-up line calls it (`memory`, `postgres`, `redis`). */
   readonly name?: string;
-  /** Checks and, when all fit, consumes every counter; one round trip. */
-  check(counters: readonly RateLimitCounter[]): Promise<readonly CounterResult[]>;
+  /** Checks and applies each check of the batch in order; one round trip for the whole batch. */
+  checkBatch(checks: readonly StoreCheck[]): Promise<StoreBatchAnswer>;
   /**
-   * Capability of an in-process store: `check`, synchronous (it throws where
-   * `check` rejects). The limiter calls it instead, without a deadline timer.
+   * Capability of an in-process store: one check, synchronous (it throws where
+   * `checkBatch` rejects). The limiter calls it instead, without a deadline timer.
    */
   checkNow?(counters: readonly RateLimitCounter[]): readonly CounterResult[];
   /**
    * Applies the refill due, then `change`, to `counter`'s balance in one atomic
-   * step (its `cost` is ignored); resolves to the balance and ms to the next refill.
+   * step (its `cost` is ignored), unless `deadline` (as in `StoreCheck`) has
+   * passed: then resolves `null` and changes nothing. Resolves to the balance
+   * and ms to the next refill.
    */
-  changeCredits?(counter: CreditCounter, change: CreditChange): Promise<CounterResult>;
+  changeCredits?(
+    counter: CreditCounter,
+    change: CreditChange,
+    deadline: number,
+  ): Promise<CounterResult | null>;
+  /**
+   * Reads balances (the refill due counted, not written) without locking or
+   * writing anything; `null` for a balance the store does not hold.
+   */
+  readCredits?(counters: readonly CreditCounter[]): Promise<readonly (CounterResult | null)[]>;
+  /**
+   * Checks the store once: rejects with a `TypeError` naming the mistake
+   * (a client never connected or of the wrong kind, a missing migration) and
+   * with any other error when the store is merely unreachable.
+   */
+  ready?(): Promise<void>;
   /** Releases the store's own resources (never the client the caller passed in). */
   close?(): Promise<void> | void;
 }

@@ -1,0 +1,48 @@
+/**
+ * A remote store's clock seen from this process: turns a deadline on the local
+ * clock (`Date.now()`) into one on the server's clock that is never later than
+ * the local deadline, so a server that applies a check only before it never
+ * applies one the limiter has already answered.
+ *
+ * Each round trip gives `server - receivedAt` as a lower bound of the offset
+ * (the server read its clock at or before the reply arrived). The newest bound
+ * is kept (clocks drift by ppm; a stepped clock is corrected by the next reply).
+ *
+ * @module
+ */
+
+/** The offset estimate of one store. */
+export interface ClockOffset {
+  /** Whether a round trip has been observed (before that, `toServer` answers `undefined`). */
+  readonly known: boolean;
+  /** Records one round trip: the server's time (ms) read during it, and when its reply arrived (local ms). */
+  observe(serverMs: number, receivedAtMs: number): void;
+  /** `localMs` on the server's clock, never later than the true instant; `undefined` until a round trip is seen. */
+  toServer(localMs: number): number | undefined;
+}
+
+/**
+ * Creates an offset estimate.
+ *
+ * @example
+ * ```ts
+ * import { createClockOffset } from "./_clock.ts";
+ * const clock = createClockOffset();
+ * clock.observe(1_000_050, 1_000_000); // server read 50 ms ahead when the reply arrived
+ * clock.toServer(1_000_100); // 1_000_150
+ * ```
+ */
+export function createClockOffset(): ClockOffset {
+  let offset: number | undefined;
+  return {
+    get known() {
+      return offset !== undefined;
+    },
+    observe(serverMs, receivedAtMs) {
+      if (Number.isFinite(serverMs) && Number.isFinite(receivedAtMs)) {
+        offset = serverMs - receivedAtMs;
+      }
+    },
+    toServer: (localMs) => offset === undefined ? undefined : Math.floor(localMs + offset),
+  };
+}
