@@ -96,8 +96,9 @@ interface Balance {
 
 /**
  * Creates the in-memory store: exact within one process, lost on restart.
- * `checkBatch` runs each check through `checkNow`, comparing its deadline with
- * the store's clock (`now`); `readCredits` writes nothing (not even a touch).
+ * `checkBatch` runs each check through `checkNow`; deadlines are compared
+ * with `Date.now()` (the caller's clock: the store is in its process; `now`
+ * moves counting time only). `readCredits` writes nothing (not even a touch).
  * Memory: at most `maxCounters` counters, each holding at most
  * min(`limit`, `windowMs`) entries (units accepted in one ms share an entry).
  *
@@ -233,17 +234,15 @@ export function createMemoryRateLimitStore(
     checkBatch: (checks) =>
       promised(() => ({
         results: checks.map(({ counters, deadline }) => {
-          const now = clock();
-          return now < deadline ? checkAt(counters, now) : null;
+          return Date.now() < deadline ? checkAt(counters, clock()) : null;
         }),
       })),
     checkNow: (counters) => checkAt(counters, clock()),
     changeCredits: (counter, change, deadline) =>
       promised(() => {
         const valid = assertCreditChange(change);
-        const now = clock();
-        if (now >= deadline) return null;
-        const { balance, resetMs } = balanceOf(counter, now);
+        if (Date.now() >= deadline) return null;
+        const { balance, resetMs } = balanceOf(counter, clock());
         balance.credits = "set" in valid
           ? valid.set
           : Math.min(MAX_CREDITS, Math.max(0, balance.credits + valid.add));

@@ -213,30 +213,32 @@ describe("createMemoryRateLimitStore with credit counters", () => {
     assert.equal(kept, 1_000);
   });
 
-  it("checkBatch: applies each check in order through checkNow; a check past its deadline answers null and applies nothing", async () => {
-    let now = 10_000;
-    const store = createMemoryRateLimitStore({ now: () => now });
+  it("checkBatch: applies each check in order through checkNow; a check past its deadline (the caller's clock, Date.now) answers null and applies nothing", async () => {
+    // the injected clock moves counting time only: deadlines are on the caller's clock
+    const store = createMemoryRateLimitStore({ now: () => Date.UTC(2030, 0, 1) });
     const one = counter("a", 1, 2);
+    const later = Date.now() + 60_000;
     const answer = await store.checkBatch([
-      { counters: [one], deadline: now + 1 },
-      { counters: [one], deadline: now }, // reached at its deadline: too late
-      { counters: [one], deadline: now + 1 },
-      { counters: [one], deadline: now + 1 },
+      { counters: [one], deadline: later },
+      { counters: [one], deadline: Date.now() }, // reached at its deadline: too late
+      { counters: [one], deadline: later },
+      { counters: [one], deadline: later },
     ]);
     assert.deepEqual(answer.results.map((r) => r && r[0].allowed), [true, null, true, false]);
-    now += 1;
-    assert.deepEqual(await store.checkBatch([{ counters: [one], deadline: now }]), {
+    assert.deepEqual(await store.checkBatch([{ counters: [one], deadline: Date.now() - 1 }]), {
       results: [null],
     });
     assert.equal(store.checkNow([{ ...one, cost: 0 }])[0].remaining, 0);
   });
 
   it("changeCredits: past its deadline answers null and changes nothing", async () => {
-    const now = 5_000;
-    const store = createMemoryRateLimitStore({ now: () => now });
+    const store = createMemoryRateLimitStore({ now: () => 5_000 });
     const credit = { kind: "credit" as const, subject: "k", name: "c", cost: 0, initial: 4 };
-    assert.equal(await store.changeCredits(credit, { add: 3 }, now), null);
-    assert.equal((await store.changeCredits(credit, { add: 3 }, now + 1))?.remaining, 7);
+    assert.equal(await store.changeCredits(credit, { add: 3 }, Date.now() - 1), null);
+    assert.equal(
+      (await store.changeCredits(credit, { add: 3 }, Date.now() + 60_000))?.remaining,
+      7,
+    );
   });
 
   it("readCredits: reads balances with the refill due, writes nothing; null for a balance it does not hold", async () => {
