@@ -455,7 +455,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
 
   /** `run` through the door within `timeoutMs`; an Error naming the store when unanswered. */
   const call = async <T>(what: string, run: (deadline: number) => Promise<T | null>) => {
-    const answer = await door.call(run, Date.now());
+    const answer = await door.call(run, performance.now());
     if (answer instanceof Unanswered) throw unansweredError(storeName, what, answer, timeoutMs);
     return answer;
   };
@@ -465,7 +465,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     store,
     async ready() {
       if (typeof store.ready !== "function") return;
-      const answer = await door.call(() => store.ready!().then(() => true), Date.now());
+      const answer = await door.call(() => store.ready!().then(() => true), performance.now());
       if (!(answer instanceof Unanswered)) return;
       const cause = answer.cause as Error | undefined;
       const why = answer.reason === "timeout"
@@ -477,7 +477,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       );
     },
     async check(subject, policies, checkOptions = {}) {
-      const start = Date.now();
+      const start = performance.now();
       assertSubject(subject);
       const { credits } = checkOptions;
       const compiled = credits !== undefined && Array.isArray(policies) && policies.length === 0
