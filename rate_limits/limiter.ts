@@ -337,6 +337,8 @@ function assertStore(store: unknown): RateLimitStore {
     : has("query")
     ? "this is a PostgreSQL pool or client: pass createPostgresRateLimitStore({ pool }) from " +
       '"./rate-limits/postgres"'
+    : has("check") && typeof s.onStoreError === "string"
+    ? "this is a rate limiter: pass the limiter itself where one is taken, or its store"
     : has("check")
     ? "it has check(counters) of the old contract: implement checkBatch (docs/rate-limits.md, Stores)"
     : "it has no checkBatch";

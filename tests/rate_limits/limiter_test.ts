@@ -89,6 +89,7 @@ describe("createRateLimiter", () => {
         /PostgreSQL pool or client: pass createPostgresRateLimitStore/,
       ],
       [{ check() {} }, /check\(counters\) of the old contract: implement checkBatch/],
+      [createRateLimiter(quiet), /this is a rate limiter/],
       [{}, /no checkBatch/],
       [null, /must be a rate-limit store/],
     ];
