@@ -11,8 +11,11 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join, normalize } from "node:path";
+import { spawnSync } from "node:child_process";
+import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { STYLES } from "../client/elements/_styles.ts";
 import { API_KEYS_MANAGER_STRINGS } from "../client/elements/strings.ts";
@@ -92,6 +95,135 @@ function linkProblem(page: string, target: string): string | undefined {
   return anchorsOf(file).has(anchor) ? undefined : `${file} has no heading #${anchor}`;
 }
 
+/**
+ * A fenced code block: its page, fence line, language, text (the list indent removed) and the
+ * directives of the HTML comment on the nearest non-blank line before the fence (the convention
+ * is in docs/development.md, "Code blocks in the docs"):
+ * `<!-- example: NAME -->` names a block, `<!-- continues: NAME -->` checks a fragment after the
+ * example (or the reader's context in {@link CONTEXTS}) it continues, `<!-- run -->` also runs
+ * it, `<!-- install -->` exempts an install command while the package is unpublished; `;` joins
+ * several.
+ */
+interface CodeBlock {
+  page: string;
+  line: number;
+  lang: string;
+  code: string;
+  example?: string;
+  continues?: string;
+  run: boolean;
+  install: boolean;
+  problems: string[];
+}
+
+/** The languages whose blocks are checked: TypeScript type-checks (and may run), JSON parses. */
+const TYPESCRIPT = new Set(["ts", "typescript"]);
+
+/**
+ * The reader's own code a fragment may continue instead of an example: what the guides name
+ * without defining (a Prisma client, the module options, a session lookup, a mailer).
+ */
+const CONTEXTS: Record<string, string> = {};
+
+function directivesOf(comment: string): Pick<CodeBlock, "example" | "continues" | "run" | "install" | "problems"> {
+  const found: ReturnType<typeof directivesOf> = { run: false, install: false, problems: [] };
+  const inner = /^<!--([\s\S]*)-->$/.exec(comment.trim());
+  if (inner === null) return found;
+  for (const part of inner[1].split(";").map((text) => text.trim())) {
+    const named = /^(example|continues):\s*([\w-]+)$/.exec(part);
+    if (named !== null) found[named[1] as "example" | "continues"] = named[2];
+    else if (part === "run" || part === "install") found[part] = true;
+    else found.problems.push(`unknown directive "${part}"`);
+  }
+  return found;
+}
+
+/** The fenced code blocks of `text` (the page `page`). */
+function codeBlocks(page: string, text = read(page)): CodeBlock[] {
+  const lines = text.split("\n");
+  const blocks: CodeBlock[] = [];
+  for (let index = 0; index < lines.length; index++) {
+    const open = /^( *)(```|~~~)\s*([\w-]*)/.exec(lines[index]);
+    if (open === null) continue;
+    let end = index + 1;
+    while (end < lines.length && !new RegExp(`^\\s*${open[2]}\\s*$`).test(lines[end])) end++;
+    const indent = new RegExp(`^ {0,${open[1].length}}`);
+    const code = lines.slice(index + 1, end).map((line) => line.replace(indent, "")).join("\n");
+    let before = index - 1;
+    while (before >= 0 && lines[before].trim() === "") before--;
+    const directives = directivesOf(before >= 0 ? lines[before] : "");
+    blocks.push({ page, line: index + 1, lang: open[3], code, ...directives });
+    index = end;
+  }
+  return blocks;
+}
+
+/** A TypeScript block as a module: the examples it continues, then its own lines, each line's origin. */
+function programOf(
+  block: CodeBlock,
+  examples: Map<string, CodeBlock>,
+): { code: string; origins: string[] } {
+  const lines: string[] = [];
+  const origins: string[] = [];
+  const chain: CodeBlock[] = [];
+  const seen = new Set<string>();
+  let name = block.continues;
+  while (name !== undefined) {
+    if (seen.has(name)) throw new Error(`${block.page}:${block.line}: "${name}" continues itself`);
+    seen.add(name);
+    const example = examples.get(name);
+    if (example !== undefined) {
+      chain.unshift(example);
+      name = example.continues;
+    } else if (name in CONTEXTS) {
+      CONTEXTS[name].split("\n").forEach((line, index) => {
+        lines.push(line);
+        origins.push(`tests/docs_test.ts (context "${name}", line ${index + 1})`);
+      });
+      name = undefined;
+    } else {
+      throw new Error(`${block.page}:${block.line} continues "${name}", which no block names`);
+    }
+  }
+  for (const part of [...chain, block]) {
+    part.code.split("\n").forEach((line, index) => {
+      lines.push(line);
+      origins.push(`${part.page}:${part.line + 1 + index}`);
+    });
+  }
+  return { code: lines.join("\n") + "\n", origins };
+}
+
+/** Every code block of the checked pages, and the named ones by name. */
+function allBlocks(): { blocks: CodeBlock[]; examples: Map<string, CodeBlock> } {
+  const blocks = pages().flatMap((page) => codeBlocks(page));
+  const examples = new Map<string, CodeBlock>();
+  for (const block of blocks) {
+    if (block.example === undefined) continue;
+    if (examples.has(block.example)) {
+      block.problems.push(`example "${block.example}" is named twice`);
+    }
+    examples.set(block.example, block);
+  }
+  return { blocks, examples };
+}
+
+/** A generated file's name for a block: `docs_api-keys_md_14.ts`. */
+function fileNameOf(block: CodeBlock): string {
+  return `${block.page.replace(/[/.]/g, "_")}_${block.line}.ts`;
+}
+
+/** `output` with each generated file's `name.ts:line:column` replaced by the doc line it came from. */
+function mapToDocs(output: string, origins: Map<string, string[]>): string {
+  return output.replace(/(?:file:\/\/)?\S*?([\w.-]+\.ts):(\d+):(\d+)/g, (whole, file, line, column) => {
+    const origin = origins.get(file)?.[Number(line) - 1];
+    return origin === undefined ? whole : `${origin}:${column} (${file})`;
+  });
+}
+
+/** The environment the run blocks see: the pepper the guides read (32 bytes), nothing secret. */
+const RUN_ENV = { API_KEY_PEPPER_V1: "docs-test-pepper-0123456789abcdefghij" };
+
 describe("the manual", () => {
   it(`README.md has at most ${README_MAX_LINES} lines`, () => {
     const lines = read("README.md").replace(/\n$/, "").split("\n").length;
@@ -141,5 +273,133 @@ describe("the manual", () => {
       "docs/README.md has no heading #nope",
     );
     assert.equal(linkProblem("docs/README.md", "../README.md#install"), undefined);
+  });
+});
+
+describe("the code blocks", () => {
+  const { blocks, examples } = allBlocks();
+  const typescript = blocks.filter((block) => TYPESCRIPT.has(block.lang));
+
+  it("every directive is known, names an example that exists, and fits its block", () => {
+    const problems: string[] = [];
+    for (const block of blocks) {
+      const at = `${block.page}:${block.line}`;
+      problems.push(...block.problems.map((problem) => `${at}: ${problem}`));
+      if (block.install && block.lang !== "sh") problems.push(`${at}: install on a ${block.lang} block`);
+      if (block.install && !/^(npm install|deno add|npx|#)/m.test(block.code)) {
+        problems.push(`${at}: install on a block that installs nothing`);
+      }
+      const typed = TYPESCRIPT.has(block.lang);
+      if (!typed && (block.run || block.example || block.continues)) {
+        problems.push(`${at}: example, continues and run are for TypeScript blocks`);
+      }
+      if (block.continues && !examples.has(block.continues) && !(block.continues in CONTEXTS)) {
+        problems.push(`${at}: continues "${block.continues}", which no block or context names`);
+      }
+    }
+    assert.deepEqual(problems, []);
+  });
+
+  it("every install command is marked (exempt while the package is unpublished)", () => {
+    const unmarked = blocks.filter((block) =>
+      !block.install && /^\s*(npm install|deno add)\b/m.test(block.code)
+    ).map((block) => `${block.page}:${block.line}`);
+    assert.deepEqual(unmarked, []);
+  });
+
+  it("every JSON block parses", () => {
+    const problems: string[] = [];
+    for (const block of blocks.filter((block) => block.lang === "json")) {
+      try {
+        JSON.parse(block.code);
+      } catch (error) {
+        problems.push(`${block.page}:${block.line}: ${(error as Error).message}`);
+      }
+    }
+    assert.deepEqual(problems, []);
+  });
+
+  it(`every TypeScript block type-checks as printed (${typescript.length} blocks, one deno check)`, () => {
+    const dir = mkdtempSync(join(tmpdir(), "api-kit-docs-"));
+    try {
+      const origins = new Map<string, string[]>();
+      for (const block of typescript) {
+        const program = programOf(block, examples);
+        writeFileSync(join(dir, fileNameOf(block)), program.code);
+        origins.set(fileNameOf(block), program.origins);
+      }
+      const checked = spawnSync(process.execPath, [
+        "check",
+        "--quiet",
+        "--config",
+        join(ROOT, "deno.json"),
+        ...typescript.map((block) => join(dir, fileNameOf(block))),
+      ], { cwd: ROOT, encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+      assert.equal(checked.status, 0, mapToDocs(checked.stderr + checked.stdout, origins));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  for (const block of typescript.filter((block) => block.run)) {
+    it(`${block.page}:${block.line} runs under deno run`, () => {
+      const dir = mkdtempSync(join(tmpdir(), "api-kit-docs-"));
+      try {
+        const program = programOf(block, examples);
+        const file = join(dir, fileNameOf(block));
+        writeFileSync(file, program.code);
+        const ran = spawnSync(process.execPath, [
+          "run",
+          "--quiet",
+          "--no-check",
+          "-A",
+          "--config",
+          join(ROOT, "deno.json"),
+          file,
+        ], {
+          cwd: ROOT,
+          encoding: "utf8",
+          timeout: 60_000,
+          env: { ...process.env, ...RUN_ENV, NO_COLOR: "1" },
+        });
+        const origins = new Map([[fileNameOf(block), program.origins]]);
+        assert.equal(ran.status, 0, mapToDocs(ran.stderr + ran.stdout, origins));
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
+
+  it("the block reader sees fences, list indents, directives and continued examples", () => {
+    const page = [
+      "<!-- example: first; run -->",
+      "",
+      "```ts",
+      "const a = 1;",
+      "```",
+      "",
+      "1. then",
+      "   <!-- continues: first -->",
+      "   ```ts",
+      "   console.log(a);",
+      "   ```",
+      "<!-- nope -->",
+      "```json",
+      "{}",
+      "```",
+    ].join("\n");
+    const [first, second, third] = codeBlocks("x.md", page);
+    assert.deepEqual(
+      [first.line, first.example, first.run, second.continues, second.code, third.problems],
+      [3, "first", true, "first", "console.log(a);", ['unknown directive "nope"']],
+    );
+    const program = programOf(second, new Map([["first", first]]));
+    assert.equal(program.code, "const a = 1;\nconsole.log(a);\n");
+    assert.deepEqual(program.origins, ["x.md:4", "x.md:10"]);
+    assert.equal(
+      mapToDocs("at file:///tmp/d/x_md_9.ts:2:5", new Map([["x_md_9.ts", program.origins]])),
+      "at x.md:10:5 (x_md_9.ts)",
+    );
+    assert.deepEqual(directivesOf("no comment"), { run: false, install: false, problems: [] });
   });
 });
