@@ -426,6 +426,25 @@ describe("the code blocks", () => {
     assert.deepEqual(unmarked, []);
   });
 
+  it("every deno task, npm script and script file a shell block names exists", () => {
+    const tasks = Object.keys(JSON.parse(read("deno.json")).tasks as Record<string, string>);
+    const scripts = Object.keys(JSON.parse(read("package.json")).scripts as Record<string, string>);
+    const problems: string[] = [];
+    for (const block of blocks.filter((block) => block.lang === "sh" && !block.install)) {
+      const at = `${block.page}:${block.line}`;
+      for (const [, task] of block.code.matchAll(/\bdeno task ([\w:-]+)/g)) {
+        if (!tasks.includes(task)) problems.push(`${at}: no deno task ${task}`);
+      }
+      for (const [, script] of block.code.matchAll(/\bnpm (?:run )?([\w:-]+)/g)) {
+        if (!scripts.includes(script)) problems.push(`${at}: no npm script ${script}`);
+      }
+      for (const [, file] of block.code.matchAll(/\bbash (scripts\/[\w./-]+)/g)) {
+        if (!existsSync(join(ROOT, file))) problems.push(`${at}: no ${file}`);
+      }
+    }
+    assert.deepEqual(problems, []);
+  });
+
   it("every JSON block parses", () => {
     const problems: string[] = [];
     for (const block of blocks.filter((block) => block.lang === "json")) {
