@@ -26,7 +26,8 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, normalize } from "node:path";
-import { spawnSync } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { type AddressInfo, createServer } from "node:net";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { STYLES } from "../client/elements/_styles.ts";
@@ -113,7 +114,7 @@ function linkProblem(page: string, target: string): string | undefined {
  * is in docs/development.md, "Code blocks in the docs"):
  * `<!-- example: NAME -->` names a block, `<!-- continues: NAME -->` checks a fragment after the
  * example (or the reader's context in {@link CONTEXTS}) it continues, `<!-- run -->` also runs
- * it, `<!-- install -->` exempts an install command while the package is unpublished; `;` joins
+ * it, `<!-- serve -->` starts it on a free `PORT` until it answers HTTP, `<!-- install -->` exempts an install command while the package is unpublished; `;` joins
  * several.
  */
 interface CodeBlock {
@@ -124,6 +125,7 @@ interface CodeBlock {
   example?: string;
   continues?: string;
   run: boolean;
+  serve: boolean;
   install: boolean;
   problems: string[];
 }
@@ -239,14 +241,19 @@ export class MyStorage extends InMemoryApiKeyStorage {}
 
 function directivesOf(
   comment: string,
-): Pick<CodeBlock, "example" | "continues" | "run" | "install" | "problems"> {
-  const found: ReturnType<typeof directivesOf> = { run: false, install: false, problems: [] };
+): Pick<CodeBlock, "example" | "continues" | "run" | "serve" | "install" | "problems"> {
+  const found: ReturnType<typeof directivesOf> = {
+    run: false,
+    serve: false,
+    install: false,
+    problems: [],
+  };
   const inner = /^<!--([\s\S]*)-->$/.exec(comment.trim());
   if (inner === null) return found;
   for (const part of inner[1].split(";").map((text) => text.trim())) {
     const named = /^(example|continues):\s*([\w-]+)$/.exec(part);
     if (named !== null) found[named[1] as "example" | "continues"] = named[2];
-    else if (part === "run" || part === "install") found[part] = true;
+    else if (part === "run" || part === "serve" || part === "install") found[part] = true;
     else found.problems.push(`unknown directive "${part}"`);
   }
   return found;
@@ -338,6 +345,34 @@ function mapToDocs(output: string, origins: Map<string, string[]>): string {
   );
 }
 
+/** A TCP port free a moment ago on 127.0.0.1. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** The status of the first HTTP answer of `url`, polled until `child` exits or `ms` pass. */
+async function firstAnswer(
+  url: string,
+  child: ChildProcess,
+  ms: number,
+): Promise<number | undefined> {
+  const deadline = performance.now() + ms;
+  while (performance.now() < deadline && child.exitCode === null) {
+    try {
+      const response = await fetch(url, { signal: AbortSignal.timeout(5_000) });
+      await response.body?.cancel();
+      return response.status;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+  return undefined;
+}
+
 /** The environment the run blocks see: the pepper the guides read (32 bytes), nothing secret. */
 const RUN_ENV = { API_KEY_PEPPER_V1: "docs-test-pepper-0123456789abcdefghij" };
 
@@ -409,8 +444,8 @@ describe("the code blocks", () => {
         problems.push(`${at}: install on a block that installs nothing`);
       }
       const typed = TYPESCRIPT.has(block.lang);
-      if (!typed && (block.run || block.example || block.continues)) {
-        problems.push(`${at}: example, continues and run are for TypeScript blocks`);
+      if (!typed && (block.run || block.serve || block.example || block.continues)) {
+        problems.push(`${at}: example, continues, run and serve are for TypeScript blocks`);
       }
       if (block.continues && !examples.has(block.continues) && !(block.continues in CONTEXTS)) {
         problems.push(`${at}: continues "${block.continues}", which no block or context names`);
@@ -512,6 +547,40 @@ describe("the code blocks", () => {
     });
   }
 
+  for (const block of typescript.filter((block) => block.serve)) {
+    it(`${block.page}:${block.line} serves HTTP on PORT under deno run`, async () => {
+      const dir = mkdtempSync(join(tmpdir(), "api-kit-docs-"));
+      const port = await freePort();
+      const file = join(dir, fileNameOf(block));
+      writeFileSync(file, programOf(block, examples).code);
+      const server = spawn(process.execPath, [
+        "run",
+        "--quiet",
+        "--no-check",
+        "-A",
+        "--config",
+        join(ROOT, "deno.json"),
+        file,
+      ], {
+        cwd: ROOT,
+        env: { ...process.env, ...RUN_ENV, PORT: String(port), NO_COLOR: "1" },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let output = "";
+      server.stdout.on("data", (chunk) => (output += chunk));
+      server.stderr.on("data", (chunk) => (output += chunk));
+      const exited = new Promise<void>((resolve) => server.on("exit", () => resolve()));
+      try {
+        const status = await firstAnswer(`http://127.0.0.1:${port}/`, server, 60_000);
+        assert.ok(status !== undefined, `no HTTP answer on port ${port}:\n${output}`);
+      } finally {
+        server.kill();
+        await exited;
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
+
   it("the block reader sees fences, list indents, directives and continued examples", () => {
     const page = [
       "<!-- example: first; run -->",
@@ -542,6 +611,11 @@ describe("the code blocks", () => {
       mapToDocs("at file:///tmp/d/x_md_9.ts:2:5", new Map([["x_md_9.ts", program.origins]])),
       "at x.md:10:5 (x_md_9.ts)",
     );
-    assert.deepEqual(directivesOf("no comment"), { run: false, install: false, problems: [] });
+    assert.deepEqual(directivesOf("no comment"), {
+      run: false,
+      serve: false,
+      install: false,
+      problems: [],
+    });
   });
 });
