@@ -7,14 +7,19 @@ import {
   UsageRecorder,
   zeroCounts,
 } from "../../api_keys/_usage.ts";
-import type { UsageAccess } from "../../api_keys/storage/_access.ts";
+import { StorageAccess, type UsageAccess } from "../../api_keys/storage/_access.ts";
 import type {
   ApiKeyUsageBucket,
   ApiKeyUsageMetric,
   ApiKeyUsageReadQuery,
   ApiKeyUsageRow,
 } from "../../api_keys/usage.ts";
-import { generateKey, InMemoryApiKeyStorage } from "../../api_keys/mod.ts";
+import {
+  type ApiKeyStorage,
+  ApiKeyStorageError,
+  generateKey,
+  InMemoryApiKeyStorage,
+} from "../../api_keys/mod.ts";
 import { createMemoryRateLimitStore, createRateLimiter } from "../../rate_limits/mod.ts";
 import { makeService, overrideStorage, READ_ORDERS, spyStorage } from "./helpers.ts";
 
@@ -180,6 +185,51 @@ describe("UsageRecorder", () => {
     await new Promise((resolve) => setTimeout(resolve, 150));
     assert.equal(writes.length, 1, "no empty flush");
     await usage.close();
+  });
+});
+
+describe("UsageRecorder: a retried write is counted once", () => {
+  /** `inner` whose first `recordUsage` commits `delayMs` late (the others at once). */
+  function lateFirstWrite(inner: InMemoryApiKeyStorage, delayMs: number) {
+    let late = true;
+    return new Proxy(inner, {
+      get(target, property, receiver) {
+        if (property !== "recordUsage") {
+          const value = Reflect.get(target, property, receiver);
+          return typeof value === "function" ? value.bind(target) : value;
+        }
+        return (...args: Parameters<InMemoryApiKeyStorage["recordUsage"]>) => {
+          const write = () => target.recordUsage(...args);
+          if (!late) return write();
+          late = false;
+          return new Promise((resolve) => setTimeout(resolve, delayMs)).then(write);
+        };
+      },
+    }) as ApiKeyStorage;
+  }
+
+  it("a write that commits after storageTimeoutMs is retried (before and after it commits): the stored counts equal the recorded ones", async () => {
+    const inner = new InMemoryApiKeyStorage();
+    const access = new StorageAccess(lateFirstWrite(inner, 200), 50, "storage");
+    const usage = recorder(access.usage!, { now: T0 });
+    for (let i = 0; i < 10; i++) usage.accepted("k1", "t1");
+    usage.refused("k1", "t1", "api_key_revoked");
+    const timedOut = await usage.flush();
+    assert.ok(timedOut instanceof ApiKeyStorageError, String(timedOut));
+    usage.accepted("k1", "t1");
+    assert.equal(await usage.flush(), undefined, "retried at once, before the late write commits");
+    usage.accepted("k1", "t1", 3);
+    await new Promise((resolve) => setTimeout(resolve, 300)); // the late write commits
+    await usage.close();
+    const hours = await inner.readUsage({
+      tenantId: "t1",
+      from: new Date(T0),
+      to: new Date(T0 + HOUR),
+    });
+    assert.deepEqual(
+      hours.map((h) => [h.accepted, h.cost, h.refused.api_key_revoked]),
+      [[12, 14, 1]],
+    );
   });
 });
 
