@@ -101,8 +101,8 @@ export interface RotationWaitAccess {
  * answer checked (see `ApiKeyStorage.recordUsage`).
  */
 export interface UsageAccess {
-  /** `recordUsage`. */
-  record(rows: readonly ApiKeyUsageRow[]): Promise<void>;
+  /** `recordUsage`, with `batchId` when the storage has `usageBatches`. */
+  record(rows: readonly ApiKeyUsageRow[], batchId: string): Promise<void>;
   /** `readUsage`, its buckets checked. */
   read(query: ApiKeyUsageReadQuery): Promise<ApiKeyUsageBucket[]>;
 }
@@ -507,9 +507,26 @@ export class StorageAccess {
           () => renameForTenant.call(store, tenantId, id, name),
           ignore,
         );
-    const { recordUsage, readUsage } = store;
+    const { recordUsage, readUsage, usageBatches } = store;
+    if (usageBatches !== undefined && typeof usageBatches !== "boolean") {
+      throw new TypeError(`${label}.usageBatches must be a boolean`);
+    }
+    if (usageBatches === true && recordUsage === undefined) {
+      throw new TypeError(`${label}.recordUsage must be a function with usageBatches`);
+    }
+    if (recordUsage !== undefined && usageBatches !== true) {
+      missing.push("usageBatches (a usage write retried after storageTimeoutMs may count twice)");
+    }
     this.usage = recordUsage === undefined || readUsage === undefined ? undefined : {
-      record: (rows) => this.#call("recordUsage", () => recordUsage.call(store, rows), ignore),
+      record: (rows, batchId) =>
+        this.#call(
+          "recordUsage",
+          () =>
+            usageBatches === true
+              ? recordUsage.call(store, rows, batchId)
+              : recordUsage.call(store, rows),
+          ignore,
+        ),
       read: (query) =>
         this.#call("readUsage", () => readUsage.call(store, query), readUsageBuckets(query)),
     };

@@ -26,20 +26,22 @@ import { makeService, overrideStorage, READ_ORDERS, spyStorage } from "./helpers
 const HOUR = 3_600_000;
 const T0 = Date.parse("2030-01-01T10:00:00.000Z");
 
-/** A fake usage capability: logs each write, fails the ones `failing` says. */
+/** A fake usage capability: logs each write (and each call's batch id), fails the ones `failing` says. */
 function fakeAccess(failing: (call: number) => boolean = () => false) {
   const writes: ApiKeyUsageRow[][] = [];
+  const batchIds: string[] = [];
   let calls = 0;
   const access: UsageAccess = {
-    record(rows) {
+    record(rows, batchId) {
       calls++;
+      batchIds.push(batchId);
       if (failing(calls)) return Promise.reject(new Error("database down"));
       writes.push([...rows]);
       return Promise.resolve();
     },
     read: () => Promise.resolve([]),
   };
-  return { access, writes, calls: () => calls };
+  return { access, writes, batchIds, calls: () => calls };
 }
 
 function recorder(
@@ -118,9 +120,9 @@ describe("UsageRecorder", () => {
     assert.equal(writes.length, 3, "nothing left for close()");
   });
 
-  it("a failed write keeps its rows and the later ones; the next flush adds them to the new counts", async () => {
+  it("a failed write keeps its rows and the later ones; the next flush retries them as they were (same rows, same batch id), then the new counts", async () => {
     const metrics: ApiKeyUsageMetric[] = [];
-    const { access, writes } = fakeAccess((call) => call === 2);
+    const { access, writes, batchIds } = fakeAccess((call) => call === 2);
     const usage = recorder(access, { now: T0 }, { metrics });
     for (let i = 0; i < 1_500; i++) usage.accepted(`k${String(i).padStart(4, "0")}`, "t");
     const error = await usage.flush();
@@ -129,14 +131,22 @@ describe("UsageRecorder", () => {
     usage.accepted("k1499", "t");
     usage.refused("k1499", "t", "api_key_revoked");
     await usage.flush();
-    const rows = rowsOf(writes);
-    assert.equal(rows.length, 1_500, "each row stored once");
-    const last = rows.find((r) => r.keyId === "k1499")!;
-    assert.deepEqual([last.accepted, last.refused.api_key_revoked], [2, 1]);
+    assert.deepEqual(writes.map((w) => w.length), [1_000, 500, 1]);
+    assert.equal(batchIds[2], batchIds[1], "the retry carries the failed write's batch id");
+    assert.equal(new Set(batchIds).size, 3, "every other write has its own");
+    const retried = writes[1].find((r) => r.keyId === "k1499")!;
+    const later = writes[2][0];
+    assert.deepEqual([retried.accepted, retried.refused.api_key_revoked], [1, 0]);
+    assert.deepEqual([later.keyId, later.accepted, later.refused.api_key_revoked], [
+      "k1499",
+      1,
+      1,
+    ]);
     assert.deepEqual(metrics.map((m) => [m.outcome, m.rows]), [
       ["written", 1_000],
       ["failed", 500],
       ["written", 500],
+      ["written", 1],
     ]);
     await usage.close();
   });
