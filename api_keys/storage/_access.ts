@@ -262,6 +262,37 @@ function readRecordOrNull(value: unknown): ApiKeyRecord | null {
   return value === null ? null : readApiKeyRecord(value);
 }
 
+/**
+ * A record of the usual shape (two scopes, no allowlist), read in place of
+ * the record an unknown prefix lacks (`findByPrefix`, and the copy
+ * `InMemoryApiKeyStorage` makes): an unknown prefix costs the read of a
+ * stored one.
+ */
+export const LOOKUP_STAND_IN: Readonly<ApiKeyRecord> = Object.freeze({
+  id: "stand-in",
+  tenantId: "stand-in",
+  name: "stand-in",
+  environment: "live",
+  prefix: "stand-in",
+  hash: "stand-in",
+  pepperVersion: 1,
+  scopes: ["orders:read", "orders:write"],
+  allowedIpCidrs: [],
+  lastUsedAt: null,
+  expiresAt: new Date(0),
+  revokedAt: null,
+  rotatedAt: null,
+  replacedByKeyId: null,
+  createdBy: null,
+  createdAt: new Date(0),
+});
+
+/** `findByPrefix`'s answer: a record, or null after reading the stand-in. */
+function readLookup(value: unknown): ApiKeyRecord | null {
+  const record = readApiKeyRecord(value === null ? LOOKUP_STAND_IN : value);
+  return value === null ? null : record;
+}
+
 function readRecords(value: unknown): ApiKeyRecord[] {
   if (!Array.isArray(value)) throw malformed();
   return value.map(readApiKeyRecord);
@@ -564,7 +595,7 @@ export class StorageAccess {
 
   /** `findByPrefix`, read as a record or null. */
   findByPrefix(prefix: string): Promise<ApiKeyRecord | null> {
-    return this.#call("findByPrefix", () => this.#storage.findByPrefix(prefix), readRecordOrNull);
+    return this.#call("findByPrefix", () => this.#storage.findByPrefix(prefix), readLookup);
   }
 
   /** `findById`, read as a record or null. */

@@ -6,7 +6,7 @@
  */
 import { ApiKeyOperationError } from "../errors.ts";
 import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME } from "../hasher.ts";
-import { isStoredCredits, readApiKeyRecord, readExpiresAt } from "./_access.ts";
+import { isStoredCredits, LOOKUP_STAND_IN, readApiKeyRecord, readExpiresAt } from "./_access.ts";
 import type { ApiKeyRotationWait, ApiKeyStorage, ListExpiringApiKeysOptions } from "./types.ts";
 import type {
   ApiKeyCredits,
@@ -142,8 +142,10 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
 
   /** Finds a record by prefix. */
   findByPrefix(prefix: string): Promise<ApiKeyRecord | null> {
+    // An unknown prefix copies a stand-in: it costs what a stored one does.
     const record = this.peekByPrefix(prefix);
-    return Promise.resolve(record === null ? null : copyRecord(record));
+    const copy = copyRecord(record ?? LOOKUP_STAND_IN);
+    return Promise.resolve(record === null ? null : copy);
   }
 
   /** Capability: the stored record of `prefix` itself (not a copy; do not mutate) or null. */
