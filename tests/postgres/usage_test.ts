@@ -59,6 +59,17 @@ function countingClient(prisma: TestPrismaClient) {
   return { log, storage: new PrismaApiKeyStorage({ apiKey }, { usage }) };
 }
 
+/** A recorder over `storage` with a storage deadline of `timeoutMs`, flushed by hand. */
+function recorderOver(storage: PrismaApiKeyStorage, timeoutMs: number): UsageRecorder {
+  return new UsageRecorder({
+    access: new StorageAccess(storage, timeoutMs, "storage").usage!,
+    clock: () => new Date(NOW),
+    flushIntervalMs: HOUR,
+    maxPendingKeys: 10_000,
+    emitMetric: undefined,
+  });
+}
+
 if (databaseReady("usage on PostgreSQL", unavailable)) {
   const prisma = await createPrismaClient(url!);
   const reset = async () => {
@@ -143,14 +154,7 @@ if (databaseReady("usage on PostgreSQL", unavailable)) {
     it("a flush that commits after storageTimeoutMs (a held row lock) and is retried twice is counted once: stored = recorded", async () => {
       await reset();
       const storage = new PrismaApiKeyStorage(prisma, { usage: prisma, usageBatches: true });
-      const access = new StorageAccess(storage, 300, "storage");
-      const usage = new UsageRecorder({
-        access: access.usage!,
-        clock: () => new Date(NOW),
-        flushIntervalMs: HOUR,
-        maxPendingKeys: 1_000,
-        emitMetric: undefined,
-      });
+      const usage = recorderOver(storage, 300);
       usage.accepted("k-late", "t-late");
       assert.equal(await usage.flush(), undefined, "the key's row is stored");
       const locker = new pg.Client({ connectionString: url });
@@ -196,14 +200,7 @@ if (databaseReady("usage on PostgreSQL", unavailable)) {
     it("a flush of 2,500 keys is 3 statements of at most 1,000 rows", async () => {
       await reset();
       const { log, storage } = countingClient(prisma);
-      const access = new StorageAccess(storage, 10_000, "storage");
-      const recorder = new UsageRecorder({
-        access: access.usage!,
-        clock: () => new Date(NOW),
-        flushIntervalMs: HOUR,
-        maxPendingKeys: 10_000,
-        emitMetric: undefined,
-      });
+      const recorder = recorderOver(storage, 10_000);
       for (let i = 0; i < 2_500; i++) recorder.accepted(`key-${i}`, "t-batch");
       await recorder.close();
       assert.deepEqual(log.map((entry) => [entry.call, entry.rows]), [
