@@ -114,10 +114,11 @@ async function probe(): Promise<string | undefined> {
   try {
     await client.connect();
     await client.query("SELECT 1 FROM api_key_usage LIMIT 1");
+    await client.query("SELECT 1 FROM api_key_usage_batches LIMIT 1");
     await client.query("SELECT n FROM api_key_change_counter");
     return undefined;
   } catch {
-    return "the usage and change-feed migrations (0010, 0002, 0005) are not applied";
+    return "the usage and change-feed migrations (0010, 0013, 0002, 0005) are not applied";
   } finally {
     await client.end().catch(() => {});
   }
