@@ -300,7 +300,8 @@ export function runBlock(
       env: { ...process.env, ...RUN_ENV, ...env, NO_COLOR: "1" },
     });
     const origins = new Map([[fileNameOf(block), program.origins]]);
-    return { status: ran.status, output: mapToDocs(ran.stderr + ran.stdout, origins) };
+    const output = `${ran.error?.message ?? ""}${ran.stderr ?? ""}${ran.stdout ?? ""}`;
+    return { status: ran.status, output: mapToDocs(output, origins) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
