@@ -146,7 +146,7 @@ export function assertTenantSharedPolicies(
 }
 
 /** A counter's subject: `key:` or `tenant:` and the URI-encoded id (no control characters). */
-const subjectOf = (kind: "key" | "tenant", id: string) => `${kind}:${encodeURIComponent(id)}`;
+export const counterSubjectOf = (kind: "key" | "tenant", id: string) => `${kind}:${encodeURIComponent(id)}`;
 
 /**
  * The limiter subject of a key's credit balance (named `credits`): its
@@ -162,7 +162,7 @@ export function creditSubjectOf(
   keyId: string,
   credits: Pick<ApiKeyCredits, "balanceKeyId">,
 ): string {
-  return subjectOf("key", credits.balanceKeyId ?? keyId);
+  return counterSubjectOf("key", credits.balanceKeyId ?? keyId);
 }
 
 /**
@@ -297,7 +297,7 @@ export class RequestLimits {
       ? []
       : compileRateLimitPolicies(picked.map(({ policy }) => policy));
     const subjects = picked.map(({ shared }) =>
-      shared ? subjectOf("tenant", context.tenantId) : subjectOf("key", context.keyId)
+      shared ? counterSubjectOf("tenant", context.tenantId) : counterSubjectOf("key", context.keyId)
     );
     let result;
     try {
