@@ -31,8 +31,11 @@ export interface ApiKeyRequirements {
   requiredScope?: RequiredScope;
   /** Environment the route requires: else 403 `api_key_environment_mismatch`. */
   requiredEnvironment?: Environment;
-  /** With a service `limiter`: the key's policies this route counts (names), or its own (see Nest's `RateLimit`). */
-  rateLimits?: string | readonly string[] | readonly ApiKeyRateLimitPolicy[];
+  /**
+   * With a service `limiter`: the key's policies this route counts (names), or its own, or
+   * `false` to count and spend nothing (see Nest's `RateLimit`).
+   */
+  rateLimits?: string | readonly string[] | readonly ApiKeyRateLimitPolicy[] | false;
   /** With a service `limiter`: units each request counts (0 only checks). */
   cost?: number;
 }

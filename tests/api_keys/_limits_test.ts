@@ -203,7 +203,7 @@ describe("rate limits in authorize", () => {
     assert.equal((await open.service.authorize(opened.key)).rateLimitResults, undefined);
   });
 
-  it("rateLimitResolver picks the policies per request; its failure follows onStoreError", async () => {
+  it("rateLimitResolver picks the policies per request; its failure follows onStoreError, a bad policy is an error", async () => {
     const seen: unknown[] = [];
     const { service, create } = setup({
       rateLimitResolver: (context, request) => {
@@ -225,8 +225,16 @@ describe("rate limits in authorize", () => {
         rateLimitResolver: () => [{ name: "BAD", limit: 1, windowMs: 1 }],
       });
       const made = await broken.create();
-      const error = await denial(broken.service.authorize(made.key));
-      assert.equal(error.code, "api_key_rate_limit_unavailable");
+      await assert.rejects(broken.service.authorize(made.key), /rateLimitResolver answered a bad policy/);
+      const down = setup({
+        onStoreError: "closed",
+        rateLimitResolver: () => Promise.reject(new Error("plan lookup failed")),
+      });
+      const refused = await down.create();
+      assert.equal(
+        (await denial(down.service.authorize(refused.key))).code,
+        "api_key_rate_limit_unavailable",
+      );
       const throwing = setup({
         rateLimitResolver: () => {
           throw new Error("plan lookup failed");
