@@ -7,7 +7,7 @@
  * @module
  */
 import { ApiKeyValidationError } from "./errors.ts";
-import { creditCounterOf, creditSubjectOf } from "./_limits.ts";
+import { creditCounterOf, creditSubjectOf, keyIdOfSubject } from "./_limits.ts";
 import { warnOnce } from "./_sinks.ts";
 import type { StorageAccess } from "./storage/_access.ts";
 import type { ApiKeyCreditBalance, ApiKeyCredits, ApiKeyRecord } from "./types.ts";
@@ -24,7 +24,6 @@ import type { CounterResult, CreditChange } from "../rate_limits/store.ts";
 const DEFAULT_PERSIST_INTERVAL_MS = 10_000;
 /** Most records of one rotation chain a write-back follows. */
 const MAX_CHAIN = 100;
-const SUBJECT_PREFIX = "key:";
 
 /** The balance of a store's answer at `nowMs`. */
 function balanceOf(result: CounterResult, nowMs: number): ApiKeyCreditBalance {
@@ -53,8 +52,12 @@ type DrainingStore = { drainCreditChanges(): Promise<CreditBalance[]> };
 /**
  * Credits of a service: built from the options `limiter` and
  * `persistIntervalMs` (a `TypeError` naming a bad one after `label`).
+ * `rewritten` hears the prefix of each record whose credits it wrote (the
+ * service drops its cached copy and tells the fleet), so a store that lost a
+ * balance reloads the last written-back one, not a cached older one.
  */
 export class CreditBook {
+  readonly #rewritten: (prefix: string) => void;
   readonly #storage: StorageAccess;
   readonly #limiter: RateLimiter | undefined;
   readonly #clock: () => Date;
@@ -74,7 +77,9 @@ export class CreditBook {
     persistIntervalMs: unknown,
     clock: () => Date,
     label: string,
+    rewritten: (prefix: string) => void = () => {},
   ) {
+    this.#rewritten = rewritten;
     if (persistIntervalMs !== undefined) {
       if (limiter === undefined) throw new TypeError(`${label}persistIntervalMs needs a limiter`);
       if (
@@ -184,14 +189,7 @@ export class CreditBook {
       failure = error;
     }
     for (const [subject, balance] of [...this.#pending]) {
-      let id: string | undefined;
-      try {
-        if (subject.startsWith(SUBJECT_PREFIX)) {
-          id = decodeURIComponent(subject.slice(SUBJECT_PREFIX.length));
-        }
-      } catch {
-        // not a key's subject
-      }
+      const id = keyIdOfSubject(subject);
       try {
         if (id !== undefined) await this.#writeBack(id, balance.remaining, new Date(balance.at));
         this.#pending.delete(subject);
@@ -247,6 +245,7 @@ export class CreditBook {
       const credits = record?.credits;
       if (credits === undefined || (credits.balanceKeyId ?? id) !== balanceKeyId) return;
       await setCredits(id, { ...credits, remaining, updatedAt: at });
+      this.#rewritten(record!.prefix);
       id = record!.replacedByKeyId;
     }
   }

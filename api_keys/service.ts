@@ -72,6 +72,10 @@ export class ApiKeysService {
       options.persistIntervalMs,
       settings.clock,
       "ApiKeysServiceOptions.",
+      (prefix) => {
+        settings.cache?.invalidate(prefix);
+        settings.fleet?.wrote("updated", prefix);
+      },
     );
     this.#manage = new ManageFlow(settings, this.#credits);
     attachServiceHooks(this, {
