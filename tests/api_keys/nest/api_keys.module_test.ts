@@ -109,6 +109,23 @@ for (const platform of PLATFORMS) {
       );
     });
 
+    it("forRoot and forRootAsync refuse unknown options at boot, naming them", async () => {
+      const settings = { logger: false as const, abortOnError: false };
+      const create = (module: ReturnType<typeof appModule>) =>
+        platform === "express"
+          ? NestFactory.create(module, settings)
+          : NestFactory.create(module, new FastifyAdapter(), settings);
+      const unknown = { ...moduleOptions(), rateLimit: { limit: 1 } } as ApiKeysModuleOptions;
+      await assert.rejects(
+        create(appModule(ApiKeysModule.forRoot(unknown))),
+        /ApiKeysModuleOptions: unknown option `rateLimit`/,
+      );
+      await assert.rejects(
+        create(appModule(ApiKeysModule.forRootAsync({ useFactory: () => ({ ...unknown, foo: 1 }) }))),
+        /ApiKeysModuleOptions: unknown options `rateLimit`, `foo`/,
+      );
+    });
+
     it("uses a custom context writer while CurrentApiKey keeps working", async () => {
       const contextWriter: ApiKeyContextWriter = async (context, request) => {
         await Promise.resolve();
