@@ -30,6 +30,12 @@ import { overrideStorage } from "../helpers.ts";
 import type { ApiKeyEvent, ApiKeyVerificationMetric } from "../../../api_keys/events.ts";
 import type { ApiKeyErrorCode } from "../../../api_keys/errors.ts";
 
+/** The service's part of module options (the module's own are refused by the service). */
+function serviceOptionsOf(options: ApiKeysModuleOptions) {
+  const { expiryNotices: _, ...service } = options;
+  return service;
+}
+
 @Injectable()
 class ConfigService {
   get(name: string): string {
@@ -233,7 +239,7 @@ describe("ApiKeysModule", () => {
       expiryNotices: { thresholdsMs: [86_400_000], intervalMs: 40 },
     });
     const soon = () => new Date(Date.now() + 3_600_000);
-    const before = await issue(new ApiKeysService(options), { expiresAt: soon() });
+    const before = await issue(new ApiKeysService(serviceOptionsOf(options)), { expiresAt: soon() });
     const expiring = () =>
       events.flatMap((event) => event.type === "api_key.expiring" ? [event.keyId] : []);
     const running = await boot(appModule(ApiKeysModule.forRoot(options)), "express");
@@ -244,7 +250,7 @@ describe("ApiKeysModule", () => {
       await eventually(() => expiring().includes(during.id));
       await running.close();
       closed = true;
-      const after = await issue(new ApiKeysService(options), { expiresAt: soon() });
+      const after = await issue(new ApiKeysService(serviceOptionsOf(options)), { expiresAt: soon() });
       await new Promise((resolve) => setTimeout(resolve, 150));
       assert.ok(!expiring().includes(after.id), "a run after the app closed");
       assert.deepEqual(expiring(), [before.id, during.id]);
@@ -268,7 +274,7 @@ describe("ApiKeysModule", () => {
       onEvent: (event) => void events.push(event),
       expiryNotices: { thresholdsMs: [86_400_000], intervalMs: 20 },
     });
-    const { id } = await issue(new ApiKeysService(options), {
+    const { id } = await issue(new ApiKeysService(serviceOptionsOf(options)), {
       expiresAt: new Date(Date.now() + 3_600_000),
     });
     const running = await boot(appModule(ApiKeysModule.forRoot(options)), "express");
