@@ -11,6 +11,7 @@ import type { ApiKeyHeaderReader } from "../extract_api_key.ts";
 import { ApiKeysService } from "../service.ts";
 import { isThenable, resolveClientIp } from "../ip_allowlist.ts";
 import { ApiKeyError } from "../errors.ts";
+import { redactApiKeys } from "../key_format.ts";
 import { rateLimitHeaders } from "../_limits.ts";
 import type { ApiKeyContext, AuthorizeOptions, Environment, RequiredScope } from "../types.ts";
 import { defaultApiKeyClientIpResolver } from "./api_keys.client_ip.ts";
@@ -203,6 +204,10 @@ export class ApiKeysGuard {
     } catch (error) {
       if (error instanceof ApiKeyError) {
         writeRateLimitHeaders(context.switchToHttp().getResponse?.(), error, this.#legacyHeaders);
+      } else if (error instanceof TypeError) {
+        // A bug (a route naming a policy the key lacks, a resolver's bad policy): answered 500.
+        const route = `${context.getClass().name}.${context.getHandler().name}`;
+        this.#logError(redactApiKeys(`${route}: ${error.message}`));
       }
       throw toApiKeyHttpException(error);
     }
