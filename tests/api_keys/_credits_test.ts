@@ -358,8 +358,9 @@ describe("listSummaries with credits", () => {
   it("answers the last written-back balance, refills due applied, when the store fails", async () => {
     const failing: RateLimitStore = {
       name: "failing",
-      check: () => Promise.reject(new Error("down")),
+      checkBatch: () => Promise.reject(new Error("down")),
       changeCredits: () => Promise.reject(new Error("down")),
+      readCredits: () => Promise.reject(new Error("down")),
     };
     const { service, clocks } = creditService(new InMemoryApiKeyStorage(), failing);
     await service.create({
@@ -379,12 +380,13 @@ describe("listSummaries with credits", () => {
 });
 
 describe("a credit store that hangs", () => {
-  it("is given up after storageTimeoutMs: summaries show the stored balance, updateCredits rejects", async () => {
+  it("is given up after the limiter's timeoutMs: summaries show the stored balance, updateCredits rejects", async () => {
     const memory = createMemoryRateLimitStore();
     const hanging: RateLimitStore = {
       name: "hanging",
-      check: (counters) => memory.check(counters),
+      checkBatch: (checks) => memory.checkBatch(checks),
       changeCredits: () => new Promise(() => {}),
+      readCredits: () => new Promise(() => {}),
     };
     const { service } = creditService(new InMemoryApiKeyStorage(), hanging, 50);
     const { id } = await service.create({
@@ -401,7 +403,7 @@ describe("a credit store that hangs", () => {
       service.updateCredits("t1", id, { add: 1 }).then(() => "resolved", (e: Error) => e.message),
       hung(2_000),
     ]);
-    assert.match(String(updated), /deadline/);
+    assert.match(String(updated), /did not answer changeCredits within/);
   });
 });
 

@@ -29,7 +29,7 @@ function setup(
   options: {
     storage?: ApiKeyStorage;
     store?: RateLimitStore;
-    onStoreError?: "open" | "closed";
+    onStoreError?: "open" | "closed" | "local";
     rateLimitResolver?: ConstructorParameters<typeof ApiKeysService>[0]["rateLimitResolver"];
   } = {},
 ) {
@@ -38,6 +38,7 @@ function setup(
   const limiter = createRateLimiter({
     store,
     onStoreError: options.onStoreError,
+    ...(options.onStoreError === "local" ? { instances: 2 } : {}),
     logger: quiet,
     timeoutMs: 200,
   });
@@ -192,7 +193,7 @@ describe("rate limits in authorize", () => {
   });
 
   it("onStoreError closed: a failing store is api_key_rate_limit_unavailable (503); open lets the request pass", async () => {
-    const failing: RateLimitStore = { check: () => Promise.reject(new Error("down")) };
+    const failing: RateLimitStore = { checkBatch: () => Promise.reject(new Error("down")) };
     const closed = setup({ store: failing, onStoreError: "closed" });
     const { key } = await closed.create([BURST]);
     const error = await denial(closed.service.authorize(key));
@@ -201,6 +202,23 @@ describe("rate limits in authorize", () => {
     const open = setup({ store: failing, onStoreError: "open" });
     const opened = await open.create([BURST]);
     assert.equal((await open.service.authorize(opened.key)).rateLimitResults, undefined);
+  });
+
+  it('onStoreError "local": while the store is down each policy counts this instance\'s share (429 past it); a credit spend is refused (503)', async () => {
+    const failing: RateLimitStore = { checkBatch: () => Promise.reject(new Error("down")) };
+    const { service, create } = setup({ store: failing, onStoreError: "local" });
+    const { key } = await create([{ name: "minute", limit: 4, windowMs: 60_000 }]);
+    const first = await service.authorize(key);
+    assert.deepEqual(first.rateLimitResults?.map((r) => [r.limit, r.remaining]), [[2, 1]]);
+    await service.authorize(key);
+    assert.equal((await denial(service.authorize(key))).code, "api_key_rate_limited");
+    const funded = await service.create({
+      tenantId: "t1",
+      name: "ci",
+      scopes: READ_ORDERS,
+      credits: { remaining: 5 },
+    });
+    assert.equal((await denial(service.authorize(funded.key))).code, "api_key_rate_limit_unavailable");
   });
 
   it("rateLimitResolver picks the policies per request; its failure follows onStoreError, a bad policy is an error", async () => {
