@@ -422,7 +422,10 @@ export class RequestLimits {
       // Input the limiter refuses (a cost over MAX_CREDITS with credits, bad stored credits): a bug.
       throw bug(`the rate-limit check of key ${context.keyId}`, error);
     }
-    if (result.unavailable) return this.#unavailable(context);
+    // "local" answers the policies with this instance's shares; a credit spend it refuses.
+    if (result.unavailable && (result.outcome !== "local" || credits !== undefined)) {
+      return this.#unavailable(context);
+    }
     const answers: Pick<ApiKeyContext, "rateLimitResults" | "creditResult"> = {};
     if (policies.length > 0) {
       answers.rateLimitResults = Object.freeze(

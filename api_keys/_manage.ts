@@ -279,7 +279,7 @@ export class ManageFlow {
   /** See `ApiKeysService.listSummaries`. */
   async listSummaries(tenantId: string, options?: ListApiKeysOptions): Promise<ApiKeySummary[]> {
     const records = await this.list(tenantId, options);
-    const balances = await Promise.all(records.map((record) => this.#credits.balance(record)));
+    const balances = await this.#credits.balances(records);
     const nowMs = this.#s.clock().getTime();
     return records.map((record, i) => toSummary(record, nowMs, balances[i]));
   }
