@@ -25,6 +25,7 @@ import {
   withKey,
 } from "./test_app.ts";
 import { ApiKeysService } from "../../../api_keys/service.ts";
+import { createMemoryRateLimitStore, createRateLimiter } from "../../../rate_limits/mod.ts";
 import { InMemoryApiKeyStorage } from "../../../api_keys/storage/in_memory.ts";
 import { overrideStorage } from "../helpers.ts";
 import type { ApiKeyEvent, ApiKeyVerificationMetric } from "../../../api_keys/events.ts";
@@ -535,3 +536,44 @@ for (const platform of PLATFORMS) {
     });
   });
 }
+
+describe("ApiKeysModule and the limiter's ready() (issue 40)", () => {
+  const settings = { logger: false as const, abortOnError: false };
+  const storeWith = (ready: () => Promise<void>, name = "probe") => {
+    const memory = createMemoryRateLimitStore();
+    return {
+      name,
+      checkBatch: (checks: Parameters<typeof memory.checkBatch>[0]) => memory.checkBatch(checks),
+      ready,
+    };
+  };
+
+  it("a misconfigured store fails the start with the store's TypeError", async () => {
+    const limiter = createRateLimiter({
+      store: storeWith(() => Promise.reject(new TypeError("the redis client was never connected"))),
+      logger: () => {},
+    });
+    const module = appModule(ApiKeysModule.forRoot(moduleOptions({ limiter })));
+    await assert.rejects(
+      (async () => {
+        const app = await NestFactory.create(module, settings);
+        await app.init();
+      })(),
+      /never connected/,
+    );
+  });
+
+  it("a store merely down logs one line and the app starts (the failure policy applies)", async () => {
+    const lines: string[] = [];
+    const limiter = createRateLimiter({
+      store: storeWith(() => Promise.reject(new Error("ECONNREFUSED"))),
+      logger: (line) => lines.push(line),
+    });
+    const running = await boot(appModule(ApiKeysModule.forRoot(moduleOptions({ limiter }))), "express");
+    try {
+      assert.equal(lines.filter((line) => line.includes("unavailable at start-up")).length, 1);
+    } finally {
+      await running.close();
+    }
+  });
+});
