@@ -511,7 +511,8 @@ export function buildLimits(
     }
     return undefined;
   }
-  if (typeof (limiter as { check?: unknown })?.check !== "function") {
+  const { check, ready } = (limiter ?? {}) as Partial<RateLimiter>;
+  if (typeof check !== "function" || typeof ready !== "function") {
     throw new TypeError(`${PREFIX}limiter must be a RateLimiter (createRateLimiter)`);
   }
   return new RequestLimits(

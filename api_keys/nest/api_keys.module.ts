@@ -262,7 +262,8 @@ export class ApiKeysModule {
   constructor(@Inject(ApiKeysService) private readonly service: ApiKeysService) {}
 
   /**
-   * Awaits `service.ready()` (the retirement check), so a refusal stops the boot.
+   * Awaits `service.ready()` (the retirement check, the limiter's `ready()`),
+   * so a refusal stops the boot.
    *
    * @ignore
    */
