@@ -1,0 +1,68 @@
+/**
+ * A remote store's own `error` listener on the client it was given: an event
+ * emitter without one ends the process on its first `error` (a lost Redis
+ * connection, a terminated PostgreSQL backend), so the store always listens
+ * and reports at most one line per interval.
+ *
+ * @module
+ */
+
+/** What a client with events has (node-redis clients, `pg.Pool`, `pg.Client`). */
+interface Emitter {
+  on(event: "error", listener: (error: unknown) => void): unknown;
+  off?(event: "error", listener: (error: unknown) => void): unknown;
+  removeListener?(event: "error", listener: (error: unknown) => void): unknown;
+}
+
+/** Default interval between two lines (ms). */
+export const REPORT_INTERVAL_MS = 10_000;
+
+/**
+ * Listens for `error` on `client` when it has `on`; each error goes to
+ * `logger` (default `console.error`) at most once per `intervalMs`, with the
+ * number left out since the last line. Resolves nothing; returns what removes
+ * the listener. A throwing logger is contained.
+ *
+ * @example
+ * ```ts
+ * import { EventEmitter } from "node:events";
+ * import { reportErrors } from "./_report.ts";
+ * const client = new EventEmitter();
+ * const stop = reportErrors(client, "redis", (line) => console.log(line));
+ * client.emit("error", new Error("connection lost")); // logged, not thrown
+ * stop();
+ * ```
+ */
+export function reportErrors(
+  client: unknown,
+  store: string,
+  logger: (line: string) => void = console.error,
+  intervalMs = REPORT_INTERVAL_MS,
+): () => void {
+  const emitter = client as Partial<Emitter> | undefined;
+  if (typeof emitter?.on !== "function") return () => {};
+  let last = -Infinity;
+  let left = 0;
+  const listener = (error: unknown) => {
+    const now = Date.now();
+    if (now - last < intervalMs) {
+      left++;
+      return;
+    }
+    last = now;
+    const e = error as { code?: unknown; message?: unknown } | undefined;
+    const what = String(e?.message || e?.code || error).slice(0, 200);
+    const more = left > 0 ? ` (${left} more since the last line)` : "";
+    left = 0;
+    try {
+      logger(`rate-limit store ${store}: client error: ${what}${more}`);
+    } catch {
+      // A logger's throw must not turn into the uncaught error this listener prevents.
+    }
+  };
+  emitter.on.call(client, "error", listener);
+  return () => {
+    const off = emitter.off ?? emitter.removeListener;
+    off?.call(client, "error", listener);
+  };
+}
