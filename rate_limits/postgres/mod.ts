@@ -35,7 +35,7 @@ import {
 } from "../store.ts";
 import { assertCreditChange, refillParams } from "../credits.ts";
 import { createClockOffset } from "../_clock.ts";
-import { reportErrors } from "../_report.ts";
+import { reportErrors, SETTLE_MS, settleBy } from "../_remote.ts";
 
 /** What the store needs of `pg`: a `pg.Pool` or `pg.Client` has it (with `on`, the store listens for its errors). */
 export interface PostgresQueryable {
@@ -116,27 +116,29 @@ export function createPostgresRateLimitStore(
   const clock = createClockOffset();
   const stopReporting = reportErrors(pool, "postgres", options.logger);
   /** Runs one statement; observes the database's clock its last row answers. */
-  const run = async (text: string, values?: unknown[]) => {
-    const { rows } = await pool.query(text, values);
+  const run = async (text: string, values?: unknown[], until = Date.now() + SETTLE_MS) => {
+    const { rows } = await settleBy(pool.query(text, values), until, "postgres");
     const last = rows[rows.length - 1];
     if (last && "now_ms" in last) clock.observe(Number(last.now_ms), Date.now());
     return rows;
   };
   /** `deadline` (local ms) on the database's clock, reading that clock first when no round trip was seen. */
   const onServer = async (deadline: number) => {
-    if (!clock.known) await run(TIME_SQL);
+    if (!clock.known) await run(TIME_SQL, [], deadline + SETTLE_MS);
     return clock.toServer(deadline) ?? -1;
   };
 
   return {
     name: "postgres",
     async checkBatch(checks: readonly StoreCheck[]) {
+      if (checks.length === 0) return { results: [] };
       const deadlines: number[] = [];
       for (const check of checks) deadlines.push(await onServer(check.deadline));
       const split = checks.map(({ counters }) => byKind(counters));
       const windows = split.flatMap((k) => k.windows);
       const credits = split.flatMap((k) => k.credits);
       const refills = credits.map((c) => refillParams(c.refill));
+      const until = Math.max(...checks.map((c) => c.deadline)) + SETTLE_MS;
       const rows = await run(BATCH_SQL, [
         deadlines,
         split.map((k) => k.windows.length),
@@ -152,7 +154,7 @@ export function createPostgresRateLimitStore(
         credits.map((c) => c.initial),
         credits.map((c) => c.initialAt ?? null),
         ...[0, 1, 2].map((i) => refills.map((r) => r[i])),
-      ]);
+      ], until);
       let at = 0;
       const results = split.map((kinds, q) => {
         const first = rows[at];
@@ -188,7 +190,7 @@ export function createPostgresRateLimitStore(
         ...refillParams(counter.refill),
         "set" in valid ? valid.set : null,
         "add" in valid ? valid.add : null,
-      ]);
+      ], deadline + SETTLE_MS);
       if (row?.applied !== true) return null;
       return { allowed: true, remaining: Number(row.remaining), resetMs: Number(row.reset_ms) };
     },

@@ -33,7 +33,7 @@ import {
 } from "../store.ts";
 import { assertCreditChange, refillParams } from "../credits.ts";
 import { createClockOffset } from "../_clock.ts";
-import { reportErrors } from "../_report.ts";
+import { reportErrors, SETTLE_MS, settleBy } from "../_remote.ts";
 import { CHANGE_SCRIPT, CHECK_SCRIPT, READ_SCRIPT, TIME_SCRIPT } from "./_script.ts";
 
 /** Arguments of a script call, as node-redis takes them. */
@@ -162,25 +162,40 @@ export function createRedisRateLimitStore(
   const clock = createClockOffset();
   const stopReporting = reportErrors(client, "redis", options.logger);
 
-  /** Sends one script, never while the client is not ready (nothing queued); observes the time it answers last. */
-  const run = async (script: string, call: RedisScriptArguments): Promise<unknown> => {
+  /**
+   * Sends one script, never while the client is not ready (nothing queued),
+   * settling by `until` (local ms); observes the time it answers last.
+   */
+  const run = async (
+    script: string,
+    call: RedisScriptArguments,
+    until = Date.now() + SETTLE_MS,
+  ): Promise<unknown> => {
+    if (client.isOpen === false) {
+      throw new TypeError(
+        "the Redis client of createRedisRateLimitStore is not connected: " +
+          "call `await client.connect()` first",
+      );
+    }
     if (client.isReady === false) {
       throw new Error("the Redis client is not connected now; nothing was sent");
     }
-    let reply: unknown;
-    try {
-      reply = await client.evalSha(await hashes.get(script)!, call);
-    } catch (error) {
-      if (!String((error as Error)?.message).startsWith("NOSCRIPT")) throw error;
-      reply = await client.eval(script, call);
-    }
+    const send = async () => {
+      try {
+        return await client.evalSha(await hashes.get(script)!, call);
+      } catch (error) {
+        if (!String((error as Error)?.message).startsWith("NOSCRIPT")) throw error;
+        return await client.eval(script, call);
+      }
+    };
+    const reply = await settleBy(send(), until, "redis");
     const at = Array.isArray(reply) ? reply[reply.length - 1] : reply;
     clock.observe(Number(at), Date.now());
     return reply;
   };
   /** Reads the server's clock once when no round trip has been seen (a deadline is never sent unknown). */
-  const knowClock = async () => {
-    if (!clock.known) await run(TIME_SCRIPT, { keys: [], arguments: [] });
+  const knowClock = async (until: number) => {
+    if (!clock.known) await run(TIME_SCRIPT, { keys: [], arguments: [] }, until);
   };
   /** `deadline` (local ms) on the server's clock. */
   const onServer = (deadline: number) => String(clock.toServer(deadline) ?? -1);
@@ -209,7 +224,9 @@ export function createRedisRateLimitStore(
   return {
     name: "redis",
     async checkBatch(checks: readonly StoreCheck[]) {
-      await knowClock();
+      if (checks.length === 0) return { results: [] };
+      const until = Math.max(...checks.map((c) => c.deadline)) + SETTLE_MS;
+      await knowClock(until);
       const keys: string[] = [];
       const args = [String(checks.length)];
       const split = checks.map(({ counters, deadline }) => {
@@ -226,7 +243,7 @@ export function createRedisRateLimitStore(
         }
         return kinds;
       });
-      const reply = numbers(await run(CHECK_SCRIPT, { keys, arguments: args }));
+      const reply = numbers(await run(CHECK_SCRIPT, { keys, arguments: args }, until));
       let i = 0;
       const results = split.map((kinds, q) => {
         if (reply[i++] !== 1) return null;
@@ -249,12 +266,13 @@ export function createRedisRateLimitStore(
       const valid = assertCreditChange(change);
       const [how, n] = "set" in valid ? ["set", valid.set] : ["add", valid.add];
       const key = creditKey(counter);
-      await knowClock();
+      const until = deadline + SETTLE_MS;
+      await knowClock(until);
       const reply = numbers(
         await run(CHANGE_SCRIPT, {
           keys: [key],
           arguments: [onServer(deadline), ...creditArgs(counter), how, String(n)],
-        }),
+        }, until),
         (r) => r.length === 4,
       );
       if (reply[0] !== 1) return null;
@@ -280,12 +298,6 @@ export function createRedisRateLimitStore(
       }
     },
     async ready() {
-      if (client.isOpen === false) {
-        throw new TypeError(
-          "the Redis client of createRedisRateLimitStore is not connected: " +
-            "call `await client.connect()` before `limiter.ready()`",
-        );
-      }
       const reply = await run(TIME_SCRIPT, { keys: [], arguments: [] });
       if (typeof reply !== "number" || !Number.isFinite(reply)) {
         throw new TypeError(

@@ -10,9 +10,11 @@
 --   batch, not per request. Then, per check in order, it reads the clock: past
 --   the check's deadline, the check is skipped (nothing read or written, one
 --   row with allowed NULL); else it is applied all or nothing by
---   rate_limit_check of 0009 (one body holds the window algorithm).
+--   rate_limit_check of 0009 (one body holds the window algorithm). A lock
+--   held elsewhere is waited for until the batch's last deadline at most
+--   (`lock_timeout`, local to the statement's transaction; then it fails).
 -- * credit_change_before is credit_change of 0009 with a deadline, compared
---   once the balance is locked.
+--   once the balance is locked (waited for until the deadline at most).
 -- * credit_read reads balances with the refill due counted, without locking
 --   or writing (the refill rule of credit_refill, 0009).
 -- * Every function of 0007, 0009 and this migration runs with the
@@ -34,6 +36,9 @@ DECLARE
   c_to INT;
   r RECORD;
 BEGIN
+  -- A lock held elsewhere (a stuck transaction) is waited for until the batch's last deadline at most.
+  PERFORM set_config('lock_timeout', greatest(1, (SELECT max(d) FROM unnest(p_deadlines) AS d)
+    - floor(extract(epoch FROM clock_timestamp()) * 1000)::BIGINT) || 'ms', true);
   INSERT INTO rate_limit_counters (subject, name, expires_at)
     SELECT DISTINCT s, nm, now() FROM unnest(w_subjects, w_names) AS u(s, nm) ORDER BY s, nm
     ON CONFLICT (subject, name) DO NOTHING;
@@ -81,6 +86,8 @@ CREATE FUNCTION credit_change_before(
   OUT applied BOOLEAN, OUT remaining BIGINT, OUT reset_ms BIGINT, OUT now_ms BIGINT
 ) LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
+  PERFORM set_config('lock_timeout',
+    greatest(1, p_deadline - floor(extract(epoch FROM clock_timestamp()) * 1000)::BIGINT) || 'ms', true);
   PERFORM credit_lock(ARRAY[p_subject], ARRAY[p_name], ARRAY[p_initial], ARRAY[p_initial_at]);
   now_ms := floor(extract(epoch FROM clock_timestamp()) * 1000)::BIGINT;
   applied := now_ms <= p_deadline;

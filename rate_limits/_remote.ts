@@ -1,8 +1,10 @@
 /**
- * A remote store's own `error` listener on the client it was given: an event
- * emitter without one ends the process on its first `error` (a lost Redis
- * connection, a terminated PostgreSQL backend), so the store always listens
- * and reports at most one line per interval.
+ * What the remote stores (Redis, PostgreSQL) share. Their own `error` listener
+ * on the client they were given: an event emitter without one ends the
+ * process on its first `error` (a lost Redis connection, a terminated
+ * PostgreSQL backend), so the store always listens and reports at most one
+ * line per interval. And their bounded wait: every call settles (a stalled
+ * server never holds a call forever).
  *
  * @module
  */
@@ -26,7 +28,7 @@ export const REPORT_INTERVAL_MS = 10_000;
  * @example
  * ```ts
  * import { EventEmitter } from "node:events";
- * import { reportErrors } from "./_report.ts";
+ * import { reportErrors } from "./_remote.ts";
  * const client = new EventEmitter();
  * const stop = reportErrors(client, "redis", (line) => console.log(line));
  * client.emit("error", new Error("connection lost")); // logged, not thrown
@@ -65,4 +67,30 @@ export function reportErrors(
     const off = emitter.off ?? emitter.removeListener;
     off?.call(client, "error", listener);
   };
+}
+
+/** How long past its last deadline a call may wait for its reply; calls without a deadline wait this long at most. */
+export const SETTLE_MS = 2_000;
+
+/**
+ * `call`, or a rejection (a plain `Error`: the store is unavailable) once
+ * `until` (local ms) has passed. A call of checks past every deadline can only
+ * answer `null`s, so dropping its reply loses nothing; the server still skips
+ * those checks when it reaches them.
+ *
+ * @example
+ * ```ts
+ * import { settleBy } from "./_remote.ts";
+ * await settleBy(Promise.resolve(1), Date.now() + 1_000, "redis"); // 1
+ * ```
+ */
+export function settleBy<T>(call: Promise<T>, until: number, store: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`rate-limit store ${store}: no reply in time (server stalled?)`)),
+      Math.max(0, until - Date.now()),
+    );
+  });
+  return Promise.race([call, late]).finally(() => clearTimeout(timer));
 }
