@@ -17,7 +17,7 @@ import { createMemoryRateLimitStore } from "../../rate_limits/memory_store.ts";
 import { readMatrix } from "../consumers/update.ts";
 import { prepareNodeTree } from "../fleet/harness.ts";
 import { ROOT } from "../../scripts/npm_build/config.ts";
-import { freshSubject, openStore, readyStores, type StoreKind } from "./_services.ts";
+import { checkOnce, freshSubject, openStore, readyStores, type StoreKind } from "./_services.ts";
 
 const PROCESSES = 4;
 const PER_PROCESS = 250;
@@ -172,7 +172,7 @@ describe("store processes", { skip: ready.length === 0 }, () => {
         assert.ok(answers.every((a) => a.least === 0), JSON.stringify(answers));
         const { store, close } = await openStore(kind);
         try {
-          const [left] = await store.check([
+          const [left] = await checkOnce(store, [
             { kind: "credit", subject, name: "credits", cost: 0, initial: 1_000 },
           ]);
           assert.deepEqual(left, { allowed: true, remaining: 0, resetMs: -1 });

@@ -13,7 +13,7 @@
  */
 import process from "node:process";
 import { createRateLimiter } from "../../rate_limits/limiter.ts";
-import { loadClient, openStore, type StoreKind } from "./_stores.ts";
+import { checkOnce, loadClient, openStore, type StoreKind } from "./_stores.ts";
 
 const [kind, subject, count, version, mode] = process.argv.slice(2);
 const { store, close } = await openStore(kind as StoreKind, undefined, 5, version);
@@ -37,7 +37,7 @@ const results = await Promise.all(
     if (mode === "refill") {
       const answers = [];
       while (Date.now() < stop) {
-        const [result] = await store.check([refilled]);
+        const [result] = await checkOnce(store, [refilled]);
         answers.push({
           allowed: result.allowed,
           unavailable: false,
@@ -48,7 +48,7 @@ const results = await Promise.all(
       return answers;
     }
     if (mode !== "credits") return await limiter.check(subject, policy);
-    const [result] = await store.check([credit]);
+    const [result] = await checkOnce(store, [credit]);
     return { allowed: result.allowed, unavailable: false, credits: result, policies: [] };
   }),
 ).then((all) => all.flat());
