@@ -13,7 +13,7 @@ import type {
   WindowCounter,
 } from "./store.ts";
 import { assertCount } from "./policy.ts";
-import { assertCreditChange, creditPeriod, MAX_CREDITS, refillParams } from "./credits.ts";
+import { assertCreditChange, MAX_CREDITS, settleBalance } from "./credits.ts";
 
 /** Options of `createMemoryRateLimitStore`. */
 export interface MemoryRateLimitStoreOptions {
@@ -140,15 +140,11 @@ export function createMemoryRateLimitStore(
 
   /** The refill of `counter` due on `balance` at `now` (applied to a copy when `write` is false). */
   const settle = (counter: CreditCounter, balance: Balance, now: number, write: boolean) => {
-    const [amount, every, day] = refillParams(counter.refill);
-    const [start, next] = creditPeriod(now, every, day);
-    const due = amount > 0 && start > balance.asOf;
-    const settled = write ? balance : { ...balance };
-    if (due) {
-      settled.credits = amount;
-      settled.asOf = start;
-    }
-    return { balance: settled, amount, resetMs: next < 0 ? -1 : next - now };
+    const settled = settleBalance(balance.credits, balance.asOf, counter.refill, now);
+    const target = write ? balance : { ...balance };
+    target.credits = settled.credits;
+    target.asOf = settled.asOf;
+    return { balance: target, amount: settled.amount, resetMs: settled.resetMs };
   };
 
   /** `counter`'s balance at `now`, the refill due applied, with its refill amount and next boundary. */

@@ -104,8 +104,9 @@ describe("createStoreDoor", () => {
           results: checks.map(() => [{ allowed: true, remaining: 0, resetMs: 0 }]),
         })),
     };
-    await createStoreDoor(store, 1_000).check([window("a")], 5_000);
-    assert.deepEqual(deadlines, [5_000 + 1_000 - 100]);
+    const start = Date.now();
+    await createStoreDoor(store, 1_000).check([window("a")], start);
+    assert.deepEqual(deadlines, [start + 1_000 - 100]);
   });
 
   it("a null result is answered by the failure policy (timeout)", async () => {
