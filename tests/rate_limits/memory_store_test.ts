@@ -23,9 +23,9 @@ const counter = (subject: string, cost = 1, limit = 2, windowMs = 1_000) => ({
 });
 
 describe("createMemoryRateLimitStore", () => {
-  it("answers as the reference sliding log on a fake clock (cost, cost 0, all or nothing)", async () => {
-    await fc.assert(
-      fc.asyncProperty(commands, async (script) => {
+  it("answers as the reference sliding log on a fake clock (cost, cost 0, all or nothing)", () => {
+    fc.assert(
+      fc.property(commands, (script) => {
         let now = 1_000_000;
         const store = createMemoryRateLimitStore({ now: () => now });
         const reference = new ReferenceStore();
@@ -51,7 +51,7 @@ describe("createMemoryRateLimitStore", () => {
     );
   });
 
-  it("keeps at most maxCounters counters, dropping idle ones first", async () => {
+  it("keeps at most maxCounters counters, dropping idle ones first", () => {
     let now = 0;
     const store = createMemoryRateLimitStore({ maxCounters: 3, now: () => now });
     for (const subject of ["a", "b", "c", "d", "e"]) store.checkNow([counter(subject)]);
@@ -61,7 +61,7 @@ describe("createMemoryRateLimitStore", () => {
     assert.equal(store.size, 1);
   });
 
-  it("counts from its newest entry when the clock steps back", async () => {
+  it("counts from its newest entry when the clock steps back", () => {
     let now = 10_000;
     const store = createMemoryRateLimitStore({ now: () => now });
     store.checkNow([counter("a")]);
@@ -74,7 +74,7 @@ describe("createMemoryRateLimitStore", () => {
     assert.equal((store.checkNow([counter("a")]))[0].allowed, true);
   });
 
-  it("never fits a cost above the limit, and says so with resetMs = windowMs", async () => {
+  it("never fits a cost above the limit, and says so with resetMs = windowMs", () => {
     const store = createMemoryRateLimitStore({ now: () => 0 });
     assert.deepEqual(store.checkNow([counter("a", 3)]), [
       { allowed: false, remaining: 2, resetMs: 1_000 },
@@ -139,7 +139,7 @@ describe("createMemoryRateLimitStore with credit counters", () => {
     );
   });
 
-  it("refills once per boundary, on the 31st clamped to Feb 29 and Apr 30 (UTC)", async () => {
+  it("refills once per boundary, on the 31st clamped to Feb 29 and Apr 30 (UTC)", () => {
     let now = Date.UTC(2024, 0, 31, 12);
     const store = createMemoryRateLimitStore({ now: () => now });
     const credit = {
@@ -150,24 +150,24 @@ describe("createMemoryRateLimitStore with credit counters", () => {
       initial: 3,
       refill: { amount: 5, interval: "monthly" as const, day: 31 },
     };
-    const spend = async (at: number) => ((now = at), (store.checkNow([credit]))[0]);
-    assert.deepEqual(await spend(now), {
+    const spend = (at: number) => ((now = at), store.checkNow([credit])[0]);
+    assert.deepEqual(spend(now), {
       allowed: true,
       remaining: 0,
       resetMs: Date.UTC(2024, 1, 29) - now,
     });
-    assert.deepEqual(await spend(Date.UTC(2024, 1, 28, 23)), {
+    assert.deepEqual(spend(Date.UTC(2024, 1, 28, 23)), {
       allowed: false,
       remaining: 0,
       resetMs: 3_600_000,
     });
-    assert.equal((await spend(Date.UTC(2024, 1, 29))).remaining, 2);
-    assert.equal((await spend(Date.UTC(2024, 2, 30))).allowed, false);
-    assert.equal((await spend(Date.UTC(2024, 2, 31))).remaining, 2);
-    assert.equal((await spend(Date.UTC(2024, 3, 30, 1))).remaining, 2);
+    assert.equal((spend(Date.UTC(2024, 1, 29))).remaining, 2);
+    assert.equal((spend(Date.UTC(2024, 2, 30))).allowed, false);
+    assert.equal((spend(Date.UTC(2024, 2, 31))).remaining, 2);
+    assert.equal((spend(Date.UTC(2024, 3, 30, 1))).remaining, 2);
   });
 
-  it("says -1 when no refill makes the cost fit", async () => {
+  it("says -1 when no refill makes the cost fit", () => {
     const store = createMemoryRateLimitStore({ now: () => 0 });
     const base = { kind: "credit" as const, subject: "k", name: "c", initial: 1 };
     assert.deepEqual(store.checkNow([{ ...base, cost: 2 }]), [
@@ -182,7 +182,7 @@ describe("createMemoryRateLimitStore with credit counters", () => {
     ]);
   });
 
-  it("all or nothing, 1,000 of 1,000 trials: a rate-limit denial keeps the balance, a credit denial keeps the window counts", async () => {
+  it("all or nothing, 1,000 of 1,000 trials: a rate-limit denial keeps the balance, a credit denial keeps the window counts", () => {
     const store = createMemoryRateLimitStore();
     let kept = 0;
     for (let trial = 0; trial < 1_000; trial++) {
