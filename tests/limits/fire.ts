@@ -5,19 +5,23 @@
  * concurrent checks of `subject` at limit 100 (or, with `credits`, spends of a
  * balance of 1,000, sent to the store directly; with `refill`, `count` loops
  * spending a balance of 10 refilled to 50 every 3 s until 1 s past the next
- * boundary) at that time, and prints
+ * boundary; with `default`, checks of a limiter with default options, each
+ * spending 1 of a balance of 1,000 too) at that time, and prints
  * `{"allowed":N,"unavailable":N,"client":"<version loaded>","least":N}`
  * (`least`: the lowest `remaining` answered).
  *
- *   deno run -A tests/limits/fire.ts <postgres|redis> <subject> <count> <version> [credits|refill]
+ *   deno run -A tests/limits/fire.ts <postgres|redis> <subject> <count> <version> [credits|refill|default]
  */
 import process from "node:process";
 import { createRateLimiter } from "../../rate_limits/limiter.ts";
-import { loadClient, openStore, type StoreKind } from "./_stores.ts";
+import { checkOnce, loadClient, openStore, type StoreKind } from "./_stores.ts";
 
 const [kind, subject, count, version, mode] = process.argv.slice(2);
 const { store, close } = await openStore(kind as StoreKind, undefined, 5, version);
-const limiter = createRateLimiter({ store, timeoutMs: 30_000, logger: () => {} });
+// `default`: the defaults a provider runs with (timeoutMs included); otherwise a far timeout.
+const limiter = mode === "default"
+  ? createRateLimiter({ store, logger: () => {} })
+  : createRateLimiter({ store, timeoutMs: 30_000, logger: () => {} });
 const policy = [{ name: "exact", limit: 100, windowMs: 60_000 }];
 await Promise.all(
   Array.from({ length: 5 }, () => limiter.check(`${subject}:warm`, policy, { cost: 0 })),
@@ -37,7 +41,7 @@ const results = await Promise.all(
     if (mode === "refill") {
       const answers = [];
       while (Date.now() < stop) {
-        const [result] = await store.check([refilled]);
+        const [result] = await checkOnce(store, [refilled]);
         answers.push({
           allowed: result.allowed,
           unavailable: false,
@@ -47,8 +51,11 @@ const results = await Promise.all(
       }
       return answers;
     }
+    if (mode === "default") {
+      return await limiter.check(subject, policy, { credits: { initial: 1_000 } });
+    }
     if (mode !== "credits") return await limiter.check(subject, policy);
-    const [result] = await store.check([credit]);
+    const [result] = await checkOnce(store, [credit]);
     return { allowed: result.allowed, unavailable: false, credits: result, policies: [] };
   }),
 ).then((all) => all.flat());
