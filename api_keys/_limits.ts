@@ -403,7 +403,11 @@ export class RequestLimits {
       : route === undefined
       ? base!.policies
       : compileRateLimitPolicies(picked.map(({ policy }) => policy));
-    const keySubject = counterSubjectOf("key", context.rateLimitKeyId ?? context.keyId);
+    // A rotation chain counts on its first key's windows, as it spends its balance.
+    const keySubject = counterSubjectOf(
+      "key",
+      context.rateLimitKeyId ?? credits?.balanceKeyId ?? context.keyId,
+    );
     const subjects = picked.map(({ shared }) =>
       shared ? counterSubjectOf("tenant", context.tenantId) : keySubject
     );

@@ -484,4 +484,32 @@ describe("closed on bugs, loud on mistakes (issue 40)", () => {
     }
     assert.equal(served, 3);
   });
+
+  it("a storage that keeps no rateLimitKeyId (PrismaApiKeyStorage today): a credited chain still shares its windows through balanceKeyId", async () => {
+    const storage = new InMemoryApiKeyStorage();
+    const insert = storage.insert.bind(storage);
+    const rotate = storage.rotate.bind(storage);
+    const strip = <T extends { rateLimitKeyId?: string }>(record: T): T => {
+      const { rateLimitKeyId: _, ...rest } = record;
+      return rest as T;
+    };
+    storage.insert = (record) => insert(strip(record));
+    storage.rotate = (rotation) => rotate({ ...rotation, newRecord: strip(rotation.newRecord) });
+    const { service } = setup({ storage });
+    const first = await service.create({
+      tenantId: "t1",
+      name: "ci",
+      scopes: READ_ORDERS,
+      rateLimits: [{ name: "minute", limit: 3, windowMs: 60_000 }],
+      credits: { remaining: 100 },
+    });
+    const second = await service.rotate(first.id);
+    let served = 0;
+    for (let i = 0; i < 3; i++) {
+      for (const { key } of [first, second]) {
+        served += await service.authorize(key).then(() => 1, () => 0);
+      }
+    }
+    assert.equal(served, 3);
+  });
 });
