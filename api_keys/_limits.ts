@@ -264,8 +264,12 @@ function routePolicies(
     if (base !== undefined && picked.length < names.length) {
       const missing = names.filter((name) => !picked.some(({ policy }) => policy.name === name));
       throw new TypeError(
-        `the route's rateLimits name ${missing.map((n) => `"${n}"`).join(", ")}, which key ${keyId} ` +
-          `does not have (its policies: ${keyPolicies.map(({ policy }) => policy.name).join(", ")})`,
+        `the route's rateLimits name ${
+          missing.map((n) => `"${n}"`).join(", ")
+        }, which key ${keyId} ` +
+          `does not have (its policies: ${
+            keyPolicies.map(({ policy }) => policy.name).join(", ")
+          })`,
       );
     }
     return picked;

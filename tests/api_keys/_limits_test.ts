@@ -218,7 +218,10 @@ describe("rate limits in authorize", () => {
       scopes: READ_ORDERS,
       credits: { remaining: 5 },
     });
-    assert.equal((await denial(service.authorize(funded.key))).code, "api_key_rate_limit_unavailable");
+    assert.equal(
+      (await denial(service.authorize(funded.key))).code,
+      "api_key_rate_limit_unavailable",
+    );
   });
 
   it("rateLimitResolver picks the policies per request; its failure follows onStoreError, a bad policy is an error", async () => {
@@ -243,7 +246,10 @@ describe("rate limits in authorize", () => {
         rateLimitResolver: () => [{ name: "BAD", limit: 1, windowMs: 1 }],
       });
       const made = await broken.create();
-      await assert.rejects(broken.service.authorize(made.key), /rateLimitResolver answered a bad policy/);
+      await assert.rejects(
+        broken.service.authorize(made.key),
+        /rateLimitResolver answered a bad policy/,
+      );
       const down = setup({
         onStoreError: "closed",
         rateLimitResolver: () => Promise.reject(new Error("plan lookup failed")),
@@ -437,7 +443,10 @@ describe("closed on bugs, loud on mistakes (issue 40)", () => {
     assert.match((error as Error).message, /"hourly"/);
     assert.match((error as Error).message, /burst/);
     const plain = await create();
-    assert.equal((await service.authorize(plain.key, { rateLimits: "hourly" })).rateLimitResults, undefined);
+    assert.equal(
+      (await service.authorize(plain.key, { rateLimits: "hourly" })).rateLimitResults,
+      undefined,
+    );
   });
 
   it("rateLimits false: the route counts no policy and spends no credits", async () => {
@@ -458,13 +467,19 @@ describe("closed on bugs, loud on mistakes (issue 40)", () => {
   });
 
   it("route costs are validated where declared: a safe integer 0..MAX_CREDITS", () => {
-    assert.throws(() => routeRateLimitOf(undefined, 2e15, "RateLimit"), /RateLimit: cost must be at most/);
+    assert.throws(
+      () => routeRateLimitOf(undefined, 2e15, "RateLimit"),
+      /RateLimit: cost must be at most/,
+    );
     assert.throws(() => routeRateLimitOf(undefined, -1, "RateLimit"), /RateLimit: cost/);
     assert.deepEqual(routeRateLimitOf(false, undefined, "RateLimit"), { rateLimits: false });
   });
 
   it("rateLimits on a key of a service without a limiter is a TypeError", async () => {
-    const service = new ApiKeysService({ peppers: { 1: PEPPER_1 }, storage: new InMemoryApiKeyStorage() });
+    const service = new ApiKeysService({
+      peppers: { 1: PEPPER_1 },
+      storage: new InMemoryApiKeyStorage(),
+    });
     await assert.rejects(
       service.create({ tenantId: "t1", name: "ci", scopes: READ_ORDERS, rateLimits: [BURST] }),
       (error: unknown) => error instanceof TypeError && /limiter/.test(error.message),

@@ -163,11 +163,13 @@ describe("Fetch: routes that must not spend, routes naming no policy (issue 40)"
       tenantOf: (request: Request) => getApiKeyContext(request)?.tenantId,
       canManage: () => true,
       policy: () => null,
-      csrf: false,
+      csrf: false as const,
     };
     const adminHandler = createApiKeysAdminFetchHandler({ ...adminOptions, prefix: "/admin" });
     const uncounted = authorize.protect(adminHandler as never);
-    const counted = authorize.require({ rateLimits: [{ name: "admin", limit: 9, windowMs: 60_000 }] })
+    const counted = authorize.require({
+      rateLimits: [{ name: "admin", limit: 9, windowMs: 60_000 }],
+    })
       .protect(adminHandler as never);
     const route = authorize.protect(() => new Response("ok"));
     const get = (handler: (request: Request) => Promise<Response | undefined>, path: string) =>
@@ -188,6 +190,9 @@ describe("Fetch: routes that must not spend, routes naming no policy (issue 40)"
       hourly(new Request("http://x/reports", { headers: { "x-api-key": key } })),
       TypeError,
     );
-    assert.ok(lines.some((line) => line.includes("GET /reports") && line.includes('"hourly"')), lines.join("\n"));
+    assert.ok(
+      lines.some((line) => line.includes("GET /reports") && line.includes('"hourly"')),
+      lines.join("\n"),
+    );
   });
 });

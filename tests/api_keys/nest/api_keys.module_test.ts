@@ -128,7 +128,9 @@ for (const platform of PLATFORMS) {
         /ApiKeysModuleOptions: unknown option `rateLimit`/,
       );
       await assert.rejects(
-        create(appModule(ApiKeysModule.forRootAsync({ useFactory: () => ({ ...unknown, foo: 1 }) }))),
+        create(
+          appModule(ApiKeysModule.forRootAsync({ useFactory: () => ({ ...unknown, foo: 1 }) })),
+        ),
         /ApiKeysModuleOptions: unknown options `rateLimit`, `foo`/,
       );
     });
@@ -240,7 +242,9 @@ describe("ApiKeysModule", () => {
       expiryNotices: { thresholdsMs: [86_400_000], intervalMs: 40 },
     });
     const soon = () => new Date(Date.now() + 3_600_000);
-    const before = await issue(new ApiKeysService(serviceOptionsOf(options)), { expiresAt: soon() });
+    const before = await issue(new ApiKeysService(serviceOptionsOf(options)), {
+      expiresAt: soon(),
+    });
     const expiring = () =>
       events.flatMap((event) => event.type === "api_key.expiring" ? [event.keyId] : []);
     const running = await boot(appModule(ApiKeysModule.forRoot(options)), "express");
@@ -251,7 +255,9 @@ describe("ApiKeysModule", () => {
       await eventually(() => expiring().includes(during.id));
       await running.close();
       closed = true;
-      const after = await issue(new ApiKeysService(serviceOptionsOf(options)), { expiresAt: soon() });
+      const after = await issue(new ApiKeysService(serviceOptionsOf(options)), {
+        expiresAt: soon(),
+      });
       await new Promise((resolve) => setTimeout(resolve, 150));
       assert.ok(!expiring().includes(after.id), "a run after the app closed");
       assert.deepEqual(expiring(), [before.id, during.id]);
@@ -569,7 +575,10 @@ describe("ApiKeysModule and the limiter's ready() (issue 40)", () => {
       store: storeWith(() => Promise.reject(new Error("ECONNREFUSED"))),
       logger: (line) => lines.push(line),
     });
-    const running = await boot(appModule(ApiKeysModule.forRoot(moduleOptions({ limiter }))), "express");
+    const running = await boot(
+      appModule(ApiKeysModule.forRoot(moduleOptions({ limiter }))),
+      "express",
+    );
     try {
       assert.equal(lines.filter((line) => line.includes("unavailable at start-up")).length, 1);
     } finally {

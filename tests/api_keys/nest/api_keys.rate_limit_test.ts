@@ -200,7 +200,9 @@ describe("routes that must not spend, routes naming no policy (issue 40)", () =>
         assert.equal((await running.request("/routes/hourly", { headers })).status, 500);
         assert.equal((await running.request("/routes", { headers })).status, 200);
         assert.ok(
-          lines.some((line) => line.includes("RoutesController.hourly") && line.includes('"hourly"')),
+          lines.some((line) =>
+            line.includes("RoutesController.hourly") && line.includes('"hourly"')
+          ),
           lines.join("\n"),
         );
       } finally {
