@@ -379,6 +379,40 @@ describe("listSummaries with credits", () => {
   });
 });
 
+describe("reads write nothing (issue 42)", () => {
+  it("listSummaries and rotate read balances with readCredits only, one call for many keys", async () => {
+    const memory = createMemoryRateLimitStore();
+    const calls: string[] = [];
+    const spy: RateLimitStore = {
+      name: "spy",
+      checkBatch: (checks) => (calls.push("checkBatch"), memory.checkBatch(checks)),
+      changeCredits: (counter, change, deadline) => (
+        calls.push("changeCredits"), memory.changeCredits(counter, change, deadline)
+      ),
+      readCredits: (
+        counters,
+      ) => (calls.push(`readCredits ${counters.length}`), memory.readCredits(counters)),
+    };
+    const { service } = creditService(new InMemoryApiKeyStorage(), spy);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      ids.push(
+        (await service.create({
+          tenantId: "t1",
+          name: `plan ${i}`,
+          scopes: READ_ORDERS,
+          credits: { remaining: 5 },
+        })).id,
+      );
+    }
+    calls.length = 0;
+    const summaries = await service.listSummaries("t1");
+    assert.deepEqual(summaries.map((s) => s.credits?.remaining), [5, 5, 5]);
+    await service.rotate(ids[0]);
+    assert.deepEqual(calls, ["readCredits 3", "readCredits 1"]);
+  });
+});
+
 describe("a credit store that hangs", () => {
   it("is given up after the limiter's timeoutMs: summaries show the stored balance, updateCredits rejects", async () => {
     const memory = createMemoryRateLimitStore();
