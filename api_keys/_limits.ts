@@ -261,8 +261,8 @@ function routePolicies(
   if (typeof route === "string" || typeof route[0] === "string") {
     const names = typeof route === "string" ? [route] : route as readonly string[];
     const picked = keyPolicies.filter(({ policy }) => names.includes(policy.name));
-    if (base !== undefined && picked.length < names.length) {
-      const missing = names.filter((name) => !picked.some(({ policy }) => policy.name === name));
+    const missing = names.filter((name) => !picked.some(({ policy }) => policy.name === name));
+    if (base !== undefined && missing.length > 0) {
       throw new TypeError(
         `the route's rateLimits name ${
           missing.map((n) => `"${n}"`).join(", ")

@@ -442,6 +442,8 @@ describe("closed on bugs, loud on mistakes (issue 40)", () => {
     assert.ok(error instanceof TypeError, `got ${error}`);
     assert.match((error as Error).message, /"hourly"/);
     assert.match((error as Error).message, /burst/);
+    const twice = await service.authorize(key, { rateLimits: ["burst", "burst"] });
+    assert.deepEqual(twice.rateLimitResults?.map((r) => r.name), ["burst"]);
     const plain = await create();
     assert.equal(
       (await service.authorize(plain.key, { rateLimits: "hourly" })).rateLimitResults,
