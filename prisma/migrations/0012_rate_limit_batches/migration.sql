@@ -14,7 +14,7 @@
 --   row with allowed NULL); else it is applied all or nothing, in memory, by
 --   the algorithm of rate_limit_check (docs/rate-limits.md). Each changed row
 --   and balance is written once at the end. A lock held elsewhere is waited
---   for until the batch's last deadline at most (`lock_timeout`, local to the
+--   for until the batch's last deadline at most (`lock_timeout`, at most 10 min, local to the
 --   statement's transaction; then it fails). The store no longer calls
 --   rate_limit_check (kept for what already calls it).
 -- * credit_change_before is credit_change of 0009 with a deadline, compared
@@ -68,8 +68,8 @@ DECLARE
   need BIGINT;
 BEGIN
   -- A lock held elsewhere (a stuck transaction) is waited for until the batch's last deadline at most.
-  PERFORM set_config('lock_timeout', greatest(1, (SELECT max(d) FROM unnest(p_deadlines) AS d)
-    - floor(extract(epoch FROM clock_timestamp()) * 1000)::BIGINT) || 'ms', true);
+  PERFORM set_config('lock_timeout', least(600000, greatest(1, (SELECT max(d) FROM unnest(p_deadlines) AS d)
+    - floor(extract(epoch FROM clock_timestamp()) * 1000)::BIGINT)) || 'ms', true);
   INSERT INTO rate_limit_counters (subject, name, expires_at)
     SELECT s, nm, now() FROM unnest(r_subjects, r_names) AS u(s, nm) ORDER BY s, nm
     ON CONFLICT (subject, name) DO NOTHING;
@@ -219,8 +219,8 @@ CREATE FUNCTION credit_change_before(
   OUT applied BOOLEAN, OUT remaining BIGINT, OUT reset_ms BIGINT, OUT now_ms BIGINT
 ) LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
-  PERFORM set_config('lock_timeout',
-    greatest(1, p_deadline - floor(extract(epoch FROM clock_timestamp()) * 1000)::BIGINT) || 'ms', true);
+  PERFORM set_config('lock_timeout', least(600000,
+    greatest(1, p_deadline - floor(extract(epoch FROM clock_timestamp()) * 1000)::BIGINT)) || 'ms', true);
   PERFORM credit_lock(ARRAY[p_subject], ARRAY[p_name], ARRAY[p_initial], ARRAY[p_initial_at]);
   now_ms := floor(extract(epoch FROM clock_timestamp()) * 1000)::BIGINT;
   applied := now_ms <= p_deadline;
