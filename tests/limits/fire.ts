@@ -7,7 +7,8 @@
  * spending a balance of 10 refilled to 50 every 3 s until 1 s past the next
  * boundary; with `default`, checks of a limiter with default options, each
  * spending 1 of a balance of 1,000 too) at that time, and prints
- * `{"allowed":N,"unavailable":N,"client":"<version loaded>","least":N}`
+ * `{"allowed":N,"unavailable":N,"timeouts":N,"client":"<version loaded>","least":N}`
+ * (`timeouts`: answers of the failure policy for want of a reply in time)
  * (`least`: the lowest `remaining` answered).
  *
  *   deno run -A tests/limits/fire.ts <postgres|redis> <subject> <count> <version> [credits|refill|default]
@@ -24,9 +25,17 @@ const limiter = mode === "default"
   : createRateLimiter({ store, timeoutMs: 30_000, logger: () => {} });
 const policy = [{ name: "exact", limit: 100, windowMs: 60_000 }];
 await limiter.ready();
-// Warms every connection of the pool (the limiter would batch these into one call).
+// Warms every connection of the pool (the limiter would batch these into one call), credits too
+// (PostgreSQL compiles each function once per connection).
 const warm = { kind: "window" as const, subject: `${subject}:warm`, ...policy[0], cost: 0 };
-await Promise.all(Array.from({ length: 5 }, () => checkOnce(store, [warm])));
+const warmCredit = {
+  kind: "credit" as const,
+  subject: warm.subject,
+  name: "c",
+  cost: 0,
+  initial: 1,
+};
+await Promise.all(Array.from({ length: 5 }, () => checkOnce(store, [warm, warmCredit])));
 console.log("ready");
 const go = await new Promise<string>((resolve) => process.stdin.once("data", resolve));
 process.stdin.pause();
@@ -64,6 +73,7 @@ const answered = results.filter((r) => !r.unavailable);
 console.log(JSON.stringify({
   allowed: results.filter((r) => r.allowed).length,
   unavailable: results.length - answered.length,
+  timeouts: results.filter((r) => "reason" in r && r.reason === "timeout").length,
   client: loadClient(kind === "redis" ? "redis" : "pg", version).version,
   least: Math.min(...answered.map((r) => r.credits?.remaining ?? r.policies[0].remaining)),
 }));
