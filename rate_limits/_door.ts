@@ -108,9 +108,9 @@ export function assertCounterResult(
 
 /** A check or another store call waiting for, or in, a store call. */
 interface Entry {
-  /** The store's deadline. */
-  readonly deadline: number;
-  /** When the limiter answers without the store. */
+  /** Last moment to send it, `performance.now()` ms (the store's deadline). */
+  readonly sendBy: number;
+  /** When the limiter answers without the store, `performance.now()` ms. */
   readonly answerAt: number;
   /** A check's counters (absent for another call). */
   readonly counters?: readonly RateLimitCounter[];
@@ -126,8 +126,8 @@ export interface StoreDoor {
   /** What the store is called in lines and errors. */
   readonly storeName: string;
   /**
-   * Checks `counters` (a check started at `startMs`, `Date.now()`): their
-   * answers, or `Unanswered`. Synchronous with `checkNow`. Throws (or rejects
+   * Checks `counters` (a check started at `startMs`, `performance.now()`):
+   * their answers, or `Unanswered`. Synchronous with `checkNow`. Throws (or rejects
    * with) a `TypeError` for a store bug or a malformed reply.
    */
   check(
@@ -155,7 +155,7 @@ export interface StoreDoor {
  * import { createStoreDoor } from "./_door.ts";
  * import { createMemoryRateLimitStore } from "./memory_store.ts";
  * const door = createStoreDoor(createMemoryRateLimitStore(), 1_000);
- * door.check([{ kind: "window", subject: "k", name: "api", limit: 2, windowMs: 1_000, cost: 1 }], Date.now());
+ * door.check([{ kind: "window", subject: "k", name: "api", limit: 2, windowMs: 1_000, cost: 1 }], performance.now());
  * ```
  */
 export function createStoreDoor(
@@ -186,7 +186,7 @@ export function createStoreDoor(
 
   /** Answers the queued entries past their deadline, then arms the queue's one timer for the next. */
   const expireQueued = (now: number) => {
-    while (head < queue.length && (queue[head].done || now >= queue[head].deadline)) {
+    while (head < queue.length && (queue[head].done || now >= queue[head].sendBy)) {
       finish(queue[head++], TIMED_OUT);
     }
     if (head === queue.length) {
@@ -200,7 +200,7 @@ export function createStoreDoor(
       queue.splice(0, head);
       head = 0;
     }
-    const at = queue[head].deadline;
+    const at = queue[head].sendBy;
     if (timer !== undefined && timerAt <= at) return;
     clearTimeout(timer);
     timerAt = at;
@@ -233,12 +233,16 @@ export function createStoreDoor(
   const send = (batch: Entry[]) => {
     inFlight++;
     const sentAt = performance.now();
+    // Deadlines on the wall clock now, from the monotonic time left: a stepped
+    // clock neither hangs a check nor lets a store apply it after its answer.
+    const wall = Date.now() - sentAt;
+    const deadline = (entry: Entry) => Math.floor(wall + entry.sendBy);
     let call: Promise<unknown>;
     try {
       const first = batch[0];
       call = Promise.resolve(
-        first.run !== undefined ? first.run(first.deadline) : store.checkBatch(
-          batch.map((e): StoreCheck => ({ counters: e.counters!, deadline: e.deadline })),
+        first.run !== undefined ? first.run(deadline(first)) : store.checkBatch(
+          batch.map((e): StoreCheck => ({ counters: e.counters!, deadline: deadline(e) })),
         ),
       );
     } catch (error) {
@@ -246,7 +250,7 @@ export function createStoreDoor(
     }
     let late: ReturnType<typeof setTimeout> | undefined;
     const expire = () => {
-      const now = Date.now();
+      const now = performance.now();
       let next = Infinity;
       for (const entry of batch) {
         if (entry.done) continue;
@@ -255,7 +259,7 @@ export function createStoreDoor(
       }
       late = next === Infinity ? undefined : setTimeout(expire, next - now);
     };
-    late = setTimeout(expire, Math.max(0, batch[0].answerAt - Date.now()));
+    late = setTimeout(expire, Math.max(0, batch[0].answerAt - performance.now()));
     call.then(
       (answer) => deliver(batch, answer),
       (error) => {
@@ -276,13 +280,13 @@ export function createStoreDoor(
   /** Sends what the free slots take, in order: a run of checks as one batch, another call alone. */
   function pump() {
     scheduled = false;
-    const now = Date.now();
+    const now = performance.now();
     expireQueued(now);
     while (inFlight < MAX_IN_FLIGHT && head < queue.length) {
       const batch: Entry[] = [];
       while (head < queue.length && batch.length < MAX_BATCH) {
         const entry = queue[head];
-        if (entry.done || now >= entry.deadline) {
+        if (entry.done || now >= entry.sendBy) {
           finish(queue[head++], TIMED_OUT);
           continue;
         }
@@ -301,7 +305,7 @@ export function createStoreDoor(
   ): Promise<unknown> =>
     new Promise((resolve, reject) => {
       queue.push({
-        deadline: startMs + timeoutMs - margin,
+        sendBy: startMs + timeoutMs - margin,
         answerAt: startMs + timeoutMs,
         ...part,
         done: false,

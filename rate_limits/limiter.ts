@@ -337,6 +337,8 @@ function assertStore(store: unknown): RateLimitStore {
     : has("query")
     ? "this is a PostgreSQL pool or client: pass createPostgresRateLimitStore({ pool }) from " +
       '"./rate-limits/postgres"'
+    : has("check") && typeof s.onStoreError === "string"
+    ? "this is a rate limiter: pass the limiter itself where one is taken, or its store"
     : has("check")
     ? "it has check(counters) of the old contract: implement checkBatch (docs/rate-limits.md, Stores)"
     : "it has no checkBatch";
@@ -455,7 +457,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
 
   /** `run` through the door within `timeoutMs`; an Error naming the store when unanswered. */
   const call = async <T>(what: string, run: (deadline: number) => Promise<T | null>) => {
-    const answer = await door.call(run, Date.now());
+    const answer = await door.call(run, performance.now());
     if (answer instanceof Unanswered) throw unansweredError(storeName, what, answer, timeoutMs);
     return answer;
   };
@@ -465,7 +467,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     store,
     async ready() {
       if (typeof store.ready !== "function") return;
-      const answer = await door.call(() => store.ready!().then(() => true), Date.now());
+      const answer = await door.call(() => store.ready!().then(() => true), performance.now());
       if (!(answer instanceof Unanswered)) return;
       const cause = answer.cause as Error | undefined;
       const why = answer.reason === "timeout"
@@ -477,7 +479,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       );
     },
     async check(subject, policies, checkOptions = {}) {
-      const start = Date.now();
+      const start = performance.now();
       assertSubject(subject);
       const { credits } = checkOptions;
       const compiled = credits !== undefined && Array.isArray(policies) && policies.length === 0

@@ -13,6 +13,7 @@ import type {
   WindowCounter,
 } from "./store.ts";
 import { assertCount } from "./policy.ts";
+import { assertKnownOptions } from "./_options.ts";
 import { assertCreditChange, MAX_CREDITS, settleBalance } from "./credits.ts";
 
 /** Options of `createMemoryRateLimitStore`. */
@@ -115,6 +116,7 @@ interface Balance {
 export function createMemoryRateLimitStore(
   options: MemoryRateLimitStoreOptions = {},
 ): MemoryRateLimitStore {
+  assertKnownOptions(options, ["maxCounters", "now"], "createMemoryRateLimitStore");
   const maxCounters = assertCount(options.maxCounters ?? 100_000, 1, "maxCounters");
   const clock = options.now ?? Date.now;
   const logs = new Map<string, Log>();

@@ -31,7 +31,7 @@ describe("createStoreDoor", () => {
     store.requestDelayMs = 5;
     const door = createStoreDoor(store, 30_000);
     const answers = await Promise.all(
-      Array.from({ length: 3_000 }, () => door.check([window("hot", 1_000)], Date.now())),
+      Array.from({ length: 3_000 }, () => door.check([window("hot", 1_000)], performance.now())),
     );
     assert.equal(answers.filter((a) => !(a instanceof Unanswered) && a[0].allowed).length, 1_000);
     assert.ok(answers.every((a) => !(a instanceof Unanswered)), "no answer by the failure policy");
@@ -52,7 +52,7 @@ describe("createStoreDoor", () => {
     let answers: Answer[];
     try {
       answers = await Promise.all(
-        Array.from({ length: 10_000 }, () => door.check([window("hot")], Date.now())),
+        Array.from({ length: 10_000 }, () => door.check([window("hot")], performance.now())),
       );
     } finally {
       globalThis.setTimeout = timers;
@@ -66,7 +66,7 @@ describe("createStoreDoor", () => {
     await until(() => store.pending === 0);
     assert.equal(store.appliedAt.size, 0, "nothing applied after the answers");
     assert.equal(store.inner.checkNow([{ ...window("hot"), cost: 0 }])[0].remaining, 1_000_000);
-    const after = await door.check([window("hot")], Date.now());
+    const after = await door.check([window("hot")], performance.now());
     assert.ok(!(after instanceof Unanswered) && after[0].remaining === 1_000_000 - 1);
   });
 
@@ -74,7 +74,7 @@ describe("createStoreDoor", () => {
     const late = new FakeRemoteStore();
     late.requestDelayMs = 200;
     const door = createStoreDoor(late, 100);
-    assert.ok(await door.check([window("a")], Date.now()) instanceof Unanswered);
+    assert.ok(await door.check([window("a")], performance.now()) instanceof Unanswered);
     await until(() => late.pending === 0);
     assert.equal(late.appliedAt.size, 0);
 
@@ -83,7 +83,7 @@ describe("createStoreDoor", () => {
     const answered = new Map<string, number>();
     const other = createStoreDoor(slowReply, 100);
     await Promise.all(Array.from({ length: 50 }, async (_, i) => {
-      const answer = await other.check([window(`s${i}`)], Date.now());
+      const answer = await other.check([window(`s${i}`)], performance.now());
       assert.ok(answer instanceof Unanswered && answer.reason === "timeout");
       answered.set(`s${i}`, Date.now());
     }));
@@ -93,7 +93,7 @@ describe("createStoreDoor", () => {
     }
   });
 
-  it("sends each check's deadline a margin before its answer: timeoutMs / 10, at most 100 ms", async () => {
+  it("sends each check's deadline (wall clock, computed when sent from the monotonic time left) a margin before its answer: timeoutMs / 10, at most 100 ms", async () => {
     assert.deepEqual([replyMarginMs(1), replyMarginMs(50), replyMarginMs(5_000)], [0, 5, 100]);
     const deadlines: number[] = [];
     const store: RateLimitStore = {
@@ -104,16 +104,39 @@ describe("createStoreDoor", () => {
           results: checks.map(() => [{ allowed: true, remaining: 0, resetMs: 0 }]),
         })),
     };
-    const start = Date.now();
-    await createStoreDoor(store, 1_000).check([window("a")], start);
-    assert.deepEqual(deadlines, [start + 1_000 - 100]);
+    const before = Date.now();
+    await createStoreDoor(store, 1_000).check([window("a")], performance.now());
+    const after = Date.now();
+    assert.equal(deadlines.length, 1);
+    assert.ok(deadlines[0] >= before + 899 && deadlines[0] <= after + 900, String(deadlines));
+  });
+
+  it("a wall clock stepped back an hour neither hangs a check nor gives the store a later deadline", async () => {
+    const deadlines: number[] = [];
+    const store: RateLimitStore = {
+      checkBatch: (
+        checks,
+      ) => (deadlines.push(...checks.map((c) => c.deadline)), new Promise(() => {})),
+    };
+    const real = Date.now;
+    const started = performance.now();
+    try {
+      const door = createStoreDoor(store, 100);
+      const pending = door.check([window("a")], performance.now());
+      Date.now = () => real() - 3_600_000;
+      assert.ok((await pending) instanceof Unanswered);
+    } finally {
+      Date.now = real;
+    }
+    assert.ok(performance.now() - started < 2_000);
+    assert.ok(deadlines[0] < real() - 3_000_000, "the deadline follows the stepped clock");
   });
 
   it("a null result is answered by the failure policy (timeout)", async () => {
     const store: RateLimitStore = {
       checkBatch: (checks) => Promise.resolve({ results: checks.map(() => null) }),
     };
-    const answer = await createStoreDoor(store, 1_000).check([window("a")], Date.now());
+    const answer = await createStoreDoor(store, 1_000).check([window("a")], performance.now());
     assert.ok(answer instanceof Unanswered && answer.reason === "timeout");
   });
 
@@ -122,7 +145,7 @@ describe("createStoreDoor", () => {
       name: "redis",
       checkBatch: () => Promise.reject(new Error("ECONNREFUSED")),
     };
-    const failed = await createStoreDoor(down, 1_000).check([window("a")], Date.now());
+    const failed = await createStoreDoor(down, 1_000).check([window("a")], performance.now());
     assert.ok(failed instanceof Unanswered && failed.reason === "error");
     assert.equal((failed.cause as Error).message, "ECONNREFUSED");
     const bugs: [RateLimitStore, RegExp][] = [
@@ -148,7 +171,7 @@ describe("createStoreDoor", () => {
     ];
     for (const [store, message] of bugs) {
       await assert.rejects(
-        Promise.resolve(createStoreDoor(store, 1_000).check([window("a")], Date.now())),
+        Promise.resolve(createStoreDoor(store, 1_000).check([window("a")], performance.now())),
         (error: Error) => error instanceof TypeError && message.test(error.message),
       );
     }
@@ -164,7 +187,7 @@ describe("createStoreDoor", () => {
         checkBatch: () => Promise.reject(new Error("not this")),
         checkNow: () => [{ allowed: true, remaining: 1, resetMs: 0 }],
       };
-      const answer = createStoreDoor(ok, 1_000).check([window("a")], Date.now());
+      const answer = createStoreDoor(ok, 1_000).check([window("a")], performance.now());
       assert.deepEqual(answer, [{ allowed: true, remaining: 1, resetMs: 0 }]);
       const down: RateLimitStore = {
         checkBatch: () => Promise.reject(new Error("not this")),
@@ -173,11 +196,11 @@ describe("createStoreDoor", () => {
         },
       };
       assert.ok(
-        createStoreDoor(down, 1_000).check([window("a")], Date.now()) instanceof Unanswered,
+        createStoreDoor(down, 1_000).check([window("a")], performance.now()) instanceof Unanswered,
       );
       const buggy: RateLimitStore = { ...down, checkNow: () => [] };
       assert.throws(
-        () => createStoreDoor(buggy, 1_000).check([window("a")], Date.now()),
+        () => createStoreDoor(buggy, 1_000).check([window("a")], performance.now()),
         /malformed/,
       );
     } finally {
@@ -196,10 +219,11 @@ describe("createStoreDoor", () => {
       door.call((deadline) => {
         deadlines.push(deadline);
         return store.readCredits([]);
-      }, start)));
+      }, performance.now())));
     assert.ok(answers.every((a) => a instanceof Unanswered && a.reason === "timeout"));
     assert.ok(store.maxPending <= MAX_IN_FLIGHT);
-    assert.ok(deadlines.every((d) => d === start + 100 - 10));
+    assert.equal(deadlines.length, MAX_IN_FLIGHT, "the others left the queue unsent");
+    assert.ok(deadlines.every((d) => d >= start + 89 && d <= start + 100), String(deadlines));
     store.resume();
     await until(() => store.pending === 0);
   });

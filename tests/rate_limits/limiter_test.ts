@@ -89,6 +89,7 @@ describe("createRateLimiter", () => {
         /PostgreSQL pool or client: pass createPostgresRateLimitStore/,
       ],
       [{ check() {} }, /check\(counters\) of the old contract: implement checkBatch/],
+      [createRateLimiter(quiet), /this is a rate limiter/],
       [{}, /no checkBatch/],
       [null, /must be a rate-limit store/],
     ];
@@ -226,6 +227,30 @@ describe("createRateLimiter", () => {
         (error: Error) => error instanceof TypeError && message.test(error.message),
       );
     }
+  });
+
+  it("defaults stay exact under a burst: 4 limiters over one remote store × 1,000 concurrent checks of one key admit the limit, none by the failure policy, credits spent = admitted", async () => {
+    const store = new FakeRemoteStore();
+    store.requestDelayMs = 2;
+    const policy = { name: "api", limit: 100, windowMs: 60_000 };
+    const credits = { initial: 150 };
+    const results = (await Promise.all(Array.from({ length: 4 }, () => {
+      const limiter = createRateLimiter({ ...quiet, store });
+      return Promise.all(
+        Array.from({ length: 1_000 }, () => limiter.check("key", [policy], { credits })),
+      );
+    }))).flat();
+    assert.equal(results.filter((r) => r.outcome !== "store").length, 0);
+    assert.equal(results.filter((r) => r.allowed).length, 100);
+    const [balance] = await store.inner.readCredits([{
+      kind: "credit",
+      subject: "key",
+      name: "credits",
+      cost: 0,
+      initial: 150,
+    }]);
+    assert.equal(balance?.remaining, 50);
+    assert.ok(store.calls <= 40, `${store.calls} store calls for 4,000 checks`);
   });
 
   it("closed with credits: a check the store got past its deadline is refused and spends nothing, also later", async () => {

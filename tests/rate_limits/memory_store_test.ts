@@ -23,6 +23,13 @@ const counter = (subject: string, cost = 1, limit = 2, windowMs = 1_000) => ({
 });
 
 describe("createMemoryRateLimitStore", () => {
+  it("refuses unknown options naming them", () => {
+    assert.throws(
+      () => createMemoryRateLimitStore({ maxCounter: 5 } as never),
+      /createMemoryRateLimitStore: unknown option `maxCounter`/,
+    );
+  });
+
   it("answers as the reference sliding log on a fake clock (cost, cost 0, all or nothing)", () => {
     fc.assert(
       fc.property(commands, (script) => {
