@@ -75,9 +75,9 @@ export interface PostgresRateLimitStore extends RateLimitStore {
 
 const BATCH_SQL = "SELECT check_no, allowed, remaining::float8 AS remaining, " +
   "reset_ms::float8 AS reset_ms, now_ms::float8 AS now_ms FROM rate_limit_batch($1::bigint[], " +
-  "$2::int[], $3::int[], $4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::bigint[], " +
-  "$9::text[], $10::text[], $11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[], " +
-  "$15::bigint[], $16::int[])";
+  "$2::int[], $3::int[], $4::text[], $5::text[], $6::int[], $7::bigint[], $8::bigint[], " +
+  "$9::bigint[], $10::text[], $11::text[], $12::bigint[], $13::bigint[], $14::bigint[], " +
+  "$15::bigint[], $16::int[], $17::int[], $18::bigint[])";
 const CHANGE_SQL =
   "SELECT applied, remaining::float8 AS remaining, reset_ms::float8 AS reset_ms, " +
   "now_ms::float8 AS now_ms FROM credit_change_before($1::bigint, $2, $3, $4::bigint, $5::bigint, " +
@@ -95,6 +95,22 @@ const MIGRATIONS: [string, string[]][] = [
 ];
 const READY_SQL = "SELECT array_agg(DISTINCT proname::text) AS found FROM pg_proc " +
   "WHERE proname = ANY($1::text[]) AND pg_function_is_visible(oid)";
+
+/**
+ * The distinct (subject, name) of `counters` (the first of each), and per
+ * counter the 1-based index of its own.
+ */
+function distinct<T extends { subject: string; name: string }>(counters: readonly T[]) {
+  const index = new Map<string, number>();
+  const list: T[] = [];
+  const of = counters.map((c) => {
+    const key = `${c.subject}\u0000${c.name}`;
+    let i = index.get(key);
+    if (i === undefined) index.set(key, i = list.push(c));
+    return i;
+  });
+  return { list, of };
+}
 
 /**
  * Creates the PostgreSQL store. Throws a `TypeError` without a `pool`.
@@ -137,34 +153,38 @@ export function createPostgresRateLimitStore(
       const split = checks.map(({ counters }) => byKind(counters));
       const windows = split.flatMap((k) => k.windows);
       const credits = split.flatMap((k) => k.credits);
-      const refills = credits.map((c) => refillParams(c.refill));
+      const rows = distinct(windows);
+      const balances = distinct(credits);
+      const refills = balances.list.map((c) => refillParams(c.refill));
       const until = Math.max(...checks.map((c) => c.deadline)) + SETTLE_MS;
-      const rows = await run(BATCH_SQL, [
+      const answer = await run(BATCH_SQL, [
         deadlines,
         split.map((k) => k.windows.length),
         split.map((k) => k.credits.length),
-        windows.map((c) => c.subject),
-        windows.map((c) => c.name),
+        rows.list.map((c) => c.subject),
+        rows.list.map((c) => c.name),
+        rows.of,
         windows.map((c) => c.limit),
         windows.map((c) => c.windowMs),
         windows.map((c) => c.cost),
-        credits.map((c) => c.subject),
-        credits.map((c) => c.name),
-        credits.map((c) => c.cost),
-        credits.map((c) => c.initial),
-        credits.map((c) => c.initialAt ?? null),
+        balances.list.map((c) => c.subject),
+        balances.list.map((c) => c.name),
+        balances.list.map((c) => c.initial),
+        balances.list.map((c) => c.initialAt ?? null),
         ...[0, 1, 2].map((i) => refills.map((r) => r[i])),
+        balances.of,
+        credits.map((c) => c.cost),
       ], until);
       let at = 0;
       const results = split.map((kinds, q) => {
-        const first = rows[at];
+        const first = answer[at];
         if (first?.allowed === null && Number(first.check_no) === q + 1) {
           at++;
           return null;
         }
         const answers: CounterResult[] = [];
         for (let i = 0; i < checks[q].counters.length; i++, at++) {
-          const row = rows[at];
+          const row = answer[at];
           if (Number(row?.check_no) !== q + 1) {
             throw new TypeError("rate_limit_batch answered an unexpected row");
           }
@@ -176,7 +196,7 @@ export function createPostgresRateLimitStore(
         }
         return kinds.inOrder(answers);
       });
-      if (at !== rows.length) throw new TypeError("rate_limit_batch answered an unexpected row");
+      if (at !== answer.length) throw new TypeError("rate_limit_batch answered an unexpected row");
       return { results };
     },
     async changeCredits(counter: CreditCounter, change, deadline) {

@@ -97,6 +97,7 @@ async function fire(
     ...JSON.parse(out.trim()) as {
       allowed: number;
       unavailable: number;
+      timeouts: number;
       client: string;
       least: number;
     },
@@ -165,9 +166,9 @@ describe("store processes", { skip: ready.length === 0 }, () => {
         const answers = await fire(kind, subject, nodeTree, 1_000, "default");
         console.log(
           `${kind}: default options, allowed per process ${
-            answers.map((a) => `${a.runtime} ${a.allowed} (failure policy ${a.unavailable})`).join(
-              ", ",
-            )
+            answers.map((a) =>
+              `${a.runtime} ${a.allowed} (failure policy ${a.unavailable}, late ${a.timeouts})`
+            ).join(", ")
           }`,
         );
         assert.deepEqual(answers.map((a) => a.unavailable), [0, 0, 0, 0]);
