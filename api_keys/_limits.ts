@@ -18,6 +18,7 @@ import { sha256 } from "@noble/hashes/sha2";
 import { bytesToHex } from "@noble/hashes/utils";
 import { MAX_CREDITS } from "../rate_limits/credits.ts";
 import { apiKeyError, ApiKeyValidationError } from "./errors.ts";
+import { redactApiKeys } from "./key_format.ts";
 import { warnOnce } from "./_sinks.ts";
 import type { ApiKeyCreditsExhaustedEvent, ApiKeyCreditsLowEvent } from "./events.ts";
 import type {
@@ -324,6 +325,34 @@ export function routeRateLimitOf(
 function bug(where: string, cause: unknown): TypeError {
   const message = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
   return new TypeError(`${where}: ${message}`, { cause });
+}
+
+/** Most distinct lines a `bugReporter` remembers (a line seen is not logged again). */
+const MAX_BUG_LINES = 100;
+
+/**
+ * Logs each distinct line of a bug (a route naming a policy a key lacks, a
+ * resolver's bad policy) once through `log`, redacted, so a broken route
+ * answering 500 on every request does not flood the log. Never throws.
+ *
+ * @example
+ * ```ts
+ * import { bugReporter } from "./_limits.ts";
+ * const report = bugReporter(console.error);
+ * report("GET /reports: the route's rateLimits name \"hourly\", which key k1 does not have");
+ * ```
+ */
+export function bugReporter(log: (line: string) => void): (line: string) => void {
+  const seen = new Set<string>();
+  return (line) => {
+    if (seen.has(line) || seen.size >= MAX_BUG_LINES) return;
+    seen.add(line);
+    try {
+      log(redactApiKeys(line));
+    } catch {
+      // the log itself failed: nothing left to tell
+    }
+  };
 }
 
 /** Most `creditThresholds`. */

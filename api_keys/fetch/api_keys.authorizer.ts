@@ -11,9 +11,8 @@ import { ApiKeyError, ApiKeyStorageError } from "../errors.ts";
 import { requiredEnvironmentOf, requiredScopeOf } from "../_route_requirements.ts";
 import type { ApiKeysService } from "../service.ts";
 import { failureLine } from "../_sinks.ts";
-import { redactApiKeys } from "../key_format.ts";
 import { isThenable, resolveClientIp } from "../ip_allowlist.ts";
-import { rateLimitHeaders, routeRateLimitOf } from "../_limits.ts";
+import { bugReporter, rateLimitHeaders, routeRateLimitOf } from "../_limits.ts";
 import type {
   ApiKeyContext,
   ApiKeyRateLimitPolicy,
@@ -358,6 +357,9 @@ export function createApiKeyAuthorizer(
     return apiKeyErrorResponse(error);
   };
 
+  /** Logs each distinct bug line once (a broken route fails every request alike). */
+  const reportBug = bugReporter(log);
+
   const build = (requirements: Readonly<ApiKeyRequirements>): ApiKeyAuthorizer => {
     const authorizeWith = async (
       route: Readonly<ApiKeyRequirements>,
@@ -376,7 +378,7 @@ export function createApiKeyAuthorizer(
       } catch (error) {
         if (error instanceof TypeError) {
           // A bug (a route naming a policy the key lacks, a resolver's bad policy): the server's 500.
-          log(redactApiKeys(`api-keys: ${request.method} ${pathOf(request)}: ${error.message}`));
+          reportBug(`api-keys: ${request.method} ${pathOf(request)}: ${error.message}`);
         }
         throw error;
       }
