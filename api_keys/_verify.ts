@@ -62,6 +62,7 @@ function freezeContext(record: Readonly<ApiKeyRecord>): ApiKeyContext {
     context.allowedIpCidrs = Object.freeze([...record.allowedIpCidrs]) as string[];
   }
   if (record.rateLimits !== undefined) context.rateLimits = keyRateLimits(record.rateLimits);
+  if (record.rateLimitKeyId !== undefined) context.rateLimitKeyId = record.rateLimitKeyId;
   if (record.credits !== undefined) context.credits = Object.freeze({ ...record.credits });
   return Object.freeze(context);
 }

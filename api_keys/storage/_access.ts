@@ -204,6 +204,7 @@ const RECORD_FIELDS:
     ["layout", (value) => value === undefined || isString(value), "absent or a string"],
     ["allowedIpCidrs", (value) => value === undefined || isStringArray(value), "absent or strings"],
     ["rateLimits", isStoredRateLimits, "absent or a list of rate-limit policies"],
+    ["rateLimitKeyId", (value) => value === undefined || isString(value), "absent or a string"],
     ["credits", isStoredCredits, "absent or credits with a valid updatedAt"],
     ["lastUsedAt", isDateOrNull, "a valid Date or null"],
     ["expiresAt", isDateOrNull, "a valid Date or null"],

@@ -224,7 +224,8 @@ function creditsColumn(credits: ApiKeyCredits): Record<string, unknown> {
  * older model lacks it), `layout`, `rateLimits` and `credits` only with their capability.
  */
 function toRow(record: ApiKeyRecord, storage: ApiKeyStorage): Record<string, unknown> {
-  const { hashScheme, layout, rateLimits, credits, ...fields } = record;
+  // rateLimitKeyId has no column yet: a rotated key counts on its own windows here.
+  const { hashScheme, layout, rateLimits, rateLimitKeyId: _, credits, ...fields } = record;
   const row: Record<string, unknown> = {
     ...fields,
     allowedIpCidrs: [...(record.allowedIpCidrs ?? [])],

@@ -157,7 +157,7 @@ describe("credits in authorize", () => {
   });
 
   it("store failure: open passes without spending, closed refuses api_key_rate_limit_unavailable", async () => {
-    const failing: RateLimitStore = { check: () => Promise.reject(new Error("down")) };
+    const failing: RateLimitStore = { checkBatch: () => Promise.reject(new Error("down")) };
     for (const onStoreError of ["open", "closed"] as const) {
       const { service, storage } = setup({ store: failing, onStoreError });
       const { key } = await creditedKey(service, storage, { remaining: 1 });

@@ -525,7 +525,9 @@ describe("the two flows over one settings object", () => {
     const rotated = await manage.rotate(created.id, { createdBy: "alice" });
     const [first, second] = await manage.list("t");
     assert.deepEqual([first.id, second.id], [created.id, rotated.id]);
-    assert.deepEqual(Object.keys(second).sort(), Object.keys(first).sort());
+    // The successor also names the chain's window counters (rateLimitKeyId).
+    assert.deepEqual(Object.keys(second).sort(), [...Object.keys(first), "rateLimitKeyId"].sort());
+    assert.equal(second.rateLimitKeyId, first.id);
     for (const field of ["tenantId", "name", "environment", "scopes", "allowedIpCidrs"] as const) {
       assert.deepEqual(second[field], first[field], field);
     }
