@@ -79,6 +79,7 @@ export {
 } from "./errors.ts";
 export type {
   ApiKeyAuthFailedEvent,
+  ApiKeyAuthorizationDeniedEvent,
   ApiKeyAuthorizationMetric,
   ApiKeyAuthorizationOutcome,
   ApiKeyCreatedEvent,

@@ -744,9 +744,13 @@ describe("VerifyFlow: seed 0.4 authorization contracts", () => {
     await rejection(service.authorize(breakChecksum(key)));
     const denied = events.filter((e) => e.type === "api_key.authorization_denied");
     assert.deepEqual(denied, [
-      { type: "api_key.authorization_denied", at: new Date(clocks.now), code: "api_key_ip_not_allowed" },
+      {
+        type: "api_key.authorization_denied",
+        at: new Date(clocks.now),
+        code: "api_key_ip_not_allowed",
+      },
       { type: "api_key.authorization_denied", at: new Date(clocks.now), code: "api_key_missing" },
-      { type: "api_key.authorization_denied", at: new Date(clocks.now), code: "api_key_invalid" },
+      { type: "api_key.authorization_denied", at: new Date(clocks.now), code: "api_key_malformed" },
     ]);
     assert.equal(events.filter((e) => e.type === "api_key.auth_failed").length, 3);
     events.length = 0;

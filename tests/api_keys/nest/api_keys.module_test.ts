@@ -457,7 +457,7 @@ for (const platform of PLATFORMS) {
         const rotated = await running.service.rotate(created.id, { gracePeriodMs: MINUTE });
         await running.service.revoke(rotated.id);
         await running.request("/orders", { headers: withKey(rotated.key) }); // revoked
-        await eventually(() => events.length >= 9);
+        await eventually(() => events.length >= 13);
         const ofType = (type: string) => events.filter((event) => event.type === type);
 
         assert.deepEqual(events.map((event) => event.type).sort(), [
@@ -465,6 +465,10 @@ for (const platform of PLATFORMS) {
           "api_key.auth_failed",
           "api_key.auth_failed",
           "api_key.auth_failed",
+          "api_key.authorization_denied",
+          "api_key.authorization_denied",
+          "api_key.authorization_denied",
+          "api_key.authorization_denied",
           "api_key.created",
           "api_key.created",
           "api_key.revoked",
