@@ -10,6 +10,7 @@ export {
   type ApiKeyRotationWait,
   type ApiKeyStorage,
   type ApiKeyStorageCapability,
+  type ApiKeyStorageRotateResult,
   type ListExpiringApiKeysOptions,
 } from "./types.ts";
 export { InMemoryApiKeyStorage } from "./in_memory.ts";
@@ -24,6 +25,7 @@ export {
 } from "./prisma.ts";
 export {
   type ApiKeyStorageFactory,
+  ApiKeyStorageContractError,
   type RegisterStorageTest,
   runApiKeyStorageContract,
 } from "./contract.ts";
