@@ -99,7 +99,10 @@ async function notRotatable(promise: Promise<unknown>, label: string): Promise<v
     answer = await promise;
   } catch (error) {
     answer = (error as { code?: unknown })?.code;
-    check(answer === "api_key_not_rotatable", `${label}: expected api_key_not_rotatable, got ${String(answer)}`);
+    check(
+      answer === "api_key_not_rotatable",
+      `${label}: expected api_key_not_rotatable, got ${String(answer)}`,
+    );
     return;
   }
   check(answer === "not_rotatable", `${label}: expected "not_rotatable", got ${String(answer)}`);

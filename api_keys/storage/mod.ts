@@ -24,8 +24,8 @@ export {
   type PrismaUsageClient,
 } from "./prisma.ts";
 export {
-  type ApiKeyStorageFactory,
   ApiKeyStorageContractError,
+  type ApiKeyStorageFactory,
   type RegisterStorageTest,
   runApiKeyStorageContract,
 } from "./contract.ts";

@@ -278,11 +278,12 @@ describe("optional storage capabilities of the bundled adapters", () => {
 });
 
 describe("seed 0.4: the rotate answer", () => {
-  const bundled = () => [
-    new InMemoryApiKeyStorage(),
-    new PrismaApiKeyStorage(fakePrismaClient()),
-    new PrismaApiKeyStorage(fakePrismaClient({ transactions: false })),
-  ] as ApiKeyStorage[];
+  const bundled = () =>
+    [
+      new InMemoryApiKeyStorage(),
+      new PrismaApiKeyStorage(fakePrismaClient()),
+      new PrismaApiKeyStorage(fakePrismaClient({ transactions: false })),
+    ] as ApiKeyStorage[];
 
   it("the bundled storages answer 'rotated', then 'not_rotatable' leaving nothing usable", async () => {
     for (const storage of bundled()) {
