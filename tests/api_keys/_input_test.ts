@@ -22,6 +22,48 @@ function field(run: () => unknown): string {
   throw new Error("expected an ApiKeyValidationError");
 }
 
+/** The code of the `ApiKeyValidationError` thrown by `run`. */
+function codeOf(run: () => unknown): string {
+  try {
+    run();
+  } catch (error) {
+    assert.ok(error instanceof ApiKeyValidationError);
+    return error.code;
+  }
+  throw new Error("expected an ApiKeyValidationError");
+}
+
+describe("seed 0.4: bad dates and durations are api_key_invalid_time", () => {
+  it("answers api_key_invalid_time for a bad expiresAt, gracePeriodMs or maxWaitMs, and api_key_invalid_input for the rest", () => {
+    const base = { tenantId: "t", name: "n", scopes: SCOPES };
+    const now = new Date("2030-01-01T00:00:00.000Z");
+    for (const expiresAt of [new Date(NaN), new Date(MAX_API_KEY_INSTANT_MS + 1), "2031-01-01"]) {
+      assert.equal(
+        codeOf(() => validateCreateInput({ ...base, expiresAt } as never)),
+        "api_key_invalid_time",
+      );
+    }
+    for (const gracePeriodMs of [-1, NaN, Infinity, "60000", 1e16]) {
+      assert.equal(
+        codeOf(() => validateRotateInput({ gracePeriodMs } as never, now)),
+        "api_key_invalid_time",
+      );
+    }
+    assert.equal(
+      codeOf(() => validateRotateInput({ graceStarts: "first-use", maxWaitMs: -1 }, now)),
+      "api_key_invalid_time",
+    );
+    assert.equal(codeOf(() => validateCreateInput({ ...base, name: "" })), "api_key_invalid_input");
+    assert.equal(
+      codeOf(() => validateRotateInput({ maxWaitMs: 1000 }, now)),
+      "api_key_invalid_input",
+      "maxWaitMs without first-use is a wrong combination, not a bad duration",
+    );
+    assert.equal(new ApiKeyValidationError("x", "y").code, "api_key_invalid_input");
+    assert.equal(new ApiKeyValidationError("x", "y", "api_key_invalid_time").code, "api_key_invalid_time");
+  });
+});
+
 describe("input validation", () => {
   it("bounds every instant and duration by 9999-12-31T23:59:59.999Z", () => {
     assert.equal(new Date(MAX_API_KEY_INSTANT_MS).toISOString(), "9999-12-31T23:59:59.999Z");

@@ -351,7 +351,7 @@ describe("durations and instants are bounded", () => {
     ) {
       const error = await rejection(service.rotate(id, { gracePeriodMs } as never));
       assert.ok(error instanceof ApiKeyValidationError, String(gracePeriodMs));
-      assert.equal(error.code, "api_key_invalid_input");
+      assert.equal(error.code, "api_key_invalid_time");
       assert.equal(error.field, "gracePeriodMs");
     }
     assert.deepEqual(await storage.findById(id), before, "nothing written");
