@@ -92,13 +92,18 @@ export function fail(field: string, problem: string): never {
   throw new ApiKeyValidationError(field, problem);
 }
 
+/** Throws the `ApiKeyValidationError` of a bad date or duration `field` (`api_key_invalid_time`). */
+export function failTime(field: string, problem: string): never {
+  throw new ApiKeyValidationError(field, problem, "api_key_invalid_time");
+}
+
 /**
  * Returns `value` when it is a duration from `fromMs` (see `durationProblem`);
- * otherwise throws `ApiKeyValidationError` naming `field`.
+ * otherwise throws `ApiKeyValidationError` (`api_key_invalid_time`) naming `field`.
  */
 export function requireDuration(value: unknown, field: string, fromMs: number): number {
   const problem = durationProblem(value, fromMs);
-  if (problem !== undefined) fail(field, problem);
+  if (problem !== undefined) failTime(field, problem);
   return value as number;
 }
 
@@ -119,10 +124,10 @@ function validName(value: unknown): string {
 function validExpiry(value: unknown): Date | null | undefined {
   if (value === undefined || value === null) return value;
   if (!(value instanceof Date) || Number.isNaN(value.getTime())) {
-    fail("expiresAt", "must be a valid Date or null");
+    failTime("expiresAt", "must be a valid Date or null");
   }
   const problem = instantProblem(value.getTime());
-  if (problem !== undefined) fail("expiresAt", problem);
+  if (problem !== undefined) failTime("expiresAt", problem);
   return value;
 }
 

@@ -60,7 +60,10 @@ describe("seed 0.4: bad dates and durations are api_key_invalid_time", () => {
       "maxWaitMs without first-use is a wrong combination, not a bad duration",
     );
     assert.equal(new ApiKeyValidationError("x", "y").code, "api_key_invalid_input");
-    assert.equal(new ApiKeyValidationError("x", "y", "api_key_invalid_time").code, "api_key_invalid_time");
+    assert.equal(
+      new ApiKeyValidationError("x", "y", "api_key_invalid_time").code,
+      "api_key_invalid_time",
+    );
   });
 });
 
