@@ -67,6 +67,18 @@ describe("seed 0.4: bad dates and durations are api_key_invalid_time", () => {
   });
 });
 
+describe("seed 0.4: tenant ids are bounded at create", () => {
+  it("refuses a tenant id with surrounding whitespace or over 255 UTF-16 units, naming tenantId", () => {
+    const base = { name: "n", scopes: SCOPES };
+    for (const tenantId of [" t1 ", "t1 ", "\tt1", "t".repeat(256), "😀".repeat(128), ""]) {
+      assert.equal(field(() => validateCreateInput({ ...base, tenantId })), "tenantId", tenantId);
+    }
+    for (const tenantId of ["t", "t".repeat(255), "a b", "😀".repeat(127)]) {
+      assert.equal(validateCreateInput({ ...base, tenantId }).tenantId, tenantId);
+    }
+  });
+});
+
 describe("input validation", () => {
   it("bounds every instant and duration by 9999-12-31T23:59:59.999Z", () => {
     assert.equal(new Date(MAX_API_KEY_INSTANT_MS).toISOString(), "9999-12-31T23:59:59.999Z");

@@ -793,3 +793,21 @@ describe("VerifyFlow: seed 0.4 authorization contracts", () => {
     }
   });
 });
+
+describe("seed 0.4: tenant ids already stored keep verifying", () => {
+  it("verifies and authorizes a stored key whose tenant id create would now refuse", async () => {
+    for (const tenantId of [" legacy tenant ", "t".repeat(300)]) {
+      const inner = new InMemoryApiKeyStorage();
+      const storage = overrideStorage(inner, {
+        findByPrefix: async (prefix: string) => {
+          const record = await inner.findByPrefix(prefix);
+          return record === null ? null : { ...record, tenantId };
+        },
+      });
+      const { service } = makeService({ storage, cache: false });
+      const { key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+      assert.equal((await service.verify(key)).tenantId, tenantId);
+      assert.equal((await service.authorize(key)).tenantId, tenantId);
+    }
+  });
+});
