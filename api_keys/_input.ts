@@ -113,6 +113,22 @@ export function requireNonEmptyString(value: unknown, field: string): string {
   return value;
 }
 
+/** Longest tenant id of a new key, in UTF-16 units (seed 0.4). */
+const MAX_TENANT_ID_LENGTH = 255;
+
+/**
+ * A new key's tenant id: 1 to 255 UTF-16 units without surrounding
+ * whitespace. Ids already stored are not checked again (they keep verifying).
+ */
+function validTenantId(value: unknown): string {
+  const tenantId = requireNonEmptyString(value, "tenantId");
+  if (tenantId.trim() !== tenantId) fail("tenantId", "must not start or end with whitespace");
+  if (tenantId.length > MAX_TENANT_ID_LENGTH) {
+    fail("tenantId", `must be at most ${MAX_TENANT_ID_LENGTH} UTF-16 code units`);
+  }
+  return tenantId;
+}
+
 function validName(value: unknown): string {
   const name = requireNonEmptyString(value, "name");
   if (name.length > MAX_API_KEY_NAME_LENGTH) {
@@ -147,7 +163,7 @@ function validCidrs(value: unknown): string[] {
 /** Validates a create input. */
 export function validateCreateInput(input: CreateApiKeyInput): ValidCreateInput {
   if (typeof input !== "object" || input === null) fail("input", "must be an object");
-  const tenantId = requireNonEmptyString(input.tenantId, "tenantId");
+  const tenantId = validTenantId(input.tenantId);
   const name = validName(input.name);
   if (!Array.isArray(input.scopes) || input.scopes.length === 0) {
     fail("scopes", "must contain at least one scope");
