@@ -244,8 +244,11 @@ describe("seed 0.15: createSafeException(catalog)", () => {
       message: "Taken",
       details: { field: "email" },
     });
-    // @ts-expect-error: not a key of the catalog
-    assert.throws(() => new AppException("NOPE"), /createSafeException: `NOPE` is not in the catalog/);
+    assert.throws(
+      // @ts-expect-error: not a key of the catalog
+      () => new AppException("NOPE"),
+      /createSafeException: `NOPE` is not in the catalog/,
+    );
     assert.throws(
       () => createSafeException({ USER_NOT_FOUND: { status: 404, message: "x" } } as never),
       /createSafeException: the catalog must be made by defineErrors\(\)/,

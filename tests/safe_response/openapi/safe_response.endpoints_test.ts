@@ -47,7 +47,10 @@ describe("safe_response.endpoints", () => {
       console.warn = warn;
     }
     assert.equal(warnings.length, 1);
-    assert.match(warnings[0], /SafeEndpoint: `errorFormat` \("problem"\) and `problemDetails` \(false\) disagree; `errorFormat` wins/);
+    assert.match(
+      warnings[0],
+      /SafeEndpoint: `errorFormat` \("problem"\) and `problemDetails` \(false\) disagree; `errorFormat` wins/,
+    );
     assert.throws(
       // @ts-expect-error: not a format
       () => SafeCursorPaginatedEndpoint(Dto, { errorFormat: "json" }),
