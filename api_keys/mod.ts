@@ -42,6 +42,7 @@ export {
   type ApiKeyRateLimitPolicy,
   type ApiKeyRateLimitResult,
   type ApiKeyRecord,
+  type ApiKeyRecordInput,
   type ApiKeyStatus,
   type ApiKeySummary,
   type ApiKeySummaryCredits,

@@ -7,7 +7,7 @@
  */
 import { StorageAccess } from "./_access.ts";
 import type { ApiKeyStorage } from "./types.ts";
-import type { ApiKeyRecord } from "../types.ts";
+import type { ApiKeyRecord, ApiKeyRecordInput } from "../types.ts";
 import { API_KEY_USAGE_REFUSALS, type ApiKeyUsageRow } from "../usage.ts";
 
 /** Registers one named test case. */
@@ -43,7 +43,11 @@ function time(date: Date | null | undefined): number | null {
   return date instanceof Date ? date.getTime() : null;
 }
 
-function sameRecord(actual: ApiKeyRecord | null, expected: ApiKeyRecord, label: string): void {
+function sameRecord(
+  actual: ApiKeyRecordInput | null,
+  expected: ApiKeyRecordInput,
+  label: string,
+): void {
   check(actual !== null, `${label}: record not found`);
   const a = actual!;
   for (
@@ -55,12 +59,15 @@ function sameRecord(actual: ApiKeyRecord | null, expected: ApiKeyRecord, label: 
       "prefix",
       "hash",
       "pepperVersion",
-      "replacedByKeyId",
       "createdBy",
     ] as const
   ) {
     check(a[field] === expected[field], `${label}: field ${field} differs`);
   }
+  check(
+    (a.replacedByKeyId ?? null) === (expected.replacedByKeyId ?? null),
+    `${label}: field replacedByKeyId differs`,
+  );
   for (const field of ["lastUsedAt", "expiresAt", "revokedAt", "rotatedAt", "createdAt"] as const) {
     check(time(a[field]) === time(expected[field]), `${label}: field ${field} differs`);
   }
@@ -215,16 +222,16 @@ export function runApiKeyStorageContract(
     sameRecord(listed.find((r) => r.id === legacy.id) ?? null, legacy, "listed hashScheme");
   });
 
-  test("a record without rotatedAt and replacedByKeyId (0.1's shape) reads them as null", async () => {
+  test("a record without rotatedAt and replacedByKeyId (0.1's shape) reads them as null or absent", async () => {
     const storage = await factory();
     const { rotatedAt: _, replacedByKeyId: __, ...older } = sampleRecord();
-    await storage.insert(older as ApiKeyRecord);
+    await storage.insert(older);
     const record = { ...older, rotatedAt: null, replacedByKeyId: null };
     const listed = await storage.listByTenant(record.tenantId);
     const reads = [await storage.findById(record.id), await storage.findByPrefix(record.prefix)];
     for (const read of [...reads, listed.find((r) => r.id === record.id) ?? null]) {
       check(
-        read?.rotatedAt === null && read.replacedByKeyId === null,
+        (read?.rotatedAt ?? null) === null && (read?.replacedByKeyId ?? null) === null,
         "absent fields read as null",
       );
       sameRecord(read, record, "a record of 0.1's shape");
@@ -387,7 +394,7 @@ export function runApiKeyStorageContract(
     const current = sampleRecord();
     await storage.insert(legacy);
     await storage.insert(current);
-    const layouts = (records: (ApiKeyRecord | null)[]) => records.map((r) => r?.layout);
+    const layouts = (records: (ApiKeyRecordInput | null)[]) => records.map((r) => r?.layout);
     const listed = await storage.listByTenant(legacy.tenantId, { includeRevoked: true });
     check(
       JSON.stringify(layouts([
@@ -419,7 +426,7 @@ export function runApiKeyStorageContract(
       { name: "day", limit: 5_000, windowMs: 86_400_000, cost: 2, sharedBy: "tenant" as const },
     ];
     // Field by field: a JSON column may reorder an object's keys.
-    const shape = (record: ApiKeyRecord | null | undefined) =>
+    const shape = (record: ApiKeyRecordInput | null | undefined) =>
       JSON.stringify(
         record?.rateLimits?.map((p) => [p.name, p.limit, p.windowMs, p.cost, p.sharedBy]),
       );
@@ -460,7 +467,7 @@ export function runApiKeyStorageContract(
     check(typeof storage.setCredits === "function", "storesCredits comes with setCredits");
     const access = new StorageAccess(storage, 5_000, "storage");
     // Field by field: a JSON column may reorder an object's keys.
-    const shape = (record: ApiKeyRecord | null | undefined) => {
+    const shape = (record: ApiKeyRecordInput | null | undefined) => {
       const c = record?.credits;
       return c === undefined ? undefined : JSON.stringify([
         c.remaining,

@@ -18,6 +18,7 @@ import type {
   ApiKeyHashCount,
   ApiKeyHashReplacement,
   ApiKeyRecord,
+  ApiKeyRecordInput,
   ListApiKeysOptions,
   RotateApiKeyStorageInput,
 } from "../types.ts";
@@ -105,7 +106,7 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
   }
 
   /** Stores a copy of `record` as read (`readApiKeyRecord`: absent nullable fields as null). */
-  #add(given: ApiKeyRecord): void {
+  #add(given: ApiKeyRecordInput): void {
     const record = readApiKeyRecord(given);
     if (this.#byId.has(record.id)) throw new Error("duplicate API key id");
     if (this.#idByPrefix.has(record.prefix)) throw new Error("duplicate API key prefix");
@@ -126,7 +127,7 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
    * Inserts a record; rejects on a duplicate id or prefix, and with a
    * `TypeError` naming the field for a malformed record.
    */
-  insert(record: ApiKeyRecord): Promise<void> {
+  insert(record: ApiKeyRecordInput): Promise<void> {
     try {
       this.#add(record);
       return Promise.resolve();

@@ -23,6 +23,7 @@ import type {
   ApiKeyHashCount,
   ApiKeyHashReplacement,
   ApiKeyRecord,
+  ApiKeyRecordInput,
   ListApiKeysOptions,
   RotateApiKeyStorageInput,
 } from "../types.ts";
@@ -210,7 +211,7 @@ function creditsColumn(credits: ApiKeyCredits): Record<string, unknown> {
  * A row to create: `hashScheme` written only when it is not the default (an
  * older model lacks it), `layout`, `rateLimits` and `credits` only with their capability.
  */
-function toRow(record: ApiKeyRecord, storage: ApiKeyStorage): Record<string, unknown> {
+function toRow(record: ApiKeyRecordInput, storage: ApiKeyStorage): Record<string, unknown> {
   const { hashScheme, layout, rateLimits, credits, ...fields } = record;
   const row: Record<string, unknown> = {
     ...fields,
@@ -412,7 +413,7 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
   }
 
   /** Inserts a record. */
-  async insert(record: ApiKeyRecord): Promise<void> {
+  async insert(record: ApiKeyRecordInput): Promise<void> {
     await this.#client.apiKey.create({ data: toRow(record, this) });
   }
 

@@ -9,6 +9,7 @@ import type {
   ApiKeyHashCount,
   ApiKeyHashReplacement,
   ApiKeyRecord,
+  ApiKeyRecordInput,
   ListApiKeysOptions,
   RotateApiKeyStorageInput,
 } from "../types.ts";
@@ -16,7 +17,9 @@ import type { ApiKeyUsageBucket, ApiKeyUsageReadQuery, ApiKeyUsageRow } from "..
 
 /**
  * Where API-key records live. The spec's seven operations are required; a
- * storage with only these works with every feature of the service. Adapters
+ * storage with only these works with every feature of the service. Records
+ * go in and come out as `ApiKeyRecordInput`, so a storage written for 0.1's
+ * record shape (no `rotatedAt`, `replacedByKeyId`) fits; absent fields read as `null`. Adapters
  * need not validate records: the service checks each one it reads (a
  * malformed one is an `ApiKeyStorageError`; an invalid `expiresAt` reads as
  * expired).
@@ -27,11 +30,11 @@ import type { ApiKeyUsageBucket, ApiKeyUsageReadQuery, ApiKeyUsageRow } from "..
  */
 export interface ApiKeyStorage {
   /** Inserts a new record (ids and prefixes are unique). */
-  insert(record: ApiKeyRecord): Promise<void>;
+  insert(record: ApiKeyRecordInput): Promise<void>;
   /** Finds a record by id. */
-  findById(id: string): Promise<ApiKeyRecord | null>;
+  findById(id: string): Promise<ApiKeyRecordInput | null>;
   /** Finds a record by public prefix, revoked, expired or rotated ones included. */
-  findByPrefix(prefix: string): Promise<ApiKeyRecord | null>;
+  findByPrefix(prefix: string): Promise<ApiKeyRecordInput | null>;
   /**
    * Capability: `findByPrefix`, synchronous and never throwing (in-process
    * storage). It may return the stored object, which callers never mutate (so
@@ -43,7 +46,7 @@ export interface ApiKeyStorage {
    * A tenant's records, newest first (`createdAt` descending, then `id`
    * ascending); revoked ones only with `includeRevoked`.
    */
-  listByTenant(tenantId: string, options?: ListApiKeysOptions): Promise<ApiKeyRecord[]>;
+  listByTenant(tenantId: string, options?: ListApiKeysOptions): Promise<ApiKeyRecordInput[]>;
   /** Sets `revokedAt`; an unknown id throws `ApiKeyOperationError("api_key_record_not_found")`. */
   markRevoked(id: string, revokedAt: Date): Promise<void>;
   /**

@@ -35,7 +35,7 @@ async function settle(): Promise<void> {
 }
 
 async function expiryOf(
-  storage: { findById(id: string): Promise<ApiKeyRecord | null> },
+  storage: { findById(id: string): Promise<{ expiresAt: Date | null } | null> },
   id: string,
 ) {
   return (await storage.findById(id))!.expiresAt?.getTime();

@@ -420,7 +420,13 @@ describe("a stored expiresAt that is not a valid date counts as expired", () => 
     const old = (await storage.findById(id))!;
     await storage.rotate({
       oldKeyId: id,
-      newRecord: { ...old, id: "replacement", prefix: "ReplacementP" },
+      newRecord: {
+        ...old,
+        id: "replacement",
+        prefix: "ReplacementP",
+        rotatedAt: null,
+        replacedByKeyId: null,
+      },
       oldExpiresAt: new Date(NaN),
       rotatedAt: new Date(clocks.now),
     });

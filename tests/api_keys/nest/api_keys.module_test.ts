@@ -480,7 +480,10 @@ for (const platform of PLATFORMS) {
           .prefix;
         assert.ok(created.key.includes(prefix));
         assert.deepEqual(
-          ofType("api_key.used").map((e) => [(e as { keyId: string }).keyId, e.tenantId]),
+          ofType("api_key.used").map((e) => {
+            const used = e as { keyId: string; tenantId: string };
+            return [used.keyId, used.tenantId];
+          }),
           [[created.id, "tenant-ev"]],
         );
         const failed = ofType("api_key.auth_failed") as Extract<
