@@ -7,7 +7,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
-  type ApiKeyRecord,
   ApiKeysService,
   ApiKeyValidationError,
   InMemoryApiKeyStorage,
