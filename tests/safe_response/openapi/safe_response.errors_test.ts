@@ -31,6 +31,11 @@ describe("safe_response.errors", () => {
       error: { code: "CONFLICT", message: "Conflict" },
     });
     assert.equal(responsesOf(ApiSafeErrorResponse(404))["404"].description, "Not Found");
+    // docs/migration.md: the one line that restores 0.14's description
+    const restored = responsesOf(
+      ApiSafeErrorResponse(404, { description: "Error response (404)" }),
+    );
+    assert.equal(restored["404"].description, "Error response (404)");
   });
 
   it("documents problem details as application/problem+json", () => {
