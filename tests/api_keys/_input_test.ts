@@ -12,26 +12,19 @@ import {
 
 const SCOPES = [{ resource: "orders", level: "read" as const }];
 
-function field(run: () => unknown): string {
+/** The `ApiKeyValidationError` thrown by `run`. */
+function refusal(run: () => unknown): ApiKeyValidationError {
   try {
     run();
   } catch (error) {
     assert.ok(error instanceof ApiKeyValidationError);
-    return error.field;
+    return error;
   }
   throw new Error("expected an ApiKeyValidationError");
 }
 
-/** The code of the `ApiKeyValidationError` thrown by `run`. */
-function codeOf(run: () => unknown): string {
-  try {
-    run();
-  } catch (error) {
-    assert.ok(error instanceof ApiKeyValidationError);
-    return error.code;
-  }
-  throw new Error("expected an ApiKeyValidationError");
-}
+const field = (run: () => unknown): string => refusal(run).field;
+const codeOf = (run: () => unknown): string => refusal(run).code;
 
 describe("seed 0.4: bad dates and durations are api_key_invalid_time", () => {
   it("answers api_key_invalid_time for a bad expiresAt, gracePeriodMs or maxWaitMs, and api_key_invalid_input for the rest", () => {

@@ -12,6 +12,7 @@ import {
   runApiKeyStorageContract,
 } from "../../../api_keys/storage/contract.ts";
 import { fakeKeyedDelegate, fakePrismaClient, fakeUsageClient } from "../fake_prisma.ts";
+import { storedRecord } from "../stored_record.ts";
 
 describe("storage contract: InMemoryApiKeyStorage", () => {
   runApiKeyStorageContract(() => new InMemoryApiKeyStorage(), it);
@@ -287,23 +288,7 @@ describe("seed 0.4: the rotate answer", () => {
 
   it("the bundled storages answer 'rotated', then 'not_rotatable' leaving nothing usable", async () => {
     for (const storage of bundled()) {
-      const old = {
-        id: "old-1",
-        tenantId: "t1",
-        name: "k",
-        environment: "live",
-        prefix: "OldPrefix001",
-        hash: "A".repeat(43),
-        pepperVersion: 1,
-        scopes: ["orders:read"],
-        lastUsedAt: null,
-        expiresAt: null,
-        revokedAt: null,
-        rotatedAt: null,
-        replacedByKeyId: null,
-        createdBy: null,
-        createdAt: new Date("2030-01-01T00:00:00.000Z"),
-      } satisfies ApiKeyRecord;
+      const old = storedRecord({ id: "old-1", prefix: "OldPrefix001" });
       await storage.insert(old);
       const input = (n: number): RotateApiKeyStorageInput => ({
         oldKeyId: old.id,
@@ -315,7 +300,7 @@ describe("seed 0.4: the rotate answer", () => {
       assert.equal(await storage.rotate(input(2)), "not_rotatable");
       const loser = await storage.findById("new-2");
       assert.ok(loser === null || loser.revokedAt !== null, "the losing record is not usable");
-      assert.equal(await storage.rotateForTenant!("t1", input(3)), "not_rotatable");
+      assert.equal(await storage.rotateForTenant!(old.tenantId, input(3)), "not_rotatable");
     }
   });
 
