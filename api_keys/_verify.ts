@@ -42,7 +42,8 @@ interface KnownKey {
  * What a verify records of itself: `"use"` a client's use (the metric, failure reports,
  * `lastUsedAt`, a rotation's first use, a hash upgrade, the cache fill); `"use+event"` that and
  * `api_key.used`; `"check"` a use whose request `authorize` then checks (it writes
- * `lastUsedAt` and counts the usage outcome); `"nothing"` for a leak report (the same verification work, no trace of a use).
+ * `lastUsedAt` and counts the usage outcome); `"nothing"` for a leak report (the same
+ * verification work, no trace of a use).
  */
 type Recording = "use" | "use+event" | "check" | "nothing";
 
