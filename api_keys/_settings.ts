@@ -289,7 +289,7 @@ export function compileSettings(options: unknown): Settings {
   const onAuthFailed = f.onAuthFailed;
   const authFailedFailed = warnOnce("onAuthFailed");
   const clock = f.clock ?? (() => new Date());
-  const emitEvent = createDispatcher(f.onEvent, f.onEventError, "onEvent");
+  const emitEvent = createDispatcher(f.onEvent, f.onEventError, "onEvent", true);
   return Object.freeze({
     namespace: f.namespace ?? DEFAULT_API_KEY_NAMESPACE,
     layouts,

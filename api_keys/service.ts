@@ -198,7 +198,10 @@ export class ApiKeysService {
     return this.#manage.revoke(id);
   }
 
-  /** A tenant's keys by `createdAt`, then `id`; revoked ones only with `includeRevoked`. */
+  /**
+   * A tenant's keys newest first (`createdAt` descending, then `id`); revoked
+   * ones only with `includeRevoked`.
+   */
   list(tenantId: string, options?: ListApiKeysOptions): Promise<ApiKeyRecord[]> {
     return this.#manage.list(tenantId, options);
   }

@@ -167,6 +167,18 @@ export interface ApiKeyRecord {
 }
 
 /**
+ * A record as code written for `@nestarc/api-keys` 0.1 builds one: `rotatedAt`
+ * and `replacedByKeyId` (added later) may be absent and then read as `null`.
+ * What `ApiKeyStorage.insert` takes and its lookups may answer.
+ */
+export type ApiKeyRecordInput = Omit<ApiKeyRecord, "rotatedAt" | "replacedByKeyId"> & {
+  /** When it was rotated; absent reads as `null`. */
+  rotatedAt?: Date | null;
+  /** Id of the key that replaced it; absent reads as `null`. */
+  replacedByKeyId?: string | null;
+};
+
+/**
  * The condition of a key at an instant: `revoked` wins, then `expired`
  * (`expiresAt` reached; a rotated key once its grace ended), then `rotating`
  * (a rotated key still in its grace), else `active`.

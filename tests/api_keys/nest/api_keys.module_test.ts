@@ -487,7 +487,7 @@ for (const platform of PLATFORMS) {
         const rotated = await running.service.rotate(created.id, { gracePeriodMs: MINUTE });
         await running.service.revoke(rotated.id);
         await running.request("/orders", { headers: withKey(rotated.key) }); // revoked
-        await eventually(() => events.length >= 9);
+        await eventually(() => events.length >= 13);
         const ofType = (type: string) => events.filter((event) => event.type === type);
 
         assert.deepEqual(events.map((event) => event.type).sort(), [
@@ -495,6 +495,10 @@ for (const platform of PLATFORMS) {
           "api_key.auth_failed",
           "api_key.auth_failed",
           "api_key.auth_failed",
+          "api_key.authorization_denied",
+          "api_key.authorization_denied",
+          "api_key.authorization_denied",
+          "api_key.authorization_denied",
           "api_key.created",
           "api_key.created",
           "api_key.revoked",
@@ -506,7 +510,10 @@ for (const platform of PLATFORMS) {
           .prefix;
         assert.ok(created.key.includes(prefix));
         assert.deepEqual(
-          ofType("api_key.used").map((e) => [(e as { keyId: string }).keyId, e.tenantId]),
+          ofType("api_key.used").map((e) => {
+            const used = e as { keyId: string; tenantId: string };
+            return [used.keyId, used.tenantId];
+          }),
           [[created.id, "tenant-ev"]],
         );
         const failed = ofType("api_key.auth_failed") as Extract<
