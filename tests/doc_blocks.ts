@@ -6,7 +6,8 @@
  *
  * @module
  */
-import { spawnSync } from "node:child_process";
+import { type ChildProcess, spawnSync } from "node:child_process";
+import { type AddressInfo, createServer } from "node:net";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -33,7 +34,9 @@ export function pages(): string[] {
  * is in docs/development.md, "Code blocks in the docs"):
  * `<!-- example: NAME -->` names a block, `<!-- continues: NAME -->` checks a fragment after the
  * example (or the reader's context in `CONTEXTS`) it continues, `<!-- run -->` also runs
- * it, `<!-- serve -->` starts it on a free `PORT` until it answers HTTP, `<!-- services -->`
+ * it, `<!-- serve -->` starts it on a free `PORT` until it answers HTTP, `<!-- node -->` does the
+ * same on Node, compiled in the ESM Express apps of the consumer matrix from the packed npm build
+ * (tests/consumers/run.ts), `<!-- services -->`
  * runs it where PostgreSQL and Redis are (`DATABASE_URL`, `REDIS_URL`), `<!-- install -->` exempts an install command while the package is unpublished; `;` joins
  * several.
  */
@@ -46,6 +49,7 @@ export interface CodeBlock {
   continues?: string;
   run: boolean;
   serve: boolean;
+  node: boolean;
   services: boolean;
   install: boolean;
   problems: string[];
@@ -164,11 +168,12 @@ export function directivesOf(
   comment: string,
 ): Pick<
   CodeBlock,
-  "example" | "continues" | "run" | "serve" | "services" | "install" | "problems"
+  "example" | "continues" | "run" | "serve" | "node" | "services" | "install" | "problems"
 > {
   const found: ReturnType<typeof directivesOf> = {
     run: false,
     serve: false,
+    node: false,
     services: false,
     install: false,
     problems: [],
@@ -178,8 +183,8 @@ export function directivesOf(
   for (const part of inner[1].split(";").map((text) => text.trim())) {
     const named = /^(example|continues):\s*([\w-]+)$/.exec(part);
     if (named !== null) found[named[1] as "example" | "continues"] = named[2];
-    else if (["run", "serve", "services", "install"].includes(part)) {
-      found[part as "run" | "serve" | "services" | "install"] = true;
+    else if (["run", "serve", "node", "services", "install"].includes(part)) {
+      found[part as "run" | "serve" | "node" | "services" | "install"] = true;
     } else found.problems.push(`unknown directive "${part}"`);
   }
   return found;
@@ -273,6 +278,34 @@ export function mapToDocs(output: string, origins: Map<string, string[]>): strin
 
 /** The environment the run blocks see: the pepper the guides read (32 bytes), nothing secret. */
 export const RUN_ENV = { API_KEY_PEPPER_V1: "docs-test-pepper-0123456789abcdefghij" };
+
+/** A TCP port free a moment ago on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** The status of the first HTTP answer of `url`, polled until `child` exits or `ms` pass. */
+export async function firstAnswer(
+  url: string,
+  child: ChildProcess,
+  ms: number,
+): Promise<number | undefined> {
+  const deadline = performance.now() + ms;
+  while (performance.now() < deadline && child.exitCode === null) {
+    try {
+      const response = await fetch(url, { signal: AbortSignal.timeout(5_000) });
+      await response.body?.cancel();
+      return response.status;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+  return undefined;
+}
 
 /** Writes `block` (with what it continues) to a temporary file and runs it with `deno run`. */
 export function runBlock(

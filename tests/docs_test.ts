@@ -18,8 +18,7 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, normalize } from "node:path";
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { type AddressInfo, createServer } from "node:net";
+import { spawn, spawnSync } from "node:child_process";
 import process from "node:process";
 import { STYLES } from "../client/elements/_styles.ts";
 import {
@@ -29,6 +28,8 @@ import {
   directivesOf,
   fileNameOf,
   FILES,
+  firstAnswer,
+  freePort,
   mapToDocs,
   pages,
   programOf,
@@ -104,34 +105,6 @@ function linkProblem(page: string, target: string): string | undefined {
   return anchorsOf(file).has(anchor) ? undefined : `${file} has no heading #${anchor}`;
 }
 
-/** A TCP port free a moment ago on 127.0.0.1. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-/** The status of the first HTTP answer of `url`, polled until `child` exits or `ms` pass. */
-async function firstAnswer(
-  url: string,
-  child: ChildProcess,
-  ms: number,
-): Promise<number | undefined> {
-  const deadline = performance.now() + ms;
-  while (performance.now() < deadline && child.exitCode === null) {
-    try {
-      const response = await fetch(url, { signal: AbortSignal.timeout(5_000) });
-      await response.body?.cancel();
-      return response.status;
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-  }
-  return undefined;
-}
-
 describe("the manual", () => {
   it(`README.md has at most ${README_MAX_LINES} lines`, () => {
     const lines = read("README.md").replace(/\n$/, "").split("\n").length;
@@ -201,10 +174,12 @@ describe("the code blocks", () => {
       }
       const typed = TYPESCRIPT.has(block.lang);
       if (
-        !typed && (block.run || block.serve || block.services || block.example || block.continues)
+        !typed &&
+        (block.run || block.serve || block.node || block.services || block.example ||
+          block.continues)
       ) {
         problems.push(
-          `${at}: example, continues, run, serve and services are for TypeScript blocks`,
+          `${at}: example, continues, run, serve, node and services are for TypeScript blocks`,
         );
       }
       if (block.continues && !examples.has(block.continues) && !(block.continues in CONTEXTS)) {
@@ -352,6 +327,7 @@ describe("the code blocks", () => {
     assert.deepEqual(directivesOf("no comment"), {
       run: false,
       serve: false,
+      node: false,
       services: false,
       install: false,
       problems: [],

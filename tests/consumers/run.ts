@@ -10,7 +10,9 @@
  *    (CommonJS or `nodenext` ESM) and `tsc`;
  * 4. runs it with `node --test`: the install checks (the installed build id is the one just
  *    packed; Node's and the platform server's majors are the matrix's), then the suite's real
- *    HTTP requests.
+ *    HTTP requests;
+ * 5. in the ESM apps on Express, starts each program of the docs marked `<!-- node -->`
+ *    (compiled in step 3 as `src/docs/`) on a free `PORT` until it answers HTTP.
  *
  * Prints each app's time and the matrix's total, then one `# pass N` / `# fail N` summary;
  * exits non-zero when anything failed. Apps marked `pending` are listed and skipped unless named
@@ -22,9 +24,19 @@
  *
  * @module
  */
-import { copyFileSync, cpSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { inherit } from "../../scripts/npm_build/run.ts";
+import {
+  allBlocks,
+  type CodeBlock,
+  fileNameOf,
+  firstAnswer,
+  freePort,
+  programOf,
+  RUN_ENV,
+} from "../doc_blocks.ts";
 import { appId, type ConsumerApp, type Matrix } from "./matrix.ts";
 import { APPS_DIR, readMatrix } from "./update.ts";
 
@@ -96,6 +108,32 @@ function tsconfig(module: ConsumerApp["module"]): string {
   }\n`;
 }
 
+/** The programs of the docs that run on Node as printed (`<!-- node -->`), and the named blocks. */
+const { blocks: DOC_BLOCKS, examples: DOC_EXAMPLES } = allBlocks();
+const DOC_PROGRAMS: CodeBlock[] = DOC_BLOCKS.filter((block) => block.node);
+
+/** Starts a doc program compiled in `dir` on a free port; whether it answered HTTP (logged). */
+async function serves(block: CodeBlock, dir: string): Promise<boolean> {
+  const port = await freePort();
+  const file = join("dist", "src", "docs", fileNameOf(block).replace(/\.ts$/, ".js"));
+  const server = spawn("node", [file], {
+    cwd: dir,
+    env: { ...Deno.env.toObject(), ...RUN_ENV, PORT: String(port) },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  server.stdout.on("data", (chunk) => (output += chunk));
+  server.stderr.on("data", (chunk) => (output += chunk));
+  const exited = new Promise<void>((resolve) => server.on("exit", () => resolve()));
+  const status = await firstAnswer(`http://127.0.0.1:${port}/`, server, 60_000);
+  server.kill();
+  await exited;
+  const ok = status !== undefined;
+  console.log(`${ok ? "ok" : "not ok"}: ${block.page}:${block.line} serves on Node (${status})`);
+  if (!ok) console.log(output);
+  return ok;
+}
+
 /** One app's outcome. */
 interface Outcome {
   id: string;
@@ -135,6 +173,18 @@ async function testApp(
     });
     writeFileSync(join(dir, "tsconfig.json"), tsconfig(app.module));
 
+    const docs = app.module === "esm" && matrix.platforms[app.platform].adapter ===
+        "@nestjs/platform-express"
+      ? DOC_PROGRAMS
+      : [];
+    if (docs.length > 0) mkdirSync(join(dir, "src", "docs"));
+    for (const block of docs) {
+      writeFileSync(
+        join(dir, "src", "docs", fileNameOf(block)),
+        programOf(block, DOC_EXAMPLES).code,
+      );
+    }
+
     const quiet = ["--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"];
     if (!await run("npm", ["ci", ...quiet], dir)) return done(0, 1, "npm ci failed");
     const install = ["install", "--no-save", "--no-package-lock", ...quiet, packed.tarball];
@@ -170,6 +220,10 @@ async function testApp(
     const counts = existsSync(tap) ? tapCounts(readFileSync(tap, "utf8")) : { pass: 0, fail: 0 };
     if (Number.isNaN(counts.pass) || Number.isNaN(counts.fail)) return done(0, 1, "no report");
     if (!ok && counts.fail === 0) counts.fail = 1;
+    for (const block of docs) {
+      if (await serves(block, dir)) counts.pass += 1;
+      else counts.fail += 1;
+    }
     return done(counts.pass, counts.fail, ok ? "ok" : "tests failed");
   } finally {
     await Deno.remove(dir, { recursive: true });
