@@ -8,9 +8,9 @@
  */
 import { type ChildProcess, spawnSync } from "node:child_process";
 import { type AddressInfo, createServer } from "node:net";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 
@@ -132,11 +132,9 @@ declare function retryIn(seconds: number): void;
 };
 
 /**
- * The Prisma Client's constructor and the delegates the storage reads, as the library types them:
- * the unit run has no generated client. `DOCS_REAL_PRISMA_CLIENT=1` checks against the one
- * `prisma generate` wrote to generated/prisma (the PostgreSQL suite generates it); today that
- * fails on `expiryNotices: prisma.apiKeyExpiryNotice` (the library's delegate type is narrower
- * than Prisma 7's generated one: a library bug, open).
+ * The Prisma Client's constructor and the delegates the storage reads, as the library types them,
+ * for the unit run, which has no generated client; the PostgreSQL suite checks the same blocks
+ * against the client `prisma generate` writes (tests/postgres/docs_prisma_test.ts).
  */
 const PRISMA_CLIENT_STANDIN =
   `import type { PrismaApiKeyStorage } from "@saferoute/api-kit/api-keys";
@@ -155,14 +153,17 @@ export declare class PrismaClient {
 `;
 
 /** Files beside the blocks that a block imports by a relative path (the reader's own modules). */
-export const FILES: Record<string, string> = {
-  "generated/prisma/client.ts": process.env.DOCS_REAL_PRISMA_CLIENT === "1"
-    ? `export * from "${new URL("../generated/prisma/client.ts", import.meta.url).href}";\n`
-    : PRISMA_CLIENT_STANDIN,
-  "my_storage.ts": `import { InMemoryApiKeyStorage } from "@saferoute/api-kit/api-keys";
+/** The reader's own modules a block imports by a relative path, with the real Prisma Client or not. */
+function filesBeside(realPrismaClient: boolean): Record<string, string> {
+  return {
+    "generated/prisma/client.ts": realPrismaClient
+      ? `export * from "${new URL("../generated/prisma/client.ts", import.meta.url).href}";\n`
+      : PRISMA_CLIENT_STANDIN,
+    "my_storage.ts": `import { InMemoryApiKeyStorage } from "@saferoute/api-kit/api-keys";
 export class MyStorage extends InMemoryApiKeyStorage {}
 `,
-};
+  };
+}
 
 export function directivesOf(
   comment: string,
@@ -305,6 +306,41 @@ export async function firstAnswer(
     }
   }
   return undefined;
+}
+
+/**
+ * Type-checks `blocks` (each after what it continues) in one `deno check`; the output names the
+ * doc lines. `realPrismaClient`: against generated/prisma, not the stand-in.
+ */
+export function typeCheckBlocks(
+  blocks: CodeBlock[],
+  examples: Map<string, CodeBlock>,
+  { realPrismaClient = false } = {},
+): { status: number | null; output: string } {
+  const dir = mkdtempSync(join(tmpdir(), "api-kit-docs-"));
+  try {
+    const origins = new Map<string, string[]>();
+    for (const [name, text] of Object.entries(filesBeside(realPrismaClient))) {
+      mkdirSync(dirname(join(dir, name)), { recursive: true });
+      writeFileSync(join(dir, name), text);
+    }
+    for (const block of blocks) {
+      const program = programOf(block, examples);
+      writeFileSync(join(dir, fileNameOf(block)), program.code);
+      origins.set(fileNameOf(block), program.origins);
+    }
+    const checked = spawnSync(process.execPath, [
+      "check",
+      "--quiet",
+      "--config",
+      join(ROOT, "deno.json"),
+      ...blocks.map((block) => join(dir, fileNameOf(block))),
+    ], { cwd: ROOT, encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+    const output = `${checked.error?.message ?? ""}${checked.stderr ?? ""}${checked.stdout ?? ""}`;
+    return { status: checked.status, output: mapToDocs(output, origins) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** Writes `block` (with what it continues) to a temporary file and runs it with `deno run`. */

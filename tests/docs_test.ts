@@ -15,10 +15,10 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, normalize } from "node:path";
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import process from "node:process";
 import { STYLES } from "../client/elements/_styles.ts";
 import {
@@ -27,7 +27,6 @@ import {
   CONTEXTS,
   directivesOf,
   fileNameOf,
-  FILES,
   firstAnswer,
   freePort,
   mapToDocs,
@@ -37,6 +36,7 @@ import {
   ROOT,
   RUN_ENV,
   runBlock,
+  typeCheckBlocks,
   TYPESCRIPT,
 } from "./doc_blocks.ts";
 import { API_KEYS_MANAGER_STRINGS } from "../client/elements/strings.ts";
@@ -228,29 +228,8 @@ describe("the code blocks", () => {
   });
 
   it(`every TypeScript block type-checks as printed (${typescript.length} blocks, one deno check)`, () => {
-    const dir = mkdtempSync(join(tmpdir(), "api-kit-docs-"));
-    try {
-      const origins = new Map<string, string[]>();
-      for (const [name, text] of Object.entries(FILES)) {
-        mkdirSync(dirname(join(dir, name)), { recursive: true });
-        writeFileSync(join(dir, name), text);
-      }
-      for (const block of typescript) {
-        const program = programOf(block, examples);
-        writeFileSync(join(dir, fileNameOf(block)), program.code);
-        origins.set(fileNameOf(block), program.origins);
-      }
-      const checked = spawnSync(process.execPath, [
-        "check",
-        "--quiet",
-        "--config",
-        join(ROOT, "deno.json"),
-        ...typescript.map((block) => join(dir, fileNameOf(block))),
-      ], { cwd: ROOT, encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
-      assert.equal(checked.status, 0, mapToDocs(checked.stderr + checked.stdout, origins));
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const { status, output } = typeCheckBlocks(typescript, examples);
+    assert.equal(status, 0, output);
   });
 
   for (const block of typescript.filter((block) => block.run)) {

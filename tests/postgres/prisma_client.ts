@@ -74,7 +74,7 @@ export async function probeDatabase(url: string | undefined): Promise<string | u
 }
 
 /** Generates the Prisma Client into `generated/prisma` when it is missing. */
-async function ensureGenerated(): Promise<void> {
+export async function ensureGenerated(): Promise<void> {
   if (existsSync(CLIENT_FILE)) return;
   const output = await new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", "npm:prisma@7.10.1", "generate", "--schema", "prisma/schema.prisma"],
