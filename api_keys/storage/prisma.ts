@@ -72,11 +72,14 @@ const COUNT_PAGE = 1_000;
  */
 export interface PrismaExpiryNoticeDelegate {
   /** Inserts rows; with `skipDuplicates`, a taken `keyId` is skipped (`ON CONFLICT DO NOTHING`). */
-  createMany(args: { data: Record<string, unknown>[]; skipDuplicates: true }): Promise<unknown>;
-  /** Updates the rows matching `where`, in one statement; answers `{ count }`. */
-  updateMany(
-    args: { where: Record<string, unknown>; data: Record<string, unknown> },
+  createMany(
+    args: { data: { keyId: string; thresholdMs: number; claimedAt: Date }[]; skipDuplicates: true },
   ): Promise<unknown>;
+  /** Updates the rows matching `where`, in one statement; answers `{ count }`. */
+  updateMany(args: {
+    where: { keyId: string; thresholdMs: { gt: number } };
+    data: { thresholdMs: number; claimedAt: Date };
+  }): Promise<unknown>;
 }
 
 /**
@@ -86,7 +89,9 @@ export interface PrismaExpiryNoticeDelegate {
  */
 export interface PrismaRotationWaitDelegate {
   /** Inserts a row. */
-  create(args: { data: Record<string, unknown> }): Promise<unknown>;
+  create(args: {
+    data: { newKeyId: string; oldKeyId: string; gracePeriodMs: number; waitEndsAt: Date };
+  }): Promise<unknown>;
   /** Finds the row of `newKeyId`. */
   findUnique(args: { where: { newKeyId: string } }): Promise<unknown | null>;
 }
