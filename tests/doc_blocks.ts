@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { type ChildProcess, spawnSync } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { type AddressInfo, createServer } from "node:net";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -278,10 +278,10 @@ export function mapToDocs(output: string, origins: Map<string, string[]>): strin
 }
 
 /** The environment the run blocks see: the pepper the guides read (32 bytes), nothing secret. */
-export const RUN_ENV = { API_KEY_PEPPER_V1: "docs-test-pepper-0123456789abcdefghij" };
+const RUN_ENV = { API_KEY_PEPPER_V1: "docs-test-pepper-0123456789abcdefghij" };
 
 /** A TCP port free a moment ago on 127.0.0.1. */
-export async function freePort(): Promise<number> {
+async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
@@ -290,7 +290,7 @@ export async function freePort(): Promise<number> {
 }
 
 /** The status of the first HTTP answer of `url`, polled until `child` exits or `ms` pass. */
-export async function firstAnswer(
+async function firstAnswer(
   url: string,
   child: ChildProcess,
   ms: number,
@@ -306,6 +306,39 @@ export async function firstAnswer(
     }
   }
   return undefined;
+}
+
+/** The arguments of `deno run` for a generated program `file`, with this repository's config. */
+export function denoRunArgs(file: string): string[] {
+  return ["run", "--quiet", "--no-check", "-A", "--config", join(ROOT, "deno.json"), file];
+}
+
+/**
+ * Starts `command args` in `cwd` with `env` and a free `PORT`, waits (at most 60 s) for its first
+ * HTTP answer on that port, then stops it: the answer's status (undefined: none) and its output.
+ */
+export async function servesHttp(
+  command: string,
+  args: string[],
+  cwd: string,
+  env: Record<string, string>,
+): Promise<{ status: number | undefined; output: string }> {
+  const port = await freePort();
+  const server = spawn(command, args, {
+    cwd,
+    env: { ...process.env, ...RUN_ENV, ...env, PORT: String(port), NO_COLOR: "1" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  server.stdout.on("data", (chunk) => (output += chunk));
+  server.stderr.on("data", (chunk) => (output += chunk));
+  const exited = new Promise<void>((resolve) => server.on("exit", () => resolve()));
+  try {
+    return { status: await firstAnswer(`http://127.0.0.1:${port}/`, server, 60_000), output };
+  } finally {
+    server.kill();
+    await exited;
+  }
 }
 
 /**
@@ -354,15 +387,7 @@ export function runBlock(
     const program = programOf(block, examples);
     const file = join(dir, fileNameOf(block));
     writeFileSync(file, program.code);
-    const ran = spawnSync(process.execPath, [
-      "run",
-      "--quiet",
-      "--no-check",
-      "-A",
-      "--config",
-      join(ROOT, "deno.json"),
-      file,
-    ], {
+    const ran = spawnSync(process.execPath, denoRunArgs(file), {
       cwd: ROOT,
       encoding: "utf8",
       timeout: 60_000,

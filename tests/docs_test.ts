@@ -18,24 +18,22 @@ import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, normalize } from "node:path";
-import { spawn } from "node:child_process";
 import process from "node:process";
 import { STYLES } from "../client/elements/_styles.ts";
 import {
   allBlocks,
   codeBlocks,
   CONTEXTS,
+  denoRunArgs,
   directivesOf,
   fileNameOf,
-  firstAnswer,
-  freePort,
   mapToDocs,
   pages,
   programOf,
   read,
   ROOT,
-  RUN_ENV,
   runBlock,
+  servesHttp,
   typeCheckBlocks,
   TYPESCRIPT,
 } from "./doc_blocks.ts";
@@ -242,32 +240,12 @@ describe("the code blocks", () => {
   for (const block of typescript.filter((block) => block.serve)) {
     it(`${block.page}:${block.line} serves HTTP on PORT under deno run`, async () => {
       const dir = mkdtempSync(join(tmpdir(), "api-kit-docs-"));
-      const port = await freePort();
-      const file = join(dir, fileNameOf(block));
-      writeFileSync(file, programOf(block, examples).code);
-      const server = spawn(process.execPath, [
-        "run",
-        "--quiet",
-        "--no-check",
-        "-A",
-        "--config",
-        join(ROOT, "deno.json"),
-        file,
-      ], {
-        cwd: ROOT,
-        env: { ...process.env, ...RUN_ENV, PORT: String(port), NO_COLOR: "1" },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let output = "";
-      server.stdout.on("data", (chunk) => (output += chunk));
-      server.stderr.on("data", (chunk) => (output += chunk));
-      const exited = new Promise<void>((resolve) => server.on("exit", () => resolve()));
       try {
-        const status = await firstAnswer(`http://127.0.0.1:${port}/`, server, 60_000);
-        assert.ok(status !== undefined, `no HTTP answer on port ${port}:\n${output}`);
+        const file = join(dir, fileNameOf(block));
+        writeFileSync(file, programOf(block, examples).code);
+        const { status, output } = await servesHttp(process.execPath, denoRunArgs(file), ROOT, {});
+        assert.ok(status !== undefined, `no HTTP answer:\n${output}`);
       } finally {
-        server.kill();
-        await exited;
         rmSync(dir, { recursive: true, force: true });
       }
     });

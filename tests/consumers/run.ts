@@ -24,19 +24,10 @@
  *
  * @module
  */
-import { spawn } from "node:child_process";
 import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { inherit } from "../../scripts/npm_build/run.ts";
-import {
-  allBlocks,
-  type CodeBlock,
-  fileNameOf,
-  firstAnswer,
-  freePort,
-  programOf,
-  RUN_ENV,
-} from "../doc_blocks.ts";
+import { allBlocks, type CodeBlock, fileNameOf, programOf, servesHttp } from "../doc_blocks.ts";
 import { appId, type ConsumerApp, type Matrix } from "./matrix.ts";
 import { APPS_DIR, readMatrix } from "./update.ts";
 
@@ -114,20 +105,8 @@ const DOC_PROGRAMS: CodeBlock[] = DOC_BLOCKS.filter((block) => block.node);
 
 /** Starts a doc program compiled in `dir` on a free port; whether it answered HTTP (logged). */
 async function serves(block: CodeBlock, dir: string): Promise<boolean> {
-  const port = await freePort();
   const file = join("dist", "src", "docs", fileNameOf(block).replace(/\.ts$/, ".js"));
-  const server = spawn("node", [file], {
-    cwd: dir,
-    env: { ...Deno.env.toObject(), ...RUN_ENV, PORT: String(port) },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  server.stdout.on("data", (chunk) => (output += chunk));
-  server.stderr.on("data", (chunk) => (output += chunk));
-  const exited = new Promise<void>((resolve) => server.on("exit", () => resolve()));
-  const status = await firstAnswer(`http://127.0.0.1:${port}/`, server, 60_000);
-  server.kill();
-  await exited;
+  const { status, output } = await servesHttp("node", [file], dir, {});
   const ok = status !== undefined;
   console.log(`${ok ? "ok" : "not ok"}: ${block.page}:${block.line} serves on Node (${status})`);
   if (!ok) console.log(output);
