@@ -13,7 +13,13 @@ const ready = await readyStores("the doc blocks that need services");
 
 if (ready.length === 2) {
   describe("the doc blocks that need PostgreSQL and Redis", () => {
-    for (const block of blocks.filter((block) => block.services)) {
+    const services = blocks.filter((block) => block.services);
+    it("include the Redis and the PostgreSQL store of docs/rate-limits.md", () => {
+      const code = services.map((block) => block.code).join("\n");
+      assert.match(code, /createRedisRateLimitStore\(/);
+      assert.match(code, /createPostgresRateLimitStore\(/);
+    });
+    for (const block of services) {
       it(`${block.page}:${block.line} runs under deno run`, () => {
         const { status, output } = runBlock(block, examples, {
           DATABASE_URL: DATABASE_URL!,
