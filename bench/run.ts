@@ -8,7 +8,7 @@
  * deno task bench --quick          # smoke run, one to two minutes per runtime
  * deno task bench --deno-only      # or --node-only
  * deno task bench --only core,http # any of core, in_process, http, memory, fetch, shared_storage,
- *                                  # expiry, leaks, unknown_prefix, element_size
+ *                                  # expiry, leaks, rate_limits, unknown_prefix, element_size
  * ```
  *
  * `shared_storage` runs on Deno only and needs `DATABASE_URL` (it says so and

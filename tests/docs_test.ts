@@ -145,9 +145,11 @@ describe("the manual", () => {
 
   it("every `bench --only` list names each script of bench/run.ts", () => {
     const run = read("bench/run.ts");
-    const scripts = [...run.slice(run.indexOf("const SCRIPTS = ["), run.indexOf("];")).matchAll(
-      /"([a-z_]+)"/g,
-    )].map((match) => match[1]).sort();
+    const scripts = [
+      ...run.slice(run.indexOf("const SCRIPTS = ["), run.indexOf("];")).matchAll(
+        /"([a-z_]+)"/g,
+      ),
+    ].map((match) => match[1]).sort();
     assert.ok(scripts.includes("unknown_prefix") && scripts.includes("element_size"));
     for (const page of ["docs/operations.md", "BENCHMARKS.md", "bench/run.ts"]) {
       const text = read(page).replace(/\n \*\s+# /g, " ");
