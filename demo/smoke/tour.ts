@@ -424,7 +424,12 @@ export async function runTour(
         isError(body) && hasRateLimit(body.meta) &&
           typeof body.meta.rateLimit.retryAfter === "number",
         "no meta.rateLimit with retryAfter",
-      ),
+      ) ??
+        expect(
+          isError(body) && hasRateLimit(body.meta) && body.meta.rateLimit.limit === PING_LIMIT &&
+            body.meta.rateLimit.remaining === 0,
+          `meta.rateLimit is not the policy that refused (${PING_LIMIT} a minute, 0 remaining)`,
+        ),
   });
   await api({
     title: "the limit is per key: the reader key still passes",
