@@ -90,7 +90,7 @@ export function runSmoke(options: SmokeOptions): Promise<number> {
         pageAssets: await (assets ??= loadPageAssets()),
         problemDetails,
         // Its key lifecycle lines (the seeded key's expiry notice, the waiting rotation) join the tour's.
-        log: problemDetails ? undefined : (line) => log(`keys: ${line}`),
+        log: problemDetails ? undefined : (line) => log(`[keys] ${line}`),
       }),
     `adapter ${options.adapter}`,
     log,
