@@ -78,7 +78,7 @@ describe("WebCryptoSha256Hasher", () => {
     assert.throws(
       () => new WebCryptoSha256Hasher({ peppers: { 1: "" } }),
       /version 1 must be a non-empty string.*at least 32 bytes/,
-      "a missing pepper (an unset variable read as \"\") states the rule",
+      'a missing pepper (an unset variable read as "") states the rule',
     );
     assert.throws(() => new WebCryptoSha256Hasher({ peppers: {} }), /at least one pepper/);
     assert.throws(
