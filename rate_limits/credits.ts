@@ -116,6 +116,29 @@ export function refillParams(refill: CreditRefill | undefined): [number, number,
   return [refill.amount, 0, refill.day ?? 1];
 }
 
+/**
+ * A balance of `credits` as of `asOf`, seen at `now` (ms): the refill due
+ * since `asOf` applied (SET to its `amount`, `asOf` moved to that boundary),
+ * with the refill `amount` (0 without one) and ms to the next refill (-1
+ * without one). The one home of the lazy refill rule in this process.
+ */
+export function settleBalance(
+  credits: number,
+  asOf: number,
+  refill: CreditRefill | undefined,
+  now: number,
+): { credits: number; asOf: number; amount: number; resetMs: number } {
+  const [amount, every, day] = refillParams(refill);
+  const [start, next] = creditPeriod(now, every, day);
+  const due = amount > 0 && start > asOf;
+  return {
+    credits: due ? amount : credits,
+    asOf: due ? start : asOf,
+    amount,
+    resetMs: next < 0 ? -1 : next - now,
+  };
+}
+
 /** Start of the month `month` (0-based, any integer) of `year` plus `day` clamped to its length, in ms. */
 function monthBoundary(year: number, month: number, day: number): number {
   const last = new Date(Date.UTC(year, month + 1, 0)).getUTCDate();

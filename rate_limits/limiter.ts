@@ -1,11 +1,14 @@
 /**
- * The rate limiter: validates a check, asks the store once with every policy's
- * counter and the credit balance, bounds the wait by `timeoutMs`, and applies the failure policy.
+ * The rate limiter: validates a check, asks the store through its one door
+ * (`_door.ts`: deadline, batching, a bounded number of calls in flight) with
+ * every policy's counter and the credit balance, and applies the failure
+ * policy when the store does not answer.
  *
  * @module
  */
 import { createMemoryRateLimitStore } from "./memory_store.ts";
 import {
+  assertCost,
   assertCount,
   assertName,
   compileRateLimitPolicies,
@@ -20,41 +23,90 @@ import {
   type RateLimitCounter,
   type RateLimitStore,
 } from "./store.ts";
-import { assertCreditChange, assertCredits, compileCreditRefill, MAX_CREDITS } from "./credits.ts";
+import {
+  assertCreditChange,
+  assertCredits,
+  compileCreditRefill,
+  MAX_CREDITS,
+  settleBalance,
+} from "./credits.ts";
+import { assertCounterResult, createStoreDoor, malformed, Unanswered } from "./_door.ts";
+import { assertKnownOptions } from "./_options.ts";
+
+/** What happens to a check the store does not answer (see docs/rate-limits.md "Failure policy"). */
+export type OnStoreError = "open" | "closed" | "local";
 
 /** Reported at most once per `metricIntervalMs` while the store fails or times out. */
 export interface RateLimitMetric {
   /** Metric type. */
   type: "rate_limit.store_unavailable";
-  /** The failure policy applied. */
-  onStoreError: "open" | "closed";
-  /** Failed checks since the previous report, this one included. */
+  /** The failure policy applied (the outcome of those checks). */
+  onStoreError: OnStoreError;
+  /** Checks answered by the failure policy since the previous report, this one included. */
   failures: number;
-  /** Why the check that triggered this report failed. */
+  /** Why the check that triggered this report was not answered by the store. */
   reason: "timeout" | "error";
 }
 
-/** Options of `createRateLimiter`. */
+/** The store's call latency, reported at most once per `metricIntervalMs` while calls are made. */
+export interface RateLimitLatencyMetric {
+  /** Metric type. */
+  type: "rate_limit.store_latency";
+  /** Store calls settled since the previous report (a batch of checks is one call). */
+  calls: number;
+  /** Checks those calls carried. */
+  checks: number;
+  /** Mean ms from sending a call to its settling. */
+  meanMs: number;
+  /** Longest of them, in ms. */
+  maxMs: number;
+}
+
+/** Any metric of a limiter. */
+export type RateLimiterMetric = RateLimitMetric | RateLimitLatencyMetric;
+
+/** Options of `createRateLimiter` (an unknown option is a `TypeError`). */
 export interface RateLimiterOptions {
   /** Where counters live (default: a new in-memory store). */
   store?: RateLimitStore;
-  /** When the store fails or times out: `"open"` lets requests pass (default), `"closed"` refuses them. */
-  onStoreError?: "open" | "closed";
-  /** Longest wait on the store, in ms (1–60,000; default 50). */
+  /**
+   * When the store fails or does not answer within `timeoutMs`: `"open"` lets
+   * requests pass uncounted (default), `"closed"` refuses them (503),
+   * `"local"` enforces each policy per instance at floor(limit / `instances`)
+   * and refuses credit spends.
+   */
+  onStoreError?: OnStoreError;
+  /** With `"local"` (required there, refused elsewhere): how many instances share the store (1–10,000). */
+  instances?: number;
+  /**
+   * Longest wait for the store, in ms (1–60,000; default 1,000). It bounds the
+   * latency a stall adds; no check is applied after its answer whatever it is.
+   */
   timeoutMs?: number;
   /** Metric sink (sync or async; a throw or rejection goes to `onMetricError`). */
-  onMetric?: (metric: RateLimitMetric) => void | Promise<void>;
+  onMetric?: (metric: RateLimiterMetric) => void | Promise<void>;
   /** Receives errors of `onMetric` (default: one console warning, then silence). */
-  onMetricError?: (error: unknown, metric: RateLimitMetric) => void;
-  /** Least ms between two `rate_limit.store_unavailable` reports (default 10,000). */
+  onMetricError?: (error: unknown, metric: RateLimiterMetric) => void;
+  /** Least ms between two reports of one metric type, and between two log lines (default 10,000). */
   metricIntervalMs?: number;
-  /** Receives the start-up line (default `console.info`). */
+  /** Receives the start-up line and the failure lines (default `console.info`, failure lines `console.warn`). */
   logger?: (line: string) => void;
 }
 
+const OPTIONS = [
+  "store",
+  "onStoreError",
+  "instances",
+  "timeoutMs",
+  "onMetric",
+  "onMetricError",
+  "metricIntervalMs",
+  "logger",
+] as const;
+
 /** Options of one check. */
 export interface RateLimitCheckOptions {
-  /** Units this request counts on every policy and spends of `credits` (default: each policy's `cost`, 1 credit); 0 only checks. */
+  /** Units this request counts on every policy and spends of `credits` (0–10^15; default: each policy's `cost`, 1 credit); 0 only checks. */
   cost?: number;
   /** One subject per policy, in order, in place of `check`'s `subject` (e.g. a tenant's shared counter beside a key's). */
   subjects?: readonly string[];
@@ -76,36 +128,60 @@ export interface RateLimitCredits {
   readonly name?: string;
 }
 
+/** One balance to read: whose, and its credits. */
+export interface RateLimitBalance {
+  /** Whose balance (`credits.subject` wins when given). */
+  readonly subject: string;
+  /** The balance. */
+  readonly credits: RateLimitCredits;
+}
+
 /** One policy's answer. */
 export interface RateLimitPolicyResult extends CounterResult {
   /** Policy name. */
   readonly name: string;
-  /** Policy limit. */
+  /** Policy limit (with `outcome: "local"`, this instance's share). */
   readonly limit: number;
 }
 
-/** The answer of `check`. */
+/** The answer of `check`. A store bug never answers: `check` rejects with a `TypeError` naming it. */
 export interface RateLimitResult {
   /** Whether the request may proceed. */
   readonly allowed: boolean;
-  /** The store failed or timed out: `allowed` is the failure policy's answer and `policies` is empty. */
+  /** The store did not answer: `allowed` is the failure policy's answer. */
   readonly unavailable: boolean;
+  /**
+   * Who answered: `store`; `open` or `closed` (the failure policy; `policies`
+   * empty); `local` (this instance's counts, `policies` with its shares; a
+   * check with credits refused with `policies` empty).
+   */
+  readonly outcome: "store" | OnStoreError;
+  /** Why the store did not answer (not with `store`): `timeout` (no reply in time, or too late to apply) or `error`. */
+  readonly reason?: "timeout" | "error";
   /** Each policy's answer, in the order given. */
   readonly policies: readonly RateLimitPolicyResult[];
   /** The balance's answer when the check named `credits` and the store answered. */
   readonly credits?: CounterResult;
 }
 
-/** A rate limiter over one store. */
+/** A rate limiter over one store: the one door to it (every store call goes through the limiter). */
 export interface RateLimiter {
   /** The failure policy in force. */
-  readonly onStoreError: "open" | "closed";
+  readonly onStoreError: OnStoreError;
   /** The store checked (the API-key service writes a Redis store's balances back through it). */
   readonly store: RateLimitStore;
   /**
+   * Checks the store once, within `timeoutMs`: call and await it at start-up.
+   * Rejects with a `TypeError` for a misconfiguration the store names (a client
+   * never connected or passed as the store, a missing migration); a store
+   * merely down resolves, logs one line, and the failure policy applies.
+   */
+  ready(): Promise<void>;
+  /**
    * Checks `subject` against every policy and `options.credits` at once; all or
-   * nothing (`policies` may be empty when `credits` is given). Throws a
-   * `TypeError` for a bad subject, policy, cost or credits; never for a store failure.
+   * nothing (`policies` may be empty when `credits` is given). Rejects with a
+   * `TypeError` for a bad subject, policy, cost or credits, and for a store bug
+   * or malformed reply; never for the store being unavailable (see `outcome`).
    */
   check(
     subject: string,
@@ -114,14 +190,21 @@ export interface RateLimiter {
   ): Promise<RateLimitResult>;
   /**
    * Sets or adds to the balance `credits` names (its refill due applied first),
-   * atomically with concurrent spends. Throws a `TypeError` for bad input or a
-   * store without `changeCredits`; rejects when the store fails.
+   * atomically with concurrent spends, within `timeoutMs`. Rejects with a
+   * `TypeError` for bad input or a store without `changeCredits`, and with an
+   * `Error` naming the store and the reason when the store fails or is late.
    */
   changeCredits(
     subject: string,
     credits: RateLimitCredits,
     change: CreditChange,
   ): Promise<CounterResult>;
+  /**
+   * Reads balances (1–500) without writing: a balance the store does not hold
+   * is its `initial` with the refills due since `initialAt`. Rejects as
+   * `changeCredits` does.
+   */
+  readCredits(balances: readonly RateLimitBalance[]): Promise<readonly CounterResult[]>;
 }
 
 /** The credit counter of `credits` for `subject`; a `TypeError` names the bad field. */
@@ -145,8 +228,6 @@ function creditCounter(subject: string, credits: RateLimitCredits, cost: number)
   };
 }
 
-const TIMEOUT = Symbol("timeout");
-
 /** Calls `fn(...args)`; a throw or rejection goes to `onFailure`. Never throws. */
 function contained<A extends unknown[]>(
   fn: (...args: A) => unknown,
@@ -160,14 +241,28 @@ function contained<A extends unknown[]>(
   }
 }
 
-/** The metric reporter: at most one report per interval, failures counted between. */
-function metricReporter(options: RateLimiterOptions, policy: "open" | "closed") {
+/** What the failure policy does, in log lines. */
+const DOES: Record<OnStoreError, string> = {
+  open: "passed uncounted",
+  closed: "refused",
+  local: "counted per instance",
+};
+
+/**
+ * The limiter's reports: failure lines (through `log`) and metrics, each at
+ * most once per interval, the failures between counted; a line when the
+ * store answers again; latency.
+ */
+function reporter(
+  options: RateLimiterOptions,
+  policy: OnStoreError,
+  storeName: string,
+  log: (line: string) => void,
+) {
   const interval = assertCount(options.metricIntervalMs ?? 10_000, 0, "metricIntervalMs");
   const sink = options.onMetric;
-  let failures = 0;
-  let last = -Infinity;
   let warned = false;
-  const onError = (metric: RateLimitMetric) => (error: unknown) => {
+  const onError = (metric: RateLimiterMetric) => (error: unknown) => {
     if (options.onMetricError) {
       contained(options.onMetricError, [error, metric], () => {});
     } else if (!warned) {
@@ -175,86 +270,216 @@ function metricReporter(options: RateLimiterOptions, policy: "open" | "closed") 
       console.warn(`rate-limits: onMetric failed (${(error as Error)?.name ?? typeof error})`);
     }
   };
-  return (reason: RateLimitMetric["reason"]) => {
-    failures++;
-    const now = performance.now();
-    if (sink === undefined || now - last < interval) return;
-    last = now;
-    const metric: RateLimitMetric = {
-      type: "rate_limit.store_unavailable",
-      onStoreError: policy,
-      failures,
-      reason,
-    };
-    failures = 0;
-    contained(sink, [metric], onError(metric));
+  const emit = (metric: RateLimiterMetric) => {
+    if (sink !== undefined) contained(sink, [metric], onError(metric));
+  };
+  let failures = 0;
+  let lastFailure = -Infinity;
+  let failing = false;
+  let lastRecovery = -Infinity;
+  let calls = 0;
+  let checks = 0;
+  let totalMs = 0;
+  let maxMs = 0;
+  let lastLatency = -Infinity;
+  return {
+    failure(reason: "timeout" | "error") {
+      failures++;
+      failing = true;
+      const now = performance.now();
+      if (now - lastFailure < interval) return;
+      lastFailure = now;
+      const n = failures;
+      failures = 0;
+      log(
+        `rate-limits: the ${storeName} store is unavailable (${reason}): ${n} check${
+          n === 1 ? "" : "s"
+        } answered by onStoreError "${policy}" (${DOES[policy]}) since the last line`,
+      );
+      emit({ type: "rate_limit.store_unavailable", onStoreError: policy, failures: n, reason });
+    },
+    answered() {
+      if (!failing) return;
+      failing = false;
+      const now = performance.now();
+      if (now - lastRecovery < interval) return;
+      lastRecovery = now;
+      log(`rate-limits: the ${storeName} store answers again`);
+    },
+    latency(ms: number, n: number) {
+      if (sink === undefined) return;
+      calls++;
+      checks += n;
+      totalMs += ms;
+      maxMs = Math.max(maxMs, ms);
+      const now = performance.now();
+      if (now - lastLatency < interval) return;
+      lastLatency = now;
+      emit({ type: "rate_limit.store_latency", calls, checks, meanMs: totalMs / calls, maxMs });
+      calls =
+        checks =
+        totalMs =
+        maxMs =
+          0;
+    },
   };
 }
 
+/** Throws a `TypeError` saying what to pass unless `store` has `checkBatch`. */
+function assertStore(store: unknown): RateLimitStore {
+  const s = store as Record<string, unknown> | null;
+  const has = (name: string) => typeof s?.[name] === "function";
+  if (typeof s === "object" && s !== null && has("checkBatch")) return store as RateLimitStore;
+  const hint = typeof s !== "object" || s === null
+    ? `got ${s === null ? "null" : typeof s}`
+    : has("evalSha") || has("sendCommand")
+    ? 'this is a Redis client: pass createRedisRateLimitStore({ client }) from "./rate-limits/redis"'
+    : has("query")
+    ? "this is a PostgreSQL pool or client: pass createPostgresRateLimitStore({ pool }) from " +
+      '"./rate-limits/postgres"'
+    : has("check") && typeof s.onStoreError === "string"
+    ? "this is a rate limiter: pass the limiter itself where one is taken, or its store"
+    : has("check")
+    ? "it has check(counters) of the old contract: implement checkBatch (docs/rate-limits.md, Stores)"
+    : "it has no checkBatch";
+  throw new TypeError(
+    `createRateLimiter: store must be a rate-limit store (createMemoryRateLimitStore, ` +
+      `createRedisRateLimitStore or createPostgresRateLimitStore); ${hint}`,
+  );
+}
+
+/** `Store failed <what> (<error>)` or `did not answer <what> within <ms> ms`, as an `Error`. */
+function unansweredError(
+  storeName: string,
+  what: string,
+  answer: Unanswered,
+  timeoutMs: number,
+): Error {
+  if (answer.reason === "timeout") {
+    return new Error(
+      `rate-limits: the ${storeName} store did not answer ${what} within ${timeoutMs} ms`,
+    );
+  }
+  const cause = answer.cause as Error | undefined;
+  return new Error(
+    `rate-limits: the ${storeName} store failed ${what} (${cause?.name}: ${cause?.message})`,
+    { cause: answer.cause },
+  );
+}
+
 /**
- * Creates a rate limiter. Prints one start-up line naming the store and the
- * failure policy. Throws a `TypeError` for a bad option.
+ * Creates a rate limiter: the one door to its store. Prints one start-up line
+ * naming the store and the failure policy; call `ready()` once at start-up.
+ * Throws a `TypeError` for a bad or unknown option, or a `store` that is not
+ * one (e.g. a Redis client: it says what to pass).
  *
  * @example
  * ```ts
  * import { createRateLimiter } from "./limiter.ts";
- * const limiter = createRateLimiter({ onStoreError: "open", timeoutMs: 50 });
+ * const limiter = createRateLimiter({ onStoreError: "open" });
+ * await limiter.ready();
  * const result = await limiter.check("key_1", [{ name: "api", limit: 100, windowMs: 60_000 }]);
- * if (!result.allowed) console.log(result.unavailable ? 503 : 429);
+ * if (!result.allowed) console.log(result.outcome === "store" ? 429 : 503);
  * ```
  */
 export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter {
-  const store = options.store ?? createMemoryRateLimitStore();
+  assertKnownOptions(options, OPTIONS, "createRateLimiter");
+  const store = options.store === undefined
+    ? createMemoryRateLimitStore()
+    : assertStore(options.store);
   const onStoreError = options.onStoreError ?? "open";
-  if (onStoreError !== "open" && onStoreError !== "closed") {
-    throw new TypeError('onStoreError must be "open" or "closed"');
+  if (onStoreError !== "open" && onStoreError !== "closed" && onStoreError !== "local") {
+    throw new TypeError('onStoreError must be "open", "closed" or "local"');
   }
-  const timeoutMs = assertCount(options.timeoutMs ?? 50, 1, "timeoutMs");
+  let instances = 1;
+  if (onStoreError === "local") {
+    instances = assertCount(options.instances, 1, "instances");
+    if (instances > 10_000) throw new TypeError("instances must be at most 10000");
+  } else if (options.instances !== undefined) {
+    throw new TypeError('instances is only for onStoreError "local"');
+  }
+  const timeoutMs = assertCount(options.timeoutMs ?? 1_000, 1, "timeoutMs");
   if (timeoutMs > 60_000) throw new TypeError("timeoutMs must be at most 60000");
-  const report = metricReporter(options, onStoreError);
-  const unavailable: RateLimitResult = Object.freeze({
-    allowed: onStoreError === "open",
-    unavailable: true,
-    policies: Object.freeze([]),
-  });
-  contained(options.logger ?? console.info, [
-    `rate-limits: ${store.name ?? "custom"} store; onStoreError "${onStoreError}": when it ` +
-    `fails or takes over ${timeoutMs} ms, requests ${
-      onStoreError === "open" ? "pass" : "are refused (503)"
-    }`,
-  ], () => {});
+  const info = options.logger ?? console.info;
+  const warn = options.logger ?? console.warn;
+  const log = (sink: (line: string) => void) => (line: string) => contained(sink, [line], () => {});
+  const storeName = store.name ?? "custom";
+  const report = reporter(options, onStoreError, storeName, log(warn));
+  const door = createStoreDoor(store, timeoutMs, report.latency);
+  const local = onStoreError === "local" ? createMemoryRateLimitStore() : undefined;
+  const does = onStoreError === "open"
+    ? "requests pass"
+    : onStoreError === "closed"
+    ? "requests are refused (503)"
+    : `each policy is enforced per instance at limit / ${instances}, credit spends are refused`;
+  log(info)(
+    `rate-limits: ${storeName} store; onStoreError "${onStoreError}": when it fails or takes ` +
+      `over ${timeoutMs} ms, ${does}`,
+  );
 
-  const shaped = (answer: unknown, counters: readonly RateLimitCounter[]) =>
-    Array.isArray(answer) && answer.length === counters.length
-      ? answer as readonly CounterResult[]
-      : "error";
-  const checkNow = typeof store.checkNow === "function" ? store.checkNow.bind(store) : undefined;
-  const ask = async (counters: readonly RateLimitCounter[]) => {
-    if (checkNow !== undefined) {
-      try {
-        return shaped(checkNow(counters), counters);
-      } catch {
-        return "error";
-      }
-    }
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<typeof TIMEOUT>((resolve) => {
-      timer = setTimeout(() => resolve(TIMEOUT), timeoutMs);
+  const policyAnswer = (reason: "timeout" | "error"): RateLimitResult =>
+    Object.freeze({
+      allowed: onStoreError === "open",
+      unavailable: true,
+      outcome: onStoreError,
+      reason,
+      policies: Object.freeze([]),
     });
-    try {
-      const answer = await Promise.race([store.check(counters), timeout]);
-      return answer === TIMEOUT ? "timeout" : shaped(answer, counters);
-    } catch {
-      return "error";
-    } finally {
-      clearTimeout(timer);
-    }
+  const unanswered = { timeout: policyAnswer("timeout"), error: policyAnswer("error") };
+
+  /** The answer without the store: the failure policy, or this instance's share with `local`. */
+  const withoutStore = (
+    reason: "timeout" | "error",
+    counters: readonly RateLimitCounter[],
+    names: readonly string[],
+    credits: boolean,
+  ): RateLimitResult => {
+    report.failure(reason);
+    if (local === undefined || credits) return unanswered[reason];
+    const shares = counters.map((c) =>
+      c.kind === "window" ? { ...c, limit: Math.floor(c.limit / instances) } : c
+    );
+    const answer = local.checkNow(shares);
+    return {
+      allowed: answer.every((r) => r.allowed),
+      unavailable: true,
+      outcome: "local",
+      reason,
+      policies: names.map((name, i) => ({
+        name,
+        limit: (shares[i] as { limit: number }).limit,
+        remaining: answer[i].remaining,
+        resetMs: answer[i].resetMs,
+        allowed: answer[i].allowed,
+      })),
+    };
+  };
+
+  /** `run` through the door within `timeoutMs`; an Error naming the store when unanswered. */
+  const call = async <T>(what: string, run: (deadline: number) => Promise<T | null>) => {
+    const answer = await door.call(run, performance.now());
+    if (answer instanceof Unanswered) throw unansweredError(storeName, what, answer, timeoutMs);
+    return answer;
   };
 
   return {
     onStoreError,
     store,
+    async ready() {
+      if (typeof store.ready !== "function") return;
+      const answer = await door.call(() => store.ready!().then(() => true), performance.now());
+      if (!(answer instanceof Unanswered)) return;
+      const cause = answer.cause as Error | undefined;
+      const why = answer.reason === "timeout"
+        ? `no answer within ${timeoutMs} ms`
+        : `${cause?.name}: ${cause?.message}`;
+      log(warn)(
+        `rate-limits: the ${storeName} store is unavailable at start-up (${why}); ` +
+          `onStoreError "${onStoreError}" applies until it answers`,
+      );
+    },
     async check(subject, policies, checkOptions = {}) {
+      const start = performance.now();
       assertSubject(subject);
       const { credits } = checkOptions;
       const compiled = credits !== undefined && Array.isArray(policies) && policies.length === 0
@@ -262,7 +487,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
         : compileRateLimitPolicies(policies);
       const cost = checkOptions.cost === undefined
         ? undefined
-        : assertCount(checkOptions.cost, 0, "cost");
+        : assertCost(checkOptions.cost, "cost");
       const subjects = checkOptions.subjects;
       if (subjects !== undefined && subjects.length !== compiled.length) {
         throw new TypeError("subjects must name one subject per policy");
@@ -282,11 +507,16 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
         }
         counters.push(creditCounter(subject, credits, cost ?? 1));
       }
-      const answer = await ask(counters);
-      if (typeof answer === "string") {
-        report(answer);
-        return unavailable;
+      const answer = await door.check(counters, start);
+      if (answer instanceof Unanswered) {
+        return withoutStore(
+          answer.reason,
+          counters,
+          compiled.map((p) => p.name),
+          credits !== undefined,
+        );
       }
+      report.answered();
       const results = compiled.map((policy, i) => ({
         name: policy.name,
         limit: policy.limit,
@@ -295,23 +525,52 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
         allowed: answer[i].allowed,
       }));
       const allowed = answer.every((r) => r.allowed);
-      if (credits === undefined) return { allowed, unavailable: false, policies: results };
+      if (credits === undefined) {
+        return { allowed, unavailable: false, outcome: "store", policies: results };
+      }
       const { allowed: ok, remaining, resetMs } = answer[compiled.length];
       return {
         allowed,
         unavailable: false,
+        outcome: "store",
         policies: results,
         credits: { allowed: ok, remaining, resetMs },
       };
     },
-    changeCredits(subject, credits, change) {
+    async changeCredits(subject, credits, change) {
       assertSubject(subject);
       const counter = creditCounter(subject, credits, 0);
       const valid = assertCreditChange(change);
-      if (typeof store.changeCredits !== "function") {
-        throw new TypeError(`the ${store.name ?? "custom"} store cannot change credits`);
+      const changeCredits = store.changeCredits;
+      if (typeof changeCredits !== "function") {
+        throw new TypeError(`the ${storeName} store cannot change credits`);
       }
-      return store.changeCredits(counter, valid);
+      const answer = await call(
+        "changeCredits",
+        (deadline) => changeCredits.call(store, counter, valid, deadline),
+      );
+      return assertCounterResult(storeName, answer);
+    },
+    async readCredits(balances) {
+      if (!Array.isArray(balances) || balances.length === 0 || balances.length > 500) {
+        throw new TypeError("readCredits takes a list of 1-500 balances");
+      }
+      const counters = balances.map((b) => creditCounter(assertSubject(b?.subject), b.credits, 0));
+      const readCredits = store.readCredits;
+      if (typeof readCredits !== "function") {
+        throw new TypeError(`the ${storeName} store cannot read credits`);
+      }
+      const answer = await call("readCredits", () => readCredits.call(store, counters));
+      if (!Array.isArray(answer) || answer.length !== counters.length) {
+        throw malformed(storeName, `readCredits must list ${counters.length} answers`);
+      }
+      const now = Date.now();
+      return answer.map((read, i) => {
+        if (read !== null) return assertCounterResult(storeName, read);
+        const c = counters[i];
+        const settled = settleBalance(c.initial, c.initialAt ?? now, c.refill, now);
+        return { allowed: true, remaining: settled.credits, resetMs: settled.resetMs };
+      });
     },
   };
 }

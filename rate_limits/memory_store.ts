@@ -13,7 +13,8 @@ import type {
   WindowCounter,
 } from "./store.ts";
 import { assertCount } from "./policy.ts";
-import { assertCreditChange, creditPeriod, MAX_CREDITS, refillParams } from "./credits.ts";
+import { assertKnownOptions } from "./_options.ts";
+import { assertCreditChange, MAX_CREDITS, settleBalance } from "./credits.ts";
 
 /** Options of `createMemoryRateLimitStore`. */
 export interface MemoryRateLimitStoreOptions {
@@ -36,6 +37,8 @@ export interface MemoryRateLimitStore extends RateLimitStore {
   changeCredits: NonNullable<RateLimitStore["changeCredits"]>;
   /** See `RateLimitStore.checkNow`. */
   checkNow: NonNullable<RateLimitStore["checkNow"]>;
+  /** See `RateLimitStore.readCredits`. */
+  readCredits: NonNullable<RateLimitStore["readCredits"]>;
 }
 
 /** One counter's log: accepted units by time, oldest first, from `head`. */
@@ -94,6 +97,9 @@ interface Balance {
 
 /**
  * Creates the in-memory store: exact within one process, lost on restart.
+ * `checkBatch` runs each check through `checkNow`; deadlines are compared
+ * with `Date.now()` (the caller's clock: the store is in its process; `now`
+ * moves counting time only). `readCredits` writes nothing (not even a touch).
  * Memory: at most `maxCounters` counters, each holding at most
  * min(`limit`, `windowMs`) entries (units accepted in one ms share an entry).
  *
@@ -101,7 +107,7 @@ interface Balance {
  * ```ts
  * import { createMemoryRateLimitStore } from "./memory_store.ts";
  * const store = createMemoryRateLimitStore({ maxCounters: 10_000 });
- * const [result] = await store.check([
+ * const [result] = store.checkNow([
  *   { kind: "window", subject: "key_1", name: "api", limit: 2, windowMs: 1_000, cost: 1 },
  * ]);
  * result.remaining; // 1
@@ -110,6 +116,7 @@ interface Balance {
 export function createMemoryRateLimitStore(
   options: MemoryRateLimitStoreOptions = {},
 ): MemoryRateLimitStore {
+  assertKnownOptions(options, ["maxCounters", "now"], "createMemoryRateLimitStore");
   const maxCounters = assertCount(options.maxCounters ?? 100_000, 1, "maxCounters");
   const clock = options.now ?? Date.now;
   const logs = new Map<string, Log>();
@@ -133,19 +140,22 @@ export function createMemoryRateLimitStore(
     return value;
   };
 
+  /** The refill of `counter` due on `balance` at `now` (applied to a copy when `write` is false). */
+  const settle = (counter: CreditCounter, balance: Balance, now: number, write: boolean) => {
+    const settled = settleBalance(balance.credits, balance.asOf, counter.refill, now);
+    const target = write ? balance : { ...balance };
+    target.credits = settled.credits;
+    target.asOf = settled.asOf;
+    return { balance: target, amount: settled.amount, resetMs: settled.resetMs };
+  };
+
   /** `counter`'s balance at `now`, the refill due applied, with its refill amount and next boundary. */
   const balanceOf = (counter: CreditCounter, now: number) => {
     const balance = touch(balances, `${counter.subject}\n${counter.name}`, () => ({
       credits: counter.initial,
       asOf: counter.initialAt ?? now,
     }));
-    const [amount, every, day] = refillParams(counter.refill);
-    const [start, next] = creditPeriod(now, every, day);
-    if (amount > 0 && start > balance.asOf) {
-      balance.credits = amount;
-      balance.asOf = start;
-    }
-    return { balance, amount, resetMs: next < 0 ? -1 : next - now };
+    return settle(counter, balance, now, true);
   };
 
   const windowOf = (counter: WindowCounter, now: number) => {
@@ -163,8 +173,7 @@ export function createMemoryRateLimitStore(
     return { log, at };
   };
 
-  const checkNow = (counters: readonly RateLimitCounter[]): CounterResult[] => {
-    const now = clock();
+  const checkAt = (counters: readonly RateLimitCounter[], now: number): CounterResult[] => {
     const entries = counters.map((counter) =>
       counter.kind === "credit"
         ? { counter, credit: balanceOf(counter, now) }
@@ -207,7 +216,7 @@ export function createMemoryRateLimitStore(
   };
 
   /** Runs `fn` as a promise: its throw becomes a rejection. */
-  const settle = <T>(fn: () => T): Promise<T> => {
+  const promised = <T>(fn: () => T): Promise<T> => {
     try {
       return Promise.resolve(fn());
     } catch (error) {
@@ -220,16 +229,32 @@ export function createMemoryRateLimitStore(
     get size() {
       return logs.size + balances.size;
     },
-    check: (counters) => settle(() => checkNow(counters)),
-    checkNow,
-    changeCredits: (counter, change) =>
-      settle(() => {
+    checkBatch: (checks) =>
+      promised(() => ({
+        results: checks.map(({ counters, deadline }) => {
+          return Date.now() < deadline ? checkAt(counters, clock()) : null;
+        }),
+      })),
+    checkNow: (counters) => checkAt(counters, clock()),
+    changeCredits: (counter, change, deadline) =>
+      promised(() => {
         const valid = assertCreditChange(change);
+        if (Date.now() >= deadline) return null;
         const { balance, resetMs } = balanceOf(counter, clock());
         balance.credits = "set" in valid
           ? valid.set
           : Math.min(MAX_CREDITS, Math.max(0, balance.credits + valid.add));
         return { allowed: true, remaining: balance.credits, resetMs };
+      }),
+    readCredits: (counters) =>
+      promised(() => {
+        const now = clock();
+        return counters.map((counter) => {
+          const held = balances.get(`${counter.subject}\n${counter.name}`);
+          if (held === undefined) return null;
+          const { balance, resetMs } = settle(counter, held, now, false);
+          return { allowed: balance.credits >= counter.cost, remaining: balance.credits, resetMs };
+        });
       }),
   };
 }

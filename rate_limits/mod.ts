@@ -9,7 +9,8 @@
  * ```ts
  * import { createRateLimiter } from "@saferoute/api-kit/rate-limits";
  *
- * const limiter = createRateLimiter({ onStoreError: "open", timeoutMs: 50 });
+ * const limiter = createRateLimiter({ onStoreError: "open" }); // timeoutMs 1,000
+ * await limiter.ready(); // once, at start-up
  * const result = await limiter.check("key_1", [
  *   { name: "burst", limit: 10, windowMs: 1_000 },
  *   { name: "hourly", limit: 1_000, windowMs: 3_600_000 },
@@ -22,10 +23,14 @@
 export { compileCreditRefill, compileCredits, type Credits, MAX_CREDITS } from "./credits.ts";
 export {
   createRateLimiter,
+  type OnStoreError,
+  type RateLimitBalance,
   type RateLimitCheckOptions,
   type RateLimitCredits,
   type RateLimiter,
+  type RateLimiterMetric,
   type RateLimiterOptions,
+  type RateLimitLatencyMetric,
   type RateLimitMetric,
   type RateLimitPolicyResult,
   type RateLimitResult,
@@ -49,11 +54,15 @@ export {
   MAX_SUBJECT_LENGTH,
   type RateLimitCounter,
   type RateLimitStore,
+  type StoreBatchAnswer,
+  type StoreCheck,
   type WindowCounter,
 } from "./store.ts";
 export {
   apiKeyThrottlerTracker,
   createThrottlerStorage,
+  type ThrottlerConfig,
   type ThrottlerStorageLike,
+  type ThrottlerStorageOptions,
   type ThrottlerStorageRecord,
 } from "./throttler.ts";

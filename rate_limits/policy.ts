@@ -11,10 +11,15 @@ export interface RateLimitPolicy {
   readonly name: string;
   /** Units accepted per window (a positive safe integer). */
   readonly limit: number;
-  /** Window length in ms (a positive safe integer). */
+  /** Window length in ms (a safe integer, at least 1,000 unless `subSecond`). */
   readonly windowMs: number;
-  /** Units one request counts when the check names no `cost` (a non-negative safe integer; default 1). */
+  /** Units one request counts when the check names no `cost` (0–10^15; default 1). */
   readonly cost?: number;
+  /**
+   * `true` accepts a `windowMs` under 1,000 ms. Without it such a window is
+   * refused: it is almost always seconds given as ms (`windowMs: 10`).
+   */
+  readonly subSecond?: boolean;
 }
 
 /** A validated, frozen policy with its default cost filled in. */
@@ -39,6 +44,25 @@ export function assertCount(value: unknown, min: number, what: string): number {
   return value;
 }
 
+/** Most units of a cost (exact in every store, as `MAX_CREDITS`). */
+const MAX_COST = 1e15;
+
+/**
+ * Throws a `TypeError` naming `what` unless `value` is a cost: a safe integer
+ * of 0–10^15 (a route's, a policy's or a check's).
+ *
+ * @example
+ * ```ts
+ * import { assertCost } from "./policy.ts";
+ * assertCost(5, "route cost"); // 5
+ * ```
+ */
+export function assertCost(value: unknown, what: string): number {
+  assertCount(value, 0, what);
+  if ((value as number) > MAX_COST) throw new TypeError(`${what} must be at most ${MAX_COST}`);
+  return value as number;
+}
+
 /** Throws a `TypeError` naming `what` unless `name` is a policy name. */
 export function assertName(name: unknown, what: string): string {
   if (typeof name !== "string" || name.length > 64 || !NAME.test(name)) {
@@ -57,16 +81,30 @@ function compileOne(input: unknown, index: number): CompiledRateLimitPolicy {
   const policy = input as Record<string, unknown>;
   const name = assertName(policy.name, `rate-limit policy #${index}: name`);
   const label = `rate-limit policy "${name}"`;
-  return Object.freeze({
-    name,
-    limit: assertCount(policy.limit, 1, `${label}: limit`),
-    windowMs: assertCount(policy.windowMs, 1, `${label}: windowMs`),
-    cost: policy.cost === undefined ? 1 : assertCount(policy.cost, 0, `${label}: cost`),
-  });
+  const limit = assertCount(policy.limit, 1, `${label}: limit`);
+  const windowMs = assertCount(policy.windowMs, 1, `${label}: windowMs`);
+  const cost = policy.cost === undefined ? 1 : assertCost(policy.cost, `${label}: cost`);
+  const { subSecond } = policy;
+  if (subSecond !== undefined && typeof subSecond !== "boolean") {
+    throw new TypeError(`${label}: subSecond must be a boolean`);
+  }
+  if (windowMs < 1_000 && subSecond !== true) {
+    throw new TypeError(
+      `${label}: windowMs ${windowMs} is under 1000 ms (seconds given as ms?); ` +
+        "give subSecond: true to mean it",
+    );
+  }
+  return Object.freeze(
+    subSecond === true
+      ? { name, limit, windowMs, cost, subSecond }
+      : { name, limit, windowMs, cost },
+  );
 }
 
 /**
- * Validates and freezes a list of policies (1–16, distinct names). Call it once
+ * Validates and freezes a list of policies (1–16, distinct names: one name
+ * counts one window, so a name listed twice with two windows is refused with
+ * that reason). Call it once
  * where policies are stored or configured; the limiter accepts its result as is.
  * Throws a `TypeError` naming the first bad policy.
  *
@@ -86,11 +124,18 @@ export function compileRateLimitPolicies(
   if (!Array.isArray(input) || input.length === 0 || input.length > MAX_RATE_LIMIT_POLICIES) {
     throw new TypeError(`rate-limit policies must be a list of 1-${MAX_RATE_LIMIT_POLICIES}`);
   }
-  const names = new Set<string>();
+  const windows = new Map<string, number>();
   const compiled = Object.freeze(input.map((policy, index) => {
     const one = compileOne(policy, index);
-    if (names.has(one.name)) throw new TypeError(`rate-limit policy "${one.name}" is listed twice`);
-    names.add(one.name);
+    const other = windows.get(one.name);
+    if (other !== undefined && other !== one.windowMs) {
+      throw new TypeError(
+        `rate-limit policy "${one.name}" is listed twice, with windows of ${other} and ` +
+          `${one.windowMs} ms: one name counts one window (rename one)`,
+      );
+    }
+    if (other !== undefined) throw new TypeError(`rate-limit policy "${one.name}" is listed twice`);
+    windows.set(one.name, one.windowMs);
     return one;
   }));
   COMPILED.add(compiled);

@@ -98,7 +98,10 @@ export interface StoreCheck {
    * reaches this check later must not apply it and answers `null` for it. A
    * remote store translates it to its server's clock (`createClockOffset`) and
    * compares it there, so a call that waited in a client queue or on a lock is
-   * never applied after the limiter has answered.
+   * never applied after the limiter has answered. The limiter sets it a
+   * margin before the moment it answers by its failure policy (a tenth of
+   * `timeoutMs`, at most 100 ms), so the reply of a check applied just before
+   * its deadline still arrives in time.
    */
   readonly deadline: number;
 }
@@ -115,6 +118,20 @@ export interface StoreBatchAnswer {
  * does not fit, none consumes. It rejects (never resolves partially) when the
  * store cannot answer. The limiter is the only caller: it owns the deadline,
  * the failure policy and the metric (docs/rate-limits.md "One door").
+ *
+ * **How a store fails.** Every method rejects (or, `checkNow`, throws):
+ * - with a `TypeError` for its own fault or a misconfiguration: a bug, a
+ *   malformed reply from its server, a client never connected or of the wrong
+ *   kind, a missing migration (the message names it). The limiter passes it
+ *   to its caller (an error answer, 500), never to the failure policy;
+ *   JavaScript's other programming errors (`RangeError`, `ReferenceError`,
+ *   `SyntaxError`) count the same;
+ * - with any other error when the store is unavailable (refused, reset,
+ *   closed, its own timeout): the limiter applies its failure policy. A store
+ *   over `fetch` wraps fetch's network `TypeError` in a plain `Error`.
+ *
+ * Every call settles (a store bounds its own waits): the limiter keeps at
+ * most a few calls in flight, and a call that never settles holds its place.
  */
 export interface RateLimitStore {
   /** What the start-up line calls it (`memory`, `postgres`, `redis`). */

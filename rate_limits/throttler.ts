@@ -1,12 +1,16 @@
 /**
- * `@nestjs/throttler` over a rate-limit store, typed structurally (this file
- * imports nothing from Nest): a `ThrottlerStorage` that counts in the store, so
- * every instance of a fleet shares one count, and a tracker by API key id.
+ * `@nestjs/throttler` over a rate limiter, typed structurally (this file
+ * imports nothing from Nest): a `ThrottlerStorage` that counts in the
+ * limiter's store (every instance of a fleet shares one count) through the
+ * limiter's door, so an outage is answered by its failure policy; and a
+ * tracker by API key id.
  *
  * @module
  */
-import { compileRateLimitPolicies } from "./policy.ts";
-import type { RateLimitStore, WindowCounter } from "./store.ts";
+import { assertCount, type CompiledRateLimitPolicy, compileRateLimitPolicies } from "./policy.ts";
+import type { RateLimitStore } from "./store.ts";
+import { createRateLimiter, type RateLimiter } from "./limiter.ts";
+import { assertKnownOptions } from "./_options.ts";
 
 /** What `ThrottlerStorage.increment` returns (throttler 5 and 6; 4 reads the first two). */
 export interface ThrottlerStorageRecord {
@@ -36,6 +40,30 @@ export interface ThrottlerStorageLike {
   ): Promise<ThrottlerStorageRecord>;
 }
 
+/** A throttler as `ThrottlerModule.forRoot({ throttlers })` takes it (5 and 6; values may be functions). */
+export interface ThrottlerConfig {
+  /** Throttler name (default `default`). */
+  readonly name?: string;
+  /** Window in ms (a function is checked at its first hit). */
+  readonly ttl: number | ((...args: never[]) => unknown);
+  /** Hits per window, at least 1 (a function is checked at its first hit). */
+  readonly limit: number | ((...args: never[]) => unknown);
+  /** Block after a refusal, in ms. */
+  readonly blockDuration?: number | ((...args: never[]) => unknown);
+}
+
+/** Options of `createThrottlerStorage` (an unknown option is a `TypeError`). */
+export interface ThrottlerStorageOptions {
+  /**
+   * The app's throttlers (pass the list given to `ThrottlerModule.forRoot`):
+   * checked and compiled here, at start-up, so a `limit` of 0 or a bad `ttl`
+   * fails the boot instead of the first request.
+   */
+  readonly throttlers?: readonly ThrottlerConfig[];
+  /** `true` accepts a `ttl` under 1,000 ms (throttler 5 and 6 take ms; `ttl: 60` is seconds meant). */
+  readonly subSecond?: boolean;
+}
+
 /** The policy name for a throttler name: lowercased, other characters as `_`, at most 58. */
 function policyName(throttlerName: string): string {
   const name = throttlerName.toLowerCase().slice(0, 58).replace(/[^a-z0-9_\-.*]/g, "_");
@@ -44,47 +72,125 @@ function policyName(throttlerName: string): string {
 
 const seconds = (ms: number) => Math.max(0, Math.ceil(ms / 1000));
 
+/** A throttler's compiled policies: the hit (with its block, when it blocks) and the block's start. */
+interface Compiled {
+  readonly hit: readonly CompiledRateLimitPolicy[];
+  readonly start?: readonly CompiledRateLimitPolicy[];
+  readonly limit: number;
+  readonly windowMs: number;
+}
+
+/** Most throttler shapes kept compiled (a dynamic limit or ttl makes new ones). */
+const MAX_COMPILED = 1_024;
+
 /**
- * A `ThrottlerStorage` over `store`: a throttler's hits are a sliding window of
- * `ttl` in the store (exact across instances on PostgreSQL or Redis), one store
- * call per hit. A refused hit is not counted. With a `blockDuration` longer
- * than `ttl`, a refusal also blocks the tracker for `blockDuration` (a second
- * store call, on refusals only); hits during a block are refused.
+ * A `ThrottlerStorage` over `limiter` (a store is wrapped in
+ * `createRateLimiter({ store })`: `onStoreError` "open", `timeoutMs` 1,000):
+ * a throttler's hits are a sliding window of `ttl` in the store (exact across
+ * instances on PostgreSQL or Redis), one limiter check per hit, through its
+ * door. A refused hit is not counted. With a `blockDuration` longer than `ttl`,
+ * a refusal also blocks the tracker for `blockDuration` (a second check, on
+ * refusals only); hits during a block are refused. When the store does not
+ * answer: `open` passes the hit, `closed` blocks it for 1 s, `local` counts it
+ * per instance (no blocks); never a 500. Each throttler's policies are
+ * compiled once. Throws a `TypeError` for a bad throttler in `throttlers`
+ * (at start-up) or at a hit (`limit` 0, a sub-second `ttl` without `subSecond`).
  *
  * @example
  * ```ts
- * import { createMemoryRateLimitStore } from "./memory_store.ts";
+ * import { createRateLimiter } from "./limiter.ts";
  * import { createThrottlerStorage } from "./throttler.ts";
- * const storage = createThrottlerStorage(createMemoryRateLimitStore());
- * // ThrottlerModule.forRoot({ throttlers: [{ ttl: 60_000, limit: 10 }], storage })
+ * const throttlers = [{ name: "default", ttl: 60_000, limit: 10 }];
+ * const storage = createThrottlerStorage(createRateLimiter(), { throttlers });
+ * // ThrottlerModule.forRoot({ throttlers, storage })
  * const record = await storage.increment("tracker", 60_000, 10, 60_000, "default");
  * record.totalHits; // 1
  * ```
  */
-export function createThrottlerStorage(store: RateLimitStore): ThrottlerStorageLike {
+export function createThrottlerStorage(
+  limiter: RateLimiter | RateLimitStore,
+  options: ThrottlerStorageOptions = {},
+): ThrottlerStorageLike {
+  assertKnownOptions(options, ["throttlers", "subSecond"], "createThrottlerStorage");
+  const given = limiter as Partial<RateLimiter & RateLimitStore> | null;
+  const door: RateLimiter = typeof given?.check === "function" &&
+      typeof given.onStoreError === "string"
+    ? limiter as RateLimiter
+    : typeof given?.checkBatch === "function"
+    ? createRateLimiter({ store: limiter as RateLimitStore })
+    : (() => {
+      throw new TypeError(
+        "createThrottlerStorage takes a rate limiter or a store (see createRateLimiter)",
+      );
+    })();
+  const subSecond = options.subSecond === true;
+  const cache = new Map<string, Compiled>();
+
+  /** The compiled policies of a throttler; a `TypeError` names the throttler and the field. */
+  const compiled = (
+    throttlerName: string,
+    limit: number,
+    windowMs: number,
+    blockDuration: number | undefined,
+  ): Compiled => {
+    const key = `${throttlerName}\n${limit}\n${windowMs}\n${blockDuration}`;
+    const known = cache.get(key);
+    if (known !== undefined) return known;
+    const label = `throttler "${throttlerName}"`;
+    assertCount(limit, 1, `${label}: limit`);
+    assertCount(windowMs, 1, `${label}: ttl`);
+    if (windowMs < 1_000 && !subSecond) {
+      throw new TypeError(
+        `${label}: ttl ${windowMs} is under 1000 ms (throttler 5 and 6 take ms: seconds given?); ` +
+          "give createThrottlerStorage's subSecond: true to mean it",
+      );
+    }
+    const name = policyName(throttlerName);
+    const hit = { name, limit, windowMs, subSecond };
+    const blocks = blockDuration !== undefined && blockDuration > windowMs;
+    const block = { name: `${name}.block`, limit: 1, windowMs: blockDuration!, cost: 0 };
+    const entry: Compiled = blocks
+      ? {
+        hit: compileRateLimitPolicies([hit, block]),
+        start: compileRateLimitPolicies([{ ...block, cost: 1 }]),
+        limit,
+        windowMs,
+      }
+      : { hit: compileRateLimitPolicies([hit]), limit, windowMs };
+    if (cache.size >= MAX_COMPILED) cache.clear();
+    cache.set(key, entry);
+    return entry;
+  };
+
+  for (const t of options.throttlers ?? []) {
+    const { ttl, limit, blockDuration } = t;
+    const name = t.name ?? "default";
+    if (typeof ttl === "function" || typeof limit === "function") continue;
+    compiled(name, limit, ttl, typeof blockDuration === "number" ? blockDuration : undefined);
+  }
+
   return {
     async increment(key, ttl, limit, blockDuration, throttlerName = "default") {
       const legacy = limit === undefined; // throttler 4: ttl in seconds, no limit
-      const windowMs = legacy ? ttl * 1000 : ttl;
-      const max = legacy ? Number.MAX_SAFE_INTEGER : limit;
-      const name = policyName(throttlerName);
-      const [policy] = compileRateLimitPolicies([{ name, limit: max, windowMs }]);
-      const subject = key.slice(0, 512);
-      const hit: WindowCounter = { kind: "window", subject, ...policy, cost: 1 };
-      const blocks = !legacy && blockDuration !== undefined && blockDuration > windowMs;
-      const block: WindowCounter = {
-        kind: "window",
-        subject,
-        name: `${name}.block`,
-        limit: 1,
-        windowMs: blocks ? blockDuration : 1,
-        cost: 0,
-      };
-      const [counted, blocked] = await store.check(blocks ? [hit, block] : [hit]);
-      const timeToExpire = seconds(counted.resetMs);
-      if (blocked !== undefined && blocked.remaining === 0) {
+      const policies = legacy
+        ? compiled(throttlerName, Number.MAX_SAFE_INTEGER, ttl * 1000, undefined)
+        : compiled(throttlerName, limit, ttl, blockDuration);
+      const result = await door.check(key.slice(0, 512), policies.hit);
+      const max = policies.limit;
+      if (result.outcome === "open" || result.outcome === "closed") {
+        const open = result.outcome === "open";
         return {
-          totalHits: max + 1,
+          totalHits: open ? 0 : max + 1,
+          timeToExpire: open ? seconds(policies.windowMs) : 1,
+          isBlocked: !open,
+          timeToBlockExpire: open ? 0 : 1,
+        };
+      }
+      const [counted, blocked] = result.policies;
+      const timeToExpire = seconds(counted.resetMs);
+      if (blocked !== undefined && blocked.remaining < blocked.limit) {
+        return {
+          totalHits: counted.limit + 1,
           timeToExpire,
           isBlocked: true,
           timeToBlockExpire: seconds(blocked.resetMs),
@@ -92,19 +198,24 @@ export function createThrottlerStorage(store: RateLimitStore): ThrottlerStorageL
       }
       if (counted.allowed) {
         return {
-          totalHits: max - counted.remaining,
+          totalHits: counted.limit - counted.remaining,
           timeToExpire,
           isBlocked: false,
           timeToBlockExpire: 0,
         };
       }
       let wait = counted.resetMs;
-      if (blocks) {
-        const [started] = await store.check([{ ...block, cost: 1 }]);
-        wait = started.allowed ? block.windowMs : started.resetMs;
+      if (policies.start !== undefined) {
+        const started = await door.check(key.slice(0, 512), policies.start);
+        const [start] = started.policies;
+        wait = start === undefined
+          ? wait
+          : start.allowed
+          ? policies.start[0].windowMs
+          : start.resetMs;
       }
       return {
-        totalHits: max + 1,
+        totalHits: counted.limit + 1,
         timeToExpire,
         isBlocked: true,
         timeToBlockExpire: seconds(wait),

@@ -102,8 +102,8 @@ export interface RotationWaitAccess {
  * answer checked (see `ApiKeyStorage.recordUsage`).
  */
 export interface UsageAccess {
-  /** `recordUsage`. */
-  record(rows: readonly ApiKeyUsageRow[]): Promise<void>;
+  /** `recordUsage`, with `batchId` when the storage has `usageBatches`. */
+  record(rows: readonly ApiKeyUsageRow[], batchId: string): Promise<void>;
   /** `readUsage`, its buckets checked. */
   read(query: ApiKeyUsageReadQuery): Promise<ApiKeyUsageBucket[]>;
 }
@@ -261,6 +261,37 @@ function malformed(): Error {
 
 function readRecordOrNull(value: unknown): ApiKeyRecord | null {
   return value === null ? null : readApiKeyRecord(value);
+}
+
+/**
+ * A record of the usual shape (two scopes, no allowlist), read in place of
+ * the record an unknown prefix lacks (`findByPrefix`, and the copy
+ * `InMemoryApiKeyStorage` makes): an unknown prefix costs the read of a
+ * stored one.
+ */
+export const LOOKUP_STAND_IN: Readonly<ApiKeyRecord> = Object.freeze({
+  id: "stand-in",
+  tenantId: "stand-in",
+  name: "stand-in",
+  environment: "live",
+  prefix: "stand-in",
+  hash: "stand-in",
+  pepperVersion: 1,
+  scopes: ["orders:read", "orders:write"],
+  allowedIpCidrs: [],
+  lastUsedAt: null,
+  expiresAt: new Date(0),
+  revokedAt: null,
+  rotatedAt: null,
+  replacedByKeyId: null,
+  createdBy: null,
+  createdAt: new Date(0),
+});
+
+/** `findByPrefix`'s answer: a record, or null after reading the stand-in. */
+function readLookup(value: unknown): ApiKeyRecord | null {
+  const record = readApiKeyRecord(value === null ? LOOKUP_STAND_IN : value);
+  return value === null ? null : record;
 }
 
 function readRecords(value: unknown): ApiKeyRecord[] {
@@ -511,9 +542,26 @@ export class StorageAccess {
           () => renameForTenant.call(store, tenantId, id, name),
           ignore,
         );
-    const { recordUsage, readUsage } = store;
+    const { recordUsage, readUsage, usageBatches } = store;
+    if (usageBatches !== undefined && typeof usageBatches !== "boolean") {
+      throw new TypeError(`${label}.usageBatches must be a boolean`);
+    }
+    if (usageBatches === true && recordUsage === undefined) {
+      throw new TypeError(`${label}.recordUsage must be a function with usageBatches`);
+    }
+    if (recordUsage !== undefined && usageBatches !== true) {
+      missing.push("usageBatches (a usage write retried after storageTimeoutMs may count twice)");
+    }
     this.usage = recordUsage === undefined || readUsage === undefined ? undefined : {
-      record: (rows) => this.#call("recordUsage", () => recordUsage.call(store, rows), ignore),
+      record: (rows, batchId) =>
+        this.#call(
+          "recordUsage",
+          () =>
+            usageBatches === true
+              ? recordUsage.call(store, rows, batchId)
+              : recordUsage.call(store, rows),
+          ignore,
+        ),
       read: (query) =>
         this.#call("readUsage", () => readUsage.call(store, query), readUsageBuckets(query)),
     };
@@ -551,7 +599,7 @@ export class StorageAccess {
 
   /** `findByPrefix`, read as a record or null. */
   findByPrefix(prefix: string): Promise<ApiKeyRecord | null> {
-    return this.#call("findByPrefix", () => this.#storage.findByPrefix(prefix), readRecordOrNull);
+    return this.#call("findByPrefix", () => this.#storage.findByPrefix(prefix), readLookup);
   }
 
   /** `findById`, read as a record or null. */

@@ -828,6 +828,37 @@ export function runApiKeyStorageContract(
     check(hours.length === 4 && hours.every((h) => h.accepted === 2_500), "250 keys × 4 hours");
   });
 
+  test("recordUsage with usageBatches (when true): a batch id is recorded once, also when retried concurrently; other ids add up", async () => {
+    const storage = await factory();
+    const record = storage.recordUsage?.bind(storage);
+    const read = storage.readUsage?.bind(storage);
+    if (storage.usageBatches !== true || record === undefined || read === undefined) return;
+    const key = sampleRecord({ tenantId: "tenant-batches" });
+    await storage.insert(key);
+    const late = new Date(USAGE_START + 10 * 60_000);
+    const first = `batch-${key.id}-1`;
+    await record([usageRow(key, 0, 1)], first);
+    await record([usageRow(key, 0, 1, late)], first); // a retry, even with other rows
+    await Promise.all([1, 2, 3].map(() => record([usageRow(key, 0, 2)], `batch-${key.id}-2`)));
+    await record([usageRow(key, 1, 2)], `batch-${key.id}-2`); // another hour, same batch
+    await record([usageRow(key, 0, 4)], `batch-${key.id}-3`);
+    const hours = await read({
+      tenantId: "tenant-batches",
+      from: new Date(USAGE_START),
+      to: new Date(USAGE_START + 2 * HOUR),
+    });
+    check(hours.length === 1, `one hour written, got ${hours.length}`);
+    check(
+      hours[0].accepted === 70,
+      `1 + 2 + 4 (× 10) accepted once each, got ${hours[0].accepted}`,
+    );
+    check(
+      API_KEY_USAGE_REFUSALS.every((code, i) => hours[0].refused[code] === 7 + 3 * i),
+      "each refusal counted once per batch",
+    );
+    check((await storage.findById(key.id))!.lastUsedAt === null, "a skipped retry writes nothing");
+  });
+
   test("touchLastUsed sets lastUsedAt", async () => {
     const storage = await factory();
     const record = sampleRecord();

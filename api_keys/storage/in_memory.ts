@@ -6,7 +6,7 @@
  */
 import { ApiKeyOperationError } from "../errors.ts";
 import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME } from "../hasher.ts";
-import { isStoredCredits, readApiKeyRecord, readExpiresAt } from "./_access.ts";
+import { isStoredCredits, LOOKUP_STAND_IN, readApiKeyRecord, readExpiresAt } from "./_access.ts";
 import type { ApiKeyRotationWait, ApiKeyStorage, ListExpiringApiKeysOptions } from "./types.ts";
 import type {
   ApiKeyCredits,
@@ -66,7 +66,7 @@ function byExpiry(a: { expiresAt: Date; id: string }, b: { expiresAt: Date; id: 
  * Memory-backed storage with every capability of `ApiKeyStorage`
  * (`peekByPrefix`, `markRevokedIfActive`, `replaceHash`, `countHashes`,
  * `storesLayout`, `storesRateLimits`, `storesCredits`, the expiry notices, the rotations that wait, the
- * tenant-bound operations, the usage per key and hour). Lookups by id and prefix are O(1)
+ * tenant-bound operations, the usage per key and hour with `usageBatches`). Lookups by id and prefix are O(1)
  * and listing is O(keys of the tenant), whatever the total count;
  * `listExpiring` scans every record, `readUsage` every stored hour of the tenant. Each write is one synchronous step, so
  * `rotate` and the compare-and-set capabilities are atomic.
@@ -87,12 +87,16 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
   readonly #rotationWaits = new Map<string, ApiKeyRotationWait>();
   /** Usage rows per tenant, keyed by hour and key id. */
   readonly #usage = new Map<string, Map<string, ApiKeyUsageBucket & { keyId: string }>>();
+  /** Batch ids of `recordUsage` already recorded (one per flush write, never pruned). */
+  readonly #usageBatches = new Set<string>();
   /** Capability: each record's `layout` is kept. */
   readonly storesLayout = true;
   /** Capability: each record's `rateLimits` are kept. */
   readonly storesRateLimits = true;
   /** Capability: each record's `credits` are kept (see `setCredits`). */
   readonly storesCredits = true;
+  /** Capability: `recordUsage` records each batch id once. */
+  readonly usageBatches = true;
 
   /** Number of stored records. */
   get size(): number {
@@ -138,8 +142,10 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
 
   /** Finds a record by prefix. */
   findByPrefix(prefix: string): Promise<ApiKeyRecord | null> {
+    // An unknown prefix copies a stand-in: it costs what a stored one does.
     const record = this.peekByPrefix(prefix);
-    return Promise.resolve(record === null ? null : copyRecord(record));
+    const copy = copyRecord(record ?? LOOKUP_STAND_IN);
+    return Promise.resolve(record === null ? null : copy);
   }
 
   /** Capability: the stored record of `prefix` itself (not a copy; do not mutate) or null. */
@@ -318,8 +324,15 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
     );
   }
 
-  /** Capability: adds each row to its (key, hour) and raises the key's `lastUsedAt`, in one step. */
-  recordUsage(rows: readonly ApiKeyUsageRow[]): Promise<void> {
+  /**
+   * Capability: adds each row to its (key, hour) and raises the key's
+   * `lastUsedAt`, in one step; a `batchId` already recorded changes nothing.
+   */
+  recordUsage(rows: readonly ApiKeyUsageRow[], batchId?: string): Promise<void> {
+    if (batchId !== undefined) {
+      if (this.#usageBatches.has(batchId)) return Promise.resolve();
+      this.#usageBatches.add(batchId);
+    }
     for (const row of rows) {
       let tenant = this.#usage.get(row.tenantId);
       if (tenant === undefined) this.#usage.set(row.tenantId, tenant = new Map());

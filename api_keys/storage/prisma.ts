@@ -105,12 +105,23 @@ const COUNT_COLUMNS = ["accepted", ...USAGE_COLUMNS, "cost"];
  * `recordUsage` in one statement: the rows (a JSON array, `$1`) are added to
  * their (key, hour) with `ON CONFLICT … DO UPDATE`, in (key, hour) order, and
  * the keys' `last_used_at` raised in a data-modifying CTE, skipping rows
- * already as late.
+ * already as late. With `batch`, the batch id (`$2`) is inserted first into
+ * `api_key_usage_batches` (migration 0013) with `ON CONFLICT DO NOTHING`, and
+ * the rows count only when it was: a batch already recorded changes nothing,
+ * and a retry running while the first write is still open waits for it on
+ * the id's key, then skips.
  */
-const RECORD_USAGE_SQL = `WITH v AS (
-  SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(key_id text, tenant_id text, bucket timestamptz,
-    ${COUNT_COLUMNS.map((c) => `${c} bigint`).join(", ")}, last_used_at timestamptz)
-), touched AS (
+function recordUsageSql(batch: boolean): string {
+  const rows = `SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(key_id text, tenant_id text,
+    bucket timestamptz, ${COUNT_COLUMNS.map((c) => `${c} bigint`).join(", ")},
+    last_used_at timestamptz)`;
+  return `WITH ${
+    batch
+      ? `batch AS (
+  INSERT INTO api_key_usage_batches (id) VALUES ($2::text) ON CONFLICT (id) DO NOTHING RETURNING id
+), v AS (${rows} WHERE EXISTS (SELECT 1 FROM batch))`
+      : `v AS (${rows})`
+  }, touched AS (
   UPDATE api_keys k SET last_used_at = t.at
   FROM (SELECT key_id, max(last_used_at) AS at FROM v WHERE last_used_at IS NOT NULL
         GROUP BY key_id ORDER BY key_id) t
@@ -119,8 +130,9 @@ const RECORD_USAGE_SQL = `WITH v AS (
 INSERT INTO api_key_usage (key_id, tenant_id, bucket, ${COUNT_COLUMNS.join(", ")})
 SELECT key_id, tenant_id, bucket, ${COUNT_COLUMNS.join(", ")} FROM v ORDER BY key_id, bucket
 ON CONFLICT (key_id, bucket) DO UPDATE SET ${
-  COUNT_COLUMNS.map((c) => `${c} = api_key_usage.${c} + EXCLUDED.${c}`).join(", ")
-}`;
+    COUNT_COLUMNS.map((c) => `${c} = api_key_usage.${c} + EXCLUDED.${c}`).join(", ")
+  }`;
+}
 
 /** `readUsage`: `$1` tenant, `$2`/`$3` the window, `$4` a key id or null. */
 const READ_USAGE_SQL = `SELECT bucket, ${
@@ -171,6 +183,12 @@ export interface PrismaApiKeyStorageOptions {
   storesCredits?: boolean;
   /** The client itself (`prisma`): turns on `recordUsage` and `readUsage` (raw SQL). */
   usage?: PrismaUsageClient;
+  /**
+   * `true` with `usage` when the table `api_key_usage_batches` exists
+   * (migration `0013_api_key_usage_batches`): turns on `usageBatches`, so a
+   * usage write retried after the storage deadline is counted once.
+   */
+  usageBatches?: boolean;
 }
 
 function hasCode(error: unknown, code: string): boolean {
@@ -272,8 +290,8 @@ function toRecord(row: unknown): ApiKeyRecord {
  * Capabilities: `markRevokedIfActive`, `replaceHash`, `countHashes`,
  * `lowerExpiry` and the tenant-bound operations; the expiry notices, rotation
  * waits (migration `0004_api_key_expiry`), `storesLayout` (`0006`),
- * `storesRateLimits` (`0008`), `storesCredits` (`0011`) and `recordUsage`/`readUsage` (`usage`, raw
- * SQL over `0010`) only
+ * `storesRateLimits` (`0008`), `storesCredits` (`0011`), `recordUsage`/`readUsage` (`usage`, raw
+ * SQL over `0010`) and `usageBatches` (`0013`) only
  * through `PrismaApiKeyStorageOptions`; never `peekByPrefix` (a shared
  * database changes behind in-process copies). Without the `hashScheme`
  * column (`0003`) rows read as the default scheme.
@@ -322,7 +340,9 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
   /** Capability, with the `rotationWaits` option only: `findUnique` by `newKeyId`. */
   readonly findRotationWait?: (newKeyId: string) => Promise<ApiKeyRotationWait | null>;
   /** Capability, with the `usage` option only: one `INSERT … ON CONFLICT` statement per call. */
-  readonly recordUsage?: (rows: readonly ApiKeyUsageRow[]) => Promise<void>;
+  readonly recordUsage?: (rows: readonly ApiKeyUsageRow[], batchId?: string) => Promise<void>;
+  /** Capability, with the `usageBatches` option only: each batch id is recorded once (`0013`). */
+  readonly usageBatches?: boolean;
   /** Capability, with the `usage` option only: one `SELECT … GROUP BY bucket`. */
   readonly readUsage?: (query: ApiKeyUsageReadQuery) => Promise<ApiKeyUsageBucket[]>;
 
@@ -338,9 +358,23 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
       "client.apiKey",
     );
     this.#client = client;
-    const { expiryNotices, rotationWaits, storesLayout, storesRateLimits, storesCredits, usage } =
-      options ?? {};
-    for (const [name, flag] of Object.entries({ storesLayout, storesRateLimits, storesCredits })) {
+    const {
+      expiryNotices,
+      rotationWaits,
+      storesLayout,
+      storesRateLimits,
+      storesCredits,
+      usage,
+      usageBatches,
+    } = options ?? {};
+    for (
+      const [name, flag] of Object.entries({
+        storesLayout,
+        storesRateLimits,
+        storesCredits,
+        usageBatches,
+      })
+    ) {
       if (flag !== undefined && typeof flag !== "boolean") {
         throw new TypeError(`PrismaApiKeyStorage options.${name} must be a boolean`);
       }
@@ -363,9 +397,15 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
       this.claimExpiryNotice = (id, thresholdMs, at) =>
         claimNotice(expiryNotices, id, thresholdMs, at);
     }
+    if (usageBatches === true && usage === undefined) {
+      throw new TypeError("PrismaApiKeyStorage options.usageBatches needs options.usage");
+    }
     if (usage !== undefined) {
       requireDelegate(usage, ["$executeRawUnsafe", "$queryRawUnsafe"], "options.usage");
-      this.recordUsage = async (rows) => {
+      const once = usageBatches === true;
+      if (once) this.usageBatches = true;
+      const [plain, batched] = [recordUsageSql(false), recordUsageSql(true)];
+      this.recordUsage = async (rows, batchId) => {
         const json = rows.map((row) => {
           const columns: Record<string, unknown> = {
             key_id: row.keyId,
@@ -380,7 +420,10 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
           );
           return columns;
         });
-        await usage.$executeRawUnsafe(RECORD_USAGE_SQL, JSON.stringify(json));
+        // Without a batch id (or the option) the rows are added without the batch check.
+        if (!once || batchId === undefined) {
+          await usage.$executeRawUnsafe(plain, JSON.stringify(json));
+        } else await usage.$executeRawUnsafe(batched, JSON.stringify(json), String(batchId));
       };
       this.readUsage = async ({ tenantId, keyId, from, to }) => {
         const rows = await usage.$queryRawUnsafe(READ_USAGE_SQL, tenantId, from, to, keyId ?? null);

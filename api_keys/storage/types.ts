@@ -133,9 +133,18 @@ export interface ApiKeyStorage {
    * Capability (with `readUsage`; without them the `usage` option and
    * `ApiKeysService.usage` throw a `TypeError`): adds each row's counts to its
    * stored (key, hour) row and raises the key's `lastUsedAt` to the row's, in
-   * one step. At most 1,000 rows of distinct (key, hour).
+   * one step. At most 1,000 rows of distinct (key, hour). `batchId` names the
+   * write (the same for each retry of it); with `usageBatches` a batch already
+   * recorded changes nothing.
    */
-  recordUsage?(rows: readonly ApiKeyUsageRow[]): Promise<void>;
+  recordUsage?(rows: readonly ApiKeyUsageRow[], batchId?: string): Promise<void>;
+  /**
+   * Capability (with `recordUsage`): `true` when `recordUsage` records each
+   * `batchId` once, in the same step as its rows: a write that committed after
+   * the storage deadline and is retried (concurrently with it too) is counted
+   * once. Without it such a retry is counted twice.
+   */
+  readonly usageBatches?: boolean;
   /**
    * Capability (see `recordUsage`): the tenant's counts (of `keyId` only, when
    * given) summed per hour in [`from`, `to`), ascending.
@@ -186,7 +195,8 @@ export type ApiKeyStorageCapability =
   | "rotateForTenant"
   | "renameForTenant"
   | "recordUsage"
-  | "readUsage";
+  | "readUsage"
+  | "usageBatches";
 
 /** Names of the required methods of `ApiKeyStorage` (the spec's seven operations). */
 export const API_KEY_STORAGE_METHODS: readonly Exclude<

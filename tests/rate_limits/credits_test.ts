@@ -8,6 +8,7 @@ import {
   creditPeriod,
   MAX_CREDITS,
   refillParams,
+  settleBalance,
 } from "../../rate_limits/credits.ts";
 import { boundaries, REFILLS } from "./_model.ts";
 
@@ -105,5 +106,29 @@ describe("creditPeriod", () => {
 
   it("is [0, -1] without a refill", () => {
     assert.deepEqual(creditPeriod(123, 0, 0), [0, -1]);
+  });
+});
+
+describe("settleBalance", () => {
+  it("applies the refill due since asOf (a SET to its amount), and says ms to the next", () => {
+    const refill = { amount: 9, everyMs: 1_000 };
+    assert.deepEqual(settleBalance(3, 0, refill, 500), {
+      credits: 3,
+      asOf: 0,
+      amount: 9,
+      resetMs: 500,
+    });
+    assert.deepEqual(settleBalance(3, 0, refill, 2_500), {
+      credits: 9,
+      asOf: 2_000,
+      amount: 9,
+      resetMs: 500,
+    });
+    assert.deepEqual(settleBalance(3, 0, undefined, 2_500), {
+      credits: 3,
+      asOf: 0,
+      amount: 0,
+      resetMs: -1,
+    });
   });
 });

@@ -1,21 +1,33 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { createRateLimiter, type RateLimitMetric } from "../../rate_limits/limiter.ts";
+import {
+  createRateLimiter,
+  type RateLimiterMetric,
+  type RateLimitMetric,
+} from "../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../rate_limits/memory_store.ts";
 import type { RateLimitStore } from "../../rate_limits/store.ts";
+import { FakeRemoteStore } from "./_fake_store.ts";
 
 const quiet = { logger: () => {} };
 const api = { name: "api", limit: 3, windowMs: 60_000 };
 const burst = { name: "burst", limit: 1, windowMs: 60_000 };
-const failing: RateLimitStore = { check: () => Promise.reject(new Error("down")) };
-const hanging: RateLimitStore = { check: () => new Promise(() => {}) };
+const failing: RateLimitStore = { checkBatch: () => Promise.reject(new Error("down")) };
+const hanging: RateLimitStore = { checkBatch: () => new Promise(() => {}) };
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const until = async (done: () => boolean) => {
+  for (let i = 0; i < 500 && !done(); i++) await sleep(10);
+  assert.ok(done(), "condition not reached in 5 s");
+};
 
 describe("createRateLimiter", () => {
-  it("defaults to the in-memory store and answers per policy", async () => {
+  it("defaults to the in-memory store and answers per policy, outcome store", async () => {
     const limiter = createRateLimiter(quiet);
     const result = await limiter.check("k", [api, burst]);
     assert.equal(result.allowed, true);
     assert.equal(result.unavailable, false);
+    assert.equal(result.outcome, "store");
+    assert.equal(result.reason, undefined);
     assert.deepEqual(result.policies.map((p) => [p.name, p.limit, p.remaining, p.allowed]), [
       ["api", 3, 2, true],
       ["burst", 1, 0, true],
@@ -39,17 +51,58 @@ describe("createRateLimiter", () => {
     assert.equal((await limiter.check("k", [weighted], { cost: 0 })).policies[0].remaining, 5);
   });
 
-  it("throws a TypeError for a bad subject, policy, cost or option", async () => {
-    const limiter = createRateLimiter(quiet);
-    await assert.rejects(limiter.check("", [api]), TypeError);
-    await assert.rejects(limiter.check("k", [{ ...api, limit: 0 }]), /"api": limit/);
-    await assert.rejects(limiter.check("k", [api], { cost: -1 }), /cost/);
+  it("throws a TypeError for a bad subject, policy, cost or option, whatever the failure policy", async () => {
+    for (const onStoreError of ["open", "closed"] as const) {
+      const limiter = createRateLimiter({ ...quiet, onStoreError, store: failing });
+      await assert.rejects(limiter.check("", [api]), TypeError);
+      await assert.rejects(limiter.check("k".repeat(513), [api]), TypeError);
+      await assert.rejects(limiter.check("k", [{ ...api, limit: 0 }]), /"api": limit/);
+      await assert.rejects(limiter.check("k", [api], { cost: -1 }), /cost/);
+      await assert.rejects(limiter.check("k", [api], { cost: 1e15 + 1 }), /cost must be at most/);
+      await assert.rejects(limiter.check("k", [{ ...api, windowMs: 10 }]), /subSecond/);
+      await assert.rejects(
+        limiter.check("k", [api, { ...api, windowMs: 3_600_000 }]),
+        /one name counts one window/,
+      );
+    }
     assert.throws(() => createRateLimiter({ onStoreError: "maybe" as "open" }), TypeError);
     assert.throws(() => createRateLimiter({ timeoutMs: 0 }), TypeError);
     assert.throws(() => createRateLimiter({ timeoutMs: 60_001 }), TypeError);
   });
 
-  it("names the store and the failure policy in one start-up line", () => {
+  it("refuses unknown options naming them", () => {
+    assert.throws(
+      () => createRateLimiter({ ...quiet, timeout: 50 } as never),
+      /^TypeError: createRateLimiter: unknown option `timeout`/,
+    );
+    assert.throws(() => createRateLimiter("open" as never), /options must be an object/);
+  });
+
+  it("refuses at construction an object that is not a store, saying what to pass", () => {
+    const cases: [unknown, RegExp][] = [
+      [
+        { evalSha() {}, connect() {}, isOpen: false },
+        /Redis client: pass createRedisRateLimitStore/,
+      ],
+      [
+        { query() {}, connect() {} },
+        /PostgreSQL pool or client: pass createPostgresRateLimitStore/,
+      ],
+      [{ check() {} }, /check\(counters\) of the old contract: implement checkBatch/],
+      [createRateLimiter(quiet), /this is a rate limiter/],
+      [{}, /no checkBatch/],
+      [null, /must be a rate-limit store/],
+    ];
+    for (const [store, message] of cases) {
+      assert.throws(
+        () => createRateLimiter({ ...quiet, store: store as RateLimitStore }),
+        (error: Error) => error instanceof TypeError && message.test(error.message),
+        String(message),
+      );
+    }
+  });
+
+  it("names the store, the failure policy and the 1,000 ms default timeout in one start-up line", () => {
     const lines: string[] = [];
     createRateLimiter({ logger: (line) => lines.push(line) });
     createRateLimiter({
@@ -58,9 +111,16 @@ describe("createRateLimiter", () => {
       timeoutMs: 80,
       logger: (l) => lines.push(l),
     });
+    createRateLimiter({
+      store: failing,
+      onStoreError: "local",
+      instances: 4,
+      logger: (l) => lines.push(l),
+    });
     assert.deepEqual(lines, [
-      'rate-limits: memory store; onStoreError "open": when it fails or takes over 50 ms, requests pass',
+      'rate-limits: memory store; onStoreError "open": when it fails or takes over 1000 ms, requests pass',
       'rate-limits: custom store; onStoreError "closed": when it fails or takes over 80 ms, requests are refused (503)',
+      'rate-limits: custom store; onStoreError "local": when it fails or takes over 1000 ms, each policy is enforced per instance at limit / 4, credit spends are refused',
     ]);
     assert.doesNotThrow(() =>
       createRateLimiter({
@@ -71,32 +131,59 @@ describe("createRateLimiter", () => {
     );
   });
 
-  it("open: a failing store lets requests through, one metric per interval", async () => {
+  it("open: a failing store lets requests through (outcome and reason say so), one metric per interval", async () => {
     const metrics: RateLimitMetric[] = [];
     const limiter = createRateLimiter({
       ...quiet,
       store: failing,
-      onMetric: (m) => void metrics.push(m),
+      onMetric: (m) => void (m.type === "rate_limit.store_unavailable" && metrics.push(m)),
       metricIntervalMs: 200,
     });
     for (let i = 0; i < 5; i++) {
       assert.deepEqual(await limiter.check("k", [api]), {
         allowed: true,
         unavailable: true,
+        outcome: "open",
+        reason: "error",
         policies: [],
       });
     }
     assert.deepEqual(metrics, [
       { type: "rate_limit.store_unavailable", onStoreError: "open", failures: 1, reason: "error" },
     ]);
-    await new Promise((resolve) => setTimeout(resolve, 220));
+    await sleep(220);
     await limiter.check("k", [api]);
     assert.equal(metrics.length, 2);
     assert.equal(metrics[1].failures, 5);
   });
 
+  it("logs every answer by the failure policy by default, at most one line per metricIntervalMs, and when the store answers again", async () => {
+    const lines: string[] = [];
+    const store = new FakeRemoteStore();
+    store.failing = new Error("ECONNREFUSED");
+    const limiter = createRateLimiter({
+      store,
+      metricIntervalMs: 150,
+      logger: (line) => lines.push(line),
+    });
+    for (let i = 0; i < 3; i++) await limiter.check("k", [api]);
+    assert.deepEqual(lines.slice(1), [
+      'rate-limits: the fake store is unavailable (error): 1 check answered by onStoreError "open" (passed uncounted) since the last line',
+    ]);
+    await sleep(170);
+    await limiter.check("k", [api]);
+    assert.equal(
+      lines[2],
+      'rate-limits: the fake store is unavailable (error): 3 checks answered by onStoreError "open" (passed uncounted) since the last line',
+    );
+    store.failing = undefined;
+    await limiter.check("k", [api]);
+    await limiter.check("k", [api]);
+    assert.deepEqual(lines.slice(3), ["rate-limits: the fake store answers again"]);
+  });
+
   it("closed: a hanging store answers unavailable within timeoutMs", async () => {
-    const metrics: RateLimitMetric[] = [];
+    const metrics: RateLimiterMetric[] = [];
     const limiter = createRateLimiter({
       ...quiet,
       store: hanging,
@@ -107,22 +194,161 @@ describe("createRateLimiter", () => {
     const start = performance.now();
     const result = await limiter.check("k", [api]);
     const waited = performance.now() - start;
-    assert.deepEqual(result, { allowed: false, unavailable: true, policies: [] });
+    assert.deepEqual(result, {
+      allowed: false,
+      unavailable: true,
+      outcome: "closed",
+      reason: "timeout",
+      policies: [],
+    });
     assert.ok(waited >= 25 && waited < 1_000, String(waited));
-    assert.equal(metrics[0].reason, "timeout");
+    assert.equal((metrics[0] as RateLimitMetric).reason, "timeout");
   });
 
-  it("contains a store that throws synchronously or answers the wrong shape", async () => {
-    const throwing: RateLimitStore = {
-      check: () => {
-        throw new Error("sync");
-      },
-    };
-    const short: RateLimitStore = { check: () => Promise.resolve([]) };
-    for (const store of [throwing, short]) {
-      const result = await createRateLimiter({ ...quiet, store }).check("k", [api]);
-      assert.equal(result.unavailable, true);
+  it("a store bug or a malformed reply is an error naming its cause, never an open pass", async () => {
+    const stores: [RateLimitStore, RegExp][] = [
+      [{
+        name: "redis",
+        checkBatch: () => Promise.reject(new TypeError("client is not connected")),
+      }, /redis store failed \(TypeError: client is not connected\)/],
+      [{ name: "redis", checkBatch: () => Promise.resolve({ results: [] }) }, /malformed/],
+      [{
+        checkBatch: () => Promise.reject(new Error("unused")),
+        checkNow: () => {
+          throw new TypeError("bug");
+        },
+      }, /custom store failed \(TypeError: bug\)/],
+      [{ checkBatch: () => Promise.reject(new Error("unused")), checkNow: () => [] }, /malformed/],
+    ];
+    for (const [store, message] of stores) {
+      const limiter = createRateLimiter({ ...quiet, store, onStoreError: "open" });
+      await assert.rejects(
+        limiter.check("k", [api]),
+        (error: Error) => error instanceof TypeError && message.test(error.message),
+      );
     }
+  });
+
+  it("defaults stay exact under a burst: 4 limiters over one remote store × 1,000 concurrent checks of one key admit the limit, none by the failure policy, credits spent = admitted", async () => {
+    const store = new FakeRemoteStore();
+    store.requestDelayMs = 2;
+    const policy = { name: "api", limit: 100, windowMs: 60_000 };
+    const credits = { initial: 150 };
+    const results = (await Promise.all(Array.from({ length: 4 }, () => {
+      const limiter = createRateLimiter({ ...quiet, store });
+      return Promise.all(
+        Array.from({ length: 1_000 }, () => limiter.check("key", [policy], { credits })),
+      );
+    }))).flat();
+    assert.equal(results.filter((r) => r.outcome !== "store").length, 0);
+    assert.equal(results.filter((r) => r.allowed).length, 100);
+    const [balance] = await store.inner.readCredits([{
+      kind: "credit",
+      subject: "key",
+      name: "credits",
+      cost: 0,
+      initial: 150,
+    }]);
+    assert.equal(balance?.remaining, 50);
+    assert.ok(store.calls <= 40, `${store.calls} store calls for 4,000 checks`);
+  });
+
+  it("closed with credits: a check the store got past its deadline is refused and spends nothing, also later", async () => {
+    const store = new FakeRemoteStore();
+    store.requestDelayMs = 300;
+    const limiter = createRateLimiter({ ...quiet, store, onStoreError: "closed", timeoutMs: 100 });
+    const credits = { initial: 5 };
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => limiter.check("k", [api], { credits })),
+    );
+    assert.ok(results.every((r) => !r.allowed && r.outcome === "closed"));
+    await until(() => store.pending === 0);
+    assert.equal(store.appliedAt.size, 0);
+    const [balance] = await store.inner.readCredits([{
+      kind: "credit",
+      subject: "k",
+      name: "credits",
+      cost: 0,
+      initial: 5,
+    }]);
+    assert.equal(balance, null, "no balance was ever spent");
+    store.requestDelayMs = 0;
+    const after = await limiter.check("k", [api], { credits });
+    assert.equal(after.credits?.remaining, 4, "nothing replayed on recovery");
+    assert.equal(after.policies[0].remaining, 2);
+  });
+
+  it("local: while the store fails, each policy holds per instance at floor(limit / instances), credits are refused, the metric says local; the store counts again after", async () => {
+    const store = new FakeRemoteStore();
+    store.failing = new Error("down");
+    const metrics: RateLimiterMetric[] = [];
+    const limiter = createRateLimiter({
+      ...quiet,
+      store,
+      onStoreError: "local",
+      instances: 4,
+      onMetric: (m) => void metrics.push(m),
+    });
+    const policy = { name: "api", limit: 10, windowMs: 60_000 };
+    const answers = [];
+    for (let i = 0; i < 5; i++) answers.push(await limiter.check("k", [policy]));
+    assert.deepEqual(answers.map((a) => [a.allowed, a.outcome, a.reason]), [
+      [true, "local", "error"],
+      [true, "local", "error"],
+      [false, "local", "error"],
+      [false, "local", "error"],
+      [false, "local", "error"],
+    ]);
+    assert.deepEqual(answers[2].policies.map((p) => [p.name, p.limit, p.remaining, p.allowed]), [
+      ["api", 2, 0, false],
+    ]);
+    assert.ok(answers.every((a) => a.unavailable));
+    const spend = await limiter.check("k", [], { credits: { initial: 100 } });
+    assert.deepEqual(spend, {
+      allowed: false,
+      unavailable: true,
+      outcome: "local",
+      reason: "error",
+      policies: [],
+    });
+    assert.deepEqual(metrics.find((m) => m.type === "rate_limit.store_unavailable"), {
+      type: "rate_limit.store_unavailable",
+      onStoreError: "local",
+      failures: 1,
+      reason: "error",
+    });
+    store.failing = undefined;
+    const back = await limiter.check("k", [policy]);
+    assert.deepEqual([back.outcome, back.policies[0].limit, back.policies[0].remaining], [
+      "store",
+      10,
+      9,
+    ]);
+  });
+
+  it("local is exact per instance: 4 limiters over one failing store, 1,000 concurrent checks each, admit floor(limit / 4) each", async () => {
+    const store = new FakeRemoteStore();
+    store.failing = new Error("down");
+    const policy = { name: "api", limit: 103, windowMs: 60_000 };
+    const admitted = await Promise.all(Array.from({ length: 4 }, async () => {
+      const limiter = createRateLimiter({ ...quiet, store, onStoreError: "local", instances: 4 });
+      const results = await Promise.all(
+        Array.from({ length: 1_000 }, () => limiter.check("k", [policy])),
+      );
+      return results.filter((r) => r.allowed).length;
+    }));
+    assert.deepEqual(admitted, [25, 25, 25, 25]);
+  });
+
+  it("local needs instances, and instances only goes with local", () => {
+    assert.throws(
+      () => createRateLimiter({ ...quiet, onStoreError: "local" }),
+      /instances must be a safe integer >= 1/,
+    );
+    assert.throws(
+      () => createRateLimiter({ ...quiet, instances: 2 }),
+      /instances is only for onStoreError "local"/,
+    );
   });
 
   it("contains a throwing metric sink and routes it to onMetricError", async () => {
@@ -134,53 +360,53 @@ describe("createRateLimiter", () => {
       onMetricError: (error) => void errors.push(error),
     });
     await limiter.check("k", [api]);
-    await new Promise((resolve) => setTimeout(resolve, 0));
+    await sleep(0);
     assert.equal((errors[0] as Error).message, "sink");
   });
 
-  it("calls a store's checkNow in place of check, without a deadline timer; a throw or bad shape is contained", async () => {
+  it("reports store latency at most once per metricIntervalMs", async () => {
+    const metrics: RateLimiterMetric[] = [];
+    const store = new FakeRemoteStore();
+    store.requestDelayMs = 5;
+    const limiter = createRateLimiter({
+      ...quiet,
+      store,
+      metricIntervalMs: 60_000,
+      onMetric: (m) => void metrics.push(m),
+    });
+    await Promise.all(Array.from({ length: 10 }, () => limiter.check("k", [api])));
+    await limiter.check("k", [api]);
+    assert.equal(metrics.length, 1);
+    const [latency] = metrics;
+    assert.equal(latency.type, "rate_limit.store_latency");
+    if (latency.type !== "rate_limit.store_latency") return;
+    assert.equal(latency.calls, 1);
+    assert.ok(latency.checks >= 1 && latency.maxMs >= 4 && latency.meanMs <= latency.maxMs);
+  });
+
+  it("calls a store's checkNow in place of checkBatch", async () => {
     const inner = createMemoryRateLimitStore();
     const calls: string[] = [];
     const sync: RateLimitStore = {
-      check: (c) => (calls.push("check"), inner.check(c)),
-      checkNow: (c) => (calls.push("checkNow"), inner.checkNow!(c)),
+      checkBatch: (c) => (calls.push("checkBatch"), inner.checkBatch(c)),
+      checkNow: (c) => (calls.push("checkNow"), inner.checkNow(c)),
     };
-    const timers = globalThis.setTimeout;
-    let armed = 0;
-    globalThis.setTimeout =
-      ((...args: Parameters<typeof setTimeout>) => (armed++, timers(...args))) as typeof setTimeout;
-    try {
-      const result = await createRateLimiter({ ...quiet, store: sync }).check("k", [api]);
-      assert.equal(result.allowed, true);
-      assert.equal(result.policies[0].remaining, api.limit - 1);
-    } finally {
-      globalThis.setTimeout = timers;
-    }
+    const result = await createRateLimiter({ ...quiet, store: sync }).check("k", [api]);
+    assert.equal(result.policies[0].remaining, api.limit - 1);
     assert.deepEqual(calls, ["checkNow"]);
-    assert.equal(armed, 0);
-    const throwing: RateLimitStore = {
-      check: () => Promise.resolve([]),
-      checkNow: () => {
-        throw new Error("sync");
-      },
-    };
-    const short: RateLimitStore = { check: () => Promise.resolve([]), checkNow: () => [] };
-    for (const store of [throwing, short]) {
-      const closed = createRateLimiter({ ...quiet, store, onStoreError: "closed" });
-      assert.deepEqual(await closed.check("k", [api]), {
-        allowed: false,
-        unavailable: true,
-        policies: [],
-      });
-    }
   });
 
-  it("passes every policy to the store in one call", async () => {
-    const calls: number[] = [];
+  it("passes every policy of a check in one counter list, and concurrent checks in one batch", async () => {
+    const batches: number[][] = [];
     const inner = createMemoryRateLimitStore();
-    const counting: RateLimitStore = { check: (c) => (calls.push(c.length), inner.check(c)) };
-    await createRateLimiter({ ...quiet, store: counting }).check("k", [api, burst]);
-    assert.deepEqual(calls, [2]);
+    const counting: RateLimitStore = {
+      checkBatch: (
+        checks,
+      ) => (batches.push(checks.map((c) => c.counters.length)), inner.checkBatch(checks)),
+    };
+    const limiter = createRateLimiter({ ...quiet, store: counting });
+    await Promise.all([limiter.check("k", [api, burst]), limiter.check("j", [api])]);
+    assert.deepEqual(batches, [[2, 1]]);
   });
 
   it("spends credits in the same check (policies may be empty) and changes them", async () => {
@@ -202,7 +428,7 @@ describe("createRateLimiter", () => {
     assert.equal((await limiter.check("new", [], { credits: shared })).credits?.remaining, 0);
   });
 
-  it("throws a TypeError naming bad credits, and for a store without changeCredits", async () => {
+  it("throws a TypeError naming bad credits, and for a store without changeCredits or readCredits", async () => {
     const limiter = createRateLimiter(quiet);
     for (
       const [credits, field] of [
@@ -215,11 +441,90 @@ describe("createRateLimiter", () => {
       await assert.rejects(limiter.check("k", [], { credits: credits as never }), field);
     }
     await assert.rejects(limiter.check("k", []), TypeError);
-    assert.throws(() => limiter.changeCredits("k", { initial: 1 }, { set: -1 }), TypeError);
+    await assert.rejects(limiter.changeCredits("k", { initial: 1 }, { set: -1 }), TypeError);
     const bare = createRateLimiter({ ...quiet, store: failing });
-    assert.throws(
-      () => bare.changeCredits("k", { initial: 1 }, { set: 1 }),
-      /cannot change credits/,
+    await assert.rejects(
+      bare.changeCredits("k", { initial: 1 }, { set: 1 }),
+      /the custom store cannot change credits/,
     );
+    await assert.rejects(
+      bare.readCredits([{ subject: "k", credits: { initial: 1 } }]),
+      /the custom store cannot read credits/,
+    );
+  });
+
+  it("changeCredits goes through the door: a failure rejects naming the store and the reason; a stalled change is never applied after the answer", async () => {
+    const store = new FakeRemoteStore();
+    const limiter = createRateLimiter({ ...quiet, store, timeoutMs: 100 });
+    const credits = { initial: 5 };
+    assert.equal((await limiter.changeCredits("k", credits, { add: 1 })).remaining, 6);
+    store.failing = new Error("ECONNRESET");
+    await assert.rejects(
+      limiter.changeCredits("k", credits, { add: 1 }),
+      /^Error: rate-limits: the fake store failed changeCredits \(Error: ECONNRESET\)$/,
+    );
+    store.failing = undefined;
+    store.stalled = true;
+    await assert.rejects(
+      limiter.changeCredits("k", credits, { add: 1 }),
+      /the fake store did not answer changeCredits within 100 ms/,
+    );
+    store.resume();
+    await until(() => store.pending === 0);
+    assert.equal((await limiter.changeCredits("k", credits, { add: 0 })).remaining, 6);
+  });
+
+  it("readCredits reads through the door without writing; a balance the store does not hold is its initial with the refill due", async () => {
+    const store = new FakeRemoteStore();
+    const limiter = createRateLimiter({ ...quiet, store });
+    const held = { initial: 5 };
+    await limiter.check("a", [], { credits: held });
+    const size = store.inner.size;
+    const refill = { amount: 50, everyMs: 1_000 };
+    const answers = await limiter.readCredits([
+      { subject: "a", credits: held },
+      { subject: "b", credits: { initial: 7 } },
+      { subject: "c", credits: { initial: 7, initialAt: Date.now() - 5_000, refill } },
+    ]);
+    assert.deepEqual(answers.map((a) => a.remaining), [4, 7, 50]);
+    assert.equal(answers[1].resetMs, -1);
+    assert.ok(answers[2].resetMs > 0 && answers[2].resetMs <= 1_000);
+    assert.equal(store.inner.size, size, "reading wrote nothing");
+    store.failing = new Error("down");
+    await assert.rejects(
+      limiter.readCredits([{ subject: "a", credits: held }]),
+      /the fake store failed readCredits \(Error: down\)/,
+    );
+  });
+
+  it("ready(): resolves without store.ready; a TypeError (misconfiguration) rejects; a store merely down resolves and logs one line", async () => {
+    await createRateLimiter(quiet).ready();
+    const misconfigured: RateLimitStore = {
+      name: "postgres",
+      checkBatch: failing.checkBatch,
+      ready: () => Promise.reject(new TypeError("run migration 0009_credit_balances")),
+    };
+    await assert.rejects(
+      createRateLimiter({ ...quiet, store: misconfigured }).ready(),
+      /postgres store failed \(TypeError: run migration 0009_credit_balances\)/,
+    );
+    for (
+      const [ready, why] of [
+        [() => Promise.reject(new Error("ECONNREFUSED")), "Error: ECONNREFUSED"],
+        [() => new Promise<void>(() => {}), "no answer within 50 ms"],
+      ] as const
+    ) {
+      const lines: string[] = [];
+      const limiter = createRateLimiter({
+        store: { name: "redis", checkBatch: failing.checkBatch, ready },
+        timeoutMs: 50,
+        onStoreError: "closed",
+        logger: (line) => lines.push(line),
+      });
+      await limiter.ready();
+      assert.deepEqual(lines.slice(1), [
+        `rate-limits: the redis store is unavailable at start-up (${why}); onStoreError "closed" applies until it answers`,
+      ]);
+    }
   });
 });

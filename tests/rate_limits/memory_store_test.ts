@@ -23,9 +23,16 @@ const counter = (subject: string, cost = 1, limit = 2, windowMs = 1_000) => ({
 });
 
 describe("createMemoryRateLimitStore", () => {
-  it("answers as the reference sliding log on a fake clock (cost, cost 0, all or nothing)", async () => {
-    await fc.assert(
-      fc.asyncProperty(commands, async (script) => {
+  it("refuses unknown options naming them", () => {
+    assert.throws(
+      () => createMemoryRateLimitStore({ maxCounter: 5 } as never),
+      /createMemoryRateLimitStore: unknown option `maxCounter`/,
+    );
+  });
+
+  it("answers as the reference sliding log on a fake clock (cost, cost 0, all or nothing)", () => {
+    fc.assert(
+      fc.property(commands, (script) => {
         let now = 1_000_000;
         const store = createMemoryRateLimitStore({ now: () => now });
         const reference = new ReferenceStore();
@@ -34,7 +41,7 @@ describe("createMemoryRateLimitStore", () => {
           now += command.advanceMs;
           const counters = countersOf(command);
           const before = reference.check(counters, now);
-          assert.deepEqual(await store.check(counters), before);
+          assert.deepEqual(store.checkNow(counters), before);
           if (before.every((r) => r.allowed) && command.cost > 0) {
             for (const c of counters) {
               const key = `${c.subject}|${c.name}`;
@@ -51,32 +58,32 @@ describe("createMemoryRateLimitStore", () => {
     );
   });
 
-  it("keeps at most maxCounters counters, dropping idle ones first", async () => {
+  it("keeps at most maxCounters counters, dropping idle ones first", () => {
     let now = 0;
     const store = createMemoryRateLimitStore({ maxCounters: 3, now: () => now });
-    for (const subject of ["a", "b", "c", "d", "e"]) await store.check([counter(subject)]);
+    for (const subject of ["a", "b", "c", "d", "e"]) store.checkNow([counter(subject)]);
     assert.equal(store.size, 3);
     now += 1_000;
-    await store.check([counter("f")]);
+    store.checkNow([counter("f")]);
     assert.equal(store.size, 1);
   });
 
-  it("counts from its newest entry when the clock steps back", async () => {
+  it("counts from its newest entry when the clock steps back", () => {
     let now = 10_000;
     const store = createMemoryRateLimitStore({ now: () => now });
-    await store.check([counter("a")]);
+    store.checkNow([counter("a")]);
     now = 5_000;
-    const [second] = await store.check([counter("a")]);
+    const [second] = store.checkNow([counter("a")]);
     assert.deepEqual(second, { allowed: true, remaining: 0, resetMs: 1_000 });
     now = 10_999;
-    assert.equal((await store.check([counter("a")]))[0].allowed, false);
+    assert.equal((store.checkNow([counter("a")]))[0].allowed, false);
     now = 11_000;
-    assert.equal((await store.check([counter("a")]))[0].allowed, true);
+    assert.equal((store.checkNow([counter("a")]))[0].allowed, true);
   });
 
-  it("never fits a cost above the limit, and says so with resetMs = windowMs", async () => {
+  it("never fits a cost above the limit, and says so with resetMs = windowMs", () => {
     const store = createMemoryRateLimitStore({ now: () => 0 });
-    assert.deepEqual(await store.check([counter("a", 3)]), [
+    assert.deepEqual(store.checkNow([counter("a", 3)]), [
       { allowed: false, remaining: 2, resetMs: 1_000 },
     ]);
   });
@@ -98,12 +105,12 @@ describe("createMemoryRateLimitStore with credit counters", () => {
           const credit = creditOf(command);
           if (command.change) {
             assert.deepEqual(
-              await store.changeCredits(credit, command.change),
+              await store.changeCredits(credit, command.change, Infinity),
               reference.credits.change(credit, command.change, now),
             );
           } else {
             const counters = [...countersOf(command), credit];
-            assert.deepEqual(await store.check(counters), reference.check(counters, now));
+            assert.deepEqual(store.checkNow(counters), reference.check(counters, now));
           }
         }
       }),
@@ -127,8 +134,10 @@ describe("createMemoryRateLimitStore with credit counters", () => {
         const actual = await Promise.all(script.map((command) => {
           const credit = creditOf({ ...command, subject: "s" });
           return command.change
-            ? store.changeCredits(credit, command.change)
-            : store.check([credit]).then(([result]) => result);
+            ? store.changeCredits(credit, command.change, Infinity)
+            : store.checkBatch([{ counters: [credit], deadline: Infinity }]).then((a) =>
+              a.results[0]![0]
+            );
         }));
         assert.deepEqual(actual, expected);
         assert.ok(actual.every((r) => r.remaining >= 0));
@@ -137,7 +146,7 @@ describe("createMemoryRateLimitStore with credit counters", () => {
     );
   });
 
-  it("refills once per boundary, on the 31st clamped to Feb 29 and Apr 30 (UTC)", async () => {
+  it("refills once per boundary, on the 31st clamped to Feb 29 and Apr 30 (UTC)", () => {
     let now = Date.UTC(2024, 0, 31, 12);
     const store = createMemoryRateLimitStore({ now: () => now });
     const credit = {
@@ -148,39 +157,39 @@ describe("createMemoryRateLimitStore with credit counters", () => {
       initial: 3,
       refill: { amount: 5, interval: "monthly" as const, day: 31 },
     };
-    const spend = async (at: number) => ((now = at), (await store.check([credit]))[0]);
-    assert.deepEqual(await spend(now), {
+    const spend = (at: number) => ((now = at), store.checkNow([credit])[0]);
+    assert.deepEqual(spend(now), {
       allowed: true,
       remaining: 0,
       resetMs: Date.UTC(2024, 1, 29) - now,
     });
-    assert.deepEqual(await spend(Date.UTC(2024, 1, 28, 23)), {
+    assert.deepEqual(spend(Date.UTC(2024, 1, 28, 23)), {
       allowed: false,
       remaining: 0,
       resetMs: 3_600_000,
     });
-    assert.equal((await spend(Date.UTC(2024, 1, 29))).remaining, 2);
-    assert.equal((await spend(Date.UTC(2024, 2, 30))).allowed, false);
-    assert.equal((await spend(Date.UTC(2024, 2, 31))).remaining, 2);
-    assert.equal((await spend(Date.UTC(2024, 3, 30, 1))).remaining, 2);
+    assert.equal((spend(Date.UTC(2024, 1, 29))).remaining, 2);
+    assert.equal((spend(Date.UTC(2024, 2, 30))).allowed, false);
+    assert.equal((spend(Date.UTC(2024, 2, 31))).remaining, 2);
+    assert.equal((spend(Date.UTC(2024, 3, 30, 1))).remaining, 2);
   });
 
-  it("says -1 when no refill makes the cost fit", async () => {
+  it("says -1 when no refill makes the cost fit", () => {
     const store = createMemoryRateLimitStore({ now: () => 0 });
     const base = { kind: "credit" as const, subject: "k", name: "c", initial: 1 };
-    assert.deepEqual(await store.check([{ ...base, cost: 2 }]), [
+    assert.deepEqual(store.checkNow([{ ...base, cost: 2 }]), [
       { allowed: false, remaining: 1, resetMs: -1 },
     ]);
     const refill = { amount: 3, everyMs: 1_000 };
-    assert.deepEqual(await store.check([{ ...base, name: "r", refill, cost: 4 }]), [
+    assert.deepEqual(store.checkNow([{ ...base, name: "r", refill, cost: 4 }]), [
       { allowed: false, remaining: 1, resetMs: -1 },
     ]);
-    assert.deepEqual(await store.check([{ ...base, name: "r", refill, cost: 2 }]), [
+    assert.deepEqual(store.checkNow([{ ...base, name: "r", refill, cost: 2 }]), [
       { allowed: false, remaining: 1, resetMs: 1_000 },
     ]);
   });
 
-  it("all or nothing, 1,000 of 1,000 trials: a rate-limit denial keeps the balance, a credit denial keeps the window counts", async () => {
+  it("all or nothing, 1,000 of 1,000 trials: a rate-limit denial keeps the balance, a credit denial keeps the window counts", () => {
     const store = createMemoryRateLimitStore();
     let kept = 0;
     for (let trial = 0; trial < 1_000; trial++) {
@@ -194,12 +203,12 @@ describe("createMemoryRateLimitStore with credit counters", () => {
         cost: 1,
       };
       const credit = { kind: "credit" as const, subject, name: "c", cost: 1, initial: 5 };
-      await store.check([window]);
-      const byWindow = await store.check([window, credit]);
+      store.checkNow([window]);
+      const byWindow = store.checkNow([window, credit]);
       const broke = { ...credit, name: "empty", initial: 0 };
       const wide = { ...window, name: "wide", limit: 10 };
-      const byCredit = await store.check([wide, broke]);
-      const [wideAfter, creditAfter] = await store.check([{ ...wide, cost: 0 }, {
+      const byCredit = store.checkNow([wide, broke]);
+      const [wideAfter, creditAfter] = store.checkNow([{ ...wide, cost: 0 }, {
         ...credit,
         cost: 0,
       }]);
@@ -209,5 +218,61 @@ describe("createMemoryRateLimitStore with credit counters", () => {
       ) kept++;
     }
     assert.equal(kept, 1_000);
+  });
+
+  it("checkBatch: applies each check in order through checkNow; a check past its deadline (the caller's clock, Date.now) answers null and applies nothing", async () => {
+    // the injected clock moves counting time only: deadlines are on the caller's clock
+    const store = createMemoryRateLimitStore({ now: () => Date.UTC(2030, 0, 1) });
+    const one = counter("a", 1, 2);
+    const later = Date.now() + 60_000;
+    const answer = await store.checkBatch([
+      { counters: [one], deadline: later },
+      { counters: [one], deadline: Date.now() }, // reached at its deadline: too late
+      { counters: [one], deadline: later },
+      { counters: [one], deadline: later },
+    ]);
+    assert.deepEqual(answer.results.map((r) => r && r[0].allowed), [true, null, true, false]);
+    assert.deepEqual(await store.checkBatch([{ counters: [one], deadline: Date.now() - 1 }]), {
+      results: [null],
+    });
+    assert.equal(store.checkNow([{ ...one, cost: 0 }])[0].remaining, 0);
+  });
+
+  it("changeCredits: past its deadline answers null and changes nothing", async () => {
+    const store = createMemoryRateLimitStore({ now: () => 5_000 });
+    const credit = { kind: "credit" as const, subject: "k", name: "c", cost: 0, initial: 4 };
+    assert.equal(await store.changeCredits(credit, { add: 3 }, Date.now() - 1), null);
+    assert.equal(
+      (await store.changeCredits(credit, { add: 3 }, Date.now() + 60_000))?.remaining,
+      7,
+    );
+  });
+
+  it("readCredits: reads balances with the refill due, writes nothing; null for a balance it does not hold", async () => {
+    let now = 0;
+    const store = createMemoryRateLimitStore({ now: () => now });
+    const credit = {
+      kind: "credit" as const,
+      subject: "k",
+      name: "c",
+      cost: 1,
+      initial: 4,
+      refill: { amount: 9, everyMs: 1_000 },
+    };
+    assert.deepEqual(await store.readCredits([credit]), [null]);
+    assert.equal(store.size, 0, "reading created nothing");
+    store.checkNow([credit]);
+    now = 500;
+    assert.deepEqual(await store.readCredits([credit, { ...credit, name: "other" }]), [
+      { allowed: true, remaining: 3, resetMs: 500 },
+      null,
+    ]);
+    now = 1_500;
+    assert.deepEqual(await store.readCredits([credit]), [
+      { allowed: true, remaining: 9, resetMs: 500 },
+    ]);
+    now = 1_600;
+    // the refill read at 1,500 was not written: a spend now takes it, once
+    assert.equal(store.checkNow([credit])[0].remaining, 8);
   });
 });

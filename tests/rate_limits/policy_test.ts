@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { assertCount, compileRateLimitPolicies } from "../../rate_limits/policy.ts";
+import { assertCost, assertCount, compileRateLimitPolicies } from "../../rate_limits/policy.ts";
 
 describe("compileRateLimitPolicies", () => {
   it("fills the default cost, freezes, and returns a compiled list as is", () => {
@@ -14,19 +14,39 @@ describe("compileRateLimitPolicies", () => {
     ["an empty list", [], /list of 1-16/],
     [
       "17 policies",
-      Array.from({ length: 17 }, (_, i) => ({ name: `p${i}`, limit: 1, windowMs: 1 })),
+      Array.from({ length: 17 }, (_, i) => ({ name: `p${i}`, limit: 1, windowMs: 1_000 })),
       /1-16/,
     ],
     ["a non-object", [null], /#0 must be an object/],
-    ["an uppercase name", [{ name: "Api", limit: 1, windowMs: 1 }], /#0: name/],
-    ["a 65-character name", [{ name: "a".repeat(65), limit: 1, windowMs: 1 }], /#0: name/],
-    ["a zero limit", [{ name: "api", limit: 0, windowMs: 1 }], /"api": limit/],
-    ["a fractional window", [{ name: "api", limit: 1, windowMs: 1.5 }], /"api": windowMs/],
-    ["an unsafe limit", [{ name: "api", limit: 2 ** 53, windowMs: 1 }], /"api": limit/],
-    ["a negative cost", [{ name: "api", limit: 1, windowMs: 1, cost: -1 }], /"api": cost/],
+    ["an uppercase name", [{ name: "Api", limit: 1, windowMs: 1_000 }], /#0: name/],
+    ["a 65-character name", [{ name: "a".repeat(65), limit: 1, windowMs: 1_000 }], /#0: name/],
+    ["a zero limit", [{ name: "api", limit: 0, windowMs: 1_000 }], /"api": limit/],
+    ["a fractional window", [{ name: "api", limit: 1, windowMs: 1_000.5 }], /"api": windowMs/],
+    [
+      "a sub-second window without subSecond (seconds meant as ms)",
+      [{ name: "api", limit: 1, windowMs: 10 }],
+      /"api": windowMs 10 is under 1000 ms \(seconds given as ms\?\); give subSecond: true to mean it/,
+    ],
+    [
+      "a subSecond that is not a boolean",
+      [{ name: "api", limit: 1, windowMs: 10, subSecond: "yes" }],
+      /"api": subSecond must be a boolean/,
+    ],
+    [
+      "a cost above 10^15",
+      [{ name: "api", limit: 1, windowMs: 1_000, cost: 1e15 + 1 }],
+      /"api": cost must be at most 1000000000000000/,
+    ],
+    [
+      "one name with two windows",
+      [{ name: "a", limit: 1, windowMs: 1_000 }, { name: "a", limit: 2, windowMs: 60_000 }],
+      /"a" is listed twice, with windows of 1000 and 60000 ms: one name counts one window/,
+    ],
+    ["an unsafe limit", [{ name: "api", limit: 2 ** 53, windowMs: 1_000 }], /"api": limit/],
+    ["a negative cost", [{ name: "api", limit: 1, windowMs: 1_000, cost: -1 }], /"api": cost/],
     [
       "a name twice",
-      [{ name: "a", limit: 1, windowMs: 1 }, { name: "a", limit: 2, windowMs: 1 }],
+      [{ name: "a", limit: 1, windowMs: 1_000 }, { name: "a", limit: 2, windowMs: 1_000 }],
       /"a" is listed twice/,
     ],
   ];
@@ -38,6 +58,20 @@ describe("compileRateLimitPolicies", () => {
       );
     });
   }
+
+  it("accepts a sub-second window with subSecond: true, and keeps the acknowledgement", () => {
+    const [policy] = compileRateLimitPolicies([
+      { name: "tick", limit: 5, windowMs: 100, subSecond: true },
+    ]);
+    assert.deepEqual(policy, { name: "tick", limit: 5, windowMs: 100, cost: 1, subSecond: true });
+    assert.equal(compileRateLimitPolicies([{ ...policy }])[0].windowMs, 100);
+  });
+
+  it("assertCost bounds a cost at 0-10^15 and names the field", () => {
+    assert.equal(assertCost(1e15, "route cost"), 1e15);
+    assert.throws(() => assertCost(1e15 + 1, "route cost"), /route cost must be at most/);
+    assert.throws(() => assertCost(-1, "route cost"), /route cost must be a safe integer >= 0/);
+  });
 
   it("assertCount accepts the bound and refuses below it", () => {
     assert.equal(assertCount(0, 0, "x"), 0);

@@ -2,11 +2,17 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { apiKeyThrottlerTracker, createThrottlerStorage } from "../../rate_limits/throttler.ts";
 import { createMemoryRateLimitStore } from "../../rate_limits/memory_store.ts";
+import { createRateLimiter, type RateLimiter } from "../../rate_limits/limiter.ts";
+import type { RateLimitStore } from "../../rate_limits/store.ts";
+
+const quiet = { logger: () => {} };
+const over = (store: RateLimitStore) => createRateLimiter({ ...quiet, store });
+const down: RateLimitStore = { checkBatch: () => Promise.reject(new Error("down")) };
 
 describe("createThrottlerStorage", () => {
   it("follows throttler 6's increment contract: hits, expiry, blocking", async () => {
     let now = 0;
-    const storage = createThrottlerStorage(createMemoryRateLimitStore({ now: () => now }));
+    const storage = createThrottlerStorage(over(createMemoryRateLimitStore({ now: () => now })));
     const hit = () => storage.increment("tracker", 10_000, 2, 10_000, "default");
     assert.deepEqual(await hit(), {
       totalHits: 1,
@@ -38,7 +44,7 @@ describe("createThrottlerStorage", () => {
 
   it("blocks for blockDuration when it is longer than ttl", async () => {
     let now = 0;
-    const storage = createThrottlerStorage(createMemoryRateLimitStore({ now: () => now }));
+    const storage = createThrottlerStorage(over(createMemoryRateLimitStore({ now: () => now })));
     const hit = () => storage.increment("t", 1_000, 1, 5_000, "Short-Burst");
     assert.equal((await hit()).isBlocked, false);
     assert.deepEqual(await hit(), {
@@ -53,12 +59,98 @@ describe("createThrottlerStorage", () => {
     assert.deepEqual((await hit()).isBlocked, false);
   });
 
-  it("serves throttler 4 (ttl in seconds, no limit): counts every hit", async () => {
+  it("serves throttler 4 (ttl in seconds, no limit): counts every hit; a store is wrapped in a limiter", async () => {
     const storage = createThrottlerStorage(createMemoryRateLimitStore({ now: () => 0 }));
     await storage.increment("t", 60);
     const record = await storage.increment("t", 60);
     assert.equal(record.totalHits, 2);
     assert.equal(record.timeToExpire, 60);
+  });
+
+  it("answers by the limiter's failure policy during an outage, never a 500: open passes, closed blocks", async () => {
+    const open = createThrottlerStorage(over(down));
+    assert.deepEqual(await open.increment("t", 60_000, 5, 0, "default"), {
+      totalHits: 0,
+      timeToExpire: 60,
+      isBlocked: false,
+      timeToBlockExpire: 0,
+    });
+    assert.equal((await open.increment("t", 60)).totalHits, 0, "throttler 4 passes too");
+    const closed = createThrottlerStorage(
+      createRateLimiter({ ...quiet, store: down, onStoreError: "closed" }),
+    );
+    assert.deepEqual(await closed.increment("t", 60_000, 5, 0, "default"), {
+      totalHits: 6,
+      timeToExpire: 1,
+      isBlocked: true,
+      timeToBlockExpire: 1,
+    });
+    const legacy = await closed.increment("t", 60);
+    assert.ok(legacy.totalHits > Number.MAX_SAFE_INTEGER - 1, "throttler 4 compares hits > limit");
+  });
+
+  it("local: during an outage each instance blocks past its share, the block counter ignored", async () => {
+    const storage = createThrottlerStorage(
+      createRateLimiter({ ...quiet, store: down, onStoreError: "local", instances: 2 }),
+    );
+    const hits = [];
+    for (let i = 0; i < 4; i++) hits.push(await storage.increment("t", 60_000, 4, 120_000, "d"));
+    assert.deepEqual(hits.map((h) => [h.totalHits, h.isBlocked]), [
+      [1, false],
+      [2, false],
+      [3, true],
+      [3, true],
+    ]);
+  });
+
+  it("compiles a throttler's policies once, not per hit", async () => {
+    const limiter = over(createMemoryRateLimitStore());
+    const seen: unknown[] = [];
+    const spy: RateLimiter = {
+      ...limiter,
+      check: (
+        subject,
+        policies,
+        options,
+      ) => (seen.push(policies), limiter.check(subject, policies, options)),
+    };
+    const storage = createThrottlerStorage(spy);
+    await storage.increment("a", 60_000, 5, 0, "default");
+    await storage.increment("b", 60_000, 5, 0, "default");
+    assert.equal(seen.length, 2);
+    assert.equal(seen[0], seen[1]);
+  });
+
+  it("refuses a limit of 0, a bad ttl and a sub-second ttl at start-up (the throttlers option) and at the first hit", async () => {
+    for (
+      const [throttler, message] of [
+        [{ name: "default", ttl: 60_000, limit: 0 }, /throttler "default": limit must be/],
+        [{ ttl: 60_000, limit: 0 }, /throttler "default": limit must be/],
+        [{ name: "short", ttl: 60, limit: 5 }, /throttler "short": ttl 60 is under 1000 ms/],
+        [{ name: "x", ttl: -1, limit: 5 }, /throttler "x": ttl must be/],
+      ] as const
+    ) {
+      assert.throws(
+        () => createThrottlerStorage(over(down), { throttlers: [throttler] }),
+        (error: Error) => error instanceof TypeError && message.test(error.message),
+      );
+    }
+    assert.doesNotThrow(() =>
+      createThrottlerStorage(over(down), {
+        throttlers: [{ name: "short", ttl: 100, limit: 5 }, { ttl: () => 1, limit: () => 0 }],
+        subSecond: true,
+      })
+    );
+    const storage = createThrottlerStorage(over(createMemoryRateLimitStore()));
+    await assert.rejects(
+      storage.increment("t", 60_000, 0, 0, "default"),
+      /throttler "default": limit must be/,
+    );
+    assert.throws(
+      () => createThrottlerStorage(over(down), { throttler: [] } as never),
+      /unknown option `throttler`/,
+    );
+    assert.throws(() => createThrottlerStorage({} as never), /a rate limiter or a store/);
   });
 });
 

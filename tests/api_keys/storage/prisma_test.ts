@@ -6,6 +6,7 @@ import {
   ApiKeyStorageError,
 } from "../../../api_keys/mod.ts";
 import { PrismaApiKeyStorage } from "../../../api_keys/storage/prisma.ts";
+import { API_KEY_USAGE_REFUSALS, type ApiKeyUsageRow } from "../../../api_keys/usage.ts";
 import { fakePrismaClient } from "../fake_prisma.ts";
 import { makeService, READ_ORDERS, rejection } from "../helpers.ts";
 import { keyOf } from "../../reliability/hostile_inputs.ts";
@@ -330,5 +331,56 @@ describe("PrismaApiKeyStorage.countHashes", () => {
       { hashScheme: "hmac-sha256", pepperVersion: 1, count: 1_149 },
       { hashScheme: "hmac-sha256", pepperVersion: 2, count: 1_172 },
     ]);
+  });
+});
+
+describe("PrismaApiKeyStorage usageBatches", () => {
+  /** A usage client logging each statement's parameters. */
+  function usageClient() {
+    const statements: { sql: string; values: unknown[] }[] = [];
+    return {
+      statements,
+      client: {
+        $executeRawUnsafe(sql: string, ...values: unknown[]) {
+          statements.push({ sql, values });
+          return Promise.resolve(1);
+        },
+        $queryRawUnsafe: () => Promise.resolve([]),
+      },
+    };
+  }
+  const row = {
+    keyId: "k",
+    tenantId: "t",
+    bucket: new Date("2030-01-01T00:00:00.000Z"),
+    accepted: 1,
+    refused: Object.fromEntries(API_KEY_USAGE_REFUSALS.map((code) => [code, 0])),
+    cost: 1,
+    lastUsedAt: null,
+  } as ApiKeyUsageRow;
+
+  it("needs usage and a boolean; turns on the capability, and each write carries its batch id in one statement", async () => {
+    const prisma = fakePrismaClient({ rows: [] });
+    assert.throws(
+      () => new PrismaApiKeyStorage(prisma, { usageBatches: true }),
+      /options\.usageBatches needs options\.usage/,
+    );
+    const { client, statements } = usageClient();
+    assert.throws(
+      () => new PrismaApiKeyStorage(prisma, { usage: client, usageBatches: "yes" as never }),
+      /options\.usageBatches must be a boolean/,
+    );
+    assert.equal(new PrismaApiKeyStorage(prisma, { usage: client }).usageBatches, undefined);
+    const storage = new PrismaApiKeyStorage(prisma, { usage: client, usageBatches: true });
+    assert.equal(storage.usageBatches, true);
+    await storage.recordUsage!([row], "batch-1");
+    await storage.recordUsage!([row]);
+    assert.deepEqual(statements.map((s) => s.values.length), [2, 1]);
+    assert.equal(statements[0].values[1], "batch-1");
+    assert.match(
+      statements[0].sql,
+      /INSERT INTO api_key_usage_batches .* ON CONFLICT \(id\) DO NOTHING/,
+    );
+    assert.doesNotMatch(statements[1].sql, /api_key_usage_batches/, "no id: no batch check");
   });
 });

@@ -1,0 +1,342 @@
+/**
+ * The one door to a store: every store call of a limiter goes through it. An
+ * in-process store (`checkNow`) is called synchronously. For a remote store,
+ * checks are queued and sent as batches (`checkBatch`), with at most
+ * `MAX_IN_FLIGHT` calls in flight and `MAX_BATCH` checks per call; each check
+ * carries its deadline, and one that is not answered by it is `Unanswered`.
+ *
+ * - A queued check whose deadline passes leaves the queue unsent (one timer
+ *   for the whole queue), so memory stays bounded during a stall: pending
+ *   store calls ≤ `MAX_IN_FLIGHT`, queued checks ≤ those of one `timeoutMs`.
+ * - The store gets each deadline `replyMarginMs` before the limiter answers,
+ *   and promises not to apply a check past it: a check answered `Unanswered`
+ *   is never applied afterwards, and nothing is replayed on recovery.
+ * - Classification (see `RateLimitStore`): a store's `TypeError` (or other
+ *   programming error) and a malformed reply are thrown as a `TypeError`
+ *   naming the store and the cause; any other rejection, a late reply and a
+ *   `null` result are `Unanswered` (the failure policy's business).
+ *
+ * @module
+ */
+import type { CounterResult, RateLimitCounter, RateLimitStore, StoreCheck } from "./store.ts";
+
+/** Most store calls in flight per limiter. */
+export const MAX_IN_FLIGHT = 4;
+/** Most checks per `checkBatch` call. */
+export const MAX_BATCH = 500;
+
+/** Why the store did not answer: `timeout` (no reply by the deadline, or `null`) or `error` (it rejected). */
+export type UnansweredReason = "timeout" | "error";
+
+/** A store call the store did not answer; `cause` is its rejection. */
+export class Unanswered {
+  /** Why. */
+  readonly reason: UnansweredReason;
+  /** The store's rejection (with `error`). */
+  readonly cause?: unknown;
+  /**
+   * @example
+   * ```ts
+   * import { Unanswered } from "./_door.ts";
+   * new Unanswered("timeout").reason; // "timeout"
+   * ```
+   */
+  constructor(reason: UnansweredReason, cause?: unknown) {
+    this.reason = reason;
+    if (cause !== undefined) this.cause = cause;
+  }
+}
+
+const TIMED_OUT = new Unanswered("timeout");
+
+/**
+ * Ms between the deadline a store gets and the moment the limiter answers
+ * without it: a tenth of `timeoutMs`, at most 100 ms.
+ *
+ * @example
+ * ```ts
+ * import { replyMarginMs } from "./_door.ts";
+ * replyMarginMs(1_000); // 100
+ * ```
+ */
+export function replyMarginMs(timeoutMs: number): number {
+  return Math.min(100, Math.floor(timeoutMs / 10));
+}
+
+/** Whether `error` is a programming error (a store's bug or misconfiguration), not unavailability. */
+export function isBug(error: unknown): boolean {
+  return error instanceof TypeError || error instanceof RangeError ||
+    error instanceof ReferenceError || error instanceof SyntaxError;
+}
+
+/** The `TypeError` a store's bug becomes, naming the store and the cause. */
+export function storeFault(storeName: string, error: unknown): TypeError {
+  const e = error as Error;
+  return new TypeError(`rate-limits: the ${storeName} store failed (${e?.name}: ${e?.message})`, {
+    cause: error,
+  });
+}
+
+/** What is wrong with `answer` as the answers of `n` counters (`undefined`: nothing). */
+function counterProblem(answer: unknown, n: number): string | undefined {
+  if (!Array.isArray(answer) || answer.length !== n) return `not a list of ${n} counter answers`;
+  for (const r of answer) {
+    if (
+      typeof r !== "object" || r === null || typeof r.allowed !== "boolean" ||
+      !Number.isFinite(r.remaining) || !Number.isFinite(r.resetMs)
+    ) return "a counter answer is not { allowed, remaining, resetMs }";
+  }
+  return undefined;
+}
+
+/** A `TypeError` for a malformed reply of `storeName`. */
+export function malformed(storeName: string, problem: string): TypeError {
+  return new TypeError(
+    `rate-limits: the ${storeName} store answered a malformed reply (${problem})`,
+  );
+}
+
+/** Throws `malformed` unless `answer` is one `CounterResult` (or `null` when `nullable`). */
+export function assertCounterResult(
+  storeName: string,
+  answer: unknown,
+): CounterResult {
+  const problem = counterProblem([answer], 1);
+  if (problem !== undefined) throw malformed(storeName, problem);
+  return answer as CounterResult;
+}
+
+/** A check or another store call waiting for, or in, a store call. */
+interface Entry {
+  /** Last moment to send it, `performance.now()` ms (the store's deadline). */
+  readonly sendBy: number;
+  /** When the limiter answers without the store, `performance.now()` ms. */
+  readonly answerAt: number;
+  /** A check's counters (absent for another call). */
+  readonly counters?: readonly RateLimitCounter[];
+  /** Another call. */
+  readonly run?: (deadline: number) => unknown;
+  done: boolean;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+/** The door of one store. */
+export interface StoreDoor {
+  /** What the store is called in lines and errors. */
+  readonly storeName: string;
+  /**
+   * Checks `counters` (a check started at `startMs`, `performance.now()`):
+   * their answers, or `Unanswered`. Synchronous with `checkNow`. Throws (or rejects
+   * with) a `TypeError` for a store bug or a malformed reply.
+   */
+  check(
+    counters: readonly RateLimitCounter[],
+    startMs: number,
+  ): readonly CounterResult[] | Unanswered | Promise<readonly CounterResult[] | Unanswered>;
+  /**
+   * Runs one other store call (`run(deadline)`) through the same slots and
+   * deadline: its value, or `Unanswered` (a `null` value is `timeout`).
+   * Rejects with a `TypeError` for a store bug.
+   */
+  call<T>(
+    run: (deadline: number) => T | null | Promise<T | null>,
+    startMs: number,
+  ): Promise<T | Unanswered>;
+}
+
+/**
+ * Creates the door of `store`: `timeoutMs` after a call starts, it is
+ * answered without the store; `observe` receives each store call's duration
+ * (ms) and number of checks.
+ *
+ * @example
+ * ```ts
+ * import { createStoreDoor } from "./_door.ts";
+ * import { createMemoryRateLimitStore } from "./memory_store.ts";
+ * const door = createStoreDoor(createMemoryRateLimitStore(), 1_000);
+ * door.check([{ kind: "window", subject: "k", name: "api", limit: 2, windowMs: 1_000, cost: 1 }], performance.now());
+ * ```
+ */
+export function createStoreDoor(
+  store: RateLimitStore,
+  timeoutMs: number,
+  observe: (ms: number, checks: number) => void = () => {},
+): StoreDoor {
+  const storeName = store.name ?? "custom";
+  const margin = replyMarginMs(timeoutMs);
+  const checkNow = typeof store.checkNow === "function" ? store.checkNow.bind(store) : undefined;
+  const queue: Entry[] = [];
+  let head = 0;
+  let inFlight = 0;
+  let scheduled = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timerAt = Infinity;
+
+  const finish = (entry: Entry, value: unknown) => {
+    if (entry.done) return;
+    entry.done = true;
+    entry.resolve(value);
+  };
+  const fail = (entry: Entry, error: unknown) => {
+    if (entry.done) return;
+    entry.done = true;
+    entry.reject(error);
+  };
+
+  /** Answers the queued entries past their deadline, then arms the queue's one timer for the next. */
+  const expireQueued = (now: number) => {
+    while (head < queue.length && (queue[head].done || now >= queue[head].sendBy)) {
+      finish(queue[head++], TIMED_OUT);
+    }
+    if (head === queue.length) {
+      queue.length = head = 0;
+      clearTimeout(timer);
+      timer = undefined;
+      timerAt = Infinity;
+      return;
+    }
+    if (head > 1_024 && head * 2 > queue.length) {
+      queue.splice(0, head);
+      head = 0;
+    }
+    const at = queue[head].sendBy;
+    if (timer !== undefined && timerAt <= at) return;
+    clearTimeout(timer);
+    timerAt = at;
+    timer = setTimeout(() => {
+      timer = undefined;
+      timerAt = Infinity;
+      pump();
+    }, Math.max(0, at - now));
+  };
+
+  const deliver = (batch: Entry[], answer: unknown) => {
+    const op = batch[0].run !== undefined;
+    if (op) return finish(batch[0], answer === null ? TIMED_OUT : answer);
+    const results = (answer as { results?: unknown } | undefined)?.results;
+    if (!Array.isArray(results) || results.length !== batch.length) {
+      const error = malformed(storeName, `results must list ${batch.length} answers`);
+      for (const entry of batch) fail(entry, error);
+      return;
+    }
+    batch.forEach((entry, i) => {
+      const result = results[i];
+      if (entry.done) return; // answered without the store; the store did not apply it after
+      if (result === null) return finish(entry, TIMED_OUT);
+      const problem = counterProblem(result, entry.counters!.length);
+      if (problem === undefined) finish(entry, result);
+      else fail(entry, malformed(storeName, problem));
+    });
+  };
+
+  const send = (batch: Entry[]) => {
+    inFlight++;
+    const sentAt = performance.now();
+    // Deadlines on the wall clock now, from the monotonic time left: a stepped
+    // clock neither hangs a check nor lets a store apply it after its answer.
+    const wall = Date.now() - sentAt;
+    const deadline = (entry: Entry) => Math.floor(wall + entry.sendBy);
+    let call: Promise<unknown>;
+    try {
+      const first = batch[0];
+      call = Promise.resolve(
+        first.run !== undefined ? first.run(deadline(first)) : store.checkBatch(
+          batch.map((e): StoreCheck => ({ counters: e.counters!, deadline: deadline(e) })),
+        ),
+      );
+    } catch (error) {
+      call = Promise.reject(error);
+    }
+    let late: ReturnType<typeof setTimeout> | undefined;
+    const expire = () => {
+      const now = performance.now();
+      let next = Infinity;
+      for (const entry of batch) {
+        if (entry.done) continue;
+        if (now >= entry.answerAt) finish(entry, TIMED_OUT);
+        else next = Math.min(next, entry.answerAt);
+      }
+      late = next === Infinity ? undefined : setTimeout(expire, next - now);
+    };
+    late = setTimeout(expire, Math.max(0, batch[0].answerAt - performance.now()));
+    call.then(
+      (answer) => deliver(batch, answer),
+      (error) => {
+        const answer = isBug(error) ? undefined : new Unanswered("error", error);
+        for (const entry of batch) {
+          if (answer === undefined) fail(entry, storeFault(storeName, error));
+          else finish(entry, answer);
+        }
+      },
+    ).finally(() => {
+      clearTimeout(late);
+      inFlight--;
+      observe(performance.now() - sentAt, batch[0].run === undefined ? batch.length : 0);
+      pump();
+    });
+  };
+
+  /** Sends what the free slots take, in order: a run of checks as one batch, another call alone. */
+  function pump() {
+    scheduled = false;
+    const now = performance.now();
+    expireQueued(now);
+    while (inFlight < MAX_IN_FLIGHT && head < queue.length) {
+      const batch: Entry[] = [];
+      while (head < queue.length && batch.length < MAX_BATCH) {
+        const entry = queue[head];
+        if (entry.done || now >= entry.sendBy) {
+          finish(queue[head++], TIMED_OUT);
+          continue;
+        }
+        if (entry.run !== undefined && batch.length > 0) break;
+        batch.push(queue[head++]);
+        if (entry.run !== undefined) break;
+      }
+      if (batch.length > 0) send(batch);
+    }
+    expireQueued(now);
+  }
+
+  const enqueue = (
+    startMs: number,
+    part: Pick<Entry, "counters" | "run">,
+  ): Promise<unknown> =>
+    new Promise((resolve, reject) => {
+      queue.push({
+        sendBy: startMs + timeoutMs - margin,
+        answerAt: startMs + timeoutMs,
+        ...part,
+        done: false,
+        resolve,
+        reject,
+      });
+      if (!scheduled) {
+        scheduled = true;
+        queueMicrotask(pump);
+      }
+    });
+
+  return {
+    storeName,
+    check(counters, startMs) {
+      if (checkNow === undefined) {
+        return enqueue(startMs, { counters }) as Promise<readonly CounterResult[] | Unanswered>;
+      }
+      let answer: unknown;
+      try {
+        answer = checkNow(counters);
+      } catch (error) {
+        if (isBug(error)) throw storeFault(storeName, error);
+        return new Unanswered("error", error);
+      }
+      const problem = counterProblem(answer, counters.length);
+      if (problem !== undefined) throw malformed(storeName, problem);
+      return answer as readonly CounterResult[];
+    },
+    call<T>(run: (deadline: number) => T | null | Promise<T | null>, startMs: number) {
+      return enqueue(startMs, { run }) as Promise<T | Unanswered>;
+    },
+  };
+}

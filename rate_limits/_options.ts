@@ -1,0 +1,33 @@
+/**
+ * Options bags: refuse an unknown option by name, as `SafeResponseModule`
+ * does (a misspelt option silently ignored is a limit silently off).
+ *
+ * @module
+ */
+
+/**
+ * Throws a `TypeError` (`<label>: unknown option \`x\``) for the first own
+ * key of `options` not in `known`, or when `options` is not an object;
+ * `undefined` passes.
+ *
+ * @example
+ * ```ts
+ * import { assertKnownOptions } from "./_options.ts";
+ * assertKnownOptions({ timeoutMs: 1_000 }, ["store", "timeoutMs"], "createRateLimiter");
+ * ```
+ */
+export function assertKnownOptions(
+  options: unknown,
+  known: readonly string[],
+  label: string,
+): void {
+  if (options === undefined) return;
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new TypeError(`${label}: options must be an object`);
+  }
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) {
+      throw new TypeError(`${label}: unknown option \`${key}\` (known: ${known.join(", ")})`);
+    }
+  }
+}

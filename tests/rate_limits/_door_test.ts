@@ -1,0 +1,230 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  createStoreDoor,
+  MAX_BATCH,
+  MAX_IN_FLIGHT,
+  replyMarginMs,
+  Unanswered,
+} from "../../rate_limits/_door.ts";
+import type { CounterResult, RateLimitStore, WindowCounter } from "../../rate_limits/store.ts";
+import { FakeRemoteStore } from "./_fake_store.ts";
+
+const window = (subject: string, limit = 1_000_000): WindowCounter => ({
+  kind: "window",
+  subject,
+  name: "api",
+  limit,
+  windowMs: 60_000,
+  cost: 1,
+});
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const until = async (done: () => boolean) => {
+  for (let i = 0; i < 500 && !done(); i++) await sleep(10);
+  assert.ok(done(), "condition not reached in 5 s");
+};
+type Answer = readonly CounterResult[] | Unanswered;
+
+describe("createStoreDoor", () => {
+  it("sends concurrent checks as batches: at most MAX_IN_FLIGHT calls in flight, at most MAX_BATCH checks each, exact", async () => {
+    const store = new FakeRemoteStore();
+    store.requestDelayMs = 5;
+    const door = createStoreDoor(store, 30_000);
+    const answers = await Promise.all(
+      Array.from({ length: 3_000 }, () => door.check([window("hot", 1_000)], performance.now())),
+    );
+    assert.equal(answers.filter((a) => !(a instanceof Unanswered) && a[0].allowed).length, 1_000);
+    assert.ok(answers.every((a) => !(a instanceof Unanswered)), "no answer by the failure policy");
+    assert.ok(store.maxPending <= MAX_IN_FLIGHT, String(store.maxPending));
+    assert.ok(Math.max(...store.batches) <= MAX_BATCH, String(Math.max(...store.batches)));
+    assert.ok(store.calls <= 20, `3,000 checks took ${store.calls} store calls`);
+  });
+
+  it("a stall: 10,000 checks leave at their deadline, pending calls stay at most MAX_IN_FLIGHT, one timer for the queue, nothing replayed on recovery", async () => {
+    const store = new FakeRemoteStore();
+    store.stalled = true;
+    const door = createStoreDoor(store, 200);
+    const timers = globalThis.setTimeout;
+    let armed = 0;
+    globalThis.setTimeout =
+      ((...args: Parameters<typeof setTimeout>) => (armed++, timers(...args))) as typeof setTimeout;
+    const started = performance.now();
+    let answers: Answer[];
+    try {
+      answers = await Promise.all(
+        Array.from({ length: 10_000 }, () => door.check([window("hot")], performance.now())),
+      );
+    } finally {
+      globalThis.setTimeout = timers;
+    }
+    const waited = performance.now() - started;
+    assert.ok(answers.every((a) => a instanceof Unanswered && a.reason === "timeout"));
+    assert.ok(waited >= 150 && waited < 5_000, String(waited));
+    assert.ok(store.maxPending <= MAX_IN_FLIGHT, String(store.maxPending));
+    assert.ok(armed <= 4 * MAX_IN_FLIGHT + 4, `${armed} timers armed for 10,000 checks`);
+    store.resume();
+    await until(() => store.pending === 0);
+    assert.equal(store.appliedAt.size, 0, "nothing applied after the answers");
+    assert.equal(store.inner.checkNow([{ ...window("hot"), cost: 0 }])[0].remaining, 1_000_000);
+    const after = await door.check([window("hot")], performance.now());
+    assert.ok(!(after instanceof Unanswered) && after[0].remaining === 1_000_000 - 1);
+  });
+
+  it("a check reaching the store after its deadline is not applied; a reply later than the timeout is answered by the failure policy after it was applied, never before", async () => {
+    const late = new FakeRemoteStore();
+    late.requestDelayMs = 200;
+    const door = createStoreDoor(late, 100);
+    assert.ok(await door.check([window("a")], performance.now()) instanceof Unanswered);
+    await until(() => late.pending === 0);
+    assert.equal(late.appliedAt.size, 0);
+
+    const slowReply = new FakeRemoteStore();
+    slowReply.replyDelayMs = 200;
+    const answered = new Map<string, number>();
+    const other = createStoreDoor(slowReply, 100);
+    await Promise.all(Array.from({ length: 50 }, async (_, i) => {
+      const answer = await other.check([window(`s${i}`)], performance.now());
+      assert.ok(answer instanceof Unanswered && answer.reason === "timeout");
+      answered.set(`s${i}`, Date.now());
+    }));
+    await until(() => slowReply.pending === 0);
+    for (const [subject, at] of slowReply.appliedAt) {
+      assert.ok(at <= answered.get(subject)!, `${subject} applied after its answer`);
+    }
+  });
+
+  it("sends each check's deadline (wall clock, computed when sent from the monotonic time left) a margin before its answer: timeoutMs / 10, at most 100 ms", async () => {
+    assert.deepEqual([replyMarginMs(1), replyMarginMs(50), replyMarginMs(5_000)], [0, 5, 100]);
+    const deadlines: number[] = [];
+    const store: RateLimitStore = {
+      checkBatch: (
+        checks,
+      ) => (deadlines.push(...checks.map((c) => c.deadline)),
+        Promise.resolve({
+          results: checks.map(() => [{ allowed: true, remaining: 0, resetMs: 0 }]),
+        })),
+    };
+    const before = Date.now();
+    await createStoreDoor(store, 1_000).check([window("a")], performance.now());
+    const after = Date.now();
+    assert.equal(deadlines.length, 1);
+    assert.ok(deadlines[0] >= before + 899 && deadlines[0] <= after + 900, String(deadlines));
+  });
+
+  it("a wall clock stepped back an hour neither hangs a check nor gives the store a later deadline", async () => {
+    const deadlines: number[] = [];
+    const store: RateLimitStore = {
+      checkBatch: (
+        checks,
+      ) => (deadlines.push(...checks.map((c) => c.deadline)), new Promise(() => {})),
+    };
+    const real = Date.now;
+    const started = performance.now();
+    try {
+      const door = createStoreDoor(store, 100);
+      const pending = door.check([window("a")], performance.now());
+      Date.now = () => real() - 3_600_000;
+      assert.ok((await pending) instanceof Unanswered);
+    } finally {
+      Date.now = real;
+    }
+    assert.ok(performance.now() - started < 2_000);
+    assert.ok(deadlines[0] < real() - 3_000_000, "the deadline follows the stepped clock");
+  });
+
+  it("a null result is answered by the failure policy (timeout)", async () => {
+    const store: RateLimitStore = {
+      checkBatch: (checks) => Promise.resolve({ results: checks.map(() => null) }),
+    };
+    const answer = await createStoreDoor(store, 1_000).check([window("a")], performance.now());
+    assert.ok(answer instanceof Unanswered && answer.reason === "timeout");
+  });
+
+  it("store unavailability is Unanswered; a store bug or a malformed reply is a TypeError naming its cause", async () => {
+    const down: RateLimitStore = {
+      name: "redis",
+      checkBatch: () => Promise.reject(new Error("ECONNREFUSED")),
+    };
+    const failed = await createStoreDoor(down, 1_000).check([window("a")], performance.now());
+    assert.ok(failed instanceof Unanswered && failed.reason === "error");
+    assert.equal((failed.cause as Error).message, "ECONNREFUSED");
+    const bugs: [RateLimitStore, RegExp][] = [
+      [{
+        name: "redis",
+        checkBatch: () => Promise.reject(new TypeError("x is undefined")),
+      }, /redis store failed \(TypeError: x is undefined\)/],
+      [{
+        name: "redis",
+        checkBatch: () => {
+          throw new RangeError("sync");
+        },
+      }, /redis store failed \(RangeError: sync\)/],
+      [{ name: "redis", checkBatch: () => Promise.resolve({ results: [] }) }, /malformed/],
+      [{
+        name: "redis",
+        checkBatch: () => Promise.resolve({ results: [[{ allowed: "yes" }]] } as never),
+      }, /malformed/],
+      [{
+        name: "redis",
+        checkBatch: () => Promise.resolve(undefined as never),
+      }, /malformed/],
+    ];
+    for (const [store, message] of bugs) {
+      await assert.rejects(
+        Promise.resolve(createStoreDoor(store, 1_000).check([window("a")], performance.now())),
+        (error: Error) => error instanceof TypeError && message.test(error.message),
+      );
+    }
+  });
+
+  it("calls checkNow synchronously, without a timer; its plain Error is Unanswered, its TypeError thrown", () => {
+    const timers = globalThis.setTimeout;
+    let armed = 0;
+    globalThis.setTimeout =
+      ((...args: Parameters<typeof setTimeout>) => (armed++, timers(...args))) as typeof setTimeout;
+    try {
+      const ok: RateLimitStore = {
+        checkBatch: () => Promise.reject(new Error("not this")),
+        checkNow: () => [{ allowed: true, remaining: 1, resetMs: 0 }],
+      };
+      const answer = createStoreDoor(ok, 1_000).check([window("a")], performance.now());
+      assert.deepEqual(answer, [{ allowed: true, remaining: 1, resetMs: 0 }]);
+      const down: RateLimitStore = {
+        checkBatch: () => Promise.reject(new Error("not this")),
+        checkNow: () => {
+          throw new Error("down");
+        },
+      };
+      assert.ok(
+        createStoreDoor(down, 1_000).check([window("a")], performance.now()) instanceof Unanswered,
+      );
+      const buggy: RateLimitStore = { ...down, checkNow: () => [] };
+      assert.throws(
+        () => createStoreDoor(buggy, 1_000).check([window("a")], performance.now()),
+        /malformed/,
+      );
+    } finally {
+      globalThis.setTimeout = timers;
+    }
+    assert.equal(armed, 0);
+  });
+
+  it("other calls share the slots and the deadline: a stalled store holds at most MAX_IN_FLIGHT of them", async () => {
+    const store = new FakeRemoteStore();
+    store.stalled = true;
+    const door = createStoreDoor(store, 100);
+    const deadlines: number[] = [];
+    const start = Date.now();
+    const answers = await Promise.all(Array.from({ length: 20 }, () =>
+      door.call((deadline) => {
+        deadlines.push(deadline);
+        return store.readCredits([]);
+      }, performance.now())));
+    assert.ok(answers.every((a) => a instanceof Unanswered && a.reason === "timeout"));
+    assert.ok(store.maxPending <= MAX_IN_FLIGHT);
+    assert.equal(deadlines.length, MAX_IN_FLIGHT, "the others left the queue unsent");
+    assert.ok(deadlines.every((d) => d >= start + 89 && d <= start + 100), String(deadlines));
+    store.resume();
+    await until(() => store.pending === 0);
+  });
+});

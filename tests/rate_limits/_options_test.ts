@@ -1,0 +1,19 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { assertKnownOptions } from "../../rate_limits/_options.ts";
+
+describe("assertKnownOptions", () => {
+  it("accepts undefined and known options", () => {
+    assert.doesNotThrow(() => assertKnownOptions(undefined, ["a"], "f"));
+    assert.doesNotThrow(() => assertKnownOptions({ a: 1 }, ["a", "b"], "f"));
+  });
+
+  it("refuses an unknown option naming it, as SafeResponseModule does, and a non-object", () => {
+    assert.throws(
+      () => assertKnownOptions({ a: 1, rateLimit: 2 }, ["a", "b"], "createRateLimiter"),
+      /^TypeError: createRateLimiter: unknown option `rateLimit` \(known: a, b\)$/,
+    );
+    assert.throws(() => assertKnownOptions([], ["a"], "f"), /f: options must be an object/);
+    assert.throws(() => assertKnownOptions(null, ["a"], "f"), /f: options must be an object/);
+  });
+});
