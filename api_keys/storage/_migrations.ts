@@ -17,6 +17,7 @@ export const MIGRATION_OF: Readonly<Record<string, readonly string[]>> = {
   rate_limit_counters: ["0007_rate_limit_counters"],
   credit_balances: ["0009_credit_balances"],
   api_key_usage: ["0010_api_key_usage"],
+  api_key_usage_batches: ["0013_api_key_usage_batches"],
   // columns of api_keys
   hash_scheme: ["0003_api_key_hash_scheme"],
   layout: ["0006_api_key_layout"],
