@@ -53,10 +53,12 @@ describe("package metadata", () => {
     }
   });
 
-  it("declares every peer optional: a Fetch-only or core-only install pulls no Nest package", () => {
-    const matrix = JSON.parse(
-      readFileSync(new URL("./consumers/matrix.json", import.meta.url), "utf8"),
-    );
+  const MATRIX = new URL("./consumers/matrix.json", import.meta.url);
+  it("declares every peer optional: a Fetch-only or core-only install pulls no Nest package", {
+    // The Node run's test tree leaves tests/consumers out.
+    skip: !existsSync(MATRIX) && "tests/consumers is not in this test tree",
+  }, () => {
+    const matrix = JSON.parse(readFileSync(MATRIX, "utf8"));
     for (const name of ["@nestjs/common", "@nestjs/core", "reflect-metadata", "rxjs"]) {
       assert.ok(name in matrix.peers, name);
     }

@@ -11,6 +11,7 @@ import { errorResponse, jsonResponse, optionalFunction, positiveInteger } from "
 import { serviceHooks } from "../_service_hooks.ts";
 import type { ApiKeysService } from "../service.ts";
 import type { ApiKeySummary, Environment, Scope, ScopeLevel } from "../types.ts";
+import type { ApiKeyUsageBucket } from "../usage.ts";
 import { AdminHttpError, keyName, oneOf, queryInstant, readObject, stringList } from "./_body.ts";
 import { findEscalation, type KeyPowers } from "./no_escalation.ts";
 import type {
@@ -439,12 +440,13 @@ export function createApiKeysAdminHandler<R>(
       fail("from", "must be before to, at most 31 days before");
     }
     const buckets = await usage!(call.tenantId, { keyId: key.id, from, to, granularity });
-    const answer: UsageAnswer = {
+    // The service's buckets as they are: JSON writes their dates as the ISO strings of UsageAnswer.
+    const answer: Omit<UsageAnswer, "buckets"> & { buckets: ApiKeyUsageBucket[] } = {
       keyId: key.id,
       granularity,
       from: from.toISOString(),
       to: to.toISOString(),
-      buckets: buckets.map((bucket) => ({ ...bucket, start: bucket.start.toISOString() })),
+      buckets,
     };
     return jsonResponse(200, JSON.stringify(answer));
   }

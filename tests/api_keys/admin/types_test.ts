@@ -1,7 +1,7 @@
 /** The admin types fit what the handler answers and the presets it accepts. */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import type {
   AdminResponse,
   ApiKeysAdminHandler,
@@ -37,13 +37,23 @@ describe("api_keys/admin/types.ts", () => {
     assert.equal(handle.maxBodyBytes, 16_384);
   });
 
-  it("every shape docs/settings-page.md names is exported by ./api-keys/admin", () => {
-    const guide = readFileSync(new URL("../../../docs/settings-page.md", import.meta.url), "utf8");
-    const named = [...guide.matchAll(/^interface (\w+)/gm)].map((match) => match[1]);
-    assert.ok(named.length >= 9, `found ${named.join(", ")}`);
-    const entry = readFileSync(new URL("../../../api_keys/admin/mod.ts", import.meta.url), "utf8");
-    for (const name of named) assert.match(entry, new RegExp(`^  ${name},$`, "m"), name);
-  });
+  const GUIDE = new URL("../../../docs/settings-page.md", import.meta.url);
+  // The Node run's test tree holds the package's files, not the docs.
+  const noDocs = !existsSync(GUIDE) && "docs/ is not in this test tree";
+  it(
+    "every shape docs/settings-page.md names is exported by ./api-keys/admin",
+    { skip: noDocs },
+    () => {
+      const guide = readFileSync(GUIDE, "utf8");
+      const named = [...guide.matchAll(/^interface (\w+)/gm)].map((match) => match[1]);
+      assert.ok(named.length >= 9, `found ${named.join(", ")}`);
+      const entry = readFileSync(
+        new URL("../../../api_keys/admin/mod.ts", import.meta.url),
+        "utf8",
+      );
+      for (const name of named) assert.match(entry, new RegExp(`^  ${name},$`, "m"), name);
+    },
+  );
 
   it("the handler's answers have the exported shapes", async () => {
     const { service } = makeService();

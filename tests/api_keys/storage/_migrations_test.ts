@@ -1,7 +1,7 @@
 /** A missing table, column or function names the migration that adds it. */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { MIGRATION_OF, missingMigrationError } from "../../../api_keys/storage/_migrations.ts";
 
 const MIGRATIONS = new URL("../../../prisma/migrations/", import.meta.url);
@@ -23,7 +23,11 @@ function fromSql(): Record<string, string[]> {
 }
 
 describe("api_keys/storage/_migrations.ts", () => {
-  it("knows every table, column and function of prisma/migrations, and its migrations", () => {
+  // The Node run's test tree holds the package's files, not prisma/.
+  const noSql = !existsSync(MIGRATIONS) && "prisma/ is not in this test tree";
+  it("knows every table, column and function of prisma/migrations, and its migrations", {
+    skip: noSql,
+  }, () => {
     const sql = fromSql();
     assert.deepEqual(
       Object.fromEntries(Object.entries(MIGRATION_OF).sort()),
