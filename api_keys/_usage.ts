@@ -138,11 +138,6 @@ export class UsageRecorder {
     entry.lastUsedMs = this.#nowMs;
   }
 
-  /** Sets the key's `lastUsedAt` (a verified key whose request the caller still checks). */
-  used(keyId: string, tenantId: string): void {
-    this.#entry(keyId, tenantId).lastUsedMs = this.#nowMs;
-  }
-
   /**
    * Counts a refusal of the key with `code`; `keyId` `null` (an unknown
    * prefix) counts nothing with the same work, so it costs what a stored one does.

@@ -205,6 +205,7 @@ const RECORD_FIELDS:
     ["layout", (value) => value === undefined || isString(value), "absent or a string"],
     ["allowedIpCidrs", (value) => value === undefined || isStringArray(value), "absent or strings"],
     ["rateLimits", isStoredRateLimits, "absent or a list of rate-limit policies"],
+    ["rateLimitKeyId", (value) => value === undefined || isString(value), "absent or a string"],
     ["credits", isStoredCredits, "absent or credits with a valid updatedAt"],
     ["lastUsedAt", isDateOrNull, "a valid Date or null"],
     ["expiresAt", isDateOrNull, "a valid Date or null"],
@@ -375,6 +376,17 @@ function readRotationWait(value: unknown): ApiKeyRotationWait | null {
 }
 
 const ignore = (): void => {};
+
+/**
+ * Reads the answer of `rotate`: `"rotated"` or nothing (a storage written for
+ * the spec) is done; `"not_rotatable"` throws `api_key_not_rotatable`.
+ */
+function readRotateAnswer(value: unknown): void {
+  if (value === "not_rotatable") throw new ApiKeyOperationError("api_key_not_rotatable");
+  if (value !== undefined && value !== "rotated") {
+    throw new Error('answer is not "rotated", "not_rotatable" or nothing');
+  }
+}
 
 /**
  * The error a failed storage call rejects with: the one way `ApiKeyStorageError`s are built. A
@@ -623,7 +635,7 @@ export class StorageAccess {
 
   /** `rotate`. */
   rotate(input: RotateApiKeyStorageInput): Promise<void> {
-    return this.#call("rotate", () => this.#storage.rotate(input), ignore);
+    return this.#call("rotate", () => this.#storage.rotate(input), readRotateAnswer);
   }
 
   /**
@@ -645,7 +657,11 @@ export class StorageAccess {
   rotateForTenant(tenantId: string, input: RotateApiKeyStorageInput): Promise<void> {
     const forTenant = this.#forTenant;
     if (forTenant === undefined) return this.rotate(input);
-    return this.#call("rotateForTenant", () => forTenant.rotateForTenant(tenantId, input), ignore);
+    return this.#call(
+      "rotateForTenant",
+      () => forTenant.rotateForTenant(tenantId, input),
+      readRotateAnswer,
+    );
   }
 
   /**

@@ -7,12 +7,18 @@
 import { ApiKeyOperationError } from "../errors.ts";
 import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME } from "../hasher.ts";
 import { isStoredCredits, LOOKUP_STAND_IN, readApiKeyRecord, readExpiresAt } from "./_access.ts";
-import type { ApiKeyRotationWait, ApiKeyStorage, ListExpiringApiKeysOptions } from "./types.ts";
+import type {
+  ApiKeyRotationWait,
+  ApiKeyStorage,
+  ApiKeyStorageRotateResult,
+  ListExpiringApiKeysOptions,
+} from "./types.ts";
 import type {
   ApiKeyCredits,
   ApiKeyHashCount,
   ApiKeyHashReplacement,
   ApiKeyRecord,
+  ApiKeyRecordInput,
   ListApiKeysOptions,
   RotateApiKeyStorageInput,
 } from "../types.ts";
@@ -48,9 +54,9 @@ function copyCredits(credits: ApiKeyCredits): ApiKeyCredits {
   return copy;
 }
 
-/** List order: `createdAt` ascending, then `id`. */
+/** List order: newest first (`createdAt` descending), then `id` ascending. */
 function byCreation(a: ApiKeyRecord, b: ApiKeyRecord): number {
-  const byTime = a.createdAt.getTime() - b.createdAt.getTime();
+  const byTime = b.createdAt.getTime() - a.createdAt.getTime();
   if (byTime !== 0) return byTime;
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
@@ -104,7 +110,7 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
   }
 
   /** Stores a copy of `record` as read (`readApiKeyRecord`: absent nullable fields as null). */
-  #add(given: ApiKeyRecord): void {
+  #add(given: ApiKeyRecordInput): void {
     const record = readApiKeyRecord(given);
     if (this.#byId.has(record.id)) throw new Error("duplicate API key id");
     if (this.#idByPrefix.has(record.prefix)) throw new Error("duplicate API key prefix");
@@ -125,7 +131,7 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
    * Inserts a record; rejects on a duplicate id or prefix, and with a
    * `TypeError` naming the field for a malformed record.
    */
-  insert(record: ApiKeyRecord): Promise<void> {
+  insert(record: ApiKeyRecordInput): Promise<void> {
     try {
       this.#add(record);
       return Promise.resolve();
@@ -154,7 +160,7 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
     return id === undefined ? null : this.#byId.get(id) ?? null;
   }
 
-  /** Lists a tenant's records, revoked ones only with `includeRevoked`. */
+  /** Lists a tenant's records newest first, revoked ones only with `includeRevoked`. */
   listByTenant(tenantId: string, options?: ListApiKeysOptions): Promise<ApiKeyRecord[]> {
     const includeRevoked = options?.includeRevoked === true;
     const out: ApiKeyRecord[] = [];
@@ -251,25 +257,28 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
     return Promise.resolve();
   }
 
-  /** Rotates in one synchronous step; a rotated or revoked key rejects as not rotatable. */
-  rotate(input: RotateApiKeyStorageInput): Promise<void> {
+  /** Rotates in one synchronous step; a rotated or revoked key answers `"not_rotatable"`. */
+  rotate(input: RotateApiKeyStorageInput): Promise<ApiKeyStorageRotateResult> {
     try {
       const old = this.#require(input.oldKeyId);
       if (old.rotatedAt !== null || old.revokedAt !== null || old.replacedByKeyId !== null) {
-        throw new ApiKeyOperationError("api_key_not_rotatable");
+        return Promise.resolve("not_rotatable");
       }
       this.#add(input.newRecord);
       old.rotatedAt = new Date(input.rotatedAt.getTime());
       old.expiresAt = readExpiresAt(input.oldExpiresAt);
       old.replacedByKeyId = input.newRecord.id;
-      return Promise.resolve();
+      return Promise.resolve("rotated");
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
   /** Capability: `rotate` of a record of `tenantId`; others reject as unknown. */
-  rotateForTenant(tenantId: string, input: RotateApiKeyStorageInput): Promise<void> {
+  rotateForTenant(
+    tenantId: string,
+    input: RotateApiKeyStorageInput,
+  ): Promise<ApiKeyStorageRotateResult> {
     if (this.#byId.get(input.oldKeyId)?.tenantId !== tenantId) return Promise.reject(notFound());
     return this.rotate(input);
   }

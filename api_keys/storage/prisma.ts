@@ -12,12 +12,18 @@
 import { ApiKeyOperationError } from "../errors.ts";
 import { CURRENT_HASH_SCHEME } from "../hasher.ts";
 import { nullAbsentFields } from "./_access.ts";
-import type { ApiKeyRotationWait, ApiKeyStorage, ListExpiringApiKeysOptions } from "./types.ts";
+import type {
+  ApiKeyRotationWait,
+  ApiKeyStorage,
+  ApiKeyStorageRotateResult,
+  ListExpiringApiKeysOptions,
+} from "./types.ts";
 import type {
   ApiKeyCredits,
   ApiKeyHashCount,
   ApiKeyHashReplacement,
   ApiKeyRecord,
+  ApiKeyRecordInput,
   ListApiKeysOptions,
   RotateApiKeyStorageInput,
 } from "../types.ts";
@@ -223,8 +229,9 @@ function creditsColumn(credits: ApiKeyCredits): Record<string, unknown> {
  * A row to create: `hashScheme` written only when it is not the default (an
  * older model lacks it), `layout`, `rateLimits` and `credits` only with their capability.
  */
-function toRow(record: ApiKeyRecord, storage: ApiKeyStorage): Record<string, unknown> {
-  const { hashScheme, layout, rateLimits, credits, ...fields } = record;
+function toRow(record: ApiKeyRecordInput, storage: ApiKeyStorage): Record<string, unknown> {
+  // rateLimitKeyId has no column yet: a rotated key counts on its own windows here.
+  const { hashScheme, layout, rateLimits, rateLimitKeyId: _, credits, ...fields } = record;
   const row: Record<string, unknown> = {
     ...fields,
     allowedIpCidrs: [...(record.allowedIpCidrs ?? [])],
@@ -297,7 +304,7 @@ function toRecord(row: unknown): ApiKeyRecord {
  * column (`0003`) rows read as the default scheme.
  *
  * `rotate` inserts the new row, then updates the old one where it is neither
- * rotated nor revoked (`P2025`: `api_key_not_rotatable`), in one transaction
+ * rotated nor revoked (`P2025`: it answers `"not_rotatable"`), in one transaction
  * with `$transaction`. Without it, a failed update is compensated by revoking
  * the new row (whose key was never handed out); if that fails too, the new
  * row stays listed as an active key nobody holds.
@@ -450,7 +457,7 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
   }
 
   /** Inserts a record. */
-  async insert(record: ApiKeyRecord): Promise<void> {
+  async insert(record: ApiKeyRecordInput): Promise<void> {
     await this.#client.apiKey.create({ data: toRow(record, this) });
   }
 
@@ -466,13 +473,13 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
     return row === null || row === undefined ? null : toRecord(row);
   }
 
-  /** Lists a tenant's records ordered by `createdAt`, then `id`. */
+  /** Lists a tenant's records newest first (`createdAt` descending), then by `id`. */
   async listByTenant(tenantId: string, options?: ListApiKeysOptions): Promise<ApiKeyRecord[]> {
     const where: Record<string, unknown> = { tenantId };
     if (options?.includeRevoked !== true) where.revokedAt = null;
     const rows = await this.#client.apiKey.findMany({
       where,
-      orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+      orderBy: [{ createdAt: "desc" }, { id: "asc" }],
     });
     return Array.isArray(rows) ? rows.map(toRecord) : rows;
   }
@@ -635,7 +642,7 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
   }
 
   /** Rotates (see the class documentation). */
-  rotate(input: RotateApiKeyStorageInput): Promise<void> {
+  rotate(input: RotateApiKeyStorageInput): Promise<ApiKeyStorageRotateResult> {
     return this.#rotate(input, undefined);
   }
 
@@ -644,11 +651,17 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
    * update; a row of another tenant is `api_key_record_not_found` like an
    * unknown id.
    */
-  rotateForTenant(tenantId: string, input: RotateApiKeyStorageInput): Promise<void> {
+  rotateForTenant(
+    tenantId: string,
+    input: RotateApiKeyStorageInput,
+  ): Promise<ApiKeyStorageRotateResult> {
     return this.#rotate(input, tenantId);
   }
 
-  async #rotate(input: RotateApiKeyStorageInput, tenantId: string | undefined): Promise<void> {
+  async #rotate(
+    input: RotateApiKeyStorageInput,
+    tenantId: string | undefined,
+  ): Promise<ApiKeyStorageRotateResult> {
     const insertNew = (delegate: PrismaApiKeyDelegate) =>
       delegate.create({ data: toRow(input.newRecord, this) });
     const markOld = (delegate: PrismaApiKeyDelegate) =>
@@ -675,7 +688,7 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
       } catch (error) {
         return await this.#failRotation(error, input.oldKeyId, tenantId);
       }
-      return;
+      return "rotated";
     }
     // Step by step: the new row first, so a failure never leaves the old key rotated to nothing.
     await insertNew(client.apiKey);
@@ -689,17 +702,21 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
       });
       return await this.#failRotation(error, input.oldKeyId, tenantId);
     }
+    return "rotated";
   }
 
-  /** Throws the error of a failed rotation; `P2025` means the race was lost or the key is gone. */
+  /**
+   * The answer to a failed rotation: `P2025` means the race was lost
+   * (`"not_rotatable"`) or the key is gone (rejects); other errors rethrown.
+   */
   async #failRotation(
     error: unknown,
     oldKeyId: string,
     tenantId: string | undefined,
-  ): Promise<never> {
+  ): Promise<"not_rotatable"> {
     if (!isRecordNotFound(error)) throw error;
     await this.#requireRow(oldKeyId, tenantId);
-    throw new ApiKeyOperationError("api_key_not_rotatable");
+    return "not_rotatable";
   }
 
   /** Whether the row of `id` has a `hashScheme` column (false for an unknown id). */

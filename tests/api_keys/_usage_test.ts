@@ -95,16 +95,6 @@ describe("UsageRecorder", () => {
     assert.equal(usage.pendingRows, 0);
   });
 
-  it("used() sets lastUsedAt without counting", async () => {
-    const clock = { now: T0 + 5 };
-    const { access, writes } = fakeAccess();
-    const usage = recorder(access, clock);
-    usage.used("k1", "t1");
-    await usage.close();
-    const [row] = rowsOf(writes);
-    assert.deepEqual([row.accepted, row.cost, row.lastUsedAt?.getTime()], [0, 0, T0 + 5]);
-  });
-
   it("a flush of 2,500 keys is 3 writes of at most 1,000 rows, in (key, hour) order", async () => {
     const { access, writes } = fakeAccess();
     const usage = recorder(access, { now: T0 });
