@@ -32,6 +32,9 @@ export const MIGRATION_OF: Readonly<Record<string, readonly string[]>> = {
   credit_lock: ["0009_credit_balances"],
   credit_period: ["0009_credit_balances"],
   credit_refill: ["0009_credit_balances"],
+  credit_change_before: ["0012_rate_limit_batches"],
+  credit_read: ["0012_rate_limit_batches"],
+  rate_limit_batch: ["0012_rate_limit_batches"],
 };
 
 /** `column|table|relation|function <name> does not exist`, as PostgreSQL and Prisma word it. */
