@@ -1,7 +1,7 @@
 /**
- * The in-memory store (one process): a sliding log per window counter and a
- * balance per credit counter, each bounded in number; idle window counters
- * swept as checks run.
+ * The in-memory store (one process): a sliding window of sub-buckets per
+ * window counter and a balance per credit counter, each bounded in number;
+ * idle window counters swept as checks run. Constant work per check.
  *
  * @module
  */
@@ -15,6 +15,8 @@ import type {
 import { assertCount } from "./policy.ts";
 import { assertKnownOptions } from "./_options.ts";
 import { assertCreditChange, MAX_CREDITS, settleBalance } from "./credits.ts";
+import { Recency, type RecencyNode } from "./_recency.ts";
+import { bucketStart, leavesAt, SUB_BUCKETS, subBucket } from "./_window.ts";
 
 /** Options of `createMemoryRateLimitStore`. */
 export interface MemoryRateLimitStoreOptions {
@@ -41,67 +43,81 @@ export interface MemoryRateLimitStore extends RateLimitStore {
   readCredits: NonNullable<RateLimitStore["readCredits"]>;
 }
 
-/** One counter's log: accepted units by time, oldest first, from `head`. */
-interface Log {
-  times: number[];
-  units: number[];
+/** One window counter: its units per sub-bucket, in a ring of `SUB_BUCKETS + 1` slots. */
+interface Window extends RecencyNode {
+  /** Units per sub-bucket, at `q % SLOTS` for the sub-buckets `head - SUB_BUCKETS`…`head`. */
+  readonly counts: number[];
+  /** Newest sub-bucket counted. */
   head: number;
+  /** Units in the ring. */
   total: number;
-  windowMs: number;
+  readonly windowMs: number;
 }
 
-/** Drops the entries that left the window ending at `now`. */
-function prune(log: Log, now: number): void {
-  while (log.head < log.times.length && log.times[log.head] <= now - log.windowMs) {
-    log.total -= log.units[log.head++];
+const SLOTS = SUB_BUCKETS + 1;
+
+/** The ring slot of sub-bucket `q` (a negative `q` from a clock before 1970 included). */
+const slot = (q: number) => ((q % SLOTS) + SLOTS) % SLOTS;
+
+/** Moves `window` to sub-bucket `q`, clearing the sub-buckets that left (at most `SLOTS`). */
+function advance(window: Window, q: number): void {
+  if (q - window.head >= SLOTS) {
+    window.counts.fill(0);
+    window.total = 0;
+  } else {
+    for (let h = window.head + 1; h <= q; h++) {
+      const i = slot(h);
+      window.total -= window.counts[i];
+      window.counts[i] = 0;
+    }
   }
-  if (log.head > 32 && log.head * 2 > log.times.length) {
-    log.times = log.times.slice(log.head);
-    log.units = log.units.slice(log.head);
-    log.head = 0;
-  }
+  window.head = q;
 }
 
-/** The answer of one counter whose log is pruned to `now`. */
+/** The answer of one counter at moment `at` of its sub-bucket `head` (after consuming, if it did). */
 function answer(
-  log: Log,
+  window: Window,
   counter: WindowCounter,
-  now: number,
+  at: number,
   consumed: boolean,
 ): CounterResult {
   const { limit, windowMs, cost } = counter;
-  const { times, units, head, total } = log;
-  if (total + cost <= limit) {
-    const empty = head === times.length;
-    return {
-      allowed: true,
-      remaining: limit - total - (consumed ? cost : 0),
-      resetMs: empty ? (consumed ? windowMs : 0) : times[head] + windowMs - now,
-    };
+  const { counts, head, total } = window;
+  if (consumed || total + cost <= limit) {
+    for (let q = head - SUB_BUCKETS; q <= head; q++) {
+      if (counts[slot(q)] > 0) {
+        return { allowed: true, remaining: limit - total, resetMs: leavesAt(q, windowMs) - at };
+      }
+    }
+    return { allowed: true, remaining: limit - total, resetMs: 0 };
   }
-  let freed = 0;
-  for (let i = head; i < times.length && cost <= limit; i++) {
-    freed += units[i];
-    if (freed >= total + cost - limit) {
-      return { allowed: false, remaining: limit - total, resetMs: times[i] + windowMs - now };
+  if (cost <= limit) {
+    let freed = 0;
+    for (let q = head - SUB_BUCKETS; q <= head; q++) {
+      freed += counts[slot(q)];
+      if (freed >= total + cost - limit) {
+        return { allowed: false, remaining: limit - total, resetMs: leavesAt(q, windowMs) - at };
+      }
     }
   }
   return { allowed: false, remaining: limit - total, resetMs: windowMs };
 }
 
 /** A credit balance: credits left, as of a time (ms) or the refill boundary it last took. */
-interface Balance {
+interface Balance extends RecencyNode {
   credits: number;
   asOf: number;
 }
 
 /**
  * Creates the in-memory store: exact within one process, lost on restart.
- * `checkBatch` runs each check through `checkNow`; deadlines are compared
- * with `Date.now()` (the caller's clock: the store is in its process; `now`
- * moves counting time only). `readCredits` writes nothing (not even a touch).
- * Memory: at most `maxCounters` counters, each holding at most
- * min(`limit`, `windowMs`) entries (units accepted in one ms share an entry).
+ * Windows follow the sub-bucket rule of docs/rate-limits.md (no interval of
+ * `windowMs` admits more than `limit`). `checkBatch` runs each check through
+ * `checkNow`; deadlines are compared with `Date.now()` (the caller's clock:
+ * the store is in its process; `now` moves counting time only).
+ * `readCredits` writes nothing (not even a touch). Work per check and memory
+ * per counter are constant: at most `maxCounters` window counters of 11
+ * sub-bucket counts each, and as many balances.
  *
  * @example
  * ```ts
@@ -119,25 +135,20 @@ export function createMemoryRateLimitStore(
   assertKnownOptions(options, ["maxCounters", "now"], "createMemoryRateLimitStore");
   const maxCounters = assertCount(options.maxCounters ?? 100_000, 1, "maxCounters");
   const clock = options.now ?? Date.now;
-  const logs = new Map<string, Log>();
-  const balances = new Map<string, Balance>();
+  const windows = new Recency<Window>();
+  const balances = new Recency<Balance>();
 
-  /** Drops idle counters from the least recently checked end, and any over the bound. */
-  const sweep = (now: number) => {
-    for (const [key, log] of logs) {
-      const newest = log.times[log.times.length - 1];
-      const idle = log.head === log.times.length || newest <= now - log.windowMs;
-      if (!idle && logs.size <= maxCounters) break;
-      logs.delete(key);
+  /**
+   * Drops idle window counters (nothing counted at `now`) from the least
+   * recently checked end, at most `n` of them, and any over the bound.
+   */
+  const sweep = (now: number, n: number) => {
+    for (let oldest = windows.oldest; oldest !== undefined; oldest = windows.oldest) {
+      if (windows.size > maxCounters) windows.remove(oldest);
+      else if (n-- > 0 && now >= leavesAt(oldest.head, oldest.windowMs)) windows.remove(oldest);
+      else break;
     }
-  };
-
-  /** Moves `key` to the most recently used end of `map` and returns its value, creating it. */
-  const touch = <V>(map: Map<string, V>, key: string, create: () => V): V => {
-    const value = map.get(key) ?? create();
-    map.delete(key);
-    map.set(key, value);
-    return value;
+    while (balances.size > maxCounters) balances.remove(balances.oldest!);
   };
 
   /** The refill of `counter` due on `balance` at `now` (applied to a copy when `write` is false). */
@@ -151,38 +162,59 @@ export function createMemoryRateLimitStore(
 
   /** `counter`'s balance at `now`, the refill due applied, with its refill amount and next boundary. */
   const balanceOf = (counter: CreditCounter, now: number) => {
-    const balance = touch(balances, `${counter.subject}\n${counter.name}`, () => ({
-      credits: counter.initial,
-      asOf: counter.initialAt ?? now,
-    }));
+    const key = `${counter.subject}\n${counter.name}`;
+    let balance = balances.use(key);
+    if (balance === undefined) {
+      balance = {
+        key,
+        older: undefined,
+        newer: undefined,
+        credits: counter.initial,
+        asOf: counter.initialAt ?? now,
+      };
+      balances.add(balance);
+    }
     return settle(counter, balance, now, true);
   };
 
-  const windowOf = (counter: WindowCounter, now: number) => {
-    const log = touch(logs, `${counter.subject}\n${counter.name}`, () => ({
-      times: [],
-      units: [],
-      head: 0,
-      total: 0,
-      windowMs: counter.windowMs,
-    }));
-    log.windowMs = counter.windowMs;
-    // A clock that stepped back counts from the newest entry, keeping the log ordered.
-    const at = Math.max(now, log.times[log.times.length - 1] ?? now);
-    prune(log, at);
-    return { log, at };
+  /**
+   * `counter`'s window moved to `now` and the moment it counts at: a clock
+   * that stepped back counts from the start of the newest sub-bucket.
+   */
+  const windowOf = (counter: WindowCounter, now: number): { window: Window; at: number } => {
+    const { windowMs } = counter;
+    const key = `${counter.subject}\n${counter.name}\n${windowMs}`;
+    const q = subBucket(now, windowMs);
+    let window = windows.use(key);
+    if (window === undefined) {
+      window = {
+        key,
+        older: undefined,
+        newer: undefined,
+        counts: new Array(SLOTS).fill(0),
+        head: q,
+        total: 0,
+        windowMs,
+      };
+      windows.add(window);
+    }
+    if (q >= window.head) {
+      advance(window, q);
+      return { window, at: now };
+    }
+    return { window, at: bucketStart(window.head, windowMs) };
   };
 
   const checkAt = (counters: readonly RateLimitCounter[], now: number): CounterResult[] => {
     const entries = counters.map((counter) =>
       counter.kind === "credit"
-        ? { counter, credit: balanceOf(counter, now) }
-        : { counter, window: windowOf(counter, now) }
+        ? { counter, credit: balanceOf(counter, now), window: undefined }
+        : { counter, credit: undefined, window: windowOf(counter, now) }
     );
     const consume = entries.every(({ counter, credit, window }) =>
       credit
         ? credit.balance.credits >= counter.cost
-        : window!.log.total + counter.cost <= (counter as WindowCounter).limit
+        : window!.window.total + counter.cost <= (counter as WindowCounter).limit
     );
     const results = entries.map(({ counter, credit, window }): CounterResult => {
       const consumed = consume && counter.cost > 0;
@@ -197,21 +229,14 @@ export function createMemoryRateLimitStore(
         if (consumed) balance.credits -= counter.cost;
         return result;
       }
-      const { log, at } = window!;
-      const result = answer(log, counter as WindowCounter, at, consumed);
+      const { window: w, at } = window!;
       if (consumed) {
-        const last = log.times.length - 1;
-        if (last >= log.head && log.times[last] === at) log.units[last] += counter.cost;
-        else {
-          log.times.push(at);
-          log.units.push(counter.cost);
-        }
-        log.total += counter.cost;
+        w.counts[slot(w.head)] += counter.cost;
+        w.total += counter.cost;
       }
-      return result;
+      return answer(w, counter as WindowCounter, at, consumed);
     });
-    sweep(now);
-    while (balances.size > maxCounters) balances.delete(balances.keys().next().value!);
+    sweep(now, counters.length + 1);
     return results;
   };
 
@@ -227,7 +252,7 @@ export function createMemoryRateLimitStore(
   return {
     name: "memory",
     get size() {
-      return logs.size + balances.size;
+      return windows.size + balances.size;
     },
     checkBatch: (checks) =>
       promised(() => ({
@@ -250,7 +275,7 @@ export function createMemoryRateLimitStore(
       promised(() => {
         const now = clock();
         return counters.map((counter) => {
-          const held = balances.get(`${counter.subject}\n${counter.name}`);
+          const held = balances.peek(`${counter.subject}\n${counter.name}`);
           if (held === undefined) return null;
           const { balance, resetMs } = settle(counter, held, now, false);
           return { allowed: balance.credits >= counter.cost, remaining: balance.credits, resetMs };

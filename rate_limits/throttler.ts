@@ -208,11 +208,7 @@ export function createThrottlerStorage(
       if (policies.start !== undefined) {
         const started = await door.check(key.slice(0, 512), policies.start);
         const [start] = started.policies;
-        wait = start === undefined
-          ? wait
-          : start.allowed
-          ? policies.start[0].windowMs
-          : start.resetMs;
+        wait = start === undefined ? wait : start.resetMs; // when the block's unit leaves
       }
       return {
         totalHits: counted.limit + 1,
