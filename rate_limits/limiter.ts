@@ -406,6 +406,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
   const storeName = store.name ?? "custom";
   const report = reporter(options, onStoreError, storeName, log(warn));
   const door = createStoreDoor(store, timeoutMs, report.latency);
+  const inProcess = typeof store.checkNow === "function";
   const local = onStoreError === "local" ? createMemoryRateLimitStore() : undefined;
   const does = onStoreError === "open"
     ? "requests pass"
@@ -479,7 +480,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       );
     },
     async check(subject, policies, checkOptions = {}) {
-      const start = performance.now();
+      const start = inProcess ? 0 : performance.now(); // an in-process check has no deadline
       assertSubject(subject);
       const { credits } = checkOptions;
       const compiled = credits !== undefined && Array.isArray(policies) && policies.length === 0
@@ -517,25 +518,23 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
         );
       }
       report.answered();
-      const results = compiled.map((policy, i) => ({
-        name: policy.name,
-        limit: policy.limit,
-        remaining: answer[i].remaining,
-        resetMs: answer[i].resetMs,
-        allowed: answer[i].allowed,
-      }));
-      const allowed = answer.every((r) => r.allowed);
-      if (credits === undefined) {
-        return { allowed, unavailable: false, outcome: "store", policies: results };
+      const results: RateLimitPolicyResult[] = new Array(compiled.length);
+      for (let i = 0; i < compiled.length; i++) {
+        const { allowed, remaining, resetMs } = answer[i];
+        const { name, limit } = compiled[i];
+        results[i] = { name, limit, remaining, resetMs, allowed };
       }
-      const { allowed: ok, remaining, resetMs } = answer[compiled.length];
-      return {
-        allowed,
-        unavailable: false,
-        outcome: "store",
-        policies: results,
-        credits: { allowed: ok, remaining, resetMs },
-      };
+      let allowed = true;
+      for (const r of answer) if (!r.allowed) allowed = false;
+      return credits === undefined
+        ? { allowed, unavailable: false, outcome: "store", policies: results }
+        : {
+          allowed,
+          unavailable: false,
+          outcome: "store",
+          policies: results,
+          credits: answer[compiled.length], // validated by the door
+        };
     },
     async changeCredits(subject, credits, change) {
       assertSubject(subject);

@@ -44,20 +44,33 @@ export interface MemoryRateLimitStore extends RateLimitStore {
 }
 
 /** One window counter: its units per sub-bucket, in a ring of `SUB_BUCKETS + 1` slots. */
-interface Window extends RecencyNode {
+interface Window {
+  readonly name: string;
+  readonly windowMs: number;
   /** Units per sub-bucket, at `q % SLOTS` for the sub-buckets `head - SUB_BUCKETS`…`head`. */
   readonly counts: number[];
   /** Newest sub-bucket counted. */
   head: number;
   /** Units in the ring. */
   total: number;
-  readonly windowMs: number;
+}
+
+/**
+ * One subject's counters of one kind, a node of the order of use. Keyed by
+ * the subject alone: a `Map` lookup of a string the caller keeps (a key id)
+ * reuses its hash, where a key built per check would be hashed every time.
+ */
+interface Held<T> extends RecencyNode {
+  readonly items: T[];
 }
 
 const SLOTS = SUB_BUCKETS + 1;
 
 /** The ring slot of sub-bucket `q` (a negative `q` from a clock before 1970 included). */
-const slot = (q: number) => ((q % SLOTS) + SLOTS) % SLOTS;
+function slot(q: number): number {
+  const i = q % SLOTS;
+  return i < 0 ? i + SLOTS : i;
+}
 
 /** Moves `window` to sub-bucket `q`, clearing the sub-buckets that left (at most `SLOTS`). */
 function advance(window: Window, q: number): void {
@@ -74,7 +87,11 @@ function advance(window: Window, q: number): void {
   window.head = q;
 }
 
-/** The answer of one counter at moment `at` of its sub-bucket `head` (after consuming, if it did). */
+/**
+ * The answer of one counter at moment `at` of its sub-bucket `head` (after
+ * consuming, if it did): sub-buckets walked from the oldest counted, at most
+ * `SLOTS` of them.
+ */
 function answer(
   window: Window,
   counter: WindowCounter,
@@ -83,28 +100,34 @@ function answer(
 ): CounterResult {
   const { limit, windowMs, cost } = counter;
   const { counts, head, total } = window;
+  const oldest = head - SUB_BUCKETS;
+  let i = slot(oldest);
   if (consumed || total + cost <= limit) {
-    for (let q = head - SUB_BUCKETS; q <= head; q++) {
-      if (counts[slot(q)] > 0) {
+    if (total === 0) return { allowed: true, remaining: limit, resetMs: 0 };
+    for (let q = oldest; q <= head; q++) {
+      if (counts[i] > 0) {
         return { allowed: true, remaining: limit - total, resetMs: leavesAt(q, windowMs) - at };
       }
+      if (++i === SLOTS) i = 0;
     }
     return { allowed: true, remaining: limit - total, resetMs: 0 };
   }
   if (cost <= limit) {
     let freed = 0;
-    for (let q = head - SUB_BUCKETS; q <= head; q++) {
-      freed += counts[slot(q)];
+    for (let q = oldest; q <= head; q++) {
+      freed += counts[i];
       if (freed >= total + cost - limit) {
         return { allowed: false, remaining: limit - total, resetMs: leavesAt(q, windowMs) - at };
       }
+      if (++i === SLOTS) i = 0;
     }
   }
   return { allowed: false, remaining: limit - total, resetMs: windowMs };
 }
 
 /** A credit balance: credits left, as of a time (ms) or the refill boundary it last took. */
-interface Balance extends RecencyNode {
+interface Balance {
+  readonly name: string;
   credits: number;
   asOf: number;
 }
@@ -135,20 +158,42 @@ export function createMemoryRateLimitStore(
   assertKnownOptions(options, ["maxCounters", "now"], "createMemoryRateLimitStore");
   const maxCounters = assertCount(options.maxCounters ?? 100_000, 1, "maxCounters");
   const clock = options.now ?? Date.now;
-  const windows = new Recency<Window>();
-  const balances = new Recency<Balance>();
+  const windows = new Recency<Held<Window>>();
+  const balances = new Recency<Held<Balance>>();
+  let windowCount = 0;
+  let balanceCount = 0;
+
+  /** Whether nothing is counted any more in `held`'s windows at `now`. */
+  const idle = (held: Held<Window>, now: number) => {
+    for (const w of held.items) if (now < leavesAt(w.head, w.windowMs)) return false;
+    return true;
+  };
 
   /**
-   * Drops idle window counters (nothing counted at `now`) from the least
-   * recently checked end, at most `n` of them, and any over the bound.
+   * Drops idle subjects (nothing counted at `now`) from the least recently
+   * checked end, at most `n` of them, and any over the bounds.
    */
   const sweep = (now: number, n: number) => {
     for (let oldest = windows.oldest; oldest !== undefined; oldest = windows.oldest) {
-      if (windows.size > maxCounters) windows.remove(oldest);
-      else if (n-- > 0 && now >= leavesAt(oldest.head, oldest.windowMs)) windows.remove(oldest);
-      else break;
+      if (windowCount <= maxCounters && (n-- <= 0 || !idle(oldest, now))) break;
+      windows.remove(oldest);
+      windowCount -= oldest.items.length;
     }
-    while (balances.size > maxCounters) balances.remove(balances.oldest!);
+    for (let oldest = balances.oldest; oldest !== undefined; oldest = balances.oldest) {
+      if (balanceCount <= maxCounters) break;
+      balances.remove(oldest);
+      balanceCount -= oldest.items.length;
+    }
+  };
+
+  /** The node of `subject` in `recency`, used now (created empty). */
+  const heldOf = <T>(recency: Recency<Held<T>>, subject: string): Held<T> => {
+    let held = recency.use(subject);
+    if (held === undefined) {
+      held = { key: subject, older: undefined, newer: undefined, items: [] };
+      recency.add(held);
+    }
+    return held;
   };
 
   /** The refill of `counter` due on `balance` at `now` (applied to a copy when `write` is false). */
@@ -162,81 +207,74 @@ export function createMemoryRateLimitStore(
 
   /** `counter`'s balance at `now`, the refill due applied, with its refill amount and next boundary. */
   const balanceOf = (counter: CreditCounter, now: number) => {
-    const key = `${counter.subject}\n${counter.name}`;
-    let balance = balances.use(key);
+    const { items } = heldOf(balances, counter.subject);
+    let balance = items.find((b) => b.name === counter.name);
     if (balance === undefined) {
-      balance = {
-        key,
-        older: undefined,
-        newer: undefined,
-        credits: counter.initial,
-        asOf: counter.initialAt ?? now,
-      };
-      balances.add(balance);
+      balance = { name: counter.name, credits: counter.initial, asOf: counter.initialAt ?? now };
+      items.push(balance);
+      balanceCount++;
     }
     return settle(counter, balance, now, true);
   };
 
-  /**
-   * `counter`'s window moved to `now` and the moment it counts at: a clock
-   * that stepped back counts from the start of the newest sub-bucket.
-   */
-  const windowOf = (counter: WindowCounter, now: number): { window: Window; at: number } => {
-    const { windowMs } = counter;
-    const key = `${counter.subject}\n${counter.name}\n${windowMs}`;
+  /** `counter`'s window, moved to `now` (a clock that stepped back leaves it where it is). */
+  const windowOf = (counter: WindowCounter, now: number): Window => {
+    const { name, windowMs } = counter;
     const q = subBucket(now, windowMs);
-    let window = windows.use(key);
-    if (window === undefined) {
-      window = {
-        key,
-        older: undefined,
-        newer: undefined,
-        counts: new Array(SLOTS).fill(0),
-        head: q,
-        total: 0,
-        windowMs,
-      };
-      windows.add(window);
+    const { items } = heldOf(windows, counter.subject);
+    for (const window of items) {
+      if (window.name === name && window.windowMs === windowMs) {
+        if (q > window.head) advance(window, q);
+        return window;
+      }
     }
-    if (q >= window.head) {
-      advance(window, q);
-      return { window, at: now };
-    }
-    return { window, at: bucketStart(window.head, windowMs) };
+    const window = { name, windowMs, counts: new Array(SLOTS).fill(0), head: q, total: 0 };
+    items.push(window);
+    windowCount++;
+    return window;
   };
 
   const checkAt = (counters: readonly RateLimitCounter[], now: number): CounterResult[] => {
-    const entries = counters.map((counter) =>
-      counter.kind === "credit"
-        ? { counter, credit: balanceOf(counter, now), window: undefined }
-        : { counter, credit: undefined, window: windowOf(counter, now) }
-    );
-    const consume = entries.every(({ counter, credit, window }) =>
-      credit
-        ? credit.balance.credits >= counter.cost
-        : window!.window.total + counter.cost <= (counter as WindowCounter).limit
-    );
-    const results = entries.map(({ counter, credit, window }): CounterResult => {
+    const n = counters.length;
+    const held: (Window | ReturnType<typeof balanceOf>)[] = new Array(n);
+    let consume = true;
+    for (let i = 0; i < n; i++) {
+      const counter = counters[i];
+      if (counter.kind === "credit") {
+        const credit = balanceOf(counter, now);
+        held[i] = credit;
+        if (credit.balance.credits < counter.cost) consume = false;
+      } else {
+        const window = windowOf(counter, now);
+        held[i] = window;
+        if (window.total + counter.cost > counter.limit) consume = false;
+      }
+    }
+    const results: CounterResult[] = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const counter = counters[i];
       const consumed = consume && counter.cost > 0;
-      if (credit) {
-        const { balance, amount, resetMs } = credit;
+      if (counter.kind === "credit") {
+        const { balance, amount, resetMs } = held[i] as ReturnType<typeof balanceOf>;
         const allowed = balance.credits >= counter.cost;
-        const result = {
+        results[i] = {
           allowed,
           remaining: balance.credits - (consumed ? counter.cost : 0),
           resetMs: !allowed && counter.cost > amount ? -1 : resetMs,
         };
         if (consumed) balance.credits -= counter.cost;
-        return result;
+        continue;
       }
-      const { window: w, at } = window!;
+      const window = held[i] as Window;
       if (consumed) {
-        w.counts[slot(w.head)] += counter.cost;
-        w.total += counter.cost;
+        window.counts[slot(window.head)] += counter.cost;
+        window.total += counter.cost;
       }
-      return answer(w, counter as WindowCounter, at, consumed);
-    });
-    sweep(now, counters.length + 1);
+      // A clock that stepped back counts at the start of the newest sub-bucket.
+      const at = Math.max(now, bucketStart(window.head, counter.windowMs));
+      results[i] = answer(window, counter, at, consumed);
+    }
+    sweep(now, n + 1);
     return results;
   };
 
@@ -252,7 +290,7 @@ export function createMemoryRateLimitStore(
   return {
     name: "memory",
     get size() {
-      return windows.size + balances.size;
+      return windowCount + balanceCount;
     },
     checkBatch: (checks) =>
       promised(() => ({
@@ -275,7 +313,7 @@ export function createMemoryRateLimitStore(
       promised(() => {
         const now = clock();
         return counters.map((counter) => {
-          const held = balances.peek(`${counter.subject}\n${counter.name}`);
+          const held = balances.peek(counter.subject)?.items.find((b) => b.name === counter.name);
           if (held === undefined) return null;
           const { balance, resetMs } = settle(counter, held, now, false);
           return { allowed: balance.credits >= counter.cost, remaining: balance.credits, resetMs };
