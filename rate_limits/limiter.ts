@@ -11,6 +11,7 @@ import {
   assertCost,
   assertCount,
   assertName,
+  type CompiledRateLimitPolicy,
   compileRateLimitPolicies,
   type RateLimitPolicy,
 } from "./policy.ts";
@@ -456,6 +457,36 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     };
   };
 
+  /** The result of a check from the store's answer (or the failure policy's, when unanswered). */
+  const resultOf = (
+    answer: readonly CounterResult[] | Unanswered,
+    compiled: readonly CompiledRateLimitPolicy[],
+    counters: readonly RateLimitCounter[],
+    credits: boolean,
+  ): RateLimitResult => {
+    if (answer instanceof Unanswered) {
+      return withoutStore(answer.reason, counters, compiled.map((p) => p.name), credits);
+    }
+    report.answered();
+    const results: RateLimitPolicyResult[] = new Array(compiled.length);
+    for (let i = 0; i < compiled.length; i++) {
+      const { allowed, remaining, resetMs } = answer[i];
+      const { name, limit } = compiled[i];
+      results[i] = { name, limit, remaining, resetMs, allowed };
+    }
+    let allowed = true;
+    for (const r of answer) if (!r.allowed) allowed = false;
+    return credits
+      ? {
+        allowed,
+        unavailable: false,
+        outcome: "store",
+        policies: results,
+        credits: answer[compiled.length], // validated by the door
+      }
+      : { allowed, unavailable: false, outcome: "store", policies: results };
+  };
+
   /** `run` through the door within `timeoutMs`; an Error naming the store when unanswered. */
   const call = async <T>(what: string, run: (deadline: number) => Promise<T | null>) => {
     const answer = await door.call(run, performance.now());
@@ -479,64 +510,48 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
           `onStoreError "${onStoreError}" applies until it answers`,
       );
     },
-    async check(subject, policies, checkOptions = {}) {
-      const start = inProcess ? 0 : performance.now(); // an in-process check has no deadline
-      assertSubject(subject);
-      const { credits } = checkOptions;
-      const compiled = credits !== undefined && Array.isArray(policies) && policies.length === 0
-        ? []
-        : compileRateLimitPolicies(policies);
-      const cost = checkOptions.cost === undefined
-        ? undefined
-        : assertCost(checkOptions.cost, "cost");
-      const subjects = checkOptions.subjects;
-      if (subjects !== undefined && subjects.length !== compiled.length) {
-        throw new TypeError("subjects must name one subject per policy");
-      }
-      subjects?.forEach(assertSubject);
-      const counters: RateLimitCounter[] = compiled.map((policy, i) => ({
-        kind: "window" as const,
-        subject: subjects?.[i] ?? subject,
-        name: policy.name,
-        limit: policy.limit,
-        windowMs: policy.windowMs,
-        cost: cost ?? policy.cost,
-      }));
-      if (credits !== undefined) {
-        if (cost !== undefined && cost > MAX_CREDITS) {
-          throw new TypeError(`cost must be at most ${MAX_CREDITS} with credits`);
+    check(subject, policies, checkOptions = {}) {
+      // Not an async function: an in-process check settles without a turn of the microtask queue.
+      try {
+        const start = inProcess ? 0 : performance.now(); // an in-process check has no deadline
+        assertSubject(subject);
+        const { credits } = checkOptions;
+        const compiled = credits !== undefined && Array.isArray(policies) && policies.length === 0
+          ? []
+          : compileRateLimitPolicies(policies);
+        const cost = checkOptions.cost === undefined
+          ? undefined
+          : assertCost(checkOptions.cost, "cost");
+        const subjects = checkOptions.subjects;
+        if (subjects !== undefined && subjects.length !== compiled.length) {
+          throw new TypeError("subjects must name one subject per policy");
         }
-        counters.push(creditCounter(subject, credits, cost ?? 1));
+        subjects?.forEach(assertSubject);
+        const counters: RateLimitCounter[] = new Array(compiled.length);
+        for (let i = 0; i < compiled.length; i++) {
+          const policy = compiled[i];
+          counters[i] = {
+            kind: "window",
+            subject: subjects?.[i] ?? subject,
+            name: policy.name,
+            limit: policy.limit,
+            windowMs: policy.windowMs,
+            cost: cost ?? policy.cost,
+          };
+        }
+        if (credits !== undefined) {
+          if (cost !== undefined && cost > MAX_CREDITS) {
+            throw new TypeError(`cost must be at most ${MAX_CREDITS} with credits`);
+          }
+          counters.push(creditCounter(subject, credits, cost ?? 1));
+        }
+        const sent = door.check(counters, start);
+        const answered = (answer: readonly CounterResult[] | Unanswered) =>
+          resultOf(answer, compiled, counters, credits !== undefined);
+        return sent instanceof Promise ? sent.then(answered) : Promise.resolve(answered(sent));
+      } catch (error) {
+        return Promise.reject(error);
       }
-      const sent = door.check(counters, start);
-      // An in-process answer is not awaited: an await costs a turn of the microtask queue.
-      const answer = sent instanceof Promise ? await sent : sent;
-      if (answer instanceof Unanswered) {
-        return withoutStore(
-          answer.reason,
-          counters,
-          compiled.map((p) => p.name),
-          credits !== undefined,
-        );
-      }
-      report.answered();
-      const results: RateLimitPolicyResult[] = new Array(compiled.length);
-      for (let i = 0; i < compiled.length; i++) {
-        const { allowed, remaining, resetMs } = answer[i];
-        const { name, limit } = compiled[i];
-        results[i] = { name, limit, remaining, resetMs, allowed };
-      }
-      let allowed = true;
-      for (const r of answer) if (!r.allowed) allowed = false;
-      return credits === undefined
-        ? { allowed, unavailable: false, outcome: "store", policies: results }
-        : {
-          allowed,
-          unavailable: false,
-          outcome: "store",
-          policies: results,
-          credits: answer[compiled.length], // validated by the door
-        };
     },
     async changeCredits(subject, credits, change) {
       assertSubject(subject);
