@@ -143,6 +143,8 @@ export interface RateLimitPolicyResult extends CounterResult {
   readonly name: string;
   /** Policy limit (with `outcome: "local"`, this instance's share). */
   readonly limit: number;
+  /** Policy window in ms. */
+  readonly windowMs: number;
 }
 
 /** The answer of `check`. A store bug never answers: `check` rejects with a `TypeError` naming it. */
@@ -450,6 +452,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       policies: names.map((name, i) => ({
         name,
         limit: (shares[i] as { limit: number }).limit,
+        windowMs: (shares[i] as { windowMs: number }).windowMs,
         remaining: answer[i].remaining,
         resetMs: answer[i].resetMs,
         allowed: answer[i].allowed,
@@ -471,8 +474,8 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     const results: RateLimitPolicyResult[] = new Array(compiled.length);
     for (let i = 0; i < compiled.length; i++) {
       const { allowed, remaining, resetMs } = answer[i];
-      const { name, limit } = compiled[i];
-      results[i] = { name, limit, remaining, resetMs, allowed };
+      const { name, limit, windowMs } = compiled[i];
+      results[i] = { name, limit, windowMs, remaining, resetMs, allowed };
     }
     let allowed = true;
     for (const r of answer) if (!r.allowed) allowed = false;

@@ -38,7 +38,12 @@ describe("createRateLimiter", () => {
     const limiter = createRateLimiter(quiet);
     const result = await limiter.check("k", [api, { ...burst, windowMs: 1_000 }]);
     assert.deepEqual(result.policies.map((p) => p.windowMs), [60_000, 1_000]);
-    const local = createRateLimiter({ ...quiet, store: failing, onStoreError: "local", instances: 1 });
+    const local = createRateLimiter({
+      ...quiet,
+      store: failing,
+      onStoreError: "local",
+      instances: 1,
+    });
     assert.deepEqual((await local.check("k", [api])).policies.map((p) => p.windowMs), [60_000]);
   });
 
