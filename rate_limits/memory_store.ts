@@ -51,6 +51,8 @@ interface Window {
   readonly counts: number[];
   /** Newest sub-bucket counted. */
   head: number;
+  /** When the newest sub-bucket leaves (`leavesAt(head)`): from then on nothing is counted. */
+  idleAt: number;
   /** Units in the ring. */
   total: number;
 }
@@ -85,6 +87,7 @@ function advance(window: Window, q: number): void {
     }
   }
   window.head = q;
+  window.idleAt = leavesAt(q, window.windowMs);
 }
 
 /**
@@ -165,7 +168,7 @@ export function createMemoryRateLimitStore(
 
   /** Whether nothing is counted any more in `held`'s windows at `now`. */
   const idle = (held: Held<Window>, now: number) => {
-    for (const w of held.items) if (now < leavesAt(w.head, w.windowMs)) return false;
+    for (const w of held.items) if (now < w.idleAt) return false;
     return true;
   };
 
@@ -228,7 +231,14 @@ export function createMemoryRateLimitStore(
         return window;
       }
     }
-    const window = { name, windowMs, counts: new Array(SLOTS).fill(0), head: q, total: 0 };
+    const window = {
+      name,
+      windowMs,
+      counts: new Array(SLOTS).fill(0),
+      head: q,
+      idleAt: leavesAt(q, windowMs),
+      total: 0,
+    };
     items.push(window);
     windowCount++;
     return window;
