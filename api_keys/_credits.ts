@@ -7,7 +7,7 @@
  * @module
  */
 import { ApiKeyValidationError } from "./errors.ts";
-import { creditCounterOf, creditSubjectOf } from "./_limits.ts";
+import { creditCounterOf, creditSubjectOf, keyIdOfSubject } from "./_limits.ts";
 import { warnOnce } from "./_sinks.ts";
 import type { StorageAccess } from "./storage/_access.ts";
 import type { ApiKeyCreditBalance, ApiKeyCredits, ApiKeyRecord } from "./types.ts";
@@ -17,14 +17,15 @@ import {
   type Credits,
   refillParams,
 } from "../rate_limits/credits.ts";
-import type { RateLimiter } from "../rate_limits/limiter.ts";
+import type { RateLimitBalance, RateLimiter } from "../rate_limits/limiter.ts";
 import type { CounterResult, CreditChange } from "../rate_limits/store.ts";
 
 /** Default of `persistIntervalMs`. */
 const DEFAULT_PERSIST_INTERVAL_MS = 10_000;
+/** Most balances of one `readCredits` call. */
+const MAX_READ = 500;
 /** Most records of one rotation chain a write-back follows. */
 const MAX_CHAIN = 100;
-const SUBJECT_PREFIX = "key:";
 
 /** The balance of a store's answer at `nowMs`. */
 function balanceOf(result: CounterResult, nowMs: number): ApiKeyCreditBalance {
@@ -53,8 +54,12 @@ type DrainingStore = { drainCreditChanges(): Promise<CreditBalance[]> };
 /**
  * Credits of a service: built from the options `limiter` and
  * `persistIntervalMs` (a `TypeError` naming a bad one after `label`).
+ * `rewritten` hears the prefix of each record whose credits it wrote (the
+ * service drops its cached copy and tells the fleet), so a store that lost a
+ * balance reloads the last written-back one, not a cached older one.
  */
 export class CreditBook {
+  readonly #rewritten: (prefix: string) => void;
   readonly #storage: StorageAccess;
   readonly #limiter: RateLimiter | undefined;
   readonly #clock: () => Date;
@@ -74,7 +79,9 @@ export class CreditBook {
     persistIntervalMs: unknown,
     clock: () => Date,
     label: string,
+    rewritten: (prefix: string) => void = () => {},
   ) {
+    this.#rewritten = rewritten;
     if (persistIntervalMs !== undefined) {
       if (limiter === undefined) throw new TypeError(`${label}persistIntervalMs needs a limiter`);
       if (
@@ -113,36 +120,54 @@ export class CreditBook {
 
   /**
    * The credits a rotation's new key takes from `old`: the same balance
-   * (`balanceKeyId`), read now from the limiter's store (the stored one when
-   * the store fails).
+   * (`balanceKeyId`), read now from the limiter's store without writing (the
+   * stored one when the store fails).
    */
   async inherit(old: ApiKeyRecord, now: Date): Promise<ApiKeyCredits | undefined> {
     const credits = old.credits;
     if (credits === undefined) return undefined;
     const shared = { ...credits, balanceKeyId: credits.balanceKeyId ?? old.id };
     try {
-      const read = await this.#read(old.id, credits, { add: 0 });
-      return read === undefined ? shared : { ...shared, remaining: read.remaining, updatedAt: now };
+      const [read] = await this.#limiter!.readCredits([this.#balance(old.id, credits)]);
+      return { ...shared, remaining: read.remaining, updatedAt: now };
     } catch {
       return shared;
     }
   }
 
-  /** The balance of `record` now, for its summary (the stored one when the store fails); `undefined` without credits or a limiter. */
-  async balance(record: ApiKeyRecord): Promise<ApiKeyCreditBalance | undefined> {
-    const credits = record.credits;
-    if (credits === undefined || this.#limiter === undefined) return undefined;
+  /**
+   * The balance of each record now, for its summary: read from the limiter's
+   * store (`readCredits`, 500 a call, nothing written), the stored one when
+   * the store fails; `undefined` without credits or a limiter.
+   */
+  async balances(records: readonly ApiKeyRecord[]): Promise<(ApiKeyCreditBalance | undefined)[]> {
+    const limiter = this.#limiter;
+    const answers: (ApiKeyCreditBalance | undefined)[] = records.map(() => undefined);
+    if (limiter === undefined) return answers;
+    const funded = records.flatMap((record, i) => record.credits === undefined ? [] : [i]);
     const nowMs = this.#clock().getTime();
-    try {
-      return balanceOf((await this.#read(record.id, credits, { add: 0 }))!, nowMs);
-    } catch {
-      return storedBalance(credits, nowMs);
+    for (let start = 0; start < funded.length; start += MAX_READ) {
+      const chunk = funded.slice(start, start + MAX_READ);
+      let read: readonly CounterResult[] | undefined;
+      try {
+        read = await limiter.readCredits(
+          chunk.map((i) => this.#balance(records[i].id, records[i].credits!)),
+        );
+      } catch {
+        // the store failed or cannot read: the stored balances
+      }
+      chunk.forEach((i, j) => {
+        answers[i] = read === undefined
+          ? storedBalance(records[i].credits!, nowMs)
+          : balanceOf(read[j], nowMs);
+      });
     }
+    return answers;
   }
 
   /**
-   * Applies a validated `change` to `record`'s balance in the limiter's store
-   * (see `requireLimiter`) and writes the result back to the records spending
+   * Applies a validated `change` to `record`'s balance through the limiter
+   * (its `timeoutMs` the deadline; see `requireLimiter`) and writes the result back to the records spending
    * it. `ApiKeyValidationError` on `credits` for a key without credits;
    * rejects when the store or the storage fails.
    */
@@ -150,7 +175,11 @@ export class CreditBook {
     const credits = record.credits;
     if (credits === undefined) throw new ApiKeyValidationError("credits", "the key has no credits");
     const now = this.#clock();
-    const result = (await this.#read(record.id, credits, change))!;
+    const result = await this.#limiter!.changeCredits(
+      creditSubjectOf(record.id, credits),
+      creditCounterOf(credits),
+      change,
+    );
     await this.#writeBack(credits.balanceKeyId ?? record.id, result.remaining, now);
     return balanceOf(result, now.getTime());
   }
@@ -184,14 +213,7 @@ export class CreditBook {
       failure = error;
     }
     for (const [subject, balance] of [...this.#pending]) {
-      let id: string | undefined;
-      try {
-        if (subject.startsWith(SUBJECT_PREFIX)) {
-          id = decodeURIComponent(subject.slice(SUBJECT_PREFIX.length));
-        }
-      } catch {
-        // not a key's subject
-      }
+      const id = keyIdOfSubject(subject);
       try {
         if (id !== undefined) await this.#writeBack(id, balance.remaining, new Date(balance.at));
         this.#pending.delete(subject);
@@ -221,17 +243,9 @@ export class CreditBook {
     this.#timer = timer;
   }
 
-  /**
-   * `change` of the balance `credits` of key `id` names (`undefined` without a
-   * limiter); rejects past the storage deadline (`storageTimeoutMs`).
-   */
-  #read(id: string, credits: ApiKeyCredits, change: CreditChange) {
-    const limiter = this.#limiter;
-    if (limiter === undefined) return Promise.resolve(undefined);
-    return this.#storage.withDeadline(
-      "rate-limit store",
-      () => limiter.changeCredits(creditSubjectOf(id, credits), creditCounterOf(credits), change),
-    );
+  /** The limiter's balance of key `id` with `credits`. */
+  #balance(id: string, credits: ApiKeyCredits): RateLimitBalance {
+    return { subject: creditSubjectOf(id, credits), credits: creditCounterOf(credits) };
   }
 
   /**
@@ -247,6 +261,7 @@ export class CreditBook {
       const credits = record?.credits;
       if (credits === undefined || (credits.balanceKeyId ?? id) !== balanceKeyId) return;
       await setCredits(id, { ...credits, remaining, updatedAt: at });
+      this.#rewritten(record!.prefix);
       id = record!.replacedByKeyId;
     }
   }

@@ -10,7 +10,13 @@
 import { ApiKeyValidationError } from "./errors.ts";
 import { createdEvent } from "./events.ts";
 import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME, isWellFormedHash } from "./hasher.ts";
-import { fail, instantProblem, requireNonEmptyString, validateCreateInput } from "./_input.ts";
+import {
+  fail,
+  failTime,
+  instantProblem,
+  requireNonEmptyString,
+  validateCreateInput,
+} from "./_input.ts";
 import type { Settings } from "./_settings.ts";
 import type {
   ApiKeyHashScheme,
@@ -25,10 +31,10 @@ function dateOf(value: unknown, field: string): Date | null {
   if (value === undefined || value === null) return null;
   const date = typeof value === "string" ? new Date(value) : value;
   if (!(date instanceof Date) || Number.isNaN(date.getTime())) {
-    fail(field, "must be a valid Date, an ISO 8601 string or null");
+    failTime(field, "must be a valid Date, an ISO 8601 string or null");
   }
   const problem = instantProblem(date.getTime());
-  if (problem !== undefined) fail(field, problem);
+  if (problem !== undefined) failTime(field, problem);
   return new Date(date.getTime());
 }
 

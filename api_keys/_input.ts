@@ -92,13 +92,18 @@ export function fail(field: string, problem: string): never {
   throw new ApiKeyValidationError(field, problem);
 }
 
+/** Throws the `ApiKeyValidationError` of a bad date or duration `field` (`api_key_invalid_time`). */
+export function failTime(field: string, problem: string): never {
+  throw new ApiKeyValidationError(field, problem, "api_key_invalid_time");
+}
+
 /**
  * Returns `value` when it is a duration from `fromMs` (see `durationProblem`);
- * otherwise throws `ApiKeyValidationError` naming `field`.
+ * otherwise throws `ApiKeyValidationError` (`api_key_invalid_time`) naming `field`.
  */
 export function requireDuration(value: unknown, field: string, fromMs: number): number {
   const problem = durationProblem(value, fromMs);
-  if (problem !== undefined) fail(field, problem);
+  if (problem !== undefined) failTime(field, problem);
   return value as number;
 }
 
@@ -106,6 +111,22 @@ export function requireDuration(value: unknown, field: string, fromMs: number): 
 export function requireNonEmptyString(value: unknown, field: string): string {
   if (typeof value !== "string" || value.trim() === "") fail(field, "must be a non-empty string");
   return value;
+}
+
+/** Longest tenant id of a new key, in UTF-16 units (seed 0.4). */
+const MAX_TENANT_ID_LENGTH = 255;
+
+/**
+ * A new key's tenant id: 1 to 255 UTF-16 units without surrounding
+ * whitespace. Ids already stored are not checked again (they keep verifying).
+ */
+function validTenantId(value: unknown): string {
+  const tenantId = requireNonEmptyString(value, "tenantId");
+  if (tenantId.trim() !== tenantId) fail("tenantId", "must not start or end with whitespace");
+  if (tenantId.length > MAX_TENANT_ID_LENGTH) {
+    fail("tenantId", `must be at most ${MAX_TENANT_ID_LENGTH} UTF-16 code units`);
+  }
+  return tenantId;
 }
 
 function validName(value: unknown): string {
@@ -119,10 +140,10 @@ function validName(value: unknown): string {
 function validExpiry(value: unknown): Date | null | undefined {
   if (value === undefined || value === null) return value;
   if (!(value instanceof Date) || Number.isNaN(value.getTime())) {
-    fail("expiresAt", "must be a valid Date or null");
+    failTime("expiresAt", "must be a valid Date or null");
   }
   const problem = instantProblem(value.getTime());
-  if (problem !== undefined) fail("expiresAt", problem);
+  if (problem !== undefined) failTime("expiresAt", problem);
   return value;
 }
 
@@ -142,7 +163,7 @@ function validCidrs(value: unknown): string[] {
 /** Validates a create input. */
 export function validateCreateInput(input: CreateApiKeyInput): ValidCreateInput {
   if (typeof input !== "object" || input === null) fail("input", "must be an object");
-  const tenantId = requireNonEmptyString(input.tenantId, "tenantId");
+  const tenantId = validTenantId(input.tenantId);
   const name = validName(input.name);
   if (!Array.isArray(input.scopes) || input.scopes.length === 0) {
     fail("scopes", "must contain at least one scope");

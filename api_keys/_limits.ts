@@ -14,7 +14,11 @@ import {
   type CompiledRateLimitPolicy,
   compileRateLimitPolicies,
 } from "../rate_limits/policy.ts";
+import { sha256 } from "@noble/hashes/sha2";
+import { bytesToHex } from "@noble/hashes/utils";
+import { MAX_CREDITS } from "../rate_limits/credits.ts";
 import { apiKeyError, ApiKeyValidationError } from "./errors.ts";
+import { redactApiKeys } from "./key_format.ts";
 import { warnOnce } from "./_sinks.ts";
 import type { ApiKeyCreditsExhaustedEvent, ApiKeyCreditsLowEvent } from "./events.ts";
 import type {
@@ -145,8 +149,67 @@ export function assertTenantSharedPolicies(
   }
 }
 
-/** A counter's subject: `key:` or `tenant:` and the URI-encoded id (no control characters). */
-const subjectOf = (kind: "key" | "tenant", id: string) => `${kind}:${encodeURIComponent(id)}`;
+/** Longest subject kept readable; a longer one is hashed (the store takes at most 512 characters). */
+const MAX_READABLE_SUBJECT = 200;
+/** Ids of the hashed `key#` subjects this process counted, so a write-back finds their key (bounded). */
+const HASHED_KEY_IDS = new Map<string, string>();
+const MAX_HASHED_KEY_IDS = 10_000;
+
+/**
+ * A counter's subject: `key:` or `tenant:` and the URI-encoded id when that
+ * fits in 200 characters, else `key#` or `tenant#` and the SHA-256 (hex) of
+ * the id's UTF-16 code units, so every id `create` accepts (any length, lone
+ * surrogates) can be counted and two ids never share a counter.
+ *
+ * @example
+ * ```ts
+ * import { counterSubjectOf } from "./_limits.ts";
+ * counterSubjectOf("tenant", "acme"); // "tenant:acme"
+ * ```
+ */
+export function counterSubjectOf(kind: "key" | "tenant", id: string): string {
+  if (id.length <= MAX_READABLE_SUBJECT) {
+    try {
+      const readable = `${kind}:${encodeURIComponent(id)}`;
+      if (readable.length <= MAX_READABLE_SUBJECT) return readable;
+    } catch {
+      // a lone surrogate: hashed below
+    }
+  }
+  const units = new Uint8Array(id.length * 2);
+  for (let i = 0; i < id.length; i++) {
+    units[2 * i] = id.charCodeAt(i) & 0xff;
+    units[2 * i + 1] = id.charCodeAt(i) >> 8;
+  }
+  const subject = `${kind}#${bytesToHex(sha256(units))}`;
+  if (kind === "key" && !HASHED_KEY_IDS.has(subject)) {
+    if (HASHED_KEY_IDS.size >= MAX_HASHED_KEY_IDS) {
+      HASHED_KEY_IDS.delete(HASHED_KEY_IDS.keys().next().value!);
+    }
+    HASHED_KEY_IDS.set(subject, id);
+  }
+  return subject;
+}
+
+/**
+ * The key id of a `key` counter subject (`undefined` for another subject, or
+ * a hashed one this process never counted).
+ *
+ * @example
+ * ```ts
+ * import { keyIdOfSubject } from "./_limits.ts";
+ * keyIdOfSubject("key:k%201"); // "k 1"
+ * ```
+ */
+export function keyIdOfSubject(subject: string): string | undefined {
+  if (subject.startsWith("key#")) return HASHED_KEY_IDS.get(subject);
+  if (!subject.startsWith("key:")) return undefined;
+  try {
+    return decodeURIComponent(subject.slice(4));
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * The limiter subject of a key's credit balance (named `credits`): its
@@ -162,7 +225,7 @@ export function creditSubjectOf(
   keyId: string,
   credits: Pick<ApiKeyCredits, "balanceKeyId">,
 ): string {
-  return subjectOf("key", credits.balanceKeyId ?? keyId);
+  return counterSubjectOf("key", credits.balanceKeyId ?? keyId);
 }
 
 /**
@@ -183,15 +246,34 @@ export function creditCounterOf(credits: ApiKeyCredits): RateLimitCredits {
   };
 }
 
-/** The route's pick (names) or its own policies, per `AuthorizeOptions.rateLimits`. */
-function routePolicies(base: Compiled | undefined, route: AuthorizeOptions["rateLimits"]) {
+/**
+ * The route's pick (names) or its own policies, per `AuthorizeOptions.rateLimits`.
+ * A `TypeError` when the route names a policy a key with policies lacks.
+ */
+function routePolicies(
+  base: Compiled | undefined,
+  route: Exclude<AuthorizeOptions["rateLimits"], false>,
+  keyId: string,
+) {
   const keyPolicies = base === undefined
     ? []
     : base.policies.map((policy, i) => ({ policy, shared: base.shared[i] }));
   if (route === undefined) return keyPolicies;
   if (typeof route === "string" || typeof route[0] === "string") {
     const names = typeof route === "string" ? [route] : route as readonly string[];
-    return keyPolicies.filter(({ policy }) => names.includes(policy.name));
+    const picked = keyPolicies.filter(({ policy }) => names.includes(policy.name));
+    const missing = names.filter((name) => !picked.some(({ policy }) => policy.name === name));
+    if (base !== undefined && missing.length > 0) {
+      throw new TypeError(
+        `the route's rateLimits name ${
+          missing.map((n) => `"${n}"`).join(", ")
+        }, which key ${keyId} ` +
+          `does not have (its policies: ${
+            keyPolicies.map(({ policy }) => policy.name).join(", ")
+          })`,
+      );
+    }
+    return picked;
   }
   const own = compile(route);
   return [
@@ -201,9 +283,9 @@ function routePolicies(base: Compiled | undefined, route: AuthorizeOptions["rate
 }
 
 /**
- * Validates a route's `rateLimits` and `cost` where it is declared (a
- * decorator, a route option); returns them frozen. Throws a `TypeError`
- * starting with `who`.
+ * Validates a route's `rateLimits` (names, policies, or `false`: counts
+ * nothing) and `cost` (0–`MAX_CREDITS`) where it is declared (a decorator, a
+ * route option); returns them frozen. Throws a `TypeError` starting with `who`.
  *
  * @example
  * ```ts
@@ -218,9 +300,16 @@ export function routeRateLimitOf(
 ): Readonly<Pick<AuthorizeOptions, "rateLimits" | "cost">> {
   const route: Pick<AuthorizeOptions, "rateLimits" | "cost"> = {};
   try {
-    if (cost !== undefined) route.cost = assertCount(cost, 0, "cost");
+    if (cost !== undefined) {
+      route.cost = assertCount(cost, 0, "cost");
+      if (cost as number > MAX_CREDITS) throw new TypeError(`cost must be at most ${MAX_CREDITS}`);
+    }
     if (typeof rateLimits === "string") rateLimits = [rateLimits];
-    if (Array.isArray(rateLimits) && rateLimits.every((name) => typeof name === "string")) {
+    if (rateLimits === false) {
+      route.rateLimits = false;
+    } else if (
+      Array.isArray(rateLimits) && rateLimits.every((name) => typeof name === "string")
+    ) {
       if (rateLimits.length === 0) throw new TypeError("name at least one policy");
       route.rateLimits = Object.freeze([...rateLimits]);
     } else if (rateLimits !== undefined) {
@@ -230,6 +319,40 @@ export function routeRateLimitOf(
     throw new TypeError(`${who}: ${(error as Error).message}`);
   }
   return Object.freeze(route);
+}
+
+/** A `TypeError` naming `where` and the cause's message (a bug: answered 500, never passed open). */
+function bug(where: string, cause: unknown): TypeError {
+  const message = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
+  return new TypeError(`${where}: ${message}`, { cause });
+}
+
+/** Most distinct lines a `bugReporter` remembers (a line seen is not logged again). */
+const MAX_BUG_LINES = 100;
+
+/**
+ * Logs each distinct line of a bug (a route naming a policy a key lacks, a
+ * resolver's bad policy) once through `log`, redacted, so a broken route
+ * answering 500 on every request does not flood the log. Never throws.
+ *
+ * @example
+ * ```ts
+ * import { bugReporter } from "./_limits.ts";
+ * const report = bugReporter(console.error);
+ * report("GET /reports: the route's rateLimits name \"hourly\", which key k1 does not have");
+ * ```
+ */
+export function bugReporter(log: (line: string) => void): (line: string) => void {
+  const seen = new Set<string>();
+  return (line) => {
+    if (seen.has(line) || seen.size >= MAX_BUG_LINES) return;
+    seen.add(line);
+    try {
+      log(redactApiKeys(line));
+    } catch {
+      // the log itself failed: nothing left to tell
+    }
+  };
 }
 
 /** Most `creditThresholds`. */
@@ -273,31 +396,53 @@ export class RequestLimits {
 
   /**
    * Checks the request's policies and spends its cost (`options.cost`, already
-   * validated; default 1) from the key's credits, all or nothing. Resolves
-   * `context` when nothing applies or the store is unavailable with
-   * `onStoreError: "open"`, else a frozen copy carrying `rateLimitResults` and
-   * `creditResult`. Rejects with `api_key_rate_limited` (a policy denies, with
-   * the results), `api_key_usage_exceeded` (too few credits, with
-   * `creditResult`) or `api_key_rate_limit_unavailable`.
+   * validated; default 1) from the key's credits, all or nothing; a route with
+   * `rateLimits: false` counts and spends nothing. Resolves `context` when
+   * nothing applies or the store is unavailable with `onStoreError: "open"`,
+   * else a frozen copy carrying `rateLimitResults` and `creditResult`. Rejects
+   * with `api_key_rate_limited` (a policy denies, with the results),
+   * `api_key_usage_exceeded` (too few credits, with `creditResult`) or
+   * `api_key_rate_limit_unavailable`; and with a `TypeError` naming the cause
+   * (never an open pass) for a bug: a resolver's bad policy or `TypeError`, a
+   * route naming a policy the key lacks, a check the limiter refuses.
    */
   async apply(context: ApiKeyContext, options: AuthorizeOptions): Promise<ApiKeyContext> {
+    const route = options.rateLimits;
+    if (route === false) return context;
     let base: Compiled | undefined;
-    try {
-      base = this.#resolve === undefined
-        ? context.rateLimits && compile(context.rateLimits)
-        : await this.#resolved(context, options.request);
-    } catch (error) {
-      this.#resolverFailed(error);
-      return this.#unavailable(context);
+    if (this.#resolve === undefined) {
+      base = context.rateLimits && compile(context.rateLimits);
+    } else {
+      let answer;
+      try {
+        answer = await this.#resolve(context, options.request);
+      } catch (error) {
+        if (error instanceof TypeError) throw bug("rateLimitResolver", error);
+        this.#resolverFailed(error);
+        return this.#unavailable(context);
+      }
+      try {
+        base = answer === undefined || answer.length === 0 ? undefined : compile(answer);
+      } catch (error) {
+        throw bug("rateLimitResolver answered a bad policy", error);
+      }
     }
-    const picked = routePolicies(base, options.rateLimits);
+    const picked = routePolicies(base, route, context.keyId);
     const { credits } = context;
     if (picked.length === 0 && credits === undefined) return context;
+    // The key's own list is compiled once; a route's pick or addition per request.
     const policies = picked.length === 0
       ? []
+      : route === undefined
+      ? base!.policies
       : compileRateLimitPolicies(picked.map(({ policy }) => policy));
+    // A rotation chain counts on its first key's windows, as it spends its balance.
+    const keySubject = counterSubjectOf(
+      "key",
+      context.rateLimitKeyId ?? credits?.balanceKeyId ?? context.keyId,
+    );
     const subjects = picked.map(({ shared }) =>
-      shared ? subjectOf("tenant", context.tenantId) : subjectOf("key", context.keyId)
+      shared ? counterSubjectOf("tenant", context.tenantId) : keySubject
     );
     let result;
     try {
@@ -311,11 +456,13 @@ export class RequestLimits {
         credits: balance,
       });
     } catch (error) {
-      // A subject too long for a counter (an id or tenant over 500 characters), bad stored credits.
-      this.#resolverFailed(error);
+      // Input the limiter refuses (a cost over MAX_CREDITS with credits, bad stored credits): a bug.
+      throw bug(`the rate-limit check of key ${context.keyId}`, error);
+    }
+    // "local" answers the policies with this instance's shares; a credit spend it refuses.
+    if (result.unavailable && (result.outcome !== "local" || credits !== undefined)) {
       return this.#unavailable(context);
     }
-    if (result.unavailable) return this.#unavailable(context);
     const answers: Pick<ApiKeyContext, "rateLimitResults" | "creditResult"> = {};
     if (policies.length > 0) {
       answers.rateLimitResults = Object.freeze(
@@ -355,11 +502,6 @@ export class RequestLimits {
       .map((threshold) => ({ type: "api_key.credits_low", ...common, threshold }));
     if (remaining === 0) events.push({ type: "api_key.credits_exhausted", ...common });
     return events;
-  }
-
-  async #resolved(context: ApiKeyContext, request: unknown): Promise<Compiled | undefined> {
-    const answer = await this.#resolve!(context, request);
-    return answer === undefined || answer.length === 0 ? undefined : compile(answer);
   }
 
   #unavailable(context: ApiKeyContext): ApiKeyContext {
@@ -406,7 +548,8 @@ export function buildLimits(
     }
     return undefined;
   }
-  if (typeof (limiter as { check?: unknown })?.check !== "function") {
+  const { check, ready } = (limiter ?? {}) as Partial<RateLimiter>;
+  if (typeof check !== "function" || typeof ready !== "function") {
     throw new TypeError(`${PREFIX}limiter must be a RateLimiter (createRateLimiter)`);
   }
   return new RequestLimits(

@@ -88,6 +88,7 @@ interface NewKeyFields {
   expiresAt: Date | null;
   createdBy: string | null;
   rateLimits?: readonly ApiKeyRateLimitPolicy[];
+  rateLimitKeyId?: string;
   credits?: ApiKeyCredits;
 }
 
@@ -177,6 +178,8 @@ export class ManageFlow {
         expiresAt: s.resolveExpiry(valid.expiresAt, now, old.expiresAt),
         createdBy: valid.createdBy ?? null,
         rateLimits: valid.rateLimits ?? old.rateLimits,
+        // The successor counts on the chain's window counters, as it spends its balance.
+        rateLimitKeyId: old.rateLimitKeyId ?? old.id,
         credits: newCredits ?? await this.#credits.inherit(old, now),
       },
       now,
@@ -276,7 +279,7 @@ export class ManageFlow {
   /** See `ApiKeysService.listSummaries`. */
   async listSummaries(tenantId: string, options?: ListApiKeysOptions): Promise<ApiKeySummary[]> {
     const records = await this.list(tenantId, options);
-    const balances = await Promise.all(records.map((record) => this.#credits.balance(record)));
+    const balances = await this.#credits.balances(records);
     const nowMs = this.#s.clock().getTime();
     return records.map((record, i) => toSummary(record, nowMs, balances[i]));
   }
@@ -304,6 +307,7 @@ export class ManageFlow {
     exceptId?: string,
   ): Promise<void> {
     if (rateLimits === undefined) return;
+    if (this.#s.limits === undefined) throw new TypeError("rateLimits need the service's limiter");
     if (!this.#s.storage.storesRateLimits) {
       throw new TypeError("rateLimits need a storage with the storesRateLimits capability");
     }
@@ -395,6 +399,9 @@ export class ManageFlow {
     };
     if (fields.rateLimits !== undefined) {
       record.rateLimits = fields.rateLimits.map((p) => ({ ...p }));
+    }
+    if (fields.rateLimitKeyId !== undefined && s.storage.storesRateLimits) {
+      record.rateLimitKeyId = fields.rateLimitKeyId;
     }
     if (fields.credits !== undefined) record.credits = fields.credits;
     return { record, key: key.raw };

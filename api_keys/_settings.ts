@@ -58,6 +58,70 @@ const FUNCTION_OPTIONS = [
   "monotonicClock",
 ] as const;
 
+/** Every option of `ApiKeysServiceOptions` (an unknown one is refused). */
+const SERVICE_OPTIONS = Object.keys(
+  {
+    peppers: true,
+    hasher: true,
+    storage: true,
+    namespace: true,
+    legacyKeyLayouts: true,
+    currentPepperVersion: true,
+    retiredPepperVersions: true,
+    debounceMs: true,
+    ttlPolicy: true,
+    emitUsageEvents: true,
+    onEvent: true,
+    onEventError: true,
+    onMetric: true,
+    onMetricError: true,
+    onAuthorizationMetric: true,
+    onAuthorizationMetricError: true,
+    onOperationMetric: true,
+    onOperationMetricError: true,
+    onAuthFailed: true,
+    cache: true,
+    feed: true,
+    maxStalenessMs: true,
+    unknownPrefixLookups: true,
+    usage: true,
+    storageTimeoutMs: true,
+    clock: true,
+    idFactory: true,
+    monotonicClock: true,
+    limiter: true,
+    rateLimitResolver: true,
+    creditThresholds: true,
+    persistIntervalMs: true,
+  } satisfies Record<keyof ApiKeysServiceOptions, true>,
+);
+
+/**
+ * Throws a `TypeError` naming every key of `options` outside `known` (and
+ * `SERVICE_OPTIONS`) after `label` (`ApiKeysServiceOptions`, `ApiKeysModuleOptions`).
+ *
+ * @example
+ * ```ts
+ * import { refuseUnknownOptions } from "./_settings.ts";
+ * refuseUnknownOptions({ debounceMs: 0 }, "ApiKeysServiceOptions");
+ * ```
+ */
+export function refuseUnknownOptions(
+  options: object,
+  label: string,
+  known: readonly string[] = [],
+): void {
+  const unknown = Object.keys(options).filter((key) =>
+    !SERVICE_OPTIONS.includes(key) && !known.includes(key)
+  );
+  if (unknown.length === 0) return;
+  throw new TypeError(
+    `${label}: unknown option${unknown.length > 1 ? "s" : ""} ${
+      unknown.map((key) => `\`${key}\``).join(", ")
+    }`,
+  );
+}
+
 /** Everything the flows work with, compiled from the options. */
 export interface Settings {
   /** Namespace of the keys issued and accepted. */
@@ -169,12 +233,13 @@ function buildCache(
 
 /**
  * Validates `options` and compiles them; throws a `TypeError` whose message
- * names the option (e.g. `ApiKeysServiceOptions.debounceMs must be a non-negative number of milliseconds`). Logs nothing.
+ * names the option (every unknown one) (e.g. `ApiKeysServiceOptions.debounceMs must be a non-negative number of milliseconds`). Logs nothing.
  */
 export function compileSettings(options: unknown): Settings {
   if (typeof options !== "object" || options === null) {
     throw new TypeError("ApiKeysServiceOptions must be an object");
   }
+  refuseUnknownOptions(options, "ApiKeysServiceOptions");
   const o = options as Partial<Record<keyof ApiKeysServiceOptions, unknown>>;
   const layouts = compileKeyLayouts(o.legacyKeyLayouts, `${PREFIX}legacyKeyLayouts`);
   const hasher = createHasher(
@@ -224,7 +289,7 @@ export function compileSettings(options: unknown): Settings {
   const onAuthFailed = f.onAuthFailed;
   const authFailedFailed = warnOnce("onAuthFailed");
   const clock = f.clock ?? (() => new Date());
-  const emitEvent = createDispatcher(f.onEvent, f.onEventError, "onEvent");
+  const emitEvent = createDispatcher(f.onEvent, f.onEventError, "onEvent", true);
   return Object.freeze({
     namespace: f.namespace ?? DEFAULT_API_KEY_NAMESPACE,
     layouts,

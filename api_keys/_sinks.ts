@@ -68,15 +68,29 @@ export function callDetached<A extends unknown[]>(
 }
 
 /**
+ * Freezes `value` and, within it, every array and plain object (dates and
+ * class instances are left as they are); answers `value`.
+ */
+export function freezePayload<T>(value: T): T {
+  if (typeof value !== "object" || value === null || Object.isFrozen(value)) return value;
+  const proto = Object.getPrototypeOf(value);
+  if (!Array.isArray(value) && proto !== Object.prototype && proto !== null) return value;
+  for (const item of Object.values(value)) freezePayload(item);
+  return Object.freeze(value);
+}
+
+/**
  * Builds a dispatcher over `sink` (named `label`, e.g. `onEvent`). Every throw
  * or rejection of the sink goes to `onError` (named `label + "Error"`); when
  * there is none, the first one is logged (see `warnOnce`). A failure of
- * `onError` itself, thrown or rejected, is logged once the same way.
+ * `onError` itself, thrown or rejected, is logged once the same way. With
+ * `freeze`, each payload is frozen first (see `freezePayload`).
  */
 export function createDispatcher<T>(
   sink: ((payload: T) => unknown) | undefined,
   onError: ((error: unknown, payload: T) => unknown) | undefined,
   label: string,
+  freeze = false,
 ): Dispatch<T> | undefined {
   if (sink === undefined) return undefined;
   let fail: (error: unknown, payload: T) => void;
@@ -86,5 +100,8 @@ export function createDispatcher<T>(
     const handlerFailed = warnOnce(`${label}Error`);
     fail = (error, payload) => callDetached(onError, [error, payload], handlerFailed);
   }
-  return (payload) => callDetached(sink, [payload], (error) => fail(error, payload));
+  return (payload) => {
+    if (freeze) freezePayload(payload);
+    callDetached(sink, [payload], (error) => fail(error, payload));
+  };
 }

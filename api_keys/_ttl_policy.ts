@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { fail, requireDuration } from "./_input.ts";
+import { fail, failTime, requireDuration } from "./_input.ts";
 import type { ApiKeyTtlPolicy } from "./types.ts";
 
 /**
@@ -48,10 +48,10 @@ export function compileTtlPolicy(policy: ApiKeyTtlPolicy = {}): ExpiryResolver {
     } else {
       expiresAt = requested;
       if (expiresAt.getTime() <= now.getTime()) {
-        fail("expiresAt", "must be in the future");
+        failTime("expiresAt", "must be in the future");
       }
       if (maxExpiresInMs !== undefined && expiresAt.getTime() > now.getTime() + maxExpiresInMs) {
-        fail(
+        failTime(
           "expiresAt",
           `must be at most ${maxExpiresInMs} ms from now (ttlPolicy.maxExpiresInMs)`,
         );

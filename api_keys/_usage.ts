@@ -2,8 +2,10 @@
  * The usage recorder of `ApiKeysService` (option `usage`): counts per key and
  * UTC hour kept in memory, O(1) per verification, written every
  * `flushIntervalMs` as one row per (key, hour) that adds to the stored
- * counts, 1,000 rows per storage call, `lastUsedAt` with them. A failed write
- * keeps its rows for the next flush, at most `maxPendingKeys` rows held
+ * counts, 1,000 rows per storage call, `lastUsedAt` with them. Each write is
+ * a batch with an id; a failed write is retried as it was (same rows, same
+ * id) before the next ones, so a storage with `usageBatches` counts a write
+ * that committed after its deadline once. At most `maxPendingKeys` rows held
  * (the oldest dropped first, with a metric). Also `ApiKeysService.usage`.
  *
  * @module
@@ -78,6 +80,12 @@ class Pending {
   }
 }
 
+/** A write: its rows, and its id, kept while it is retried. */
+interface Batch {
+  readonly id: string;
+  readonly rows: Pending[];
+}
+
 /** Settings of a recorder. */
 export interface UsageRecorderSettings {
   /** The storage's usage capability. */
@@ -97,8 +105,12 @@ export class UsageRecorder {
   readonly #s: UsageRecorderSettings;
   /** The current hour of each key seen since the last flush, oldest key first. */
   #current = new Map<string, Pending>();
-  /** Rows waiting for a flush (a key's earlier hours, failed writes), oldest first. */
+  /** Rows waiting for a flush (a key's earlier hours), oldest first. */
   #held = new Map<string, Pending>();
+  /** Failed writes, retried as they were (oldest first) before any other. */
+  readonly #batches: Batch[] = [];
+  /** Rows in `#batches`. */
+  #batchedRows = 0;
   #nowMs = 0;
   /** Counts of unknown prefixes, never written. */
   readonly #scratch = new Pending("", "", 0);
@@ -115,7 +127,7 @@ export class UsageRecorder {
 
   /** Rows held in memory (not yet stored). */
   get pendingRows(): number {
-    return this.#current.size + this.#held.size;
+    return this.#current.size + this.#held.size + this.#batchedRows;
   }
 
   /** Counts an accepted request of `cost` units and its `lastUsedAt`. */
@@ -124,11 +136,6 @@ export class UsageRecorder {
     entry.accepted++;
     entry.cost += cost;
     entry.lastUsedMs = this.#nowMs;
-  }
-
-  /** Sets the key's `lastUsedAt` (a verified key whose request the caller still checks). */
-  used(keyId: string, tenantId: string): void {
-    this.#entry(keyId, tenantId).lastUsedMs = this.#nowMs;
   }
 
   /**
@@ -140,9 +147,10 @@ export class UsageRecorder {
   }
 
   /**
-   * Writes every held row, 1,000 per storage call, in (key, hour) order;
-   * resolves the error of a failed write (its rows and the later ones are
-   * kept), else `undefined`. One flush at a time: a call during a flush
+   * Retries the failed writes as they were, then writes every held row,
+   * 1,000 per storage call, in (key, hour) order; resolves the error of a
+   * failed write (it and the later ones are kept, each with its rows and
+   * batch id), else `undefined`. One flush at a time: a call during a flush
    * waits for it, then flushes.
    */
   async flush(): Promise<unknown> {
@@ -192,12 +200,22 @@ export class UsageRecorder {
     else held.add(entry);
   }
 
-  /** Drops the oldest rows (held ones first) past `maxPendingKeys`, with a metric. */
+  /**
+   * Drops the oldest rows (of failed writes, then held ones) past
+   * `maxPendingKeys`, with a metric. A failed write keeps its id without
+   * them: if it had committed, its retry still changes nothing.
+   */
   #bound(): void {
     let dropped = 0;
     while (this.pendingRows > this.#s.maxPendingKeys) {
-      const from = this.#held.size > 0 ? this.#held : this.#current;
-      from.delete(from.keys().next().value!);
+      if (this.#batchedRows > 0) {
+        const batch = this.#batches.find((b) => b.rows.length > 0)!;
+        batch.rows.shift();
+        this.#batchedRows--;
+      } else {
+        const from = this.#held.size > 0 ? this.#held : this.#current;
+        from.delete(from.keys().next().value!);
+      }
       dropped++;
     }
     if (dropped === 0) return;
@@ -224,23 +242,32 @@ export class UsageRecorder {
     const current = this.#current;
     this.#current = new Map();
     for (const entry of current.values()) this.#hold(entry);
-    const batch = [...this.#held.values()].sort((a, b) =>
+    const held = [...this.#held.values()].sort((a, b) =>
       a.keyId < b.keyId ? -1 : a.keyId > b.keyId ? 1 : a.bucketMs - b.bucketMs
     );
     this.#held = new Map();
-    for (let i = 0; i < batch.length; i += USAGE_ROWS_PER_WRITE) {
-      const chunk = batch.slice(i, i + USAGE_ROWS_PER_WRITE);
+    for (let i = 0; i < held.length; i += USAGE_ROWS_PER_WRITE) {
+      this.#batches.push({
+        id: crypto.randomUUID(),
+        rows: held.slice(i, i + USAGE_ROWS_PER_WRITE),
+      });
+    }
+    this.#batchedRows += held.length;
+    while (this.#batches.length > 0) {
+      const batch = this.#batches[0];
       try {
-        await this.#s.access.record(chunk.map((entry) => entry.toRow()));
+        if (batch.rows.length > 0) {
+          await this.#s.access.record(batch.rows.map((entry) => entry.toRow()), batch.id);
+        }
       } catch (error) {
-        const kept = batch.slice(i);
-        for (const entry of kept) this.#hold(entry);
-        this.#bound();
-        this.#emit("failed", kept.length);
+        this.#emit("failed", this.#batchedRows);
         if (this.#s.emitMetric === undefined) this.#failed(error);
         return error;
       }
-      this.#emit("written", chunk.length);
+      // Rows dropped meanwhile (`#bound`) left this batch, never the list.
+      this.#batches.shift();
+      this.#batchedRows -= batch.rows.length;
+      if (batch.rows.length > 0) this.#emit("written", batch.rows.length);
     }
     return undefined;
   }

@@ -1,13 +1,18 @@
 /**
  * The verify flow of `ApiKeysService` (`verify`, `authorize`,
  * `authorizeRequest`): header rules → parse → cache → lookup → secret → state
- * → IP allowlist / environment / scope → metric, events, `lastUsedAt`. Until
- * the secret is proven, every failure does the same work in the same order.
+ * → IP allowlist / environment / scope → metric, events, `lastUsedAt` (an
+ * authorization writes it only once every check passed). Until the secret is
+ * proven, every failure does the same work in the same order.
  *
  * @module
  */
 import { ApiKeyError, apiKeyError, type ApiKeyErrorCode } from "./errors.ts";
-import type { ApiKeyAuthorizationOutcome, ApiKeyVerificationMetric } from "./events.ts";
+import type {
+  ApiKeyAuthorizationMetric,
+  ApiKeyAuthorizationOutcome,
+  ApiKeyVerificationMetric,
+} from "./events.ts";
 import { type ApiKeyHeaderReader, extractApiKeyWith } from "./extract_api_key.ts";
 import { isIpAllowed } from "./ip_allowlist.ts";
 import { redactApiKeys } from "./key_format.ts";
@@ -36,8 +41,9 @@ interface KnownKey {
 /**
  * What a verify records of itself: `"use"` a client's use (the metric, failure reports,
  * `lastUsedAt`, a rotation's first use, a hash upgrade, the cache fill); `"use+event"` that and
- * `api_key.used`; `"check"` a use whose request `authorize` then checks (it counts the usage
- * outcome); `"nothing"` for a leak report (the same verification work, no trace of a use).
+ * `api_key.used`; `"check"` a use whose request `authorize` then checks (it writes
+ * `lastUsedAt` and counts the usage outcome); `"nothing"` for a leak report (the same
+ * verification work, no trace of a use).
  */
 type Recording = "use" | "use+event" | "check" | "nothing";
 
@@ -62,6 +68,7 @@ function freezeContext(record: Readonly<ApiKeyRecord>): ApiKeyContext {
     context.allowedIpCidrs = Object.freeze([...record.allowedIpCidrs]) as string[];
   }
   if (record.rateLimits !== undefined) context.rateLimits = keyRateLimits(record.rateLimits);
+  if (record.rateLimitKeyId !== undefined) context.rateLimitKeyId = record.rateLimitKeyId;
   if (record.credits !== undefined) context.credits = Object.freeze({ ...record.credits });
   return Object.freeze(context);
 }
@@ -94,14 +101,15 @@ export function authorizationFailure(
   return undefined;
 }
 
-/** The `api_key.authorization` outcome of each refusal after a proven secret. */
-const AUTHORIZATION_OUTCOMES: Readonly<Record<string, ApiKeyAuthorizationOutcome>> = Object.freeze({
-  api_key_ip_not_allowed: "ip_denied",
-  api_key_environment_mismatch: "environment_denied",
-  api_key_scope_insufficient: "scope_denied",
-  api_key_rate_limited: "rate_limited",
-  api_key_usage_exceeded: "usage_exceeded",
-});
+/** The `api_key.authorization` outcome of each refusal after a proven secret (others: `error`). */
+const AUTHORIZATION_OUTCOMES: Readonly<Partial<Record<string, ApiKeyAuthorizationOutcome>>> = Object
+  .freeze({
+    api_key_ip_not_allowed: "ip_denied",
+    api_key_environment_mismatch: "environment_denied",
+    api_key_scope_insufficient: "scope_denied",
+    api_key_rate_limited: "rate_limited",
+    api_key_usage_exceeded: "usage_exceeded",
+  });
 
 /** Throws a `TypeError` for a `requiredScope` level other than read or write (a programmer error). */
 function assertOptions(options: AuthorizeOptions): void {
@@ -166,7 +174,10 @@ export class VerifyFlow {
       rawKey = extractApiKeyWith(readHeader, this.#s.layouts);
     } catch (error) {
       // The header rules refused the request: reported like a key that does not parse.
-      if (error instanceof ApiKeyError) this.#report(start, "malformed", error.code, null);
+      if (error instanceof ApiKeyError) {
+        this.#report(start, "malformed", error.code, null);
+        this.#denied(error.code, "credential_rejected", start);
+      }
       return Promise.reject(error);
     }
     return this.#authorize(rawKey, options);
@@ -176,27 +187,34 @@ export class VerifyFlow {
     rawKey: string | undefined | null,
     options: AuthorizeOptions,
   ): Promise<ApiKeyContext> {
+    const s = this.#s;
+    const start = s.emitAuthorizationMetric === undefined ? 0 : s.monotonic();
     if (rawKey === undefined || rawKey === null || rawKey === "") {
       this.#authFailed(null, "api_key_missing", undefined);
+      this.#denied("api_key_missing", "missing", start);
       throw apiKeyError("api_key_missing");
     }
-    const start = this.#s.emitAuthorizationMetric === undefined ? 0 : this.#s.monotonic();
-    const context = await this.#verify(rawKey, "check");
+    let context: ApiKeyContext;
+    try {
+      context = await this.#verify(rawKey, "check");
+    } catch (error) {
+      if (error instanceof ApiKeyError) this.#denied(error.code, "credential_rejected", start);
+      else this.#authorizationMetric(start, "error");
+      throw error;
+    }
     const code = authorizationFailure(context, options);
     if (code !== undefined) {
       this.#authFailed(context.prefix, code, knownOf(context));
       this.#refused(context, code, start);
       throw apiKeyError(code);
     }
-    const s = this.#s;
     let limited = context;
     if (s.limits !== undefined) {
       try {
         limited = await s.limits.apply(context, options);
       } catch (error) {
-        if (error instanceof ApiKeyError && error.code in AUTHORIZATION_OUTCOMES) {
-          this.#refused(context, error.code, start);
-        }
+        if (error instanceof ApiKeyError) this.#refused(context, error.code, start);
+        else this.#authorizationMetric(start, "error", context.environment);
         throw error;
       }
       if (limited.creditResult !== undefined && s.emitEvent !== undefined) {
@@ -205,20 +223,52 @@ export class VerifyFlow {
         }
       }
     }
-    s.usage?.accepted(context.keyId, context.tenantId, options.cost ?? 1);
+    if (s.usage !== undefined) s.usage.accepted(context.keyId, context.tenantId, options.cost ?? 1);
+    else this.#touchLastUsed(context.keyId);
+    this.#authorizationMetric(start, "success", context.environment);
     if (s.emitUsageEvents) this.#used(limited);
     return limited;
   }
 
-  /** Counts a refusal of an authorization begun at `start` (usage, `api_key.authorization`). */
+  /**
+   * Counts a refusal of a proven key's authorization begun at `start` (usage,
+   * `api_key.authorization`, `api_key.authorization_denied`).
+   */
   #refused(context: ApiKeyContext, code: ApiKeyErrorCode, start: number): void {
-    this.#s.usage?.refused(context.keyId, context.tenantId, code as ApiKeyUsageRefusalCode);
-    this.#s.emitAuthorizationMetric?.({
+    const outcome = AUTHORIZATION_OUTCOMES[code];
+    if (outcome !== undefined) {
+      this.#s.usage?.refused(context.keyId, context.tenantId, code as ApiKeyUsageRefusalCode);
+    }
+    this.#denied(code, outcome ?? "error", start, context.environment);
+  }
+
+  /** Reports a refused authorization: its metric and `api_key.authorization_denied`. */
+  #denied(
+    code: ApiKeyErrorCode,
+    outcome: ApiKeyAuthorizationOutcome,
+    start: number,
+    environment?: Environment,
+  ): void {
+    const s = this.#s;
+    this.#authorizationMetric(start, outcome, environment);
+    s.emitEvent?.({ type: "api_key.authorization_denied", at: s.clock(), code });
+  }
+
+  /** Emits the one `api_key.authorization` metric of an authorization begun at `start`. */
+  #authorizationMetric(
+    start: number,
+    outcome: ApiKeyAuthorizationOutcome,
+    environment?: Environment,
+  ): void {
+    const emit = this.#s.emitAuthorizationMetric;
+    if (emit === undefined) return;
+    const metric: ApiKeyAuthorizationMetric = {
       type: "api_key.authorization",
-      outcome: AUTHORIZATION_OUTCOMES[code],
+      outcome,
       durationMs: this.#s.monotonic() - start,
-      environment: context.environment,
-    });
+    };
+    if (environment !== undefined) metric.environment = environment;
+    emit(metric);
   }
 
   /**
@@ -369,10 +419,12 @@ export class VerifyFlow {
 
   #verified(recording: Recording, start: number, context: ApiKeyContext): ApiKeyContext {
     if (recording === "nothing") return context;
+    // An authorization writes `lastUsedAt` (or counts the use) once its checks passed.
     const usage = this.#s.usage;
-    if (usage === undefined) this.#touchLastUsed(context.keyId);
-    else if (recording === "check") usage.used(context.keyId, context.tenantId);
-    else usage.accepted(context.keyId, context.tenantId);
+    if (recording !== "check") {
+      if (usage === undefined) this.#touchLastUsed(context.keyId);
+      else usage.accepted(context.keyId, context.tenantId);
+    }
     this.#metric(start, "success", context.environment);
     if (recording === "use+event") this.#used(context);
     return context;

@@ -196,8 +196,11 @@ export class ApiKeyStorageError extends Error {
   }
 }
 
-/** Codes of input-validation failures of `create` and `rotate`. */
-export type ApiKeyValidationErrorCode = "api_key_invalid_input";
+/**
+ * Codes of input-validation failures: `api_key_invalid_time` for a bad date
+ * or duration (seed 0.4), `api_key_invalid_input` for the rest.
+ */
+export type ApiKeyValidationErrorCode = "api_key_invalid_input" | "api_key_invalid_time";
 
 /**
  * Invalid input to `create` or `rotate` (status 400). `field` names the input.
@@ -210,18 +213,23 @@ export type ApiKeyValidationErrorCode = "api_key_invalid_input";
  * ```
  */
 export class ApiKeyValidationError extends Error {
-  /** Always `api_key_invalid_input`. */
-  readonly code: ApiKeyValidationErrorCode = "api_key_invalid_input";
+  /** `api_key_invalid_time` for a bad date or duration, else `api_key_invalid_input`. */
+  readonly code: ApiKeyValidationErrorCode;
   /** Always 400. */
   readonly httpStatus = 400;
   /** Name of the offending field. */
   readonly field: string;
 
   /** Creates the error for `field` with a `problem` description. */
-  constructor(field: string, problem: string) {
+  constructor(
+    field: string,
+    problem: string,
+    code: ApiKeyValidationErrorCode = "api_key_invalid_input",
+  ) {
     super(`Invalid ${field}: ${problem}`);
     this.name = "ApiKeyValidationError";
     this.field = field;
+    this.code = code;
   }
 }
 

@@ -167,6 +167,20 @@ export interface ApiKeyAuthFailedEvent {
 }
 
 /**
+ * Emitted beside `api_key.auth_failed` once per refused `authorize` or
+ * `authorizeRequest` (any code, from a missing key to a rate limit); it
+ * carries the code only (seed 0.4), so a sink may forward it anywhere.
+ */
+export interface ApiKeyAuthorizationDeniedEvent {
+  /** Event type. */
+  type: "api_key.authorization_denied";
+  /** When it happened. */
+  at: Date;
+  /** Failure code. */
+  code: ApiKeyErrorCode;
+}
+
+/**
  * Emitted once per successful `verify` or `authorize`, only with
  * `emitUsageEvents: true`.
  */
@@ -284,6 +298,7 @@ export type ApiKeyEvent =
   | ApiKeyRevokedEvent
   | ApiKeyRotatedEvent
   | ApiKeyAuthFailedEvent
+  | ApiKeyAuthorizationDeniedEvent
   | ApiKeyUsedEvent
   | ApiKeyExposedEvent
   | ApiKeyRehashFailedEvent
@@ -305,30 +320,36 @@ export interface ApiKeyVerificationMetric {
 }
 
 /**
- * Outcome of `api_key.authorization`: which request check refused a key
- * whose secret was proven (`rate_limited` and `usage_exceeded` with a `limiter`).
+ * Outcome of `api_key.authorization`: `success`; `missing` (no key);
+ * `credential_rejected` (a key that did not verify: malformed, invalid,
+ * revoked or expired); the request check that refused a key whose secret was
+ * proven (`rate_limited` and `usage_exceeded` with a `limiter`); `error` (a
+ * storage or limiter failure).
  */
 export type ApiKeyAuthorizationOutcome =
+  | "success"
+  | "missing"
+  | "credential_rejected"
   | "ip_denied"
   | "environment_denied"
   | "scope_denied"
   | "rate_limited"
-  | "usage_exceeded";
+  | "usage_exceeded"
+  | "error";
 
 /**
- * One per `authorize` or `authorizeRequest` refused after the secret was
- * proven (IP allowlist, environment, scope, rate limit, credits), to `onAuthorizationMetric`.
+ * One per `authorize` or `authorizeRequest`, to `onAuthorizationMetric`.
  * Low-cardinality: no key, tenant or address.
  */
 export interface ApiKeyAuthorizationMetric {
   /** Metric type. */
   type: "api_key.authorization";
-  /** Which check refused. */
+  /** How the authorization ended. */
   outcome: ApiKeyAuthorizationOutcome;
   /** Duration of the authorization in milliseconds (from `monotonicClock`). */
   durationMs: number;
-  /** Environment of the key. */
-  environment: Environment;
+  /** Environment of the key, when known (the presented key's once parsed). */
+  environment?: Environment;
 }
 
 /**

@@ -60,6 +60,8 @@ function utf8(text: string): Uint8Array<ArrayBuffer> {
  */
 const DUMMY_HASH = toBase64Url(new Uint8Array(HASH_BYTES));
 const DUMMY_SIGNATURE = new Uint8Array(HASH_BYTES);
+/** The legacy (hex) counterpart of `DUMMY_HASH`, decoded where a path has no hex hash. */
+const DUMMY_HEX = "0".repeat(HASH_BYTES * 2);
 
 function toBase64Url(bytes: Uint8Array): string {
   let binary = "";
@@ -330,9 +332,10 @@ function legacyDigest(data: Uint8Array, pepper: Uint8Array, longest: number): Ui
  * `verify` dispatches on the record's scheme. The legacy schemes
  * (`sha256-pepper`: lowercase hex SHA-256 of `secret + pepper`; `sha256`:
  * of the secret alone, pepper version 0) are compared in constant time after
- * a synchronous digest, and then do the HMAC verification of a failed
- * `hmac-sha256` check (same key, same lengths, same awaits), so a legacy
- * record's failure does the current scheme's work.
+ * the synchronous digests of both schemes, and then do the HMAC verification
+ * of a failed `hmac-sha256` check (same key, same lengths, same awaits), so a
+ * legacy record's failure does the current scheme's work, and (with
+ * `digestOnEveryVerify`) the current scheme's the legacy one's.
  *
  * @example
  * ```ts
@@ -423,13 +426,17 @@ export class WebCryptoSha256Hasher {
     pepperVersion: number,
     scheme: ApiKeyHashScheme = CURRENT_HASH_SCHEME,
   ): Promise<boolean> {
-    if (scheme !== CURRENT_HASH_SCHEME) {
-      const matches = this.#legacyMatch(secret, expectedHash, pepperVersion, scheme);
-      return this.#compare(secret, DUMMY_SIGNATURE, this.currentVersion, matches, true);
+    const legacy = scheme !== CURRENT_HASH_SCHEME;
+    // One base64url and one hex decode on every path (a stand-in for the one the scheme lacks),
+    // and, where legacy records may be met, both legacy digests: the same work whatever the scheme.
+    const expected = fromBase64Url(legacy ? DUMMY_HASH : expectedHash);
+    const legacyMatches = legacy || this.#digestOnEveryVerify
+      ? this.#legacyMatch(secret, legacy ? expectedHash : DUMMY_HEX, pepperVersion, scheme)
+      : false;
+    if (legacy) {
+      return this.#compare(secret, DUMMY_SIGNATURE, this.currentVersion, legacyMatches, true);
     }
-    const expected = fromBase64Url(expectedHash);
     const known = expected !== null && this.#peppers.has(pepperVersion);
-    if (this.#digestOnEveryVerify) this.#legacyMatch(secret, "", 0, undefined);
     return this.#compare(
       secret,
       expected ?? DUMMY_SIGNATURE,
@@ -440,29 +447,26 @@ export class WebCryptoSha256Hasher {
   }
 
   /**
-   * The legacy comparison: the digest of `scheme` (a stand-in of the same
-   * size when the scheme or pepper is unknown) against the hex `expectedHash`,
-   * in constant time. Every call compresses as many blocks as a digest of the
-   * secret and the longest pepper.
+   * The legacy comparison against the hex `expectedHash`, in constant time.
+   * Every call makes both legacy digests, of the secret alone (`sha256`) and
+   * of the secret and a pepper (`sha256-pepper`; the longest pepper stands in
+   * for an unknown one), compressing as many blocks as with the longest
+   * pepper, then compares the one of `scheme`: a wrong secret costs the same
+   * on either scheme as on none (an unknown prefix).
    */
   #legacyMatch(
     secret: string,
     expectedHash: string,
     pepperVersion: number,
-    scheme: ApiKeyHashScheme | undefined,
+    scheme: ApiKeyHashScheme,
   ): boolean {
     const data = utf8(secret);
     const expected = fromHex(expectedHash);
-    let pepper: Uint8Array | undefined = this.#longestPepper;
-    let known = false;
-    if (scheme === "sha256-pepper") {
-      pepper = this.#pepperBytes.get(pepperVersion);
-      known = pepper !== undefined;
-    } else if (scheme === "sha256") {
-      pepper = NOTHING;
-      known = pepperVersion === 0;
-    }
-    const digest = legacyDigest(data, pepper ?? this.#longestPepper, this.#longestPepper.length);
+    const pepper = scheme === "sha256-pepper" ? this.#pepperBytes.get(pepperVersion) : undefined;
+    const plain = sha256.create().update(data).digest();
+    const peppered = legacyDigest(data, pepper ?? this.#longestPepper, this.#longestPepper.length);
+    const known = scheme === "sha256" ? pepperVersion === 0 : pepper !== undefined;
+    const digest = scheme === "sha256" ? plain : peppered;
     return digestsEqual(digest, expected ?? ZERO_DIGEST) && known && expected !== null;
   }
 

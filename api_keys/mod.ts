@@ -42,6 +42,7 @@ export {
   type ApiKeyRateLimitPolicy,
   type ApiKeyRateLimitResult,
   type ApiKeyRecord,
+  type ApiKeyRecordInput,
   type ApiKeyStatus,
   type ApiKeySummary,
   type ApiKeySummaryCredits,
@@ -79,6 +80,7 @@ export {
 } from "./errors.ts";
 export type {
   ApiKeyAuthFailedEvent,
+  ApiKeyAuthorizationDeniedEvent,
   ApiKeyAuthorizationMetric,
   ApiKeyAuthorizationOutcome,
   ApiKeyCreatedEvent,
@@ -119,7 +121,9 @@ export {
   type ApiKeyRotationWait,
   type ApiKeyStorage,
   type ApiKeyStorageCapability,
+  ApiKeyStorageContractError,
   type ApiKeyStorageFactory,
+  type ApiKeyStorageRotateResult,
   InMemoryApiKeyStorage,
   type ListExpiringApiKeysOptions,
   type PrismaApiKeyClient,

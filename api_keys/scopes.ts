@@ -6,6 +6,8 @@
 import type { Scope, ScopeLevel } from "./types.ts";
 
 const RESOURCE_PATTERN = /^[a-z0-9_.-]+$/;
+/** Longest scope resource (seed 0.4). */
+const MAX_RESOURCE_LENGTH = 128;
 
 /**
  * Throws a `TypeError` naming `label` unless `level` is `"read"` or `"write"`:
@@ -23,7 +25,8 @@ export function assertScopeLevel(level: unknown, label: string): asserts level i
 
 /**
  * Flattens scopes to `resource:level` strings, deduped, in first-seen order.
- * Throws a `TypeError` for a resource outside `[a-z0-9_.-]+` or an unknown level.
+ * Throws a `TypeError` for a resource outside `[a-z0-9_.-]+` or over 128
+ * characters, or an unknown level.
  *
  * @example
  * ```ts
@@ -40,6 +43,12 @@ export function flattenScopes(scopes: Scope[]): string[] {
     if (typeof resource !== "string" || !RESOURCE_PATTERN.test(resource)) {
       throw new TypeError(
         `scope resource ${JSON.stringify(resource)} must match [a-z0-9_.-]+`,
+      );
+    }
+    if (resource.length > MAX_RESOURCE_LENGTH) {
+      throw new TypeError(
+        `scope resource ${JSON.stringify(resource.slice(0, 32) + "…")} must be at most ` +
+          `${MAX_RESOURCE_LENGTH} characters`,
       );
     }
     assertScopeLevel(scope.level, "scope level");

@@ -7,6 +7,7 @@
 import { ExpiryJob } from "./_expiry.ts";
 import { CreditBook } from "./_credits.ts";
 import type { CreditChange } from "../rate_limits/store.ts";
+import type { RateLimiter } from "../rate_limits/limiter.ts";
 import type { ApiKeyHeaderReader } from "./extract_api_key.ts";
 import { importKeys } from "./_import.ts";
 import { checkReady, hashReport } from "./_legacy.ts";
@@ -59,12 +60,14 @@ export class ApiKeysService {
   readonly #manage: ManageFlow;
   readonly #expiry: ExpiryJob;
   readonly #credits: CreditBook;
+  readonly #limiter: RateLimiter | undefined;
 
   /** Throws a `TypeError` naming a bad option. Missing storage capabilities are logged once. */
   constructor(options: ApiKeysServiceOptions) {
     const settings = compileSettings(options);
     if (settings.storage.notice !== undefined) console.info(settings.storage.notice);
     this.#settings = settings;
+    this.#limiter = options.limiter;
     this.#verify = new VerifyFlow(settings);
     this.#credits = new CreditBook(
       settings.storage,
@@ -72,6 +75,10 @@ export class ApiKeysService {
       options.persistIntervalMs,
       settings.clock,
       "ApiKeysServiceOptions.",
+      (prefix) => {
+        settings.cache?.invalidate(prefix);
+        settings.fleet?.wrote("updated", prefix);
+      },
     );
     this.#manage = new ManageFlow(settings, this.#credits);
     attachServiceHooks(this, {
@@ -95,10 +102,12 @@ export class ApiKeysService {
    * Await before serving (the Nest module does). With `retiredPepperVersions`,
    * rejects with an `Error` naming the counts while usable records remain on
    * a retired pepper version or on `sha256`, and with `ApiKeyStorageError`
-   * when the storage is down; otherwise resolves at once.
+   * when the storage is down. With a `limiter`, awaits its `ready()`: a
+   * misconfigured store rejects with its `TypeError`; a store merely down
+   * logs one line and resolves (its `onStoreError` applies meanwhile).
    */
-  ready(): Promise<void> {
-    return checkReady(this.#settings);
+  async ready(): Promise<void> {
+    await Promise.all([checkReady(this.#settings), this.#limiter?.ready()]);
   }
 
   /**
@@ -189,7 +198,10 @@ export class ApiKeysService {
     return this.#manage.revoke(id);
   }
 
-  /** A tenant's keys by `createdAt`, then `id`; revoked ones only with `includeRevoked`. */
+  /**
+   * A tenant's keys newest first (`createdAt` descending, then `id`); revoked
+   * ones only with `includeRevoked`.
+   */
   list(tenantId: string, options?: ListApiKeysOptions): Promise<ApiKeyRecord[]> {
     return this.#manage.list(tenantId, options);
   }

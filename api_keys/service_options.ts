@@ -84,7 +84,13 @@ export interface ApiKeysServiceOptions {
   onOperationMetric?: (metric: ApiKeyOperationMetric) => void | Promise<void>;
   /** Receives errors of `onOperationMetric` (default: one console warning, then silence). */
   onOperationMetricError?: (error: unknown, metric: ApiKeyOperationMetric) => void;
-  /** Called for each failed verification or authorization. */
+  /**
+   * Called for each failed verification or authorization.
+   *
+   * @deprecated Seed 0.4: read the `api_key.auth_failed` (or
+   * `api_key.authorization_denied`) event from `onEvent` instead; it goes in
+   * the next major version.
+   */
   onAuthFailed?: (prefix: string | null, code: ApiKeyErrorCode) => void;
   /**
    * Verification cache. Default: on (30 s, 10,000 keys) when the storage has the

@@ -83,10 +83,12 @@ export interface AuthorizeOptions {
    */
   cost?: number;
   /**
-   * With a `limiter`: the key's policies this route counts (names; others are skipped), or
-   * the route's own policies, counted with the key's (a route policy replaces a key policy of its name).
+   * With a `limiter`: the key's policies this route counts (names; others are skipped; a name
+   * a key with policies lacks is a `TypeError`, answered 500), or the route's own policies,
+   * counted with the key's (a route policy replaces a key policy of its name), or `false`: the
+   * route counts no policy and spends no credits (the default of the admin routes).
    */
-  rateLimits?: string | readonly string[] | readonly ApiKeyRateLimitPolicy[];
+  rateLimits?: string | readonly string[] | readonly ApiKeyRateLimitPolicy[] | false;
   /** The framework request, passed to the `rateLimitResolver`. */
   request?: unknown;
 }
@@ -132,6 +134,12 @@ export interface ApiKeyRecord {
   /** Rate-limit policies (validated; kept only by a storage with `storesRateLimits`). */
   rateLimits?: ApiKeyRateLimitPolicy[];
   /**
+   * Id of the key whose window counters this key counts on (the first key of
+   * its rotation chain, so a key and its successors share their windows);
+   * absent: its own. Kept by a storage with `storesRateLimits`.
+   */
+  rateLimitKeyId?: string;
+  /**
    * Name of the legacy layout (`legacyKeyLayouts`) the key was imported in;
    * absent: the current layout. Bound only by a storage with `storesLayout`.
    */
@@ -157,6 +165,18 @@ export interface ApiKeyRecord {
   /** Creation time. */
   createdAt: Date;
 }
+
+/**
+ * A record as code written for `@nestarc/api-keys` 0.1 builds one: `rotatedAt`
+ * and `replacedByKeyId` (added later) may be absent and then read as `null`.
+ * What `ApiKeyStorage.insert` takes and its lookups may answer.
+ */
+export type ApiKeyRecordInput = Omit<ApiKeyRecord, "rotatedAt" | "replacedByKeyId"> & {
+  /** When it was rotated; absent reads as `null`. */
+  rotatedAt?: Date | null;
+  /** Id of the key that replaced it; absent reads as `null`. */
+  replacedByKeyId?: string | null;
+};
 
 /**
  * The condition of a key at an instant: `revoked` wins, then `expired`
@@ -212,6 +232,8 @@ export interface ApiKeyContext {
   allowedIpCidrs?: string[];
   /** The key's rate-limit policies, when it has some (compiled, frozen). */
   rateLimits?: readonly ApiKeyRateLimitPolicy[];
+  /** Id of the key whose window counters this key counts on, when not its own (a rotated key's). */
+  rateLimitKeyId?: string;
   /** With a `limiter`: each policy's answer to this request (for the `RateLimit` fields). */
   rateLimitResults?: readonly ApiKeyRateLimitResult[];
   /** The key's credits as stored, when it has some. */

@@ -6,17 +6,19 @@
  * excluded), how often a failure path of a stored prefix (wrong secret, cached
  * or not) is the slower next to an unknown prefix; target 50 ± 2 %. Then the
  * legacy rows: a verify of a legacy-scheme record (`sha256-pepper`) beside a
- * current one, with and without legacy key layouts, the legacy wrong-secret
- * timing row, and the storage calls an upgrade on use makes before and after
+ * current one, with and without legacy key layouts, a wrong-secret timing row
+ * per hash scheme (`hmac-sha256`, `sha256-pepper`, `sha256`, each record in a
+ * legacy layout, against an unknown prefix), and the storage calls an upgrade on use makes before and after
  * the verification resolves (none of them a write before).
  *
  * Run: `deno run -A bench/core.ts [--quick]` (or through `deno task bench`).
  *
  * @module
  */
-import { createHash } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
 import {
   API_KEY_STORAGE_METHODS,
+  type ApiKeyHashScheme,
   type ApiKeyRecord,
   ApiKeysService,
   type ApiKeyStorage,
@@ -24,6 +26,7 @@ import {
   parseKey,
 } from "../api_keys/mod.ts";
 import { BASE62_ALPHABET } from "../api_keys/_base62.ts";
+import { API_KEY_HASH_SCHEMES } from "../api_keys/hasher.ts";
 import { encodeBase62Fixed } from "../api_keys/_base62.ts";
 import { crc32Ascii } from "../api_keys/key_format.ts";
 import { UsageRecorder } from "../api_keys/_usage.ts";
@@ -113,22 +116,35 @@ async function callsOf(op: (service: ApiKeysService) => Promise<unknown>, count:
   return { storageCalls, subtleCalls };
 }
 
-/** A nestarc-v0 key (`ak_live_<12>_<32>`, no checksum) and its sha256-pepper record. */
-function nestarcRecord(template: ApiKeyRecord, id: string) {
+/**
+ * A nestarc-v0 key (`ak_live_<12>_<32>`, no checksum) and its record on
+ * `scheme`: `sha256-pepper` (SHA-256 of `secret + pepper`, version 1) by default,
+ * `sha256` (of the secret alone, version 0) or `hmac-sha256` (the current scheme).
+ */
+function nestarcRecord(
+  template: ApiKeyRecord,
+  id: string,
+  scheme: ApiKeyHashScheme = "sha256-pepper",
+) {
   const random = (n: number) =>
     Array.from(crypto.getRandomValues(new Uint8Array(n)), (b) => BASE62_ALPHABET[b % 62]).join("");
   const prefix = random(12);
   const secret = random(32);
+  const hash = scheme === "sha256-pepper"
+    ? createHash("sha256").update(secret + PEPPER).digest("hex")
+    : scheme === "sha256"
+    ? createHash("sha256").update(secret).digest("hex")
+    : createHmac("sha256", PEPPER).update(secret).digest("base64url");
   const record: ApiKeyRecord = {
     ...template,
     id,
     prefix,
-    hash: createHash("sha256").update(secret + PEPPER).digest("hex"),
-    hashScheme: "sha256-pepper",
-    pepperVersion: 1,
+    hash,
+    pepperVersion: scheme === "sha256" ? 0 : 1,
     // With `storesLayout` (in memory), a record without it verifies in the current layout only.
     layout: "nestarc-v0",
   };
+  if (scheme !== "hmac-sha256") record.hashScheme = scheme;
   return { raw: `ak_live_${prefix}_${secret}`, record };
 }
 
@@ -146,9 +162,12 @@ async function legacyRows(check: (label: string, pass: boolean) => string): Prom
   const current = await creator.create({ tenantId: "bench", name: "current", scopes: SCOPES });
   const template = (await storage.findById(current.id))!;
   const legacy = nestarcRecord(template, "legacy");
-  const other = nestarcRecord(template, "legacy-other");
   await storage.insert(legacy.record);
-  await storage.insert(other.record);
+  // One more record of each scheme, whose key the wrong-secret rows change.
+  const others = API_KEY_HASH_SCHEMES.map((scheme) =>
+    [scheme, nestarcRecord(template, `legacy-other-${scheme}`, scheme)] as const
+  );
+  for (const [, other] of others) await storage.insert(other.record);
   const keep = sevenOperations(storage);
   const plain = new ApiKeysService({ peppers: { 1: PEPPER }, storage: keep, cache: false });
   const withLayouts = new ApiKeysService({
@@ -181,18 +200,26 @@ async function legacyRows(check: (label: string, pass: boolean) => string): Prom
     "",
     "",
   ]);
-  const unknown = swallow(() => withLayouts.verify(`ak_live_${"U".repeat(12)}_${"s".repeat(32)}`));
-  const wrong = other.raw.slice(0, -1) + (other.raw.endsWith("a") ? "b" : "a");
-  const split = await slowerShare(unknown, swallow(() => withLayouts.verify(wrong)), TIMING_ROUNDS);
-  const pct = split.share * 100;
-  rows.push([
-    "10",
-    `legacy wrong secret slower than unknown prefix (${split.counted} pairs, ${split.ties} ties)`,
-    `${fmt(split.bUs)} / ${fmt(split.aUs)}`,
-    `${fmt(pct, 1)} % of pairs`,
-    "50 ± 2 %",
-    check("legacy wrong secret vs unknown prefix", Math.abs(pct - 50) <= 2),
-  ]);
+  // Built once, as the wrong keys are (a string built per call would cost its concatenation).
+  const unknownKey = `ak_live_${"U".repeat(12)}_${"s".repeat(32)}`;
+  const unknown = swallow(() => withLayouts.verify(unknownKey));
+  for (const [scheme, other] of others) {
+    const wrong = other.raw.slice(0, -1) + (other.raw.endsWith("a") ? "b" : "a");
+    const split = await slowerShare(
+      unknown,
+      swallow(() => withLayouts.verify(wrong)),
+      TIMING_ROUNDS,
+    );
+    const pct = split.share * 100;
+    rows.push([
+      "10",
+      `${scheme} record (legacy layout), wrong secret slower than unknown prefix (${split.counted} pairs, ${split.ties} ties)`,
+      `${fmt(split.bUs)} / ${fmt(split.aUs)}`,
+      `${fmt(pct, 1)} % of pairs`,
+      "50 ± 2 %",
+      check(`${scheme} wrong secret vs unknown prefix`, Math.abs(pct - 50) <= 2),
+    ]);
+  }
   return rows;
 }
 

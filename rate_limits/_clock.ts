@@ -5,11 +5,17 @@
  * applies one the limiter has already answered.
  *
  * Each round trip gives `server - receivedAt` as a lower bound of the offset
- * (the server read its clock at or before the reply arrived). The newest bound
- * is kept (clocks drift by ppm; a stepped clock is corrected by the next reply).
+ * (the server read its clock at or before the reply arrived). The tightest
+ * (highest) bound is kept: a reply read late, by a busy event loop, gives a
+ * loose bound that would make every deadline early. A bound older than
+ * `BOUND_TTL_MS` gives way to the next one (clocks drift by ppm; a clock
+ * stepped forward is followed at once, one stepped back within that time).
  *
  * @module
  */
+
+/** How long a bound is kept against looser ones (ms of the local clock). */
+export const BOUND_TTL_MS = 10_000;
 
 /** The offset estimate of one store. */
 export interface ClockOffset {
@@ -34,13 +40,17 @@ export interface ClockOffset {
  */
 export function createClockOffset(): ClockOffset {
   let offset: number | undefined;
+  let keptAt = 0;
   return {
     get known() {
       return offset !== undefined;
     },
     observe(serverMs, receivedAtMs) {
-      if (Number.isFinite(serverMs) && Number.isFinite(receivedAtMs)) {
-        offset = serverMs - receivedAtMs;
+      if (!Number.isFinite(serverMs) || !Number.isFinite(receivedAtMs)) return;
+      const bound = serverMs - receivedAtMs;
+      if (offset === undefined || bound >= offset || receivedAtMs - keptAt > BOUND_TTL_MS) {
+        offset = bound;
+        keptAt = receivedAtMs;
       }
     },
     toServer: (localMs) => offset === undefined ? undefined : Math.floor(localMs + offset),

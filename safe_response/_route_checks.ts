@@ -39,7 +39,8 @@ export function problemTypeOption(value: unknown, what: string): string {
 /**
  * Whether a route's errors are problem details, from `errorFormat` or its
  * alias `problemDetails` (`undefined` when neither is given); throws naming
- * `who` on a bad value or when the two disagree.
+ * `who` on a bad value. When the two disagree `errorFormat` wins, with a
+ * warning (seed 0.15).
  */
 export function errorFormatOption(
   errorFormat: ErrorFormat | undefined,
@@ -54,7 +55,10 @@ export function errorFormatOption(
   }
   const problem = errorFormat === undefined ? problemDetails : errorFormat === "problem";
   if (problemDetails !== undefined && problem !== problemDetails) {
-    throw new TypeError(`${who}: \`errorFormat\` and \`problemDetails\` disagree`);
+    console.warn(
+      `${who}: \`errorFormat\` (${JSON.stringify(errorFormat)}) and \`problemDetails\` ` +
+        `(${problemDetails}) disagree; \`errorFormat\` wins`,
+    );
   }
   return problem;
 }

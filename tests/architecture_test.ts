@@ -197,7 +197,7 @@ describe("architecture", () => {
     assert.ok(sourceFiles("client/elements/").length >= 4);
   });
 
-  it("the api-keys core imports only ipaddr.js and @noble/hashes (the hasher) from npm", () => {
+  it("the api-keys core imports only ipaddr.js and @noble/hashes (the hasher, the counter subjects) from npm", () => {
     const core = ["api_keys/", "api_keys/storage/", "api_keys/leaks/", "api_keys/admin/"].flatMap((
       d,
     ) => sourceFiles(d));
@@ -209,7 +209,8 @@ describe("architecture", () => {
     const noble = core.filter((file) =>
       importsOf(file).some((s) => s.startsWith("@noble/hashes/"))
     );
-    assert.deepEqual(noble, ["api_keys/hasher.ts"]);
+    // _limits.ts hashes counter subjects too long to keep readable (SHA-256, synchronous).
+    assert.deepEqual(noble, ["api_keys/_limits.ts", "api_keys/hasher.ts"]);
   });
 
   it("the rate-limits core imports only its own files, and its stores only the core", () => {

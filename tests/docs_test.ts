@@ -143,3 +143,20 @@ describe("the manual", () => {
     assert.equal(linkProblem("docs/README.md", "../README.md#install"), undefined);
   });
 });
+
+describe("docs/spec.md", () => {
+  /** SHA-256 of the specification's text with whitespace, `|`, `:` and `-` runs folded to one space. */
+  const SPEC_DIGEST = "54de053179113cfd48008e756bdf15e102d93d9d0492b5cc259ec2a7bd9a702a";
+
+  it("is the specification verbatim (formatting aside) below its list of departures", async () => {
+    const text = read("docs/spec.md");
+    const [title] = text.split("\n", 1);
+    const body = text.slice(text.indexOf("\n---\n") + 5);
+    const folded = `${title}\n${body}`.replace(/[\s|:-]+/g, " ").trim();
+    const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(folded));
+    const hex = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+    assert.equal(hex, SPEC_DIGEST, "the text below the --- line differs from the specification");
+    const preface = text.slice(0, text.indexOf("\n---\n"));
+    assert.match(preface, /migration\.md#departures-from-the-specification/);
+  });
+});

@@ -12,7 +12,7 @@ import { requiredEnvironmentOf, requiredScopeOf } from "../_route_requirements.t
 import type { ApiKeysService } from "../service.ts";
 import { failureLine } from "../_sinks.ts";
 import { isThenable, resolveClientIp } from "../ip_allowlist.ts";
-import { rateLimitHeaders, routeRateLimitOf } from "../_limits.ts";
+import { bugReporter, rateLimitHeaders, routeRateLimitOf } from "../_limits.ts";
 import type {
   ApiKeyContext,
   ApiKeyRateLimitPolicy,
@@ -31,8 +31,11 @@ export interface ApiKeyRequirements {
   requiredScope?: RequiredScope;
   /** Environment the route requires: else 403 `api_key_environment_mismatch`. */
   requiredEnvironment?: Environment;
-  /** With a service `limiter`: the key's policies this route counts (names), or its own (see Nest's `RateLimit`). */
-  rateLimits?: string | readonly string[] | readonly ApiKeyRateLimitPolicy[];
+  /**
+   * With a service `limiter`: the key's policies this route counts (names), or its own, or
+   * `false` to count and spend nothing (see Nest's `RateLimit`).
+   */
+  rateLimits?: string | readonly string[] | readonly ApiKeyRateLimitPolicy[] | false;
   /** With a service `limiter`: units each request counts (0 only checks). */
   cost?: number;
 }
@@ -147,11 +150,42 @@ export interface ApiKeyAuthorizer {
    * the request is the server's `info`), answers a failure with `onError`,
    * else records the context (`getApiKeyContext(request)`) and calls
    * `handler` with the same arguments (it may declare fewer). Anything other
-   * than an API-key or storage failure is rethrown.
+   * than an API-key or storage failure is rethrown (a `TypeError`, a bug such
+   * as a route naming a policy the key lacks, logged first with the method and
+   * path). A handler of `createApiKeysAdminFetchHandler` counts no rate limit
+   * and spends no credits unless these requirements name `rateLimits`.
    */
   protect<Args extends unknown[]>(
     handler: FetchHandler<Args>,
   ): (request: Request, ...args: [...Args, ...unknown[]]) => Promise<Response>;
+}
+
+/** Handlers whose requests count no rate limit and spend no credits by default (the admin routes). */
+const UNCOUNTED = new WeakSet<object>();
+
+/**
+ * Marks `handler` as one `protect` lets count no rate limit and spend no
+ * credits unless the authorizer's requirements name `rateLimits` (the admin
+ * routes use it). Returns `handler`.
+ *
+ * @example
+ * ```ts
+ * import { countsNoLimits } from "./api_keys.authorizer.ts";
+ * const health = countsNoLimits(() => new Response("ok"));
+ * ```
+ */
+export function countsNoLimits<T extends object>(handler: T): T {
+  UNCOUNTED.add(handler);
+  return handler;
+}
+
+/** The path of `request` (its URL's, `?` and what follows left out). */
+function pathOf(request: Request): string {
+  try {
+    return new URL(request.url).pathname;
+  } catch {
+    return "?";
+  }
 }
 
 /** The context `protect` verified for each request. */
@@ -323,17 +357,38 @@ export function createApiKeyAuthorizer(
     return apiKeyErrorResponse(error);
   };
 
+  /** Logs each distinct bug line once (a broken route fails every request alike). */
+  const reportBug = bugReporter(log);
+
   const build = (requirements: Readonly<ApiKeyRequirements>): ApiKeyAuthorizer => {
-    const authorize = async (request: Request, info?: unknown): Promise<ApiKeyContext> => {
+    const authorizeWith = async (
+      route: Readonly<ApiKeyRequirements>,
+      request: Request,
+      info?: unknown,
+    ): Promise<ApiKeyContext> => {
       const resolved = resolveClientIp(clientIpResolver, [request, info], "clientIp", log);
       // A synchronous resolver (the default) costs no extra await.
       const clientIp = isThenable(resolved) ? await resolved : resolved;
-      const authorizeOptions: AuthorizeOptions = { ...requirements, clientIp, request };
-      return await service.authorizeRequest(
-        (name) => request.headers.get(name),
-        authorizeOptions,
-      );
+      const authorizeOptions: AuthorizeOptions = { ...route, clientIp, request };
+      try {
+        return await service.authorizeRequest(
+          (name) => request.headers.get(name),
+          authorizeOptions,
+        );
+      } catch (error) {
+        if (error instanceof TypeError) {
+          // A bug (a route naming a policy the key lacks, a resolver's bad policy): the server's 500.
+          reportBug(`api-keys: ${request.method} ${pathOf(request)}: ${error.message}`);
+        }
+        throw error;
+      }
     };
+    const authorize = (request: Request, info?: unknown) =>
+      authorizeWith(requirements, request, info);
+    // The admin routes count nothing unless these requirements name rateLimits.
+    const uncounted = requirements.rateLimits === undefined
+      ? Object.freeze({ ...requirements, rateLimits: false as const })
+      : requirements;
     return Object.assign(authorize, {
       requirements,
       require: (more: ApiKeyRequirements) =>
@@ -342,10 +397,11 @@ export function createApiKeyAuthorizer(
         if (typeof handler !== "function") {
           throw new TypeError("ApiKeyAuthorizer.protect: `handler` must be a function");
         }
+        const route = UNCOUNTED.has(handler) ? uncounted : requirements;
         return async (request: Request, ...args: [...Args, ...unknown[]]): Promise<Response> => {
           let apiKey: ApiKeyContext;
           try {
-            apiKey = await authorize(request, args[0]);
+            apiKey = await authorizeWith(route, request, args[0]);
           } catch (error) {
             if (error instanceof ApiKeyError || error instanceof ApiKeyStorageError) {
               const fields = error instanceof ApiKeyError ? recordRateLimit(request, error) : [];

@@ -86,7 +86,7 @@ export function compileLeakCore(options: LeakedKeyHandlerOptions, label: string)
     verifyReported: hooks.verifyReported,
     revokeReported: hooks.revokeReported,
     claims: claimsOf(service),
-    emitExposed: createDispatcher(options.onExposed, options.onExposedError, "onExposed"),
+    emitExposed: createDispatcher(options.onExposed, options.onExposedError, "onExposed", true),
     clock: options.clock ?? (() => new Date()),
   };
 }

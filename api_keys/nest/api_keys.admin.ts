@@ -4,7 +4,20 @@
  *
  * @module
  */
-import { Controller, Delete, Get, Inject, Param, Patch, Post, Req, Res } from "@nestjs/common";
+import {
+  Controller,
+  Delete,
+  Get,
+  Inject,
+  Param,
+  Patch,
+  Post,
+  Req,
+  Res,
+  SetMetadata,
+} from "@nestjs/common";
+import { routeRateLimitOf } from "../_limits.ts";
+import { API_KEYS_RATE_LIMIT_METADATA } from "./api_keys.constants.ts";
 import { createApiKeysAdminHandler } from "../admin/handler.ts";
 import type { AdminRequest, ApiKeysAdminHandler, ApiKeysAdminOptions } from "../admin/types.ts";
 import { ApiKeysService } from "../service.ts";
@@ -51,9 +64,16 @@ export interface ApiKeysAdminControllerOptions
   path: string;
   /** The service (default: the `ApiKeysService` of `ApiKeysModule`). */
   service?: ApiKeysService;
-  /** Class decorators for the controller: guards, scopes, OpenAPI tags. */
+  /**
+   * Class decorators for the controller: guards, scopes, OpenAPI tags. Behind
+   * `ApiKeysGuard` the routes count no rate limit and spend no credits of the
+   * caller's key; add `RateLimit(...)` here to count them.
+   */
   decorators?: readonly ClassDecorator[];
 }
+
+/** The admin routes' default: no policy counted, no credit spent. */
+const NOT_COUNTED = routeRateLimitOf(false, undefined, "createApiKeysAdminController");
 
 function headerOf(request: AdminHttpRequest): (name: string) => string | undefined {
   return (name) => {
@@ -223,6 +243,9 @@ export function createApiKeysAdminController(
       return this.#serve(`/keys/${id}/usage`, request, response);
     }
   }
+  // Managing keys spends no rate limit or credit of the caller's key, unless a `RateLimit`
+  // among `decorators` says otherwise (applied after, it wins).
+  SetMetadata(API_KEYS_RATE_LIMIT_METADATA, NOT_COUNTED)(ApiKeysAdminController);
   for (const decorate of decorators) decorate(ApiKeysAdminController);
   return ApiKeysAdminController;
 }

@@ -79,9 +79,11 @@ export function RequireEnvironment(environment: Environment): MethodDecorator & 
 /**
  * Picks or weights the rate limits of a controller or route (with a service
  * `limiter`; the method's wins over the class's): policy names count only
- * those of the key's policies, a list of policies adds the route's own
- * (counted per key unless `sharedBy: "tenant"`), `cost` weights each request
- * (0 only checks). A bad argument throws a `TypeError` when the route is declared.
+ * those of the key's policies (a name a key with policies lacks is answered
+ * 500 at the request and logged with the route), a list of policies adds the
+ * route's own (counted per key unless `sharedBy: "tenant"`), `false` counts no
+ * policy and spends no credits; `cost` (0–10^15) weights each request (0 only
+ * checks). A bad argument throws a `TypeError` when the route is declared.
  *
  * @example
  * ```ts
@@ -100,7 +102,7 @@ export function RequireEnvironment(environment: Environment): MethodDecorator & 
  * ```
  */
 export function RateLimit(
-  policies?: string | readonly string[] | readonly ApiKeyRateLimitPolicy[],
+  policies?: string | readonly string[] | readonly ApiKeyRateLimitPolicy[] | false,
   options?: { cost?: number },
 ): MethodDecorator & ClassDecorator {
   return SetMetadata(

@@ -11,7 +11,7 @@ import type { ApiKeyHeaderReader } from "../extract_api_key.ts";
 import { ApiKeysService } from "../service.ts";
 import { isThenable, resolveClientIp } from "../ip_allowlist.ts";
 import { ApiKeyError } from "../errors.ts";
-import { rateLimitHeaders } from "../_limits.ts";
+import { bugReporter, rateLimitHeaders } from "../_limits.ts";
 import type { ApiKeyContext, AuthorizeOptions, Environment, RequiredScope } from "../types.ts";
 import { defaultApiKeyClientIpResolver } from "./api_keys.client_ip.ts";
 import {
@@ -160,6 +160,7 @@ export class ApiKeysGuard {
   readonly #routes = new WeakMap<Target, WeakMap<Target, RouteRequirements>>();
   readonly #logger = new Logger("ApiKeysGuard");
   readonly #logError = (line: string): void => this.#logger.error(line);
+  readonly #reportBug = bugReporter(this.#logError);
   readonly #legacyHeaders: boolean;
 
   /** Builds the guard; a missing writer or resolver means the default one. */
@@ -203,6 +204,10 @@ export class ApiKeysGuard {
     } catch (error) {
       if (error instanceof ApiKeyError) {
         writeRateLimitHeaders(context.switchToHttp().getResponse?.(), error, this.#legacyHeaders);
+      } else if (error instanceof TypeError) {
+        // A bug (a route naming a policy the key lacks, a resolver's bad policy): answered 500.
+        const route = `${context.getClass().name}.${context.getHandler().name}`;
+        this.#reportBug(`${route}: ${error.message}`);
       }
       throw toApiKeyHttpException(error);
     }

@@ -15,6 +15,7 @@ import { thresholdsProblem } from "../_expiry.ts";
 import { failureLine } from "../_sinks.ts";
 import { ApiKeysService } from "../service.ts";
 import type { ApiKeysServiceOptions } from "../service_options.ts";
+import { refuseUnknownOptions } from "../_settings.ts";
 import type { ApiKeyStorage } from "../storage/types.ts";
 import {
   API_KEYS_CLIENT_IP_RESOLVER,
@@ -137,11 +138,22 @@ function optionalFunction<T>(value: unknown, name: string): T | null {
   return value as T;
 }
 
+/** The options of the module beside the service's. */
+const MODULE_OPTIONS = Object.keys(
+  {
+    contextWriter: true,
+    clientIpResolver: true,
+    xRateLimitHeaders: true,
+    expiryNotices: true,
+  } satisfies Record<Exclude<keyof ApiKeysModuleOptions, keyof ApiKeysServiceOptions>, true>,
+);
+
 /** Validates every option (the service constructor validates its own) once, at startup. */
 function resolveModule(options: ApiKeysModuleOptions): ResolvedApiKeysModule {
   if (typeof options !== "object" || options === null) {
     throw new TypeError("ApiKeysModuleOptions must be an object");
   }
+  refuseUnknownOptions(options, "ApiKeysModuleOptions", MODULE_OPTIONS);
   const { contextWriter, clientIpResolver, expiryNotices, xRateLimitHeaders, ...serviceOptions } =
     options;
   if (xRateLimitHeaders !== undefined && typeof xRateLimitHeaders !== "boolean") {
@@ -250,7 +262,8 @@ export class ApiKeysModule {
   constructor(@Inject(ApiKeysService) private readonly service: ApiKeysService) {}
 
   /**
-   * Awaits `service.ready()` (the retirement check), so a refusal stops the boot.
+   * Awaits `service.ready()` (the retirement check, the limiter's `ready()`),
+   * so a refusal stops the boot.
    *
    * @ignore
    */

@@ -101,8 +101,8 @@ export interface RotationWaitAccess {
  * answer checked (see `ApiKeyStorage.recordUsage`).
  */
 export interface UsageAccess {
-  /** `recordUsage`. */
-  record(rows: readonly ApiKeyUsageRow[]): Promise<void>;
+  /** `recordUsage`, with `batchId` when the storage has `usageBatches`. */
+  record(rows: readonly ApiKeyUsageRow[], batchId: string): Promise<void>;
   /** `readUsage`, its buckets checked. */
   read(query: ApiKeyUsageReadQuery): Promise<ApiKeyUsageBucket[]>;
 }
@@ -204,6 +204,7 @@ const RECORD_FIELDS:
     ["layout", (value) => value === undefined || isString(value), "absent or a string"],
     ["allowedIpCidrs", (value) => value === undefined || isStringArray(value), "absent or strings"],
     ["rateLimits", isStoredRateLimits, "absent or a list of rate-limit policies"],
+    ["rateLimitKeyId", (value) => value === undefined || isString(value), "absent or a string"],
     ["credits", isStoredCredits, "absent or credits with a valid updatedAt"],
     ["lastUsedAt", isDateOrNull, "a valid Date or null"],
     ["expiresAt", isDateOrNull, "a valid Date or null"],
@@ -260,6 +261,37 @@ function malformed(): Error {
 
 function readRecordOrNull(value: unknown): ApiKeyRecord | null {
   return value === null ? null : readApiKeyRecord(value);
+}
+
+/**
+ * A record of the usual shape (two scopes, no allowlist), read in place of
+ * the record an unknown prefix lacks (`findByPrefix`, and the copy
+ * `InMemoryApiKeyStorage` makes): an unknown prefix costs the read of a
+ * stored one.
+ */
+export const LOOKUP_STAND_IN: Readonly<ApiKeyRecord> = Object.freeze({
+  id: "stand-in",
+  tenantId: "stand-in",
+  name: "stand-in",
+  environment: "live",
+  prefix: "stand-in",
+  hash: "stand-in",
+  pepperVersion: 1,
+  scopes: ["orders:read", "orders:write"],
+  allowedIpCidrs: [],
+  lastUsedAt: null,
+  expiresAt: new Date(0),
+  revokedAt: null,
+  rotatedAt: null,
+  replacedByKeyId: null,
+  createdBy: null,
+  createdAt: new Date(0),
+});
+
+/** `findByPrefix`'s answer: a record, or null after reading the stand-in. */
+function readLookup(value: unknown): ApiKeyRecord | null {
+  const record = readApiKeyRecord(value === null ? LOOKUP_STAND_IN : value);
+  return value === null ? null : record;
 }
 
 function readRecords(value: unknown): ApiKeyRecord[] {
@@ -343,6 +375,17 @@ function readRotationWait(value: unknown): ApiKeyRotationWait | null {
 }
 
 const ignore = (): void => {};
+
+/**
+ * Reads the answer of `rotate`: `"rotated"` or nothing (a storage written for
+ * the spec) is done; `"not_rotatable"` throws `api_key_not_rotatable`.
+ */
+function readRotateAnswer(value: unknown): void {
+  if (value === "not_rotatable") throw new ApiKeyOperationError("api_key_not_rotatable");
+  if (value !== undefined && value !== "rotated") {
+    throw new Error('answer is not "rotated", "not_rotatable" or nothing');
+  }
+}
 
 /** The error a failed storage call rejects with: the one way `ApiKeyStorageError`s are built. */
 function toStorageError(operation: string, error: unknown): Error {
@@ -507,9 +550,26 @@ export class StorageAccess {
           () => renameForTenant.call(store, tenantId, id, name),
           ignore,
         );
-    const { recordUsage, readUsage } = store;
+    const { recordUsage, readUsage, usageBatches } = store;
+    if (usageBatches !== undefined && typeof usageBatches !== "boolean") {
+      throw new TypeError(`${label}.usageBatches must be a boolean`);
+    }
+    if (usageBatches === true && recordUsage === undefined) {
+      throw new TypeError(`${label}.recordUsage must be a function with usageBatches`);
+    }
+    if (recordUsage !== undefined && usageBatches !== true) {
+      missing.push("usageBatches (a usage write retried after storageTimeoutMs may count twice)");
+    }
     this.usage = recordUsage === undefined || readUsage === undefined ? undefined : {
-      record: (rows) => this.#call("recordUsage", () => recordUsage.call(store, rows), ignore),
+      record: (rows, batchId) =>
+        this.#call(
+          "recordUsage",
+          () =>
+            usageBatches === true
+              ? recordUsage.call(store, rows, batchId)
+              : recordUsage.call(store, rows),
+          ignore,
+        ),
       read: (query) =>
         this.#call("readUsage", () => readUsage.call(store, query), readUsageBuckets(query)),
     };
@@ -547,7 +607,7 @@ export class StorageAccess {
 
   /** `findByPrefix`, read as a record or null. */
   findByPrefix(prefix: string): Promise<ApiKeyRecord | null> {
-    return this.#call("findByPrefix", () => this.#storage.findByPrefix(prefix), readRecordOrNull);
+    return this.#call("findByPrefix", () => this.#storage.findByPrefix(prefix), readLookup);
   }
 
   /** `findById`, read as a record or null. */
@@ -571,7 +631,7 @@ export class StorageAccess {
 
   /** `rotate`. */
   rotate(input: RotateApiKeyStorageInput): Promise<void> {
-    return this.#call("rotate", () => this.#storage.rotate(input), ignore);
+    return this.#call("rotate", () => this.#storage.rotate(input), readRotateAnswer);
   }
 
   /**
@@ -593,7 +653,11 @@ export class StorageAccess {
   rotateForTenant(tenantId: string, input: RotateApiKeyStorageInput): Promise<void> {
     const forTenant = this.#forTenant;
     if (forTenant === undefined) return this.rotate(input);
-    return this.#call("rotateForTenant", () => forTenant.rotateForTenant(tenantId, input), ignore);
+    return this.#call(
+      "rotateForTenant",
+      () => forTenant.rotateForTenant(tenantId, input),
+      readRotateAnswer,
+    );
   }
 
   /**

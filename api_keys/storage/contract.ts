@@ -7,7 +7,7 @@
  */
 import { StorageAccess } from "./_access.ts";
 import type { ApiKeyStorage } from "./types.ts";
-import type { ApiKeyRecord } from "../types.ts";
+import type { ApiKeyRecord, ApiKeyRecordInput } from "../types.ts";
 import { API_KEY_USAGE_REFUSALS, type ApiKeyUsageRow } from "../usage.ts";
 
 /** Registers one named test case. */
@@ -16,22 +16,38 @@ export type RegisterStorageTest = (name: string, fn: () => Promise<void>) => voi
 /** Makes a fresh, empty storage for one case. */
 export type ApiKeyStorageFactory = () => ApiKeyStorage | Promise<ApiKeyStorage>;
 
-class ContractViolation extends Error {
+/**
+ * A case of `runApiKeyStorageContract` found the storage breaking the
+ * contract; the message says which rule.
+ *
+ * @example
+ * ```ts
+ * import { ApiKeyStorageContractError } from "./contract.ts";
+ * const error = new ApiKeyStorageContractError("default list");
+ * error.message; // "ApiKeyStorage contract: default list"
+ * ```
+ */
+export class ApiKeyStorageContractError extends Error {
+  /** Creates the error of a broken rule, described by `message`. */
   constructor(message: string) {
     super(`ApiKeyStorage contract: ${message}`);
-    this.name = "ContractViolation";
+    this.name = "ApiKeyStorageContractError";
   }
 }
 
 function check(condition: unknown, message: string): void {
-  if (!condition) throw new ContractViolation(message);
+  if (!condition) throw new ApiKeyStorageContractError(message);
 }
 
 function time(date: Date | null | undefined): number | null {
   return date instanceof Date ? date.getTime() : null;
 }
 
-function sameRecord(actual: ApiKeyRecord | null, expected: ApiKeyRecord, label: string): void {
+function sameRecord(
+  actual: ApiKeyRecordInput | null,
+  expected: ApiKeyRecordInput,
+  label: string,
+): void {
   check(actual !== null, `${label}: record not found`);
   const a = actual!;
   for (
@@ -43,12 +59,15 @@ function sameRecord(actual: ApiKeyRecord | null, expected: ApiKeyRecord, label: 
       "prefix",
       "hash",
       "pepperVersion",
-      "replacedByKeyId",
       "createdBy",
     ] as const
   ) {
     check(a[field] === expected[field], `${label}: field ${field} differs`);
   }
+  check(
+    (a.replacedByKeyId ?? null) === (expected.replacedByKeyId ?? null),
+    `${label}: field replacedByKeyId differs`,
+  );
   for (const field of ["lastUsedAt", "expiresAt", "revokedAt", "rotatedAt", "createdAt"] as const) {
     check(time(a[field]) === time(expected[field]), `${label}: field ${field} differs`);
   }
@@ -77,7 +96,23 @@ async function rejectsWith(promise: Promise<unknown>, code: string, label: strin
     check(actual === code, `${label}: expected code ${code}, got ${String(actual)}`);
     return;
   }
-  throw new ContractViolation(`${label}: expected rejection with ${code}`);
+  throw new ApiKeyStorageContractError(`${label}: expected rejection with ${code}`);
+}
+
+/** A refused rotation: answered `"not_rotatable"`, or rejected with `api_key_not_rotatable`. */
+async function notRotatable(promise: Promise<unknown>, label: string): Promise<void> {
+  let answer: unknown;
+  try {
+    answer = await promise;
+  } catch (error) {
+    answer = (error as { code?: unknown })?.code;
+    check(
+      answer === "api_key_not_rotatable",
+      `${label}: expected api_key_not_rotatable, got ${String(answer)}`,
+    );
+    return;
+  }
+  check(answer === "not_rotatable", `${label}: expected "not_rotatable", got ${String(answer)}`);
 }
 
 /** A deterministic generator of numbers in [0, 1) (mulberry32), so a failing run can be replayed. */
@@ -148,9 +183,11 @@ function rotationOf(old: ApiKeyRecord) {
  * Registers the storage contract cases with `test`, each against a fresh
  * storage from `factory`: the rules of `ApiKeyStorage` (lookups, listing,
  * revocation, atomic `rotate` and its lost races, including concurrent
- * ones), then each capability's own cases, which pass at once for a storage
+ * ones: `rotate` answers `"rotated"` or nothing, and refuses with
+ * `"not_rotatable"` or a rejection), then each capability's own cases, which pass at once for a storage
  * without it. Records written without the fields added after 0.1 read them
- * as `null`; a malformed one is refused naming the field.
+ * as `null`; a malformed one is refused naming the field. A broken rule
+ * throws `ApiKeyStorageContractError`.
  *
  * @example
  * ```ts
@@ -185,16 +222,16 @@ export function runApiKeyStorageContract(
     sameRecord(listed.find((r) => r.id === legacy.id) ?? null, legacy, "listed hashScheme");
   });
 
-  test("a record without rotatedAt and replacedByKeyId (0.1's shape) reads them as null", async () => {
+  test("a record without rotatedAt and replacedByKeyId (0.1's shape) reads them as null or absent", async () => {
     const storage = await factory();
     const { rotatedAt: _, replacedByKeyId: __, ...older } = sampleRecord();
-    await storage.insert(older as ApiKeyRecord);
+    await storage.insert(older);
     const record = { ...older, rotatedAt: null, replacedByKeyId: null };
     const listed = await storage.listByTenant(record.tenantId);
     const reads = [await storage.findById(record.id), await storage.findByPrefix(record.prefix)];
     for (const read of [...reads, listed.find((r) => r.id === record.id) ?? null]) {
       check(
-        read?.rotatedAt === null && read.replacedByKeyId === null,
+        (read?.rotatedAt ?? null) === null && (read?.replacedByKeyId ?? null) === null,
         "absent fields read as null",
       );
       sameRecord(read, record, "a record of 0.1's shape");
@@ -231,7 +268,7 @@ export function runApiKeyStorageContract(
     sameRecord(await storage.findById(record.id), record, "after mutating a returned copy");
   });
 
-  test("listByTenant orders by createdAt then id and hides revoked keys by default", async () => {
+  test("listByTenant lists newest first (createdAt descending, then id) and hides revoked keys by default", async () => {
     const storage = await factory();
     const at = new Date("2030-01-01T00:00:00.000Z");
     const later = sampleRecord({ id: "contract-z-late", createdAt: new Date(at.getTime() + 1) });
@@ -242,10 +279,10 @@ export function runApiKeyStorageContract(
     for (const record of [later, b, a, revoked, other]) await storage.insert(record);
     await storage.markRevoked(revoked.id, new Date("2030-01-01T01:00:00.000Z"));
     const ids = (await storage.listByTenant("tenant-a")).map((r) => r.id);
-    check(JSON.stringify(ids) === JSON.stringify([a.id, b.id, later.id]), "default list");
+    check(JSON.stringify(ids) === JSON.stringify([later.id, a.id, b.id]), "default list");
     const all = (await storage.listByTenant("tenant-a", { includeRevoked: true })).map((r) => r.id);
     check(
-      JSON.stringify(all) === JSON.stringify([revoked.id, a.id, b.id, later.id]),
+      JSON.stringify(all) === JSON.stringify([later.id, revoked.id, a.id, b.id]),
       "list with includeRevoked",
     );
     check((await storage.listByTenant("tenant-none")).length === 0, "list of an unknown tenant");
@@ -357,7 +394,7 @@ export function runApiKeyStorageContract(
     const current = sampleRecord();
     await storage.insert(legacy);
     await storage.insert(current);
-    const layouts = (records: (ApiKeyRecord | null)[]) => records.map((r) => r?.layout);
+    const layouts = (records: (ApiKeyRecordInput | null)[]) => records.map((r) => r?.layout);
     const listed = await storage.listByTenant(legacy.tenantId, { includeRevoked: true });
     check(
       JSON.stringify(layouts([
@@ -389,7 +426,7 @@ export function runApiKeyStorageContract(
       { name: "day", limit: 5_000, windowMs: 86_400_000, cost: 2, sharedBy: "tenant" as const },
     ];
     // Field by field: a JSON column may reorder an object's keys.
-    const shape = (record: ApiKeyRecord | null | undefined) =>
+    const shape = (record: ApiKeyRecordInput | null | undefined) =>
       JSON.stringify(
         record?.rateLimits?.map((p) => [p.name, p.limit, p.windowMs, p.cost, p.sharedBy]),
       );
@@ -430,7 +467,7 @@ export function runApiKeyStorageContract(
     check(typeof storage.setCredits === "function", "storesCredits comes with setCredits");
     const access = new StorageAccess(storage, 5_000, "storage");
     // Field by field: a JSON column may reorder an object's keys.
-    const shape = (record: ApiKeyRecord | null | undefined) => {
+    const shape = (record: ApiKeyRecordInput | null | undefined) => {
       const c = record?.credits;
       return c === undefined ? undefined : JSON.stringify([
         c.remaining,
@@ -725,8 +762,8 @@ export function runApiKeyStorageContract(
       const input = { ...rotationOf(target), oldExpiresAt: at, rotatedAt: at };
       input.newRecord.tenantId = tenantId;
       if (foreign || target.rotatedAt !== null || target.revokedAt !== null) {
-        const code = foreign ? "api_key_record_not_found" : "api_key_not_rotatable";
-        await rejectsWith(rotate(tenantId, input), code, label);
+        if (foreign) await rejectsWith(rotate(tenantId, input), "api_key_record_not_found", label);
+        else await notRotatable(rotate(tenantId, input), label);
         await leftNothingUsable(storage, input.newRecord.id, label);
         continue;
       }
@@ -828,6 +865,37 @@ export function runApiKeyStorageContract(
     check(hours.length === 4 && hours.every((h) => h.accepted === 2_500), "250 keys × 4 hours");
   });
 
+  test("recordUsage with usageBatches (when true): a batch id is recorded once, also when retried concurrently; other ids add up", async () => {
+    const storage = await factory();
+    const record = storage.recordUsage?.bind(storage);
+    const read = storage.readUsage?.bind(storage);
+    if (storage.usageBatches !== true || record === undefined || read === undefined) return;
+    const key = sampleRecord({ tenantId: "tenant-batches" });
+    await storage.insert(key);
+    const late = new Date(USAGE_START + 10 * 60_000);
+    const first = `batch-${key.id}-1`;
+    await record([usageRow(key, 0, 1)], first);
+    await record([usageRow(key, 0, 1, late)], first); // a retry, even with other rows
+    await Promise.all([1, 2, 3].map(() => record([usageRow(key, 0, 2)], `batch-${key.id}-2`)));
+    await record([usageRow(key, 1, 2)], `batch-${key.id}-2`); // another hour, same batch
+    await record([usageRow(key, 0, 4)], `batch-${key.id}-3`);
+    const hours = await read({
+      tenantId: "tenant-batches",
+      from: new Date(USAGE_START),
+      to: new Date(USAGE_START + 2 * HOUR),
+    });
+    check(hours.length === 1, `one hour written, got ${hours.length}`);
+    check(
+      hours[0].accepted === 70,
+      `1 + 2 + 4 (× 10) accepted once each, got ${hours[0].accepted}`,
+    );
+    check(
+      API_KEY_USAGE_REFUSALS.every((code, i) => hours[0].refused[code] === 7 + 3 * i),
+      "each refusal counted once per batch",
+    );
+    check((await storage.findById(key.id))!.lastUsedAt === null, "a skipped retry writes nothing");
+  });
+
   test("touchLastUsed sets lastUsedAt", async () => {
     const storage = await factory();
     const record = sampleRecord();
@@ -842,7 +910,8 @@ export function runApiKeyStorageContract(
     const old = sampleRecord();
     await storage.insert(old);
     const input = rotationOf(old);
-    await storage.rotate(input);
+    const answer = await storage.rotate(input);
+    check(answer === "rotated" || answer === undefined, `rotate answered ${String(answer)}`);
     sameRecord(await storage.findById(input.newRecord.id), input.newRecord, "new record");
     sameRecord(await storage.findById(old.id), {
       ...old,
@@ -858,13 +927,13 @@ export function runApiKeyStorageContract(
     await storage.insert(old);
     await storage.rotate(rotationOf(old));
     const again = rotationOf(old);
-    await rejectsWith(storage.rotate(again), "api_key_not_rotatable", "second rotate");
+    await notRotatable(storage.rotate(again), "second rotate");
     await leftNothingUsable(storage, again.newRecord.id, "losing rotation");
     const revoked = sampleRecord();
     await storage.insert(revoked);
     await storage.markRevoked(revoked.id, new Date("2030-01-01T04:00:00.000Z"));
     const late = rotationOf(revoked);
-    await rejectsWith(storage.rotate(late), "api_key_not_rotatable", "rotate of revoked");
+    await notRotatable(storage.rotate(late), "rotate of revoked");
     await leftNothingUsable(storage, late.newRecord.id, "rotate of revoked");
   });
 
@@ -875,11 +944,14 @@ export function runApiKeyStorageContract(
     const first = rotationOf(old);
     const second = rotationOf(old);
     const results = await Promise.allSettled([storage.rotate(first), storage.rotate(second)]);
-    const won = results.filter((r) => r.status === "fulfilled").length;
+    const lost = (r: PromiseSettledResult<unknown>) =>
+      r.status === "fulfilled"
+        ? r.value === "not_rotatable"
+        : (r.reason as { code?: unknown })?.code === "api_key_not_rotatable";
+    const won = results.filter((r) => r.status === "fulfilled" && !lost(r)).length;
     check(won === 1, `expected one winning rotation, got ${won}`);
-    const lost = results.find((r) => r.status === "rejected") as PromiseRejectedResult;
-    check(lost.reason?.code === "api_key_not_rotatable", "loser's error code");
-    const winner = results[0].status === "fulfilled" ? first : second;
+    check(results.filter(lost).length === 1, "the loser is api_key_not_rotatable");
+    const winner = lost(results[1]) ? first : second;
     const loser = winner === first ? second : first;
     await leftNothingUsable(storage, loser.newRecord.id, "losing rotation");
     check(

@@ -6,13 +6,19 @@
  */
 import { ApiKeyOperationError } from "../errors.ts";
 import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME } from "../hasher.ts";
-import { isStoredCredits, readApiKeyRecord, readExpiresAt } from "./_access.ts";
-import type { ApiKeyRotationWait, ApiKeyStorage, ListExpiringApiKeysOptions } from "./types.ts";
+import { isStoredCredits, LOOKUP_STAND_IN, readApiKeyRecord, readExpiresAt } from "./_access.ts";
+import type {
+  ApiKeyRotationWait,
+  ApiKeyStorage,
+  ApiKeyStorageRotateResult,
+  ListExpiringApiKeysOptions,
+} from "./types.ts";
 import type {
   ApiKeyCredits,
   ApiKeyHashCount,
   ApiKeyHashReplacement,
   ApiKeyRecord,
+  ApiKeyRecordInput,
   ListApiKeysOptions,
   RotateApiKeyStorageInput,
 } from "../types.ts";
@@ -48,9 +54,9 @@ function copyCredits(credits: ApiKeyCredits): ApiKeyCredits {
   return copy;
 }
 
-/** List order: `createdAt` ascending, then `id`. */
+/** List order: newest first (`createdAt` descending), then `id` ascending. */
 function byCreation(a: ApiKeyRecord, b: ApiKeyRecord): number {
-  const byTime = a.createdAt.getTime() - b.createdAt.getTime();
+  const byTime = b.createdAt.getTime() - a.createdAt.getTime();
   if (byTime !== 0) return byTime;
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
@@ -66,7 +72,7 @@ function byExpiry(a: { expiresAt: Date; id: string }, b: { expiresAt: Date; id: 
  * Memory-backed storage with every capability of `ApiKeyStorage`
  * (`peekByPrefix`, `markRevokedIfActive`, `replaceHash`, `countHashes`,
  * `storesLayout`, `storesRateLimits`, `storesCredits`, the expiry notices, the rotations that wait, the
- * tenant-bound operations, the usage per key and hour). Lookups by id and prefix are O(1)
+ * tenant-bound operations, the usage per key and hour with `usageBatches`). Lookups by id and prefix are O(1)
  * and listing is O(keys of the tenant), whatever the total count;
  * `listExpiring` scans every record, `readUsage` every stored hour of the tenant. Each write is one synchronous step, so
  * `rotate` and the compare-and-set capabilities are atomic.
@@ -87,12 +93,16 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
   readonly #rotationWaits = new Map<string, ApiKeyRotationWait>();
   /** Usage rows per tenant, keyed by hour and key id. */
   readonly #usage = new Map<string, Map<string, ApiKeyUsageBucket & { keyId: string }>>();
+  /** Batch ids of `recordUsage` already recorded (one per flush write, never pruned). */
+  readonly #usageBatches = new Set<string>();
   /** Capability: each record's `layout` is kept. */
   readonly storesLayout = true;
   /** Capability: each record's `rateLimits` are kept. */
   readonly storesRateLimits = true;
   /** Capability: each record's `credits` are kept (see `setCredits`). */
   readonly storesCredits = true;
+  /** Capability: `recordUsage` records each batch id once. */
+  readonly usageBatches = true;
 
   /** Number of stored records. */
   get size(): number {
@@ -100,7 +110,7 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
   }
 
   /** Stores a copy of `record` as read (`readApiKeyRecord`: absent nullable fields as null). */
-  #add(given: ApiKeyRecord): void {
+  #add(given: ApiKeyRecordInput): void {
     const record = readApiKeyRecord(given);
     if (this.#byId.has(record.id)) throw new Error("duplicate API key id");
     if (this.#idByPrefix.has(record.prefix)) throw new Error("duplicate API key prefix");
@@ -121,7 +131,7 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
    * Inserts a record; rejects on a duplicate id or prefix, and with a
    * `TypeError` naming the field for a malformed record.
    */
-  insert(record: ApiKeyRecord): Promise<void> {
+  insert(record: ApiKeyRecordInput): Promise<void> {
     try {
       this.#add(record);
       return Promise.resolve();
@@ -138,8 +148,10 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
 
   /** Finds a record by prefix. */
   findByPrefix(prefix: string): Promise<ApiKeyRecord | null> {
+    // An unknown prefix copies a stand-in: it costs what a stored one does.
     const record = this.peekByPrefix(prefix);
-    return Promise.resolve(record === null ? null : copyRecord(record));
+    const copy = copyRecord(record ?? LOOKUP_STAND_IN);
+    return Promise.resolve(record === null ? null : copy);
   }
 
   /** Capability: the stored record of `prefix` itself (not a copy; do not mutate) or null. */
@@ -148,7 +160,7 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
     return id === undefined ? null : this.#byId.get(id) ?? null;
   }
 
-  /** Lists a tenant's records, revoked ones only with `includeRevoked`. */
+  /** Lists a tenant's records newest first, revoked ones only with `includeRevoked`. */
   listByTenant(tenantId: string, options?: ListApiKeysOptions): Promise<ApiKeyRecord[]> {
     const includeRevoked = options?.includeRevoked === true;
     const out: ApiKeyRecord[] = [];
@@ -245,25 +257,28 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
     return Promise.resolve();
   }
 
-  /** Rotates in one synchronous step; a rotated or revoked key rejects as not rotatable. */
-  rotate(input: RotateApiKeyStorageInput): Promise<void> {
+  /** Rotates in one synchronous step; a rotated or revoked key answers `"not_rotatable"`. */
+  rotate(input: RotateApiKeyStorageInput): Promise<ApiKeyStorageRotateResult> {
     try {
       const old = this.#require(input.oldKeyId);
       if (old.rotatedAt !== null || old.revokedAt !== null || old.replacedByKeyId !== null) {
-        throw new ApiKeyOperationError("api_key_not_rotatable");
+        return Promise.resolve("not_rotatable");
       }
       this.#add(input.newRecord);
       old.rotatedAt = new Date(input.rotatedAt.getTime());
       old.expiresAt = readExpiresAt(input.oldExpiresAt);
       old.replacedByKeyId = input.newRecord.id;
-      return Promise.resolve();
+      return Promise.resolve("rotated");
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
   /** Capability: `rotate` of a record of `tenantId`; others reject as unknown. */
-  rotateForTenant(tenantId: string, input: RotateApiKeyStorageInput): Promise<void> {
+  rotateForTenant(
+    tenantId: string,
+    input: RotateApiKeyStorageInput,
+  ): Promise<ApiKeyStorageRotateResult> {
     if (this.#byId.get(input.oldKeyId)?.tenantId !== tenantId) return Promise.reject(notFound());
     return this.rotate(input);
   }
@@ -318,8 +333,15 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
     );
   }
 
-  /** Capability: adds each row to its (key, hour) and raises the key's `lastUsedAt`, in one step. */
-  recordUsage(rows: readonly ApiKeyUsageRow[]): Promise<void> {
+  /**
+   * Capability: adds each row to its (key, hour) and raises the key's
+   * `lastUsedAt`, in one step; a `batchId` already recorded changes nothing.
+   */
+  recordUsage(rows: readonly ApiKeyUsageRow[], batchId?: string): Promise<void> {
+    if (batchId !== undefined) {
+      if (this.#usageBatches.has(batchId)) return Promise.resolve();
+      this.#usageBatches.add(batchId);
+    }
     for (const row of rows) {
       let tenant = this.#usage.get(row.tenantId);
       if (tenant === undefined) this.#usage.set(row.tenantId, tenant = new Map());

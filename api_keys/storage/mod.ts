@@ -10,6 +10,7 @@ export {
   type ApiKeyRotationWait,
   type ApiKeyStorage,
   type ApiKeyStorageCapability,
+  type ApiKeyStorageRotateResult,
   type ListExpiringApiKeysOptions,
 } from "./types.ts";
 export { InMemoryApiKeyStorage } from "./in_memory.ts";
@@ -23,6 +24,7 @@ export {
   type PrismaUsageClient,
 } from "./prisma.ts";
 export {
+  ApiKeyStorageContractError,
   type ApiKeyStorageFactory,
   type RegisterStorageTest,
   runApiKeyStorageContract,

@@ -12,12 +12,18 @@
 import { ApiKeyOperationError } from "../errors.ts";
 import { CURRENT_HASH_SCHEME } from "../hasher.ts";
 import { nullAbsentFields } from "./_access.ts";
-import type { ApiKeyRotationWait, ApiKeyStorage, ListExpiringApiKeysOptions } from "./types.ts";
+import type {
+  ApiKeyRotationWait,
+  ApiKeyStorage,
+  ApiKeyStorageRotateResult,
+  ListExpiringApiKeysOptions,
+} from "./types.ts";
 import type {
   ApiKeyCredits,
   ApiKeyHashCount,
   ApiKeyHashReplacement,
   ApiKeyRecord,
+  ApiKeyRecordInput,
   ListApiKeysOptions,
   RotateApiKeyStorageInput,
 } from "../types.ts";
@@ -105,12 +111,23 @@ const COUNT_COLUMNS = ["accepted", ...USAGE_COLUMNS, "cost"];
  * `recordUsage` in one statement: the rows (a JSON array, `$1`) are added to
  * their (key, hour) with `ON CONFLICT … DO UPDATE`, in (key, hour) order, and
  * the keys' `last_used_at` raised in a data-modifying CTE, skipping rows
- * already as late.
+ * already as late. With `batch`, the batch id (`$2`) is inserted first into
+ * `api_key_usage_batches` (migration 0013) with `ON CONFLICT DO NOTHING`, and
+ * the rows count only when it was: a batch already recorded changes nothing,
+ * and a retry running while the first write is still open waits for it on
+ * the id's key, then skips.
  */
-const RECORD_USAGE_SQL = `WITH v AS (
-  SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(key_id text, tenant_id text, bucket timestamptz,
-    ${COUNT_COLUMNS.map((c) => `${c} bigint`).join(", ")}, last_used_at timestamptz)
-), touched AS (
+function recordUsageSql(batch: boolean): string {
+  const rows = `SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(key_id text, tenant_id text,
+    bucket timestamptz, ${COUNT_COLUMNS.map((c) => `${c} bigint`).join(", ")},
+    last_used_at timestamptz)`;
+  return `WITH ${
+    batch
+      ? `batch AS (
+  INSERT INTO api_key_usage_batches (id) VALUES ($2::text) ON CONFLICT (id) DO NOTHING RETURNING id
+), v AS (${rows} WHERE EXISTS (SELECT 1 FROM batch))`
+      : `v AS (${rows})`
+  }, touched AS (
   UPDATE api_keys k SET last_used_at = t.at
   FROM (SELECT key_id, max(last_used_at) AS at FROM v WHERE last_used_at IS NOT NULL
         GROUP BY key_id ORDER BY key_id) t
@@ -119,8 +136,9 @@ const RECORD_USAGE_SQL = `WITH v AS (
 INSERT INTO api_key_usage (key_id, tenant_id, bucket, ${COUNT_COLUMNS.join(", ")})
 SELECT key_id, tenant_id, bucket, ${COUNT_COLUMNS.join(", ")} FROM v ORDER BY key_id, bucket
 ON CONFLICT (key_id, bucket) DO UPDATE SET ${
-  COUNT_COLUMNS.map((c) => `${c} = api_key_usage.${c} + EXCLUDED.${c}`).join(", ")
-}`;
+    COUNT_COLUMNS.map((c) => `${c} = api_key_usage.${c} + EXCLUDED.${c}`).join(", ")
+  }`;
+}
 
 /** `readUsage`: `$1` tenant, `$2`/`$3` the window, `$4` a key id or null. */
 const READ_USAGE_SQL = `SELECT bucket, ${
@@ -171,6 +189,12 @@ export interface PrismaApiKeyStorageOptions {
   storesCredits?: boolean;
   /** The client itself (`prisma`): turns on `recordUsage` and `readUsage` (raw SQL). */
   usage?: PrismaUsageClient;
+  /**
+   * `true` with `usage` when the table `api_key_usage_batches` exists
+   * (migration `0013_api_key_usage_batches`): turns on `usageBatches`, so a
+   * usage write retried after the storage deadline is counted once.
+   */
+  usageBatches?: boolean;
 }
 
 function hasCode(error: unknown, code: string): boolean {
@@ -205,8 +229,9 @@ function creditsColumn(credits: ApiKeyCredits): Record<string, unknown> {
  * A row to create: `hashScheme` written only when it is not the default (an
  * older model lacks it), `layout`, `rateLimits` and `credits` only with their capability.
  */
-function toRow(record: ApiKeyRecord, storage: ApiKeyStorage): Record<string, unknown> {
-  const { hashScheme, layout, rateLimits, credits, ...fields } = record;
+function toRow(record: ApiKeyRecordInput, storage: ApiKeyStorage): Record<string, unknown> {
+  // rateLimitKeyId has no column yet: a rotated key counts on its own windows here.
+  const { hashScheme, layout, rateLimits, rateLimitKeyId: _, credits, ...fields } = record;
   const row: Record<string, unknown> = {
     ...fields,
     allowedIpCidrs: [...(record.allowedIpCidrs ?? [])],
@@ -272,14 +297,14 @@ function toRecord(row: unknown): ApiKeyRecord {
  * Capabilities: `markRevokedIfActive`, `replaceHash`, `countHashes`,
  * `lowerExpiry` and the tenant-bound operations; the expiry notices, rotation
  * waits (migration `0004_api_key_expiry`), `storesLayout` (`0006`),
- * `storesRateLimits` (`0008`), `storesCredits` (`0011`) and `recordUsage`/`readUsage` (`usage`, raw
- * SQL over `0010`) only
+ * `storesRateLimits` (`0008`), `storesCredits` (`0011`), `recordUsage`/`readUsage` (`usage`, raw
+ * SQL over `0010`) and `usageBatches` (`0013`) only
  * through `PrismaApiKeyStorageOptions`; never `peekByPrefix` (a shared
  * database changes behind in-process copies). Without the `hashScheme`
  * column (`0003`) rows read as the default scheme.
  *
  * `rotate` inserts the new row, then updates the old one where it is neither
- * rotated nor revoked (`P2025`: `api_key_not_rotatable`), in one transaction
+ * rotated nor revoked (`P2025`: it answers `"not_rotatable"`), in one transaction
  * with `$transaction`. Without it, a failed update is compensated by revoking
  * the new row (whose key was never handed out); if that fails too, the new
  * row stays listed as an active key nobody holds.
@@ -322,7 +347,9 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
   /** Capability, with the `rotationWaits` option only: `findUnique` by `newKeyId`. */
   readonly findRotationWait?: (newKeyId: string) => Promise<ApiKeyRotationWait | null>;
   /** Capability, with the `usage` option only: one `INSERT … ON CONFLICT` statement per call. */
-  readonly recordUsage?: (rows: readonly ApiKeyUsageRow[]) => Promise<void>;
+  readonly recordUsage?: (rows: readonly ApiKeyUsageRow[], batchId?: string) => Promise<void>;
+  /** Capability, with the `usageBatches` option only: each batch id is recorded once (`0013`). */
+  readonly usageBatches?: boolean;
   /** Capability, with the `usage` option only: one `SELECT … GROUP BY bucket`. */
   readonly readUsage?: (query: ApiKeyUsageReadQuery) => Promise<ApiKeyUsageBucket[]>;
 
@@ -338,9 +365,23 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
       "client.apiKey",
     );
     this.#client = client;
-    const { expiryNotices, rotationWaits, storesLayout, storesRateLimits, storesCredits, usage } =
-      options ?? {};
-    for (const [name, flag] of Object.entries({ storesLayout, storesRateLimits, storesCredits })) {
+    const {
+      expiryNotices,
+      rotationWaits,
+      storesLayout,
+      storesRateLimits,
+      storesCredits,
+      usage,
+      usageBatches,
+    } = options ?? {};
+    for (
+      const [name, flag] of Object.entries({
+        storesLayout,
+        storesRateLimits,
+        storesCredits,
+        usageBatches,
+      })
+    ) {
       if (flag !== undefined && typeof flag !== "boolean") {
         throw new TypeError(`PrismaApiKeyStorage options.${name} must be a boolean`);
       }
@@ -363,9 +404,15 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
       this.claimExpiryNotice = (id, thresholdMs, at) =>
         claimNotice(expiryNotices, id, thresholdMs, at);
     }
+    if (usageBatches === true && usage === undefined) {
+      throw new TypeError("PrismaApiKeyStorage options.usageBatches needs options.usage");
+    }
     if (usage !== undefined) {
       requireDelegate(usage, ["$executeRawUnsafe", "$queryRawUnsafe"], "options.usage");
-      this.recordUsage = async (rows) => {
+      const once = usageBatches === true;
+      if (once) this.usageBatches = true;
+      const [plain, batched] = [recordUsageSql(false), recordUsageSql(true)];
+      this.recordUsage = async (rows, batchId) => {
         const json = rows.map((row) => {
           const columns: Record<string, unknown> = {
             key_id: row.keyId,
@@ -380,7 +427,10 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
           );
           return columns;
         });
-        await usage.$executeRawUnsafe(RECORD_USAGE_SQL, JSON.stringify(json));
+        // Without a batch id (or the option) the rows are added without the batch check.
+        if (!once || batchId === undefined) {
+          await usage.$executeRawUnsafe(plain, JSON.stringify(json));
+        } else await usage.$executeRawUnsafe(batched, JSON.stringify(json), String(batchId));
       };
       this.readUsage = async ({ tenantId, keyId, from, to }) => {
         const rows = await usage.$queryRawUnsafe(READ_USAGE_SQL, tenantId, from, to, keyId ?? null);
@@ -407,7 +457,7 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
   }
 
   /** Inserts a record. */
-  async insert(record: ApiKeyRecord): Promise<void> {
+  async insert(record: ApiKeyRecordInput): Promise<void> {
     await this.#client.apiKey.create({ data: toRow(record, this) });
   }
 
@@ -423,13 +473,13 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
     return row === null || row === undefined ? null : toRecord(row);
   }
 
-  /** Lists a tenant's records ordered by `createdAt`, then `id`. */
+  /** Lists a tenant's records newest first (`createdAt` descending), then by `id`. */
   async listByTenant(tenantId: string, options?: ListApiKeysOptions): Promise<ApiKeyRecord[]> {
     const where: Record<string, unknown> = { tenantId };
     if (options?.includeRevoked !== true) where.revokedAt = null;
     const rows = await this.#client.apiKey.findMany({
       where,
-      orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+      orderBy: [{ createdAt: "desc" }, { id: "asc" }],
     });
     return Array.isArray(rows) ? rows.map(toRecord) : rows;
   }
@@ -592,7 +642,7 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
   }
 
   /** Rotates (see the class documentation). */
-  rotate(input: RotateApiKeyStorageInput): Promise<void> {
+  rotate(input: RotateApiKeyStorageInput): Promise<ApiKeyStorageRotateResult> {
     return this.#rotate(input, undefined);
   }
 
@@ -601,11 +651,17 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
    * update; a row of another tenant is `api_key_record_not_found` like an
    * unknown id.
    */
-  rotateForTenant(tenantId: string, input: RotateApiKeyStorageInput): Promise<void> {
+  rotateForTenant(
+    tenantId: string,
+    input: RotateApiKeyStorageInput,
+  ): Promise<ApiKeyStorageRotateResult> {
     return this.#rotate(input, tenantId);
   }
 
-  async #rotate(input: RotateApiKeyStorageInput, tenantId: string | undefined): Promise<void> {
+  async #rotate(
+    input: RotateApiKeyStorageInput,
+    tenantId: string | undefined,
+  ): Promise<ApiKeyStorageRotateResult> {
     const insertNew = (delegate: PrismaApiKeyDelegate) =>
       delegate.create({ data: toRow(input.newRecord, this) });
     const markOld = (delegate: PrismaApiKeyDelegate) =>
@@ -632,7 +688,7 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
       } catch (error) {
         return await this.#failRotation(error, input.oldKeyId, tenantId);
       }
-      return;
+      return "rotated";
     }
     // Step by step: the new row first, so a failure never leaves the old key rotated to nothing.
     await insertNew(client.apiKey);
@@ -646,17 +702,21 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
       });
       return await this.#failRotation(error, input.oldKeyId, tenantId);
     }
+    return "rotated";
   }
 
-  /** Throws the error of a failed rotation; `P2025` means the race was lost or the key is gone. */
+  /**
+   * The answer to a failed rotation: `P2025` means the race was lost
+   * (`"not_rotatable"`) or the key is gone (rejects); other errors rethrown.
+   */
   async #failRotation(
     error: unknown,
     oldKeyId: string,
     tenantId: string | undefined,
-  ): Promise<never> {
+  ): Promise<"not_rotatable"> {
     if (!isRecordNotFound(error)) throw error;
     await this.#requireRow(oldKeyId, tenantId);
-    throw new ApiKeyOperationError("api_key_not_rotatable");
+    return "not_rotatable";
   }
 
   /** Whether the row of `id` has a `hashScheme` column (false for an unknown id). */

@@ -9,6 +9,7 @@ import type {
   ApiKeyHashCount,
   ApiKeyHashReplacement,
   ApiKeyRecord,
+  ApiKeyRecordInput,
   ListApiKeysOptions,
   RotateApiKeyStorageInput,
 } from "../types.ts";
@@ -16,7 +17,9 @@ import type { ApiKeyUsageBucket, ApiKeyUsageReadQuery, ApiKeyUsageRow } from "..
 
 /**
  * Where API-key records live. The spec's seven operations are required; a
- * storage with only these works with every feature of the service. Adapters
+ * storage with only these works with every feature of the service. Records
+ * go in and come out as `ApiKeyRecordInput`, so a storage written for 0.1's
+ * record shape (no `rotatedAt`, `replacedByKeyId`) fits; absent fields read as `null`. Adapters
  * need not validate records: the service checks each one it reads (a
  * malformed one is an `ApiKeyStorageError`; an invalid `expiresAt` reads as
  * expired).
@@ -27,11 +30,11 @@ import type { ApiKeyUsageBucket, ApiKeyUsageReadQuery, ApiKeyUsageRow } from "..
  */
 export interface ApiKeyStorage {
   /** Inserts a new record (ids and prefixes are unique). */
-  insert(record: ApiKeyRecord): Promise<void>;
+  insert(record: ApiKeyRecordInput): Promise<void>;
   /** Finds a record by id. */
-  findById(id: string): Promise<ApiKeyRecord | null>;
+  findById(id: string): Promise<ApiKeyRecordInput | null>;
   /** Finds a record by public prefix, revoked, expired or rotated ones included. */
-  findByPrefix(prefix: string): Promise<ApiKeyRecord | null>;
+  findByPrefix(prefix: string): Promise<ApiKeyRecordInput | null>;
   /**
    * Capability: `findByPrefix`, synchronous and never throwing (in-process
    * storage). It may return the stored object, which callers never mutate (so
@@ -39,8 +42,11 @@ export interface ApiKeyStorage {
    * deadline and the verification cache is on by default.
    */
   peekByPrefix?(prefix: string): Readonly<ApiKeyRecord> | null;
-  /** A tenant's records by `createdAt`, then `id`; revoked ones only with `includeRevoked`. */
-  listByTenant(tenantId: string, options?: ListApiKeysOptions): Promise<ApiKeyRecord[]>;
+  /**
+   * A tenant's records, newest first (`createdAt` descending, then `id`
+   * ascending); revoked ones only with `includeRevoked`.
+   */
+  listByTenant(tenantId: string, options?: ListApiKeysOptions): Promise<ApiKeyRecordInput[]>;
   /** Sets `revokedAt`; an unknown id throws `ApiKeyOperationError("api_key_record_not_found")`. */
   markRevoked(id: string, revokedAt: Date): Promise<void>;
   /**
@@ -69,7 +75,10 @@ export interface ApiKeyStorage {
    */
   markRevokedForTenant?(tenantId: string, id: string, revokedAt: Date): Promise<boolean>;
   /** Capability (with `markRevokedForTenant`): `rotate`, likewise only for `tenantId`. */
-  rotateForTenant?(tenantId: string, input: RotateApiKeyStorageInput): Promise<void>;
+  rotateForTenant?(
+    tenantId: string,
+    input: RotateApiKeyStorageInput,
+  ): Promise<ApiKeyStorageRotateResult | void>;
   /**
    * Capability: sets the `name` of a record of `tenantId` in one step; an unknown id or
    * another tenant's record rejects with `api_key_record_not_found`. The admin rename
@@ -98,11 +107,12 @@ export interface ApiKeyStorage {
   /**
    * In one step, inserts `newRecord` and sets the old record's `rotatedAt`,
    * `expiresAt` (`oldExpiresAt`) and `replacedByKeyId`, only while it is
-   * neither rotated nor revoked; else leaves nothing usable and throws
-   * `ApiKeyOperationError("api_key_not_rotatable")` (unknown id:
-   * `api_key_record_not_found`).
+   * neither rotated nor revoked, and answers `"rotated"`; else leaves nothing
+   * usable and answers `"not_rotatable"` (unknown id: rejects with
+   * `api_key_record_not_found`). A storage written for the spec may answer
+   * nothing on success and reject with `api_key_not_rotatable`.
    */
-  rotate(input: RotateApiKeyStorageInput): Promise<void>;
+  rotate(input: RotateApiKeyStorageInput): Promise<ApiKeyStorageRotateResult | void>;
   /**
    * Capability (with `claimExpiryNotice`; without them `notifyExpiring`
    * throws): unrevoked records with `expiresAt` in (`from`, `until`], by
@@ -133,15 +143,27 @@ export interface ApiKeyStorage {
    * Capability (with `readUsage`; without them the `usage` option and
    * `ApiKeysService.usage` throw a `TypeError`): adds each row's counts to its
    * stored (key, hour) row and raises the key's `lastUsedAt` to the row's, in
-   * one step. At most 1,000 rows of distinct (key, hour).
+   * one step. At most 1,000 rows of distinct (key, hour). `batchId` names the
+   * write (the same for each retry of it); with `usageBatches` a batch already
+   * recorded changes nothing.
    */
-  recordUsage?(rows: readonly ApiKeyUsageRow[]): Promise<void>;
+  recordUsage?(rows: readonly ApiKeyUsageRow[], batchId?: string): Promise<void>;
+  /**
+   * Capability (with `recordUsage`): `true` when `recordUsage` records each
+   * `batchId` once, in the same step as its rows: a write that committed after
+   * the storage deadline and is retried (concurrently with it too) is counted
+   * once. Without it such a retry is counted twice.
+   */
+  readonly usageBatches?: boolean;
   /**
    * Capability (see `recordUsage`): the tenant's counts (of `keyId` only, when
    * given) summed per hour in [`from`, `to`), ascending.
    */
   readUsage?(query: ApiKeyUsageReadQuery): Promise<ApiKeyUsageBucket[]>;
 }
+
+/** What `ApiKeyStorage.rotate` answers (seed 0.4). */
+export type ApiKeyStorageRotateResult = "rotated" | "not_rotatable";
 
 /** What `ApiKeyStorage.listExpiring` reads: a window of expiry times and a page of it. */
 export interface ListExpiringApiKeysOptions {
@@ -186,7 +208,8 @@ export type ApiKeyStorageCapability =
   | "rotateForTenant"
   | "renameForTenant"
   | "recordUsage"
-  | "readUsage";
+  | "readUsage"
+  | "usageBatches";
 
 /** Names of the required methods of `ApiKeyStorage` (the spec's seven operations). */
 export const API_KEY_STORAGE_METHODS: readonly Exclude<

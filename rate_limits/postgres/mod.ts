@@ -1,11 +1,16 @@
 /**
  * The PostgreSQL store of the rate limiter: window counters in the table
  * `rate_limit_counters`, credit balances in `credit_balances` (durable), each
- * check one statement (`rate_limit_check`, all counters at once) on the
- * database's clock, exact across every instance on that database. Needs the
- * migration `prisma/migrations/0007_rate_limit_counters` (and
- * `0009_credit_balances` for credits) and a `pg` pool or client (an optional
- * peer) from the caller.
+ * batch of checks one statement (`rate_limit_batch`: every row of the batch
+ * locked once, each check applied in order before its deadline or not at all)
+ * on the database's clock, exact across every instance on that database.
+ * Needs the migrations `prisma/migrations/0007_rate_limit_counters`,
+ * `0009_credit_balances` and `0012_rate_limit_batches`, and a `pg` pool or
+ * client (an optional peer) from the caller.
+ *
+ * Production setup: the store listens for the pool's `error` events itself
+ * (a terminated backend never ends the process), and `await limiter.ready()`
+ * at start-up names a missing migration.
  *
  * @example
  * ```ts
@@ -15,6 +20,7 @@
  *
  * const pool = new pg.Pool({ connectionString: "postgresql://app:secret@db:5432/app" });
  * const limiter = createRateLimiter({ store: createPostgresRateLimitStore({ pool }) });
+ * await limiter.ready();
  * const { allowed } = await limiter.check("key_1", [{ name: "api", limit: 100, windowMs: 60_000 }]);
  * ```
  *
@@ -24,21 +30,33 @@ import {
   byKind,
   type CounterResult,
   type CreditCounter,
-  type RateLimitCounter,
   type RateLimitStore,
+  type StoreCheck,
 } from "../store.ts";
 import { assertCreditChange, refillParams } from "../credits.ts";
+import { createClockOffset } from "../_clock.ts";
+import { reportErrors, SETTLE_MS, settleBy } from "../_remote.ts";
 
-/** What the store needs of `pg`: a `pg.Pool` or `pg.Client` has it. */
+/** What the store needs of `pg`: a `pg.Pool` or `pg.Client` has it (with `on`, the store listens for its errors). */
 export interface PostgresQueryable {
   /** Runs one statement. */
   query(text: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
+  /** Adds an event listener. */
+  on?(event: "error", listener: (error: unknown) => void): unknown;
+  /** Removes an event listener. */
+  off?(event: "error", listener: (error: unknown) => void): unknown;
 }
 
 /** Options of `createPostgresRateLimitStore`. */
 export interface PostgresRateLimitStoreOptions {
   /** The pool (or client) every check runs on; the caller owns and ends it. */
   pool: PostgresQueryable;
+  /**
+   * Where the pool's `error` events go, at most one line per 10 s (default
+   * `console.error`); the store's own listener keeps a terminated backend from
+   * ending the process.
+   */
+  logger?: (line: string) => void;
 }
 
 /** The PostgreSQL store, with `deleteExpired` for the rows whose log has left its window. */
@@ -47,17 +65,52 @@ export interface PostgresRateLimitStore extends RateLimitStore {
   deleteExpired(): Promise<number>;
   /** See `RateLimitStore.changeCredits`. */
   changeCredits: NonNullable<RateLimitStore["changeCredits"]>;
+  /** See `RateLimitStore.readCredits`. */
+  readCredits: NonNullable<RateLimitStore["readCredits"]>;
+  /** See `RateLimitStore.ready`. */
+  ready: NonNullable<RateLimitStore["ready"]>;
+  /** Removes the store's `error` listener (the pool stays open: the caller ends it). */
+  close(): void;
 }
 
-const COLUMNS = "SELECT allowed, remaining::float8 AS remaining, reset_ms::float8 AS reset_ms";
-const WINDOW_ARGS = "$1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[]";
-const CHECK_SQL = `${COLUMNS} FROM rate_limit_check(${WINDOW_ARGS})`;
-const CREDIT_CHECK_SQL = `${COLUMNS} FROM rate_limit_check(${WINDOW_ARGS}, $6::text[], ` +
-  "$7::text[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[], $13::int[])";
-const CHANGE_SQL = "SELECT remaining::float8 AS remaining, reset_ms::float8 AS reset_ms FROM " +
-  "credit_change($1, $2, $3::bigint, $4::bigint, $5::bigint, $6::bigint, $7::int, $8::bigint, $9::bigint)";
+const BATCH_SQL = "SELECT check_no, allowed, remaining::float8 AS remaining, " +
+  "reset_ms::float8 AS reset_ms, now_ms::float8 AS now_ms FROM rate_limit_batch($1::bigint[], " +
+  "$2::int[], $3::int[], $4::text[], $5::text[], $6::int[], $7::bigint[], $8::bigint[], " +
+  "$9::bigint[], $10::text[], $11::text[], $12::bigint[], $13::bigint[], $14::bigint[], " +
+  "$15::bigint[], $16::int[], $17::int[], $18::bigint[])";
+const CHANGE_SQL =
+  "SELECT applied, remaining::float8 AS remaining, reset_ms::float8 AS reset_ms, " +
+  "now_ms::float8 AS now_ms FROM credit_change_before($1::bigint, $2, $3, $4::bigint, $5::bigint, " +
+  "$6::bigint, $7::bigint, $8::int, $9::bigint, $10::bigint)";
+const READ_SQL = "SELECT balance::float8 AS balance, reset_ms::float8 AS reset_ms FROM " +
+  "credit_read($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::int[])";
+const TIME_SQL = "SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms";
 const DELETE_SQL = "WITH d AS (DELETE FROM rate_limit_counters WHERE expires_at < now()" +
   " RETURNING 1) SELECT count(*)::int AS n FROM d";
+/** The functions each migration adds, by migration (what `ready()` looks for). */
+const MIGRATIONS: [string, string[]][] = [
+  ["0007_rate_limit_counters", ["rate_limit_check"]],
+  ["0009_credit_balances", ["credit_change", "credit_lock", "credit_refill", "credit_period"]],
+  ["0012_rate_limit_batches", ["rate_limit_batch", "credit_change_before", "credit_read"]],
+];
+const READY_SQL = "SELECT array_agg(DISTINCT proname::text) AS found FROM pg_proc " +
+  "WHERE proname = ANY($1::text[]) AND pg_function_is_visible(oid)";
+
+/**
+ * The distinct (subject, name) of `counters` (the first of each), and per
+ * counter the 1-based index of its own.
+ */
+function distinct<T extends { subject: string; name: string }>(counters: readonly T[]) {
+  const index = new Map<string, number>();
+  const list: T[] = [];
+  const of = counters.map((c) => {
+    const key = `${c.subject}\u0000${c.name}`;
+    let i = index.get(key);
+    if (i === undefined) index.set(key, i = list.push(c));
+    return i;
+  });
+  return { list, of };
+}
 
 /**
  * Creates the PostgreSQL store. Throws a `TypeError` without a `pool`.
@@ -76,41 +129,80 @@ export function createPostgresRateLimitStore(
   if (typeof pool?.query !== "function") {
     throw new TypeError("createPostgresRateLimitStore needs a pg pool or client as `pool`");
   }
+  const clock = createClockOffset();
+  const stopReporting = reportErrors(pool, "postgres", options.logger);
+  /** Runs one statement; observes the database's clock its last row answers. */
+  const run = async (text: string, values?: unknown[], until = Date.now() + SETTLE_MS) => {
+    const { rows } = await settleBy(pool.query(text, values), until, "postgres");
+    const last = rows[rows.length - 1];
+    if (last && "now_ms" in last) clock.observe(Number(last.now_ms), Date.now());
+    return rows;
+  };
+  /** `deadline` (local ms) on the database's clock, reading that clock first when no round trip was seen. */
+  const onServer = async (deadline: number) => {
+    if (!clock.known) await run(TIME_SQL, [], deadline + SETTLE_MS);
+    return clock.toServer(deadline) ?? -1;
+  };
+
   return {
     name: "postgres",
-    async check(counters: readonly RateLimitCounter[]): Promise<CounterResult[]> {
-      const { windows, credits, inOrder } = byKind(counters);
-      const values: unknown[] = [
-        windows.map((c) => c.subject),
-        windows.map((c) => c.name),
+    async checkBatch(checks: readonly StoreCheck[]) {
+      if (checks.length === 0) return { results: [] };
+      const deadlines: number[] = [];
+      for (const check of checks) deadlines.push(await onServer(check.deadline));
+      const split = checks.map(({ counters }) => byKind(counters));
+      const windows = split.flatMap((k) => k.windows);
+      const credits = split.flatMap((k) => k.credits);
+      const rows = distinct(windows);
+      const balances = distinct(credits);
+      const refills = balances.list.map((c) => refillParams(c.refill));
+      const until = Math.max(...checks.map((c) => c.deadline)) + SETTLE_MS;
+      const answer = await run(BATCH_SQL, [
+        deadlines,
+        split.map((k) => k.windows.length),
+        split.map((k) => k.credits.length),
+        rows.list.map((c) => c.subject),
+        rows.list.map((c) => c.name),
+        rows.of,
         windows.map((c) => c.limit),
         windows.map((c) => c.windowMs),
         windows.map((c) => c.cost),
-      ];
-      if (credits.length > 0) {
-        const refills = credits.map((c) => refillParams(c.refill));
-        values.push(
-          credits.map((c) => c.subject),
-          credits.map((c) => c.name),
-          credits.map((c) => c.cost),
-          credits.map((c) => c.initial),
-          credits.map((c) => c.initialAt ?? null),
-          ...[0, 1, 2].map((i) => refills.map((r) => r[i])),
-        );
-      }
-      const { rows } = await pool.query(credits.length > 0 ? CREDIT_CHECK_SQL : CHECK_SQL, values);
-      if (rows.length !== counters.length) {
-        throw new TypeError("rate_limit_check answered an unexpected number of rows");
-      }
-      return inOrder(rows.map((row) => ({
-        allowed: row.allowed === true,
-        remaining: Number(row.remaining),
-        resetMs: Number(row.reset_ms),
-      })));
+        balances.list.map((c) => c.subject),
+        balances.list.map((c) => c.name),
+        balances.list.map((c) => c.initial),
+        balances.list.map((c) => c.initialAt ?? null),
+        ...[0, 1, 2].map((i) => refills.map((r) => r[i])),
+        balances.of,
+        credits.map((c) => c.cost),
+      ], until);
+      let at = 0;
+      const results = split.map((kinds, q) => {
+        const first = answer[at];
+        if (first?.allowed === null && Number(first.check_no) === q + 1) {
+          at++;
+          return null;
+        }
+        const answers: CounterResult[] = [];
+        for (let i = 0; i < checks[q].counters.length; i++, at++) {
+          const row = answer[at];
+          if (Number(row?.check_no) !== q + 1) {
+            throw new TypeError("rate_limit_batch answered an unexpected row");
+          }
+          answers.push({
+            allowed: row.allowed === true,
+            remaining: Number(row.remaining),
+            resetMs: Number(row.reset_ms),
+          });
+        }
+        return kinds.inOrder(answers);
+      });
+      if (at !== answer.length) throw new TypeError("rate_limit_batch answered an unexpected row");
+      return { results };
     },
-    async changeCredits(counter: CreditCounter, change) {
+    async changeCredits(counter: CreditCounter, change, deadline) {
       const valid = assertCreditChange(change);
-      const { rows } = await pool.query(CHANGE_SQL, [
+      const [row] = await run(CHANGE_SQL, [
+        await onServer(deadline),
         counter.subject,
         counter.name,
         counter.initial,
@@ -118,16 +210,42 @@ export function createPostgresRateLimitStore(
         ...refillParams(counter.refill),
         "set" in valid ? valid.set : null,
         "add" in valid ? valid.add : null,
+      ], deadline + SETTLE_MS);
+      if (row?.applied !== true) return null;
+      return { allowed: true, remaining: Number(row.remaining), resetMs: Number(row.reset_ms) };
+    },
+    async readCredits(counters) {
+      if (counters.length === 0) return [];
+      const refills = counters.map((c) => refillParams(c.refill));
+      const rows = await run(READ_SQL, [
+        counters.map((c) => c.subject),
+        counters.map((c) => c.name),
+        ...[0, 1, 2].map((i) => refills.map((r) => r[i])),
       ]);
-      return {
-        allowed: true,
-        remaining: Number(rows[0].remaining),
-        resetMs: Number(rows[0].reset_ms),
-      };
+      return counters.map((_, i) =>
+        rows[i]?.balance === null || rows[i] === undefined
+          ? null
+          : { allowed: true, remaining: Number(rows[i].balance), resetMs: Number(rows[i].reset_ms) }
+      );
     },
     async deleteExpired() {
-      const { rows } = await pool.query(DELETE_SQL);
-      return Number(rows[0]?.n ?? 0);
+      const [row] = await run(DELETE_SQL);
+      return Number(row?.n ?? 0);
     },
+    async ready() {
+      const [row] = await run(READY_SQL, [MIGRATIONS.flatMap(([, names]) => names)]);
+      const found = new Set(Array.isArray(row?.found) ? row.found : []);
+      for (const [migration, names] of MIGRATIONS) {
+        const missing = names.filter((name) => !found.has(name));
+        if (missing.length > 0) {
+          throw new TypeError(
+            `the PostgreSQL rate-limit store misses ${missing.join(", ")}: ` +
+              `apply prisma/migrations/${migration}/migration.sql`,
+          );
+        }
+      }
+      await run(TIME_SQL);
+    },
+    close: stopReporting,
   };
 }

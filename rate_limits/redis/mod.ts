@@ -1,9 +1,13 @@
 /**
- * The Redis store of the rate limiter: each check is one `EVALSHA` of one Lua
- * script (all policies at once) on the server's clock, exact across every
- * instance on that server. Takes a connected client of `redis` (node-redis 5
- * or 6, an optional peer) from the caller; anything with its `evalSha` and
- * `eval` works.
+ * The Redis store of the rate limiter: each batch of checks is one `EVALSHA`
+ * of one Lua script on the server's clock, exact across every instance on that
+ * server. Takes a connected client of `redis` (node-redis 5 or 6, an optional
+ * peer) from the caller; anything with its `evalSha` and `eval` works.
+ *
+ * Production setup: a client without an offline queue (a check sent while
+ * Redis is away would otherwise wait in the client and be applied late), the
+ * store's own `error` listener (it attaches one, so a lost connection never
+ * ends the process), and `await limiter.ready()` at start-up.
  *
  * @example
  * ```ts
@@ -11,8 +15,10 @@
  * import { createRateLimiter } from "@saferoute/api-kit/rate-limits";
  * import { createRedisRateLimitStore } from "@saferoute/api-kit/rate-limits/redis";
  *
- * const client = await createClient({ url: "redis://127.0.0.1:6379" }).connect();
+ * const client = await createClient({ url: "redis://127.0.0.1:6379", disableOfflineQueue: true })
+ *   .connect();
  * const limiter = createRateLimiter({ store: createRedisRateLimitStore({ client }) });
+ * await limiter.ready();
  * const { allowed } = await limiter.check("key_1", [{ name: "api", limit: 100, windowMs: 60_000 }]);
  * ```
  *
@@ -20,12 +26,15 @@
  */
 import {
   byKind,
+  type CounterResult,
   type CreditCounter,
-  type RateLimitCounter,
   type RateLimitStore,
+  type StoreCheck,
 } from "../store.ts";
 import { assertCreditChange, refillParams } from "../credits.ts";
-import { CHANGE_SCRIPT, CHECK_SCRIPT } from "./_script.ts";
+import { createClockOffset } from "../_clock.ts";
+import { reportErrors, SETTLE_MS, settleBy } from "../_remote.ts";
+import { CHANGE_SCRIPT, CHECK_SCRIPT, READ_SCRIPT, TIME_SCRIPT } from "./_script.ts";
 
 /** Arguments of a script call, as node-redis takes them. */
 export interface RedisScriptArguments {
@@ -35,12 +44,24 @@ export interface RedisScriptArguments {
   arguments: string[];
 }
 
-/** What the store needs of a Redis client: a node-redis 5/6 client has it. */
+/**
+ * What the store needs of a Redis client: a node-redis 5/6 client has it. With
+ * `isOpen`/`isReady` (node-redis) the store sends nothing while the client is
+ * not ready; with `on`, the store listens for its `error` events itself.
+ */
 export interface RedisScriptClient {
   /** Runs a cached script by its SHA-1. */
   evalSha(sha1: string, options: RedisScriptArguments): Promise<unknown>;
   /** Runs (and caches) a script. */
   eval(script: string, options: RedisScriptArguments): Promise<unknown>;
+  /** Whether `connect()` was called and the client not closed since. */
+  readonly isOpen?: boolean;
+  /** Whether the connection is up now. */
+  readonly isReady?: boolean;
+  /** Adds an event listener. */
+  on?(event: "error", listener: (error: unknown) => void): unknown;
+  /** Removes an event listener. */
+  off?(event: "error", listener: (error: unknown) => void): unknown;
 }
 
 /** Options of `createRedisRateLimitStore`. */
@@ -52,6 +73,12 @@ export interface RedisRateLimitStoreOptions {
    * and that plus `:n`, a credit balance's `<prefix>{<subject>}:<name>:c`.
    */
   prefix?: string;
+  /**
+   * Where the client's `error` events go, at most one line per 10 s (default
+   * `console.error`); the store's own listener keeps a lost connection from
+   * ending the process.
+   */
+  logger?: (line: string) => void;
 }
 
 /**
@@ -75,10 +102,20 @@ export interface CreditBalance {
  * last written-back balance as `initial` so a Redis that lost it reloads from there.
  */
 export interface RedisRateLimitStore extends RateLimitStore {
-  /** Balances spent or changed through this store since the last drain, read now (one script per balance). */
+  /**
+   * Balances spent or changed through this store since the last drain, read
+   * now in one read-only script (nothing written); a balance Redis no longer
+   * holds is left out.
+   */
   drainCreditChanges(): Promise<CreditBalance[]>;
   /** See `RateLimitStore.changeCredits`. */
   changeCredits: NonNullable<RateLimitStore["changeCredits"]>;
+  /** See `RateLimitStore.readCredits`. */
+  readCredits: NonNullable<RateLimitStore["readCredits"]>;
+  /** See `RateLimitStore.ready`. */
+  ready: NonNullable<RateLimitStore["ready"]>;
+  /** Removes the store's `error` listener (the client stays open: the caller closes it). */
+  close(): void;
 }
 
 /** Hex SHA-1 of `text` (Redis names scripts by it). */
@@ -87,16 +124,28 @@ async function sha1(text: string): Promise<string> {
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+/** The reply of a script: an array of numbers of `length` (a function of the reply), else a `TypeError`. */
+function numbers(reply: unknown, length?: (reply: unknown[]) => boolean): number[] {
+  if (!Array.isArray(reply) || (length && !length(reply))) {
+    throw new TypeError("the Redis script answered an unexpected reply");
+  }
+  return reply.map(Number);
+}
+
 /**
- * Creates the Redis store. One round trip per check (window and credit counters
- * together): `EVALSHA`, or `EVAL` once when the server does not hold the script
- * yet (after a restart or `SCRIPT FLUSH`). Throws a `TypeError` without a client.
+ * Creates the Redis store. One round trip per batch (every check's window and
+ * credit counters together): `EVALSHA`, or `EVAL` once when the server does not
+ * hold the script yet (after a restart or `SCRIPT FLUSH`). Before its first
+ * batch it reads the server's clock once (a deadline is compared there).
+ * Throws a `TypeError` without a client.
  *
  * @example
  * ```ts
  * import { createClient } from "redis";
  * import { createRedisRateLimitStore } from "./mod.ts";
- * const store = createRedisRateLimitStore({ client: await createClient().connect() });
+ * const client = await createClient({ disableOfflineQueue: true }).connect();
+ * const store = createRedisRateLimitStore({ client });
+ * await store.ready();
  * ```
  */
 export function createRedisRateLimitStore(
@@ -107,76 +156,156 @@ export function createRedisRateLimitStore(
     throw new TypeError("createRedisRateLimitStore needs a connected redis client as `client`");
   }
   const prefix = options.prefix ?? "rl:";
-  const hashes = new Map([CHECK_SCRIPT, CHANGE_SCRIPT].map((script) => [script, sha1(script)]));
+  const scripts = [CHECK_SCRIPT, CHANGE_SCRIPT, READ_SCRIPT, TIME_SCRIPT];
+  const hashes = new Map(scripts.map((script) => [script, sha1(script)]));
   const changed = new Map<string, CreditCounter>();
+  const clock = createClockOffset();
+  const stopReporting = reportErrors(client, "redis", options.logger);
 
-  const run = async (script: string, call: RedisScriptArguments) => {
-    try {
-      return await client.evalSha(await hashes.get(script)!, call);
-    } catch (error) {
-      if (!String((error as Error)?.message).startsWith("NOSCRIPT")) throw error;
-      return await client.eval(script, call);
+  /**
+   * Sends one script, never while the client is not ready (nothing queued),
+   * settling by `until` (local ms); observes the time it answers last.
+   */
+  const run = async (
+    script: string,
+    call: RedisScriptArguments,
+    until = Date.now() + SETTLE_MS,
+  ): Promise<unknown> => {
+    if (client.isOpen === false) {
+      throw new TypeError(
+        "the Redis client of createRedisRateLimitStore is not connected: " +
+          "call `await client.connect()` first",
+      );
     }
+    if (client.isReady === false) {
+      throw new Error("the Redis client is not connected now; nothing was sent");
+    }
+    const send = async () => {
+      try {
+        return await client.evalSha(await hashes.get(script)!, call);
+      } catch (error) {
+        if (!String((error as Error)?.message).startsWith("NOSCRIPT")) throw error;
+        return await client.eval(script, call);
+      }
+    };
+    const reply = await settleBy(send(), until, "redis");
+    const at = Array.isArray(reply) ? reply[reply.length - 1] : reply;
+    clock.observe(Number(at), Date.now());
+    return reply;
   };
+  /** Reads the server's clock once when no round trip has been seen (a deadline is never sent unknown). */
+  const knowClock = async (until: number) => {
+    if (!clock.known) await run(TIME_SCRIPT, { keys: [], arguments: [] }, until);
+  };
+  /** `deadline` (local ms) on the server's clock. */
+  const onServer = (deadline: number) => String(clock.toServer(deadline) ?? -1);
   const creditKey = (c: CreditCounter) => `${prefix}{${c.subject}}:${c.name}:c`;
   const creditArgs = (c: CreditCounter) =>
     [c.initial, c.initialAt ?? "", ...refillParams(c.refill)].map(String);
 
-  /** Runs one check; resolves to its answers in order and the server's time. */
-  const checkAt = async (counters: readonly RateLimitCounter[]) => {
-    const { windows, credits, inOrder } = byKind(counters);
-    const keys = windows.flatMap((c) => {
-      const log = `${prefix}{${c.subject}}:${c.name}`;
-      return [log, `${log}:n`];
-    });
-    keys.push(...credits.map(creditKey));
-    const args = [String(windows.length)];
-    for (const c of windows) args.push(String(c.limit), String(c.windowMs), String(c.cost));
-    for (const c of credits) args.push(String(c.cost), ...creditArgs(c));
-    const reply = await run(CHECK_SCRIPT, { keys, arguments: args });
-    if (!Array.isArray(reply) || reply.length !== counters.length * 3 + 1) {
-      throw new TypeError("the Redis script answered an unexpected reply");
-    }
-    const answers = inOrder(counters.map((_, i) => ({
-      allowed: Number(reply[3 * i]) === 1,
-      remaining: Number(reply[3 * i + 1]),
-      resetMs: Number(reply[3 * i + 2]),
-    })));
-    if (answers.every((a) => a.allowed)) {
-      for (const c of credits) if (c.cost > 0) changed.set(creditKey(c), c);
-    }
-    return { answers, at: Number(reply[reply.length - 1]) };
+  /** Reads balances in one read-only script; resolves to them and the server's time. */
+  const read = async (counters: readonly CreditCounter[]) => {
+    if (counters.length === 0) return { balances: [], at: 0 };
+    const reply = numbers(
+      await run(READ_SCRIPT, {
+        keys: counters.map(creditKey),
+        arguments: counters.flatMap((c) => refillParams(c.refill).map(String)),
+      }),
+      (r) => r.length === counters.length * 3 + 1,
+    );
+    const balances = counters.map((_, i): CounterResult | null =>
+      reply[3 * i] === 1
+        ? { allowed: true, remaining: reply[3 * i + 1], resetMs: reply[3 * i + 2] }
+        : null
+    );
+    return { balances, at: reply[reply.length - 1] };
   };
 
   return {
     name: "redis",
-    check: async (counters) => (await checkAt(counters)).answers,
-    async changeCredits(counter, change) {
+    async checkBatch(checks: readonly StoreCheck[]) {
+      if (checks.length === 0) return { results: [] };
+      const until = Math.max(...checks.map((c) => c.deadline)) + SETTLE_MS;
+      await knowClock(until);
+      const keys: string[] = [];
+      const args = [String(checks.length)];
+      const split = checks.map(({ counters, deadline }) => {
+        const kinds = byKind(counters);
+        args.push(onServer(deadline), String(kinds.windows.length), String(kinds.credits.length));
+        for (const c of kinds.windows) {
+          const log = `${prefix}{${c.subject}}:${c.name}`;
+          keys.push(log, `${log}:n`);
+          args.push(String(c.limit), String(c.windowMs), String(c.cost));
+        }
+        for (const c of kinds.credits) {
+          keys.push(creditKey(c));
+          args.push(String(c.cost), ...creditArgs(c));
+        }
+        return kinds;
+      });
+      const reply = numbers(await run(CHECK_SCRIPT, { keys, arguments: args }, until));
+      let i = 0;
+      const results = split.map((kinds, q) => {
+        if (reply[i++] !== 1) return null;
+        const answers: CounterResult[] = [];
+        for (let c = 0; c < checks[q].counters.length; c++, i += 3) {
+          answers.push({ allowed: reply[i] === 1, remaining: reply[i + 1], resetMs: reply[i + 2] });
+        }
+        const inOrder = kinds.inOrder(answers);
+        if (inOrder.every((a) => a.allowed)) {
+          for (const c of kinds.credits) if (c.cost > 0) changed.set(creditKey(c), c);
+        }
+        return inOrder;
+      });
+      if (i !== reply.length - 1) {
+        throw new TypeError("the Redis script answered an unexpected reply");
+      }
+      return { results };
+    },
+    async changeCredits(counter, change, deadline) {
       const valid = assertCreditChange(change);
       const [how, n] = "set" in valid ? ["set", valid.set] : ["add", valid.add];
       const key = creditKey(counter);
-      const reply = await run(CHANGE_SCRIPT, {
-        keys: [key],
-        arguments: [...creditArgs(counter), how, String(n)],
-      });
-      if (!Array.isArray(reply) || reply.length !== 2) {
-        throw new TypeError("the Redis script answered an unexpected reply");
-      }
+      const until = deadline + SETTLE_MS;
+      await knowClock(until);
+      const reply = numbers(
+        await run(CHANGE_SCRIPT, {
+          keys: [key],
+          arguments: [onServer(deadline), ...creditArgs(counter), how, String(n)],
+        }, until),
+        (r) => r.length === 4,
+      );
+      if (reply[0] !== 1) return null;
       changed.set(key, counter);
-      return { allowed: true, remaining: Number(reply[0]), resetMs: Number(reply[1]) };
+      return { allowed: true, remaining: reply[1], resetMs: reply[2] };
     },
+    readCredits: async (counters) => (await read(counters)).balances,
     async drainCreditChanges() {
       const drained = [...changed];
       changed.clear();
       try {
-        return await Promise.all(drained.map(async ([, counter]) => {
-          const { answers: [read], at } = await checkAt([{ ...counter, cost: 0 }]);
-          return { subject: counter.subject, name: counter.name, remaining: read.remaining, at };
-        }));
+        const counters = drained.map(([, counter]) => counter);
+        const { balances, at } = await read(counters);
+        return counters.flatMap((c, i) => {
+          const balance = balances[i];
+          return balance
+            ? [{ subject: c.subject, name: c.name, remaining: balance.remaining, at }]
+            : [];
+        });
       } catch (error) {
         for (const [key, counter] of drained) if (!changed.has(key)) changed.set(key, counter);
         throw error;
       }
     },
+    async ready() {
+      const reply = await run(TIME_SCRIPT, { keys: [], arguments: [] });
+      if (typeof reply !== "number" || !Number.isFinite(reply)) {
+        throw new TypeError(
+          "createRedisRateLimitStore: the client did not answer like a node-redis client " +
+            "(pass `createClient(...)` of `redis`)",
+        );
+      }
+    },
+    close: stopReporting,
   };
 }

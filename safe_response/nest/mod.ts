@@ -49,7 +49,11 @@ export {
   SuccessCode,
 } from "./safe_response.decorators.ts";
 export { SafeExceptionFilter } from "./deprecated_names.ts";
-export { SafeException } from "./safe_response.exception.ts";
+export {
+  type CatalogSafeException,
+  createSafeException,
+  SafeException,
+} from "./safe_response.exception.ts";
 export { safeValidationExceptionFactory } from "./safe_validation.factory.ts";
 export {
   type ApiVersionContext,

@@ -6,7 +6,7 @@ import { HttpException } from "@nestjs/common";
 import {
   type CatalogErrorShape,
   catalogErrorShape,
-  type ErrorCatalog,
+  ErrorCatalog,
   type SafeExceptionOptions,
 } from "../error_catalog.ts";
 import { definedCatalogOf, initSafeException } from "../_safe_exception.ts";
@@ -100,4 +100,39 @@ function sent(shape: CatalogErrorShape): Sent | undefined {
   if ("missing" in shape) return undefined;
   const { status, ...rest } = shape;
   return { status, body: { statusCode: status, ...rest } };
+}
+
+/** Constructor of the `SafeException` subclass bound to one catalog (see {@link createSafeException}). */
+export type CatalogSafeException<K extends string> = new (
+  key: K,
+  options?: Omit<SafeExceptionOptions, "catalog">,
+) => SafeException<K>;
+
+/**
+ * A `SafeException` subclass bound to `catalog` (seed 0.15): its keys are type-checked, its status
+ * and body come from the catalog without `options.catalog`. A key outside the catalog throws a
+ * `TypeError`, as does a catalog not made by `defineErrors()`.
+ * @example
+ * ```ts
+ * import { defineErrors } from "@saferoute/api-kit/safe-response";
+ * import { createSafeException } from "@saferoute/api-kit/safe-response/nest";
+ * const Errors = defineErrors({ USER_NOT_FOUND: { status: 404, message: "User not found" } });
+ * const AppException = createSafeException(Errors);
+ * new AppException("USER_NOT_FOUND").getStatus(); // 404
+ * ```
+ */
+export function createSafeException<K extends string>(
+  catalog: ErrorCatalog<K>,
+): CatalogSafeException<K> {
+  if (!(catalog instanceof ErrorCatalog)) {
+    throw new TypeError("createSafeException: the catalog must be made by defineErrors()");
+  }
+  return class extends SafeException<K> {
+    constructor(key: K, options: Omit<SafeExceptionOptions, "catalog"> = {}) {
+      if (!catalog.has(key)) {
+        throw new TypeError(`createSafeException: \`${key}\` is not in the catalog`);
+      }
+      super(key, { ...options, catalog });
+    }
+  };
 }

@@ -46,6 +46,7 @@ export {
   type SafePaginatedEndpointOptions,
 } from "./safe_response.endpoints.ts";
 export {
+  ApiSafeCatalogError,
   ApiSafeCatalogErrors,
   type ApiSafeCatalogErrorsOptions,
   ApiSafeErrorResponse,

@@ -74,7 +74,7 @@ export function ApiSafeProblemResponse(
 }
 
 /**
- * Options of {@link ApiSafeCatalogErrors}.
+ * Options of {@link ApiSafeCatalogErrors} and {@link ApiSafeCatalogError}.
  */
 export interface ApiSafeCatalogErrorsOptions {
   /** Document problem-details bodies instead of error envelopes (default `false`). */
@@ -108,4 +108,25 @@ export function ApiSafeCatalogErrors<K extends string>(
     return { status, code: key, message, description, details };
   });
   return documentErrors(configs, options.problemDetails === true, "ApiSafeCatalogErrors");
+}
+
+/**
+ * Documents one catalog error by key: `ApiSafeCatalogErrors(catalog, [key], options)` (seed
+ * 0.15's singular name). An unknown key throws a `TypeError`.
+ * @example
+ * ```ts
+ * import { Controller, Get } from "@nestjs/common";
+ * import { defineErrors } from "@saferoute/api-kit/safe-response";
+ * import { ApiSafeCatalogError } from "@saferoute/api-kit/safe-response/openapi";
+ * const Errors = defineErrors({ USER_NOT_FOUND: { status: 404, message: "User not found" } });
+ * @Controller("users")
+ * class Routes { @Get() @ApiSafeCatalogError(Errors, "USER_NOT_FOUND") find() { return {}; } }
+ * ```
+ */
+export function ApiSafeCatalogError<K extends string>(
+  catalog: ErrorCatalog<K>,
+  key: NoInfer<K>,
+  options: ApiSafeCatalogErrorsOptions = {},
+): MethodDecorator & ClassDecorator {
+  return ApiSafeCatalogErrors(catalog, [key], options);
 }

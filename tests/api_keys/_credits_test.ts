@@ -358,8 +358,9 @@ describe("listSummaries with credits", () => {
   it("answers the last written-back balance, refills due applied, when the store fails", async () => {
     const failing: RateLimitStore = {
       name: "failing",
-      check: () => Promise.reject(new Error("down")),
+      checkBatch: () => Promise.reject(new Error("down")),
       changeCredits: () => Promise.reject(new Error("down")),
+      readCredits: () => Promise.reject(new Error("down")),
     };
     const { service, clocks } = creditService(new InMemoryApiKeyStorage(), failing);
     await service.create({
@@ -378,13 +379,48 @@ describe("listSummaries with credits", () => {
   });
 });
 
+describe("reads write nothing (issue 42)", () => {
+  it("listSummaries and rotate read balances with readCredits only, one call for many keys", async () => {
+    const memory = createMemoryRateLimitStore();
+    const calls: string[] = [];
+    const spy: RateLimitStore = {
+      name: "spy",
+      checkBatch: (checks) => (calls.push("checkBatch"), memory.checkBatch(checks)),
+      changeCredits: (counter, change, deadline) => (
+        calls.push("changeCredits"), memory.changeCredits(counter, change, deadline)
+      ),
+      readCredits: (
+        counters,
+      ) => (calls.push(`readCredits ${counters.length}`), memory.readCredits(counters)),
+    };
+    const { service } = creditService(new InMemoryApiKeyStorage(), spy);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      ids.push(
+        (await service.create({
+          tenantId: "t1",
+          name: `plan ${i}`,
+          scopes: READ_ORDERS,
+          credits: { remaining: 5 },
+        })).id,
+      );
+    }
+    calls.length = 0;
+    const summaries = await service.listSummaries("t1");
+    assert.deepEqual(summaries.map((s) => s.credits?.remaining), [5, 5, 5]);
+    await service.rotate(ids[0]);
+    assert.deepEqual(calls, ["readCredits 3", "readCredits 1"]);
+  });
+});
+
 describe("a credit store that hangs", () => {
-  it("is given up after storageTimeoutMs: summaries show the stored balance, updateCredits rejects", async () => {
+  it("is given up after the limiter's timeoutMs: summaries show the stored balance, updateCredits rejects", async () => {
     const memory = createMemoryRateLimitStore();
     const hanging: RateLimitStore = {
       name: "hanging",
-      check: (counters) => memory.check(counters),
+      checkBatch: (checks) => memory.checkBatch(checks),
       changeCredits: () => new Promise(() => {}),
+      readCredits: () => new Promise(() => {}),
     };
     const { service } = creditService(new InMemoryApiKeyStorage(), hanging, 50);
     const { id } = await service.create({
@@ -401,7 +437,7 @@ describe("a credit store that hangs", () => {
       service.updateCredits("t1", id, { add: 1 }).then(() => "resolved", (e: Error) => e.message),
       hung(2_000),
     ]);
-    assert.match(String(updated), /deadline/);
+    assert.match(String(updated), /did not answer changeCredits within/);
   });
 });
 

@@ -7,7 +7,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
-  type ApiKeyRecord,
   ApiKeysService,
   ApiKeyValidationError,
   InMemoryApiKeyStorage,
@@ -35,7 +34,7 @@ async function settle(): Promise<void> {
 }
 
 async function expiryOf(
-  storage: { findById(id: string): Promise<ApiKeyRecord | null> },
+  storage: { findById(id: string): Promise<{ expiresAt: Date | null } | null> },
   id: string,
 ) {
   return (await storage.findById(id))!.expiresAt?.getTime();
@@ -165,18 +164,18 @@ describe('rotate with graceStarts "first-use": rules and failures', () => {
     const { service, storage } = makeService();
     const { id } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
     for (
-      const [input, field] of [
-        [{ graceStarts: "first-use" }, "maxWaitMs"],
-        [{ graceStarts: "rotation", maxWaitMs: DAY }, "maxWaitMs"],
-        [{ maxWaitMs: DAY }, "maxWaitMs"],
-        [{ graceStarts: "first-use", maxWaitMs: -1 }, "maxWaitMs"],
-        [{ graceStarts: "first-use", maxWaitMs: 1e16 }, "maxWaitMs"],
-        [{ graceStarts: "later", maxWaitMs: DAY }, "graceStarts"],
+      const [input, field, code] of [
+        [{ graceStarts: "first-use" }, "maxWaitMs", "api_key_invalid_input"],
+        [{ graceStarts: "rotation", maxWaitMs: DAY }, "maxWaitMs", "api_key_invalid_input"],
+        [{ maxWaitMs: DAY }, "maxWaitMs", "api_key_invalid_input"],
+        [{ graceStarts: "first-use", maxWaitMs: -1 }, "maxWaitMs", "api_key_invalid_time"],
+        [{ graceStarts: "first-use", maxWaitMs: 1e16 }, "maxWaitMs", "api_key_invalid_time"],
+        [{ graceStarts: "later", maxWaitMs: DAY }, "graceStarts", "api_key_invalid_input"],
       ] as const
     ) {
       const error = await rejection(service.rotate(id, input as never));
       assert.ok(error instanceof ApiKeyValidationError, JSON.stringify(input));
-      assert.equal(error.code, "api_key_invalid_input");
+      assert.equal(error.code, code, JSON.stringify(input));
       assert.equal(error.field, field, JSON.stringify(input));
     }
     assert.equal((await storage.findById(id))!.rotatedAt, null, "nothing was rotated");

@@ -64,7 +64,12 @@ describe("credits in authorize", () => {
     assert.equal(error.httpStatus, 429);
     assert.equal(error.message, "API key has too few credits left");
     assert.deepEqual(error.creditResult, { allowed: false, remaining: 0, resetMs: -1 });
-    assert.deepEqual(metrics.map((m) => m.outcome), ["usage_exceeded"]);
+    assert.deepEqual(metrics.map((m) => m.outcome), [
+      "success",
+      "success",
+      "success",
+      "usage_exceeded",
+    ]);
   });
 
   it("spends the route's cost (0 only checks); a cost over the balance is refused and spends nothing", async () => {
@@ -128,7 +133,7 @@ describe("credits in authorize", () => {
     assert.equal(error.code, "api_key_rate_limited");
     assert.equal(error.creditResult?.allowed, false);
     assert.equal(error.rateLimitResults?.[0].allowed, false);
-    assert.deepEqual(metrics.map((m) => m.outcome), ["rate_limited"]);
+    assert.deepEqual(metrics.map((m) => m.outcome), ["success", "rate_limited"]);
   });
 
   it("1,000 of 1,000: a credit denial leaves the rate-limit counts unchanged, a rate-limit denial the balance", async () => {
@@ -157,7 +162,7 @@ describe("credits in authorize", () => {
   });
 
   it("store failure: open passes without spending, closed refuses api_key_rate_limit_unavailable", async () => {
-    const failing: RateLimitStore = { check: () => Promise.reject(new Error("down")) };
+    const failing: RateLimitStore = { checkBatch: () => Promise.reject(new Error("down")) };
     for (const onStoreError of ["open", "closed"] as const) {
       const { service, storage } = setup({ store: failing, onStoreError });
       const { key } = await creditedKey(service, storage, { remaining: 1 });

@@ -15,6 +15,7 @@ import {
 } from "../../rate_limits/mod.ts";
 import {
   assertTenantSharedPolicies,
+  counterSubjectOf,
   keyRateLimits,
   rateLimitHeaders,
   routeRateLimitOf,
@@ -28,7 +29,7 @@ function setup(
   options: {
     storage?: ApiKeyStorage;
     store?: RateLimitStore;
-    onStoreError?: "open" | "closed";
+    onStoreError?: "open" | "closed" | "local";
     rateLimitResolver?: ConstructorParameters<typeof ApiKeysService>[0]["rateLimitResolver"];
   } = {},
 ) {
@@ -37,6 +38,7 @@ function setup(
   const limiter = createRateLimiter({
     store,
     onStoreError: options.onStoreError,
+    ...(options.onStoreError === "local" ? { instances: 2 } : {}),
     logger: quiet,
     timeoutMs: 200,
   });
@@ -191,7 +193,7 @@ describe("rate limits in authorize", () => {
   });
 
   it("onStoreError closed: a failing store is api_key_rate_limit_unavailable (503); open lets the request pass", async () => {
-    const failing: RateLimitStore = { check: () => Promise.reject(new Error("down")) };
+    const failing: RateLimitStore = { checkBatch: () => Promise.reject(new Error("down")) };
     const closed = setup({ store: failing, onStoreError: "closed" });
     const { key } = await closed.create([BURST]);
     const error = await denial(closed.service.authorize(key));
@@ -202,7 +204,27 @@ describe("rate limits in authorize", () => {
     assert.equal((await open.service.authorize(opened.key)).rateLimitResults, undefined);
   });
 
-  it("rateLimitResolver picks the policies per request; its failure follows onStoreError", async () => {
+  it('onStoreError "local": while the store is down each policy counts this instance\'s share (429 past it); a credit spend is refused (503)', async () => {
+    const failing: RateLimitStore = { checkBatch: () => Promise.reject(new Error("down")) };
+    const { service, create } = setup({ store: failing, onStoreError: "local" });
+    const { key } = await create([{ name: "minute", limit: 4, windowMs: 60_000 }]);
+    const first = await service.authorize(key);
+    assert.deepEqual(first.rateLimitResults?.map((r) => [r.limit, r.remaining]), [[2, 1]]);
+    await service.authorize(key);
+    assert.equal((await denial(service.authorize(key))).code, "api_key_rate_limited");
+    const funded = await service.create({
+      tenantId: "t1",
+      name: "ci",
+      scopes: READ_ORDERS,
+      credits: { remaining: 5 },
+    });
+    assert.equal(
+      (await denial(service.authorize(funded.key))).code,
+      "api_key_rate_limit_unavailable",
+    );
+  });
+
+  it("rateLimitResolver picks the policies per request; its failure follows onStoreError, a bad policy is an error", async () => {
     const seen: unknown[] = [];
     const { service, create } = setup({
       rateLimitResolver: (context, request) => {
@@ -224,8 +246,19 @@ describe("rate limits in authorize", () => {
         rateLimitResolver: () => [{ name: "BAD", limit: 1, windowMs: 1 }],
       });
       const made = await broken.create();
-      const error = await denial(broken.service.authorize(made.key));
-      assert.equal(error.code, "api_key_rate_limit_unavailable");
+      await assert.rejects(
+        broken.service.authorize(made.key),
+        /rateLimitResolver answered a bad policy/,
+      );
+      const down = setup({
+        onStoreError: "closed",
+        rateLimitResolver: () => Promise.reject(new Error("plan lookup failed")),
+      });
+      const refused = await down.create();
+      assert.equal(
+        (await denial(down.service.authorize(refused.key))).code,
+        "api_key_rate_limit_unavailable",
+      );
       const throwing = setup({
         rateLimitResolver: () => {
           throw new Error("plan lookup failed");
@@ -323,5 +356,177 @@ describe("policy compilation and headers", () => {
       }, false).find(([name]) => name === "Retry-After"),
       ["Retry-After", "9"],
     );
+  });
+});
+
+describe("closed on bugs, loud on mistakes (issue 40)", () => {
+  /** Runs `fn` with console.warn and console.error captured. */
+  async function logged(fn: () => Promise<void>): Promise<string[]> {
+    const lines: string[] = [];
+    const [warn, error] = [console.warn, console.error];
+    console.warn = console.error = (...args: unknown[]) => lines.push(args.join(" "));
+    try {
+      await fn();
+    } finally {
+      [console.warn, console.error] = [warn, error];
+    }
+    return lines;
+  }
+
+  it("a tenant id of any length create accepts is counted: long subjects are hashed, short ones readable", async () => {
+    const { service } = setup();
+    const tenantId = "é".repeat(90);
+    const { key } = await service.create({
+      tenantId,
+      name: "ci",
+      scopes: READ_ORDERS,
+      rateLimits: [{ name: "org", limit: 2, windowMs: 60_000, sharedBy: "tenant" }],
+    });
+    assert.equal((await service.authorize(key)).rateLimitResults?.[0].remaining, 1);
+    await service.authorize(key);
+    assert.equal((await denial(service.authorize(key))).code, "api_key_rate_limited");
+    const lone = await service.create({
+      tenantId: "\uD800x",
+      name: "ci",
+      scopes: READ_ORDERS,
+      rateLimits: [{ name: "org", limit: 1, windowMs: 60_000, sharedBy: "tenant" }],
+    });
+    await service.authorize(lone.key);
+    assert.equal((await denial(service.authorize(lone.key))).code, "api_key_rate_limited");
+    assert.equal(counterSubjectOf("tenant", "t1"), "tenant:t1");
+    const long = counterSubjectOf("tenant", "é".repeat(90));
+    assert.match(long, /^tenant#[0-9a-f]{64}$/);
+    assert.notEqual(long, counterSubjectOf("tenant", "é".repeat(91)));
+    assert.notEqual(counterSubjectOf("key", "\uD800"), counterSubjectOf("key", "\uDC00"));
+  });
+
+  it("a TypeError reaching the check is an error answer (never an open pass), the log naming its cause", async () => {
+    const { service } = setup({ onStoreError: "open" });
+    const { key } = await service.create({
+      tenantId: "t1",
+      name: "ci",
+      scopes: READ_ORDERS,
+      credits: { remaining: 2 },
+    });
+    let error: unknown;
+    const lines = await logged(async () => {
+      error = await service.authorize(key, { cost: 2e15 }).then(() => undefined, (e) => e);
+    });
+    assert.ok(error instanceof TypeError, `got ${error}`);
+    assert.match((error as Error).message, /cost must be at most/);
+    assert.ok(!lines.some((line) => line.includes("rateLimitResolver")), lines.join("\n"));
+  });
+
+  it("a resolver's bad policy is an error answer naming the policy and the field", async () => {
+    const { service, create } = setup({
+      onStoreError: "open",
+      rateLimitResolver: () => [{ name: "plan", limit: 0, windowMs: 1_000 }],
+    });
+    const { key } = await create();
+    let error: unknown;
+    const lines = await logged(async () => {
+      error = await service.authorize(key).then(() => undefined, (e) => e);
+    });
+    assert.ok(error instanceof TypeError, `got ${error}`);
+    assert.match((error as Error).message, /rateLimitResolver.*"plan": limit/);
+    assert.equal(lines.length, 0, "the binding logs it, once, with the route");
+  });
+
+  it("a route naming no policy of the key is refused at the request (a key without policies passes)", async () => {
+    const { service, create } = setup();
+    const { key } = await create([BURST]);
+    const error = await service.authorize(key, { rateLimits: "hourly" }).then(
+      () => undefined,
+      (e) => e,
+    );
+    assert.ok(error instanceof TypeError, `got ${error}`);
+    assert.match((error as Error).message, /"hourly"/);
+    assert.match((error as Error).message, /burst/);
+    const twice = await service.authorize(key, { rateLimits: ["burst", "burst"] });
+    assert.deepEqual(twice.rateLimitResults?.map((r) => r.name), ["burst"]);
+    const plain = await create();
+    assert.equal(
+      (await service.authorize(plain.key, { rateLimits: "hourly" })).rateLimitResults,
+      undefined,
+    );
+  });
+
+  it("rateLimits false: the route counts no policy and spends no credits", async () => {
+    const { service } = setup();
+    const { key } = await service.create({
+      tenantId: "t1",
+      name: "ci",
+      scopes: READ_ORDERS,
+      rateLimits: [{ name: "one", limit: 1, windowMs: 60_000 }],
+      credits: { remaining: 1 },
+    });
+    for (let i = 0; i < 3; i++) {
+      const context = await service.authorize(key, { rateLimits: false });
+      assert.equal(context.rateLimitResults, undefined);
+      assert.equal(context.creditResult, undefined);
+    }
+    assert.equal((await service.authorize(key)).creditResult?.remaining, 0);
+  });
+
+  it("route costs are validated where declared: a safe integer 0..MAX_CREDITS", () => {
+    assert.throws(
+      () => routeRateLimitOf(undefined, 2e15, "RateLimit"),
+      /RateLimit: cost must be at most/,
+    );
+    assert.throws(() => routeRateLimitOf(undefined, -1, "RateLimit"), /RateLimit: cost/);
+    assert.deepEqual(routeRateLimitOf(false, undefined, "RateLimit"), { rateLimits: false });
+  });
+
+  it("rateLimits on a key of a service without a limiter is a TypeError", async () => {
+    const service = new ApiKeysService({
+      peppers: { 1: PEPPER_1 },
+      storage: new InMemoryApiKeyStorage(),
+    });
+    await assert.rejects(
+      service.create({ tenantId: "t1", name: "ci", scopes: READ_ORDERS, rateLimits: [BURST] }),
+      (error: unknown) => error instanceof TypeError && /limiter/.test(error.message),
+    );
+  });
+
+  it("a rotation's keys share the window counters: a 3-per-minute key rotated twice serves at most 3 in a minute", async () => {
+    const { service, create } = setup();
+    const first = await create([{ name: "minute", limit: 3, windowMs: 60_000 }]);
+    const second = await service.rotate(first.id);
+    const third = await service.rotate(second.id);
+    let served = 0;
+    for (let i = 0; i < 5; i++) {
+      for (const { key } of [first, second, third]) {
+        served += await service.authorize(key).then(() => 1, () => 0);
+      }
+    }
+    assert.equal(served, 3);
+  });
+
+  it("a storage that keeps no rateLimitKeyId (PrismaApiKeyStorage today): a credited chain still shares its windows through balanceKeyId", async () => {
+    const storage = new InMemoryApiKeyStorage();
+    const insert = storage.insert.bind(storage);
+    const rotate = storage.rotate.bind(storage);
+    const strip = <T extends { rateLimitKeyId?: string }>(record: T): T => {
+      const { rateLimitKeyId: _, ...rest } = record;
+      return rest as T;
+    };
+    storage.insert = (record) => insert(strip(record));
+    storage.rotate = (rotation) => rotate({ ...rotation, newRecord: strip(rotation.newRecord) });
+    const { service } = setup({ storage });
+    const first = await service.create({
+      tenantId: "t1",
+      name: "ci",
+      scopes: READ_ORDERS,
+      rateLimits: [{ name: "minute", limit: 3, windowMs: 60_000 }],
+      credits: { remaining: 100 },
+    });
+    const second = await service.rotate(first.id);
+    let served = 0;
+    for (let i = 0; i < 3; i++) {
+      for (const { key } of [first, second]) {
+        served += await service.authorize(key).then(() => 1, () => 0);
+      }
+    }
+    assert.equal(served, 3);
   });
 });

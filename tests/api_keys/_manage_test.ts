@@ -319,7 +319,7 @@ describe("ApiKeysService.revoke and list", () => {
     assert.equal(events.filter((e) => e.type === "api_key.revoked").length, 2);
   });
 
-  it("lists active, rotated and expired keys by createdAt then id; revoked on request", async () => {
+  it("lists active, rotated and expired keys newest first (createdAt descending, then id); revoked on request", async () => {
     let n = 0;
     const { service, clocks } = makeService({ idFactory: () => `id-${9 - n++}` });
     const base = { tenantId: "t", name: "n", scopes: READ_ORDERS };
@@ -331,10 +331,10 @@ describe("ApiKeysService.revoke and list", () => {
     await service.revoke(b.id);
     await service.create({ ...base, tenantId: "other" });
     clocks.advance(10);
-    assert.deepEqual((await service.list("t")).map((r) => r.id), [a.id, rotated.id, c.id]);
+    assert.deepEqual((await service.list("t")).map((r) => r.id), [rotated.id, c.id, a.id]);
     assert.deepEqual(
       (await service.list("t", { includeRevoked: true })).map((r) => r.id),
-      [b.id, a.id, rotated.id, c.id],
+      [rotated.id, c.id, b.id, a.id],
     );
     assert.equal((await rejection(service.list(""))).field, "tenantId");
   });
@@ -351,7 +351,7 @@ describe("durations and instants are bounded", () => {
     ) {
       const error = await rejection(service.rotate(id, { gracePeriodMs } as never));
       assert.ok(error instanceof ApiKeyValidationError, String(gracePeriodMs));
-      assert.equal(error.code, "api_key_invalid_input");
+      assert.equal(error.code, "api_key_invalid_time");
       assert.equal(error.field, "gracePeriodMs");
     }
     assert.deepEqual(await storage.findById(id), before, "nothing written");
@@ -420,7 +420,13 @@ describe("a stored expiresAt that is not a valid date counts as expired", () => 
     const old = (await storage.findById(id))!;
     await storage.rotate({
       oldKeyId: id,
-      newRecord: { ...old, id: "replacement", prefix: "ReplacementP" },
+      newRecord: {
+        ...old,
+        id: "replacement",
+        prefix: "ReplacementP",
+        rotatedAt: null,
+        replacedByKeyId: null,
+      },
       oldExpiresAt: new Date(NaN),
       rotatedAt: new Date(clocks.now),
     });
@@ -523,9 +529,13 @@ describe("the two flows over one settings object", () => {
       createdBy: "alice",
     });
     const rotated = await manage.rotate(created.id, { createdBy: "alice" });
-    const [first, second] = await manage.list("t");
-    assert.deepEqual([first.id, second.id], [created.id, rotated.id]);
-    assert.deepEqual(Object.keys(second).sort(), Object.keys(first).sort());
+    const listed = await manage.list("t");
+    const first = listed.find((r) => r.id === created.id)!;
+    const second = listed.find((r) => r.id === rotated.id)!;
+    assert.equal(listed.length, 2);
+    // The successor also names the chain's window counters (rateLimitKeyId).
+    assert.deepEqual(Object.keys(second).sort(), [...Object.keys(first), "rateLimitKeyId"].sort());
+    assert.equal(second.rateLimitKeyId, first.id);
     for (const field of ["tenantId", "name", "environment", "scopes", "allowedIpCidrs"] as const) {
       assert.deepEqual(second[field], first[field], field);
     }

@@ -22,6 +22,16 @@ describe("compileSettings", () => {
     console.info = info;
   });
 
+  it("refuses unknown options with a TypeError naming them (a misspelt option is never ignored)", () => {
+    assert.throws(
+      () => new ApiKeysService({ ...memory(), rateLimit: {}, foo: 1 } as never),
+      (error: unknown) =>
+        error instanceof TypeError &&
+        error.message === "ApiKeysServiceOptions: unknown options `rateLimit`, `foo`",
+    );
+    assert.doesNotThrow(() => compileSettings({ ...memory(), cache: undefined }));
+  });
+
   it("fills the defaults, frozen", () => {
     const settings = compileSettings(memory());
     assert.ok(Object.isFrozen(settings));

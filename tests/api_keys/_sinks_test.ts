@@ -1,6 +1,12 @@
 import { afterEach, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { callDetached, createDispatcher, failureLine, warnOnce } from "../../api_keys/_sinks.ts";
+import {
+  callDetached,
+  createDispatcher,
+  failureLine,
+  freezePayload,
+  warnOnce,
+} from "../../api_keys/_sinks.ts";
 import { generateKey } from "../../api_keys/key_format.ts";
 import { collectUnhandledRejections } from "../reliability/harness.ts";
 
@@ -74,5 +80,27 @@ describe("sinks", () => {
     assert.deepEqual(warnings, [
       "api-keys: onEventError failed (Error); further failures are not logged",
     ]);
+  });
+});
+
+describe("freezePayload", () => {
+  it("freezes the payload and its arrays and plain objects, not its dates or class instances", () => {
+    const at = new Date(5);
+    const error = new Error("x");
+    const payload = { at, scopes: ["a:read"], nested: { list: [1] }, error };
+    assert.equal(freezePayload(payload), payload);
+    for (const part of [payload, payload.scopes, payload.nested, payload.nested.list]) {
+      assert.ok(Object.isFrozen(part));
+    }
+    assert.equal(Object.isFrozen(at), false);
+    assert.equal(Object.isFrozen(error), false);
+    assert.throws(() => payload.scopes.push("b:write"), TypeError);
+  });
+
+  it("a dispatcher built with freeze hands the sink a frozen payload; without, as given", () => {
+    const seen: object[] = [];
+    createDispatcher((p: object) => seen.push(p), undefined, "onEvent", true)!({ a: [1] });
+    createDispatcher((p: object) => seen.push(p), undefined, "onMetric")!({ b: 2 });
+    assert.deepEqual(seen.map((p) => Object.isFrozen(p)), [true, false]);
   });
 });

@@ -11,7 +11,7 @@ function refusal(run: () => unknown): string {
     run();
   } catch (error) {
     assert.ok(error instanceof ApiKeyValidationError);
-    return `${error.field}: ${error.message}`;
+    return `${error.code} ${error.field}: ${error.message}`;
   }
   throw new Error("expected an ApiKeyValidationError");
 }
@@ -22,7 +22,10 @@ describe("compileTtlPolicy", () => {
     assert.equal(resolve(undefined, NOW), null);
     assert.equal(resolve(null, NOW), null);
     assert.equal(resolve(at(5), NOW)?.getTime(), at(5).getTime());
-    assert.match(refusal(() => resolve(NOW, NOW)), /^expiresAt: .*must be in the future/);
+    assert.match(
+      refusal(() => resolve(NOW, NOW)),
+      /^api_key_invalid_time expiresAt: .*must be in the future/,
+    );
   });
 
   it("defaultExpiresInMs fills an omitted expiry; a rotation keeps the old key's", () => {
@@ -35,8 +38,14 @@ describe("compileTtlPolicy", () => {
   it("maxExpiresInMs refuses later expiries, never clamps; no expiry needs allowNeverExpires", () => {
     const resolve = compileTtlPolicy({ maxExpiresInMs: 1000 });
     assert.equal(resolve(at(1000), NOW)?.getTime(), at(1000).getTime());
-    assert.match(refusal(() => resolve(at(1001), NOW)), /^expiresAt: .*ttlPolicy\.maxExpiresInMs/);
-    assert.match(refusal(() => resolve(null, NOW)), /^expiresAt: .*not allowed by the TTL policy/);
+    assert.match(
+      refusal(() => resolve(at(1001), NOW)),
+      /^api_key_invalid_time expiresAt: .*ttlPolicy\.maxExpiresInMs/,
+    );
+    assert.match(
+      refusal(() => resolve(null, NOW)),
+      /^api_key_invalid_input expiresAt: .*not allowed by the TTL policy/,
+    );
     assert.equal(
       compileTtlPolicy({ maxExpiresInMs: 1000, allowNeverExpires: true })(null, NOW),
       null,

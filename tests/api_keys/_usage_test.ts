@@ -7,34 +7,41 @@ import {
   UsageRecorder,
   zeroCounts,
 } from "../../api_keys/_usage.ts";
-import type { UsageAccess } from "../../api_keys/storage/_access.ts";
+import { StorageAccess, type UsageAccess } from "../../api_keys/storage/_access.ts";
 import type {
   ApiKeyUsageBucket,
   ApiKeyUsageMetric,
   ApiKeyUsageReadQuery,
   ApiKeyUsageRow,
 } from "../../api_keys/usage.ts";
-import { generateKey, InMemoryApiKeyStorage } from "../../api_keys/mod.ts";
+import {
+  type ApiKeyStorage,
+  ApiKeyStorageError,
+  generateKey,
+  InMemoryApiKeyStorage,
+} from "../../api_keys/mod.ts";
 import { createMemoryRateLimitStore, createRateLimiter } from "../../rate_limits/mod.ts";
 import { makeService, overrideStorage, READ_ORDERS, spyStorage } from "./helpers.ts";
 
 const HOUR = 3_600_000;
 const T0 = Date.parse("2030-01-01T10:00:00.000Z");
 
-/** A fake usage capability: logs each write, fails the ones `failing` says. */
+/** A fake usage capability: logs each write (and each call's batch id), fails the ones `failing` says. */
 function fakeAccess(failing: (call: number) => boolean = () => false) {
   const writes: ApiKeyUsageRow[][] = [];
+  const batchIds: string[] = [];
   let calls = 0;
   const access: UsageAccess = {
-    record(rows) {
+    record(rows, batchId) {
       calls++;
+      batchIds.push(batchId);
       if (failing(calls)) return Promise.reject(new Error("database down"));
       writes.push([...rows]);
       return Promise.resolve();
     },
     read: () => Promise.resolve([]),
   };
-  return { access, writes, calls: () => calls };
+  return { access, writes, batchIds, calls: () => calls };
 }
 
 function recorder(
@@ -88,16 +95,6 @@ describe("UsageRecorder", () => {
     assert.equal(usage.pendingRows, 0);
   });
 
-  it("used() sets lastUsedAt without counting", async () => {
-    const clock = { now: T0 + 5 };
-    const { access, writes } = fakeAccess();
-    const usage = recorder(access, clock);
-    usage.used("k1", "t1");
-    await usage.close();
-    const [row] = rowsOf(writes);
-    assert.deepEqual([row.accepted, row.cost, row.lastUsedAt?.getTime()], [0, 0, T0 + 5]);
-  });
-
   it("a flush of 2,500 keys is 3 writes of at most 1,000 rows, in (key, hour) order", async () => {
     const { access, writes } = fakeAccess();
     const usage = recorder(access, { now: T0 });
@@ -113,9 +110,9 @@ describe("UsageRecorder", () => {
     assert.equal(writes.length, 3, "nothing left for close()");
   });
 
-  it("a failed write keeps its rows and the later ones; the next flush adds them to the new counts", async () => {
+  it("a failed write keeps its rows and the later ones; the next flush retries them as they were (same rows, same batch id), then the new counts", async () => {
     const metrics: ApiKeyUsageMetric[] = [];
-    const { access, writes } = fakeAccess((call) => call === 2);
+    const { access, writes, batchIds } = fakeAccess((call) => call === 2);
     const usage = recorder(access, { now: T0 }, { metrics });
     for (let i = 0; i < 1_500; i++) usage.accepted(`k${String(i).padStart(4, "0")}`, "t");
     const error = await usage.flush();
@@ -124,14 +121,22 @@ describe("UsageRecorder", () => {
     usage.accepted("k1499", "t");
     usage.refused("k1499", "t", "api_key_revoked");
     await usage.flush();
-    const rows = rowsOf(writes);
-    assert.equal(rows.length, 1_500, "each row stored once");
-    const last = rows.find((r) => r.keyId === "k1499")!;
-    assert.deepEqual([last.accepted, last.refused.api_key_revoked], [2, 1]);
+    assert.deepEqual(writes.map((w) => w.length), [1_000, 500, 1]);
+    assert.equal(batchIds[2], batchIds[1], "the retry carries the failed write's batch id");
+    assert.equal(new Set(batchIds).size, 3, "every other write has its own");
+    const retried = writes[1].find((r) => r.keyId === "k1499")!;
+    const later = writes[2][0];
+    assert.deepEqual([retried.accepted, retried.refused.api_key_revoked], [1, 0]);
+    assert.deepEqual([later.keyId, later.accepted, later.refused.api_key_revoked], [
+      "k1499",
+      1,
+      1,
+    ]);
     assert.deepEqual(metrics.map((m) => [m.outcome, m.rows]), [
       ["written", 1_000],
       ["failed", 500],
       ["written", 500],
+      ["written", 1],
     ]);
     await usage.close();
   });
@@ -180,6 +185,51 @@ describe("UsageRecorder", () => {
     await new Promise((resolve) => setTimeout(resolve, 150));
     assert.equal(writes.length, 1, "no empty flush");
     await usage.close();
+  });
+});
+
+describe("UsageRecorder: a retried write is counted once", () => {
+  /** `inner` whose first `recordUsage` commits `delayMs` late (the others at once). */
+  function lateFirstWrite(inner: InMemoryApiKeyStorage, delayMs: number) {
+    let late = true;
+    return new Proxy(inner, {
+      get(target, property, receiver) {
+        if (property !== "recordUsage") {
+          const value = Reflect.get(target, property, receiver);
+          return typeof value === "function" ? value.bind(target) : value;
+        }
+        return (...args: Parameters<InMemoryApiKeyStorage["recordUsage"]>) => {
+          const write = () => target.recordUsage(...args);
+          if (!late) return write();
+          late = false;
+          return new Promise((resolve) => setTimeout(resolve, delayMs)).then(write);
+        };
+      },
+    }) as ApiKeyStorage;
+  }
+
+  it("a write that commits after storageTimeoutMs is retried (before and after it commits): the stored counts equal the recorded ones", async () => {
+    const inner = new InMemoryApiKeyStorage();
+    const access = new StorageAccess(lateFirstWrite(inner, 200), 50, "storage");
+    const usage = recorder(access.usage!, { now: T0 });
+    for (let i = 0; i < 10; i++) usage.accepted("k1", "t1");
+    usage.refused("k1", "t1", "api_key_revoked");
+    const timedOut = await usage.flush();
+    assert.ok(timedOut instanceof ApiKeyStorageError, String(timedOut));
+    usage.accepted("k1", "t1");
+    assert.equal(await usage.flush(), undefined, "retried at once, before the late write commits");
+    usage.accepted("k1", "t1", 3);
+    await new Promise((resolve) => setTimeout(resolve, 300)); // the late write commits
+    await usage.close();
+    const hours = await inner.readUsage({
+      tenantId: "t1",
+      from: new Date(T0),
+      to: new Date(T0 + HOUR),
+    });
+    assert.deepEqual(
+      hours.map((h) => [h.accepted, h.cost, h.refused.api_key_revoked]),
+      [[12, 14, 1]],
+    );
   });
 });
 

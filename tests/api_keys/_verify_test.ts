@@ -671,7 +671,8 @@ describe("VerifyFlow: the api_key.authorization metric", () => {
     await service.authorize(key, { ...inside, requiredScope: READ_ORDERS[0] });
     await rejection(service.authorize(breakChecksum(key), inside));
     await rejection(service.authorize(undefined));
-    assert.deepEqual(metrics, [], "no metric for a success or an unproven secret");
+    assert.deepEqual(metrics.map((m) => m.outcome), ["success", "credential_rejected", "missing"]);
+    metrics.length = 0;
     const refusals: [AuthorizeOptions, string][] = [
       [{ clientIp: "192.0.2.7" }, "ip_denied"],
       [{ ...inside, requiredEnvironment: "live" }, "environment_denied"],
@@ -690,6 +691,123 @@ describe("VerifyFlow: the api_key.authorization metric", () => {
     const json = JSON.stringify(metrics);
     for (const secret of [id, "tenant-secret", key, parseKey(key)!.prefix, "192.0.2.7", "10.1"]) {
       assert.equal(json.includes(secret), false, `the metric carries ${secret}`);
+    }
+  });
+});
+
+describe("VerifyFlow: seed 0.4 authorization contracts", () => {
+  it("reports success, missing, credential_rejected and error outcomes", async () => {
+    const metrics: ApiKeyAuthorizationMetric[] = [];
+    let fail = false;
+    const inner = new InMemoryApiKeyStorage();
+    const storage = overrideStorage(inner, {
+      findByPrefix: (prefix: string) =>
+        fail ? Promise.reject(new Error("down")) : inner.findByPrefix(prefix),
+    });
+    const { service } = makeService({
+      storage,
+      cache: false,
+      onAuthorizationMetric: (metric) => {
+        metrics.push(metric);
+      },
+    });
+    const { key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+    await service.authorize(key);
+    await rejection(service.authorize(undefined));
+    await rejection(service.authorize("not a key"));
+    await rejection(service.authorize(breakChecksum(key)));
+    await rejection(service.authorizeRequest(() => undefined));
+    fail = true;
+    await assert.rejects(service.authorize(key));
+    assert.deepEqual(metrics.map((m) => m.outcome), [
+      "success",
+      "missing",
+      "credential_rejected",
+      "credential_rejected",
+      "missing",
+      "error",
+    ]);
+    assert.equal(metrics[0].environment, "live");
+  });
+
+  it("emits api_key.authorization_denied with only type, at and code, beside auth_failed", async () => {
+    const { service, events, clocks } = makeService();
+    const { key } = await service.create({
+      tenantId: "t1",
+      name: "k",
+      scopes: READ_ORDERS,
+      allowedIpCidrs: ["10.0.0.0/8"],
+    });
+    events.length = 0;
+    await rejection(service.authorize(key, { clientIp: "192.0.2.1" }));
+    await rejection(service.authorize(undefined));
+    await rejection(service.authorize(breakChecksum(key)));
+    const denied = events.filter((e) => e.type === "api_key.authorization_denied");
+    assert.deepEqual(denied, [
+      {
+        type: "api_key.authorization_denied",
+        at: new Date(clocks.now),
+        code: "api_key_ip_not_allowed",
+      },
+      { type: "api_key.authorization_denied", at: new Date(clocks.now), code: "api_key_missing" },
+      { type: "api_key.authorization_denied", at: new Date(clocks.now), code: "api_key_malformed" },
+    ]);
+    assert.equal(events.filter((e) => e.type === "api_key.auth_failed").length, 3);
+    events.length = 0;
+    await rejection(service.verify(breakChecksum(key)));
+    assert.deepEqual(events.map((e) => e.type), ["api_key.auth_failed"], "verify alone: no denial");
+  });
+
+  it("writes no lastUsedAt on a denied request, and writes it on an accepted one", async () => {
+    const { service, storage } = makeService({ debounceMs: 0 });
+    const { id, key } = await service.create({
+      tenantId: "t1",
+      name: "k",
+      scopes: READ_ORDERS,
+      environment: "test",
+      allowedIpCidrs: ["10.0.0.0/8"],
+    });
+    const denials: AuthorizeOptions[] = [
+      { clientIp: "192.0.2.1" },
+      { clientIp: "10.0.0.1", requiredEnvironment: "live" },
+      { clientIp: "10.0.0.1", requiredScope: { resource: "orders", level: "write" } },
+    ];
+    for (const options of denials) {
+      await rejection(service.authorize(key, options));
+      assert.equal((await storage.findById(id))!.lastUsedAt, null, JSON.stringify(options));
+    }
+    await service.authorize(key, { clientIp: "10.0.0.1" });
+    assert.notEqual((await storage.findById(id))!.lastUsedAt, null);
+  });
+
+  it("hands sinks frozen event payloads", async () => {
+    const { service, events } = makeService();
+    const { key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+    await rejection(service.authorize(breakChecksum(key)));
+    assert.ok(events.length >= 3);
+    for (const event of events) {
+      assert.ok(Object.isFrozen(event), event.type);
+      for (const value of Object.values(event)) {
+        if (Array.isArray(value)) assert.ok(Object.isFrozen(value), `${event.type} array`);
+      }
+    }
+  });
+});
+
+describe("seed 0.4: tenant ids already stored keep verifying", () => {
+  it("verifies and authorizes a stored key whose tenant id create would now refuse", async () => {
+    for (const tenantId of [" legacy tenant ", "t".repeat(300)]) {
+      const inner = new InMemoryApiKeyStorage();
+      const storage = overrideStorage(inner, {
+        findByPrefix: async (prefix: string) => {
+          const record = await inner.findByPrefix(prefix);
+          return record === null ? null : { ...record, tenantId };
+        },
+      });
+      const { service } = makeService({ storage, cache: false });
+      const { key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+      assert.equal((await service.verify(key)).tenantId, tenantId);
+      assert.equal((await service.authorize(key)).tenantId, tenantId);
     }
   });
 });

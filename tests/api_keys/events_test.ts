@@ -26,6 +26,7 @@ const FIELDS: Record<ApiKeyEvent["type"], string[]> = {
     "tenantId",
   ],
   "api_key.auth_failed": ["at", "code", "environment", "keyId", "prefix", "tenantId"],
+  "api_key.authorization_denied": ["at", "code"],
   "api_key.used": ["at", "environment", "keyId", "prefix", "scopes", "tenantId"],
   // emitted by the leaked-key handlers (tests/api_keys/leaks/public_revocation_test.ts)
   "api_key.exposed": ["at", "environment", "keyId", "prefix", "source", "tenantId", "url"],

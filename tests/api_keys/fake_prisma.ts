@@ -137,10 +137,11 @@ export function fakePrismaClient(
       found.sort((a, b) => {
         for (const order of orderBy) {
           const [field] = Object.keys(order);
+          const sign = order[field] === "desc" ? -1 : 1;
           const x = a[field] instanceof Date ? (a[field] as Date).getTime() : a[field] as string;
           const y = b[field] instanceof Date ? (b[field] as Date).getTime() : b[field] as string;
-          if (x < y) return -1;
-          if (x > y) return 1;
+          if (x < y) return -sign;
+          if (x > y) return sign;
         }
         return 0;
       });

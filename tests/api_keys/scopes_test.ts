@@ -21,6 +21,15 @@ describe("scopes", () => {
     assert.throws(() => flattenScopes([{ resource: "a", level: "admin" as "read" }]), /level/);
   });
 
+  it("seed 0.4: a resource is 1 to 128 characters", () => {
+    const longest = "r".repeat(128);
+    assert.deepEqual(flattenScopes([{ resource: longest, level: "read" }]), [`${longest}:read`]);
+    assert.throws(
+      () => flattenScopes([{ resource: "r".repeat(129), level: "read" }]),
+      /scope resource "r{10}.*" must be at most 128 characters/,
+    );
+  });
+
   it("write implies read; resources match exactly", () => {
     assert.equal(scopeSatisfies(["orders:write"], "orders", "read"), true);
     assert.equal(scopeSatisfies(["orders:write"], "orders", "write"), true);

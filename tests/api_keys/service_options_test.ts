@@ -125,3 +125,14 @@ describe("ApiKeysServiceOptions (validated by compileSettings)", () => {
     }
   });
 });
+
+describe("seed 0.4: onAuthFailed is deprecated", () => {
+  it("its symbol documentation says @deprecated and names the event to use", async () => {
+    const source = await Deno.readTextFile(
+      new URL("../../api_keys/service_options.ts", import.meta.url),
+    );
+    const doc = source.match(/\/\*\*((?:(?!\*\/)[\s\S])*)\*\/\s*onAuthFailed\?:/)?.[1] ?? "";
+    assert.match(doc, /@deprecated/);
+    assert.match(doc, /api_key\.auth_failed/);
+  });
+});

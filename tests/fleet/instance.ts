@@ -24,7 +24,9 @@
  * With `FLEET_USAGE_FLUSH_MS` (`usage_test.ts`): the service records usage
  * (`usage.flushIntervalMs`), `POST /admin/usage/drive` verifies in process, and the instance prints a
  * line per usage statement (`USAGE_FLUSHING`, `USAGE_FLUSHED`), `USAGE_KILLED`
- * before it kills itself, and `USAGE_REPORT` once `service.close()` ran.
+ * before it kills itself (`killAfterMs` of the drive, or `POST /admin/usage/kill`),
+ * and `USAGE_REPORT` once `service.close()` ran. Its storage has `usageBatches`
+ * (migration 0013): a flush retried after its deadline counts once.
  *
  * Environment: `DATABASE_URL`, `FLEET_NAME`, `FLEET_SIGNER_ID`,
  * `FLEET_SIGNER_PEM`, `FLEET_USAGE_FLUSH_MS`.
@@ -157,7 +159,7 @@ const usageClient: PrismaUsageClient = {
         if (typeof value === "number") next[column] = (next[column] ?? 0) + value;
       }
     }
-    say("USAGE_FLUSHING", { written: next });
+    say("USAGE_FLUSHING", { at, tally: sent, written: next });
     return prisma.$executeRawUnsafe(query, ...values).then((changed) => {
       written = next;
       statements.push(entry);
@@ -291,6 +293,16 @@ class UsageController {
     );
     return { verifications, ms: performance.now() - started, queries: during };
   }
+  /**
+   * Prints `USAGE_KILLED` with the drive's tally and kills this process with
+   * SIGKILL (answers nothing): the test calls it while a flush statement waits
+   * in PostgreSQL.
+   */
+  @Post("kill")
+  kill(): void {
+    say("USAGE_KILLED", { at: performance.now(), tally });
+    process.kill(process.pid, "SIGKILL");
+  }
 }
 
 @Controller("admin")
@@ -413,7 +425,7 @@ class LegacyController {
     peppers: { 1: FLEET_PEPPER },
     storage: new PrismaApiKeyStorage(prisma, {
       rotationWaits: prisma.apiKeyRotationWait,
-      ...(usageFlushMs === undefined ? {} : { usage: usageClient }),
+      ...(usageFlushMs === undefined ? {} : { usage: usageClient, usageBatches: true }),
     }),
     feed,
     onEvent: record,

@@ -10,7 +10,7 @@ import type pgModule from "pg";
 import type * as redisModule from "redis";
 import { createPostgresRateLimitStore } from "../../rate_limits/postgres/mod.ts";
 import { createRedisRateLimitStore } from "../../rate_limits/redis/mod.ts";
-import type { RateLimitStore } from "../../rate_limits/store.ts";
+import type { CounterResult, RateLimitCounter, RateLimitStore } from "../../rate_limits/store.ts";
 
 /** Where the suite's services are. */
 export const DATABASE_URL = process.env.DATABASE_URL;
@@ -36,15 +36,38 @@ export function loadClient<T>(pkg: string, version?: string): { module: T; versi
   return { module: requireHere(dir) as T, version: manifest.version };
 }
 
-/** A connected node-redis client that never crashes the process on a lost connection. */
-export async function connectRedis(url: string, timeoutMs = 5_000, version?: string) {
+/**
+ * A connected node-redis client as the docs set it up (no offline queue),
+ * reconnecting every 100 ms; with `listen` (default) it never crashes the
+ * process on a lost connection by itself (a store listens for its errors too).
+ */
+export async function connectRedis(
+  url: string,
+  timeoutMs = 5_000,
+  version?: string,
+  listen = true,
+) {
   const { createClient } = loadClient<typeof redisModule>("redis", version).module;
   const client = createClient({
     url,
+    disableOfflineQueue: true,
     socket: { connectTimeout: timeoutMs, reconnectStrategy: 100 },
   });
-  client.on("error", () => {});
+  if (listen) client.on("error", () => {});
   return await client.connect();
+}
+
+/** One check through `checkBatch` with a far deadline; throws when the store answers `null`. */
+export async function checkOnce(
+  store: RateLimitStore,
+  counters: readonly RateLimitCounter[],
+  timeoutMs = 30_000,
+): Promise<readonly CounterResult[]> {
+  const { results: [result] } = await store.checkBatch([
+    { counters, deadline: Date.now() + timeoutMs },
+  ]);
+  if (!result) throw new Error("the check's deadline passed");
+  return result;
 }
 
 /** A store on a real service, with what closes it. */
@@ -70,19 +93,29 @@ export async function openStore(
   if (kind === "postgres") {
     const pg = loadClient<typeof pgModule>("pg", version).module;
     const pool = new pg.Pool({ connectionString: url ?? DATABASE_URL, max });
-    pool.on("error", () => {});
+    // No listener of its own: the store's keeps a terminated backend from ending the process.
     const counted = {
       query: (text: string, values?: unknown[]) => (sent++, pool.query(text, values)),
+      on: (event: "error", listener: (error: unknown) => void) => pool.on(event, listener),
+      off: (event: "error", listener: (error: unknown) => void) => pool.off(event, listener),
     };
     return {
       kind,
-      store: createPostgresRateLimitStore({ pool: counted }),
+      store: createPostgresRateLimitStore({ pool: counted, logger: () => {} }),
       sent: () => sent,
       close: () => pool.end(),
     };
   }
-  const client = await connectRedis(url ?? REDIS_URL!, 5_000, version);
+  const client = await connectRedis(url ?? REDIS_URL!, 5_000, version, false);
   const counted = {
+    get isOpen() {
+      return client.isOpen;
+    },
+    get isReady() {
+      return client.isReady;
+    },
+    on: (event: "error", listener: (error: unknown) => void) => client.on(event, listener),
+    off: (event: "error", listener: (error: unknown) => void) => client.off(event, listener),
     evalSha: (
       sha: string,
       options: { keys: string[]; arguments: string[] },
@@ -94,7 +127,7 @@ export async function openStore(
   };
   return {
     kind,
-    store: createRedisRateLimitStore({ client: counted }),
+    store: createRedisRateLimitStore({ client: counted, logger: () => {} }),
     sent: () => sent,
     close: () => Promise.resolve(client.destroy()),
   };

@@ -3,14 +3,17 @@
  * `persistIntervalMs` the balances spent go back to the keys' records (the
  * rotated key's and its successor's), a failed write is retried at the next
  * interval, `close()` writes back, and after a `FLUSHALL` the balance reloads
- * from the last write-back, refunding at most one interval of spends.
+ * from the last write-back, refunding at most one interval of spends: through
+ * `authorize` with the verification cache too, on one instance or a fleet.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
   type ApiKeyCredits,
+  ApiKeyError,
   ApiKeysService,
   type ApiKeyStorage,
+  InMemoryApiKeyChangeFeed,
   InMemoryApiKeyStorage,
 } from "../../api_keys/mod.ts";
 import { creditCounterOf, creditSubjectOf } from "../../api_keys/_limits.ts";
@@ -40,7 +43,10 @@ if (
 ) {
   describe("API-key credits write-back on redis", () => {
     /** A service over `storage` and a real Redis store; `spend` spends as a request does (the record's last written-back balance as `initial`). */
-    async function open(storage: ApiKeyStorage = new InMemoryApiKeyStorage()) {
+    async function open(
+      storage: ApiKeyStorage = new InMemoryApiKeyStorage(),
+      feed?: InMemoryApiKeyChangeFeed,
+    ) {
       const client = await connectRedis(REDIS_URL!);
       const limiter = createRateLimiter({
         store: createRedisRateLimitStore({ client, prefix: "wb:" }),
@@ -52,6 +58,7 @@ if (
         storage,
         limiter,
         persistIntervalMs: INTERVAL_MS,
+        feed,
       });
       const credits = async (id: string): Promise<ApiKeyCredits> =>
         (await storage.findById(id))!.credits!;
@@ -129,10 +136,67 @@ if (
       }
     });
 
-    it("after FLUSHALL the balance reloads from the last write-back: the refund is at most one interval of spends", async () => {
-      const { client, service, credits, spend } = await open();
+    /** `authorize`'s credit answer, or the refusal's code. */
+    const authorize = (service: ApiKeysService, key: string, cost = 1) =>
+      service.authorize(key, { cost }).then(
+        (context) => context.creditResult!.remaining,
+        (error) => {
+          if (error instanceof ApiKeyError) return error.code;
+          throw error;
+        },
+      );
+
+    it("through authorize with the verification cache: 20 spent and written back as 0, FLUSHALL, the next request is usage_exceeded", async () => {
+      const { client, service, credits } = await open();
       try {
-        const { id } = await service.create({
+        const { id, key } = await service.create({
+          tenantId: "t1",
+          name: "trial",
+          scopes: READ_ORDERS,
+          credits: { remaining: 20 },
+        });
+        for (let i = 19; i >= 0; i--) assert.equal(await authorize(service, key), i);
+        await eventually(async () => (await credits(id)).remaining === 0, "written back");
+        await client.flushAll();
+        assert.equal(await authorize(service, key), "api_key_usage_exceeded");
+        assert.equal(await authorize(service, key), "api_key_usage_exceeded");
+      } finally {
+        await service.close();
+        client.destroy();
+      }
+    });
+
+    it("through authorize across a fleet (change feed): the instance that did not write back reloads the written-back balance", async () => {
+      const storage = new InMemoryApiKeyStorage();
+      const feed = new InMemoryApiKeyChangeFeed();
+      const a = await open(storage, feed);
+      const b = await open(storage, feed);
+      try {
+        const { id, key } = await a.service.create({
+          tenantId: "t1",
+          name: "trial",
+          scopes: READ_ORDERS,
+          credits: { remaining: 20 },
+        });
+        assert.equal(await authorize(b.service, key), 19); // b caches the record (20)
+        for (let i = 18; i >= 0; i--) assert.equal(await authorize(a.service, key), i);
+        await eventually(async () => (await a.credits(id)).remaining === 0, "written back");
+        await sleep(2 * INTERVAL_MS); // b's own write-back passes too
+        await a.client.flushAll();
+        assert.equal(await authorize(b.service, key), "api_key_usage_exceeded");
+      } finally {
+        await a.service.close();
+        await b.service.close();
+        a.client.destroy();
+        b.client.destroy();
+        await feed.close();
+      }
+    });
+
+    it("through authorize: after FLUSHALL the balance reloads from the last write-back, refunding at most one interval of spends", async () => {
+      const { client, service, credits } = await open();
+      try {
+        const { id, key } = await service.create({
           tenantId: "t1",
           name: "plan",
           scopes: READ_ORDERS,
@@ -142,7 +206,7 @@ if (
         const spendFor = async (ms: number) => {
           const end = Date.now() + ms;
           while (Date.now() < end) {
-            assert.equal((await spend(id)).allowed, true);
+            assert.equal(typeof await authorize(service, key), "number");
             spentAt.push(Date.now());
             await sleep(5);
           }
@@ -151,17 +215,14 @@ if (
         const flushedAt = Date.now();
         await client.flushAll();
         const spentBefore = spentAt.length;
-        const after = await spend(id, 0);
-        const refund = after.remaining - (10_000 - spentBefore);
-        // The last write-back read the balance at most one interval (and the write's own time) ago.
+        const refund = (await authorize(service, key, 0) as number) - (10_000 - spentBefore);
         const bound = spentAt.filter((t) => t > flushedAt - INTERVAL_MS - 100).length;
         assert.ok(refund >= 0, `refund ${refund}`);
         assert.ok(refund <= bound, `refund ${refund} > ${bound} spends of the last interval`);
         assert.ok(spentBefore > bound, "the run spans several intervals");
         await spendFor(INTERVAL_MS);
-        const total = spentAt.length;
         await service.close();
-        assert.equal((await credits(id)).remaining, 10_000 - total + refund);
+        assert.equal((await credits(id)).remaining, 10_000 - spentAt.length + refund);
       } finally {
         await service.close();
         client.destroy();

@@ -16,6 +16,7 @@ import { createRedisRateLimitStore } from "../../rate_limits/redis/mod.ts";
 import type { CreditCounter, RateLimitStore, WindowCounter } from "../../rate_limits/store.ts";
 import { REFILLS } from "../rate_limits/_model.ts";
 import {
+  checkOnce,
   connectRedis,
   DATABASE_URL,
   freshSubject,
@@ -43,10 +44,10 @@ async function allOrNothing(store: RateLimitStore, trials: number): Promise<numb
     };
     const credit: CreditCounter = { kind: "credit", subject, name: "c", cost: 1, initial: 5 };
     const wide = { ...window, name: "wide", limit: 10 };
-    await store.check([window]);
-    const byWindow = await store.check([window, credit]);
-    const byCredit = await store.check([wide, { ...credit, name: "empty", initial: 0 }]);
-    const [wideAfter, creditAfter] = await store.check([
+    await checkOnce(store, [window]);
+    const byWindow = await checkOnce(store, [window, credit]);
+    const byCredit = await checkOnce(store, [wide, { ...credit, name: "empty", initial: 0 }]);
+    const [wideAfter, creditAfter] = await checkOnce(store, [
       { ...wide, cost: 0 },
       { ...credit, cost: 0 },
     ]);
@@ -119,7 +120,7 @@ for (const kind of await readyStores("credits")) {
         const accepted = await Promise.all(clients.map(async ({ store }) => {
           let n = 0;
           while (Date.now() < stop) {
-            const [result] = await store.check([credit]);
+            const [result] = await checkOnce(store, [credit]);
             assert.ok(result.remaining >= 0);
             if (result.allowed) n++;
           }
@@ -151,13 +152,18 @@ for (const kind of await readyStores("credits")) {
           cost: 1,
           initial: 100,
         };
-        const change = (store as Required<RateLimitStore>).changeCredits;
-        const spends = Array.from({ length: 300 }, () => store.check([credit]));
+        const changeBy = (store as Required<RateLimitStore>).changeCredits;
+        const change = async (c: CreditCounter, how: { add: number } | { set: number }) => {
+          const result = await changeBy(c, how, Date.now() + 30_000);
+          assert.ok(result, "the change's deadline passed");
+          return result;
+        };
+        const spends = Array.from({ length: 300 }, () => checkOnce(store, [credit]));
         const adds = Array.from({ length: 10 }, () => change(credit, { add: 20 }));
         const results = await Promise.all(spends);
         await Promise.all(adds);
         const spent = results.filter(([r]) => r.allowed).length;
-        const [left] = await store.check([{ ...credit, cost: 0 }]);
+        const [left] = await checkOnce(store, [{ ...credit, cost: 0 }]);
         assert.equal(left.remaining, 300 - spent);
         assert.ok(results.every(([r]) => r.remaining >= 0));
         assert.equal((await change(credit, { set: 7 })).remaining, 7);
@@ -182,8 +188,8 @@ if (REDIS_URL) {
           cost: 1,
           initial: 100,
         };
-        for (let i = 0; i < 30; i++) await store.check([credit]);
-        await store.check([{ ...credit, cost: 0 }]);
+        for (let i = 0; i < 30; i++) await checkOnce(store, [credit]);
+        await checkOnce(store, [{ ...credit, cost: 0 }]);
         const [drained, ...rest] = await store.drainCreditChanges();
         assert.deepEqual(rest, []);
         assert.deepEqual([drained.subject, drained.name, drained.remaining], [
@@ -193,10 +199,10 @@ if (REDIS_URL) {
         ]);
         assert.ok(Math.abs(drained.at - Date.now()) < 5_000);
         assert.deepEqual(await store.drainCreditChanges(), []);
-        for (let i = 0; i < 5; i++) await store.check([credit]);
+        for (let i = 0; i < 5; i++) await checkOnce(store, [credit]);
         await client.del(`drain:{${credit.subject}}:credits:c`); // Redis lost it
         const reloaded = { ...credit, initial: drained.remaining, initialAt: drained.at };
-        const [after] = await store.check([reloaded]);
+        const [after] = await checkOnce(store, [reloaded]);
         assert.equal(after.remaining, 69);
       } finally {
         client.destroy();

@@ -3,7 +3,9 @@
  * 4 processes (2 on Node from the npm build, 2 on Deno from the sources) ×
  * 250 concurrent checks at limit 100 in one window accept exactly 100; the
  * processes use the store client at each version the compatibility matrix
- * tests (`storeClients`: both ends of its peer range). With two policies where
+ * tests (`storeClients`: both ends of its peer range). With the limiter's
+ * default options, 4 × 1,000 concurrent checks spending credits admit exactly
+ * 100, none answered by the failure policy, and spend exactly 100 credits. With two policies where
  * the second denies, the first's remaining count is unchanged in 1,000 of
  * 1,000 trials. Credits: the same 4 processes × 2,500 concurrent spends of a
  * balance of 1,000 accept exactly 1,000 and leave 0, never less; the same
@@ -17,7 +19,7 @@ import { createMemoryRateLimitStore } from "../../rate_limits/memory_store.ts";
 import { readMatrix } from "../consumers/update.ts";
 import { prepareNodeTree } from "../fleet/harness.ts";
 import { ROOT } from "../../scripts/npm_build/config.ts";
-import { freshSubject, openStore, readyStores, type StoreKind } from "./_services.ts";
+import { checkOnce, freshSubject, openStore, readyStores, type StoreKind } from "./_services.ts";
 
 const PROCESSES = 4;
 const PER_PROCESS = 250;
@@ -95,6 +97,7 @@ async function fire(
     ...JSON.parse(out.trim()) as {
       allowed: number;
       unavailable: number;
+      timeouts: number;
       client: string;
       least: number;
     },
@@ -158,6 +161,29 @@ describe("store processes", { skip: ready.length === 0 }, () => {
         assert.equal(answers.reduce((sum, a) => sum + a.allowed, 0), 100);
       });
 
+      it(`with default options, admits exactly 100 of ${PROCESSES} processes × 1,000 concurrent checks spending credits, none by the failure policy`, async () => {
+        const subject = freshSubject("default");
+        const answers = await fire(kind, subject, nodeTree, 1_000, "default");
+        console.log(
+          `${kind}: default options, allowed per process ${
+            answers.map((a) =>
+              `${a.runtime} ${a.allowed} (failure policy ${a.unavailable}, late ${a.timeouts})`
+            ).join(", ")
+          }`,
+        );
+        assert.deepEqual(answers.map((a) => a.unavailable), [0, 0, 0, 0]);
+        assert.equal(answers.reduce((sum, a) => sum + a.allowed, 0), 100);
+        const { store, close } = await openStore(kind);
+        try {
+          const [left] = await checkOnce(store, [
+            { kind: "credit", subject, name: "credits", cost: 0, initial: 1_000 },
+          ]);
+          assert.equal(left.remaining, 900, "credits spent = the served checks' costs");
+        } finally {
+          await close();
+        }
+      });
+
       it(`spends a balance of 1,000 exactly once: ${PROCESSES} processes (Node and Deno) × 2,500 concurrent spends`, async () => {
         const subject = freshSubject("credits");
         const answers = await fire(kind, subject, nodeTree, 2_500, "credits");
@@ -172,7 +198,7 @@ describe("store processes", { skip: ready.length === 0 }, () => {
         assert.ok(answers.every((a) => a.least === 0), JSON.stringify(answers));
         const { store, close } = await openStore(kind);
         try {
-          const [left] = await store.check([
+          const [left] = await checkOnce(store, [
             { kind: "credit", subject, name: "credits", cost: 0, initial: 1_000 },
           ]);
           assert.deepEqual(left, { allowed: true, remaining: 0, resetMs: -1 });

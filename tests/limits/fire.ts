@@ -3,30 +3,43 @@
  * the npm build: opens the `kind` store through its client at `version`,
  * warms up, prints `ready`, reads a wall-clock time (ms) on stdin, fires `count`
  * concurrent checks of `subject` at limit 100 (or, with `credits`, spends of a
- * balance of 1,000, sent to the store directly; with `refill`, `count` loops
+ * balance of 1,000 through the limiter with a far timeout; with `refill`, `count` loops
  * spending a balance of 10 refilled to 50 every 3 s until 1 s past the next
- * boundary) at that time, and prints
- * `{"allowed":N,"unavailable":N,"client":"<version loaded>","least":N}`
+ * boundary; with `default`, checks of a limiter with default options, each
+ * spending 1 of a balance of 1,000 too) at that time, and prints
+ * `{"allowed":N,"unavailable":N,"timeouts":N,"client":"<version loaded>","least":N}`
+ * (`timeouts`: answers of the failure policy for want of a reply in time)
  * (`least`: the lowest `remaining` answered).
  *
- *   deno run -A tests/limits/fire.ts <postgres|redis> <subject> <count> <version> [credits|refill]
+ *   deno run -A tests/limits/fire.ts <postgres|redis> <subject> <count> <version> [credits|refill|default]
  */
 import process from "node:process";
 import { createRateLimiter } from "../../rate_limits/limiter.ts";
-import { loadClient, openStore, type StoreKind } from "./_stores.ts";
+import { checkOnce, loadClient, openStore, type StoreKind } from "./_stores.ts";
 
 const [kind, subject, count, version, mode] = process.argv.slice(2);
 const { store, close } = await openStore(kind as StoreKind, undefined, 5, version);
-const limiter = createRateLimiter({ store, timeoutMs: 30_000, logger: () => {} });
+// `default`: the defaults a provider runs with (timeoutMs included); otherwise a far timeout.
+const limiter = mode === "default"
+  ? createRateLimiter({ store, logger: () => {} })
+  : createRateLimiter({ store, timeoutMs: 30_000, logger: () => {} });
 const policy = [{ name: "exact", limit: 100, windowMs: 60_000 }];
-await Promise.all(
-  Array.from({ length: 5 }, () => limiter.check(`${subject}:warm`, policy, { cost: 0 })),
-);
+await limiter.ready();
+// Warms every connection of the pool (the limiter would batch these into one call), credits too
+// (PostgreSQL compiles each function once per connection).
+const warm = { kind: "window" as const, subject: `${subject}:warm`, ...policy[0], cost: 0 };
+const warmCredit = {
+  kind: "credit" as const,
+  subject: warm.subject,
+  name: "c",
+  cost: 0,
+  initial: 1,
+};
+await Promise.all(Array.from({ length: 5 }, () => checkOnce(store, [warm, warmCredit])));
 console.log("ready");
 const go = await new Promise<string>((resolve) => process.stdin.once("data", resolve));
 process.stdin.pause();
 await new Promise((resolve) => setTimeout(resolve, Number(String(go).trim()) - Date.now()));
-// Credits go to the store itself: no timeout, so a slow commit is waited for, never "open".
 const credit = { kind: "credit" as const, subject, name: "credits", cost: 1, initial: 1_000 };
 /** `refill`: a balance of 10 refilled to 50 every 3 s, spent from `go` to 1 s past the next boundary. */
 const REFILL_MS = 3_000;
@@ -37,7 +50,7 @@ const results = await Promise.all(
     if (mode === "refill") {
       const answers = [];
       while (Date.now() < stop) {
-        const [result] = await store.check([refilled]);
+        const [result] = await checkOnce(store, [refilled]);
         answers.push({
           allowed: result.allowed,
           unavailable: false,
@@ -47,9 +60,12 @@ const results = await Promise.all(
       }
       return answers;
     }
+    if (mode === "default") {
+      return await limiter.check(subject, policy, { credits: { initial: 1_000 } });
+    }
     if (mode !== "credits") return await limiter.check(subject, policy);
-    const [result] = await store.check([credit]);
-    return { allowed: result.allowed, unavailable: false, credits: result, policies: [] };
+    // A far timeout: a slow commit is waited for, never answered by the failure policy.
+    return await limiter.check(subject, [], { credits: { initial: 1_000 } });
   }),
 ).then((all) => all.flat());
 await close();
@@ -57,6 +73,7 @@ const answered = results.filter((r) => !r.unavailable);
 console.log(JSON.stringify({
   allowed: results.filter((r) => r.allowed).length,
   unavailable: results.length - answered.length,
+  timeouts: results.filter((r) => "reason" in r && r.reason === "timeout").length,
   client: loadClient(kind === "redis" ? "redis" : "pg", version).version,
   least: Math.min(...answered.map((r) => r.credits?.remaining ?? r.policies[0].remaining)),
 }));

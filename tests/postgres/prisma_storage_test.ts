@@ -81,6 +81,14 @@ if (databaseReady("PrismaApiKeyStorage on PostgreSQL", unavailable)) {
     }, it);
   });
 
+  describe("PrismaApiKeyStorage contract on PostgreSQL with usage and usageBatches (migrations 0010, 0013)", () => {
+    runApiKeyStorageContract(async () => {
+      await reset();
+      await prisma.$executeRawUnsafe('TRUNCATE TABLE "api_key_usage", "api_key_usage_batches"');
+      return new PrismaApiKeyStorage(prisma, { usage: prisma, usageBatches: true });
+    }, it);
+  });
+
   describe("PrismaApiKeyStorage contract on PostgreSQL without $transaction", () => {
     runApiKeyStorageContract(() => freshStepwiseStorage(), it);
   });

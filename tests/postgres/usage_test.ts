@@ -4,11 +4,14 @@
  * speed writes nothing on the request path; each flush writes at most one
  * row per key and hour, one statement per 1,000 rows; after `close()` the
  * stored counts equal the verifications. In-process, one instance (the
- * three-instance fleet run and the `kill -9` bound are not here yet).
+ * three-instance fleet run and the `kill -9` bound are in tests/fleet/usage_test.ts). A flush
+ * that commits after `storageTimeoutMs` (a row lock held by another session) and is retried
+ * is counted once (`usageBatches`, migration 0013).
  * Skips without `DATABASE_URL`; fails instead under `CI=true`.
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import pg from "pg";
 import {
   ApiKeysService,
   type PrismaApiKeyDelegate,
@@ -54,6 +57,17 @@ function countingClient(prisma: TestPrismaClient) {
     },
   };
   return { log, storage: new PrismaApiKeyStorage({ apiKey }, { usage }) };
+}
+
+/** A recorder over `storage` with a storage deadline of `timeoutMs`, flushed by hand. */
+function recorderOver(storage: PrismaApiKeyStorage, timeoutMs: number): UsageRecorder {
+  return new UsageRecorder({
+    access: new StorageAccess(storage, timeoutMs, "storage").usage!,
+    clock: () => new Date(NOW),
+    flushIntervalMs: HOUR,
+    maxPendingKeys: 10_000,
+    emitMetric: undefined,
+  });
 }
 
 if (databaseReady("usage on PostgreSQL", unavailable)) {
@@ -137,17 +151,56 @@ if (databaseReady("usage on PostgreSQL", unavailable)) {
       assert.ok(summaries.every((summary) => summary.lastUsedAt?.getTime() === NOW));
     });
 
+    it("a flush that commits after storageTimeoutMs (a held row lock) and is retried twice is counted once: stored = recorded", async () => {
+      await reset();
+      const storage = new PrismaApiKeyStorage(prisma, { usage: prisma, usageBatches: true });
+      const usage = recorderOver(storage, 300);
+      usage.accepted("k-late", "t-late");
+      assert.equal(await usage.flush(), undefined, "the key's row is stored");
+      const locker = new pg.Client({ connectionString: url });
+      await locker.connect();
+      /** Statements of this database waiting on a lock (`query` may still show the previous one). */
+      const waiting = async () => {
+        const { rows } = await locker.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+           WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        );
+        return rows[0].n as number;
+      };
+      try {
+        await locker.query("BEGIN");
+        await locker.query("SELECT 1 FROM api_key_usage WHERE key_id = $1 FOR UPDATE", ["k-late"]);
+        for (let i = 0; i < 5; i++) usage.accepted("k-late", "t-late");
+        usage.refused("k-late", "t-late", "api_key_scope_insufficient");
+        assert.ok(await usage.flush() !== undefined, "the first write answered after its deadline");
+        assert.equal(await waiting(), 1, "and still waits in PostgreSQL");
+        usage.accepted("k-late", "t-late", 4);
+        assert.ok(await usage.flush() !== undefined, "the retry waits behind the first write");
+        assert.equal(await waiting(), 2, "both wait in PostgreSQL");
+        await locker.query("COMMIT"); // the first write commits now, late; then the retry's
+        for (let i = 0; i < 100 && await waiting() > 0; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        assert.equal(await waiting(), 0, "both statements ended");
+      } finally {
+        await locker.end();
+      }
+      await usage.close(); // retried a third time, then the later counts
+      const [row] = await prisma.$queryRawUnsafe(
+        `SELECT accepted::float8 AS accepted, cost::float8 AS cost,
+           scope_insufficient::float8 AS scope FROM api_key_usage WHERE key_id = 'k-late'`,
+      ) as { accepted: number; cost: number; scope: number }[];
+      assert.deepEqual(
+        row,
+        { accepted: 7, cost: 10, scope: 1 },
+        "1 + 5 + 1 accepted, cost 1 + 5 + 4",
+      );
+    });
+
     it("a flush of 2,500 keys is 3 statements of at most 1,000 rows", async () => {
       await reset();
       const { log, storage } = countingClient(prisma);
-      const access = new StorageAccess(storage, 10_000, "storage");
-      const recorder = new UsageRecorder({
-        access: access.usage!,
-        clock: () => new Date(NOW),
-        flushIntervalMs: HOUR,
-        maxPendingKeys: 10_000,
-        emitMetric: undefined,
-      });
+      const recorder = recorderOver(storage, 10_000);
       for (let i = 0; i < 2_500; i++) recorder.accepted(`key-${i}`, "t-batch");
       await recorder.close();
       assert.deepEqual(log.map((entry) => [entry.call, entry.rows]), [

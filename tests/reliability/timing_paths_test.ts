@@ -2,14 +2,17 @@
  * Structural timing test: every verify failure path of a key-shaped input
  * whose secret is not proven does the same work in the same order, cache hits
  * and legacy records (legacy layouts and hash schemes) included: the same
- * hasher call (operation, key, byte lengths), the same storage step, the
- * same number of awaits (microtask turns with every step answering at once).
+ * hasher call (operation, key, byte lengths), the same synchronous SHA-256
+ * work (hashes finished and blocks compressed, counted on `@noble/hashes`'
+ * SHA-256 class: the legacy digests), the same storage step, the same number
+ * of awaits (microtask turns with every step answering at once).
  * An unknown prefix that a change feed's prefix set refuses does the same
  * work but the lookup. Measured times are printed, never asserted; the
  * statistics are a `deno task bench` row (bench/core.ts).
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { sha256 } from "@noble/hashes/sha2";
 import {
   API_KEY_STORAGE_METHODS,
   ApiKeyError,
@@ -51,7 +54,29 @@ interface Trace {
   storage: string[];
   hasher: Omit<HashCall, "key">[];
   keys: CryptoKey[];
+  /** Synchronous SHA-256 work: `digest <n>` per hash finished, `block` per compression. */
+  sha256: string[];
   turns: number;
+}
+
+/** SHA-256 work of `@noble/hashes` (the legacy digests), in order. */
+const sha256Calls: string[] = [];
+{
+  const prototype = Object.getPrototypeOf(sha256.create()) as Record<string, unknown>;
+  const process = prototype.process as (...args: unknown[]) => unknown;
+  const digestInto = prototype.digestInto as (...args: unknown[]) => unknown;
+  Object.defineProperty(prototype, "process", {
+    value: function (this: unknown, ...args: unknown[]) {
+      sha256Calls.push("block");
+      return process.apply(this, args);
+    },
+  });
+  Object.defineProperty(prototype, "digestInto", {
+    value: function (this: { length: number }, ...args: unknown[]) {
+      sha256Calls.push(`digest of ${this.length} bytes`);
+      return digestInto.apply(this, args);
+    },
+  });
 }
 
 /** Calls to the verification cache (any instance), by method name. */
@@ -172,6 +197,7 @@ for (const [shape, { inner, storage, steps, reset }] of Object.entries(shapes())
     async function trace(key: string): Promise<Trace> {
       reset();
       cacheCalls.length = 0;
+      sha256Calls.length = 0;
       const hasher = spyHasher(false);
       try {
         const verification = service.verify(key);
@@ -184,6 +210,7 @@ for (const [shape, { inner, storage, steps, reset }] of Object.entries(shapes())
           storage: steps(),
           hasher: hasher.calls.map(({ key: _, ...call }) => call),
           keys: hasher.calls.map((c) => c.key),
+          sha256: [...sha256Calls],
           turns,
         };
       } finally {
@@ -191,7 +218,7 @@ for (const [shape, { inner, storage, steps, reset }] of Object.entries(shapes())
       }
     }
 
-    it("each path: one lookup, one HMAC verification with the same key and lengths, the same awaits, api_key_invalid", async () => {
+    it("each path: one lookup, one HMAC verification with the same key and lengths, the same SHA-256 work, the same awaits, api_key_invalid", async () => {
       const reference = await trace(paths["unknown prefix"]);
       assert.deepEqual(reference.hasher, [{
         operation: "verify",
@@ -208,6 +235,7 @@ for (const [shape, { inner, storage, steps, reset }] of Object.entries(shapes())
           assert.deepEqual(seen.storage, reference.storage, `${name}: storage steps`);
           assert.deepEqual(seen.hasher, reference.hasher, `${name}: hasher calls`);
           assert.equal(seen.keys[0], reference.keys[0], `${name}: HMAC key`);
+          assert.deepEqual(seen.sha256, reference.sha256, `${name}: SHA-256 work`);
           assert.equal(seen.turns, reference.turns, `${name}: awaits (microtask turns)`);
         }
       }
@@ -264,7 +292,7 @@ describe("an unknown prefix refused by a feed's prefix set does a wrong secret's
     for (const key of Object.values(paths)) await service.verify(key).catch(() => {});
   });
 
-  async function trace(key: string): Promise<Omit<Trace, "turns">> {
+  async function trace(key: string): Promise<Omit<Trace, "turns" | "sha256">> {
     reset();
     cacheCalls.length = 0;
     const hasher = spyHasher(false);

@@ -5,8 +5,10 @@ import { ApiKeysService } from "../../../api_keys/service.ts";
 import { InMemoryApiKeyStorage } from "../../../api_keys/storage/in_memory.ts";
 import {
   createApiKeyAuthorizer,
+  getApiKeyContext,
   getRateLimitHeaders,
 } from "../../../api_keys/fetch/api_keys.authorizer.ts";
+import { createApiKeysAdminFetchHandler } from "../../../api_keys/fetch/api_keys.admin.ts";
 import { createSafeFetch } from "../../../safe_response/fetch/mod.ts";
 import { createMemoryRateLimitStore, createRateLimiter } from "../../../rate_limits/mod.ts";
 import { PEPPER_1, READ_ORDERS } from "../helpers.ts";
@@ -141,5 +143,63 @@ describe("Fetch authorizer rate limits, meta.rateLimit through safe-response's r
       reset: 33,
       retryAfter: 33,
     });
+  });
+});
+
+describe("Fetch: routes that must not spend, routes naming no policy (issue 40)", () => {
+  it("protect(an admin handler) counts no rate limit and spends no credits unless the requirements name rateLimits", async () => {
+    const service = new ApiKeysService({
+      peppers: { 1: PEPPER_1 },
+      storage: new InMemoryApiKeyStorage(),
+      limiter: createRateLimiter({ logger: () => {} }),
+      rateLimitResolver: () => [{ name: "plan", limit: 2, windowMs: 60_000 }],
+    });
+    const { key } = await service.create({
+      tenantId: "t1",
+      name: "ci",
+      scopes: READ_ORDERS,
+      credits: { remaining: 3 },
+    });
+    const authorize = createApiKeyAuthorizer(service);
+    const adminOptions = {
+      service,
+      scopes: ["orders:read"],
+      tenantOf: (request: Request) => getApiKeyContext(request)?.tenantId,
+      canManage: () => true,
+      policy: () => null,
+      csrf: false as const,
+    };
+    const adminHandler = createApiKeysAdminFetchHandler({ ...adminOptions, prefix: "/admin" });
+    const uncounted = authorize.protect(adminHandler as never);
+    const counted = authorize.require({
+      rateLimits: [{ name: "admin", limit: 9, windowMs: 60_000 }],
+    })
+      .protect(adminHandler as never);
+    const route = authorize.protect(() => new Response("ok"));
+    const get = (handler: (request: Request) => Promise<Response | undefined>, path: string) =>
+      handler(new Request(`http://x${path}`, { headers: { "x-api-key": key } }));
+    for (let i = 0; i < 4; i++) assert.equal((await get(uncounted, "/admin/keys"))?.status, 200);
+    assert.equal((await service.listSummaries("t1"))[0].credits?.remaining, 3);
+    assert.equal((await get(counted, "/admin/keys"))?.status, 200);
+    assert.equal((await get(route, "/"))?.status, 200);
+    assert.equal((await get(route, "/"))?.status, 429);
+  });
+
+  it("a route naming a policy the key lacks rejects (the server answers 500), logged once with the method, path and policy", async () => {
+    const { service, key } = await limitedKey([{ name: "burst", limit: 2, windowMs: 60_000 }]);
+    const lines: string[] = [];
+    const authorize = createApiKeyAuthorizer(service, { log: (line) => lines.push(line) });
+    const hourly = authorize.require({ rateLimits: "hourly" }).protect(() => new Response("ok"));
+    for (let i = 0; i < 3; i++) {
+      await assert.rejects(
+        hourly(new Request("http://x/reports", { headers: { "x-api-key": key } })),
+        TypeError,
+      );
+    }
+    assert.equal(lines.length, 1, "each distinct line once");
+    assert.ok(
+      lines.some((line) => line.includes("GET /reports") && line.includes('"hourly"')),
+      lines.join("\n"),
+    );
   });
 });

@@ -25,10 +25,17 @@ import {
   withKey,
 } from "./test_app.ts";
 import { ApiKeysService } from "../../../api_keys/service.ts";
+import { createMemoryRateLimitStore, createRateLimiter } from "../../../rate_limits/mod.ts";
 import { InMemoryApiKeyStorage } from "../../../api_keys/storage/in_memory.ts";
 import { overrideStorage } from "../helpers.ts";
 import type { ApiKeyEvent, ApiKeyVerificationMetric } from "../../../api_keys/events.ts";
 import type { ApiKeyErrorCode } from "../../../api_keys/errors.ts";
+
+/** The service's part of module options (the module's own are refused by the service). */
+function serviceOptionsOf(options: ApiKeysModuleOptions) {
+  const { expiryNotices: _, ...service } = options;
+  return service;
+}
 
 @Injectable()
 class ConfigService {
@@ -106,6 +113,25 @@ for (const platform of PLATFORMS) {
           ? NestFactory.create(module, settings)
           : NestFactory.create(module, new FastifyAdapter(), settings),
         /debounceMs/,
+      );
+    });
+
+    it("forRoot and forRootAsync refuse unknown options at boot, naming them", async () => {
+      const settings = { logger: false as const, abortOnError: false };
+      const create = (module: ReturnType<typeof appModule>) =>
+        platform === "express"
+          ? NestFactory.create(module, settings)
+          : NestFactory.create(module, new FastifyAdapter(), settings);
+      const unknown = { ...moduleOptions(), rateLimit: { limit: 1 } } as ApiKeysModuleOptions;
+      await assert.rejects(
+        create(appModule(ApiKeysModule.forRoot(unknown))),
+        /ApiKeysModuleOptions: unknown option `rateLimit`/,
+      );
+      await assert.rejects(
+        create(
+          appModule(ApiKeysModule.forRootAsync({ useFactory: () => ({ ...unknown, foo: 1 }) })),
+        ),
+        /ApiKeysModuleOptions: unknown options `rateLimit`, `foo`/,
       );
     });
 
@@ -216,7 +242,9 @@ describe("ApiKeysModule", () => {
       expiryNotices: { thresholdsMs: [86_400_000], intervalMs: 40 },
     });
     const soon = () => new Date(Date.now() + 3_600_000);
-    const before = await issue(new ApiKeysService(options), { expiresAt: soon() });
+    const before = await issue(new ApiKeysService(serviceOptionsOf(options)), {
+      expiresAt: soon(),
+    });
     const expiring = () =>
       events.flatMap((event) => event.type === "api_key.expiring" ? [event.keyId] : []);
     const running = await boot(appModule(ApiKeysModule.forRoot(options)), "express");
@@ -227,7 +255,9 @@ describe("ApiKeysModule", () => {
       await eventually(() => expiring().includes(during.id));
       await running.close();
       closed = true;
-      const after = await issue(new ApiKeysService(options), { expiresAt: soon() });
+      const after = await issue(new ApiKeysService(serviceOptionsOf(options)), {
+        expiresAt: soon(),
+      });
       await new Promise((resolve) => setTimeout(resolve, 150));
       assert.ok(!expiring().includes(after.id), "a run after the app closed");
       assert.deepEqual(expiring(), [before.id, during.id]);
@@ -251,7 +281,7 @@ describe("ApiKeysModule", () => {
       onEvent: (event) => void events.push(event),
       expiryNotices: { thresholdsMs: [86_400_000], intervalMs: 20 },
     });
-    const { id } = await issue(new ApiKeysService(options), {
+    const { id } = await issue(new ApiKeysService(serviceOptionsOf(options)), {
       expiresAt: new Date(Date.now() + 3_600_000),
     });
     const running = await boot(appModule(ApiKeysModule.forRoot(options)), "express");
@@ -457,7 +487,7 @@ for (const platform of PLATFORMS) {
         const rotated = await running.service.rotate(created.id, { gracePeriodMs: MINUTE });
         await running.service.revoke(rotated.id);
         await running.request("/orders", { headers: withKey(rotated.key) }); // revoked
-        await eventually(() => events.length >= 9);
+        await eventually(() => events.length >= 13);
         const ofType = (type: string) => events.filter((event) => event.type === type);
 
         assert.deepEqual(events.map((event) => event.type).sort(), [
@@ -465,6 +495,10 @@ for (const platform of PLATFORMS) {
           "api_key.auth_failed",
           "api_key.auth_failed",
           "api_key.auth_failed",
+          "api_key.authorization_denied",
+          "api_key.authorization_denied",
+          "api_key.authorization_denied",
+          "api_key.authorization_denied",
           "api_key.created",
           "api_key.created",
           "api_key.revoked",
@@ -476,7 +510,10 @@ for (const platform of PLATFORMS) {
           .prefix;
         assert.ok(created.key.includes(prefix));
         assert.deepEqual(
-          ofType("api_key.used").map((e) => [(e as { keyId: string }).keyId, e.tenantId]),
+          ofType("api_key.used").map((e) => {
+            const used = e as { keyId: string; tenantId: string };
+            return [used.keyId, used.tenantId];
+          }),
           [[created.id, "tenant-ev"]],
         );
         const failed = ofType("api_key.auth_failed") as Extract<
@@ -512,3 +549,47 @@ for (const platform of PLATFORMS) {
     });
   });
 }
+
+describe("ApiKeysModule and the limiter's ready() (issue 40)", () => {
+  const settings = { logger: false as const, abortOnError: false };
+  const storeWith = (ready: () => Promise<void>, name = "probe") => {
+    const memory = createMemoryRateLimitStore();
+    return {
+      name,
+      checkBatch: (checks: Parameters<typeof memory.checkBatch>[0]) => memory.checkBatch(checks),
+      ready,
+    };
+  };
+
+  it("a misconfigured store fails the start with the store's TypeError", async () => {
+    const limiter = createRateLimiter({
+      store: storeWith(() => Promise.reject(new TypeError("the redis client was never connected"))),
+      logger: () => {},
+    });
+    const module = appModule(ApiKeysModule.forRoot(moduleOptions({ limiter })));
+    await assert.rejects(
+      (async () => {
+        const app = await NestFactory.create(module, settings);
+        await app.init();
+      })(),
+      /never connected/,
+    );
+  });
+
+  it("a store merely down logs one line and the app starts (the failure policy applies)", async () => {
+    const lines: string[] = [];
+    const limiter = createRateLimiter({
+      store: storeWith(() => Promise.reject(new Error("ECONNREFUSED"))),
+      logger: (line) => lines.push(line),
+    });
+    const running = await boot(
+      appModule(ApiKeysModule.forRoot(moduleOptions({ limiter }))),
+      "express",
+    );
+    try {
+      assert.equal(lines.filter((line) => line.includes("unavailable at start-up")).length, 1);
+    } finally {
+      await running.close();
+    }
+  });
+});

@@ -1,9 +1,10 @@
 /** HTTP: rate limits through ApiKeysGuard and RateLimit on real Nest apps (Express and Fastify). */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { Controller, Get, Module, UseGuards } from "@nestjs/common";
+import { Controller, Get, Logger, Module, UseGuards } from "@nestjs/common";
 import { ApiKeysModule } from "../../../api_keys/nest/api_keys.module.ts";
-import { ApiKeysGuard } from "../../../api_keys/nest/api_keys.guard.ts";
+import { ApiKeysGuard, getApiKeyContext } from "../../../api_keys/nest/api_keys.guard.ts";
+import { createApiKeysAdminController } from "../../../api_keys/nest/api_keys.admin.ts";
 import { RateLimit } from "../../../api_keys/nest/api_keys.decorators.ts";
 import { SafeResponseModule } from "../../../safe_response/nest/mod.ts";
 import { createMemoryRateLimitStore, createRateLimiter } from "../../../rate_limits/mod.ts";
@@ -118,3 +119,100 @@ for (const platform of PLATFORMS) {
     });
   }
 }
+
+@Controller("routes")
+@UseGuards(ApiKeysGuard)
+class RoutesController {
+  @Get()
+  index() {
+    return { ok: true };
+  }
+
+  @Get("hourly")
+  @RateLimit("hourly")
+  hourly() {
+    return { ok: "hourly" };
+  }
+}
+
+describe("routes that must not spend, routes naming no policy (issue 40)", () => {
+  for (const platform of PLATFORMS) {
+    it(`${platform}: the admin routes and a key's usage route spend neither the resolver's limits nor credits, unless the app adds RateLimit`, async () => {
+      const limiter = createRateLimiter({ store: createMemoryRateLimitStore(), logger: () => {} });
+      const guarded = { tenantOf: (request: object) => getApiKeyContext(request)?.tenantId };
+      const Admin = createApiKeysAdminController({
+        path: "admin",
+        decorators: [UseGuards(ApiKeysGuard)],
+        scopes: ["orders:read"],
+        ...guarded,
+        canManage: () => true,
+        policy: () => null,
+        csrf: false,
+      });
+      const Counted = createApiKeysAdminController({
+        path: "counted",
+        decorators: [UseGuards(ApiKeysGuard), RateLimit()],
+        scopes: ["orders:read"],
+        ...guarded,
+        canManage: () => true,
+        policy: () => null,
+        csrf: false,
+      });
+      @Module({
+        imports: [ApiKeysModule.forRoot(moduleOptions({
+          limiter,
+          rateLimitResolver: () => [{ name: "plan", limit: 2, windowMs: 60_000 }],
+        }))],
+        controllers: [RoutesController, Admin, Counted],
+      })
+      class AppModule {}
+      const running = await boot(AppModule, platform);
+      try {
+        const { key } = await issue(running.service, { credits: { remaining: 3 } });
+        const headers = { "x-api-key": key };
+        for (let i = 0; i < 4; i++) {
+          assert.equal((await running.request("/admin/keys", { headers })).status, 200);
+        }
+        const own = await running.service.listSummaries("tenant-1");
+        assert.equal(own[0].credits?.remaining, 3, "no credit spent by the admin routes");
+        assert.equal((await running.request("/counted/keys", { headers })).status, 200);
+        assert.equal((await running.request("/routes", { headers })).status, 200);
+        assert.equal((await running.request("/routes", { headers })).status, 429);
+      } finally {
+        await running.close();
+      }
+    });
+
+    it(`${platform}: a route naming a policy the key lacks is an error answer (500) logged with the route and the policy`, async () => {
+      const limiter = createRateLimiter({ store: createMemoryRateLimitStore(), logger: () => {} });
+      @Module({
+        imports: [ApiKeysModule.forRoot(moduleOptions({ limiter }))],
+        controllers: [RoutesController],
+      })
+      class AppModule {}
+      const lines: string[] = [];
+      const error = Logger.prototype.error;
+      Logger.prototype.error = function (message: unknown) {
+        lines.push(String(message));
+      };
+      const running = await boot(AppModule, platform);
+      try {
+        const { key } = await issue(running.service, { rateLimits: POLICIES });
+        const headers = { "x-api-key": key };
+        assert.equal((await running.request("/routes/hourly", { headers })).status, 500);
+        assert.equal((await running.request("/routes/hourly", { headers })).status, 500);
+        assert.equal((await running.request("/routes", { headers })).status, 200);
+        // Once from the guard (distinct lines only); Nest's own handler logs each 500 besides.
+        assert.equal(
+          lines.filter((line) => line.startsWith("RoutesController.hourly: ")).length,
+          1,
+          lines.join("\n"),
+        );
+        assert.ok(lines.some((line) => line.includes('"hourly"')));
+      } finally {
+        Logger.prototype.error = error;
+        await running.close();
+      }
+    });
+  }
+});

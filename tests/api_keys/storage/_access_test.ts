@@ -170,6 +170,40 @@ describe("StorageAccess", () => {
     );
   });
 
+  it("usageBatches: a boolean flag with recordUsage; the batch id reaches recordUsage only with it; absent, the notice names it", async () => {
+    const ids: unknown[][] = [];
+    const usage = (flag: unknown) =>
+      plain().then((storage) =>
+        Object.assign(storage, {
+          recordUsage: (...args: unknown[]) => {
+            ids.push(args.slice(1));
+            return Promise.resolve();
+          },
+          readUsage: () => Promise.resolve([]),
+          ...(flag === undefined ? {} : { usageBatches: flag }),
+        })
+      );
+    const once = new StorageAccess(await usage(true), 10, "s");
+    await once.usage!.record([], "b-1");
+    const twice = new StorageAccess(await usage(undefined), 10, "s");
+    await twice.usage!.record([], "b-2");
+    assert.deepEqual(ids, [["b-1"], []]);
+    assert.doesNotMatch(once.notice!, /usageBatches/);
+    assert.match(
+      twice.notice!,
+      /no usageBatches \(a usage write retried after storageTimeoutMs may count twice\)/,
+    );
+    await assert.rejects(
+      usage("yes").then((s) => new StorageAccess(s, 10, "s")),
+      /s\.usageBatches must be a boolean/,
+    );
+    const noRecorder = Object.assign(await plain(), { usageBatches: true });
+    assert.throws(
+      () => new StorageAccess(noRecorder, 10, "s"),
+      /s\.recordUsage must be a function with usageBatches/,
+    );
+  });
+
   it("maps a throw, a rejection and a missed deadline to ApiKeyStorageError, cause kept private", async () => {
     const cause = new Error("db.internal:5432 refused");
     for (

@@ -7,8 +7,12 @@ import {
   PrismaApiKeyStorage,
   type RotateApiKeyStorageInput,
 } from "../../../api_keys/mod.ts";
-import { runApiKeyStorageContract } from "../../../api_keys/storage/contract.ts";
+import {
+  ApiKeyStorageContractError,
+  runApiKeyStorageContract,
+} from "../../../api_keys/storage/contract.ts";
 import { fakeKeyedDelegate, fakePrismaClient, fakeUsageClient } from "../fake_prisma.ts";
+import { storedRecord } from "../stored_record.ts";
 
 describe("storage contract: InMemoryApiKeyStorage", () => {
   runApiKeyStorageContract(() => new InMemoryApiKeyStorage(), it);
@@ -271,5 +275,47 @@ describe("optional storage capabilities of the bundled adapters", () => {
         "function",
       );
     }
+  });
+});
+
+describe("seed 0.4: the rotate answer", () => {
+  const bundled = () =>
+    [
+      new InMemoryApiKeyStorage(),
+      new PrismaApiKeyStorage(fakePrismaClient()),
+      new PrismaApiKeyStorage(fakePrismaClient({ transactions: false })),
+    ] as ApiKeyStorage[];
+
+  it("the bundled storages answer 'rotated', then 'not_rotatable' leaving nothing usable", async () => {
+    for (const storage of bundled()) {
+      const old = storedRecord({ id: "old-1", prefix: "OldPrefix001" });
+      await storage.insert(old);
+      const input = (n: number): RotateApiKeyStorageInput => ({
+        oldKeyId: old.id,
+        newRecord: { ...old, id: `new-${n}`, prefix: `NewPrefix00${n}` },
+        oldExpiresAt: new Date("2030-01-02T00:00:00.000Z"),
+        rotatedAt: new Date("2030-01-01T12:00:00.000Z"),
+      });
+      assert.equal(await storage.rotate(input(1)), "rotated");
+      assert.equal(await storage.rotate(input(2)), "not_rotatable");
+      const loser = await storage.findById("new-2");
+      assert.ok(loser === null || loser.revokedAt !== null, "the losing record is not usable");
+      assert.equal(await storage.rotateForTenant!(old.tenantId, input(3)), "not_rotatable");
+    }
+  });
+
+  it("a contract failure is an exported ApiKeyStorageContractError", async () => {
+    const cases: [string, () => Promise<void>][] = [];
+    runApiKeyStorageContract(() => {
+      const storage = new InMemoryApiKeyStorage();
+      const list = storage.listByTenant.bind(storage);
+      return Object.assign(storage, {
+        listByTenant: async (...args: Parameters<typeof list>) => (await list(...args)).reverse(),
+      });
+    }, (name, fn) => cases.push([name, fn]));
+    const listing = cases.find(([name]) => name.startsWith("listByTenant lists newest first"));
+    const error = await listing![1]().then(() => undefined, (e: unknown) => e);
+    assert.ok(error instanceof ApiKeyStorageContractError);
+    assert.equal(error.name, "ApiKeyStorageContractError");
   });
 });

@@ -57,16 +57,16 @@ describe("InMemoryApiKeyStorage", () => {
     const storage = new InMemoryApiKeyStorage();
     for (let n = 0; n < 1_000; n++) await storage.insert(record(n, { tenantId: `t${n % 100}` }));
     assert.deepEqual((await storage.listByTenant("t7")).map((r) => r.id), [
-      "k7",
-      "k107",
-      "k207",
-      "k307",
-      "k407",
-      "k507",
-      "k607",
-      "k707",
-      "k807",
       "k907",
+      "k807",
+      "k707",
+      "k607",
+      "k507",
+      "k407",
+      "k307",
+      "k207",
+      "k107",
+      "k7",
     ]);
   });
 });

@@ -7,6 +7,7 @@ describe("api_keys/storage/mod.ts", () => {
   it("exports the contract and the adapters, all re-exported by ./api-keys", () => {
     assert.deepEqual(Object.keys(storage).sort(), [
       "API_KEY_STORAGE_METHODS",
+      "ApiKeyStorageContractError",
       "InMemoryApiKeyStorage",
       "PrismaApiKeyStorage",
       "runApiKeyStorageContract",

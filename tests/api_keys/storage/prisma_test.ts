@@ -6,6 +6,7 @@ import {
   ApiKeyStorageError,
 } from "../../../api_keys/mod.ts";
 import { PrismaApiKeyStorage } from "../../../api_keys/storage/prisma.ts";
+import { API_KEY_USAGE_REFUSALS, type ApiKeyUsageRow } from "../../../api_keys/usage.ts";
 import { fakePrismaClient } from "../fake_prisma.ts";
 import { makeService, READ_ORDERS, rejection } from "../helpers.ts";
 import { keyOf } from "../../reliability/hostile_inputs.ts";
@@ -73,8 +74,7 @@ describe("PrismaApiKeyStorage", () => {
       seen.push(args.where);
       return update(args);
     };
-    const error = await rejection(new PrismaApiKeyStorage(plain).rotate(input));
-    assert.equal(error.code, "api_key_not_rotatable");
+    assert.equal(await new PrismaApiKeyStorage(plain).rotate(input), "not_rotatable");
     assert.deepEqual(seen[0], { id: "k1", rotatedAt: null, revokedAt: null });
     assert.deepEqual(
       plain.rows().map((row) => [row.id, row.revokedAt]),
@@ -84,7 +84,7 @@ describe("PrismaApiKeyStorage", () => {
 
     const transactional = fakePrismaClient({ rows: [{ ...goodRow, rotatedAt: new Date(1) }] });
     const storage = new PrismaApiKeyStorage(transactional);
-    assert.equal((await rejection(storage.rotate(input))).code, "api_key_not_rotatable");
+    assert.equal(await storage.rotate(input), "not_rotatable");
     assert.equal(transactional.rows().length, 1, "transaction rolled back the new row");
     await assert.rejects(storage.markRevoked("nope", new Date()), {
       code: "api_key_record_not_found",
@@ -330,5 +330,56 @@ describe("PrismaApiKeyStorage.countHashes", () => {
       { hashScheme: "hmac-sha256", pepperVersion: 1, count: 1_149 },
       { hashScheme: "hmac-sha256", pepperVersion: 2, count: 1_172 },
     ]);
+  });
+});
+
+describe("PrismaApiKeyStorage usageBatches", () => {
+  /** A usage client logging each statement's parameters. */
+  function usageClient() {
+    const statements: { sql: string; values: unknown[] }[] = [];
+    return {
+      statements,
+      client: {
+        $executeRawUnsafe(sql: string, ...values: unknown[]) {
+          statements.push({ sql, values });
+          return Promise.resolve(1);
+        },
+        $queryRawUnsafe: () => Promise.resolve([]),
+      },
+    };
+  }
+  const row = {
+    keyId: "k",
+    tenantId: "t",
+    bucket: new Date("2030-01-01T00:00:00.000Z"),
+    accepted: 1,
+    refused: Object.fromEntries(API_KEY_USAGE_REFUSALS.map((code) => [code, 0])),
+    cost: 1,
+    lastUsedAt: null,
+  } as ApiKeyUsageRow;
+
+  it("needs usage and a boolean; turns on the capability, and each write carries its batch id in one statement", async () => {
+    const prisma = fakePrismaClient({ rows: [] });
+    assert.throws(
+      () => new PrismaApiKeyStorage(prisma, { usageBatches: true }),
+      /options\.usageBatches needs options\.usage/,
+    );
+    const { client, statements } = usageClient();
+    assert.throws(
+      () => new PrismaApiKeyStorage(prisma, { usage: client, usageBatches: "yes" as never }),
+      /options\.usageBatches must be a boolean/,
+    );
+    assert.equal(new PrismaApiKeyStorage(prisma, { usage: client }).usageBatches, undefined);
+    const storage = new PrismaApiKeyStorage(prisma, { usage: client, usageBatches: true });
+    assert.equal(storage.usageBatches, true);
+    await storage.recordUsage!([row], "batch-1");
+    await storage.recordUsage!([row]);
+    assert.deepEqual(statements.map((s) => s.values.length), [2, 1]);
+    assert.equal(statements[0].values[1], "batch-1");
+    assert.match(
+      statements[0].sql,
+      /INSERT INTO api_key_usage_batches .* ON CONFLICT \(id\) DO NOTHING/,
+    );
+    assert.doesNotMatch(statements[1].sql, /api_key_usage_batches/, "no id: no batch check");
   });
 });

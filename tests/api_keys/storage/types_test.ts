@@ -63,7 +63,7 @@ class SpecOnlyStorage implements ApiKeyStorage {
     const records = [...this.records.values()]
       .filter((r) => r.tenantId === tenantId && (options?.includeRevoked || r.revokedAt === null))
       .sort((a, b) =>
-        a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+        b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
       );
     return Promise.resolve(records.map(copy));
   }

@@ -1,38 +1,112 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import {
-  createPostgresRateLimitStore,
-  type PostgresQueryable,
-} from "../../../rate_limits/postgres/mod.ts";
+import { EventEmitter } from "node:events";
+import { createPostgresRateLimitStore } from "../../../rate_limits/postgres/mod.ts";
 
-// The store's SQL runs on real PostgreSQL in tests/limits/; here, what it sends.
+const SERVER_AHEAD = 10_000;
+
+/** A fake pg pool: the clock statement, then `answer` for anything else. */
+function fakePool(answer: (text: string, values?: unknown[]) => Record<string, unknown>[]) {
+  const sent: [string, unknown[] | undefined][] = [];
+  const pool = Object.assign(new EventEmitter(), {
+    query: (text: string, values?: unknown[]) => {
+      sent.push([text, values]);
+      if (/^SELECT floor/.test(text)) {
+        return Promise.resolve({ rows: [{ now_ms: Date.now() + SERVER_AHEAD }] });
+      }
+      return Promise.resolve({ rows: answer(text, values) });
+    },
+  });
+  return { pool, sent };
+}
+
+// The SQL runs on real PostgreSQL in tests/limits/stores_test.ts; here, what the store sends.
 describe("createPostgresRateLimitStore", () => {
-  it("sends one statement per check with every counter, and reads its rows in order", async () => {
-    const sent: [string, unknown[] | undefined][] = [];
-    const pool: PostgresQueryable = {
-      query: (text, values) => {
-        sent.push([text, values]);
-        return Promise.resolve({
-          rows: [
-            { allowed: true, remaining: 4, reset_ms: 900 },
-            { allowed: false, remaining: 0, reset_ms: 100 },
-          ],
-        });
-      },
-    };
+  it("reads the database's clock once, then sends ONE statement per batch with every check's counters and deadline", async () => {
+    const now = Date.now() + SERVER_AHEAD;
+    const { pool, sent } = fakePool(() => [
+      { check_no: 1, allowed: true, remaining: 4, reset_ms: 900, now_ms: now },
+      { check_no: 1, allowed: false, remaining: 0, reset_ms: 100, now_ms: now },
+      { check_no: 2, allowed: null, remaining: null, reset_ms: null, now_ms: now },
+    ]);
     const store = createPostgresRateLimitStore({ pool });
     const counters = [
       { kind: "window" as const, subject: "s", name: "a", limit: 5, windowMs: 1_000, cost: 1 },
-      { kind: "window" as const, subject: "s", name: "b", limit: 1, windowMs: 500, cost: 1 },
+      { kind: "credit" as const, subject: "s", name: "c", cost: 1, initial: 9 },
     ];
-    assert.deepEqual(await store.check(counters), [
-      { allowed: true, remaining: 4, resetMs: 900 },
-      { allowed: false, remaining: 0, resetMs: 100 },
+    const deadline = Date.now() + 50;
+    const { results } = await store.checkBatch([
+      { counters, deadline },
+      { counters: counters.slice(0, 1), deadline },
     ]);
-    assert.equal(sent.length, 1);
-    assert.match(sent[0][0], /FROM rate_limit_check\(/);
-    assert.deepEqual(sent[0][1], [["s", "s"], ["a", "b"], [5, 1], [1_000, 500], [1, 1]]);
+    assert.deepEqual(results, [
+      [{ allowed: true, remaining: 4, resetMs: 900 }, {
+        allowed: false,
+        remaining: 0,
+        resetMs: 100,
+      }],
+      null,
+    ]);
+    assert.equal(sent.length, 2);
+    assert.match(sent[1][0], /FROM rate_limit_batch\(/);
+    const values = sent[1][1]!;
+    const [sentDeadline] = values[0] as number[];
+    assert.ok(
+      sentDeadline <= deadline + SERVER_AHEAD && sentDeadline > deadline + SERVER_AHEAD - 1_000,
+    );
+    // Per check its counts; window rows and balances once each, counters naming them by index.
+    assert.deepEqual(values.slice(1, 11), [
+      [1, 1],
+      [1, 0],
+      ["s"],
+      ["a"],
+      [1, 1],
+      [5, 5],
+      [1_000, 1_000],
+      [1, 1],
+      ["s"],
+      ["c"],
+    ]);
+    assert.deepEqual(values.slice(16), [[1], [1]]);
     assert.equal(store.name, "postgres");
+  });
+
+  it("changeCredits resolves null when the database answers it was past the deadline", async () => {
+    const { pool } = fakePool(
+      () => [{ applied: false, remaining: null, reset_ms: null, now_ms: 1 }],
+    );
+    const store = createPostgresRateLimitStore({ pool });
+    const credit = { kind: "credit" as const, subject: "s", name: "c", cost: 0, initial: 1 };
+    assert.equal(await store.changeCredits(credit, { add: 1 }, Date.now()), null);
+  });
+
+  it("ready(): a missing migration is a TypeError naming it", async () => {
+    const { pool } = fakePool(() => [{
+      found: ["rate_limit_check", "credit_change", "credit_lock", "credit_refill", "credit_period"],
+    }]);
+    await assert.rejects(
+      createPostgresRateLimitStore({ pool }).ready(),
+      (e) =>
+        e instanceof TypeError &&
+        /apply prisma\/migrations\/0012_rate_limit_batches/.test(e.message),
+    );
+    const down = { query: () => Promise.reject(new Error("ECONNREFUSED")) };
+    await assert.rejects(
+      createPostgresRateLimitStore({ pool: down }).ready(),
+      (e) => !(e instanceof TypeError),
+    );
+  });
+
+  it("listens for the pool's errors itself, one line per interval, and stops on close", () => {
+    const { pool } = fakePool(() => []);
+    const lines: string[] = [];
+    const store = createPostgresRateLimitStore({ pool, logger: (line) => lines.push(line) });
+    pool.emit("error", new Error("terminating connection due to administrator command"));
+    pool.emit("error", new Error("again"));
+    assert.equal(lines.length, 1);
+    assert.match(lines[0], /^rate-limit store postgres: client error: terminating/);
+    store.close();
+    assert.equal(pool.listenerCount("error"), 0);
   });
 
   it("throws a TypeError without a pool", () => {

@@ -1,15 +1,35 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { CHANGE_SCRIPT, CHECK_SCRIPT } from "../../../rate_limits/redis/_script.ts";
+import {
+  CHANGE_SCRIPT,
+  CHECK_SCRIPT,
+  READ_SCRIPT,
+  TIME_SCRIPT,
+} from "../../../rate_limits/redis/_script.ts";
 
-// Behaviour is proven on real Redis (tests/limits/); here, the rules the script keeps.
-describe("CHECK_SCRIPT and CHANGE_SCRIPT", () => {
+// Behaviour is proven on real Redis (tests/limits/stores_test.ts); here, the rules the scripts keep.
+describe("the Redis scripts", () => {
   it("read only the server's clock and touch only the keys they are given", () => {
-    for (const script of [CHECK_SCRIPT, CHANGE_SCRIPT]) {
+    for (const script of [CHECK_SCRIPT, CHANGE_SCRIPT, READ_SCRIPT]) {
       assert.match(script, /redis\.call\('TIME'\)/);
       const calls = [...script.matchAll(/redis\.call\('(\w+)', (\w+)/g)].map((m) => m[2]);
       assert.ok(calls.length > 1);
       assert.ok(calls.every((target) => ["log", "tot", "key"].includes(target)), calls.join());
     }
+    assert.match(TIME_SCRIPT, /redis\.call\('TIME'\)/);
+  });
+
+  it("name each input in a commented local, never by index arithmetic", () => {
+    for (const script of [CHECK_SCRIPT, CHANGE_SCRIPT, READ_SCRIPT]) {
+      assert.doesNotMatch(script, /(ARGV|KEYS)\[[^\]]*[-+*][^\]]*\]/);
+      for (const line of script.split("\n").filter((l) => /= (tonumber\()?(arg|key)\(\)/.test(l))) {
+        assert.match(line, /-- \S/, line);
+      }
+    }
+  });
+
+  it("the read script writes nothing", () => {
+    const body = READ_SCRIPT.slice(READ_SCRIPT.indexOf("local out = {}"));
+    assert.doesNotMatch(body, /save\(|HSET|SET'|DEL|EXPIRE/);
   });
 });

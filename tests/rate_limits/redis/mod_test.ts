@@ -1,61 +1,155 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { EventEmitter } from "node:events";
 import {
   createRedisRateLimitStore,
+  type RedisScriptArguments,
   type RedisScriptClient,
 } from "../../../rate_limits/redis/mod.ts";
+import { CHECK_SCRIPT, TIME_SCRIPT } from "../../../rate_limits/redis/_script.ts";
 
 const counters = [
   { kind: "window" as const, subject: "s", name: "a", limit: 5, windowMs: 1_000, cost: 1 },
   { kind: "window" as const, subject: "s", name: "b", limit: 1, windowMs: 500, cost: 0 },
 ];
+const SERVER_AHEAD = 10_000;
 
-// The script runs on real Redis in tests/limits/; here, what the store sends.
+/** A fake node-redis client answering the time script and `check` for the check script. */
+function fakeClient(check: (call: RedisScriptArguments) => unknown[]) {
+  const calls: { script: string; call: RedisScriptArguments }[] = [];
+  const hashes = new Map<string, string>();
+  const client = Object.assign(new EventEmitter(), {
+    isOpen: true,
+    isReady: true,
+    evalSha: (sha: string, call: RedisScriptArguments) =>
+      hashes.has(sha)
+        ? client.eval(hashes.get(sha)!, call)
+        : Promise.reject(new Error("NOSCRIPT No matching script.")),
+    eval: async (script: string, call: RedisScriptArguments) => {
+      const digest = await crypto.subtle.digest("SHA-1", new TextEncoder().encode(script));
+      hashes.set(
+        [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join(""),
+        script,
+      );
+      calls.push({ script, call });
+      const now = Date.now() + SERVER_AHEAD;
+      if (script === TIME_SCRIPT) return now;
+      return [...check(call), now];
+    },
+  });
+  return { client, calls };
+}
+
+// The scripts run on real Redis in tests/limits/stores_test.ts; here, what the store sends.
 describe("createRedisRateLimitStore", () => {
-  it("sends one EVALSHA per check, falling back to EVAL once on NOSCRIPT", async () => {
-    const calls: string[] = [];
-    let cached = false;
-    const client: RedisScriptClient = {
-      evalSha: (sha, { keys, arguments: args }) => {
-        calls.push(`evalsha ${sha.length} ${keys.join(",")} ${args.join(",")}`);
-        return cached
-          ? Promise.resolve([1, 4, 1_000, 1, 1, 0, 1_700_000_000_000])
-          : Promise.reject(new Error("NOSCRIPT No matching script."));
-      },
-      eval: () => {
-        calls.push("eval");
-        cached = true;
-        return Promise.resolve([1, 4, 1_000, 1, 1, 0, 1_700_000_000_000]);
-      },
-    };
+  it("reads the server's clock first, then sends ONE script per batch with each deadline on the server's clock", async () => {
+    const { client, calls } = fakeClient(({ arguments: args }) =>
+      args[0] === "2" ? [1, 1, 4, 1_000, 1, 1, 0, 0] : [1, 1, 4, 1_000, 1, 1, 0]
+    );
     const store = createRedisRateLimitStore({ client, prefix: "t:" });
-    const expected = [
-      { allowed: true, remaining: 4, resetMs: 1_000 },
-      { allowed: true, remaining: 1, resetMs: 0 },
-    ];
-    assert.deepEqual(await store.check(counters), expected);
-    assert.deepEqual(await store.check(counters), expected);
-    const sent = "evalsha 40 t:{s}:a,t:{s}:a:n,t:{s}:b,t:{s}:b:n 2,5,1000,1,1,500,0";
-    assert.deepEqual(calls, [sent, "eval", sent]);
+    const deadline = Date.now() + 50;
+    const { results } = await store.checkBatch([
+      { counters, deadline },
+      { counters: counters.slice(0, 1), deadline },
+    ]);
+    assert.deepEqual(results, [
+      [{ allowed: true, remaining: 4, resetMs: 1_000 }, {
+        allowed: true,
+        remaining: 1,
+        resetMs: 0,
+      }],
+      null,
+    ]);
+    assert.deepEqual(calls.map((c) => c.script === TIME_SCRIPT ? "time" : "check"), [
+      "time",
+      "check",
+    ]);
+    const { keys, arguments: args } = calls[1].call;
+    assert.deepEqual(keys, [
+      "t:{s}:a",
+      "t:{s}:a:n",
+      "t:{s}:b",
+      "t:{s}:b:n",
+      "t:{s}:a",
+      "t:{s}:a:n",
+    ]);
+    assert.equal(args[0], "2");
+    // The deadline moved onto the server's clock, never later than the true instant.
+    const sent = Number(args[1]);
+    assert.ok(sent <= deadline + SERVER_AHEAD && sent > deadline + SERVER_AHEAD - 1_000, `${sent}`);
+    assert.deepEqual(args.slice(2, 10), ["2", "0", "5", "1000", "1", "1", "500", "0"]);
+    assert.equal(args[11], "1");
+    await store.checkBatch([{ counters, deadline }]);
+    assert.equal(calls.length, 3, "the offset is known: no second clock read");
+    assert.equal(calls[2].script, CHECK_SCRIPT);
   });
 
-  it("rejects on another error or an unexpected reply", async () => {
+  it("rejects at once, sending nothing, while the client is not ready", async () => {
+    const { client, calls } = fakeClient(() => []);
+    client.isReady = false;
+    const store = createRedisRateLimitStore({ client });
+    await assert.rejects(
+      store.checkBatch([{ counters, deadline: Date.now() + 50 }]),
+      /not connected now; nothing was sent/,
+    );
+    const credit = { kind: "credit" as const, subject: "s", name: "c", cost: 0, initial: 1 };
+    await assert.rejects(
+      store.changeCredits(credit, { add: 1 }, Date.now() + 50),
+      /nothing was sent/,
+    );
+    await assert.rejects(store.readCredits([credit]), /nothing was sent/);
+    assert.equal(calls.length, 0);
+  });
+
+  it("resolves null for a credit change past its deadline", async () => {
+    const { client } = fakeClient(() => []);
+    const base = client.eval;
+    client.eval = (script, call) =>
+      script === TIME_SCRIPT ? base(script, call) : Promise.resolve([0, 0, 0, Date.now()]);
+    const store = createRedisRateLimitStore({ client });
+    const credit = { kind: "credit" as const, subject: "s", name: "c", cost: 0, initial: 1 };
+    assert.equal(await store.changeCredits(credit, { add: 1 }, Date.now()), null);
+  });
+
+  it("listens for the client's errors itself, one line per interval, and stops on close", () => {
+    const { client } = fakeClient(() => []);
+    const lines: string[] = [];
+    const store = createRedisRateLimitStore({ client, logger: (line) => lines.push(line) });
+    for (let i = 0; i < 5; i++) client.emit("error", new Error("connect ECONNREFUSED"));
+    assert.deepEqual(lines, ["rate-limit store redis: client error: connect ECONNREFUSED"]);
+    store.close();
+    assert.equal(client.listenerCount("error"), 0);
+    assert.throws(() => client.emit("error", new Error("unheard")), /unheard/);
+  });
+
+  it("ready(): a client never connected or of the wrong kind is a TypeError naming the fix; a server down rejects", async () => {
+    const { client } = fakeClient(() => []);
+    client.isOpen = false;
+    await assert.rejects(
+      createRedisRateLimitStore({ client }).ready(),
+      (e) => e instanceof TypeError && /client\.connect\(\)/.test(e.message),
+    );
+    const odd: RedisScriptClient = {
+      evalSha: () => Promise.resolve("OK"),
+      eval: () => Promise.resolve("OK"),
+    };
+    await assert.rejects(createRedisRateLimitStore({ client: odd }).ready(), TypeError);
     const down: RedisScriptClient = {
       evalSha: () => Promise.reject(new Error("ECONNREFUSED")),
       eval: () => Promise.resolve([]),
     };
     await assert.rejects(
-      createRedisRateLimitStore({ client: down }).check(counters),
-      /ECONNREFUSED/,
+      createRedisRateLimitStore({ client: down }).ready(),
+      (e) => !(e instanceof TypeError) && /ECONNREFUSED/.test((e as Error).message),
     );
-    const odd: RedisScriptClient = {
-      evalSha: () => Promise.resolve("OK"),
-      eval: () => Promise.resolve([]),
-    };
-    await assert.rejects(createRedisRateLimitStore({ client: odd }).check(counters), TypeError);
   });
 
-  it("throws a TypeError without a client", () => {
+  it("rejects on an unexpected reply, and throws a TypeError without a client", async () => {
+    const { client } = fakeClient(() => [1, 1]);
+    await assert.rejects(
+      createRedisRateLimitStore({ client }).checkBatch([{ counters, deadline: Date.now() + 50 }]),
+      TypeError,
+    );
     assert.throws(() => createRedisRateLimitStore({} as never), TypeError);
   });
 });

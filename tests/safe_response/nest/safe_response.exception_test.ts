@@ -22,7 +22,10 @@ import {
   resolveError,
   SafeException as CoreSafeException,
 } from "../../../safe_response/mod.ts";
-import { SafeException } from "../../../safe_response/nest/safe_response.exception.ts";
+import {
+  createSafeException,
+  SafeException,
+} from "../../../safe_response/nest/safe_response.exception.ts";
 import { SafeResponseModule } from "../../../safe_response/nest/safe_response.module.ts";
 import { ADAPTERS, boot, getJson, type RunningApp } from "./helpers.ts";
 
@@ -224,3 +227,31 @@ for (const adapter of ADAPTERS) {
     });
   });
 }
+
+describe("seed 0.15: createSafeException(catalog)", () => {
+  it("makes a SafeException subclass bound to the catalog, its keys typed", () => {
+    const AppException = createSafeException(Errors);
+    const thrown = new AppException("EMAIL_TAKEN", { message: "Taken" });
+    assert.ok(thrown instanceof SafeException);
+    assert.ok(thrown instanceof HttpException);
+    assert.ok(isSafeException(thrown));
+    assert.equal(thrown.catalog, Errors);
+    assert.equal(thrown.code, "EMAIL_TAKEN");
+    assert.equal(thrown.getStatus(), 409);
+    assert.deepEqual(thrown.getResponse(), {
+      statusCode: 409,
+      code: "EMAIL_TAKEN",
+      message: "Taken",
+      details: { field: "email" },
+    });
+    assert.throws(
+      // @ts-expect-error: not a key of the catalog
+      () => new AppException("NOPE"),
+      /createSafeException: `NOPE` is not in the catalog/,
+    );
+    assert.throws(
+      () => createSafeException({ USER_NOT_FOUND: { status: 404, message: "x" } } as never),
+      /createSafeException: the catalog must be made by defineErrors\(\)/,
+    );
+  });
+});

@@ -30,14 +30,26 @@ describe("safe_response.endpoints", () => {
     assert.deepEqual(Object.keys(responses["404"].content), ["application/problem+json"]);
   });
 
-  it('errorFormat: "problem" documents problem details; its alias problemDetails must agree', () => {
+  it('errorFormat: "problem" documents problem details; it wins over a disagreeing problemDetails, with a warning', () => {
     const responses = responsesOf(SafeEndpoint(Dto, { errors: [404], errorFormat: "problem" }));
     assert.deepEqual(Object.keys(responses["404"].content), ["application/problem+json"]);
     const safe = responsesOf(SafePaginatedEndpoint(Dto, { errors: [404], errorFormat: "safe" }));
     assert.deepEqual(Object.keys(safe["404"].content), ["application/json"]);
-    assert.throws(
-      () => SafeEndpoint(Dto, { errorFormat: "problem", problemDetails: false }),
-      /SafeEndpoint: `errorFormat` and `problemDetails` disagree/,
+    const warn = console.warn;
+    const warnings: string[] = [];
+    console.warn = (...args: unknown[]) => warnings.push(args.join(" "));
+    try {
+      const won = responsesOf(
+        SafeEndpoint(Dto, { errors: [404], errorFormat: "problem", problemDetails: false }),
+      );
+      assert.deepEqual(Object.keys(won["404"].content), ["application/problem+json"]);
+    } finally {
+      console.warn = warn;
+    }
+    assert.equal(warnings.length, 1);
+    assert.match(
+      warnings[0],
+      /SafeEndpoint: `errorFormat` \("problem"\) and `problemDetails` \(false\) disagree; `errorFormat` wins/,
     );
     assert.throws(
       // @ts-expect-error: not a format

@@ -1,0 +1,96 @@
+/**
+ * What the remote stores (Redis, PostgreSQL) share. Their own `error` listener
+ * on the client they were given: an event emitter without one ends the
+ * process on its first `error` (a lost Redis connection, a terminated
+ * PostgreSQL backend), so the store always listens and reports at most one
+ * line per interval. And their bounded wait: every call settles (a stalled
+ * server never holds a call forever).
+ *
+ * @module
+ */
+
+/** What a client with events has (node-redis clients, `pg.Pool`, `pg.Client`). */
+interface Emitter {
+  on(event: "error", listener: (error: unknown) => void): unknown;
+  off?(event: "error", listener: (error: unknown) => void): unknown;
+  removeListener?(event: "error", listener: (error: unknown) => void): unknown;
+}
+
+/** Default interval between two lines (ms). */
+export const REPORT_INTERVAL_MS = 10_000;
+
+/**
+ * Listens for `error` on `client` when it has `on`; each error goes to
+ * `logger` (default `console.error`) at most once per `intervalMs`, with the
+ * number left out since the last line. Resolves nothing; returns what removes
+ * the listener. A throwing logger is contained.
+ *
+ * @example
+ * ```ts
+ * import { EventEmitter } from "node:events";
+ * import { reportErrors } from "./_remote.ts";
+ * const client = new EventEmitter();
+ * const stop = reportErrors(client, "redis", (line) => console.log(line));
+ * client.emit("error", new Error("connection lost")); // logged, not thrown
+ * stop();
+ * ```
+ */
+export function reportErrors(
+  client: unknown,
+  store: string,
+  logger: (line: string) => void = console.error,
+  intervalMs = REPORT_INTERVAL_MS,
+): () => void {
+  const emitter = client as Partial<Emitter> | undefined;
+  if (typeof emitter?.on !== "function") return () => {};
+  let last = -Infinity;
+  let left = 0;
+  const listener = (error: unknown) => {
+    const now = Date.now();
+    if (now - last < intervalMs) {
+      left++;
+      return;
+    }
+    last = now;
+    const e = error as { code?: unknown; message?: unknown } | undefined;
+    const what = String(e?.message || e?.code || error).slice(0, 200);
+    const more = left > 0 ? ` (${left} more since the last line)` : "";
+    left = 0;
+    try {
+      logger(`rate-limit store ${store}: client error: ${what}${more}`);
+    } catch {
+      // A logger's throw must not turn into the uncaught error this listener prevents.
+    }
+  };
+  emitter.on.call(client, "error", listener);
+  return () => {
+    const off = emitter.off ?? emitter.removeListener;
+    off?.call(client, "error", listener);
+  };
+}
+
+/** How long past its last deadline a call may wait for its reply; calls without a deadline wait this long at most. */
+export const SETTLE_MS = 2_000;
+
+/**
+ * `call`, or a rejection (a plain `Error`: the store is unavailable) once
+ * `until` (local ms) has passed. A call of checks past every deadline can only
+ * answer `null`s, so dropping its reply loses nothing; the server still skips
+ * those checks when it reaches them.
+ *
+ * @example
+ * ```ts
+ * import { settleBy } from "./_remote.ts";
+ * await settleBy(Promise.resolve(1), Date.now() + 1_000, "redis"); // 1
+ * ```
+ */
+export function settleBy<T>(call: Promise<T>, until: number, store: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`rate-limit store ${store}: no reply in time (server stalled?)`)),
+      Math.max(0, until - Date.now()),
+    );
+  });
+  return Promise.race([call, late]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,391 @@
+/**
+ * The remote stores' contract on the real services: a check past its deadline
+ * is answered `null` and applies nothing; reads write nothing and take no
+ * lock; `ready()` names a misconfiguration; a stalled server (the test's own
+ * redis-server stopped with SIGSTOP, a PostgreSQL row lock held) applies
+ * nothing late and every call settles; an outage (the test's own redis-server
+ * killed and restarted, PostgreSQL backends terminated) never ends the process
+ * and counting resumes within 15 s; one hot key on PostgreSQL with 1,000
+ * checks in flight never passes its limit or its credits.
+ */
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import process from "node:process";
+import pg from "pg";
+import { createClient } from "redis";
+import { createPostgresRateLimitStore } from "../../rate_limits/postgres/mod.ts";
+import { createRedisRateLimitStore } from "../../rate_limits/redis/mod.ts";
+import type {
+  CounterResult,
+  CreditCounter,
+  RateLimitStore,
+  StoreCheck,
+  WindowCounter,
+} from "../../rate_limits/store.ts";
+import {
+  checkOnce,
+  connectRedis,
+  DATABASE_URL,
+  freshSubject,
+  openStore,
+  readyStores,
+} from "./_services.ts";
+import { hasRedisServer, type OwnRedis, startOwnRedis } from "./_own_redis.ts";
+
+const RECOVERY_BOUND_MS = 15_000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A window counter and a credit counter of a fresh subject. */
+function countersOf(label: string, limit = 1_000, initial = 1_000) {
+  const subject = freshSubject(label);
+  const window: WindowCounter = {
+    kind: "window",
+    subject,
+    name: "w",
+    limit,
+    windowMs: 600_000,
+    cost: 1,
+  };
+  const credit: CreditCounter = { kind: "credit", subject, name: "c", cost: 1, initial };
+  return { subject, window, credit };
+}
+
+/** Window units and credits left, read by a check of cost 0. */
+async function left(store: RateLimitStore, window: WindowCounter, credit: CreditCounter) {
+  const [w, c] = await checkOnce(store, [{ ...window, cost: 0 }, { ...credit, cost: 0 }]);
+  return { window: w.remaining, credits: c.remaining };
+}
+
+/** Checks answered allowed among settled batches. */
+function allowedOf(
+  settled: PromiseSettledResult<{ results: readonly (readonly CounterResult[] | null)[] }>[],
+) {
+  let allowed = 0;
+  let answered = 0;
+  for (const s of settled) {
+    if (s.status !== "fulfilled") continue;
+    for (const r of s.value.results) {
+      if (r === null) continue;
+      answered++;
+      if (r.every((c) => c.allowed)) allowed++;
+    }
+  }
+  return { allowed, answered };
+}
+
+/** `perBatch` checks of `counters` each with a deadline `deadlineMs` from now. */
+function batchOf(
+  counters: StoreCheck["counters"],
+  perBatch: number,
+  deadlineMs: number,
+): StoreCheck[] {
+  const deadline = Date.now() + deadlineMs;
+  return Array.from({ length: perBatch }, () => ({ counters, deadline }));
+}
+
+/**
+ * Sends a batch of 50 checks every 20 ms for `ms`, each with a deadline 100 ms
+ * out; resolves to every call, settled.
+ */
+async function sendDuring(store: RateLimitStore, counters: StoreCheck["counters"], ms: number) {
+  const calls: Promise<{ results: readonly (readonly CounterResult[] | null)[] }>[] = [];
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    const call = store.checkBatch(batchOf(counters, 50, 100));
+    call.catch(() => {}); // settled below; a rejection is not unhandled meanwhile
+    calls.push(call);
+    await sleep(20);
+  }
+  return calls;
+}
+
+for (const kind of await readyStores("remote store contract")) {
+  describe(`${kind} store on the batch contract`, () => {
+    it("answers null for a check past its deadline and applies nothing of it", async () => {
+      const { store, close } = await openStore(kind);
+      try {
+        const { window, credit } = countersOf("deadline", 10, 10);
+        const past = Date.now() - 1_000;
+        const { results } = await store.checkBatch([
+          { counters: [window, credit], deadline: past },
+          { counters: [window, credit], deadline: Date.now() + 30_000 },
+          { counters: [window, { ...credit, cost: 5 }], deadline: past },
+        ]);
+        assert.equal(results[0], null);
+        assert.deepEqual(results[1]?.map((r) => [r.allowed, r.remaining]), [[true, 9], [true, 9]]);
+        assert.equal(results[2], null);
+        assert.deepEqual(await left(store, window, credit), { window: 9, credits: 9 });
+        const change = store.changeCredits!;
+        assert.equal(await change(credit, { add: 100 }, past), null);
+        assert.equal((await change(credit, { add: 1 }, Date.now() + 30_000))?.remaining, 10);
+      } finally {
+        await close();
+      }
+    });
+
+    it("reads balances with the refill due counted, writing nothing (no row or key created)", async () => {
+      const { store, close } = await openStore(kind);
+      const { subject, credit } = countersOf("read");
+      const refilled = { ...credit, initial: 10, refill: { amount: 50, everyMs: 400 } };
+      try {
+        await checkOnce(store, [refilled]); // 9 left, as of the last boundary
+        await sleep(450); // a refill is due
+        const [read, missing] = await store.readCredits!([refilled, { ...refilled, name: "none" }]);
+        assert.equal(read?.remaining, 50);
+        assert.equal(missing, null);
+        assert.deepEqual(await rawBalance(kind, subject, "c"), 9, "the refill was not written");
+        assert.equal(await rawBalance(kind, subject, "none"), undefined, "nothing created");
+      } finally {
+        await close();
+      }
+    });
+
+    it("ready(): a misconfiguration is a TypeError naming it; a store merely down rejects otherwise", async () => {
+      if (kind === "redis") {
+        const never = createClient({ url: "redis://127.0.0.1:1", disableOfflineQueue: true });
+        const store = createRedisRateLimitStore({ client: never, logger: () => {} });
+        await assert.rejects(
+          store.ready(),
+          (e) => e instanceof TypeError && /connect\(\)/.test(e.message),
+        );
+        store.close();
+        return;
+      }
+      const hidden = new pg.Pool({
+        connectionString: DATABASE_URL,
+        max: 1,
+        options: "-c search_path=pg_catalog",
+      });
+      const down = new pg.Pool({ connectionString: "postgresql://x:y@127.0.0.1:1/none", max: 1 });
+      try {
+        await assert.rejects(
+          createPostgresRateLimitStore({ pool: hidden }).ready(),
+          (e) =>
+            e instanceof TypeError &&
+            /apply prisma\/migrations\/0007_rate_limit_counters/.test(e.message),
+        );
+        await assert.rejects(
+          createPostgresRateLimitStore({ pool: down, logger: () => {} }).ready(),
+          (e) => !(e instanceof TypeError),
+        );
+      } finally {
+        await Promise.all([hidden.end(), down.end()]);
+      }
+    });
+  });
+}
+
+/** A balance as stored (undefined when the store holds none), bypassing the store. */
+async function rawBalance(
+  kind: string,
+  subject: string,
+  name: string,
+): Promise<number | undefined> {
+  if (kind === "redis") {
+    const client = await connectRedis(Deno.env.get("REDIS_URL")!);
+    try {
+      const b = await client.hGet(`rl:{${subject}}:${name}:c`, "b");
+      return b == null ? undefined : Number(b);
+    } finally {
+      client.destroy();
+    }
+  }
+  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
+  try {
+    const { rows } = await pool.query(
+      "SELECT balance::float8 AS b FROM credit_balances WHERE subject = $1 AND name = $2",
+      [subject, name],
+    );
+    return rows[0]?.b;
+  } finally {
+    await pool.end();
+  }
+}
+
+describe("redis store on its own redis-server", { skip: !hasRedisServer() }, () => {
+  let own: OwnRedis | undefined;
+  after(async () => await own?.stop());
+
+  it("stalled (SIGSTOP): applies nothing late, every call settles, counts right after", async () => {
+    own = await startOwnRedis();
+    const client = await connectRedis(own.url, 5_000, undefined, false);
+    const store = createRedisRateLimitStore({ client, logger: () => {} });
+    try {
+      const { window, credit } = countersOf("stall");
+      const before = allowedOf([{
+        status: "fulfilled",
+        value: await store.checkBatch(batchOf([window, credit], 10, 5_000)),
+      }]);
+      const heap = process.memoryUsage().heapUsed;
+      own.pause();
+      const calls = await sendDuring(store, [window, credit], 2_000);
+      own.resume();
+      const started = Date.now();
+      const settled = await Promise.allSettled(calls);
+      const during = allowedOf(settled);
+      console.log(
+        `redis stall: ${calls.length * 50} checks sent, ${during.answered} answered, all settled ` +
+          `${Date.now() - started} ms after resume; heap +${
+            ((process.memoryUsage().heapUsed - heap) / 1e6).toFixed(1)
+          } MB`,
+      );
+      await sleep(200); // anything still queued in the server runs now
+      const allowed = before.allowed + during.allowed;
+      assert.deepEqual(await left(store, window, credit), {
+        window: 1_000 - allowed,
+        credits: 1_000 - allowed,
+      });
+      await checkOnce(store, [window, credit]);
+      assert.deepEqual(await left(store, window, credit), {
+        window: 999 - allowed,
+        credits: 999 - allowed,
+      });
+    } finally {
+      store.close();
+      client.destroy();
+    }
+  });
+
+  it("killed and restarted: the process lives, calls reject meanwhile, counting resumes within 15 s", async () => {
+    own ??= await startOwnRedis();
+    // No listener of the test's own: the store's keeps the process alive.
+    const client = await connectRedis(own.url, 5_000, undefined, false);
+    const lines: string[] = [];
+    const store = createRedisRateLimitStore({ client, logger: (line) => lines.push(line) });
+    try {
+      const { window, credit } = countersOf("outage");
+      await checkOnce(store, [window, credit]);
+      await own.kill();
+      for (let i = 0; i < 10; i++) {
+        await assert.rejects(
+          store.checkBatch(batchOf([window, credit], 5, 100)),
+          (e) => !(e instanceof TypeError),
+        );
+        await sleep(50);
+      }
+      await own.restart();
+      const restarted = Date.now();
+      let recovered = -1;
+      while (Date.now() - restarted < RECOVERY_BOUND_MS) {
+        try {
+          await checkOnce(store, [window, credit], 1_000);
+          recovered = Date.now() - restarted;
+          break;
+        } catch {
+          await sleep(50);
+        }
+      }
+      console.log(
+        `redis outage: counting resumed ${recovered} ms after the restart; ${lines.length} log line(s)`,
+      );
+      assert.ok(recovered >= 0, "counting resumed within 15 s");
+      assert.ok(lines.length >= 1 && lines.length <= 2, lines.join("\n"));
+      // The restarted server lost its data: counting starts again from there.
+      assert.deepEqual(await left(store, window, credit), { window: 999, credits: 999 });
+    } finally {
+      store.close();
+      client.destroy();
+    }
+  });
+});
+
+if (DATABASE_URL) {
+  describe("postgres store under stalls, outages and a hot key", () => {
+    it("a row lock held elsewhere (stall): applies nothing late, every call settles, counts right after", async () => {
+      const { store, close } = await openStore("postgres");
+      const holder = new pg.Client({ connectionString: DATABASE_URL });
+      await holder.connect();
+      try {
+        const { subject, window, credit } = countersOf("pgstall");
+        await checkOnce(store, [window, credit]);
+        await holder.query("BEGIN");
+        await holder.query(
+          "SELECT 1 FROM rate_limit_counters WHERE subject = $1 AND name = 'w' FOR UPDATE",
+          [subject],
+        );
+        const calls = await sendDuring(store, [window, credit], 2_000);
+        await holder.query("COMMIT");
+        const settled = await Promise.allSettled(calls);
+        const during = allowedOf(settled);
+        console.log(
+          `postgres stall: ${calls.length * 50} checks sent, ${during.answered} answered, ` +
+            `${settled.filter((s) => s.status === "rejected").length} calls rejected`,
+        );
+        const allowed = 1 + during.allowed;
+        assert.deepEqual(await left(store, window, credit), {
+          window: 1_000 - allowed,
+          credits: 1_000 - allowed,
+        });
+      } finally {
+        await holder.end();
+        await close();
+      }
+    });
+
+    it("backends terminated: the process lives, counting resumes within 15 s", async () => {
+      const name = `outage-${crypto.randomUUID().slice(0, 8)}`;
+      const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 3, application_name: name });
+      const lines: string[] = [];
+      // No listener of the test's own: the store's keeps the process alive.
+      const store = createPostgresRateLimitStore({ pool, logger: (line) => lines.push(line) });
+      const admin = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
+      try {
+        const { window, credit } = countersOf("pgoutage");
+        await Promise.all([0, 1, 2].map(() => checkOnce(store, [window, credit])));
+        const { rows } = await admin.query(
+          "SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = $1",
+          [name],
+        );
+        assert.ok(rows[0].n >= 1);
+        await sleep(100); // the idle clients see their backends go
+        const terminated = Date.now();
+        let recovered = -1;
+        let allowed = 3;
+        while (Date.now() - terminated < RECOVERY_BOUND_MS) {
+          try {
+            await checkOnce(store, [window, credit], 1_000);
+            allowed++;
+            recovered = Date.now() - terminated;
+            break;
+          } catch {
+            await sleep(50);
+          }
+        }
+        console.log(
+          `postgres outage: counting resumed ${recovered} ms after the termination; ${lines.length} log line(s)`,
+        );
+        assert.ok(recovered >= 0, "counting resumed within 15 s");
+        assert.ok(lines.length >= 1, "the store reported the terminated backends");
+        assert.deepEqual(await left(store, window, credit), {
+          window: 1_000 - allowed,
+          credits: 1_000 - allowed,
+        });
+      } finally {
+        store.close();
+        await Promise.all([pool.end(), admin.end()]);
+      }
+    });
+
+    it("one hot key, 1,000 checks in flight: never past its limit or its credits", async () => {
+      const { store, close } = await openStore("postgres");
+      try {
+        const { window, credit } = countersOf("hot", 100, 60);
+        const singles = Array.from(
+          { length: 500 },
+          () => store.checkBatch(batchOf([window, credit], 1, 30_000)),
+        );
+        const batches = Array.from(
+          { length: 5 },
+          () => store.checkBatch(batchOf([window, credit], 100, 30_000)),
+        );
+        const settled = await Promise.allSettled([...singles, ...batches]);
+        const { allowed, answered } = allowedOf(settled);
+        assert.equal(answered, 1_000, "every check answered (none by the deadline)");
+        assert.equal(allowed, 60);
+        assert.deepEqual(await left(store, window, credit), { window: 40, credits: 0 });
+      } finally {
+        await close();
+      }
+    });
+  });
+}

@@ -1,0 +1,40 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { EventEmitter } from "node:events";
+import { reportErrors, settleBy } from "../../rate_limits/_remote.ts";
+
+describe("reportErrors", () => {
+  it("keeps an error event from throwing, logs one line per interval with the count left out", () => {
+    const client = new EventEmitter();
+    const lines: string[] = [];
+    const stop = reportErrors(client, "redis", (line) => lines.push(line), 0);
+    client.emit("error", Object.assign(new AggregateError([]), { code: "ECONNREFUSED" }));
+    assert.deepEqual(lines, ["rate-limit store redis: client error: ECONNREFUSED"]);
+    stop();
+    assert.equal(client.listenerCount("error"), 0);
+  });
+
+  it("contains a throwing logger, counts what it left out, and ignores a client without events", () => {
+    const client = new EventEmitter();
+    let calls = 0;
+    reportErrors(client, "postgres", () => {
+      calls++;
+      throw new Error("logger down");
+    }, 60_000);
+    client.emit("error", new Error("a"));
+    client.emit("error", new Error("b"));
+    assert.equal(calls, 1);
+    assert.doesNotThrow(() => reportErrors({}, "redis")());
+  });
+});
+
+describe("settleBy", () => {
+  it("passes a reply in time and rejects with a plain Error (unavailable) once the bound passed", async () => {
+    assert.equal(await settleBy(Promise.resolve(7), Date.now() + 1_000, "redis"), 7);
+    const never = new Promise<never>(() => {});
+    await assert.rejects(
+      settleBy(never, Date.now() + 20, "postgres"),
+      (e) => !(e instanceof TypeError) && /no reply in time/.test((e as Error).message),
+    );
+  });
+});
