@@ -48,8 +48,9 @@ const cpuUs = () => {
 
 /**
  * Times `ops` in alternating rounds (round r runs a batch of each in turn), as
- * CPU µs per operation; batches sized to about `roundMs` of wall time once
- * warm. Each batch ends with one turn of the event loop (timers run there).
+ * CPU µs per operation; batches sized to about `roundMs` of wall time, two
+ * untimed rounds first. Each batch ends with one turn of the event loop
+ * (timers run there).
  */
 async function alternate(ops: readonly (() => unknown)[]): Promise<Timing[]> {
   const { rounds, roundMs } = QUICK ? { rounds: 5, roundMs: 60 } : { rounds: 11, roundMs: 150 };
@@ -75,8 +76,11 @@ async function alternate(ops: readonly (() => unknown)[]): Promise<Timing[]> {
     }
   }
   const samples: number[][] = ops.map(() => []);
-  for (let r = 0; r < rounds; r++) {
-    for (let i = 0; i < ops.length; i++) samples[i].push(await batch(ops[i], sizes[i]));
+  for (let r = -2; r < rounds; r++) { // two untimed rounds first: both sides warm
+    for (let i = 0; i < ops.length; i++) {
+      const us = await batch(ops[i], sizes[i]);
+      if (r >= 0) samples[i].push(us);
+    }
   }
   return samples.map((values) => ({ us: median(values) }));
 }
