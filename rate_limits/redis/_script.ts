@@ -157,7 +157,7 @@ end
 local out = {}
 local checks = tonumber(arg())        -- how many checks the batch holds
 for _ = 1, checks do
-  local deadline = tonumber(arg())    -- the last ms (server clock) the check may be applied at
+  local deadline = tonumber(arg())    -- the check is applied only before this ms (server clock)
   local n_windows = tonumber(arg())   -- its window counters
   local n_credits = tonumber(arg())   -- its credit counters
   local windows, credits = {}, {}
@@ -181,7 +181,7 @@ for _ = 1, checks do
       day = tonumber(arg()),          -- monthly refill day (0: none)
     }
   end
-  if now > deadline then
+  if now >= deadline then
     out[#out + 1] = 0
   else
     out[#out + 1] = 1
@@ -199,7 +199,7 @@ return out
  */
 export const CHANGE_SCRIPT = CREDIT_LUA + `
 local hash = key()                    -- the balance's hash
-local deadline = tonumber(arg())      -- the last ms (server clock) the change may be applied at
+local deadline = tonumber(arg())      -- the change is applied only before this ms (server clock)
 local initial = tonumber(arg())       -- balance when the store holds none
 local initial_at = arg()              -- when initial was true (ms; '' for now)
 local amount = tonumber(arg())        -- balance after a refill (0: none)
@@ -207,7 +207,7 @@ local every = tonumber(arg())         -- refill period (ms; 0: monthly or none)
 local day = tonumber(arg())           -- monthly refill day (0: none)
 local how = arg()                     -- 'set' or 'add'
 local n = tonumber(arg())             -- the number set or added
-if now > deadline then return { 0, 0, 0, now } end
+if now >= deadline then return { 0, 0, 0, now } end
 local b, at, reset = balance(hash, initial, initial_at, amount, every, day, now)
 if how == 'set' then b = n else b = math.max(0, math.min(${MAX_CREDITS}, b + n)) end
 save(hash, b, at)

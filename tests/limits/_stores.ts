@@ -92,7 +92,8 @@ export async function openStore(
   let sent = 0;
   if (kind === "postgres") {
     const pg = loadClient<typeof pgModule>("pg", version).module;
-    const pool = new pg.Pool({ connectionString: url ?? DATABASE_URL, max });
+    // Idle connections stay open: a new one compiles the functions again on its first batch.
+    const pool = new pg.Pool({ connectionString: url ?? DATABASE_URL, max, idleTimeoutMillis: 0 });
     // No listener of its own: the store's keeps a terminated backend from ending the process.
     const counted = {
       query: (text: string, values?: unknown[]) => (sent++, pool.query(text, values)),

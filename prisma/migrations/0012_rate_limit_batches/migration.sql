@@ -10,7 +10,7 @@
 --   lock wait per batch, not per request. It reads the clock once (every
 --   check counts at that time, as on Redis), loads each row and balance once
 --   (the refill due applied), then per check in order compares the clock with
---   the check's deadline: past it, the check is skipped (nothing applied, one
+--   the check's deadline: at or past it, the check is skipped (nothing applied, one
 --   row with allowed NULL); else it is applied all or nothing, in memory, by
 --   the algorithm of rate_limit_check (docs/rate-limits.md). Each changed row
 --   and balance is written once at the end. A lock held elsewhere is waited
@@ -105,7 +105,7 @@ BEGIN
   FOR q IN 1..cardinality(p_deadlines) LOOP
     check_no := q;
     now_ms := floor(extract(epoch FROM clock_timestamp()) * 1000)::BIGINT;
-    IF now_ms > p_deadlines[q] THEN
+    IF now_ms >= p_deadlines[q] THEN
       allowed := NULL;
       remaining := NULL;
       reset_ms := NULL;
@@ -211,7 +211,7 @@ BEGIN
 END
 $$;
 
--- credit_change of 0009 unless the database's clock is past p_deadline once the balance is locked
+-- credit_change of 0009 unless the database's clock is at or past p_deadline once the balance is locked
 -- (then applied is false and nothing changes); now_ms is the clock it compared.
 CREATE FUNCTION credit_change_before(
   p_deadline BIGINT, p_subject TEXT, p_name TEXT, p_initial BIGINT, p_initial_at BIGINT,
@@ -223,7 +223,7 @@ BEGIN
     greatest(1, p_deadline - floor(extract(epoch FROM clock_timestamp()) * 1000)::BIGINT)) || 'ms', true);
   PERFORM credit_lock(ARRAY[p_subject], ARRAY[p_name], ARRAY[p_initial], ARRAY[p_initial_at]);
   now_ms := floor(extract(epoch FROM clock_timestamp()) * 1000)::BIGINT;
-  applied := now_ms <= p_deadline;
+  applied := now_ms < p_deadline;
   IF applied THEN
     SELECT c.remaining, c.reset_ms INTO remaining, reset_ms FROM credit_change(p_subject, p_name,
       p_initial, p_initial_at, p_amount, p_every, p_day, p_set, p_add) c;
