@@ -6,7 +6,7 @@ import {
   type RateLimitMetric,
 } from "../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../rate_limits/memory_store.ts";
-import type { RateLimitStore } from "../../rate_limits/store.ts";
+import type { CreditBalance, RateLimitStore } from "../../rate_limits/store.ts";
 import { FakeRemoteStore } from "./_fake_store.ts";
 
 const quiet = { logger: () => {} };
@@ -495,6 +495,67 @@ describe("createRateLimiter", () => {
       limiter.readCredits([{ subject: "a", credits: held }]),
       /the fake store failed readCredits \(Error: down\)/,
     );
+  });
+
+  it("drainCreditChanges goes through the door and keeps what a late or failed drain drained; absent without the store capability", async () => {
+    assert.equal(createRateLimiter(quiet).drainCreditChanges, undefined);
+    const changed = new Map<string, CreditBalance>();
+    let delayMs = 0;
+    let failure: Error | undefined;
+    const draining: RateLimitStore = {
+      name: "redis",
+      checkBatch: failing.checkBatch,
+      async drainCreditChanges() {
+        const drained = [...changed.values()];
+        changed.clear(); // draining clears what it returns
+        await sleep(delayMs);
+        if (failure) throw failure;
+        return drained;
+      },
+    };
+    const limiter = createRateLimiter({ ...quiet, store: draining, timeoutMs: 100 });
+    const at = Date.now();
+    changed.set("a", { subject: "a", name: "credits", remaining: 5, at });
+    assert.deepEqual(await limiter.drainCreditChanges!(), [
+      { subject: "a", name: "credits", remaining: 5, at },
+    ]);
+    assert.deepEqual(await limiter.drainCreditChanges!(), []);
+    // A drain answered after the deadline: rejected now, its balances kept for the next drain.
+    changed.set("a", { subject: "a", name: "credits", remaining: 4, at: at + 1 });
+    delayMs = 300;
+    await assert.rejects(
+      limiter.drainCreditChanges!(),
+      /^Error: rate-limits: the redis store did not answer drainCreditChanges within 100 ms$/,
+    );
+    await sleep(400);
+    delayMs = 0;
+    changed.set("b", { subject: "b", name: "credits", remaining: 9, at: at + 2 });
+    assert.deepEqual(await limiter.drainCreditChanges!(), [
+      { subject: "a", name: "credits", remaining: 4, at: at + 1 },
+      { subject: "b", name: "credits", remaining: 9, at: at + 2 },
+    ]);
+    // A kept balance is replaced by a newer one of the same subject and name, never by an older one.
+    changed.set("a", { subject: "a", name: "credits", remaining: 3, at: at + 3 });
+    delayMs = 300;
+    await assert.rejects(limiter.drainCreditChanges!(), /did not answer/);
+    await sleep(400);
+    delayMs = 0;
+    changed.set("a", { subject: "a", name: "credits", remaining: 2, at: at + 4 });
+    assert.deepEqual(await limiter.drainCreditChanges!(), [
+      { subject: "a", name: "credits", remaining: 2, at: at + 4 },
+    ]);
+    // A failed drain rejects naming the store; a malformed reply is a TypeError.
+    failure = new Error("ECONNRESET");
+    await assert.rejects(
+      limiter.drainCreditChanges!(),
+      /^Error: rate-limits: the redis store failed drainCreditChanges \(Error: ECONNRESET\)$/,
+    );
+    failure = undefined;
+    const malformed = createRateLimiter({
+      ...quiet,
+      store: { checkBatch: failing.checkBatch, drainCreditChanges: () => Promise.resolve([{}]) },
+    });
+    await assert.rejects(malformed.drainCreditChanges!(), TypeError);
   });
 
   it("ready(): resolves without store.ready; a TypeError (misconfiguration) rejects; a store merely down resolves and logs one line", async () => {
