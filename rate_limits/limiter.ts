@@ -17,6 +17,7 @@ import {
 import {
   assertSubject,
   type CounterResult,
+  type CreditBalance,
   type CreditChange,
   type CreditCounter,
   type CreditRefill,
@@ -205,6 +206,13 @@ export interface RateLimiter {
    * `changeCredits` does.
    */
   readCredits(balances: readonly RateLimitBalance[]): Promise<readonly CounterResult[]>;
+  /**
+   * With a store that has `drainCreditChanges` (Redis; absent otherwise): the
+   * balances to write back, through the door within `timeoutMs`. Rejects as
+   * `changeCredits` does; what a late or failed drain drained is kept and
+   * answered by the next drain (the newest balance of each), never lost.
+   */
+  drainCreditChanges?(): Promise<readonly CreditBalance[]>;
 }
 
 /** The credit counter of `credits` for `subject`; a `TypeError` names the bad field. */
@@ -462,9 +470,39 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     return answer;
   };
 
+  const drainStore = store.drainCreditChanges;
+  /** Drained balances no caller took yet (a drain answered late), by subject and name. */
+  const kept = new Map<string, CreditBalance>();
+  /** Keeps `balances` (the newer of two of one balance); a malformed list is a `TypeError`. */
+  const keep = (balances: unknown): true => {
+    if (!Array.isArray(balances)) {
+      throw malformed(storeName, "drainCreditChanges must answer a list");
+    }
+    for (const b of balances as CreditBalance[]) {
+      if (
+        typeof b?.subject !== "string" || typeof b.name !== "string" ||
+        !Number.isFinite(b.remaining) || !Number.isFinite(b.at)
+      ) throw malformed(storeName, "a drained balance is not { subject, name, remaining, at }");
+      const key = JSON.stringify([b.subject, b.name]);
+      const held = kept.get(key);
+      if (held === undefined || held.at <= b.at) {
+        kept.set(key, { subject: b.subject, name: b.name, remaining: b.remaining, at: b.at });
+      }
+    }
+    return true;
+  };
+
   return {
     onStoreError,
     store,
+    ...(typeof drainStore !== "function" ? {} : {
+      async drainCreditChanges() {
+        await call("drainCreditChanges", () => drainStore.call(store).then(keep));
+        const balances = [...kept.values()];
+        kept.clear();
+        return balances;
+      },
+    }),
     async ready() {
       if (typeof store.ready !== "function") return;
       const answer = await door.call(() => store.ready!().then(() => true), performance.now());

@@ -553,7 +553,10 @@ describe("createRateLimiter", () => {
     failure = undefined;
     const malformed = createRateLimiter({
       ...quiet,
-      store: { checkBatch: failing.checkBatch, drainCreditChanges: () => Promise.resolve([{}]) },
+      store: {
+        checkBatch: failing.checkBatch,
+        drainCreditChanges: () => Promise.resolve([{}] as CreditBalance[]),
+      },
     });
     await assert.rejects(malformed.drainCreditChanges!(), TypeError);
   });
