@@ -497,6 +497,31 @@ describe("createRateLimiter", () => {
     );
   });
 
+  it("spends several balances (a key's and its tenant's) in one atomic step; balances answers each, in order", async () => {
+    const limiter = createRateLimiter(quiet);
+    const key = { initial: 5, subject: "key:k1" };
+    const tenant = { initial: 2, subject: "tenant:t1" };
+    for (const expected of [true, true, false]) {
+      const result = await limiter.check("key:k1", [api], { cost: 1, credits: [key, tenant] });
+      assert.equal(result.allowed, expected);
+      assert.deepEqual(result.balances?.map((b) => b.allowed), [true, expected]);
+      assert.deepEqual(result.credits, result.balances![0]);
+    }
+    // Nothing of the refused check was spent: neither the key's balance nor the window.
+    const read = await limiter.readCredits([
+      { subject: "key:k1", credits: key },
+      { subject: "tenant:t1", credits: tenant },
+    ]);
+    assert.deepEqual(read.map((r) => r.remaining), [3, 0]);
+    const single = await limiter.check("key:k2", [], { credits: { initial: 1 } });
+    assert.deepEqual(single.balances, [single.credits]);
+    await assert.rejects(limiter.check("k", [], { credits: [] }), /credits must list 1-8 balances/);
+    await assert.rejects(
+      limiter.check("k", [], { credits: [key, { ...key, initial: 9 }] }),
+      /credits must name each balance once/,
+    );
+  });
+
   it("drainCreditChanges goes through the door and keeps what a late or failed drain drained; absent without the store capability", async () => {
     assert.equal(createRateLimiter(quiet).drainCreditChanges, undefined);
     const changed = new Map<string, CreditBalance>();
