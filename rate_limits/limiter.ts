@@ -111,8 +111,12 @@ export interface RateLimitCheckOptions {
   cost?: number;
   /** One subject per policy, in order, in place of `check`'s `subject` (e.g. a tenant's shared counter beside a key's). */
   subjects?: readonly string[];
-  /** A credit balance to spend from in the same atomic step as the policies. */
-  credits?: RateLimitCredits;
+  /**
+   * A credit balance to spend from in the same atomic step as the policies, or
+   * a list of 1–8 distinct balances (e.g. a key's and its tenant's pool), all
+   * spent or none.
+   */
+  credits?: RateLimitCredits | readonly RateLimitCredits[];
 }
 
 /** The credit balance of a check: a `CreditCounter` without `kind` and `cost`; `subject` defaults to the check's, `name` to `credits`. */
@@ -161,8 +165,10 @@ export interface RateLimitResult {
   readonly reason?: "timeout" | "error";
   /** Each policy's answer, in the order given. */
   readonly policies: readonly RateLimitPolicyResult[];
-  /** The balance's answer when the check named `credits` and the store answered. */
+  /** The (first) balance's answer when the check named `credits` and the store answered. */
   readonly credits?: CounterResult;
+  /** Each balance's answer, in the order `credits` named them (when the store answered). */
+  readonly balances?: readonly CounterResult[];
 }
 
 /** A rate limiter over one store: the one door to it (every store call goes through the limiter). */
@@ -234,6 +240,25 @@ function creditCounter(subject: string, credits: RateLimitCredits, cost: number)
     ...(initialAt === undefined ? {} : { initialAt }),
     ...(refill === undefined ? {} : { refill }),
   };
+}
+
+/** Most balances one check spends. */
+const MAX_BALANCES = 8;
+
+/** The credit counters of a check's `credits` (one or a list); a `TypeError` names the bad one. */
+function creditCounters(
+  subject: string,
+  credits: RateLimitCredits | readonly RateLimitCredits[],
+  cost: number,
+): CreditCounter[] {
+  if (!Array.isArray(credits)) return [creditCounter(subject, credits as RateLimitCredits, cost)];
+  if (credits.length === 0 || credits.length > MAX_BALANCES) {
+    throw new TypeError(`credits must list 1-${MAX_BALANCES} balances`);
+  }
+  const counters = credits.map((c) => creditCounter(subject, c, cost));
+  const names = new Set(counters.map((c) => JSON.stringify([c.subject, c.name])));
+  if (names.size !== counters.length) throw new TypeError("credits must name each balance once");
+  return counters;
 }
 
 /** Calls `fn(...args)`; a throw or rejection goes to `onFailure`. Never throws. */
@@ -539,12 +564,11 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
         windowMs: policy.windowMs,
         cost: cost ?? policy.cost,
       }));
-      if (credits !== undefined) {
-        if (cost !== undefined && cost > MAX_CREDITS) {
-          throw new TypeError(`cost must be at most ${MAX_CREDITS} with credits`);
-        }
-        counters.push(creditCounter(subject, credits, cost ?? 1));
+      const balances = credits === undefined ? [] : creditCounters(subject, credits, cost ?? 1);
+      if (credits !== undefined && cost !== undefined && cost > MAX_CREDITS) {
+        throw new TypeError(`cost must be at most ${MAX_CREDITS} with credits`);
       }
+      counters.push(...balances);
       const answer = await door.check(counters, start);
       if (answer instanceof Unanswered) {
         return withoutStore(
@@ -566,13 +590,18 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       if (credits === undefined) {
         return { allowed, unavailable: false, outcome: "store", policies: results };
       }
-      const { allowed: ok, remaining, resetMs } = answer[compiled.length];
+      const spent = answer.slice(compiled.length).map(({ allowed: ok, remaining, resetMs }) => ({
+        allowed: ok,
+        remaining,
+        resetMs,
+      }));
       return {
         allowed,
         unavailable: false,
         outcome: "store",
         policies: results,
-        credits: { allowed: ok, remaining, resetMs },
+        credits: spent[0],
+        balances: spent,
       };
     },
     async changeCredits(subject, credits, change) {
