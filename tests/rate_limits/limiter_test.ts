@@ -586,6 +586,29 @@ describe("createRateLimiter", () => {
     await assert.rejects(malformed.drainCreditChanges!(), TypeError);
   });
 
+  it("drainCreditChanges: a late drain answered after a newer drain never brings back an older balance", async () => {
+    const replies: { delayMs: number; balances: CreditBalance[] }[] = [];
+    const store: RateLimitStore = {
+      name: "redis",
+      checkBatch: failing.checkBatch,
+      async drainCreditChanges() {
+        const { delayMs, balances } = replies.shift()!;
+        await sleep(delayMs);
+        return balances;
+      },
+    };
+    const limiter = createRateLimiter({ ...quiet, store, timeoutMs: 100 });
+    const a = (remaining: number, at: number) => ({ subject: "a", name: "credits", remaining, at });
+    const c = { subject: "c", name: "credits", remaining: 7, at: 1 };
+    replies.push({ delayMs: 400, balances: [a(5, 1), c] });
+    replies.push({ delayMs: 0, balances: [a(3, 2)] });
+    await assert.rejects(limiter.drainCreditChanges!(), /did not answer/);
+    assert.deepEqual(await limiter.drainCreditChanges!(), [a(3, 2)]);
+    await sleep(500);
+    replies.push({ delayMs: 0, balances: [] });
+    assert.deepEqual(await limiter.drainCreditChanges!(), [c]);
+  });
+
   it("ready(): resolves without store.ready; a TypeError (misconfiguration) rejects; a store merely down resolves and logs one line", async () => {
     await createRateLimiter(quiet).ready();
     const misconfigured: RateLimitStore = {
