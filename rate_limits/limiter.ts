@@ -498,7 +498,11 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
   const drainStore = store.drainCreditChanges;
   /** Drained balances no caller took yet (a drain answered late), by subject and name. */
   const kept = new Map<string, CreditBalance>();
-  /** Keeps `balances` (the newer of two of one balance); a malformed list is a `TypeError`. */
+  /** While a late drain is pending: the newest `at` answered per balance, so it brings none back older. */
+  const answeredAt = new Map<string, number>();
+  let lateDrains = 0;
+  const balanceKey = (b: CreditBalance) => JSON.stringify([b.subject, b.name]);
+  /** Keeps `balances` (the newest of each); a malformed list is a `TypeError`. */
   const keep = (balances: unknown): true => {
     if (!Array.isArray(balances)) {
       throw malformed(storeName, "drainCreditChanges must answer a list");
@@ -508,26 +512,45 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
         typeof b?.subject !== "string" || typeof b.name !== "string" ||
         !Number.isFinite(b.remaining) || !Number.isFinite(b.at)
       ) throw malformed(storeName, "a drained balance is not { subject, name, remaining, at }");
-      const key = JSON.stringify([b.subject, b.name]);
-      const held = kept.get(key);
-      if (held === undefined || held.at <= b.at) {
+      const key = balanceKey(b);
+      const newest = Math.max(kept.get(key)?.at ?? -Infinity, answeredAt.get(key) ?? -Infinity);
+      if (b.at >= newest) {
         kept.set(key, { subject: b.subject, name: b.name, remaining: b.remaining, at: b.at });
       }
     }
     return true;
   };
+  /** A drain through the door: what it drained is kept, even when it answers after its deadline. */
+  const drain = async (): Promise<readonly CreditBalance[]> => {
+    let sent = false;
+    let settled = false;
+    let late = false;
+    const run = () => {
+      sent = true;
+      return drainStore!.call(store).then(keep).finally(() => {
+        settled = true;
+        if (late && --lateDrains === 0) answeredAt.clear();
+      });
+    };
+    try {
+      await call("drainCreditChanges", run);
+    } catch (error) {
+      if (sent && !settled) {
+        late = true;
+        lateDrains++;
+      }
+      throw error;
+    }
+    const balances = [...kept.values()];
+    kept.clear();
+    if (lateDrains > 0) { for (const b of balances) answeredAt.set(balanceKey(b), b.at); }
+    return balances;
+  };
 
   return {
     onStoreError,
     store,
-    ...(typeof drainStore !== "function" ? {} : {
-      async drainCreditChanges() {
-        await call("drainCreditChanges", () => drainStore.call(store).then(keep));
-        const balances = [...kept.values()];
-        kept.clear();
-        return balances;
-      },
-    }),
+    ...(typeof drainStore !== "function" ? {} : { drainCreditChanges: drain }),
     async ready() {
       if (typeof store.ready !== "function") return;
       const answer = await door.call(() => store.ready!().then(() => true), performance.now());
