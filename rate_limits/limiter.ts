@@ -216,7 +216,8 @@ export interface RateLimiter {
    * With a store that has `drainCreditChanges` (Redis; absent otherwise): the
    * balances to write back, through the door within `timeoutMs`. Rejects as
    * `changeCredits` does; what a late or failed drain drained is kept and
-   * answered by the next drain (the newest balance of each), never lost.
+   * answered by the next drain (the newest balance of each, never one older
+   * than a balance already answered), never lost.
    */
   drainCreditChanges?(): Promise<readonly CreditBalance[]>;
 }
