@@ -127,6 +127,8 @@ export class VerifyFlow {
   readonly #retiredVersionsWarned = new Set<number>();
   /** Rotations that wait for their new key's first use. */
   readonly #firstUse: FirstUseWatch;
+  /** Contexts of records never used when read: their first authorized request is a first use. */
+  readonly #unused = new WeakSet<ApiKeyContext>();
 
   /** A flow over `settings`. */
   constructor(settings: Settings) {
@@ -223,6 +225,7 @@ export class VerifyFlow {
         }
       }
     }
+    if (this.#unused.has(context)) this.#firstUse.seen(context.keyId);
     if (s.usage !== undefined) s.usage.accepted(context.keyId, context.tenantId, options.cost ?? 1);
     else this.#touchLastUsed(context.keyId);
     this.#authorizationMetric(start, "success", context.environment);
@@ -411,8 +414,12 @@ export class VerifyFlow {
     }
     if (recording === "nothing") return context;
     s.upgrade?.afterVerified(record, secret);
-    // A first use may start the grace period of a rotation (handled off the request path).
-    if (record.lastUsedAt === null) this.#firstUse.seen(record.id);
+    // A first use may start the grace period of a rotation (handled off the request path); within
+    // an authorization, only once the request is authorized (a denied one is no use).
+    if (record.lastUsedAt === null) {
+      if (recording === "check") this.#unused.add(context);
+      else this.#firstUse.seen(record.id);
+    }
     keep();
     return this.#verified(recording, start, context);
   }

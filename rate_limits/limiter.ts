@@ -16,6 +16,7 @@ import {
 } from "./policy.ts";
 import {
   type CounterResult,
+  type CreditBalance,
   type CreditChange,
   type CreditCounter,
   type CreditRefill,
@@ -110,8 +111,12 @@ export interface RateLimitCheckOptions {
   cost?: number;
   /** One subject per policy, in order, in place of `check`'s `subject` (e.g. a tenant's shared counter beside a key's). */
   subjects?: readonly string[];
-  /** A credit balance to spend from in the same atomic step as the policies. */
-  credits?: RateLimitCredits;
+  /**
+   * A credit balance to spend from in the same atomic step as the policies, or
+   * a list of 1–8 distinct balances (e.g. a key's and its tenant's pool), all
+   * spent or none.
+   */
+  credits?: RateLimitCredits | readonly RateLimitCredits[];
 }
 
 /** The credit balance of a check: a `CreditCounter` without `kind` and `cost`; `subject` defaults to the check's, `name` to `credits`. */
@@ -162,8 +167,10 @@ export interface RateLimitResult {
   readonly reason?: "timeout" | "error";
   /** Each policy's answer, in the order given. */
   readonly policies: readonly RateLimitPolicyResult[];
-  /** The balance's answer when the check named `credits` and the store answered. */
+  /** The (first) balance's answer when the check named `credits` and the store answered. */
   readonly credits?: CounterResult;
+  /** Each balance's answer, in the order `credits` named them (when the store answered). */
+  readonly balances?: readonly CounterResult[];
 }
 
 /** A rate limiter over one store: the one door to it (every store call goes through the limiter). */
@@ -207,6 +214,14 @@ export interface RateLimiter {
    * `changeCredits` does.
    */
   readCredits(balances: readonly RateLimitBalance[]): Promise<readonly CounterResult[]>;
+  /**
+   * With a store that has `drainCreditChanges` (Redis; absent otherwise): the
+   * balances to write back, through the door within `timeoutMs`. Rejects as
+   * `changeCredits` does; what a late or failed drain drained is kept and
+   * answered by the next drain (the newest balance of each, never one older
+   * than a balance already answered), never lost.
+   */
+  drainCreditChanges?(): Promise<readonly CreditBalance[]>;
 }
 
 /** The credit counter of `credits` for `subject`; a `TypeError` names the bad field. */
@@ -228,6 +243,25 @@ function creditCounter(subject: string, credits: RateLimitCredits, cost: number)
     ...(initialAt === undefined ? {} : { initialAt }),
     ...(refill === undefined ? {} : { refill }),
   };
+}
+
+/** Most balances one check spends. */
+const MAX_BALANCES = 8;
+
+/** The credit counters of a check's `credits` (one or a list); a `TypeError` names the bad one. */
+function creditCounters(
+  subject: string,
+  credits: RateLimitCredits | readonly RateLimitCredits[],
+  cost: number,
+): CreditCounter[] {
+  if (!Array.isArray(credits)) return [creditCounter(subject, credits as RateLimitCredits, cost)];
+  if (credits.length === 0 || credits.length > MAX_BALANCES) {
+    throw new TypeError(`credits must list 1-${MAX_BALANCES} balances`);
+  }
+  const counters = credits.map((c) => creditCounter(subject, c, cost));
+  const names = new Set(counters.map((c) => JSON.stringify([c.subject, c.name])));
+  if (names.size !== counters.length) throw new TypeError("credits must name each balance once");
+  return counters;
 }
 
 /** Calls `fn(...args)`; a throw or rejection goes to `onFailure`. Never throws. */
@@ -478,15 +512,16 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     }
     let allowed = true;
     for (const r of answer) if (!r.allowed) allowed = false;
-    return credits
-      ? {
-        allowed,
-        unavailable: false,
-        outcome: "store",
-        policies: results,
-        credits: answer[compiled.length], // validated by the door
-      }
-      : { allowed, unavailable: false, outcome: "store", policies: results };
+    if (!credits) return { allowed, unavailable: false, outcome: "store", policies: results };
+    const balances = answer.slice(compiled.length); // validated by the door
+    return {
+      allowed,
+      unavailable: false,
+      outcome: "store",
+      policies: results,
+      credits: balances[0],
+      balances,
+    };
   };
 
   /** `run` through the door within `timeoutMs`; an Error naming the store when unanswered. */
@@ -496,9 +531,62 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     return answer;
   };
 
+  const drainStore = store.drainCreditChanges;
+  /** Drained balances no caller took yet (a drain answered late), by subject and name. */
+  const kept = new Map<string, CreditBalance>();
+  /** While a late drain is pending: the newest `at` answered per balance, so it brings none back older. */
+  const answeredAt = new Map<string, number>();
+  let lateDrains = 0;
+  const balanceKey = (b: CreditBalance) => JSON.stringify([b.subject, b.name]);
+  /** Keeps `balances` (the newest of each); a malformed list is a `TypeError`. */
+  const keep = (balances: unknown): true => {
+    if (!Array.isArray(balances)) {
+      throw malformed(storeName, "drainCreditChanges must answer a list");
+    }
+    for (const b of balances as CreditBalance[]) {
+      if (
+        typeof b?.subject !== "string" || typeof b.name !== "string" ||
+        !Number.isFinite(b.remaining) || !Number.isFinite(b.at)
+      ) throw malformed(storeName, "a drained balance is not { subject, name, remaining, at }");
+      const key = balanceKey(b);
+      const newest = Math.max(kept.get(key)?.at ?? -Infinity, answeredAt.get(key) ?? -Infinity);
+      if (b.at >= newest) {
+        kept.set(key, { subject: b.subject, name: b.name, remaining: b.remaining, at: b.at });
+      }
+    }
+    return true;
+  };
+  /** A drain through the door: what it drained is kept, even when it answers after its deadline. */
+  const drain = async (): Promise<readonly CreditBalance[]> => {
+    let sent = false;
+    let settled = false;
+    let late = false;
+    const run = () => {
+      sent = true;
+      return drainStore!.call(store).then(keep).finally(() => {
+        settled = true;
+        if (late && --lateDrains === 0) answeredAt.clear();
+      });
+    };
+    try {
+      await call("drainCreditChanges", run);
+    } catch (error) {
+      if (sent && !settled) {
+        late = true;
+        lateDrains++;
+      }
+      throw error;
+    }
+    const balances = [...kept.values()];
+    kept.clear();
+    if (lateDrains > 0) { for (const b of balances) answeredAt.set(balanceKey(b), b.at); }
+    return balances;
+  };
+
   return {
     onStoreError,
     store,
+    ...(typeof drainStore !== "function" ? {} : { drainCreditChanges: drain }),
     async ready() {
       if (typeof store.ready !== "function") return;
       const answer = await door.call(() => store.ready!().then(() => true), performance.now());
@@ -545,7 +633,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
           if (cost !== undefined && cost > MAX_CREDITS) {
             throw new TypeError(`cost must be at most ${MAX_CREDITS} with credits`);
           }
-          counters.push(creditCounter(subject, credits, cost ?? 1));
+          for (const balance of creditCounters(subject, credits, cost ?? 1)) counters.push(balance);
         }
         const sent = door.check(counters, start);
         const answered = (answer: readonly CounterResult[] | Unanswered) =>

@@ -49,6 +49,7 @@ export {
 } from "./policy.ts";
 export {
   type CounterResult,
+  type CreditBalance,
   type CreditChange,
   type CreditCounter,
   type CreditRefill,

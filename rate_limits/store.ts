@@ -87,6 +87,22 @@ export interface CounterResult {
 }
 
 /**
+ * A balance to write back (`drainCreditChanges`): credits left at `at` (ms
+ * since the epoch, the store's clock). Give them back as the counter's
+ * `initial` and `initialAt`.
+ */
+export interface CreditBalance {
+  /** Whose balance. */
+  readonly subject: string;
+  /** Balance name. */
+  readonly name: string;
+  /** Credits left. */
+  readonly remaining: number;
+  /** When, on the store's clock. */
+  readonly at: number;
+}
+
+/**
  * One check of a batch: its counters (applied all or nothing) and the last
  * moment it may still be applied.
  */
@@ -159,6 +175,13 @@ export interface RateLimitStore {
    * writing anything; `null` for a balance the store does not hold.
    */
   readCredits?(counters: readonly CreditCounter[]): Promise<readonly (CounterResult | null)[]>;
+  /**
+   * Capability of a store that holds balances the records do not (Redis): the
+   * balances spent or changed since the last drain, read now, writing
+   * nothing; a balance the store lost is left out. Draining clears what it
+   * returns; a rejected drain keeps them for the next one.
+   */
+  drainCreditChanges?(): Promise<readonly CreditBalance[]>;
   /**
    * Checks the store once: rejects with a `TypeError` naming the mistake
    * (a client never connected or of the wrong kind, a missing migration) and

@@ -481,6 +481,15 @@ export class StorageAccess {
     if (!this.storesRateLimits) {
       missing.push("storesRateLimits (create and rotate refuse rateLimits)");
     }
+    const { storesRateLimitKeyId } = storage as ApiKeyStorage;
+    if (storesRateLimitKeyId !== undefined && typeof storesRateLimitKeyId !== "boolean") {
+      throw new TypeError(`${label}.storesRateLimitKeyId must be a boolean`);
+    }
+    if (this.storesRateLimits && storesRateLimitKeyId !== true) {
+      missing.push(
+        "storesRateLimitKeyId (a rotated key without credits counts on its own windows)",
+      );
+    }
     const store = storage as ApiKeyStorage;
     const { storesCredits, setCredits } = store;
     if (storesCredits !== undefined && typeof storesCredits !== "boolean") {

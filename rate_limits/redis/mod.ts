@@ -27,6 +27,7 @@
 import {
   byKind,
   type CounterResult,
+  type CreditBalance,
   type CreditCounter,
   type RateLimitStore,
   type StoreCheck,
@@ -81,20 +82,7 @@ export interface RedisRateLimitStoreOptions {
   logger?: (line: string) => void;
 }
 
-/**
- * A balance to write back: credits left at `at` (ms since the epoch, the server's
- * clock). Give them back as the counter's `initial` and `initialAt`.
- */
-export interface CreditBalance {
-  /** Whose balance. */
-  readonly subject: string;
-  /** Balance name. */
-  readonly name: string;
-  /** Credits left. */
-  readonly remaining: number;
-  /** When, on the server's clock. */
-  readonly at: number;
-}
+export type { CreditBalance } from "../store.ts";
 
 /**
  * The Redis store. Credit balances live in Redis (no expiry); write them back

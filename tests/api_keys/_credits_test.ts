@@ -16,7 +16,7 @@ import {
 import { creditCounterOf, creditSubjectOf } from "../../api_keys/_limits.ts";
 import { createRateLimiter } from "../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../rate_limits/memory_store.ts";
-import type { CreditCounter, RateLimitStore } from "../../rate_limits/store.ts";
+import type { CreditBalance, CreditCounter, RateLimitStore } from "../../rate_limits/store.ts";
 import { ReferenceCredits, REFILLS } from "../rate_limits/_model.ts";
 import { CreditBook } from "../../api_keys/_credits.ts";
 import { StorageAccess } from "../../api_keys/storage/_access.ts";
@@ -438,6 +438,53 @@ describe("a credit store that hangs", () => {
       hung(2_000),
     ]);
     assert.match(String(updated), /did not answer changeCredits within/);
+  });
+});
+
+describe("the credit write-back", () => {
+  it("drains through the limiter's door: a drain answered late is given up after timeoutMs and its balances are written back by the next pass", async () => {
+    const storage = new InMemoryApiKeyStorage();
+    const memory = createMemoryRateLimitStore();
+    let drained: CreditBalance[] = [];
+    let delayMs = 0;
+    const draining: RateLimitStore = {
+      name: "draining",
+      checkBatch: (checks) => memory.checkBatch(checks),
+      changeCredits: (c, change, deadline) => memory.changeCredits(c, change, deadline),
+      readCredits: (counters) => memory.readCredits(counters),
+      async drainCreditChanges() {
+        const answer = drained;
+        drained = []; // draining clears what it returns
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        return answer;
+      },
+    };
+    const limiter = createRateLimiter({ store: draining, timeoutMs: 100, logger: () => {} });
+    const { service } = makeService({ storage, limiter, persistIntervalMs: 3_600_000 });
+    const { id } = await service.create({
+      tenantId: "t1",
+      name: "plan",
+      scopes: READ_ORDERS,
+      credits: { remaining: 9 },
+    });
+    const credits = (await storage.findById(id))!.credits!;
+    const at = Date.now() + 1_000;
+    drained = [{ subject: creditSubjectOf(id, credits), name: "credits", remaining: 4, at }];
+    delayMs = 1_000;
+    const started = performance.now();
+    await assert.rejects(service.close(), /did not answer drainCreditChanges within 100 ms/);
+    assert.ok(performance.now() - started < 900, "the drain was given up at the deadline");
+    assert.equal((await storage.findById(id))!.credits!.remaining, 9);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    delayMs = 0;
+    await service.close();
+    assert.deepEqual(
+      [
+        (await storage.findById(id))!.credits!.remaining,
+        +(await storage.findById(id))!.credits!.updatedAt,
+      ],
+      [4, at],
+    );
   });
 });
 

@@ -170,6 +170,21 @@ describe("StorageAccess", () => {
     );
   });
 
+  it("storesRateLimitKeyId: a boolean flag; absent beside storesRateLimits, the notice names it", async () => {
+    const full = new StorageAccess(new InMemoryApiKeyStorage(), 10, "s");
+    assert.doesNotMatch(full.notice ?? "", /storesRateLimitKeyId/);
+    const windowsOnly = Object.assign(await plain(), { storesRateLimits: true });
+    assert.match(
+      new StorageAccess(windowsOnly, 10, "s").notice!,
+      /no storesRateLimitKeyId \(a rotated key without credits counts on its own windows\)/,
+    );
+    const odd = Object.assign(await plain(), { storesRateLimitKeyId: "yes" });
+    assert.throws(
+      () => new StorageAccess(odd, 10, "s"),
+      /s\.storesRateLimitKeyId must be a boolean/,
+    );
+  });
+
   it("usageBatches: a boolean flag with recordUsage; the batch id reaches recordUsage only with it; absent, the notice names it", async () => {
     const ids: unknown[][] = [];
     const usage = (flag: unknown) =>
