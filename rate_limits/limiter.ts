@@ -14,14 +14,14 @@ import {
   compileRateLimitPolicies,
   type RateLimitPolicy,
 } from "./policy.ts";
-import {
-  type CounterResult,
-  type CreditBalance,
-  type CreditChange,
-  type CreditCounter,
-  type CreditRefill,
-  type RateLimitCounter,
-  type RateLimitStore,
+import type {
+  CounterResult,
+  CreditBalance,
+  CreditChange,
+  CreditCounter,
+  CreditRefill,
+  RateLimitCounter,
+  RateLimitStore,
 } from "./store.ts";
 import {
   assertCreditChange,
