@@ -10,6 +10,7 @@
  *
  * @module
  */
+import type { ApiKeyTaps } from "../telemetry/_taps.ts";
 import type { UsageAccess } from "./storage/_access.ts";
 import { fail, instantProblem, requireNonEmptyString } from "./_input.ts";
 import { createDispatcher, type Dispatch, warnOnce } from "./_sinks.ts";
@@ -98,6 +99,8 @@ export interface UsageRecorderSettings {
   maxPendingKeys: number;
   /** The `usage.onMetric` sink, contained. */
   emitMetric: Dispatch<ApiKeyUsageMetric> | undefined;
+  /** The telemetry bridge's taps (`usageFlush`). */
+  taps?: ApiKeyTaps;
 }
 
 /** Counts verification outcomes per key and hour and flushes them (see the module documentation). */
@@ -219,6 +222,7 @@ export class UsageRecorder {
       dropped++;
     }
     if (dropped === 0) return;
+    this.#s.taps?.usageFlush?.("dropped", dropped);
     const metric: ApiKeyUsageMetric = {
       type: "api_key.usage_flush",
       outcome: "dropped",
@@ -273,6 +277,7 @@ export class UsageRecorder {
   }
 
   #emit(outcome: ApiKeyUsageMetric["outcome"], rows: number): void {
+    this.#s.taps?.usageFlush?.(outcome, rows);
     this.#s.emitMetric?.({ type: "api_key.usage_flush", outcome, rows });
   }
 }
@@ -295,6 +300,7 @@ export function compileUsage(
   access: UsageAccess | undefined,
   clock: () => Date,
   label: string,
+  taps: ApiKeyTaps = {},
 ): UsageRecorder | undefined {
   if (option === undefined || option === false) return undefined;
   if (option !== true && (typeof option !== "object" || option === null)) {
@@ -323,6 +329,7 @@ export function compileUsage(
     flushIntervalMs,
     maxPendingKeys,
     emitMetric: createDispatcher(o.onMetric, o.onMetricError, "usage.onMetric"),
+    taps,
   });
 }
 

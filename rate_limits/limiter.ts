@@ -30,6 +30,7 @@ import {
   MAX_CREDITS,
   settleBalance,
 } from "./credits.ts";
+import { type LimiterTaps, registerTaps } from "../telemetry/_taps.ts";
 import { assertCounterResult, createStoreDoor, malformed, Unanswered } from "./_door.ts";
 import { assertKnownOptions } from "./_options.ts";
 
@@ -258,6 +259,7 @@ function reporter(
   policy: OnStoreError,
   storeName: string,
   log: (line: string) => void,
+  taps: LimiterTaps,
 ) {
   const interval = assertCount(options.metricIntervalMs ?? 10_000, 0, "metricIntervalMs");
   const sink = options.onMetric;
@@ -284,6 +286,7 @@ function reporter(
   let lastLatency = -Infinity;
   return {
     failure(reason: "timeout" | "error") {
+      taps.unavailable?.(reason);
       failures++;
       failing = true;
       const now = performance.now();
@@ -307,6 +310,7 @@ function reporter(
       log(`rate-limits: the ${storeName} store answers again`);
     },
     latency(ms: number, n: number) {
+      taps.storeCall?.(ms, n);
       if (sink === undefined) return;
       calls++;
       checks += n;
@@ -404,8 +408,9 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
   const warn = options.logger ?? console.warn;
   const log = (sink: (line: string) => void) => (line: string) => contained(sink, [line], () => {});
   const storeName = store.name ?? "custom";
-  const report = reporter(options, onStoreError, storeName, log(warn));
-  const door = createStoreDoor(store, timeoutMs, report.latency);
+  const taps: LimiterTaps = {};
+  const report = reporter(options, onStoreError, storeName, log(warn), taps);
+  const door = createStoreDoor(store, timeoutMs, report.latency, taps);
   const local = onStoreError === "local" ? createMemoryRateLimitStore() : undefined;
   const does = onStoreError === "open"
     ? "requests pass"
@@ -462,7 +467,13 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     return answer;
   };
 
-  return {
+  const counted = (start: number, trace: unknown, result: RateLimitResult): RateLimitResult => {
+    taps.check?.(result.outcome, result.allowed, performance.now() - start);
+    taps.leave?.(trace, result.outcome, result.allowed);
+    return result;
+  };
+
+  const limiter: RateLimiter = {
     onStoreError,
     store,
     async ready() {
@@ -507,13 +518,13 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
         }
         counters.push(creditCounter(subject, credits, cost ?? 1));
       }
-      const answer = await door.check(counters, start);
+      const trace = taps.enter?.();
+      const answer = await door.check(counters, start, trace);
       if (answer instanceof Unanswered) {
-        return withoutStore(
-          answer.reason,
-          counters,
-          compiled.map((p) => p.name),
-          credits !== undefined,
+        return counted(
+          start,
+          trace,
+          withoutStore(answer.reason, counters, compiled.map((p) => p.name), credits !== undefined),
         );
       }
       report.answered();
@@ -526,16 +537,22 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       }));
       const allowed = answer.every((r) => r.allowed);
       if (credits === undefined) {
-        return { allowed, unavailable: false, outcome: "store", policies: results };
+        const result: RateLimitResult = {
+          allowed,
+          unavailable: false,
+          outcome: "store",
+          policies: results,
+        };
+        return counted(start, trace, result);
       }
       const { allowed: ok, remaining, resetMs } = answer[compiled.length];
-      return {
+      return counted(start, trace, {
         allowed,
         unavailable: false,
         outcome: "store",
         policies: results,
         credits: { allowed: ok, remaining, resetMs },
-      };
+      });
     },
     async changeCredits(subject, credits, change) {
       assertSubject(subject);
@@ -573,4 +590,6 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       });
     },
   };
+  registerTaps(limiter, taps);
+  return limiter;
 }
