@@ -259,11 +259,14 @@ export class UsageRecorder {
     this.#batchedRows += held.length;
     while (this.#batches.length > 0) {
       const batch = this.#batches[0];
+      const traced = this.#s.taps?.span?.("api_key.usage.write", batch.rows.length);
       try {
         if (batch.rows.length > 0) {
           await this.#s.access.record(batch.rows.map((entry) => entry.toRow()), batch.id);
         }
+        traced?.(false);
       } catch (error) {
+        traced?.(true);
         this.#emit("failed", this.#batchedRows);
         if (this.#s.emitMetric === undefined) this.#failed(error);
         return error;

@@ -340,6 +340,7 @@ export class VerifyFlow {
     // Read before the lookup: an invalidation from here on drops this verify's fill.
     const generation = cache?.generation ?? 0;
     let record: Readonly<ApiKeyRecord> | null;
+    const traced = s.taps.span?.("api_key.storage.lookup");
     try {
       // With the peekByPrefix capability: no deadline timer, no copy, no await. A prefix the
       // feed's set does not hold is unknown without a lookup (then the same HMAC work).
@@ -350,9 +351,11 @@ export class VerifyFlow {
         ? peek(prefix)
         : await s.storage.findByPrefix(prefix);
     } catch (error) {
+      traced?.(true);
       if (recording !== "nothing") this.#metric(start, "error", environment);
       throw error;
     }
+    traced?.(false);
     // An unknown prefix and a retired pepper cost the hasher what a stored key does.
     const matches =
       await (record === null

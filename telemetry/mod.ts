@@ -131,8 +131,17 @@ function startSpan(
   return tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes, links }, parent);
 }
 
+/** What ends `span` when its call settles (`failed`: status `ERROR`). */
+function ending(span: Span): (failed: boolean) => void {
+  return safely((failed) => {
+    if (failed) span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
+  });
+}
+
 function serviceTaps(
   meter: Meter,
+  tracer: Tracer,
   service: ApiKeysService,
   tenants: ReadonlySet<string>,
 ): ApiKeyTaps {
@@ -181,6 +190,14 @@ function serviceTaps(
     if (zero) exhausted.add(1, attributes);
   });
   taps.usageFlush = safely((outcome, n) => rows.add(n, rowSet(outcome)));
+  taps.span = (name, n) => {
+    try {
+      const span = startSpan(tracer, name, n === undefined ? {} : { "api_key.usage.rows": n });
+      return ending(span);
+    } catch {
+      return undefined;
+    }
+  };
   return taps;
 }
 
@@ -238,10 +255,7 @@ function limiterTaps(meter: Meter, tracer: Tracer, limiter: RateLimiter): Limite
         parent,
         links,
       );
-      return safely((failed: boolean) => {
-        if (failed) span.setStatus({ code: SpanStatusCode.ERROR });
-        span.end();
-      });
+      return ending(span);
     } catch {
       return undefined;
     }
@@ -334,7 +348,7 @@ export function instrumentTelemetry(options: TelemetryOptions): Telemetry {
   const undo: (() => void)[] = [];
   try {
     if (options.service !== undefined) {
-      claimed.push(serviceTaps(meter, options.service, new Set(allow)));
+      claimed.push(serviceTaps(meter, tracer, options.service, new Set(allow)));
     }
     if (options.limiter !== undefined) claimed.push(limiterTaps(meter, tracer, options.limiter));
     if (options.responder !== undefined) claimed.push(responderTaps(meter, options.responder));

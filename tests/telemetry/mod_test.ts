@@ -125,11 +125,19 @@ describe("instrumentTelemetry", () => {
     const { key } = await creditedKey(service, store, { remaining: 2 });
     await assert.rejects(service.authorize(undefined));
     await assert.rejects(service.authorize("sk_live_garbage"));
-    await service.authorize(key); // miss, then cached
+    const request = tracerProvider.getTracer("app").startSpan("request");
+    await context.with(trace.setSpan(context.active(), request), () => service.authorize(key)); // miss
+    request.end();
     clocks.advance(5);
     await service.authorize(key); // hit; spends the last credit
     await assert.rejects(service.authorize(key)); // usage_exceeded
     await service.close();
+    const spans = exporter.getFinishedSpans();
+    const lookups = spans.filter((s) => s.name === "api_key.storage.lookup");
+    assert.equal(lookups.length, 1, "the miss looks up; a malformed key and a hit do not");
+    assert.equal(parentOf(lookups[0]), request.spanContext().spanId);
+    const writes = spans.filter((s) => s.name === "api_key.usage.write");
+    assert.deepEqual(writes.map((s) => s.attributes["api_key.usage.rows"]), [1]);
     const points = await collect(reader);
     const env = (outcome: string, environment: string) => ({
       "api_key.outcome": outcome,
