@@ -8,7 +8,7 @@
  * deno task bench --quick          # smoke run, one to two minutes per runtime
  * deno task bench --deno-only      # or --node-only
  * deno task bench --only core,http # any of core, in_process, http, memory, fetch, shared_storage,
- *                                  # expiry, leaks, unknown_prefix, element_size
+ *                                  # expiry, leaks, unknown_prefix, element_size, telemetry
  * ```
  *
  * `shared_storage` runs on Deno only and needs `DATABASE_URL` (it says so and
@@ -38,13 +38,15 @@ const SCRIPTS = [
   "rate_limits",
   "unknown_prefix",
   "element_size",
+  "telemetry",
 ];
 /**
  * Deno-only scripts: `fetch` (the Fetch bindings against a bare `Deno.serve`),
  * `shared_storage` (it imports the generated Prisma Client, TypeScript) and
- * `element_size` (a bundle's size, the same on both runtimes).
+ * `element_size` (a bundle's size, the same on both runtimes) and `telemetry`
+ * (the OpenTelemetry SDK is a test dependency, not bundled for Node).
  */
-const DENO_ONLY = new Set(["fetch", "shared_storage", "rate_limits", "element_size"]);
+const DENO_ONLY = new Set(["fetch", "shared_storage", "rate_limits", "element_size", "telemetry"]);
 const argv = process.argv.slice(2);
 const quick = argv.includes("--quick");
 const onlyIndex = argv.indexOf("--only");

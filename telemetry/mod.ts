@@ -10,7 +10,6 @@ import {
   type Attributes,
   type Context,
   context,
-  type Counter,
   type Histogram,
   type Link,
   type Meter,
@@ -29,6 +28,8 @@ import type { ApiKeyChangeFeed } from "../api_keys/change_feed.ts";
 import type { RateLimiter } from "../rate_limits/limiter.ts";
 import type { Responder } from "../safe_response/responder.ts";
 import { type ApiKeyTaps, type LimiterTaps, type ResponderTaps, tapsOf } from "./_taps.ts";
+
+export type { MeterProvider, TracerProvider } from "@opentelemetry/api";
 
 /** The instrumentation scope's name (the package's). */
 export const TELEMETRY_SCOPE = "@saferoute/api-kit";
