@@ -13,7 +13,6 @@ import {
   type Histogram,
   type Link,
   type Meter,
-  type MeterProvider,
   metrics,
   type ObservableResult,
   type Span,
@@ -21,7 +20,6 @@ import {
   SpanStatusCode,
   trace,
   type Tracer,
-  type TracerProvider,
 } from "@opentelemetry/api";
 import type { ApiKeysService } from "../api_keys/service.ts";
 import type { ApiKeyChangeFeed } from "../api_keys/change_feed.ts";
@@ -29,19 +27,29 @@ import type { RateLimiter } from "../rate_limits/limiter.ts";
 import type { Responder } from "../safe_response/responder.ts";
 import { type ApiKeyTaps, type LimiterTaps, type ResponderTaps, tapsOf } from "./_taps.ts";
 
-export type { MeterProvider, TracerProvider } from "@opentelemetry/api";
-
 /** The instrumentation scope's name (the package's). */
 export const TELEMETRY_SCOPE = "@saferoute/api-kit";
 /** The instrumentation scope's version (the package's). */
 export const TELEMETRY_VERSION = "0.2.0";
 
+/** Where instruments come from: `@opentelemetry/api`'s `MeterProvider` (an SDK's, Deno's). */
+export interface TelemetryMeterProvider {
+  /** The meter of an instrumentation scope. */
+  getMeter(name: string, version?: string): unknown;
+}
+
+/** Where spans come from: `@opentelemetry/api`'s `TracerProvider` (an SDK's, Deno's). */
+export interface TelemetryTracerProvider {
+  /** The tracer of an instrumentation scope. */
+  getTracer(name: string, version?: string): unknown;
+}
+
 /** What `instrumentTelemetry` instruments, and where it reports. */
 export interface TelemetryOptions {
   /** Where the instruments live (default: the global `MeterProvider`). */
-  meterProvider?: MeterProvider;
+  meterProvider?: TelemetryMeterProvider;
   /** Where the spans go (default: the global `TracerProvider`). */
-  tracerProvider?: TracerProvider;
+  tracerProvider?: TelemetryTracerProvider;
   /** The service whose authorizations, cache, credits and usage flushes are counted. */
   service?: ApiKeysService;
   /** The limiter whose checks and store calls are counted and traced. */
@@ -342,9 +350,9 @@ export function instrumentTelemetry(options: TelemetryOptions): Telemetry {
     throw new TypeError("tenantAllowList must list at most 100 tenant ids");
   }
   const meter = (options.meterProvider ?? metrics.getMeterProvider())
-    .getMeter(TELEMETRY_SCOPE, TELEMETRY_VERSION);
+    .getMeter(TELEMETRY_SCOPE, TELEMETRY_VERSION) as Meter;
   const tracer = (options.tracerProvider ?? trace.getTracerProvider())
-    .getTracer(TELEMETRY_SCOPE, TELEMETRY_VERSION);
+    .getTracer(TELEMETRY_SCOPE, TELEMETRY_VERSION) as Tracer;
   const claimed: object[] = [];
   const undo: (() => void)[] = [];
   try {
