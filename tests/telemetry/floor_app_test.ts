@@ -4,7 +4,8 @@ import assert from "node:assert/strict";
 
 const FLOOR = "1.3.0";
 
-describe("the bridge on @opentelemetry/api " + FLOOR, () => {
+// Deno only: the lower API is swapped in by an import map (on Node, the consumer apps install one).
+describe("the bridge on @opentelemetry/api " + FLOOR, { skip: !("Deno" in globalThis) }, () => {
   it("records through the lowest supported API", async () => {
     const map = await Deno.makeTempFile({ suffix: ".json" });
     try {
