@@ -293,6 +293,39 @@ describe("instrumentTelemetry", () => {
     assert.equal(reads, before, "close() removes the gauges' callbacks");
   });
 
+  it("an SDK that throws never fails an authorization, a check or a reply", async () => {
+    const boom = () => {
+      throw new Error("exporter down");
+    };
+    const instrument = { add: boom, record: boom, addCallback: boom, removeCallback: boom };
+    const meterProvider = {
+      getMeter: () => ({
+        createCounter: () => instrument,
+        createHistogram: () => instrument,
+        createObservableGauge: () => instrument,
+      }),
+    };
+    const tracerProvider = { getTracer: () => ({ startSpan: boom }) };
+    const limiter = createRateLimiter({ store: new FakeRemoteStore(), logger: () => {} });
+    const store = new CreditedStorage();
+    const service = new ApiKeysService({ peppers: { 1: PEPPER_1 }, storage: store, limiter });
+    const responder = new Responder(resolveSettings({ timestamp: false }));
+    instrumentTelemetry({ meterProvider, tracerProvider, service, limiter, responder });
+    const { key } = await creditedKey(service, store, { remaining: 5 });
+    assert.equal((await service.authorize(key)).creditResult?.remaining, 4);
+    assert.equal(
+      (await limiter.check("x", [{ name: "a", limit: 1, windowMs: 1_000 }])).allowed,
+      true,
+    );
+    const exchange = {
+      method: "GET",
+      target: "/x",
+      requestHeader: () => undefined,
+      responseHeader: () => undefined,
+    };
+    assert.equal(responder.success(1, exchange, { plan: responder.plan({}) }).status, 200);
+  });
+
   it("bounded cardinality: thirty keys of thirty tenants make no more series", async () => {
     const { reader, meterProvider } = setup();
     const store = new CreditedStorage();
