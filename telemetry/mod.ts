@@ -10,10 +10,12 @@ import {
   type Attributes,
   type Context,
   context,
+  type Counter,
   type Histogram,
   type Link,
   type Meter,
   metrics,
+  type ObservableGauge,
   type ObservableResult,
   type Span,
   SpanKind,
@@ -111,10 +113,48 @@ function safely<A extends unknown[]>(fn: (...args: A) => void): (...args: A) => 
   };
 }
 
-function histogram(meter: Meter, name: string, description: string): Histogram {
+/** Every instrument: name → unit, description (docs/telemetry.md "Instruments" is the same table). */
+const INSTRUMENTS = {
+  "api_key.authorizations": ["{authorization}", "Authorizations, by outcome."],
+  "api_key.cache.lookups": ["{lookup}", "Verification-cache lookups, by result."],
+  "api_key.credits.spent": ["{credit}", "Credits spent by authorizations."],
+  "api_key.credits.exhausted": ["{balance}", "Spends that left a balance at 0."],
+  "api_key.usage.rows": ["{row}", "Usage rows flushed, by outcome (written, failed, dropped)."],
+  "rate_limit.checks": ["{check}", "Rate-limit checks, by who answered and the result."],
+  "rate_limit.store.unavailable": ["{check}", "Checks the store did not answer, by reason."],
+  "safe_response.responses": ["{response}", "Replies built, by status class."],
+  "api_key.change_feed.staleness": [
+    "s",
+    "Upper bound on the age of an undelivered change (absent while unbounded).",
+  ],
+  "api_key.change_feed.healthy": ["1", "1 while the feed is in sync, else 0."],
+  "api_key.change_feed.notices_arrive": [
+    "1",
+    "1 when the database's notices arrive, 0 when not (absent until known).",
+  ],
+  "api_key.authorization.duration": ["s", "Authorization time."],
+  "rate_limit.check.duration": ["s", "Check time."],
+  "rate_limit.store.duration": ["s", "Store call time."],
+} as const;
+
+/** An instrument's name. */
+type InstrumentName = keyof typeof INSTRUMENTS;
+
+function counter(meter: Meter, name: InstrumentName): Counter {
+  const [unit, description] = INSTRUMENTS[name];
+  return meter.createCounter(name, { unit, description });
+}
+
+function gauge(meter: Meter, name: InstrumentName): ObservableGauge {
+  const [unit, description] = INSTRUMENTS[name];
+  return meter.createObservableGauge(name, { unit, description });
+}
+
+function histogram(meter: Meter, name: InstrumentName): Histogram {
+  const [unit, description] = INSTRUMENTS[name];
   return meter.createHistogram(name, {
+    unit,
     description,
-    unit: "s",
     advice: { explicitBucketBoundaries: DURATION_BUCKETS },
   });
 }
@@ -155,27 +195,12 @@ function serviceTaps(
   tenants: ReadonlySet<string>,
 ): ApiKeyTaps {
   const taps = claim<ApiKeyTaps>(service, "service");
-  const authorizations = meter.createCounter("api_key.authorizations", {
-    description: "Authorizations, by outcome.",
-    unit: "{authorization}",
-  });
-  const duration = histogram(meter, "api_key.authorization.duration", "Authorization time.");
-  const lookups = meter.createCounter("api_key.cache.lookups", {
-    description: "Verification-cache lookups, by result.",
-    unit: "{lookup}",
-  });
-  const spent = meter.createCounter("api_key.credits.spent", {
-    description: "Credits spent by authorizations.",
-    unit: "{credit}",
-  });
-  const exhausted = meter.createCounter("api_key.credits.exhausted", {
-    description: "Spends that left a balance at 0.",
-    unit: "{balance}",
-  });
-  const rows = meter.createCounter("api_key.usage.rows", {
-    description: "Usage rows flushed, by outcome (written, failed, dropped).",
-    unit: "{row}",
-  });
+  const authorizations = counter(meter, "api_key.authorizations");
+  const duration = histogram(meter, "api_key.authorization.duration");
+  const lookups = counter(meter, "api_key.cache.lookups");
+  const spent = counter(meter, "api_key.credits.spent");
+  const exhausted = counter(meter, "api_key.credits.exhausted");
+  const rows = counter(meter, "api_key.usage.rows");
   const tenantOf = (tenantId: string | undefined): Attributes =>
     tenantId !== undefined && tenants.has(tenantId) ? { "api_key.tenant": tenantId } : {};
   const outcomeSet = interned((key: string) => {
@@ -212,16 +237,10 @@ function serviceTaps(
 
 function limiterTaps(meter: Meter, tracer: Tracer, limiter: RateLimiter): LimiterTaps {
   const taps = claim<LimiterTaps>(limiter, "limiter");
-  const checks = meter.createCounter("rate_limit.checks", {
-    description: "Rate-limit checks, by who answered and the result.",
-    unit: "{check}",
-  });
-  const checkDuration = histogram(meter, "rate_limit.check.duration", "Check time.");
-  const storeDuration = histogram(meter, "rate_limit.store.duration", "Store call time.");
-  const unavailable = meter.createCounter("rate_limit.store.unavailable", {
-    description: "Checks the store did not answer, by reason.",
-    unit: "{check}",
-  });
+  const checks = counter(meter, "rate_limit.checks");
+  const checkDuration = histogram(meter, "rate_limit.check.duration");
+  const storeDuration = histogram(meter, "rate_limit.store.duration");
+  const unavailable = counter(meter, "rate_limit.store.unavailable");
   const store = limiter.store.name ?? "custom";
   const checkSet = interned((key: string) => {
     const [outcome, result] = key.split("|");
@@ -275,10 +294,7 @@ function limiterTaps(meter: Meter, tracer: Tracer, limiter: RateLimiter): Limite
 function responderTaps(meter: Meter, target: Responder | { readonly responder: Responder }) {
   const responder = "responder" in target ? target.responder : target;
   const taps = claim<ResponderTaps>(responder, "responder");
-  const responses = meter.createCounter("safe_response.responses", {
-    description: "Replies built, by status class.",
-    unit: "{response}",
-  });
+  const responses = counter(meter, "safe_response.responses");
   const classSet = interned((c: string) => ({ "http.response.status_class": c }));
   taps.response = safely((status) => {
     const c = Math.floor(status / 100);
@@ -288,18 +304,9 @@ function responderTaps(meter: Meter, target: Responder | { readonly responder: R
 }
 
 function feedGauges(meter: Meter, feed: ApiKeyChangeFeed): () => void {
-  const staleness = meter.createObservableGauge("api_key.change_feed.staleness", {
-    description: "Upper bound on the age of an undelivered change (absent while unbounded).",
-    unit: "s",
-  });
-  const healthy = meter.createObservableGauge("api_key.change_feed.healthy", {
-    description: "1 while the feed is in sync, else 0.",
-    unit: "1",
-  });
-  const notices = meter.createObservableGauge("api_key.change_feed.notices_arrive", {
-    description: "1 when the database's notices arrive, 0 when not (absent until known).",
-    unit: "1",
-  });
+  const staleness = gauge(meter, "api_key.change_feed.staleness");
+  const healthy = gauge(meter, "api_key.change_feed.healthy");
+  const notices = gauge(meter, "api_key.change_feed.notices_arrive");
   const observe = (result: ObservableResult, read: () => number | undefined) => {
     try {
       const value = read();

@@ -2,6 +2,7 @@
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { AsyncLocalStorage } from "node:async_hooks";
+import { readFileSync } from "node:fs";
 import { type Context, context, ROOT_CONTEXT, trace } from "@opentelemetry/api";
 import {
   type DataPoint,
@@ -66,8 +67,14 @@ interface Point {
   version?: string;
 }
 
+/** Every instrument name collected by this file's tests. */
+const SEEN = new Set<string>();
+
 async function collect(reader: MetricReader): Promise<Point[]> {
   const { resourceMetrics } = await reader.collect() as { resourceMetrics: ResourceMetrics };
+  for (const scope of resourceMetrics.scopeMetrics) {
+    for (const metric of scope.metrics) SEEN.add(metric.descriptor.name);
+  }
   return resourceMetrics.scopeMetrics.flatMap((scope) =>
     scope.metrics.flatMap((metric) =>
       (metric.dataPoints as DataPoint<unknown>[]).map((point) => ({
@@ -262,7 +269,7 @@ describe("instrumentTelemetry", () => {
     let reads = 0;
     const feed = {
       subscribe: inner.subscribe.bind(inner),
-      status: () => (reads++, inner.status()),
+      status: () => (reads++, { ...inner.status(), noticesArrive: true }),
       close: inner.close.bind(inner),
     };
     const telemetry = instrumentTelemetry({
@@ -286,6 +293,7 @@ describe("instrumentTelemetry", () => {
     assert.equal(valueOf(points, "safe_response.responses", status("5xx")), 1);
     assert.equal(valueOf(points, "api_key.change_feed.healthy", {}), 1);
     assert.equal(valueOf(points, "api_key.change_feed.staleness", {}), 0);
+    assert.equal(valueOf(points, "api_key.change_feed.notices_arrive", {}), 1);
     const before = reads;
     assert.ok(before >= 3);
     telemetry.close();
@@ -348,6 +356,16 @@ describe("instrumentTelemetry", () => {
         assert.match(name, /^(api_key\.(outcome|environment|cache\.result|usage\.outcome))$/);
       }
     }
+  });
+  // The docs are the repository's, not the npm test tree's: Deno only.
+  it("every instrument of docs/telemetry.md fired above, and no other", {
+    skip: !("Deno" in globalThis),
+  }, () => {
+    const page = readFileSync(new URL("../../docs/telemetry.md", import.meta.url), "utf8");
+    const section = page.slice(page.indexOf("## Instruments"), page.indexOf("## Spans"));
+    const documented = [...section.matchAll(/^\| `([a-z_.]+)`/gm)].map((m) => m[1]).sort();
+    assert.equal(documented.length, 14);
+    assert.deepEqual([...SEEN].sort(), documented);
   });
 });
 
