@@ -8,11 +8,13 @@
  * deno task bench --quick          # smoke run, one to two minutes per runtime
  * deno task bench --deno-only      # or --node-only
  * deno task bench --only core,http # any of core, in_process, http, memory, fetch, shared_storage,
- *                                  # expiry, leaks, unknown_prefix, element_size, telemetry
+ *                                  # expiry, leaks, rate_limits, rate_limits_peer, unknown_prefix,
+ *                                  # element_size, telemetry
  * ```
  *
  * `shared_storage` runs on Deno only and needs `DATABASE_URL` (it says so and
- * skips otherwise); `rate_limits` runs on Deno only and uses `DATABASE_URL` and `REDIS_URL`.
+ * skips otherwise); `rate_limits` and `rate_limits_peer` (beside `rate-limiter-flexible`) run
+ * on Deno only and use `DATABASE_URL` and `REDIS_URL`.
  *
  * Benchmarks never fail the test suite: this script is not part of
  * `deno task test`, and a missed target is printed, not thrown.
@@ -36,17 +38,26 @@ const SCRIPTS = [
   "expiry",
   "leaks",
   "rate_limits",
+  "rate_limits_peer",
   "unknown_prefix",
   "element_size",
   "telemetry",
 ];
 /**
  * Deno-only scripts: `fetch` (the Fetch bindings against a bare `Deno.serve`),
- * `shared_storage` (it imports the generated Prisma Client, TypeScript) and
+ * `rate_limits` and `rate_limits_peer` (they open the stores from the tests' helpers),
+ * `shared_storage` (it imports the generated Prisma Client, TypeScript),
  * `element_size` (a bundle's size, the same on both runtimes) and `telemetry`
  * (the OpenTelemetry SDK is a test dependency, not bundled for Node).
  */
-const DENO_ONLY = new Set(["fetch", "shared_storage", "rate_limits", "element_size", "telemetry"]);
+const DENO_ONLY = new Set([
+  "fetch",
+  "shared_storage",
+  "rate_limits",
+  "rate_limits_peer",
+  "element_size",
+  "telemetry",
+]);
 const argv = process.argv.slice(2);
 const quick = argv.includes("--quick");
 const onlyIndex = argv.indexOf("--only");

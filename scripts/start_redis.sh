@@ -13,6 +13,8 @@ cd "$(dirname "$0")/.."
 REDIS_PORT=${REDIS_PORT:-6379}
 
 log() { echo "start_redis: $*" >&2; }
+# Any failing step: say which and why on stderr, and exit non-zero (no REDIS_URL is printed).
+trap 'rc=$?; log "FAILED (exit $rc) at line $LINENO: $BASH_COMMAND; no REDIS_URL printed"; exit $rc' ERR
 
 if ! command -v redis-server >/dev/null 2>&1; then
   log "installing redis-server from Debian"

@@ -226,6 +226,23 @@ describe("StorageAccess", () => {
     assert.ok(notFound instanceof ApiKeyOperationError, "operation errors pass through");
   });
 
+  it("a storage error about a missing column has a cause naming the migration to apply", async () => {
+    const prisma = new Error(
+      "The column `api_keys.credits` does not exist in the current database.",
+    );
+    const access = new StorageAccess(
+      await plain({ findById: () => Promise.reject(prisma) }),
+      20,
+      "s",
+    );
+    const error = await rejection(access.findById("k1"));
+    assert.ok(error instanceof ApiKeyStorageError);
+    assert.equal(error.message, "API key storage is unavailable", "clients see no schema");
+    const cause = (error as Error & { cause: Error }).cause;
+    assert.match(cause.message, /apply prisma\/migrations\/0011_api_key_credits/);
+    assert.equal(cause.cause, prisma);
+  });
+
   it("checks every record read: lookups, lists, and a malformed one is a storage error", async () => {
     const broken = { ...RECORD, hash: null };
     const access = new StorageAccess(
