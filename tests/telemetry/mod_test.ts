@@ -357,6 +357,11 @@ describe("instrumentTelemetry", () => {
       }
     }
   });
+  it("the instrumentation scope is the package's name and version (deno.json)", () => {
+    const deno = JSON.parse(readFileSync(new URL("../../deno.json", import.meta.url), "utf8"));
+    assert.deepEqual([TELEMETRY_SCOPE, TELEMETRY_VERSION], [deno.name, deno.version]);
+  });
+
   // The docs are the repository's, not the npm test tree's: Deno only.
   it("every instrument of docs/telemetry.md fired above, and no other", {
     skip: !("Deno" in globalThis),
