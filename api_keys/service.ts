@@ -13,6 +13,7 @@ import { importKeys } from "./_import.ts";
 import { checkReady, hashReport } from "./_legacy.ts";
 import { ManageFlow } from "./_manage.ts";
 import type { ApiKeysServiceOptions } from "./service_options.ts";
+import { registerTaps } from "../telemetry/_taps.ts";
 import { compileSettings, type Settings } from "./_settings.ts";
 import type {
   ApiKeyContext,
@@ -67,6 +68,7 @@ export class ApiKeysService {
     const settings = compileSettings(options);
     if (settings.storage.notice !== undefined) console.info(settings.storage.notice);
     this.#settings = settings;
+    registerTaps(this, settings.taps);
     this.#limiter = options.limiter;
     this.#verify = new VerifyFlow(settings);
     this.#credits = new CreditBook(

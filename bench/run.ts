@@ -9,7 +9,7 @@
  * deno task bench --deno-only      # or --node-only
  * deno task bench --only core,http # any of core, in_process, http, memory, fetch, shared_storage,
  *                                  # expiry, leaks, rate_limits, rate_limits_peer, unknown_prefix,
- *                                  # element_size
+ *                                  # element_size, telemetry
  * ```
  *
  * `shared_storage` runs on Deno only and needs `DATABASE_URL` (it says so and
@@ -41,12 +41,14 @@ const SCRIPTS = [
   "rate_limits_peer",
   "unknown_prefix",
   "element_size",
+  "telemetry",
 ];
 /**
  * Deno-only scripts: `fetch` (the Fetch bindings against a bare `Deno.serve`),
  * `rate_limits` and `rate_limits_peer` (they open the stores from the tests' helpers),
- * `shared_storage` (it imports the generated Prisma Client, TypeScript) and
- * `element_size` (a bundle's size, the same on both runtimes).
+ * `shared_storage` (it imports the generated Prisma Client, TypeScript),
+ * `element_size` (a bundle's size, the same on both runtimes) and `telemetry`
+ * (the OpenTelemetry SDK is a test dependency, not bundled for Node).
  */
 const DENO_ONLY = new Set([
   "fetch",
@@ -54,6 +56,7 @@ const DENO_ONLY = new Set([
   "rate_limits",
   "rate_limits_peer",
   "element_size",
+  "telemetry",
 ]);
 const argv = process.argv.slice(2);
 const quick = argv.includes("--quick");

@@ -18,6 +18,7 @@
  *
  * @module
  */
+import type { LimiterTaps } from "../telemetry/_taps.ts";
 import type { CounterResult, RateLimitCounter, RateLimitStore, StoreCheck } from "./store.ts";
 
 /** Most store calls in flight per limiter. */
@@ -116,6 +117,8 @@ interface Entry {
   readonly counters?: readonly RateLimitCounter[];
   /** Another call. */
   readonly run?: (deadline: number) => unknown;
+  /** The telemetry bridge's token of the check (its span), if any. */
+  readonly trace?: unknown;
   done: boolean;
   resolve(value: unknown): void;
   reject(error: unknown): void;
@@ -133,6 +136,7 @@ export interface StoreDoor {
   check(
     counters: readonly RateLimitCounter[],
     startMs: number,
+    trace?: unknown,
   ): readonly CounterResult[] | Unanswered | Promise<readonly CounterResult[] | Unanswered>;
   /**
    * Runs one other store call (`run(deadline)`) through the same slots and
@@ -148,7 +152,8 @@ export interface StoreDoor {
 /**
  * Creates the door of `store`: `timeoutMs` after a call starts, it is
  * answered without the store; `observe` receives each store call's duration
- * (ms) and number of checks.
+ * (ms) and number of checks; `taps.batch` (the telemetry bridge's) each
+ * call's start, with the tokens of the checks it carries.
  *
  * @example
  * ```ts
@@ -162,6 +167,7 @@ export function createStoreDoor(
   store: RateLimitStore,
   timeoutMs: number,
   observe: (ms: number, checks: number) => void = () => {},
+  taps: LimiterTaps = {},
 ): StoreDoor {
   const storeName = store.name ?? "custom";
   const margin = replyMarginMs(timeoutMs);
@@ -233,6 +239,11 @@ export function createStoreDoor(
   const send = (batch: Entry[]) => {
     inFlight++;
     const sentAt = performance.now();
+    const traced = taps.batch?.(
+      batch.map((e) => e.trace),
+      batch[0].run === undefined ? batch.length : 0,
+    );
+    let failed = false;
     // Deadlines on the wall clock now, from the monotonic time left: a stepped
     // clock neither hangs a check nor lets a store apply it after its answer.
     const wall = Date.now() - sentAt;
@@ -263,6 +274,7 @@ export function createStoreDoor(
     call.then(
       (answer) => deliver(batch, answer),
       (error) => {
+        failed = true;
         const answer = isBug(error) ? undefined : new Unanswered("error", error);
         for (const entry of batch) {
           if (answer === undefined) fail(entry, storeFault(storeName, error));
@@ -272,6 +284,7 @@ export function createStoreDoor(
     ).finally(() => {
       clearTimeout(late);
       inFlight--;
+      traced?.(failed);
       observe(performance.now() - sentAt, batch[0].run === undefined ? batch.length : 0);
       pump();
     });
@@ -301,7 +314,7 @@ export function createStoreDoor(
 
   const enqueue = (
     startMs: number,
-    part: Pick<Entry, "counters" | "run">,
+    part: Pick<Entry, "counters" | "run" | "trace">,
   ): Promise<unknown> =>
     new Promise((resolve, reject) => {
       queue.push({
@@ -320,9 +333,11 @@ export function createStoreDoor(
 
   return {
     storeName,
-    check(counters, startMs) {
+    check(counters, startMs, trace) {
       if (checkNow === undefined) {
-        return enqueue(startMs, { counters }) as Promise<readonly CounterResult[] | Unanswered>;
+        return enqueue(startMs, { counters, trace }) as Promise<
+          readonly CounterResult[] | Unanswered
+        >;
       }
       let answer: unknown;
       try {

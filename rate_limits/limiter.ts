@@ -30,6 +30,7 @@ import {
   MAX_CREDITS,
   settleBalance,
 } from "./credits.ts";
+import { type LimiterTaps, registerTaps } from "../telemetry/_taps.ts";
 import { assertCounterResult, createStoreDoor, malformed, Unanswered } from "./_door.ts";
 import { assertKnownOptions } from "./_options.ts";
 import { assertName, assertSubject } from "./_checks.ts";
@@ -294,6 +295,7 @@ function reporter(
   policy: OnStoreError,
   storeName: string,
   log: (line: string) => void,
+  taps: LimiterTaps,
 ) {
   const interval = assertCount(options.metricIntervalMs ?? 10_000, 0, "metricIntervalMs");
   const sink = options.onMetric;
@@ -320,6 +322,7 @@ function reporter(
   let lastLatency = -Infinity;
   return {
     failure(reason: "timeout" | "error") {
+      taps.unavailable?.(reason);
       failures++;
       failing = true;
       const now = performance.now();
@@ -343,6 +346,7 @@ function reporter(
       log(`rate-limits: the ${storeName} store answers again`);
     },
     latency(ms: number, n: number) {
+      taps.storeCall?.(ms, n);
       if (sink === undefined) return;
       calls++;
       checks += n;
@@ -440,8 +444,9 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
   const warn = options.logger ?? console.warn;
   const log = (sink: (line: string) => void) => (line: string) => contained(sink, [line], () => {});
   const storeName = store.name ?? "custom";
-  const report = reporter(options, onStoreError, storeName, log(warn));
-  const door = createStoreDoor(store, timeoutMs, report.latency);
+  const taps: LimiterTaps = {};
+  const report = reporter(options, onStoreError, storeName, log(warn), taps);
+  const door = createStoreDoor(store, timeoutMs, report.latency, taps);
   const inProcess = typeof store.checkNow === "function";
   const local = onStoreError === "local" ? createMemoryRateLimitStore() : undefined;
   const does = onStoreError === "open"
@@ -583,7 +588,14 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     return balances;
   };
 
-  return {
+  /** `result`, reported to the telemetry taps (duration from `start`, the span of `trace`). */
+  const counted = (start: number, trace: unknown, result: RateLimitResult): RateLimitResult => {
+    taps.check?.(result.outcome, result.allowed, performance.now() - start);
+    taps.leave?.(trace, result.outcome, result.allowed);
+    return result;
+  };
+
+  const limiter: RateLimiter = {
     onStoreError,
     store,
     ...(typeof drainStore !== "function" ? {} : { drainCreditChanges: drain }),
@@ -635,9 +647,11 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
           }
           for (const balance of creditCounters(subject, credits, cost ?? 1)) counters.push(balance);
         }
-        const sent = door.check(counters, start);
+        const trace = taps.enter?.();
+        const began = inProcess && taps.check !== undefined ? performance.now() : start;
+        const sent = door.check(counters, start, trace);
         const answered = (answer: readonly CounterResult[] | Unanswered) =>
-          resultOf(answer, compiled, counters, credits !== undefined);
+          counted(began, trace, resultOf(answer, compiled, counters, credits !== undefined));
         return sent instanceof Promise ? sent.then(answered) : Promise.resolve(answered(sent));
       } catch (error) {
         return Promise.reject(error);
@@ -679,4 +693,6 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       });
     },
   };
+  registerTaps(limiter, taps);
+  return limiter;
 }

@@ -12,7 +12,7 @@ describe("package metadata", () => {
     }
   });
 
-  it("exports the fifteen documented subpaths", () => {
+  it("exports the seventeen documented subpaths", () => {
     assert.deepEqual(Object.keys(denoJson.exports).sort(), [
       ".",
       "./api-keys",
@@ -30,6 +30,7 @@ describe("package metadata", () => {
       "./safe-response/fetch",
       "./safe-response/nest",
       "./safe-response/openapi",
+      "./telemetry",
     ]);
   });
 
