@@ -41,12 +41,14 @@ const SCRIPTS = [
   "rate_limits_peer",
   "unknown_prefix",
   "element_size",
+  "nest_import",
 ];
 /**
  * Deno-only scripts: `fetch` (the Fetch bindings against a bare `Deno.serve`),
  * `rate_limits` and `rate_limits_peer` (they open the stores from the tests' helpers),
  * `shared_storage` (it imports the generated Prisma Client, TypeScript) and
- * `element_size` (a bundle's size, the same on both runtimes).
+ * `element_size` (a bundle's size, the same on both runtimes) and
+ * `nest_import` (it spawns Node processes on `npm/` itself).
  */
 const DENO_ONLY = new Set([
   "fetch",
@@ -54,6 +56,7 @@ const DENO_ONLY = new Set([
   "rate_limits",
   "rate_limits_peer",
   "element_size",
+  "nest_import",
 ]);
 const argv = process.argv.slice(2);
 const quick = argv.includes("--quick");
@@ -141,6 +144,7 @@ for (const runtime of runtimes) {
       console.log(`\n${script}: Deno only`);
       continue;
     }
+    if (script === "nest_import") ensureNpmBuild();
     const ok = runtime === "deno"
       ? run(Deno.execPath(), ["run", "-A", join(ROOT, `bench/${script}.ts`), ...extra])
       : run("node", [join(NODE_OUT, `${script}.mjs`), ...extra], {

@@ -2,8 +2,8 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import * as nest from "../../../api_keys/nest/mod.ts";
 
-/** The most library files `./api-keys/nest` may load at import (43 today, + 2 of slack). */
-const MAX_FILES_AT_IMPORT = 45;
+/** The most library files `./api-keys/nest` may load at import (44 today, 51 before issue 41; + 2 of slack). */
+const MAX_FILES_AT_IMPORT = 46;
 
 interface GraphDependency {
   code?: { specifier?: string };
@@ -72,7 +72,9 @@ describe("api_keys/nest/mod.ts", () => {
     }
     assert.ok(
       files.length <= MAX_FILES_AT_IMPORT,
-      `${files.length} files at import (at most ${MAX_FILES_AT_IMPORT}):\n${files.sort().join("\n")}`,
+      `${files.length} files at import (at most ${MAX_FILES_AT_IMPORT}):\n${
+        files.sort().join("\n")
+      }`,
     );
   });
 });
