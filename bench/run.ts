@@ -9,7 +9,7 @@
  * deno task bench --deno-only      # or --node-only
  * deno task bench --only core,http # any of core, in_process, http, memory, fetch, shared_storage,
  *                                  # expiry, leaks, rate_limits, rate_limits_peer, unknown_prefix,
- *                                  # element_size
+ *                                  # element_size, nest_import
  * ```
  *
  * `shared_storage` runs on Deno only and needs `DATABASE_URL` (it says so and
