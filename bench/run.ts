@@ -9,7 +9,7 @@
  * deno task bench --deno-only      # or --node-only
  * deno task bench --only core,http # any of core, in_process, http, memory, fetch, shared_storage,
  *                                  # expiry, leaks, rate_limits, rate_limits_peer, unknown_prefix,
- *                                  # element_size, telemetry
+ *                                  # element_size, telemetry, nest_import
  * ```
  *
  * `shared_storage` runs on Deno only and needs `DATABASE_URL` (it says so and
@@ -42,13 +42,15 @@ const SCRIPTS = [
   "unknown_prefix",
   "element_size",
   "telemetry",
+  "nest_import",
 ];
 /**
  * Deno-only scripts: `fetch` (the Fetch bindings against a bare `Deno.serve`),
  * `rate_limits` and `rate_limits_peer` (they open the stores from the tests' helpers),
  * `shared_storage` (it imports the generated Prisma Client, TypeScript),
- * `element_size` (a bundle's size, the same on both runtimes) and `telemetry`
- * (the OpenTelemetry SDK is a test dependency, not bundled for Node).
+ * `element_size` (a bundle's size, the same on both runtimes), `telemetry`
+ * (the OpenTelemetry SDK is a test dependency, not bundled for Node) and
+ * `nest_import` (it spawns Node processes on `npm/` itself).
  */
 const DENO_ONLY = new Set([
   "fetch",
@@ -57,6 +59,7 @@ const DENO_ONLY = new Set([
   "rate_limits_peer",
   "element_size",
   "telemetry",
+  "nest_import",
 ]);
 const argv = process.argv.slice(2);
 const quick = argv.includes("--quick");
@@ -144,6 +147,7 @@ for (const runtime of runtimes) {
       console.log(`\n${script}: Deno only`);
       continue;
     }
+    if (script === "nest_import") ensureNpmBuild();
     const ok = runtime === "deno"
       ? run(Deno.execPath(), ["run", "-A", join(ROOT, `bench/${script}.ts`), ...extra])
       : run("node", [join(NODE_OUT, `${script}.mjs`), ...extra], {

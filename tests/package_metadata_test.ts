@@ -12,7 +12,7 @@ describe("package metadata", () => {
     }
   });
 
-  it("exports the seventeen documented subpaths", () => {
+  it("exports the nineteen documented subpaths", () => {
     assert.deepEqual(Object.keys(denoJson.exports).sort(), [
       ".",
       "./api-keys",
@@ -20,6 +20,8 @@ describe("package metadata", () => {
       "./api-keys/fetch",
       "./api-keys/leaks",
       "./api-keys/nest",
+      "./api-keys/nest/admin",
+      "./api-keys/nest/leaks",
       "./api-keys/postgres",
       "./client",
       "./client/elements",
