@@ -8,11 +8,13 @@
  * deno task bench --quick          # smoke run, one to two minutes per runtime
  * deno task bench --deno-only      # or --node-only
  * deno task bench --only core,http # any of core, in_process, http, memory, fetch, shared_storage,
- *                                  # expiry, leaks, unknown_prefix, element_size
+ *                                  # expiry, leaks, rate_limits, rate_limits_peer, unknown_prefix,
+ *                                  # element_size
  * ```
  *
  * `shared_storage` runs on Deno only and needs `DATABASE_URL` (it says so and
- * skips otherwise); `rate_limits` runs on Deno only and uses `DATABASE_URL` and `REDIS_URL`.
+ * skips otherwise); `rate_limits` and `rate_limits_peer` (beside `rate-limiter-flexible`) run
+ * on Deno only and use `DATABASE_URL` and `REDIS_URL`.
  *
  * Benchmarks never fail the test suite: this script is not part of
  * `deno task test`, and a missed target is printed, not thrown.
@@ -36,15 +38,23 @@ const SCRIPTS = [
   "expiry",
   "leaks",
   "rate_limits",
+  "rate_limits_peer",
   "unknown_prefix",
   "element_size",
 ];
 /**
  * Deno-only scripts: `fetch` (the Fetch bindings against a bare `Deno.serve`),
+ * `rate_limits` and `rate_limits_peer` (they open the stores from the tests' helpers),
  * `shared_storage` (it imports the generated Prisma Client, TypeScript) and
  * `element_size` (a bundle's size, the same on both runtimes).
  */
-const DENO_ONLY = new Set(["fetch", "shared_storage", "rate_limits", "element_size"]);
+const DENO_ONLY = new Set([
+  "fetch",
+  "shared_storage",
+  "rate_limits",
+  "rate_limits_peer",
+  "element_size",
+]);
 const argv = process.argv.slice(2);
 const quick = argv.includes("--quick");
 const onlyIndex = argv.indexOf("--only");

@@ -11,6 +11,7 @@ import {
   assertCost,
   assertCount,
   assertName,
+  type CompiledRateLimitPolicy,
   compileRateLimitPolicies,
   type RateLimitPolicy,
 } from "./policy.ts";
@@ -142,6 +143,8 @@ export interface RateLimitPolicyResult extends CounterResult {
   readonly name: string;
   /** Policy limit (with `outcome: "local"`, this instance's share). */
   readonly limit: number;
+  /** Policy window in ms. */
+  readonly windowMs: number;
 }
 
 /** The answer of `check`. A store bug never answers: `check` rejects with a `TypeError` naming it. */
@@ -406,6 +409,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
   const storeName = store.name ?? "custom";
   const report = reporter(options, onStoreError, storeName, log(warn));
   const door = createStoreDoor(store, timeoutMs, report.latency);
+  const inProcess = typeof store.checkNow === "function";
   const local = onStoreError === "local" ? createMemoryRateLimitStore() : undefined;
   const does = onStoreError === "open"
     ? "requests pass"
@@ -448,11 +452,42 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       policies: names.map((name, i) => ({
         name,
         limit: (shares[i] as { limit: number }).limit,
+        windowMs: (shares[i] as { windowMs: number }).windowMs,
         remaining: answer[i].remaining,
         resetMs: answer[i].resetMs,
         allowed: answer[i].allowed,
       })),
     };
+  };
+
+  /** The result of a check from the store's answer (or the failure policy's, when unanswered). */
+  const resultOf = (
+    answer: readonly CounterResult[] | Unanswered,
+    compiled: readonly CompiledRateLimitPolicy[],
+    counters: readonly RateLimitCounter[],
+    credits: boolean,
+  ): RateLimitResult => {
+    if (answer instanceof Unanswered) {
+      return withoutStore(answer.reason, counters, compiled.map((p) => p.name), credits);
+    }
+    report.answered();
+    const results: RateLimitPolicyResult[] = new Array(compiled.length);
+    for (let i = 0; i < compiled.length; i++) {
+      const { allowed, remaining, resetMs } = answer[i];
+      const { name, limit, windowMs } = compiled[i];
+      results[i] = { name, limit, windowMs, remaining, resetMs, allowed };
+    }
+    let allowed = true;
+    for (const r of answer) if (!r.allowed) allowed = false;
+    return credits
+      ? {
+        allowed,
+        unavailable: false,
+        outcome: "store",
+        policies: results,
+        credits: answer[compiled.length], // validated by the door
+      }
+      : { allowed, unavailable: false, outcome: "store", policies: results };
   };
 
   /** `run` through the door within `timeoutMs`; an Error naming the store when unanswered. */
@@ -478,64 +513,48 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
           `onStoreError "${onStoreError}" applies until it answers`,
       );
     },
-    async check(subject, policies, checkOptions = {}) {
-      const start = performance.now();
-      assertSubject(subject);
-      const { credits } = checkOptions;
-      const compiled = credits !== undefined && Array.isArray(policies) && policies.length === 0
-        ? []
-        : compileRateLimitPolicies(policies);
-      const cost = checkOptions.cost === undefined
-        ? undefined
-        : assertCost(checkOptions.cost, "cost");
-      const subjects = checkOptions.subjects;
-      if (subjects !== undefined && subjects.length !== compiled.length) {
-        throw new TypeError("subjects must name one subject per policy");
-      }
-      subjects?.forEach(assertSubject);
-      const counters: RateLimitCounter[] = compiled.map((policy, i) => ({
-        kind: "window" as const,
-        subject: subjects?.[i] ?? subject,
-        name: policy.name,
-        limit: policy.limit,
-        windowMs: policy.windowMs,
-        cost: cost ?? policy.cost,
-      }));
-      if (credits !== undefined) {
-        if (cost !== undefined && cost > MAX_CREDITS) {
-          throw new TypeError(`cost must be at most ${MAX_CREDITS} with credits`);
+    check(subject, policies, checkOptions = {}) {
+      // Not an async function: an in-process check settles without a turn of the microtask queue.
+      try {
+        const start = inProcess ? 0 : performance.now(); // an in-process check has no deadline
+        assertSubject(subject);
+        const { credits } = checkOptions;
+        const compiled = credits !== undefined && Array.isArray(policies) && policies.length === 0
+          ? []
+          : compileRateLimitPolicies(policies);
+        const cost = checkOptions.cost === undefined
+          ? undefined
+          : assertCost(checkOptions.cost, "cost");
+        const subjects = checkOptions.subjects;
+        if (subjects !== undefined && subjects.length !== compiled.length) {
+          throw new TypeError("subjects must name one subject per policy");
         }
-        counters.push(creditCounter(subject, credits, cost ?? 1));
+        subjects?.forEach(assertSubject);
+        const counters: RateLimitCounter[] = new Array(compiled.length);
+        for (let i = 0; i < compiled.length; i++) {
+          const policy = compiled[i];
+          counters[i] = {
+            kind: "window",
+            subject: subjects?.[i] ?? subject,
+            name: policy.name,
+            limit: policy.limit,
+            windowMs: policy.windowMs,
+            cost: cost ?? policy.cost,
+          };
+        }
+        if (credits !== undefined) {
+          if (cost !== undefined && cost > MAX_CREDITS) {
+            throw new TypeError(`cost must be at most ${MAX_CREDITS} with credits`);
+          }
+          counters.push(creditCounter(subject, credits, cost ?? 1));
+        }
+        const sent = door.check(counters, start);
+        const answered = (answer: readonly CounterResult[] | Unanswered) =>
+          resultOf(answer, compiled, counters, credits !== undefined);
+        return sent instanceof Promise ? sent.then(answered) : Promise.resolve(answered(sent));
+      } catch (error) {
+        return Promise.reject(error);
       }
-      const answer = await door.check(counters, start);
-      if (answer instanceof Unanswered) {
-        return withoutStore(
-          answer.reason,
-          counters,
-          compiled.map((p) => p.name),
-          credits !== undefined,
-        );
-      }
-      report.answered();
-      const results = compiled.map((policy, i) => ({
-        name: policy.name,
-        limit: policy.limit,
-        remaining: answer[i].remaining,
-        resetMs: answer[i].resetMs,
-        allowed: answer[i].allowed,
-      }));
-      const allowed = answer.every((r) => r.allowed);
-      if (credits === undefined) {
-        return { allowed, unavailable: false, outcome: "store", policies: results };
-      }
-      const { allowed: ok, remaining, resetMs } = answer[compiled.length];
-      return {
-        allowed,
-        unavailable: false,
-        outcome: "store",
-        policies: results,
-        credits: { allowed: ok, remaining, resetMs },
-      };
     },
     async changeCredits(subject, credits, change) {
       assertSubject(subject);

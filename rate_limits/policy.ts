@@ -34,6 +34,27 @@ export const MAX_RATE_LIMIT_POLICIES = 16;
 /** Lists this module compiled (so compiling them again is free). */
 const COMPILED = new WeakSet<object>();
 
+/** The compiled list of each input list compiled before (an inline array passed on every call). */
+const BY_INPUT = new WeakMap<object, readonly CompiledRateLimitPolicy[]>();
+
+/** Whether `compiled` still matches `input` field by field (no field changed since). */
+function unchanged(
+  input: readonly RateLimitPolicy[],
+  compiled: readonly CompiledRateLimitPolicy[],
+): boolean {
+  if (input.length !== compiled.length) return false;
+  for (let i = 0; i < input.length; i++) {
+    const a = input[i];
+    const b = compiled[i];
+    if (
+      typeof a !== "object" || a === null || a.name !== b.name || a.limit !== b.limit ||
+      a.windowMs !== b.windowMs ||
+      (a.cost ?? 1) !== b.cost || (a.subSecond === true) !== (b.subSecond === true)
+    ) return false;
+  }
+  return true;
+}
+
 const NAME = /^[a-z*][a-z0-9_\-.*]{0,63}$/;
 
 /** Throws a `TypeError` unless `value` is a safe integer of at least `min`. */
@@ -106,6 +127,8 @@ function compileOne(input: unknown, index: number): CompiledRateLimitPolicy {
  * counts one window, so a name listed twice with two windows is refused with
  * that reason). Call it once
  * where policies are stored or configured; the limiter accepts its result as is.
+ * A list compiled before is remembered by identity (and compiled again when a
+ * field changed), so an array kept and passed on every call is validated once.
  * Throws a `TypeError` naming the first bad policy.
  *
  * @example
@@ -121,6 +144,8 @@ export function compileRateLimitPolicies(
   input: readonly RateLimitPolicy[],
 ): readonly CompiledRateLimitPolicy[] {
   if (COMPILED.has(input)) return input as readonly CompiledRateLimitPolicy[];
+  const known = typeof input === "object" && input !== null ? BY_INPUT.get(input) : undefined;
+  if (known !== undefined && unchanged(input, known)) return known;
   if (!Array.isArray(input) || input.length === 0 || input.length > MAX_RATE_LIMIT_POLICIES) {
     throw new TypeError(`rate-limit policies must be a list of 1-${MAX_RATE_LIMIT_POLICIES}`);
   }
@@ -139,5 +164,6 @@ export function compileRateLimitPolicies(
     return one;
   }));
   COMPILED.add(compiled);
+  BY_INPUT.set(input, compiled);
   return compiled;
 }

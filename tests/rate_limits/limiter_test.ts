@@ -34,6 +34,19 @@ describe("createRateLimiter", () => {
     ]);
   });
 
+  it("each policy result names its window (windowMs), so a caller need not copy it in", async () => {
+    const limiter = createRateLimiter(quiet);
+    const result = await limiter.check("k", [api, { ...burst, windowMs: 1_000 }]);
+    assert.deepEqual(result.policies.map((p) => p.windowMs), [60_000, 1_000]);
+    const local = createRateLimiter({
+      ...quiet,
+      store: failing,
+      onStoreError: "local",
+      instances: 1,
+    });
+    assert.deepEqual((await local.check("k", [api])).policies.map((p) => p.windowMs), [60_000]);
+  });
+
   it("consumes nothing when one policy denies (all or nothing)", async () => {
     const limiter = createRateLimiter(quiet);
     await limiter.check("k", [burst]);
