@@ -113,6 +113,15 @@ export interface RateLimitCheckOptions {
   subjects?: readonly string[];
   /** A credit balance to spend from in the same atomic step as the policies. */
   credits?: RateLimitCredits;
+  /**
+   * The group every counter of this check lives with (default: `subject`):
+   * on Redis, their hash tag, so a check whose counters have several subjects
+   * (a tenant's shared policy, a predecessor's balance) lands in one Redis
+   * Cluster slot. Pass the tenant for every check of a tenant's keys: that
+   * tenant's counters then live on one node. Part of a counter's identity on
+   * Redis: give each subject always the same slot.
+   */
+  slot?: string;
 }
 
 /** The credit balance of a check: a `CreditCounter` without `kind` and `cost`; `subject` defaults to the check's, `name` to `credits`. */
@@ -127,6 +136,8 @@ export interface RateLimitCredits {
   readonly subject?: string;
   /** Balance name (a policy name; default `credits`). */
   readonly name?: string;
+  /** As `RateLimitCheckOptions.slot` (a check's `slot` wins). */
+  readonly slot?: string;
 }
 
 /** One balance to read: whose, and its credits. */
@@ -228,6 +239,7 @@ function creditCounter(subject: string, credits: RateLimitCredits, cost: number)
     initial: assertCredits(credits.initial, "credits.initial"),
     ...(initialAt === undefined ? {} : { initialAt }),
     ...(refill === undefined ? {} : { refill }),
+    ...(credits.slot === undefined ? {} : { slot: assertSubject(credits.slot) }),
   };
 }
 
@@ -530,12 +542,14 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
           throw new TypeError("subjects must name one subject per policy");
         }
         subjects?.forEach(assertSubject);
+        const slot = checkOptions.slot === undefined ? undefined : assertSubject(checkOptions.slot);
         const counters: RateLimitCounter[] = new Array(compiled.length);
         for (let i = 0; i < compiled.length; i++) {
           const policy = compiled[i];
           counters[i] = {
             kind: "window",
             subject: subjects?.[i] ?? subject,
+            ...(slot === undefined ? {} : { slot }),
             name: policy.name,
             limit: policy.limit,
             windowMs: policy.windowMs,
@@ -546,7 +560,8 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
           if (cost !== undefined && cost > MAX_CREDITS) {
             throw new TypeError(`cost must be at most ${MAX_CREDITS} with credits`);
           }
-          counters.push(creditCounter(subject, credits, cost ?? 1));
+          const counter = creditCounter(subject, credits, cost ?? 1);
+          counters.push(slot === undefined ? counter : { ...counter, slot });
         }
         const sent = door.check(counters, start);
         const answered = (answer: readonly CounterResult[] | Unanswered) =>

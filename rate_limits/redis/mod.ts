@@ -69,8 +69,10 @@ export interface RedisRateLimitStoreOptions {
   /** A connected client; the caller owns and closes it. */
   client: RedisScriptClient;
   /**
-   * Key prefix (default `rl:`); a window's keys are `<prefix>{<subject>}:<policy>`
-   * and that plus `:n`, a credit balance's `<prefix>{<subject>}:<name>:c`.
+   * Key prefix (default `rl:`); a window counter's key is
+   * `<prefix>{<slot>}:<subject>:<policy>:<windowMs>:b` (the slot defaults to
+   * the subject), a credit balance's `<prefix>{<subject>}:<name>:c`, or
+   * `<prefix>{<slot>}:<subject>:<name>:c` with a slot.
    */
   prefix?: string;
   /**
@@ -199,7 +201,10 @@ export function createRedisRateLimitStore(
   };
   /** `deadline` (local ms) on the server's clock. */
   const onServer = (deadline: number) => String(clock.toServer(deadline) ?? -1);
-  const creditKey = (c: CreditCounter) => `${prefix}{${c.subject}}:${c.name}:c`;
+  const creditKey = (c: CreditCounter) =>
+    c.slot === undefined
+      ? `${prefix}{${c.subject}}:${c.name}:c`
+      : `${prefix}{${c.slot}}:${c.subject}:${c.name}:c`;
   const creditArgs = (c: CreditCounter) =>
     [c.initial, c.initialAt ?? "", ...refillParams(c.refill)].map(String);
 
@@ -233,8 +238,7 @@ export function createRedisRateLimitStore(
         const kinds = byKind(counters);
         args.push(onServer(deadline), String(kinds.windows.length), String(kinds.credits.length));
         for (const c of kinds.windows) {
-          const log = `${prefix}{${c.subject}}:${c.name}`;
-          keys.push(log, `${log}:n`);
+          keys.push(`${prefix}{${c.slot ?? c.subject}}:${c.subject}:${c.name}:${c.windowMs}:b`);
           args.push(String(c.limit), String(c.windowMs), String(c.cost));
         }
         for (const c of kinds.credits) {
