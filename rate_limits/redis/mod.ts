@@ -76,6 +76,11 @@ export interface RedisRateLimitStoreOptions {
    */
   prefix?: string;
   /**
+   * A Redis Cluster client (node-redis `createCluster`): the limiter then
+   * sends one batch per slot (`RateLimitCheckOptions.slot`). Default false.
+   */
+  clustered?: boolean;
+  /**
    * Where the client's `error` events go, at most one line per 10 s (default
    * `console.error`); the store's own listener keeps a lost connection from
    * ending the process.
@@ -228,6 +233,7 @@ export function createRedisRateLimitStore(
 
   return {
     name: "redis",
+    clustered: options.clustered === true,
     async checkBatch(checks: readonly StoreCheck[]) {
       if (checks.length === 0) return { results: [] };
       const until = Math.max(...checks.map((c) => c.deadline)) + SETTLE_MS;
