@@ -1,17 +1,20 @@
-/** Each real store against the reference model: on the server's real clock, and Redis on a pinned one. */
+/** Each real store against the reference model: on the server's real clock, and on a pinned one. */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
+import pg from "pg";
 import { commands, countersOf, ReferenceStore } from "../rate_limits/_model.ts";
 import {
   checkOnce,
   connectRedis,
+  DATABASE_URL,
   freshSubject,
   openStore,
   readyStores,
   REDIS_URL,
 } from "./_services.ts";
 import { createRedisRateLimitStore, type RedisScriptClient } from "../../rate_limits/redis/mod.ts";
+import { createPostgresRateLimitStore } from "../../rate_limits/postgres/mod.ts";
 
 // Windows scaled ×1,000 (400 s and more): nothing expires during a run, so the
 // reference at one instant predicts `allowed` and `remaining` exactly.
@@ -119,6 +122,75 @@ if ((await readyStores("rate-limit model, pinned clock")).includes("redis")) {
         );
       } finally {
         await client.close();
+      }
+    });
+  });
+}
+
+/**
+ * A pool whose `rate_limit_bucket_batch` reads a pinned clock: the
+ * migration's function text, `clock_timestamp()` replaced by the one row of
+ * `pinned_clock`, created in a schema of its own beside its own
+ * `rate_limit_buckets` (the credit functions stay the public ones).
+ */
+async function pinnedPool(schema: string) {
+  const migration = await Deno.readTextFile(
+    new URL("../../prisma/migrations/0015_rate_limit_buckets/migration.sql", import.meta.url),
+  );
+  const start = migration.indexOf("CREATE FUNCTION rate_limit_bucket_batch(");
+  const body = migration.slice(start, migration.indexOf("$$;", start) + 3)
+    .replaceAll("clock_timestamp()", "(SELECT at FROM pinned_clock)");
+  assert.ok(start > 0 && body.includes("pinned_clock"));
+  const pool = new pg.Pool({
+    connectionString: DATABASE_URL,
+    max: 1,
+    options: `-c search_path=${schema},public`,
+  });
+  await pool.query(`CREATE SCHEMA ${schema}`);
+  await pool.query(`CREATE TABLE pinned_clock (at TIMESTAMPTZ NOT NULL)`);
+  await pool.query(`INSERT INTO pinned_clock VALUES (now())`);
+  await pool.query(
+    `CREATE TABLE rate_limit_buckets (LIKE public.rate_limit_buckets INCLUDING ALL)`,
+  );
+  await pool.query(body);
+  return {
+    pool,
+    setClock: (ms: number) =>
+      pool.query("UPDATE pinned_clock SET at = to_timestamp($1 / 1000.0)", [ms]),
+    close: async () => {
+      await pool.query(`DROP SCHEMA ${schema} CASCADE`);
+      await pool.end();
+    },
+  };
+}
+
+if ((await readyStores("rate-limit model, pinned clock")).includes("postgres")) {
+  describe("postgres store against the reference on a pinned clock", () => {
+    it("agrees on allowed, remaining and resetMs as time moves (sub-buckets leave)", async () => {
+      const pinned = await pinnedPool(`pinned_${crypto.randomUUID().replaceAll("-", "")}`);
+      try {
+        await fc.assert(
+          fc.asyncProperty(commands, fc.integer({ min: 0, max: 10_000 }), async (script, start) => {
+            let now = 1_750_000_000_000 + start;
+            const store = createPostgresRateLimitStore({ pool: pinned.pool });
+            const reference = new ReferenceStore();
+            const run = freshSubject("pinned");
+            for (const command of script) {
+              now += command.advanceMs;
+              await pinned.setClock(now);
+              const counters = countersOf({ ...command, subject: `${run}:${command.subject}` });
+              const expected = reference.check(counters, now);
+              const { results } = await store.checkBatch([
+                { counters, deadline: Date.now() + 1e9 }, // far, within a timer's range
+              ]);
+              assert.deepEqual(results[0], expected, `at ${now}`);
+            }
+            store.close();
+          }),
+          { numRuns: 25 },
+        );
+      } finally {
+        await pinned.close();
       }
     });
   });
