@@ -10,13 +10,11 @@ import { createMemoryRateLimitStore } from "./memory_store.ts";
 import {
   assertCost,
   assertCount,
-  assertName,
   type CompiledRateLimitPolicy,
   compileRateLimitPolicies,
   type RateLimitPolicy,
 } from "./policy.ts";
 import {
-  assertSubject,
   type CounterResult,
   type CreditChange,
   type CreditCounter,
@@ -33,6 +31,7 @@ import {
 } from "./credits.ts";
 import { assertCounterResult, createStoreDoor, malformed, Unanswered } from "./_door.ts";
 import { assertKnownOptions } from "./_options.ts";
+import { assertName, assertSubject } from "./_checks.ts";
 
 /** What happens to a check the store does not answer (see docs/rate-limits.md "Failure policy"). */
 export type OnStoreError = "open" | "closed" | "local";

@@ -244,12 +244,9 @@ export function createMemoryRateLimitStore(
     return window;
   };
 
-  /** Each counter's window or balance during one check (checks never overlap: they are synchronous). */
-  const held: (Window | ReturnType<typeof balanceOf>)[] = [];
-
   const checkAt = (counters: readonly RateLimitCounter[], now: number): CounterResult[] => {
     const n = counters.length;
-    held.length = n;
+    const held: (Window | ReturnType<typeof balanceOf>)[] = new Array(n);
     let consume = true;
     for (let i = 0; i < n; i++) {
       const counter = counters[i];
@@ -287,7 +284,6 @@ export function createMemoryRateLimitStore(
       const at = Math.max(now, bucketStart(window.head, counter.windowMs));
       results[i] = answer(window, counter, at, consumed);
     }
-    held.length = 0;
     sweep(now, n + 1);
     return results;
   };

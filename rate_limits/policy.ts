@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { assertName } from "./_checks.ts";
 
 /** A named limit: at most `limit` units in any interval of `windowMs`. */
 export interface RateLimitPolicy {
@@ -55,8 +56,6 @@ function unchanged(
   return true;
 }
 
-const NAME = /^[a-z*][a-z0-9_\-.*]{0,63}$/;
-
 /** Throws a `TypeError` unless `value` is a safe integer of at least `min`. */
 export function assertCount(value: unknown, min: number, what: string): number {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min) {
@@ -82,16 +81,6 @@ export function assertCost(value: unknown, what: string): number {
   assertCount(value, 0, what);
   if ((value as number) > MAX_COST) throw new TypeError(`${what} must be at most ${MAX_COST}`);
   return value as number;
-}
-
-/** Throws a `TypeError` naming `what` unless `name` is a policy name. */
-export function assertName(name: unknown, what: string): string {
-  if (typeof name !== "string" || name.length > 64 || !NAME.test(name)) {
-    throw new TypeError(
-      `${what} must be 1-64 characters of a-z 0-9 _ - . * starting with a-z or *`,
-    );
-  }
-  return name;
 }
 
 /** Validates one policy; a `TypeError` names the policy and the field. */

@@ -186,24 +186,6 @@ export interface RateLimitStore {
 /** Most characters of a subject. */
 export const MAX_SUBJECT_LENGTH = 512;
 
-/** Throws a `TypeError` unless `subject` is 1–512 characters without control characters. */
-export function assertSubject(subject: unknown): string {
-  if (
-    typeof subject !== "string" || subject.length === 0 || subject.length > MAX_SUBJECT_LENGTH
-  ) {
-    throw new TypeError(
-      `rate-limit subject must be a string of 1-${MAX_SUBJECT_LENGTH} characters`,
-    );
-  }
-  for (let i = 0; i < subject.length; i++) {
-    const code = subject.charCodeAt(i);
-    if (code < 0x20 || code === 0x7f) {
-      throw new TypeError("rate-limit subject must not contain control characters");
-    }
-  }
-  return subject;
-}
-
 /**
  * Splits `counters` into window and credit counters (stores that answer
  * windows first) and puts such answers back in the order given.
