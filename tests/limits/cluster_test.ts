@@ -89,6 +89,60 @@ if (
       }
     });
 
+    it("exact across 4 processes: a tenant's shared policy (100) beside each key's, a predecessor's balance (150), one slot", async () => {
+      const tenant = `tenant:${freshSubject("exact")}`;
+      const children = [0, 1, 2, 3].map(() =>
+        new Deno.Command(Deno.execPath(), {
+          args: ["run", "-A", "tests/limits/cluster_fire.ts", tenant, "250"],
+          cwd: new URL("../..", import.meta.url).pathname,
+          stdin: "piped",
+          stdout: "piped",
+          stderr: "inherit",
+        }).spawn()
+      );
+      const readers = children.map((c) =>
+        c.stdout.pipeThrough(new TextDecoderStream()).getReader()
+      );
+      const line = async (reader: ReadableStreamDefaultReader<string>) => {
+        let seen = "";
+        while (!seen.includes("\n")) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          seen += value;
+        }
+        return seen.trim();
+      };
+      assert.deepEqual(await Promise.all(readers.map(line)), Array(4).fill("ready"));
+      const at = `${Date.now() + 300}\n`;
+      for (const child of children) {
+        const writer = child.stdin.getWriter();
+        await writer.write(new TextEncoder().encode(at));
+        await writer.close();
+      }
+      const outputs = (await Promise.all(readers.map(line))).map((out) =>
+        JSON.parse(out) as { allowed: number; unavailable: number }
+      );
+      for (const child of children) assert.equal((await child.status).code, 0);
+      console.log(`cluster exactness: allowed per process ${outputs.map((o) => o.allowed)}`);
+      assert.deepEqual(outputs.map((o) => o.unavailable), [0, 0, 0, 0]);
+      assert.equal(outputs.reduce((a, o) => a + o.allowed, 0), 100);
+      const cluster = await connectCluster();
+      const store = createRedisRateLimitStore({
+        client: cluster as unknown as RedisScriptClient,
+        clustered: true,
+      });
+      try {
+        const limiter = createRateLimiter({ store, logger: () => {} });
+        const [balance] = await limiter.readCredits([
+          { subject: `${tenant}:predecessor`, credits: { initial: 150, slot: tenant } },
+        ]);
+        assert.equal(balance.remaining, 50, "each admitted check spent once");
+      } finally {
+        store.close();
+        await cluster.close();
+      }
+    });
+
     it("a master killed mid-run: the failure policy answers meanwhile, counting resumes on the promoted replica, nothing counted twice", async () => {
       const cluster = await connectCluster();
       const store = createRedisRateLimitStore({
