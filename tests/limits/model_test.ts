@@ -15,6 +15,7 @@ import {
 } from "./_services.ts";
 import { createRedisRateLimitStore, type RedisScriptClient } from "../../rate_limits/redis/mod.ts";
 import { createPostgresRateLimitStore } from "../../rate_limits/postgres/mod.ts";
+import type { RateLimitStore } from "../../rate_limits/store.ts";
 
 // Windows scaled ×1,000 (400 s and more): nothing expires during a run, so the
 // reference at one instant predicts `allowed` and `remaining` exactly.
@@ -80,6 +81,37 @@ for (const kind of await readyStores("rate-limit model")) {
 }
 
 /**
+ * Random sequences on a store whose clock the test sets (`setClock`) agree
+ * exactly with the reference: allowed, remaining and resetMs, as time moves.
+ */
+async function agreesOnPinnedClock(
+  open: () => RateLimitStore & { close(): void },
+  setClock: (ms: number) => unknown,
+  numRuns: number,
+): Promise<void> {
+  await fc.assert(
+    fc.asyncProperty(commands, fc.integer({ min: 0, max: 10_000 }), async (script, start) => {
+      let now = 1_750_000_000_000 + start;
+      const store = open();
+      const reference = new ReferenceStore();
+      const run = freshSubject("pinned");
+      for (const command of script) {
+        now += command.advanceMs;
+        await setClock(now);
+        const counters = countersOf({ ...command, subject: `${run}:${command.subject}` });
+        const expected = reference.check(counters, now);
+        const { results } = await store.checkBatch([
+          { counters, deadline: Date.now() + 1e9 }, // far, within a timer's range
+        ]);
+        assert.deepEqual(results[0], expected, `at ${now}`);
+      }
+      store.close();
+    }),
+    { numRuns },
+  );
+}
+
+/**
  * A client whose scripts read `clock()` in place of the server's `TIME` (a
  * pinned clock on real Redis: the script text is the store's, but for that).
  */
@@ -99,26 +131,17 @@ if ((await readyStores("rate-limit model, pinned clock")).includes("redis")) {
     it("agrees on allowed, remaining and resetMs as time moves (sub-buckets leave)", async () => {
       const client = await connectRedis(REDIS_URL!, 2_000);
       try {
-        await fc.assert(
-          fc.asyncProperty(commands, fc.integer({ min: 0, max: 10_000 }), async (script, start) => {
-            let now = 1_750_000_000_000 + start;
-            const store = createRedisRateLimitStore({
+        let now = 0;
+        await agreesOnPinnedClock(
+          () =>
+            createRedisRateLimitStore({
               client: pinnedClient(client as unknown as RedisScriptClient, () => now),
               prefix: `${freshSubject("pinned")}:`,
-            });
-            const reference = new ReferenceStore();
-            for (const command of script) {
-              now += command.advanceMs;
-              const counters = countersOf(command);
-              const expected = reference.check(counters, now);
-              const { results } = await store.checkBatch([
-                { counters, deadline: Date.now() + 1e9 }, // far, within a timer's range
-              ]);
-              assert.deepEqual(results[0], expected, `at ${now}`);
-            }
-            store.close();
-          }),
-          { numRuns: 40 },
+            }),
+          (ms) => {
+            now = ms;
+          },
+          40,
         );
       } finally {
         await client.close();
@@ -169,25 +192,10 @@ if ((await readyStores("rate-limit model, pinned clock")).includes("postgres")) 
     it("agrees on allowed, remaining and resetMs as time moves (sub-buckets leave)", async () => {
       const pinned = await pinnedPool(`pinned_${crypto.randomUUID().replaceAll("-", "")}`);
       try {
-        await fc.assert(
-          fc.asyncProperty(commands, fc.integer({ min: 0, max: 10_000 }), async (script, start) => {
-            let now = 1_750_000_000_000 + start;
-            const store = createPostgresRateLimitStore({ pool: pinned.pool });
-            const reference = new ReferenceStore();
-            const run = freshSubject("pinned");
-            for (const command of script) {
-              now += command.advanceMs;
-              await pinned.setClock(now);
-              const counters = countersOf({ ...command, subject: `${run}:${command.subject}` });
-              const expected = reference.check(counters, now);
-              const { results } = await store.checkBatch([
-                { counters, deadline: Date.now() + 1e9 }, // far, within a timer's range
-              ]);
-              assert.deepEqual(results[0], expected, `at ${now}`);
-            }
-            store.close();
-          }),
-          { numRuns: 25 },
+        await agreesOnPinnedClock(
+          () => createPostgresRateLimitStore({ pool: pinned.pool }),
+          pinned.setClock,
+          25,
         );
       } finally {
         await pinned.close();
