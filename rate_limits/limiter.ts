@@ -14,13 +14,13 @@ import {
   compileRateLimitPolicies,
   type RateLimitPolicy,
 } from "./policy.ts";
-import {
-  type CounterResult,
-  type CreditChange,
-  type CreditCounter,
-  type CreditRefill,
-  type RateLimitCounter,
-  type RateLimitStore,
+import type {
+  CounterResult,
+  CreditChange,
+  CreditCounter,
+  CreditRefill,
+  RateLimitCounter,
+  RateLimitStore,
 } from "./store.ts";
 import {
   assertCreditChange,
