@@ -122,7 +122,7 @@ export class CreditBook {
     if (credits === undefined) return undefined;
     const shared = { ...credits, balanceKeyId: credits.balanceKeyId ?? old.id };
     try {
-      const [read] = await this.#limiter!.readCredits([this.#balance(old.id, credits)]);
+      const [read] = await this.#limiter!.readCredits([this.#balance(old)]);
       return { ...shared, remaining: read.remaining, updatedAt: now };
     } catch {
       return shared;
@@ -145,7 +145,7 @@ export class CreditBook {
       let read: readonly CounterResult[] | undefined;
       try {
         read = await limiter.readCredits(
-          chunk.map((i) => this.#balance(records[i].id, records[i].credits!)),
+          chunk.map((i) => this.#balance(records[i])),
         );
       } catch {
         // the store failed or cannot read: the stored balances
@@ -171,7 +171,7 @@ export class CreditBook {
     const now = this.#clock();
     const result = await this.#limiter!.changeCredits(
       creditSubjectOf(record.id, credits),
-      creditCounterOf(credits),
+      creditCounterOf(credits, record.tenantId),
       change,
     );
     await this.#writeBack(credits.balanceKeyId ?? record.id, result.remaining, now);
@@ -237,9 +237,13 @@ export class CreditBook {
     this.#timer = timer;
   }
 
-  /** The limiter's balance of key `id` with `credits`. */
-  #balance(id: string, credits: ApiKeyCredits): RateLimitBalance {
-    return { subject: creditSubjectOf(id, credits), credits: creditCounterOf(credits) };
+  /** The limiter's balance of `record` (which has credits). */
+  #balance(record: ApiKeyRecord): RateLimitBalance {
+    const credits = record.credits!;
+    return {
+      subject: creditSubjectOf(record.id, credits),
+      credits: creditCounterOf(credits, record.tenantId),
+    };
   }
 
   /**

@@ -10,7 +10,10 @@
  * cost at 100, ours beside the peer's (target: ours ≤ the peer's). With
  * `REDIS_URL` or `DATABASE_URL`, an allowed check at 100 subjects on Redis
  * (`RateLimiterRedis`) and PostgreSQL (`RateLimiterPostgres`), one check at a
- * time; a store that cannot serve the limiter yet is said and skipped.
+ * time; a store that cannot serve the limiter yet is said and skipped. On
+ * each of them too, the neighbour row: a victim's p50 while 4 connections
+ * flood an exhausted key ÷ its p50 alone, ours beside the peer's (target:
+ * ours ≤ 1.5 × the peer's).
  *
  * Run: `deno run -A bench/rate_limits_peer.ts [--quick]`.
  *
@@ -175,13 +178,13 @@ async function memoryRows(n: number): Promise<Row[]> {
 }
 
 /** The peer on a real service, or a reason it is skipped. */
-async function peerOn(kind: StoreKind, url: string) {
+async function peerOn(kind: StoreKind, url: string, points = ROOMY_LIMIT) {
   if (kind === "redis") {
     const client = await connectRedis(url);
     const peer = new RateLimiterRedis({
       storeClient: client,
       useRedisPackage: true,
-      points: ROOMY_LIMIT,
+      points,
       duration: HOUR_MS / 1000,
       keyPrefix: `peer${Date.now()}`,
     });
@@ -192,7 +195,7 @@ async function peerOn(kind: StoreKind, url: string) {
   const peer = await new Promise<RateLimiterPostgres>((resolve, reject) => {
     const made: RateLimiterPostgres = new RateLimiterPostgres({
       storeClient: pool,
-      points: ROOMY_LIMIT,
+      points,
       duration: HOUR_MS / 1000,
       tableName: "bench_peer_rate_limits",
       keyPrefix: `peer${Date.now()}`,
@@ -234,6 +237,74 @@ async function remoteRow(kind: StoreKind): Promise<Row | string> {
   }
 }
 
+/** Median wall ms of `n` sequential calls of `op`. */
+async function p50(op: () => Promise<unknown>, n = QUICK ? 100 : 300): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const started = performance.now();
+    await op();
+    times.push(performance.now() - started);
+  }
+  return median(times);
+}
+
+/**
+ * A victim's p50 under a flood ÷ quiet: sequential checks of fresh keys, alone
+ * and while 4 connections check an exhausted key at full speed (50 in flight
+ * each); `flooders` are the 4 connections' checks of the hot key.
+ */
+async function floodRatio(
+  victim: () => Promise<unknown>,
+  flooders: readonly (() => Promise<unknown>)[],
+): Promise<number> {
+  const quietP50 = await p50(victim);
+  let flooding = true;
+  const flood = flooders.map(async (hit) => {
+    while (flooding) await Promise.all(Array.from({ length: 50 }, hit));
+  });
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const floodP50 = await p50(victim);
+  flooding = false;
+  await Promise.all(flood);
+  return floodP50 / quietP50;
+}
+
+/** The neighbour row on `kind`: our ratio beside the peer's, or why it is skipped. */
+async function neighbourRow(kind: StoreKind): Promise<string[] | string> {
+  const variable = kind === "redis" ? "REDIS_URL" : "DATABASE_URL";
+  const url = process.env[variable];
+  if (!url) return `${kind} neighbour: ${variable} is not set, skipped`;
+  const stamp = Date.now();
+  const hot = `hot:${stamp}`;
+  const stores = await Promise.all([0, 1, 2, 3, 4].map(() => openStore(kind, url, 1)));
+  const peers = await Promise.all([0, 1, 2, 3, 4].map(() => peerOn(kind, url, 1)));
+  try {
+    const limiters = stores.map(({ store }) =>
+      createRateLimiter({ ...quiet, store: store as RateLimitStore, timeoutMs: 5_000 })
+    );
+    await limiters[0].check(hot, ONE);
+    await settle(peers[0].peer.consume(hot));
+    let i = 0;
+    const ours = await floodRatio(
+      () => limiters[4].check(`victim:${stamp}:${i++}`, ONE),
+      limiters.slice(0, 4).map((limiter) => () => limiter.check(hot, ONE)),
+    );
+    const peer = await floodRatio(
+      () => settle(peers[4].peer.consume(`victim:${stamp}:${i++}`)),
+      peers.slice(0, 4).map(({ peer }) => () => settle(peer.consume(hot))),
+    );
+    return [
+      `victim p50 under flood ÷ quiet (${kind})`,
+      `${fmt(ours)}×`,
+      `${fmt(peer)}×`,
+      `${verdict(ours <= 1.5 * peer)} (≤ 1.5 × peer's)`,
+    ];
+  } finally {
+    for (const { close } of peers) await close();
+    for (const { close } of stores) await close();
+  }
+}
+
 const rows: Row[] = [];
 for (const n of SIZES) rows.push(...await memoryRows(n));
 const skipped: string[] = [];
@@ -259,6 +330,22 @@ printTable(
   }),
 );
 for (const line of skipped) console.log(line);
+
+const neighbours: string[][] = [];
+for (const kind of ["redis", "postgres"] as const) {
+  const row = await neighbourRow(kind).catch((e) =>
+    `${kind} neighbour: failed (${(e as Error).message})`
+  );
+  if (typeof row === "string") console.log(row);
+  else neighbours.push(row);
+}
+if (neighbours.length > 0) {
+  printTable(
+    "No noisy neighbour: 4 connections flood an exhausted key; a victim's p50 under flood ÷ quiet",
+    ["store", "ours", "peer", "target"],
+    neighbours,
+  );
+}
 
 const [small, large] = SIZES;
 printTable(

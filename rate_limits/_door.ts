@@ -15,6 +15,8 @@
  *   programming error) and a malformed reply are thrown as a `TypeError`
  *   naming the store and the cause; any other rejection, a late reply and a
  *   `null` result are `Unanswered` (the failure policy's business).
+ * - A `clustered` store's batch holds the checks of one slot only: a run of
+ *   queued checks of the same slot, in order.
  *
  * @module
  */
@@ -171,6 +173,7 @@ export function createStoreDoor(
 ): StoreDoor {
   const storeName = store.name ?? "custom";
   const margin = replyMarginMs(timeoutMs);
+  const clustered = store.clustered === true;
   const checkNow = typeof store.checkNow === "function" ? store.checkNow.bind(store) : undefined;
   const queue: Entry[] = [];
   let head = 0;
@@ -188,6 +191,12 @@ export function createStoreDoor(
     if (entry.done) return;
     entry.done = true;
     entry.reject(error);
+  };
+
+  /** The slot of a check (its first counter's), for a clustered store's one slot per call. */
+  const slotOf = (entry: Entry) => {
+    const first = entry.counters?.[0];
+    return first?.slot ?? first?.subject;
   };
 
   /** Answers the queued entries past their deadline, then arms the queue's one timer for the next. */
@@ -304,6 +313,7 @@ export function createStoreDoor(
           continue;
         }
         if (entry.run !== undefined && batch.length > 0) break;
+        if (clustered && batch.length > 0 && slotOf(entry) !== slotOf(batch[0])) break;
         batch.push(queue[head++]);
         if (entry.run !== undefined) break;
       }

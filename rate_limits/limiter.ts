@@ -118,6 +118,15 @@ export interface RateLimitCheckOptions {
    * spent or none.
    */
   credits?: RateLimitCredits | readonly RateLimitCredits[];
+  /**
+   * The group every counter of this check lives with (default: `subject`):
+   * on Redis, their hash tag, so a check whose counters have several subjects
+   * (a tenant's shared policy, a predecessor's balance) lands in one Redis
+   * Cluster slot. Pass the tenant for every check of a tenant's keys: that
+   * tenant's counters then live on one node. Part of a counter's identity on
+   * Redis: give each subject always the same slot.
+   */
+  slot?: string;
 }
 
 /** The credit balance of a check: a `CreditCounter` without `kind` and `cost`; `subject` defaults to the check's, `name` to `credits`. */
@@ -132,6 +141,8 @@ export interface RateLimitCredits {
   readonly subject?: string;
   /** Balance name (a policy name; default `credits`). */
   readonly name?: string;
+  /** As `RateLimitCheckOptions.slot` (a check's `slot` wins). */
+  readonly slot?: string;
 }
 
 /** One balance to read: whose, and its credits. */
@@ -243,6 +254,7 @@ function creditCounter(subject: string, credits: RateLimitCredits, cost: number)
     initial: assertCredits(credits.initial, "credits.initial"),
     ...(initialAt === undefined ? {} : { initialAt }),
     ...(refill === undefined ? {} : { refill }),
+    ...(credits.slot === undefined ? {} : { slot: assertSubject(credits.slot) }),
   };
 }
 
@@ -629,12 +641,14 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
           throw new TypeError("subjects must name one subject per policy");
         }
         subjects?.forEach(assertSubject);
+        const slot = checkOptions.slot === undefined ? undefined : assertSubject(checkOptions.slot);
         const counters: RateLimitCounter[] = new Array(compiled.length);
         for (let i = 0; i < compiled.length; i++) {
           const policy = compiled[i];
           counters[i] = {
             kind: "window",
             subject: subjects?.[i] ?? subject,
+            ...(slot === undefined ? {} : { slot }),
             name: policy.name,
             limit: policy.limit,
             windowMs: policy.windowMs,
@@ -645,7 +659,9 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
           if (cost !== undefined && cost > MAX_CREDITS) {
             throw new TypeError(`cost must be at most ${MAX_CREDITS} with credits`);
           }
-          for (const balance of creditCounters(subject, credits, cost ?? 1)) counters.push(balance);
+          for (const balance of creditCounters(subject, credits, cost ?? 1)) {
+            counters.push(slot === undefined ? balance : { ...balance, slot });
+          }
         }
         const trace = taps.enter?.();
         const began = inProcess && taps.check !== undefined ? performance.now() : start;

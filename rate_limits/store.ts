@@ -15,6 +15,12 @@ export interface WindowCounter {
   readonly kind: "window";
   /** Whose counter (an API key id, a tenant, an IP): 1–512 characters, no control characters. */
   readonly subject: string;
+  /**
+   * The group whose counters live together (a Redis Cluster hash tag; default
+   * the subject): every counter of one check has the same. Part of the
+   * counter's identity on Redis: give a subject always the same slot.
+   */
+  readonly slot?: string;
   /** Policy name (see `RateLimitPolicy.name`). */
   readonly name: string;
   /** Units per window. */
@@ -53,6 +59,8 @@ export interface CreditCounter {
   readonly kind: "credit";
   /** Whose balance (as `WindowCounter.subject`). */
   readonly subject: string;
+  /** As `WindowCounter.slot`. */
+  readonly slot?: string;
   /** Balance name (a policy name). */
   readonly name: string;
   /** Credits this request spends (0 checks without spending). */
@@ -152,6 +160,12 @@ export interface StoreBatchAnswer {
 export interface RateLimitStore {
   /** What the start-up line calls it (`memory`, `postgres`, `redis`). */
   readonly name?: string;
+  /**
+   * Whether one call may only touch one slot (Redis Cluster): the limiter then
+   * sends one batch per slot (`WindowCounter.slot`, else the subject, of a
+   * check's first counter).
+   */
+  readonly clustered?: boolean;
   /** Checks and applies each check of the batch in order; one round trip for the whole batch. */
   checkBatch(checks: readonly StoreCheck[]): Promise<StoreBatchAnswer>;
   /**

@@ -230,10 +230,11 @@ describe("architecture", () => {
     for (const dir of ["rate_limits/postgres/", "rate_limits/redis/"]) {
       for (const file of sourceFiles(dir)) {
         for (const specifier of importsOf(file)) {
-          // The core's contract, plus what remote stores share: the clock offset and error reports.
+          // The core's contract, plus what remote stores share: the clock offset, error reports
+          // and the window rule's sub-bucket count.
           assert.match(
             specifier,
-            /^(\.\/[\w.]+|\.\.\/(store|policy|credits|_clock|_remote))\.ts$/,
+            /^(\.\/[\w.]+|\.\.\/(store|policy|credits|_clock|_remote|_window))\.ts$/,
             file,
           );
         }

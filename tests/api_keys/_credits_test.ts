@@ -44,10 +44,14 @@ function creditService(
   });
   /** Spends `cost` of key `id`'s balance as a request would (its stored credits as the counter). */
   const spend = async (id: string, cost = 1) => {
-    const credits = (await storage.findById(id))!.credits!;
+    const record = (await storage.findById(id))!;
+    const credits = record.credits!;
     return (await limiter.check("unused", [], {
       cost,
-      credits: { ...creditCounterOf(credits), subject: creditSubjectOf(id, credits) },
+      credits: {
+        ...creditCounterOf(credits, record.tenantId),
+        subject: creditSubjectOf(id, credits),
+      },
     })).credits!;
   };
   return { ...made, clocks, limiter, spend };
@@ -64,12 +68,13 @@ function untenanted(inner: InMemoryApiKeyStorage): ApiKeyStorage {
 describe("creditCounterOf", () => {
   it("starts a balance the store lacks from the stored one, as of its updatedAt", () => {
     const updatedAt = new Date("2030-01-01T00:00:00.000Z");
-    assert.deepEqual(creditCounterOf({ remaining: 4, updatedAt, balanceKeyId: "k0" }), {
+    assert.deepEqual(creditCounterOf({ remaining: 4, updatedAt, balanceKeyId: "k0" }, "t1"), {
       initial: 4,
       initialAt: updatedAt.getTime(),
+      slot: "tenant:t1", // the tenant's Redis Cluster slot
     });
     const refill = { amount: 9, everyMs: 60_000 };
-    assert.deepEqual(creditCounterOf({ remaining: 0, refill, updatedAt }).refill, refill);
+    assert.deepEqual(creditCounterOf({ remaining: 0, refill, updatedAt }, "t1").refill, refill);
   });
 });
 

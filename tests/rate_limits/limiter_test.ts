@@ -422,6 +422,27 @@ describe("createRateLimiter", () => {
     assert.deepEqual(batches, [[2, 1]]);
   });
 
+  it("puts a check's slot on every counter (credits included); a bad slot is a TypeError", async () => {
+    const seen: (string | undefined)[][] = [];
+    const inner = createMemoryRateLimitStore();
+    const store: RateLimitStore = {
+      checkBatch: (checks) => (
+        seen.push(...checks.map((c) => c.counters.map((counter) => counter.slot))),
+          inner.checkBatch(checks)
+      ),
+    };
+    const limiter = createRateLimiter({ ...quiet, store });
+    await limiter.check("key:a", [api, burst], {
+      subjects: ["key:a", "tenant:t"],
+      slot: "tenant:t",
+      credits: { initial: 5, subject: "key:p" },
+    });
+    await limiter.check("key:a", [api]);
+    assert.deepEqual(seen, [["tenant:t", "tenant:t", "tenant:t"], [undefined]]);
+    await assert.rejects(limiter.check("key:a", [api], { slot: "" }), TypeError);
+    await assert.rejects(limiter.check("key:a", [api], { slot: "a\nb" }), TypeError);
+  });
+
   it("spends credits in the same check (policies may be empty) and changes them", async () => {
     const limiter = createRateLimiter(quiet);
     const credits = { initial: 2 };
