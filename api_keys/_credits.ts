@@ -2,7 +2,7 @@
  * Credits on keys, the manage side: a key's credits on create and rotate,
  * reading and changing a balance in the limiter's store, and writing balances
  * back to the records (with a store that has `drainCreditChanges`, Redis:
- * every `persistIntervalMs` and on close).
+ * every `persistIntervalMs` and on close, drained through the limiter's door).
  *
  * @module
  */
@@ -18,7 +18,7 @@ import {
   refillParams,
 } from "../rate_limits/credits.ts";
 import type { RateLimitBalance, RateLimiter } from "../rate_limits/limiter.ts";
-import type { CounterResult, CreditChange } from "../rate_limits/store.ts";
+import type { CounterResult, CreditBalance, CreditChange } from "../rate_limits/store.ts";
 
 /** Default of `persistIntervalMs`. */
 const DEFAULT_PERSIST_INTERVAL_MS = 10_000;
@@ -46,11 +46,6 @@ function storedBalance(credits: ApiKeyCredits, nowMs: number): ApiKeyCreditBalan
   };
 }
 
-/** A balance `drainCreditChanges` answers (the Redis store's `CreditBalance`; a core imports no store). */
-type CreditBalance = { subject: string; name: string; remaining: number; at: number };
-/** A limiter store with the Redis store's `drainCreditChanges`. */
-type DrainingStore = { drainCreditChanges(): Promise<CreditBalance[]> };
-
 /**
  * Credits of a service: built from the options `limiter` and
  * `persistIntervalMs` (a `TypeError` naming a bad one after `label`).
@@ -63,7 +58,7 @@ export class CreditBook {
   readonly #storage: StorageAccess;
   readonly #limiter: RateLimiter | undefined;
   readonly #clock: () => Date;
-  readonly #drain: (() => Promise<CreditBalance[]>) | undefined;
+  readonly #drain: (() => Promise<readonly CreditBalance[]>) | undefined;
   readonly #intervalMs: number;
   /** Drained balances not yet written, by subject. */
   readonly #pending = new Map<string, CreditBalance>();
@@ -95,10 +90,9 @@ export class CreditBook {
     this.#limiter = limiter;
     this.#clock = clock;
     this.#intervalMs = (persistIntervalMs as number | undefined) ?? DEFAULT_PERSIST_INTERVAL_MS;
-    const store = limiter?.store as Partial<DrainingStore> | undefined;
-    const drain = store?.drainCreditChanges;
-    this.#drain = typeof drain === "function" && storage.setCredits !== undefined
-      ? () => drain.call(store)
+    const drain = limiter?.drainCreditChanges;
+    this.#drain = drain !== undefined && storage.setCredits !== undefined
+      ? () => drain.call(limiter)
       : undefined;
     this.#arm();
   }
@@ -128,7 +122,7 @@ export class CreditBook {
     if (credits === undefined) return undefined;
     const shared = { ...credits, balanceKeyId: credits.balanceKeyId ?? old.id };
     try {
-      const [read] = await this.#limiter!.readCredits([this.#balance(old.id, credits)]);
+      const [read] = await this.#limiter!.readCredits([this.#balance(old)]);
       return { ...shared, remaining: read.remaining, updatedAt: now };
     } catch {
       return shared;
@@ -151,7 +145,7 @@ export class CreditBook {
       let read: readonly CounterResult[] | undefined;
       try {
         read = await limiter.readCredits(
-          chunk.map((i) => this.#balance(records[i].id, records[i].credits!)),
+          chunk.map((i) => this.#balance(records[i])),
         );
       } catch {
         // the store failed or cannot read: the stored balances
@@ -177,7 +171,7 @@ export class CreditBook {
     const now = this.#clock();
     const result = await this.#limiter!.changeCredits(
       creditSubjectOf(record.id, credits),
-      creditCounterOf(credits),
+      creditCounterOf(credits, record.tenantId),
       change,
     );
     await this.#writeBack(credits.balanceKeyId ?? record.id, result.remaining, now);
@@ -243,9 +237,13 @@ export class CreditBook {
     this.#timer = timer;
   }
 
-  /** The limiter's balance of key `id` with `credits`. */
-  #balance(id: string, credits: ApiKeyCredits): RateLimitBalance {
-    return { subject: creditSubjectOf(id, credits), credits: creditCounterOf(credits) };
+  /** The limiter's balance of `record` (which has credits). */
+  #balance(record: ApiKeyRecord): RateLimitBalance {
+    const credits = record.credits!;
+    return {
+      subject: creditSubjectOf(record.id, credits),
+      credits: creditCounterOf(credits, record.tenantId),
+    };
   }
 
   /**

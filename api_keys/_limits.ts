@@ -235,13 +235,15 @@ export function creditSubjectOf(
  * @example
  * ```ts
  * import { creditCounterOf } from "./_limits.ts";
- * creditCounterOf({ remaining: 5, updatedAt: new Date(0) }); // { initial: 5, initialAt: 0 }
+ * creditCounterOf({ remaining: 5, updatedAt: new Date(0) }, "t1");
+ * // { initial: 5, initialAt: 0, slot: "tenant:t1" }
  * ```
  */
-export function creditCounterOf(credits: ApiKeyCredits): RateLimitCredits {
+export function creditCounterOf(credits: ApiKeyCredits, tenantId: string): RateLimitCredits {
   return {
     initial: credits.remaining,
     initialAt: credits.updatedAt.getTime(),
+    slot: counterSubjectOf("tenant", tenantId),
     ...(credits.refill === undefined ? {} : { refill: credits.refill }),
   };
 }
@@ -447,13 +449,15 @@ export class RequestLimits {
     let result;
     try {
       const balance = credits && {
-        ...creditCounterOf(credits),
+        ...creditCounterOf(credits, context.tenantId),
         subject: creditSubjectOf(context.keyId, credits),
       };
       result = await this.#limiter.check(subjects[0] ?? balance!.subject, policies, {
         cost: options.cost,
         subjects,
         credits: balance,
+        // Every counter of a tenant's keys in one Redis Cluster slot (one node per tenant).
+        slot: counterSubjectOf("tenant", context.tenantId),
       });
     } catch (error) {
       // Input the limiter refuses (a cost over MAX_CREDITS with credits, bad stored credits): a bug.

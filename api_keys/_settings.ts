@@ -25,6 +25,7 @@ import {
 import { VerificationCache } from "./_cache.ts";
 import { compileFeed, type FeedFollower, MAX_MAX_STALENESS_MS } from "./_fleet.ts";
 import { HashUpgrade, validateRetiredVersions } from "./_legacy.ts";
+import type { ApiKeyTaps } from "../telemetry/_taps.ts";
 import { callDetached, createDispatcher, type Dispatch, warnOnce } from "./_sinks.ts";
 import { StorageAccess } from "./storage/_access.ts";
 import { compileTtlPolicy, type ExpiryResolver } from "./_ttl_policy.ts";
@@ -166,6 +167,8 @@ export interface Settings {
   readonly limits: RequestLimits | undefined;
   /** The usage recorder (option `usage`; `undefined`: off). */
   readonly usage: UsageRecorder | undefined;
+  /** The telemetry bridge's taps (each unset until `./telemetry` sets it). */
+  readonly taps: ApiKeyTaps;
 }
 
 /**
@@ -290,6 +293,7 @@ export function compileSettings(options: unknown): Settings {
   const authFailedFailed = warnOnce("onAuthFailed");
   const clock = f.clock ?? (() => new Date());
   const emitEvent = createDispatcher(f.onEvent, f.onEventError, "onEvent", true);
+  const taps: ApiKeyTaps = {};
   return Object.freeze({
     namespace: f.namespace ?? DEFAULT_API_KEY_NAMESPACE,
     layouts,
@@ -324,6 +328,7 @@ export function compileSettings(options: unknown): Settings {
       : undefined,
     retiredPepperVersions,
     limits: buildLimits(o.limiter, o.rateLimitResolver, o.creditThresholds, PREFIX),
-    usage: compileUsage(o.usage, storage.usage, clock, `${PREFIX}usage`),
+    usage: compileUsage(o.usage, storage.usage, clock, `${PREFIX}usage`, taps),
+    taps,
   });
 }

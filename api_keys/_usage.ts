@@ -10,6 +10,7 @@
  *
  * @module
  */
+import type { ApiKeyTaps } from "../telemetry/_taps.ts";
 import type { UsageAccess } from "./storage/_access.ts";
 import { fail, instantProblem, requireNonEmptyString } from "./_input.ts";
 import { createDispatcher, type Dispatch, warnOnce } from "./_sinks.ts";
@@ -98,6 +99,8 @@ export interface UsageRecorderSettings {
   maxPendingKeys: number;
   /** The `usage.onMetric` sink, contained. */
   emitMetric: Dispatch<ApiKeyUsageMetric> | undefined;
+  /** The telemetry bridge's taps (`usageFlush`). */
+  taps?: ApiKeyTaps;
 }
 
 /** Counts verification outcomes per key and hour and flushes them (see the module documentation). */
@@ -219,6 +222,7 @@ export class UsageRecorder {
       dropped++;
     }
     if (dropped === 0) return;
+    this.#s.taps?.usageFlush?.("dropped", dropped);
     const metric: ApiKeyUsageMetric = {
       type: "api_key.usage_flush",
       outcome: "dropped",
@@ -255,11 +259,14 @@ export class UsageRecorder {
     this.#batchedRows += held.length;
     while (this.#batches.length > 0) {
       const batch = this.#batches[0];
+      const traced = this.#s.taps?.span?.("api_key.usage.write", batch.rows.length);
       try {
         if (batch.rows.length > 0) {
           await this.#s.access.record(batch.rows.map((entry) => entry.toRow()), batch.id);
         }
+        traced?.(false);
       } catch (error) {
+        traced?.(true);
         this.#emit("failed", this.#batchedRows);
         if (this.#s.emitMetric === undefined) this.#failed(error);
         return error;
@@ -273,6 +280,7 @@ export class UsageRecorder {
   }
 
   #emit(outcome: ApiKeyUsageMetric["outcome"], rows: number): void {
+    this.#s.taps?.usageFlush?.(outcome, rows);
     this.#s.emitMetric?.({ type: "api_key.usage_flush", outcome, rows });
   }
 }
@@ -295,6 +303,7 @@ export function compileUsage(
   access: UsageAccess | undefined,
   clock: () => Date,
   label: string,
+  taps: ApiKeyTaps = {},
 ): UsageRecorder | undefined {
   if (option === undefined || option === false) return undefined;
   if (option !== true && (typeof option !== "object" || option === null)) {
@@ -323,6 +332,7 @@ export function compileUsage(
     flushIntervalMs,
     maxPendingKeys,
     emitMetric: createDispatcher(o.onMetric, o.onMetricError, "usage.onMetric"),
+    taps,
   });
 }
 

@@ -127,6 +127,8 @@ export class VerifyFlow {
   readonly #retiredVersionsWarned = new Set<number>();
   /** Rotations that wait for their new key's first use. */
   readonly #firstUse: FirstUseWatch;
+  /** Contexts of records never used when read: their first authorized request is a first use. */
+  readonly #unused = new WeakSet<ApiKeyContext>();
 
   /** A flow over `settings`. */
   constructor(settings: Settings) {
@@ -188,7 +190,9 @@ export class VerifyFlow {
     options: AuthorizeOptions,
   ): Promise<ApiKeyContext> {
     const s = this.#s;
-    const start = s.emitAuthorizationMetric === undefined ? 0 : s.monotonic();
+    const start = s.emitAuthorizationMetric === undefined && s.taps.authorization === undefined
+      ? 0
+      : s.monotonic();
     if (rawKey === undefined || rawKey === null || rawKey === "") {
       this.#authFailed(null, "api_key_missing", undefined);
       this.#denied("api_key_missing", "missing", start);
@@ -214,8 +218,11 @@ export class VerifyFlow {
         limited = await s.limits.apply(context, options);
       } catch (error) {
         if (error instanceof ApiKeyError) this.#refused(context, error.code, start);
-        else this.#authorizationMetric(start, "error", context.environment);
+        else this.#authorizationMetric(start, "error", context.environment, context.tenantId);
         throw error;
+      }
+      if (limited.creditResult !== undefined && options.cost !== 0) {
+        s.taps.credits?.(options.cost ?? 1, limited.creditResult.remaining === 0, context.tenantId);
       }
       if (limited.creditResult !== undefined && s.emitEvent !== undefined) {
         for (const event of s.limits.creditEvents(limited, options.cost ?? 1, s.clock())) {
@@ -223,9 +230,10 @@ export class VerifyFlow {
         }
       }
     }
+    if (this.#unused.has(context)) this.#firstUse.seen(context.keyId);
     if (s.usage !== undefined) s.usage.accepted(context.keyId, context.tenantId, options.cost ?? 1);
     else this.#touchLastUsed(context.keyId);
-    this.#authorizationMetric(start, "success", context.environment);
+    this.#authorizationMetric(start, "success", context.environment, context.tenantId);
     if (s.emitUsageEvents) this.#used(limited);
     return limited;
   }
@@ -239,7 +247,7 @@ export class VerifyFlow {
     if (outcome !== undefined) {
       this.#s.usage?.refused(context.keyId, context.tenantId, code as ApiKeyUsageRefusalCode);
     }
-    this.#denied(code, outcome ?? "error", start, context.environment);
+    this.#denied(code, outcome ?? "error", start, context.environment, context.tenantId);
   }
 
   /** Reports a refused authorization: its metric and `api_key.authorization_denied`. */
@@ -248,9 +256,10 @@ export class VerifyFlow {
     outcome: ApiKeyAuthorizationOutcome,
     start: number,
     environment?: Environment,
+    tenantId?: string,
   ): void {
     const s = this.#s;
-    this.#authorizationMetric(start, outcome, environment);
+    this.#authorizationMetric(start, outcome, environment, tenantId);
     s.emitEvent?.({ type: "api_key.authorization_denied", at: s.clock(), code });
   }
 
@@ -259,13 +268,18 @@ export class VerifyFlow {
     start: number,
     outcome: ApiKeyAuthorizationOutcome,
     environment?: Environment,
+    tenantId?: string,
   ): void {
     const emit = this.#s.emitAuthorizationMetric;
+    const tap = this.#s.taps.authorization;
+    if (emit === undefined && tap === undefined) return;
+    const durationMs = this.#s.monotonic() - start;
+    tap?.(outcome, environment, tenantId, durationMs);
     if (emit === undefined) return;
     const metric: ApiKeyAuthorizationMetric = {
       type: "api_key.authorization",
       outcome,
-      durationMs: this.#s.monotonic() - start,
+      durationMs,
     };
     if (environment !== undefined) metric.environment = environment;
     emit(metric);
@@ -293,12 +307,14 @@ export class VerifyFlow {
       // what an unknown one does. A hit is the very key verified (same secret and environment);
       // anything else is settled by the storage path.
       const entry = cache.get(prefix);
+      const tap = s.taps.cache;
       if (
         constantTimeEqual(entry?.secret ?? NO_SECRET, secret) && entry !== undefined &&
         entry.context.environment === environment && entry.layout === layout && fresh
       ) {
         if (entry.refused !== undefined && start < entry.cachedUntil) {
           cache.touch(prefix);
+          tap?.("negative_hit");
           const { keyId, tenantId } = entry.context;
           throw this.#failure(
             recording,
@@ -317,14 +333,17 @@ export class VerifyFlow {
           (entry.expiresAtMs === Infinity || s.clock().getTime() < entry.expiresAtMs)
         ) {
           cache.touch(prefix);
+          tap?.("hit");
           return this.#verified(recording, start, entry.context);
         }
         cache.invalidate(prefix);
       }
+      tap?.("miss");
     }
     // Read before the lookup: an invalidation from here on drops this verify's fill.
     const generation = cache?.generation ?? 0;
     let record: Readonly<ApiKeyRecord> | null;
+    const traced = s.taps.span?.("api_key.storage.lookup");
     try {
       // With the peekByPrefix capability: no deadline timer, no copy, no await. A prefix the
       // feed's set does not hold is unknown without a lookup (then the same HMAC work).
@@ -335,9 +354,11 @@ export class VerifyFlow {
         ? peek(prefix)
         : await s.storage.findByPrefix(prefix);
     } catch (error) {
+      traced?.(true);
       if (recording !== "nothing") this.#metric(start, "error", environment);
       throw error;
     }
+    traced?.(false);
     // An unknown prefix and a retired pepper cost the hasher what a stored key does.
     const matches =
       await (record === null
@@ -411,8 +432,12 @@ export class VerifyFlow {
     }
     if (recording === "nothing") return context;
     s.upgrade?.afterVerified(record, secret);
-    // A first use may start the grace period of a rotation (handled off the request path).
-    if (record.lastUsedAt === null) this.#firstUse.seen(record.id);
+    // A first use may start the grace period of a rotation (handled off the request path); within
+    // an authorization, only once the request is authorized (a denied one is no use).
+    if (record.lastUsedAt === null) {
+      if (recording === "check") this.#unused.add(context);
+      else this.#firstUse.seen(record.id);
+    }
     keep();
     return this.#verified(recording, start, context);
   }

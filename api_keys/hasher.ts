@@ -150,7 +150,10 @@ function parsePeppers(peppers: unknown, label: string): Map<number, string> {
       throw new TypeError(`${label} version ${JSON.stringify(key)} is not a positive integer`);
     }
     if (typeof pepper !== "string" || pepper === "") {
-      throw new TypeError(`${label} version ${version} must be a non-empty string`);
+      throw new TypeError(
+        `${label} version ${version} must be a non-empty string (a pepper is a secret of at ` +
+          `least ${MIN_PEPPER_BYTES} bytes: is its environment variable set?)`,
+      );
     }
     out.set(version, pepper);
   }

@@ -9,10 +9,10 @@ import { CreditBook } from "./_credits.ts";
 import type { CreditChange } from "../rate_limits/store.ts";
 import type { RateLimiter } from "../rate_limits/limiter.ts";
 import type { ApiKeyHeaderReader } from "./extract_api_key.ts";
-import { importKeys } from "./_import.ts";
 import { checkReady, hashReport } from "./_legacy.ts";
 import { ManageFlow } from "./_manage.ts";
 import type { ApiKeysServiceOptions } from "./service_options.ts";
+import { registerTaps } from "../telemetry/_taps.ts";
 import { compileSettings, type Settings } from "./_settings.ts";
 import type {
   ApiKeyContext,
@@ -67,6 +67,7 @@ export class ApiKeysService {
     const settings = compileSettings(options);
     if (settings.storage.notice !== undefined) console.info(settings.storage.notice);
     this.#settings = settings;
+    registerTaps(this, settings.taps);
     this.#limiter = options.limiter;
     this.#verify = new VerifyFlow(settings);
     this.#credits = new CreditBook(
@@ -125,10 +126,12 @@ export class ApiKeysService {
    * prefix, so a re-run changes nothing: a free prefix is inserted (emitting
    * `api_key.created`), the same key is skipped, another key there is a
    * conflict. Failures are reported per record; the TTL policy does not apply.
+   * Its code loads on the first call (apps that never import pay nothing).
    */
-  importKeys(
+  async importKeys(
     records: Iterable<ImportApiKeyRecord> | AsyncIterable<ImportApiKeyRecord>,
   ): Promise<ImportApiKeysResult> {
+    const { importKeys } = await import("./_import.ts");
     return importKeys(this.#settings, records);
   }
 

@@ -8,11 +8,13 @@
  * deno task bench --quick          # smoke run, one to two minutes per runtime
  * deno task bench --deno-only      # or --node-only
  * deno task bench --only core,http # any of core, in_process, http, memory, fetch, shared_storage,
- *                                  # expiry, leaks, unknown_prefix, element_size
+ *                                  # expiry, leaks, rate_limits, rate_limits_peer, unknown_prefix,
+ *                                  # element_size, telemetry, nest_import
  * ```
  *
  * `shared_storage` runs on Deno only and needs `DATABASE_URL` (it says so and
- * skips otherwise); `rate_limits` runs on Deno only and uses `DATABASE_URL` and `REDIS_URL`.
+ * skips otherwise); `rate_limits` and `rate_limits_peer` (beside `rate-limiter-flexible`) run
+ * on Deno only and use `DATABASE_URL` and `REDIS_URL`.
  *
  * Benchmarks never fail the test suite: this script is not part of
  * `deno task test`, and a missed target is printed, not thrown.
@@ -36,15 +38,29 @@ const SCRIPTS = [
   "expiry",
   "leaks",
   "rate_limits",
+  "rate_limits_peer",
   "unknown_prefix",
   "element_size",
+  "telemetry",
+  "nest_import",
 ];
 /**
  * Deno-only scripts: `fetch` (the Fetch bindings against a bare `Deno.serve`),
- * `shared_storage` (it imports the generated Prisma Client, TypeScript) and
- * `element_size` (a bundle's size, the same on both runtimes).
+ * `rate_limits` and `rate_limits_peer` (they open the stores from the tests' helpers),
+ * `shared_storage` (it imports the generated Prisma Client, TypeScript),
+ * `element_size` (a bundle's size, the same on both runtimes), `telemetry`
+ * (the OpenTelemetry SDK is a test dependency, not bundled for Node) and
+ * `nest_import` (it spawns Node processes on `npm/` itself).
  */
-const DENO_ONLY = new Set(["fetch", "shared_storage", "rate_limits", "element_size"]);
+const DENO_ONLY = new Set([
+  "fetch",
+  "shared_storage",
+  "rate_limits",
+  "rate_limits_peer",
+  "element_size",
+  "telemetry",
+  "nest_import",
+]);
 const argv = process.argv.slice(2);
 const quick = argv.includes("--quick");
 const onlyIndex = argv.indexOf("--only");
@@ -131,6 +147,7 @@ for (const runtime of runtimes) {
       console.log(`\n${script}: Deno only`);
       continue;
     }
+    if (script === "nest_import") ensureNpmBuild();
     const ok = runtime === "deno"
       ? run(Deno.execPath(), ["run", "-A", join(ROOT, `bench/${script}.ts`), ...extra])
       : run("node", [join(NODE_OUT, `${script}.mjs`), ...extra], {

@@ -17,10 +17,10 @@ import type { ApiKeyStorage } from "../api_keys/mod.ts";
 import {
   ApiKeysGuard,
   ApiKeysModule,
-  createApiKeysAdminController,
   getApiKeyContext,
   RequireScope,
 } from "../api_keys/nest/mod.ts";
+import { createApiKeysAdminController } from "../api_keys/nest/api_keys.admin.ts";
 import { SafeResponseModule, type SafeResponseModuleOptions } from "../safe_response/nest/mod.ts";
 import { DEMO_ADMIN_PREFIX, DEMO_USAGE, demoAdminOptions } from "./admin/admin_routes.ts";
 import { ApiKeyThrottlerGuard } from "./api_key_throttler.guard.ts";

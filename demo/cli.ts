@@ -15,7 +15,7 @@ export interface DemoCliOptions {
   port: number;
   /** Interface to listen on; `--host`, default `127.0.0.1`. */
   host: string;
-  /** Run the scripted tour against an ephemeral port and exit. */
+  /** Run the scripted tour (on `port`; 0 unless named) and exit. */
   smoke: boolean;
   /** HTTP platform; `--adapter`, default `express`. */
   adapter: DemoAdapter;
@@ -42,7 +42,7 @@ Options:
   --adapter A          express | fastify (default: express)
   --problem-details    errors as RFC 9457 problem details instead of the error envelope
   --seed               with DATABASE_URL, also create the demo keys
-  --smoke              run the scripted tour against an ephemeral port, then exit
+  --smoke              run the scripted tour (on --port or PORT, else a free port), then exit
   --help               show this text
 
 Environment:
@@ -107,7 +107,8 @@ export function parseDemoArgs(
   }
   const host = values.host ?? DEFAULT_HOST;
   if (host.trim() === "") throw new DemoCliError("--host must not be empty");
-  let port = DEFAULT_PORT;
+  // The smoke tour picks a free port unless one is named.
+  let port = values.smoke ? 0 : DEFAULT_PORT;
   if (values.port !== undefined) port = parsePort(values.port, "--port");
   else if (env.PORT !== undefined && env.PORT !== "") port = parsePort(env.PORT, "PORT");
   return {

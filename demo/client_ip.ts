@@ -12,7 +12,6 @@
  */
 import type { AbstractHttpAdapter } from "@nestjs/core";
 import { ExpressAdapter } from "@nestjs/platform-express";
-import { FastifyAdapter } from "@nestjs/platform-fastify";
 import {
   type ApiKeyClientIpResolver,
   defaultApiKeyClientIpResolver,
@@ -24,16 +23,26 @@ export { DEMO_TRUSTED_PROXIES };
 
 /**
  * The HTTP adapter of the demo, trusting {@link DEMO_TRUSTED_PROXIES} only.
+ * Fastify's is loaded only when asked for (`npm start`'s light install,
+ * demo/deno.json, does not have it).
  *
  * @example
  * ```ts
  * import { demoHttpAdapter } from "./client_ip.ts";
- * const adapter = demoHttpAdapter("fastify");
+ * const adapter = await demoHttpAdapter("fastify");
  * ```
  */
-export function demoHttpAdapter(adapter: DemoAdapter): AbstractHttpAdapter {
+export async function demoHttpAdapter(adapter: DemoAdapter): Promise<AbstractHttpAdapter> {
   const trusted = [...DEMO_TRUSTED_PROXIES];
-  if (adapter === "fastify") return new FastifyAdapter({ trustProxy: trusted });
+  if (adapter === "fastify") {
+    const { FastifyAdapter } = await import("@nestjs/platform-fastify").catch((error) => {
+      throw new Error(
+        "--adapter fastify needs the development install: run `npm run deno -- task demo " +
+          `--adapter fastify\` (${(error as Error).message})`,
+      );
+    });
+    return new FastifyAdapter({ trustProxy: trusted });
+  }
   const express = new ExpressAdapter();
   express.set("trust proxy", trusted);
   return express;

@@ -139,7 +139,7 @@ export async function startDemoServer(options: DemoServerOptions): Promise<DemoS
       log: options.log,
       leakReportLimits: options.leakReportLimits,
     });
-    app = await NestFactory.create(module, demoHttpAdapter(options.adapter), {
+    app = await NestFactory.create(module, await demoHttpAdapter(options.adapter), {
       logger: ["error", "warn"],
       abortOnError: false,
       rawBody: true, // the leaked-key routes read the exact bytes

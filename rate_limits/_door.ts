@@ -15,9 +15,12 @@
  *   programming error) and a malformed reply are thrown as a `TypeError`
  *   naming the store and the cause; any other rejection, a late reply and a
  *   `null` result are `Unanswered` (the failure policy's business).
+ * - A `clustered` store's batch holds the checks of one slot only: a run of
+ *   queued checks of the same slot, in order.
  *
  * @module
  */
+import type { LimiterTaps } from "../telemetry/_taps.ts";
 import type { CounterResult, RateLimitCounter, RateLimitStore, StoreCheck } from "./store.ts";
 
 /** Most store calls in flight per limiter. */
@@ -116,6 +119,8 @@ interface Entry {
   readonly counters?: readonly RateLimitCounter[];
   /** Another call. */
   readonly run?: (deadline: number) => unknown;
+  /** The telemetry bridge's token of the check (its span), if any. */
+  readonly trace?: unknown;
   done: boolean;
   resolve(value: unknown): void;
   reject(error: unknown): void;
@@ -133,6 +138,7 @@ export interface StoreDoor {
   check(
     counters: readonly RateLimitCounter[],
     startMs: number,
+    trace?: unknown,
   ): readonly CounterResult[] | Unanswered | Promise<readonly CounterResult[] | Unanswered>;
   /**
    * Runs one other store call (`run(deadline)`) through the same slots and
@@ -148,7 +154,8 @@ export interface StoreDoor {
 /**
  * Creates the door of `store`: `timeoutMs` after a call starts, it is
  * answered without the store; `observe` receives each store call's duration
- * (ms) and number of checks.
+ * (ms) and number of checks; `taps.batch` (the telemetry bridge's) each
+ * call's start, with the tokens of the checks it carries.
  *
  * @example
  * ```ts
@@ -162,9 +169,11 @@ export function createStoreDoor(
   store: RateLimitStore,
   timeoutMs: number,
   observe: (ms: number, checks: number) => void = () => {},
+  taps: LimiterTaps = {},
 ): StoreDoor {
   const storeName = store.name ?? "custom";
   const margin = replyMarginMs(timeoutMs);
+  const clustered = store.clustered === true;
   const checkNow = typeof store.checkNow === "function" ? store.checkNow.bind(store) : undefined;
   const queue: Entry[] = [];
   let head = 0;
@@ -182,6 +191,12 @@ export function createStoreDoor(
     if (entry.done) return;
     entry.done = true;
     entry.reject(error);
+  };
+
+  /** The slot of a check (its first counter's), for a clustered store's one slot per call. */
+  const slotOf = (entry: Entry) => {
+    const first = entry.counters?.[0];
+    return first?.slot ?? first?.subject;
   };
 
   /** Answers the queued entries past their deadline, then arms the queue's one timer for the next. */
@@ -233,6 +248,11 @@ export function createStoreDoor(
   const send = (batch: Entry[]) => {
     inFlight++;
     const sentAt = performance.now();
+    const traced = taps.batch?.(
+      batch.map((e) => e.trace),
+      batch[0].run === undefined ? batch.length : 0,
+    );
+    let failed = false;
     // Deadlines on the wall clock now, from the monotonic time left: a stepped
     // clock neither hangs a check nor lets a store apply it after its answer.
     const wall = Date.now() - sentAt;
@@ -263,6 +283,7 @@ export function createStoreDoor(
     call.then(
       (answer) => deliver(batch, answer),
       (error) => {
+        failed = true;
         const answer = isBug(error) ? undefined : new Unanswered("error", error);
         for (const entry of batch) {
           if (answer === undefined) fail(entry, storeFault(storeName, error));
@@ -272,6 +293,7 @@ export function createStoreDoor(
     ).finally(() => {
       clearTimeout(late);
       inFlight--;
+      traced?.(failed);
       observe(performance.now() - sentAt, batch[0].run === undefined ? batch.length : 0);
       pump();
     });
@@ -291,6 +313,7 @@ export function createStoreDoor(
           continue;
         }
         if (entry.run !== undefined && batch.length > 0) break;
+        if (clustered && batch.length > 0 && slotOf(entry) !== slotOf(batch[0])) break;
         batch.push(queue[head++]);
         if (entry.run !== undefined) break;
       }
@@ -301,7 +324,7 @@ export function createStoreDoor(
 
   const enqueue = (
     startMs: number,
-    part: Pick<Entry, "counters" | "run">,
+    part: Pick<Entry, "counters" | "run" | "trace">,
   ): Promise<unknown> =>
     new Promise((resolve, reject) => {
       queue.push({
@@ -320,9 +343,11 @@ export function createStoreDoor(
 
   return {
     storeName,
-    check(counters, startMs) {
+    check(counters, startMs, trace) {
       if (checkNow === undefined) {
-        return enqueue(startMs, { counters }) as Promise<readonly CounterResult[] | Unanswered>;
+        return enqueue(startMs, { counters, trace }) as Promise<
+          readonly CounterResult[] | Unanswered
+        >;
       }
       let answer: unknown;
       try {

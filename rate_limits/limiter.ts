@@ -10,18 +10,18 @@ import { createMemoryRateLimitStore } from "./memory_store.ts";
 import {
   assertCost,
   assertCount,
-  assertName,
+  type CompiledRateLimitPolicy,
   compileRateLimitPolicies,
   type RateLimitPolicy,
 } from "./policy.ts";
-import {
-  assertSubject,
-  type CounterResult,
-  type CreditChange,
-  type CreditCounter,
-  type CreditRefill,
-  type RateLimitCounter,
-  type RateLimitStore,
+import type {
+  CounterResult,
+  CreditBalance,
+  CreditChange,
+  CreditCounter,
+  CreditRefill,
+  RateLimitCounter,
+  RateLimitStore,
 } from "./store.ts";
 import {
   assertCreditChange,
@@ -30,8 +30,10 @@ import {
   MAX_CREDITS,
   settleBalance,
 } from "./credits.ts";
+import { type LimiterTaps, registerTaps } from "../telemetry/_taps.ts";
 import { assertCounterResult, createStoreDoor, malformed, Unanswered } from "./_door.ts";
 import { assertKnownOptions } from "./_options.ts";
+import { assertName, assertSubject } from "./_checks.ts";
 
 /** What happens to a check the store does not answer (see docs/rate-limits.md "Failure policy"). */
 export type OnStoreError = "open" | "closed" | "local";
@@ -110,8 +112,21 @@ export interface RateLimitCheckOptions {
   cost?: number;
   /** One subject per policy, in order, in place of `check`'s `subject` (e.g. a tenant's shared counter beside a key's). */
   subjects?: readonly string[];
-  /** A credit balance to spend from in the same atomic step as the policies. */
-  credits?: RateLimitCredits;
+  /**
+   * A credit balance to spend from in the same atomic step as the policies, or
+   * a list of 1–8 distinct balances (e.g. a key's and its tenant's pool), all
+   * spent or none.
+   */
+  credits?: RateLimitCredits | readonly RateLimitCredits[];
+  /**
+   * The group every counter of this check lives with (default: `subject`):
+   * on Redis, their hash tag, so a check whose counters have several subjects
+   * (a tenant's shared policy, a predecessor's balance) lands in one Redis
+   * Cluster slot. Pass the tenant for every check of a tenant's keys: that
+   * tenant's counters then live on one node. Part of a counter's identity on
+   * Redis: give each subject always the same slot.
+   */
+  slot?: string;
 }
 
 /** The credit balance of a check: a `CreditCounter` without `kind` and `cost`; `subject` defaults to the check's, `name` to `credits`. */
@@ -126,6 +141,8 @@ export interface RateLimitCredits {
   readonly subject?: string;
   /** Balance name (a policy name; default `credits`). */
   readonly name?: string;
+  /** As `RateLimitCheckOptions.slot` (a check's `slot` wins). */
+  readonly slot?: string;
 }
 
 /** One balance to read: whose, and its credits. */
@@ -142,6 +159,8 @@ export interface RateLimitPolicyResult extends CounterResult {
   readonly name: string;
   /** Policy limit (with `outcome: "local"`, this instance's share). */
   readonly limit: number;
+  /** Policy window in ms. */
+  readonly windowMs: number;
 }
 
 /** The answer of `check`. A store bug never answers: `check` rejects with a `TypeError` naming it. */
@@ -160,8 +179,10 @@ export interface RateLimitResult {
   readonly reason?: "timeout" | "error";
   /** Each policy's answer, in the order given. */
   readonly policies: readonly RateLimitPolicyResult[];
-  /** The balance's answer when the check named `credits` and the store answered. */
+  /** The (first) balance's answer when the check named `credits` and the store answered. */
   readonly credits?: CounterResult;
+  /** Each balance's answer, in the order `credits` named them (when the store answered). */
+  readonly balances?: readonly CounterResult[];
 }
 
 /** A rate limiter over one store: the one door to it (every store call goes through the limiter). */
@@ -205,6 +226,14 @@ export interface RateLimiter {
    * `changeCredits` does.
    */
   readCredits(balances: readonly RateLimitBalance[]): Promise<readonly CounterResult[]>;
+  /**
+   * With a store that has `drainCreditChanges` (Redis; absent otherwise): the
+   * balances to write back, through the door within `timeoutMs`. Rejects as
+   * `changeCredits` does; what a late or failed drain drained is kept and
+   * answered by the next drain (the newest balance of each, never one older
+   * than a balance already answered), never lost.
+   */
+  drainCreditChanges?(): Promise<readonly CreditBalance[]>;
 }
 
 /** The credit counter of `credits` for `subject`; a `TypeError` names the bad field. */
@@ -225,7 +254,27 @@ function creditCounter(subject: string, credits: RateLimitCredits, cost: number)
     initial: assertCredits(credits.initial, "credits.initial"),
     ...(initialAt === undefined ? {} : { initialAt }),
     ...(refill === undefined ? {} : { refill }),
+    ...(credits.slot === undefined ? {} : { slot: assertSubject(credits.slot) }),
   };
+}
+
+/** Most balances one check spends. */
+const MAX_BALANCES = 8;
+
+/** The credit counters of a check's `credits` (one or a list); a `TypeError` names the bad one. */
+function creditCounters(
+  subject: string,
+  credits: RateLimitCredits | readonly RateLimitCredits[],
+  cost: number,
+): CreditCounter[] {
+  if (!Array.isArray(credits)) return [creditCounter(subject, credits as RateLimitCredits, cost)];
+  if (credits.length === 0 || credits.length > MAX_BALANCES) {
+    throw new TypeError(`credits must list 1-${MAX_BALANCES} balances`);
+  }
+  const counters = credits.map((c) => creditCounter(subject, c, cost));
+  const names = new Set(counters.map((c) => JSON.stringify([c.subject, c.name])));
+  if (names.size !== counters.length) throw new TypeError("credits must name each balance once");
+  return counters;
 }
 
 /** Calls `fn(...args)`; a throw or rejection goes to `onFailure`. Never throws. */
@@ -258,6 +307,7 @@ function reporter(
   policy: OnStoreError,
   storeName: string,
   log: (line: string) => void,
+  taps: LimiterTaps,
 ) {
   const interval = assertCount(options.metricIntervalMs ?? 10_000, 0, "metricIntervalMs");
   const sink = options.onMetric;
@@ -284,6 +334,7 @@ function reporter(
   let lastLatency = -Infinity;
   return {
     failure(reason: "timeout" | "error") {
+      taps.unavailable?.(reason);
       failures++;
       failing = true;
       const now = performance.now();
@@ -307,6 +358,7 @@ function reporter(
       log(`rate-limits: the ${storeName} store answers again`);
     },
     latency(ms: number, n: number) {
+      taps.storeCall?.(ms, n);
       if (sink === undefined) return;
       calls++;
       checks += n;
@@ -404,8 +456,10 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
   const warn = options.logger ?? console.warn;
   const log = (sink: (line: string) => void) => (line: string) => contained(sink, [line], () => {});
   const storeName = store.name ?? "custom";
-  const report = reporter(options, onStoreError, storeName, log(warn));
-  const door = createStoreDoor(store, timeoutMs, report.latency);
+  const taps: LimiterTaps = {};
+  const report = reporter(options, onStoreError, storeName, log(warn), taps);
+  const door = createStoreDoor(store, timeoutMs, report.latency, taps);
+  const inProcess = typeof store.checkNow === "function";
   const local = onStoreError === "local" ? createMemoryRateLimitStore() : undefined;
   const does = onStoreError === "open"
     ? "requests pass"
@@ -448,10 +502,42 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       policies: names.map((name, i) => ({
         name,
         limit: (shares[i] as { limit: number }).limit,
+        windowMs: (shares[i] as { windowMs: number }).windowMs,
         remaining: answer[i].remaining,
         resetMs: answer[i].resetMs,
         allowed: answer[i].allowed,
       })),
+    };
+  };
+
+  /** The result of a check from the store's answer (or the failure policy's, when unanswered). */
+  const resultOf = (
+    answer: readonly CounterResult[] | Unanswered,
+    compiled: readonly CompiledRateLimitPolicy[],
+    counters: readonly RateLimitCounter[],
+    credits: boolean,
+  ): RateLimitResult => {
+    if (answer instanceof Unanswered) {
+      return withoutStore(answer.reason, counters, compiled.map((p) => p.name), credits);
+    }
+    report.answered();
+    const results: RateLimitPolicyResult[] = new Array(compiled.length);
+    for (let i = 0; i < compiled.length; i++) {
+      const { allowed, remaining, resetMs } = answer[i];
+      const { name, limit, windowMs } = compiled[i];
+      results[i] = { name, limit, windowMs, remaining, resetMs, allowed };
+    }
+    let allowed = true;
+    for (const r of answer) if (!r.allowed) allowed = false;
+    if (!credits) return { allowed, unavailable: false, outcome: "store", policies: results };
+    const balances = answer.slice(compiled.length); // validated by the door
+    return {
+      allowed,
+      unavailable: false,
+      outcome: "store",
+      policies: results,
+      credits: balances[0],
+      balances,
     };
   };
 
@@ -462,9 +548,69 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     return answer;
   };
 
-  return {
+  const drainStore = store.drainCreditChanges;
+  /** Drained balances no caller took yet (a drain answered late), by subject and name. */
+  const kept = new Map<string, CreditBalance>();
+  /** While a late drain is pending: the newest `at` answered per balance, so it brings none back older. */
+  const answeredAt = new Map<string, number>();
+  let lateDrains = 0;
+  const balanceKey = (b: CreditBalance) => JSON.stringify([b.subject, b.name]);
+  /** Keeps `balances` (the newest of each); a malformed list is a `TypeError`. */
+  const keep = (balances: unknown): true => {
+    if (!Array.isArray(balances)) {
+      throw malformed(storeName, "drainCreditChanges must answer a list");
+    }
+    for (const b of balances as CreditBalance[]) {
+      if (
+        typeof b?.subject !== "string" || typeof b.name !== "string" ||
+        !Number.isFinite(b.remaining) || !Number.isFinite(b.at)
+      ) throw malformed(storeName, "a drained balance is not { subject, name, remaining, at }");
+      const key = balanceKey(b);
+      const newest = Math.max(kept.get(key)?.at ?? -Infinity, answeredAt.get(key) ?? -Infinity);
+      if (b.at >= newest) {
+        kept.set(key, { subject: b.subject, name: b.name, remaining: b.remaining, at: b.at });
+      }
+    }
+    return true;
+  };
+  /** A drain through the door: what it drained is kept, even when it answers after its deadline. */
+  const drain = async (): Promise<readonly CreditBalance[]> => {
+    let sent = false;
+    let settled = false;
+    let late = false;
+    const run = () => {
+      sent = true;
+      return drainStore!.call(store).then(keep).finally(() => {
+        settled = true;
+        if (late && --lateDrains === 0) answeredAt.clear();
+      });
+    };
+    try {
+      await call("drainCreditChanges", run);
+    } catch (error) {
+      if (sent && !settled) {
+        late = true;
+        lateDrains++;
+      }
+      throw error;
+    }
+    const balances = [...kept.values()];
+    kept.clear();
+    if (lateDrains > 0) { for (const b of balances) answeredAt.set(balanceKey(b), b.at); }
+    return balances;
+  };
+
+  /** `result`, reported to the telemetry taps (duration from `start`, the span of `trace`). */
+  const counted = (start: number, trace: unknown, result: RateLimitResult): RateLimitResult => {
+    taps.check?.(result.outcome, result.allowed, performance.now() - start);
+    taps.leave?.(trace, result.outcome, result.allowed);
+    return result;
+  };
+
+  const limiter: RateLimiter = {
     onStoreError,
     store,
+    ...(typeof drainStore !== "function" ? {} : { drainCreditChanges: drain }),
     async ready() {
       if (typeof store.ready !== "function") return;
       const answer = await door.call(() => store.ready!().then(() => true), performance.now());
@@ -478,64 +624,54 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
           `onStoreError "${onStoreError}" applies until it answers`,
       );
     },
-    async check(subject, policies, checkOptions = {}) {
-      const start = performance.now();
-      assertSubject(subject);
-      const { credits } = checkOptions;
-      const compiled = credits !== undefined && Array.isArray(policies) && policies.length === 0
-        ? []
-        : compileRateLimitPolicies(policies);
-      const cost = checkOptions.cost === undefined
-        ? undefined
-        : assertCost(checkOptions.cost, "cost");
-      const subjects = checkOptions.subjects;
-      if (subjects !== undefined && subjects.length !== compiled.length) {
-        throw new TypeError("subjects must name one subject per policy");
-      }
-      subjects?.forEach(assertSubject);
-      const counters: RateLimitCounter[] = compiled.map((policy, i) => ({
-        kind: "window" as const,
-        subject: subjects?.[i] ?? subject,
-        name: policy.name,
-        limit: policy.limit,
-        windowMs: policy.windowMs,
-        cost: cost ?? policy.cost,
-      }));
-      if (credits !== undefined) {
-        if (cost !== undefined && cost > MAX_CREDITS) {
-          throw new TypeError(`cost must be at most ${MAX_CREDITS} with credits`);
+    check(subject, policies, checkOptions = {}) {
+      // Not an async function: an in-process check settles without a turn of the microtask queue.
+      try {
+        const start = inProcess ? 0 : performance.now(); // an in-process check has no deadline
+        assertSubject(subject);
+        const { credits } = checkOptions;
+        const compiled = credits !== undefined && Array.isArray(policies) && policies.length === 0
+          ? []
+          : compileRateLimitPolicies(policies);
+        const cost = checkOptions.cost === undefined
+          ? undefined
+          : assertCost(checkOptions.cost, "cost");
+        const subjects = checkOptions.subjects;
+        if (subjects !== undefined && subjects.length !== compiled.length) {
+          throw new TypeError("subjects must name one subject per policy");
         }
-        counters.push(creditCounter(subject, credits, cost ?? 1));
+        subjects?.forEach(assertSubject);
+        const slot = checkOptions.slot === undefined ? undefined : assertSubject(checkOptions.slot);
+        const counters: RateLimitCounter[] = new Array(compiled.length);
+        for (let i = 0; i < compiled.length; i++) {
+          const policy = compiled[i];
+          counters[i] = {
+            kind: "window",
+            subject: subjects?.[i] ?? subject,
+            ...(slot === undefined ? {} : { slot }),
+            name: policy.name,
+            limit: policy.limit,
+            windowMs: policy.windowMs,
+            cost: cost ?? policy.cost,
+          };
+        }
+        if (credits !== undefined) {
+          if (cost !== undefined && cost > MAX_CREDITS) {
+            throw new TypeError(`cost must be at most ${MAX_CREDITS} with credits`);
+          }
+          for (const balance of creditCounters(subject, credits, cost ?? 1)) {
+            counters.push(slot === undefined ? balance : { ...balance, slot });
+          }
+        }
+        const trace = taps.enter?.();
+        const began = inProcess && taps.check !== undefined ? performance.now() : start;
+        const sent = door.check(counters, start, trace);
+        const answered = (answer: readonly CounterResult[] | Unanswered) =>
+          counted(began, trace, resultOf(answer, compiled, counters, credits !== undefined));
+        return sent instanceof Promise ? sent.then(answered) : Promise.resolve(answered(sent));
+      } catch (error) {
+        return Promise.reject(error);
       }
-      const answer = await door.check(counters, start);
-      if (answer instanceof Unanswered) {
-        return withoutStore(
-          answer.reason,
-          counters,
-          compiled.map((p) => p.name),
-          credits !== undefined,
-        );
-      }
-      report.answered();
-      const results = compiled.map((policy, i) => ({
-        name: policy.name,
-        limit: policy.limit,
-        remaining: answer[i].remaining,
-        resetMs: answer[i].resetMs,
-        allowed: answer[i].allowed,
-      }));
-      const allowed = answer.every((r) => r.allowed);
-      if (credits === undefined) {
-        return { allowed, unavailable: false, outcome: "store", policies: results };
-      }
-      const { allowed: ok, remaining, resetMs } = answer[compiled.length];
-      return {
-        allowed,
-        unavailable: false,
-        outcome: "store",
-        policies: results,
-        credits: { allowed: ok, remaining, resetMs },
-      };
     },
     async changeCredits(subject, credits, change) {
       assertSubject(subject);
@@ -573,4 +709,6 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       });
     },
   };
+  registerTaps(limiter, taps);
+  return limiter;
 }

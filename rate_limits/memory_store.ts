@@ -1,7 +1,7 @@
 /**
- * The in-memory store (one process): a sliding log per window counter and a
- * balance per credit counter, each bounded in number; idle window counters
- * swept as checks run.
+ * The in-memory store (one process): a sliding window of sub-buckets per
+ * window counter and a balance per credit counter, each bounded in number;
+ * idle window counters swept as checks run. Constant work per check.
  *
  * @module
  */
@@ -15,6 +15,8 @@ import type {
 import { assertCount } from "./policy.ts";
 import { assertKnownOptions } from "./_options.ts";
 import { assertCreditChange, MAX_CREDITS, settleBalance } from "./credits.ts";
+import { Recency, type RecencyNode } from "./_recency.ts";
+import { bucketStart, leavesAt, SUB_BUCKETS, subBucket } from "./_window.ts";
 
 /** Options of `createMemoryRateLimitStore`. */
 export interface MemoryRateLimitStoreOptions {
@@ -41,49 +43,86 @@ export interface MemoryRateLimitStore extends RateLimitStore {
   readCredits: NonNullable<RateLimitStore["readCredits"]>;
 }
 
-/** One counter's log: accepted units by time, oldest first, from `head`. */
-interface Log {
-  times: number[];
-  units: number[];
+/** One window counter: its units per sub-bucket, in a ring of `SUB_BUCKETS + 1` slots. */
+interface Window {
+  readonly name: string;
+  readonly windowMs: number;
+  /** Units per sub-bucket, at `q % SLOTS` for the sub-buckets `head - SUB_BUCKETS`…`head`. */
+  readonly counts: number[];
+  /** Newest sub-bucket counted. */
   head: number;
+  /** When the newest sub-bucket leaves (`leavesAt(head)`): from then on nothing is counted. */
+  idleAt: number;
+  /** Units in the ring. */
   total: number;
-  windowMs: number;
 }
 
-/** Drops the entries that left the window ending at `now`. */
-function prune(log: Log, now: number): void {
-  while (log.head < log.times.length && log.times[log.head] <= now - log.windowMs) {
-    log.total -= log.units[log.head++];
-  }
-  if (log.head > 32 && log.head * 2 > log.times.length) {
-    log.times = log.times.slice(log.head);
-    log.units = log.units.slice(log.head);
-    log.head = 0;
-  }
+/**
+ * One subject's counters of one kind, a node of the order of use. Keyed by
+ * the subject alone: a `Map` lookup of a string the caller keeps (a key id)
+ * reuses its hash, where a key built per check would be hashed every time.
+ */
+interface Held<T> extends RecencyNode {
+  readonly items: T[];
 }
 
-/** The answer of one counter whose log is pruned to `now`. */
+const SLOTS = SUB_BUCKETS + 1;
+
+/** The ring slot of sub-bucket `q` (a negative `q` from a clock before 1970 included). */
+function slot(q: number): number {
+  const i = q % SLOTS;
+  return i < 0 ? i + SLOTS : i;
+}
+
+/** Moves `window` to sub-bucket `q`, clearing the sub-buckets that left (at most `SLOTS`). */
+function advance(window: Window, q: number): void {
+  if (q - window.head >= SLOTS) {
+    window.counts.fill(0);
+    window.total = 0;
+  } else {
+    for (let h = window.head + 1; h <= q; h++) {
+      const i = slot(h);
+      window.total -= window.counts[i];
+      window.counts[i] = 0;
+    }
+  }
+  window.head = q;
+  window.idleAt = leavesAt(q, window.windowMs);
+}
+
+/**
+ * The answer of one counter at moment `at` of its sub-bucket `head` (after
+ * consuming, if it did): sub-buckets walked from the oldest counted, at most
+ * `SLOTS` of them.
+ */
 function answer(
-  log: Log,
+  window: Window,
   counter: WindowCounter,
-  now: number,
+  at: number,
   consumed: boolean,
 ): CounterResult {
   const { limit, windowMs, cost } = counter;
-  const { times, units, head, total } = log;
-  if (total + cost <= limit) {
-    const empty = head === times.length;
-    return {
-      allowed: true,
-      remaining: limit - total - (consumed ? cost : 0),
-      resetMs: empty ? (consumed ? windowMs : 0) : times[head] + windowMs - now,
-    };
+  const { counts, head, total } = window;
+  const oldest = head - SUB_BUCKETS;
+  let i = slot(oldest);
+  if (consumed || total + cost <= limit) {
+    if (total === 0) return { allowed: true, remaining: limit, resetMs: 0 };
+    for (let q = oldest; q <= head; q++) {
+      if (counts[i] > 0) {
+        return { allowed: true, remaining: limit - total, resetMs: leavesAt(q, windowMs) - at };
+      }
+      if (++i === SLOTS) i = 0;
+    }
+    return { allowed: true, remaining: limit - total, resetMs: 0 };
   }
-  let freed = 0;
-  for (let i = head; i < times.length && cost <= limit; i++) {
-    freed += units[i];
-    if (freed >= total + cost - limit) {
-      return { allowed: false, remaining: limit - total, resetMs: times[i] + windowMs - now };
+  if (cost <= limit) {
+    let freed = 0;
+    for (let q = oldest; q <= head; q++) {
+      freed += counts[i];
+      if (freed >= total + cost - limit) {
+        return { allowed: false, remaining: limit - total, resetMs: leavesAt(q, windowMs) - at };
+      }
+      if (++i === SLOTS) i = 0;
     }
   }
   return { allowed: false, remaining: limit - total, resetMs: windowMs };
@@ -91,17 +130,20 @@ function answer(
 
 /** A credit balance: credits left, as of a time (ms) or the refill boundary it last took. */
 interface Balance {
+  readonly name: string;
   credits: number;
   asOf: number;
 }
 
 /**
  * Creates the in-memory store: exact within one process, lost on restart.
- * `checkBatch` runs each check through `checkNow`; deadlines are compared
- * with `Date.now()` (the caller's clock: the store is in its process; `now`
- * moves counting time only). `readCredits` writes nothing (not even a touch).
- * Memory: at most `maxCounters` counters, each holding at most
- * min(`limit`, `windowMs`) entries (units accepted in one ms share an entry).
+ * Windows follow the sub-bucket rule of docs/rate-limits.md (no interval of
+ * `windowMs` admits more than `limit`). `checkBatch` runs each check through
+ * `checkNow`; deadlines are compared with `Date.now()` (the caller's clock:
+ * the store is in its process; `now` moves counting time only).
+ * `readCredits` writes nothing (not even a touch). Work per check and memory
+ * per counter are constant: at most `maxCounters` window counters of 11
+ * sub-bucket counts each, and as many balances.
  *
  * @example
  * ```ts
@@ -119,25 +161,42 @@ export function createMemoryRateLimitStore(
   assertKnownOptions(options, ["maxCounters", "now"], "createMemoryRateLimitStore");
   const maxCounters = assertCount(options.maxCounters ?? 100_000, 1, "maxCounters");
   const clock = options.now ?? Date.now;
-  const logs = new Map<string, Log>();
-  const balances = new Map<string, Balance>();
+  const windows = new Recency<Held<Window>>();
+  const balances = new Recency<Held<Balance>>();
+  let windowCount = 0;
+  let balanceCount = 0;
 
-  /** Drops idle counters from the least recently checked end, and any over the bound. */
-  const sweep = (now: number) => {
-    for (const [key, log] of logs) {
-      const newest = log.times[log.times.length - 1];
-      const idle = log.head === log.times.length || newest <= now - log.windowMs;
-      if (!idle && logs.size <= maxCounters) break;
-      logs.delete(key);
+  /** Whether nothing is counted any more in `held`'s windows at `now`. */
+  const idle = (held: Held<Window>, now: number) => {
+    for (const w of held.items) if (now < w.idleAt) return false;
+    return true;
+  };
+
+  /**
+   * Drops idle subjects (nothing counted at `now`) from the least recently
+   * checked end, at most `n` of them, and any over the bounds.
+   */
+  const sweep = (now: number, n: number) => {
+    for (let oldest = windows.oldest; oldest !== undefined; oldest = windows.oldest) {
+      if (windowCount <= maxCounters && (n-- <= 0 || !idle(oldest, now))) break;
+      windows.remove(oldest);
+      windowCount -= oldest.items.length;
+    }
+    for (let oldest = balances.oldest; oldest !== undefined; oldest = balances.oldest) {
+      if (balanceCount <= maxCounters) break;
+      balances.remove(oldest);
+      balanceCount -= oldest.items.length;
     }
   };
 
-  /** Moves `key` to the most recently used end of `map` and returns its value, creating it. */
-  const touch = <V>(map: Map<string, V>, key: string, create: () => V): V => {
-    const value = map.get(key) ?? create();
-    map.delete(key);
-    map.set(key, value);
-    return value;
+  /** The node of `subject` in `recency`, used now (created empty). */
+  const heldOf = <T>(recency: Recency<Held<T>>, subject: string): Held<T> => {
+    let held = recency.use(subject);
+    if (held === undefined) {
+      held = { key: subject, older: undefined, newer: undefined, items: [] };
+      recency.add(held);
+    }
+    return held;
   };
 
   /** The refill of `counter` due on `balance` at `now` (applied to a copy when `write` is false). */
@@ -151,67 +210,81 @@ export function createMemoryRateLimitStore(
 
   /** `counter`'s balance at `now`, the refill due applied, with its refill amount and next boundary. */
   const balanceOf = (counter: CreditCounter, now: number) => {
-    const balance = touch(balances, `${counter.subject}\n${counter.name}`, () => ({
-      credits: counter.initial,
-      asOf: counter.initialAt ?? now,
-    }));
+    const { items } = heldOf(balances, counter.subject);
+    let balance = items.find((b) => b.name === counter.name);
+    if (balance === undefined) {
+      balance = { name: counter.name, credits: counter.initial, asOf: counter.initialAt ?? now };
+      items.push(balance);
+      balanceCount++;
+    }
     return settle(counter, balance, now, true);
   };
 
-  const windowOf = (counter: WindowCounter, now: number) => {
-    const log = touch(logs, `${counter.subject}\n${counter.name}`, () => ({
-      times: [],
-      units: [],
-      head: 0,
+  /** `counter`'s window, moved to `now` (a clock that stepped back leaves it where it is). */
+  const windowOf = (counter: WindowCounter, now: number): Window => {
+    const { name, windowMs } = counter;
+    const q = subBucket(now, windowMs);
+    const { items } = heldOf(windows, counter.subject);
+    for (const window of items) {
+      if (window.name === name && window.windowMs === windowMs) {
+        if (q > window.head) advance(window, q);
+        return window;
+      }
+    }
+    const window = {
+      name,
+      windowMs,
+      counts: new Array(SLOTS).fill(0),
+      head: q,
+      idleAt: leavesAt(q, windowMs),
       total: 0,
-      windowMs: counter.windowMs,
-    }));
-    log.windowMs = counter.windowMs;
-    // A clock that stepped back counts from the newest entry, keeping the log ordered.
-    const at = Math.max(now, log.times[log.times.length - 1] ?? now);
-    prune(log, at);
-    return { log, at };
+    };
+    items.push(window);
+    windowCount++;
+    return window;
   };
 
   const checkAt = (counters: readonly RateLimitCounter[], now: number): CounterResult[] => {
-    const entries = counters.map((counter) =>
-      counter.kind === "credit"
-        ? { counter, credit: balanceOf(counter, now) }
-        : { counter, window: windowOf(counter, now) }
-    );
-    const consume = entries.every(({ counter, credit, window }) =>
-      credit
-        ? credit.balance.credits >= counter.cost
-        : window!.log.total + counter.cost <= (counter as WindowCounter).limit
-    );
-    const results = entries.map(({ counter, credit, window }): CounterResult => {
+    const n = counters.length;
+    const held: (Window | ReturnType<typeof balanceOf>)[] = new Array(n);
+    let consume = true;
+    for (let i = 0; i < n; i++) {
+      const counter = counters[i];
+      if (counter.kind === "credit") {
+        const credit = balanceOf(counter, now);
+        held[i] = credit;
+        if (credit.balance.credits < counter.cost) consume = false;
+      } else {
+        const window = windowOf(counter, now);
+        held[i] = window;
+        if (window.total + counter.cost > counter.limit) consume = false;
+      }
+    }
+    const results: CounterResult[] = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const counter = counters[i];
       const consumed = consume && counter.cost > 0;
-      if (credit) {
-        const { balance, amount, resetMs } = credit;
+      if (counter.kind === "credit") {
+        const { balance, amount, resetMs } = held[i] as ReturnType<typeof balanceOf>;
         const allowed = balance.credits >= counter.cost;
-        const result = {
+        results[i] = {
           allowed,
           remaining: balance.credits - (consumed ? counter.cost : 0),
           resetMs: !allowed && counter.cost > amount ? -1 : resetMs,
         };
         if (consumed) balance.credits -= counter.cost;
-        return result;
+        continue;
       }
-      const { log, at } = window!;
-      const result = answer(log, counter as WindowCounter, at, consumed);
+      const window = held[i] as Window;
       if (consumed) {
-        const last = log.times.length - 1;
-        if (last >= log.head && log.times[last] === at) log.units[last] += counter.cost;
-        else {
-          log.times.push(at);
-          log.units.push(counter.cost);
-        }
-        log.total += counter.cost;
+        window.counts[slot(window.head)] += counter.cost;
+        window.total += counter.cost;
       }
-      return result;
-    });
-    sweep(now);
-    while (balances.size > maxCounters) balances.delete(balances.keys().next().value!);
+      // A clock that stepped back counts at the start of the newest sub-bucket.
+      const at = Math.max(now, bucketStart(window.head, counter.windowMs));
+      results[i] = answer(window, counter, at, consumed);
+    }
+    sweep(now, n + 1);
     return results;
   };
 
@@ -227,7 +300,7 @@ export function createMemoryRateLimitStore(
   return {
     name: "memory",
     get size() {
-      return logs.size + balances.size;
+      return windowCount + balanceCount;
     },
     checkBatch: (checks) =>
       promised(() => ({
@@ -250,7 +323,7 @@ export function createMemoryRateLimitStore(
       promised(() => {
         const now = clock();
         return counters.map((counter) => {
-          const held = balances.get(`${counter.subject}\n${counter.name}`);
+          const held = balances.peek(counter.subject)?.items.find((b) => b.name === counter.name);
           if (held === undefined) return null;
           const { balance, resetMs } = settle(counter, held, now, false);
           return { allowed: balance.credits >= counter.cost, remaining: balance.credits, resetMs };

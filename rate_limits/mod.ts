@@ -1,6 +1,7 @@
 /**
  * Rate limits (`@saferoute/api-kit/rate-limits`): named policies and credit
- * balances checked all or nothing against a store, exact within each window (a sliding log, see
+ * balances checked all or nothing against a store; no interval of a policy's
+ * window admits more than its limit (a sliding window of sub-buckets, see
  * docs/rate-limits.md). The in-memory store is here; the PostgreSQL and Redis
  * stores are `./rate-limits/postgres` and `./rate-limits/redis`. Also the
  * `@nestjs/throttler` storage over any store. Imports nothing.
@@ -48,6 +49,7 @@ export {
 } from "./policy.ts";
 export {
   type CounterResult,
+  type CreditBalance,
   type CreditChange,
   type CreditCounter,
   type CreditRefill,

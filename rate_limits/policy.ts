@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { assertName } from "./_checks.ts";
 
 /** A named limit: at most `limit` units in any interval of `windowMs`. */
 export interface RateLimitPolicy {
@@ -34,7 +35,26 @@ export const MAX_RATE_LIMIT_POLICIES = 16;
 /** Lists this module compiled (so compiling them again is free). */
 const COMPILED = new WeakSet<object>();
 
-const NAME = /^[a-z*][a-z0-9_\-.*]{0,63}$/;
+/** The compiled list of each input list compiled before (an inline array passed on every call). */
+const BY_INPUT = new WeakMap<object, readonly CompiledRateLimitPolicy[]>();
+
+/** Whether `compiled` still matches `input` field by field (no field changed since). */
+function unchanged(
+  input: readonly RateLimitPolicy[],
+  compiled: readonly CompiledRateLimitPolicy[],
+): boolean {
+  if (input.length !== compiled.length) return false;
+  for (let i = 0; i < input.length; i++) {
+    const a = input[i];
+    const b = compiled[i];
+    if (
+      typeof a !== "object" || a === null || a.name !== b.name || a.limit !== b.limit ||
+      a.windowMs !== b.windowMs ||
+      (a.cost ?? 1) !== b.cost || (a.subSecond === true) !== (b.subSecond === true)
+    ) return false;
+  }
+  return true;
+}
 
 /** Throws a `TypeError` unless `value` is a safe integer of at least `min`. */
 export function assertCount(value: unknown, min: number, what: string): number {
@@ -61,16 +81,6 @@ export function assertCost(value: unknown, what: string): number {
   assertCount(value, 0, what);
   if ((value as number) > MAX_COST) throw new TypeError(`${what} must be at most ${MAX_COST}`);
   return value as number;
-}
-
-/** Throws a `TypeError` naming `what` unless `name` is a policy name. */
-export function assertName(name: unknown, what: string): string {
-  if (typeof name !== "string" || name.length > 64 || !NAME.test(name)) {
-    throw new TypeError(
-      `${what} must be 1-64 characters of a-z 0-9 _ - . * starting with a-z or *`,
-    );
-  }
-  return name;
 }
 
 /** Validates one policy; a `TypeError` names the policy and the field. */
@@ -106,6 +116,8 @@ function compileOne(input: unknown, index: number): CompiledRateLimitPolicy {
  * counts one window, so a name listed twice with two windows is refused with
  * that reason). Call it once
  * where policies are stored or configured; the limiter accepts its result as is.
+ * A list compiled before is remembered by identity (and compiled again when a
+ * field changed), so an array kept and passed on every call is validated once.
  * Throws a `TypeError` naming the first bad policy.
  *
  * @example
@@ -121,6 +133,8 @@ export function compileRateLimitPolicies(
   input: readonly RateLimitPolicy[],
 ): readonly CompiledRateLimitPolicy[] {
   if (COMPILED.has(input)) return input as readonly CompiledRateLimitPolicy[];
+  const known = typeof input === "object" && input !== null ? BY_INPUT.get(input) : undefined;
+  if (known !== undefined && unchanged(input, known)) return known;
   if (!Array.isArray(input) || input.length === 0 || input.length > MAX_RATE_LIMIT_POLICIES) {
     throw new TypeError(`rate-limit policies must be a list of 1-${MAX_RATE_LIMIT_POLICIES}`);
   }
@@ -139,5 +153,6 @@ export function compileRateLimitPolicies(
     return one;
   }));
   COMPILED.add(compiled);
+  BY_INPUT.set(input, compiled);
   return compiled;
 }

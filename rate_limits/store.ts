@@ -15,6 +15,12 @@ export interface WindowCounter {
   readonly kind: "window";
   /** Whose counter (an API key id, a tenant, an IP): 1–512 characters, no control characters. */
   readonly subject: string;
+  /**
+   * The group whose counters live together (a Redis Cluster hash tag; default
+   * the subject): every counter of one check has the same. Part of the
+   * counter's identity on Redis: give a subject always the same slot.
+   */
+  readonly slot?: string;
   /** Policy name (see `RateLimitPolicy.name`). */
   readonly name: string;
   /** Units per window. */
@@ -53,6 +59,8 @@ export interface CreditCounter {
   readonly kind: "credit";
   /** Whose balance (as `WindowCounter.subject`). */
   readonly subject: string;
+  /** As `WindowCounter.slot`. */
+  readonly slot?: string;
   /** Balance name (a policy name). */
   readonly name: string;
   /** Credits this request spends (0 checks without spending). */
@@ -84,6 +92,22 @@ export interface CounterResult {
    * and no refill makes this `cost` fit.
    */
   readonly resetMs: number;
+}
+
+/**
+ * A balance to write back (`drainCreditChanges`): credits left at `at` (ms
+ * since the epoch, the store's clock). Give them back as the counter's
+ * `initial` and `initialAt`.
+ */
+export interface CreditBalance {
+  /** Whose balance. */
+  readonly subject: string;
+  /** Balance name. */
+  readonly name: string;
+  /** Credits left. */
+  readonly remaining: number;
+  /** When, on the store's clock. */
+  readonly at: number;
 }
 
 /**
@@ -136,6 +160,12 @@ export interface StoreBatchAnswer {
 export interface RateLimitStore {
   /** What the start-up line calls it (`memory`, `postgres`, `redis`). */
   readonly name?: string;
+  /**
+   * Whether one call may only touch one slot (Redis Cluster): the limiter then
+   * sends one batch per slot (`WindowCounter.slot`, else the subject, of a
+   * check's first counter).
+   */
+  readonly clustered?: boolean;
   /** Checks and applies each check of the batch in order; one round trip for the whole batch. */
   checkBatch(checks: readonly StoreCheck[]): Promise<StoreBatchAnswer>;
   /**
@@ -160,6 +190,13 @@ export interface RateLimitStore {
    */
   readCredits?(counters: readonly CreditCounter[]): Promise<readonly (CounterResult | null)[]>;
   /**
+   * Capability of a store that holds balances the records do not (Redis): the
+   * balances spent or changed since the last drain, read now, writing
+   * nothing; a balance the store lost is left out. Draining clears what it
+   * returns; a rejected drain keeps them for the next one.
+   */
+  drainCreditChanges?(): Promise<readonly CreditBalance[]>;
+  /**
    * Checks the store once: rejects with a `TypeError` naming the mistake
    * (a client never connected or of the wrong kind, a missing migration) and
    * with any other error when the store is merely unreachable.
@@ -171,24 +208,6 @@ export interface RateLimitStore {
 
 /** Most characters of a subject. */
 export const MAX_SUBJECT_LENGTH = 512;
-
-/** Throws a `TypeError` unless `subject` is 1–512 characters without control characters. */
-export function assertSubject(subject: unknown): string {
-  if (
-    typeof subject !== "string" || subject.length === 0 || subject.length > MAX_SUBJECT_LENGTH
-  ) {
-    throw new TypeError(
-      `rate-limit subject must be a string of 1-${MAX_SUBJECT_LENGTH} characters`,
-    );
-  }
-  for (let i = 0; i < subject.length; i++) {
-    const code = subject.charCodeAt(i);
-    if (code < 0x20 || code === 0x7f) {
-      throw new TypeError("rate-limit subject must not contain control characters");
-    }
-  }
-  return subject;
-}
 
 /**
  * Splits `counters` into window and credit counters (stores that answer

@@ -78,6 +78,7 @@ interface Compiled {
   readonly start?: readonly CompiledRateLimitPolicy[];
   readonly limit: number;
   readonly windowMs: number;
+  readonly blockDuration: number | undefined;
 }
 
 /** Most throttler shapes kept compiled (a dynamic limit or ttl makes new ones). */
@@ -86,8 +87,8 @@ const MAX_COMPILED = 1_024;
 /**
  * A `ThrottlerStorage` over `limiter` (a store is wrapped in
  * `createRateLimiter({ store })`: `onStoreError` "open", `timeoutMs` 1,000):
- * a throttler's hits are a sliding window of `ttl` in the store (exact across
- * instances on PostgreSQL or Redis), one limiter check per hit, through its
+ * a throttler's hits are a window of `ttl` in the store (never above `limit`,
+ * across instances on PostgreSQL or Redis), one limiter check per hit, through its
  * door. A refused hit is not counted. With a `blockDuration` longer than `ttl`,
  * a refusal also blocks the tracker for `blockDuration` (a second check, on
  * refusals only); hits during a block are refused. When the store does not
@@ -124,7 +125,9 @@ export function createThrottlerStorage(
       );
     })();
   const subSecond = options.subSecond === true;
-  const cache = new Map<string, Compiled>();
+  /** Compiled throttlers by name (the name string Nest passes on every hit: its hash is kept). */
+  const cache = new Map<string, Compiled[]>();
+  let cached = 0;
 
   /** The compiled policies of a throttler; a `TypeError` names the throttler and the field. */
   const compiled = (
@@ -133,9 +136,14 @@ export function createThrottlerStorage(
     windowMs: number,
     blockDuration: number | undefined,
   ): Compiled => {
-    const key = `${throttlerName}\n${limit}\n${windowMs}\n${blockDuration}`;
-    const known = cache.get(key);
-    if (known !== undefined) return known;
+    const known = cache.get(throttlerName);
+    if (known !== undefined) {
+      for (const c of known) {
+        if (c.limit === limit && c.windowMs === windowMs && c.blockDuration === blockDuration) {
+          return c;
+        }
+      }
+    }
     const label = `throttler "${throttlerName}"`;
     assertCount(limit, 1, `${label}: limit`);
     assertCount(windowMs, 1, `${label}: ttl`);
@@ -155,10 +163,17 @@ export function createThrottlerStorage(
         start: compileRateLimitPolicies([{ ...block, cost: 1 }]),
         limit,
         windowMs,
+        blockDuration,
       }
-      : { hit: compileRateLimitPolicies([hit]), limit, windowMs };
-    if (cache.size >= MAX_COMPILED) cache.clear();
-    cache.set(key, entry);
+      : { hit: compileRateLimitPolicies([hit]), limit, windowMs, blockDuration };
+    if (cached >= MAX_COMPILED) {
+      cache.clear();
+      cached = 0;
+    }
+    const list = cache.get(throttlerName);
+    if (list === undefined) cache.set(throttlerName, [entry]);
+    else list.push(entry);
+    cached++;
     return entry;
   };
 
@@ -208,11 +223,7 @@ export function createThrottlerStorage(
       if (policies.start !== undefined) {
         const started = await door.check(key.slice(0, 512), policies.start);
         const [start] = started.policies;
-        wait = start === undefined
-          ? wait
-          : start.allowed
-          ? policies.start[0].windowMs
-          : start.resetMs;
+        wait = start === undefined ? wait : start.resetMs; // when the block's unit leaves
       }
       return {
         totalHits: counted.limit + 1,

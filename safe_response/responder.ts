@@ -23,6 +23,7 @@ import {
   resolveFieldSelection,
   selectFields,
 } from "./field_selection.ts";
+import { registerTaps, type ResponderTaps } from "../telemetry/_taps.ts";
 import { problemTitle } from "./http_status.ts";
 import type { I18nAdapter } from "./i18n_adapter.ts";
 import {
@@ -297,6 +298,7 @@ export class Responder {
   /** The resolved settings. */
   readonly settings: SafeResponseSettings;
   readonly #hooks: ResponderHooks;
+  readonly #taps: ResponderTaps = {};
   #stampedAt = NaN;
   #stamp = "";
 
@@ -304,6 +306,7 @@ export class Responder {
   constructor(settings: SafeResponseSettings, hooks: ResponderHooks = {}) {
     this.settings = settings;
     this.#hooks = hooks;
+    registerTaps(this, this.#taps);
   }
 
   /** The plan of a route, built once per route; throws when `successCodeMapper` fails. */
@@ -413,7 +416,12 @@ export class Responder {
     const current = exchange.status;
     const status = current !== undefined && current !== 200 ? current : plan.statusCode;
     if (plan.raw || isPassthrough(result)) {
-      return { status, headers: this.routeHeaders(exchange, plan), body: result, wrapped: false };
+      return this.#sent({
+        status,
+        headers: this.routeHeaders(exchange, plan),
+        body: result,
+        wrapped: false,
+      });
     }
     const { settings } = this;
     const { transformResponse } = settings;
@@ -435,7 +443,7 @@ export class Responder {
       timestamp: settings.timestamp ? this.#timestamp() : undefined,
       path: settings.path ? pathOf(exchange.target) : undefined,
     });
-    return { status, headers, body, wrapped: true };
+    return this.#sent({ status, headers, body, wrapped: true });
   }
 
   /** The error envelope or problem details of a thrown value (unknown values: a logged 500). Never throws. */
@@ -467,7 +475,7 @@ export class Responder {
           details: resolved.details,
           meta,
         });
-        return { status: resolved.statusCode, headers, body, wrapped: true };
+        return this.#sent({ status: resolved.statusCode, headers, body, wrapped: true });
       }
       const body = buildErrorBody({
         statusCode: resolved.statusCode,
@@ -479,7 +487,7 @@ export class Responder {
         timestamp: settings.timestamp ? this.#timestamp() : undefined,
         path: settings.path ? path : undefined,
       });
-      return { status: resolved.statusCode, headers, body, wrapped: true };
+      return this.#sent({ status: resolved.statusCode, headers, body, wrapped: true });
     } catch (failure) {
       this.#logError(...describeThrown(failure));
       const body = buildErrorBody({
@@ -487,8 +495,14 @@ export class Responder {
         code: "INTERNAL_SERVER_ERROR",
         message: problemTitle(500),
       });
-      return { status: 500, headers: [], body, wrapped: true };
+      return this.#sent({ status: 500, headers: [], body, wrapped: true });
     }
+  }
+
+  /** `reply`, counted by the telemetry bridge's tap when set. */
+  #sent(reply: Reply): Reply {
+    this.#taps.response?.(reply.status);
+    return reply;
   }
 
   /** `data`, the meta it carries and the `Link` value of its pagination links. */

@@ -23,9 +23,10 @@ import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } 
 import { join, relative } from "node:path";
 import { checkBothFormatsLoad, checkPackList, runAttw, runPublint } from "./npm_build/checks.ts";
 import { compile, compilerOptions, type ModuleFormat } from "./npm_build/compile.ts";
-import { COPIED_FILES, OUT_DIR, readDenoJson, ROOT } from "./npm_build/config.ts";
+import { COPIED_FILES, OUT_DIR, PEERS, readDenoJson, ROOT } from "./npm_build/config.ts";
 import { runNodeTests } from "./npm_build/node_tests.ts";
-import { bareSpecifiers, packageJson, stem } from "./npm_build/package_json.ts";
+import { guardEntries } from "./npm_build/peer_guards.ts";
+import { bareSpecifiers, packageJson, packedReadme, stem } from "./npm_build/package_json.ts";
 
 /** Lists files under `dir`, relative to it, sorted. */
 function listFiles(dir: string, base = dir): string[] {
@@ -48,17 +49,23 @@ function treeDigest(dir: string): string {
   return hash.digest("hex");
 }
 
-/** Compiles the entry points in one module format; throws on type errors. */
-function emit(format: ModuleFormat, entries: string[]): string[] {
+/**
+ * Compiles the entry points in one module format; throws on type errors.
+ * Returns each entry's value exports.
+ */
+function emit(format: ModuleFormat, entries: string[]): Record<string, string[]> {
   const outDir = join(OUT_DIR, format);
-  const { written, errors } = compile(entries, compilerOptions(format, outDir, true));
+  const { written, errors, valueExports } = compile(
+    entries,
+    compilerOptions(format, outDir, true),
+  );
   if (errors.length > 0) {
     throw new Error(`tsc (${format}) reported ${errors.length} errors:\n${errors.join("\n")}`);
   }
   const type = format === "esm" ? "module" : "commonjs";
   Deno.writeTextFileSync(join(outDir, "package.json"), `${JSON.stringify({ type })}\n`);
   console.log(`${format}: ${written.length} files`);
-  return written;
+  return valueExports;
 }
 
 /** Builds `npm/`; returns the package's expected entry files. */
@@ -68,8 +75,22 @@ function build(): string[] {
   rmSync(OUT_DIR, { recursive: true, force: true });
   mkdirSync(OUT_DIR, { recursive: true });
   const entries = Object.values(deno.exports).sort().map((file) => join(ROOT, file));
-  emit("esm", entries);
+  const valueExports = emit("esm", entries);
   emit("cjs", entries);
+  const optional = new Set(Object.keys(PEERS).filter((name) => PEERS[name].optional));
+  const guarded = guardEntries(
+    OUT_DIR,
+    deno.name,
+    Object.entries(deno.exports).map(([subpath, source]) => ({
+      subpath,
+      stem: stem(source),
+      names: valueExports[join(ROOT, source)],
+    })),
+    optional,
+  );
+  for (const [subpath, peers] of Object.entries(guarded)) {
+    console.log(`${subpath}: checks the optional peers ${peers.join(", ")} at load`);
+  }
 
   const imported = new Set<string>();
   for (const rel of listFiles(join(OUT_DIR, "esm"))) {
@@ -82,6 +103,8 @@ function build(): string[] {
     Deno.writeTextFileSync(join(OUT_DIR, "package.json"), `${JSON.stringify(pkg, null, 2)}\n`);
   writePackageJson();
   for (const file of COPIED_FILES) copyFileSync(join(ROOT, file), join(OUT_DIR, file));
+  const readme = Deno.readTextFileSync(join(ROOT, "README.md"));
+  Deno.writeTextFileSync(join(OUT_DIR, "README.md"), packedReadme(readme));
   console.log(`imports: ${[...imported].sort().join(", ") || "(none)"}`);
   // The build's id: the digest of everything built, recorded in the package so an installed copy
   // tells which build it is (the consumer apps assert they run the tarball just packed).

@@ -26,13 +26,22 @@ if (installedVersion() !== DENO_VERSION) {
       "--no-audit",
       "--no-fund",
       "--no-save",
+      // A stalled fetch fails (60 s) instead of waiting; each fetch is logged as it completes.
+      "--fetch-timeout=60000",
+      "--fetch-retries=1",
+      "--loglevel=http",
       "--prefix",
       toolsDir,
       `deno@${DENO_VERSION}`,
     ],
     { stdio: "inherit", cwd: root },
   );
-  if (install.status !== 0) process.exit(install.status ?? 1);
+  if (install.status !== 0) {
+    console.error(
+      `Installing deno@${DENO_VERSION} from npm failed (see above): check the connection to the npm registry, then run the command again`,
+    );
+    process.exit(install.status ?? 1);
+  }
 }
 
 const run = spawnSync(denoBin, process.argv.slice(2), { stdio: "inherit", cwd: root });

@@ -20,6 +20,8 @@ PG_PASSWORD=${PG_PASSWORD:-api_kit}
 PG_DB=${PG_DB:-api_kit_test}
 
 log() { echo "start_postgres: $*" >&2; }
+# Any failing step: say which and why on stderr, and exit non-zero (no DATABASE_URL is printed).
+trap 'rc=$?; log "FAILED (exit $rc) at line $LINENO: $BASH_COMMAND; no DATABASE_URL printed"; exit $rc' ERR
 
 if ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
   log "installing postgresql from Debian"
@@ -76,7 +78,8 @@ for migration in prisma/migrations/*/migration.sql; do
 done
 
 log "generating the Prisma Client into generated/prisma"
-PRISMA_SCHEMA_ENGINE_BINARY=/bin/true deno run -A npm:prisma@7.10.1 generate \
+# Deno through scripts/deno.mjs (the pinned one in .tools/): a machine with only Node and npm works.
+PRISMA_SCHEMA_ENGINE_BINARY=/bin/true node scripts/deno.mjs run -A npm:prisma@7.10.1 generate \
   --schema prisma/schema.prisma >&2
 
 echo "DATABASE_URL=$DATABASE_URL"

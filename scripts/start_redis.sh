@@ -7,18 +7,61 @@
 # Installs Debian's `redis-server` when it is missing (needs root) and starts
 # it on 127.0.0.1:$REDIS_PORT (default 6379) without persistence, unless one
 # already answers there. Safe to run again.
+#
+#   bash scripts/start_redis.sh --cluster | tail -n 1   # REDIS_CLUSTER_URLS=redis://...,...
+#
+# --cluster starts a Redis Cluster of 3 masters + 3 replicas on loopback ports
+# $REDIS_CLUSTER_PORT (default 7000) to +5, each with `--cluster-enabled yes`,
+# joined by `redis-cli --cluster create --cluster-replicas 1`, and prints the
+# six node URLs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 REDIS_PORT=${REDIS_PORT:-6379}
 
 log() { echo "start_redis: $*" >&2; }
+# Any failing step: say which and why on stderr, and exit non-zero (no REDIS_URL is printed).
+trap 'rc=$?; log "FAILED (exit $rc) at line $LINENO: $BASH_COMMAND; no REDIS_URL printed"; exit $rc' ERR
 
 if ! command -v redis-server >/dev/null 2>&1; then
   log "installing redis-server from Debian"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >&2
   apt-get install -y -qq redis-server >&2
+fi
+
+if [ "${1:-}" = "--cluster" ]; then
+  base=${REDIS_CLUSTER_PORT:-7000}
+  nodes=()
+  for i in 0 1 2 3 4 5; do
+    port=$((base + i))
+    nodes+=("127.0.0.1:$port")
+    if ! redis-cli -h 127.0.0.1 -p "$port" ping >/dev/null 2>&1; then
+      dir="/tmp/redis-cluster-$port"
+      rm -rf "$dir" && mkdir -p "$dir"
+      redis-server --bind 127.0.0.1 --port "$port" --save "" --appendonly no \
+        --cluster-enabled yes --cluster-config-file "$dir/nodes.conf" --cluster-node-timeout 1000 \
+        --dir "$dir" --daemonize yes --logfile "$dir/log" --pidfile "$dir/pid" >&2
+    fi
+  done
+  for node in "${nodes[@]}"; do
+    for _ in $(seq 1 50); do
+      redis-cli -h 127.0.0.1 -p "${node#*:}" ping >/dev/null 2>&1 && break
+      sleep 0.1
+    done
+  done
+  if ! redis-cli -p "$base" cluster info | grep -q "cluster_state:ok"; then
+    log "creating the cluster on ${nodes[*]}"
+    redis-cli --cluster create "${nodes[@]}" --cluster-replicas 1 --cluster-yes >&2
+    for _ in $(seq 1 100); do
+      redis-cli -p "$base" cluster info | grep -q "cluster_state:ok" && break
+      sleep 0.1
+    done
+  fi
+  redis-cli -p "$base" cluster info | grep cluster_state >&2
+  urls=$(printf 'redis://%s,' "${nodes[@]}")
+  echo "REDIS_CLUSTER_URLS=${urls%,}"
+  exit 0
 fi
 
 if ! redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping >/dev/null 2>&1; then

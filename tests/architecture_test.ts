@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 
 const root = new URL("../", import.meta.url);
-const LIBRARY_DIRS = ["api_keys", "safe_response", "client", "rate_limits"];
+const LIBRARY_DIRS = ["api_keys", "safe_response", "client", "rate_limits", "telemetry"];
 
 /** Module specifiers a file imports or re-exports (static and dynamic); doc examples skipped. */
 function importsOf(path: string): string[] {
@@ -154,6 +154,14 @@ describe("architecture", () => {
     });
   }
 
+  it("only ./telemetry imports @opentelemetry/api (an optional peer); its taps import nothing", () => {
+    const importers = LIBRARY_FILES.filter((file) =>
+      importsOf(file).some((s) => s.startsWith("@opentelemetry/"))
+    );
+    assert.deepEqual(importers, ["telemetry/mod.ts"]);
+    assert.deepEqual(importsOf("telemetry/_taps.ts"), []);
+  });
+
   it("only ./safe-response/openapi imports @nestjs/swagger (an optional peer)", () => {
     const dirs = [
       "api_keys/",
@@ -213,17 +221,20 @@ describe("architecture", () => {
     assert.deepEqual(noble, ["api_keys/_limits.ts", "api_keys/hasher.ts"]);
   });
 
-  it("the rate-limits core imports only its own files, and its stores only the core", () => {
+  it("the rate-limits core imports only its own files (and the telemetry taps, a leaf), and its stores only the core", () => {
     for (const file of sourceFiles("rate_limits/")) {
-      for (const specifier of importsOf(file)) assert.match(specifier, /^\.\/[\w.]+\.ts$/, file);
+      for (const specifier of importsOf(file)) {
+        assert.match(specifier, /^(\.\/[\w.]+|\.\.\/telemetry\/_taps)\.ts$/, file);
+      }
     }
     for (const dir of ["rate_limits/postgres/", "rate_limits/redis/"]) {
       for (const file of sourceFiles(dir)) {
         for (const specifier of importsOf(file)) {
-          // The core's contract, plus what remote stores share: the clock offset and error reports.
+          // The core's contract, plus what remote stores share: the clock offset, error reports
+          // and the window rule's sub-bucket count.
           assert.match(
             specifier,
-            /^(\.\/[\w.]+|\.\.\/(store|policy|credits|_clock|_remote))\.ts$/,
+            /^(\.\/[\w.]+|\.\.\/(store|policy|credits|_clock|_remote|_window))\.ts$/,
             file,
           );
         }

@@ -153,6 +153,22 @@ describe("the manual", () => {
     );
     assert.equal(linkProblem("docs/README.md", "../README.md#install"), undefined);
   });
+
+  it("every `bench --only` list names each script of bench/run.ts", () => {
+    const run = read("bench/run.ts");
+    const scripts = [
+      ...run.slice(run.indexOf("const SCRIPTS = ["), run.indexOf("];")).matchAll(
+        /"([a-z_]+)"/g,
+      ),
+    ].map((match) => match[1]).sort();
+    assert.ok(scripts.includes("unknown_prefix") && scripts.includes("element_size"));
+    for (const page of ["docs/operations.md", "BENCHMARKS.md", "bench/run.ts"]) {
+      const text = read(page).replace(/\n \*\s+# /g, " ");
+      const list = text.match(/--only [a-z_,]+ +# any of ([a-z_, ]+)/)?.[1];
+      assert.ok(list !== undefined, `${page} has a bench --only list`);
+      assert.deepEqual(list.split(",").map((name) => name.trim()).sort(), scripts, page);
+    }
+  });
 });
 
 describe("the code blocks", () => {

@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 
 const denoJson = JSON.parse(readFileSync(new URL("../deno.json", import.meta.url), "utf8"));
 const jsrJson = JSON.parse(readFileSync(new URL("../jsr.json", import.meta.url), "utf8"));
@@ -12,7 +12,7 @@ describe("package metadata", () => {
     }
   });
 
-  it("exports the fifteen documented subpaths", () => {
+  it("exports the nineteen documented subpaths", () => {
     assert.deepEqual(Object.keys(denoJson.exports).sort(), [
       ".",
       "./api-keys",
@@ -20,6 +20,8 @@ describe("package metadata", () => {
       "./api-keys/fetch",
       "./api-keys/leaks",
       "./api-keys/nest",
+      "./api-keys/nest/admin",
+      "./api-keys/nest/leaks",
       "./api-keys/postgres",
       "./client",
       "./client/elements",
@@ -30,6 +32,7 @@ describe("package metadata", () => {
       "./safe-response/fetch",
       "./safe-response/nest",
       "./safe-response/openapi",
+      "./telemetry",
     ]);
   });
 
@@ -51,5 +54,59 @@ describe("package metadata", () => {
         ),
       );
     }
+  });
+
+  const MATRIX = new URL("./consumers/matrix.json", import.meta.url);
+  it("declares every peer optional: a Fetch-only or core-only install pulls no Nest package", {
+    // The Node run's test tree leaves tests/consumers out.
+    skip: !existsSync(MATRIX) && "tests/consumers is not in this test tree",
+  }, () => {
+    const matrix = JSON.parse(readFileSync(MATRIX, "utf8"));
+    for (const name of ["@nestjs/common", "@nestjs/core", "reflect-metadata", "rxjs"]) {
+      assert.ok(name in matrix.peers, name);
+    }
+    for (const [name, peer] of Object.entries(matrix.peers as Record<string, unknown>)) {
+      assert.deepEqual(peer, { optional: true }, name);
+    }
+  });
+});
+
+// The build scripts run on Deno only (they read deno.json with Deno APIs).
+const onDeno = "Deno" in globalThis;
+const config = "../scripts/npm_build/config.ts";
+
+describe("npm package.json and README", { skip: !onDeno && "the build runs on Deno" }, () => {
+  it("has repository, homepage and bugs fields, all on the repository", async () => {
+    const module = "../scripts/npm_build/package_json.ts"; // computed: Deno only
+    const { packageJson } = await import(module);
+    const { REPOSITORY_URL } = await import(config);
+    const pkg = packageJson(denoJson, []);
+    assert.match(REPOSITORY_URL, /^https:\/\/github\.com\/[\w.-]+\/[\w.-]+$/);
+    assert.deepEqual(pkg.repository, { type: "git", url: `git+${REPOSITORY_URL}.git` });
+    assert.equal(pkg.homepage, `${REPOSITORY_URL}#readme`);
+    assert.deepEqual(pkg.bugs, { url: `${REPOSITORY_URL}/issues` });
+    assert.deepEqual(Object.keys(pkg.peerDependenciesMeta), Object.keys(pkg.peerDependencies));
+  });
+
+  it("the packed README links only absolutely, each into a file the repository has", async () => {
+    const module = "../scripts/npm_build/package_json.ts";
+    const { packedReadme } = await import(module);
+    const { REPOSITORY_URL } = await import(config);
+    const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+    const packed: string = packedReadme(readme);
+    const targets = [...packed.matchAll(/\]\(([^)\s]+)\)/g)].map((match) => match[1]);
+    assert.ok(targets.length > 20, `${targets.length} links`);
+    const base = `${REPOSITORY_URL}/blob/main/`;
+    for (const target of targets) {
+      if (target.startsWith("#")) continue;
+      assert.match(target, /^https?:\/\//, `relative link in the packed README: ${target}`);
+      if (!target.startsWith(base)) continue;
+      const path = target.slice(base.length).split("#")[0];
+      assert.ok(existsSync(new URL(`../${path}`, import.meta.url)), `${target}: no ${path}`);
+    }
+    assert.equal(
+      packedReadme("[a](#x) [b](https://e.org/y) [c](./docs/c.md#z)"),
+      `[a](#x) [b](https://e.org/y) [c](${base}docs/c.md#z)`,
+    );
   });
 });

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 
 const ROOT = new URL("../", import.meta.url);
-const LIBRARY_DIRS = ["api_keys", "safe_response", "client", "rate_limits"];
+const LIBRARY_DIRS = ["api_keys", "safe_response", "client", "rate_limits", "telemetry"];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(new URL(`${dir}/`, ROOT)).flatMap((name) => {

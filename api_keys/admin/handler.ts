@@ -11,10 +11,12 @@ import { errorResponse, jsonResponse, optionalFunction, positiveInteger } from "
 import { serviceHooks } from "../_service_hooks.ts";
 import type { ApiKeysService } from "../service.ts";
 import type { ApiKeySummary, Environment, Scope, ScopeLevel } from "../types.ts";
+import type { ApiKeyUsageBucket } from "../usage.ts";
 import { AdminHttpError, keyName, oneOf, queryInstant, readObject, stringList } from "./_body.ts";
 import { findEscalation, type KeyPowers } from "./no_escalation.ts";
 import type {
   AdminAction,
+  AdminConfig,
   AdminPolicy,
   AdminRequest,
   AdminResponse,
@@ -24,6 +26,11 @@ import type {
   ApiKeysAdminOptions,
   ExpiryPreset,
   GracePreset,
+  IssuedKey,
+  KeyList,
+  KeyView,
+  RotatedKey,
+  UsageAnswer,
 } from "./types.ts";
 
 const HOUR_MS = 3_600_000;
@@ -158,7 +165,7 @@ function toScope(flat: string): Scope {
 const iso = (date: Date | null): string | null => date === null ? null : date.toISOString();
 
 /** The `KeyView` of docs/settings-page.md. */
-function view(summary: ApiKeySummary): Record<string, unknown> {
+function view(summary: ApiKeySummary): KeyView {
   return {
     id: summary.id,
     name: summary.name,
@@ -273,16 +280,18 @@ export function createApiKeysAdminHandler<R>(
     ? (tenantId, query) => service.usage(tenantId, query)
     : undefined;
   const capabilities = Object.freeze({ rename: rename !== undefined, usage: usage !== undefined });
-  const config = JSON.stringify({
-    scopes: offers,
-    environments,
-    gracePresets,
-    defaultGrace,
-    expiryPresets,
-    defaultExpiry,
-    capabilities,
-    csrf,
-  });
+  const config = JSON.stringify(
+    {
+      scopes: offers,
+      environments: [...environments],
+      gracePresets: [...gracePresets],
+      defaultGrace,
+      expiryPresets: [...expiryPresets],
+      defaultExpiry,
+      capabilities,
+      csrf,
+    } satisfies AdminConfig,
+  );
 
   const keysOf = (call: Call<R>): Promise<ApiKeySummary[]> =>
     call.keys ??= service.listSummaries(call.tenantId, { includeRevoked: true });
@@ -390,7 +399,8 @@ export function createApiKeysAdminHandler<R>(
       allowedIpCidrs,
     });
     const record = await fresh(call, created.id);
-    return jsonResponse(201, JSON.stringify({ key: created.key, record: view(record) }));
+    const issued: IssuedKey = { key: created.key, record: view(record) };
+    return jsonResponse(201, JSON.stringify(issued));
   }
 
   async function rotate(call: Call<R>, key: ApiKeySummary, body: AdminRequest["body"]) {
@@ -406,15 +416,13 @@ export function createApiKeysAdminHandler<R>(
       allowedIpCidrs: key.allowedIpCidrs,
     });
     const record = await fresh(call, rotated.id);
-    return jsonResponse(
-      201,
-      JSON.stringify({
-        key: rotated.key,
-        record: view(record),
-        replacedKeyId: rotated.replacedKeyId,
-        graceExpiresAt: rotated.graceExpiresAt.toISOString(),
-      }),
-    );
+    const answer: RotatedKey = {
+      key: rotated.key,
+      record: view(record),
+      replacedKeyId: rotated.replacedKeyId,
+      graceExpiresAt: rotated.graceExpiresAt.toISOString(),
+    };
+    return jsonResponse(201, JSON.stringify(answer));
   }
 
   async function readUsage(call: Call<R>, key: ApiKeySummary, request: AdminRequest) {
@@ -432,16 +440,15 @@ export function createApiKeysAdminHandler<R>(
       fail("from", "must be before to, at most 31 days before");
     }
     const buckets = await usage!(call.tenantId, { keyId: key.id, from, to, granularity });
-    return jsonResponse(
-      200,
-      JSON.stringify({
-        keyId: key.id,
-        granularity,
-        from: from.toISOString(),
-        to: to.toISOString(),
-        buckets,
-      }),
-    );
+    // The service's buckets as they are: JSON writes their dates as the ISO strings of UsageAnswer.
+    const answer: Omit<UsageAnswer, "buckets"> & { buckets: ApiKeyUsageBucket[] } = {
+      keyId: key.id,
+      granularity,
+      from: from.toISOString(),
+      to: to.toISOString(),
+      buckets,
+    };
+    return jsonResponse(200, JSON.stringify(answer));
   }
 
   async function dispatch(route: Route, request: AdminRequest, native: R): Promise<AdminResponse> {
@@ -475,7 +482,8 @@ export function createApiKeysAdminHandler<R>(
         const keys = await service.listSummaries(tenantId, {
           includeRevoked: request.query("includeRevoked") === "true",
         });
-        return jsonResponse(200, JSON.stringify({ keys: keys.map(view), capabilities }));
+        const list: KeyList = { keys: keys.map(view), capabilities };
+        return jsonResponse(200, JSON.stringify(list));
       }
       case "create":
         return await create(call, request.body);

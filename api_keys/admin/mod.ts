@@ -28,6 +28,7 @@ export { createApiKeysAdminHandler } from "./handler.ts";
 export { type Escalation, findEscalation, type KeyPowers } from "./no_escalation.ts";
 export type {
   AdminAction,
+  AdminConfig,
   AdminPolicy,
   AdminPolicyCheck,
   AdminRequest,
@@ -36,6 +37,14 @@ export type {
   AdminTarget,
   ApiKeysAdminHandler,
   ApiKeysAdminOptions,
+  Capabilities,
+  CreateKeyBody,
   ExpiryPreset,
   GracePreset,
+  IssuedKey,
+  KeyList,
+  KeyView,
+  RotatedKey,
+  RotateKeyBody,
+  UsageAnswer,
 } from "./types.ts";

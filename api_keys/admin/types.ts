@@ -7,6 +7,7 @@
  */
 import type { ApiKeysService } from "../service.ts";
 import type { ApiKeySummary, Environment } from "../types.ts";
+import type { ApiKeyUsageCounts } from "../usage.ts";
 import type { Escalation, KeyPowers } from "./no_escalation.ts";
 
 /**
@@ -234,4 +235,201 @@ export interface ApiKeysAdminHandler<R> {
   (request: AdminRequest, native: R): Promise<AdminResponse | undefined>;
   /** Largest body read, in bytes. */
   readonly maxBodyBytes: number;
+}
+
+/**
+ * A key as the admin routes answer it (dates as ISO 8601 strings; never the
+ * secret).
+ *
+ * @example
+ * ```ts
+ * import type { KeyView } from "@saferoute/api-kit/api-keys/admin";
+ * const names = (keys: KeyView[]) => keys.map((key) => `${key.name} (${key.prefix})`);
+ * ```
+ */
+export interface KeyView {
+  /** Record id. */
+  id: string;
+  /** Display name. */
+  name: string;
+  /** Environment. */
+  environment: Environment;
+  /** Public prefix, never the secret. */
+  prefix: string;
+  /** Flat `resource:level` scopes. */
+  scopes: string[];
+  /** Allowed addresses; empty: any address. */
+  allowedIpCidrs: string[];
+  /** Status at the time of the answer. */
+  status: ApiKeySummary["status"];
+  /** Creation time. */
+  createdAt: string;
+  /** Last use; `null`: never used. */
+  lastUsedAt: string | null;
+  /** Expiry; `null`: never expires. */
+  expiresAt: string | null;
+  /** Revocation time, or `null`. */
+  revokedAt: string | null;
+  /** Rotation time, or `null`. */
+  rotatedAt: string | null;
+  /** The key that replaced this one, or `null`. */
+  replacedByKeyId: string | null;
+  /** Who created it, or `null`. */
+  createdBy: string | null;
+  /** Only for a key with credits (a service with a limiter): the balance. */
+  credits?: number;
+  /** With `credits`: the next refill, `null` when none. */
+  creditsNextRefillAt?: string | null;
+}
+
+/**
+ * Which optional routes the server serves.
+ *
+ * @example
+ * ```ts
+ * import type { Capabilities } from "@saferoute/api-kit/api-keys/admin";
+ * const canRename = (capabilities: Capabilities) => capabilities.rename;
+ * ```
+ */
+export interface Capabilities {
+  /** `PATCH /keys/:id` works (the storage has `renameForTenant`). */
+  rename: boolean;
+  /** `GET /keys/:id/usage` works (the service records usage). */
+  usage: boolean;
+}
+
+/**
+ * `GET /config`: what the server offers.
+ *
+ * @example
+ * ```ts
+ * import type { AdminConfig } from "@saferoute/api-kit/api-keys/admin";
+ * const scopesOf = (config: AdminConfig) => config.scopes.map((offer) => offer.scope);
+ * ```
+ */
+export interface AdminConfig {
+  /** What `create` may ask for. */
+  scopes: AdminScopeOffer[];
+  /** Environments a new key may have; the first is the default. */
+  environments: Environment[];
+  /** Rotation grace choices. */
+  gracePresets: GracePreset[];
+  /** `"24h"` when offered, else the first. */
+  defaultGrace: GracePreset;
+  /** Expiry choices of `create`. */
+  expiryPresets: ExpiryPreset[];
+  /** `"never"` when offered, else the first. */
+  defaultExpiry: ExpiryPreset;
+  /** Optional routes served. */
+  capabilities: Capabilities;
+  /** The header to send on `POST`, `PATCH` and `DELETE`; `null` when the check is off. */
+  csrf: { header: string; value: string } | null;
+}
+
+/**
+ * `GET /keys`: the tenant's keys.
+ *
+ * @example
+ * ```ts
+ * import type { KeyList } from "@saferoute/api-kit/api-keys/admin";
+ * const count = (list: KeyList) => list.keys.length;
+ * ```
+ */
+export interface KeyList {
+  /** The keys. */
+  keys: KeyView[];
+  /** Optional routes served. */
+  capabilities: Capabilities;
+}
+
+/**
+ * `POST /keys` body.
+ *
+ * @example
+ * ```ts
+ * import type { CreateKeyBody } from "@saferoute/api-kit/api-keys/admin";
+ * const body: CreateKeyBody = { name: "CI", scopes: ["projects:read"], expiresIn: "90d" };
+ * ```
+ */
+export interface CreateKeyBody {
+  /** 1 to 200 characters. */
+  name: string;
+  /** 1 to 50, each one of the config's scopes. */
+  scopes: string[];
+  /** One of the config's environments; default the first. */
+  environment?: Environment;
+  /** One of the config's expiry presets; default `defaultExpiry`. */
+  expiresIn?: ExpiryPreset;
+  /** Up to 50; omitted: any address. */
+  allowedIpCidrs?: string[];
+}
+
+/**
+ * `POST /keys` answer (201): the secret, in this answer only.
+ *
+ * @example
+ * ```ts
+ * import type { IssuedKey } from "@saferoute/api-kit/api-keys/admin";
+ * const show = (issued: IssuedKey) => `${issued.record.name}: ${issued.key}`;
+ * ```
+ */
+export interface IssuedKey {
+  /** The secret: in this answer only, never again. */
+  key: string;
+  /** The new key. */
+  record: KeyView;
+}
+
+/**
+ * `POST /keys/:id/rotate` body.
+ *
+ * @example
+ * ```ts
+ * import type { RotateKeyBody } from "@saferoute/api-kit/api-keys/admin";
+ * const body: RotateKeyBody = { grace: "1h" };
+ * ```
+ */
+export interface RotateKeyBody {
+  /** One of the config's grace presets; default `defaultGrace`. */
+  grace?: GracePreset;
+  /** Name of the new key; default the old name. */
+  name?: string;
+}
+
+/**
+ * `POST /keys/:id/rotate` answer (201).
+ *
+ * @example
+ * ```ts
+ * import type { RotatedKey } from "@saferoute/api-kit/api-keys/admin";
+ * const until = (rotated: RotatedKey) => new Date(rotated.graceExpiresAt);
+ * ```
+ */
+export interface RotatedKey extends IssuedKey {
+  /** The key replaced. */
+  replacedKeyId: string;
+  /** When the old key stops working. */
+  graceExpiresAt: string;
+}
+
+/**
+ * `GET /keys/:id/usage` answer: the service's usage buckets, dates as ISO strings.
+ *
+ * @example
+ * ```ts
+ * import type { UsageAnswer } from "@saferoute/api-kit/api-keys/admin";
+ * const accepted = (usage: UsageAnswer) => usage.buckets.reduce((n, b) => n + b.accepted, 0);
+ * ```
+ */
+export interface UsageAnswer {
+  /** The key read. */
+  keyId: string;
+  /** Bucket size. */
+  granularity: "hour" | "day";
+  /** Start (ISO 8601). */
+  from: string;
+  /** End, excluded (ISO 8601). */
+  to: string;
+  /** One per bucket, oldest first. */
+  buckets: (ApiKeyUsageCounts & { start: string })[];
 }

@@ -1,6 +1,7 @@
 /**
  * The admin routes (`./api-keys/admin`) as a Nest controller, on Express or
- * Fastify.
+ * Fastify: the `./api-keys/nest/admin` entry point, apart from
+ * `./api-keys/nest` so that apps without the admin routes do not load them.
  *
  * @module
  */
@@ -30,7 +31,7 @@ import { sendLeakReport } from "./api_keys.leaks.ts";
  *
  * @example
  * ```ts
- * import type { AdminHttpRequest } from "@saferoute/api-kit/api-keys/nest";
+ * import type { AdminHttpRequest } from "@saferoute/api-kit/api-keys/nest/admin";
  * const request: AdminHttpRequest = { method: "GET", headers: {}, query: {} };
  * ```
  */
@@ -48,7 +49,7 @@ export interface AdminHttpRequest extends LeakReportHttpRequest {
  *
  * @example
  * ```ts
- * import type { ApiKeysAdminControllerOptions } from "@saferoute/api-kit/api-keys/nest";
+ * import type { ApiKeysAdminControllerOptions } from "@saferoute/api-kit/api-keys/nest/admin";
  * const options: ApiKeysAdminControllerOptions = {
  *   path: "api-keys",
  *   scopes: ["projects:read"],
@@ -103,10 +104,10 @@ function bodyOf(request: AdminHttpRequest): Uint8Array | string | null {
  * import {
  *   ApiKeysGuard,
  *   ApiKeysModule,
- *   createApiKeysAdminController,
  *   getApiKeyContext,
  *   RequireScope,
  * } from "@saferoute/api-kit/api-keys/nest";
+ * import { createApiKeysAdminController } from "@saferoute/api-kit/api-keys/nest/admin";
  * import { InMemoryApiKeyStorage } from "@saferoute/api-kit/api-keys";
  *
  * const AdminKeysController = createApiKeysAdminController({

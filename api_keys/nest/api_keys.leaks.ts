@@ -2,7 +2,8 @@
  * The leaked-key handlers in a Nest controller, on Express or Fastify:
  * `leakReportFromRequest` reads the raw body Nest keeps with
  * `NestFactory.create(AppModule, { rawBody: true })`, `sendLeakReport` writes
- * the handler's answer through `@Res()`.
+ * the handler's answer through `@Res()`. The `./api-keys/nest/leaks` entry
+ * point, apart from `./api-keys/nest`.
  *
  * @module
  */
@@ -52,7 +53,7 @@ export interface LeakReportHttpResponse {
  *   leakReportFromRequest,
  *   type LeakReportHttpResponse,
  *   sendLeakReport,
- * } from "@saferoute/api-kit/api-keys/nest";
+ * } from "@saferoute/api-kit/api-keys/nest/leaks";
  *
  * // main.ts: NestFactory.create(AppModule, { rawBody: true })
  * @Controller("github")
@@ -99,7 +100,7 @@ export function leakReportFromRequest(request: LeakReportHttpRequest): LeakRepor
  *
  * @example
  * ```ts
- * import { type LeakReportHttpResponse, sendLeakReport } from "@saferoute/api-kit/api-keys/nest";
+ * import { type LeakReportHttpResponse, sendLeakReport } from "@saferoute/api-kit/api-keys/nest/leaks";
  * declare const res: LeakReportHttpResponse;
  * sendLeakReport(res, { status: 202, headers: {}, body: "" });
  * ```

@@ -1,7 +1,9 @@
 /**
  * API keys for NestJS (Express or Fastify, with or without
- * `emitDecoratorMetadata`): module, guard, decorators, client-IP resolvers,
- * and `leakReportFromRequest`/`sendLeakReport` for the leaked-key handlers.
+ * `emitDecoratorMetadata`): module, guard, decorators, client-IP resolvers.
+ * The admin controller (`./api-keys/nest/admin`) and the leaked-key helpers
+ * (`./api-keys/nest/leaks`) have their own entry points, so an app that uses
+ * neither does not load them.
  *
  * @example
  * ```ts
@@ -71,15 +73,4 @@ export {
   trustedProxyClientIpResolver,
   type TrustedProxyClientIpResolverOptions,
 } from "./api_keys.client_ip.ts";
-export {
-  type AdminHttpRequest,
-  type ApiKeysAdminControllerOptions,
-  createApiKeysAdminController,
-} from "./api_keys.admin.ts";
-export {
-  leakReportFromRequest,
-  type LeakReportHttpRequest,
-  type LeakReportHttpResponse,
-  sendLeakReport,
-} from "./api_keys.leaks.ts";
 export { API_KEYS_OPTIONS, ENVIRONMENT_METADATA, SCOPE_METADATA } from "./deprecated_names.ts";

@@ -8,6 +8,7 @@
  * @module
  */
 import { ApiKeyOperationError, ApiKeyStorageError } from "../errors.ts";
+import { missingMigrationError } from "./_migrations.ts";
 import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME } from "../hasher.ts";
 import { callDetached, warnOnce } from "../_sinks.ts";
 import { isStoredRateLimits } from "../_limits.ts";
@@ -387,10 +388,13 @@ function readRotateAnswer(value: unknown): void {
   }
 }
 
-/** The error a failed storage call rejects with: the one way `ApiKeyStorageError`s are built. */
+/**
+ * The error a failed storage call rejects with: the one way `ApiKeyStorageError`s are built. A
+ * cause saying a table, column or function is missing becomes one naming the migration to apply.
+ */
 function toStorageError(operation: string, error: unknown): Error {
   if (error instanceof ApiKeyOperationError || error instanceof ApiKeyStorageError) return error;
-  return new ApiKeyStorageError(operation, error);
+  return new ApiKeyStorageError(operation, missingMigrationError(error) ?? error);
 }
 
 /** The stand-in looked up among the checked records when a prefix is unknown. */
@@ -476,6 +480,15 @@ export class StorageAccess {
     this.storesRateLimits = storesRateLimits === true;
     if (!this.storesRateLimits) {
       missing.push("storesRateLimits (create and rotate refuse rateLimits)");
+    }
+    const { storesRateLimitKeyId } = storage as ApiKeyStorage;
+    if (storesRateLimitKeyId !== undefined && typeof storesRateLimitKeyId !== "boolean") {
+      throw new TypeError(`${label}.storesRateLimitKeyId must be a boolean`);
+    }
+    if (this.storesRateLimits && storesRateLimitKeyId !== true) {
+      missing.push(
+        "storesRateLimitKeyId (a rotated key without credits counts on its own windows)",
+      );
     }
     const store = storage as ApiKeyStorage;
     const { storesCredits, setCredits } = store;

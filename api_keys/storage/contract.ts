@@ -461,6 +461,37 @@ export function runApiKeyStorageContract(
     );
   });
 
+  test("storesRateLimitKeyId (when true) keeps rateLimitKeyId through reads, listing and rotate; an absent one reads absent", async () => {
+    const storage = await factory();
+    if (storage.storesRateLimitKeyId !== true) return;
+    const first = sampleRecord();
+    const chained = sampleRecord({ tenantId: first.tenantId, rateLimitKeyId: first.id });
+    await storage.insert(first);
+    await storage.insert(chained);
+    const listed = await storage.listByTenant(first.tenantId, { includeRevoked: true });
+    for (
+      const read of [
+        await storage.findById(chained.id),
+        await storage.findByPrefix(chained.prefix),
+        listed.find((r) => r.id === chained.id) ?? null,
+      ]
+    ) {
+      check(read?.rateLimitKeyId === first.id, "rateLimitKeyId is kept");
+    }
+    check((await storage.findById(first.id))?.rateLimitKeyId === undefined, "none reads absent");
+    const newRecord = sampleRecord({ tenantId: first.tenantId, rateLimitKeyId: first.id });
+    await storage.rotate({
+      oldKeyId: chained.id,
+      newRecord,
+      oldExpiresAt: new Date(Date.now() + 60_000),
+      rotatedAt: new Date(),
+    });
+    check(
+      (await storage.findByPrefix(newRecord.prefix))?.rateLimitKeyId === first.id,
+      "rotate writes the new record's rateLimitKeyId",
+    );
+  });
+
   test("storesCredits (when true) keeps credits through reads, listing, rotate and setCredits; Dates round-trip; an absent one reads absent", async () => {
     const storage = await factory();
     if (storage.storesCredits !== true) return;

@@ -71,7 +71,7 @@ function byExpiry(a: { expiresAt: Date; id: string }, b: { expiresAt: Date; id: 
 /**
  * Memory-backed storage with every capability of `ApiKeyStorage`
  * (`peekByPrefix`, `markRevokedIfActive`, `replaceHash`, `countHashes`,
- * `storesLayout`, `storesRateLimits`, `storesCredits`, the expiry notices, the rotations that wait, the
+ * `storesLayout`, `storesRateLimits`, `storesRateLimitKeyId`, `storesCredits`, the expiry notices, the rotations that wait, the
  * tenant-bound operations, the usage per key and hour with `usageBatches`). Lookups by id and prefix are O(1)
  * and listing is O(keys of the tenant), whatever the total count;
  * `listExpiring` scans every record, `readUsage` every stored hour of the tenant. Each write is one synchronous step, so
@@ -99,6 +99,8 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
   readonly storesLayout = true;
   /** Capability: each record's `rateLimits` are kept. */
   readonly storesRateLimits = true;
+  /** Capability: each record's `rateLimitKeyId` is kept. */
+  readonly storesRateLimitKeyId = true;
   /** Capability: each record's `credits` are kept (see `setCredits`). */
   readonly storesCredits = true;
   /** Capability: `recordUsage` records each batch id once. */

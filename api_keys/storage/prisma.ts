@@ -188,6 +188,12 @@ export interface PrismaApiKeyStorageOptions {
    */
   storesRateLimits?: boolean;
   /**
+   * `true` with `storesRateLimits` when the model has the `rateLimitKeyId`
+   * column (migration `0014_api_key_rate_limit_key_id`): turns on
+   * `storesRateLimitKeyId`, so a rotated key shares its chain's windows.
+   */
+  storesRateLimitKeyId?: boolean;
+  /**
    * `true` when the model has the `credits` JSON column (migration
    * `0011_api_key_credits`): turns on `storesCredits` and `setCredits`.
    */
@@ -232,11 +238,11 @@ function creditsColumn(credits: ApiKeyCredits): Record<string, unknown> {
 
 /**
  * A row to create: `hashScheme` written only when it is not the default (an
- * older model lacks it), `layout`, `rateLimits` and `credits` only with their capability.
+ * older model lacks it), `layout`, `rateLimits`, `rateLimitKeyId` and
+ * `credits` only with their capability.
  */
 function toRow(record: ApiKeyRecordInput, storage: ApiKeyStorage): Record<string, unknown> {
-  // rateLimitKeyId has no column yet: a rotated key counts on its own windows here.
-  const { hashScheme, layout, rateLimits, rateLimitKeyId: _, credits, ...fields } = record;
+  const { hashScheme, layout, rateLimits, rateLimitKeyId, credits, ...fields } = record;
   const row: Record<string, unknown> = {
     ...fields,
     allowedIpCidrs: [...(record.allowedIpCidrs ?? [])],
@@ -244,6 +250,9 @@ function toRow(record: ApiKeyRecordInput, storage: ApiKeyStorage): Record<string
   if (hashScheme !== undefined && hashScheme !== CURRENT_HASH_SCHEME) row.hashScheme = hashScheme;
   if (storage.storesLayout && layout !== undefined) row.layout = layout;
   if (storage.storesRateLimits && rateLimits !== undefined) row.rateLimits = rateLimits;
+  if (storage.storesRateLimitKeyId && rateLimitKeyId !== undefined) {
+    row.rateLimitKeyId = rateLimitKeyId;
+  }
   if (storage.storesCredits && credits !== undefined) row.credits = creditsColumn(credits);
   return row;
 }
@@ -286,6 +295,10 @@ function toRecord(row: unknown): ApiKeyRecord {
   if (rateLimits !== undefined && rateLimits !== null) {
     record.rateLimits = rateLimits as ApiKeyRecord["rateLimits"];
   }
+  const rateLimitKeyId = (row as { rateLimitKeyId?: unknown }).rateLimitKeyId;
+  if (rateLimitKeyId !== undefined && rateLimitKeyId !== null) {
+    record.rateLimitKeyId = rateLimitKeyId as string;
+  }
   const credits = (row as { credits?: unknown }).credits;
   if (credits !== undefined && credits !== null) {
     const { updatedAt } = credits as { updatedAt?: unknown };
@@ -302,7 +315,7 @@ function toRecord(row: unknown): ApiKeyRecord {
  * Capabilities: `markRevokedIfActive`, `replaceHash`, `countHashes`,
  * `lowerExpiry` and the tenant-bound operations; the expiry notices, rotation
  * waits (migration `0004_api_key_expiry`), `storesLayout` (`0006`),
- * `storesRateLimits` (`0008`), `storesCredits` (`0011`), `recordUsage`/`readUsage` (`usage`, raw
+ * `storesRateLimits` (`0008`), `storesRateLimitKeyId` (`0014`), `storesCredits` (`0011`), `recordUsage`/`readUsage` (`usage`, raw
  * SQL over `0010`) and `usageBatches` (`0013`) only
  * through `PrismaApiKeyStorageOptions`; never `peekByPrefix` (a shared
  * database changes behind in-process copies). Without the `hashScheme`
@@ -332,6 +345,8 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
   readonly storesLayout?: boolean;
   /** Capability, with the `storesRateLimits` option only: the `rateLimits` column is written and read. */
   readonly storesRateLimits?: boolean;
+  /** Capability, with the `storesRateLimitKeyId` option only: the `rateLimitKeyId` column is written and read. */
+  readonly storesRateLimitKeyId?: boolean;
   /** Capability, with the `storesCredits` option only: the `credits` column is written and read. */
   readonly storesCredits?: boolean;
   /** Capability, with the `storesCredits` option only: `update` of the `credits` column. */
@@ -375,6 +390,7 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
       rotationWaits,
       storesLayout,
       storesRateLimits,
+      storesRateLimitKeyId,
       storesCredits,
       usage,
       usageBatches,
@@ -383,6 +399,7 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
       const [name, flag] of Object.entries({
         storesLayout,
         storesRateLimits,
+        storesRateLimitKeyId,
         storesCredits,
         usageBatches,
       })
@@ -393,6 +410,14 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
     }
     if (storesLayout === true) this.storesLayout = true;
     if (storesRateLimits === true) this.storesRateLimits = true;
+    if (storesRateLimitKeyId === true) {
+      if (storesRateLimits !== true) {
+        throw new TypeError(
+          "PrismaApiKeyStorage options.storesRateLimitKeyId needs options.storesRateLimits",
+        );
+      }
+      this.storesRateLimitKeyId = true;
+    }
     if (storesCredits === true) {
       this.storesCredits = true;
       this.setCredits = async (id, credits) => {

@@ -93,6 +93,12 @@ export interface ApiKeyStorage {
    */
   readonly storesRateLimits?: boolean;
   /**
+   * Capability (with `storesRateLimits`): `true` when each record's
+   * `rateLimitKeyId` is kept; without it, a rotated key counts on its own
+   * windows unless it shares a credit balance (`balanceKeyId`).
+   */
+  readonly storesRateLimitKeyId?: boolean;
+  /**
    * Capability (with `setCredits`): `true` when each record's `credits` is kept as
    * written; without it, `create` and `rotate` refuse `credits`.
    */
@@ -197,6 +203,7 @@ export type ApiKeyStorageCapability =
   | "countHashes"
   | "storesLayout"
   | "storesRateLimits"
+  | "storesRateLimitKeyId"
   | "storesCredits"
   | "setCredits"
   | "listExpiring"

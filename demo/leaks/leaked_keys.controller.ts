@@ -15,7 +15,7 @@ import {
   type LeakReportHttpRequest,
   type LeakReportHttpResponse,
   sendLeakReport,
-} from "../../api_keys/nest/mod.ts";
+} from "../../api_keys/nest/api_keys.leaks.ts";
 import { createDemoLeakHandlers, type DemoLeakHandlers, LEAK_ROUTES } from "./handlers.ts";
 import { LeakReportLimitGuard } from "./leak_report_limit.guard.ts";
 

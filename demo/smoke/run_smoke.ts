@@ -17,6 +17,8 @@ import { runTour, type TourFeatures } from "./tour.ts";
 export interface SmokeOptions {
   /** Interface to listen on. */
   host: string;
+  /** Port of the error-envelope server (0: a free one); the problem-details one takes a free one. */
+  port?: number;
   /** HTTP platform. */
   adapter: DemoAdapter;
   /** Peppers by version. */
@@ -83,12 +85,12 @@ export function runSmoke(options: SmokeOptions): Promise<number> {
         host: options.host,
         adapter: options.adapter,
         peppers: options.peppers,
-        port: 0,
+        port: problemDetails ? 0 : options.port ?? 0,
         seed: true,
         pageAssets: await (assets ??= loadPageAssets()),
         problemDetails,
         // Its key lifecycle lines (the seeded key's expiry notice, the waiting rotation) join the tour's.
-        log: problemDetails ? undefined : (line) => log(`keys: ${line}`),
+        log: problemDetails ? undefined : (line) => log(`[keys] ${line}`),
       }),
     `adapter ${options.adapter}`,
     log,

@@ -306,9 +306,14 @@ export async function runTour(
   });
 
   log("== the page's <api-keys-manager> in Chromium: create, use, last used, revoke");
-  // Loaded here: `deno task demo` itself never loads playwright-core.
-  const { runPageSteps } = await import("./page_steps.ts");
-  const pageKey = await runPageSteps(envelope.url, record, log);
+  // Loaded here: `deno task demo` itself never loads playwright-core, and `npm start`'s light
+  // install (demo/start.json) has none: there the page steps are skipped (never under CI).
+  const pageSteps = await import("./page_steps.ts").catch((error) => {
+    if (Deno.env.get("CI") === "true") throw error;
+    log(`skip page steps: playwright-core is not installed (${(error as Error).message})`);
+    return undefined;
+  });
+  const pageKey = await pageSteps?.runPageSteps(envelope.url, record, log);
   if (pageKey !== undefined) {
     await api({
       title: "the key revoked through the element",
@@ -424,7 +429,12 @@ export async function runTour(
         isError(body) && hasRateLimit(body.meta) &&
           typeof body.meta.rateLimit.retryAfter === "number",
         "no meta.rateLimit with retryAfter",
-      ),
+      ) ??
+        expect(
+          isError(body) && hasRateLimit(body.meta) && body.meta.rateLimit.limit === PING_LIMIT &&
+            body.meta.rateLimit.remaining === 0,
+          `meta.rateLimit is not the policy that refused (${PING_LIMIT} a minute, 0 remaining)`,
+        ),
   });
   await api({
     title: "the limit is per key: the reader key still passes",

@@ -1,11 +1,12 @@
 /**
  * The PostgreSQL store of the rate limiter: window counters in the table
- * `rate_limit_counters`, credit balances in `credit_balances` (durable), each
- * batch of checks one statement (`rate_limit_batch`: every row of the batch
- * locked once, each check applied in order before its deadline or not at all)
- * on the database's clock, exact across every instance on that database.
- * Needs the migrations `prisma/migrations/0007_rate_limit_counters`,
- * `0009_credit_balances` and `0012_rate_limit_batches`, and a `pg` pool or
+ * `rate_limit_buckets` (one fixed-size row of sub-buckets per subject, policy
+ * name and window), credit balances in `credit_balances` (durable), each
+ * batch of checks one statement (`rate_limit_bucket_batch`: every row of the
+ * batch locked once, each check applied in order before its deadline or not
+ * at all) on the database's clock, exact across every instance on that
+ * database. Needs the migrations `prisma/migrations/0009_credit_balances`,
+ * `0012_rate_limit_batches` and `0015_rate_limit_buckets`, and a `pg` pool or
  * client (an optional peer) from the caller.
  *
  * Production setup: the store listens for the pool's `error` events itself
@@ -59,7 +60,7 @@ export interface PostgresRateLimitStoreOptions {
   logger?: (line: string) => void;
 }
 
-/** The PostgreSQL store, with `deleteExpired` for the rows whose log has left its window. */
+/** The PostgreSQL store, with `deleteExpired` for the rows that count nothing any more. */
 export interface PostgresRateLimitStore extends RateLimitStore {
   /** Deletes idle window rows (one statement; never balances); resolves to how many. Run it now and then. */
   deleteExpired(): Promise<number>;
@@ -74,10 +75,10 @@ export interface PostgresRateLimitStore extends RateLimitStore {
 }
 
 const BATCH_SQL = "SELECT check_no, allowed, remaining::float8 AS remaining, " +
-  "reset_ms::float8 AS reset_ms, now_ms::float8 AS now_ms FROM rate_limit_batch($1::bigint[], " +
-  "$2::int[], $3::int[], $4::text[], $5::text[], $6::int[], $7::bigint[], $8::bigint[], " +
-  "$9::bigint[], $10::text[], $11::text[], $12::bigint[], $13::bigint[], $14::bigint[], " +
-  "$15::bigint[], $16::int[], $17::int[], $18::bigint[])";
+  "reset_ms::float8 AS reset_ms, now_ms::float8 AS now_ms FROM rate_limit_bucket_batch(" +
+  "$1::bigint[], $2::int[], $3::int[], $4::text[], $5::text[], $6::bigint[], $7::int[], " +
+  "$8::bigint[], $9::bigint[], $10::text[], $11::text[], $12::bigint[], $13::bigint[], " +
+  "$14::bigint[], $15::bigint[], $16::int[], $17::int[], $18::bigint[])";
 const CHANGE_SQL =
   "SELECT applied, remaining::float8 AS remaining, reset_ms::float8 AS reset_ms, " +
   "now_ms::float8 AS now_ms FROM credit_change_before($1::bigint, $2, $3, $4::bigint, $5::bigint, " +
@@ -85,26 +86,26 @@ const CHANGE_SQL =
 const READ_SQL = "SELECT balance::float8 AS balance, reset_ms::float8 AS reset_ms FROM " +
   "credit_read($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::int[])";
 const TIME_SQL = "SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms";
-const DELETE_SQL = "WITH d AS (DELETE FROM rate_limit_counters WHERE expires_at < now()" +
+const DELETE_SQL = "WITH d AS (DELETE FROM rate_limit_buckets WHERE expires_at < now()" +
   " RETURNING 1) SELECT count(*)::int AS n FROM d";
 /** The functions each migration adds, by migration (what `ready()` looks for). */
 const MIGRATIONS: [string, string[]][] = [
-  ["0007_rate_limit_counters", ["rate_limit_check"]],
   ["0009_credit_balances", ["credit_change", "credit_lock", "credit_refill", "credit_period"]],
-  ["0012_rate_limit_batches", ["rate_limit_batch", "credit_change_before", "credit_read"]],
+  ["0012_rate_limit_batches", ["credit_change_before", "credit_read"]],
+  ["0015_rate_limit_buckets", ["rate_limit_bucket_batch"]],
 ];
 const READY_SQL = "SELECT array_agg(DISTINCT proname::text) AS found FROM pg_proc " +
   "WHERE proname = ANY($1::text[]) AND pg_function_is_visible(oid)";
 
 /**
- * The distinct (subject, name) of `counters` (the first of each), and per
+ * The distinct counters of `counters` by `keyOf` (the first of each), and per
  * counter the 1-based index of its own.
  */
-function distinct<T extends { subject: string; name: string }>(counters: readonly T[]) {
+function distinct<T>(counters: readonly T[], keyOf: (counter: T) => string) {
   const index = new Map<string, number>();
   const list: T[] = [];
   const of = counters.map((c) => {
-    const key = `${c.subject}\u0000${c.name}`;
+    const key = keyOf(c);
     let i = index.get(key);
     if (i === undefined) index.set(key, i = list.push(c));
     return i;
@@ -153,8 +154,8 @@ export function createPostgresRateLimitStore(
       const split = checks.map(({ counters }) => byKind(counters));
       const windows = split.flatMap((k) => k.windows);
       const credits = split.flatMap((k) => k.credits);
-      const rows = distinct(windows);
-      const balances = distinct(credits);
+      const rows = distinct(windows, (c) => `${c.subject}\u0000${c.name}\u0000${c.windowMs}`);
+      const balances = distinct(credits, (c) => `${c.subject}\u0000${c.name}`);
       const refills = balances.list.map((c) => refillParams(c.refill));
       const until = Math.max(...checks.map((c) => c.deadline)) + SETTLE_MS;
       const answer = await run(BATCH_SQL, [
@@ -163,9 +164,9 @@ export function createPostgresRateLimitStore(
         split.map((k) => k.credits.length),
         rows.list.map((c) => c.subject),
         rows.list.map((c) => c.name),
+        rows.list.map((c) => c.windowMs),
         rows.of,
         windows.map((c) => c.limit),
-        windows.map((c) => c.windowMs),
         windows.map((c) => c.cost),
         balances.list.map((c) => c.subject),
         balances.list.map((c) => c.name),
@@ -186,7 +187,7 @@ export function createPostgresRateLimitStore(
         for (let i = 0; i < checks[q].counters.length; i++, at++) {
           const row = answer[at];
           if (Number(row?.check_no) !== q + 1) {
-            throw new TypeError("rate_limit_batch answered an unexpected row");
+            throw new TypeError("rate_limit_bucket_batch answered an unexpected row");
           }
           answers.push({
             allowed: row.allowed === true,
@@ -196,7 +197,9 @@ export function createPostgresRateLimitStore(
         }
         return kinds.inOrder(answers);
       });
-      if (at !== answer.length) throw new TypeError("rate_limit_batch answered an unexpected row");
+      if (at !== answer.length) {
+        throw new TypeError("rate_limit_bucket_batch answered an unexpected row");
+      }
       return { results };
     },
     async changeCredits(counter: CreditCounter, change, deadline) {

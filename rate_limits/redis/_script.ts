@@ -2,13 +2,14 @@
  * The Lua scripts of the Redis store, on the server's clock (`TIME`, read once
  * per script). Each script reads its inputs in order through `arg()` and
  * `key()`, naming each in a commented `local`, and answers the time it read
- * last (the store's clock offset, `../_clock.ts`). A window's log is a list of
- * (time, units) pairs, oldest first, beside its total; a balance is a hash
- * (`b` balance, `at` as of).
+ * last (the store's clock offset, `../_clock.ts`). A window counter is a
+ * string of its sub-buckets (below); a balance is a hash (`b` balance, `at`
+ * as of).
  *
  * @module
  */
 import { MAX_CREDITS } from "../credits.ts";
+import { SUB_BUCKETS } from "../_window.ts";
 
 /** Lua helpers of both scripts: the refill boundaries (UTC calendar) and a balance with its refill applied. */
 export const CREDIT_LUA = `
@@ -72,72 +73,93 @@ local function key() keyc = keyc + 1 return KEYS[keyc] end
 `;
 
 /**
- * A batch of checks (docs/rate-limits.md describes the algorithm). Inputs: the
- * number of checks, then per check its deadline, its counters and each
- * counter's inputs (below). Per check it answers 1 and allowed, remaining,
- * reset per counter (windows first), or 0 alone when its deadline had passed
- * (nothing read or written); then the time.
+ * A batch of checks (docs/rate-limits.md, "The algorithm: a sliding window of
+ * sub-buckets"). A window counter is one string key: its newest sub-bucket,
+ * then the units of its `B + 1` ring slots (slot `q % (B + 1)` holds
+ * sub-bucket `q`), comma-separated: one `GET`, and one `SET … PX` when the
+ * check consumes, whatever the limit and the traffic. Inputs: the number of
+ * checks, then per check its deadline, its counters and each counter's inputs
+ * (below). Per check it answers 1 and allowed, remaining, reset per counter
+ * (windows first), or 0 alone when its deadline had passed (nothing read or
+ * written); then the time.
  */
 export const CHECK_SCRIPT = CREDIT_LUA + `
+local B = ${SUB_BUCKETS}               -- sub-buckets per window
+local SLOTS = B + 1                   -- sub-buckets a check counts
+local function sub_bucket(t, window) return math.floor(t * B / window) end
+local function bucket_start(q, window) return math.ceil(q * window / B) end
+-- A window counter moved to now: its newest sub-bucket, its units per ring slot, their total.
+local function load(w)
+  local q = sub_bucket(now, w.window)
+  local counts, total, head = {}, 0, q
+  for i = 0, B do counts[i] = 0 end
+  local held = redis.call('GET', w.key)
+  if held then
+    local i = -1
+    for v in string.gmatch(held, '[^,]+') do
+      if i < 0 then head = tonumber(v) else counts[i] = tonumber(v) end
+      i = i + 1
+    end
+    if q - head >= SLOTS then
+      for j = 0, B do counts[j] = 0 end
+      head = q
+    elseif q > head then
+      for h = head + 1, q do counts[h % SLOTS] = 0 end
+      head = q
+    end
+    for j = 0, B do total = total + counts[j] end
+  end
+  w.counts, w.head, w.total = counts, head, total
+end
+local function save_window(w)
+  local parts = { string.format('%d', w.head) }
+  for j = 0, B do parts[#parts + 1] = string.format('%d', w.counts[j]) end
+  local ttl = bucket_start(w.head + SLOTS, w.window) - now
+  if ttl < 1 then ttl = 1 end
+  redis.call('SET', w.key, table.concat(parts, ','), 'PX', ttl)
+end
+-- allowed, remaining, reset of a window at its moment at (after consuming, if it did).
+local function answer(w, at, consumed)
+  local limit, window, cost, counts, head, total = w.limit, w.window, w.cost, w.counts, w.head, w.total
+  local oldest = head - B
+  if consumed or total + cost <= limit then
+    if total > 0 then
+      for q = oldest, head do
+        if counts[q % SLOTS] > 0 then return 1, limit - total, bucket_start(q + SLOTS, window) - at end
+      end
+    end
+    return 1, limit - total, 0
+  end
+  if cost <= limit then
+    local freed = 0
+    for q = oldest, head do
+      freed = freed + counts[q % SLOTS]
+      if freed >= total + cost - limit then return 0, limit - total, bucket_start(q + SLOTS, window) - at end
+    end
+  end
+  return 0, limit - total, window
+end
 local function check(windows, credits)
   local out, fit = {}, true
   for _, w in ipairs(windows) do
-    local log, tot = w.log, w.tot
-    local at = now
-    local last = redis.call('LRANGE', log, -2, -2)
-    if #last > 0 and tonumber(last[1]) > at then at = tonumber(last[1]) end
-    local total = tonumber(redis.call('GET', tot) or '0')
-    local head = redis.call('LRANGE', log, 0, 1)
-    local pruned = false
-    while #head == 2 and tonumber(head[1]) <= at - w.window do
-      redis.call('LTRIM', log, 2, -1)
-      total = total - tonumber(head[2])
-      pruned = true
-      head = redis.call('LRANGE', log, 0, 1)
-    end
-    if pruned then
-      if #head == 0 then redis.call('DEL', tot) else redis.call('SET', tot, string.format('%d', total), 'KEEPTTL') end
-    end
-    w.at, w.total = at, total
-    if total + w.cost > w.limit then fit = false end
+    load(w)
+    if w.total + w.cost > w.limit then fit = false end
   end
   for _, c in ipairs(credits) do
     c.b, c.at, c.reset, c.dirty = balance(c.key, c.initial, c.initial_at, c.amount, c.every, c.day, now)
     if c.b < c.cost then fit = false end
   end
   for _, w in ipairs(windows) do
-    local log, tot = w.log, w.tot
-    local limit, window, cost, at, total = w.limit, w.window, w.cost, w.at, w.total
-    local allowed, remaining, reset = 0, limit - total, window
-    if total + cost <= limit then
-      allowed = 1
-      local head = redis.call('LRANGE', log, 0, 0)
-      reset = 0
-      if #head > 0 then reset = tonumber(head[1]) + window - at end
-      if fit and cost > 0 then
-        remaining = remaining - cost
-        if #head == 0 then reset = window end
-        local last = redis.call('LRANGE', log, -2, -1)
-        if #last == 2 and tonumber(last[1]) == at then
-          redis.call('LSET', log, -1, string.format('%d', tonumber(last[2]) + cost))
-        else
-          redis.call('RPUSH', log, string.format('%d', at), string.format('%d', cost))
-        end
-        local ttl = at + window - now
-        redis.call('SET', tot, string.format('%d', total + cost), 'PX', ttl)
-        redis.call('PEXPIRE', log, ttl)
-      end
-    elseif cost <= limit then
-      local entries = redis.call('LRANGE', log, 0, -1)
-      local freed = 0
-      for j = 1, #entries, 2 do
-        freed = freed + tonumber(entries[j + 1])
-        if freed >= total + cost - limit then
-          reset = tonumber(entries[j]) + window - at
-          break
-        end
-      end
+    local consumed = fit and w.cost > 0
+    if consumed then
+      local i = w.head % SLOTS
+      w.counts[i] = w.counts[i] + w.cost
+      w.total = w.total + w.cost
+      save_window(w)
     end
+    -- A clock that stepped back counts at the start of the newest sub-bucket.
+    local at = math.max(now, bucket_start(w.head, w.window))
+    local allowed, remaining, reset = answer(w, at, consumed)
     out[#out + 1] = allowed
     out[#out + 1] = remaining
     out[#out + 1] = reset
@@ -163,8 +185,7 @@ for _ = 1, checks do
   local windows, credits = {}, {}
   for i = 1, n_windows do
     windows[i] = {
-      log = key(),                    -- the log: (time, units) pairs, oldest first
-      tot = key(),                    -- units in the log
+      key = key(),                    -- the counter: newest sub-bucket, then units per ring slot
       limit = tonumber(arg()),        -- units per window
       window = tonumber(arg()),       -- window length (ms)
       cost = tonumber(arg()),         -- units this check counts

@@ -27,6 +27,7 @@
 import {
   byKind,
   type CounterResult,
+  type CreditBalance,
   type CreditCounter,
   type RateLimitStore,
   type StoreCheck,
@@ -69,10 +70,17 @@ export interface RedisRateLimitStoreOptions {
   /** A connected client; the caller owns and closes it. */
   client: RedisScriptClient;
   /**
-   * Key prefix (default `rl:`); a window's keys are `<prefix>{<subject>}:<policy>`
-   * and that plus `:n`, a credit balance's `<prefix>{<subject>}:<name>:c`.
+   * Key prefix (default `rl:`); a window counter's key is
+   * `<prefix>{<slot>}:<subject>:<policy>:<windowMs>:b` (the slot defaults to
+   * the subject), a credit balance's `<prefix>{<subject>}:<name>:c`, or
+   * `<prefix>{<slot>}:<subject>:<name>:c` with a slot.
    */
   prefix?: string;
+  /**
+   * A Redis Cluster client (node-redis `createCluster`): the limiter then
+   * sends one batch per slot (`RateLimitCheckOptions.slot`). Default false.
+   */
+  clustered?: boolean;
   /**
    * Where the client's `error` events go, at most one line per 10 s (default
    * `console.error`); the store's own listener keeps a lost connection from
@@ -81,20 +89,7 @@ export interface RedisRateLimitStoreOptions {
   logger?: (line: string) => void;
 }
 
-/**
- * A balance to write back: credits left at `at` (ms since the epoch, the server's
- * clock). Give them back as the counter's `initial` and `initialAt`.
- */
-export interface CreditBalance {
-  /** Whose balance. */
-  readonly subject: string;
-  /** Balance name. */
-  readonly name: string;
-  /** Credits left. */
-  readonly remaining: number;
-  /** When, on the server's clock. */
-  readonly at: number;
-}
+export type { CreditBalance } from "../store.ts";
 
 /**
  * The Redis store. Credit balances live in Redis (no expiry); write them back
@@ -199,7 +194,10 @@ export function createRedisRateLimitStore(
   };
   /** `deadline` (local ms) on the server's clock. */
   const onServer = (deadline: number) => String(clock.toServer(deadline) ?? -1);
-  const creditKey = (c: CreditCounter) => `${prefix}{${c.subject}}:${c.name}:c`;
+  const creditKey = (c: CreditCounter) =>
+    c.slot === undefined
+      ? `${prefix}{${c.subject}}:${c.name}:c`
+      : `${prefix}{${c.slot}}:${c.subject}:${c.name}:c`;
   const creditArgs = (c: CreditCounter) =>
     [c.initial, c.initialAt ?? "", ...refillParams(c.refill)].map(String);
 
@@ -223,6 +221,7 @@ export function createRedisRateLimitStore(
 
   return {
     name: "redis",
+    clustered: options.clustered === true,
     async checkBatch(checks: readonly StoreCheck[]) {
       if (checks.length === 0) return { results: [] };
       const until = Math.max(...checks.map((c) => c.deadline)) + SETTLE_MS;
@@ -233,8 +232,7 @@ export function createRedisRateLimitStore(
         const kinds = byKind(counters);
         args.push(onServer(deadline), String(kinds.windows.length), String(kinds.credits.length));
         for (const c of kinds.windows) {
-          const log = `${prefix}{${c.subject}}:${c.name}`;
-          keys.push(log, `${log}:n`);
+          keys.push(`${prefix}{${c.slot ?? c.subject}}:${c.subject}:${c.name}:${c.windowMs}:b`);
           args.push(String(c.limit), String(c.windowMs), String(c.cost));
         }
         for (const c of kinds.credits) {

@@ -59,7 +59,13 @@ export const PEERS: Record<string, { range: string; optional: boolean }> = peerR
  */
 export const TEST_ONLY_PACKAGES: readonly string[] = ["hono", "@hono/node-server"];
 
-/** Files copied next to `package.json`. */
+/**
+ * The repository: `package.json`'s `repository`, `homepage` and `bugs`, and
+ * the base of the packed README's links (the docs are not packed).
+ */
+export const REPOSITORY_URL = "https://github.com/saferoute/api-kit";
+
+/** Files copied next to `package.json` (README.md with its links made absolute). */
 export const COPIED_FILES: readonly string[] = ["README.md", "LICENSE", "CHANGELOG.md"];
 
 /** Pinned versions of the package linters, run through `npx`. */

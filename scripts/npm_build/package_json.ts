@@ -13,6 +13,7 @@ import {
   packageNameOf,
   PEERS,
   pinnedVersion,
+  REPOSITORY_URL,
   TEST_ONLY_PACKAGES,
 } from "./config.ts";
 
@@ -108,6 +109,9 @@ export function packageJson(deno: DenoJson, imported: Iterable<string>): Record<
     version: deno.version,
     description: deno.description ?? DEFAULT_DESCRIPTION,
     license: deno.license,
+    repository: { type: "git", url: `git+${REPOSITORY_URL}.git` },
+    homepage: `${REPOSITORY_URL}#readme`,
+    bugs: { url: `${REPOSITORY_URL}/issues` },
     keywords: ["api-keys", "nestjs", "openapi", "problem-details", "response-envelope"],
     engines: { node: ">=20" },
     type: "commonjs",
@@ -123,6 +127,18 @@ export function packageJson(deno: DenoJson, imported: Iterable<string>): Record<
   pkg.peerDependencies = split.peerDependencies;
   pkg.peerDependenciesMeta = split.peerDependenciesMeta;
   return pkg;
+}
+
+/**
+ * The README as packed: the tarball holds no docs, so each relative link
+ * (`docs/x.md#y`, `LICENSE`) becomes an absolute link into the repository;
+ * in-page anchors and absolute links are kept.
+ */
+export function packedReadme(markdown: string): string {
+  return markdown.replace(
+    /\]\((?!https?:|#|mailto:)([^)\s]+)\)/g,
+    (_, target: string) => `](${REPOSITORY_URL}/blob/main/${target.replace(/^\.\//, "")})`,
+  );
 }
 
 /**

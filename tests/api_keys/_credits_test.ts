@@ -16,7 +16,7 @@ import {
 import { creditCounterOf, creditSubjectOf } from "../../api_keys/_limits.ts";
 import { createRateLimiter } from "../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../rate_limits/memory_store.ts";
-import type { CreditCounter, RateLimitStore } from "../../rate_limits/store.ts";
+import type { CreditBalance, CreditCounter, RateLimitStore } from "../../rate_limits/store.ts";
 import { ReferenceCredits, REFILLS } from "../rate_limits/_model.ts";
 import { CreditBook } from "../../api_keys/_credits.ts";
 import { StorageAccess } from "../../api_keys/storage/_access.ts";
@@ -44,10 +44,14 @@ function creditService(
   });
   /** Spends `cost` of key `id`'s balance as a request would (its stored credits as the counter). */
   const spend = async (id: string, cost = 1) => {
-    const credits = (await storage.findById(id))!.credits!;
+    const record = (await storage.findById(id))!;
+    const credits = record.credits!;
     return (await limiter.check("unused", [], {
       cost,
-      credits: { ...creditCounterOf(credits), subject: creditSubjectOf(id, credits) },
+      credits: {
+        ...creditCounterOf(credits, record.tenantId),
+        subject: creditSubjectOf(id, credits),
+      },
     })).credits!;
   };
   return { ...made, clocks, limiter, spend };
@@ -64,12 +68,13 @@ function untenanted(inner: InMemoryApiKeyStorage): ApiKeyStorage {
 describe("creditCounterOf", () => {
   it("starts a balance the store lacks from the stored one, as of its updatedAt", () => {
     const updatedAt = new Date("2030-01-01T00:00:00.000Z");
-    assert.deepEqual(creditCounterOf({ remaining: 4, updatedAt, balanceKeyId: "k0" }), {
+    assert.deepEqual(creditCounterOf({ remaining: 4, updatedAt, balanceKeyId: "k0" }, "t1"), {
       initial: 4,
       initialAt: updatedAt.getTime(),
+      slot: "tenant:t1", // the tenant's Redis Cluster slot
     });
     const refill = { amount: 9, everyMs: 60_000 };
-    assert.deepEqual(creditCounterOf({ remaining: 0, refill, updatedAt }).refill, refill);
+    assert.deepEqual(creditCounterOf({ remaining: 0, refill, updatedAt }, "t1").refill, refill);
   });
 });
 
@@ -438,6 +443,53 @@ describe("a credit store that hangs", () => {
       hung(2_000),
     ]);
     assert.match(String(updated), /did not answer changeCredits within/);
+  });
+});
+
+describe("the credit write-back", () => {
+  it("drains through the limiter's door: a drain answered late is given up after timeoutMs and its balances are written back by the next pass", async () => {
+    const storage = new InMemoryApiKeyStorage();
+    const memory = createMemoryRateLimitStore();
+    let drained: CreditBalance[] = [];
+    let delayMs = 0;
+    const draining: RateLimitStore = {
+      name: "draining",
+      checkBatch: (checks) => memory.checkBatch(checks),
+      changeCredits: (c, change, deadline) => memory.changeCredits(c, change, deadline),
+      readCredits: (counters) => memory.readCredits(counters),
+      async drainCreditChanges() {
+        const answer = drained;
+        drained = []; // draining clears what it returns
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        return answer;
+      },
+    };
+    const limiter = createRateLimiter({ store: draining, timeoutMs: 100, logger: () => {} });
+    const { service } = makeService({ storage, limiter, persistIntervalMs: 3_600_000 });
+    const { id } = await service.create({
+      tenantId: "t1",
+      name: "plan",
+      scopes: READ_ORDERS,
+      credits: { remaining: 9 },
+    });
+    const credits = (await storage.findById(id))!.credits!;
+    const at = Date.now() + 1_000;
+    drained = [{ subject: creditSubjectOf(id, credits), name: "credits", remaining: 4, at }];
+    delayMs = 1_000;
+    const started = performance.now();
+    await assert.rejects(service.close(), /did not answer drainCreditChanges within 100 ms/);
+    assert.ok(performance.now() - started < 900, "the drain was given up at the deadline");
+    assert.equal((await storage.findById(id))!.credits!.remaining, 9);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    delayMs = 0;
+    await service.close();
+    assert.deepEqual(
+      [
+        (await storage.findById(id))!.credits!.remaining,
+        +(await storage.findById(id))!.credits!.updatedAt,
+      ],
+      [4, at],
+    );
   });
 });
 

@@ -13,6 +13,8 @@ import {
   PrismaApiKeyStorage,
 } from "../../api_keys/mod.ts";
 import { requireRotationWaits } from "../../api_keys/_first_use.ts";
+import { createRateLimiter } from "../../rate_limits/limiter.ts";
+import { createMemoryRateLimitStore } from "../../rate_limits/memory_store.ts";
 import { compileSettings } from "../../api_keys/_settings.ts";
 import { fakeKeyedDelegate, fakePrismaClient } from "./fake_prisma.ts";
 import {
@@ -155,6 +157,59 @@ describe('rotate with graceStarts "first-use": boundaries by fake clock', () => 
     for (let i = 0; i < 20 && await expiryOf(storage, id) !== clocks.now + HOUR; i++) {
       await settle();
     }
+    assert.equal(await expiryOf(storage, id), clocks.now + HOUR);
+  });
+});
+
+describe('rotate with graceStarts "first-use": only an authorized request is a first use', () => {
+  it("a request denied by IP, environment, scope or limit starts no grace; the first authorized one does", async () => {
+    const clocks = new FakeClocks();
+    const limiter = createRateLimiter({
+      store: createMemoryRateLimitStore({ now: () => clocks.now }),
+      logger: () => {},
+    });
+    const made = makeService({
+      limiter,
+      clock: clocks.clock,
+      monotonicClock: clocks.monotonicClock,
+    });
+    const { service, storage } = made;
+    const { id, key: oldKey } = await service.create({
+      tenantId: "t",
+      name: "n",
+      scopes: READ_ORDERS,
+      allowedIpCidrs: ["10.0.0.0/8"],
+      rateLimits: [{ name: "api", limit: 1, windowMs: HOUR }],
+    });
+    const rotatedAt = clocks.now;
+    const rotated = await service.rotate(id, WAITING);
+    const bound = rotatedAt + 7 * DAY + HOUR;
+    const inside = { clientIp: "10.1.2.3" };
+    clocks.advance(DAY);
+    const denied: [object, string][] = [
+      [{ clientIp: "192.0.2.1" }, "api_key_ip_not_allowed"],
+      [{ ...inside, requiredEnvironment: "test" }, "api_key_environment_mismatch"],
+      [
+        { ...inside, requiredScope: { resource: "billing", level: "read" } },
+        "api_key_scope_insufficient",
+      ],
+    ];
+    for (const [options, code] of denied) {
+      assert.equal((await rejection(service.authorize(rotated.key, options))).code, code);
+      await settle();
+      assert.equal(await expiryOf(storage, id), bound, `${code} is not a first use`);
+    }
+    // The old key spends the chain's one request of the hour: the new key is refused by the limit.
+    await service.authorize(oldKey, inside);
+    assert.equal(
+      (await rejection(service.authorize(rotated.key, inside))).code,
+      "api_key_rate_limited",
+    );
+    await settle();
+    assert.equal(await expiryOf(storage, id), bound, "a rate-limited request is not a first use");
+    clocks.advance(HOUR);
+    await service.authorize(rotated.key, inside);
+    for (let i = 0; i < 20 && await expiryOf(storage, id) === bound; i++) await settle();
     assert.equal(await expiryOf(storage, id), clocks.now + HOUR);
   });
 });

@@ -88,7 +88,7 @@ describe("rate limits in authorize", () => {
     const { key } = await create([BURST, HOUR]);
     for (let i = 0; i < 3; i++) await service.authorize(key);
     for (let i = 0; i < 10; i++) await denial(service.authorize(key));
-    clock.now += 1_000; // burst frees; hour still has 2 of 5
+    clock.now += 1_100; // burst frees (a unit counts one window and one sub-bucket); hour still has 2 of 5
     const context = await service.authorize(key);
     assert.equal(context.rateLimitResults?.find((r) => r.name === "hour")?.remaining, 1);
   });

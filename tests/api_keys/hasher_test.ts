@@ -75,6 +75,11 @@ describe("WebCryptoSha256Hasher", () => {
       () => new WebCryptoSha256Hasher({ peppers: { 1: "", 2: PEPPER_2 } }),
       /version 1 must be a non-empty string/,
     );
+    assert.throws(
+      () => new WebCryptoSha256Hasher({ peppers: { 1: "" } }),
+      /version 1 must be a non-empty string.*at least 32 bytes/,
+      'a missing pepper (an unset variable read as "") states the rule',
+    );
     assert.throws(() => new WebCryptoSha256Hasher({ peppers: {} }), /at least one pepper/);
     assert.throws(
       () => new WebCryptoSha256Hasher({ peppers: { 0: PEPPER_1 } }),

@@ -1,5 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
 import {
   ApiKeysService,
   InMemoryApiKeyStorage,
@@ -127,12 +128,16 @@ describe("ApiKeysServiceOptions (validated by compileSettings)", () => {
 });
 
 describe("seed 0.4: onAuthFailed is deprecated", () => {
-  it("its symbol documentation says @deprecated and names the event to use", async () => {
-    const source = await Deno.readTextFile(
-      new URL("../../api_keys/service_options.ts", import.meta.url),
-    );
-    const doc = source.match(/\/\*\*((?:(?!\*\/)[\s\S])*)\*\/\s*onAuthFailed\?:/)?.[1] ?? "";
-    assert.match(doc, /@deprecated/);
-    assert.match(doc, /api_key\.auth_failed/);
-  });
+  const file = new URL("../../api_keys/service_options.ts", import.meta.url);
+  const noSource = !existsSync(file) && "the TypeScript source is not in this test tree";
+  it(
+    "its symbol documentation says @deprecated and names the event to use",
+    { skip: noSource },
+    () => {
+      const source = readFileSync(file, "utf8");
+      const doc = source.match(/\/\*\*((?:(?!\*\/)[\s\S])*)\*\/\s*onAuthFailed\?:/)?.[1] ?? "";
+      assert.match(doc, /@deprecated/);
+      assert.match(doc, /api_key\.auth_failed/);
+    },
+  );
 });

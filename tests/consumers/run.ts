@@ -14,6 +14,10 @@
  * 5. in the ESM apps on Express, starts each program of the docs marked `<!-- node -->`
  *    (compiled in step 3 as `src/docs/`) on a free `PORT` until it answers HTTP.
  *
+ * First the apps without Nest (`plain/`: a Fetch app and a plain Node app, no dependency but the
+ * tarball), which check that `npm ls` lists no Nest peer and that a missing optional peer is an
+ * error naming its install command.
+ *
  * Prints each app's time and the matrix's total, then one `# pass N` / `# fail N` summary;
  * exits non-zero when anything failed. Apps marked `pending` are listed and skipped unless named
  * or `--include-pending` is given.
@@ -24,7 +28,16 @@
  *
  * @module
  */
-import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { inherit } from "../../scripts/npm_build/run.ts";
 import { allBlocks, type CodeBlock, fileNameOf, programOf, servesHttp } from "../doc_blocks.ts";
@@ -32,6 +45,13 @@ import { appId, type ConsumerApp, type Matrix } from "./matrix.ts";
 import { APPS_DIR, readMatrix } from "./update.ts";
 
 const ROOT = join(import.meta.dirname!, "..", "..");
+/** The apps without Nest: one folder each, beside the checks they share (`shared.mjs`). */
+const PLAIN_DIR = join(import.meta.dirname!, "plain");
+/** Ids of the apps without Nest (`plain-<folder>`). */
+const PLAIN_APPS = readdirSync(PLAIN_DIR)
+  .filter((name) => statSync(join(PLAIN_DIR, name)).isDirectory())
+  .sort()
+  .map((name) => `plain-${name}`);
 /** What every app compiles beside the suite: its entry (`src/`) and its test entry (`test/`). */
 const ENTRY_DIRS = ["src", "test"];
 
@@ -62,6 +82,32 @@ async function pack(dir: string): Promise<{ tarball: string; buildId: string }> 
   if (typeof pkg.buildId !== "string") throw new Error("npm/package.json has no buildId");
   console.log(`packed ${info.filename} (build id ${pkg.buildId})`);
   return { tarball: join(dir, info.filename), buildId: pkg.buildId };
+}
+
+/** Runs `node --test` on `file` in `cwd` with a TAP report; returns its counts (a failure at least 1). */
+async function nodeTest(
+  file: string,
+  cwd: string,
+  env?: Record<string, string>,
+): Promise<{ pass: number; fail: number; ok: boolean } | undefined> {
+  const tap = join(cwd, "report.tap");
+  const ok = await run(
+    "node",
+    [
+      "--test",
+      "--test-reporter=spec",
+      "--test-reporter-destination=stdout",
+      "--test-reporter=tap",
+      `--test-reporter-destination=${tap}`,
+      file,
+    ],
+    cwd,
+    env,
+  );
+  const counts = existsSync(tap) ? tapCounts(readFileSync(tap, "utf8")) : { pass: 0, fail: 0 };
+  if (Number.isNaN(counts.pass) || Number.isNaN(counts.fail)) return undefined;
+  if (!ok && counts.fail === 0) counts.fail = 1;
+  return { ...counts, ok };
 }
 
 /** Counts from a TAP report: `# pass N`, `# fail N`. */
@@ -173,39 +219,51 @@ async function testApp(
 
     const platform = matrix.platforms[app.platform];
     const set = matrix.sets[app.set];
-    const tap = join(dir, "report.tap");
-    const ok = await run(
-      "node",
-      [
-        "--test",
-        "--test-reporter=spec",
-        "--test-reporter-destination=stdout",
-        "--test-reporter=tap",
-        `--test-reporter-destination=${tap}`,
-        "dist/test/app.test.js",
-      ],
-      dir,
-      {
-        API_KIT_BUILD_ID: packed.buildId,
-        CONSUMER_APP: id,
-        CONSUMER_NODE: matrix.node,
-        CONSUMER_ADAPTER: platform.adapter,
-        CONSUMER_ADAPTER_CLASS: platform.adapterClass,
-        CONSUMER_SERVER: platform.server,
-        CONSUMER_SERVER_MAJOR: String(platform.majors[String(set.nest)]),
-        CONSUMER_SWAGGER: app.swagger ? "1" : "0",
-      },
-    );
-    const counts = existsSync(tap) ? tapCounts(readFileSync(tap, "utf8")) : { pass: 0, fail: 0 };
-    if (Number.isNaN(counts.pass) || Number.isNaN(counts.fail)) return done(0, 1, "no report");
-    if (!ok && counts.fail === 0) counts.fail = 1;
+    const counts = await nodeTest("dist/test/app.test.js", dir, {
+      API_KIT_BUILD_ID: packed.buildId,
+      CONSUMER_APP: id,
+      CONSUMER_NODE: matrix.node,
+      CONSUMER_ADAPTER: platform.adapter,
+      CONSUMER_ADAPTER_CLASS: platform.adapterClass,
+      CONSUMER_SERVER: platform.server,
+      CONSUMER_SERVER_MAJOR: String(platform.majors[String(set.nest)]),
+      CONSUMER_SWAGGER: app.swagger ? "1" : "0",
+    });
+    if (counts === undefined) return done(0, 1, "no report");
+    let served = true;
     for (const block of docs) {
       if (await serves(block, dir)) counts.pass += 1;
-      else counts.fail += 1;
+      else [counts.fail, served] = [counts.fail + 1, false];
     }
-    return done(counts.pass, counts.fail, ok ? "ok" : "tests failed");
+    return done(counts.pass, counts.fail, counts.ok && served ? "ok" : "tests failed");
   } finally {
     await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** Installs the tarball alone into a copy of a `plain/` app and runs its `app.test.mjs`. */
+async function testPlainApp(id: string, tarball: string): Promise<Outcome> {
+  const started = performance.now();
+  const done = (pass: number, fail: number, note: string): Outcome => {
+    const seconds = (performance.now() - started) / 1000;
+    console.log(`${id}: ${pass} passed, ${fail} failed (${note}, ${seconds.toFixed(1)} s)`);
+    return { id, pass, fail, seconds, note };
+  };
+  console.log(`=== consumer ${id}`);
+  const root = await Deno.makeTempDir({ prefix: `consumer-${id}-` });
+  try {
+    const dir = join(root, "app");
+    mkdirSync(dir);
+    cpSync(join(PLAIN_DIR, id.slice("plain-".length)), dir, { recursive: true });
+    copyFileSync(join(PLAIN_DIR, "shared.mjs"), join(root, "shared.mjs"));
+    const quiet = ["--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"];
+    const install = ["install", "--no-package-lock", ...quiet, tarball];
+    if (!await run("npm", install, dir)) return done(0, 1, "installing the tarball failed");
+    const counts = await nodeTest("app.test.mjs", dir);
+    if (counts === undefined) return done(0, 1, "no report");
+    return done(counts.pass, counts.fail, counts.ok ? "ok" : "tests failed");
+  } finally {
+    await Deno.remove(root, { recursive: true });
   }
 }
 
@@ -214,7 +272,7 @@ if (import.meta.main) {
   const matrix = readMatrix();
   const includePending = Deno.args.includes("--include-pending");
   const named = new Set(Deno.args.filter((arg) => !arg.startsWith("--")));
-  const known = new Set(matrix.apps.map((app) => appId(matrix, app)));
+  const known = new Set([...PLAIN_APPS, ...matrix.apps.map((app) => appId(matrix, app))]);
   const unknown = [...named].filter((id) => !known.has(id));
   if (unknown.length > 0) {
     console.error(`unknown apps: ${unknown.join(", ")} (known: ${[...known].join(", ")})`);
@@ -223,11 +281,13 @@ if (import.meta.main) {
   const selected = matrix.apps.filter((app) =>
     named.size > 0 ? named.has(appId(matrix, app)) : includePending || app.pending === undefined
   );
+  const plain = PLAIN_APPS.filter((id) => named.size === 0 || named.has(id));
   const outcomes: Outcome[] = [];
   let fail = 0;
   const work = await Deno.makeTempDir({ prefix: "api-kit-pack-" });
   try {
     const packed = await pack(work);
+    for (const id of plain) outcomes.push(await testPlainApp(id, packed.tarball));
     for (const app of selected) outcomes.push(await testApp(matrix, app, packed));
   } catch (error) {
     console.error(error instanceof Error ? error.message : error);

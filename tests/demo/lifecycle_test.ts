@@ -21,6 +21,12 @@ describe("demo command line", () => {
     assert.equal(parseDemoArgs(["--port", "9090"], { PORT: "8080" }).port, 9090);
   });
 
+  it("--smoke listens on an ephemeral port unless --port or PORT names one", () => {
+    assert.equal(parseDemoArgs(["--smoke"], {}).port, 0);
+    assert.equal(parseDemoArgs(["--smoke", "--port", "4567"], {}).port, 4567);
+    assert.equal(parseDemoArgs(["--smoke"], { PORT: "4568" }).port, 4568);
+  });
+
   it("rejects bad values with a DemoCliError", () => {
     assert.throws(() => parseDemoArgs(["--port", "70000"], {}), DemoCliError);
     assert.throws(() => parseDemoArgs(["--adapter", "koa"], {}), DemoCliError);

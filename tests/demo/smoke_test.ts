@@ -37,7 +37,7 @@ for (const adapter of ["express", "fastify"] as const) {
       // The log: the seeded key's expiry notice.
       assert.match(
         stdout,
-        /^keys: expiry notice: key \w{12} \(tenant demo, live\) expires within 7 days, at /m,
+        /^\[keys\] expiry notice: key \w{12} \(tenant demo, live\) expires within 7 days, at /m,
       );
       assert.match(
         stdout,

@@ -69,15 +69,13 @@ import {
   type RotateApiKeyInput,
   type SecretScanningPublicKey,
 } from "../../api_keys/mod.ts";
+import { ApiKeysGuard, ApiKeysModule, RequireScope } from "../../api_keys/nest/mod.ts";
 import {
-  ApiKeysGuard,
-  ApiKeysModule,
   leakReportFromRequest,
   type LeakReportHttpRequest,
   type LeakReportHttpResponse,
-  RequireScope,
   sendLeakReport,
-} from "../../api_keys/nest/mod.ts";
+} from "../../api_keys/nest/api_keys.leaks.ts";
 import { createPostgresFeed } from "../../api_keys/postgres/mod.ts";
 import { FLEET_PEPPER } from "./fleet_pepper.ts";
 

@@ -17,7 +17,7 @@ async function probe(kind: StoreKind): Promise<string | undefined> {
       if (!DATABASE_URL) return "DATABASE_URL is not set (run scripts/start_postgres.sh)";
       const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
       try {
-        await pool.query("SELECT 1 FROM rate_limit_counters LIMIT 1");
+        await pool.query("SELECT 1 FROM rate_limit_buckets LIMIT 1");
       } finally {
         await pool.end();
       }

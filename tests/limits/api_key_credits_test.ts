@@ -63,10 +63,14 @@ if (
       const credits = async (id: string): Promise<ApiKeyCredits> =>
         (await storage.findById(id))!.credits!;
       const spend = async (id: string, cost = 1) => {
-        const stored = await credits(id);
+        const record = (await storage.findById(id))!;
+        const stored = record.credits!;
         const result = await limiter.check("unused", [], {
           cost,
-          credits: { ...creditCounterOf(stored), subject: creditSubjectOf(id, stored) },
+          credits: {
+            ...creditCounterOf(stored, record.tenantId),
+            subject: creditSubjectOf(id, stored),
+          },
         });
         assert.equal(result.unavailable, false);
         return result.credits!;

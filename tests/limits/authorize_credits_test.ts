@@ -68,6 +68,7 @@ for (const kind of await readyStores("authorize with credits")) {
         limiter.check(`key:${id}`, [policy], {
           cost: 0,
           credits: { initial: 0, subject: `key:${id}` },
+          slot: "tenant:t1", // the service's slot for the keys of tenant t1 (their counters' keys on Redis)
         });
       let kept = 0;
       for (let trial = 0; trial < 1_000; trial++) {

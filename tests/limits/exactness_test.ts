@@ -10,7 +10,9 @@
  * 1,000 trials. Credits: the same 4 processes × 2,500 concurrent spends of a
  * balance of 1,000 accept exactly 1,000 and leave 0, never less; the same
  * processes crossing one refill boundary (everyMs 3,000, real time) refill it
- * exactly once.
+ * exactly once. A pool of 1,000 shared by the 4 processes, spent in one check
+ * with each process's own balance of 400, accepts exactly 1,000, and an own
+ * balance is spent only when the pool is.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -100,6 +102,8 @@ async function fire(
       timeouts: number;
       client: string;
       least: number;
+      ownLeft?: number;
+      refusedBy: number[];
     },
   }));
 }
@@ -202,6 +206,28 @@ describe("store processes", { skip: ready.length === 0 }, () => {
             { kind: "credit", subject, name: "credits", cost: 0, initial: 1_000 },
           ]);
           assert.deepEqual(left, { allowed: true, remaining: 0, resetMs: -1 });
+        } finally {
+          await close();
+        }
+      });
+
+      it(`a shared pool of 1,000 and each process's own balance of 400 in one check: ${PROCESSES} processes × 2,500 spends accept exactly 1,000, each own balance spent only with the pool`, async () => {
+        const subject = freshSubject("pool");
+        const answers = await fire(kind, subject, nodeTree, 2_500, "pool");
+        console.log(`${kind}: pool spends per process ${answers.map((a) => a.allowed).join(", ")}`);
+        assert.deepEqual(answers.map((a) => a.unavailable), [0, 0, 0, 0]);
+        assert.equal(answers.reduce((sum, a) => sum + a.allowed, 0), 1_000);
+        for (const a of answers) {
+          assert.ok(a.allowed <= 400, JSON.stringify(a));
+          assert.equal(a.ownLeft, 400 - a.allowed, "an own balance is spent only with the pool");
+          assert.equal(a.refusedBy[0] + a.refusedBy[1] >= 2_500 - a.allowed, true);
+        }
+        const { store, close } = await openStore(kind);
+        try {
+          const [left] = await checkOnce(store, [
+            { kind: "credit", subject, name: "pool", cost: 0, initial: 1_000 },
+          ]);
+          assert.equal(left.remaining, 0);
         } finally {
           await close();
         }

@@ -6,12 +6,14 @@
  * balance of 1,000 through the limiter with a far timeout; with `refill`, `count` loops
  * spending a balance of 10 refilled to 50 every 3 s until 1 s past the next
  * boundary; with `default`, checks of a limiter with default options, each
- * spending 1 of a balance of 1,000 too) at that time, and prints
+ * spending 1 of a balance of 1,000 too; with `pool`, spends of this process's
+ * own balance of 400 and a pool of 1,000 shared by all, in one check) at that
+ * time, and prints
  * `{"allowed":N,"unavailable":N,"timeouts":N,"client":"<version loaded>","least":N}`
  * (`timeouts`: answers of the failure policy for want of a reply in time)
  * (`least`: the lowest `remaining` answered).
  *
- *   deno run -A tests/limits/fire.ts <postgres|redis> <subject> <count> <version> [credits|refill|default]
+ *   deno run -A tests/limits/fire.ts <postgres|redis> <subject> <count> <version> [credits|refill|default|pool]
  */
 import process from "node:process";
 import { createRateLimiter } from "../../rate_limits/limiter.ts";
@@ -45,6 +47,9 @@ const credit = { kind: "credit" as const, subject, name: "credits", cost: 1, ini
 const REFILL_MS = 3_000;
 const refilled = { ...credit, initial: 10, refill: { amount: 50, everyMs: REFILL_MS } };
 const stop = Number(go) - (Number(go) % REFILL_MS) + REFILL_MS + 1_000;
+/** `pool`: this process's own balance (as a key's) and the pool all share (as a tenant's). */
+const own = { initial: 400, subject: `${subject}:own:${process.pid}` };
+const pool = { initial: 1_000, name: "pool" };
 const results = await Promise.all(
   Array.from({ length: Number(count) }, async () => {
     if (mode === "refill") {
@@ -63,11 +68,18 @@ const results = await Promise.all(
     if (mode === "default") {
       return await limiter.check(subject, policy, { credits: { initial: 1_000 } });
     }
+    if (mode === "pool") {
+      return await limiter.check(subject, [], { credits: [own, { ...pool, subject }] });
+    }
     if (mode !== "credits") return await limiter.check(subject, policy);
     // A far timeout: a slow commit is waited for, never answered by the failure policy.
     return await limiter.check(subject, [], { credits: { initial: 1_000 } });
   }),
 ).then((all) => all.flat());
+/** `pool`: what is left of this process's own balance. */
+const ownLeft = mode === "pool"
+  ? (await checkOnce(store, [{ kind: "credit", name: "credits", cost: 0, ...own }]))[0].remaining
+  : undefined;
 await close();
 const answered = results.filter((r) => !r.unavailable);
 console.log(JSON.stringify({
@@ -76,4 +88,10 @@ console.log(JSON.stringify({
   timeouts: results.filter((r) => "reason" in r && r.reason === "timeout").length,
   client: loadClient(kind === "redis" ? "redis" : "pg", version).version,
   least: Math.min(...answered.map((r) => r.credits?.remaining ?? r.policies[0].remaining)),
+  ownLeft,
+  // `pool`: refusals by this process's own balance, and by the shared pool.
+  refusedBy: [0, 1].map((i) =>
+    answered.filter((r) => !r.allowed && "balances" in r && r.balances?.[i]?.allowed === false)
+      .length
+  ),
 }));

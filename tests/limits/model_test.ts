@@ -1,9 +1,21 @@
-/** Each real store against the reference sliding log, on the server's real clock. */
+/** Each real store against the reference model: on the server's real clock, and on a pinned one. */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
+import pg from "pg";
 import { commands, countersOf, ReferenceStore } from "../rate_limits/_model.ts";
-import { checkOnce, freshSubject, openStore, readyStores } from "./_services.ts";
+import {
+  checkOnce,
+  connectRedis,
+  DATABASE_URL,
+  freshSubject,
+  openStore,
+  readyStores,
+  REDIS_URL,
+} from "./_services.ts";
+import { createRedisRateLimitStore, type RedisScriptClient } from "../../rate_limits/redis/mod.ts";
+import { createPostgresRateLimitStore } from "../../rate_limits/postgres/mod.ts";
+import type { RateLimitStore } from "../../rate_limits/store.ts";
 
 // Windows scaled ×1,000 (400 s and more): nothing expires during a run, so the
 // reference at one instant predicts `allowed` and `remaining` exactly.
@@ -30,7 +42,8 @@ for (const kind of await readyStores("rate-limit model")) {
                 expected.map((r) => [r.allowed, r.remaining]),
               );
               actual.forEach((r, i) => {
-                assert.ok(r.resetMs >= 0 && r.resetMs <= counters[i].windowMs, String(r.resetMs));
+                const most = counters[i].windowMs * 1.1 + 1; // the oldest sub-bucket leaves by then
+                assert.ok(r.resetMs >= 0 && r.resetMs <= most, String(r.resetMs));
               });
             }
           }),
@@ -56,11 +69,136 @@ for (const kind of await readyStores("rate-limit model")) {
         assert.equal((await checkOnce(store, [counter]))[0].allowed, true);
         const denied = (await checkOnce(store, [counter]))[0];
         assert.equal(denied.allowed, false);
-        assert.ok(denied.resetMs > 0 && denied.resetMs <= 300, String(denied.resetMs));
-        await new Promise((resolve) => setTimeout(resolve, 320));
+        assert.ok(denied.resetMs > 0 && denied.resetMs <= 331, String(denied.resetMs));
+        // Every unit leaves within windowMs × 1.2 of its acceptance (its sub-bucket's end + B + 1).
+        await new Promise((resolve) => setTimeout(resolve, 400));
         assert.deepEqual((await checkOnce(store, [counter]))[0].remaining, 1);
       } finally {
         await close();
+      }
+    });
+  });
+}
+
+/**
+ * Random sequences on a store whose clock the test sets (`setClock`) agree
+ * exactly with the reference: allowed, remaining and resetMs, as time moves.
+ */
+async function agreesOnPinnedClock(
+  open: () => RateLimitStore & { close(): void },
+  setClock: (ms: number) => unknown,
+  numRuns: number,
+): Promise<void> {
+  await fc.assert(
+    fc.asyncProperty(commands, fc.integer({ min: 0, max: 10_000 }), async (script, start) => {
+      let now = 1_750_000_000_000 + start;
+      const store = open();
+      const reference = new ReferenceStore();
+      const run = freshSubject("pinned");
+      for (const command of script) {
+        now += command.advanceMs;
+        await setClock(now);
+        const counters = countersOf({ ...command, subject: `${run}:${command.subject}` });
+        const expected = reference.check(counters, now);
+        const { results } = await store.checkBatch([
+          { counters, deadline: Date.now() + 1e9 }, // far, within a timer's range
+        ]);
+        assert.deepEqual(results[0], expected, `at ${now}`);
+      }
+      store.close();
+    }),
+    { numRuns },
+  );
+}
+
+/**
+ * A client whose scripts read `clock()` in place of the server's `TIME` (a
+ * pinned clock on real Redis: the script text is the store's, but for that).
+ */
+function pinnedClient(client: RedisScriptClient, clock: () => number): RedisScriptClient {
+  return {
+    evalSha: () => Promise.reject(new Error("NOSCRIPT pinned")),
+    eval: (script, call) => {
+      const now = clock();
+      const time = `{'${Math.floor(now / 1_000)}', '${(now % 1_000) * 1_000}'}`;
+      return client.eval(script.replace("redis.call('TIME')", time), call);
+    },
+  };
+}
+
+if ((await readyStores("rate-limit model, pinned clock")).includes("redis")) {
+  describe("redis store against the reference on a pinned clock", () => {
+    it("agrees on allowed, remaining and resetMs as time moves (sub-buckets leave)", async () => {
+      const client = await connectRedis(REDIS_URL!, 2_000);
+      try {
+        let now = 0;
+        await agreesOnPinnedClock(
+          () =>
+            createRedisRateLimitStore({
+              client: pinnedClient(client as unknown as RedisScriptClient, () => now),
+              prefix: `${freshSubject("pinned")}:`,
+            }),
+          (ms) => {
+            now = ms;
+          },
+          40,
+        );
+      } finally {
+        await client.close();
+      }
+    });
+  });
+}
+
+/**
+ * A pool whose `rate_limit_bucket_batch` reads a pinned clock: the
+ * migration's function text, `clock_timestamp()` replaced by the one row of
+ * `pinned_clock`, created in a schema of its own beside its own
+ * `rate_limit_buckets` (the credit functions stay the public ones).
+ */
+async function pinnedPool(schema: string) {
+  const migration = await Deno.readTextFile(
+    new URL("../../prisma/migrations/0015_rate_limit_buckets/migration.sql", import.meta.url),
+  );
+  const start = migration.indexOf("CREATE FUNCTION rate_limit_bucket_batch(");
+  const body = migration.slice(start, migration.indexOf("$$;", start) + 3)
+    .replaceAll("clock_timestamp()", "(SELECT at FROM pinned_clock)");
+  assert.ok(start > 0 && body.includes("pinned_clock"));
+  const pool = new pg.Pool({
+    connectionString: DATABASE_URL,
+    max: 1,
+    options: `-c search_path=${schema},public`,
+  });
+  await pool.query(`CREATE SCHEMA ${schema}`);
+  await pool.query(`CREATE TABLE pinned_clock (at TIMESTAMPTZ NOT NULL)`);
+  await pool.query(`INSERT INTO pinned_clock VALUES (now())`);
+  await pool.query(
+    `CREATE TABLE rate_limit_buckets (LIKE public.rate_limit_buckets INCLUDING ALL)`,
+  );
+  await pool.query(body);
+  return {
+    pool,
+    setClock: (ms: number) =>
+      pool.query("UPDATE pinned_clock SET at = to_timestamp($1 / 1000.0)", [ms]),
+    close: async () => {
+      await pool.query(`DROP SCHEMA ${schema} CASCADE`);
+      await pool.end();
+    },
+  };
+}
+
+if ((await readyStores("rate-limit model, pinned clock")).includes("postgres")) {
+  describe("postgres store against the reference on a pinned clock", () => {
+    it("agrees on allowed, remaining and resetMs as time moves (sub-buckets leave)", async () => {
+      const pinned = await pinnedPool(`pinned_${crypto.randomUUID().replaceAll("-", "")}`);
+      try {
+        await agreesOnPinnedClock(
+          () => createPostgresRateLimitStore({ pool: pinned.pool }),
+          pinned.setClock,
+          25,
+        );
+      } finally {
+        await pinned.close();
       }
     });
   });

@@ -176,7 +176,7 @@ for (const kind of await readyStores("remote store contract")) {
           createPostgresRateLimitStore({ pool: hidden }).ready(),
           (e) =>
             e instanceof TypeError &&
-            /apply prisma\/migrations\/0007_rate_limit_counters/.test(e.message),
+            /apply prisma\/migrations\/0009_credit_balances/.test(e.message),
         );
         await assert.rejects(
           createPostgresRateLimitStore({ pool: down, logger: () => {} }).ready(),
@@ -304,7 +304,7 @@ if (DATABASE_URL) {
         await checkOnce(store, [window, credit]);
         await holder.query("BEGIN");
         await holder.query(
-          "SELECT 1 FROM rate_limit_counters WHERE subject = $1 AND name = 'w' FOR UPDATE",
+          "SELECT 1 FROM rate_limit_buckets WHERE subject = $1 AND name = 'w' FOR UPDATE",
           [subject],
         );
         const calls = await sendDuring(store, [window, credit], 2_000);

@@ -194,7 +194,8 @@ for (const kind of await readyStores("@nestjs/throttler over a real store")) {
       );
       for (const refused of replies.filter((r) => r.status === 429)) {
         const retryAfter = Number(refused.headers[`retry-after-${fleet.throttler}`]);
-        assert.ok(retryAfter > 0 && retryAfter <= 60, `Retry-After ${retryAfter}`);
+        // A 60 s window's oldest counted sub-bucket leaves within 66 s (docs/rate-limits.md).
+        assert.ok(retryAfter > 0 && retryAfter <= 66, `Retry-After ${retryAfter}`);
       }
       const other = await fleet.fire(2, "/orders", { "x-api-key": await fleet.newKey() });
       assert.deepEqual(statuses(other), { 200: 2 }, "another key from the same IPs counts apart");

@@ -66,6 +66,16 @@ if (databaseReady("PrismaApiKeyStorage on PostgreSQL", unavailable)) {
     }, it);
   });
 
+  describe("PrismaApiKeyStorage contract on PostgreSQL with storesRateLimits and storesRateLimitKeyId (migrations 0008, 0014)", () => {
+    runApiKeyStorageContract(async () => {
+      await reset();
+      return new PrismaApiKeyStorage(prisma, {
+        storesRateLimits: true,
+        storesRateLimitKeyId: true,
+      });
+    }, it);
+  });
+
   describe("PrismaApiKeyStorage contract on PostgreSQL with storesCredits (migration 0011)", () => {
     runApiKeyStorageContract(async () => {
       await reset();

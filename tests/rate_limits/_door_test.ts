@@ -40,6 +40,35 @@ describe("createStoreDoor", () => {
     assert.ok(store.calls <= 20, `3,000 checks took ${store.calls} store calls`);
   });
 
+  it("a clustered store gets one slot per batch (a counter's slot, else its subject); others mix them", async () => {
+    for (const clustered of [true, false]) {
+      const seen: string[][] = [];
+      const store: RateLimitStore = {
+        clustered,
+        checkBatch: (checks) => {
+          seen.push(checks.map((c) => c.counters[0].slot ?? c.counters[0].subject));
+          return Promise.resolve({
+            results: checks.map((c) =>
+              c.counters.map(() => ({ allowed: true, remaining: 1, resetMs: 0 }))
+            ),
+          });
+        },
+      };
+      const door = createStoreDoor(store, 30_000);
+      const tagged = (subject: string, slot: string) => ({ ...window(subject), slot });
+      await Promise.all(
+        [window("a"), window("b"), tagged("c", "t1"), tagged("d", "t1"), window("a")].map((c) =>
+          door.check([c], performance.now())
+        ),
+      );
+      if (clustered) {
+        assert.deepEqual(seen, [["a"], ["b"], ["t1", "t1"], ["a"]]);
+      } else {
+        assert.deepEqual(seen, [["a", "b", "t1", "t1", "a"]]);
+      }
+    }
+  });
+
   it("a stall: 10,000 checks leave at their deadline, pending calls stay at most MAX_IN_FLIGHT, one timer for the queue, nothing replayed on recovery", async () => {
     const store = new FakeRemoteStore();
     store.stalled = true;

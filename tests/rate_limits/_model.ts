@@ -1,6 +1,9 @@
 /**
- * The reference of the documented algorithm (a sliding log), written the naive
- * way, and the fast-check commands the model-based tests run against a store.
+ * The reference of the documented algorithms, written the naive way (the
+ * window rule of docs/rate-limits.md "The algorithm: a sliding window of
+ * sub-buckets", the refill calendar of "Credits"), and the fast-check
+ * commands the model-based tests run against a store. Every store's tests
+ * check it against these: the one reference of each rule.
  */
 import fc from "fast-check";
 import type {
@@ -10,41 +13,54 @@ import type {
   RateLimitCounter,
   WindowCounter,
 } from "../../rate_limits/store.ts";
+import { SUB_BUCKETS } from "../../rate_limits/_window.ts";
 
-/** The documented algorithm, naively: filter, sum, search. */
+/** The sub-bucket of moment `t` in a window of `windowMs`. */
+const bucket = (t: number, windowMs: number) => Math.floor((t * SUB_BUCKETS) / windowMs);
+
+/** The first ms at which the units accepted at `t` are no longer counted. */
+const leaves = (t: number, windowMs: number) =>
+  Math.ceil(((bucket(t, windowMs) + SUB_BUCKETS + 1) * windowMs) / SUB_BUCKETS);
+
+/**
+ * The documented window rule, naively: every accepted unit is kept with its
+ * moment; a check at `now` counts those of the sub-buckets
+ * `bucket(now) - SUB_BUCKETS` to `bucket(now)`. Counters are keyed by
+ * subject, name and window. Moments must not go back.
+ */
 export class ReferenceStore {
   readonly logs = new Map<string, { t: number; u: number }[]>();
 
   /** Checks `counters`; consumes only when they all fit and `othersFit`. */
   check(counters: readonly WindowCounter[], now: number, othersFit = true): CounterResult[] {
-    const logs = counters.map((c) => {
-      const key = `${c.subject}|${c.name}`;
-      const log = (this.logs.get(key) ?? []).filter((e) => e.t > now - c.windowMs);
-      this.logs.set(key, log);
-      return log;
-    });
+    const counted = (c: WindowCounter, at: number) =>
+      (this.logs.get(`${c.subject}|${c.name}|${c.windowMs}`) ?? []).filter((e) =>
+        bucket(e.t, c.windowMs) >= bucket(at, c.windowMs) - SUB_BUCKETS
+      );
     const sum = (entries: { u: number }[]) => entries.reduce((a, e) => a + e.u, 0);
-    const fits = counters.map((c, i) => sum(logs[i]) + c.cost <= c.limit);
+    const fits = counters.map((c) => sum(counted(c, now)) + c.cost <= c.limit);
     const consume = fits.every(Boolean) && othersFit;
     return counters.map((c, i) => {
-      const log = logs[i];
-      const total = sum(log);
+      const total = sum(counted(c, now));
       if (!fits[i]) {
-        for (const d of log.map((e) => e.t + c.windowMs - now).sort((a, b) => a - b)) {
-          const later = log.filter((e) => e.t + c.windowMs > now + d);
-          if (sum(later) + c.cost <= c.limit) {
+        const candidates = counted(c, now).map((e) => leaves(e.t, c.windowMs) - now);
+        for (const d of candidates.sort((a, b) => a - b)) {
+          if (sum(counted(c, now + d)) + c.cost <= c.limit) {
             return { allowed: false, remaining: c.limit - total, resetMs: d };
           }
         }
         return { allowed: false, remaining: c.limit - total, resetMs: c.windowMs };
       }
-      if (consume && c.cost > 0) log.push({ t: now, u: c.cost });
       const consumed = consume && c.cost > 0 ? c.cost : 0;
-      const oldest = log.length > 0 ? Math.min(...log.map((e) => e.t)) : undefined;
+      if (consumed > 0) {
+        const key = `${c.subject}|${c.name}|${c.windowMs}`;
+        this.logs.set(key, [...this.logs.get(key) ?? [], { t: now, u: c.cost }]);
+      }
+      const leaving = counted(c, now).map((e) => leaves(e.t, c.windowMs) - now);
       return {
         allowed: true,
         remaining: c.limit - total - consumed,
-        resetMs: oldest === undefined ? 0 : oldest + c.windowMs - now,
+        resetMs: leaving.length > 0 ? Math.min(...leaving) : 0,
       };
     });
   }
@@ -91,7 +107,7 @@ export function countersOf(command: CheckCommand, windowScale = 1): WindowCounte
   }));
 }
 
-/** Asserts the guarantee on a record of accepted units: no window of `windowMs` holds more than `limit`. */
+/** Most units of `accepted` in any interval of `windowMs` (the guarantee: never above `limit`). */
 export function maxInWindow(accepted: { t: number; u: number }[], windowMs: number): number {
   let max = 0;
   for (const start of accepted) {
@@ -99,6 +115,21 @@ export function maxInWindow(accepted: { t: number; u: number }[], windowMs: numb
     max = Math.max(max, inside.reduce((a, e) => a + e.u, 0));
   }
   return max;
+}
+
+/**
+ * Units of `accepted` that a check at `at` may count: those accepted in the
+ * last `windowMs × (1 + 1 / SUB_BUCKETS)` ms. The guarantee: a refused check
+ * found these plus its cost above `limit` (it refuses early by at most the
+ * oldest sub-bucket it counts).
+ */
+export function unitsWithinOneBucketMore(
+  accepted: readonly { t: number; u: number }[],
+  windowMs: number,
+  at: number,
+): number {
+  return accepted.filter((e) => e.t * SUB_BUCKETS > (at - windowMs) * SUB_BUCKETS - windowMs)
+    .reduce((a, e) => a + e.u, 0);
 }
 
 const DAY = 86_400_000;

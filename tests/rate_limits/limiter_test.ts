@@ -6,7 +6,7 @@ import {
   type RateLimitMetric,
 } from "../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../rate_limits/memory_store.ts";
-import type { RateLimitStore } from "../../rate_limits/store.ts";
+import type { CreditBalance, RateLimitStore } from "../../rate_limits/store.ts";
 import { FakeRemoteStore } from "./_fake_store.ts";
 
 const quiet = { logger: () => {} };
@@ -32,6 +32,19 @@ describe("createRateLimiter", () => {
       ["api", 3, 2, true],
       ["burst", 1, 0, true],
     ]);
+  });
+
+  it("each policy result names its window (windowMs), so a caller need not copy it in", async () => {
+    const limiter = createRateLimiter(quiet);
+    const result = await limiter.check("k", [api, { ...burst, windowMs: 1_000 }]);
+    assert.deepEqual(result.policies.map((p) => p.windowMs), [60_000, 1_000]);
+    const local = createRateLimiter({
+      ...quiet,
+      store: failing,
+      onStoreError: "local",
+      instances: 1,
+    });
+    assert.deepEqual((await local.check("k", [api])).policies.map((p) => p.windowMs), [60_000]);
   });
 
   it("consumes nothing when one policy denies (all or nothing)", async () => {
@@ -409,6 +422,27 @@ describe("createRateLimiter", () => {
     assert.deepEqual(batches, [[2, 1]]);
   });
 
+  it("puts a check's slot on every counter (credits included); a bad slot is a TypeError", async () => {
+    const seen: (string | undefined)[][] = [];
+    const inner = createMemoryRateLimitStore();
+    const store: RateLimitStore = {
+      checkBatch: (checks) => (
+        seen.push(...checks.map((c) => c.counters.map((counter) => counter.slot))),
+          inner.checkBatch(checks)
+      ),
+    };
+    const limiter = createRateLimiter({ ...quiet, store });
+    await limiter.check("key:a", [api, burst], {
+      subjects: ["key:a", "tenant:t"],
+      slot: "tenant:t",
+      credits: { initial: 5, subject: "key:p" },
+    });
+    await limiter.check("key:a", [api]);
+    assert.deepEqual(seen, [["tenant:t", "tenant:t", "tenant:t"], [undefined]]);
+    await assert.rejects(limiter.check("key:a", [api], { slot: "" }), TypeError);
+    await assert.rejects(limiter.check("key:a", [api], { slot: "a\nb" }), TypeError);
+  });
+
   it("spends credits in the same check (policies may be empty) and changes them", async () => {
     const limiter = createRateLimiter(quiet);
     const credits = { initial: 2 };
@@ -495,6 +529,118 @@ describe("createRateLimiter", () => {
       limiter.readCredits([{ subject: "a", credits: held }]),
       /the fake store failed readCredits \(Error: down\)/,
     );
+  });
+
+  it("spends several balances (a key's and its tenant's) in one atomic step; balances answers each, in order", async () => {
+    const limiter = createRateLimiter(quiet);
+    const key = { initial: 5, subject: "key:k1" };
+    const tenant = { initial: 2, subject: "tenant:t1" };
+    for (const expected of [true, true, false]) {
+      const result = await limiter.check("key:k1", [api], { cost: 1, credits: [key, tenant] });
+      assert.equal(result.allowed, expected);
+      assert.deepEqual(result.balances?.map((b) => b.allowed), [true, expected]);
+      assert.deepEqual(result.credits, result.balances![0]);
+    }
+    // Nothing of the refused check was spent: neither the key's balance nor the window.
+    const read = await limiter.readCredits([
+      { subject: "key:k1", credits: key },
+      { subject: "tenant:t1", credits: tenant },
+    ]);
+    assert.deepEqual(read.map((r) => r.remaining), [3, 0]);
+    const single = await limiter.check("key:k2", [], { credits: { initial: 1 } });
+    assert.deepEqual(single.balances, [single.credits]);
+    await assert.rejects(limiter.check("k", [], { credits: [] }), /credits must list 1-8 balances/);
+    await assert.rejects(
+      limiter.check("k", [], { credits: [key, { ...key, initial: 9 }] }),
+      /credits must name each balance once/,
+    );
+  });
+
+  it("drainCreditChanges goes through the door and keeps what a late or failed drain drained; absent without the store capability", async () => {
+    assert.equal(createRateLimiter(quiet).drainCreditChanges, undefined);
+    const changed = new Map<string, CreditBalance>();
+    let delayMs = 0;
+    let failure: Error | undefined;
+    const draining: RateLimitStore = {
+      name: "redis",
+      checkBatch: failing.checkBatch,
+      async drainCreditChanges() {
+        const drained = [...changed.values()];
+        changed.clear(); // draining clears what it returns
+        await sleep(delayMs);
+        if (failure) throw failure;
+        return drained;
+      },
+    };
+    const limiter = createRateLimiter({ ...quiet, store: draining, timeoutMs: 100 });
+    const at = Date.now();
+    changed.set("a", { subject: "a", name: "credits", remaining: 5, at });
+    assert.deepEqual(await limiter.drainCreditChanges!(), [
+      { subject: "a", name: "credits", remaining: 5, at },
+    ]);
+    assert.deepEqual(await limiter.drainCreditChanges!(), []);
+    // A drain answered after the deadline: rejected now, its balances kept for the next drain.
+    changed.set("a", { subject: "a", name: "credits", remaining: 4, at: at + 1 });
+    delayMs = 300;
+    await assert.rejects(
+      limiter.drainCreditChanges!(),
+      /^Error: rate-limits: the redis store did not answer drainCreditChanges within 100 ms$/,
+    );
+    await sleep(400);
+    delayMs = 0;
+    changed.set("b", { subject: "b", name: "credits", remaining: 9, at: at + 2 });
+    assert.deepEqual(await limiter.drainCreditChanges!(), [
+      { subject: "a", name: "credits", remaining: 4, at: at + 1 },
+      { subject: "b", name: "credits", remaining: 9, at: at + 2 },
+    ]);
+    // A kept balance is replaced by a newer one of the same subject and name, never by an older one.
+    changed.set("a", { subject: "a", name: "credits", remaining: 3, at: at + 3 });
+    delayMs = 300;
+    await assert.rejects(limiter.drainCreditChanges!(), /did not answer/);
+    await sleep(400);
+    delayMs = 0;
+    changed.set("a", { subject: "a", name: "credits", remaining: 2, at: at + 4 });
+    assert.deepEqual(await limiter.drainCreditChanges!(), [
+      { subject: "a", name: "credits", remaining: 2, at: at + 4 },
+    ]);
+    // A failed drain rejects naming the store; a malformed reply is a TypeError.
+    failure = new Error("ECONNRESET");
+    await assert.rejects(
+      limiter.drainCreditChanges!(),
+      /^Error: rate-limits: the redis store failed drainCreditChanges \(Error: ECONNRESET\)$/,
+    );
+    failure = undefined;
+    const malformed = createRateLimiter({
+      ...quiet,
+      store: {
+        checkBatch: failing.checkBatch,
+        drainCreditChanges: () => Promise.resolve([{}] as CreditBalance[]),
+      },
+    });
+    await assert.rejects(malformed.drainCreditChanges!(), TypeError);
+  });
+
+  it("drainCreditChanges: a late drain answered after a newer drain never brings back an older balance", async () => {
+    const replies: { delayMs: number; balances: CreditBalance[] }[] = [];
+    const store: RateLimitStore = {
+      name: "redis",
+      checkBatch: failing.checkBatch,
+      async drainCreditChanges() {
+        const { delayMs, balances } = replies.shift()!;
+        await sleep(delayMs);
+        return balances;
+      },
+    };
+    const limiter = createRateLimiter({ ...quiet, store, timeoutMs: 100 });
+    const a = (remaining: number, at: number) => ({ subject: "a", name: "credits", remaining, at });
+    const c = { subject: "c", name: "credits", remaining: 7, at: 1 };
+    replies.push({ delayMs: 400, balances: [a(5, 1), c] });
+    replies.push({ delayMs: 0, balances: [a(3, 2)] });
+    await assert.rejects(limiter.drainCreditChanges!(), /did not answer/);
+    assert.deepEqual(await limiter.drainCreditChanges!(), [a(3, 2)]);
+    await sleep(500);
+    replies.push({ delayMs: 0, balances: [] });
+    assert.deepEqual(await limiter.drainCreditChanges!(), [c]);
   });
 
   it("ready(): resolves without store.ready; a TypeError (misconfiguration) rejects; a store merely down resolves and logs one line", async () => {

@@ -11,6 +11,7 @@ import {
   POLICIES,
   ReferenceCombined,
   ReferenceStore,
+  unitsWithinOneBucketMore,
 } from "./_model.ts";
 
 const counter = (subject: string, cost = 1, limit = 2, windowMs = 1_000) => ({
@@ -30,7 +31,7 @@ describe("createMemoryRateLimitStore", () => {
     );
   });
 
-  it("answers as the reference sliding log on a fake clock (cost, cost 0, all or nothing)", () => {
+  it("answers as the reference sub-bucket window on a fake clock (cost, cost 0, all or nothing), never admits more than limit in any window, refuses early by at most one sub-bucket", () => {
     fc.assert(
       fc.property(commands, (script) => {
         let now = 1_000_000;
@@ -41,13 +42,21 @@ describe("createMemoryRateLimitStore", () => {
           now += command.advanceMs;
           const counters = countersOf(command);
           const before = reference.check(counters, now);
-          assert.deepEqual(store.checkNow(counters), before);
+          const actual = store.checkNow(counters);
+          assert.deepEqual(actual, before);
           if (before.every((r) => r.allowed) && command.cost > 0) {
             for (const c of counters) {
               const key = `${c.subject}|${c.name}`;
               accepted.set(key, [...accepted.get(key) ?? [], { t: now, u: c.cost }]);
             }
           }
+          actual.forEach((r, i) => {
+            const c = counters[i];
+            const log = accepted.get(`${c.subject}|${c.name}`) ?? [];
+            if (!r.allowed) {
+              assert.ok(unitsWithinOneBucketMore(log, c.windowMs, now) + c.cost > c.limit);
+            }
+          });
         }
         for (const [key, log] of accepted) {
           const policy = POLICIES.find((p) => key.endsWith(`|${p.name}`))!;
@@ -58,26 +67,77 @@ describe("createMemoryRateLimitStore", () => {
     );
   });
 
+  it("counts a window in sub-buckets: a unit leaves when its sub-bucket is 11 sub-buckets old, and a refusal says when", () => {
+    let now = 10_050; // sub-bucket 100 of a 1,000 ms window
+    const store = createMemoryRateLimitStore({ now: () => now });
+    assert.deepEqual(store.checkNow([counter("a")]), [
+      { allowed: true, remaining: 1, resetMs: 1_050 }, // leaves at 11,100 (sub-bucket 111)
+    ]);
+    now = 10_950;
+    assert.deepEqual(store.checkNow([counter("a")]), [
+      { allowed: true, remaining: 0, resetMs: 150 },
+    ]);
+    now = 11_099;
+    assert.deepEqual(store.checkNow([counter("a")]), [
+      { allowed: false, remaining: 0, resetMs: 1 },
+    ]);
+    now = 11_100;
+    assert.deepEqual(store.checkNow([counter("a")]), [
+      { allowed: true, remaining: 0, resetMs: 900 },
+    ]);
+  });
+
+  it("keys a counter by subject, name and window: one name with two windows counts apart", () => {
+    const store = createMemoryRateLimitStore({ now: () => 0 });
+    store.checkNow([counter("a", 2, 2, 1_000)]);
+    assert.equal(store.checkNow([counter("a", 2, 2, 60_000)])[0].allowed, true);
+    assert.equal(store.checkNow([counter("a", 1, 2, 1_000)])[0].allowed, false);
+  });
+
+  it("holds a constant state per counter whatever the limit: 1,000,000 units in 10,000 distinct ms", () => {
+    let now = 0;
+    const store = createMemoryRateLimitStore({ now: () => now });
+    const big = { ...counter("a", 100, 1e12, 60_000) };
+    for (; now < 10_000; now++) store.checkNow([big]);
+    assert.deepEqual(store.checkNow([{ ...big, cost: 0 }]), [
+      { allowed: true, remaining: 1e12 - 1_000_000, resetMs: 56_000 },
+    ]);
+    assert.equal(store.size, 1);
+  });
+
   it("keeps at most maxCounters counters, dropping idle ones first", () => {
     let now = 0;
     const store = createMemoryRateLimitStore({ maxCounters: 3, now: () => now });
     for (const subject of ["a", "b", "c", "d", "e"]) store.checkNow([counter(subject)]);
     assert.equal(store.size, 3);
-    now += 1_000;
+    now += 1_100; // every window idle
     store.checkNow([counter("f")]);
     assert.equal(store.size, 1);
   });
 
-  it("counts from its newest entry when the clock steps back", () => {
+  it("sweeps at most (counters checked + 1) idle counters per check: the work of a check does not grow with the idle ones", () => {
+    let now = 0;
+    const store = createMemoryRateLimitStore({ now: () => now });
+    for (let i = 0; i < 50; i++) store.checkNow([counter(`s${i}`)]);
+    now = 5_000;
+    store.checkNow([counter("new")]);
+    assert.equal(store.size, 49);
+    store.checkNow([counter("new"), { ...counter("new"), name: "other" }]);
+    assert.equal(store.size, 50 - 3);
+    for (let i = 0; i < 100; i++) store.checkNow([counter("new")]);
+    assert.equal(store.size, 2, "every idle counter dropped as checks ran");
+  });
+
+  it("counts from its newest sub-bucket when the clock steps back", () => {
     let now = 10_000;
     const store = createMemoryRateLimitStore({ now: () => now });
     store.checkNow([counter("a")]);
     now = 5_000;
-    const [second] = store.checkNow([counter("a")]);
-    assert.deepEqual(second, { allowed: true, remaining: 0, resetMs: 1_000 });
-    now = 10_999;
+    const [second] = store.checkNow([counter("a")]); // counted at 10,000 (its newest sub-bucket)
+    assert.deepEqual(second, { allowed: true, remaining: 0, resetMs: 1_100 });
+    now = 11_099;
     assert.equal((store.checkNow([counter("a")]))[0].allowed, false);
-    now = 11_000;
+    now = 11_100;
     assert.equal((store.checkNow([counter("a")]))[0].allowed, true);
   });
 

@@ -59,6 +59,25 @@ describe("compileRateLimitPolicies", () => {
     });
   }
 
+  it("compiles a list once per identity (an inline array reused per call), and again when a field changed", () => {
+    const input = [{ name: "api", limit: 10, windowMs: 60_000 }];
+    const first = compileRateLimitPolicies(input);
+    assert.equal(
+      compileRateLimitPolicies(input),
+      first,
+      "the same list object: the same compiled list",
+    );
+    input[0].limit = 5;
+    const changed = compileRateLimitPolicies(input);
+    assert.notEqual(changed, first);
+    assert.equal(changed[0].limit, 5);
+    input[0].limit = -1;
+    assert.throws(() => compileRateLimitPolicies(input), /limit must be a safe integer/);
+    input[0].limit = 5;
+    input.push({ name: "hour", limit: 100, windowMs: 3_600_000 });
+    assert.equal(compileRateLimitPolicies(input).length, 2);
+  });
+
   it("accepts a sub-second window with subSecond: true, and keeps the acknowledgement", () => {
     const [policy] = compileRateLimitPolicies([
       { name: "tick", limit: 5, windowMs: 100, subSecond: true },

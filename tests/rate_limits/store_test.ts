@@ -1,15 +1,27 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { assertSubject, MAX_SUBJECT_LENGTH } from "../../rate_limits/store.ts";
+import { byKind, type RateLimitCounter } from "../../rate_limits/store.ts";
 
-describe("assertSubject", () => {
-  it("accepts 1 to 512 printable characters", () => {
-    assert.equal(assertSubject("key:0190{x}"), "key:0190{x}");
-    assert.equal(assertSubject("k".repeat(MAX_SUBJECT_LENGTH)).length, 512);
-  });
-  it("refuses empty, too long, non-string and control characters", () => {
-    for (const bad of ["", "k".repeat(513), 1, "a\nb", "a\u0000b", "a\u007fb"]) {
-      assert.throws(() => assertSubject(bad), TypeError, String(bad));
-    }
+describe("byKind", () => {
+  it("splits windows from credits and puts answers back in the order given", () => {
+    const w = (name: string): RateLimitCounter => ({
+      kind: "window",
+      subject: "k",
+      name,
+      limit: 1,
+      windowMs: 1_000,
+      cost: 1,
+    });
+    const c = (name: string): RateLimitCounter => ({
+      kind: "credit",
+      subject: "k",
+      name,
+      cost: 1,
+      initial: 1,
+    });
+    const { windows, credits, inOrder } = byKind([c("c1"), w("w1"), c("c2"), w("w2")]);
+    assert.deepEqual(windows.map((x) => x.name), ["w1", "w2"]);
+    assert.deepEqual(credits.map((x) => x.name), ["c1", "c2"]);
+    assert.deepEqual(inOrder(["w1", "w2", "c1", "c2"]), ["c1", "w1", "c2", "w2"]);
   });
 });

@@ -10,30 +10,32 @@ const over = (store: RateLimitStore) => createRateLimiter({ ...quiet, store });
 const down: RateLimitStore = { checkBatch: () => Promise.reject(new Error("down")) };
 
 describe("createThrottlerStorage", () => {
-  it("follows throttler 6's increment contract: hits, expiry, blocking", async () => {
+  it("follows throttler 6's increment contract: hits, expiry (a hit leaves 11 sub-buckets later), blocking", async () => {
     let now = 0;
     const storage = createThrottlerStorage(over(createMemoryRateLimitStore({ now: () => now })));
     const hit = () => storage.increment("tracker", 10_000, 2, 10_000, "default");
     assert.deepEqual(await hit(), {
       totalHits: 1,
-      timeToExpire: 10,
+      timeToExpire: 11,
       isBlocked: false,
       timeToBlockExpire: 0,
     });
     now = 4_000;
     assert.deepEqual(await hit(), {
       totalHits: 2,
-      timeToExpire: 6,
+      timeToExpire: 7,
       isBlocked: false,
       timeToBlockExpire: 0,
     });
     assert.deepEqual(await hit(), {
       totalHits: 3,
-      timeToExpire: 6,
+      timeToExpire: 7,
       isBlocked: true,
-      timeToBlockExpire: 6,
+      timeToBlockExpire: 7,
     });
-    now = 10_000;
+    now = 10_999;
+    assert.equal((await hit()).isBlocked, true);
+    now = 11_000;
     assert.deepEqual(await hit(), {
       totalHits: 2,
       timeToExpire: 4,
@@ -42,20 +44,22 @@ describe("createThrottlerStorage", () => {
     });
   });
 
-  it("blocks for blockDuration when it is longer than ttl", async () => {
+  it("blocks for blockDuration when it is longer than ttl (until the block's unit leaves its window)", async () => {
     let now = 0;
     const storage = createThrottlerStorage(over(createMemoryRateLimitStore({ now: () => now })));
     const hit = () => storage.increment("t", 1_000, 1, 5_000, "Short-Burst");
     assert.equal((await hit()).isBlocked, false);
     assert.deepEqual(await hit(), {
       totalHits: 2,
-      timeToExpire: 1,
+      timeToExpire: 2,
       isBlocked: true,
-      timeToBlockExpire: 5,
+      timeToBlockExpire: 6, // the block's unit leaves at 5,500 ms
     });
     now = 2_000;
     assert.deepEqual((await hit()).isBlocked, true);
-    now = 5_000;
+    now = 5_000; // blocked: the block's unit leaves at 5,500 (this hit fits its window and counts)
+    assert.deepEqual((await hit()).isBlocked, true);
+    now = 6_100; // the block has left, and the hit at 5,000 too
     assert.deepEqual((await hit()).isBlocked, false);
   });
 
@@ -64,7 +68,7 @@ describe("createThrottlerStorage", () => {
     await storage.increment("t", 60);
     const record = await storage.increment("t", 60);
     assert.equal(record.totalHits, 2);
-    assert.equal(record.timeToExpire, 60);
+    assert.equal(record.timeToExpire, 66);
   });
 
   it("answers by the limiter's failure policy during an outage, never a 500: open passes, closed blocks", async () => {

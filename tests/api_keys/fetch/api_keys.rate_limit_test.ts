@@ -10,7 +10,7 @@ import {
 } from "../../../api_keys/fetch/api_keys.authorizer.ts";
 import { createApiKeysAdminFetchHandler } from "../../../api_keys/fetch/api_keys.admin.ts";
 import { createSafeFetch } from "../../../safe_response/fetch/mod.ts";
-import { createRateLimiter } from "../../../rate_limits/mod.ts";
+import { createMemoryRateLimitStore, createRateLimiter } from "../../../rate_limits/mod.ts";
 import { PEPPER_1, READ_ORDERS } from "../helpers.ts";
 import { serve, type Served } from "../../scenarios/_serve.ts";
 
@@ -21,7 +21,11 @@ async function limitedKey(rateLimits: { name: string; limit: number; windowMs: n
   const service = new ApiKeysService({
     peppers: { 1: PEPPER_1 },
     storage: new InMemoryApiKeyStorage(),
-    limiter: createRateLimiter({ logger: () => {} }),
+    // A clock at the start of a sub-bucket: a unit counts for windowMs + one sub-bucket (66 s of 60).
+    limiter: createRateLimiter({
+      logger: () => {},
+      store: createMemoryRateLimitStore({ now: () => Date.UTC(2030, 0, 1) }),
+    }),
   });
   const { key } = await service.create({
     tenantId: "t1",
@@ -72,15 +76,15 @@ for (const mode of ["plain", "envelope", "problem"] as const satisfies readonly 
         first.response.headers.get("ratelimit-policy"),
         '"burst";q=2;w=60, "minute";q=10;w=60',
       );
-      assert.equal(first.response.headers.get("ratelimit"), '"burst";r=1;t=60, "minute";r=9;t=60');
+      assert.equal(first.response.headers.get("ratelimit"), '"burst";r=1;t=66, "minute";r=9;t=66');
       assert.equal(first.response.headers.get("x-ratelimit-remaining"), "1");
       const heavy = await get("/heavy");
-      assert.equal(heavy.response.headers.get("ratelimit"), '"minute";r=6;t=60');
+      assert.equal(heavy.response.headers.get("ratelimit"), '"minute";r=6;t=66');
       await get();
       const denied = await get();
       assert.equal(denied.response.status, 429);
-      assert.equal(denied.response.headers.get("retry-after"), "60");
-      assert.match(denied.response.headers.get("ratelimit") ?? "", /"burst";r=0;t=60/);
+      assert.equal(denied.response.headers.get("retry-after"), "66");
+      assert.match(denied.response.headers.get("ratelimit") ?? "", /"burst";r=0;t=66/);
       const body = JSON.parse(denied.text);
       if (mode === "plain") {
         assert.deepEqual(body, {
@@ -127,17 +131,17 @@ describe("Fetch authorizer rate limits, meta.rateLimit through safe-response's r
   it("shows the policy with the least remaining on each 200 and on the 429", async () => {
     const first = await get();
     assert.equal(first.status, 200);
-    assert.deepEqual(first.body.meta.rateLimit, { limit: 2, remaining: 1, reset: 30 });
+    assert.deepEqual(first.body.meta.rateLimit, { limit: 2, remaining: 1, reset: 33 });
     const second = await get();
-    assert.deepEqual(second.body.meta.rateLimit, { limit: 2, remaining: 0, reset: 30 });
+    assert.deepEqual(second.body.meta.rateLimit, { limit: 2, remaining: 0, reset: 33 });
     const denied = await get();
     assert.equal(denied.status, 429);
     assert.equal(denied.body.error.code, "api_key_rate_limited");
     assert.deepEqual(denied.body.meta.rateLimit, {
       limit: 2,
       remaining: 0,
-      reset: 30,
-      retryAfter: 30,
+      reset: 33,
+      retryAfter: 33,
     });
   });
 });

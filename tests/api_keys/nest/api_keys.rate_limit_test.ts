@@ -33,7 +33,9 @@ const POLICIES = [
 type Mode = "plain" | "envelope" | "problem";
 
 async function start(platform: (typeof PLATFORMS)[number], mode: Mode): Promise<RunningApp> {
-  const limiter = createRateLimiter({ store: createMemoryRateLimitStore(), logger: () => {} });
+  // A clock at the start of a sub-bucket: a unit counts for windowMs + one sub-bucket (66 s of 60).
+  const store = createMemoryRateLimitStore({ now: () => Date.UTC(2030, 0, 1) });
+  const limiter = createRateLimiter({ store, logger: () => {} });
   const apiKeys = ApiKeysModule.forRoot(moduleOptions({ limiter, xRateLimitHeaders: true }));
   const imports = mode === "plain" ? [apiKeys] : [
     apiKeys,
@@ -75,21 +77,21 @@ for (const platform of PLATFORMS) {
         );
         assert.equal(
           first.response.headers.get("ratelimit"),
-          '"burst";r=2;t=60, "minute";r=9;t=60',
+          '"burst";r=2;t=66, "minute";r=9;t=66',
         );
         assert.equal(first.response.headers.get("x-ratelimit-remaining"), "2");
         if (mode !== "plain") {
           // meta.rateLimit: the policy with the least remaining.
-          assert.deepEqual(first.body.meta?.rateLimit, { limit: 3, remaining: 2, reset: 60 });
+          assert.deepEqual(first.body.meta?.rateLimit, { limit: 3, remaining: 2, reset: 66 });
         }
         const heavy = await get("/limited/heavy");
-        assert.equal(heavy.response.headers.get("ratelimit"), '"minute";r=7;t=60');
+        assert.equal(heavy.response.headers.get("ratelimit"), '"minute";r=7;t=66');
         await get("/limited");
         await get("/limited");
         const denied = await get("/limited");
         assert.equal(denied.response.status, 429);
-        assert.equal(denied.response.headers.get("retry-after"), "60");
-        assert.match(denied.response.headers.get("ratelimit") ?? "", /"burst";r=0;t=60/);
+        assert.equal(denied.response.headers.get("retry-after"), "66");
+        assert.match(denied.response.headers.get("ratelimit") ?? "", /"burst";r=0;t=66/);
         if (mode === "plain") {
           assert.deepEqual(denied.body, {
             statusCode: 429,
@@ -102,8 +104,8 @@ for (const platform of PLATFORMS) {
           assert.deepEqual(denied.body.meta?.rateLimit, {
             limit: 3,
             remaining: 0,
-            reset: 60,
-            retryAfter: 60,
+            reset: 66,
+            retryAfter: 66,
           });
         } else {
           assert.match(

@@ -2,6 +2,41 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import * as nest from "../../../api_keys/nest/mod.ts";
 
+/** The most library files `./api-keys/nest` may load at import (44 today, 51 before issue 41; + 2 of slack). */
+const MAX_FILES_AT_IMPORT = 46;
+
+interface GraphDependency {
+  code?: { specifier?: string };
+  isDynamic?: boolean;
+}
+
+/** The local files an import of `entry` runs: static value imports only (types and `import()` load nothing). */
+async function filesLoadedAtImport(entry: string): Promise<string[]> {
+  const { code, stdout } = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", entry],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  assert.equal(code, 0, "deno info failed");
+  const graph = JSON.parse(new TextDecoder().decode(stdout)) as {
+    roots: string[];
+    modules: { specifier: string; dependencies?: GraphDependency[] }[];
+  };
+  const modules = new Map(graph.modules.map((module) => [module.specifier, module]));
+  const seen = new Set<string>();
+  const pending = [...graph.roots];
+  while (pending.length > 0) {
+    const specifier = pending.pop()!;
+    if (seen.has(specifier)) continue;
+    seen.add(specifier);
+    for (const dependency of modules.get(specifier)?.dependencies ?? []) {
+      const target = dependency.code?.specifier;
+      if (target?.startsWith("file:") && !dependency.isDynamic) pending.push(target);
+    }
+  }
+  return [...seen].map((specifier) => specifier.replace(/^.*?\/(api_keys|rate_limits)\//, "$1/"));
+}
+
 describe("api_keys/nest/mod.ts", () => {
   it("exports the binding's public runtime names and the deprecated @nestarc aliases", () => {
     assert.deepEqual(Object.keys(nest).sort(), [
@@ -21,12 +56,25 @@ describe("api_keys/nest/mod.ts", () => {
       "RequireEnvironment",
       "RequireScope",
       "SCOPE_METADATA", // deprecated
-      "createApiKeysAdminController",
       "defaultApiKeyClientIpResolver",
       "getApiKeyContext",
-      "leakReportFromRequest",
-      "sendLeakReport",
       "trustedProxyClientIpResolver",
     ]);
+  });
+
+  it("loads neither the admin, leak nor key-import code at import, in a bounded number of files", async () => {
+    const files = await filesLoadedAtImport(
+      new URL("../../../api_keys/nest/mod.ts", import.meta.url).href,
+    );
+    for (const file of files) {
+      assert.doesNotMatch(file, /^api_keys\/(admin|leaks)\/|\/api_keys\.(admin|leaks)\.ts$/, file);
+      assert.notEqual(file, "api_keys/_import.ts");
+    }
+    assert.ok(
+      files.length <= MAX_FILES_AT_IMPORT,
+      `${files.length} files at import (at most ${MAX_FILES_AT_IMPORT}):\n${
+        files.sort().join("\n")
+      }`,
+    );
   });
 });

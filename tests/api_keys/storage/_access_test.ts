@@ -170,6 +170,21 @@ describe("StorageAccess", () => {
     );
   });
 
+  it("storesRateLimitKeyId: a boolean flag; absent beside storesRateLimits, the notice names it", async () => {
+    const full = new StorageAccess(new InMemoryApiKeyStorage(), 10, "s");
+    assert.doesNotMatch(full.notice ?? "", /storesRateLimitKeyId/);
+    const windowsOnly = Object.assign(await plain(), { storesRateLimits: true });
+    assert.match(
+      new StorageAccess(windowsOnly, 10, "s").notice!,
+      /no storesRateLimitKeyId \(a rotated key without credits counts on its own windows\)/,
+    );
+    const odd = Object.assign(await plain(), { storesRateLimitKeyId: "yes" });
+    assert.throws(
+      () => new StorageAccess(odd, 10, "s"),
+      /s\.storesRateLimitKeyId must be a boolean/,
+    );
+  });
+
   it("usageBatches: a boolean flag with recordUsage; the batch id reaches recordUsage only with it; absent, the notice names it", async () => {
     const ids: unknown[][] = [];
     const usage = (flag: unknown) =>
@@ -224,6 +239,23 @@ describe("StorageAccess", () => {
     const unknown = new StorageAccess(await plain(), 20, "s");
     const notFound = await rejection(unknown.revoke("nope", new Date()));
     assert.ok(notFound instanceof ApiKeyOperationError, "operation errors pass through");
+  });
+
+  it("a storage error about a missing column has a cause naming the migration to apply", async () => {
+    const prisma = new Error(
+      "The column `api_keys.credits` does not exist in the current database.",
+    );
+    const access = new StorageAccess(
+      await plain({ findById: () => Promise.reject(prisma) }),
+      20,
+      "s",
+    );
+    const error = await rejection(access.findById("k1"));
+    assert.ok(error instanceof ApiKeyStorageError);
+    assert.equal(error.message, "API key storage is unavailable", "clients see no schema");
+    const cause = (error as Error & { cause: Error }).cause;
+    assert.match(cause.message, /apply prisma\/migrations\/0011_api_key_credits/);
+    assert.equal(cause.cause, prisma);
   });
 
   it("checks every record read: lookups, lists, and a malformed one is a storage error", async () => {

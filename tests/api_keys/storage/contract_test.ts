@@ -22,6 +22,17 @@ describe("storage contract: PrismaApiKeyStorage over a fake delegate with $trans
   runApiKeyStorageContract(() => new PrismaApiKeyStorage(fakePrismaClient()), it);
 });
 
+describe("storage contract: PrismaApiKeyStorage over a fake delegate with storesRateLimitKeyId", () => {
+  runApiKeyStorageContract(
+    () =>
+      new PrismaApiKeyStorage(fakePrismaClient(), {
+        storesRateLimits: true,
+        storesRateLimitKeyId: true,
+      }),
+    it,
+  );
+});
+
 describe("storage contract: PrismaApiKeyStorage over a fake delegate with storesRateLimits", () => {
   runApiKeyStorageContract(
     () => new PrismaApiKeyStorage(fakePrismaClient(), { storesRateLimits: true }),

@@ -383,3 +383,33 @@ describe("PrismaApiKeyStorage usageBatches", () => {
     assert.doesNotMatch(statements[1].sql, /api_key_usage_batches/, "no id: no batch check");
   });
 });
+
+describe("PrismaApiKeyStorage options.storesRateLimitKeyId", () => {
+  it("needs storesRateLimits and a boolean; writes and reads the column only with it", async () => {
+    const prisma = fakePrismaClient({ rows: [] });
+    assert.throws(
+      () => new PrismaApiKeyStorage(prisma, { storesRateLimitKeyId: true }),
+      /options\.storesRateLimitKeyId needs options\.storesRateLimits/,
+    );
+    assert.throws(
+      () =>
+        new PrismaApiKeyStorage(prisma, {
+          storesRateLimits: true,
+          storesRateLimitKeyId: "yes" as never,
+        }),
+      /options\.storesRateLimitKeyId must be a boolean/,
+    );
+    const without = new PrismaApiKeyStorage(prisma, { storesRateLimits: true });
+    assert.equal(without.storesRateLimitKeyId, undefined);
+    const record = { ...storedRecord(), id: "k2", prefix: "p2", rateLimitKeyId: "k1" };
+    await without.insert(record);
+    assert.equal((await without.findById("k2"))?.rateLimitKeyId, undefined);
+    const storage = new PrismaApiKeyStorage(prisma, {
+      storesRateLimits: true,
+      storesRateLimitKeyId: true,
+    });
+    assert.equal(storage.storesRateLimitKeyId, true);
+    await storage.insert({ ...record, id: "k3", prefix: "p3" });
+    assert.equal((await storage.findById("k3"))?.rateLimitKeyId, "k1");
+  });
+});

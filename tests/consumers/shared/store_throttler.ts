@@ -141,7 +141,8 @@ export function storeThrottlerChecks(
       for (const ip of [FIRST_IP, SECOND_IP]) {
         const refused = await get(port, "/store-throttled/keyed", ip, key);
         assert.equal(refused.status, 429);
-        assert.ok(refused.retryAfter > 0 && refused.retryAfter <= 60, `${refused.retryAfter}`);
+        // a hit counts for ttl and one sub-bucket (docs/rate-limits.md, the algorithm)
+        assert.ok(refused.retryAfter > 0 && refused.retryAfter <= 66, `${refused.retryAfter}`);
       }
       const other = await get(port, "/store-throttled/keyed", FIRST_IP, await newKey());
       assert.deepEqual(

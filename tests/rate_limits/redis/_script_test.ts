@@ -12,9 +12,9 @@ describe("the Redis scripts", () => {
   it("read only the server's clock and touch only the keys they are given", () => {
     for (const script of [CHECK_SCRIPT, CHANGE_SCRIPT, READ_SCRIPT]) {
       assert.match(script, /redis\.call\('TIME'\)/);
-      const calls = [...script.matchAll(/redis\.call\('(\w+)', (\w+)/g)].map((m) => m[2]);
+      const calls = [...script.matchAll(/redis\.call\('(\w+)', ([\w.]+)/g)].map((m) => m[2]);
       assert.ok(calls.length > 1);
-      assert.ok(calls.every((target) => ["log", "tot", "key"].includes(target)), calls.join());
+      assert.ok(calls.every((target) => ["w.key", "key"].includes(target)), calls.join());
     }
     assert.match(TIME_SCRIPT, /redis\.call\('TIME'\)/);
   });
@@ -26,6 +26,12 @@ describe("the Redis scripts", () => {
         assert.match(line, /-- \S/, line);
       }
     }
+  });
+
+  it("a check reads and writes each window counter once: one GET, and one SET when it consumes", () => {
+    const calls = [...CHECK_SCRIPT.matchAll(/redis\.call\('(\w+)', w\.key/g)].map((m) => m[1]);
+    assert.deepEqual(calls, ["GET", "SET"]);
+    assert.doesNotMatch(CHECK_SCRIPT, /LRANGE|RPUSH|LTRIM/);
   });
 
   it("the read script writes nothing", () => {

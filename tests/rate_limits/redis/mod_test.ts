@@ -65,14 +65,8 @@ describe("createRedisRateLimitStore", () => {
       "check",
     ]);
     const { keys, arguments: args } = calls[1].call;
-    assert.deepEqual(keys, [
-      "t:{s}:a",
-      "t:{s}:a:n",
-      "t:{s}:b",
-      "t:{s}:b:n",
-      "t:{s}:a",
-      "t:{s}:a:n",
-    ]);
+    // One key per window counter, keyed by (slot, subject, name, windowMs).
+    assert.deepEqual(keys, ["t:{s}:s:a:1000:b", "t:{s}:s:b:500:b", "t:{s}:s:a:1000:b"]);
     assert.equal(args[0], "2");
     // The deadline moved onto the server's clock, never later than the true instant.
     const sent = Number(args[1]);

@@ -1,0 +1,59 @@
+/**
+ * Which numbered migration (`prisma/migrations/NNNN_name/`) adds each table,
+ * column and function, so an error about a missing one names the migration to
+ * apply (checked against the SQL files by the test).
+ *
+ * @module
+ */
+
+/** Each database object → the migrations that create it, oldest first. */
+export const MIGRATION_OF: Readonly<Record<string, readonly string[]>> = {
+  // tables
+  api_keys: ["0001_init"],
+  api_key_change_counter: ["0002_api_key_change_feed"],
+  api_key_expiry_notices: ["0004_api_key_expiry"],
+  api_key_rotation_waits: ["0004_api_key_expiry"],
+  api_key_change_log: ["0005_api_key_change_log"],
+  rate_limit_counters: ["0007_rate_limit_counters"],
+  credit_balances: ["0009_credit_balances"],
+  api_key_usage: ["0010_api_key_usage"],
+  api_key_usage_batches: ["0013_api_key_usage_batches"],
+  // columns of api_keys
+  hash_scheme: ["0003_api_key_hash_scheme"],
+  layout: ["0006_api_key_layout"],
+  rate_limits: ["0008_api_key_rate_limits"],
+  credits: ["0011_api_key_credits"],
+  // functions
+  api_key_change_emit: ["0002_api_key_change_feed", "0005_api_key_change_log"],
+  api_key_change_notify: ["0002_api_key_change_feed"],
+  rate_limit_check: ["0007_rate_limit_counters", "0009_credit_balances"],
+  credit_boundary: ["0009_credit_balances"],
+  credit_change: ["0009_credit_balances"],
+  credit_lock: ["0009_credit_balances"],
+  credit_period: ["0009_credit_balances"],
+  credit_refill: ["0009_credit_balances"],
+  credit_change_before: ["0012_rate_limit_batches"],
+  credit_read: ["0012_rate_limit_batches"],
+  rate_limit_batch: ["0012_rate_limit_batches"],
+};
+
+/** `column|table|relation|function <name> does not exist`, as PostgreSQL and Prisma word it. */
+const MISSING = /\b(column|table|relation|function) [`"]?(?:\w+\.)?"?(\w+)[^\n]*? does not exist/;
+
+/**
+ * When `error` says a table, column or function of a known migration does not
+ * exist: an `Error` naming the migration to apply, with `error` as its cause;
+ * else `undefined`.
+ */
+export function missingMigrationError(error: unknown): Error | undefined {
+  const message = error instanceof Error ? error.message : undefined;
+  const match = message === undefined ? null : MISSING.exec(message);
+  const migrations = match === null ? undefined : MIGRATION_OF[match[2]];
+  if (match === null || migrations === undefined) return undefined;
+  const paths = migrations.map((name) => `prisma/migrations/${name}`).join(" and ");
+  return new Error(
+    `the database has no ${match[1] === "relation" ? "table" : match[1]} ${match[2]}: ` +
+      `apply ${paths}`,
+    { cause: error },
+  );
+}

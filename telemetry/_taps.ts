@@ -1,0 +1,63 @@
+/**
+ * The library's internal reports for the OpenTelemetry bridge (`./telemetry`):
+ * each component keeps one taps object per instance, every tap unset (one
+ * property read on the hot path) until the bridge sets it. Imports nothing.
+ *
+ * @module
+ */
+
+/** Taps of an `ApiKeysService`. */
+export interface ApiKeyTaps {
+  /** One per `authorize`: its outcome, environment and tenant when known, duration in ms. */
+  authorization?: (
+    outcome: string,
+    environment: string | undefined,
+    tenantId: string | undefined,
+    ms: number,
+  ) => void;
+  /** One per verify with a cache: `hit`, `negative_hit` (a cached refusal) or `miss`. */
+  cache?: (result: "hit" | "negative_hit" | "miss") => void;
+  /** One per authorization that spent credits: the cost, whether the balance is now 0. */
+  credits?: (spent: number, exhausted: boolean, tenantId: string) => void;
+  /** One per usage-flush report (the `api_key.usage_flush` metric's outcome and rows). */
+  usageFlush?: (outcome: string, rows: number) => void;
+  /** At a storage lookup's or a usage write's start (`rows`); answers what to call when it settles. */
+  span?: (
+    name: "api_key.storage.lookup" | "api_key.usage.write",
+    rows?: number,
+  ) => ((failed: boolean) => void) | undefined;
+}
+
+/** Taps of a `RateLimiter`. */
+export interface LimiterTaps {
+  /** One per `check`: who answered (`store`, `open`, `closed`, `local`), allowed, ms. */
+  check?: (outcome: string, allowed: boolean, ms: number) => void;
+  /** One per settled store call: its ms and the checks it carried. */
+  storeCall?: (ms: number, checks: number) => void;
+  /** One per check the store did not answer. */
+  unavailable?: (reason: "timeout" | "error") => void;
+  /** At a check's start: a token (its span) that `leave` and `batch` get back. */
+  enter?: () => unknown;
+  /** At a check's answer: its `enter` token, who answered, allowed. */
+  leave?: (token: unknown, outcome: string, allowed: boolean) => void;
+  /** At a store call's start: the tokens of its checks; answers what to call when it settles. */
+  batch?: (tokens: unknown[], checks: number) => ((failed: boolean) => void) | undefined;
+}
+
+/** Taps of a safe-response responder. */
+export interface ResponderTaps {
+  /** One per response written: its HTTP status. */
+  response?: (status: number) => void;
+}
+
+const TAPS = new WeakMap<object, object>();
+
+/** Registers `taps` as `owner`'s (at construction). */
+export function registerTaps(owner: object, taps: object): void {
+  TAPS.set(owner, taps);
+}
+
+/** The taps registered for `owner`, if any. */
+export function tapsOf<T extends object>(owner: unknown): T | undefined {
+  return typeof owner === "object" && owner !== null ? TAPS.get(owner) as T | undefined : undefined;
+}

@@ -1,0 +1,388 @@
+/**
+ * The OpenTelemetry bridge: `instrumentTelemetry` turns the reports of an
+ * `ApiKeysService`, a `RateLimiter`, a safe-response `Responder` and a change
+ * feed into the instruments and spans of docs/telemetry.md. Needs the optional
+ * peer `@opentelemetry/api` 1.x; no other entry point loads it.
+ *
+ * @module
+ */
+import {
+  type Attributes,
+  type Context,
+  context,
+  type Counter,
+  type Histogram,
+  type Link,
+  type Meter,
+  metrics,
+  type ObservableGauge,
+  type ObservableResult,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Tracer,
+} from "@opentelemetry/api";
+import type { ApiKeysService } from "../api_keys/service.ts";
+import type { ApiKeyChangeFeed } from "../api_keys/change_feed.ts";
+import type { RateLimiter } from "../rate_limits/limiter.ts";
+import type { Responder } from "../safe_response/responder.ts";
+import { type ApiKeyTaps, type LimiterTaps, type ResponderTaps, tapsOf } from "./_taps.ts";
+
+/** The instrumentation scope's name (the package's). */
+export const TELEMETRY_SCOPE = "@saferoute/api-kit";
+/** The instrumentation scope's version (the package's). */
+export const TELEMETRY_VERSION = "0.2.0";
+
+/** Where instruments come from: `@opentelemetry/api`'s `MeterProvider` (an SDK's, Deno's). */
+export interface TelemetryMeterProvider {
+  /** The meter of an instrumentation scope. */
+  getMeter(name: string, version?: string): unknown;
+}
+
+/** Where spans come from: `@opentelemetry/api`'s `TracerProvider` (an SDK's, Deno's). */
+export interface TelemetryTracerProvider {
+  /** The tracer of an instrumentation scope. */
+  getTracer(name: string, version?: string): unknown;
+}
+
+/** What `instrumentTelemetry` instruments, and where it reports. */
+export interface TelemetryOptions {
+  /** Where the instruments live (default: the global `MeterProvider`). */
+  meterProvider?: TelemetryMeterProvider;
+  /** Where the spans go (default: the global `TracerProvider`). */
+  tracerProvider?: TelemetryTracerProvider;
+  /** The service whose authorizations, cache, credits and usage flushes are counted. */
+  service?: ApiKeysService;
+  /** The limiter whose checks and store calls are counted and traced. */
+  limiter?: RateLimiter;
+  /** The responder (or a binding holding one as `responder`) whose replies are counted. */
+  responder?: Responder | { readonly responder: Responder };
+  /** The change feed whose health is observed. */
+  changeFeed?: ApiKeyChangeFeed;
+  /**
+   * Tenants that get an `api_key.tenant` attribute (default: none, every
+   * tenant reported without it). At most 100.
+   */
+  tenantAllowList?: readonly string[];
+}
+
+/** What `instrumentTelemetry` answers. */
+export interface Telemetry {
+  /** Stops reporting: unsets every tap, removes the gauges' callbacks. */
+  close(): void;
+}
+
+/** One second in ms (instruments report seconds, after the OpenTelemetry conventions). */
+const S = 1_000;
+/** Bucket bounds of the duration histograms, in seconds. */
+const DURATION_BUCKETS = [
+  0.0005,
+  0.001,
+  0.0025,
+  0.005,
+  0.01,
+  0.025,
+  0.05,
+  0.1,
+  0.25,
+  0.5,
+  1,
+  2.5,
+  5,
+];
+
+/** A `count` attribute-set builder keyed by its parts, so every series shares one object. */
+function interned<K extends string>(build: (key: K) => Attributes): (key: K) => Attributes {
+  const sets = new Map<K, Attributes>();
+  return (key) => {
+    let set = sets.get(key);
+    if (set === undefined) sets.set(key, set = Object.freeze(build(key)));
+    return set;
+  };
+}
+
+/** Calls `fn`, swallowing its throw: telemetry never fails an operation. */
+function safely<A extends unknown[]>(fn: (...args: A) => void): (...args: A) => void {
+  return (...args) => {
+    try {
+      fn(...args);
+    } catch {
+      // an SDK or exporter fault: the operation goes on
+    }
+  };
+}
+
+/** Every instrument: name → unit, description (docs/telemetry.md "Instruments" is the same table). */
+const INSTRUMENTS = {
+  "api_key.authorizations": ["{authorization}", "Authorizations, by outcome."],
+  "api_key.cache.lookups": ["{lookup}", "Verification-cache lookups, by result."],
+  "api_key.credits.spent": ["{credit}", "Credits spent by authorizations."],
+  "api_key.credits.exhausted": ["{balance}", "Spends that left a balance at 0."],
+  "api_key.usage.rows": ["{row}", "Usage rows flushed, by outcome (written, failed, dropped)."],
+  "rate_limit.checks": ["{check}", "Rate-limit checks, by who answered and the result."],
+  "rate_limit.store.unavailable": ["{check}", "Checks the store did not answer, by reason."],
+  "safe_response.responses": ["{response}", "Replies built, by status class."],
+  "api_key.change_feed.staleness": [
+    "s",
+    "Upper bound on the age of an undelivered change (absent while unbounded).",
+  ],
+  "api_key.change_feed.healthy": ["1", "1 while the feed is in sync, else 0."],
+  "api_key.change_feed.notices_arrive": [
+    "1",
+    "1 when the database's notices arrive, 0 when not (absent until known).",
+  ],
+  "api_key.authorization.duration": ["s", "Authorization time."],
+  "rate_limit.check.duration": ["s", "Check time."],
+  "rate_limit.store.duration": ["s", "Store call time."],
+} as const;
+
+/** An instrument's name. */
+type InstrumentName = keyof typeof INSTRUMENTS;
+
+function counter(meter: Meter, name: InstrumentName): Counter {
+  const [unit, description] = INSTRUMENTS[name];
+  return meter.createCounter(name, { unit, description });
+}
+
+function gauge(meter: Meter, name: InstrumentName): ObservableGauge {
+  const [unit, description] = INSTRUMENTS[name];
+  return meter.createObservableGauge(name, { unit, description });
+}
+
+function histogram(meter: Meter, name: InstrumentName): Histogram {
+  const [unit, description] = INSTRUMENTS[name];
+  return meter.createHistogram(name, {
+    unit,
+    description,
+    advice: { explicitBucketBoundaries: DURATION_BUCKETS },
+  });
+}
+
+/** Sets the taps of `owner` (a `TypeError` when it has none or is instrumented already). */
+function claim<T extends object>(owner: unknown, what: string): T {
+  const taps = tapsOf<T>(owner);
+  if (taps === undefined) throw new TypeError(`${what} is not one the library made`);
+  if (Object.keys(taps).some((k) => (taps as Record<string, unknown>)[k] !== undefined)) {
+    throw new TypeError(`${what} is instrumented already`);
+  }
+  return taps;
+}
+
+/** A span of `tracer` named `name`, child of `parent` (default: the active context). */
+function startSpan(
+  tracer: Tracer,
+  name: string,
+  attributes: Attributes,
+  parent: Context = context.active(),
+  links?: Link[],
+): Span {
+  return tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes, links }, parent);
+}
+
+/** What ends `span` when its call settles (`failed`: status `ERROR`). */
+function ending(span: Span): (failed: boolean) => void {
+  return safely((failed) => {
+    if (failed) span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
+  });
+}
+
+function serviceTaps(
+  meter: Meter,
+  tracer: Tracer,
+  service: ApiKeysService,
+  tenants: ReadonlySet<string>,
+): ApiKeyTaps {
+  const taps = claim<ApiKeyTaps>(service, "service");
+  const authorizations = counter(meter, "api_key.authorizations");
+  const duration = histogram(meter, "api_key.authorization.duration");
+  const lookups = counter(meter, "api_key.cache.lookups");
+  const spent = counter(meter, "api_key.credits.spent");
+  const exhausted = counter(meter, "api_key.credits.exhausted");
+  const rows = counter(meter, "api_key.usage.rows");
+  const tenantOf = (tenantId: string | undefined): Attributes =>
+    tenantId !== undefined && tenants.has(tenantId) ? { "api_key.tenant": tenantId } : {};
+  const outcomeSet = interned((key: string) => {
+    const [outcome, environment] = key.split("|");
+    return { "api_key.outcome": outcome, "api_key.environment": environment };
+  });
+  const cacheSet = interned((result: string) => ({ "api_key.cache.result": result }));
+  const rowSet = interned((outcome: string) => ({ "api_key.usage.outcome": outcome }));
+  taps.authorization = safely((outcome, environment, tenantId, ms) => {
+    let attributes = outcomeSet(`${outcome}|${environment ?? "unknown"}`);
+    if (tenantId !== undefined && tenants.has(tenantId)) {
+      attributes = { ...attributes, ...tenantOf(tenantId) };
+    }
+    authorizations.add(1, attributes);
+    duration.record(ms / S, attributes);
+  });
+  taps.cache = safely((result) => lookups.add(1, cacheSet(result)));
+  taps.credits = safely((cost, zero, tenantId) => {
+    const attributes = tenantOf(tenantId);
+    spent.add(cost, attributes);
+    if (zero) exhausted.add(1, attributes);
+  });
+  taps.usageFlush = safely((outcome, n) => rows.add(n, rowSet(outcome)));
+  taps.span = (name, n) => {
+    try {
+      const span = startSpan(tracer, name, n === undefined ? {} : { "api_key.usage.rows": n });
+      return ending(span);
+    } catch {
+      return undefined;
+    }
+  };
+  return taps;
+}
+
+function limiterTaps(meter: Meter, tracer: Tracer, limiter: RateLimiter): LimiterTaps {
+  const taps = claim<LimiterTaps>(limiter, "limiter");
+  const checks = counter(meter, "rate_limit.checks");
+  const checkDuration = histogram(meter, "rate_limit.check.duration");
+  const storeDuration = histogram(meter, "rate_limit.store.duration");
+  const unavailable = counter(meter, "rate_limit.store.unavailable");
+  const store = limiter.store.name ?? "custom";
+  const checkSet = interned((key: string) => {
+    const [outcome, result] = key.split("|");
+    return { "rate_limit.outcome": outcome, "rate_limit.result": result };
+  });
+  const storeSet = Object.freeze({ "rate_limit.store": store });
+  const reasonSet = interned((reason: string) => ({
+    "rate_limit.reason": reason,
+    "rate_limit.on_store_error": limiter.onStoreError,
+  }));
+  taps.check = safely((outcome, allowed, ms) => {
+    const attributes = checkSet(`${outcome}|${allowed ? "allowed" : "refused"}`);
+    checks.add(1, attributes);
+    checkDuration.record(ms / S, attributes);
+  });
+  taps.storeCall = safely((ms) => storeDuration.record(ms / S, storeSet));
+  taps.unavailable = safely((reason) => unavailable.add(1, reasonSet(reason)));
+  taps.enter = () => {
+    try {
+      return startSpan(tracer, "rate_limit.check", storeSet);
+    } catch {
+      return undefined;
+    }
+  };
+  taps.leave = safely((span, outcome, allowed) => {
+    if (span === undefined) return;
+    const s = span as Span;
+    s.setAttributes(checkSet(`${outcome}|${allowed ? "allowed" : "refused"}`));
+    s.end();
+  });
+  taps.batch = (spans, checkCount) => {
+    try {
+      const live = spans.filter((s): s is Span => s !== undefined);
+      const parent = live.length > 0 ? trace.setSpan(context.active(), live[0]) : context.active();
+      const links = live.map((s) => ({ context: s.spanContext() }));
+      const span = startSpan(
+        tracer,
+        "rate_limit.store.call",
+        { ...storeSet, "rate_limit.store.checks": checkCount },
+        parent,
+        links,
+      );
+      return ending(span);
+    } catch {
+      return undefined;
+    }
+  };
+  return taps;
+}
+
+function responderTaps(meter: Meter, target: Responder | { readonly responder: Responder }) {
+  const responder = "responder" in target ? target.responder : target;
+  const taps = claim<ResponderTaps>(responder, "responder");
+  const responses = counter(meter, "safe_response.responses");
+  const classSet = interned((c: string) => ({ "http.response.status_class": c }));
+  taps.response = safely((status) => {
+    const c = Math.floor(status / 100);
+    responses.add(1, classSet(c >= 1 && c <= 5 ? `${c}xx` : "other"));
+  });
+  return taps;
+}
+
+function feedGauges(meter: Meter, feed: ApiKeyChangeFeed): () => void {
+  const staleness = gauge(meter, "api_key.change_feed.staleness");
+  const healthy = gauge(meter, "api_key.change_feed.healthy");
+  const notices = gauge(meter, "api_key.change_feed.notices_arrive");
+  const observe = (result: ObservableResult, read: () => number | undefined) => {
+    try {
+      const value = read();
+      if (value !== undefined && Number.isFinite(value)) result.observe(value);
+    } catch {
+      // a failing status() reports nothing
+    }
+  };
+  const onStaleness = (r: ObservableResult) => observe(r, () => feed.status().stalenessMs / S);
+  const onHealthy = (r: ObservableResult) => observe(r, () => feed.status().healthy ? 1 : 0);
+  const onNotices = (r: ObservableResult) =>
+    observe(r, () => {
+      const arrive = feed.status().noticesArrive;
+      return typeof arrive === "boolean" ? (arrive ? 1 : 0) : undefined;
+    });
+  staleness.addCallback(onStaleness);
+  healthy.addCallback(onHealthy);
+  notices.addCallback(onNotices);
+  return () => {
+    staleness.removeCallback(onStaleness);
+    healthy.removeCallback(onHealthy);
+    notices.removeCallback(onNotices);
+  };
+}
+
+/**
+ * Reports the library's work through OpenTelemetry: the instruments of
+ * docs/telemetry.md on `meterProvider`'s meter and spans on
+ * `tracerProvider`'s tracer, both with the scope `@saferoute/api-kit` and its
+ * version. Each target is instrumented once (a second call is a `TypeError`
+ * until `close()`). No key id, prefix, tenant (unless allow-listed) or address
+ * is ever an attribute.
+ *
+ * @example
+ * ```ts
+ * import { metrics } from "@opentelemetry/api";
+ * import { createRateLimiter } from "@saferoute/api-kit/rate-limits";
+ * import { instrumentTelemetry } from "@saferoute/api-kit/telemetry";
+ * const limiter = createRateLimiter({ logger: () => {} });
+ * const telemetry = instrumentTelemetry({ meterProvider: metrics.getMeterProvider(), limiter });
+ * await limiter.check("key_1", [{ name: "api", limit: 100, windowMs: 60_000 }]);
+ * telemetry.close();
+ * ```
+ */
+export function instrumentTelemetry(options: TelemetryOptions): Telemetry {
+  const allow = options.tenantAllowList ?? [];
+  if (!Array.isArray(allow) || allow.length > 100 || allow.some((t) => typeof t !== "string")) {
+    throw new TypeError("tenantAllowList must list at most 100 tenant ids");
+  }
+  const meter = (options.meterProvider ?? metrics.getMeterProvider())
+    .getMeter(TELEMETRY_SCOPE, TELEMETRY_VERSION) as Meter;
+  const tracer = (options.tracerProvider ?? trace.getTracerProvider())
+    .getTracer(TELEMETRY_SCOPE, TELEMETRY_VERSION) as Tracer;
+  const claimed: object[] = [];
+  const undo: (() => void)[] = [];
+  try {
+    if (options.service !== undefined) {
+      claimed.push(serviceTaps(meter, tracer, options.service, new Set(allow)));
+    }
+    if (options.limiter !== undefined) claimed.push(limiterTaps(meter, tracer, options.limiter));
+    if (options.responder !== undefined) claimed.push(responderTaps(meter, options.responder));
+    if (options.changeFeed !== undefined) undo.push(feedGauges(meter, options.changeFeed));
+  } catch (error) {
+    for (const taps of claimed) clear(taps);
+    for (const fn of undo) fn();
+    throw error;
+  }
+  return {
+    close() {
+      for (const taps of claimed.splice(0)) clear(taps);
+      for (const fn of undo.splice(0)) fn();
+    },
+  };
+}
+
+/** Unsets every tap of `taps`. */
+function clear(taps: object): void {
+  for (const key of Object.keys(taps)) delete (taps as Record<string, unknown>)[key];
+}

@@ -1,0 +1,29 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import app, { service } from "./app.mjs";
+import { assertNoNestPeers, MISSING_PEERS } from "../shared.mjs";
+
+describe("a Fetch app (ESM) without Nest", () => {
+  it("npm ls lists none of the Nest peers", () => assertNoNestPeers());
+
+  it("answers a keyed request and refuses one without a key", async () => {
+    const { key } = await service.create({
+      tenantId: "acme",
+      name: "ci",
+      scopes: [{ resource: "orders", level: "read" }],
+    });
+    const ok = await app.fetch(
+      new Request("http://localhost/whoami", { headers: { authorization: `Bearer ${key}` } }),
+    );
+    assert.equal(ok.status, 200);
+    assert.deepEqual((await ok.json()).data, { tenantId: "acme" });
+    const refused = await app.fetch(new Request("http://localhost/whoami"));
+    assert.equal(refused.status, 401);
+  });
+
+  it("import() of an entry whose optional peer is missing names the install command", async () => {
+    for (const [entry, install] of Object.entries(MISSING_PEERS)) {
+      await assert.rejects(import(entry), (error) => error.message.includes(install), entry);
+    }
+  });
+});

@@ -1,0 +1,29 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { assertName, assertSubject } from "../../rate_limits/_checks.ts";
+import { MAX_SUBJECT_LENGTH } from "../../rate_limits/store.ts";
+
+describe("assertSubject", () => {
+  it("accepts 1 to 512 printable characters", () => {
+    assert.equal(assertSubject("key:0190{x}"), "key:0190{x}");
+    assert.equal(assertSubject("k".repeat(MAX_SUBJECT_LENGTH)).length, 512);
+  });
+  it("refuses empty, too long, non-string and control characters", () => {
+    for (const bad of ["", "k".repeat(513), 1, "a\nb", "a\u0000b", "a\u007fb"]) {
+      assert.throws(() => assertSubject(bad), TypeError, String(bad));
+    }
+  });
+});
+
+describe("assertName", () => {
+  it("accepts 1-64 characters of a-z 0-9 _ - . *, a letter or * first", () => {
+    assert.equal(assertName("burst", "name"), "burst");
+    assert.equal(assertName("*.a-b_1", "name"), "*.a-b_1");
+    assert.equal(assertName("a".repeat(64), "name").length, 64);
+  });
+  it("refuses anything else, naming what", () => {
+    for (const bad of ["", "Burst", "1a", "a b", "a".repeat(65), 7]) {
+      assert.throws(() => assertName(bad, "credits.name"), /credits\.name must be 1-64/);
+    }
+  });
+});

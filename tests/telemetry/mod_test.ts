@@ -1,0 +1,389 @@
+/** The OpenTelemetry bridge on a real SDK: every instrument of docs/telemetry.md, spans, no secret. */
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { AsyncLocalStorage } from "node:async_hooks";
+import { readFileSync } from "node:fs";
+import { type Context, context, ROOT_CONTEXT, trace } from "@opentelemetry/api";
+import {
+  type DataPoint,
+  MeterProvider,
+  MetricReader,
+  type ResourceMetrics,
+} from "@opentelemetry/sdk-metrics";
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  type ReadableSpan,
+  SimpleSpanProcessor,
+} from "@opentelemetry/sdk-trace-base";
+import { instrumentTelemetry, TELEMETRY_SCOPE, TELEMETRY_VERSION } from "../../telemetry/mod.ts";
+import { ApiKeysService, InMemoryApiKeyChangeFeed } from "../../api_keys/mod.ts";
+import { createMemoryRateLimitStore, createRateLimiter } from "../../rate_limits/mod.ts";
+import { resolveSettings, Responder } from "../../safe_response/mod.ts";
+import { FakeClocks, PEPPER_1, READ_ORDERS } from "../api_keys/helpers.ts";
+import { creditedKey, CreditedStorage } from "../api_keys/credited_storage.ts";
+import { FakeRemoteStore } from "../rate_limits/_fake_store.ts";
+
+/** A reader collected on demand. */
+class TestReader extends MetricReader {
+  protected onForceFlush(): Promise<void> {
+    return Promise.resolve();
+  }
+  protected onShutdown(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+/** The active context kept across awaits (what an SDK's context manager does). */
+const storage = new AsyncLocalStorage<Context>();
+context.setGlobalContextManager({
+  active: () => storage.getStore() ?? ROOT_CONTEXT,
+  with: (ctx, fn, thisArg, ...args) => storage.run(ctx, () => fn.call(thisArg, ...args)),
+  bind: (_ctx, target) => target,
+  enable() {
+    return this;
+  },
+  disable() {
+    return this;
+  },
+});
+after(() => context.disable());
+
+function setup() {
+  const reader = new TestReader();
+  const meterProvider = new MeterProvider({ readers: [reader] });
+  const exporter = new InMemorySpanExporter();
+  const tracerProvider = new BasicTracerProvider({
+    spanProcessors: [new SimpleSpanProcessor(exporter)],
+  });
+  return { reader, meterProvider, exporter, tracerProvider };
+}
+
+interface Point {
+  name: string;
+  attributes: Record<string, unknown>;
+  value: unknown;
+  scope: string;
+  version?: string;
+}
+
+/** Every instrument name collected by this file's tests. */
+const SEEN = new Set<string>();
+
+async function collect(reader: MetricReader): Promise<Point[]> {
+  const { resourceMetrics } = await reader.collect() as { resourceMetrics: ResourceMetrics };
+  for (const scope of resourceMetrics.scopeMetrics) {
+    for (const metric of scope.metrics) SEEN.add(metric.descriptor.name);
+  }
+  return resourceMetrics.scopeMetrics.flatMap((scope) =>
+    scope.metrics.flatMap((metric) =>
+      (metric.dataPoints as DataPoint<unknown>[]).map((point) => ({
+        name: metric.descriptor.name,
+        attributes: { ...point.attributes },
+        value: point.value,
+        scope: scope.scope.name,
+        version: scope.scope.version,
+      }))
+    )
+  );
+}
+
+/** The value (a counter's sum, a histogram's count) of `name` at exactly `attributes`. */
+function valueOf(points: Point[], name: string, attributes: Record<string, unknown>): number {
+  const point = points.find((p) =>
+    p.name === name &&
+    JSON.stringify(sortKeys(p.attributes)) === JSON.stringify(sortKeys(attributes))
+  );
+  if (point === undefined) return 0;
+  const v = point.value as number | { count: number };
+  return typeof v === "number" ? v : v.count;
+}
+
+function sortKeys(o: Record<string, unknown>) {
+  return Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+const PEPPER_SCAN = PEPPER_1;
+
+describe("instrumentTelemetry", () => {
+  it("counts authorizations, cache lookups, credits and usage rows; tenants only when allow-listed; no secret", async () => {
+    const { reader, meterProvider, exporter, tracerProvider } = setup();
+    const clocks = new FakeClocks();
+    const limiter = createRateLimiter({
+      store: createMemoryRateLimitStore({ now: () => clocks.now }),
+      logger: () => {},
+    });
+    const store = new CreditedStorage();
+    const service = new ApiKeysService({
+      peppers: { 1: PEPPER_1 },
+      storage: store,
+      limiter,
+      usage: true,
+      clock: clocks.clock,
+      monotonicClock: clocks.monotonicClock,
+    });
+    const telemetry = instrumentTelemetry({
+      meterProvider,
+      tracerProvider,
+      service,
+      limiter,
+      tenantAllowList: ["t-other"],
+    });
+    const { key } = await creditedKey(service, store, { remaining: 2 });
+    await assert.rejects(service.authorize(undefined));
+    await assert.rejects(service.authorize("sk_live_garbage"));
+    const request = tracerProvider.getTracer("app").startSpan("request");
+    await context.with(trace.setSpan(context.active(), request), () => service.authorize(key)); // miss
+    request.end();
+    clocks.advance(5);
+    await service.authorize(key); // hit; spends the last credit
+    await assert.rejects(service.authorize(key)); // usage_exceeded
+    await service.close();
+    const spans = exporter.getFinishedSpans();
+    const lookups = spans.filter((s) => s.name === "api_key.storage.lookup");
+    assert.equal(lookups.length, 1, "the miss looks up; a malformed key and a hit do not");
+    assert.equal(parentOf(lookups[0]), request.spanContext().spanId);
+    const writes = spans.filter((s) => s.name === "api_key.usage.write");
+    assert.deepEqual(writes.map((s) => s.attributes["api_key.usage.rows"]), [1]);
+    const points = await collect(reader);
+    const env = (outcome: string, environment: string) => ({
+      "api_key.outcome": outcome,
+      "api_key.environment": environment,
+    });
+    assert.equal(valueOf(points, "api_key.authorizations", env("missing", "unknown")), 1);
+    assert.equal(
+      valueOf(points, "api_key.authorizations", env("credential_rejected", "unknown")),
+      1,
+    );
+    assert.equal(valueOf(points, "api_key.authorizations", env("success", "live")), 2);
+    assert.equal(valueOf(points, "api_key.authorizations", env("usage_exceeded", "live")), 1);
+    assert.equal(valueOf(points, "api_key.authorization.duration", env("success", "live")), 2);
+    assert.equal(valueOf(points, "api_key.cache.lookups", { "api_key.cache.result": "miss" }), 1);
+    assert.equal(valueOf(points, "api_key.cache.lookups", { "api_key.cache.result": "hit" }), 2);
+    assert.equal(valueOf(points, "api_key.credits.spent", {}), 2);
+    assert.equal(valueOf(points, "api_key.credits.exhausted", {}), 1);
+    assert.equal(valueOf(points, "api_key.usage.rows", { "api_key.usage.outcome": "written" }), 1);
+    assert.equal(
+      valueOf(points, "rate_limit.checks", {
+        "rate_limit.outcome": "store",
+        "rate_limit.result": "allowed",
+      }),
+      2,
+    );
+    for (const point of points) {
+      assert.equal(point.scope, TELEMETRY_SCOPE);
+      assert.equal(point.version, TELEMETRY_VERSION);
+      assert.ok(!("api_key.tenant" in point.attributes), "t1 is not allow-listed");
+    }
+    assertNoSecret(points, exporter.getFinishedSpans(), [key, key.slice(-20), PEPPER_SCAN]);
+    telemetry.close();
+    await service.authorize(undefined).catch(() => {});
+    const later = await collect(reader);
+    assert.equal(valueOf(later, "api_key.authorizations", env("missing", "unknown")), 1);
+  });
+
+  it("an allow-listed tenant gets api_key.tenant; the same service cannot be instrumented twice", async () => {
+    const { reader, meterProvider } = setup();
+    const limiter = createRateLimiter({ logger: () => {} });
+    const store = new CreditedStorage();
+    const service = new ApiKeysService({ peppers: { 1: PEPPER_1 }, storage: store, limiter });
+    instrumentTelemetry({ meterProvider, service, tenantAllowList: ["t1"] });
+    assert.throws(() => instrumentTelemetry({ meterProvider, service }), /instrumented already/);
+    assert.throws(() => instrumentTelemetry({ meterProvider, service: {} as never }), TypeError);
+    const { key } = await creditedKey(service, store, { remaining: 5 });
+    await service.authorize(key);
+    const points = await collect(reader);
+    assert.equal(
+      valueOf(points, "api_key.authorizations", {
+        "api_key.outcome": "success",
+        "api_key.environment": "live",
+        "api_key.tenant": "t1",
+      }),
+      1,
+    );
+    assert.equal(valueOf(points, "api_key.credits.spent", { "api_key.tenant": "t1" }), 1);
+  });
+
+  it("checks answered by one store call: one store span linked to each check span, each a child of its request span", async () => {
+    const { reader, meterProvider, exporter, tracerProvider } = setup();
+    const store = new FakeRemoteStore();
+    store.requestDelayMs = 5;
+    const limiter = createRateLimiter({ store, logger: () => {}, onStoreError: "closed" });
+    instrumentTelemetry({ meterProvider, tracerProvider, limiter });
+    const tracer = tracerProvider.getTracer("app");
+    const policy = [{ name: "api", limit: 1, windowMs: 60_000 }];
+    const requests = await Promise.all(["a", "b", "a"].map((subject) => {
+      const span = tracer.startSpan(`request ${subject}`);
+      return context.with(trace.setSpan(context.active(), span), async () => {
+        const result = await limiter.check(subject, policy);
+        span.end();
+        return { span, result };
+      });
+    }));
+    assert.deepEqual(store.batches, [3]);
+    assert.deepEqual(requests.map((r) => r.result.allowed), [true, true, false]);
+    const spans = exporter.getFinishedSpans();
+    const checks = spans.filter((s) => s.name === "rate_limit.check");
+    const calls = spans.filter((s) => s.name === "rate_limit.store.call");
+    assert.equal(checks.length, 3);
+    assert.equal(calls.length, 1);
+    for (const [i, check] of checks.entries()) {
+      assert.equal(parentOf(check), requests[i].span.spanContext().spanId);
+      assert.equal(check.instrumentationScope.name, TELEMETRY_SCOPE);
+    }
+    assert.deepEqual(
+      calls[0].links.map((l) => l.context.spanId).sort(),
+      checks.map((c) => c.spanContext().spanId).sort(),
+    );
+    assert.equal(calls[0].attributes["rate_limit.store.checks"], 3);
+    assert.equal(checks[2].attributes["rate_limit.result"], "refused");
+    store.failing = new Error("down");
+    assert.equal((await limiter.check("c", policy)).outcome, "closed");
+    const points = await collect(reader);
+    const refused = { "rate_limit.outcome": "store", "rate_limit.result": "refused" };
+    assert.equal(valueOf(points, "rate_limit.checks", refused), 1);
+    assert.equal(
+      valueOf(points, "rate_limit.checks", {
+        "rate_limit.outcome": "closed",
+        "rate_limit.result": "refused",
+      }),
+      1,
+    );
+    assert.equal(
+      valueOf(points, "rate_limit.store.unavailable", {
+        "rate_limit.reason": "error",
+        "rate_limit.on_store_error": "closed",
+      }),
+      1,
+    );
+    assert.equal(valueOf(points, "rate_limit.store.duration", { "rate_limit.store": "fake" }), 2);
+    assert.equal(valueOf(points, "rate_limit.check.duration", refused), 1);
+    const failed = exporter.getFinishedSpans().filter((s) => s.name === "rate_limit.store.call");
+    assert.equal(failed.at(-1)!.status.code, 2, "the failed store call's span is an error");
+  });
+
+  it("counts replies by status class and observes the change feed", async () => {
+    const { reader, meterProvider } = setup();
+    const responder = new Responder(resolveSettings({ timestamp: false }));
+    const inner = new InMemoryApiKeyChangeFeed();
+    let reads = 0;
+    const feed = {
+      subscribe: inner.subscribe.bind(inner),
+      status: () => (reads++, { ...inner.status(), noticesArrive: true }),
+      close: inner.close.bind(inner),
+    };
+    const telemetry = instrumentTelemetry({
+      meterProvider,
+      responder: { responder },
+      changeFeed: feed,
+    });
+    const exchange = {
+      method: "GET",
+      target: "/x",
+      requestHeader: () => undefined,
+      responseHeader: () => undefined,
+    };
+    const plan = responder.plan({});
+    responder.success({ a: 1 }, exchange, { plan });
+    responder.success({ a: 1 }, exchange, { plan });
+    responder.error(new Error("boom"), exchange, { plan });
+    const points = await collect(reader);
+    const status = (c: string) => ({ "http.response.status_class": c });
+    assert.equal(valueOf(points, "safe_response.responses", status("2xx")), 2);
+    assert.equal(valueOf(points, "safe_response.responses", status("5xx")), 1);
+    assert.equal(valueOf(points, "api_key.change_feed.healthy", {}), 1);
+    assert.equal(valueOf(points, "api_key.change_feed.staleness", {}), 0);
+    assert.equal(valueOf(points, "api_key.change_feed.notices_arrive", {}), 1);
+    const before = reads;
+    assert.ok(before >= 3);
+    telemetry.close();
+    await collect(reader);
+    assert.equal(reads, before, "close() removes the gauges' callbacks");
+  });
+
+  it("an SDK that throws never fails an authorization, a check or a reply", async () => {
+    const boom = () => {
+      throw new Error("exporter down");
+    };
+    const instrument = { add: boom, record: boom, addCallback: boom, removeCallback: boom };
+    const meterProvider = {
+      getMeter: () => ({
+        createCounter: () => instrument,
+        createHistogram: () => instrument,
+        createObservableGauge: () => instrument,
+      }),
+    };
+    const tracerProvider = { getTracer: () => ({ startSpan: boom }) };
+    const limiter = createRateLimiter({ store: new FakeRemoteStore(), logger: () => {} });
+    const store = new CreditedStorage();
+    const service = new ApiKeysService({ peppers: { 1: PEPPER_1 }, storage: store, limiter });
+    const responder = new Responder(resolveSettings({ timestamp: false }));
+    instrumentTelemetry({ meterProvider, tracerProvider, service, limiter, responder });
+    const { key } = await creditedKey(service, store, { remaining: 5 });
+    assert.equal((await service.authorize(key)).creditResult?.remaining, 4);
+    assert.equal(
+      (await limiter.check("x", [{ name: "a", limit: 1, windowMs: 1_000 }])).allowed,
+      true,
+    );
+    const exchange = {
+      method: "GET",
+      target: "/x",
+      requestHeader: () => undefined,
+      responseHeader: () => undefined,
+    };
+    assert.equal(responder.success(1, exchange, { plan: responder.plan({}) }).status, 200);
+  });
+
+  it("bounded cardinality: thirty keys of thirty tenants make no more series", async () => {
+    const { reader, meterProvider } = setup();
+    const store = new CreditedStorage();
+    const service = new ApiKeysService({ peppers: { 1: PEPPER_1 }, storage: store });
+    instrumentTelemetry({ meterProvider, service });
+    for (let i = 0; i < 30; i++) {
+      const { key } = await service.create({
+        tenantId: `tenant-${i}`,
+        name: "k",
+        scopes: READ_ORDERS,
+      });
+      await service.authorize(key);
+      await assert.rejects(service.authorize(`${key.slice(0, -2)}xx`));
+    }
+    const points = await collect(reader);
+    const series = points.filter((p) => p.name === "api_key.authorizations");
+    assert.equal(series.length, 2, JSON.stringify(series.map((s) => s.attributes)));
+    for (const point of points) {
+      for (const name of Object.keys(point.attributes)) {
+        assert.match(name, /^(api_key\.(outcome|environment|cache\.result|usage\.outcome))$/);
+      }
+    }
+  });
+  it("the instrumentation scope is the package's name and version (deno.json)", () => {
+    const deno = JSON.parse(readFileSync(new URL("../../deno.json", import.meta.url), "utf8"));
+    assert.deepEqual([TELEMETRY_SCOPE, TELEMETRY_VERSION], [deno.name, deno.version]);
+  });
+
+  // The docs are the repository's, not the npm test tree's: Deno only.
+  it("every instrument of docs/telemetry.md fired above, and no other", {
+    skip: !("Deno" in globalThis),
+  }, () => {
+    const page = readFileSync(new URL("../../docs/telemetry.md", import.meta.url), "utf8");
+    const section = page.slice(page.indexOf("## Instruments"), page.indexOf("## Spans"));
+    const documented = [...section.matchAll(/^\| `([a-z_.]+)`/gm)].map((m) => m[1]).sort();
+    assert.equal(documented.length, 14);
+    assert.deepEqual([...SEEN].sort(), documented);
+  });
+});
+
+function parentOf(span: ReadableSpan): string | undefined {
+  const s = span as unknown as { parentSpanContext?: { spanId: string }; parentSpanId?: string };
+  return s.parentSpanContext?.spanId ?? s.parentSpanId;
+}
+
+/** Every attribute of every point and span, scanned for each of `secrets`. */
+function assertNoSecret(points: Point[], spans: ReadableSpan[], secrets: string[]): void {
+  const data = JSON.stringify([
+    points.map((p) => p.attributes),
+    spans.map((s) => [s.name, s.attributes, s.events, s.links]),
+  ]);
+  for (const secret of secrets) assert.ok(!data.includes(secret), "a secret in telemetry");
+}
