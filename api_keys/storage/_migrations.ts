@@ -18,11 +18,13 @@ export const MIGRATION_OF: Readonly<Record<string, readonly string[]>> = {
   credit_balances: ["0009_credit_balances"],
   api_key_usage: ["0010_api_key_usage"],
   api_key_usage_batches: ["0013_api_key_usage_batches"],
+  rate_limit_buckets: ["0015_rate_limit_buckets"],
   // columns of api_keys
   hash_scheme: ["0003_api_key_hash_scheme"],
   layout: ["0006_api_key_layout"],
   rate_limits: ["0008_api_key_rate_limits"],
   credits: ["0011_api_key_credits"],
+  rate_limit_key_id: ["0014_api_key_rate_limit_key_id"],
   // functions
   api_key_change_emit: ["0002_api_key_change_feed", "0005_api_key_change_log"],
   api_key_change_notify: ["0002_api_key_change_feed"],
@@ -35,6 +37,7 @@ export const MIGRATION_OF: Readonly<Record<string, readonly string[]>> = {
   credit_change_before: ["0012_rate_limit_batches"],
   credit_read: ["0012_rate_limit_batches"],
   rate_limit_batch: ["0012_rate_limit_batches"],
+  rate_limit_bucket_batch: ["0015_rate_limit_buckets"],
 };
 
 /** `column|table|relation|function <name> does not exist`, as PostgreSQL and Prisma word it. */
