@@ -250,6 +250,8 @@ for (const target of TARGETS) {
         "store|allowed": 1,
         "store|refused": 1,
       });
+      // The in-process memory store answers without a store call (docs/telemetry.md).
+      assert.deepEqual(series(all, "rate_limit.store.duration"), {});
       // Each key misses once then hits; the wrong key is refused before any lookup.
       assert.deepEqual(series(all, "api_key.cache.lookups"), { hit: 2, miss: 2 });
 
