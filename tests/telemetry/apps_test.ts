@@ -8,17 +8,7 @@ import "reflect-metadata";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { Controller, Get, Module, UseGuards } from "@nestjs/common";
-import {
-  type DataPoint,
-  MeterProvider,
-  MetricReader,
-  type ResourceMetrics,
-} from "@opentelemetry/sdk-metrics";
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
+import type { DataPoint, MetricReader, ResourceMetrics } from "@opentelemetry/sdk-metrics";
 import { instrumentTelemetry, type Telemetry } from "../../telemetry/mod.ts";
 import { ApiKeysService } from "../../api_keys/service.ts";
 import { InMemoryApiKeyStorage } from "../../api_keys/storage/in_memory.ts";
@@ -34,16 +24,7 @@ import type { RateLimiter } from "../../rate_limits/limiter.ts";
 import { PEPPER_1, READ_ORDERS } from "../api_keys/helpers.ts";
 import { serve } from "../scenarios/_serve.ts";
 import { boot, PLATFORMS } from "../api_keys/nest/test_app.ts";
-
-/** A reader collected on demand. */
-class TestReader extends MetricReader {
-  protected onForceFlush(): Promise<void> {
-    return Promise.resolve();
-  }
-  protected onShutdown(): Promise<void> {
-    return Promise.resolve();
-  }
-}
+import { setup } from "./_sdk.ts";
 
 const TENANT = "tenant-telemetry-apps";
 const BOOM = "a handler's own failure";
@@ -181,12 +162,7 @@ const TARGETS = [
 
 for (const target of TARGETS) {
   describe(`telemetry through a ${target.name} app`, () => {
-    const reader = new TestReader();
-    const meterProvider = new MeterProvider({ readers: [reader] });
-    const exporter = new InMemorySpanExporter();
-    const tracerProvider = new BasicTracerProvider({
-      spanProcessors: [new SimpleSpanProcessor(exporter)],
-    });
+    const { reader, meterProvider, exporter, tracerProvider } = setup();
     let app: App;
     let telemetry: Telemetry;
     const secrets: string[] = [PEPPER_1];
