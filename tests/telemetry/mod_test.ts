@@ -4,18 +4,8 @@ import assert from "node:assert/strict";
 import { AsyncLocalStorage } from "node:async_hooks";
 import { readFileSync } from "node:fs";
 import { type Context, context, ROOT_CONTEXT, trace } from "@opentelemetry/api";
-import {
-  type DataPoint,
-  MeterProvider,
-  MetricReader,
-  type ResourceMetrics,
-} from "@opentelemetry/sdk-metrics";
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  type ReadableSpan,
-  SimpleSpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
+import type { DataPoint, MetricReader, ResourceMetrics } from "@opentelemetry/sdk-metrics";
+import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { instrumentTelemetry, TELEMETRY_SCOPE, TELEMETRY_VERSION } from "../../telemetry/mod.ts";
 import { ApiKeysService, InMemoryApiKeyChangeFeed } from "../../api_keys/mod.ts";
 import { createMemoryRateLimitStore, createRateLimiter } from "../../rate_limits/mod.ts";
@@ -23,16 +13,7 @@ import { resolveSettings, Responder } from "../../safe_response/mod.ts";
 import { FakeClocks, PEPPER_1, READ_ORDERS } from "../api_keys/helpers.ts";
 import { creditedKey, CreditedStorage } from "../api_keys/credited_storage.ts";
 import { FakeRemoteStore } from "../rate_limits/_fake_store.ts";
-
-/** A reader collected on demand. */
-class TestReader extends MetricReader {
-  protected onForceFlush(): Promise<void> {
-    return Promise.resolve();
-  }
-  protected onShutdown(): Promise<void> {
-    return Promise.resolve();
-  }
-}
+import { setup } from "./_sdk.ts";
 
 /** The active context kept across awaits (what an SDK's context manager does). */
 const storage = new AsyncLocalStorage<Context>();
@@ -48,16 +29,6 @@ context.setGlobalContextManager({
   },
 });
 after(() => context.disable());
-
-function setup() {
-  const reader = new TestReader();
-  const meterProvider = new MeterProvider({ readers: [reader] });
-  const exporter = new InMemorySpanExporter();
-  const tracerProvider = new BasicTracerProvider({
-    spanProcessors: [new SimpleSpanProcessor(exporter)],
-  });
-  return { reader, meterProvider, exporter, tracerProvider };
-}
 
 interface Point {
   name: string;
