@@ -2,11 +2,14 @@
  * The failure policy on real stores cut mid-run (a loopback proxy in front of
  * the server, stopped): "open" passes every check and reports the metric,
  * "closed" reports unavailable; no check waits longer than timeoutMs + 1,000 ms.
+ * "local" enforces each policy per instance at floor(limit / instances) and
+ * refuses credit spends; the throttler storage answers by the failure policy.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { TcpProxy } from "../postgres/tcp_proxy.ts";
 import { createRateLimiter, type RateLimiterMetric } from "../../rate_limits/limiter.ts";
+import { createThrottlerStorage } from "../../rate_limits/throttler.ts";
 import {
   checkOnce,
   DATABASE_URL,
@@ -68,6 +71,85 @@ for (const kind of await readyStores("rate-limit failure policy")) {
         } finally {
           proxy.stop();
           await close().catch(() => {});
+        }
+      });
+    }
+  });
+
+  describe(`${kind} store stopped mid-run: the bounded fallback and the throttler storage`, () => {
+    /** A store behind a loopback proxy the test stops; `close` ends both. */
+    const cut = async () => {
+      const target = new URL(kind === "postgres" ? DATABASE_URL! : REDIS_URL!);
+      const proxy = new TcpProxy(target.hostname, Number(target.port));
+      target.port = String(proxy.start());
+      const { store, close } = await openStore(kind, target.href);
+      return {
+        store,
+        stop: () => proxy.stop(),
+        close: async () => {
+          proxy.stop();
+          await close().catch(() => {});
+        },
+      };
+    };
+
+    it("local: each instance enforces floor(limit / instances) while the store is down, and refuses credit spends", async () => {
+      const { store, stop, close } = await cut();
+      const limiter = createRateLimiter({
+        store,
+        onStoreError: "local",
+        instances: 4,
+        timeoutMs: TIMEOUT_MS,
+        logger: () => {},
+      });
+      const policy = [{ name: "api", limit: 101, windowMs: 60_000 }];
+      const subject = freshSubject("local");
+      try {
+        await checkOnce(store, [{ kind: "window", subject, ...policy[0], cost: 0 }]); // connects
+        const before = await limiter.check(subject, policy);
+        assert.equal(before.outcome, "store");
+        stop();
+        const after = [];
+        for (let i = 0; i < 40; i++) after.push(await limiter.check(subject, policy));
+        assert.ok(after.every((r) => r.unavailable && r.outcome === "local"));
+        assert.equal(after.filter((r) => r.allowed).length, 25, "floor(101 / 4) per instance");
+        const spend = await limiter.check(subject, [], { credits: { initial: 1_000 } });
+        assert.equal(spend.allowed, false, "a balance cannot be known without its store");
+      } finally {
+        await close();
+      }
+    });
+
+    for (const onStoreError of ["open", "closed"] as const) {
+      it(`throttler storage, ${onStoreError}: answers by the failure policy, never throws`, async () => {
+        const { store, stop, close } = await cut();
+        const throttlers = [{ name: "default", ttl: 60_000, limit: 5 }];
+        const limiter = createRateLimiter({
+          store,
+          onStoreError,
+          timeoutMs: TIMEOUT_MS,
+          logger: () => {},
+        });
+        const storage = createThrottlerStorage(limiter, { throttlers });
+        const tracker = freshSubject("throttler");
+        try {
+          await checkOnce(store, [{
+            kind: "window",
+            subject: tracker,
+            name: "warm",
+            limit: 1,
+            windowMs: 60_000,
+            cost: 0,
+          }]);
+          const counted = await storage.increment(tracker, 60_000, 5, 60_000, "default");
+          assert.equal(counted.totalHits, 1);
+          stop();
+          for (let i = 0; i < 10; i++) {
+            const hit = await storage.increment(tracker, 60_000, 5, 60_000, "default");
+            assert.equal(hit.isBlocked, onStoreError === "closed", `hit ${i}`);
+          }
+        } finally {
+          await close();
         }
       });
     }
