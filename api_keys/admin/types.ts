@@ -172,6 +172,20 @@ export interface ApiKeysAdminOptions<R> {
    * a browser never sends by itself (an API key, a bearer token).
    */
   csrf?: { header?: string; value?: string } | false;
+  /**
+   * Origins (exact `scheme://host[:port]`, e.g. `https://app.example.com`)
+   * whose `Sec-Fetch-Site: same-site` requests pass the CSRF check: a
+   * dashboard on a sibling subdomain of the API. The CSRF header is still
+   * required; `cross-site` is always refused. Default: none.
+   */
+  allowedOrigins?: readonly string[];
+  /**
+   * Names the acting user or service (1 to 200 characters): the `createdBy`
+   * of keys created and rotated through the routes. A throw or another answer
+   * is a 500 `internal_error` (the error to `onError`) and nothing is
+   * written. Omitted: `createdBy` stays `null`.
+   */
+  actorOf?: (request: R) => string | Promise<string>;
   /** Largest request body in bytes (default 16,384). */
   maxBodyBytes?: number;
   /** Receives the unexpected errors answered as 500 (default: `console.error`). */

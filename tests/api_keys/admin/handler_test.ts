@@ -577,6 +577,13 @@ describe("createApiKeysAdminHandler", () => {
         { gracePresets: ["1h", "1h"] },
         { csrf: { header: "bad header" } },
         { maxBodyBytes: 0 },
+        { actorOf: "user" },
+        { allowedOrigins: "https://app.example.com" },
+        { allowedOrigins: ["app.example.com"] },
+        { allowedOrigins: ["https://app.example.com/"] },
+        { allowedOrigins: ["https://app.example.com/path"] },
+        { allowedOrigins: ["*"] },
+        { allowedOrigins: ["null"] },
       ]
     ) {
       assert.throws(
@@ -585,5 +592,77 @@ describe("createApiKeysAdminHandler", () => {
         JSON.stringify(bad),
       );
     }
+  });
+
+  it("actorOf names createdBy of created and rotated keys; a throw or bad answer is a contained 500", async () => {
+    const { call, errors, service } = await setup({ actorOf: (caller) => `user:${caller.tenant}` });
+    const created =
+      (await call("POST", "/keys", { body: { name: "x", scopes: ["projects:read"] } }))!;
+    assert.equal(created.status, 201);
+    assert.equal(created.json.record.createdBy, "user:acme");
+    const rotated = (await call("POST", `/keys/${created.json.record.id}/rotate`, { body: {} }))!;
+    assert.equal(rotated.status, 201);
+    assert.equal(rotated.json.record.createdBy, "user:acme");
+    const asynchronous = await setup({ actorOf: () => Promise.resolve("svc:deploy") });
+    const made = (await asynchronous.call("POST", "/keys", {
+      body: { name: "y", scopes: ["projects:read"] },
+    }))!;
+    assert.equal(made.json.record.createdBy, "svc:deploy");
+    assert.equal(errors.length, 0);
+    const before = (await service.listSummaries("acme")).length;
+    for (
+      const actorOf of [
+        () => {
+          throw new Error("session store down");
+        },
+        () => Promise.reject(new Error("down")),
+        () => null,
+        () => "",
+        () => 42,
+        () => "x".repeat(201),
+      ]
+    ) {
+      const bad = await setup({ actorOf: actorOf as never });
+      const refused = (await bad.call("POST", "/keys", {
+        body: { name: "z", scopes: ["projects:read"] },
+      }))!;
+      assert.equal(refused.status, 500, String(actorOf));
+      assert.equal(refused.json.error.code, "internal_error");
+      assert.equal(bad.errors.length, 1);
+      const rotate = (await bad.call("POST", `/keys/${bad.reader.id}/rotate`, { body: {} }))!;
+      assert.equal(rotate.status, 500);
+      assert.equal((await bad.service.listSummaries("acme")).length, 3, "nothing created");
+    }
+    assert.equal((await service.listSummaries("acme")).length, before);
+  });
+
+  it("allowedOrigins: same-site requests from a listed Origin pass the CSRF check; cross-site never", async () => {
+    const origin = "https://app.example.com";
+    const { call } = await setup({ allowedOrigins: [origin] });
+    const body = { name: "x", scopes: ["projects:read"] };
+    const pass = (await call("POST", "/keys", {
+      body,
+      headers: { "sec-fetch-site": "same-site", origin },
+    }))!;
+    assert.equal(pass.status, 201);
+    const refused: Record<string, string>[] = [
+      { "sec-fetch-site": "same-site" },
+      { "sec-fetch-site": "same-site", origin: "https://evil.example.com" },
+      { "sec-fetch-site": "same-site", origin: "https://APP.example.com." },
+      { "sec-fetch-site": "same-site", origin: "http://app.example.com" },
+      { "sec-fetch-site": "cross-site", origin },
+      { "sec-fetch-site": "same-site", origin, "x-requested-with": "" },
+    ];
+    for (const headers of refused) {
+      const answer = (await call("POST", "/keys", { body, headers }))!;
+      assert.equal(answer.status, 403, JSON.stringify(headers));
+      assert.equal(answer.json.error.code, "csrf_refused");
+    }
+    const without = await setup();
+    const stillRefused = (await without.call("POST", "/keys", {
+      body,
+      headers: { "sec-fetch-site": "same-site", origin },
+    }))!;
+    assert.equal(stillRefused.status, 403, "same-site stays refused without allowedOrigins");
   });
 });
