@@ -665,4 +665,127 @@ describe("createApiKeysAdminHandler", () => {
     }))!;
     assert.equal(stillRefused.status, 403, "same-site stays refused without allowedOrigins");
   });
+
+  it("no escalation through limits and credits: a created key shares its creator's windows and balance", async () => {
+    let at = Date.parse("2030-01-01T10:00:00.000Z");
+    const store = createMemoryRateLimitStore({ now: () => at });
+    const limiter = createRateLimiter({ store, logger: () => {} });
+    const { call, service } = await setup({}, undefined, { limiter, clock: () => new Date(at) });
+    const limited = await service.create({
+      tenantId: "acme",
+      name: "limited admin",
+      scopes: [{ resource: "keys", level: "write" }, { resource: "projects", level: "write" }],
+      rateLimits: [{ name: "minute", limit: 3, windowMs: 60_000 }],
+      credits: { remaining: 5 },
+    });
+    const caller = { tenant: "acme", keyId: limited.id };
+    const minted = (await call("POST", "/keys", {
+      body: { name: "minted", scopes: ["projects:read"] },
+      caller,
+    }))!;
+    assert.equal(minted.status, 201);
+    const served = async (key: string) => {
+      try {
+        await service.authorize(key);
+        return 1;
+      } catch {
+        return 0;
+      }
+    };
+    let first = 0;
+    for (let i = 0; i < 10; i++) first += await served(minted.json.key);
+    first += await served(limited.key);
+    assert.equal(first, 3, "both keys together serve the creator's 3 a minute");
+    at += 61_000;
+    let total = first;
+    for (let i = 0; i < 10; i++) total += await served(minted.json.key);
+    at += 61_000;
+    for (let i = 0; i < 10; i++) total += await served(minted.json.key);
+    assert.equal(total, 5, "both keys together spend the creator's 5 credits");
+    const record = (await service.listSummaries("acme")).find((k) => k.id === minted.json.record.id)!;
+    assert.deepEqual(record.rateLimits?.map((p) => p.name), ["minute"]);
+    // A key minted by that key shares the same windows and balance too: no way out by chaining.
+    const grandchild = (await call("POST", "/keys", {
+      body: { name: "grandchild", scopes: ["projects:read"] },
+      caller: { tenant: "acme", keyId: minted.json.record.id },
+    }))!;
+    assert.equal(grandchild.status, 201);
+    at += 61_000;
+    assert.equal(await served(grandchild.json.key), 0, "the shared balance is spent");
+    // Rotation keeps the source key's limits and balance.
+    const rotated = (await call("POST", `/keys/${minted.json.record.id}/rotate`, {
+      body: {},
+      caller,
+    }))!;
+    assert.equal(rotated.status, 201);
+    assert.equal(await served(rotated.json.key), 0, "the rotated key spends the same balance");
+  });
+
+  it("keyLimits: the app's policies and credits per tenant or plan; a separate balance under a limited caller is refused", async () => {
+    const at = Date.parse("2030-01-01T10:00:00.000Z");
+    const store = createMemoryRateLimitStore({ now: () => at });
+    const limiter = createRateLimiter({ store, logger: () => {} });
+    const plan = {
+      rateLimits: [{ name: "plan", limit: 2, windowMs: 60_000 }],
+      credits: { remaining: 100 },
+    };
+    const { call, service, errors } = await setup(
+      { keyLimits: (_request, tenantId) => tenantId === "acme" ? plan : null },
+      undefined,
+      { limiter, clock: () => new Date(at) },
+    );
+    // The default caller (no credits of its own): the plan's policies and a balance of the plan's.
+    const made = (await call("POST", "/keys", { body: { name: "p", scopes: ["projects:read"] } }))!;
+    assert.equal(made.status, 201, JSON.stringify(made.json));
+    let served = 0;
+    for (let i = 0; i < 5; i++) {
+      try {
+        await service.authorize(made.json.key);
+        served++;
+      } catch { /* limited */ }
+    }
+    assert.equal(served, 2, "the plan's policy applies");
+    assert.equal(made.json.record.credits, 100);
+    // A caller with a balance: the plan's separate balance would be N keys x credits.
+    const limited = await service.create({
+      tenantId: "acme",
+      name: "limited admin",
+      scopes: [{ resource: "keys", level: "write" }, { resource: "projects", level: "write" }],
+      rateLimits: [{ name: "minute", limit: 3, windowMs: 60_000 }],
+      credits: { remaining: 5 },
+    });
+    const refused = (await call("POST", "/keys", {
+      body: { name: "q", scopes: ["projects:read"] },
+      caller: { tenant: "acme", keyId: limited.id },
+    }))!;
+    assert.equal(refused.status, 403);
+    assert.equal(refused.json.error.code, "api_key_escalation_refused");
+    assert.deepEqual(refused.json.error.details.exceeds, { credits: ["separate balance"] });
+    // A hook replacing the caller's policy with a looser one of the same name is refused.
+    const looser = await setup(
+      { keyLimits: () => ({ rateLimits: [{ name: "minute", limit: 50, windowMs: 60_000 }] }) },
+      undefined,
+      { limiter, clock: () => new Date(at) },
+    );
+    const strict = await looser.service.create({
+      tenantId: "acme",
+      name: "strict",
+      scopes: [{ resource: "keys", level: "write" }, { resource: "projects", level: "write" }],
+      rateLimits: [{ name: "minute", limit: 3, windowMs: 60_000 }],
+    });
+    const loose = (await looser.call("POST", "/keys", {
+      body: { name: "r", scopes: ["projects:read"] },
+      caller: { tenant: "acme", keyId: strict.id },
+    }))!;
+    assert.equal(loose.status, 403);
+    assert.deepEqual(loose.json.error.details.exceeds, { rateLimits: ["minute"] });
+    // A throw or an unusable answer of the hook is a contained 500.
+    for (const keyLimits of [() => { throw new Error("plan db down"); }, () => 7]) {
+      const bad = await setup({ keyLimits: keyLimits as never });
+      const answer = (await bad.call("POST", "/keys", { body: { name: "s", scopes: ["projects:read"] } }))!;
+      assert.equal(answer.status, 500);
+      assert.equal(bad.errors.length, 1);
+    }
+    assert.equal(errors.length, 0);
+  });
 });
