@@ -10,10 +10,17 @@ import { ApiKeyOperationError, ApiKeyStorageError, ApiKeyValidationError } from 
 import { errorResponse, jsonResponse, optionalFunction, positiveInteger } from "../leaks/_core.ts";
 import { serviceHooks } from "../_service_hooks.ts";
 import type { ApiKeysService } from "../service.ts";
-import type { ApiKeySummary, Environment, Scope, ScopeLevel } from "../types.ts";
+import type {
+  ApiKeyRateLimitPolicy,
+  ApiKeySummary,
+  CreateApiKeyInput,
+  Environment,
+  Scope,
+  ScopeLevel,
+} from "../types.ts";
 import type { ApiKeyUsageBucket } from "../usage.ts";
 import { AdminHttpError, keyName, oneOf, queryInstant, readObject, stringList } from "./_body.ts";
-import { findEscalation, type KeyPowers } from "./no_escalation.ts";
+import { type Escalation, findEscalation, type KeyPowers } from "./no_escalation.ts";
 import type {
   AdminAction,
   AdminConfig,
@@ -181,6 +188,12 @@ function allowedOriginsOf(value: unknown): ReadonlySet<string> {
   return new Set(value as string[]);
 }
 
+/** Whether `policy` is `own` as it is (a looser or stricter one of the same name is not). */
+function samePolicy(own: ApiKeyRateLimitPolicy, policy: ApiKeyRateLimitPolicy): boolean {
+  return own.limit === policy.limit && own.windowMs === policy.windowMs &&
+    (own.cost ?? 1) === (policy.cost ?? 1) && own.sharedBy === policy.sharedBy;
+}
+
 function toScope(flat: string): Scope {
   const at = flat.lastIndexOf(":");
   return { resource: flat.slice(0, at), level: flat.slice(at + 1) as ScopeLevel };
@@ -219,7 +232,7 @@ interface Call<R> {
   request: R;
   tenantId: string;
   keys?: Promise<ApiKeySummary[]>;
-  caller?: Promise<KeyPowers | null>;
+  caller?: Promise<ApiKeySummary | null>;
 }
 
 /**
@@ -271,6 +284,7 @@ export function createApiKeysAdminHandler<R>(
   optionalFunction(options.policy, "options.policy");
   optionalFunction(options.onError, "options.onError");
   optionalFunction(options.actorOf, "options.actorOf");
+  optionalFunction(options.keyLimits, "options.keyLimits");
   if (options.policy === undefined && options.callerKeyIdOf === undefined) {
     throw new TypeError(
       "options.callerKeyIdOf is required by the default policy (no escalation); or pass options.policy",
@@ -296,7 +310,7 @@ export function createApiKeysAdminHandler<R>(
   const defaultExpiry = expiryPresets.includes("never") ? "never" : expiryPresets[0];
   const csrf = csrfOf(options.csrf);
   const allowedOrigins = allowedOriginsOf(options.allowedOrigins);
-  const { actorOf } = options;
+  const { actorOf, keyLimits } = options;
   const maxBodyBytes = positiveInteger(
     options.maxBodyBytes,
     DEFAULT_MAX_BODY_BYTES,
@@ -339,7 +353,7 @@ export function createApiKeysAdminHandler<R>(
     if (allowed !== true) throw new AdminHttpError(403, "forbidden", "Not allowed");
   }
 
-  function callerPowers(call: Call<R>): Promise<KeyPowers | null> {
+  function callerPowers(call: Call<R>): Promise<ApiKeySummary | null> {
     return call.caller ??= (async () => {
       const id = await hook(() => callerKeyIdOf!(call.request));
       if (typeof id !== "string") return null;
@@ -357,6 +371,54 @@ export function createApiKeysAdminHandler<R>(
       );
     }
     return name;
+  }
+
+  /**
+   * The limits of a key `create` issues: the app's (`keyLimits`) and, for a
+   * caller with a key, that key's policies, windows and balance (no escalation).
+   */
+  async function newKeyLimits(
+    call: Call<R>,
+  ): Promise<Pick<CreateApiKeyInput, "rateLimits" | "credits" | "limitsOf">> {
+    const set = keyLimits === undefined
+      ? undefined
+      : await hook(() => keyLimits(call.request, call.tenantId));
+    if (set !== null && set !== undefined && (typeof set !== "object" || Array.isArray(set))) {
+      throw new HookFailure(
+        new TypeError("options.keyLimits must answer null or { rateLimits?, credits? }"),
+      );
+    }
+    const added = set?.rateLimits === undefined ? [] : [...set.rateLimits];
+    const caller = callerKeyIdOf === undefined ? null : await callerPowers(call);
+    if (caller === null) {
+      return { rateLimits: added.length === 0 ? undefined : added, credits: set?.credits };
+    }
+    const own = caller.rateLimits ?? [];
+    const exceeds: Escalation = {};
+    const changed = added.filter((policy) =>
+      own.some((mine) => mine.name === policy?.name && !samePolicy(mine, policy))
+    );
+    if (changed.length > 0) exceeds.rateLimits = changed.map((policy) => policy.name);
+    if (set?.credits !== undefined && caller.credits !== undefined) {
+      exceeds.credits = ["separate balance"];
+    }
+    if (Object.keys(exceeds).length > 0) {
+      throw new AdminHttpError(
+        403,
+        "api_key_escalation_refused",
+        "The caller cannot issue a key less limited than its own",
+        { key: "new", exceeds },
+      );
+    }
+    const rateLimits = [
+      ...own,
+      ...added.filter((policy) => !own.some((mine) => mine.name === policy.name)),
+    ];
+    return {
+      limitsOf: caller.id,
+      rateLimits: rateLimits.length === 0 ? undefined : rateLimits,
+      credits: caller.credits === undefined ? set?.credits : undefined,
+    };
   }
 
   /** Whether a state-changing request passes the CSRF check. */
@@ -439,8 +501,10 @@ export function createApiKeysAdminHandler<R>(
     };
     await allow(call, "create", { tenantId: call.tenantId, key: null, proposed });
     await enforce(call, "create", "new", proposed);
+    const limits = await newKeyLimits(call);
     const createdBy = await actor(call);
     const created = await service.create({
+      ...limits,
       createdBy,
       tenantId: call.tenantId,
       name,

@@ -702,7 +702,9 @@ describe("createApiKeysAdminHandler", () => {
     at += 61_000;
     for (let i = 0; i < 10; i++) total += await served(minted.json.key);
     assert.equal(total, 5, "both keys together spend the creator's 5 credits");
-    const record = (await service.listSummaries("acme")).find((k) => k.id === minted.json.record.id)!;
+    const record = (await service.listSummaries("acme")).find((k) =>
+      k.id === minted.json.record.id
+    )!;
     assert.deepEqual(record.rateLimits?.map((p) => p.name), ["minute"]);
     // A key minted by that key shares the same windows and balance too: no way out by chaining.
     const grandchild = (await call("POST", "/keys", {
@@ -780,9 +782,14 @@ describe("createApiKeysAdminHandler", () => {
     assert.equal(loose.status, 403);
     assert.deepEqual(loose.json.error.details.exceeds, { rateLimits: ["minute"] });
     // A throw or an unusable answer of the hook is a contained 500.
-    for (const keyLimits of [() => { throw new Error("plan db down"); }, () => 7]) {
+    for (
+      const keyLimits of [() => {
+        throw new Error("plan db down");
+      }, () => 7]
+    ) {
       const bad = await setup({ keyLimits: keyLimits as never });
-      const answer = (await bad.call("POST", "/keys", { body: { name: "s", scopes: ["projects:read"] } }))!;
+      const answer =
+        (await bad.call("POST", "/keys", { body: { name: "s", scopes: ["projects:read"] } }))!;
       assert.equal(answer.status, 500);
       assert.equal(bad.errors.length, 1);
     }
