@@ -95,6 +95,23 @@ async function setup(
   return { service, clocks, handle, call, me, admin, reader, billing, foreign, decisions, errors };
 }
 
+/** A `keys:write` key limited to 3 requests a minute with 5 credits. */
+function createLimitedAdmin(service: Awaited<ReturnType<typeof setup>>["service"]) {
+  return service.create({
+    tenantId: "acme",
+    name: "limited admin",
+    scopes: [{ resource: "keys", level: "write" }, { resource: "projects", level: "write" }],
+    rateLimits: [{ name: "minute", limit: 3, windowMs: 60_000 }],
+    credits: { remaining: 5 },
+  });
+}
+
+/** A service whose limiter and clock read `at()`. */
+function limitedService(at: () => number): Partial<ApiKeysServiceOptions> {
+  const store = createMemoryRateLimitStore({ now: at });
+  return { limiter: createRateLimiter({ store, logger: () => {} }), clock: () => new Date(at()) };
+}
+
 describe("createApiKeysAdminHandler", () => {
   it("config: the offered scopes, environments, presets, capabilities and CSRF header", async () => {
     const { call } = await setup();
@@ -668,16 +685,8 @@ describe("createApiKeysAdminHandler", () => {
 
   it("no escalation through limits and credits: a created key shares its creator's windows and balance", async () => {
     let at = Date.parse("2030-01-01T10:00:00.000Z");
-    const store = createMemoryRateLimitStore({ now: () => at });
-    const limiter = createRateLimiter({ store, logger: () => {} });
-    const { call, service } = await setup({}, undefined, { limiter, clock: () => new Date(at) });
-    const limited = await service.create({
-      tenantId: "acme",
-      name: "limited admin",
-      scopes: [{ resource: "keys", level: "write" }, { resource: "projects", level: "write" }],
-      rateLimits: [{ name: "minute", limit: 3, windowMs: 60_000 }],
-      credits: { remaining: 5 },
-    });
+    const { call, service } = await setup({}, undefined, limitedService(() => at));
+    const limited = await createLimitedAdmin(service);
     const caller = { tenant: "acme", keyId: limited.id };
     const minted = (await call("POST", "/keys", {
       body: { name: "minted", scopes: ["projects:read"] },
@@ -724,9 +733,7 @@ describe("createApiKeysAdminHandler", () => {
   });
 
   it("keyLimits: the app's policies and credits per tenant or plan; a separate balance under a limited caller is refused", async () => {
-    const at = Date.parse("2030-01-01T10:00:00.000Z");
-    const store = createMemoryRateLimitStore({ now: () => at });
-    const limiter = createRateLimiter({ store, logger: () => {} });
+    const at = () => Date.parse("2030-01-01T10:00:00.000Z");
     const plan = {
       rateLimits: [{ name: "plan", limit: 2, windowMs: 60_000 }],
       credits: { remaining: 100 },
@@ -734,7 +741,7 @@ describe("createApiKeysAdminHandler", () => {
     const { call, service, errors } = await setup(
       { keyLimits: (_request, tenantId) => tenantId === "acme" ? plan : null },
       undefined,
-      { limiter, clock: () => new Date(at) },
+      limitedService(at),
     );
     // The default caller (no credits of its own): the plan's policies and a balance of the plan's.
     const made = (await call("POST", "/keys", { body: { name: "p", scopes: ["projects:read"] } }))!;
@@ -749,13 +756,7 @@ describe("createApiKeysAdminHandler", () => {
     assert.equal(served, 2, "the plan's policy applies");
     assert.equal(made.json.record.credits, 100);
     // A caller with a balance: the plan's separate balance would be N keys x credits.
-    const limited = await service.create({
-      tenantId: "acme",
-      name: "limited admin",
-      scopes: [{ resource: "keys", level: "write" }, { resource: "projects", level: "write" }],
-      rateLimits: [{ name: "minute", limit: 3, windowMs: 60_000 }],
-      credits: { remaining: 5 },
-    });
+    const limited = await createLimitedAdmin(service);
     const refused = (await call("POST", "/keys", {
       body: { name: "q", scopes: ["projects:read"] },
       caller: { tenant: "acme", keyId: limited.id },
@@ -767,7 +768,7 @@ describe("createApiKeysAdminHandler", () => {
     const looser = await setup(
       { keyLimits: () => ({ rateLimits: [{ name: "minute", limit: 50, windowMs: 60_000 }] }) },
       undefined,
-      { limiter, clock: () => new Date(at) },
+      limitedService(at),
     );
     const strict = await looser.service.create({
       tenantId: "acme",
