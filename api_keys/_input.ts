@@ -36,6 +36,8 @@ export interface ValidCreateInput {
   allowedIpCidrs: string[];
   /** Compiled rate-limit policies, or undefined for none. */
   rateLimits: ReturnType<typeof keyRateLimits> | undefined;
+  /** Id of the key whose windows and balance the new key shares, or undefined. */
+  limitsOf: string | undefined;
 }
 
 /** A validated rotate input. */
@@ -187,6 +189,9 @@ export function validateCreateInput(input: CreateApiKeyInput): ValidCreateInput 
     createdBy: validCreatedBy(input.createdBy) ?? null,
     allowedIpCidrs: validCidrs(input.allowedIpCidrs),
     rateLimits: input.rateLimits === undefined ? undefined : keyRateLimits(input.rateLimits),
+    limitsOf: input.limitsOf === undefined
+      ? undefined
+      : requireNonEmptyString(input.limitsOf, "limitsOf"),
   };
 }
 

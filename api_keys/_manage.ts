@@ -11,6 +11,7 @@ import type { CreditBook } from "./_credits.ts";
 import { createdEvent } from "./events.ts";
 import { requireRotationWaits } from "./_first_use.ts";
 import {
+  fail,
   requireNonEmptyString,
   validateCreateInput,
   validateListOptions,
@@ -72,6 +73,9 @@ function toSummary(
     createdBy: record.createdBy,
     createdAt: new Date(record.createdAt.getTime()),
   };
+  if (record.rateLimits !== undefined) {
+    summary.rateLimits = record.rateLimits.map((p) => ({ ...p }));
+  }
   if (balance !== undefined) {
     summary.credits = refill === undefined ? balance : { ...balance, refill: { ...refill } };
   }
@@ -109,13 +113,26 @@ export class ManageFlow {
     const valid = validateCreateInput(input);
     const now = s.clock();
     const credits = this.#credits.compile(input.credits, now);
-    await this.#checkRateLimits(valid.tenantId, valid.rateLimits);
+    const source = valid.limitsOf === undefined
+      ? undefined
+      : await this.#find(valid.tenantId, valid.limitsOf);
+    if (source?.credits !== undefined && credits !== undefined) {
+      fail(
+        "credits",
+        "cannot be given with limitsOf a key with credits: the key spends its balance",
+      );
+    }
+    const rateLimits = valid.rateLimits ?? source?.rateLimits;
+    await this.#checkRateLimits(valid.tenantId, rateLimits);
     const { record, key } = await this.#issue(
       "create",
       {
         ...valid,
         expiresAt: s.resolveExpiry(valid.expiresAt, now),
-        credits,
+        rateLimits,
+        // Shared like a rotation's successor: the source's window counters and balance.
+        rateLimitKeyId: source === undefined ? undefined : source.rateLimitKeyId ?? source.id,
+        credits: source?.credits === undefined ? credits : await this.#credits.inherit(source, now),
       },
       now,
       (record) => s.storage.insert(record),

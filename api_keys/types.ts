@@ -262,6 +262,15 @@ export interface CreateApiKeyInput {
   rateLimits?: ApiKeyRateLimitPolicy[];
   /** Credits the key spends (needs `storesCredits` and a `limiter`; a bad value is a `TypeError`). */
   credits?: Credits;
+  /**
+   * Id of a key of the same tenant whose limits the new key shares, as a
+   * rotated key shares its predecessor's: its rate-limit policies (unless
+   * `rateLimits` is given), its window counters and its credit balance (when
+   * it has one, `credits` cannot be given). A key minted by a limited key this way is
+   * never less limited than it. Unknown or of another tenant:
+   * `api_key_record_not_found`.
+   */
+  limitsOf?: string;
 }
 
 /** Result of `ApiKeysService.create`. `key` is shown once and never stored. */

@@ -6,11 +6,18 @@
  *
  * @module
  */
-import { Controller, Get, Header, Inject } from "@nestjs/common";
+import { Controller, Get, Header, Headers, Inject } from "@nestjs/common";
 import { ApiExcludeController } from "@nestjs/swagger";
 import { RawResponse } from "../safe_response/nest/mod.ts";
 import type { PageAssets } from "./page_assets.ts";
-import { PAGE_SESSION_PATH, type PageSession, pageSessionBody } from "./page_session.ts";
+import { DemoHttpError } from "./http_error.ts";
+import {
+  PAGE_SESSION_PATH,
+  PAGE_SESSION_REFUSAL,
+  type PageSession,
+  pageSessionBody,
+  pageSessionServes,
+} from "./page_session.ts";
 import { DEMO_PAGE_ASSETS, DEMO_PAGE_SESSION } from "./tokens.ts";
 
 const NO_STORE = "no-store";
@@ -67,12 +74,15 @@ export class PageController {
     return this.#assets.elements;
   }
 
-  /** The token of the page's `<api-keys-manager>`. */
+  /** The token of the page's `<api-keys-manager>` (loopback `Host` and `Origin` only). */
   @Get(PAGE_SESSION_PATH.slice(1))
   @RawResponse()
   @Header("Content-Type", "application/json")
   @Header("Cache-Control", NO_STORE)
-  session(): string {
+  session(@Headers("host") host?: string, @Headers("origin") origin?: string): string {
+    if (!pageSessionServes(this.#session, host, origin)) {
+      throw new DemoHttpError(403, PAGE_SESSION_REFUSAL);
+    }
     return pageSessionBody(this.#session);
   }
 }

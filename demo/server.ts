@@ -157,6 +157,7 @@ export async function startDemoServer(options: DemoServerOptions): Promise<DemoS
       throw error;
     }
     const { port } = app.getHttpServer().address() as AddressInfo;
+    pageSession.port = port;
     const running = app;
     return {
       url: `http://${urlHost(options.host)}:${port}`,

@@ -10,10 +10,17 @@ import { ApiKeyOperationError, ApiKeyStorageError, ApiKeyValidationError } from 
 import { errorResponse, jsonResponse, optionalFunction, positiveInteger } from "../leaks/_core.ts";
 import { serviceHooks } from "../_service_hooks.ts";
 import type { ApiKeysService } from "../service.ts";
-import type { ApiKeySummary, Environment, Scope, ScopeLevel } from "../types.ts";
+import type {
+  ApiKeyRateLimitPolicy,
+  ApiKeySummary,
+  CreateApiKeyInput,
+  Environment,
+  Scope,
+  ScopeLevel,
+} from "../types.ts";
 import type { ApiKeyUsageBucket } from "../usage.ts";
 import { AdminHttpError, keyName, oneOf, queryInstant, readObject, stringList } from "./_body.ts";
-import { findEscalation, type KeyPowers } from "./no_escalation.ts";
+import { type Escalation, findEscalation, type KeyPowers } from "./no_escalation.ts";
 import type {
   AdminAction,
   AdminConfig,
@@ -58,6 +65,8 @@ const FLAT_SCOPE = /^[a-z0-9_.-]{1,64}:(read|write)$/;
 const HEADER_NAME = /^[A-Za-z0-9-]{1,64}$/;
 const STATE_CHANGING = new Set(["POST", "PATCH", "DELETE"]);
 const SAME_SITE_FETCH = new Set(["same-origin", "none"]);
+const MAX_ACTOR_LENGTH = 200;
+const MAX_ALLOWED_ORIGINS = 100;
 
 /** A failure of an app hook: always a 500, the error to `onError`. */
 class HookFailure {
@@ -157,6 +166,34 @@ function csrfOf(
   return { header: header.toLowerCase(), value: expected };
 }
 
+/** `options.allowedOrigins` as a set of exact, serialized `http(s)` origins. */
+function allowedOriginsOf(value: unknown): ReadonlySet<string> {
+  if (value === undefined) return new Set();
+  if (!Array.isArray(value) || value.length > MAX_ALLOWED_ORIGINS) {
+    throw new TypeError(`options.allowedOrigins must list at most ${MAX_ALLOWED_ORIGINS} origins`);
+  }
+  for (const origin of value) {
+    let url: URL | undefined;
+    try {
+      url = typeof origin === "string" ? new URL(origin) : undefined;
+    } catch {
+      url = undefined;
+    }
+    if (url === undefined || !/^https?:$/.test(url.protocol) || url.origin !== origin) {
+      throw new TypeError(
+        "options.allowedOrigins: each must be an exact origin such as https://app.example.com",
+      );
+    }
+  }
+  return new Set(value as string[]);
+}
+
+/** Whether `policy` is `own` as it is (a looser or stricter one of the same name is not). */
+function samePolicy(own: ApiKeyRateLimitPolicy, policy: ApiKeyRateLimitPolicy): boolean {
+  return own.limit === policy.limit && own.windowMs === policy.windowMs &&
+    (own.cost ?? 1) === (policy.cost ?? 1) && own.sharedBy === policy.sharedBy;
+}
+
 function toScope(flat: string): Scope {
   const at = flat.lastIndexOf(":");
   return { resource: flat.slice(0, at), level: flat.slice(at + 1) as ScopeLevel };
@@ -195,7 +232,7 @@ interface Call<R> {
   request: R;
   tenantId: string;
   keys?: Promise<ApiKeySummary[]>;
-  caller?: Promise<KeyPowers | null>;
+  caller?: Promise<ApiKeySummary | null>;
 }
 
 /**
@@ -246,6 +283,8 @@ export function createApiKeysAdminHandler<R>(
   optionalFunction(options.callerKeyIdOf, "options.callerKeyIdOf");
   optionalFunction(options.policy, "options.policy");
   optionalFunction(options.onError, "options.onError");
+  optionalFunction(options.actorOf, "options.actorOf");
+  optionalFunction(options.keyLimits, "options.keyLimits");
   if (options.policy === undefined && options.callerKeyIdOf === undefined) {
     throw new TypeError(
       "options.callerKeyIdOf is required by the default policy (no escalation); or pass options.policy",
@@ -270,6 +309,8 @@ export function createApiKeysAdminHandler<R>(
   const defaultGrace = gracePresets.includes("24h") ? "24h" : gracePresets[0];
   const defaultExpiry = expiryPresets.includes("never") ? "never" : expiryPresets[0];
   const csrf = csrfOf(options.csrf);
+  const allowedOrigins = allowedOriginsOf(options.allowedOrigins);
+  const { actorOf, keyLimits } = options;
   const maxBodyBytes = positiveInteger(
     options.maxBodyBytes,
     DEFAULT_MAX_BODY_BYTES,
@@ -312,12 +353,82 @@ export function createApiKeysAdminHandler<R>(
     if (allowed !== true) throw new AdminHttpError(403, "forbidden", "Not allowed");
   }
 
-  function callerPowers(call: Call<R>): Promise<KeyPowers | null> {
+  function callerPowers(call: Call<R>): Promise<ApiKeySummary | null> {
     return call.caller ??= (async () => {
       const id = await hook(() => callerKeyIdOf!(call.request));
       if (typeof id !== "string") return null;
       return (await keysOf(call)).find((key) => key.id === id) ?? null;
     })();
+  }
+
+  /** `createdBy` of a key the routes write: `actorOf`'s answer, checked. */
+  async function actor(call: Call<R>): Promise<string | undefined> {
+    if (actorOf === undefined) return undefined;
+    const name = await hook(() => actorOf(call.request));
+    if (typeof name !== "string" || name === "" || name.length > MAX_ACTOR_LENGTH) {
+      throw new HookFailure(
+        new TypeError(`options.actorOf must answer 1 to ${MAX_ACTOR_LENGTH} characters`),
+      );
+    }
+    return name;
+  }
+
+  /**
+   * The limits of a key `create` issues: the app's (`keyLimits`) and, for a
+   * caller with a key, that key's policies, windows and balance (no escalation).
+   */
+  async function newKeyLimits(
+    call: Call<R>,
+  ): Promise<Pick<CreateApiKeyInput, "rateLimits" | "credits" | "limitsOf">> {
+    const set = keyLimits === undefined
+      ? undefined
+      : await hook(() => keyLimits(call.request, call.tenantId));
+    if (set !== null && set !== undefined && (typeof set !== "object" || Array.isArray(set))) {
+      throw new HookFailure(
+        new TypeError("options.keyLimits must answer null or { rateLimits?, credits? }"),
+      );
+    }
+    const added = set?.rateLimits === undefined ? [] : [...set.rateLimits];
+    const caller = callerKeyIdOf === undefined ? null : await callerPowers(call);
+    if (caller === null) {
+      return { rateLimits: added.length === 0 ? undefined : added, credits: set?.credits };
+    }
+    const own = caller.rateLimits ?? [];
+    const exceeds: Escalation = {};
+    const changed = added.filter((policy) =>
+      own.some((mine) => mine.name === policy?.name && !samePolicy(mine, policy))
+    );
+    if (changed.length > 0) exceeds.rateLimits = changed.map((policy) => policy.name);
+    if (set?.credits !== undefined && caller.credits !== undefined) {
+      exceeds.credits = ["separate balance"];
+    }
+    if (Object.keys(exceeds).length > 0) {
+      throw new AdminHttpError(
+        403,
+        "api_key_escalation_refused",
+        "The caller cannot issue a key less limited than its own",
+        { key: "new", exceeds },
+      );
+    }
+    const rateLimits = [
+      ...own,
+      ...added.filter((policy) => !own.some((mine) => mine.name === policy.name)),
+    ];
+    return {
+      limitsOf: caller.id,
+      rateLimits: rateLimits.length === 0 ? undefined : rateLimits,
+      credits: caller.credits === undefined ? set?.credits : undefined,
+    };
+  }
+
+  /** Whether a state-changing request passes the CSRF check. */
+  function passesCsrf(request: AdminRequest): boolean {
+    if (csrf === null) return true;
+    if (request.headers(csrf.header) !== csrf.value) return false;
+    const site = request.headers("sec-fetch-site");
+    if (site === null || site === undefined || SAME_SITE_FETCH.has(site)) return true;
+    const origin = request.headers("origin");
+    return site === "same-site" && typeof origin === "string" && allowedOrigins.has(origin);
   }
 
   async function enforce(
@@ -390,7 +501,11 @@ export function createApiKeysAdminHandler<R>(
     };
     await allow(call, "create", { tenantId: call.tenantId, key: null, proposed });
     await enforce(call, "create", "new", proposed);
+    const limits = await newKeyLimits(call);
+    const createdBy = await actor(call);
     const created = await service.create({
+      ...limits,
+      createdBy,
       tenantId: call.tenantId,
       name,
       scopes: scopes.map(toScope),
@@ -409,7 +524,9 @@ export function createApiKeysAdminHandler<R>(
     const name = input.name === undefined ? undefined : keyName(input.name, "name");
     await allow(call, "rotate", { tenantId: call.tenantId, key, proposed: null });
     await enforce(call, "rotate", "target", key);
+    const createdBy = await actor(call);
     const rotated = await service.rotateForTenant(call.tenantId, key.id, {
+      createdBy,
       gracePeriodMs: GRACE_MS[grace],
       name,
       expiresAt: key.expiresAt,
@@ -458,14 +575,8 @@ export function createApiKeysAdminHandler<R>(
     ) {
       throw new AdminHttpError(501, "not_implemented", `The ${action} route is not available`);
     }
-    if (csrf !== null && STATE_CHANGING.has(request.method)) {
-      const site = request.headers("sec-fetch-site");
-      if (
-        request.headers(csrf.header) !== csrf.value ||
-        (site !== null && site !== undefined && !SAME_SITE_FETCH.has(site))
-      ) {
-        throw new AdminHttpError(403, "csrf_refused", "Cross-site request refused");
-      }
+    if (STATE_CHANGING.has(request.method) && !passesCsrf(request)) {
+      throw new AdminHttpError(403, "csrf_refused", "Cross-site request refused");
     }
     const tenantId = await hook(() => tenantOf(native));
     if (typeof tenantId !== "string" || tenantId === "") {

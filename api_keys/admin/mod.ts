@@ -29,6 +29,7 @@ export { type Escalation, findEscalation, type KeyPowers } from "./no_escalation
 export type {
   AdminAction,
   AdminConfig,
+  AdminKeyLimits,
   AdminPolicy,
   AdminPolicyCheck,
   AdminRequest,

@@ -54,6 +54,10 @@ export interface Escalation {
   allowedIpCidrs?: string[];
   /** The key's expiry, when later than the admin key's. */
   expiresAt?: string[];
+  /** Names of the caller's rate-limit policies the key would not keep as they are. */
+  rateLimits?: string[];
+  /** `"separate balance"`: a balance of the key's own where it must spend the caller's. */
+  credits?: string[];
 }
 
 /** What an empty allowlist allows: every IPv4 and every IPv6 address. */

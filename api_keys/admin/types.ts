@@ -6,7 +6,8 @@
  * @module
  */
 import type { ApiKeysService } from "../service.ts";
-import type { ApiKeySummary, Environment } from "../types.ts";
+import type { Credits } from "../../rate_limits/credits.ts";
+import type { ApiKeyRateLimitPolicy, ApiKeySummary, Environment } from "../types.ts";
 import type { ApiKeyUsageCounts } from "../usage.ts";
 import type { Escalation, KeyPowers } from "./no_escalation.ts";
 
@@ -112,6 +113,29 @@ export type AdminPolicy<R> = (
 ) => Escalation | null | Promise<Escalation | null>;
 
 /**
+ * What `keyLimits` sets on a key created through the routes: the app's
+ * policies and credits for the caller's tenant or plan.
+ *
+ * @example
+ * ```ts
+ * import type { AdminKeyLimits } from "@saferoute/api-kit/api-keys/admin";
+ * const free: AdminKeyLimits = {
+ *   rateLimits: [{ name: "minute", limit: 60, windowMs: 60_000 }],
+ *   credits: { remaining: 1_000 },
+ * };
+ * ```
+ */
+export interface AdminKeyLimits {
+  /** Policies added to the caller's key's (which the new key always keeps, tenant-shared ones included). */
+  rateLimits?: readonly ApiKeyRateLimitPolicy[];
+  /**
+   * A balance of the key's own; only when the caller's key has no credits
+   * (a key minted by a key with credits spends its creator's balance).
+   */
+  credits?: Credits;
+}
+
+/**
  * A scope the server offers to `create`, with an optional text for the page.
  *
  * @example
@@ -172,6 +196,33 @@ export interface ApiKeysAdminOptions<R> {
    * a browser never sends by itself (an API key, a bearer token).
    */
   csrf?: { header?: string; value?: string } | false;
+  /**
+   * Origins (exact `scheme://host[:port]`, e.g. `https://app.example.com`)
+   * whose `Sec-Fetch-Site: same-site` requests pass the CSRF check: a
+   * dashboard on a sibling subdomain of the API. The CSRF header is still
+   * required; `cross-site` is always refused. Default: none.
+   */
+  allowedOrigins?: readonly string[];
+  /**
+   * Names the acting user or service (1 to 200 characters): the `createdBy`
+   * of keys created and rotated through the routes. A throw or another answer
+   * is a 500 `internal_error` (the error to `onError`) and nothing is
+   * written. Omitted: `createdBy` stays `null`.
+   */
+  actorOf?: (request: R) => string | Promise<string>;
+  /**
+   * The app's rate-limit policies and credits for a key created through the
+   * routes (per tenant or plan); `null` or `undefined`: none. Whatever it
+   * answers, a key created by a caller with a key (`callerKeyIdOf`) keeps
+   * that key's policies, counts on its windows and spends its balance; a
+   * separate balance or a looser policy of the same name is refused as
+   * `api_key_escalation_refused` (docs/security.md). A throw or another
+   * answer is a 500.
+   */
+  keyLimits?: (
+    request: R,
+    tenantId: string,
+  ) => AdminKeyLimits | null | undefined | Promise<AdminKeyLimits | null | undefined>;
   /** Largest request body in bytes (default 16,384). */
   maxBodyBytes?: number;
   /** Receives the unexpected errors answered as 500 (default: `console.error`). */

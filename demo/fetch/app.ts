@@ -42,7 +42,13 @@ import {
 import { DemoHttpError } from "../http_error.ts";
 import { createDemoKeyLimiter, DEFAULT_RATE_LIMIT, PING_LIMIT } from "../limits.ts";
 import type { PageAssets } from "../page_assets.ts";
-import { PAGE_SESSION_PATH, type PageSession, pageSessionBody } from "../page_session.ts";
+import {
+  PAGE_SESSION_PATH,
+  PAGE_SESSION_REFUSAL,
+  type PageSession,
+  pageSessionBody,
+  pageSessionServes,
+} from "../page_session.ts";
 import type { DemoPeppers } from "../peppers.ts";
 import { DEMO_TRUSTED_PROXIES } from "../proxies.ts";
 import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, feedPage } from "../resources/feed.ts";
@@ -190,7 +196,29 @@ export function createFetchDemoApp(options: FetchDemoOptions): FetchDemoApp {
   file("/page.js", javascript, () => script);
   file("/client.js", javascript, () => client);
   file("/elements.js", javascript, () => elements);
-  file(PAGE_SESSION_PATH, "application/json", () => pageSessionBody(options.pageSession));
+  routes.push({
+    method: "GET",
+    pattern: new URLPattern({ pathname: PAGE_SESSION_PATH }),
+    run: (request) => {
+      const { headers } = request;
+      const served = pageSessionServes(
+        options.pageSession,
+        headers.get("host"),
+        headers.get("origin"),
+      );
+      return Promise.resolve(
+        new Response(
+          served
+            ? pageSessionBody(options.pageSession)
+            : JSON.stringify({ error: PAGE_SESSION_REFUSAL }),
+          {
+            status: served ? 200 : 403,
+            headers: { ...PAGE_HEADERS, "Content-Type": "application/json" },
+          },
+        ),
+      );
+    },
+  });
 
   // The leaked-key routes read the raw body themselves and sit outside the key check; the public
   // one is limited per client and globally first.

@@ -73,6 +73,7 @@ export async function startFetchDemoServer(
       app.handler,
     );
     const { port } = server.addr;
+    pageSession.port = port;
     return {
       url: `http://${urlHost(options.host)}:${port}`,
       port,

@@ -100,6 +100,7 @@ describe("input validation", () => {
       createdBy: null,
       allowedIpCidrs: ["10.1.2.3/32"],
       rateLimits: undefined,
+      limitsOf: undefined,
     });
   });
 

@@ -13,6 +13,8 @@ import {
   PrismaApiKeyStorage,
 } from "../../api_keys/mod.ts";
 import { fakePrismaClient } from "./fake_prisma.ts";
+import { createRateLimiter } from "../../rate_limits/limiter.ts";
+import { createMemoryRateLimitStore } from "../../rate_limits/memory_store.ts";
 import { ManageFlow } from "../../api_keys/_manage.ts";
 import { CreditBook } from "../../api_keys/_credits.ts";
 import { compileSettings } from "../../api_keys/_settings.ts";
@@ -32,6 +34,49 @@ const DAY = 24 * 60 * 60 * 1000;
 const MAX_INSTANT = Date.parse("9999-12-31T23:59:59.999Z");
 
 describe("ApiKeysService.create", () => {
+  it("limitsOf: shares the source key's policies, windows and balance; of its tenant only", async () => {
+    const at = Date.parse("2030-01-01T10:00:00.000Z");
+    const store = createMemoryRateLimitStore({ now: () => at });
+    const limiter = createRateLimiter({ store, logger: () => {} });
+    const { service, storage } = makeService({ limiter, clock: () => new Date(at) });
+    const source = await service.create({
+      tenantId: "t1",
+      name: "source",
+      scopes: READ_ORDERS,
+      rateLimits: [{ name: "minute", limit: 3, windowMs: 60_000 }],
+      credits: { remaining: 5 },
+    });
+    const { id } = await service.create({
+      tenantId: "t1",
+      name: "child",
+      scopes: READ_ORDERS,
+      limitsOf: source.id,
+    });
+    const record = (await storage.findById(id))!;
+    assert.deepEqual(record.rateLimits?.map((p) => p.name), ["minute"]);
+    assert.equal(record.rateLimitKeyId, source.id);
+    assert.equal(record.credits?.balanceKeyId, source.id);
+    await assert.rejects(
+      service.create({ tenantId: "t2", name: "x", scopes: READ_ORDERS, limitsOf: source.id }),
+      (error: unknown) =>
+        error instanceof ApiKeyOperationError && error.code === "api_key_record_not_found",
+    );
+    await assert.rejects(
+      service.create({
+        tenantId: "t1",
+        name: "x",
+        scopes: READ_ORDERS,
+        limitsOf: source.id,
+        credits: { remaining: 5 },
+      }),
+      (error: unknown) => error instanceof ApiKeyValidationError && error.field === "credits",
+    );
+    await assert.rejects(
+      service.create({ tenantId: "t1", name: "x", scopes: READ_ORDERS, limitsOf: "" }),
+      (error: unknown) => error instanceof ApiKeyValidationError && error.field === "limitsOf",
+    );
+  });
+
   it("stores a hashed record with UUIDv7 id and emits api_key.created", async () => {
     const { service, storage, events, clocks } = makeService();
     const { id, key } = await service.create({

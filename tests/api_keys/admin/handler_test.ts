@@ -95,6 +95,23 @@ async function setup(
   return { service, clocks, handle, call, me, admin, reader, billing, foreign, decisions, errors };
 }
 
+/** A `keys:write` key limited to 3 requests a minute with 5 credits. */
+function createLimitedAdmin(service: Awaited<ReturnType<typeof setup>>["service"]) {
+  return service.create({
+    tenantId: "acme",
+    name: "limited admin",
+    scopes: [{ resource: "keys", level: "write" }, { resource: "projects", level: "write" }],
+    rateLimits: [{ name: "minute", limit: 3, windowMs: 60_000 }],
+    credits: { remaining: 5 },
+  });
+}
+
+/** A service whose limiter and clock read `at()`. */
+function limitedService(at: () => number): Partial<ApiKeysServiceOptions> {
+  const store = createMemoryRateLimitStore({ now: at });
+  return { limiter: createRateLimiter({ store, logger: () => {} }), clock: () => new Date(at()) };
+}
+
 describe("createApiKeysAdminHandler", () => {
   it("config: the offered scopes, environments, presets, capabilities and CSRF header", async () => {
     const { call } = await setup();
@@ -577,6 +594,13 @@ describe("createApiKeysAdminHandler", () => {
         { gracePresets: ["1h", "1h"] },
         { csrf: { header: "bad header" } },
         { maxBodyBytes: 0 },
+        { actorOf: "user" },
+        { allowedOrigins: "https://app.example.com" },
+        { allowedOrigins: ["app.example.com"] },
+        { allowedOrigins: ["https://app.example.com/"] },
+        { allowedOrigins: ["https://app.example.com/path"] },
+        { allowedOrigins: ["*"] },
+        { allowedOrigins: ["null"] },
       ]
     ) {
       assert.throws(
@@ -585,5 +609,191 @@ describe("createApiKeysAdminHandler", () => {
         JSON.stringify(bad),
       );
     }
+  });
+
+  it("actorOf names createdBy of created and rotated keys; a throw or bad answer is a contained 500", async () => {
+    const { call, errors, service } = await setup({ actorOf: (caller) => `user:${caller.tenant}` });
+    const created =
+      (await call("POST", "/keys", { body: { name: "x", scopes: ["projects:read"] } }))!;
+    assert.equal(created.status, 201);
+    assert.equal(created.json.record.createdBy, "user:acme");
+    const rotated = (await call("POST", `/keys/${created.json.record.id}/rotate`, { body: {} }))!;
+    assert.equal(rotated.status, 201);
+    assert.equal(rotated.json.record.createdBy, "user:acme");
+    const asynchronous = await setup({ actorOf: () => Promise.resolve("svc:deploy") });
+    const made = (await asynchronous.call("POST", "/keys", {
+      body: { name: "y", scopes: ["projects:read"] },
+    }))!;
+    assert.equal(made.json.record.createdBy, "svc:deploy");
+    assert.equal(errors.length, 0);
+    const before = (await service.listSummaries("acme")).length;
+    for (
+      const actorOf of [
+        () => {
+          throw new Error("session store down");
+        },
+        () => Promise.reject(new Error("down")),
+        () => null,
+        () => "",
+        () => 42,
+        () => "x".repeat(201),
+      ]
+    ) {
+      const bad = await setup({ actorOf: actorOf as never });
+      const refused = (await bad.call("POST", "/keys", {
+        body: { name: "z", scopes: ["projects:read"] },
+      }))!;
+      assert.equal(refused.status, 500, String(actorOf));
+      assert.equal(refused.json.error.code, "internal_error");
+      assert.equal(bad.errors.length, 1);
+      const rotate = (await bad.call("POST", `/keys/${bad.reader.id}/rotate`, { body: {} }))!;
+      assert.equal(rotate.status, 500);
+      assert.equal((await bad.service.listSummaries("acme")).length, 3, "nothing created");
+    }
+    assert.equal((await service.listSummaries("acme")).length, before);
+  });
+
+  it("allowedOrigins: same-site requests from a listed Origin pass the CSRF check; cross-site never", async () => {
+    const origin = "https://app.example.com";
+    const { call } = await setup({ allowedOrigins: [origin] });
+    const body = { name: "x", scopes: ["projects:read"] };
+    const pass = (await call("POST", "/keys", {
+      body,
+      headers: { "sec-fetch-site": "same-site", origin },
+    }))!;
+    assert.equal(pass.status, 201);
+    const refused: Record<string, string>[] = [
+      { "sec-fetch-site": "same-site" },
+      { "sec-fetch-site": "same-site", origin: "https://evil.example.com" },
+      { "sec-fetch-site": "same-site", origin: "https://APP.example.com." },
+      { "sec-fetch-site": "same-site", origin: "http://app.example.com" },
+      { "sec-fetch-site": "cross-site", origin },
+      { "sec-fetch-site": "same-site", origin, "x-requested-with": "" },
+    ];
+    for (const headers of refused) {
+      const answer = (await call("POST", "/keys", { body, headers }))!;
+      assert.equal(answer.status, 403, JSON.stringify(headers));
+      assert.equal(answer.json.error.code, "csrf_refused");
+    }
+    const without = await setup();
+    const stillRefused = (await without.call("POST", "/keys", {
+      body,
+      headers: { "sec-fetch-site": "same-site", origin },
+    }))!;
+    assert.equal(stillRefused.status, 403, "same-site stays refused without allowedOrigins");
+  });
+
+  it("no escalation through limits and credits: a created key shares its creator's windows and balance", async () => {
+    let at = Date.parse("2030-01-01T10:00:00.000Z");
+    const { call, service } = await setup({}, undefined, limitedService(() => at));
+    const limited = await createLimitedAdmin(service);
+    const caller = { tenant: "acme", keyId: limited.id };
+    const minted = (await call("POST", "/keys", {
+      body: { name: "minted", scopes: ["projects:read"] },
+      caller,
+    }))!;
+    assert.equal(minted.status, 201);
+    const served = async (key: string) => {
+      try {
+        await service.authorize(key);
+        return 1;
+      } catch {
+        return 0;
+      }
+    };
+    let first = 0;
+    for (let i = 0; i < 10; i++) first += await served(minted.json.key);
+    first += await served(limited.key);
+    assert.equal(first, 3, "both keys together serve the creator's 3 a minute");
+    at += 61_000;
+    let total = first;
+    for (let i = 0; i < 10; i++) total += await served(minted.json.key);
+    at += 61_000;
+    for (let i = 0; i < 10; i++) total += await served(minted.json.key);
+    assert.equal(total, 5, "both keys together spend the creator's 5 credits");
+    const record = (await service.listSummaries("acme")).find((k) =>
+      k.id === minted.json.record.id
+    )!;
+    assert.deepEqual(record.rateLimits?.map((p) => p.name), ["minute"]);
+    // A key minted by that key shares the same windows and balance too: no way out by chaining.
+    const grandchild = (await call("POST", "/keys", {
+      body: { name: "grandchild", scopes: ["projects:read"] },
+      caller: { tenant: "acme", keyId: minted.json.record.id },
+    }))!;
+    assert.equal(grandchild.status, 201);
+    at += 61_000;
+    assert.equal(await served(grandchild.json.key), 0, "the shared balance is spent");
+    // Rotation keeps the source key's limits and balance.
+    const rotated = (await call("POST", `/keys/${minted.json.record.id}/rotate`, {
+      body: {},
+      caller,
+    }))!;
+    assert.equal(rotated.status, 201);
+    assert.equal(await served(rotated.json.key), 0, "the rotated key spends the same balance");
+  });
+
+  it("keyLimits: the app's policies and credits per tenant or plan; a separate balance under a limited caller is refused", async () => {
+    const at = () => Date.parse("2030-01-01T10:00:00.000Z");
+    const plan = {
+      rateLimits: [{ name: "plan", limit: 2, windowMs: 60_000 }],
+      credits: { remaining: 100 },
+    };
+    const { call, service, errors } = await setup(
+      { keyLimits: (_request, tenantId) => tenantId === "acme" ? plan : null },
+      undefined,
+      limitedService(at),
+    );
+    // The default caller (no credits of its own): the plan's policies and a balance of the plan's.
+    const made = (await call("POST", "/keys", { body: { name: "p", scopes: ["projects:read"] } }))!;
+    assert.equal(made.status, 201, JSON.stringify(made.json));
+    let served = 0;
+    for (let i = 0; i < 5; i++) {
+      try {
+        await service.authorize(made.json.key);
+        served++;
+      } catch { /* limited */ }
+    }
+    assert.equal(served, 2, "the plan's policy applies");
+    assert.equal(made.json.record.credits, 100);
+    // A caller with a balance: the plan's separate balance would be N keys x credits.
+    const limited = await createLimitedAdmin(service);
+    const refused = (await call("POST", "/keys", {
+      body: { name: "q", scopes: ["projects:read"] },
+      caller: { tenant: "acme", keyId: limited.id },
+    }))!;
+    assert.equal(refused.status, 403);
+    assert.equal(refused.json.error.code, "api_key_escalation_refused");
+    assert.deepEqual(refused.json.error.details.exceeds, { credits: ["separate balance"] });
+    // A hook replacing the caller's policy with a looser one of the same name is refused.
+    const looser = await setup(
+      { keyLimits: () => ({ rateLimits: [{ name: "minute", limit: 50, windowMs: 60_000 }] }) },
+      undefined,
+      limitedService(at),
+    );
+    const strict = await looser.service.create({
+      tenantId: "acme",
+      name: "strict",
+      scopes: [{ resource: "keys", level: "write" }, { resource: "projects", level: "write" }],
+      rateLimits: [{ name: "minute", limit: 3, windowMs: 60_000 }],
+    });
+    const loose = (await looser.call("POST", "/keys", {
+      body: { name: "r", scopes: ["projects:read"] },
+      caller: { tenant: "acme", keyId: strict.id },
+    }))!;
+    assert.equal(loose.status, 403);
+    assert.deepEqual(loose.json.error.details.exceeds, { rateLimits: ["minute"] });
+    // A throw or an unusable answer of the hook is a contained 500.
+    for (
+      const keyLimits of [() => {
+        throw new Error("plan db down");
+      }, () => 7]
+    ) {
+      const bad = await setup({ keyLimits: keyLimits as never });
+      const answer =
+        (await bad.call("POST", "/keys", { body: { name: "s", scopes: ["projects:read"] } }))!;
+      assert.equal(answer.status, 500);
+      assert.equal(bad.errors.length, 1);
+    }
+    assert.equal(errors.length, 0);
   });
 });

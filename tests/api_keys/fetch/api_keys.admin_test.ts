@@ -31,6 +31,8 @@ describe("createApiKeysAdminFetchHandler over HTTP", () => {
       canManage: () => true,
       policy: () => null,
       maxBodyBytes: 4096,
+      allowedOrigins: ["https://app.example.com"],
+      actorOf: (request) => `user:${request.headers.get("cookie")?.slice(8)}`,
     });
     server = await serve(async (request) =>
       (await admin(request)) ?? new Response("app", { status: 404 })
@@ -89,6 +91,28 @@ describe("createApiKeysAdminFetchHandler over HTTP", () => {
     const crossSite = await call("POST", "/keys", { name: "x", scopes: ["projects:read"] }, {
       ...CSRF,
       "sec-fetch-site": "cross-site",
+    });
+    assert.equal(crossSite.status, 403);
+  });
+
+  it("a same-site dashboard from an allowed Origin passes; createdBy from actorOf", async () => {
+    const body = { name: "dash", scopes: ["projects:read"] };
+    const sameSite = { ...CSRF, "sec-fetch-site": "same-site" };
+    const allowed = await call("POST", "/keys", body, {
+      ...sameSite,
+      origin: "https://app.example.com",
+    });
+    assert.equal(allowed.status, 201);
+    assert.equal(JSON.parse(allowed.text).record.createdBy, "user:alice");
+    const other = await call("POST", "/keys", body, {
+      ...sameSite,
+      origin: "https://x.example.com",
+    });
+    assert.equal(other.status, 403);
+    const crossSite = await call("POST", "/keys", body, {
+      ...CSRF,
+      "sec-fetch-site": "cross-site",
+      origin: "https://app.example.com",
     });
     assert.equal(crossSite.status, 403);
   });

@@ -31,6 +31,8 @@ for (const platform of PLATFORMS) {
         scopes: ["projects:read", "projects:write", "billing:read"],
         tenantOf: (request) => getApiKeyContext(request)?.tenantId,
         callerKeyIdOf: (request) => getApiKeyContext(request)?.keyId,
+        actorOf: (request) => `key:${getApiKeyContext(request)?.keyId}`,
+        allowedOrigins: ["https://app.example.com"],
         canManage: (_request, action) => {
           decisions.push(action);
           return true;
@@ -125,6 +127,20 @@ for (const platform of PLATFORMS) {
       });
       assert.equal(answer.status, 403);
       assert.equal(answer.json.error.code, "csrf_refused");
+    });
+
+    it("createdBy from actorOf; a same-site request passes from an allowed Origin only", async () => {
+      const body = { name: "dash", scopes: ["projects:read"] };
+      const sameSite = { ...CSRF, "sec-fetch-site": "same-site" };
+      const allowed = await call("POST", "/keys", body, {
+        ...sameSite,
+        origin: "https://app.example.com",
+      });
+      assert.equal(allowed.status, 201, allowed.text);
+      assert.equal(allowed.json.record.createdBy, `key:${admin.id}`);
+      const other = await call("POST", "/keys", body, { ...sameSite, origin: "https://x.example" });
+      assert.equal(other.status, 403);
+      assert.equal(other.json.error.code, "csrf_refused");
     });
 
     it("bodies: over 16 KiB is 413; unknown fields and __proto__ are refused", async () => {
