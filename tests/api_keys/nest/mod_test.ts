@@ -62,7 +62,9 @@ describe("api_keys/nest/mod.ts", () => {
     ]);
   });
 
-  it("loads neither the admin, leak nor key-import code at import, in a bounded number of files", async () => {
+  it("loads neither the admin, leak nor key-import code at import, in a bounded number of files", {
+    skip: !("Deno" in globalThis) && "it reads the module graph with deno info",
+  }, async () => {
     const files = await filesLoadedAtImport(
       new URL("../../../api_keys/nest/mod.ts", import.meta.url).href,
     );
