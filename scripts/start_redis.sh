@@ -58,6 +58,30 @@ if [ "${1:-}" = "--cluster" ]; then
       sleep 0.1
     done
   fi
+  # Every node must agree before a client maps the slots: all 6 known, state ok, 3 replicas
+  # attached, and `--cluster check` clean (a client that connects earlier can map a slot to a
+  # node it has no connection for).
+  settled=false
+  for _ in $(seq 1 300); do
+    agreed=true
+    for node in "${nodes[@]}"; do
+      info=$(redis-cli -p "${node#*:}" cluster info 2>/dev/null || true)
+      if ! grep -q "cluster_state:ok" <<<"$info" || ! grep -q "cluster_known_nodes:6" <<<"$info"; then
+        agreed=false
+        break
+      fi
+    done
+    if $agreed && [ "$(redis-cli -p "$base" cluster nodes | grep -c ' slave ')" = 3 ] &&
+      redis-cli --cluster check "127.0.0.1:$base" >/dev/null 2>&1; then
+      settled=true
+      break
+    fi
+    sleep 0.1
+  done
+  if ! $settled; then
+    log "FAILED: the cluster on ${nodes[*]} did not settle within 30 s; no REDIS_CLUSTER_URLS printed"
+    exit 1
+  fi
   redis-cli -p "$base" cluster info | grep cluster_state >&2
   urls=$(printf 'redis://%s,' "${nodes[@]}")
   echo "REDIS_CLUSTER_URLS=${urls%,}"

@@ -230,13 +230,13 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     await page.waitForFunction(() =>
       !document.querySelector("api-keys-manager")!.shadowRoot!.querySelector("dialog[open]")
     );
-    assert.equal(
-      await page.evaluate(
-        (secret) =>
-          document.querySelector("api-keys-manager")!.shadowRoot!.innerHTML.includes(secret),
-        secret,
-      ),
-      false,
+    // The close handler that drops the secret may run a task after `open` goes: wait for it
+    // (a secret left in the DOM times this out).
+    await page.waitForFunction(
+      (secret) =>
+        !document.querySelector("api-keys-manager")!.shadowRoot!.innerHTML.includes(secret),
+      secret,
+      { timeout: 5_000 },
     );
     await shadow.getByRole("button", { name: "Rename billing" }).first().click();
     await shadow.locator("dialog input").fill("billing v2");
