@@ -1,9 +1,8 @@
 /** The OpenTelemetry bridge on a real SDK: every instrument of docs/telemetry.md, spans, no secret. */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { AsyncLocalStorage } from "node:async_hooks";
 import { readFileSync } from "node:fs";
-import { type Context, context, ROOT_CONTEXT, trace } from "@opentelemetry/api";
+import { context, trace } from "@opentelemetry/api";
 import type { DataPoint, MetricReader, ResourceMetrics } from "@opentelemetry/sdk-metrics";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { instrumentTelemetry, TELEMETRY_SCOPE, TELEMETRY_VERSION } from "../../telemetry/mod.ts";
@@ -13,22 +12,10 @@ import { resolveSettings, Responder } from "../../safe_response/mod.ts";
 import { FakeClocks, PEPPER_1, READ_ORDERS } from "../api_keys/helpers.ts";
 import { creditedKey, CreditedStorage } from "../api_keys/credited_storage.ts";
 import { FakeRemoteStore } from "../rate_limits/_fake_store.ts";
-import { setup } from "./_sdk.ts";
+import { setup, useAsyncContext } from "./_sdk.ts";
 
 /** The active context kept across awaits (what an SDK's context manager does). */
-const storage = new AsyncLocalStorage<Context>();
-context.setGlobalContextManager({
-  active: () => storage.getStore() ?? ROOT_CONTEXT,
-  with: (ctx, fn, thisArg, ...args) => storage.run(ctx, () => fn.call(thisArg, ...args)),
-  bind: (_ctx, target) => target,
-  enable() {
-    return this;
-  },
-  disable() {
-    return this;
-  },
-});
-after(() => context.disable());
+after(useAsyncContext());
 
 interface Point {
   name: string;
