@@ -56,7 +56,10 @@ export interface TelemetryOptions {
   service?: ApiKeysService;
   /** The limiter whose checks and store calls are counted and traced. */
   limiter?: RateLimiter;
-  /** The responder (or a binding holding one as `responder`) whose replies are counted. */
+  /**
+   * The responder whose replies are counted: a `Responder`, a Fetch binding holding one as
+   * `responder`, or in Nest the one `SafeResponseModule` provides (inject `Responder`).
+   */
   responder?: Responder | { readonly responder: Responder };
   /** The change feed whose health is observed. */
   changeFeed?: ApiKeyChangeFeed;
