@@ -317,6 +317,28 @@ describe("instrumentTelemetry", () => {
     );
   });
 
+  it("a lastUsedAt write is a span under the request's; a failed one is an error", async () => {
+    const { exporter, tracerProvider } = setup();
+    const store = new FlakyUsageStorage();
+    const service = new ApiKeysService({ peppers: { 1: PEPPER_1 }, storage: store });
+    instrumentTelemetry({ tracerProvider, service });
+    const keys = await Promise.all(
+      ["a", "b"].map((name) => service.create({ tenantId: "t1", name, scopes: READ_ORDERS })),
+    );
+    const request = tracerProvider.getTracer("app").startSpan("request");
+    await context.with(
+      trace.setSpan(context.active(), request),
+      () => service.authorize(keys[0].key),
+    );
+    request.end();
+    store.touchFails = true;
+    await service.authorize(keys[1].key); // the write fails detached: the authorization stands
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const touches = exporter.getFinishedSpans().filter((s) => s.name === "api_key.storage.touch");
+    assert.deepEqual(touches.map((s) => s.status.code), [0, 2], "written, then failed (ERROR)");
+    assert.equal(parentOf(touches[0]), request.spanContext().spanId);
+  });
+
   it("the change feed's gauges: lag in seconds, +Inf while unbounded; notices absent until known", async () => {
     const { reader, meterProvider } = setup();
     const inner = new InMemoryApiKeyChangeFeed();
@@ -440,13 +462,18 @@ describe("instrumentTelemetry", () => {
   });
 });
 
-/** In-memory storage whose usage writes or lookups (its in-process `peekByPrefix`) fail on demand. */
+/** In-memory storage whose usage writes, lookups (its `peekByPrefix`) or touches fail on demand. */
 class FlakyUsageStorage extends InMemoryApiKeyStorage {
   failing = false;
   lookupFails = false;
+  touchFails = false;
   override recordUsage(rows: readonly ApiKeyUsageRow[], batchId?: string): Promise<void> {
     if (this.failing) return Promise.reject(new Error("usage down"));
     return super.recordUsage(rows, batchId);
+  }
+  override touchLastUsed(id: string, lastUsedAt: Date): Promise<void> {
+    if (this.touchFails) return Promise.reject(new Error("touch down"));
+    return super.touchLastUsed(id, lastUsedAt);
   }
   override peekByPrefix(prefix: string) {
     if (this.lookupFails) throw new Error("storage down");
