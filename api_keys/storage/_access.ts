@@ -718,10 +718,20 @@ export class StorageAccess {
   /**
    * `touchLastUsed(id, at())`, not awaited: a throw or rejection (of the
    * storage or of `at`) never reaches the caller and is warned about once.
+   * `settled` (the telemetry bridge's span end) learns how it settled.
    */
-  touchLastUsed(id: string, at: () => Date): void {
+  touchLastUsed(id: string, at: () => Date, settled?: (failed: boolean) => void): void {
     const storage = this.#storage;
-    callDetached(() => storage.touchLastUsed(id, at()), [], this.#touchFailed);
+    const touch = settled === undefined ? () => storage.touchLastUsed(id, at()) : async () => {
+      try {
+        await storage.touchLastUsed(id, at());
+        settled(false);
+      } catch (error) {
+        settled(true);
+        throw error;
+      }
+    };
+    callDetached(touch, [], this.#touchFailed);
   }
 
   /**

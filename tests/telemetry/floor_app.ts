@@ -64,6 +64,7 @@ await context.with(trace.setSpan(context.active(), request), async () => {
   await service.authorize(key);
 });
 request.end();
+await new Promise((resolve) => setTimeout(resolve, 0)); // the detached lastUsedAt write settles
 telemetry.close();
 stopContext();
 

@@ -77,6 +77,7 @@ describe(`the bridge on @opentelemetry/api ${FLOOR} (${ON_DENO ? "Deno" : "Node"
       const spans = report.spans.map((s) => `${s.name} < ${s.parent} [${s.links.join(",")}]`);
       assert.deepEqual(spans.sort(), [
         "api_key.storage.lookup < request []",
+        "api_key.storage.touch < request []",
         "rate_limit.check < request []",
         "rate_limit.check < request []",
         "rate_limit.store.call < rate_limit.check [rate_limit.check,rate_limit.check]",
