@@ -204,6 +204,7 @@ describe("credits in authorize", () => {
       at: new Date(start),
       keyId: id,
       tenantId: "t1",
+      creditBalance: "key",
       remaining: 5,
       threshold: 5,
       nextRefillAt: new Date(start + 86_400_000),
