@@ -8,12 +8,7 @@
  *
  * @module
  */
-import type {
-  RateLimitBalance,
-  RateLimitCheckOptions,
-  RateLimitCredits,
-  RateLimiter,
-} from "../rate_limits/limiter.ts";
+import type { RateLimitBalance, RateLimitCredits, RateLimiter } from "../rate_limits/limiter.ts";
 import {
   assertCount,
   type CompiledRateLimitPolicy,
