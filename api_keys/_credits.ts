@@ -8,7 +8,6 @@
  */
 import { ApiKeyValidationError } from "./errors.ts";
 import {
-  counterSubjectOf,
   creditBalancesOf,
   creditCounterOf,
   creditPartsOf,
@@ -108,6 +107,11 @@ function newestPool(records: readonly ApiKeyRecord[]): ApiKeyPoolCredits | undef
     }
   }
   return newest;
+}
+
+/** The limiter's balance of tenant `tenantId`'s pool, from its copy `pool`. */
+function poolBalance(tenantId: string, pool: ApiKeyPoolCredits): RateLimitBalance {
+  return creditBalancesOf("", tenantId, { ...pool, sharedBy: "tenant" })[0];
 }
 
 /** `credits` with its pool part replaced by `pool`. */
@@ -248,44 +252,27 @@ export class CreditBook {
     if (limiter === undefined) return answers;
     const nowMs = this.#clock().getTime();
     // Each balance once: a key's own (by record), a tenant's pool (by tenant, its newest copy).
-    const pools = new Map<string, { pool: ApiKeyPoolCredits; at: number[] }>();
     const reads: {
       balance: RateLimitBalance;
       stored: Credits & { updatedAt: Date };
       at: number[];
-      owner: "key" | "tenant";
+      owner: keyof KeyBalances;
     }[] = [];
+    const pooled = new Map<string, number[]>();
     records.forEach((record, i) => {
       if (record.credits === undefined) return;
       const { own, pool } = creditPartsOf(record.credits);
-      const [first, second] = creditBalancesOf(record.id, record.tenantId, record.credits);
-      if (own !== undefined) reads.push({ balance: first, stored: own, at: [i], owner: "key" });
-      if (pool === undefined) return;
-      const known = pools.get(record.tenantId);
-      if (known === undefined) {
-        const entry = { pool, at: [i] };
-        pools.set(record.tenantId, entry);
-        reads.push({
-          balance: own === undefined ? first : second,
-          stored: pool,
-          at: entry.at,
-          owner: "tenant",
-        });
-      } else {
-        known.at.push(i);
+      if (own !== undefined) {
+        const [balance] = creditBalancesOf(record.id, record.tenantId, own);
+        reads.push({ balance, stored: own, at: [i], owner: "key" });
+      }
+      if (pool !== undefined) {
+        pooled.set(record.tenantId, [...pooled.get(record.tenantId) ?? [], i]);
       }
     });
-    for (const read of reads) {
-      if (read.owner !== "tenant") continue;
-      const newest = newestPool(read.at.map((i) => records[i]))!;
-      read.stored = newest;
-      read.balance = {
-        ...read.balance,
-        credits: {
-          ...read.balance.credits,
-          ...creditCounterOf(newest, records[read.at[0]].tenantId),
-        },
-      };
+    for (const [tenantId, at] of pooled) {
+      const stored = newestPool(at.map((i) => records[i]))!;
+      reads.push({ balance: poolBalance(tenantId, stored), stored, at, owner: "tenant" });
     }
     for (let start = 0; start < reads.length; start += MAX_READ) {
       const chunk = reads.slice(start, start + MAX_READ);
@@ -299,7 +286,7 @@ export class CreditBook {
         const balance = answered === undefined
           ? storedBalance(read.stored, nowMs)
           : balanceOf(answered[j], nowMs);
-        for (const i of read.at) answers[i][read.owner === "key" ? "key" : "tenant"] = balance;
+        for (const i of read.at) answers[i][read.owner] = balance;
       });
     }
     return answers;
@@ -338,11 +325,8 @@ export class CreditBook {
       throw new ApiKeyValidationError("credits", "no key of the tenant spends shared credits");
     }
     const now = this.#clock();
-    const result = await this.#limiter!.changeCredits(
-      counterSubjectOf("tenant", tenantId),
-      creditCounterOf(pool, tenantId),
-      change,
-    );
+    const { subject, credits } = poolBalance(tenantId, pool);
+    const result = await this.#limiter!.changeCredits(subject, credits, change);
     await this.#writeBackPool(tenantId, result.remaining, now);
     return balanceOf(result, now.getTime());
   }
@@ -377,11 +361,8 @@ export class CreditBook {
     pool: ApiKeyPoolCredits,
     now: Date,
   ): Promise<ApiKeyPoolCredits> {
-    const subject = counterSubjectOf("tenant", tenantId);
     try {
-      const [read] = await this.#limiter!.readCredits([
-        { subject, credits: { ...creditCounterOf(pool, tenantId), subject } },
-      ]);
+      const [read] = await this.#limiter!.readCredits([poolBalance(tenantId, pool)]);
       return { ...pool, remaining: read.remaining, updatedAt: now };
     } catch {
       return pool;
