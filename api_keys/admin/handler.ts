@@ -19,6 +19,7 @@ import type {
   ScopeLevel,
 } from "../types.ts";
 import type { ApiKeyUsageBucket } from "../usage.ts";
+import { creditsView, spendsCredits, tenantCreditsView } from "./_credits.ts";
 import { AdminHttpError, keyName, oneOf, queryInstant, readObject, stringList } from "./_body.ts";
 import { type Escalation, findEscalation, type KeyPowers } from "./no_escalation.ts";
 import type {
@@ -218,10 +219,7 @@ function view(summary: ApiKeySummary): KeyView {
     rotatedAt: iso(summary.rotatedAt),
     replacedByKeyId: summary.replacedByKeyId,
     createdBy: summary.createdBy,
-    ...(summary.credits && {
-      credits: summary.credits.remaining,
-      creditsNextRefillAt: iso(summary.credits.nextRefillAt),
-    }),
+    ...creditsView(summary),
   };
 }
 
@@ -399,7 +397,7 @@ export function createApiKeysAdminHandler<R>(
       own.some((mine) => mine.name === policy?.name && !samePolicy(mine, policy))
     );
     if (changed.length > 0) exceeds.rateLimits = changed.map((policy) => policy.name);
-    if (set?.credits !== undefined && caller.credits !== undefined) {
+    if (set?.credits !== undefined && spendsCredits(caller)) {
       exceeds.credits = ["separate balance"];
     }
     if (Object.keys(exceeds).length > 0) {
@@ -417,7 +415,7 @@ export function createApiKeysAdminHandler<R>(
     return {
       limitsOf: caller.id,
       rateLimits: rateLimits.length === 0 ? undefined : rateLimits,
-      credits: caller.credits === undefined ? set?.credits : undefined,
+      credits: spendsCredits(caller) ? undefined : set?.credits,
     };
   }
 
@@ -593,7 +591,11 @@ export function createApiKeysAdminHandler<R>(
         const keys = await service.listSummaries(tenantId, {
           includeRevoked: request.query("includeRevoked") === "true",
         });
-        const list: KeyList = { keys: keys.map(view), capabilities };
+        const list: KeyList = {
+          keys: keys.map(view),
+          capabilities,
+          tenantCredits: tenantCreditsView(await service.tenantCredits(tenantId)),
+        };
         return jsonResponse(200, JSON.stringify(list));
       }
       case "create":

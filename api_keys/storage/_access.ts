@@ -169,21 +169,32 @@ const isString = (value: unknown): boolean => typeof value === "string";
 
 /**
  * Whether a stored `credits` value is absent or valid: a balance within
- * `MAX_CREDITS`, a valid refill, a valid `updatedAt` and a non-empty
- * `balanceKeyId` when present (the record check, and `setCredits`'s in memory).
+ * `MAX_CREDITS`, a valid refill, a valid `updatedAt`, a non-empty
+ * `balanceKeyId` when present, and either `sharedBy: "tenant"` (the pool
+ * alone) or a valid `pool` when present (the record check, and
+ * `setCredits`'s in memory).
  */
 export function isStoredCredits(value: unknown): boolean {
   if (value === undefined) return true;
+  if (!isStoredBalance(value)) return false;
+  const { balanceKeyId, sharedBy, pool } = value as ApiKeyCredits;
+  if (sharedBy === "tenant") return balanceKeyId === undefined && pool === undefined;
+  return sharedBy === undefined &&
+    (balanceKeyId === undefined || (isString(balanceKeyId) && balanceKeyId !== "")) &&
+    (pool === undefined || isStoredBalance(pool));
+}
+
+/** A balance within `MAX_CREDITS`, a valid refill and a valid `updatedAt`. */
+function isStoredBalance(value: unknown): boolean {
   if (typeof value !== "object" || value === null) return false;
-  const { remaining, refill, updatedAt, balanceKeyId } = value as ApiKeyCredits;
+  const { remaining, refill, updatedAt } = value as ApiKeyCredits;
   try {
     assertCredits(remaining, "remaining");
     compileCreditRefill(refill);
   } catch {
     return false;
   }
-  return isDateOrNull(updatedAt) && updatedAt !== null &&
-    (balanceKeyId === undefined || (isString(balanceKeyId) && balanceKeyId !== ""));
+  return isDateOrNull(updatedAt) && updatedAt !== null;
 }
 
 /** Each field of `ApiKeyRecord`: the rule its stored value keeps, and the rule in words. */
