@@ -325,7 +325,7 @@ export async function whileServing(
   args: string[],
   cwd: string,
   env: Record<string, string>,
-  use: (port: number) => void | Promise<void> = () => {},
+  use: (port: number, output: () => string) => void | Promise<void> = () => {},
 ): Promise<{ status: number | undefined; output: string }> {
   const port = await freePort();
   const server = spawn(command, args, {
@@ -339,7 +339,7 @@ export async function whileServing(
   const exited = new Promise<void>((resolve) => server.on("exit", () => resolve()));
   try {
     const status = await firstAnswer(`http://127.0.0.1:${port}/`, server, 60_000);
-    if (status !== undefined) await use(port);
+    if (status !== undefined) await use(port, () => output);
     return { status, output };
   } finally {
     server.kill();
@@ -408,30 +408,52 @@ export function answerProblem(output: string, expect: string | undefined): strin
   return undefined;
 }
 
+/** The demo's keys in its start banner (demo/banner.ts), by the names demo/README.md gives them. */
+const DEMO_KEY_NAMES: Record<string, string> = {
+  admin: "ADMIN",
+  reader: "READER",
+  test: "TEST",
+  localhost: "LOCAL",
+  trial: "TRIAL",
+};
+
+/** The demo keys a banner printed, as transcript variables. */
+export function demoKeyVariables(banner: string): Record<string, string> {
+  const vars: Record<string, string> = {};
+  for (const [, label, key] of banner.matchAll(/^ {2}(\w+) +(?:live|test) .* (\S+)$/gm)) {
+    if (label in DEMO_KEY_NAMES) vars[DEMO_KEY_NAMES[label]] = key;
+  }
+  return vars;
+}
+
 /**
- * Runs a `curl: NAME` transcript with bash against the server example NAME (started with `deno
- * run` on a free port, which replaces the printed `localhost:3000` / `127.0.0.1:3000`): each step
- * must exit 0 and answer as its comment says (`answerProblem`). `$KEY` and `$ID` are the first
- * issued key's (an answer with `key` and `id`), `$NEW_KEY` and `$NEW_ID` the next one's.
+ * Runs a `curl: NAME` transcript with bash against the server example NAME, or the demo for
+ * `demo` (each started on a free port, which replaces the printed `localhost:3000` /
+ * `127.0.0.1:3000`): each step must exit 0 and answer as its comment says (`answerProblem`).
+ * `$KEY` and `$ID` are the first issued key's (an answer with `key` and `id` or `record.id`), `$NEW_KEY` and
+ * `$NEW_ID` the next one's; against the demo, `$ADMIN`, `$READER`, `$TEST`, `$LOCAL` and `$TRIAL`
+ * are the keys its banner prints.
  */
 export async function runTranscript(
   block: CodeBlock,
   examples: Map<string, CodeBlock>,
 ): Promise<string[]> {
   const server = examples.get(block.curl ?? "");
-  if (server === undefined) return [`no example "${block.curl}" to run the transcript against`];
+  if (server === undefined && block.curl !== "demo") {
+    return [`no example "${block.curl}" to run the transcript against`];
+  }
   const dir = mkdtempSync(join(tmpdir(), "api-kit-docs-"));
   const problems: string[] = [];
   try {
-    const file = join(dir, fileNameOf(server));
-    writeFileSync(file, programOf(server, examples).code);
+    const file = join(dir, "server.ts");
+    if (server !== undefined) writeFileSync(file, programOf(server, examples).code);
     const { status, output } = await whileServing(
       process.execPath,
-      denoRunArgs(file),
+      server !== undefined ? denoRunArgs(file) : ["run", "-A", join(ROOT, "demo/main.ts")],
       ROOT,
       {},
-      (port) => {
-        const vars: Record<string, string> = {};
+      (port, serverOutput) => {
+        const vars: Record<string, string> = demoKeyVariables(serverOutput());
         for (const step of transcriptSteps(block.code)) {
           const command = step.command.replace(
             /\b(localhost|127\.0\.0\.1):3000\b/g,
@@ -443,12 +465,21 @@ export async function runTranscript(
             env: { ...process.env, ...vars },
           });
           const answer = `${ran.stdout ?? ""}`;
+          for (const [, name] of step.command.matchAll(/\$([A-Z_]+)/g)) {
+            if (vars[name] === undefined) problems.push(`${step.command}: $${name} is not set`);
+          }
           const problem = ran.status !== 0
             ? `exit ${ran.status}: ${ran.stderr}`
             : answerProblem(answer, step.expect);
           if (problem !== undefined) problems.push(`${step.command}: ${problem}`);
           try {
-            const { key, id } = JSON.parse(answer) as { key?: unknown; id?: unknown };
+            const issued = JSON.parse(answer) as {
+              key?: unknown;
+              id?: unknown;
+              record?: { id?: unknown };
+            };
+            const { key } = issued;
+            const id = issued.id ?? issued.record?.id; // the admin routes answer { key, record }
             if (typeof key === "string" && typeof id === "string") {
               Object.assign(
                 vars,

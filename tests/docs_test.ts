@@ -25,6 +25,7 @@ import {
   answerProblem,
   codeBlocks,
   CONTEXTS,
+  demoKeyVariables,
   denoRunArgs,
   directivesOf,
   fileNameOf,
@@ -202,7 +203,10 @@ describe("the code blocks", () => {
       if (block.curl !== undefined && block.lang !== "sh") {
         problems.push(`${at}: curl is for shell transcripts`);
       }
-      if (block.curl !== undefined && examples.get(block.curl)?.serve !== true) {
+      if (
+        block.curl !== undefined && block.curl !== "demo" &&
+        examples.get(block.curl)?.serve !== true
+      ) {
         problems.push(`${at}: curl names "${block.curl}", which is no serve example`);
       }
       if (block.continues && !examples.has(block.continues) && !(block.continues in CONTEXTS)) {
@@ -301,6 +305,12 @@ describe("the code blocks", () => {
     assert.match(answerProblem(body, '{"code":"api_key_revoked",…}') ?? "", /expected/);
     assert.equal(answerProblem("HTTP/1.1 200 OK\n", "200 Deprecation"), undefined);
     assert.equal(answerProblem("anything", "revoked at once"), undefined);
+    assert.deepEqual(
+      demoKeyVariables(
+        "  admin      live  keys:write projects:write  ak_live_a\n  localhost  live  x, from 127.0.0.1 only   ak_live_l\n  limited    live  y   ak_live_m",
+      ),
+      { ADMIN: "ak_live_a", LOCAL: "ak_live_l" },
+    );
   });
 
   it("the block reader sees fences, list indents, directives and continued examples", () => {
