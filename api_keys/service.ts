@@ -10,7 +10,7 @@ import type { CreditChange } from "../rate_limits/store.ts";
 import type { RateLimiter } from "../rate_limits/limiter.ts";
 import type { ApiKeyHeaderReader } from "./extract_api_key.ts";
 import { checkReady, hashReport } from "./_legacy.ts";
-import { ManageFlow } from "./_manage.ts";
+import type { ManageFlow } from "./_manage.ts";
 import type { ApiKeysServiceOptions } from "./service_options.ts";
 import { registerTaps } from "../telemetry/_taps.ts";
 import { compileSettings, type Settings } from "./_settings.ts";
@@ -32,10 +32,35 @@ import type {
   RotateApiKeyInput,
   RotateApiKeyResult,
 } from "./types.ts";
-import { VerifyFlow } from "./_verify.ts";
+import type { VerifyFlow } from "./_verify.ts";
 import { attachServiceHooks } from "./_service_hooks.ts";
 import { readUsage } from "./_usage.ts";
 import type { ApiKeyUsageBucket, ApiKeyUsageQuery } from "./usage.ts";
+
+/**
+ * A flow whose code is imported when a service is built, not when the service's module is (an
+ * app importing `./api-keys/nest` pays for it at start): `use` waits for the load only until it
+ * is done (a failed load is tried again), then calls the flow at once.
+ */
+class LoadedFlow<T> {
+  #flow: T | undefined;
+  #loading: Promise<T> | undefined;
+
+  constructor(private readonly load: () => Promise<T>) {
+    this.#start().catch(() => {}); // reported by the first `use`
+  }
+
+  #start(): Promise<T> {
+    return this.#loading ??= this.load().then((flow) => this.#flow = flow, (error) => {
+      this.#loading = undefined;
+      throw error;
+    });
+  }
+
+  use<R>(call: (flow: T) => Promise<R>): Promise<R> {
+    return this.#flow !== undefined ? call(this.#flow) : this.#start().then(call);
+  }
+}
 
 /**
  * The API-key service. Contexts it returns are frozen.
@@ -57,8 +82,8 @@ import type { ApiKeyUsageBucket, ApiKeyUsageQuery } from "./usage.ts";
  */
 export class ApiKeysService {
   readonly #settings: Settings;
-  readonly #verify: VerifyFlow;
-  readonly #manage: ManageFlow;
+  readonly #verify: LoadedFlow<VerifyFlow>;
+  readonly #manage: LoadedFlow<ManageFlow>;
   readonly #expiry: ExpiryJob;
   readonly #credits: CreditBook;
   readonly #limiter: RateLimiter | undefined;
@@ -70,7 +95,9 @@ export class ApiKeysService {
     this.#settings = settings;
     registerTaps(this, settings.taps);
     this.#limiter = options.limiter;
-    this.#verify = new VerifyFlow(settings);
+    this.#verify = new LoadedFlow(async () =>
+      new (await import("./_verify.ts")).VerifyFlow(settings)
+    );
     this.#credits = new CreditBook(
       settings.storage,
       options.limiter,
@@ -82,12 +109,16 @@ export class ApiKeysService {
         settings.fleet?.wrote("updated", prefix);
       },
     );
-    this.#manage = new ManageFlow(settings, this.#credits);
+    const credits = this.#credits;
+    this.#manage = new LoadedFlow(async () =>
+      new (await import("./_manage.ts")).ManageFlow(settings, credits)
+    );
     attachServiceHooks(this, {
       emitEvent: settings.emitEvent,
       layouts: settings.layouts,
-      verifyReported: (rawKey) => this.#verify.verifyReported(rawKey),
-      revokeReported: (keyId, onRevoked) => this.#manage.revoke(keyId, onRevoked),
+      verifyReported: (rawKey) => this.#verify.use((flow) => flow.verifyReported(rawKey)),
+      revokeReported: (keyId, onRevoked) =>
+        this.#manage.use((flow) => flow.revoke(keyId, onRevoked)),
       clock: settings.clock,
       renameForTenant: settings.storage.renameForTenant,
       recordsUsage: settings.usage !== undefined,
@@ -142,7 +173,7 @@ export class ApiKeysService {
    * `ApiKeyPrefixCollisionError` after 3 taken prefixes (so does `rotate`).
    */
   create(input: CreateApiKeyInput): Promise<CreateApiKeyResult> {
-    return this.#manage.create(input);
+    return this.#manage.use((flow) => flow.create(input));
   }
 
   /**
@@ -152,7 +183,7 @@ export class ApiKeysService {
    * with `ApiKeyStorageError`.
    */
   verify(rawKey: string): Promise<ApiKeyContext> {
-    return this.#verify.verify(rawKey);
+    return this.#verify.use((flow) => flow.verify(rawKey));
   }
 
   /**
@@ -164,7 +195,7 @@ export class ApiKeysService {
     rawKey: string | undefined,
     options: AuthorizeOptions = {},
   ): Promise<ApiKeyContext> {
-    return this.#verify.authorize(rawKey, options);
+    return this.#verify.use((flow) => flow.authorize(rawKey, options));
   }
 
   /**
@@ -177,7 +208,7 @@ export class ApiKeysService {
     readHeader: ApiKeyHeaderReader,
     options: AuthorizeOptions = {},
   ): Promise<ApiKeyContext> {
-    return this.#verify.authorizeRequest(readHeader, options);
+    return this.#verify.use((flow) => flow.authorizeRequest(readHeader, options));
   }
 
   /**
@@ -191,7 +222,7 @@ export class ApiKeysService {
    * `TypeError` before writing.
    */
   rotate(id: string, input?: RotateApiKeyInput): Promise<RotateApiKeyResult> {
-    return this.#manage.rotate(id, input);
+    return this.#manage.use((flow) => flow.rotate(id, input));
   }
 
   /**
@@ -199,7 +230,7 @@ export class ApiKeysService {
    * again for a revoked key). Unknown id: `api_key_record_not_found`.
    */
   revoke(id: string): Promise<void> {
-    return this.#manage.revoke(id);
+    return this.#manage.use((flow) => flow.revoke(id));
   }
 
   /**
@@ -207,7 +238,7 @@ export class ApiKeysService {
    * ones only with `includeRevoked`.
    */
   list(tenantId: string, options?: ListApiKeysOptions): Promise<ApiKeyRecord[]> {
-    return this.#manage.list(tenantId, options);
+    return this.#manage.use((flow) => flow.list(tenantId, options));
   }
 
   /** `rotate` for `tenantId`: another tenant's key is `api_key_record_not_found`, unchanged. */
@@ -216,12 +247,12 @@ export class ApiKeysService {
     id: string,
     input?: RotateApiKeyInput,
   ): Promise<RotateApiKeyResult> {
-    return this.#manage.rotateForTenant(tenantId, id, input);
+    return this.#manage.use((flow) => flow.rotateForTenant(tenantId, id, input));
   }
 
   /** `revoke` for `tenantId`: another tenant's key is `api_key_record_not_found`, unchanged. */
   revokeForTenant(tenantId: string, id: string): Promise<void> {
-    return this.#manage.revokeForTenant(tenantId, id);
+    return this.#manage.use((flow) => flow.revokeForTenant(tenantId, id));
   }
 
   /**
@@ -240,7 +271,7 @@ export class ApiKeysService {
     id: string | null,
     change: CreditChange,
   ): Promise<ApiKeyCreditBalance> {
-    return this.#manage.updateCredits(tenantId, id, change);
+    return this.#manage.use((flow) => flow.updateCredits(tenantId, id, change));
   }
 
   /**
@@ -250,7 +281,7 @@ export class ApiKeysService {
    * pool or without a `limiter`.
    */
   tenantCredits(tenantId: string): Promise<ApiKeySummaryCredits | null> {
-    return this.#manage.tenantCredits(tenantId);
+    return this.#manage.use((flow) => flow.tenantCredits(tenantId));
   }
 
   /**
@@ -259,7 +290,7 @@ export class ApiKeysService {
    * written-back balance when the store fails).
    */
   listSummaries(tenantId: string, options?: ListApiKeysOptions): Promise<ApiKeySummary[]> {
-    return this.#manage.listSummaries(tenantId, options);
+    return this.#manage.use((flow) => flow.listSummaries(tenantId, options));
   }
 
   /**

@@ -193,6 +193,15 @@ export const SAFE_RESPONSE_SCHEMAS: Readonly<Record<SafeResponseSchemaName, Open
     ),
   });
 
+/** `@SafeResponse()`'s schema: the success envelope inline, `meta` as an open object. */
+export const BASIC_SUCCESS_SCHEMA: OpenApiSchema = deepFreeze({
+  ...SAFE_RESPONSE_SCHEMAS.SafeSuccessResponse,
+  properties: {
+    ...SAFE_RESPONSE_SCHEMAS.SafeSuccessResponse.properties as object,
+    meta: { type: "object", additionalProperties: true },
+  },
+});
+
 function deepFreeze<T>(value: T): T {
   if (typeof value === "object" && value !== null) {
     for (const nested of Object.values(value)) deepFreeze(nested);

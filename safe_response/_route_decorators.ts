@@ -10,7 +10,7 @@ import { type PaginationOptions, type PaginationSetting, resolvePagination } fro
 import { MAX_CURSOR_LENGTH } from "./pagination_query.ts";
 import { type LinkHeaderOption, resolveLinkHeader } from "./_link_header.ts";
 import { httpStatusOption, nonEmptyOption, problemTypeOption } from "./_route_checks.ts";
-import { SAFE_RESPONSE_SCHEMAS } from "./_openapi_schemas.ts";
+import { BASIC_SUCCESS_SCHEMA } from "./_openapi_schemas.ts";
 import {
   combine,
   markDeprecatedOperation,
@@ -312,15 +312,6 @@ export interface SafeResponseOptions {
   statusCode?: number;
 }
 
-/** The basic success envelope, inline (`meta` as an open object). */
-const BASIC_SCHEMA = Object.freeze({
-  ...SAFE_RESPONSE_SCHEMAS.SafeSuccessResponse,
-  properties: {
-    ...SAFE_RESPONSE_SCHEMAS.SafeSuccessResponse.properties as object,
-    meta: { type: "object", additionalProperties: true },
-  },
-});
-
 /**
  * Wraps the route's result in the success envelope (also under a class-level `RawResponse()`) and
  * documents it.
@@ -342,7 +333,7 @@ export function SafeResponse(options: SafeResponseOptions = {}): MethodDecorator
     Reflect.defineMetadata(ROUTE_KEYS.raw, false, handler);
     markResponse(handler, status, {
       description: options.description ?? reasonPhrase(status) ?? "Success",
-      content: { "application/json": { schema: structuredClone(BASIC_SCHEMA) } },
+      content: { "application/json": { schema: structuredClone(BASIC_SUCCESS_SCHEMA) } },
     });
   };
   return (target: object, _key?: string | symbol, descriptor?: PropertyDescriptor) => {

@@ -37,8 +37,9 @@ export function pages(): string[] {
  * it, `<!-- serve -->` starts it on a free `PORT` until it answers HTTP, `<!-- node -->` does the
  * same on Node, compiled in the ESM Express apps of the consumer matrix from the packed npm build
  * (tests/consumers/run.ts), `<!-- services -->`
- * runs it where PostgreSQL and Redis are (`DATABASE_URL`, `REDIS_URL`), `<!-- install -->` exempts an install command while the package is unpublished; `;` joins
- * several.
+ * runs it where PostgreSQL and Redis are (`DATABASE_URL`, `REDIS_URL`), `<!-- install -->` exempts an install command while the package is unpublished,
+ * `<!-- curl: NAME -->` runs a shell transcript against the server example NAME (`runTranscript`);
+ * `;` joins several.
  */
 export interface CodeBlock {
   page: string;
@@ -47,6 +48,7 @@ export interface CodeBlock {
   code: string;
   example?: string;
   continues?: string;
+  curl?: string;
   run: boolean;
   serve: boolean;
   node: boolean;
@@ -169,7 +171,7 @@ export function directivesOf(
   comment: string,
 ): Pick<
   CodeBlock,
-  "example" | "continues" | "run" | "serve" | "node" | "services" | "install" | "problems"
+  "example" | "continues" | "curl" | "run" | "serve" | "node" | "services" | "install" | "problems"
 > {
   const found: ReturnType<typeof directivesOf> = {
     run: false,
@@ -182,8 +184,8 @@ export function directivesOf(
   const inner = /^<!--([\s\S]*)-->$/.exec(comment.trim());
   if (inner === null) return found;
   for (const part of inner[1].split(";").map((text) => text.trim())) {
-    const named = /^(example|continues):\s*([\w-]+)$/.exec(part);
-    if (named !== null) found[named[1] as "example" | "continues"] = named[2];
+    const named = /^(example|continues|curl):\s*([\w-]+)$/.exec(part);
+    if (named !== null) found[named[1] as "example" | "continues" | "curl"] = named[2];
     else if (["run", "serve", "node", "services", "install"].includes(part)) {
       found[part as "run" | "serve" | "node" | "services" | "install"] = true;
     } else found.problems.push(`unknown directive "${part}"`);
@@ -315,13 +317,15 @@ export function denoRunArgs(file: string): string[] {
 
 /**
  * Starts `command args` in `cwd` with `env` and a free `PORT`, waits (at most 60 s) for its first
- * HTTP answer on that port, then stops it: the answer's status (undefined: none) and its output.
+ * HTTP answer on that port, calls `use(port)` while it serves, then stops it: the answer's status
+ * (undefined: none, and `use` not called) and the server's output.
  */
-export async function servesHttp(
+export async function whileServing(
   command: string,
   args: string[],
   cwd: string,
   env: Record<string, string>,
+  use: (port: number, output: () => string) => void | Promise<void> = () => {},
 ): Promise<{ status: number | undefined; output: string }> {
   const port = await freePort();
   const server = spawn(command, args, {
@@ -334,11 +338,165 @@ export async function servesHttp(
   server.stderr.on("data", (chunk) => (output += chunk));
   const exited = new Promise<void>((resolve) => server.on("exit", () => resolve()));
   try {
-    return { status: await firstAnswer(`http://127.0.0.1:${port}/`, server, 60_000), output };
+    const status = await firstAnswer(`http://127.0.0.1:${port}/`, server, 60_000);
+    if (status !== undefined) await use(port, () => output);
+    return { status, output };
   } finally {
     server.kill();
     await exited;
   }
+}
+
+/** {@link whileServing} without a use: whether the program serves HTTP on `PORT`. */
+export function servesHttp(
+  command: string,
+  args: string[],
+  cwd: string,
+  env: Record<string, string>,
+): Promise<{ status: number | undefined; output: string }> {
+  return whileServing(command, args, cwd, env);
+}
+
+/** A transcript's command and the comment after it (what it answers), if any. */
+export interface TranscriptStep {
+  command: string;
+  expect?: string;
+}
+
+/** The commands of a shell transcript: `\` continuations joined, comment lines skipped. */
+export function transcriptSteps(code: string): TranscriptStep[] {
+  const steps: TranscriptStep[] = [];
+  for (const line of code.replace(/\s*\\\n\s*/g, " ").split("\n")) {
+    if (line.trim() === "" || line.trim().startsWith("#")) continue;
+    let quote: string | undefined;
+    let comment = -1;
+    for (let i = 0; i < line.length && comment === -1; i++) {
+      if (quote !== undefined) {
+        if (line[i] === quote) quote = undefined;
+      } else if (line[i] === "'" || line[i] === '"') quote = line[i];
+      else if (line[i] === "#" && /\s/.test(line[i - 1] ?? "")) comment = i;
+    }
+    steps.push(
+      comment === -1
+        ? { command: line.trim() }
+        : { command: line.slice(0, comment).trim(), expect: line.slice(comment + 1).trim() },
+    );
+  }
+  return steps;
+}
+
+/**
+ * What is wrong with `output` as the answer `expect` describes (undefined: nothing): a leading
+ * status (`401 …`) is the body's `statusCode` (or the `-i` status line); a JSON text (`{…}`) must
+ * appear with its parts between `…` in order; other words are for the reader.
+ */
+export function answerProblem(output: string, expect: string | undefined): string | undefined {
+  if (expect === undefined) return undefined;
+  const status = /^(\d{3})\b\s*(.*)$/.exec(expect);
+  if (
+    status !== null && !output.includes(`"statusCode":${status[1]}`) &&
+    !new RegExp(`^HTTP/[\\d.]+ ${status[1]}\\b`, "m").test(output)
+  ) return `expected status ${status[1]}, got ${output.slice(0, 300)}`;
+  const json = (status === null ? expect : status[2]).trim();
+  if (!json.startsWith("{")) return undefined;
+  let from = 0;
+  for (const part of json.split("…").filter((part) => part !== "")) {
+    const at = output.indexOf(part, from);
+    if (at === -1) return `expected ${json}, got ${output.slice(0, 300)}`;
+    from = at + part.length;
+  }
+  return undefined;
+}
+
+/** The demo's keys in its start banner (demo/banner.ts), by the names demo/README.md gives them. */
+const DEMO_KEY_NAMES: Record<string, string> = {
+  admin: "ADMIN",
+  reader: "READER",
+  test: "TEST",
+  localhost: "LOCAL",
+  trial: "TRIAL",
+};
+
+/** The demo keys a banner printed, as transcript variables. */
+export function demoKeyVariables(banner: string): Record<string, string> {
+  const vars: Record<string, string> = {};
+  for (const [, label, key] of banner.matchAll(/^ {2}(\w+) +(?:live|test) .* (\S+)$/gm)) {
+    if (label in DEMO_KEY_NAMES) vars[DEMO_KEY_NAMES[label]] = key;
+  }
+  return vars;
+}
+
+/**
+ * Runs a `curl: NAME` transcript with bash against the server example NAME, or the demo for
+ * `demo` (each started on a free port, which replaces the printed `localhost:3000` /
+ * `127.0.0.1:3000`): each step must exit 0 and answer as its comment says (`answerProblem`).
+ * `$KEY` and `$ID` are the first issued key's (an answer with `key` and `id` or `record.id`), `$NEW_KEY` and
+ * `$NEW_ID` the next one's; against the demo, `$ADMIN`, `$READER`, `$TEST`, `$LOCAL` and `$TRIAL`
+ * are the keys its banner prints.
+ */
+export async function runTranscript(
+  block: CodeBlock,
+  examples: Map<string, CodeBlock>,
+): Promise<string[]> {
+  const server = examples.get(block.curl ?? "");
+  if (server === undefined && block.curl !== "demo") {
+    return [`no example "${block.curl}" to run the transcript against`];
+  }
+  const dir = mkdtempSync(join(tmpdir(), "api-kit-docs-"));
+  const problems: string[] = [];
+  try {
+    const file = join(dir, "server.ts");
+    if (server !== undefined) writeFileSync(file, programOf(server, examples).code);
+    const { status, output } = await whileServing(
+      process.execPath,
+      server !== undefined ? denoRunArgs(file) : ["run", "-A", join(ROOT, "demo/main.ts")],
+      ROOT,
+      {},
+      (port, serverOutput) => {
+        const vars: Record<string, string> = demoKeyVariables(serverOutput());
+        for (const step of transcriptSteps(block.code)) {
+          const command = step.command.replace(
+            /\b(localhost|127\.0\.0\.1):3000\b/g,
+            `127.0.0.1:${port}`,
+          );
+          const ran = spawnSync("bash", ["-c", command], {
+            encoding: "utf8",
+            timeout: 30_000,
+            env: { ...process.env, ...vars },
+          });
+          const answer = `${ran.stdout ?? ""}`;
+          for (const [, name] of step.command.matchAll(/\$([A-Z_]+)/g)) {
+            if (vars[name] === undefined) problems.push(`${step.command}: $${name} is not set`);
+          }
+          const problem = ran.status !== 0
+            ? `exit ${ran.status}: ${ran.stderr}`
+            : answerProblem(answer, step.expect);
+          if (problem !== undefined) problems.push(`${step.command}: ${problem}`);
+          try {
+            const issued = JSON.parse(answer) as {
+              key?: unknown;
+              id?: unknown;
+              record?: { id?: unknown };
+            };
+            const { key } = issued;
+            const id = issued.id ?? issued.record?.id; // the admin routes answer { key, record }
+            if (typeof key === "string" && typeof id === "string") {
+              Object.assign(
+                vars,
+                vars.KEY === undefined ? { KEY: key, ID: id } : { NEW_KEY: key, NEW_ID: id },
+              );
+            }
+          } catch {
+            // not JSON: nothing to remember
+          }
+        }
+      },
+    );
+    if (status === undefined) problems.push(`the server never answered:\n${output}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return problems;
 }
 
 /**

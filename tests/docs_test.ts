@@ -22,8 +22,10 @@ import process from "node:process";
 import { STYLES } from "../client/elements/_styles.ts";
 import {
   allBlocks,
+  answerProblem,
   codeBlocks,
   CONTEXTS,
+  demoKeyVariables,
   denoRunArgs,
   directivesOf,
   fileNameOf,
@@ -33,7 +35,9 @@ import {
   read,
   ROOT,
   runBlock,
+  runTranscript,
   servesHttp,
+  transcriptSteps,
   typeCheckBlocks,
   TYPESCRIPT,
 } from "./doc_blocks.ts";
@@ -196,6 +200,15 @@ describe("the code blocks", () => {
           `${at}: example, continues, run, serve, node and services are for TypeScript blocks`,
         );
       }
+      if (block.curl !== undefined && block.lang !== "sh") {
+        problems.push(`${at}: curl is for shell transcripts`);
+      }
+      if (
+        block.curl !== undefined && block.curl !== "demo" &&
+        examples.get(block.curl)?.serve !== true
+      ) {
+        problems.push(`${at}: curl names "${block.curl}", which is no serve example`);
+      }
       if (block.continues && !examples.has(block.continues) && !(block.continues in CONTEXTS)) {
         problems.push(`${at}: continues "${block.continues}", which no block or context names`);
       }
@@ -266,6 +279,39 @@ describe("the code blocks", () => {
       }
     });
   }
+
+  for (const block of blocks.filter((block) => block.curl !== undefined)) {
+    it(`${block.page}:${block.line} (a transcript) answers as printed against ${block.curl}`, async () => {
+      assert.deepEqual(await runTranscript(block, examples), []);
+    });
+  }
+
+  it("the transcript reader splits commands from their answers and checks those", () => {
+    assert.deepEqual(
+      transcriptSteps(
+        "# a comment line\ncurl -s 'x#y' -H \"a: #b\"  # 401 {\"code\":…}\ncurl a \\\n  -d '{}'",
+      ),
+      [
+        { command: `curl -s 'x#y' -H "a: #b"`, expect: '401 {"code":…}' },
+        { command: "curl a -d '{}'" },
+      ],
+    );
+    const body = '{"statusCode":401,"code":"api_key_missing","message":"x"}';
+    assert.equal(
+      answerProblem(body, '401 {"statusCode":401,"code":"api_key_missing",…}'),
+      undefined,
+    );
+    assert.match(answerProblem(body, "403 IP") ?? "", /expected status 403/);
+    assert.match(answerProblem(body, '{"code":"api_key_revoked",…}') ?? "", /expected/);
+    assert.equal(answerProblem("HTTP/1.1 200 OK\n", "200 Deprecation"), undefined);
+    assert.equal(answerProblem("anything", "revoked at once"), undefined);
+    assert.deepEqual(
+      demoKeyVariables(
+        "  admin      live  keys:write projects:write  ak_live_a\n  localhost  live  x, from 127.0.0.1 only   ak_live_l\n  limited    live  y   ak_live_m",
+      ),
+      { ADMIN: "ak_live_a", LOCAL: "ak_live_l" },
+    );
+  });
 
   it("the block reader sees fences, list indents, directives and continued examples", () => {
     const page = [

@@ -6,7 +6,8 @@
  * and documentation from one set of options), `applyGlobalErrors` for the
  * `swagger.globalErrors` option, the component schemas, and
  * `applySchemaNames` (`schemaNames: "dto"` names them as
- * `@nestarc/safe-response` did). Error examples
+ * `@nestarc/safe-response` did) and `applyRouteShapes` (`shapes: "0.14"`:
+ * its route schema shapes). Error examples
  * are built by the same body builders as the runtime's responses.
  * @example
  * ```ts
@@ -32,8 +33,10 @@ export {
 export { type ApiKeysAdminRoutesDocsOptions, applyApiKeysAdminRoutes } from "./admin_routes.ts";
 export {
   applyGlobalErrors,
+  applyRouteShapes,
   applySchemaNames,
   type OpenApiDocumentLike,
+  type RouteShapesOptions,
   type SchemaNamesOptions,
 } from "./safe_response.document.ts";
 export {

@@ -1,5 +1,6 @@
 /**
- * Functions applied to a built OpenAPI document: global error responses and component schema names.
+ * Functions applied to a built OpenAPI document: global error responses, component schema names and
+ * route schema shapes.
  * @module
  */
 import { SKIP_GLOBAL_ERRORS_EXTENSION } from "../_route_metadata.ts";
@@ -7,6 +8,7 @@ import type { SafeResponseModuleOptions } from "../options.ts";
 import { resolveSettings } from "../settings.ts";
 import { documentFieldDetails, errorResponses } from "./_error_responses.ts";
 import {
+  BASIC_SUCCESS_SCHEMA,
   DTO_SCHEMA_NAMES,
   type OpenApiSchema,
   SAFE_RESPONSE_SCHEMAS,
@@ -118,6 +120,116 @@ export function applySchemaNames<T extends OpenApiDocumentLike>(
   }
   rewriteRefs(document, renames);
   return document;
+}
+
+/**
+ * Options of {@link applyRouteShapes}.
+ */
+export interface RouteShapesOptions {
+  /** This library's route schemas (`"default"`) or `@nestarc/safe-response` 0.14's (`"0.14"`). */
+  shapes?: "default" | "0.14";
+}
+
+/** Whether `a` and `b` are the same JSON value (key order aside). */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (typeof a !== "object" || a === null || typeof b !== "object" || b === null) return a === b;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length &&
+    keys.every((key) =>
+      Object.hasOwn(b, key) &&
+      sameJson((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key])
+    );
+}
+
+/** 0.14's schema of a documented error envelope: the component, its example values as properties. */
+function seedErrorSchema(ref: string, status: number, example: unknown): OpenApiSchema {
+  const error = (example as { error?: Record<string, unknown> } | undefined)?.error ?? {};
+  const properties: Record<string, OpenApiSchema> = {
+    code: { type: "string", example: error.code },
+    message: { type: "string", example: error.message },
+  };
+  const { details } = error;
+  if (details !== undefined) {
+    const type = Array.isArray(details) ? "array" : details === null ? undefined : typeof details;
+    properties.details = type === "array" || type === "object" || type === "string"
+      ? { type, example: details }
+      : { example: details };
+  }
+  return {
+    allOf: [{ $ref: ref }, {
+      properties: {
+        success: { type: "boolean", example: false },
+        statusCode: { type: "number", example: status },
+        error: { type: "object", properties },
+      },
+    }],
+  };
+}
+
+/**
+ * Rewrites route schemas into `@nestarc/safe-response` 0.14's shapes (`shapes: "0.14"`): an error
+ * envelope (a bare `$ref` to the error component) becomes `allOf` of that `$ref` and its example's
+ * `success`, `statusCode` and `error` values, and `@SafeResponse()`'s inline envelope an `allOf` of
+ * the success component's `$ref` (added when missing). Examples, descriptions and problem details
+ * (a `$ref` in 0.14 too) stay. Apply it after `applyGlobalErrors`, before or after
+ * `applySchemaNames`. Mutates and returns `document` (idempotent).
+ * @example
+ * ```ts
+ * import * as openapi from "@saferoute/api-kit/safe-response/openapi";
+ * const built: openapi.OpenApiDocumentLike = { paths: {} };
+ * const withErrors = openapi.applyGlobalErrors(built, { swagger: { globalErrors: [401] } });
+ * const document = openapi.applyRouteShapes(withErrors, { shapes: "0.14" });
+ * ```
+ */
+export function applyRouteShapes<T extends OpenApiDocumentLike>(
+  document: T,
+  options: RouteShapesOptions = {},
+): T {
+  const { shapes = "default" } = options;
+  if (shapes !== "default" && shapes !== "0.14") {
+    throw new TypeError('applyRouteShapes: `shapes` must be "default" or "0.14"');
+  }
+  if (shapes === "default") return document;
+  const schemas = document.components?.schemas ?? {};
+  const renamed = Object.hasOwn(schemas, DTO_SCHEMA_NAMES.SafeSuccessResponse);
+  const successRef = SCHEMA_REF +
+    (renamed ? DTO_SCHEMA_NAMES.SafeSuccessResponse : "SafeSuccessResponse");
+  const errorRefs = [
+    SCHEMA_REF + "SafeErrorResponse",
+    SCHEMA_REF + DTO_SCHEMA_NAMES.SafeErrorResponse,
+  ];
+  let success = false;
+  for (const operation of operationsOf(document)) {
+    for (const [status, response] of Object.entries(operation.responses ?? {})) {
+      const media = (response as { content?: Record<string, OpenApiMedia> } | undefined)
+        ?.content?.["application/json"];
+      const schema = media?.schema;
+      if (media === undefined || schema === undefined) continue;
+      if (sameJson(schema, BASIC_SUCCESS_SCHEMA)) {
+        media.schema = { allOf: [{ $ref: successRef }] };
+        success = true;
+      } else if (
+        Object.keys(schema).length === 1 && errorRefs.includes(schema.$ref as string)
+      ) {
+        const example = Object.values(media.examples ?? {})[0]?.value;
+        media.schema = seedErrorSchema(schema.$ref as string, Number(status), example);
+      }
+    }
+  }
+  if (success && !renamed) {
+    const added = (document.components ??= {}).schemas ??= {};
+    for (const [name, schema] of Object.entries(SAFE_RESPONSE_SCHEMAS)) {
+      added[name] ??= structuredClone(schema);
+    }
+  }
+  return document;
+}
+
+/** A media type object of a response, as read and written by {@link applyRouteShapes}. */
+interface OpenApiMedia {
+  schema?: OpenApiSchema;
+  examples?: Record<string, { value?: unknown }>;
 }
 
 /** Points every `$ref` to a renamed component at its new name (each object visited once). */

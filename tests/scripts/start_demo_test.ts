@@ -1,12 +1,12 @@
 /**
  * `npm start` (scripts/start_demo.mjs): a download that stalls ends the start with one line saying
  * what to retry, instead of waiting forever. The registry here is a local port that accepts
- * connections and never answers; the demo's light config is copied into a temporary folder so its
+ * connections and never answers; the demo's light config (with its linked stand-ins) is copied into a temporary folder so its
  * `node_modules` and a fresh Deno cache start empty.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -27,6 +27,7 @@ describe("scripts/start_demo.mjs", { skip: !onDeno && "runs on Deno" }, () => {
     try {
       copyFileSync(join(ROOT, "demo/start.json"), join(dir, "start.json"));
       copyFileSync(join(ROOT, "demo/start.lock"), join(dir, "start.lock"));
+      cpSync(join(ROOT, "demo/stand_ins"), join(dir, "stand_ins"), { recursive: true });
       const started = performance.now();
       const { code, stderr } = await new Deno.Command("node", {
         args: ["scripts/start_demo.mjs", "--port", "0"],

@@ -2,7 +2,8 @@
  * `applyGlobalErrors`: every operation but the skipped ones, never over a
  * route-level response, same document returned, idempotent, `errorCodes` and
  * `problemDetails` applied, missing components added, options validated.
- * `applySchemaNames`: the component names of `@nestarc/safe-response`.
+ * `applySchemaNames`: the component names of `@nestarc/safe-response`. `applyRouteShapes`: its 0.14
+ * route schema shapes, on real `@nestjs/swagger` output.
  */
 import { describe, it } from "node:test";
 import { readFile } from "node:fs/promises";
@@ -19,6 +20,7 @@ import {
 import { ApiSafeErrorResponse, SAFE_RESPONSE_SCHEMAS } from "../../../safe_response/openapi/mod.ts";
 import {
   applyGlobalErrors,
+  applyRouteShapes,
   applySchemaNames,
 } from "../../../safe_response/openapi/safe_response.document.ts";
 import type { Json } from "./openapi_validation.ts";
@@ -340,6 +342,82 @@ describe('applyGlobalErrors with validationDetails: "fields"', () => {
       {
         $ref: "#/components/schemas/SafeErrorResponse",
       },
+    );
+  });
+});
+
+describe('applyRouteShapes (shapes: "0.14")', () => {
+  const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+  const errorShape = (name: string, status: number, code: string, message: string) => ({
+    allOf: [ref(name), {
+      properties: {
+        success: { type: "boolean", example: false },
+        statusCode: { type: "number", example: status },
+        error: {
+          type: "object",
+          properties: {
+            code: { type: "string", example: code },
+            message: { type: "string", example: message },
+          },
+        },
+      },
+    }],
+  });
+
+  it("@SafeResponse() becomes an allOf of the success $ref, an error envelope an allOf of the error $ref", async () => {
+    const document = applyGlobalErrors(await nestDocument(), { swagger: { globalErrors: [401] } });
+    const before = structuredClone(document);
+    assert.equal(applyRouteShapes(document, { shapes: "0.14" }), document);
+    const { paths } = document;
+    const json = (path: string, status: number) =>
+      paths[path].get.responses[status].content["application/json"];
+    assert.deepEqual(json("/a/plain", 200).schema, { allOf: [ref("SafeSuccessResponse")] });
+    assert.ok(document.components.schemas.SafeSuccessResponse);
+    assert.deepEqual(
+      json("/a/own", 404).schema,
+      errorShape("SafeErrorResponse", 404, "ITEM_NOT_FOUND", "No such item"),
+    );
+    assert.deepEqual(
+      json("/a/plain", 401).schema,
+      errorShape("SafeErrorResponse", 401, "UNAUTHORIZED", "Unauthorized"),
+    );
+    // The examples and descriptions stay; only schemas changed.
+    assert.deepEqual(
+      json("/a/own", 404).examples,
+      before.paths["/a/own"].get.responses[404].content["application/json"].examples,
+    );
+    assert.equal(paths["/a/own"].get.responses[404].description, "Not Found");
+    await SwaggerParser.validate(structuredClone(document));
+  });
+
+  it("after applySchemaNames, points at the DTO names; idempotent; problem details keep their $ref", async () => {
+    for (const mode of ["envelope", "problem"] as const) {
+      const document = applySchemaNames(await snapshotDocument(mode), { schemaNames: "dto" });
+      applyRouteShapes(document, { shapes: "0.14" });
+      const text = JSON.stringify(document);
+      assert.doesNotMatch(text, /#\/components\/schemas\/Safe(?!\w*Dto")/);
+      if (mode === "envelope") {
+        assert.match(
+          text,
+          /"allOf":\[\{"\$ref":"#\/components\/schemas\/SafeErrorResponseDto"\},\{"properties"/,
+        );
+      } else {assert.doesNotMatch(
+          text,
+          /"allOf":\[\{"\$ref":"#\/components\/schemas\/ProblemDetailsDto"\},\{"properties"/,
+        );}
+      const once = structuredClone(document);
+      assert.deepEqual(applyRouteShapes(document, { shapes: "0.14" }), once);
+      await SwaggerParser.validate(structuredClone(document));
+    }
+  });
+
+  it('"default" (or no option) leaves the document as it is, and the option is validated', async () => {
+    const original = await snapshotDocument("envelope");
+    assert.deepEqual(applyRouteShapes(structuredClone(original)), original);
+    assert.deepEqual(applyRouteShapes(structuredClone(original), { shapes: "default" }), original);
+    assert.throws(
+      () => applyRouteShapes({}, { shapes: "0.15" as never }),
+      /applyRouteShapes: `shapes` must be "default" or "0.14"/,
     );
   });
 });
