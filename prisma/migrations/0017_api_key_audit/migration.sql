@@ -53,9 +53,10 @@ CREATE INDEX "api_key_audit_tenant_id_key_id_seq_idx" ON "api_key_audit"("tenant
 CREATE OR REPLACE FUNCTION api_key_audit_append(p_tenant TEXT, p_body TEXT)
 RETURNS TABLE (seq BIGINT, at TIMESTAMPTZ, prev_hash TEXT, hash TEXT)
 LANGUAGE plpgsql AS $$
+#variable_conflict use_column
 DECLARE
-  v_at TIMESTAMPTZ := date_trunc('milliseconds', clock_timestamp());
-  v_iso TEXT := to_char(v_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
+  v_at TIMESTAMPTZ;
+  v_iso TEXT;
   v_seq BIGINT;
   v_prev TEXT;
   v_hash TEXT;
@@ -65,6 +66,9 @@ BEGIN
   VALUES (p_tenant, 0, repeat('0', 64))
   ON CONFLICT (tenant_id) DO UPDATE SET seq = h.seq
   RETURNING h.seq, h.hash INTO v_seq, v_prev;
+  -- Read after the lock: times never decrease along a tenant's chain.
+  v_at := date_trunc('milliseconds', clock_timestamp());
+  v_iso := to_char(v_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
   v_seq := v_seq + 1;
   v_hash := encode(sha256(convert_to(
     v_prev || E'\n' || p_tenant || E'\n' || v_seq::text || E'\n' || v_iso || E'\n' || p_body,
