@@ -209,3 +209,54 @@ export type AuditVerification =
     /** Records checked before it. */
     checked: number;
   };
+
+/** Options of the audit log (`ApiKeysServiceOptions.audit`). */
+export interface ApiKeyAuditOptions {
+  /** Key of the checkpoints' HMAC-SHA-256, at least 32 bytes; keep it outside the database. */
+  checkpointKey: string;
+  /** A checkpoint after this many records of a tenant written by this instance (1 to 1,000,000; default 1,000). */
+  checkpointEvery?: number;
+  /** …or when the tenant's last one is this old, in ms (1,000 to 86,400,000; default 900,000). */
+  checkpointIntervalMs?: number;
+}
+
+/** What `ApiKeysService.auditLog` reads: newest first, filtered, a page at a time. */
+export interface AuditLogQuery {
+  /** Records written at or after this time. */
+  from?: Date;
+  /** Records written before this time. */
+  to?: Date;
+  /** Records of this key only. */
+  keyId?: string;
+  /** Records of this actor only. */
+  actor?: string;
+  /** Records of this action only. */
+  action?: AuditAction;
+  /** The previous page's `nextCursor`. */
+  cursor?: string | null;
+  /** Records per page, 1 to 100 (default 25). */
+  limit?: number;
+}
+
+/** A page of `ApiKeysService.auditLog`. */
+export interface AuditLogPage {
+  /** The records, newest first. */
+  records: AuditRecord[];
+  /** The cursor of the next (older) page, `null` at the end. */
+  nextCursor: string | null;
+}
+
+/** What `ApiKeysService.verifyAuditLog` checks (default: the whole chain). */
+export interface AuditVerifyRange {
+  /** The first record checked (its `prevHash` is trusted); default the chain's anchor. */
+  fromSeq?: number;
+  /** The last record checked; default the head (a missing tail then is `truncated`). */
+  toSeq?: number;
+  /** A checkpoint kept elsewhere: checked with the key, then the chain must reach it with its hash. */
+  checkpoint?: AuditCheckpoint;
+}
+
+/** One line of the JSON Lines export. */
+export type AuditExportLine =
+  | ({ type: "record" } & AuditRecord)
+  | ({ type: "checkpoint" } & AuditCheckpoint);

@@ -492,6 +492,8 @@ export class StorageAccess {
   readonly usage: UsageAccess | undefined;
   /** The audit capability (`appendAudit` and `readAudit`), `undefined` without it. */
   readonly audit: AuditAccess | undefined;
+  /** The storage's class name (for log lines). */
+  readonly name: string;
   /** Whether the storage keeps each record's `layout` (`storesLayout`): a key verifies only in it. */
   readonly storesLayout: boolean;
   /** Whether the storage keeps each record's `rateLimits` (`storesRateLimits`). */
@@ -656,6 +658,8 @@ export class StorageAccess {
       read: (query) =>
         this.#call("readUsage", () => readUsage.call(store, query), readUsageBuckets(query)),
     };
+    this.name = (store as { constructor?: { name?: unknown } }).constructor?.name as string ||
+      "storage";
     const { appendAudit, readAudit, pruneAudit } = store;
     for (const [name, method] of Object.entries({ appendAudit, readAudit, pruneAudit })) {
       if (method !== undefined && typeof method !== "function") {
@@ -793,6 +797,11 @@ export class StorageAccess {
       () => forTenant.markRevokedForTenant(tenantId, id, at, ...this.#with(audit)),
       readBoolean,
     );
+  }
+
+  /** Whether the storage has `markRevokedIfActive` (a revoke tells whether it changed the key). */
+  get revokesOnce(): boolean {
+    return this.#markRevokedIfActive !== undefined;
   }
 
   /** Whether the storage has the `replaceHash` capability. */
