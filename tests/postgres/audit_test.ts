@@ -8,10 +8,14 @@
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { PrismaApiKeyStorage, runApiKeyStorageContract } from "../../api_keys/mod.ts";
+import {
+  ApiKeysService,
+  PrismaApiKeyStorage,
+  runApiKeyStorageContract,
+} from "../../api_keys/mod.ts";
 import { canonicalJson, signCheckpoint, verifyAuditChain } from "../../api_keys/audit/chain.ts";
 import type { AuditAppend, AuditVerification } from "../../api_keys/audit/types.ts";
-import type { ApiKeyRecord } from "../../api_keys/types.ts";
+import { storedRecord } from "../api_keys/stored_record.ts";
 import { createPrismaClient, databaseReady, probeDatabase } from "./prisma_client.ts";
 
 const url = Deno.env.get("DATABASE_URL");
@@ -44,26 +48,10 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
   const problem = (answer: AuditVerification) =>
     answer.ok ? "ok" : `${answer.problem} ${answer.seq}`;
   const sql = (query: string, ...values: unknown[]) => prisma.$executeRawUnsafe(query, ...values);
-  const sample = (tenantId: string): ApiKeyRecord => {
+  /** A stored record of `tenantId` with a fresh id and prefix. */
+  const sample = (tenantId: string) => {
     const id = crypto.randomUUID();
-    return {
-      id,
-      tenantId,
-      name: "audited",
-      environment: "live",
-      prefix: id.replaceAll("-", "").slice(0, 12),
-      hash: "c".repeat(64),
-      pepperVersion: 1,
-      scopes: [],
-      allowedIpCidrs: [],
-      lastUsedAt: null,
-      expiresAt: null,
-      revokedAt: null,
-      rotatedAt: null,
-      replacedByKeyId: null,
-      createdBy: null,
-      createdAt: new Date(),
-    };
+    return storedRecord({ id, tenantId, prefix: id.replaceAll("-", "").slice(0, 12) });
   };
 
   describe("the audit capability of PrismaApiKeyStorage on PostgreSQL", () => {
@@ -173,6 +161,39 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
       );
       assert.equal(problem(await verify(tenantId)), "ok", "without a checkpoint nothing shows");
       assert.equal(problem(await verify(tenantId, checkpoint)), "truncated 5");
+    });
+
+    it("through the service: a failed rotation leaves no record; no record or export holds a secret", async () => {
+      const info = console.info;
+      console.info = () => {};
+      const pepper = "postgres-audit-pepper-0123456789abcdef";
+      const service = new ApiKeysService({
+        peppers: { 1: pepper },
+        storage,
+        cache: false,
+        audit: { checkpointKey: SECRET, checkpointEvery: 2 },
+      });
+      console.info = info;
+      const tenantId = `pg-audit-${crypto.randomUUID()}`;
+      const scopes = [{ resource: "orders", level: "read" as const }];
+      const created = await service.create({ tenantId, name: "n", scopes }, { actor: "alice" });
+      const rotated = await service.rotate(created.id, { gracePeriodMs: 60_000 });
+      await assert.rejects(service.rotate(created.id), { code: "api_key_not_rotatable" });
+      await service.revokeForTenant(tenantId, rotated.id, { actor: "bob" });
+      const page = await service.auditLog(tenantId, { limit: 100 });
+      assert.deepEqual(page.records.map((r) => [r.seq, r.action, r.actor]), [
+        [3, "key.revoked", "bob"],
+        [2, "key.rotated", "app"],
+        [1, "key.created", "alice"],
+      ]);
+      const lines: string[] = [];
+      for await (const line of service.exportAuditLog(tenantId)) lines.push(line);
+      const secrets = [created.key, rotated.key, pepper, SECRET];
+      for (const id of [created.id, rotated.id]) secrets.push((await storage.findById(id))!.hash);
+      const { records } = await storage.readAudit!({ tenantId, order: "asc", limit: 100 });
+      const everything = JSON.stringify([page, records]) + lines.join("");
+      for (const secret of secrets) assert.ok(!everything.includes(secret), "no secret recorded");
+      assert.equal((await service.verifyAuditLog(tenantId)).ok, true);
     });
 
     it("pruning keeps the chain verifiable from its anchor; a deleted first record is still found", async () => {
