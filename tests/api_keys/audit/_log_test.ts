@@ -19,6 +19,7 @@ import { createRateLimiter } from "../../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../../rate_limits/memory_store.ts";
 import { makeService, PEPPER_1 } from "../helpers.ts";
 import { nestarcHash, nestarcKey } from "../nestarc.ts";
+import { serviceHooks } from "../../../api_keys/_service_hooks.ts";
 
 const CHECKPOINT_KEY = "an-audit-key-of-at-least-thirty-two-bytes";
 const SCOPES = [{ resource: "orders", level: "read" as const }];
@@ -168,6 +169,28 @@ describe("api_keys/audit/_log.ts", () => {
       "key.rotation_completed",
     ]);
     assert.ok(records.every((r) => r.actor === "system"));
+  });
+
+  it("records a leak report's revocation and the exposure by actor leak-report", async () => {
+    const { service } = auditedService();
+    const { id } = await service.create({ tenantId: "t", name: "n", scopes: SCOPES });
+    const hooks = serviceHooks(service)!;
+    const { prefix } = (await service.list("t"))[0];
+    await hooks.revokeReported(id, () =>
+      hooks.emitEvent!({
+        type: "api_key.exposed",
+        at: new Date(),
+        keyId: id,
+        tenantId: "t",
+        prefix,
+        environment: "live",
+        source: "github",
+        url: null,
+      }));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const { records } = await service.auditLog("t", { actor: "leak-report" });
+    assert.deepEqual(records.map((r) => r.action).sort(), ["key.exposed", "key.revoked"]);
+    assert.ok(records.every((r) => r.keyId === id && r.prefix === prefix));
   });
 
   it("records each imported key (not a skipped one) by the import's actor", async () => {
