@@ -57,7 +57,7 @@ if (databaseReady("the audit log of a fleet on one PostgreSQL", await probe())) 
         AUDIT_TENANT: tenantId,
         AUDIT_ROUNDS: String(ROUNDS),
         // All three start together, once each has loaded.
-        AUDIT_START_AT: String(Date.now() + 8_000),
+        AUDIT_START_AT: String(Date.now() + 5_000),
       };
       const node = join(tree, "tests", "fleet", "audit_worker.js");
       const results = await Promise.all([
