@@ -30,6 +30,8 @@ import {
 } from "./types.ts";
 
 const PAGE = 500;
+/** Tenants whose records since their last checkpoint an instance counts at most. */
+const MAX_TENANTS_COUNTED = 10_000;
 const MAX_LIMIT = 100;
 const DEFAULT_LIMIT = 25;
 const MAX_TEXT = 200;
@@ -194,6 +196,10 @@ export class AuditLog {
     const nowMs = this.#clock().getTime();
     const since = this.#since.get(tenantId) ?? { count: 0, atMs: nowMs };
     since.count++;
+    // Bounded: past MAX_TENANTS_COUNTED, the longest-counted tenant starts again from 0.
+    if (!this.#since.has(tenantId) && this.#since.size >= MAX_TENANTS_COUNTED) {
+      this.#since.delete(this.#since.keys().next().value!);
+    }
     this.#since.set(tenantId, since);
     const { checkpointEvery, checkpointIntervalMs } = this.#options;
     if (since.count < checkpointEvery && nowMs - since.atMs < checkpointIntervalMs) return;
@@ -216,6 +222,10 @@ export class AuditLog {
    * Detached; a failure is warned about once.
    */
   observe(event: ApiKeyEvent): void {
+    callDetached(() => this.#observe(event), [], this.#failed);
+  }
+
+  #observe(event: ApiKeyEvent): Promise<void> | undefined {
     let audit: AuditAppend | undefined;
     if (event.type === "api_key.expiring") {
       audit = this.entry(event.tenantId, "key.expiring", undefined, "system", {
@@ -236,7 +246,7 @@ export class AuditLog {
         prefix: event.prefix,
       }, { source: change(null, event.source) });
     }
-    if (audit !== undefined) callDetached(() => this.append(audit), [], this.#failed);
+    return audit === undefined ? undefined : this.append(audit);
   }
 
   /** A checkpoint of `tenantId`'s head, signed now (`null` for an empty chain). */
