@@ -9,6 +9,8 @@
  */
 import { ApiKeyValidationError } from "./errors.ts";
 import { createdEvent } from "./events.ts";
+import { createdChanges } from "./audit/_log.ts";
+import type { AuditContext } from "./audit/types.ts";
 import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME, isWellFormedHash } from "./hasher.ts";
 import {
   fail,
@@ -157,6 +159,7 @@ function isSameKey(
 async function importOne(
   s: Settings,
   valid: Omit<ApiKeyRecord, "id"> & { id?: string },
+  context: AuditContext | undefined,
 ): Promise<Outcome> {
   const existing = await s.storage.findByPrefix(valid.prefix);
   if (existing !== null) {
@@ -172,14 +175,23 @@ async function importOne(
     throw new TypeError("ApiKeysServiceOptions.idFactory must return a non-empty string");
   }
   const record: ApiKeyRecord = { ...valid, id };
+  const audit = s.audit?.entry(
+    record.tenantId,
+    "key.imported",
+    context,
+    "app",
+    record,
+    createdChanges(record),
+  );
   try {
-    await s.storage.insert(record);
+    await s.storage.insert(record, audit);
   } catch (error) {
     // A concurrent import may have won the prefix.
     const now = await s.storage.findByPrefix(valid.prefix).catch(() => null);
     if (now === null) throw error;
     return isSameKey(s, now, valid) ? "skipped" : { conflict: "the prefix holds another key" };
   }
+  if (audit !== undefined) s.audit?.appended(record.tenantId);
   s.emitEvent?.(createdEvent(record, s.clock()));
   return "imported";
 }
@@ -192,6 +204,7 @@ async function importOne(
 export async function importKeys(
   s: Settings,
   records: Iterable<ImportApiKeyRecord> | AsyncIterable<ImportApiKeyRecord>,
+  context?: AuditContext,
 ): Promise<ImportApiKeysResult> {
   const iterable = records as unknown as Record<symbol, unknown> | null;
   if (
@@ -210,7 +223,7 @@ export async function importKeys(
       : null;
     let outcome: Outcome;
     try {
-      outcome = await importOne(s, validateImport(s, input));
+      outcome = await importOne(s, validateImport(s, input), context);
     } catch (error) {
       if (error instanceof TypeError && !(error instanceof ApiKeyValidationError)) throw error;
       outcome = { error: error instanceof Error ? error.message : "failed" };

@@ -20,6 +20,8 @@ import {
 import { generateKey } from "./key_format.ts";
 import { assertTenantSharedPolicies, creditPartsOf } from "./_limits.ts";
 import type { Settings } from "./_settings.ts";
+import { change, createdChanges } from "./audit/_log.ts";
+import type { AuditChange, AuditContext } from "./audit/types.ts";
 import type { CreditChange, CreditRefill } from "../rate_limits/store.ts";
 import { assertCreditChange } from "../rate_limits/credits.ts";
 import type {
@@ -108,7 +110,7 @@ export class ManageFlow {
   }
 
   /** See `ApiKeysService.create`. */
-  async create(input: CreateApiKeyInput): Promise<CreateApiKeyResult> {
+  async create(input: CreateApiKeyInput, context?: AuditContext): Promise<CreateApiKeyResult> {
     const s = this.#s;
     const valid = validateCreateInput(input);
     const now = s.clock();
@@ -135,16 +137,33 @@ export class ManageFlow {
         credits: source?.credits === undefined ? credits : await this.#credits.inherit(source, now),
       },
       now,
-      (record) => s.storage.insert(record),
+      (record) =>
+        s.storage.insert(
+          record,
+          s.audit?.entry(record.tenantId, "key.created", context, "app", record, {
+            ...createdChanges(record),
+            ...(record.rateLimits === undefined
+              ? {}
+              : { rateLimits: change(null, record.rateLimits) }),
+            ...(record.credits === undefined
+              ? {}
+              : { credits: change(null, record.credits.remaining) }),
+          }),
+        ),
     );
+    s.audit?.appended(record.tenantId);
     s.fleet?.wrote("created", record.prefix);
     s.emitEvent?.(createdEvent(record, now));
     return { id: record.id, key };
   }
 
   /** See `ApiKeysService.rotate`. */
-  rotate(id: string, input?: RotateApiKeyInput): Promise<RotateApiKeyResult> {
-    return this.#rotate(undefined, id, input);
+  rotate(
+    id: string,
+    input?: RotateApiKeyInput,
+    context?: AuditContext,
+  ): Promise<RotateApiKeyResult> {
+    return this.#rotate(undefined, id, input, context);
   }
 
   /** See `ApiKeysService.rotateForTenant`. */
@@ -152,8 +171,9 @@ export class ManageFlow {
     tenantId: string,
     id: string,
     input?: RotateApiKeyInput,
+    context?: AuditContext,
   ): Promise<RotateApiKeyResult> {
-    return this.#rotate(tenantId, id, input);
+    return this.#rotate(tenantId, id, input, context);
   }
 
   /** `rotate`, of a record of `tenantId` only when it is given. */
@@ -161,6 +181,7 @@ export class ManageFlow {
     tenantId: string | undefined,
     id: string,
     input: RotateApiKeyInput | undefined,
+    context: AuditContext | undefined,
   ): Promise<RotateApiKeyResult> {
     const s = this.#s;
     if (tenantId !== undefined) requireNonEmptyString(tenantId, "tenantId");
@@ -215,11 +236,24 @@ export class ManageFlow {
           oldExpiresAt: graceExpiresAt,
           rotatedAt: now,
         };
+        const changes: Record<string, AuditChange> = {
+          replacedByKeyId: change(null, record.id),
+          newPrefix: change(null, record.prefix),
+          expiresAt: change(old.expiresAt, graceExpiresAt),
+          newKeyExpiresAt: change(old.expiresAt, record.expiresAt),
+        };
+        if (record.name !== old.name) changes.name = change(old.name, record.name);
+        const allowlist = old.allowedIpCidrs ?? [];
+        if ((record.allowedIpCidrs ?? []).join() !== allowlist.join()) {
+          changes.allowedIpCidrs = change(allowlist, record.allowedIpCidrs);
+        }
+        const audit = s.audit?.entry(old.tenantId, "key.rotated", context, "app", old, changes);
         await (tenantId === undefined
-          ? s.storage.rotate(rotation)
-          : s.storage.rotateForTenant(tenantId, rotation));
+          ? s.storage.rotate(rotation, audit)
+          : s.storage.rotateForTenant(tenantId, rotation, audit));
       },
     );
+    s.audit?.appended(old.tenantId);
     s.cache?.invalidate(old.prefix);
     s.fleet?.wrote("created", record.prefix);
     s.fleet?.wrote("rotated", old.prefix);
@@ -244,17 +278,22 @@ export class ManageFlow {
    * See `ApiKeysService.revoke`; `onRevoked` runs only when this call revoked
    * the key, right before `api_key.revoked`.
    */
-  revoke(id: string, onRevoked?: () => void): Promise<void> {
-    return this.#revoke(undefined, id, onRevoked);
+  revoke(id: string, onRevoked?: () => void, context?: AuditContext): Promise<void> {
+    return this.#revoke(undefined, id, onRevoked, context);
   }
 
   /** See `ApiKeysService.revokeForTenant`. */
-  revokeForTenant(tenantId: string, id: string): Promise<void> {
-    return this.#revoke(tenantId, id);
+  revokeForTenant(tenantId: string, id: string, context?: AuditContext): Promise<void> {
+    return this.#revoke(tenantId, id, undefined, context);
   }
 
   /** `revoke`, of a record of `tenantId` only when it is given. */
-  async #revoke(tenantId: string | undefined, id: string, onRevoked?: () => void): Promise<void> {
+  async #revoke(
+    tenantId: string | undefined,
+    id: string,
+    onRevoked: (() => void) | undefined,
+    context: AuditContext | undefined,
+  ): Promise<void> {
     const s = this.#s;
     if (tenantId !== undefined) requireNonEmptyString(tenantId, "tenantId");
     requireNonEmptyString(id, "id");
@@ -263,14 +302,18 @@ export class ManageFlow {
     s.cache?.invalidate(record.prefix);
     if (record.revokedAt !== null) return;
     const now = s.clock();
+    const audit = s.audit?.entry(record.tenantId, "key.revoked", context, "app", record, {
+      revokedAt: change(null, now),
+    });
     const revoked =
       await (tenantId === undefined
-        ? s.storage.revoke(id, now)
-        : s.storage.revokeForTenant(tenantId, id, now));
+        ? s.storage.revoke(id, now, audit)
+        : s.storage.revokeForTenant(tenantId, id, now, audit));
     // Again after the write: a verify that read the record during it may have cached it.
     s.cache?.invalidate(record.prefix);
     // A concurrent revoke won (only known with markRevokedIfActive): it changed and emitted.
     if (!revoked) return;
+    s.audit?.appended(record.tenantId);
     s.fleet?.wrote("revoked", record.prefix);
     onRevoked?.();
     s.emitEvent?.({
@@ -305,14 +348,32 @@ export class ManageFlow {
   async updateCredits(
     tenantId: string,
     id: string | null,
-    change: CreditChange,
+    creditChange: CreditChange,
+    context?: AuditContext,
   ): Promise<ApiKeyCreditBalance> {
     requireNonEmptyString(tenantId, "tenantId");
     if (id !== null) requireNonEmptyString(id, "id");
-    const valid = assertCreditChange(change);
+    const valid = assertCreditChange(creditChange);
     this.#credits.requireLimiter();
-    if (id === null) return await this.#credits.updatePool(tenantId, valid);
-    return await this.#credits.update(await this.#find(tenantId, id), valid);
+    const audit = this.#s.audit;
+    const record = id === null ? null : await this.#find(tenantId, id);
+    // With the audit log, the balance before (one read more); recorded once the change is applied.
+    const before = audit === undefined
+      ? undefined
+      : record === null
+      ? await this.#credits.poolOf(tenantId)
+      : (await this.#credits.balances([record]))[0]?.key;
+    const balance = record === null
+      ? await this.#credits.updatePool(tenantId, valid)
+      : await this.#credits.update(record, valid);
+    if (audit === undefined) return balance;
+    await audit.append(
+      audit.entry(tenantId, "key.credits_updated", context, "app", record, {
+        credits: change(before?.remaining ?? null, balance.remaining),
+        request: change(null, valid),
+      }),
+    );
+    return balance;
   }
 
   /** See `ApiKeysService.tenantCredits`. */

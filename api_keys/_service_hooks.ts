@@ -10,6 +10,7 @@ import type { ApiKeyEvent } from "./events.ts";
 import type { KeyLayouts } from "./key_format.ts";
 import type { Dispatch } from "./_sinks.ts";
 import type { ApiKeyContext } from "./types.ts";
+import type { AuditContext } from "./audit/types.ts";
 
 /** The hooks of one service. */
 export interface ServiceHooks {
@@ -23,10 +24,17 @@ export interface ServiceHooks {
   revokeReported: (keyId: string, onRevoked: () => void) => Promise<void>;
   /** The service's wall clock. */
   clock: () => Date;
-  /** The storage's `renameForTenant` under its deadline, when it has the capability. */
-  renameForTenant: ((tenantId: string, id: string, name: string) => Promise<void>) | undefined;
+  /**
+   * The storage's `renameForTenant` under its deadline, when it has the
+   * capability; with the audit log, recorded as done by `context`'s actor.
+   */
+  renameForTenant:
+    | ((tenantId: string, id: string, name: string, context?: AuditContext) => Promise<void>)
+    | undefined;
   /** Whether the service records usage (its `usage` option, on a storage that reads it back). */
   recordsUsage: boolean;
+  /** Whether the service keeps the audit log (its `audit` option). */
+  audits: boolean;
 }
 
 const hooks = new WeakMap<object, ServiceHooks>();

@@ -34,6 +34,7 @@ import type { ApiKeyTtlPolicy } from "./types.ts";
 import { uuidV7 } from "./_uuid_v7.ts";
 import { buildLimits, type RequestLimits } from "./_limits.ts";
 import { compileUsage, type UsageRecorder } from "./_usage.ts";
+import { AuditLog } from "./audit/_log.ts";
 
 const DEFAULT_DEBOUNCE_MS = 60_000;
 const DEFAULT_STORAGE_TIMEOUT_MS = 5_000;
@@ -94,8 +95,35 @@ const SERVICE_OPTIONS = Object.keys(
     rateLimitResolver: true,
     creditThresholds: true,
     persistIntervalMs: true,
+    audit: true,
   } satisfies Record<keyof ApiKeysServiceOptions, true>,
 );
+
+/**
+ * The audit log of the `audit` option (`undefined` without it); a storage
+ * without `appendAudit`, `readAudit` and `markRevokedIfActive` is a
+ * `TypeError`. With it, one `console.info` line names where records go.
+ */
+function compileAudit(
+  options: unknown,
+  storage: StorageAccess,
+  clock: () => Date,
+  emit: Dispatch<ApiKeyEvent> | undefined,
+): AuditLog | undefined {
+  if (options === undefined) return undefined;
+  if (storage.audit === undefined || !storage.revokesOnce) {
+    throw new TypeError(
+      `${PREFIX}audit needs a storage with the capabilities appendAudit, readAudit and ` +
+        "markRevokedIfActive (InMemoryApiKeyStorage, or PrismaApiKeyStorage with options.audit)",
+    );
+  }
+  const log = new AuditLog(storage.audit, options, clock, emit, `${PREFIX}audit`);
+  console.info(
+    `api-keys: audit log on; records go to the storage (${storage.name}.appendAudit), ` +
+      "each in the same step as its change",
+  );
+  return log;
+}
 
 /**
  * Throws a `TypeError` naming every key of `options` outside `known` (and
@@ -149,8 +177,10 @@ export interface Settings {
   readonly monotonic: () => number;
   /** Id factory of new records (its answer is checked by the manage flow). */
   readonly idFactory: () => string;
-  /** Event sink, contained (`undefined`: no sink). */
+  /** Event sink, contained (`undefined`: no sink nor audit log). */
   readonly emitEvent: Dispatch<ApiKeyEvent> | undefined;
+  /** The audit log (option `audit`), when on. */
+  readonly audit: AuditLog | undefined;
   /** Metric sink, contained (`undefined`: no sink). */
   readonly emitMetric: Dispatch<ApiKeyVerificationMetric> | undefined;
   /** `api_key.authorization` sink, contained (`undefined`: no sink). */
@@ -292,7 +322,13 @@ export function compileSettings(options: unknown): Settings {
   const onAuthFailed = f.onAuthFailed;
   const authFailedFailed = warnOnce("onAuthFailed");
   const clock = f.clock ?? (() => new Date());
-  const emitEvent = createDispatcher(f.onEvent, f.onEventError, "onEvent", true);
+  const dispatch = createDispatcher(f.onEvent, f.onEventError, "onEvent", true);
+  const audit = compileAudit(o.audit, storage, clock, dispatch);
+  // With the audit log, the jobs' events (expiry notices, ended rotations, exposed keys) are recorded.
+  const emitEvent: Dispatch<ApiKeyEvent> | undefined = audit === undefined ? dispatch : (event) => {
+    audit.observe(event);
+    dispatch?.(event);
+  };
   const taps: ApiKeyTaps = {};
   return Object.freeze({
     namespace: f.namespace ?? DEFAULT_API_KEY_NAMESPACE,
@@ -308,6 +344,7 @@ export function compileSettings(options: unknown): Settings {
     monotonic,
     idFactory: f.idFactory ?? uuidV7,
     emitEvent,
+    audit,
     emitMetric: createDispatcher(f.onMetric, f.onMetricError, "onMetric"),
     emitAuthorizationMetric: createDispatcher(
       f.onAuthorizationMetric,

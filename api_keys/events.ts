@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { AuditCheckpoint } from "./audit/types.ts";
 import type { ApiKeyErrorCode } from "./errors.ts";
 import type {
   ApiKeyCreditBalanceOwner,
@@ -301,6 +302,20 @@ export interface ApiKeyCreditsExhaustedEvent {
   nextRefillAt: Date | null;
 }
 
+/**
+ * Emitted with the `audit` option every `checkpointEvery` records of a tenant
+ * (or `checkpointIntervalMs`): its chain's head signed with the checkpoint
+ * key. Keep it outside the database to detect a truncated or rewritten chain.
+ */
+export interface ApiKeyAuditCheckpointEvent {
+  /** Event type. */
+  type: "api_key.audit_checkpoint";
+  /** When it was signed. */
+  at: Date;
+  /** The signed head. */
+  checkpoint: AuditCheckpoint;
+}
+
 /** Every event of the API-key component, discriminated by `type`. */
 export type ApiKeyEvent =
   | ApiKeyCreatedEvent
@@ -314,7 +329,8 @@ export type ApiKeyEvent =
   | ApiKeyExpiringEvent
   | ApiKeyRotationCompletedEvent
   | ApiKeyCreditsLowEvent
-  | ApiKeyCreditsExhaustedEvent;
+  | ApiKeyCreditsExhaustedEvent
+  | ApiKeyAuditCheckpointEvent;
 
 /** One per verification: its outcome and duration (from `monotonicClock`). */
 export interface ApiKeyVerificationMetric {

@@ -82,6 +82,7 @@ export {
   type ApiKeyValidationErrorCode,
 } from "./errors.ts";
 export type {
+  ApiKeyAuditCheckpointEvent,
   ApiKeyAuthFailedEvent,
   ApiKeyAuthorizationDeniedEvent,
   ApiKeyAuthorizationMetric,
@@ -127,6 +128,7 @@ export {
   ApiKeyStorageContractError,
   type ApiKeyStorageFactory,
   type ApiKeyStorageRotateResult,
+  type AuditReadAnswer,
   InMemoryApiKeyStorage,
   type ListExpiringApiKeysOptions,
   type PrismaApiKeyClient,
@@ -135,6 +137,7 @@ export {
   type PrismaApiKeyStorageOptions,
   type PrismaExpiryNoticeDelegate,
   type PrismaRotationWaitDelegate,
+  type PrismaTransactionClient,
   type PrismaUsageClient,
   type RegisterStorageTest,
   runApiKeyStorageContract,
@@ -157,6 +160,25 @@ export {
   type ApiKeyUsageRow,
 } from "./usage.ts";
 export { createTestKey, type CreateTestKeyResult } from "./test_key.ts";
+export type {
+  ApiKeyAuditOptions,
+  AuditAction,
+  AuditAppend,
+  AuditChainState,
+  AuditChange,
+  AuditCheckpoint,
+  AuditContext,
+  AuditEntry,
+  AuditLogPage,
+  AuditLogQuery,
+  AuditProblem,
+  AuditReadQuery,
+  AuditRecord,
+  AuditValue,
+  AuditVerification,
+  AuditVerifyRange,
+  StoredAuditRecord,
+} from "./audit/mod.ts";
 export {
   type ApiKeyHeaderReader,
   extractApiKey,

@@ -33,9 +33,19 @@ import type {
   RotateApiKeyResult,
 } from "./types.ts";
 import type { VerifyFlow } from "./_verify.ts";
-import { attachServiceHooks } from "./_service_hooks.ts";
+import { attachServiceHooks, type ServiceHooks } from "./_service_hooks.ts";
 import { readUsage } from "./_usage.ts";
 import type { ApiKeyUsageBucket, ApiKeyUsageQuery } from "./usage.ts";
+import type { AuditLog } from "./audit/_log.ts";
+import type {
+  AuditCheckpoint,
+  AuditContext,
+  AuditLogPage,
+  AuditLogQuery,
+  AuditVerification,
+  AuditVerifyRange,
+} from "./audit/types.ts";
+import { change } from "./audit/_log.ts";
 
 /**
  * A flow whose code is imported when a service is built, not when the service's module is (an
@@ -118,10 +128,11 @@ export class ApiKeysService {
       layouts: settings.layouts,
       verifyReported: (rawKey) => this.#verify.use((flow) => flow.verifyReported(rawKey)),
       revokeReported: (keyId, onRevoked) =>
-        this.#manage.use((flow) => flow.revoke(keyId, onRevoked)),
+        this.#manage.use((flow) => flow.revoke(keyId, onRevoked, { actor: "leak-report" })),
       clock: settings.clock,
-      renameForTenant: settings.storage.renameForTenant,
+      renameForTenant: auditedRename(settings),
       recordsUsage: settings.usage !== undefined,
+      audits: settings.audit !== undefined,
     });
     this.#expiry = new ExpiryJob(settings);
   }
@@ -162,9 +173,10 @@ export class ApiKeysService {
    */
   async importKeys(
     records: Iterable<ImportApiKeyRecord> | AsyncIterable<ImportApiKeyRecord>,
+    context?: AuditContext,
   ): Promise<ImportApiKeysResult> {
     const { importKeys } = await import("./_import.ts");
-    return importKeys(this.#settings, records);
+    return importKeys(this.#settings, records, context);
   }
 
   /**
@@ -172,8 +184,8 @@ export class ApiKeysService {
    * `ApiKeyValidationError` naming the field (nothing written), and
    * `ApiKeyPrefixCollisionError` after 3 taken prefixes (so does `rotate`).
    */
-  create(input: CreateApiKeyInput): Promise<CreateApiKeyResult> {
-    return this.#manage.use((flow) => flow.create(input));
+  create(input: CreateApiKeyInput, context?: AuditContext): Promise<CreateApiKeyResult> {
+    return this.#manage.use((flow) => flow.create(input, context));
   }
 
   /**
@@ -221,16 +233,20 @@ export class ApiKeysService {
    * the old key's expiry; a storage without rotation waits throws a
    * `TypeError` before writing.
    */
-  rotate(id: string, input?: RotateApiKeyInput): Promise<RotateApiKeyResult> {
-    return this.#manage.use((flow) => flow.rotate(id, input));
+  rotate(
+    id: string,
+    input?: RotateApiKeyInput,
+    context?: AuditContext,
+  ): Promise<RotateApiKeyResult> {
+    return this.#manage.use((flow) => flow.rotate(id, input, context));
   }
 
   /**
    * Revokes a key at once, ending any grace; emits `api_key.revoked` (not
    * again for a revoked key). Unknown id: `api_key_record_not_found`.
    */
-  revoke(id: string): Promise<void> {
-    return this.#manage.use((flow) => flow.revoke(id));
+  revoke(id: string, context?: AuditContext): Promise<void> {
+    return this.#manage.use((flow) => flow.revoke(id, undefined, context));
   }
 
   /**
@@ -246,13 +262,14 @@ export class ApiKeysService {
     tenantId: string,
     id: string,
     input?: RotateApiKeyInput,
+    context?: AuditContext,
   ): Promise<RotateApiKeyResult> {
-    return this.#manage.use((flow) => flow.rotateForTenant(tenantId, id, input));
+    return this.#manage.use((flow) => flow.rotateForTenant(tenantId, id, input, context));
   }
 
   /** `revoke` for `tenantId`: another tenant's key is `api_key_record_not_found`, unchanged. */
-  revokeForTenant(tenantId: string, id: string): Promise<void> {
-    return this.#manage.use((flow) => flow.revokeForTenant(tenantId, id));
+  revokeForTenant(tenantId: string, id: string, context?: AuditContext): Promise<void> {
+    return this.#manage.use((flow) => flow.revokeForTenant(tenantId, id, context));
   }
 
   /**
@@ -270,8 +287,9 @@ export class ApiKeysService {
     tenantId: string,
     id: string | null,
     change: CreditChange,
+    context?: AuditContext,
   ): Promise<ApiKeyCreditBalance> {
-    return this.#manage.use((flow) => flow.updateCredits(tenantId, id, change));
+    return this.#manage.use((flow) => flow.updateCredits(tenantId, id, change, context));
   }
 
   /**
@@ -320,6 +338,60 @@ export class ApiKeysService {
   }
 
   /**
+   * A page of `tenantId`'s audit log, newest first (`query.cursor`: the
+   * previous page's `nextCursor`; `limit` 1 to 100, default 25), filtered by
+   * time, key, actor and action. A bad query rejects with
+   * `ApiKeyValidationError` naming the field; without the `audit` option, a `TypeError`.
+   */
+  auditLog(tenantId: string, query?: AuditLogQuery): Promise<AuditLogPage> {
+    return this.#audit().then((log) => log.page(tenantId, query));
+  }
+
+  /**
+   * Verifies `tenantId`'s audit chain (all of it, or `range`): each hash
+   * recomputed, each link and sequence number checked from the anchor to the
+   * head and to `range.checkpoint`; answers the first record found edited,
+   * deleted, inserted or reordered, or a truncated tail.
+   */
+  verifyAuditLog(tenantId: string, range?: AuditVerifyRange): Promise<AuditVerification> {
+    return this.#audit().then((log) => log.verify(tenantId, range));
+  }
+
+  /**
+   * `tenantId`'s audit log from `fromSeq` as JSON Lines (one string per line,
+   * read a page at a time: never the whole range in memory), with signed
+   * checkpoints; schema in docs/operations.md, "The audit log".
+   */
+  exportAuditLog(tenantId: string, fromSeq?: number): AsyncIterable<string> {
+    const settings = this.#settings;
+    return {
+      async *[Symbol.asyncIterator]() {
+        if (settings.audit === undefined) throw new TypeError(NO_AUDIT);
+        yield* settings.audit.export(tenantId, fromSeq);
+      },
+    };
+  }
+
+  /** The head of `tenantId`'s audit chain signed now (`null` while empty): keep it elsewhere. */
+  auditCheckpoint(tenantId: string): Promise<AuditCheckpoint | null> {
+    return this.#audit().then((log) => log.checkpoint(tenantId));
+  }
+
+  /**
+   * Drops `tenantId`'s audit records written before `before` (the last one
+   * is always kept); the rest still verifies from its first record (the
+   * anchor). Resolves how many were dropped; needs the storage's `pruneAudit`.
+   */
+  pruneAuditLog(tenantId: string, before: Date): Promise<number> {
+    return this.#audit().then((log) => log.prune(tenantId, before));
+  }
+
+  #audit(): Promise<AuditLog> {
+    const log = this.#settings.audit;
+    return log === undefined ? Promise.reject(new TypeError(NO_AUDIT)) : Promise.resolve(log);
+  }
+
+  /**
    * Flushes the usage counts held in memory and writes the credit balances
    * of a Redis limiter store back (see `persistIntervalMs`), stopping their
    * timers (the Nest module calls it on shutdown). Rejects with the first
@@ -333,4 +405,30 @@ export class ApiKeysService {
     ]);
     for (const result of [usage, credits]) if (result.status === "rejected") throw result.reason;
   }
+}
+
+const NO_AUDIT = "the audit log needs ApiKeysServiceOptions.audit";
+
+/**
+ * The storage's `renameForTenant` for the admin routes; with the audit log,
+ * the record is read first (for the name before) and the rename recorded in
+ * the same step.
+ */
+function auditedRename(
+  settings: Settings,
+): ServiceHooks["renameForTenant"] {
+  const { storage, audit } = settings;
+  const rename = storage.renameForTenant;
+  if (rename === undefined) return undefined;
+  if (audit === undefined) return (tenantId, id, name) => rename(tenantId, id, name);
+  return async (tenantId, id, name, context) => {
+    const record = await storage.findById(id);
+    const entry = record === null || record.tenantId !== tenantId
+      ? undefined
+      : audit.entry(tenantId, "key.renamed", context, "app", record, {
+        name: change(record.name, name),
+      });
+    await rename(tenantId, id, name, entry);
+    if (entry !== undefined) audit.appended(tenantId);
+  };
 }

@@ -19,6 +19,7 @@ import type { ApiKeyTtlPolicy } from "./types.ts";
 import type { RateLimiter } from "../rate_limits/limiter.ts";
 import type { ApiKeyRateLimitResolver } from "./_limits.ts";
 import type { ApiKeyUsageOptions } from "./usage.ts";
+import type { ApiKeyAuditOptions } from "./audit/types.ts";
 
 /** Settings of the verification cache. */
 export interface ApiKeyVerificationCacheOptions {
@@ -165,4 +166,13 @@ export interface ApiKeysServiceOptions {
    * there, refunding at most one interval of spends.
    */
   persistIntervalMs?: number;
+  /**
+   * The verifiable audit log (default off; see docs/security.md, "The audit
+   * log"): each create, import, rotate, revoke, rename and credit change, the
+   * expiry notices, ended rotations and exposed keys recorded in a hash chain
+   * per tenant, written in the same step as the change. Needs the storage
+   * capabilities `appendAudit`, `readAudit` and `markRevokedIfActive` (a
+   * `TypeError` at construction otherwise).
+   */
+  audit?: ApiKeyAuditOptions;
 }

@@ -9,7 +9,7 @@
  * deno task bench --deno-only      # or --node-only
  * deno task bench --only core,http # any of core, in_process, http, memory, fetch, shared_storage,
  *                                  # expiry, leaks, rate_limits, rate_limits_peer, unknown_prefix,
- *                                  # element_size, telemetry, nest_import
+ *                                  # element_size, telemetry, nest_import, audit
  * ```
  *
  * `shared_storage` runs on Deno only and needs `DATABASE_URL` (it says so and
@@ -43,6 +43,7 @@ const SCRIPTS = [
   "element_size",
   "telemetry",
   "nest_import",
+  "audit",
 ];
 /**
  * Deno-only scripts: `fetch` (the Fetch bindings against a bare `Deno.serve`),
@@ -50,9 +51,11 @@ const SCRIPTS = [
  * `shared_storage` (it imports the generated Prisma Client, TypeScript),
  * `element_size` (a bundle's size, the same on both runtimes), `telemetry`
  * (the OpenTelemetry SDK is a test dependency, not bundled for Node) and
- * `nest_import` (it spawns Node processes on `npm/` itself).
+ * `nest_import` (it spawns Node processes on `npm/` itself), `audit` (the
+ * generated Prisma Client).
  */
 const DENO_ONLY = new Set([
+  "audit",
   "fetch",
   "shared_storage",
   "rate_limits",

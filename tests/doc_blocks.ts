@@ -142,7 +142,7 @@ const PRISMA_CLIENT_STANDIN =
   `import type { PrismaApiKeyStorage } from "@saferoute/api-kit/api-keys";
 type Options = NonNullable<ConstructorParameters<typeof PrismaApiKeyStorage>[1]>;
 type Client = ConstructorParameters<typeof PrismaApiKeyStorage>[0];
-export interface PrismaClient extends Client {
+export interface PrismaClient extends Client, NonNullable<Options["audit"]> {
   apiKeyExpiryNotice: NonNullable<Options["expiryNotices"]>;
   apiKeyRotationWait: NonNullable<Options["rotationWaits"]>;
 }

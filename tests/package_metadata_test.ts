@@ -12,11 +12,12 @@ describe("package metadata", () => {
     }
   });
 
-  it("exports the nineteen documented subpaths", () => {
+  it("exports the twenty documented subpaths", () => {
     assert.deepEqual(Object.keys(denoJson.exports).sort(), [
       ".",
       "./api-keys",
       "./api-keys/admin",
+      "./api-keys/audit",
       "./api-keys/fetch",
       "./api-keys/leaks",
       "./api-keys/nest",

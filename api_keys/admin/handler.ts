@@ -20,6 +20,7 @@ import type {
 } from "../types.ts";
 import type { ApiKeyUsageBucket } from "../usage.ts";
 import { creditsView, spendsCredits, tenantCreditsView } from "./_credits.ts";
+import type { AuditAction } from "../audit/types.ts";
 import { AdminHttpError, keyName, oneOf, queryInstant, readObject, stringList } from "./_body.ts";
 import { type Escalation, findEscalation, type KeyPowers } from "./no_escalation.ts";
 import type {
@@ -32,6 +33,7 @@ import type {
   AdminTarget,
   ApiKeysAdminHandler,
   ApiKeysAdminOptions,
+  AuditPage,
   ExpiryPreset,
   GracePreset,
   IssuedKey,
@@ -97,6 +99,7 @@ const ROUTES: Readonly<Record<string, Readonly<Record<string, AdminAction>>>> = 
   "/keys/:id": { GET: "read", PATCH: "rename", DELETE: "revoke" },
   "/keys/:id/rotate": { POST: "rotate" },
   "/keys/:id/usage": { GET: "usage" },
+  "/audit": { GET: "audit" },
 };
 const MAX_PATH_LENGTH = 512;
 
@@ -314,7 +317,7 @@ export function createApiKeysAdminHandler<R>(
     DEFAULT_MAX_BODY_BYTES,
     "options.maxBodyBytes",
   );
-  const { clock, renameForTenant: rename, recordsUsage } = hooks;
+  const { clock, renameForTenant: rename, recordsUsage, audits } = hooks;
   const usage: UsageReader | undefined = recordsUsage
     ? (tenantId, query) => service.usage(tenantId, query)
     : undefined;
@@ -510,7 +513,7 @@ export function createApiKeysAdminHandler<R>(
       environment,
       expiresAt: proposed.expiresAt,
       allowedIpCidrs,
-    });
+    }, { actor: createdBy });
     const record = await fresh(call, created.id);
     const issued: IssuedKey = { key: created.key, record: view(record) };
     return jsonResponse(201, JSON.stringify(issued));
@@ -529,7 +532,7 @@ export function createApiKeysAdminHandler<R>(
       name,
       expiresAt: key.expiresAt,
       allowedIpCidrs: key.allowedIpCidrs,
-    });
+    }, { actor: createdBy });
     const record = await fresh(call, rotated.id);
     const answer: RotatedKey = {
       key: rotated.key,
@@ -566,10 +569,30 @@ export function createApiKeysAdminHandler<R>(
     return jsonResponse(200, JSON.stringify(answer));
   }
 
+  /** A page of the tenant's audit log from `GET /audit`'s query (the service checks each value). */
+  async function readAudit(tenantId: string, request: AdminRequest): Promise<AuditPage> {
+    const text = (name: string) => request.query(name) ?? undefined;
+    const instant = (name: string) => {
+      const value = request.query(name);
+      return value === null ? undefined : queryInstant(value, new Date(0), name);
+    };
+    const limit = text("limit");
+    return await service.auditLog(tenantId, {
+      keyId: text("keyId"),
+      actor: text("actor"),
+      action: text("action") as AuditAction | undefined,
+      from: instant("from"),
+      to: instant("to"),
+      cursor: text("cursor"),
+      limit: limit === undefined ? undefined : Number(limit),
+    });
+  }
+
   async function dispatch(route: Route, request: AdminRequest, native: R): Promise<AdminResponse> {
     const { action, id } = route;
     if (
-      (action === "rename" && rename === undefined) || (action === "usage" && usage === undefined)
+      (action === "rename" && rename === undefined) ||
+      (action === "usage" && usage === undefined) || (action === "audit" && !audits)
     ) {
       throw new AdminHttpError(501, "not_implemented", `The ${action} route is not available`);
     }
@@ -600,6 +623,9 @@ export function createApiKeysAdminHandler<R>(
       }
       case "create":
         return await create(call, request.body);
+      case "audit":
+        await allow(call, "audit", none);
+        return jsonResponse(200, JSON.stringify(await readAudit(tenantId, request)));
     }
     const body = action === "rename" ? readObject(request.body, maxBodyBytes, ["name"]) : {};
     const key = await findKey(call, id!);
@@ -612,13 +638,13 @@ export function createApiKeysAdminHandler<R>(
         const name = keyName(body.name, "name");
         await allow(call, "rename", target);
         await enforce(call, "rename", "target", key);
-        await rename!(tenantId, key.id, name);
+        await rename!(tenantId, key.id, name, { actor: await actor(call) });
         return jsonResponse(200, JSON.stringify(view(await fresh(call, key.id))));
       }
       case "revoke":
         await allow(call, "revoke", target);
         await enforce(call, "revoke", "target", key);
-        await service.revokeForTenant(tenantId, key.id);
+        await service.revokeForTenant(tenantId, key.id, { actor: await actor(call) });
         return jsonResponse(200, JSON.stringify(view(await fresh(call, key.id))));
       case "rotate":
         return await rotate(call, key, request.body);

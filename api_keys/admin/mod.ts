@@ -38,6 +38,8 @@ export type {
   AdminTarget,
   ApiKeysAdminHandler,
   ApiKeysAdminOptions,
+  AuditPage,
+  AuditRecordView,
   Capabilities,
   CreateKeyBody,
   ExpiryPreset,

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { AuditRecord } from "../audit/types.ts";
 import type { ApiKeysService } from "../service.ts";
 import type {
   ApiKeyCreditsInput,
@@ -32,7 +33,8 @@ export type AdminAction =
   | "rename"
   | "revoke"
   | "rotate"
-  | "usage";
+  | "usage"
+  | "audit";
 
 /**
  * How long a rotated key keeps working.
@@ -504,4 +506,15 @@ export interface UsageAnswer {
   to: string;
   /** One per bucket, oldest first. */
   buckets: (ApiKeyUsageCounts & { start: string })[];
+}
+
+/** A record of the audit log as `GET /audit` answers it (see `AuditRecord`). */
+export type AuditRecordView = AuditRecord;
+
+/** The answer of `GET /audit`: a page of the tenant's audit log, newest first. */
+export interface AuditPage {
+  /** The records, newest first. */
+  records: AuditRecordView[];
+  /** The `cursor` of the next (older) page, `null` at the end. */
+  nextCursor: string | null;
 }

@@ -243,6 +243,12 @@ export function createApiKeysAdminController(
     ) {
       return this.#serve(`/keys/${id}/usage`, request, response);
     }
+
+    /** `GET audit`. */
+    @Get("audit")
+    audit(@Req() request: AdminHttpRequest, @Res() response: LeakReportHttpResponse) {
+      return this.#serve("/audit", request, response);
+    }
   }
   // Managing keys spends no rate limit or credit of the caller's key, unless a `RateLimit`
   // among `decorators` says otherwise (applied after, it wins).

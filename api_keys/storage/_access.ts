@@ -13,11 +13,13 @@ import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME } from "../hasher.ts";
 import { callDetached, warnOnce } from "../_sinks.ts";
 import { isStoredRateLimits } from "../_limits.ts";
 import { assertCredits, compileCreditRefill } from "../../rate_limits/credits.ts";
+import type { AuditAppend, AuditReadQuery, StoredAuditRecord } from "../audit/types.ts";
 import {
   API_KEY_STORAGE_METHODS,
   type ApiKeyRotationWait,
   type ApiKeyStorage,
   type ApiKeyStorageCapability,
+  type AuditReadAnswer,
   type ListExpiringApiKeysOptions,
 } from "./types.ts";
 import type {
@@ -72,6 +74,70 @@ const CAPABILITIES: readonly {
     without: "the usage option and usage() are unavailable",
   },
 ]);
+
+/**
+ * The audit capability of a storage, each call under the deadline and its
+ * answer checked (see `ApiKeyStorage.appendAudit`).
+ */
+export interface AuditAccess {
+  /** `appendAudit`, the record read and checked. */
+  append(audit: AuditAppend): Promise<StoredAuditRecord>;
+  /** `readAudit`, each record read and checked. */
+  read(query: AuditReadQuery): Promise<AuditReadAnswer>;
+  /** `pruneAudit`, `undefined` without it. */
+  prune: ((tenantId: string, before: Date) => Promise<number>) | undefined;
+}
+
+const HASH = /^[0-9a-f]{64}$/;
+
+/** A stored audit record, checked (a malformed one throws). */
+function readAuditRecord(value: unknown): StoredAuditRecord {
+  const r = (typeof value === "object" && value !== null ? value : {}) as Record<string, unknown>;
+  const { tenantId, seq, at, body, prevHash, hash } = r;
+  if (
+    typeof tenantId !== "string" || !Number.isSafeInteger(seq) || (seq as number) < 1 ||
+    !(at instanceof Date) || Number.isNaN(at.getTime()) || typeof body !== "string" ||
+    typeof prevHash !== "string" || !HASH.test(prevHash) || typeof hash !== "string" ||
+    !HASH.test(hash)
+  ) {
+    throw new Error("malformed audit record");
+  }
+  return { tenantId, seq: seq as number, at: new Date(at.getTime()), body, prevHash, hash };
+}
+
+/** A `readAudit` answer, checked: at most `limit` records of the tenant, in the query's order. */
+function readAuditAnswer(query: AuditReadQuery): (value: unknown) => AuditReadAnswer {
+  return (value) => {
+    const { records, state } = (value ?? {}) as Partial<AuditReadAnswer>;
+    if (!Array.isArray(records) || records.length > query.limit) throw malformed();
+    const read = records.map(readAuditRecord);
+    for (let i = 1; i < read.length; i++) {
+      const step = read[i].seq - read[i - 1].seq;
+      if (query.order === "asc" ? step <= 0 : step >= 0) throw new Error("records out of order");
+    }
+    const head = state?.head ?? null;
+    const anchor = state?.anchor;
+    if (
+      (head !== null && (!Number.isSafeInteger(head.seq) || typeof head.hash !== "string")) ||
+      anchor === undefined || !Number.isSafeInteger(anchor.seq) ||
+      typeof anchor.prevHash !== "string"
+    ) {
+      throw new Error("malformed audit chain state");
+    }
+    return {
+      records: read,
+      state: {
+        head: head === null ? null : { seq: head.seq, hash: head.hash },
+        anchor: { seq: anchor.seq, prevHash: anchor.prevHash },
+      },
+    };
+  };
+}
+
+function readCount(value: unknown): number {
+  if (!Number.isSafeInteger(value) || (value as number) < 0) throw new Error("not a count");
+  return value as number;
+}
 
 /**
  * The expiry-notice capability of a storage, each call under the deadline
@@ -431,10 +497,14 @@ export class StorageAccess {
   readonly rotationWaits: RotationWaitAccess | undefined;
   /** `renameForTenant` under the deadline, `undefined` without the capability. */
   readonly renameForTenant:
-    | ((tenantId: string, id: string, name: string) => Promise<void>)
+    | ((tenantId: string, id: string, name: string, audit?: AuditAppend) => Promise<void>)
     | undefined;
   /** The usage capability, `undefined` without it. */
   readonly usage: UsageAccess | undefined;
+  /** The audit capability (`appendAudit` and `readAudit`), `undefined` without it. */
+  readonly audit: AuditAccess | undefined;
+  /** The storage's class name (for log lines). */
+  readonly name: string;
   /** Whether the storage keeps each record's `layout` (`storesLayout`): a key verifies only in it. */
   readonly storesLayout: boolean;
   /** Whether the storage keeps each record's `rateLimits` (`storesRateLimits`). */
@@ -443,7 +513,9 @@ export class StorageAccess {
   readonly setCredits: ((id: string, credits: ApiKeyCredits) => Promise<void>) | undefined;
   readonly #storage: ApiKeyStorage;
   readonly #timeoutMs: number;
-  readonly #markRevokedIfActive: ((id: string, at: Date) => Promise<boolean>) | undefined;
+  readonly #markRevokedIfActive:
+    | ((id: string, at: Date, audit?: AuditAppend) => Promise<boolean>)
+    | undefined;
   readonly #replaceHash:
     | ((id: string, expectedHash: string, next: ApiKeyHashReplacement) => Promise<boolean>)
     | undefined;
@@ -568,10 +640,10 @@ export class StorageAccess {
     const { renameForTenant } = store;
     this.renameForTenant = renameForTenant === undefined
       ? undefined
-      : (tenantId, id, name) =>
+      : (tenantId, id, name, audit) =>
         this.#call(
           "renameForTenant",
-          () => renameForTenant.call(store, tenantId, id, name),
+          () => renameForTenant.call(store, tenantId, id, name, ...this.#with(audit)),
           ignore,
         );
     const { recordUsage, readUsage, usageBatches } = store;
@@ -596,6 +668,24 @@ export class StorageAccess {
         ),
       read: (query) =>
         this.#call("readUsage", () => readUsage.call(store, query), readUsageBuckets(query)),
+    };
+    this.name = (store as { constructor?: { name?: unknown } }).constructor?.name as string ||
+      "storage";
+    const { appendAudit, readAudit, pruneAudit } = store;
+    for (const [name, method] of Object.entries({ appendAudit, readAudit, pruneAudit })) {
+      if (method !== undefined && typeof method !== "function") {
+        throw new TypeError(`${label}.${name} must be a function`);
+      }
+    }
+    this.audit = appendAudit === undefined || readAudit === undefined ? undefined : {
+      append: (audit) =>
+        this.#call("appendAudit", () => appendAudit.call(store, audit), readAuditRecord),
+      read: (query) =>
+        this.#call("readAudit", () => readAudit.call(store, query), readAuditAnswer(query)),
+      prune: pruneAudit === undefined
+        ? undefined
+        : (tenantId, before) =>
+          this.#call("pruneAudit", () => pruneAudit.call(store, tenantId, before), readCount),
     };
     this.notice = missing.length === 0
       ? undefined
@@ -648,38 +738,55 @@ export class StorageAccess {
     );
   }
 
-  /** `insert`. */
-  insert(record: ApiKeyRecord): Promise<void> {
-    return this.#call("insert", () => this.#storage.insert(record), ignore);
+  /** `insert` (with `audit`, appended in the same step). */
+  insert(record: ApiKeyRecord, audit?: AuditAppend): Promise<void> {
+    return this.#call("insert", () => this.#storage.insert(record, ...this.#with(audit)), ignore);
   }
 
-  /** `rotate`. */
-  rotate(input: RotateApiKeyStorageInput): Promise<void> {
-    return this.#call("rotate", () => this.#storage.rotate(input), readRotateAnswer);
+  /** `rotate` (with `audit`, appended in the same step). */
+  rotate(input: RotateApiKeyStorageInput, audit?: AuditAppend): Promise<void> {
+    return this.#call(
+      "rotate",
+      () => this.#storage.rotate(input, ...this.#with(audit)),
+      readRotateAnswer,
+    );
+  }
+
+  /** The trailing `audit` argument of a change: none without the capability or a record. */
+  #with(audit: AuditAppend | undefined): [] | [AuditAppend] {
+    return audit === undefined || this.audit === undefined ? [] : [audit];
   }
 
   /**
    * Writes `revokedAt`: through `markRevokedIfActive` when the storage has it,
    * answering whether this call revoked the key; else `markRevoked`, always `true`.
    */
-  revoke(id: string, at: Date): Promise<boolean> {
+  revoke(id: string, at: Date, audit?: AuditAppend): Promise<boolean> {
     const markRevokedIfActive = this.#markRevokedIfActive;
     if (markRevokedIfActive === undefined) {
       return this.#call("markRevoked", () => this.#storage.markRevoked(id, at), () => true);
     }
-    return this.#call("markRevokedIfActive", () => markRevokedIfActive(id, at), readBoolean);
+    return this.#call(
+      "markRevokedIfActive",
+      () => markRevokedIfActive(id, at, ...this.#with(audit)),
+      readBoolean,
+    );
   }
 
   /**
    * `rotate` of a record of `tenantId`: through `rotateForTenant` when the
    * storage has it, else `rotate` (the caller checked the tenant on a read).
    */
-  rotateForTenant(tenantId: string, input: RotateApiKeyStorageInput): Promise<void> {
+  rotateForTenant(
+    tenantId: string,
+    input: RotateApiKeyStorageInput,
+    audit?: AuditAppend,
+  ): Promise<void> {
     const forTenant = this.#forTenant;
-    if (forTenant === undefined) return this.rotate(input);
+    if (forTenant === undefined) return this.rotate(input, audit);
     return this.#call(
       "rotateForTenant",
-      () => forTenant.rotateForTenant(tenantId, input),
+      () => forTenant.rotateForTenant(tenantId, input, ...this.#with(audit)),
       readRotateAnswer,
     );
   }
@@ -688,14 +795,24 @@ export class StorageAccess {
    * `revoke` of a record of `tenantId`: through `markRevokedForTenant` when
    * the storage has it, else `revoke` (the caller checked the tenant on a read).
    */
-  revokeForTenant(tenantId: string, id: string, at: Date): Promise<boolean> {
+  revokeForTenant(
+    tenantId: string,
+    id: string,
+    at: Date,
+    audit?: AuditAppend,
+  ): Promise<boolean> {
     const forTenant = this.#forTenant;
-    if (forTenant === undefined) return this.revoke(id, at);
+    if (forTenant === undefined) return this.revoke(id, at, audit);
     return this.#call(
       "markRevokedForTenant",
-      () => forTenant.markRevokedForTenant(tenantId, id, at),
+      () => forTenant.markRevokedForTenant(tenantId, id, at, ...this.#with(audit)),
       readBoolean,
     );
+  }
+
+  /** Whether the storage has `markRevokedIfActive` (a revoke tells whether it changed the key). */
+  get revokesOnce(): boolean {
+    return this.#markRevokedIfActive !== undefined;
   }
 
   /** Whether the storage has the `replaceHash` capability. */

@@ -19,6 +19,8 @@ export const MIGRATION_OF: Readonly<Record<string, readonly string[]>> = {
   api_key_usage: ["0010_api_key_usage"],
   api_key_usage_batches: ["0013_api_key_usage_batches"],
   rate_limit_buckets: ["0015_rate_limit_buckets"],
+  api_key_audit_heads: ["0017_api_key_audit"],
+  api_key_audit: ["0017_api_key_audit"],
   // columns of api_keys
   hash_scheme: ["0003_api_key_hash_scheme"],
   layout: ["0006_api_key_layout"],
@@ -38,6 +40,7 @@ export const MIGRATION_OF: Readonly<Record<string, readonly string[]>> = {
   credit_read: ["0012_rate_limit_batches"],
   rate_limit_batch: ["0012_rate_limit_batches"],
   rate_limit_bucket_batch: ["0015_rate_limit_buckets"],
+  api_key_audit_append: ["0017_api_key_audit"],
 };
 
 /** `column|table|relation|function <name> does not exist`, as PostgreSQL and Prisma word it. */

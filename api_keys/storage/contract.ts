@@ -9,6 +9,8 @@ import { StorageAccess } from "./_access.ts";
 import type { ApiKeyStorage } from "./types.ts";
 import type { ApiKeyRecord, ApiKeyRecordInput } from "../types.ts";
 import { API_KEY_USAGE_REFUSALS, type ApiKeyUsageRow } from "../usage.ts";
+import { canonicalJson, verifyAuditChain } from "../audit/chain.ts";
+import type { AuditAction, AuditAppend } from "../audit/types.ts";
 
 /** Registers one named test case. */
 export type RegisterStorageTest = (name: string, fn: () => Promise<void>) => void;
@@ -1038,4 +1040,111 @@ export function runApiKeyStorageContract(
     await rejectsWith(storage.rotate(input), "api_key_record_not_found", "rotate unknown");
     await leftNothingUsable(storage, input.newRecord.id, "rotate of unknown");
   });
+  test("appendAudit and readAudit (when present): one gap-free chain per tenant that verifies, also under concurrent appends; filters, order and head", async () => {
+    const storage = await factory();
+    const append = storage.appendAudit?.bind(storage);
+    const read = storage.readAudit?.bind(storage);
+    if (append === undefined || read === undefined) return;
+    const tenantId = `tenant-audit-${crypto.randomUUID()}`;
+    const first = await append(auditOf(tenantId, "key.created", "k1"));
+    check(
+      first.seq === 1 && first.prevHash === "0".repeat(64),
+      "the first record follows 64 zeros",
+    );
+    await Promise.all(
+      Array.from({ length: 12 }, (_, i) => append(auditOf(tenantId, "key.revoked", `k${i % 3}`))),
+    );
+    await append(auditOf(`${tenantId}-other`, "key.created", "k1"));
+    const all = await read({ tenantId, order: "asc", limit: 1_000 });
+    check(all.records.length === 13, `expected 13 records, got ${all.records.length}`);
+    check(all.records.every((r, i) => r.seq === i + 1), "sequence numbers 1 to 13 without gaps");
+    const verified = await verifyAuditChain(all.records, { tenantId, ...all.state });
+    check(verified.ok, `the chain verifies: ${JSON.stringify(verified)}`);
+    check(all.state.head?.seq === 13 && all.state.head.hash === all.records[12].hash, "head");
+    const newest = await read({ tenantId, order: "desc", limit: 2 });
+    check(newest.records.map((r) => r.seq).join() === "13,12", "newest first, limited");
+    const page = await read({ tenantId, order: "desc", limit: 100, beforeSeq: 3 });
+    check(page.records.map((r) => r.seq).join() === "2,1", "a page before a cursor");
+    const ofKey = await read({ tenantId, order: "asc", limit: 100, keyId: "k1" });
+    check(ofKey.records.length === 5, `records of k1: ${ofKey.records.length}`);
+    const created = await read({ tenantId, order: "asc", limit: 100, action: "key.created" });
+    check(created.records.length === 1 && created.records[0].seq === 1, "records of one action");
+    const byActor = await read({ tenantId, order: "asc", limit: 100, actor: "nobody" });
+    check(byActor.records.length === 0, "records of an unknown actor");
+    const later = await read({
+      tenantId,
+      order: "asc",
+      limit: 100,
+      from: new Date(Date.now() + 60_000),
+    });
+    check(later.records.length === 0, "nothing written in the future");
+  });
+
+  test("appendAudit (when present): a change given an audit record appends it only when the change happened", async () => {
+    const storage = await factory();
+    const read = storage.readAudit?.bind(storage);
+    if (storage.appendAudit === undefined || read === undefined) return;
+    const tenantId = `tenant-audit-${crypto.randomUUID()}`;
+    const key = sampleRecord({ tenantId });
+    await storage.insert(key, auditOf(tenantId, "key.created", key.id));
+    const duplicate = sampleRecord({ tenantId, prefix: key.prefix });
+    await storage.insert(duplicate, auditOf(tenantId, "key.created", duplicate.id)).then(
+      () => check(false, "a duplicate prefix is refused"),
+      () => {},
+    );
+    const revoke = storage.markRevokedIfActive?.bind(storage);
+    if (revoke !== undefined) {
+      const other = sampleRecord({ tenantId });
+      await storage.insert(other);
+      check(await revoke(other.id, new Date(), auditOf(tenantId, "key.revoked", other.id)), "won");
+      check(
+        !await revoke(other.id, new Date(), auditOf(tenantId, "key.revoked", other.id)),
+        "a second revoke changes nothing",
+      );
+    }
+    const rotation = rotationOf(key);
+    await storage.rotate(rotation, auditOf(tenantId, "key.rotated", key.id));
+    const again = rotationOf(key);
+    const answer = await storage.rotate(again, auditOf(tenantId, "key.rotated", key.id)).then(
+      (value) => value,
+      (error: { code?: string }) => error.code,
+    );
+    check(answer === "not_rotatable" || answer === "api_key_not_rotatable", "not rotatable");
+    const rename = storage.renameForTenant?.bind(storage);
+    if (rename !== undefined) {
+      await rename(`${tenantId}-other`, key.id, "x", auditOf(tenantId, "key.renamed", key.id))
+        .then(() => check(false, "another tenant's rename is refused"), () => {});
+      await rename(tenantId, key.id, "renamed", auditOf(tenantId, "key.renamed", key.id));
+    }
+    const { records } = await read({ tenantId, order: "asc", limit: 100 });
+    const actions = records.map((r) => JSON.parse(r.body).action as string);
+    const expected = ["key.created", ...(revoke ? ["key.revoked"] : []), "key.rotated"];
+    if (rename !== undefined) expected.push("key.renamed");
+    check(actions.join() === expected.join(), `records ${actions.join()}, expected ${expected}`);
+    check(records.every((r, i) => r.seq === i + 1), "no gap where a change did not happen");
+  });
+
+  test("pruneAudit (when present): drops records before a time, keeps the last one, and the rest verifies from its anchor", async () => {
+    const storage = await factory();
+    const { appendAudit: append, readAudit: read, pruneAudit: prune } = storage;
+    if (append === undefined || read === undefined || prune === undefined) return;
+    const tenantId = `tenant-audit-${crypto.randomUUID()}`;
+    for (let i = 0; i < 3; i++) {
+      await append.call(storage, auditOf(tenantId, "key.created", `k${i}`));
+    }
+    const dropped = await prune.call(storage, tenantId, new Date(Date.now() + 60_000));
+    check(dropped === 2, `dropped ${dropped}, expected 2 (the last is kept)`);
+    await append.call(storage, auditOf(tenantId, "key.revoked", "k0"));
+    const { records, state } = await read.call(storage, { tenantId, order: "asc", limit: 100 });
+    check(records.map((r) => r.seq).join() === "3,4", "records 3 and 4 remain");
+    check(state.anchor.seq === 3 && state.anchor.prevHash === records[0].prevHash, "the anchor");
+    const verified = await verifyAuditChain(records, { tenantId, ...state });
+    check(verified.ok, `verifies from the anchor: ${JSON.stringify(verified)}`);
+  });
+}
+
+/** An audit record to append: `action` on key `keyId` by actor "contract". */
+function auditOf(tenantId: string, action: AuditAction, keyId: string): AuditAppend {
+  const body = canonicalJson({ v: 1, action, actor: "contract", keyId, changes: {} });
+  return { tenantId, body, at: new Date(), keyId, actor: "contract", action };
 }

@@ -25,6 +25,9 @@ import type {
 } from "../types.ts";
 import type { ApiKeyUsageBucket, ApiKeyUsageReadQuery, ApiKeyUsageRow } from "../usage.ts";
 import { addCounts, zeroCounts } from "../_usage.ts";
+import { MemoryAuditChains } from "../audit/_memory.ts";
+import type { AuditAppend, AuditReadQuery, StoredAuditRecord } from "../audit/types.ts";
+import type { AuditReadAnswer } from "./types.ts";
 
 const notFound = () => new ApiKeyOperationError("api_key_record_not_found");
 
@@ -104,6 +107,7 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
   readonly #usage = new Map<string, Map<string, ApiKeyUsageBucket & { keyId: string }>>();
   /** Batch ids of `recordUsage` already recorded (one per flush write, never pruned). */
   readonly #usageBatches = new Set<string>();
+  readonly #audit = new MemoryAuditChains();
   /** Capability: each record's `layout` is kept. */
   readonly storesLayout = true;
   /** Capability: each record's `rateLimits` are kept. */
@@ -142,7 +146,8 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
    * Inserts a record; rejects on a duplicate id or prefix, and with a
    * `TypeError` naming the field for a malformed record.
    */
-  insert(record: ApiKeyRecordInput): Promise<void> {
+  insert(record: ApiKeyRecordInput, audit?: AuditAppend): Promise<void> {
+    if (audit !== undefined) return this.#audited(audit, () => this.#add(record)).then(() => {});
     try {
       this.#add(record);
       return Promise.resolve();
@@ -193,21 +198,39 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
   }
 
   /** Sets `revokedAt` unless already set; answers whether it did. Unknown ids reject. */
-  markRevokedIfActive(id: string, revokedAt: Date): Promise<boolean> {
+  markRevokedIfActive(id: string, revokedAt: Date, audit?: AuditAppend): Promise<boolean> {
+    if (audit !== undefined) {
+      return this.#audited(audit, () => this.#revokeIfActive(id, revokedAt));
+    }
     try {
-      const record = this.#require(id);
-      if (record.revokedAt !== null) return Promise.resolve(false);
-      record.revokedAt = new Date(revokedAt.getTime());
-      return Promise.resolve(true);
+      return Promise.resolve(this.#revokeIfActive(id, revokedAt));
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
+  #revokeIfActive(id: string, revokedAt: Date): boolean {
+    const record = this.#require(id);
+    if (record.revokedAt !== null) return false;
+    record.revokedAt = new Date(revokedAt.getTime());
+    return true;
+  }
+
   /** Capability: `markRevokedIfActive` of a record of `tenantId`; others reject as unknown. */
-  markRevokedForTenant(tenantId: string, id: string, revokedAt: Date): Promise<boolean> {
-    if (this.#byId.get(id)?.tenantId !== tenantId) return Promise.reject(notFound());
-    return this.markRevokedIfActive(id, revokedAt);
+  markRevokedForTenant(
+    tenantId: string,
+    id: string,
+    revokedAt: Date,
+    audit?: AuditAppend,
+  ): Promise<boolean> {
+    if (audit === undefined && this.#byId.get(id)?.tenantId !== tenantId) {
+      return Promise.reject(notFound());
+    }
+    if (audit === undefined) return this.markRevokedIfActive(id, revokedAt);
+    return this.#audited(audit, () => {
+      if (this.#byId.get(id)?.tenantId !== tenantId) throw notFound();
+      return this.#revokeIfActive(id, revokedAt);
+    });
   }
 
   /**
@@ -269,37 +292,89 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
   }
 
   /** Rotates in one synchronous step; a rotated or revoked key answers `"not_rotatable"`. */
-  rotate(input: RotateApiKeyStorageInput): Promise<ApiKeyStorageRotateResult> {
-    try {
+  rotate(
+    input: RotateApiKeyStorageInput,
+    audit?: AuditAppend,
+  ): Promise<ApiKeyStorageRotateResult> {
+    return this.#rotate(undefined, input, audit);
+  }
+
+  #rotate(
+    tenantId: string | undefined,
+    input: RotateApiKeyStorageInput,
+    audit: AuditAppend | undefined,
+  ): Promise<ApiKeyStorageRotateResult> {
+    const change = (): ApiKeyStorageRotateResult => {
       const old = this.#require(input.oldKeyId);
+      if (tenantId !== undefined && old.tenantId !== tenantId) throw notFound();
       if (old.rotatedAt !== null || old.revokedAt !== null || old.replacedByKeyId !== null) {
-        return Promise.resolve("not_rotatable");
+        return "not_rotatable";
       }
       this.#add(input.newRecord);
       old.rotatedAt = new Date(input.rotatedAt.getTime());
       old.expiresAt = readExpiresAt(input.oldExpiresAt);
       old.replacedByKeyId = input.newRecord.id;
-      return Promise.resolve("rotated");
+      return "rotated";
+    };
+    if (audit !== undefined) {
+      return this.#audited(audit, () => change() === "rotated").then((done) =>
+        done ? "rotated" : "not_rotatable"
+      );
+    }
+    try {
+      return Promise.resolve(change());
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  /** Runs `change` and appends `audit` in the same step when it answers anything but `false`. */
+  async #audited<T>(audit: AuditAppend, change: () => T): Promise<T> {
+    const [answer] = await this.#audit.run(audit, change);
+    return answer;
+  }
+
+  /** Capability: appends a record to its tenant's chain. */
+  async appendAudit(audit: AuditAppend): Promise<StoredAuditRecord> {
+    const [, record] = await this.#audit.run(audit, () => true);
+    return record!;
+  }
+
+  /** Capability: a tenant's records and its chain's state. */
+  readAudit(query: AuditReadQuery): Promise<AuditReadAnswer> {
+    return Promise.resolve({
+      records: this.#audit.read(query),
+      state: this.#audit.state(query.tenantId),
+    });
+  }
+
+  /** Capability: drops records written before `before`, keeping the last one as the anchor's base. */
+  pruneAudit(tenantId: string, before: Date): Promise<number> {
+    return Promise.resolve(this.#audit.prune(tenantId, before));
   }
 
   /** Capability: `rotate` of a record of `tenantId`; others reject as unknown. */
   rotateForTenant(
     tenantId: string,
     input: RotateApiKeyStorageInput,
+    audit?: AuditAppend,
   ): Promise<ApiKeyStorageRotateResult> {
-    if (this.#byId.get(input.oldKeyId)?.tenantId !== tenantId) return Promise.reject(notFound());
-    return this.rotate(input);
+    return this.#rotate(tenantId, input, audit);
   }
 
   /** Capability: sets the name of a record of `tenantId`; others reject as unknown. */
-  renameForTenant(tenantId: string, id: string, name: string): Promise<void> {
-    const record = this.#byId.get(id);
-    if (record?.tenantId !== tenantId) return Promise.reject(notFound());
-    record.name = name;
-    return Promise.resolve();
+  renameForTenant(tenantId: string, id: string, name: string, audit?: AuditAppend): Promise<void> {
+    const change = () => {
+      const record = this.#byId.get(id);
+      if (record?.tenantId !== tenantId) throw notFound();
+      record.name = name;
+    };
+    if (audit !== undefined) return this.#audited(audit, change);
+    try {
+      return Promise.resolve(change());
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** Capability: unrevoked records expiring in the window, in expiry order, one page. */

@@ -11,6 +11,7 @@ export {
   type ApiKeyStorage,
   type ApiKeyStorageCapability,
   type ApiKeyStorageRotateResult,
+  type AuditReadAnswer,
   type ListExpiringApiKeysOptions,
 } from "./types.ts";
 export { InMemoryApiKeyStorage } from "./in_memory.ts";
@@ -21,6 +22,7 @@ export {
   type PrismaApiKeyStorageOptions,
   type PrismaExpiryNoticeDelegate,
   type PrismaRotationWaitDelegate,
+  type PrismaTransactionClient,
   type PrismaUsageClient,
 } from "./prisma.ts";
 export {

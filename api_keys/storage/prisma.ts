@@ -33,6 +33,17 @@ import {
   type ApiKeyUsageReadQuery,
   type ApiKeyUsageRow,
 } from "../usage.ts";
+import {
+  APPEND_AUDIT_SQL,
+  AUDIT_STATE_SQL,
+  PRUNE_AUDIT_SQL,
+  readAuditParams,
+  readAuditSql,
+  toAuditChainState,
+  toStoredAuditRecord,
+} from "../audit/_sql.ts";
+import type { AuditAppend, AuditReadQuery, StoredAuditRecord } from "../audit/types.ts";
+import type { AuditReadAnswer } from "./types.ts";
 
 /** The `apiKey` delegate methods the adapter uses (as Prisma Client generates them). */
 export interface PrismaApiKeyDelegate {
@@ -57,8 +68,16 @@ export interface PrismaApiKeyDelegate {
 export interface PrismaApiKeyClient {
   /** The `ApiKey` model delegate. */
   apiKey: PrismaApiKeyDelegate;
-  /** Interactive transaction (used by `rotate` when present). */
-  $transaction?: <T>(fn: (tx: { apiKey: PrismaApiKeyDelegate }) => Promise<T>) => Promise<T>;
+  /** Interactive transaction (used by `rotate` when present; by every audited change). */
+  $transaction?: <T>(fn: (tx: PrismaTransactionClient) => Promise<T>) => Promise<T>;
+}
+
+/** The client an interactive transaction hands its function (raw SQL only with the `audit` option). */
+export interface PrismaTransactionClient {
+  /** The `ApiKey` model delegate, inside the transaction. */
+  apiKey: PrismaApiKeyDelegate;
+  /** Runs a query with positional parameters inside the transaction; answers its rows. */
+  $queryRawUnsafe?(query: string, ...values: unknown[]): Promise<unknown>;
 }
 
 /** Rows per `findMany` page of `countHashes`. */
@@ -206,6 +225,18 @@ export interface PrismaApiKeyStorageOptions {
    * usage write retried after the storage deadline is counted once.
    */
   usageBatches?: boolean;
+  /**
+   * The client itself (`prisma`), with interactive `$transaction`, when the
+   * tables and function of migration `0017_api_key_audit` exist: turns on
+   * `appendAudit`, `readAudit` and `pruneAudit`; each audited change runs in
+   * a transaction with one more statement (`api_key_audit_append`).
+   */
+  audit?: PrismaUsageClient;
+}
+
+/** Appends `audit` inside the transaction of `tx` (one statement). */
+async function appendIn(tx: PrismaTransactionClient, audit: AuditAppend): Promise<void> {
+  await tx.$queryRawUnsafe!(APPEND_AUDIT_SQL, audit.tenantId, audit.body);
 }
 
 function hasCode(error: unknown, code: string): boolean {
@@ -389,6 +420,14 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
   readonly usageBatches?: boolean;
   /** Capability, with the `usage` option only: one `SELECT … GROUP BY bucket`. */
   readonly readUsage?: (query: ApiKeyUsageReadQuery) => Promise<ApiKeyUsageBucket[]>;
+  /** Capability, with the `audit` option only: one `api_key_audit_append` statement. */
+  readonly appendAudit?: (audit: AuditAppend) => Promise<StoredAuditRecord>;
+  /** Capability, with the `audit` option only: the records and the chain's head (two reads). */
+  readonly readAudit?: (query: AuditReadQuery) => Promise<AuditReadAnswer>;
+  /** Capability, with the `audit` option only: one statement deleting and re-anchoring. */
+  readonly pruneAudit?: (tenantId: string, before: Date) => Promise<number>;
+  /** Whether the `audit` option is on. */
+  readonly #audit: boolean = false;
 
   /**
    * Wraps `client`; `options` turn on the capabilities that need more than
@@ -411,6 +450,7 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
       storesCredits,
       usage,
       usageBatches,
+      audit,
     } = options ?? {};
     for (
       const [name, flag] of Object.entries({
@@ -484,6 +524,29 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
         return Array.isArray(rows) ? rows.map(toUsageBucket) : rows as ApiKeyUsageBucket[];
       };
     }
+    if (audit !== undefined) {
+      requireDelegate(audit, ["$executeRawUnsafe", "$queryRawUnsafe"], "options.audit");
+      requireDelegate(client, ["$transaction"], "client (with options.audit)");
+      this.#audit = true;
+      this.appendAudit = async (entry) => {
+        const rows = await audit.$queryRawUnsafe(APPEND_AUDIT_SQL, entry.tenantId, entry.body);
+        return toStoredAuditRecord((rows as unknown[])[0], entry);
+      };
+      this.readAudit = async (query) => {
+        const [rows, state] = await Promise.all([
+          audit.$queryRawUnsafe(readAuditSql(query.order), ...readAuditParams(query)),
+          audit.$queryRawUnsafe(AUDIT_STATE_SQL, query.tenantId),
+        ]);
+        return {
+          records: (rows as unknown[]).map((row) => toStoredAuditRecord(row)),
+          state: toAuditChainState(state),
+        };
+      };
+      this.pruneAudit = async (tenantId, before) => {
+        const rows = await audit.$queryRawUnsafe(PRUNE_AUDIT_SQL, tenantId, before);
+        return Number((rows as { n: unknown }[])[0]?.n ?? 0);
+      };
+    }
     if (rotationWaits !== undefined) {
       requireDelegate(rotationWaits, ["create", "findUnique"], "options.rotationWaits");
       this.saveRotationWait = async ({ newKeyId, oldKeyId, gracePeriodMs, waitEndsAt }) => {
@@ -503,9 +566,25 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
     }
   }
 
-  /** Inserts a record. */
-  async insert(record: ApiKeyRecordInput): Promise<void> {
-    await this.#client.apiKey.create({ data: toRow(record, this) });
+  /** Inserts a record (with `audit`, appended in the same transaction). */
+  async insert(record: ApiKeyRecordInput, audit?: AuditAppend): Promise<void> {
+    await this.#change(audit, (delegate) => delegate.create({ data: toRow(record, this) }));
+  }
+
+  /**
+   * Runs `work` on the client; with `audit` (and the option), in a
+   * transaction that then appends it, so a change that throws appends nothing.
+   */
+  async #change<T>(
+    audit: AuditAppend | undefined,
+    work: (delegate: PrismaApiKeyDelegate) => Promise<T>,
+  ): Promise<T> {
+    if (audit === undefined || !this.#audit) return await work(this.#client.apiKey);
+    return await this.#client.$transaction!(async (tx) => {
+      const answer = await work(tx.apiKey);
+      await appendIn(tx, audit);
+      return answer;
+    });
   }
 
   /** Finds a record by id. */
@@ -546,8 +625,8 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
    * after `P2025`, `findUnique` tells an unknown id (`api_key_record_not_found`)
    * from an already revoked key (`false`).
    */
-  markRevokedIfActive(id: string, revokedAt: Date): Promise<boolean> {
-    return this.#revokeIfActive(id, undefined, revokedAt);
+  markRevokedIfActive(id: string, revokedAt: Date, audit?: AuditAppend): Promise<boolean> {
+    return this.#revokeIfActive(id, undefined, revokedAt, audit);
   }
 
   /**
@@ -555,29 +634,47 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
    * update's `where`; after `P2025`, a row of another tenant is
    * `api_key_record_not_found` like an unknown id.
    */
-  markRevokedForTenant(tenantId: string, id: string, revokedAt: Date): Promise<boolean> {
-    return this.#revokeIfActive(id, tenantId, revokedAt);
+  markRevokedForTenant(
+    tenantId: string,
+    id: string,
+    revokedAt: Date,
+    audit?: AuditAppend,
+  ): Promise<boolean> {
+    return this.#revokeIfActive(id, tenantId, revokedAt, audit);
   }
 
   /**
    * Capability: `update` `where: { id, tenantId }`; `P2025` (an unknown id or
    * another tenant's row) becomes `api_key_record_not_found`.
    */
-  async renameForTenant(tenantId: string, id: string, name: string): Promise<void> {
+  async renameForTenant(
+    tenantId: string,
+    id: string,
+    name: string,
+    audit?: AuditAppend,
+  ): Promise<void> {
     try {
-      await this.#client.apiKey.update({ where: { id, tenantId }, data: { name } });
+      await this.#change(
+        audit,
+        (delegate) => delegate.update({ where: { id, tenantId }, data: { name } }),
+      );
     } catch (error) {
       if (isRecordNotFound(error)) throw new ApiKeyOperationError("api_key_record_not_found");
       throw error;
     }
   }
 
-  async #revokeIfActive(id: string, tenantId: string | undefined, revokedAt: Date) {
+  async #revokeIfActive(
+    id: string,
+    tenantId: string | undefined,
+    revokedAt: Date,
+    audit: AuditAppend | undefined,
+  ) {
     const where = tenantId === undefined
       ? { id, revokedAt: null }
       : { id, tenantId, revokedAt: null };
     try {
-      await this.#client.apiKey.update({ where, data: { revokedAt } });
+      await this.#change(audit, (delegate) => delegate.update({ where, data: { revokedAt } }));
       return true;
     } catch (error) {
       if (!isRecordNotFound(error)) throw error;
@@ -689,8 +786,8 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
   }
 
   /** Rotates (see the class documentation). */
-  rotate(input: RotateApiKeyStorageInput): Promise<ApiKeyStorageRotateResult> {
-    return this.#rotate(input, undefined);
+  rotate(input: RotateApiKeyStorageInput, audit?: AuditAppend): Promise<ApiKeyStorageRotateResult> {
+    return this.#rotate(input, undefined, audit);
   }
 
   /**
@@ -701,13 +798,15 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
   rotateForTenant(
     tenantId: string,
     input: RotateApiKeyStorageInput,
+    audit?: AuditAppend,
   ): Promise<ApiKeyStorageRotateResult> {
-    return this.#rotate(input, tenantId);
+    return this.#rotate(input, tenantId, audit);
   }
 
   async #rotate(
     input: RotateApiKeyStorageInput,
     tenantId: string | undefined,
+    audit: AuditAppend | undefined,
   ): Promise<ApiKeyStorageRotateResult> {
     const insertNew = (delegate: PrismaApiKeyDelegate) =>
       delegate.create({ data: toRow(input.newRecord, this) });
@@ -731,6 +830,7 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
         await client.$transaction(async (tx) => {
           await insertNew(tx.apiKey);
           await markOld(tx.apiKey);
+          if (audit !== undefined && this.#audit) await appendIn(tx, audit);
         });
       } catch (error) {
         return await this.#failRotation(error, input.oldKeyId, tenantId);

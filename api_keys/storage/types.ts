@@ -14,6 +14,12 @@ import type {
   RotateApiKeyStorageInput,
 } from "../types.ts";
 import type { ApiKeyUsageBucket, ApiKeyUsageReadQuery, ApiKeyUsageRow } from "../usage.ts";
+import type {
+  AuditAppend,
+  AuditChainState,
+  AuditReadQuery,
+  StoredAuditRecord,
+} from "../audit/types.ts";
 
 /**
  * Where API-key records live. The spec's seven operations are required; a
@@ -30,7 +36,7 @@ import type { ApiKeyUsageBucket, ApiKeyUsageReadQuery, ApiKeyUsageRow } from "..
  */
 export interface ApiKeyStorage {
   /** Inserts a new record (ids and prefixes are unique). */
-  insert(record: ApiKeyRecordInput): Promise<void>;
+  insert(record: ApiKeyRecordInput, audit?: AuditAppend): Promise<void>;
   /** Finds a record by id. */
   findById(id: string): Promise<ApiKeyRecordInput | null>;
   /** Finds a record by public prefix, revoked, expired or rotated ones included. */
@@ -55,7 +61,7 @@ export interface ApiKeyStorage {
    * unknown id throws `api_key_record_not_found`. Without it, concurrent
    * `revoke`s may each emit `api_key.revoked`.
    */
-  markRevokedIfActive?(id: string, revokedAt: Date): Promise<boolean>;
+  markRevokedIfActive?(id: string, revokedAt: Date, audit?: AuditAppend): Promise<boolean>;
   /**
    * Capability: compare-and-set of `hash`, `hashScheme` and `pepperVersion`
    * while the stored hash is `expectedHash`; resolves whether it did (`false`
@@ -73,18 +79,24 @@ export interface ApiKeyStorage {
    * record of `tenantId`, checked in the same step; else rejects with
    * `api_key_record_not_found`. Without them, the service reads the tenant first.
    */
-  markRevokedForTenant?(tenantId: string, id: string, revokedAt: Date): Promise<boolean>;
+  markRevokedForTenant?(
+    tenantId: string,
+    id: string,
+    revokedAt: Date,
+    audit?: AuditAppend,
+  ): Promise<boolean>;
   /** Capability (with `markRevokedForTenant`): `rotate`, likewise only for `tenantId`. */
   rotateForTenant?(
     tenantId: string,
     input: RotateApiKeyStorageInput,
+    audit?: AuditAppend,
   ): Promise<ApiKeyStorageRotateResult | void>;
   /**
    * Capability: sets the `name` of a record of `tenantId` in one step; an unknown id or
    * another tenant's record rejects with `api_key_record_not_found`. The admin rename
    * route needs it.
    */
-  renameForTenant?(tenantId: string, id: string, name: string): Promise<void>;
+  renameForTenant?(tenantId: string, id: string, name: string, audit?: AuditAppend): Promise<void>;
   /** Capability: `true` when each record's `layout` is kept; a key then verifies only in it. */
   readonly storesLayout?: boolean;
   /**
@@ -118,7 +130,10 @@ export interface ApiKeyStorage {
    * `api_key_record_not_found`). A storage written for the spec may answer
    * nothing on success and reject with `api_key_not_rotatable`.
    */
-  rotate(input: RotateApiKeyStorageInput): Promise<ApiKeyStorageRotateResult | void>;
+  rotate(
+    input: RotateApiKeyStorageInput,
+    audit?: AuditAppend,
+  ): Promise<ApiKeyStorageRotateResult | void>;
   /**
    * Capability (with `claimExpiryNotice`; without them `notifyExpiring`
    * throws): unrevoked records with `expiresAt` in (`from`, `until`], by
@@ -166,6 +181,35 @@ export interface ApiKeyStorage {
    * given) summed per hour in [`from`, `to`), ascending.
    */
   readUsage?(query: ApiKeyUsageReadQuery): Promise<ApiKeyUsageBucket[]>;
+  /**
+   * Capability (with `readAudit`; without them the `audit` option throws at
+   * construction): appends a record to its tenant's hash chain (see
+   * `api_keys/audit/chain.ts`: the next `seq` without gaps, the head's hash as
+   * `prevHash`, `auditHash` of the content) and resolves it. With it,
+   * `insert`, `rotate`, `rotateForTenant`, `markRevokedIfActive`,
+   * `markRevokedForTenant` and `renameForTenant` given an `audit` append it in
+   * the same step (transaction) as their change, and only when the change
+   * happened (a revoke answering `false` or a rotation `"not_rotatable"`
+   * appends nothing).
+   */
+  appendAudit?(audit: AuditAppend): Promise<StoredAuditRecord>;
+  /** Capability (see `appendAudit`): records of one tenant in `seq` order, and its chain's state. */
+  readAudit?(query: AuditReadQuery): Promise<AuditReadAnswer>;
+  /**
+   * Capability (with `appendAudit`): drops the tenant's records written before
+   * `before`, always keeping the last one, and keeps the first remaining
+   * record's `seq` and `prevHash` as the chain's anchor; resolves how many
+   * were dropped. Without it, `pruneAuditLog` throws.
+   */
+  pruneAudit?(tenantId: string, before: Date): Promise<number>;
+}
+
+/** What `ApiKeyStorage.readAudit` answers. */
+export interface AuditReadAnswer {
+  /** The records, at most `limit`, in the query's order. */
+  records: StoredAuditRecord[];
+  /** The chain's head and anchor when read. */
+  state: AuditChainState;
 }
 
 /** What `ApiKeyStorage.rotate` answers (seed 0.4). */
@@ -216,7 +260,10 @@ export type ApiKeyStorageCapability =
   | "renameForTenant"
   | "recordUsage"
   | "readUsage"
-  | "usageBatches";
+  | "usageBatches"
+  | "appendAudit"
+  | "readAudit"
+  | "pruneAudit";
 
 /** Names of the required methods of `ApiKeyStorage` (the spec's seven operations). */
 export const API_KEY_STORAGE_METHODS: readonly Exclude<

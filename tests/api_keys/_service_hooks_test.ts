@@ -16,6 +16,7 @@ describe("service hooks", () => {
       clock: () => new Date(0),
       renameForTenant: undefined,
       recordsUsage: false,
+      audits: false,
     };
     attachServiceHooks(withHooks, hooks);
     assert.equal(serviceHooks(withHooks), hooks);

@@ -48,6 +48,8 @@ const FIELDS: Record<ApiKeyEvent["type"], string[]> = {
     "tenantId",
     "thresholdMs",
   ],
+  // emitted by the audit log (tests/api_keys/audit/_log_test.ts)
+  "api_key.audit_checkpoint": ["at", "checkpoint"],
   "api_key.rotation_completed": [
     "at",
     "endedAt",

@@ -98,6 +98,8 @@ for (const platform of PLATFORMS) {
       const revoked = await call("DELETE", `/keys/${rotated.json.record.id}`);
       assert.equal(revoked.json.status, "revoked");
       assert.equal((await call("GET", `/keys/${record.id}/usage`)).status, 501);
+      // Routed to the handler (Nest would answer 404): 501 without the service's audit option.
+      assert.equal((await call("GET", "/audit")).status, 501);
       assert.ok(
         ["config", "create", "list", "read", "rename", "rotate", "revoke"].every((a) =>
           decisions.includes(a)

@@ -1,3 +1,4 @@
+import type { AuditAppend } from "../../../api_keys/audit/types.ts";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
@@ -82,9 +83,9 @@ function onOldRecordShape<S extends ApiKeyStorage>(storage: S): S {
   const insert = storage.insert.bind(storage);
   const rotate = storage.rotate.bind(storage);
   return Object.assign(storage, {
-    insert: (record: ApiKeyRecord) => insert(older(record)),
-    rotate: (input: RotateApiKeyStorageInput) =>
-      rotate({ ...input, newRecord: older(input.newRecord) }),
+    insert: (record: ApiKeyRecord, audit?: AuditAppend) => insert(older(record), audit),
+    rotate: (input: RotateApiKeyStorageInput, audit?: AuditAppend) =>
+      rotate({ ...input, newRecord: older(input.newRecord) }, audit),
   });
 }
 

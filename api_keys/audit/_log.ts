@@ -1,0 +1,406 @@
+/**
+ * The audit log of one `ApiKeysService` (option `audit`): builds each
+ * record, reads pages of it, verifies and exports a tenant's chain, prunes
+ * it, and signs checkpoints every `checkpointEvery` records or
+ * `checkpointIntervalMs` (emitted as `api_key.audit_checkpoint`).
+ *
+ * @module
+ */
+import type { ApiKeyEvent } from "../events.ts";
+import type { AuditAccess } from "../storage/_access.ts";
+import { callDetached, type Dispatch, warnOnce } from "../_sinks.ts";
+import { fail } from "../_input.ts";
+import { canonicalJson, checkpointValid, signCheckpoint, verifyAuditChain } from "./chain.ts";
+import {
+  type ApiKeyAuditOptions,
+  AUDIT_ACTIONS,
+  type AuditAction,
+  type AuditAppend,
+  type AuditChange,
+  type AuditCheckpoint,
+  type AuditContext,
+  type AuditEntry,
+  type AuditLogPage,
+  type AuditLogQuery,
+  type AuditRecord,
+  type AuditValue,
+  type AuditVerification,
+  type AuditVerifyRange,
+  type StoredAuditRecord,
+} from "./types.ts";
+
+const PAGE = 500;
+/** Tenants whose records since their last checkpoint an instance counts at most. */
+const MAX_TENANTS_COUNTED = 10_000;
+const MAX_LIMIT = 100;
+const DEFAULT_LIMIT = 25;
+const MAX_TEXT = 200;
+
+/** The checked options. */
+function compileOptions(options: unknown, label: string): Required<ApiKeyAuditOptions> {
+  if (typeof options !== "object" || options === null) {
+    throw new TypeError(`${label} must be an object`);
+  }
+  const { checkpointKey, checkpointEvery = 1_000, checkpointIntervalMs = 900_000, ...rest } =
+    options as Record<string, unknown>;
+  const unknown = Object.keys(rest);
+  if (unknown.length > 0) throw new TypeError(`${label}: unknown option ${unknown[0]}`);
+  if (typeof checkpointKey !== "string" || new TextEncoder().encode(checkpointKey).length < 32) {
+    throw new TypeError(`${label}.checkpointKey must be a string of at least 32 bytes`);
+  }
+  const inRange = (value: unknown, min: number, max: number) =>
+    Number.isSafeInteger(value) && (value as number) >= min && (value as number) <= max;
+  if (!inRange(checkpointEvery, 1, 1_000_000)) {
+    throw new TypeError(`${label}.checkpointEvery must be an integer from 1 to 1,000,000`);
+  }
+  if (!inRange(checkpointIntervalMs, 1_000, 86_400_000)) {
+    throw new TypeError(
+      `${label}.checkpointIntervalMs must be an integer from 1,000 to 86,400,000`,
+    );
+  }
+  return {
+    checkpointKey,
+    checkpointEvery: checkpointEvery as number,
+    checkpointIntervalMs: checkpointIntervalMs as number,
+  };
+}
+
+/** An optional short string of a context or query, checked. */
+function optionalText(value: unknown, name: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" || value.length === 0 || value.length > MAX_TEXT) {
+    throw new TypeError(`${name} must be a string of 1 to ${MAX_TEXT} characters`);
+  }
+  return value;
+}
+
+/** An optional short string of a query, checked (`api_key_invalid_input` naming `field`). */
+function queryText(value: unknown, field: string): string | undefined {
+  if (
+    value !== undefined && (typeof value !== "string" || value === "" || value.length > MAX_TEXT)
+  ) {
+    fail(field, `must be a string of 1 to ${MAX_TEXT} characters`);
+  }
+  return value as string | undefined;
+}
+
+/** A stored record as the service answers it (a body that is not an entry throws). */
+export function toAuditRecord(stored: StoredAuditRecord): AuditRecord {
+  const entry = JSON.parse(stored.body) as AuditEntry;
+  return {
+    ...entry,
+    tenantId: stored.tenantId,
+    seq: stored.seq,
+    at: stored.at.toISOString(),
+    prevHash: stored.prevHash,
+    hash: stored.hash,
+  };
+}
+
+/** A change of one field from `before` to `after` (dates as ISO strings). */
+export function change(before: unknown, after: unknown): AuditChange {
+  const value = (v: unknown): AuditValue =>
+    v === undefined ? null : JSON.parse(canonicalJson(v)) as AuditValue;
+  return { before: value(before), after: value(after) };
+}
+
+/** The fields of a new key as changes from nothing (never its hash or pepper version). */
+export function createdChanges(record: {
+  name: string;
+  environment: string;
+  scopes: readonly string[];
+  allowedIpCidrs?: readonly string[];
+  expiresAt: Date | null;
+  createdBy: string | null;
+}): Record<string, AuditChange> {
+  return {
+    name: change(null, record.name),
+    environment: change(null, record.environment),
+    scopes: change(null, record.scopes),
+    allowedIpCidrs: change(null, record.allowedIpCidrs ?? []),
+    expiresAt: change(null, record.expiresAt),
+    createdBy: change(null, record.createdBy),
+  };
+}
+
+/** The audit log of one service. */
+export class AuditLog {
+  readonly #access: AuditAccess;
+  readonly #options: Required<ApiKeyAuditOptions>;
+  readonly #clock: () => Date;
+  readonly #emit: Dispatch<ApiKeyEvent> | undefined;
+  readonly #since = new Map<string, { count: number; atMs: number }>();
+  readonly #failed = warnOnce("audit");
+
+  /** Checks `options` (a `TypeError` naming `label`) over the storage's audit capability. */
+  constructor(
+    access: AuditAccess,
+    options: unknown,
+    clock: () => Date,
+    emit: Dispatch<ApiKeyEvent> | undefined,
+    label: string,
+  ) {
+    this.#options = compileOptions(options, label);
+    this.#access = access;
+    this.#clock = clock;
+    this.#emit = emit;
+  }
+
+  /**
+   * The record of `action` on `key` (null: tenant-wide) by the context's
+   * actor (else `defaultActor`), with the changed fields; its context is checked.
+   */
+  entry(
+    tenantId: string,
+    action: AuditAction,
+    context: AuditContext | undefined,
+    defaultActor: "app" | "system",
+    key: { id: string; prefix: string } | null,
+    changes: Record<string, AuditChange>,
+  ): AuditAppend {
+    const c = (context ?? {}) as Record<string, unknown>;
+    const actor = optionalText(c.actor, "the audit context's actor") ?? defaultActor;
+    const entry: AuditEntry = {
+      v: 1,
+      action,
+      actor,
+      keyId: key?.id ?? null,
+      prefix: key?.prefix ?? null,
+      requestId: optionalText(c.requestId, "the audit context's requestId") ?? null,
+      clientAddress: optionalText(c.clientAddress, "the audit context's clientAddress") ?? null,
+      outcome: "success",
+      changes,
+    };
+    return {
+      tenantId,
+      body: canonicalJson(entry),
+      at: this.#clock(),
+      keyId: entry.keyId,
+      actor,
+      action,
+    };
+  }
+
+  /** Appends `audit` alone (a change outside the key records), then counts it. */
+  async append(audit: AuditAppend): Promise<void> {
+    await this.#access.append(audit);
+    this.appended(audit.tenantId);
+  }
+
+  /**
+   * Counts a record of `tenantId` written by this instance; past
+   * `checkpointEvery` of them or `checkpointIntervalMs`, signs a checkpoint
+   * of the head and emits it (detached; a failure is warned about once).
+   */
+  appended(tenantId: string): void {
+    const nowMs = this.#clock().getTime();
+    const since = this.#since.get(tenantId) ?? { count: 0, atMs: nowMs };
+    since.count++;
+    // Bounded: past MAX_TENANTS_COUNTED, the longest-counted tenant starts again from 0.
+    if (!this.#since.has(tenantId) && this.#since.size >= MAX_TENANTS_COUNTED) {
+      this.#since.delete(this.#since.keys().next().value!);
+    }
+    this.#since.set(tenantId, since);
+    const { checkpointEvery, checkpointIntervalMs } = this.#options;
+    if (since.count < checkpointEvery && nowMs - since.atMs < checkpointIntervalMs) return;
+    this.#since.set(tenantId, { count: 0, atMs: nowMs });
+    callDetached(
+      async () => {
+        const checkpoint = await this.checkpoint(tenantId);
+        if (checkpoint !== null) {
+          this.#emit?.({ type: "api_key.audit_checkpoint", at: this.#clock(), checkpoint });
+        }
+      },
+      [],
+      this.#failed,
+    );
+  }
+
+  /**
+   * Records what the library's jobs did, from their events: expiry notices,
+   * ended rotations (actor `system`) and exposed keys (actor `leak-report`).
+   * Detached; a failure is warned about once.
+   */
+  observe(event: ApiKeyEvent): void {
+    callDetached(() => this.#observe(event), [], this.#failed);
+  }
+
+  #observe(event: ApiKeyEvent): Promise<void> | undefined {
+    let audit: AuditAppend | undefined;
+    if (event.type === "api_key.expiring") {
+      audit = this.entry(event.tenantId, "key.expiring", undefined, "system", {
+        id: event.keyId,
+        prefix: event.prefix,
+      }, {
+        expiresAt: change(null, event.expiresAt),
+        thresholdMs: change(null, event.thresholdMs),
+      });
+    } else if (event.type === "api_key.rotation_completed") {
+      audit = this.entry(event.tenantId, "key.rotation_completed", undefined, "system", {
+        id: event.oldKeyId,
+        prefix: event.oldPrefix,
+      }, { endedAt: change(null, event.endedAt), newKeyId: change(null, event.newKeyId) });
+    } else if (event.type === "api_key.exposed") {
+      audit = this.entry(event.tenantId, "key.exposed", { actor: "leak-report" }, "system", {
+        id: event.keyId,
+        prefix: event.prefix,
+      }, { source: change(null, event.source) });
+    }
+    return audit === undefined ? undefined : this.append(audit);
+  }
+
+  /** A checkpoint of `tenantId`'s head, signed now (`null` for an empty chain). */
+  async checkpoint(tenantId: string): Promise<AuditCheckpoint | null> {
+    const { state } = await this.#access.read({ tenantId, order: "desc", limit: 1 });
+    if (state.head === null) return null;
+    const { checkpointKey } = this.#options;
+    return await signCheckpoint(
+      checkpointKey,
+      tenantId,
+      state.head.seq,
+      state.head.hash,
+      this.#clock(),
+    );
+  }
+
+  /** A page of `tenantId`'s records, newest first (see `ApiKeysService.auditLog`). */
+  async page(tenantId: string, query: AuditLogQuery = {}): Promise<AuditLogPage> {
+    const q = (query ?? {}) as Record<string, unknown>;
+    const limit = q.limit ?? DEFAULT_LIMIT;
+    if (!Number.isSafeInteger(limit) || (limit as number) < 1 || (limit as number) > MAX_LIMIT) {
+      fail("limit", `must be an integer from 1 to ${MAX_LIMIT}`);
+    }
+    const cursor = q.cursor ?? null;
+    if (cursor !== null && (typeof cursor !== "string" || !/^[1-9]\d{0,15}$/.test(cursor))) {
+      fail("cursor", "is not one this log answered");
+    }
+    for (const name of ["from", "to"]) {
+      const value = q[name];
+      if (value !== undefined && (!(value instanceof Date) || Number.isNaN(value.getTime()))) {
+        fail(name, "must be a valid Date");
+      }
+    }
+    if (q.action !== undefined && !AUDIT_ACTIONS.includes(q.action as AuditAction)) {
+      fail("action", `must be one of ${AUDIT_ACTIONS.join(", ")}`);
+    }
+    const { records } = await this.#access.read({
+      tenantId,
+      order: "desc",
+      limit: (limit as number) + 1,
+      beforeSeq: cursor === null ? undefined : Number(cursor),
+      from: q.from as Date | undefined,
+      to: q.to as Date | undefined,
+      keyId: queryText(q.keyId, "keyId"),
+      actor: queryText(q.actor, "actor"),
+      action: q.action as AuditAction | undefined,
+    });
+    const page = records.slice(0, limit as number);
+    return {
+      records: page.map(toAuditRecord),
+      nextCursor: records.length > page.length ? String(page.at(-1)!.seq) : null,
+    };
+  }
+
+  /** `tenantId`'s records in `seq` order from `afterSeq`, a page at a time (never all in memory). */
+  async *#records(
+    tenantId: string,
+    afterSeq: number,
+    toSeq: number,
+    first?: StoredAuditRecord[],
+  ): AsyncGenerator<StoredAuditRecord> {
+    let after = afterSeq;
+    let page = first;
+    for (;;) {
+      page ??= (await this.#access.read({
+        tenantId,
+        order: "asc",
+        limit: PAGE,
+        afterSeq: after,
+        beforeSeq: toSeq + 1,
+      })).records;
+      for (const record of page) yield record;
+      if (page.length < PAGE) return;
+      after = page.at(-1)!.seq;
+      page = undefined;
+    }
+  }
+
+  /** Verifies `tenantId`'s chain (see `ApiKeysService.verifyAuditLog`). */
+  async verify(tenantId: string, range: AuditVerifyRange = {}): Promise<AuditVerification> {
+    const { fromSeq, toSeq, checkpoint } = range ?? {};
+    for (const [name, value] of Object.entries({ fromSeq, toSeq })) {
+      if (value !== undefined && (!Number.isSafeInteger(value) || value < 1)) {
+        throw new TypeError(`the audit range's ${name} must be a positive integer`);
+      }
+    }
+    if (checkpoint !== undefined) {
+      const valid = checkpoint?.tenantId === tenantId &&
+        await checkpointValid(this.#options.checkpointKey, checkpoint);
+      if (!valid) {
+        return {
+          ok: false,
+          problem: "checkpoint_invalid",
+          seq: Number(checkpoint?.seq) || 0,
+          detail: "the checkpoint is not one this app signed for this tenant",
+          checked: 0,
+        };
+      }
+    }
+    const after = fromSeq === undefined ? 0 : fromSeq - 1;
+    const last = toSeq ?? Number.MAX_SAFE_INTEGER - 1;
+    const { records, state } = await this.#access.read({
+      tenantId,
+      order: "asc",
+      limit: PAGE,
+      afterSeq: after,
+      beforeSeq: last + 1,
+    });
+    const anchor = fromSeq === undefined
+      ? state.anchor
+      : { seq: fromSeq, prevHash: records[0]?.prevHash ?? "" };
+    const head = toSeq === undefined ? state.head : null;
+    return await verifyAuditChain(this.#records(tenantId, after, last, records), {
+      tenantId,
+      anchor,
+      head,
+      checkpoint,
+    });
+  }
+
+  /**
+   * `tenantId`'s records from `fromSeq` (default the first kept) as JSON Lines, each line
+   * ending in `\n`: a `record` line per record, a `checkpoint` line after every
+   * `checkpointEvery`-th record and after the last one (see docs/operations.md).
+   */
+  async *export(tenantId: string, fromSeq = 1): AsyncGenerator<string> {
+    if (!Number.isSafeInteger(fromSeq) || fromSeq < 1) {
+      throw new TypeError("the export's fromSeq must be a positive integer");
+    }
+    const { checkpointKey, checkpointEvery } = this.#options;
+    let last: StoredAuditRecord | undefined;
+    const sign = (r: StoredAuditRecord) =>
+      signCheckpoint(checkpointKey, tenantId, r.seq, r.hash, this.#clock());
+    for await (const record of this.#records(tenantId, fromSeq - 1, Number.MAX_SAFE_INTEGER - 1)) {
+      last = record;
+      yield `${JSON.stringify({ type: "record", ...toAuditRecord(record) })}\n`;
+      if (record.seq % checkpointEvery === 0) {
+        yield `${JSON.stringify({ type: "checkpoint", ...await sign(record) })}\n`;
+      }
+    }
+    if (last !== undefined && last.seq % checkpointEvery !== 0) {
+      yield `${JSON.stringify({ type: "checkpoint", ...await sign(last) })}\n`;
+    }
+  }
+
+  /** Drops `tenantId`'s records written before `before` (see `ApiKeysService.pruneAuditLog`). */
+  prune(tenantId: string, before: Date): Promise<number> {
+    const prune = this.#access.prune;
+    if (prune === undefined) {
+      return Promise.reject(new TypeError("pruneAuditLog needs the storage capability pruneAudit"));
+    }
+    if (!(before instanceof Date) || Number.isNaN(before.getTime())) {
+      return Promise.reject(new TypeError("pruneAuditLog's before must be a valid Date"));
+    }
+    return prune(tenantId, before);
+  }
+}

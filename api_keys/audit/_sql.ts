@@ -1,0 +1,96 @@
+/**
+ * The SQL of the audit capability of `PrismaApiKeyStorage` over migration
+ * `0017_api_key_audit`, and its rows read as records. Appending is one
+ * statement (`api_key_audit_append`: the head read, locked and advanced with
+ * the insert), sent inside the change's transaction.
+ *
+ * @module
+ */
+import { GENESIS_HASH } from "./chain.ts";
+import type { AuditChainState, AuditReadQuery, StoredAuditRecord } from "./types.ts";
+
+/** Appends a record: `$1` tenant, `$2` body (canonical JSON). */
+export const APPEND_AUDIT_SQL =
+  "SELECT seq, at, prev_hash, hash FROM api_key_audit_append($1::text, $2::text)";
+
+/**
+ * Reads records in `order`: `$1` tenant, `$2`/`$3` after/before seq, `$4`/`$5`
+ * the time window, `$6` key id, `$7` actor, `$8` action, `$9` limit; each
+ * filter null when not given.
+ */
+export function readAuditSql(order: "asc" | "desc"): string {
+  return `SELECT tenant_id, seq, at, body, prev_hash, hash FROM api_key_audit
+WHERE tenant_id = $1::text AND ($2::bigint IS NULL OR seq > $2::bigint)
+  AND ($3::bigint IS NULL OR seq < $3::bigint)
+  AND ($4::timestamptz IS NULL OR at >= $4::timestamptz)
+  AND ($5::timestamptz IS NULL OR at < $5::timestamptz)
+  AND ($6::text IS NULL OR key_id = $6::text) AND ($7::text IS NULL OR actor = $7::text)
+  AND ($8::text IS NULL OR action = $8::text)
+ORDER BY seq ${order === "asc" ? "ASC" : "DESC"} LIMIT $9::int`;
+}
+
+/** The parameters of `readAuditSql` for `query`. */
+export function readAuditParams(query: AuditReadQuery): unknown[] {
+  return [
+    query.tenantId,
+    query.afterSeq ?? null,
+    query.beforeSeq ?? null,
+    query.from ?? null,
+    query.to ?? null,
+    query.keyId ?? null,
+    query.actor ?? null,
+    query.action ?? null,
+    query.limit,
+  ];
+}
+
+/** The head and anchor of `$1`'s chain (no row: an empty chain). */
+export const AUDIT_STATE_SQL =
+  "SELECT seq, hash, anchor_seq, anchor_prev_hash FROM api_key_audit_heads WHERE tenant_id = $1::text";
+
+/**
+ * Prunes `$1`'s records written before `$2`, keeping the head's record, and
+ * sets the anchor to the first kept record, in one statement; answers `n`.
+ */
+export const PRUNE_AUDIT_SQL = `WITH head AS (
+  SELECT seq FROM api_key_audit_heads WHERE tenant_id = $1::text FOR UPDATE
+), keep AS (
+  SELECT a.seq, a.prev_hash FROM api_key_audit a, head
+  WHERE a.tenant_id = $1::text AND (a.at >= $2::timestamptz OR a.seq = head.seq)
+  ORDER BY a.seq LIMIT 1
+), gone AS (
+  DELETE FROM api_key_audit a USING keep WHERE a.tenant_id = $1::text AND a.seq < keep.seq
+  RETURNING 1
+), anchored AS (
+  UPDATE api_key_audit_heads h SET anchor_seq = keep.seq, anchor_prev_hash = keep.prev_hash
+  FROM keep WHERE h.tenant_id = $1::text
+)
+SELECT count(*)::int AS n FROM gone`;
+
+const num = (value: unknown): number => typeof value === "bigint" ? Number(value) : value as number;
+
+/** A row of `readAuditSql` or `APPEND_AUDIT_SQL` (with `tenantId` and `body`) as a record. */
+export function toStoredAuditRecord(
+  row: unknown,
+  given?: { tenantId: string; body: string },
+): StoredAuditRecord {
+  const r = row as Record<string, unknown>;
+  return {
+    tenantId: (given?.tenantId ?? r.tenant_id) as string,
+    seq: num(r.seq),
+    at: r.at as Date,
+    body: (given?.body ?? r.body) as string,
+    prevHash: r.prev_hash as string,
+    hash: r.hash as string,
+  };
+}
+
+/** The rows of `AUDIT_STATE_SQL` as a state. */
+export function toAuditChainState(rows: unknown): AuditChainState {
+  const row = (Array.isArray(rows) ? rows[0] : undefined) as Record<string, unknown> | undefined;
+  if (row === undefined) return { head: null, anchor: { seq: 1, prevHash: GENESIS_HASH } };
+  return {
+    head: num(row.seq) === 0 ? null : { seq: num(row.seq), hash: row.hash as string },
+    anchor: { seq: num(row.anchor_seq), prevHash: row.anchor_prev_hash as string },
+  };
+}

@@ -1,0 +1,253 @@
+/**
+ * The hash chain of the audit log: canonical JSON, each record's hash, the
+ * verification of a run of records and the signed checkpoints. Pure
+ * functions over Web Crypto (SHA-256, HMAC-SHA-256): a tenant can run
+ * `verifyAuditChain` on an export with no access to the database.
+ *
+ * @module
+ */
+import type {
+  AuditChainState,
+  AuditCheckpoint,
+  AuditVerification,
+  StoredAuditRecord,
+} from "./types.ts";
+
+/** The previous hash of a chain's first record: 64 zeros. */
+export const GENESIS_HASH: string = "0".repeat(64);
+
+const encoder = new TextEncoder();
+
+function hex(bytes: ArrayBuffer): string {
+  return Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * `value` as canonical JSON: object keys sorted by code unit, no whitespace,
+ * `undefined` members left out, dates as ISO 8601; a non-finite number or
+ * another type throws a `TypeError`.
+ *
+ * @example
+ * ```ts
+ * import { canonicalJson } from "./chain.ts";
+ * canonicalJson({ b: 1, a: [true, null] }); // '{"a":[true,null],"b":1}'
+ * ```
+ */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value === "boolean" || typeof value === "string") {
+    return JSON.stringify(value);
+  }
+  if (typeof value === "number") {
+    if (!Number.isFinite(value)) throw new TypeError("canonicalJson: a number is not finite");
+    return JSON.stringify(value);
+  }
+  if (value instanceof Date) return JSON.stringify(value.toISOString());
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (typeof value === "object") {
+    const members = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`);
+    return `{${members.join(",")}}`;
+  }
+  throw new TypeError(`canonicalJson: cannot encode a ${typeof value}`);
+}
+
+/**
+ * A record's hash: SHA-256 (lowercase hex) of `prevHash`, `tenantId`, `seq`,
+ * `at` (ISO 8601 UTC with ms) and `body`, joined by `\n`, in UTF-8, as
+ * migration 0017's `api_key_audit_append` computes it.
+ *
+ * @example
+ * ```ts
+ * import { auditHash, GENESIS_HASH } from "./chain.ts";
+ * const hash = await auditHash(GENESIS_HASH, "t1", 1, new Date(0), "{}");
+ * hash.length; // 64
+ * ```
+ */
+export async function auditHash(
+  prevHash: string,
+  tenantId: string,
+  seq: number,
+  at: Date,
+  body: string,
+): Promise<string> {
+  const text = `${prevHash}\n${tenantId}\n${seq}\n${at.toISOString()}\n${body}`;
+  return hex(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
+}
+
+/** Imports an HMAC-SHA-256 key from a string of at least 32 bytes. */
+async function hmacKey(secret: string): Promise<CryptoKey> {
+  const bytes = encoder.encode(secret);
+  if (bytes.length < 32) throw new TypeError("the audit checkpoint key must be at least 32 bytes");
+  return await crypto.subtle.importKey("raw", bytes, { name: "HMAC", hash: "SHA-256" }, false, [
+    "sign",
+    "verify",
+  ]);
+}
+
+function checkpointText(tenantId: string, seq: number, hash: string): Uint8Array<ArrayBuffer> {
+  return encoder.encode(`api-kit audit checkpoint\n${tenantId}\n${seq}\n${hash}`);
+}
+
+/**
+ * A checkpoint of the head (`seq`, `hash`) of `tenantId`'s chain, signed
+ * with `secret` (HMAC-SHA-256; at least 32 bytes) at `at`.
+ *
+ * @example
+ * ```ts
+ * import { signCheckpoint } from "./chain.ts";
+ * const checkpoint = await signCheckpoint(
+ *   "an-audit-key-of-at-least-thirty-two-bytes", "t1", 1, "0".repeat(64), new Date(0),
+ * );
+ * checkpoint.mac.length; // 64
+ * ```
+ */
+export async function signCheckpoint(
+  secret: string,
+  tenantId: string,
+  seq: number,
+  hash: string,
+  at: Date,
+): Promise<AuditCheckpoint> {
+  const key = await hmacKey(secret);
+  const mac = hex(await crypto.subtle.sign("HMAC", key, checkpointText(tenantId, seq, hash)));
+  return { tenantId, seq, hash, at: at.toISOString(), mac };
+}
+
+/**
+ * Whether `checkpoint`'s MAC is `secret`'s (compared in constant time by Web Crypto).
+ *
+ * @example
+ * ```ts
+ * import { checkpointValid, signCheckpoint } from "./chain.ts";
+ * const secret = "an-audit-key-of-at-least-thirty-two-bytes";
+ * const checkpoint = await signCheckpoint(secret, "t1", 1, "0".repeat(64), new Date(0));
+ * await checkpointValid(secret, checkpoint); // true
+ * ```
+ */
+export async function checkpointValid(
+  secret: string,
+  checkpoint: AuditCheckpoint,
+): Promise<boolean> {
+  const { tenantId, seq, hash, mac } = checkpoint;
+  if (typeof mac !== "string" || !/^[0-9a-f]{64}$/.test(mac)) return false;
+  const bytes = new Uint8Array(32);
+  for (let i = 0; i < 32; i++) bytes[i] = parseInt(mac.slice(i * 2, i * 2 + 2), 16);
+  const key = await hmacKey(secret);
+  return await crypto.subtle.verify("HMAC", key, bytes, checkpointText(tenantId, seq, hash));
+}
+
+/** What `verifyAuditChain` checks the records against. */
+export interface AuditChainExpectation extends Partial<AuditChainState> {
+  /** The tenant every record must belong to. */
+  tenantId: string;
+  /**
+   * A checkpoint kept elsewhere (already checked by `checkpointValid`): the
+   * record at its `seq` must exist with its hash, so a truncated or
+   * rewritten tail is found.
+   */
+  checkpoint?: Pick<AuditCheckpoint, "seq" | "hash">;
+}
+
+type Broken = Extract<AuditVerification, { ok: false }>;
+
+/**
+ * Verifies a run of a tenant's records in `seq` order (a stream: one record
+ * is held ahead): each hash recomputed, each `prevHash` the previous
+ * record's, sequence numbers from the anchor (default 1 after 64 zeros)
+ * without gaps, none past the head, none missing before the head or the
+ * checkpoint. Answers the first record found edited, deleted, inserted,
+ * reordered (two records whose hashes fit each other's places) or the first
+ * one missing from a truncated tail.
+ *
+ * @example
+ * ```ts
+ * import { verifyAuditChain } from "./chain.ts";
+ * const answer = await verifyAuditChain([], { tenantId: "t1" });
+ * answer.ok; // true
+ * ```
+ */
+export async function verifyAuditChain(
+  records: Iterable<StoredAuditRecord> | AsyncIterable<StoredAuditRecord>,
+  expected: AuditChainExpectation,
+): Promise<AuditVerification> {
+  const { tenantId, head = null, checkpoint } = expected;
+  let seq = expected.anchor?.seq ?? 1;
+  let prev = expected.anchor?.prevHash ?? GENESIS_HASH;
+  let checked = 0;
+  let checkpointSeen = false;
+  const broken = (problem: Broken["problem"], at: number, detail: string): Broken => ({
+    ok: false,
+    problem,
+    seq: at,
+    detail,
+    checked,
+  });
+  const hashOf = (r: StoredAuditRecord, at: number) =>
+    auditHash(r.prevHash, tenantId, at, r.at, r.body);
+  let current: StoredAuditRecord | undefined;
+  const check = async (
+    r: StoredAuditRecord,
+    next: StoredAuditRecord | undefined,
+  ): Promise<Broken | undefined> => {
+    if (r.tenantId !== tenantId) {
+      return broken("inserted", r.seq, "the record is of another tenant");
+    }
+    if (r.seq < seq) return broken("inserted", r.seq, "a record repeats an earlier position");
+    if (r.seq > seq) return broken("deleted", seq, `records ${seq} to ${r.seq - 1} are missing`);
+    if (head !== null && r.seq > head.seq) {
+      return broken("inserted", r.seq, `the record is past the chain's head ${head.seq}`);
+    }
+    if (await hashOf(r, r.seq) !== r.hash) {
+      if (
+        next !== undefined && next.seq === r.seq + 1 && await hashOf(r, next.seq) === r.hash &&
+        await hashOf(next, r.seq) === next.hash
+      ) {
+        return broken("reordered", r.seq, `records ${r.seq} and ${next.seq} were swapped`);
+      }
+      return broken("edited", r.seq, "the record's content does not match its hash");
+    }
+    if (r.prevHash !== prev) {
+      return seq === (expected.anchor?.seq ?? 1)
+        ? broken("edited", r.seq, "the record does not follow the chain's anchor")
+        : broken("edited", r.seq - 1, "the next record does not link to this record's hash");
+    }
+    if (checkpoint !== undefined && r.seq === checkpoint.seq) {
+      if (r.hash !== checkpoint.hash) {
+        return broken("edited", r.seq, "the record's hash is not the checkpoint's");
+      }
+      checkpointSeen = true;
+    }
+    prev = r.hash;
+    seq++;
+    checked++;
+    return undefined;
+  };
+  for await (const next of records) {
+    if (current !== undefined) {
+      const problem = await check(current, next);
+      if (problem !== undefined) return problem;
+    }
+    current = next;
+  }
+  if (current !== undefined) {
+    const problem = await check(current, undefined);
+    if (problem !== undefined) return problem;
+  }
+  if (head !== null && seq <= head.seq) {
+    return broken("truncated", seq, `records ${seq} to ${head.seq} (the head) are missing`);
+  }
+  if (checkpoint !== undefined && !checkpointSeen && seq <= checkpoint.seq) {
+    return broken(
+      "truncated",
+      seq,
+      `records ${seq} to ${checkpoint.seq} (the checkpoint) are missing`,
+    );
+  }
+  return {
+    ok: true,
+    checked,
+    head: current === undefined ? null : { seq: current.seq, hash: current.hash },
+  };
+}

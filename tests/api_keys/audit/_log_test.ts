@@ -1,0 +1,380 @@
+/**
+ * The audit log through `ApiKeysService` (option `audit`) on the in-memory
+ * storage: what each change records and by whom, the pages, verification,
+ * the JSON Lines export, checkpoints, pruning, and that no record or export
+ * holds a raw key, secret, hash or pepper.
+ */
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  type ApiKeyAuditCheckpointEvent,
+  type ApiKeysServiceOptions,
+  type ApiKeyStorage,
+  InMemoryApiKeyStorage,
+} from "../../../api_keys/mod.ts";
+import { checkpointValid, verifyAuditChain } from "../../../api_keys/audit/chain.ts";
+import { change, createdChanges, toAuditRecord } from "../../../api_keys/audit/_log.ts";
+import type { AuditExportLine, StoredAuditRecord } from "../../../api_keys/audit/types.ts";
+import { createRateLimiter } from "../../../rate_limits/limiter.ts";
+import { createMemoryRateLimitStore } from "../../../rate_limits/memory_store.ts";
+import { makeService, PEPPER_1 } from "../helpers.ts";
+import { nestarcHash, nestarcKey } from "../nestarc.ts";
+import { serviceHooks } from "../../../api_keys/_service_hooks.ts";
+
+const CHECKPOINT_KEY = "an-audit-key-of-at-least-thirty-two-bytes";
+const SCOPES = [{ resource: "orders", level: "read" as const }];
+const DAY = 86_400_000;
+
+function auditedService(
+  options: {
+    checkpointEvery?: number;
+    storage?: ApiKeyStorage;
+    legacyKeyLayouts?: ApiKeysServiceOptions["legacyKeyLayouts"];
+  } = {},
+) {
+  const info = console.info;
+  const lines: string[] = [];
+  console.info = (line: string) => lines.push(line);
+  try {
+    const storage = options.storage ?? new InMemoryApiKeyStorage();
+    const made = makeService({
+      storage,
+      audit: { checkpointKey: CHECKPOINT_KEY, checkpointEvery: options.checkpointEvery ?? 1_000 },
+      limiter: createRateLimiter({ store: createMemoryRateLimitStore(), logger: () => {} }),
+      legacyKeyLayouts: options.legacyKeyLayouts,
+    });
+    return { ...made, lines };
+  } finally {
+    console.info = info;
+  }
+}
+
+async function collect(lines: AsyncIterable<string>): Promise<string[]> {
+  const out: string[] = [];
+  for await (const line of lines) out.push(line);
+  return out;
+}
+
+describe("api_keys/audit/_log.ts", () => {
+  it("writes changes as JSON (dates as ISO, absent as null), a new key's fields without its hash", () => {
+    assert.deepEqual(change(undefined, new Date(0)), {
+      before: null,
+      after: "1970-01-01T00:00:00.000Z",
+    });
+    const fields = createdChanges({
+      name: "n",
+      environment: "live",
+      scopes: ["a:read"],
+      expiresAt: null,
+      createdBy: null,
+      hash: "secret-hash",
+    } as never);
+    assert.deepEqual(Object.keys(fields).sort(), [
+      "allowedIpCidrs",
+      "createdBy",
+      "environment",
+      "expiresAt",
+      "name",
+      "scopes",
+    ]);
+    const record = toAuditRecord({
+      tenantId: "t",
+      seq: 2,
+      at: new Date(0),
+      body: '{"action":"key.created","v":1}',
+      prevHash: "p",
+      hash: "h",
+    });
+    assert.equal(record.at, "1970-01-01T00:00:00.000Z");
+    assert.equal(record.action, "key.created");
+  });
+
+  it("refuses the option over a storage without the capability; names where records go", () => {
+    const { appendAudit: _, readAudit: __, ...plain } = Object.fromEntries(
+      Object.entries(Object.getOwnPropertyDescriptors(InMemoryApiKeyStorage.prototype)).map((
+        [name],
+      ) => [name, (() => {}) as unknown]),
+    );
+    assert.throws(
+      () => auditedService({ storage: plain as unknown as ApiKeyStorage }),
+      /audit needs a storage with the capabilities appendAudit, readAudit/,
+    );
+    assert.throws(
+      () => makeService({ audit: { checkpointKey: "short" } }),
+      /checkpointKey must be a string of at least 32 bytes/,
+    );
+    assert.throws(
+      () => makeService({ audit: { checkpointKey: CHECKPOINT_KEY, checkpointEvery: 0 } }),
+      /checkpointEvery/,
+    );
+    const { lines } = auditedService();
+    assert.deepEqual(lines.filter((line) => line.includes("audit")), [
+      "api-keys: audit log on; records go to the storage (InMemoryApiKeyStorage.appendAudit), each in the same step as its change",
+    ]);
+  });
+
+  it("records create, rotate, credits and revoke with their actor, before and after (a second revoke none)", async () => {
+    const { service } = auditedService();
+    const { id } = await service.create(
+      { tenantId: "t", name: "ci", scopes: SCOPES, credits: { remaining: 10 } },
+      { actor: "alice", requestId: "req-1", clientAddress: "203.0.113.9" },
+    );
+    const rotated = await service.rotate(id, { name: "ci-2", gracePeriodMs: 60_000 });
+    await service.updateCredits("t", rotated.id, { add: 5 }, { actor: "billing" });
+    await service.revokeForTenant("t", rotated.id, { actor: "bob" });
+    await service.revoke(rotated.id, { actor: "carol" }); // already revoked: no record
+    const { records, nextCursor } = await service.auditLog("t");
+    assert.equal(nextCursor, null);
+    assert.deepEqual(records.map((r) => [r.seq, r.action, r.actor]), [
+      [4, "key.revoked", "bob"],
+      [3, "key.credits_updated", "billing"],
+      [2, "key.rotated", "app"],
+      [1, "key.created", "alice"],
+    ]);
+    const [revoked, credits, rotation, created] = records;
+    assert.equal(created.keyId, id);
+    assert.equal(created.requestId, "req-1");
+    assert.equal(created.clientAddress, "203.0.113.9");
+    assert.deepEqual(created.changes.name, { before: null, after: "ci" });
+    assert.deepEqual(created.changes.credits, { before: null, after: 10 });
+    assert.deepEqual(rotation.changes.name, { before: "ci", after: "ci-2" });
+    assert.deepEqual(rotation.changes.replacedByKeyId, { before: null, after: rotated.id });
+    assert.deepEqual(credits.changes.credits, { before: 10, after: 15 });
+    assert.deepEqual(credits.changes.request, { before: null, after: { add: 5 } });
+    assert.equal(revoked.keyId, rotated.id);
+    assert.equal(typeof revoked.changes.revokedAt.after, "string");
+    assert.equal(created.outcome, "success");
+    assert.deepEqual(await service.verifyAuditLog("t"), {
+      ok: true,
+      checked: 4,
+      head: { seq: 4, hash: revoked.hash },
+    });
+  });
+
+  it("records expiry notices and ended rotations as the system's", async () => {
+    const { service, clocks } = auditedService();
+    const { id } = await service.create({
+      tenantId: "t",
+      name: "n",
+      scopes: SCOPES,
+      expiresAt: new Date(clocks.now + 10 * DAY),
+    });
+    await service.rotate(id, { gracePeriodMs: 60_000 });
+    clocks.advance(2 * 60_000);
+    await service.notifyExpiring({ thresholdsMs: [30 * DAY] });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const { records } = await service.auditLog("t", { actor: "system" });
+    assert.deepEqual(records.map((r) => r.action).sort(), [
+      "key.expiring",
+      "key.rotation_completed",
+    ]);
+    assert.ok(records.every((r) => r.actor === "system"));
+  });
+
+  it("records a leak report's revocation and the exposure by actor leak-report", async () => {
+    const { service } = auditedService();
+    const { id } = await service.create({ tenantId: "t", name: "n", scopes: SCOPES });
+    const hooks = serviceHooks(service)!;
+    const { prefix } = (await service.list("t"))[0];
+    await hooks.revokeReported(id, () =>
+      hooks.emitEvent!({
+        type: "api_key.exposed",
+        at: new Date(),
+        keyId: id,
+        tenantId: "t",
+        prefix,
+        environment: "live",
+        source: "github",
+        url: null,
+      }));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const { records } = await service.auditLog("t", { actor: "leak-report" });
+    assert.deepEqual(records.map((r) => r.action).sort(), ["key.exposed", "key.revoked"]);
+    assert.ok(records.every((r) => r.keyId === id && r.prefix === prefix));
+  });
+
+  it("records each imported key (not a skipped one) by the import's actor", async () => {
+    const { service } = auditedService({ legacyKeyLayouts: ["nestarc-v0"] });
+    const key = nestarcKey("ak", "live");
+    const row = {
+      id: "imported-1",
+      tenantId: "t",
+      name: "old",
+      environment: key.environment,
+      prefix: key.prefix,
+      hash: nestarcHash(key.secret, PEPPER_1),
+      hashScheme: "sha256-pepper" as const,
+      pepperVersion: 1,
+      scopes: ["orders:read"],
+      expiresAt: null,
+      revokedAt: null,
+      lastUsedAt: null,
+      createdBy: null,
+      createdAt: "2029-01-01T00:00:00.000Z",
+    };
+    await service.importKeys([row], { actor: "migration" });
+    await service.importKeys([row], { actor: "migration" });
+    const { records } = await service.auditLog("t");
+    assert.deepEqual(records.map((r) => [r.action, r.actor, r.keyId]), [
+      ["key.imported", "migration", "imported-1"],
+    ]);
+    assert.ok(!JSON.stringify(records).includes(row.hash));
+  });
+
+  it("pages newest first with a cursor, filtered by key, action and time; bad queries refused", async () => {
+    const { service, clocks } = auditedService();
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      ids.push((await service.create({ tenantId: "t", name: `k${i}`, scopes: SCOPES })).id);
+      clocks.advance(1_000);
+    }
+    await service.revoke(ids[0]);
+    const first = await service.auditLog("t", { limit: 4 });
+    assert.deepEqual(first.records.map((r) => r.seq), [6, 5, 4, 3]);
+    const second = await service.auditLog("t", { limit: 4, cursor: first.nextCursor });
+    assert.deepEqual(second.records.map((r) => r.seq), [2, 1]);
+    assert.equal(second.nextCursor, null);
+    const ofKey = await service.auditLog("t", { keyId: ids[0] });
+    assert.deepEqual(ofKey.records.map((r) => r.action), ["key.revoked", "key.created"]);
+    const revokes = await service.auditLog("t", { action: "key.revoked" });
+    assert.equal(revokes.records.length, 1);
+    const early = await service.auditLog("t", { to: new Date(Date.parse("2030-01-01") + 1_500) });
+    assert.deepEqual(early.records.map((r) => r.seq), [2, 1]);
+    assert.equal((await service.auditLog("other")).records.length, 0, "another tenant's log");
+    for (
+      const [query, field] of [
+        [{ limit: 101 }, "limit"],
+        [{ cursor: "x" }, "cursor"],
+        [{ action: "key.nope" }, "action"],
+        [{ from: new Date(Number.NaN) }, "from"],
+        [{ keyId: "" }, "keyId"],
+      ] as const
+    ) {
+      await assert.rejects(service.auditLog("t", query as never), { field }, field);
+    }
+  });
+
+  it("exports JSON Lines with checkpoints every N records and at the end, verifiable offline", async () => {
+    const { service } = auditedService({ checkpointEvery: 2 });
+    for (let i = 0; i < 5; i++) {
+      await service.create({ tenantId: "t", name: `k${i}`, scopes: SCOPES });
+    }
+    const lines = await collect(service.exportAuditLog("t"));
+    assert.ok(lines.every((line) => line.endsWith("\n") && !line.slice(0, -1).includes("\n")));
+    const parsed = lines.map((line) => JSON.parse(line) as AuditExportLine);
+    assert.deepEqual(parsed.map((l) => l.type === "record" ? `r${l.seq}` : `c${l.seq}`), [
+      "r1",
+      "r2",
+      "c2",
+      "r3",
+      "r4",
+      "c4",
+      "r5",
+      "c5",
+    ]);
+    for (const line of parsed) {
+      if (line.type === "checkpoint") {
+        assert.ok(await checkpointValid(CHECKPOINT_KEY, line));
+      } else {
+        assert.deepEqual(Object.keys(line).sort(), [
+          "action",
+          "actor",
+          "at",
+          "changes",
+          "clientAddress",
+          "hash",
+          "keyId",
+          "outcome",
+          "prefix",
+          "prevHash",
+          "requestId",
+          "seq",
+          "tenantId",
+          "type",
+          "v",
+        ]);
+      }
+    }
+    // A tenant re-verifies the export without the database: the body is the line's entry.
+    const stored: StoredAuditRecord[] = parsed.filter((l) => l.type === "record").map((l) => {
+      const { type: _, tenantId, seq, at, prevHash, hash, ...entry } = l as AuditExportLine & {
+        type: "record";
+      };
+      const { canonicalJson } = { canonicalJson: (v: unknown) => JSON.stringify(sortKeys(v)) };
+      return { tenantId, seq, at: new Date(at), body: canonicalJson(entry), prevHash, hash };
+    });
+    assert.equal((await verifyAuditChain(stored, { tenantId: "t" })).ok, true);
+    assert.deepEqual(await collect(service.exportAuditLog("t", 5)).then((l) => l.length), 2);
+  });
+
+  it("emits a signed checkpoint every N records; it verifies, a forged or altered one does not", async () => {
+    const storage = new InMemoryApiKeyStorage();
+    const { service, events } = auditedService({ checkpointEvery: 3, storage });
+    for (let i = 0; i < 3; i++) {
+      await service.create({ tenantId: "t", name: `k${i}`, scopes: SCOPES });
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const emitted = events.filter((e): e is ApiKeyAuditCheckpointEvent =>
+      e.type === "api_key.audit_checkpoint"
+    );
+    assert.equal(emitted.length, 1);
+    const { checkpoint } = emitted[0];
+    assert.equal(checkpoint.seq, 3);
+    assert.deepEqual(await service.verifyAuditLog("t", { checkpoint }), {
+      ok: true,
+      checked: 3,
+      head: { seq: 3, hash: checkpoint.hash },
+    });
+    const forged = { ...checkpoint, mac: "0".repeat(64) };
+    const answer = await service.verifyAuditLog("t", { checkpoint: forged });
+    assert.equal(!answer.ok && answer.problem, "checkpoint_invalid");
+    const later = await service.verifyAuditLog("t", {
+      checkpoint: await service.auditCheckpoint("t").then((c) => ({ ...c!, seq: 9 })),
+    });
+    assert.equal(!later.ok && later.problem, "checkpoint_invalid", "a changed seq breaks the MAC");
+  });
+
+  it("prunes past a retention time and still verifies from the anchor", async () => {
+    const { service, clocks } = auditedService();
+    for (let i = 0; i < 4; i++) {
+      await service.create({ tenantId: "t", name: `k${i}`, scopes: SCOPES });
+      clocks.advance(DAY);
+    }
+    assert.equal(await service.pruneAuditLog("t", new Date(clocks.now - 2 * DAY)), 2);
+    assert.deepEqual(await service.verifyAuditLog("t").then((a) => a.ok && a.checked), 2);
+    await assert.rejects(service.pruneAuditLog("t", new Date(Number.NaN)), TypeError);
+  });
+
+  it("never records a raw key, secret, hash or pepper", async () => {
+    const { service, storage } = auditedService({ checkpointEvery: 2 });
+    const created = await service.create({ tenantId: "t", name: "n", scopes: SCOPES });
+    const rotated = await service.rotate(created.id);
+    await service.revoke(rotated.id, { actor: "x" });
+    const secrets = [created.key, rotated.key, PEPPER_1, CHECKPOINT_KEY];
+    for (const id of [created.id, rotated.id]) {
+      const record = (await storage.findById(id))!;
+      secrets.push(record.hash, created.key.split("_").at(-1)!, rotated.key.split("_").at(-1)!);
+    }
+    const exported = (await collect(service.exportAuditLog("t"))).join("");
+    const page = JSON.stringify(await service.auditLog("t", { limit: 100 }));
+    for (const secret of secrets) {
+      assert.ok(!exported.includes(secret), "the export holds no secret");
+      assert.ok(!page.includes(secret), "the log holds no secret");
+    }
+  });
+
+  it("throws a TypeError without the option", async () => {
+    const { service } = makeService();
+    await assert.rejects(service.auditLog("t"), /needs ApiKeysServiceOptions.audit/);
+    await assert.rejects(collect(service.exportAuditLog("t")), TypeError);
+  });
+});
+
+/** `value` with its object keys sorted (canonical JSON without dates). */
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(
+    Object.entries(value).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => [k, sortKeys(v)]),
+  );
+}

@@ -1,0 +1,167 @@
+/** The audit chain: canonical JSON, hashes, verification and checkpoints. */
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  auditHash,
+  canonicalJson,
+  checkpointValid,
+  GENESIS_HASH,
+  signCheckpoint,
+  verifyAuditChain,
+} from "../../../api_keys/audit/chain.ts";
+import type { StoredAuditRecord } from "../../../api_keys/audit/types.ts";
+
+const SECRET = "an-audit-key-of-at-least-thirty-two-bytes";
+
+/** A valid chain of `n` records of tenant t1. */
+async function chain(n: number): Promise<StoredAuditRecord[]> {
+  const records: StoredAuditRecord[] = [];
+  let prev = GENESIS_HASH;
+  for (let seq = 1; seq <= n; seq++) {
+    const at = new Date(Date.UTC(2026, 0, 1, 0, 0, seq));
+    const body = canonicalJson({ v: 1, action: "key.created", keyId: `k${seq}` });
+    const hash = await auditHash(prev, "t1", seq, at, body);
+    records.push({ tenantId: "t1", seq, at, body, prevHash: prev, hash });
+    prev = hash;
+  }
+  return records;
+}
+
+const headOf = (records: StoredAuditRecord[]) => {
+  const last = records.at(-1)!;
+  return { seq: last.seq, hash: last.hash };
+};
+
+describe("api_keys/audit/chain.ts", () => {
+  it("encodes canonical JSON with sorted keys, no whitespace and dates as ISO", () => {
+    assert.equal(
+      canonicalJson({ b: 1, a: [true, null, "x"], c: undefined, d: new Date(0) }),
+      '{"a":[true,null,"x"],"b":1,"d":"1970-01-01T00:00:00.000Z"}',
+    );
+    assert.equal(canonicalJson({ z: { y: 1, x: 2 } }), '{"z":{"x":2,"y":1}}');
+    assert.throws(() => canonicalJson(Number.NaN), TypeError);
+    assert.throws(() => canonicalJson(() => {}), TypeError);
+  });
+
+  it("hashes prevHash, tenant, seq, time and body joined by newlines (SHA-256 hex)", async () => {
+    const at = new Date(0);
+    const hash = await auditHash(GENESIS_HASH, "t1", 1, at, "{}");
+    const text = `${GENESIS_HASH}\nt1\n1\n1970-01-01T00:00:00.000Z\n{}`;
+    const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+    const expected = Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0"))
+      .join("");
+    assert.equal(hash, expected);
+    assert.notEqual(await auditHash(GENESIS_HASH, "t2", 1, at, "{}"), hash, "tenant covered");
+    assert.notEqual(await auditHash(GENESIS_HASH, "t1", 2, at, "{}"), hash, "seq covered");
+  });
+
+  it("verifies a whole chain, from an async stream too", async () => {
+    const records = await chain(5);
+    assert.deepEqual(await verifyAuditChain(records, { tenantId: "t1", head: headOf(records) }), {
+      ok: true,
+      checked: 5,
+      head: headOf(records),
+    });
+    async function* stream() {
+      yield* records;
+    }
+    assert.equal((await verifyAuditChain(stream(), { tenantId: "t1" })).ok, true);
+    assert.deepEqual(await verifyAuditChain([], { tenantId: "t1" }), {
+      ok: true,
+      checked: 0,
+      head: null,
+    });
+  });
+
+  it("names an edited record", async () => {
+    const records = await chain(5);
+    records[2] = { ...records[2], body: records[2].body.replace("k3", "k9") };
+    const answer = await verifyAuditChain(records, { tenantId: "t1" });
+    assert.equal(answer.ok, false);
+    assert.equal(!answer.ok && answer.problem, "edited");
+    assert.equal(!answer.ok && answer.seq, 3);
+  });
+
+  it("names a record edited with its hash recomputed (the next one no longer links)", async () => {
+    const records = await chain(5);
+    const body = records[1].body.replace("k2", "k9");
+    const hash = await auditHash(records[1].prevHash, "t1", 2, records[1].at, body);
+    records[1] = { ...records[1], body, hash };
+    const answer = await verifyAuditChain(records, { tenantId: "t1" });
+    assert.deepEqual(!answer.ok && [answer.problem, answer.seq], ["edited", 2]);
+  });
+
+  it("names the first deleted record", async () => {
+    const records = await chain(5);
+    records.splice(1, 2);
+    const answer = await verifyAuditChain(records, { tenantId: "t1" });
+    assert.deepEqual(!answer.ok && [answer.problem, answer.seq], ["deleted", 2]);
+  });
+
+  it("names a record inserted past the head, or of another tenant", async () => {
+    const records = await chain(4);
+    const head = headOf(records.slice(0, 3));
+    const answer = await verifyAuditChain(records, { tenantId: "t1", head });
+    assert.deepEqual(!answer.ok && [answer.problem, answer.seq], ["inserted", 4]);
+    records[1] = { ...records[1], tenantId: "t2" };
+    const other = await verifyAuditChain(records, { tenantId: "t1" });
+    assert.deepEqual(!other.ok && [other.problem, other.seq], ["inserted", 2]);
+  });
+
+  it("names a swapped pair as reordered", async () => {
+    const records = await chain(5);
+    const [a, b] = [records[2], records[3]];
+    records[2] = { ...b, seq: 3 };
+    records[3] = { ...a, seq: 4 };
+    const answer = await verifyAuditChain(records, { tenantId: "t1" });
+    assert.deepEqual(!answer.ok && [answer.problem, answer.seq], ["reordered", 3]);
+  });
+
+  it("names a truncated tail against the head and against a checkpoint", async () => {
+    const records = await chain(5);
+    const head = headOf(records);
+    const byHead = await verifyAuditChain(records.slice(0, 3), { tenantId: "t1", head });
+    assert.deepEqual(!byHead.ok && [byHead.problem, byHead.seq], ["truncated", 4]);
+    const checkpoint = { seq: 4, hash: records[3].hash };
+    const byCheckpoint = await verifyAuditChain(records.slice(0, 3), {
+      tenantId: "t1",
+      checkpoint,
+    });
+    assert.deepEqual(!byCheckpoint.ok && [byCheckpoint.problem, byCheckpoint.seq], [
+      "truncated",
+      4,
+    ]);
+    assert.equal((await verifyAuditChain(records, { tenantId: "t1", checkpoint })).ok, true);
+    const rewritten = await verifyAuditChain(records, {
+      tenantId: "t1",
+      checkpoint: { seq: 4, hash: GENESIS_HASH },
+    });
+    assert.deepEqual(!rewritten.ok && [rewritten.problem, rewritten.seq], ["edited", 4]);
+  });
+
+  it("verifies from an anchor after pruning, and names a record missing after it", async () => {
+    const records = await chain(6);
+    const kept = records.slice(3);
+    const anchor = { seq: 4, prevHash: records[3].prevHash };
+    assert.equal((await verifyAuditChain(kept, { tenantId: "t1", anchor })).ok, true);
+    const answer = await verifyAuditChain(kept.slice(1), { tenantId: "t1", anchor });
+    assert.deepEqual(!answer.ok && [answer.problem, answer.seq], ["deleted", 4]);
+    const wrongAnchor = await verifyAuditChain(kept, {
+      tenantId: "t1",
+      anchor: { seq: 4, prevHash: GENESIS_HASH },
+    });
+    assert.deepEqual(!wrongAnchor.ok && [wrongAnchor.problem, wrongAnchor.seq], ["edited", 4]);
+  });
+
+  it("signs checkpoints with HMAC-SHA-256; another key, seq or hash does not verify", async () => {
+    const checkpoint = await signCheckpoint(SECRET, "t1", 7, "a".repeat(64), new Date(0));
+    assert.match(checkpoint.mac, /^[0-9a-f]{64}$/);
+    assert.equal(checkpoint.at, "1970-01-01T00:00:00.000Z");
+    assert.equal(await checkpointValid(SECRET, checkpoint), true);
+    assert.equal(await checkpointValid(`${SECRET}!`, checkpoint), false);
+    assert.equal(await checkpointValid(SECRET, { ...checkpoint, seq: 8 }), false);
+    assert.equal(await checkpointValid(SECRET, { ...checkpoint, hash: "b".repeat(64) }), false);
+    assert.equal(await checkpointValid(SECRET, { ...checkpoint, mac: "zz" }), false);
+    await assert.rejects(signCheckpoint("short", "t1", 1, GENESIS_HASH, new Date()), TypeError);
+  });
+});

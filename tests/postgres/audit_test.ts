@@ -1,0 +1,208 @@
+/**
+ * The audit capability of `PrismaApiKeyStorage` on a real PostgreSQL
+ * (migration 0017): the storage contract, one statement added per audited
+ * change inside its transaction, a failed change leaving no record, and
+ * tampering by the database owner (UPDATE, DELETE, an inserted row, a
+ * swapped pair, a truncated tail) each found and named; pruning keeps the
+ * chain verifiable. Skips without `DATABASE_URL`; fails under `CI=true`.
+ */
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  ApiKeysService,
+  PrismaApiKeyStorage,
+  runApiKeyStorageContract,
+} from "../../api_keys/mod.ts";
+import { canonicalJson, signCheckpoint, verifyAuditChain } from "../../api_keys/audit/chain.ts";
+import type { AuditAppend, AuditVerification } from "../../api_keys/audit/types.ts";
+import { storedRecord } from "../api_keys/stored_record.ts";
+import { createPrismaClient, databaseReady, probeDatabase } from "./prisma_client.ts";
+
+const url = Deno.env.get("DATABASE_URL");
+const unavailable = await probeDatabase(url);
+const SECRET = "an-audit-key-of-at-least-thirty-two-bytes";
+
+if (databaseReady("the audit log on PostgreSQL", unavailable)) {
+  const prisma = await createPrismaClient(url!);
+  const storage = new PrismaApiKeyStorage(prisma, { audit: prisma });
+  after(() => prisma.$disconnect());
+
+  const entry = (tenantId: string, keyId: string, action = "key.created"): AuditAppend => ({
+    tenantId,
+    body: canonicalJson({ v: 1, action, actor: "pg", keyId, changes: {} }),
+    at: new Date(),
+    keyId,
+    actor: "pg",
+    action: action as AuditAppend["action"],
+  });
+  /** A tenant with `n` records. */
+  const chainOf = async (n: number): Promise<string> => {
+    const tenantId = `pg-audit-${crypto.randomUUID()}`;
+    for (let i = 1; i <= n; i++) await storage.appendAudit!(entry(tenantId, `k${i}`));
+    return tenantId;
+  };
+  const verify = async (tenantId: string, checkpoint?: { seq: number; hash: string }) => {
+    const { records, state } = await storage.readAudit!({ tenantId, order: "asc", limit: 1_000 });
+    return await verifyAuditChain(records, { tenantId, ...state, checkpoint });
+  };
+  const problem = (answer: AuditVerification) =>
+    answer.ok ? "ok" : `${answer.problem} ${answer.seq}`;
+  const sql = (query: string, ...values: unknown[]) => prisma.$executeRawUnsafe(query, ...values);
+  /** A stored record of `tenantId` with a fresh id and prefix. */
+  const sample = (tenantId: string) => {
+    const id = crypto.randomUUID();
+    return storedRecord({ id, tenantId, prefix: id.replaceAll("-", "").slice(0, 12) });
+  };
+
+  describe("the audit capability of PrismaApiKeyStorage on PostgreSQL", () => {
+    runApiKeyStorageContract(async () => {
+      await sql('TRUNCATE TABLE "api_keys", "api_key_audit", "api_key_audit_heads"');
+      return new PrismaApiKeyStorage(prisma, { audit: prisma });
+    }, it);
+
+    it("an audited create or revoke sends one statement more, inside the change's transaction", async () => {
+      const sent: string[] = [];
+      const counted = (target: object, label: string) =>
+        new Proxy(target, {
+          get(object, name) {
+            const value = Reflect.get(object, name);
+            if (typeof value !== "function") return value;
+            return (...args: unknown[]) => {
+              sent.push(`${label}.${String(name)}`);
+              return value.apply(object, args);
+            };
+          },
+        });
+      const client = {
+        apiKey: counted(prisma.apiKey, "apiKey"),
+        $transaction: <T>(fn: (tx: never) => Promise<T>) =>
+          prisma.$transaction!((tx) =>
+            fn(
+              {
+                apiKey: counted(tx.apiKey, "apiKey"),
+                $queryRawUnsafe: (counted(tx, "tx") as typeof prisma).$queryRawUnsafe,
+              } as never,
+            )
+          ),
+        $queryRawUnsafe: prisma.$queryRawUnsafe.bind(prisma),
+        $executeRawUnsafe: prisma.$executeRawUnsafe.bind(prisma),
+      };
+      const audited = new PrismaApiKeyStorage(client as never, { audit: client });
+      const plain = new PrismaApiKeyStorage(client as never);
+      const tenantId = `pg-audit-${crypto.randomUUID()}`;
+      const [a, b] = [sample(tenantId), sample(tenantId)];
+      await plain.insert(a);
+      await plain.markRevokedIfActive(a.id, new Date());
+      const unaudited = sent.splice(0);
+      await audited.insert(b, entry(tenantId, b.id));
+      await audited.markRevokedIfActive(b.id, new Date(), entry(tenantId, b.id, "key.revoked"));
+      assert.deepEqual(unaudited, ["apiKey.create", "apiKey.update"]);
+      assert.deepEqual(sent, [
+        "apiKey.create",
+        "tx.$queryRawUnsafe",
+        "apiKey.update",
+        "tx.$queryRawUnsafe",
+      ]);
+      assert.equal(problem(await verify(tenantId)), "ok");
+    });
+
+    it("a change whose transaction fails leaves no record (and no gap)", async () => {
+      const tenantId = await chainOf(1);
+      const key = sample(tenantId);
+      await storage.insert(key, entry(tenantId, key.id));
+      const clash = { ...sample(tenantId), prefix: key.prefix };
+      await assert.rejects(storage.insert(clash, entry(tenantId, clash.id)));
+      await storage.appendAudit!(entry(tenantId, "after"));
+      const { records } = await storage.readAudit!({ tenantId, order: "asc", limit: 100 });
+      assert.deepEqual(records.map((r) => JSON.parse(r.body).keyId), ["k1", key.id, "after"]);
+      assert.deepEqual(records.map((r) => r.seq), [1, 2, 3]);
+    });
+
+    it("finds and names an UPDATE, a DELETE, an inserted row and a swapped pair", async () => {
+      const edited = await chainOf(5);
+      await sql(
+        `UPDATE api_key_audit SET body = replace(body, 'k3', 'k9') WHERE tenant_id = $1 AND seq = 3`,
+        edited,
+      );
+      assert.equal(problem(await verify(edited)), "edited 3");
+
+      const deleted = await chainOf(5);
+      await sql("DELETE FROM api_key_audit WHERE tenant_id = $1 AND seq = 2", deleted);
+      assert.equal(problem(await verify(deleted)), "deleted 2");
+
+      const inserted = await chainOf(3);
+      await sql(
+        `INSERT INTO api_key_audit (tenant_id, seq, at, body, prev_hash, hash)
+         SELECT tenant_id, 4, at, body, hash, hash FROM api_key_audit WHERE tenant_id = $1 AND seq = 3`,
+        inserted,
+      );
+      assert.equal(problem(await verify(inserted)), "inserted 4");
+
+      const swapped = await chainOf(5);
+      await sql(
+        `UPDATE api_key_audit SET seq = CASE seq WHEN 2 THEN -3 ELSE -2 END
+         WHERE tenant_id = $1 AND seq IN (2, 3)`,
+        swapped,
+      );
+      await sql("UPDATE api_key_audit SET seq = -seq WHERE tenant_id = $1 AND seq < 0", swapped);
+      assert.equal(problem(await verify(swapped)), "reordered 2");
+    });
+
+    it("finds a truncated tail against the head, and against a checkpoint when the head is rewritten too", async () => {
+      const tenantId = await chainOf(6);
+      const { records } = await storage.readAudit!({ tenantId, order: "asc", limit: 100 });
+      const checkpoint = await signCheckpoint(SECRET, tenantId, 6, records[5].hash, new Date());
+      await sql("DELETE FROM api_key_audit WHERE tenant_id = $1 AND seq > 4", tenantId);
+      assert.equal(problem(await verify(tenantId)), "truncated 5");
+      await sql(
+        "UPDATE api_key_audit_heads SET seq = 4, hash = $2 WHERE tenant_id = $1",
+        tenantId,
+        records[3].hash,
+      );
+      assert.equal(problem(await verify(tenantId)), "ok", "without a checkpoint nothing shows");
+      assert.equal(problem(await verify(tenantId, checkpoint)), "truncated 5");
+    });
+
+    it("through the service: a failed rotation leaves no record; no record or export holds a secret", async () => {
+      const info = console.info;
+      console.info = () => {};
+      const pepper = "postgres-audit-pepper-0123456789abcdef";
+      const service = new ApiKeysService({
+        peppers: { 1: pepper },
+        storage,
+        cache: false,
+        audit: { checkpointKey: SECRET, checkpointEvery: 2 },
+      });
+      console.info = info;
+      const tenantId = `pg-audit-${crypto.randomUUID()}`;
+      const scopes = [{ resource: "orders", level: "read" as const }];
+      const created = await service.create({ tenantId, name: "n", scopes }, { actor: "alice" });
+      const rotated = await service.rotate(created.id, { gracePeriodMs: 60_000 });
+      await assert.rejects(service.rotate(created.id), { code: "api_key_not_rotatable" });
+      await service.revokeForTenant(tenantId, rotated.id, { actor: "bob" });
+      const page = await service.auditLog(tenantId, { limit: 100 });
+      assert.deepEqual(page.records.map((r) => [r.seq, r.action, r.actor]), [
+        [3, "key.revoked", "bob"],
+        [2, "key.rotated", "app"],
+        [1, "key.created", "alice"],
+      ]);
+      const lines: string[] = [];
+      for await (const line of service.exportAuditLog(tenantId)) lines.push(line);
+      const secrets = [created.key, rotated.key, pepper, SECRET];
+      for (const id of [created.id, rotated.id]) secrets.push((await storage.findById(id))!.hash);
+      const { records } = await storage.readAudit!({ tenantId, order: "asc", limit: 100 });
+      const everything = JSON.stringify([page, records]) + lines.join("");
+      for (const secret of secrets) assert.ok(!everything.includes(secret), "no secret recorded");
+      assert.equal((await service.verifyAuditLog(tenantId)).ok, true);
+    });
+
+    it("pruning keeps the chain verifiable from its anchor; a deleted first record is still found", async () => {
+      const tenantId = await chainOf(4);
+      assert.equal(await storage.pruneAudit!(tenantId, new Date(Date.now() + 60_000)), 3);
+      await storage.appendAudit!(entry(tenantId, "k5"));
+      assert.equal(problem(await verify(tenantId)), "ok");
+      await sql("DELETE FROM api_key_audit WHERE tenant_id = $1 AND seq = 4", tenantId);
+      assert.equal(problem(await verify(tenantId)), "deleted 4");
+    });
+  });
+}
