@@ -70,6 +70,13 @@ function chart(counts: number[], label: string): SVGSVGElement {
 }
 
 /**
+ * `HTMLElement`; where there is none (a server importing the module) a bare
+ * class, so the import does not throw (the element is never made there).
+ */
+const ElementBase: typeof HTMLElement = globalThis.HTMLElement ??
+  (class {} as unknown as typeof HTMLElement);
+
+/**
  * Lists the tenant's API keys and creates, reveals once, rotates, renames and
  * revokes them through the admin routes at `base-url`. Authenticates with the
  * page's cookies (`credentials` attribute: `same-origin` by default, or
@@ -86,7 +93,7 @@ function chart(counts: number[], label: string): SVGSVGElement {
  * document.body.append(manager);
  * ```
  */
-export class ApiKeysManagerElement extends HTMLElement {
+export class ApiKeysManagerElement extends ElementBase {
   /** Attributes whose change reloads the element. */
   static observedAttributes: string[] = ["base-url", "credentials"];
   /** Returns the bearer token for each request; unset, the page's cookies authenticate. */
