@@ -70,13 +70,6 @@ function chart(counts: number[], label: string): SVGSVGElement {
 }
 
 /**
- * `HTMLElement`; where there is none (a server importing the module) a bare
- * class, so the import does not throw (the element is never made there).
- */
-const ElementBase: typeof HTMLElement = globalThis.HTMLElement ??
-  (class {} as unknown as typeof HTMLElement);
-
-/**
  * Lists the tenant's API keys and creates, reveals once, rotates, renames and
  * revokes them through the admin routes at `base-url`. Authenticates with the
  * page's cookies (`credentials` attribute: `same-origin` by default, or
@@ -84,6 +77,9 @@ const ElementBase: typeof HTMLElement = globalThis.HTMLElement ??
  * Fires `api-key-created`, `api-key-rotated`, `api-key-renamed`,
  * `api-key-revoked` (detail: `id`, `name`, `prefix`; never the secret) and
  * `api-keys-error` (detail: `code`, `message`).
+ *
+ * Where there is no `HTMLElement` (a server importing the module) a bare
+ * class stands in as its base, so the import does not throw.
  *
  * @example
  * ```ts
@@ -93,7 +89,8 @@ const ElementBase: typeof HTMLElement = globalThis.HTMLElement ??
  * document.body.append(manager);
  * ```
  */
-export class ApiKeysManagerElement extends ElementBase {
+export class ApiKeysManagerElement
+  extends (globalThis.HTMLElement ?? (class {} as unknown as typeof HTMLElement)) {
   /** Attributes whose change reloads the element. */
   static observedAttributes: string[] = ["base-url", "credentials"];
   /** Returns the bearer token for each request; unset, the page's cookies authenticate. */
