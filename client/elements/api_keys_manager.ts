@@ -70,6 +70,13 @@ function chart(counts: number[], label: string): SVGSVGElement {
 }
 
 /**
+ * Where there is no `HTMLElement` (a server importing the module), a bare
+ * class stands in for it while the element class is defined, then goes.
+ */
+const standIn = globalThis.HTMLElement === undefined ? class {} : undefined;
+if (standIn !== undefined) Object.assign(globalThis, { HTMLElement: standIn });
+
+/**
  * Lists the tenant's API keys and creates, reveals once, rotates, renames and
  * revokes them through the admin routes at `base-url`. Authenticates with the
  * page's cookies (`credentials` attribute: `same-origin` by default, or
@@ -78,8 +85,7 @@ function chart(counts: number[], label: string): SVGSVGElement {
  * `api-key-revoked` (detail: `id`, `name`, `prefix`; never the secret) and
  * `api-keys-error` (detail: `code`, `message`).
  *
- * Where there is no `HTMLElement` (a server importing the module) a bare
- * class stands in as its base, so the import does not throw.
+ * Importing it where there is no DOM (a server) does not throw.
  *
  * @example
  * ```ts
@@ -89,8 +95,7 @@ function chart(counts: number[], label: string): SVGSVGElement {
  * document.body.append(manager);
  * ```
  */
-export class ApiKeysManagerElement
-  extends (globalThis.HTMLElement ?? (class {} as unknown as typeof HTMLElement)) {
+export class ApiKeysManagerElement extends HTMLElement {
   /** Attributes whose change reloads the element. */
   static observedAttributes: string[] = ["base-url", "credentials"];
   /** Returns the bearer token for each request; unset, the page's cookies authenticate. */
@@ -588,3 +593,5 @@ export class ApiKeysManagerElement
     );
   }
 }
+
+if (standIn !== undefined) Reflect.deleteProperty(globalThis, "HTMLElement");
