@@ -7,10 +7,22 @@
  * @module
  */
 import { ApiKeyValidationError } from "./errors.ts";
-import { creditCounterOf, creditSubjectOf, keyIdOfSubject } from "./_limits.ts";
+import {
+  creditBalancesOf,
+  creditCounterOf,
+  creditPartsOf,
+  creditSubjectOf,
+  idOfSubject,
+} from "./_limits.ts";
 import { warnOnce } from "./_sinks.ts";
 import type { StorageAccess } from "./storage/_access.ts";
-import type { ApiKeyCreditBalance, ApiKeyCredits, ApiKeyRecord } from "./types.ts";
+import type {
+  ApiKeyCreditBalance,
+  ApiKeyCredits,
+  ApiKeyCreditsInput,
+  ApiKeyPoolCredits,
+  ApiKeyRecord,
+} from "./types.ts";
 import {
   compileCredits,
   creditPeriod,
@@ -36,7 +48,7 @@ function balanceOf(result: CounterResult, nowMs: number): ApiKeyCreditBalance {
 }
 
 /** The stored balance of `credits` at `nowMs`, the refills due since `updatedAt` applied. */
-function storedBalance(credits: ApiKeyCredits, nowMs: number): ApiKeyCreditBalance {
+function storedBalance(credits: Credits & { updatedAt: Date }, nowMs: number): ApiKeyCreditBalance {
   const [amount, every, day] = refillParams(credits.refill);
   const [start, next] = creditPeriod(nowMs, every, day);
   const refilled = next >= 0 && start > credits.updatedAt.getTime();
@@ -44,6 +56,74 @@ function storedBalance(credits: ApiKeyCredits, nowMs: number): ApiKeyCreditBalan
     remaining: refilled ? amount : credits.remaining,
     nextRefillAt: next < 0 ? null : new Date(next),
   };
+}
+
+/** A key's balances now: its own and its tenant's pool (each `undefined` without). */
+export interface KeyBalances {
+  /** The key's own balance. */
+  key?: ApiKeyCreditBalance;
+  /** The tenant's shared pool. */
+  tenant?: ApiKeyCreditBalance;
+}
+
+/**
+ * Validates `create`/`rotate` credits (`ApiKeyCreditsInput`): the key's own
+ * balance and the pool, each with `compileCredits`. A `TypeError` names the field.
+ */
+function creditPartsOfInput(input: ApiKeyCreditsInput): { own?: Credits; pool?: Credits } {
+  if (typeof input !== "object" || input === null) throw new TypeError("credits must be an object");
+  const { sharedBy, pool } = input;
+  if (sharedBy !== undefined && sharedBy !== "tenant") {
+    throw new TypeError('credits.sharedBy must be "tenant"');
+  }
+  if (sharedBy === "tenant") {
+    if (pool !== undefined) {
+      throw new TypeError('credits.pool cannot be given with sharedBy "tenant"');
+    }
+    return { pool: compileCredits(input) };
+  }
+  return {
+    own: compileCredits(input),
+    ...(pool === undefined ? {} : { pool: compileCreditsAs(pool, "credits.pool") }),
+  };
+}
+
+/** `compileCredits` with its `TypeError` naming `label` in place of `credits`. */
+function compileCreditsAs(input: Credits, label: string): Credits {
+  try {
+    return compileCredits(input);
+  } catch (error) {
+    throw new TypeError((error as Error).message.replace(/^credits/, label));
+  }
+}
+
+/** The pool copy written back last among `records` (`undefined` when none spends a pool). */
+function newestPool(records: readonly ApiKeyRecord[]): ApiKeyPoolCredits | undefined {
+  let newest: ApiKeyPoolCredits | undefined;
+  for (const record of records) {
+    const pool = record.credits && creditPartsOf(record.credits).pool;
+    if (pool !== undefined && (newest === undefined || pool.updatedAt > newest.updatedAt)) {
+      newest = pool;
+    }
+  }
+  return newest;
+}
+
+/** The limiter's balance of tenant `tenantId`'s pool, from its copy `pool`. */
+function poolBalance(tenantId: string, pool: ApiKeyPoolCredits): RateLimitBalance {
+  return creditBalancesOf("", tenantId, { ...pool, sharedBy: "tenant" })[0];
+}
+
+/** `credits` with its pool part replaced by `pool`. */
+function withPool(credits: ApiKeyCredits, pool: ApiKeyPoolCredits): ApiKeyCredits {
+  return credits.sharedBy === "tenant"
+    ? { ...pool, sharedBy: "tenant" }
+    : { ...credits, pool: { ...pool } };
+}
+
+/** Same refill rule (both absent, or the same store parameters). */
+function sameRefill(a: Credits, b: Credits): boolean {
+  return refillParams(a.refill).join() === refillParams(b.refill).join();
 }
 
 /**
@@ -98,84 +178,195 @@ export class CreditBook {
   }
 
   /**
-   * A new key's credits from `input` at `now` (`undefined` without them).
-   * Throws a `TypeError` naming the field, or without the storage capability
+   * A new key's credits of tenant `tenantId` from `input` at `now`
+   * (`undefined` without them): its own balance and the tenant's pool. A pool
+   * the tenant already has keeps its refill rule (`ApiKeyValidationError` on
+   * `credits` for another) and its balance, read now without writing. Throws
+   * a `TypeError` naming the field, or without the storage capability
    * `storesCredits` or a `limiter`.
    */
-  compile(input: Credits | undefined, now: Date): ApiKeyCredits | undefined {
+  async compile(
+    input: ApiKeyCreditsInput | undefined,
+    tenantId: string,
+    now: Date,
+  ): Promise<ApiKeyCredits | undefined> {
     if (input === undefined) return undefined;
-    const valid = compileCredits(input);
+    const { own, pool } = creditPartsOfInput(input);
     if (this.#storage.setCredits === undefined) {
       throw new TypeError("credits need a storage with the storesCredits capability");
     }
     if (this.#limiter === undefined) throw new TypeError("credits need the service's limiter");
-    return { ...valid, updatedAt: now };
+    let shared: ApiKeyPoolCredits | undefined;
+    if (pool !== undefined) {
+      const tenant = await this.#tenantPool(tenantId);
+      if (tenant !== undefined && !sameRefill(tenant, pool)) {
+        throw new ApiKeyValidationError(
+          "credits",
+          "the tenant's shared credits must keep the refill rule its other keys spend with",
+        );
+      }
+      shared = tenant === undefined
+        ? { ...pool, updatedAt: now }
+        : await this.#readPool(tenantId, tenant, now);
+    }
+    if (own === undefined) return { ...shared!, sharedBy: "tenant" };
+    return { ...own, updatedAt: now, ...(shared === undefined ? {} : { pool: shared }) };
   }
 
   /**
-   * The credits a rotation's new key takes from `old`: the same balance
-   * (`balanceKeyId`), read now from the limiter's store without writing (the
-   * stored one when the store fails).
+   * The credits a rotation's new key (or a key minted with `limitsOf`) takes
+   * from `old`: the same balance (`balanceKeyId`) and the same pool, read now
+   * from the limiter's store without writing (the stored ones when the store fails).
    */
   async inherit(old: ApiKeyRecord, now: Date): Promise<ApiKeyCredits | undefined> {
     const credits = old.credits;
     if (credits === undefined) return undefined;
-    const shared = { ...credits, balanceKeyId: credits.balanceKeyId ?? old.id };
+    const { own } = creditPartsOf(credits);
+    const shared: ApiKeyCredits = own === undefined
+      ? credits
+      : { ...credits, balanceKeyId: own.balanceKeyId ?? old.id };
     try {
-      const [read] = await this.#limiter!.readCredits([this.#balance(old)]);
-      return { ...shared, remaining: read.remaining, updatedAt: now };
+      const read = await this.#limiter!.readCredits(this.#balances(old));
+      return own === undefined ? { ...credits, remaining: read[0].remaining, updatedAt: now } : {
+        ...shared,
+        remaining: read[0].remaining,
+        updatedAt: now,
+        ...(credits.pool === undefined
+          ? {}
+          : { pool: { ...credits.pool, remaining: read[1].remaining, updatedAt: now } }),
+      };
     } catch {
       return shared;
     }
   }
 
   /**
-   * The balance of each record now, for its summary: read from the limiter's
-   * store (`readCredits`, 500 a call, nothing written), the stored one when
-   * the store fails; `undefined` without credits or a limiter.
+   * The balances of each record now, for its summary: its own and its
+   * tenant's pool (read once per tenant), read from the limiter's store
+   * (`readCredits`, 500 a call, nothing written), the stored ones when the
+   * store fails; none without credits or a limiter.
    */
-  async balances(records: readonly ApiKeyRecord[]): Promise<(ApiKeyCreditBalance | undefined)[]> {
+  async balances(records: readonly ApiKeyRecord[]): Promise<KeyBalances[]> {
     const limiter = this.#limiter;
-    const answers: (ApiKeyCreditBalance | undefined)[] = records.map(() => undefined);
+    const answers: KeyBalances[] = records.map(() => ({}));
     if (limiter === undefined) return answers;
-    const funded = records.flatMap((record, i) => record.credits === undefined ? [] : [i]);
     const nowMs = this.#clock().getTime();
-    for (let start = 0; start < funded.length; start += MAX_READ) {
-      const chunk = funded.slice(start, start + MAX_READ);
-      let read: readonly CounterResult[] | undefined;
+    // Each balance once: a key's own (by record), a tenant's pool (by tenant, its newest copy).
+    const reads: {
+      balance: RateLimitBalance;
+      stored: Credits & { updatedAt: Date };
+      at: number[];
+      owner: keyof KeyBalances;
+    }[] = [];
+    const pooled = new Map<string, number[]>();
+    records.forEach((record, i) => {
+      if (record.credits === undefined) return;
+      const { own, pool } = creditPartsOf(record.credits);
+      if (own !== undefined) {
+        const [balance] = creditBalancesOf(record.id, record.tenantId, own);
+        reads.push({ balance, stored: own, at: [i], owner: "key" });
+      }
+      if (pool !== undefined) {
+        pooled.set(record.tenantId, [...pooled.get(record.tenantId) ?? [], i]);
+      }
+    });
+    for (const [tenantId, at] of pooled) {
+      const stored = newestPool(at.map((i) => records[i]))!;
+      reads.push({ balance: poolBalance(tenantId, stored), stored, at, owner: "tenant" });
+    }
+    for (let start = 0; start < reads.length; start += MAX_READ) {
+      const chunk = reads.slice(start, start + MAX_READ);
+      let answered: readonly CounterResult[] | undefined;
       try {
-        read = await limiter.readCredits(
-          chunk.map((i) => this.#balance(records[i])),
-        );
+        answered = await limiter.readCredits(chunk.map((read) => read.balance));
       } catch {
         // the store failed or cannot read: the stored balances
       }
-      chunk.forEach((i, j) => {
-        answers[i] = read === undefined
-          ? storedBalance(records[i].credits!, nowMs)
-          : balanceOf(read[j], nowMs);
+      chunk.forEach((read, j) => {
+        const balance = answered === undefined
+          ? storedBalance(read.stored, nowMs)
+          : balanceOf(answered[j], nowMs);
+        for (const i of read.at) answers[i][read.owner] = balance;
       });
     }
     return answers;
   }
 
   /**
-   * Applies a validated `change` to `record`'s balance through the limiter
-   * (its `timeoutMs` the deadline; see `requireLimiter`) and writes the result back to the records spending
-   * it. `ApiKeyValidationError` on `credits` for a key without credits;
-   * rejects when the store or the storage fails.
+   * Applies a validated `change` to `record`'s own balance through the
+   * limiter (its `timeoutMs` the deadline; see `requireLimiter`) and writes the
+   * result back to the records spending it. `ApiKeyValidationError` on
+   * `credits` for a key without a balance of its own; rejects when the store
+   * or the storage fails.
    */
   async update(record: ApiKeyRecord, change: CreditChange): Promise<ApiKeyCreditBalance> {
-    const credits = record.credits;
-    if (credits === undefined) throw new ApiKeyValidationError("credits", "the key has no credits");
+    const own = record.credits && creditPartsOf(record.credits).own;
+    if (own === undefined) {
+      throw new ApiKeyValidationError("credits", "the key has no balance of its own");
+    }
     const now = this.#clock();
     const result = await this.#limiter!.changeCredits(
-      creditSubjectOf(record.id, credits),
-      creditCounterOf(credits, record.tenantId),
+      creditSubjectOf(record.id, own),
+      creditCounterOf(own, record.tenantId),
       change,
     );
-    await this.#writeBack(credits.balanceKeyId ?? record.id, result.remaining, now);
+    await this.#writeBack(own.balanceKeyId ?? record.id, result.remaining, now);
     return balanceOf(result, now.getTime());
+  }
+
+  /**
+   * `update` of tenant `tenantId`'s shared pool, written back to every key
+   * of the tenant spending it. `ApiKeyValidationError` on `credits` when no key
+   * of the tenant spends a pool.
+   */
+  async updatePool(tenantId: string, change: CreditChange): Promise<ApiKeyCreditBalance> {
+    const pool = await this.#tenantPool(tenantId);
+    if (pool === undefined) {
+      throw new ApiKeyValidationError("credits", "no key of the tenant spends shared credits");
+    }
+    const now = this.#clock();
+    const { subject, credits } = poolBalance(tenantId, pool);
+    const result = await this.#limiter!.changeCredits(subject, credits, change);
+    await this.#writeBackPool(tenantId, result.remaining, now);
+    return balanceOf(result, now.getTime());
+  }
+
+  /**
+   * The balance of tenant `tenantId`'s shared pool now, with its refill rule
+   * (read without writing; the stored one when the store fails); `null` when
+   * no key of the tenant spends a pool or without a limiter.
+   */
+  async poolOf(
+    tenantId: string,
+  ): Promise<(ApiKeyCreditBalance & Pick<Credits, "refill">) | null> {
+    if (this.#limiter === undefined) return null;
+    const pool = await this.#tenantPool(tenantId);
+    if (pool === undefined) return null;
+    const balance = await this.#readPool(tenantId, pool, this.#clock());
+    const nowMs = this.#clock().getTime();
+    return {
+      ...storedBalance(balance, nowMs),
+      ...(pool.refill === undefined ? {} : { refill: pool.refill }),
+    };
+  }
+
+  /** The newest pool copy among tenant `tenantId`'s keys (`undefined` when none spends one). */
+  async #tenantPool(tenantId: string): Promise<ApiKeyPoolCredits | undefined> {
+    return newestPool(await this.#storage.listByTenant(tenantId, true));
+  }
+
+  /** `pool` with its balance read now from the limiter's store (the stored one when it fails). */
+  async #readPool(
+    tenantId: string,
+    pool: ApiKeyPoolCredits,
+    now: Date,
+  ): Promise<ApiKeyPoolCredits> {
+    try {
+      const [read] = await this.#limiter!.readCredits([poolBalance(tenantId, pool)]);
+      return { ...pool, remaining: read.remaining, updatedAt: now };
+    } catch {
+      return pool;
+    }
   }
 
   /** Throws a `TypeError` unless the service has a limiter (checked before any read). */
@@ -207,9 +398,13 @@ export class CreditBook {
       failure = error;
     }
     for (const [subject, balance] of [...this.#pending]) {
-      const id = keyIdOfSubject(subject);
+      const whose = idOfSubject(subject);
       try {
-        if (id !== undefined) await this.#writeBack(id, balance.remaining, new Date(balance.at));
+        if (whose?.kind === "key") {
+          await this.#writeBack(whose.id, balance.remaining, new Date(balance.at));
+        } else if (whose?.kind === "tenant") {
+          await this.#writeBackPool(whose.id, balance.remaining, new Date(balance.at));
+        }
         this.#pending.delete(subject);
       } catch (error) {
         failure ??= error;
@@ -237,13 +432,9 @@ export class CreditBook {
     this.#timer = timer;
   }
 
-  /** The limiter's balance of `record` (which has credits). */
-  #balance(record: ApiKeyRecord): RateLimitBalance {
-    const credits = record.credits!;
-    return {
-      subject: creditSubjectOf(record.id, credits),
-      credits: creditCounterOf(credits, record.tenantId),
-    };
+  /** The limiter's balances of `record` (which has credits): its own, then its tenant's pool. */
+  #balances(record: ApiKeyRecord): RateLimitBalance[] {
+    return creditBalancesOf(record.id, record.tenantId, record.credits!);
   }
 
   /**
@@ -257,10 +448,24 @@ export class CreditBook {
     for (let i = 0; id !== null && i < MAX_CHAIN; i++) {
       const record: ApiKeyRecord | null = await this.#storage.findById(id);
       const credits = record?.credits;
-      if (credits === undefined || (credits.balanceKeyId ?? id) !== balanceKeyId) return;
-      await setCredits(id, { ...credits, remaining, updatedAt: at });
+      const own = credits && creditPartsOf(credits).own;
+      if (own === undefined || (own.balanceKeyId ?? id) !== balanceKeyId) return;
+      await setCredits(id, { ...own, remaining, updatedAt: at });
       this.#rewritten(record!.prefix);
       id = record!.replacedByKeyId;
+    }
+  }
+
+  /** Writes the pool's `remaining` at `at` to every key of tenant `tenantId` spending it. */
+  async #writeBackPool(tenantId: string, remaining: number, at: Date): Promise<void> {
+    const setCredits = this.#storage.setCredits;
+    if (setCredits === undefined) return;
+    for (const record of await this.#storage.listByTenant(tenantId, true)) {
+      const credits = record.credits;
+      const pool = credits && creditPartsOf(credits).pool;
+      if (pool === undefined) continue;
+      await setCredits(record.id, withPool(credits!, { ...pool, remaining, updatedAt: at }));
+      this.#rewritten(record.prefix);
     }
   }
 }

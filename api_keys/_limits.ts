@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { RateLimitCredits, RateLimiter } from "../rate_limits/limiter.ts";
+import type { RateLimitBalance, RateLimitCredits, RateLimiter } from "../rate_limits/limiter.ts";
 import {
   assertCount,
   type CompiledRateLimitPolicy,
@@ -17,13 +17,16 @@ import {
 import { sha256 } from "@noble/hashes/sha2";
 import { bytesToHex } from "@noble/hashes/utils";
 import { MAX_CREDITS } from "../rate_limits/credits.ts";
+import type { CounterResult } from "../rate_limits/store.ts";
 import { apiKeyError, ApiKeyValidationError } from "./errors.ts";
 import { redactApiKeys } from "./key_format.ts";
 import { warnOnce } from "./_sinks.ts";
 import type { ApiKeyCreditsExhaustedEvent, ApiKeyCreditsLowEvent } from "./events.ts";
 import type {
   ApiKeyContext,
+  ApiKeyCreditBalanceOwner,
   ApiKeyCredits,
+  ApiKeyPoolCredits,
   ApiKeyRateLimitPolicy,
   ApiKeyRecord,
   AuthorizeOptions,
@@ -151,9 +154,9 @@ export function assertTenantSharedPolicies(
 
 /** Longest subject kept readable; a longer one is hashed (the store takes at most 512 characters). */
 const MAX_READABLE_SUBJECT = 200;
-/** Ids of the hashed `key#` subjects this process counted, so a write-back finds their key (bounded). */
-const HASHED_KEY_IDS = new Map<string, string>();
-const MAX_HASHED_KEY_IDS = 10_000;
+/** Ids of the hashed `key#` and `tenant#` subjects this process counted, so a write-back finds their records (bounded). */
+const HASHED_IDS = new Map<string, string>();
+const MAX_HASHED_IDS = 10_000;
 
 /**
  * A counter's subject: `key:` or `tenant:` and the URI-encoded id when that
@@ -182,30 +185,36 @@ export function counterSubjectOf(kind: "key" | "tenant", id: string): string {
     units[2 * i + 1] = id.charCodeAt(i) >> 8;
   }
   const subject = `${kind}#${bytesToHex(sha256(units))}`;
-  if (kind === "key" && !HASHED_KEY_IDS.has(subject)) {
-    if (HASHED_KEY_IDS.size >= MAX_HASHED_KEY_IDS) {
-      HASHED_KEY_IDS.delete(HASHED_KEY_IDS.keys().next().value!);
-    }
-    HASHED_KEY_IDS.set(subject, id);
+  if (!HASHED_IDS.has(subject)) {
+    if (HASHED_IDS.size >= MAX_HASHED_IDS) HASHED_IDS.delete(HASHED_IDS.keys().next().value!);
+    HASHED_IDS.set(subject, id);
   }
   return subject;
 }
 
 /**
- * The key id of a `key` counter subject (`undefined` for another subject, or
- * a hashed one this process never counted).
+ * The key or tenant id of a counter subject `counterSubjectOf` made
+ * (`undefined` for another subject, or a hashed one this process never counted).
  *
  * @example
  * ```ts
- * import { keyIdOfSubject } from "./_limits.ts";
- * keyIdOfSubject("key:k%201"); // "k 1"
+ * import { idOfSubject } from "./_limits.ts";
+ * idOfSubject("key:k%201"); // { kind: "key", id: "k 1" }
  * ```
  */
-export function keyIdOfSubject(subject: string): string | undefined {
-  if (subject.startsWith("key#")) return HASHED_KEY_IDS.get(subject);
-  if (!subject.startsWith("key:")) return undefined;
+export function idOfSubject(
+  subject: string,
+): { kind: "key" | "tenant"; id: string } | undefined {
+  const kind = subject.startsWith("key") ? "key" : subject.startsWith("tenant") ? "tenant" : null;
+  if (kind === null) return undefined;
+  const rest = subject.slice(kind.length);
+  if (rest.startsWith("#")) {
+    const id = HASHED_IDS.get(subject);
+    return id === undefined ? undefined : { kind, id };
+  }
+  if (!rest.startsWith(":")) return undefined;
   try {
-    return decodeURIComponent(subject.slice(4));
+    return { kind, id: decodeURIComponent(rest.slice(1)) };
   } catch {
     return undefined;
   }
@@ -239,13 +248,77 @@ export function creditSubjectOf(
  * // { initial: 5, initialAt: 0, slot: "tenant:t1" }
  * ```
  */
-export function creditCounterOf(credits: ApiKeyCredits, tenantId: string): RateLimitCredits {
+export function creditCounterOf(
+  credits: ApiKeyCredits | ApiKeyPoolCredits,
+  tenantId: string,
+): RateLimitCredits {
   return {
     initial: credits.remaining,
     initialAt: credits.updatedAt.getTime(),
     slot: counterSubjectOf("tenant", tenantId),
     ...(credits.refill === undefined ? {} : { refill: credits.refill }),
   };
+}
+
+/**
+ * The balances a key's stored credits name: its own (`undefined` when it
+ * spends only its tenant's pool) and the tenant's pool (`undefined` without).
+ *
+ * @example
+ * ```ts
+ * import { creditPartsOf } from "./_limits.ts";
+ * creditPartsOf({ remaining: 5, updatedAt: new Date(0), sharedBy: "tenant" }).own; // undefined
+ * ```
+ */
+export function creditPartsOf(
+  credits: ApiKeyCredits,
+): { own: ApiKeyCredits | undefined; pool: ApiKeyPoolCredits | undefined } {
+  return credits.sharedBy === "tenant"
+    ? { own: undefined, pool: credits }
+    : { own: credits, pool: credits.pool };
+}
+
+/**
+ * The limiter's balances of a key's stored credits, in the order a check
+ * spends them: its own (subject: its `balanceKeyId`'s or its own), then the
+ * tenant's pool (subject: the tenant), each in the tenant's slot.
+ *
+ * @example
+ * ```ts
+ * import { creditBalancesOf } from "./_limits.ts";
+ * creditBalancesOf("k1", "t1", { remaining: 5, updatedAt: new Date(0), sharedBy: "tenant" })[0].owner; // "tenant"
+ * ```
+ */
+export function creditBalancesOf(
+  keyId: string,
+  tenantId: string,
+  credits: ApiKeyCredits,
+): (RateLimitBalance & { owner: ApiKeyCreditBalanceOwner })[] {
+  const { own, pool } = creditPartsOf(credits);
+  const balances: (RateLimitBalance & { owner: ApiKeyCreditBalanceOwner })[] = [];
+  if (own !== undefined) {
+    const subject = creditSubjectOf(keyId, own);
+    balances.push({
+      owner: "key",
+      subject,
+      credits: { ...creditCounterOf(own, tenantId), subject },
+    });
+  }
+  if (pool !== undefined) {
+    const subject = counterSubjectOf("tenant", tenantId);
+    balances.push({
+      owner: "tenant",
+      subject,
+      credits: { ...creditCounterOf(pool, tenantId), subject },
+    });
+  }
+  return balances;
+}
+
+/** The policies of one check and who shares each counter (`true`: the tenant). */
+interface Picked {
+  readonly policies: readonly CompiledRateLimitPolicy[];
+  readonly shared: readonly boolean[];
 }
 
 /**
@@ -256,32 +329,33 @@ function routePolicies(
   base: Compiled | undefined,
   route: Exclude<AuthorizeOptions["rateLimits"], false>,
   keyId: string,
-) {
-  const keyPolicies = base === undefined
-    ? []
-    : base.policies.map((policy, i) => ({ policy, shared: base.shared[i] }));
-  if (route === undefined) return keyPolicies;
+): Picked {
+  const none: Picked = { policies: [], shared: [] };
+  if (route === undefined) return base ?? none;
+  const all = base ?? none;
+  const pick = (keep: (name: string) => boolean, own: Picked = none): Picked => {
+    const at = all.policies.flatMap((policy, i) => keep(policy.name) ? [i] : []);
+    const policies = [...at.map((i) => all.policies[i]), ...own.policies];
+    return {
+      policies: policies.length === 0 ? [] : compileRateLimitPolicies(policies),
+      shared: [...at.map((i) => all.shared[i]), ...own.shared],
+    };
+  };
   if (typeof route === "string" || typeof route[0] === "string") {
     const names = typeof route === "string" ? [route] : route as readonly string[];
-    const picked = keyPolicies.filter(({ policy }) => names.includes(policy.name));
-    const missing = names.filter((name) => !picked.some(({ policy }) => policy.name === name));
+    const missing = names.filter((name) => !all.policies.some((policy) => policy.name === name));
     if (base !== undefined && missing.length > 0) {
       throw new TypeError(
         `the route's rateLimits name ${
           missing.map((n) => `"${n}"`).join(", ")
         }, which key ${keyId} ` +
-          `does not have (its policies: ${
-            keyPolicies.map(({ policy }) => policy.name).join(", ")
-          })`,
+          `does not have (its policies: ${all.policies.map(({ name }) => name).join(", ")})`,
       );
     }
-    return picked;
+    return pick((name) => names.includes(name));
   }
   const own = compile(route);
-  return [
-    ...keyPolicies.filter(({ policy }) => !own.policies.some((p) => p.name === policy.name)),
-    ...own.policies.map((policy, i) => ({ policy, shared: own.shared[i] })),
-  ];
+  return pick((name) => !own.policies.some((p) => p.name === name), own);
 }
 
 /**
@@ -357,6 +431,83 @@ export function bugReporter(log: (line: string) => void): (line: string) => void
   };
 }
 
+/** The answers `apply` adds to a context. */
+type ApiKeyLimitAnswers = Pick<
+  ApiKeyContext,
+  "rateLimitResults" | "creditResult" | "creditBalance" | "tenantCreditResult"
+>;
+
+/** One check's policies and subjects. */
+interface Check {
+  readonly subject: string;
+  readonly policies: readonly CompiledRateLimitPolicy[];
+  readonly subjects: readonly string[];
+}
+
+/** Most route picks a key's plan keeps (an inline route list made per request is not kept past it). */
+const MAX_PICKS = 32;
+
+/**
+ * What a verified key's checks need, built once per cached context: its
+ * subjects, slot and credit balances, and the checks of the routes seen.
+ */
+class KeyPlan {
+  readonly slot: string;
+  readonly keySubject: string;
+  readonly balances: readonly RateLimitCredits[] | undefined;
+  readonly owners: readonly ApiKeyCreditBalanceOwner[];
+  /** Checks by the base list (the key's or a resolver's) and the route. */
+  readonly #checks = new WeakMap<object, Map<unknown, Check>>();
+
+  constructor(context: ApiKeyContext) {
+    const { credits } = context;
+    this.slot = counterSubjectOf("tenant", context.tenantId);
+    // A rotation chain counts on its first key's windows, as it spends its balance.
+    this.keySubject = counterSubjectOf(
+      "key",
+      context.rateLimitKeyId ?? credits?.balanceKeyId ?? context.keyId,
+    );
+    const balances = credits === undefined
+      ? []
+      : creditBalancesOf(context.keyId, context.tenantId, credits);
+    this.balances = balances.length === 0
+      ? undefined
+      : Object.freeze(balances.map((b) => Object.freeze(b.credits)));
+    this.owners = Object.freeze(balances.map((b) => b.owner));
+  }
+
+  /** The check of `route` over `base`, built once per pair. */
+  check(
+    base: Compiled | undefined,
+    route: Exclude<AuthorizeOptions["rateLimits"], false>,
+    keyId: string,
+  ): Check {
+    const holder = base ?? KeyPlan;
+    let checks = this.#checks.get(holder);
+    if (checks === undefined) this.#checks.set(holder, checks = new Map());
+    const known = checks.get(route);
+    if (known !== undefined) return known;
+    const { policies, shared } = routePolicies(base, route, keyId);
+    const subjects = shared.map((s) => s ? this.slot : this.keySubject);
+    const check: Check = {
+      subject: subjects[0] ?? this.balances?.[0].subject ?? this.keySubject,
+      policies,
+      subjects: Object.freeze(subjects),
+    };
+    if (checks.size < MAX_PICKS) checks.set(route, check);
+    return check;
+  }
+}
+
+/** Plans by cached context (a verify cache hit answers the same context object). */
+const PLANS = new WeakMap<ApiKeyContext, KeyPlan>();
+
+function planOf(context: ApiKeyContext): KeyPlan {
+  let plan = PLANS.get(context);
+  if (plan === undefined) PLANS.set(context, plan = new KeyPlan(context));
+  return plan;
+}
+
 /** Most `creditThresholds`. */
 const MAX_CREDIT_THRESHOLDS = 8;
 
@@ -429,54 +580,44 @@ export class RequestLimits {
         throw bug("rateLimitResolver answered a bad policy", error);
       }
     }
-    const picked = routePolicies(base, route, context.keyId);
-    const { credits } = context;
-    if (picked.length === 0 && credits === undefined) return context;
-    // The key's own list is compiled once; a route's pick or addition per request.
-    const policies = picked.length === 0
-      ? []
-      : route === undefined
-      ? base!.policies
-      : compileRateLimitPolicies(picked.map(({ policy }) => policy));
-    // A rotation chain counts on its first key's windows, as it spends its balance.
-    const keySubject = counterSubjectOf(
-      "key",
-      context.rateLimitKeyId ?? credits?.balanceKeyId ?? context.keyId,
-    );
-    const subjects = picked.map(({ shared }) =>
-      shared ? counterSubjectOf("tenant", context.tenantId) : keySubject
-    );
+    const plan = planOf(context);
+    const check = plan.check(base, route, context.keyId);
+    if (check.policies.length === 0 && plan.balances === undefined) return context;
     let result;
     try {
-      const balance = credits && {
-        ...creditCounterOf(credits, context.tenantId),
-        subject: creditSubjectOf(context.keyId, credits),
-      };
-      result = await this.#limiter.check(subjects[0] ?? balance!.subject, policies, {
+      result = await this.#limiter.check(check.subject, check.policies, {
         cost: options.cost,
-        subjects,
-        credits: balance,
+        subjects: check.subjects,
+        credits: plan.balances,
         // Every counter of a tenant's keys in one Redis Cluster slot (one node per tenant).
-        slot: counterSubjectOf("tenant", context.tenantId),
+        slot: plan.slot,
       });
     } catch (error) {
       // Input the limiter refuses (a cost over MAX_CREDITS with credits, bad stored credits): a bug.
       throw bug(`the rate-limit check of key ${context.keyId}`, error);
     }
     // "local" answers the policies with this instance's shares; a credit spend it refuses.
-    if (result.unavailable && (result.outcome !== "local" || credits !== undefined)) {
+    if (result.unavailable && (result.outcome !== "local" || plan.balances !== undefined)) {
       return this.#unavailable(context);
     }
-    const answers: Pick<ApiKeyContext, "rateLimitResults" | "creditResult"> = {};
-    if (policies.length > 0) {
-      answers.rateLimitResults = Object.freeze(
-        result.policies.map((r, i) => Object.freeze({ ...r, windowMs: policies[i].windowMs })),
-      );
+    // The limiter's answers are fresh per check: kept as they are, not copied.
+    const answers: ApiKeyLimitAnswers = {};
+    if (check.policies.length > 0) answers.rateLimitResults = result.policies;
+    const balances = result.balances;
+    if (balances !== undefined) {
+      answers.creditResult = balances[0];
+      answers.creditBalance = plan.owners[0];
+      if (plan.owners.at(-1) === "tenant") answers.tenantCreditResult = balances.at(-1);
     }
-    if (result.credits !== undefined) answers.creditResult = Object.freeze({ ...result.credits });
     if (!result.allowed) {
       // A rate limit clears sooner than credits refill: its code wins when both deny.
       const limited = answers.rateLimitResults?.some((r) => !r.allowed) ?? false;
+      if (!limited && balances !== undefined) {
+        // The refusing balance (the key's own first when both refuse).
+        const at = balances.findIndex((b) => !b.allowed);
+        answers.creditResult = balances[at];
+        answers.creditBalance = plan.owners[at];
+      }
       throw Object.assign(
         apiKeyError(limited ? "api_key_rate_limited" : "api_key_usage_exceeded"),
         answers,
@@ -486,26 +627,48 @@ export class RequestLimits {
   }
 
   /**
-   * The events of the spend that answered `context.creditResult` at `at`:
-   * `api_key.credits_low` per threshold the balance fell past (from above it
-   * to at most it), `api_key.credits_exhausted` when it reached 0.
+   * The events of the spend that answered `context.creditResult` (and
+   * `tenantCreditResult`) at `at`, per balance: `api_key.credits_low` per
+   * threshold it fell past (from above it to at most it),
+   * `api_key.credits_exhausted` when it reached 0. A pool's balance is one for
+   * the tenant's keys, so one spend crosses each threshold: events once per
+   * threshold for the pool, not once per key.
    */
   creditEvents(context: ApiKeyContext, cost: number, at: Date): ApiKeyCreditEvent[] {
-    const answer = context.creditResult;
-    if (answer === undefined || cost === 0) return [];
+    if (cost === 0) return [];
+    const events: ApiKeyCreditEvent[] = [];
+    const pool = context.tenantCreditResult;
+    if (context.creditResult !== undefined && context.creditBalance === "key") {
+      this.#crossed(events, context, context.creditResult, "key", cost, at);
+    }
+    if (pool !== undefined) this.#crossed(events, context, pool, "tenant", cost, at);
+    return events;
+  }
+
+  /** Adds the events of one balance's `answer` to `events`. */
+  #crossed(
+    events: ApiKeyCreditEvent[],
+    context: ApiKeyContext,
+    answer: Readonly<CounterResult>,
+    creditBalance: ApiKeyCreditBalanceOwner,
+    cost: number,
+    at: Date,
+  ): void {
     const remaining = answer.remaining;
     const common = {
       at,
       keyId: context.keyId,
       tenantId: context.tenantId,
+      creditBalance,
       remaining,
       nextRefillAt: answer.resetMs < 0 ? null : new Date(at.getTime() + answer.resetMs),
     };
-    const events: ApiKeyCreditEvent[] = this.#thresholds
-      .filter((threshold) => remaining + cost > threshold && threshold >= remaining)
-      .map((threshold) => ({ type: "api_key.credits_low", ...common, threshold }));
+    for (const threshold of this.#thresholds) {
+      if (remaining + cost > threshold && threshold >= remaining) {
+        events.push({ type: "api_key.credits_low", ...common, threshold });
+      }
+    }
     if (remaining === 0) events.push({ type: "api_key.credits_exhausted", ...common });
-    return events;
   }
 
   #unavailable(context: ApiKeyContext): ApiKeyContext {

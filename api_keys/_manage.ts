@@ -7,7 +7,7 @@
  * @module
  */
 import { ApiKeyOperationError, ApiKeyPrefixCollisionError, ApiKeyStorageError } from "./errors.ts";
-import type { CreditBook } from "./_credits.ts";
+import type { CreditBook, KeyBalances } from "./_credits.ts";
 import { createdEvent } from "./events.ts";
 import { requireRotationWaits } from "./_first_use.ts";
 import {
@@ -18,11 +18,11 @@ import {
   validateRotateInput,
 } from "./_input.ts";
 import { generateKey } from "./key_format.ts";
-import { assertTenantSharedPolicies } from "./_limits.ts";
+import { assertTenantSharedPolicies, creditPartsOf } from "./_limits.ts";
 import { statusOf } from "./storage/_paging.ts";
 import type { Settings } from "./_settings.ts";
 import type { ListApiKeyPageOptions } from "./storage/types.ts";
-import type { CreditChange } from "../rate_limits/store.ts";
+import type { CreditChange, CreditRefill } from "../rate_limits/store.ts";
 import { assertCreditChange } from "../rate_limits/credits.ts";
 import type {
   ApiKeyCreditBalance,
@@ -30,6 +30,7 @@ import type {
   ApiKeyRateLimitPolicy,
   ApiKeyRecord,
   ApiKeySummary,
+  ApiKeySummaryCredits,
   CreateApiKeyInput,
   CreateApiKeyResult,
   Environment,
@@ -42,13 +43,9 @@ import type {
 const PREFIX_ATTEMPTS = 3;
 
 /** The summary of `record`: its fields listed one by one, so no hash field is ever copied. */
-function toSummary(
-  record: ApiKeyRecord,
-  nowMs: number,
-  balance: ApiKeyCreditBalance | undefined,
-): ApiKeySummary {
+function toSummary(record: ApiKeyRecord, nowMs: number, balances: KeyBalances): ApiKeySummary {
   const copy = (date: Date | null) => date === null ? null : new Date(date.getTime());
-  const refill = record.credits?.refill;
+  const parts = record.credits && creditPartsOf(record.credits);
   const summary: ApiKeySummary = {
     id: record.id,
     tenantId: record.tenantId,
@@ -69,8 +66,11 @@ function toSummary(
   if (record.rateLimits !== undefined) {
     summary.rateLimits = record.rateLimits.map((p) => ({ ...p }));
   }
-  if (balance !== undefined) {
-    summary.credits = refill === undefined ? balance : { ...balance, refill: { ...refill } };
+  const withRule = (balance: ApiKeyCreditBalance, refill: CreditRefill | undefined) =>
+    refill === undefined ? balance : { ...balance, refill: { ...refill } };
+  if (balances.key !== undefined) summary.credits = withRule(balances.key, parts?.own?.refill);
+  if (balances.tenant !== undefined) {
+    summary.tenantCredits = withRule(balances.tenant, parts?.pool?.refill);
   }
   return summary;
 }
@@ -105,7 +105,7 @@ export class ManageFlow {
     const s = this.#s;
     const valid = validateCreateInput(input);
     const now = s.clock();
-    const credits = this.#credits.compile(input.credits, now);
+    const credits = await this.#credits.compile(input.credits, valid.tenantId, now);
     const source = valid.limitsOf === undefined
       ? undefined
       : await this.#find(valid.tenantId, valid.limitsOf);
@@ -160,9 +160,9 @@ export class ManageFlow {
     requireNonEmptyString(id, "id");
     const now = s.clock();
     const valid = validateRotateInput(input, now);
-    const newCredits = this.#credits.compile(input?.credits, now);
     const waits = valid.graceStarts === "first-use" ? requireRotationWaits(s) : undefined;
     const old = await this.#find(tenantId, id);
+    const newCredits = await this.#credits.compile(input?.credits, old.tenantId, now);
     await this.#checkRateLimits(old.tenantId, valid.rateLimits, old.id);
     if (
       old.revokedAt !== null || old.rotatedAt !== null || old.replacedByKeyId !== null ||
@@ -313,17 +313,24 @@ export class ManageFlow {
     };
   }
 
-  /** See `ApiKeysService.updateCredits`. */
+  /** See `ApiKeysService.updateCredits`: key `id`'s own balance, or with `id` `null` the tenant's pool. */
   async updateCredits(
     tenantId: string,
-    id: string,
+    id: string | null,
     change: CreditChange,
   ): Promise<ApiKeyCreditBalance> {
     requireNonEmptyString(tenantId, "tenantId");
-    requireNonEmptyString(id, "id");
+    if (id !== null) requireNonEmptyString(id, "id");
     const valid = assertCreditChange(change);
     this.#credits.requireLimiter();
+    if (id === null) return await this.#credits.updatePool(tenantId, valid);
     return await this.#credits.update(await this.#find(tenantId, id), valid);
+  }
+
+  /** See `ApiKeysService.tenantCredits`. */
+  async tenantCredits(tenantId: string): Promise<ApiKeySummaryCredits | null> {
+    requireNonEmptyString(tenantId, "tenantId");
+    return await this.#credits.poolOf(tenantId);
   }
 
   /**

@@ -467,7 +467,7 @@ export class VerifyFlow {
       }
       this.#lastTouched.set(keyId, now);
     }
-    s.storage.touchLastUsed(keyId, s.clock);
+    s.storage.touchLastUsed(keyId, s.clock, s.taps.span?.("api_key.storage.touch"));
   }
 
   /** Emits the one `api_key.verification` metric of a verify begun at `start`. */

@@ -87,8 +87,10 @@ export class ApiKeyError extends Error {
   readonly reason?: string;
   /** `api_key_rate_limited`: each policy's answer (the denying ones have `allowed: false`). */
   declare readonly rateLimitResults?: readonly ApiKeyRateLimitResult[];
-  /** `api_key_usage_exceeded`: the balance's answer (`resetMs` to the next refill, -1 for none). */
+  /** `api_key_usage_exceeded`: the refusing balance's answer (`resetMs` to the next refill, -1 for none). */
   declare readonly creditResult?: ApiKeyContext["creditResult"];
+  /** `api_key_usage_exceeded`: whose balance refused, the key's own or the tenant's shared pool. */
+  declare readonly creditBalance?: ApiKeyContext["creditBalance"];
 
   /** Creates the error for `code`, with an optional safe `reason`. */
   constructor(code: ApiKeyErrorCode, reason?: string) {

@@ -6,6 +6,7 @@
  */
 import type { ApiKeyErrorCode } from "./errors.ts";
 import type {
+  ApiKeyCreditBalanceOwner,
   ApiKeyGraceStart,
   ApiKeyHashScheme,
   ApiKeyRecord,
@@ -255,9 +256,10 @@ export interface ApiKeyExposedEvent {
 }
 
 /**
- * Emitted by the one request whose spend took a key's balance from above
- * `threshold` to at most it (one of `creditThresholds`): once per threshold
- * and refill period across a fleet.
+ * Emitted by the one request whose spend took a balance (the key's own, or
+ * its tenant's shared pool: `creditBalance`) from above `threshold` to at most
+ * it (one of `creditThresholds`): once per threshold and refill period across
+ * a fleet, and for a pool once for all the tenant's keys.
  */
 export interface ApiKeyCreditsLowEvent {
   /** Event type. */
@@ -268,6 +270,8 @@ export interface ApiKeyCreditsLowEvent {
   keyId: string;
   /** Owning tenant. */
   tenantId: string;
+  /** Whose balance: the key's own or the tenant's shared pool. */
+  creditBalance: ApiKeyCreditBalanceOwner;
   /** Credits left after the spend. */
   remaining: number;
   /** The threshold crossed. */
@@ -276,7 +280,10 @@ export interface ApiKeyCreditsLowEvent {
   nextRefillAt: Date | null;
 }
 
-/** Emitted by the one request whose spend took a key's balance to 0: once per refill period. */
+/**
+ * Emitted by the one request whose spend took a balance (the key's own, or its
+ * tenant's shared pool: `creditBalance`) to 0: once per refill period.
+ */
 export interface ApiKeyCreditsExhaustedEvent {
   /** Event type. */
   type: "api_key.credits_exhausted";
@@ -286,6 +293,8 @@ export interface ApiKeyCreditsExhaustedEvent {
   keyId: string;
   /** Owning tenant. */
   tenantId: string;
+  /** Whose balance: the key's own or the tenant's shared pool. */
+  creditBalance: ApiKeyCreditBalanceOwner;
   /** Always 0. */
   remaining: number;
   /** When the balance next refills, or null without a refill. */

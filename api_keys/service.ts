@@ -20,6 +20,7 @@ import type {
   ApiKeyHashReport,
   ApiKeyRecord,
   ApiKeySummary,
+  ApiKeySummaryCredits,
   AuthorizeOptions,
   CreateApiKeyInput,
   CreateApiKeyResult,
@@ -226,15 +227,31 @@ export class ApiKeysService {
 
   /**
    * Sets (`{ set: n }`) or adds to (`{ add: n }`, negative subtracts; clamped
-   * to 0) the credit balance of key `id` of `tenantId`, atomically with the
-   * spends in the limiter's store, and writes the result back to the records
-   * spending it (a rotated key and its successor share one); resolves the
-   * balance. Another tenant's key is `api_key_record_not_found`, unchanged; a
-   * key without credits is `ApiKeyValidationError` on `credits`; a bad change
-   * or a service without a `limiter` is a `TypeError`.
+   * to 0) the credit balance of key `id` of `tenantId` (its own balance), or
+   * with `id` `null` the tenant's shared pool, atomically with the spends in
+   * the limiter's store, and writes the result back to the records spending
+   * it (a rotated key and its successor share one; every key of the tenant
+   * shares the pool); resolves the balance. Another tenant's key is
+   * `api_key_record_not_found`, unchanged; a key without a balance of its own
+   * (or a tenant without a pool) is `ApiKeyValidationError` on `credits`; a
+   * bad change or a service without a `limiter` is a `TypeError`.
    */
-  updateCredits(tenantId: string, id: string, change: CreditChange): Promise<ApiKeyCreditBalance> {
+  updateCredits(
+    tenantId: string,
+    id: string | null,
+    change: CreditChange,
+  ): Promise<ApiKeyCreditBalance> {
     return this.#manage.updateCredits(tenantId, id, change);
+  }
+
+  /**
+   * The balance of `tenantId`'s shared credit pool now, with its refill rule
+   * (read from the limiter's store without writing; the last written-back
+   * balance when the store fails); `null` when no key of the tenant spends a
+   * pool or without a `limiter`.
+   */
+  tenantCredits(tenantId: string): Promise<ApiKeySummaryCredits | null> {
+    return this.#manage.tenantCredits(tenantId);
   }
 
   /**

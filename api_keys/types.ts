@@ -35,7 +35,38 @@ export interface ApiKeyCredits extends Credits {
   updatedAt: Date;
   /** Id of the key whose balance this key spends (the first key of its rotation chain); absent: its own. */
   balanceKeyId?: string;
+  /**
+   * `"tenant"`: these credits are the tenant's shared pool (one balance every
+   * key of the tenant spends; this record keeps a copy of its rule and of the
+   * balance last written back), and the key has no balance of its own.
+   */
+  sharedBy?: "tenant";
+  /** The tenant's shared pool the key spends besides its own balance (a copy, as with `sharedBy`). */
+  pool?: ApiKeyPoolCredits;
 }
+
+/** The tenant's shared credit pool as a key's record keeps it: its rule and the balance last written back. */
+export interface ApiKeyPoolCredits extends Credits {
+  /** When `remaining` was read; refills due since then apply at the next spend. */
+  updatedAt: Date;
+}
+
+/**
+ * Credits of `create`, `rotate` and the admin routes' `keyLimits`: a balance
+ * of the key's own, the tenant's shared pool (`sharedBy: "tenant"`), or both
+ * (a balance of its own with `pool`); every spend takes from each, all or
+ * nothing. A pool's `remaining` starts it when the tenant has none yet; a
+ * tenant's keys keep one refill rule for it (see docs/rate-limits.md).
+ */
+export interface ApiKeyCreditsInput extends Credits {
+  /** `"tenant"`: the key spends only the tenant's shared pool. */
+  sharedBy?: "tenant";
+  /** The tenant's shared pool, spent besides the key's own balance. */
+  pool?: Credits;
+}
+
+/** Whose balance a credit answer, refusal or event is about: the key's own or the tenant's pool. */
+export type ApiKeyCreditBalanceOwner = "key" | "tenant";
 
 /** Longest accepted key name. */
 export const MAX_API_KEY_NAME_LENGTH = 200;
@@ -212,8 +243,10 @@ export interface ApiKeySummary extends
   allowedIpCidrs: string[];
   /** The condition of the key when listed. */
   status: ApiKeyStatus;
-  /** With a `limiter`, for a key with credits: its balance and next refill. */
+  /** With a `limiter`, for a key with a balance of its own: its balance and next refill. */
   credits?: ApiKeySummaryCredits;
+  /** With a `limiter`, for a key spending its tenant's shared pool: the pool's balance and next refill. */
+  tenantCredits?: ApiKeySummaryCredits;
 }
 
 /** Result of a successful verification. */
@@ -238,8 +271,15 @@ export interface ApiKeyContext {
   rateLimitResults?: readonly ApiKeyRateLimitResult[];
   /** The key's credits as stored, when it has some. */
   credits?: Readonly<ApiKeyCredits>;
-  /** With a `limiter`: the credit balance's answer to this request. */
+  /**
+   * With a `limiter`: the credit balance's answer to this request (the key's
+   * own balance; the pool's for a key spending only its tenant's pool).
+   */
   creditResult?: Readonly<CounterResult>;
+  /** With `creditResult`: whose balance it answers, the key's own or the tenant's pool. */
+  creditBalance?: ApiKeyCreditBalanceOwner;
+  /** With a `limiter`, for a key spending its tenant's pool: the pool's answer to this request. */
+  tenantCreditResult?: Readonly<CounterResult>;
 }
 
 /** Input of `ApiKeysService.create`. */
@@ -260,8 +300,11 @@ export interface CreateApiKeyInput {
   allowedIpCidrs?: string[];
   /** Rate-limit policies (needs the storage capability `storesRateLimits`; a bad policy is a `TypeError`). */
   rateLimits?: ApiKeyRateLimitPolicy[];
-  /** Credits the key spends (needs `storesCredits` and a `limiter`; a bad value is a `TypeError`). */
-  credits?: Credits;
+  /**
+   * Credits the key spends: its own balance, the tenant's pool, or both (needs
+   * `storesCredits` and a `limiter`; a bad value is a `TypeError`).
+   */
+  credits?: ApiKeyCreditsInput;
   /**
    * Id of a key of the same tenant whose limits the new key shares, as a
    * rotated key shares its predecessor's: its rate-limit policies (unless
@@ -316,8 +359,8 @@ export interface RotateApiKeyInput {
   allowedIpCidrs?: string[];
   /** Rate-limit policies of the new key (default: the old key's). */
   rateLimits?: ApiKeyRateLimitPolicy[];
-  /** Credits of the new key (default: it spends the old key's balance, shared during the grace). */
-  credits?: Credits;
+  /** Credits of the new key (default: it spends the old key's balance and pool, shared during the grace). */
+  credits?: ApiKeyCreditsInput;
 }
 
 /** Result of `ApiKeysService.rotate`. */

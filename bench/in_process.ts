@@ -20,8 +20,7 @@ import { ClsService } from "nestjs-cls";
 import { map, Observable, of } from "rxjs";
 import { ApiKeysGuard } from "../api_keys/nest/mod.ts";
 import { ApplicationConfig, HttpAdapterHost, Reflector } from "@nestjs/core";
-import type { Responder } from "../safe_response/responder.ts";
-import { RESPONDER } from "../safe_response/nest/_http.ts";
+import { Responder } from "../safe_response/responder.ts";
 import { SafeResponseFilter } from "../safe_response/nest/safe_response.filter.ts";
 import { SafeResponseInterceptor } from "../safe_response/nest/_safe_response.interceptor.ts";
 import {
@@ -174,8 +173,8 @@ async function main() {
   await defaults.init();
   const all = await createBenchApp("express", "envelope-all");
   await all.init();
-  const runtime = defaults.get<symbol, Responder>(RESPONDER, { strict: false });
-  const allRuntime = all.get<symbol, Responder>(RESPONDER, { strict: false });
+  const runtime = defaults.get(Responder, { strict: false });
+  const allRuntime = all.get(Responder, { strict: false });
   const cls = all.get(ClsService);
   cls.enter();
   cls.set("traceId", "trace-1");

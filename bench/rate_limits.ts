@@ -1,6 +1,8 @@
 /**
  * Benchmark 9: rate limits. The in-memory check with 1 and 3 policies and a
- * credits spend (alone: at most 0.5×; inside an `authorize`: at most 1.5×) against a
+ * credits spend (alone: at most 0.5×; inside an `authorize`: at most 1.5×, also
+ * spending a tenant's pool beside the key's own balance), the limit's added cost in
+ * `authorize` (a key with 1 policy less a key without: at most 0.5×) against a
  * cached `verify` timed in the same rounds (`MISSED` past the target, never a
  * failure); the in-memory check per policy; round trips per
  * check on Redis (counted by the server's `INFO commandstats`) and statements
@@ -25,6 +27,7 @@ import { compileRateLimitPolicies } from "../rate_limits/policy.ts";
 import type { RateLimitStore } from "../rate_limits/store.ts";
 import { connectRedis, openStore } from "../tests/limits/_services.ts";
 import { creditedKey, CreditedStorage } from "../tests/api_keys/credited_storage.ts";
+import { READ_ORDERS } from "../tests/api_keys/helpers.ts";
 import { alternate, fmt, printTable, QUICK, verdict } from "./lib/harness.ts";
 
 const N = QUICK ? 500 : 3_000;
@@ -82,6 +85,18 @@ async function againstCachedVerify(): Promise<void> {
   });
   const { key } = await creditedKey(service, storage, { remaining: CREDITS.initial });
   await service.verify(key);
+  const plain = await service.create({ tenantId: "t1", name: "plain", scopes: READ_ORDERS });
+  const limited = await service.create({
+    tenantId: "t1",
+    name: "limited",
+    scopes: READ_ORDERS,
+    rateLimits: [{ name: "minute", limit: 1e12, windowMs: 60_000 }],
+  });
+  const pooled = await creditedKey(service, storage, {
+    remaining: CREDITS.initial,
+    pool: { remaining: CREDITS.initial, updatedAt: new Date(0) },
+  });
+  for (const k of [plain.key, limited.key, pooled.key]) await service.authorize(k);
   const one = compileRateLimitPolicies(ALL.slice(0, 1));
   const three = compileRateLimitPolicies(ALL);
   let i = 0;
@@ -94,12 +109,20 @@ async function againstCachedVerify(): Promise<void> {
       op: () => limiter.check(`bench:${i++ % 100}`, [], { credits: CREDITS }),
     },
     { name: "authorize, credits spend", op: () => service.authorize(key) },
+    { name: "authorize, own + pool spend", op: () => service.authorize(pooled.key) },
+    { name: "authorize, no limit", op: () => service.authorize(plain.key) },
+    { name: "authorize, 1 policy", op: () => service.authorize(limited.key) },
   ]);
+  const unlimited = rest.splice(-2, 1)[0];
+  // The limit's cost inside authorize: a key with 1 policy less a key without any.
+  rest[rest.length - 1] = { ...rest.at(-1)!, us: rest.at(-1)!.us - unlimited.us };
   const targets = [
     ["check, 1 policy", 0.5],
     ["check, 3 policies", 0.5],
     ["credits spend per request in memory", 0.5],
     ["authorize with a credits spend (cached)", 1.5],
+    ["authorize with its own and the tenant's pool spent (cached)", 1.5],
+    ["the limit's added cost in authorize (1 policy)", 0.5],
   ] as const;
   printTable("In-memory check and credits spend against a cached verify (same rounds)", [
     "case",

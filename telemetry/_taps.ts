@@ -21,9 +21,12 @@ export interface ApiKeyTaps {
   credits?: (spent: number, exhausted: boolean, tenantId: string) => void;
   /** One per usage-flush report (the `api_key.usage_flush` metric's outcome and rows). */
   usageFlush?: (outcome: string, rows: number) => void;
-  /** At a storage lookup's or a usage write's start (`rows`); answers what to call when it settles. */
+  /**
+   * At a storage lookup's, a `lastUsedAt` write's or a usage write's start (`rows`); answers what
+   * to call when it settles.
+   */
   span?: (
-    name: "api_key.storage.lookup" | "api_key.usage.write",
+    name: "api_key.storage.lookup" | "api_key.storage.touch" | "api_key.usage.write",
     rows?: number,
   ) => ((failed: boolean) => void) | undefined;
 }

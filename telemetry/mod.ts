@@ -56,7 +56,10 @@ export interface TelemetryOptions {
   service?: ApiKeysService;
   /** The limiter whose checks and store calls are counted and traced. */
   limiter?: RateLimiter;
-  /** The responder (or a binding holding one as `responder`) whose replies are counted. */
+  /**
+   * The responder whose replies are counted: a `Responder`, a Fetch binding holding one as
+   * `responder`, or in Nest the one `SafeResponseModule` provides (inject `Responder`).
+   */
   responder?: Responder | { readonly responder: Responder };
   /** The change feed whose health is observed. */
   changeFeed?: ApiKeyChangeFeed;
@@ -125,7 +128,7 @@ const INSTRUMENTS = {
   "safe_response.responses": ["{response}", "Replies built, by status class."],
   "api_key.change_feed.staleness": [
     "s",
-    "Upper bound on the age of an undelivered change (absent while unbounded).",
+    "Upper bound on the age of an undelivered change (+Inf while unbounded).",
   ],
   "api_key.change_feed.healthy": ["1", "1 while the feed is in sync, else 0."],
   "api_key.change_feed.notices_arrive": [
@@ -309,8 +312,10 @@ function feedGauges(meter: Meter, feed: ApiKeyChangeFeed): () => void {
   const notices = gauge(meter, "api_key.change_feed.notices_arrive");
   const observe = (result: ObservableResult, read: () => number | undefined) => {
     try {
+      // +Inf is observed (an unbounded lag): an SDK repeats a gauge's last value when its
+      // callback observes nothing, so skipping it would report the last finite lag.
       const value = read();
-      if (value !== undefined && Number.isFinite(value)) result.observe(value);
+      if (value !== undefined && !Number.isNaN(value)) result.observe(value);
     } catch {
       // a failing status() reports nothing
     }

@@ -20,6 +20,7 @@ import type {
 } from "../types.ts";
 import type { ApiKeyUsageBucket } from "../usage.ts";
 import type { CreditRefill } from "../../rate_limits/store.ts";
+import { creditsView, spendsCredits, tenantCreditsView } from "./_credits.ts";
 import { AdminHttpError, keyName, oneOf, readObject, stringList } from "./_body.ts";
 import { encodeCursor, listQuery, type QueryOf, usageKeys, usageWindow } from "./_query.ts";
 import { positionOf } from "../storage/_paging.ts";
@@ -239,10 +240,7 @@ function view(summary: ApiKeySummary, replacesKeyId: string | null): KeyView {
     replacedByKeyId: summary.replacedByKeyId,
     createdBy: summary.createdBy,
     replacesKeyId,
-    ...(summary.credits && {
-      credits: summary.credits.remaining,
-      creditsNextRefillAt: iso(summary.credits.nextRefillAt),
-    }),
+    ...creditsView(summary),
   };
 }
 
@@ -440,7 +438,7 @@ export function createApiKeysAdminHandler<R>(
       own.some((mine) => mine.name === policy?.name && !samePolicy(mine, policy))
     );
     if (changed.length > 0) exceeds.rateLimits = changed.map((policy) => policy.name);
-    if (set?.credits !== undefined && caller.credits !== undefined) {
+    if (set?.credits !== undefined && spendsCredits(caller)) {
       exceeds.credits = ["separate balance"];
     }
     if (Object.keys(exceeds).length > 0) {
@@ -458,7 +456,7 @@ export function createApiKeysAdminHandler<R>(
     return {
       limitsOf: caller.id,
       rateLimits: rateLimits.length === 0 ? undefined : rateLimits,
-      credits: caller.credits === undefined ? set?.credits : undefined,
+      credits: spendsCredits(caller) ? undefined : set?.credits,
     };
   }
 
@@ -566,7 +564,9 @@ export function createApiKeysAdminHandler<R>(
       limit,
       windowMs,
     }));
-    const shared = limits.limitsOf === undefined ? undefined : (await callerPowers(call))?.credits;
+    // A key minted by a caller with credits spends the caller's balance (its own, or the pool).
+    const caller = limits.limitsOf === undefined ? null : await callerPowers(call);
+    const shared = caller?.credits ?? caller?.tenantCredits;
     const own = limits.credits;
     const amount = shared?.remaining ?? own?.remaining;
     const refill = shared === undefined ? own?.refill : shared.refill;
@@ -618,6 +618,7 @@ export function createApiKeysAdminHandler<R>(
         ? encodeCursor(options.sort, positionOf(last, options.sort))
         : null,
       capabilities,
+      tenantCredits: tenantCreditsView(await service.tenantCredits(call.tenantId)),
     };
   }
 

@@ -6,8 +6,12 @@
  * @module
  */
 import type { ApiKeysService } from "../service.ts";
-import type { Credits } from "../../rate_limits/credits.ts";
-import type { ApiKeyRateLimitPolicy, ApiKeySummary, Environment } from "../types.ts";
+import type {
+  ApiKeyCreditsInput,
+  ApiKeyRateLimitPolicy,
+  ApiKeySummary,
+  Environment,
+} from "../types.ts";
 import type { ApiKeyUsageCounts } from "../usage.ts";
 import type { Escalation, KeyPowers } from "./no_escalation.ts";
 
@@ -156,10 +160,11 @@ export interface AdminKeyLimits {
   /** Policies added to the caller's key's (which the new key always keeps, tenant-shared ones included). */
   rateLimits?: readonly ApiKeyRateLimitPolicy[];
   /**
-   * A balance of the key's own; only when the caller's key has no credits
-   * (a key minted by a key with credits spends its creator's balance).
+   * A balance of the key's own, or the tenant's shared pool (`sharedBy:
+   * "tenant"`); only when the caller's key spends no credits (a key minted by
+   * a key with credits spends its creator's balance and pool).
    */
-  credits?: Credits;
+  credits?: ApiKeyCreditsInput;
 }
 
 /**
@@ -360,10 +365,17 @@ export interface KeyView {
   createdBy: string | null;
   /** The key this one replaced (it is that key's rotation), or `null` (also when the storage cannot tell). */
   replacesKeyId: string | null;
-  /** Only for a key with credits (a service with a limiter): the balance. */
+  /**
+   * Only for a key with credits (a service with a limiter): its own balance,
+   * or its tenant's pool when it spends only that (`creditsSharedBy`).
+   */
   credits?: number;
   /** With `credits`: the next refill, `null` when none. */
   creditsNextRefillAt?: string | null;
+  /** With `credits`: the amount each refill sets, `null` without a refill. */
+  creditsRefillAmount?: number | null;
+  /** `"tenant"`: `credits` is the tenant's shared pool (see `KeyList.tenantCredits`). */
+  creditsSharedBy?: "tenant";
 }
 
 /**
@@ -478,6 +490,15 @@ export interface KeyList {
   nextCursor: string | null;
   /** Optional routes served. */
   capabilities: Capabilities;
+  /**
+   * The tenant's shared credit pool, when its keys spend one (a service with
+   * a limiter): balance, next refill and refill amount; else `null`.
+   */
+  tenantCredits?: {
+    credits: number;
+    nextRefillAt: string | null;
+    refillAmount: number | null;
+  } | null;
 }
 
 /**

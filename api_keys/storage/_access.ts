@@ -176,21 +176,32 @@ const isString = (value: unknown): boolean => typeof value === "string";
 
 /**
  * Whether a stored `credits` value is absent or valid: a balance within
- * `MAX_CREDITS`, a valid refill, a valid `updatedAt` and a non-empty
- * `balanceKeyId` when present (the record check, and `setCredits`'s in memory).
+ * `MAX_CREDITS`, a valid refill, a valid `updatedAt`, a non-empty
+ * `balanceKeyId` when present, and either `sharedBy: "tenant"` (the pool
+ * alone) or a valid `pool` when present (the record check, and
+ * `setCredits`'s in memory).
  */
 export function isStoredCredits(value: unknown): boolean {
   if (value === undefined) return true;
+  if (!isStoredBalance(value)) return false;
+  const { balanceKeyId, sharedBy, pool } = value as ApiKeyCredits;
+  if (sharedBy === "tenant") return balanceKeyId === undefined && pool === undefined;
+  return sharedBy === undefined &&
+    (balanceKeyId === undefined || (isString(balanceKeyId) && balanceKeyId !== "")) &&
+    (pool === undefined || isStoredBalance(pool));
+}
+
+/** A balance within `MAX_CREDITS`, a valid refill and a valid `updatedAt`. */
+function isStoredBalance(value: unknown): boolean {
   if (typeof value !== "object" || value === null) return false;
-  const { remaining, refill, updatedAt, balanceKeyId } = value as ApiKeyCredits;
+  const { remaining, refill, updatedAt } = value as ApiKeyCredits;
   try {
     assertCredits(remaining, "remaining");
     compileCreditRefill(refill);
   } catch {
     return false;
   }
-  return isDateOrNull(updatedAt) && updatedAt !== null &&
-    (balanceKeyId === undefined || (isString(balanceKeyId) && balanceKeyId !== ""));
+  return isDateOrNull(updatedAt) && updatedAt !== null;
 }
 
 /** Each field of `ApiKeyRecord`: the rule its stored value keeps, and the rule in words. */
@@ -794,10 +805,20 @@ export class StorageAccess {
   /**
    * `touchLastUsed(id, at())`, not awaited: a throw or rejection (of the
    * storage or of `at`) never reaches the caller and is warned about once.
+   * `settled` (the telemetry bridge's span end) learns how it settled.
    */
-  touchLastUsed(id: string, at: () => Date): void {
+  touchLastUsed(id: string, at: () => Date, settled?: (failed: boolean) => void): void {
     const storage = this.#storage;
-    callDetached(() => storage.touchLastUsed(id, at()), [], this.#touchFailed);
+    const touch = settled === undefined ? () => storage.touchLastUsed(id, at()) : async () => {
+      try {
+        await storage.touchLastUsed(id, at());
+        settled(false);
+      } catch (error) {
+        settled(true);
+        throw error;
+      }
+    };
+    callDetached(touch, [], this.#touchFailed);
   }
 
   /**

@@ -551,6 +551,47 @@ export function runApiKeyStorageContract(
     check(await storage.findById("no-such-key") === null, "setCredits ignores an unknown id");
   });
 
+  test("storesCredits (when true) keeps a tenant's shared pool: sharedBy and a pool beside a key's own balance round-trip, their Dates as Dates", async () => {
+    const storage = await factory();
+    if (storage.storesCredits !== true) return;
+    const access = new StorageAccess(storage, 5_000, "storage");
+    const balance = (c: { remaining: number; refill?: object; updatedAt: unknown } | undefined) =>
+      c && [
+        c.remaining,
+        c.refill && Object.entries(c.refill).sort(),
+        c.updatedAt instanceof Date ? c.updatedAt.getTime() : "not a Date",
+      ];
+    const shape = (record: ApiKeyRecordInput | null | undefined) => {
+      const c = record?.credits;
+      return JSON.stringify(c && [balance(c), c.sharedBy ?? null, balance(c.pool) ?? null]);
+    };
+    const pool = {
+      remaining: 50_000,
+      refill: { amount: 50_000, interval: "monthly" as const },
+      updatedAt: new Date("2030-01-01T00:00:00.789Z"),
+    };
+    const shared = sampleRecord({ credits: { ...pool, sharedBy: "tenant" } });
+    const both = sampleRecord({
+      tenantId: shared.tenantId,
+      credits: { remaining: 10, updatedAt: new Date("2030-01-03T00:00:00.001Z"), pool },
+    });
+    await storage.insert(shared);
+    await storage.insert(both);
+    for (const record of [shared, both]) {
+      check(shape(await access.findById(record.id)) === shape(record), "the pool is kept");
+      const listed = (await access.listByTenant(record.tenantId, true)).find((r) =>
+        r.id === record.id
+      );
+      check(shape(listed) === shape(record), "the pool is kept in a listing");
+    }
+    const written = { ...both.credits!, pool: { ...pool, remaining: 4, updatedAt: new Date(5) } };
+    await storage.setCredits!(both.id, written);
+    check(
+      shape(await access.findById(both.id)) === shape({ ...both, credits: written }),
+      "setCredits writes the pool back",
+    );
+  });
+
   test("countHashes (when present) counts usable records per hash scheme and pepper version", async () => {
     const storage = await factory();
     const count = storage.countHashes?.bind(storage);

@@ -20,6 +20,7 @@ import type {
   ApiKeyCredits,
   ApiKeyHashCount,
   ApiKeyHashReplacement,
+  ApiKeyPoolCredits,
   ApiKeyRecord,
   ApiKeyRecordInput,
   ListApiKeysOptions,
@@ -52,9 +53,17 @@ function copyRecord(record: ApiKeyRecord): ApiKeyRecord {
 }
 
 function copyCredits(credits: ApiKeyCredits): ApiKeyCredits {
-  const copy = { ...credits, updatedAt: new Date(credits.updatedAt.getTime()) };
-  if (credits.refill !== undefined) copy.refill = { ...credits.refill };
+  const copy: ApiKeyCredits = copyBalance(credits);
+  if (credits.pool !== undefined) copy.pool = copyBalance(credits.pool);
   return copy;
+}
+
+function copyBalance<C extends ApiKeyPoolCredits>(credits: C): C {
+  return {
+    ...credits,
+    updatedAt: new Date(credits.updatedAt.getTime()),
+    ...(credits.refill === undefined ? {} : { refill: { ...credits.refill } }),
+  };
 }
 
 /** List order: newest first (`createdAt` descending), then `id` ascending. */

@@ -260,7 +260,25 @@ function toNumber(value: unknown): unknown {
 
 /** Credits as the JSON column holds them (`updatedAt` an ISO string). */
 function creditsColumn(credits: ApiKeyCredits): Record<string, unknown> {
-  return { ...credits, updatedAt: credits.updatedAt.toISOString() };
+  const { pool } = credits;
+  return {
+    ...credits,
+    updatedAt: credits.updatedAt.toISOString(),
+    ...(pool === undefined ? {} : { pool: { ...pool, updatedAt: pool.updatedAt.toISOString() } }),
+  };
+}
+
+/** Credits as read from the JSON column (`updatedAt` strings read as Dates; a malformed one is left for the record check). */
+function creditsOfColumn(column: Record<string, unknown>): ApiKeyCredits {
+  const dated = (value: Record<string, unknown>) =>
+    typeof value.updatedAt === "string"
+      ? { ...value, updatedAt: new Date(value.updatedAt) }
+      : value;
+  const credits = dated(column);
+  const pool = column.pool;
+  return (typeof pool === "object" && pool !== null
+    ? { ...credits, pool: dated(pool as Record<string, unknown>) }
+    : credits) as unknown as ApiKeyCredits;
 }
 
 /**
@@ -327,11 +345,10 @@ function toRecord(row: unknown): ApiKeyRecord {
     record.rateLimitKeyId = rateLimitKeyId as string;
   }
   const credits = (row as { credits?: unknown }).credits;
-  if (credits !== undefined && credits !== null) {
-    const { updatedAt } = credits as { updatedAt?: unknown };
-    record.credits = (typeof updatedAt === "string"
-      ? { ...credits, updatedAt: new Date(updatedAt) }
-      : credits) as ApiKeyCredits;
+  if (typeof credits === "object" && credits !== null) {
+    record.credits = creditsOfColumn(credits as Record<string, unknown>);
+  } else if (credits !== undefined && credits !== null) {
+    record.credits = credits as ApiKeyCredits;
   }
   return record;
 }

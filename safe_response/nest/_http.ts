@@ -107,6 +107,3 @@ export function phaseOf(request: object): (RequestPhase & { plan: RoutePlan }) |
 
 /** Injection token of the module's resolved settings. */
 export const SETTINGS: unique symbol = Symbol("safe-response:settings");
-
-/** Injection token of the module's `Responder`. */
-export const RESPONDER: unique symbol = Symbol("safe-response:responder");

@@ -14,12 +14,11 @@ import {
 } from "@nestjs/common";
 import { ApplicationConfig } from "@nestjs/core";
 import { map, type Observable } from "rxjs";
-import { beginPagination, type Responder } from "../responder.ts";
+import { beginPagination, Responder } from "../responder.ts";
 import {
   exchangeOf,
   markPhase,
   type RequestLike,
-  RESPONDER,
   type ResponseLike,
   routeOf,
   setHeaders,
@@ -42,7 +41,7 @@ import { requestVersion } from "./_versioning.ts";
 @Injectable()
 export class SafeResponseInterceptor implements NestInterceptor {
   constructor(
-    @Inject(RESPONDER) private readonly responder: Responder,
+    @Inject(Responder) private readonly responder: Responder,
     @Inject(ApplicationConfig) private readonly config: ApplicationConfig,
   ) {}
 

@@ -14,15 +14,8 @@ import {
 } from "@nestjs/common";
 import { HttpAdapterHost } from "@nestjs/core";
 import { type Observable, throwError } from "rxjs";
-import type { Responder } from "../responder.ts";
-import {
-  exchangeOf,
-  phaseOf,
-  type RequestLike,
-  RESPONDER,
-  type ResponseLike,
-  setHeaders,
-} from "./_http.ts";
+import { Responder } from "../responder.ts";
+import { exchangeOf, phaseOf, type RequestLike, type ResponseLike, setHeaders } from "./_http.ts";
 
 /**
  * Catches everything thrown in HTTP requests (installed globally by
@@ -44,7 +37,7 @@ import {
 @Injectable()
 export class SafeResponseFilter implements ExceptionFilter {
   constructor(
-    @Inject(RESPONDER) private readonly responder: Responder,
+    @Inject(Responder) private readonly responder: Responder,
     @Inject(HttpAdapterHost) private readonly adapterHost: HttpAdapterHost,
   ) {}
 

@@ -17,14 +17,7 @@ import { APP_FILTER, APP_INTERCEPTOR, ModulesContainer } from "@nestjs/core";
 import type { SafeResponseModuleOptions as CoreOptions } from "../options.ts";
 import { Responder, type ResponderHooks } from "../responder.ts";
 import { resolveSettings, type SafeResponseSettings } from "../settings.ts";
-import {
-  exchangeOf,
-  type RequestLike,
-  RESPONDER,
-  type ResponseLike,
-  setHeaders,
-  SETTINGS,
-} from "./_http.ts";
+import { exchangeOf, type RequestLike, type ResponseLike, setHeaders, SETTINGS } from "./_http.ts";
 import { discoverIntegrations } from "./_integrations.ts";
 import { SafeResponseFilter } from "./safe_response.filter.ts";
 import { SafeResponseInterceptor } from "./_safe_response.interceptor.ts";
@@ -69,7 +62,7 @@ const HOOKS = Symbol("safe-response:hooks");
 const PROVIDERS: Provider[] = [
   { provide: HOOKS, useFactory: (): ResponderHooks => ({ logger: new Logger("SafeResponse") }) },
   {
-    provide: RESPONDER,
+    provide: Responder,
     useFactory: (settings: SafeResponseSettings, hooks: ResponderHooks) =>
       new Responder(settings, hooks),
     inject: [SETTINGS, HOOKS],
@@ -78,8 +71,11 @@ const PROVIDERS: Provider[] = [
   { provide: APP_FILTER, useClass: SafeResponseFilter },
 ];
 
-/** Exported so an app that registers the filter again as its own `APP_FILTER` still starts. */
-const EXPORTS = [RESPONDER];
+/**
+ * Exported by its class: an importing module injects the `Responder` that replies (to hand it to
+ * `./telemetry`), and an app that registers the filter again as its own `APP_FILTER` still starts.
+ */
+const EXPORTS = [Responder];
 
 /**
  * Wraps every response of the application in the success or error envelope (or problem details).
@@ -96,7 +92,7 @@ const EXPORTS = [RESPONDER];
 export class SafeResponseModule {
   /** Receives the responder and what module init needs. */
   constructor(
-    @Inject(RESPONDER) private readonly responder: Responder,
+    @Inject(Responder) private readonly responder: Responder,
     @Inject(HOOKS) private readonly hooks: ResponderHooks,
     @Inject(ModulesContainer) private readonly modules: ModulesContainer,
   ) {}

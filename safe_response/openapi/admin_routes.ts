@@ -67,13 +67,23 @@ const SCHEMAS: Record<string, object> = {
     ...KEY_VIEW,
     credits: { type: "integer", minimum: 0 },
     creditsNextRefillAt: nullableDate,
+    creditsRefillAmount: { type: "integer", minimum: 0, nullable: true },
+    creditsSharedBy: { type: "string", enum: ["tenant"] },
   }, Object.keys(KEY_VIEW)),
   ApiKeysAdminCapabilities: object({ rename: { type: "boolean" }, usage: { type: "boolean" } }),
   ApiKeysAdminKeyList: object({
     keys: { type: "array", items: ref("ApiKeysAdminKeyView") },
     nextCursor: { type: "string", nullable: true },
     capabilities: ref("ApiKeysAdminCapabilities"),
-  }),
+    tenantCredits: {
+      ...object({
+        credits: { type: "integer", minimum: 0 },
+        nextRefillAt: nullableDate,
+        refillAmount: { type: "integer", minimum: 0, nullable: true },
+      }),
+      nullable: true,
+    },
+  }, ["keys", "nextCursor", "capabilities"]),
   ApiKeysAdminConfig: object({
     scopes: {
       type: "array",

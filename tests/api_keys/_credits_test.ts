@@ -511,25 +511,31 @@ describe("ApiKeysServiceOptions.persistIntervalMs", () => {
 });
 
 describe("CreditBook", () => {
-  it("compiles a new key's credits only with storesCredits and a limiter", () => {
+  it("compiles a new key's credits only with storesCredits and a limiter", async () => {
     const now = new Date(0);
     const limiter = createRateLimiter({ logger: () => {} });
     const memory = new StorageAccess(new InMemoryApiKeyStorage(), 1_000, "storage");
     const book = new CreditBook(memory, limiter, undefined, () => now, "o.");
-    assert.equal(book.compile(undefined, now), undefined);
-    assert.deepEqual(book.compile({ remaining: 3 }, now), { remaining: 3, updatedAt: now });
+    assert.equal(await book.compile(undefined, "t1", now), undefined);
+    assert.deepEqual(await book.compile({ remaining: 3 }, "t1", now), {
+      remaining: 3,
+      updatedAt: now,
+    });
     const noLimiter = new CreditBook(memory, undefined, undefined, () => now, "o.");
-    assert.throws(() => noLimiter.compile({ remaining: 3 }, now), /need the service's limiter/);
+    await assert.rejects(
+      () => noLimiter.compile({ remaining: 3 }, "t1", now),
+      /need the service's limiter/,
+    );
     const bare = Object.create(new InMemoryApiKeyStorage(), {
       storesCredits: { value: false },
       setCredits: { value: undefined },
     });
     const withoutCapability = new StorageAccess(bare, 1_000, "storage");
-    assert.throws(
+    await assert.rejects(
       () =>
         new CreditBook(withoutCapability, limiter, undefined, () => now, "o.").compile({
           remaining: 3,
-        }, now),
+        }, "t1", now),
       /storesCredits capability/,
     );
   });

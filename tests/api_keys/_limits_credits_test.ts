@@ -1,7 +1,12 @@
 /** Credits spent in authorize (api_keys/_limits.ts `RequestLimits`): the service on the memory limiter. */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { ApiKeyError, type ApiKeyEvent, ApiKeysService } from "../../api_keys/mod.ts";
+import {
+  ApiKeyError,
+  type ApiKeyEvent,
+  ApiKeysService,
+  type CreateApiKeyInput,
+} from "../../api_keys/mod.ts";
 import type { ApiKeyAuthorizationMetric } from "../../api_keys/events.ts";
 import { buildLimits, creditSubjectOf } from "../../api_keys/_limits.ts";
 import {
@@ -9,7 +14,7 @@ import {
   createRateLimiter,
   type RateLimitStore,
 } from "../../rate_limits/mod.ts";
-import { FakeClocks, PEPPER_1 } from "./helpers.ts";
+import { FakeClocks, PEPPER_1, READ_ORDERS } from "./helpers.ts";
 import { creditedKey, CreditedStorage } from "./credited_storage.ts";
 
 const HOUR = 3_600_000;
@@ -204,6 +209,7 @@ describe("credits in authorize", () => {
       at: new Date(start),
       keyId: id,
       tenantId: "t1",
+      creditBalance: "key",
       remaining: 5,
       threshold: 5,
       nextRefillAt: new Date(start + 86_400_000),
@@ -261,5 +267,158 @@ describe("credits in authorize", () => {
       message: "O.creditThresholds needs a limiter",
     });
     assert.ok(buildLimits(limiter, undefined, [3, 3, 1], "O.") !== undefined);
+  });
+});
+
+describe("a tenant's shared credit pool", () => {
+  /** Creates a key of tenant `t1` (or `tenantId`) with `credits` through `create`. */
+  const createKey = (
+    service: ApiKeysService,
+    credits: CreateApiKeyInput["credits"],
+    extra: Partial<CreateApiKeyInput> = {},
+  ) => service.create({ tenantId: "t1", name: "pool", scopes: READ_ORDERS, credits, ...extra });
+
+  it("every key of the tenant spends one balance; a later key joins it (its remaining ignored) and the refusal names the tenant", async () => {
+    const { service } = setup();
+    const a = await createKey(service, { remaining: 5, sharedBy: "tenant" });
+    const b = await createKey(service, { remaining: 999, sharedBy: "tenant" });
+    const spent = [];
+    for (let i = 0; i < 5; i++) {
+      const context = await service.authorize(i % 2 === 0 ? a.key : b.key);
+      assert.equal(context.creditBalance, "tenant");
+      assert.deepEqual(context.tenantCreditResult, context.creditResult);
+      spent.push(context.creditResult?.remaining);
+    }
+    assert.deepEqual(spent, [4, 3, 2, 1, 0]);
+    for (const key of [a.key, b.key]) {
+      const error = await denial(service.authorize(key));
+      assert.equal(error.code, "api_key_usage_exceeded");
+      assert.equal(error.creditBalance, "tenant");
+    }
+    const other = await createKey(service, { remaining: 2, sharedBy: "tenant" }, {
+      tenantId: "t2",
+    });
+    assert.equal((await service.authorize(other.key)).creditResult?.remaining, 1, "per tenant");
+  });
+
+  it("a key with its own balance and the pool spends both or neither; the refusal names the balance that refused", async () => {
+    const { service } = setup();
+    const both = await createKey(service, { remaining: 3, pool: { remaining: 4 } });
+    const pooled = await createKey(service, { remaining: 0, sharedBy: "tenant" });
+    await service.authorize(pooled.key, { cost: 3 });
+    const context = await service.authorize(both.key);
+    assert.equal(context.creditBalance, "key");
+    assert.deepEqual(
+      [context.creditResult?.remaining, context.tenantCreditResult?.remaining],
+      [2, 0],
+    );
+    const byPool = await denial(service.authorize(both.key));
+    assert.deepEqual([byPool.creditBalance, byPool.creditResult?.remaining], ["tenant", 0]);
+    await service.updateCredits("t1", null, { set: 10 });
+    const byKey = await denial(service.authorize(both.key, { cost: 3 }));
+    assert.deepEqual([byKey.creditBalance, byKey.creditResult?.remaining], ["key", 2]);
+    const summaries = await service.listSummaries("t1");
+    const of = (id: string) => summaries.find((s) => s.id === id)!;
+    assert.equal(of(both.id).credits?.remaining, 2, "a refusal spends nothing");
+    assert.equal(of(both.id).tenantCredits?.remaining, 10, "nor from the pool");
+    assert.equal(of(pooled.id).credits, undefined, "no balance of its own");
+    assert.equal(of(pooled.id).tenantCredits?.remaining, 10);
+  });
+
+  it("keeps one refill rule per tenant: joining with another is refused; the pool refills by its own rule", async () => {
+    const { service, clocks } = setup();
+    const refill = { amount: 3, interval: "daily" as const };
+    const a = await createKey(service, { remaining: 1, refill, sharedBy: "tenant" });
+    await assert.rejects(
+      createKey(service, { remaining: 1, sharedBy: "tenant", refill: { amount: 4, everyMs: 1 } }),
+      { name: "ApiKeyValidationError", field: "credits" },
+    );
+    await assert.rejects(createKey(service, { remaining: 1, sharedBy: "tenant" }), {
+      name: "ApiKeyValidationError",
+    });
+    await createKey(service, { remaining: 1, sharedBy: "tenant", pool: { remaining: 1 } } as never)
+      .then(() => assert.fail("sharedBy with pool"), (e) => assert.ok(e instanceof TypeError));
+    await service.authorize(a.key);
+    await denial(service.authorize(a.key));
+    clocks.now += 86_400_000;
+    assert.equal((await service.authorize(a.key)).creditResult?.remaining, 2);
+    assert.deepEqual(await service.tenantCredits("t1"), {
+      remaining: 2,
+      nextRefillAt: new Date(Date.parse("2030-01-03T00:00:00.000Z")),
+      refill,
+    });
+    assert.equal(await service.tenantCredits("t2"), null);
+  });
+
+  it("updateCredits(tenantId, null, change) sets the pool and writes it back to every key spending it; a key's own form refuses a pool-only key", async () => {
+    const { service, storage } = setup();
+    const a = await createKey(service, { remaining: 5, sharedBy: "tenant" });
+    const b = await createKey(service, { remaining: 1, pool: { remaining: 5 } });
+    const plain = await service.create({ tenantId: "t1", name: "x", scopes: READ_ORDERS });
+    assert.equal((await service.updateCredits("t1", null, { add: 7 })).remaining, 12);
+    for (const id of [a.id, b.id]) {
+      const credits = (await storage.findById(id))!.credits!;
+      assert.equal((credits.pool ?? credits).remaining, 12, "written back");
+    }
+    assert.equal((await storage.findById(b.id))!.credits!.remaining, 1, "its own unchanged");
+    assert.equal((await storage.findById(plain.id))!.credits, undefined);
+    await assert.rejects(service.updateCredits("t1", a.id, { set: 1 }), {
+      name: "ApiKeyValidationError",
+    });
+    await assert.rejects(service.updateCredits("t2", null, { set: 1 }), {
+      name: "ApiKeyValidationError",
+    });
+    await assert.rejects(service.updateCredits("t1", null, { set: -1 }), TypeError);
+    assert.equal((await service.authorize(a.key)).creditResult?.remaining, 11);
+  });
+
+  it("events once per threshold for the pool, not once per key, with creditBalance tenant", async () => {
+    const { service, events } = setup({ thresholds: [6, 2] });
+    const keys = await Promise.all(
+      [0, 1, 2].map(() => createKey(service, { remaining: 10, sharedBy: "tenant" })),
+    );
+    await Promise.allSettled(
+      Array.from({ length: 15 }, (_, i) => service.authorize(keys[i % 3].key)),
+    );
+    const seen = creditEvents(events).map((e) =>
+      `${e.type === "api_key.credits_low" ? `low ${e.threshold}` : "exhausted"} ${e.creditBalance}`
+    );
+    assert.deepEqual(seen.sort(), ["exhausted tenant", "low 2 tenant", "low 6 tenant"]);
+  });
+
+  it("a rotated key and a key minted with limitsOf spend the same pool", async () => {
+    const { service } = setup();
+    const a = await createKey(service, { remaining: 3, sharedBy: "tenant" });
+    const rotated = await service.rotate(a.id);
+    const minted = await createKey(service, undefined, { limitsOf: a.id });
+    await service.authorize(rotated.key);
+    await service.authorize(minted.key);
+    assert.equal((await service.authorize(a.key)).creditResult?.remaining, 0);
+    const error = await denial(service.authorize(minted.key));
+    assert.equal(error.creditBalance, "tenant");
+  });
+
+  it("listSummaries and tenantCredits read the pool without writing (no changeCredits, no spend)", async () => {
+    const memory = createMemoryRateLimitStore();
+    const calls: string[] = [];
+    const store = new Proxy(memory, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver);
+        return typeof value === "function"
+          ? (...args: unknown[]) => {
+            calls.push(String(name));
+            return value.apply(target, args);
+          }
+          : value;
+      },
+    });
+    const { service } = setup({ store });
+    const a = await createKey(service, { remaining: 3, sharedBy: "tenant" });
+    await service.authorize(a.key);
+    calls.length = 0;
+    const [summary] = await service.listSummaries("t1");
+    assert.equal(summary.tenantCredits?.remaining, 2);
+    assert.equal((await service.tenantCredits("t1"))?.remaining, 2);
+    assert.deepEqual([...new Set(calls)], ["readCredits"]);
   });
 });

@@ -137,6 +137,44 @@ describe("rate limits in authorize", () => {
     ]);
   });
 
+  it("a cached key's check is built once: the same policies, subjects and balances reach the limiter on every request, a route's pick too", async () => {
+    const store = createMemoryRateLimitStore();
+    const seen: unknown[][] = [];
+    const limiter = createRateLimiter({ store, logger: quiet });
+    const spy = {
+      ...limiter,
+      check: ((subject, policies, options) => {
+        seen.push([subject, policies, options?.subjects, options?.credits, options?.slot]);
+        return limiter.check(subject, policies, options);
+      }) as typeof limiter.check,
+    };
+    const service = new ApiKeysService({
+      peppers: { 1: PEPPER_1 },
+      storage: new InMemoryApiKeyStorage(),
+      cache: { ttlMs: 60_000 },
+      limiter: spy,
+    });
+    const { key } = await service.create({
+      tenantId: "t1",
+      name: "ci",
+      scopes: READ_ORDERS,
+      rateLimits: [BURST, { ...HOUR, sharedBy: "tenant" }],
+      credits: { remaining: 100, pool: { remaining: 100 } },
+    });
+    const route = routeRateLimitOf(["hour"], undefined, "test");
+    for (let i = 0; i < 2; i++) {
+      await service.authorize(key);
+      await service.authorize(key, route);
+    }
+    const [whole, picked, whole2, picked2] = seen;
+    for (let i = 1; i < 5; i++) {
+      assert.equal(whole[i], whole2[i], `argument ${i} of the key's check is reused`);
+      assert.equal(picked[i], picked2[i], `argument ${i} of the route's check is reused`);
+    }
+    assert.deepEqual(picked[2], ["tenant:t1"], "the pick keeps the shared policy's subject");
+    assert.equal((picked[1] as { name: string }[])[0].name, "hour");
+  });
+
   it("a key without policies passes uncounted; so does a service without a limiter", async () => {
     const { service, create } = setup();
     const { key } = await create();

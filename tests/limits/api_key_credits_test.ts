@@ -4,7 +4,8 @@
  * rotated key's and its successor's), a failed write is retried at the next
  * interval, `close()` writes back, and after a `FLUSHALL` the balance reloads
  * from the last write-back, refunding at most one interval of spends: through
- * `authorize` with the verification cache too, on one instance or a fleet.
+ * `authorize` with the verification cache too, on one instance or a fleet;
+ * a tenant's shared pool is written back to every key of the tenant spending it.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -104,6 +105,40 @@ if (
         await service.close();
         assert.equal((await credits(second)).remaining, 78);
         assert.equal((await credits(first)).remaining, 78);
+      } finally {
+        await service.close();
+        client.destroy();
+      }
+    });
+
+    it("writes a tenant's pool back every interval to every key of the tenant spending it; after FLUSHALL it reloads from there", async () => {
+      const { client, service, credits } = await open();
+      try {
+        const created = await Promise.all([0, 1].map((i) =>
+          service.create({
+            tenantId: "pool-tenant",
+            name: `k${i}`,
+            scopes: READ_ORDERS,
+            credits: i === 0 ? { remaining: 50, sharedBy: "tenant" } : {
+              remaining: 9,
+              pool: { remaining: 50 },
+            },
+          })
+        ));
+        const [a, b] = created;
+        for (let i = 0; i < 6; i++) await service.authorize((i % 2 ? a : b).key);
+        const pool = async (id: string) => {
+          const c = await credits(id);
+          return (c.pool ?? c).remaining;
+        };
+        await eventually(
+          async () => await pool(a.id) === 44 && await pool(b.id) === 44,
+          "the pool written back to both records",
+        );
+        assert.equal((await credits(b.id)).remaining, 6, "b's own balance written back too");
+        await client.flushAll();
+        const context = await service.authorize(a.key);
+        assert.equal(context.creditResult?.remaining, 43, "reloaded from the written-back pool");
       } finally {
         await service.close();
         client.destroy();

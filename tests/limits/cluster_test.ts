@@ -2,7 +2,8 @@
  * The Redis store on a real Redis Cluster (3 masters + 3 replicas on
  * loopback, `bash scripts/start_redis.sh --cluster`, `REDIS_CLUSTER_URLS`):
  * a check whose counters have several subjects lands in one slot by its
- * `slot`; a master killed mid-run fails over, nothing counted twice.
+ * `slot`; a tenant's shared credit pool through the API-key service is exact
+ * across 4 processes; a master killed mid-run fails over, nothing counted twice.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -26,6 +27,41 @@ async function connectCluster() {
   });
   cluster.on("error", () => {});
   return await cluster.connect();
+}
+
+/** Runs 4 cluster_fire.ts processes × 250 checks at one wall-clock time; returns their answers. */
+async function fireProcesses(tenant: string, mode?: string) {
+  const children = [0, 1, 2, 3].map(() =>
+    new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "tests/limits/cluster_fire.ts", tenant, "250", ...(mode ? [mode] : [])],
+      cwd: new URL("../..", import.meta.url).pathname,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "inherit",
+    }).spawn()
+  );
+  const readers = children.map((c) => c.stdout.pipeThrough(new TextDecoderStream()).getReader());
+  const line = async (reader: ReadableStreamDefaultReader<string>) => {
+    let seen = "";
+    while (!seen.includes("\n")) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      seen += value;
+    }
+    return seen.trim();
+  };
+  assert.deepEqual(await Promise.all(readers.map(line)), Array(4).fill("ready"));
+  const at = `${Date.now() + 300}\n`;
+  for (const child of children) {
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(at));
+    await writer.close();
+  }
+  const outputs = (await Promise.all(readers.map(line))).map((out) =>
+    JSON.parse(out) as { allowed: number; unavailable: number; refusedByPool: number }
+  );
+  for (const child of children) assert.equal((await child.status).code, 0);
+  return outputs;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -91,38 +127,7 @@ if (
 
     it("exact across 4 processes: a tenant's shared policy (100) beside each key's, a predecessor's balance (150), one slot", async () => {
       const tenant = `tenant:${freshSubject("exact")}`;
-      const children = [0, 1, 2, 3].map(() =>
-        new Deno.Command(Deno.execPath(), {
-          args: ["run", "-A", "tests/limits/cluster_fire.ts", tenant, "250"],
-          cwd: new URL("../..", import.meta.url).pathname,
-          stdin: "piped",
-          stdout: "piped",
-          stderr: "inherit",
-        }).spawn()
-      );
-      const readers = children.map((c) =>
-        c.stdout.pipeThrough(new TextDecoderStream()).getReader()
-      );
-      const line = async (reader: ReadableStreamDefaultReader<string>) => {
-        let seen = "";
-        while (!seen.includes("\n")) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          seen += value;
-        }
-        return seen.trim();
-      };
-      assert.deepEqual(await Promise.all(readers.map(line)), Array(4).fill("ready"));
-      const at = `${Date.now() + 300}\n`;
-      for (const child of children) {
-        const writer = child.stdin.getWriter();
-        await writer.write(new TextEncoder().encode(at));
-        await writer.close();
-      }
-      const outputs = (await Promise.all(readers.map(line))).map((out) =>
-        JSON.parse(out) as { allowed: number; unavailable: number }
-      );
-      for (const child of children) assert.equal((await child.status).code, 0);
+      const outputs = await fireProcesses(tenant);
       console.log(`cluster exactness: allowed per process ${outputs.map((o) => o.allowed)}`);
       assert.deepEqual(outputs.map((o) => o.unavailable), [0, 0, 0, 0]);
       assert.equal(outputs.reduce((a, o) => a + o.allowed, 0), 100);
@@ -141,6 +146,15 @@ if (
         store.close();
         await cluster.close();
       }
+    });
+
+    it("through the API-key service: 4 processes' keys of one tenant (own balance 1,000 each, the tenant's pool 100) × 250 authorizes accept exactly 100, every refusal the pool's", async () => {
+      const tenant = freshSubject("apikey-pool");
+      const outputs = await fireProcesses(tenant, "apikey-pool");
+      console.log(`cluster API-key pool: authorized per process ${outputs.map((o) => o.allowed)}`);
+      assert.deepEqual(outputs.map((o) => o.unavailable), [0, 0, 0, 0]);
+      assert.equal(outputs.reduce((a, o) => a + o.allowed, 0), 100);
+      assert.deepEqual(outputs.map((o) => o.refusedByPool), outputs.map((o) => 250 - o.allowed));
     });
 
     it("a master killed mid-run: the failure policy answers meanwhile, counting resumes on the promoted replica, nothing counted twice", async () => {

@@ -12,7 +12,9 @@
  * processes crossing one refill boundary (everyMs 3,000, real time) refill it
  * exactly once. A pool of 1,000 shared by the 4 processes, spent in one check
  * with each process's own balance of 400, accepts exactly 1,000, and an own
- * balance is spent only when the pool is.
+ * balance is spent only when the pool is; the same through the API-key
+ * service (each process a key of one tenant spending its own balance and the
+ * tenant's pool in `authorize`).
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -22,6 +24,7 @@ import { readMatrix } from "../consumers/update.ts";
 import { prepareNodeTree } from "../fleet/harness.ts";
 import { ROOT } from "../../scripts/npm_build/config.ts";
 import { checkOnce, freshSubject, openStore, readyStores, type StoreKind } from "./_services.ts";
+import { counterSubjectOf } from "../../api_keys/_limits.ts";
 
 const PROCESSES = 4;
 const PER_PROCESS = 250;
@@ -228,6 +231,32 @@ describe("store processes", { skip: ready.length === 0 }, () => {
             { kind: "credit", subject, name: "pool", cost: 0, initial: 1_000 },
           ]);
           assert.equal(left.remaining, 0);
+        } finally {
+          await close();
+        }
+      });
+
+      it(`through the API-key service: ${PROCESSES} processes' keys of one tenant (own balance 400 each, the tenant's pool 1,000) × 600 authorizes accept exactly 1,000; a refusal names the balance that refused`, async () => {
+        const tenant = freshSubject("apikey-pool");
+        const answers = await fire(kind, tenant, nodeTree, 600, "apikey-pool");
+        console.log(
+          `${kind}: API-key pool, authorized per process ${answers.map((a) => a.allowed)}`,
+        );
+        assert.deepEqual(answers.map((a) => a.unavailable), [0, 0, 0, 0]);
+        assert.equal(answers.reduce((sum, a) => sum + a.allowed, 0), 1_000);
+        for (const a of answers) {
+          assert.equal(a.ownLeft, 400 - a.allowed, "an own balance is spent only with the pool");
+          assert.equal(a.refusedBy[0] + a.refusedBy[1], 600 - a.allowed, JSON.stringify(a));
+          // The key's own balance refuses only once spent (then it is named first).
+          if (a.allowed < 400) assert.equal(a.refusedBy[0], 0, "the refusals are the pool's");
+        }
+        const { store, close } = await openStore(kind);
+        try {
+          const pool = counterSubjectOf("tenant", tenant);
+          const [left] = await checkOnce(store, [
+            { kind: "credit", subject: pool, name: "credits", cost: 0, initial: 1, slot: pool },
+          ]);
+          assert.equal(left.remaining, 0, "the pool is spent exactly");
         } finally {
           await close();
         }

@@ -7,17 +7,19 @@
  * spending a balance of 10 refilled to 50 every 3 s until 1 s past the next
  * boundary; with `default`, checks of a limiter with default options, each
  * spending 1 of a balance of 1,000 too; with `pool`, spends of this process's
- * own balance of 400 and a pool of 1,000 shared by all, in one check) at that
- * time, and prints
+ * own balance of 400 and a pool of 1,000 shared by all, in one check; with
+ * `apikey-pool`, the same through an API key of this process, tenant `subject`,
+ * `authorize` spending its own balance and the tenant's pool) at that time, and prints
  * `{"allowed":N,"unavailable":N,"timeouts":N,"client":"<version loaded>","least":N}`
  * (`timeouts`: answers of the failure policy for want of a reply in time)
  * (`least`: the lowest `remaining` answered).
  *
- *   deno run -A tests/limits/fire.ts <postgres|redis> <subject> <count> <version> [credits|refill|default|pool]
+ *   deno run -A tests/limits/fire.ts <postgres|redis> <subject> <count> <version> [credits|refill|default|pool|apikey-pool]
  */
 import process from "node:process";
 import { createRateLimiter } from "../../rate_limits/limiter.ts";
 import { checkOnce, loadClient, openStore, type StoreKind } from "./_stores.ts";
+import { pooledKey } from "./_pooled_key.ts";
 
 const [kind, subject, count, version, mode] = process.argv.slice(2);
 const { store, close } = await openStore(kind as StoreKind, undefined, 5, version);
@@ -50,6 +52,7 @@ const stop = Number(go) - (Number(go) % REFILL_MS) + REFILL_MS + 1_000;
 /** `pool`: this process's own balance (as a key's) and the pool all share (as a tenant's). */
 const own = { initial: 400, subject: `${subject}:own:${process.pid}` };
 const pool = { initial: 1_000, name: "pool" };
+const pooled = mode === "apikey-pool" ? await pooledKey(store, subject, 400, 1_000) : undefined;
 const results = await Promise.all(
   Array.from({ length: Number(count) }, async () => {
     if (mode === "refill") {
@@ -68,6 +71,7 @@ const results = await Promise.all(
     if (mode === "default") {
       return await limiter.check(subject, policy, { credits: { initial: 1_000 } });
     }
+    if (pooled !== undefined) return await pooled.spend();
     if (mode === "pool") {
       return await limiter.check(subject, [], { credits: [own, { ...pool, subject }] });
     }
@@ -79,7 +83,7 @@ const results = await Promise.all(
 /** `pool`: what is left of this process's own balance. */
 const ownLeft = mode === "pool"
   ? (await checkOnce(store, [{ kind: "credit", name: "credits", cost: 0, ...own }]))[0].remaining
-  : undefined;
+  : await pooled?.ownLeft();
 await close();
 const answered = results.filter((r) => !r.unavailable);
 console.log(JSON.stringify({

@@ -1,9 +1,12 @@
 /**
  * The OpenTelemetry SDK of the telemetry tests: a `MeterProvider` on a reader
- * collected on demand, a `BasicTracerProvider` exporting to memory.
+ * collected on demand, a `BasicTracerProvider` exporting to memory, and the
+ * global context manager an SDK registers.
  *
  * @module
  */
+import { AsyncLocalStorage } from "node:async_hooks";
+import { type Context, context, ROOT_CONTEXT } from "@opentelemetry/api";
 import { MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
 import {
   BasicTracerProvider,
@@ -30,4 +33,24 @@ export function setup() {
     spanProcessors: [new SimpleSpanProcessor(exporter)],
   });
   return { reader, meterProvider, exporter, tracerProvider };
+}
+
+/**
+ * Registers a global context manager keeping the active context across awaits
+ * (what an SDK's does); answers what unregisters it.
+ */
+export function useAsyncContext(): () => void {
+  const storage = new AsyncLocalStorage<Context>();
+  context.setGlobalContextManager({
+    active: () => storage.getStore() ?? ROOT_CONTEXT,
+    with: (ctx, fn, thisArg, ...args) => storage.run(ctx, () => fn.call(thisArg, ...args)),
+    bind: (_ctx, target) => target,
+    enable() {
+      return this;
+    },
+    disable() {
+      return this;
+    },
+  });
+  return () => context.disable();
 }

@@ -7,9 +7,18 @@
 import "reflect-metadata";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { Controller, Get, Module, UseGuards } from "@nestjs/common";
+import {
+  Controller,
+  Get,
+  Inject,
+  Injectable,
+  Module,
+  type OnModuleDestroy,
+  type OnModuleInit,
+  UseGuards,
+} from "@nestjs/common";
 import type { DataPoint, MetricReader, ResourceMetrics } from "@opentelemetry/sdk-metrics";
-import { instrumentTelemetry, type Telemetry } from "../../telemetry/mod.ts";
+import { instrumentTelemetry, type Telemetry, type TelemetryOptions } from "../../telemetry/mod.ts";
 import { ApiKeysService } from "../../api_keys/service.ts";
 import { InMemoryApiKeyStorage } from "../../api_keys/storage/in_memory.ts";
 import { createApiKeyAuthorizer } from "../../api_keys/fetch/api_keys.authorizer.ts";
@@ -17,8 +26,7 @@ import { ApiKeysModule } from "../../api_keys/nest/api_keys.module.ts";
 import { ApiKeysGuard } from "../../api_keys/nest/api_keys.guard.ts";
 import { createSafeFetch } from "../../safe_response/fetch/mod.ts";
 import { SafeResponseModule } from "../../safe_response/nest/safe_response.module.ts";
-import { RESPONDER } from "../../safe_response/nest/_http.ts";
-import type { Responder } from "../../safe_response/responder.ts";
+import { Responder } from "../../safe_response/responder.ts";
 import { createMemoryRateLimitStore, createRateLimiter } from "../../rate_limits/mod.ts";
 import type { RateLimiter } from "../../rate_limits/limiter.ts";
 import { PEPPER_1, READ_ORDERS } from "../api_keys/helpers.ts";
@@ -36,6 +44,9 @@ interface App {
   close(): Promise<void>;
 }
 
+/** Instruments what an app hands over (the test's providers and limiter added). */
+type Instrument = (targets: Pick<TelemetryOptions, "service" | "responder">) => Telemetry;
+
 /** The limiter every app uses: in memory, a fixed clock. */
 function newLimiter(): RateLimiter {
   return createRateLimiter({
@@ -45,7 +56,7 @@ function newLimiter(): RateLimiter {
 }
 
 /** A Fetch app: the authorizer in front of safe routes, errors as envelopes. */
-async function fetchApp(limiter: RateLimiter) {
+async function fetchApp(limiter: RateLimiter, instrument: Instrument): Promise<App> {
   const service = new ApiKeysService({
     peppers: { 1: PEPPER_1 },
     storage: new InMemoryApiKeyStorage(),
@@ -61,8 +72,16 @@ async function fetchApp(limiter: RateLimiter) {
   const server = await serve((request) =>
     new URL(request.url).pathname === "/boom" ? boom(request) : orders(request)
   );
-  const app: App = { base: server.url, service, close: () => server.close() };
-  return { app, responder: safe.responder };
+  // The Fetch binding hands its responder over as `safe` (it holds one as `responder`).
+  const telemetry = instrument({ service, responder: safe });
+  return {
+    base: server.url,
+    service,
+    close: () => {
+      telemetry.close();
+      return server.close();
+    },
+  };
 }
 
 @Controller()
@@ -79,8 +98,31 @@ class TelemetryController {
   }
 }
 
-/** A Nest app on `platform`: `ApiKeysModule` and `SafeResponseModule`. */
-async function nestApp(limiter: RateLimiter, platform: "express" | "fastify") {
+/**
+ * A Nest app on `platform`: `ApiKeysModule` and `SafeResponseModule`, instrumented by a provider
+ * of its own the public way (docs/telemetry.md "Nest"): `ApiKeysService` and `Responder` injected
+ * by their classes, closed when the app closes.
+ */
+async function nestApp(
+  limiter: RateLimiter,
+  platform: "express" | "fastify",
+  instrument: Instrument,
+): Promise<App> {
+  @Injectable()
+  class ApiKitTelemetry implements OnModuleInit, OnModuleDestroy {
+    #telemetry?: Telemetry;
+    constructor(
+      @Inject(ApiKeysService) private readonly service: ApiKeysService,
+      @Inject(Responder) private readonly responder: Responder,
+    ) {}
+    onModuleInit() {
+      this.#telemetry = instrument({ service: this.service, responder: this.responder });
+    }
+    onModuleDestroy() {
+      this.#telemetry?.close();
+    }
+  }
+
   @Module({
     imports: [
       ApiKeysModule.forRoot({
@@ -91,17 +133,16 @@ async function nestApp(limiter: RateLimiter, platform: "express" | "fastify") {
       SafeResponseModule.register(),
     ],
     controllers: [TelemetryController],
+    providers: [ApiKitTelemetry],
   })
   class TelemetryAppModule {}
   const running = await boot(TelemetryAppModule, platform);
-  const responder = running.app.get<symbol, Responder>(RESPONDER);
   const base = running.app.getHttpServer().address() as { port: number };
-  const app: App = {
+  return {
     base: `http://127.0.0.1:${base.port}`,
     service: running.service,
     close: () => running.close(),
   };
-  return { app, responder };
 }
 
 interface Point {
@@ -156,7 +197,7 @@ const TARGETS = [
   { name: "Fetch", build: fetchApp },
   ...PLATFORMS.map((platform) => ({
     name: `Nest on ${platform}`,
-    build: (limiter: RateLimiter) => nestApp(limiter, platform),
+    build: (limiter: RateLimiter, instrument: Instrument) => nestApp(limiter, platform, instrument),
   })),
 ];
 
@@ -164,32 +205,25 @@ for (const target of TARGETS) {
   describe(`telemetry through a ${target.name} app`, () => {
     const { reader, meterProvider, exporter, tracerProvider } = setup();
     let app: App;
-    let telemetry: Telemetry;
+    let instrumented = 0;
     const secrets: string[] = [PEPPER_1];
     const identities: string[] = [TENANT, "127.0.0.1"];
 
     before(async () => {
       const limiter = newLimiter();
-      const built = await target.build(limiter);
-      app = built.app;
-      telemetry = instrumentTelemetry({
-        meterProvider,
-        tracerProvider,
-        service: app.service,
-        limiter,
-        responder: built.responder,
+      app = await target.build(limiter, (targets) => {
+        instrumented++;
+        return instrumentTelemetry({ meterProvider, tracerProvider, limiter, ...targets });
       });
     });
-    after(async () => {
-      telemetry.close();
-      await app.close();
-    });
+    after(() => app?.close());
 
     const get = (path: string, key?: string) =>
       fetch(app.base + path, { headers: key === undefined ? {} : { "x-api-key": key } })
         .then(async (response) => ({ status: response.status, body: await response.text() }));
 
     it("counts a scripted sequence; bounded attributes; no secret in any metric or span", async () => {
+      assert.equal(instrumented, 1, "the app instruments itself once");
       const valid = await app.service.create({ tenantId: TENANT, name: "ok", scopes: READ_ORDERS });
       const limited = await app.service.create({
         tenantId: TENANT,

@@ -1,34 +1,26 @@
 /** The OpenTelemetry bridge on a real SDK: every instrument of docs/telemetry.md, spans, no secret. */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { AsyncLocalStorage } from "node:async_hooks";
 import { readFileSync } from "node:fs";
-import { type Context, context, ROOT_CONTEXT, trace } from "@opentelemetry/api";
+import { context, trace } from "@opentelemetry/api";
 import type { DataPoint, MetricReader, ResourceMetrics } from "@opentelemetry/sdk-metrics";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { instrumentTelemetry, TELEMETRY_SCOPE, TELEMETRY_VERSION } from "../../telemetry/mod.ts";
-import { ApiKeysService, InMemoryApiKeyChangeFeed } from "../../api_keys/mod.ts";
+import {
+  ApiKeysService,
+  InMemoryApiKeyChangeFeed,
+  InMemoryApiKeyStorage,
+} from "../../api_keys/mod.ts";
+import type { ApiKeyUsageRow } from "../../api_keys/usage.ts";
 import { createMemoryRateLimitStore, createRateLimiter } from "../../rate_limits/mod.ts";
 import { resolveSettings, Responder } from "../../safe_response/mod.ts";
 import { FakeClocks, PEPPER_1, READ_ORDERS } from "../api_keys/helpers.ts";
 import { creditedKey, CreditedStorage } from "../api_keys/credited_storage.ts";
 import { FakeRemoteStore } from "../rate_limits/_fake_store.ts";
-import { setup } from "./_sdk.ts";
+import { setup, useAsyncContext } from "./_sdk.ts";
 
 /** The active context kept across awaits (what an SDK's context manager does). */
-const storage = new AsyncLocalStorage<Context>();
-context.setGlobalContextManager({
-  active: () => storage.getStore() ?? ROOT_CONTEXT,
-  with: (ctx, fn, thisArg, ...args) => storage.run(ctx, () => fn.call(thisArg, ...args)),
-  bind: (_ctx, target) => target,
-  enable() {
-    return this;
-  },
-  disable() {
-    return this;
-  },
-});
-after(() => context.disable());
+after(useAsyncContext());
 
 interface Point {
   name: string;
@@ -272,6 +264,131 @@ describe("instrumentTelemetry", () => {
     assert.equal(reads, before, "close() removes the gauges' callbacks");
   });
 
+  it("usage rows written, failed and dropped; a failed write's span is an error", async () => {
+    const { reader, meterProvider, exporter, tracerProvider } = setup();
+    const store = new FlakyUsageStorage();
+    const service = new ApiKeysService({
+      peppers: { 1: PEPPER_1 },
+      storage: store,
+      usage: { maxPendingKeys: 1, flushIntervalMs: 3_600_000, onMetric: () => {} },
+    });
+    instrumentTelemetry({ meterProvider, tracerProvider, service });
+    const keys = await Promise.all(
+      ["a", "b"].map((name) => service.create({ tenantId: "t1", name, scopes: READ_ORDERS })),
+    );
+    for (const { key } of keys) await service.authorize(key); // 2 rows past a bound of 1
+    store.failing = true;
+    await assert.rejects(service.close());
+    store.failing = false;
+    await service.close();
+    const points = await collect(reader);
+    const rows = (outcome: string) =>
+      valueOf(points, "api_key.usage.rows", { "api_key.usage.outcome": outcome });
+    assert.deepEqual([rows("dropped"), rows("failed"), rows("written")], [1, 1, 1]);
+    const writes = exporter.getFinishedSpans().filter((s) => s.name === "api_key.usage.write");
+    assert.deepEqual(writes.map((s) => s.status.code), [2, 0], "failed (ERROR), then written");
+    assertNoSecret(points, exporter.getFinishedSpans(), keys.map((k) => k.key));
+  });
+
+  it("a revoked key's cached refusal is a negative hit; a failing storage's lookup span is an error", async () => {
+    const { reader, meterProvider, exporter, tracerProvider } = setup();
+    const store = new FlakyUsageStorage();
+    const service = new ApiKeysService({ peppers: { 1: PEPPER_1 }, storage: store });
+    instrumentTelemetry({ meterProvider, tracerProvider, service });
+    const { id, key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+    await service.revoke(id);
+    await assert.rejects(service.authorize(key)); // miss: the storage says revoked
+    await assert.rejects(service.authorize(key)); // the cached refusal
+    const other = await service.create({ tenantId: "t1", name: "o", scopes: READ_ORDERS });
+    store.lookupFails = true;
+    await assert.rejects(service.authorize(other.key));
+    const points = await collect(reader);
+    const lookups = (result: string) =>
+      valueOf(points, "api_key.cache.lookups", { "api_key.cache.result": result });
+    assert.deepEqual([lookups("miss"), lookups("negative_hit"), lookups("hit")], [2, 1, 0]);
+    const spans = exporter.getFinishedSpans().filter((s) => s.name === "api_key.storage.lookup");
+    assert.deepEqual(spans.map((s) => s.status.code), [0, 2], "found, then failed (ERROR)");
+    assert.equal(
+      valueOf(points, "api_key.authorizations", {
+        "api_key.outcome": "error",
+        "api_key.environment": "unknown", // not verified: its claimed environment is not reported
+      }),
+      1,
+    );
+  });
+
+  it("a lastUsedAt write is a span under the request's; a failed one is an error", async () => {
+    const { exporter, tracerProvider } = setup();
+    const store = new FlakyUsageStorage();
+    const service = new ApiKeysService({ peppers: { 1: PEPPER_1 }, storage: store });
+    instrumentTelemetry({ tracerProvider, service });
+    const keys = await Promise.all(
+      ["a", "b"].map((name) => service.create({ tenantId: "t1", name, scopes: READ_ORDERS })),
+    );
+    const request = tracerProvider.getTracer("app").startSpan("request");
+    await context.with(
+      trace.setSpan(context.active(), request),
+      () => service.authorize(keys[0].key),
+    );
+    request.end();
+    store.touchFails = true;
+    await service.authorize(keys[1].key); // the write fails detached: the authorization stands
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const touches = exporter.getFinishedSpans().filter((s) => s.name === "api_key.storage.touch");
+    assert.deepEqual(touches.map((s) => s.status.code), [0, 2], "written, then failed (ERROR)");
+    assert.equal(parentOf(touches[0]), request.spanContext().spanId);
+  });
+
+  it("the change feed's gauges: lag in seconds, +Inf while unbounded; notices absent until known", async () => {
+    const { reader, meterProvider } = setup();
+    const inner = new InMemoryApiKeyChangeFeed();
+    let status: Record<string, unknown> = { stalenessMs: Infinity, healthy: false };
+    const feed = {
+      subscribe: inner.subscribe.bind(inner),
+      status: () => ({ ...inner.status(), noticesArrive: null, ...status }),
+      close: inner.close.bind(inner),
+    };
+    instrumentTelemetry({ meterProvider, changeFeed: feed });
+    const gauges = async () =>
+      Object.fromEntries(
+        (await collect(reader)).filter((p) => p.name.startsWith("api_key.change_feed."))
+          .map((p) => [p.name.slice("api_key.change_feed.".length), p.value]),
+      );
+    // Before the first sync: unbounded (an alert on the lag fires), notices not known yet.
+    assert.deepEqual(await gauges(), { staleness: Infinity, healthy: 0 });
+    status = { stalenessMs: 2_500, healthy: true, noticesArrive: false };
+    assert.deepEqual(await gauges(), { staleness: 2.5, healthy: 1, notices_arrive: 0 });
+    // After close() (or a feed never synced again): unbounded, never the last finite lag.
+    status = { stalenessMs: Infinity, healthy: false, noticesArrive: true };
+    assert.deepEqual(await gauges(), { staleness: Infinity, healthy: 0, notices_arrive: 1 });
+  });
+
+  it("a check the store does not answer in time counts as unavailable (timeout)", async () => {
+    const { reader, meterProvider } = setup();
+    const store = new FakeRemoteStore();
+    store.stalled = true;
+    const limiter = createRateLimiter({ store, logger: () => {}, timeoutMs: 20 });
+    instrumentTelemetry({ meterProvider, limiter });
+    const result = await limiter.check("x", [{ name: "a", limit: 1, windowMs: 1_000 }]);
+    store.resume();
+    const points = await collect(reader);
+    assert.equal(
+      valueOf(points, "rate_limit.store.unavailable", {
+        "rate_limit.reason": "timeout",
+        "rate_limit.on_store_error": limiter.onStoreError,
+      }),
+      1,
+    );
+    assert.equal(
+      valueOf(points, "rate_limit.checks", {
+        "rate_limit.outcome": result.outcome,
+        "rate_limit.result": result.allowed ? "allowed" : "refused",
+      }),
+      1,
+    );
+    assert.notEqual(result.outcome, "store");
+  });
+
   it("an SDK that throws never fails an authorization, a check or a reply", async () => {
     const boom = () => {
       throw new Error("exporter down");
@@ -344,6 +461,25 @@ describe("instrumentTelemetry", () => {
     assert.deepEqual([...SEEN].sort(), documented);
   });
 });
+
+/** In-memory storage whose usage writes, lookups (its `peekByPrefix`) or touches fail on demand. */
+class FlakyUsageStorage extends InMemoryApiKeyStorage {
+  failing = false;
+  lookupFails = false;
+  touchFails = false;
+  override recordUsage(rows: readonly ApiKeyUsageRow[], batchId?: string): Promise<void> {
+    if (this.failing) return Promise.reject(new Error("usage down"));
+    return super.recordUsage(rows, batchId);
+  }
+  override touchLastUsed(id: string, lastUsedAt: Date): Promise<void> {
+    if (this.touchFails) return Promise.reject(new Error("touch down"));
+    return super.touchLastUsed(id, lastUsedAt);
+  }
+  override peekByPrefix(prefix: string) {
+    if (this.lookupFails) throw new Error("storage down");
+    return super.peekByPrefix(prefix);
+  }
+}
 
 function parentOf(span: ReadableSpan): string | undefined {
   const s = span as unknown as { parentSpanContext?: { spanId: string }; parentSpanId?: string };

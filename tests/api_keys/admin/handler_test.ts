@@ -1038,4 +1038,57 @@ describe("createApiKeysAdminHandler", () => {
     }
     assert.equal(errors.length, 0);
   });
+
+  it("the tenant's shared pool: GET /keys answers tenantCredits and creditsSharedBy; a key created by a pool caller spends the pool, never a separate balance", async () => {
+    const at = () => Date.parse("2030-01-01T10:00:00.000Z");
+    const { call, service } = await setup(
+      { keyLimits: () => ({ credits: { remaining: 1_000 } }) },
+      undefined,
+      limitedService(at),
+    );
+    const none = (await call("GET", "/keys"))!;
+    assert.equal(none.json.tenantCredits, null, "no key spends a pool yet");
+    const pooled = await service.create({
+      tenantId: "acme",
+      name: "pooled admin",
+      scopes: [{ resource: "keys", level: "write" }, { resource: "projects", level: "write" }],
+      credits: { remaining: 3, refill: { amount: 3, interval: "daily" }, sharedBy: "tenant" },
+    });
+    const caller = { tenant: "acme", keyId: pooled.id };
+    const refused = (await call("POST", "/keys", {
+      body: { name: "n", scopes: ["projects:read"] },
+      caller,
+    }))!;
+    assert.equal(refused.status, 403, "keyLimits' separate balance under a pool caller");
+    assert.deepEqual(refused.json.error.details.exceeds, { credits: ["separate balance"] });
+    const plain = await setup({}, undefined, limitedService(at));
+    const poolAdmin = await plain.service.create({
+      tenantId: "acme",
+      name: "pooled admin",
+      scopes: [{ resource: "keys", level: "write" }, { resource: "projects", level: "write" }],
+      credits: { remaining: 3, refill: { amount: 3, interval: "daily" }, sharedBy: "tenant" },
+    });
+    const minted = (await plain.call("POST", "/keys", {
+      body: { name: "minted", scopes: ["projects:read"] },
+      caller: { tenant: "acme", keyId: poolAdmin.id },
+    }))!;
+    assert.equal(minted.status, 201, JSON.stringify(minted.json));
+    assert.equal(minted.json.record.creditsSharedBy, "tenant");
+    await plain.service.authorize(minted.json.key, { cost: 2 });
+    await plain.service.authorize(poolAdmin.key);
+    await assert.rejects(plain.service.authorize(minted.json.key), { creditBalance: "tenant" });
+    const list = (await plain.call("GET", "/keys"))!;
+    assert.deepEqual(list.json.tenantCredits, {
+      credits: 0,
+      nextRefillAt: "2030-01-02T00:00:00.000Z",
+      refillAmount: 3,
+    });
+    const view = list.json.keys.find((k: { id: string }) => k.id === minted.json.record.id);
+    assert.deepEqual(
+      [view.credits, view.creditsSharedBy, view.creditsRefillAmount],
+      [0, "tenant", 3],
+    );
+    const admin = list.json.keys.find((k: { id: string }) => k.id === plain.admin.id);
+    assert.equal(admin.credits, undefined, "a key without credits shows none");
+  });
 });

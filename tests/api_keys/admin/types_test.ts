@@ -81,7 +81,13 @@ describe("api_keys/admin/types.ts", () => {
     const issued: Admin.IssuedKey = await call("POST", "/keys", create);
     const view: Admin.KeyView = issued.record;
     // Every field the interface requires is in the answer (a typed record: the compiler lists them).
-    const required: Record<Exclude<keyof Admin.KeyView, "credits" | "creditsNextRefillAt">, 1> = {
+    const required: Record<
+      Exclude<
+        keyof Admin.KeyView,
+        "credits" | "creditsNextRefillAt" | "creditsRefillAmount" | "creditsSharedBy"
+      >,
+      1
+    > = {
       allowedIpCidrs: 1,
       createdAt: 1,
       createdBy: 1,

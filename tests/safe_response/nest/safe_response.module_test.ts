@@ -4,7 +4,9 @@ import { Controller, Get, Inject, Injectable, Module, NotFoundException } from "
 import { SafeResponseModule } from "../../../safe_response/nest/safe_response.module.ts";
 import { SafeEndpoint } from "../../../safe_response/openapi/mod.ts";
 import { SafeResponseFilter } from "../../../safe_response/nest/safe_response.filter.ts";
+import { Responder } from "../../../safe_response/responder.ts";
 import { SafeResponseInterceptor } from "../../../safe_response/nest/_safe_response.interceptor.ts";
+import { type ResponderTaps, tapsOf } from "../../../telemetry/_taps.ts";
 import { ADAPTERS, boot, CapturingLogger, getJson } from "./helpers.ts";
 
 const CONFIG = "TEST_CONFIG";
@@ -117,6 +119,35 @@ for (const adapter of ADAPTERS) {
         const missing = await getJson(url, "/m/missing");
         assert.equal(missing.body.requestId, missing.headers.get("x-trace"));
         assert.equal(missing.body.timestamp, undefined);
+      } finally {
+        await close();
+      }
+    });
+
+    it("an importing module injects the replying Responder by its class", async () => {
+      @Injectable()
+      class Holder {
+        constructor(@Inject(Responder) readonly responder: Responder) {}
+      }
+      @Module({
+        imports: [SafeResponseModule.register({ requestId: { headerName: "X-Held" } })],
+        controllers: [ModuleController],
+        providers: [Holder],
+      })
+      class HolderModule {}
+      const { app, url, close } = await boot(HolderModule, adapter);
+      try {
+        const { responder } = app.get(Holder);
+        assert.ok(responder instanceof Responder);
+        assert.equal(app.get(Responder, { strict: false }), responder, "one responder");
+        assert.equal(responder.settings.requestId?.headerName, "X-Held");
+        // The injected one is the one replying: its reports reach a tap set on it.
+        const seen: number[] = [];
+        const taps = tapsOf<ResponderTaps>(responder)!;
+        taps.response = (status) => seen.push(status);
+        await getJson(url, "/m");
+        await getJson(url, "/m/missing");
+        assert.deepEqual(seen, [200, 404]);
       } finally {
         await close();
       }
