@@ -16,6 +16,7 @@ import {
 } from "../../api_keys/mod.ts";
 import { createPrismaClient, databaseReady, probeDatabase } from "./prisma_client.ts";
 import { createApiKeysAdminHandler } from "../../api_keys/admin/mod.ts";
+import { spyCalls } from "../api_keys/helpers.ts";
 
 const url = Deno.env.get("DATABASE_URL");
 const unavailable = await probeDatabase(url);
@@ -267,18 +268,7 @@ if (databaseReady("PrismaApiKeyStorage on PostgreSQL", unavailable)) {
   describe("the admin routes' pages on PostgreSQL (migration 0016)", () => {
     it("GET /keys walks 60 keys by cursor in every order, each page one findMany and one lookup, writing nothing", async () => {
       await reset();
-      const calls: string[] = [];
-      const apiKey = new Proxy(prisma.apiKey, {
-        get(target, name, receiver) {
-          const value = Reflect.get(target, name, receiver);
-          return typeof value === "function"
-            ? (...args: unknown[]) => {
-              calls.push(String(name));
-              return value.apply(target, args);
-            }
-            : value;
-        },
-      }) as PrismaApiKeyDelegate;
+      const { spied: apiKey, calls } = spyCalls<PrismaApiKeyDelegate>(prisma.apiKey);
       const storage = new PrismaApiKeyStorage({ apiKey });
       const keys = service(storage);
       for (let i = 0; i < 60; i++) {
