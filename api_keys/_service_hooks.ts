@@ -9,8 +9,9 @@
 import type { ApiKeyEvent } from "./events.ts";
 import type { KeyLayouts } from "./key_format.ts";
 import type { Dispatch } from "./_sinks.ts";
-import type { ApiKeyContext } from "./types.ts";
 import type { AuditContext } from "./audit/types.ts";
+import type { ApiKeyContext, ApiKeySummary } from "./types.ts";
+import type { ListApiKeyPageOptions } from "./storage/types.ts";
 
 /** The hooks of one service. */
 export interface ServiceHooks {
@@ -35,6 +36,11 @@ export interface ServiceHooks {
   recordsUsage: boolean;
   /** Whether the service keeps the audit log (its `audit` option). */
   audits: boolean;
+  /** One page of a tenant's keys as summaries, with their predecessors (reads only). */
+  listPage: (
+    tenantId: string,
+    options: ListApiKeyPageOptions,
+  ) => Promise<{ summaries: ApiKeySummary[]; predecessors: Record<string, string> }>;
 }
 
 const hooks = new WeakMap<object, ServiceHooks>();

@@ -133,6 +133,8 @@ export class ApiKeysService {
       renameForTenant: auditedRename(settings),
       recordsUsage: settings.usage !== undefined,
       audits: settings.audit !== undefined,
+      listPage: (tenantId, options) =>
+        this.#manage.use((flow) => flow.listSummaryPage(tenantId, options)),
     });
     this.#expiry = new ExpiryJob(settings);
   }

@@ -70,6 +70,13 @@ function chart(counts: number[], label: string): SVGSVGElement {
 }
 
 /**
+ * Where there is no `HTMLElement` (a server importing the module), a bare
+ * class stands in for it while the element class is defined, then goes.
+ */
+const standIn = globalThis.HTMLElement === undefined ? class {} : undefined;
+if (standIn !== undefined) Object.assign(globalThis, { HTMLElement: standIn });
+
+/**
  * Lists the tenant's API keys and creates, reveals once, rotates, renames and
  * revokes them through the admin routes at `base-url`. Authenticates with the
  * page's cookies (`credentials` attribute: `same-origin` by default, or
@@ -77,6 +84,8 @@ function chart(counts: number[], label: string): SVGSVGElement {
  * Fires `api-key-created`, `api-key-rotated`, `api-key-renamed`,
  * `api-key-revoked` (detail: `id`, `name`, `prefix`; never the secret) and
  * `api-keys-error` (detail: `code`, `message`).
+ *
+ * Importing it where there is no DOM (a server) does not throw.
  *
  * @example
  * ```ts
@@ -584,3 +593,5 @@ export class ApiKeysManagerElement extends HTMLElement {
     );
   }
 }
+
+if (standIn !== undefined) Reflect.deleteProperty(globalThis, "HTMLElement");

@@ -14,7 +14,7 @@ import {
   createRateLimiter,
   type RateLimitStore,
 } from "../../rate_limits/mod.ts";
-import { FakeClocks, PEPPER_1, READ_ORDERS } from "./helpers.ts";
+import { FakeClocks, PEPPER_1, READ_ORDERS, spyCalls } from "./helpers.ts";
 import { creditedKey, CreditedStorage } from "./credited_storage.ts";
 
 const HOUR = 3_600_000;
@@ -399,19 +399,7 @@ describe("a tenant's shared credit pool", () => {
   });
 
   it("listSummaries and tenantCredits read the pool without writing (no changeCredits, no spend)", async () => {
-    const memory = createMemoryRateLimitStore();
-    const calls: string[] = [];
-    const store = new Proxy(memory, {
-      get(target, name, receiver) {
-        const value = Reflect.get(target, name, receiver);
-        return typeof value === "function"
-          ? (...args: unknown[]) => {
-            calls.push(String(name));
-            return value.apply(target, args);
-          }
-          : value;
-      },
-    });
+    const { spied: store, calls } = spyCalls(createMemoryRateLimitStore());
     const { service } = setup({ store });
     const a = await createKey(service, { remaining: 3, sharedBy: "tenant" });
     await service.authorize(a.key);

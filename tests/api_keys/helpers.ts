@@ -52,10 +52,10 @@ export function makeService(overrides: Partial<ApiKeysServiceOptions> = {}) {
   return { service, storage, clocks, events, metrics, authFailures };
 }
 
-/** Wraps a storage, counting calls per method. */
-export function spyStorage(inner: ApiKeyStorage = new InMemoryApiKeyStorage()) {
+/** `inner` behind a proxy that records the name of each method called, in order. */
+export function spyCalls<T extends object>(inner: T): { spied: T; calls: string[] } {
   const calls: string[] = [];
-  const storage = new Proxy(inner, {
+  const spied = new Proxy(inner, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver);
       if (typeof value !== "function") return value;
@@ -64,8 +64,14 @@ export function spyStorage(inner: ApiKeyStorage = new InMemoryApiKeyStorage()) {
         return value.apply(target, args);
       };
     },
-  }) as ApiKeyStorage;
-  return { storage, calls };
+  });
+  return { spied, calls };
+}
+
+/** Wraps a storage, counting calls per method. */
+export function spyStorage(inner: ApiKeyStorage = new InMemoryApiKeyStorage()) {
+  const { spied, calls } = spyCalls(inner);
+  return { storage: spied, calls };
 }
 
 /** Whether a spied storage call looked a prefix up (`peekByPrefix` is the in-process form). */
