@@ -122,7 +122,9 @@ export class ApiKeysManagerElement extends Base {
     this.#dialog.addEventListener("cancel", (event) => {
       if (this.#mayClose && !this.#mayClose()) event.preventDefault();
     });
-    this.#dialog.addEventListener("close", () => this.#close());
+    this.#dialog.addEventListener("close", () => {
+      if (!this.#dialog.open) this.#close();
+    });
     this.#pager.append(this.#prev, this.#next);
     this.#shadow.append(
       h("style", {}, STYLES),
