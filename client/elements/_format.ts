@@ -64,11 +64,12 @@ export class Format {
 
   /** `date` relative to `now`, e.g. `in 3 days`, `2 hours ago`. */
   relative(date: Date, now: number): string {
-    const delta = date.getTime() - now;
+    const exact = date.getTime() - now;
+    const delta = Math.round(exact / 60_000) * 60_000;
     for (const [unit, ms] of STEPS) {
       if (Math.abs(delta) >= ms) return this.#relative.format(Math.round(delta / ms), unit);
     }
-    return this.#relative.format(Math.trunc(delta / 1000), "second");
+    return this.#relative.format(Math.round(exact / 1000), "second");
   }
 
   /** A duration (`30d`, `1h`) in words, e.g. `30 days`; anything else as given. */

@@ -434,8 +434,10 @@ export class ApiKeysManagerElement extends Base {
     const table = this.#body.querySelector("tbody");
     if (!table) return this.#render();
     const fresh = this.#keyRow(key);
+    const next = before ? this.#row(before) : null;
     if (row) row.replaceWith(fresh);
-    else (before ? this.#row(before) : null)?.before(fresh) ?? table.prepend(fresh);
+    else if (next) next.before(fresh);
+    else table.prepend(fresh);
   }
 
   /** Focuses `id`'s row: its actions button, else its name; nothing found, the create button. */
@@ -560,13 +562,13 @@ export class ApiKeysManagerElement extends Base {
           expiresAt: stops,
           replacedByKeyId: created?.id ?? null,
         };
-        this.#put(old);
         if (created) {
           this.#put(
             { ...created, replacesKeyId: created.replacesKeyId ?? key.id },
             key.id,
           );
         }
+        this.#put(old);
         const f = this.#format();
         const note = stops
           ? fill(s.revealRotated, { prefix: key.prefix, when: f.dateTime(stops) })
