@@ -19,7 +19,9 @@ import {
 } from "./_input.ts";
 import { generateKey } from "./key_format.ts";
 import { assertTenantSharedPolicies } from "./_limits.ts";
+import { statusOf } from "./storage/_paging.ts";
 import type { Settings } from "./_settings.ts";
+import type { ListApiKeyPageOptions } from "./storage/types.ts";
 import type { CreditChange } from "../rate_limits/store.ts";
 import { assertCreditChange } from "../rate_limits/credits.ts";
 import type {
@@ -27,7 +29,6 @@ import type {
   ApiKeyCredits,
   ApiKeyRateLimitPolicy,
   ApiKeyRecord,
-  ApiKeyStatus,
   ApiKeySummary,
   CreateApiKeyInput,
   CreateApiKeyResult,
@@ -39,14 +40,6 @@ import type {
 
 /** Keys drawn by one create or rotate before it gives up on prefix collisions. */
 const PREFIX_ATTEMPTS = 3;
-
-/** The status of `record` at `nowMs` (see `ApiKeyStatus`). */
-function statusOf(record: ApiKeyRecord, nowMs: number): ApiKeyStatus {
-  if (record.revokedAt !== null) return "revoked";
-  if (record.expiresAt !== null && record.expiresAt.getTime() <= nowMs) return "expired";
-  if (record.rotatedAt !== null || record.replacedByKeyId !== null) return "rotating";
-  return "active";
-}
 
 /** The summary of `record`: its fields listed one by one, so no hash field is ever copied. */
 function toSummary(
@@ -299,6 +292,25 @@ export class ManageFlow {
     const balances = await this.#credits.balances(records);
     const nowMs = this.#s.clock().getTime();
     return records.map((record, i) => toSummary(record, nowMs, balances[i]));
+  }
+
+  /**
+   * One page of a tenant's keys as summaries (see
+   * `ApiKeyStorage.listPageByTenant`), with each one's predecessor by id.
+   * Reads only.
+   */
+  async listSummaryPage(
+    tenantId: string,
+    options: ListApiKeyPageOptions,
+  ): Promise<{ summaries: ApiKeySummary[]; predecessors: Record<string, string> }> {
+    requireNonEmptyString(tenantId, "tenantId");
+    const { records, predecessors } = await this.#s.storage.listPage(tenantId, options);
+    const balances = await this.#credits.balances(records);
+    const nowMs = this.#s.clock().getTime();
+    return {
+      summaries: records.map((record, i) => toSummary(record, nowMs, balances[i])),
+      predecessors,
+    };
   }
 
   /** See `ApiKeysService.updateCredits`. */

@@ -9,7 +9,8 @@
 import type { ApiKeyEvent } from "./events.ts";
 import type { KeyLayouts } from "./key_format.ts";
 import type { Dispatch } from "./_sinks.ts";
-import type { ApiKeyContext } from "./types.ts";
+import type { ApiKeyContext, ApiKeySummary } from "./types.ts";
+import type { ListApiKeyPageOptions } from "./storage/types.ts";
 
 /** The hooks of one service. */
 export interface ServiceHooks {
@@ -27,6 +28,11 @@ export interface ServiceHooks {
   renameForTenant: ((tenantId: string, id: string, name: string) => Promise<void>) | undefined;
   /** Whether the service records usage (its `usage` option, on a storage that reads it back). */
   recordsUsage: boolean;
+  /** One page of a tenant's keys as summaries, with their predecessors (reads only). */
+  listPage: (
+    tenantId: string,
+    options: ListApiKeyPageOptions,
+  ) => Promise<{ summaries: ApiKeySummary[]; predecessors: Record<string, string> }>;
 }
 
 const hooks = new WeakMap<object, ServiceHooks>();

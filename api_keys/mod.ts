@@ -118,6 +118,9 @@ export { isIpAllowed, normalizeAllowedIpCidrs } from "./ip_allowlist.ts";
 export { MIN_PEPPER_BYTES, Sha256Hasher, WebCryptoSha256Hasher } from "./hasher.ts";
 export {
   API_KEY_STORAGE_METHODS,
+  type ApiKeyPageSort,
+  type ApiKeyPageStatus,
+  type ApiKeyRecordPage,
   type ApiKeyRotationWait,
   type ApiKeyStorage,
   type ApiKeyStorageCapability,
@@ -125,6 +128,7 @@ export {
   type ApiKeyStorageFactory,
   type ApiKeyStorageRotateResult,
   InMemoryApiKeyStorage,
+  type ListApiKeyPageOptions,
   type ListExpiringApiKeysOptions,
   type PrismaApiKeyClient,
   type PrismaApiKeyDelegate,

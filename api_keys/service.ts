@@ -90,6 +90,7 @@ export class ApiKeysService {
       clock: settings.clock,
       renameForTenant: settings.storage.renameForTenant,
       recordsUsage: settings.usage !== undefined,
+      listPage: (tenantId, options) => this.#manage.listSummaryPage(tenantId, options),
     });
     this.#expiry = new ExpiryJob(settings);
   }

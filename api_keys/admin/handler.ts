@@ -19,11 +19,16 @@ import type {
   ScopeLevel,
 } from "../types.ts";
 import type { ApiKeyUsageBucket } from "../usage.ts";
-import { AdminHttpError, keyName, oneOf, queryInstant, readObject, stringList } from "./_body.ts";
+import type { CreditRefill } from "../../rate_limits/store.ts";
+import { AdminHttpError, keyName, oneOf, readObject, stringList } from "./_body.ts";
+import { encodeCursor, listQuery, type QueryOf, usageKeys, usageWindow } from "./_query.ts";
+import { positionOf } from "../storage/_paging.ts";
 import { type Escalation, findEscalation, type KeyPowers } from "./no_escalation.ts";
 import type {
   AdminAction,
   AdminConfig,
+  AdminKeyLimitsView,
+  AdminPermissions,
   AdminPolicy,
   AdminRequest,
   AdminResponse,
@@ -38,6 +43,7 @@ import type {
   KeyView,
   RotatedKey,
   UsageAnswer,
+  UsageBatchAnswer,
 } from "./types.ts";
 
 const HOUR_MS = 3_600_000;
@@ -60,7 +66,6 @@ const DEFAULT_MAX_BODY_BYTES = 16_384;
 const MAX_SCOPES_OFFERED = 200;
 const MAX_SCOPES_PER_KEY = 50;
 const MAX_ALLOWLIST = 50;
-const MAX_USAGE_SPAN_MS = 31 * DAY_MS;
 const FLAT_SCOPE = /^[a-z0-9_.-]{1,64}:(read|write)$/;
 const HEADER_NAME = /^[A-Za-z0-9-]{1,64}$/;
 const STATE_CHANGING = new Set(["POST", "PATCH", "DELETE"]);
@@ -96,6 +101,7 @@ const ROUTES: Readonly<Record<string, Readonly<Record<string, AdminAction>>>> = 
   "/keys/:id": { GET: "read", PATCH: "rename", DELETE: "revoke" },
   "/keys/:id/rotate": { POST: "rotate" },
   "/keys/:id/usage": { GET: "usage" },
+  "/usage": { GET: "usage" },
 };
 const MAX_PATH_LENGTH = 512;
 
@@ -134,6 +140,20 @@ function subset<T extends string>(
     );
   }
   return Object.freeze([...value]);
+}
+
+/** `value` when it is one of `presets`; omitted: `preferred` when offered, else the first. */
+function presetDefault<T extends string>(
+  value: T | undefined,
+  presets: readonly T[],
+  preferred: T,
+  label: string,
+): T {
+  if (value === undefined) return presets.includes(preferred) ? preferred : presets[0];
+  if (!presets.includes(value)) {
+    throw new TypeError(`${label} must be one of ${presets.join(", ")}`);
+  }
+  return value;
 }
 
 function scopeOffers(value: unknown): AdminScopeOffer[] {
@@ -201,8 +221,8 @@ function toScope(flat: string): Scope {
 
 const iso = (date: Date | null): string | null => date === null ? null : date.toISOString();
 
-/** The `KeyView` of docs/settings-page.md. */
-function view(summary: ApiKeySummary): KeyView {
+/** The `KeyView` of docs/settings-page.md; `replacesKeyId` the key it replaced, when known. */
+function view(summary: ApiKeySummary, replacesKeyId: string | null): KeyView {
   return {
     id: summary.id,
     name: summary.name,
@@ -218,6 +238,7 @@ function view(summary: ApiKeySummary): KeyView {
     rotatedAt: iso(summary.rotatedAt),
     replacedByKeyId: summary.replacedByKeyId,
     createdBy: summary.createdBy,
+    replacesKeyId,
     ...(summary.credits && {
       credits: summary.credits.remaining,
       creditsNextRefillAt: iso(summary.credits.nextRefillAt),
@@ -226,6 +247,28 @@ function view(summary: ApiKeySummary): KeyView {
 }
 
 type UsageReader = ApiKeysService["usage"];
+
+/** The key of `keys` that `id` replaced, or `null`. */
+function predecessorIn(keys: readonly ApiKeySummary[], id: string): string | null {
+  return keys.find((key) => key.replacedByKeyId === id)?.id ?? null;
+}
+
+/** A refill as `AdminKeyLimitsView` words it: `daily`, `monthly`, `monthly:<day>` or `<ms>ms`. */
+function refillEvery(refill: CreditRefill): string {
+  if ("everyMs" in refill) return `${refill.everyMs}ms`;
+  return refill.interval === "monthly" && refill.day !== undefined
+    ? `monthly:${refill.day}`
+    : refill.interval;
+}
+
+/** The actions of `AdminPermissions`, each asked of `canManage` for `GET /config`. */
+const PERMISSIONS: readonly (keyof AdminPermissions)[] = [
+  "create",
+  "rename",
+  "rotate",
+  "revoke",
+  "audit",
+];
 
 /** One request's state: the tenant's keys and the caller's powers are read once. */
 interface Call<R> {
@@ -306,8 +349,18 @@ export function createApiKeysAdminHandler<R>(
     Object.keys(EXPIRY_MS) as ExpiryPreset[],
     "options.expiryPresets",
   );
-  const defaultGrace = gracePresets.includes("24h") ? "24h" : gracePresets[0];
-  const defaultExpiry = expiryPresets.includes("never") ? "never" : expiryPresets[0];
+  const defaultGrace = presetDefault(
+    options.defaultGrace,
+    gracePresets,
+    "24h",
+    "options.defaultGrace",
+  );
+  const defaultExpiry = presetDefault(
+    options.defaultExpiry,
+    expiryPresets,
+    "never",
+    "options.defaultExpiry",
+  );
   const csrf = csrfOf(options.csrf);
   const allowedOrigins = allowedOriginsOf(options.allowedOrigins);
   const { actorOf, keyLimits } = options;
@@ -316,23 +369,11 @@ export function createApiKeysAdminHandler<R>(
     DEFAULT_MAX_BODY_BYTES,
     "options.maxBodyBytes",
   );
-  const { clock, renameForTenant: rename, recordsUsage } = hooks;
+  const { clock, renameForTenant: rename, recordsUsage, listPage } = hooks;
   const usage: UsageReader | undefined = recordsUsage
     ? (tenantId, query) => service.usage(tenantId, query)
     : undefined;
   const capabilities = Object.freeze({ rename: rename !== undefined, usage: usage !== undefined });
-  const config = JSON.stringify(
-    {
-      scopes: offers,
-      environments: [...environments],
-      gracePresets: [...gracePresets],
-      defaultGrace,
-      expiryPresets: [...expiryPresets],
-      defaultExpiry,
-      capabilities,
-      csrf,
-    } satisfies AdminConfig,
-  );
 
   const keysOf = (call: Call<R>): Promise<ApiKeySummary[]> =>
     call.keys ??= service.listSummaries(call.tenantId, { includeRevoked: true });
@@ -431,12 +472,13 @@ export function createApiKeysAdminHandler<R>(
     return site === "same-site" && typeof origin === "string" && allowedOrigins.has(origin);
   }
 
-  async function enforce(
+  /** Where `key` exceeds what the caller may issue or act on (the policy's answer), or `null`. */
+  async function escalationOf(
     call: Call<R>,
     action: AdminAction,
     role: "new" | "target",
     key: KeyPowers,
-  ): Promise<void> {
+  ): Promise<Escalation | null> {
     let exceeds;
     if (policy !== undefined) {
       exceeds = await hook(() =>
@@ -457,6 +499,16 @@ export function createApiKeysAdminHandler<R>(
       }
       exceeds = findEscalation(caller, key);
     }
+    return exceeds;
+  }
+
+  async function enforce(
+    call: Call<R>,
+    action: AdminAction,
+    role: "new" | "target",
+    key: KeyPowers,
+  ): Promise<void> {
+    const exceeds = await escalationOf(call, action, role, key);
     if (exceeds === null) return;
     throw new AdminHttpError(
       403,
@@ -466,6 +518,130 @@ export function createApiKeysAdminHandler<R>(
         : "The caller cannot act on a key more powerful than its own",
       { key: role, exceeds },
     );
+  }
+
+  /**
+   * What the caller may grant: each offered scope and environment probed
+   * alone against the policy (an error of the policy, such as a caller
+   * without a key: nothing).
+   */
+  async function grantable(
+    call: Call<R>,
+  ): Promise<{ scopes: AdminScopeOffer[]; environments: Environment[] }> {
+    const probe = (key: Partial<KeyPowers>) =>
+      escalationOf(call, "create", "new", {
+        environment: environments[0],
+        scopes: [],
+        allowedIpCidrs: [],
+        expiresAt: null,
+        ...key,
+      });
+    try {
+      const scopes: AdminScopeOffer[] = [];
+      for (const offer of offers) {
+        if ((await probe({ scopes: [offer.scope] }))?.scopes === undefined) scopes.push(offer);
+      }
+      const allowed: Environment[] = [];
+      for (const environment of environments) {
+        if ((await probe({ environment }))?.environment === undefined) allowed.push(environment);
+      }
+      return { scopes, environments: allowed };
+    } catch (error) {
+      if (error instanceof AdminHttpError) return { scopes: [], environments: [] };
+      throw error;
+    }
+  }
+
+  /** The limits a key the caller creates carries; `undefined` when it may not create one. */
+  async function limitsView(call: Call<R>): Promise<AdminKeyLimitsView | null | undefined> {
+    let limits;
+    try {
+      limits = await newKeyLimits(call);
+    } catch (error) {
+      if (error instanceof AdminHttpError) return undefined;
+      throw error;
+    }
+    const policies = (limits.rateLimits ?? []).map(({ name, limit, windowMs }) => ({
+      name,
+      limit,
+      windowMs,
+    }));
+    const shared = limits.limitsOf === undefined ? undefined : (await callerPowers(call))?.credits;
+    const own = limits.credits;
+    const amount = shared?.remaining ?? own?.remaining;
+    const refill = shared === undefined ? own?.refill : shared.refill;
+    const credits = amount === undefined ? null : {
+      amount,
+      refillAmount: refill?.amount ?? null,
+      refillEvery: refill === undefined ? null : refillEvery(refill),
+    };
+    return policies.length === 0 && credits === null ? null : { policies, credits };
+  }
+
+  /** `GET /config` for the caller. */
+  async function configOf(call: Call<R>): Promise<AdminConfig> {
+    const none: AdminTarget = { tenantId: call.tenantId, key: null, proposed: null };
+    const can = {} as AdminPermissions;
+    for (const action of PERMISSIONS) {
+      can[action] = await hook(() => canManage(call.request, action, none)) === true;
+    }
+    can.rename &&= rename !== undefined;
+    const offer = can.create ? await grantable(call) : { scopes: [], environments: [] };
+    const limits = can.create ? await limitsView(call) : null;
+    can.create &&= offer.scopes.length > 0 && offer.environments.length > 0 &&
+      limits !== undefined;
+    return {
+      scopes: offer.scopes,
+      environments: offer.environments,
+      gracePresets: [...gracePresets],
+      defaultGrace,
+      expiryPresets: [...expiryPresets],
+      defaultExpiry,
+      capabilities,
+      csrf,
+      can,
+      limits: limits ?? null,
+    };
+  }
+
+  /** `GET /keys`: one page of the tenant's keys (reads only). */
+  async function listKeys(call: Call<R>, query: QueryOf): Promise<KeyList> {
+    const { limit, options } = listQuery(query);
+    const page = await listPage(call.tenantId, { ...options, now: clock() });
+    const keys = page.summaries.slice(0, limit);
+    const last = keys.at(-1);
+    return {
+      keys: keys.map((key) =>
+        view(key, Object.hasOwn(page.predecessors, key.id) ? page.predecessors[key.id] : null)
+      ),
+      nextCursor: page.summaries.length > limit && last !== undefined
+        ? encodeCursor(options.sort, positionOf(last, options.sort))
+        : null,
+      capabilities,
+    };
+  }
+
+  /** `GET /usage?keys=…`: the usage of up to 100 of the tenant's keys, each allowed by `canManage`. */
+  async function usageBatch(
+    call: Call<R>,
+    query: QueryOf,
+  ): Promise<Omit<UsageBatchAnswer, "keys"> & { keys: Record<string, ApiKeyUsageBucket[]> }> {
+    const ids = usageKeys(query);
+    const { granularity, from, to } = usageWindow(query, clock());
+    const keys = await Promise.all(ids.map((id) => findKey(call, id)));
+    for (const key of keys) {
+      await allow(call, "usage", { tenantId: call.tenantId, key, proposed: null });
+    }
+    const buckets = await Promise.all(
+      ids.map((keyId) => usage!(call.tenantId, { keyId, from, to, granularity })),
+    );
+    // The service's buckets as they are: JSON writes their dates as ISO strings.
+    return {
+      granularity,
+      from: from.toISOString(),
+      to: to.toISOString(),
+      keys: Object.fromEntries(ids.map((id, i) => [id, buckets[i]])),
+    };
   }
 
   async function create(call: Call<R>, body: AdminRequest["body"]): Promise<AdminResponse> {
@@ -514,7 +690,7 @@ export function createApiKeysAdminHandler<R>(
       allowedIpCidrs,
     });
     const record = await fresh(call, created.id);
-    const issued: IssuedKey = { key: created.key, record: view(record) };
+    const issued: IssuedKey = { key: created.key, record: view(record, null) };
     return jsonResponse(201, JSON.stringify(issued));
   }
 
@@ -535,7 +711,7 @@ export function createApiKeysAdminHandler<R>(
     const record = await fresh(call, rotated.id);
     const answer: RotatedKey = {
       key: rotated.key,
-      record: view(record),
+      record: view(record, rotated.replacedKeyId),
       replacedKeyId: rotated.replacedKeyId,
       graceExpiresAt: rotated.graceExpiresAt.toISOString(),
     };
@@ -544,18 +720,7 @@ export function createApiKeysAdminHandler<R>(
 
   async function readUsage(call: Call<R>, key: ApiKeySummary, request: AdminRequest) {
     await allow(call, "usage", { tenantId: call.tenantId, key, proposed: null });
-    const granularity = oneOf(
-      request.query("granularity") ?? undefined,
-      ["hour", "day"],
-      "hour",
-      "granularity",
-    );
-    const to = queryInstant(request.query("to"), clock(), "to");
-    const from = queryInstant(request.query("from"), new Date(to.getTime() - DAY_MS), "from");
-    const span = to.getTime() - from.getTime();
-    if (!(span > 0 && span <= MAX_USAGE_SPAN_MS)) {
-      fail("from", "must be before to, at most 31 days before");
-    }
+    const { granularity, from, to } = usageWindow(request.query, clock());
     const buckets = await usage!(call.tenantId, { keyId: key.id, from, to, granularity });
     // The service's buckets as they are: JSON writes their dates as the ISO strings of UsageAnswer.
     const answer: Omit<UsageAnswer, "buckets"> & { buckets: ApiKeyUsageBucket[] } = {
@@ -566,6 +731,12 @@ export function createApiKeysAdminHandler<R>(
       buckets,
     };
     return jsonResponse(200, JSON.stringify(answer));
+  }
+
+  /** 200 with the key `id` read again. */
+  async function answerKey(call: Call<R>, id: string): Promise<AdminResponse> {
+    const key = await fresh(call, id);
+    return jsonResponse(200, JSON.stringify(view(key, predecessorIn(await keysOf(call), id))));
   }
 
   async function dispatch(route: Route, request: AdminRequest, native: R): Promise<AdminResponse> {
@@ -587,17 +758,15 @@ export function createApiKeysAdminHandler<R>(
     switch (action) {
       case "config":
         await allow(call, "config", none);
-        return jsonResponse(200, config);
-      case "list": {
+        return jsonResponse(200, JSON.stringify(await configOf(call)));
+      case "list":
         await allow(call, "list", none);
-        const keys = await service.listSummaries(tenantId, {
-          includeRevoked: request.query("includeRevoked") === "true",
-        });
-        const list: KeyList = { keys: keys.map(view), capabilities };
-        return jsonResponse(200, JSON.stringify(list));
-      }
+        return jsonResponse(200, JSON.stringify(await listKeys(call, request.query)));
       case "create":
         return await create(call, request.body);
+    }
+    if (id === null) {
+      return jsonResponse(200, JSON.stringify(await usageBatch(call, request.query)));
     }
     const body = action === "rename" ? readObject(request.body, maxBodyBytes, ["name"]) : {};
     const key = await findKey(call, id!);
@@ -605,19 +774,22 @@ export function createApiKeysAdminHandler<R>(
     switch (action) {
       case "read":
         await allow(call, "read", target);
-        return jsonResponse(200, JSON.stringify(view(key)));
+        return jsonResponse(
+          200,
+          JSON.stringify(view(key, predecessorIn(await keysOf(call), key.id))),
+        );
       case "rename": {
         const name = keyName(body.name, "name");
         await allow(call, "rename", target);
         await enforce(call, "rename", "target", key);
         await rename!(tenantId, key.id, name);
-        return jsonResponse(200, JSON.stringify(view(await fresh(call, key.id))));
+        return await answerKey(call, key.id);
       }
       case "revoke":
         await allow(call, "revoke", target);
         await enforce(call, "revoke", "target", key);
         await service.revokeForTenant(tenantId, key.id);
-        return jsonResponse(200, JSON.stringify(view(await fresh(call, key.id))));
+        return await answerKey(call, key.id);
       case "rotate":
         return await rotate(call, key, request.body);
       default:

@@ -28,7 +28,8 @@ export type AdminAction =
   | "rename"
   | "revoke"
   | "rotate"
-  | "usage";
+  | "usage"
+  | "audit";
 
 /**
  * How long a rotated key keeps working.
@@ -51,6 +52,30 @@ export type GracePreset = "none" | "1h" | "24h" | "7d";
  * ```
  */
 export type ExpiryPreset = "7d" | "30d" | "90d" | "1y" | "never";
+
+/**
+ * `GET /keys?status=`: the keys listed by their status now (`all`: revoked
+ * ones included). Absent: every key but the revoked ones.
+ *
+ * @example
+ * ```ts
+ * import type { KeyStatusFilter } from "@saferoute/api-kit/api-keys/admin";
+ * const status: KeyStatusFilter = "revoked";
+ * ```
+ */
+export type KeyStatusFilter = "active" | "rotating" | "expired" | "revoked" | "all";
+
+/**
+ * `GET /keys?sort=`: the order of the list (default `created_desc`, newest
+ * first); `last_used_desc` lists the keys never used last.
+ *
+ * @example
+ * ```ts
+ * import type { KeySort } from "@saferoute/api-kit/api-keys/admin";
+ * const sort: KeySort = "name_asc";
+ * ```
+ */
+export type KeySort = "created_desc" | "created_asc" | "name_asc" | "last_used_desc";
 
 /**
  * What `canManage` decides on: the caller's tenant, the key acted on (`null`
@@ -189,6 +214,10 @@ export interface ApiKeysAdminOptions<R> {
   gracePresets?: readonly GracePreset[];
   /** Expiry choices of `create` (default all: `7d`, `30d`, `90d`, `1y`, `never`). */
   expiryPresets?: readonly ExpiryPreset[];
+  /** The expiry `create` uses when the body names none; one of `expiryPresets` (default `never` when offered, else the first). */
+  defaultExpiry?: ExpiryPreset;
+  /** The grace `rotate` uses when the body names none; one of `gracePresets` (default `24h` when offered, else the first). */
+  defaultGrace?: GracePreset;
   /**
    * The header state-changing routes require (default `{ header:
    * "x-requested-with", value: "api-keys-manager" }`). `false` turns the CSRF
@@ -327,6 +356,8 @@ export interface KeyView {
   replacedByKeyId: string | null;
   /** Who created it, or `null`. */
   createdBy: string | null;
+  /** The key this one replaced (it is that key's rotation), or `null` (also when the storage cannot tell). */
+  replacesKeyId: string | null;
   /** Only for a key with credits (a service with a limiter): the balance. */
   credits?: number;
   /** With `credits`: the next refill, `null` when none. */
@@ -350,6 +381,52 @@ export interface Capabilities {
 }
 
 /**
+ * The actions the caller may take (`canManage` with `target.key: null`; each
+ * action is still checked on its key).
+ *
+ * @example
+ * ```ts
+ * import type { AdminPermissions } from "@saferoute/api-kit/api-keys/admin";
+ * const showCreate = (can: AdminPermissions) => can.create;
+ * ```
+ */
+export interface AdminPermissions {
+  /** `POST /keys`. */
+  create: boolean;
+  /** `PATCH /keys/:id` (false also when the route is not served). */
+  rename: boolean;
+  /** `POST /keys/:id/rotate`. */
+  rotate: boolean;
+  /** `DELETE /keys/:id`. */
+  revoke: boolean;
+  /** The audit log. */
+  audit: boolean;
+}
+
+/**
+ * The limits a key created by the caller will carry: its rate-limit
+ * policies and credits.
+ *
+ * @example
+ * ```ts
+ * import type { AdminKeyLimitsView } from "@saferoute/api-kit/api-keys/admin";
+ * const perMinute = (limits: AdminKeyLimitsView) =>
+ *   limits.policies.find((policy) => policy.windowMs === 60_000)?.limit;
+ * ```
+ */
+export interface AdminKeyLimitsView {
+  /** Each policy: at most `limit` requests per `windowMs`. */
+  policies: { name: string; limit: number; windowMs: number }[];
+  /**
+   * The credits it spends (the caller's balance when the caller's key has
+   * credits), `null` when none: `amount` the balance now, `refillAmount`
+   * and `refillEvery` the refill (`daily`, `monthly`, `monthly:<day>` or
+   * `<ms>ms`), `null` without one.
+   */
+  credits: { amount: number; refillAmount: number | null; refillEvery: string | null } | null;
+}
+
+/**
  * `GET /config`: what the server offers.
  *
  * @example
@@ -359,26 +436,32 @@ export interface Capabilities {
  * ```
  */
 export interface AdminConfig {
-  /** What `create` may ask for. */
+  /** What `create` may ask for: the offered scopes the caller may grant. */
   scopes: AdminScopeOffer[];
-  /** Environments a new key may have; the first is the default. */
+  /** Environments a new key may have (those the caller may grant); the first is the default. */
   environments: Environment[];
   /** Rotation grace choices. */
   gracePresets: GracePreset[];
-  /** `"24h"` when offered, else the first. */
+  /** `options.defaultGrace`, else `"24h"` when offered, else the first. */
   defaultGrace: GracePreset;
   /** Expiry choices of `create`. */
   expiryPresets: ExpiryPreset[];
-  /** `"never"` when offered, else the first. */
+  /** `options.defaultExpiry`, else `"never"` when offered, else the first. */
   defaultExpiry: ExpiryPreset;
   /** Optional routes served. */
   capabilities: Capabilities;
   /** The header to send on `POST`, `PATCH` and `DELETE`; `null` when the check is off. */
   csrf: { header: string; value: string } | null;
+  /** What the caller may do. */
+  can: AdminPermissions;
+  /** What a key the caller creates will carry; `null` when it has no limits. */
+  limits: AdminKeyLimitsView | null;
 }
 
 /**
- * `GET /keys`: the tenant's keys.
+ * `GET /keys`: one page of the tenant's keys (`limit` 1 to 100, default 25;
+ * `cursor` the previous page's `nextCursor`; `q` a name substring, case
+ * aside, or the start of a prefix; `status`, `environment`, `sort`).
  *
  * @example
  * ```ts
@@ -389,6 +472,8 @@ export interface AdminConfig {
 export interface KeyList {
   /** The keys. */
   keys: KeyView[];
+  /** The `cursor` of the next page, `null` on the last. */
+  nextCursor: string | null;
   /** Optional routes served. */
   capabilities: Capabilities;
 }
@@ -483,4 +568,26 @@ export interface UsageAnswer {
   to: string;
   /** One per bucket, oldest first. */
   buckets: (ApiKeyUsageCounts & { start: string })[];
+}
+
+/**
+ * `GET /usage?keys=<id>,<id>…` answer (up to 100 keys of the tenant, one
+ * request for a page): each key's buckets, as `UsageAnswer`'s.
+ *
+ * @example
+ * ```ts
+ * import type { UsageBatchAnswer } from "@saferoute/api-kit/api-keys/admin";
+ * const total = (usage: UsageBatchAnswer, id: string) =>
+ *   (usage.keys[id] ?? []).reduce((n, bucket) => n + bucket.accepted, 0);
+ * ```
+ */
+export interface UsageBatchAnswer {
+  /** Bucket size. */
+  granularity: "hour" | "day";
+  /** Start (ISO 8601). */
+  from: string;
+  /** End, excluded (ISO 8601). */
+  to: string;
+  /** Per key id asked for: one bucket per hour or day, oldest first. */
+  keys: Record<string, (ApiKeyUsageCounts & { start: string })[]>;
 }

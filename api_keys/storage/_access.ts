@@ -13,11 +13,14 @@ import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME } from "../hasher.ts";
 import { callDetached, warnOnce } from "../_sinks.ts";
 import { isStoredRateLimits } from "../_limits.ts";
 import { assertCredits, compileCreditRefill } from "../../rate_limits/credits.ts";
+import { comparePositions, matchesPage, pageOf, positionOf } from "./_paging.ts";
 import {
   API_KEY_STORAGE_METHODS,
+  type ApiKeyRecordPage,
   type ApiKeyRotationWait,
   type ApiKeyStorage,
   type ApiKeyStorageCapability,
+  type ListApiKeyPageOptions,
   type ListExpiringApiKeysOptions,
 } from "./types.ts";
 import type {
@@ -67,6 +70,10 @@ const CAPABILITIES: readonly {
       "revokeForTenant and rotateForTenant check the tenant on a read, then act with the untenanted calls",
   },
   { methods: ["renameForTenant"], without: "the admin rename route answers 501" },
+  {
+    methods: ["listPageByTenant"],
+    without: "each page of the admin list reads every key of the tenant",
+  },
   {
     methods: ["recordUsage", "readUsage"],
     without: "the usage option and usage() are unavailable",
@@ -361,6 +368,48 @@ function readExpiringPage(options: ListExpiringApiKeysOptions): (value: unknown)
   };
 }
 
+/**
+ * The reader of one `listPageByTenant` page of `tenantId` and `options`: at
+ * most `limit` records, each checked, of the tenant, of the status and
+ * environment asked for, after the cursor and in order (names are compared
+ * by the storage's own collation, so only dates and ids of equal dates are
+ * checked); predecessors only of the page's records.
+ */
+function readPage(
+  tenantId: string,
+  options: ListApiKeyPageOptions,
+): (value: unknown) => { records: ApiKeyRecord[]; predecessors: Record<string, string> } {
+  const order = comparePositions(options.sort);
+  const dated = options.sort !== "name_asc";
+  return (value) => {
+    const page = (typeof value === "object" && value !== null ? value : {}) as ApiKeyRecordPage;
+    const records = readRecords(page.records);
+    if (records.length > options.limit) throw new Error("page longer than its limit");
+    let previous = options.after;
+    for (const record of records) {
+      if (!matchesPage(record, tenantId, { ...options, q: null })) {
+        throw new Error("record outside the tenant or the filters");
+      }
+      const position = positionOf(record, options.sort);
+      if (dated && previous !== null && order(previous, position) >= 0) {
+        throw new Error("records out of order");
+      }
+      previous = position;
+    }
+    const onPage = new Set(records.map((record) => record.id));
+    const { predecessors } = page;
+    if (
+      typeof predecessors !== "object" || predecessors === null || Array.isArray(predecessors) ||
+      !Object.entries(predecessors).every(([id, before]) =>
+        onPage.has(id) && typeof before === "string"
+      )
+    ) {
+      throw new Error("malformed predecessors");
+    }
+    return { records, predecessors: { ...predecessors } };
+  };
+}
+
 function readRotationWait(value: unknown): ApiKeyRotationWait | null {
   if (value === null) return null;
   const w = (typeof value === "object" ? value : {}) as Record<string, unknown>;
@@ -441,6 +490,7 @@ export class StorageAccess {
     | Required<Pick<ApiKeyStorage, "markRevokedForTenant" | "rotateForTenant">>
     | undefined;
   readonly #touchFailed = warnOnce("touchLastUsed");
+  readonly #listPage: ApiKeyStorage["listPageByTenant"];
 
   /**
    * Checks `storage` (a `TypeError` naming `label` when a required method is
@@ -510,6 +560,7 @@ export class StorageAccess {
     this.#markRevokedIfActive = store.markRevokedIfActive?.bind(store);
     this.#replaceHash = store.replaceHash?.bind(store);
     this.#countHashes = store.countHashes?.bind(store);
+    this.#listPage = store.listPageByTenant?.bind(store);
     const { markRevokedForTenant, rotateForTenant } = store;
     this.#forTenant = markRevokedForTenant === undefined || rotateForTenant === undefined
       ? undefined
@@ -634,6 +685,26 @@ export class StorageAccess {
       "listByTenant",
       () => this.#storage.listByTenant(tenantId, { includeRevoked }),
       readRecords,
+    );
+  }
+
+  /**
+   * One page of a tenant's records (see `ApiKeyStorage.listPageByTenant`):
+   * through the capability, checked; without it, every record of the tenant
+   * from `listByTenant`, paged here.
+   */
+  async listPage(
+    tenantId: string,
+    options: ListApiKeyPageOptions,
+  ): Promise<{ records: ApiKeyRecord[]; predecessors: Record<string, string> }> {
+    const listPage = this.#listPage;
+    if (listPage === undefined) {
+      return pageOf(await this.listByTenant(tenantId, true), tenantId, options);
+    }
+    return await this.#call(
+      "listPageByTenant",
+      () => listPage(tenantId, options),
+      readPage(tenantId, options),
     );
   }
 

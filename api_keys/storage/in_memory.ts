@@ -7,10 +7,13 @@
 import { ApiKeyOperationError } from "../errors.ts";
 import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME } from "../hasher.ts";
 import { isStoredCredits, LOOKUP_STAND_IN, readApiKeyRecord, readExpiresAt } from "./_access.ts";
+import { pageOf } from "./_paging.ts";
 import type {
+  ApiKeyRecordPage,
   ApiKeyRotationWait,
   ApiKeyStorage,
   ApiKeyStorageRotateResult,
+  ListApiKeyPageOptions,
   ListExpiringApiKeysOptions,
 } from "./types.ts";
 import type {
@@ -171,6 +174,13 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
       if (includeRevoked || record.revokedAt === null) out.push(copyRecord(record));
     }
     return Promise.resolve(out.sort(byCreation));
+  }
+
+  /** Capability: one page of a tenant's records (`listPageByTenant`); reads only. */
+  listPageByTenant(tenantId: string, options: ListApiKeyPageOptions): Promise<ApiKeyRecordPage> {
+    const records = [...this.#idsByTenant.get(tenantId) ?? []].map((id) => this.#byId.get(id)!);
+    const page = pageOf(records, tenantId, options);
+    return Promise.resolve({ ...page, records: page.records.map(copyRecord) });
   }
 
   /** Sets `revokedAt`; unknown ids reject with `api_key_record_not_found`. */

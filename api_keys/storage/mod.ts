@@ -7,10 +7,14 @@
  */
 export {
   API_KEY_STORAGE_METHODS,
+  type ApiKeyPageSort,
+  type ApiKeyPageStatus,
+  type ApiKeyRecordPage,
   type ApiKeyRotationWait,
   type ApiKeyStorage,
   type ApiKeyStorageCapability,
   type ApiKeyStorageRotateResult,
+  type ListApiKeyPageOptions,
   type ListExpiringApiKeysOptions,
 } from "./types.ts";
 export { InMemoryApiKeyStorage } from "./in_memory.ts";

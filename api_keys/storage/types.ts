@@ -10,6 +10,8 @@ import type {
   ApiKeyHashReplacement,
   ApiKeyRecord,
   ApiKeyRecordInput,
+  ApiKeyStatus,
+  Environment,
   ListApiKeysOptions,
   RotateApiKeyStorageInput,
 } from "../types.ts";
@@ -47,6 +49,15 @@ export interface ApiKeyStorage {
    * ascending); revoked ones only with `includeRevoked`.
    */
   listByTenant(tenantId: string, options?: ListApiKeysOptions): Promise<ApiKeyRecordInput[]>;
+  /**
+   * Capability: one page of a tenant's records matching `options` (status at
+   * `options.now`, environment, `q`), in `options.sort` order strictly after
+   * `options.after`, at most `options.limit`; with, for each record of the
+   * page that replaced another record of the tenant, that record's id. Reads
+   * only. Without it, the admin routes read `listByTenant` (every record of
+   * the tenant, revoked ones included) and page it themselves.
+   */
+  listPageByTenant?(tenantId: string, options: ListApiKeyPageOptions): Promise<ApiKeyRecordPage>;
   /** Sets `revokedAt`; an unknown id throws `ApiKeyOperationError("api_key_record_not_found")`. */
   markRevoked(id: string, revokedAt: Date): Promise<void>;
   /**
@@ -168,6 +179,52 @@ export interface ApiKeyStorage {
   readUsage?(query: ApiKeyUsageReadQuery): Promise<ApiKeyUsageBucket[]>;
 }
 
+/**
+ * `ListApiKeyPageOptions.status`: the status at `now` (see `ApiKeyStatus`);
+ * `unrevoked`: all but revoked; `all`: every record.
+ */
+export type ApiKeyPageStatus = ApiKeyStatus | "unrevoked" | "all";
+
+/**
+ * `ListApiKeyPageOptions.sort`, each order ending with `id` ascending:
+ * `createdAt` descending or ascending, `name` ascending, `lastUsedAt`
+ * descending with never-used records last.
+ */
+export type ApiKeyPageSort = "created_desc" | "created_asc" | "name_asc" | "last_used_desc";
+
+/** What `ApiKeyStorage.listPageByTenant` reads. */
+export interface ListApiKeyPageOptions {
+  /** Most records answered (1 to 1,000). */
+  limit: number;
+  /**
+   * The last record of the previous page: its `id` and its value of the sort
+   * field (`createdAt`, `name` or `lastUsedAt`), or `null` for the first page.
+   */
+  after: { id: string; value: Date | string | null } | null;
+  /** A substring of the name (letter case aside) or the start of the prefix; `null`: any. */
+  q: string | null;
+  /** Which records by status at `now`. */
+  status: ApiKeyPageStatus;
+  /** Only this environment; `null`: both. */
+  environment: Environment | null;
+  /** The order. */
+  sort: ApiKeyPageSort;
+  /** The instant the status is read at. */
+  now: Date;
+}
+
+/** What `ApiKeyStorage.listPageByTenant` answers. */
+export interface ApiKeyRecordPage {
+  /** The page's records, in order. */
+  records: ApiKeyRecordInput[];
+  /**
+   * For each record of the page that replaced another (a rotation), the id of
+   * the record it replaced (whose `replacedByKeyId` it is), by the page
+   * record's id.
+   */
+  predecessors: Record<string, string>;
+}
+
 /** What `ApiKeyStorage.rotate` answers (seed 0.4). */
 export type ApiKeyStorageRotateResult = "rotated" | "not_rotatable";
 
@@ -214,6 +271,7 @@ export type ApiKeyStorageCapability =
   | "markRevokedForTenant"
   | "rotateForTenant"
   | "renameForTenant"
+  | "listPageByTenant"
   | "recordUsage"
   | "readUsage"
   | "usageBatches";

@@ -35,8 +35,12 @@ import { API_KEYS_MANAGER_STRINGS, type ApiKeysManagerStrings } from "./strings.
 const PAGE_SIZE = 25;
 /** How long a status message stays. */
 const STATUS_MS = 6_000;
-/** `HTMLElement`, or a bare class where there is none (a server importing the module). */
-const Base = (globalThis.HTMLElement ?? class {}) as typeof HTMLElement;
+/**
+ * `HTMLElement`; where there is none (a server importing the module) a bare
+ * class, so the import does not throw (the element is never made there).
+ */
+const ElementBase: typeof HTMLElement = globalThis.HTMLElement ??
+  (class {} as unknown as typeof HTMLElement);
 
 /**
  * Lists the tenant's API keys, 25 a page with search and filters, and creates,
@@ -58,7 +62,7 @@ const Base = (globalThis.HTMLElement ?? class {}) as typeof HTMLElement;
  * document.body.append(manager);
  * ```
  */
-export class ApiKeysManagerElement extends Base {
+export class ApiKeysManagerElement extends ElementBase {
   /** Attributes whose change reloads the element. */
   static observedAttributes: string[] = ["base-url", "credentials"];
   /** Returns the bearer token for each request; unset, the page's cookies authenticate. */

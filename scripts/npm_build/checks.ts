@@ -57,17 +57,29 @@ export async function checkPackList(dir: string, expected: string[]): Promise<st
 /**
  * Loads `./api-keys` on Node with `require` (CommonJS) and `import` (ESM) and
  * hashes with the synchronous `Sha256Hasher`, so its dependency
- * (`@noble/hashes`) loads in both formats; returns problems.
+ * (`@noble/hashes`) loads in both formats, and `./client/elements` as a
+ * server-rendered app does (no DOM: `defineApiKeysManager()` is a no-op);
+ * returns problems.
  */
 export async function checkBothFormatsLoad(dir: string): Promise<string[]> {
-  console.log("--- require and import of ./api-keys on Node");
+  console.log("--- require and import of ./api-keys and ./client/elements on Node");
   const use = `({ Sha256Hasher }) => {
     const hasher = new Sha256Hasher({ peppers: { 1: "p".repeat(32) } });
     if (hasher.verify("s", hasher.hash("s").hash, 1) !== true) process.exit(3);
   }`;
+  // A server-rendered app imports the element on the server: no throw, no definition.
+  const element = `({ defineApiKeysManager }) => defineApiKeysManager()`;
   const runs = {
-    cjs: ["-e", `(${use})(require("./cjs/api_keys/mod.js"))`],
-    esm: ["--input-type=module", "-e", `(${use})(await import("./esm/api_keys/mod.js"))`],
+    cjs: [
+      "-e",
+      `(${use})(require("./cjs/api_keys/mod.js")); (${element})(require("./cjs/client/elements/mod.js"))`,
+    ],
+    esm: [
+      "--input-type=module",
+      "-e",
+      `(${use})(await import("./esm/api_keys/mod.js"));
+      (${element})(await import("./esm/client/elements/mod.js"))`,
+    ],
   };
   const problems: string[] = [];
   for (const [format, args] of Object.entries(runs)) {

@@ -113,16 +113,14 @@ function limitedService(at: () => number): Partial<ApiKeysServiceOptions> {
 }
 
 describe("createApiKeysAdminHandler", () => {
-  it("config: the offered scopes, environments, presets, capabilities and CSRF header", async () => {
+  it("config: the scopes and environments the caller may grant, presets, capabilities, CSRF header, what it may do", async () => {
     const { call } = await setup();
     const answer = (await call("GET", "/config"))!;
     assert.equal(answer.status, 200);
     assert.equal(answer.headers["cache-control"], "no-store");
     assert.deepEqual(answer.json, {
-      scopes: [{ scope: "projects:read" }, { scope: "projects:write" }, {
-        scope: "billing:read",
-        description: "Bills",
-      }],
+      // billing:read is offered, but the caller's key does not hold it.
+      scopes: [{ scope: "projects:read" }, { scope: "projects:write" }],
       environments: ["live", "test"],
       gracePresets: ["none", "1h", "24h", "7d"],
       defaultGrace: "24h",
@@ -130,6 +128,8 @@ describe("createApiKeysAdminHandler", () => {
       defaultExpiry: "never",
       capabilities: { rename: true, usage: false },
       csrf: { header: "x-requested-with", value: "api-keys-manager" },
+      can: { create: true, rename: true, rotate: true, revoke: true, audit: true },
+      limits: null,
     });
   });
 
@@ -151,11 +151,13 @@ describe("createApiKeysAdminHandler", () => {
       "name",
       "prefix",
       "replacedByKeyId",
+      "replacesKeyId",
       "revokedAt",
       "rotatedAt",
       "scopes",
       "status",
     ]);
+    assert.equal(answer.json.nextCursor, null);
     assert.ok(!answer.body.includes(admin.key.slice(-20)), "no secret in the list");
   });
 
@@ -329,6 +331,12 @@ describe("createApiKeysAdminHandler", () => {
     await call("DELETE", `/keys/${rotated.json.record.id}`);
     assert.deepEqual(decisions.map(([action]) => action), [
       "config",
+      // GET /config asks what the caller may do, with no key.
+      "create",
+      "rename",
+      "rotate",
+      "revoke",
+      "audit",
       "list",
       "read",
       "rename",
@@ -336,8 +344,9 @@ describe("createApiKeysAdminHandler", () => {
       "rotate",
       "revoke",
     ]);
-    assert.equal(decisions[2][1].key!.id, reader.id);
-    assert.deepEqual(decisions[4][1].proposed!.scopes, ["projects:read"]);
+    assert.ok(decisions.slice(0, 6).every(([, target]) => target.key === null));
+    assert.equal(decisions[7][1].key!.id, reader.id);
+    assert.deepEqual(decisions[9][1].proposed!.scopes, ["projects:read"]);
     for (
       const verdict of [
         () => false,

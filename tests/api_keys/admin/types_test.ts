@@ -92,6 +92,7 @@ describe("api_keys/admin/types.ts", () => {
       name: 1,
       prefix: 1,
       replacedByKeyId: 1,
+      replacesKeyId: 1,
       revokedAt: 1,
       rotatedAt: 1,
       scopes: 1,
@@ -100,9 +101,24 @@ describe("api_keys/admin/types.ts", () => {
     assert.deepEqual(Object.keys(view).sort(), Object.keys(required).sort());
     const list: Admin.KeyList = await call("GET", "/keys");
     assert.deepEqual(list.keys.map((key) => key.id), [view.id]);
+    assert.equal(list.nextCursor, null);
+    assert.deepEqual(config.can, {
+      create: true,
+      rename: true,
+      rotate: true,
+      revoke: true,
+      audit: true,
+    });
+    assert.equal(config.limits, null);
     const rotate: Admin.RotateKeyBody = { grace: "1h" };
     const rotated: Admin.RotatedKey = await call("POST", `/keys/${view.id}/rotate`, rotate);
     assert.equal(rotated.replacedKeyId, view.id);
     assert.equal(typeof rotated.graceExpiresAt, "string");
+    assert.equal(rotated.record.replacesKeyId, view.id);
+    const pair: Admin.KeyList = await call("GET", "/keys");
+    assert.deepEqual(
+      Object.fromEntries(pair.keys.map((key) => [key.id, key.replacesKeyId])),
+      { [rotated.record.id]: view.id, [view.id]: null },
+    );
   });
 });

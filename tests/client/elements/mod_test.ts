@@ -1,11 +1,20 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 
-// The module needs `HTMLElement` (a browser module); a bare class stands in for the import.
-(globalThis as { HTMLElement?: unknown }).HTMLElement ??= class {};
+// Imported as a server would (server-rendered frameworks): no `HTMLElement`, no registry.
+const hadNoDom = (globalThis as { HTMLElement?: unknown }).HTMLElement === undefined &&
+  (globalThis as { customElements?: unknown }).customElements === undefined;
 const elements = await import("../../../client/elements/mod.ts");
 
 describe("client/elements/mod.ts", () => {
+  it("imports without a DOM (Deno, Node): the element class exists, defineApiKeysManager is a no-op", () => {
+    assert.ok(hadNoDom, "the test runs without HTMLElement and customElements");
+    assert.equal(typeof elements.ApiKeysManagerElement, "function");
+    elements.defineApiKeysManager();
+    elements.defineApiKeysManager("my-keys");
+    assert.equal((globalThis as { customElements?: unknown }).customElements, undefined);
+  });
+
   it("exports the element, its strings and defineApiKeysManager", () => {
     assert.deepEqual(Object.keys(elements).sort(), [
       "API_KEYS_MANAGER_STRINGS",

@@ -1,0 +1,170 @@
+/**
+ * Reading the admin routes' query parameters: `GET /keys`'s page (limit,
+ * cursor, filters, sort), the cursor itself, and the usage window and key
+ * list of `GET /usage` and `GET /keys/:id/usage`. Every parameter is
+ * bounded and range-checked; a bad one throws `ApiKeyValidationError`
+ * (400 `api_key_invalid_input` naming the parameter).
+ *
+ * @module
+ */
+import { fail } from "../_input.ts";
+import type { ApiKeyPageSort, ApiKeyPageStatus, ListApiKeyPageOptions } from "../storage/types.ts";
+import type { PagePosition } from "../storage/_paging.ts";
+import type { Environment } from "../types.ts";
+import { MAX_API_KEY_NAME_LENGTH } from "../types.ts";
+import { oneOf, queryInstant } from "./_body.ts";
+import type { KeySort, KeyStatusFilter } from "./types.ts";
+
+/** A query parameter lookup, as `AdminRequest.query`. */
+export type QueryOf = (name: string) => string | null | undefined;
+
+/** Keys per page: default and most. */
+export const DEFAULT_PAGE_SIZE = 25;
+export const MAX_PAGE_SIZE = 100;
+/** Most keys of one `GET /usage`. */
+export const MAX_USAGE_KEYS = 100;
+const MAX_CURSOR_LENGTH = 1_024;
+const MAX_ID_LENGTH = 200;
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+const MAX_USAGE_SPAN_MS = 31 * DAY_MS;
+
+const STATUSES: readonly KeyStatusFilter[] = ["active", "rotating", "expired", "revoked", "all"];
+const SORTS: readonly KeySort[] = ["created_desc", "created_asc", "name_asc", "last_used_desc"];
+const ENVIRONMENTS: readonly Environment[] = ["live", "test"];
+
+/** A parameter's value; absent and empty read alike (`?cursor=` is the first page). */
+function param(query: QueryOf, name: string): string | undefined {
+  const value = query(name);
+  return value === null || value === undefined || value === "" ? undefined : value;
+}
+
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+/** The cursor after `position` in `sort`: `[sort, id, value]` as JSON in UTF-8, base64url. */
+export function encodeCursor(sort: ApiKeyPageSort, position: PagePosition): string {
+  const value = position.value instanceof Date ? position.value.toISOString() : position.value;
+  const bytes = new TextEncoder().encode(JSON.stringify([sort, position.id, value]));
+  return btoa(Array.from(bytes, (byte) => String.fromCharCode(byte)).join(""))
+    .replaceAll("+", "-").replaceAll("/", "_").replaceAll("=", "");
+}
+
+/** The position a cursor of `sort` names; a cursor of another sort or malformed is a 400. */
+export function decodeCursor(text: string, sort: ApiKeyPageSort): PagePosition {
+  let parsed: unknown;
+  try {
+    if (text.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(text)) throw new Error();
+    const binary = atob(text.replaceAll("-", "+").replaceAll("_", "/"));
+    parsed = JSON.parse(decoder.decode(Uint8Array.from(binary, (char) => char.charCodeAt(0))));
+  } catch {
+    fail("cursor", "must be a nextCursor of this list");
+  }
+  if (!Array.isArray(parsed) || parsed.length !== 3) {
+    fail("cursor", "must be a nextCursor of this list");
+  }
+  const [of, id, value] = parsed as unknown[];
+  if (of !== sort) fail("cursor", "belongs to another sort");
+  if (typeof id !== "string" || id === "" || id.length > MAX_ID_LENGTH) {
+    fail("cursor", "must be a nextCursor of this list");
+  }
+  if (sort === "name_asc") {
+    if (typeof value !== "string" || value.length > MAX_API_KEY_NAME_LENGTH) {
+      fail("cursor", "must be a nextCursor of this list");
+    }
+    return { id, value };
+  }
+  if (value === null && sort === "last_used_desc") return { id, value: null };
+  const ms = typeof value === "string" && value.length <= 40 ? Date.parse(value) : NaN;
+  if (Number.isNaN(ms)) fail("cursor", "must be a nextCursor of this list");
+  return { id, value: new Date(ms) };
+}
+
+/** `GET /keys`'s page: the storage's options but `now`, and the page size. */
+export interface ListQuery {
+  /** Keys per page (1 to 100). */
+  limit: number;
+  /** The storage's page options, `limit` one more than the page (to know whether one follows). */
+  options: Omit<ListApiKeyPageOptions, "now">;
+}
+
+/**
+ * Reads `limit` (1 to 100, default 25), `cursor` (a `nextCursor`), `q` (1
+ * to 200 characters), `status` (default every key but the revoked ones),
+ * `environment` and `sort` (default `created_desc`).
+ */
+export function listQuery(query: QueryOf): ListQuery {
+  const rawLimit = param(query, "limit");
+  let limit = DEFAULT_PAGE_SIZE;
+  if (rawLimit !== undefined) {
+    limit = /^[0-9]{1,3}$/.test(rawLimit) ? Number(rawLimit) : NaN;
+    if (!(limit >= 1 && limit <= MAX_PAGE_SIZE)) {
+      fail("limit", `must be an integer from 1 to ${MAX_PAGE_SIZE}`);
+    }
+  }
+  const sort = oneOf(param(query, "sort"), SORTS, "created_desc", "sort");
+  const status = oneOf<KeyStatusFilter | "unrevoked">(
+    param(query, "status"),
+    STATUSES,
+    "unrevoked",
+    "status",
+  ) satisfies ApiKeyPageStatus;
+  const environment = oneOf<Environment | "any">(
+    param(query, "environment"),
+    ENVIRONMENTS,
+    "any",
+    "environment",
+  );
+  const q = param(query, "q") ?? null;
+  if (q !== null && q.length > MAX_API_KEY_NAME_LENGTH) {
+    fail("q", `must be at most ${MAX_API_KEY_NAME_LENGTH} characters`);
+  }
+  const cursor = param(query, "cursor");
+  return {
+    limit,
+    options: {
+      limit: limit + 1,
+      after: cursor === undefined ? null : decodeCursor(cursor, sort),
+      q,
+      status,
+      environment: environment === "any" ? null : environment,
+      sort,
+    },
+  };
+}
+
+/** A usage read's window: `granularity` (default `hour`), `from` and `to` (default the last 24 hours, at most 31 days). */
+export interface UsageWindow {
+  /** Bucket size. */
+  granularity: "hour" | "day";
+  /** Start. */
+  from: Date;
+  /** End, excluded. */
+  to: Date;
+}
+
+/** Reads `granularity`, `from` and `to` (`to` defaults to `now`, `from` to a day before `to`). */
+export function usageWindow(query: QueryOf, now: Date): UsageWindow {
+  const granularity = oneOf(param(query, "granularity"), ["hour", "day"], "hour", "granularity");
+  const to = queryInstant(param(query, "to"), now, "to");
+  const from = queryInstant(param(query, "from"), new Date(to.getTime() - DAY_MS), "from");
+  const span = to.getTime() - from.getTime();
+  if (!(span > 0 && span <= MAX_USAGE_SPAN_MS)) {
+    fail("from", "must be before to, at most 31 days before");
+  }
+  return { granularity, from, to };
+}
+
+/** Reads `keys`: 1 to 100 distinct key ids, comma-separated. */
+export function usageKeys(query: QueryOf): string[] {
+  const raw = param(query, "keys");
+  const ids = raw === undefined || raw.length > MAX_USAGE_KEYS * (MAX_ID_LENGTH + 1)
+    ? []
+    : raw.split(",");
+  if (
+    ids.length === 0 || ids.length > MAX_USAGE_KEYS || new Set(ids).size !== ids.length ||
+    !ids.every((id) => id !== "" && id.length <= MAX_ID_LENGTH)
+  ) {
+    fail("keys", `must be 1 to ${MAX_USAGE_KEYS} distinct key ids, comma-separated`);
+  }
+  return ids;
+}
