@@ -53,6 +53,14 @@ function select(
   return { field: h("label", {}, text, control, hint && note), control };
 }
 
+/** A refill period (`daily`, `monthly`, `monthly:<day>`, `<ms>ms`, `30d`) in words. */
+function refillPeriod(every: string, s: ApiKeysManagerStrings, f: Format): string {
+  if (every === "daily") return s.refillDaily;
+  if (every.startsWith("monthly")) return s.refillMonthly;
+  const ms = /^(\d{1,15})ms$/.exec(every);
+  return fill(s.refillEvery, { duration: ms ? f.window(Number(ms[1])) : f.duration(every) });
+}
+
 /** The create form: name, environment, scopes, expiry, IP allowlist, and the limits shown. */
 export function createFields(
   config: ManagerConfig,
@@ -101,7 +109,7 @@ export function createFields(
           ? `, ${
             fill(s.creditsRefillEvery, {
               amount: f.number(credits.refillAmount),
-              every: f.duration(credits.refillEvery),
+              every: refillPeriod(credits.refillEvery, s, f),
             })
           }`
           : ""),

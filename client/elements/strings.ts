@@ -75,8 +75,14 @@ export interface ApiKeysManagerStrings {
   policy: string;
   /** Credits of a new key: `{amount}`. */
   creditsStart: string;
-  /** Refill of a new key's credits: `{amount}` every `{every}`. */
+  /** Refill of a new key's credits: `{amount}`, `{every}` one of the three below. */
   creditsRefillEvery: string;
+  /** Refill period `daily`. */
+  refillDaily: string;
+  /** Refill period `monthly` (or on a day of the month). */
+  refillMonthly: string;
+  /** Refill period of a duration: `{duration}`. */
+  refillEvery: string;
   /** Column: the creation time. */
   created: string;
   /** Column: the last use. */
@@ -231,7 +237,10 @@ export const API_KEYS_MANAGER_STRINGS: Readonly<ApiKeysManagerStrings> = Object.
   limits: "Limits of the new key",
   policy: "{limit} requests per {window}",
   creditsStart: "{amount} credits",
-  creditsRefillEvery: "refilled with {amount} every {every}",
+  creditsRefillEvery: "refilled with {amount} {every}",
+  refillDaily: "daily",
+  refillMonthly: "monthly",
+  refillEvery: "every {duration}",
   created: "Created",
   lastUsed: "Last used",
   neverUsed: "Never used",
