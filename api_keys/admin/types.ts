@@ -275,7 +275,7 @@ export interface AdminRequest {
   method: string;
   /** Path below the mount point, starting with `/`. */
   path: string;
-  /** A query parameter. */
+  /** A query parameter; one given more than once: its values joined with commas. */
   query: (name: string) => string | null | undefined;
   /** Case-insensitive header lookup. */
   headers: (name: string) => string | null | undefined;

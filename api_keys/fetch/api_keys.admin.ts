@@ -81,7 +81,7 @@ export function createApiKeysAdminFetchHandler(
     const answer = await handle({
       method: request.method,
       path: url.pathname.slice(prefix.length),
-      query: (name) => url.searchParams.get(name),
+      query: (name) => url.searchParams.has(name) ? url.searchParams.getAll(name).join(",") : null,
       headers: (name) => request.headers.get(name),
       body,
     }, request);

@@ -44,23 +44,28 @@ export interface AdminHttpRequest extends LeakReportHttpRequest {
 
 /**
  * Options of `createApiKeysAdminController`: the admin options (the hooks
- * receive the Express or Fastify request) without `service`, which is the
+ * receive the Express or Fastify request, typed `R`: a passport or session
+ * app names its `user` and `session` there) without `service`, which is the
  * injected `ApiKeysService` unless given.
  *
  * @example
  * ```ts
- * import type { ApiKeysAdminControllerOptions } from "@saferoute/api-kit/api-keys/nest/admin";
- * const options: ApiKeysAdminControllerOptions = {
+ * import type {
+ *   AdminHttpRequest,
+ *   ApiKeysAdminControllerOptions,
+ * } from "@saferoute/api-kit/api-keys/nest/admin";
+ * type SessionRequest = AdminHttpRequest & { user?: { id: string; orgId: string } };
+ * const options: ApiKeysAdminControllerOptions<SessionRequest> = {
  *   path: "api-keys",
  *   scopes: ["projects:read"],
- *   tenantOf: () => "acme",
+ *   tenantOf: (request) => request.user?.orgId,
  *   canManage: () => true,
  *   policy: () => null,
  * };
  * ```
  */
-export interface ApiKeysAdminControllerOptions
-  extends Omit<ApiKeysAdminOptions<AdminHttpRequest>, "service"> {
+export interface ApiKeysAdminControllerOptions<R extends AdminHttpRequest = AdminHttpRequest>
+  extends Omit<ApiKeysAdminOptions<R>, "service"> {
   /** Controller path, such as `api-keys`. */
   path: string;
   /** The service (default: the `ApiKeysService` of `ApiKeysModule`). */
@@ -81,6 +86,19 @@ function headerOf(request: AdminHttpRequest): (name: string) => string | undefin
     const value = request.headers[name.toLowerCase()];
     return Array.isArray(value) ? value.join(", ") : value;
   };
+}
+
+/**
+ * A parsed query parameter as `AdminRequest.query` reads it: a string; one
+ * given more than once (a list of strings), its values joined with commas;
+ * anything else (a nested object) fails every check, as `[object]`.
+ */
+function queryValue(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value === "string") return value;
+  return Array.isArray(value) && value.every((item) => typeof item === "string")
+    ? value.join(",")
+    : "[object]";
 }
 
 /** The raw body when kept (`rawBody: true`), else the parsed body as JSON text. */
@@ -132,8 +150,8 @@ function bodyOf(request: AdminHttpRequest): Uint8Array | string | null {
  * class AppModule {}
  * ```
  */
-export function createApiKeysAdminController(
-  options: ApiKeysAdminControllerOptions,
+export function createApiKeysAdminController<R extends AdminHttpRequest = AdminHttpRequest>(
+  options: ApiKeysAdminControllerOptions<R>,
 ): new (service: ApiKeysService) => object {
   if (typeof options !== "object" || options === null || typeof options.path !== "string") {
     throw new TypeError("options.path is required");
@@ -142,7 +160,7 @@ export function createApiKeysAdminController(
 
   @Controller(path)
   class ApiKeysAdminController {
-    readonly #handle: ApiKeysAdminHandler<AdminHttpRequest>;
+    readonly #handle: ApiKeysAdminHandler<R>;
 
     constructor(@Inject(ApiKeysService) injected: ApiKeysService) {
       this.#handle = createApiKeysAdminHandler({ ...adminOptions, service: given ?? injected });
@@ -157,11 +175,11 @@ export function createApiKeysAdminController(
       const admin: AdminRequest = {
         method: request.method,
         path: route,
-        query: (name) => typeof query[name] === "string" ? query[name] as string : null,
+        query: (name) => queryValue(query[name]),
         headers: headerOf(request),
         body: request.method === "GET" ? null : bodyOf(request),
       };
-      const answer = await this.#handle(admin, request);
+      const answer = await this.#handle(admin, request as R);
       sendLeakReport(
         response,
         answer ?? {
@@ -232,6 +250,12 @@ export function createApiKeysAdminController(
       @Res() response: LeakReportHttpResponse,
     ) {
       return this.#serve(`/keys/${id}/rotate`, request, response);
+    }
+
+    /** `GET usage` (the usage of a page of keys). */
+    @Get("usage")
+    usageOfPage(@Req() request: AdminHttpRequest, @Res() response: LeakReportHttpResponse) {
+      return this.#serve("/usage", request, response);
     }
 
     /** `GET keys/:id/usage`. */

@@ -1,12 +1,12 @@
 /**
  * Which numbered migration (`prisma/migrations/NNNN_name/`) adds each table,
- * column and function, so an error about a missing one names the migration to
+ * column, function and index, so an error about a missing one names the migration to
  * apply (checked against the SQL files by the test).
  *
  * @module
  */
 
-/** Each database object → the migrations that create it, oldest first. */
+/** Each database object → the migrations that create it, oldest first (indexes: for the record, never missing in an error). */
 export const MIGRATION_OF: Readonly<Record<string, readonly string[]>> = {
   // tables
   api_keys: ["0001_init"],
@@ -38,6 +38,19 @@ export const MIGRATION_OF: Readonly<Record<string, readonly string[]>> = {
   credit_read: ["0012_rate_limit_batches"],
   rate_limit_batch: ["0012_rate_limit_batches"],
   rate_limit_bucket_batch: ["0015_rate_limit_buckets"],
+  // indexes
+  api_keys_prefix_key: ["0001_init"],
+  api_keys_tenant_id_idx: ["0001_init"],
+  api_keys_expires_at_id_idx: ["0004_api_key_expiry"],
+  rate_limit_counters_expires_at_idx: ["0007_rate_limit_counters"],
+  api_key_usage_tenant_id_bucket_idx: ["0010_api_key_usage"],
+  api_key_usage_bucket_idx: ["0010_api_key_usage"],
+  api_key_usage_batches_recorded_at_idx: ["0013_api_key_usage_batches"],
+  rate_limit_buckets_expires_at_idx: ["0015_rate_limit_buckets"],
+  api_keys_tenant_id_created_at_id_idx: ["0016_api_key_pages"],
+  api_keys_tenant_id_name_id_idx: ["0016_api_key_pages"],
+  api_keys_tenant_id_last_used_at_id_idx: ["0016_api_key_pages"],
+  api_keys_replaced_by_key_id_idx: ["0016_api_key_pages"],
 };
 
 /** `column|table|relation|function <name> does not exist`, as PostgreSQL and Prisma word it. */

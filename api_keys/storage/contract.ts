@@ -6,7 +6,7 @@
  * @module
  */
 import { StorageAccess } from "./_access.ts";
-import type { ApiKeyStorage } from "./types.ts";
+import type { ApiKeyStorage, ListApiKeyPageOptions } from "./types.ts";
 import type { ApiKeyRecord, ApiKeyRecordInput } from "../types.ts";
 import { API_KEY_USAGE_REFUSALS, type ApiKeyUsageRow } from "../usage.ts";
 
@@ -804,6 +804,109 @@ export function runApiKeyStorageContract(
     }
     for (const record of expected.values()) {
       sameRecord(await storage.findById(record.id), record, `after the pairs, ${record.id}`);
+    }
+  });
+
+  test("listPageByTenant (when present): filters, orders, pages after the cursor, names predecessors, writes nothing", async () => {
+    const storage = await factory();
+    const list = storage.listPageByTenant?.bind(storage);
+    if (list === undefined) return;
+    const base = Date.parse("2030-06-01T00:00:00.000Z");
+    const at = (hours: number) => new Date(base + hours * HOUR);
+    const tenantId = "tenant-page";
+    const r = [
+      sampleRecord({ tenantId, name: "echo", lastUsedAt: at(10) }),
+      sampleRecord({ tenantId, name: "alpha", environment: "test" }),
+      sampleRecord({ tenantId, name: "deploy BOT", lastUsedAt: at(12), revokedAt: at(20) }),
+      sampleRecord({ tenantId, name: "charlie", expiresAt: at(50) }),
+      sampleRecord({ tenantId, name: "bravo", lastUsedAt: at(10), rotatedAt: at(30) }),
+      sampleRecord({ tenantId, name: "foxtrot" }),
+      sampleRecord({ tenantId, name: "golf", environment: "test", lastUsedAt: at(11) }),
+    ].map((record, i) => ({ ...record, createdAt: at(i) }));
+    r[4].replacedByKeyId = r[5].id;
+    const foreign = sampleRecord({
+      tenantId: "tenant-page-other",
+      name: "alpha",
+      createdAt: at(3),
+    });
+    for (const record of [...r, foreign]) await storage.insert(record);
+    // A storage on 0.1's record shape keeps no rotation: key 4 reads as active, replacing none.
+    const keepsRotation = (await storage.findById(r[4].id))?.rotatedAt != null;
+    if (!keepsRotation) r[4] = { ...r[4], rotatedAt: null, replacedByKeyId: null };
+    const now = at(100);
+    const base_options: ListApiKeyPageOptions = {
+      limit: 100,
+      after: null,
+      q: null,
+      status: "unrevoked",
+      environment: null,
+      sort: "created_desc",
+      now,
+    };
+    const sortValue = (record: ApiKeyRecordInput, sort: ListApiKeyPageOptions["sort"]) =>
+      sort === "name_asc"
+        ? record.name
+        : sort === "last_used_desc"
+        ? record.lastUsedAt ?? null
+        : record.createdAt;
+    /** Every page of `options` of `size`, the ids in order. */
+    const walk = async (options: Partial<ListApiKeyPageOptions>, size: number) => {
+      const ids: string[] = [];
+      const merged = { ...base_options, ...options, limit: size };
+      let after: ListApiKeyPageOptions["after"] = null;
+      for (let pages = 0; pages < 20; pages++) {
+        const page = await list(tenantId, { ...merged, after });
+        check(page.records.length <= size, `${JSON.stringify(options)}: page longer than limit`);
+        ids.push(...page.records.map((record) => record.id));
+        const last = page.records.at(-1);
+        if (page.records.length < size || last === undefined) return ids;
+        after = { id: last.id, value: sortValue(last, merged.sort) };
+      }
+      throw new ApiKeyStorageContractError("paging did not end");
+    };
+    const expect = async (options: Partial<ListApiKeyPageOptions>, indexes: number[]) => {
+      const expected = indexes.map((i) => r[i].id);
+      for (const size of [100, 2, 1]) {
+        const ids = await walk(options, size);
+        check(
+          JSON.stringify(ids) === JSON.stringify(expected),
+          `${JSON.stringify(options)} by ${size}: [${
+            ids.map((id) => r.findIndex((x) => x.id === id))
+          }], expected [${indexes}]`,
+        );
+      }
+    };
+    await expect({}, [6, 5, 4, 3, 1, 0]);
+    await expect({ sort: "created_asc", status: "all" }, [0, 1, 2, 3, 4, 5, 6]);
+    await expect({ sort: "name_asc" }, [1, 4, 3, 0, 5, 6]);
+    await expect({ sort: "last_used_desc", status: "all" }, [2, 6, 0, 4, 1, 3, 5]);
+    await expect({ status: "active" }, keepsRotation ? [6, 5, 1, 0] : [6, 5, 4, 1, 0]);
+    await expect({ status: "rotating" }, keepsRotation ? [4] : []);
+    await expect({ status: "expired" }, [3]);
+    await expect({ status: "revoked" }, [2]);
+    await expect({ environment: "test" }, [6, 1]);
+    await expect({ environment: "live", status: "active" }, keepsRotation ? [5, 0] : [5, 4, 0]);
+    await expect({ q: "bot", status: "all" }, [2]);
+    await expect({ q: "BOT" }, []);
+    await expect({ q: "Bot", status: "revoked" }, [2]);
+    await expect({ q: "ha" }, [3, 1]);
+    // LIKE wildcards are text like any other.
+    await expect({ q: "_", status: "all" }, []);
+    await expect({ q: "%", status: "all" }, []);
+    await expect({ q: r[5].prefix }, [5]);
+    await expect({ q: r[5].prefix.slice(0, -1), sort: "name_asc" }, [5]);
+    const page = await list(tenantId, { ...base_options, status: "all" });
+    check(
+      JSON.stringify(page.predecessors) ===
+        JSON.stringify(keepsRotation ? { [r[5].id]: r[4].id } : {}),
+      "predecessors: the rotated key by its successor's id",
+    );
+    const none = await list(tenantId, { ...base_options, status: "revoked" });
+    check(Object.keys(none.predecessors).length === 0, "predecessors: only of the page's records");
+    const empty = await list("tenant-page-none", base_options);
+    check(empty.records.length === 0, "another tenant's page is empty");
+    for (const record of [...r, foreign]) {
+      sameRecord(await storage.findById(record.id), record, `after listing, ${record.id}`);
     }
   });
 

@@ -13,9 +13,11 @@ import { ApiKeyOperationError } from "../errors.ts";
 import { CURRENT_HASH_SCHEME } from "../hasher.ts";
 import { nullAbsentFields } from "./_access.ts";
 import type {
+  ApiKeyRecordPage,
   ApiKeyRotationWait,
   ApiKeyStorage,
   ApiKeyStorageRotateResult,
+  ListApiKeyPageOptions,
   ListExpiringApiKeysOptions,
 } from "./types.ts";
 import type {
@@ -208,6 +210,31 @@ export interface PrismaApiKeyStorageOptions {
   usageBatches?: boolean;
 }
 
+/** The `where` of a page's status at `now`, environment and `q` (see `ListApiKeyPageOptions`). */
+function pageFilters(options: ListApiKeyPageOptions): Record<string, unknown> {
+  const { status, now, environment, q } = options;
+  const unexpired = { OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] };
+  const rotating = { OR: [{ rotatedAt: { not: null } }, { replacedByKeyId: { not: null } }] };
+  const byStatus: Record<typeof status, Record<string, unknown>[]> = {
+    all: [],
+    unrevoked: [{ revokedAt: null }],
+    revoked: [{ revokedAt: { not: null } }],
+    expired: [{ revokedAt: null }, { expiresAt: { lte: now } }],
+    rotating: [{ revokedAt: null }, unexpired, rotating],
+    active: [{ revokedAt: null }, unexpired, { rotatedAt: null }, { replacedByKeyId: null }],
+  };
+  const and = [...byStatus[status]];
+  if (environment !== null) and.push({ environment });
+  if (q !== null) {
+    // Prisma passes `contains` and `startsWith` to LIKE as they are: its wildcards escaped here.
+    const text = q.replace(/[\\%_]/g, "\\$&");
+    and.push({
+      OR: [{ name: { contains: text, mode: "insensitive" } }, { prefix: { startsWith: text } }],
+    });
+  }
+  return { AND: and };
+}
+
 function hasCode(error: unknown, code: string): boolean {
   return typeof error === "object" && error !== null &&
     (error as { code?: unknown }).code === code;
@@ -313,7 +340,7 @@ function toRecord(row: unknown): ApiKeyRecord {
  * Storage over a Prisma-shaped client, using only the spec's delegate calls
  * (`create`, `findMany`, `findUnique`, `update`, optional `$transaction`).
  * Capabilities: `markRevokedIfActive`, `replaceHash`, `countHashes`,
- * `lowerExpiry` and the tenant-bound operations; the expiry notices, rotation
+ * `lowerExpiry`, `listPageByTenant` and the tenant-bound operations; the expiry notices, rotation
  * waits (migration `0004_api_key_expiry`), `storesLayout` (`0006`),
  * `storesRateLimits` (`0008`), `storesRateLimitKeyId` (`0014`), `storesCredits` (`0011`), `recordUsage`/`readUsage` (`usage`, raw
  * SQL over `0010`) and `usageBatches` (`0013`) only
@@ -489,6 +516,69 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
   /** Inserts a record. */
   async insert(record: ApiKeyRecordInput): Promise<void> {
     await this.#client.apiKey.create({ data: toRow(record, this) });
+  }
+
+  /**
+   * Capability: one page of a tenant's records: `findMany` with the filters,
+   * the keyset after the cursor and `take` (`last_used_desc` in two: the
+   * used keys, then the never-used ones), then one `findMany` of the
+   * records replaced by the page's (indexes: migration `0016_api_key_pages`).
+   */
+  async listPageByTenant(
+    tenantId: string,
+    options: ListApiKeyPageOptions,
+  ): Promise<ApiKeyRecordPage> {
+    const { limit, after, sort } = options;
+    const where = { tenantId, ...pageFilters(options) };
+    const find = (
+      keyset: Record<string, unknown>,
+      orderBy: Record<string, "asc" | "desc">[],
+      take: number,
+    ) => this.#client.apiKey.findMany({ where: { AND: [where, keyset] }, orderBy, take });
+    let rows: unknown[];
+    if (sort !== "last_used_desc") {
+      const field = sort === "name_asc" ? "name" : "createdAt";
+      const direction = sort === "created_desc" ? "desc" : "asc";
+      rows = await find(
+        after === null ? {} : {
+          OR: [
+            { [field]: { [direction === "desc" ? "lt" : "gt"]: after.value } },
+            { [field]: after.value, id: { gt: after.id } },
+          ],
+        },
+        [{ [field]: direction }, { id: "asc" }],
+        limit,
+      );
+    } else {
+      rows = after !== null && after.value === null ? [] : await find(
+        after === null ? { lastUsedAt: { not: null } } : {
+          OR: [
+            { lastUsedAt: { lt: after.value } },
+            { lastUsedAt: after.value, id: { gt: after.id } },
+          ],
+        },
+        [{ lastUsedAt: "desc" }, { id: "asc" }],
+        limit,
+      );
+      if (rows.length < limit) {
+        const unused = await find(
+          { lastUsedAt: null, ...(after?.value === null && { id: { gt: after.id } }) },
+          [{ id: "asc" }],
+          limit - rows.length,
+        );
+        rows = [...rows, ...unused];
+      }
+    }
+    const records = rows.map(toRecord);
+    const predecessors: Record<string, string> = {};
+    if (records.length > 0) {
+      const replaced = await this.#client.apiKey.findMany({
+        where: { tenantId, replacedByKeyId: { in: records.map((record) => record.id) } },
+        orderBy: [{ id: "asc" }],
+      });
+      for (const row of replaced.map(toRecord)) predecessors[row.replacedByKeyId!] = row.id;
+    }
+    return { records, predecessors };
   }
 
   /** Finds a record by id. */

@@ -23,15 +23,46 @@ function comparable(value: unknown): unknown {
   return value;
 }
 
-/** Whether a column value meets one `where` condition: equality, null, or `gt`/`gte`/`lt`/`lte`. */
+/** Whether `text` matches the SQL LIKE `pattern` (`%`, `_`, `\\` escapes), as Prisma's operators run. */
+function like(text: string, pattern: string): boolean {
+  const source = pattern.replace(
+    /\\(.)|([%_])|([^\\%_]+)/gs,
+    (_, escaped: string | undefined, wildcard: string | undefined, plain: string | undefined) =>
+      escaped !== undefined
+        ? escaped.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+        : wildcard === "%"
+        ? ".*"
+        : wildcard === "_"
+        ? "."
+        : plain!.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"),
+  );
+  return new RegExp(`^${source}$`, "s").test(text);
+}
+
+/**
+ * Whether a column value meets one `where` condition: equality, null, or
+ * `gt`/`gte`/`lt`/`lte`, `not: null`, `in`, `startsWith`, `contains` (with
+ * `mode: "insensitive"`: lower-cased both).
+ */
 function meets(actual: unknown, condition: unknown): boolean {
   if (condition === null) return actual === null || actual === undefined;
   if (typeof condition === "object" && !(condition instanceof Date)) {
     if (actual === null || actual === undefined) return false;
     const a = comparable(actual) as number | string;
-    return Object.entries(condition as Record<string, unknown>).every(([operator, operand]) => {
+    const { mode, ...operators } = condition as Record<string, unknown>;
+    const fold = (text: string) => mode === "insensitive" ? text.toLowerCase() : text;
+    return Object.entries(operators).every(([operator, operand]) => {
       const b = comparable(operand) as number | string;
       switch (operator) {
+        case "not":
+          if (operand !== null) throw new Error("fake Prisma: only not: null");
+          return true;
+        case "in":
+          return (operand as unknown[]).includes(actual);
+        case "startsWith":
+          return like(String(a), `${b}%`);
+        case "contains":
+          return like(fold(String(a)), `%${fold(String(b))}%`);
         case "gt":
           return a > b;
         case "gte":

@@ -545,6 +545,229 @@ describe("createApiKeysAdminHandler", () => {
     assert.equal((await ask(`/keys/${withUsage.foreign.id}/usage`))!.status, 404);
   });
 
+  it("list: pages by cursor, filters, sorts; the same pages with and without the storage capability; reads write nothing", async () => {
+    for (const paged of [true, false]) {
+      const storage = new InMemoryApiKeyStorage();
+      const writes: string[] = [];
+      const { call, service, clocks } = await setup({}, storage);
+      for (let i = 0; i < 12; i++) {
+        clocks.advance(1000);
+        await service.create({
+          tenantId: "acme",
+          name: i % 3 === 0 ? `CI deploy ${i}` : `key ${String(i).padStart(2, "0")}`,
+          scopes: [{ resource: "projects", level: "read" }],
+          environment: i % 2 === 0 ? "live" : "test",
+        });
+      }
+      const spied = storage as unknown as Record<string, unknown>;
+      if (!paged) spied.listPageByTenant = undefined;
+      for (
+        const method of [
+          "insert",
+          "markRevoked",
+          "markRevokedIfActive",
+          "markRevokedForTenant",
+          "touchLastUsed",
+          "rotate",
+          "rotateForTenant",
+          "renameForTenant",
+          "setCredits",
+        ]
+      ) {
+        const original = spied[method] as ((...args: unknown[]) => unknown) | undefined;
+        if (original === undefined) continue;
+        spied[method] = (...args: unknown[]) => {
+          writes.push(method);
+          return original.apply(storage, args);
+        };
+      }
+      const pages = async (query: Record<string, string>) => {
+        const names: string[] = [];
+        let cursor = "";
+        for (let n = 0; n < 10; n++) {
+          const answer = (await call("GET", "/keys", { query: { ...query, cursor } }))!;
+          assert.equal(answer.status, 200, answer.body);
+          names.push(...answer.json.keys.map((key: { name: string }) => key.name));
+          if (answer.json.nextCursor === null) return names;
+          cursor = answer.json.nextCursor;
+        }
+        throw new Error("no last page");
+      };
+      const all = await pages({ limit: "5" });
+      // 12 created + admin, reader, billing of setup, newest first.
+      assert.equal(all.length, 15, `${paged}`);
+      assert.deepEqual(all.slice(0, 3), ["key 11", "key 10", "CI deploy 9"]);
+      assert.deepEqual(await pages({ limit: "2", q: "ci DEPLOY", sort: "name_asc" }), [
+        "CI deploy 0",
+        "CI deploy 3",
+        "CI deploy 6",
+        "CI deploy 9",
+      ]);
+      assert.deepEqual(await pages({ q: "deploy", environment: "test" }), [
+        "CI deploy 9",
+        "CI deploy 3",
+      ]);
+      assert.deepEqual(await pages({ limit: "100", status: "revoked" }), []);
+      const first = (await call("GET", "/keys", { query: { limit: "1" } }))!.json.keys[0];
+      assert.equal(
+        (await call("DELETE", `/keys/${first.id}`))!.status,
+        200,
+      );
+      writes.length = 0;
+      assert.deepEqual(await pages({ status: "revoked" }), ["key 11"]);
+      assert.equal((await pages({})).length, 14);
+      assert.deepEqual(
+        (await pages({ status: "all", sort: "created_asc", limit: "3" })).slice(-1),
+        ["key 11"],
+      );
+      assert.deepEqual(writes, [], "a list read writes nothing");
+    }
+  });
+
+  it("list: bad query parameters are 400 api_key_invalid_input naming the parameter", async () => {
+    const { call } = await setup();
+    const other = (await call("GET", "/keys", { query: { sort: "name_asc", limit: "1" } }))!;
+    const cursor = other.json.nextCursor;
+    for (
+      const [query, field] of [
+        [{ limit: "0" }, "limit"],
+        [{ limit: "101" }, "limit"],
+        [{ status: "gone" }, "status"],
+        [{ environment: "staging" }, "environment"],
+        [{ sort: "random" }, "sort"],
+        [{ q: "q".repeat(201) }, "q"],
+        [{ cursor: "%%%" }, "cursor"],
+        [{ cursor }, "cursor"],
+      ] as const
+    ) {
+      const answer = (await call("GET", "/keys", { query }))!;
+      assert.equal(answer.status, 400, JSON.stringify(query));
+      assert.equal(answer.json.error.code, "api_key_invalid_input");
+      assert.equal(answer.json.error.details.field, field);
+    }
+  });
+
+  it("usage of a page: one request for up to 100 keys of the tenant, each allowed by canManage", async () => {
+    const { call: plain, reader } = await setup();
+    assert.equal((await plain("GET", "/usage", { query: { keys: reader.id } }))!.status, 501);
+    const seen: string[] = [];
+    const withUsage = await setup(
+      {
+        canManage: (_caller, action, target) =>
+          action !== "usage" || target.key?.name !== "billing",
+      },
+      new InMemoryApiKeyStorage(),
+      { usage: true },
+    );
+    Object.assign(withUsage.service, {
+      usage: (_tenantId: string, query: { keyId: string }) => {
+        seen.push(query.keyId);
+        return Promise.resolve([{ start: new Date(0), accepted: seen.length }]);
+      },
+    });
+    const { call, admin } = withUsage;
+    const ids = [withUsage.reader.id, admin.id];
+    const answer = (await call("GET", "/usage", { query: { keys: ids.join(",") } }))!;
+    assert.equal(answer.status, 200, answer.body);
+    assert.deepEqual(Object.keys(answer.json.keys), ids);
+    assert.equal(answer.json.granularity, "hour");
+    assert.deepEqual(seen, ids);
+    const foreign = `${admin.id},${withUsage.foreign.id}`;
+    assert.equal((await call("GET", "/usage", { query: { keys: foreign } }))!.status, 404);
+    const denied = `${admin.id},${withUsage.billing.id}`;
+    assert.equal((await call("GET", "/usage", { query: { keys: denied } }))!.status, 403);
+    assert.equal((await call("GET", "/usage"))!.status, 400);
+    assert.equal((await call("POST", "/usage"))!.status, 405);
+    assert.equal(seen.length, 2, "no usage read for a refused request");
+  });
+
+  it("config: a viewer may do nothing; a caller without a key grants nothing; limits are the caller's", async () => {
+    const viewer = await setup({ canManage: (_caller, action) => action === "config" });
+    const config = (await viewer.call("GET", "/config"))!.json;
+    assert.deepEqual(config.can, {
+      create: false,
+      rename: false,
+      rotate: false,
+      revoke: false,
+      audit: false,
+    });
+    assert.deepEqual([config.scopes, config.environments, config.limits], [[], [], null]);
+    const keyless = await setup();
+    const none = (await keyless.call("GET", "/config", { caller: { tenant: "acme" } }))!.json;
+    assert.equal(none.can.create, false);
+    assert.deepEqual(none.scopes, []);
+    const at = Date.parse("2030-01-01T10:00:00.000Z");
+    const limited = await setup(
+      {
+        keyLimits: () => ({ rateLimits: [{ name: "day", limit: 1000, windowMs: 86_400_000 }] }),
+      },
+      new InMemoryApiKeyStorage(),
+      limitedService(() => at),
+    );
+    const caller = await createLimitedAdmin(limited.service);
+    const answer = (await limited.call("GET", "/config", {
+      caller: { tenant: "acme", keyId: caller.id },
+    }))!.json;
+    assert.equal(answer.can.create, true);
+    assert.deepEqual(answer.limits, {
+      policies: [
+        { name: "minute", limit: 3, windowMs: 60_000 },
+        { name: "day", limit: 1000, windowMs: 86_400_000 },
+      ],
+      credits: { amount: 5, refillAmount: null, refillEvery: null },
+    });
+    // keyLimits asking for a looser policy than the caller's: create is not offered.
+    const looser = await setup(
+      {
+        keyLimits: () => ({ rateLimits: [{ name: "minute", limit: 100, windowMs: 60_000 }] }),
+      },
+      new InMemoryApiKeyStorage(),
+      limitedService(() => at),
+    );
+    const looserCaller = await createLimitedAdmin(looser.service);
+    const refused = (await looser.call("GET", "/config", {
+      caller: { tenant: "acme", keyId: looserCaller.id },
+    }))!.json;
+    assert.deepEqual([refused.can.create, refused.limits], [false, null]);
+  });
+
+  it("defaultExpiry and defaultGrace: from the options, one of the presets", async () => {
+    const { call, service, clocks, reader } = await setup({
+      defaultExpiry: "30d",
+      defaultGrace: "1h",
+    });
+    const config = (await call("GET", "/config"))!.json;
+    assert.deepEqual([config.defaultExpiry, config.defaultGrace], ["30d", "1h"]);
+    const created =
+      (await call("POST", "/keys", { body: { name: "n", scopes: ["projects:read"] } }))!;
+    assert.equal(
+      Date.parse(created.json.record.expiresAt) - clocks.now,
+      30 * 24 * HOUR,
+    );
+    const rotated = (await call("POST", `/keys/${reader.id}/rotate`))!;
+    assert.equal(Date.parse(rotated.json.graceExpiresAt) - clocks.now, HOUR);
+    for (
+      const options of [
+        { defaultExpiry: "5d" },
+        { defaultExpiry: "never", expiryPresets: ["7d"] },
+        { defaultGrace: "2h" },
+      ]
+    ) {
+      assert.throws(
+        () =>
+          createApiKeysAdminHandler({
+            service,
+            scopes: ["a:read"],
+            tenantOf: () => "t",
+            canManage: () => true,
+            policy: () => null,
+            ...options,
+          } as ApiKeysAdminOptions<unknown>),
+        TypeError,
+      );
+    }
+  });
+
   it("a custom policy replaces the default; its throw is a 500; an unusable answer too", async () => {
     const checks: unknown[] = [];
     const { call } = await setup({

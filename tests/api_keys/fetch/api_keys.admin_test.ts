@@ -75,6 +75,27 @@ describe("createApiKeysAdminFetchHandler over HTTP", () => {
     await assert.rejects(service.verify(next.key), { code: "api_key_revoked" });
   });
 
+  it("GET /keys query parameters pass through: limit, cursor, q, status, sort; a repeated one is 400", async () => {
+    for (const name of ["page a", "page b", "page c"]) {
+      assert.equal((await call("POST", "/keys", { name, scopes: ["projects:read"] })).status, 201);
+    }
+    const first = JSON.parse((await call("GET", "/keys?limit=2&q=PAGE&sort=name_asc")).text);
+    assert.deepEqual(first.keys.map((key: { name: string }) => key.name), ["page a", "page b"]);
+    const cursor = encodeURIComponent(first.nextCursor);
+    const second = JSON.parse(
+      (await call("GET", `/keys?limit=2&q=PAGE&sort=name_asc&cursor=${cursor}`)).text,
+    );
+    assert.deepEqual(second.keys.map((key: { name: string }) => key.name), ["page c"]);
+    assert.equal(second.nextCursor, null);
+    const revoked = JSON.parse((await call("GET", "/keys?status=revoked&q=page")).text);
+    assert.deepEqual(revoked.keys, []);
+    const repeated = await call("GET", "/keys?limit=1&limit=2");
+    assert.equal(repeated.status, 400);
+    assert.equal(JSON.parse(repeated.text).error.details.field, "limit");
+    assert.equal((await call("GET", "/keys?status=gone")).status, 400);
+    assert.equal((await call("GET", "/usage?keys=a")).status, 501);
+  });
+
   it("the tenant is the session's: another tenant's key is 404, unauthenticated is 401", async () => {
     const foreign = await call("DELETE", `/keys/${theirs.id}`);
     assert.equal(foreign.status, 404);

@@ -105,6 +105,29 @@ for (const platform of PLATFORMS) {
       );
     });
 
+    it("GET keys query parameters pass through: limit, cursor, q, environment, sort; a repeated one is 400", async () => {
+      for (const name of ["page a", "page b", "page c"]) {
+        const created = await call("POST", "/keys", { name, scopes: ["projects:read"] });
+        assert.equal(created.status, 201, created.text);
+      }
+      const first = await call("GET", "/keys?limit=2&q=PAGE&sort=name_asc&environment=live");
+      assert.equal(first.status, 200, first.text);
+      assert.deepEqual(first.json.keys.map((key: { name: string }) => key.name), [
+        "page a",
+        "page b",
+      ]);
+      const cursor = encodeURIComponent(first.json.nextCursor);
+      const second = await call("GET", `/keys?limit=2&q=page&sort=name_asc&cursor=${cursor}`);
+      assert.deepEqual(second.json.keys.map((key: { name: string }) => key.name), ["page c"]);
+      assert.equal(second.json.nextCursor, null);
+      assert.deepEqual((await call("GET", "/keys?q=page&environment=test")).json.keys, []);
+      const repeated = await call("GET", "/keys?limit=1&limit=2");
+      assert.equal(repeated.status, 400);
+      assert.equal(repeated.json.error.details.field, "limit");
+      assert.equal((await call("GET", "/keys?sort=random")).status, 400);
+      assert.equal((await call("GET", "/usage?keys=a,b")).status, 501);
+    });
+
     it("the guard's key is the caller: no escalation, another tenant's key is 404", async () => {
       const escalation = await call("POST", "/keys", { name: "x", scopes: ["billing:read"] });
       assert.equal(escalation.status, 403);

@@ -357,4 +357,55 @@ describe("StorageAccess", () => {
       ]);
     });
   });
+
+  it("listPage: a storage's page is checked (tenant, filters, length, order, predecessors); without the capability, listByTenant paged", async () => {
+    const options = {
+      limit: 2,
+      after: null,
+      q: null,
+      status: "unrevoked" as const,
+      environment: null,
+      sort: "created_desc" as const,
+      now: new Date("2030-01-01T00:00:00.000Z"),
+    };
+    const mine = (id: string, ms: number) =>
+      storedRecord({ id, prefix: `p${id}`, tenantId: "t", createdAt: new Date(ms) });
+    const answering = (page: unknown) => {
+      const storage = new InMemoryApiKeyStorage();
+      return new StorageAccess(
+        Object.assign(storage, { listPageByTenant: () => Promise.resolve(page) }),
+        1000,
+        "s",
+      );
+    };
+    const good = { records: [mine("b", 2), mine("a", 1)], predecessors: { a: "x" } };
+    assert.deepEqual(
+      (await answering(good).listPage("t", options)).records.map((r) => r.id),
+      ["b", "a"],
+    );
+    const bad = [
+      { ...good, records: [mine("b", 2), { ...mine("a", 1), tenantId: "other" }] },
+      { ...good, records: [mine("a", 1), mine("b", 2)] },
+      { ...good, records: [mine("c", 3), mine("b", 2), mine("a", 1)] },
+      { ...good, records: [{ ...mine("b", 2), revokedAt: new Date(5) }] },
+      { ...good, predecessors: { z: "x" } },
+      { ...good, predecessors: null },
+      { records: "nope", predecessors: {} },
+    ];
+    for (const page of bad) {
+      await assert.rejects(answering(page).listPage("t", options), ApiKeyStorageError);
+    }
+    const plain = new InMemoryApiKeyStorage();
+    for (const record of [mine("a", 1), mine("b", 2), mine("c", 3)]) await plain.insert(record);
+    const fallback = new StorageAccess(
+      Object.assign(plain, { listPageByTenant: undefined }),
+      1000,
+      "s",
+    );
+    assert.match(fallback.notice ?? "", /listPageByTenant/);
+    assert.deepEqual(
+      (await fallback.listPage("t", options)).records.map((r) => r.id),
+      ["c", "b"],
+    );
+  });
 });

@@ -6,11 +6,11 @@ import { MIGRATION_OF, missingMigrationError } from "../../../api_keys/storage/_
 
 const MIGRATIONS = new URL("../../../prisma/migrations/", import.meta.url);
 
-/** Every table, column and function the migrations create → their migrations, oldest first. */
+/** Every table, column, function and index the migrations create → their migrations, oldest first. */
 function fromSql(): Record<string, string[]> {
   const found: Record<string, string[]> = {};
   const created =
-    /(?:CREATE TABLE(?: IF NOT EXISTS)?|ADD COLUMN(?: IF NOT EXISTS)?|CREATE (?:OR REPLACE )?FUNCTION) "?(\w+)"?/gi;
+    /(?:CREATE TABLE(?: IF NOT EXISTS)?|ADD COLUMN(?: IF NOT EXISTS)?|CREATE (?:OR REPLACE )?FUNCTION|CREATE (?:UNIQUE )?INDEX(?: CONCURRENTLY)?(?: IF NOT EXISTS)?) "?(\w+)"?/gi;
   for (const name of readdirSync(MIGRATIONS).filter((entry) => /^\d{4}_/.test(entry)).sort()) {
     const sql = readFileSync(new URL(`${name}/migration.sql`, MIGRATIONS), "utf8")
       .replace(/--[^\n]*/g, "");
@@ -25,7 +25,7 @@ function fromSql(): Record<string, string[]> {
 describe("api_keys/storage/_migrations.ts", () => {
   // The Node run's test tree holds the package's files, not prisma/.
   const noSql = !existsSync(MIGRATIONS) && "prisma/ is not in this test tree";
-  it("knows every table, column and function of prisma/migrations, and its migrations", {
+  it("knows every table, column, function and index of prisma/migrations, and its migrations", {
     skip: noSql,
   }, () => {
     const sql = fromSql();

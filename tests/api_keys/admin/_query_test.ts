@@ -1,0 +1,146 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  decodeCursor,
+  encodeCursor,
+  listQuery,
+  MAX_PAGE_SIZE,
+  usageKeys,
+  usageWindow,
+} from "../../../api_keys/admin/_query.ts";
+import { ApiKeyValidationError } from "../../../api_keys/errors.ts";
+
+const query = (params: Record<string, string>) => (name: string) => params[name] ?? null;
+
+/** Asserts `run` throws the 400 `api_key_invalid_input` naming `field`. */
+function refuses(run: () => unknown, field: string, label: string): void {
+  assert.throws(run, (error: unknown) => {
+    assert.ok(error instanceof ApiKeyValidationError, label);
+    assert.equal(error.code, "api_key_invalid_input", label);
+    assert.equal(error.field, field, label);
+    return true;
+  }, label);
+}
+
+describe("api_keys/admin/_query.ts", () => {
+  it("listQuery: defaults are 25 newest first, every key but the revoked, both environments", () => {
+    assert.deepEqual(listQuery(query({})), {
+      limit: 25,
+      options: {
+        limit: 26,
+        after: null,
+        q: null,
+        status: "unrevoked",
+        environment: null,
+        sort: "created_desc",
+      },
+    });
+    // Empty values read as absent (`?cursor=&q=`).
+    assert.deepEqual(
+      listQuery(query({ cursor: "", q: "", status: "", limit: "" })),
+      listQuery(query({})),
+    );
+  });
+
+  it("listQuery: each parameter read as given", () => {
+    const read = listQuery(
+      query({ limit: "100", q: "ci", status: "revoked", environment: "test", sort: "name_asc" }),
+    );
+    assert.deepEqual(read, {
+      limit: 100,
+      options: {
+        limit: 101,
+        after: null,
+        q: "ci",
+        status: "revoked",
+        environment: "test",
+        sort: "name_asc",
+      },
+    });
+    for (const status of ["active", "rotating", "expired", "all"]) {
+      assert.equal(listQuery(query({ status })).options.status, status);
+    }
+    for (const sort of ["created_asc", "last_used_desc"]) {
+      assert.equal(listQuery(query({ sort })).options.sort, sort);
+    }
+  });
+
+  it("listQuery: out-of-range and unknown values are 400 naming the parameter", () => {
+    for (const limit of ["0", "101", "1000", "-1", "1e2", "2.5", " 5", "0x10", "abc"]) {
+      refuses(() => listQuery(query({ limit })), "limit", `limit ${limit}`);
+    }
+    for (const status of ["unrevoked", "ACTIVE", "deleted"]) {
+      refuses(() => listQuery(query({ status })), "status", status);
+    }
+    refuses(() => listQuery(query({ environment: "prod" })), "environment", "environment");
+    refuses(() => listQuery(query({ sort: "name_desc" })), "sort", "sort");
+    refuses(() => listQuery(query({ q: "x".repeat(201) })), "q", "q too long");
+    assert.equal(listQuery(query({ q: "x".repeat(200) })).options.q?.length, 200);
+    assert.equal(MAX_PAGE_SIZE, 100);
+  });
+
+  it("cursors: round trip per sort; another sort's, tampered or oversized ones are 400", () => {
+    const at = new Date("2030-01-02T03:04:05.678Z");
+    const cases = [
+      ["created_desc", { id: "k1", value: at }],
+      ["created_asc", { id: "k2", value: at }],
+      ["name_asc", { id: "k3", value: "naïve ✓ name" }],
+      ["last_used_desc", { id: "k4", value: at }],
+      ["last_used_desc", { id: "k5", value: null }],
+    ] as const;
+    for (const [sort, position] of cases) {
+      const cursor = encodeCursor(sort, position);
+      assert.match(cursor, /^[A-Za-z0-9_-]+$/);
+      assert.deepEqual(decodeCursor(cursor, sort), position);
+      assert.deepEqual(listQuery(query({ cursor, sort })).options.after, position);
+    }
+    const byName = encodeCursor("name_asc", { id: "k", value: "n" });
+    refuses(() => decodeCursor(byName, "created_desc"), "cursor", "another sort");
+    const bad = [
+      "not base64!",
+      "x".repeat(1025),
+      btoa("[]"),
+      btoa('["created_desc","k","not a date"]'),
+      btoa('["created_desc","","2030-01-01T00:00:00Z"]'),
+      btoa('["created_desc","k",null]'),
+      btoa('["name_asc","k",5]'),
+      btoa("{"),
+    ];
+    for (const cursor of bad) {
+      refuses(() => decodeCursor(cursor.replaceAll("=", ""), "created_desc"), "cursor", cursor);
+    }
+  });
+
+  it("usageKeys: 1 to 100 distinct ids, comma-separated", () => {
+    assert.deepEqual(usageKeys(query({ keys: "a,b,c" })), ["a", "b", "c"]);
+    const hundred = Array.from({ length: 100 }, (_, i) => `k${i}`);
+    assert.equal(usageKeys(query({ keys: hundred.join(",") })).length, 100);
+    for (
+      const keys of [undefined, "", "a,,b", "a,a", [...hundred, "k100"].join(","), "x".repeat(201)]
+    ) {
+      refuses(
+        () => usageKeys(query(keys === undefined ? {} : { keys })),
+        "keys",
+        String(keys).slice(0, 20),
+      );
+    }
+  });
+
+  it("usageWindow: the last 24 hours by hour by default; at most 31 days, from before to", () => {
+    const now = new Date("2030-01-10T00:00:00.000Z");
+    assert.deepEqual(usageWindow(query({}), now), {
+      granularity: "hour",
+      from: new Date("2030-01-09T00:00:00.000Z"),
+      to: now,
+    });
+    const day = usageWindow(
+      query({ granularity: "day", from: "2030-01-01T00:00:00Z", to: "2030-01-08T00:00:00Z" }),
+      now,
+    );
+    assert.equal(day.granularity, "day");
+    refuses(() => usageWindow(query({ granularity: "minute" }), now), "granularity", "minute");
+    refuses(() => usageWindow(query({ from: "2029-12-01T00:00:00Z" }), now), "from", "too long");
+    refuses(() => usageWindow(query({ from: now.toISOString() }), now), "from", "empty window");
+    refuses(() => usageWindow(query({ to: "yesterday" }), now), "to", "not an instant");
+  });
+});
