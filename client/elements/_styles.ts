@@ -23,7 +23,9 @@ export const STYLES = `
 :host([theme=dark]){color-scheme:dark}
 :host([theme=auto]){color-scheme:light dark}
 [hidden]{display:none!important}
-section{overflow-wrap:anywhere}
+section{overflow-wrap:break-word}
+.name,code,.wrap,dialog{overflow-wrap:anywhere}
+button{overflow-wrap:normal}
 header,.tools,.row,.menu{display:flex;flex-wrap:wrap;gap:.5em}
 header{align-items:center;justify-content:space-between}
 h2{font-size:1.25em;margin:.5em 0}
@@ -35,10 +37,11 @@ h4{margin:.5em 0 .2em;font-size:1em}
 table{border-collapse:collapse;width:100%}
 th,td{text-align:start;padding:.4em .5em;border-bottom:1px solid var(--l);vertical-align:top}
 th{font-weight:600}
-code{font-family:var(--api-keys-manager-mono,ui-monospace,monospace);overflow-wrap:anywhere}
+code{font-family:var(--api-keys-manager-mono,ui-monospace,monospace)}
 .name{display:-webkit-box;-webkit-line-clamp:3;-webkit-box-orient:vertical;overflow:hidden}
 .m{color:var(--m)}
-.small,.note,.total,.tip{display:block;font-size:.85em}
+.small,.note,.total,.tip,td[data-col=credits]>span{display:block;font-size:.85em}
+td[data-col=credits]>span:first-child{font-size:1em}td[data-col=credits]>.badge{display:inline-block}
 .tip{min-height:1.3em}
 .note{color:var(--w)}
 .badge{display:inline-block;margin-inline-start:.4em;padding:0 .4em;border:1px solid;
@@ -81,5 +84,6 @@ table,thead,tbody,tr,th,td{display:block}
 thead tr{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%)}
 tr{border:1px solid var(--l);border-radius:var(--r);margin:.6em 0;padding:.4em .6em}
 th,td{border:0;padding:.25em 0}
+td:empty{display:none}
 td[data-label]::before{content:attr(data-label);display:block;font-size:.8em;color:var(--m)}}
 `;
