@@ -53,6 +53,31 @@ function select(
   return { field: h("label", {}, text, control, hint && note), control };
 }
 
+/**
+ * A select of `presets` (`preferred` chosen) with a hint: `template` with the
+ * date a duration ends, else `otherwise(value)`.
+ */
+function presetField(
+  text: string,
+  presets: Preset[],
+  preferred: string,
+  s: ApiKeysManagerStrings,
+  f: Format,
+  template: string,
+  otherwise: (value: string) => string,
+): { field: HTMLElement; control: HTMLSelectElement } {
+  const options = presets.map((preset) => ({
+    value: preset.value,
+    label: presetLabel(s, f, preset),
+  }));
+  return select(text, options, preferred, (value) => {
+    const duration = durationOf(value);
+    return duration
+      ? fill(template, { date: f.dateTime(new Date(Date.now() + duration.ms)) })
+      : otherwise(value);
+  });
+}
+
 /** A refill period (`daily`, `monthly`, `monthly:<day>`, `<ms>ms`, `30d`) in words. */
 function refillPeriod(every: string, s: ApiKeysManagerStrings, f: Format): string {
   if (every === "daily") return s.refillDaily;
@@ -78,22 +103,16 @@ export function createFields(
     box: h("input", { type: "checkbox", value: scope }),
     description,
   }));
-  const expiry = select(
+  const expiry = presetField(
     s.expiry,
-    config.expiryPresets.map((preset) => ({
-      value: preset.value,
-      label: presetLabel(s, f, preset),
-    })),
+    config.expiryPresets,
     config.defaultExpiry,
-    (value) => {
-      const duration = durationOf(value);
-      return duration
-        ? fill(s.expiresOn, { date: f.dateTime(new Date(Date.now() + duration.ms)) })
-        : value === "never"
-        ? s.neverExpires
-        : "";
-    },
+    s,
+    f,
+    s.expiresOn,
+    (value) => value === "never" ? s.neverExpires : "",
   );
+
   const hintId = id();
   const ips = h("textarea", { rows: "2", autocomplete: "off", "aria-describedby": hintId });
   const limits = config.limits;
@@ -175,20 +194,16 @@ export function rotateFields(
   s: ApiKeysManagerStrings,
   f: Format,
 ): DialogFields {
-  const grace = select(
+  const grace = presetField(
     s.grace,
-    config.gracePresets.map((preset) => ({
-      value: preset.value,
-      label: presetLabel(s, f, preset),
-    })),
+    config.gracePresets,
     config.defaultGrace,
-    (value) => {
-      const duration = durationOf(value);
-      return duration
-        ? fill(s.graceUntil, { date: f.dateTime(new Date(Date.now() + duration.ms)) })
-        : s.graceNow;
-    },
+    s,
+    f,
+    s.graceUntil,
+    () => s.graceNow,
   );
+
   return {
     fields: [grace.field],
     focus: grace.control,

@@ -35,12 +35,6 @@ import { API_KEYS_MANAGER_STRINGS, type ApiKeysManagerStrings } from "./strings.
 const PAGE_SIZE = 25;
 /** How long a status message stays. */
 const STATUS_MS = 6_000;
-/**
- * `HTMLElement`; where there is none (a server importing the module) a bare
- * class, so the import does not throw (the element is never made there).
- */
-const ElementBase: typeof HTMLElement = globalThis.HTMLElement ??
-  (class {} as unknown as typeof HTMLElement);
 
 /**
  * Lists the tenant's API keys, 25 a page with search and filters, and creates,
@@ -62,7 +56,10 @@ const ElementBase: typeof HTMLElement = globalThis.HTMLElement ??
  * document.body.append(manager);
  * ```
  */
-export class ApiKeysManagerElement extends ElementBase {
+// Where there is no `HTMLElement` (a server importing the module) a bare class stands in, so the
+// import does not throw (the element is never made there).
+export class ApiKeysManagerElement
+  extends ((globalThis.HTMLElement ?? class {}) as typeof HTMLElement) {
   /** Attributes whose change reloads the element. */
   static observedAttributes: string[] = ["base-url", "credentials"];
   /** Returns the bearer token for each request; unset, the page's cookies authenticate. */
