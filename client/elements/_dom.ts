@@ -1,9 +1,21 @@
 /**
  * The element's two DOM helpers: `h` builds an HTML element (text goes in as
- * text, never as markup), `svg` an SVG one.
+ * text, never as markup), `svg` an SVG one. Where there is no `HTMLElement`
+ * (a server importing the module), a stand-in class holds the name while the
+ * element's class is defined, then goes (`dropStandIn`), so the import does
+ * not throw.
  *
  * @module
  */
+
+const global = globalThis as { HTMLElement?: unknown };
+const standIn = global.HTMLElement === undefined;
+if (standIn) global.HTMLElement = class {};
+
+/** Removes the stand-in `HTMLElement`, if this module put one. */
+export function dropStandIn(): void {
+  if (standIn) delete global.HTMLElement;
+}
 
 /** A child: a node, text, or nothing. */
 export type Child = Node | string | null | undefined | false;

@@ -12,7 +12,7 @@ import {
   revokeFields,
   rotateFields,
 } from "./_dialogs.ts";
-import { type Child, h } from "./_dom.ts";
+import { type Child, dropStandIn, h } from "./_dom.ts";
 import { deniedState, errorString } from "./_errors.ts";
 import { Format } from "./_format.ts";
 import {
@@ -56,10 +56,7 @@ const STATUS_MS = 6_000;
  * document.body.append(manager);
  * ```
  */
-// Where there is no `HTMLElement` (a server importing the module) a bare class stands in, so the
-// import does not throw (the element is never made there).
-export class ApiKeysManagerElement
-  extends ((globalThis.HTMLElement ?? class {}) as typeof HTMLElement) {
+export class ApiKeysManagerElement extends HTMLElement {
   /** Attributes whose change reloads the element. */
   static observedAttributes: string[] = ["base-url", "credentials"];
   /** Returns the bearer token for each request; unset, the page's cookies authenticate. */
@@ -654,3 +651,5 @@ export class ApiKeysManagerElement
     this.#mayClose = shown.mayClose;
   }
 }
+
+dropStandIn();

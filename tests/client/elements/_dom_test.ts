@@ -1,6 +1,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { h, svg } from "../../../client/elements/_dom.ts";
+// Deno has no `HTMLElement`: the module puts a stand-in until dropStandIn.
+const before = typeof (globalThis as { HTMLElement?: unknown }).HTMLElement;
+const { dropStandIn, h, svg } = await import("../../../client/elements/_dom.ts");
 
 /** A minimal stand-in for `document`: records what `h` and `svg` do. */
 class FakeElement {
@@ -43,5 +45,13 @@ describe("client/elements/_dom.ts", () => {
     } finally {
       delete global.document;
     }
+  });
+
+  it("without a DOM: a stand-in HTMLElement while the class is defined, gone after dropStandIn", () => {
+    const global = globalThis as { HTMLElement?: unknown };
+    assert.equal(before, "undefined");
+    assert.equal(typeof global.HTMLElement, "function");
+    dropStandIn();
+    assert.equal(global.HTMLElement, undefined);
   });
 });
