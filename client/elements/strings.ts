@@ -41,8 +41,6 @@ export interface ApiKeysManagerStrings {
   name: string;
   /** Column: name, prefix, environment and scopes. */
   key: string;
-  /** Column: the key's prefix. */
-  prefix: string;
   /** Column and field: the environment. */
   environment: string;
   /** Environment `live`. */
@@ -220,7 +218,6 @@ export const API_KEYS_MANAGER_STRINGS: Readonly<ApiKeysManagerStrings> = Object.
   next: "Next",
   name: "Name",
   key: "Key",
-  prefix: "Prefix",
   environment: "Environment",
   environmentLive: "Live",
   environmentTest: "Test",
