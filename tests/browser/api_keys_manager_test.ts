@@ -136,7 +136,8 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
   /** Opens the actions of the row named `name` and clicks `action`. */
   async function act(name: string, action: string): Promise<void> {
     const element = page.locator("api-keys-manager");
-    await element.getByRole("button", { name: new RegExp(`^Actions for ${name} \\(`) }).click();
+    const toggle = element.getByRole("button", { name: new RegExp(`^Actions for ${name} \\(`) });
+    if (await toggle.getAttribute("aria-expanded") !== "true") await toggle.click();
     await element.getByRole("button", { name: new RegExp(`^${action} ${name} \\(`) }).click();
   }
 
@@ -513,6 +514,12 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
         await waitForText(page, "Copied", "dialog");
         assert.deepEqual(await violations(page), [], `reveal ${where}`);
         await assertFits(`reveal ${where}`);
+        await page.keyboard.press("Escape");
+        await act("production", "Revoke");
+        assert.deepEqual(await violations(page), [], `confirm revoke ${where}`);
+        await page.keyboard.press("Escape");
+        await act("production", "Rotate");
+        assert.deepEqual(await violations(page), [], `rotate ${where}`);
         await page.keyboard.press("Escape");
         fake.keys.pop();
       }
