@@ -315,13 +315,15 @@ export function denoRunArgs(file: string): string[] {
 
 /**
  * Starts `command args` in `cwd` with `env` and a free `PORT`, waits (at most 60 s) for its first
- * HTTP answer on that port, then stops it: the answer's status (undefined: none) and its output.
+ * HTTP answer on that port, runs `visit` on its origin (when it answered), then stops it: the
+ * answer's status (undefined: none) and its output.
  */
 export async function servesHttp(
   command: string,
   args: string[],
   cwd: string,
   env: Record<string, string>,
+  visit?: (origin: string) => Promise<void>,
 ): Promise<{ status: number | undefined; output: string }> {
   const port = await freePort();
   const server = spawn(command, args, {
@@ -334,7 +336,9 @@ export async function servesHttp(
   server.stderr.on("data", (chunk) => (output += chunk));
   const exited = new Promise<void>((resolve) => server.on("exit", () => resolve()));
   try {
-    return { status: await firstAnswer(`http://127.0.0.1:${port}/`, server, 60_000), output };
+    const status = await firstAnswer(`http://127.0.0.1:${port}/`, server, 60_000);
+    if (status !== undefined) await visit?.(`http://127.0.0.1:${port}`);
+    return { status, output };
   } finally {
     server.kill();
     await exited;

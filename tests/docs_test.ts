@@ -19,6 +19,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, normalize } from "node:path";
 import process from "node:process";
+import { spawnSync } from "node:child_process";
 import { STYLES } from "../client/elements/_styles.ts";
 import {
   allBlocks,
@@ -318,4 +319,68 @@ describe("docs/spec.md", () => {
     const preface = text.slice(0, text.indexOf("\n---\n"));
     assert.match(preface, /migration\.md#departures-from-the-specification/);
   });
+});
+
+describe("docs/settings-page.md's two apps work as printed", () => {
+  const { examples } = allBlocks();
+  const dir = mkdtempSync(join(tmpdir(), "api-kit-settings-page-"));
+  // The doc's one command, on this checkout's sources instead of the npm package.
+  const bundled = spawnSync(process.execPath, [
+    "bundle",
+    "--quiet",
+    "--no-config",
+    "--platform",
+    "browser",
+    "--minify",
+    "-o",
+    join(dir, "public", "api-keys-manager.js"),
+    join(ROOT, "client", "elements", "mod.ts"),
+  ], { encoding: "utf8" });
+
+  for (const name of ["settings-deno", "settings-nest"]) {
+    it(`${name}: the page, the bundle, 401 signed out, then config, create (createdBy), a page of keys`, async () => {
+      assert.equal(bundled.status, 0, bundled.stderr);
+      const block = examples.get(name)!;
+      const file = join(dir, fileNameOf(block));
+      writeFileSync(file, programOf(block, examples).code);
+      const signedIn = { cookie: "sid=example" };
+      const csrf = { ...signedIn, "x-requested-with": "api-keys-manager" };
+      const { status, output } = await servesHttp(
+        process.execPath,
+        denoRunArgs(file),
+        dir,
+        {},
+        async (origin) => {
+          const page = await fetch(`${origin}/settings`);
+          const html = await page.text();
+          assert.equal(page.status, 200);
+          assert.match(html, /base-url="\/account\/api-keys"/);
+          assert.match(html, /src="\/assets\/api-keys-manager.js"/);
+          const bundle = await fetch(`${origin}/assets/api-keys-manager.js`);
+          assert.equal(bundle.status, 200);
+          assert.match(bundle.headers.get("content-type") ?? "", /javascript/);
+          assert.match(await bundle.text(), /api-keys-manager/);
+          const routes = `${origin}/account/api-keys`;
+          const out = await fetch(`${routes}/config`);
+          assert.equal(out.status, 401, await out.text());
+          const config = await fetch(`${routes}/config`, { headers: signedIn });
+          assert.equal(config.status, 200);
+          assert.equal((await config.json()).can.create, true);
+          const created = await fetch(`${routes}/keys`, {
+            method: "POST",
+            headers: { ...csrf, "content-type": "application/json" },
+            body: JSON.stringify({ name: "ci", scopes: ["projects:read"] }),
+          });
+          const issued = await created.json();
+          assert.equal(created.status, 201, JSON.stringify(issued));
+          assert.equal(issued.record.createdBy, "user:u_1");
+          const list = await fetch(`${routes}/keys?limit=1&q=CI`, { headers: signedIn });
+          const keys = await list.json();
+          assert.deepEqual(keys.keys.map((key: { name: string }) => key.name), ["ci"]);
+          assert.equal(keys.nextCursor, null);
+        },
+      );
+      assert.ok(status !== undefined, `no HTTP answer:\n${output}`);
+    });
+  }
 });

@@ -51,7 +51,15 @@ const KEY_VIEW = {
   revokedAt: nullableDate,
   rotatedAt: nullableDate,
   replacedByKeyId: { type: "string", nullable: true },
+  replacesKeyId: { type: "string", nullable: true },
   createdBy: { type: "string", nullable: true },
+};
+
+const boolean = { type: "boolean" };
+const usageWindow = {
+  granularity: { type: "string", enum: ["hour", "day"] },
+  from: { type: "string", format: "date-time" },
+  to: { type: "string", format: "date-time" },
 };
 
 const SCHEMAS: Record<string, object> = {
@@ -63,6 +71,7 @@ const SCHEMAS: Record<string, object> = {
   ApiKeysAdminCapabilities: object({ rename: { type: "boolean" }, usage: { type: "boolean" } }),
   ApiKeysAdminKeyList: object({
     keys: { type: "array", items: ref("ApiKeysAdminKeyView") },
+    nextCursor: { type: "string", nullable: true },
     capabilities: ref("ApiKeysAdminCapabilities"),
   }),
   ApiKeysAdminConfig: object({
@@ -77,6 +86,34 @@ const SCHEMAS: Record<string, object> = {
     defaultExpiry: str,
     capabilities: ref("ApiKeysAdminCapabilities"),
     csrf: { ...object({ header: str, value: str }), nullable: true },
+    can: object({
+      create: boolean,
+      rename: boolean,
+      rotate: boolean,
+      revoke: boolean,
+      audit: boolean,
+    }),
+    limits: {
+      ...object({
+        policies: {
+          type: "array",
+          items: object({
+            name: str,
+            limit: { type: "integer", minimum: 1 },
+            windowMs: { type: "integer", minimum: 1 },
+          }),
+        },
+        credits: {
+          ...object({
+            amount: { type: "integer", minimum: 0 },
+            refillAmount: { type: "integer", minimum: 0, nullable: true },
+            refillEvery: { type: "string", nullable: true },
+          }),
+          nullable: true,
+        },
+      }),
+      nullable: true,
+    },
   }),
   ApiKeysAdminCreateBody: object({
     name: { type: "string", minLength: 1, maxLength: 200 },
@@ -102,17 +139,56 @@ const SCHEMAS: Record<string, object> = {
   }),
   ApiKeysAdminUsage: object({
     keyId: str,
-    granularity: { type: "string", enum: ["hour", "day"] },
-    from: { type: "string", format: "date-time" },
-    to: { type: "string", format: "date-time" },
+    ...usageWindow,
     buckets: { type: "array", items: { type: "object" } },
   }),
+  ApiKeysAdminUsageBatch: object({
+    ...usageWindow,
+    keys: {
+      type: "object",
+      additionalProperties: { type: "array", items: { type: "object" } },
+    },
+  }),
+};
+
+const query = (name: string, schema: object) => ({ name, in: "query", required: false, schema });
+const USAGE_QUERY = [
+  query("granularity", usageWindow.granularity),
+  query("from", usageWindow.from),
+  query("to", usageWindow.to),
+];
+/** The query parameters of the routes that take some, by path and method. */
+const QUERIES: Record<string, object[]> = {
+  "get /keys": [
+    query("limit", { type: "integer", minimum: 1, maximum: 100, default: 25 }),
+    query("cursor", str),
+    query("q", { type: "string", maxLength: 200 }),
+    query("status", {
+      type: "string",
+      enum: ["active", "rotating", "expired", "revoked", "all"],
+    }),
+    query("environment", { type: "string", enum: ["live", "test"] }),
+    query("sort", {
+      type: "string",
+      enum: ["created_desc", "created_asc", "name_asc", "last_used_desc"],
+      default: "created_desc",
+    }),
+  ],
+  "get /keys/{id}/usage": USAGE_QUERY,
+  "get /usage": [
+    {
+      ...query("keys", { type: "string" }),
+      required: true,
+      description: "1 to 100 key ids, comma-separated",
+    },
+    ...USAGE_QUERY,
+  ],
 };
 
 /** Each route: summary, success status and schema, request body schema, error statuses. */
 const ROUTES: [string, string, string, number, string, string | null, number[]][] = [
   ["/config", "get", "The server's offer", 200, "ApiKeysAdminConfig", null, []],
-  ["/keys", "get", "List the tenant's keys", 200, "ApiKeysAdminKeyList", null, []],
+  ["/keys", "get", "A page of the tenant's keys", 200, "ApiKeysAdminKeyList", null, [400]],
   ["/keys", "post", "Create a key", 201, "ApiKeysAdminIssuedKey", "ApiKeysAdminCreateBody", [
     400,
     413,
@@ -135,6 +211,11 @@ const ROUTES: [string, string, string, number, string, string | null, number[]][
     [400, 404, 409, 413],
   ],
   ["/keys/{id}/usage", "get", "A key's usage", 200, "ApiKeysAdminUsage", null, [400, 404, 501]],
+  ["/usage", "get", "The usage of a page of keys", 200, "ApiKeysAdminUsageBatch", null, [
+    400,
+    404,
+    501,
+  ]],
 ];
 
 /** Adds the safe-response schema `name` and every schema it refers to, when missing. */
@@ -145,6 +226,15 @@ function addWithRefs(schemas: Record<string, object>, name: string): void {
   for (const [, target] of JSON.stringify(schema).matchAll(/"#\/components\/schemas\/(\w+)"/g)) {
     addWithRefs(schemas, target);
   }
+}
+
+/** The `parameters` of an operation: `id` in the path, then its query parameters. */
+function parametersOf(path: string, method: string): { parameters?: object[] } {
+  const parameters = [
+    ...(path.includes("{id}") ? [{ name: "id", in: "path", required: true, schema: str }] : []),
+    ...(QUERIES[`${method} ${path}`] ?? []),
+  ];
+  return parameters.length === 0 ? {} : { parameters };
 }
 
 const errorResponse = { content: { "application/json": { schema: ref("SafeErrorResponse") } } };
@@ -190,9 +280,7 @@ export function applyApiKeysAdminRoutes<T extends OpenApiDocumentLike>(
       tags,
       summary,
       ...(options.security === undefined ? {} : { security: options.security }),
-      ...(path.includes("{id}")
-        ? { parameters: [{ name: "id", in: "path", required: true, schema: str }] }
-        : {}),
+      ...parametersOf(path, method),
       ...(body === null ? {} : {
         requestBody: {
           required: method !== "post" || path === "/keys",

@@ -16,6 +16,7 @@ describe("service hooks", () => {
       clock: () => new Date(0),
       renameForTenant: undefined,
       recordsUsage: false,
+      listPage: () => Promise.resolve({ summaries: [], predecessors: {} }),
     };
     attachServiceHooks(withHooks, hooks);
     assert.equal(serviceHooks(withHooks), hooks);
@@ -32,5 +33,16 @@ describe("service hooks", () => {
     assert.equal(serviceHooks(makeService({ onEvent: undefined }).service)!.emitEvent, undefined);
     const { id, key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
     assert.equal((await hooks.verifyReported(key)).keyId, id);
+    const page = await hooks.listPage("t1", {
+      limit: 10,
+      after: null,
+      q: null,
+      status: "all",
+      environment: null,
+      sort: "created_desc",
+      now: new Date(),
+    });
+    assert.deepEqual(page.summaries.map((summary) => summary.id), [id]);
+    assert.equal("hash" in page.summaries[0], false, "summaries, never records");
   });
 });

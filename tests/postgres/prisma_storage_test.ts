@@ -15,6 +15,7 @@ import {
   runApiKeyStorageContract,
 } from "../../api_keys/mod.ts";
 import { createPrismaClient, databaseReady, probeDatabase } from "./prisma_client.ts";
+import { createApiKeysAdminHandler } from "../../api_keys/admin/mod.ts";
 
 const url = Deno.env.get("DATABASE_URL");
 const unavailable = await probeDatabase(url);
@@ -260,6 +261,80 @@ if (databaseReady("PrismaApiKeyStorage on PostgreSQL", unavailable)) {
         const record = records.find((r) => r.id === result.id);
         assert.ok(record !== undefined && result.key.includes(record.prefix));
       }
+    });
+  });
+
+  describe("the admin routes' pages on PostgreSQL (migration 0016)", () => {
+    it("GET /keys walks 60 keys by cursor in every order, each page one findMany and one lookup, writing nothing", async () => {
+      await reset();
+      const calls: string[] = [];
+      const apiKey = new Proxy(prisma.apiKey, {
+        get(target, name, receiver) {
+          const value = Reflect.get(target, name, receiver);
+          return typeof value === "function"
+            ? (...args: unknown[]) => {
+              calls.push(String(name));
+              return value.apply(target, args);
+            }
+            : value;
+        },
+      }) as PrismaApiKeyDelegate;
+      const storage = new PrismaApiKeyStorage({ apiKey });
+      const keys = service(storage);
+      for (let i = 0; i < 60; i++) {
+        await keys.create({
+          tenantId: "pages",
+          name: `key ${String(i).padStart(2, "0")}`,
+          scopes: [{ resource: "projects", level: "read" }],
+          environment: i % 2 === 0 ? "live" : "test",
+        });
+      }
+      await keys.create({
+        tenantId: "pages-other",
+        name: "key 00",
+        scopes: [{ resource: "projects", level: "read" }],
+      });
+      const handle = createApiKeysAdminHandler<null>({
+        service: keys,
+        scopes: ["projects:read"],
+        tenantOf: () => "pages",
+        canManage: () => true,
+        policy: () => null,
+      });
+      const page = async (params: Record<string, string>) => {
+        const answer = (await handle({
+          method: "GET",
+          path: "/keys",
+          query: (name) => params[name] ?? null,
+          headers: () => null,
+          body: null,
+        }, null))!;
+        assert.equal(answer.status, 200, answer.body);
+        return JSON.parse(answer.body) as { keys: { name: string }[]; nextCursor: string | null };
+      };
+      for (const sort of ["created_desc", "created_asc", "name_asc", "last_used_desc"]) {
+        calls.length = 0;
+        const names: string[] = [];
+        let cursor = "";
+        let pages = 0;
+        do {
+          const answer = await page({ sort, limit: "25", cursor });
+          names.push(...answer.keys.map((key) => key.name));
+          cursor = answer.nextCursor ?? "";
+          pages++;
+        } while (cursor !== "");
+        assert.equal(pages, 3, sort);
+        assert.equal(new Set(names).size, 60, sort);
+        if (sort === "name_asc") assert.deepEqual(names, [...names].sort(), sort);
+        assert.ok(calls.every((call) => call === "findMany"), `${sort}: ${calls}`);
+        // last_used_desc reads the used keys, then the never used ones.
+        assert.ok(calls.length <= pages * 3, `${sort}: ${calls.length} calls`);
+      }
+      const live = await page({ environment: "live", q: "KEY 1", limit: "100" });
+      assert.deepEqual(
+        live.keys.map((key) => key.name).sort(),
+        ["key 10", "key 12", "key 14", "key 16", "key 18"],
+      );
     });
   });
 }

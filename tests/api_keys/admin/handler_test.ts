@@ -697,17 +697,19 @@ describe("createApiKeysAdminHandler", () => {
     assert.equal(none.can.create, false);
     assert.deepEqual(none.scopes, []);
     const at = Date.parse("2030-01-01T10:00:00.000Z");
-    const limited = await setup(
-      {
-        keyLimits: () => ({ rateLimits: [{ name: "day", limit: 1000, windowMs: 86_400_000 }] }),
-      },
-      new InMemoryApiKeyStorage(),
-      limitedService(() => at),
-    );
-    const caller = await createLimitedAdmin(limited.service);
-    const answer = (await limited.call("GET", "/config", {
-      caller: { tenant: "acme", keyId: caller.id },
-    }))!.json;
+    /** GET /config of a limited admin (3/min, 5 credits) with `added` from keyLimits. */
+    const configOfLimited = async (added: { name: string; limit: number; windowMs: number }) => {
+      const limited = await setup(
+        { keyLimits: () => ({ rateLimits: [added] }) },
+        new InMemoryApiKeyStorage(),
+        limitedService(() => at),
+      );
+      const caller = await createLimitedAdmin(limited.service);
+      return (await limited.call("GET", "/config", {
+        caller: { tenant: "acme", keyId: caller.id },
+      }))!.json;
+    };
+    const answer = await configOfLimited({ name: "day", limit: 1000, windowMs: 86_400_000 });
     assert.equal(answer.can.create, true);
     assert.deepEqual(answer.limits, {
       policies: [
@@ -717,18 +719,26 @@ describe("createApiKeysAdminHandler", () => {
       credits: { amount: 5, refillAmount: null, refillEvery: null },
     });
     // keyLimits asking for a looser policy than the caller's: create is not offered.
-    const looser = await setup(
-      {
-        keyLimits: () => ({ rateLimits: [{ name: "minute", limit: 100, windowMs: 60_000 }] }),
-      },
-      new InMemoryApiKeyStorage(),
-      limitedService(() => at),
-    );
-    const looserCaller = await createLimitedAdmin(looser.service);
-    const refused = (await looser.call("GET", "/config", {
-      caller: { tenant: "acme", keyId: looserCaller.id },
-    }))!.json;
+    const refused = await configOfLimited({ name: "minute", limit: 100, windowMs: 60_000 });
     assert.deepEqual([refused.can.create, refused.limits], [false, null]);
+    // A caller without credits: a key of its own balance, as keyLimits sets it.
+    for (
+      const [refill, every] of [
+        [{ amount: 100, interval: "monthly", day: 15 }, "monthly:15"],
+        [{ amount: 100, interval: "daily" }, "daily"],
+        [{ amount: 100, everyMs: 3_600_000 }, "3600000ms"],
+      ] as const
+    ) {
+      const own = await setup(
+        { keyLimits: () => ({ credits: { remaining: 40, refill } }) },
+        new InMemoryApiKeyStorage(),
+        limitedService(() => at),
+      );
+      assert.deepEqual((await own.call("GET", "/config"))!.json.limits, {
+        policies: [],
+        credits: { amount: 40, refillAmount: 100, refillEvery: every },
+      });
+    }
   });
 
   it("defaultExpiry and defaultGrace: from the options, one of the presets", async () => {

@@ -9,29 +9,20 @@ import {
 } from "../../../api_keys/storage/_paging.ts";
 import type { ListApiKeyPageOptions } from "../../../api_keys/storage/types.ts";
 import type { ApiKeyRecord } from "../../../api_keys/types.ts";
+import { storedRecord } from "../stored_record.ts";
 
 const NOW = Date.parse("2030-01-10T00:00:00.000Z");
 
+/** A stored record of tenant `t`, named and prefixed after its id, created a second before `NOW`. */
 function record(id: string, overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
-  return {
+  return storedRecord({
     id,
     tenantId: "t",
     name: id,
-    environment: "live",
     prefix: `p_${id}`,
-    hash: "h",
-    pepperVersion: 1,
-    scopes: ["a:read"],
-    allowedIpCidrs: [],
-    lastUsedAt: null,
-    expiresAt: null,
-    revokedAt: null,
-    rotatedAt: null,
-    replacedByKeyId: null,
-    createdBy: null,
     createdAt: new Date(NOW - 1000),
     ...overrides,
-  };
+  });
 }
 
 const OPTIONS: ListApiKeyPageOptions = {

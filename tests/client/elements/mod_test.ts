@@ -9,6 +9,11 @@ const elements = await import("../../../client/elements/mod.ts");
 describe("client/elements/mod.ts", () => {
   it("imports without a DOM (Deno, Node): the element class exists, defineApiKeysManager is a no-op", () => {
     assert.ok(hadNoDom, "the test runs without HTMLElement and customElements");
+    assert.equal(
+      (globalThis as { HTMLElement?: unknown }).HTMLElement,
+      undefined,
+      "the stand-in is gone after the import",
+    );
     assert.equal(typeof elements.ApiKeysManagerElement, "function");
     elements.defineApiKeysManager();
     elements.defineApiKeysManager("my-keys");

@@ -27,7 +27,20 @@ describe("applyApiKeysAdminRoutes", () => {
       "/admin/keys/{id}",
       "/admin/keys/{id}/rotate",
       "/admin/keys/{id}/usage",
+      "/admin/usage",
     ]);
+    const names = (path: string) =>
+      document.paths[path].get.parameters.map((parameter: { name: string }) => parameter.name);
+    assert.deepEqual(names("/admin/keys"), [
+      "limit",
+      "cursor",
+      "q",
+      "status",
+      "environment",
+      "sort",
+    ]);
+    assert.deepEqual(names("/admin/usage"), ["keys", "granularity", "from", "to"]);
+    assert.deepEqual(names("/admin/keys/{id}/usage"), ["id", "granularity", "from", "to"]);
     const { service } = makeService({ limiter: createRateLimiter({ logger: () => {} }) });
     const reader = await service.create({
       tenantId: "t",
@@ -61,6 +74,7 @@ describe("applyApiKeysAdminRoutes", () => {
       ["DELETE", `/keys/${reader.id}`, undefined],
       ["DELETE", "/keys/missing", undefined],
       ["GET", `/keys/${reader.id}/usage`, undefined],
+      ["GET", "/usage", undefined],
     ];
     const statuses = new Set<number>();
     for (const [method, path, body] of calls) {
