@@ -151,7 +151,8 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
   };
   /** `GET /admin/usage?keys=`: hour % 5 accepted over the last 24 hours, sparse. */
   const usage = (query: URLSearchParams) => {
-    const hour = now - (now % 3_600_000);
+    const current = Date.now(); // the hour of this request, as the element reads it
+    const hour = current - (current % 3_600_000);
     const ids = (query.get("keys") ?? "").split(",").filter(Boolean);
     if (ids.length > 100) return error(400, "invalid_query", "At most 100 keys.");
     return json(200, {

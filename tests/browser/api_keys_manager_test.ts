@@ -415,7 +415,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       [502, "The server had a problem", true],
     ];
     for (const [failure, message, stale] of cases) {
-      await open();
+      await open("/", 320);
       await waitForText(page, "kept", "table");
       fake.failAll = failure;
       try {
@@ -442,6 +442,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
           );
         }
         assert.deepEqual(await violations(page), [], String(failure));
+        await assertFits(`${failure} at 320`);
       } finally {
         fake.failAll = null;
       }
