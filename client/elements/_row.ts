@@ -255,3 +255,23 @@ export function keyRow(
     cell("actions", toggle, menu),
   );
 }
+
+/** The table of `rows` with its column headings. */
+export function keyTable(rows: HTMLTableRowElement[], ctx: RowContext): HTMLTableElement {
+  return h(
+    "table",
+    { role: "table", part: "table", "aria-labelledby": "t" },
+    h(
+      "thead",
+      {},
+      h(
+        "tr",
+        { role: "row" },
+        ...columns(ctx.s, ctx.usage, ctx.credits).map(([, text]) =>
+          h("th", { role: "columnheader", scope: "col" }, text)
+        ),
+      ),
+    ),
+    h("tbody", {}, ...rows),
+  );
+}

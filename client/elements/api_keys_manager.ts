@@ -27,7 +27,8 @@ import {
   usageOf,
 } from "./_model.ts";
 import { reveal } from "./_reveal.ts";
-import { columns, environmentLabel, keyRow, type RowAction, usageCell } from "./_row.ts";
+import { keyRow, keyTable, type RowAction, usageCell } from "./_row.ts";
+import { type Filters, Pager, poolText, Toolbar } from "./_toolbar.ts";
 import { STYLES } from "./_styles.ts";
 import { API_KEYS_MANAGER_STRINGS, type ApiKeysManagerStrings } from "./strings.ts";
 
@@ -68,7 +69,7 @@ export class ApiKeysManagerElement extends HTMLElement {
   #usage = new Map<string, number[]>();
   #state: "idle" | "loading" | "ready" | "error" | "signed-out" | "forbidden" = "idle";
   #errorKey: keyof ApiKeysManagerStrings | null = null;
-  #filters = { q: "", status: "", environment: "" };
+  #filters: Filters = { q: "", status: "", environment: "" };
   #cursor: string | null = null;
   #previous: (string | null)[] = [];
   #loads = 0;
@@ -78,10 +79,7 @@ export class ApiKeysManagerElement extends HTMLElement {
   #shadow: ShadowRoot;
   #title = h("h2", { id: "t", part: "title" });
   #create = h("button", { type: "button", class: "p", part: "button create-button" });
-  #tools = h("div", { class: "tools", part: "toolbar" });
-  #search = h("input", { type: "search", autocomplete: "off" });
-  #statusFilter = h("select");
-  #environmentFilter = h("select");
+  #tools = new Toolbar((filters) => this.#filter(filters));
   #status = h("p", { role: "status", part: "status", class: "m" });
   #errorText = h("span");
   #retry = h("button", { type: "button", part: "button" });
@@ -94,9 +92,10 @@ export class ApiKeysManagerElement extends HTMLElement {
   );
   #pool = h("p", { part: "pool", class: "pool" });
   #body = h("div", { part: "body" });
-  #pager = h("div", { class: "row pager", part: "pager" });
-  #prev = h("button", { type: "button", part: "button" });
-  #next = h("button", { type: "button", part: "button" });
+  #pager = new Pager(() => this.#go(this.#previous.pop() ?? null), () => {
+    this.#previous.push(this.#cursor);
+    this.#go(this.#page.nextCursor);
+  });
   #dialog = h("dialog", { part: "dialog" });
 
   /** Builds the shadow root. */
@@ -105,37 +104,24 @@ export class ApiKeysManagerElement extends HTMLElement {
     this.#shadow = this.attachShadow({ mode: "open" });
     this.#create.addEventListener("click", () => this.#openCreate());
     this.#retry.addEventListener("click", () => this.refresh());
-    this.#prev.addEventListener("click", () => this.#go(this.#previous.pop() ?? null));
-    this.#next.addEventListener("click", () => {
-      this.#previous.push(this.#cursor);
-      this.#go(this.#page.nextCursor);
-    });
-    let typing: ReturnType<typeof setTimeout> | undefined;
-    this.#search.addEventListener("input", () => {
-      clearTimeout(typing);
-      typing = setTimeout(() => this.#filter(), 300);
-    });
-    this.#statusFilter.addEventListener("change", () => this.#filter());
-    this.#environmentFilter.addEventListener("change", () => this.#filter());
     this.#dialog.addEventListener("cancel", (event) => {
       if (this.#mayClose && !this.#mayClose()) event.preventDefault();
     });
     this.#dialog.addEventListener("close", () => {
       if (!this.#dialog.open) this.#close();
     });
-    this.#pager.append(this.#prev, this.#next);
     this.#shadow.append(
       h("style", {}, STYLES),
       h(
         "section",
         { part: "root", "aria-labelledby": "t" },
         h("header", { part: "header" }, this.#title, this.#create),
-        this.#tools,
+        this.#tools.root,
         this.#status,
         this.#error,
         this.#pool,
         this.#body,
-        this.#pager,
+        this.#pager.root,
         this.#dialog,
       ),
     );
@@ -200,12 +186,7 @@ export class ApiKeysManagerElement extends HTMLElement {
     return `/keys?${query}`;
   }
 
-  #filter(): void {
-    const next = {
-      q: this.#search.value.trim(),
-      status: this.#statusFilter.value,
-      environment: this.#environmentFilter.value,
-    };
+  #filter(next: Filters): void {
     if (JSON.stringify(next) === JSON.stringify(this.#filters)) return;
     this.#filters = next;
     this.#previous = [];
@@ -310,21 +291,10 @@ export class ApiKeysManagerElement extends HTMLElement {
       ? `${s[this.#errorKey]}${stale && this.#page.keys.length > 0 ? ` ${s.stale}` : ""}`
       : "";
     this.#error.hidden = this.#errorKey === null;
-    this.#renderTools(config, denied);
+    this.#tools.render(config, denied, s);
     const pool = this.#page.tenantCredits;
-    const f = this.#format();
     this.#pool.hidden = !pool;
-    if (pool) {
-      this.#pool.textContent = fill(s.pool, { count: f.number(pool.credits) }) +
-        (pool.refillAmount !== null && pool.nextRefillAt
-          ? ` · ${
-            fill(s.creditsRefill, {
-              amount: f.number(pool.refillAmount),
-              when: f.relative(pool.nextRefillAt, Date.now()),
-            })
-          }`
-          : "");
-    }
+    if (pool) this.#pool.textContent = poolText(pool, s, this.#format(), Date.now());
     const keys = this.#page.keys;
     const filtered = this.#cursor !== null || Object.values(this.#filters).some(Boolean);
     if (keys.length > 0) this.#body.replaceChildren(this.#table());
@@ -336,63 +306,12 @@ export class ApiKeysManagerElement extends HTMLElement {
       );
     } else this.#body.replaceChildren();
     for (const button of this.#body.querySelectorAll("button")) button.disabled = stale;
-    this.#prev.textContent = s.previous;
-    this.#next.textContent = s.next;
-    this.#prev.disabled = this.#cursor === null || stale;
-    this.#next.disabled = this.#page.nextCursor === null || stale;
-    this.#pager.hidden = denied || (this.#cursor === null && this.#page.nextCursor === null);
-  }
-
-  #renderTools(config: ManagerConfig | null, denied: boolean): void {
-    const s = this.#strings;
-    this.#tools.hidden = config === null || denied;
-    if (this.#tools.hidden || !config) return;
-    this.#search.placeholder = s.search;
-    const options = (select: HTMLSelectElement, entries: [string, string][]) => {
-      const value = select.value;
-      select.replaceChildren(
-        ...entries.map(([v, label]) => h("option", { value: v, selected: v === value }, label)),
-      );
-    };
-    options(this.#statusFilter, [
-      ["", s.filterAll],
-      ["active", s.statusActive],
-      ["rotating", s.statusRotating],
-      ["expired", s.statusExpired],
-      ["revoked", s.statusRevoked],
-      ["all", s.filterEverything],
-    ]);
-    options(this.#environmentFilter, [
-      ["", s.environmentAll],
-      ...config.environments.map((e): [string, string] => [e, environmentLabel(s, e)]),
-    ]);
-    this.#tools.replaceChildren(
-      h("label", { class: "grow" }, s.search, this.#search),
-      h("label", {}, s.status, this.#statusFilter),
-    );
-    if (config.environments.length > 1) {
-      this.#tools.append(h("label", {}, s.environment, this.#environmentFilter));
-    }
+    this.#pager.render(s, this.#cursor !== null, this.#page.nextCursor !== null, stale || denied);
   }
 
   #table(): HTMLTableElement {
     const context = this.#context();
-    return h(
-      "table",
-      { role: "table", part: "table", "aria-labelledby": "t" },
-      h(
-        "thead",
-        {},
-        h(
-          "tr",
-          { role: "row" },
-          ...columns(this.#strings, context.usage, context.credits).map(([, text]) =>
-            h("th", { role: "columnheader", scope: "col" }, text)
-          ),
-        ),
-      ),
-      h("tbody", {}, ...this.#page.keys.map((key) => this.#keyRow(key, context))),
-    );
+    return keyTable(this.#page.keys.map((key) => this.#keyRow(key, context)), context);
   }
 
   #keyRow(key: KeyView, context = this.#context()): HTMLTableRowElement {
