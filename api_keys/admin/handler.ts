@@ -765,7 +765,7 @@ export function createApiKeysAdminHandler<R>(
       case "create":
         return await create(call, request.body);
     }
-    if (id === null) {
+    if (action === "usage" && id === null) {
       return jsonResponse(200, JSON.stringify(await usageBatch(call, request.query)));
     }
     const body = action === "rename" ? readObject(request.body, maxBodyBytes, ["name"]) : {};

@@ -79,7 +79,9 @@ export type KeySort = "created_desc" | "created_asc" | "name_asc" | "last_used_d
 
 /**
  * What `canManage` decides on: the caller's tenant, the key acted on (`null`
- * for `config`, `list` and `create`) and, for `create`, the key asked for.
+ * for `config`, `list` and `create`, and for each action `GET /config` asks
+ * about: `create`, `rename`, `rotate`, `revoke`, `audit`) and, for `create`,
+ * the key asked for.
  *
  * @example
  * ```ts
@@ -90,9 +92,9 @@ export type KeySort = "created_desc" | "created_asc" | "name_asc" | "last_used_d
 export interface AdminTarget {
   /** The tenant `tenantOf` answered. */
   tenantId: string;
-  /** The key of the route's `:id`, read in that tenant. */
+  /** The key of the route's `:id`, read in that tenant; `null` when none (see above). */
   key: ApiKeySummary | null;
-  /** The key `create` would issue (the values written). */
+  /** The key `create` would issue (the values written); `null` otherwise, also in `GET /config`. */
   proposed: KeyPowers | null;
 }
 

@@ -371,9 +371,9 @@ function readExpiringPage(options: ListExpiringApiKeysOptions): (value: unknown)
 /**
  * The reader of one `listPageByTenant` page of `tenantId` and `options`: at
  * most `limit` records, each checked, of the tenant, of the status and
- * environment asked for, after the cursor and in order (names are compared
- * by the storage's own collation, so only dates and ids of equal dates are
- * checked); predecessors only of the page's records.
+ * environment asked for, not the cursor's record, and in order from the
+ * cursor on (ids and names are ordered by the storage's own collation, so
+ * only the dates are compared); predecessors only of the page's records.
  */
 function readPage(
   tenantId: string,
@@ -381,20 +381,25 @@ function readPage(
 ): (value: unknown) => { records: ApiKeyRecord[]; predecessors: Record<string, string> } {
   const order = comparePositions(options.sort);
   const dated = options.sort !== "name_asc";
+  const { after } = options;
   return (value) => {
     const page = (typeof value === "object" && value !== null ? value : {}) as ApiKeyRecordPage;
     const records = readRecords(page.records);
     if (records.length > options.limit) throw new Error("page longer than its limit");
-    let previous = options.after;
+    let previous = after?.value;
     for (const record of records) {
       if (!matchesPage(record, tenantId, { ...options, q: null })) {
         throw new Error("record outside the tenant or the filters");
       }
-      const position = positionOf(record, options.sort);
-      if (dated && previous !== null && order(previous, position) >= 0) {
+      if (record.id === after?.id) throw new Error("page did not move past its cursor");
+      const { value } = positionOf(record, options.sort);
+      // Same id on both sides: the order of the dates alone.
+      if (
+        dated && previous !== undefined && order({ id: "", value: previous }, { id: "", value }) > 0
+      ) {
         throw new Error("records out of order");
       }
-      previous = position;
+      previous = value;
     }
     const onPage = new Set(records.map((record) => record.id));
     const { predecessors } = page;

@@ -383,6 +383,20 @@ describe("StorageAccess", () => {
       (await answering(good).listPage("t", options)).records.map((r) => r.id),
       ["b", "a"],
     );
+    // Equal dates: the ids in the storage's own collation, not checked.
+    const tie = { records: [mine("b", 2), mine("A", 2)], predecessors: {} };
+    assert.equal((await answering(tie).listPage("t", options)).records.length, 2);
+    const after = { id: "b", value: new Date(2) };
+    await assert.rejects(
+      answering({ records: [mine("b", 2)], predecessors: {} }).listPage("t", { ...options, after }),
+      ApiKeyStorageError,
+      "the cursor's record again",
+    );
+    await assert.rejects(
+      answering({ records: [mine("c", 3)], predecessors: {} }).listPage("t", { ...options, after }),
+      ApiKeyStorageError,
+      "before the cursor",
+    );
     const bad = [
       { ...good, records: [mine("b", 2), { ...mine("a", 1), tenantId: "other" }] },
       { ...good, records: [mine("a", 1), mine("b", 2)] },
