@@ -32,10 +32,70 @@ export interface ManagerConfig {
   gracePresets: Preset[];
   /** Expiry presets. */
   expiryPresets: Preset[];
+  /** Preset chosen first in the create form. */
+  defaultExpiry: string;
+  /** Preset chosen first in the rotate form. */
+  defaultGrace: string;
   /** Whether rename and usage are served. */
   capabilities: { rename: boolean; usage: boolean };
+  /** What the caller may do (absent from an older server: everything but the audit). */
+  can: Can;
+  /** The policies and credits a created key carries, when the server says. */
+  limits: Limits | null;
   /** The CSRF header sent on `POST`, `PATCH` and `DELETE`: name and value. */
   csrf: [string, string];
+}
+
+/** The actions the caller may take (`config.can`). */
+export interface Can {
+  /** `POST /keys`. */
+  create: boolean;
+  /** `PATCH /keys/:id`. */
+  rename: boolean;
+  /** `POST /keys/:id/rotate`. */
+  rotate: boolean;
+  /** `DELETE /keys/:id`. */
+  revoke: boolean;
+  /** `GET /audit`. */
+  audit: boolean;
+}
+
+/** A rate-limit policy a created key carries. */
+export interface Policy {
+  /** Its name. */
+  name: string;
+  /** Requests per window. */
+  limit: number;
+  /** Window length. */
+  windowMs: number;
+}
+
+/** `config.limits`. */
+export interface Limits {
+  /** Rate-limit policies. */
+  policies: Policy[];
+  /** Credits: starting amount and refill, or `null`. */
+  credits: { amount: number; refillAmount: number | null; refillEvery: string | null } | null;
+}
+
+/** The tenant's shared credit pool (`tenantCredits`). */
+export interface Pool {
+  /** Remaining credits. */
+  credits: number;
+  /** Next refill. */
+  nextRefillAt: Date | null;
+  /** Credits added per refill. */
+  refillAmount: number | null;
+}
+
+/** `GET {base}/keys`: one page. */
+export interface KeyPage {
+  /** The page's keys. */
+  keys: KeyView[];
+  /** The next page's cursor, `null` on the last. */
+  nextCursor: string | null;
+  /** The tenant's pool, when keys spend one. */
+  tenantCredits: Pool | null;
 }
 
 /** One key as listed. */
@@ -60,6 +120,18 @@ export interface KeyView {
   expiresAt: Date | null;
   /** Remaining credits, when the app counts them. */
   credits: number | null;
+  /** Credits added per refill. */
+  creditsRefillAmount: number | null;
+  /** Next refill. */
+  creditsNextRefillAt: Date | null;
+  /** `"tenant"`: spends the tenant's pool. */
+  creditsSharedBy: string | null;
+  /** Allowed addresses; empty: any. */
+  allowedIpCidrs: string[];
+  /** The key that replaced this one. */
+  replacedByKeyId: string | null;
+  /** The key this one replaced. */
+  replacesKeyId: string | null;
 }
 
 const HOUR_MS = 3_600_000;
@@ -68,6 +140,9 @@ const record = (value: unknown): Record<string, unknown> =>
   typeof value === "object" && value !== null ? value as Record<string, unknown> : {};
 const list = (value: unknown): unknown[] => Array.isArray(value) ? value : [];
 const strings = (value: unknown): string[] => list(value).filter(isString);
+const num = (value: unknown): number | null =>
+  typeof value === "number" && Number.isFinite(value) ? value : null;
+const text = (value: unknown): string | null => isString(value) ? value : null;
 
 /** A date from an ISO string, `null` when absent or invalid. */
 export function dateOf(value: unknown): Date | null {
@@ -89,6 +164,13 @@ export function configOf(data: unknown): ManagerConfig {
   const body = record(data);
   const capabilities = record(body.capabilities);
   const { header, value } = record(body.csrf);
+  const can = record(body.can);
+  const allowed = (name: keyof Can) => "can" in body ? can[name] === true : name !== "audit";
+  const gracePresets = presets(body.gracePresets);
+  const expiryPresets = presets(body.expiryPresets);
+  const preferred = (list: Preset[], wanted: unknown, fallback: string) =>
+    (list.find((p) => p.value === wanted) ?? list.find((p) => p.value === fallback) ?? list[0])
+      ?.value ?? fallback;
   return {
     scopes: list(body.scopes).flatMap((item) => {
       const { scope, description } = record(item);
@@ -97,10 +179,55 @@ export function configOf(data: unknown): ManagerConfig {
         : [];
     }),
     environments: strings(body.environments),
-    gracePresets: presets(body.gracePresets),
-    expiryPresets: presets(body.expiryPresets),
+    gracePresets,
+    expiryPresets,
+    defaultExpiry: preferred(expiryPresets, body.defaultExpiry, "never"),
+    defaultGrace: preferred(gracePresets, body.defaultGrace, "24h"),
     capabilities: { rename: capabilities.rename === true, usage: capabilities.usage === true },
+    can: {
+      create: allowed("create"),
+      rename: allowed("rename"),
+      rotate: allowed("rotate"),
+      revoke: allowed("revoke"),
+      audit: allowed("audit"),
+    },
+    limits: limitsOf(body.limits),
     csrf: isString(header) && isString(value) ? [header, value] : [...CSRF_HEADER],
+  };
+}
+
+function limitsOf(value: unknown): Limits | null {
+  if (typeof value !== "object" || value === null) return null;
+  const body = record(value);
+  const credits = record(body.credits);
+  const amount = num(credits.amount);
+  return {
+    policies: list(body.policies).flatMap((item) => {
+      const { name, limit, windowMs } = record(item);
+      const [l, w] = [num(limit), num(windowMs)];
+      return isString(name) && l !== null && w !== null && w > 0
+        ? [{ name, limit: l, windowMs: w }]
+        : [];
+    }),
+    credits: amount === null
+      ? null
+      : { amount, refillAmount: num(credits.refillAmount), refillEvery: text(credits.refillEvery) },
+  };
+}
+
+/** Reads `GET {base}/keys`: the keys, `nextCursor` and `tenantCredits`. */
+export function pageOf(data: unknown): KeyPage {
+  const body = record(data);
+  const pool = record(body.tenantCredits);
+  const credits = num(pool.credits);
+  return {
+    keys: keysOf(data),
+    nextCursor: isString(body.nextCursor) && body.nextCursor !== "" ? body.nextCursor : null,
+    tenantCredits: credits === null ? null : {
+      credits,
+      nextRefillAt: dateOf(pool.nextRefillAt),
+      refillAmount: num(pool.refillAmount),
+    },
   };
 }
 
@@ -119,19 +246,38 @@ export function keysOf(data: unknown): KeyView[] {
       createdAt: dateOf(key.createdAt),
       lastUsedAt: dateOf(key.lastUsedAt),
       expiresAt: dateOf(key.expiresAt),
-      credits: typeof key.credits === "number" && Number.isFinite(key.credits) ? key.credits : null,
+      credits: num(key.credits),
+      creditsRefillAmount: num(key.creditsRefillAmount),
+      creditsNextRefillAt: dateOf(key.creditsNextRefillAt),
+      creditsSharedBy: text(key.creditsSharedBy),
+      allowedIpCidrs: strings(key.allowedIpCidrs),
+      replacedByKeyId: text(key.replacedByKeyId),
+      replacesKeyId: text(key.replacesKeyId),
     }];
   });
 }
 
+/** The first hour of the 24 up to `now`'s hour. */
+export function firstHour(now: number): number {
+  return now - (now % HOUR_MS) - 23 * HOUR_MS;
+}
+
 /**
  * Accepted requests per hour over the 24 hours up to `now`'s hour, oldest
- * first, from `GET {base}/keys/:id/usage`'s `buckets` (`start`, `accepted`).
+ * first, per key, from `GET {base}/usage?keys=`'s `keys` (`start`, `accepted`).
  */
-export function usageOf(data: unknown, now: number): number[] {
+export function usageOf(data: unknown, now: number): Map<string, number[]> {
+  const usage = new Map<string, number[]>();
+  for (const [id, buckets] of Object.entries(record(record(data).keys))) {
+    if (Array.isArray(buckets)) usage.set(id, hourly(buckets, now));
+  }
+  return usage;
+}
+
+function hourly(buckets: unknown[], now: number): number[] {
   const counts = Array<number>(24).fill(0);
-  const first = now - (now % HOUR_MS) - 23 * HOUR_MS;
-  for (const bucket of list(record(data).buckets)) {
+  const first = firstHour(now);
+  for (const bucket of buckets) {
     const { start, accepted } = record(bucket);
     const slot = Math.floor(((dateOf(start)?.getTime() ?? -Infinity) - first) / HOUR_MS);
     if (slot >= 0 && slot < 24 && typeof accepted === "number" && accepted > 0) {

@@ -6,92 +6,54 @@
  */
 import { AdminApiError, type Auth, call } from "./_api.ts";
 import {
+  createFields,
+  type DialogFields,
+  renameFields,
+  revokeFields,
+  rotateFields,
+} from "./_dialogs.ts";
+import { type Child, dropStandIn, h } from "./_dom.ts";
+import { deniedState, errorString } from "./_errors.ts";
+import { Format } from "./_format.ts";
+import {
   configOf,
-  expiresSoon,
   fill,
+  firstHour,
+  type KeyPage,
   keysOf,
   type KeyView,
   type ManagerConfig,
-  type Preset,
+  pageOf,
   usageOf,
 } from "./_model.ts";
+import { reveal } from "./_reveal.ts";
+import { keyRow, keyTable, type RowAction, usageCell } from "./_row.ts";
+import { type Filters, Pager, poolText, Toolbar } from "./_toolbar.ts";
 import { STYLES } from "./_styles.ts";
 import { API_KEYS_MANAGER_STRINGS, type ApiKeysManagerStrings } from "./strings.ts";
 
-type Child = Node | string | null | undefined | false;
-type Props = Record<string, string | boolean | undefined | ((event: Event) => void)>;
-
-/** An element with attributes, listeners (`on*`) and children. */
-function h<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  props: Props = {},
-  ...children: Child[]
-): HTMLElementTagNameMap[K] {
-  const element = document.createElement(tag);
-  for (const [name, value] of Object.entries(props)) {
-    if (typeof value === "function") element.addEventListener(name.slice(2), value);
-    else if (value === true) element.setAttribute(name, "");
-    else if (typeof value === "string") element.setAttribute(name, value);
-  }
-  for (const child of children) {
-    if (child !== null && child !== undefined && child !== false) element.append(child);
-  }
-  return element;
-}
-
-/** An SVG element with attributes. */
-function svg<K extends keyof SVGElementTagNameMap>(
-  tag: K,
-  attributes: Record<string, string | number>,
-): SVGElementTagNameMap[K] {
-  const element = document.createElementNS("http://www.w3.org/2000/svg", tag);
-  for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, String(value));
-  return element;
-}
-
-/** The hourly counts (oldest first, 24) as a bar chart named `label`. */
-function chart(counts: number[], label: string): SVGSVGElement {
-  const root = svg("svg", {
-    viewBox: "0 0 72 18",
-    width: 72,
-    height: 18,
-    role: "img",
-    "aria-label": label,
-    part: "usage-chart",
-  });
-  const max = Math.max(1, ...counts);
-  counts.forEach((count, index) => {
-    const height = count > 0 ? Math.max(1, Math.round((count / max) * 18)) : 0;
-    root.append(
-      svg("rect", { x: index * 3, y: 18 - height, width: 2, height, fill: "currentColor" }),
-    );
-  });
-  return root;
-}
+/** Keys per page. */
+const PAGE_SIZE = 25;
+/** How long a status message stays. */
+const STATUS_MS = 6_000;
 
 /**
- * Where there is no `HTMLElement` (a server importing the module), a bare
- * class stands in for it while the element class is defined, then goes.
- */
-const standIn = globalThis.HTMLElement === undefined ? class {} : undefined;
-if (standIn !== undefined) Object.assign(globalThis, { HTMLElement: standIn });
-
-/**
- * Lists the tenant's API keys and creates, reveals once, rotates, renames and
- * revokes them through the admin routes at `base-url`. Authenticates with the
- * page's cookies (`credentials` attribute: `same-origin` by default, or
- * `include`) or a bearer token from {@linkcode ApiKeysManagerElement.getToken}.
- * Fires `api-key-created`, `api-key-rotated`, `api-key-renamed`,
- * `api-key-revoked` (detail: `id`, `name`, `prefix`; never the secret) and
- * `api-keys-error` (detail: `code`, `message`).
- *
- * Importing it where there is no DOM (a server) does not throw.
+ * Lists the tenant's API keys, 25 a page with search and filters, and creates,
+ * reveals once, rotates, renames and revokes them through the admin routes at
+ * `base-url`. Authenticates with the page's cookies (`credentials` attribute:
+ * `same-origin` by default, or `include`) or a bearer token from
+ * {@linkcode ApiKeysManagerElement.getToken}. Its color scheme follows the
+ * host page's `color-scheme` (inherited), or the `theme` attribute (`light`,
+ * `dark`, `auto`: the system's). Fires `api-key-created`, `api-key-rotated`,
+ * `api-key-renamed`, `api-key-revoked` (detail: `id`, `name`, `prefix`; never
+ * the secret) and `api-keys-error` (detail: `code`, `message`).
  *
  * @example
  * ```ts
  * import "@saferoute/api-kit/client/elements";
  * const manager = document.createElement("api-keys-manager");
  * manager.setAttribute("base-url", "/account/api-keys");
+ * manager.setAttribute("theme", "auto");
  * document.body.append(manager);
  * ```
  */
@@ -103,19 +65,21 @@ export class ApiKeysManagerElement extends HTMLElement {
   #strings: ApiKeysManagerStrings = { ...API_KEYS_MANAGER_STRINGS };
   #overrides: Partial<ApiKeysManagerStrings> = {};
   #config: ManagerConfig | null = null;
-  #keys: KeyView[] = [];
+  #page: KeyPage = { keys: [], nextCursor: null, tenantCredits: null };
   #usage = new Map<string, number[]>();
-  #state: "idle" | "loading" | "ready" | "error" = "idle";
+  #state: "idle" | "loading" | "ready" | "error" | "signed-out" | "forbidden" = "idle";
+  #errorKey: keyof ApiKeysManagerStrings | null = null;
+  #filters: Filters = { q: "", status: "", environment: "" };
+  #cursor: string | null = null;
+  #previous: (string | null)[] = [];
   #loads = 0;
-  #onClose: (() => void) | undefined;
+  #statusTimer: ReturnType<typeof setTimeout> | undefined;
+  #afterClose: (() => void) | undefined;
+  #mayClose: (() => boolean) | undefined;
   #shadow: ShadowRoot;
   #title = h("h2", { id: "t", part: "title" });
-  #create = h("button", {
-    type: "button",
-    class: "p",
-    part: "button create-button",
-    disabled: true,
-  });
+  #create = h("button", { type: "button", class: "p", part: "button create-button" });
+  #tools = new Toolbar((filters) => this.#filter(filters));
   #status = h("p", { role: "status", part: "status", class: "m" });
   #errorText = h("span");
   #retry = h("button", { type: "button", part: "button" });
@@ -126,7 +90,12 @@ export class ApiKeysManagerElement extends HTMLElement {
     " ",
     this.#retry,
   );
+  #pool = h("p", { part: "pool", class: "pool" });
   #body = h("div", { part: "body" });
+  #pager = new Pager(() => this.#go(this.#previous.pop() ?? null), () => {
+    this.#previous.push(this.#cursor);
+    this.#go(this.#page.nextCursor);
+  });
   #dialog = h("dialog", { part: "dialog" });
 
   /** Builds the shadow root. */
@@ -135,6 +104,9 @@ export class ApiKeysManagerElement extends HTMLElement {
     this.#shadow = this.attachShadow({ mode: "open" });
     this.#create.addEventListener("click", () => this.#openCreate());
     this.#retry.addEventListener("click", () => this.refresh());
+    this.#dialog.addEventListener("cancel", (event) => {
+      if (this.#mayClose && !this.#mayClose()) event.preventDefault();
+    });
     this.#dialog.addEventListener("close", () => {
       if (!this.#dialog.open) this.#close();
     });
@@ -144,9 +116,12 @@ export class ApiKeysManagerElement extends HTMLElement {
         "section",
         { part: "root", "aria-labelledby": "t" },
         h("header", { part: "header" }, this.#title, this.#create),
+        this.#tools.root,
         this.#status,
         this.#error,
+        this.#pool,
         this.#body,
+        this.#pager.root,
         this.#dialog,
       ),
     );
@@ -178,28 +153,49 @@ export class ApiKeysManagerElement extends HTMLElement {
     if (this.isConnected) this.refresh();
   }
 
-  /** Reloads the configuration (once) and the keys. */
+  /** Reloads the configuration (once), the current page of keys and its usage. */
   async refresh(): Promise<void> {
     const load = ++this.#loads;
     this.#state = "loading";
     this.#render();
     try {
-      const [config, keys] = await Promise.all([
+      const [config, page] = await Promise.all([
         this.#config ?? this.#call("/config").then(configOf),
-        this.#call("/keys").then(keysOf),
+        this.#call(this.#listPath()).then(pageOf),
       ]);
       if (load !== this.#loads) return;
       this.#config = config;
-      this.#keys = keys;
+      this.#page = page;
+      this.#usage = new Map();
       this.#state = "ready";
-      this.#errorText.textContent = "";
+      this.#errorKey = null;
       this.#render();
-      if (config.capabilities.usage) this.#loadUsage(keys, load);
+      if (config.capabilities.usage && page.keys.length > 0) void this.#loadUsage(page.keys, load);
     } catch (error) {
-      if (load !== this.#loads) return;
-      this.#state = "error";
-      this.#fail(error);
+      if (load === this.#loads) this.#fail(error, true);
     }
+  }
+
+  #listPath(): string {
+    const { q, status, environment } = this.#filters;
+    const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
+    if (this.#cursor) query.set("cursor", this.#cursor);
+    if (q) query.set("q", q);
+    if (status) query.set("status", status);
+    if (environment) query.set("environment", environment);
+    return `/keys?${query}`;
+  }
+
+  #filter(next: Filters): void {
+    if (JSON.stringify(next) === JSON.stringify(this.#filters)) return;
+    this.#filters = next;
+    this.#previous = [];
+    this.#go(null);
+  }
+
+  #go(cursor: string | null): void {
+    this.#cursor = cursor;
+    void this.refresh();
   }
 
   #call(path: string, method?: string, body?: unknown): Promise<unknown> {
@@ -208,189 +204,211 @@ export class ApiKeysManagerElement extends HTMLElement {
     return call(this.getAttribute("base-url") ?? "", path, auth, method, body);
   }
 
+  /** One request for the page's usage; each row's chart is filled in place. */
   async #loadUsage(keys: KeyView[], load: number): Promise<void> {
-    await Promise.all(
-      keys.filter((key) => key.status !== "revoked").map(async (key) => {
-        try {
-          const path = `/keys/${encodeURIComponent(key.id)}/usage`;
-          const counts = usageOf(await this.#call(path), Date.now());
-          if (load === this.#loads) this.#usage.set(key.id, counts);
-        } catch {
-          // No chart for this key.
-        }
-      }),
-    );
-    if (load === this.#loads) this.#render();
+    const now = Date.now();
+    const query = new URLSearchParams({
+      keys: keys.map((key) => key.id).join(","),
+      granularity: "hour",
+      from: new Date(firstHour(now)).toISOString(),
+      to: new Date(now).toISOString(),
+    });
+    try {
+      const usage = usageOf(await this.#call(`/usage?${query}`), now);
+      if (load !== this.#loads) return;
+      this.#usage = usage;
+      const context = this.#context();
+      for (const [id, counts] of usage) {
+        this.#row(id)?.querySelector("[data-col=usage]")?.replaceChildren(
+          ...usageCell(counts, context).filter((child): child is Node => child instanceof Node),
+        );
+      }
+    } catch {
+      // No charts.
+    }
   }
 
   #emit(name: string, detail: unknown): void {
     this.dispatchEvent(new CustomEvent(name, { detail, bubbles: true, composed: true }));
   }
 
+  /** Shows `text` in the status line, cleared after a while. */
   #announce(text: string): void {
+    clearTimeout(this.#statusTimer);
     this.#status.textContent = "";
     setTimeout(() => (this.#status.textContent = text), 50);
+    this.#statusTimer = setTimeout(() => (this.#status.textContent = ""), STATUS_MS);
   }
 
-  #fail(error: unknown): void {
-    const { code, message } = error instanceof AdminApiError
+  /** Shows `error` as a friendly string: in the open dialog, or as the element's state. */
+  #fail(error: unknown, loading = false): void {
+    const failure = error instanceof AdminApiError
       ? error
       : new AdminApiError("ERROR", "unexpected error");
-    this.#emit("api-keys-error", { code, message });
-    const text = `${this.#strings.error} ${message}`;
+    this.#emit("api-keys-error", { code: failure.code, message: failure.message });
+    const key = errorString(failure);
+    const denied = deniedState(failure);
     const inDialog = this.#dialog.open && this.#dialog.querySelector<HTMLElement>(".alert");
-    if (inDialog) {
-      inDialog.textContent = text;
+    if (inDialog && !denied && !loading) {
+      inDialog.textContent = this.#strings[key];
       return;
     }
-    this.#errorText.textContent = text;
+    if (this.#dialog.open) this.#dialog.close();
+    this.#errorKey = key;
+    this.#state = denied ?? "error";
+    if (denied) this.#page = { keys: [], nextCursor: null, tenantCredits: null };
     this.#render();
   }
 
-  #date(date: Date | null, none: string): string {
-    if (!date) return none;
-    return new Intl.DateTimeFormat(this.#lang(), {
-      dateStyle: "medium",
-    }).format(date);
+  #format(): Format {
+    return new Format(document.documentElement.lang || undefined);
+  }
+
+  #context() {
+    const keys = this.#page.keys;
+    return {
+      s: this.#strings,
+      f: this.#format(),
+      now: Date.now(),
+      usage: this.#config?.capabilities.usage === true,
+      credits: keys.some((key) => key.credits !== null || key.creditsSharedBy !== null),
+      prefixOf: (id: string) => keys.find((key) => key.id === id)?.prefix ?? null,
+    };
   }
 
   #render(): void {
     const s = this.#strings;
+    const config = this.#config;
+    const denied = this.#state === "signed-out" || this.#state === "forbidden";
+    const stale = this.#state === "error";
     this.#title.textContent = s.title;
     this.#create.textContent = s.create;
-    this.#create.disabled = this.#config === null;
+    this.#create.hidden = config?.can.create === false || denied;
+    this.#create.disabled = config === null || stale;
     this.#retry.textContent = s.retry;
-    this.#error.hidden = this.#errorText.textContent === "";
-    if (this.#keys.length > 0) this.#body.replaceChildren(this.#table());
+    this.#retry.hidden = this.#state === "forbidden";
+    this.#errorText.textContent = this.#errorKey
+      ? `${s[this.#errorKey]}${stale && this.#page.keys.length > 0 ? ` ${s.stale}` : ""}`
+      : "";
+    this.#error.hidden = this.#errorKey === null;
+    this.#tools.render(config, denied, s);
+    const pool = this.#page.tenantCredits;
+    this.#pool.hidden = !pool;
+    if (pool) this.#pool.textContent = poolText(pool, s, this.#format(), Date.now());
+    const keys = this.#page.keys;
+    const filtered = this.#cursor !== null || Object.values(this.#filters).some(Boolean);
+    if (keys.length > 0) this.#body.replaceChildren(this.#table());
     else if (this.#state === "loading") {
       this.#body.replaceChildren(h("p", { class: "m" }, s.loading));
     } else if (this.#state === "ready") {
-      this.#body.replaceChildren(h("p", { part: "empty", class: "m" }, s.empty));
+      this.#body.replaceChildren(
+        h("p", { part: "empty", class: "m" }, filtered ? s.noMatch : s.empty),
+      );
     } else this.#body.replaceChildren();
+    for (const button of this.#body.querySelectorAll("button")) button.disabled = stale;
+    this.#pager.render(s, this.#cursor !== null, this.#page.nextCursor !== null, stale || denied);
   }
 
   #table(): HTMLTableElement {
+    const context = this.#context();
+    return keyTable(this.#page.keys.map((key) => this.#keyRow(key, context)), context);
+  }
+
+  #keyRow(key: KeyView, context = this.#context()): HTMLTableRowElement {
+    return keyRow(key, this.#usage.get(key.id), this.#actions(key), context);
+  }
+
+  /** The actions the caller may take on `key`, each labelled with its name and prefix. */
+  #actions(key: KeyView): RowAction[] {
     const s = this.#strings;
-    const usage = this.#config?.capabilities.usage === true;
-    const credits = this.#keys.some((key) => key.credits !== null);
-    const statuses: Record<string, string> = {
-      active: s.statusActive,
-      rotating: s.statusRotating,
-      expired: s.statusExpired,
-      revoked: s.statusRevoked,
-    };
-    const headings = [s.name, s.prefix, s.environment, s.scopes, s.status, s.created, s.lastUsed];
-    if (usage) headings.push(s.usage);
-    if (credits) headings.push(s.credits);
-    headings.push(s.actions);
-    const now = Date.now();
-    return h(
-      "table",
-      { part: "table" },
-      h("thead", {}, h("tr", {}, ...headings.map((text) => h("th", { scope: "col" }, text)))),
-      h(
-        "tbody",
-        {},
-        ...this.#keys.map((key) => {
-          const counts = this.#usage.get(key.id);
-          const total = counts?.reduce((sum, count) => sum + count, 0) ?? 0;
-          const live = key.status !== "revoked" && key.status !== "expired";
-          return h(
-            "tr",
-            { part: "key" },
-            h(
-              "th",
-              { scope: "row" },
-              key.name,
-              expiresSoon(key, now) && h("span", { class: "badge", part: "badge" }, s.expiresSoon),
-            ),
-            h("td", {}, h("code", { part: "prefix" }, key.prefix)),
-            h("td", {}, key.environment),
-            h("td", {}, key.scopes.join(", ")),
-            h("td", {}, statuses[key.status] ?? key.status),
-            h("td", {}, this.#date(key.createdAt, "")),
-            h(
-              "td",
-              { class: key.lastUsedAt ? undefined : "m" },
-              this.#date(key.lastUsedAt, s.neverUsed),
-            ),
-            usage &&
-              h(
-                "td",
-                {},
-                counts ? chart(counts, fill(s.usageLabel, { count: String(total) })) : "",
-              ),
-            credits &&
-              h(
-                "td",
-                {},
-                key.credits === null ? "" : new Intl.NumberFormat(this.#lang()).format(key.credits),
-              ),
-            h(
-              "td",
-              {},
-              live && this.#config?.capabilities.rename === true &&
-                this.#action(s.rename, key, () => this.#openRename(key)),
-              live && this.#action(s.rotate, key, () => this.#openRotate(key)),
-              live && this.#action(s.revoke, key, () => this.#openRevoke(key), "x"),
-            ),
-          );
-        }),
-      ),
-    );
+    const can = this.#config?.can;
+    const live = key.status === "active" || key.status === "rotating";
+    const actions: RowAction[] = [];
+    if (live && can?.rename && this.#config?.capabilities.rename) {
+      actions.push({ label: s.rename, run: () => this.#openRename(key) });
+    }
+    if (key.status === "active" && can?.rotate) {
+      actions.push({ label: s.rotate, run: () => this.#openRotate(key) });
+    }
+    if (live && can?.revoke) {
+      actions.push({ label: s.revoke, run: () => this.#openRevoke(key), danger: true });
+    }
+    return actions;
   }
 
-  #action(text: string, key: KeyView, run: () => void, style = ""): HTMLButtonElement {
-    return h("button", {
-      type: "button",
-      class: style,
-      part: "button action",
-      "aria-label": `${text} ${key.name}`,
-      onclick: run,
-    }, text);
+  #row(id: string): HTMLTableRowElement | null {
+    return [...this.#body.querySelectorAll<HTMLTableRowElement>("tr[data-id]")]
+      .find((row) => row.dataset.id === id) ?? null;
   }
 
-  /** Closes the dialog, empties it and runs its `onClose`. */
+  /** Replaces `key`'s row in place (or puts it first, or before `before`'s row). */
+  #put(key: KeyView, before?: string): void {
+    const keys = this.#page.keys;
+    const index = keys.findIndex((k) => k.id === key.id);
+    if (index >= 0) keys[index] = key;
+    else keys.splice(Math.max(0, keys.findIndex((k) => k.id === before)), 0, key);
+    const row = this.#row(key.id);
+    const table = this.#body.querySelector("tbody");
+    if (!table) return this.#render();
+    const fresh = this.#keyRow(key);
+    const next = before ? this.#row(before) : null;
+    if (row) row.replaceWith(fresh);
+    else if (next) next.before(fresh);
+    else table.prepend(fresh);
+  }
+
+  /** Focuses `id`'s row: its actions button, else its name; nothing found, the create button. */
+  #focusRow(id: string | null | undefined): void {
+    const row = id ? this.#row(id) : null;
+    (row?.querySelector<HTMLElement>("button.more") ?? row?.querySelector<HTMLElement>("th") ??
+      this.#create).focus();
+  }
+
+  /** Closes the dialog, empties it and runs what comes after (focus first). */
   #close(): void {
     if (this.#dialog.open) this.#dialog.close();
     this.#dialog.replaceChildren();
-    const onClose = this.#onClose;
-    this.#onClose = undefined;
-    onClose?.();
+    this.#mayClose = undefined;
+    const after = this.#afterClose;
+    this.#afterClose = undefined;
+    after?.();
     if (!this.#shadow.activeElement) this.#create.focus();
   }
 
-  /** Opens the dialog; `focus` gets the focus, `onClose` runs when it closes. */
-  #open(
-    title: string,
-    alert: boolean,
-    content: Node[],
-    focus: HTMLElement,
-    onClose?: () => void,
-  ): void {
+  /** Opens the dialog with `content`; `focus` gets the focus, `after` runs when it closes. */
+  #open(title: string, alert: boolean, content: Child[], focus: HTMLElement, after?: () => void) {
     const dialog = this.#dialog;
-    dialog.replaceChildren(h("h3", { id: "dt" }, title), ...content);
+    dialog.replaceChildren(
+      h("h3", { id: "dt", class: "wrap" }, title),
+      ...content.filter(Boolean) as Node[],
+    );
     dialog.setAttribute("role", alert ? "alertdialog" : "dialog");
     dialog.setAttribute("aria-labelledby", "dt");
     if (alert) dialog.setAttribute("aria-describedby", "dd");
     else dialog.removeAttribute("aria-describedby");
-    this.#onClose = onClose;
+    this.#afterClose = after;
     dialog.showModal();
     focus.focus();
   }
 
-  /** A form with a `role="alert"` line and Cancel + submit buttons; `submit` runs on submit. */
-  #form(fields: Child[], label: string, submit: () => Promise<void>, style = "p"): {
-    form: HTMLFormElement;
-    cancel: HTMLButtonElement;
-    confirm: HTMLButtonElement;
-  } {
-    const cancel = h("button", {
-      type: "button",
+  /** Opens a form dialog: `fields`, an alert line, Cancel and `label`; `submit` on submit. */
+  #openForm(
+    title: string,
+    { fields, focus }: DialogFields,
+    label: string,
+    submit: () => Promise<void>,
+    options: { danger?: boolean; returnTo?: string } = {},
+  ): { confirm: HTMLButtonElement; cancel: HTMLButtonElement } {
+    const cancel = h(
+      "button",
+      { type: "button", part: "button", onclick: () => this.#close() },
+      this.#strings.cancel,
+    );
+    const confirm = h("button", {
+      type: "submit",
+      class: options.danger ? "x p" : "p",
       part: "button",
-      onclick: () => this.#close(),
-    }, this.#strings.cancel);
-    const confirm = h("button", { type: "submit", class: style, part: "button" }, label);
+    }, label);
     const form = h(
       "form",
       {
@@ -411,187 +429,146 @@ export class ApiKeysManagerElement extends HTMLElement {
       h("p", { class: "alert", role: "alert" }),
       h("div", { class: "row" }, cancel, confirm),
     );
-    return { form, cancel, confirm };
-  }
-
-  /** A select of presets, `preferred` chosen when offered. */
-  #select(options: Preset[], preferred = ""): HTMLSelectElement {
-    return h(
-      "select",
-      {},
-      ...options.map(({ value, label }) =>
-        h(
-          "option",
-          { value, selected: value === preferred },
-          label === value ? this.#preset(value) : label,
-        )
-      ),
+    this.#open(
+      title,
+      options.danger === true,
+      [form],
+      options.danger ? cancel : focus,
+      () => this.#focusRow(options.returnTo),
     );
-  }
-
-  /** A preset's label: `none`, `never`, or a duration such as `24h` in the page's language. */
-  #preset(value: string): string {
-    if (value === "none") return this.#strings.presetNone;
-    if (value === "never") return this.#strings.presetNever;
-    const unit = ({ h: "hour", d: "day", w: "week", y: "year" } as Record<string, string>)[
-      value.slice(-1)
-    ];
-    const count = Number(value.slice(0, -1));
-    if (!unit || !/^\d{1,4}$/.test(value.slice(0, -1))) return value;
-    return new Intl.NumberFormat(this.#lang(), { style: "unit", unit, unitDisplay: "long" })
-      .format(count);
-  }
-
-  #lang(): string | undefined {
-    return document.documentElement.lang || undefined;
+    return { confirm, cancel };
   }
 
   #openCreate(): void {
     const config = this.#config;
     if (!config) return;
     const s = this.#strings;
-    const name = h("input", { required: true, maxlength: "200", autocomplete: "off" });
-    const environment = this.#select(
-      config.environments.map((value) => ({ value, label: value })),
-    );
-    const scopes = config.scopes.map(({ scope, description }) => ({
-      scope,
-      box: h("input", { type: "checkbox", value: scope }),
-      description,
-    }));
-    const expiry = this.#select(config.expiryPresets, "never");
-    const { form } = this.#form(
-      [
-        h("label", {}, s.name, name),
-        h("label", {}, s.environment, environment),
-        scopes.length > 0 &&
-        h(
-          "fieldset",
-          {},
-          h("legend", {}, s.scopes),
-          ...scopes.map(({ scope, box, description }) =>
-            h(
-              "label",
-              { class: "check" },
-              box,
-              h("code", {}, scope),
-              description && h("span", { class: "m" }, ` ${description}`),
-            )
-          ),
-        ),
-        h("label", {}, s.expiry, expiry),
-      ],
-      s.create,
-      async () => {
-        const created = await this.#call("/keys", "POST", {
-          name: name.value,
-          environment: environment.value,
-          scopes: scopes.filter(({ box }) => box.checked).map(({ scope }) => scope),
-          expiresIn: expiry.value,
-        });
-        this.#reveal(created, "api-key-created");
-      },
-    );
-    this.#open(s.create, false, [form], name);
+    const dialog = createFields(config, s, this.#format());
+    this.#openForm(s.create, dialog, s.create, async () => {
+      const issued = await this.#call("/keys", "POST", dialog.body());
+      const [created] = keysOf([(issued as { record?: unknown } | null)?.record]);
+      if (created) this.#put(created);
+      this.#reveal(issued, "api-key-created", created?.id, s.keyCreated, null);
+    });
   }
 
   #openRotate(key: KeyView): void {
+    const config = this.#config;
+    if (!config) return;
     const s = this.#strings;
-    const grace = this.#select(this.#config?.gracePresets ?? [], "24h");
-    const { form } = this.#form([h("label", {}, s.grace, grace)], s.rotate, async () => {
-      const rotated = await this.#call(`/keys/${encodeURIComponent(key.id)}/rotate`, "POST", {
-        grace: grace.value,
-      });
-      this.#reveal(rotated, "api-key-rotated");
-    });
-    this.#open(`${s.rotate}: ${key.name}`, false, [form], grace);
+    const dialog = rotateFields(config, s, this.#format());
+    this.#openForm(
+      fill(s.actionLabel, { action: s.rotate, name: key.name, prefix: key.prefix }),
+      dialog,
+      s.rotate,
+      async () => {
+        const answer = await this.#call(
+          `/keys/${encodeURIComponent(key.id)}/rotate`,
+          "POST",
+          dialog.body(),
+        ) as
+          | { record?: unknown; graceExpiresAt?: unknown }
+          | null;
+        const [created] = keysOf([answer?.record]);
+        const stops = typeof answer?.graceExpiresAt === "string"
+          ? new Date(answer.graceExpiresAt)
+          : null;
+        const old: KeyView = {
+          ...key,
+          status: stops && stops.getTime() > Date.now() ? "rotating" : "expired",
+          expiresAt: stops,
+          replacedByKeyId: created?.id ?? null,
+        };
+        if (created) {
+          this.#put(
+            { ...created, replacesKeyId: created.replacesKeyId ?? key.id },
+            key.id,
+          );
+        }
+        this.#put(old);
+        const f = this.#format();
+        const note = stops
+          ? fill(s.revealRotated, { prefix: key.prefix, when: f.dateTime(stops) })
+          : null;
+        this.#reveal(answer, "api-key-rotated", key.id, s.rotated, note);
+      },
+      { returnTo: key.id },
+    );
   }
 
   #openRename(key: KeyView): void {
     const s = this.#strings;
-    const name = h("input", {
-      required: true,
-      maxlength: "200",
-      autocomplete: "off",
-      value: key.name,
-    });
-    const { form } = this.#form([h("label", {}, s.name, name)], s.save, async () => {
-      await this.#call(`/keys/${encodeURIComponent(key.id)}`, "PATCH", { name: name.value });
-      this.#emit("api-key-renamed", { id: key.id, name: name.value, prefix: key.prefix });
-      this.#close();
-      await this.refresh();
-    });
-    this.#open(`${s.rename}: ${key.name}`, false, [form], name);
+    const dialog = renameFields(key, s);
+    this.#openForm(
+      fill(s.actionLabel, { action: s.rename, name: key.name, prefix: key.prefix }),
+      dialog,
+      s.save,
+      async () => {
+        const { name } = dialog.body() as { name: string };
+        const answer = await this.#call(`/keys/${encodeURIComponent(key.id)}`, "PATCH", { name });
+        const [renamed] = keysOf([answer]);
+        this.#put(renamed ?? { ...key, name });
+        this.#emit("api-key-renamed", { id: key.id, name, prefix: key.prefix });
+        this.#close();
+        this.#announce(s.renamed);
+      },
+      { returnTo: key.id },
+    );
   }
 
   #openRevoke(key: KeyView): void {
     const s = this.#strings;
-    const typed = h("input", { autocomplete: "off", "aria-describedby": "dd" });
-    const { form, cancel, confirm } = this.#form(
-      [
-        h("p", { id: "dd" }, fill(s.revokePrompt, { name: key.name })),
-        h("label", {}, s.name, typed),
-      ],
+    const dialog = revokeFields(key, s);
+    const row = this.#row(key.id);
+    const neighbour = (row?.nextElementSibling ?? row?.previousElementSibling) as
+      | HTMLElement
+      | null;
+    const { confirm } = this.#openForm(
+      fill(s.actionLabel, { action: s.revoke, name: key.name, prefix: key.prefix }),
+      dialog,
       s.revoke,
       async () => {
-        await this.#call(`/keys/${encodeURIComponent(key.id)}`, "DELETE");
+        const answer = await this.#call(`/keys/${encodeURIComponent(key.id)}`, "DELETE");
+        const [revoked] = keysOf([answer]);
+        this.#put({ ...key, ...revoked, status: "revoked" });
         this.#emit("api-key-revoked", { id: key.id, name: key.name, prefix: key.prefix });
         this.#close();
+        this.#focusRow(neighbour?.dataset.id);
         this.#announce(s.revoked);
-        await this.refresh();
       },
-      "x p",
+      { danger: true, returnTo: key.id },
     );
     confirm.disabled = true;
-    typed.addEventListener("input", () => (confirm.disabled = typed.value !== key.name));
-    this.#open(`${s.revoke}: ${key.name}`, true, [form], cancel);
+    dialog.typed.addEventListener(
+      "input",
+      () => (confirm.disabled = dialog.typed.value !== key.name),
+    );
   }
 
-  /** Shows a new key's secret once; closing the dialog drops it. */
-  #reveal(data: unknown, event: string): void {
-    const created = keysOf([(data as { record?: unknown } | null)?.record])[0];
-    let secret: string | null = typeof (data as { key?: unknown })?.key === "string"
+  /** Shows a new key's secret once; closing the dialog drops it, then focuses `focusId`'s row. */
+  #reveal(
+    data: unknown,
+    event: string,
+    focusId: string | undefined,
+    done: string,
+    note: string | null,
+  ): void {
+    const [created] = keysOf([(data as { record?: unknown } | null)?.record]);
+    const secret = typeof (data as { key?: unknown })?.key === "string"
       ? (data as { key: string }).key
       : null;
     if (created) this.#emit(event, { id: created.id, name: created.name, prefix: created.prefix });
+    this.#afterClose = undefined;
     this.#close();
-    void this.refresh();
-    if (secret === null) return;
-    const s = this.#strings;
-    const copy = h("button", {
-      type: "button",
-      class: "p",
-      part: "button copy-button",
-      onclick: async () => {
-        try {
-          await navigator.clipboard.writeText(secret ?? "");
-          this.#announce(s.copied);
-        } catch {
-          this.#announce(s.copyFailed);
-        }
-      },
-    }, s.copy);
-    this.#open(
-      s.revealTitle,
-      true,
-      [
-        h("p", { id: "dd" }, h("strong", {}, s.revealWarning)),
-        h("code", { class: "secret", part: "secret" }, secret),
-        h(
-          "div",
-          { class: "row" },
-          copy,
-          h(
-            "button",
-            { type: "button", part: "button", onclick: () => this.#close() },
-            s.done,
-          ),
-        ),
-      ],
-      copy,
-      () => (secret = null),
-    );
+    this.#announce(done);
+    if (secret === null) return this.#focusRow(focusId);
+    const shown = reveal(secret, note, this.#strings, () => this.#close());
+    this.#open(this.#strings.revealTitle, true, shown.content, shown.focus, () => {
+      shown.drop();
+      this.#focusRow(focusId);
+    });
+    this.#mayClose = shown.mayClose;
   }
 }
 
-if (standIn !== undefined) Reflect.deleteProperty(globalThis, "HTMLElement");
+dropStandIn();

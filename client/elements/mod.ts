@@ -22,6 +22,24 @@ export { ApiKeysManagerElement };
 export { API_KEYS_MANAGER_STRINGS, type ApiKeysManagerStrings } from "./strings.ts";
 
 /**
+ * The element's tag for `HTMLElementTagNameMap`. JSR packages may not augment
+ * global types, so the app adds it once; then `document.querySelector` and
+ * `document.createElement` know the element.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeysManagerTagNameMap } from "@saferoute/api-kit/client/elements";
+ * declare global {
+ *   interface HTMLElementTagNameMap extends ApiKeysManagerTagNameMap {}
+ * }
+ * ```
+ */
+export interface ApiKeysManagerTagNameMap {
+  /** `<api-keys-manager>`. */
+  "api-keys-manager": ApiKeysManagerElement;
+}
+
+/**
  * Defines the element under `name` unless that name is taken; a no-op where
  * there is no `customElements` registry.
  *

@@ -1,12 +1,13 @@
 /**
  * The visible and announced strings of `<api-keys-manager>`, replaceable one
- * by one through its `i18n` property. `{name}` and `{count}` are filled in.
+ * by one through its `i18n` property. `{name}`, `{count}` and the other
+ * placeholders are filled in.
  *
  * @module
  */
 
 /**
- * Every string the element shows or announces.
+ * Every string the element shows or announces, error messages included.
  *
  * @example
  * ```ts
@@ -20,23 +21,67 @@ export interface ApiKeysManagerStrings {
   loading: string;
   /** Shown when the tenant has no keys. */
   empty: string;
+  /** Shown when no key matches the search or filters. */
+  noMatch: string;
   /** Button opening the create form, and its heading. */
   create: string;
+  /** Search field (name or prefix). */
+  search: string;
+  /** Status filter: every key but the revoked ones (the default). */
+  filterAll: string;
+  /** Status filter: every key, revoked ones included. */
+  filterEverything: string;
+  /** Environment filter: both. */
+  environmentAll: string;
+  /** Previous page. */
+  previous: string;
+  /** Next page. */
+  next: string;
   /** Column and field: the key's name. */
   name: string;
-  /** Column: the key's prefix. */
-  prefix: string;
+  /** Column: name, prefix, environment and scopes. */
+  key: string;
   /** Column and field: the environment. */
   environment: string;
+  /** Environment `live`. */
+  environmentLive: string;
+  /** Environment `test`. */
+  environmentTest: string;
   /** Column and fieldset: the scopes. */
   scopes: string;
   /** Field: the expiry preset. */
   expiry: string;
+  /** Expiry line: `{when}` relative, `{date}` absolute. */
+  expiresAt: string;
+  /** Expired line: `{when}` relative, `{date}` absolute. */
+  expiredAt: string;
+  /** Line of a rotating key: when it stops. */
+  stopsAt: string;
+  /** Expiry of a key without one. */
+  neverExpires: string;
   /** Expiry preset `never`. */
   presetNever: string;
   /** Grace preset `none`: the old key stops at once. */
   presetNone: string;
-  /** Column: the creation date. */
+  /** Field: allowed addresses. */
+  ipAllowlist: string;
+  /** Hint under the allowlist field. */
+  ipAllowlistHint: string;
+  /** Heading of the limits a new key gets. */
+  limits: string;
+  /** A rate-limit policy: `{limit}` requests per `{window}`. */
+  policy: string;
+  /** Credits of a new key: `{amount}`. */
+  creditsStart: string;
+  /** Refill of a new key's credits: `{amount}`, `{every}` one of the three below. */
+  creditsRefillEvery: string;
+  /** Refill period `daily`. */
+  refillDaily: string;
+  /** Refill period `monthly` (or on a day of the month). */
+  refillMonthly: string;
+  /** Refill period of a duration: `{duration}`. */
+  refillEvery: string;
+  /** Column: the creation time. */
   created: string;
   /** Column: the last use. */
   lastUsed: string;
@@ -44,10 +89,22 @@ export interface ApiKeysManagerStrings {
   neverUsed: string;
   /** Column: usage over the last 24 hours. */
   usage: string;
-  /** Accessible name of the usage chart. */
+  /** Accessible name of the usage chart: `{count}` requests. */
   usageLabel: string;
+  /** Visible 24-hour total: `{count}`. */
+  usageTotal: string;
+  /** One hour's usage: `{time}` (start) and `{count}`. */
+  usageHour: string;
   /** Column: remaining credits. */
   credits: string;
+  /** Remaining credits: `{count}`. */
+  creditsLeft: string;
+  /** Next refill: `{amount}` credits, `{when}`. */
+  creditsRefill: string;
+  /** A key spending the tenant's pool. */
+  creditsShared: string;
+  /** The tenant's pool: `{count}` remaining. */
+  pool: string;
   /** Column: status. */
   status: string;
   /** Status `active`. */
@@ -60,18 +117,32 @@ export interface ApiKeysManagerStrings {
   statusRevoked: string;
   /** Badge of a key expiring within 7 days. */
   expiresSoon: string;
-  /** Column: the row's actions. */
+  /** Note of a rotating key: its successor's `{prefix}`. */
+  replacedBy: string;
+  /** Note of a rotated key's successor: the old `{prefix}`. */
+  replaces: string;
+  /** Column: the row's actions, and the button showing them. */
   actions: string;
+  /** Accessible name of a row's actions button. */
+  actionsFor: string;
+  /** Accessible name of an action: `{action}` on `{name}` (`{prefix}`). */
+  actionLabel: string;
   /** Heading of the secret's reveal. */
   revealTitle: string;
   /** The reveal's warning. */
   revealWarning: string;
+  /** The reveal after a rotation: `{prefix}` of the old key and `{when}` it stops. */
+  revealRotated: string;
   /** Copy button. */
   copy: string;
-  /** Announced after a copy. */
+  /** Shown after a copy. */
   copied: string;
-  /** Announced when the clipboard refuses. */
+  /** Shown when the clipboard refuses. */
   copyFailed: string;
+  /** Asked when Done is pressed before a successful copy. */
+  confirmClose: string;
+  /** Closes the reveal without a copy. */
+  closeAnyway: string;
   /** Closes the reveal. */
   done: string;
   /** Closes a dialog without acting. */
@@ -80,18 +151,52 @@ export interface ApiKeysManagerStrings {
   rotate: string;
   /** Field: how long the old key keeps working. */
   grace: string;
+  /** Line under the grace field: `{date}` the old key stops. */
+  graceUntil: string;
+  /** Line under the grace field with no grace. */
+  graceNow: string;
+  /** Line under the expiry field: `{date}`. */
+  expiresOn: string;
   /** Revoke button and heading. */
   revoke: string;
-  /** The revoke confirmation's prompt. */
+  /** The revoke confirmation's prompt: `{name}` quoted. */
   revokePrompt: string;
   /** Announced after a revocation. */
   revoked: string;
+  /** Announced after a rotation. */
+  rotated: string;
+  /** Announced after a creation. */
+  keyCreated: string;
+  /** Announced after a rename. */
+  renamed: string;
   /** Rename button and heading. */
   rename: string;
   /** Saves a rename. */
   save: string;
-  /** Prefix of an error message. */
+  /** Beside a list that may be out of date after an error. */
+  stale: string;
+  /** Any other error. */
   error: string;
+  /** 401: the session ended. */
+  errorUnauthenticated: string;
+  /** 403: no permission. */
+  errorForbidden: string;
+  /** The server refused the request as cross-site. */
+  errorCsrf: string;
+  /** The server could not be reached. */
+  errorNetwork: string;
+  /** A 5xx or unreadable answer. */
+  errorServer: string;
+  /** The key no longer exists. */
+  errorNotFound: string;
+  /** The key cannot be rotated. */
+  errorNotRotatable: string;
+  /** The new key would exceed the caller's own access. */
+  errorEscalation: string;
+  /** A field was refused. */
+  errorInvalid: string;
+  /** 429. */
+  errorRateLimited: string;
   /** Retries loading. */
   retry: string;
 }
@@ -103,41 +208,94 @@ export const API_KEYS_MANAGER_STRINGS: Readonly<ApiKeysManagerStrings> = Object.
   title: "API keys",
   loading: "Loading…",
   empty: "No API keys yet.",
+  noMatch: "No keys match the search and filters.",
   create: "Create key",
+  search: "Search by name or prefix",
+  filterAll: "All but revoked",
+  filterEverything: "All, revoked included",
+  environmentAll: "All environments",
+  previous: "Previous",
+  next: "Next",
   name: "Name",
-  prefix: "Prefix",
+  key: "Key",
   environment: "Environment",
+  environmentLive: "Live",
+  environmentTest: "Test",
   scopes: "Scopes",
   expiry: "Expires",
+  expiresAt: "Expires {when} ({date})",
+  expiredAt: "Expired {when} ({date})",
+  stopsAt: "Stops {when} ({date})",
+  neverExpires: "Never expires",
   presetNever: "Never",
   presetNone: "None: the old key stops at once",
+  ipAllowlist: "IP allowlist",
+  ipAllowlistHint: "Addresses or CIDR ranges, one per line. Empty: any address.",
+  limits: "Limits of the new key",
+  policy: "{limit} requests per {window}",
+  creditsStart: "{amount} credits",
+  creditsRefillEvery: "refilled with {amount} {every}",
+  refillDaily: "daily",
+  refillMonthly: "monthly",
+  refillEvery: "every {duration}",
   created: "Created",
   lastUsed: "Last used",
   neverUsed: "Never used",
   usage: "Last 24 hours",
   usageLabel: "{count} requests in the last 24 hours",
+  usageTotal: "{count} requests",
+  usageHour: "{time}: {count} requests",
   credits: "Credits",
+  creditsLeft: "{count} left",
+  creditsRefill: "+{amount} {when}",
+  creditsShared: "Shared pool",
+  pool: "Shared credits: {count} left",
   status: "Status",
   statusActive: "Active",
   statusRotating: "Rotating",
   statusExpired: "Expired",
   statusRevoked: "Revoked",
   expiresSoon: "Expires soon",
+  replacedBy: "Replaced by {prefix}",
+  replaces: "Replaces {prefix}",
   actions: "Actions",
+  actionsFor: "Actions for {name} ({prefix})",
+  actionLabel: "{action} {name} ({prefix})",
   revealTitle: "Your new API key",
   revealWarning: "Copy it now: you will not see this again.",
+  revealRotated: "The old key {prefix} keeps working until {when}.",
   copy: "Copy",
-  copied: "Copied",
-  copyFailed: "Copy failed: select the key and copy it.",
+  copied: "Copied to the clipboard.",
+  copyFailed:
+    "Copy failed. The key is selected: press Ctrl+C (⌘C on a Mac) to copy it, then store it safely.",
+  confirmClose: "You have not copied the key. Close anyway? You will not see it again.",
+  closeAnyway: "Close without copying",
   done: "Done",
   cancel: "Cancel",
   rotate: "Rotate",
   grace: "Old key keeps working for",
+  graceUntil: "The old key stops on {date}.",
+  graceNow: "The old key stops at once.",
+  expiresOn: "The key expires on {date}.",
   revoke: "Revoke",
-  revokePrompt: "Type {name} to confirm. Apps using this key will stop working.",
-  revoked: "Revoked",
+  revokePrompt: "Type the name “{name}” to confirm. Apps using this key stop working.",
+  revoked: "Key revoked",
+  rotated: "Key rotated",
+  keyCreated: "Key created",
+  renamed: "Key renamed",
   rename: "Rename",
   save: "Save",
-  error: "Something went wrong:",
+  stale: "This list may be out of date; its actions are off until it reloads.",
+  error: "Something went wrong. Try again.",
+  errorUnauthenticated: "Your session has ended. Sign in again to manage your API keys.",
+  errorForbidden: "You do not have permission to manage these API keys.",
+  errorCsrf: "The request was refused for security reasons. Reload the page and try again.",
+  errorNetwork: "The server could not be reached. Check your connection and try again.",
+  errorServer: "The server had a problem. Try again in a moment.",
+  errorNotFound: "This key no longer exists. Reload the list.",
+  errorNotRotatable: "This key cannot be rotated: it is already rotating, expired or revoked.",
+  errorEscalation: "You cannot create a key with more access or fewer limits than your own.",
+  errorInvalid: "Some values were not accepted. Check the form and try again.",
+  errorRateLimited: "Too many requests. Wait a moment and try again.",
   retry: "Retry",
 });

@@ -21,12 +21,18 @@ export interface FakeKey {
   lastUsedAt: string | null;
   expiresAt: string | null;
   credits?: number;
+  creditsRefillAmount?: number | null;
+  creditsNextRefillAt?: string | null;
+  creditsSharedBy?: "tenant";
+  replacedByKeyId?: string | null;
+  replacesKeyId?: string | null;
 }
 
 /** One recorded request. */
 export interface Recorded {
   method: string;
   path: string;
+  query: URLSearchParams;
   headers: IncomingMessage["headers"];
   body: unknown;
 }
@@ -38,6 +44,12 @@ export interface AdminFake {
   requests: Recorded[];
   /** Answer `GET /admin/keys` with a 503 envelope. */
   failList: boolean;
+  /** Answer every admin request with this status (an envelope), or drop the connection. */
+  failAll: 401 | 403 | 502 | "network" | null;
+  /** `GET /admin/config`, editable per test. */
+  config: Record<string, unknown>;
+  /** `tenantCredits` of the list answer. */
+  tenantCredits: Record<string, unknown> | null;
   /** Every secret handed out. */
   secrets: string[];
   close(): Promise<void>;
@@ -46,7 +58,8 @@ export interface AdminFake {
 /** The CSRF header this fake demands: not the default, so the element must read it from config. */
 export const FAKE_CSRF = { header: "X-Keys-Intent", value: "manage" };
 
-const CONFIG = {
+/** The default `GET /admin/config`: the contract of issue 43. */
+export const FAKE_CONFIG = {
   scopes: [
     { scope: "orders:read", description: "List and read orders" },
     { scope: "orders:write" },
@@ -55,15 +68,27 @@ const CONFIG = {
   environments: ["live", "test"],
   gracePresets: ["none", "1h", "24h", "7d"],
   expiryPresets: ["7d", "30d", "90d", "1y", "never"],
+  defaultExpiry: "90d",
+  defaultGrace: "1h",
   capabilities: { rename: true, usage: true },
+  can: { create: true, rename: true, rotate: true, revoke: true, audit: false },
+  limits: {
+    policies: [{ name: "per-minute", limit: 600, windowMs: 60_000 }],
+    credits: { amount: 10_000, refillAmount: 10_000, refillEvery: "30d" },
+  },
   csrf: FAKE_CSRF,
 };
 
-const PAGE = (lang: string) =>
+/** The host page: `/` (light), `/fr`, `/dark` (a dark host page: `color-scheme: dark`). */
+const PAGE = (lang: string, dark: boolean) =>
   `<!doctype html>
 <html lang="${lang}">
 <meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <title>API keys</title>
+<style>body{margin:0;padding:8px}${
+    dark ? ":root{color-scheme:dark;background:#010409;color:#f0f6fc}" : ""
+  }</style>
 <main><h1>Settings</h1><api-keys-manager base-url="/admin"></api-keys-manager></main>
 <script type="module" src="/elements.js"></script>`;
 
@@ -76,6 +101,9 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
     keys: [],
     requests: [],
     failList: false,
+    failAll: null,
+    config: structuredClone(FAKE_CONFIG),
+    tenantCredits: null,
     secrets: [],
     close: () => new Promise((done) => server.close(() => done())),
   };
@@ -101,19 +129,74 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
     fake.keys.push(key);
     return { key: secret, record: key };
   };
-  const route = (method: string, path: string, body: Record<string, unknown>) => {
-    if (method === "GET" && path === "/admin/config") return json(200, CONFIG);
+  /** `GET /admin/keys`: filters, newest first, `limit` from the cursor (an offset). */
+  const list = (query: URLSearchParams) => {
+    const q = (query.get("q") ?? "").toLowerCase();
+    const status = query.get("status") ?? "";
+    const environment = query.get("environment") ?? "";
+    const limit = Math.min(100, Number(query.get("limit") ?? 25));
+    const offset = Number(query.get("cursor") ?? 0);
+    const matching = fake.keys.filter((key) =>
+      (status === "all" || (status === "" ? key.status !== "revoked" : key.status === status)) &&
+      (environment === "" || key.environment === environment) &&
+      (q === "" || key.name.toLowerCase().includes(q) || key.prefix.toLowerCase().startsWith(q))
+    ).reverse();
+    const more = offset + limit < matching.length;
+    return json(200, {
+      keys: matching.slice(offset, offset + limit),
+      nextCursor: more ? String(offset + limit) : null,
+      capabilities: FAKE_CONFIG.capabilities,
+      ...(fake.tenantCredits ? { tenantCredits: fake.tenantCredits } : {}),
+    });
+  };
+  /** `GET /admin/usage?keys=`: hour % 5 accepted over the last 24 hours, sparse. */
+  const usage = (query: URLSearchParams) => {
+    const current = Date.now(); // the hour of this request, as the element reads it
+    const hour = current - (current % 3_600_000);
+    const ids = (query.get("keys") ?? "").split(",").filter(Boolean);
+    if (ids.length > 100) return error(400, "invalid_query", "At most 100 keys.");
+    return json(200, {
+      granularity: "hour",
+      from: query.get("from"),
+      to: query.get("to"),
+      keys: Object.fromEntries(ids.map((id) => [
+        id,
+        Array.from({ length: 24 }, (_, index) => ({
+          start: new Date(hour - (23 - index) * 3_600_000).toISOString(),
+          accepted: index % 5,
+          refused: { api_key_scope_denied: 7 },
+          cost: index % 5,
+        })).filter((bucket) => bucket.accepted > 0),
+      ])),
+    });
+  };
+  const GRACE: Record<string, number> = {
+    none: 0,
+    "1h": 3_600_000,
+    "24h": 86_400_000,
+    "7d": 7 * 86_400_000,
+  };
+  const route = (
+    method: string,
+    path: string,
+    query: URLSearchParams,
+    body: Record<string, unknown>,
+  ) => {
+    if (fake.failAll === 401) return error(401, "unauthenticated", "API key is missing");
+    if (fake.failAll === 403) return error(403, "forbidden", "Not allowed");
+    if (fake.failAll === 502) return error(502, "HTTP_502", "Bad gateway");
+    if (method === "GET" && path === "/admin/config") return json(200, fake.config);
     if (method === "GET" && path === "/admin/keys") {
       return fake.failList
         ? error(503, "api_key_storage_unavailable", "The keys could not be loaded.")
-        : json(200, {
-          keys: fake.keys.filter((key) => key.status !== "revoked"),
-          capabilities: CONFIG.capabilities,
-        });
+        : list(query);
     }
+    if (method === "GET" && path === "/admin/usage") return usage(query);
     if (method === "POST" && path === "/admin/keys") {
       const expiresAt = body.expiresIn === "30d"
         ? new Date(now + 30 * 86_400_000).toISOString()
+        : body.expiresIn === "90d"
+        ? new Date(now + 90 * 86_400_000).toISOString()
         : null;
       return json(201, {
         data: issue(
@@ -124,32 +207,24 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
         ),
       });
     }
-    const match = /^\/admin\/keys\/(k\d+)(\/(rotate|usage))?$/.exec(path);
+    const match = /^\/admin\/keys\/(k\d+)(\/(rotate))?$/.exec(path);
     const key = fake.keys.find((k) => k.id === match?.[1]);
-    if (!key || !match) return error(404, "NOT_FOUND", "No such key.");
+    if (!key || !match) return error(404, "api_key_record_not_found", "No such key.");
     const action = match[3];
-    if (method === "GET" && action === "usage") {
-      // Sparse, as the usage storage answers: only hours with counts; hour % 5 accepted.
-      const hour = now - (now % 3_600_000);
-      return json(200, {
-        keyId: key.id,
-        granularity: "hour",
-        buckets: Array.from({ length: 24 }, (_, index) => ({
-          start: new Date(hour - (23 - index) * 3_600_000).toISOString(),
-          accepted: index % 5,
-          refused: { api_key_scope_denied: 7 },
-          cost: index % 5,
-        })).filter((bucket) => bucket.accepted > 0),
-      });
-    }
     if (method === "DELETE" && action === undefined) {
       key.status = "revoked";
       return json(200, key);
     }
     if (method === "POST" && action === "rotate") {
-      key.status = "rotating";
+      if (key.status !== "active") return error(409, "api_key_not_rotatable", "Not rotatable.");
+      const graceExpiresAt = new Date(Date.now() + (GRACE[String(body.grace)] ?? 86_400_000))
+        .toISOString();
       const issued = issue(key.name, key.environment, key.scopes, key.expiresAt);
-      return json(201, { ...issued, replacedKeyId: key.id, graceExpiresAt: key.expiresAt });
+      issued.record.replacesKeyId = key.id;
+      key.status = "rotating";
+      key.expiresAt = graceExpiresAt;
+      key.replacedByKeyId = issued.record.id;
+      return json(201, { data: { ...issued, replacedKeyId: key.id, graceExpiresAt } });
     }
     if (method === "PATCH" && action === undefined) {
       key.name = String(body.name);
@@ -163,20 +238,30 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
     for await (const chunk of request) text += chunk;
     const body = text === "" ? {} : JSON.parse(text);
     const method = request.method ?? "GET";
-    if (url.pathname === "/" || url.pathname === "/fr") {
+    if (url.pathname === "/" || url.pathname === "/fr" || url.pathname === "/dark") {
       response.writeHead(200, { "Content-Type": "text/html; charset=utf-8" })
-        .end(PAGE(url.pathname === "/fr" ? "fr" : "en"));
+        .end(PAGE(url.pathname === "/fr" ? "fr" : "en", url.pathname === "/dark"));
       return;
     }
     if (url.pathname === "/elements.js") {
       response.writeHead(200, { "Content-Type": "text/javascript" }).end(bundle);
       return;
     }
-    fake.requests.push({ method, path: url.pathname, headers: request.headers, body });
+    fake.requests.push({
+      method,
+      path: url.pathname,
+      query: url.searchParams,
+      headers: request.headers,
+      body,
+    });
+    if (fake.failAll === "network") {
+      request.socket.destroy();
+      return;
+    }
     const [status, payload] = method !== "GET" &&
         request.headers[FAKE_CSRF.header.toLowerCase()] !== FAKE_CSRF.value
       ? error(403, "csrf_refused", "Missing the CSRF header.")
-      : route(method, url.pathname, body);
+      : route(method, url.pathname, url.searchParams, body);
     response.writeHead(status, { "Content-Type": "application/json" }).end(payload);
   });
   return new Promise((resolve) => {

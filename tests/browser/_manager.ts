@@ -58,10 +58,11 @@ export function focused(page: Page): Promise<string> {
   });
 }
 
-/** Presses `key` (Tab) until the focused element is `target` (at most 60 times). */
-export async function tabTo(page: Page, target: string, key = "Tab"): Promise<void> {
-  for (let i = 0; i < 60; i++) {
-    if (await focused(page) === target) return;
+/** Presses `key` (Tab) until the focused element is `target` (at most 80 times). */
+export async function tabTo(page: Page, target: string | RegExp, key = "Tab"): Promise<void> {
+  for (let i = 0; i < 80; i++) {
+    const now = await focused(page);
+    if (typeof target === "string" ? now === target : target.test(now)) return;
     await page.keyboard.press(key);
   }
   assert.fail(`never reached ${target}, last ${await focused(page)}`);
@@ -125,7 +126,7 @@ export async function copyAndCloseByKeyboard(page: Page, secret: string): Promis
   assert.equal(await focused(page), "button:Copy", "focus on the least destructive control");
   assert.deepEqual(await violations(page), [], "reveal");
   await page.keyboard.press("Enter");
-  await waitForText(page, "Copied", "[role=status]");
+  await waitForText(page, "Copied", "dialog [part=copy-status]");
   assert.equal(await page.evaluate(() => navigator.clipboard.readText()), secret);
   await page.keyboard.press("Tab");
   assert.equal(await focused(page), "button:Done");
@@ -156,19 +157,26 @@ export async function copyAndCloseByKeyboard(page: Page, secret: string): Promis
   assert.equal(leftovers, 0, "the secret is gone once the reveal closes");
 }
 
+/** `text` as a regular expression matching itself. */
+const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
 /**
- * By keyboard: opens the revoke confirmation of `name` (an alertdialog,
- * focus on Cancel, 0 violations), types all of `name` but its last
- * character and submits (`afterWrongName` checks nothing was revoked), then
- * completes it and waits for the "Revoked" announcement.
+ * By keyboard: opens the row's actions for `name`, then its revoke
+ * confirmation (an alertdialog quoting the name, focus on Cancel, 0
+ * violations), types all of `name` but its last character and submits
+ * (`afterWrongName` checks nothing was revoked), then completes it and waits
+ * for the "Key revoked" announcement.
  */
 export async function revokeByKeyboard(
   page: Page,
   name: string,
   afterWrongName: () => void | Promise<void>,
 ): Promise<void> {
-  await tabTo(page, `button:Revoke ${name}`);
+  await tabTo(page, new RegExp(`^button:Actions for ${literal(name)} \\(`));
   await page.keyboard.press("Enter");
+  await tabTo(page, new RegExp(`^button:Revoke ${literal(name)} \\(`));
+  await page.keyboard.press("Enter");
+  assert.ok((await shadowText(page, "dialog")).includes(`“${name}”`), "the prompt quotes the name");
   assert.equal(
     await page.evaluate(() =>
       document.querySelector("api-keys-manager")!.shadowRoot!.querySelector("dialog[open]")
@@ -185,5 +193,5 @@ export async function revokeByKeyboard(
   await afterWrongName();
   await page.keyboard.type(name.slice(-1));
   await page.keyboard.press("Enter");
-  await waitForText(page, "Revoked", "[role=status]");
+  await waitForText(page, "Key revoked", "[part=status]");
 }

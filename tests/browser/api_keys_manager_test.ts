@@ -1,12 +1,15 @@
 /**
  * `<api-keys-manager>` in headless Chromium (`_chromium.ts`) against a fake of
- * the admin routes (`_admin_fake.ts`): axe-core finds 0 WCAG 2.2 AA violations
- * in every state (empty, list in light and dark, create, reveal, confirm
- * revoke, error); keyboard alone creates, copies and revokes a key; focus and
- * announcements; the secret is gone from the DOM, the element and storage once
- * the reveal closes. Also asserts the bundle stays under 30 KB minified and
- * gzipped (not skipped without Chromium). `UPDATE_SCREENSHOT=1` rewrites
- * docs/settings-page.png.
+ * the admin routes (`_admin_fake.ts`, the contract of issue 43): layout from
+ * 320 to 1920 px (cards below the breakpoint, no horizontal scroll, long
+ * names, dialogs inside the viewport); 1,000 keys (requests, tab stops,
+ * search, filters, pages, usage not refetched after an action); the reveal's
+ * copy feedback and copy failure; the facts (expiry, times, usage per hour,
+ * credits, the tenant pool, rotation); roles and errors (401, 403, network,
+ * 502); theme and axe-core (0 WCAG 2.2 AA violations) on light and dark host
+ * pages; keyboard-only create → copy → rotate → revoke with focus checked.
+ * Also asserts the bundle stays small (not skipped without Chromium).
+ * `UPDATE_SCREENSHOT=1` rewrites docs/settings-page-*.png.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -14,13 +17,21 @@ import process from "node:process";
 import { gzipSync } from "node:zlib";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { bundleElements } from "../../demo/page_assets.ts";
-import { type AdminFake, FAKE_CSRF, type FakeKey, startAdminFake } from "./_admin_fake.ts";
+import {
+  type AdminFake,
+  FAKE_CONFIG,
+  FAKE_CSRF,
+  type FakeKey,
+  startAdminFake,
+} from "./_admin_fake.ts";
 import { launchChromium, skipWithoutChromium } from "./_chromium.ts";
 import {
   copyAndCloseByKeyboard,
   createByKeyboard,
+  focused,
   revokeByKeyboard,
   shadowText,
+  tabTo,
   violations,
   waitForCharts,
   waitForText,
@@ -28,6 +39,7 @@ import {
 
 const SIZE_LIMIT = 30 * 1024;
 const DAY = 86_400_000;
+const WIDTHS = [320, 375, 768, 1280, 1920];
 
 let bundle = "";
 async function elementsBundle(): Promise<string> {
@@ -35,7 +47,7 @@ async function elementsBundle(): Promise<string> {
 }
 
 describe("<api-keys-manager> size", () => {
-  it(`is under ${SIZE_LIMIT} bytes minified and gzipped`, async () => {
+  test(`is under ${SIZE_LIMIT} bytes minified and gzipped`, async () => {
     const code = await elementsBundle();
     const gzipped = gzipSync(code, { level: 9 }).length;
     console.log(`client/elements/mod.ts: ${code.length} bytes minified, ${gzipped} gzipped`);
@@ -59,7 +71,13 @@ function key(id: string, fields: Partial<FakeKey> = {}): FakeKey {
   };
 }
 
+const LONG = "x".repeat(200);
+
 const skip = skipWithoutChromium("<api-keys-manager> browser test");
+/** `ONLY=<part of a name>` runs only the matching cases of the suite below. */
+const only = process.env.ONLY;
+const test = (name: string, run: () => Promise<void>) =>
+  it(name, { skip: only !== undefined && !name.includes(only) }, run);
 
 describe("<api-keys-manager> in headless Chromium", { skip }, () => {
   let fake: AdminFake;
@@ -70,7 +88,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
   before(async () => {
     fake = await startAdminFake(await elementsBundle());
     browser = await launchChromium();
-    context = await browser.newContext();
+    context = await browser.newContext({ locale: "en-US", timezoneId: "Europe/Paris" });
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: fake.origin });
     page = await context.newPage();
   });
@@ -80,103 +98,462 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     await fake?.close();
   });
 
-  async function open(path = "/"): Promise<void> {
+  async function open(path = "/", width = 1280): Promise<void> {
+    fake.requests = [];
+    await page.setViewportSize({ width, height: 800 });
     await page.goto(fake.origin + path);
     await page.waitForFunction(() => customElements.get("api-keys-manager") !== undefined);
   }
 
-  it("empty: says so, 0 axe violations", async () => {
+  const root = "document.querySelector('api-keys-manager').shadowRoot";
+  const inShadow = <T>(expression: string): Promise<T> =>
+    page.evaluate(`(() => { const r = ${root}; return ${expression}; })()`) as Promise<T>;
+
+  /** No horizontal page scroll; the open dialog (if any) inside the viewport. */
+  async function assertFits(what: string): Promise<void> {
+    const layout = await page.evaluate(() => {
+      const dialog = document.querySelector("api-keys-manager")!.shadowRoot!.querySelector(
+        "dialog[open]",
+      );
+      const box = dialog?.getBoundingClientRect();
+      return {
+        scroll: document.scrollingElement!.scrollWidth,
+        width: innerWidth,
+        height: innerHeight,
+        dialog: box ? [box.left, box.right, box.top, box.bottom] : null,
+      };
+    });
+    assert.ok(layout.scroll <= layout.width, `${what}: page ${layout.scroll} > ${layout.width}`);
+    if (layout.dialog) {
+      const [left, right, top, bottom] = layout.dialog;
+      assert.ok(
+        left >= 0 && right <= layout.width && top >= 0 && bottom <= layout.height,
+        `${what}: dialog ${layout.dialog} outside ${layout.width}x${layout.height}`,
+      );
+    }
+  }
+
+  /** Opens the actions of the row named `name` and clicks `action`. */
+  async function act(name: string, action: string): Promise<void> {
+    const element = page.locator("api-keys-manager");
+    const toggle = element.getByRole("button", { name: new RegExp(`^Actions for ${name} \\(`) });
+    if (await toggle.getAttribute("aria-expanded") !== "true") await toggle.click();
+    await element.getByRole("button", { name: new RegExp(`^${action} ${name} \\(`) }).click();
+  }
+
+  test("layout 320–1920 px: cards below the breakpoint, no horizontal scroll, long names, dialogs fit", async () => {
+    fake.keys = [
+      key("k1", { name: LONG, prefix: `sk_live_${"y".repeat(40)}`, credits: 12 }),
+      key("k2", { name: "nightly export", expiresAt: new Date(Date.now() + DAY).toISOString() }),
+    ];
+    for (const width of WIDTHS) {
+      await open("/", width);
+      await waitForCharts(page, 2);
+      await assertFits(`list at ${width}`);
+      const cards = await inShadow<string>("getComputedStyle(r.querySelector('tbody tr')).display");
+      assert.equal(cards, width < 800 ? "block" : "table-row", `cards at ${width}`);
+      const name = await inShadow<[string, boolean]>(
+        "[r.querySelector('[data-id=k1] .name').title, r.querySelector('[data-id=k1] .name').getBoundingClientRect().right <= innerWidth]",
+      );
+      assert.deepEqual(name, [LONG, true], `the long name's title and box at ${width}`);
+      await act(LONG, "Revoke");
+      await assertFits(`revoke dialog at ${width}`);
+      assert.ok((await shadowText(page, "dialog")).includes(`“${LONG}”`));
+      await page.keyboard.press("Escape");
+      await page.locator("api-keys-manager").getByRole("button", { name: "Create key" }).click();
+      await assertFits(`create dialog at ${width}`);
+      await page.keyboard.press("Escape");
+    }
+    const label = await page.locator("api-keys-manager").getByRole("button", {
+      name: `Actions for ${LONG} (sk_live_${"y".repeat(40)})`,
+    }).count();
+    assert.equal(label, 1, "the accessible name carries the full name and prefix");
+  });
+
+  test("1,000 keys: 3 requests, 25 rows, ≤ 60 tab stops; search, filters and pages; usage once", async () => {
+    fake.keys = Array.from({ length: 1000 }, (_, i) =>
+      key(`k${1000 + i}`, {
+        environment: i % 3 === 0 ? "test" : "live",
+        prefix: `sk_${i % 3 === 0 ? "test" : "live"}_k${1000 + i}`,
+      }));
+    await open();
+    await waitForCharts(page, 25);
+    assert.deepEqual(
+      fake.requests.filter((r) => r.path.startsWith("/admin/")).map((r) => `${r.method} ${r.path}`)
+        .sort(),
+      ["GET /admin/config", "GET /admin/keys", "GET /admin/usage"],
+    );
+    const list = fake.requests.find((r) => r.path === "/admin/keys")!;
+    assert.equal(list.query.get("limit"), "25");
+    assert.equal(
+      fake.requests.find((r) => r.path === "/admin/usage")!.query.get("keys")!
+        .split(",").length,
+      25,
+    );
+    assert.equal(await inShadow<number>("r.querySelectorAll('tbody tr').length"), 25);
+    const tabStops = await inShadow<number>(
+      "[...r.querySelectorAll('button,input,select,textarea,[tabindex]')].filter((e) => !e.disabled && e.tabIndex >= 0 && e.checkVisibility()).length",
+    );
+    assert.ok(tabStops <= 60, `${tabStops} tab stops`);
+
+    fake.requests = [];
+    await page.locator("api-keys-manager").getByRole("button", { name: "Next" }).click();
+    await waitForText(page, "key k1974", "table");
+    assert.equal(fake.requests.find((r) => r.path === "/admin/keys")!.query.get("cursor"), "25");
+    await page.locator("api-keys-manager").getByRole("button", { name: "Previous" }).click();
+    await waitForText(page, "key k1999", "table");
+
+    await page.locator("api-keys-manager").getByLabel("Search by name or prefix").fill("k1500");
+    await waitForText(page, "1 requests", "table").catch(() => {});
+    await page.waitForFunction(() =>
+      document.querySelector("api-keys-manager")!.shadowRoot!.querySelectorAll("tbody tr")
+        .length === 1
+    );
+    assert.equal(fake.requests.findLast((r) => r.path === "/admin/keys")!.query.get("q"), "k1500");
+    await page.locator("api-keys-manager").getByLabel("Search by name or prefix").fill("");
+    await page.locator("api-keys-manager").getByLabel("Environment").first().selectOption("test");
+    await page.waitForFunction(() =>
+      [...document.querySelector("api-keys-manager")!.shadowRoot!.querySelectorAll("tbody code")]
+        .every((code) => code.textContent!.startsWith("sk_test_"))
+    );
+    assert.equal(
+      fake.requests.findLast((r) => r.path === "/admin/keys")!.query.get("environment"),
+      "test",
+    );
+    await page.locator("api-keys-manager").getByLabel("Status").first().selectOption("revoked");
+    await waitForText(page, "No keys match the search and filters.");
+
+    await open();
+    await waitForCharts(page, 25);
+    fake.requests = [];
+    await act("key k1999", "Revoke");
+    await page.locator("api-keys-manager").locator("dialog input").fill("key k1999");
+    await page.locator("api-keys-manager").locator("dialog").getByRole("button", {
+      name: "Revoke",
+    }).click();
+    await waitForText(page, "Key revoked", "[part=status]");
+    assert.deepEqual(fake.requests.map((r) => `${r.method} ${r.path}`), [
+      "DELETE /admin/keys/k1999",
+    ]);
+    assert.equal(await focused(page), "button:Actions for key k1998 (sk_live_k1998)");
+    await waitForCharts(page, 25); // kept, not refetched
+    assert.ok((await shadowText(page, "table")).includes("Revoked"), "the row stays, marked");
+  });
+
+  test("reveal: copy feedback inside the dialog; on failure the secret stays selected and Done asks", async () => {
     fake.keys = [];
     await open();
     await waitForText(page, "No API keys yet.");
+    await createByKeyboard(page, "ci deploy");
+    const secret = fake.secrets.at(-1)!;
+    await page.evaluate(() => {
+      navigator.clipboard.writeText = () => Promise.reject(new Error("denied"));
+    });
+    await page.keyboard.press("Enter");
+    await waitForText(page, "Copy failed", "dialog [role=status]");
+    assert.equal(await page.evaluate(() => getSelection()!.toString()), secret, "selected");
+    await page.locator("api-keys-manager").getByRole("button", { name: "Done" }).click();
+    await waitForText(page, "You have not copied the key", "dialog");
+    assert.equal(await focused(page), "button:Close without copying");
     assert.deepEqual(await violations(page), []);
-    await page.evaluate(() =>
-      document.querySelector("api-keys-manager")!.shadowRoot!.append(
-        document.createElement("input"),
-      )
+    await page.keyboard.press("Escape");
+    assert.equal(
+      await inShadow<boolean>("r.querySelector('dialog').open"),
+      true,
+      "Escape asks too",
     );
-    const found = await violations(page);
-    assert.equal(found.length, 1, "axe sees into the shadow root");
-    assert.match(found[0], /^label: /);
+    await page.keyboard.press("Enter");
+    await page.waitForFunction(() =>
+      !document.querySelector("api-keys-manager")!.shadowRoot!.querySelector("dialog[open]")
+    );
+    assert.ok(!(await inShadow<string>("r.innerHTML")).includes(secret));
+    assert.match(await focused(page), /^button:Actions for ci deploy/, "focus on the new row");
   });
 
-  it("list: name, prefix, environment, scopes, dates, badge, credits, usage; 0 violations in light and dark", async () => {
+  test("facts: expiry, times, usage per hour, credits, tenant pool; rotation marks the pair", async () => {
+    const expires = new Date(Date.now() + 3 * DAY);
     fake.keys = [
-      key("k901", { credits: 120, lastUsedAt: new Date(Date.now() - DAY).toISOString() }),
-      key("k902", {
-        name: "nightly export",
-        scopes: ["orders:write", "invoices:read"],
-        expiresAt: new Date(Date.now() + 2 * DAY).toISOString(),
+      key("k301", {
+        name: "billing",
+        expiresAt: expires.toISOString(),
+        lastUsedAt: new Date(Date.now() - 2 * 3_600_000).toISOString(),
+        credits: 9_500,
+        creditsRefillAmount: 10_000,
+        creditsNextRefillAt: new Date(Date.now() + 5 * DAY).toISOString(),
       }),
-      key("k903", { name: "old", status: "rotating" }),
+      key("k302", { name: "pooled", creditsSharedBy: "tenant" }),
     ];
-    await open();
-    await waitForText(page, "nightly export");
-    await waitForCharts(page, 3);
-    const text = await shadowText(page);
-    for (
-      const expected of [
-        "key k901",
-        "sk_live_k901",
-        "orders:write, invoices:read",
-        "Never used",
-        "Expires soon",
-        "120",
-        "Rotating",
-        "Last 24 hours",
-        "Credits",
-      ]
-    ) assert.ok(text.includes(expected), `${expected} in\n${text}`);
-    const charts = await page.evaluate(() =>
-      [...document.querySelector("api-keys-manager")!.shadowRoot!.querySelectorAll("svg")].map(
-        (svg) => `${svg.getAttribute("role")}|${svg.getAttribute("aria-label")}`,
-      )
-    );
-    assert.deepEqual(charts, Array(3).fill("img|46 requests in the last 24 hours"));
-    assert.deepEqual(await violations(page), []);
-    await page.emulateMedia({ colorScheme: "dark" });
-    const background = await page.evaluate(() =>
-      getComputedStyle(document.querySelector("api-keys-manager")!).backgroundColor
-    );
-    assert.equal(background, "rgb(13, 17, 23)");
-    assert.deepEqual(await violations(page), []);
-    await page.emulateMedia({ colorScheme: "light" });
-  });
-
-  it("error: the envelope's message in role=alert, a retry, 0 violations", async () => {
-    fake.failList = true;
+    fake.tenantCredits = { credits: 42_000, nextRefillAt: null, refillAmount: null };
     try {
       await open();
-      await waitForText(page, "The keys could not be loaded.", "[role=alert]");
-      assert.ok(!(await shadowText(page)).includes("Loading"), "no endless loading line");
-      assert.deepEqual(await violations(page), []);
-      fake.failList = false;
-      fake.keys = [];
-      await page.evaluate(() =>
-        (document.querySelector("api-keys-manager")!.shadowRoot!.querySelector(
-          "[part=error] button",
-        ) as HTMLButtonElement).click()
-      );
-      await waitForText(page, "No API keys yet.");
-      assert.equal(
-        await page.evaluate(() =>
-          (document.querySelector("api-keys-manager")!.shadowRoot!.querySelector(
-            "[part=error]",
-          ) as HTMLElement).hidden
-        ),
-        true,
-        "the error goes once a retry succeeds",
-      );
+      await waitForCharts(page, 2);
+      const text = await shadowText(page);
+      const absolute = new Intl.DateTimeFormat("en-US", {
+        dateStyle: "medium",
+        timeStyle: "short",
+        timeZone: "Europe/Paris",
+      }).format(expires);
+      for (
+        const expected of [
+          `Expires in 3 days (${absolute})`,
+          "2 hours ago",
+          "46 requests",
+          "9,500 left",
+          "+10,000 in 5 days",
+          "Shared pool",
+          "Shared credits: 42,000 left",
+          "Never expires",
+        ]
+      ) assert.ok(text.includes(expected), `${expected} in\n${text}`);
+      await page.locator("api-keys-manager").getByRole("img", { name: /46 requests/ }).first()
+        .focus();
+      await waitForText(page, ": 3 requests", ".tip");
+      await page.keyboard.press("ArrowLeft");
+      await waitForText(page, ": 2 requests", ".tip");
     } finally {
-      fake.failList = false;
+      fake.tenantCredits = null;
+    }
+
+    await act("billing", "Rotate");
+    const grace = page.locator("api-keys-manager").getByLabel("Old key keeps working for");
+    assert.equal(await grace.inputValue(), "1h", "the server's default grace");
+    await page.locator("api-keys-manager").locator("dialog").getByRole("button", {
+      name: "Rotate",
+    }).click();
+    await waitForText(page, "The old key sk_live_k301 keeps working until", "dialog");
+    assert.deepEqual(fake.requests.find((r) => r.path.endsWith("/rotate"))!.body, {
+      grace: "1h",
+    });
+    await page.locator("api-keys-manager").getByRole("button", { name: "Copy" }).click();
+    await page.locator("api-keys-manager").getByRole("button", { name: "Done" }).click();
+    assert.equal(await focused(page), "button:Actions for billing (sk_live_k301)");
+    const rows = await inShadow<string[]>(
+      "[...r.querySelectorAll('tbody tr')].map((row) => row.innerText.replace(/\\s+/g, ' '))",
+    ).then((rows) => rows.filter((row) => row.startsWith("billing")));
+    assert.match(rows[0], /billing sk_live_k\d+x.*Replaces sk_live_k301/);
+    assert.match(rows[1], /Replaced by sk_live_k\d+x.*Rotating.*Stops in 1 hour/);
+    await page.keyboard.press("Enter");
+    const labels = await inShadow<string[]>(
+      "[...r.querySelectorAll('.menu:not([hidden]) button')].map((b) => b.getAttribute('aria-label'))",
+    );
+    assert.deepEqual(labels, ["Rename billing (sk_live_k301)", "Revoke billing (sk_live_k301)"]);
+  });
+
+  test("roles: config.can hides actions; only the config's scopes and environments are offered", async () => {
+    fake.config = {
+      ...structuredClone(FAKE_CONFIG),
+      can: { create: false, rename: false, rotate: false, revoke: true, audit: false },
+    };
+    fake.keys = [key("k401")];
+    try {
+      await open();
+      await waitForText(page, "key k401", "table");
+      assert.equal(
+        await inShadow<boolean>("r.querySelector('[part~=create-button]').hidden"),
+        true,
+      );
+      await page.locator("api-keys-manager").getByRole("button", { name: /^Actions for/ }).click();
+      assert.deepEqual(
+        await inShadow<string[]>(
+          "[...r.querySelectorAll('.menu button')].map((b) => b.textContent)",
+        ),
+        ["Revoke"],
+      );
+      fake.config = {
+        ...structuredClone(FAKE_CONFIG),
+        environments: ["test"],
+        scopes: [{ scope: "orders:read" }],
+      };
+      await open();
+      await page.locator("api-keys-manager").getByRole("button", { name: "Create key" }).click();
+      assert.deepEqual(
+        await inShadow<string[]>(
+          "[...r.querySelectorAll('dialog input[type=checkbox]')].map((b) => b.value)",
+        ),
+        ["orders:read"],
+      );
+      assert.equal(
+        await inShadow<number>("r.querySelectorAll('dialog select').length"),
+        1,
+        "no environment choice",
+      );
+      const text = await shadowText(page, "dialog");
+      assert.ok(text.includes("600 requests per 1 minute"), text);
+      assert.ok(text.includes("10,000 credits, refilled with 10,000 every 30 days"), text);
+      assert.equal(
+        await page.locator("api-keys-manager").getByLabel("Expires").inputValue(),
+        "90d",
+      );
+      await page.locator("api-keys-manager").getByLabel("Name", { exact: true }).fill("ip key");
+      await page.locator("api-keys-manager").getByLabel("IP allowlist").fill(
+        "10.0.0.0/8\n192.0.2.1",
+      );
+      await page.locator("api-keys-manager").locator("dialog").getByRole("button", {
+        name: "Create key",
+      }).click();
+      await page.waitForFunction(() =>
+        document.querySelector("api-keys-manager")!.shadowRoot!.querySelector("[part=secret]")
+      );
+      assert.deepEqual(fake.requests.find((r) => r.method === "POST")!.body, {
+        name: "ip key",
+        environment: "test",
+        scopes: [],
+        expiresIn: "90d",
+        allowedIpCidrs: ["10.0.0.0/8", "192.0.2.1"],
+      });
+    } finally {
+      fake.config = structuredClone(FAKE_CONFIG);
     }
   });
 
-  it("keyboard only: create -> reveal -> copy -> done -> revoke; focus, announcements, 0 violations", async () => {
-    fake.keys = [];
-    fake.requests = [];
+  test("errors: 401 and 403 states clear the list; network and 502 mark it stale; friendly strings", async () => {
+    fake.keys = [key("k501", { name: "kept" })];
+    const cases: [AdminFake["failAll"], string, boolean][] = [
+      [401, "Your session has ended", false],
+      [403, "You do not have permission", false],
+      ["network", "The server could not be reached", true],
+      [502, "The server had a problem", true],
+    ];
+    for (const [failure, message, stale] of cases) {
+      await open("/", 320);
+      await waitForText(page, "kept", "table");
+      fake.failAll = failure;
+      try {
+        await page.evaluate(() =>
+          // deno-lint-ignore no-explicit-any
+          (document.querySelector("api-keys-manager") as any).refresh()
+        );
+        await waitForText(page, message, "[role=alert]");
+        const text = await shadowText(page);
+        assert.ok(!text.includes("API key is missing") && !text.includes("Bad gateway"), text);
+        assert.equal(text.includes("kept"), stale, `${failure}: list kept only when stale`);
+        if (stale) {
+          assert.ok(text.includes("may be out of date"), text);
+          assert.equal(
+            await inShadow<boolean>(
+              "[...r.querySelectorAll('tbody button')].every((b) => b.disabled)",
+            ),
+            true,
+          );
+        } else {
+          assert.equal(
+            await inShadow<boolean>("r.querySelector('[part~=create-button]').hidden"),
+            true,
+          );
+        }
+        assert.deepEqual(await violations(page), [], String(failure));
+        await assertFits(`${failure} at 320`);
+      } finally {
+        fake.failAll = null;
+      }
+    }
     await open();
-    await waitForText(page, "No API keys yet.");
+    await waitForText(page, "kept", "table");
+    await page.evaluate(() => {
+      // deno-lint-ignore no-explicit-any
+      (document.querySelector("api-keys-manager") as any).i18n = {
+        errorNotFound: "Cette clé n'existe plus.",
+      };
+    });
+    fake.keys = [];
+    await act("kept", "Rename");
+    await page.locator("api-keys-manager").locator("dialog input").fill("new");
+    await page.locator("api-keys-manager").getByRole("button", { name: "Save" }).click();
+    await waitForText(page, "Cette clé n'existe plus.", "dialog [role=alert]");
+  });
+
+  test("status messages clear themselves", async () => {
+    fake.keys = [key("k601", { name: "temp" })];
+    await open();
+    await act("temp", "Rename");
+    await page.locator("api-keys-manager").locator("dialog input").fill("temp2");
+    await page.locator("api-keys-manager").getByRole("button", { name: "Save" }).click();
+    await waitForText(page, "Key renamed", "[part=status]");
+    assert.equal(await focused(page), "button:Actions for temp2 (sk_live_k601)");
+    await page.waitForFunction(
+      () =>
+        document.querySelector("api-keys-manager")!.shadowRoot!.querySelector("[part=status]")!
+          .textContent === "",
+      undefined,
+      { timeout: 15_000 },
+    );
+  });
+
+  test("theme: follows the host page (light, dark) and the theme attribute; 0 violations at 320 and 1280 px", async () => {
+    fake.keys = [
+      key("k701", { name: "production", credits: 5, lastUsedAt: new Date().toISOString() }),
+      key("k702", {
+        name: "old",
+        status: "rotating",
+        expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
+      }),
+      key("k703", { name: "soon", expiresAt: new Date(Date.now() + DAY).toISOString() }),
+    ];
+    const background = () =>
+      page.evaluate(() =>
+        getComputedStyle(document.querySelector("api-keys-manager")!).backgroundColor
+      );
+    for (const [path, dark] of [["/", false], ["/dark", true]] as const) {
+      for (const width of [320, 1280]) {
+        await open(path, width);
+        await waitForCharts(page, 3);
+        assert.equal(await background(), dark ? "rgb(13, 17, 23)" : "rgb(255, 255, 255)", path);
+        const where = `${path} at ${width}`;
+        assert.deepEqual(await violations(page), [], `list ${where}`);
+        await page.locator("api-keys-manager").getByRole("button", {
+          name: /^Actions for production/,
+        }).click();
+        assert.deepEqual(await violations(page), [], `actions ${where}`);
+        await page.locator("api-keys-manager").getByRole("button", { name: "Create key" }).click();
+        assert.deepEqual(await violations(page), [], `create ${where}`);
+        await page.locator("api-keys-manager").getByLabel("Name", { exact: true }).fill("t");
+        await page.locator("api-keys-manager").locator("dialog").getByRole("button", {
+          name: "Create key",
+        }).click();
+        await waitForText(page, "you will not see this again", "dialog");
+        await page.locator("api-keys-manager").getByRole("button", { name: "Copy" }).click();
+        await waitForText(page, "Copied", "dialog");
+        assert.deepEqual(await violations(page), [], `reveal ${where}`);
+        await assertFits(`reveal ${where}`);
+        await page.keyboard.press("Escape");
+        await act("production", "Revoke");
+        assert.deepEqual(await violations(page), [], `confirm revoke ${where}`);
+        await page.keyboard.press("Escape");
+        await act("production", "Rotate");
+        assert.deepEqual(await violations(page), [], `rotate ${where}`);
+        await page.keyboard.press("Escape");
+        fake.keys.pop();
+      }
+    }
+    await open("/");
+    await waitForCharts(page, 3);
+    for (
+      const [theme, scheme, expected] of [
+        ["dark", "light", "rgb(13, 17, 23)"],
+        ["light", "dark", "rgb(255, 255, 255)"],
+        ["auto", "dark", "rgb(13, 17, 23)"],
+      ]
+    ) {
+      await page.emulateMedia({ colorScheme: scheme as "light" | "dark" });
+      await page.evaluate(
+        (theme) => document.querySelector("api-keys-manager")!.setAttribute("theme", theme),
+        theme,
+      );
+      assert.equal(await background(), expected, `theme=${theme} under a ${scheme} system`);
+      assert.deepEqual(await violations(page), [], `theme=${theme}`);
+    }
+    await page.emulateMedia({ colorScheme: "light" });
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await open("/dark");
+    await page.emulateMedia({ colorScheme: "light" });
+    await waitForCharts(page, 3);
+    assert.equal(await background(), "rgb(13, 17, 23)", "a dark host page under a light system");
+  });
+
+  test("keyboard only: create -> copy -> done -> rotate -> revoke; focus back on the row each time", async () => {
+    fake.keys = [key("k801", { name: "first" })];
+    await open();
+    await waitForText(page, "first", "table");
     await createByKeyboard(page, "ci deploy");
     const secret = fake.secrets.at(-1)!;
     const created = fake.requests.find((r) => r.method === "POST" && r.path === "/admin/keys")!;
@@ -184,102 +561,39 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       name: "ci deploy",
       environment: "live",
       scopes: ["orders:read"],
-      expiresIn: "never",
+      expiresIn: "90d",
     });
     assert.equal(created.headers[FAKE_CSRF.header.toLowerCase()], FAKE_CSRF.value);
     await copyAndCloseByKeyboard(page, secret);
-    await waitForText(page, "ci deploy", "table");
-    assert.ok(!(await shadowText(page, "table")).includes(secret));
-
-    await revokeByKeyboard(page, "ci deploy", () => {
+    const id = fake.keys.at(-1)!.id;
+    assert.equal(await focused(page), `button:Actions for ci deploy (sk_live_${id}x)`);
+    await page.keyboard.press("Enter");
+    await tabTo(page, /^button:Rotate ci deploy/);
+    await page.keyboard.press("Enter");
+    assert.match(await focused(page), /^select:None/, "the grace field");
+    await page.keyboard.press("Tab");
+    await page.keyboard.press("Tab");
+    await page.keyboard.press("Enter");
+    await waitForText(page, "keeps working until", "dialog");
+    await copyAndCloseByKeyboard(page, fake.secrets.at(-1)!);
+    assert.equal(
+      await focused(page),
+      `button:Actions for ci deploy (sk_live_${id}x)`,
+      "the row rotated",
+    );
+    await page.keyboard.press("Escape");
+    await revokeByKeyboard(page, "first", () => {
       assert.equal(fake.keys[0].status, "active", "a wrong name does not revoke");
     });
     assert.equal(fake.keys[0].status, "revoked");
-    const revoke = fake.requests.find((r) => r.method === "DELETE")!;
-    assert.equal(revoke.path, `/admin/keys/${fake.keys[0].id}`);
-    assert.equal(revoke.headers[FAKE_CSRF.header.toLowerCase()], FAKE_CSRF.value);
+    assert.equal(
+      await focused(page),
+      `button:Actions for ci deploy (sk_live_${id}x)`,
+      "the last row revoked: the row above",
+    );
   });
 
-  it("rotates with a grace preset and reveals the new secret (Escape drops it); renames", async () => {
-    fake.keys = [key("k950", { name: "billing" })];
-    fake.requests = [];
-    await open();
-    await waitForText(page, "billing", "table");
-    const shadow = page.locator("api-keys-manager");
-    await shadow.getByRole("button", { name: "Rotate billing" }).click();
-    const grace = shadow.getByLabel("Old key keeps working for");
-    assert.equal(await grace.inputValue(), "24h", "the documented default");
-    assert.deepEqual(await grace.locator("option").allInnerTexts(), [
-      "None: the old key stops at once",
-      "1 hour",
-      "24 hours",
-      "7 days",
-    ]);
-    await grace.selectOption("7d");
-    await shadow.locator("dialog").getByRole("button", { name: "Rotate" }).click();
-    await page.waitForFunction(() =>
-      document.querySelector("api-keys-manager")!.shadowRoot!.querySelector("[part=secret]")
-    );
-    assert.deepEqual(fake.requests.find((r) => r.path.endsWith("/rotate"))!.body, {
-      grace: "7d",
-    });
-    const secret = fake.secrets.at(-1)!;
-    assert.ok((await shadowText(page, "dialog")).includes(secret));
-    await page.keyboard.press("Escape"); // closing by Escape drops the secret too
-    // The dialog's close event comes in a later task: wait for it before looking.
-    await page.waitForFunction(() =>
-      !document.querySelector("api-keys-manager")!.shadowRoot!.querySelector("dialog[open]")
-    );
-    // The close handler that drops the secret may run a task after `open` goes: wait for it
-    // (a secret left in the DOM times this out).
-    await page.waitForFunction(
-      (secret) =>
-        !document.querySelector("api-keys-manager")!.shadowRoot!.innerHTML.includes(secret),
-      secret,
-      { timeout: 5_000 },
-    );
-    await shadow.getByRole("button", { name: "Rename billing" }).first().click();
-    await shadow.locator("dialog input").fill("billing v2");
-    await shadow.getByRole("button", { name: "Save" }).click();
-    await waitForText(page, "billing v2", "table");
-    assert.deepEqual(fake.requests.find((r) => r.method === "PATCH")!.body, {
-      name: "billing v2",
-    });
-  });
-
-  it("i18n replaces strings; getToken sends a bearer token, and its throw is an error state", async () => {
-    fake.keys = [key("k960")];
-    fake.requests = [];
-    await open();
-    await waitForText(page, "key k960", "table");
-    await page.evaluate(() => {
-      // deno-lint-ignore no-explicit-any
-      const element = document.querySelector("api-keys-manager") as any;
-      element.i18n = { title: "Clés d'API", neverUsed: "Jamais utilisée", bogus: "x" };
-      element.getToken = () => Promise.resolve("token-123");
-      return element.refresh();
-    });
-    const text = await shadowText(page);
-    assert.ok(text.includes("Clés d'API") && text.includes("Jamais utilisée"), text);
-    assert.ok(text.includes("Create key"), "other strings stay English");
-    assert.equal(fake.requests.at(-1)!.headers.authorization, "Bearer token-123");
-    const error = await page.evaluate(async () => {
-      // deno-lint-ignore no-explicit-any
-      const element = document.querySelector("api-keys-manager") as any;
-      const seen = new Promise((resolve) =>
-        element.addEventListener("api-keys-error", (event: CustomEvent) => resolve(event.detail))
-      );
-      element.getToken = () => {
-        throw new Error("session expired");
-      };
-      await element.refresh();
-      return seen;
-    });
-    assert.deepEqual(error, { code: "TOKEN_ERROR", message: "getToken failed" });
-    await waitForText(page, "getToken failed", "[role=alert]");
-  });
-
-  it("docs/settings-page.png (with UPDATE_SCREENSHOT=1)", {
+  it("docs/settings-page-*.png (with UPDATE_SCREENSHOT=1)", {
     skip: process.env.UPDATE_SCREENSHOT !== "1",
   }, async () => {
     fake.keys = [
@@ -288,6 +602,8 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
         scopes: ["orders:write", "invoices:read"],
         lastUsedAt: new Date(Date.now() - 3_600_000).toISOString(),
         credits: 9_500,
+        creditsRefillAmount: 10_000,
+        creditsNextRefillAt: new Date(Date.now() + 12 * DAY).toISOString(),
       }),
       key("k971", {
         name: "nightly export",
@@ -295,9 +611,20 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       }),
       key("k972", { name: "staging", environment: "test", prefix: "sk_test_k972" }),
     ];
-    await page.setViewportSize({ width: 1280, height: 400 });
-    await open();
+    const element = page.locator("api-keys-manager");
+    await open("/", 1280);
     await waitForCharts(page, 3);
-    await page.locator("api-keys-manager").screenshot({ path: "docs/settings-page.png" });
+    await element.screenshot({ path: "docs/settings-page-desktop.png" });
+    await open("/", 375);
+    await waitForCharts(page, 3);
+    await element.screenshot({ path: "docs/settings-page-phone.png" });
+    await page.setViewportSize({ width: 1280, height: 700 });
+    await act("nightly export", "Rotate");
+    await element.locator("dialog").getByRole("button", { name: "Rotate" }).click();
+    await waitForText(page, "keeps working until", "dialog");
+    await page.screenshot({ path: "docs/settings-page-reveal.png" });
+    await element.getByRole("button", { name: "Copy" }).click();
+    await element.getByRole("button", { name: "Done" }).click();
+    await element.screenshot({ path: "docs/settings-page-rotation.png" });
   });
 });

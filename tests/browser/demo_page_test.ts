@@ -5,7 +5,8 @@
  * envelope. Then, on the real Nest demo and the real Fetch demo, the page's
  * `<api-keys-manager>` over the demo's own admin routes: axe-core finds 0
  * WCAG 2.2 AA violations in every state (list, create, reveal, confirm
- * revoke, error); keyboard alone creates, copies and revokes a key; the
+ * revoke); only grantable scopes are offered; keyboard alone creates, copies
+ * and revokes a key; the
  * secret is gone once the reveal closes; a key used from the request console
  * gets its usage bars and its "last used"; the trial key's row shows its
  * credits in the Credits column.
@@ -161,7 +162,10 @@ for (const [demo, start] of Object.entries(DEMOS)) {
         assert.ok(text.includes(name), `${name} in\n${text}`);
       }
       assert.ok(text.includes("Expires soon"), "the key expiring in 3 days has its badge");
-      assert.equal(await creditsCell(page, "demo trial key"), String(TRIAL_KEY_CREDITS));
+      assert.match(
+        await creditsCell(page, "demo trial key") ?? "",
+        new RegExp(`^${new Intl.NumberFormat("en-US").format(TRIAL_KEY_CREDITS)} left`),
+      );
       assert.ok(!text.includes(keys.otherTenant.id), "another tenant's key is not listed");
       assert.ok(!text.includes(keys.admin.key), "no secret is shown");
       assert.deepEqual(await violations(page), []);
@@ -171,17 +175,14 @@ for (const [demo, start] of Object.entries(DEMOS)) {
       assert.deepEqual(pageErrors, []);
     });
 
-    it("error: a scope the admin key lacks is refused in the create dialog's role=alert; 0 violations", async () => {
-      const before = (await listed()).length;
+    it("roles: the create dialog offers only the scopes the admin key may grant; 0 violations", async () => {
       const manager = page.locator("api-keys-manager");
       await manager.getByRole("button", { name: "Create key" }).click();
-      await manager.locator("dialog input").first().fill("too much");
-      await manager.getByRole("checkbox", { name: /billing:read/ }).check();
-      await manager.locator("dialog").getByRole("button", { name: "Create key" }).click();
-      await waitForText(page, "more powerful than its own", "dialog [role=alert]");
+      await manager.locator("dialog input").first().waitFor();
+      assert.equal(await manager.getByRole("checkbox", { name: /billing:read/ }).count(), 0);
+      assert.ok(await manager.getByRole("checkbox").count() > 0, "grantable scopes are offered");
       assert.deepEqual(await violations(page), []);
       await manager.getByRole("button", { name: "Cancel" }).click();
-      assert.equal((await listed()).length, before, "nothing was created");
     });
 
     it("keyboard only: create -> copy -> use it in the request console -> usage bars -> revoke", async () => {

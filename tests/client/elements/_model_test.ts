@@ -5,7 +5,9 @@ import {
   dateOf,
   expiresSoon,
   fill,
+  firstHour,
   keysOf,
+  pageOf,
   usageOf,
 } from "../../../client/elements/_model.ts";
 import { CSRF_HEADER } from "../../../client/elements/_api.ts";
@@ -29,13 +31,68 @@ describe("client/elements/_model.ts", () => {
         environments: ["live"],
         gracePresets: [{ value: "1h", label: "1h" }, { value: "24h", label: "A day" }],
         expiryPresets: [{ value: "30d", label: "30d" }],
+        defaultExpiry: "30d",
+        defaultGrace: "24h",
         capabilities: { rename: true, usage: false },
+        can: { create: true, rename: true, rotate: true, revoke: true, audit: false },
+        limits: null,
         csrf: ["X-Intent", "keys"],
       },
     );
     const fallback = configOf(null);
     assert.deepEqual(fallback.capabilities, { rename: false, usage: false });
     assert.deepEqual(fallback.csrf, [...CSRF_HEADER]);
+  });
+
+  it("configOf: can as sent (missing ones false), defaults when offered, limits checked", () => {
+    const config = configOf({
+      expiryPresets: ["30d", "never"],
+      gracePresets: ["none", "24h"],
+      defaultExpiry: "1y",
+      defaultGrace: "none",
+      can: { create: false, rotate: true },
+      limits: {
+        policies: [{ name: "m", limit: 5, windowMs: 60_000 }, {
+          name: "bad",
+          limit: 5,
+          windowMs: 0,
+        }],
+        credits: { amount: 10, refillAmount: "x", refillEvery: "daily" },
+      },
+    });
+    assert.equal(config.defaultExpiry, "never", "a default not offered: never");
+    assert.equal(config.defaultGrace, "none");
+    assert.deepEqual(config.can, {
+      create: false,
+      rename: false,
+      rotate: true,
+      revoke: false,
+      audit: false,
+    });
+    assert.deepEqual(config.limits, {
+      policies: [{ name: "m", limit: 5, windowMs: 60_000 }],
+      credits: { amount: 10, refillAmount: null, refillEvery: "daily" },
+    });
+  });
+
+  it("pageOf: keys, nextCursor (empty is none) and the tenant pool", () => {
+    const page = pageOf({
+      keys: [{ id: "1", name: "n", prefix: "p" }],
+      nextCursor: "abc",
+      tenantCredits: { credits: 7, nextRefillAt: "2026-01-01T00:00:00Z", refillAmount: 100 },
+    });
+    assert.equal(page.keys.length, 1);
+    assert.equal(page.nextCursor, "abc");
+    assert.deepEqual(page.tenantCredits, {
+      credits: 7,
+      nextRefillAt: new Date("2026-01-01T00:00:00Z"),
+      refillAmount: 100,
+    });
+    assert.deepEqual(pageOf({ keys: [], nextCursor: "", tenantCredits: { credits: "7" } }), {
+      keys: [],
+      nextCursor: null,
+      tenantCredits: null,
+    });
   });
 
   it("keysOf needs id, name and prefix; dates, credits and status are checked", () => {
@@ -69,6 +126,12 @@ describe("client/elements/_model.ts", () => {
       lastUsedAt: null,
       expiresAt: null,
       credits: 5,
+      creditsRefillAmount: null,
+      creditsNextRefillAt: null,
+      creditsSharedBy: null,
+      allowedIpCidrs: [],
+      replacedByKeyId: null,
+      replacesKeyId: null,
     });
     assert.deepEqual(keysOf({ not: "a list" }), []);
     assert.deepEqual(keysOf({ keys: [{ id: "4", name: "n", prefix: "p" }] }).map((k) => k.id), [
@@ -89,15 +152,22 @@ describe("client/elements/_model.ts", () => {
       accepted,
       refused: { api_key_scope_denied: 9 },
     });
-    const counts = usageOf(
-      { buckets: [at(0, 5), at(23, 2), at(24, 100), at(-1, 100), at(3, -1), at(4, "3"), null] },
-      now,
-    );
+    const usage = usageOf({
+      keys: {
+        k1: [at(0, 5), at(23, 2), at(24, 100), at(-1, 100), at(3, -1), at(4, "3"), null],
+        k2: [],
+        k3: "not a list",
+      },
+    }, now);
+    assert.deepEqual([...usage.keys()], ["k1", "k2"]);
+    const counts = usage.get("k1")!;
     assert.equal(counts.length, 24);
     assert.equal(counts[23], 5);
     assert.equal(counts[0], 2);
     assert.equal(counts.reduce((a, b) => a + b, 0), 7);
-    assert.deepEqual(usageOf("nope", now), Array(24).fill(0));
+    assert.deepEqual(usage.get("k2"), Array(24).fill(0));
+    assert.equal(usageOf("nope", now).size, 0);
+    assert.equal(new Date(firstHour(now)).toISOString(), "2026-01-01T11:00:00.000Z");
   });
 
   it("expiresSoon: within 7 days, not past, not revoked", () => {

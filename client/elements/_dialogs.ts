@@ -1,0 +1,244 @@
+/**
+ * The fields of the create, rotate, rename and revoke dialogs, each with the
+ * body it sends: built from the server's configuration (scopes, environments,
+ * presets and their defaults, the limits a new key gets).
+ *
+ * @module
+ */
+import { type Child, h } from "./_dom.ts";
+import { durationOf, type Format } from "./_format.ts";
+import { fill, type KeyView, type ManagerConfig, type Preset } from "./_model.ts";
+import { environmentLabel } from "./_row.ts";
+import type { ApiKeysManagerStrings } from "./strings.ts";
+
+/** A dialog's fields, the control focused first, and the body to send. */
+export interface DialogFields {
+  /** The form's fields. */
+  fields: Child[];
+  /** Focused when the dialog opens. */
+  focus: HTMLElement;
+  /** The request body from the fields' values. */
+  body: () => Record<string, unknown>;
+}
+
+let ids = 0;
+/** A unique id inside the shadow root. */
+const id = () => `f${++ids}`;
+
+/** A preset's label: `none`, `never`, or a duration such as `24h` in words. */
+function presetLabel(s: ApiKeysManagerStrings, f: Format, { value, label }: Preset): string {
+  if (label !== value) return label;
+  return value === "none" ? s.presetNone : value === "never" ? s.presetNever : f.duration(value);
+}
+
+/** A labelled select of `options` (`preferred` chosen), with a live hint under it. */
+function select(
+  text: string,
+  options: { value: string; label: string }[],
+  preferred: string,
+  hint?: (value: string) => string,
+): { field: HTMLElement; control: HTMLSelectElement } {
+  const hintId = id();
+  const note = h("span", { id: hintId, class: "m small" });
+  const control = h(
+    "select",
+    hint ? { "aria-describedby": hintId } : {},
+    ...options.map(({ value, label }) =>
+      h("option", { value, selected: value === preferred }, label)
+    ),
+  );
+  const update = () => hint && (note.textContent = hint(control.value));
+  control.addEventListener("change", update);
+  update();
+  return { field: h("label", {}, text, control, hint && note), control };
+}
+
+/**
+ * A select of `presets` (`preferred` chosen) with a hint: `template` with the
+ * date a duration ends, else `otherwise(value)`.
+ */
+function presetField(
+  text: string,
+  presets: Preset[],
+  preferred: string,
+  s: ApiKeysManagerStrings,
+  f: Format,
+  template: string,
+  otherwise: (value: string) => string,
+): { field: HTMLElement; control: HTMLSelectElement } {
+  const options = presets.map((preset) => ({
+    value: preset.value,
+    label: presetLabel(s, f, preset),
+  }));
+  return select(text, options, preferred, (value) => {
+    const duration = durationOf(value);
+    return duration
+      ? fill(template, { date: f.dateTime(new Date(Date.now() + duration.ms)) })
+      : otherwise(value);
+  });
+}
+
+/** A refill period (`daily`, `monthly`, `monthly:<day>`, `<ms>ms`, `30d`) in words. */
+function refillPeriod(every: string, s: ApiKeysManagerStrings, f: Format): string {
+  if (every === "daily") return s.refillDaily;
+  if (every.startsWith("monthly")) return s.refillMonthly;
+  const ms = /^(\d{1,15})ms$/.exec(every);
+  return fill(s.refillEvery, { duration: ms ? f.window(Number(ms[1])) : f.duration(every) });
+}
+
+/** The create form: name, environment, scopes, expiry, IP allowlist, and the limits shown. */
+export function createFields(
+  config: ManagerConfig,
+  s: ApiKeysManagerStrings,
+  f: Format,
+): DialogFields {
+  const name = h("input", { required: true, maxlength: "200", autocomplete: "off" });
+  const environment = select(
+    s.environment,
+    config.environments.map((value) => ({ value, label: environmentLabel(s, value) })),
+    config.environments[0] ?? "",
+  );
+  const boxes = config.scopes.map(({ scope, description }) => ({
+    scope,
+    box: h("input", { type: "checkbox", value: scope }),
+    description,
+  }));
+  const expiry = presetField(
+    s.expiry,
+    config.expiryPresets,
+    config.defaultExpiry,
+    s,
+    f,
+    s.expiresOn,
+    (value) => value === "never" ? s.neverExpires : "",
+  );
+
+  const hintId = id();
+  const ips = h("textarea", { rows: "2", autocomplete: "off", "aria-describedby": hintId });
+  const limits = config.limits;
+  const credits = limits?.credits;
+  const limitLines = [
+    ...(limits?.policies ?? []).map((policy) =>
+      fill(s.policy, { limit: f.number(policy.limit), window: f.window(policy.windowMs) })
+    ),
+    ...(credits
+      ? [
+        fill(s.creditsStart, { amount: f.number(credits.amount) }) +
+        (credits.refillAmount !== null && credits.refillEvery
+          ? `, ${
+            fill(s.creditsRefillEvery, {
+              amount: f.number(credits.refillAmount),
+              every: refillPeriod(credits.refillEvery, s, f),
+            })
+          }`
+          : ""),
+      ]
+      : []),
+  ];
+  return {
+    fields: [
+      h("label", {}, s.name, name),
+      config.environments.length > 1 && environment.field,
+      boxes.length > 0 &&
+      h(
+        "fieldset",
+        {},
+        h("legend", {}, s.scopes),
+        ...boxes.map(({ scope, box, description }) =>
+          h(
+            "label",
+            { class: "check" },
+            box,
+            h(
+              "span",
+              {},
+              h("code", {}, scope),
+              description && h("span", { class: "m" }, description),
+            ),
+          )
+        ),
+      ),
+      expiry.field,
+      h(
+        "label",
+        {},
+        s.ipAllowlist,
+        ips,
+        h("span", { id: hintId, class: "m small" }, s.ipAllowlistHint),
+      ),
+      limitLines.length > 0 &&
+      h(
+        "div",
+        { class: "limits", part: "limits" },
+        h("h4", {}, s.limits),
+        h("ul", {}, ...limitLines.map((line) => h("li", {}, line))),
+      ),
+    ],
+    focus: name,
+    body: () => {
+      const allowedIpCidrs = ips.value.split(/[\s,]+/).filter((part) => part !== "");
+      return {
+        name: name.value,
+        environment: environment.control.value || undefined,
+        scopes: boxes.filter(({ box }) => box.checked).map(({ scope }) => scope),
+        expiresIn: expiry.control.value,
+        ...(allowedIpCidrs.length > 0 ? { allowedIpCidrs } : {}),
+      };
+    },
+  };
+}
+
+/** The rotate form: the grace preset (the server's default chosen) and when the old key stops. */
+export function rotateFields(
+  config: ManagerConfig,
+  s: ApiKeysManagerStrings,
+  f: Format,
+): DialogFields {
+  const grace = presetField(
+    s.grace,
+    config.gracePresets,
+    config.defaultGrace,
+    s,
+    f,
+    s.graceUntil,
+    () => s.graceNow,
+  );
+
+  return {
+    fields: [grace.field],
+    focus: grace.control,
+    body: () => ({ grace: grace.control.value }),
+  };
+}
+
+/** The rename form. */
+export function renameFields(key: KeyView, s: ApiKeysManagerStrings): DialogFields {
+  const name = h("input", {
+    required: true,
+    maxlength: "200",
+    autocomplete: "off",
+    value: key.name,
+  });
+  return {
+    fields: [h("label", {}, s.name, name)],
+    focus: name,
+    body: () => ({ name: name.value }),
+  };
+}
+
+/** The revoke confirmation: the prompt quoting the name, the field it must match. */
+export function revokeFields(
+  key: KeyView,
+  s: ApiKeysManagerStrings,
+): DialogFields & { typed: HTMLInputElement } {
+  const typed = h("input", { autocomplete: "off", "aria-describedby": "dd" });
+  return {
+    fields: [
+      h("p", { id: "dd", class: "wrap" }, fill(s.revokePrompt, { name: key.name })),
+      h("label", {}, s.name, typed),
+    ],
+    focus: typed,
+    typed,
+    body: () => ({}),
+  };
+}

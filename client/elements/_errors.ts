@@ -1,0 +1,52 @@
+/**
+ * A failed call as one of the element's strings (never the server's raw
+ * text), and whether it ends the session (401) or shuts the caller out (403).
+ *
+ * @module
+ */
+import type { AdminApiError } from "./_api.ts";
+import type { ApiKeysManagerStrings } from "./strings.ts";
+
+/** The string of each known code. */
+const CODES: Record<string, keyof ApiKeysManagerStrings> = {
+  unauthenticated: "errorUnauthenticated",
+  TOKEN_ERROR: "errorUnauthenticated",
+  forbidden: "errorForbidden",
+  csrf_refused: "errorCsrf",
+  NETWORK_ERROR: "errorNetwork",
+  BAD_RESPONSE: "errorServer",
+  api_key_record_not_found: "errorNotFound",
+  api_key_not_rotatable: "errorNotRotatable",
+  api_key_escalation_refused: "errorEscalation",
+  api_key_invalid_input: "errorInvalid",
+  api_key_invalid_time: "errorInvalid",
+  invalid_body: "errorInvalid",
+  api_key_storage_unavailable: "errorServer",
+};
+
+/** The string of each HTTP status, for codes not in `CODES`. */
+const STATUSES: Record<number, keyof ApiKeysManagerStrings> = {
+  400: "errorInvalid",
+  401: "errorUnauthenticated",
+  403: "errorForbidden",
+  404: "errorNotFound",
+  409: "errorNotRotatable",
+  422: "errorInvalid",
+  429: "errorRateLimited",
+};
+
+/** Which string describes `error`. */
+export function errorString(error: AdminApiError): keyof ApiKeysManagerStrings {
+  return CODES[error.code] ?? STATUSES[error.status] ??
+    (error.status >= 500 ? "errorServer" : "error");
+}
+
+/** `signed-out` (401 or no token), `forbidden` (403 but a CSRF refusal), else `null`. */
+export function deniedState(error: AdminApiError): "signed-out" | "forbidden" | null {
+  const string = errorString(error);
+  return string === "errorUnauthenticated"
+    ? "signed-out"
+    : string === "errorForbidden"
+    ? "forbidden"
+    : null;
+}

@@ -1,0 +1,91 @@
+/**
+ * Dates, numbers and durations in the page's language (`<html lang>`) and the
+ * user's time zone, through `Intl`.
+ *
+ * @module
+ */
+
+const UNITS: Record<string, [Intl.RelativeTimeFormatUnit, number]> = {
+  m: ["minute", 60_000],
+  h: ["hour", 3_600_000],
+  d: ["day", 86_400_000],
+  w: ["week", 604_800_000],
+  y: ["year", 31_536_000_000],
+};
+const STEPS: [Intl.RelativeTimeFormatUnit, number][] = [
+  ["year", 31_536_000_000],
+  ["month", 2_592_000_000],
+  ["week", 604_800_000],
+  ["day", 86_400_000],
+  ["hour", 3_600_000],
+  ["minute", 60_000],
+];
+
+/** A duration such as `30d`, `24h` or `1y`: its unit and count, `null` for anything else. */
+export function durationOf(value: string): { unit: string; count: number; ms: number } | null {
+  const match = /^(\d{1,4})([mhdwy])$/.exec(value);
+  const unit = match && UNITS[match[2]];
+  if (!match || !unit) return null;
+  const count = Number(match[1]);
+  return { unit: unit[0], count, ms: count * unit[1] };
+}
+
+/** Formatters for one language (`undefined`: the browser's). */
+export class Format {
+  #lang: string | undefined;
+  #dateTime: Intl.DateTimeFormat;
+  #time: Intl.DateTimeFormat;
+  #number: Intl.NumberFormat;
+  #relative: Intl.RelativeTimeFormat;
+
+  /** Formatters for `lang`. */
+  constructor(lang: string | undefined) {
+    this.#lang = lang;
+    this.#dateTime = new Intl.DateTimeFormat(lang, { dateStyle: "medium", timeStyle: "short" });
+    this.#time = new Intl.DateTimeFormat(lang, { hour: "numeric", minute: "2-digit" });
+    this.#number = new Intl.NumberFormat(lang);
+    this.#relative = new Intl.RelativeTimeFormat(lang, { numeric: "auto" });
+  }
+
+  /** Date and time, e.g. `Nov 29, 2026, 9:05 AM`. */
+  dateTime(date: Date): string {
+    return this.#dateTime.format(date);
+  }
+
+  /** Time of day, e.g. `9:05 AM`. */
+  time(date: Date): string {
+    return this.#time.format(date);
+  }
+
+  /** A number with the language's grouping. */
+  number(value: number): string {
+    return this.#number.format(value);
+  }
+
+  /** `date` relative to `now`, e.g. `in 3 days`, `2 hours ago`. */
+  relative(date: Date, now: number): string {
+    const exact = date.getTime() - now;
+    const delta = Math.round(exact / 60_000) * 60_000;
+    for (const [unit, ms] of STEPS) {
+      if (Math.abs(delta) >= ms) return this.#relative.format(Math.round(delta / ms), unit);
+    }
+    return this.#relative.format(Math.round(exact / 1000), "second");
+  }
+
+  /** A duration (`30d`, `1h`) in words, e.g. `30 days`; anything else as given. */
+  duration(value: string): string {
+    const duration = durationOf(value);
+    if (!duration) return value;
+    return new Intl.NumberFormat(this.#lang, {
+      style: "unit",
+      unit: duration.unit,
+      unitDisplay: "long",
+    }).format(duration.count);
+  }
+
+  /** A window in milliseconds in words, in its largest whole unit, e.g. `1 minute`. */
+  window(ms: number): string {
+    const found = Object.entries(UNITS).reverse().find(([, [, size]]) => ms % size === 0);
+    return found ? this.duration(`${ms / found[1][1]}${found[0]}`) : `${this.number(ms)} ms`;
+  }
+}

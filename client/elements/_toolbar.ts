@@ -1,0 +1,116 @@
+/**
+ * Around the list: the search and filters (debounced, reported as one
+ * `Filters` value), the tenant's pool line, and the Previous / Next pager.
+ *
+ * @module
+ */
+import { h } from "./_dom.ts";
+import type { Format } from "./_format.ts";
+import { fill, type ManagerConfig, type Pool } from "./_model.ts";
+import { environmentLabel } from "./_row.ts";
+import type { ApiKeysManagerStrings } from "./strings.ts";
+
+/** What the list is filtered by (`""`: the server's default). */
+export interface Filters {
+  /** Name or prefix. */
+  q: string;
+  /** `active`, `rotating`, `expired`, `revoked`, `all`. */
+  status: string;
+  /** `live`, `test`, ... */
+  environment: string;
+}
+
+/** The search field and the two filters; `changed` runs with their values after a change. */
+export class Toolbar {
+  /** The bar. */
+  readonly root: HTMLDivElement = h("div", { class: "tools", part: "toolbar" });
+  #search = h("input", { type: "search", autocomplete: "off" });
+  #status = h("select");
+  #environment = h("select");
+
+  /** Wires the controls; typing waits 300 ms. */
+  constructor(changed: (filters: Filters) => void) {
+    const report = () =>
+      changed({
+        q: this.#search.value.trim(),
+        status: this.#status.value,
+        environment: this.#environment.value,
+      });
+    let typing: ReturnType<typeof setTimeout> | undefined;
+    this.#search.addEventListener("input", () => {
+      clearTimeout(typing);
+      typing = setTimeout(report, 300);
+    });
+    this.#status.addEventListener("change", report);
+    this.#environment.addEventListener("change", report);
+  }
+
+  /** Labels and options in the strings' language; hidden without a config. */
+  render(config: ManagerConfig | null, hidden: boolean, s: ApiKeysManagerStrings): void {
+    this.root.hidden = config === null || hidden;
+    if (this.root.hidden || !config) return;
+    this.#search.placeholder = s.search;
+    const options = (select: HTMLSelectElement, entries: [string, string][]) => {
+      const value = select.value;
+      select.replaceChildren(
+        ...entries.map(([v, label]) => h("option", { value: v, selected: v === value }, label)),
+      );
+    };
+    options(this.#status, [
+      ["", s.filterAll],
+      ["active", s.statusActive],
+      ["rotating", s.statusRotating],
+      ["expired", s.statusExpired],
+      ["revoked", s.statusRevoked],
+      ["all", s.filterEverything],
+    ]);
+    options(this.#environment, [
+      ["", s.environmentAll],
+      ...config.environments.map((e): [string, string] => [e, environmentLabel(s, e)]),
+    ]);
+    this.root.replaceChildren(
+      h("label", { class: "grow" }, s.search, this.#search),
+      h("label", {}, s.status, this.#status),
+    );
+    if (config.environments.length > 1) {
+      this.root.append(h("label", {}, s.environment, this.#environment));
+    }
+  }
+}
+
+/** The tenant's pool: credits left and the next refill. */
+export function poolText(pool: Pool, s: ApiKeysManagerStrings, f: Format, now: number): string {
+  const refill = pool.refillAmount !== null && pool.nextRefillAt
+    ? ` · ${
+      fill(s.creditsRefill, {
+        amount: f.number(pool.refillAmount),
+        when: f.relative(pool.nextRefillAt, now),
+      })
+    }`
+    : "";
+  return fill(s.pool, { count: f.number(pool.credits) }) + refill;
+}
+
+/** Previous and Next; hidden when there is one page only. */
+export class Pager {
+  /** The pager. */
+  readonly root: HTMLDivElement = h("div", { class: "row pager", part: "pager" });
+  #previous = h("button", { type: "button", part: "button" });
+  #next = h("button", { type: "button", part: "button" });
+
+  /** Wires the buttons. */
+  constructor(previous: () => void, next: () => void) {
+    this.#previous.addEventListener("click", previous);
+    this.#next.addEventListener("click", next);
+    this.root.append(this.#previous, this.#next);
+  }
+
+  /** Shows the pager for a page that has a previous and/or a next one. */
+  render(s: ApiKeysManagerStrings, previous: boolean, next: boolean, off: boolean): void {
+    this.#previous.textContent = s.previous;
+    this.#next.textContent = s.next;
+    this.#previous.disabled = !previous || off;
+    this.#next.disabled = !next || off;
+    this.root.hidden = !previous && !next;
+  }
+}

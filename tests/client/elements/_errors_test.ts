@@ -1,0 +1,33 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { AdminApiError } from "../../../client/elements/_api.ts";
+import { deniedState, errorString } from "../../../client/elements/_errors.ts";
+import { API_KEYS_MANAGER_STRINGS } from "../../../client/elements/strings.ts";
+
+describe("client/elements/_errors.ts", () => {
+  it("maps codes first, then statuses, to strings the element has", () => {
+    const cases: [AdminApiError, string][] = [
+      [new AdminApiError("unauthenticated", "API key is missing", 401), "errorUnauthenticated"],
+      [new AdminApiError("TOKEN_ERROR", "getToken failed"), "errorUnauthenticated"],
+      [new AdminApiError("forbidden", "Not allowed", 403), "errorForbidden"],
+      [new AdminApiError("csrf_refused", "Cross-site", 403), "errorCsrf"],
+      [new AdminApiError("NETWORK_ERROR", "network error"), "errorNetwork"],
+      [new AdminApiError("HTTP_502", "HTTP 502", 502), "errorServer"],
+      [new AdminApiError("api_key_escalation_refused", "x", 403), "errorEscalation"],
+      [new AdminApiError("api_key_not_rotatable", "x", 409), "errorNotRotatable"],
+      [new AdminApiError("whatever", "x", 429), "errorRateLimited"],
+      [new AdminApiError("whatever", "x", 418), "error"],
+    ];
+    for (const [error, expected] of cases) {
+      assert.equal(errorString(error), expected, error.code);
+      assert.ok(errorString(error) in API_KEYS_MANAGER_STRINGS);
+    }
+  });
+
+  it("401 signs out, 403 shuts out, a CSRF refusal does neither", () => {
+    assert.equal(deniedState(new AdminApiError("unauthenticated", "", 401)), "signed-out");
+    assert.equal(deniedState(new AdminApiError("forbidden", "", 403)), "forbidden");
+    assert.equal(deniedState(new AdminApiError("csrf_refused", "", 403)), null);
+    assert.equal(deniedState(new AdminApiError("HTTP_502", "", 502)), null);
+  });
+});

@@ -1,0 +1,33 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { durationOf, Format } from "../../../client/elements/_format.ts";
+
+describe("client/elements/_format.ts", () => {
+  const f = new Format("en-US");
+  const now = Date.parse("2026-01-01T12:00:00Z");
+
+  it("durationOf reads m, h, d, w and y; anything else is null", () => {
+    assert.deepEqual(durationOf("24h"), { unit: "hour", count: 24, ms: 86_400_000 });
+    assert.equal(durationOf("30d")?.ms, 30 * 86_400_000);
+    assert.equal(durationOf("never"), null);
+    assert.equal(durationOf("12345d"), null);
+  });
+
+  it("relative picks the largest unit, rounded to the minute (59:59.9 is 1 hour)", () => {
+    assert.equal(f.relative(new Date(now + 3 * 86_400_000 - 5), now), "in 3 days");
+    assert.equal(f.relative(new Date(now + 3_600_000 - 100), now), "in 1 hour");
+    assert.equal(f.relative(new Date(now - 2 * 3_600_000), now), "2 hours ago");
+    assert.equal(f.relative(new Date(now + 10_000), now), "in 10 seconds");
+  });
+
+  it("numbers, durations, windows and dates in the language", () => {
+    assert.equal(f.number(10_000), "10,000");
+    assert.equal(f.duration("7d"), "7 days");
+    assert.equal(f.duration("soon"), "soon");
+    assert.equal(f.window(60_000), "1 minute");
+    assert.equal(f.window(86_400_000), "1 day");
+    assert.equal(f.window(1_500), "1,500 ms");
+    assert.match(new Format("fr").duration("24h"), /^24\s+heures$/u);
+    assert.match(f.dateTime(new Date(now)), /2026/);
+  });
+});
