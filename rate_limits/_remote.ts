@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { Watchdog } from "./_watchdog.ts";
 
 /** What a client with events has (node-redis clients, `pg.Pool`, `pg.Client`). */
 interface Emitter {
@@ -69,6 +70,9 @@ export function reportErrors(
   };
 }
 
+/** The deadlines of every remote store's calls, on the wall clock: one timer for all. */
+const WALL = new Watchdog(Date.now);
+
 /** How long past its last deadline a call may wait for its reply; calls without a deadline wait this long at most. */
 export const SETTLE_MS = 2_000;
 
@@ -85,12 +89,17 @@ export const SETTLE_MS = 2_000;
  * ```
  */
 export function settleBy<T>(call: Promise<T>, until: number, store: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(
+  return new Promise<T>((resolve, reject) => {
+    const cancel = WALL.watch(
+      until,
       () => reject(new Error(`rate-limit store ${store}: no reply in time (server stalled?)`)),
-      Math.max(0, until - Date.now()),
     );
+    call.then((value) => {
+      cancel();
+      resolve(value);
+    }, (error) => {
+      cancel();
+      reject(error);
+    });
   });
-  return Promise.race([call, late]).finally(() => clearTimeout(timer));
 }
