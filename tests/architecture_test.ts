@@ -30,6 +30,21 @@ function sourceFiles(dir: string, recursive = false): string[] {
   });
 }
 
+/** Names a file exports by declaration or by name (`export { a, type B }`, `export function a`…). */
+function exportedNames(path: string): string[] {
+  const source = readFileSync(new URL(path, root), "utf8").replace(/\/\*[\s\S]*?\*\//g, "");
+  const declared = [
+    ...source.matchAll(
+      /^export\s+(?:declare\s+)?(?:async\s+)?(?:function\*?|class|const|let|interface|type|enum)\s+([\w$]+)/gm,
+    ),
+  ].map((m) => m[1]);
+  const listed = [...source.matchAll(/^export\s+(?:type\s+)?\{([^}]*)\}/gm)].flatMap((m) =>
+    m[1].split(",").map((part) => part.trim().replace(/^type\s+/, "").split(/\s+as\s+/).pop()!)
+      .filter((name) => name !== "")
+  );
+  return [...declared, ...listed];
+}
+
 /** Library files a file imports, as root-relative paths. */
 function localImports(file: string): string[] {
   return importsOf(file).filter((s) => s.startsWith(".")).map((s) =>
@@ -132,6 +147,41 @@ describe("architecture", () => {
 
   it("a component's core imports no other component's binding or core internals", () => {
     assertNoImports("rate_limits/", ["api_keys/", "safe_response/"]);
+  });
+
+  it("api_keys/ imports rate_limits/ only through its entry points (rate_limits/mod.ts, postgres/mod.ts, redis/mod.ts)", () => {
+    const entryPoints = [
+      "rate_limits/mod.ts",
+      "rate_limits/postgres/mod.ts",
+      "rate_limits/redis/mod.ts",
+    ];
+    const internal = [...GRAPH].flatMap(([file, targets]) =>
+      file.startsWith("api_keys/")
+        ? targets.filter((t) => t.startsWith("rate_limits/") && !entryPoints.includes(t))
+          .map((t) => `${file} -> ${t}`)
+        : []
+    );
+    assert.deepEqual(internal, []);
+  });
+
+  it("rate_limits/ exports from its public-named files only what an entry point exports (internal helpers live in _ files)", () => {
+    const publicNames = new Set(
+      ["rate_limits/mod.ts", "rate_limits/postgres/mod.ts", "rate_limits/redis/mod.ts"].flatMap((
+        entry,
+      ) => exportedNames(entry)),
+    );
+    const extra = [
+      ...sourceFiles("rate_limits/"),
+      ...sourceFiles("rate_limits/postgres/"),
+      ...sourceFiles("rate_limits/redis/"),
+    ]
+      .filter((file) => !file.split("/").pop()!.startsWith("_") && !file.endsWith("/mod.ts"))
+      .flatMap((file) =>
+        exportedNames(file).filter((name) => !publicNames.has(name)).map((name) =>
+          `${file}: ${name}`
+        )
+      );
+    assert.deepEqual(extra, []);
   });
 
   for (
