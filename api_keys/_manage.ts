@@ -20,8 +20,7 @@ import {
 import { generateKey } from "./key_format.ts";
 import { assertTenantSharedPolicies } from "./_limits.ts";
 import type { Settings } from "./_settings.ts";
-import type { CreditChange } from "../rate_limits/store.ts";
-import { assertCreditChange } from "../rate_limits/credits.ts";
+import { compileCreditChange, type CreditChange } from "../rate_limits/mod.ts";
 import type {
   ApiKeyCreditBalance,
   ApiKeyCredits,
@@ -309,7 +308,7 @@ export class ManageFlow {
   ): Promise<ApiKeyCreditBalance> {
     requireNonEmptyString(tenantId, "tenantId");
     requireNonEmptyString(id, "id");
-    const valid = assertCreditChange(change);
+    const valid = compileCreditChange(change);
     this.#credits.requireLimiter();
     return await this.#credits.update(await this.#find(tenantId, id), valid);
   }

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import type { CreditCounter, RateLimitCounter, WindowCounter } from "./store.ts";
 import { Watchdog } from "./_watchdog.ts";
 
 /** What a client with events has (node-redis clients, `pg.Pool`, `pg.Client`). */
@@ -102,4 +103,25 @@ export function settleBy<T>(call: Promise<T>, until: number, store: string): Pro
       reject(error);
     });
   });
+}
+
+/**
+ * Splits `counters` into window and credit counters (stores that answer
+ * windows first) and puts such answers back in the order given.
+ */
+export function byKind(counters: readonly RateLimitCounter[]): {
+  windows: WindowCounter[];
+  credits: CreditCounter[];
+  inOrder: <T>(answers: readonly T[]) => T[];
+} {
+  const windows: WindowCounter[] = [];
+  const credits: CreditCounter[] = [];
+  const slots = counters.map((c) =>
+    c.kind === "credit" ? -1 - (credits.push(c) - 1) : windows.push(c) - 1
+  );
+  return {
+    windows,
+    credits,
+    inOrder: (answers) => slots.map((s) => answers[s >= 0 ? s : windows.length - 1 - s]),
+  };
 }

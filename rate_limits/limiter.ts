@@ -8,8 +8,6 @@
  */
 import { createMemoryRateLimitStore } from "./memory_store.ts";
 import {
-  assertCost,
-  assertCount,
   type CompiledRateLimitPolicy,
   compileRateLimitPolicies,
   type RateLimitPolicy,
@@ -23,17 +21,19 @@ import type {
   RateLimitCounter,
   RateLimitStore,
 } from "./store.ts";
-import {
-  assertCreditChange,
-  assertCredits,
-  compileCreditRefill,
-  MAX_CREDITS,
-  settleBalance,
-} from "./credits.ts";
+import { compileCreditChange, compileCreditRefill } from "./credits.ts";
+import { settleBalance } from "./_refill.ts";
 import { type LimiterTaps, registerTaps } from "../telemetry/_taps.ts";
 import { assertCounterResult, createStoreDoor, malformed, Unanswered } from "./_door.ts";
 import { assertKnownOptions } from "./_options.ts";
-import { assertName, assertSubject } from "./_checks.ts";
+import {
+  assertCost,
+  assertCount,
+  assertCredits,
+  assertName,
+  assertSubject,
+  MAX_CREDITS,
+} from "./_checks.ts";
 
 /** What happens to a check the store does not answer (see docs/rate-limits.md "Failure policy"). */
 export type OnStoreError = "open" | "closed" | "local";
@@ -676,7 +676,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     async changeCredits(subject, credits, change) {
       assertSubject(subject);
       const counter = creditCounter(subject, credits, 0);
-      const valid = assertCreditChange(change);
+      const valid = compileCreditChange(change);
       const changeCredits = store.changeCredits;
       if (typeof changeCredits !== "function") {
         throw new TypeError(`the ${storeName} store cannot change credits`);

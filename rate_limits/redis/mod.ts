@@ -24,17 +24,17 @@
  *
  * @module
  */
-import {
-  byKind,
-  type CounterResult,
-  type CreditBalance,
-  type CreditCounter,
-  type RateLimitStore,
-  type StoreCheck,
+import type {
+  CounterResult,
+  CreditBalance,
+  CreditCounter,
+  RateLimitStore,
+  StoreCheck,
 } from "../store.ts";
-import { assertCreditChange, refillParams } from "../credits.ts";
+import { compileCreditChange } from "../credits.ts";
+import { refillParams } from "../_refill.ts";
 import { createClockOffset } from "../_clock.ts";
-import { reportErrors, SETTLE_MS, settleBy } from "../_remote.ts";
+import { byKind, reportErrors, SETTLE_MS, settleBy } from "../_remote.ts";
 import { CHANGE_SCRIPT, CHECK_SCRIPT, READ_SCRIPT, TIME_SCRIPT } from "./_script.ts";
 
 /** Arguments of a script call, as node-redis takes them. */
@@ -261,7 +261,7 @@ export function createRedisRateLimitStore(
       return { results };
     },
     async changeCredits(counter, change, deadline) {
-      const valid = assertCreditChange(change);
+      const valid = compileCreditChange(change);
       const [how, n] = "set" in valid ? ["set", valid.set] : ["add", valid.add];
       const key = creditKey(counter);
       const until = deadline + SETTLE_MS;
