@@ -114,6 +114,13 @@ export function byKind(counters: readonly RateLimitCounter[]): {
   credits: CreditCounter[];
   inOrder: <T>(answers: readonly T[]) => T[];
 } {
+  if (counters.every((c) => c.kind === "window")) { // the common check: nothing to reorder
+    return {
+      windows: counters as WindowCounter[],
+      credits: [],
+      inOrder: (answers) => [...answers],
+    };
+  }
   const windows: WindowCounter[] = [];
   const credits: CreditCounter[] = [];
   const slots = counters.map((c) =>

@@ -645,15 +645,26 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
         const counters: RateLimitCounter[] = new Array(compiled.length);
         for (let i = 0; i < compiled.length; i++) {
           const policy = compiled[i];
-          counters[i] = {
-            kind: "window",
-            subject: subjects?.[i] ?? subject,
-            ...(slot === undefined ? {} : { slot }),
-            name: policy.name,
-            limit: policy.limit,
-            windowMs: policy.windowMs,
-            cost: cost ?? policy.cost,
-          };
+          const own = subjects === undefined ? subject : subjects[i];
+          // Two literals, not a spread: one object shape per kind of check, built without a copy.
+          counters[i] = slot === undefined
+            ? {
+              kind: "window",
+              subject: own,
+              name: policy.name,
+              limit: policy.limit,
+              windowMs: policy.windowMs,
+              cost: cost ?? policy.cost,
+            }
+            : {
+              kind: "window",
+              subject: own,
+              slot,
+              name: policy.name,
+              limit: policy.limit,
+              windowMs: policy.windowMs,
+              cost: cost ?? policy.cost,
+            };
         }
         if (credits !== undefined) {
           if (cost !== undefined && cost > MAX_CREDITS) {

@@ -153,6 +153,8 @@ export function createRedisRateLimitStore(
   const prefix = options.prefix ?? "rl:";
   const scripts = [CHECK_SCRIPT, CHANGE_SCRIPT, READ_SCRIPT, TIME_SCRIPT];
   const hashes = new Map(scripts.map((script) => [script, sha1(script)]));
+  /** The SHA-1s computed so far (a call then sends without awaiting one). */
+  const known = new Map<string, string>();
   const changed = new Map<string, CreditCounter>();
   const clock = createClockOffset();
   const stopReporting = reportErrors(client, "redis", options.logger);
@@ -177,7 +179,9 @@ export function createRedisRateLimitStore(
     }
     const send = async () => {
       try {
-        return await client.evalSha(await hashes.get(script)!, call);
+        let sha = known.get(script);
+        if (sha === undefined) known.set(script, sha = await hashes.get(script)!);
+        return await client.evalSha(sha, call);
       } catch (error) {
         if (!String((error as Error)?.message).startsWith("NOSCRIPT")) throw error;
         return await client.eval(script, call);
