@@ -25,12 +25,14 @@ import type {
 } from "./types.ts";
 import {
   compileCredits,
-  creditPeriod,
+  type CounterResult,
+  type CreditBalance,
+  type CreditChange,
   type Credits,
-  refillParams,
-} from "../rate_limits/credits.ts";
-import type { RateLimitBalance, RateLimiter } from "../rate_limits/limiter.ts";
-import type { CounterResult, CreditBalance, CreditChange } from "../rate_limits/store.ts";
+  type RateLimitBalance,
+  type RateLimiter,
+} from "../rate_limits/mod.ts";
+import { creditPeriod, refillParams } from "../rate_limits/_refill.ts";
 
 /** Default of `persistIntervalMs`. */
 const DEFAULT_PERSIST_INTERVAL_MS = 10_000;

@@ -8,16 +8,18 @@
  *
  * @module
  */
-import type { RateLimitBalance, RateLimitCredits, RateLimiter } from "../rate_limits/limiter.ts";
 import {
-  assertCount,
   type CompiledRateLimitPolicy,
   compileRateLimitPolicies,
-} from "../rate_limits/policy.ts";
+  type CounterResult,
+  MAX_CREDITS,
+  type RateLimitBalance,
+  type RateLimitCredits,
+  type RateLimiter,
+} from "../rate_limits/mod.ts";
 import { sha256 } from "@noble/hashes/sha2";
 import { bytesToHex } from "@noble/hashes/utils";
-import { MAX_CREDITS } from "../rate_limits/credits.ts";
-import type { CounterResult } from "../rate_limits/store.ts";
+import { assertCount } from "./_count.ts";
 import { apiKeyError, ApiKeyValidationError } from "./errors.ts";
 import { redactApiKeys } from "./key_format.ts";
 import { warnOnce } from "./_sinks.ts";

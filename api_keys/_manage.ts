@@ -24,8 +24,7 @@ import type { Settings } from "./_settings.ts";
 import { change, createdChanges } from "./audit/_log.ts";
 import type { AuditChange, AuditContext } from "./audit/types.ts";
 import type { ListApiKeyPageOptions } from "./storage/types.ts";
-import type { CreditChange, CreditRefill } from "../rate_limits/store.ts";
-import { assertCreditChange } from "../rate_limits/credits.ts";
+import { compileCreditChange, type CreditChange, type CreditRefill } from "../rate_limits/mod.ts";
 import type {
   ApiKeyCreditBalance,
   ApiKeyCredits,
@@ -365,7 +364,7 @@ export class ManageFlow {
   ): Promise<ApiKeyCreditBalance> {
     requireNonEmptyString(tenantId, "tenantId");
     if (id !== null) requireNonEmptyString(id, "id");
-    const valid = assertCreditChange(creditChange);
+    const valid = compileCreditChange(creditChange);
     this.#credits.requireLimiter();
     const audit = this.#s.audit;
     const record = id === null ? null : await this.#find(tenantId, id);

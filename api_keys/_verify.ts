@@ -21,7 +21,7 @@ import { FirstUseWatch } from "./_first_use.ts";
 import { assertScopeLevel, scopeSatisfies } from "./scopes.ts";
 import type { Settings } from "./_settings.ts";
 import { keyRateLimits } from "./_limits.ts";
-import { assertCount } from "../rate_limits/policy.ts";
+import { assertCount } from "./_count.ts";
 import type {
   ApiKeyContext,
   ApiKeyRecord,

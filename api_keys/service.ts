@@ -6,8 +6,7 @@
  */
 import { ExpiryJob } from "./_expiry.ts";
 import { CreditBook } from "./_credits.ts";
-import type { CreditChange } from "../rate_limits/store.ts";
-import type { RateLimiter } from "../rate_limits/limiter.ts";
+import type { CreditChange, RateLimiter } from "../rate_limits/mod.ts";
 import type { ApiKeyHeaderReader } from "./extract_api_key.ts";
 import { checkReady, hashReport } from "./_legacy.ts";
 import type { ManageFlow } from "./_manage.ts";

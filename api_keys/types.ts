@@ -5,10 +5,13 @@
  * @module
  */
 
-import type { RateLimitPolicyResult } from "../rate_limits/limiter.ts";
-import type { RateLimitPolicy } from "../rate_limits/policy.ts";
-import type { Credits } from "../rate_limits/credits.ts";
-import type { CounterResult, CreditRefill } from "../rate_limits/store.ts";
+import type {
+  CounterResult,
+  CreditRefill,
+  Credits,
+  RateLimitPolicy,
+  RateLimitPolicyResult,
+} from "../rate_limits/mod.ts";
 
 /**
  * A rate-limit policy of a key: counted per key, or with `sharedBy: "tenant"`

@@ -1,7 +1,7 @@
 /**
- * Input checks of the rate-limits core that no other module takes: a policy
- * or balance name, and a counter subject. Each throws a `TypeError` naming
- * what is wrong.
+ * Input checks of the rate-limits core, internal: a count, a cost, credits, a
+ * policy or balance name, and a counter subject. Each throws a `TypeError`
+ * naming what is wrong.
  *
  * @module
  */
@@ -52,4 +52,46 @@ export function assertSubject(subject: unknown): string {
     }
   }
   return subject;
+}
+
+/** Most credits in a balance, refill, cost or change (exact in every store). */
+export const MAX_CREDITS = 1e15;
+
+/** Throws a `TypeError` unless `value` is a safe integer of at least `min`. */
+export function assertCount(value: unknown, min: number, what: string): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min) {
+    throw new TypeError(`${what} must be a safe integer >= ${min}`);
+  }
+  return value;
+}
+
+/** Most units of a cost (exact in every store, as `MAX_CREDITS`). */
+const MAX_COST = 1e15;
+
+/**
+ * Throws a `TypeError` naming `what` unless `value` is a cost: a safe integer
+ * of 0–10^15 (a route's, a policy's or a check's).
+ *
+ * @example
+ * ```ts
+ * import { assertCost } from "./_checks.ts";
+ * assertCost(5, "route cost"); // 5
+ * ```
+ */
+export function assertCost(value: unknown, what: string): number {
+  assertCount(value, 0, what);
+  if ((value as number) > MAX_COST) throw new TypeError(`${what} must be at most ${MAX_COST}`);
+  return value as number;
+}
+
+/** Throws a `TypeError` naming `what` unless `value` is a safe integer in `min`–`max`. */
+export function assertBounded(value: unknown, min: number, max: number, what: string): number {
+  assertCount(value, min, what);
+  if ((value as number) > max) throw new TypeError(`${what} must be at most ${max}`);
+  return value as number;
+}
+
+/** Throws a `TypeError` naming `what` unless `value` is 0–`MAX_CREDITS` credits. */
+export function assertCredits(value: unknown, what: string): number {
+  return assertBounded(value, 0, MAX_CREDITS, what);
 }

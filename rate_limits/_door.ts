@@ -5,8 +5,8 @@
  * `MAX_IN_FLIGHT` calls in flight and `MAX_BATCH` checks per call; each check
  * carries its deadline, and one that is not answered by it is `Unanswered`.
  *
- * - A queued check whose deadline passes leaves the queue unsent (one timer
- *   for the whole queue), so memory stays bounded during a stall: pending
+ * - A queued check whose deadline passes leaves the queue unsent (one timer,
+ *   `_watchdog.ts`, for every deadline of the door), so memory stays bounded during a stall: pending
  *   store calls ≤ `MAX_IN_FLIGHT`, queued checks ≤ those of one `timeoutMs`.
  * - The store gets each deadline `replyMarginMs` before the limiter answers,
  *   and promises not to apply a check past it: a check answered `Unanswered`
@@ -22,6 +22,7 @@
  */
 import type { LimiterTaps } from "../telemetry/_taps.ts";
 import type { CounterResult, RateLimitCounter, RateLimitStore, StoreCheck } from "./store.ts";
+import { Watchdog } from "./_watchdog.ts";
 
 /** Most store calls in flight per limiter. */
 export const MAX_IN_FLIGHT = 4;
@@ -179,8 +180,10 @@ export function createStoreDoor(
   let head = 0;
   let inFlight = 0;
   let scheduled = false;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let timerAt = Infinity;
+  /** Every deadline of this door (queued and in-flight entries) on one timer. */
+  const watchdog = new Watchdog(() => performance.now());
+  let queueWatch: (() => void) | undefined;
+  let queueWatchAt = Infinity;
 
   const finish = (entry: Entry, value: unknown) => {
     if (entry.done) return;
@@ -199,31 +202,36 @@ export function createStoreDoor(
     return first?.slot ?? first?.subject;
   };
 
-  /** Answers the queued entries past their deadline, then arms the queue's one timer for the next. */
-  const expireQueued = (now: number) => {
+  /** Answers the queued entries past their deadline. */
+  const dropExpired = (now: number) => {
     while (head < queue.length && (queue[head].done || now >= queue[head].sendBy)) {
       finish(queue[head++], TIMED_OUT);
     }
     if (head === queue.length) {
       queue.length = head = 0;
-      clearTimeout(timer);
-      timer = undefined;
-      timerAt = Infinity;
-      return;
-    }
-    if (head > 1_024 && head * 2 > queue.length) {
+    } else if (head > 1_024 && head * 2 > queue.length) {
       queue.splice(0, head);
       head = 0;
     }
+  };
+
+  /** Watches the deadline of the queue's first entry (none when the queue is empty). */
+  const watchQueue = () => {
+    if (head === queue.length) {
+      queueWatch?.();
+      queueWatch = undefined;
+      queueWatchAt = Infinity;
+      return;
+    }
     const at = queue[head].sendBy;
-    if (timer !== undefined && timerAt <= at) return;
-    clearTimeout(timer);
-    timerAt = at;
-    timer = setTimeout(() => {
-      timer = undefined;
-      timerAt = Infinity;
+    if (queueWatch !== undefined && queueWatchAt <= at) return;
+    queueWatch?.();
+    queueWatchAt = at;
+    queueWatch = watchdog.watch(at, () => {
+      queueWatch = undefined;
+      queueWatchAt = Infinity;
       pump();
-    }, Math.max(0, at - now));
+    });
   };
 
   const deliver = (batch: Entry[], answer: unknown) => {
@@ -268,7 +276,7 @@ export function createStoreDoor(
     } catch (error) {
       call = Promise.reject(error);
     }
-    let late: ReturnType<typeof setTimeout> | undefined;
+    let cancelLate: (() => void) | undefined;
     const expire = () => {
       const now = performance.now();
       let next = Infinity;
@@ -277,9 +285,9 @@ export function createStoreDoor(
         if (now >= entry.answerAt) finish(entry, TIMED_OUT);
         else next = Math.min(next, entry.answerAt);
       }
-      late = next === Infinity ? undefined : setTimeout(expire, next - now);
+      cancelLate = next === Infinity ? undefined : watchdog.watch(next, expire);
     };
-    late = setTimeout(expire, Math.max(0, batch[0].answerAt - performance.now()));
+    cancelLate = watchdog.watch(batch[0].answerAt, expire);
     call.then(
       (answer) => deliver(batch, answer),
       (error) => {
@@ -291,7 +299,7 @@ export function createStoreDoor(
         }
       },
     ).finally(() => {
-      clearTimeout(late);
+      cancelLate?.();
       inFlight--;
       traced?.(failed);
       observe(performance.now() - sentAt, batch[0].run === undefined ? batch.length : 0);
@@ -303,7 +311,7 @@ export function createStoreDoor(
   function pump() {
     scheduled = false;
     const now = performance.now();
-    expireQueued(now);
+    dropExpired(now);
     while (inFlight < MAX_IN_FLIGHT && head < queue.length) {
       const batch: Entry[] = [];
       while (head < queue.length && batch.length < MAX_BATCH) {
@@ -319,7 +327,8 @@ export function createStoreDoor(
       }
       if (batch.length > 0) send(batch);
     }
-    expireQueued(now);
+    dropExpired(now);
+    watchQueue();
   }
 
   const enqueue = (

@@ -8,6 +8,8 @@
  *
  * @module
  */
+import type { CreditCounter, RateLimitCounter, WindowCounter } from "./store.ts";
+import { Watchdog } from "./_watchdog.ts";
 
 /** What a client with events has (node-redis clients, `pg.Pool`, `pg.Client`). */
 interface Emitter {
@@ -69,6 +71,9 @@ export function reportErrors(
   };
 }
 
+/** The deadlines of every remote store's calls, on the wall clock: one timer for all. */
+const WALL = new Watchdog(Date.now);
+
 /** How long past its last deadline a call may wait for its reply; calls without a deadline wait this long at most. */
 export const SETTLE_MS = 2_000;
 
@@ -85,12 +90,45 @@ export const SETTLE_MS = 2_000;
  * ```
  */
 export function settleBy<T>(call: Promise<T>, until: number, store: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(
+  return new Promise<T>((resolve, reject) => {
+    const cancel = WALL.watch(
+      until,
       () => reject(new Error(`rate-limit store ${store}: no reply in time (server stalled?)`)),
-      Math.max(0, until - Date.now()),
     );
+    call.then((value) => {
+      cancel();
+      resolve(value);
+    }, (error) => {
+      cancel();
+      reject(error);
+    });
   });
-  return Promise.race([call, late]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Splits `counters` into window and credit counters (stores that answer
+ * windows first) and puts such answers back in the order given.
+ */
+export function byKind(counters: readonly RateLimitCounter[]): {
+  windows: WindowCounter[];
+  credits: CreditCounter[];
+  inOrder: <T>(answers: readonly T[]) => T[];
+} {
+  if (counters.every((c) => c.kind === "window")) { // the common check: nothing to reorder
+    return {
+      windows: counters as WindowCounter[],
+      credits: [],
+      inOrder: (answers) => [...answers],
+    };
+  }
+  const windows: WindowCounter[] = [];
+  const credits: CreditCounter[] = [];
+  const slots = counters.map((c) =>
+    c.kind === "credit" ? -1 - (credits.push(c) - 1) : windows.push(c) - 1
+  );
+  return {
+    windows,
+    credits,
+    inOrder: (answers) => slots.map((s) => answers[s >= 0 ? s : windows.length - 1 - s]),
+  };
 }

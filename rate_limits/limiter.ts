@@ -8,8 +8,6 @@
  */
 import { createMemoryRateLimitStore } from "./memory_store.ts";
 import {
-  assertCost,
-  assertCount,
   type CompiledRateLimitPolicy,
   compileRateLimitPolicies,
   type RateLimitPolicy,
@@ -23,17 +21,19 @@ import type {
   RateLimitCounter,
   RateLimitStore,
 } from "./store.ts";
-import {
-  assertCreditChange,
-  assertCredits,
-  compileCreditRefill,
-  MAX_CREDITS,
-  settleBalance,
-} from "./credits.ts";
+import { compileCreditChange, compileCreditRefill } from "./credits.ts";
+import { settleBalance } from "./_refill.ts";
 import { type LimiterTaps, registerTaps } from "../telemetry/_taps.ts";
 import { assertCounterResult, createStoreDoor, malformed, Unanswered } from "./_door.ts";
 import { assertKnownOptions } from "./_options.ts";
-import { assertName, assertSubject } from "./_checks.ts";
+import {
+  assertCost,
+  assertCount,
+  assertCredits,
+  assertName,
+  assertSubject,
+  MAX_CREDITS,
+} from "./_checks.ts";
 
 /** What happens to a check the store does not answer (see docs/rate-limits.md "Failure policy"). */
 export type OnStoreError = "open" | "closed" | "local";
@@ -645,15 +645,26 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
         const counters: RateLimitCounter[] = new Array(compiled.length);
         for (let i = 0; i < compiled.length; i++) {
           const policy = compiled[i];
-          counters[i] = {
-            kind: "window",
-            subject: subjects?.[i] ?? subject,
-            ...(slot === undefined ? {} : { slot }),
-            name: policy.name,
-            limit: policy.limit,
-            windowMs: policy.windowMs,
-            cost: cost ?? policy.cost,
-          };
+          const own = subjects === undefined ? subject : subjects[i];
+          // Two literals, not a spread: one object shape per kind of check, built without a copy.
+          counters[i] = slot === undefined
+            ? {
+              kind: "window",
+              subject: own,
+              name: policy.name,
+              limit: policy.limit,
+              windowMs: policy.windowMs,
+              cost: cost ?? policy.cost,
+            }
+            : {
+              kind: "window",
+              subject: own,
+              slot,
+              name: policy.name,
+              limit: policy.limit,
+              windowMs: policy.windowMs,
+              cost: cost ?? policy.cost,
+            };
         }
         if (credits !== undefined) {
           if (cost !== undefined && cost > MAX_CREDITS) {
@@ -676,7 +687,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     async changeCredits(subject, credits, change) {
       assertSubject(subject);
       const counter = creditCounter(subject, credits, 0);
-      const valid = assertCreditChange(change);
+      const valid = compileCreditChange(change);
       const changeCredits = store.changeCredits;
       if (typeof changeCredits !== "function") {
         throw new TypeError(`the ${storeName} store cannot change credits`);

@@ -12,9 +12,10 @@ import type {
   RateLimitStore,
   WindowCounter,
 } from "./store.ts";
-import { assertCount } from "./policy.ts";
+import { assertCount, MAX_CREDITS } from "./_checks.ts";
 import { assertKnownOptions } from "./_options.ts";
-import { assertCreditChange, MAX_CREDITS, settleBalance } from "./credits.ts";
+import { compileCreditChange } from "./credits.ts";
+import { settleBalance } from "./_refill.ts";
 import { Recency, type RecencyNode } from "./_recency.ts";
 import { bucketStart, leavesAt, SUB_BUCKETS, subBucket } from "./_window.ts";
 
@@ -311,7 +312,7 @@ export function createMemoryRateLimitStore(
     checkNow: (counters) => checkAt(counters, clock()),
     changeCredits: (counter, change, deadline) =>
       promised(() => {
-        const valid = assertCreditChange(change);
+        const valid = compileCreditChange(change);
         if (Date.now() >= deadline) return null;
         const { balance, resetMs } = balanceOf(counter, clock());
         balance.credits = "set" in valid

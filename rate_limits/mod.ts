@@ -21,7 +21,13 @@
  *
  * @module
  */
-export { compileCreditRefill, compileCredits, type Credits, MAX_CREDITS } from "./credits.ts";
+export {
+  compileCreditChange,
+  compileCreditRefill,
+  compileCredits,
+  type Credits,
+  MAX_CREDITS,
+} from "./credits.ts";
 export {
   createRateLimiter,
   type OnStoreError,

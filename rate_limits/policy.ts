@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { assertName } from "./_checks.ts";
+import { assertCost, assertCount, assertName } from "./_checks.ts";
 
 /** A named limit: at most `limit` units in any interval of `windowMs`. */
 export interface RateLimitPolicy {
@@ -54,33 +54,6 @@ function unchanged(
     ) return false;
   }
   return true;
-}
-
-/** Throws a `TypeError` unless `value` is a safe integer of at least `min`. */
-export function assertCount(value: unknown, min: number, what: string): number {
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min) {
-    throw new TypeError(`${what} must be a safe integer >= ${min}`);
-  }
-  return value;
-}
-
-/** Most units of a cost (exact in every store, as `MAX_CREDITS`). */
-const MAX_COST = 1e15;
-
-/**
- * Throws a `TypeError` naming `what` unless `value` is a cost: a safe integer
- * of 0–10^15 (a route's, a policy's or a check's).
- *
- * @example
- * ```ts
- * import { assertCost } from "./policy.ts";
- * assertCost(5, "route cost"); // 5
- * ```
- */
-export function assertCost(value: unknown, what: string): number {
-  assertCount(value, 0, what);
-  if ((value as number) > MAX_COST) throw new TypeError(`${what} must be at most ${MAX_COST}`);
-  return value as number;
 }
 
 /** Validates one policy; a `TypeError` names the policy and the field. */

@@ -208,24 +208,3 @@ export interface RateLimitStore {
 
 /** Most characters of a subject. */
 export const MAX_SUBJECT_LENGTH = 512;
-
-/**
- * Splits `counters` into window and credit counters (stores that answer
- * windows first) and puts such answers back in the order given.
- */
-export function byKind(counters: readonly RateLimitCounter[]): {
-  windows: WindowCounter[];
-  credits: CreditCounter[];
-  inOrder: <T>(answers: readonly T[]) => T[];
-} {
-  const windows: WindowCounter[] = [];
-  const credits: CreditCounter[] = [];
-  const slots = counters.map((c) =>
-    c.kind === "credit" ? -1 - (credits.push(c) - 1) : windows.push(c) - 1
-  );
-  return {
-    windows,
-    credits,
-    inOrder: (answers) => slots.map((s) => answers[s >= 0 ? s : windows.length - 1 - s]),
-  };
-}

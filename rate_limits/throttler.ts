@@ -7,7 +7,8 @@
  *
  * @module
  */
-import { assertCount, type CompiledRateLimitPolicy, compileRateLimitPolicies } from "./policy.ts";
+import { type CompiledRateLimitPolicy, compileRateLimitPolicies } from "./policy.ts";
+import { assertCount } from "./_checks.ts";
 import type { RateLimitStore } from "./store.ts";
 import { createRateLimiter, type RateLimiter } from "./limiter.ts";
 import { assertKnownOptions } from "./_options.ts";

@@ -19,7 +19,7 @@ import type {
   ScopeLevel,
 } from "../types.ts";
 import type { ApiKeyUsageBucket } from "../usage.ts";
-import type { CreditRefill } from "../../rate_limits/store.ts";
+import type { CreditRefill } from "../../rate_limits/mod.ts";
 import { creditsView, spendsCredits, tenantCreditsView } from "./_credits.ts";
 import type { AuditAction } from "../audit/types.ts";
 import { AdminHttpError, keyName, oneOf, queryInstant, readObject, stringList } from "./_body.ts";

@@ -12,7 +12,7 @@ import { missingMigrationError } from "./_migrations.ts";
 import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME } from "../hasher.ts";
 import { callDetached, warnOnce } from "../_sinks.ts";
 import { isStoredRateLimits } from "../_limits.ts";
-import { assertCredits, compileCreditRefill } from "../../rate_limits/credits.ts";
+import { compileCredits } from "../../rate_limits/mod.ts";
 import type { AuditAppend, AuditReadQuery, StoredAuditRecord } from "../audit/types.ts";
 import { comparePositions, matchesPage, pageOf, positionOf } from "./_paging.ts";
 import {
@@ -262,8 +262,7 @@ function isStoredBalance(value: unknown): boolean {
   if (typeof value !== "object" || value === null) return false;
   const { remaining, refill, updatedAt } = value as ApiKeyCredits;
   try {
-    assertCredits(remaining, "remaining");
-    compileCreditRefill(refill);
+    compileCredits({ remaining, refill });
   } catch {
     return false;
   }

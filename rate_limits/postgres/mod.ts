@@ -27,16 +27,11 @@
  *
  * @module
  */
-import {
-  byKind,
-  type CounterResult,
-  type CreditCounter,
-  type RateLimitStore,
-  type StoreCheck,
-} from "../store.ts";
-import { assertCreditChange, refillParams } from "../credits.ts";
+import type { CounterResult, CreditCounter, RateLimitStore, StoreCheck } from "../store.ts";
+import { compileCreditChange } from "../credits.ts";
+import { refillParams } from "../_refill.ts";
 import { createClockOffset } from "../_clock.ts";
-import { reportErrors, SETTLE_MS, settleBy } from "../_remote.ts";
+import { byKind, reportErrors, SETTLE_MS, settleBy } from "../_remote.ts";
 
 /** What the store needs of `pg`: a `pg.Pool` or `pg.Client` has it (with `on`, the store listens for its errors). */
 export interface PostgresQueryable {
@@ -203,7 +198,7 @@ export function createPostgresRateLimitStore(
       return { results };
     },
     async changeCredits(counter: CreditCounter, change, deadline) {
-      const valid = assertCreditChange(change);
+      const valid = compileCreditChange(change);
       const [row] = await run(CHANGE_SQL, [
         await onServer(deadline),
         counter.subject,

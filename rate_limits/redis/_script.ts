@@ -72,6 +72,10 @@ local function arg() argc = argc + 1 return ARGV[argc] end
 local function key() keyc = keyc + 1 return KEYS[keyc] end
 `;
 
+/** A window counter's string as one Lua pattern (its 1 + SLOTS numbers captured) and one format. */
+const LAYOUT = "^(-?%d+)" + ",(%d+)".repeat(SUB_BUCKETS + 1) + "$";
+const FORMAT = Array.from({ length: SUB_BUCKETS + 2 }, () => "%d").join(",");
+
 /**
  * A batch of checks (docs/rate-limits.md, "The algorithm: a sliding window of
  * sub-buckets"). A window counter is one string key: its newest sub-bucket,
@@ -86,6 +90,8 @@ local function key() keyc = keyc + 1 return KEYS[keyc] end
 export const CHECK_SCRIPT = CREDIT_LUA + `
 local B = ${SUB_BUCKETS}               -- sub-buckets per window
 local SLOTS = B + 1                   -- sub-buckets a check counts
+local LAYOUT = '${LAYOUT}'  -- the counter's 1 + SLOTS numbers, as captures
+local FORMAT = '${FORMAT}'      -- the counter written back
 local function sub_bucket(t, window) return math.floor(t * B / window) end
 local function bucket_start(q, window) return math.ceil(q * window / B) end
 -- A window counter moved to now: its newest sub-bucket, its units per ring slot, their total.
@@ -95,11 +101,10 @@ local function load(w)
   for i = 0, B do counts[i] = 0 end
   local held = redis.call('GET', w.key)
   if held then
-    local i = -1
-    for v in string.gmatch(held, '[^,]+') do
-      if i < 0 then head = tonumber(v) else counts[i] = tonumber(v) end
-      i = i + 1
-    end
+    -- One match for the 1 + SLOTS numbers (a C call, not an iterator step per number).
+    local parts = { string.match(held, LAYOUT) }
+    head = tonumber(parts[1])
+    for j = 0, B do counts[j] = tonumber(parts[j + 2]) end
     if q - head >= SLOTS then
       for j = 0, B do counts[j] = 0 end
       head = q
@@ -112,11 +117,10 @@ local function load(w)
   w.counts, w.head, w.total = counts, head, total
 end
 local function save_window(w)
-  local parts = { string.format('%d', w.head) }
-  for j = 0, B do parts[#parts + 1] = string.format('%d', w.counts[j]) end
+  local c = w.counts
   local ttl = bucket_start(w.head + SLOTS, w.window) - now
   if ttl < 1 then ttl = 1 end
-  redis.call('SET', w.key, table.concat(parts, ','), 'PX', ttl)
+  redis.call('SET', w.key, string.format(FORMAT, w.head, unpack(c, 0, B)), 'PX', ttl)
 end
 -- allowed, remaining, reset of a window at its moment at (after consuming, if it did).
 local function answer(w, at, consumed)

@@ -24,17 +24,17 @@
  *
  * @module
  */
-import {
-  byKind,
-  type CounterResult,
-  type CreditBalance,
-  type CreditCounter,
-  type RateLimitStore,
-  type StoreCheck,
+import type {
+  CounterResult,
+  CreditBalance,
+  CreditCounter,
+  RateLimitStore,
+  StoreCheck,
 } from "../store.ts";
-import { assertCreditChange, refillParams } from "../credits.ts";
+import { compileCreditChange } from "../credits.ts";
+import { refillParams } from "../_refill.ts";
 import { createClockOffset } from "../_clock.ts";
-import { reportErrors, SETTLE_MS, settleBy } from "../_remote.ts";
+import { byKind, reportErrors, SETTLE_MS, settleBy } from "../_remote.ts";
 import { CHANGE_SCRIPT, CHECK_SCRIPT, READ_SCRIPT, TIME_SCRIPT } from "./_script.ts";
 
 /** Arguments of a script call, as node-redis takes them. */
@@ -153,6 +153,8 @@ export function createRedisRateLimitStore(
   const prefix = options.prefix ?? "rl:";
   const scripts = [CHECK_SCRIPT, CHANGE_SCRIPT, READ_SCRIPT, TIME_SCRIPT];
   const hashes = new Map(scripts.map((script) => [script, sha1(script)]));
+  /** The SHA-1s computed so far (a call then sends without awaiting one). */
+  const known = new Map<string, string>();
   const changed = new Map<string, CreditCounter>();
   const clock = createClockOffset();
   const stopReporting = reportErrors(client, "redis", options.logger);
@@ -177,7 +179,9 @@ export function createRedisRateLimitStore(
     }
     const send = async () => {
       try {
-        return await client.evalSha(await hashes.get(script)!, call);
+        let sha = known.get(script);
+        if (sha === undefined) known.set(script, sha = await hashes.get(script)!);
+        return await client.evalSha(sha, call);
       } catch (error) {
         if (!String((error as Error)?.message).startsWith("NOSCRIPT")) throw error;
         return await client.eval(script, call);
@@ -261,7 +265,7 @@ export function createRedisRateLimitStore(
       return { results };
     },
     async changeCredits(counter, change, deadline) {
-      const valid = assertCreditChange(change);
+      const valid = compileCreditChange(change);
       const [how, n] = "set" in valid ? ["set", valid.set] : ["add", valid.add];
       const key = creditKey(counter);
       const until = deadline + SETTLE_MS;

@@ -10,7 +10,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import pg from "pg";
-import { creditPeriod, refillParams } from "../../rate_limits/credits.ts";
+import { creditPeriod, refillParams } from "../../rate_limits/_refill.ts";
 import { CREDIT_LUA } from "../../rate_limits/redis/_script.ts";
 import { createRedisRateLimitStore } from "../../rate_limits/redis/mod.ts";
 import type { CreditCounter, RateLimitStore, WindowCounter } from "../../rate_limits/store.ts";

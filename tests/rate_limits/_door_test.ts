@@ -100,6 +100,24 @@ describe("createStoreDoor", () => {
     assert.ok(!(after instanceof Unanswered) && after[0].remaining === 1_000_000 - 1);
   });
 
+  it("one check at a time arms no timer per check: the deadlines share one timer, re-armed only when it fires", async () => {
+    const store = new FakeRemoteStore();
+    const door = createStoreDoor(store, 1_000);
+    const timers = globalThis.setTimeout;
+    let armed = 0;
+    globalThis.setTimeout =
+      ((...args: Parameters<typeof setTimeout>) => (armed++, timers(...args))) as typeof setTimeout;
+    try {
+      for (let i = 0; i < 200; i++) {
+        const answer = await door.check([window("seq")], performance.now());
+        assert.ok(!(answer instanceof Unanswered));
+      }
+    } finally {
+      globalThis.setTimeout = timers;
+    }
+    assert.ok(armed <= 5, `${armed} timers armed for 200 checks one at a time`);
+  });
+
   it("a check reaching the store after its deadline is not applied; a reply later than the timeout is answered by the failure policy after it was applied, never before", async () => {
     const late = new FakeRemoteStore();
     late.requestDelayMs = 200;

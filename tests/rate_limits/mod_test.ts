@@ -9,6 +9,7 @@ describe("./rate-limits", () => {
       "MAX_RATE_LIMIT_POLICIES",
       "MAX_SUBJECT_LENGTH",
       "apiKeyThrottlerTracker",
+      "compileCreditChange",
       "compileCreditRefill",
       "compileCredits",
       "compileRateLimitPolicies",

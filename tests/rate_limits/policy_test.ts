@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { assertCost, assertCount, compileRateLimitPolicies } from "../../rate_limits/policy.ts";
+import { compileRateLimitPolicies } from "../../rate_limits/policy.ts";
+import { assertCost, assertCount } from "../../rate_limits/_checks.ts";
 
 describe("compileRateLimitPolicies", () => {
   it("fills the default cost, freezes, and returns a compiled list as is", () => {
