@@ -533,9 +533,13 @@ describe("CreditBook", () => {
     const withoutCapability = new StorageAccess(bare, 1_000, "storage");
     await assert.rejects(
       () =>
-        new CreditBook(withoutCapability, limiter, undefined, () => now, "o.").compile({
-          remaining: 3,
-        }, "t1", now),
+        new CreditBook(withoutCapability, limiter, undefined, () => now, "o.").compile(
+          {
+            remaining: 3,
+          },
+          "t1",
+          now,
+        ),
       /storesCredits capability/,
     );
   });
