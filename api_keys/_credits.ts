@@ -31,8 +31,8 @@ import {
   type Credits,
   type RateLimitBalance,
   type RateLimiter,
+  settleCredits,
 } from "../rate_limits/mod.ts";
-import { creditPeriod, refillParams } from "../rate_limits/_refill.ts";
 
 /** Default of `persistIntervalMs`. */
 const DEFAULT_PERSIST_INTERVAL_MS = 10_000;
@@ -51,13 +51,8 @@ function balanceOf(result: CounterResult, nowMs: number): ApiKeyCreditBalance {
 
 /** The stored balance of `credits` at `nowMs`, the refills due since `updatedAt` applied. */
 function storedBalance(credits: Credits & { updatedAt: Date }, nowMs: number): ApiKeyCreditBalance {
-  const [amount, every, day] = refillParams(credits.refill);
-  const [start, next] = creditPeriod(nowMs, every, day);
-  const refilled = next >= 0 && start > credits.updatedAt.getTime();
-  return {
-    remaining: refilled ? amount : credits.remaining,
-    nextRefillAt: next < 0 ? null : new Date(next),
-  };
+  const { remaining, nextRefillAt } = settleCredits(credits, credits.updatedAt.getTime(), nowMs);
+  return { remaining, nextRefillAt: nextRefillAt === null ? null : new Date(nextRefillAt) };
 }
 
 /** A key's balances now: its own and its tenant's pool (each `undefined` without). */
@@ -123,9 +118,11 @@ function withPool(credits: ApiKeyCredits, pool: ApiKeyPoolCredits): ApiKeyCredit
     : { ...credits, pool: { ...pool } };
 }
 
-/** Same refill rule (both absent, or the same store parameters). */
+/** Same refill rule, as written (field order aside: a JSON column may reorder them). */
 function sameRefill(a: Credits, b: Credits): boolean {
-  return refillParams(a.refill).join() === refillParams(b.refill).join();
+  const written = (r: Credits["refill"]) =>
+    r === undefined ? "" : JSON.stringify(r, Object.keys(r).sort());
+  return written(a.refill) === written(b.refill);
 }
 
 /**

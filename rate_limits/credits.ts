@@ -7,6 +7,7 @@
  */
 import { assertBounded, assertCredits, MAX_CREDITS } from "./_checks.ts";
 import type { CreditChange, CreditRefill } from "./store.ts";
+import { settleBalance } from "./_refill.ts";
 
 export { MAX_CREDITS };
 
@@ -99,4 +100,29 @@ export function compileCreditChange(change: CreditChange): CreditChange {
   }
   if ("set" in c) return { set: assertCredits(c.set, "set") };
   return { add: assertBounded(c.add, -MAX_CREDITS, MAX_CREDITS, "add") };
+}
+
+/**
+ * A stored balance seen later: `credits` as written at `asOf` (ms since the
+ * epoch) with the refill due by `now` applied (a refill sets the balance to
+ * its `amount`); `nextRefillAt` in ms, `null` without a refill. What a store
+ * answers for a balance it no longer holds.
+ *
+ * @example
+ * ```ts
+ * import { settleCredits } from "./credits.ts";
+ * const daily = { remaining: 3, refill: { amount: 100, interval: "daily" as const } };
+ * settleCredits(daily, Date.UTC(2026, 0, 1, 9), Date.UTC(2026, 0, 2, 12)).remaining; // 100
+ * ```
+ */
+export function settleCredits(
+  credits: Credits,
+  asOf: number,
+  now: number,
+): { remaining: number; nextRefillAt: number | null } {
+  const settled = settleBalance(credits.remaining, asOf, credits.refill, now);
+  return {
+    remaining: settled.credits,
+    nextRefillAt: settled.resetMs < 0 ? null : now + settled.resetMs,
+  };
 }

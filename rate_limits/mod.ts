@@ -27,6 +27,7 @@ export {
   compileCredits,
   type Credits,
   MAX_CREDITS,
+  settleCredits,
 } from "./credits.ts";
 export {
   createRateLimiter,

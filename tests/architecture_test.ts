@@ -155,18 +155,13 @@ describe("architecture", () => {
       "rate_limits/postgres/mod.ts",
       "rate_limits/redis/mod.ts",
     ];
-    // Owned by other helpers this session (only their import lines were free to change): the
-    // refill calendar of api_keys/_credits.ts and a type of the admin routes. Remove on merge.
-    const pending = [
-      "api_keys/_credits.ts -> rate_limits/_refill.ts",
-    ];
     const internal = [...GRAPH].flatMap(([file, targets]) =>
       file.startsWith("api_keys/")
         ? targets.filter((t) => t.startsWith("rate_limits/") && !entryPoints.includes(t))
           .map((t) => `${file} -> ${t}`)
         : []
     );
-    assert.deepEqual(internal.filter((i) => !pending.includes(i)), []);
+    assert.deepEqual(internal, []);
   });
 
   it("rate_limits/ exports from its public-named files only what an entry point exports (internal helpers live in _ files)", () => {

@@ -5,6 +5,7 @@ import {
   compileCreditRefill,
   compileCredits,
   MAX_CREDITS,
+  settleCredits,
 } from "../../rate_limits/credits.ts";
 
 describe("compileCredits", () => {
@@ -76,5 +77,35 @@ describe("compileCreditChange", () => {
     ) {
       assert.throws(() => compileCreditChange(bad as never), TypeError, JSON.stringify(bad));
     }
+  });
+});
+
+describe("settleCredits", () => {
+  const day = 86_400_000;
+  const daily = { remaining: 3, refill: { amount: 100, interval: "daily" as const } };
+
+  it("applies the refill due since the balance was written, and names the next one", () => {
+    const asOf = Date.UTC(2026, 0, 1, 9);
+    assert.deepEqual(settleCredits(daily, asOf, Date.UTC(2026, 0, 1, 20)), {
+      remaining: 3,
+      nextRefillAt: Date.UTC(2026, 0, 2),
+    });
+    assert.deepEqual(settleCredits(daily, asOf, Date.UTC(2026, 0, 2, 12)), {
+      remaining: 100,
+      nextRefillAt: Date.UTC(2026, 0, 3),
+    });
+  });
+
+  it("keeps a balance without a refill as it is, with no next refill", () => {
+    assert.deepEqual(settleCredits({ remaining: 7 }, 0, 40 * day), {
+      remaining: 7,
+      nextRefillAt: null,
+    });
+  });
+
+  it("refills on the monthly day, clamped to the month's length", () => {
+    const monthly = { remaining: 0, refill: { amount: 5, interval: "monthly" as const, day: 31 } };
+    const settled = settleCredits(monthly, Date.UTC(2026, 1, 1), Date.UTC(2026, 1, 28, 1));
+    assert.deepEqual(settled, { remaining: 5, nextRefillAt: Date.UTC(2026, 2, 31) });
   });
 });
