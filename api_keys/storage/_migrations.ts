@@ -54,6 +54,8 @@ export const MIGRATION_OF: Readonly<Record<string, readonly string[]>> = {
   api_keys_tenant_id_name_id_idx: ["0016_api_key_pages"],
   api_keys_tenant_id_last_used_at_id_idx: ["0016_api_key_pages"],
   api_keys_replaced_by_key_id_idx: ["0016_api_key_pages"],
+  api_key_audit_tenant_id_at_idx: ["0017_api_key_audit"],
+  api_key_audit_tenant_id_key_id_seq_idx: ["0017_api_key_audit"],
 };
 
 /** `column|table|relation|function <name> does not exist`, as PostgreSQL and Prisma word it. */

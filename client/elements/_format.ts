@@ -24,7 +24,7 @@ const STEPS: [Intl.RelativeTimeFormatUnit, number][] = [
 /** A duration such as `30d`, `24h` or `1y`: its unit and count, `null` for anything else. */
 export function durationOf(value: string): { unit: string; count: number; ms: number } | null {
   const match = /^(\d{1,4})([mhdwy])$/.exec(value);
-  const unit = match && UNITS[match[2]];
+  const unit = match?.[2] === undefined ? undefined : UNITS[match[2]];
   if (!match || !unit) return null;
   const count = Number(match[1]);
   return { unit: unit[0], count, ms: count * unit[1] };

@@ -141,9 +141,10 @@ export function usageCell(counts: number[] | undefined, { s, f, now }: RowContex
       Home: 0,
       End: 23,
     };
-    if (!(event.key in moves)) return;
+    const move = moves[event.key];
+    if (move === undefined) return;
     event.preventDefault();
-    show(moves[event.key]);
+    show(move);
   });
   return [h("span", { class: "total" }, fill(s.usageTotal, { count: total })), root, tip];
 }

@@ -17,8 +17,10 @@ export const PAGE_KEY_NAME = "smoke page key";
 /** In the page: whether the element's row of `name` shows a last use and bars for 1 request. */
 function usedRow(name: string): boolean {
   const root = document.querySelector("api-keys-manager")!.shadowRoot!;
-  const row = [...root.querySelectorAll("tr")].find((tr) => tr.innerText.includes(name));
-  return row !== undefined && !row.innerText.includes("Never used") &&
+  const row = [...root.querySelectorAll("[role=row]")].find((tr) =>
+    (tr as HTMLElement).innerText.includes(name)
+  );
+  return row !== undefined && !(row as HTMLElement).innerText.includes("Never used") &&
     row.querySelector("svg[aria-label='1 requests in the last 24 hours']") !== null;
 }
 
@@ -55,7 +57,7 @@ export async function runPageSteps(
     const manager = page.locator("api-keys-manager");
     const ok = await ui("the page's <api-keys-manager> lists the demo tenant's keys", async () => {
       await page.goto(`${url}/`);
-      await manager.locator("table").getByText("demo admin", { exact: true }).waitFor();
+      await manager.getByRole("table").getByText("demo admin", { exact: true }).first().waitFor();
       return undefined;
     });
     let secret = "";
@@ -64,11 +66,13 @@ export async function runPageSteps(
         await manager.getByRole("button", { name: "Create key" }).click();
         const dialog = manager.locator("dialog");
         await dialog.getByLabel("Name").fill(PAGE_KEY_NAME);
-        await dialog.getByRole("checkbox", { name: "projects:read" }).check();
+        await dialog.getByRole("checkbox", { name: /^projects:read/ }).check();
         await dialog.getByRole("button", { name: "Create key" }).click();
         secret = await manager.locator("[part=secret]").innerText();
+        // Not copied: Done asks once more before the secret is gone.
         await dialog.getByRole("button", { name: "Done" }).click();
-        await manager.locator("table").getByText(PAGE_KEY_NAME).waitFor();
+        await dialog.getByRole("button", { name: "Close without copying" }).click();
+        await manager.getByRole("table").getByText(PAGE_KEY_NAME).first().waitFor();
         const kept = await manager.evaluate(
           (element, secret) => element.shadowRoot!.innerHTML.includes(secret),
           secret,
@@ -92,7 +96,10 @@ export async function runPageSteps(
       );
     const revoked = listed &&
       await ui("revoke it through the element, typing its name", async () => {
-        await manager.getByRole("button", { name: `Revoke ${PAGE_KEY_NAME}` }).click();
+        await manager.getByRole("button", { name: new RegExp(`^Actions for ${PAGE_KEY_NAME} \\(`) })
+          .click();
+        await manager.getByRole("button", { name: new RegExp(`^Revoke ${PAGE_KEY_NAME} \\(`) })
+          .click();
         const dialog = manager.locator("dialog");
         await dialog.getByLabel("Name").fill(PAGE_KEY_NAME);
         await dialog.getByRole("button", { name: "Revoke" }).click();

@@ -8,7 +8,7 @@ import { readdirSync, statSync } from "node:fs";
 
 const ROOT = new URL("../../", import.meta.url);
 const WORDS = "[a-z0-9]+(?:_[a-z0-9]+)*";
-const NAME = new RegExp(`^_?${WORDS}(?:\\.${WORDS})?\\.(?:ts|js|html|json|lock)$`);
+const NAME = new RegExp(`^_?${WORDS}(?:\\.${WORDS})?\\.(?:ts|js|cjs|html|json|lock)$`);
 
 function files(dir: string): string[] {
   return readdirSync(new URL(`${dir}/`, ROOT)).flatMap((name) => {
