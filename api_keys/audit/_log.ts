@@ -148,7 +148,8 @@ export class AuditLog {
 
   /**
    * The record of `action` on `key` (null: tenant-wide) by the context's
-   * actor (else `defaultActor`), with the changed fields; its context is checked.
+   * actor (else `defaultActor`), with the changed fields and its outcome;
+   * its context is checked.
    */
   entry(
     tenantId: string,
@@ -157,6 +158,7 @@ export class AuditLog {
     defaultActor: "app" | "system",
     key: { id: string; prefix: string } | null,
     changes: Record<string, AuditChange>,
+    outcome: AuditEntry["outcome"] = "success",
   ): AuditAppend {
     const c = (context ?? {}) as Record<string, unknown>;
     const actor = optionalText(c.actor, "the audit context's actor") ?? defaultActor;
@@ -168,7 +170,7 @@ export class AuditLog {
       prefix: key?.prefix ?? null,
       requestId: optionalText(c.requestId, "the audit context's requestId") ?? null,
       clientAddress: optionalText(c.clientAddress, "the audit context's clientAddress") ?? null,
-      outcome: "success",
+      outcome,
       changes,
     };
     return {

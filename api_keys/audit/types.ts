@@ -15,7 +15,8 @@ export type AuditAction =
   | "key.credits_updated"
   | "key.expiring"
   | "key.rotation_completed"
-  | "key.exposed";
+  | "key.exposed"
+  | "key.escalation_refused";
 
 /** Every `AuditAction`, in a fixed order. */
 export const AUDIT_ACTIONS: readonly AuditAction[] = Object.freeze([
@@ -28,6 +29,7 @@ export const AUDIT_ACTIONS: readonly AuditAction[] = Object.freeze([
   "key.expiring",
   "key.rotation_completed",
   "key.exposed",
+  "key.escalation_refused",
 ]);
 
 /** A value of a changed field: JSON, dates as ISO 8601 strings. */
