@@ -182,4 +182,14 @@ describe("api_keys/audit/mod.ts", () => {
     assert.equal(revoke.status, 403);
     assert.equal(revoke.json.error.code, "api_key_escalation_refused");
   });
+
+  it("GET /config's can.audit: true with the audit option and canManage's yes, false without the option", async () => {
+    const caller = { tenant: "acme", user: "a" };
+    const { call, deny } = setup();
+    assert.equal((await call("GET", "/config", caller)).json.can.audit, true);
+    deny();
+    assert.equal((await call("GET", "/config", caller)).json.can.audit, false);
+    const without = setup(false);
+    assert.equal((await without.call("GET", "/config", caller)).json.can.audit, false);
+  });
 });
