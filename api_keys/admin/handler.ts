@@ -590,6 +590,7 @@ export function createApiKeysAdminHandler<R>(
       can[action] = await hook(() => canManage(call.request, action, none)) === true;
     }
     can.rename &&= rename !== undefined;
+    can.audit &&= audits;
     const offer = can.create ? await grantable(call) : { scopes: [], environments: [] };
     const limits = can.create ? await limitsView(call) : null;
     can.create &&= offer.scopes.length > 0 && offer.environments.length > 0 &&
