@@ -412,6 +412,52 @@ describe("api_keys/audit/_log.ts", () => {
     await settle();
     assert.deepEqual(emitted, ["t10000", "t9999"]);
   });
+
+  it("refusedVerifications: one record per key and hour with the refusals by code, actor system; off by default", async () => {
+    const info = console.info;
+    console.info = () => {};
+    const make = (refusedVerifications?: boolean) =>
+      makeService({
+        audit: { checkpointKey: CHECKPOINT_KEY, refusedVerifications },
+        usage: { flushIntervalMs: 3_600_000 },
+      });
+    try {
+      for (const on of [true, false]) {
+        const { service } = make(on ? true : undefined);
+        const { id, key } = await service.create({ tenantId: "t", name: "ci", scopes: SCOPES });
+        await service.verify(key);
+        await service.revoke(id);
+        for (let i = 0; i < 3; i++) await assert.rejects(service.verify(key));
+        await service.close();
+        await new Promise((resolve) => setTimeout(resolve, 0));
+        const { records } = await service.auditLog("t");
+        const refused = records.filter((r) => r.action === "key.verifications_refused");
+        assert.deepEqual(
+          refused.map((r) => [r.actor, r.outcome, r.keyId, r.changes]),
+          on
+            ? [["system", "refused", id, {
+              hour: { before: null, after: "2030-01-01T00:00:00.000Z" },
+              refused: { before: null, after: { api_key_revoked: 3 } },
+            }]]
+            : [],
+        );
+        assert.equal((await service.verifyAuditLog("t")).ok, true);
+      }
+      assert.throws(
+        () => makeService({ audit: { checkpointKey: CHECKPOINT_KEY, refusedVerifications: true } }),
+        /refusedVerifications needs/,
+      );
+      assert.throws(
+        () =>
+          makeService({
+            audit: { checkpointKey: CHECKPOINT_KEY, refusedVerifications: "yes" as never },
+          }),
+        /refusedVerifications must be a boolean/,
+      );
+    } finally {
+      console.info = info;
+    }
+  });
 });
 
 /** `value` with its object keys sorted (canonical JSON without dates). */
