@@ -203,10 +203,18 @@ export class AuditLog {
    * failure is warned about once.
    */
   refusals(keyId: string, tenantId: string, hour: Date, refused: Record<string, number>): void {
-    const audit = this.entry(tenantId, "key.verifications_refused", undefined, "system", {
-      id: keyId,
-      prefix: null,
-    }, { hour: change(null, hour), refused: change(null, refused) }, "refused");
+    const audit = this.entry(
+      tenantId,
+      "key.verifications_refused",
+      undefined,
+      "system",
+      {
+        id: keyId,
+        prefix: null,
+      },
+      { hour: change(null, hour), refused: change(null, refused) },
+      "refused",
+    );
     callDetached(() => this.append(audit), [], this.#failed);
   }
 
