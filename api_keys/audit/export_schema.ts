@@ -4,6 +4,14 @@
  * Hand it to a SIEM or validate a file with it (docs/operations.md, "The
  * audit log").
  *
+ * @example
+ * ```ts
+ * import { AUDIT_EXPORT_SCHEMA } from "@saferoute/api-kit/api-keys/audit";
+ *
+ * const schemaFile = JSON.stringify(AUDIT_EXPORT_SCHEMA, null, 2);
+ * console.log(schemaFile.includes('"checkpoint"')); // true
+ * ```
+ *
  * @module
  */
 import { AUDIT_ACTIONS } from "./types.ts";
@@ -13,19 +21,21 @@ const TEXT_OR_NULL = { type: ["string", "null"] } as const;
 const INSTANT = { type: "string", format: "date-time" } as const;
 const SEQ = { type: "integer", minimum: 1 } as const;
 
+/** A JSON Schema (draft-07) whose root is a choice (`oneOf`) of object schemas. */
+export interface AuditExportSchema {
+  /** The draft the schema follows. */
+  readonly $schema: string;
+  /** What it describes. */
+  readonly title: string;
+  /** The line kinds: `record`, then `checkpoint`. */
+  readonly oneOf: readonly Readonly<Record<string, unknown>>[];
+}
+
 /**
  * The JSON Schema (draft-07) of one line of `exportAuditLog`: every field
  * required, none other allowed; `JSON.stringify` it to ship it as a file.
- *
- * @example
- * ```ts
- * import { AUDIT_EXPORT_SCHEMA } from "@saferoute/api-kit/api-keys/audit";
- *
- * const schemaFile = JSON.stringify(AUDIT_EXPORT_SCHEMA, null, 2);
- * console.log(schemaFile.includes('"checkpoint"')); // true
- * ```
  */
-export const AUDIT_EXPORT_SCHEMA = Object.freeze({
+export const AUDIT_EXPORT_SCHEMA: AuditExportSchema = Object.freeze({
   $schema: "http://json-schema.org/draft-07/schema#",
   title: "An audit log export line of @saferoute/api-kit",
   oneOf: [
