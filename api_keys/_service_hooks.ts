@@ -36,6 +36,19 @@ export interface ServiceHooks {
   recordsUsage: boolean;
   /** Whether the service keeps the audit log (its `audit` option). */
   audits: boolean;
+  /**
+   * With the audit log, records a refused admin request (`key.escalation_refused`,
+   * outcome `refused`): what was asked, on which key (null: a new one), and where it exceeded.
+   */
+  recordRefusal:
+    | ((
+      tenantId: string,
+      context: AuditContext,
+      key: { id: string; prefix: string } | null,
+      asked: string,
+      exceeds: unknown,
+    ) => Promise<void>)
+    | undefined;
   /** One page of a tenant's keys as summaries, with their predecessors (reads only). */
   listPage: (
     tenantId: string,

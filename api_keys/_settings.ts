@@ -365,7 +365,14 @@ export function compileSettings(options: unknown): Settings {
       : undefined,
     retiredPepperVersions,
     limits: buildLimits(o.limiter, o.rateLimitResolver, o.creditThresholds, PREFIX),
-    usage: compileUsage(o.usage, storage.usage, clock, `${PREFIX}usage`, taps),
+    usage: compileUsage(
+      o.usage,
+      storage.usage,
+      clock,
+      `${PREFIX}usage`,
+      taps,
+      audit?.recordsRefusals ? (...args) => audit.refusals(...args) : undefined,
+    ),
     taps,
   });
 }

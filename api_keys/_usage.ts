@@ -101,7 +101,21 @@ export interface UsageRecorderSettings {
   emitMetric: Dispatch<ApiKeyUsageMetric> | undefined;
   /** The telemetry bridge's taps (`usageFlush`). */
   taps?: ApiKeyTaps;
+  /**
+   * The audit log's refusal aggregates (`audit.refusedVerifications`): called
+   * once per key and past hour with refusals, from the rows written (never on
+   * the verify path).
+   */
+  onRefusals?: RefusalSink;
 }
+
+/** Receives one key's refusals of one UTC hour, by code (zeros left out). */
+export type RefusalSink = (
+  keyId: string,
+  tenantId: string,
+  hour: Date,
+  refused: Partial<Record<ApiKeyUsageRefusalCode, number>>,
+) => void;
 
 /** Counts verification outcomes per key and hour and flushes them (see the module documentation). */
 export class UsageRecorder {
@@ -115,6 +129,8 @@ export class UsageRecorder {
   /** Rows in `#batches`. */
   #batchedRows = 0;
   #nowMs = 0;
+  /** Refusals written, per key and hour, until their hour is past (`onRefusals`). */
+  readonly #refusals = new Map<string, Pending>();
   /** Counts of unknown prefixes, never written. */
   readonly #scratch = new Pending("", "", 0);
   #timer: ReturnType<typeof setTimeout> | undefined;
@@ -164,7 +180,7 @@ export class UsageRecorder {
       return await flushing;
     } finally {
       this.#flushing = undefined;
-      if (this.pendingRows > 0) this.#arm();
+      if (this.pendingRows > 0 || this.#refusals.size > 0) this.#arm();
     }
   }
 
@@ -275,8 +291,37 @@ export class UsageRecorder {
       this.#batches.shift();
       this.#batchedRows -= batch.rows.length;
       if (batch.rows.length > 0) this.#emit("written", batch.rows.length);
+      if (this.#s.onRefusals !== undefined) this.#gatherRefusals(batch.rows);
     }
+    if (this.#s.onRefusals !== undefined) this.#reportRefusals(this.#s.onRefusals);
     return undefined;
+  }
+
+  /** Adds the refusals of rows written to their key's hour. */
+  #gatherRefusals(rows: Pending[]): void {
+    for (const row of rows) {
+      if (!row.refused.some((n) => n > 0)) continue;
+      const id = `${row.bucketMs} ${row.keyId}`;
+      const gathered = this.#refusals.get(id) ??
+        new Pending(row.keyId, row.tenantId, row.bucketMs);
+      for (let i = 0; i < row.refused.length; i++) gathered.refused[i] += row.refused[i];
+      this.#refusals.set(id, gathered);
+    }
+  }
+
+  /** Hands over each gathered hour that is past (all of them once closed). */
+  #reportRefusals(sink: RefusalSink): void {
+    const now = this.#s.clock().getTime();
+    const hour = now - (now % HOUR_MS);
+    for (const [id, gathered] of this.#refusals) {
+      if (gathered.bucketMs >= hour && !this.#closed) continue;
+      this.#refusals.delete(id);
+      const refused: Partial<Record<ApiKeyUsageRefusalCode, number>> = {};
+      API_KEY_USAGE_REFUSALS.forEach((code, i) => {
+        if (gathered.refused[i] > 0) refused[code] = gathered.refused[i];
+      });
+      sink(gathered.keyId, gathered.tenantId, new Date(gathered.bucketMs), refused);
+    }
   }
 
   #emit(outcome: ApiKeyUsageMetric["outcome"], rows: number): void {
@@ -304,8 +349,14 @@ export function compileUsage(
   clock: () => Date,
   label: string,
   taps: ApiKeyTaps = {},
+  onRefusals?: RefusalSink,
 ): UsageRecorder | undefined {
-  if (option === undefined || option === false) return undefined;
+  if (option === undefined || option === false) {
+    if (onRefusals !== undefined) {
+      throw new TypeError(`ApiKeysServiceOptions.audit.refusedVerifications needs ${label}`);
+    }
+    return undefined;
+  }
   if (option !== true && (typeof option !== "object" || option === null)) {
     throw new TypeError(`${label} must be true, false or { flushIntervalMs, maxPendingKeys }`);
   }
@@ -333,6 +384,7 @@ export function compileUsage(
     maxPendingKeys,
     emitMetric: createDispatcher(o.onMetric, o.onMetricError, "usage.onMetric"),
     taps,
+    onRefusals,
   });
 }
 

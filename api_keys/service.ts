@@ -132,6 +132,7 @@ export class ApiKeysService {
       renameForTenant: auditedRename(settings),
       recordsUsage: settings.usage !== undefined,
       audits: settings.audit !== undefined,
+      recordRefusal: auditedRefusal(settings),
       listPage: (tenantId, options) =>
         this.#manage.use((flow) => flow.listSummaryPage(tenantId, options)),
     });
@@ -409,6 +410,19 @@ export class ApiKeysService {
 }
 
 const NO_AUDIT = "the audit log needs ApiKeysServiceOptions.audit";
+
+/** With the audit log, the recorder of the admin routes' refusals (same door as every record). */
+function auditedRefusal(settings: Settings): ServiceHooks["recordRefusal"] {
+  const { audit } = settings;
+  if (audit === undefined) return undefined;
+  return (tenantId, context, key, asked, exceeds) =>
+    audit.append(
+      audit.entry(tenantId, "key.escalation_refused", context, "app", key, {
+        asked: change(null, asked),
+        exceeds: change(null, exceeds),
+      }, "refused"),
+    );
+}
 
 /**
  * The storage's `renameForTenant` for the admin routes; with the audit log,

@@ -370,7 +370,8 @@ export function createApiKeysAdminHandler<R>(
     DEFAULT_MAX_BODY_BYTES,
     "options.maxBodyBytes",
   );
-  const { clock, renameForTenant: rename, recordsUsage, audits, listPage } = hooks;
+  const { clock, renameForTenant: rename, recordsUsage, audits, recordRefusal, listPage } = hooks;
+  let csrfRefused = 0;
   const usage: UsageReader | undefined = recordsUsage
     ? (tenantId, query) => service.usage(tenantId, query)
     : undefined;
@@ -589,6 +590,7 @@ export function createApiKeysAdminHandler<R>(
       can[action] = await hook(() => canManage(call.request, action, none)) === true;
     }
     can.rename &&= rename !== undefined;
+    can.audit &&= audits;
     const offer = can.create ? await grantable(call) : { scopes: [], environments: [] };
     const limits = can.create ? await limitsView(call) : null;
     can.create &&= offer.scopes.length > 0 && offer.environments.length > 0 &&
@@ -763,7 +765,7 @@ export function createApiKeysAdminHandler<R>(
   }
 
   async function dispatch(route: Route, request: AdminRequest, native: R): Promise<AdminResponse> {
-    const { action, id } = route;
+    const { action } = route;
     if (
       (action === "rename" && rename === undefined) ||
       (action === "usage" && usage === undefined) || (action === "audit" && !audits)
@@ -771,6 +773,7 @@ export function createApiKeysAdminHandler<R>(
       throw new AdminHttpError(501, "not_implemented", `The ${action} route is not available`);
     }
     if (STATE_CHANGING.has(request.method) && !passesCsrf(request)) {
+      csrfRefused++;
       throw new AdminHttpError(403, "csrf_refused", "Cross-site request refused");
     }
     const tenantId = await hook(() => tenantOf(native));
@@ -778,6 +781,37 @@ export function createApiKeysAdminHandler<R>(
       throw new AdminHttpError(401, "unauthenticated", "Authentication required");
     }
     const call: Call<R> = { request: native, tenantId };
+    try {
+      return await act(route, request, call);
+    } catch (error) {
+      if (error instanceof AdminHttpError && error.code === "api_key_escalation_refused") {
+        await recordRefused(call, route, error);
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * With the audit log, records an escalation refused to the caller (actor
+   * from `actorOf`): what it asked and where it exceeded. A failure to record
+   * goes to `onError`; the answer stays the refusal.
+   */
+  async function recordRefused(call: Call<R>, route: Route, error: AdminHttpError): Promise<void> {
+    if (recordRefusal === undefined) return;
+    try {
+      const key = route.id === null
+        ? null
+        : (await keysOf(call)).find((candidate) => candidate.id === route.id) ?? null;
+      const exceeds = error.details?.exceeds ?? null;
+      await recordRefusal(call.tenantId, { actor: await actor(call) }, key, route.action, exceeds);
+    } catch (failure) {
+      report(failure);
+    }
+  }
+
+  async function act(route: Route, request: AdminRequest, call: Call<R>): Promise<AdminResponse> {
+    const { action, id } = route;
+    const { tenantId } = call;
     const none: AdminTarget = { tenantId, key: null, proposed: null };
     switch (action) {
       case "config":
@@ -838,12 +872,17 @@ export function createApiKeysAdminHandler<R>(
     if (error instanceof ApiKeyOperationError || error instanceof ApiKeyStorageError) {
       return errorResponse(error.httpStatus, error.code, error.message);
     }
+    report(error);
+    return errorResponse(500, "internal_error", "Internal error");
+  }
+
+  /** Hands `error` to `onError`, whose own failure changes nothing of the answer. */
+  function report(error: unknown): void {
     try {
       onError(error instanceof HookFailure ? error.error : error);
     } catch {
-      // onError is the app's: its failure changes nothing of the answer.
+      // onError is the app's.
     }
-    return errorResponse(500, "internal_error", "Internal error");
   }
 
   const handle = async (request: AdminRequest, native: R): Promise<AdminResponse | undefined> => {
@@ -854,5 +893,8 @@ export function createApiKeysAdminHandler<R>(
       return answerError(error);
     }
   };
-  return Object.assign(handle, { maxBodyBytes });
+  return Object.defineProperty(Object.assign(handle, { maxBodyBytes }), "csrfRefused", {
+    get: () => csrfRefused,
+    enumerable: true,
+  }) as ApiKeysAdminHandler<R>;
 }

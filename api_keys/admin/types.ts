@@ -323,6 +323,11 @@ export interface ApiKeysAdminHandler<R> {
   (request: AdminRequest, native: R): Promise<AdminResponse | undefined>;
   /** Largest body read, in bytes. */
   readonly maxBodyBytes: number;
+  /**
+   * Requests this handler refused for CSRF since it was made: counted, never
+   * each recorded in the audit log (a cross-site page can send them at will).
+   */
+  readonly csrfRefused: number;
 }
 
 /**

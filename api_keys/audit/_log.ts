@@ -41,8 +41,13 @@ function compileOptions(options: unknown, label: string): Required<ApiKeyAuditOp
   if (typeof options !== "object" || options === null) {
     throw new TypeError(`${label} must be an object`);
   }
-  const { checkpointKey, checkpointEvery = 1_000, checkpointIntervalMs = 900_000, ...rest } =
-    options as Record<string, unknown>;
+  const {
+    checkpointKey,
+    checkpointEvery = 1_000,
+    checkpointIntervalMs = 900_000,
+    refusedVerifications = false,
+    ...rest
+  } = options as Record<string, unknown>;
   const unknown = Object.keys(rest);
   if (unknown.length > 0) throw new TypeError(`${label}: unknown option ${unknown[0]}`);
   if (typeof checkpointKey !== "string" || new TextEncoder().encode(checkpointKey).length < 32) {
@@ -58,10 +63,14 @@ function compileOptions(options: unknown, label: string): Required<ApiKeyAuditOp
       `${label}.checkpointIntervalMs must be an integer from 1,000 to 86,400,000`,
     );
   }
+  if (typeof refusedVerifications !== "boolean") {
+    throw new TypeError(`${label}.refusedVerifications must be a boolean`);
+  }
   return {
     checkpointKey,
     checkpointEvery: checkpointEvery as number,
     checkpointIntervalMs: checkpointIntervalMs as number,
+    refusedVerifications,
   };
 }
 
@@ -148,15 +157,17 @@ export class AuditLog {
 
   /**
    * The record of `action` on `key` (null: tenant-wide) by the context's
-   * actor (else `defaultActor`), with the changed fields; its context is checked.
+   * actor (else `defaultActor`), with the changed fields and its outcome;
+   * its context is checked.
    */
   entry(
     tenantId: string,
     action: AuditAction,
     context: AuditContext | undefined,
     defaultActor: "app" | "system",
-    key: { id: string; prefix: string } | null,
+    key: { id: string; prefix: string | null } | null,
     changes: Record<string, AuditChange>,
+    outcome: AuditEntry["outcome"] = "success",
   ): AuditAppend {
     const c = (context ?? {}) as Record<string, unknown>;
     const actor = optionalText(c.actor, "the audit context's actor") ?? defaultActor;
@@ -168,7 +179,7 @@ export class AuditLog {
       prefix: key?.prefix ?? null,
       requestId: optionalText(c.requestId, "the audit context's requestId") ?? null,
       clientAddress: optionalText(c.clientAddress, "the audit context's clientAddress") ?? null,
-      outcome: "success",
+      outcome,
       changes,
     };
     return {
@@ -179,6 +190,32 @@ export class AuditLog {
       actor,
       action,
     };
+  }
+
+  /** Whether the option `refusedVerifications` is on. */
+  get recordsRefusals(): boolean {
+    return this.#options.refusedVerifications;
+  }
+
+  /**
+   * Records the refused verifications of `keyId` in the UTC hour starting at
+   * `hour` (counts by code, zeros left out), actor `system`. Detached; a
+   * failure is warned about once.
+   */
+  refusals(keyId: string, tenantId: string, hour: Date, refused: Record<string, number>): void {
+    const audit = this.entry(
+      tenantId,
+      "key.verifications_refused",
+      undefined,
+      "system",
+      {
+        id: keyId,
+        prefix: null,
+      },
+      { hour: change(null, hour), refused: change(null, refused) },
+      "refused",
+    );
+    callDetached(() => this.append(audit), [], this.#failed);
   }
 
   /** Appends `audit` alone (a change outside the key records), then counts it. */

@@ -36,6 +36,7 @@ export {
   signCheckpoint,
   verifyAuditChain,
 } from "./chain.ts";
+export { AUDIT_EXPORT_SCHEMA, type AuditExportSchema } from "./export_schema.ts";
 export {
   type ApiKeyAuditOptions,
   AUDIT_ACTIONS,

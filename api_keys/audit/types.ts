@@ -15,7 +15,9 @@ export type AuditAction =
   | "key.credits_updated"
   | "key.expiring"
   | "key.rotation_completed"
-  | "key.exposed";
+  | "key.exposed"
+  | "key.escalation_refused"
+  | "key.verifications_refused";
 
 /** Every `AuditAction`, in a fixed order. */
 export const AUDIT_ACTIONS: readonly AuditAction[] = Object.freeze([
@@ -28,6 +30,8 @@ export const AUDIT_ACTIONS: readonly AuditAction[] = Object.freeze([
   "key.expiring",
   "key.rotation_completed",
   "key.exposed",
+  "key.escalation_refused",
+  "key.verifications_refused",
 ]);
 
 /** A value of a changed field: JSON, dates as ISO 8601 strings. */
@@ -218,6 +222,13 @@ export interface ApiKeyAuditOptions {
   checkpointEvery?: number;
   /** …or when the tenant's last one is this old, in ms (1,000 to 86,400,000; default 900,000). */
   checkpointIntervalMs?: number;
+  /**
+   * Opt-in (default `false`; needs the service's `usage` option): one
+   * `key.verifications_refused` record per key and UTC hour with refusals,
+   * their counts by code, taken from the usage recorder when it writes an
+   * hour past (never one per request; the verify path is the same either way).
+   */
+  refusedVerifications?: boolean;
 }
 
 /** What `ApiKeysService.auditLog` reads: newest first, filtered, a page at a time. */

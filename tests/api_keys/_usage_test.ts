@@ -536,3 +536,59 @@ describe("ApiKeysService with the usage option", () => {
     );
   });
 });
+
+describe("UsageRecorder's refusal aggregates (audit.refusedVerifications)", () => {
+  it("hands over one aggregate per key and past hour, from the rows written, by code; none with no refusal", async () => {
+    const clock = { now: T0 };
+    const { access } = fakeAccess((call) => call === 3);
+    const seen: [string, string, string, Record<string, number>][] = [];
+    const usage = new UsageRecorder({
+      access,
+      clock: () => new Date(clock.now),
+      flushIntervalMs: HOUR,
+      maxPendingKeys: 100,
+      emitMetric: undefined,
+      onRefusals: (keyId, tenantId, hour, refused) =>
+        seen.push([keyId, tenantId, hour.toISOString(), refused]),
+    });
+    usage.refused("k1", "t1", "api_key_revoked");
+    usage.refused("k1", "t1", "api_key_revoked");
+    usage.accepted("k2", "t1");
+    await usage.flush();
+    clock.now = T0 + 60_000;
+    usage.refused("k1", "t1", "api_key_ip_not_allowed");
+    await usage.flush();
+    assert.deepEqual(seen, [], "the hour is not past: nothing yet, whatever the flushes");
+    clock.now = T0 + HOUR;
+    usage.refused("k1", "t1", "api_key_expired");
+    assert.notEqual(await usage.flush(), undefined, "the third write fails");
+    assert.deepEqual(seen, [], "a failed write reports nothing");
+    await usage.flush();
+    assert.deepEqual(seen, [
+      ["k1", "t1", new Date(T0).toISOString(), { api_key_revoked: 2, api_key_ip_not_allowed: 1 }],
+    ]);
+    await usage.close();
+    assert.deepEqual(seen.at(-1), [
+      "k1",
+      "t1",
+      new Date(T0 + HOUR).toISOString(),
+      { api_key_expired: 1 },
+    ]);
+    assert.equal(seen.length, 2);
+  });
+
+  it("is opt-in: the verify path's counting is the same code either way, and the option needs usage", async () => {
+    // Structural: the counting called on each verification never looks at the aggregates.
+    for (const method of [UsageRecorder.prototype.refused, UsageRecorder.prototype.accepted]) {
+      assert.doesNotMatch(method.toString(), /onRefusals|refusals/i);
+    }
+    const verifyFlow = await Deno.readTextFile(
+      new URL("../../api_keys/_verify.ts", import.meta.url),
+    );
+    assert.doesNotMatch(verifyFlow, /audit|onRefusals/i);
+    assert.throws(
+      () => compileUsage(undefined, undefined, () => new Date(), "options.usage", {}, () => {}),
+      /refusedVerifications needs options.usage/,
+    );
+  });
+});

@@ -196,6 +196,35 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
       assert.equal((await service.verifyAuditLog(tenantId)).ok, true);
     });
 
+    it("refused-verification aggregates: one record per key and hour in the chain, filtered by action", async () => {
+      const info = console.info;
+      console.info = () => {};
+      const service = new ApiKeysService({
+        peppers: { 1: "postgres-audit-pepper-0123456789abcdef" },
+        storage: new PrismaApiKeyStorage(prisma, { audit: prisma, usage: prisma }),
+        cache: false,
+        usage: { flushIntervalMs: 3_600_000 },
+        audit: { checkpointKey: SECRET, refusedVerifications: true },
+      });
+      console.info = info;
+      const tenantId = `pg-audit-${crypto.randomUUID()}`;
+      const scopes = [{ resource: "orders", level: "read" as const }];
+      const { id, key } = await service.create({ tenantId, name: "n", scopes });
+      await service.revoke(id);
+      for (let i = 0; i < 4; i++) await assert.rejects(service.verify(key));
+      await service.close();
+      let page;
+      for (let i = 0; i < 50; i++) {
+        page = await service.auditLog(tenantId, { action: "key.verifications_refused" });
+        if (page.records.length > 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      assert.deepEqual(page!.records.map((r) => [r.seq, r.keyId, r.outcome, r.changes.refused]), [
+        [3, id, "refused", { before: null, after: { api_key_revoked: 4 } }],
+      ]);
+      assert.equal((await service.verifyAuditLog(tenantId)).ok, true);
+    });
+
     it("pruning keeps the chain verifiable from its anchor; a deleted first record is still found", async () => {
       const tenantId = await chainOf(4);
       assert.equal(await storage.pruneAudit!(tenantId, new Date(Date.now() + 60_000)), 3);

@@ -128,7 +128,8 @@ describe("createApiKeysAdminHandler", () => {
       defaultExpiry: "never",
       capabilities: { rename: true, usage: false },
       csrf: { header: "x-requested-with", value: "api-keys-manager" },
-      can: { create: true, rename: true, rotate: true, revoke: true, audit: true },
+      // No audit option on this service: GET /audit would answer 501.
+      can: { create: true, rename: true, rotate: true, revoke: true, audit: false },
       limits: null,
     });
   });

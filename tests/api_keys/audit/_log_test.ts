@@ -13,7 +13,7 @@ import {
   InMemoryApiKeyStorage,
 } from "../../../api_keys/mod.ts";
 import { checkpointValid, verifyAuditChain } from "../../../api_keys/audit/chain.ts";
-import { change, createdChanges, toAuditRecord } from "../../../api_keys/audit/_log.ts";
+import { AuditLog, change, createdChanges, toAuditRecord } from "../../../api_keys/audit/_log.ts";
 import type { AuditExportLine, StoredAuditRecord } from "../../../api_keys/audit/types.ts";
 import { createRateLimiter } from "../../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../../rate_limits/memory_store.ts";
@@ -367,6 +367,96 @@ describe("api_keys/audit/_log.ts", () => {
     const { service } = makeService();
     await assert.rejects(service.auditLog("t"), /needs ApiKeysServiceOptions.audit/);
     await assert.rejects(collect(service.exportAuditLog("t")), TypeError);
+  });
+
+  it("counts records since the last checkpoint for at most 10,000 tenants: past that, the longest-counted starts again", async () => {
+    const read: string[] = [];
+    const emitted: string[] = [];
+    const access = {
+      append: () => Promise.reject(new Error("not used")),
+      read: ({ tenantId }: { tenantId: string }) => {
+        read.push(tenantId);
+        return Promise.resolve({
+          records: [],
+          state: {
+            head: { seq: 2, hash: "a".repeat(64) },
+            anchor: { seq: 1, prevHash: "0".repeat(64) },
+          },
+        });
+      },
+      prune: undefined,
+    };
+    const log = new AuditLog(
+      access,
+      { checkpointKey: CHECKPOINT_KEY, checkpointEvery: 2, checkpointIntervalMs: 86_400_000 },
+      () => new Date(0),
+      (event) => {
+        if (event.type === "api_key.audit_checkpoint") emitted.push(event.checkpoint.tenantId);
+      },
+      "audit",
+    );
+    const settle = async () => {
+      for (let i = 0; i < 5; i++) await new Promise((resolve) => setTimeout(resolve, 0));
+    };
+    log.appended("t0");
+    for (let i = 1; i <= 10_000; i++) log.appended(`t${i}`);
+    // t0 was dropped for t10000: its second record counts as its first, no checkpoint.
+    log.appended("t0");
+    // t10000 is still counted: its second record signs a checkpoint.
+    log.appended("t10000");
+    await settle();
+    assert.deepEqual(read, ["t10000"]);
+    assert.deepEqual(emitted, ["t10000"]);
+    // Under the cap nothing else is dropped: t9999's second record signs one.
+    log.appended("t9999");
+    await settle();
+    assert.deepEqual(emitted, ["t10000", "t9999"]);
+  });
+
+  it("refusedVerifications: one record per key and hour with the refusals by code, actor system; off by default", async () => {
+    const info = console.info;
+    console.info = () => {};
+    const make = (refusedVerifications?: boolean) =>
+      makeService({
+        audit: { checkpointKey: CHECKPOINT_KEY, refusedVerifications },
+        usage: { flushIntervalMs: 3_600_000 },
+      });
+    try {
+      for (const on of [true, false]) {
+        const { service } = make(on ? true : undefined);
+        const { id, key } = await service.create({ tenantId: "t", name: "ci", scopes: SCOPES });
+        await service.verify(key);
+        await service.revoke(id);
+        for (let i = 0; i < 3; i++) await assert.rejects(service.verify(key));
+        await service.close();
+        await new Promise((resolve) => setTimeout(resolve, 0));
+        const { records } = await service.auditLog("t");
+        const refused = records.filter((r) => r.action === "key.verifications_refused");
+        assert.deepEqual(
+          refused.map((r) => [r.actor, r.outcome, r.keyId, r.changes]),
+          on
+            ? [["system", "refused", id, {
+              hour: { before: null, after: "2030-01-01T00:00:00.000Z" },
+              refused: { before: null, after: { api_key_revoked: 3 } },
+            }]]
+            : [],
+        );
+        assert.equal((await service.verifyAuditLog("t")).ok, true);
+      }
+      assert.throws(
+        () => makeService({ audit: { checkpointKey: CHECKPOINT_KEY, refusedVerifications: true } }),
+        /refusedVerifications needs/,
+      );
+      assert.throws(
+        () =>
+          makeService({
+            audit: { checkpointKey: CHECKPOINT_KEY, refusedVerifications: "yes" as never },
+          }),
+        /refusedVerifications must be a boolean/,
+      );
+    } finally {
+      console.info = info;
+    }
   });
 });
 

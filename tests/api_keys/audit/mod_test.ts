@@ -9,6 +9,7 @@ import * as audit from "../../../api_keys/audit/mod.ts";
 import { ApiKeysService, InMemoryApiKeyStorage } from "../../../api_keys/mod.ts";
 import {
   type AdminAction,
+  type ApiKeysAdminOptions,
   type AuditPage,
   createApiKeysAdminHandler,
 } from "../../../api_keys/admin/mod.ts";
@@ -21,7 +22,7 @@ interface Caller {
   user: string;
 }
 
-function setup(withAudit = true) {
+function setup(withAudit = true, policy: ApiKeysAdminOptions<Caller>["policy"] = () => null) {
   const info = console.info;
   console.info = () => {};
   const service = new ApiKeysService({
@@ -41,24 +42,27 @@ function setup(withAudit = true) {
       decisions.push(action);
       return action !== "audit" || allowAudit;
     },
-    policy: () => null,
+    policy,
   });
   const call = async (
     method: string,
     path: string,
     caller: Caller,
-    options: { body?: unknown; query?: Record<string, string> } = {},
+    options: { body?: unknown; query?: Record<string, string>; csrf?: boolean } = {},
   ) => {
     const answer = await handle({
       method,
       path,
       query: (name) => options.query?.[name] ?? null,
-      headers: (name) => name.toLowerCase() === "x-requested-with" ? "api-keys-manager" : null,
+      headers: (name) =>
+        name.toLowerCase() === "x-requested-with" && options.csrf !== false
+          ? "api-keys-manager"
+          : null,
       body: options.body === undefined ? null : JSON.stringify(options.body),
     }, caller);
     return { status: answer!.status, json: JSON.parse(answer!.body) };
   };
-  return { service, call, decisions, deny: () => allowAudit = false };
+  return { service, handle, call, decisions, deny: () => allowAudit = false };
 }
 
 describe("api_keys/audit/mod.ts", () => {
@@ -119,5 +123,73 @@ describe("api_keys/audit/mod.ts", () => {
     assert.equal((await call("GET", "/audit", { tenant: "acme", user: "a" })).status, 403);
     const without = setup(false);
     assert.equal((await without.call("GET", "/audit", { tenant: "acme", user: "a" })).status, 501);
+  });
+
+  it("records an escalation refused by the admin routes (actor from actorOf, what was asked), and only counts CSRF refusals", async () => {
+    const { service, handle, call } = setup(
+      true,
+      ({ action }) =>
+        action === "revoke" || action === "create" ? { scopes: ["projects:write"] } : null,
+    );
+    const mallory = { tenant: "acme", user: "mallory@acme" };
+    const key = await service.create({
+      tenantId: "acme",
+      name: "ci",
+      scopes: [{ resource: "projects", level: "read" }],
+    });
+    const revoke = await call("DELETE", `/keys/${key.id}`, mallory);
+    assert.equal(revoke.status, 403);
+    assert.equal(revoke.json.error.code, "api_key_escalation_refused");
+    const create = await call("POST", "/keys", mallory, {
+      body: { name: "x", scopes: ["projects:read"] },
+    });
+    assert.equal(create.status, 403);
+    const { records } = await service.auditLog("acme");
+    const { prefix } = (await service.listSummaries("acme")).find((k) => k.id === key.id)!;
+    const refused = records.filter((r) => r.action === "key.escalation_refused");
+    assert.deepEqual(
+      refused.map((r) => [r.actor, r.outcome, r.keyId, r.prefix, r.changes]),
+      [
+        ["mallory@acme", "refused", null, null, {
+          asked: { before: null, after: "create" },
+          exceeds: { before: null, after: { scopes: ["projects:write"] } },
+        }],
+        ["mallory@acme", "refused", key.id, prefix, {
+          asked: { before: null, after: "revoke" },
+          exceeds: { before: null, after: { scopes: ["projects:write"] } },
+        }],
+      ],
+    );
+    assert.equal((await service.verify(key.key)).keyId, key.id);
+
+    assert.equal(handle.csrfRefused, 0);
+    const csrf = await call("DELETE", `/keys/${key.id}`, mallory, { csrf: false });
+    assert.equal(csrf.status, 403);
+    assert.equal(csrf.json.error.code, "csrf_refused");
+    assert.equal(handle.csrfRefused, 1);
+    assert.equal((await service.auditLog("acme")).records.length, records.length);
+    assert.equal((await service.verifyAuditLog("acme")).ok, true);
+  });
+
+  it("without the audit option, a refused escalation is answered the same and nothing is recorded", async () => {
+    const { service, call } = setup(false, () => ({ scopes: ["projects:write"] }));
+    const key = await service.create({
+      tenantId: "acme",
+      name: "ci",
+      scopes: [{ resource: "projects", level: "read" }],
+    });
+    const revoke = await call("DELETE", `/keys/${key.id}`, { tenant: "acme", user: "m" });
+    assert.equal(revoke.status, 403);
+    assert.equal(revoke.json.error.code, "api_key_escalation_refused");
+  });
+
+  it("GET /config's can.audit: true with the audit option and canManage's yes, false without the option", async () => {
+    const caller = { tenant: "acme", user: "a" };
+    const { call, deny } = setup();
+    assert.equal((await call("GET", "/config", caller)).json.can.audit, true);
+    deny();
+    assert.equal((await call("GET", "/config", caller)).json.can.audit, false);
+    const without = setup(false);
+    assert.equal((await without.call("GET", "/config", caller)).json.can.audit, false);
   });
 });
