@@ -197,6 +197,46 @@ export interface ApiKeysManagerStrings {
   errorInvalid: string;
   /** 429. */
   errorRateLimited: string;
+  /** Activity button and heading (the audit log). */
+  activity: string;
+  /** Activity view: no records. */
+  activityEmpty: string;
+  /** Activity column: when. */
+  activityWhen: string;
+  /** Activity column: who. */
+  activityWho: string;
+  /** Activity column: what. */
+  activityWhat: string;
+  /** Activity column: which key. */
+  activityKey: string;
+  /** Activity of no one key (tenant-wide). */
+  activityTenant: string;
+  /** Loads the next page of activity. */
+  loadMore: string;
+  /** Closes the Activity view. */
+  close: string;
+  /** Actor `system`: the library's own jobs. */
+  actorSystem: string;
+  /** A refused attempt: `{action}`. */
+  auditRefused: string;
+  /** Audit action `key.created`. */
+  auditCreated: string;
+  /** Audit action `key.imported`. */
+  auditImported: string;
+  /** Audit action `key.rotated`. */
+  auditRotated: string;
+  /** Audit action `key.revoked`. */
+  auditRevoked: string;
+  /** Audit action `key.renamed`. */
+  auditRenamed: string;
+  /** Audit action `key.credits_updated`. */
+  auditCreditsUpdated: string;
+  /** Audit action `key.expiring`. */
+  auditExpiring: string;
+  /** Audit action `key.rotation_completed`. */
+  auditRotationCompleted: string;
+  /** Audit action `key.exposed`. */
+  auditExposed: string;
   /** Retries loading. */
   retry: string;
 }
@@ -297,5 +337,25 @@ export const API_KEYS_MANAGER_STRINGS: Readonly<ApiKeysManagerStrings> = Object.
   errorEscalation: "You cannot create a key with more access or fewer limits than your own.",
   errorInvalid: "Some values were not accepted. Check the form and try again.",
   errorRateLimited: "Too many requests. Wait a moment and try again.",
+  activity: "Activity",
+  activityEmpty: "No activity yet.",
+  activityWhen: "When",
+  activityWho: "Who",
+  activityWhat: "What",
+  activityKey: "Key",
+  activityTenant: "All keys",
+  loadMore: "Load more",
+  close: "Close",
+  actorSystem: "System",
+  auditRefused: "{action} (refused)",
+  auditCreated: "Created",
+  auditImported: "Imported",
+  auditRotated: "Rotated",
+  auditRevoked: "Revoked",
+  auditRenamed: "Renamed",
+  auditCreditsUpdated: "Credits changed",
+  auditExpiring: "Expiry notice sent",
+  auditRotationCompleted: "Rotation completed",
+  auditExposed: "Reported exposed",
   retry: "Retry",
 });

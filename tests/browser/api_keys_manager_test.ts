@@ -550,6 +550,111 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     assert.equal(await background(), "rgb(13, 17, 23)", "a dark host page under a light system");
   });
 
+  test("activity: the audit log for the tenant and per key, Load more, keyboard, 0 violations; only with can.audit", async () => {
+    fake.keys = [key("k901", { name: "audited" }), key("k902", { name: "other" })];
+    const start = Date.parse("2026-11-29T08:00:00.000Z");
+    fake.audit = Array.from({ length: 30 }, (_, index) => ({
+      seq: index + 1,
+      at: new Date(start + index * 60_000).toISOString(),
+      action: index % 2 === 0 ? "key.created" : "key.renamed",
+      actor: "alice@example.com",
+      keyId: index < 27 ? "k901" : "k902",
+      prefix: index < 27 ? "sk_live_k901" : "sk_live_k902",
+      outcome: "success" as const,
+    }));
+    fake.audit.push({
+      seq: 31,
+      at: new Date(start + 30 * 60_000).toISOString(),
+      action: "key.expiring",
+      actor: "system",
+      keyId: null,
+      prefix: null,
+      outcome: "success",
+    }, {
+      seq: 32,
+      at: new Date(start + 31 * 60_000).toISOString(),
+      action: "key.created",
+      actor: "mallory",
+      keyId: "k902",
+      prefix: "sk_live_k902",
+      outcome: "refused",
+    });
+    const auditRequests = () =>
+      fake.requests.filter((r) => r.path === "/admin/audit").map((r) => r.query.toString());
+    const rows = () => inShadow<number>("r.querySelectorAll('dialog tbody tr').length");
+    await open();
+    await waitForText(page, "audited", "table");
+    assert.equal(
+      await inShadow<boolean>("r.querySelector('[part~=activity-button]').hidden"),
+      true,
+      "no Activity without can.audit",
+    );
+    await act("audited", "Rename");
+    await page.keyboard.press("Escape");
+    assert.ok(
+      !(await inShadow<string[]>(
+        "[...r.querySelectorAll('.menu button')].map((b) => b.textContent)",
+      ))
+        .includes("Activity"),
+    );
+    fake.config = { ...structuredClone(FAKE_CONFIG), can: { ...FAKE_CONFIG.can, audit: true } };
+    try {
+      await open();
+      await waitForText(page, "audited", "table");
+      await tabTo(page, "button:Activity");
+      await page.keyboard.press("Enter");
+      await waitForText(page, "mallory", "dialog");
+      assert.equal(await focused(page), "button:Close");
+      assert.equal(await rows(), 25);
+      const text = await shadowText(page, "dialog");
+      assert.match(text, /^Activity\n/);
+      assert.ok(text.includes("Nov 29, 2026, 9:31 AM"), text); // 08:31 UTC in Paris
+      assert.ok(text.includes("Created (refused)") && text.includes("System"), text);
+      assert.ok(text.includes("Expiry notice sent") && text.includes("All keys"), text);
+      assert.deepEqual(await violations(page), []);
+      await assertFits("activity at 1280 px");
+      await tabTo(page, "button:Load more", "Shift+Tab");
+      await page.keyboard.press("Enter");
+      await page.waitForFunction(() =>
+        document.querySelector("api-keys-manager")!.shadowRoot!.querySelectorAll(
+          "dialog tbody tr",
+        ).length === 32
+      );
+      assert.equal(await inShadow<boolean>("r.querySelector('dialog .row button').hidden"), true);
+      assert.match(await focused(page), /^th:Nov 29, 2026, 9:06 AM/, "the first new record");
+      assert.deepEqual(auditRequests(), ["limit=25", "limit=25&cursor=25"]);
+      await page.keyboard.press("Escape");
+      assert.equal(await focused(page), "button:Activity", "focus back on the button");
+
+      fake.requests = [];
+      await act("audited", "Activity");
+      await waitForText(page, "alice@example.com", "dialog");
+      assert.match(await shadowText(page, "dialog"), /^Activity audited \(sk_live_k901\)/);
+      assert.deepEqual(auditRequests(), ["limit=25&keyId=k901"]);
+      assert.equal(await rows(), 25);
+      await page.setViewportSize({ width: 320, height: 640 });
+      assert.deepEqual(await violations(page), []);
+      await assertFits("activity at 320 px");
+      await page.locator("api-keys-manager").getByRole("button", { name: "Load more" }).click();
+      await page.waitForFunction(() =>
+        document.querySelector("api-keys-manager")!.shadowRoot!.querySelectorAll(
+          "dialog tbody tr",
+        ).length === 27
+      );
+      await page.keyboard.press("Escape");
+      assert.equal(await focused(page), "button:Actions for audited (sk_live_k901)");
+
+      await open("/dark");
+      await waitForText(page, "audited", "table");
+      await page.locator("api-keys-manager").getByRole("button", { name: "Activity" }).click();
+      await waitForText(page, "mallory", "dialog");
+      assert.deepEqual(await violations(page), [], "dark host page");
+    } finally {
+      fake.config = structuredClone(FAKE_CONFIG);
+      fake.audit = [];
+    }
+  });
+
   test("keyboard only: create -> copy -> done -> rotate -> revoke; focus back on the row each time", async () => {
     fake.keys = [key("k801", { name: "first" })];
     await open();
