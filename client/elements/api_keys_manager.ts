@@ -516,7 +516,12 @@ export class ApiKeysManagerElement extends HTMLElement {
       this.#format(),
       async (cursor) => activityOf(await this.#call(activityPath(key?.id ?? null, cursor))),
       (error) => {
-        if (view.close.isConnected) this.#fail(error);
+        if (!view.close.isConnected) return;
+        // 501: the server keeps no audit log; Activity goes once this view closes.
+        if (error instanceof AdminApiError && error.status === 501 && this.#config) {
+          this.#config.can.audit = false;
+        }
+        this.#fail(error);
       },
       () => this.#close(),
     );
@@ -528,7 +533,11 @@ export class ApiKeysManagerElement extends HTMLElement {
       false,
       view.content,
       view.close,
-      () => key ? this.#focusRow(key.id) : this.#activity.focus(),
+      () => {
+        if (this.#config?.can.audit === false) this.#render();
+        if (key) this.#focusRow(key.id);
+        else this.#activity.focus();
+      },
     );
     void view.more();
   }

@@ -197,6 +197,8 @@ export interface ApiKeysManagerStrings {
   errorInvalid: string;
   /** 429. */
   errorRateLimited: string;
+  /** 501: the server does not offer this (e.g. no audit log). */
+  errorUnavailable: string;
   /** Activity button and heading (the audit log). */
   activity: string;
   /** Activity view: no records. */
@@ -337,6 +339,7 @@ export const API_KEYS_MANAGER_STRINGS: Readonly<ApiKeysManagerStrings> = Object.
   errorEscalation: "You cannot create a key with more access or fewer limits than your own.",
   errorInvalid: "Some values were not accepted. Check the form and try again.",
   errorRateLimited: "Too many requests. Wait a moment and try again.",
+  errorUnavailable: "This server does not offer this.",
   activity: "Activity",
   activityEmpty: "No activity yet.",
   activityWhen: "When",

@@ -61,6 +61,8 @@ export interface AdminFake {
   config: Record<string, unknown>;
   /** `tenantCredits` of the list answer. */
   tenantCredits: Record<string, unknown> | null;
+  /** `GET /admin/audit` answers 501 (a server without the audit log). */
+  auditMissing: boolean;
   /** Every secret handed out. */
   secrets: string[];
   /** The audit log, oldest first: each create, rotate, rename and revoke appends (actor `alice`). */
@@ -119,6 +121,7 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
     tenantCredits: null,
     secrets: [],
     audit: [],
+    auditMissing: false,
     close: () => new Promise((done) => server.close(() => done())),
   };
   const json = (status: number, body: unknown) => [status, JSON.stringify(body)] as const;
@@ -229,6 +232,9 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
     }
     if (method === "GET" && path === "/admin/usage") return usage(query);
     if (method === "GET" && path === "/admin/audit") {
+      if (fake.auditMissing) {
+        return error(501, "not_implemented", "The audit route is not available");
+      }
       return (fake.config.can as { audit?: boolean }).audit
         ? audit(query)
         : error(403, "forbidden", "Not allowed");

@@ -649,9 +649,22 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       await page.locator("api-keys-manager").getByRole("button", { name: "Activity" }).click();
       await waitForText(page, "mallory", "dialog");
       assert.deepEqual(await violations(page), [], "dark host page");
+      await page.keyboard.press("Escape");
+
+      fake.auditMissing = true; // config.can.audit, but no audit log: a 501
+      await page.locator("api-keys-manager").getByRole("button", { name: "Activity" }).click();
+      await waitForText(page, "This server does not offer this.", "dialog");
+      await page.keyboard.press("Escape");
+      assert.equal(
+        await inShadow<boolean>("r.querySelector('[part~=activity-button]').hidden"),
+        true,
+        "Activity gone after a 501",
+      );
+      assert.equal(await focused(page), "button:Create key");
     } finally {
       fake.config = structuredClone(FAKE_CONFIG);
       fake.audit = [];
+      fake.auditMissing = false;
     }
   });
 
