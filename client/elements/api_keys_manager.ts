@@ -71,7 +71,7 @@ export class ApiKeysManagerElement extends HTMLElement {
   #usage = new Map<string, number[]>();
   #state: "idle" | "loading" | "ready" | "error" | "signed-out" | "forbidden" = "idle";
   #errorKey: keyof ApiKeysManagerStrings | null = null;
-  #filters: Filters = { q: "", status: "", environment: "" };
+  #filters: Filters = { q: "", status: "", environment: "", sort: "" };
   #cursor: string | null = null;
   #previous: (string | null)[] = [];
   #loads = 0;
@@ -186,12 +186,13 @@ export class ApiKeysManagerElement extends HTMLElement {
   }
 
   #listPath(): string {
-    const { q, status, environment } = this.#filters;
+    const { q, status, environment, sort } = this.#filters;
     const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
     if (this.#cursor) query.set("cursor", this.#cursor);
     if (q) query.set("q", q);
     if (status) query.set("status", status);
     if (environment) query.set("environment", environment);
+    if (sort) query.set("sort", sort);
     return `/keys?${query}`;
   }
 

@@ -33,6 +33,16 @@ export interface ApiKeysManagerStrings {
   filterEverything: string;
   /** Environment filter: both. */
   environmentAll: string;
+  /** The sort control. */
+  sort: string;
+  /** Sort: newest first (the default). */
+  sortNewest: string;
+  /** Sort: oldest first. */
+  sortOldest: string;
+  /** Sort: by name. */
+  sortName: string;
+  /** Sort: most recently used first (never used last). */
+  sortLastUsed: string;
   /** Previous page. */
   previous: string;
   /** Next page. */
@@ -256,6 +266,11 @@ export const API_KEYS_MANAGER_STRINGS: Readonly<ApiKeysManagerStrings> = Object.
   filterAll: "All but revoked",
   filterEverything: "All, revoked included",
   environmentAll: "All environments",
+  sort: "Sort",
+  sortNewest: "Newest first",
+  sortOldest: "Oldest first",
+  sortName: "Name (A to Z)",
+  sortLastUsed: "Recently used",
   previous: "Previous",
   next: "Next",
   name: "Name",

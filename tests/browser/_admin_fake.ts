@@ -168,7 +168,7 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
     fake.keys.push(key);
     return { key: secret, record: key };
   };
-  /** `GET /admin/keys`: filters, newest first, `limit` from the cursor (an offset). */
+  /** `GET /admin/keys`: filters, `sort` (newest first), `limit` from the cursor (an offset). */
   const list = (query: URLSearchParams) => {
     const q = (query.get("q") ?? "").toLowerCase();
     const status = query.get("status") ?? "";
@@ -180,6 +180,12 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
       (environment === "" || key.environment === environment) &&
       (q === "" || key.name.toLowerCase().includes(q) || key.prefix.toLowerCase().startsWith(q))
     ).reverse();
+    const sort = query.get("sort") ?? "";
+    if (sort === "created_asc") matching.reverse();
+    if (sort === "name_asc") matching.sort((a, b) => a.name.localeCompare(b.name));
+    if (sort === "last_used_desc") {
+      matching.sort((a, b) => (b.lastUsedAt ?? "").localeCompare(a.lastUsedAt ?? ""));
+    }
     const more = offset + limit < matching.length;
     return json(200, {
       keys: matching.slice(offset, offset + limit),

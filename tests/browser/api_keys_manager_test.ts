@@ -220,6 +220,18 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       fake.requests.findLast((r) => r.path === "/admin/keys")!.query.get("environment"),
       "test",
     );
+    const sortBy = async (sort: string, first: string) => {
+      await page.locator("api-keys-manager").getByLabel("Sort").selectOption(sort);
+      await page.waitForFunction(
+        (first) =>
+          document.querySelector("api-keys-manager")!.shadowRoot!.querySelector("tbody code")!
+            .textContent === first,
+        first,
+      );
+      return fake.requests.findLast((r) => r.path === "/admin/keys")!.query.get("sort");
+    };
+    assert.equal(await sortBy("name_asc", "sk_test_k1000"), "name_asc");
+    assert.equal(await sortBy("", "sk_test_k1999"), null, "newest first: the server's default");
     await page.locator("api-keys-manager").getByLabel("Status").first().selectOption("revoked");
     await waitForText(page, "No keys match the search and filters.");
 
@@ -548,6 +560,41 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     await page.emulateMedia({ colorScheme: "light" });
     await waitForCharts(page, 3);
     assert.equal(await background(), "rgb(13, 17, 23)", "a dark host page under a light system");
+  });
+
+  test("200 % zoom: a 1280x800 window at 200 % (640x400 CSS px): cards, no horizontal scroll, dialogs fit", async () => {
+    fake.keys = [key("k951", { name: LONG }), key("k952", { name: "zoomed" })];
+    const main = page;
+    const zoomed = await browser.newContext({
+      locale: "en-US",
+      timezoneId: "Europe/Paris",
+      viewport: { width: 640, height: 400 },
+      deviceScaleFactor: 2,
+    });
+    page = await zoomed.newPage();
+    try {
+      await page.goto(fake.origin + "/");
+      await waitForText(page, "zoomed", "table");
+      assert.deepEqual(await page.evaluate(() => [innerWidth, devicePixelRatio]), [640, 2]);
+      assert.equal(
+        await inShadow<string>("getComputedStyle(r.querySelector('tbody tr')).display"),
+        "block",
+        "each key a card",
+      );
+      await assertFits("list at 200 %");
+      await page.locator("api-keys-manager").getByRole("button", { name: "Create key" }).click();
+      await assertFits("create at 200 %");
+      await page.keyboard.press("Escape");
+      await act("zoomed", "Rotate");
+      await assertFits("rotate at 200 %");
+      await page.keyboard.press("Escape");
+      await act(LONG, "Revoke");
+      await assertFits("revoke of a 200-character name at 200 %");
+      assert.deepEqual(await violations(page), []);
+    } finally {
+      await zoomed.close();
+      page = main;
+    }
   });
 
   test("activity: the audit log for the tenant and per key, Load more, keyboard, 0 violations; only with can.audit", async () => {
