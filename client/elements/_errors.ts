@@ -22,6 +22,7 @@ const CODES: Record<string, keyof ApiKeysManagerStrings> = {
   api_key_invalid_time: "errorInvalid",
   invalid_body: "errorInvalid",
   api_key_storage_unavailable: "errorServer",
+  not_implemented: "errorUnavailable",
 };
 
 /** The string of each HTTP status, for codes not in `CODES`. */
@@ -33,6 +34,7 @@ const STATUSES: Record<number, keyof ApiKeysManagerStrings> = {
   409: "errorNotRotatable",
   422: "errorInvalid",
   429: "errorRateLimited",
+  501: "errorUnavailable",
 };
 
 /** Which string describes `error`. */

@@ -298,3 +298,42 @@ export function expiresSoon(key: KeyView, now: number, days = 7): boolean {
 export function fill(template: string, values: Record<string, string>): string {
   return template.replace(/\{(\w{1,20})\}/g, (match, name: string) => values[name] ?? match);
 }
+
+/** A record of the audit log (`GET {base}/audit`), as the Activity view shows it. */
+export interface ActivityRecord {
+  /** What happened, e.g. `key.revoked`. */
+  action: string;
+  /** Who did it. */
+  actor: string;
+  /** When. */
+  at: Date;
+  /** The key (`null`: tenant-wide). */
+  keyId: string | null;
+  /** The key's prefix. */
+  prefix: string | null;
+  /** `success` or `refused`. */
+  outcome: "success" | "refused";
+}
+
+/** One page of the audit log. */
+export interface ActivityPage {
+  /** Newest first. */
+  records: ActivityRecord[];
+  /** The next page's cursor, `null` on the last. */
+  nextCursor: string | null;
+}
+
+/** Reads `GET {base}/audit`: records without an action, actor or time are dropped. */
+export function activityOf(data: unknown): ActivityPage {
+  const body = record(data);
+  const records = list(body.records).flatMap((item): ActivityRecord[] => {
+    const entry = record(item);
+    const at = dateOf(entry.at);
+    const action = text(entry.action);
+    const actor = text(entry.actor);
+    if (!at || action === null || actor === null) return [];
+    const outcome = entry.outcome === "refused" ? "refused" : "success";
+    return [{ action, actor, at, keyId: text(entry.keyId), prefix: text(entry.prefix), outcome }];
+  });
+  return { records, nextCursor: text(body.nextCursor) };
+}

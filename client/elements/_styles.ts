@@ -26,7 +26,7 @@ export const STYLES = `
 section{overflow-wrap:break-word}
 .name,code,.wrap,dialog{overflow-wrap:anywhere}
 button{overflow-wrap:normal}
-header,.tools,.row,.menu{display:flex;flex-wrap:wrap;gap:.5em}
+header,.tools,.row,.menu,.acts{display:flex;flex-wrap:wrap;gap:.5em}
 header{align-items:center;justify-content:space-between}
 h2{font-size:1.25em;margin:.5em 0}
 h3{margin-top:0}

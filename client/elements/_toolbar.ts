@@ -1,5 +1,5 @@
 /**
- * Around the list: the search and filters (debounced, reported as one
+ * Around the list: the search, filters and sort order (debounced, reported as one
  * `Filters` value), the tenant's pool line, and the Previous / Next pager.
  *
  * @module
@@ -18,15 +18,18 @@ export interface Filters {
   status: string;
   /** `live`, `test`, ... */
   environment: string;
+  /** `created_asc`, `name_asc`, `last_used_desc` (`""`: newest first). */
+  sort: string;
 }
 
-/** The search field and the two filters; `changed` runs with their values after a change. */
+/** The search field, the two filters and the sort; `changed` runs with their values after a change. */
 export class Toolbar {
   /** The bar. */
   readonly root: HTMLDivElement = h("div", { class: "tools", part: "toolbar" });
   #search = h("input", { type: "search", autocomplete: "off" });
   #status = h("select");
   #environment = h("select");
+  #sort = h("select");
 
   /** Wires the controls; typing waits 300 ms. */
   constructor(changed: (filters: Filters) => void) {
@@ -35,6 +38,7 @@ export class Toolbar {
         q: this.#search.value.trim(),
         status: this.#status.value,
         environment: this.#environment.value,
+        sort: this.#sort.value,
       });
     let typing: ReturnType<typeof setTimeout> | undefined;
     this.#search.addEventListener("input", () => {
@@ -43,6 +47,7 @@ export class Toolbar {
     });
     this.#status.addEventListener("change", report);
     this.#environment.addEventListener("change", report);
+    this.#sort.addEventListener("change", report);
   }
 
   /** Labels and options in the strings' language; hidden without a config. */
@@ -68,6 +73,12 @@ export class Toolbar {
       ["", s.environmentAll],
       ...config.environments.map((e): [string, string] => [e, environmentLabel(s, e)]),
     ]);
+    options(this.#sort, [
+      ["", s.sortNewest],
+      ["created_asc", s.sortOldest],
+      ["name_asc", s.sortName],
+      ["last_used_desc", s.sortLastUsed],
+    ]);
     this.root.replaceChildren(
       h("label", { class: "grow" }, s.search, this.#search),
       h("label", {}, s.status, this.#status),
@@ -75,6 +86,7 @@ export class Toolbar {
     if (config.environments.length > 1) {
       this.root.append(h("label", {}, s.environment, this.#environment));
     }
+    this.root.append(h("label", {}, s.sort, this.#sort));
   }
 }
 

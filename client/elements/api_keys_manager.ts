@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { Activity, activityPath } from "./_activity.ts";
 import { AdminApiError, type Auth, call } from "./_api.ts";
 import {
   createFields,
@@ -16,6 +17,7 @@ import { type Child, dropStandIn, h } from "./_dom.ts";
 import { deniedState, errorString } from "./_errors.ts";
 import { Format } from "./_format.ts";
 import {
+  activityOf,
   configOf,
   fill,
   firstHour,
@@ -69,7 +71,7 @@ export class ApiKeysManagerElement extends HTMLElement {
   #usage = new Map<string, number[]>();
   #state: "idle" | "loading" | "ready" | "error" | "signed-out" | "forbidden" = "idle";
   #errorKey: keyof ApiKeysManagerStrings | null = null;
-  #filters: Filters = { q: "", status: "", environment: "" };
+  #filters: Filters = { q: "", status: "", environment: "", sort: "" };
   #cursor: string | null = null;
   #previous: (string | null)[] = [];
   #loads = 0;
@@ -79,6 +81,7 @@ export class ApiKeysManagerElement extends HTMLElement {
   #shadow: ShadowRoot;
   #title = h("h2", { id: "t", part: "title" });
   #create = h("button", { type: "button", class: "p", part: "button create-button" });
+  #activity = h("button", { type: "button", part: "button activity-button" });
   #tools = new Toolbar((filters) => this.#filter(filters));
   #status = h("p", { role: "status", part: "status", class: "m" });
   #errorText = h("span");
@@ -103,6 +106,7 @@ export class ApiKeysManagerElement extends HTMLElement {
     super();
     this.#shadow = this.attachShadow({ mode: "open" });
     this.#create.addEventListener("click", () => this.#openCreate());
+    this.#activity.addEventListener("click", () => this.#openActivity(null));
     this.#retry.addEventListener("click", () => this.refresh());
     this.#dialog.addEventListener("cancel", (event) => {
       if (this.#mayClose && !this.#mayClose()) event.preventDefault();
@@ -115,7 +119,12 @@ export class ApiKeysManagerElement extends HTMLElement {
       h(
         "section",
         { part: "root", "aria-labelledby": "t" },
-        h("header", { part: "header" }, this.#title, this.#create),
+        h(
+          "header",
+          { part: "header" },
+          this.#title,
+          h("div", { class: "acts" }, this.#activity, this.#create),
+        ),
         this.#tools.root,
         this.#status,
         this.#error,
@@ -177,12 +186,13 @@ export class ApiKeysManagerElement extends HTMLElement {
   }
 
   #listPath(): string {
-    const { q, status, environment } = this.#filters;
+    const { q, status, environment, sort } = this.#filters;
     const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
     if (this.#cursor) query.set("cursor", this.#cursor);
     if (q) query.set("q", q);
     if (status) query.set("status", status);
     if (environment) query.set("environment", environment);
+    if (sort) query.set("sort", sort);
     return `/keys?${query}`;
   }
 
@@ -285,6 +295,8 @@ export class ApiKeysManagerElement extends HTMLElement {
     this.#create.textContent = s.create;
     this.#create.hidden = config?.can.create === false || denied;
     this.#create.disabled = config === null || stale;
+    this.#activity.textContent = s.activity;
+    this.#activity.hidden = config?.can.audit !== true || denied;
     this.#retry.textContent = s.retry;
     this.#retry.hidden = this.#state === "forbidden";
     this.#errorText.textContent = this.#errorKey
@@ -330,6 +342,7 @@ export class ApiKeysManagerElement extends HTMLElement {
     if (key.status === "active" && can?.rotate) {
       actions.push({ label: s.rotate, run: () => this.#openRotate(key) });
     }
+    if (can?.audit) actions.push({ label: s.activity, run: () => this.#openActivity(key) });
     if (live && can?.revoke) {
       actions.push({ label: s.revoke, run: () => this.#openRevoke(key), danger: true });
     }
@@ -494,6 +507,40 @@ export class ApiKeysManagerElement extends HTMLElement {
       },
       { returnTo: key.id },
     );
+  }
+
+  /** The audit log of `key` (or the tenant's), "Load more" at a time; focus returns where it was. */
+  #openActivity(key: KeyView | null): void {
+    const s = this.#strings;
+    const view = new Activity(
+      s,
+      this.#format(),
+      async (cursor) => activityOf(await this.#call(activityPath(key?.id ?? null, cursor))),
+      (error) => {
+        if (!view.close.isConnected) return;
+        // 501: the server keeps no audit log; Activity goes once this view closes.
+        if (error instanceof AdminApiError && error.status === 501 && this.#config) {
+          this.#config.can.audit = false;
+        }
+        this.#fail(error);
+      },
+      () => this.#close(),
+    );
+    const title = key
+      ? fill(s.actionLabel, { action: s.activity, name: key.name, prefix: key.prefix })
+      : s.activity;
+    this.#open(
+      title,
+      false,
+      view.content,
+      view.close,
+      () => {
+        if (this.#config?.can.audit === false) this.#render();
+        if (key) this.#focusRow(key.id);
+        else this.#activity.focus();
+      },
+    );
+    void view.more();
   }
 
   #openRename(key: KeyView): void {

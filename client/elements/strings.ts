@@ -33,6 +33,16 @@ export interface ApiKeysManagerStrings {
   filterEverything: string;
   /** Environment filter: both. */
   environmentAll: string;
+  /** The sort control. */
+  sort: string;
+  /** Sort: newest first (the default). */
+  sortNewest: string;
+  /** Sort: oldest first. */
+  sortOldest: string;
+  /** Sort: by name. */
+  sortName: string;
+  /** Sort: most recently used first (never used last). */
+  sortLastUsed: string;
   /** Previous page. */
   previous: string;
   /** Next page. */
@@ -197,6 +207,48 @@ export interface ApiKeysManagerStrings {
   errorInvalid: string;
   /** 429. */
   errorRateLimited: string;
+  /** 501: the server does not offer this (e.g. no audit log). */
+  errorUnavailable: string;
+  /** Activity button and heading (the audit log). */
+  activity: string;
+  /** Activity view: no records. */
+  activityEmpty: string;
+  /** Activity column: when. */
+  activityWhen: string;
+  /** Activity column: who. */
+  activityWho: string;
+  /** Activity column: what. */
+  activityWhat: string;
+  /** Activity column: which key. */
+  activityKey: string;
+  /** Activity of no one key (tenant-wide). */
+  activityTenant: string;
+  /** Loads the next page of activity. */
+  loadMore: string;
+  /** Closes the Activity view. */
+  close: string;
+  /** Actor `system`: the library's own jobs. */
+  actorSystem: string;
+  /** A refused attempt: `{action}`. */
+  auditRefused: string;
+  /** Audit action `key.created`. */
+  auditCreated: string;
+  /** Audit action `key.imported`. */
+  auditImported: string;
+  /** Audit action `key.rotated`. */
+  auditRotated: string;
+  /** Audit action `key.revoked`. */
+  auditRevoked: string;
+  /** Audit action `key.renamed`. */
+  auditRenamed: string;
+  /** Audit action `key.credits_updated`. */
+  auditCreditsUpdated: string;
+  /** Audit action `key.expiring`. */
+  auditExpiring: string;
+  /** Audit action `key.rotation_completed`. */
+  auditRotationCompleted: string;
+  /** Audit action `key.exposed`. */
+  auditExposed: string;
   /** Retries loading. */
   retry: string;
 }
@@ -214,6 +266,11 @@ export const API_KEYS_MANAGER_STRINGS: Readonly<ApiKeysManagerStrings> = Object.
   filterAll: "All but revoked",
   filterEverything: "All, revoked included",
   environmentAll: "All environments",
+  sort: "Sort",
+  sortNewest: "Newest first",
+  sortOldest: "Oldest first",
+  sortName: "Name (A to Z)",
+  sortLastUsed: "Recently used",
   previous: "Previous",
   next: "Next",
   name: "Name",
@@ -297,5 +354,26 @@ export const API_KEYS_MANAGER_STRINGS: Readonly<ApiKeysManagerStrings> = Object.
   errorEscalation: "You cannot create a key with more access or fewer limits than your own.",
   errorInvalid: "Some values were not accepted. Check the form and try again.",
   errorRateLimited: "Too many requests. Wait a moment and try again.",
+  errorUnavailable: "This server does not offer this.",
+  activity: "Activity",
+  activityEmpty: "No activity yet.",
+  activityWhen: "When",
+  activityWho: "Who",
+  activityWhat: "What",
+  activityKey: "Key",
+  activityTenant: "All keys",
+  loadMore: "Load more",
+  close: "Close",
+  actorSystem: "System",
+  auditRefused: "{action} (refused)",
+  auditCreated: "Created",
+  auditImported: "Imported",
+  auditRotated: "Rotated",
+  auditRevoked: "Revoked",
+  auditRenamed: "Renamed",
+  auditCreditsUpdated: "Credits changed",
+  auditExpiring: "Expiry notice sent",
+  auditRotationCompleted: "Rotation completed",
+  auditExposed: "Reported exposed",
   retry: "Retry",
 });

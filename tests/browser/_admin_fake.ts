@@ -37,6 +37,17 @@ export interface Recorded {
   body: unknown;
 }
 
+/** A record of the audit log as `GET /admin/audit` answers it (the fields the element reads). */
+export interface FakeAuditRecord {
+  seq: number;
+  at: string;
+  action: string;
+  actor: string;
+  keyId: string | null;
+  prefix: string | null;
+  outcome: "success" | "refused";
+}
+
 /** The running fake. */
 export interface AdminFake {
   origin: string;
@@ -50,8 +61,12 @@ export interface AdminFake {
   config: Record<string, unknown>;
   /** `tenantCredits` of the list answer. */
   tenantCredits: Record<string, unknown> | null;
+  /** `GET /admin/audit` answers 501 (a server without the audit log). */
+  auditMissing: boolean;
   /** Every secret handed out. */
   secrets: string[];
+  /** The audit log, oldest first: each create, rotate, rename and revoke appends (actor `alice`). */
+  audit: FakeAuditRecord[];
   close(): Promise<void>;
 }
 
@@ -105,11 +120,35 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
     config: structuredClone(FAKE_CONFIG),
     tenantCredits: null,
     secrets: [],
+    audit: [],
+    auditMissing: false,
     close: () => new Promise((done) => server.close(() => done())),
   };
   const json = (status: number, body: unknown) => [status, JSON.stringify(body)] as const;
   const error = (status: number, code: string, message: string) =>
     json(status, { success: false, statusCode: status, error: { code, message } });
+  const record = (action: string, key: FakeKey) =>
+    fake.audit.push({
+      seq: fake.audit.length + 1,
+      at: new Date().toISOString(),
+      action,
+      actor: "alice",
+      keyId: key.id,
+      prefix: key.prefix,
+      outcome: "success",
+    });
+  /** `GET /admin/audit`: newest first, `keyId` filter, the cursor an offset. */
+  const audit = (query: URLSearchParams) => {
+    const keyId = query.get("keyId");
+    const limit = Math.min(100, Number(query.get("limit") ?? 25));
+    const offset = Number(query.get("cursor") ?? 0);
+    const matching = fake.audit.filter((r) => !keyId || r.keyId === keyId).reverse();
+    const more = offset + limit < matching.length;
+    return json(200, {
+      records: matching.slice(offset, offset + limit),
+      nextCursor: more ? String(offset + limit) : null,
+    });
+  };
   const issue = (name: string, environment: string, scopes: string[], expiresAt: string | null) => {
     const id = `k${next++}`;
     const prefix = `sk_${environment}_${id}x`;
@@ -129,7 +168,7 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
     fake.keys.push(key);
     return { key: secret, record: key };
   };
-  /** `GET /admin/keys`: filters, newest first, `limit` from the cursor (an offset). */
+  /** `GET /admin/keys`: filters, `sort` (newest first), `limit` from the cursor (an offset). */
   const list = (query: URLSearchParams) => {
     const q = (query.get("q") ?? "").toLowerCase();
     const status = query.get("status") ?? "";
@@ -141,6 +180,12 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
       (environment === "" || key.environment === environment) &&
       (q === "" || key.name.toLowerCase().includes(q) || key.prefix.toLowerCase().startsWith(q))
     ).reverse();
+    const sort = query.get("sort") ?? "";
+    if (sort === "created_asc") matching.reverse();
+    if (sort === "name_asc") matching.sort((a, b) => a.name.localeCompare(b.name));
+    if (sort === "last_used_desc") {
+      matching.sort((a, b) => (b.lastUsedAt ?? "").localeCompare(a.lastUsedAt ?? ""));
+    }
     const more = offset + limit < matching.length;
     return json(200, {
       keys: matching.slice(offset, offset + limit),
@@ -192,20 +237,28 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
         : list(query);
     }
     if (method === "GET" && path === "/admin/usage") return usage(query);
+    if (method === "GET" && path === "/admin/audit") {
+      if (fake.auditMissing) {
+        return error(501, "not_implemented", "The audit route is not available");
+      }
+      return (fake.config.can as { audit?: boolean }).audit
+        ? audit(query)
+        : error(403, "forbidden", "Not allowed");
+    }
     if (method === "POST" && path === "/admin/keys") {
       const expiresAt = body.expiresIn === "30d"
         ? new Date(now + 30 * 86_400_000).toISOString()
         : body.expiresIn === "90d"
         ? new Date(now + 90 * 86_400_000).toISOString()
         : null;
-      return json(201, {
-        data: issue(
-          String(body.name),
-          String(body.environment),
-          body.scopes as string[],
-          expiresAt,
-        ),
-      });
+      const issued = issue(
+        String(body.name),
+        String(body.environment),
+        body.scopes as string[],
+        expiresAt,
+      );
+      record("key.created", issued.record);
+      return json(201, { data: issued });
     }
     const match = /^\/admin\/keys\/(k\d+)(\/(rotate))?$/.exec(path);
     const key = fake.keys.find((k) => k.id === match?.[1]);
@@ -213,6 +266,7 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
     const action = match[3];
     if (method === "DELETE" && action === undefined) {
       key.status = "revoked";
+      record("key.revoked", key);
       return json(200, key);
     }
     if (method === "POST" && action === "rotate") {
@@ -224,10 +278,12 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
       key.status = "rotating";
       key.expiresAt = graceExpiresAt;
       key.replacedByKeyId = issued.record.id;
+      record("key.rotated", key);
       return json(201, { data: { ...issued, replacedKeyId: key.id, graceExpiresAt } });
     }
     if (method === "PATCH" && action === undefined) {
       key.name = String(body.name);
+      record("key.renamed", key);
       return json(200, key);
     }
     return error(405, "METHOD_NOT_ALLOWED", "Not allowed.");

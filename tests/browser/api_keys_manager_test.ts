@@ -220,6 +220,18 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       fake.requests.findLast((r) => r.path === "/admin/keys")!.query.get("environment"),
       "test",
     );
+    const sortBy = async (sort: string, first: string) => {
+      await page.locator("api-keys-manager").getByLabel("Sort").selectOption(sort);
+      await page.waitForFunction(
+        (first) =>
+          document.querySelector("api-keys-manager")!.shadowRoot!.querySelector("tbody code")!
+            .textContent === first,
+        first,
+      );
+      return fake.requests.findLast((r) => r.path === "/admin/keys")!.query.get("sort");
+    };
+    assert.equal(await sortBy("name_asc", "sk_test_k1000"), "name_asc");
+    assert.equal(await sortBy("", "sk_test_k1999"), null, "newest first: the server's default");
     await page.locator("api-keys-manager").getByLabel("Status").first().selectOption("revoked");
     await waitForText(page, "No keys match the search and filters.");
 
@@ -548,6 +560,159 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     await page.emulateMedia({ colorScheme: "light" });
     await waitForCharts(page, 3);
     assert.equal(await background(), "rgb(13, 17, 23)", "a dark host page under a light system");
+  });
+
+  test("200 % zoom: a 1280x800 window at 200 % (640x400 CSS px): cards, no horizontal scroll, dialogs fit", async () => {
+    fake.keys = [key("k951", { name: LONG }), key("k952", { name: "zoomed" })];
+    const main = page;
+    const zoomed = await browser.newContext({
+      locale: "en-US",
+      timezoneId: "Europe/Paris",
+      viewport: { width: 640, height: 400 },
+      deviceScaleFactor: 2,
+    });
+    page = await zoomed.newPage();
+    try {
+      await page.goto(fake.origin + "/");
+      await waitForText(page, "zoomed", "table");
+      assert.deepEqual(await page.evaluate(() => [innerWidth, devicePixelRatio]), [640, 2]);
+      assert.equal(
+        await inShadow<string>("getComputedStyle(r.querySelector('tbody tr')).display"),
+        "block",
+        "each key a card",
+      );
+      await assertFits("list at 200 %");
+      await page.locator("api-keys-manager").getByRole("button", { name: "Create key" }).click();
+      await assertFits("create at 200 %");
+      await page.keyboard.press("Escape");
+      await act("zoomed", "Rotate");
+      await assertFits("rotate at 200 %");
+      await page.keyboard.press("Escape");
+      await act(LONG, "Revoke");
+      await assertFits("revoke of a 200-character name at 200 %");
+      assert.deepEqual(await violations(page), []);
+    } finally {
+      await zoomed.close();
+      page = main;
+    }
+  });
+
+  test("activity: the audit log for the tenant and per key, Load more, keyboard, 0 violations; only with can.audit", async () => {
+    fake.keys = [key("k901", { name: "audited" }), key("k902", { name: "other" })];
+    const start = Date.parse("2026-11-29T08:00:00.000Z");
+    fake.audit = Array.from({ length: 30 }, (_, index) => ({
+      seq: index + 1,
+      at: new Date(start + index * 60_000).toISOString(),
+      action: index % 2 === 0 ? "key.created" : "key.renamed",
+      actor: "alice@example.com",
+      keyId: index < 27 ? "k901" : "k902",
+      prefix: index < 27 ? "sk_live_k901" : "sk_live_k902",
+      outcome: "success" as const,
+    }));
+    fake.audit.push({
+      seq: 31,
+      at: new Date(start + 30 * 60_000).toISOString(),
+      action: "key.expiring",
+      actor: "system",
+      keyId: null,
+      prefix: null,
+      outcome: "success",
+    }, {
+      seq: 32,
+      at: new Date(start + 31 * 60_000).toISOString(),
+      action: "key.created",
+      actor: "mallory",
+      keyId: "k902",
+      prefix: "sk_live_k902",
+      outcome: "refused",
+    });
+    const auditRequests = () =>
+      fake.requests.filter((r) => r.path === "/admin/audit").map((r) => r.query.toString());
+    const rows = () => inShadow<number>("r.querySelectorAll('dialog tbody tr').length");
+    await open();
+    await waitForText(page, "audited", "table");
+    assert.equal(
+      await inShadow<boolean>("r.querySelector('[part~=activity-button]').hidden"),
+      true,
+      "no Activity without can.audit",
+    );
+    await act("audited", "Rename");
+    await page.keyboard.press("Escape");
+    assert.ok(
+      !(await inShadow<string[]>(
+        "[...r.querySelectorAll('.menu button')].map((b) => b.textContent)",
+      ))
+        .includes("Activity"),
+    );
+    fake.config = { ...structuredClone(FAKE_CONFIG), can: { ...FAKE_CONFIG.can, audit: true } };
+    try {
+      await open();
+      await waitForText(page, "audited", "table");
+      await tabTo(page, "button:Activity");
+      await page.keyboard.press("Enter");
+      await waitForText(page, "mallory", "dialog");
+      assert.equal(await focused(page), "button:Close");
+      assert.equal(await rows(), 25);
+      const text = await shadowText(page, "dialog");
+      assert.match(text, /^Activity\n/);
+      assert.ok(text.includes("Nov 29, 2026, 9:31 AM"), text); // 08:31 UTC in Paris
+      assert.ok(text.includes("Created (refused)") && text.includes("System"), text);
+      assert.ok(text.includes("Expiry notice sent") && text.includes("All keys"), text);
+      assert.deepEqual(await violations(page), []);
+      await assertFits("activity at 1280 px");
+      await tabTo(page, "button:Load more", "Shift+Tab");
+      await page.keyboard.press("Enter");
+      await page.waitForFunction(() =>
+        document.querySelector("api-keys-manager")!.shadowRoot!.querySelectorAll(
+          "dialog tbody tr",
+        ).length === 32
+      );
+      assert.equal(await inShadow<boolean>("r.querySelector('dialog .row button').hidden"), true);
+      assert.match(await focused(page), /^th:Nov 29, 2026, 9:06 AM/, "the first new record");
+      assert.deepEqual(auditRequests(), ["limit=25", "limit=25&cursor=25"]);
+      await page.keyboard.press("Escape");
+      assert.equal(await focused(page), "button:Activity", "focus back on the button");
+
+      fake.requests = [];
+      await act("audited", "Activity");
+      await waitForText(page, "alice@example.com", "dialog");
+      assert.match(await shadowText(page, "dialog"), /^Activity audited \(sk_live_k901\)/);
+      assert.deepEqual(auditRequests(), ["limit=25&keyId=k901"]);
+      assert.equal(await rows(), 25);
+      await page.setViewportSize({ width: 320, height: 640 });
+      assert.deepEqual(await violations(page), []);
+      await assertFits("activity at 320 px");
+      await page.locator("api-keys-manager").getByRole("button", { name: "Load more" }).click();
+      await page.waitForFunction(() =>
+        document.querySelector("api-keys-manager")!.shadowRoot!.querySelectorAll(
+          "dialog tbody tr",
+        ).length === 27
+      );
+      await page.keyboard.press("Escape");
+      assert.equal(await focused(page), "button:Actions for audited (sk_live_k901)");
+
+      await open("/dark");
+      await waitForText(page, "audited", "table");
+      await page.locator("api-keys-manager").getByRole("button", { name: "Activity" }).click();
+      await waitForText(page, "mallory", "dialog");
+      assert.deepEqual(await violations(page), [], "dark host page");
+      await page.keyboard.press("Escape");
+
+      fake.auditMissing = true; // config.can.audit, but no audit log: a 501
+      await page.locator("api-keys-manager").getByRole("button", { name: "Activity" }).click();
+      await waitForText(page, "This server does not offer this.", "dialog");
+      await page.keyboard.press("Escape");
+      assert.equal(
+        await inShadow<boolean>("r.querySelector('[part~=activity-button]').hidden"),
+        true,
+        "Activity gone after a 501",
+      );
+      assert.equal(await focused(page), "button:Create key");
+    } finally {
+      fake.config = structuredClone(FAKE_CONFIG);
+      fake.audit = [];
+      fake.auditMissing = false;
+    }
   });
 
   test("keyboard only: create -> copy -> done -> rotate -> revoke; focus back on the row each time", async () => {

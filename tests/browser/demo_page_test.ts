@@ -185,6 +185,18 @@ for (const [demo, start] of Object.entries(DEMOS)) {
       await manager.getByRole("button", { name: "Cancel" }).click();
     });
 
+    it("activity: the demo keeps no audit log, so GET /audit is a 501; the view says so, then Activity goes", async () => {
+      await page.goto(`${server.url}/`);
+      await waitForText(page, "demo admin", "table");
+      const manager = page.locator("api-keys-manager");
+      await manager.getByRole("button", { name: "Activity", exact: true }).click();
+      await waitForText(page, "This server does not offer this.", "dialog");
+      assert.deepEqual(await violations(page), []);
+      await page.keyboard.press("Escape");
+      assert.equal(await manager.getByRole("button", { name: "Activity", exact: true }).count(), 0);
+      assert.deepEqual(pageErrors, []);
+    });
+
     it("keyboard only: create -> copy -> use it in the request console -> usage bars -> revoke", async () => {
       await page.goto(`${server.url}/`);
       await waitForText(page, "demo admin", "table");

@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
+  activityOf,
   configOf,
   dateOf,
   expiresSoon,
@@ -12,7 +13,44 @@ import {
 } from "../../../client/elements/_model.ts";
 import { CSRF_HEADER } from "../../../client/elements/_api.ts";
 
+const auditRecord = {
+  v: 1,
+  tenantId: "t1",
+  seq: 3,
+  at: "2026-11-29T08:00:00.000Z",
+  action: "key.revoked",
+  actor: "alice@example.com",
+  keyId: "k1",
+  prefix: "sk_live_k1",
+  requestId: null,
+  clientAddress: null,
+  outcome: "success",
+  changes: {},
+  prevHash: "a",
+  hash: "b",
+};
+
 describe("client/elements/_model.ts", () => {
+  it("activityOf keeps well-formed records and the cursor; drops the rest", () => {
+    const page = activityOf({
+      records: [auditRecord, { ...auditRecord, at: "nope" }, { ...auditRecord, actor: 3 }, "x", {
+        ...auditRecord,
+        keyId: null,
+        prefix: null,
+        outcome: "refused",
+      }],
+      nextCursor: "c2",
+    });
+    assert.equal(page.nextCursor, "c2");
+    assert.deepEqual(page.records.map((r) => [r.keyId, r.prefix, r.outcome]), [
+      ["k1", "sk_live_k1", "success"],
+      [null, null, "refused"],
+    ]);
+    assert.equal(page.records[0].at.toISOString(), auditRecord.at);
+    assert.deepEqual(activityOf(null), { records: [], nextCursor: null });
+    assert.equal(activityOf({ records: [], nextCursor: 5 }).nextCursor, null);
+  });
+
   it("configOf keeps well-formed entries, string or {value, label} presets, csrf or the default", () => {
     assert.deepEqual(
       configOf({
