@@ -66,7 +66,7 @@ describe("api_keys/nest/mod.ts", () => {
   });
 
   it(
-    "loads neither the admin, leak, key-import nor the service's flows at import, in a bounded number of files",
+    "loads neither the admin, leak, key-import, the service's flows nor the rate limiter at import, in a bounded number of files",
     {
       skip: !("Deno" in globalThis) && "it reads the module graph with deno info",
     },
@@ -82,6 +82,12 @@ describe("api_keys/nest/mod.ts", () => {
         );
         assert.ok(
           !["api_keys/_import.ts", "api_keys/_verify.ts", "api_keys/_manage.ts"].includes(file),
+          file,
+        );
+        // The limiter, stores and throttler load with the app's own `./rate-limits` import.
+        assert.doesNotMatch(
+          file,
+          /^rate_limits\/(mod|limiter|memory_store|throttler|_door|_watchdog|_window)\.ts$/,
           file,
         );
       }
