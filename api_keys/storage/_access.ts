@@ -12,7 +12,7 @@ import { missingMigrationError } from "./_migrations.ts";
 import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME } from "../hasher.ts";
 import { callDetached, warnOnce } from "../_sinks.ts";
 import { isStoredRateLimits } from "../_limits.ts";
-import { compileCredits } from "../../rate_limits/mod.ts";
+import { compileCredits } from "../../rate_limits/credits.ts"; // not the barrel (issue 41)
 import type { AuditAppend, AuditReadQuery, StoredAuditRecord } from "../audit/types.ts";
 import { comparePositions, matchesPage, pageOf, positionOf } from "./_paging.ts";
 import {
