@@ -23,16 +23,16 @@ import type {
   ApiKeyPoolCredits,
   ApiKeyRecord,
 } from "./types.ts";
-import {
-  compileCredits,
-  type CounterResult,
-  type CreditBalance,
-  type CreditChange,
-  type Credits,
-  type RateLimitBalance,
-  type RateLimiter,
-  settleCredits,
+import type {
+  CounterResult,
+  CreditBalance,
+  CreditChange,
+  Credits,
+  RateLimitBalance,
+  RateLimiter,
 } from "../rate_limits/mod.ts";
+// Not the barrel: `./api-keys/nest` would load the limiter, stores and throttler (issue 41).
+import { compileCredits, settleCredits } from "../rate_limits/credits.ts";
 
 /** Default of `persistIntervalMs`. */
 const DEFAULT_PERSIST_INTERVAL_MS = 10_000;

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { fail } from "./_input.ts";
+import { fail, thresholdsProblem } from "./_input.ts";
 import type { Settings } from "./_settings.ts";
 import type { ListExpiringApiKeysOptions } from "./storage/types.ts";
 import type { ApiKeyRecord, NotifyExpiringOptions, NotifyExpiringResult } from "./types.ts";
@@ -22,35 +22,11 @@ const PAGE_SIZE = 500;
  */
 const CLAIMS_IN_FLIGHT = 8;
 
-/** Most thresholds one run accepts. */
-const MAX_THRESHOLDS = 32;
-
-/** Longest threshold: about 100 years, far below the latest instant the service stores. */
-const MAX_THRESHOLD_MS = 100 * 365 * 86_400_000;
-
 /**
  * The claim of a completed rotation: below every threshold, so no notice
  * follows it (see `ApiKeyStorage.claimExpiryNotice`).
  */
 const ROTATION_COMPLETED = 0;
-
-/**
- * What is wrong with `value` as the thresholds of `notifyExpiring`, or
- * `undefined`: a non-empty array (at most 32) of positive whole numbers of
- * milliseconds, each at most about 100 years. The one rule, for the service
- * and the Nest module's `expiryNotices` option.
- */
-export function thresholdsProblem(value: unknown): string | undefined {
-  if (!Array.isArray(value) || value.length === 0 || value.length > MAX_THRESHOLDS) {
-    return `must be a non-empty array of at most ${MAX_THRESHOLDS} durations`;
-  }
-  for (const threshold of value) {
-    if (!Number.isSafeInteger(threshold) || threshold <= 0 || threshold > MAX_THRESHOLD_MS) {
-      return `must be positive whole numbers of milliseconds, at most ${MAX_THRESHOLD_MS}`;
-    }
-  }
-  return undefined;
-}
 
 /** The smallest of ascending `thresholds` that `remainingMs` is within, if any. */
 function thresholdOf(thresholds: readonly number[], remainingMs: number): number | undefined {

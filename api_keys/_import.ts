@@ -19,6 +19,7 @@ import {
   requireNonEmptyString,
   validateCreateInput,
 } from "./_input.ts";
+import { newRecordId } from "./_uuid_v7.ts";
 import type { Settings } from "./_settings.ts";
 import type {
   ApiKeyHashScheme,
@@ -170,10 +171,7 @@ async function importOne(
   if (valid.id !== undefined && await s.storage.findById(valid.id) !== null) {
     return { conflict: "the id belongs to another key" };
   }
-  const id = valid.id ?? s.idFactory();
-  if (typeof id !== "string" || id === "") {
-    throw new TypeError("ApiKeysServiceOptions.idFactory must return a non-empty string");
-  }
+  const id = valid.id ?? newRecordId(s.idFactory);
   const record: ApiKeyRecord = { ...valid, id };
   const audit = s.audit?.entry(
     record.tenantId,

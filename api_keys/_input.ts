@@ -238,3 +238,28 @@ export function validateListOptions(options: ListApiKeysOptions | undefined): bo
   if (typeof includeRevoked !== "boolean") fail("includeRevoked", "must be a boolean");
   return includeRevoked;
 }
+
+/** Most thresholds one run accepts. */
+const MAX_THRESHOLDS = 32;
+
+/** Longest threshold: about 100 years, far below the latest instant the service stores. */
+const MAX_THRESHOLD_MS = 100 * 365 * 86_400_000;
+
+/**
+ * What is wrong with `value` as the thresholds of `notifyExpiring`, or
+ * `undefined`: a non-empty array (at most 32) of positive whole numbers of
+ * milliseconds, each at most about 100 years. The one rule, for the service
+ * and the Nest module's `expiryNotices` option (here, not in _expiry.ts: the
+ * module checks it at start without loading the job).
+ */
+export function thresholdsProblem(value: unknown): string | undefined {
+  if (!Array.isArray(value) || value.length === 0 || value.length > MAX_THRESHOLDS) {
+    return `must be a non-empty array of at most ${MAX_THRESHOLDS} durations`;
+  }
+  for (const threshold of value) {
+    if (!Number.isSafeInteger(threshold) || threshold <= 0 || threshold > MAX_THRESHOLD_MS) {
+      return `must be positive whole numbers of milliseconds, at most ${MAX_THRESHOLD_MS}`;
+    }
+  }
+  return undefined;
+}

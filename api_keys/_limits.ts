@@ -8,15 +8,16 @@
  *
  * @module
  */
-import {
-  type CompiledRateLimitPolicy,
-  compileRateLimitPolicies,
-  type CounterResult,
-  MAX_CREDITS,
-  type RateLimitBalance,
-  type RateLimitCredits,
-  type RateLimiter,
+import type {
+  CounterResult,
+  RateLimitBalance,
+  RateLimitCredits,
+  RateLimiter,
 } from "../rate_limits/mod.ts";
+// Two light public files of rate_limits/mod.ts, not the barrel: `./api-keys/nest` would load the
+// limiter, the memory store and the throttler at import (issue 41).
+import { type CompiledRateLimitPolicy, compileRateLimitPolicies } from "../rate_limits/policy.ts";
+import { MAX_CREDITS } from "../rate_limits/credits.ts";
 import { sha256 } from "@noble/hashes/sha2";
 import { bytesToHex } from "@noble/hashes/utils";
 import { assertCount } from "./_count.ts";

@@ -20,6 +20,7 @@ import {
 import { generateKey } from "./key_format.ts";
 import { assertTenantSharedPolicies, creditPartsOf } from "./_limits.ts";
 import { statusOf } from "./storage/_paging.ts";
+import { newRecordId } from "./_uuid_v7.ts";
 import type { Settings } from "./_settings.ts";
 import { change, createdChanges } from "./audit/_log.ts";
 import type { AuditChange, AuditContext } from "./audit/types.ts";
@@ -471,10 +472,7 @@ export class ManageFlow {
     const s = this.#s;
     const key = generateKey({ environment: fields.environment, namespace: s.namespace });
     const { hash, pepperVersion } = await s.hasher.hash(key.secret);
-    const id = s.idFactory();
-    if (typeof id !== "string" || id === "") {
-      throw new TypeError("ApiKeysServiceOptions.idFactory must return a non-empty string");
-    }
+    const id = newRecordId(s.idFactory);
     const record: ApiKeyRecord = {
       id,
       tenantId: fields.tenantId,

@@ -31,7 +31,6 @@ import { StorageAccess } from "./storage/_access.ts";
 import { compileTtlPolicy, type ExpiryResolver } from "./_ttl_policy.ts";
 import type { ApiKeysServiceOptions, ApiKeyVerificationCacheOptions } from "./service_options.ts";
 import type { ApiKeyTtlPolicy } from "./types.ts";
-import { uuidV7 } from "./_uuid_v7.ts";
 import { buildLimits, type RequestLimits } from "./_limits.ts";
 import { compileUsage, type UsageRecorder } from "./_usage.ts";
 import { AuditLog } from "./audit/_log.ts";
@@ -175,8 +174,8 @@ export interface Settings {
   readonly clock: () => Date;
   /** Monotonic clock in ms. */
   readonly monotonic: () => number;
-  /** Id factory of new records (its answer is checked by the manage flow). */
-  readonly idFactory: () => string;
+  /** The `idFactory` option (`undefined`: UUIDv7 ids); `newRecordId` calls it and checks its answer. */
+  readonly idFactory: (() => string) | undefined;
   /** Event sink, contained (`undefined`: no sink nor audit log). */
   readonly emitEvent: Dispatch<ApiKeyEvent> | undefined;
   /** The audit log (option `audit`), when on. */
@@ -342,7 +341,7 @@ export function compileSettings(options: unknown): Settings {
     resolveExpiry: compileTtlPolicy(ttlPolicy),
     clock,
     monotonic,
-    idFactory: f.idFactory ?? uuidV7,
+    idFactory: f.idFactory,
     emitEvent,
     audit,
     emitMetric: createDispatcher(f.onMetric, f.onMetricError, "onMetric"),

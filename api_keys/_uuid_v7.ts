@@ -1,5 +1,7 @@
 /**
- * Time-ordered UUIDv7 ids (RFC 9562), the default record id factory.
+ * Time-ordered UUIDv7 ids (RFC 9562), the default record id factory, and the
+ * one call of the factory (loaded with the create and import flows, not at
+ * import).
  *
  * @module
  */
@@ -22,4 +24,16 @@ export function uuidV7(now: number = Date.now()): string {
     out += HEX[bytes[i]];
   }
   return out;
+}
+
+/**
+ * A new record id from the `idFactory` option (default {@link uuidV7}); a
+ * factory answering anything but a non-empty string is a `TypeError`.
+ */
+export function newRecordId(idFactory: (() => string) | undefined): string {
+  const id = (idFactory ?? uuidV7)();
+  if (typeof id !== "string" || id === "") {
+    throw new TypeError("ApiKeysServiceOptions.idFactory must return a non-empty string");
+  }
+  return id;
 }

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { ExpiryJob } from "./_expiry.ts";
+import type { ExpiryJob } from "./_expiry.ts";
 import { CreditBook } from "./_credits.ts";
 import type { CreditChange, RateLimiter } from "../rate_limits/mod.ts";
 import type { ApiKeyHeaderReader } from "./extract_api_key.ts";
@@ -93,7 +93,7 @@ export class ApiKeysService {
   readonly #settings: Settings;
   readonly #verify: LoadedFlow<VerifyFlow>;
   readonly #manage: LoadedFlow<ManageFlow>;
-  readonly #expiry: ExpiryJob;
+  readonly #expiry: LoadedFlow<ExpiryJob>;
   readonly #credits: CreditBook;
   readonly #limiter: RateLimiter | undefined;
 
@@ -136,7 +136,9 @@ export class ApiKeysService {
       listPage: (tenantId, options) =>
         this.#manage.use((flow) => flow.listSummaryPage(tenantId, options)),
     });
-    this.#expiry = new ExpiryJob(settings);
+    this.#expiry = new LoadedFlow(async () =>
+      new (await import("./_expiry.ts")).ExpiryJob(settings)
+    );
   }
 
   /** Namespace of the keys this service issues and accepts. */
@@ -323,7 +325,7 @@ export class ApiKeysService {
    * `claimExpiryNotice` with a `TypeError`.
    */
   notifyExpiring(options: NotifyExpiringOptions): Promise<NotifyExpiringResult> {
-    return this.#expiry.run(options);
+    return this.#expiry.use((job) => job.run(options));
   }
 
   /**

@@ -11,7 +11,7 @@ import {
   Module,
   type Provider,
 } from "@nestjs/common";
-import { thresholdsProblem } from "../_expiry.ts";
+import { thresholdsProblem } from "../_input.ts";
 import { failureLine } from "../_sinks.ts";
 import { ApiKeysService } from "../service.ts";
 import type { ApiKeysServiceOptions } from "../service_options.ts";

@@ -12,9 +12,8 @@ import { missingMigrationError } from "./_migrations.ts";
 import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME } from "../hasher.ts";
 import { callDetached, warnOnce } from "../_sinks.ts";
 import { isStoredRateLimits } from "../_limits.ts";
-import { compileCredits } from "../../rate_limits/mod.ts";
+import { compileCredits } from "../../rate_limits/credits.ts"; // not the barrel (issue 41)
 import type { AuditAppend, AuditReadQuery, StoredAuditRecord } from "../audit/types.ts";
-import { comparePositions, matchesPage, pageOf, positionOf } from "./_paging.ts";
 import {
   API_KEY_STORAGE_METHODS,
   type ApiKeyRecordPage,
@@ -452,6 +451,7 @@ function readExpiringPage(options: ListExpiringApiKeysOptions): (value: unknown)
  * only the dates are compared); predecessors only of the page's records.
  */
 function readPage(
+  { comparePositions, matchesPage, positionOf }: typeof import("./_paging.ts"),
   tenantId: string,
   options: ListApiKeyPageOptions,
 ): (value: unknown) => { records: ApiKeyRecord[]; predecessors: Record<string, string> } {
@@ -803,13 +803,14 @@ export class StorageAccess {
     options: ListApiKeyPageOptions,
   ): Promise<{ records: ApiKeyRecord[]; predecessors: Record<string, string> }> {
     const listPage = this.#listPage;
+    const paging = await import("./_paging.ts"); // on use: ./api-keys/nest does not load it (issue 41)
     if (listPage === undefined) {
-      return pageOf(await this.listByTenant(tenantId, true), tenantId, options);
+      return paging.pageOf(await this.listByTenant(tenantId, true), tenantId, options);
     }
     return await this.#call(
       "listPageByTenant",
       () => listPage(tenantId, options),
-      readPage(tenantId, options),
+      readPage(paging, tenantId, options),
     );
   }
 

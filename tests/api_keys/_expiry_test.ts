@@ -14,7 +14,8 @@ import {
   InMemoryApiKeyStorage,
   PrismaApiKeyStorage,
 } from "../../api_keys/mod.ts";
-import { thresholdsProblem } from "../../api_keys/_expiry.ts";
+import { ExpiryJob } from "../../api_keys/_expiry.ts";
+import { compileSettings } from "../../api_keys/_settings.ts";
 import { fakeKeyedDelegate, fakePrismaClient } from "./fake_prisma.ts";
 import { expiringRecord as record, threeRunners } from "./expiry_runners.ts";
 import { makeService, overrideStorage, READ_ORDERS, rejection } from "./helpers.ts";
@@ -202,8 +203,16 @@ describe("notifyExpiring: options and storage", () => {
     );
     assert.equal(now.field, "now");
     assert.equal((await rejection(service.notifyExpiring(null as never))).field, "options");
-    assert.equal(thresholdsProblem([100 * 365 * DAY]), undefined);
-    assert.match(thresholdsProblem([100 * 365 * DAY + 1])!, /at most/);
+  });
+
+  it("the job itself (the service loads it when built, not at import) runs over the settings", async () => {
+    const storage = new InMemoryApiKeyStorage();
+    const job = new ExpiryJob(compileSettings({ peppers: { 1: "p".repeat(32) }, storage }));
+    assert.deepEqual(await job.run({ thresholdsMs: [DAY] }), {
+      expiring: 0,
+      rotationsCompleted: 0,
+    });
+    assert.equal((await rejection(job.run({ thresholdsMs: [] }))).field, "thresholdsMs");
   });
 
   it("a storage without listExpiring and claimExpiryNotice: notifyExpiring rejects saying so", async () => {

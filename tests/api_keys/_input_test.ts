@@ -5,6 +5,7 @@ import {
   durationProblem,
   instantProblem,
   MAX_API_KEY_INSTANT_MS,
+  thresholdsProblem,
   validateCreateInput,
   validateListOptions,
   validateRotateInput,
@@ -135,5 +136,18 @@ describe("input validation", () => {
     });
     assert.equal(validateListOptions(undefined), false);
     assert.equal(validateListOptions({ includeRevoked: true }), true);
+  });
+});
+
+describe("thresholdsProblem (notifyExpiring, the Nest module's expiryNotices)", () => {
+  it("accepts up to 32 whole positive durations of at most about 100 years", () => {
+    const DAY = 86_400_000;
+    assert.equal(thresholdsProblem([100 * 365 * DAY]), undefined);
+    assert.equal(thresholdsProblem(Array.from({ length: 32 }, (_, i) => (i + 1) * DAY)), undefined);
+    assert.match(thresholdsProblem([100 * 365 * DAY + 1])!, /at most/);
+    assert.match(thresholdsProblem([])!, /non-empty array of at most 32/);
+    assert.match(thresholdsProblem(Array(33).fill(DAY))!, /at most 32/);
+    assert.match(thresholdsProblem([0])!, /positive whole/);
+    assert.match(thresholdsProblem([1.5])!, /positive whole/);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { uuidV7 } from "../../api_keys/_uuid_v7.ts";
+import { newRecordId, uuidV7 } from "../../api_keys/_uuid_v7.ts";
 
 describe("uuidV7", () => {
   it("is an RFC 9562 version 7 UUID carrying the time in its first 48 bits", () => {
@@ -14,5 +14,24 @@ describe("uuidV7", () => {
     assert.ok(uuidV7(1_000) < uuidV7(2_000));
     const ids = new Set(Array.from({ length: 1_000 }, () => uuidV7(5_000)));
     assert.equal(ids.size, 1_000);
+  });
+});
+
+describe("newRecordId", () => {
+  it("calls the idFactory option, or makes a UUIDv7 without it", () => {
+    assert.equal(newRecordId(() => "k-1"), "k-1");
+    assert.match(newRecordId(undefined), /^[0-9a-f]{8}-[0-9a-f]{4}-7/);
+  });
+
+  it("refuses a factory answering anything but a non-empty string", () => {
+    for (const answer of ["", 42, undefined]) {
+      assert.throws(
+        () => newRecordId(() => answer as string),
+        {
+          name: "TypeError",
+          message: "ApiKeysServiceOptions.idFactory must return a non-empty string",
+        },
+      );
+    }
   });
 });
