@@ -18,6 +18,7 @@ describe("service hooks", () => {
       recordsUsage: false,
       audits: false,
       listPage: () => Promise.resolve({ summaries: [], predecessors: {} }),
+      recordRefusal: undefined,
     };
     attachServiceHooks(withHooks, hooks);
     assert.equal(serviceHooks(withHooks), hooks);
