@@ -197,6 +197,89 @@ describe("createApiKeysAdminHandler", () => {
     assert.ok(!list.body.includes(key));
   });
 
+  it("create: expiresAt, an ISO 8601 instant with its offset, instead of a preset", async () => {
+    const { call } = await setup();
+    for (
+      const [expiresAt, expected] of [
+        ["2030-02-01T12:30:00Z", "2030-02-01T12:30:00.000Z"],
+        ["2030-02-01T12:30:00.250+02:00", "2030-02-01T10:30:00.250Z"],
+        ["2030-02-01T12:30-05:30", "2030-02-01T18:00:00.000Z"],
+      ]
+    ) {
+      const answer = (await call("POST", "/keys", {
+        body: { name: "dated", scopes: ["projects:read"], expiresAt },
+      }))!;
+      assert.equal(answer.status, 201, expiresAt);
+      assert.equal(answer.json.record.expiresAt, expected);
+    }
+  });
+
+  it("create: expiresAt strictly parsed, in the future, within the TTL policy, never with expiresIn", async () => {
+    const { call } = await setup({}, undefined, { ttlPolicy: { maxExpiresInMs: 90 * 24 * HOUR } });
+    const base = { name: "x", scopes: ["projects:read"] };
+    for (
+      const expiresAt of [
+        "2030-02-01",
+        "2030-02-01T00:00:00",
+        "2030-02-30T00:00:00Z",
+        "2030-13-01T00:00:00Z",
+        "2030-02-01T24:00:00Z",
+        "2030-02-01T00:00:00+25:00",
+        "2030-02-01 00:00:00Z",
+        "Feb 1 2030",
+        " 2030-02-01T00:00:00Z",
+        "+002030-02-01T00:00:00Z",
+        1896134400000,
+        null,
+        "",
+      ]
+    ) {
+      const answer = (await call("POST", "/keys", { body: { ...base, expiresAt } }))!;
+      assert.equal(answer.status, 400, String(expiresAt));
+      assert.equal(answer.json.error.code, "api_key_invalid_input", String(expiresAt));
+      assert.equal(answer.json.error.details.field, "expiresAt");
+    }
+    const both = (await call("POST", "/keys", {
+      body: { ...base, expiresIn: "7d", expiresAt: "2030-01-05T00:00:00Z" },
+    }))!;
+    assert.equal(both.status, 400);
+    assert.equal(both.json.error.code, "api_key_invalid_input");
+    assert.equal(both.json.error.details.field, "expiresAt");
+    for (const expiresAt of ["2029-12-31T23:59:59Z", "2030-01-01T00:00:00Z", "2030-06-01T00:00:00Z"]) {
+      const answer = (await call("POST", "/keys", { body: { ...base, expiresAt } }))!;
+      assert.equal(answer.status, 400, expiresAt);
+      assert.equal(answer.json.error.details.field, "expiresAt", expiresAt);
+    }
+    const within = (await call("POST", "/keys", {
+      body: { ...base, expiresAt: "2030-03-01T00:00:00Z" },
+    }))!;
+    assert.equal(within.status, 201);
+  });
+
+  it("create: expiresAt past the caller's own expiry is an escalation", async () => {
+    const { call, service } = await setup();
+    const narrow = await service.create({
+      tenantId: "acme",
+      name: "narrow",
+      scopes: [{ resource: "projects", level: "write" }],
+      expiresAt: new Date(Date.parse("2030-01-08T00:00:00Z")),
+    });
+    const caller = { tenant: "acme", keyId: narrow.id };
+    const body = { name: "x", scopes: ["projects:read"] };
+    const ok = (await call("POST", "/keys", {
+      body: { ...body, expiresAt: "2030-01-07T23:00:00Z" },
+      caller,
+    }))!;
+    assert.equal(ok.status, 201);
+    const later = (await call("POST", "/keys", {
+      body: { ...body, expiresAt: "2030-01-08T00:00:01Z" },
+      caller,
+    }))!;
+    assert.equal(later.status, 403);
+    assert.equal(later.json.error.code, "api_key_escalation_refused");
+    assert.deepEqual(later.json.error.details.exceeds, { expiresAt: ["2030-01-08T00:00:01.000Z"] });
+  });
+
   it("create: refuses an unoffered scope (400) and a scope the caller lacks (403)", async () => {
     const { call } = await setup();
     const unoffered =
