@@ -112,3 +112,30 @@ export function queryInstant(
   if (Number.isNaN(ms)) fail(field, "must be an ISO 8601 instant");
   return new Date(ms);
 }
+
+/** `YYYY-MM-DDTHH:MM[:SS[.sss]]` and `Z` or `±HH:MM`. */
+const ISO_INSTANT =
+  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,3})?)?(Z|[+-](\d{2}):(\d{2}))$/;
+
+/**
+ * An ISO 8601 instant from a body field, strictly: date, time and offset
+ * (`Z` or `±HH:MM`) all written, each part within its range (no February 30).
+ */
+export function bodyInstant(value: unknown, field: string): Date {
+  const parts = typeof value === "string" ? ISO_INSTANT.exec(value) : null;
+  if (parts !== null) {
+    const [year, month, day, hour, minute, second] = parts.slice(1, 7).map((part) =>
+      Number(part ?? 0)
+    );
+    const days = new Date(Date.UTC(year, month, 0)).getUTCDate();
+    const offsetOk = parts[8] === undefined || (Number(parts[8]) <= 23 && Number(parts[9]) <= 59);
+    const ms = Date.parse(value as string);
+    if (
+      month >= 1 && month <= 12 && day >= 1 && day <= days && hour <= 23 && minute <= 59 &&
+      second <= 59 && offsetOk && !Number.isNaN(ms)
+    ) {
+      return new Date(ms);
+    }
+  }
+  return fail(field, "must be an ISO 8601 instant with its offset, such as 2030-01-31T12:00:00Z");
+}

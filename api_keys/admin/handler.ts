@@ -22,7 +22,15 @@ import type { ApiKeyUsageBucket } from "../usage.ts";
 import type { CreditRefill } from "../../rate_limits/mod.ts";
 import { creditsView, spendsCredits, tenantCreditsView } from "./_credits.ts";
 import type { AuditAction } from "../audit/types.ts";
-import { AdminHttpError, keyName, oneOf, queryInstant, readObject, stringList } from "./_body.ts";
+import {
+  AdminHttpError,
+  bodyInstant,
+  keyName,
+  oneOf,
+  queryInstant,
+  readObject,
+  stringList,
+} from "./_body.ts";
 import { encodeCursor, listQuery, type QueryOf, usageKeys, usageWindow } from "./_query.ts";
 import { positionOf } from "../storage/_paging.ts";
 import { type Escalation, findEscalation, type KeyPowers } from "./no_escalation.ts";
@@ -650,12 +658,26 @@ export function createApiKeysAdminHandler<R>(
     };
   }
 
+  /**
+   * A new key's expiry: `expiresAt` (an instant; the service checks it is in
+   * the future and within its TTL policy) or the `expiresIn` preset, never both.
+   */
+  function newKeyExpiry(input: Record<string, unknown>): Date | null {
+    if (input.expiresAt !== undefined) {
+      if (input.expiresIn !== undefined) fail("expiresAt", "must not be sent with expiresIn");
+      return bodyInstant(input.expiresAt, "expiresAt");
+    }
+    const lifetime = EXPIRY_MS[oneOf(input.expiresIn, expiryPresets, defaultExpiry, "expiresIn")];
+    return lifetime === null ? null : new Date(clock().getTime() + lifetime);
+  }
+
   async function create(call: Call<R>, body: AdminRequest["body"]): Promise<AdminResponse> {
     const input = readObject(body, maxBodyBytes, [
       "name",
       "scopes",
       "environment",
       "expiresIn",
+      "expiresAt",
       "allowedIpCidrs",
     ]);
     const name = keyName(input.name, "name");
@@ -664,8 +686,7 @@ export function createApiKeysAdminHandler<R>(
       fail("scopes", "must be scopes the server offers (GET config)");
     }
     const environment = oneOf(input.environment, environments, environments[0], "environment");
-    const expiresIn = oneOf(input.expiresIn, expiryPresets, defaultExpiry, "expiresIn");
-    const lifetime = EXPIRY_MS[expiresIn];
+    const expiresAt = newKeyExpiry(input);
     let allowedIpCidrs: string[] = [];
     if (input.allowedIpCidrs !== undefined) {
       const entries = stringList(input.allowedIpCidrs, "allowedIpCidrs", 0, MAX_ALLOWLIST);
@@ -679,7 +700,7 @@ export function createApiKeysAdminHandler<R>(
       environment,
       scopes,
       allowedIpCidrs,
-      expiresAt: lifetime === null ? null : new Date(clock().getTime() + lifetime),
+      expiresAt,
     };
     await allow(call, "create", { tenantId: call.tenantId, key: null, proposed });
     await enforce(call, "create", "new", proposed);

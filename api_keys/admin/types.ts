@@ -523,8 +523,14 @@ export interface CreateKeyBody {
   scopes: string[];
   /** One of the config's environments; default the first. */
   environment?: Environment;
-  /** One of the config's expiry presets; default `defaultExpiry`. */
+  /** One of the config's expiry presets; default `defaultExpiry`. Not with `expiresAt`. */
   expiresIn?: ExpiryPreset;
+  /**
+   * An expiry date and time instead of a preset: ISO 8601 with its offset
+   * (`2030-01-31T12:00:00Z`), in the future, within the service's TTL policy
+   * and the no-escalation rule. Not with `expiresIn` (400).
+   */
+  expiresAt?: string;
   /** Up to 50; omitted: any address. */
   allowedIpCidrs?: string[];
 }

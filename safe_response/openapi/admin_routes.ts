@@ -129,7 +129,18 @@ const SCHEMAS: Record<string, object> = {
     name: { type: "string", minLength: 1, maxLength: 200 },
     scopes: { ...strings, minItems: 1, maxItems: 50 },
     environment: { type: "string", enum: ["live", "test"] },
-    expiresIn: { type: "string", enum: ["7d", "30d", "90d", "1y", "never"] },
+    expiresIn: {
+      type: "string",
+      enum: ["7d", "30d", "90d", "1y", "never"],
+      description: "An expiry preset of the config; not with expiresAt",
+    },
+    expiresAt: {
+      type: "string",
+      format: "date-time",
+      description:
+        "An expiry date and time with its offset (such as 2030-01-31T12:00:00Z): in the future, " +
+        "within the service's TTL policy and the caller's own expiry; not with expiresIn",
+    },
     allowedIpCidrs: { ...strings, maxItems: 50 },
   }, ["name", "scopes"]),
   ApiKeysAdminRotateBody: object({

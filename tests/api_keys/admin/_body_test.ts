@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
   AdminHttpError,
+  bodyInstant,
   keyName,
   oneOf,
   queryInstant,
@@ -54,6 +55,29 @@ describe("api_keys/admin/_body.ts", () => {
     );
     for (const bad of ["tomorrow", "2030-01-01T00:00:00Z".padEnd(41, " ")]) {
       assert.throws(() => queryInstant(bad, fallback, "to"), invalid("to"));
+    }
+  });
+
+  it("bodyInstant: date, time and offset all written, each part in range", () => {
+    assert.equal(bodyInstant("2030-01-31T12:00Z", "at").toISOString(), "2030-01-31T12:00:00.000Z");
+    assert.equal(
+      bodyInstant("2028-02-29T23:59:59.5-01:00", "at").toISOString(),
+      "2028-03-01T00:59:59.500Z",
+    );
+    for (
+      const bad of [
+        "2030-02-29T00:00:00Z",
+        "2030-04-31T00:00:00Z",
+        "2030-01-01T12:60:00Z",
+        "2030-01-01T12:00:60Z",
+        "2030-01-01T12:00:00+02:60",
+        "2030-01-01T12:00:00.1234Z",
+        "2030-01-01T12:00:00z",
+        "2030-01-01T12:00:00Z\n",
+        new Date(0),
+      ]
+    ) {
+      assert.throws(() => bodyInstant(bad, "at"), invalid("at"), String(bad));
     }
   });
 });

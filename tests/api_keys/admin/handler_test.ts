@@ -215,7 +215,9 @@ describe("createApiKeysAdminHandler", () => {
   });
 
   it("create: expiresAt strictly parsed, in the future, within the TTL policy, never with expiresIn", async () => {
-    const { call } = await setup({}, undefined, { ttlPolicy: { maxExpiresInMs: 90 * 24 * HOUR } });
+    const { call } = await setup({}, undefined, {
+      ttlPolicy: { maxExpiresInMs: 90 * 24 * HOUR, allowNeverExpires: true },
+    });
     const base = { name: "x", scopes: ["projects:read"] };
     for (
       const expiresAt of [
@@ -245,7 +247,9 @@ describe("createApiKeysAdminHandler", () => {
     assert.equal(both.status, 400);
     assert.equal(both.json.error.code, "api_key_invalid_input");
     assert.equal(both.json.error.details.field, "expiresAt");
-    for (const expiresAt of ["2029-12-31T23:59:59Z", "2030-01-01T00:00:00Z", "2030-06-01T00:00:00Z"]) {
+    for (
+      const expiresAt of ["2029-12-31T23:59:59Z", "2030-01-01T00:00:00Z", "2030-06-01T00:00:00Z"]
+    ) {
       const answer = (await call("POST", "/keys", { body: { ...base, expiresAt } }))!;
       assert.equal(answer.status, 400, expiresAt);
       assert.equal(answer.json.error.details.field, "expiresAt", expiresAt);
