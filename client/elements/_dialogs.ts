@@ -21,6 +21,15 @@ export interface DialogFields {
   body: () => Record<string, unknown>;
 }
 
+/** The expiry select's choice of a date and time instead of a preset. */
+const ON_DATE = "date";
+
+/** A `datetime-local` value (the user's local time) as an ISO instant; invalid: as typed (the server refuses it). */
+function instantOf(local: string): string {
+  const at = new Date(local);
+  return Number.isNaN(at.getTime()) ? local : at.toISOString();
+}
+
 let ids = 0;
 /** A unique id inside the shadow root. */
 const id = () => `f${++ids}`;
@@ -112,6 +121,22 @@ export function createFields(
     s.expiresOn,
     (value) => value === "never" ? s.neverExpires : "",
   );
+  expiry.control.append(h("option", { value: ON_DATE }, s.expiryOnDate));
+  const soon = new Date(Date.now() + 60_000);
+  const date = h("input", {
+    type: "datetime-local",
+    // The local date and time a minute from now, as the field writes it.
+    min: new Date(soon.getTime() - soon.getTimezoneOffset() * 60_000).toISOString().slice(0, 16),
+  });
+  const dateField = h("label", {}, s.expiryDate, date);
+  const showDate = () => {
+    const on = expiry.control.value === ON_DATE;
+    dateField.hidden = !on;
+    date.disabled = !on;
+    date.required = on;
+  };
+  expiry.control.addEventListener("change", showDate);
+  showDate();
 
   const hintId = id();
   const ips = h("textarea", { rows: "2", autocomplete: "off", "aria-describedby": hintId });
@@ -159,6 +184,7 @@ export function createFields(
         ),
       ),
       expiry.field,
+      dateField,
       h(
         "label",
         {},
@@ -181,7 +207,9 @@ export function createFields(
         name: name.value,
         environment: environment.control.value || undefined,
         scopes: boxes.filter(({ box }) => box.checked).map(({ scope }) => scope),
-        expiresIn: expiry.control.value,
+        ...(expiry.control.value === ON_DATE
+          ? { expiresAt: instantOf(date.value) }
+          : { expiresIn: expiry.control.value }),
         ...(allowedIpCidrs.length > 0 ? { allowedIpCidrs } : {}),
       };
     },

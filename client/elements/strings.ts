@@ -167,6 +167,10 @@ export interface ApiKeysManagerStrings {
   graceNow: string;
   /** Line under the expiry field: `{date}`. */
   expiresOn: string;
+  /** The expiry choice that shows the date and time field. */
+  expiryOnDate: string;
+  /** Field: the expiry date and time (the user's time zone). */
+  expiryDate: string;
   /** Revoke button and heading. */
   revoke: string;
   /** The revoke confirmation's prompt: `{name}` quoted. */
@@ -334,6 +338,8 @@ export const API_KEYS_MANAGER_STRINGS: Readonly<ApiKeysManagerStrings> = Object.
   graceUntil: "The old key stops on {date}.",
   graceNow: "The old key stops at once.",
   expiresOn: "The key expires on {date}.",
+  expiryOnDate: "On a date…",
+  expiryDate: "Expiry date and time",
   revoke: "Revoke",
   revokePrompt: "Type the name “{name}” to confirm. Apps using this key stop working.",
   revoked: "Key revoked",

@@ -246,7 +246,9 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
         : error(403, "forbidden", "Not allowed");
     }
     if (method === "POST" && path === "/admin/keys") {
-      const expiresAt = body.expiresIn === "30d"
+      const expiresAt = typeof body.expiresAt === "string"
+        ? new Date(body.expiresAt).toISOString()
+        : body.expiresIn === "30d"
         ? new Date(now + 30 * 86_400_000).toISOString()
         : body.expiresIn === "90d"
         ? new Date(now + 90 * 86_400_000).toISOString()

@@ -418,6 +418,37 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     }
   });
 
+  test("create: an expiry date and time instead of a preset, sent as the instant", async () => {
+    fake.keys = [key("k450")];
+    await open("/", 320);
+    await waitForText(page, "key k450", "table");
+    const manager = page.locator("api-keys-manager");
+    await manager.getByRole("button", { name: "Create key" }).click();
+    const date = manager.getByLabel("Expiry date and time");
+    assert.equal(await date.isVisible(), false, "the date field waits for its choice");
+    await manager.getByLabel("Expires").selectOption({ label: "On a date…" });
+    assert.equal(await date.isVisible(), true);
+    await manager.getByLabel("Name", { exact: true }).fill("dated key");
+    await manager.locator("dialog input[type=checkbox]").first().check();
+    const submit = manager.locator("dialog").getByRole("button", { name: "Create key" });
+    await submit.click();
+    assert.equal(
+      fake.requests.filter((r) => r.method === "POST").length,
+      0,
+      "an empty date is not sent",
+    );
+    await assertFits("create dialog with the date field at 320 px");
+    await date.fill("2031-03-15T14:30");
+    await submit.click();
+    await page.waitForFunction(() =>
+      document.querySelector("api-keys-manager")!.shadowRoot!.querySelector("[part=secret]")
+    );
+    const sent = fake.requests.find((r) => r.method === "POST")!.body as Record<string, unknown>;
+    // Europe/Paris (the context's time zone) is UTC+1 in March.
+    assert.equal(sent.expiresAt, "2031-03-15T13:30:00.000Z");
+    assert.ok(!("expiresIn" in sent), JSON.stringify(sent));
+  });
+
   test("errors: 401 and 403 states clear the list; network and 502 mark it stale; friendly strings", async () => {
     fake.keys = [key("k501", { name: "kept" })];
     const cases: [AdminFake["failAll"], string, boolean][] = [
