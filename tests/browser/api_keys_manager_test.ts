@@ -449,7 +449,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     assert.ok(!("expiresIn" in sent), JSON.stringify(sent));
   });
 
-  test("errors: 401 and 403 states clear the list; network and 502 mark it stale; friendly strings", async () => {
+  test("errors: 401 and 403 states clear the list; network and 502 mark it stale; friendly strings; 0 violations on light and dark host pages", async () => {
     fake.keys = [key("k501", { name: "kept" })];
     const cases: [AdminFake["failAll"], string, boolean][] = [
       [401, "Your session has ended", false],
@@ -457,8 +457,14 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       ["network", "The server could not be reached", true],
       [502, "The server had a problem", true],
     ];
-    for (const [failure, message, stale] of cases) {
-      await open("/", 320);
+    const pages = [["/", 320], ["/", 1280], ["/dark", 320], ["/dark", 1280]] as const;
+    for (
+      const [[failure, message, stale], [host, width]] of cases.flatMap((c) =>
+        pages.map((p) => [c, p] as const)
+      )
+    ) {
+      const where = `${failure} on ${host} at ${width}`;
+      await open(host, width);
       await waitForText(page, "kept", "table");
       fake.failAll = failure;
       try {
@@ -484,8 +490,15 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
             true,
           );
         }
-        assert.deepEqual(await violations(page), [], String(failure));
-        await assertFits(`${failure} at 320`);
+        assert.equal(
+          await page.evaluate(() =>
+            getComputedStyle(document.querySelector("api-keys-manager")!).backgroundColor
+          ),
+          host === "/dark" ? "rgb(13, 17, 23)" : "rgb(255, 255, 255)",
+          `${where}: the host page's scheme`,
+        );
+        assert.deepEqual(await violations(page), [], where);
+        await assertFits(where);
       } finally {
         fake.failAll = null;
       }
