@@ -558,3 +558,21 @@ export function runBlock(
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/**
+ * docs/settings-page.md's one bundle command, on this checkout's sources
+ * instead of the npm package: writes `<dir>/public/api-keys-manager.js`.
+ */
+export function bundleSettingsPage(dir: string): { status: number | null; stderr: string } {
+  return spawnSync(process.execPath, [
+    "bundle",
+    "--quiet",
+    "--no-config",
+    "--platform",
+    "browser",
+    "--minify",
+    "-o",
+    join(dir, "public", "api-keys-manager.js"),
+    join(ROOT, "client", "elements", "mod.ts"),
+  ], { encoding: "utf8" });
+}

@@ -19,11 +19,11 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, normalize } from "node:path";
 import process from "node:process";
-import { spawnSync } from "node:child_process";
 import { STYLES } from "../client/elements/_styles.ts";
 import {
   allBlocks,
   answerProblem,
+  bundleSettingsPage,
   codeBlocks,
   CONTEXTS,
   demoKeyVariables,
@@ -372,17 +372,7 @@ describe("docs/settings-page.md's two apps work as printed", () => {
   const { examples } = allBlocks();
   const dir = mkdtempSync(join(tmpdir(), "api-kit-settings-page-"));
   // The doc's one command, on this checkout's sources instead of the npm package.
-  const bundled = spawnSync(process.execPath, [
-    "bundle",
-    "--quiet",
-    "--no-config",
-    "--platform",
-    "browser",
-    "--minify",
-    "-o",
-    join(dir, "public", "api-keys-manager.js"),
-    join(ROOT, "client", "elements", "mod.ts"),
-  ], { encoding: "utf8" });
+  const bundled = bundleSettingsPage(dir);
 
   for (const name of ["settings-deno", "settings-nest"]) {
     it(`${name}: the page, the bundle, 401 signed out, then config, create (createdBy), a page of keys`, async () => {

@@ -11,14 +11,13 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
-import { spawnSync } from "node:child_process";
 import type { Browser } from "playwright-core";
 import {
   allBlocks,
+  bundleSettingsPage,
   denoRunArgs,
   fileNameOf,
   programOf,
-  ROOT,
   whileServing,
 } from "../doc_blocks.ts";
 import { launchChromium, skipWithoutChromium } from "./_chromium.ts";
@@ -40,17 +39,7 @@ describe("docs/settings-page.md's Deno.serve app in headless Chromium", { skip }
   });
 
   it("the page loads, the element lists the keys, create → reveal → copy → close", async () => {
-    const bundled = spawnSync(process.execPath, [
-      "bundle",
-      "--quiet",
-      "--no-config",
-      "--platform",
-      "browser",
-      "--minify",
-      "-o",
-      join(dir, "public", "api-keys-manager.js"),
-      join(ROOT, "client", "elements", "mod.ts"),
-    ], { encoding: "utf8" });
+    const bundled = bundleSettingsPage(dir);
     assert.equal(bundled.status, 0, bundled.stderr);
     const { examples } = allBlocks();
     const block = examples.get("settings-deno")!;
