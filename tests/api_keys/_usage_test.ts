@@ -578,7 +578,7 @@ describe("UsageRecorder's refusal aggregates (audit.refusedVerifications)", () =
     assert.equal(seen.length, 2);
   });
 
-  it("is opt-in: the verify path's counting is the same code either way, and the option needs usage", async () => {
+  it("is opt-in: the verify path's counting is the same code either way, and the option needs usage", () => {
     // Structural: the counting called on each verification never looks at the aggregates.
     for (const method of [UsageRecorder.prototype.refused, UsageRecorder.prototype.accepted]) {
       assert.doesNotMatch(method.toString(), /onRefusals|refusals/i);
