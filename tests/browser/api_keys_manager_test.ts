@@ -109,6 +109,15 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
   const inShadow = <T>(expression: string): Promise<T> =>
     page.evaluate(`(() => { const r = ${root}; return ${expression}; })()`) as Promise<T>;
 
+  /** Escape, then wait for the dialog's close (a later task than the key press) and its focus move. */
+  async function escapeDialog(): Promise<void> {
+    await page.keyboard.press("Escape");
+    await page.waitForFunction(() =>
+      !document.querySelector("api-keys-manager")!.shadowRoot!.querySelector("dialog[open]")
+    );
+    await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => setTimeout(done))));
+  }
+
   /** No horizontal page scroll; the open dialog (if any) inside the viewport. */
   async function assertFits(what: string): Promise<void> {
     const layout = await page.evaluate(() => {
@@ -681,7 +690,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       "no Activity without can.audit",
     );
     await act("audited", "Rename");
-    await page.keyboard.press("Escape");
+    await escapeDialog();
     assert.ok(
       !(await inShadow<string[]>(
         "[...r.querySelectorAll('.menu button')].map((b) => b.textContent)",
@@ -714,7 +723,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       assert.equal(await inShadow<boolean>("r.querySelector('dialog .row button').hidden"), true);
       assert.match(await focused(page), /^th:Nov 29, 2026, 9:06 AM/, "the first new record");
       assert.deepEqual(auditRequests(), ["limit=25", "limit=25&cursor=25"]);
-      await page.keyboard.press("Escape");
+      await escapeDialog();
       assert.equal(await focused(page), "button:Activity", "focus back on the button");
 
       fake.requests = [];
@@ -732,7 +741,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
           "dialog tbody tr",
         ).length === 27
       );
-      await page.keyboard.press("Escape");
+      await escapeDialog();
       assert.equal(await focused(page), "button:Actions for audited (sk_live_k901)");
 
       await open("/dark");
@@ -740,12 +749,21 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       await page.locator("api-keys-manager").getByRole("button", { name: "Activity" }).click();
       await waitForText(page, "mallory", "dialog");
       assert.deepEqual(await violations(page), [], "dark host page");
-      await page.keyboard.press("Escape");
+      await escapeDialog();
 
       fake.auditMissing = true; // config.can.audit, but no audit log: a 501
       await page.locator("api-keys-manager").getByRole("button", { name: "Activity" }).click();
       await waitForText(page, "This server does not offer this.", "dialog");
-      await page.keyboard.press("Escape");
+      await escapeDialog();
+      // The dialog's close event (and the render after it) comes in a later task than the key press.
+      await page.waitForFunction(
+        () =>
+          (document.querySelector("api-keys-manager")!.shadowRoot!.querySelector(
+            "[part~=activity-button]",
+          ) as HTMLElement | null)?.hidden === true,
+        undefined,
+        { timeout: 5_000 },
+      ).catch(() => {});
       assert.equal(
         await inShadow<boolean>("r.querySelector('[part~=activity-button]').hidden"),
         true,
