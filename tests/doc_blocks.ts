@@ -347,6 +347,28 @@ export async function whileServing(
   }
 }
 
+/**
+ * Writes example `name` (with what it continues) into `dir` as a program, runs it with Deno there
+ * and, while it serves, calls `use` with its origin: {@link whileServing}'s answer.
+ */
+export function servingExample(
+  name: string,
+  examples: Map<string, CodeBlock>,
+  dir: string,
+  use: (origin: string) => Promise<void>,
+): Promise<{ status: number | undefined; output: string }> {
+  const block = examples.get(name)!;
+  const file = join(dir, fileNameOf(block));
+  writeFileSync(file, programOf(block, examples).code);
+  return whileServing(
+    process.execPath,
+    denoRunArgs(file),
+    dir,
+    {},
+    (port) => use(`http://127.0.0.1:${port}`),
+  );
+}
+
 /** {@link whileServing} without a use: whether the program serves HTTP on `PORT`. */
 export function servesHttp(
   command: string,

@@ -38,10 +38,10 @@ import {
   runBlock,
   runTranscript,
   servesHttp,
+  servingExample,
   transcriptSteps,
   typeCheckBlocks,
   TYPESCRIPT,
-  whileServing,
 } from "./doc_blocks.ts";
 import { API_KEYS_MANAGER_STRINGS } from "../client/elements/strings.ts";
 
@@ -377,18 +377,13 @@ describe("docs/settings-page.md's two apps work as printed", () => {
   for (const name of ["settings-deno", "settings-nest"]) {
     it(`${name}: the page, the bundle, 401 signed out, then config, create (createdBy), a page of keys`, async () => {
       assert.equal(bundled.status, 0, bundled.stderr);
-      const block = examples.get(name)!;
-      const file = join(dir, fileNameOf(block));
-      writeFileSync(file, programOf(block, examples).code);
       const signedIn = { cookie: "sid=example" };
       const csrf = { ...signedIn, "x-requested-with": "api-keys-manager" };
-      const { status, output } = await whileServing(
-        process.execPath,
-        denoRunArgs(file),
+      const { status, output } = await servingExample(
+        name,
+        examples,
         dir,
-        {},
-        async (port) => {
-          const origin = `http://127.0.0.1:${port}`;
+        async (origin) => {
           const page = await fetch(`${origin}/settings`);
           const html = await page.text();
           assert.equal(page.status, 200);

@@ -7,19 +7,11 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import process from "node:process";
 import type { Browser } from "playwright-core";
-import {
-  allBlocks,
-  bundleSettingsPage,
-  denoRunArgs,
-  fileNameOf,
-  programOf,
-  whileServing,
-} from "../doc_blocks.ts";
+import { allBlocks, bundleSettingsPage, servingExample } from "../doc_blocks.ts";
 import { launchChromium, skipWithoutChromium } from "./_chromium.ts";
 import { copyAndCloseByKeyboard, revealedSecret, violations, waitForText } from "./_manager.ts";
 
@@ -42,17 +34,12 @@ describe("docs/settings-page.md's Deno.serve app in headless Chromium", { skip }
     const bundled = bundleSettingsPage(dir);
     assert.equal(bundled.status, 0, bundled.stderr);
     const { examples } = allBlocks();
-    const block = examples.get("settings-deno")!;
-    const file = join(dir, fileNameOf(block));
-    writeFileSync(file, programOf(block, examples).code);
     const pageErrors: string[] = [];
-    const { status, output } = await whileServing(
-      process.execPath,
-      denoRunArgs(file),
+    const { status, output } = await servingExample(
+      "settings-deno",
+      examples,
       dir,
-      {},
-      async (port) => {
-        const origin = `http://127.0.0.1:${port}`;
+      async (origin) => {
         // A key made before the page opens: the element must list it.
         const seeded = await fetch(`${origin}/account/api-keys/keys`, {
           method: "POST",
