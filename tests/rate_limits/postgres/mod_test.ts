@@ -71,6 +71,67 @@ describe("createPostgresRateLimitStore", () => {
     assert.equal(store.name, "postgres");
   });
 
+  it("sends one check of window counters on distinct rows to rate_limit_bucket_check (six parameters), any other batch of one to the batch function", async () => {
+    const now = Date.now() + SERVER_AHEAD;
+    const { pool, sent } = fakePool((text) =>
+      /rate_limit_bucket_check\(/.test(text)
+        ? [
+          { allowed: true, remaining: 4, reset_ms: 900, now_ms: now },
+          { allowed: false, remaining: 0, reset_ms: 100, now_ms: now },
+        ]
+        : [{ check_no: 1, allowed: true, remaining: 7, reset_ms: 0, now_ms: now }]
+    );
+    const store = createPostgresRateLimitStore({ pool });
+    const a = {
+      kind: "window" as const,
+      subject: "s",
+      name: "a",
+      limit: 5,
+      windowMs: 1_000,
+      cost: 1,
+    };
+    const b = { ...a, subject: "t", limit: 1, cost: 2 };
+    const deadline = Date.now() + 50;
+    const { results } = await store.checkBatch([{ counters: [a, b], deadline }]);
+    assert.deepEqual(results, [[{ allowed: true, remaining: 4, resetMs: 900 }, {
+      allowed: false,
+      remaining: 0,
+      resetMs: 100,
+    }]]);
+    assert.match(sent[1][0], /FROM rate_limit_bucket_check\(/);
+    const [sentDeadline, ...arrays] = sent[1][1]!;
+    assert.ok(
+      (sentDeadline as number) <= deadline + SERVER_AHEAD &&
+        (sentDeadline as number) > deadline + SERVER_AHEAD - 1_000,
+    );
+    assert.deepEqual(arrays, [["s", "t"], ["a", "a"], [1_000, 1_000], [5, 1], [1, 2]]);
+    // The same row twice, or a credit counter: the batch function.
+    const credit = { kind: "credit" as const, subject: "s", name: "c", cost: 1, initial: 9 };
+    for (const counters of [[a, { ...a, cost: 2 }], [a, credit]]) {
+      await store.checkBatch([{ counters, deadline }]).catch(() => {});
+      assert.match(sent[sent.length - 1][0], /FROM rate_limit_bucket_batch\(/);
+    }
+  });
+
+  it("rate_limit_bucket_check past the deadline is null; a wrong number of rows is a TypeError", async () => {
+    let rows: Record<string, unknown>[] = [];
+    const { pool } = fakePool(() => rows);
+    const store = createPostgresRateLimitStore({ pool });
+    const a = {
+      kind: "window" as const,
+      subject: "s",
+      name: "a",
+      limit: 5,
+      windowMs: 1_000,
+      cost: 1,
+    };
+    const deadline = Date.now() + 50;
+    rows = [{ allowed: null, remaining: null, reset_ms: null, now_ms: Date.now() }];
+    assert.deepEqual(await store.checkBatch([{ counters: [a], deadline }]), { results: [null] });
+    rows = [];
+    await assert.rejects(store.checkBatch([{ counters: [a], deadline }]), TypeError);
+  });
+
   it("changeCredits resolves null when the database answers it was past the deadline", async () => {
     const { pool } = fakePool(
       () => [{ applied: false, remaining: null, reset_ms: null, now_ms: 1 }],
