@@ -4,10 +4,12 @@
  * name and window), credit balances in `credit_balances` (durable), each
  * batch of checks one statement (`rate_limit_bucket_batch`: every row of the
  * batch locked once, each check applied in order before its deadline or not
- * at all) on the database's clock, exact across every instance on that
- * database. Needs the migrations `prisma/migrations/0009_credit_balances`,
- * `0012_rate_limit_batches` and `0015_rate_limit_buckets`, and a `pg` pool or
- * client (an optional peer) from the caller.
+ * at all; a batch of one check of window counters `rate_limit_bucket_check`,
+ * the same rule in a cheaper statement) on the database's clock, exact across
+ * every instance on that database. Needs the migrations
+ * `prisma/migrations/0009_credit_balances`, `0012_rate_limit_batches`,
+ * `0015_rate_limit_buckets` and `0019_rate_limit_bucket_check`, and a `pg` pool
+ * or client (an optional peer) from the caller.
  *
  * Production setup: the store listens for the pool's `error` events itself
  * (a terminated backend never ends the process), and `await limiter.ready()`
