@@ -42,10 +42,23 @@ import { refillParams } from "../_refill.ts";
 import { createClockOffset } from "../_clock.ts";
 import { byKind, reportErrors, SETTLE_MS, settleBy } from "../_remote.ts";
 
+/** A named (prepared) statement, as `pg`'s `query` takes it. */
+export interface PostgresNamedQuery {
+  /** The statement's name: prepared once per connection, then only bound and run. */
+  name: string;
+  /** Its SQL. */
+  text: string;
+  /** Its parameters. */
+  values: unknown[];
+}
+
 /** What the store needs of `pg`: a `pg.Pool` or `pg.Client` has it (with `on`, the store listens for its errors). */
 export interface PostgresQueryable {
-  /** Runs one statement. */
-  query(text: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
+  /** Runs one statement: SQL and parameters, or (with `preparedStatements`) a named statement. */
+  query(
+    text: string | PostgresNamedQuery,
+    values?: unknown[],
+  ): Promise<{ rows: Record<string, unknown>[] }>;
   /** Adds an event listener. */
   on?(event: "error", listener: (error: unknown) => void): unknown;
   /** Removes an event listener. */
@@ -62,6 +75,14 @@ export interface PostgresRateLimitStoreOptions {
    * ending the process.
    */
   logger?: (line: string) => void;
+  /**
+   * Sends the check statements as named prepared statements (`{ name, text,
+   * values }`), parsed and planned once per connection (default `true`). Set
+   * `false` behind PgBouncer in transaction mode before 1.21 (or with
+   * `max_prepared_statements = 0`), or for a `pool` whose `query` takes SQL
+   * text only.
+   */
+  preparedStatements?: boolean;
 }
 
 /** The PostgreSQL store, with `deleteExpired` for the rows that count nothing any more. */
@@ -87,6 +108,8 @@ const BATCH_SQL = "SELECT check_no, allowed, remaining::float8 AS remaining, " +
 const CHECK_SQL = "SELECT allowed, remaining::float8 AS remaining, reset_ms::float8 AS reset_ms, " +
   "now_ms::float8 AS now_ms FROM rate_limit_bucket_check($1::bigint, $2::text[], $3::text[], " +
   "$4::bigint[], $5::bigint[], $6::bigint[])";
+/** The names of the prepared check statements (with `preparedStatements`). */
+const [CHECK_NAME, BATCH_NAME] = ["api_kit_rate_limit_check_1", "api_kit_rate_limit_batch_1"];
 const CHANGE_SQL =
   "SELECT applied, remaining::float8 AS remaining, reset_ms::float8 AS reset_ms, " +
   "now_ms::float8 AS now_ms FROM credit_change_before($1::bigint, $2, $3, $4::bigint, $5::bigint, " +
@@ -154,9 +177,21 @@ export function createPostgresRateLimitStore(
   }
   const clock = createClockOffset();
   const stopReporting = reportErrors(pool, "postgres", options.logger);
-  /** Runs one statement; observes the database's clock its last row answers. */
-  const run = async (text: string, values?: unknown[], until = Date.now() + SETTLE_MS) => {
-    const { rows } = await settleBy(pool.query(text, values), until, "postgres");
+  const prepared = options.preparedStatements !== false;
+  /**
+   * Runs one statement (named `name` with `preparedStatements`); observes the
+   * database's clock its last row answers.
+   */
+  const run = async (
+    text: string,
+    values?: unknown[],
+    until = Date.now() + SETTLE_MS,
+    name?: string,
+  ) => {
+    const sent = prepared && name !== undefined && values !== undefined
+      ? pool.query({ name, text, values })
+      : pool.query(text, values);
+    const { rows } = await settleBy(sent, until, "postgres");
     const last = rows[rows.length - 1];
     if (last && "now_ms" in last) clock.observe(Number(last.now_ms), Date.now());
     return rows;
@@ -179,7 +214,7 @@ export function createPostgresRateLimitStore(
       costs.push(c.cost);
     }
     const values = [await onServer(deadline), subjects, names, windowMs, limits, costs];
-    const answer = await run(CHECK_SQL, values, deadline + SETTLE_MS);
+    const answer = await run(CHECK_SQL, values, deadline + SETTLE_MS, CHECK_NAME);
     if (answer.length === 1 && answer[0].allowed === null) return { results: [null] };
     if (answer.length !== n) {
       throw new TypeError("rate_limit_bucket_check answered an unexpected number of rows");
@@ -212,24 +247,29 @@ export function createPostgresRateLimitStore(
       const balances = distinct(credits, (c) => `${c.subject}\u0000${c.name}`);
       const refills = balances.list.map((c) => refillParams(c.refill));
       const until = Math.max(...checks.map((c) => c.deadline)) + SETTLE_MS;
-      const answer = await run(BATCH_SQL, [
-        deadlines,
-        split.map((k) => k.windows.length),
-        split.map((k) => k.credits.length),
-        rows.list.map((c) => c.subject),
-        rows.list.map((c) => c.name),
-        rows.list.map((c) => c.windowMs),
-        rows.of,
-        windows.map((c) => c.limit),
-        windows.map((c) => c.cost),
-        balances.list.map((c) => c.subject),
-        balances.list.map((c) => c.name),
-        balances.list.map((c) => c.initial),
-        balances.list.map((c) => c.initialAt ?? null),
-        ...[0, 1, 2].map((i) => refills.map((r) => r[i])),
-        balances.of,
-        credits.map((c) => c.cost),
-      ], until);
+      const answer = await run(
+        BATCH_SQL,
+        [
+          deadlines,
+          split.map((k) => k.windows.length),
+          split.map((k) => k.credits.length),
+          rows.list.map((c) => c.subject),
+          rows.list.map((c) => c.name),
+          rows.list.map((c) => c.windowMs),
+          rows.of,
+          windows.map((c) => c.limit),
+          windows.map((c) => c.cost),
+          balances.list.map((c) => c.subject),
+          balances.list.map((c) => c.name),
+          balances.list.map((c) => c.initial),
+          balances.list.map((c) => c.initialAt ?? null),
+          ...[0, 1, 2].map((i) => refills.map((r) => r[i])),
+          balances.of,
+          credits.map((c) => c.cost),
+        ],
+        until,
+        BATCH_NAME,
+      );
       let at = 0;
       const results = split.map((kinds, q) => {
         const first = answer[at];

@@ -1,16 +1,21 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { EventEmitter } from "node:events";
-import { createPostgresRateLimitStore } from "../../../rate_limits/postgres/mod.ts";
+import {
+  createPostgresRateLimitStore,
+  type PostgresNamedQuery,
+} from "../../../rate_limits/postgres/mod.ts";
 
 const SERVER_AHEAD = 10_000;
 
 /** A fake pg pool: the clock statement, then `answer` for anything else. */
 function fakePool(answer: (text: string, values?: unknown[]) => Record<string, unknown>[]) {
-  const sent: [string, unknown[] | undefined][] = [];
+  const sent: [string, unknown[] | undefined, string | undefined][] = [];
   const pool = Object.assign(new EventEmitter(), {
-    query: (text: string, values?: unknown[]) => {
-      sent.push([text, values]);
+    query: (statement: string | PostgresNamedQuery, values?: unknown[]) => {
+      const named = typeof statement === "string" ? undefined : statement;
+      const text = named?.text ?? statement as string;
+      sent.push([text, named?.values ?? values, named?.name]);
       if (/^SELECT floor/.test(text)) {
         return Promise.resolve({ rows: [{ now_ms: Date.now() + SERVER_AHEAD }] });
       }
@@ -110,6 +115,39 @@ describe("createPostgresRateLimitStore", () => {
     for (const counters of [[a, { ...a, cost: 2 }], [a, credit]]) {
       await store.checkBatch([{ counters, deadline }]).catch(() => {});
       assert.match(sent[sent.length - 1][0], /FROM rate_limit_bucket_batch\(/);
+    }
+  });
+
+  it("sends the check statements as named prepared statements, or as text with preparedStatements: false", async () => {
+    const now = Date.now() + SERVER_AHEAD;
+    const a = {
+      kind: "window" as const,
+      subject: "s",
+      name: "a",
+      limit: 5,
+      windowMs: 1_000,
+      cost: 1,
+    };
+    const credit = { kind: "credit" as const, subject: "s", name: "c", cost: 1, initial: 9 };
+    const answer = (text: string) =>
+      /rate_limit_bucket_check\(/.test(text)
+        ? [{ allowed: true, remaining: 4, reset_ms: 0, now_ms: now }]
+        : [
+          { check_no: 1, allowed: true, remaining: 4, reset_ms: 0, now_ms: now },
+          { check_no: 1, allowed: true, remaining: 8, reset_ms: 0, now_ms: now },
+        ];
+    for (const preparedStatements of [undefined, false]) {
+      const { pool, sent } = fakePool(answer);
+      const store = createPostgresRateLimitStore({ pool, preparedStatements });
+      const deadline = Date.now() + 1_000;
+      await store.checkBatch([{ counters: [a], deadline }]);
+      await store.checkBatch([{ counters: [a, credit], deadline }]);
+      const names = sent.slice(1).map(([, , name]) => name);
+      if (preparedStatements === false) assert.deepEqual(names, [undefined, undefined]);
+      else {
+        assert.deepEqual(names, ["api_kit_rate_limit_check_1", "api_kit_rate_limit_batch_1"]);
+      }
+      assert.equal(sent[0][2], undefined); // the clock: plain text
     }
   });
 
