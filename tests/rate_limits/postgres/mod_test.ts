@@ -7,6 +7,9 @@ import {
 } from "../../../rate_limits/postgres/mod.ts";
 
 const SERVER_AHEAD = 10_000;
+/** A window counter and a credit counter of subject "s". */
+const a = { kind: "window" as const, subject: "s", name: "a", limit: 5, windowMs: 1_000, cost: 1 };
+const credit = { kind: "credit" as const, subject: "s", name: "c", cost: 1, initial: 9 };
 
 /** A fake pg pool: the clock statement, then `answer` for anything else. */
 function fakePool(answer: (text: string, values?: unknown[]) => Record<string, unknown>[]) {
@@ -87,14 +90,6 @@ describe("createPostgresRateLimitStore", () => {
         : [{ check_no: 1, allowed: true, remaining: 7, reset_ms: 0, now_ms: now }]
     );
     const store = createPostgresRateLimitStore({ pool });
-    const a = {
-      kind: "window" as const,
-      subject: "s",
-      name: "a",
-      limit: 5,
-      windowMs: 1_000,
-      cost: 1,
-    };
     const b = { ...a, subject: "t", limit: 1, cost: 2 };
     const deadline = Date.now() + 50;
     const { results } = await store.checkBatch([{ counters: [a, b], deadline }]);
@@ -111,7 +106,6 @@ describe("createPostgresRateLimitStore", () => {
     );
     assert.deepEqual(arrays, [["s", "t"], ["a", "a"], [1_000, 1_000], [5, 1], [1, 2]]);
     // The same row twice, or a credit counter: the batch function.
-    const credit = { kind: "credit" as const, subject: "s", name: "c", cost: 1, initial: 9 };
     for (const counters of [[a, { ...a, cost: 2 }], [a, credit]]) {
       await store.checkBatch([{ counters, deadline }]).catch(() => {});
       assert.match(sent[sent.length - 1][0], /FROM rate_limit_bucket_batch\(/);
@@ -120,15 +114,6 @@ describe("createPostgresRateLimitStore", () => {
 
   it("sends the check statements as named prepared statements, or as text with preparedStatements: false", async () => {
     const now = Date.now() + SERVER_AHEAD;
-    const a = {
-      kind: "window" as const,
-      subject: "s",
-      name: "a",
-      limit: 5,
-      windowMs: 1_000,
-      cost: 1,
-    };
-    const credit = { kind: "credit" as const, subject: "s", name: "c", cost: 1, initial: 9 };
     const answer = (text: string) =>
       /rate_limit_bucket_check\(/.test(text)
         ? [{ allowed: true, remaining: 4, reset_ms: 0, now_ms: now }]
@@ -155,14 +140,6 @@ describe("createPostgresRateLimitStore", () => {
     let rows: Record<string, unknown>[] = [];
     const { pool } = fakePool(() => rows);
     const store = createPostgresRateLimitStore({ pool });
-    const a = {
-      kind: "window" as const,
-      subject: "s",
-      name: "a",
-      limit: 5,
-      windowMs: 1_000,
-      cost: 1,
-    };
     const deadline = Date.now() + 50;
     rows = [{ allowed: null, remaining: null, reset_ms: null, now_ms: Date.now() }];
     assert.deepEqual(await store.checkBatch([{ counters: [a], deadline }]), { results: [null] });
