@@ -581,11 +581,36 @@ export function runBlock(
   }
 }
 
+/** The session cookie docs/settings-page.md's two apps sign their one owner in with. */
+export const SETTINGS_SESSION = { name: "sid", value: "example" } as const;
+
+/**
+ * docs/settings-page.md's app `name` (`settings-deno`, `settings-nest`) as its
+ * readers run it: in a fresh folder, after the doc's bundle command (on this
+ * checkout's sources), under `deno run`; calls `use(origin)` while it serves,
+ * then removes the folder. Throws when the bundle fails; answers
+ * {@link whileServing}'s status and output.
+ */
+export async function servingSettingsPage(
+  name: string,
+  examples: Map<string, CodeBlock>,
+  use: (origin: string) => Promise<void>,
+): Promise<{ status: number | undefined; output: string }> {
+  const dir = mkdtempSync(join(tmpdir(), `api-kit-${name}-`));
+  try {
+    const bundled = bundleSettingsPage(dir);
+    if (bundled.status !== 0) throw new Error(`the bundle command failed: ${bundled.stderr}`);
+    return await servingExample(name, examples, dir, use);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /**
  * docs/settings-page.md's one bundle command, on this checkout's sources
  * instead of the npm package: writes `<dir>/public/api-keys-manager.js`.
  */
-export function bundleSettingsPage(dir: string): { status: number | null; stderr: string } {
+function bundleSettingsPage(dir: string): { status: number | null; stderr: string } {
   return spawnSync(process.execPath, [
     "bundle",
     "--quiet",
