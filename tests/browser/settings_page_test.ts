@@ -2,7 +2,10 @@
  * docs/settings-page.md's two apps, the Deno.serve one and the Nest one (its
  * cookie-session setup), each run as tests/docs_test.ts runs it
  * (`servingSettingsPage`: the doc's bundle command on this checkout's
- * sources), driven in headless Chromium signed in with the doc's session
+ * sources) or, where the consumer matrix left its app in `API_KIT_DOCS_APP`
+ * (`.ci/run`, whose consumers stage runs first; required under CI=true), the
+ * Nest one compiled on Node from the packed npm build, its bundle made from the
+ * installed package; driven in headless Chromium signed in with the doc's session
  * cookie: the page lists the tenant's keys; keyboard alone creates a key,
  * copies it, closes the reveal, rotates it and revokes another, with focus
  * checked after each step and the secret gone after each reveal; axe-core
@@ -10,6 +13,7 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import process from "node:process";
 import type { Browser, Page } from "playwright-core";
 import { allBlocks, servingSettingsPage, SETTINGS_SESSION } from "../doc_blocks.ts";
 import { launchChromium, skipWithoutChromium } from "./_chromium.ts";
@@ -58,8 +62,20 @@ describe("docs/settings-page.md's apps in headless Chromium", { skip }, () => {
     await browser?.close();
   });
 
-  for (const name of ["settings-deno", "settings-nest"]) {
-    it(`${name}: lists the keys; keyboard only create → copy → close → rotate → revoke, focus checked; axe and layout at 320 and 1280 px`, async () => {
+  const nodeApp = process.env.API_KIT_DOCS_APP || undefined;
+  const apps: [string, string | undefined][] = [["settings-deno", undefined], [
+    "settings-nest",
+    nodeApp,
+  ]];
+  for (const [name, app] of apps) {
+    const how = app === undefined ? "under deno run" : "on Node from the packed npm build";
+    it(`${name} ${how}: lists the keys; keyboard only create → copy → close → rotate → revoke, focus checked; axe and layout at 320 and 1280 px`, async () => {
+      if (name === "settings-nest" && process.env.CI === "true") {
+        assert.ok(
+          app,
+          "API_KIT_DOCS_APP is not set: .ci/run's consumers stage leaves its app there",
+        );
+      }
       const pageErrors: string[] = [];
       const { status, output } = await servingSettingsPage(name, examples, async (origin) => {
         // A key made before the page opens: the element must list it.
@@ -116,7 +132,7 @@ describe("docs/settings-page.md's apps in headless Chromium", { skip }, () => {
         } finally {
           await context.close();
         }
-      });
+      }, app);
       assert.ok(status !== undefined, `no HTTP answer:\n${output}`);
     });
   }
