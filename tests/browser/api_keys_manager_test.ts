@@ -596,9 +596,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
   }
 
   test(
-    `states (${Object.keys(STATES).join(", ")}) at ${
-      WIDTHS.join(", ")
-    } px on light and dark host pages: the host's scheme, axe 0 violations, layout`,
+    "every state at 320–1920 px on light and dark host pages: the host's scheme, axe 0 violations, layout",
     async () => {
       for (const [host, background] of HOSTS) {
         for (const width of WIDTHS) {

@@ -13,6 +13,7 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
 import process from "node:process";
 import type { Browser, Page } from "playwright-core";
 import { allBlocks, servingSettingsPage, SETTINGS_SESSION } from "../doc_blocks.ts";
@@ -63,10 +64,10 @@ describe("docs/settings-page.md's apps in headless Chromium", { skip }, () => {
   });
 
   const nodeApp = process.env.API_KIT_DOCS_APP || undefined;
-  const apps: [string, string | undefined][] = [["settings-deno", undefined], [
-    "settings-nest",
-    nodeApp,
-  ]];
+  const apps: [string, string | undefined][] = [
+    ["settings-deno", undefined],
+    ["settings-nest", nodeApp],
+  ];
   for (const [name, app] of apps) {
     const how = app === undefined ? "under deno run" : "on Node from the packed npm build";
     it(`${name} ${how}: lists the keys; keyboard only create → copy → close → rotate → revoke, focus checked; axe and layout at 320 and 1280 px`, async () => {
@@ -74,6 +75,12 @@ describe("docs/settings-page.md's apps in headless Chromium", { skip }, () => {
         assert.ok(
           app,
           "API_KIT_DOCS_APP is not set: .ci/run's consumers stage leaves its app there",
+        );
+      }
+      if (app !== undefined) {
+        assert.ok(
+          existsSync(app),
+          `API_KIT_DOCS_APP (${app}) holds no app: did test:consumers run?`,
         );
       }
       const pageErrors: string[] = [];
