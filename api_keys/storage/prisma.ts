@@ -65,13 +65,18 @@ export interface PrismaApiKeyDelegate {
 
 /**
  * A Prisma-shaped client: an `apiKey` delegate and, optionally, interactive
- * `$transaction`.
+ * `$transaction` and `$queryRawUnsafe`.
  */
 export interface PrismaApiKeyClient {
   /** The `ApiKey` model delegate. */
   apiKey: PrismaApiKeyDelegate;
   /** Interactive transaction (used by `rotate` when present; by every audited change). */
   $transaction?: <T>(fn: (tx: PrismaTransactionClient) => Promise<T>) => Promise<T>;
+  /**
+   * Runs a query with positional parameters; answers its rows. With
+   * `storesCredits`, turns on `findTenantPool` (one `SELECT`).
+   */
+  $queryRawUnsafe?(query: string, ...values: unknown[]): Promise<unknown>;
 }
 
 /** The client an interactive transaction hands its function (raw SQL only with the `audit` option). */
@@ -81,6 +86,20 @@ export interface PrismaTransactionClient {
   /** Runs a query with positional parameters inside the transaction; answers its rows. */
   $queryRawUnsafe?(query: string, ...values: unknown[]): Promise<unknown>;
 }
+
+/**
+ * The `updatedAt` of a row's copy of its tenant's credit pool, as the JSON
+ * column holds it (an ISO string; null without a pool): the expression the
+ * index of migration `0018_api_key_tenant_pool` is built on, written the same.
+ */
+const POOL_UPDATED_AT =
+  `(CASE WHEN credits->>'sharedBy' = 'tenant' THEN credits->>'updatedAt' ELSE credits->'pool'->>'updatedAt' END)`;
+
+/** `findTenantPool`: `$1` the tenant; the id of the row holding the newest pool copy. */
+const TENANT_POOL_SQL = `SELECT id FROM api_keys
+WHERE tenant_id = $1 AND ${POOL_UPDATED_AT} IS NOT NULL
+ORDER BY ${POOL_UPDATED_AT} DESC, created_at DESC, id
+LIMIT 1`;
 
 /** Rows per `findMany` page of `countHashes`. */
 const COUNT_PAGE = 1_000;
@@ -388,9 +407,10 @@ function toRecord(row: unknown): ApiKeyRecord {
  * Storage over a Prisma-shaped client, using only the spec's delegate calls
  * (`create`, `findMany`, `findUnique`, `update`, optional `$transaction`).
  * Capabilities: `markRevokedIfActive`, `replaceHash`, `countHashes`,
- * `lowerExpiry`, `listPageByTenant` and the tenant-bound operations; the expiry notices, rotation
- * waits (migration `0004_api_key_expiry`), `storesLayout` (`0006`),
- * `storesRateLimits` (`0008`), `storesRateLimitKeyId` (`0014`), `storesCredits` (`0011`), `recordUsage`/`readUsage` (`usage`, raw
+ * `lowerExpiry`, `listPageByTenant`, `findByReplacement` and the tenant-bound operations; the
+ * expiry notices, rotation waits (migration `0004_api_key_expiry`), `storesLayout` (`0006`),
+ * `storesRateLimits` (`0008`), `storesRateLimitKeyId` (`0014`), `storesCredits` (`0011`; with
+ * `$queryRawUnsafe` also `findTenantPool`, index `0018`), `recordUsage`/`readUsage` (`usage`, raw
  * SQL over `0010`) and `usageBatches` (`0013`) only
  * through `PrismaApiKeyStorageOptions`; never `peekByPrefix` (a shared
  * database changes behind in-process copies). Without the `hashScheme`
@@ -426,6 +446,12 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
   readonly storesCredits?: boolean;
   /** Capability, with the `storesCredits` option only: `update` of the `credits` column. */
   readonly setCredits?: (id: string, credits: ApiKeyCredits) => Promise<void>;
+  /**
+   * Capability, with the `storesCredits` option on a client with
+   * `$queryRawUnsafe`: one `SELECT` of the row holding the tenant's newest
+   * pool copy (index: migration `0018_api_key_tenant_pool`), then `findUnique`.
+   */
+  readonly findTenantPool?: (tenantId: string) => Promise<ApiKeyRecord | null>;
   /**
    * Capability, with the `expiryNotices` option only: one page of unrevoked
    * keys expiring in the window (`apiKey.findMany` with `take`).
@@ -511,6 +537,13 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
           if (!isRecordNotFound(error)) throw error;
         }
       };
+      const query = client.$queryRawUnsafe;
+      if (typeof query === "function") {
+        this.findTenantPool = async (tenantId) => {
+          const rows = await query.call(client, TENANT_POOL_SQL, tenantId) as { id: string }[];
+          return rows.length === 0 ? null : await this.findById(rows[0].id);
+        };
+      }
     }
     if (expiryNotices !== undefined) {
       requireDelegate(expiryNotices, ["createMany", "updateMany"], "options.expiryNotices");
@@ -675,6 +708,20 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
       for (const row of replaced.map(toRecord)) predecessors[row.replacedByKeyId!] = row.id;
     }
     return { records, predecessors };
+  }
+
+  /**
+   * Capability: the tenant's record that `keyId` replaced: `findMany` `where:
+   * { tenantId, replacedByKeyId }`, newest first, `take: 1` (index of
+   * migration `0016_api_key_pages`).
+   */
+  async findByReplacement(tenantId: string, keyId: string): Promise<ApiKeyRecord | null> {
+    const rows = await this.#client.apiKey.findMany({
+      where: { tenantId, replacedByKeyId: keyId },
+      orderBy: [{ createdAt: "desc" }, { id: "asc" }],
+      take: 1,
+    });
+    return rows.length === 0 ? null : toRecord(rows[0]);
   }
 
   /** Finds a record by id. */

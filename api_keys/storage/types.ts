@@ -64,6 +64,24 @@ export interface ApiKeyStorage {
    * the tenant, revoked ones included) and page it themselves.
    */
   listPageByTenant?(tenantId: string, options: ListApiKeyPageOptions): Promise<ApiKeyRecordPage>;
+  /**
+   * Capability: the record of `tenantId` whose `replacedByKeyId` is `keyId`
+   * (the key a rotation to `keyId` replaced; the newest, `createdAt`
+   * descending then `id` ascending, if several), revoked ones included; or
+   * `null`. Reads only. Without it, the admin routes' key answers read
+   * `listByTenant` (every record of the tenant) to find it.
+   */
+  findByReplacement?(tenantId: string, keyId: string): Promise<ApiKeyRecordInput | null>;
+  /**
+   * Capability (with `storesCredits`): the record of `tenantId` holding the
+   * newest copy of the tenant's shared credit pool (`credits.sharedBy`
+   * `"tenant"` or `credits.pool`, the greatest pool `updatedAt`; ties: the
+   * newest record, `createdAt` descending then `id` ascending), revoked ones
+   * included; or `null` when no record spends a pool. Reads only. Without
+   * it, each read or change of the pool (`tenantCredits`, `GET /keys`, a key
+   * created with `sharedBy: "tenant"`) reads `listByTenant`.
+   */
+  findTenantPool?(tenantId: string): Promise<ApiKeyRecordInput | null>;
   /** Sets `revokedAt`; an unknown id throws `ApiKeyOperationError("api_key_record_not_found")`. */
   markRevoked(id: string, revokedAt: Date): Promise<void>;
   /**
@@ -316,6 +334,8 @@ export type ApiKeyStorageCapability =
   | "rotateForTenant"
   | "renameForTenant"
   | "listPageByTenant"
+  | "findByReplacement"
+  | "findTenantPool"
   | "recordUsage"
   | "readUsage"
   | "usageBatches"
