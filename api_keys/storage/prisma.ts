@@ -65,18 +65,15 @@ export interface PrismaApiKeyDelegate {
 
 /**
  * A Prisma-shaped client: an `apiKey` delegate and, optionally, interactive
- * `$transaction` and `$queryRawUnsafe`.
+ * `$transaction`. A client that also has `$queryRawUnsafe` (see
+ * `PrismaUsageClient`; a `PrismaClient` has it) turns on `findTenantPool`
+ * with `storesCredits`.
  */
 export interface PrismaApiKeyClient {
   /** The `ApiKey` model delegate. */
   apiKey: PrismaApiKeyDelegate;
   /** Interactive transaction (used by `rotate` when present; by every audited change). */
   $transaction?: <T>(fn: (tx: PrismaTransactionClient) => Promise<T>) => Promise<T>;
-  /**
-   * Runs a query with positional parameters; answers its rows. With
-   * `storesCredits`, turns on `findTenantPool` (one `SELECT`).
-   */
-  $queryRawUnsafe?(query: string, ...values: unknown[]): Promise<unknown>;
 }
 
 /** The client an interactive transaction hands its function (raw SQL only with the `audit` option). */
@@ -537,7 +534,7 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
           if (!isRecordNotFound(error)) throw error;
         }
       };
-      const query = client.$queryRawUnsafe;
+      const query = (client as Partial<PrismaUsageClient>).$queryRawUnsafe;
       if (typeof query === "function") {
         this.findTenantPool = async (tenantId) => {
           const rows = await query.call(client, TENANT_POOL_SQL, tenantId) as { id: string }[];
