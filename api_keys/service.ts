@@ -136,8 +136,7 @@ export class ApiKeysService {
       listPage: (tenantId, options) =>
         this.#manage.use((flow) => flow.listSummaryPage(tenantId, options)),
       summaryOf: (tenantId, id) => this.#manage.use((flow) => flow.summaryOf(tenantId, id)),
-      predecessorOf: (tenantId, id) =>
-        this.#manage.use((flow) => flow.predecessorOf(tenantId, id)),
+      predecessorOf: (tenantId, id) => this.#manage.use((flow) => flow.predecessorOf(tenantId, id)),
     });
     this.#expiry = new LoadedFlow(async () =>
       new (await import("./_expiry.ts")).ExpiryJob(settings)

@@ -816,9 +816,7 @@ export function createApiKeysAdminHandler<R>(
   async function recordRefused(call: Call<R>, route: Route, error: AdminHttpError): Promise<void> {
     if (recordRefusal === undefined) return;
     try {
-      const key = route.id === null
-        ? null
-        : await summaryOf(call.tenantId, route.id);
+      const key = route.id === null ? null : await summaryOf(call.tenantId, route.id);
       const exceeds = error.details?.exceeds ?? null;
       await recordRefusal(call.tenantId, { actor: await actor(call) }, key, route.action, exceeds);
     } catch (failure) {

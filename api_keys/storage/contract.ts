@@ -1029,7 +1029,8 @@ export function runApiKeyStorageContract(
     const found = await newest();
     check(found?.id === revoked.id, "a revoked record's copy counts");
     check(
-      found?.credits?.updatedAt instanceof Date && found.credits.updatedAt.getTime() === at(30).getTime(),
+      found?.credits?.updatedAt instanceof Date &&
+        found.credits.updatedAt.getTime() === at(30).getTime(),
       "the copy as written, its date a Date",
     );
     // Equal dates (a write-back writes every copy alike): the newest record, then the smaller id.

@@ -425,7 +425,13 @@ describe("StorageAccess", () => {
 
   it("findByReplacement: a storage's answer is checked (tenant, replacedByKeyId); without the capability, listByTenant searched", async () => {
     const mine = (id: string, ms: number, replacedByKeyId: string | null) =>
-      storedRecord({ id, prefix: `p${id}`, tenantId: "t", createdAt: new Date(ms), replacedByKeyId });
+      storedRecord({
+        id,
+        prefix: `p${id}`,
+        tenantId: "t",
+        createdAt: new Date(ms),
+        replacedByKeyId,
+      });
     const answering = (answer: unknown) =>
       new StorageAccess(
         Object.assign(new InMemoryApiKeyStorage(), {
@@ -480,7 +486,9 @@ describe("StorageAccess", () => {
     });
     const answering = (answer: unknown) =>
       new StorageAccess(
-        Object.assign(new InMemoryApiKeyStorage(), { findTenantPool: () => Promise.resolve(answer) }),
+        Object.assign(new InMemoryApiKeyStorage(), {
+          findTenantPool: () => Promise.resolve(answer),
+        }),
         1000,
         "s",
       ).findTenantPool!;
@@ -498,7 +506,10 @@ describe("StorageAccess", () => {
       "s",
     );
     assert.equal(without.findTenantPool, undefined);
-    assert.match(without.notice ?? "", /no findTenantPool \(each read of a tenant's shared credits/);
+    assert.match(
+      without.notice ?? "",
+      /no findTenantPool \(each read of a tenant's shared credits/,
+    );
     // Without storesCredits there is no pool to find: neither the lookup nor a notice line.
     const bare = new StorageAccess(
       Object.assign(await plain(), { findTenantPool: () => Promise.resolve(null) }),
