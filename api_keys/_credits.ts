@@ -15,7 +15,12 @@ import {
   idOfSubject,
 } from "./_limits.ts";
 import { warnOnce } from "./_sinks.ts";
-import { newestPoolRecord, type StorageAccess } from "./storage/_access.ts";
+import {
+  newestPoolRecord,
+  type StorageAccess,
+  withPool,
+  withPoolBalance,
+} from "./storage/_access.ts";
 import type {
   ApiKeyCreditBalance,
   ApiKeyCredits,
@@ -103,13 +108,6 @@ function newestPool(records: readonly ApiKeyRecord[]): ApiKeyPoolCredits | undef
 /** The limiter's balance of tenant `tenantId`'s pool, from its copy `pool`. */
 function poolBalance(tenantId: string, pool: ApiKeyPoolCredits): RateLimitBalance {
   return creditBalancesOf("", tenantId, { ...pool, sharedBy: "tenant" })[0];
-}
-
-/** `credits` with its pool part replaced by `pool`. */
-function withPool(credits: ApiKeyCredits, pool: ApiKeyPoolCredits): ApiKeyCredits {
-  return credits.sharedBy === "tenant"
-    ? { ...pool, sharedBy: "tenant" }
-    : { ...credits, pool: { ...pool } };
 }
 
 /** Same refill rule, as written (field order aside: a JSON column may reorder them). */
@@ -470,15 +468,23 @@ export class CreditBook {
     }
   }
 
-  /** Writes the pool's `remaining` at `at` to every key of tenant `tenantId` spending it. */
+  /**
+   * Writes the pool's `remaining` at `at` to every key of tenant `tenantId`
+   * spending it: in one step with the storage's `setTenantPool`, else read
+   * from every key of the tenant and written one by one.
+   */
   async #writeBackPool(tenantId: string, remaining: number, at: Date): Promise<void> {
     const setCredits = this.#storage.setCredits;
     if (setCredits === undefined) return;
+    const setTenantPool = this.#storage.setTenantPool;
+    if (setTenantPool !== undefined) {
+      for (const prefix of await setTenantPool(tenantId, remaining, at)) this.#rewritten(prefix);
+      return;
+    }
     for (const record of await this.#storage.listByTenant(tenantId, true)) {
-      const credits = record.credits;
-      const pool = credits && creditPartsOf(credits).pool;
-      if (pool === undefined) continue;
-      await setCredits(record.id, withPool(credits!, { ...pool, remaining, updatedAt: at }));
+      const credits = withPoolBalance(record.credits, remaining, at);
+      if (credits === undefined) continue;
+      await setCredits(record.id, credits);
       this.#rewritten(record.prefix);
     }
   }

@@ -28,6 +28,7 @@ import type {
   ApiKeyCredits,
   ApiKeyHashCount,
   ApiKeyHashReplacement,
+  ApiKeyPoolCredits,
   ApiKeyRecord,
   RotateApiKeyStorageInput,
 } from "../types.ts";
@@ -365,6 +366,27 @@ export function newestPoolRecord(records: readonly ApiKeyRecord[]): ApiKeyRecord
   return newest?.record ?? null;
 }
 
+/** `credits` (spending a pool) with its pool copy replaced by `pool`. */
+export function withPool(credits: ApiKeyCredits, pool: ApiKeyPoolCredits): ApiKeyCredits {
+  return credits.sharedBy === "tenant"
+    ? { ...pool, sharedBy: "tenant" }
+    : { ...credits, pool: { ...pool } };
+}
+
+/**
+ * `credits` with its pool copy's `remaining` and `updatedAt` replaced (the
+ * rest kept): what `ApiKeyStorage.setTenantPool` writes to each record
+ * spending the pool; `undefined` when it spends none.
+ */
+export function withPoolBalance(
+  credits: ApiKeyCredits | undefined,
+  remaining: number,
+  updatedAt: Date,
+): ApiKeyCredits | undefined {
+  const pool = credits && creditPartsOf(credits).pool;
+  return pool && withPool(credits!, { ...pool, remaining, updatedAt });
+}
+
 /**
  * The reader of a `findByReplacement` answer: null, or a checked record of
  * `tenantId` that `keyId` replaced.
@@ -427,6 +449,11 @@ function readLookup(value: unknown): ApiKeyRecord | null {
 function readRecords(value: unknown): ApiKeyRecord[] {
   if (!Array.isArray(value)) throw malformed();
   return value.map(readApiKeyRecord);
+}
+
+function readPrefixes(value: unknown): string[] {
+  if (!Array.isArray(value) || !value.every(isString)) throw new Error("answer is not prefixes");
+  return [...value];
 }
 
 function readBoolean(value: unknown): boolean {
@@ -616,6 +643,13 @@ export class StorageAccess {
    * without the capability (or without `storesCredits`).
    */
   readonly findTenantPool: ((tenantId: string) => Promise<ApiKeyRecord | null>) | undefined;
+  /**
+   * `setTenantPool` under the deadline, answering the prefixes written;
+   * `undefined` without the capability (or without `storesCredits`).
+   */
+  readonly setTenantPool:
+    | ((tenantId: string, remaining: number, updatedAt: Date) => Promise<string[]>)
+    | undefined;
   readonly #storage: ApiKeyStorage;
   readonly #timeoutMs: number;
   readonly #markRevokedIfActive:
@@ -695,9 +729,24 @@ export class StorageAccess {
     if (storesCredits !== true) {
       missing.push("storesCredits (create and rotate refuse credits)");
     }
-    const { findTenantPool } = store;
-    if (findTenantPool !== undefined && typeof findTenantPool !== "function") {
-      throw new TypeError(`${label}.findTenantPool must be a function`);
+    const { findTenantPool, setTenantPool } = store;
+    for (const [name, method] of Object.entries({ findTenantPool, setTenantPool })) {
+      if (method !== undefined && typeof method !== "function") {
+        throw new TypeError(`${label}.${name} must be a function`);
+      }
+    }
+    this.setTenantPool = storesCredits === true && setTenantPool !== undefined
+      ? (tenantId, remaining, updatedAt) =>
+        this.#call(
+          "setTenantPool",
+          () => setTenantPool.call(store, tenantId, remaining, updatedAt),
+          readPrefixes,
+        )
+      : undefined;
+    if (storesCredits === true && setTenantPool === undefined) {
+      missing.push(
+        "setTenantPool (each write-back of a tenant's shared credits reads every key of the tenant)",
+      );
     }
     this.findTenantPool = storesCredits === true && findTenantPool !== undefined
       ? (tenantId) =>

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { newestPoolRecord, StorageAccess } from "./_access.ts";
+import { newestPoolRecord, StorageAccess, withPoolBalance } from "./_access.ts";
 import type { ApiKeyStorage, ListApiKeyPageOptions } from "./types.ts";
 import type { ApiKeyRecord, ApiKeyRecordInput } from "../types.ts";
 import { API_KEY_USAGE_REFUSALS, type ApiKeyUsageRow } from "../usage.ts";
@@ -1045,6 +1045,57 @@ export function runApiKeyStorageContract(
     await newest();
     check((await newest("tenant-pool-other"))?.id === foreign.id, "each tenant its own");
     check(await newest("tenant-pool-none") === null, "another tenant: null");
+  });
+
+  test("setTenantPool (when present, with storesCredits): the pool copy of every record of the tenant spending it, revoked ones too, nothing else; answers their prefixes", async () => {
+    const storage = await factory();
+    const set = storage.setTenantPool?.bind(storage);
+    if (set === undefined || storage.storesCredits !== true) return;
+    const tenantId = "tenant-pool-set";
+    const refill = { amount: 50, interval: "daily" as const };
+    const at = new Date("2030-01-01T00:00:00.000Z");
+    const shared = sampleRecord({
+      tenantId,
+      credits: { remaining: 40, refill, updatedAt: at, sharedBy: "tenant" },
+    });
+    const beside = sampleRecord({
+      tenantId,
+      revokedAt: at,
+      credits: { remaining: 9, updatedAt: at, balanceKeyId: "k0", pool: { remaining: 40, refill, updatedAt: at } },
+    });
+    const own = sampleRecord({ tenantId, credits: { remaining: 3, updatedAt: at } });
+    const none = sampleRecord({ tenantId });
+    const foreign = sampleRecord({
+      tenantId: "tenant-pool-set-other",
+      credits: { remaining: 40, refill, updatedAt: at, sharedBy: "tenant" },
+    });
+    const records = [shared, beside, own, none, foreign];
+    for (const record of records) await storage.insert(record);
+    const written = new Date("2030-01-02T03:04:05.678Z");
+    const prefixes = await set(tenantId, 17, written);
+    check(
+      JSON.stringify([...prefixes].sort()) === JSON.stringify([shared.prefix, beside.prefix].sort()),
+      `setTenantPool answered [${prefixes}], the prefixes of the records spending the pool`,
+    );
+    const expected = (record: ApiKeyRecord) => {
+      const credits = withPoolBalance(record.credits, 17, written);
+      return record.tenantId === tenantId && credits !== undefined ? { ...record, credits } : record;
+    };
+    const shape = (credits: ApiKeyRecordInput["credits"]) => canonicalJson(credits ?? null);
+    for (const record of records) {
+      const read = await storage.findById(record.id);
+      sameRecord(read, record, `after setTenantPool, ${record.id}`);
+      const credits = read?.credits;
+      check(
+        shape(credits) === shape(expected(record).credits) &&
+          (credits?.updatedAt ?? null) instanceof Date === (record.credits !== undefined),
+        `after setTenantPool, ${record.id}: credits ${shape(credits)}`,
+      );
+    }
+    check(
+      JSON.stringify(await set("tenant-pool-set-none", 1, written)) === "[]",
+      "a tenant without a pool: none written",
+    );
   });
 
   test("renameForTenant (when present): renames only the owning tenant's row, only its name", async () => {

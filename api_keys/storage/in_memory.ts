@@ -12,6 +12,7 @@ import {
   newestPoolRecord,
   readApiKeyRecord,
   readExpiresAt,
+  withPoolBalance,
 } from "./_access.ts";
 import { pageOf } from "./_paging.ts";
 import type {
@@ -213,6 +214,22 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
   findTenantPool(tenantId: string): Promise<ApiKeyRecord | null> {
     const found = newestPoolRecord(this.#ofTenant(tenantId));
     return Promise.resolve(found === null ? null : copyRecord(found));
+  }
+
+  /**
+   * Capability: the pool copy's `remaining` and `updatedAt` of every record of
+   * `tenantId` spending the pool (`setTenantPool`); answers their prefixes.
+   */
+  setTenantPool(tenantId: string, remaining: number, updatedAt: Date): Promise<string[]> {
+    const writes = this.#ofTenant(tenantId).flatMap((record) => {
+      const credits = withPoolBalance(record.credits, remaining, new Date(updatedAt.getTime()));
+      return credits === undefined ? [] : [{ record, credits }];
+    });
+    if (!writes.every(({ credits }) => isStoredCredits(credits))) {
+      return Promise.reject(new TypeError("setTenantPool: credits are malformed"));
+    }
+    for (const { record, credits } of writes) record.credits = copyCredits(credits);
+    return Promise.resolve(writes.map(({ record }) => record.prefix));
   }
 
   /** The stored records of `tenantId` (not copies), newest first. */

@@ -67,7 +67,7 @@ export interface PrismaApiKeyDelegate {
  * A Prisma-shaped client: an `apiKey` delegate and, optionally, interactive
  * `$transaction`. A client that also has `$queryRawUnsafe` (see
  * `PrismaUsageClient`; a `PrismaClient` has it) turns on `findTenantPool`
- * with `storesCredits`.
+ * and `setTenantPool` with `storesCredits`.
  */
 export interface PrismaApiKeyClient {
   /** The `ApiKey` model delegate. */
@@ -97,6 +97,19 @@ const TENANT_POOL_SQL = `SELECT id FROM api_keys
 WHERE tenant_id = $1 AND ${POOL_UPDATED_AT} IS NOT NULL
 ORDER BY ${POOL_UPDATED_AT} DESC, created_at DESC, id
 LIMIT 1`;
+
+/**
+ * `setTenantPool`: `$1` the tenant, `$2` remaining, `$3` updatedAt (ISO); the
+ * pool copy of each row spending it, in one statement; answers their prefixes.
+ */
+const SET_TENANT_POOL_SQL = `UPDATE api_keys SET credits = CASE
+  WHEN credits->>'sharedBy' = 'tenant'
+    THEN credits || jsonb_build_object('remaining', $2::float8, 'updatedAt', $3::text)
+  ELSE jsonb_set(credits, '{pool}',
+    (credits->'pool') || jsonb_build_object('remaining', $2::float8, 'updatedAt', $3::text))
+END
+WHERE tenant_id = $1 AND ${POOL_UPDATED_AT} IS NOT NULL
+RETURNING prefix`;
 
 /** Rows per `findMany` page of `countHashes`. */
 const COUNT_PAGE = 1_000;
@@ -407,7 +420,7 @@ function toRecord(row: unknown): ApiKeyRecord {
  * `lowerExpiry`, `listPageByTenant`, `findByReplacement` and the tenant-bound operations; the
  * expiry notices, rotation waits (migration `0004_api_key_expiry`), `storesLayout` (`0006`),
  * `storesRateLimits` (`0008`), `storesRateLimitKeyId` (`0014`), `storesCredits` (`0011`; with
- * `$queryRawUnsafe` also `findTenantPool`, index `0018`), `recordUsage`/`readUsage` (`usage`, raw
+ * `$queryRawUnsafe` also `findTenantPool` and `setTenantPool`, index `0018`), `recordUsage`/`readUsage` (`usage`, raw
  * SQL over `0010`) and `usageBatches` (`0013`) only
  * through `PrismaApiKeyStorageOptions`; never `peekByPrefix` (a shared
  * database changes behind in-process copies). Without the `hashScheme`
@@ -449,6 +462,15 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
    * pool copy (index: migration `0018_api_key_tenant_pool`), then `findUnique`.
    */
   readonly findTenantPool?: (tenantId: string) => Promise<ApiKeyRecord | null>;
+  /**
+   * Capability, likewise: one `UPDATE … RETURNING prefix` of the pool copy
+   * of every row of the tenant spending it.
+   */
+  readonly setTenantPool?: (
+    tenantId: string,
+    remaining: number,
+    updatedAt: Date,
+  ) => Promise<string[]>;
   /**
    * Capability, with the `expiryNotices` option only: one page of unrevoked
    * keys expiring in the window (`apiKey.findMany` with `take`).
@@ -539,6 +561,16 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
         this.findTenantPool = async (tenantId) => {
           const rows = await query.call(client, TENANT_POOL_SQL, tenantId) as { id: string }[];
           return rows.length === 0 ? null : await this.findById(rows[0].id);
+        };
+        this.setTenantPool = async (tenantId, remaining, updatedAt) => {
+          const rows = await query.call(
+            client,
+            SET_TENANT_POOL_SQL,
+            tenantId,
+            remaining,
+            updatedAt.toISOString(),
+          ) as { prefix: string }[];
+          return rows.map((row) => row.prefix);
         };
       }
     }

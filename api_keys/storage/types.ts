@@ -82,6 +82,14 @@ export interface ApiKeyStorage {
    * created with `sharedBy: "tenant"`) reads `listByTenant`.
    */
   findTenantPool?(tenantId: string): Promise<ApiKeyRecordInput | null>;
+  /**
+   * Capability (with `storesCredits`): sets `remaining` and `updatedAt` of the
+   * pool copy of every record of `tenantId` spending the tenant's pool
+   * (revoked ones too), leaving the rest of each record's `credits` as it
+   * is; resolves the prefixes of the records written. Without it, each
+   * write-back of the pool reads `listByTenant` and calls `setCredits` per record.
+   */
+  setTenantPool?(tenantId: string, remaining: number, updatedAt: Date): Promise<string[]>;
   /** Sets `revokedAt`; an unknown id throws `ApiKeyOperationError("api_key_record_not_found")`. */
   markRevoked(id: string, revokedAt: Date): Promise<void>;
   /**
@@ -336,6 +344,7 @@ export type ApiKeyStorageCapability =
   | "listPageByTenant"
   | "findByReplacement"
   | "findTenantPool"
+  | "setTenantPool"
   | "recordUsage"
   | "readUsage"
   | "usageBatches"

@@ -1,9 +1,10 @@
 /**
  * The admin routes read a tenant's keys by lookups: with the storage
- * capabilities `listPageByTenant`, `findByReplacement` and `findTenantPool`,
- * `GET /keys`, `GET /keys/:id`, rename, revoke and rotate never call
- * `listByTenant` (every key of the tenant); over the same records without
- * the two lookups (their fallback), every answer is the same, byte for byte.
+ * capabilities `listPageByTenant`, `findByReplacement`, `findTenantPool` and
+ * `setTenantPool`, `GET /keys`, `GET /keys/:id`, rename, revoke, rotate and a
+ * change of the tenant's pool never call `listByTenant` (every key of the
+ * tenant); over the same records without the three (their fallback), every
+ * answer is the same, byte for byte.
  * Run on the in-memory storage (tests/api_keys/admin/handler_test.ts) and on
  * Prisma over PostgreSQL (tests/postgres/prisma_storage_test.ts).
  */
@@ -14,9 +15,9 @@ import { createRateLimiter } from "../../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../../rate_limits/memory_store.ts";
 import { makeService, spyCalls } from "../helpers.ts";
 
-const HIDDEN = new Set<PropertyKey>(["findByReplacement", "findTenantPool"]);
+const HIDDEN = new Set<PropertyKey>(["findByReplacement", "findTenantPool", "setTenantPool"]);
 
-/** `inner` without the capabilities `findByReplacement` and `findTenantPool`. */
+/** `inner` without the capabilities `findByReplacement`, `findTenantPool` and `setTenantPool`. */
 function withoutLookups(inner: ApiKeyStorage): ApiKeyStorage {
   return new Proxy(inner, {
     get(target, property) {
@@ -35,6 +36,7 @@ function withoutLookups(inner: ApiKeyStorage): ApiKeyStorage {
 export async function assertAdminReadsByLookups(inner: ApiKeyStorage): Promise<void> {
   assert.equal(typeof inner.findByReplacement, "function", "the storage has findByReplacement");
   assert.equal(typeof inner.findTenantPool, "function", "the storage has findTenantPool");
+  assert.equal(typeof inner.setTenantPool, "function", "the storage has setTenantPool");
   const at = Date.parse("2030-01-01T00:00:00.000Z");
   const clock = () => new Date(at);
   const store = createMemoryRateLimitStore({ now: () => at });
@@ -66,7 +68,6 @@ export async function assertAdminReadsByLookups(inner: ApiKeyStorage): Promise<v
     scopes: [{ resource: "projects", level: "read" }],
     credits: { remaining: 7, sharedBy: "tenant" },
   });
-  await withLookups.updateCredits("acme", null, { set: 60 });
   const [a, b] = [withLookups, withFallback].map((service) => {
     const handle = createApiKeysAdminHandler<null>({
       service,
@@ -89,6 +90,7 @@ export async function assertAdminReadsByLookups(inner: ApiKeyStorage): Promise<v
   });
   lookups.calls.length = 0;
   fallback.calls.length = 0;
+  await withLookups.updateCredits("acme", null, { set: 60 }); // written back with setTenantPool
 
   const list = await a("GET", "/keys");
   assert.equal(list, await b("GET", "/keys"), "GET /keys");
@@ -112,5 +114,7 @@ export async function assertAdminReadsByLookups(inner: ApiKeyStorage): Promise<v
   assert.equal(count(lookups.calls, "listByTenant"), 0, `${lookups.calls}`);
   assert.ok(count(lookups.calls, "findByReplacement") >= 4, `${lookups.calls}`);
   assert.ok(count(lookups.calls, "findTenantPool") >= 2, `${lookups.calls}`);
+  assert.equal(count(lookups.calls, "setTenantPool"), 1, `${lookups.calls}`);
+  assert.equal(count(lookups.calls, "setCredits"), 0, `${lookups.calls}`);
   assert.ok(count(fallback.calls, "listByTenant") >= 8, `the fallback: ${fallback.calls}`);
 }

@@ -519,4 +519,33 @@ describe("StorageAccess", () => {
     assert.equal(bare.findTenantPool, undefined);
     assert.doesNotMatch(bare.notice!, /findTenantPool/);
   });
+
+  it("setTenantPool: only with storesCredits; its answer must be prefixes; absent, the notice names it", async () => {
+    const answering = (answer: unknown) =>
+      new StorageAccess(
+        Object.assign(new InMemoryApiKeyStorage(), { setTenantPool: () => Promise.resolve(answer) }),
+        1000,
+        "s",
+      ).setTenantPool!;
+    assert.deepEqual(await answering(["p1", "p2"])("t", 5, new Date(0)), ["p1", "p2"]);
+    for (const bad of [undefined, "p1", [1], [null]]) {
+      await assert.rejects(answering(bad)("t", 5, new Date(0)), ApiKeyStorageError);
+    }
+    const odd = Object.assign(new InMemoryApiKeyStorage(), { setTenantPool: 1 });
+    assert.throws(() => new StorageAccess(odd, 10, "s"), /s\.setTenantPool must be a function/);
+    const without = new StorageAccess(
+      Object.assign(new InMemoryApiKeyStorage(), { setTenantPool: undefined }),
+      10,
+      "s",
+    );
+    assert.equal(without.setTenantPool, undefined);
+    assert.match(without.notice ?? "", /no setTenantPool \(each write-back of a tenant's shared/);
+    const bare = new StorageAccess(
+      Object.assign(await plain(), { setTenantPool: () => Promise.resolve([]) }),
+      10,
+      "s",
+    );
+    assert.equal(bare.setTenantPool, undefined);
+    assert.doesNotMatch(bare.notice!, /setTenantPool/);
+  });
 });

@@ -14,7 +14,7 @@ import {
 } from "../../../api_keys/storage/contract.ts";
 import { fakeKeyedDelegate, fakePrismaClient, fakeUsageClient } from "../fake_prisma.ts";
 import { storedRecord } from "../stored_record.ts";
-import { newestPoolRecord } from "../../../api_keys/storage/_access.ts";
+import { newestPoolRecord, withPoolBalance } from "../../../api_keys/storage/_access.ts";
 
 describe("storage contract: InMemoryApiKeyStorage", () => {
   runApiKeyStorageContract(() => new InMemoryApiKeyStorage(), it);
@@ -190,6 +190,44 @@ describe("optional storage capabilities of the bundled adapters", () => {
         return Object.assign(storage, { findTenantPool: broken(storage) });
       });
       assert.deepEqual([...failures.keys()].filter((name) => name.startsWith(POOL)).length, 1);
+    }
+  });
+
+  it("the setTenantPool cases catch a write across tenants, one skipping revoked keys and one over the own balance", async () => {
+    const SET = "setTenantPool (when present";
+    for (
+      const broken of [
+        (storage: InMemoryApiKeyStorage) => async (tenantId: string, n: number, at: Date) => [
+          ...await storage.setTenantPool(tenantId, n, at),
+          ...await storage.setTenantPool(`${tenantId}-other`, n, at),
+        ],
+        (storage: InMemoryApiKeyStorage) => async (tenantId: string, n: number, at: Date) => {
+          const prefixes: string[] = [];
+          for (const record of await storage.listByTenant(tenantId)) {
+            const credits = withPoolBalance(record.credits, n, at);
+            if (credits === undefined) continue;
+            await storage.setCredits(record.id, credits);
+            prefixes.push(record.prefix);
+          }
+          return prefixes;
+        },
+        (storage: InMemoryApiKeyStorage) => async (tenantId: string, n: number, at: Date) => {
+          const prefixes: string[] = [];
+          for (const record of await storage.listByTenant(tenantId, { includeRevoked: true })) {
+            const credits = record.credits;
+            if (credits?.pool === undefined && credits?.sharedBy !== "tenant") continue;
+            await storage.setCredits(record.id, { ...credits, remaining: n, updatedAt: at });
+            prefixes.push(record.prefix);
+          }
+          return prefixes;
+        },
+      ]
+    ) {
+      const failures = await contractFailures(() => {
+        const storage = new InMemoryApiKeyStorage();
+        return Object.assign(storage, { setTenantPool: broken(storage) });
+      });
+      assert.deepEqual([...failures.keys()].filter((name) => name.startsWith(SET)).length, 1);
     }
   });
 

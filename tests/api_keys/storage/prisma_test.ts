@@ -129,7 +129,7 @@ describe("PrismaApiKeyStorage", () => {
     await assert.rejects(storage.markRevokedIfActive("k1", new Date(8)), /connection reset/);
   });
 
-  it("findTenantPool: on with storesCredits and a client with $queryRawUnsafe, one parameterised SELECT then findUnique", async () => {
+  it("findTenantPool and setTenantPool: on with storesCredits and a client with $queryRawUnsafe, one parameterised statement each", async () => {
     const pooled = {
       ...goodRow,
       credits: { remaining: 3, updatedAt: "2030-01-01T00:00:00.000Z", sharedBy: "tenant" },
@@ -162,6 +162,11 @@ describe("PrismaApiKeyStorage", () => {
       /WHERE tenant_id = \$1 AND .* IS NOT NULL\s+ORDER BY .* DESC, created_at DESC, id\s+LIMIT 1$/,
     );
     assert.equal(typeof new PrismaApiKeyStorage(fakePrismaClient()).findByReplacement, "function");
+    assert.equal(new PrismaApiKeyStorage(client).setTenantPool, undefined, "no storesCredits");
+    queries.length = 0;
+    await storage.setTenantPool!("t1", 7, new Date("2030-01-02T00:00:00.000Z"));
+    assert.deepEqual(queries[0].slice(1), ["t1", 7, "2030-01-02T00:00:00.000Z"]);
+    assert.match(String(queries[0][0]), /^UPDATE api_keys SET credits = .*RETURNING prefix$/s);
   });
 
   it("rejects a client without the delegate methods", () => {
