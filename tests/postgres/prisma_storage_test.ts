@@ -335,7 +335,7 @@ if (databaseReady("PrismaApiKeyStorage on PostgreSQL", unavailable)) {
       await assertAdminReadsByLookups(new PrismaApiKeyStorage(prisma, { storesCredits: true }));
     });
 
-    it("findTenantPool is one SELECT on the index of 0018 and one findUnique; findByReplacement one findMany", async () => {
+    it("findTenantPool is one SELECT on the index of 0018 and one findUnique; findByReplacement one findMany; setTenantPool one UPDATE", async () => {
       await reset();
       const { spied: apiKey, calls } = spyCalls<PrismaApiKeyDelegate>(prisma.apiKey);
       const raw: string[] = [];
@@ -387,6 +387,16 @@ if (databaseReady("PrismaApiKeyStorage on PostgreSQL", unavailable)) {
       const text = plan.map((row) => row["QUERY PLAN"]).join("\n");
       assert.match(text, /Index Scan using api_keys_tenant_id_pool_updated_at_idx/, text);
       assert.doesNotMatch(text, /Sort/, text);
+      // A write-back of the pool: every copy in one statement, the rest of each record kept.
+      const at = new Date("2030-02-01T00:00:00.000Z");
+      const prefixes = await storage.setTenantPool!("pool", 5, at);
+      assert.equal(prefixes.length, 50);
+      assert.deepEqual(await storage.setTenantPool!("pool-none", 5, at), []);
+      const read = await storage.findById("pool-3");
+      assert.deepEqual(read?.credits, { remaining: 5, updatedAt: at, sharedBy: "tenant" });
+      assert.equal(read?.replacedByKeyId, null);
+      // Every copy alike: the newest record.
+      assert.equal((await storage.findTenantPool!("pool"))?.id, "pool-49");
     });
   });
 }
