@@ -1061,7 +1061,12 @@ export function runApiKeyStorageContract(
     const beside = sampleRecord({
       tenantId,
       revokedAt: at,
-      credits: { remaining: 9, updatedAt: at, balanceKeyId: "k0", pool: { remaining: 40, refill, updatedAt: at } },
+      credits: {
+        remaining: 9,
+        updatedAt: at,
+        balanceKeyId: "k0",
+        pool: { remaining: 40, refill, updatedAt: at },
+      },
     });
     const own = sampleRecord({ tenantId, credits: { remaining: 3, updatedAt: at } });
     const none = sampleRecord({ tenantId });
@@ -1074,12 +1079,15 @@ export function runApiKeyStorageContract(
     const written = new Date("2030-01-02T03:04:05.678Z");
     const prefixes = await set(tenantId, 17, written);
     check(
-      JSON.stringify([...prefixes].sort()) === JSON.stringify([shared.prefix, beside.prefix].sort()),
+      JSON.stringify([...prefixes].sort()) ===
+        JSON.stringify([shared.prefix, beside.prefix].sort()),
       `setTenantPool answered [${prefixes}], the prefixes of the records spending the pool`,
     );
     const expected = (record: ApiKeyRecord) => {
       const credits = withPoolBalance(record.credits, 17, written);
-      return record.tenantId === tenantId && credits !== undefined ? { ...record, credits } : record;
+      return record.tenantId === tenantId && credits !== undefined
+        ? { ...record, credits }
+        : record;
     };
     const shape = (credits: ApiKeyRecordInput["credits"]) => canonicalJson(credits ?? null);
     for (const record of records) {

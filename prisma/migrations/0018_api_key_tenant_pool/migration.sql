@@ -3,7 +3,8 @@
 -- `$queryRawUnsafe`): the row holding the newest copy of the pool, by the
 -- `updatedAt` of that copy in the `credits` JSON column (migration
 -- `0011_api_key_credits`), then the newest row. Read by `GET /keys`,
--- `tenantCredits` and each key created with `sharedBy: "tenant"`. The lookup
+-- `tenantCredits` and each key created with `sharedBy: "tenant"`; the pool's
+-- write-back (`setTenantPool`) finds the rows spending the pool by it. The lookup
 -- of the key a rotation replaced (`findByReplacement`) uses the index
 -- `api_keys_replaced_by_key_id_idx` of migration `0016_api_key_pages`.
 --

@@ -523,7 +523,9 @@ describe("StorageAccess", () => {
   it("setTenantPool: only with storesCredits; its answer must be prefixes; absent, the notice names it", async () => {
     const answering = (answer: unknown) =>
       new StorageAccess(
-        Object.assign(new InMemoryApiKeyStorage(), { setTenantPool: () => Promise.resolve(answer) }),
+        Object.assign(new InMemoryApiKeyStorage(), {
+          setTenantPool: () => Promise.resolve(answer),
+        }),
         1000,
         "s",
       ).setTenantPool!;
