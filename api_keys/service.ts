@@ -135,6 +135,8 @@ export class ApiKeysService {
       recordRefusal: auditedRefusal(settings),
       listPage: (tenantId, options) =>
         this.#manage.use((flow) => flow.listSummaryPage(tenantId, options)),
+      summaryOf: (tenantId, id) => this.#manage.use((flow) => flow.summaryOf(tenantId, id)),
+      predecessorOf: (tenantId, id) => this.#manage.use((flow) => flow.predecessorOf(tenantId, id)),
     });
     this.#expiry = new LoadedFlow(async () =>
       new (await import("./_expiry.ts")).ExpiryJob(settings)
