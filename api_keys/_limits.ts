@@ -11,6 +11,7 @@
 import type {
   CounterResult,
   RateLimitBalance,
+  RateLimitCheckOptions,
   RateLimitCredits,
   RateLimiter,
 } from "../rate_limits/mod.ts";
@@ -440,11 +441,14 @@ type ApiKeyLimitAnswers = Pick<
   "rateLimitResults" | "creditResult" | "creditBalance" | "tenantCreditResult"
 >;
 
-/** One check's policies and subjects. */
+/** One check's policies and subjects, and the limiter's options of it (frozen, so it validates them once). */
 interface Check {
   readonly subject: string;
   readonly policies: readonly CompiledRateLimitPolicy[];
-  readonly subjects: readonly string[];
+  /** At each policy's own cost. */
+  readonly options: RateLimitCheckOptions;
+  /** At the last other cost asked (a route's). */
+  costed?: RateLimitCheckOptions;
 }
 
 /** Most route picks a key's plan keeps (an inline route list made per request is not kept past it). */
@@ -473,9 +477,16 @@ class KeyPlan {
     const balances = credits === undefined
       ? []
       : creditBalancesOf(context.keyId, context.tenantId, credits);
+    // Frozen through the refill: a check of unchanging options is validated once by the limiter.
     this.balances = balances.length === 0
       ? undefined
-      : Object.freeze(balances.map((b) => Object.freeze(b.credits)));
+      : Object.freeze(balances.map(({ credits }) =>
+        Object.freeze(
+          typeof credits.refill === "object" && credits.refill !== null
+            ? { ...credits, refill: Object.freeze({ ...credits.refill }) }
+            : credits,
+        )
+      ));
     this.owners = Object.freeze(balances.map((b) => b.owner));
   }
 
@@ -491,11 +502,12 @@ class KeyPlan {
     const known = checks.get(route);
     if (known !== undefined) return known;
     const { policies, shared } = routePolicies(base, route, keyId);
-    const subjects = shared.map((s) => s ? this.slot : this.keySubject);
+    const subjects = Object.freeze(shared.map((s) => s ? this.slot : this.keySubject));
     const check: Check = {
       subject: subjects[0] ?? this.balances?.[0].subject ?? this.keySubject,
-      policies,
-      subjects: Object.freeze(subjects),
+      policies: Object.freeze(policies),
+      // Every counter of a tenant's keys in one Redis Cluster slot (one node per tenant).
+      options: Object.freeze({ subjects, credits: this.balances, slot: this.slot }),
     };
     if (checks.size < MAX_PICKS) checks.set(route, check);
     return check;
@@ -586,15 +598,16 @@ export class RequestLimits {
     const plan = planOf(context);
     const check = plan.check(base, route, context.keyId);
     if (check.policies.length === 0 && plan.balances === undefined) return context;
+    const { cost } = options;
+    let checkOptions = check.options;
+    if (cost !== undefined) {
+      checkOptions = check.costed?.cost === cost
+        ? check.costed
+        : (check.costed = Object.freeze({ ...checkOptions, cost }));
+    }
     let result;
     try {
-      result = await this.#limiter.check(check.subject, check.policies, {
-        cost: options.cost,
-        subjects: check.subjects,
-        credits: plan.balances,
-        // Every counter of a tenant's keys in one Redis Cluster slot (one node per tenant).
-        slot: plan.slot,
-      });
+      result = await this.#limiter.check(check.subject, check.policies, checkOptions);
     } catch (error) {
       // Input the limiter refuses (a cost over MAX_CREDITS with credits, bad stored credits): a bug.
       throw bug(`the rate-limit check of key ${context.keyId}`, error);
@@ -603,8 +616,9 @@ export class RequestLimits {
     if (result.unavailable && (result.outcome !== "local" || plan.balances !== undefined)) {
       return this.#unavailable(context);
     }
-    // The limiter's answers are fresh per check: kept as they are, not copied.
-    const answers: ApiKeyLimitAnswers = {};
+    // The limiter's answers are fresh per check: kept as they are, not copied. Written
+    // into the context's one copy when allowed, else into the error.
+    const answers: ApiKeyLimitAnswers = result.allowed ? { ...context } : {};
     if (check.policies.length > 0) answers.rateLimitResults = result.policies;
     const balances = result.balances;
     if (balances !== undefined) {
@@ -612,21 +626,19 @@ export class RequestLimits {
       answers.creditBalance = plan.owners[0];
       if (plan.owners.at(-1) === "tenant") answers.tenantCreditResult = balances.at(-1);
     }
-    if (!result.allowed) {
-      // A rate limit clears sooner than credits refill: its code wins when both deny.
-      const limited = answers.rateLimitResults?.some((r) => !r.allowed) ?? false;
-      if (!limited && balances !== undefined) {
-        // The refusing balance (the key's own first when both refuse).
-        const at = balances.findIndex((b) => !b.allowed);
-        answers.creditResult = balances[at];
-        answers.creditBalance = plan.owners[at];
-      }
-      throw Object.assign(
-        apiKeyError(limited ? "api_key_rate_limited" : "api_key_usage_exceeded"),
-        answers,
-      );
+    if (result.allowed) return Object.freeze(answers as ApiKeyContext);
+    // A rate limit clears sooner than credits refill: its code wins when both deny.
+    const limited = answers.rateLimitResults?.some((r) => !r.allowed) ?? false;
+    if (!limited && balances !== undefined) {
+      // The refusing balance (the key's own first when both refuse).
+      const at = balances.findIndex((b) => !b.allowed);
+      answers.creditResult = balances[at];
+      answers.creditBalance = plan.owners[at];
     }
-    return Object.freeze({ ...context, ...answers });
+    throw Object.assign(
+      apiKeyError(limited ? "api_key_rate_limited" : "api_key_usage_exceeded"),
+      answers,
+    );
   }
 
   /**

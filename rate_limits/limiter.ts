@@ -419,6 +419,47 @@ function unansweredError(
   );
 }
 
+/** A validated check: its counters for the store, built once when its inputs cannot change. */
+interface Prepared {
+  readonly subject: string;
+  readonly policies: readonly RateLimitPolicy[];
+  readonly compiled: readonly CompiledRateLimitPolicy[];
+  readonly counters: readonly RateLimitCounter[];
+  readonly credits: boolean;
+}
+
+/**
+ * Whether `value` can never answer differently: frozen, of a plain prototype, and
+ * with data properties only (a getter could answer anew on every read).
+ */
+function fixed(value: unknown): boolean {
+  if (typeof value !== "object" || value === null || !Object.isFrozen(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== Array.prototype && proto !== null) return false;
+  for (const key of Reflect.ownKeys(value)) {
+    if (!("value" in Object.getOwnPropertyDescriptor(value, key)!)) return false;
+  }
+  return true;
+}
+
+/** Whether a balance (and its refill) can never change. */
+const fixedBalance = (c: RateLimitCredits) =>
+  fixed(c) && (c.refill === undefined || fixed(c.refill));
+
+/**
+ * Whether check options can never change (see `fixed`), with their `subjects`
+ * and balances (strings and numbers cannot change).
+ */
+function unchanging(options: RateLimitCheckOptions): boolean {
+  if (!fixed(options)) return false;
+  const { subjects, credits } = options;
+  return (subjects === undefined || fixed(subjects)) &&
+    (credits === undefined ||
+      (Array.isArray(credits)
+        ? fixed(credits) && (credits as readonly RateLimitCredits[]).every(fixedBalance)
+        : fixedBalance(credits as RateLimitCredits)));
+}
+
 /**
  * Creates a rate limiter: the one door to its store. Prints one start-up line
  * naming the store and the failure policy; call `ready()` once at start-up.
@@ -607,6 +648,77 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     return result;
   };
 
+  /**
+   * Checks validated and built from options that cannot change (see `unchanging`), by
+   * options object: a caller passing the same frozen options, subject and compiled
+   * policies on every request (the API-key service, per key) is validated once.
+   */
+  const prepared = new WeakMap<RateLimitCheckOptions, Prepared>();
+
+  /** Validates a check and builds its counters; kept when its inputs cannot change. */
+  const prepare = (
+    subject: string,
+    policies: readonly RateLimitPolicy[],
+    checkOptions: RateLimitCheckOptions,
+  ): Prepared => {
+    assertSubject(subject);
+    const { credits } = checkOptions;
+    const compiled = credits !== undefined && Array.isArray(policies) && policies.length === 0
+      ? []
+      : compileRateLimitPolicies(policies);
+    const cost = checkOptions.cost === undefined
+      ? undefined
+      : assertCost(checkOptions.cost, "cost");
+    const subjects = checkOptions.subjects;
+    if (subjects !== undefined && subjects.length !== compiled.length) {
+      throw new TypeError("subjects must name one subject per policy");
+    }
+    subjects?.forEach(assertSubject);
+    const slot = checkOptions.slot === undefined ? undefined : assertSubject(checkOptions.slot);
+    const counters: RateLimitCounter[] = new Array(compiled.length);
+    for (let i = 0; i < compiled.length; i++) {
+      const policy = compiled[i];
+      const own = subjects === undefined ? subject : subjects[i];
+      // Two literals, not a spread: one object shape per kind of check, built without a copy.
+      counters[i] = slot === undefined
+        ? {
+          kind: "window",
+          subject: own,
+          name: policy.name,
+          limit: policy.limit,
+          windowMs: policy.windowMs,
+          cost: cost ?? policy.cost,
+        }
+        : {
+          kind: "window",
+          subject: own,
+          slot,
+          name: policy.name,
+          limit: policy.limit,
+          windowMs: policy.windowMs,
+          cost: cost ?? policy.cost,
+        };
+    }
+    if (credits !== undefined) {
+      if (cost !== undefined && cost > MAX_CREDITS) {
+        throw new TypeError(`cost must be at most ${MAX_CREDITS} with credits`);
+      }
+      for (const balance of creditCounters(subject, credits, cost ?? 1)) {
+        counters.push(slot === undefined ? balance : { ...balance, slot });
+      }
+    }
+    const check = { subject, policies, compiled, counters, credits: credits !== undefined };
+    if (
+      (compiled === policies || (policies.length === 0 && Object.isFrozen(policies))) &&
+      unchanging(checkOptions)
+    ) {
+      for (const counter of counters) Object.freeze(counter);
+      Object.freeze(counters);
+      prepared.set(checkOptions, check);
+    }
+    return check;
+  };
+
   const limiter: RateLimiter = {
     onStoreError,
     store,
@@ -628,57 +740,16 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       // Not an async function: an in-process check settles without a turn of the microtask queue.
       try {
         const start = inProcess ? 0 : performance.now(); // an in-process check has no deadline
-        assertSubject(subject);
-        const { credits } = checkOptions;
-        const compiled = credits !== undefined && Array.isArray(policies) && policies.length === 0
-          ? []
-          : compileRateLimitPolicies(policies);
-        const cost = checkOptions.cost === undefined
-          ? undefined
-          : assertCost(checkOptions.cost, "cost");
-        const subjects = checkOptions.subjects;
-        if (subjects !== undefined && subjects.length !== compiled.length) {
-          throw new TypeError("subjects must name one subject per policy");
-        }
-        subjects?.forEach(assertSubject);
-        const slot = checkOptions.slot === undefined ? undefined : assertSubject(checkOptions.slot);
-        const counters: RateLimitCounter[] = new Array(compiled.length);
-        for (let i = 0; i < compiled.length; i++) {
-          const policy = compiled[i];
-          const own = subjects === undefined ? subject : subjects[i];
-          // Two literals, not a spread: one object shape per kind of check, built without a copy.
-          counters[i] = slot === undefined
-            ? {
-              kind: "window",
-              subject: own,
-              name: policy.name,
-              limit: policy.limit,
-              windowMs: policy.windowMs,
-              cost: cost ?? policy.cost,
-            }
-            : {
-              kind: "window",
-              subject: own,
-              slot,
-              name: policy.name,
-              limit: policy.limit,
-              windowMs: policy.windowMs,
-              cost: cost ?? policy.cost,
-            };
-        }
-        if (credits !== undefined) {
-          if (cost !== undefined && cost > MAX_CREDITS) {
-            throw new TypeError(`cost must be at most ${MAX_CREDITS} with credits`);
-          }
-          for (const balance of creditCounters(subject, credits, cost ?? 1)) {
-            counters.push(slot === undefined ? balance : { ...balance, slot });
-          }
+        let check = prepared.get(checkOptions);
+        if (check === undefined || check.subject !== subject || check.policies !== policies) {
+          check = prepare(subject, policies, checkOptions);
         }
         const trace = taps.enter?.();
         const began = inProcess && taps.check !== undefined ? performance.now() : start;
+        const { counters, compiled, credits } = check;
         const sent = door.check(counters, start, trace);
         const answered = (answer: readonly CounterResult[] | Unanswered) =>
-          counted(began, trace, resultOf(answer, compiled, counters, credits !== undefined));
+          counted(began, trace, resultOf(answer, compiled, counters, credits));
         return sent instanceof Promise ? sent.then(answered) : Promise.resolve(answered(sent));
       } catch (error) {
         return Promise.reject(error);
