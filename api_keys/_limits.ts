@@ -14,6 +14,7 @@ import type {
   RateLimitCheckOptions,
   RateLimitCredits,
   RateLimiter,
+  RateLimitResult,
 } from "../rate_limits/mod.ts";
 // Two light public files of rate_limits/mod.ts, not the barrel: `./api-keys/nest` would load the
 // limiter, the memory store and the throttler at import (issue 41).
@@ -565,38 +566,56 @@ export class RequestLimits {
   /**
    * Checks the request's policies and spends its cost (`options.cost`, already
    * validated; default 1) from the key's credits, all or nothing; a route with
-   * `rateLimits: false` counts and spends nothing. Resolves `context` when
+   * `rateLimits: false` counts and spends nothing. Answers `context` when
    * nothing applies or the store is unavailable with `onStoreError: "open"`,
-   * else a frozen copy carrying `rateLimitResults` and `creditResult`. Rejects
-   * with `api_key_rate_limited` (a policy denies, with the results),
+   * else a frozen copy carrying `rateLimitResults` and `creditResult`; throws
+   * (or rejects) with `api_key_rate_limited` (a policy denies, with the results),
    * `api_key_usage_exceeded` (too few credits, with `creditResult`) or
    * `api_key_rate_limit_unavailable`; and with a `TypeError` naming the cause
    * (never an open pass) for a bug: a resolver's bad policy or `TypeError`, a
    * route naming a policy the key lacks, a check the limiter refuses.
+   * Synchronous with a limiter's `checkNow` (an in-process store) and no resolver.
    */
-  async apply(context: ApiKeyContext, options: AuthorizeOptions): Promise<ApiKeyContext> {
-    const route = options.rateLimits;
-    if (route === false) return context;
-    let base: Compiled | undefined;
-    if (this.#resolve === undefined) {
-      base = context.rateLimits && compile(context.rateLimits);
-    } else {
-      let answer;
-      try {
-        answer = await this.#resolve(context, options.request);
-      } catch (error) {
-        if (error instanceof TypeError) throw bug("rateLimitResolver", error);
-        this.#resolverFailed(error);
-        return this.#unavailable(context);
-      }
-      try {
-        base = answer === undefined || answer.length === 0 ? undefined : compile(answer);
-      } catch (error) {
-        throw bug("rateLimitResolver answered a bad policy", error);
-      }
+  apply(
+    context: ApiKeyContext,
+    options: AuthorizeOptions,
+  ): ApiKeyContext | Promise<ApiKeyContext> {
+    if (options.rateLimits === false) return context;
+    if (this.#resolve !== undefined) return this.#resolved(context, options);
+    return this.#check(context, options, context.rateLimits && compile(context.rateLimits));
+  }
+
+  /** `apply` with the policies the resolver picks. */
+  async #resolved(context: ApiKeyContext, options: AuthorizeOptions): Promise<ApiKeyContext> {
+    let answer;
+    try {
+      answer = await this.#resolve!(context, options.request);
+    } catch (error) {
+      if (error instanceof TypeError) throw bug("rateLimitResolver", error);
+      this.#resolverFailed(error);
+      return this.#unavailable(context);
     }
+    let base: Compiled | undefined;
+    try {
+      base = answer === undefined || answer.length === 0 ? undefined : compile(answer);
+    } catch (error) {
+      throw bug("rateLimitResolver answered a bad policy", error);
+    }
+    return this.#check(context, options, base);
+  }
+
+  /** `apply` over the `base` policies (the key's or the resolver's). */
+  #check(
+    context: ApiKeyContext,
+    options: AuthorizeOptions,
+    base: Compiled | undefined,
+  ): ApiKeyContext | Promise<ApiKeyContext> {
     const plan = planOf(context);
-    const check = plan.check(base, route, context.keyId);
+    const check = plan.check(
+      base,
+      options.rateLimits as Exclude<AuthorizeOptions["rateLimits"], false>,
+      context.keyId,
+    );
     if (check.policies.length === 0 && plan.balances === undefined) return context;
     const { cost } = options;
     let checkOptions = check.options;
@@ -605,13 +624,33 @@ export class RequestLimits {
         ? check.costed
         : (check.costed = Object.freeze({ ...checkOptions, cost }));
     }
-    let result;
+    const limiter = this.#limiter;
+    // Input the limiter refuses (a cost over MAX_CREDITS with credits, bad stored credits): a bug.
+    const refused = (error: unknown) => bug(`the rate-limit check of key ${context.keyId}`, error);
+    let answer;
     try {
-      result = await this.#limiter.check(check.subject, check.policies, checkOptions);
+      answer = limiter.checkNow !== undefined
+        ? limiter.checkNow(check.subject, check.policies, checkOptions)
+        : Promise.resolve(limiter.check(check.subject, check.policies, checkOptions));
     } catch (error) {
-      // Input the limiter refuses (a cost over MAX_CREDITS with credits, bad stored credits): a bug.
-      throw bug(`the rate-limit check of key ${context.keyId}`, error);
+      throw refused(error);
     }
+    if (!(answer instanceof Promise)) return this.#answer(context, plan, check, answer);
+    return answer.then(
+      (result) => this.#answer(context, plan, check, result),
+      (error) => {
+        throw refused(error);
+      },
+    );
+  }
+
+  /** The context of an allowed check; throws the refusal or the unavailability. */
+  #answer(
+    context: ApiKeyContext,
+    plan: KeyPlan,
+    check: Check,
+    result: RateLimitResult,
+  ): ApiKeyContext {
     // "local" answers the policies with this instance's shares; a credit spend it refuses.
     if (result.unavailable && (result.outcome !== "local" || plan.balances !== undefined)) {
       return this.#unavailable(context);

@@ -210,6 +210,16 @@ export interface RateLimiter {
     options?: RateLimitCheckOptions,
   ): Promise<RateLimitResult>;
   /**
+   * With an in-process store (one that has `checkNow`, as the memory store;
+   * absent otherwise): `check` answered synchronously, with no turn of the
+   * microtask queue. Throws where `check` rejects.
+   */
+  checkNow?(
+    subject: string,
+    policies: readonly RateLimitPolicy[],
+    options?: RateLimitCheckOptions,
+  ): RateLimitResult;
+  /**
    * Sets or adds to the balance `credits` names (its refill due applied first),
    * atomically with concurrent spends, within `timeoutMs`. Rejects with a
    * `TypeError` for bad input or a store without `changeCredits`, and with an
@@ -719,6 +729,26 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     return check;
   };
 
+  /** A check: its answer, synchronous with an in-process store; throws a `TypeError` for bad input or a store bug. */
+  const run = (
+    subject: string,
+    policies: readonly RateLimitPolicy[],
+    checkOptions: RateLimitCheckOptions = {},
+  ): RateLimitResult | Promise<RateLimitResult> => {
+    const start = inProcess ? 0 : performance.now(); // an in-process check has no deadline
+    let check = prepared.get(checkOptions);
+    if (check === undefined || check.subject !== subject || check.policies !== policies) {
+      check = prepare(subject, policies, checkOptions);
+    }
+    const trace = taps.enter?.();
+    const began = inProcess && taps.check !== undefined ? performance.now() : start;
+    const { counters, compiled, credits } = check;
+    const sent = door.check(counters, start, trace);
+    const answered = (answer: readonly CounterResult[] | Unanswered) =>
+      counted(began, trace, resultOf(answer, compiled, counters, credits));
+    return sent instanceof Promise ? sent.then(answered) : answered(sent);
+  };
+
   const limiter: RateLimiter = {
     onStoreError,
     store,
@@ -736,21 +766,17 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
           `onStoreError "${onStoreError}" applies until it answers`,
       );
     },
-    check(subject, policies, checkOptions = {}) {
-      // Not an async function: an in-process check settles without a turn of the microtask queue.
+    ...(inProcess
+      ? {
+        checkNow: (subject, policies, options) =>
+          run(subject, policies, options) as RateLimitResult,
+      }
+      : {}),
+    check(subject, policies, checkOptions) {
       try {
-        const start = inProcess ? 0 : performance.now(); // an in-process check has no deadline
-        let check = prepared.get(checkOptions);
-        if (check === undefined || check.subject !== subject || check.policies !== policies) {
-          check = prepare(subject, policies, checkOptions);
-        }
-        const trace = taps.enter?.();
-        const began = inProcess && taps.check !== undefined ? performance.now() : start;
-        const { counters, compiled, credits } = check;
-        const sent = door.check(counters, start, trace);
-        const answered = (answer: readonly CounterResult[] | Unanswered) =>
-          counted(began, trace, resultOf(answer, compiled, counters, credits));
-        return sent instanceof Promise ? sent.then(answered) : Promise.resolve(answered(sent));
+        // An in-process check settles without a turn of the microtask queue.
+        const answer = run(subject, policies, checkOptions);
+        return answer instanceof Promise ? answer : Promise.resolve(answer);
       } catch (error) {
         return Promise.reject(error);
       }

@@ -444,6 +444,25 @@ describe("createRateLimiter", () => {
     await assert.rejects(limiter.check("key:a", [api], { slot: "a\nb" }), TypeError);
   });
 
+  it("checkNow: with an in-process store, a check answered synchronously (throwing where check rejects); absent with a remote store", async () => {
+    const limiter = createRateLimiter(quiet);
+    assert.equal(typeof limiter.checkNow, "function");
+    const first = limiter.checkNow!("key:a", [burst]);
+    assert.ok(!(first instanceof Promise));
+    assert.deepEqual([first.allowed, first.outcome, first.policies[0].remaining], [
+      true,
+      "store",
+      0,
+    ]);
+    // The same counters as check: the second unit is refused by either.
+    assert.equal((await limiter.check("key:a", [burst])).allowed, false);
+    assert.equal(limiter.checkNow!("key:a", [burst]).allowed, false);
+    assert.throws(() => limiter.checkNow!("a\nb", [burst]), TypeError);
+    assert.throws(() => limiter.checkNow!("key:a", [burst], { cost: -1 }), TypeError);
+    const remote = createRateLimiter({ ...quiet, store: new FakeRemoteStore() });
+    assert.equal(remote.checkNow, undefined);
+  });
+
   it("reads frozen check options once (validated once per options object); options that may change are read on every check", async () => {
     const limiter = createRateLimiter(quiet);
     const policies = compileRateLimitPolicies([api, { name: "day", limit: 5, windowMs: 60_000 }]);
