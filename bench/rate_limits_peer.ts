@@ -4,7 +4,8 @@
  * rounds, timed as process CPU per operation (the machine is shared: wall
  * time would count the other processes' turns; `alternateCpu`: 21 rounds after
  * 3 untimed ones, each round starting with the other side, a row's ratio the
- * median of the rounds' ratios). Ours is `limiter.check` with a compiled policy; the peer's is
+ * median of the rounds' ratios; the memory rows once untimed first, so the JIT's
+ * background work of a new process is not counted). Ours is `limiter.check` with a compiled policy; the peer's is
  * `consume`. Rows, ours ÷ peer (target ≤ 1.0, `MISSED` past it, never a
  * failure): an allowed check, a refused check, and one policy + credits in one
  * check against the peer's two consumes (a limit and a points balance), on
@@ -31,6 +32,7 @@ import type { RateLimitStore } from "../rate_limits/store.ts";
 import { connectRedis, openStore, type StoreKind } from "../tests/limits/_stores.ts";
 import {
   alternateCpu,
+  CPU_TIMING,
   fmt,
   median,
   printTable,
@@ -94,19 +96,26 @@ async function row(
   subjects: readonly string[],
   ours: (subject: string) => Promise<unknown>,
   peer: (subject: string) => Promise<unknown>,
+  timing = CPU_TIMING,
 ): Promise<Row> {
   for (const s of subjects) {
     await ours(s);
     await peer(s);
   }
   const [a, b] = [cycle(subjects), cycle(subjects)];
-  const [oursT, peerT] = await alternateCpu([() => ours(a()), () => peer(b())]);
+  const [oursT, peerT] = await alternateCpu([() => ours(a()), () => peer(b())], timing);
   const ratio = median(oursT.rounds.map((us, r) => us / peerT.rounds[r]));
   return { label, subjects: subjects.length, ours: oursT, peer: peerT, ratio };
 }
 
-/** The three memory rows at `n` active subjects. */
-async function memoryRows(n: number): Promise<Row[]> {
+/**
+ * Untimed rounds of a warm-up pass: process CPU counts the JIT's background
+ * compilation, which runs for the first seconds of a process.
+ */
+const WARM_UP = { rounds: 3, roundMs: CPU_TIMING.roundMs, warmup: 1 };
+
+/** The three memory rows at `n` active subjects (`timing`: `WARM_UP` for the untimed pass). */
+async function memoryRows(n: number, timing = CPU_TIMING): Promise<Row[]> {
   const subjects = subjectsOf(n);
   const allowed = ourLimiter(n);
   const peerAllowed = peerMemory(ROOMY_LIMIT, "allowed");
@@ -121,12 +130,14 @@ async function memoryRows(n: number): Promise<Row[]> {
       subjects,
       (s) => allowed.check(s, ROOMY),
       (s) => peerAllowed.consume(s),
+      timing,
     ),
     await row(
       "refused check",
       subjects,
       (s) => refused.check(s, ONE),
       (s) => settle(peerRefused.consume(s)),
+      timing,
     ),
     await row(
       "policy + credits (peer: two consumes)",
@@ -136,6 +147,7 @@ async function memoryRows(n: number): Promise<Row[]> {
         await peerLimit.consume(s);
         await peerCredits.consume(s);
       },
+      timing,
     ),
   ];
 }
@@ -269,6 +281,7 @@ async function neighbourRow(kind: StoreKind): Promise<string[] | string> {
 }
 
 const rows: Row[] = [];
+await memoryRows(SIZES[0], WARM_UP); // both sides' code compiled before any row is timed
 for (const n of SIZES) rows.push(...await memoryRows(n));
 const skipped: string[] = [];
 for (const kind of ["redis", "postgres"] as const) {

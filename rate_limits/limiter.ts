@@ -246,8 +246,16 @@ export interface RateLimiter {
   drainCreditChanges?(): Promise<readonly CreditBalance[]>;
 }
 
-/** The credit counter of `credits` for `subject`; a `TypeError` names the bad field. */
-function creditCounter(subject: string, credits: RateLimitCredits, cost: number): CreditCounter {
+/**
+ * The credit counter of `credits` for `subject` (in `slot` when given, else
+ * the balance's own); a `TypeError` names the bad field.
+ */
+function creditCounter(
+  subject: string,
+  credits: RateLimitCredits,
+  cost: number,
+  slot?: string,
+): CreditCounter {
   if (typeof credits !== "object" || credits === null) {
     throw new TypeError("credits must be an object");
   }
@@ -256,32 +264,39 @@ function creditCounter(subject: string, credits: RateLimitCredits, cost: number)
     throw new TypeError("credits.initialAt must be at most 8640000000000000");
   }
   const refill = compileCreditRefill(credits.refill);
-  return {
+  // Optional fields assigned in one order, not spread: one object shape per kind of balance.
+  const counter: { -readonly [K in keyof CreditCounter]: CreditCounter[K] } = {
     kind: "credit",
     subject: credits.subject === undefined ? subject : assertSubject(credits.subject),
     name: credits.name === undefined ? "credits" : assertName(credits.name, "credits.name"),
     cost,
     initial: assertCredits(credits.initial, "credits.initial"),
-    ...(initialAt === undefined ? {} : { initialAt }),
-    ...(refill === undefined ? {} : { refill }),
-    ...(credits.slot === undefined ? {} : { slot: assertSubject(credits.slot) }),
   };
+  if (initialAt !== undefined) counter.initialAt = initialAt;
+  if (refill !== undefined) counter.refill = refill;
+  if (credits.slot !== undefined) assertSubject(credits.slot);
+  const own = slot ?? credits.slot; // a check's slot wins (validated by the check)
+  if (own !== undefined) counter.slot = own;
+  return counter;
 }
 
 /** Most balances one check spends. */
 const MAX_BALANCES = 8;
 
-/** The credit counters of a check's `credits` (one or a list); a `TypeError` names the bad one. */
+/** The credit counters of a check's `credits` (one or a list, in `slot` when given); a `TypeError` names the bad one. */
 function creditCounters(
   subject: string,
   credits: RateLimitCredits | readonly RateLimitCredits[],
   cost: number,
+  slot: string | undefined,
 ): CreditCounter[] {
-  if (!Array.isArray(credits)) return [creditCounter(subject, credits as RateLimitCredits, cost)];
+  if (!Array.isArray(credits)) {
+    return [creditCounter(subject, credits as RateLimitCredits, cost, slot)];
+  }
   if (credits.length === 0 || credits.length > MAX_BALANCES) {
     throw new TypeError(`credits must list 1-${MAX_BALANCES} balances`);
   }
-  const counters = credits.map((c) => creditCounter(subject, c, cost));
+  const counters = credits.map((c) => creditCounter(subject, c, cost, slot));
   const names = new Set(counters.map((c) => JSON.stringify([c.subject, c.name])));
   if (names.size !== counters.length) throw new TypeError("credits must name each balance once");
   return counters;
@@ -428,6 +443,9 @@ function unansweredError(
     { cause: answer.cause },
   );
 }
+
+/** The options of a check given none (never kept: its subject changes from check to check). */
+const NO_OPTIONS: RateLimitCheckOptions = Object.freeze({});
 
 /** A validated check: its counters for the store, built once when its inputs cannot change. */
 interface Prepared {
@@ -713,12 +731,13 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       if (cost !== undefined && cost > MAX_CREDITS) {
         throw new TypeError(`cost must be at most ${MAX_CREDITS} with credits`);
       }
-      for (const balance of creditCounters(subject, credits, cost ?? 1)) {
-        counters.push(slot === undefined ? balance : { ...balance, slot });
+      for (const balance of creditCounters(subject, credits, cost ?? 1, slot)) {
+        counters.push(balance);
       }
     }
     const check = { subject, policies, compiled, counters, credits: credits !== undefined };
     if (
+      checkOptions !== NO_OPTIONS &&
       (compiled === policies || (policies.length === 0 && Object.isFrozen(policies))) &&
       unchanging(checkOptions)
     ) {
@@ -733,12 +752,12 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
   const run = (
     subject: string,
     policies: readonly RateLimitPolicy[],
-    checkOptions: RateLimitCheckOptions = {},
+    checkOptions: RateLimitCheckOptions | undefined,
   ): RateLimitResult | Promise<RateLimitResult> => {
     const start = inProcess ? 0 : performance.now(); // an in-process check has no deadline
-    let check = prepared.get(checkOptions);
+    let check = checkOptions === undefined ? undefined : prepared.get(checkOptions);
     if (check === undefined || check.subject !== subject || check.policies !== policies) {
-      check = prepare(subject, policies, checkOptions);
+      check = prepare(subject, policies, checkOptions ?? NO_OPTIONS);
     }
     const trace = taps.enter?.();
     const began = inProcess && taps.check !== undefined ? performance.now() : start;
