@@ -466,6 +466,8 @@ class KeyPlan {
   readonly owners: readonly ApiKeyCreditBalanceOwner[];
   /** Checks by the base list (the key's or a resolver's) and the route. */
   readonly #checks = new WeakMap<object, Map<unknown, Check>>();
+  /** The check of the last base asked with no route (the common request): no lookup. */
+  #whole: { base: Compiled | undefined; check: Check } | undefined;
 
   constructor(context: ApiKeyContext) {
     const { credits } = context;
@@ -497,6 +499,8 @@ class KeyPlan {
     route: Exclude<AuthorizeOptions["rateLimits"], false>,
     keyId: string,
   ): Check {
+    const whole = this.#whole;
+    if (route === undefined && whole !== undefined && whole.base === base) return whole.check;
     const holder = base ?? KeyPlan;
     let checks = this.#checks.get(holder);
     if (checks === undefined) this.#checks.set(holder, checks = new Map());
@@ -511,6 +515,7 @@ class KeyPlan {
       options: Object.freeze({ subjects, credits: this.balances, slot: this.slot }),
     };
     if (checks.size < MAX_PICKS) checks.set(route, check);
+    if (route === undefined) this.#whole = { base, check };
     return check;
   }
 }
