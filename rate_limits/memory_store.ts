@@ -108,6 +108,10 @@ function answer(
   let i = slot(oldest);
   if (consumed || total + cost <= limit) {
     if (total === 0) return { allowed: true, remaining: limit, resetMs: 0 };
+    // Every unit in the newest sub-bucket (a steady key's usual case): no walk.
+    if (counts[slot(head)] === total) {
+      return { allowed: true, remaining: limit - total, resetMs: leavesAt(head, windowMs) - at };
+    }
     for (let q = oldest; q <= head; q++) {
       if (counts[i] > 0) {
         return { allowed: true, remaining: limit - total, resetMs: leavesAt(q, windowMs) - at };
