@@ -141,12 +141,14 @@ describe("rate limits in authorize", () => {
     const store = createMemoryRateLimitStore();
     const seen: unknown[][] = [];
     const limiter = createRateLimiter({ store, logger: quiet });
+    // The memory store is in-process: the service checks through checkNow, never check.
     const spy = {
       ...limiter,
-      check: ((subject, policies, options) => {
+      check: () => Promise.reject(new Error("check called where checkNow serves")),
+      checkNow: ((subject, policies, options) => {
         seen.push([subject, policies, options?.subjects, options?.credits, options?.slot]);
-        return limiter.check(subject, policies, options);
-      }) as typeof limiter.check,
+        return limiter.checkNow!(subject, policies, options);
+      }) as typeof limiter.checkNow,
     };
     const service = new ApiKeysService({
       peppers: { 1: PEPPER_1 },
