@@ -34,6 +34,7 @@ import type {
 import type { VerifyFlow } from "./_verify.ts";
 import { attachServiceHooks, type ServiceHooks } from "./_service_hooks.ts";
 import { readUsage } from "./_usage.ts";
+import { loadSha256 } from "./_sha256.ts";
 import type { ApiKeyUsageBucket, ApiKeyUsageQuery } from "./usage.ts";
 import type { AuditLog } from "./audit/_log.ts";
 import type {
@@ -155,7 +156,9 @@ export class ApiKeysService {
    * logs one line and resolves (its `onStoreError` applies meanwhile).
    */
   async ready(): Promise<void> {
-    await Promise.all([checkReady(this.#settings), this.#limiter?.ready()]);
+    // With a limiter, also the SHA-256 of long counter subjects (`counterSubjectOf`).
+    const limiter = this.#limiter;
+    await Promise.all([checkReady(this.#settings), limiter?.ready(), limiter && loadSha256()]);
   }
 
   /**
