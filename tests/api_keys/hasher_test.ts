@@ -1,8 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import fc from "fast-check";
 import { createHasher, isWellFormedHash, WebCryptoSha256Hasher } from "../../api_keys/hasher.ts";
-import { SEED } from "../reliability/hostile_inputs.ts";
 import { PEPPER_1, PEPPER_2 } from "./helpers.ts";
 import { nestarcHash, plainSha256 } from "./nestarc.ts";
 
