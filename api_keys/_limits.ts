@@ -19,7 +19,7 @@ import type {
 import { type CompiledRateLimitPolicy, compileRateLimitPolicies } from "../rate_limits/policy.ts";
 import { MAX_CREDITS } from "../rate_limits/credits.ts";
 import { assertCount } from "./_count.ts";
-import { loadedSha256, loadSha256 } from "./_sha256.ts";
+import { loadedSha256, loadSha256 } from "./hasher.ts";
 import { apiKeyError, ApiKeyValidationError } from "./errors.ts";
 import { redactApiKeys } from "./key_format.ts";
 import { warnOnce } from "./_sinks.ts";

@@ -9,8 +9,54 @@
  *
  * @module
  */
-import { loadedSha256, loadSha256, type Sha256 } from "./_sha256.ts";
 import type { ApiKeyHashScheme, HashedSecret, HasherOptions } from "./types.ts";
+
+/** Synchronous SHA-256 of bytes (`@noble/hashes/sha2`'s `sha256`). */
+type Sha256 = typeof import("@noble/hashes/sha2").sha256;
+
+let loaded: Sha256 | undefined;
+let loading: Promise<Sha256> | undefined;
+
+/**
+ * Loads SHA-256 once (a failed load is retried on the next call); resolves it.
+ * The library's one home of `@noble/hashes`' SHA-256 outside `Sha256Hasher`,
+ * loaded on first need rather than at import (issue 41: `./api-keys/nest`
+ * stays light): the legacy schemes here, and the counter subjects too long to
+ * keep readable (`_limits.ts`, which starts the load with a limiter).
+ * Internal: not exported by the entry point.
+ *
+ * @example
+ * ```ts
+ * import { loadSha256 } from "./hasher.ts";
+ * const sha256 = await loadSha256();
+ * sha256(new Uint8Array(0)).length; // 32
+ * ```
+ */
+export function loadSha256(): Promise<Sha256> {
+  loading ??= import("@noble/hashes/sha2").then(
+    (module) => (loaded = module.sha256),
+    (error) => {
+      loading = undefined;
+      throw error;
+    },
+  );
+  return loading;
+}
+
+/**
+ * SHA-256 when `loadSha256` has resolved, else `undefined` (the caller awaits
+ * `loadSha256()` or fails closed). Internal.
+ *
+ * @example
+ * ```ts
+ * import { loadedSha256, loadSha256 } from "./hasher.ts";
+ * await loadSha256();
+ * loadedSha256() !== undefined; // true
+ * ```
+ */
+export function loadedSha256(): Sha256 | undefined {
+  return loaded;
+}
 
 /**
  * Every hash scheme a record may carry: `hmac-sha256` (the current one, and

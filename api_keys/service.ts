@@ -34,7 +34,7 @@ import type {
 import type { VerifyFlow } from "./_verify.ts";
 import { attachServiceHooks, type ServiceHooks } from "./_service_hooks.ts";
 import { readUsage } from "./_usage.ts";
-import { loadSha256 } from "./_sha256.ts";
+import { loadSha256 } from "./hasher.ts";
 import type { ApiKeyUsageBucket, ApiKeyUsageQuery } from "./usage.ts";
 import type { AuditLog } from "./audit/_log.ts";
 import type {

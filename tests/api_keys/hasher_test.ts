@@ -1,8 +1,28 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { createHasher, isWellFormedHash, WebCryptoSha256Hasher } from "../../api_keys/hasher.ts";
+import { sha256 } from "@noble/hashes/sha2";
+import {
+  createHasher,
+  isWellFormedHash,
+  loadedSha256,
+  loadSha256,
+  WebCryptoSha256Hasher,
+} from "../../api_keys/hasher.ts";
 import { PEPPER_1, PEPPER_2 } from "./helpers.ts";
 import { nestarcHash, plainSha256 } from "./nestarc.ts";
+
+// First: nothing has loaded SHA-256 in this process yet.
+describe("loadSha256 (the SHA-256 of the legacy schemes and long counter subjects)", () => {
+  it("loads @noble/hashes' SHA-256 on the first call only, then answers it synchronously", async () => {
+    assert.equal(loadedSha256(), undefined, "nothing loaded at import");
+    const first = loadSha256();
+    assert.equal(loadSha256(), first, "one load");
+    const loaded = await first;
+    assert.equal(loaded, sha256);
+    assert.equal(loadedSha256(), sha256);
+    assert.deepEqual(loaded(new Uint8Array(0)), sha256(new Uint8Array(0)));
+  });
+});
 
 /** Records `crypto.subtle.verify` calls: key and byte lengths. */
 function spyVerify() {
