@@ -153,10 +153,10 @@ export class ApiKeysService {
    * a retired pepper version or on `sha256`, and with `ApiKeyStorageError`
    * when the storage is down. With a `limiter`, awaits its `ready()`: a
    * misconfigured store rejects with its `TypeError`; a store merely down
-   * logs one line and resolves (its `onStoreError` applies meanwhile).
+   * logs one line and resolves (its `onStoreError` applies meanwhile); and the
+   * SHA-256 of counter subjects too long to keep readable (loaded on first need).
    */
   async ready(): Promise<void> {
-    // With a limiter, also the SHA-256 of long counter subjects (`counterSubjectOf`).
     const limiter = this.#limiter;
     await Promise.all([checkReady(this.#settings), limiter?.ready(), limiter && loadSha256()]);
   }
