@@ -444,6 +444,27 @@ describe("closed on bugs, loud on mistakes (issue 40)", () => {
     assert.equal(long, `tenant#${bytesToHex(sha256(units))}`);
   });
 
+  it(
+    "a hashed subject asked before SHA-256 has loaded throws (the check fails closed), a readable one answers",
+    { skip: !("Deno" in globalThis) && "it starts a fresh Deno process" },
+    async () => {
+      const limits = new URL("../../api_keys/_limits.ts", import.meta.url).href;
+      const code = `const { counterSubjectOf } = await import(${JSON.stringify(limits)});
+        console.log(counterSubjectOf("tenant", "t1"));
+        try { counterSubjectOf("tenant", "é".repeat(90)); console.log("answered"); }
+        catch (error) { console.log(String(error)); }`;
+      const { stdout } = await new Deno.Command(Deno.execPath(), {
+        args: ["eval", code],
+        stdout: "piped",
+        stderr: "null",
+      }).output();
+      assert.deepEqual(new TextDecoder().decode(stdout).trim().split("\n"), [
+        "tenant:t1",
+        "Error: api-keys: the SHA-256 of a long tenant id is still loading",
+      ]);
+    },
+  );
+
   it("a TypeError reaching the check is an error answer (never an open pass), the log naming its cause", async () => {
     const { service } = setup({ onStoreError: "open" });
     const { key } = await service.create({
