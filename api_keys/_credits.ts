@@ -15,7 +15,12 @@ import {
   idOfSubject,
 } from "./_limits.ts";
 import { warnOnce } from "./_sinks.ts";
-import type { StorageAccess } from "./storage/_access.ts";
+import {
+  newestPoolRecord,
+  type StorageAccess,
+  withPool,
+  withPoolBalance,
+} from "./storage/_access.ts";
 import type {
   ApiKeyCreditBalance,
   ApiKeyCredits,
@@ -96,26 +101,13 @@ function compileCreditsAs(input: Credits, label: string): Credits {
 
 /** The pool copy written back last among `records` (`undefined` when none spends a pool). */
 function newestPool(records: readonly ApiKeyRecord[]): ApiKeyPoolCredits | undefined {
-  let newest: ApiKeyPoolCredits | undefined;
-  for (const record of records) {
-    const pool = record.credits && creditPartsOf(record.credits).pool;
-    if (pool !== undefined && (newest === undefined || pool.updatedAt > newest.updatedAt)) {
-      newest = pool;
-    }
-  }
-  return newest;
+  const credits = newestPoolRecord(records)?.credits;
+  return credits && creditPartsOf(credits).pool;
 }
 
 /** The limiter's balance of tenant `tenantId`'s pool, from its copy `pool`. */
 function poolBalance(tenantId: string, pool: ApiKeyPoolCredits): RateLimitBalance {
   return creditBalancesOf("", tenantId, { ...pool, sharedBy: "tenant" })[0];
-}
-
-/** `credits` with its pool part replaced by `pool`. */
-function withPool(credits: ApiKeyCredits, pool: ApiKeyPoolCredits): ApiKeyCredits {
-  return credits.sharedBy === "tenant"
-    ? { ...pool, sharedBy: "tenant" }
-    : { ...credits, pool: { ...pool } };
 }
 
 /** Same refill rule, as written (field order aside: a JSON column may reorder them). */
@@ -292,6 +284,21 @@ export class CreditBook {
   }
 
   /**
+   * `balances` of one record as a list of its whole tenant gives them: its
+   * pool read from the tenant's newest copy (the stored balance when the
+   * store fails), not from the record's own.
+   */
+  async keyBalances(record: ApiKeyRecord): Promise<KeyBalances> {
+    const credits = record.credits;
+    const pool = this.#limiter === undefined ? undefined : credits && creditPartsOf(credits).pool;
+    const newest = pool === undefined ? undefined : await this.#tenantPool(record.tenantId);
+    const read = newest === undefined || newest === pool
+      ? record
+      : { ...record, credits: withPool(credits!, newest) };
+    return (await this.balances([read]))[0];
+  }
+
+  /**
    * Applies a validated `change` to `record`'s own balance through the
    * limiter (its `timeoutMs` the deadline; see `requireLimiter`) and writes the
    * result back to the records spending it. `ApiKeyValidationError` on
@@ -349,9 +356,15 @@ export class CreditBook {
     };
   }
 
-  /** The newest pool copy among tenant `tenantId`'s keys (`undefined` when none spends one). */
+  /**
+   * The newest pool copy among tenant `tenantId`'s keys (`undefined` when
+   * none spends one): one lookup with the storage's `findTenantPool`, else
+   * from every key of the tenant.
+   */
   async #tenantPool(tenantId: string): Promise<ApiKeyPoolCredits | undefined> {
-    return newestPool(await this.#storage.listByTenant(tenantId, true));
+    const find = this.#storage.findTenantPool;
+    if (find === undefined) return newestPool(await this.#storage.listByTenant(tenantId, true));
+    return newestPool([await find(tenantId)].filter((record) => record !== null));
   }
 
   /** `pool` with its balance read now from the limiter's store (the stored one when it fails). */
@@ -455,15 +468,23 @@ export class CreditBook {
     }
   }
 
-  /** Writes the pool's `remaining` at `at` to every key of tenant `tenantId` spending it. */
+  /**
+   * Writes the pool's `remaining` at `at` to every key of tenant `tenantId`
+   * spending it: in one step with the storage's `setTenantPool`, else read
+   * from every key of the tenant and written one by one.
+   */
   async #writeBackPool(tenantId: string, remaining: number, at: Date): Promise<void> {
     const setCredits = this.#storage.setCredits;
     if (setCredits === undefined) return;
+    const setTenantPool = this.#storage.setTenantPool;
+    if (setTenantPool !== undefined) {
+      for (const prefix of await setTenantPool(tenantId, remaining, at)) this.#rewritten(prefix);
+      return;
+    }
     for (const record of await this.#storage.listByTenant(tenantId, true)) {
-      const credits = record.credits;
-      const pool = credits && creditPartsOf(credits).pool;
-      if (pool === undefined) continue;
-      await setCredits(record.id, withPool(credits!, { ...pool, remaining, updatedAt: at }));
+      const credits = withPoolBalance(record.credits, remaining, at);
+      if (credits === undefined) continue;
+      await setCredits(record.id, credits);
       this.#rewritten(record.prefix);
     }
   }

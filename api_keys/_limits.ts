@@ -11,16 +11,17 @@
 import type {
   CounterResult,
   RateLimitBalance,
+  RateLimitCheckOptions,
   RateLimitCredits,
   RateLimiter,
+  RateLimitResult,
 } from "../rate_limits/mod.ts";
 // Two light public files of rate_limits/mod.ts, not the barrel: `./api-keys/nest` would load the
 // limiter, the memory store and the throttler at import (issue 41).
 import { type CompiledRateLimitPolicy, compileRateLimitPolicies } from "../rate_limits/policy.ts";
 import { MAX_CREDITS } from "../rate_limits/credits.ts";
-import { sha256 } from "@noble/hashes/sha2";
-import { bytesToHex } from "@noble/hashes/utils";
 import { assertCount } from "./_count.ts";
+import { loadedSha256, loadSha256 } from "./hasher.ts";
 import { apiKeyError, ApiKeyValidationError } from "./errors.ts";
 import { redactApiKeys } from "./key_format.ts";
 import { warnOnce } from "./_sinks.ts";
@@ -165,7 +166,9 @@ const MAX_HASHED_IDS = 10_000;
  * A counter's subject: `key:` or `tenant:` and the URI-encoded id when that
  * fits in 200 characters, else `key#` or `tenant#` and the SHA-256 (hex) of
  * the id's UTF-16 code units, so every id `create` accepts (any length, lone
- * surrogates) can be counted and two ids never share a counter.
+ * surrogates) can be counted and two ids never share a counter. SHA-256 loads
+ * with the service's limiter (`RequestLimits`, awaited by its `apply`); a
+ * hashed subject asked before that throws (a check fails closed).
  *
  * @example
  * ```ts
@@ -187,7 +190,14 @@ export function counterSubjectOf(kind: "key" | "tenant", id: string): string {
     units[2 * i] = id.charCodeAt(i) & 0xff;
     units[2 * i + 1] = id.charCodeAt(i) >> 8;
   }
-  const subject = `${kind}#${bytesToHex(sha256(units))}`;
+  const sha256 = loadedSha256();
+  if (sha256 === undefined) {
+    loadSha256().catch(() => {});
+    throw new Error(`api-keys: the SHA-256 of a long ${kind} id is still loading`);
+  }
+  let hex = "";
+  for (const byte of sha256(units)) hex += byte.toString(16).padStart(2, "0");
+  const subject = `${kind}#${hex}`;
   if (!HASHED_IDS.has(subject)) {
     if (HASHED_IDS.size >= MAX_HASHED_IDS) HASHED_IDS.delete(HASHED_IDS.keys().next().value!);
     HASHED_IDS.set(subject, id);
@@ -440,11 +450,14 @@ type ApiKeyLimitAnswers = Pick<
   "rateLimitResults" | "creditResult" | "creditBalance" | "tenantCreditResult"
 >;
 
-/** One check's policies and subjects. */
+/** One check's policies and subjects, and the limiter's options of it (frozen, so it validates them once). */
 interface Check {
   readonly subject: string;
   readonly policies: readonly CompiledRateLimitPolicy[];
-  readonly subjects: readonly string[];
+  /** At each policy's own cost. */
+  readonly options: RateLimitCheckOptions;
+  /** At the last other cost asked (a route's). */
+  costed?: RateLimitCheckOptions;
 }
 
 /** Most route picks a key's plan keeps (an inline route list made per request is not kept past it). */
@@ -461,6 +474,8 @@ class KeyPlan {
   readonly owners: readonly ApiKeyCreditBalanceOwner[];
   /** Checks by the base list (the key's or a resolver's) and the route. */
   readonly #checks = new WeakMap<object, Map<unknown, Check>>();
+  /** The check of the last base asked with no route (the common request): no lookup. */
+  #whole: { base: Compiled | undefined; check: Check } | undefined;
 
   constructor(context: ApiKeyContext) {
     const { credits } = context;
@@ -473,9 +488,16 @@ class KeyPlan {
     const balances = credits === undefined
       ? []
       : creditBalancesOf(context.keyId, context.tenantId, credits);
+    // Frozen through the refill: a check of unchanging options is validated once by the limiter.
     this.balances = balances.length === 0
       ? undefined
-      : Object.freeze(balances.map((b) => Object.freeze(b.credits)));
+      : Object.freeze(balances.map(({ credits }) =>
+        Object.freeze(
+          typeof credits.refill === "object" && credits.refill !== null
+            ? { ...credits, refill: Object.freeze({ ...credits.refill }) }
+            : credits,
+        )
+      ));
     this.owners = Object.freeze(balances.map((b) => b.owner));
   }
 
@@ -485,19 +507,23 @@ class KeyPlan {
     route: Exclude<AuthorizeOptions["rateLimits"], false>,
     keyId: string,
   ): Check {
+    const whole = this.#whole;
+    if (route === undefined && whole !== undefined && whole.base === base) return whole.check;
     const holder = base ?? KeyPlan;
     let checks = this.#checks.get(holder);
     if (checks === undefined) this.#checks.set(holder, checks = new Map());
     const known = checks.get(route);
     if (known !== undefined) return known;
     const { policies, shared } = routePolicies(base, route, keyId);
-    const subjects = shared.map((s) => s ? this.slot : this.keySubject);
+    const subjects = Object.freeze(shared.map((s) => s ? this.slot : this.keySubject));
     const check: Check = {
       subject: subjects[0] ?? this.balances?.[0].subject ?? this.keySubject,
-      policies,
-      subjects: Object.freeze(subjects),
+      policies: Object.freeze(policies),
+      // Every counter of a tenant's keys in one Redis Cluster slot (one node per tenant).
+      options: Object.freeze({ subjects, credits: this.balances, slot: this.slot }),
     };
     if (checks.size < MAX_PICKS) checks.set(route, check);
+    if (route === undefined) this.#whole = { base, check };
     return check;
   }
 }
@@ -548,63 +574,109 @@ export class RequestLimits {
     this.#limiter = limiter;
     this.#resolve = resolve;
     this.#thresholds = thresholds;
+    // Counter subjects of long ids are hashed (`counterSubjectOf`): load SHA-256 now.
+    loadSha256().catch(() => {});
   }
 
   /**
    * Checks the request's policies and spends its cost (`options.cost`, already
    * validated; default 1) from the key's credits, all or nothing; a route with
-   * `rateLimits: false` counts and spends nothing. Resolves `context` when
+   * `rateLimits: false` counts and spends nothing. Answers `context` when
    * nothing applies or the store is unavailable with `onStoreError: "open"`,
-   * else a frozen copy carrying `rateLimitResults` and `creditResult`. Rejects
-   * with `api_key_rate_limited` (a policy denies, with the results),
+   * else a frozen copy carrying `rateLimitResults` and `creditResult`; throws
+   * (or rejects) with `api_key_rate_limited` (a policy denies, with the results),
    * `api_key_usage_exceeded` (too few credits, with `creditResult`) or
    * `api_key_rate_limit_unavailable`; and with a `TypeError` naming the cause
    * (never an open pass) for a bug: a resolver's bad policy or `TypeError`, a
    * route naming a policy the key lacks, a check the limiter refuses.
+   * Synchronous with a limiter's `checkNow` (an in-process store) and no resolver.
    */
-  async apply(context: ApiKeyContext, options: AuthorizeOptions): Promise<ApiKeyContext> {
-    const route = options.rateLimits;
-    if (route === false) return context;
+  apply(
+    context: ApiKeyContext,
+    options: AuthorizeOptions,
+  ): ApiKeyContext | Promise<ApiKeyContext> {
+    if (options.rateLimits === false) return context;
+    if (this.#resolve !== undefined) return this.#resolved(context, options);
+    return this.#check(context, options, context.rateLimits && compile(context.rateLimits));
+  }
+
+  /** `apply` with the policies the resolver picks. */
+  async #resolved(context: ApiKeyContext, options: AuthorizeOptions): Promise<ApiKeyContext> {
+    let answer;
+    try {
+      answer = await this.#resolve!(context, options.request);
+    } catch (error) {
+      if (error instanceof TypeError) throw bug("rateLimitResolver", error);
+      this.#resolverFailed(error);
+      return this.#unavailable(context);
+    }
     let base: Compiled | undefined;
-    if (this.#resolve === undefined) {
-      base = context.rateLimits && compile(context.rateLimits);
-    } else {
-      let answer;
-      try {
-        answer = await this.#resolve(context, options.request);
-      } catch (error) {
-        if (error instanceof TypeError) throw bug("rateLimitResolver", error);
-        this.#resolverFailed(error);
-        return this.#unavailable(context);
-      }
-      try {
-        base = answer === undefined || answer.length === 0 ? undefined : compile(answer);
-      } catch (error) {
-        throw bug("rateLimitResolver answered a bad policy", error);
-      }
+    try {
+      base = answer === undefined || answer.length === 0 ? undefined : compile(answer);
+    } catch (error) {
+      throw bug("rateLimitResolver answered a bad policy", error);
+    }
+    return this.#check(context, options, base);
+  }
+
+  /** `apply` over the `base` policies (the key's or the resolver's). */
+  #check(
+    context: ApiKeyContext,
+    options: AuthorizeOptions,
+    base: Compiled | undefined,
+  ): ApiKeyContext | Promise<ApiKeyContext> {
+    // Counter subjects of long ids are hashed: wait once for SHA-256 to load.
+    if (loadedSha256() === undefined) {
+      return loadSha256().then(() => this.#check(context, options, base));
     }
     const plan = planOf(context);
-    const check = plan.check(base, route, context.keyId);
+    const check = plan.check(
+      base,
+      options.rateLimits as Exclude<AuthorizeOptions["rateLimits"], false>,
+      context.keyId,
+    );
     if (check.policies.length === 0 && plan.balances === undefined) return context;
-    let result;
-    try {
-      result = await this.#limiter.check(check.subject, check.policies, {
-        cost: options.cost,
-        subjects: check.subjects,
-        credits: plan.balances,
-        // Every counter of a tenant's keys in one Redis Cluster slot (one node per tenant).
-        slot: plan.slot,
-      });
-    } catch (error) {
-      // Input the limiter refuses (a cost over MAX_CREDITS with credits, bad stored credits): a bug.
-      throw bug(`the rate-limit check of key ${context.keyId}`, error);
+    const { cost } = options;
+    let checkOptions = check.options;
+    if (cost !== undefined) {
+      checkOptions = check.costed?.cost === cost
+        ? check.costed
+        : (check.costed = Object.freeze({ ...checkOptions, cost }));
     }
+    const limiter = this.#limiter;
+    // Input the limiter refuses (a cost over MAX_CREDITS with credits, bad stored credits): a bug.
+    const refused = (error: unknown) => bug(`the rate-limit check of key ${context.keyId}`, error);
+    let answer;
+    try {
+      answer = limiter.checkNow !== undefined
+        ? limiter.checkNow(check.subject, check.policies, checkOptions)
+        : Promise.resolve(limiter.check(check.subject, check.policies, checkOptions));
+    } catch (error) {
+      throw refused(error);
+    }
+    if (!(answer instanceof Promise)) return this.#answer(context, plan, check, answer);
+    return answer.then(
+      (result) => this.#answer(context, plan, check, result),
+      (error) => {
+        throw refused(error);
+      },
+    );
+  }
+
+  /** The context of an allowed check; throws the refusal or the unavailability. */
+  #answer(
+    context: ApiKeyContext,
+    plan: KeyPlan,
+    check: Check,
+    result: RateLimitResult,
+  ): ApiKeyContext {
     // "local" answers the policies with this instance's shares; a credit spend it refuses.
     if (result.unavailable && (result.outcome !== "local" || plan.balances !== undefined)) {
       return this.#unavailable(context);
     }
-    // The limiter's answers are fresh per check: kept as they are, not copied.
-    const answers: ApiKeyLimitAnswers = {};
+    // The limiter's answers are fresh per check: kept as they are, not copied. Written
+    // into the context's one copy when allowed, else into the error.
+    const answers: ApiKeyLimitAnswers = result.allowed ? { ...context } : {};
     if (check.policies.length > 0) answers.rateLimitResults = result.policies;
     const balances = result.balances;
     if (balances !== undefined) {
@@ -612,21 +684,19 @@ export class RequestLimits {
       answers.creditBalance = plan.owners[0];
       if (plan.owners.at(-1) === "tenant") answers.tenantCreditResult = balances.at(-1);
     }
-    if (!result.allowed) {
-      // A rate limit clears sooner than credits refill: its code wins when both deny.
-      const limited = answers.rateLimitResults?.some((r) => !r.allowed) ?? false;
-      if (!limited && balances !== undefined) {
-        // The refusing balance (the key's own first when both refuse).
-        const at = balances.findIndex((b) => !b.allowed);
-        answers.creditResult = balances[at];
-        answers.creditBalance = plan.owners[at];
-      }
-      throw Object.assign(
-        apiKeyError(limited ? "api_key_rate_limited" : "api_key_usage_exceeded"),
-        answers,
-      );
+    if (result.allowed) return Object.freeze(answers as ApiKeyContext);
+    // A rate limit clears sooner than credits refill: its code wins when both deny.
+    const limited = answers.rateLimitResults?.some((r) => !r.allowed) ?? false;
+    if (!limited && balances !== undefined) {
+      // The refusing balance (the key's own first when both refuse).
+      const at = balances.findIndex((b) => !b.allowed);
+      answers.creditResult = balances[at];
+      answers.creditBalance = plan.owners[at];
     }
-    return Object.freeze({ ...context, ...answers });
+    throw Object.assign(
+      apiKeyError(limited ? "api_key_rate_limited" : "api_key_usage_exceeded"),
+      answers,
+    );
   }
 
   /**

@@ -338,6 +338,25 @@ export class ManageFlow {
   }
 
   /**
+   * The summary of tenant `tenantId`'s key `id` as `listSummaries` gives it
+   * (its pool from the tenant's newest copy), or `null` for an unknown id or
+   * another tenant's key. One lookup by id.
+   */
+  async summaryOf(tenantId: string, id: string): Promise<ApiKeySummary | null> {
+    requireNonEmptyString(tenantId, "tenantId");
+    const record = await this.#s.storage.findById(id);
+    if (record === null || record.tenantId !== tenantId) return null;
+    const balances = await this.#credits.keyBalances(record);
+    return toSummary(record, this.#s.clock().getTime(), balances);
+  }
+
+  /** The id of tenant `tenantId`'s key that key `id` replaced (a rotation), or `null`. */
+  async predecessorOf(tenantId: string, id: string): Promise<string | null> {
+    requireNonEmptyString(tenantId, "tenantId");
+    return (await this.#s.storage.findByReplacement(tenantId, id))?.id ?? null;
+  }
+
+  /**
    * One page of a tenant's keys as summaries (see
    * `ApiKeyStorage.listPageByTenant`), with each one's predecessor by id.
    * Reads only.

@@ -54,6 +54,10 @@ export interface ServiceHooks {
     tenantId: string,
     options: ListApiKeyPageOptions,
   ) => Promise<{ summaries: ApiKeySummary[]; predecessors: Record<string, string> }>;
+  /** The summary of a tenant's key by id (`null`: unknown or another tenant's), one lookup. */
+  summaryOf: (tenantId: string, id: string) => Promise<ApiKeySummary | null>;
+  /** The id of the tenant's key that key `id` replaced, or `null` (reads only). */
+  predecessorOf: (tenantId: string, id: string) => Promise<string | null>;
 }
 
 const hooks = new WeakMap<object, ServiceHooks>();

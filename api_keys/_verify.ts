@@ -215,7 +215,9 @@ export class VerifyFlow {
     let limited = context;
     if (s.limits !== undefined) {
       try {
-        limited = await s.limits.apply(context, options);
+        const applied = s.limits.apply(context, options);
+        // Synchronous with an in-process store: no turn of the microtask queue.
+        limited = applied instanceof Promise ? await applied : applied;
       } catch (error) {
         if (error instanceof ApiKeyError) this.#refused(context, error.code, start);
         else this.#authorizationMetric(start, "error", context.environment, context.tenantId);

@@ -32,8 +32,10 @@ import { crc32Ascii } from "../api_keys/key_format.ts";
 import { UsageRecorder } from "../api_keys/_usage.ts";
 import {
   alternate,
+  alternateCpu,
   type Case,
   fmt,
+  median,
   type Op,
   paired,
   printTable,
@@ -313,7 +315,11 @@ async function main() {
         name: "authorize (cached, scope check)",
         op: () => cached.authorize(key, { requiredScope: SCOPES[0], clientIp: "203.0.113.7" }),
       },
-      { name: "usage recorder (one accepted request)", op: () => usage.accepted("k1", "bench") },
+      {
+        name: "usage recorder (one accepted request)",
+        op: () => usage.accepted("k1", "bench"),
+        sync: true, // called without an await inside authorize: timed without one
+      },
       { name: "full verify (uncached, valid)", op: () => uncached.verify(valid) },
       { name: "unknown prefix (dummy verify)", op: swallow(() => uncached.verify(other.key)) },
       { name: "wrong secret", op: swallow(() => uncached.verify(wrong)) },
@@ -332,6 +338,15 @@ async function main() {
       { name: "list (tenant of 10 keys)", op: () => uncached.list("bench") },
     ];
     const t = await alternate(cases);
+    // The recorder's target against the cached verify in process CPU, same rounds (the
+    // wall-clock rows swing with a loaded machine); 100 calls per timed op (it is synchronous).
+    const [verifyCpu, usageCpu] = await alternateCpu([
+      () => cached.verify(key),
+      () => {
+        for (let i = 0; i < 100; i++) usage.accepted("k1", "bench");
+      },
+    ]);
+    const usageRatio = median(usageCpu.rounds.map((us, r) => us / 100 / verifyCpu.rounds[r]));
     await usage.close();
     const us = Object.fromEntries(cases.map((c, i) => [c.name, t[i].us]));
     const sha = us["floor: sync SHA-256 (60 B)"];
@@ -353,9 +368,9 @@ async function main() {
           }
           break;
         case "usage recorder (one accepted request)":
-          ratio = `${fmt(v / us["cached valid verify"])}x cached verify cost`;
+          ratio = `${fmt(usageRatio)}x cached verify cost (CPU)`;
           target = "<= 0.20x";
-          result = check(`usage recorder (${n})`, v / us["cached valid verify"] <= 0.2);
+          result = check(`usage recorder (${n})`, usageRatio <= 0.2);
           break;
         case "full verify (uncached, valid)":
           // Batches of awaited Web Crypto calls are bimodal (worker thread awake or not):

@@ -2,7 +2,10 @@
  * Benchmark 12: rate limits beside `rate-limiter-flexible` 11.4.0 (pinned in
  * deno.json, a dependency of this bench only), in one process, alternating
  * rounds, timed as process CPU per operation (the machine is shared: wall
- * time would count the other processes' turns). Ours is `limiter.check` with a compiled policy; the peer's is
+ * time would count the other processes' turns; `alternateCpu`: 21 rounds after
+ * 3 untimed ones, each round starting with the other side, a row's ratio the
+ * median of the rounds' ratios; the memory rows once untimed first, so the JIT's
+ * background work of a new process is not counted). Ours is `limiter.check` with a compiled policy; the peer's is
  * `consume`. Rows, ours ÷ peer (target ≤ 1.0, `MISSED` past it, never a
  * failure): an allowed check, a refused check, and one policy + credits in one
  * check against the peer's two consumes (a limit and a points balance), on
@@ -27,7 +30,16 @@ import { createMemoryRateLimitStore } from "../rate_limits/memory_store.ts";
 import { compileRateLimitPolicies } from "../rate_limits/policy.ts";
 import type { RateLimitStore } from "../rate_limits/store.ts";
 import { connectRedis, openStore, type StoreKind } from "../tests/limits/_stores.ts";
-import { fmt, median, printTable, QUICK, verdict } from "./lib/harness.ts";
+import {
+  alternateCpu,
+  CPU_TIMING,
+  fmt,
+  median,
+  printTable,
+  QUICK,
+  type Timing,
+  verdict,
+} from "./lib/harness.ts";
 
 const SIZES = QUICK ? [100, 10_000] : [100, 100_000];
 const HOUR_MS = 3_600_000;
@@ -42,56 +54,6 @@ const ROOMY = compileRateLimitPolicies([{ name: "roomy", limit: ROOMY_LIMIT, win
 const ONE = compileRateLimitPolicies([{ name: "one", limit: 1, windowMs: HOUR_MS }]);
 const CREDITS = { initial: ROOMY_LIMIT };
 const quiet = { logger: () => {} };
-
-/** Median CPU µs per operation over the rounds. */
-interface Timing {
-  us: number;
-}
-
-/** Process CPU time in µs (user + system): what a loaded, shared machine cannot inflate by descheduling. */
-const cpuUs = () => {
-  const { user, system } = process.cpuUsage();
-  return user + system;
-};
-
-/**
- * Times `ops` in alternating rounds (round r runs a batch of each in turn), as
- * CPU µs per operation; batches sized to about `roundMs` of wall time, two
- * untimed rounds first. Each batch ends with one turn of the event loop
- * (timers run there).
- */
-async function alternate(ops: readonly (() => unknown)[]): Promise<Timing[]> {
-  const { rounds, roundMs } = QUICK ? { rounds: 5, roundMs: 60 } : { rounds: 11, roundMs: 150 };
-  const batch = async (op: () => unknown, n: number) => {
-    const start = cpuUs();
-    for (let i = 0; i < n; i++) await op();
-    const us = (cpuUs() - start) / n;
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    return us;
-  };
-  const sizes: number[] = [];
-  for (const op of ops) {
-    let n = 64;
-    for (;;) {
-      const start = performance.now();
-      await batch(op, n);
-      const ms = performance.now() - start;
-      if (ms >= roundMs / 4) {
-        sizes.push(Math.max(1, Math.round((n * roundMs) / ms)));
-        break;
-      }
-      n *= 2;
-    }
-  }
-  const samples: number[][] = ops.map(() => []);
-  for (let r = -2; r < rounds; r++) { // two untimed rounds first: both sides warm
-    for (let i = 0; i < ops.length; i++) {
-      const us = await batch(ops[i], sizes[i]);
-      if (r >= 0) samples[i].push(us);
-    }
-  }
-  return samples.map((values) => ({ us: median(values) }));
-}
 
 const subjectsOf = (n: number) => Array.from({ length: n }, (_, i) => `bench:${i}`);
 
@@ -120,6 +82,8 @@ interface Row {
   subjects: number;
   ours: Timing;
   peer: Timing;
+  /** Median over the rounds of ours ÷ peer (each round times both, one after the other). */
+  ratio: number;
 }
 
 /**
@@ -132,18 +96,26 @@ async function row(
   subjects: readonly string[],
   ours: (subject: string) => Promise<unknown>,
   peer: (subject: string) => Promise<unknown>,
+  timing = CPU_TIMING,
 ): Promise<Row> {
   for (const s of subjects) {
     await ours(s);
     await peer(s);
   }
   const [a, b] = [cycle(subjects), cycle(subjects)];
-  const [oursT, peerT] = await alternate([() => ours(a()), () => peer(b())]);
-  return { label, subjects: subjects.length, ours: oursT, peer: peerT };
+  const [oursT, peerT] = await alternateCpu([() => ours(a()), () => peer(b())], timing);
+  const ratio = median(oursT.rounds.map((us, r) => us / peerT.rounds[r]));
+  return { label, subjects: subjects.length, ours: oursT, peer: peerT, ratio };
 }
 
-/** The three memory rows at `n` active subjects. */
-async function memoryRows(n: number): Promise<Row[]> {
+/**
+ * Untimed rounds of a warm-up pass: process CPU counts the JIT's background
+ * compilation, which runs for the first seconds of a process.
+ */
+const WARM_UP = { rounds: 3, roundMs: CPU_TIMING.roundMs, warmup: 1 };
+
+/** The three memory rows at `n` active subjects (`timing`: `WARM_UP` for the untimed pass). */
+async function memoryRows(n: number, timing = CPU_TIMING): Promise<Row[]> {
   const subjects = subjectsOf(n);
   const allowed = ourLimiter(n);
   const peerAllowed = peerMemory(ROOMY_LIMIT, "allowed");
@@ -158,12 +130,14 @@ async function memoryRows(n: number): Promise<Row[]> {
       subjects,
       (s) => allowed.check(s, ROOMY),
       (s) => peerAllowed.consume(s),
+      timing,
     ),
     await row(
       "refused check",
       subjects,
       (s) => refused.check(s, ONE),
       (s) => settle(peerRefused.consume(s)),
+      timing,
     ),
     await row(
       "policy + credits (peer: two consumes)",
@@ -173,6 +147,7 @@ async function memoryRows(n: number): Promise<Row[]> {
         await peerLimit.consume(s);
         await peerCredits.consume(s);
       },
+      timing,
     ),
   ];
 }
@@ -306,6 +281,7 @@ async function neighbourRow(kind: StoreKind): Promise<string[] | string> {
 }
 
 const rows: Row[] = [];
+await memoryRows(SIZES[0], WARM_UP); // both sides' code compiled before any row is timed
 for (const n of SIZES) rows.push(...await memoryRows(n));
 const skipped: string[] = [];
 for (const kind of ["redis", "postgres"] as const) {
@@ -317,8 +293,7 @@ for (const kind of ["redis", "postgres"] as const) {
 printTable(
   "Rate limits beside rate-limiter-flexible 11.4.0 (memory: RateLimiterMemory), same rounds",
   ["case", "active subjects", "ours µs", "peer µs", "ours ÷ peer", "target"],
-  rows.map(({ label, subjects, ours, peer }) => {
-    const ratio = ours.us / peer.us;
+  rows.map(({ label, subjects, ours, peer, ratio }) => {
     return [
       label,
       subjects.toLocaleString("en-US"),

@@ -33,6 +33,7 @@ export function settleBalance(
   refill: CreditRefill | undefined,
   now: number,
 ): { credits: number; asOf: number; amount: number; resetMs: number } {
+  if (refill === undefined) return { credits, asOf, amount: 0, resetMs: -1 }; // nothing ever due
   const [amount, every, day] = refillParams(refill);
   const [start, next] = creditPeriod(now, every, day);
   const due = amount > 0 && start > asOf;

@@ -210,6 +210,16 @@ export interface RateLimiter {
     options?: RateLimitCheckOptions,
   ): Promise<RateLimitResult>;
   /**
+   * With an in-process store (one that has `checkNow`, as the memory store;
+   * absent otherwise): `check` answered synchronously, with no turn of the
+   * microtask queue. Throws where `check` rejects.
+   */
+  checkNow?(
+    subject: string,
+    policies: readonly RateLimitPolicy[],
+    options?: RateLimitCheckOptions,
+  ): RateLimitResult;
+  /**
    * Sets or adds to the balance `credits` names (its refill due applied first),
    * atomically with concurrent spends, within `timeoutMs`. Rejects with a
    * `TypeError` for bad input or a store without `changeCredits`, and with an
@@ -236,8 +246,16 @@ export interface RateLimiter {
   drainCreditChanges?(): Promise<readonly CreditBalance[]>;
 }
 
-/** The credit counter of `credits` for `subject`; a `TypeError` names the bad field. */
-function creditCounter(subject: string, credits: RateLimitCredits, cost: number): CreditCounter {
+/**
+ * The credit counter of `credits` for `subject` (in `slot` when given, else
+ * the balance's own); a `TypeError` names the bad field.
+ */
+function creditCounter(
+  subject: string,
+  credits: RateLimitCredits,
+  cost: number,
+  slot?: string,
+): CreditCounter {
   if (typeof credits !== "object" || credits === null) {
     throw new TypeError("credits must be an object");
   }
@@ -246,32 +264,39 @@ function creditCounter(subject: string, credits: RateLimitCredits, cost: number)
     throw new TypeError("credits.initialAt must be at most 8640000000000000");
   }
   const refill = compileCreditRefill(credits.refill);
-  return {
+  // Optional fields assigned in one order, not spread: one object shape per kind of balance.
+  const counter: { -readonly [K in keyof CreditCounter]: CreditCounter[K] } = {
     kind: "credit",
     subject: credits.subject === undefined ? subject : assertSubject(credits.subject),
     name: credits.name === undefined ? "credits" : assertName(credits.name, "credits.name"),
     cost,
     initial: assertCredits(credits.initial, "credits.initial"),
-    ...(initialAt === undefined ? {} : { initialAt }),
-    ...(refill === undefined ? {} : { refill }),
-    ...(credits.slot === undefined ? {} : { slot: assertSubject(credits.slot) }),
   };
+  if (initialAt !== undefined) counter.initialAt = initialAt;
+  if (refill !== undefined) counter.refill = refill;
+  if (credits.slot !== undefined) assertSubject(credits.slot);
+  const own = slot ?? credits.slot; // a check's slot wins (validated by the check)
+  if (own !== undefined) counter.slot = own;
+  return counter;
 }
 
 /** Most balances one check spends. */
 const MAX_BALANCES = 8;
 
-/** The credit counters of a check's `credits` (one or a list); a `TypeError` names the bad one. */
+/** The credit counters of a check's `credits` (one or a list, in `slot` when given); a `TypeError` names the bad one. */
 function creditCounters(
   subject: string,
   credits: RateLimitCredits | readonly RateLimitCredits[],
   cost: number,
+  slot: string | undefined,
 ): CreditCounter[] {
-  if (!Array.isArray(credits)) return [creditCounter(subject, credits as RateLimitCredits, cost)];
+  if (!Array.isArray(credits)) {
+    return [creditCounter(subject, credits as RateLimitCredits, cost, slot)];
+  }
   if (credits.length === 0 || credits.length > MAX_BALANCES) {
     throw new TypeError(`credits must list 1-${MAX_BALANCES} balances`);
   }
-  const counters = credits.map((c) => creditCounter(subject, c, cost));
+  const counters = credits.map((c) => creditCounter(subject, c, cost, slot));
   const names = new Set(counters.map((c) => JSON.stringify([c.subject, c.name])));
   if (names.size !== counters.length) throw new TypeError("credits must name each balance once");
   return counters;
@@ -417,6 +442,50 @@ function unansweredError(
     `rate-limits: the ${storeName} store failed ${what} (${cause?.name}: ${cause?.message})`,
     { cause: answer.cause },
   );
+}
+
+/** The options of a check given none (never kept: its subject changes from check to check). */
+const NO_OPTIONS: RateLimitCheckOptions = Object.freeze({});
+
+/** A validated check: its counters for the store, built once when its inputs cannot change. */
+interface Prepared {
+  readonly subject: string;
+  readonly policies: readonly RateLimitPolicy[];
+  readonly compiled: readonly CompiledRateLimitPolicy[];
+  readonly counters: readonly RateLimitCounter[];
+  readonly credits: boolean;
+}
+
+/**
+ * Whether `value` can never answer differently: frozen, of a plain prototype, and
+ * with data properties only (a getter could answer anew on every read).
+ */
+function fixed(value: unknown): boolean {
+  if (typeof value !== "object" || value === null || !Object.isFrozen(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== Array.prototype && proto !== null) return false;
+  for (const key of Reflect.ownKeys(value)) {
+    if (!("value" in Object.getOwnPropertyDescriptor(value, key)!)) return false;
+  }
+  return true;
+}
+
+/** Whether a balance (and its refill) can never change. */
+const fixedBalance = (c: RateLimitCredits) =>
+  fixed(c) && (c.refill === undefined || fixed(c.refill));
+
+/**
+ * Whether check options can never change (see `fixed`), with their `subjects`
+ * and balances (strings and numbers cannot change).
+ */
+function unchanging(options: RateLimitCheckOptions): boolean {
+  if (!fixed(options)) return false;
+  const { subjects, credits } = options;
+  return (subjects === undefined || fixed(subjects)) &&
+    (credits === undefined ||
+      (Array.isArray(credits)
+        ? fixed(credits) && (credits as readonly RateLimitCredits[]).every(fixedBalance)
+        : fixedBalance(credits as RateLimitCredits)));
 }
 
 /**
@@ -607,6 +676,98 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     return result;
   };
 
+  /**
+   * Checks validated and built from options that cannot change (see `unchanging`), by
+   * options object: a caller passing the same frozen options, subject and compiled
+   * policies on every request (the API-key service, per key) is validated once.
+   */
+  const prepared = new WeakMap<RateLimitCheckOptions, Prepared>();
+
+  /** Validates a check and builds its counters; kept when its inputs cannot change. */
+  const prepare = (
+    subject: string,
+    policies: readonly RateLimitPolicy[],
+    checkOptions: RateLimitCheckOptions,
+  ): Prepared => {
+    assertSubject(subject);
+    const { credits } = checkOptions;
+    const compiled = credits !== undefined && Array.isArray(policies) && policies.length === 0
+      ? []
+      : compileRateLimitPolicies(policies);
+    const cost = checkOptions.cost === undefined
+      ? undefined
+      : assertCost(checkOptions.cost, "cost");
+    const subjects = checkOptions.subjects;
+    if (subjects !== undefined && subjects.length !== compiled.length) {
+      throw new TypeError("subjects must name one subject per policy");
+    }
+    subjects?.forEach(assertSubject);
+    const slot = checkOptions.slot === undefined ? undefined : assertSubject(checkOptions.slot);
+    const counters: RateLimitCounter[] = new Array(compiled.length);
+    for (let i = 0; i < compiled.length; i++) {
+      const policy = compiled[i];
+      const own = subjects === undefined ? subject : subjects[i];
+      // Two literals, not a spread: one object shape per kind of check, built without a copy.
+      counters[i] = slot === undefined
+        ? {
+          kind: "window",
+          subject: own,
+          name: policy.name,
+          limit: policy.limit,
+          windowMs: policy.windowMs,
+          cost: cost ?? policy.cost,
+        }
+        : {
+          kind: "window",
+          subject: own,
+          slot,
+          name: policy.name,
+          limit: policy.limit,
+          windowMs: policy.windowMs,
+          cost: cost ?? policy.cost,
+        };
+    }
+    if (credits !== undefined) {
+      if (cost !== undefined && cost > MAX_CREDITS) {
+        throw new TypeError(`cost must be at most ${MAX_CREDITS} with credits`);
+      }
+      for (const balance of creditCounters(subject, credits, cost ?? 1, slot)) {
+        counters.push(balance);
+      }
+    }
+    const check = { subject, policies, compiled, counters, credits: credits !== undefined };
+    if (
+      checkOptions !== NO_OPTIONS &&
+      (compiled === policies || (policies.length === 0 && Object.isFrozen(policies))) &&
+      unchanging(checkOptions)
+    ) {
+      for (const counter of counters) Object.freeze(counter);
+      Object.freeze(counters);
+      prepared.set(checkOptions, check);
+    }
+    return check;
+  };
+
+  /** A check: its answer, synchronous with an in-process store; throws a `TypeError` for bad input or a store bug. */
+  const run = (
+    subject: string,
+    policies: readonly RateLimitPolicy[],
+    checkOptions: RateLimitCheckOptions | undefined,
+  ): RateLimitResult | Promise<RateLimitResult> => {
+    const start = inProcess ? 0 : performance.now(); // an in-process check has no deadline
+    let check = checkOptions === undefined ? undefined : prepared.get(checkOptions);
+    if (check === undefined || check.subject !== subject || check.policies !== policies) {
+      check = prepare(subject, policies, checkOptions ?? NO_OPTIONS);
+    }
+    const trace = taps.enter?.();
+    const began = inProcess && taps.check !== undefined ? performance.now() : start;
+    const { counters, compiled, credits } = check;
+    const sent = door.check(counters, start, trace);
+    const answered = (answer: readonly CounterResult[] | Unanswered) =>
+      counted(began, trace, resultOf(answer, compiled, counters, credits));
+    return sent instanceof Promise ? sent.then(answered) : answered(sent);
+  };
+
   const limiter: RateLimiter = {
     onStoreError,
     store,
@@ -624,62 +785,17 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
           `onStoreError "${onStoreError}" applies until it answers`,
       );
     },
-    check(subject, policies, checkOptions = {}) {
-      // Not an async function: an in-process check settles without a turn of the microtask queue.
+    ...(inProcess
+      ? {
+        checkNow: (subject, policies, options) =>
+          run(subject, policies, options) as RateLimitResult,
+      }
+      : {}),
+    check(subject, policies, checkOptions) {
       try {
-        const start = inProcess ? 0 : performance.now(); // an in-process check has no deadline
-        assertSubject(subject);
-        const { credits } = checkOptions;
-        const compiled = credits !== undefined && Array.isArray(policies) && policies.length === 0
-          ? []
-          : compileRateLimitPolicies(policies);
-        const cost = checkOptions.cost === undefined
-          ? undefined
-          : assertCost(checkOptions.cost, "cost");
-        const subjects = checkOptions.subjects;
-        if (subjects !== undefined && subjects.length !== compiled.length) {
-          throw new TypeError("subjects must name one subject per policy");
-        }
-        subjects?.forEach(assertSubject);
-        const slot = checkOptions.slot === undefined ? undefined : assertSubject(checkOptions.slot);
-        const counters: RateLimitCounter[] = new Array(compiled.length);
-        for (let i = 0; i < compiled.length; i++) {
-          const policy = compiled[i];
-          const own = subjects === undefined ? subject : subjects[i];
-          // Two literals, not a spread: one object shape per kind of check, built without a copy.
-          counters[i] = slot === undefined
-            ? {
-              kind: "window",
-              subject: own,
-              name: policy.name,
-              limit: policy.limit,
-              windowMs: policy.windowMs,
-              cost: cost ?? policy.cost,
-            }
-            : {
-              kind: "window",
-              subject: own,
-              slot,
-              name: policy.name,
-              limit: policy.limit,
-              windowMs: policy.windowMs,
-              cost: cost ?? policy.cost,
-            };
-        }
-        if (credits !== undefined) {
-          if (cost !== undefined && cost > MAX_CREDITS) {
-            throw new TypeError(`cost must be at most ${MAX_CREDITS} with credits`);
-          }
-          for (const balance of creditCounters(subject, credits, cost ?? 1)) {
-            counters.push(slot === undefined ? balance : { ...balance, slot });
-          }
-        }
-        const trace = taps.enter?.();
-        const began = inProcess && taps.check !== undefined ? performance.now() : start;
-        const sent = door.check(counters, start, trace);
-        const answered = (answer: readonly CounterResult[] | Unanswered) =>
-          counted(began, trace, resultOf(answer, compiled, counters, credits !== undefined));
-        return sent instanceof Promise ? sent.then(answered) : Promise.resolve(answered(sent));
+        // An in-process check settles without a turn of the microtask queue.
+        const answer = run(subject, policies, checkOptions);
+        return answer instanceof Promise ? answer : Promise.resolve(answer);
       } catch (error) {
         return Promise.reject(error);
       }

@@ -108,6 +108,10 @@ function answer(
   let i = slot(oldest);
   if (consumed || total + cost <= limit) {
     if (total === 0) return { allowed: true, remaining: limit, resetMs: 0 };
+    // Every unit in the newest sub-bucket (a steady key's usual case): no walk.
+    if (counts[slot(head)] === total) {
+      return { allowed: true, remaining: limit - total, resetMs: leavesAt(head, windowMs) - at };
+    }
     for (let q = oldest; q <= head; q++) {
       if (counts[i] > 0) {
         return { allowed: true, remaining: limit - total, resetMs: leavesAt(q, windowMs) - at };
@@ -134,6 +138,9 @@ interface Balance {
   readonly name: string;
   credits: number;
   asOf: number;
+  /** Of the last settling (`balanceOf`): the refill amount (0 without) and ms to the next refill (-1 without). */
+  amount: number;
+  resetMs: number;
 }
 
 /**
@@ -200,24 +207,32 @@ export function createMemoryRateLimitStore(
     return held;
   };
 
-  /** The refill of `counter` due on `balance` at `now` (applied to a copy when `write` is false). */
+  /** The refill of `counter` due on `balance` at `now`, applied (to a copy when `write` is false). */
   const settle = (counter: CreditCounter, balance: Balance, now: number, write: boolean) => {
     const settled = settleBalance(balance.credits, balance.asOf, counter.refill, now);
     const target = write ? balance : { ...balance };
     target.credits = settled.credits;
     target.asOf = settled.asOf;
-    return { balance: target, amount: settled.amount, resetMs: settled.resetMs };
+    target.amount = settled.amount;
+    target.resetMs = settled.resetMs;
+    return target;
   };
 
   /** `counter`'s balance at `now`, the refill due applied, with its refill amount and next boundary. */
-  const balanceOf = (counter: CreditCounter, now: number) => {
+  const balanceOf = (counter: CreditCounter, now: number): Balance => {
     const { items } = heldOf(balances, counter.subject);
-    let balance = items.find((b) => b.name === counter.name);
-    if (balance === undefined) {
-      balance = { name: counter.name, credits: counter.initial, asOf: counter.initialAt ?? now };
-      items.push(balance);
-      balanceCount++;
+    for (const balance of items) {
+      if (balance.name === counter.name) return settle(counter, balance, now, true);
     }
+    const balance = {
+      name: counter.name,
+      credits: counter.initial,
+      asOf: counter.initialAt ?? now,
+      amount: 0,
+      resetMs: -1,
+    };
+    items.push(balance);
+    balanceCount++;
     return settle(counter, balance, now, true);
   };
 
@@ -245,16 +260,18 @@ export function createMemoryRateLimitStore(
     return window;
   };
 
+  /** Each counter's window or balance during one check (reused: a check runs synchronously). */
+  const held: (Window | Balance)[] = [];
+
   const checkAt = (counters: readonly RateLimitCounter[], now: number): CounterResult[] => {
     const n = counters.length;
-    const held: (Window | ReturnType<typeof balanceOf>)[] = new Array(n);
     let consume = true;
     for (let i = 0; i < n; i++) {
       const counter = counters[i];
       if (counter.kind === "credit") {
-        const credit = balanceOf(counter, now);
-        held[i] = credit;
-        if (credit.balance.credits < counter.cost) consume = false;
+        const balance = balanceOf(counter, now);
+        held[i] = balance;
+        if (balance.credits < counter.cost) consume = false;
       } else {
         const window = windowOf(counter, now);
         held[i] = window;
@@ -266,7 +283,8 @@ export function createMemoryRateLimitStore(
       const counter = counters[i];
       const consumed = consume && counter.cost > 0;
       if (counter.kind === "credit") {
-        const { balance, amount, resetMs } = held[i] as ReturnType<typeof balanceOf>;
+        const balance = held[i] as Balance;
+        const { amount, resetMs } = balance;
         const allowed = balance.credits >= counter.cost;
         results[i] = {
           allowed,
@@ -314,11 +332,11 @@ export function createMemoryRateLimitStore(
       promised(() => {
         const valid = compileCreditChange(change);
         if (Date.now() >= deadline) return null;
-        const { balance, resetMs } = balanceOf(counter, clock());
+        const balance = balanceOf(counter, clock());
         balance.credits = "set" in valid
           ? valid.set
           : Math.min(MAX_CREDITS, Math.max(0, balance.credits + valid.add));
-        return { allowed: true, remaining: balance.credits, resetMs };
+        return { allowed: true, remaining: balance.credits, resetMs: balance.resetMs };
       }),
     readCredits: (counters) =>
       promised(() => {
@@ -326,8 +344,12 @@ export function createMemoryRateLimitStore(
         return counters.map((counter) => {
           const held = balances.peek(counter.subject)?.items.find((b) => b.name === counter.name);
           if (held === undefined) return null;
-          const { balance, resetMs } = settle(counter, held, now, false);
-          return { allowed: balance.credits >= counter.cost, remaining: balance.credits, resetMs };
+          const balance = settle(counter, held, now, false);
+          return {
+            allowed: balance.credits >= counter.cost,
+            remaining: balance.credits,
+            resetMs: balance.resetMs,
+          };
         });
       }),
   };

@@ -351,7 +351,7 @@ export async function whileServing(
  * Writes example `name` (with what it continues) into `dir` as a program, runs it with Deno there
  * and, while it serves, calls `use` with its origin: {@link whileServing}'s answer.
  */
-export function servingExample(
+function servingExample(
   name: string,
   examples: Map<string, CodeBlock>,
   dir: string,
@@ -581,11 +581,57 @@ export function runBlock(
   }
 }
 
+/** The session cookie docs/settings-page.md's two apps sign their one owner in with. */
+export const SETTINGS_SESSION = { name: "sid", value: "example" } as const;
+
+/** Where the consumer matrix's apps compile a doc program `block` (`tsc`, from `src/docs/`). */
+export function compiledDocProgram(block: CodeBlock): string {
+  return join("dist", "src", "docs", fileNameOf(block).replace(/\.ts$/, ".js"));
+}
+
 /**
- * docs/settings-page.md's one bundle command, on this checkout's sources
- * instead of the npm package: writes `<dir>/public/api-keys-manager.js`.
+ * docs/settings-page.md's app `name` (`settings-deno`, `settings-nest`) as its
+ * readers run it, calling `use(origin)` while it serves: by default in a fresh
+ * folder (removed after), after the doc's bundle command on this checkout's
+ * sources, under `deno run`; with `nodeApp`, a consumer app of the matrix
+ * (`tests/consumers/run.ts`, `API_KIT_DOCS_APP`) where `tsc` compiled it on the
+ * packed npm build: the bundle made from the installed package, the program run
+ * with `node`. Throws when the bundle fails; answers {@link whileServing}'s
+ * status and output.
  */
-export function bundleSettingsPage(dir: string): { status: number | null; stderr: string } {
+export async function servingSettingsPage(
+  name: string,
+  examples: Map<string, CodeBlock>,
+  use: (origin: string) => Promise<void>,
+  nodeApp?: string,
+): Promise<{ status: number | undefined; output: string }> {
+  const serve = (port: number) => use(`http://127.0.0.1:${port}`);
+  if (nodeApp !== undefined) {
+    const installed = join(nodeApp, "node_modules", "@saferoute", "api-kit");
+    const bundled = bundleSettingsPage(
+      nodeApp,
+      join(installed, "esm", "client", "elements", "mod.js"),
+    );
+    if (bundled.status !== 0) throw new Error(`the bundle command failed: ${bundled.stderr}`);
+    const program = compiledDocProgram(examples.get(name)!);
+    return await whileServing("node", [program], nodeApp, {}, serve);
+  }
+  const dir = mkdtempSync(join(tmpdir(), `api-kit-${name}-`));
+  try {
+    const bundled = bundleSettingsPage(dir, join(ROOT, "client", "elements", "mod.ts"));
+    if (bundled.status !== 0) throw new Error(`the bundle command failed: ${bundled.stderr}`);
+    return await servingExample(name, examples, dir, use);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * docs/settings-page.md's one bundle command on `entry` (this checkout's
+ * sources, or an installed package's ESM build instead of the npm
+ * specifier): writes `<dir>/public/api-keys-manager.js`.
+ */
+function bundleSettingsPage(dir: string, entry: string): { status: number | null; stderr: string } {
   return spawnSync(process.execPath, [
     "bundle",
     "--quiet",
@@ -595,6 +641,6 @@ export function bundleSettingsPage(dir: string): { status: number | null; stderr
     "--minify",
     "-o",
     join(dir, "public", "api-keys-manager.js"),
-    join(ROOT, "client", "elements", "mod.ts"),
+    entry,
   ], { encoding: "utf8" });
 }

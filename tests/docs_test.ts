@@ -23,7 +23,6 @@ import { STYLES } from "../client/elements/_styles.ts";
 import {
   allBlocks,
   answerProblem,
-  bundleSettingsPage,
   codeBlocks,
   CONTEXTS,
   demoKeyVariables,
@@ -38,7 +37,8 @@ import {
   runBlock,
   runTranscript,
   servesHttp,
-  servingExample,
+  servingSettingsPage,
+  SETTINGS_SESSION,
   transcriptSteps,
   typeCheckBlocks,
   TYPESCRIPT,
@@ -370,19 +370,14 @@ describe("docs/spec.md", () => {
 
 describe("docs/settings-page.md's two apps work as printed", () => {
   const { examples } = allBlocks();
-  const dir = mkdtempSync(join(tmpdir(), "api-kit-settings-page-"));
-  // The doc's one command, on this checkout's sources instead of the npm package.
-  const bundled = bundleSettingsPage(dir);
 
   for (const name of ["settings-deno", "settings-nest"]) {
     it(`${name}: the page, the bundle, 401 signed out, then config, create (createdBy), a page of keys`, async () => {
-      assert.equal(bundled.status, 0, bundled.stderr);
-      const signedIn = { cookie: "sid=example" };
+      const signedIn = { cookie: `${SETTINGS_SESSION.name}=${SETTINGS_SESSION.value}` };
       const csrf = { ...signedIn, "x-requested-with": "api-keys-manager" };
-      const { status, output } = await servingExample(
+      const { status, output } = await servingSettingsPage(
         name,
         examples,
-        dir,
         async (origin) => {
           const page = await fetch(`${origin}/settings`);
           const html = await page.text();

@@ -257,11 +257,6 @@ function view(summary: ApiKeySummary, replacesKeyId: string | null): KeyView {
 
 type UsageReader = ApiKeysService["usage"];
 
-/** The key of `keys` that `id` replaced, or `null`. */
-function predecessorIn(keys: readonly ApiKeySummary[], id: string): string | null {
-  return keys.find((key) => key.replacedByKeyId === id)?.id ?? null;
-}
-
 /** A refill as `AdminKeyLimitsView` words it: `daily`, `monthly`, `monthly:<day>` or `<ms>ms`. */
 function refillEvery(refill: CreditRefill): string {
   if ("everyMs" in refill) return `${refill.everyMs}ms`;
@@ -279,11 +274,10 @@ const PERMISSIONS: readonly (keyof AdminPermissions)[] = [
   "audit",
 ];
 
-/** One request's state: the tenant's keys and the caller's powers are read once. */
+/** One request's state: the caller's powers are read once. */
 interface Call<R> {
   request: R;
   tenantId: string;
-  keys?: Promise<ApiKeySummary[]>;
   caller?: Promise<ApiKeySummary | null>;
 }
 
@@ -378,24 +372,26 @@ export function createApiKeysAdminHandler<R>(
     DEFAULT_MAX_BODY_BYTES,
     "options.maxBodyBytes",
   );
-  const { clock, renameForTenant: rename, recordsUsage, audits, recordRefusal, listPage } = hooks;
+  const {
+    clock,
+    renameForTenant: rename,
+    recordsUsage,
+    audits,
+    recordRefusal,
+    listPage,
+    summaryOf,
+    predecessorOf,
+  } = hooks;
   let csrfRefused = 0;
   const usage: UsageReader | undefined = recordsUsage
     ? (tenantId, query) => service.usage(tenantId, query)
     : undefined;
   const capabilities = Object.freeze({ rename: rename !== undefined, usage: usage !== undefined });
 
-  const keysOf = (call: Call<R>): Promise<ApiKeySummary[]> =>
-    call.keys ??= service.listSummaries(call.tenantId, { includeRevoked: true });
-
-  const fresh = async (call: Call<R>, id: string): Promise<ApiKeySummary> => {
-    call.keys = undefined;
-    return await findKey(call, id);
-  };
-
+  /** The tenant's key `id`, read now (one lookup); another tenant's is unknown. */
   async function findKey(call: Call<R>, id: string): Promise<ApiKeySummary> {
-    const key = (await keysOf(call)).find((candidate) => candidate.id === id);
-    if (key === undefined) throw new ApiKeyOperationError("api_key_record_not_found");
+    const key = await summaryOf(call.tenantId, id);
+    if (key === null) throw new ApiKeyOperationError("api_key_record_not_found");
     return key;
   }
 
@@ -408,7 +404,7 @@ export function createApiKeysAdminHandler<R>(
     return call.caller ??= (async () => {
       const id = await hook(() => callerKeyIdOf!(call.request));
       if (typeof id !== "string") return null;
-      return (await keysOf(call)).find((key) => key.id === id) ?? null;
+      return await summaryOf(call.tenantId, id);
     })();
   }
 
@@ -716,7 +712,7 @@ export function createApiKeysAdminHandler<R>(
       expiresAt: proposed.expiresAt,
       allowedIpCidrs,
     }, { actor: createdBy });
-    const record = await fresh(call, created.id);
+    const record = await findKey(call, created.id);
     const issued: IssuedKey = { key: created.key, record: view(record, null) };
     return jsonResponse(201, JSON.stringify(issued));
   }
@@ -735,7 +731,7 @@ export function createApiKeysAdminHandler<R>(
       expiresAt: key.expiresAt,
       allowedIpCidrs: key.allowedIpCidrs,
     }, { actor: createdBy });
-    const record = await fresh(call, rotated.id);
+    const record = await findKey(call, rotated.id);
     const answer: RotatedKey = {
       key: rotated.key,
       record: view(record, rotated.replacedKeyId),
@@ -779,10 +775,10 @@ export function createApiKeysAdminHandler<R>(
     });
   }
 
-  /** 200 with the key `id` read again. */
+  /** 200 with the key `id` read again, and the key it replaced. */
   async function answerKey(call: Call<R>, id: string): Promise<AdminResponse> {
-    const key = await fresh(call, id);
-    return jsonResponse(200, JSON.stringify(view(key, predecessorIn(await keysOf(call), id))));
+    const key = await findKey(call, id);
+    return jsonResponse(200, JSON.stringify(view(key, await predecessorOf(call.tenantId, id))));
   }
 
   async function dispatch(route: Route, request: AdminRequest, native: R): Promise<AdminResponse> {
@@ -820,9 +816,7 @@ export function createApiKeysAdminHandler<R>(
   async function recordRefused(call: Call<R>, route: Route, error: AdminHttpError): Promise<void> {
     if (recordRefusal === undefined) return;
     try {
-      const key = route.id === null
-        ? null
-        : (await keysOf(call)).find((candidate) => candidate.id === route.id) ?? null;
+      const key = route.id === null ? null : await summaryOf(call.tenantId, route.id);
       const exceeds = error.details?.exceeds ?? null;
       await recordRefusal(call.tenantId, { actor: await actor(call) }, key, route.action, exceeds);
     } catch (failure) {
@@ -858,7 +852,7 @@ export function createApiKeysAdminHandler<R>(
         await allow(call, "read", target);
         return jsonResponse(
           200,
-          JSON.stringify(view(key, predecessorIn(await keysOf(call), key.id))),
+          JSON.stringify(view(key, await predecessorOf(tenantId, key.id))),
         );
       case "rename": {
         const name = keyName(body.name, "name");

@@ -11,7 +11,7 @@ import { ApiKeyOperationError, ApiKeyStorageError } from "../errors.ts";
 import { missingMigrationError } from "./_migrations.ts";
 import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME } from "../hasher.ts";
 import { callDetached, warnOnce } from "../_sinks.ts";
-import { isStoredRateLimits } from "../_limits.ts";
+import { creditPartsOf, isStoredRateLimits } from "../_limits.ts";
 import { compileCredits } from "../../rate_limits/credits.ts"; // not the barrel (issue 41)
 import type { AuditAppend, AuditReadQuery, StoredAuditRecord } from "../audit/types.ts";
 import {
@@ -28,6 +28,7 @@ import type {
   ApiKeyCredits,
   ApiKeyHashCount,
   ApiKeyHashReplacement,
+  ApiKeyPoolCredits,
   ApiKeyRecord,
   RotateApiKeyStorageInput,
 } from "../types.ts";
@@ -74,6 +75,10 @@ const CAPABILITIES: readonly {
   {
     methods: ["listPageByTenant"],
     without: "each page of the admin list reads every key of the tenant",
+  },
+  {
+    methods: ["findByReplacement"],
+    without: "each admin answer about a key reads every key of the tenant for the key it replaced",
   },
   {
     methods: ["recordUsage", "readUsage"],
@@ -347,6 +352,70 @@ function readRecordOrNull(value: unknown): ApiKeyRecord | null {
 }
 
 /**
+ * The first of `records` holding the newest copy of a tenant's shared credit
+ * pool (the greatest pool `updatedAt`), or `null` when none spends a pool:
+ * what `ApiKeyStorage.findTenantPool` answers of a tenant's records listed
+ * newest first.
+ */
+export function newestPoolRecord(records: readonly ApiKeyRecord[]): ApiKeyRecord | null {
+  let newest: { record: ApiKeyRecord; at: number } | null = null;
+  for (const record of records) {
+    const at = record.credits && creditPartsOf(record.credits).pool?.updatedAt.getTime();
+    if (at !== undefined && (newest === null || at > newest.at)) newest = { record, at };
+  }
+  return newest?.record ?? null;
+}
+
+/** `credits` (spending a pool) with its pool copy replaced by `pool`. */
+export function withPool(credits: ApiKeyCredits, pool: ApiKeyPoolCredits): ApiKeyCredits {
+  return credits.sharedBy === "tenant"
+    ? { ...pool, sharedBy: "tenant" }
+    : { ...credits, pool: { ...pool } };
+}
+
+/**
+ * `credits` with its pool copy's `remaining` and `updatedAt` replaced (the
+ * rest kept): what `ApiKeyStorage.setTenantPool` writes to each record
+ * spending the pool; `undefined` when it spends none.
+ */
+export function withPoolBalance(
+  credits: ApiKeyCredits | undefined,
+  remaining: number,
+  updatedAt: Date,
+): ApiKeyCredits | undefined {
+  const pool = credits && creditPartsOf(credits).pool;
+  return pool && withPool(credits!, { ...pool, remaining, updatedAt });
+}
+
+/**
+ * The reader of a `findByReplacement` answer: null, or a checked record of
+ * `tenantId` that `keyId` replaced.
+ */
+function readReplaced(tenantId: string, keyId: string): (value: unknown) => ApiKeyRecord | null {
+  return (value) => {
+    const record = readRecordOrNull(value);
+    if (record !== null && (record.tenantId !== tenantId || record.replacedByKeyId !== keyId)) {
+      throw new Error("record outside the tenant or not replaced by the key");
+    }
+    return record;
+  };
+}
+
+/** The reader of a `findTenantPool` answer: null, or a checked record of `tenantId` spending a pool. */
+function readPoolRecord(tenantId: string): (value: unknown) => ApiKeyRecord | null {
+  return (value) => {
+    const record = readRecordOrNull(value);
+    if (
+      record !== null &&
+      (record.tenantId !== tenantId || newestPoolRecord([record]) === null)
+    ) {
+      throw new Error("record outside the tenant or spending no pool");
+    }
+    return record;
+  };
+}
+
+/**
  * A record of the usual shape (two scopes, no allowlist), read in place of
  * the record an unknown prefix lacks (`findByPrefix`, and the copy
  * `InMemoryApiKeyStorage` makes): an unknown prefix costs the read of a
@@ -380,6 +449,11 @@ function readLookup(value: unknown): ApiKeyRecord | null {
 function readRecords(value: unknown): ApiKeyRecord[] {
   if (!Array.isArray(value)) throw malformed();
   return value.map(readApiKeyRecord);
+}
+
+function readPrefixes(value: unknown): string[] {
+  if (!Array.isArray(value) || !value.every(isString)) throw new Error("answer is not prefixes");
+  return [...value];
 }
 
 function readBoolean(value: unknown): boolean {
@@ -564,6 +638,18 @@ export class StorageAccess {
   readonly storesRateLimits: boolean;
   /** `setCredits` under the deadline, `undefined` without `storesCredits`. */
   readonly setCredits: ((id: string, credits: ApiKeyCredits) => Promise<void>) | undefined;
+  /**
+   * `findTenantPool` under the deadline, its answer checked; `undefined`
+   * without the capability (or without `storesCredits`).
+   */
+  readonly findTenantPool: ((tenantId: string) => Promise<ApiKeyRecord | null>) | undefined;
+  /**
+   * `setTenantPool` under the deadline, answering the prefixes written;
+   * `undefined` without the capability (or without `storesCredits`).
+   */
+  readonly setTenantPool:
+    | ((tenantId: string, remaining: number, updatedAt: Date) => Promise<string[]>)
+    | undefined;
   readonly #storage: ApiKeyStorage;
   readonly #timeoutMs: number;
   readonly #markRevokedIfActive:
@@ -578,6 +664,7 @@ export class StorageAccess {
     | undefined;
   readonly #touchFailed = warnOnce("touchLastUsed");
   readonly #listPage: ApiKeyStorage["listPageByTenant"];
+  readonly #findByReplacement: ApiKeyStorage["findByReplacement"];
 
   /**
    * Checks `storage` (a `TypeError` naming `label` when a required method is
@@ -642,12 +729,45 @@ export class StorageAccess {
     if (storesCredits !== true) {
       missing.push("storesCredits (create and rotate refuse credits)");
     }
+    const { findTenantPool, setTenantPool } = store;
+    for (const [name, method] of Object.entries({ findTenantPool, setTenantPool })) {
+      if (method !== undefined && typeof method !== "function") {
+        throw new TypeError(`${label}.${name} must be a function`);
+      }
+    }
+    this.setTenantPool = storesCredits === true && setTenantPool !== undefined
+      ? (tenantId, remaining, updatedAt) =>
+        this.#call(
+          "setTenantPool",
+          () => setTenantPool.call(store, tenantId, remaining, updatedAt),
+          readPrefixes,
+        )
+      : undefined;
+    if (storesCredits === true && setTenantPool === undefined) {
+      missing.push(
+        "setTenantPool (each write-back of a tenant's shared credits reads every key of the tenant)",
+      );
+    }
+    this.findTenantPool = storesCredits === true && findTenantPool !== undefined
+      ? (tenantId) =>
+        this.#call(
+          "findTenantPool",
+          () => findTenantPool.call(store, tenantId),
+          readPoolRecord(tenantId),
+        )
+      : undefined;
+    if (storesCredits === true && findTenantPool === undefined) {
+      missing.push(
+        "findTenantPool (each read of a tenant's shared credits reads every key of the tenant)",
+      );
+    }
     this.#storage = store;
     this.#timeoutMs = timeoutMs;
     this.#markRevokedIfActive = store.markRevokedIfActive?.bind(store);
     this.#replaceHash = store.replaceHash?.bind(store);
     this.#countHashes = store.countHashes?.bind(store);
     this.#listPage = store.listPageByTenant?.bind(store);
+    this.#findByReplacement = store.findByReplacement?.bind(store);
     const { markRevokedForTenant, rotateForTenant } = store;
     this.#forTenant = markRevokedForTenant === undefined || rotateForTenant === undefined
       ? undefined
@@ -811,6 +931,24 @@ export class StorageAccess {
       "listPageByTenant",
       () => listPage(tenantId, options),
       readPage(paging, tenantId, options),
+    );
+  }
+
+  /**
+   * The record of `tenantId` that `keyId` replaced (see
+   * `ApiKeyStorage.findByReplacement`), or null: through the capability,
+   * checked; without it, from `listByTenant`.
+   */
+  async findByReplacement(tenantId: string, keyId: string): Promise<ApiKeyRecord | null> {
+    const find = this.#findByReplacement;
+    if (find === undefined) {
+      const records = await this.listByTenant(tenantId, true);
+      return records.find((record) => record.replacedByKeyId === keyId) ?? null;
+    }
+    return await this.#call(
+      "findByReplacement",
+      () => find(tenantId, keyId),
+      readReplaced(tenantId, keyId),
     );
   }
 

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { StorageAccess } from "./_access.ts";
+import { newestPoolRecord, StorageAccess, withPoolBalance } from "./_access.ts";
 import type { ApiKeyStorage, ListApiKeyPageOptions } from "./types.ts";
 import type { ApiKeyRecord, ApiKeyRecordInput } from "../types.ts";
 import { API_KEY_USAGE_REFUSALS, type ApiKeyUsageRow } from "../usage.ts";
@@ -951,6 +951,159 @@ export function runApiKeyStorageContract(
     for (const record of [...r, foreign]) {
       sameRecord(await storage.findById(record.id), record, `after listing, ${record.id}`);
     }
+  });
+
+  test("findByReplacement (when present): the tenant's key a rotation replaced, revoked ones too, never another tenant's; writes nothing", async () => {
+    const storage = await factory();
+    const find = storage.findByReplacement?.bind(storage);
+    if (find === undefined) return;
+    const tenantId = "tenant-replaced";
+    const old = sampleRecord({ tenantId });
+    await storage.insert(old);
+    const rotation = rotationOf(old);
+    await storage.rotate(rotation);
+    const next = rotation.newRecord;
+    // A storage on 0.1's record shape keeps no rotation: then it finds none.
+    const keepsRotation = (await storage.findById(old.id))?.replacedByKeyId === next.id;
+    const replaced = await find(tenantId, next.id);
+    if (keepsRotation) {
+      sameRecord(replaced, { ...old, ...(await storage.findById(old.id))! }, "the rotated key");
+    } else check(replaced === null, "no rotation kept, none found");
+    check(await find(tenantId, old.id) === null, "a key that replaced none: null");
+    check(await find("tenant-replaced-other", next.id) === null, "another tenant's: null");
+    check(await find(tenantId, "no-such-key") === null, "an unknown id: null");
+    // Same successor id in two tenants (a bad row): each tenant finds only its own.
+    const foreign = sampleRecord({ tenantId: "tenant-replaced-other", replacedByKeyId: "shared" });
+    const mine = sampleRecord({ tenantId, replacedByKeyId: "shared", revokedAt: new Date(0) });
+    await storage.insert(foreign);
+    await storage.insert(mine);
+    const stored = [(await storage.findById(foreign.id))!, (await storage.findById(mine.id))!];
+    const found = await find(tenantId, "shared");
+    if (stored[1].replacedByKeyId === "shared") {
+      sameRecord(found, mine, "a revoked one is found, in its tenant only");
+      sameRecord(await find(foreign.tenantId, "shared"), foreign, "the other tenant's own");
+    } else check(found === null, "no replacedByKeyId kept, none found");
+    for (const record of stored) {
+      sameRecord(await storage.findById(record.id), record, `after finding, ${record.id}`);
+    }
+  });
+
+  test("findTenantPool (when present, with storesCredits): the tenant's record with the newest pool copy, revoked ones too, ties to the newest record; what listByTenant gives", async () => {
+    const storage = await factory();
+    const find = storage.findTenantPool?.bind(storage);
+    if (find === undefined || storage.storesCredits !== true) return;
+    const access = new StorageAccess(storage, 5_000, "storage");
+    const tenantId = "tenant-pool";
+    const at = (ms: number) => new Date(Date.parse("2030-01-01T00:00:00.000Z") + ms);
+    const pool = (ms: number) => ({ remaining: ms, updatedAt: at(ms) });
+    /** The id `findTenantPool` answers, checked against the rule over `listByTenant`. */
+    const newest = async (tenant = tenantId) => {
+      const found = await find(tenant);
+      const expected = newestPoolRecord(await access.listByTenant(tenant, true));
+      check(
+        (found?.id ?? null) === (expected?.id ?? null),
+        `findTenantPool answered ${found?.id ?? null}, the newest copy is ${expected?.id ?? null}`,
+      );
+      return found;
+    };
+    check(await newest() === null, "no record: null");
+    await storage.insert(sampleRecord({ tenantId }));
+    await storage.insert(sampleRecord({ tenantId, credits: pool(900) }));
+    check(await newest() === null, "no record spends a pool: null");
+    const shared = sampleRecord({ tenantId, credits: { ...pool(10), sharedBy: "tenant" } });
+    const beside = sampleRecord({ tenantId, credits: { ...pool(500), pool: pool(20) } });
+    const revoked = sampleRecord({
+      tenantId,
+      revokedAt: at(0),
+      credits: { ...pool(1), sharedBy: "tenant" },
+      createdAt: at(-5),
+    });
+    const foreign = sampleRecord({
+      tenantId: "tenant-pool-other",
+      credits: { ...pool(99), sharedBy: "tenant" },
+    });
+    for (const record of [shared, beside, foreign]) await storage.insert(record);
+    check((await newest())?.id === beside.id, "the pool beside a key's own balance, by its date");
+    await storage.insert(revoked);
+    await storage.setCredits!(revoked.id, { ...pool(30), sharedBy: "tenant" });
+    const found = await newest();
+    check(found?.id === revoked.id, "a revoked record's copy counts");
+    check(
+      found?.credits?.updatedAt instanceof Date &&
+        found.credits.updatedAt.getTime() === at(30).getTime(),
+      "the copy as written, its date a Date",
+    );
+    // Equal dates (a write-back writes every copy alike): the newest record, then the smaller id.
+    await storage.setCredits!(shared.id, { ...pool(30), sharedBy: "tenant" });
+    check((await newest())?.id === shared.id, "a tie: the newer record");
+    const twin = sampleRecord({
+      tenantId,
+      createdAt: shared.createdAt,
+      credits: { ...pool(30), sharedBy: "tenant" },
+    });
+    await storage.insert(twin);
+    await newest();
+    check((await newest("tenant-pool-other"))?.id === foreign.id, "each tenant its own");
+    check(await newest("tenant-pool-none") === null, "another tenant: null");
+  });
+
+  test("setTenantPool (when present, with storesCredits): the pool copy of every record of the tenant spending it, revoked ones too, nothing else; answers their prefixes", async () => {
+    const storage = await factory();
+    const set = storage.setTenantPool?.bind(storage);
+    if (set === undefined || storage.storesCredits !== true) return;
+    const tenantId = "tenant-pool-set";
+    const refill = { amount: 50, interval: "daily" as const };
+    const at = new Date("2030-01-01T00:00:00.000Z");
+    const shared = sampleRecord({
+      tenantId,
+      credits: { remaining: 40, refill, updatedAt: at, sharedBy: "tenant" },
+    });
+    const beside = sampleRecord({
+      tenantId,
+      revokedAt: at,
+      credits: {
+        remaining: 9,
+        updatedAt: at,
+        balanceKeyId: "k0",
+        pool: { remaining: 40, refill, updatedAt: at },
+      },
+    });
+    const own = sampleRecord({ tenantId, credits: { remaining: 3, updatedAt: at } });
+    const none = sampleRecord({ tenantId });
+    const foreign = sampleRecord({
+      tenantId: "tenant-pool-set-other",
+      credits: { remaining: 40, refill, updatedAt: at, sharedBy: "tenant" },
+    });
+    const records = [shared, beside, own, none, foreign];
+    for (const record of records) await storage.insert(record);
+    const written = new Date("2030-01-02T03:04:05.678Z");
+    const prefixes = await set(tenantId, 17, written);
+    check(
+      JSON.stringify([...prefixes].sort()) ===
+        JSON.stringify([shared.prefix, beside.prefix].sort()),
+      `setTenantPool answered [${prefixes}], the prefixes of the records spending the pool`,
+    );
+    const expected = (record: ApiKeyRecord) => {
+      const credits = withPoolBalance(record.credits, 17, written);
+      return record.tenantId === tenantId && credits !== undefined
+        ? { ...record, credits }
+        : record;
+    };
+    const shape = (credits: ApiKeyRecordInput["credits"]) => canonicalJson(credits ?? null);
+    for (const record of records) {
+      const read = await storage.findById(record.id);
+      sameRecord(read, record, `after setTenantPool, ${record.id}`);
+      const credits = read?.credits;
+      check(
+        shape(credits) === shape(expected(record).credits) &&
+          (credits?.updatedAt ?? null) instanceof Date === (record.credits !== undefined),
+        `after setTenantPool, ${record.id}: credits ${shape(credits)}`,
+      );
+    }
+    check(
+      JSON.stringify(await set("tenant-pool-set-none", 1, written)) === "[]",
+      "a tenant without a pool: none written",
+    );
   });
 
   test("renameForTenant (when present): renames only the owning tenant's row, only its name", async () => {

@@ -6,7 +6,14 @@
  */
 import { ApiKeyOperationError } from "../errors.ts";
 import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME } from "../hasher.ts";
-import { isStoredCredits, LOOKUP_STAND_IN, readApiKeyRecord, readExpiresAt } from "./_access.ts";
+import {
+  isStoredCredits,
+  LOOKUP_STAND_IN,
+  newestPoolRecord,
+  readApiKeyRecord,
+  readExpiresAt,
+  withPoolBalance,
+} from "./_access.ts";
 import { pageOf } from "./_paging.ts";
 import type {
   ApiKeyRecordPage,
@@ -195,6 +202,40 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
     const records = [...this.#idsByTenant.get(tenantId) ?? []].map((id) => this.#byId.get(id)!);
     const page = pageOf(records, tenantId, options);
     return Promise.resolve({ ...page, records: page.records.map(copyRecord) });
+  }
+
+  /** Capability: the tenant's record that `keyId` replaced (`findByReplacement`), or null. */
+  findByReplacement(tenantId: string, keyId: string): Promise<ApiKeyRecord | null> {
+    const found = this.#ofTenant(tenantId).find((record) => record.replacedByKeyId === keyId);
+    return Promise.resolve(found === undefined ? null : copyRecord(found));
+  }
+
+  /** Capability: the tenant's record holding the newest pool copy (`findTenantPool`), or null. */
+  findTenantPool(tenantId: string): Promise<ApiKeyRecord | null> {
+    const found = newestPoolRecord(this.#ofTenant(tenantId));
+    return Promise.resolve(found === null ? null : copyRecord(found));
+  }
+
+  /**
+   * Capability: the pool copy's `remaining` and `updatedAt` of every record of
+   * `tenantId` spending the pool (`setTenantPool`); answers their prefixes.
+   */
+  setTenantPool(tenantId: string, remaining: number, updatedAt: Date): Promise<string[]> {
+    const writes = this.#ofTenant(tenantId).flatMap((record) => {
+      const credits = withPoolBalance(record.credits, remaining, new Date(updatedAt.getTime()));
+      return credits === undefined ? [] : [{ record, credits }];
+    });
+    if (!writes.every(({ credits }) => isStoredCredits(credits))) {
+      return Promise.reject(new TypeError("setTenantPool: credits are malformed"));
+    }
+    for (const { record, credits } of writes) record.credits = copyCredits(credits);
+    return Promise.resolve(writes.map(({ record }) => record.prefix));
+  }
+
+  /** The stored records of `tenantId` (not copies), newest first. */
+  #ofTenant(tenantId: string): ApiKeyRecord[] {
+    return [...this.#idsByTenant.get(tenantId) ?? []].map((id) => this.#byId.get(id)!)
+      .sort(byCreation);
   }
 
   /** Sets `revokedAt`; unknown ids reject with `api_key_record_not_found`. */

@@ -65,7 +65,9 @@ export interface PrismaApiKeyDelegate {
 
 /**
  * A Prisma-shaped client: an `apiKey` delegate and, optionally, interactive
- * `$transaction`.
+ * `$transaction`. A client that also has `$queryRawUnsafe` (see
+ * `PrismaUsageClient`; a `PrismaClient` has it) turns on `findTenantPool`
+ * and `setTenantPool` with `storesCredits`.
  */
 export interface PrismaApiKeyClient {
   /** The `ApiKey` model delegate. */
@@ -81,6 +83,33 @@ export interface PrismaTransactionClient {
   /** Runs a query with positional parameters inside the transaction; answers its rows. */
   $queryRawUnsafe?(query: string, ...values: unknown[]): Promise<unknown>;
 }
+
+/**
+ * The `updatedAt` of a row's copy of its tenant's credit pool, as the JSON
+ * column holds it (an ISO string; null without a pool): the expression the
+ * index of migration `0018_api_key_tenant_pool` is built on, written the same.
+ */
+const POOL_UPDATED_AT =
+  `(CASE WHEN credits->>'sharedBy' = 'tenant' THEN credits->>'updatedAt' ELSE credits->'pool'->>'updatedAt' END)`;
+
+/** `findTenantPool`: `$1` the tenant; the id of the row holding the newest pool copy. */
+const TENANT_POOL_SQL = `SELECT id FROM api_keys
+WHERE tenant_id = $1 AND ${POOL_UPDATED_AT} IS NOT NULL
+ORDER BY ${POOL_UPDATED_AT} DESC, created_at DESC, id
+LIMIT 1`;
+
+/**
+ * `setTenantPool`: `$1` the tenant, `$2` remaining, `$3` updatedAt (ISO); the
+ * pool copy of each row spending it, in one statement; answers their prefixes.
+ */
+const SET_TENANT_POOL_SQL = `UPDATE api_keys SET credits = CASE
+  WHEN credits->>'sharedBy' = 'tenant'
+    THEN credits || jsonb_build_object('remaining', $2::float8, 'updatedAt', $3::text)
+  ELSE jsonb_set(credits, '{pool}',
+    (credits->'pool') || jsonb_build_object('remaining', $2::float8, 'updatedAt', $3::text))
+END
+WHERE tenant_id = $1 AND ${POOL_UPDATED_AT} IS NOT NULL
+RETURNING prefix`;
 
 /** Rows per `findMany` page of `countHashes`. */
 const COUNT_PAGE = 1_000;
@@ -388,9 +417,10 @@ function toRecord(row: unknown): ApiKeyRecord {
  * Storage over a Prisma-shaped client, using only the spec's delegate calls
  * (`create`, `findMany`, `findUnique`, `update`, optional `$transaction`).
  * Capabilities: `markRevokedIfActive`, `replaceHash`, `countHashes`,
- * `lowerExpiry`, `listPageByTenant` and the tenant-bound operations; the expiry notices, rotation
- * waits (migration `0004_api_key_expiry`), `storesLayout` (`0006`),
- * `storesRateLimits` (`0008`), `storesRateLimitKeyId` (`0014`), `storesCredits` (`0011`), `recordUsage`/`readUsage` (`usage`, raw
+ * `lowerExpiry`, `listPageByTenant`, `findByReplacement` and the tenant-bound operations; the
+ * expiry notices, rotation waits (migration `0004_api_key_expiry`), `storesLayout` (`0006`),
+ * `storesRateLimits` (`0008`), `storesRateLimitKeyId` (`0014`), `storesCredits` (`0011`; with
+ * `$queryRawUnsafe` also `findTenantPool` and `setTenantPool`, index `0018`), `recordUsage`/`readUsage` (`usage`, raw
  * SQL over `0010`) and `usageBatches` (`0013`) only
  * through `PrismaApiKeyStorageOptions`; never `peekByPrefix` (a shared
  * database changes behind in-process copies). Without the `hashScheme`
@@ -426,6 +456,21 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
   readonly storesCredits?: boolean;
   /** Capability, with the `storesCredits` option only: `update` of the `credits` column. */
   readonly setCredits?: (id: string, credits: ApiKeyCredits) => Promise<void>;
+  /**
+   * Capability, with the `storesCredits` option on a client with
+   * `$queryRawUnsafe`: one `SELECT` of the row holding the tenant's newest
+   * pool copy (index: migration `0018_api_key_tenant_pool`), then `findUnique`.
+   */
+  readonly findTenantPool?: (tenantId: string) => Promise<ApiKeyRecord | null>;
+  /**
+   * Capability, likewise: one `UPDATE … RETURNING prefix` of the pool copy
+   * of every row of the tenant spending it.
+   */
+  readonly setTenantPool?: (
+    tenantId: string,
+    remaining: number,
+    updatedAt: Date,
+  ) => Promise<string[]>;
   /**
    * Capability, with the `expiryNotices` option only: one page of unrevoked
    * keys expiring in the window (`apiKey.findMany` with `take`).
@@ -511,6 +556,23 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
           if (!isRecordNotFound(error)) throw error;
         }
       };
+      const query = (client as Partial<PrismaUsageClient>).$queryRawUnsafe;
+      if (typeof query === "function") {
+        this.findTenantPool = async (tenantId) => {
+          const rows = await query.call(client, TENANT_POOL_SQL, tenantId) as { id: string }[];
+          return rows.length === 0 ? null : await this.findById(rows[0].id);
+        };
+        this.setTenantPool = async (tenantId, remaining, updatedAt) => {
+          const rows = await query.call(
+            client,
+            SET_TENANT_POOL_SQL,
+            tenantId,
+            remaining,
+            updatedAt.toISOString(),
+          ) as { prefix: string }[];
+          return rows.map((row) => row.prefix);
+        };
+      }
     }
     if (expiryNotices !== undefined) {
       requireDelegate(expiryNotices, ["createMany", "updateMany"], "options.expiryNotices");
@@ -675,6 +737,20 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
       for (const row of replaced.map(toRecord)) predecessors[row.replacedByKeyId!] = row.id;
     }
     return { records, predecessors };
+  }
+
+  /**
+   * Capability: the tenant's record that `keyId` replaced: `findMany` `where:
+   * { tenantId, replacedByKeyId }`, newest first, `take: 1` (index of
+   * migration `0016_api_key_pages`).
+   */
+  async findByReplacement(tenantId: string, keyId: string): Promise<ApiKeyRecord | null> {
+    const rows = await this.#client.apiKey.findMany({
+      where: { tenantId, replacedByKeyId: keyId },
+      orderBy: [{ createdAt: "desc" }, { id: "asc" }],
+      take: 1,
+    });
+    return rows.length === 0 ? null : toRecord(rows[0]);
   }
 
   /** Finds a record by id. */

@@ -64,6 +64,32 @@ export interface ApiKeyStorage {
    * the tenant, revoked ones included) and page it themselves.
    */
   listPageByTenant?(tenantId: string, options: ListApiKeyPageOptions): Promise<ApiKeyRecordPage>;
+  /**
+   * Capability: the record of `tenantId` whose `replacedByKeyId` is `keyId`
+   * (the key a rotation to `keyId` replaced; the newest, `createdAt`
+   * descending then `id` ascending, if several), revoked ones included; or
+   * `null`. Reads only. Without it, the admin routes' key answers read
+   * `listByTenant` (every record of the tenant) to find it.
+   */
+  findByReplacement?(tenantId: string, keyId: string): Promise<ApiKeyRecordInput | null>;
+  /**
+   * Capability (with `storesCredits`): the record of `tenantId` holding the
+   * newest copy of the tenant's shared credit pool (`credits.sharedBy`
+   * `"tenant"` or `credits.pool`, the greatest pool `updatedAt`; ties: the
+   * newest record, `createdAt` descending then `id` ascending), revoked ones
+   * included; or `null` when no record spends a pool. Reads only. Without
+   * it, each read or change of the pool (`tenantCredits`, `GET /keys`, a key
+   * created with `sharedBy: "tenant"`) reads `listByTenant`.
+   */
+  findTenantPool?(tenantId: string): Promise<ApiKeyRecordInput | null>;
+  /**
+   * Capability (with `storesCredits`): sets `remaining` and `updatedAt` of the
+   * pool copy of every record of `tenantId` spending the tenant's pool
+   * (revoked ones too), leaving the rest of each record's `credits` as it
+   * is; resolves the prefixes of the records written. Without it, each
+   * write-back of the pool reads `listByTenant` and calls `setCredits` per record.
+   */
+  setTenantPool?(tenantId: string, remaining: number, updatedAt: Date): Promise<string[]>;
   /** Sets `revokedAt`; an unknown id throws `ApiKeyOperationError("api_key_record_not_found")`. */
   markRevoked(id: string, revokedAt: Date): Promise<void>;
   /**
@@ -316,6 +342,9 @@ export type ApiKeyStorageCapability =
   | "rotateForTenant"
   | "renameForTenant"
   | "listPageByTenant"
+  | "findByReplacement"
+  | "findTenantPool"
+  | "setTenantPool"
   | "recordUsage"
   | "readUsage"
   | "usageBatches"

@@ -96,6 +96,61 @@ export async function alternate(cases: readonly Case[], timing = TIMING): Promis
   return rounds.map((values) => ({ us: median(values), rounds: values }));
 }
 
+/** Process CPU time in µs (user + system): what a loaded, shared machine cannot inflate by descheduling. */
+export function cpuUs(): number {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+}
+
+/** Rounds, round length and untimed warm-up rounds of {@link alternateCpu}. */
+export const CPU_TIMING = QUICK
+  ? { rounds: 7, roundMs: 60, warmup: 2 }
+  : { rounds: 21, roundMs: 100, warmup: 3 };
+
+/**
+ * Times `ops` in alternating rounds as process CPU µs per operation (the
+ * median over the rounds), so other processes' turns on a shared machine do
+ * not count: batches sized to about `roundMs` of wall time, `warmup` untimed
+ * rounds first, and each round starting one case further along (every case
+ * takes every place in the order: none is always timed first, after the idle
+ * turn). Each batch ends with one turn of the event loop (timers run there).
+ */
+export async function alternateCpu(
+  ops: readonly Op[],
+  timing = CPU_TIMING,
+): Promise<Timing[]> {
+  const batch = async (op: Op, n: number) => {
+    const start = cpuUs();
+    for (let i = 0; i < n; i++) await op();
+    const us = (cpuUs() - start) / n;
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    return us;
+  };
+  const sizes: number[] = [];
+  for (const op of ops) {
+    let n = 64;
+    for (;;) {
+      const start = performance.now();
+      await batch(op, n);
+      const ms = performance.now() - start;
+      if (ms >= timing.roundMs / 4 || n >= 1 << 22) {
+        sizes.push(Math.max(1, Math.round((n * timing.roundMs) / Math.max(ms, 0.01))));
+        break;
+      }
+      n *= 2;
+    }
+  }
+  const rounds: number[][] = ops.map(() => []);
+  for (let r = -timing.warmup; r < timing.rounds; r++) {
+    for (let k = 0; k < ops.length; k++) {
+      const i = (k + Math.max(r, 0)) % ops.length;
+      const us = await batch(ops[i], sizes[i]);
+      if (r >= 0) rounds[i].push(us);
+    }
+  }
+  return rounds.map((values) => ({ us: median(values), rounds: values }));
+}
+
 /** Result of {@link paired}: median µs of each side and median of the chunk ratios b/a. */
 export interface PairedTiming {
   /** Median µs per operation of `a`. */

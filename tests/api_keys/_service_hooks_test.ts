@@ -19,6 +19,8 @@ describe("service hooks", () => {
       audits: false,
       listPage: () => Promise.resolve({ summaries: [], predecessors: {} }),
       recordRefusal: undefined,
+      summaryOf: () => Promise.resolve(null),
+      predecessorOf: () => Promise.resolve(null),
     };
     attachServiceHooks(withHooks, hooks);
     assert.equal(serviceHooks(withHooks), hooks);
@@ -46,5 +48,13 @@ describe("service hooks", () => {
     });
     assert.deepEqual(page.summaries.map((summary) => summary.id), [id]);
     assert.equal("hash" in page.summaries[0], false, "summaries, never records");
+    const summary = await hooks.summaryOf("t1", id);
+    assert.deepEqual(summary, page.summaries[0]);
+    assert.equal(await hooks.summaryOf("t2", id), null, "another tenant's key is unknown");
+    assert.equal(await hooks.summaryOf("t1", "unknown"), null);
+    const next = await service.rotateForTenant("t1", id);
+    assert.equal(await hooks.predecessorOf("t1", next.id), id);
+    assert.equal(await hooks.predecessorOf("t1", id), null);
+    assert.equal(await hooks.predecessorOf("t2", next.id), null, "another tenant's chain");
   });
 });

@@ -22,6 +22,7 @@ export async function violations(page: Page): Promise<string[]> {
     // deno-lint-ignore no-explicit-any
     const result = await (globalThis as any).axe.run(document, {
       runOnly: { type: "tag", values: tags },
+      resultTypes: ["violations"], // the passes' details are not read: skip collecting them
     });
     // deno-lint-ignore no-explicit-any
     return result.violations.map((v: any) =>
@@ -194,4 +195,76 @@ export async function revokeByKeyboard(
   await page.keyboard.type(name.slice(-1));
   await page.keyboard.press("Enter");
   await waitForText(page, "Key revoked", "[part=status]");
+}
+
+/**
+ * By keyboard, focus on the row's Actions button for `name`: opens its menu,
+ * then its rotate dialog (focus on the grace field), submits, and waits for
+ * the reveal saying until when the old key keeps working.
+ */
+export async function rotateByKeyboard(page: Page, name: string): Promise<void> {
+  await page.keyboard.press("Enter");
+  await tabTo(page, new RegExp(`^button:Rotate ${literal(name)} \\(`));
+  await page.keyboard.press("Enter");
+  assert.match(await focused(page), /^select:/, "the rotate dialog focuses the grace field");
+  assert.deepEqual(await violations(page), [], "rotate");
+  await tabTo(page, "button:Rotate");
+  await page.keyboard.press("Enter");
+  await waitForText(page, "keeps working until", "dialog");
+}
+
+/**
+ * The layout holds (`what` names the state): no horizontal page scroll, the
+ * open dialog (if any) inside the viewport, and no visible text outside its
+ * box (each text's nearest block box, unless that box clips it on purpose, as
+ * a truncated name does; visually hidden labels aside).
+ */
+export async function assertFits(page: Page, what: string): Promise<void> {
+  const layout = await page.evaluate(() => {
+    const root = document.querySelector("api-keys-manager")!.shadowRoot!;
+    const box = root.querySelector("dialog[open]")?.getBoundingClientRect();
+    const escaped: string[] = [];
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
+      if (node.textContent!.trim() === "") continue;
+      const range = document.createRange();
+      range.selectNodeContents(node);
+      const text = range.getBoundingClientRect();
+      if (text.width === 0 || text.height === 0) continue; // not rendered
+      let hidden = false; // visually hidden (a label for screen readers)
+      for (let up: Element | null = node.parentElement; up !== null; up = up.parentElement) {
+        const box = up.getBoundingClientRect();
+        hidden ||= getComputedStyle(up).clipPath !== "none" || box.width <= 1 || box.height <= 1;
+      }
+      if (hidden) continue;
+      let block = node.parentElement!;
+      while (
+        ["inline", "contents"].includes(getComputedStyle(block).display) &&
+        block.parentElement !== null
+      ) block = block.parentElement;
+      const style = getComputedStyle(block);
+      if (style.overflowX !== "visible" || style.overflowY !== "visible") continue;
+      const own = block.getBoundingClientRect();
+      if (
+        text.left < own.left - 1 || text.right > own.right + 1 || text.top < own.top - 1 ||
+        text.bottom > own.bottom + 1
+      ) escaped.push(`"${node.textContent!.trim().slice(0, 40)}" outside its ${block.tagName}`);
+    }
+    return {
+      scroll: document.scrollingElement!.scrollWidth,
+      width: innerWidth,
+      height: innerHeight,
+      dialog: box ? [box.left, box.right, box.top, box.bottom] : null,
+      escaped,
+    };
+  });
+  assert.ok(layout.scroll <= layout.width, `${what}: page ${layout.scroll} > ${layout.width}`);
+  if (layout.dialog) {
+    const [left, right, top, bottom] = layout.dialog;
+    assert.ok(
+      left >= 0 && right <= layout.width && top >= 0 && bottom <= layout.height,
+      `${what}: dialog ${layout.dialog} outside ${layout.width}x${layout.height}`,
+    );
+  }
+  assert.deepEqual(layout.escaped, [], `${what}: text outside its box`);
 }

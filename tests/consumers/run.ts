@@ -12,7 +12,9 @@
  *    packed; Node's and the platform server's majors are the matrix's), then the suite's real
  *    HTTP requests;
  * 5. in the ESM apps on Express, starts each program of the docs marked `<!-- node -->`
- *    (compiled in step 3 as `src/docs/`) on a free `PORT` until it answers HTTP.
+ *    (compiled in step 3 as `src/docs/`) on a free `PORT` until it answers HTTP. With
+ *    `API_KIT_DOCS_APP` set (a path), the last of these apps is moved there instead of removed:
+ *    the browser suite drives docs/settings-page.md's Nest app in it (`.ci/run` shares it so).
  *
  * First the apps without Nest (`plain/`: a Fetch app and a plain Node app, no dependency but the
  * tarball), which check that `npm ls` lists no Nest peer and that a missing optional peer is an
@@ -40,7 +42,14 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { inherit } from "../../scripts/npm_build/run.ts";
-import { allBlocks, type CodeBlock, fileNameOf, programOf, servesHttp } from "../doc_blocks.ts";
+import {
+  allBlocks,
+  type CodeBlock,
+  compiledDocProgram,
+  fileNameOf,
+  programOf,
+  servesHttp,
+} from "../doc_blocks.ts";
 import { appId, type ConsumerApp, type Matrix } from "./matrix.ts";
 import { APPS_DIR, readMatrix } from "./update.ts";
 
@@ -151,8 +160,7 @@ const DOC_PROGRAMS: CodeBlock[] = DOC_BLOCKS.filter((block) => block.node);
 
 /** Starts a doc program compiled in `dir` on a free port; whether it answered HTTP (logged). */
 async function serves(block: CodeBlock, dir: string): Promise<boolean> {
-  const file = join("dist", "src", "docs", fileNameOf(block).replace(/\.ts$/, ".js"));
-  const { status, output } = await servesHttp("node", [file], dir, {});
+  const { status, output } = await servesHttp("node", [compiledDocProgram(block)], dir, {});
   const ok = status !== undefined;
   console.log(`${ok ? "ok" : "not ok"}: ${block.page}:${block.line} serves on Node (${status})`);
   if (!ok) console.log(output);
@@ -183,6 +191,7 @@ async function testApp(
   };
   console.log(`=== consumer ${id}${app.pending ? ` (pending: ${app.pending})` : ""}`);
   const dir = await Deno.makeTempDir({ prefix: `consumer-${id}-` });
+  let docs: CodeBlock[] = [];
   try {
     for (const file of ["package.json", "package-lock.json"]) {
       copyFileSync(join(APPS_DIR, id, file), join(dir, file));
@@ -198,7 +207,7 @@ async function testApp(
     });
     writeFileSync(join(dir, "tsconfig.json"), tsconfig(app.module));
 
-    const docs = app.module === "esm" && matrix.platforms[app.platform].adapter ===
+    docs = app.module === "esm" && matrix.platforms[app.platform].adapter ===
         "@nestjs/platform-express"
       ? DOC_PROGRAMS
       : [];
@@ -237,7 +246,14 @@ async function testApp(
     }
     return done(counts.pass, counts.fail, counts.ok && served ? "ok" : "tests failed");
   } finally {
-    await Deno.remove(dir, { recursive: true });
+    const keep = Deno.env.get("API_KIT_DOCS_APP");
+    if (keep && docs.length > 0 && existsSync(join(dir, "dist", "src", "docs"))) {
+      await Deno.remove(keep, { recursive: true }).catch(() => {});
+      await Deno.rename(dir, keep);
+      console.log(`${id}: kept in ${keep} (API_KIT_DOCS_APP)`);
+    } else {
+      await Deno.remove(dir, { recursive: true });
+    }
   }
 }
 

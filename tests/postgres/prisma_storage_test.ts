@@ -17,6 +17,7 @@ import {
 import { createPrismaClient, databaseReady, probeDatabase } from "./prisma_client.ts";
 import { createApiKeysAdminHandler } from "../../api_keys/admin/mod.ts";
 import { spyCalls } from "../api_keys/helpers.ts";
+import { assertAdminReadsByLookups } from "../api_keys/admin/lookups.ts";
 
 const url = Deno.env.get("DATABASE_URL");
 const unavailable = await probeDatabase(url);
@@ -325,6 +326,77 @@ if (databaseReady("PrismaApiKeyStorage on PostgreSQL", unavailable)) {
         live.keys.map((key) => key.name).sort(),
         ["key 10", "key 12", "key 14", "key 16", "key 18"],
       );
+    });
+  });
+
+  describe("the admin routes' lookups on PostgreSQL (migration 0018)", () => {
+    it("GET /keys, read, rename, revoke and rotate never list the tenant; without the lookups, the same answers", async () => {
+      await reset();
+      await assertAdminReadsByLookups(new PrismaApiKeyStorage(prisma, { storesCredits: true }));
+    });
+
+    it("findTenantPool is one SELECT on the index of 0018 and one findUnique; findByReplacement one findMany; setTenantPool one UPDATE", async () => {
+      await reset();
+      const { spied: apiKey, calls } = spyCalls<PrismaApiKeyDelegate>(prisma.apiKey);
+      const raw: string[] = [];
+      const client = {
+        apiKey,
+        $queryRawUnsafe: (query: string, ...values: unknown[]) => {
+          raw.push(query);
+          return prisma.$queryRawUnsafe(query, ...values);
+        },
+      };
+      const storage = new PrismaApiKeyStorage(client, { storesCredits: true });
+      const updatedAt = new Date("2030-01-01T00:00:00.000Z");
+      for (let i = 0; i < 50; i++) {
+        await storage.insert({
+          id: `pool-${i}`,
+          tenantId: "pool",
+          name: `key ${i}`,
+          environment: "live",
+          prefix: `PoolPrefix${String(i).padStart(2, "0")}`,
+          hash: "A".repeat(43),
+          pepperVersion: 1,
+          scopes: ["projects:read"],
+          lastUsedAt: null,
+          expiresAt: null,
+          revokedAt: null,
+          createdBy: null,
+          createdAt: new Date(updatedAt.getTime() + i),
+          replacedByKeyId: i === 7 ? "pool-8" : null,
+          credits: {
+            remaining: i,
+            updatedAt: new Date(updatedAt.getTime() + (i === 20 ? 10_000 : i % 3)),
+            sharedBy: "tenant",
+          },
+        });
+      }
+      calls.length = 0;
+      assert.equal((await storage.findTenantPool!("pool"))?.id, "pool-20");
+      assert.equal(await storage.findTenantPool!("pool-none"), null);
+      assert.equal((await storage.findByReplacement("pool", "pool-8"))?.id, "pool-7");
+      assert.equal(await storage.findByReplacement("pool-other", "pool-8"), null);
+      assert.deepEqual(calls, ["findUnique", "findMany", "findMany"]);
+      assert.equal(raw.length, 2);
+      // The planner reads one row of the index (sequential scans off: the table is small).
+      const plan = await prisma.$transaction!(async (tx) => {
+        const sql = tx as unknown as typeof prisma;
+        await sql.$executeRawUnsafe("SET LOCAL enable_seqscan = off");
+        return await sql.$queryRawUnsafe(`EXPLAIN ${raw[0].replace("$1", "'pool'")}`);
+      }) as { "QUERY PLAN": string }[];
+      const text = plan.map((row) => row["QUERY PLAN"]).join("\n");
+      assert.match(text, /Index Scan using api_keys_tenant_id_pool_updated_at_idx/, text);
+      assert.doesNotMatch(text, /Sort/, text);
+      // A write-back of the pool: every copy in one statement, the rest of each record kept.
+      const at = new Date("2030-02-01T00:00:00.000Z");
+      const prefixes = await storage.setTenantPool!("pool", 5, at);
+      assert.equal(prefixes.length, 50);
+      assert.deepEqual(await storage.setTenantPool!("pool-none", 5, at), []);
+      const read = await storage.findById("pool-3");
+      assert.deepEqual(read?.credits, { remaining: 5, updatedAt: at, sharedBy: "tenant" });
+      assert.equal(read?.replacedByKeyId, null);
+      // Every copy alike: the newest record.
+      assert.equal((await storage.findTenantPool!("pool"))?.id, "pool-49");
     });
   });
 }

@@ -6,6 +6,7 @@ import {
   type RateLimitMetric,
 } from "../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../rate_limits/memory_store.ts";
+import { compileRateLimitPolicies } from "../../rate_limits/policy.ts";
 import type { CreditBalance, RateLimitStore } from "../../rate_limits/store.ts";
 import { FakeRemoteStore } from "./_fake_store.ts";
 
@@ -441,6 +442,74 @@ describe("createRateLimiter", () => {
     assert.deepEqual(seen, [["tenant:t", "tenant:t", "tenant:t"], [undefined]]);
     await assert.rejects(limiter.check("key:a", [api], { slot: "" }), TypeError);
     await assert.rejects(limiter.check("key:a", [api], { slot: "a\nb" }), TypeError);
+  });
+
+  it("checkNow: with an in-process store, a check answered synchronously (throwing where check rejects); absent with a remote store", async () => {
+    const limiter = createRateLimiter(quiet);
+    assert.equal(typeof limiter.checkNow, "function");
+    const first = limiter.checkNow!("key:a", [burst]);
+    assert.ok(!(first instanceof Promise));
+    assert.deepEqual([first.allowed, first.outcome, first.policies[0].remaining], [
+      true,
+      "store",
+      0,
+    ]);
+    // The same counters as check: the second unit is refused by either.
+    assert.equal((await limiter.check("key:a", [burst])).allowed, false);
+    assert.equal(limiter.checkNow!("key:a", [burst]).allowed, false);
+    assert.throws(() => limiter.checkNow!("a\nb", [burst]), TypeError);
+    assert.throws(() => limiter.checkNow!("key:a", [burst], { cost: -1 }), TypeError);
+    const remote = createRateLimiter({ ...quiet, store: new FakeRemoteStore() });
+    assert.equal(remote.checkNow, undefined);
+  });
+
+  it("reads frozen check options once (validated once per options object); options that may change are read on every check", async () => {
+    const limiter = createRateLimiter(quiet);
+    const policies = compileRateLimitPolicies([api, { name: "day", limit: 5, windowMs: 60_000 }]);
+    const reads: PropertyKey[] = [];
+    /** `target` frozen behind a proxy that records every property read. */
+    const watched = <T extends object>(target: T): T =>
+      new Proxy(Object.freeze(target), {
+        get: (t, key) => (reads.push(key), Reflect.get(t, key)),
+      });
+    const balance = watched({
+      initial: 10,
+      subject: "key:p",
+      refill: Object.freeze({ amount: 1, everyMs: 60_000 }),
+    });
+    const options = watched({
+      subjects: watched(["key:a", "tenant:t"]),
+      credits: watched([balance]),
+      slot: "tenant:t",
+    });
+    const first = await limiter.check("key:a", policies, options);
+    const readOnce = reads.length;
+    assert.ok(readOnce > 0);
+    const second = await limiter.check("key:a", policies, options);
+    assert.equal(reads.length, readOnce, "the second check read its frozen options again");
+    // The same counters, counted on: one unit more each, the balance spent twice.
+    assert.deepEqual(second.policies.map((p) => p.remaining), [1, 3]);
+    assert.deepEqual([first.credits?.remaining, second.credits?.remaining], [9, 8]);
+    // Another subject or another policy list is validated anew.
+    await assert.rejects(limiter.check("a\nb", policies, options), TypeError);
+    await assert.rejects(
+      limiter.check("key:a", compileRateLimitPolicies([api]), options),
+      TypeError,
+    );
+    // Unfrozen options, or a getter behind frozen ones, are read on every check.
+    const open = { subjects: ["key:b"] };
+    await limiter.check("key:b", [api], open);
+    open.subjects[0] = "a\nb";
+    await assert.rejects(limiter.check("key:b", [api], open), TypeError);
+    let subject = "key:c";
+    const getter = Object.freeze({
+      get subjects() {
+        return [subject];
+      },
+    });
+    await limiter.check("key:c", [api], getter);
+    subject = "a\nb";
+    await assert.rejects(limiter.check("key:c", [api], getter), TypeError);
   });
 
   it("spends credits in the same check (policies may be empty) and changes them", async () => {

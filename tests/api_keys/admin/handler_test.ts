@@ -19,6 +19,7 @@ import {
 import { makeService } from "../helpers.ts";
 import { createRateLimiter } from "../../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../../rate_limits/memory_store.ts";
+import { assertAdminReadsByLookups } from "./lookups.ts";
 
 interface Caller {
   tenant: string | null;
@@ -160,6 +161,10 @@ describe("createApiKeysAdminHandler", () => {
     ]);
     assert.equal(answer.json.nextCursor, null);
     assert.ok(!answer.body.includes(admin.key.slice(-20)), "no secret in the list");
+  });
+
+  it("reads by lookups: GET /keys, read, rename, revoke and rotate never list the tenant; without the lookups, the same answers", async () => {
+    await assertAdminReadsByLookups(new InMemoryApiKeyStorage());
   });
 
   it("list: a key with credits shows its balance and next refill", async () => {

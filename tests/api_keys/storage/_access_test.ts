@@ -422,4 +422,132 @@ describe("StorageAccess", () => {
       ["c", "b"],
     );
   });
+
+  it("findByReplacement: a storage's answer is checked (tenant, replacedByKeyId); without the capability, listByTenant searched", async () => {
+    const mine = (id: string, ms: number, replacedByKeyId: string | null) =>
+      storedRecord({
+        id,
+        prefix: `p${id}`,
+        tenantId: "t",
+        createdAt: new Date(ms),
+        replacedByKeyId,
+      });
+    const answering = (answer: unknown) =>
+      new StorageAccess(
+        Object.assign(new InMemoryApiKeyStorage(), {
+          findByReplacement: () => Promise.resolve(answer),
+        }),
+        1000,
+        "s",
+      );
+    assert.equal((await answering(mine("a", 1, "b")).findByReplacement("t", "b"))?.id, "a");
+    assert.equal(await answering(null).findByReplacement("t", "b"), null);
+    for (
+      const bad of [
+        { ...mine("a", 1, "b"), tenantId: "other" },
+        mine("a", 1, "c"),
+        mine("a", 1, null),
+        { ...mine("a", 1, "b"), createdAt: "yesterday" },
+        undefined,
+      ]
+    ) {
+      await assert.rejects(answering(bad).findByReplacement("t", "b"), ApiKeyStorageError);
+    }
+    const plain = new InMemoryApiKeyStorage();
+    for (const record of [mine("a", 1, "b"), mine("b", 2, null)]) await plain.insert(record);
+    await plain.insert({ ...mine("x", 3, "b"), tenantId: "other", prefix: "px" });
+    let listed = 0;
+    const fallback = new StorageAccess(
+      Object.assign(plain, {
+        findByReplacement: undefined,
+        listByTenant: (...args: Parameters<ApiKeyStorage["listByTenant"]>) => {
+          listed++;
+          return InMemoryApiKeyStorage.prototype.listByTenant.apply(plain, args);
+        },
+      }),
+      1000,
+      "s",
+    );
+    assert.match(fallback.notice ?? "", /no findByReplacement \(each admin answer about a key/);
+    assert.equal((await fallback.findByReplacement("t", "b"))?.id, "a");
+    assert.equal(await fallback.findByReplacement("t", "a"), null);
+    assert.equal(listed, 2);
+    assert.doesNotMatch(
+      new StorageAccess(new InMemoryApiKeyStorage(), 10, "s").notice ?? "",
+      /findByReplacement/,
+    );
+  });
+
+  it("findTenantPool: only with storesCredits; a storage's answer is checked (tenant, a pool); absent, the notice names it", async () => {
+    const updatedAt = new Date("2030-01-01T00:00:00.000Z");
+    const pooled = storedRecord({
+      tenantId: "t",
+      credits: { remaining: 5, updatedAt, sharedBy: "tenant" },
+    });
+    const answering = (answer: unknown) =>
+      new StorageAccess(
+        Object.assign(new InMemoryApiKeyStorage(), {
+          findTenantPool: () => Promise.resolve(answer),
+        }),
+        1000,
+        "s",
+      ).findTenantPool!;
+    assert.equal((await answering(pooled)("t"))?.id, pooled.id);
+    assert.equal(await answering(null)("t"), null);
+    const ownOnly = { ...pooled, credits: { remaining: 5, updatedAt } };
+    for (const bad of [{ ...pooled, tenantId: "other" }, ownOnly, storedRecord(), "k1"]) {
+      await assert.rejects(answering(bad)("t"), ApiKeyStorageError);
+    }
+    const odd = Object.assign(new InMemoryApiKeyStorage(), { findTenantPool: "yes" });
+    assert.throws(() => new StorageAccess(odd, 10, "s"), /s\.findTenantPool must be a function/);
+    const without = new StorageAccess(
+      Object.assign(new InMemoryApiKeyStorage(), { findTenantPool: undefined }),
+      10,
+      "s",
+    );
+    assert.equal(without.findTenantPool, undefined);
+    assert.match(
+      without.notice ?? "",
+      /no findTenantPool \(each read of a tenant's shared credits/,
+    );
+    // Without storesCredits there is no pool to find: neither the lookup nor a notice line.
+    const bare = new StorageAccess(
+      Object.assign(await plain(), { findTenantPool: () => Promise.resolve(null) }),
+      10,
+      "s",
+    );
+    assert.equal(bare.findTenantPool, undefined);
+    assert.doesNotMatch(bare.notice!, /findTenantPool/);
+  });
+
+  it("setTenantPool: only with storesCredits; its answer must be prefixes; absent, the notice names it", async () => {
+    const answering = (answer: unknown) =>
+      new StorageAccess(
+        Object.assign(new InMemoryApiKeyStorage(), {
+          setTenantPool: () => Promise.resolve(answer),
+        }),
+        1000,
+        "s",
+      ).setTenantPool!;
+    assert.deepEqual(await answering(["p1", "p2"])("t", 5, new Date(0)), ["p1", "p2"]);
+    for (const bad of [undefined, "p1", [1], [null]]) {
+      await assert.rejects(answering(bad)("t", 5, new Date(0)), ApiKeyStorageError);
+    }
+    const odd = Object.assign(new InMemoryApiKeyStorage(), { setTenantPool: 1 });
+    assert.throws(() => new StorageAccess(odd, 10, "s"), /s\.setTenantPool must be a function/);
+    const without = new StorageAccess(
+      Object.assign(new InMemoryApiKeyStorage(), { setTenantPool: undefined }),
+      10,
+      "s",
+    );
+    assert.equal(without.setTenantPool, undefined);
+    assert.match(without.notice ?? "", /no setTenantPool \(each write-back of a tenant's shared/);
+    const bare = new StorageAccess(
+      Object.assign(await plain(), { setTenantPool: () => Promise.resolve([]) }),
+      10,
+      "s",
+    );
+    assert.equal(bare.setTenantPool, undefined);
+    assert.doesNotMatch(bare.notice!, /setTenantPool/);
+  });
 });

@@ -14,6 +14,7 @@ import {
 } from "../../../api_keys/storage/contract.ts";
 import { fakeKeyedDelegate, fakePrismaClient, fakeUsageClient } from "../fake_prisma.ts";
 import { storedRecord } from "../stored_record.ts";
+import { newestPoolRecord, withPoolBalance } from "../../../api_keys/storage/_access.ts";
 
 describe("storage contract: InMemoryApiKeyStorage", () => {
   runApiKeyStorageContract(() => new InMemoryApiKeyStorage(), it);
@@ -147,6 +148,87 @@ describe("optional storage capabilities of the bundled adapters", () => {
       "peekByPrefix (when present) sees each write at once: revoke, rotate, lastUsedAt",
     ]);
     assert.match(stale.values().next().value!, /^ApiKeyStorage contract: revokedAt seen/);
+  });
+
+  it("the findByReplacement cases catch a lookup across tenants and one that ignores revoked keys", async () => {
+    const FIND = "findByReplacement (when present)";
+    for (
+      const broken of [
+        (storage: InMemoryApiKeyStorage) => async (_tenantId: string, keyId: string) =>
+          (await storage.listByTenant("tenant-replaced-other", { includeRevoked: true }))
+            .concat(await storage.listByTenant("tenant-replaced", { includeRevoked: true }))
+            .find((record) => record.replacedByKeyId === keyId) ?? null,
+        (storage: InMemoryApiKeyStorage) => async (tenantId: string, keyId: string) =>
+          (await storage.listByTenant(tenantId)).find((r) => r.replacedByKeyId === keyId) ?? null,
+      ]
+    ) {
+      const failures = await contractFailures(() => {
+        const storage = new InMemoryApiKeyStorage();
+        return Object.assign(storage, { findByReplacement: broken(storage) });
+      });
+      assert.deepEqual([...failures.keys()].filter((name) => name.startsWith(FIND)).length, 1);
+    }
+  });
+
+  it("the findTenantPool cases catch the oldest copy, a lookup across tenants and one without revoked keys", async () => {
+    const POOL = "findTenantPool (when present";
+    const poolOf = (record: ApiKeyRecord) =>
+      record.credits?.sharedBy === "tenant" ? record.credits : record.credits?.pool;
+    for (
+      const broken of [
+        (storage: InMemoryApiKeyStorage) => async (tenantId: string) =>
+          (await storage.listByTenant(tenantId, { includeRevoked: true }))
+            .filter((record) => poolOf(record) !== undefined).at(-1) ?? null,
+        (storage: InMemoryApiKeyStorage) => async (tenantId: string) =>
+          await storage.findTenantPool(tenantId) ?? await storage.findTenantPool("tenant-pool"),
+        (storage: InMemoryApiKeyStorage) => async (tenantId: string) =>
+          newestPoolRecord(await storage.listByTenant(tenantId)),
+      ]
+    ) {
+      const failures = await contractFailures(() => {
+        const storage = new InMemoryApiKeyStorage();
+        return Object.assign(storage, { findTenantPool: broken(storage) });
+      });
+      assert.deepEqual([...failures.keys()].filter((name) => name.startsWith(POOL)).length, 1);
+    }
+  });
+
+  it("the setTenantPool cases catch a write across tenants, one skipping revoked keys and one over the own balance", async () => {
+    const SET = "setTenantPool (when present";
+    for (
+      const broken of [
+        (storage: InMemoryApiKeyStorage) => async (tenantId: string, n: number, at: Date) => [
+          ...await storage.setTenantPool(tenantId, n, at),
+          ...await storage.setTenantPool(`${tenantId}-other`, n, at),
+        ],
+        (storage: InMemoryApiKeyStorage) => async (tenantId: string, n: number, at: Date) => {
+          const prefixes: string[] = [];
+          for (const record of await storage.listByTenant(tenantId)) {
+            const credits = withPoolBalance(record.credits, n, at);
+            if (credits === undefined) continue;
+            await storage.setCredits(record.id, credits);
+            prefixes.push(record.prefix);
+          }
+          return prefixes;
+        },
+        (storage: InMemoryApiKeyStorage) => async (tenantId: string, n: number, at: Date) => {
+          const prefixes: string[] = [];
+          for (const record of await storage.listByTenant(tenantId, { includeRevoked: true })) {
+            const credits = record.credits;
+            if (credits?.pool === undefined && credits?.sharedBy !== "tenant") continue;
+            await storage.setCredits(record.id, { ...credits, remaining: n, updatedAt: at });
+            prefixes.push(record.prefix);
+          }
+          return prefixes;
+        },
+      ]
+    ) {
+      const failures = await contractFailures(() => {
+        const storage = new InMemoryApiKeyStorage();
+        return Object.assign(storage, { setTenantPool: broken(storage) });
+      });
+      assert.deepEqual([...failures.keys()].filter((name) => name.startsWith(SET)).length, 1);
+    }
   });
 
   it("the markRevokedIfActive cases catch a revoke that always wins", async () => {

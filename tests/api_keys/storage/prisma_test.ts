@@ -129,6 +129,46 @@ describe("PrismaApiKeyStorage", () => {
     await assert.rejects(storage.markRevokedIfActive("k1", new Date(8)), /connection reset/);
   });
 
+  it("findTenantPool and setTenantPool: on with storesCredits and a client with $queryRawUnsafe, one parameterised statement each", async () => {
+    const pooled = {
+      ...goodRow,
+      credits: { remaining: 3, updatedAt: "2030-01-01T00:00:00.000Z", sharedBy: "tenant" },
+    };
+    const queries: unknown[][] = [];
+    const client = Object.assign(fakePrismaClient({ rows: [pooled] }), {
+      $queryRawUnsafe: (...args: unknown[]) => {
+        queries.push(args);
+        return Promise.resolve(args[1] === "t1" ? [{ id: "k1" }] : []);
+      },
+    });
+    assert.equal(new PrismaApiKeyStorage(client).findTenantPool, undefined, "no storesCredits");
+    assert.equal(
+      new PrismaApiKeyStorage(fakePrismaClient(), { storesCredits: true }).findTenantPool,
+      undefined,
+      "no $queryRawUnsafe",
+    );
+    const storage = new PrismaApiKeyStorage(client, { storesCredits: true });
+    const found = await storage.findTenantPool!("t1");
+    assert.equal(found?.id, "k1");
+    assert.equal(found?.credits?.updatedAt.getTime(), Date.parse("2030-01-01T00:00:00.000Z"));
+    assert.equal(await storage.findTenantPool!("t2"), null);
+    assert.deepEqual(
+      queries.map((args) => args.slice(1)),
+      [["t1"], ["t2"]],
+      "the tenant a parameter",
+    );
+    assert.match(
+      String(queries[0][0]),
+      /WHERE tenant_id = \$1 AND .* IS NOT NULL\s+ORDER BY .* DESC, created_at DESC, id\s+LIMIT 1$/,
+    );
+    assert.equal(typeof new PrismaApiKeyStorage(fakePrismaClient()).findByReplacement, "function");
+    assert.equal(new PrismaApiKeyStorage(client).setTenantPool, undefined, "no storesCredits");
+    queries.length = 0;
+    await storage.setTenantPool!("t1", 7, new Date("2030-01-02T00:00:00.000Z"));
+    assert.deepEqual(queries[0].slice(1), ["t1", 7, "2030-01-02T00:00:00.000Z"]);
+    assert.match(String(queries[0][0]), /^UPDATE api_keys SET credits = .*RETURNING prefix$/s);
+  });
+
   it("rejects a client without the delegate methods", () => {
     assert.throws(
       () => new PrismaApiKeyStorage({ apiKey: {} } as never),
