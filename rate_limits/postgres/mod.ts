@@ -4,10 +4,12 @@
  * name and window), credit balances in `credit_balances` (durable), each
  * batch of checks one statement (`rate_limit_bucket_batch`: every row of the
  * batch locked once, each check applied in order before its deadline or not
- * at all) on the database's clock, exact across every instance on that
- * database. Needs the migrations `prisma/migrations/0009_credit_balances`,
- * `0012_rate_limit_batches` and `0015_rate_limit_buckets`, and a `pg` pool or
- * client (an optional peer) from the caller.
+ * at all; a batch of one check of window counters `rate_limit_bucket_check`,
+ * the same rule in a cheaper statement) on the database's clock, exact across
+ * every instance on that database. Needs the migrations
+ * `prisma/migrations/0009_credit_balances`, `0012_rate_limit_batches`,
+ * `0015_rate_limit_buckets` and `0019_rate_limit_bucket_check`, and a `pg` pool
+ * or client (an optional peer) from the caller.
  *
  * Production setup: the store listens for the pool's `error` events itself
  * (a terminated backend never ends the process), and `await limiter.ready()`
@@ -27,16 +29,36 @@
  *
  * @module
  */
-import type { CounterResult, CreditCounter, RateLimitStore, StoreCheck } from "../store.ts";
+import type {
+  CounterResult,
+  CreditCounter,
+  RateLimitCounter,
+  RateLimitStore,
+  StoreCheck,
+  WindowCounter,
+} from "../store.ts";
 import { compileCreditChange } from "../credits.ts";
 import { refillParams } from "../_refill.ts";
 import { createClockOffset } from "../_clock.ts";
 import { byKind, reportErrors, SETTLE_MS, settleBy } from "../_remote.ts";
 
+/** A named (prepared) statement, as `pg`'s `query` takes it. */
+export interface PostgresNamedQuery {
+  /** The statement's name: prepared once per connection, then only bound and run. */
+  name: string;
+  /** Its SQL. */
+  text: string;
+  /** Its parameters. */
+  values: unknown[];
+}
+
 /** What the store needs of `pg`: a `pg.Pool` or `pg.Client` has it (with `on`, the store listens for its errors). */
 export interface PostgresQueryable {
-  /** Runs one statement. */
-  query(text: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
+  /** Runs one statement: SQL and parameters, or (with `preparedStatements`) a named statement. */
+  query(
+    text: string | PostgresNamedQuery,
+    values?: unknown[],
+  ): Promise<{ rows: Record<string, unknown>[] }>;
   /** Adds an event listener. */
   on?(event: "error", listener: (error: unknown) => void): unknown;
   /** Removes an event listener. */
@@ -53,6 +75,14 @@ export interface PostgresRateLimitStoreOptions {
    * ending the process.
    */
   logger?: (line: string) => void;
+  /**
+   * Sends the check statements as named prepared statements (`{ name, text,
+   * values }`), parsed and planned once per connection (default `true`). Set
+   * `false` behind PgBouncer in transaction mode before 1.21 (or with
+   * `max_prepared_statements = 0`), or for a `pool` whose `query` takes SQL
+   * text only.
+   */
+  preparedStatements?: boolean;
 }
 
 /** The PostgreSQL store, with `deleteExpired` for the rows that count nothing any more. */
@@ -74,6 +104,12 @@ const BATCH_SQL = "SELECT check_no, allowed, remaining::float8 AS remaining, " +
   "$1::bigint[], $2::int[], $3::int[], $4::text[], $5::text[], $6::bigint[], $7::int[], " +
   "$8::bigint[], $9::bigint[], $10::text[], $11::text[], $12::bigint[], $13::bigint[], " +
   "$14::bigint[], $15::bigint[], $16::int[], $17::int[], $18::bigint[])";
+/** One check of window counters on distinct rows (migration 0019): six parameters, no credit locks. */
+const CHECK_SQL = "SELECT allowed, remaining::float8 AS remaining, reset_ms::float8 AS reset_ms, " +
+  "now_ms::float8 AS now_ms FROM rate_limit_bucket_check($1::bigint, $2::text[], $3::text[], " +
+  "$4::bigint[], $5::bigint[], $6::bigint[])";
+/** The names of the prepared check statements (with `preparedStatements`). */
+const [CHECK_NAME, BATCH_NAME] = ["api_kit_rate_limit_check_1", "api_kit_rate_limit_batch_1"];
 const CHANGE_SQL =
   "SELECT applied, remaining::float8 AS remaining, reset_ms::float8 AS reset_ms, " +
   "now_ms::float8 AS now_ms FROM credit_change_before($1::bigint, $2, $3, $4::bigint, $5::bigint, " +
@@ -88,9 +124,23 @@ const MIGRATIONS: [string, string[]][] = [
   ["0009_credit_balances", ["credit_change", "credit_lock", "credit_refill", "credit_period"]],
   ["0012_rate_limit_batches", ["credit_change_before", "credit_read"]],
   ["0015_rate_limit_buckets", ["rate_limit_bucket_batch"]],
+  ["0019_rate_limit_bucket_check", ["rate_limit_bucket_check"]],
 ];
 const READY_SQL = "SELECT array_agg(DISTINCT proname::text) AS found FROM pg_proc " +
   "WHERE proname = ANY($1::text[]) AND pg_function_is_visible(oid)";
+
+/** Whether every counter is a window counter of its own row (subject, name, window): `rate_limit_bucket_check` takes it. */
+function ownRows(counters: readonly RateLimitCounter[]): counters is readonly WindowCounter[] {
+  for (let i = 0; i < counters.length; i++) {
+    const a = counters[i];
+    if (a.kind !== "window") return false;
+    for (let j = 0; j < i; j++) {
+      const b = counters[j] as WindowCounter;
+      if (a.subject === b.subject && a.name === b.name && a.windowMs === b.windowMs) return false;
+    }
+  }
+  return true;
+}
 
 /**
  * The distinct counters of `counters` by `keyOf` (the first of each), and per
@@ -127,9 +177,21 @@ export function createPostgresRateLimitStore(
   }
   const clock = createClockOffset();
   const stopReporting = reportErrors(pool, "postgres", options.logger);
-  /** Runs one statement; observes the database's clock its last row answers. */
-  const run = async (text: string, values?: unknown[], until = Date.now() + SETTLE_MS) => {
-    const { rows } = await settleBy(pool.query(text, values), until, "postgres");
+  const prepared = options.preparedStatements !== false;
+  /**
+   * Runs one statement (named `name` with `preparedStatements`); observes the
+   * database's clock its last row answers.
+   */
+  const run = async (
+    text: string,
+    values?: unknown[],
+    until = Date.now() + SETTLE_MS,
+    name?: string,
+  ) => {
+    const sent = prepared && name !== undefined && values !== undefined
+      ? pool.query({ name, text, values })
+      : pool.query(text, values);
+    const { rows } = await settleBy(sent, until, "postgres");
     const last = rows[rows.length - 1];
     if (last && "now_ms" in last) clock.observe(Number(last.now_ms), Date.now());
     return rows;
@@ -140,10 +202,42 @@ export function createPostgresRateLimitStore(
     return clock.toServer(deadline) ?? -1;
   };
 
+  /** One check of window counters on distinct rows, in one cheaper statement. */
+  const checkOne = async (windows: readonly WindowCounter[], deadline: number) => {
+    const n = windows.length;
+    const [subjects, names, windowMs, limits, costs] = [[], [], [], [], []] as unknown[][];
+    for (const c of windows) {
+      subjects.push(c.subject);
+      names.push(c.name);
+      windowMs.push(c.windowMs);
+      limits.push(c.limit);
+      costs.push(c.cost);
+    }
+    const values = [await onServer(deadline), subjects, names, windowMs, limits, costs];
+    const answer = await run(CHECK_SQL, values, deadline + SETTLE_MS, CHECK_NAME);
+    if (answer.length === 1 && answer[0].allowed === null) return { results: [null] };
+    if (answer.length !== n) {
+      throw new TypeError("rate_limit_bucket_check answered an unexpected number of rows");
+    }
+    const results: CounterResult[] = [];
+    for (const row of answer) {
+      results.push({
+        allowed: row.allowed === true,
+        remaining: Number(row.remaining),
+        resetMs: Number(row.reset_ms),
+      });
+    }
+    return { results: [results] };
+  };
+
   return {
     name: "postgres",
     async checkBatch(checks: readonly StoreCheck[]) {
       if (checks.length === 0) return { results: [] };
+      const [{ counters, deadline }] = checks;
+      if (checks.length === 1 && counters.length > 0 && ownRows(counters)) {
+        return await checkOne(counters, deadline);
+      }
       const deadlines: number[] = [];
       for (const check of checks) deadlines.push(await onServer(check.deadline));
       const split = checks.map(({ counters }) => byKind(counters));
@@ -153,24 +247,29 @@ export function createPostgresRateLimitStore(
       const balances = distinct(credits, (c) => `${c.subject}\u0000${c.name}`);
       const refills = balances.list.map((c) => refillParams(c.refill));
       const until = Math.max(...checks.map((c) => c.deadline)) + SETTLE_MS;
-      const answer = await run(BATCH_SQL, [
-        deadlines,
-        split.map((k) => k.windows.length),
-        split.map((k) => k.credits.length),
-        rows.list.map((c) => c.subject),
-        rows.list.map((c) => c.name),
-        rows.list.map((c) => c.windowMs),
-        rows.of,
-        windows.map((c) => c.limit),
-        windows.map((c) => c.cost),
-        balances.list.map((c) => c.subject),
-        balances.list.map((c) => c.name),
-        balances.list.map((c) => c.initial),
-        balances.list.map((c) => c.initialAt ?? null),
-        ...[0, 1, 2].map((i) => refills.map((r) => r[i])),
-        balances.of,
-        credits.map((c) => c.cost),
-      ], until);
+      const answer = await run(
+        BATCH_SQL,
+        [
+          deadlines,
+          split.map((k) => k.windows.length),
+          split.map((k) => k.credits.length),
+          rows.list.map((c) => c.subject),
+          rows.list.map((c) => c.name),
+          rows.list.map((c) => c.windowMs),
+          rows.of,
+          windows.map((c) => c.limit),
+          windows.map((c) => c.cost),
+          balances.list.map((c) => c.subject),
+          balances.list.map((c) => c.name),
+          balances.list.map((c) => c.initial),
+          balances.list.map((c) => c.initialAt ?? null),
+          ...[0, 1, 2].map((i) => refills.map((r) => r[i])),
+          balances.of,
+          credits.map((c) => c.cost),
+        ],
+        until,
+        BATCH_NAME,
+      );
       let at = 0;
       const results = split.map((kinds, q) => {
         const first = answer[at];

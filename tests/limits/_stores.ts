@@ -8,7 +8,10 @@ import process from "node:process";
 import { createRequire } from "node:module";
 import type pgModule from "pg";
 import type * as redisModule from "redis";
-import { createPostgresRateLimitStore } from "../../rate_limits/postgres/mod.ts";
+import {
+  createPostgresRateLimitStore,
+  type PostgresNamedQuery,
+} from "../../rate_limits/postgres/mod.ts";
 import { createRedisRateLimitStore } from "../../rate_limits/redis/mod.ts";
 import type { CounterResult, RateLimitCounter, RateLimitStore } from "../../rate_limits/store.ts";
 
@@ -96,7 +99,9 @@ export async function openStore(
     const pool = new pg.Pool({ connectionString: url ?? DATABASE_URL, max, idleTimeoutMillis: 0 });
     // No listener of its own: the store's keeps a terminated backend from ending the process.
     const counted = {
-      query: (text: string, values?: unknown[]) => (sent++, pool.query(text, values)),
+      query: (text: string | PostgresNamedQuery, values?: unknown[]) => (
+        sent++, typeof text === "string" ? pool.query(text, values) : pool.query(text)
+      ),
       on: (event: "error", listener: (error: unknown) => void) => pool.on(event, listener),
       off: (event: "error", listener: (error: unknown) => void) => pool.off(event, listener),
     };

@@ -151,19 +151,26 @@ if ((await readyStores("rate-limit model, pinned clock")).includes("redis")) {
 }
 
 /**
- * A pool whose `rate_limit_bucket_batch` reads a pinned clock: the
- * migration's function text, `clock_timestamp()` replaced by the one row of
+ * A pool whose `rate_limit_bucket_batch` and `rate_limit_bucket_check` read a
+ * pinned clock: the migrations' function texts, `clock_timestamp()` replaced by the one row of
  * `pinned_clock`, created in a schema of its own beside its own
  * `rate_limit_buckets` (the credit functions stay the public ones).
  */
 async function pinnedPool(schema: string) {
-  const migration = await Deno.readTextFile(
-    new URL("../../prisma/migrations/0015_rate_limit_buckets/migration.sql", import.meta.url),
-  );
-  const start = migration.indexOf("CREATE FUNCTION rate_limit_bucket_batch(");
-  const body = migration.slice(start, migration.indexOf("$$;", start) + 3)
-    .replaceAll("clock_timestamp()", "(SELECT at FROM pinned_clock)");
-  assert.ok(start > 0 && body.includes("pinned_clock"));
+  const body = async (migration: string, fn: string) => {
+    const sql = await Deno.readTextFile(
+      new URL(`../../prisma/migrations/${migration}/migration.sql`, import.meta.url),
+    );
+    const start = sql.indexOf(`CREATE FUNCTION ${fn}(`);
+    const text = sql.slice(start, sql.indexOf("$$;", start) + 3)
+      .replaceAll("clock_timestamp()", "(SELECT at FROM pinned_clock)");
+    assert.ok(start > 0 && text.includes("pinned_clock"));
+    return text;
+  };
+  const functions = [
+    await body("0015_rate_limit_buckets", "rate_limit_bucket_batch"),
+    await body("0019_rate_limit_bucket_check", "rate_limit_bucket_check"),
+  ];
   const pool = new pg.Pool({
     connectionString: DATABASE_URL,
     max: 1,
@@ -175,7 +182,7 @@ async function pinnedPool(schema: string) {
   await pool.query(
     `CREATE TABLE rate_limit_buckets (LIKE public.rate_limit_buckets INCLUDING ALL)`,
   );
-  await pool.query(body);
+  for (const text of functions) await pool.query(text);
   return {
     pool,
     setClock: (ms: number) =>

@@ -1,16 +1,24 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { EventEmitter } from "node:events";
-import { createPostgresRateLimitStore } from "../../../rate_limits/postgres/mod.ts";
+import {
+  createPostgresRateLimitStore,
+  type PostgresNamedQuery,
+} from "../../../rate_limits/postgres/mod.ts";
 
 const SERVER_AHEAD = 10_000;
+/** A window counter and a credit counter of subject "s". */
+const a = { kind: "window" as const, subject: "s", name: "a", limit: 5, windowMs: 1_000, cost: 1 };
+const credit = { kind: "credit" as const, subject: "s", name: "c", cost: 1, initial: 9 };
 
 /** A fake pg pool: the clock statement, then `answer` for anything else. */
 function fakePool(answer: (text: string, values?: unknown[]) => Record<string, unknown>[]) {
-  const sent: [string, unknown[] | undefined][] = [];
+  const sent: [string, unknown[] | undefined, string | undefined][] = [];
   const pool = Object.assign(new EventEmitter(), {
-    query: (text: string, values?: unknown[]) => {
-      sent.push([text, values]);
+    query: (statement: string | PostgresNamedQuery, values?: unknown[]) => {
+      const named = typeof statement === "string" ? undefined : statement;
+      const text = named?.text ?? statement as string;
+      sent.push([text, named?.values ?? values, named?.name]);
       if (/^SELECT floor/.test(text)) {
         return Promise.resolve({ rows: [{ now_ms: Date.now() + SERVER_AHEAD }] });
       }
@@ -69,6 +77,74 @@ describe("createPostgresRateLimitStore", () => {
     ]);
     assert.deepEqual(values.slice(16), [[1], [1]]);
     assert.equal(store.name, "postgres");
+  });
+
+  it("sends one check of window counters on distinct rows to rate_limit_bucket_check (six parameters), any other batch of one to the batch function", async () => {
+    const now = Date.now() + SERVER_AHEAD;
+    const { pool, sent } = fakePool((text) =>
+      /rate_limit_bucket_check\(/.test(text)
+        ? [
+          { allowed: true, remaining: 4, reset_ms: 900, now_ms: now },
+          { allowed: false, remaining: 0, reset_ms: 100, now_ms: now },
+        ]
+        : [{ check_no: 1, allowed: true, remaining: 7, reset_ms: 0, now_ms: now }]
+    );
+    const store = createPostgresRateLimitStore({ pool });
+    const b = { ...a, subject: "t", limit: 1, cost: 2 };
+    const deadline = Date.now() + 50;
+    const { results } = await store.checkBatch([{ counters: [a, b], deadline }]);
+    assert.deepEqual(results, [[{ allowed: true, remaining: 4, resetMs: 900 }, {
+      allowed: false,
+      remaining: 0,
+      resetMs: 100,
+    }]]);
+    assert.match(sent[1][0], /FROM rate_limit_bucket_check\(/);
+    const [sentDeadline, ...arrays] = sent[1][1]!;
+    assert.ok(
+      (sentDeadline as number) <= deadline + SERVER_AHEAD &&
+        (sentDeadline as number) > deadline + SERVER_AHEAD - 1_000,
+    );
+    assert.deepEqual(arrays, [["s", "t"], ["a", "a"], [1_000, 1_000], [5, 1], [1, 2]]);
+    // The same row twice, or a credit counter: the batch function.
+    for (const counters of [[a, { ...a, cost: 2 }], [a, credit]]) {
+      await store.checkBatch([{ counters, deadline }]).catch(() => {});
+      assert.match(sent[sent.length - 1][0], /FROM rate_limit_bucket_batch\(/);
+    }
+  });
+
+  it("sends the check statements as named prepared statements, or as text with preparedStatements: false", async () => {
+    const now = Date.now() + SERVER_AHEAD;
+    const answer = (text: string) =>
+      /rate_limit_bucket_check\(/.test(text)
+        ? [{ allowed: true, remaining: 4, reset_ms: 0, now_ms: now }]
+        : [
+          { check_no: 1, allowed: true, remaining: 4, reset_ms: 0, now_ms: now },
+          { check_no: 1, allowed: true, remaining: 8, reset_ms: 0, now_ms: now },
+        ];
+    for (const preparedStatements of [undefined, false]) {
+      const { pool, sent } = fakePool(answer);
+      const store = createPostgresRateLimitStore({ pool, preparedStatements });
+      const deadline = Date.now() + 1_000;
+      await store.checkBatch([{ counters: [a], deadline }]);
+      await store.checkBatch([{ counters: [a, credit], deadline }]);
+      const names = sent.slice(1).map(([, , name]) => name);
+      if (preparedStatements === false) assert.deepEqual(names, [undefined, undefined]);
+      else {
+        assert.deepEqual(names, ["api_kit_rate_limit_check_1", "api_kit_rate_limit_batch_1"]);
+      }
+      assert.equal(sent[0][2], undefined); // the clock: plain text
+    }
+  });
+
+  it("rate_limit_bucket_check past the deadline is null; a wrong number of rows is a TypeError", async () => {
+    let rows: Record<string, unknown>[] = [];
+    const { pool } = fakePool(() => rows);
+    const store = createPostgresRateLimitStore({ pool });
+    const deadline = Date.now() + 50;
+    rows = [{ allowed: null, remaining: null, reset_ms: null, now_ms: Date.now() }];
+    assert.deepEqual(await store.checkBatch([{ counters: [a], deadline }]), { results: [null] });
+    rows = [];
+    await assert.rejects(store.checkBatch([{ counters: [a], deadline }]), TypeError);
   });
 
   it("changeCredits resolves null when the database answers it was past the deadline", async () => {
