@@ -55,6 +55,13 @@ export interface RedisScriptClient {
   evalSha(sha1: string, options: RedisScriptArguments): Promise<unknown>;
   /** Runs (and caches) a script. */
   eval(script: string, options: RedisScriptArguments): Promise<unknown>;
+  /**
+   * Sends one command given as its words (node-redis `sendCommand(args)`):
+   * when the client has it (a node-redis client's takes the command first, a
+   * cluster's a key, so a `clustered` store does not use it), scripts go
+   * through it, cheaper per call than `evalSha`.
+   */
+  sendCommand?(args: string[]): Promise<unknown>;
   /** Whether `connect()` was called and the client not closed since. */
   readonly isOpen?: boolean;
   /** Whether the connection is up now. */
@@ -188,15 +195,27 @@ export function createRedisRateLimitStore(
     clock.observe(Number(at), Date.now());
     return reply;
   };
+  /** The client's `sendCommand(args)`, unless it is a cluster's (whose first argument is a key). */
+  const raw = options.clustered !== true && typeof client.sendCommand === "function" &&
+      client.sendCommand.length <= 2
+    ? client.sendCommand.bind(client)
+    : undefined;
+  /** `verb` (`EVALSHA` or `EVAL`) of `script` (its SHA-1 or text) as the words of one command. */
+  const words = (verb: string, script: string, { keys, arguments: args }: RedisScriptArguments) => {
+    const out = [verb, script, String(keys.length)];
+    for (const key of keys) out.push(key);
+    for (const arg of args) out.push(arg);
+    return out;
+  };
   /** `EVALSHA` of `script`, or `EVAL` when the server does not hold it. */
   const send = async (script: string, call: RedisScriptArguments): Promise<unknown> => {
     try {
       let sha = known.get(script);
       if (sha === undefined) known.set(script, sha = await hashes.get(script)!);
-      return await client.evalSha(sha, call);
+      return await (raw ? raw(words("EVALSHA", sha, call)) : client.evalSha(sha, call));
     } catch (error) {
       if (!String((error as Error)?.message).startsWith("NOSCRIPT")) throw error;
-      return await client.eval(script, call);
+      return await (raw ? raw(words("EVAL", script, call)) : client.eval(script, call));
     }
   };
   /** Reads the server's clock once when no round trip has been seen (a deadline is never sent unknown). */
