@@ -154,8 +154,9 @@ export interface StoreDoor {
 
 /**
  * Creates the door of `store`: `timeoutMs` after a call starts, it is
- * answered without the store; `observe` receives each store call's duration
- * (ms) and number of checks; `taps.batch` (the telemetry bridge's) each
+ * answered without the store; `observe` receives, as each store call settles,
+ * its start (`performance.now()` ms: the observer reads the clock only if it
+ * needs the duration) and number of checks; `taps.batch` (the telemetry bridge's) each
  * call's start, with the tokens of the checks it carries.
  *
  * @example
@@ -169,7 +170,7 @@ export interface StoreDoor {
 export function createStoreDoor(
   store: RateLimitStore,
   timeoutMs: number,
-  observe: (ms: number, checks: number) => void = () => {},
+  observe: (sentAt: number, checks: number) => void = () => {},
   taps: LimiterTaps = {},
 ): StoreDoor {
   const storeName = store.name ?? "custom";
@@ -243,19 +244,23 @@ export function createStoreDoor(
       for (const entry of batch) fail(entry, error);
       return;
     }
-    batch.forEach((entry, i) => {
+    for (let i = 0; i < batch.length; i++) {
+      const entry = batch[i];
       const result = results[i];
-      if (entry.done) return; // answered without the store; the store did not apply it after
-      if (result === null) return finish(entry, TIMED_OUT);
+      if (entry.done) continue; // answered without the store; the store did not apply it after
+      if (result === null) {
+        finish(entry, TIMED_OUT);
+        continue;
+      }
       const problem = counterProblem(result, entry.counters!.length);
       if (problem === undefined) finish(entry, result);
       else fail(entry, malformed(storeName, problem));
-    });
+    }
   };
 
-  const send = (batch: Entry[]) => {
+  /** Sends `batch` (at `sentAt`, `performance.now()` ms). */
+  const send = (batch: Entry[], sentAt: number) => {
     inFlight++;
-    const sentAt = performance.now();
     const traced = taps.batch?.(
       batch.map((e) => e.trace),
       batch[0].run === undefined ? batch.length : 0,
@@ -288,8 +293,21 @@ export function createStoreDoor(
       cancelLate = next === Infinity ? undefined : watchdog.watch(next, expire);
     };
     cancelLate = watchdog.watch(batch[0].answerAt, expire);
+    const settled = () => {
+      cancelLate?.();
+      inFlight--;
+      traced?.(failed);
+      observe(sentAt, batch[0].run === undefined ? batch.length : 0);
+      pump();
+    };
     call.then(
-      (answer) => deliver(batch, answer),
+      (answer) => {
+        try {
+          deliver(batch, answer);
+        } finally {
+          settled();
+        }
+      },
       (error) => {
         failed = true;
         const answer = isBug(error) ? undefined : new Unanswered("error", error);
@@ -297,19 +315,18 @@ export function createStoreDoor(
           if (answer === undefined) fail(entry, storeFault(storeName, error));
           else finish(entry, answer);
         }
+        settled();
       },
-    ).finally(() => {
-      cancelLate?.();
-      inFlight--;
-      traced?.(failed);
-      observe(performance.now() - sentAt, batch[0].run === undefined ? batch.length : 0);
-      pump();
-    });
+    );
   };
 
   /** Sends what the free slots take, in order: a run of checks as one batch, another call alone. */
   function pump() {
     scheduled = false;
+    if (head === queue.length) { // nothing queued (a call settled): no clock read
+      queue.length = head = 0;
+      return watchQueue();
+    }
     const now = performance.now();
     dropExpired(now);
     while (inFlight < MAX_IN_FLIGHT && head < queue.length) {
@@ -325,7 +342,7 @@ export function createStoreDoor(
         batch.push(queue[head++]);
         if (entry.run !== undefined) break;
       }
-      if (batch.length > 0) send(batch);
+      if (batch.length > 0) send(batch, now);
     }
     dropExpired(now);
     watchQueue();

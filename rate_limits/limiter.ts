@@ -382,7 +382,10 @@ function reporter(
       lastRecovery = now;
       log(`rate-limits: the ${storeName} store answers again`);
     },
-    latency(ms: number, n: number) {
+    /** A store call started at `sentAt` (`performance.now()` ms) settled, with `n` checks. */
+    latency(sentAt: number, n: number) {
+      if (taps.storeCall === undefined && sink === undefined) return; // no clock read for nobody
+      const ms = performance.now() - sentAt;
       taps.storeCall?.(ms, n);
       if (sink === undefined) return;
       calls++;

@@ -78,6 +78,50 @@ describe("createRedisRateLimitStore", () => {
     assert.equal(calls[2].script, CHECK_SCRIPT);
   });
 
+  it("sends through a client's sendCommand(args) when it has one (EVALSHA, then EVAL when the server lacks the script); a cluster's goes through evalSha", async () => {
+    const { client, calls } = fakeClient(() => [1, 1, 4, 1_000]);
+    const sent: string[][] = [];
+    const raw = Object.assign(client, {
+      sendCommand: (args: string[]) => {
+        sent.push(args);
+        const [verb, script, n] = args;
+        const call = { keys: args.slice(3, 3 + Number(n)), arguments: args.slice(3 + Number(n)) };
+        return verb === "EVAL" ? client.eval(script, call) : client.evalSha(script, call);
+      },
+    });
+    const store = createRedisRateLimitStore({ client: raw, prefix: "t:" });
+    const deadline = Date.now() + 5_000;
+    for (let i = 0; i < 2; i++) {
+      const { results } = await store.checkBatch([{ counters: counters.slice(0, 1), deadline }]);
+      assert.deepEqual(results, [[{ allowed: true, remaining: 4, resetMs: 1_000 }]]);
+    }
+    // The clock read (EVALSHA refused, then EVAL), then the check script the same way, then EVALSHA alone.
+    assert.deepEqual(sent.map((args) => args[0]), [
+      "EVALSHA",
+      "EVAL",
+      "EVALSHA",
+      "EVAL",
+      "EVALSHA",
+    ]);
+    assert.equal(sent[3][1], CHECK_SCRIPT);
+    assert.match(sent[4][1], /^[0-9a-f]{40}$/);
+    assert.deepEqual(sent[4].slice(2, 4), ["1", "t:{s}:s:a:1000:b"]);
+    assert.deepEqual(sent[4].slice(4, 6), ["1", calls[2].call.arguments[1]]);
+    assert.deepEqual(sent[4].slice(6), ["1", "0", "5", "1000", "1"]);
+
+    const clusterSent: unknown[] = [];
+    const { client: cluster, calls: clusterCalls } = fakeClient(() => [1, 1, 4, 1_000]);
+    const clustered = createRedisRateLimitStore({
+      client: Object.assign(cluster, {
+        sendCommand: (...args: unknown[]) => (clusterSent.push(args), Promise.resolve(null)),
+      }),
+      clustered: true,
+    });
+    await clustered.checkBatch([{ counters: counters.slice(0, 1), deadline }]);
+    assert.equal(clusterSent.length, 0);
+    assert.equal(clusterCalls.length, 2);
+  });
+
   it("rejects at once, sending nothing, while the client is not ready", async () => {
     const { client, calls } = fakeClient(() => []);
     client.isReady = false;
