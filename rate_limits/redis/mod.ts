@@ -59,9 +59,10 @@ export interface RedisScriptClient {
    * Sends one command given as its words (node-redis `sendCommand(args)`):
    * when the client has it (a node-redis client's takes the command first, a
    * cluster's a key, so a `clustered` store does not use it), scripts go
-   * through it, cheaper per call than `evalSha`.
+   * through it, cheaper per call than `evalSha`. Typed loosely so that a
+   * cluster client (whose `sendCommand` takes a key first) is accepted too.
    */
-  sendCommand?(args: string[]): Promise<unknown>;
+  sendCommand?(...args: never[]): Promise<unknown>;
   /** Whether `connect()` was called and the client not closed since. */
   readonly isOpen?: boolean;
   /** Whether the connection is up now. */
@@ -198,7 +199,7 @@ export function createRedisRateLimitStore(
   /** The client's `sendCommand(args)`, unless it is a cluster's (whose first argument is a key). */
   const raw = options.clustered !== true && typeof client.sendCommand === "function" &&
       client.sendCommand.length <= 2
-    ? client.sendCommand.bind(client)
+    ? (client.sendCommand as (args: string[]) => Promise<unknown>).bind(client)
     : undefined;
   /** `verb` (`EVALSHA` or `EVAL`) of `script` (its SHA-1 or text) as the words of one command. */
   const words = (verb: string, script: string, { keys, arguments: args }: RedisScriptArguments) => {
