@@ -10,6 +10,9 @@ import assert from "node:assert/strict";
 import axe from "axe-core";
 import type { Page } from "playwright-core";
 
+/** The widths every state is checked at (CSS px), phone to wide desktop. */
+export const WIDTHS: readonly number[] = [320, 375, 768, 1280, 1920];
+
 /** The axe-core tags checked: WCAG 2.0 to 2.2, A and AA. */
 export const WCAG: readonly string[] = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"];
 

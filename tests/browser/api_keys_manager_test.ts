@@ -37,11 +37,11 @@ import {
   violations,
   waitForCharts,
   waitForText,
+  WIDTHS,
 } from "./_manager.ts";
 
 const SIZE_LIMIT = 30 * 1024;
 const DAY = 86_400_000;
-const WIDTHS = [320, 375, 768, 1280, 1920];
 /** The host pages of the fake, light and dark, with the element's background on each. */
 const HOSTS = [["/", "rgb(255, 255, 255)"], ["/dark", "rgb(13, 17, 23)"]] as const;
 
@@ -487,12 +487,8 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     };
   }
 
-  /**
-   * A state of the page, entered and left in place (one page per width and host page), at every
-   * width or at `widths` only (the dialogs: their fit at every width is the layout case's).
-   */
+  /** A state of the page, entered and left in place (one page per width and host page). */
   interface MatrixState {
-    widths?: number[];
     enter(): Promise<void>;
     check?(): Promise<void>;
     leave?(): Promise<void>;
@@ -508,7 +504,6 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       },
     },
     "actions menu": {
-      widths: [320, 1280],
       enter: () =>
         page.locator("api-keys-manager").getByRole("button", { name: /^Actions for kept/ })
           .click(),
@@ -517,13 +512,11 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
           .click(),
     },
     "create dialog": {
-      widths: [320, 1280],
       enter: () =>
         page.locator("api-keys-manager").getByRole("button", { name: "Create key" }).click(),
       leave: escapeDialog,
     },
     "reveal (copied)": {
-      widths: [320, 1280],
       async enter() {
         const manager = page.locator("api-keys-manager");
         await manager.getByRole("button", { name: "Create key" }).click();
@@ -536,12 +529,10 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       leave: escapeDialog,
     },
     "confirm revoke": {
-      widths: [320, 1280],
       enter: () => act("kept", "Revoke"),
       leave: escapeDialog,
     },
     "rotate dialog": {
-      widths: [320, 1280],
       enter: () => act("kept", "Rotate"),
       leave: escapeDialog,
     },
@@ -639,29 +630,30 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
   }
 
   test(
-    "every state at 320–1920 px (the dialogs at 320 and 1280) on light and dark host pages: the host's scheme, axe 0 violations, layout",
+    "every state at 320–1920 px and at 200 % zoom on light and dark host pages: the host's scheme, axe 0 violations, layout",
     async () => {
       for (const [host, background] of HOSTS) {
         for (const width of WIDTHS) {
           fake.keys = matrixKeys();
           await open(host, width);
-          await waitForCharts(page, fake.keys.length);
-          for (const [name, state] of Object.entries(STATES)) {
-            if (state.widths !== undefined && !state.widths.includes(width)) continue;
-            const where = `${name} on ${host} at ${width} px`;
-            await state.enter();
-            await state.check?.();
-            assert.equal(
-              await page.evaluate(() =>
-                getComputedStyle(document.querySelector("api-keys-manager")!).backgroundColor
-              ),
-              background,
-              `${where}: the host page's scheme`,
-            );
-            assert.deepEqual(await violations(page), [], where);
-            await assertFits(page, where);
-            await state.leave?.();
-          }
+          await checkStates(host, `${width} px`, background);
+        }
+        // 200 % zoom: a 1280x800 window at 200 % is 640x400 CSS px.
+        const main = page;
+        const zoomed = await browser.newContext({
+          locale: "en-US",
+          timezoneId: "Europe/Paris",
+          viewport: { width: 640, height: 400 },
+          deviceScaleFactor: 2,
+        });
+        try {
+          page = await zoomed.newPage();
+          fake.keys = matrixKeys();
+          await page.goto(fake.origin + host);
+          await checkStates(host, "200 %", background);
+        } finally {
+          await zoomed.close();
+          page = main;
         }
       }
     },
@@ -670,6 +662,26 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       fake.config = structuredClone(FAKE_CONFIG);
     },
   );
+
+  /** Every state on the page just opened with `matrixKeys()`: the host's scheme, axe 0 violations, layout. */
+  async function checkStates(host: string, view: string, background: string): Promise<void> {
+    await waitForCharts(page, fake.keys.length);
+    for (const [name, state] of Object.entries(STATES)) {
+      const where = `${name} on ${host} at ${view}`;
+      await state.enter();
+      await state.check?.();
+      assert.equal(
+        await page.evaluate(() =>
+          getComputedStyle(document.querySelector("api-keys-manager")!).backgroundColor
+        ),
+        background,
+        `${where}: the host page's scheme`,
+      );
+      assert.deepEqual(await violations(page), [], where);
+      await assertFits(page, where);
+      await state.leave?.();
+    }
+  }
 
   test("errors: friendly strings set through i18n", async () => {
     fake.keys = [key("k501", { name: "kept" })];

@@ -9,7 +9,7 @@
  * cookie: the page lists the tenant's keys; keyboard alone creates a key,
  * copies it, closes the reveal, rotates it and revokes another, with focus
  * checked after each step and the secret gone after each reveal; axe-core
- * finds 0 WCAG 2.2 AA violations and the layout holds at 320 and 1280 px.
+ * finds 0 WCAG 2.2 AA violations and the layout holds at 320, 375, 768, 1280 and 1920 px.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -29,6 +29,7 @@ import {
   shadowText,
   violations,
   waitForText,
+  WIDTHS,
 } from "./_manager.ts";
 
 const skip = skipWithoutChromium("settings page (the doc's apps) browser test");
@@ -42,9 +43,9 @@ async function listed(origin: string): Promise<{ name: string; status: string }[
   return (await answer.json()).keys;
 }
 
-/** The list fits and has 0 violations at 320 and 1280 px (and the create dialog at 320 px). */
+/** The page fits and has 0 violations at every width of WIDTHS. */
 async function checkWidths(page: Page, what: string): Promise<void> {
-  for (const width of [320, 1280]) {
+  for (const width of WIDTHS) {
     await page.setViewportSize({ width, height: 720 });
     assert.deepEqual(await violations(page), [], `${what} at ${width}`);
     await assertFits(page, `${what} at ${width}`);
@@ -70,7 +71,7 @@ describe("docs/settings-page.md's apps in headless Chromium", { skip }, () => {
   ];
   for (const [name, app] of apps) {
     const how = app === undefined ? "under deno run" : "on Node from the packed npm build";
-    it(`${name} ${how}: lists the keys; keyboard only create → copy → close → rotate → revoke, focus checked; axe and layout at 320 and 1280 px`, async () => {
+    it(`${name} ${how}: lists the keys; keyboard only create → copy → close → rotate → revoke, focus checked; axe and layout at 320–1920 px`, async () => {
       if (name === "settings-nest" && process.env.CI === "true") {
         assert.ok(
           app,
