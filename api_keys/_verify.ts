@@ -222,7 +222,7 @@ export class VerifyFlow {
       return this.#authorizeStored(answer, options, start, verifyStart);
     }
     try {
-      const limited = this.#checked(answer, options, start);
+      const limited = this.#checked(answer, options, start, verifyStart);
       return limited instanceof Promise ? limited : Promise.resolve(limited);
     } catch (error) {
       return Promise.reject(error);
@@ -242,7 +242,7 @@ export class VerifyFlow {
     } catch (error) {
       throw this.#credentialRejected(error, start);
     }
-    return this.#checked(context, options, start);
+    return this.#checked(context, options, start, verifyStart);
   }
 
   /** Counts a verification failure within an authorization begun at `start`; returns `error`. */
@@ -257,11 +257,13 @@ export class VerifyFlow {
    * scope, then limits and credits); the authorized context, a promise of it
    * when the limiter answers asynchronously. Throws (or rejects) the refusal; a
    * throw in the limit check is counted as an error and passed on, never passed open.
+   * `verifiedAt` is the monotonic time its verification began.
    */
   #checked(
     context: ApiKeyContext,
     options: AuthorizeOptions,
     start: number,
+    verifiedAt: number,
   ): ApiKeyContext | Promise<ApiKeyContext> {
     const code = authorizationFailure(context, options);
     if (code !== undefined) {
@@ -270,16 +272,18 @@ export class VerifyFlow {
       throw apiKeyError(code);
     }
     const limits = this.#s.limits;
-    if (limits === undefined) return this.#authorized(context, context, options, start);
+    if (limits === undefined) return this.#authorized(context, context, options, start, verifiedAt);
     let applied: ApiKeyContext | Promise<ApiKeyContext>;
     try {
       applied = limits.apply(context, options);
     } catch (error) {
       throw this.#limitFailed(context, error, start);
     }
-    if (!(applied instanceof Promise)) return this.#authorized(context, applied, options, start);
+    if (!(applied instanceof Promise)) {
+      return this.#authorized(context, applied, options, start, verifiedAt);
+    }
     return applied.then(
-      (limited) => this.#authorized(context, limited, options, start),
+      (limited) => this.#authorized(context, limited, options, start, verifiedAt),
       (error) => {
         throw this.#limitFailed(context, error, start);
       },
@@ -296,13 +300,15 @@ export class VerifyFlow {
   /**
    * Records an authorized request of `context` (answered `limited`, with the
    * limits' answers): credit taps and events, a rotation's first use, usage or
-   * `lastUsedAt`, the metric and `api_key.used`; returns `limited`.
+   * `lastUsedAt` (debounced from `verifiedAt`), the metric and `api_key.used`;
+   * returns `limited`.
    */
   #authorized(
     context: ApiKeyContext,
     limited: ApiKeyContext,
     options: AuthorizeOptions,
     start: number,
+    verifiedAt: number,
   ): ApiKeyContext {
     const s = this.#s;
     const cost = options.cost ?? 1;
@@ -314,9 +320,10 @@ export class VerifyFlow {
         for (const event of s.limits!.creditEvents(limited, cost, s.clock())) s.emitEvent(event);
       }
     }
-    if (this.#unused.has(context)) this.#firstUse.seen(context.keyId);
+    // A first use once: the context stays cached after it.
+    if (this.#unused.delete(context)) this.#firstUse.seen(context.keyId);
     if (s.usage !== undefined) s.usage.accepted(context.keyId, context.tenantId, cost);
-    else this.#touchLastUsed(context.keyId);
+    else this.#touchLastUsed(context.keyId, verifiedAt);
     this.#authorizationMetric(start, "success", context.environment, context.tenantId);
     if (s.emitUsageEvents) this.#used(limited);
     return limited;
@@ -567,7 +574,7 @@ export class VerifyFlow {
     // An authorization writes `lastUsedAt` (or counts the use) once its checks passed.
     const usage = this.#s.usage;
     if (recording !== "check") {
-      if (usage === undefined) this.#touchLastUsed(context.keyId);
+      if (usage === undefined) this.#touchLastUsed(context.keyId, start);
       else usage.accepted(context.keyId, context.tenantId);
     }
     this.#metric(start, "success", context.environment);
@@ -575,11 +582,13 @@ export class VerifyFlow {
     return context;
   }
 
-  /** Writes `lastUsedAt`, unless written within `debounceMs` (0: every time); never awaited. */
-  #touchLastUsed(keyId: string): void {
+  /**
+   * Writes `lastUsedAt`, unless written within `debounceMs` before `now` (the
+   * monotonic time the use began; 0: every time); never awaited.
+   */
+  #touchLastUsed(keyId: string, now: number): void {
     const s = this.#s;
     if (s.debounceMs > 0) {
-      const now = s.monotonic();
       const last = this.#lastTouched.get(keyId);
       if (last !== undefined && now - last < s.debounceMs) return;
       if (last === undefined && this.#lastTouched.size >= MAX_DEBOUNCE_ENTRIES) {
