@@ -20,9 +20,8 @@ import type {
 // limiter, the memory store and the throttler at import (issue 41).
 import { type CompiledRateLimitPolicy, compileRateLimitPolicies } from "../rate_limits/policy.ts";
 import { MAX_CREDITS } from "../rate_limits/credits.ts";
-import { sha256 } from "@noble/hashes/sha2";
-import { bytesToHex } from "@noble/hashes/utils";
 import { assertCount } from "./_count.ts";
+import { loadedSha256, loadSha256 } from "./hasher.ts";
 import { apiKeyError, ApiKeyValidationError } from "./errors.ts";
 import { redactApiKeys } from "./key_format.ts";
 import { warnOnce } from "./_sinks.ts";
@@ -167,7 +166,9 @@ const MAX_HASHED_IDS = 10_000;
  * A counter's subject: `key:` or `tenant:` and the URI-encoded id when that
  * fits in 200 characters, else `key#` or `tenant#` and the SHA-256 (hex) of
  * the id's UTF-16 code units, so every id `create` accepts (any length, lone
- * surrogates) can be counted and two ids never share a counter.
+ * surrogates) can be counted and two ids never share a counter. SHA-256 loads
+ * with the service's limiter (`RequestLimits`, awaited by its `apply`); a
+ * hashed subject asked before that throws (a check fails closed).
  *
  * @example
  * ```ts
@@ -189,7 +190,14 @@ export function counterSubjectOf(kind: "key" | "tenant", id: string): string {
     units[2 * i] = id.charCodeAt(i) & 0xff;
     units[2 * i + 1] = id.charCodeAt(i) >> 8;
   }
-  const subject = `${kind}#${bytesToHex(sha256(units))}`;
+  const sha256 = loadedSha256();
+  if (sha256 === undefined) {
+    loadSha256().catch(() => {});
+    throw new Error(`api-keys: the SHA-256 of a long ${kind} id is still loading`);
+  }
+  let hex = "";
+  for (const byte of sha256(units)) hex += byte.toString(16).padStart(2, "0");
+  const subject = `${kind}#${hex}`;
   if (!HASHED_IDS.has(subject)) {
     if (HASHED_IDS.size >= MAX_HASHED_IDS) HASHED_IDS.delete(HASHED_IDS.keys().next().value!);
     HASHED_IDS.set(subject, id);
@@ -583,6 +591,8 @@ export class RequestLimits {
     this.#limiter = limiter;
     this.#resolve = resolve;
     this.#thresholds = thresholds;
+    // Counter subjects of long ids are hashed (`counterSubjectOf`): load SHA-256 now.
+    loadSha256().catch(() => {});
   }
 
   /**
@@ -596,13 +606,17 @@ export class RequestLimits {
    * `api_key_rate_limit_unavailable`; and with a `TypeError` naming the cause
    * (never an open pass) for a bug: a resolver's bad policy or `TypeError`, a
    * route naming a policy the key lacks, a check the limiter refuses.
-   * Synchronous with a limiter's `checkNow` (an in-process store) and no resolver.
+   * Synchronous with a limiter's `checkNow` (an in-process store) and no resolver, once SHA-256 is loaded.
    */
   apply(
     context: ApiKeyContext,
     options: AuthorizeOptions,
   ): ApiKeyContext | Promise<ApiKeyContext> {
     if (options.rateLimits === false) return context;
+    // Counter subjects of long ids are hashed: wait once for SHA-256 to load.
+    if (loadedSha256() === undefined) {
+      return loadSha256().then(() => this.apply(context, options));
+    }
     if (this.#resolve !== undefined) return this.#resolved(context, options);
     const plan = planOf(context);
     return this.#check(context, options, plan.own, plan);

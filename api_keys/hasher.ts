@@ -1,16 +1,62 @@
 /**
  * Peppered hashing of key secrets: HMAC-SHA-256 keyed by the pepper of a
  * version (the `hmac-sha256` scheme, the only one new hashes use). Two
- * hashers make the same hashes: `Sha256Hasher`, the spec's, synchronous
- * (`@noble/hashes`), and `WebCryptoSha256Hasher`, the service's, which returns
- * promises and also verifies the legacy schemes imported records carry
- * (`sha256-pepper`, `sha256`).
+ * hashers make the same hashes: `Sha256Hasher` (`./sha256_hasher.ts`), the
+ * spec's, synchronous (`@noble/hashes`), and `WebCryptoSha256Hasher`, the
+ * service's, which returns promises and also verifies the legacy schemes
+ * imported records carry (`sha256-pepper`, `sha256`, with `@noble/hashes`'
+ * SHA-256 loaded on first need, so this file loads no package).
  *
  * @module
  */
-import { hmac } from "@noble/hashes/hmac";
-import { sha256 } from "@noble/hashes/sha2";
 import type { ApiKeyHashScheme, HashedSecret, HasherOptions } from "./types.ts";
+
+/** Synchronous SHA-256 of bytes (`@noble/hashes/sha2`'s `sha256`). */
+type Sha256 = typeof import("@noble/hashes/sha2").sha256;
+
+let loaded: Sha256 | undefined;
+let loading: Promise<Sha256> | undefined;
+
+/**
+ * Loads SHA-256 once (a failed load is retried on the next call); resolves it.
+ * The library's one home of `@noble/hashes`' SHA-256 outside `Sha256Hasher`,
+ * loaded on first need rather than at import (issue 41: `./api-keys/nest`
+ * stays light): the legacy schemes here, and the counter subjects too long to
+ * keep readable (`_limits.ts`, which starts the load with a limiter).
+ * Internal: not exported by the entry point.
+ *
+ * @example
+ * ```ts
+ * import { loadSha256 } from "./hasher.ts";
+ * const sha256 = await loadSha256();
+ * sha256(new Uint8Array(0)).length; // 32
+ * ```
+ */
+export function loadSha256(): Promise<Sha256> {
+  loading ??= import("@noble/hashes/sha2").then(
+    (module) => (loaded = module.sha256),
+    (error) => {
+      loading = undefined;
+      throw error;
+    },
+  );
+  return loading;
+}
+
+/**
+ * SHA-256 when `loadSha256` has resolved, else `undefined` (the caller awaits
+ * `loadSha256()` or fails closed). Internal.
+ *
+ * @example
+ * ```ts
+ * import { loadedSha256, loadSha256 } from "./hasher.ts";
+ * await loadSha256();
+ * loadedSha256() !== undefined; // true
+ * ```
+ */
+export function loadedSha256(): Sha256 | undefined {
+  return loaded;
+}
 
 /**
  * Every hash scheme a record may carry: `hmac-sha256` (the current one, and
@@ -26,7 +72,8 @@ export const API_KEY_HASH_SCHEMES: readonly ApiKeyHashScheme[] = Object.freeze([
 /** The scheme of every new hash, and of a record without `hashScheme`. */
 export const CURRENT_HASH_SCHEME = "hmac-sha256";
 
-const encoder = new TextEncoder();
+/** UTF-8 encoder of both hashers. Internal: not exported by the entry point. */
+export const encoder: TextEncoder = new TextEncoder();
 
 /**
  * Shortest accepted current pepper, in UTF-8 bytes (an older version, which
@@ -42,8 +89,9 @@ const ZERO_DIGEST = new Uint8Array(HASH_BYTES);
  * UTF-8 bytes of `text`. Key secrets are short ASCII, which is copied in a
  * plain loop (about 10x cheaper than `TextEncoder.encode` on Deno, where
  * that is a call into the runtime); anything else goes through the encoder.
+ * Internal: not exported by the entry point.
  */
-function utf8(text: string): Uint8Array<ArrayBuffer> {
+export function utf8(text: string): Uint8Array<ArrayBuffer> {
   if (typeof text !== "string" || text.length > 256) return encoder.encode(text);
   const length = text.length;
   const bytes = new Uint8Array(length);
@@ -56,14 +104,16 @@ function utf8(text: string): Uint8Array<ArrayBuffer> {
 }
 /**
  * A well-formed hash that `dummyVerify` decodes like a stored one (made the
- * way stored hashes are, so it is the same kind of string).
+ * way stored hashes are, so it is the same kind of string). Internal.
  */
-const DUMMY_HASH = toBase64Url(new Uint8Array(HASH_BYTES));
-const DUMMY_SIGNATURE = new Uint8Array(HASH_BYTES);
+export const DUMMY_HASH: string = toBase64Url(new Uint8Array(HASH_BYTES));
+/** The signature a malformed hash is compared against. Internal. */
+export const DUMMY_SIGNATURE: Uint8Array<ArrayBuffer> = new Uint8Array(HASH_BYTES);
 /** The legacy (hex) counterpart of `DUMMY_HASH`, decoded where a path has no hex hash. */
 const DUMMY_HEX = "0".repeat(HASH_BYTES * 2);
 
-function toBase64Url(bytes: Uint8Array): string {
+/** Base64url without padding. Internal: not exported by the entry point. */
+export function toBase64Url(bytes: Uint8Array): string {
   let binary = "";
   for (const byte of bytes) binary += String.fromCharCode(byte);
   return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
@@ -76,8 +126,8 @@ for (let i = 0; i < 64; i++) {
   ] = i;
 }
 
-/** Decodes a 43-character base64url HMAC-SHA-256 digest; null when malformed. */
-function fromBase64Url(text: string): Uint8Array<ArrayBuffer> | null {
+/** Decodes a 43-character base64url HMAC-SHA-256 digest; null when malformed. Internal. */
+export function fromBase64Url(text: string): Uint8Array<ArrayBuffer> | null {
   if (typeof text !== "string" || text.length !== 43) return null;
   const bytes = new Uint8Array(HASH_BYTES);
   let buffer = 0;
@@ -115,8 +165,8 @@ function fromHex(text: string): Uint8Array | null {
   return bytes;
 }
 
-/** Whether two 32-byte digests are equal, in time independent of where they differ. */
-function digestsEqual(a: Uint8Array, b: Uint8Array): boolean {
+/** Whether two 32-byte digests are equal, in time independent of where they differ. Internal. */
+export function digestsEqual(a: Uint8Array, b: Uint8Array): boolean {
   let difference = 0;
   for (let i = 0; i < HASH_BYTES; i++) difference |= a[i] ^ b[i];
   return difference === 0;
@@ -195,7 +245,7 @@ function requireCurrentLength(peppers: Map<number, string>, current: number, lab
 }
 
 /** The validated pepper options both hashers are built from. */
-interface PepperConfig {
+export interface PepperConfig {
   readonly peppers: Map<number, string>;
   readonly currentVersion: number;
 }
@@ -205,8 +255,11 @@ const HASHER_LABELS = {
   currentVersion: "HasherOptions.currentVersion",
 };
 
-/** Validates `HasherOptions`; each `TypeError` names the option by `labels`. */
-function readHasherOptions(options: unknown, labels = HASHER_LABELS): PepperConfig {
+/**
+ * Validates `HasherOptions`; each `TypeError` names the option by `labels`.
+ * Internal: not exported by the entry point.
+ */
+export function readHasherOptions(options: unknown, labels = HASHER_LABELS): PepperConfig {
   if (typeof options !== "object" || options === null) {
     throw new TypeError("HasherOptions must be an object");
   }
@@ -217,67 +270,15 @@ function readHasherOptions(options: unknown, labels = HASHER_LABELS): PepperConf
   return { peppers, currentVersion };
 }
 
-/** The pepper options of each `Sha256Hasher`, read by `createHasher` (module-private). */
-const CONFIGS = new WeakMap<object, PepperConfig>();
+/**
+ * The pepper options of each `Sha256Hasher`, read by `createHasher`; only
+ * `./sha256_hasher.ts` writes it. Internal: not exported by the entry point.
+ */
+export const SHA256_HASHER_CONFIGS: WeakMap<object, PepperConfig> = new WeakMap();
 /** Where `createHasher` passes validated options (module-private). */
 const CONFIG = Symbol("config");
 /** Where `createHasher` passes `digestOnEveryVerify` (module-private). */
 const DIGEST_ON_EVERY_VERIFY = Symbol("digestOnEveryVerify");
-
-/**
- * The spec's hasher: HMAC-SHA-256 over versioned peppers, synchronous
- * (`@noble/hashes`), so `if (!hasher.verify(...))` means what it says. Its
- * hashes and verdicts are `WebCryptoSha256Hasher`'s; `ApiKeysService` takes
- * one as its `hasher` option. Comparison is constant-time; an unknown version
- * or a malformed hash does the same work and answers false. The constructor
- * throws a `TypeError` naming the problem with the options.
- *
- * @example
- * ```ts
- * import { Sha256Hasher } from "./hasher.ts";
- * const hasher = new Sha256Hasher({ peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" } });
- * const { hash, pepperVersion } = hasher.hash("secret");
- * hasher.verify("secret", hash, pepperVersion); // true
- * ```
- */
-export class Sha256Hasher {
-  /** Version used for new hashes. */
-  readonly currentVersion: number;
-  readonly #macs = new Map<number, ReturnType<typeof hmac.create>>();
-
-  /** Validates options; throws a `TypeError` naming the problem. */
-  constructor(options: HasherOptions) {
-    const config = readHasherOptions(options);
-    this.currentVersion = config.currentVersion;
-    for (const [version, pepper] of config.peppers) {
-      this.#macs.set(version, hmac.create(sha256, encoder.encode(pepper)));
-    }
-    CONFIGS.set(this, config);
-  }
-
-  #mac(version: number, secret: string): Uint8Array {
-    return this.#macs.get(version)!.clone().update(utf8(secret)).digest();
-  }
-
-  /** Hashes `secret` with the current pepper. */
-  hash(secret: string): HashedSecret {
-    const hash = toBase64Url(this.#mac(this.currentVersion, secret));
-    return { hash, pepperVersion: this.currentVersion };
-  }
-
-  /** Whether `secret` hashes to `expectedHash` under `pepperVersion`. */
-  verify(secret: string, expectedHash: string, pepperVersion: number): boolean {
-    const expected = fromBase64Url(expectedHash);
-    const known = this.#macs.has(pepperVersion);
-    const actual = this.#mac(known ? pepperVersion : this.currentVersion, secret);
-    return digestsEqual(actual, expected ?? DUMMY_SIGNATURE) && known && expected !== null;
-  }
-
-  /** Does the work of a real verify against nothing; always false. */
-  dummyVerify(secret: string): boolean {
-    return this.verify(secret, DUMMY_HASH, 0);
-  }
-}
 
 /**
  * The service's hasher: from the service's options, or from the `Sha256Hasher`
@@ -302,7 +303,7 @@ export function createHasher(
       `${labels.hasher} replaces peppers and currentPepperVersion; give one or the other`,
     );
   } else {
-    config = CONFIGS.get(options.hasher as object);
+    config = SHA256_HASHER_CONFIGS.get(options.hasher as object);
     if (config === undefined) throw new TypeError(`${labels.hasher} must be a Sha256Hasher`);
   }
   return new WebCryptoSha256Hasher(
@@ -316,11 +317,16 @@ function blocksOf(length: number): number {
 }
 
 /**
- * SHA-256 of `data` then `pepper` (the legacy digest), then as many discarded
+ * `sha256` of `data` then `pepper` (the legacy digest), then as many discarded
  * compressions as a pepper of `longest` bytes would have added: the same
  * work whatever the pepper.
  */
-function legacyDigest(data: Uint8Array, pepper: Uint8Array, longest: number): Uint8Array {
+function legacyDigest(
+  sha256: Sha256,
+  data: Uint8Array,
+  pepper: Uint8Array,
+  longest: number,
+): Uint8Array {
   const digest = sha256.create().update(data).update(pepper).digest();
   const extra = blocksOf(data.length + longest) - blocksOf(data.length + pepper.length);
   if (extra > 0) sha256(new Uint8Array(64 * (extra - 1)));
@@ -376,6 +382,8 @@ export class WebCryptoSha256Hasher {
     }
     this.#longestPepper = longest;
     this.#digestOnEveryVerify = given?.[DIGEST_ON_EVERY_VERIFY] === true;
+    // Every verification digests the legacy way: load SHA-256 now (a failure rejects the verify).
+    if (this.#digestOnEveryVerify) loadSha256().catch(() => {});
   }
   /** Whether a pepper of `version` is configured. */
   hasVersion(version: number): boolean {
@@ -430,6 +438,10 @@ export class WebCryptoSha256Hasher {
     scheme: ApiKeyHashScheme = CURRENT_HASH_SCHEME,
   ): Promise<boolean> {
     const legacy = scheme !== CURRENT_HASH_SCHEME;
+    if ((legacy || this.#digestOnEveryVerify) && loadedSha256() === undefined) {
+      // The first legacy digest of the process: SHA-256 loads first (once).
+      return loadSha256().then(() => this.verify(secret, expectedHash, pepperVersion, scheme));
+    }
     // One base64url and one hex decode on every path (a stand-in for the one the scheme lacks),
     // and, where legacy records may be met, both legacy digests: the same work whatever the scheme.
     const expected = fromBase64Url(legacy ? DUMMY_HASH : expectedHash);
@@ -466,8 +478,14 @@ export class WebCryptoSha256Hasher {
     const data = utf8(secret);
     const expected = fromHex(expectedHash);
     const pepper = scheme === "sha256-pepper" ? this.#pepperBytes.get(pepperVersion) : undefined;
+    const sha256 = loadedSha256()!;
     const plain = sha256.create().update(data).digest();
-    const peppered = legacyDigest(data, pepper ?? this.#longestPepper, this.#longestPepper.length);
+    const peppered = legacyDigest(
+      sha256,
+      data,
+      pepper ?? this.#longestPepper,
+      this.#longestPepper.length,
+    );
     const known = scheme === "sha256" ? pepperVersion === 0 : pepper !== undefined;
     const digest = scheme === "sha256" ? plain : peppered;
     return digestsEqual(digest, expected ?? ZERO_DIGEST) && known && expected !== null;

@@ -4,13 +4,13 @@
  * Address text is untrusted (an allowlist entry from a `keys:write` caller, a
  * client IP from headers), so it is bounded before it is read: text longer
  * than {@link MAX_IP_TEXT_LENGTH} is refused unread. The parser is written by
- * hand and linear: no regular expression sees the text. `ipaddr.js` only
- * holds parsed bytes (range matching and canonical text). Also the client-IP
- * step both bindings share (`resolveClientIp`).
+ * hand and linear: no regular expression sees the text. Parsed addresses are
+ * their bytes (range matching bit by bit, canonical text per RFC 5952), so no
+ * package loads with this file (issue 41). Also the client-IP step both
+ * bindings share (`resolveClientIp`).
  *
  * @module
  */
-import ipaddr from "ipaddr.js";
 import { failureLine } from "./_sinks.ts";
 
 /**
@@ -23,8 +23,53 @@ export const MAX_IP_TEXT_LENGTH = 64;
 /** Most entries an `allowedIpCidrs` list may have. */
 export const MAX_ALLOWED_IP_CIDRS = 100;
 
-/** A parsed address (IPv4-mapped IPv6 is already IPv4). */
-export type IpAddress = ipaddr.IPv4 | ipaddr.IPv6;
+/**
+ * A parsed address: its 4 (IPv4, IPv4-mapped IPv6 included) or 16 bytes;
+ * `toString()` is its canonical text (dotted, or RFC 5952).
+ */
+export interface IpAddress {
+  readonly bytes: readonly number[];
+  toString(): string;
+}
+
+/** Canonical text of `bytes`: dotted IPv4, or RFC 5952 IPv6 (the longest run of 2+ zero groups, leftmost, as `::`). */
+function ipText(bytes: readonly number[]): string {
+  if (bytes.length === 4) return bytes.join(".");
+  const groups: number[] = [];
+  for (let i = 0; i < 16; i += 2) groups.push((bytes[i] << 8) | bytes[i + 1]);
+  let bestStart = -1;
+  let bestLength = 1;
+  for (let i = 0; i < 8;) {
+    if (groups[i] !== 0) {
+      i++;
+      continue;
+    }
+    let end = i;
+    while (end < 8 && groups[end] === 0) end++;
+    if (end - i > bestLength) [bestStart, bestLength] = [i, end - i];
+    i = end;
+  }
+  const hex = (from: number, to: number) =>
+    groups.slice(from, to).map((group) => group.toString(16)).join(":");
+  return bestStart === -1 ? hex(0, 8) : `${hex(0, bestStart)}::${hex(bestStart + bestLength, 8)}`;
+}
+
+/** The address of `bytes` (4 or 16). */
+function addressOf(bytes: readonly number[]): IpAddress {
+  return { bytes, toString: () => ipText(bytes) };
+}
+
+/** Whether `address` has the same family as `network` and its first `bits` bits. */
+function inRange(address: IpAddress, [network, bits]: Range): boolean {
+  const a = address.bytes;
+  const b = network.bytes;
+  if (a.length !== b.length) return false;
+  for (let i = 0; bits > 0; i++, bits -= 8) {
+    const keep = bits >= 8 ? 0xff : (0xff << (8 - bits)) & 0xff;
+    if ((a[i] & keep) !== (b[i] & keep)) return false;
+  }
+  return true;
+}
 
 type Range = [IpAddress, number];
 
@@ -114,7 +159,7 @@ export function parseIpAddress(text: string): IpAddress | undefined {
   if (typeof text !== "string" || text.length > MAX_IP_TEXT_LENGTH) return undefined;
   const trimmed = text.trim();
   const bytes = trimmed.includes(":") ? ipv6Bytes(trimmed) : ipv4Bytes(trimmed);
-  return bytes === undefined ? undefined : ipaddr.fromByteArray(unmapped(bytes));
+  return bytes === undefined ? undefined : addressOf(unmapped(bytes));
 }
 
 /** An entry's range; prefix lengths of IPv4-mapped entries count from the IPv4 part. */
@@ -123,8 +168,9 @@ function parseEntry(entry: string): Range | null {
   const addressText = slash === -1 ? entry : entry.slice(0, slash);
   const address = parseIpAddress(addressText);
   if (address === undefined) return null;
-  const mappedShift = address.kind() === "ipv4" && addressText.includes(":") ? 96 : 0;
-  const max = address.kind() === "ipv4" ? 32 : 128;
+  const ipv4 = address.bytes.length === 4;
+  const mappedShift = ipv4 && addressText.includes(":") ? 96 : 0;
+  const max = ipv4 ? 32 : 128;
   let bits = max;
   if (slash !== -1) {
     bits = decimal(entry.slice(slash + 1), 3) - mappedShift;
@@ -134,12 +180,12 @@ function parseEntry(entry: string): Range | null {
 }
 
 function networkOf([address, bits]: Range): string {
-  const bytes = address.toByteArray();
+  const bytes = [...address.bytes];
   for (let i = 0; i < bytes.length; i++) {
     const keep = Math.max(0, Math.min(8, bits - i * 8));
     bytes[i] &= keep === 0 ? 0 : (0xff << (8 - keep)) & 0xff;
   }
-  return `${ipaddr.fromByteArray(bytes).toString()}/${bits}`;
+  return `${ipText(bytes)}/${bits}`;
 }
 
 /**
@@ -202,7 +248,7 @@ function cachedRange(cidr: string): Range | null {
 export function isAddressInCidrs(address: IpAddress, cidrs: readonly string[]): boolean {
   return cidrs.some((cidr) => {
     const range = cachedRange(cidr);
-    return range !== null && range[0].kind() === address.kind() && address.match(range);
+    return range !== null && inRange(address, range);
   });
 }
 

@@ -119,7 +119,8 @@ export {
 } from "./key_format.ts";
 export { flattenScopes, scopeSatisfies } from "./scopes.ts";
 export { isIpAllowed, normalizeAllowedIpCidrs } from "./ip_allowlist.ts";
-export { MIN_PEPPER_BYTES, Sha256Hasher, WebCryptoSha256Hasher } from "./hasher.ts";
+export { MIN_PEPPER_BYTES, WebCryptoSha256Hasher } from "./hasher.ts";
+export { Sha256Hasher } from "./sha256_hasher.ts";
 export {
   API_KEY_STORAGE_METHODS,
   type ApiKeyPageSort,

@@ -34,6 +34,7 @@ import type {
 import type { VerifyFlow } from "./_verify.ts";
 import { attachServiceHooks, type ServiceHooks } from "./_service_hooks.ts";
 import { readUsage } from "./_usage.ts";
+import { loadSha256 } from "./hasher.ts";
 import type { ApiKeyUsageBucket, ApiKeyUsageQuery } from "./usage.ts";
 import type { AuditLog } from "./audit/_log.ts";
 import type {
@@ -159,10 +160,12 @@ export class ApiKeysService {
    * a retired pepper version or on `sha256`, and with `ApiKeyStorageError`
    * when the storage is down. With a `limiter`, awaits its `ready()`: a
    * misconfigured store rejects with its `TypeError`; a store merely down
-   * logs one line and resolves (its `onStoreError` applies meanwhile).
+   * logs one line and resolves (its `onStoreError` applies meanwhile); and the
+   * SHA-256 of counter subjects too long to keep readable (loaded on first need).
    */
   async ready(): Promise<void> {
-    await Promise.all([checkReady(this.#settings), this.#limiter?.ready()]);
+    const limiter = this.#limiter;
+    await Promise.all([checkReady(this.#settings), limiter?.ready(), limiter && loadSha256()]);
   }
 
   /**

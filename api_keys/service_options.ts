@@ -12,7 +12,7 @@ import type {
   ApiKeyOperationMetric,
   ApiKeyVerificationMetric,
 } from "./events.ts";
-import type { Sha256Hasher } from "./hasher.ts";
+import type { Sha256Hasher } from "./sha256_hasher.ts";
 import type { LegacyKeyLayout } from "./key_format.ts";
 import type { ApiKeyStorage } from "./storage/types.ts";
 import type { ApiKeyTtlPolicy } from "./types.ts";

@@ -1,3 +1,5 @@
+import { sha256 } from "@noble/hashes/sha2";
+import { bytesToHex } from "@noble/hashes/utils";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
@@ -438,7 +440,32 @@ describe("closed on bugs, loud on mistakes (issue 40)", () => {
     assert.match(long, /^tenant#[0-9a-f]{64}$/);
     assert.notEqual(long, counterSubjectOf("tenant", "é".repeat(91)));
     assert.notEqual(counterSubjectOf("key", "\uD800"), counterSubjectOf("key", "\uDC00"));
+    // The subject of earlier releases (noble's bytesToHex of the UTF-16 units): counters carry over.
+    const units = new Uint8Array(180);
+    for (let i = 0; i < 90; i++) units[2 * i] = 0xe9;
+    assert.equal(long, `tenant#${bytesToHex(sha256(units))}`);
   });
+
+  it(
+    "a hashed subject asked before SHA-256 has loaded throws (the check fails closed), a readable one answers",
+    { skip: !("Deno" in globalThis) && "it starts a fresh Deno process" },
+    async () => {
+      const limits = new URL("../../api_keys/_limits.ts", import.meta.url).href;
+      const code = `const { counterSubjectOf } = await import(${JSON.stringify(limits)});
+        console.log(counterSubjectOf("tenant", "t1"));
+        try { counterSubjectOf("tenant", "é".repeat(90)); console.log("answered"); }
+        catch (error) { console.log(String(error)); }`;
+      const { stdout } = await new Deno.Command(Deno.execPath(), {
+        args: ["eval", code],
+        stdout: "piped",
+        stderr: "null",
+      }).output();
+      assert.deepEqual(new TextDecoder().decode(stdout).trim().split("\n"), [
+        "tenant:t1",
+        "Error: api-keys: the SHA-256 of a long tenant id is still loading",
+      ]);
+    },
+  );
 
   it("a TypeError reaching the check is an error answer (never an open pass), the log naming its cause", async () => {
     const { service } = setup({ onStoreError: "open" });

@@ -1,15 +1,28 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import { sha256 } from "@noble/hashes/sha2";
 import {
   createHasher,
   isWellFormedHash,
-  Sha256Hasher,
+  loadedSha256,
+  loadSha256,
   WebCryptoSha256Hasher,
 } from "../../api_keys/hasher.ts";
-import { SEED } from "../reliability/hostile_inputs.ts";
 import { PEPPER_1, PEPPER_2 } from "./helpers.ts";
 import { nestarcHash, plainSha256 } from "./nestarc.ts";
+
+// First: nothing has loaded SHA-256 in this process yet.
+describe("loadSha256 (the SHA-256 of the legacy schemes and long counter subjects)", () => {
+  it("loads @noble/hashes' SHA-256 on the first call only, then answers it synchronously", async () => {
+    assert.equal(loadedSha256(), undefined, "nothing loaded at import");
+    const first = loadSha256();
+    assert.equal(loadSha256(), first, "one load");
+    const loaded = await first;
+    assert.equal(loaded, sha256);
+    assert.equal(loadedSha256(), sha256);
+    assert.deepEqual(loaded(new Uint8Array(0)), sha256(new Uint8Array(0)));
+  });
+});
 
 /** Records `crypto.subtle.verify` calls: key and byte lengths. */
 function spyVerify() {
@@ -185,63 +198,6 @@ describe("WebCryptoSha256Hasher: legacy hash schemes", () => {
     assert.equal(hasher.canVerify("sha256", 0), true);
     assert.equal(hasher.canVerify("sha256-pepper", 3), false);
     assert.equal(hasher.canVerify(undefined, 2), true);
-  });
-});
-
-describe("Sha256Hasher (the spec's: synchronous)", () => {
-  const hasher = new Sha256Hasher({ peppers: { 1: PEPPER_1, 2: PEPPER_2 }, currentVersion: 2 });
-
-  it("answers values, not promises: code written from the spec throws on a wrong secret", () => {
-    const hashed = hasher.hash("s3cret");
-    assert.deepEqual(Object.keys(hashed).sort(), ["hash", "pepperVersion"]);
-    assert.equal(hashed.pepperVersion, 2);
-    assert.equal(hasher.verify("s3cret", hashed.hash, 2), true);
-    for (const verdict of [hasher.verify("wrong", hashed.hash, 2), hasher.dummyVerify("s3cret")]) {
-      assert.equal(verdict, false);
-    }
-    const check = (secret: string) => {
-      if (!hasher.verify(secret, hashed.hash, hashed.pepperVersion)) throw new Error("denied");
-    };
-    check("s3cret");
-    assert.throws(() => check("s3cres"), /denied/);
-    assert.equal(hasher.verify("s3cret", hashed.hash, 1), false, "another version");
-    assert.equal(hasher.verify("s3cret", hashed.hash, 7), false, "an unknown version");
-    assert.equal(hasher.verify("s3cret", "not-a-hash", 2), false, "a malformed hash");
-    assert.equal(hasher.currentVersion, 2);
-  });
-
-  it("validates its options like the Web Crypto hasher, naming the problem", () => {
-    assert.throws(() => new Sha256Hasher({ peppers: { 1: "short" } }), /version 1 .*32 bytes/);
-    assert.throws(() => new Sha256Hasher({ peppers: {} }), /at least one pepper/);
-    assert.throws(
-      () => new Sha256Hasher({ peppers: { 1: PEPPER_1 }, currentVersion: 3 }),
-      /^TypeError: HasherOptions\.currentVersion 3 has no pepper/,
-    );
-  });
-
-  it("makes the Web Crypto hasher's hashes and verdicts over random secrets, peppers and versions", async () => {
-    const pepper = fc.string({ minLength: 32, maxLength: 80, unit: "grapheme" });
-    await fc.assert(
-      fc.asyncProperty(
-        fc.string({ maxLength: 64, unit: "grapheme" }),
-        fc.string({ maxLength: 64 }),
-        fc.dictionary(fc.integer({ min: 1, max: 9 }).map(String), pepper, { minKeys: 1 }),
-        fc.integer({ min: 0, max: 10 }),
-        async (secret, other, peppers, probe) => {
-          const sync = new Sha256Hasher({ peppers });
-          const web = new WebCryptoSha256Hasher({ peppers });
-          const hashed = sync.hash(secret);
-          assert.deepEqual(hashed, await web.hash(secret));
-          for (const version of [hashed.pepperVersion, probe]) {
-            for (const [s, h] of [[secret, hashed.hash], [other, hashed.hash], [secret, other]]) {
-              assert.equal(sync.verify(s, h, version), await web.verify(s, h, version));
-            }
-          }
-          assert.equal(sync.dummyVerify(secret), await web.dummyVerify(secret));
-        },
-      ),
-      { seed: SEED, numRuns: 300 },
-    );
   });
 });
 

@@ -12,6 +12,30 @@ import { spyIpParsing } from "./ip_parsing_spy.ts";
 import { generateKey } from "../../api_keys/key_format.ts";
 
 describe("normalizeAllowedIpCidrs", () => {
+  it("writes IPv6 per RFC 5952 (no package: the bytes are rendered here)", () => {
+    assert.deepEqual(
+      normalizeAllowedIpCidrs([
+        "2001:db8:0:0:1:0:0:1",
+        "2001:0:1:1:1:1:1:1",
+        "0:0:0:0:0:0:0:0",
+        "1:0:0:2:0:0:0:3",
+        "FE80:0000:0000:0000:0000:0000:0000:00AB",
+        "0:0:0:0:0:0:1.2.3.4",
+      ]),
+      [
+        "2001:db8::1:0:0:1/128",
+        "2001:0:1:1:1:1:1:1/128",
+        "::/128",
+        "1:0:0:2::3/128",
+        "fe80::ab/128",
+        "::102:304/128",
+      ],
+    );
+    assert.equal(isIpAllowed("2001:db8::1", ["2001:db8::/127"]), true);
+    assert.equal(isIpAllowed("2001:db8::2", ["2001:db8::/127"]), false);
+    assert.equal(isIpAllowed("10.0.0.1", ["::/0"]), false, "families never match");
+  });
+
   it("canonicalises, dedupes and maps IPv4-mapped IPv6", () => {
     assert.deepEqual(
       normalizeAllowedIpCidrs([
@@ -132,7 +156,7 @@ describe("bounds on hostile allowlists and client IPs", () => {
           return true;
         });
         // Scope validation may use a regex on a scope name; nothing touches the entries.
-        assert.deepEqual(calls.filter((call) => call.name.startsWith("ipaddr")), []);
+        assert.deepEqual(calls.filter((call) => call.name === "address#split"), []);
         assert.deepEqual(calls.filter((call) => call.longest > 64), []);
       }
       const elapsed = performance.now() - started;
@@ -147,7 +171,7 @@ describe("bounds on hostile allowlists and client IPs", () => {
     assert.equal(isIpAllowed(`::${"0:".repeat(40)}1`, ["::/0"]), false);
   });
 
-  it("oversized input reaches neither ipaddr.js nor any regular expression", () => {
+  it("oversized input reaches neither the address parser nor any regular expression", () => {
     // The spy sees parsing of ordinary input, so its silence below means something.
     assert.ok(spyIpParsing(() => normalizeAllowedIpCidrs(["::ffff:10.0.0.1/104"])).length > 0);
     for (const huge of [backtracking(MEGABYTE), `${"1.".repeat(40)}1`, "9".repeat(65)]) {
