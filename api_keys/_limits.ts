@@ -606,7 +606,8 @@ export class RequestLimits {
    * `api_key_rate_limit_unavailable`; and with a `TypeError` naming the cause
    * (never an open pass) for a bug: a resolver's bad policy or `TypeError`, a
    * route naming a policy the key lacks, a check the limiter refuses.
-   * Synchronous with a limiter's `checkNow` (an in-process store) and no resolver, once SHA-256 is loaded.
+   * Synchronous with a limiter's `checkNow` (an in-process store) and no
+   * resolver, once SHA-256 is loaded.
    */
   apply(
     context: ApiKeyContext,
