@@ -197,11 +197,25 @@ export class VerifyFlow {
    * `authorize` after its options are checked. A verification cache hit with
    * synchronous limits (an in-process store) settles without an `await`: its
    * checks run before this returns; the storage path awaits the lookup once.
+   * Never throws: every failure (a sink's or a clock's too) is a rejection.
    */
   #authorize(
     rawKey: string | undefined | null,
     options: AuthorizeOptions,
   ): Promise<ApiKeyContext> {
+    try {
+      const answer = this.#authorizeNow(rawKey, options);
+      return answer instanceof Promise ? answer : Promise.resolve(answer);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** `#authorize`: the authorized context, or a promise of it off the synchronous path; throws a refusal. */
+  #authorizeNow(
+    rawKey: string | undefined | null,
+    options: AuthorizeOptions,
+  ): ApiKeyContext | Promise<ApiKeyContext> {
     const s = this.#s;
     const start = s.emitAuthorizationMetric === undefined && s.taps.authorization === undefined
       ? 0
@@ -209,24 +223,19 @@ export class VerifyFlow {
     if (rawKey === undefined || rawKey === null || rawKey === "") {
       this.#authFailed(null, "api_key_missing", undefined);
       this.#denied("api_key_missing", "missing", start);
-      return Promise.reject(apiKeyError("api_key_missing"));
+      throw apiKeyError("api_key_missing");
     }
     const verifyStart = s.monotonic();
     let answer: ApiKeyContext | CacheMiss;
     try {
       answer = this.#verifyCached(rawKey, "check", verifyStart);
     } catch (error) {
-      return Promise.reject(this.#credentialRejected(error, start));
+      throw this.#credentialRejected(error, start);
     }
     if (answer instanceof CacheMiss) {
       return this.#authorizeStored(answer, options, start, verifyStart);
     }
-    try {
-      const limited = this.#checked(answer, options, start, verifyStart);
-      return limited instanceof Promise ? limited : Promise.resolve(limited);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return this.#checked(answer, options, start, verifyStart);
   }
 
   /** `#authorize` of a key the cache does not answer: its storage path, then the request's checks. */
@@ -381,8 +390,8 @@ export class VerifyFlow {
    * says (authorization emits `api_key.used` after its own checks).
    */
   #verify(rawKey: string, recording: Recording): Promise<ApiKeyContext> {
-    const start = this.#s.monotonic();
     try {
+      const start = this.#s.monotonic();
       const answer = this.#verifyCached(rawKey, recording, start);
       return answer instanceof CacheMiss
         ? this.#verifyStored(answer, recording, start)
