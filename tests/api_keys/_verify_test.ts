@@ -865,6 +865,26 @@ describe("VerifyFlow: a cached key's authorization with an in-process limiter", 
     assert.deepEqual(Object.keys(second), Object.keys(first));
   });
 
+  it("rejects, never throws, when a clock fails on the synchronous path", async () => {
+    let broken = false;
+    const { service } = makeService({
+      limiter: createRateLimiter({ logger: () => {} }),
+      cache: { ttlMs: 60_000 },
+      monotonicClock: () => {
+        if (broken) throw new Error("clock down");
+        return 1_000;
+      },
+    });
+    const { key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+    await service.authorize(key);
+    broken = true;
+    for (const call of [() => service.authorize(key), () => service.verify(key)]) {
+      let pending: Promise<unknown> | undefined;
+      assert.doesNotThrow(() => (pending = call()));
+      await assert.rejects(pending!, /clock down/);
+    }
+  });
+
   it("denies when the synchronous check throws or answers garbage: an error, never an open pass, no use recorded", async () => {
     let broken: "throw" | "garbage" | undefined;
     const { service, events, outcomes, storage, clocks, inner } = cachedSetup(
