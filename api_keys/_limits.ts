@@ -416,6 +416,11 @@ function bug(where: string, cause: unknown): TypeError {
   return new TypeError(`${where}: ${message}`, { cause });
 }
 
+/** Input the limiter refuses (a cost over MAX_CREDITS with credits, bad stored credits): a bug. */
+function refused(context: ApiKeyContext, cause: unknown): TypeError {
+  return bug(`the rate-limit check of key ${context.keyId}`, cause);
+}
+
 /** Most distinct lines a `bugReporter` remembers (a line seen is not logged again). */
 const MAX_BUG_LINES = 100;
 
@@ -476,9 +481,13 @@ class KeyPlan {
   readonly #checks = new WeakMap<object, Map<unknown, Check>>();
   /** The check of the last base asked with no route (the common request): no lookup. */
   #whole: { base: Compiled | undefined; check: Check } | undefined;
+  /** The key's own policies compiled (`null`: none), once asked. */
+  #own: Compiled | null | undefined;
+  readonly #rateLimits: ApiKeyContext["rateLimits"];
 
   constructor(context: ApiKeyContext) {
     const { credits } = context;
+    this.#rateLimits = context.rateLimits;
     this.slot = counterSubjectOf("tenant", context.tenantId);
     // A rotation chain counts on its first key's windows, as it spends its balance.
     this.keySubject = counterSubjectOf(
@@ -499,6 +508,14 @@ class KeyPlan {
         )
       ));
     this.owners = Object.freeze(balances.map((b) => b.owner));
+  }
+
+  /** The key's own policies compiled (a `TypeError` for a bad stored list, asked again next time). */
+  get own(): Compiled | undefined {
+    if (this.#own === undefined) {
+      this.#own = this.#rateLimits ? compile(this.#rateLimits) : null;
+    }
+    return this.#own ?? undefined;
   }
 
   /** The check of `route` over `base`, built once per pair. */
@@ -589,15 +606,21 @@ export class RequestLimits {
    * `api_key_rate_limit_unavailable`; and with a `TypeError` naming the cause
    * (never an open pass) for a bug: a resolver's bad policy or `TypeError`, a
    * route naming a policy the key lacks, a check the limiter refuses.
-   * Synchronous with a limiter's `checkNow` (an in-process store) and no resolver.
+   * Synchronous with a limiter's `checkNow` (an in-process store) and no
+   * resolver, once SHA-256 is loaded.
    */
   apply(
     context: ApiKeyContext,
     options: AuthorizeOptions,
   ): ApiKeyContext | Promise<ApiKeyContext> {
     if (options.rateLimits === false) return context;
+    // Counter subjects of long ids are hashed: wait once for SHA-256 to load.
+    if (loadedSha256() === undefined) {
+      return loadSha256().then(() => this.apply(context, options));
+    }
     if (this.#resolve !== undefined) return this.#resolved(context, options);
-    return this.#check(context, options, context.rateLimits && compile(context.rateLimits));
+    const plan = planOf(context);
+    return this.#check(context, options, plan.own, plan);
   }
 
   /** `apply` with the policies the resolver picks. */
@@ -616,20 +639,16 @@ export class RequestLimits {
     } catch (error) {
       throw bug("rateLimitResolver answered a bad policy", error);
     }
-    return this.#check(context, options, base);
+    return this.#check(context, options, base, planOf(context));
   }
 
-  /** `apply` over the `base` policies (the key's or the resolver's). */
+  /** `apply` over the `base` policies (the key's or the resolver's) with the key's `plan`. */
   #check(
     context: ApiKeyContext,
     options: AuthorizeOptions,
     base: Compiled | undefined,
+    plan: KeyPlan,
   ): ApiKeyContext | Promise<ApiKeyContext> {
-    // Counter subjects of long ids are hashed: wait once for SHA-256 to load.
-    if (loadedSha256() === undefined) {
-      return loadSha256().then(() => this.#check(context, options, base));
-    }
-    const plan = planOf(context);
     const check = plan.check(
       base,
       options.rateLimits as Exclude<AuthorizeOptions["rateLimits"], false>,
@@ -644,21 +663,19 @@ export class RequestLimits {
         : (check.costed = Object.freeze({ ...checkOptions, cost }));
     }
     const limiter = this.#limiter;
-    // Input the limiter refuses (a cost over MAX_CREDITS with credits, bad stored credits): a bug.
-    const refused = (error: unknown) => bug(`the rate-limit check of key ${context.keyId}`, error);
     let answer;
     try {
       answer = limiter.checkNow !== undefined
         ? limiter.checkNow(check.subject, check.policies, checkOptions)
         : Promise.resolve(limiter.check(check.subject, check.policies, checkOptions));
     } catch (error) {
-      throw refused(error);
+      throw refused(context, error);
     }
     if (!(answer instanceof Promise)) return this.#answer(context, plan, check, answer);
     return answer.then(
       (result) => this.#answer(context, plan, check, result),
       (error) => {
-        throw refused(error);
+        throw refused(context, error);
       },
     );
   }

@@ -15,7 +15,7 @@ import type {
 } from "./events.ts";
 import { type ApiKeyHeaderReader, extractApiKeyWith } from "./extract_api_key.ts";
 import { isIpAllowed } from "./ip_allowlist.ts";
-import { redactApiKeys } from "./key_format.ts";
+import { type LayoutParsedKey, redactApiKeys } from "./key_format.ts";
 import { constantTimeEqual } from "./_cache.ts";
 import { FirstUseWatch } from "./_first_use.ts";
 import { assertScopeLevel, scopeSatisfies } from "./scopes.ts";
@@ -46,6 +46,9 @@ interface KnownKey {
  * verification work, no trace of a use).
  */
 type Recording = "use" | "use+event" | "check" | "nothing";
+
+/** The options of a call that gives none (not one object per call). */
+const NO_OPTIONS: AuthorizeOptions = Object.freeze({});
 
 /** Most keys whose last `lastUsedAt` write is remembered for the debounce. */
 const MAX_DEBOUNCE_ENTRIES = 100_000;
@@ -119,6 +122,11 @@ function assertOptions(options: AuthorizeOptions): void {
   }
 }
 
+/** A key the verification cache does not answer: parsed, with the change feed's freshness read at its start. */
+class CacheMiss {
+  constructor(readonly parsed: LayoutParsedKey, readonly fresh: boolean) {}
+}
+
 /** Verifies and authorizes keys with the compiled settings; the contexts it returns are frozen. */
 export class VerifyFlow {
   readonly #s: Settings;
@@ -154,7 +162,7 @@ export class VerifyFlow {
   /** See `ApiKeysService.authorize`. */
   authorize(
     rawKey: string | undefined | null,
-    options: AuthorizeOptions = {},
+    options: AuthorizeOptions = NO_OPTIONS,
   ): Promise<ApiKeyContext> {
     try {
       assertOptions(options);
@@ -167,7 +175,7 @@ export class VerifyFlow {
   /** See `ApiKeysService.authorizeRequest`. */
   authorizeRequest(
     readHeader: ApiKeyHeaderReader,
-    options: AuthorizeOptions = {},
+    options: AuthorizeOptions = NO_OPTIONS,
   ): Promise<ApiKeyContext> {
     const start = this.#s.monotonic();
     let rawKey: string | undefined;
@@ -185,10 +193,29 @@ export class VerifyFlow {
     return this.#authorize(rawKey, options);
   }
 
-  async #authorize(
+  /**
+   * `authorize` after its options are checked. A verification cache hit with
+   * synchronous limits (an in-process store) settles without an `await`: its
+   * checks run before this returns; the storage path awaits the lookup once.
+   * Never throws: every failure (a sink's or a clock's too) is a rejection.
+   */
+  #authorize(
     rawKey: string | undefined | null,
     options: AuthorizeOptions,
   ): Promise<ApiKeyContext> {
+    try {
+      const answer = this.#authorizeNow(rawKey, options);
+      return answer instanceof Promise ? answer : Promise.resolve(answer);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** `#authorize`: the authorized context, or a promise of it off the synchronous path; throws a refusal. */
+  #authorizeNow(
+    rawKey: string | undefined | null,
+    options: AuthorizeOptions,
+  ): ApiKeyContext | Promise<ApiKeyContext> {
     const s = this.#s;
     const start = s.emitAuthorizationMetric === undefined && s.taps.authorization === undefined
       ? 0
@@ -198,43 +225,114 @@ export class VerifyFlow {
       this.#denied("api_key_missing", "missing", start);
       throw apiKeyError("api_key_missing");
     }
+    const verifyStart = s.monotonic();
+    let answer: ApiKeyContext | CacheMiss;
+    try {
+      answer = this.#verifyCached(rawKey, "check", verifyStart);
+    } catch (error) {
+      throw this.#credentialRejected(error, start);
+    }
+    if (answer instanceof CacheMiss) {
+      return this.#authorizeStored(answer, options, start, verifyStart);
+    }
+    return this.#checked(answer, options, start, verifyStart);
+  }
+
+  /** `#authorize` of a key the cache does not answer: its storage path, then the request's checks. */
+  async #authorizeStored(
+    miss: CacheMiss,
+    options: AuthorizeOptions,
+    start: number,
+    verifyStart: number,
+  ): Promise<ApiKeyContext> {
     let context: ApiKeyContext;
     try {
-      context = await this.#verify(rawKey, "check");
+      context = await this.#verifyStored(miss, "check", verifyStart);
     } catch (error) {
-      if (error instanceof ApiKeyError) this.#denied(error.code, "credential_rejected", start);
-      else this.#authorizationMetric(start, "error");
-      throw error;
+      throw this.#credentialRejected(error, start);
     }
+    return this.#checked(context, options, start, verifyStart);
+  }
+
+  /** Counts a verification failure within an authorization begun at `start`; returns `error`. */
+  #credentialRejected(error: unknown, start: number): unknown {
+    if (error instanceof ApiKeyError) this.#denied(error.code, "credential_rejected", start);
+    else this.#authorizationMetric(start, "error");
+    return error;
+  }
+
+  /**
+   * The request-level checks of a verified `context` (IP allowlist, environment,
+   * scope, then limits and credits); the authorized context, a promise of it
+   * when the limiter answers asynchronously. Throws (or rejects) the refusal; a
+   * throw in the limit check is counted as an error and passed on, never passed open.
+   * `verifiedAt` is the monotonic time its verification began.
+   */
+  #checked(
+    context: ApiKeyContext,
+    options: AuthorizeOptions,
+    start: number,
+    verifiedAt: number,
+  ): ApiKeyContext | Promise<ApiKeyContext> {
     const code = authorizationFailure(context, options);
     if (code !== undefined) {
       this.#authFailed(context.prefix, code, knownOf(context));
       this.#refused(context, code, start);
       throw apiKeyError(code);
     }
-    let limited = context;
-    if (s.limits !== undefined) {
-      try {
-        const applied = s.limits.apply(context, options);
-        // Synchronous with an in-process store: no turn of the microtask queue.
-        limited = applied instanceof Promise ? await applied : applied;
-      } catch (error) {
-        if (error instanceof ApiKeyError) this.#refused(context, error.code, start);
-        else this.#authorizationMetric(start, "error", context.environment, context.tenantId);
-        throw error;
+    const limits = this.#s.limits;
+    if (limits === undefined) return this.#authorized(context, context, options, start, verifiedAt);
+    let applied: ApiKeyContext | Promise<ApiKeyContext>;
+    try {
+      applied = limits.apply(context, options);
+    } catch (error) {
+      throw this.#limitFailed(context, error, start);
+    }
+    if (!(applied instanceof Promise)) {
+      return this.#authorized(context, applied, options, start, verifiedAt);
+    }
+    return applied.then(
+      (limited) => this.#authorized(context, limited, options, start, verifiedAt),
+      (error) => {
+        throw this.#limitFailed(context, error, start);
+      },
+    );
+  }
+
+  /** Counts a limit check's refusal or failure (a bug: `error`); returns `error`. */
+  #limitFailed(context: ApiKeyContext, error: unknown, start: number): unknown {
+    if (error instanceof ApiKeyError) this.#refused(context, error.code, start);
+    else this.#authorizationMetric(start, "error", context.environment, context.tenantId);
+    return error;
+  }
+
+  /**
+   * Records an authorized request of `context` (answered `limited`, with the
+   * limits' answers): credit taps and events, a rotation's first use, usage or
+   * `lastUsedAt` (debounced from `verifiedAt`), the metric and `api_key.used`;
+   * returns `limited`.
+   */
+  #authorized(
+    context: ApiKeyContext,
+    limited: ApiKeyContext,
+    options: AuthorizeOptions,
+    start: number,
+    verifiedAt: number,
+  ): ApiKeyContext {
+    const s = this.#s;
+    const cost = options.cost ?? 1;
+    if (limited.creditResult !== undefined) {
+      if (cost !== 0) {
+        s.taps.credits?.(cost, limited.creditResult.remaining === 0, context.tenantId);
       }
-      if (limited.creditResult !== undefined && options.cost !== 0) {
-        s.taps.credits?.(options.cost ?? 1, limited.creditResult.remaining === 0, context.tenantId);
-      }
-      if (limited.creditResult !== undefined && s.emitEvent !== undefined) {
-        for (const event of s.limits.creditEvents(limited, options.cost ?? 1, s.clock())) {
-          s.emitEvent(event);
-        }
+      if (s.emitEvent !== undefined) {
+        for (const event of s.limits!.creditEvents(limited, cost, s.clock())) s.emitEvent(event);
       }
     }
-    if (this.#unused.has(context)) this.#firstUse.seen(context.keyId);
-    if (s.usage !== undefined) s.usage.accepted(context.keyId, context.tenantId, options.cost ?? 1);
-    else this.#touchLastUsed(context.keyId);
+    // A first use once: the context stays cached after it.
+    if (this.#unused.delete(context)) this.#firstUse.seen(context.keyId);
+    if (s.usage !== undefined) s.usage.accepted(context.keyId, context.tenantId, cost);
+    else this.#touchLastUsed(context.keyId, verifiedAt);
     this.#authorizationMetric(start, "success", context.environment, context.tenantId);
     if (s.emitUsageEvents) this.#used(limited);
     return limited;
@@ -291,9 +389,29 @@ export class VerifyFlow {
    * Verifies `rawKey` (see `ApiKeysService.verify`), recording what `recording`
    * says (authorization emits `api_key.used` after its own checks).
    */
-  async #verify(rawKey: string, recording: Recording): Promise<ApiKeyContext> {
+  #verify(rawKey: string, recording: Recording): Promise<ApiKeyContext> {
+    try {
+      const start = this.#s.monotonic();
+      const answer = this.#verifyCached(rawKey, recording, start);
+      return answer instanceof CacheMiss
+        ? this.#verifyStored(answer, recording, start)
+        : Promise.resolve(answer);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * The synchronous start of `#verify` begun at `start`: parses `rawKey` and
+   * answers a verification cache hit (its context, recorded); throws a
+   * malformed key or a cached refusal; else a `CacheMiss`, for `#verifyStored`.
+   */
+  #verifyCached(
+    rawKey: string,
+    recording: Recording,
+    start: number,
+  ): ApiKeyContext | CacheMiss {
     const s = this.#s;
-    const start = s.monotonic();
     const parsed = s.layouts.parse(rawKey, s.namespace);
     if (parsed === null) {
       throw this.#failure(recording, start, "malformed", "api_key_malformed", null, undefined);
@@ -342,6 +460,22 @@ export class VerifyFlow {
       }
       tap?.("miss");
     }
+    return new CacheMiss(parsed, fresh);
+  }
+
+  /**
+   * The storage path of `#verify` begun at `start` for a key the cache did not
+   * answer: lookup, secret, state, then the cache fill.
+   */
+  async #verifyStored(
+    miss: CacheMiss,
+    recording: Recording,
+    start: number,
+  ): Promise<ApiKeyContext> {
+    const s = this.#s;
+    const { parsed, fresh } = miss;
+    const { prefix, secret, environment, layout } = parsed;
+    const cache = s.cache;
     // Read before the lookup: an invalidation from here on drops this verify's fill.
     const generation = cache?.generation ?? 0;
     let record: Readonly<ApiKeyRecord> | null;
@@ -449,7 +583,7 @@ export class VerifyFlow {
     // An authorization writes `lastUsedAt` (or counts the use) once its checks passed.
     const usage = this.#s.usage;
     if (recording !== "check") {
-      if (usage === undefined) this.#touchLastUsed(context.keyId);
+      if (usage === undefined) this.#touchLastUsed(context.keyId, start);
       else usage.accepted(context.keyId, context.tenantId);
     }
     this.#metric(start, "success", context.environment);
@@ -457,11 +591,13 @@ export class VerifyFlow {
     return context;
   }
 
-  /** Writes `lastUsedAt`, unless written within `debounceMs` (0: every time); never awaited. */
-  #touchLastUsed(keyId: string): void {
+  /**
+   * Writes `lastUsedAt`, unless written within `debounceMs` before `now` (the
+   * monotonic time the use began; 0: every time); never awaited.
+   */
+  #touchLastUsed(keyId: string, now: number): void {
     const s = this.#s;
     if (s.debounceMs > 0) {
-      const now = s.monotonic();
       const last = this.#lastTouched.get(keyId);
       if (last !== undefined && now - last < s.debounceMs) return;
       if (last === undefined && this.#lastTouched.size >= MAX_DEBOUNCE_ENTRIES) {

@@ -70,6 +70,11 @@ class LoadedFlow<T> {
   use<R>(call: (flow: T) => Promise<R>): Promise<R> {
     return this.#flow !== undefined ? call(this.#flow) : this.#start().then(call);
   }
+
+  /** The flow once loaded (a hot path calls it without the closure `use` takes). */
+  get loaded(): T | undefined {
+    return this.#flow;
+  }
 }
 
 /**
@@ -204,7 +209,8 @@ export class ApiKeysService {
    * with `ApiKeyStorageError`.
    */
   verify(rawKey: string): Promise<ApiKeyContext> {
-    return this.#verify.use((flow) => flow.verify(rawKey));
+    const flow = this.#verify.loaded;
+    return flow !== undefined ? flow.verify(rawKey) : this.#verify.use((f) => f.verify(rawKey));
   }
 
   /**
@@ -214,9 +220,12 @@ export class ApiKeysService {
    */
   authorize(
     rawKey: string | undefined,
-    options: AuthorizeOptions = {},
+    options?: AuthorizeOptions,
   ): Promise<ApiKeyContext> {
-    return this.#verify.use((flow) => flow.authorize(rawKey, options));
+    const flow = this.#verify.loaded;
+    return flow !== undefined
+      ? flow.authorize(rawKey, options)
+      : this.#verify.use((f) => f.authorize(rawKey, options));
   }
 
   /**
@@ -227,9 +236,12 @@ export class ApiKeysService {
    */
   authorizeRequest(
     readHeader: ApiKeyHeaderReader,
-    options: AuthorizeOptions = {},
+    options?: AuthorizeOptions,
   ): Promise<ApiKeyContext> {
-    return this.#verify.use((flow) => flow.authorizeRequest(readHeader, options));
+    const flow = this.#verify.loaded;
+    return flow !== undefined
+      ? flow.authorizeRequest(readHeader, options)
+      : this.#verify.use((f) => f.authorizeRequest(readHeader, options));
   }
 
   /**

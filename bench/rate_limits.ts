@@ -2,7 +2,8 @@
  * Benchmark 9: rate limits. The in-memory check with 1 and 3 policies and a
  * credits spend (alone: at most 0.5×; inside an `authorize`: at most 1.5×, also
  * spending a tenant's pool beside the key's own balance), the limit's added cost in
- * `authorize` (a key with 1 policy less a key without: at most 0.5×) against a
+ * `authorize` (a key with 1 policy less a key without: at most 0.5×) and the
+ * `authorize` of a key without limits or credits (no target: its own work) against a
  * cached `verify` timed in the same rounds as process CPU (`alternateCpu`: a
  * shared machine's other processes do not count; each ratio the median of the
  * rounds' ratios; `MISSED` past the target, never a failure); the in-memory check per policy; round trips per
@@ -141,6 +142,12 @@ async function againstCachedVerify(): Promise<void> {
     "target",
   ], [
     ["cached verify", fmt(verify.us), "1.00", "-"],
+    [
+      "authorize, a key without limits or credits (cached)",
+      fmt(unlimited.us),
+      fmt(ratioOf(unlimited)),
+      "-",
+    ],
     ...rest.map((t, n) => {
       const [label, target] = targets[n];
       const ratio = ratioOf(t);

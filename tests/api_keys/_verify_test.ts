@@ -51,6 +51,11 @@ function wrongSecret(raw: string): string {
 }
 
 import { encodeBase62Fixed } from "../../api_keys/_base62.ts";
+import {
+  createRateLimiter,
+  type RateLimiter,
+  type RateLimitResult,
+} from "../../rate_limits/mod.ts";
 import { authorizationFailure } from "../../api_keys/_verify.ts";
 import { crc32Ascii } from "../../api_keys/key_format.ts";
 function checksum(body: string): string {
@@ -809,5 +814,107 @@ describe("seed 0.4: tenant ids already stored keep verifying", () => {
       assert.equal((await service.verify(key)).tenantId, tenantId);
       assert.equal((await service.authorize(key)).tenantId, tenantId);
     }
+  });
+});
+
+describe("VerifyFlow: a cached key's authorization with an in-process limiter", () => {
+  /** A service whose limiter's synchronous check is `checkNow` (by default the memory store's). */
+  function cachedSetup(checkNow?: RateLimiter["checkNow"]) {
+    const inner = createRateLimiter({ logger: () => {} });
+    const limiter: RateLimiter = {
+      ...inner,
+      check: () => Promise.reject(new Error("check called where checkNow serves")),
+      checkNow: checkNow ?? inner.checkNow,
+    };
+    const outcomes: string[] = [];
+    const made = makeService({
+      limiter,
+      debounceMs: 0,
+      emitUsageEvents: true,
+      cache: { ttlMs: 60_000 },
+      onAuthorizationMetric: (metric) => {
+        outcomes.push(metric.outcome);
+      },
+    });
+    return { ...made, inner, outcomes };
+  }
+
+  it("is settled before authorize returns: its reports are out, the same as on the storage path", async () => {
+    const { service, events, outcomes } = cachedSetup();
+    const { key } = await service.create({
+      tenantId: "t1",
+      name: "k",
+      scopes: READ_ORDERS,
+      rateLimits: [{ name: "minute", limit: 10, windowMs: 60_000 }],
+      credits: { remaining: 10 },
+    });
+    events.length = 0;
+    const first = await service.authorize(key); // the storage path fills the cache
+    const stored = events.map((e) => e.type);
+    assert.deepEqual(outcomes, ["success"]);
+    events.length = 0;
+    const pending = service.authorize(key);
+    // Nothing awaited yet: a cache hit with a synchronous check has already been recorded.
+    assert.deepEqual(events.map((e) => e.type), stored);
+    assert.deepEqual(outcomes, ["success", "success"]);
+    const second = await pending;
+    assert.ok(Object.isFrozen(second));
+    assert.equal(first.rateLimitResults?.[0].remaining, 9);
+    assert.equal(second.rateLimitResults?.[0].remaining, 8);
+    assert.equal(second.creditResult?.remaining, 8);
+    assert.deepEqual(Object.keys(second), Object.keys(first));
+  });
+
+  it("rejects, never throws, when a clock fails on the synchronous path", async () => {
+    let broken = false;
+    const { service } = makeService({
+      limiter: createRateLimiter({ logger: () => {} }),
+      cache: { ttlMs: 60_000 },
+      monotonicClock: () => {
+        if (broken) throw new Error("clock down");
+        return 1_000;
+      },
+    });
+    const { key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+    await service.authorize(key);
+    broken = true;
+    for (const call of [() => service.authorize(key), () => service.verify(key)]) {
+      let pending: Promise<unknown> | undefined;
+      assert.doesNotThrow(() => (pending = call()));
+      await assert.rejects(pending!, /clock down/);
+    }
+  });
+
+  it("denies when the synchronous check throws or answers garbage: an error, never an open pass, no use recorded", async () => {
+    let broken: "throw" | "garbage" | undefined;
+    const { service, events, outcomes, storage, clocks, inner } = cachedSetup(
+      (subject, policies, options) => {
+        if (broken === "throw") throw new Error("store bug");
+        if (broken === "garbage") return undefined as unknown as RateLimitResult;
+        return inner.checkNow!(subject, policies, options);
+      },
+    );
+    const { id, key } = await service.create({
+      tenantId: "t1",
+      name: "k",
+      scopes: READ_ORDERS,
+      rateLimits: [{ name: "minute", limit: 10, windowMs: 60_000 }],
+    });
+    await service.authorize(key);
+    const usedAt = (await storage.findById(id))!.lastUsedAt;
+    assert.notEqual(usedAt, null);
+    for (const mode of ["throw", "garbage"] as const) {
+      broken = mode;
+      clocks.advance(1_000);
+      events.length = 0;
+      outcomes.length = 0;
+      const error = await service.authorize(key).then(() => undefined, (e) => e);
+      assert.ok(error instanceof TypeError, `${mode}: got ${error}`);
+      assert.deepEqual(outcomes, ["error"], mode);
+      assert.ok(!events.some((e) => e.type === "api_key.used"), mode);
+      assert.deepEqual((await storage.findById(id))!.lastUsedAt, usedAt, mode);
+    }
+    broken = undefined;
+    assert.equal((await service.authorize(key)).rateLimitResults?.[0].remaining, 8);
   });
 });
