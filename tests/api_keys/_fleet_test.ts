@@ -21,7 +21,7 @@ import {
   InMemoryApiKeyChangeFeed,
   InMemoryApiKeyStorage,
 } from "../../api_keys/mod.ts";
-import { MAX_MAX_STALENESS_MS } from "../../api_keys/_fleet.ts";
+import { MAX_MAX_STALENESS_MS } from "../../api_keys/_options.ts";
 import { FakeClocks, PEPPER_1, READ_ORDERS, rejection } from "./helpers.ts";
 import { flush, ScriptedFeed } from "./fake_feed.ts";
 import { keyOf } from "../reliability/hostile_inputs.ts";
