@@ -20,7 +20,6 @@ import {
   type ApiKeyUsageBucket,
   type ApiKeyUsageCounts,
   type ApiKeyUsageMetric,
-  type ApiKeyUsageOptions,
   type ApiKeyUsageQuery,
   type ApiKeyUsageRefusalCode,
   type ApiKeyUsageRow,

@@ -127,7 +127,7 @@ export class ApiKeysService {
     this.#manage = new LoadedFlow(async () => {
       const [{ ManageFlow }, book] = await Promise.all([
         import("./_manage.ts"),
-        credits.use(async (book) => book),
+        credits.use((book) => Promise.resolve(book)),
       ]);
       return new ManageFlow(settings, book);
     });
