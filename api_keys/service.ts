@@ -166,6 +166,8 @@ export class ApiKeysService {
    * misconfigured store rejects with its `TypeError`; a store merely down
    * logs one line and resolves (its `onStoreError` applies meanwhile); and the
    * SHA-256 of counter subjects too long to keep readable (loaded on first need).
+   * Also awaits the code of the options `usage`, `feed` and `audit` (loaded
+   * when the service is built; a failed load rejects, and is tried again).
    */
   async ready(): Promise<void> {
     const limiter = this.#limiter;
