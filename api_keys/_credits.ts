@@ -15,6 +15,7 @@ import {
   idOfSubject,
 } from "./_limits.ts";
 import { warnOnce } from "./_sinks.ts";
+import { checkPersistInterval } from "./_options.ts";
 import {
   newestPoolRecord,
   type StorageAccess,
@@ -148,15 +149,7 @@ export class CreditBook {
     rewritten: (prefix: string) => void = () => {},
   ) {
     this.#rewritten = rewritten;
-    if (persistIntervalMs !== undefined) {
-      if (limiter === undefined) throw new TypeError(`${label}persistIntervalMs needs a limiter`);
-      if (
-        !Number.isSafeInteger(persistIntervalMs) || (persistIntervalMs as number) < 100 ||
-        (persistIntervalMs as number) > 3_600_000
-      ) {
-        throw new TypeError(`${label}persistIntervalMs must be a whole number from 100 to 3600000`);
-      }
-    }
+    checkPersistInterval(persistIntervalMs, limiter !== undefined, label);
     this.#storage = storage;
     this.#limiter = limiter;
     this.#clock = clock;

@@ -24,18 +24,10 @@ import type {
 } from "./change_feed.ts";
 import type { VerificationCache } from "./_cache.ts";
 import { callDetached, warnOnce } from "./_sinks.ts";
+import { feedOptions } from "./_options.ts";
 
 /** Default bound on the feed's staleness while cached data is trusted, in ms. */
 export const DEFAULT_MAX_STALENESS_MS = 2_000;
-
-/** Largest `maxStalenessMs`: the longest cache TTL. */
-export const MAX_MAX_STALENESS_MS = 60_000;
-
-/** Default lookups per second for prefixes the set does not hold. */
-export const DEFAULT_UNKNOWN_PREFIX_LOOKUPS_PER_SECOND = 10;
-
-/** Largest `unknownPrefixLookups.perSecond`. */
-const MAX_UNKNOWN_PREFIX_LOOKUPS_PER_SECOND = 10_000;
 
 /** Wait before asking again for a snapshot that failed, in ms. */
 const SNAPSHOT_RETRY_MS = 1_000;
@@ -48,26 +40,6 @@ interface PendingSnapshot {
   readonly written: string[];
   /** Counter of the last reset delivered meanwhile. */
   resetCounter: number | undefined;
-}
-
-/**
- * Throws a `TypeError` naming `label` unless `feed` has the shape of an
- * `ApiKeyChangeFeed` (`subscribe` and `status`; `publish` and `snapshot`
- * functions when present).
- */
-function assertFeed(feed: unknown, label: string): asserts feed is ApiKeyChangeFeed {
-  const f = feed as Partial<Record<keyof ApiKeyChangeFeed, unknown>> | null;
-  if (
-    typeof f !== "object" || f === null || typeof f.subscribe !== "function" ||
-    typeof f.status !== "function" ||
-    (f.publish !== undefined && typeof f.publish !== "function") ||
-    (f.snapshot !== undefined && typeof f.snapshot !== "function")
-  ) {
-    throw new TypeError(
-      `${label} must be a change feed (subscribe and status functions; publish and snapshot ` +
-        "functions when present)",
-    );
-  }
 }
 
 /**
@@ -240,10 +212,9 @@ export class FeedFollower {
 }
 
 /**
- * The follower the options ask for: none without `feed`. Throws a `TypeError`
- * naming the option for a feed of the wrong shape, a bad
- * `unknownPrefixLookups`, or either of it and `maxStalenessMs` (already
- * validated as a duration) without a feed.
+ * The follower the options ask for: none without `feed`. Throws the
+ * `TypeError` of `feedOptions` for a bad option (`maxStalenessMs` is
+ * already validated as a duration).
  */
 export function compileFeed(
   feed: unknown,
@@ -253,30 +224,13 @@ export function compileFeed(
   monotonic: () => number,
   label: string,
 ): FeedFollower | undefined {
-  if (feed === undefined) {
-    for (const [name, value] of Object.entries({ maxStalenessMs, unknownPrefixLookups })) {
-      if (value !== undefined) throw new TypeError(`${label}${name} needs a feed`);
-    }
-    return undefined;
-  }
-  assertFeed(feed, `${label}feed`);
-  const perSecond = unknownPrefixLookups === undefined
-    ? DEFAULT_UNKNOWN_PREFIX_LOOKUPS_PER_SECOND
-    : (unknownPrefixLookups as { perSecond?: unknown } | null)?.perSecond;
-  if (
-    !Number.isInteger(perSecond) || (perSecond as number) < 0 ||
-    (perSecond as number) > MAX_UNKNOWN_PREFIX_LOOKUPS_PER_SECOND
-  ) {
-    throw new TypeError(
-      `${label}unknownPrefixLookups must be { perSecond } with an integer from 0 to ` +
-        MAX_UNKNOWN_PREFIX_LOOKUPS_PER_SECOND,
-    );
-  }
+  const checked = feedOptions(feed, maxStalenessMs, unknownPrefixLookups, label);
+  if (checked === undefined) return undefined;
   return new FeedFollower(
-    feed,
+    checked.feed,
     cache,
     maxStalenessMs ?? DEFAULT_MAX_STALENESS_MS,
-    perSecond as number,
+    checked.perSecond,
     monotonic,
   );
 }

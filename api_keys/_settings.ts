@@ -3,7 +3,9 @@
  * construction, from `ApiKeysServiceOptions`, and passed to the two flows
  * (`_verify.ts`, `_manage.ts`). Peppers are parsed once (by the hasher), the
  * storage is wrapped once (deadline, record validation, capabilities), the
- * sinks are wrapped once (contained, never awaited).
+ * sinks are wrapped once (contained, never awaited). The parts of the
+ * options `usage`, `feed` and `audit` (their options checked here) load
+ * after construction: everything that may use them awaits `loaded()` first.
  *
  * @module
  */
@@ -23,7 +25,7 @@ import {
   type KeyLayouts,
 } from "./key_format.ts";
 import { VerificationCache } from "./_cache.ts";
-import { compileFeed, type FeedFollower, MAX_MAX_STALENESS_MS } from "./_fleet.ts";
+import type { FeedFollower } from "./_fleet.ts";
 import { HashUpgrade, validateRetiredVersions } from "./_legacy.ts";
 import type { ApiKeyTaps } from "../telemetry/_taps.ts";
 import { callDetached, createDispatcher, type Dispatch, warnOnce } from "./_sinks.ts";
@@ -32,8 +34,9 @@ import { compileTtlPolicy, type ExpiryResolver } from "./_ttl_policy.ts";
 import type { ApiKeysServiceOptions, ApiKeyVerificationCacheOptions } from "./service_options.ts";
 import type { ApiKeyTtlPolicy } from "./types.ts";
 import { buildLimits, type RequestLimits } from "./_limits.ts";
-import { compileUsage, type UsageRecorder } from "./_usage.ts";
-import { AuditLog } from "./audit/_log.ts";
+import type { UsageRecorder } from "./_usage.ts";
+import type { AuditLog } from "./audit/_log.ts";
+import { auditOptions, feedOptions, MAX_MAX_STALENESS_MS, usageOptions } from "./_options.ts";
 
 const DEFAULT_DEBOUNCE_MS = 60_000;
 const DEFAULT_STORAGE_TIMEOUT_MS = 5_000;
@@ -99,16 +102,12 @@ const SERVICE_OPTIONS = Object.keys(
 );
 
 /**
- * The audit log of the `audit` option (`undefined` without it); a storage
- * without `appendAudit`, `readAudit` and `markRevokedIfActive` is a
- * `TypeError`. With it, one `console.info` line names where records go.
+ * Checks the `audit` option (when given): a storage without `appendAudit`,
+ * `readAudit` and `markRevokedIfActive` is a `TypeError`, so is a bad option.
+ * With it, one `console.info` line names where records go. Answers whether
+ * refused verifications are recorded (`undefined`: no audit log).
  */
-function compileAudit(
-  options: unknown,
-  storage: StorageAccess,
-  clock: () => Date,
-  emit: Dispatch<ApiKeyEvent> | undefined,
-): AuditLog | undefined {
+function checkAudit(options: unknown, storage: StorageAccess): boolean | undefined {
   if (options === undefined) return undefined;
   if (storage.audit === undefined || !storage.revokesOnce) {
     throw new TypeError(
@@ -116,12 +115,12 @@ function compileAudit(
         "markRevokedIfActive (InMemoryApiKeyStorage, or PrismaApiKeyStorage with options.audit)",
     );
   }
-  const log = new AuditLog(storage.audit, options, clock, emit, `${PREFIX}audit`);
+  const { refusedVerifications } = auditOptions(options, `${PREFIX}audit`);
   console.info(
     `api-keys: audit log on; records go to the storage (${storage.name}.appendAudit), ` +
       "each in the same step as its change",
   );
-  return log;
+  return refusedVerifications;
 }
 
 /**
@@ -162,7 +161,7 @@ export interface Settings {
   readonly storage: StorageAccess;
   /** The verification cache, when on. */
   readonly cache: VerificationCache | undefined;
-  /** The change feed followed (option `feed`), when set. */
+  /** The change feed followed (option `feed`), when set and `loaded()`. */
   readonly fleet: FeedFollower | undefined;
   /** Minimum interval between `lastUsedAt` writes per key (ms). */
   readonly debounceMs: number;
@@ -178,7 +177,9 @@ export interface Settings {
   readonly idFactory: (() => string) | undefined;
   /** Event sink, contained (`undefined`: no sink nor audit log). */
   readonly emitEvent: Dispatch<ApiKeyEvent> | undefined;
-  /** The audit log (option `audit`), when on. */
+  /** Whether the audit log is on (option `audit`). */
+  readonly audits: boolean;
+  /** The audit log (option `audit`), when on and `loaded()`. */
   readonly audit: AuditLog | undefined;
   /** Metric sink, contained (`undefined`: no sink). */
   readonly emitMetric: Dispatch<ApiKeyVerificationMetric> | undefined;
@@ -194,8 +195,17 @@ export interface Settings {
   readonly retiredPepperVersions: readonly number[] | undefined;
   /** The rate-limit check of authorization (option `limiter`), when set. */
   readonly limits: RequestLimits | undefined;
-  /** The usage recorder (option `usage`; `undefined`: off). */
+  /** Whether usage is recorded (option `usage`). */
+  readonly recordsUsage: boolean;
+  /** The usage recorder (option `usage`), when on and `loaded()`. */
   readonly usage: UsageRecorder | undefined;
+  /**
+   * Loads the usage recorder, feed follower and audit log the options ask for
+   * (started at construction; a failed load is tried again): await it before
+   * any use of `usage`, `fleet` or `audit`, so no count, invalidation or
+   * audit record is skipped for a part not loaded yet.
+   */
+  readonly loaded: () => Promise<void>;
   /** The telemetry bridge's taps (each unset until `./telemetry` sets it). */
   readonly taps: ApiKeyTaps;
 }
@@ -310,32 +320,75 @@ export function compileSettings(options: unknown): Settings {
   const f = options as ApiKeysServiceOptions;
   const monotonic = f.monotonicClock ?? performance.now.bind(performance);
   validateDuration(`${PREFIX}maxStalenessMs`, o.maxStalenessMs, false, MAX_MAX_STALENESS_MS);
-  const fleet = compileFeed(
-    f.feed,
-    f.maxStalenessMs,
-    f.unknownPrefixLookups,
-    cache,
-    monotonic,
-    PREFIX,
-  );
+  const feed = feedOptions(f.feed, f.maxStalenessMs, f.unknownPrefixLookups, PREFIX);
   const onAuthFailed = f.onAuthFailed;
   const authFailedFailed = warnOnce("onAuthFailed");
   const clock = f.clock ?? (() => new Date());
   const dispatch = createDispatcher(f.onEvent, f.onEventError, "onEvent", true);
-  const audit = compileAudit(o.audit, storage, clock, dispatch);
-  // With the audit log, the jobs' events (expiry notices, ended rotations, exposed keys) are recorded.
-  const emitEvent: Dispatch<ApiKeyEvent> | undefined = audit === undefined ? dispatch : (event) => {
-    audit.observe(event);
-    dispatch?.(event);
-  };
+  const refusals = checkAudit(o.audit, storage);
+  const parts: { fleet?: FeedFollower; audit?: AuditLog; usage?: UsageRecorder } = {};
+  // With the audit log, the jobs' events (expiry notices, ended rotations, exposed keys) are recorded
+  // (after the log's load, when one comes first).
+  const emitEvent: Dispatch<ApiKeyEvent> | undefined = refusals === undefined
+    ? dispatch
+    : (event) => {
+      if (parts.audit !== undefined) parts.audit.observe(event);
+      else loaded().then(() => parts.audit?.observe(event), auditLoadFailed);
+      dispatch?.(event);
+    };
+  const auditLoadFailed = warnOnce("audit log load");
+  const limits = buildLimits(o.limiter, o.rateLimitResolver, o.creditThresholds, PREFIX);
+  const usage = usageOptions(
+    o.usage,
+    storage.usage !== undefined,
+    `${PREFIX}usage`,
+    refusals === true,
+  );
   const taps: ApiKeyTaps = {};
+  const load = async () => {
+    const [fleetCode, auditCode, usageCode] = await Promise.all([
+      feed && import("./_fleet.ts"),
+      refusals !== undefined ? import("./audit/_log.ts") : undefined,
+      usage && import("./_usage.ts"),
+    ]);
+    const audit = auditCode && storage.audit &&
+      new auditCode.AuditLog(storage.audit, o.audit, clock, dispatch, `${PREFIX}audit`);
+    parts.fleet = fleetCode?.compileFeed(
+      f.feed,
+      f.maxStalenessMs,
+      f.unknownPrefixLookups,
+      cache,
+      monotonic,
+      PREFIX,
+    );
+    parts.usage = usageCode?.compileUsage(
+      o.usage,
+      storage.usage,
+      clock,
+      `${PREFIX}usage`,
+      taps,
+      audit?.recordsRefusals ? (...args) => audit.refusals(...args) : undefined,
+    );
+    parts.audit = audit;
+  };
+  let loading: Promise<void> | undefined;
+  const loaded = feed === undefined && refusals === undefined && usage === undefined
+    ? () => Promise.resolve()
+    : () =>
+      loading ??= load().catch((error) => {
+        loading = undefined;
+        throw error;
+      });
+  loaded().catch(() => {}); // started now; reported to whoever awaits it
   return Object.freeze({
     namespace: f.namespace ?? DEFAULT_API_KEY_NAMESPACE,
     layouts,
     hasher,
     storage,
     cache,
-    fleet,
+    get fleet() {
+      return parts.fleet;
+    },
     debounceMs: f.debounceMs ?? DEFAULT_DEBOUNCE_MS,
     emitUsageEvents: f.emitUsageEvents ?? false,
     resolveExpiry: compileTtlPolicy(ttlPolicy),
@@ -343,7 +396,10 @@ export function compileSettings(options: unknown): Settings {
     monotonic,
     idFactory: f.idFactory,
     emitEvent,
-    audit,
+    audits: refusals !== undefined,
+    get audit() {
+      return parts.audit;
+    },
     emitMetric: createDispatcher(f.onMetric, f.onMetricError, "onMetric"),
     emitAuthorizationMetric: createDispatcher(
       f.onAuthorizationMetric,
@@ -363,15 +419,12 @@ export function compileSettings(options: unknown): Settings {
       ? new HashUpgrade(hasher, storage, emitEvent, clock)
       : undefined,
     retiredPepperVersions,
-    limits: buildLimits(o.limiter, o.rateLimitResolver, o.creditThresholds, PREFIX),
-    usage: compileUsage(
-      o.usage,
-      storage.usage,
-      clock,
-      `${PREFIX}usage`,
-      taps,
-      audit?.recordsRefusals ? (...args) => audit.refusals(...args) : undefined,
-    ),
+    limits,
+    recordsUsage: usage !== undefined,
+    get usage() {
+      return parts.usage;
+    },
+    loaded,
     taps,
   });
 }

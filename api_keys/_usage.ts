@@ -14,12 +14,12 @@ import type { ApiKeyTaps } from "../telemetry/_taps.ts";
 import type { UsageAccess } from "./storage/_access.ts";
 import { fail, instantProblem, requireNonEmptyString } from "./_input.ts";
 import { createDispatcher, type Dispatch, warnOnce } from "./_sinks.ts";
+import { usageOptions } from "./_options.ts";
 import {
   API_KEY_USAGE_REFUSALS,
   type ApiKeyUsageBucket,
   type ApiKeyUsageCounts,
   type ApiKeyUsageMetric,
-  type ApiKeyUsageOptions,
   type ApiKeyUsageQuery,
   type ApiKeyUsageRefusalCode,
   type ApiKeyUsageRow,
@@ -29,8 +29,6 @@ const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 /** Rows per `recordUsage` call (one statement in the Prisma adapter). */
 export const USAGE_ROWS_PER_WRITE = 1_000;
-const DEFAULT_FLUSH_INTERVAL_MS = 10_000;
-const DEFAULT_MAX_PENDING_KEYS = 100_000;
 /** Longest span of `usage()` per granularity. */
 const MAX_SPAN_DAYS = { hour: 31, day: 366 } as const;
 
@@ -330,18 +328,10 @@ export class UsageRecorder {
   }
 }
 
-/** Throws a `TypeError` naming `label` unless `value` is a safe integer in [min, max]. */
-function requireInteger(value: unknown, min: number, max: number, label: string): number {
-  if (!Number.isSafeInteger(value) || (value as number) < min || (value as number) > max) {
-    throw new TypeError(`${label} must be a whole number from ${min} to ${max}`);
-  }
-  return value as number;
-}
-
 /**
  * The recorder of the service option `usage` (`undefined` when it is
  * omitted or `false`). Throws a `TypeError` naming the option when it is
- * malformed or the storage lacks the usage capability.
+ * malformed or the storage lacks the usage capability (`usageOptions`).
  */
 export function compileUsage(
   option: unknown,
@@ -351,38 +341,14 @@ export function compileUsage(
   taps: ApiKeyTaps = {},
   onRefusals?: RefusalSink,
 ): UsageRecorder | undefined {
-  if (option === undefined || option === false) {
-    if (onRefusals !== undefined) {
-      throw new TypeError(`ApiKeysServiceOptions.audit.refusedVerifications needs ${label}`);
-    }
-    return undefined;
-  }
-  if (option !== true && (typeof option !== "object" || option === null)) {
-    throw new TypeError(`${label} must be true, false or { flushIntervalMs, maxPendingKeys }`);
-  }
-  const o = (option === true ? {} : option) as ApiKeyUsageOptions;
-  const flushIntervalMs = o.flushIntervalMs === undefined
-    ? DEFAULT_FLUSH_INTERVAL_MS
-    : requireInteger(o.flushIntervalMs, 100, HOUR_MS, `${label}.flushIntervalMs`);
-  const maxPendingKeys = o.maxPendingKeys === undefined
-    ? DEFAULT_MAX_PENDING_KEYS
-    : requireInteger(o.maxPendingKeys, 1, 100_000_000, `${label}.maxPendingKeys`);
-  for (const name of ["onMetric", "onMetricError"] as const) {
-    if (o[name] !== undefined && typeof o[name] !== "function") {
-      throw new TypeError(`${label}.${name} must be a function`);
-    }
-  }
-  if (access === undefined) {
-    throw new TypeError(
-      `${label} needs a storage with the capabilities recordUsage and readUsage (see ApiKeyStorage)`,
-    );
-  }
+  const checked = usageOptions(option, access !== undefined, label, onRefusals !== undefined);
+  if (checked === undefined || access === undefined) return undefined;
   return new UsageRecorder({
     access,
     clock,
-    flushIntervalMs,
-    maxPendingKeys,
-    emitMetric: createDispatcher(o.onMetric, o.onMetricError, "usage.onMetric"),
+    flushIntervalMs: checked.flushIntervalMs,
+    maxPendingKeys: checked.maxPendingKeys,
+    emitMetric: createDispatcher(checked.onMetric, checked.onMetricError, "usage.onMetric"),
     taps,
     onRefusals,
   });

@@ -5,7 +5,8 @@
  * @module
  */
 import type { ExpiryJob } from "./_expiry.ts";
-import { CreditBook } from "./_credits.ts";
+import type { CreditBook } from "./_credits.ts";
+import { checkPersistInterval } from "./_options.ts";
 import type { CreditChange, RateLimiter } from "../rate_limits/mod.ts";
 import type { ApiKeyHeaderReader } from "./extract_api_key.ts";
 import { checkReady, hashReport } from "./_legacy.ts";
@@ -33,7 +34,6 @@ import type {
 } from "./types.ts";
 import type { VerifyFlow } from "./_verify.ts";
 import { attachServiceHooks, type ServiceHooks } from "./_service_hooks.ts";
-import { readUsage } from "./_usage.ts";
 import { loadSha256 } from "./hasher.ts";
 import type { ApiKeyUsageBucket, ApiKeyUsageQuery } from "./usage.ts";
 import type { AuditLog } from "./audit/_log.ts";
@@ -45,12 +45,12 @@ import type {
   AuditVerification,
   AuditVerifyRange,
 } from "./audit/types.ts";
-import { change } from "./audit/_log.ts";
 
 /**
  * A flow whose code is imported when a service is built, not when the service's module is (an
  * app importing `./api-keys/nest` pays for it at start): `use` waits for the load only until it
- * is done (a failed load is tried again), then calls the flow at once.
+ * is done (a failed load is tried again), then calls the flow at once. Each flow is built after
+ * `Settings.loaded()` (the usage recorder, feed follower and audit log it may use).
  */
 class LoadedFlow<T> {
   #flow: T | undefined;
@@ -100,7 +100,7 @@ export class ApiKeysService {
   readonly #verify: LoadedFlow<VerifyFlow>;
   readonly #manage: LoadedFlow<ManageFlow>;
   readonly #expiry: LoadedFlow<ExpiryJob>;
-  readonly #credits: CreditBook;
+  readonly #credits: LoadedFlow<CreditBook>;
   readonly #limiter: RateLimiter | undefined;
 
   /** Throws a `TypeError` naming a bad option. Missing storage capabilities are logged once. */
@@ -110,24 +110,32 @@ export class ApiKeysService {
     this.#settings = settings;
     registerTaps(this, settings.taps);
     this.#limiter = options.limiter;
-    this.#verify = new LoadedFlow(async () =>
-      new (await import("./_verify.ts")).VerifyFlow(settings)
-    );
-    this.#credits = new CreditBook(
-      settings.storage,
-      options.limiter,
-      options.persistIntervalMs,
-      settings.clock,
-      "ApiKeysServiceOptions.",
-      (prefix) => {
-        settings.cache?.invalidate(prefix);
-        settings.fleet?.wrote("updated", prefix);
-      },
-    );
-    const credits = this.#credits;
-    this.#manage = new LoadedFlow(async () =>
-      new (await import("./_manage.ts")).ManageFlow(settings, credits)
-    );
+    this.#verify = new LoadedFlow(async () => {
+      const [{ VerifyFlow }] = await Promise.all([import("./_verify.ts"), settings.loaded()]);
+      return new VerifyFlow(settings);
+    });
+    checkPersistInterval(options.persistIntervalMs, options.limiter !== undefined, PREFIX);
+    const credits = this.#credits = new LoadedFlow(async () => {
+      const [{ CreditBook }] = await Promise.all([import("./_credits.ts"), settings.loaded()]);
+      return new CreditBook(
+        settings.storage,
+        options.limiter,
+        options.persistIntervalMs,
+        settings.clock,
+        PREFIX,
+        (prefix) => {
+          settings.cache?.invalidate(prefix);
+          settings.fleet?.wrote("updated", prefix);
+        },
+      );
+    });
+    this.#manage = new LoadedFlow(async () => {
+      const [{ ManageFlow }, book] = await Promise.all([
+        import("./_manage.ts"),
+        credits.use((book) => Promise.resolve(book)),
+      ]);
+      return new ManageFlow(settings, book);
+    });
     attachServiceHooks(this, {
       emitEvent: settings.emitEvent,
       layouts: settings.layouts,
@@ -136,17 +144,18 @@ export class ApiKeysService {
         this.#manage.use((flow) => flow.revoke(keyId, onRevoked, { actor: "leak-report" })),
       clock: settings.clock,
       renameForTenant: auditedRename(settings),
-      recordsUsage: settings.usage !== undefined,
-      audits: settings.audit !== undefined,
+      recordsUsage: settings.recordsUsage,
+      audits: settings.audits,
       recordRefusal: auditedRefusal(settings),
       listPage: (tenantId, options) =>
         this.#manage.use((flow) => flow.listSummaryPage(tenantId, options)),
       summaryOf: (tenantId, id) => this.#manage.use((flow) => flow.summaryOf(tenantId, id)),
       predecessorOf: (tenantId, id) => this.#manage.use((flow) => flow.predecessorOf(tenantId, id)),
     });
-    this.#expiry = new LoadedFlow(async () =>
-      new (await import("./_expiry.ts")).ExpiryJob(settings)
-    );
+    this.#expiry = new LoadedFlow(async () => {
+      const [{ ExpiryJob }] = await Promise.all([import("./_expiry.ts"), settings.loaded()]);
+      return new ExpiryJob(settings);
+    });
   }
 
   /** Namespace of the keys this service issues and accepts. */
@@ -162,10 +171,17 @@ export class ApiKeysService {
    * misconfigured store rejects with its `TypeError`; a store merely down
    * logs one line and resolves (its `onStoreError` applies meanwhile); and the
    * SHA-256 of counter subjects too long to keep readable (loaded on first need).
+   * Also awaits the code of the options `usage`, `feed` and `audit` (loaded
+   * when the service is built; a failed load rejects, and is tried again).
    */
   async ready(): Promise<void> {
     const limiter = this.#limiter;
-    await Promise.all([checkReady(this.#settings), limiter?.ready(), limiter && loadSha256()]);
+    await Promise.all([
+      checkReady(this.#settings),
+      limiter?.ready(),
+      limiter && loadSha256(),
+      this.#settings.loaded(),
+    ]);
   }
 
   /**
@@ -189,7 +205,7 @@ export class ApiKeysService {
     records: Iterable<ImportApiKeyRecord> | AsyncIterable<ImportApiKeyRecord>,
     context?: AuditContext,
   ): Promise<ImportApiKeysResult> {
-    const { importKeys } = await import("./_import.ts");
+    const [{ importKeys }] = await Promise.all([import("./_import.ts"), this.#settings.loaded()]);
     return importKeys(this.#settings, records, context);
   }
 
@@ -354,7 +370,8 @@ export class ApiKeysService {
    * query rejects with `api_key_invalid_input`; a storage without
    * `readUsage` with a `TypeError`.
    */
-  usage(tenantId: string, query: ApiKeyUsageQuery): Promise<ApiKeyUsageBucket[]> {
+  async usage(tenantId: string, query: ApiKeyUsageQuery): Promise<ApiKeyUsageBucket[]> {
+    const { readUsage } = await import("./_usage.ts");
     return readUsage(this.#settings.storage.usage, tenantId, query);
   }
 
@@ -387,8 +404,9 @@ export class ApiKeysService {
     const settings = this.#settings;
     return {
       async *[Symbol.asyncIterator]() {
-        if (settings.audit === undefined) throw new TypeError(NO_AUDIT);
-        yield* settings.audit.export(tenantId, fromSeq);
+        if (!settings.audits) throw new TypeError(NO_AUDIT);
+        await settings.loaded();
+        yield* settings.audit!.export(tenantId, fromSeq);
       },
     };
   }
@@ -407,9 +425,11 @@ export class ApiKeysService {
     return this.#audit().then((log) => log.prune(tenantId, before));
   }
 
-  #audit(): Promise<AuditLog> {
-    const log = this.#settings.audit;
-    return log === undefined ? Promise.reject(new TypeError(NO_AUDIT)) : Promise.resolve(log);
+  async #audit(): Promise<AuditLog> {
+    const settings = this.#settings;
+    if (!settings.audits) throw new TypeError(NO_AUDIT);
+    await settings.loaded();
+    return settings.audit!;
   }
 
   /**
@@ -420,27 +440,31 @@ export class ApiKeysService {
    * another `close()`.
    */
   async close(): Promise<void> {
+    const settings = this.#settings;
     const [usage, credits] = await Promise.allSettled([
-      this.#settings.usage?.close(),
-      this.#credits.close(),
+      settings.recordsUsage ? settings.loaded().then(() => settings.usage?.close()) : undefined,
+      this.#credits.use((book) => book.close()),
     ]);
     for (const result of [usage, credits]) if (result.status === "rejected") throw result.reason;
   }
 }
 
+const PREFIX = "ApiKeysServiceOptions.";
 const NO_AUDIT = "the audit log needs ApiKeysServiceOptions.audit";
 
 /** With the audit log, the recorder of the admin routes' refusals (same door as every record). */
 function auditedRefusal(settings: Settings): ServiceHooks["recordRefusal"] {
-  const { audit } = settings;
-  if (audit === undefined) return undefined;
-  return (tenantId, context, key, asked, exceeds) =>
-    audit.append(
+  if (!settings.audits) return undefined;
+  return async (tenantId, context, key, asked, exceeds) => {
+    const [{ change }] = await Promise.all([import("./audit/_log.ts"), settings.loaded()]);
+    const audit = settings.audit!;
+    await audit.append(
       audit.entry(tenantId, "key.escalation_refused", context, "app", key, {
         asked: change(null, asked),
         exceeds: change(null, exceeds),
       }, "refused"),
     );
+  };
 }
 
 /**
@@ -451,11 +475,13 @@ function auditedRefusal(settings: Settings): ServiceHooks["recordRefusal"] {
 function auditedRename(
   settings: Settings,
 ): ServiceHooks["renameForTenant"] {
-  const { storage, audit } = settings;
+  const { storage } = settings;
   const rename = storage.renameForTenant;
   if (rename === undefined) return undefined;
-  if (audit === undefined) return (tenantId, id, name) => rename(tenantId, id, name);
+  if (!settings.audits) return (tenantId, id, name) => rename(tenantId, id, name);
   return async (tenantId, id, name, context) => {
+    const [{ change }] = await Promise.all([import("./audit/_log.ts"), settings.loaded()]);
+    const audit = settings.audit!;
     const record = await storage.findById(id);
     const entry = record === null || record.tenantId !== tenantId
       ? undefined

@@ -2,11 +2,13 @@
  * Benchmark 13: the import cost of `./api-keys/nest` (the npm build) inside
  * a Node process that already loaded `reflect-metadata`, `@nestjs/core` and
  * `@nestjs/common`, ÷ that of `@nestjs/throttler` in the same conditions,
- * with `require` (CommonJS) and `import()` (ESM). Each sample is a fresh
- * Node process (the median of them is kept); the row also prints how many
- * library files the import loaded. Target: at most 2×, `MISSED` otherwise
- * (printed, never thrown; tests/api_keys/nest/mod_test.ts bounds the file
- * count).
+ * with `require` (CommonJS) and `import()` (ESM), as the CPU time the
+ * import took (`process.cpuUsage()`: steadier than the wall clock on a busy
+ * machine; the target's measure) and as wall-clock time. Each sample is a
+ * fresh Node process, ours and theirs alternating (the median of them is
+ * kept); the row also prints how many library files the import loaded.
+ * Target: at most 2× in CPU time, `MISSED` otherwise (printed, never thrown;
+ * tests/api_keys/nest/mod_test.ts bounds the file count).
  *
  * Run: `deno run -A bench/nest_import.ts` (or through `deno task bench`;
  * Deno only: it spawns Node on `npm/`, which `bench/run.ts` rebuilds when it
@@ -24,7 +26,7 @@ const TARGET_RATIO = 2;
 const SAMPLES = QUICK ? 5 : 15;
 const NPM = join(ROOT, "npm");
 
-/** Node code timing one import after the Nest packages; prints `{ ms, files }`. */
+/** Node code timing one import after the Nest packages; prints `{ cpu, ms, files }`. */
 function probe(mode: "require" | "import", target: string): string {
   const load = mode === "require"
     ? `require(${JSON.stringify(target)})`
@@ -35,15 +37,27 @@ function probe(mode: "require" | "import", target: string): string {
     `require("reflect-metadata"); require("@nestjs/core"); require("@nestjs/common");`,
     `await import("@nestjs/core"); await import("@nestjs/common");`,
     `const before = new Set(Object.keys(require.cache));`,
+    `const cpuStart = process.cpuUsage();`,
     `const start = performance.now();`,
     `${load};`,
     `const ms = performance.now() - start;`,
+    `const used = process.cpuUsage(cpuStart);`,
+    `const cpu = (used.user + used.system) / 1000;`,
     `const files = Object.keys(require.cache).filter((f) => !before.has(f) && f.includes("/npm/cjs/")).length;`,
-    `console.log(JSON.stringify({ ms, files }));`,
+    `console.log(JSON.stringify({ cpu, ms, files }));`,
   ].join("\n");
 }
 
-function sample(mode: "require" | "import", target: string): { ms: number; files: number } {
+interface Sample {
+  /** CPU time of the import (user + system), in ms. */
+  cpu: number;
+  /** Wall-clock time of the import, in ms. */
+  ms: number;
+  /** Library files it loaded (CommonJS only). */
+  files: number;
+}
+
+function sample(mode: "require" | "import", target: string): Sample {
   const result = spawnSync("node", ["--input-type=module", "-e", probe(mode, target)], {
     cwd: NPM,
     encoding: "utf8",
@@ -92,28 +106,46 @@ for (const mode of ["require", "import"] as const) {
     ? join(NPM, "cjs/api_keys/nest/mod.js")
     : new URL(`file://${join(NPM, "esm/api_keys/nest/mod.js")}`).href;
   const theirs = "@nestjs/throttler";
-  const oursMs: number[] = [];
-  const theirsMs: number[] = [];
-  let files = 0;
+  const oursSamples: Sample[] = [];
+  const theirsSamples: Sample[] = [];
   for (let i = 0; i < SAMPLES; i++) {
-    const a = sample(mode, ours);
-    files = a.files;
-    oursMs.push(a.ms);
-    theirsMs.push(sample(mode, theirs).ms);
+    // Alternating (and swapping who goes first) so a busy spell hits both alike.
+    if (i % 2 === 0) {
+      oursSamples.push(sample(mode, ours));
+      theirsSamples.push(sample(mode, theirs));
+    } else {
+      theirsSamples.push(sample(mode, theirs));
+      oursSamples.push(sample(mode, ours));
+    }
   }
-  if (mode === "import") files = esmFiles(ours);
-  const ratio = median(oursMs) / median(theirsMs);
-  rows.push([
-    mode === "require" ? "require()" : "import()",
-    String(files),
-    fmt(median(oursMs)),
-    fmt(median(theirsMs)),
-    `${fmt(ratio)}×`,
-    verdict(ratio <= TARGET_RATIO),
-  ]);
+  const files = mode === "import" ? esmFiles(ours) : oursSamples[0].files;
+  const load = mode === "require" ? "require()" : "import()";
+  for (const measure of ["cpu", "ms"] as const) {
+    const oursMedian = median(oursSamples.map((s) => s[measure]));
+    const theirsMedian = median(theirsSamples.map((s) => s[measure]));
+    const ratio = oursMedian / theirsMedian;
+    rows.push([
+      load,
+      measure === "cpu" ? "CPU time" : "wall clock",
+      String(files),
+      fmt(oursMedian),
+      fmt(theirsMedian),
+      `${fmt(ratio)}×`,
+      // The target is on CPU time; the wall clock is shown for reference.
+      measure === "cpu" ? verdict(ratio <= TARGET_RATIO) : "(info)",
+    ]);
+  }
 }
 printTable(
-  `./api-keys/nest import cost in a Nest app (Node, npm build; median of ${SAMPLES} fresh processes), target ≤ 2× @nestjs/throttler`,
-  ["load", "library files", "./api-keys/nest ms", "@nestjs/throttler ms", "ratio", "target"],
+  `./api-keys/nest import cost in a Nest app (Node, npm build; median of ${SAMPLES} fresh processes, alternating), target ≤ 2× @nestjs/throttler in CPU time`,
+  [
+    "load",
+    "measure",
+    "library files",
+    "./api-keys/nest ms",
+    "@nestjs/throttler ms",
+    "ratio",
+    "target",
+  ],
   rows,
 );

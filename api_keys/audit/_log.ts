@@ -10,6 +10,7 @@ import type { ApiKeyEvent } from "../events.ts";
 import type { AuditAccess } from "../storage/_access.ts";
 import { callDetached, type Dispatch, warnOnce } from "../_sinks.ts";
 import { fail } from "../_input.ts";
+import { auditOptions } from "../_options.ts";
 import { canonicalJson, checkpointValid, signCheckpoint, verifyAuditChain } from "./chain.ts";
 import {
   type ApiKeyAuditOptions,
@@ -35,44 +36,6 @@ const MAX_TENANTS_COUNTED = 10_000;
 const MAX_LIMIT = 100;
 const DEFAULT_LIMIT = 25;
 const MAX_TEXT = 200;
-
-/** The checked options. */
-function compileOptions(options: unknown, label: string): Required<ApiKeyAuditOptions> {
-  if (typeof options !== "object" || options === null) {
-    throw new TypeError(`${label} must be an object`);
-  }
-  const {
-    checkpointKey,
-    checkpointEvery = 1_000,
-    checkpointIntervalMs = 900_000,
-    refusedVerifications = false,
-    ...rest
-  } = options as Record<string, unknown>;
-  const unknown = Object.keys(rest);
-  if (unknown.length > 0) throw new TypeError(`${label}: unknown option ${unknown[0]}`);
-  if (typeof checkpointKey !== "string" || new TextEncoder().encode(checkpointKey).length < 32) {
-    throw new TypeError(`${label}.checkpointKey must be a string of at least 32 bytes`);
-  }
-  const inRange = (value: unknown, min: number, max: number) =>
-    Number.isSafeInteger(value) && (value as number) >= min && (value as number) <= max;
-  if (!inRange(checkpointEvery, 1, 1_000_000)) {
-    throw new TypeError(`${label}.checkpointEvery must be an integer from 1 to 1,000,000`);
-  }
-  if (!inRange(checkpointIntervalMs, 1_000, 86_400_000)) {
-    throw new TypeError(
-      `${label}.checkpointIntervalMs must be an integer from 1,000 to 86,400,000`,
-    );
-  }
-  if (typeof refusedVerifications !== "boolean") {
-    throw new TypeError(`${label}.refusedVerifications must be a boolean`);
-  }
-  return {
-    checkpointKey,
-    checkpointEvery: checkpointEvery as number,
-    checkpointIntervalMs: checkpointIntervalMs as number,
-    refusedVerifications,
-  };
-}
 
 /** An optional short string of a context or query, checked. */
 function optionalText(value: unknown, name: string): string | undefined {
@@ -149,7 +112,7 @@ export class AuditLog {
     emit: Dispatch<ApiKeyEvent> | undefined,
     label: string,
   ) {
-    this.#options = compileOptions(options, label);
+    this.#options = auditOptions(options, label);
     this.#access = access;
     this.#clock = clock;
     this.#emit = emit;

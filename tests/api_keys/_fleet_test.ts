@@ -21,7 +21,8 @@ import {
   InMemoryApiKeyChangeFeed,
   InMemoryApiKeyStorage,
 } from "../../api_keys/mod.ts";
-import { MAX_MAX_STALENESS_MS } from "../../api_keys/_fleet.ts";
+import { MAX_MAX_STALENESS_MS } from "../../api_keys/_options.ts";
+import { compileFeed, FeedFollower } from "../../api_keys/_fleet.ts";
 import { FakeClocks, PEPPER_1, READ_ORDERS, rejection } from "./helpers.ts";
 import { flush, ScriptedFeed } from "./fake_feed.ts";
 import { keyOf } from "../reliability/hostile_inputs.ts";
@@ -109,11 +110,14 @@ describe("options feed and maxStalenessMs", () => {
     );
   });
 
-  it("validating options with a feed subscribes nothing", () => {
+  it("validating options with a feed subscribes nothing, nor does loading the follower", async () => {
     const feed = new ScriptedFeed();
-    compileSettings({ ...base, feed, maxStalenessMs: 0 });
+    const settings = compileSettings({ ...base, feed, maxStalenessMs: 0 });
     new ApiKeysService({ ...base, feed });
+    await settings.loaded();
+    assert.ok(settings.fleet instanceof FeedFollower);
     assert.equal(feed.subscribeCalls, 0);
+    assert.equal(compileFeed(undefined, undefined, undefined, undefined, () => 0, "O."), undefined);
   });
 
   it("turn the verification cache on by default for shared storage", async () => {

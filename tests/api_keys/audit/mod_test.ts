@@ -66,6 +66,31 @@ function setup(withAudit = true, policy: ApiKeysAdminOptions<Caller>["policy"] =
 }
 
 describe("api_keys/audit/mod.ts", () => {
+  it("records the first writes of a new service, made before its audit and usage code has loaded", async () => {
+    const info = console.info;
+    console.info = () => {};
+    const service = new ApiKeysService({
+      peppers: PEPPERS,
+      storage: new InMemoryApiKeyStorage(),
+      audit: { checkpointKey: CHECKPOINT_KEY },
+      usage: true,
+    });
+    console.info = info;
+    // No ready(), no await between the constructor and the writes: each waits for the load.
+    const scope = { resource: "orders", level: "read" } as const;
+    const { key, id } = await service.create({ tenantId: "t1", name: "ci", scopes: [scope] });
+    await service.authorize(key, { requiredScope: scope });
+    await service.revoke(id);
+    const actions = (await service.auditLog("t1")).records.map((r) => r.action);
+    assert.deepEqual(actions, ["key.revoked", "key.created"]);
+    assert.equal((await service.verifyAuditLog("t1")).ok, true);
+    await service.close();
+    const now = new Date();
+    const to = new Date(now.getTime() + 3_600_000);
+    const usage = await service.usage("t1", { from: now, to, granularity: "hour" });
+    assert.equal(usage[0]?.accepted, 1);
+  });
+
   it("exports the chain's functions and the action list", () => {
     assert.equal(typeof audit.verifyAuditChain, "function");
     assert.equal(typeof audit.signCheckpoint, "function");
