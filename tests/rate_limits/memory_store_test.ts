@@ -128,6 +128,34 @@ describe("createMemoryRateLimitStore", () => {
     assert.equal(store.size, 2, "every idle counter dropped as checks ran");
   });
 
+  it("drops an idle window of a subject whose other windows still count, and reuses dropped counters' room from zero", () => {
+    let now = 0;
+    const store = createMemoryRateLimitStore({ maxCounters: 3, now: () => now });
+    const minute = { ...counter("a"), name: "minute", windowMs: 60_000 };
+    const second = { ...counter("a"), name: "second" };
+    const third = { ...counter("a"), name: "third", windowMs: 5_000 };
+    store.checkNow([second, minute, third]);
+    store.checkNow([second, minute, third]);
+    assert.equal(store.size, 3);
+    now = 2_000; // "second" idle, the others still count
+    store.checkNow([{ ...minute, cost: 0 }]);
+    assert.equal(store.size, 2, "the idle window of a went, its others stayed");
+    assert.deepEqual(store.checkNow([{ ...third, cost: 0 }, { ...minute, cost: 0 }]), [
+      { allowed: true, remaining: 0, resetMs: 3_500 },
+      { allowed: true, remaining: 0, resetMs: 64_000 },
+    ]);
+    // Past maxCounters the least recently checked go; new counters start from zero in their room.
+    for (const subject of ["b", "c", "d", "e"]) {
+      assert.deepEqual(store.checkNow([counter(subject)]), [
+        { allowed: true, remaining: 1, resetMs: 1_100 },
+      ]);
+    }
+    assert.equal(store.size, 3);
+    assert.deepEqual(store.checkNow([{ ...second, cost: 0 }]), [
+      { allowed: true, remaining: 2, resetMs: 0 },
+    ]);
+  });
+
   it("counts from its newest sub-bucket when the clock steps back", () => {
     let now = 10_000;
     const store = createMemoryRateLimitStore({ now: () => now });
