@@ -47,18 +47,21 @@ export interface MemoryRateLimitStore extends RateLimitStore {
 
 /**
  * Window counters live in typed arrays, a row each (no object per counter: a
- * check reads one row's two cache lines, where a `Map` of objects chased five
+ * check reads one row of 17 numbers, where a `Map` of objects chased five
  * pointers, so its cost grew with the number of counters held). Row `r` holds
  * in `data` from `r * STRIDE`: its window (ms), newest sub-bucket counted,
- * when that sub-bucket leaves (from then on nothing is counted), units held,
- * then its units per sub-bucket in a ring of `SLOTS` (for `head -
- * SUB_BUCKETS`…`head`, the newest at `ring[r]`, the older ones before it).
+ * the ms that sub-bucket starts, the next one starts and it leaves (from then
+ * on nothing is counted: kept, so a check inside its sub-bucket divides
+ * nothing), units held, then its units per sub-bucket in a ring of `SLOTS`
+ * (for `head - SUB_BUCKETS`…`head`, the newest at `ring[r]`).
  */
 const WINDOW_MS = 0;
 const HEAD = 1;
-const IDLE_AT = 2;
-const TOTAL = 3;
-const COUNTS = 4;
+const START = 2;
+const NEXT_AT = 3;
+const IDLE_AT = 4;
+const TOTAL = 5;
+const COUNTS = 6;
 const SLOTS = SUB_BUCKETS + 1;
 const STRIDE = COUNTS + SLOTS;
 
@@ -92,8 +95,16 @@ function advance(data: Float64Array, ring: Int32Array, r: number, q: number): vo
     }
     ring[r] = i;
   }
+  moveHead(data, at, q);
+}
+
+/** Sets the newest sub-bucket of the row at `at` to `q`, with the moments it starts, ends and leaves at. */
+function moveHead(data: Float64Array, at: number, q: number): void {
+  const windowMs = data[at + WINDOW_MS];
   data[at + HEAD] = q;
-  data[at + IDLE_AT] = leavesAt(q, data[at + WINDOW_MS]);
+  data[at + START] = bucketStart(q, windowMs);
+  data[at + NEXT_AT] = bucketStart(q + 1, windowMs);
+  data[at + IDLE_AT] = leavesAt(q, windowMs);
 }
 
 /**
@@ -114,7 +125,8 @@ function answer(
   const head = data[at + HEAD];
   const total = data[at + TOTAL];
   // A clock that stepped back counts at the start of the newest sub-bucket.
-  const t = Math.max(now, bucketStart(head, windowMs));
+  const start = data[at + START];
+  const t = now < start ? start : now;
   const oldest = head - SUB_BUCKETS;
   const counts = at + COUNTS;
   const newest = ring[r];
@@ -123,7 +135,7 @@ function answer(
     if (total === 0) return { allowed: true, remaining: limit, resetMs: 0 };
     // Every unit in the newest sub-bucket (a steady key's usual case): no walk.
     if (data[counts + newest] === total) {
-      return { allowed: true, remaining: limit - total, resetMs: leavesAt(head, windowMs) - t };
+      return { allowed: true, remaining: limit - total, resetMs: data[at + IDLE_AT] - t };
     }
     for (let q = oldest; q <= head; q++) {
       if (data[counts + i] > 0) {
@@ -164,7 +176,7 @@ interface Balance {
  * the store is in its process; `now` moves counting time only).
  * `readCredits` writes nothing (not even a touch). Work per check and memory
  * per counter are constant: at most `maxCounters` window counters (a row of
- * 15 numbers each, the room of dropped ones reused), and as many balances.
+ * 17 numbers each, the room of dropped ones reused), and as many balances.
  *
  * @example
  * ```ts
@@ -317,7 +329,6 @@ export function createMemoryRateLimitStore(
   /** The row of `counter`'s window, used now and moved to `now` (a clock that stepped back leaves it where it is). */
   const windowOf = (counter: WindowCounter, now: number): number => {
     const { subject, name, windowMs } = counter;
-    const q = subBucket(now, windowMs);
     const first = firstRow.get(subject) ?? -1;
     for (let r = first; r !== -1; r = next[r]) {
       if (names[r] === name && data[r * STRIDE + WINDOW_MS] === windowMs) {
@@ -325,7 +336,12 @@ export function createMemoryRateLimitStore(
           unlink(r);
           append(r);
         }
-        if (q > data[r * STRIDE + HEAD]) advance(data, ring, r, q);
+        // Inside the newest sub-bucket by more than 1 ms (a fractional clock included): no division.
+        const at = r * STRIDE;
+        if (now < data[at + START] || now >= data[at + NEXT_AT] - 1) {
+          const q = subBucket(now, windowMs);
+          if (q > data[at + HEAD]) advance(data, ring, r, q);
+        }
         return r;
       }
     }
@@ -340,8 +356,7 @@ export function createMemoryRateLimitStore(
     windowCount++;
     const at = r * STRIDE;
     data[at + WINDOW_MS] = windowMs;
-    data[at + HEAD] = q;
-    data[at + IDLE_AT] = leavesAt(q, windowMs);
+    moveHead(data, at, subBucket(now, windowMs));
     data.fill(0, at + TOTAL, at + STRIDE);
     ring[r] = 0;
     return r;
