@@ -761,12 +761,19 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     }
     const trace = taps.enter?.();
     const began = inProcess && taps.check !== undefined ? performance.now() : start;
-    const { counters, compiled, credits } = check;
-    const sent = door.check(counters, start, trace);
-    const answered = (answer: readonly CounterResult[] | Unanswered) =>
-      counted(began, trace, resultOf(answer, compiled, counters, credits));
-    return sent instanceof Promise ? sent.then(answered) : answered(sent);
+    const sent = door.check(check.counters, start, trace);
+    return sent instanceof Promise
+      ? later(sent, began, trace, check)
+      : counted(began, trace, resultOf(sent, check.compiled, check.counters, check.credits));
   };
+
+  /** The result of a check the store answers later (apart from `run`: no closure per in-process check). */
+  const later = (
+    sent: Promise<readonly CounterResult[] | Unanswered>,
+    began: number,
+    trace: unknown,
+    { counters, compiled, credits }: Prepared,
+  ) => sent.then((answer) => counted(began, trace, resultOf(answer, compiled, counters, credits)));
 
   const limiter: RateLimiter = {
     onStoreError,

@@ -15,6 +15,7 @@ import type {
 } from "./store.ts";
 import { assertCount, MAX_CREDITS } from "./_checks.ts";
 import { assertKnownOptions } from "./_options.ts";
+import { answersWellFormed } from "./_door.ts";
 import { compileCreditChange } from "./credits.ts";
 import { settleBalance } from "./_refill.ts";
 import { Recency, type RecencyNode } from "./_recency.ts";
@@ -345,6 +346,12 @@ export function createMemoryRateLimitStore(
         return r;
       }
     }
+    return addWindow(counter, first, now);
+  };
+
+  /** A new row for `counter`'s window at `now`, first of its subject's rows (`first`: the others). */
+  const addWindow = (counter: WindowCounter, first: number, now: number): number => {
+    const { subject, name, windowMs } = counter;
     if (freeRow === -1) grow();
     const r = freeRow;
     freeRow = next[r];
@@ -409,6 +416,9 @@ export function createMemoryRateLimitStore(
     return results;
   };
 
+  const checkNow = (counters: readonly RateLimitCounter[]) => checkAt(counters, clock());
+  answersWellFormed(checkNow); // the limiter does not check its answers again
+
   /** Runs `fn` as a promise: its throw becomes a rejection. */
   const promised = <T>(fn: () => T): Promise<T> => {
     try {
@@ -429,7 +439,7 @@ export function createMemoryRateLimitStore(
           return Date.now() < deadline ? checkAt(counters, clock()) : null;
         }),
       })),
-    checkNow: (counters) => checkAt(counters, clock()),
+    checkNow,
     changeCredits: (counter, change, deadline) =>
       promised(() => {
         const valid = compileCreditChange(change);
