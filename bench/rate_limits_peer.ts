@@ -5,16 +5,12 @@
  * time would count the other processes' turns; `alternateCpu`: 21 rounds after
  * 3 untimed ones, each round starting with the other side, a row's ratio the
  * median of the rounds' ratios; the memory rows once untimed first, so the JIT's
- * background work of a new process is not counted). Ours is `limiter.check`
- * with a compiled policy; the peer's is `consume`, on the same subject strings
- * (every subject through both once before timing, both cycling through them in
- * order). Rows, ours ÷ peer (target ≤ 1.0, `MISSED` past it, never a
+ * background work of a new process is not counted). Ours is `limiter.check` with a compiled policy; the peer's is
+ * `consume`. Rows, ours ÷ peer (target ≤ 1.0, `MISSED` past it, never a
  * failure): an allowed check, a refused check, and one policy + credits in one
  * check against the peer's two consumes (a limit and a points balance), on
  * memory at 100 and 100,000 active subjects; then the cost at 100,000 ÷ the
- * cost at 100, ours beside the peer's (target: ours ≤ the peer's). Each case
- * times its four operations (both sides at both sizes) in the same rounds, so
- * the growth is a median of per-round ratios too. With
+ * cost at 100, ours beside the peer's (target: ours ≤ the peer's). With
  * `REDIS_URL` or `DATABASE_URL`, an allowed check at 100 subjects on Redis
  * (`RateLimiterRedis`) and PostgreSQL (`RateLimiterPostgres`), one check at a
  * time; a store that cannot serve the limiter yet is said and skipped. On
@@ -90,41 +86,26 @@ interface Row {
   ratio: number;
 }
 
-/** Ours and the peer's operation of one case over the given subjects. */
-interface Sides {
-  ours: (subject: string) => Promise<unknown>;
-  peer: (subject: string) => Promise<unknown>;
-}
-
 /**
- * Every subject of `subjects` through `ours` and `peer` once, in turn (so
- * both hold the same active subjects and are warmed alike), and the two as
- * cycling operations (each through the subjects in order).
+ * One row: every subject of `subjects` goes through `ours` and `peer` once
+ * (so they are active), then both are timed in alternating rounds, cycling
+ * through the subjects in order.
  */
-async function activate(subjects: readonly string[], { ours, peer }: Sides) {
+async function row(
+  label: string,
+  subjects: readonly string[],
+  ours: (subject: string) => Promise<unknown>,
+  peer: (subject: string) => Promise<unknown>,
+  timing = CPU_TIMING,
+): Promise<Row> {
   for (const s of subjects) {
     await ours(s);
     await peer(s);
   }
   const [a, b] = [cycle(subjects), cycle(subjects)];
-  return [() => ours(a()), () => peer(b())];
-}
-
-/** A row from its timings in the same rounds. */
-function rowOf(label: string, subjects: number, ours: Timing, peer: Timing): Row {
-  const ratio = median(ours.rounds.map((us, r) => us / peer.rounds[r]));
-  return { label, subjects, ours, peer, ratio };
-}
-
-/** One row: `sides` over `subjects`, both timed in alternating rounds. */
-async function row(
-  label: string,
-  subjects: readonly string[],
-  sides: Sides,
-  timing = CPU_TIMING,
-): Promise<Row> {
-  const [oursT, peerT] = await alternateCpu(await activate(subjects, sides), timing);
-  return rowOf(label, subjects.length, oursT, peerT);
+  const [oursT, peerT] = await alternateCpu([() => ours(a()), () => peer(b())], timing);
+  const ratio = median(oursT.rounds.map((us, r) => us / peerT.rounds[r]));
+  return { label, subjects: subjects.length, ours: oursT, peer: peerT, ratio };
 }
 
 /**
@@ -133,15 +114,9 @@ async function row(
  */
 const WARM_UP = { rounds: 3, roundMs: CPU_TIMING.roundMs, warmup: 1 };
 
-/** Growth of one case: cost at the larger size ÷ at the smaller, each round's, their median. */
-interface Growth {
-  label: string;
-  ours: number;
-  peer: number;
-}
-
-/** The memory cases, ours beside the peer's, on fresh limiters holding `n` subjects. */
-function memoryCases(n: number): [string, Sides][] {
+/** The three memory rows at `n` active subjects (`timing`: `WARM_UP` for the untimed pass). */
+async function memoryRows(n: number, timing = CPU_TIMING): Promise<Row[]> {
+  const subjects = subjectsOf(n);
   const allowed = ourLimiter(n);
   const peerAllowed = peerMemory(ROOMY_LIMIT, "allowed");
   const refused = ourLimiter(n);
@@ -150,50 +125,31 @@ function memoryCases(n: number): [string, Sides][] {
   const peerLimit = peerMemory(ROOMY_LIMIT, "limit");
   const peerCredits = peerMemory(ROOMY_LIMIT, "credits");
   return [
-    ["allowed check", {
-      ours: (s) => allowed.check(s, ROOMY),
-      peer: (s) => peerAllowed.consume(s),
-    }],
-    ["refused check", {
-      ours: (s) => refused.check(s, ONE),
-      peer: (s) => settle(peerRefused.consume(s)),
-    }],
-    ["policy + credits (peer: two consumes)", {
-      ours: (s) => credited.check(s, ROOMY, { credits: CREDITS }),
-      peer: async (s) => {
+    await row(
+      "allowed check",
+      subjects,
+      (s) => allowed.check(s, ROOMY),
+      (s) => peerAllowed.consume(s),
+      timing,
+    ),
+    await row(
+      "refused check",
+      subjects,
+      (s) => refused.check(s, ONE),
+      (s) => settle(peerRefused.consume(s)),
+      timing,
+    ),
+    await row(
+      "policy + credits (peer: two consumes)",
+      subjects,
+      (s) => credited.check(s, ROOMY, { credits: CREDITS }),
+      async (s) => {
         await peerLimit.consume(s);
         await peerCredits.consume(s);
       },
-    }],
+      timing,
+    ),
   ];
-}
-
-/**
- * The memory rows at both sizes, and the growth rows: for each case, ours and
- * the peer's at the smaller and the larger size are timed in the same rounds
- * (four operations in turn), so a row's ratio and a growth compare costs
- * measured side by side, not minutes apart on a machine whose load changes
- * (`timing`: `WARM_UP` for the untimed pass).
- */
-async function memoryRows(timing = CPU_TIMING): Promise<{ rows: Row[]; growth: Growth[] }> {
-  const [small, large] = SIZES;
-  const smallCases = memoryCases(small);
-  const largeCases = memoryCases(large);
-  const rows: Row[] = [];
-  const growth: Growth[] = [];
-  for (let c = 0; c < smallCases.length; c++) {
-    const [label, smallSides] = smallCases[c];
-    const ops = [
-      ...await activate(subjectsOf(small), smallSides),
-      ...await activate(subjectsOf(large), largeCases[c][1]),
-    ];
-    const [oursS, peerS, oursL, peerL] = await alternateCpu(ops, timing);
-    rows.push(rowOf(label, small, oursS, peerS), rowOf(label, large, oursL, peerL));
-    const grown = (l: Timing, s: Timing) => median(l.rounds.map((us, r) => us / s.rounds[r]));
-    growth.push({ label, ours: grown(oursL, oursS), peer: grown(peerL, peerS) });
-  }
-  rows.sort((a, b) => a.subjects - b.subjects); // by size, then case (a stable sort)
-  return { rows, growth };
 }
 
 /** The peer on a real service, or a reason it is skipped. */
@@ -244,10 +200,12 @@ async function remoteRow(kind: StoreKind): Promise<Row | string> {
   const { peer, close } = await peerOn(kind, url);
   try {
     const subjects = subjectsOf(100).map((s) => `${s}:${Date.now()}`);
-    return await row(`allowed check (${kind})`, subjects, {
-      ours: (s) => limiter.check(s, ROOMY),
-      peer: (s) => peer.consume(s),
-    });
+    return await row(
+      `allowed check (${kind})`,
+      subjects,
+      (s) => limiter.check(s, ROOMY),
+      (s) => peer.consume(s),
+    );
   } finally {
     await close();
     await real.close();
@@ -322,8 +280,9 @@ async function neighbourRow(kind: StoreKind): Promise<string[] | string> {
   }
 }
 
-await memoryRows(WARM_UP); // both sides' code compiled before any row is timed
-const { rows, growth } = await memoryRows();
+const rows: Row[] = [];
+await memoryRows(SIZES[0], WARM_UP); // both sides' code compiled before any row is timed
+for (const n of SIZES) rows.push(...await memoryRows(n));
 const skipped: string[] = [];
 for (const kind of ["redis", "postgres"] as const) {
   const row = await remoteRow(kind).catch((e) => `${kind}: failed (${(e as Error).message})`);
@@ -365,13 +324,12 @@ if (neighbours.length > 0) {
 
 const [small, large] = SIZES;
 printTable(
-  `Growth: cost at ${large.toLocaleString("en-US")} active subjects ÷ cost at ${small} ` +
-    "(each round's, timed in the same rounds; their median)",
+  `Growth: cost at ${large.toLocaleString("en-US")} active subjects ÷ cost at ${small}`,
   ["case", "ours", "peer", "target"],
-  growth.map(({ label, ours, peer }) => [
-    label,
-    `${fmt(ours)}×`,
-    `${fmt(peer)}×`,
-    `${verdict(ours <= peer)} (ours ≤ peer's)`,
-  ]),
+  ["allowed check", "refused check", "policy + credits (peer: two consumes)"].map((label) => {
+    const at = (n: number) => rows.find((r) => r.label === label && r.subjects === n)!;
+    const ours = at(large).ours.us / at(small).ours.us;
+    const peer = at(large).peer.us / at(small).peer.us;
+    return [label, `${fmt(ours)}×`, `${fmt(peer)}×`, `${verdict(ours <= peer)} (ours ≤ peer's)`];
+  }),
 );
