@@ -683,6 +683,9 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
    */
   const prepared = new WeakMap<RateLimitCheckOptions, Prepared>();
 
+  /** The compiled policies last passed as such (frozen): passed again, they are not looked up. */
+  let lastCompiled: readonly CompiledRateLimitPolicy[] | undefined;
+
   /** Validates a check and builds its counters; kept when its inputs cannot change. */
   const prepare = (
     subject: string,
@@ -691,9 +694,12 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
   ): Prepared => {
     assertSubject(subject);
     const { credits } = checkOptions;
-    const compiled = credits !== undefined && Array.isArray(policies) && policies.length === 0
+    const compiled = lastCompiled !== undefined && policies === lastCompiled
+      ? lastCompiled
+      : credits !== undefined && Array.isArray(policies) && policies.length === 0
       ? []
       : compileRateLimitPolicies(policies);
+    if (compiled === policies) lastCompiled = compiled;
     const cost = checkOptions.cost === undefined
       ? undefined
       : assertCost(checkOptions.cost, "cost");
