@@ -686,6 +686,9 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
    */
   const prepared = new WeakMap<RateLimitCheckOptions, Prepared>();
 
+  /** The compiled policies last passed as such (frozen): passed again, they are not looked up. */
+  let lastCompiled: readonly CompiledRateLimitPolicy[] | undefined;
+
   /** Validates a check and builds its counters; kept when its inputs cannot change. */
   const prepare = (
     subject: string,
@@ -694,9 +697,12 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
   ): Prepared => {
     assertSubject(subject);
     const { credits } = checkOptions;
-    const compiled = credits !== undefined && Array.isArray(policies) && policies.length === 0
+    const compiled = lastCompiled !== undefined && policies === lastCompiled
+      ? lastCompiled
+      : credits !== undefined && Array.isArray(policies) && policies.length === 0
       ? []
       : compileRateLimitPolicies(policies);
+    if (compiled === policies) lastCompiled = compiled;
     const cost = checkOptions.cost === undefined
       ? undefined
       : assertCost(checkOptions.cost, "cost");
@@ -764,12 +770,19 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     }
     const trace = taps.enter?.();
     const began = inProcess && taps.check !== undefined ? performance.now() : start;
-    const { counters, compiled, credits } = check;
-    const sent = door.check(counters, start, trace);
-    const answered = (answer: readonly CounterResult[] | Unanswered) =>
-      counted(began, trace, resultOf(answer, compiled, counters, credits));
-    return sent instanceof Promise ? sent.then(answered) : answered(sent);
+    const sent = door.check(check.counters, start, trace);
+    return sent instanceof Promise
+      ? later(sent, began, trace, check)
+      : counted(began, trace, resultOf(sent, check.compiled, check.counters, check.credits));
   };
+
+  /** The result of a check the store answers later (apart from `run`: no closure per in-process check). */
+  const later = (
+    sent: Promise<readonly CounterResult[] | Unanswered>,
+    began: number,
+    trace: unknown,
+    { counters, compiled, credits }: Prepared,
+  ) => sent.then((answer) => counted(began, trace, resultOf(answer, compiled, counters, credits)));
 
   const limiter: RateLimiter = {
     onStoreError,

@@ -1,7 +1,8 @@
 /**
  * The in-memory store (one process): a sliding window of sub-buckets per
- * window counter and a balance per credit counter, each bounded in number;
- * idle window counters swept as checks run. Constant work per check.
+ * window counter (a row of typed arrays) and a balance per credit counter,
+ * each bounded in number; idle window counters swept as checks run.
+ * Constant work per check.
  *
  * @module
  */
@@ -14,6 +15,7 @@ import type {
 } from "./store.ts";
 import { assertCount, MAX_CREDITS } from "./_checks.ts";
 import { assertKnownOptions } from "./_options.ts";
+import { answersWellFormed } from "./_door.ts";
 import { compileCreditChange } from "./credits.ts";
 import { settleBalance } from "./_refill.ts";
 import { Recency, type RecencyNode } from "./_recency.ts";
@@ -44,22 +46,40 @@ export interface MemoryRateLimitStore extends RateLimitStore {
   readCredits: NonNullable<RateLimitStore["readCredits"]>;
 }
 
-/** One window counter: its units per sub-bucket, in a ring of `SUB_BUCKETS + 1` slots. */
-interface Window {
-  readonly name: string;
-  readonly windowMs: number;
-  /** Units per sub-bucket, at `q % SLOTS` for the sub-buckets `head - SUB_BUCKETS`…`head`. */
-  readonly counts: number[];
-  /** Newest sub-bucket counted. */
-  head: number;
-  /** When the newest sub-bucket leaves (`leavesAt(head)`): from then on nothing is counted. */
-  idleAt: number;
-  /** Units in the ring. */
-  total: number;
-}
+/**
+ * Window counters live in typed arrays, a row each (no object per counter: a
+ * check reads one row of 17 numbers, where a `Map` of objects chased five
+ * pointers, so its cost grew with the number of counters held). Row `r` holds
+ * in `data` from `r * STRIDE`: its window (ms), newest sub-bucket counted,
+ * the ms that sub-bucket starts, the next one starts and it leaves (from then
+ * on nothing is counted: kept, so a check inside its sub-bucket divides
+ * nothing), units held, then its units per sub-bucket in a ring of `SLOTS`
+ * (for `head - SUB_BUCKETS`…`head`, the newest at its `RING` link).
+ */
+const WINDOW_MS = 0;
+const HEAD = 1;
+const START = 2;
+const NEXT_AT = 3;
+const IDLE_AT = 4;
+const TOTAL = 5;
+const COUNTS = 6;
+const SLOTS = SUB_BUCKETS + 1;
+const STRIDE = COUNTS + SLOTS;
 
 /**
- * One subject's counters of one kind, a node of the order of use. Keyed by
+ * Row `r`'s links, in `links` from `r * LINKS`: the rows next to it in the
+ * order of use (older, newer), the next row of its subject or the next free
+ * row (-1: none), and its newest sub-bucket's place in the ring. One array: a
+ * check reads one cache line of links, not four.
+ */
+const OLDER = 0;
+const NEWER = 1;
+const NEXT = 2;
+const RING = 3;
+const LINKS = 4;
+
+/**
+ * One subject's credit balances, a node of the order of use. Keyed by
  * the subject alone: a `Map` lookup of a string the caller keeps (a key id)
  * reuses its hash, where a key built per check would be hashed every time.
  */
@@ -67,54 +87,72 @@ interface Held<T> extends RecencyNode {
   readonly items: T[];
 }
 
-const SLOTS = SUB_BUCKETS + 1;
-
-/** The ring slot of sub-bucket `q` (a negative `q` from a clock before 1970 included). */
-function slot(q: number): number {
-  const i = q % SLOTS;
-  return i < 0 ? i + SLOTS : i;
+/**
+ * Moves row `r` (at `at` of `data`, its newest sub-bucket in the ring at its
+ * `RING` link) to sub-bucket `q`, clearing the sub-buckets that left (at most
+ * `SLOTS`). Ring places are kept as small integers (sub-bucket numbers are
+ * past 2^31: a `%` of them would be a floating-point remainder per check).
+ */
+function advance(data: Float64Array, links: Int32Array, r: number, q: number): void {
+  const at = r * STRIDE;
+  const steps = q - data[at + HEAD];
+  if (steps >= SLOTS) {
+    data.fill(0, at + TOTAL, at + STRIDE);
+    links[r * LINKS + RING] = 0;
+  } else {
+    let i = links[r * LINKS + RING];
+    for (let k = 0; k < steps; k++) {
+      if (++i === SLOTS) i = 0;
+      data[at + TOTAL] -= data[at + COUNTS + i];
+      data[at + COUNTS + i] = 0;
+    }
+    links[r * LINKS + RING] = i;
+  }
+  moveHead(data, at, q);
 }
 
-/** Moves `window` to sub-bucket `q`, clearing the sub-buckets that left (at most `SLOTS`). */
-function advance(window: Window, q: number): void {
-  if (q - window.head >= SLOTS) {
-    window.counts.fill(0);
-    window.total = 0;
-  } else {
-    for (let h = window.head + 1; h <= q; h++) {
-      const i = slot(h);
-      window.total -= window.counts[i];
-      window.counts[i] = 0;
-    }
-  }
-  window.head = q;
-  window.idleAt = leavesAt(q, window.windowMs);
+/** Sets the newest sub-bucket of the row at `at` to `q`, with the moments it starts, ends and leaves at. */
+function moveHead(data: Float64Array, at: number, q: number): void {
+  const windowMs = data[at + WINDOW_MS];
+  data[at + HEAD] = q;
+  data[at + START] = bucketStart(q, windowMs);
+  data[at + NEXT_AT] = bucketStart(q + 1, windowMs);
+  data[at + IDLE_AT] = leavesAt(q, windowMs);
 }
 
 /**
- * The answer of one counter at moment `at` of its sub-bucket `head` (after
+ * The answer of row `r` at moment `now` of its sub-bucket `head` (after
  * consuming, if it did): sub-buckets walked from the oldest counted, at most
  * `SLOTS` of them.
  */
 function answer(
-  window: Window,
+  data: Float64Array,
+  links: Int32Array,
+  r: number,
   counter: WindowCounter,
-  at: number,
+  now: number,
   consumed: boolean,
 ): CounterResult {
   const { limit, windowMs, cost } = counter;
-  const { counts, head, total } = window;
+  const at = r * STRIDE;
+  const head = data[at + HEAD];
+  const total = data[at + TOTAL];
+  // A clock that stepped back counts at the start of the newest sub-bucket.
+  const start = data[at + START];
+  const t = now < start ? start : now;
   const oldest = head - SUB_BUCKETS;
-  let i = slot(oldest);
+  const counts = at + COUNTS;
+  const newest = links[r * LINKS + RING];
+  let i = newest === SUB_BUCKETS ? 0 : newest + 1;
   if (consumed || total + cost <= limit) {
     if (total === 0) return { allowed: true, remaining: limit, resetMs: 0 };
     // Every unit in the newest sub-bucket (a steady key's usual case): no walk.
-    if (counts[slot(head)] === total) {
-      return { allowed: true, remaining: limit - total, resetMs: leavesAt(head, windowMs) - at };
+    if (data[counts + newest] === total) {
+      return { allowed: true, remaining: limit - total, resetMs: data[at + IDLE_AT] - t };
     }
     for (let q = oldest; q <= head; q++) {
-      if (counts[i] > 0) {
-        return { allowed: true, remaining: limit - total, resetMs: leavesAt(q, windowMs) - at };
+      if (data[counts + i] > 0) {
+        return { allowed: true, remaining: limit - total, resetMs: leavesAt(q, windowMs) - t };
       }
       if (++i === SLOTS) i = 0;
     }
@@ -123,9 +161,9 @@ function answer(
   if (cost <= limit) {
     let freed = 0;
     for (let q = oldest; q <= head; q++) {
-      freed += counts[i];
+      freed += data[counts + i];
       if (freed >= total + cost - limit) {
-        return { allowed: false, remaining: limit - total, resetMs: leavesAt(q, windowMs) - at };
+        return { allowed: false, remaining: limit - total, resetMs: leavesAt(q, windowMs) - t };
       }
       if (++i === SLOTS) i = 0;
     }
@@ -150,8 +188,8 @@ interface Balance {
  * `checkNow`; deadlines are compared with `Date.now()` (the caller's clock:
  * the store is in its process; `now` moves counting time only).
  * `readCredits` writes nothing (not even a touch). Work per check and memory
- * per counter are constant: at most `maxCounters` window counters of 11
- * sub-bucket counts each, and as many balances.
+ * per counter are constant: at most `maxCounters` window counters (a row of
+ * 17 numbers each, the room of dropped ones reused), and as many balances.
  *
  * @example
  * ```ts
@@ -169,27 +207,86 @@ export function createMemoryRateLimitStore(
   assertKnownOptions(options, ["maxCounters", "now"], "createMemoryRateLimitStore");
   const maxCounters = assertCount(options.maxCounters ?? 100_000, 1, "maxCounters");
   const clock = options.now ?? Date.now;
-  const windows = new Recency<Held<Window>>();
   const balances = new Recency<Held<Balance>>();
-  let windowCount = 0;
   let balanceCount = 0;
 
-  /** Whether nothing is counted any more in `held`'s windows at `now`. */
-  const idle = (held: Held<Window>, now: number) => {
-    for (const w of held.items) if (now < w.idleAt) return false;
-    return true;
+  // Window counters: a row each (see `STRIDE`), rows found by subject (the
+  // first of the subject's rows, the others chained by `NEXT`), in order of
+  // use through `OLDER`/`NEWER` (-1: none); free rows chained by `NEXT`.
+  let capacity = 0;
+  let data = new Float64Array(0);
+  let links = new Int32Array(0);
+  const names: string[] = [];
+  const subjects: string[] = [];
+  const firstRow = new Map<string, number>();
+  let oldestRow = -1;
+  let newestRow = -1;
+  let freeRow = -1;
+  let windowCount = 0;
+
+  /** Doubles the rows (rows held are at most `maxCounters` + one check's counters: memory stays bounded). */
+  const grow = () => {
+    const size = Math.max(64, capacity * 2);
+    const copy = <A extends Float64Array | Int32Array>(from: A, to: A) => {
+      to.set(from);
+      return to;
+    };
+    data = copy(data, new Float64Array(size * STRIDE));
+    links = copy(links, new Int32Array(size * LINKS));
+    for (let r = capacity; r < size; r++) {
+      links[r * LINKS + NEXT] = r + 1 < size ? r + 1 : freeRow;
+      names.push("");
+      subjects.push("");
+    }
+    freeRow = capacity;
+    capacity = size;
+  };
+
+  /** Puts row `r` at the newest end of the order of use. */
+  const append = (r: number) => {
+    links[r * LINKS + OLDER] = newestRow;
+    links[r * LINKS + NEWER] = -1;
+    if (newestRow === -1) oldestRow = r;
+    else links[newestRow * LINKS + NEWER] = r;
+    newestRow = r;
+  };
+
+  /** Takes row `r` out of the order of use. */
+  const unlink = (r: number) => {
+    const o = links[r * LINKS + OLDER];
+    const n = links[r * LINKS + NEWER];
+    if (o === -1) oldestRow = n;
+    else links[o * LINKS + NEWER] = n;
+    if (n === -1) newestRow = o;
+    else links[n * LINKS + OLDER] = o;
+  };
+
+  /** Drops row `r`: out of the order of use and its subject's chain, onto the free rows. */
+  const remove = (r: number) => {
+    unlink(r);
+    const subject = subjects[r];
+    const first = firstRow.get(subject)!;
+    if (first !== r) {
+      let p = first;
+      while (links[p * LINKS + NEXT] !== r) p = links[p * LINKS + NEXT];
+      links[p * LINKS + NEXT] = links[r * LINKS + NEXT];
+    } else if (links[r * LINKS + NEXT] === -1) firstRow.delete(subject);
+    else firstRow.set(subject, links[r * LINKS + NEXT]);
+    names[r] = subjects[r] = "";
+    links[r * LINKS + NEXT] = freeRow;
+    freeRow = r;
+    windowCount--;
   };
 
   /**
-   * Drops idle subjects (nothing counted at `now`) from the least recently
-   * checked end, at most `n` of them, and any over the bounds.
+   * Drops idle window counters (nothing counted at `now`) from the least
+   * recently checked end, at most `n` of them, and any over the bounds.
    */
   const sweep = (now: number, n: number) => {
-    for (let oldest = windows.oldest; oldest !== undefined; oldest = windows.oldest) {
-      if (windowCount <= maxCounters && (n-- <= 0 || !idle(oldest, now))) break;
-      windows.remove(oldest);
-      windowCount -= oldest.items.length;
-    }
+    while (
+      oldestRow !== -1 &&
+      (windowCount > maxCounters || (n-- > 0 && now >= data[oldestRow * STRIDE + IDLE_AT]))
+    ) remove(oldestRow);
     for (let oldest = balances.oldest; oldest !== undefined; oldest = balances.oldest) {
       if (balanceCount <= maxCounters) break;
       balances.remove(oldest);
@@ -236,32 +333,51 @@ export function createMemoryRateLimitStore(
     return settle(counter, balance, now, true);
   };
 
-  /** `counter`'s window, moved to `now` (a clock that stepped back leaves it where it is). */
-  const windowOf = (counter: WindowCounter, now: number): Window => {
-    const { name, windowMs } = counter;
-    const q = subBucket(now, windowMs);
-    const { items } = heldOf(windows, counter.subject);
-    for (const window of items) {
-      if (window.name === name && window.windowMs === windowMs) {
-        if (q > window.head) advance(window, q);
-        return window;
+  /** The row of `counter`'s window, used now and moved to `now` (a clock that stepped back leaves it where it is). */
+  const windowOf = (counter: WindowCounter, now: number): number => {
+    const { subject, name, windowMs } = counter;
+    const first = firstRow.get(subject) ?? -1;
+    for (let r = first; r !== -1; r = links[r * LINKS + NEXT]) {
+      if (names[r] === name && data[r * STRIDE + WINDOW_MS] === windowMs) {
+        if (r !== newestRow) {
+          unlink(r);
+          append(r);
+        }
+        // Inside the newest sub-bucket by more than 1 ms (a fractional clock included): no division.
+        const at = r * STRIDE;
+        if (now < data[at + START] || now >= data[at + NEXT_AT] - 1) {
+          const q = subBucket(now, windowMs);
+          if (q > data[at + HEAD]) advance(data, links, r, q);
+        }
+        return r;
       }
     }
-    const window = {
-      name,
-      windowMs,
-      counts: new Array(SLOTS).fill(0),
-      head: q,
-      idleAt: leavesAt(q, windowMs),
-      total: 0,
-    };
-    items.push(window);
-    windowCount++;
-    return window;
+    return addWindow(counter, first, now);
   };
 
-  /** Each counter's window or balance during one check (reused: a check runs synchronously). */
-  const held: (Window | Balance)[] = [];
+  /** A new row for `counter`'s window at `now`, first of its subject's rows (`first`: the others). */
+  const addWindow = (counter: WindowCounter, first: number, now: number): number => {
+    const { subject, name, windowMs } = counter;
+    if (freeRow === -1) grow();
+    const r = freeRow;
+    freeRow = links[r * LINKS + NEXT];
+    names[r] = name;
+    subjects[r] = subject;
+    links[r * LINKS + NEXT] = first;
+    firstRow.set(subject, r);
+    append(r);
+    windowCount++;
+    const at = r * STRIDE;
+    data[at + WINDOW_MS] = windowMs;
+    moveHead(data, at, subBucket(now, windowMs));
+    data.fill(0, at + TOTAL, at + STRIDE);
+    links[r * LINKS + RING] = 0;
+    return r;
+  };
+
+  /** Each counter's window row or balance during one check (reused: a check runs synchronously). */
+  const rows: number[] = [];
+  const held: Balance[] = [];
 
   const checkAt = (counters: readonly RateLimitCounter[], now: number): CounterResult[] => {
     const n = counters.length;
@@ -271,11 +387,12 @@ export function createMemoryRateLimitStore(
       if (counter.kind === "credit") {
         const balance = balanceOf(counter, now);
         held[i] = balance;
+        rows[i] = -1;
         if (balance.credits < counter.cost) consume = false;
       } else {
-        const window = windowOf(counter, now);
-        held[i] = window;
-        if (window.total + counter.cost > counter.limit) consume = false;
+        const r = windowOf(counter, now);
+        rows[i] = r;
+        if (data[r * STRIDE + TOTAL] + counter.cost > counter.limit) consume = false;
       }
     }
     const results: CounterResult[] = new Array(n);
@@ -283,7 +400,7 @@ export function createMemoryRateLimitStore(
       const counter = counters[i];
       const consumed = consume && counter.cost > 0;
       if (counter.kind === "credit") {
-        const balance = held[i] as Balance;
+        const balance = held[i];
         const { amount, resetMs } = balance;
         const allowed = balance.credits >= counter.cost;
         results[i] = {
@@ -294,18 +411,19 @@ export function createMemoryRateLimitStore(
         if (consumed) balance.credits -= counter.cost;
         continue;
       }
-      const window = held[i] as Window;
+      const r = rows[i];
       if (consumed) {
-        window.counts[slot(window.head)] += counter.cost;
-        window.total += counter.cost;
+        data[r * STRIDE + COUNTS + links[r * LINKS + RING]] += counter.cost;
+        data[r * STRIDE + TOTAL] += counter.cost;
       }
-      // A clock that stepped back counts at the start of the newest sub-bucket.
-      const at = Math.max(now, bucketStart(window.head, counter.windowMs));
-      results[i] = answer(window, counter, at, consumed);
+      results[i] = answer(data, links, r, counter, now, consumed);
     }
     sweep(now, n + 1);
     return results;
   };
+
+  const checkNow = (counters: readonly RateLimitCounter[]) => checkAt(counters, clock());
+  answersWellFormed(checkNow); // the limiter does not check its answers again
 
   /** Runs `fn` as a promise: its throw becomes a rejection. */
   const promised = <T>(fn: () => T): Promise<T> => {
@@ -327,7 +445,7 @@ export function createMemoryRateLimitStore(
           return Date.now() < deadline ? checkAt(counters, clock()) : null;
         }),
       })),
-    checkNow: (counters) => checkAt(counters, clock()),
+    checkNow,
     changeCredits: (counter, change, deadline) =>
       promised(() => {
         const valid = compileCreditChange(change);

@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
+  answersWellFormed,
   createStoreDoor,
   MAX_BATCH,
   MAX_IN_FLIGHT,
@@ -8,6 +9,7 @@ import {
   Unanswered,
 } from "../../rate_limits/_door.ts";
 import type { CounterResult, RateLimitStore, WindowCounter } from "../../rate_limits/store.ts";
+import { createMemoryRateLimitStore } from "../../rate_limits/memory_store.ts";
 import { FakeRemoteStore } from "./_fake_store.ts";
 
 const window = (subject: string, limit = 1_000_000): WindowCounter => ({
@@ -255,6 +257,22 @@ describe("createStoreDoor", () => {
       globalThis.setTimeout = timers;
     }
     assert.equal(armed, 0);
+  });
+
+  it("checks in-process answers again unless its checkNow is marked well-formed (the memory store's; one replaced on it is checked)", () => {
+    const yes = () => [{ allowed: "yes", remaining: 1, resetMs: 0 }] as unknown as CounterResult[];
+    const store: RateLimitStore = {
+      checkBatch: () => Promise.resolve({ results: [] }),
+      checkNow: yes,
+    };
+    assert.throws(() => createStoreDoor(store, 1_000).check([window("a")], 0), /malformed/);
+    answersWellFormed(yes);
+    assert.deepEqual(createStoreDoor(store, 1_000).check([window("a")], 0), yes());
+    const memory = createMemoryRateLimitStore();
+    const [answer] = createStoreDoor(memory, 1_000).check([window("a")], 0) as CounterResult[];
+    assert.equal(answer.remaining, 999_999);
+    memory.checkNow = () => [];
+    assert.throws(() => createStoreDoor(memory, 1_000).check([window("a")], 0), /malformed/);
   });
 
   it("other calls share the slots and the deadline: a stalled store holds at most MAX_IN_FLIGHT of them", async () => {

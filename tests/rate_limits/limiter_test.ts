@@ -79,6 +79,18 @@ describe("createRateLimiter", () => {
         /one name counts one window/,
       );
     }
+    // Compiled policies passed again are not looked up; other policies still are, after them.
+    const limiter = createRateLimiter({ ...quiet });
+    const compiled = compileRateLimitPolicies([api]);
+    await assert.rejects(limiter.check("k", undefined as never), /policies must be a list/);
+    assert.equal((await limiter.check("k", compiled)).allowed, true);
+    for (const bad of [undefined, [], [{ ...api, limit: 0 }]]) {
+      await assert.rejects(
+        limiter.check("k", bad as never),
+        /rate-limit policies must be a list|"api": limit/,
+      );
+    }
+    assert.equal((await limiter.check("k", compiled)).policies[0].remaining, api.limit - 2);
     assert.throws(() => createRateLimiter({ onStoreError: "maybe" as "open" }), TypeError);
     assert.throws(() => createRateLimiter({ timeoutMs: 0 }), TypeError);
     assert.throws(() => createRateLimiter({ timeoutMs: 60_001 }), TypeError);

@@ -128,6 +128,62 @@ describe("createMemoryRateLimitStore", () => {
     assert.equal(store.size, 2, "every idle counter dropped as checks ran");
   });
 
+  it("answers as the reference with sub-buckets of a fractional length (moments 1 ms either side of their edges, where a check inside its sub-bucket divides nothing)", () => {
+    fc.assert(
+      fc.property(commands, (script) => {
+        let now = 1_000_000;
+        const store = createMemoryRateLimitStore({ now: () => now });
+        const reference = new ReferenceStore();
+        for (const command of script) {
+          now += command.advanceMs;
+          // Windows of 1,003, 403 and 2,503 ms: sub-buckets start between two ms.
+          const counters = countersOf(command).map((c) => ({ ...c, windowMs: c.windowMs + 3 }));
+          assert.deepEqual(store.checkNow(counters), reference.check(counters, now));
+        }
+      }),
+      { numRuns: 300 },
+    );
+    // Sub-buckets of 100.3 ms: sub-bucket 11 starts at 1,104 (1,103.3 rounded up).
+    let now = 0;
+    const store = createMemoryRateLimitStore({ now: () => now });
+    const odd = counter("a", 1, 2, 1_003);
+    store.checkNow([odd]);
+    now = 100;
+    store.checkNow([odd]);
+    now = 1_103; // the first sub-bucket still counted
+    assert.deepEqual(store.checkNow([odd]), [{ allowed: false, remaining: 0, resetMs: 1 }]);
+    now = 1_104; // its units left, in the first ms of the next sub-bucket
+    assert.deepEqual(store.checkNow([odd]), [{ allowed: true, remaining: 1, resetMs: 1_103 }]);
+  });
+
+  it("drops an idle window of a subject whose other windows still count, and reuses dropped counters' room from zero", () => {
+    let now = 0;
+    const store = createMemoryRateLimitStore({ maxCounters: 3, now: () => now });
+    const minute = { ...counter("a"), name: "minute", windowMs: 60_000 };
+    const second = { ...counter("a"), name: "second" };
+    const third = { ...counter("a"), name: "third", windowMs: 5_000 };
+    store.checkNow([second, minute, third]);
+    store.checkNow([second, minute, third]);
+    assert.equal(store.size, 3);
+    now = 2_000; // "second" idle, the others still count
+    store.checkNow([{ ...minute, cost: 0 }]);
+    assert.equal(store.size, 2, "the idle window of a went, its others stayed");
+    assert.deepEqual(store.checkNow([{ ...third, cost: 0 }, { ...minute, cost: 0 }]), [
+      { allowed: true, remaining: 0, resetMs: 3_500 },
+      { allowed: true, remaining: 0, resetMs: 64_000 },
+    ]);
+    // Past maxCounters the least recently checked go; new counters start from zero in their room.
+    for (const subject of ["b", "c", "d", "e"]) {
+      assert.deepEqual(store.checkNow([counter(subject)]), [
+        { allowed: true, remaining: 1, resetMs: 1_100 },
+      ]);
+    }
+    assert.equal(store.size, 3);
+    assert.deepEqual(store.checkNow([{ ...second, cost: 0 }]), [
+      { allowed: true, remaining: 2, resetMs: 0 },
+    ]);
+  });
+
   it("counts from its newest sub-bucket when the clock steps back", () => {
     let now = 10_000;
     const store = createMemoryRateLimitStore({ now: () => now });
