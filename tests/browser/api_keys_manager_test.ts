@@ -116,6 +116,25 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     await page.waitForFunction(() => customElements.get("api-keys-manager") !== undefined);
   }
 
+  /** Runs `body` with `page` at 200 % zoom (a 1280x800 window at 200 %: 640x400 CSS px) on `path`. */
+  async function atZoom(path: string, body: () => Promise<void>): Promise<void> {
+    const main = page;
+    const zoomed = await browser.newContext({
+      locale: "en-US",
+      timezoneId: "Europe/Paris",
+      viewport: { width: 640, height: 400 },
+      deviceScaleFactor: 2,
+    });
+    try {
+      page = await zoomed.newPage();
+      await page.goto(fake.origin + path);
+      await body();
+    } finally {
+      await zoomed.close();
+      page = main;
+    }
+  }
+
   const root = "document.querySelector('api-keys-manager').shadowRoot";
   const inShadow = <T>(expression: string): Promise<T> =>
     page.evaluate(`(() => { const r = ${root}; return ${expression}; })()`) as Promise<T>;
@@ -638,23 +657,8 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
           await open(host, width);
           await checkStates(host, `${width} px`, background);
         }
-        // 200 % zoom: a 1280x800 window at 200 % is 640x400 CSS px.
-        const main = page;
-        const zoomed = await browser.newContext({
-          locale: "en-US",
-          timezoneId: "Europe/Paris",
-          viewport: { width: 640, height: 400 },
-          deviceScaleFactor: 2,
-        });
-        try {
-          page = await zoomed.newPage();
-          fake.keys = matrixKeys();
-          await page.goto(fake.origin + host);
-          await checkStates(host, "200 %", background);
-        } finally {
-          await zoomed.close();
-          page = main;
-        }
+        fake.keys = matrixKeys();
+        await atZoom(host, () => checkStates(host, "200 %", background));
       }
     },
     () => {
@@ -758,16 +762,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
 
   test("200 % zoom: a 1280x800 window at 200 % (640x400 CSS px): cards, no horizontal scroll, dialogs fit", async () => {
     fake.keys = [key("k951", { name: LONG }), key("k952", { name: "zoomed" })];
-    const main = page;
-    const zoomed = await browser.newContext({
-      locale: "en-US",
-      timezoneId: "Europe/Paris",
-      viewport: { width: 640, height: 400 },
-      deviceScaleFactor: 2,
-    });
-    page = await zoomed.newPage();
-    try {
-      await page.goto(fake.origin + "/");
+    await atZoom("/", async () => {
       await waitForText(page, "zoomed", "table");
       assert.deepEqual(await page.evaluate(() => [innerWidth, devicePixelRatio]), [640, 2]);
       assert.equal(
@@ -785,10 +780,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       await act(LONG, "Revoke");
       await assertFits(page, "revoke of a 200-character name at 200 %");
       assert.deepEqual(await violations(page), []);
-    } finally {
-      await zoomed.close();
-      page = main;
-    }
+    });
   });
 
   test("activity: the audit log for the tenant and per key, Load more, keyboard, 0 violations; only with can.audit", async () => {
