@@ -435,9 +435,11 @@ export class ApiKeysService {
   /**
    * Flushes the usage counts held in memory and writes the credit balances
    * of a Redis limiter store back (see `persistIntervalMs`), stopping their
-   * timers (the Nest module calls it on shutdown). Rejects with the first
-   * failure (`ApiKeyStorageError` for a write); what failed stays held for
-   * another `close()`.
+   * timers (the Nest module calls it on shutdown), then waits for the audit
+   * records written in the background (refusal aggregates, the jobs'
+   * records, checkpoints). Rejects with the first failure
+   * (`ApiKeyStorageError` for a write); what failed stays held for another
+   * `close()`.
    */
   async close(): Promise<void> {
     const settings = this.#settings;
@@ -445,6 +447,7 @@ export class ApiKeysService {
       settings.recordsUsage ? settings.loaded().then(() => settings.usage?.close()) : undefined,
       this.#credits.use((book) => book.close()),
     ]);
+    if (settings.audits) await settings.loaded().then(() => settings.audit?.settled(), () => {});
     for (const result of [usage, credits]) if (result.status === "rejected") throw result.reason;
   }
 }

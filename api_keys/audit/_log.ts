@@ -8,7 +8,7 @@
  */
 import type { ApiKeyEvent } from "../events.ts";
 import type { AuditAccess } from "../storage/_access.ts";
-import { callDetached, type Dispatch, warnOnce } from "../_sinks.ts";
+import { type Dispatch, warnOnce } from "../_sinks.ts";
 import { fail } from "../_input.ts";
 import { auditOptions } from "../_options.ts";
 import { canonicalJson, checkpointValid, signCheckpoint, verifyAuditChain } from "./chain.ts";
@@ -103,6 +103,8 @@ export class AuditLog {
   readonly #emit: Dispatch<ApiKeyEvent> | undefined;
   readonly #since = new Map<string, { count: number; atMs: number }>();
   readonly #failed = warnOnce("audit");
+  /** Records and checkpoints being written in the background (see `settled`). */
+  readonly #pending = new Set<Promise<void>>();
 
   /** Checks `options` (a `TypeError` naming `label`) over the storage's audit capability. */
   constructor(
@@ -178,7 +180,7 @@ export class AuditLog {
       { hour: change(null, hour), refused: change(null, refused) },
       "refused",
     );
-    callDetached(() => this.append(audit), [], this.#failed);
+    this.#detach(() => this.append(audit));
   }
 
   /** Appends `audit` alone (a change outside the key records), then counts it. */
@@ -204,16 +206,12 @@ export class AuditLog {
     const { checkpointEvery, checkpointIntervalMs } = this.#options;
     if (since.count < checkpointEvery && nowMs - since.atMs < checkpointIntervalMs) return;
     this.#since.set(tenantId, { count: 0, atMs: nowMs });
-    callDetached(
-      async () => {
-        const checkpoint = await this.checkpoint(tenantId);
-        if (checkpoint !== null) {
-          this.#emit?.({ type: "api_key.audit_checkpoint", at: this.#clock(), checkpoint });
-        }
-      },
-      [],
-      this.#failed,
-    );
+    this.#detach(async () => {
+      const checkpoint = await this.checkpoint(tenantId);
+      if (checkpoint !== null) {
+        this.#emit?.({ type: "api_key.audit_checkpoint", at: this.#clock(), checkpoint });
+      }
+    });
   }
 
   /**
@@ -222,7 +220,21 @@ export class AuditLog {
    * Detached; a failure is warned about once.
    */
   observe(event: ApiKeyEvent): void {
-    callDetached(() => this.#observe(event), [], this.#failed);
+    this.#detach(() => this.#observe(event));
+  }
+
+  /** Resolves once every record and checkpoint written in the background has settled. */
+  async settled(): Promise<void> {
+    while (this.#pending.size > 0) await Promise.all(this.#pending);
+  }
+
+  /** Runs `write` in the background: a failure is warned about once, `settled` waits for it. */
+  #detach(write: () => Promise<void> | undefined): void {
+    const pending = new Promise<void>((resolve) => resolve(write())).then(
+      undefined,
+      this.#failed,
+    ).finally(() => this.#pending.delete(pending));
+    this.#pending.add(pending);
   }
 
   #observe(event: ApiKeyEvent): Promise<void> | undefined {

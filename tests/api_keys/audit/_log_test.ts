@@ -429,7 +429,6 @@ describe("api_keys/audit/_log.ts", () => {
         await service.revoke(id);
         for (let i = 0; i < 3; i++) await assert.rejects(service.verify(key));
         await service.close();
-        await new Promise((resolve) => setTimeout(resolve, 0));
         const { records } = await service.auditLog("t");
         const refused = records.filter((r) => r.action === "key.verifications_refused");
         assert.deepEqual(
@@ -454,6 +453,35 @@ describe("api_keys/audit/_log.ts", () => {
           }),
         /refusedVerifications must be a boolean/,
       );
+    } finally {
+      console.info = info;
+    }
+  });
+  it("close() waits for the records written in the background (a slow storage loses none)", async () => {
+    const info = console.info;
+    console.info = () => {};
+    try {
+      const storage = new InMemoryApiKeyStorage();
+      const append = storage.appendAudit.bind(storage);
+      storage.appendAudit = async (audit) => {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        return await append(audit);
+      };
+      const { service } = makeService({
+        storage,
+        audit: { checkpointKey: CHECKPOINT_KEY, refusedVerifications: true },
+        usage: { flushIntervalMs: 3_600_000 },
+      });
+      const { id, key } = await service.create({ tenantId: "t", name: "ci", scopes: SCOPES });
+      await service.revoke(id);
+      await assert.rejects(service.verify(key));
+      await service.close();
+      const { records } = await service.auditLog("t");
+      assert.deepEqual(
+        records.toSorted((a, b) => a.seq - b.seq).map((r) => r.action),
+        ["key.created", "key.revoked", "key.verifications_refused"],
+      );
+      assert.equal((await service.verifyAuditLog("t")).ok, true);
     } finally {
       console.info = info;
     }
