@@ -463,6 +463,29 @@ interface Check {
   readonly options: RateLimitCheckOptions;
   /** At the last other cost asked (a route's). */
   costed?: RateLimitCheckOptions;
+  /** The allowed answer's fields, once built (see `layoutOf`); `null`: copied per request. */
+  layout?: ApiKeyContext | null;
+}
+
+/**
+ * The fields of an allowed answer of `check` for `context`, in the order of a copy
+ * (the context's own, then the answers' it carries, unset), or `null` when the
+ * context could change between requests (not frozen, a getter, another prototype):
+ * copied anew per request then.
+ */
+function layoutOf(context: ApiKeyContext, check: Check, plan: KeyPlan): ApiKeyContext | null {
+  if (!Object.isFrozen(context) || Object.getPrototypeOf(context) !== Object.prototype) return null;
+  for (const key of Reflect.ownKeys(context)) {
+    if (!("value" in Object.getOwnPropertyDescriptor(context, key)!)) return null;
+  }
+  const layout: ApiKeyContext & ApiKeyLimitAnswers = { ...context };
+  if (check.policies.length > 0) layout.rateLimitResults = undefined;
+  if (plan.balances !== undefined) {
+    layout.creditResult = undefined;
+    layout.creditBalance = undefined;
+    if (plan.pooled) layout.tenantCreditResult = undefined;
+  }
+  return layout;
 }
 
 /** Most route picks a key's plan keeps (an inline route list made per request is not kept past it). */
@@ -477,6 +500,8 @@ class KeyPlan {
   readonly keySubject: string;
   readonly balances: readonly RateLimitCredits[] | undefined;
   readonly owners: readonly ApiKeyCreditBalanceOwner[];
+  /** Whether a check spends the tenant's pool (its last balance). */
+  readonly pooled: boolean;
   /** Checks by the base list (the key's or a resolver's) and the route. */
   readonly #checks = new WeakMap<object, Map<unknown, Check>>();
   /** The check of the last base asked with no route (the common request): no lookup. */
@@ -508,6 +533,7 @@ class KeyPlan {
         )
       ));
     this.owners = Object.freeze(balances.map((b) => b.owner));
+    this.pooled = this.owners.at(-1) === "tenant";
   }
 
   /** The key's own policies compiled (a `TypeError` for a bad stored list, asked again next time). */
@@ -614,6 +640,9 @@ export class RequestLimits {
     options: AuthorizeOptions,
   ): ApiKeyContext | Promise<ApiKeyContext> {
     if (options.rateLimits === false) return context;
+    // A key's plan is built once SHA-256 has loaded: found, it needs no other look-up.
+    const known = this.#resolve === undefined ? PLANS.get(context) : undefined;
+    if (known !== undefined) return this.#check(context, options, known.own, known);
     // Counter subjects of long ids are hashed: wait once for SHA-256 to load.
     if (loadedSha256() === undefined) {
       return loadSha256().then(() => this.apply(context, options));
@@ -693,13 +722,28 @@ export class RequestLimits {
     }
     // The limiter's answers are fresh per check: kept as they are, not copied. Written
     // into the context's one copy when allowed, else into the error.
+    const balances = result.balances;
+    if (result.allowed) {
+      // The copy of a context that cannot change starts from its check's layout: one
+      // clone, its fields then filled in (no property added, so no new shape per request).
+      const layout = check.layout ?? (check.layout = layoutOf(context, check, plan));
+      if (layout !== null && (balances !== undefined) === (plan.balances !== undefined)) {
+        const answered = { ...layout };
+        if (check.policies.length > 0) answered.rateLimitResults = result.policies;
+        if (balances !== undefined) {
+          answered.creditResult = balances[0];
+          answered.creditBalance = plan.owners[0];
+          if (plan.pooled) answered.tenantCreditResult = balances[balances.length - 1];
+        }
+        return Object.freeze(answered);
+      }
+    }
     const answers: ApiKeyLimitAnswers = result.allowed ? { ...context } : {};
     if (check.policies.length > 0) answers.rateLimitResults = result.policies;
-    const balances = result.balances;
     if (balances !== undefined) {
       answers.creditResult = balances[0];
       answers.creditBalance = plan.owners[0];
-      if (plan.owners.at(-1) === "tenant") answers.tenantCreditResult = balances.at(-1);
+      if (plan.pooled) answers.tenantCreditResult = balances.at(-1);
     }
     if (result.allowed) return Object.freeze(answers as ApiKeyContext);
     // A rate limit clears sooner than credits refill: its code wins when both deny.
