@@ -502,6 +502,8 @@ class KeyPlan {
   readonly owners: readonly ApiKeyCreditBalanceOwner[];
   /** Whether a check spends the tenant's pool (its last balance). */
   readonly pooled: boolean;
+  /** Whether the key has neither policies nor credits. */
+  readonly idle: boolean;
   /** Checks by the base list (the key's or a resolver's) and the route. */
   readonly #checks = new WeakMap<object, Map<unknown, Check>>();
   /** The check of the last base asked with no route (the common request): no lookup. */
@@ -534,6 +536,7 @@ class KeyPlan {
       ));
     this.owners = Object.freeze(balances.map((b) => b.owner));
     this.pooled = this.owners.at(-1) === "tenant";
+    this.idle = this.#rateLimits === undefined && this.balances === undefined;
   }
 
   /** The key's own policies compiled (a `TypeError` for a bad stored list, asked again next time). */
@@ -642,7 +645,11 @@ export class RequestLimits {
     if (options.rateLimits === false) return context;
     // A key's plan is built once SHA-256 has loaded: found, it needs no other look-up.
     const known = this.#resolve === undefined ? PLANS.get(context) : undefined;
-    if (known !== undefined) return this.#check(context, options, known.own, known);
+    if (known !== undefined) {
+      // A key with neither policies nor credits, on a route adding none: nothing to check.
+      if (known.idle && options.rateLimits === undefined) return context;
+      return this.#check(context, options, known.own, known);
+    }
     // Counter subjects of long ids are hashed: wait once for SHA-256 to load.
     if (loadedSha256() === undefined) {
       return loadSha256().then(() => this.apply(context, options));

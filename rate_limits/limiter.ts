@@ -816,8 +816,8 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     },
     ...(inProcess
       ? {
-        checkNow: (subject, policies, options) =>
-          run(subject, policies, options) as RateLimitResult,
+        // `run` itself: an in-process store answers synchronously.
+        checkNow: run as NonNullable<RateLimiter["checkNow"]>,
       }
       : {}),
     check(subject, policies, checkOptions) {

@@ -646,6 +646,21 @@ describe("the answered context of an allowed check (RequestLimits.apply)", () =>
     });
   }
 
+  it("a cached key without policies or credits answers its own context, until a route adds a policy", async () => {
+    const limits = new RequestLimits(createRateLimiter({ logger: quiet }), undefined);
+    const context = Object.freeze({ ...base, scopes: [] }) as ApiKeyContext;
+    assert.equal(await limits.apply(context, {}), context);
+    assert.equal(await limits.apply(context, {}), context);
+    const routed = await limits.apply(context, { rateLimits: [minute] });
+    assert.equal(routed.rateLimitResults?.[0].remaining, 99);
+    assert.equal(await limits.apply(context, { rateLimits: ["minute"] }), context);
+    assert.equal(await limits.apply(context, {}), context);
+    assert.equal(
+      (await limits.apply(context, { rateLimits: [minute] })).rateLimitResults?.[0].remaining,
+      98,
+    );
+  });
+
   it("a cached context's later answers carry each request's results; a context that changes is copied as it is now", async () => {
     const limits = new RequestLimits(createRateLimiter({ logger: quiet }), undefined);
     const frozen = Object.freeze({ ...base, scopes: [], rateLimits: [minute] }) as ApiKeyContext;
