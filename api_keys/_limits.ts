@@ -589,6 +589,14 @@ const MAX_CREDIT_THRESHOLDS = 8;
 /** The credit events of one spend. */
 export type ApiKeyCreditEvent = ApiKeyCreditsLowEvent | ApiKeyCreditsExhaustedEvent;
 
+/** The events of a spend that crosses nothing. */
+const NO_EVENTS: readonly ApiKeyCreditEvent[] = Object.freeze([]);
+
+/** Whether a spend of `cost` that left `remaining` fell past `threshold` (from above it to at most it). */
+function fellPast(remaining: number, cost: number, threshold: number): boolean {
+  return remaining + cost > threshold && threshold >= remaining;
+}
+
 /**
  * The per-request check of a service built with a `limiter`: the route's
  * policies and the key's credits in one `limiter.check`.
@@ -769,21 +777,38 @@ export class RequestLimits {
 
   /**
    * The events of the spend that answered `context.creditResult` (and
-   * `tenantCreditResult`) at `at`, per balance: `api_key.credits_low` per
-   * threshold it fell past (from above it to at most it),
-   * `api_key.credits_exhausted` when it reached 0. A pool's balance is one for
-   * the tenant's keys, so one spend crosses each threshold: events once per
+   * `tenantCreditResult`), per balance: `api_key.credits_low` per threshold it
+   * fell past (from above it to at most it), `api_key.credits_exhausted` when it
+   * reached 0, all at one `clock()` read only when there is one (a spend
+   * crossing nothing reads no clock and builds nothing). A pool's balance is one
+   * for the tenant's keys, so one spend crosses each threshold: events once per
    * threshold for the pool, not once per key.
    */
-  creditEvents(context: ApiKeyContext, cost: number, at: Date): ApiKeyCreditEvent[] {
-    if (cost === 0) return [];
-    const events: ApiKeyCreditEvent[] = [];
+  creditEvents(
+    context: ApiKeyContext,
+    cost: number,
+    clock: () => Date,
+  ): readonly ApiKeyCreditEvent[] {
+    if (cost === 0) return NO_EVENTS;
+    const own = context.creditBalance === "key" ? context.creditResult : undefined;
     const pool = context.tenantCreditResult;
-    if (context.creditResult !== undefined && context.creditBalance === "key") {
-      this.#crossed(events, context, context.creditResult, "key", cost, at);
-    }
-    if (pool !== undefined) this.#crossed(events, context, pool, "tenant", cost, at);
+    const ownCrossed = own !== undefined && this.#crosses(own.remaining, cost);
+    const poolCrossed = pool !== undefined && this.#crosses(pool.remaining, cost);
+    if (!ownCrossed && !poolCrossed) return NO_EVENTS;
+    const at = clock();
+    const events: ApiKeyCreditEvent[] = [];
+    if (ownCrossed) this.#crossed(events, context, own, "key", cost, at);
+    if (poolCrossed) this.#crossed(events, context, pool, "tenant", cost, at);
     return events;
+  }
+
+  /** Whether a spend of `cost` that left `remaining` crossed a threshold or reached 0. */
+  #crosses(remaining: number, cost: number): boolean {
+    if (remaining === 0) return true;
+    for (const threshold of this.#thresholds) {
+      if (fellPast(remaining, cost, threshold)) return true;
+    }
+    return false;
   }
 
   /** Adds the events of one balance's `answer` to `events`. */
@@ -805,7 +830,7 @@ export class RequestLimits {
       nextRefillAt: answer.resetMs < 0 ? null : new Date(at.getTime() + answer.resetMs),
     };
     for (const threshold of this.#thresholds) {
-      if (remaining + cost > threshold && threshold >= remaining) {
+      if (fellPast(remaining, cost, threshold)) {
         events.push({ type: "api_key.credits_low", ...common, threshold });
       }
     }

@@ -328,7 +328,7 @@ export class VerifyFlow {
         s.taps.credits?.(cost, limited.creditResult.remaining === 0, context.tenantId);
       }
       if (s.emitEvent !== undefined) {
-        for (const event of s.limits!.creditEvents(limited, cost, s.clock())) s.emitEvent(event);
+        for (const event of s.limits!.creditEvents(limited, cost, s.clock)) s.emitEvent(event);
       }
     }
     // A first use once: the context stays cached after it.
