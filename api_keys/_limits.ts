@@ -463,29 +463,6 @@ interface Check {
   readonly options: RateLimitCheckOptions;
   /** At the last other cost asked (a route's). */
   costed?: RateLimitCheckOptions;
-  /** The allowed answer's fields, once built (see `layoutOf`); `null`: copied per request. */
-  layout?: ApiKeyContext | null;
-}
-
-/**
- * The fields of an allowed answer of `check` for `context`, in the order of a copy
- * (the context's own, then the answers' it carries, unset), or `null` when the
- * context could change between requests (not frozen, a getter, another prototype):
- * copied anew per request then.
- */
-function layoutOf(context: ApiKeyContext, check: Check, plan: KeyPlan): ApiKeyContext | null {
-  if (!Object.isFrozen(context) || Object.getPrototypeOf(context) !== Object.prototype) return null;
-  for (const key of Reflect.ownKeys(context)) {
-    if (!("value" in Object.getOwnPropertyDescriptor(context, key)!)) return null;
-  }
-  const layout: ApiKeyContext & ApiKeyLimitAnswers = { ...context };
-  if (check.policies.length > 0) layout.rateLimitResults = undefined;
-  if (plan.balances !== undefined) {
-    layout.creditResult = undefined;
-    layout.creditBalance = undefined;
-    if (plan.pooled) layout.tenantCreditResult = undefined;
-  }
-  return layout;
 }
 
 /** Most route picks a key's plan keeps (an inline route list made per request is not kept past it). */
@@ -738,21 +715,6 @@ export class RequestLimits {
     // The limiter's answers are fresh per check: kept as they are, not copied. Written
     // into the context's one copy when allowed, else into the error.
     const balances = result.balances;
-    if (result.allowed) {
-      // The copy of a context that cannot change starts from its check's layout: one
-      // clone, its fields then filled in (no property added, so no new shape per request).
-      const layout = check.layout ?? (check.layout = layoutOf(context, check, plan));
-      if (layout !== null && (balances !== undefined) === (plan.balances !== undefined)) {
-        const answered = { ...layout };
-        if (check.policies.length > 0) answered.rateLimitResults = result.policies;
-        if (balances !== undefined) {
-          answered.creditResult = balances[0];
-          answered.creditBalance = plan.owners[0];
-          if (plan.pooled) answered.tenantCreditResult = balances[balances.length - 1];
-        }
-        return Object.freeze(answered);
-      }
-    }
     const answers: ApiKeyLimitAnswers = result.allowed ? { ...context } : {};
     if (check.policies.length > 0) answers.rateLimitResults = result.policies;
     if (balances !== undefined) {
