@@ -477,6 +477,10 @@ class KeyPlan {
   readonly keySubject: string;
   readonly balances: readonly RateLimitCredits[] | undefined;
   readonly owners: readonly ApiKeyCreditBalanceOwner[];
+  /** Whether a check spends the tenant's pool (its last balance). */
+  readonly pooled: boolean;
+  /** Whether the key has neither policies nor credits. */
+  readonly idle: boolean;
   /** Checks by the base list (the key's or a resolver's) and the route. */
   readonly #checks = new WeakMap<object, Map<unknown, Check>>();
   /** The check of the last base asked with no route (the common request): no lookup. */
@@ -508,6 +512,8 @@ class KeyPlan {
         )
       ));
     this.owners = Object.freeze(balances.map((b) => b.owner));
+    this.pooled = this.owners.at(-1) === "tenant";
+    this.idle = this.#rateLimits === undefined && this.balances === undefined;
   }
 
   /** The key's own policies compiled (a `TypeError` for a bad stored list, asked again next time). */
@@ -559,6 +565,14 @@ const MAX_CREDIT_THRESHOLDS = 8;
 
 /** The credit events of one spend. */
 export type ApiKeyCreditEvent = ApiKeyCreditsLowEvent | ApiKeyCreditsExhaustedEvent;
+
+/** The events of a spend that crosses nothing. */
+const NO_EVENTS: readonly ApiKeyCreditEvent[] = Object.freeze([]);
+
+/** Whether a spend of `cost` that left `remaining` fell past `threshold` (from above it to at most it). */
+function fellPast(remaining: number, cost: number, threshold: number): boolean {
+  return remaining + cost > threshold && threshold >= remaining;
+}
 
 /**
  * The per-request check of a service built with a `limiter`: the route's
@@ -614,6 +628,13 @@ export class RequestLimits {
     options: AuthorizeOptions,
   ): ApiKeyContext | Promise<ApiKeyContext> {
     if (options.rateLimits === false) return context;
+    // A key's plan is built once SHA-256 has loaded: found, it needs no other look-up.
+    const known = this.#resolve === undefined ? PLANS.get(context) : undefined;
+    if (known !== undefined) {
+      // A key with neither policies nor credits, on a route adding none: nothing to check.
+      if (known.idle && options.rateLimits === undefined) return context;
+      return this.#check(context, options, known.own, known);
+    }
     // Counter subjects of long ids are hashed: wait once for SHA-256 to load.
     if (loadedSha256() === undefined) {
       return loadSha256().then(() => this.apply(context, options));
@@ -693,13 +714,13 @@ export class RequestLimits {
     }
     // The limiter's answers are fresh per check: kept as they are, not copied. Written
     // into the context's one copy when allowed, else into the error.
+    const balances = result.balances;
     const answers: ApiKeyLimitAnswers = result.allowed ? { ...context } : {};
     if (check.policies.length > 0) answers.rateLimitResults = result.policies;
-    const balances = result.balances;
     if (balances !== undefined) {
       answers.creditResult = balances[0];
       answers.creditBalance = plan.owners[0];
-      if (plan.owners.at(-1) === "tenant") answers.tenantCreditResult = balances.at(-1);
+      if (plan.pooled) answers.tenantCreditResult = balances.at(-1);
     }
     if (result.allowed) return Object.freeze(answers as ApiKeyContext);
     // A rate limit clears sooner than credits refill: its code wins when both deny.
@@ -718,21 +739,38 @@ export class RequestLimits {
 
   /**
    * The events of the spend that answered `context.creditResult` (and
-   * `tenantCreditResult`) at `at`, per balance: `api_key.credits_low` per
-   * threshold it fell past (from above it to at most it),
-   * `api_key.credits_exhausted` when it reached 0. A pool's balance is one for
-   * the tenant's keys, so one spend crosses each threshold: events once per
+   * `tenantCreditResult`), per balance: `api_key.credits_low` per threshold it
+   * fell past (from above it to at most it), `api_key.credits_exhausted` when it
+   * reached 0, all at one `clock()` read only when there is one (a spend
+   * crossing nothing reads no clock and builds nothing). A pool's balance is one
+   * for the tenant's keys, so one spend crosses each threshold: events once per
    * threshold for the pool, not once per key.
    */
-  creditEvents(context: ApiKeyContext, cost: number, at: Date): ApiKeyCreditEvent[] {
-    if (cost === 0) return [];
-    const events: ApiKeyCreditEvent[] = [];
+  creditEvents(
+    context: ApiKeyContext,
+    cost: number,
+    clock: () => Date,
+  ): readonly ApiKeyCreditEvent[] {
+    if (cost === 0) return NO_EVENTS;
+    const own = context.creditBalance === "key" ? context.creditResult : undefined;
     const pool = context.tenantCreditResult;
-    if (context.creditResult !== undefined && context.creditBalance === "key") {
-      this.#crossed(events, context, context.creditResult, "key", cost, at);
-    }
-    if (pool !== undefined) this.#crossed(events, context, pool, "tenant", cost, at);
+    const ownCrossed = own !== undefined && this.#crosses(own.remaining, cost);
+    const poolCrossed = pool !== undefined && this.#crosses(pool.remaining, cost);
+    if (!ownCrossed && !poolCrossed) return NO_EVENTS;
+    const at = clock();
+    const events: ApiKeyCreditEvent[] = [];
+    if (ownCrossed) this.#crossed(events, context, own, "key", cost, at);
+    if (poolCrossed) this.#crossed(events, context, pool, "tenant", cost, at);
     return events;
+  }
+
+  /** Whether a spend of `cost` that left `remaining` crossed a threshold or reached 0. */
+  #crosses(remaining: number, cost: number): boolean {
+    if (remaining === 0) return true;
+    for (const threshold of this.#thresholds) {
+      if (fellPast(remaining, cost, threshold)) return true;
+    }
+    return false;
   }
 
   /** Adds the events of one balance's `answer` to `events`. */
@@ -754,7 +792,7 @@ export class RequestLimits {
       nextRefillAt: answer.resetMs < 0 ? null : new Date(at.getTime() + answer.resetMs),
     };
     for (const threshold of this.#thresholds) {
-      if (remaining + cost > threshold && threshold >= remaining) {
+      if (fellPast(remaining, cost, threshold)) {
         events.push({ type: "api_key.credits_low", ...common, threshold });
       }
     }

@@ -137,6 +137,8 @@ export class VerifyFlow {
   readonly #firstUse: FirstUseWatch;
   /** Contexts of records never used when read: their first authorized request is a first use. */
   readonly #unused = new WeakSet<ApiKeyContext>();
+  /** Contexts added to `#unused` and not taken out by a use (0: an authorization looks none up). */
+  #unusedAdded = 0;
 
   /** A flow over `settings`. */
   constructor(settings: Settings) {
@@ -326,11 +328,14 @@ export class VerifyFlow {
         s.taps.credits?.(cost, limited.creditResult.remaining === 0, context.tenantId);
       }
       if (s.emitEvent !== undefined) {
-        for (const event of s.limits!.creditEvents(limited, cost, s.clock())) s.emitEvent(event);
+        for (const event of s.limits!.creditEvents(limited, cost, s.clock)) s.emitEvent(event);
       }
     }
     // A first use once: the context stays cached after it.
-    if (this.#unused.delete(context)) this.#firstUse.seen(context.keyId);
+    if (this.#unusedAdded > 0 && this.#unused.delete(context)) {
+      this.#unusedAdded--;
+      this.#firstUse.seen(context.keyId);
+    }
     if (s.usage !== undefined) s.usage.accepted(context.keyId, context.tenantId, cost);
     else this.#touchLastUsed(context.keyId, verifiedAt);
     this.#authorizationMetric(start, "success", context.environment, context.tenantId);
@@ -571,8 +576,10 @@ export class VerifyFlow {
     // A first use may start the grace period of a rotation (handled off the request path); within
     // an authorization, only once the request is authorized (a denied one is no use).
     if (record.lastUsedAt === null) {
-      if (recording === "check") this.#unused.add(context);
-      else this.#firstUse.seen(record.id);
+      if (recording === "check") {
+        this.#unused.add(context);
+        this.#unusedAdded++;
+      } else this.#firstUse.seen(record.id);
     }
     keep();
     return this.#verified(recording, start, context);

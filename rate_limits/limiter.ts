@@ -685,6 +685,9 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
    * policies on every request (the API-key service, per key) is validated once.
    */
   const prepared = new WeakMap<RateLimitCheckOptions, Prepared>();
+  /** The options of `prepared` last found there, and their check. */
+  let lastOptions: RateLimitCheckOptions | undefined;
+  let lastPrepared: Prepared | undefined;
 
   /** The compiled policies last passed as such (frozen): passed again, they are not looked up. */
   let lastCompiled: readonly CompiledRateLimitPolicy[] | undefined;
@@ -753,6 +756,8 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       for (const counter of counters) Object.freeze(counter);
       Object.freeze(counters);
       prepared.set(checkOptions, check);
+      lastOptions = checkOptions;
+      lastPrepared = check;
     }
     return check;
   };
@@ -764,9 +769,17 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     checkOptions: RateLimitCheckOptions | undefined,
   ): RateLimitResult | Promise<RateLimitResult> => {
     const start = inProcess ? 0 : performance.now(); // an in-process check has no deadline
-    let check = checkOptions === undefined ? undefined : prepared.get(checkOptions);
+    // The options kept last, asked again (a key's requests in a row): no look-up.
+    let check = checkOptions === undefined
+      ? undefined
+      : checkOptions === lastOptions
+      ? lastPrepared
+      : prepared.get(checkOptions);
     if (check === undefined || check.subject !== subject || check.policies !== policies) {
       check = prepare(subject, policies, checkOptions ?? NO_OPTIONS);
+    } else {
+      lastOptions = checkOptions;
+      lastPrepared = check;
     }
     const trace = taps.enter?.();
     const began = inProcess && taps.check !== undefined ? performance.now() : start;
@@ -803,8 +816,8 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     },
     ...(inProcess
       ? {
-        checkNow: (subject, policies, options) =>
-          run(subject, policies, options) as RateLimitResult,
+        // `run` itself: an in-process store answers synchronously.
+        checkNow: run as NonNullable<RateLimiter["checkNow"]>,
       }
       : {}),
     check(subject, policies, checkOptions) {

@@ -8,7 +8,8 @@ import {
   type CreateApiKeyInput,
 } from "../../api_keys/mod.ts";
 import type { ApiKeyAuthorizationMetric } from "../../api_keys/events.ts";
-import { buildLimits, creditSubjectOf } from "../../api_keys/_limits.ts";
+import { buildLimits, creditSubjectOf, RequestLimits } from "../../api_keys/_limits.ts";
+import type { ApiKeyContext } from "../../api_keys/types.ts";
 import {
   createMemoryRateLimitStore,
   createRateLimiter,
@@ -408,5 +409,46 @@ describe("a tenant's shared credit pool", () => {
     assert.equal(summary.tenantCredits?.remaining, 2);
     assert.equal((await service.tenantCredits("t1"))?.remaining, 2);
     assert.deepEqual([...new Set(calls)], ["readCredits"]);
+  });
+});
+
+describe("credit events of a spend (RequestLimits.creditEvents)", () => {
+  it("reads the clock once when a balance crosses a threshold or reaches 0, never when none does", () => {
+    const limits = new RequestLimits(createRateLimiter({ logger: () => {} }), undefined, [5, 2]);
+    let reads = 0;
+    const clock = () => new Date(Date.UTC(2030, 0, 1) + 1_000 * ++reads);
+    const answer = (remaining: number) => ({ allowed: true, remaining, resetMs: -1 });
+    const context = (own: number | undefined, pool?: number): ApiKeyContext => ({
+      keyId: "k1",
+      tenantId: "t1",
+      environment: "live",
+      scopes: [],
+      prefix: "p1",
+      ...(own === undefined
+        ? { creditResult: answer(pool!), creditBalance: "tenant" as const }
+        : { creditResult: answer(own), creditBalance: "key" as const }),
+      ...(pool === undefined ? {} : { tenantCreditResult: answer(pool) }),
+    });
+    const seen = (events: readonly { type: string; creditBalance: string; at: Date }[]) =>
+      events.map((e) => `${e.type} ${e.creditBalance} ${e.at.getTime() % 100_000}`);
+    assert.deepEqual(limits.creditEvents(context(8), 1, clock), []);
+    assert.deepEqual(limits.creditEvents(context(8, 9), 1, clock), []);
+    assert.deepEqual(limits.creditEvents(context(undefined, 6), 1, clock), []);
+    assert.deepEqual(limits.creditEvents(context(5), 0, clock), []);
+    assert.equal(reads, 0);
+    assert.deepEqual(seen(limits.creditEvents(context(5), 1, clock)), [
+      "api_key.credits_low key 1000",
+    ]);
+    assert.equal(reads, 1);
+    // Both balances cross at one read of the clock; a pool alone is the tenant's.
+    assert.deepEqual(seen(limits.creditEvents(context(4, 0), 3, clock)), [
+      "api_key.credits_low key 2000",
+      "api_key.credits_low tenant 2000",
+      "api_key.credits_exhausted tenant 2000",
+    ]);
+    assert.deepEqual(seen(limits.creditEvents(context(undefined, 2), 1, clock)), [
+      "api_key.credits_low tenant 3000",
+    ]);
+    assert.equal(reads, 3);
   });
 });

@@ -18,10 +18,13 @@ import {
 import {
   assertTenantSharedPolicies,
   counterSubjectOf,
+  creditPartsOf,
   keyRateLimits,
   rateLimitHeaders,
+  RequestLimits,
   routeRateLimitOf,
 } from "../../api_keys/_limits.ts";
+import type { ApiKeyContext } from "../../api_keys/types.ts";
 import { PEPPER_1, READ_ORDERS } from "./helpers.ts";
 
 const quiet = () => {};
@@ -595,5 +598,85 @@ describe("closed on bugs, loud on mistakes (issue 40)", () => {
       }
     }
     assert.equal(served, 3);
+  });
+});
+
+describe("the answered context of an allowed check (RequestLimits.apply)", () => {
+  const minute = { name: "minute", limit: 100, windowMs: 60_000 };
+  const credits = { remaining: 50, updatedAt: new Date(0) };
+  const pool = { remaining: 70, updatedAt: new Date(0) };
+  const base = { keyId: "k1", tenantId: "t1", environment: "live" as const, prefix: "p1" };
+  const CASES: Record<string, Partial<ApiKeyContext>> = {
+    "a policy": { rateLimits: [minute] },
+    "credits": { credits },
+    "credits and the tenant's pool": { credits: { ...credits, pool } },
+    "the pool only": { credits: { ...pool, sharedBy: "tenant" } },
+    "a policy and both balances, with an allowlist and a chain": {
+      allowedIpCidrs: ["10.0.0.0/8"],
+      rateLimits: [minute],
+      rateLimitKeyId: "k0",
+      credits: { ...credits, pool },
+    },
+  };
+  /** A check of `context` through a limiter of its own (a fresh store at a fixed time). */
+  const applyOnce = async (context: ApiKeyContext) => {
+    const store = createMemoryRateLimitStore({ now: () => 1_000_000 });
+    const limits = new RequestLimits(createRateLimiter({ store, logger: quiet }), undefined);
+    return await limits.apply(context, {});
+  };
+
+  for (const [name, fields] of Object.entries(CASES)) {
+    it(`${name}: the frozen copy of a frozen context equals the one of a context that can change, in the same field order`, async () => {
+      const context = () =>
+        ({ ...base, scopes: [...READ_ORDERS], ...structuredClone(fields) }) as ApiKeyContext;
+      const frozen = await applyOnce(Object.freeze(context()));
+      const open = await applyOnce(context());
+      assert.ok(Object.isFrozen(frozen) && Object.isFrozen(open));
+      assert.deepEqual(frozen, open);
+      assert.deepEqual(Object.keys(frozen), Object.keys(open));
+      const answers = ["rateLimitResults", "creditResult", "creditBalance", "tenantCreditResult"];
+      assert.deepEqual(
+        Object.keys(frozen).slice(Object.keys(context()).length),
+        answers.filter((key) => key in open),
+      );
+      assert.equal(frozen.rateLimitResults?.[0].remaining, fields.rateLimits ? 99 : undefined);
+      const { own, pool: shared } = fields.credits ? creditPartsOf(fields.credits) : {};
+      assert.equal(frozen.creditResult?.remaining, own ? 49 : shared ? 69 : undefined);
+      assert.equal(frozen.tenantCreditResult?.remaining, shared ? 69 : undefined);
+    });
+  }
+
+  it("a cached key without policies or credits answers its own context, until a route adds a policy", async () => {
+    const limits = new RequestLimits(createRateLimiter({ logger: quiet }), undefined);
+    const context = Object.freeze({ ...base, scopes: [] }) as ApiKeyContext;
+    assert.equal(await limits.apply(context, {}), context);
+    assert.equal(await limits.apply(context, {}), context);
+    const routed = await limits.apply(context, { rateLimits: [minute] });
+    assert.equal(routed.rateLimitResults?.[0].remaining, 99);
+    assert.equal(await limits.apply(context, { rateLimits: ["minute"] }), context);
+    assert.equal(await limits.apply(context, {}), context);
+    assert.equal(
+      (await limits.apply(context, { rateLimits: [minute] })).rateLimitResults?.[0].remaining,
+      98,
+    );
+  });
+
+  it("a cached context's later answers carry each request's results; a context that changes is copied as it is now", async () => {
+    const limits = new RequestLimits(createRateLimiter({ logger: quiet }), undefined);
+    const frozen = Object.freeze({ ...base, scopes: [], rateLimits: [minute] }) as ApiKeyContext;
+    const first = await limits.apply(frozen, {});
+    const second = await limits.apply(frozen, {});
+    assert.notEqual(first, second);
+    assert.deepEqual(
+      [first.rateLimitResults?.[0].remaining, second.rateLimitResults?.[0].remaining],
+      [99, 98],
+    );
+    let prefix = "p1";
+    const changing = { ...base, scopes: [], rateLimits: [minute] } as ApiKeyContext;
+    Object.defineProperty(changing, "prefix", { get: () => prefix, enumerable: true });
+    Object.freeze(changing);
+    assert.equal((await limits.apply(changing, {})).prefix, "p1");
+    prefix = "p2";
+    assert.equal((await limits.apply(changing, {})).prefix, "p2");
   });
 });

@@ -96,6 +96,28 @@ describe("createRateLimiter", () => {
     assert.throws(() => createRateLimiter({ timeoutMs: 60_001 }), TypeError);
   });
 
+  it("frozen options passed again keep their check; passed with another subject or policies they are checked anew, the counts of each apart", async () => {
+    const limiter = createRateLimiter(quiet);
+    const compiled = compileRateLimitPolicies([api]);
+    const other = compileRateLimitPolicies([{ ...api, name: "other" }]);
+    const options = Object.freeze({ cost: 1 });
+    const remaining = async (subject: string, policies = compiled) =>
+      (await limiter.check(subject, policies, options)).policies[0].remaining;
+    assert.deepEqual(
+      [
+        await remaining("a"),
+        await remaining("a"),
+        await remaining("b"),
+        await remaining("a"),
+        await remaining("b", other),
+        await remaining("b"),
+      ],
+      [2, 1, 2, 0, 2, 1],
+    );
+    await assert.rejects(limiter.check("", compiled, options), TypeError);
+    assert.equal((limiter.checkNow!("a", compiled, options)).allowed, false);
+  });
+
   it("refuses unknown options naming them", () => {
     assert.throws(
       () => createRateLimiter({ ...quiet, timeout: 50 } as never),
