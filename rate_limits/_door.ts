@@ -6,8 +6,10 @@
  * carries its deadline, and one that is not answered by it is `Unanswered`.
  *
  * - A queued check whose deadline passes leaves the queue unsent (one timer,
- *   `_watchdog.ts`, for every deadline of the door), so memory stays bounded during a stall: pending
- *   store calls ≤ `MAX_IN_FLIGHT`, queued checks ≤ those of one `timeoutMs`.
+ *   `_watchdog.ts`, for every deadline of the door), so memory stays bounded during a stall: calls
+ *   holding a slot ≤ `MAX_IN_FLIGHT`, queued checks ≤ those of one `timeoutMs`. A call that has not
+ *   settled `SETTLE_MS` after its last answer frees its slot (a stalled server or a lost connection
+ *   never holds the door; the store needs no wait of its own), and its late reply changes nothing.
  * - The store gets each deadline `replyMarginMs` before the limiter answers,
  *   and promises not to apply a check past it: a check answered `Unanswered`
  *   is never applied afterwards, and nothing is replayed on recovery.
@@ -28,6 +30,8 @@ import { Watchdog } from "./_watchdog.ts";
 export const MAX_IN_FLIGHT = 4;
 /** Most checks per `checkBatch` call. */
 export const MAX_BATCH = 500;
+/** Ms past its last answer after which a call that has not settled frees its slot. */
+export const SETTLE_MS = 2_000;
 
 /** Why the store did not answer: `timeout` (no reply by the deadline, or `null`) or `error` (it rejected). */
 export type UnansweredReason = "timeout" | "error";
@@ -303,30 +307,44 @@ export function createStoreDoor(
       call = Promise.reject(error);
     }
     let cancelLate: (() => void) | undefined;
-    const expire = () => {
-      const now = performance.now();
-      let next = Infinity;
-      for (const entry of batch) {
-        if (entry.done) continue;
-        if (now >= entry.answerAt) finish(entry, TIMED_OUT);
-        else next = Math.min(next, entry.answerAt);
-      }
-      cancelLate = next === Infinity ? undefined : watchdog.watch(next, expire);
-    };
-    cancelLate = watchdog.watch(batch[0].answerAt, expire);
-    const settled = () => {
+    /** Whether the call holds its slot (until it settles, or `SETTLE_MS` after its last answer). */
+    let holding = true;
+    const free = () => {
+      if (!holding) return;
+      holding = false;
       cancelLate?.();
       inFlight--;
       traced?.(failed);
       observe(sentAt, batch[0].run === undefined ? batch.length : 0);
       pump();
     };
+    const release = () => {
+      cancelLate = undefined;
+      failed = true;
+      free();
+    };
+    const expire = () => {
+      const now = performance.now();
+      let next = Infinity;
+      let last = -Infinity;
+      for (const entry of batch) {
+        if (entry.answerAt > last) last = entry.answerAt;
+        if (entry.done) continue;
+        if (now >= entry.answerAt) finish(entry, TIMED_OUT);
+        else next = Math.min(next, entry.answerAt);
+      }
+      cancelLate = watchdog.watch(
+        next === Infinity ? last + SETTLE_MS : next,
+        next === Infinity ? release : expire,
+      );
+    };
+    cancelLate = watchdog.watch(batch[0].answerAt, expire);
     call.then(
       (answer) => {
         try {
           deliver(batch, answer);
         } finally {
-          settled();
+          free();
         }
       },
       (error) => {
@@ -336,7 +354,7 @@ export function createStoreDoor(
           if (answer === undefined) fail(entry, storeFault(storeName, error));
           else finish(entry, answer);
         }
-        settled();
+        free();
       },
     );
   };

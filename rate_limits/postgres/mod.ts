@@ -40,7 +40,7 @@ import type {
 import { compileCreditChange } from "../credits.ts";
 import { refillParams } from "../_refill.ts";
 import { createClockOffset } from "../_clock.ts";
-import { byKind, reportErrors, SETTLE_MS, settleBy } from "../_remote.ts";
+import { byKind, reportErrors } from "../_remote.ts";
 
 /** A named (prepared) statement, as `pg`'s `query` takes it. */
 export interface PostgresNamedQuery {
@@ -180,25 +180,21 @@ export function createPostgresRateLimitStore(
   const prepared = options.preparedStatements !== false;
   /**
    * Runs one statement (named `name` with `preparedStatements`); observes the
-   * database's clock its last row answers.
+   * database's clock its last row answers. No wait of its own: the limiter's
+   * door bounds every call.
    */
-  const run = async (
-    text: string,
-    values?: unknown[],
-    until = Date.now() + SETTLE_MS,
-    name?: string,
-  ) => {
-    const sent = prepared && name !== undefined && values !== undefined
-      ? pool.query({ name, text, values })
-      : pool.query(text, values);
-    const { rows } = await settleBy(sent, until, "postgres");
+  const run = async (text: string, values?: unknown[], name?: string) => {
+    const { rows } =
+      await (prepared && name !== undefined && values !== undefined
+        ? pool.query({ name, text, values })
+        : pool.query(text, values));
     const last = rows[rows.length - 1];
     if (last && "now_ms" in last) clock.observe(Number(last.now_ms), Date.now());
     return rows;
   };
   /** `deadline` (local ms) on the database's clock, reading that clock first when no round trip was seen. */
   const onServer = async (deadline: number) => {
-    if (!clock.known) await run(TIME_SQL, [], deadline + SETTLE_MS);
+    if (!clock.known) await run(TIME_SQL, []);
     return clock.toServer(deadline) ?? -1;
   };
 
@@ -214,7 +210,7 @@ export function createPostgresRateLimitStore(
       costs.push(c.cost);
     }
     const values = [await onServer(deadline), subjects, names, windowMs, limits, costs];
-    const answer = await run(CHECK_SQL, values, deadline + SETTLE_MS, CHECK_NAME);
+    const answer = await run(CHECK_SQL, values, CHECK_NAME);
     if (answer.length === 1 && answer[0].allowed === null) return { results: [null] };
     if (answer.length !== n) {
       throw new TypeError("rate_limit_bucket_check answered an unexpected number of rows");
@@ -246,7 +242,6 @@ export function createPostgresRateLimitStore(
       const rows = distinct(windows, (c) => `${c.subject}\u0000${c.name}\u0000${c.windowMs}`);
       const balances = distinct(credits, (c) => `${c.subject}\u0000${c.name}`);
       const refills = balances.list.map((c) => refillParams(c.refill));
-      const until = Math.max(...checks.map((c) => c.deadline)) + SETTLE_MS;
       const answer = await run(
         BATCH_SQL,
         [
@@ -267,7 +262,6 @@ export function createPostgresRateLimitStore(
           balances.of,
           credits.map((c) => c.cost),
         ],
-        until,
         BATCH_NAME,
       );
       let at = 0;
@@ -307,7 +301,7 @@ export function createPostgresRateLimitStore(
         ...refillParams(counter.refill),
         "set" in valid ? valid.set : null,
         "add" in valid ? valid.add : null,
-      ], deadline + SETTLE_MS);
+      ]);
       if (row?.applied !== true) return null;
       return { allowed: true, remaining: Number(row.remaining), resetMs: Number(row.reset_ms) };
     },
