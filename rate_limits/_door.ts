@@ -24,7 +24,7 @@
  */
 import type { LimiterTaps } from "../telemetry/_taps.ts";
 import type { CounterResult, RateLimitCounter, RateLimitStore, StoreCheck } from "./store.ts";
-import { Watchdog } from "./_watchdog.ts";
+import { type Watch, Watchdog } from "./_watchdog.ts";
 
 /** Most store calls in flight per limiter. */
 export const MAX_IN_FLIGHT = 4;
@@ -208,7 +208,7 @@ export function createStoreDoor(
   let scheduled = false;
   /** Every deadline of this door (queued and in-flight entries) on one timer. */
   const watchdog = new Watchdog(() => performance.now());
-  let queueWatch: (() => void) | undefined;
+  let queueWatch: Watch | undefined;
   let queueWatchAt = Infinity;
 
   const finish = (entry: Entry, value: unknown) => {
@@ -244,14 +244,14 @@ export function createStoreDoor(
   /** Watches the deadline of the queue's first entry (none when the queue is empty). */
   const watchQueue = () => {
     if (head === queue.length) {
-      queueWatch?.();
+      watchdog.cancel(queueWatch);
       queueWatch = undefined;
       queueWatchAt = Infinity;
       return;
     }
     const at = queue[head].sendBy;
     if (queueWatch !== undefined && queueWatchAt <= at) return;
-    queueWatch?.();
+    watchdog.cancel(queueWatch);
     queueWatchAt = at;
     queueWatch = watchdog.watch(at, () => {
       queueWatch = undefined;
@@ -306,20 +306,20 @@ export function createStoreDoor(
     } catch (error) {
       call = Promise.reject(error);
     }
-    let cancelLate: (() => void) | undefined;
+    let late: Watch | undefined;
     /** Whether the call holds its slot (until it settles, or `SETTLE_MS` after its last answer). */
     let holding = true;
     const free = () => {
       if (!holding) return;
       holding = false;
-      cancelLate?.();
+      watchdog.cancel(late);
       inFlight--;
       traced?.(failed);
       observe(sentAt, batch[0].run === undefined ? batch.length : 0);
       pump();
     };
     const release = () => {
-      cancelLate = undefined;
+      late = undefined;
       failed = true;
       free();
     };
@@ -333,12 +333,12 @@ export function createStoreDoor(
         if (now >= entry.answerAt) finish(entry, TIMED_OUT);
         else next = Math.min(next, entry.answerAt);
       }
-      cancelLate = watchdog.watch(
+      late = watchdog.watch(
         next === Infinity ? last + SETTLE_MS : next,
         next === Infinity ? release : expire,
       );
     };
-    cancelLate = watchdog.watch(batch[0].answerAt, expire);
+    late = watchdog.watch(batch[0].answerAt, expire);
     call.then(
       (answer) => {
         try {
@@ -387,15 +387,21 @@ export function createStoreDoor(
     watchQueue();
   }
 
+  /** Queues a check (`counters`) or another call (`run`) started at `startMs`. */
   const enqueue = (
     startMs: number,
-    part: Pick<Entry, "counters" | "run" | "trace">,
+    counters: readonly RateLimitCounter[] | undefined,
+    run: ((deadline: number) => unknown) | undefined,
+    trace: unknown,
   ): Promise<unknown> =>
     new Promise((resolve, reject) => {
+      // Every field in one order: one shape for every entry.
       queue.push({
         sendBy: startMs + timeoutMs - margin,
         answerAt: startMs + timeoutMs,
-        ...part,
+        counters,
+        run,
+        trace,
         done: false,
         resolve,
         reject,
@@ -410,7 +416,7 @@ export function createStoreDoor(
     storeName,
     check(counters, startMs, trace) {
       if (checkNow === undefined) {
-        return enqueue(startMs, { counters, trace }) as Promise<
+        return enqueue(startMs, counters, undefined, trace) as Promise<
           readonly CounterResult[] | Unanswered
         >;
       }
@@ -428,7 +434,7 @@ export function createStoreDoor(
       return answer as readonly CounterResult[];
     },
     call<T>(run: (deadline: number) => T | null | Promise<T | null>, startMs: number) {
-      return enqueue(startMs, { run }) as Promise<T | Unanswered>;
+      return enqueue(startMs, undefined, run, undefined) as Promise<T | Unanswered>;
     },
   };
 }
