@@ -294,15 +294,19 @@ export function createStoreDoor(
     // Deadlines on the wall clock now, from the monotonic time left: a stepped
     // clock neither hangs a check nor lets a store apply it after its answer.
     const wall = Date.now() - sentAt;
-    const deadline = (entry: Entry) => Math.floor(wall + entry.sendBy);
     let call: Promise<unknown>;
     try {
       const first = batch[0];
-      call = Promise.resolve(
-        first.run !== undefined ? first.run(deadline(first)) : store.checkBatch(
-          batch.map((e): StoreCheck => ({ counters: e.counters!, deadline: deadline(e) })),
-        ),
-      );
+      if (first.run !== undefined) {
+        call = Promise.resolve(first.run(Math.floor(wall + first.sendBy)));
+      } else {
+        const checks: StoreCheck[] = new Array(batch.length);
+        for (let i = 0; i < batch.length; i++) {
+          const e = batch[i];
+          checks[i] = { counters: e.counters!, deadline: Math.floor(wall + e.sendBy) };
+        }
+        call = Promise.resolve(store.checkBatch(checks));
+      }
     } catch (error) {
       call = Promise.reject(error);
     }

@@ -200,9 +200,15 @@ export function createRedisRateLimitStore(
   /**
    * Sends one script (`EVALSHA`, or `EVAL` when the server does not hold it),
    * never while the client is not ready (nothing queued); observes the time it
-   * answers last. No wait of its own: the limiter's door bounds every call.
+   * answers last (or resolves to `read(reply)`, which observes it: one step
+   * for both). No wait of its own: the limiter's door bounds every call.
    */
-  const run = (script: string, keys: string[], args: string[]): Promise<unknown> => {
+  const run = <T = unknown>(
+    script: string,
+    keys: string[],
+    args: string[],
+    read: (reply: unknown) => T = observed as (reply: unknown) => T,
+  ): Promise<T> => {
     if (client.isOpen === false) {
       return Promise.reject(
         new TypeError(
@@ -218,7 +224,7 @@ export function createRedisRateLimitStore(
     if (sha === undefined) {
       return hashes.get(script)!.then((hash) => {
         known.set(script, hash);
-        return run(script, keys, args);
+        return run(script, keys, args, read);
       });
     }
     let sent: Promise<unknown>;
@@ -227,9 +233,9 @@ export function createRedisRateLimitStore(
     } catch (error) {
       return Promise.reject(error);
     }
-    return sent.then(observed, (error) => {
+    return sent.then(read, (error) => {
       if (!String((error as Error)?.message).startsWith("NOSCRIPT")) throw error;
-      return sendAs("EVAL", script, keys, args).then(observed);
+      return sendAs("EVAL", script, keys, args).then(read);
     });
   };
   /** Reads the server's clock once when no round trip has been seen (a deadline is never sent unknown). */
@@ -328,7 +334,7 @@ export function createRedisRateLimitStore(
         args.push(String(c.cost), ...creditArgs(c));
       }
     }
-    return run(CHECK_SCRIPT, keys, args).then((reply) => answersOf(checks, split, reply));
+    return run(CHECK_SCRIPT, keys, args, (reply) => answersOf(checks, split, observed(reply)));
   };
 
   return {
