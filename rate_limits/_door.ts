@@ -322,11 +322,7 @@ export function createStoreDoor(
       observe(sentAt, batch[0].run === undefined ? batch.length : 0);
       pump();
     };
-    const release = () => {
-      late = undefined;
-      failed = true;
-      free();
-    };
+    /** Answers the entries past their answer; `SETTLE_MS` after the last one, frees the slot. */
     const expire = () => {
       const now = performance.now();
       let next = Infinity;
@@ -337,10 +333,12 @@ export function createStoreDoor(
         if (now >= entry.answerAt) finish(entry, TIMED_OUT);
         else next = Math.min(next, entry.answerAt);
       }
-      late = watchdog.watch(
-        next === Infinity ? last + SETTLE_MS : next,
-        next === Infinity ? release : expire,
-      );
+      if (next === Infinity && now >= last + SETTLE_MS) {
+        late = undefined;
+        failed = true;
+        return free();
+      }
+      late = watchdog.watch(next === Infinity ? last + SETTLE_MS : next, expire);
     };
     late = watchdog.watch(batch[0].answerAt, expire);
     call.then(

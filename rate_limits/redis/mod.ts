@@ -186,9 +186,13 @@ export function createRedisRateLimitStore(
       const call = { keys, arguments: args };
       return verb === "EVAL" ? client.eval(script, call) : client.evalSha(script, call);
     }
-    const words = [verb, script, String(keys.length)];
-    for (let i = 0; i < keys.length; i++) words.push(keys[i]);
-    for (let i = 0; i < args.length; i++) words.push(args[i]);
+    // Sized once: no growth as the words are added.
+    const words: string[] = new Array(3 + keys.length + args.length);
+    words[0] = verb;
+    words[1] = script;
+    words[2] = String(keys.length);
+    for (let i = 0; i < keys.length; i++) words[3 + i] = keys[i];
+    for (let i = 0; i < args.length; i++) words[3 + keys.length + i] = args[i];
     return raw(words);
   };
   /** A reply, its last number (the server's time) observed. */
