@@ -6,8 +6,10 @@
  * carries its deadline, and one that is not answered by it is `Unanswered`.
  *
  * - A queued check whose deadline passes leaves the queue unsent (one timer,
- *   `_watchdog.ts`, for every deadline of the door), so memory stays bounded during a stall: pending
- *   store calls ≤ `MAX_IN_FLIGHT`, queued checks ≤ those of one `timeoutMs`.
+ *   `_watchdog.ts`, for every deadline of the door), so memory stays bounded during a stall: calls
+ *   holding a slot ≤ `MAX_IN_FLIGHT`, queued checks ≤ those of one `timeoutMs`. A call that has not
+ *   settled `SETTLE_MS` after its last answer frees its slot (a stalled server or a lost connection
+ *   never holds the door; the store needs no wait of its own), and its late reply changes nothing.
  * - The store gets each deadline `replyMarginMs` before the limiter answers,
  *   and promises not to apply a check past it: a check answered `Unanswered`
  *   is never applied afterwards, and nothing is replayed on recovery.
@@ -22,12 +24,14 @@
  */
 import type { LimiterTaps } from "../telemetry/_taps.ts";
 import type { CounterResult, RateLimitCounter, RateLimitStore, StoreCheck } from "./store.ts";
-import { Watchdog } from "./_watchdog.ts";
+import { type Watch, Watchdog } from "./_watchdog.ts";
 
 /** Most store calls in flight per limiter. */
 export const MAX_IN_FLIGHT = 4;
 /** Most checks per `checkBatch` call. */
 export const MAX_BATCH = 500;
+/** Ms past its last answer after which a call that has not settled frees its slot. */
+export const SETTLE_MS = 2_000;
 
 /** Why the store did not answer: `timeout` (no reply by the deadline, or `null`) or `error` (it rejected). */
 export type UnansweredReason = "timeout" | "error";
@@ -204,7 +208,7 @@ export function createStoreDoor(
   let scheduled = false;
   /** Every deadline of this door (queued and in-flight entries) on one timer. */
   const watchdog = new Watchdog(() => performance.now());
-  let queueWatch: (() => void) | undefined;
+  let queueWatch: Watch | undefined;
   let queueWatchAt = Infinity;
 
   const finish = (entry: Entry, value: unknown) => {
@@ -240,14 +244,14 @@ export function createStoreDoor(
   /** Watches the deadline of the queue's first entry (none when the queue is empty). */
   const watchQueue = () => {
     if (head === queue.length) {
-      queueWatch?.();
+      watchdog.cancel(queueWatch);
       queueWatch = undefined;
       queueWatchAt = Infinity;
       return;
     }
     const at = queue[head].sendBy;
     if (queueWatch !== undefined && queueWatchAt <= at) return;
-    queueWatch?.();
+    watchdog.cancel(queueWatch);
     queueWatchAt = at;
     queueWatch = watchdog.watch(at, () => {
       queueWatch = undefined;
@@ -290,43 +294,59 @@ export function createStoreDoor(
     // Deadlines on the wall clock now, from the monotonic time left: a stepped
     // clock neither hangs a check nor lets a store apply it after its answer.
     const wall = Date.now() - sentAt;
-    const deadline = (entry: Entry) => Math.floor(wall + entry.sendBy);
     let call: Promise<unknown>;
     try {
       const first = batch[0];
-      call = Promise.resolve(
-        first.run !== undefined ? first.run(deadline(first)) : store.checkBatch(
-          batch.map((e): StoreCheck => ({ counters: e.counters!, deadline: deadline(e) })),
-        ),
-      );
+      if (first.run !== undefined) {
+        call = Promise.resolve(first.run(Math.floor(wall + first.sendBy)));
+      } else {
+        const checks: StoreCheck[] = new Array(batch.length);
+        for (let i = 0; i < batch.length; i++) {
+          const e = batch[i];
+          checks[i] = { counters: e.counters!, deadline: Math.floor(wall + e.sendBy) };
+        }
+        call = Promise.resolve(store.checkBatch(checks));
+      }
     } catch (error) {
       call = Promise.reject(error);
     }
-    let cancelLate: (() => void) | undefined;
-    const expire = () => {
-      const now = performance.now();
-      let next = Infinity;
-      for (const entry of batch) {
-        if (entry.done) continue;
-        if (now >= entry.answerAt) finish(entry, TIMED_OUT);
-        else next = Math.min(next, entry.answerAt);
-      }
-      cancelLate = next === Infinity ? undefined : watchdog.watch(next, expire);
-    };
-    cancelLate = watchdog.watch(batch[0].answerAt, expire);
-    const settled = () => {
-      cancelLate?.();
+    let late: Watch | undefined;
+    /** Whether the call holds its slot (until it settles, or `SETTLE_MS` after its last answer). */
+    let holding = true;
+    const free = () => {
+      if (!holding) return;
+      holding = false;
+      watchdog.cancel(late);
       inFlight--;
       traced?.(failed);
       observe(sentAt, batch[0].run === undefined ? batch.length : 0);
       pump();
     };
+    /** Answers the entries past their answer; `SETTLE_MS` after the last one, frees the slot. */
+    const expire = () => {
+      const now = performance.now();
+      let next = Infinity;
+      let last = -Infinity;
+      for (const entry of batch) {
+        if (entry.answerAt > last) last = entry.answerAt;
+        if (entry.done) continue;
+        if (now >= entry.answerAt) finish(entry, TIMED_OUT);
+        else next = Math.min(next, entry.answerAt);
+      }
+      if (next === Infinity && now >= last + SETTLE_MS) {
+        late = undefined;
+        failed = true;
+        return free();
+      }
+      late = watchdog.watch(next === Infinity ? last + SETTLE_MS : next, expire);
+    };
+    late = watchdog.watch(batch[0].answerAt, expire);
     call.then(
       (answer) => {
         try {
           deliver(batch, answer);
         } finally {
-          settled();
+          free();
         }
       },
       (error) => {
@@ -336,7 +356,7 @@ export function createStoreDoor(
           if (answer === undefined) fail(entry, storeFault(storeName, error));
           else finish(entry, answer);
         }
-        settled();
+        free();
       },
     );
   };
@@ -369,15 +389,21 @@ export function createStoreDoor(
     watchQueue();
   }
 
+  /** Queues a check (`counters`) or another call (`run`) started at `startMs`. */
   const enqueue = (
     startMs: number,
-    part: Pick<Entry, "counters" | "run" | "trace">,
+    counters: readonly RateLimitCounter[] | undefined,
+    run: ((deadline: number) => unknown) | undefined,
+    trace: unknown,
   ): Promise<unknown> =>
     new Promise((resolve, reject) => {
+      // Every field in one order: one shape for every entry.
       queue.push({
         sendBy: startMs + timeoutMs - margin,
         answerAt: startMs + timeoutMs,
-        ...part,
+        counters,
+        run,
+        trace,
         done: false,
         resolve,
         reject,
@@ -392,7 +418,7 @@ export function createStoreDoor(
     storeName,
     check(counters, startMs, trace) {
       if (checkNow === undefined) {
-        return enqueue(startMs, { counters, trace }) as Promise<
+        return enqueue(startMs, counters, undefined, trace) as Promise<
           readonly CounterResult[] | Unanswered
         >;
       }
@@ -410,7 +436,7 @@ export function createStoreDoor(
       return answer as readonly CounterResult[];
     },
     call<T>(run: (deadline: number) => T | null | Promise<T | null>, startMs: number) {
-      return enqueue(startMs, { run }) as Promise<T | Unanswered>;
+      return enqueue(startMs, undefined, run, undefined) as Promise<T | Unanswered>;
     },
   };
 }

@@ -3,13 +3,12 @@
  * on the client they were given: an event emitter without one ends the
  * process on its first `error` (a lost Redis connection, a terminated
  * PostgreSQL backend), so the store always listens and reports at most one
- * line per interval. And their bounded wait: every call settles (a stalled
- * server never holds a call forever).
+ * line per interval. (A stalled call's wait is bounded by the door,
+ * `_door.ts`: the stores race no timer of their own.)
  *
  * @module
  */
 import type { CreditCounter, RateLimitCounter, WindowCounter } from "./store.ts";
-import { Watchdog } from "./_watchdog.ts";
 
 /** What a client with events has (node-redis clients, `pg.Pool`, `pg.Client`). */
 interface Emitter {
@@ -69,40 +68,6 @@ export function reportErrors(
     const off = emitter.off ?? emitter.removeListener;
     off?.call(client, "error", listener);
   };
-}
-
-/** The deadlines of every remote store's calls, on the wall clock: one timer for all. */
-const WALL = new Watchdog(Date.now);
-
-/** How long past its last deadline a call may wait for its reply; calls without a deadline wait this long at most. */
-export const SETTLE_MS = 2_000;
-
-/**
- * `call`, or a rejection (a plain `Error`: the store is unavailable) once
- * `until` (local ms) has passed. A call of checks past every deadline can only
- * answer `null`s, so dropping its reply loses nothing; the server still skips
- * those checks when it reaches them.
- *
- * @example
- * ```ts
- * import { settleBy } from "./_remote.ts";
- * await settleBy(Promise.resolve(1), Date.now() + 1_000, "redis"); // 1
- * ```
- */
-export function settleBy<T>(call: Promise<T>, until: number, store: string): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const cancel = WALL.watch(
-      until,
-      () => reject(new Error(`rate-limit store ${store}: no reply in time (server stalled?)`)),
-    );
-    call.then((value) => {
-      cancel();
-      resolve(value);
-    }, (error) => {
-      cancel();
-      reject(error);
-    });
-  });
 }
 
 /**

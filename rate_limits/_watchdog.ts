@@ -1,33 +1,41 @@
 /**
- * One timer for many deadlines: the door's and the remote stores' waits are
- * bounded through it instead of a timer armed and cleared per call (on Deno a
- * timer armed across an I/O wait costs more than the rest of a Redis check).
+ * One timer for many deadlines: the door's waits are bounded through it
+ * instead of a timer armed and cleared per call (on Deno a timer armed across
+ * an I/O wait costs more than the rest of a Redis check).
  * The timer is re-armed only when it fires or an earlier deadline arrives; it
  * holds the process open only while a deadline is pending (`ref`/`unref`).
  *
  * @module
  */
 
-/** A deadline being watched. */
-interface Watch {
-  readonly at: number;
-  readonly onDue: () => void;
-}
-
 type Timer = ReturnType<typeof setTimeout>;
 type DenoTimers = { refTimer(id: number): void; unrefTimer(id: number): void };
+const DENO = (globalThis as { Deno?: DenoTimers }).Deno;
 
 /** Whether `timer` holds the process open (Node's `ref`/`unref`, Deno's `refTimer`/`unrefTimer`). */
 function setRef(timer: Timer, on: boolean): void {
   if (typeof timer === "number") {
-    const deno = (globalThis as { Deno?: DenoTimers }).Deno;
-    if (on) deno?.refTimer(timer);
-    else deno?.unrefTimer(timer);
+    if (on) DENO?.refTimer(timer);
+    else DENO?.unrefTimer(timer);
   } else {
     const t = timer as { ref?: () => void; unref?: () => void };
     if (on) t.ref?.();
     else t.unref?.();
   }
+}
+
+/**
+ * A deadline being watched, a link of its watchdog's list (no hashing, no
+ * closure: watching and cancelling are a few stores).
+ */
+export interface Watch {
+  readonly at: number;
+  readonly onDue: () => void;
+  /** Neighbours in the list (undefined at an end). */
+  prev: Watch | undefined;
+  next: Watch | undefined;
+  /** Whether it is still watched. */
+  live: boolean;
 }
 
 /**
@@ -38,13 +46,15 @@ function setRef(timer: Timer, on: boolean): void {
  * ```ts
  * import { Watchdog } from "./_watchdog.ts";
  * const watchdog = new Watchdog(performance.now.bind(performance));
- * const cancel = watchdog.watch(performance.now() + 1_000, () => console.log("late"));
- * cancel(); // answered in time: nothing is called
+ * const watch = watchdog.watch(performance.now() + 1_000, () => console.log("late"));
+ * watchdog.cancel(watch); // answered in time: nothing is called
  * ```
  */
 export class Watchdog {
   readonly #now: () => number;
-  readonly #pending = new Set<Watch>();
+  #first: Watch | undefined;
+  #last: Watch | undefined;
+  #size = 0;
   #timer: Timer | undefined;
   #timerAt = Infinity;
   #held = false;
@@ -56,18 +66,37 @@ export class Watchdog {
 
   /** Deadlines pending. */
   get size(): number {
-    return this.#pending.size;
+    return this.#size;
   }
 
-  /** Calls `onDue` once `at` has passed; returns what cancels it (idempotent). */
-  watch(at: number, onDue: () => void): () => void {
-    const watch: Watch = { at, onDue };
-    this.#pending.add(watch);
+  /** Calls `onDue` once `at` has passed; returns the watch (`cancel` stops it). */
+  watch(at: number, onDue: () => void): Watch {
+    const watch: Watch = { at, onDue, prev: this.#last, next: undefined, live: true };
+    if (this.#last === undefined) this.#first = watch;
+    else this.#last.next = watch;
+    this.#last = watch;
+    this.#size++;
     if (at < this.#timerAt) this.#arm(at);
     else this.#hold(true);
-    return () => {
-      if (this.#pending.delete(watch) && this.#pending.size === 0) this.#hold(false);
-    };
+    return watch;
+  }
+
+  /** Stops watching `watch` (idempotent; nothing once it was called). */
+  cancel(watch: Watch | undefined): void {
+    if (watch === undefined || !watch.live) return;
+    this.#unlink(watch);
+    if (this.#size === 0) this.#hold(false);
+  }
+
+  #unlink(watch: Watch): void {
+    const { prev, next } = watch;
+    if (prev === undefined) this.#first = next;
+    else prev.next = next;
+    if (next === undefined) this.#last = prev;
+    else next.prev = prev;
+    watch.prev = watch.next = undefined;
+    watch.live = false;
+    this.#size--;
   }
 
   #hold(on: boolean): void {
@@ -88,12 +117,17 @@ export class Watchdog {
     this.#timerAt = Infinity;
     const now = this.#now();
     let next = Infinity;
-    for (const watch of [...this.#pending]) {
-      if (now < watch.at) {
-        next = Math.min(next, watch.at);
-        continue;
+    const due: Watch[] = [];
+    for (let watch = this.#first; watch !== undefined;) {
+      const after = watch.next;
+      if (now < watch.at) next = Math.min(next, watch.at);
+      else {
+        this.#unlink(watch);
+        due.push(watch);
       }
-      this.#pending.delete(watch);
+      watch = after;
+    }
+    for (const watch of due) {
       try {
         watch.onDue();
       } catch {

@@ -154,8 +154,9 @@ export interface StoreBatchAnswer {
  *   closed, its own timeout): the limiter applies its failure policy. A store
  *   over `fetch` wraps fetch's network `TypeError` in a plain `Error`.
  *
- * Every call settles (a store bounds its own waits): the limiter keeps at
- * most a few calls in flight, and a call that never settles holds its place.
+ * The limiter keeps at most a few calls in flight and bounds their waits: a
+ * call that has not settled 2 s past its last answer frees its place (a store
+ * needs no timer of its own).
  */
 export interface RateLimitStore {
   /** What the start-up line calls it (`memory`, `postgres`, `redis`). */

@@ -34,13 +34,14 @@ import type {
   CreditCounter,
   RateLimitCounter,
   RateLimitStore,
+  StoreBatchAnswer,
   StoreCheck,
   WindowCounter,
 } from "../store.ts";
 import { compileCreditChange } from "../credits.ts";
 import { refillParams } from "../_refill.ts";
 import { createClockOffset } from "../_clock.ts";
-import { byKind, reportErrors, SETTLE_MS, settleBy } from "../_remote.ts";
+import { byKind, reportErrors } from "../_remote.ts";
 
 /** A named (prepared) statement, as `pg`'s `query` takes it. */
 export interface PostgresNamedQuery {
@@ -108,8 +109,16 @@ const BATCH_SQL = "SELECT check_no, allowed, remaining::float8 AS remaining, " +
 const CHECK_SQL = "SELECT allowed, remaining::float8 AS remaining, reset_ms::float8 AS reset_ms, " +
   "now_ms::float8 AS now_ms FROM rate_limit_bucket_check($1::bigint, $2::text[], $3::text[], " +
   "$4::bigint[], $5::bigint[], $6::bigint[])";
+/** The same of one counter, its six parameters scalars (nothing for the client to serialise as an array). */
+const CHECK_ONE_SQL = "SELECT allowed, remaining::float8 AS remaining, " +
+  "reset_ms::float8 AS reset_ms, now_ms::float8 AS now_ms FROM rate_limit_bucket_check($1::bigint, " +
+  "ARRAY[$2::text], ARRAY[$3::text], ARRAY[$4::bigint], ARRAY[$5::bigint], ARRAY[$6::bigint])";
 /** The names of the prepared check statements (with `preparedStatements`). */
-const [CHECK_NAME, BATCH_NAME] = ["api_kit_rate_limit_check_1", "api_kit_rate_limit_batch_1"];
+const [CHECK_NAME, CHECK_ONE_NAME, BATCH_NAME] = [
+  "api_kit_rate_limit_check_1",
+  "api_kit_rate_limit_check_one_1",
+  "api_kit_rate_limit_batch_1",
+];
 const CHANGE_SQL =
   "SELECT applied, remaining::float8 AS remaining, reset_ms::float8 AS reset_ms, " +
   "now_ms::float8 AS now_ms FROM credit_change_before($1::bigint, $2, $3, $4::bigint, $5::bigint, " +
@@ -178,33 +187,67 @@ export function createPostgresRateLimitStore(
   const clock = createClockOffset();
   const stopReporting = reportErrors(pool, "postgres", options.logger);
   const prepared = options.preparedStatements !== false;
-  /**
-   * Runs one statement (named `name` with `preparedStatements`); observes the
-   * database's clock its last row answers.
-   */
-  const run = async (
-    text: string,
-    values?: unknown[],
-    until = Date.now() + SETTLE_MS,
-    name?: string,
-  ) => {
-    const sent = prepared && name !== undefined && values !== undefined
-      ? pool.query({ name, text, values })
-      : pool.query(text, values);
-    const { rows } = await settleBy(sent, until, "postgres");
+  /** Sends one statement (named `name` with `preparedStatements`); a throw of the pool is a rejection. */
+  const send = (text: string, values?: unknown[], name?: string) => {
+    try {
+      return prepared && name !== undefined && values !== undefined
+        ? pool.query({ name, text, values })
+        : pool.query(text, values);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  };
+  /** A statement's rows, the database's clock its last row answers observed. */
+  const rowsOf = ({ rows }: { rows: Record<string, unknown>[] }) => {
     const last = rows[rows.length - 1];
     if (last && "now_ms" in last) clock.observe(Number(last.now_ms), Date.now());
     return rows;
   };
+  /**
+   * Runs one statement and resolves to its rows (see `rowsOf`). No wait of its
+   * own: the limiter's door bounds every call.
+   */
+  const run = (text: string, values?: unknown[], name?: string) =>
+    send(text, values, name).then(rowsOf);
   /** `deadline` (local ms) on the database's clock, reading that clock first when no round trip was seen. */
   const onServer = async (deadline: number) => {
-    if (!clock.known) await run(TIME_SQL, [], deadline + SETTLE_MS);
+    if (!clock.known) await run(TIME_SQL, []);
     return clock.toServer(deadline) ?? -1;
   };
 
-  /** One check of window counters on distinct rows, in one cheaper statement. */
-  const checkOne = async (windows: readonly WindowCounter[], deadline: number) => {
+  /** The answer of `rate_limit_bucket_check` for `n` counters. */
+  const checkAnswer = (answer: Record<string, unknown>[], n: number): StoreBatchAnswer => {
+    if (answer.length === 1 && answer[0].allowed === null) return { results: [null] };
+    if (answer.length !== n) {
+      throw new TypeError("rate_limit_bucket_check answered an unexpected number of rows");
+    }
+    const results: CounterResult[] = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const row = answer[i];
+      results[i] = {
+        allowed: row.allowed === true,
+        remaining: Number(row.remaining),
+        resetMs: Number(row.reset_ms),
+      };
+    }
+    return { results: [results] };
+  };
+
+  /** One check of window counters on distinct rows, in one cheaper statement (scalars for one counter). */
+  const checkOne = (
+    windows: readonly WindowCounter[],
+    deadline: number,
+  ): Promise<StoreBatchAnswer> => {
+    if (!clock.known) return onServer(deadline).then(() => checkOne(windows, deadline));
     const n = windows.length;
+    const at = clock.toServer(deadline) ?? -1;
+    if (n === 1) {
+      const [c] = windows;
+      const values = [at, c.subject, c.name, c.windowMs, c.limit, c.cost];
+      return send(CHECK_ONE_SQL, values, CHECK_ONE_NAME).then((result) =>
+        checkAnswer(rowsOf(result), 1)
+      );
+    }
     const [subjects, names, windowMs, limits, costs] = [[], [], [], [], []] as unknown[][];
     for (const c of windows) {
       subjects.push(c.subject);
@@ -213,88 +256,78 @@ export function createPostgresRateLimitStore(
       limits.push(c.limit);
       costs.push(c.cost);
     }
-    const values = [await onServer(deadline), subjects, names, windowMs, limits, costs];
-    const answer = await run(CHECK_SQL, values, deadline + SETTLE_MS, CHECK_NAME);
-    if (answer.length === 1 && answer[0].allowed === null) return { results: [null] };
-    if (answer.length !== n) {
-      throw new TypeError("rate_limit_bucket_check answered an unexpected number of rows");
+    const values = [at, subjects, names, windowMs, limits, costs];
+    return send(CHECK_SQL, values, CHECK_NAME).then((result) => checkAnswer(rowsOf(result), n));
+  };
+
+  /** Any other batch: one statement of `rate_limit_bucket_batch`. */
+  const checkMany = async (checks: readonly StoreCheck[]): Promise<StoreBatchAnswer> => {
+    const deadlines: number[] = [];
+    for (const check of checks) deadlines.push(await onServer(check.deadline));
+    const split = checks.map(({ counters }) => byKind(counters));
+    const windows = split.flatMap((k) => k.windows);
+    const credits = split.flatMap((k) => k.credits);
+    const rows = distinct(windows, (c) => `${c.subject}\u0000${c.name}\u0000${c.windowMs}`);
+    const balances = distinct(credits, (c) => `${c.subject}\u0000${c.name}`);
+    const refills = balances.list.map((c) => refillParams(c.refill));
+    const answer = await run(
+      BATCH_SQL,
+      [
+        deadlines,
+        split.map((k) => k.windows.length),
+        split.map((k) => k.credits.length),
+        rows.list.map((c) => c.subject),
+        rows.list.map((c) => c.name),
+        rows.list.map((c) => c.windowMs),
+        rows.of,
+        windows.map((c) => c.limit),
+        windows.map((c) => c.cost),
+        balances.list.map((c) => c.subject),
+        balances.list.map((c) => c.name),
+        balances.list.map((c) => c.initial),
+        balances.list.map((c) => c.initialAt ?? null),
+        ...[0, 1, 2].map((i) => refills.map((r) => r[i])),
+        balances.of,
+        credits.map((c) => c.cost),
+      ],
+      BATCH_NAME,
+    );
+    let at = 0;
+    const results = split.map((kinds, q) => {
+      const first = answer[at];
+      if (first?.allowed === null && Number(first.check_no) === q + 1) {
+        at++;
+        return null;
+      }
+      const answers: CounterResult[] = [];
+      for (let i = 0; i < checks[q].counters.length; i++, at++) {
+        const row = answer[at];
+        if (Number(row?.check_no) !== q + 1) {
+          throw new TypeError("rate_limit_bucket_batch answered an unexpected row");
+        }
+        answers.push({
+          allowed: row.allowed === true,
+          remaining: Number(row.remaining),
+          resetMs: Number(row.reset_ms),
+        });
+      }
+      return kinds.inOrder(answers);
+    });
+    if (at !== answer.length) {
+      throw new TypeError("rate_limit_bucket_batch answered an unexpected row");
     }
-    const results: CounterResult[] = [];
-    for (const row of answer) {
-      results.push({
-        allowed: row.allowed === true,
-        remaining: Number(row.remaining),
-        resetMs: Number(row.reset_ms),
-      });
-    }
-    return { results: [results] };
+    return { results };
   };
 
   return {
     name: "postgres",
-    async checkBatch(checks: readonly StoreCheck[]) {
-      if (checks.length === 0) return { results: [] };
+    checkBatch(checks: readonly StoreCheck[]) {
+      if (checks.length === 0) return Promise.resolve({ results: [] });
       const [{ counters, deadline }] = checks;
       if (checks.length === 1 && counters.length > 0 && ownRows(counters)) {
-        return await checkOne(counters, deadline);
+        return checkOne(counters, deadline);
       }
-      const deadlines: number[] = [];
-      for (const check of checks) deadlines.push(await onServer(check.deadline));
-      const split = checks.map(({ counters }) => byKind(counters));
-      const windows = split.flatMap((k) => k.windows);
-      const credits = split.flatMap((k) => k.credits);
-      const rows = distinct(windows, (c) => `${c.subject}\u0000${c.name}\u0000${c.windowMs}`);
-      const balances = distinct(credits, (c) => `${c.subject}\u0000${c.name}`);
-      const refills = balances.list.map((c) => refillParams(c.refill));
-      const until = Math.max(...checks.map((c) => c.deadline)) + SETTLE_MS;
-      const answer = await run(
-        BATCH_SQL,
-        [
-          deadlines,
-          split.map((k) => k.windows.length),
-          split.map((k) => k.credits.length),
-          rows.list.map((c) => c.subject),
-          rows.list.map((c) => c.name),
-          rows.list.map((c) => c.windowMs),
-          rows.of,
-          windows.map((c) => c.limit),
-          windows.map((c) => c.cost),
-          balances.list.map((c) => c.subject),
-          balances.list.map((c) => c.name),
-          balances.list.map((c) => c.initial),
-          balances.list.map((c) => c.initialAt ?? null),
-          ...[0, 1, 2].map((i) => refills.map((r) => r[i])),
-          balances.of,
-          credits.map((c) => c.cost),
-        ],
-        until,
-        BATCH_NAME,
-      );
-      let at = 0;
-      const results = split.map((kinds, q) => {
-        const first = answer[at];
-        if (first?.allowed === null && Number(first.check_no) === q + 1) {
-          at++;
-          return null;
-        }
-        const answers: CounterResult[] = [];
-        for (let i = 0; i < checks[q].counters.length; i++, at++) {
-          const row = answer[at];
-          if (Number(row?.check_no) !== q + 1) {
-            throw new TypeError("rate_limit_bucket_batch answered an unexpected row");
-          }
-          answers.push({
-            allowed: row.allowed === true,
-            remaining: Number(row.remaining),
-            resetMs: Number(row.reset_ms),
-          });
-        }
-        return kinds.inOrder(answers);
-      });
-      if (at !== answer.length) {
-        throw new TypeError("rate_limit_bucket_batch answered an unexpected row");
-      }
-      return { results };
+      return checkMany(checks);
     },
     async changeCredits(counter: CreditCounter, change, deadline) {
       const valid = compileCreditChange(change);
@@ -307,7 +340,7 @@ export function createPostgresRateLimitStore(
         ...refillParams(counter.refill),
         "set" in valid ? valid.set : null,
         "add" in valid ? valid.add : null,
-      ], deadline + SETTLE_MS);
+      ]);
       if (row?.applied !== true) return null;
       return { allowed: true, remaining: Number(row.remaining), resetMs: Number(row.reset_ms) };
     },

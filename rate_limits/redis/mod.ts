@@ -29,12 +29,14 @@ import type {
   CreditBalance,
   CreditCounter,
   RateLimitStore,
+  StoreBatchAnswer,
   StoreCheck,
+  WindowCounter,
 } from "../store.ts";
 import { compileCreditChange } from "../credits.ts";
 import { refillParams } from "../_refill.ts";
 import { createClockOffset } from "../_clock.ts";
-import { byKind, reportErrors, SETTLE_MS, settleBy } from "../_remote.ts";
+import { byKind, reportErrors } from "../_remote.ts";
 import { CHANGE_SCRIPT, CHECK_SCRIPT, READ_SCRIPT, TIME_SCRIPT } from "./_script.ts";
 
 /** Arguments of a script call, as node-redis takes them. */
@@ -173,55 +175,76 @@ export function createRedisRateLimitStore(
   const clock = createClockOffset();
   const stopReporting = reportErrors(client, "redis", options.logger);
 
-  /**
-   * Sends one script, never while the client is not ready (nothing queued),
-   * settling by `until` (local ms); observes the time it answers last.
-   */
-  const run = async (
-    script: string,
-    call: RedisScriptArguments,
-    until = Date.now() + SETTLE_MS,
-  ): Promise<unknown> => {
-    if (client.isOpen === false) {
-      throw new TypeError(
-        "the Redis client of createRedisRateLimitStore is not connected: " +
-          "call `await client.connect()` first",
-      );
-    }
-    if (client.isReady === false) {
-      throw new Error("the Redis client is not connected now; nothing was sent");
-    }
-    const reply = await settleBy(send(script, call), until, "redis");
-    const at = Array.isArray(reply) ? reply[reply.length - 1] : reply;
-    clock.observe(Number(at), Date.now());
-    return reply;
-  };
   /** The client's `sendCommand(args)`, unless it is a cluster's (whose first argument is a key). */
   const raw = options.clustered !== true && typeof client.sendCommand === "function" &&
       client.sendCommand.length <= 2
     ? (client.sendCommand as (args: string[]) => Promise<unknown>).bind(client)
     : undefined;
-  /** `verb` (`EVALSHA` or `EVAL`) of `script` (its SHA-1 or text) as the words of one command. */
-  const words = (verb: string, script: string, { keys, arguments: args }: RedisScriptArguments) => {
-    const out = [verb, script, String(keys.length)];
-    for (const key of keys) out.push(key);
-    for (const arg of args) out.push(arg);
-    return out;
-  };
-  /** `EVALSHA` of `script`, or `EVAL` when the server does not hold it. */
-  const send = async (script: string, call: RedisScriptArguments): Promise<unknown> => {
-    try {
-      let sha = known.get(script);
-      if (sha === undefined) known.set(script, sha = await hashes.get(script)!);
-      return await (raw ? raw(words("EVALSHA", sha, call)) : client.evalSha(sha, call));
-    } catch (error) {
-      if (!String((error as Error)?.message).startsWith("NOSCRIPT")) throw error;
-      return await (raw ? raw(words("EVAL", script, call)) : client.eval(script, call));
+  /** `verb` (`EVALSHA` or `EVAL`) of `script` (its SHA-1 or text) with `keys` and `args`, sent. */
+  const sendAs = (verb: string, script: string, keys: string[], args: string[]) => {
+    if (raw === undefined) {
+      const call = { keys, arguments: args };
+      return verb === "EVAL" ? client.eval(script, call) : client.evalSha(script, call);
     }
+    // Sized once: no growth as the words are added.
+    const words: string[] = new Array(3 + keys.length + args.length);
+    words[0] = verb;
+    words[1] = script;
+    words[2] = String(keys.length);
+    for (let i = 0; i < keys.length; i++) words[3 + i] = keys[i];
+    for (let i = 0; i < args.length; i++) words[3 + keys.length + i] = args[i];
+    return raw(words);
+  };
+  /** A reply, its last number (the server's time) observed. */
+  const observed = (reply: unknown) => {
+    const at = Array.isArray(reply) ? reply[reply.length - 1] : reply;
+    clock.observe(Number(at), Date.now());
+    return reply;
+  };
+  /**
+   * Sends one script (`EVALSHA`, or `EVAL` when the server does not hold it),
+   * never while the client is not ready (nothing queued); observes the time it
+   * answers last (or resolves to `read(reply)`, which observes it: one step
+   * for both). No wait of its own: the limiter's door bounds every call.
+   */
+  const run = <T = unknown>(
+    script: string,
+    keys: string[],
+    args: string[],
+    read: (reply: unknown) => T = observed as (reply: unknown) => T,
+  ): Promise<T> => {
+    if (client.isOpen === false) {
+      return Promise.reject(
+        new TypeError(
+          "the Redis client of createRedisRateLimitStore is not connected: " +
+            "call `await client.connect()` first",
+        ),
+      );
+    }
+    if (client.isReady === false) {
+      return Promise.reject(new Error("the Redis client is not connected now; nothing was sent"));
+    }
+    const sha = known.get(script);
+    if (sha === undefined) {
+      return hashes.get(script)!.then((hash) => {
+        known.set(script, hash);
+        return run(script, keys, args, read);
+      });
+    }
+    let sent: Promise<unknown>;
+    try {
+      sent = sendAs("EVALSHA", sha, keys, args);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return sent.then(read, (error) => {
+      if (!String((error as Error)?.message).startsWith("NOSCRIPT")) throw error;
+      return sendAs("EVAL", script, keys, args).then(read);
+    });
   };
   /** Reads the server's clock once when no round trip has been seen (a deadline is never sent unknown). */
-  const knowClock = async (until: number) => {
-    if (!clock.known) await run(TIME_SCRIPT, { keys: [], arguments: [] }, until);
+  const knowClock = async () => {
+    if (!clock.known) await run(TIME_SCRIPT, [], []);
   };
   /** `deadline` (local ms) on the server's clock. */
   const onServer = (deadline: number) => String(clock.toServer(deadline) ?? -1);
@@ -236,10 +259,11 @@ export function createRedisRateLimitStore(
   const read = async (counters: readonly CreditCounter[]) => {
     if (counters.length === 0) return { balances: [], at: 0 };
     const reply = numbers(
-      await run(READ_SCRIPT, {
-        keys: counters.map(creditKey),
-        arguments: counters.flatMap((c) => refillParams(c.refill).map(String)),
-      }),
+      await run(
+        READ_SCRIPT,
+        counters.map(creditKey),
+        counters.flatMap((c) => refillParams(c.refill).map(String)),
+      ),
       (r) => r.length === counters.length * 3 + 1,
     );
     const balances = counters.map((_, i): CounterResult | null =>
@@ -250,65 +274,89 @@ export function createRedisRateLimitStore(
     return { balances, at: reply[reply.length - 1] };
   };
 
+  /** Each check's answers from the script's reply (windows first, put back in order). */
+  const answersOf = (
+    checks: readonly StoreCheck[],
+    split: (ReturnType<typeof byKind> | undefined)[] | undefined,
+    answer: unknown,
+  ): StoreBatchAnswer => {
+    const reply = numbers(answer);
+    let i = 0;
+    const results: (CounterResult[] | null)[] = new Array(checks.length);
+    for (let q = 0; q < checks.length; q++) {
+      if (reply[i++] !== 1) {
+        results[q] = null;
+        continue;
+      }
+      const n = checks[q].counters.length;
+      const answers: CounterResult[] = new Array(n);
+      let allowed = true;
+      for (let c = 0; c < n; c++, i += 3) {
+        if (reply[i] !== 1) allowed = false;
+        answers[c] = { allowed: reply[i] === 1, remaining: reply[i + 1], resetMs: reply[i + 2] };
+      }
+      const kinds = split?.[q];
+      if (kinds === undefined) {
+        results[q] = answers;
+        continue;
+      }
+      if (allowed) { for (const c of kinds.credits) if (c.cost > 0) changed.set(creditKey(c), c); }
+      results[q] = kinds.inOrder(answers);
+    }
+    if (i !== reply.length - 1) {
+      throw new TypeError("the Redis script answered an unexpected reply");
+    }
+    return { results };
+  };
+
+  /** One `EVALSHA` for the batch; a check of window counters only is sent without a split. */
+  const checkBatch = (checks: readonly StoreCheck[]): Promise<StoreBatchAnswer> => {
+    if (checks.length === 0) return Promise.resolve({ results: [] });
+    if (!clock.known) return knowClock().then(() => checkBatch(checks));
+    const keys: string[] = [];
+    const args = [String(checks.length)];
+    let split: (ReturnType<typeof byKind> | undefined)[] | undefined;
+    for (let q = 0; q < checks.length; q++) {
+      const { counters, deadline } = checks[q];
+      let windowsOnly = true;
+      for (let c = 0; c < counters.length; c++) {
+        if (counters[c].kind !== "window") windowsOnly = false;
+      }
+      const kinds = windowsOnly ? undefined : byKind(counters);
+      const windows = kinds === undefined ? counters as readonly WindowCounter[] : kinds.windows;
+      const credits = kinds === undefined ? 0 : kinds.credits.length;
+      args.push(onServer(deadline), String(windows.length), String(credits));
+      for (let c = 0; c < windows.length; c++) {
+        const w = windows[c];
+        keys.push(`${prefix}{${w.slot ?? w.subject}}:${w.subject}:${w.name}:${w.windowMs}:b`);
+        args.push(String(w.limit), String(w.windowMs), String(w.cost));
+      }
+      if (kinds === undefined) continue;
+      (split ??= new Array(checks.length))[q] = kinds;
+      for (const c of kinds.credits) {
+        keys.push(creditKey(c));
+        args.push(String(c.cost), ...creditArgs(c));
+      }
+    }
+    return run(CHECK_SCRIPT, keys, args, (reply) => answersOf(checks, split, observed(reply)));
+  };
+
   return {
     name: "redis",
     clustered: options.clustered === true,
-    async checkBatch(checks: readonly StoreCheck[]) {
-      if (checks.length === 0) return { results: [] };
-      let last = -Infinity;
-      for (const check of checks) if (check.deadline > last) last = check.deadline;
-      const until = last + SETTLE_MS;
-      if (!clock.known) await knowClock(until);
-      const keys: string[] = [];
-      const args = [String(checks.length)];
-      const split = checks.map(({ counters, deadline }) => {
-        const kinds = byKind(counters);
-        args.push(onServer(deadline), String(kinds.windows.length), String(kinds.credits.length));
-        for (const c of kinds.windows) {
-          keys.push(`${prefix}{${c.slot ?? c.subject}}:${c.subject}:${c.name}:${c.windowMs}:b`);
-          args.push(String(c.limit), String(c.windowMs), String(c.cost));
-        }
-        for (const c of kinds.credits) {
-          keys.push(creditKey(c));
-          args.push(String(c.cost), ...creditArgs(c));
-        }
-        return kinds;
-      });
-      const reply = numbers(await run(CHECK_SCRIPT, { keys, arguments: args }, until));
-      let i = 0;
-      const results: (CounterResult[] | null)[] = new Array(checks.length);
-      for (let q = 0; q < checks.length; q++) {
-        if (reply[i++] !== 1) {
-          results[q] = null;
-          continue;
-        }
-        const n = checks[q].counters.length;
-        const answers: CounterResult[] = new Array(n);
-        let allowed = true;
-        for (let c = 0; c < n; c++, i += 3) {
-          if (reply[i] !== 1) allowed = false;
-          answers[c] = { allowed: reply[i] === 1, remaining: reply[i + 1], resetMs: reply[i + 2] };
-        }
-        const { credits, inOrder } = split[q];
-        if (allowed) { for (const c of credits) if (c.cost > 0) changed.set(creditKey(c), c); }
-        results[q] = inOrder(answers);
-      }
-      if (i !== reply.length - 1) {
-        throw new TypeError("the Redis script answered an unexpected reply");
-      }
-      return { results };
-    },
+    checkBatch,
     async changeCredits(counter, change, deadline) {
       const valid = compileCreditChange(change);
       const [how, n] = "set" in valid ? ["set", valid.set] : ["add", valid.add];
       const key = creditKey(counter);
-      const until = deadline + SETTLE_MS;
-      await knowClock(until);
+      await knowClock();
       const reply = numbers(
-        await run(CHANGE_SCRIPT, {
-          keys: [key],
-          arguments: [onServer(deadline), ...creditArgs(counter), how, String(n)],
-        }, until),
+        await run(CHANGE_SCRIPT, [key], [
+          onServer(deadline),
+          ...creditArgs(counter),
+          how,
+          String(n),
+        ]),
         (r) => r.length === 4,
       );
       if (reply[0] !== 1) return null;
@@ -334,7 +382,7 @@ export function createRedisRateLimitStore(
       }
     },
     async ready() {
-      const reply = await run(TIME_SCRIPT, { keys: [], arguments: [] });
+      const reply = await run(TIME_SCRIPT, [], []);
       if (typeof reply !== "number" || !Number.isFinite(reply)) {
         throw new TypeError(
           "createRedisRateLimitStore: the client did not answer like a node-redis client " +
@@ -342,7 +390,7 @@ export function createRedisRateLimitStore(
         );
       }
       // Two more readings tighten the clock offset (a slow first reply makes every deadline early).
-      for (let i = 0; i < 2; i++) await run(TIME_SCRIPT, { keys: [], arguments: [] });
+      for (let i = 0; i < 2; i++) await run(TIME_SCRIPT, [], []);
     },
     close: stopReporting,
   };

@@ -6,6 +6,7 @@ import {
   MAX_BATCH,
   MAX_IN_FLIGHT,
   replyMarginMs,
+  SETTLE_MS,
   Unanswered,
 } from "../../rate_limits/_door.ts";
 import type { CounterResult, RateLimitStore, WindowCounter } from "../../rate_limits/store.ts";
@@ -273,6 +274,34 @@ describe("createStoreDoor", () => {
     assert.equal(answer.remaining, 999_999);
     memory.checkNow = () => [];
     assert.throws(() => createStoreDoor(memory, 1_000).check([window("a")], 0), /malformed/);
+  });
+
+  it("a call that never settles frees its slot SETTLE_MS after its last answer (no wait of the store's own); its late reply changes nothing", async () => {
+    const store = new FakeRemoteStore();
+    store.stalled = true;
+    const door = createStoreDoor(store, 100);
+    const stalled = await Promise.all(
+      Array.from(
+        { length: MAX_IN_FLIGHT },
+        () => door.call(() => store.readCredits([]), performance.now()),
+      ),
+    );
+    assert.ok(stalled.every((a) => a instanceof Unanswered && a.reason === "timeout"));
+    assert.equal(store.pending, MAX_IN_FLIGHT);
+    // Every slot held: a check now leaves the queue unsent at its deadline.
+    assert.ok(await door.check([window("next")], performance.now()) instanceof Unanswered);
+    assert.equal(store.calls, MAX_IN_FLIGHT);
+    await sleep(SETTLE_MS + 100);
+    const sent = door.check([window("next")], performance.now());
+    await until(() => store.calls === MAX_IN_FLIGHT + 1);
+    assert.ok(
+      store.pending <= MAX_IN_FLIGHT + 1,
+      "one more call pending: the store's client holds the stalled ones",
+    );
+    store.resume();
+    const answer = await sent;
+    assert.ok(!(answer instanceof Unanswered) && answer[0].remaining === 999_999);
+    await until(() => store.pending === 0);
   });
 
   it("other calls share the slots and the deadline: a stalled store holds at most MAX_IN_FLIGHT of them", async () => {

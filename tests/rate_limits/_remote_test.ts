@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { EventEmitter } from "node:events";
-import { byKind, reportErrors, settleBy } from "../../rate_limits/_remote.ts";
+import { byKind, reportErrors } from "../../rate_limits/_remote.ts";
 import type { RateLimitCounter } from "../../rate_limits/store.ts";
 
 describe("reportErrors", () => {
@@ -26,17 +26,6 @@ describe("reportErrors", () => {
     client.emit("error", new Error("b"));
     assert.equal(calls, 1);
     assert.doesNotThrow(() => reportErrors({}, "redis")());
-  });
-});
-
-describe("settleBy", () => {
-  it("passes a reply in time and rejects with a plain Error (unavailable) once the bound passed", async () => {
-    assert.equal(await settleBy(Promise.resolve(7), Date.now() + 1_000, "redis"), 7);
-    const never = new Promise<never>(() => {});
-    await assert.rejects(
-      settleBy(never, Date.now() + 20, "postgres"),
-      (e) => !(e instanceof TypeError) && /no reply in time/.test((e as Error).message),
-    );
   });
 });
 

@@ -14,9 +14,9 @@ describe("Watchdog", () => {
       called.push("early");
       throw new Error("a caller's bug");
     });
-    const cancel = watchdog.watch(start + 10, () => called.push("cancelled"));
-    cancel();
-    cancel();
+    const cancelled = watchdog.watch(start + 10, () => called.push("cancelled"));
+    watchdog.cancel(cancelled);
+    watchdog.cancel(cancelled);
     assert.equal(watchdog.size, 2);
     await sleep(40);
     assert.deepEqual(called, ["early"]);
@@ -33,7 +33,9 @@ describe("Watchdog", () => {
     const watchdog = new Watchdog(() => performance.now());
     let due = 0;
     try {
-      for (let i = 0; i < 100; i++) watchdog.watch(performance.now() + 20 + i, () => due++)();
+      for (let i = 0; i < 100; i++) {
+        watchdog.cancel(watchdog.watch(performance.now() + 20 + i, () => due++));
+      }
       watchdog.watch(performance.now() + 30, () => due++);
     } finally {
       globalThis.setTimeout = timers;

@@ -112,6 +112,24 @@ describe("createPostgresRateLimitStore", () => {
     }
   });
 
+  it("sends a check of one window counter with six scalar parameters (no array for the client to serialise)", async () => {
+    const now = Date.now() + SERVER_AHEAD;
+    const { pool, sent } = fakePool(
+      () => [{ allowed: true, remaining: 4, reset_ms: 900, now_ms: now }],
+    );
+    const store = createPostgresRateLimitStore({ pool });
+    const deadline = Date.now() + 50;
+    const { results } = await store.checkBatch([{ counters: [a], deadline }]);
+    assert.deepEqual(results, [[{ allowed: true, remaining: 4, resetMs: 900 }]]);
+    assert.match(sent[1][0], /FROM rate_limit_bucket_check\(\$1::bigint, ARRAY\[\$2::text\]/);
+    const [sentDeadline, ...scalars] = sent[1][1]!;
+    assert.ok(
+      (sentDeadline as number) <= deadline + SERVER_AHEAD &&
+        (sentDeadline as number) > deadline + SERVER_AHEAD - 1_000,
+    );
+    assert.deepEqual(scalars, ["s", "a", 1_000, 5, 1]);
+  });
+
   it("sends the check statements as named prepared statements, or as text with preparedStatements: false", async () => {
     const now = Date.now() + SERVER_AHEAD;
     const answer = (text: string) =>
@@ -130,7 +148,7 @@ describe("createPostgresRateLimitStore", () => {
       const names = sent.slice(1).map(([, , name]) => name);
       if (preparedStatements === false) assert.deepEqual(names, [undefined, undefined]);
       else {
-        assert.deepEqual(names, ["api_kit_rate_limit_check_1", "api_kit_rate_limit_batch_1"]);
+        assert.deepEqual(names, ["api_kit_rate_limit_check_one_1", "api_kit_rate_limit_batch_1"]);
       }
       assert.equal(sent[0][2], undefined); // the clock: plain text
     }
