@@ -9,7 +9,6 @@
  * @module
  */
 import { ApiKeyOperationError, ApiKeyStorageError } from "../errors.ts";
-import { missingMigrationError } from "./_migrations.ts";
 import { callDetached, warnOnce } from "../_sinks.ts";
 import type { AuditAppend, AuditReadQuery, StoredAuditRecord } from "../audit/types.ts";
 import {
@@ -153,7 +152,8 @@ const ignore: Reader<void> = () => () => {};
  */
 function toStorageError(operation: string, error: unknown): Error {
   if (error instanceof ApiKeyOperationError || error instanceof ApiKeyStorageError) return error;
-  return new ApiKeyStorageError(operation, missingMigrationError(error) ?? error);
+  // The checks are loaded before a storage call (`#call`; `loaded()` before `peek`).
+  return new ApiKeyStorageError(operation, answers?.storageErrorCause(error) ?? error);
 }
 
 /** `peek` before the checks of the answers loaded (`loaded()`): refused, never unchecked. */

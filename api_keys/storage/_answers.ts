@@ -1,6 +1,6 @@
 /**
  * The checks of what a storage answers, the one place a stored record or
- * another answer is read: `StorageAccess` (`_access.ts`) reads every answer
+ * another answer (or a failure) is read: `StorageAccess` (`_access.ts`) reads every answer
  * through them (loading this file when it is built, so `./api-keys/nest`
  * does not load it at import), and the bundled storages read their records
  * with the same rules.
@@ -8,6 +8,7 @@
  * @module
  */
 import { ApiKeyOperationError } from "../errors.ts";
+import { missingMigrationError } from "./_migrations.ts";
 import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME } from "../hasher.ts";
 import { creditPartsOf, isStoredRateLimits } from "../_limits.ts";
 import { compileCredits } from "../../rate_limits/credits.ts"; // not the barrel (issue 41)
@@ -487,4 +488,13 @@ export function readRotateAnswer(value: unknown): void {
   if (value !== undefined && value !== "rotated") {
     throw new Error('answer is not "rotated", "not_rotatable" or nothing');
   }
+}
+
+/**
+ * The cause the `ApiKeyStorageError` of a failed call carries: `error`, or
+ * one naming the migration to apply when `error` says a table, column or
+ * function of it is missing.
+ */
+export function storageErrorCause(error: unknown): unknown {
+  return missingMigrationError(error) ?? error;
 }
