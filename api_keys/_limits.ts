@@ -19,7 +19,7 @@ import type {
 // Two light public files of rate_limits/mod.ts, not the barrel: `./api-keys/nest` would load the
 // limiter, the memory store and the throttler at import (issue 41).
 import { type CompiledRateLimitPolicy, compileRateLimitPolicies } from "../rate_limits/policy.ts";
-import { MAX_CREDITS } from "../rate_limits/_checks.ts"; // not credits.ts (issue 41)
+import { MAX_CREDITS } from "../rate_limits/credits.ts";
 import { assertCount } from "./_count.ts";
 import { loadedSha256, loadSha256 } from "./hasher.ts";
 import { apiKeyError, ApiKeyValidationError } from "./errors.ts";
