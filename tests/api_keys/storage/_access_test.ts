@@ -211,6 +211,26 @@ describe("StorageAccess", () => {
     assert.equal((await access.findById("k1"))?.expiresAt?.getTime(), 0, "read as expired");
   });
 
+  it(
+    "peek refuses every record before the checks of the answers are loaded, then reads them (fail closed)",
+    { skip: !("Deno" in globalThis) && "a fresh copy of the module by its URL" },
+    async () => {
+      // A copy of the module of its own (its checks not loaded yet), as in a process just started.
+      const fresh: typeof import("../../../api_keys/storage/_access.ts") = await import(
+        `${new URL("../../../api_keys/storage/_access.ts", import.meta.url).href}?before-load`
+      );
+      const storage = new InMemoryApiKeyStorage();
+      await storage.insert(RECORD);
+      const access = new fresh.StorageAccess(storage, 20, "s");
+      assert.throws(
+        () => access.peek!(RECORD.prefix),
+        (e) => e instanceof ApiKeyStorageError && e.operation === "peekByPrefix",
+      );
+      await access.loaded();
+      assert.equal(access.peek!(RECORD.prefix)?.id, RECORD.id);
+    },
+  );
+
   it("peek: checks each stored object once, contains a throw, answers null for unknown", async () => {
     const storage = new InMemoryApiKeyStorage();
     await storage.insert(RECORD);
