@@ -16,12 +16,8 @@ import {
 } from "./_limits.ts";
 import { warnOnce } from "./_sinks.ts";
 import { checkPersistInterval } from "./_options.ts";
-import {
-  newestPoolRecord,
-  type StorageAccess,
-  withPool,
-  withPoolBalance,
-} from "./storage/_access.ts";
+import type { StorageAccess } from "./storage/_access.ts";
+import { newestPoolRecord, withPool, withPoolBalance } from "./storage/_answers.ts";
 import type {
   ApiKeyCreditBalance,
   ApiKeyCredits,

@@ -12,13 +12,8 @@ import { createdEvent } from "./events.ts";
 import { createdChanges } from "./audit/_log.ts";
 import type { AuditContext } from "./audit/types.ts";
 import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME, isWellFormedHash } from "./hasher.ts";
-import {
-  fail,
-  failTime,
-  instantProblem,
-  requireNonEmptyString,
-  validateCreateInput,
-} from "./_input.ts";
+import { fail, failTime, instantProblem, requireNonEmptyString } from "./_input.ts";
+import { validateCreateInput } from "./_key_input.ts";
 import { newRecordId } from "./_uuid_v7.ts";
 import type { Settings } from "./_settings.ts";
 import type {

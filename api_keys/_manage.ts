@@ -10,13 +10,8 @@ import { ApiKeyOperationError, ApiKeyPrefixCollisionError, ApiKeyStorageError } 
 import type { CreditBook, KeyBalances } from "./_credits.ts";
 import { createdEvent } from "./events.ts";
 import { requireRotationWaits } from "./_first_use.ts";
-import {
-  fail,
-  requireNonEmptyString,
-  validateCreateInput,
-  validateListOptions,
-  validateRotateInput,
-} from "./_input.ts";
+import { fail, requireNonEmptyString } from "./_input.ts";
+import { validateCreateInput, validateListOptions, validateRotateInput } from "./_key_input.ts";
 import { generateKey } from "./key_format.ts";
 import { assertTenantSharedPolicies, creditPartsOf } from "./_limits.ts";
 import { statusOf } from "./storage/_paging.ts";

@@ -4,8 +4,9 @@
  * (`_verify.ts`, `_manage.ts`). Peppers are parsed once (by the hasher), the
  * storage is wrapped once (deadline, record validation, capabilities), the
  * sinks are wrapped once (contained, never awaited). The parts of the
- * options `usage`, `feed` and `audit` (their options checked here) load
- * after construction: everything that may use them awaits `loaded()` first.
+ * options `usage`, `feed` and `audit` (their options checked here) and the
+ * storage's checks of its answers load after construction: everything that
+ * may use them awaits `loaded()` first.
  *
  * @module
  */
@@ -201,9 +202,10 @@ export interface Settings {
   readonly usage: UsageRecorder | undefined;
   /**
    * Loads the usage recorder, feed follower and audit log the options ask for
-   * (started at construction; a failed load is tried again): await it before
-   * any use of `usage`, `fleet` or `audit`, so no count, invalidation or
-   * audit record is skipped for a part not loaded yet.
+   * and the storage's checks of its answers (started at construction; a
+   * failed load is tried again): await it before any use of `usage`, `fleet`,
+   * `audit` or `storage.peek`, so no count, invalidation or audit record is
+   * skipped for a part not loaded yet.
    */
   readonly loaded: () => Promise<void>;
   /** The telemetry bridge's taps (each unset until `./telemetry` sets it). */
@@ -350,6 +352,7 @@ export function compileSettings(options: unknown): Settings {
       feed && import("./_fleet.ts"),
       refusals !== undefined ? import("./audit/_log.ts") : undefined,
       usage && import("./_usage.ts"),
+      storage.loaded(),
     ]);
     const audit = auditCode && storage.audit &&
       new auditCode.AuditLog(storage.audit, o.audit, clock, dispatch, `${PREFIX}audit`);
@@ -372,13 +375,11 @@ export function compileSettings(options: unknown): Settings {
     parts.audit = audit;
   };
   let loading: Promise<void> | undefined;
-  const loaded = feed === undefined && refusals === undefined && usage === undefined
-    ? () => Promise.resolve()
-    : () =>
-      loading ??= load().catch((error) => {
-        loading = undefined;
-        throw error;
-      });
+  const loaded = () =>
+    loading ??= load().catch((error) => {
+      loading = undefined;
+      throw error;
+    });
   loaded().catch(() => {}); // started now; reported to whoever awaits it
   return Object.freeze({
     namespace: f.namespace ?? DEFAULT_API_KEY_NAMESPACE,

@@ -1,22 +1,18 @@
 /**
  * The storage wrapper of `ApiKeysService`, the one way both flows reach the
  * storage: each call runs under the deadline with failures mapped to
- * `ApiKeyStorageError`; every record read is validated here and nowhere else;
- * the capabilities (optional methods of `ApiKeyStorage`) are detected once,
- * at construction.
+ * `ApiKeyStorageError`; every answer is read through the checks of
+ * `_answers.ts` (loaded after construction: `./api-keys/nest` does not load
+ * them at import, issue 41); the capabilities (optional methods of
+ * `ApiKeyStorage`) are detected once, at construction.
  *
  * @module
  */
 import { ApiKeyOperationError, ApiKeyStorageError } from "../errors.ts";
-import { missingMigrationError } from "./_migrations.ts";
-import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME } from "../hasher.ts";
 import { callDetached, warnOnce } from "../_sinks.ts";
-import { creditPartsOf, isStoredRateLimits } from "../_limits.ts";
-import { compileCredits } from "../../rate_limits/credits.ts"; // not the barrel (issue 41)
 import type { AuditAppend, AuditReadQuery, StoredAuditRecord } from "../audit/types.ts";
 import {
   API_KEY_STORAGE_METHODS,
-  type ApiKeyRecordPage,
   type ApiKeyRotationWait,
   type ApiKeyStorage,
   type ApiKeyStorageCapability,
@@ -28,16 +24,30 @@ import type {
   ApiKeyCredits,
   ApiKeyHashCount,
   ApiKeyHashReplacement,
-  ApiKeyPoolCredits,
   ApiKeyRecord,
   RotateApiKeyStorageInput,
 } from "../types.ts";
-import {
-  API_KEY_USAGE_REFUSALS,
-  type ApiKeyUsageBucket,
-  type ApiKeyUsageReadQuery,
-  type ApiKeyUsageRow,
-} from "../usage.ts";
+import type { ApiKeyUsageBucket, ApiKeyUsageReadQuery, ApiKeyUsageRow } from "../usage.ts";
+
+/** The checks of the storage's answers (`_answers.ts`). */
+type Answers = typeof import("./_answers.ts");
+
+/** How a call's answer is read: the reader picked from the checks (loaded by then). */
+type Reader<T> = (answers: Answers) => (value: unknown) => T;
+
+let answers: Answers | undefined;
+let loadingAnswers: Promise<Answers> | undefined;
+
+/**
+ * Loads the checks of the answers once (the first `StorageAccess` starts it; every call awaits
+ * it before calling the storage); a failed load rejects, and the next caller tries again.
+ */
+function loadAnswers(): Promise<Answers> {
+  return loadingAnswers ??= import("./_answers.ts").then((loaded) => answers = loaded, (error) => {
+    loadingAnswers = undefined;
+    throw error;
+  });
+}
 
 /**
  * Each capability (the optional methods that come together) and what the
@@ -99,57 +109,6 @@ export interface AuditAccess {
   prune: ((tenantId: string, before: Date) => Promise<number>) | undefined;
 }
 
-const HASH = /^[0-9a-f]{64}$/;
-
-/** A stored audit record, checked (a malformed one throws). */
-function readAuditRecord(value: unknown): StoredAuditRecord {
-  const r = (typeof value === "object" && value !== null ? value : {}) as Record<string, unknown>;
-  const { tenantId, seq, at, body, prevHash, hash } = r;
-  if (
-    typeof tenantId !== "string" || !Number.isSafeInteger(seq) || (seq as number) < 1 ||
-    !(at instanceof Date) || Number.isNaN(at.getTime()) || typeof body !== "string" ||
-    typeof prevHash !== "string" || !HASH.test(prevHash) || typeof hash !== "string" ||
-    !HASH.test(hash)
-  ) {
-    throw new Error("malformed audit record");
-  }
-  return { tenantId, seq: seq as number, at: new Date(at.getTime()), body, prevHash, hash };
-}
-
-/** A `readAudit` answer, checked: at most `limit` records of the tenant, in the query's order. */
-function readAuditAnswer(query: AuditReadQuery): (value: unknown) => AuditReadAnswer {
-  return (value) => {
-    const { records, state } = (value ?? {}) as Partial<AuditReadAnswer>;
-    if (!Array.isArray(records) || records.length > query.limit) throw malformed();
-    const read = records.map(readAuditRecord);
-    for (let i = 1; i < read.length; i++) {
-      const step = read[i].seq - read[i - 1].seq;
-      if (query.order === "asc" ? step <= 0 : step >= 0) throw new Error("records out of order");
-    }
-    const head = state?.head ?? null;
-    const anchor = state?.anchor;
-    if (
-      (head !== null && (!Number.isSafeInteger(head.seq) || typeof head.hash !== "string")) ||
-      anchor === undefined || !Number.isSafeInteger(anchor.seq) ||
-      typeof anchor.prevHash !== "string"
-    ) {
-      throw new Error("malformed audit chain state");
-    }
-    return {
-      records: read,
-      state: {
-        head: head === null ? null : { seq: head.seq, hash: head.hash },
-        anchor: { seq: anchor.seq, prevHash: anchor.prevHash },
-      },
-    };
-  };
-}
-
-function readCount(value: unknown): number {
-  if (!Number.isSafeInteger(value) || (value as number) < 0) throw new Error("not a count");
-  return value as number;
-}
-
 /**
  * The expiry-notice capability of a storage, each call under the deadline
  * and its answer checked (see `ApiKeyStorage.listExpiring`).
@@ -185,412 +144,7 @@ export interface UsageAccess {
   read(query: ApiKeyUsageReadQuery): Promise<ApiKeyUsageBucket[]>;
 }
 
-function isCount(value: unknown): boolean {
-  return Number.isSafeInteger(value) && (value as number) >= 0;
-}
-
-/**
- * The reader of `readUsage` answers to `query`: hour starts inside the
- * window, ascending, copied, each count a non-negative safe integer.
- */
-function readUsageBuckets(query: ApiKeyUsageReadQuery): (value: unknown) => ApiKeyUsageBucket[] {
-  return (value) => {
-    if (!Array.isArray(value)) throw new Error("malformed usage buckets");
-    let previousMs = query.from.getTime() - 1;
-    return value.map((bucket) => {
-      const { start, accepted, refused, cost } = bucket ?? {};
-      const ms = start instanceof Date ? start.getTime() : NaN;
-      if (
-        !(ms > previousMs) || ms >= query.to.getTime() || ms % 3_600_000 !== 0 ||
-        !isCount(accepted) || !isCount(cost) || typeof refused !== "object" || refused === null ||
-        !API_KEY_USAGE_REFUSALS.every((code) => isCount(refused[code]))
-      ) {
-        throw new Error("malformed usage bucket");
-      }
-      previousMs = ms;
-      return {
-        start: new Date(ms),
-        accepted,
-        refused: Object.fromEntries(API_KEY_USAGE_REFUSALS.map((code) => [code, refused[code]])),
-        cost,
-      } as ApiKeyUsageBucket;
-    });
-  };
-}
-
-function isInvalidDate(value: unknown): value is Date {
-  return value instanceof Date && Number.isNaN(value.getTime());
-}
-
-/**
- * A stored `expiresAt` as the service reads it, copied: a `Date` that is not a
- * valid date (a bad row, or one written by an older version) counts as
- * expired, read as the epoch, 1970-01-01T00:00:00.000Z. In-process storages
- * store it so read (their records are checked once, not on every peek).
- */
-export function readExpiresAt(expiresAt: Date | null): Date | null {
-  if (expiresAt === null) return null;
-  const ms = expiresAt.getTime();
-  return new Date(Number.isNaN(ms) ? 0 : ms);
-}
-
-function isDateOrNull(value: unknown): boolean {
-  return value === null || (value instanceof Date && !Number.isNaN(value.getTime()));
-}
-
-function isStringArray(value: unknown): boolean {
-  return Array.isArray(value) && value.every((item) => typeof item === "string");
-}
-
-const isString = (value: unknown): boolean => typeof value === "string";
-
-/**
- * Whether a stored `credits` value is absent or valid: a balance within
- * `MAX_CREDITS`, a valid refill, a valid `updatedAt`, a non-empty
- * `balanceKeyId` when present, and either `sharedBy: "tenant"` (the pool
- * alone) or a valid `pool` when present (the record check, and
- * `setCredits`'s in memory).
- */
-export function isStoredCredits(value: unknown): boolean {
-  if (value === undefined) return true;
-  if (!isStoredBalance(value)) return false;
-  const { balanceKeyId, sharedBy, pool } = value as ApiKeyCredits;
-  if (sharedBy === "tenant") return balanceKeyId === undefined && pool === undefined;
-  return sharedBy === undefined &&
-    (balanceKeyId === undefined || (isString(balanceKeyId) && balanceKeyId !== "")) &&
-    (pool === undefined || isStoredBalance(pool));
-}
-
-/** A balance within `MAX_CREDITS`, a valid refill and a valid `updatedAt`. */
-function isStoredBalance(value: unknown): boolean {
-  if (typeof value !== "object" || value === null) return false;
-  const { remaining, refill, updatedAt } = value as ApiKeyCredits;
-  try {
-    compileCredits({ remaining, refill });
-  } catch {
-    return false;
-  }
-  return isDateOrNull(updatedAt) && updatedAt !== null;
-}
-
-/** Each field of `ApiKeyRecord`: the rule its stored value keeps, and the rule in words. */
-const RECORD_FIELDS:
-  readonly (readonly [keyof ApiKeyRecord, (value: unknown) => boolean, string])[] = Object.freeze([
-    ["id", isString, "a string"],
-    ["tenantId", isString, "a string"],
-    ["name", isString, "a string"],
-    ["environment", (value) => value === "live" || value === "test", '"live" or "test"'],
-    ["prefix", isString, "a string"],
-    ["hash", isString, "a string"],
-    [
-      "hashScheme",
-      (value) => value === undefined || API_KEY_HASH_SCHEMES.includes(value as never),
-      "absent or a known hash scheme",
-    ],
-    ["pepperVersion", Number.isSafeInteger, "an integer"],
-    ["scopes", isStringArray, "an array of strings"],
-    ["layout", (value) => value === undefined || isString(value), "absent or a string"],
-    ["allowedIpCidrs", (value) => value === undefined || isStringArray(value), "absent or strings"],
-    ["rateLimits", isStoredRateLimits, "absent or a list of rate-limit policies"],
-    ["rateLimitKeyId", (value) => value === undefined || isString(value), "absent or a string"],
-    ["credits", isStoredCredits, "absent or credits with a valid updatedAt"],
-    ["lastUsedAt", isDateOrNull, "a valid Date or null"],
-    ["expiresAt", isDateOrNull, "a valid Date or null"],
-    ["revokedAt", isDateOrNull, "a valid Date or null"],
-    ["rotatedAt", isDateOrNull, "a valid Date or null"],
-    ["replacedByKeyId", (value) => value === null || isString(value), "a string or null"],
-    ["createdBy", (value) => value === null || isString(value), "a string or null"],
-    ["createdAt", (value) => value !== null && isDateOrNull(value), "a valid Date"],
-  ]);
-
-/** The nullable fields: absent (a record of an older version, a row without the column) is null. */
-const NULLABLE_FIELDS = [
-  "lastUsedAt",
-  "expiresAt",
-  "revokedAt",
-  "rotatedAt",
-  "replacedByKeyId",
-  "createdBy",
-] as const;
-
-/**
- * Sets each absent nullable field of `record` (in place) to `null`, as
- * records written by an older version read. Adapters that map rows call it.
- */
-export function nullAbsentFields(record: Record<string, unknown>): void {
-  for (const field of NULLABLE_FIELDS) record[field] ??= null;
-}
-
-/**
- * A stored value as the service reads it: an absent nullable field reads as
- * `null` and an `expiresAt` that is not a valid date as expired (the epoch,
- * 1970-01-01T00:00:00.000Z), in a shallow copy (else the value itself). Throws
- * a `TypeError` naming the first field that breaks the `ApiKeyRecord` shape
- * (never its value).
- */
-export function readApiKeyRecord(value: unknown): ApiKeyRecord {
-  if (typeof value !== "object" || value === null) {
-    throw new TypeError("malformed record: not an object");
-  }
-  let record = value as Record<string, unknown>;
-  if (isInvalidDate(record.expiresAt) || NULLABLE_FIELDS.some((f) => record[f] === undefined)) {
-    record = { ...record, expiresAt: readExpiresAt((record.expiresAt ?? null) as Date | null) };
-    nullAbsentFields(record);
-  }
-  for (const [field, valid, rule] of RECORD_FIELDS) {
-    if (!valid(record[field])) throw new TypeError(`malformed record: ${field} must be ${rule}`);
-  }
-  return record as unknown as ApiKeyRecord;
-}
-
-function malformed(): Error {
-  return new Error("malformed record");
-}
-
-function readRecordOrNull(value: unknown): ApiKeyRecord | null {
-  return value === null ? null : readApiKeyRecord(value);
-}
-
-/**
- * The first of `records` holding the newest copy of a tenant's shared credit
- * pool (the greatest pool `updatedAt`), or `null` when none spends a pool:
- * what `ApiKeyStorage.findTenantPool` answers of a tenant's records listed
- * newest first.
- */
-export function newestPoolRecord(records: readonly ApiKeyRecord[]): ApiKeyRecord | null {
-  let newest: { record: ApiKeyRecord; at: number } | null = null;
-  for (const record of records) {
-    const at = record.credits && creditPartsOf(record.credits).pool?.updatedAt.getTime();
-    if (at !== undefined && (newest === null || at > newest.at)) newest = { record, at };
-  }
-  return newest?.record ?? null;
-}
-
-/** `credits` (spending a pool) with its pool copy replaced by `pool`. */
-export function withPool(credits: ApiKeyCredits, pool: ApiKeyPoolCredits): ApiKeyCredits {
-  return credits.sharedBy === "tenant"
-    ? { ...pool, sharedBy: "tenant" }
-    : { ...credits, pool: { ...pool } };
-}
-
-/**
- * `credits` with its pool copy's `remaining` and `updatedAt` replaced (the
- * rest kept): what `ApiKeyStorage.setTenantPool` writes to each record
- * spending the pool; `undefined` when it spends none.
- */
-export function withPoolBalance(
-  credits: ApiKeyCredits | undefined,
-  remaining: number,
-  updatedAt: Date,
-): ApiKeyCredits | undefined {
-  const pool = credits && creditPartsOf(credits).pool;
-  return pool && withPool(credits!, { ...pool, remaining, updatedAt });
-}
-
-/**
- * The reader of a `findByReplacement` answer: null, or a checked record of
- * `tenantId` that `keyId` replaced.
- */
-function readReplaced(tenantId: string, keyId: string): (value: unknown) => ApiKeyRecord | null {
-  return (value) => {
-    const record = readRecordOrNull(value);
-    if (record !== null && (record.tenantId !== tenantId || record.replacedByKeyId !== keyId)) {
-      throw new Error("record outside the tenant or not replaced by the key");
-    }
-    return record;
-  };
-}
-
-/** The reader of a `findTenantPool` answer: null, or a checked record of `tenantId` spending a pool. */
-function readPoolRecord(tenantId: string): (value: unknown) => ApiKeyRecord | null {
-  return (value) => {
-    const record = readRecordOrNull(value);
-    if (
-      record !== null &&
-      (record.tenantId !== tenantId || newestPoolRecord([record]) === null)
-    ) {
-      throw new Error("record outside the tenant or spending no pool");
-    }
-    return record;
-  };
-}
-
-/**
- * A record of the usual shape (two scopes, no allowlist), read in place of
- * the record an unknown prefix lacks (`findByPrefix`, and the copy
- * `InMemoryApiKeyStorage` makes): an unknown prefix costs the read of a
- * stored one.
- */
-export const LOOKUP_STAND_IN: Readonly<ApiKeyRecord> = Object.freeze({
-  id: "stand-in",
-  tenantId: "stand-in",
-  name: "stand-in",
-  environment: "live",
-  prefix: "stand-in",
-  hash: "stand-in",
-  pepperVersion: 1,
-  scopes: ["orders:read", "orders:write"],
-  allowedIpCidrs: [],
-  lastUsedAt: null,
-  expiresAt: new Date(0),
-  revokedAt: null,
-  rotatedAt: null,
-  replacedByKeyId: null,
-  createdBy: null,
-  createdAt: new Date(0),
-});
-
-/** `findByPrefix`'s answer: a record, or null after reading the stand-in. */
-function readLookup(value: unknown): ApiKeyRecord | null {
-  const record = readApiKeyRecord(value === null ? LOOKUP_STAND_IN : value);
-  return value === null ? null : record;
-}
-
-function readRecords(value: unknown): ApiKeyRecord[] {
-  if (!Array.isArray(value)) throw malformed();
-  return value.map(readApiKeyRecord);
-}
-
-function readPrefixes(value: unknown): string[] {
-  if (!Array.isArray(value) || !value.every(isString)) throw new Error("answer is not prefixes");
-  return [...value];
-}
-
-function readBoolean(value: unknown): boolean {
-  if (typeof value !== "boolean") throw new Error("answer is not a boolean");
-  return value;
-}
-
-/**
- * Rows of `countHashes` checked and merged: one per scheme and version,
- * the current scheme first, versions ascending.
- */
-function readHashCounts(value: unknown): ApiKeyHashCount[] {
-  if (!Array.isArray(value)) throw malformed();
-  const merged = new Map<string, ApiKeyHashCount>();
-  for (const row of value) {
-    const { hashScheme = CURRENT_HASH_SCHEME, pepperVersion, count } = row ?? {};
-    if (
-      !API_KEY_HASH_SCHEMES.includes(hashScheme) || !Number.isSafeInteger(pepperVersion) ||
-      !Number.isSafeInteger(count) || count < 0
-    ) {
-      throw malformed();
-    }
-    const key = `${hashScheme} ${pepperVersion}`;
-    const seen = merged.get(key);
-    if (seen !== undefined) seen.count += count;
-    else if (count > 0) merged.set(key, { hashScheme, pepperVersion, count });
-  }
-  return [...merged.values()].sort((a, b) =>
-    API_KEY_HASH_SCHEMES.indexOf(a.hashScheme) - API_KEY_HASH_SCHEMES.indexOf(b.hashScheme) ||
-    a.pepperVersion - b.pepperVersion
-  );
-}
-
-/**
- * The reader of one `listExpiring` page of `options`: at most `limit`
- * records, each checked, unrevoked, expiring in the window, in `expiresAt`
- * order from the cursor on, the last one not the cursor itself (ids are
- * ordered by the storage's own collation, so only the times are compared).
- */
-function readExpiringPage(options: ListExpiringApiKeysOptions): (value: unknown) => ApiKeyRecord[] {
-  return (value) => {
-    const records = readRecords(value);
-    if (records.length > options.limit) throw new Error("page longer than its limit");
-    const { after } = options;
-    let previousMs = after === null ? -Infinity : after.expiresAt.getTime();
-    for (const record of records) {
-      const ms = record.expiresAt?.getTime();
-      if (
-        ms === undefined || record.revokedAt !== null || ms <= options.from.getTime() ||
-        ms > options.until.getTime() || ms < previousMs
-      ) {
-        throw new Error("record outside the window or out of order");
-      }
-      previousMs = ms;
-    }
-    const last = records.at(-1);
-    if (after !== null && last?.id === after.id && previousMs === after.expiresAt.getTime()) {
-      throw new Error("page did not move past its cursor");
-    }
-    return records;
-  };
-}
-
-/**
- * The reader of one `listPageByTenant` page of `tenantId` and `options`: at
- * most `limit` records, each checked, of the tenant, of the status and
- * environment asked for, not the cursor's record, and in order from the
- * cursor on (ids and names are ordered by the storage's own collation, so
- * only the dates are compared); predecessors only of the page's records.
- */
-function readPage(
-  { comparePositions, matchesPage, positionOf }: typeof import("./_paging.ts"),
-  tenantId: string,
-  options: ListApiKeyPageOptions,
-): (value: unknown) => { records: ApiKeyRecord[]; predecessors: Record<string, string> } {
-  const order = comparePositions(options.sort);
-  const dated = options.sort !== "name_asc";
-  const { after } = options;
-  return (value) => {
-    const page = (typeof value === "object" && value !== null ? value : {}) as ApiKeyRecordPage;
-    const records = readRecords(page.records);
-    if (records.length > options.limit) throw new Error("page longer than its limit");
-    let previous = after?.value;
-    for (const record of records) {
-      if (!matchesPage(record, tenantId, { ...options, q: null })) {
-        throw new Error("record outside the tenant or the filters");
-      }
-      if (record.id === after?.id) throw new Error("page did not move past its cursor");
-      const { value } = positionOf(record, options.sort);
-      // Same id on both sides: the order of the dates alone.
-      if (
-        dated && previous !== undefined && order({ id: "", value: previous }, { id: "", value }) > 0
-      ) {
-        throw new Error("records out of order");
-      }
-      previous = value;
-    }
-    const onPage = new Set(records.map((record) => record.id));
-    const { predecessors } = page;
-    if (
-      typeof predecessors !== "object" || predecessors === null || Array.isArray(predecessors) ||
-      !Object.entries(predecessors).every(([id, before]) =>
-        onPage.has(id) && typeof before === "string"
-      )
-    ) {
-      throw new Error("malformed predecessors");
-    }
-    return { records, predecessors: { ...predecessors } };
-  };
-}
-
-function readRotationWait(value: unknown): ApiKeyRotationWait | null {
-  if (value === null) return null;
-  const w = (typeof value === "object" ? value : {}) as Record<string, unknown>;
-  const { newKeyId, oldKeyId, gracePeriodMs, waitEndsAt } = w;
-  if (
-    typeof newKeyId !== "string" || typeof oldKeyId !== "string" ||
-    typeof gracePeriodMs !== "number" || !(gracePeriodMs >= 0) ||
-    !(waitEndsAt instanceof Date) || Number.isNaN(waitEndsAt.getTime())
-  ) {
-    throw new Error("malformed rotation wait");
-  }
-  return { newKeyId, oldKeyId, gracePeriodMs, waitEndsAt: new Date(waitEndsAt.getTime()) };
-}
-
-const ignore = (): void => {};
-
-/**
- * Reads the answer of `rotate`: `"rotated"` or nothing (a storage written for
- * the spec) is done; `"not_rotatable"` throws `api_key_not_rotatable`.
- */
-function readRotateAnswer(value: unknown): void {
-  if (value === "not_rotatable") throw new ApiKeyOperationError("api_key_not_rotatable");
-  if (value !== undefined && value !== "rotated") {
-    throw new Error('answer is not "rotated", "not_rotatable" or nothing');
-  }
-}
+const ignore: Reader<void> = () => () => {};
 
 /**
  * The error a failed storage call rejects with: the one way `ApiKeyStorageError`s are built. A
@@ -598,7 +152,13 @@ function readRotateAnswer(value: unknown): void {
  */
 function toStorageError(operation: string, error: unknown): Error {
   if (error instanceof ApiKeyOperationError || error instanceof ApiKeyStorageError) return error;
-  return new ApiKeyStorageError(operation, missingMigrationError(error) ?? error);
+  // The checks are loaded before a storage call (`#call`; `loaded()` before `peek`).
+  return new ApiKeyStorageError(operation, answers?.storageErrorCause(error) ?? error);
+}
+
+/** `peek` before the checks of the answers loaded (`loaded()`): refused, never unchecked. */
+function notLoaded(): never {
+  throw new Error("the record checks are not loaded yet (await StorageAccess.loaded() first)");
 }
 
 /** The stand-in looked up among the checked records when a prefix is unknown. */
@@ -668,12 +228,14 @@ export class StorageAccess {
 
   /**
    * Checks `storage` (a `TypeError` naming `label` when a required method is
-   * missing or a capability is not a function) and detects its capabilities.
+   * missing or a capability is not a function) and detects its capabilities;
+   * starts loading the checks of the answers (see `loaded`).
    */
   constructor(storage: unknown, timeoutMs: number, label: string) {
     if (typeof storage !== "object" || storage === null) {
       throw new TypeError(`${label} is required`);
     }
+    loadAnswers().catch(() => {}); // reported to every call (and to `loaded()`) while it fails
     const methods = storage as Record<string, unknown>;
     for (const method of API_KEY_STORAGE_METHODS) {
       if (typeof methods[method] !== "function") {
@@ -740,7 +302,7 @@ export class StorageAccess {
         this.#call(
           "setTenantPool",
           () => setTenantPool.call(store, tenantId, remaining, updatedAt),
-          readPrefixes,
+          (a) => a.readPrefixes,
         )
       : undefined;
     if (storesCredits === true && setTenantPool === undefined) {
@@ -753,7 +315,7 @@ export class StorageAccess {
         this.#call(
           "findTenantPool",
           () => findTenantPool.call(store, tenantId),
-          readPoolRecord(tenantId),
+          (a) => a.readPoolRecord(tenantId),
         )
       : undefined;
     if (storesCredits === true && findTenantPool === undefined) {
@@ -783,13 +345,13 @@ export class StorageAccess {
           this.#call(
             "listExpiring",
             () => listExpiring.call(store, options),
-            readExpiringPage(options),
+            (a) => a.readExpiringPage(options),
           ),
         claim: (id, thresholdMs, at) =>
           this.#call(
             "claimExpiryNotice",
             () => claimExpiryNotice.call(store, id, thresholdMs, at),
-            readBoolean,
+            (a) => a.readBoolean,
           ),
       };
     const { saveRotationWait, findRotationWait, lowerExpiry } = store;
@@ -803,13 +365,13 @@ export class StorageAccess {
             this.#call(
               "findRotationWait",
               () => findRotationWait.call(store, newKeyId),
-              readRotationWait,
+              (a) => a.readRotationWait,
             ),
           lowerExpiry: (id, expected, next) =>
             this.#call(
               "lowerExpiry",
               () => lowerExpiry.call(store, id, expected, next),
-              readBoolean,
+              (a) => a.readBoolean,
             ),
         };
     const { renameForTenant } = store;
@@ -842,7 +404,11 @@ export class StorageAccess {
           ignore,
         ),
       read: (query) =>
-        this.#call("readUsage", () => readUsage.call(store, query), readUsageBuckets(query)),
+        this.#call(
+          "readUsage",
+          () => readUsage.call(store, query),
+          (a) => a.readUsageBuckets(query),
+        ),
     };
     this.name = (store as { constructor?: { name?: unknown } }).constructor?.name as string ||
       "storage";
@@ -854,13 +420,19 @@ export class StorageAccess {
     }
     this.audit = appendAudit === undefined || readAudit === undefined ? undefined : {
       append: (audit) =>
-        this.#call("appendAudit", () => appendAudit.call(store, audit), readAuditRecord),
+        this.#call("appendAudit", () => appendAudit.call(store, audit), (a) => a.readAuditRecord),
       read: (query) =>
-        this.#call("readAudit", () => readAudit.call(store, query), readAuditAnswer(query)),
+        this.#call(
+          "readAudit",
+          () => readAudit.call(store, query),
+          (a) => a.readAuditAnswer(query),
+        ),
       prune: pruneAudit === undefined
         ? undefined
         : (tenantId, before) =>
-          this.#call("pruneAudit", () => pruneAudit.call(store, tenantId, before), readCount),
+          this.#call("pruneAudit", () =>
+            pruneAudit.call(store, tenantId, before), (a) =>
+            a.readCount),
     };
     this.notice = missing.length === 0
       ? undefined
@@ -883,7 +455,7 @@ export class StorageAccess {
       if (!checked.has(record ?? CHECKED) && record !== null) {
         let read: ApiKeyRecord;
         try {
-          read = readApiKeyRecord(record);
+          read = (answers ?? notLoaded()).readApiKeyRecord(record);
         } catch (error) {
           throw toStorageError("peekByPrefix", error);
         }
@@ -894,14 +466,27 @@ export class StorageAccess {
     };
   }
 
+  /**
+   * Resolves once the checks of the answers are loaded (started at
+   * construction; a failed load rejects, and is tried again): await it before
+   * `peek`, which refuses every record until then.
+   */
+  async loaded(): Promise<void> {
+    await loadAnswers();
+  }
+
   /** `findByPrefix`, read as a record or null. */
   findByPrefix(prefix: string): Promise<ApiKeyRecord | null> {
-    return this.#call("findByPrefix", () => this.#storage.findByPrefix(prefix), readLookup);
+    return this.#call(
+      "findByPrefix",
+      () => this.#storage.findByPrefix(prefix),
+      (a) => a.readLookup,
+    );
   }
 
   /** `findById`, read as a record or null. */
   findById(id: string): Promise<ApiKeyRecord | null> {
-    return this.#call("findById", () => this.#storage.findById(id), readRecordOrNull);
+    return this.#call("findById", () => this.#storage.findById(id), (a) => a.readRecordOrNull);
   }
 
   /** `listByTenant`, each row read as a record (one malformed row fails the list). */
@@ -909,7 +494,7 @@ export class StorageAccess {
     return this.#call(
       "listByTenant",
       () => this.#storage.listByTenant(tenantId, { includeRevoked }),
-      readRecords,
+      (a) => a.readRecords,
     );
   }
 
@@ -930,7 +515,7 @@ export class StorageAccess {
     return await this.#call(
       "listPageByTenant",
       () => listPage(tenantId, options),
-      readPage(paging, tenantId, options),
+      (a) => a.readPage(paging, tenantId, options),
     );
   }
 
@@ -948,7 +533,7 @@ export class StorageAccess {
     return await this.#call(
       "findByReplacement",
       () => find(tenantId, keyId),
-      readReplaced(tenantId, keyId),
+      (a) => a.readReplaced(tenantId, keyId),
     );
   }
 
@@ -962,7 +547,7 @@ export class StorageAccess {
     return this.#call(
       "rotate",
       () => this.#storage.rotate(input, ...this.#with(audit)),
-      readRotateAnswer,
+      (a) => a.readRotateAnswer,
     );
   }
 
@@ -978,12 +563,12 @@ export class StorageAccess {
   revoke(id: string, at: Date, audit?: AuditAppend): Promise<boolean> {
     const markRevokedIfActive = this.#markRevokedIfActive;
     if (markRevokedIfActive === undefined) {
-      return this.#call("markRevoked", () => this.#storage.markRevoked(id, at), () => true);
+      return this.#call("markRevoked", () => this.#storage.markRevoked(id, at), () => () => true);
     }
     return this.#call(
       "markRevokedIfActive",
       () => markRevokedIfActive(id, at, ...this.#with(audit)),
-      readBoolean,
+      (a) => a.readBoolean,
     );
   }
 
@@ -1001,7 +586,7 @@ export class StorageAccess {
     return this.#call(
       "rotateForTenant",
       () => forTenant.rotateForTenant(tenantId, input, ...this.#with(audit)),
-      readRotateAnswer,
+      (a) => a.readRotateAnswer,
     );
   }
 
@@ -1020,7 +605,7 @@ export class StorageAccess {
     return this.#call(
       "markRevokedForTenant",
       () => forTenant.markRevokedForTenant(tenantId, id, at, ...this.#with(audit)),
-      readBoolean,
+      (a) => a.readBoolean,
     );
   }
 
@@ -1040,7 +625,11 @@ export class StorageAccess {
     if (replaceHash === undefined) {
       return Promise.reject(toStorageError("replaceHash", new Error("not supported")));
     }
-    return this.#call("replaceHash", () => replaceHash(id, expectedHash, next), readBoolean);
+    return this.#call(
+      "replaceHash",
+      () => replaceHash(id, expectedHash, next),
+      (a) => a.readBoolean,
+    );
   }
 
   /** Whether the storage has the `countHashes` capability. */
@@ -1054,7 +643,7 @@ export class StorageAccess {
     if (countHashes === undefined) {
       return Promise.reject(toStorageError("countHashes", new Error("not supported")));
     }
-    return this.#call("countHashes", () => countHashes(now), readHashCounts);
+    return this.#call("countHashes", () => countHashes(now), (a) => a.readHashCounts);
   }
 
   /**
@@ -1093,9 +682,10 @@ export class StorageAccess {
   }
 
   /** Runs `call` under the deadline and reads its answer; any failure is an `ApiKeyStorageError`. */
-  async #call<T>(operation: string, call: () => unknown, read: (value: unknown) => T): Promise<T> {
+  async #call<T>(operation: string, call: () => unknown, read: Reader<T>): Promise<T> {
     try {
-      return read(await this.withDeadline("storage", call));
+      const reader = read(answers ?? await loadAnswers()); // before the call: a failed load writes nothing
+      return reader(await this.withDeadline("storage", call));
     } catch (error) {
       throw toStorageError(operation, error);
     }

@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { newestPoolRecord, StorageAccess, withPoolBalance } from "./_access.ts";
+import { StorageAccess } from "./_access.ts";
+import { newestPoolRecord, withPoolBalance } from "./_answers.ts";
 import type { ApiKeyStorage, ListApiKeyPageOptions } from "./types.ts";
 import type { ApiKeyRecord, ApiKeyRecordInput } from "../types.ts";
 import { API_KEY_USAGE_REFUSALS, type ApiKeyUsageRow } from "../usage.ts";

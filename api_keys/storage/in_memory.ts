@@ -13,7 +13,7 @@ import {
   readApiKeyRecord,
   readExpiresAt,
   withPoolBalance,
-} from "./_access.ts";
+} from "./_answers.ts";
 import { pageOf } from "./_paging.ts";
 import type {
   ApiKeyRecordPage,

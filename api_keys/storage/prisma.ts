@@ -11,7 +11,7 @@
  */
 import { ApiKeyOperationError } from "../errors.ts";
 import { CURRENT_HASH_SCHEME } from "../hasher.ts";
-import { nullAbsentFields } from "./_access.ts";
+import { nullAbsentFields } from "./_answers.ts";
 import type {
   ApiKeyRecordPage,
   ApiKeyRotationWait,

@@ -1,0 +1,191 @@
+/**
+ * Validation of `create`, `rotate` and `list` inputs. Each failure is an
+ * `ApiKeyValidationError` naming the field; nothing is written on failure.
+ *
+ * @module
+ */
+import {
+  fail,
+  failTime,
+  instantProblem,
+  requireDuration,
+  requireNonEmptyString,
+} from "./_input.ts";
+import { normalizeAllowedIpCidrs } from "./ip_allowlist.ts";
+import { flattenScopes } from "./scopes.ts";
+import { keyRateLimits } from "./_limits.ts";
+import {
+  type ApiKeyGraceStart,
+  type CreateApiKeyInput,
+  DEFAULT_GRACE_PERIOD_MS,
+  type Environment,
+  type ListApiKeysOptions,
+  MAX_API_KEY_NAME_LENGTH,
+  type RotateApiKeyInput,
+} from "./types.ts";
+
+/** A validated create input: scopes flattened, allowlist canonical. */
+export interface ValidCreateInput {
+  /** Tenant. */
+  tenantId: string;
+  /** Name. */
+  name: string;
+  /** Flattened scopes. */
+  scopes: string[];
+  /** Environment. */
+  environment: Environment;
+  /** Requested expiry (not yet resolved against the TTL policy). */
+  expiresAt: Date | null | undefined;
+  /** Creator or null. */
+  createdBy: string | null;
+  /** Canonical allowlist. */
+  allowedIpCidrs: string[];
+  /** Compiled rate-limit policies, or undefined for none. */
+  rateLimits: ReturnType<typeof keyRateLimits> | undefined;
+  /** Id of the key whose windows and balance the new key shares, or undefined. */
+  limitsOf: string | undefined;
+}
+
+/** A validated rotate input. */
+export interface ValidRotateInput {
+  /** Grace period in ms. */
+  gracePeriodMs: number;
+  /** When the grace period starts. */
+  graceStarts: ApiKeyGraceStart;
+  /** How long to wait for the new key's first use, in ms (0 when the grace starts at rotation). */
+  maxWaitMs: number;
+  /** New name, or undefined to inherit. */
+  name: string | undefined;
+  /** Creator of the new key, or undefined. */
+  createdBy: string | undefined;
+  /** Requested expiry. */
+  expiresAt: Date | null | undefined;
+  /** New allowlist, or undefined to inherit. */
+  allowedIpCidrs: string[] | undefined;
+  /** Compiled rate-limit policies, or undefined to inherit. */
+  rateLimits: ReturnType<typeof keyRateLimits> | undefined;
+}
+
+/** Longest tenant id of a new key, in UTF-16 units (seed 0.4). */
+const MAX_TENANT_ID_LENGTH = 255;
+
+/**
+ * A new key's tenant id: 1 to 255 UTF-16 units without surrounding
+ * whitespace. Ids already stored are not checked again (they keep verifying).
+ */
+function validTenantId(value: unknown): string {
+  const tenantId = requireNonEmptyString(value, "tenantId");
+  if (tenantId.trim() !== tenantId) fail("tenantId", "must not start or end with whitespace");
+  if (tenantId.length > MAX_TENANT_ID_LENGTH) {
+    fail("tenantId", `must be at most ${MAX_TENANT_ID_LENGTH} UTF-16 code units`);
+  }
+  return tenantId;
+}
+
+function validName(value: unknown): string {
+  const name = requireNonEmptyString(value, "name");
+  if (name.length > MAX_API_KEY_NAME_LENGTH) {
+    fail("name", `must be at most ${MAX_API_KEY_NAME_LENGTH} characters`);
+  }
+  return name;
+}
+
+function validExpiry(value: unknown): Date | null | undefined {
+  if (value === undefined || value === null) return value;
+  if (!(value instanceof Date) || Number.isNaN(value.getTime())) {
+    failTime("expiresAt", "must be a valid Date or null");
+  }
+  const problem = instantProblem(value.getTime());
+  if (problem !== undefined) failTime("expiresAt", problem);
+  return value;
+}
+
+function validCreatedBy(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  return requireNonEmptyString(value, "createdBy");
+}
+
+function validCidrs(value: unknown): string[] {
+  try {
+    return normalizeAllowedIpCidrs(value as string[] | undefined);
+  } catch (error) {
+    return fail("allowedIpCidrs", (error as Error).message);
+  }
+}
+
+/** Validates a create input. */
+export function validateCreateInput(input: CreateApiKeyInput): ValidCreateInput {
+  if (typeof input !== "object" || input === null) fail("input", "must be an object");
+  const tenantId = validTenantId(input.tenantId);
+  const name = validName(input.name);
+  if (!Array.isArray(input.scopes) || input.scopes.length === 0) {
+    fail("scopes", "must contain at least one scope");
+  }
+  let scopes: string[];
+  try {
+    scopes = flattenScopes(input.scopes);
+  } catch (error) {
+    return fail("scopes", (error as Error).message);
+  }
+  const environment = input.environment ?? "live";
+  if (environment !== "live" && environment !== "test") {
+    fail("environment", 'must be "live" or "test"');
+  }
+  return {
+    tenantId,
+    name,
+    scopes,
+    environment,
+    expiresAt: validExpiry(input.expiresAt),
+    createdBy: validCreatedBy(input.createdBy) ?? null,
+    allowedIpCidrs: validCidrs(input.allowedIpCidrs),
+    rateLimits: input.rateLimits === undefined ? undefined : keyRateLimits(input.rateLimits),
+    limitsOf: input.limitsOf === undefined
+      ? undefined
+      : requireNonEmptyString(input.limitsOf, "limitsOf"),
+  };
+}
+
+/** Validates a rotate input (all fields optional) of a rotation at `now`. */
+export function validateRotateInput(
+  input: RotateApiKeyInput | undefined,
+  now: Date,
+): ValidRotateInput {
+  if (input === undefined) input = {};
+  if (typeof input !== "object" || input === null) fail("input", "must be an object");
+  const gracePeriodMs = requireDuration(
+    input.gracePeriodMs ?? DEFAULT_GRACE_PERIOD_MS,
+    "gracePeriodMs",
+    now.getTime(),
+  );
+  const graceStarts = input.graceStarts ?? "rotation";
+  if (graceStarts !== "rotation" && graceStarts !== "first-use") {
+    fail("graceStarts", 'must be "rotation" or "first-use"');
+  }
+  if (graceStarts === "first-use" && input.maxWaitMs === undefined) {
+    fail("maxWaitMs", 'is required with graceStarts "first-use"');
+  }
+  if (graceStarts === "rotation" && input.maxWaitMs !== undefined) {
+    fail("maxWaitMs", 'applies only with graceStarts "first-use"');
+  }
+  return {
+    gracePeriodMs,
+    graceStarts,
+    // The upper bound of the grace end, now + maxWaitMs + gracePeriodMs, is a valid instant too.
+    maxWaitMs: requireDuration(input.maxWaitMs ?? 0, "maxWaitMs", now.getTime() + gracePeriodMs),
+    name: input.name === undefined ? undefined : validName(input.name),
+    createdBy: validCreatedBy(input.createdBy),
+    expiresAt: validExpiry(input.expiresAt),
+    allowedIpCidrs: input.allowedIpCidrs === undefined
+      ? undefined
+      : validCidrs(input.allowedIpCidrs),
+    rateLimits: input.rateLimits === undefined ? undefined : keyRateLimits(input.rateLimits),
+  };
+}
+
+/** Validates the options of `list`; answers `includeRevoked` (default false). */
+export function validateListOptions(options: ListApiKeysOptions | undefined): boolean {
+  const includeRevoked = options?.includeRevoked ?? false;
+  if (typeof includeRevoked !== "boolean") fail("includeRevoked", "must be a boolean");
+  return includeRevoked;
+}

@@ -1,0 +1,127 @@
+/** Validation of `create`, `rotate` and `list` inputs: each refusal names its field. */
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { ApiKeyValidationError } from "../../api_keys/errors.ts";
+import { MAX_API_KEY_INSTANT_MS } from "../../api_keys/_input.ts";
+import {
+  validateCreateInput,
+  validateListOptions,
+  validateRotateInput,
+} from "../../api_keys/_key_input.ts";
+
+const SCOPES = [{ resource: "orders", level: "read" as const }];
+
+/** The `ApiKeyValidationError` thrown by `run`. */
+function refusal(run: () => unknown): ApiKeyValidationError {
+  try {
+    run();
+  } catch (error) {
+    assert.ok(error instanceof ApiKeyValidationError);
+    return error;
+  }
+  throw new Error("expected an ApiKeyValidationError");
+}
+
+const field = (run: () => unknown): string => refusal(run).field;
+const codeOf = (run: () => unknown): string => refusal(run).code;
+
+describe("seed 0.4: bad dates and durations are api_key_invalid_time", () => {
+  it("answers api_key_invalid_time for a bad expiresAt, gracePeriodMs or maxWaitMs, and api_key_invalid_input for the rest", () => {
+    const base = { tenantId: "t", name: "n", scopes: SCOPES };
+    const now = new Date("2030-01-01T00:00:00.000Z");
+    for (const expiresAt of [new Date(NaN), new Date(MAX_API_KEY_INSTANT_MS + 1), "2031-01-01"]) {
+      assert.equal(
+        codeOf(() => validateCreateInput({ ...base, expiresAt } as never)),
+        "api_key_invalid_time",
+      );
+    }
+    for (const gracePeriodMs of [-1, NaN, Infinity, "60000", 1e16]) {
+      assert.equal(
+        codeOf(() => validateRotateInput({ gracePeriodMs } as never, now)),
+        "api_key_invalid_time",
+      );
+    }
+    assert.equal(
+      codeOf(() => validateRotateInput({ graceStarts: "first-use", maxWaitMs: -1 }, now)),
+      "api_key_invalid_time",
+    );
+    assert.equal(codeOf(() => validateCreateInput({ ...base, name: "" })), "api_key_invalid_input");
+    assert.equal(
+      codeOf(() => validateRotateInput({ maxWaitMs: 1000 }, now)),
+      "api_key_invalid_input",
+      "maxWaitMs without first-use is a wrong combination, not a bad duration",
+    );
+    assert.equal(new ApiKeyValidationError("x", "y").code, "api_key_invalid_input");
+    assert.equal(
+      new ApiKeyValidationError("x", "y", "api_key_invalid_time").code,
+      "api_key_invalid_time",
+    );
+  });
+});
+
+describe("seed 0.4: tenant ids are bounded at create", () => {
+  it("refuses a tenant id with surrounding whitespace or over 255 UTF-16 units, naming tenantId", () => {
+    const base = { name: "n", scopes: SCOPES };
+    for (const tenantId of [" t1 ", "t1 ", "\tt1", "t".repeat(256), "😀".repeat(128), ""]) {
+      assert.equal(field(() => validateCreateInput({ ...base, tenantId })), "tenantId", tenantId);
+    }
+    for (const tenantId of ["t", "t".repeat(255), "a b", "😀".repeat(127)]) {
+      assert.equal(validateCreateInput({ ...base, tenantId }).tenantId, tenantId);
+    }
+  });
+});
+
+describe("create, rotate and list inputs", () => {
+  it("a create input: scopes flattened, allowlist canonical, environment live by default", () => {
+    const valid = validateCreateInput({
+      tenantId: "t",
+      name: "n",
+      scopes: [...SCOPES, ...SCOPES],
+      allowedIpCidrs: ["10.1.2.3"],
+    });
+    assert.deepEqual(valid, {
+      tenantId: "t",
+      name: "n",
+      scopes: ["orders:read"],
+      environment: "live",
+      expiresAt: undefined,
+      createdBy: null,
+      allowedIpCidrs: ["10.1.2.3/32"],
+      rateLimits: undefined,
+      limitsOf: undefined,
+    });
+  });
+
+  it("names the field of each bad input", () => {
+    const base = { tenantId: "t", name: "n", scopes: SCOPES };
+    assert.equal(field(() => validateCreateInput({ ...base, tenantId: " " })), "tenantId");
+    assert.equal(field(() => validateCreateInput({ ...base, scopes: [] })), "scopes");
+    assert.equal(
+      field(() => validateCreateInput({ ...base, allowedIpCidrs: ["x"] })),
+      "allowedIpCidrs",
+    );
+    assert.equal(field(() => validateCreateInput(null as never)), "input");
+    const now = new Date(0);
+    assert.equal(field(() => validateRotateInput({ gracePeriodMs: -1 }, now)), "gracePeriodMs");
+    assert.equal(field(() => validateRotateInput({ name: "" }, now)), "name");
+    assert.equal(
+      field(() => validateListOptions({ includeRevoked: "yes" as never })),
+      "includeRevoked",
+    );
+  });
+
+  it("a rotate input inherits what it omits; list options default to active keys", () => {
+    assert.deepEqual(validateRotateInput(undefined, new Date(0)), {
+      gracePeriodMs: 86_400_000,
+      graceStarts: "rotation",
+      maxWaitMs: 0,
+      name: undefined,
+      createdBy: undefined,
+      expiresAt: undefined,
+      allowedIpCidrs: undefined,
+      rateLimits: undefined,
+    });
+    assert.equal(validateListOptions(undefined), false);
+    assert.equal(validateListOptions({ includeRevoked: true }), true);
+  });
+});
