@@ -32,6 +32,27 @@ fi
 
 if [ "${1:-}" = "--cluster" ]; then
   base=${REDIS_CLUSTER_PORT:-7000}
+  # A cluster left by an earlier run is kept only when whole (6 nodes, each ok and knowing 6); one
+  # whose node was killed (a failover test) and would come back empty is stopped and made anew.
+  whole=true
+  for i in 0 1 2 3 4 5; do
+    info=$(redis-cli -p $((base + i)) cluster info 2>/dev/null || true)
+    if ! grep -q "cluster_state:ok" <<<"$info" || ! grep -q "cluster_known_nodes:6" <<<"$info"; then
+      whole=false
+    fi
+  done
+  if ! $whole; then
+    for i in 0 1 2 3 4 5; do
+      port=$((base + i))
+      redis-cli -p "$port" ping >/dev/null 2>&1 || continue
+      log "stopping 127.0.0.1:$port (the cluster there is not whole)"
+      redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
+      for _ in $(seq 1 50); do
+        redis-cli -p "$port" ping >/dev/null 2>&1 || break
+        sleep 0.1
+      done
+    done
+  fi
   nodes=()
   for i in 0 1 2 3 4 5; do
     port=$((base + i))
