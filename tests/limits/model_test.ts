@@ -112,6 +112,42 @@ async function agreesOnPinnedClock(
 }
 
 /**
+ * The same on batches: each run of checks at one moment (after the first,
+ * `advanceMs` 0) is sent as one batch, so a batch holds the same counters
+ * again and again (a hot key's checks, sent together); each answer agrees
+ * with the reference's, the checks applied in order.
+ */
+async function agreesInBatches(
+  open: () => RateLimitStore & { close(): void },
+  setClock: (ms: number) => unknown,
+  numRuns: number,
+): Promise<void> {
+  await fc.assert(
+    fc.asyncProperty(commands, fc.integer({ min: 0, max: 10_000 }), async (script, start) => {
+      let now = 1_750_000_000_000 + start;
+      const store = open();
+      const reference = new ReferenceStore();
+      const run = freshSubject("batched");
+      for (let i = 0; i < script.length;) {
+        now += script[i].advanceMs;
+        await setClock(now);
+        const batch = [script[i++]];
+        while (i < script.length && script[i].advanceMs === 0) batch.push(script[i++]);
+        const checks = batch.map((command) => ({
+          counters: countersOf({ ...command, subject: `${run}:${command.subject}` }),
+          deadline: Date.now() + 1e9,
+        }));
+        const expected = checks.map(({ counters }) => reference.check(counters, now));
+        const { results } = await store.checkBatch(checks);
+        assert.deepEqual(results, expected, `at ${now}`);
+      }
+      store.close();
+    }),
+    { numRuns },
+  );
+}
+
+/**
  * A client whose scripts read `clock()` in place of the server's `TIME` (a
  * pinned clock on real Redis: the script text is the store's, but for that).
  */
@@ -137,6 +173,26 @@ if ((await readyStores("rate-limit model, pinned clock")).includes("redis")) {
             createRedisRateLimitStore({
               client: pinnedClient(client as unknown as RedisScriptClient, () => now),
               prefix: `${freshSubject("pinned")}:`,
+            }),
+          (ms) => {
+            now = ms;
+          },
+          40,
+        );
+      } finally {
+        await client.close();
+      }
+    });
+
+    it("agrees on batches holding the same counters again and again (each read once per batch)", async () => {
+      const client = await connectRedis(REDIS_URL!, 2_000);
+      try {
+        let now = 0;
+        await agreesInBatches(
+          () =>
+            createRedisRateLimitStore({
+              client: pinnedClient(client as unknown as RedisScriptClient, () => now),
+              prefix: `${freshSubject("batched")}:`,
             }),
           (ms) => {
             now = ms;
