@@ -13,6 +13,8 @@ import { SUB_BUCKETS } from "../_window.ts";
 
 /** Lua helpers of both scripts: the refill boundaries (UTC calendar) and a balance with its refill applied. */
 export const CREDIT_LUA = `
+-- The globals the scripts use, as locals (a local is read in one step, a global looked up by name).
+local tonumber, ARGV, KEYS, redis, math, string, unpack = tonumber, ARGV, KEYS, redis, math, string, unpack
 local DAY = 86400000
 local function days(y, m, d)
   if m <= 2 then y = y - 1 end
@@ -75,17 +77,22 @@ local function key() keyc = keyc + 1 return KEYS[keyc] end
 /** A window counter's string as one Lua pattern (its 1 + SLOTS numbers captured) and one format. */
 const LAYOUT = "^(-?%d+)" + ",(%d+)".repeat(SUB_BUCKETS + 1) + "$";
 const FORMAT = Array.from({ length: SUB_BUCKETS + 2 }, () => "%d").join(",");
+/** An empty ring as a Lua table constructor (sized at once, no growth). */
+const EMPTY_RING = `{ ${Array.from({ length: SUB_BUCKETS + 1 }, () => "0").join(", ")} }`;
 
 /**
  * A batch of checks (docs/rate-limits.md, "The algorithm: a sliding window of
  * sub-buckets"). A window counter is one string key: its newest sub-bucket,
  * then the units of its `B + 1` ring slots (slot `q % (B + 1)` holds
  * sub-bucket `q`), comma-separated: one `GET`, and one `SET … PX` when the
- * check consumes, whatever the limit and the traffic. Inputs: the number of
- * checks, then per check its deadline, its counters and each counter's inputs
- * (below). Per check it answers 1 and allowed, remaining, reset per counter
- * (windows first), or 0 alone when its deadline had passed (nothing read or
- * written); then the time.
+ * check consumes, whatever the limit and the traffic. A batch reads each
+ * counter once: a later check of the same counter (a hot key's checks, sent
+ * together) starts from what the earlier ones left, in Lua, with no `GET` and
+ * no parse, and a refused one writes nothing. Inputs: the number of checks,
+ * then per check its deadline, its counters and each counter's inputs (below).
+ * Per check it answers 1 and allowed, remaining, reset per counter (windows
+ * first), or 0 alone when its deadline had passed (nothing read or written);
+ * then the time.
  */
 export const CHECK_SCRIPT = CREDIT_LUA + `
 local B = ${SUB_BUCKETS}               -- sub-buckets per window
@@ -94,42 +101,55 @@ local LAYOUT = '${LAYOUT}'  -- the counter's 1 + SLOTS numbers, as captures
 local FORMAT = '${FORMAT}'      -- the counter written back
 local function sub_bucket(t, window) return math.floor(t * B / window) end
 local function bucket_start(q, window) return math.ceil(q * window / B) end
--- A window counter moved to now: its newest sub-bucket, its units per ring slot, their total.
-local function load(w)
-  local q = sub_bucket(now, w.window)
-  local counts, total, head = {}, 0, q
-  for i = 0, B do counts[i] = 0 end
-  local held = redis.call('GET', w.key)
-  if held then
+-- The window counters this batch read, by key, moved to now (one clock for the whole script): a
+-- counter's newest sub-bucket, its units per ring slot (sub-bucket q in counts[q % SLOTS + 1]) and
+-- their total, kept up to date as checks consume (each consuming check also writes it back).
+local counters = {}
+-- A window counter at now: the batch's copy, or read and moved to now.
+local function load(key, window)
+  local c = counters[key]
+  if c ~= nil and c.window == window then return c end
+  local q = sub_bucket(now, window)
+  local held = redis.call('GET', key)
+  if not held then
+    c = { window = window, head = q, total = 0, counts = ${EMPTY_RING} }
+  else
     -- One match for the 1 + SLOTS numbers (a C call, not an iterator step per number).
-    local parts = { string.match(held, LAYOUT) }
-    head = tonumber(parts[1])
-    for j = 0, B do counts[j] = tonumber(parts[j + 2]) end
+    local counts = { string.match(held, LAYOUT) }
+    local head = tonumber(counts[1])
+    table.remove(counts, 1)
+    local total = 0
     if q - head >= SLOTS then
-      for j = 0, B do counts[j] = 0 end
-      head = q
-    elseif q > head then
-      for h = head + 1, q do counts[h % SLOTS] = 0 end
-      head = q
+      counts, head = ${EMPTY_RING}, q
+    else
+      if q > head then
+        for h = head + 1, q do counts[h % SLOTS + 1] = 0 end
+        head = q
+      end
+      for j = 1, SLOTS do
+        local units = tonumber(counts[j])
+        counts[j] = units
+        total = total + units
+      end
     end
-    for j = 0, B do total = total + counts[j] end
+    c = { window = window, head = head, total = total, counts = counts }
   end
-  w.counts, w.head, w.total = counts, head, total
+  counters[key] = c
+  return c
 end
-local function save_window(w)
-  local c = w.counts
-  local ttl = bucket_start(w.head + SLOTS, w.window) - now
+local function save_window(key, c)
+  local ttl = bucket_start(c.head + SLOTS, c.window) - now
   if ttl < 1 then ttl = 1 end
-  redis.call('SET', w.key, string.format(FORMAT, w.head, unpack(c, 0, B)), 'PX', ttl)
+  redis.call('SET', key, string.format(FORMAT, c.head, unpack(c.counts)), 'PX', ttl)
 end
--- allowed, remaining, reset of a window at its moment at (after consuming, if it did).
-local function answer(w, at, consumed)
-  local limit, window, cost, counts, head, total = w.limit, w.window, w.cost, w.counts, w.head, w.total
+-- allowed, remaining, reset of window counter c (limit, cost) at its moment at (after consuming, if it did).
+local function answer(c, limit, cost, at, consumed)
+  local window, counts, head, total = c.window, c.counts, c.head, c.total
   local oldest = head - B
   if consumed or total + cost <= limit then
     if total > 0 then
       for q = oldest, head do
-        if counts[q % SLOTS] > 0 then return 1, limit - total, bucket_start(q + SLOTS, window) - at end
+        if counts[q % SLOTS + 1] > 0 then return 1, limit - total, bucket_start(q + SLOTS, window) - at end
       end
     end
     return 1, limit - total, 0
@@ -137,83 +157,94 @@ local function answer(w, at, consumed)
   if cost <= limit then
     local freed = 0
     for q = oldest, head do
-      freed = freed + counts[q % SLOTS]
+      freed = freed + counts[q % SLOTS + 1]
       if freed >= total + cost - limit then return 0, limit - total, bucket_start(q + SLOTS, window) - at end
     end
   end
   return 0, limit - total, window
 end
-local function check(windows, credits)
-  local out, fit = {}, true
-  for _, w in ipairs(windows) do
-    load(w)
-    if w.total + w.cost > w.limit then fit = false end
+local out, n_out = {}, 0
+local function put(v)
+  n_out = n_out + 1
+  out[n_out] = v
+end
+-- One check (its first n_windows windows and n_credits credits): its counters' answers appended to out.
+local function check(windows, n_windows, credits, n_credits)
+  local fit = true
+  for i = 1, n_windows do
+    local w = windows[i]
+    local c = load(w.key, w.window)
+    w.c = c
+    if c.total + w.cost > w.limit then fit = false end
   end
-  for _, c in ipairs(credits) do
+  for j = 1, n_credits do
+    local c = credits[j]
     c.b, c.at, c.reset, c.dirty = balance(c.key, c.initial, c.initial_at, c.amount, c.every, c.day, now)
     if c.b < c.cost then fit = false end
   end
-  for _, w in ipairs(windows) do
+  for i = 1, n_windows do
+    local w = windows[i]
+    local c = w.c
     local consumed = fit and w.cost > 0
     if consumed then
-      local i = w.head % SLOTS
-      w.counts[i] = w.counts[i] + w.cost
-      w.total = w.total + w.cost
-      save_window(w)
+      local i = c.head % SLOTS + 1
+      c.counts[i] = c.counts[i] + w.cost
+      c.total = c.total + w.cost
+      save_window(w.key, c)
     end
     -- A clock that stepped back counts at the start of the newest sub-bucket.
-    local at = math.max(now, bucket_start(w.head, w.window))
-    local allowed, remaining, reset = answer(w, at, consumed)
-    out[#out + 1] = allowed
-    out[#out + 1] = remaining
-    out[#out + 1] = reset
+    local at = math.max(now, bucket_start(c.head, c.window))
+    local allowed, remaining, reset = answer(c, w.limit, w.cost, at, consumed)
+    put(allowed)
+    put(remaining)
+    put(reset)
   end
-  for _, c in ipairs(credits) do
+  for j = 1, n_credits do
+    local c = credits[j]
     local allowed, b, reset, dirty = 0, c.b, c.reset, c.dirty
     if b >= c.cost then allowed = 1 elseif c.cost > c.amount then reset = -1 end
     if fit and c.cost > 0 then b, dirty = b - c.cost, true end
     if dirty then save(c.key, b, c.at) end
-    out[#out + 1] = allowed
-    out[#out + 1] = b
-    out[#out + 1] = reset
+    put(allowed)
+    put(b)
+    put(reset)
   end
-  return out
 end
 
-local out = {}
 local checks = tonumber(arg())        -- how many checks the batch holds
+-- One check's counters, their tables reused from check to check (a batch allocates per counter once).
+local windows, credits = {}, {}
 for _ = 1, checks do
   local deadline = tonumber(arg())    -- the check is applied only before this ms (server clock)
   local n_windows = tonumber(arg())   -- its window counters
   local n_credits = tonumber(arg())   -- its credit counters
-  local windows, credits = {}, {}
   for i = 1, n_windows do
-    windows[i] = {
-      key = key(),                    -- the counter: newest sub-bucket, then units per ring slot
-      limit = tonumber(arg()),        -- units per window
-      window = tonumber(arg()),       -- window length (ms)
-      cost = tonumber(arg()),         -- units this check counts
-    }
+    local w = windows[i] or { c = false }
+    windows[i] = w
+    w.key = key()                     -- the counter: newest sub-bucket, then units per ring slot
+    w.limit = tonumber(arg())         -- units per window
+    w.window = tonumber(arg())        -- window length (ms)
+    w.cost = tonumber(arg())          -- units this check counts
   end
   for j = 1, n_credits do
-    credits[j] = {
-      key = key(),                    -- the balance's hash
-      cost = tonumber(arg()),         -- credits this check spends
-      initial = tonumber(arg()),      -- balance when the store holds none
-      initial_at = arg(),             -- when initial was true (ms; '' for now)
-      amount = tonumber(arg()),       -- balance after a refill (0: none)
-      every = tonumber(arg()),        -- refill period (ms; 0: monthly or none)
-      day = tonumber(arg()),          -- monthly refill day (0: none)
-    }
+    local c = credits[j] or {}
+    credits[j] = c
+    c.key = key()                     -- the balance's hash
+    c.cost = tonumber(arg())          -- credits this check spends
+    c.initial = tonumber(arg())       -- balance when the store holds none
+    c.initial_at = arg()              -- when initial was true (ms; '' for now)
+    c.amount = tonumber(arg())        -- balance after a refill (0: none)
+    c.every = tonumber(arg())         -- refill period (ms; 0: monthly or none)
+    c.day = tonumber(arg())           -- monthly refill day (0: none)
   end
   if now >= deadline then
-    out[#out + 1] = 0
+    put(0)
   else
-    out[#out + 1] = 1
-    for _, v in ipairs(check(windows, credits)) do out[#out + 1] = v end
+    put(1)
+    check(windows, n_windows, credits, n_credits)
   end
 end
-out[#out + 1] = now
+put(now)
 return out
 `;
 

@@ -83,11 +83,16 @@ for (const kind of await readyStores("rate-limit model")) {
 /**
  * Random sequences on a store whose clock the test sets (`setClock`) agree
  * exactly with the reference: allowed, remaining and resetMs, as time moves.
+ * With `batched`, each run of checks at one moment (after the first,
+ * `advanceMs` 0) is sent as one batch, so a batch holds the same counters
+ * again and again (a hot key's checks, sent together), the checks applied in
+ * order; else one check per batch.
  */
 async function agreesOnPinnedClock(
   open: () => RateLimitStore & { close(): void },
   setClock: (ms: number) => unknown,
   numRuns: number,
+  batched = false,
 ): Promise<void> {
   await fc.assert(
     fc.asyncProperty(commands, fc.integer({ min: 0, max: 10_000 }), async (script, start) => {
@@ -95,15 +100,18 @@ async function agreesOnPinnedClock(
       const store = open();
       const reference = new ReferenceStore();
       const run = freshSubject("pinned");
-      for (const command of script) {
-        now += command.advanceMs;
+      for (let i = 0; i < script.length;) {
+        now += script[i].advanceMs;
         await setClock(now);
-        const counters = countersOf({ ...command, subject: `${run}:${command.subject}` });
-        const expected = reference.check(counters, now);
-        const { results } = await store.checkBatch([
-          { counters, deadline: Date.now() + 1e9 }, // far, within a timer's range
-        ]);
-        assert.deepEqual(results[0], expected, `at ${now}`);
+        const batch = [script[i++]];
+        while (batched && i < script.length && script[i].advanceMs === 0) batch.push(script[i++]);
+        const checks = batch.map((command) => ({
+          counters: countersOf({ ...command, subject: `${run}:${command.subject}` }),
+          deadline: Date.now() + 1e9, // far, within a timer's range
+        }));
+        const expected = checks.map(({ counters }) => reference.check(counters, now));
+        const { results } = await store.checkBatch(checks);
+        assert.deepEqual(results, expected, `at ${now}`);
       }
       store.close();
     }),
@@ -126,26 +134,36 @@ function pinnedClient(client: RedisScriptClient, clock: () => number): RedisScri
   };
 }
 
+/** `agreesOnPinnedClock` on Redis stores whose scripts read a pinned clock (a fresh prefix each). */
+async function onPinnedRedis(batched: boolean): Promise<void> {
+  const client = await connectRedis(REDIS_URL!, 2_000);
+  try {
+    let now = 0;
+    await agreesOnPinnedClock(
+      () =>
+        createRedisRateLimitStore({
+          client: pinnedClient(client as unknown as RedisScriptClient, () => now),
+          prefix: `${freshSubject("pinned")}:`,
+        }),
+      (ms) => {
+        now = ms;
+      },
+      40,
+      batched,
+    );
+  } finally {
+    await client.close();
+  }
+}
+
 if ((await readyStores("rate-limit model, pinned clock")).includes("redis")) {
   describe("redis store against the reference on a pinned clock", () => {
     it("agrees on allowed, remaining and resetMs as time moves (sub-buckets leave)", async () => {
-      const client = await connectRedis(REDIS_URL!, 2_000);
-      try {
-        let now = 0;
-        await agreesOnPinnedClock(
-          () =>
-            createRedisRateLimitStore({
-              client: pinnedClient(client as unknown as RedisScriptClient, () => now),
-              prefix: `${freshSubject("pinned")}:`,
-            }),
-          (ms) => {
-            now = ms;
-          },
-          40,
-        );
-      } finally {
-        await client.close();
-      }
+      await onPinnedRedis(false);
+    });
+
+    it("agrees on batches holding the same counters again and again (each read once per batch)", async () => {
+      await onPinnedRedis(true);
     });
   });
 }

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import {
   CHANGE_SCRIPT,
   CHECK_SCRIPT,
+  CREDIT_LUA,
   READ_SCRIPT,
   TIME_SCRIPT,
 } from "../../../rate_limits/redis/_script.ts";
@@ -28,9 +29,12 @@ describe("the Redis scripts", () => {
     }
   });
 
-  it("a check reads and writes each window counter once: one GET, and one SET when it consumes", () => {
-    const calls = [...CHECK_SCRIPT.matchAll(/redis\.call\('(\w+)', w\.key/g)].map((m) => m[1]);
+  it("a check reads and writes each window counter once: one GET (none when its batch read it), and one SET when it consumes", () => {
+    const windows = CHECK_SCRIPT.slice(CREDIT_LUA.length);
+    const calls = [...windows.matchAll(/redis\.call\('(\w+)', key/g)].map((m) => m[1]);
     assert.deepEqual(calls, ["GET", "SET"]);
+    // The batch's copy is looked up before the GET.
+    assert.ok(windows.indexOf("counters[key]") < windows.indexOf("redis.call('GET', key)"));
     assert.doesNotMatch(CHECK_SCRIPT, /LRANGE|RPUSH|LTRIM/);
   });
 
