@@ -700,6 +700,30 @@ describe("VerifyFlow: the api_key.authorization metric", () => {
   });
 });
 
+describe("VerifyFlow: clock reads of a cached authorization", () => {
+  it("reads the monotonic clock once at the start (shared by the verification) and once per metric at the end", async () => {
+    let reads = 0;
+    const durations: number[] = [];
+    const { service } = makeService({
+      cache: { ttlMs: 60_000 },
+      monotonicClock: () => ++reads,
+      onAuthorizationMetric: (metric) => {
+        durations.push(metric.durationMs);
+      },
+    });
+    const { key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+    await service.authorize(key); // fills the cache
+    reads = 0;
+    await service.authorize(key);
+    // The start (the verification's too), the verification metric's end, the authorization metric's end.
+    assert.equal(reads, 3);
+    assert.equal(durations.at(-1), 2, "the authorization's duration runs from the one start");
+    reads = 0;
+    await service.verify(key);
+    assert.equal(reads, 2, "a verify: its start and its metric's end");
+  });
+});
+
 describe("VerifyFlow: seed 0.4 authorization contracts", () => {
   it("reports success, missing, credential_rejected and error outcomes", async () => {
     const metrics: ApiKeyAuthorizationMetric[] = [];
