@@ -719,8 +719,29 @@ describe("VerifyFlow: clock reads of a cached authorization", () => {
     assert.equal(reads, 3);
     assert.equal(durations.at(-1), 2, "the authorization's duration runs from the one start");
     reads = 0;
+    await service.authorizeRequest((name) => name === "x-api-key" ? key : undefined);
+    assert.equal(reads, 3, "authorizeRequest: the same, its header rules inside the one start");
+    reads = 0;
     await service.verify(key);
     assert.equal(reads, 2, "a verify: its start and its metric's end");
+  });
+
+  it("without metrics reads the monotonic clock once per cached authorization, headers or not", async () => {
+    let reads = 0;
+    const { service } = makeService({
+      cache: { ttlMs: 60_000 },
+      monotonicClock: () => ++reads,
+      onMetric: undefined,
+    });
+    const { key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+    await service.authorize(key);
+    await service.authorizeRequest((name) => name === "x-api-key" ? key : undefined);
+    reads = 0;
+    await service.authorize(key);
+    assert.equal(reads, 1);
+    reads = 0;
+    await service.authorizeRequest((name) => name === "x-api-key" ? key : undefined);
+    assert.equal(reads, 1);
   });
 });
 
