@@ -179,9 +179,11 @@ export class VerifyFlow {
     readHeader: ApiKeyHeaderReader,
     options: AuthorizeOptions = NO_OPTIONS,
   ): Promise<ApiKeyContext> {
-    const start = this.#s.monotonic();
+    let start = 0;
     let rawKey: string | undefined;
     try {
+      // The one start of the request, its verification's too (a clock read is not free).
+      start = this.#s.monotonic();
       assertOptions(options);
       rawKey = extractApiKeyWith(readHeader, this.#s.layouts);
     } catch (error) {
@@ -192,7 +194,7 @@ export class VerifyFlow {
       }
       return Promise.reject(error);
     }
-    return this.#authorize(rawKey, options);
+    return this.#authorize(rawKey, options, start);
   }
 
   /**
@@ -204,30 +206,36 @@ export class VerifyFlow {
   #authorize(
     rawKey: string | undefined | null,
     options: AuthorizeOptions,
+    start?: number,
   ): Promise<ApiKeyContext> {
     try {
-      const answer = this.#authorizeNow(rawKey, options);
+      const answer = this.#authorizeNow(rawKey, options, start);
       return answer instanceof Promise ? answer : Promise.resolve(answer);
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
-  /** `#authorize`: the authorized context, or a promise of it off the synchronous path; throws a refusal. */
+  /**
+   * `#authorize`: the authorized context, or a promise of it off the synchronous path; throws a
+   * refusal. `begun`: the monotonic time the request began (`authorizeRequest`'s), else read here.
+   */
   #authorizeNow(
     rawKey: string | undefined | null,
     options: AuthorizeOptions,
+    begun: number | undefined,
   ): ApiKeyContext | Promise<ApiKeyContext> {
     const s = this.#s;
-    const start = s.emitAuthorizationMetric === undefined && s.taps.authorization === undefined
-      ? 0
-      : s.monotonic();
+    // One read serves the authorization's start and its verification's.
+    const timed = begun !== undefined ||
+      s.emitAuthorizationMetric !== undefined || s.taps.authorization !== undefined;
+    const start = begun ?? (timed ? s.monotonic() : 0);
     if (rawKey === undefined || rawKey === null || rawKey === "") {
       this.#authFailed(null, "api_key_missing", undefined);
       this.#denied("api_key_missing", "missing", start);
       throw apiKeyError("api_key_missing");
     }
-    const verifyStart = s.monotonic();
+    const verifyStart = timed ? start : s.monotonic();
     let answer: ApiKeyContext | CacheMiss;
     try {
       answer = this.#verifyCached(rawKey, "check", verifyStart);
