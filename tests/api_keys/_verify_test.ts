@@ -726,6 +726,36 @@ describe("VerifyFlow: clock reads of a cached authorization", () => {
     assert.equal(reads, 2, "a verify: its start and its metric's end");
   });
 
+  it("an expiring key with usage and used events: one wall-clock read per request serves the expiry, the usage count and the event", async () => {
+    let reads = 0;
+    const now = Date.UTC(2026, 0, 1);
+    const { service, events } = makeService({
+      cache: { ttlMs: 60_000 },
+      clock: () => {
+        reads++;
+        return new Date(now);
+      },
+      usage: { flushIntervalMs: 3_600_000 },
+      emitUsageEvents: true,
+    });
+    const { key } = await service.create({
+      tenantId: "t1",
+      name: "k",
+      scopes: READ_ORDERS,
+      expiresAt: new Date(now + 86_400_000),
+    });
+    await service.authorize(key); // fills the cache
+    for (const call of [() => service.authorize(key), () => service.verify(key)]) {
+      reads = 0;
+      await call();
+      assert.equal(reads, 1);
+      const used = events.at(-1);
+      assert.equal(used?.type, "api_key.used");
+      assert.equal(used.at.getTime(), now);
+    }
+    await service.close();
+  });
+
   it("without metrics reads the monotonic clock once per cached authorization, headers or not", async () => {
     let reads = 0;
     const { service } = makeService({
