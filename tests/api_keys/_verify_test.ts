@@ -700,7 +700,7 @@ describe("VerifyFlow: the api_key.authorization metric", () => {
   });
 });
 
-describe("VerifyFlow: clock reads of a cached authorization", () => {
+describe("VerifyFlow: clock reads per request", () => {
   it("reads the monotonic clock once at the start (shared by the verification) and once per metric at the end", async () => {
     let reads = 0;
     const durations: number[] = [];
@@ -752,6 +752,34 @@ describe("VerifyFlow: clock reads of a cached authorization", () => {
       const used = events.at(-1);
       assert.equal(used?.type, "api_key.used");
       assert.equal(used.at.getTime(), now);
+    }
+    await service.close();
+  });
+
+  it("on the storage path too: an expiring key's expiry read serves the request; a key without expiry reads none for it", async () => {
+    let reads = 0;
+    const now = Date.UTC(2026, 0, 1);
+    const { service } = makeService({
+      cache: false,
+      clock: () => {
+        reads++;
+        return new Date(now);
+      },
+      usage: { flushIntervalMs: 3_600_000 },
+      emitUsageEvents: true,
+    });
+    const expiring = await service.create({
+      tenantId: "t1",
+      name: "k",
+      scopes: READ_ORDERS,
+      expiresAt: new Date(now + 86_400_000),
+    });
+    const lasting = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+    for (const [key, expected] of [[expiring.key, 1], [lasting.key, 2]] as const) {
+      await service.verify(key);
+      reads = 0;
+      await service.verify(key);
+      assert.equal(reads, expected, "usage and api_key.used read it when the expiry did not");
     }
     await service.close();
   });
