@@ -726,60 +726,50 @@ describe("VerifyFlow: clock reads per request", () => {
     assert.equal(reads, 2, "a verify: its start and its metric's end");
   });
 
-  it("an expiring key with usage and used events: one wall-clock read per request serves the expiry, the usage count and the event", async () => {
-    let reads = 0;
-    const now = Date.UTC(2026, 0, 1);
-    const { service, events } = makeService({
-      cache: { ttlMs: 60_000 },
+  const NOW = Date.UTC(2026, 0, 1);
+  /** A service with usage and used events whose wall clock (at `NOW`) counts its reads, and a key expiring tomorrow. */
+  async function wallCounted(cache: false | { ttlMs: number }) {
+    const wall = { reads: 0 };
+    const made = makeService({
+      cache,
       clock: () => {
-        reads++;
-        return new Date(now);
+        wall.reads++;
+        return new Date(NOW);
       },
       usage: { flushIntervalMs: 3_600_000 },
       emitUsageEvents: true,
     });
-    const { key } = await service.create({
+    const expiring = await made.service.create({
       tenantId: "t1",
       name: "k",
       scopes: READ_ORDERS,
-      expiresAt: new Date(now + 86_400_000),
+      expiresAt: new Date(NOW + 86_400_000),
     });
+    return { ...made, wall, key: expiring.key };
+  }
+
+  it("an expiring key with usage and used events: one wall-clock read per request serves the expiry, the usage count and the event", async () => {
+    const { service, events, wall, key } = await wallCounted({ ttlMs: 60_000 });
     await service.authorize(key); // fills the cache
     for (const call of [() => service.authorize(key), () => service.verify(key)]) {
-      reads = 0;
+      wall.reads = 0;
       await call();
-      assert.equal(reads, 1);
+      assert.equal(wall.reads, 1);
       const used = events.at(-1);
       assert.equal(used?.type, "api_key.used");
-      assert.equal(used.at.getTime(), now);
+      assert.equal(used.at.getTime(), NOW);
     }
     await service.close();
   });
 
   it("on the storage path too: an expiring key's expiry read serves the request; a key without expiry reads none for it", async () => {
-    let reads = 0;
-    const now = Date.UTC(2026, 0, 1);
-    const { service } = makeService({
-      cache: false,
-      clock: () => {
-        reads++;
-        return new Date(now);
-      },
-      usage: { flushIntervalMs: 3_600_000 },
-      emitUsageEvents: true,
-    });
-    const expiring = await service.create({
-      tenantId: "t1",
-      name: "k",
-      scopes: READ_ORDERS,
-      expiresAt: new Date(now + 86_400_000),
-    });
+    const { service, wall, key: expiring } = await wallCounted(false);
     const lasting = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
-    for (const [key, expected] of [[expiring.key, 1], [lasting.key, 2]] as const) {
+    for (const [key, expected] of [[expiring, 1], [lasting.key, 2]] as const) {
       await service.verify(key);
-      reads = 0;
+      wall.reads = 0;
       await service.verify(key);
-      assert.equal(reads, expected, "usage and api_key.used read it when the expiry did not");
+      assert.equal(wall.reads, expected, "usage and api_key.used read it when the expiry did not");
     }
     await service.close();
   });
