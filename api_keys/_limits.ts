@@ -592,9 +592,6 @@ export class RequestLimits {
   readonly #resolve: ApiKeyRateLimitResolver | undefined;
   readonly #thresholds: readonly number[];
   readonly #resolverFailed = warnOnce("rateLimitResolver");
-  /** The context `apply` found a plan for last, and that plan. */
-  #lastContext: ApiKeyContext | undefined;
-  #lastPlan: KeyPlan | undefined;
 
   /**
    * Checks with `limiter`; policies come from `resolve` when given, else from
@@ -631,16 +628,9 @@ export class RequestLimits {
     options: AuthorizeOptions,
   ): ApiKeyContext | Promise<ApiKeyContext> {
     if (options.rateLimits === false) return context;
-    // A key's plan is built once SHA-256 has loaded: found, it needs no other look-up (the
-    // last context asked again, a key's requests in a row, not even the plans' WeakMap's).
-    const known = this.#resolve !== undefined
-      ? undefined
-      : context === this.#lastContext
-      ? this.#lastPlan
-      : PLANS.get(context);
+    // A key's plan is built once SHA-256 has loaded: found, it needs no other look-up.
+    const known = this.#resolve === undefined ? PLANS.get(context) : undefined;
     if (known !== undefined) {
-      this.#lastContext = context;
-      this.#lastPlan = known;
       // A key with neither policies nor credits, on a route adding none: nothing to check.
       if (known.idle && options.rateLimits === undefined) return context;
       return this.#check(context, options, known.own, known);
@@ -725,23 +715,14 @@ export class RequestLimits {
     // The limiter's answers are fresh per check: kept as they are, not copied. Written
     // into the context's one copy when allowed, else into the error.
     const balances = result.balances;
-    if (result.allowed) {
-      const allowed: ApiKeyContext = { ...context };
-      if (check.policies.length > 0) allowed.rateLimitResults = result.policies;
-      if (balances !== undefined) {
-        allowed.creditResult = balances[0];
-        allowed.creditBalance = plan.owners[0];
-        if (plan.pooled) allowed.tenantCreditResult = balances[balances.length - 1];
-      }
-      return Object.freeze(allowed);
-    }
-    const answers: ApiKeyLimitAnswers = {};
+    const answers: ApiKeyLimitAnswers = result.allowed ? { ...context } : {};
     if (check.policies.length > 0) answers.rateLimitResults = result.policies;
     if (balances !== undefined) {
       answers.creditResult = balances[0];
       answers.creditBalance = plan.owners[0];
-      if (plan.pooled) answers.tenantCreditResult = balances[balances.length - 1];
+      if (plan.pooled) answers.tenantCreditResult = balances.at(-1);
     }
+    if (result.allowed) return Object.freeze(answers as ApiKeyContext);
     // A rate limit clears sooner than credits refill: its code wins when both deny.
     const limited = answers.rateLimitResults?.some((r) => !r.allowed) ?? false;
     if (!limited && balances !== undefined) {
