@@ -147,9 +147,12 @@ export class UsageRecorder {
     return this.#current.size + this.#held.size + this.#batchedRows;
   }
 
-  /** Counts an accepted request of `cost` units and its `lastUsedAt`. */
-  accepted(keyId: string, tenantId: string, cost = 1): void {
-    const entry = this.#entry(keyId, tenantId);
+  /**
+   * Counts an accepted request of `cost` units and its `lastUsedAt`, at `nowMs`
+   * when the caller read the clock for this request already (else read here).
+   */
+  accepted(keyId: string, tenantId: string, cost = 1, nowMs?: number): void {
+    const entry = this.#entry(keyId, tenantId, nowMs);
     entry.accepted++;
     entry.cost += cost;
     entry.lastUsedMs = this.#nowMs;
@@ -194,8 +197,8 @@ export class UsageRecorder {
     if (error !== undefined) throw error;
   }
 
-  #entry(keyId: string | null, tenantId: string): Pending {
-    const now = this.#s.clock().getTime();
+  #entry(keyId: string | null, tenantId: string, nowMs?: number): Pending {
+    const now = nowMs ?? this.#s.clock().getTime();
     this.#nowMs = now;
     const bucketMs = now - (now % HOUR_MS);
     let entry = this.#current.get(keyId ?? "");

@@ -139,6 +139,8 @@ export class VerifyFlow {
   readonly #unused = new WeakSet<ApiKeyContext>();
   /** Contexts added to `#unused` and not taken out by a use (0: an authorization looks none up). */
   #unusedAdded = 0;
+  /** The wall-clock ms the last cache hit read (its expiry check), taken by the authorization it serves. */
+  #hitWallMs: number | undefined;
 
   /** A flow over `settings`. */
   constructor(settings: Settings) {
@@ -179,9 +181,11 @@ export class VerifyFlow {
     readHeader: ApiKeyHeaderReader,
     options: AuthorizeOptions = NO_OPTIONS,
   ): Promise<ApiKeyContext> {
-    const start = this.#s.monotonic();
+    let start = 0;
     let rawKey: string | undefined;
     try {
+      // The one start of the request, its verification's too (a clock read is not free).
+      start = this.#s.monotonic();
       assertOptions(options);
       rawKey = extractApiKeyWith(readHeader, this.#s.layouts);
     } catch (error) {
@@ -192,7 +196,7 @@ export class VerifyFlow {
       }
       return Promise.reject(error);
     }
-    return this.#authorize(rawKey, options);
+    return this.#authorize(rawKey, options, start);
   }
 
   /**
@@ -204,30 +208,36 @@ export class VerifyFlow {
   #authorize(
     rawKey: string | undefined | null,
     options: AuthorizeOptions,
+    start?: number,
   ): Promise<ApiKeyContext> {
     try {
-      const answer = this.#authorizeNow(rawKey, options);
+      const answer = this.#authorizeNow(rawKey, options, start);
       return answer instanceof Promise ? answer : Promise.resolve(answer);
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
-  /** `#authorize`: the authorized context, or a promise of it off the synchronous path; throws a refusal. */
+  /**
+   * `#authorize`: the authorized context, or a promise of it off the synchronous path; throws a
+   * refusal. `begun`: the monotonic time the request began (`authorizeRequest`'s), else read here.
+   */
   #authorizeNow(
     rawKey: string | undefined | null,
     options: AuthorizeOptions,
+    begun: number | undefined,
   ): ApiKeyContext | Promise<ApiKeyContext> {
     const s = this.#s;
-    const start = s.emitAuthorizationMetric === undefined && s.taps.authorization === undefined
-      ? 0
-      : s.monotonic();
+    // One read serves the authorization's start and its verification's.
+    const timed = begun !== undefined ||
+      s.emitAuthorizationMetric !== undefined || s.taps.authorization !== undefined;
+    const start = begun ?? (timed ? s.monotonic() : 0);
     if (rawKey === undefined || rawKey === null || rawKey === "") {
       this.#authFailed(null, "api_key_missing", undefined);
       this.#denied("api_key_missing", "missing", start);
       throw apiKeyError("api_key_missing");
     }
-    const verifyStart = s.monotonic();
+    const verifyStart = timed ? start : s.monotonic();
     let answer: ApiKeyContext | CacheMiss;
     try {
       answer = this.#verifyCached(rawKey, "check", verifyStart);
@@ -237,7 +247,10 @@ export class VerifyFlow {
     if (answer instanceof CacheMiss) {
       return this.#authorizeStored(answer, options, start, verifyStart);
     }
-    return this.#checked(answer, options, start, verifyStart);
+    // Set by the hit just answered (no call in between): the request's wall-clock time, if read.
+    const wallMs = this.#hitWallMs;
+    this.#hitWallMs = undefined;
+    return this.#checked(answer, options, start, verifyStart, wallMs);
   }
 
   /** `#authorize` of a key the cache does not answer: its storage path, then the request's checks. */
@@ -268,13 +281,15 @@ export class VerifyFlow {
    * scope, then limits and credits); the authorized context, a promise of it
    * when the limiter answers asynchronously. Throws (or rejects) the refusal; a
    * throw in the limit check is counted as an error and passed on, never passed open.
-   * `verifiedAt` is the monotonic time its verification began.
+   * `verifiedAt` is the monotonic time its verification began; `wallMs` the
+   * wall-clock time it read, if it did (one read per request).
    */
   #checked(
     context: ApiKeyContext,
     options: AuthorizeOptions,
     start: number,
     verifiedAt: number,
+    wallMs?: number,
   ): ApiKeyContext | Promise<ApiKeyContext> {
     const code = authorizationFailure(context, options);
     if (code !== undefined) {
@@ -283,7 +298,9 @@ export class VerifyFlow {
       throw apiKeyError(code);
     }
     const limits = this.#s.limits;
-    if (limits === undefined) return this.#authorized(context, context, options, start, verifiedAt);
+    if (limits === undefined) {
+      return this.#authorized(context, context, options, start, verifiedAt, wallMs);
+    }
     let applied: ApiKeyContext | Promise<ApiKeyContext>;
     try {
       applied = limits.apply(context, options);
@@ -291,10 +308,10 @@ export class VerifyFlow {
       throw this.#limitFailed(context, error, start);
     }
     if (!(applied instanceof Promise)) {
-      return this.#authorized(context, applied, options, start, verifiedAt);
+      return this.#authorized(context, applied, options, start, verifiedAt, wallMs);
     }
     return applied.then(
-      (limited) => this.#authorized(context, limited, options, start, verifiedAt),
+      (limited) => this.#authorized(context, limited, options, start, verifiedAt, wallMs),
       (error) => {
         throw this.#limitFailed(context, error, start);
       },
@@ -311,8 +328,8 @@ export class VerifyFlow {
   /**
    * Records an authorized request of `context` (answered `limited`, with the
    * limits' answers): credit taps and events, a rotation's first use, usage or
-   * `lastUsedAt` (debounced from `verifiedAt`), the metric and `api_key.used`;
-   * returns `limited`.
+   * `lastUsedAt` (debounced from `verifiedAt`), the metric and `api_key.used`
+   * (at `wallMs` when the verification read the wall clock); returns `limited`.
    */
   #authorized(
     context: ApiKeyContext,
@@ -320,6 +337,7 @@ export class VerifyFlow {
     options: AuthorizeOptions,
     start: number,
     verifiedAt: number,
+    wallMs: number | undefined,
   ): ApiKeyContext {
     const s = this.#s;
     const cost = options.cost ?? 1;
@@ -336,10 +354,10 @@ export class VerifyFlow {
       this.#unusedAdded--;
       this.#firstUse.seen(context.keyId);
     }
-    if (s.usage !== undefined) s.usage.accepted(context.keyId, context.tenantId, cost);
+    if (s.usage !== undefined) s.usage.accepted(context.keyId, context.tenantId, cost, wallMs);
     else this.#touchLastUsed(context.keyId, verifiedAt);
     this.#authorizationMetric(start, "success", context.environment, context.tenantId);
-    if (s.emitUsageEvents) this.#used(limited);
+    if (s.emitUsageEvents) this.#used(limited, wallMs);
     return limited;
   }
 
@@ -451,15 +469,19 @@ export class VerifyFlow {
             { keyId, tenantId, environment },
           );
         }
-        // `start` is now; a key without expiry needs no wall-clock read.
+        // `start` is now; a key without expiry needs no wall-clock read (one that has one
+        // serves the request's other uses of the time: usage, `api_key.used`).
+        let wallMs: number | undefined;
         if (
           entry.refused === undefined &&
           start < entry.cachedUntil &&
-          (entry.expiresAtMs === Infinity || s.clock().getTime() < entry.expiresAtMs)
+          (entry.expiresAtMs === Infinity || (wallMs = s.clock().getTime()) < entry.expiresAtMs)
         ) {
           cache.touch(prefix);
           tap?.("hit");
-          return this.#verified(recording, start, entry.context);
+          const context = this.#verified(recording, start, entry.context, wallMs);
+          this.#hitWallMs = wallMs;
+          return context;
         }
         cache.invalidate(prefix);
       }
@@ -559,7 +581,9 @@ export class VerifyFlow {
         known,
       );
     }
-    if (expiresAtMs <= s.clock().getTime()) {
+    // A key without expiry needs no wall-clock read; one that has one serves the request's other uses.
+    const wallMs = expiresAtMs === Infinity ? undefined : s.clock().getTime();
+    if (wallMs !== undefined && expiresAtMs <= wallMs) {
       keep("expired");
       throw this.#failure(
         recording,
@@ -582,19 +606,25 @@ export class VerifyFlow {
       } else this.#firstUse.seen(record.id);
     }
     keep();
-    return this.#verified(recording, start, context);
+    return this.#verified(recording, start, context, wallMs);
   }
 
-  #verified(recording: Recording, start: number, context: ApiKeyContext): ApiKeyContext {
+  /** Records a verified use of `context` (see `Recording`); `wallMs`: the wall-clock time read, if one was. */
+  #verified(
+    recording: Recording,
+    start: number,
+    context: ApiKeyContext,
+    wallMs?: number,
+  ): ApiKeyContext {
     if (recording === "nothing") return context;
     // An authorization writes `lastUsedAt` (or counts the use) once its checks passed.
     const usage = this.#s.usage;
     if (recording !== "check") {
       if (usage === undefined) this.#touchLastUsed(context.keyId, start);
-      else usage.accepted(context.keyId, context.tenantId);
+      else usage.accepted(context.keyId, context.tenantId, 1, wallMs);
     }
     this.#metric(start, "success", context.environment);
-    if (recording === "use+event") this.#used(context);
+    if (recording === "use+event") this.#used(context, wallMs);
     return context;
   }
 
@@ -666,12 +696,12 @@ export class VerifyFlow {
     s.emitEvent?.({ type: "api_key.auth_failed", at: s.clock(), prefix, code, ...known });
   }
 
-  /** Emits `api_key.used` for `context`. */
-  #used(context: ApiKeyContext): void {
+  /** Emits `api_key.used` for `context`, at `wallMs` when the request read the clock already. */
+  #used(context: ApiKeyContext, wallMs: number | undefined): void {
     const s = this.#s;
     s.emitEvent?.({
       type: "api_key.used",
-      at: s.clock(),
+      at: wallMs === undefined ? s.clock() : new Date(wallMs),
       keyId: context.keyId,
       tenantId: context.tenantId,
       prefix: context.prefix,

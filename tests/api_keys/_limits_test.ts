@@ -661,6 +661,22 @@ describe("the answered context of an allowed check (RequestLimits.apply)", () =>
     );
   });
 
+  it("contexts asked in turn each keep their own plan: a key's re-read record (new context) is checked as it is now", async () => {
+    const store = createMemoryRateLimitStore({ now: () => 1_000_000 });
+    const limits = new RequestLimits(createRateLimiter({ store, logger: quiet }), undefined);
+    const credited = Object.freeze({ ...base, scopes: [], credits }) as ApiKeyContext;
+    const plain = Object.freeze({ ...base, scopes: [] }) as ApiKeyContext;
+    const limited = Object.freeze({ ...base, scopes: [], rateLimits: [minute] }) as ApiKeyContext;
+    const remaining = [];
+    for (let round = 0; round < 2; round++) {
+      remaining.push((await limits.apply(credited, {})).creditResult?.remaining);
+      assert.equal(await limits.apply(plain, {}), plain, "no check for a context without any");
+      remaining.push((await limits.apply(limited, {})).rateLimitResults?.[0].remaining);
+      remaining.push((await limits.apply(limited, {})).creditResult?.remaining);
+    }
+    assert.deepEqual(remaining, [49, 99, undefined, 48, 97, undefined]);
+  });
+
   it("a cached context's later answers carry each request's results; a context that changes is copied as it is now", async () => {
     const limits = new RequestLimits(createRateLimiter({ logger: quiet }), undefined);
     const frozen = Object.freeze({ ...base, scopes: [], rateLimits: [minute] }) as ApiKeyContext;

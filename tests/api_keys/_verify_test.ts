@@ -700,6 +700,99 @@ describe("VerifyFlow: the api_key.authorization metric", () => {
   });
 });
 
+describe("VerifyFlow: clock reads per request", () => {
+  it("reads the monotonic clock once at the start (shared by the verification) and once per metric at the end", async () => {
+    let reads = 0;
+    const durations: number[] = [];
+    const { service } = makeService({
+      cache: { ttlMs: 60_000 },
+      monotonicClock: () => ++reads,
+      onAuthorizationMetric: (metric) => {
+        durations.push(metric.durationMs);
+      },
+    });
+    const { key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+    await service.authorize(key); // fills the cache
+    reads = 0;
+    await service.authorize(key);
+    // The start (the verification's too), the verification metric's end, the authorization metric's end.
+    assert.equal(reads, 3);
+    assert.equal(durations.at(-1), 2, "the authorization's duration runs from the one start");
+    reads = 0;
+    await service.authorizeRequest((name) => name === "x-api-key" ? key : undefined);
+    assert.equal(reads, 3, "authorizeRequest: the same, its header rules inside the one start");
+    reads = 0;
+    await service.verify(key);
+    assert.equal(reads, 2, "a verify: its start and its metric's end");
+  });
+
+  const NOW = Date.UTC(2026, 0, 1);
+  /** A service with usage and used events whose wall clock (at `NOW`) counts its reads, and a key expiring tomorrow. */
+  async function wallCounted(cache: false | { ttlMs: number }) {
+    const wall = { reads: 0 };
+    const made = makeService({
+      cache,
+      clock: () => {
+        wall.reads++;
+        return new Date(NOW);
+      },
+      usage: { flushIntervalMs: 3_600_000 },
+      emitUsageEvents: true,
+    });
+    const expiring = await made.service.create({
+      tenantId: "t1",
+      name: "k",
+      scopes: READ_ORDERS,
+      expiresAt: new Date(NOW + 86_400_000),
+    });
+    return { ...made, wall, key: expiring.key };
+  }
+
+  it("an expiring key with usage and used events: one wall-clock read per request serves the expiry, the usage count and the event", async () => {
+    const { service, events, wall, key } = await wallCounted({ ttlMs: 60_000 });
+    await service.authorize(key); // fills the cache
+    for (const call of [() => service.authorize(key), () => service.verify(key)]) {
+      wall.reads = 0;
+      await call();
+      assert.equal(wall.reads, 1);
+      const used = events.at(-1);
+      assert.equal(used?.type, "api_key.used");
+      assert.equal(used.at.getTime(), NOW);
+    }
+    await service.close();
+  });
+
+  it("on the storage path too: an expiring key's expiry read serves the request; a key without expiry reads none for it", async () => {
+    const { service, wall, key: expiring } = await wallCounted(false);
+    const lasting = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+    for (const [key, expected] of [[expiring, 1], [lasting.key, 2]] as const) {
+      await service.verify(key);
+      wall.reads = 0;
+      await service.verify(key);
+      assert.equal(wall.reads, expected, "usage and api_key.used read it when the expiry did not");
+    }
+    await service.close();
+  });
+
+  it("without metrics reads the monotonic clock once per cached authorization, headers or not", async () => {
+    let reads = 0;
+    const { service } = makeService({
+      cache: { ttlMs: 60_000 },
+      monotonicClock: () => ++reads,
+      onMetric: undefined,
+    });
+    const { key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+    await service.authorize(key);
+    await service.authorizeRequest((name) => name === "x-api-key" ? key : undefined);
+    reads = 0;
+    await service.authorize(key);
+    assert.equal(reads, 1);
+    reads = 0;
+    await service.authorizeRequest((name) => name === "x-api-key" ? key : undefined);
+    assert.equal(reads, 1);
+  });
+});
+
 describe("VerifyFlow: seed 0.4 authorization contracts", () => {
   it("reports success, missing, credential_rejected and error outcomes", async () => {
     const metrics: ApiKeyAuthorizationMetric[] = [];
