@@ -17,8 +17,10 @@
 import { BASE62_ALPHABET, encodeBase62Fixed, randomBase62 } from "./_base62.ts";
 import type { Environment } from "./types.ts";
 
-/** CRC-32 lookup table (IEEE 802.3, the zlib polynomial). */
-const CRC_TABLE: Uint32Array = (() => {
+/** CRC-32 lookup table (IEEE 802.3, the zlib polynomial), built on first use (not at import). */
+let crcTable: Uint32Array | undefined;
+
+function buildCrcTable(): Uint32Array {
   const table = new Uint32Array(256);
   for (let n = 0; n < 256; n++) {
     let c = n;
@@ -26,7 +28,7 @@ const CRC_TABLE: Uint32Array = (() => {
     table[n] = c >>> 0;
   }
   return table;
-})();
+}
 
 /**
  * CRC-32 (IEEE 802.3, the zlib polynomial) of the low byte of each char code
@@ -34,9 +36,10 @@ const CRC_TABLE: Uint32Array = (() => {
  * checksum of keys. Internal: not exported by the entry point.
  */
 export function crc32Ascii(text: string, end: number = text.length): number {
+  const table = crcTable ??= buildCrcTable();
   let crc = 0xffffffff;
   for (let i = 0; i < end; i++) {
-    crc = CRC_TABLE[(crc ^ text.charCodeAt(i)) & 0xff] ^ (crc >>> 8);
+    crc = table[(crc ^ text.charCodeAt(i)) & 0xff] ^ (crc >>> 8);
   }
   return (crc ^ 0xffffffff) >>> 0;
 }

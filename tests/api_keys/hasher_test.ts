@@ -3,9 +3,12 @@ import assert from "node:assert/strict";
 import { sha256 } from "@noble/hashes/sha2";
 import {
   createHasher,
+  DUMMY_HASH,
+  fromBase64Url,
   isWellFormedHash,
   loadedSha256,
   loadSha256,
+  toBase64Url,
   WebCryptoSha256Hasher,
 } from "../../api_keys/hasher.ts";
 import { PEPPER_1, PEPPER_2 } from "./helpers.ts";
@@ -40,6 +43,12 @@ function spyVerify() {
 }
 
 describe("WebCryptoSha256Hasher", () => {
+  it("DUMMY_HASH (written out, not computed at import) is the base64url of 32 zero bytes, a well-formed hash", () => {
+    assert.equal(DUMMY_HASH, toBase64Url(new Uint8Array(32)));
+    assert.deepEqual(fromBase64Url(DUMMY_HASH), new Uint8Array(32));
+    assert.equal(isWellFormedHash("hmac-sha256", DUMMY_HASH), true);
+  });
+
   it("hashes with the current pepper and verifies in constant time", async () => {
     const hasher = new WebCryptoSha256Hasher({ peppers: { 1: PEPPER_1 } });
     const hashed = await hasher.hash("s3cret");
