@@ -247,6 +247,46 @@ export interface RateLimiter {
 }
 
 /**
+ * The window counters of `compiled` for `subject` (or `subjects[i]` for policy
+ * `i`), in `slot` when given, each counting `cost` (default: the policy's).
+ */
+function windowCounters(
+  subject: string,
+  compiled: readonly CompiledRateLimitPolicy[],
+  subjects: readonly string[] | undefined,
+  slot: string | undefined,
+  cost: number | undefined,
+): RateLimitCounter[] {
+  const counters: RateLimitCounter[] = [];
+  for (let i = 0; i < compiled.length; i++) {
+    const policy = compiled[i];
+    const own = subjects === undefined ? subject : subjects[i];
+    // Two literals, not a spread: one object shape per kind of check, built without a copy.
+    counters.push(
+      slot === undefined
+        ? {
+          kind: "window",
+          subject: own,
+          name: policy.name,
+          limit: policy.limit,
+          windowMs: policy.windowMs,
+          cost: cost ?? policy.cost,
+        }
+        : {
+          kind: "window",
+          subject: own,
+          slot,
+          name: policy.name,
+          limit: policy.limit,
+          windowMs: policy.windowMs,
+          cost: cost ?? policy.cost,
+        },
+    );
+  }
+  return counters;
+}
+
+/**
  * The credit counter of `credits` for `subject` (in `slot` when given, else
  * the balance's own); a `TypeError` names the bad field.
  */
@@ -593,14 +633,22 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       return withoutStore(answer.reason, counters, compiled.map((p) => p.name), credits);
     }
     report.answered();
-    const results: RateLimitPolicyResult[] = new Array(compiled.length);
-    for (let i = 0; i < compiled.length; i++) {
-      const { allowed, remaining, resetMs } = answer[i];
-      const { name, limit, windowMs } = compiled[i];
-      results[i] = { name, limit, windowMs, remaining, resetMs, allowed };
-    }
+    const results: RateLimitPolicyResult[] = [];
     let allowed = true;
-    for (const r of answer) if (!r.allowed) allowed = false;
+    for (let i = 0; i < compiled.length; i++) {
+      const r = answer[i];
+      const { name, limit, windowMs } = compiled[i];
+      results.push({
+        name,
+        limit,
+        windowMs,
+        remaining: r.remaining,
+        resetMs: r.resetMs,
+        allowed: r.allowed,
+      });
+      if (!r.allowed) allowed = false;
+    }
+    for (let i = compiled.length; i < answer.length; i++) if (!answer[i].allowed) allowed = false;
     if (!credits) return { allowed, unavailable: false, outcome: "store", policies: results };
     const balances = answer.slice(compiled.length); // validated by the door
     return {
@@ -715,30 +763,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     }
     subjects?.forEach(assertSubject);
     const slot = checkOptions.slot === undefined ? undefined : assertSubject(checkOptions.slot);
-    const counters: RateLimitCounter[] = new Array(compiled.length);
-    for (let i = 0; i < compiled.length; i++) {
-      const policy = compiled[i];
-      const own = subjects === undefined ? subject : subjects[i];
-      // Two literals, not a spread: one object shape per kind of check, built without a copy.
-      counters[i] = slot === undefined
-        ? {
-          kind: "window",
-          subject: own,
-          name: policy.name,
-          limit: policy.limit,
-          windowMs: policy.windowMs,
-          cost: cost ?? policy.cost,
-        }
-        : {
-          kind: "window",
-          subject: own,
-          slot,
-          name: policy.name,
-          limit: policy.limit,
-          windowMs: policy.windowMs,
-          cost: cost ?? policy.cost,
-        };
-    }
+    const counters = windowCounters(subject, compiled, subjects, slot, cost);
     if (credits !== undefined) {
       if (cost !== undefined && cost > MAX_CREDITS) {
         throw new TypeError(`cost must be at most ${MAX_CREDITS} with credits`);
@@ -769,24 +794,34 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     checkOptions: RateLimitCheckOptions | undefined,
   ): RateLimitResult | Promise<RateLimitResult> => {
     const start = inProcess ? 0 : performance.now(); // an in-process check has no deadline
-    // The options kept last, asked again (a key's requests in a row): no look-up.
-    let check = checkOptions === undefined
-      ? undefined
-      : checkOptions === lastOptions
-      ? lastPrepared
-      : prepared.get(checkOptions);
-    if (check === undefined || check.subject !== subject || check.policies !== policies) {
-      check = prepare(subject, policies, checkOptions ?? NO_OPTIONS);
+    let counters: readonly RateLimitCounter[];
+    let compiled: readonly CompiledRateLimitPolicy[];
+    let credits = false;
+    if (checkOptions === undefined && policies === lastCompiled && lastCompiled !== undefined) {
+      // Compiled policies passed again without options (a limit per subject): nothing to look up.
+      compiled = lastCompiled;
+      counters = windowCounters(assertSubject(subject), compiled, undefined, undefined, undefined);
     } else {
-      lastOptions = checkOptions;
-      lastPrepared = check;
+      // The options kept last, asked again (a key's requests in a row): no look-up.
+      let check = checkOptions === undefined
+        ? undefined
+        : checkOptions === lastOptions
+        ? lastPrepared
+        : prepared.get(checkOptions);
+      if (check === undefined || check.subject !== subject || check.policies !== policies) {
+        check = prepare(subject, policies, checkOptions ?? NO_OPTIONS);
+      } else {
+        lastOptions = checkOptions;
+        lastPrepared = check;
+      }
+      ({ counters, compiled, credits } = check);
     }
     const trace = taps.enter?.();
     const began = inProcess && taps.check !== undefined ? performance.now() : start;
-    const sent = door.check(check.counters, start, trace);
+    const sent = door.check(counters, start, trace);
     return sent instanceof Promise
-      ? later(sent, began, trace, check)
-      : counted(began, trace, resultOf(sent, check.compiled, check.counters, check.credits));
+      ? later(sent, began, trace, counters, compiled, credits)
+      : counted(began, trace, resultOf(sent, compiled, counters, credits));
   };
 
   /** The result of a check the store answers later (apart from `run`: no closure per in-process check). */
@@ -794,7 +829,9 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     sent: Promise<readonly CounterResult[] | Unanswered>,
     began: number,
     trace: unknown,
-    { counters, compiled, credits }: Prepared,
+    counters: readonly RateLimitCounter[],
+    compiled: readonly CompiledRateLimitPolicy[],
+    credits: boolean,
   ) => sent.then((answer) => counted(began, trace, resultOf(answer, compiled, counters, credits)));
 
   const limiter: RateLimiter = {

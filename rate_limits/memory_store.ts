@@ -143,13 +143,16 @@ function answer(
   const oldest = head - SUB_BUCKETS;
   const counts = at + COUNTS;
   const newest = links[r * LINKS + RING];
+  const allowed = consumed || total + cost <= limit;
+  if (allowed && total === 0) return { allowed, remaining: limit, resetMs: 0 };
+  // Every unit in the newest sub-bucket (a steady key's usual case, and a key
+  // refused within the sub-bucket that filled it): no walk. Refused, the units
+  // needed (total + cost - limit, at most total) are free when it leaves.
+  if (data[counts + newest] === total && (allowed || cost <= limit)) {
+    return { allowed, remaining: limit - total, resetMs: data[at + IDLE_AT] - t };
+  }
   let i = newest === SUB_BUCKETS ? 0 : newest + 1;
-  if (consumed || total + cost <= limit) {
-    if (total === 0) return { allowed: true, remaining: limit, resetMs: 0 };
-    // Every unit in the newest sub-bucket (a steady key's usual case): no walk.
-    if (data[counts + newest] === total) {
-      return { allowed: true, remaining: limit - total, resetMs: data[at + IDLE_AT] - t };
-    }
+  if (allowed) {
     for (let q = oldest; q <= head; q++) {
       if (data[counts + i] > 0) {
         return { allowed: true, remaining: limit - total, resetMs: leavesAt(q, windowMs) - t };
