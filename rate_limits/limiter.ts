@@ -257,31 +257,29 @@ function windowCounters(
   slot: string | undefined,
   cost: number | undefined,
 ): RateLimitCounter[] {
-  const counters: RateLimitCounter[] = [];
+  const counters: RateLimitCounter[] = new Array(compiled.length);
   for (let i = 0; i < compiled.length; i++) {
     const policy = compiled[i];
     const own = subjects === undefined ? subject : subjects[i];
     // Two literals, not a spread: one object shape per kind of check, built without a copy.
-    counters.push(
-      slot === undefined
-        ? {
-          kind: "window",
-          subject: own,
-          name: policy.name,
-          limit: policy.limit,
-          windowMs: policy.windowMs,
-          cost: cost ?? policy.cost,
-        }
-        : {
-          kind: "window",
-          subject: own,
-          slot,
-          name: policy.name,
-          limit: policy.limit,
-          windowMs: policy.windowMs,
-          cost: cost ?? policy.cost,
-        },
-    );
+    counters[i] = slot === undefined
+      ? {
+        kind: "window",
+        subject: own,
+        name: policy.name,
+        limit: policy.limit,
+        windowMs: policy.windowMs,
+        cost: cost ?? policy.cost,
+      }
+      : {
+        kind: "window",
+        subject: own,
+        slot,
+        name: policy.name,
+        limit: policy.limit,
+        windowMs: policy.windowMs,
+        cost: cost ?? policy.cost,
+      };
   }
   return counters;
 }
@@ -633,19 +631,19 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       return withoutStore(answer.reason, counters, compiled.map((p) => p.name), credits);
     }
     report.answered();
-    const results: RateLimitPolicyResult[] = [];
+    const results: RateLimitPolicyResult[] = new Array(compiled.length);
     let allowed = true;
     for (let i = 0; i < compiled.length; i++) {
       const r = answer[i];
       const { name, limit, windowMs } = compiled[i];
-      results.push({
+      results[i] = {
         name,
         limit,
         windowMs,
         remaining: r.remaining,
         resetMs: r.resetMs,
         allowed: r.allowed,
-      });
+      };
       if (!r.allowed) allowed = false;
     }
     for (let i = compiled.length; i < answer.length; i++) if (!answer[i].allowed) allowed = false;
