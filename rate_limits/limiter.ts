@@ -24,7 +24,13 @@ import type {
 import { compileCreditChange, compileCreditRefill } from "./credits.ts";
 import { settleBalance } from "./_refill.ts";
 import { type LimiterTaps, registerTaps } from "../telemetry/_taps.ts";
-import { assertCounterResult, createStoreDoor, malformed, Unanswered } from "./_door.ts";
+import {
+  assertCounterResult,
+  createStoreDoor,
+  isWellFormed,
+  malformed,
+  Unanswered,
+} from "./_door.ts";
 import { assertKnownOptions } from "./_options.ts";
 import {
   assertCost,
@@ -570,6 +576,8 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
   const report = reporter(options, onStoreError, storeName, log(warn), taps);
   const door = createStoreDoor(store, timeoutMs, report.latency, taps);
   const inProcess = typeof store.checkNow === "function";
+  /** This library's in-process store: its answers to window counters are policy results, made for the call. */
+  const handOn = inProcess && isWellFormed(store.checkNow);
   const local = onStoreError === "local" ? createMemoryRateLimitStore() : undefined;
   const does = onStoreError === "open"
     ? "requests pass"
@@ -631,20 +639,26 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       return withoutStore(answer.reason, counters, compiled.map((p) => p.name), credits);
     }
     report.answered();
-    const results: RateLimitPolicyResult[] = new Array(compiled.length);
+    let results: RateLimitPolicyResult[];
     let allowed = true;
-    for (let i = 0; i < compiled.length; i++) {
-      const r = answer[i];
-      const { name, limit, windowMs } = compiled[i];
-      results[i] = {
-        name,
-        limit,
-        windowMs,
-        remaining: r.remaining,
-        resetMs: r.resetMs,
-        allowed: r.allowed,
-      };
-      if (!r.allowed) allowed = false;
+    if (handOn) {
+      results = (credits ? answer.slice(0, compiled.length) : answer) as RateLimitPolicyResult[];
+      for (let i = 0; i < compiled.length; i++) if (!answer[i].allowed) allowed = false;
+    } else {
+      results = new Array(compiled.length);
+      for (let i = 0; i < compiled.length; i++) {
+        const r = answer[i];
+        const { name, limit, windowMs } = compiled[i];
+        results[i] = {
+          name,
+          limit,
+          windowMs,
+          remaining: r.remaining,
+          resetMs: r.resetMs,
+          allowed: r.allowed,
+        };
+        if (!r.allowed) allowed = false;
+      }
     }
     for (let i = compiled.length; i < answer.length; i++) if (!answer[i].allowed) allowed = false;
     if (!credits) return { allowed, unavailable: false, outcome: "store", policies: results };

@@ -120,6 +120,13 @@ function moveHead(data: Float64Array, at: number, q: number): void {
   data[at + IDLE_AT] = leavesAt(q, windowMs);
 }
 
+/** A window counter's answer, named as the limiter's policy result (the limiter hands it on). */
+interface WindowAnswer extends CounterResult {
+  readonly name: string;
+  readonly limit: number;
+  readonly windowMs: number;
+}
+
 /**
  * The answer of row `r` at moment `now` of its sub-bucket `head` (after
  * consuming, if it did): sub-buckets walked from the oldest counted, at most
@@ -132,8 +139,8 @@ function answer(
   counter: WindowCounter,
   now: number,
   consumed: boolean,
-): CounterResult {
-  const { limit, windowMs, cost } = counter;
+): WindowAnswer {
+  const { name, limit, windowMs, cost } = counter;
   const at = r * STRIDE;
   const head = data[at + HEAD];
   const total = data[at + TOTAL];
@@ -144,34 +151,57 @@ function answer(
   const counts = at + COUNTS;
   const newest = links[r * LINKS + RING];
   const allowed = consumed || total + cost <= limit;
-  if (allowed && total === 0) return { allowed, remaining: limit, resetMs: 0 };
+  if (allowed && total === 0) {
+    return { name, limit, windowMs, remaining: limit, resetMs: 0, allowed };
+  }
   // Every unit in the newest sub-bucket (a steady key's usual case, and a key
   // refused within the sub-bucket that filled it): no walk. Refused, the units
   // needed (total + cost - limit, at most total) are free when it leaves.
   if (data[counts + newest] === total && (allowed || cost <= limit)) {
-    return { allowed, remaining: limit - total, resetMs: data[at + IDLE_AT] - t };
+    return {
+      name,
+      limit,
+      windowMs,
+      remaining: limit - total,
+      resetMs: data[at + IDLE_AT] - t,
+      allowed,
+    };
   }
   let i = newest === SUB_BUCKETS ? 0 : newest + 1;
   if (allowed) {
     for (let q = oldest; q <= head; q++) {
       if (data[counts + i] > 0) {
-        return { allowed: true, remaining: limit - total, resetMs: leavesAt(q, windowMs) - t };
+        return {
+          name,
+          limit,
+          windowMs,
+          remaining: limit - total,
+          resetMs: leavesAt(q, windowMs) - t,
+          allowed: true,
+        };
       }
       if (++i === SLOTS) i = 0;
     }
-    return { allowed: true, remaining: limit - total, resetMs: 0 };
+    return { name, limit, windowMs, remaining: limit - total, resetMs: 0, allowed: true };
   }
   if (cost <= limit) {
     let freed = 0;
     for (let q = oldest; q <= head; q++) {
       freed += data[counts + i];
       if (freed >= total + cost - limit) {
-        return { allowed: false, remaining: limit - total, resetMs: leavesAt(q, windowMs) - t };
+        return {
+          name,
+          limit,
+          windowMs,
+          remaining: limit - total,
+          resetMs: leavesAt(q, windowMs) - t,
+          allowed: false,
+        };
       }
       if (++i === SLOTS) i = 0;
     }
   }
-  return { allowed: false, remaining: limit - total, resetMs: windowMs };
+  return { name, limit, windowMs, remaining: limit - total, resetMs: windowMs, allowed: false };
 }
 
 /** A credit balance: credits left, as of a time (ms) or the refill boundary it last took. */
