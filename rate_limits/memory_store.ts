@@ -220,7 +220,9 @@ interface Balance {
  * `windowMs` admits more than `limit`). `checkBatch` runs each check through
  * `checkNow`; deadlines are compared with `Date.now()` (the caller's clock:
  * the store is in its process; `now` moves counting time only).
- * `readCredits` writes nothing (not even a touch). Work per check and memory
+ * `readCredits` writes nothing (not even a touch). A window counter's answer
+ * also carries its `name`, `limit` and `windowMs` (a new object per check: the
+ * limiter hands it on as the policy result). Work per check and memory
  * per counter are constant: at most `maxCounters` window counters (a row of
  * 17 numbers each, the room of dropped ones reused), and as many balances.
  *
