@@ -341,6 +341,12 @@ export function createMemoryRateLimitStore(
 
   /** The refill of `counter` due on `balance` at `now`, applied (to a copy when `write` is false). */
   const settle = (counter: CreditCounter, balance: Balance, now: number, write: boolean) => {
+    if (write && counter.refill === undefined) {
+      // No refill: nothing is ever due (`settleBalance` keeps credits and asOf); no object made.
+      balance.amount = 0;
+      balance.resetMs = -1;
+      return balance;
+    }
     const settled = settleBalance(balance.credits, balance.asOf, counter.refill, now);
     const target = write ? balance : { ...balance };
     target.credits = settled.credits;
