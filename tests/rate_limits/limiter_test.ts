@@ -444,7 +444,7 @@ describe("createRateLimiter", () => {
     assert.deepEqual(calls, ["checkNow"]);
   });
 
-  it("hands on the memory store's answers as policy results, each check's its own; copies another in-process store's", async () => {
+  it("hands on the memory store's answers as policy results, each check's its own; copies another in-process store's", () => {
     const limiter = createRateLimiter({ ...quiet, store: createMemoryRateLimitStore() });
     const first = limiter.checkNow!("k", [api]);
     const expected = { name: "api", limit: 3, windowMs: 60_000, remaining: 2, allowed: true };
