@@ -128,9 +128,9 @@ interface WindowAnswer extends CounterResult {
 }
 
 /**
- * The answer of row `r` at moment `now` of its sub-bucket `head` (after
- * consuming, if it did): sub-buckets walked from the oldest counted, at most
- * `SLOTS` of them.
+ * The answer of row `r` at moment `now` (after consuming, if it did). Allowed,
+ * it resets when its oldest unit leaves (0: none held); refused, when the units
+ * it lacks have left (`windowMs`: a cost above the limit never fits).
  */
 function answer(
   data: Float64Array,
@@ -141,67 +141,46 @@ function answer(
   consumed: boolean,
 ): WindowAnswer {
   const { name, limit, windowMs, cost } = counter;
+  const total = data[r * STRIDE + TOTAL];
+  const allowed = consumed || total + cost <= limit;
+  const resetMs = allowed
+    ? total === 0 ? 0 : leaveMs(data, links, r, 1, windowMs, now)
+    : cost <= limit
+    ? leaveMs(data, links, r, total + cost - limit, windowMs, now)
+    : windowMs;
+  return { name, limit, windowMs, remaining: limit - total, resetMs, allowed };
+}
+
+/**
+ * Ms from `now` until `units` (1 to the units held) of row `r` have left:
+ * sub-buckets walked from the oldest counted, at most `SLOTS` of them.
+ */
+function leaveMs(
+  data: Float64Array,
+  links: Int32Array,
+  r: number,
+  units: number,
+  windowMs: number,
+  now: number,
+): number {
   const at = r * STRIDE;
   const head = data[at + HEAD];
-  const total = data[at + TOTAL];
   // A clock that stepped back counts at the start of the newest sub-bucket.
   const start = data[at + START];
   const t = now < start ? start : now;
-  const oldest = head - SUB_BUCKETS;
   const counts = at + COUNTS;
   const newest = links[r * LINKS + RING];
-  const allowed = consumed || total + cost <= limit;
-  if (allowed && total === 0) {
-    return { name, limit, windowMs, remaining: limit, resetMs: 0, allowed };
-  }
   // Every unit in the newest sub-bucket (a steady key's usual case, and a key
-  // refused within the sub-bucket that filled it): no walk. Refused, the units
-  // needed (total + cost - limit, at most total) are free when it leaves.
-  if (data[counts + newest] === total && (allowed || cost <= limit)) {
-    return {
-      name,
-      limit,
-      windowMs,
-      remaining: limit - total,
-      resetMs: data[at + IDLE_AT] - t,
-      allowed,
-    };
-  }
+  // refused within the sub-bucket that filled it): no walk.
+  if (data[counts + newest] === data[at + TOTAL]) return data[at + IDLE_AT] - t;
   let i = newest === SUB_BUCKETS ? 0 : newest + 1;
-  if (allowed) {
-    for (let q = oldest; q <= head; q++) {
-      if (data[counts + i] > 0) {
-        return {
-          name,
-          limit,
-          windowMs,
-          remaining: limit - total,
-          resetMs: leavesAt(q, windowMs) - t,
-          allowed: true,
-        };
-      }
-      if (++i === SLOTS) i = 0;
-    }
-    return { name, limit, windowMs, remaining: limit - total, resetMs: 0, allowed: true };
+  let left = 0;
+  for (let q = head - SUB_BUCKETS; q <= head; q++) {
+    left += data[counts + i];
+    if (left >= units) return leavesAt(q, windowMs) - t;
+    if (++i === SLOTS) i = 0;
   }
-  if (cost <= limit) {
-    let freed = 0;
-    for (let q = oldest; q <= head; q++) {
-      freed += data[counts + i];
-      if (freed >= total + cost - limit) {
-        return {
-          name,
-          limit,
-          windowMs,
-          remaining: limit - total,
-          resetMs: leavesAt(q, windowMs) - t,
-          allowed: false,
-        };
-      }
-      if (++i === SLOTS) i = 0;
-    }
-  }
-  return { name, limit, windowMs, remaining: limit - total, resetMs: windowMs, allowed: false };
+  return windowMs; // not reached: the sub-buckets hold every unit
 }
 
 /** A credit balance: credits left, as of a time (ms) or the refill boundary it last took. */
