@@ -353,10 +353,12 @@ export function createMemoryRateLimitStore(
     return settle(counter, balance, now, true);
   };
 
-  /** The row of `counter`'s window, used now and moved to `now` (a clock that stepped back leaves it where it is). */
-  const windowOf = (counter: WindowCounter, now: number): number => {
-    const { subject, name, windowMs } = counter;
-    const first = firstRow.get(subject) ?? -1;
+  /**
+   * The row of `counter`'s window, used now and moved to `now` (a clock that
+   * stepped back leaves it where it is); `first`: its subject's first row (-1: none).
+   */
+  const windowOf = (counter: WindowCounter, first: number, now: number): number => {
+    const { name, windowMs } = counter;
     for (let r = first; r !== -1; r = links[r * LINKS + NEXT]) {
       if (names[r] === name && data[r * STRIDE + WINDOW_MS] === windowMs) {
         if (r !== newestRow) {
@@ -402,6 +404,9 @@ export function createMemoryRateLimitStore(
   const checkAt = (counters: readonly RateLimitCounter[], now: number): CounterResult[] => {
     const n = counters.length;
     let consume = true;
+    // The subject last looked up and its first row: a check's policies share a subject, looked up once.
+    let subject: string | undefined;
+    let first = -1;
     for (let i = 0; i < n; i++) {
       const counter = counters[i];
       if (counter.kind === "credit") {
@@ -410,7 +415,13 @@ export function createMemoryRateLimitStore(
         rows[i] = -1;
         if (balance.credits < counter.cost) consume = false;
       } else {
-        const r = windowOf(counter, now);
+        if (counter.subject !== subject) {
+          subject = counter.subject;
+          first = firstRow.get(subject) ?? -1;
+        }
+        const count = windowCount;
+        const r = windowOf(counter, first, now);
+        if (windowCount !== count) first = r; // a new row, now its subject's first
         rows[i] = r;
         if (data[r * STRIDE + TOTAL] + counter.cost > counter.limit) consume = false;
       }

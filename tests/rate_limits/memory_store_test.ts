@@ -441,3 +441,27 @@ describe("createMemoryRateLimitStore answers", () => {
     assert.notEqual(refused, second);
   });
 });
+
+describe("createMemoryRateLimitStore counters of several subjects in one check", () => {
+  it("counts each on its own row, new and known ones interleaved (a subject looked up once per run of its counters)", () => {
+    const store = createMemoryRateLimitStore({ now: () => 5_000 });
+    const of = (subject: string, name: string, limit = 10) => ({
+      ...counter(subject, 1, limit),
+      name,
+    });
+    store.checkNow([of("a", "x")]);
+    const mixed = [of("a", "y"), of("b", "x"), of("a", "x"), of("a", "z"), of("b", "y", 1)];
+    assert.deepEqual(checkNow(store, mixed).map((r) => r.remaining), [9, 9, 8, 9, 0]);
+    assert.equal(store.size, 5);
+    assert.deepEqual(checkNow(store, mixed).map((r) => [r.allowed, r.remaining]), [
+      [true, 9],
+      [true, 9],
+      [true, 8],
+      [true, 9],
+      [false, 0],
+    ]);
+    const each = mixed.map((c) => checkNow(store, [{ ...c, cost: 0 }])[0].remaining);
+    assert.deepEqual(each, [9, 9, 8, 9, 0]);
+    assert.equal(store.size, 5);
+  });
+});
