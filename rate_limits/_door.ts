@@ -104,7 +104,9 @@ function counterProblem(answer: unknown, n: number): string | undefined {
 const WELL_FORMED = new WeakSet<(...args: never[]) => unknown>();
 
 /**
- * Marks `checkNow` as answering well-formed results (the memory store's).
+ * Marks `checkNow` as answering well-formed results (the memory store's), each
+ * answer a new object, a window counter's carrying its `name`, `limit` and
+ * `windowMs` (a policy result as the limiter answers it).
  *
  * @example
  * ```ts
@@ -115,6 +117,22 @@ const WELL_FORMED = new WeakSet<(...args: never[]) => unknown>();
  */
 export function answersWellFormed(checkNow: (...args: never[]) => unknown): void {
   WELL_FORMED.add(checkNow);
+}
+
+/**
+ * Whether `checkNow` was marked by `answersWellFormed`: its answers are also
+ * made for the call and kept by nobody (the limiter may hand them on).
+ *
+ * @example
+ * ```ts
+ * import { answersWellFormed, isWellFormed } from "./_door.ts";
+ * const checkNow = () => [];
+ * answersWellFormed(checkNow);
+ * isWellFormed(checkNow); // true
+ * ```
+ */
+export function isWellFormed(checkNow: unknown): boolean {
+  return WELL_FORMED.has(checkNow as (...args: never[]) => unknown);
 }
 
 /** A `TypeError` for a malformed reply of `storeName`. */
@@ -201,7 +219,7 @@ export function createStoreDoor(
   const margin = replyMarginMs(timeoutMs);
   const clustered = store.clustered === true;
   const checkNow = typeof store.checkNow === "function" ? store.checkNow.bind(store) : undefined;
-  const wellFormed = WELL_FORMED.has(store.checkNow as (...args: never[]) => unknown);
+  const wellFormed = isWellFormed(store.checkNow);
   const queue: Entry[] = [];
   let head = 0;
   let inFlight = 0;

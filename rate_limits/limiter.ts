@@ -24,7 +24,13 @@ import type {
 import { compileCreditChange, compileCreditRefill } from "./credits.ts";
 import { settleBalance } from "./_refill.ts";
 import { type LimiterTaps, registerTaps } from "../telemetry/_taps.ts";
-import { assertCounterResult, createStoreDoor, malformed, Unanswered } from "./_door.ts";
+import {
+  assertCounterResult,
+  createStoreDoor,
+  isWellFormed,
+  malformed,
+  Unanswered,
+} from "./_door.ts";
 import { assertKnownOptions } from "./_options.ts";
 import {
   assertCost,
@@ -244,6 +250,44 @@ export interface RateLimiter {
    * than a balance already answered), never lost.
    */
   drainCreditChanges?(): Promise<readonly CreditBalance[]>;
+}
+
+/**
+ * The window counters of `compiled` for `subject` (or `subjects[i]` for policy
+ * `i`), in `slot` when given, each counting `cost` (default: the policy's).
+ */
+function windowCounters(
+  subject: string,
+  compiled: readonly CompiledRateLimitPolicy[],
+  subjects: readonly string[] | undefined,
+  slot: string | undefined,
+  cost: number | undefined,
+): RateLimitCounter[] {
+  const counters: RateLimitCounter[] = new Array(compiled.length);
+  for (let i = 0; i < compiled.length; i++) {
+    const policy = compiled[i];
+    const own = subjects === undefined ? subject : subjects[i];
+    // Two literals, not a spread: one object shape per kind of check, built without a copy.
+    counters[i] = slot === undefined
+      ? {
+        kind: "window",
+        subject: own,
+        name: policy.name,
+        limit: policy.limit,
+        windowMs: policy.windowMs,
+        cost: cost ?? policy.cost,
+      }
+      : {
+        kind: "window",
+        subject: own,
+        slot,
+        name: policy.name,
+        limit: policy.limit,
+        windowMs: policy.windowMs,
+        cost: cost ?? policy.cost,
+      };
+  }
+  return counters;
 }
 
 /**
@@ -532,6 +576,8 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
   const report = reporter(options, onStoreError, storeName, log(warn), taps);
   const door = createStoreDoor(store, timeoutMs, report.latency, taps);
   const inProcess = typeof store.checkNow === "function";
+  /** This library's in-process store: its answers to window counters are policy results, made for the call. */
+  const handOn = inProcess && isWellFormed(store.checkNow);
   const local = onStoreError === "local" ? createMemoryRateLimitStore() : undefined;
   const does = onStoreError === "open"
     ? "requests pass"
@@ -593,14 +639,28 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       return withoutStore(answer.reason, counters, compiled.map((p) => p.name), credits);
     }
     report.answered();
-    const results: RateLimitPolicyResult[] = new Array(compiled.length);
-    for (let i = 0; i < compiled.length; i++) {
-      const { allowed, remaining, resetMs } = answer[i];
-      const { name, limit, windowMs } = compiled[i];
-      results[i] = { name, limit, windowMs, remaining, resetMs, allowed };
-    }
+    let results: RateLimitPolicyResult[];
     let allowed = true;
-    for (const r of answer) if (!r.allowed) allowed = false;
+    if (handOn) {
+      results = (credits ? answer.slice(0, compiled.length) : answer) as RateLimitPolicyResult[];
+      for (let i = 0; i < compiled.length; i++) if (!answer[i].allowed) allowed = false;
+    } else {
+      results = new Array(compiled.length);
+      for (let i = 0; i < compiled.length; i++) {
+        const r = answer[i];
+        const { name, limit, windowMs } = compiled[i];
+        results[i] = {
+          name,
+          limit,
+          windowMs,
+          remaining: r.remaining,
+          resetMs: r.resetMs,
+          allowed: r.allowed,
+        };
+        if (!r.allowed) allowed = false;
+      }
+    }
+    for (let i = compiled.length; i < answer.length; i++) if (!answer[i].allowed) allowed = false;
     if (!credits) return { allowed, unavailable: false, outcome: "store", policies: results };
     const balances = answer.slice(compiled.length); // validated by the door
     return {
@@ -715,30 +775,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     }
     subjects?.forEach(assertSubject);
     const slot = checkOptions.slot === undefined ? undefined : assertSubject(checkOptions.slot);
-    const counters: RateLimitCounter[] = new Array(compiled.length);
-    for (let i = 0; i < compiled.length; i++) {
-      const policy = compiled[i];
-      const own = subjects === undefined ? subject : subjects[i];
-      // Two literals, not a spread: one object shape per kind of check, built without a copy.
-      counters[i] = slot === undefined
-        ? {
-          kind: "window",
-          subject: own,
-          name: policy.name,
-          limit: policy.limit,
-          windowMs: policy.windowMs,
-          cost: cost ?? policy.cost,
-        }
-        : {
-          kind: "window",
-          subject: own,
-          slot,
-          name: policy.name,
-          limit: policy.limit,
-          windowMs: policy.windowMs,
-          cost: cost ?? policy.cost,
-        };
-    }
+    const counters = windowCounters(subject, compiled, subjects, slot, cost);
     if (credits !== undefined) {
       if (cost !== undefined && cost > MAX_CREDITS) {
         throw new TypeError(`cost must be at most ${MAX_CREDITS} with credits`);
@@ -769,24 +806,34 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     checkOptions: RateLimitCheckOptions | undefined,
   ): RateLimitResult | Promise<RateLimitResult> => {
     const start = inProcess ? 0 : performance.now(); // an in-process check has no deadline
-    // The options kept last, asked again (a key's requests in a row): no look-up.
-    let check = checkOptions === undefined
-      ? undefined
-      : checkOptions === lastOptions
-      ? lastPrepared
-      : prepared.get(checkOptions);
-    if (check === undefined || check.subject !== subject || check.policies !== policies) {
-      check = prepare(subject, policies, checkOptions ?? NO_OPTIONS);
+    let counters: readonly RateLimitCounter[];
+    let compiled: readonly CompiledRateLimitPolicy[];
+    let credits = false;
+    if (checkOptions === undefined && policies === lastCompiled && lastCompiled !== undefined) {
+      // Compiled policies passed again without options (a limit per subject): nothing to look up.
+      compiled = lastCompiled;
+      counters = windowCounters(assertSubject(subject), compiled, undefined, undefined, undefined);
     } else {
-      lastOptions = checkOptions;
-      lastPrepared = check;
+      // The options kept last, asked again (a key's requests in a row): no look-up.
+      let check = checkOptions === undefined
+        ? undefined
+        : checkOptions === lastOptions
+        ? lastPrepared
+        : prepared.get(checkOptions);
+      if (check === undefined || check.subject !== subject || check.policies !== policies) {
+        check = prepare(subject, policies, checkOptions ?? NO_OPTIONS);
+      } else {
+        lastOptions = checkOptions;
+        lastPrepared = check;
+      }
+      ({ counters, compiled, credits } = check);
     }
     const trace = taps.enter?.();
     const began = inProcess && taps.check !== undefined ? performance.now() : start;
-    const sent = door.check(check.counters, start, trace);
+    const sent = door.check(counters, start, trace);
     return sent instanceof Promise
-      ? later(sent, began, trace, check)
-      : counted(began, trace, resultOf(sent, check.compiled, check.counters, check.credits));
+      ? later(sent, began, trace, counters, compiled, credits)
+      : counted(began, trace, resultOf(sent, compiled, counters, credits));
   };
 
   /** The result of a check the store answers later (apart from `run`: no closure per in-process check). */
@@ -794,7 +841,9 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     sent: Promise<readonly CounterResult[] | Unanswered>,
     began: number,
     trace: unknown,
-    { counters, compiled, credits }: Prepared,
+    counters: readonly RateLimitCounter[],
+    compiled: readonly CompiledRateLimitPolicy[],
+    credits: boolean,
   ) => sent.then((answer) => counted(began, trace, resultOf(answer, compiled, counters, credits)));
 
   const limiter: RateLimiter = {

@@ -120,10 +120,17 @@ function moveHead(data: Float64Array, at: number, q: number): void {
   data[at + IDLE_AT] = leavesAt(q, windowMs);
 }
 
+/** A window counter's answer, named as the limiter's policy result (the limiter hands it on). */
+interface WindowAnswer extends CounterResult {
+  readonly name: string;
+  readonly limit: number;
+  readonly windowMs: number;
+}
+
 /**
- * The answer of row `r` at moment `now` of its sub-bucket `head` (after
- * consuming, if it did): sub-buckets walked from the oldest counted, at most
- * `SLOTS` of them.
+ * The answer of row `r` at moment `now` (after consuming, if it did). Allowed,
+ * it resets when its oldest unit leaves (0: none held); refused, when the units
+ * it lacks have left (`windowMs`: a cost above the limit never fits).
  */
 function answer(
   data: Float64Array,
@@ -132,43 +139,48 @@ function answer(
   counter: WindowCounter,
   now: number,
   consumed: boolean,
-): CounterResult {
-  const { limit, windowMs, cost } = counter;
+): WindowAnswer {
+  const { name, limit, windowMs, cost } = counter;
+  const total = data[r * STRIDE + TOTAL];
+  const allowed = consumed || total + cost <= limit;
+  const resetMs = allowed
+    ? total === 0 ? 0 : leaveMs(data, links, r, 1, windowMs, now)
+    : cost <= limit
+    ? leaveMs(data, links, r, total + cost - limit, windowMs, now)
+    : windowMs;
+  return { name, limit, windowMs, remaining: limit - total, resetMs, allowed };
+}
+
+/**
+ * Ms from `now` until `units` (1 to the units held) of row `r` have left:
+ * sub-buckets walked from the oldest counted, at most `SLOTS` of them.
+ */
+function leaveMs(
+  data: Float64Array,
+  links: Int32Array,
+  r: number,
+  units: number,
+  windowMs: number,
+  now: number,
+): number {
   const at = r * STRIDE;
   const head = data[at + HEAD];
-  const total = data[at + TOTAL];
   // A clock that stepped back counts at the start of the newest sub-bucket.
   const start = data[at + START];
   const t = now < start ? start : now;
-  const oldest = head - SUB_BUCKETS;
   const counts = at + COUNTS;
   const newest = links[r * LINKS + RING];
+  // Every unit in the newest sub-bucket (a steady key's usual case, and a key
+  // refused within the sub-bucket that filled it): no walk.
+  if (data[counts + newest] === data[at + TOTAL]) return data[at + IDLE_AT] - t;
   let i = newest === SUB_BUCKETS ? 0 : newest + 1;
-  if (consumed || total + cost <= limit) {
-    if (total === 0) return { allowed: true, remaining: limit, resetMs: 0 };
-    // Every unit in the newest sub-bucket (a steady key's usual case): no walk.
-    if (data[counts + newest] === total) {
-      return { allowed: true, remaining: limit - total, resetMs: data[at + IDLE_AT] - t };
-    }
-    for (let q = oldest; q <= head; q++) {
-      if (data[counts + i] > 0) {
-        return { allowed: true, remaining: limit - total, resetMs: leavesAt(q, windowMs) - t };
-      }
-      if (++i === SLOTS) i = 0;
-    }
-    return { allowed: true, remaining: limit - total, resetMs: 0 };
+  let left = 0;
+  for (let q = head - SUB_BUCKETS; q <= head; q++) {
+    left += data[counts + i];
+    if (left >= units) return leavesAt(q, windowMs) - t;
+    if (++i === SLOTS) i = 0;
   }
-  if (cost <= limit) {
-    let freed = 0;
-    for (let q = oldest; q <= head; q++) {
-      freed += data[counts + i];
-      if (freed >= total + cost - limit) {
-        return { allowed: false, remaining: limit - total, resetMs: leavesAt(q, windowMs) - t };
-      }
-      if (++i === SLOTS) i = 0;
-    }
-  }
-  return { allowed: false, remaining: limit - total, resetMs: windowMs };
+  return windowMs; // not reached: the sub-buckets hold every unit
 }
 
 /** A credit balance: credits left, as of a time (ms) or the refill boundary it last took. */
@@ -187,7 +199,9 @@ interface Balance {
  * `windowMs` admits more than `limit`). `checkBatch` runs each check through
  * `checkNow`; deadlines are compared with `Date.now()` (the caller's clock:
  * the store is in its process; `now` moves counting time only).
- * `readCredits` writes nothing (not even a touch). Work per check and memory
+ * `readCredits` writes nothing (not even a touch). A window counter's answer
+ * also carries its `name`, `limit` and `windowMs` (a new object per check: the
+ * limiter hands it on as the policy result). Work per check and memory
  * per counter are constant: at most `maxCounters` window counters (a row of
  * 17 numbers each, the room of dropped ones reused), and as many balances.
  *
@@ -306,6 +320,12 @@ export function createMemoryRateLimitStore(
 
   /** The refill of `counter` due on `balance` at `now`, applied (to a copy when `write` is false). */
   const settle = (counter: CreditCounter, balance: Balance, now: number, write: boolean) => {
+    if (write && counter.refill === undefined) {
+      // No refill: nothing is ever due (`settleBalance` keeps credits and asOf); no object made.
+      balance.amount = 0;
+      balance.resetMs = -1;
+      return balance;
+    }
     const settled = settleBalance(balance.credits, balance.asOf, counter.refill, now);
     const target = write ? balance : { ...balance };
     target.credits = settled.credits;
@@ -333,10 +353,12 @@ export function createMemoryRateLimitStore(
     return settle(counter, balance, now, true);
   };
 
-  /** The row of `counter`'s window, used now and moved to `now` (a clock that stepped back leaves it where it is). */
-  const windowOf = (counter: WindowCounter, now: number): number => {
-    const { subject, name, windowMs } = counter;
-    const first = firstRow.get(subject) ?? -1;
+  /**
+   * The row of `counter`'s window, used now and moved to `now` (a clock that
+   * stepped back leaves it where it is); `first`: its subject's first row (-1: none).
+   */
+  const windowOf = (counter: WindowCounter, first: number, now: number): number => {
+    const { name, windowMs } = counter;
     for (let r = first; r !== -1; r = links[r * LINKS + NEXT]) {
       if (names[r] === name && data[r * STRIDE + WINDOW_MS] === windowMs) {
         if (r !== newestRow) {
@@ -382,6 +404,9 @@ export function createMemoryRateLimitStore(
   const checkAt = (counters: readonly RateLimitCounter[], now: number): CounterResult[] => {
     const n = counters.length;
     let consume = true;
+    // The subject last looked up and its first row: a check's policies share a subject, looked up once.
+    let subject: string | undefined;
+    let first = -1;
     for (let i = 0; i < n; i++) {
       const counter = counters[i];
       if (counter.kind === "credit") {
@@ -390,7 +415,13 @@ export function createMemoryRateLimitStore(
         rows[i] = -1;
         if (balance.credits < counter.cost) consume = false;
       } else {
-        const r = windowOf(counter, now);
+        if (counter.subject !== subject) {
+          subject = counter.subject;
+          first = firstRow.get(subject) ?? -1;
+        }
+        const count = windowCount;
+        const r = windowOf(counter, first, now);
+        if (windowCount !== count) first = r; // a new row, now its subject's first
         rows[i] = r;
         if (data[r * STRIDE + TOTAL] + counter.cost > counter.limit) consume = false;
       }

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import {
   answersWellFormed,
   createStoreDoor,
+  isWellFormed,
   MAX_BATCH,
   MAX_IN_FLIGHT,
   replyMarginMs,
@@ -267,12 +268,16 @@ describe("createStoreDoor", () => {
       checkNow: yes,
     };
     assert.throws(() => createStoreDoor(store, 1_000).check([window("a")], 0), /malformed/);
+    assert.equal(isWellFormed(yes), false);
     answersWellFormed(yes);
+    assert.equal(isWellFormed(yes), true);
     assert.deepEqual(createStoreDoor(store, 1_000).check([window("a")], 0), yes());
     const memory = createMemoryRateLimitStore();
     const [answer] = createStoreDoor(memory, 1_000).check([window("a")], 0) as CounterResult[];
     assert.equal(answer.remaining, 999_999);
+    assert.equal(isWellFormed(memory.checkNow), true);
     memory.checkNow = () => [];
+    assert.equal(isWellFormed(memory.checkNow), false);
     assert.throws(() => createStoreDoor(memory, 1_000).check([window("a")], 0), /malformed/);
   });
 

@@ -444,6 +444,29 @@ describe("createRateLimiter", () => {
     assert.deepEqual(calls, ["checkNow"]);
   });
 
+  it("hands on the memory store's answers as policy results, each check's its own; copies another in-process store's", () => {
+    const limiter = createRateLimiter({ ...quiet, store: createMemoryRateLimitStore() });
+    const first = limiter.checkNow!("k", [api]);
+    const expected = { name: "api", limit: 3, windowMs: 60_000, remaining: 2, allowed: true };
+    assert.deepEqual({ ...first.policies[0], resetMs: 0 }, { ...expected, resetMs: 0 });
+    (first.policies[0] as { remaining: number }).remaining = 99; // a caller's change counts nothing
+    const wide = { name: "wide", limit: 5, windowMs: 1_000 };
+    const second = limiter.checkNow!("k", [api, wide], { credits: { initial: 5 } });
+    assert.notEqual(second.policies, first.policies);
+    assert.notEqual(second.policies[0], first.policies[0]);
+    assert.equal(second.policies[0].remaining, 1);
+    assert.deepEqual(second.policies.map((p) => [p.name, p.remaining]), [["api", 1], ["wide", 4]]);
+    assert.equal(second.credits?.remaining, 4);
+    const shared = [{ allowed: true, remaining: 1, resetMs: 0 }];
+    const own: RateLimitStore = {
+      checkBatch: () => Promise.resolve({ results: [] }),
+      checkNow: () => shared,
+    };
+    const copied = createRateLimiter({ ...quiet, store: own }).checkNow!("k", [api]);
+    assert.deepEqual(copied.policies, [{ ...shared[0], name: "api", limit: 3, windowMs: 60_000 }]);
+    assert.notEqual(copied.policies[0], shared[0]);
+  });
+
   it("passes every policy of a check in one counter list, and concurrent checks in one batch", async () => {
     const batches: number[][] = [];
     const inner = createMemoryRateLimitStore();

@@ -1,7 +1,11 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { createMemoryRateLimitStore } from "../../rate_limits/memory_store.ts";
+import {
+  createMemoryRateLimitStore,
+  type MemoryRateLimitStore,
+} from "../../rate_limits/memory_store.ts";
+import type { CounterResult, RateLimitCounter } from "../../rate_limits/store.ts";
 import {
   commands,
   countersOf,
@@ -23,6 +27,28 @@ const counter = (subject: string, cost = 1, limit = 2, windowMs = 1_000) => ({
   cost,
 });
 
+/**
+ * `store.checkNow(counters)` as plain counter results, each answer checked to
+ * be a new object and, for a window counter, to name it (`name`, `limit`,
+ * `windowMs`: the limiter hands these answers on as policy results).
+ */
+function checkNow(
+  store: MemoryRateLimitStore,
+  counters: readonly RateLimitCounter[],
+): CounterResult[] {
+  const answers = store.checkNow(counters);
+  return answers.map((answer, i) => {
+    const c = counters[i];
+    assert.ok(!Object.isFrozen(answer) && answers.indexOf(answer) === i);
+    const { allowed, remaining, resetMs, ...named } = answer as CounterResult & object;
+    assert.deepEqual(
+      named,
+      c.kind === "window" ? { name: c.name, limit: c.limit, windowMs: c.windowMs } : {},
+    );
+    return { allowed, remaining, resetMs };
+  });
+}
+
 describe("createMemoryRateLimitStore", () => {
   it("refuses unknown options naming them", () => {
     assert.throws(
@@ -42,7 +68,7 @@ describe("createMemoryRateLimitStore", () => {
           now += command.advanceMs;
           const counters = countersOf(command);
           const before = reference.check(counters, now);
-          const actual = store.checkNow(counters);
+          const actual = checkNow(store, counters);
           assert.deepEqual(actual, before);
           if (before.every((r) => r.allowed) && command.cost > 0) {
             for (const c of counters) {
@@ -70,36 +96,36 @@ describe("createMemoryRateLimitStore", () => {
   it("counts a window in sub-buckets: a unit leaves when its sub-bucket is 11 sub-buckets old, and a refusal says when", () => {
     let now = 10_050; // sub-bucket 100 of a 1,000 ms window
     const store = createMemoryRateLimitStore({ now: () => now });
-    assert.deepEqual(store.checkNow([counter("a")]), [
+    assert.deepEqual(checkNow(store, [counter("a")]), [
       { allowed: true, remaining: 1, resetMs: 1_050 }, // leaves at 11,100 (sub-bucket 111)
     ]);
     now = 10_950;
-    assert.deepEqual(store.checkNow([counter("a")]), [
+    assert.deepEqual(checkNow(store, [counter("a")]), [
       { allowed: true, remaining: 0, resetMs: 150 },
     ]);
     now = 11_099;
-    assert.deepEqual(store.checkNow([counter("a")]), [
+    assert.deepEqual(checkNow(store, [counter("a")]), [
       { allowed: false, remaining: 0, resetMs: 1 },
     ]);
     now = 11_100;
-    assert.deepEqual(store.checkNow([counter("a")]), [
+    assert.deepEqual(checkNow(store, [counter("a")]), [
       { allowed: true, remaining: 0, resetMs: 900 },
     ]);
   });
 
   it("keys a counter by subject, name and window: one name with two windows counts apart", () => {
     const store = createMemoryRateLimitStore({ now: () => 0 });
-    store.checkNow([counter("a", 2, 2, 1_000)]);
-    assert.equal(store.checkNow([counter("a", 2, 2, 60_000)])[0].allowed, true);
-    assert.equal(store.checkNow([counter("a", 1, 2, 1_000)])[0].allowed, false);
+    checkNow(store, [counter("a", 2, 2, 1_000)]);
+    assert.equal(checkNow(store, [counter("a", 2, 2, 60_000)])[0].allowed, true);
+    assert.equal(checkNow(store, [counter("a", 1, 2, 1_000)])[0].allowed, false);
   });
 
   it("holds a constant state per counter whatever the limit: 1,000,000 units in 10,000 distinct ms", () => {
     let now = 0;
     const store = createMemoryRateLimitStore({ now: () => now });
     const big = { ...counter("a", 100, 1e12, 60_000) };
-    for (; now < 10_000; now++) store.checkNow([big]);
-    assert.deepEqual(store.checkNow([{ ...big, cost: 0 }]), [
+    for (; now < 10_000; now++) checkNow(store, [big]);
+    assert.deepEqual(checkNow(store, [{ ...big, cost: 0 }]), [
       { allowed: true, remaining: 1e12 - 1_000_000, resetMs: 56_000 },
     ]);
     assert.equal(store.size, 1);
@@ -108,23 +134,23 @@ describe("createMemoryRateLimitStore", () => {
   it("keeps at most maxCounters counters, dropping idle ones first", () => {
     let now = 0;
     const store = createMemoryRateLimitStore({ maxCounters: 3, now: () => now });
-    for (const subject of ["a", "b", "c", "d", "e"]) store.checkNow([counter(subject)]);
+    for (const subject of ["a", "b", "c", "d", "e"]) checkNow(store, [counter(subject)]);
     assert.equal(store.size, 3);
     now += 1_100; // every window idle
-    store.checkNow([counter("f")]);
+    checkNow(store, [counter("f")]);
     assert.equal(store.size, 1);
   });
 
   it("sweeps at most (counters checked + 1) idle counters per check: the work of a check does not grow with the idle ones", () => {
     let now = 0;
     const store = createMemoryRateLimitStore({ now: () => now });
-    for (let i = 0; i < 50; i++) store.checkNow([counter(`s${i}`)]);
+    for (let i = 0; i < 50; i++) checkNow(store, [counter(`s${i}`)]);
     now = 5_000;
-    store.checkNow([counter("new")]);
+    checkNow(store, [counter("new")]);
     assert.equal(store.size, 49);
-    store.checkNow([counter("new"), { ...counter("new"), name: "other" }]);
+    checkNow(store, [counter("new"), { ...counter("new"), name: "other" }]);
     assert.equal(store.size, 50 - 3);
-    for (let i = 0; i < 100; i++) store.checkNow([counter("new")]);
+    for (let i = 0; i < 100; i++) checkNow(store, [counter("new")]);
     assert.equal(store.size, 2, "every idle counter dropped as checks ran");
   });
 
@@ -138,7 +164,7 @@ describe("createMemoryRateLimitStore", () => {
           now += command.advanceMs;
           // Windows of 1,003, 403 and 2,503 ms: sub-buckets start between two ms.
           const counters = countersOf(command).map((c) => ({ ...c, windowMs: c.windowMs + 3 }));
-          assert.deepEqual(store.checkNow(counters), reference.check(counters, now));
+          assert.deepEqual(checkNow(store, counters), reference.check(counters, now));
         }
       }),
       { numRuns: 300 },
@@ -147,13 +173,13 @@ describe("createMemoryRateLimitStore", () => {
     let now = 0;
     const store = createMemoryRateLimitStore({ now: () => now });
     const odd = counter("a", 1, 2, 1_003);
-    store.checkNow([odd]);
+    checkNow(store, [odd]);
     now = 100;
-    store.checkNow([odd]);
+    checkNow(store, [odd]);
     now = 1_103; // the first sub-bucket still counted
-    assert.deepEqual(store.checkNow([odd]), [{ allowed: false, remaining: 0, resetMs: 1 }]);
+    assert.deepEqual(checkNow(store, [odd]), [{ allowed: false, remaining: 0, resetMs: 1 }]);
     now = 1_104; // its units left, in the first ms of the next sub-bucket
-    assert.deepEqual(store.checkNow([odd]), [{ allowed: true, remaining: 1, resetMs: 1_103 }]);
+    assert.deepEqual(checkNow(store, [odd]), [{ allowed: true, remaining: 1, resetMs: 1_103 }]);
   });
 
   it("drops an idle window of a subject whose other windows still count, and reuses dropped counters' room from zero", () => {
@@ -162,24 +188,24 @@ describe("createMemoryRateLimitStore", () => {
     const minute = { ...counter("a"), name: "minute", windowMs: 60_000 };
     const second = { ...counter("a"), name: "second" };
     const third = { ...counter("a"), name: "third", windowMs: 5_000 };
-    store.checkNow([second, minute, third]);
-    store.checkNow([second, minute, third]);
+    checkNow(store, [second, minute, third]);
+    checkNow(store, [second, minute, third]);
     assert.equal(store.size, 3);
     now = 2_000; // "second" idle, the others still count
-    store.checkNow([{ ...minute, cost: 0 }]);
+    checkNow(store, [{ ...minute, cost: 0 }]);
     assert.equal(store.size, 2, "the idle window of a went, its others stayed");
-    assert.deepEqual(store.checkNow([{ ...third, cost: 0 }, { ...minute, cost: 0 }]), [
+    assert.deepEqual(checkNow(store, [{ ...third, cost: 0 }, { ...minute, cost: 0 }]), [
       { allowed: true, remaining: 0, resetMs: 3_500 },
       { allowed: true, remaining: 0, resetMs: 64_000 },
     ]);
     // Past maxCounters the least recently checked go; new counters start from zero in their room.
     for (const subject of ["b", "c", "d", "e"]) {
-      assert.deepEqual(store.checkNow([counter(subject)]), [
+      assert.deepEqual(checkNow(store, [counter(subject)]), [
         { allowed: true, remaining: 1, resetMs: 1_100 },
       ]);
     }
     assert.equal(store.size, 3);
-    assert.deepEqual(store.checkNow([{ ...second, cost: 0 }]), [
+    assert.deepEqual(checkNow(store, [{ ...second, cost: 0 }]), [
       { allowed: true, remaining: 2, resetMs: 0 },
     ]);
   });
@@ -187,19 +213,19 @@ describe("createMemoryRateLimitStore", () => {
   it("counts from its newest sub-bucket when the clock steps back", () => {
     let now = 10_000;
     const store = createMemoryRateLimitStore({ now: () => now });
-    store.checkNow([counter("a")]);
+    checkNow(store, [counter("a")]);
     now = 5_000;
-    const [second] = store.checkNow([counter("a")]); // counted at 10,000 (its newest sub-bucket)
+    const [second] = checkNow(store, [counter("a")]); // counted at 10,000 (its newest sub-bucket)
     assert.deepEqual(second, { allowed: true, remaining: 0, resetMs: 1_100 });
     now = 11_099;
-    assert.equal((store.checkNow([counter("a")]))[0].allowed, false);
+    assert.equal((checkNow(store, [counter("a")]))[0].allowed, false);
     now = 11_100;
-    assert.equal((store.checkNow([counter("a")]))[0].allowed, true);
+    assert.equal((checkNow(store, [counter("a")]))[0].allowed, true);
   });
 
   it("never fits a cost above the limit, and says so with resetMs = windowMs", () => {
     const store = createMemoryRateLimitStore({ now: () => 0 });
-    assert.deepEqual(store.checkNow([counter("a", 3)]), [
+    assert.deepEqual(checkNow(store, [counter("a", 3)]), [
       { allowed: false, remaining: 2, resetMs: 1_000 },
     ]);
   });
@@ -226,7 +252,7 @@ describe("createMemoryRateLimitStore with credit counters", () => {
             );
           } else {
             const counters = [...countersOf(command), credit];
-            assert.deepEqual(store.checkNow(counters), reference.check(counters, now));
+            assert.deepEqual(checkNow(store, counters), reference.check(counters, now));
           }
         }
       }),
@@ -273,7 +299,7 @@ describe("createMemoryRateLimitStore with credit counters", () => {
       initial: 3,
       refill: { amount: 5, interval: "monthly" as const, day: 31 },
     };
-    const spend = (at: number) => ((now = at), store.checkNow([credit])[0]);
+    const spend = (at: number) => ((now = at), checkNow(store, [credit])[0]);
     assert.deepEqual(spend(now), {
       allowed: true,
       remaining: 0,
@@ -293,14 +319,14 @@ describe("createMemoryRateLimitStore with credit counters", () => {
   it("says -1 when no refill makes the cost fit", () => {
     const store = createMemoryRateLimitStore({ now: () => 0 });
     const base = { kind: "credit" as const, subject: "k", name: "c", initial: 1 };
-    assert.deepEqual(store.checkNow([{ ...base, cost: 2 }]), [
+    assert.deepEqual(checkNow(store, [{ ...base, cost: 2 }]), [
       { allowed: false, remaining: 1, resetMs: -1 },
     ]);
     const refill = { amount: 3, everyMs: 1_000 };
-    assert.deepEqual(store.checkNow([{ ...base, name: "r", refill, cost: 4 }]), [
+    assert.deepEqual(checkNow(store, [{ ...base, name: "r", refill, cost: 4 }]), [
       { allowed: false, remaining: 1, resetMs: -1 },
     ]);
-    assert.deepEqual(store.checkNow([{ ...base, name: "r", refill, cost: 2 }]), [
+    assert.deepEqual(checkNow(store, [{ ...base, name: "r", refill, cost: 2 }]), [
       { allowed: false, remaining: 1, resetMs: 1_000 },
     ]);
   });
@@ -319,12 +345,12 @@ describe("createMemoryRateLimitStore with credit counters", () => {
         cost: 1,
       };
       const credit = { kind: "credit" as const, subject, name: "c", cost: 1, initial: 5 };
-      store.checkNow([window]);
-      const byWindow = store.checkNow([window, credit]);
+      checkNow(store, [window]);
+      const byWindow = checkNow(store, [window, credit]);
       const broke = { ...credit, name: "empty", initial: 0 };
       const wide = { ...window, name: "wide", limit: 10 };
-      const byCredit = store.checkNow([wide, broke]);
-      const [wideAfter, creditAfter] = store.checkNow([{ ...wide, cost: 0 }, {
+      const byCredit = checkNow(store, [wide, broke]);
+      const [wideAfter, creditAfter] = checkNow(store, [{ ...wide, cost: 0 }, {
         ...credit,
         cost: 0,
       }]);
@@ -351,7 +377,7 @@ describe("createMemoryRateLimitStore with credit counters", () => {
     assert.deepEqual(await store.checkBatch([{ counters: [one], deadline: Date.now() - 1 }]), {
       results: [null],
     });
-    assert.equal(store.checkNow([{ ...one, cost: 0 }])[0].remaining, 0);
+    assert.equal(checkNow(store, [{ ...one, cost: 0 }])[0].remaining, 0);
   });
 
   it("changeCredits: past its deadline answers null and changes nothing", async () => {
@@ -377,7 +403,7 @@ describe("createMemoryRateLimitStore with credit counters", () => {
     };
     assert.deepEqual(await store.readCredits([credit]), [null]);
     assert.equal(store.size, 0, "reading created nothing");
-    store.checkNow([credit]);
+    checkNow(store, [credit]);
     now = 500;
     assert.deepEqual(await store.readCredits([credit, { ...credit, name: "other" }]), [
       { allowed: true, remaining: 3, resetMs: 500 },
@@ -389,6 +415,53 @@ describe("createMemoryRateLimitStore with credit counters", () => {
     ]);
     now = 1_600;
     // the refill read at 1,500 was not written: a spend now takes it, once
-    assert.equal(store.checkNow([credit])[0].remaining, 8);
+    assert.equal(checkNow(store, [credit])[0].remaining, 8);
+  });
+});
+
+describe("createMemoryRateLimitStore answers", () => {
+  it("names each window counter in its answer (a policy result), a new object per check that holds no count", () => {
+    const store = createMemoryRateLimitStore({ now: () => 5_000 });
+    const window = counter("a", 1, 2);
+    const [first] = store.checkNow([window]);
+    assert.deepEqual(first, {
+      name: "api",
+      limit: 2,
+      windowMs: 1_000,
+      remaining: 1,
+      resetMs: 1_100,
+      allowed: true,
+    });
+    (first as { remaining: number }).remaining = 99; // a caller's change counts nothing
+    const [second] = store.checkNow([window]);
+    assert.notEqual(second, first);
+    assert.equal(second.remaining, 0);
+    const [refused] = store.checkNow([window]);
+    assert.deepEqual(refused, { ...second, allowed: false });
+    assert.notEqual(refused, second);
+  });
+});
+
+describe("createMemoryRateLimitStore counters of several subjects in one check", () => {
+  it("counts each on its own row, new and known ones interleaved (a subject looked up once per run of its counters)", () => {
+    const store = createMemoryRateLimitStore({ now: () => 5_000 });
+    const of = (subject: string, name: string, limit = 10) => ({
+      ...counter(subject, 1, limit),
+      name,
+    });
+    store.checkNow([of("a", "x")]);
+    const mixed = [of("a", "y"), of("b", "x"), of("a", "x"), of("a", "z"), of("b", "y", 1)];
+    assert.deepEqual(checkNow(store, mixed).map((r) => r.remaining), [9, 9, 8, 9, 0]);
+    assert.equal(store.size, 5);
+    assert.deepEqual(checkNow(store, mixed).map((r) => [r.allowed, r.remaining]), [
+      [true, 9],
+      [true, 9],
+      [true, 8],
+      [true, 9],
+      [false, 0],
+    ]);
+    const each = mixed.map((c) => checkNow(store, [{ ...c, cost: 0 }])[0].remaining);
+    assert.deepEqual(each, [9, 9, 8, 9, 0]);
+    assert.equal(store.size, 5);
   });
 });
