@@ -36,6 +36,7 @@ import {
   assertCost,
   assertCount,
   assertCredits,
+  assertEpochMs,
   assertName,
   assertSubject,
   MAX_CREDITS,
@@ -304,9 +305,7 @@ function creditCounter(
     throw new TypeError("credits must be an object");
   }
   const { initialAt } = credits;
-  if (initialAt !== undefined && assertCount(initialAt, 0, "credits.initialAt") > 8.64e15) {
-    throw new TypeError("credits.initialAt must be at most 8640000000000000");
-  }
+  if (initialAt !== undefined) assertEpochMs(initialAt, "credits.initialAt");
   const refill = compileCreditRefill(credits.refill);
   // Optional fields assigned in one order, not spread: one object shape per kind of balance.
   const counter: { -readonly [K in keyof CreditCounter]: CreditCounter[K] } = {
