@@ -174,6 +174,12 @@ export interface Settings {
   readonly clock: () => Date;
   /** Monotonic clock in ms. */
   readonly monotonic: () => number;
+  /**
+   * With the default clocks, and a limiter, usage or `api_key.used` to serve:
+   * the wall-clock ms of a request from its monotonic read (see
+   * `wallFromMonotonic`); `undefined` otherwise (an injected clock is read as it is).
+   */
+  readonly wallAt: ((monotonicMs: number) => number) | undefined;
   /** The `idFactory` option (`undefined`: UUIDv7 ids); `newRecordId` calls it and checks its answer. */
   readonly idFactory: (() => string) | undefined;
   /** Event sink, contained (`undefined`: no sink nor audit log). */
@@ -273,6 +279,30 @@ function buildCache(
     throw new TypeError(`${label}.maxEntries must be a positive integer`);
   }
   return new VerificationCache(maxEntries, ttlMs);
+}
+
+/** Most monotonic ms a wall-clock time taken from a monotonic read goes without a new `Date.now()`. */
+const WALL_RESYNC_MS = 100;
+
+/**
+ * The wall-clock ms at monotonic ms `at` (`performance.now()`, read for this
+ * request): `Date.now()` read again when 100 ms of monotonic time have passed
+ * since the last read (or `at` is before it), else that read plus the whole ms
+ * elapsed since. Never kept from an earlier request: it moves with the
+ * request's own monotonic read, and a wall-clock step (or a pause of the
+ * process) is followed within 100 ms of monotonic time; it is at most 1 ms
+ * behind `Date.now()` at `at` otherwise. Spares a request its wall-clock read.
+ */
+function wallFromMonotonic(): (at: number) => number {
+  let readMs = 0;
+  let readAt = -Infinity;
+  return (at) => {
+    const elapsed = at - readAt;
+    if (elapsed >= 0 && elapsed < WALL_RESYNC_MS) return readMs + Math.floor(elapsed);
+    readMs = Date.now();
+    readAt = at;
+    return readMs;
+  };
 }
 
 /**
@@ -395,6 +425,10 @@ export function compileSettings(options: unknown): Settings {
     resolveExpiry: compileTtlPolicy(ttlPolicy),
     clock,
     monotonic,
+    wallAt: f.clock === undefined && f.monotonicClock === undefined &&
+        (limits !== undefined || usage !== undefined || f.emitUsageEvents === true)
+      ? wallFromMonotonic()
+      : undefined,
     idFactory: f.idFactory,
     emitEvent,
     audits: refusals !== undefined,
