@@ -774,6 +774,79 @@ describe("VerifyFlow: clock reads per request", () => {
     await service.close();
   });
 
+  it("with the default clocks, a cached authorization with limits takes its wall-clock time from its monotonic start: the check, usage and api_key.used at one time, Date.now() at most once per 100 ms, none by the store", async () => {
+    const realDateNow = Date.now;
+    const realPerformanceNow = performance.now;
+    // Inside a sub-bucket of the 60 s window (6 s each): 10 ms later is the same sub-bucket.
+    const wall = Math.floor(realDateNow() / 60_000) * 60_000 + 1_000;
+    let mono = 1_000;
+    let reads = 0;
+    Date.now = () => (reads++, wall);
+    performance.now = () => mono;
+    try {
+      const { service, events } = makeService({
+        cache: { ttlMs: 60_000 },
+        clock: undefined,
+        monotonicClock: undefined,
+        onMetric: undefined,
+        limiter: createRateLimiter({ logger: () => {} }),
+        usage: { flushIntervalMs: 3_600_000 },
+        emitUsageEvents: true,
+      });
+      const { key } = await service.create({
+        tenantId: "t1",
+        name: "k",
+        scopes: READ_ORDERS,
+        rateLimits: [{ name: "api", limit: 1_000, windowMs: 60_000 }],
+      });
+      await service.authorize(key); // fills the cache
+      const usedAt = () => {
+        const used = events.at(-1);
+        assert.equal(used?.type, "api_key.used");
+        return used.at.getTime();
+      };
+      reads = 0;
+      const first = await service.authorize(key);
+      assert.equal(reads, 1, "the first cached request reads Date.now() once: the store none");
+      assert.equal(usedAt(), wall);
+      mono += 10;
+      reads = 0;
+      const second = await service.authorize(key);
+      assert.equal(reads, 0, "10 ms of monotonic time later: no wall-clock read at all");
+      assert.equal(usedAt(), wall + 10);
+      assert.equal(
+        second.rateLimitResults![0].resetMs,
+        first.rateLimitResults![0].resetMs - 10,
+        "counted at the request's time, 10 ms on (the store's Date.now() stands still)",
+      );
+      mono += 200;
+      reads = 0;
+      await service.authorize(key);
+      assert.equal(reads, 1, "100 ms on: read again");
+      await service.close();
+      // An injected wall clock is read as it is: the store reads its own.
+      const injected = makeService({
+        cache: { ttlMs: 60_000 },
+        clock: () => new Date(wall),
+        monotonicClock: undefined,
+        limiter: createRateLimiter({ logger: () => {} }),
+      });
+      const other = await injected.service.create({
+        tenantId: "t1",
+        name: "k",
+        scopes: READ_ORDERS,
+        rateLimits: [{ name: "api", limit: 1_000, windowMs: 60_000 }],
+      });
+      await injected.service.authorize(other.key);
+      reads = 0;
+      await injected.service.authorize(other.key);
+      assert.equal(reads, 1, "the store's own Date.now()");
+    } finally {
+      Date.now = realDateNow;
+      performance.now = realPerformanceNow;
+    }
+  });
+
   it("without metrics reads the monotonic clock once per cached authorization, headers or not", async () => {
     let reads = 0;
     const { service } = makeService({
