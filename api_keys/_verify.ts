@@ -247,8 +247,9 @@ export class VerifyFlow {
     if (answer instanceof CacheMiss) {
       return this.#authorizeStored(answer, options, start, verifyStart);
     }
-    // Set by the hit just answered (no call in between): the request's wall-clock time, if read.
-    const wallMs = this.#hitWallMs;
+    // Set by the hit just answered (no call in between): the request's wall-clock time, if read;
+    // else, with the default clocks, taken from its monotonic start (read in this call).
+    const wallMs = this.#hitWallMs ?? s.wallAt?.(verifyStart);
     this.#hitWallMs = undefined;
     return this.#checked(answer, options, start, verifyStart, wallMs);
   }
@@ -282,7 +283,8 @@ export class VerifyFlow {
    * when the limiter answers asynchronously. Throws (or rejects) the refusal; a
    * throw in the limit check is counted as an error and passed on, never passed open.
    * `verifiedAt` is the monotonic time its verification began; `wallMs` the
-   * wall-clock time it read, if it did (one read per request).
+   * wall-clock time it read, if it did (one read per request), which with the
+   * default clocks is also the time of the limiter's check (no read of the store's own).
    */
   #checked(
     context: ApiKeyContext,
@@ -303,7 +305,7 @@ export class VerifyFlow {
     }
     let applied: ApiKeyContext | Promise<ApiKeyContext>;
     try {
-      applied = limits.apply(context, options);
+      applied = limits.apply(context, options, this.#s.wallAt === undefined ? undefined : wallMs);
     } catch (error) {
       throw this.#limitFailed(context, error, start);
     }
