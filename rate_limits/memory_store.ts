@@ -21,6 +21,9 @@ import { settleBalance } from "./_refill.ts";
 import { Recency, type RecencyNode } from "./_recency.ts";
 import { bucketStart, leavesAt, SUB_BUCKETS, subBucket } from "./_window.ts";
 
+/** The runtime's own `Date.now` (a fake timer installed before a store is made replaces it). */
+const NATIVE_DATE_NOW = Date.now;
+
 /** Options of `createMemoryRateLimitStore`. */
 export interface MemoryRateLimitStoreOptions {
   /**
@@ -199,10 +202,11 @@ interface Balance {
  * `windowMs` admits more than `limit`). `checkBatch` runs each check through
  * `checkNow`; deadlines are compared with `Date.now()` (the caller's clock:
  * the store is in its process; `now` moves counting time only). On the
- * default clock, `checkNow(counters, nowMs)` counts at the caller's `nowMs`
- * (a wall-clock time read for this check: the API-key service's) and reads no
- * clock; a `nowMs` that is not an integer in 0–8.64e15 is a `TypeError`. With
- * an injected `now`, `nowMs` is ignored.
+ * default clock (the runtime's own `Date.now`), `checkNow(counters, nowMs)`
+ * counts at the caller's `nowMs` (a wall-clock time read for this check: the
+ * API-key service's) and reads no clock; a `nowMs` that is not an integer in
+ * 0–8.64e15 is a `TypeError`. With an injected `now`, or a `Date.now` replaced
+ * (a fake timer) when the store was made, `nowMs` is ignored.
  * `readCredits` writes nothing (not even a touch). A window counter's answer
  * also carries its `name`, `limit` and `windowMs` (a new object per check: the
  * limiter hands it on as the policy result). Work per check and memory
@@ -457,10 +461,10 @@ export function createMemoryRateLimitStore(
     return results;
   };
 
-  // On the default clock, a caller's `nowMs` (read for this check) spares the store its own read.
-  const checkNow = options.now === undefined
+  // On the runtime's own clock, a caller's `nowMs` (read for this check) spares the store its read.
+  const checkNow = clock === NATIVE_DATE_NOW
     ? (counters: readonly RateLimitCounter[], nowMs?: number) =>
-      checkAt(counters, nowMs === undefined ? Date.now() : assertEpochMs(nowMs, "nowMs"))
+      checkAt(counters, nowMs === undefined ? clock() : assertEpochMs(nowMs, "nowMs"))
     : (counters: readonly RateLimitCounter[]) => checkAt(counters, clock());
   answersWellFormed(checkNow); // the limiter does not check its answers again
 

@@ -493,10 +493,14 @@ describe("createMemoryRateLimitStore checkNow(counters, nowMs)", () => {
       const [third] = store.checkNow([counter("a", 1, 2, 1_000)], day + 30);
       assert.equal(third.allowed, false, "counted in one window at nowMs");
       assert.equal(reads(), 0);
-      // Without nowMs it reads its clock, once per check.
-      store.checkNow([counter("b")]);
-      assert.equal(reads(), 1);
     });
+  });
+
+  it("made while Date.now is replaced (a fake timer): keeps that clock, whatever nowMs says", () => {
+    const day = Date.UTC(2026, 0, 1);
+    const store = countingDateNow(day + 10, () => createMemoryRateLimitStore());
+    const [first] = store.checkNow([counter("a", 1, 2, 1_000)], day + 500);
+    assert.equal(first.resetMs, 1_100 - 10, "counted at its clock's day + 10");
   });
 
   it("with an injected now: keeps its own clock, whatever nowMs says", () => {
