@@ -176,10 +176,11 @@ export interface Settings {
   readonly monotonic: () => number;
   /**
    * With the default clocks, and a limiter, usage or `api_key.used` to serve:
-   * the wall-clock ms of a request from its monotonic read (see
-   * `wallFromMonotonic`); `undefined` otherwise (an injected clock is read as it is).
+   * a request's one wall-clock ms, its own `read` or from its monotonic read
+   * (see `wallFromMonotonic`), handed to the limiter; `undefined` otherwise
+   * (an injected clock is read as it is).
    */
-  readonly wallAt: ((monotonicMs: number) => number) | undefined;
+  readonly wallAt: ((monotonicMs: number, read?: number) => number | undefined) | undefined;
   /** The `idFactory` option (`undefined`: UUIDv7 ids); `newRecordId` calls it and checks its answer. */
   readonly idFactory: (() => string) | undefined;
   /** Event sink, contained (`undefined`: no sink nor audit log). */
@@ -284,19 +285,26 @@ function buildCache(
 /** Most monotonic ms a wall-clock time taken from a monotonic read goes without a new `Date.now()`. */
 const WALL_RESYNC_MS = 100;
 
+/** The runtime's own `Date.now` (a fake timer replaces it). */
+const NATIVE_DATE_NOW = Date.now;
+
 /**
- * The wall-clock ms at monotonic ms `at` (`performance.now()`, read for this
- * request): `Date.now()` read again when 100 ms of monotonic time have passed
- * since the last read (or `at` is before it), else that read plus the whole ms
- * elapsed since. Never kept from an earlier request: it moves with the
- * request's own monotonic read, and a wall-clock step (or a pause of the
- * process) is followed within 100 ms of monotonic time; it is at most 1 ms
- * behind `Date.now()` at `at` otherwise. Spares a request its wall-clock read.
+ * The wall-clock ms of a request at monotonic ms `at` (`performance.now()`,
+ * read for this request): `read` when the request read the wall clock, else
+ * `Date.now()` read again when 100 ms of monotonic time have passed since the
+ * last read (or `at` is before it), else that read plus the whole ms elapsed
+ * since. Never kept from an earlier request: it moves with the request's own
+ * monotonic read, and a wall-clock step (or a pause of the process) is
+ * followed within 100 ms of monotonic time; it is at most 1 ms behind
+ * `Date.now()` at `at` otherwise. `undefined` while `Date.now` is not the
+ * runtime's own (a fake timer: each part then reads its own clock).
  */
-function wallFromMonotonic(): (at: number) => number {
+function wallFromMonotonic(): (at: number, read?: number) => number | undefined {
   let readMs = 0;
   let readAt = -Infinity;
-  return (at) => {
+  return (at, read) => {
+    if (Date.now !== NATIVE_DATE_NOW) return undefined;
+    if (read !== undefined) return read;
     const elapsed = at - readAt;
     if (elapsed >= 0 && elapsed < WALL_RESYNC_MS) return readMs + Math.floor(elapsed);
     readMs = Date.now();

@@ -75,37 +75,38 @@ describe("compileSettings", () => {
 });
 
 describe("compileSettings: wallAt (a request's wall-clock time from its monotonic read)", () => {
-  const original = Date.now;
-  let reads = 0;
-  let wall = 0;
-  beforeEach(() => {
-    reads = 0;
-    Date.now = () => (reads++, wall);
-  });
-  afterEach(() => {
-    Date.now = original;
-  });
   const limiter = () => createRateLimiter({ logger: () => {} });
+  /** `fn()`, checked to be a `Date.now()` read while it ran. */
+  const readNow = (fn: () => number | undefined) => {
+    const before = Date.now();
+    const ms = fn()!;
+    assert.ok(before <= ms && ms <= Date.now(), `${ms} is not a Date.now() read`);
+    return ms;
+  };
 
-  it("with the default clocks and a limiter, usage or used events: Date.now() at most once per 100 ms of monotonic time, elapsed ms added in between", () => {
+  it("with the default clocks and a limiter or used events: Date.now() at most once per 100 ms of monotonic time, the whole ms elapsed added in between", () => {
     const { wallAt } = compileSettings({ ...memory(), limiter: limiter() });
     assert.ok(wallAt !== undefined);
-    wall = 1_767_225_600_000;
-    assert.equal(wallAt(5_000.25), wall);
-    assert.equal(reads, 1);
-    wall += 3_600_000; // a wall-clock step: followed within 100 ms of monotonic time
-    assert.equal(wallAt(5_010.2), 1_767_225_600_009, "whole ms elapsed since the read");
-    assert.equal(wallAt(5_100.2), 1_767_225_600_099);
-    assert.equal(reads, 1);
-    assert.equal(wallAt(5_100.25), wall, "100 ms on: read again");
-    assert.equal(reads, 2);
-    assert.equal(wallAt(4_000), wall, "a monotonic time before the last read: read again");
-    assert.equal(wallAt(Number.NaN), wall, "not a time: read again");
-    assert.equal(reads, 4);
-    assert.equal(
-      compileSettings({ ...memory(), emitUsageEvents: true }).wallAt === undefined,
-      false,
-    );
+    const first = readNow(() => wallAt(5_000.25));
+    assert.equal(wallAt(5_010.2), first + 9, "whole ms elapsed since the read");
+    assert.equal(wallAt(5_100.2), first + 99);
+    readNow(() => wallAt(1e9)); // 100 ms on (far on): read again
+    readNow(() => wallAt(10)); // a monotonic time before the last read: read again
+    readNow(() => wallAt(Number.NaN)); // not a time: read again
+    assert.equal(wallAt(20, 1_767_225_600_000), 1_767_225_600_000, "the request's own read");
+    assert.notEqual(compileSettings({ ...memory(), emitUsageEvents: true }).wallAt, undefined);
+  });
+
+  it("answers undefined while Date.now is replaced (a fake timer: each part reads its own clock)", () => {
+    const { wallAt } = compileSettings({ ...memory(), limiter: limiter() });
+    const original = Date.now;
+    Date.now = () => 0;
+    try {
+      assert.equal(wallAt!(5_000), undefined);
+      assert.equal(wallAt!(5_000, 1_000), undefined);
+    } finally {
+      Date.now = original;
+    }
   });
 
   it("undefined with an injected clock or monotonic clock, or nothing to use it for", () => {
