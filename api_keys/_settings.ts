@@ -293,10 +293,11 @@ const NATIVE_DATE_NOW = Date.now;
  * read for this request): `read` when the request read the wall clock, else
  * `Date.now()` read again when 100 ms of monotonic time have passed since the
  * last read (or `at` is before it), else that read plus the whole ms elapsed
- * since. Never kept from an earlier request: it moves with the request's own
- * monotonic read, and a wall-clock step (or a pause of the process) is
- * followed within 100 ms of monotonic time; it is at most 1 ms behind
- * `Date.now()` at `at` otherwise. `undefined` while `Date.now` is not the
+ * since. Only that base read outlives a request (100 ms of monotonic time at
+ * most); the time itself moves with the request's own monotonic read, never
+ * an earlier request's time. A wall-clock step (or a pause of the process) is
+ * followed within 100 ms of monotonic time; otherwise the time is at most
+ * 1 ms behind `Date.now()` at `at`. `undefined` while `Date.now` is not the
  * runtime's own (a fake timer: each part then reads its own clock).
  */
 function wallFromMonotonic(): (at: number, read?: number) => number | undefined {
