@@ -390,11 +390,16 @@ if (DATABASE_URL) {
         const other = { ...window, name: "w2" };
         await checkOnce(store, [window]);
         await checkOnce(store, [window, other]);
+        await store.checkBatch([window, other].map((c) => ({
+          counters: [c],
+          deadline: Date.now() + 30_000,
+        })));
         await checkOnce(store, [window, credit]);
         await store.changeCredits(credit, { add: 1 }, Date.now() + 30_000);
-        assert.deepEqual(seen.slice(-4), [
+        assert.deepEqual(seen.slice(-5), [
           ["rate_limit_bucket_check", "off"],
           ["rate_limit_bucket_check", "off"],
+          ["rate_limit_bucket_batch", "off"],
           ["rate_limit_bucket_batch", "on"],
           ["credit_change_before", "on"],
         ]);
