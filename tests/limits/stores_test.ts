@@ -359,7 +359,7 @@ if (DATABASE_URL) {
       }
     });
 
-    it("a check of window counters only does not wait for its commit's WAL flush; one with credits does", async () => {
+    it("an allowed check of window counters only does not wait for its commit's WAL flush; a refused one, or one with credits, does", async () => {
       // Each statement in its own transaction on one client, its commit setting read before COMMIT.
       const client = new pg.Client({ connectionString: DATABASE_URL });
       await client.connect();
@@ -394,12 +394,14 @@ if (DATABASE_URL) {
           counters: [c],
           deadline: Date.now() + 30_000,
         })));
+        await checkOnce(store, [{ ...window, name: "w3", limit: 1, cost: 2 }]); // refused
         await checkOnce(store, [window, credit]);
         await store.changeCredits(credit, { add: 1 }, Date.now() + 30_000);
-        assert.deepEqual(seen.slice(-5), [
+        assert.deepEqual(seen.slice(-6), [
           ["rate_limit_bucket_check", "off"],
           ["rate_limit_bucket_check", "off"],
           ["rate_limit_bucket_batch", "off"],
+          ["rate_limit_bucket_check", "on"],
           ["rate_limit_bucket_batch", "on"],
           ["credit_change_before", "on"],
         ]);
