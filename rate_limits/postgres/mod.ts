@@ -103,12 +103,16 @@ export interface PostgresRateLimitStore extends RateLimitStore {
 }
 
 /**
- * Ends a statement of window counters only: its transaction's commit does not
- * wait for the WAL flush (`synchronous_commit` off for that transaction only,
- * as Redis answers before its fsync). A database crash may forget the last
- * fraction of a second of window counts; balances are never written this way.
+ * Ends a statement of window counters only: when one of its checks is
+ * allowed (it wrote), its transaction's commit does not wait for the WAL flush
+ * (`synchronous_commit` off for that transaction only, as Redis answers before
+ * its fsync); a database crash may forget the last fraction of a second of
+ * window counts, never a balance. A statement that consumed nothing keeps the
+ * wait, so a flood of refused checks on an exhausted key stays paced by commits
+ * instead of taking the CPU from other keys' checks.
  */
-const NO_FLUSH_WAIT = ", set_config('synchronous_commit', 'off', true)";
+const NO_FLUSH_WAIT =
+  " WHERE CASE WHEN allowed THEN set_config('synchronous_commit', 'off', true) <> '' ELSE true END";
 const BATCH_SQL = "SELECT check_no, allowed, remaining::float8 AS remaining, " +
   "reset_ms::float8 AS reset_ms, now_ms::float8 AS now_ms FROM rate_limit_bucket_batch(" +
   "$1::bigint[], $2::int[], $3::int[], $4::text[], $5::text[], $6::bigint[], $7::int[], " +
