@@ -6,9 +6,10 @@
  * batch locked once, each check applied in order before its deadline or not
  * at all; a batch of one check of window counters `rate_limit_bucket_check`,
  * the same rule in a cheaper statement) on the database's clock, exact across
- * every instance on that database. A statement without credit counters does
- * not wait for its commit's WAL flush (a database crash may forget its last
- * fraction of a second of window counts, never a balance). Needs the migrations
+ * every instance on that database. A statement without credit counters that
+ * allowed a check does not wait for its commit's WAL flush (a database crash
+ * may forget its last fraction of a second of window counts, never a balance).
+ * Needs the migrations
  * `prisma/migrations/0009_credit_balances`, `0012_rate_limit_batches`,
  * `0015_rate_limit_buckets` and `0019_rate_limit_bucket_check`, and a `pg` pool
  * or client (an optional peer) from the caller.
