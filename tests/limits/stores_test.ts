@@ -359,6 +359,62 @@ if (DATABASE_URL) {
       }
     });
 
+    it("an allowed check of window counters only does not wait for its commit's WAL flush; a refused one, or one with credits, does", async () => {
+      // Each statement in its own transaction on one client, its commit setting read before COMMIT.
+      const client = new pg.Client({ connectionString: DATABASE_URL });
+      await client.connect();
+      const seen: [string, string][] = [];
+      const pool = {
+        query: async (
+          statement: string | { text: string; values: unknown[] },
+          values?: unknown[],
+        ) => {
+          const text = typeof statement === "string" ? statement : statement.text;
+          await client.query("BEGIN");
+          try {
+            const result = await client.query(
+              text,
+              values ?? (statement as { values: unknown[] }).values,
+            );
+            const { rows } = await client.query("SHOW synchronous_commit");
+            seen.push([/FROM (\w+)\(/.exec(text)?.[1] ?? "", rows[0].synchronous_commit]);
+            return result;
+          } finally {
+            await client.query("COMMIT");
+          }
+        },
+      };
+      const store = createPostgresRateLimitStore({ pool, logger: () => {} });
+      try {
+        const { window, credit } = countersOf("flush");
+        const other = { ...window, name: "w2" };
+        await checkOnce(store, [window]);
+        await checkOnce(store, [window, other]);
+        await store.checkBatch([window, other].map((c) => ({
+          counters: [c],
+          deadline: Date.now() + 30_000,
+        })));
+        await checkOnce(store, [{ ...window, name: "w3", limit: 1, cost: 2 }]); // refused
+        await checkOnce(store, [window, credit]);
+        await store.changeCredits(credit, { add: 1 }, Date.now() + 30_000);
+        assert.deepEqual(seen.slice(-6), [
+          ["rate_limit_bucket_check", "off"],
+          ["rate_limit_bucket_check", "off"],
+          ["rate_limit_bucket_batch", "off"],
+          ["rate_limit_bucket_check", "on"],
+          ["rate_limit_bucket_batch", "on"],
+          ["credit_change_before", "on"],
+        ]);
+        assert.equal(
+          (await client.query("SHOW synchronous_commit")).rows[0].synchronous_commit,
+          "on",
+        );
+      } finally {
+        store.close();
+        await client.end();
+      }
+    });
+
     it("one hot key, 1,000 checks in flight: never past its limit or its credits", async () => {
       const { store, close } = await openStore("postgres");
       try {
