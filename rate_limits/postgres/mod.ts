@@ -87,6 +87,13 @@ export interface PostgresRateLimitStoreOptions {
    * text only.
    */
   preparedStatements?: boolean;
+  /**
+   * Every commit waits for its WAL flush, window counts as balances (default
+   * `false`: a statement of window counters that allowed a check does not wait,
+   * so a database crash may forget its last fraction of a second of counts;
+   * balances always wait).
+   */
+  durableWindows?: boolean;
 }
 
 /** The PostgreSQL store, with `deleteExpired` for the rows that count nothing any more. */
@@ -119,24 +126,31 @@ const BATCH_SQL = "SELECT check_no, allowed, remaining::float8 AS remaining, " +
   "$1::bigint[], $2::int[], $3::int[], $4::text[], $5::text[], $6::bigint[], $7::int[], " +
   "$8::bigint[], $9::bigint[], $10::text[], $11::text[], $12::bigint[], $13::bigint[], " +
   "$14::bigint[], $15::bigint[], $16::int[], $17::int[], $18::bigint[])";
-/** A batch without credit counters (see `NO_FLUSH_WAIT`). */
-const BATCH_WINDOWS_SQL = BATCH_SQL + NO_FLUSH_WAIT;
 /** One check of window counters on distinct rows (migration 0019): six parameters, no credit locks. */
 const CHECK_SQL = "SELECT allowed, remaining::float8 AS remaining, reset_ms::float8 AS reset_ms, " +
   "now_ms::float8 AS now_ms FROM rate_limit_bucket_check($1::bigint, $2::text[], $3::text[], " +
-  "$4::bigint[], $5::bigint[], $6::bigint[])" + NO_FLUSH_WAIT;
+  "$4::bigint[], $5::bigint[], $6::bigint[])";
 /** The same of one counter, its six parameters scalars (nothing for the client to serialise as an array). */
 const CHECK_ONE_SQL = "SELECT allowed, remaining::float8 AS remaining, " +
   "reset_ms::float8 AS reset_ms, now_ms::float8 AS now_ms FROM rate_limit_bucket_check($1::bigint, " +
-  "ARRAY[$2::text], ARRAY[$3::text], ARRAY[$4::bigint], ARRAY[$5::bigint], ARRAY[$6::bigint])" +
-  NO_FLUSH_WAIT;
-/** The names of the prepared check statements (with `preparedStatements`). */
-const [CHECK_NAME, CHECK_ONE_NAME, BATCH_NAME, BATCH_WINDOWS_NAME] = [
-  "api_kit_rate_limit_check_2",
-  "api_kit_rate_limit_check_one_2",
-  "api_kit_rate_limit_batch_1",
-  "api_kit_rate_limit_batch_windows_1",
-];
+  "ARRAY[$2::text], ARRAY[$3::text], ARRAY[$4::bigint], ARRAY[$5::bigint], ARRAY[$6::bigint])";
+const BATCH_NAME = "api_kit_rate_limit_batch_1";
+
+/**
+ * The statements of window counters only, as `{ text, name }` (the name for
+ * `preparedStatements`): ending in `NO_FLUSH_WAIT`, or with `durableWindows`
+ * as written (names of their own: one connection may serve both kinds of store).
+ */
+function windowStatements(durable: boolean) {
+  const [end, tag] = durable ? ["", "_durable"] : [NO_FLUSH_WAIT, ""];
+  return {
+    check: { text: CHECK_SQL + end, name: `api_kit_rate_limit_check_2${tag}` },
+    checkOne: { text: CHECK_ONE_SQL + end, name: `api_kit_rate_limit_check_one_2${tag}` },
+    batch: durable
+      ? { text: BATCH_SQL, name: BATCH_NAME }
+      : { text: BATCH_SQL + NO_FLUSH_WAIT, name: "api_kit_rate_limit_batch_windows_1" },
+  };
+}
 const CHANGE_SQL =
   "SELECT applied, remaining::float8 AS remaining, reset_ms::float8 AS reset_ms, " +
   "now_ms::float8 AS now_ms FROM credit_change_before($1::bigint, $2, $3, $4::bigint, $5::bigint, " +
@@ -205,6 +219,11 @@ export function createPostgresRateLimitStore(
   const clock = createClockOffset();
   const stopReporting = reportErrors(pool, "postgres", options.logger);
   const prepared = options.preparedStatements !== false;
+  const durable = options.durableWindows ?? false;
+  if (typeof durable !== "boolean") {
+    throw new TypeError("createPostgresRateLimitStore: durableWindows must be a boolean");
+  }
+  const windowsOnly = windowStatements(durable);
   /** Sends one statement (named `name` with `preparedStatements`); a throw of the pool is a rejection. */
   const send = (text: string, values?: unknown[], name?: string) => {
     try {
@@ -262,7 +281,7 @@ export function createPostgresRateLimitStore(
     if (n === 1) {
       const [c] = windows;
       const values = [at, c.subject, c.name, c.windowMs, c.limit, c.cost];
-      return send(CHECK_ONE_SQL, values, CHECK_ONE_NAME).then((result) =>
+      return send(windowsOnly.checkOne.text, values, windowsOnly.checkOne.name).then((result) =>
         checkAnswer(rowsOf(result), 1)
       );
     }
@@ -275,7 +294,9 @@ export function createPostgresRateLimitStore(
       costs.push(c.cost);
     }
     const values = [at, subjects, names, windowMs, limits, costs];
-    return send(CHECK_SQL, values, CHECK_NAME).then((result) => checkAnswer(rowsOf(result), n));
+    return send(windowsOnly.check.text, values, windowsOnly.check.name).then((result) =>
+      checkAnswer(rowsOf(result), n)
+    );
   };
 
   /** Any other batch: one statement of `rate_limit_bucket_batch`. */
@@ -288,9 +309,9 @@ export function createPostgresRateLimitStore(
     const rows = distinct(windows, (c) => `${c.subject}\u0000${c.name}\u0000${c.windowMs}`);
     const balances = distinct(credits, (c) => `${c.subject}\u0000${c.name}`);
     const refills = balances.list.map((c) => refillParams(c.refill));
-    const windowsOnly = credits.length === 0;
+    const batch = credits.length === 0 ? windowsOnly.batch : { text: BATCH_SQL, name: BATCH_NAME };
     const answer = await run(
-      windowsOnly ? BATCH_WINDOWS_SQL : BATCH_SQL,
+      batch.text,
       [
         deadlines,
         split.map((k) => k.windows.length),
@@ -309,7 +330,7 @@ export function createPostgresRateLimitStore(
         balances.of,
         credits.map((c) => c.cost),
       ],
-      windowsOnly ? BATCH_WINDOWS_NAME : BATCH_NAME,
+      batch.name,
     );
     let at = 0;
     const results = split.map((kinds, q) => {
