@@ -1,7 +1,7 @@
 /**
  * CommonJS detail of the npm build: in a file that is not an entry point, a
  * `const x = require("./y.js")` of the package's own file becomes a function
- * that requires it on first use (`x().name`), so `require("./api-keys/nest")`
+ * that requires it on first use (`(x()).name`), so `require("./api-keys/nest")`
  * runs the files a class definition needs (a base class, a decorator's
  * injection token) and leaves the rest (the service's settings, limits,
  * storage checks) to the first call that reaches them. Node caches each file
@@ -21,7 +21,8 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 
 /** Top-level statements `tsc` emits around the declarations of a CommonJS file. */
-const PREAMBLE = /^("use strict";|Object\.defineProperty\(exports, |exports\.[\w$]+ = |[\w$]+ = __decorate\(|__exportStar\()/;
+const PREAMBLE =
+  /^("use strict";|Object\.defineProperty\(exports, |exports\.[\w$]+ = |[\w$]+ = __decorate\(|__exportStar\()/;
 
 function parse(code: string): ts.SourceFile {
   return ts.createSourceFile("x.js", code, ts.ScriptTarget.Latest, true, ts.ScriptKind.JS);
@@ -56,7 +57,7 @@ function relativeRequire(statement: ts.Statement): { name: string; specifier: st
 
 /**
  * Rewrites the relative requires of CommonJS `code` that `lateOk(specifier)`
- * allows and whose every use reads a property: `x.name` → `x().name`.
+ * allows and whose every use reads a property: `x.name` → `(x()).name`.
  */
 export function lazyRequires(code: string, lateOk: (specifier: string) => boolean): string {
   const file = parse(code);
@@ -92,7 +93,8 @@ export function lazyRequires(code: string, lateOk: (specifier: string) => boolea
       }); }`,
     });
     for (const use of uses.get(name) ?? []) {
-      edits.push({ start: use.getStart(file), end: use.end, text: `${name}()` });
+      // Parenthesised: `new (x()).Name()` constructs `Name`, `new x().Name()` would call `x`.
+      edits.push({ start: use.getStart(file), end: use.end, text: `(${name}())` });
     }
   }
   edits.sort((a, b) => b.start - a.start);
@@ -122,7 +124,10 @@ export function lazyRequiresIn(dir: string, entries: ReadonlySet<string>): numbe
   for (const path of files) {
     if (entries.has(relative(dir, path))) continue;
     const before = code.get(path)!;
-    const after = lazyRequires(before, (specifier) => declarative.has(join(dirname(path), specifier)));
+    const after = lazyRequires(
+      before,
+      (specifier) => declarative.has(join(dirname(path), specifier)),
+    );
     if (after === before) continue;
     writeFileSync(path, after);
     changed++;
