@@ -1,7 +1,8 @@
 /**
  * Builds the npm package into `npm/`: ESM (`npm/esm/`) and CommonJS
  * (`npm/cjs/`) with declarations beside each, compiled by the TypeScript
- * compiler API (`rewriteRelativeImportExtensions`), plus `package.json`,
+ * compiler API (`rewriteRelativeImportExtensions`; in CommonJS the package's
+ * own files are required on first use, `npm_build/lazy_requires.ts`), plus `package.json`,
  * README, LICENSE and CHANGELOG. Then checks it with `publint`,
  * `@arethetypeswrong/cli` and `npm pack --dry-run`.
  *
