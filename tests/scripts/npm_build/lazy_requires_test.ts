@@ -5,6 +5,8 @@ import { spawnSync } from "node:child_process";
 // The build scripts run on Deno only (they read deno.json with Deno APIs).
 const onDeno = "Deno" in globalThis;
 const MODULE = "../../../scripts/npm_build/lazy_requires.ts"; // computed: Deno only
+const COMPILE = "../../../scripts/npm_build/compile.ts";
+const CONFIG = "../../../scripts/npm_build/config.ts";
 
 /** Runs CommonJS `code` with a `require` that records what it loads; answers the module's exports and the loads. */
 function run(code: string, modules: Record<string, Record<string, unknown>>) {
@@ -98,8 +100,8 @@ describe(
       timeout: 180_000,
     }, async () => {
       const { lazyRequiresIn } = await import(MODULE);
-      const { compile, compilerOptions } = await import("../../../scripts/npm_build/compile.ts");
-      const { ROOT } = await import("../../../scripts/npm_build/config.ts");
+      const { compile, compilerOptions } = await import(COMPILE);
+      const { ROOT } = await import(CONFIG);
       const { join } = await import("node:path");
       const out = await Deno.makeTempDir({ prefix: "api-kit-lazy-" });
       try {
