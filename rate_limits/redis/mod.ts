@@ -37,6 +37,7 @@ import { compileCreditChange } from "../credits.ts";
 import { refillParams } from "../_refill.ts";
 import { createClockOffset } from "../_clock.ts";
 import { byKind, reportErrors } from "../_remote.ts";
+import { answersWellFormed } from "../_door.ts";
 import { CHANGE_SCRIPT, CHECK_SCRIPT, READ_SCRIPT, TIME_SCRIPT } from "./_script.ts";
 
 /** Arguments of a script call, as node-redis takes them. */
@@ -130,7 +131,7 @@ async function sha1(text: string): Promise<string> {
 }
 
 /**
- * The reply of a script as numbers (converted in place: the reply is the
+ * The reply of a script as finite numbers (converted in place: the reply is the
  * store's own), of `length` (a function of the reply), else a `TypeError`.
  */
 function numbers(reply: unknown, length?: (reply: unknown[]) => boolean): number[] {
@@ -138,7 +139,9 @@ function numbers(reply: unknown, length?: (reply: unknown[]) => boolean): number
     throw new TypeError("the Redis script answered an unexpected reply");
   }
   for (let i = 0; i < reply.length; i++) {
-    if (typeof reply[i] !== "number") reply[i] = Number(reply[i]);
+    let n = reply[i];
+    if (typeof n !== "number") reply[i] = n = Number(n);
+    if (!Number.isFinite(n)) throw new TypeError("the Redis script answered an unexpected reply");
   }
   return reply;
 }
@@ -274,7 +277,10 @@ export function createRedisRateLimitStore(
     return { balances, at: reply[reply.length - 1] };
   };
 
-  /** Each check's answers from the script's reply (windows first, put back in order). */
+  /**
+   * Each check's answers from the script's reply (windows first, put back in order): a window
+   * counter's as a policy result (`name`, `limit`, `windowMs` too: the limiter hands it on).
+   */
   const answersOf = (
     checks: readonly StoreCheck[],
     split: (ReturnType<typeof byKind> | undefined)[] | undefined,
@@ -288,14 +294,30 @@ export function createRedisRateLimitStore(
         results[q] = null;
         continue;
       }
-      const n = checks[q].counters.length;
+      const kinds = split?.[q];
+      const counters = checks[q].counters;
+      const windows = kinds === undefined ? counters as readonly WindowCounter[] : kinds.windows;
+      const n = counters.length;
       const answers: CounterResult[] = new Array(n);
       let allowed = true;
       for (let c = 0; c < n; c++, i += 3) {
-        if (reply[i] !== 1) allowed = false;
-        answers[c] = { allowed: reply[i] === 1, remaining: reply[i + 1], resetMs: reply[i + 2] };
+        const yes = reply[i] === 1;
+        if (!yes) allowed = false;
+        if (c >= windows.length) {
+          answers[c] = { allowed: yes, remaining: reply[i + 1], resetMs: reply[i + 2] };
+          continue;
+        }
+        const { name, limit, windowMs } = windows[c];
+        // The limiter's policy result, in its order of fields (one shape).
+        answers[c] = {
+          name,
+          limit,
+          windowMs,
+          remaining: reply[i + 1],
+          resetMs: reply[i + 2],
+          allowed: yes,
+        } as CounterResult;
       }
-      const kinds = split?.[q];
       if (kinds === undefined) {
         results[q] = answers;
         continue;
@@ -341,6 +363,7 @@ export function createRedisRateLimitStore(
     return run(CHECK_SCRIPT, keys, args, (reply) => answersOf(checks, split, observed(reply)));
   };
 
+  answersWellFormed(checkBatch); // the limiter does not check its answers again
   return {
     name: "redis",
     clustered: options.clustered === true,
