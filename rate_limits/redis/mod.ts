@@ -183,21 +183,29 @@ export function createRedisRateLimitStore(
       client.sendCommand.length <= 2
     ? (client.sendCommand as (args: string[]) => Promise<unknown>).bind(client)
     : undefined;
-  /** `verb` (`EVALSHA` or `EVAL`) of `script` (its SHA-1 or text) with `keys` and `args`, sent. */
-  const sendAs = (verb: string, script: string, keys: string[], args: string[]) => {
+  /**
+   * `verb` (`EVALSHA` or `EVAL`) of `script` (its SHA-1 or text) with `words` (a command's
+   * words from the fourth on: the number of keys, the keys, the other arguments), sent: as
+   * one command's words (the first two set here), or through `evalSha`/`eval`.
+   */
+  const sendAs = (verb: string, script: string, words: string[]) => {
     if (raw === undefined) {
-      const call = { keys, arguments: args };
+      const n = Number(words[2]);
+      const call = { keys: words.slice(3, 3 + n), arguments: words.slice(3 + n) };
       return verb === "EVAL" ? client.eval(script, call) : client.evalSha(script, call);
     }
-    // Sized once: no growth as the words are added.
-    const words: string[] = new Array(3 + keys.length + args.length);
     words[0] = verb;
     words[1] = script;
-    words[2] = String(keys.length);
-    for (let i = 0; i < keys.length; i++) words[3 + i] = keys[i];
-    for (let i = 0; i < args.length; i++) words[3 + keys.length + i] = args[i];
     return raw(words);
   };
+  /** The words of a script call with `keys` and `args` (the verb and script left to `sendAs`). */
+  const wordsOf = (keys: readonly string[], args: readonly string[]) => [
+    "",
+    "",
+    String(keys.length),
+    ...keys,
+    ...args,
+  ];
   /** A reply, its last number (the server's time) observed. */
   const observed = (reply: unknown) => {
     const at = Array.isArray(reply) ? reply[reply.length - 1] : reply;
@@ -212,8 +220,7 @@ export function createRedisRateLimitStore(
    */
   const run = <T = unknown>(
     script: string,
-    keys: string[],
-    args: string[],
+    words: string[],
     read: (reply: unknown) => T = observed as (reply: unknown) => T,
   ): Promise<T> => {
     if (client.isOpen === false) {
@@ -231,23 +238,23 @@ export function createRedisRateLimitStore(
     if (sha === undefined) {
       return hashes.get(script)!.then((hash) => {
         known.set(script, hash);
-        return run(script, keys, args, read);
+        return run(script, words, read);
       });
     }
     let sent: Promise<unknown>;
     try {
-      sent = sendAs("EVALSHA", sha, keys, args);
+      sent = sendAs("EVALSHA", sha, words);
     } catch (error) {
       return Promise.reject(error);
     }
     return sent.then(read, (error) => {
       if (!String((error as Error)?.message).startsWith("NOSCRIPT")) throw error;
-      return sendAs("EVAL", script, keys, args).then(read);
+      return sendAs("EVAL", script, words.slice()).then(read); // the first words stay as sent
     });
   };
   /** Reads the server's clock once when no round trip has been seen (a deadline is never sent unknown). */
   const knowClock = async () => {
-    if (!clock.known) await run(TIME_SCRIPT, [], []);
+    if (!clock.known) await run(TIME_SCRIPT, wordsOf([], []));
   };
   /** `deadline` (local ms) on the server's clock. */
   const onServer = (deadline: number) => String(clock.toServer(deadline) ?? -1);
@@ -264,8 +271,10 @@ export function createRedisRateLimitStore(
     const reply = numbers(
       await run(
         READ_SCRIPT,
-        counters.map(creditKey),
-        counters.flatMap((c) => refillParams(c.refill).map(String)),
+        wordsOf(
+          counters.map(creditKey),
+          counters.flatMap((c) => refillParams(c.refill).map(String)),
+        ),
       ),
       (r) => r.length === counters.length * 3 + 1,
     );
@@ -331,36 +340,48 @@ export function createRedisRateLimitStore(
     return { results };
   };
 
-  /** One `EVALSHA` for the batch; a check of window counters only is sent without a split. */
+  /**
+   * One `EVALSHA` for the batch, its words built in one list (every key, then the inputs); a
+   * check of window counters only is sent without a split.
+   */
   const checkBatch = (checks: readonly StoreCheck[]): Promise<StoreBatchAnswer> => {
     if (checks.length === 0) return Promise.resolve({ results: [] });
     if (!clock.known) return knowClock().then(() => checkBatch(checks));
-    const keys: string[] = [];
-    const args = [String(checks.length)];
+    // The verb and script (set when sent), the number of keys (one per counter), the keys.
+    const words = ["", "", ""];
     let split: (ReturnType<typeof byKind> | undefined)[] | undefined;
     for (let q = 0; q < checks.length; q++) {
-      const { counters, deadline } = checks[q];
+      const counters = checks[q].counters;
       let windowsOnly = true;
       for (let c = 0; c < counters.length; c++) {
         if (counters[c].kind !== "window") windowsOnly = false;
       }
       const kinds = windowsOnly ? undefined : byKind(counters);
       const windows = kinds === undefined ? counters as readonly WindowCounter[] : kinds.windows;
-      const credits = kinds === undefined ? 0 : kinds.credits.length;
-      args.push(onServer(deadline), String(windows.length), String(credits));
       for (let c = 0; c < windows.length; c++) {
         const w = windows[c];
-        keys.push(`${prefix}{${w.slot ?? w.subject}}:${w.subject}:${w.name}:${w.windowMs}:b`);
-        args.push(String(w.limit), String(w.windowMs), String(w.cost));
+        words.push(`${prefix}{${w.slot ?? w.subject}}:${w.subject}:${w.name}:${w.windowMs}:b`);
       }
       if (kinds === undefined) continue;
       (split ??= new Array(checks.length))[q] = kinds;
-      for (const c of kinds.credits) {
-        keys.push(creditKey(c));
-        args.push(String(c.cost), ...creditArgs(c));
-      }
+      for (const c of kinds.credits) words.push(creditKey(c));
     }
-    return run(CHECK_SCRIPT, keys, args, (reply) => answersOf(checks, split, observed(reply)));
+    words[2] = String(words.length - 3);
+    words.push(String(checks.length));
+    for (let q = 0; q < checks.length; q++) {
+      const { counters, deadline } = checks[q];
+      const kinds = split?.[q];
+      const windows = kinds === undefined ? counters as readonly WindowCounter[] : kinds.windows;
+      const credits = kinds === undefined ? 0 : kinds.credits.length;
+      words.push(onServer(deadline), String(windows.length), String(credits));
+      for (let c = 0; c < windows.length; c++) {
+        const w = windows[c];
+        words.push(String(w.limit), String(w.windowMs), String(w.cost));
+      }
+      if (kinds === undefined) continue;
+      for (const c of kinds.credits) words.push(String(c.cost), ...creditArgs(c));
+    }
+    return run(CHECK_SCRIPT, words, (reply) => answersOf(checks, split, observed(reply)));
   };
 
   answersWellFormed(checkBatch); // the limiter does not check its answers again
@@ -374,12 +395,10 @@ export function createRedisRateLimitStore(
       const key = creditKey(counter);
       await knowClock();
       const reply = numbers(
-        await run(CHANGE_SCRIPT, [key], [
-          onServer(deadline),
-          ...creditArgs(counter),
-          how,
-          String(n),
-        ]),
+        await run(
+          CHANGE_SCRIPT,
+          wordsOf([key], [onServer(deadline), ...creditArgs(counter), how, String(n)]),
+        ),
         (r) => r.length === 4,
       );
       if (reply[0] !== 1) return null;
@@ -405,7 +424,7 @@ export function createRedisRateLimitStore(
       }
     },
     async ready() {
-      const reply = await run(TIME_SCRIPT, [], []);
+      const reply = await run(TIME_SCRIPT, wordsOf([], []));
       if (typeof reply !== "number" || !Number.isFinite(reply)) {
         throw new TypeError(
           "createRedisRateLimitStore: the client did not answer like a node-redis client " +
@@ -413,7 +432,7 @@ export function createRedisRateLimitStore(
         );
       }
       // Two more readings tighten the clock offset (a slow first reply makes every deadline early).
-      for (let i = 0; i < 2; i++) await run(TIME_SCRIPT, [], []);
+      for (let i = 0; i < 2; i++) await run(TIME_SCRIPT, wordsOf([], []));
     },
     close: stopReporting,
   };
