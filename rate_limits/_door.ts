@@ -1,9 +1,11 @@
 /**
  * The one door to a store: every store call of a limiter goes through it. An
  * in-process store (`checkNow`) is called synchronously. For a remote store,
- * checks are queued and sent as batches (`checkBatch`), with at most
- * `MAX_IN_FLIGHT` calls in flight and `MAX_BATCH` checks per call; each check
- * carries its deadline, and one that is not answered by it is `Unanswered`.
+ * a check reaching an idle door (nothing queued, nothing in flight) is sent at
+ * once; the others are queued and sent as batches (`checkBatch`) at the end of
+ * the task, with at most `MAX_IN_FLIGHT` calls in flight and `MAX_BATCH` checks
+ * per call; each check carries its deadline, and one that is not answered by it
+ * is `Unanswered`.
  *
  * - A queued check whose deadline passes leaves the queue unsent (one timer,
  *   `_watchdog.ts`, for every deadline of the door), so memory stays bounded during a stall: calls
@@ -177,8 +179,8 @@ export interface StoreDoor {
   readonly storeName: string;
   /**
    * Checks `counters` (a check started at `startMs`, `performance.now()`; when
-   * undefined, at the end of the current task: the door reads the clock once for every check
-   * queued in it): their answers, or `Unanswered`. Synchronous with `checkNow`. Throws (or rejects
+   * undefined, when it is sent at once or at the end of the current task: one clock read for
+   * every check queued in it): their answers, or `Unanswered`. Synchronous with `checkNow`. Throws (or rejects
    * with) a `TypeError` for a store bug or a malformed reply. With a remote store, `then`
    * maps the answer before the promise settles (one promise per check; a throw of `then`
    * rejects it).
@@ -451,6 +453,16 @@ export function createStoreDoor(
         resolve,
         reject,
       };
+      if (!scheduled && inFlight === 0 && head === queue.length) {
+        // An idle door sends at once (no turn of the microtask queue); what the task adds
+        // next goes together once it ends.
+        const now = performance.now();
+        if (startMs === undefined) {
+          entry.sendBy = now + timeoutMs - margin;
+          entry.answerAt = now + timeoutMs;
+        }
+        if (now < entry.sendBy) return send([entry], now);
+      }
       queue.push(entry);
       if (startMs === undefined) fresh.push(entry);
       if (!scheduled) {

@@ -806,7 +806,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     checkOptions: RateLimitCheckOptions | undefined,
   ): RateLimitResult | Promise<RateLimitResult> => {
     // An in-process check has no deadline; a remote one's starts when the door reads the clock
-    // (once for every check of this task), unless a telemetry tap times it.
+    // (as it sends the check, or once for every check it queues in this task), unless a tap times it.
     const start = inProcess || taps.check === undefined ? undefined : performance.now();
     let counters: readonly RateLimitCounter[];
     let compiled: readonly CompiledRateLimitPolicy[];
