@@ -1,9 +1,11 @@
 /**
  * The one door to a store: every store call of a limiter goes through it. An
  * in-process store (`checkNow`) is called synchronously. For a remote store,
- * checks are queued and sent as batches (`checkBatch`), with at most
- * `MAX_IN_FLIGHT` calls in flight and `MAX_BATCH` checks per call; each check
- * carries its deadline, and one that is not answered by it is `Unanswered`.
+ * a check reaching an idle door (nothing queued, nothing in flight) is sent at
+ * once; the others are queued and sent as batches (`checkBatch`) at the end of
+ * the task, with at most `MAX_IN_FLIGHT` calls in flight and `MAX_BATCH` checks
+ * per call; each check carries its deadline, and one that is not answered by it
+ * is `Unanswered`.
  *
  * - A queued check whose deadline passes leaves the queue unsent (one timer,
  *   `_watchdog.ts`, for every deadline of the door), so memory stays bounded during a stall: calls
@@ -98,15 +100,15 @@ function counterProblem(answer: unknown, n: number): string | undefined {
 }
 
 /**
- * The `checkNow` functions of this library's stores, whose answers are not
- * checked again (a replaced `checkNow` is not among them: its answers are).
+ * The `checkNow` and `checkBatch` functions of this library's stores, whose answers are not
+ * checked again (a replaced one is not among them: its answers are).
  */
 const WELL_FORMED = new WeakSet<(...args: never[]) => unknown>();
 
 /**
- * Marks `checkNow` as answering well-formed results (the memory store's), each
- * answer a new object, a window counter's carrying its `name`, `limit` and
- * `windowMs` (a policy result as the limiter answers it).
+ * Marks `checkNow` (the memory store's), or `checkBatch` (the Redis store's: each check's
+ * answers), as answering well-formed results, each answer a new object, a window counter's
+ * carrying its `name`, `limit` and `windowMs` (a policy result as the limiter answers it).
  *
  * @example
  * ```ts
@@ -120,7 +122,7 @@ export function answersWellFormed(checkNow: (...args: never[]) => unknown): void
 }
 
 /**
- * Whether `checkNow` was marked by `answersWellFormed`: its answers are also
+ * Whether `checkNow` (or `checkBatch`) was marked by `answersWellFormed`: its answers are also
  * made for the call and kept by nobody (the limiter may hand them on).
  *
  * @example
@@ -154,16 +156,18 @@ export function assertCounterResult(
 
 /** A check or another store call waiting for, or in, a store call. */
 interface Entry {
-  /** Last moment to send it, `performance.now()` ms (the store's deadline). */
-  readonly sendBy: number;
-  /** When the limiter answers without the store, `performance.now()` ms. */
-  readonly answerAt: number;
+  /** Last moment to send it, `performance.now()` ms (the store's deadline; NaN until stamped). */
+  sendBy: number;
+  /** When the limiter answers without the store, `performance.now()` ms (NaN until stamped). */
+  answerAt: number;
   /** A check's counters (absent for another call). */
   readonly counters?: readonly RateLimitCounter[];
   /** Another call. */
   readonly run?: (deadline: number) => unknown;
   /** The telemetry bridge's token of the check (its span), if any. */
   readonly trace?: unknown;
+  /** What the answer becomes before the promise settles (a check's `then`). */
+  readonly then?: (answer: never) => unknown;
   done: boolean;
   resolve(value: unknown): void;
   reject(error: unknown): void;
@@ -174,17 +178,20 @@ export interface StoreDoor {
   /** What the store is called in lines and errors. */
   readonly storeName: string;
   /**
-   * Checks `counters` (a check started at `startMs`, `performance.now()`):
-   * their answers, or `Unanswered`. Synchronous with `checkNow` (given `nowMs`,
-   * the caller's wall-clock time for it). Throws (or rejects with) a
-   * `TypeError` for a store bug or a malformed reply.
+   * Checks `counters` (a check started at `startMs`, `performance.now()`; when
+   * undefined, when it is sent at once or at the end of the current task: one clock read for
+   * every check queued in it): their answers, or `Unanswered`. Synchronous with `checkNow`
+   * (given `nowMs`, the caller's wall-clock time for it). Throws (or rejects with) a
+   * `TypeError` for a store bug or a malformed reply. With a remote store, `then` maps the
+   * answer before the promise settles (one promise per check; a throw of `then` rejects it).
    */
-  check(
+  check<R = readonly CounterResult[] | Unanswered>(
     counters: readonly RateLimitCounter[],
-    startMs: number,
+    startMs: number | undefined,
     trace?: unknown,
     nowMs?: number,
-  ): readonly CounterResult[] | Unanswered | Promise<readonly CounterResult[] | Unanswered>;
+    then?: (answer: readonly CounterResult[] | Unanswered) => R,
+  ): readonly CounterResult[] | Unanswered | Promise<R>;
   /**
    * Runs one other store call (`run(deadline)`) through the same slots and
    * deadline: its value, or `Unanswered` (a `null` value is `timeout`).
@@ -221,8 +228,10 @@ export function createStoreDoor(
   const margin = replyMarginMs(timeoutMs);
   const clustered = store.clustered === true;
   const checkNow = typeof store.checkNow === "function" ? store.checkNow.bind(store) : undefined;
-  const wellFormed = isWellFormed(store.checkNow);
+  const wellFormed = isWellFormed(checkNow === undefined ? store.checkBatch : store.checkNow);
   const queue: Entry[] = [];
+  /** Queued entries without a start yet: the next `pump` stamps them with its clock read. */
+  const fresh: Entry[] = [];
   let head = 0;
   let inFlight = 0;
   let scheduled = false;
@@ -234,7 +243,15 @@ export function createStoreDoor(
   const finish = (entry: Entry, value: unknown) => {
     if (entry.done) return;
     entry.done = true;
-    entry.resolve(value);
+    const then = entry.then as ((answer: unknown) => unknown) | undefined;
+    if (then === undefined) return entry.resolve(value);
+    let mapped: unknown;
+    try {
+      mapped = then(value);
+    } catch (error) {
+      return entry.reject(error);
+    }
+    entry.resolve(mapped);
   };
   const fail = (entry: Entry, error: unknown) => {
     if (entry.done) return;
@@ -297,7 +314,7 @@ export function createStoreDoor(
         finish(entry, TIMED_OUT);
         continue;
       }
-      const problem = counterProblem(result, entry.counters!.length);
+      const problem = wellFormed ? undefined : counterProblem(result, entry.counters!.length);
       if (problem === undefined) finish(entry, result);
       else fail(entry, malformed(storeName, problem));
     }
@@ -389,6 +406,13 @@ export function createStoreDoor(
       return watchQueue();
     }
     const now = performance.now();
+    if (fresh.length > 0) {
+      for (const entry of fresh) {
+        entry.sendBy = now + timeoutMs - margin;
+        entry.answerAt = now + timeoutMs;
+      }
+      fresh.length = 0;
+    }
     dropExpired(now);
     while (inFlight < MAX_IN_FLIGHT && head < queue.length) {
       const batch: Entry[] = [];
@@ -409,25 +433,39 @@ export function createStoreDoor(
     watchQueue();
   }
 
-  /** Queues a check (`counters`) or another call (`run`) started at `startMs`. */
+  /** Queues a check (`counters`) or another call (`run`) started at `startMs` (undefined: now). */
   const enqueue = (
-    startMs: number,
+    startMs: number | undefined,
     counters: readonly RateLimitCounter[] | undefined,
     run: ((deadline: number) => unknown) | undefined,
     trace: unknown,
+    then: ((answer: never) => unknown) | undefined,
   ): Promise<unknown> =>
     new Promise((resolve, reject) => {
       // Every field in one order: one shape for every entry.
-      queue.push({
-        sendBy: startMs + timeoutMs - margin,
-        answerAt: startMs + timeoutMs,
+      const entry: Entry = {
+        sendBy: startMs === undefined ? NaN : startMs + timeoutMs - margin,
+        answerAt: startMs === undefined ? NaN : startMs + timeoutMs,
         counters,
         run,
         trace,
+        then,
         done: false,
         resolve,
         reject,
-      });
+      };
+      if (!scheduled && inFlight === 0 && head === queue.length) {
+        // An idle door sends at once (no turn of the microtask queue); what the task adds
+        // next goes together once it ends.
+        const now = performance.now();
+        if (startMs === undefined) {
+          entry.sendBy = now + timeoutMs - margin;
+          entry.answerAt = now + timeoutMs;
+        }
+        if (now < entry.sendBy) return send([entry], now);
+      }
+      queue.push(entry);
+      if (startMs === undefined) fresh.push(entry);
       if (!scheduled) {
         scheduled = true;
         queueMicrotask(pump);
@@ -436,11 +474,15 @@ export function createStoreDoor(
 
   return {
     storeName,
-    check(counters, startMs, trace, nowMs) {
+    check<R>(
+      counters: readonly RateLimitCounter[],
+      startMs: number | undefined,
+      trace?: unknown,
+      nowMs?: number,
+      then?: (answer: readonly CounterResult[] | Unanswered) => R,
+    ) {
       if (checkNow === undefined) {
-        return enqueue(startMs, counters, undefined, trace) as Promise<
-          readonly CounterResult[] | Unanswered
-        >;
+        return enqueue(startMs, counters, undefined, trace, then) as Promise<R>;
       }
       let answer: unknown;
       try {
@@ -456,7 +498,7 @@ export function createStoreDoor(
       return answer as readonly CounterResult[];
     },
     call<T>(run: (deadline: number) => T | null | Promise<T | null>, startMs: number) {
-      return enqueue(startMs, undefined, run, undefined) as Promise<T | Unanswered>;
+      return enqueue(startMs, undefined, run, undefined, undefined) as Promise<T | Unanswered>;
     },
   };
 }

@@ -581,7 +581,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
   const door = createStoreDoor(store, timeoutMs, report.latency, taps);
   const inProcess = typeof store.checkNow === "function";
   /** This library's in-process store: its answers to window counters are policy results, made for the call. */
-  const handOn = inProcess && isWellFormed(store.checkNow);
+  const handOn = isWellFormed(inProcess ? store.checkNow : store.checkBatch);
   const local = onStoreError === "local" ? createMemoryRateLimitStore() : undefined;
   const does = onStoreError === "open"
     ? "requests pass"
@@ -810,7 +810,9 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     checkOptions: RateLimitCheckOptions | undefined,
     nowMs?: number,
   ): RateLimitResult | Promise<RateLimitResult> => {
-    const start = inProcess ? 0 : performance.now(); // an in-process check has no deadline
+    // An in-process check has no deadline; a remote one's starts when the door reads the clock
+    // (as it sends the check, or once for every check it queues in this task), unless a tap times it.
+    const start = inProcess || taps.check === undefined ? undefined : performance.now();
     let counters: readonly RateLimitCounter[];
     let compiled: readonly CompiledRateLimitPolicy[];
     let credits = false;
@@ -834,22 +836,32 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       ({ counters, compiled, credits } = check);
     }
     const trace = taps.enter?.();
-    const began = inProcess && taps.check !== undefined ? performance.now() : start;
-    const sent = door.check(counters, start, trace, nowMs);
-    return sent instanceof Promise
-      ? later(sent, began, trace, counters, compiled, credits)
-      : counted(began, trace, resultOf(sent, compiled, counters, credits));
+    if (!inProcess) return later(start, trace, counters, compiled, credits);
+    const began = taps.check !== undefined ? performance.now() : 0;
+    const sent = door.check(counters, undefined, trace, nowMs) as
+      | readonly CounterResult[]
+      | Unanswered;
+    return counted(began, trace, resultOf(sent, compiled, counters, credits));
   };
 
-  /** The result of a check the store answers later (apart from `run`: no closure per in-process check). */
+  /**
+   * A check the store answers later (apart from `run`: no closure per in-process check): its
+   * result made as the door settles it (one promise per check).
+   */
   const later = (
-    sent: Promise<readonly CounterResult[] | Unanswered>,
-    began: number,
+    start: number | undefined,
     trace: unknown,
     counters: readonly RateLimitCounter[],
     compiled: readonly CompiledRateLimitPolicy[],
     credits: boolean,
-  ) => sent.then((answer) => counted(began, trace, resultOf(answer, compiled, counters, credits)));
+  ) =>
+    door.check(
+      counters,
+      start,
+      trace,
+      undefined,
+      (answer) => counted(start ?? 0, trace, resultOf(answer, compiled, counters, credits)),
+    ) as Promise<RateLimitResult>;
 
   const limiter: RateLimiter = {
     onStoreError,

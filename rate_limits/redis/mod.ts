@@ -37,6 +37,7 @@ import { compileCreditChange } from "../credits.ts";
 import { refillParams } from "../_refill.ts";
 import { createClockOffset } from "../_clock.ts";
 import { byKind, reportErrors } from "../_remote.ts";
+import { answersWellFormed } from "../_door.ts";
 import { CHANGE_SCRIPT, CHECK_SCRIPT, READ_SCRIPT, TIME_SCRIPT } from "./_script.ts";
 
 /** Arguments of a script call, as node-redis takes them. */
@@ -130,7 +131,7 @@ async function sha1(text: string): Promise<string> {
 }
 
 /**
- * The reply of a script as numbers (converted in place: the reply is the
+ * The reply of a script as finite numbers (converted in place: the reply is the
  * store's own), of `length` (a function of the reply), else a `TypeError`.
  */
 function numbers(reply: unknown, length?: (reply: unknown[]) => boolean): number[] {
@@ -138,7 +139,9 @@ function numbers(reply: unknown, length?: (reply: unknown[]) => boolean): number
     throw new TypeError("the Redis script answered an unexpected reply");
   }
   for (let i = 0; i < reply.length; i++) {
-    if (typeof reply[i] !== "number") reply[i] = Number(reply[i]);
+    let n = reply[i];
+    if (typeof n !== "number") reply[i] = n = Number(n);
+    if (!Number.isFinite(n)) throw new TypeError("the Redis script answered an unexpected reply");
   }
   return reply;
 }
@@ -180,21 +183,29 @@ export function createRedisRateLimitStore(
       client.sendCommand.length <= 2
     ? (client.sendCommand as (args: string[]) => Promise<unknown>).bind(client)
     : undefined;
-  /** `verb` (`EVALSHA` or `EVAL`) of `script` (its SHA-1 or text) with `keys` and `args`, sent. */
-  const sendAs = (verb: string, script: string, keys: string[], args: string[]) => {
+  /**
+   * `verb` (`EVALSHA` or `EVAL`) of `script` (its SHA-1 or text) with `words` (a command's
+   * words from the fourth on: the number of keys, the keys, the other arguments), sent: as
+   * one command's words (the first two set here), or through `evalSha`/`eval`.
+   */
+  const sendAs = (verb: string, script: string, words: string[]) => {
     if (raw === undefined) {
-      const call = { keys, arguments: args };
+      const n = Number(words[2]);
+      const call = { keys: words.slice(3, 3 + n), arguments: words.slice(3 + n) };
       return verb === "EVAL" ? client.eval(script, call) : client.evalSha(script, call);
     }
-    // Sized once: no growth as the words are added.
-    const words: string[] = new Array(3 + keys.length + args.length);
     words[0] = verb;
     words[1] = script;
-    words[2] = String(keys.length);
-    for (let i = 0; i < keys.length; i++) words[3 + i] = keys[i];
-    for (let i = 0; i < args.length; i++) words[3 + keys.length + i] = args[i];
     return raw(words);
   };
+  /** The words of a script call with `keys` and `args` (the verb and script left to `sendAs`). */
+  const wordsOf = (keys: readonly string[], args: readonly string[]) => [
+    "",
+    "",
+    String(keys.length),
+    ...keys,
+    ...args,
+  ];
   /** A reply, its last number (the server's time) observed. */
   const observed = (reply: unknown) => {
     const at = Array.isArray(reply) ? reply[reply.length - 1] : reply;
@@ -209,8 +220,7 @@ export function createRedisRateLimitStore(
    */
   const run = <T = unknown>(
     script: string,
-    keys: string[],
-    args: string[],
+    words: string[],
     read: (reply: unknown) => T = observed as (reply: unknown) => T,
   ): Promise<T> => {
     if (client.isOpen === false) {
@@ -228,23 +238,23 @@ export function createRedisRateLimitStore(
     if (sha === undefined) {
       return hashes.get(script)!.then((hash) => {
         known.set(script, hash);
-        return run(script, keys, args, read);
+        return run(script, words, read);
       });
     }
     let sent: Promise<unknown>;
     try {
-      sent = sendAs("EVALSHA", sha, keys, args);
+      sent = sendAs("EVALSHA", sha, words);
     } catch (error) {
       return Promise.reject(error);
     }
     return sent.then(read, (error) => {
       if (!String((error as Error)?.message).startsWith("NOSCRIPT")) throw error;
-      return sendAs("EVAL", script, keys, args).then(read);
+      return sendAs("EVAL", script, words.slice()).then(read); // the first words stay as sent
     });
   };
   /** Reads the server's clock once when no round trip has been seen (a deadline is never sent unknown). */
   const knowClock = async () => {
-    if (!clock.known) await run(TIME_SCRIPT, [], []);
+    if (!clock.known) await run(TIME_SCRIPT, wordsOf([], []));
   };
   /** `deadline` (local ms) on the server's clock. */
   const onServer = (deadline: number) => String(clock.toServer(deadline) ?? -1);
@@ -261,8 +271,10 @@ export function createRedisRateLimitStore(
     const reply = numbers(
       await run(
         READ_SCRIPT,
-        counters.map(creditKey),
-        counters.flatMap((c) => refillParams(c.refill).map(String)),
+        wordsOf(
+          counters.map(creditKey),
+          counters.flatMap((c) => refillParams(c.refill).map(String)),
+        ),
       ),
       (r) => r.length === counters.length * 3 + 1,
     );
@@ -274,7 +286,10 @@ export function createRedisRateLimitStore(
     return { balances, at: reply[reply.length - 1] };
   };
 
-  /** Each check's answers from the script's reply (windows first, put back in order). */
+  /**
+   * Each check's answers from the script's reply (windows first, put back in order): a window
+   * counter's as a policy result (`name`, `limit`, `windowMs` too: the limiter hands it on).
+   */
   const answersOf = (
     checks: readonly StoreCheck[],
     split: (ReturnType<typeof byKind> | undefined)[] | undefined,
@@ -288,14 +303,30 @@ export function createRedisRateLimitStore(
         results[q] = null;
         continue;
       }
-      const n = checks[q].counters.length;
+      const kinds = split?.[q];
+      const counters = checks[q].counters;
+      const windows = kinds === undefined ? counters as readonly WindowCounter[] : kinds.windows;
+      const n = counters.length;
       const answers: CounterResult[] = new Array(n);
       let allowed = true;
       for (let c = 0; c < n; c++, i += 3) {
-        if (reply[i] !== 1) allowed = false;
-        answers[c] = { allowed: reply[i] === 1, remaining: reply[i + 1], resetMs: reply[i + 2] };
+        const yes = reply[i] === 1;
+        if (!yes) allowed = false;
+        if (c >= windows.length) {
+          answers[c] = { allowed: yes, remaining: reply[i + 1], resetMs: reply[i + 2] };
+          continue;
+        }
+        const { name, limit, windowMs } = windows[c];
+        // The limiter's policy result, in its order of fields (one shape).
+        answers[c] = {
+          name,
+          limit,
+          windowMs,
+          remaining: reply[i + 1],
+          resetMs: reply[i + 2],
+          allowed: yes,
+        } as CounterResult;
       }
-      const kinds = split?.[q];
       if (kinds === undefined) {
         results[q] = answers;
         continue;
@@ -309,38 +340,51 @@ export function createRedisRateLimitStore(
     return { results };
   };
 
-  /** One `EVALSHA` for the batch; a check of window counters only is sent without a split. */
+  /**
+   * One `EVALSHA` for the batch, its words built in one list (every key, then the inputs); a
+   * check of window counters only is sent without a split.
+   */
   const checkBatch = (checks: readonly StoreCheck[]): Promise<StoreBatchAnswer> => {
     if (checks.length === 0) return Promise.resolve({ results: [] });
     if (!clock.known) return knowClock().then(() => checkBatch(checks));
-    const keys: string[] = [];
-    const args = [String(checks.length)];
+    // The verb and script (set when sent), the number of keys (one per counter), the keys.
+    const words = ["", "", ""];
     let split: (ReturnType<typeof byKind> | undefined)[] | undefined;
     for (let q = 0; q < checks.length; q++) {
-      const { counters, deadline } = checks[q];
+      const counters = checks[q].counters;
       let windowsOnly = true;
       for (let c = 0; c < counters.length; c++) {
         if (counters[c].kind !== "window") windowsOnly = false;
       }
       const kinds = windowsOnly ? undefined : byKind(counters);
       const windows = kinds === undefined ? counters as readonly WindowCounter[] : kinds.windows;
-      const credits = kinds === undefined ? 0 : kinds.credits.length;
-      args.push(onServer(deadline), String(windows.length), String(credits));
       for (let c = 0; c < windows.length; c++) {
         const w = windows[c];
-        keys.push(`${prefix}{${w.slot ?? w.subject}}:${w.subject}:${w.name}:${w.windowMs}:b`);
-        args.push(String(w.limit), String(w.windowMs), String(w.cost));
+        words.push(`${prefix}{${w.slot ?? w.subject}}:${w.subject}:${w.name}:${w.windowMs}:b`);
       }
       if (kinds === undefined) continue;
       (split ??= new Array(checks.length))[q] = kinds;
-      for (const c of kinds.credits) {
-        keys.push(creditKey(c));
-        args.push(String(c.cost), ...creditArgs(c));
-      }
+      for (const c of kinds.credits) words.push(creditKey(c));
     }
-    return run(CHECK_SCRIPT, keys, args, (reply) => answersOf(checks, split, observed(reply)));
+    words[2] = String(words.length - 3);
+    words.push(String(checks.length));
+    for (let q = 0; q < checks.length; q++) {
+      const { counters, deadline } = checks[q];
+      const kinds = split?.[q];
+      const windows = kinds === undefined ? counters as readonly WindowCounter[] : kinds.windows;
+      const credits = kinds === undefined ? 0 : kinds.credits.length;
+      words.push(onServer(deadline), String(windows.length), String(credits));
+      for (let c = 0; c < windows.length; c++) {
+        const w = windows[c];
+        words.push(String(w.limit), String(w.windowMs), String(w.cost));
+      }
+      if (kinds === undefined) continue;
+      for (const c of kinds.credits) words.push(String(c.cost), ...creditArgs(c));
+    }
+    return run(CHECK_SCRIPT, words, (reply) => answersOf(checks, split, observed(reply)));
   };
 
+  answersWellFormed(checkBatch); // the limiter does not check its answers again
   return {
     name: "redis",
     clustered: options.clustered === true,
@@ -351,12 +395,10 @@ export function createRedisRateLimitStore(
       const key = creditKey(counter);
       await knowClock();
       const reply = numbers(
-        await run(CHANGE_SCRIPT, [key], [
-          onServer(deadline),
-          ...creditArgs(counter),
-          how,
-          String(n),
-        ]),
+        await run(
+          CHANGE_SCRIPT,
+          wordsOf([key], [onServer(deadline), ...creditArgs(counter), how, String(n)]),
+        ),
         (r) => r.length === 4,
       );
       if (reply[0] !== 1) return null;
@@ -382,7 +424,7 @@ export function createRedisRateLimitStore(
       }
     },
     async ready() {
-      const reply = await run(TIME_SCRIPT, [], []);
+      const reply = await run(TIME_SCRIPT, wordsOf([], []));
       if (typeof reply !== "number" || !Number.isFinite(reply)) {
         throw new TypeError(
           "createRedisRateLimitStore: the client did not answer like a node-redis client " +
@@ -390,7 +432,7 @@ export function createRedisRateLimitStore(
         );
       }
       // Two more readings tighten the clock offset (a slow first reply makes every deadline early).
-      for (let i = 0; i < 2; i++) await run(TIME_SCRIPT, [], []);
+      for (let i = 0; i < 2; i++) await run(TIME_SCRIPT, wordsOf([], []));
     },
     close: stopReporting,
   };

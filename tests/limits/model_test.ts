@@ -111,7 +111,12 @@ async function agreesOnPinnedClock(
         }));
         const expected = checks.map(({ counters }) => reference.check(counters, now));
         const { results } = await store.checkBatch(checks);
-        assert.deepEqual(results, expected, `at ${now}`);
+        // The counts (a store may also name the policy of a window counter's answer).
+        const counts = results.map((answers) =>
+          answers?.map(({ allowed, remaining, resetMs }) => ({ allowed, remaining, resetMs })) ??
+            null
+        );
+        assert.deepEqual(counts, expected, `at ${now}`);
       }
       store.close();
     }),

@@ -44,7 +44,7 @@ describe("createStoreDoor", () => {
     assert.ok(store.calls <= 20, `3,000 checks took ${store.calls} store calls`);
   });
 
-  it("a clustered store gets one slot per batch (a counter's slot, else its subject); others mix them", async () => {
+  it("a clustered store gets one slot per batch (a counter's slot, else its subject); others mix them (an idle door sends the first check at once)", async () => {
     for (const clustered of [true, false]) {
       const seen: string[][] = [];
       const store: RateLimitStore = {
@@ -68,7 +68,7 @@ describe("createStoreDoor", () => {
       if (clustered) {
         assert.deepEqual(seen, [["a"], ["b"], ["t1", "t1"], ["a"]]);
       } else {
-        assert.deepEqual(seen, [["a", "b", "t1", "t1", "a"]]);
+        assert.deepEqual(seen, [["a"], ["b", "t1", "t1", "a"]]);
       }
     }
   });
@@ -163,6 +163,76 @@ describe("createStoreDoor", () => {
     assert.ok(deadlines[0] >= before + 899 && deadlines[0] <= after + 900, String(deadlines));
   });
 
+  it("a check without a start counts from the door's one clock read for every check of the task: its deadline still fires", async () => {
+    const deadlines: number[] = [];
+    const stalled: RateLimitStore = {
+      checkBatch: (
+        checks,
+      ) => (deadlines.push(...checks.map((c) => c.deadline)), new Promise(() => {})),
+    };
+    const door = createStoreDoor(stalled, 200);
+    const first = door.check([window("first")], undefined); // arms the door's one timer
+    await Promise.resolve();
+    deadlines.length = 0;
+    const now = performance.now;
+    let reads = 0;
+    performance.now = () => (reads++, now.call(performance));
+    const before = Date.now();
+    const started = now.call(performance);
+    let pending: unknown[];
+    try {
+      pending = Array.from({ length: 10 }, (_, i) => door.check([window(`u${i}`)], undefined));
+      await Promise.resolve(); // the door's pump: one clock read, every check sent
+    } finally {
+      performance.now = now;
+    }
+    assert.equal(reads, 1, `${reads} clock reads for 10 checks of one task`);
+    const after = Date.now();
+    assert.equal(deadlines.length, 10);
+    for (const d of deadlines) assert.ok(d >= before + 179 && d <= after + 180, String(d));
+    const answers = await Promise.all([first, ...pending]);
+    assert.ok(answers.every((a) => a instanceof Unanswered && a.reason === "timeout"));
+    const waited = now.call(performance) - started;
+    assert.ok(waited >= 195 && waited < 3_000, `answered after ${waited} ms`);
+  });
+
+  it("then: maps each answer before its promise settles (the failure policy's too); a throw of then rejects that check only", async () => {
+    const store = new FakeRemoteStore();
+    const door = createStoreDoor(store, 1_000);
+    const mapped = await door.check(
+      [window("m")],
+      performance.now(),
+      undefined,
+      undefined,
+      (answer) => answer instanceof Unanswered ? "unanswered" : `allowed ${answer[0].allowed}`,
+    );
+    assert.equal(mapped, "allowed true");
+    const [thrown, kept] = await Promise.allSettled([
+      door.check([window("t")], undefined, undefined, undefined, () => {
+        throw new RangeError("then failed");
+      }),
+      door.check(
+        [window("k")],
+        undefined,
+        undefined,
+        undefined,
+        (answer) => !(answer instanceof Unanswered),
+      ),
+    ]);
+    assert.ok(thrown.status === "rejected" && /then failed/.test(String(thrown.reason)));
+    assert.deepEqual(kept, { status: "fulfilled", value: true });
+    store.stalled = true;
+    const timedOut = await createStoreDoor(store, 100).check(
+      [window("s")],
+      undefined,
+      undefined,
+      undefined,
+      (answer) => answer instanceof Unanswered ? answer.reason : "answered",
+    );
+    assert.equal(timedOut, "timeout");
+    store.resume();
+  });
+
   it("a wall clock stepped back an hour neither hangs a check nor gives the store a later deadline", async () => {
     const deadlines: number[] = [];
     const store: RateLimitStore = {
@@ -174,8 +244,9 @@ describe("createStoreDoor", () => {
     const started = performance.now();
     try {
       const door = createStoreDoor(store, 100);
-      const pending = door.check([window("a")], performance.now());
-      Date.now = () => real() - 3_600_000;
+      const start = performance.now();
+      Date.now = () => real() - 3_600_000; // stepped between the check's start and its sending
+      const pending = door.check([window("a")], start);
       assert.ok((await pending) instanceof Unanswered);
     } finally {
       Date.now = real;

@@ -467,7 +467,7 @@ describe("createRateLimiter", () => {
     assert.notEqual(copied.policies[0], shared[0]);
   });
 
-  it("passes every policy of a check in one counter list, and concurrent checks in one batch", async () => {
+  it("passes every policy of a check in one counter list, and concurrent checks in one batch (the first sent at once by an idle door)", async () => {
     const batches: number[][] = [];
     const inner = createMemoryRateLimitStore();
     const counting: RateLimitStore = {
@@ -476,8 +476,12 @@ describe("createRateLimiter", () => {
       ) => (batches.push(checks.map((c) => c.counters.length)), inner.checkBatch(checks)),
     };
     const limiter = createRateLimiter({ ...quiet, store: counting });
-    await Promise.all([limiter.check("k", [api, burst]), limiter.check("j", [api])]);
-    assert.deepEqual(batches, [[2, 1]]);
+    await Promise.all([
+      limiter.check("k", [api, burst]),
+      limiter.check("j", [api]),
+      limiter.check("i", [api, burst]),
+    ]);
+    assert.deepEqual(batches, [[2], [1, 2]]);
   });
 
   it("puts a check's slot on every counter (credits included); a bad slot is a TypeError", async () => {

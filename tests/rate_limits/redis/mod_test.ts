@@ -7,6 +7,7 @@ import {
   type RedisScriptClient,
 } from "../../../rate_limits/redis/mod.ts";
 import { CHECK_SCRIPT, TIME_SCRIPT } from "../../../rate_limits/redis/_script.ts";
+import { isWellFormed } from "../../../rate_limits/_door.ts";
 
 const counters = [
   { kind: "window" as const, subject: "s", name: "a", limit: 5, windowMs: 1_000, cost: 1 },
@@ -52,14 +53,15 @@ describe("createRedisRateLimitStore", () => {
       { counters, deadline },
       { counters: counters.slice(0, 1), deadline },
     ]);
+    // A window counter's answer is its policy result (the limiter hands it on, unchecked).
     assert.deepEqual(results, [
-      [{ allowed: true, remaining: 4, resetMs: 1_000 }, {
-        allowed: true,
-        remaining: 1,
-        resetMs: 0,
-      }],
+      [
+        { name: "a", limit: 5, windowMs: 1_000, remaining: 4, resetMs: 1_000, allowed: true },
+        { name: "b", limit: 1, windowMs: 500, remaining: 1, resetMs: 0, allowed: true },
+      ],
       null,
     ]);
+    assert.ok(isWellFormed(store.checkBatch));
     assert.deepEqual(calls.map((c) => c.script === TIME_SCRIPT ? "time" : "check"), [
       "time",
       "check",
@@ -93,7 +95,9 @@ describe("createRedisRateLimitStore", () => {
     const deadline = Date.now() + 5_000;
     for (let i = 0; i < 2; i++) {
       const { results } = await store.checkBatch([{ counters: counters.slice(0, 1), deadline }]);
-      assert.deepEqual(results, [[{ allowed: true, remaining: 4, resetMs: 1_000 }]]);
+      assert.deepEqual(results, [[
+        { name: "a", limit: 5, windowMs: 1_000, remaining: 4, resetMs: 1_000, allowed: true },
+      ]]);
     }
     // The clock read (EVALSHA refused, then EVAL), then the check script the same way, then EVALSHA alone.
     assert.deepEqual(sent.map((args) => args[0]), [
@@ -182,12 +186,14 @@ describe("createRedisRateLimitStore", () => {
     );
   });
 
-  it("rejects on an unexpected reply, and throws a TypeError without a client", async () => {
-    const { client } = fakeClient(() => [1, 1]);
-    await assert.rejects(
-      createRedisRateLimitStore({ client }).checkBatch([{ counters, deadline: Date.now() + 50 }]),
-      TypeError,
-    );
+  it("rejects on an unexpected reply (a short one, a number that is not one), and throws a TypeError without a client", async () => {
+    for (const reply of [[1, 1], [1, 1, "four", 1_000, 1, 1, 0], [1, 1, 4, Infinity, 1, 1, 0]]) {
+      const { client } = fakeClient(() => reply);
+      await assert.rejects(
+        createRedisRateLimitStore({ client }).checkBatch([{ counters, deadline: Date.now() + 50 }]),
+        TypeError,
+      );
+    }
     assert.throws(() => createRedisRateLimitStore({} as never), TypeError);
   });
 });
