@@ -6,13 +6,7 @@
  *
  * @module
  */
-import type {
-  CounterResult,
-  CreditCounter,
-  RateLimitCounter,
-  RateLimitStore,
-  WindowCounter,
-} from "./store.ts";
+import type { CounterResult, CreditCounter, RateLimitCounter, RateLimitStore } from "./store.ts";
 import { assertCount, MAX_CREDITS } from "./_checks.ts";
 import { assertKnownOptions } from "./_options.ts";
 import { answersWellFormed } from "./_door.ts";
@@ -128,19 +122,22 @@ interface WindowAnswer extends CounterResult {
 }
 
 /**
- * The answer of row `r` at moment `now` (after consuming, if it did). Allowed,
- * it resets when its oldest unit leaves (0: none held); refused, when the units
- * it lacks have left (`windowMs`: a cost above the limit never fits).
+ * The answer of row `r` (policy `name`, `limit` units, `cost` this check) at
+ * moment `now` (after consuming, if it did). Allowed, it resets when its oldest
+ * unit leaves (0: none held); refused, when the units it lacks have left
+ * (`windowMs`: a cost above the limit never fits).
  */
 function answer(
   data: Float64Array,
   links: Int32Array,
   r: number,
-  counter: WindowCounter,
+  name: string,
+  limit: number,
+  cost: number,
   now: number,
   consumed: boolean,
 ): WindowAnswer {
-  const { name, limit, windowMs, cost } = counter;
+  const windowMs = data[r * STRIDE + WINDOW_MS];
   const total = data[r * STRIDE + TOTAL];
   const allowed = consumed || total + cost <= limit;
   const resetMs = allowed
@@ -354,11 +351,17 @@ export function createMemoryRateLimitStore(
   };
 
   /**
-   * The row of `counter`'s window, used now and moved to `now` (a clock that
-   * stepped back leaves it where it is); `first`: its subject's first row (-1: none).
+   * The row of window `name` of `windowMs` for `subject`, used now and moved to
+   * `now` (a clock that stepped back leaves it where it is); `first`: the
+   * subject's first row (-1: none).
    */
-  const windowOf = (counter: WindowCounter, first: number, now: number): number => {
-    const { name, windowMs } = counter;
+  const windowOf = (
+    subject: string,
+    name: string,
+    windowMs: number,
+    first: number,
+    now: number,
+  ): number => {
     for (let r = first; r !== -1; r = links[r * LINKS + NEXT]) {
       if (names[r] === name && data[r * STRIDE + WINDOW_MS] === windowMs) {
         if (r !== newestRow) {
@@ -374,12 +377,17 @@ export function createMemoryRateLimitStore(
         return r;
       }
     }
-    return addWindow(counter, first, now);
+    return addWindow(subject, name, windowMs, first, now);
   };
 
-  /** A new row for `counter`'s window at `now`, first of its subject's rows (`first`: the others). */
-  const addWindow = (counter: WindowCounter, first: number, now: number): number => {
-    const { subject, name, windowMs } = counter;
+  /** A new row for a window at `now`, first of its subject's rows (`first`: the others). */
+  const addWindow = (
+    subject: string,
+    name: string,
+    windowMs: number,
+    first: number,
+    now: number,
+  ): number => {
     if (freeRow === -1) grow();
     const r = freeRow;
     freeRow = links[r * LINKS + NEXT];
@@ -397,9 +405,16 @@ export function createMemoryRateLimitStore(
     return r;
   };
 
-  /** Each counter's window row or balance during one check (reused: a check runs synchronously). */
+  /**
+   * During one check (reused: a check runs synchronously), each counter's
+   * window row (-1: a balance) or balance, cost and limit: a counter's fields
+   * are read once (counters come in several shapes, so each read is a
+   * look-up).
+   */
   const rows: number[] = [];
   const held: Balance[] = [];
+  const costs: number[] = [];
+  const limits: number[] = [];
 
   const checkAt = (counters: readonly RateLimitCounter[], now: number): CounterResult[] => {
     const n = counters.length;
@@ -409,45 +424,49 @@ export function createMemoryRateLimitStore(
     let first = -1;
     for (let i = 0; i < n; i++) {
       const counter = counters[i];
+      const cost = counter.cost;
+      costs[i] = cost;
       if (counter.kind === "credit") {
         const balance = balanceOf(counter, now);
         held[i] = balance;
         rows[i] = -1;
-        if (balance.credits < counter.cost) consume = false;
+        if (balance.credits < cost) consume = false;
       } else {
+        const { name, limit, windowMs } = counter;
         if (counter.subject !== subject) {
           subject = counter.subject;
           first = firstRow.get(subject) ?? -1;
         }
         const count = windowCount;
-        const r = windowOf(counter, first, now);
+        const r = windowOf(subject, name, windowMs, first, now);
         if (windowCount !== count) first = r; // a new row, now its subject's first
         rows[i] = r;
-        if (data[r * STRIDE + TOTAL] + counter.cost > counter.limit) consume = false;
+        limits[i] = limit;
+        if (data[r * STRIDE + TOTAL] + cost > limit) consume = false;
       }
     }
     const results: CounterResult[] = new Array(n);
     for (let i = 0; i < n; i++) {
-      const counter = counters[i];
-      const consumed = consume && counter.cost > 0;
-      if (counter.kind === "credit") {
+      const cost = costs[i];
+      const consumed = consume && cost > 0;
+      const r = rows[i];
+      if (r === -1) {
         const balance = held[i];
         const { amount, resetMs } = balance;
-        const allowed = balance.credits >= counter.cost;
+        const allowed = balance.credits >= cost;
         results[i] = {
           allowed,
-          remaining: balance.credits - (consumed ? counter.cost : 0),
-          resetMs: !allowed && counter.cost > amount ? -1 : resetMs,
+          remaining: balance.credits - (consumed ? cost : 0),
+          resetMs: !allowed && cost > amount ? -1 : resetMs,
         };
-        if (consumed) balance.credits -= counter.cost;
+        if (consumed) balance.credits -= cost;
         continue;
       }
-      const r = rows[i];
       if (consumed) {
-        data[r * STRIDE + COUNTS + links[r * LINKS + RING]] += counter.cost;
-        data[r * STRIDE + TOTAL] += counter.cost;
+        data[r * STRIDE + COUNTS + links[r * LINKS + RING]] += cost;
+        data[r * STRIDE + TOTAL] += cost;
       }
-      results[i] = answer(data, links, r, counter, now, consumed);
+      results[i] = answer(data, links, r, names[r], limits[i], cost, now, consumed);
     }
     sweep(now, n + 1);
     return results;
