@@ -494,6 +494,9 @@ function unansweredError(
 /** The options of a check given none (never kept: its subject changes from check to check). */
 const NO_OPTIONS: RateLimitCheckOptions = Object.freeze({});
 
+/** No policies (a check of credits only), and no policy results. */
+const NO_POLICIES: readonly never[] = Object.freeze([]);
+
 /** A validated check: its counters for the store, built once when its inputs cannot change. */
 interface Prepared {
   readonly subject: string;
@@ -595,7 +598,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       unavailable: true,
       outcome: onStoreError,
       reason,
-      policies: Object.freeze([]),
+      policies: NO_POLICIES,
     });
   const unanswered = { timeout: policyAnswer("timeout"), error: policyAnswer("error") };
 
@@ -642,8 +645,15 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     let results: RateLimitPolicyResult[];
     let allowed = true;
     if (handOn) {
-      results = (credits ? answer.slice(0, compiled.length) : answer) as RateLimitPolicyResult[];
-      for (let i = 0; i < compiled.length; i++) if (!answer[i].allowed) allowed = false;
+      // Made for this call (`isWellFormed`): handed on, or split without a copy when all balances.
+      results = (credits
+        ? compiled.length === 0 ? NO_POLICIES : answer.slice(0, compiled.length)
+        : answer) as RateLimitPolicyResult[];
+      for (let i = 0; i < compiled.length; i++) {
+        if (!answer[i].allowed) {
+          allowed = false;
+        }
+      }
     } else {
       results = new Array(compiled.length);
       for (let i = 0; i < compiled.length; i++) {
@@ -662,7 +672,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     }
     for (let i = compiled.length; i < answer.length; i++) if (!answer[i].allowed) allowed = false;
     if (!credits) return { allowed, unavailable: false, outcome: "store", policies: results };
-    const balances = answer.slice(compiled.length); // validated by the door
+    const balances = handOn && compiled.length === 0 ? answer : answer.slice(compiled.length); // validated by the door
     return {
       allowed,
       unavailable: false,
@@ -763,7 +773,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     const compiled = lastCompiled !== undefined && policies === lastCompiled
       ? lastCompiled
       : credits !== undefined && Array.isArray(policies) && policies.length === 0
-      ? []
+      ? NO_POLICIES
       : compileRateLimitPolicies(policies);
     if (compiled === policies) lastCompiled = compiled;
     const cost = checkOptions.cost === undefined
@@ -775,14 +785,18 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     }
     subjects?.forEach(assertSubject);
     const slot = checkOptions.slot === undefined ? undefined : assertSubject(checkOptions.slot);
-    const counters = windowCounters(subject, compiled, subjects, slot, cost);
-    if (credits !== undefined) {
+    let counters: RateLimitCounter[];
+    if (credits === undefined) {
+      counters = windowCounters(subject, compiled, subjects, slot, cost);
+    } else {
       if (cost !== undefined && cost > MAX_CREDITS) {
         throw new TypeError(`cost must be at most ${MAX_CREDITS} with credits`);
       }
-      for (const balance of creditCounters(subject, credits, cost ?? 1, slot)) {
-        counters.push(balance);
-      }
+      const balances = creditCounters(subject, credits, cost ?? 1, slot);
+      // Balances only (a credits spend): their list is the check's, no copy.
+      counters = compiled.length === 0
+        ? balances
+        : windowCounters(subject, compiled, subjects, slot, cost).concat(balances);
     }
     const check = { subject, policies, compiled, counters, credits: credits !== undefined };
     if (
