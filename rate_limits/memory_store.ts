@@ -42,21 +42,24 @@ export interface MemoryRateLimitStore extends RateLimitStore {
 
 /**
  * Window counters live in typed arrays, a row each (no object per counter: a
- * check reads one row of 17 numbers, where a `Map` of objects chased five
+ * check reads one row of 18 numbers, where a `Map` of objects chased five
  * pointers, so its cost grew with the number of counters held). Row `r` holds
  * in `data` from `r * STRIDE`: its window (ms), newest sub-bucket counted,
  * the ms that sub-bucket starts, the next one starts and it leaves (from then
  * on nothing is counted: kept, so a check inside its sub-bucket divides
- * nothing), units held, then its units per sub-bucket in a ring of `SLOTS`
- * (for `head - SUB_BUCKETS`…`head`, the newest at its `RING` link).
+ * nothing), the ms its oldest unit leaves (kept as units come and sub-buckets
+ * leave: an allowed check walks nothing; meaningless with no units held),
+ * units held, then its units per sub-bucket in a ring of `SLOTS` (for
+ * `head - SUB_BUCKETS`…`head`, the newest at its `RING` link).
  */
 const WINDOW_MS = 0;
 const HEAD = 1;
 const START = 2;
 const NEXT_AT = 3;
 const IDLE_AT = 4;
-const TOTAL = 5;
-const COUNTS = 6;
+const FIRST_LEAVES = 5;
+const TOTAL = 6;
+const COUNTS = 7;
 const SLOTS = SUB_BUCKETS + 1;
 const STRIDE = COUNTS + SLOTS;
 
@@ -103,6 +106,7 @@ function advance(data: Float64Array, links: Int32Array, r: number, q: number): v
     links[r * LINKS + RING] = i;
   }
   moveHead(data, at, q);
+  if (data[at + TOTAL] > 0) data[at + FIRST_LEAVES] = leavesBy(data, links, r, 1);
 }
 
 /** Sets the newest sub-bucket of the row at `at` to `q`, with the moments it starts, ends and leaves at. */
@@ -140,44 +144,38 @@ function answer(
   const windowMs = data[r * STRIDE + WINDOW_MS];
   const total = data[r * STRIDE + TOTAL];
   const allowed = consumed || total + cost <= limit;
+  // A clock that stepped back counts at the start of the newest sub-bucket.
+  const start = data[r * STRIDE + START];
+  const t = now < start ? start : now;
   const resetMs = allowed
-    ? total === 0 ? 0 : leaveMs(data, links, r, 1, windowMs, now)
+    ? total === 0 ? 0 : data[r * STRIDE + FIRST_LEAVES] - t
     : cost <= limit
-    ? leaveMs(data, links, r, total + cost - limit, windowMs, now)
+    ? leavesBy(data, links, r, total + cost - limit) - t
     : windowMs;
   return { name, limit, windowMs, remaining: limit - total, resetMs, allowed };
 }
 
 /**
- * Ms from `now` until `units` (1 to the units held) of row `r` have left:
+ * The ms at which `units` (1 to the units held) of row `r` have left:
  * sub-buckets walked from the oldest counted, at most `SLOTS` of them.
  */
-function leaveMs(
-  data: Float64Array,
-  links: Int32Array,
-  r: number,
-  units: number,
-  windowMs: number,
-  now: number,
-): number {
+function leavesBy(data: Float64Array, links: Int32Array, r: number, units: number): number {
   const at = r * STRIDE;
+  const windowMs = data[at + WINDOW_MS];
   const head = data[at + HEAD];
-  // A clock that stepped back counts at the start of the newest sub-bucket.
-  const start = data[at + START];
-  const t = now < start ? start : now;
   const counts = at + COUNTS;
   const newest = links[r * LINKS + RING];
   // Every unit in the newest sub-bucket (a steady key's usual case, and a key
   // refused within the sub-bucket that filled it): no walk.
-  if (data[counts + newest] === data[at + TOTAL]) return data[at + IDLE_AT] - t;
+  if (data[counts + newest] === data[at + TOTAL]) return data[at + IDLE_AT];
   let i = newest === SUB_BUCKETS ? 0 : newest + 1;
   let left = 0;
   for (let q = head - SUB_BUCKETS; q <= head; q++) {
     left += data[counts + i];
-    if (left >= units) return leavesAt(q, windowMs) - t;
+    if (left >= units) return leavesAt(q, windowMs);
     if (++i === SLOTS) i = 0;
   }
-  return windowMs; // not reached: the sub-buckets hold every unit
+  return data[at + IDLE_AT]; // not reached: the sub-buckets hold every unit
 }
 
 /** A credit balance: credits left, as of a time (ms) or the refill boundary it last took. */
@@ -200,7 +198,7 @@ interface Balance {
  * also carries its `name`, `limit` and `windowMs` (a new object per check: the
  * limiter hands it on as the policy result). Work per check and memory
  * per counter are constant: at most `maxCounters` window counters (a row of
- * 17 numbers each, the room of dropped ones reused), and as many balances.
+ * 18 numbers each, the room of dropped ones reused), and as many balances.
  *
  * @example
  * ```ts
@@ -463,8 +461,10 @@ export function createMemoryRateLimitStore(
         continue;
       }
       if (consumed) {
-        data[r * STRIDE + COUNTS + links[r * LINKS + RING]] += cost;
-        data[r * STRIDE + TOTAL] += cost;
+        const at = r * STRIDE;
+        if (data[at + TOTAL] === 0) data[at + FIRST_LEAVES] = data[at + IDLE_AT]; // its first unit
+        data[at + COUNTS + links[r * LINKS + RING]] += cost;
+        data[at + TOTAL] += cost;
       }
       results[i] = answer(data, links, r, names[r], limits[i], cost, now, consumed);
     }
