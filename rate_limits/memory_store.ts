@@ -422,15 +422,17 @@ export function createMemoryRateLimitStore(
     let first = -1;
     for (let i = 0; i < n; i++) {
       const counter = counters[i];
-      const cost = counter.cost;
-      costs[i] = cost;
+      // Read after `kind`: of a kind, counters come in fewer shapes.
       if (counter.kind === "credit") {
+        const cost = counter.cost;
         const balance = balanceOf(counter, now);
         held[i] = balance;
         rows[i] = -1;
+        costs[i] = cost;
         if (balance.credits < cost) consume = false;
       } else {
-        const { name, limit, windowMs } = counter;
+        const { name, limit, windowMs, cost } = counter;
+        costs[i] = cost;
         if (counter.subject !== subject) {
           subject = counter.subject;
           first = firstRow.get(subject) ?? -1;
