@@ -761,6 +761,15 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
 
   /** The compiled policies last passed as such (frozen): passed again, they are not looked up. */
   let lastCompiled: readonly CompiledRateLimitPolicy[] | undefined;
+  /**
+   * With this library's in-process store (`handOn`: it keeps no counter it is
+   * given), the window counters of `reusedFor` checked without options, reused
+   * by each such check (only their subject set); `reusing` while a check uses
+   * them (a store's clock calling back into the limiter builds its own).
+   */
+  let reused: { subject: string }[] = [];
+  let reusedFor: readonly CompiledRateLimitPolicy[] | undefined;
+  let reusing = false;
 
   /** Validates a check and builds its counters; kept when its inputs cannot change. */
   const prepare = (
@@ -826,7 +835,17 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     if (checkOptions === undefined && policies === lastCompiled && lastCompiled !== undefined) {
       // Compiled policies passed again without options (a limit per subject): nothing to look up.
       compiled = lastCompiled;
-      counters = windowCounters(assertSubject(subject), compiled, undefined, undefined, undefined);
+      assertSubject(subject);
+      if (!handOn || reusing) {
+        counters = windowCounters(subject, compiled, undefined, undefined, undefined);
+      } else {
+        if (reusedFor !== compiled) {
+          reused = windowCounters(subject, compiled, undefined, undefined, undefined);
+          reusedFor = compiled;
+        } else for (let i = 0; i < reused.length; i++) reused[i].subject = subject;
+        counters = reused as RateLimitCounter[];
+        reusing = true;
+      }
     } else {
       // The options kept last, asked again (a key's requests in a row): no look-up.
       let check = checkOptions === undefined
@@ -844,7 +863,12 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     }
     const trace = taps.enter?.();
     const began = inProcess && taps.check !== undefined ? performance.now() : start;
-    const sent = door.check(counters, start, trace);
+    let sent;
+    try {
+      sent = door.check(counters, start, trace);
+    } finally {
+      reusing = false;
+    }
     return sent instanceof Promise
       ? later(sent, began, trace, counters, compiled, credits)
       : counted(began, trace, resultOf(sent, compiled, counters, credits));
