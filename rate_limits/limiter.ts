@@ -254,7 +254,8 @@ export interface RateLimiter {
 
 /**
  * The window counters of `compiled` for `subject` (or `subjects[i]` for policy
- * `i`), in `slot` when given, each counting `cost` (default: the policy's).
+ * `i`), in `slot` when given, each counting `cost` (default: the policy's),
+ * then the credit counters `balances` when given: one list, built at its length.
  */
 function windowCounters(
   subject: string,
@@ -262,9 +263,14 @@ function windowCounters(
   subjects: readonly string[] | undefined,
   slot: string | undefined,
   cost: number | undefined,
+  balances?: readonly CreditCounter[],
 ): RateLimitCounter[] {
-  const counters: RateLimitCounter[] = new Array(compiled.length);
-  for (let i = 0; i < compiled.length; i++) {
+  const n = compiled.length;
+  const counters: RateLimitCounter[] = new Array(n + (balances?.length ?? 0));
+  if (balances !== undefined) {
+    for (let j = 0; j < balances.length; j++) counters[n + j] = balances[j];
+  }
+  for (let i = 0; i < n; i++) {
     const policy = compiled[i];
     const own = subjects === undefined ? subject : subjects[i];
     // Two literals, not a spread: one object shape per kind of check, built without a copy.
@@ -805,7 +811,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       // Balances only (a credits spend): their list is the check's, no copy.
       counters = compiled.length === 0
         ? balances
-        : windowCounters(subject, compiled, subjects, slot, cost).concat(balances);
+        : windowCounters(subject, compiled, subjects, slot, cost, balances);
     }
     const check = { subject, policies, compiled, counters, credits: credits !== undefined };
     if (
