@@ -375,17 +375,12 @@ export function createMemoryRateLimitStore(
         return r;
       }
     }
-    return addWindow(subject, name, windowMs, first, now);
+    return addWindow(subject, name, windowMs, now);
   };
 
-  /** A new row for a window at `now`, first of its subject's rows (`first`: the others). */
-  const addWindow = (
-    subject: string,
-    name: string,
-    windowMs: number,
-    first: number,
-    now: number,
-  ): number => {
+  /** A new row for a window at `now`, first of its subject's rows (the others after it). */
+  const addWindow = (subject: string, name: string, windowMs: number, now: number): number => {
+    const first = firstRow.get(subject) ?? -1;
     if (freeRow === -1) grow();
     const r = freeRow;
     freeRow = links[r * LINKS + NEXT];
