@@ -621,11 +621,13 @@ export class RequestLimits {
    * (never an open pass) for a bug: a resolver's bad policy or `TypeError`, a
    * route naming a policy the key lacks, a check the limiter refuses.
    * Synchronous with a limiter's `checkNow` (an in-process store) and no
-   * resolver, once SHA-256 is loaded.
+   * resolver, once SHA-256 is loaded: then at `nowMs` when given (the
+   * request's wall-clock time, read in this call; see `RateLimiter.checkNow`).
    */
   apply(
     context: ApiKeyContext,
     options: AuthorizeOptions,
+    nowMs?: number,
   ): ApiKeyContext | Promise<ApiKeyContext> {
     if (options.rateLimits === false) return context;
     // A key's plan is built once SHA-256 has loaded: found, it needs no other look-up.
@@ -633,7 +635,7 @@ export class RequestLimits {
     if (known !== undefined) {
       // A key with neither policies nor credits, on a route adding none: nothing to check.
       if (known.idle && options.rateLimits === undefined) return context;
-      return this.#check(context, options, known.own, known);
+      return this.#check(context, options, known.own, known, nowMs);
     }
     // Counter subjects of long ids are hashed: wait once for SHA-256 to load.
     if (loadedSha256() === undefined) {
@@ -641,7 +643,7 @@ export class RequestLimits {
     }
     if (this.#resolve !== undefined) return this.#resolved(context, options);
     const plan = planOf(context);
-    return this.#check(context, options, plan.own, plan);
+    return this.#check(context, options, plan.own, plan, nowMs);
   }
 
   /** `apply` with the policies the resolver picks. */
@@ -663,12 +665,13 @@ export class RequestLimits {
     return this.#check(context, options, base, planOf(context));
   }
 
-  /** `apply` over the `base` policies (the key's or the resolver's) with the key's `plan`. */
+  /** `apply` over the `base` policies (the key's or the resolver's) with the key's `plan`, synchronous at `nowMs`. */
   #check(
     context: ApiKeyContext,
     options: AuthorizeOptions,
     base: Compiled | undefined,
     plan: KeyPlan,
+    nowMs?: number,
   ): ApiKeyContext | Promise<ApiKeyContext> {
     const check = plan.check(
       base,
@@ -687,7 +690,7 @@ export class RequestLimits {
     let answer;
     try {
       answer = limiter.checkNow !== undefined
-        ? limiter.checkNow(check.subject, check.policies, checkOptions)
+        ? limiter.checkNow(check.subject, check.policies, checkOptions, nowMs)
         : Promise.resolve(limiter.check(check.subject, check.policies, checkOptions));
     } catch (error) {
       throw refused(context, error);

@@ -174,6 +174,13 @@ export interface Settings {
   readonly clock: () => Date;
   /** Monotonic clock in ms. */
   readonly monotonic: () => number;
+  /**
+   * With the default clocks, and a limiter, usage or `api_key.used` to serve:
+   * a request's one wall-clock ms, its own `read` or from its monotonic read
+   * (see `wallFromMonotonic`), handed to the limiter; `undefined` otherwise
+   * (an injected clock is read as it is).
+   */
+  readonly wallAt: ((monotonicMs: number, read?: number) => number | undefined) | undefined;
   /** The `idFactory` option (`undefined`: UUIDv7 ids); `newRecordId` calls it and checks its answer. */
   readonly idFactory: (() => string) | undefined;
   /** Event sink, contained (`undefined`: no sink nor audit log). */
@@ -273,6 +280,38 @@ function buildCache(
     throw new TypeError(`${label}.maxEntries must be a positive integer`);
   }
   return new VerificationCache(maxEntries, ttlMs);
+}
+
+/** Most monotonic ms a wall-clock time taken from a monotonic read goes without a new `Date.now()`. */
+const WALL_RESYNC_MS = 100;
+
+/** The runtime's own `Date.now` (a fake timer replaces it). */
+const NATIVE_DATE_NOW = Date.now;
+
+/**
+ * The wall-clock ms of a request at monotonic ms `at` (`performance.now()`,
+ * read for this request): `read` when the request read the wall clock, else
+ * `Date.now()` read again when 100 ms of monotonic time have passed since the
+ * last read (or `at` is before it), else that read plus the whole ms elapsed
+ * since. Only that base read outlives a request (100 ms of monotonic time at
+ * most); the time itself moves with the request's own monotonic read, never
+ * an earlier request's time. A wall-clock step (or a pause of the process) is
+ * followed within 100 ms of monotonic time; otherwise the time is at most
+ * 1 ms behind `Date.now()` at `at`. `undefined` while `Date.now` is not the
+ * runtime's own (a fake timer: each part then reads its own clock).
+ */
+function wallFromMonotonic(): (at: number, read?: number) => number | undefined {
+  let readMs = 0;
+  let readAt = -Infinity;
+  return (at, read) => {
+    if (Date.now !== NATIVE_DATE_NOW) return undefined;
+    if (read !== undefined) return read;
+    const elapsed = at - readAt;
+    if (elapsed >= 0 && elapsed < WALL_RESYNC_MS) return readMs + Math.floor(elapsed);
+    readMs = Date.now();
+    readAt = at;
+    return readMs;
+  };
 }
 
 /**
@@ -395,6 +434,10 @@ export function compileSettings(options: unknown): Settings {
     resolveExpiry: compileTtlPolicy(ttlPolicy),
     clock,
     monotonic,
+    wallAt: f.clock === undefined && f.monotonicClock === undefined &&
+        (limits !== undefined || usage !== undefined || f.emitUsageEvents === true)
+      ? wallFromMonotonic()
+      : undefined,
     idFactory: f.idFactory,
     emitEvent,
     audits: refusals !== undefined,

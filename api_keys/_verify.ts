@@ -248,9 +248,11 @@ export class VerifyFlow {
       return this.#authorizeStored(answer, options, start, verifyStart);
     }
     // Set by the hit just answered (no call in between): the request's wall-clock time, if read.
-    const wallMs = this.#hitWallMs;
+    const read = this.#hitWallMs;
     this.#hitWallMs = undefined;
-    return this.#checked(answer, options, start, verifyStart, wallMs);
+    // With the default clocks: that time, else its monotonic start's, handed to the limiter too.
+    const handed = s.wallAt?.(verifyStart, read);
+    return this.#checked(answer, options, start, verifyStart, handed ?? read, handed);
   }
 
   /** `#authorize` of a key the cache does not answer: its storage path, then the request's checks. */
@@ -282,7 +284,8 @@ export class VerifyFlow {
    * when the limiter answers asynchronously. Throws (or rejects) the refusal; a
    * throw in the limit check is counted as an error and passed on, never passed open.
    * `verifiedAt` is the monotonic time its verification began; `wallMs` the
-   * wall-clock time it read, if it did (one read per request).
+   * wall-clock time it read, if it did (one read per request); `nowMs` that
+   * time handed to the limiter's check (`settings.wallAt`), if any.
    */
   #checked(
     context: ApiKeyContext,
@@ -290,6 +293,7 @@ export class VerifyFlow {
     start: number,
     verifiedAt: number,
     wallMs?: number,
+    nowMs?: number,
   ): ApiKeyContext | Promise<ApiKeyContext> {
     const code = authorizationFailure(context, options);
     if (code !== undefined) {
@@ -303,7 +307,7 @@ export class VerifyFlow {
     }
     let applied: ApiKeyContext | Promise<ApiKeyContext>;
     try {
-      applied = limits.apply(context, options);
+      applied = limits.apply(context, options, nowMs);
     } catch (error) {
       throw this.#limitFailed(context, error, start);
     }

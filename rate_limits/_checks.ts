@@ -91,6 +91,23 @@ export function assertBounded(value: unknown, min: number, max: number, what: st
   return value as number;
 }
 
+/** Latest time a `Date` holds, in ms since the epoch. */
+const MAX_EPOCH_MS = 8.64e15;
+
+/**
+ * Throws a `TypeError` naming `what` unless `value` is a time in ms since the
+ * epoch: a safe integer of 0–8.64e15 (a `Date`'s range).
+ *
+ * @example
+ * ```ts
+ * import { assertEpochMs } from "./_checks.ts";
+ * assertEpochMs(Date.UTC(2026, 0, 1), "nowMs"); // 1767225600000
+ * ```
+ */
+export function assertEpochMs(value: unknown, what: string): number {
+  return assertBounded(value, 0, MAX_EPOCH_MS, what);
+}
+
 /** Throws a `TypeError` naming `what` unless `value` is 0–`MAX_CREDITS` credits. */
 export function assertCredits(value: unknown, what: string): number {
   return assertBounded(value, 0, MAX_CREDITS, what);

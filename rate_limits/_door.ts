@@ -175,13 +175,15 @@ export interface StoreDoor {
   readonly storeName: string;
   /**
    * Checks `counters` (a check started at `startMs`, `performance.now()`):
-   * their answers, or `Unanswered`. Synchronous with `checkNow`. Throws (or rejects
-   * with) a `TypeError` for a store bug or a malformed reply.
+   * their answers, or `Unanswered`. Synchronous with `checkNow` (given `nowMs`,
+   * the caller's wall-clock time for it). Throws (or rejects with) a
+   * `TypeError` for a store bug or a malformed reply.
    */
   check(
     counters: readonly RateLimitCounter[],
     startMs: number,
     trace?: unknown,
+    nowMs?: number,
   ): readonly CounterResult[] | Unanswered | Promise<readonly CounterResult[] | Unanswered>;
   /**
    * Runs one other store call (`run(deadline)`) through the same slots and
@@ -434,7 +436,7 @@ export function createStoreDoor(
 
   return {
     storeName,
-    check(counters, startMs, trace) {
+    check(counters, startMs, trace, nowMs) {
       if (checkNow === undefined) {
         return enqueue(startMs, counters, undefined, trace) as Promise<
           readonly CounterResult[] | Unanswered
@@ -442,7 +444,7 @@ export function createStoreDoor(
       }
       let answer: unknown;
       try {
-        answer = checkNow(counters);
+        answer = checkNow(counters, nowMs);
       } catch (error) {
         if (isBug(error)) throw storeFault(storeName, error);
         return new Unanswered("error", error);

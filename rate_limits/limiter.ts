@@ -36,6 +36,7 @@ import {
   assertCost,
   assertCount,
   assertCredits,
+  assertEpochMs,
   assertName,
   assertSubject,
   MAX_CREDITS,
@@ -218,12 +219,17 @@ export interface RateLimiter {
   /**
    * With an in-process store (one that has `checkNow`, as the memory store;
    * absent otherwise): `check` answered synchronously, with no turn of the
-   * microtask queue. Throws where `check` rejects.
+   * microtask queue. Throws where `check` rejects. `nowMs`: the caller's
+   * wall-clock time (ms since the epoch), read for this check, never kept
+   * from an earlier one; the store counts at it when it runs on `Date.now()`
+   * (the memory store without `now`; a bad one is a `TypeError`) and reads
+   * no clock of its own.
    */
   checkNow?(
     subject: string,
     policies: readonly RateLimitPolicy[],
     options?: RateLimitCheckOptions,
+    nowMs?: number,
   ): RateLimitResult;
   /**
    * Sets or adds to the balance `credits` names (its refill due applied first),
@@ -310,9 +316,7 @@ function creditCounter(
     throw new TypeError("credits must be an object");
   }
   const { initialAt } = credits;
-  if (initialAt !== undefined && assertCount(initialAt, 0, "credits.initialAt") > 8.64e15) {
-    throw new TypeError("credits.initialAt must be at most 8640000000000000");
-  }
+  if (initialAt !== undefined) assertEpochMs(initialAt, "credits.initialAt");
   const refill = compileCreditRefill(credits.refill);
   // Optional fields assigned in one order, not spread: one object shape per kind of balance.
   const counter: { -readonly [K in keyof CreditCounter]: CreditCounter[K] } = {
@@ -828,11 +832,12 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     return check;
   };
 
-  /** A check: its answer, synchronous with an in-process store; throws a `TypeError` for bad input or a store bug. */
+  /** A check (at `nowMs`: see `checkNow`): its answer, synchronous with an in-process store; throws a `TypeError` for bad input or a store bug. */
   const run = (
     subject: string,
     policies: readonly RateLimitPolicy[],
     checkOptions: RateLimitCheckOptions | undefined,
+    nowMs?: number,
   ): RateLimitResult | Promise<RateLimitResult> => {
     const start = inProcess ? 0 : performance.now(); // an in-process check has no deadline
     let counters: readonly RateLimitCounter[];
@@ -871,7 +876,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     const began = inProcess && taps.check !== undefined ? performance.now() : start;
     let sent;
     try {
-      sent = door.check(counters, start, trace);
+      sent = door.check(counters, start, trace, nowMs);
     } finally {
       reusing = false;
     }

@@ -7,13 +7,16 @@
  * @module
  */
 import type { CounterResult, CreditCounter, RateLimitCounter, RateLimitStore } from "./store.ts";
-import { assertCount, MAX_CREDITS } from "./_checks.ts";
+import { assertCount, assertEpochMs, MAX_CREDITS } from "./_checks.ts";
 import { assertKnownOptions } from "./_options.ts";
 import { answersWellFormed } from "./_door.ts";
 import { compileCreditChange } from "./credits.ts";
 import { settleBalance } from "./_refill.ts";
 import { Recency, type RecencyNode } from "./_recency.ts";
 import { bucketStart, leavesAt, SUB_BUCKETS, subBucket } from "./_window.ts";
+
+/** The runtime's own `Date.now` (a fake timer installed before a store is made replaces it). */
+const NATIVE_DATE_NOW = Date.now;
 
 /** Options of `createMemoryRateLimitStore`. */
 export interface MemoryRateLimitStoreOptions {
@@ -193,7 +196,12 @@ interface Balance {
  * Windows follow the sub-bucket rule of docs/rate-limits.md (no interval of
  * `windowMs` admits more than `limit`). `checkBatch` runs each check through
  * `checkNow`; deadlines are compared with `Date.now()` (the caller's clock:
- * the store is in its process; `now` moves counting time only).
+ * the store is in its process; `now` moves counting time only). On the
+ * default clock (the runtime's own `Date.now`), `checkNow(counters, nowMs)`
+ * counts at the caller's `nowMs` (a wall-clock time read for this check: the
+ * API-key service's) and reads no clock; a `nowMs` that is not an integer in
+ * 0–8.64e15 is a `TypeError`. With an injected `now`, or a `Date.now` replaced
+ * (a fake timer) when the store was made, `nowMs` is ignored.
  * `readCredits` writes nothing (not even a touch). A window counter's answer
  * also carries its `name`, `limit` and `windowMs` (a new object per check: the
  * limiter hands it on as the policy result). Work per check and memory
@@ -469,7 +477,11 @@ export function createMemoryRateLimitStore(
     return results;
   };
 
-  const checkNow = (counters: readonly RateLimitCounter[]) => checkAt(counters, clock());
+  // On the runtime's own clock, a caller's `nowMs` (read for this check) spares the store its read.
+  const checkNow = clock === NATIVE_DATE_NOW
+    ? (counters: readonly RateLimitCounter[], nowMs?: number) =>
+      checkAt(counters, nowMs === undefined ? clock() : assertEpochMs(nowMs, "nowMs"))
+    : (counters: readonly RateLimitCounter[]) => checkAt(counters, clock());
   answersWellFormed(checkNow); // the limiter does not check its answers again
 
   /** Runs `fn` as a promise: its throw becomes a rejection. */

@@ -172,8 +172,11 @@ export interface RateLimitStore {
   /**
    * Capability of an in-process store: one check, synchronous (it throws where
    * `checkBatch` rejects). The limiter calls it instead, without a deadline timer.
+   * `nowMs`, when given, is the caller's wall-clock time (ms since the epoch)
+   * read for this check: a store on `Date.now()` may count at it instead of
+   * reading the clock (the memory store does; one on another clock ignores it).
    */
-  checkNow?(counters: readonly RateLimitCounter[]): readonly CounterResult[];
+  checkNow?(counters: readonly RateLimitCounter[], nowMs?: number): readonly CounterResult[];
   /**
    * Applies the refill due, then `change`, to `counter`'s balance in one atomic
    * step (its `cost` is ignored), unless `deadline` (as in `StoreCheck`) has

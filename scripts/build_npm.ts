@@ -1,7 +1,8 @@
 /**
  * Builds the npm package into `npm/`: ESM (`npm/esm/`) and CommonJS
  * (`npm/cjs/`) with declarations beside each, compiled by the TypeScript
- * compiler API (`rewriteRelativeImportExtensions`), plus `package.json`,
+ * compiler API (`rewriteRelativeImportExtensions`; in CommonJS the package's
+ * own files are required on first use, `npm_build/lazy_requires.ts`), plus `package.json`,
  * README, LICENSE and CHANGELOG. Then checks it with `publint`,
  * `@arethetypeswrong/cli` and `npm pack --dry-run`.
  *
@@ -25,6 +26,7 @@ import { checkBothFormatsLoad, checkPackList, runAttw, runPublint } from "./npm_
 import { compile, compilerOptions, type ModuleFormat } from "./npm_build/compile.ts";
 import { COPIED_FILES, OUT_DIR, PEERS, readDenoJson, ROOT } from "./npm_build/config.ts";
 import { runNodeTests } from "./npm_build/node_tests.ts";
+import { lazyRequiresIn } from "./npm_build/lazy_requires.ts";
 import { guardEntries } from "./npm_build/peer_guards.ts";
 import { bareSpecifiers, packageJson, packedReadme, stem } from "./npm_build/package_json.ts";
 
@@ -77,6 +79,11 @@ function build(): string[] {
   const entries = Object.values(deno.exports).sort().map((file) => join(ROOT, file));
   const valueExports = emit("esm", entries);
   emit("cjs", entries);
+  const late = lazyRequiresIn(
+    join(OUT_DIR, "cjs"),
+    new Set(Object.values(deno.exports).map((source) => `${stem(source)}.js`)),
+  );
+  console.log(`cjs: ${late} files require the package's own files on first use`);
   const optional = new Set(Object.keys(PEERS).filter((name) => PEERS[name].optional));
   const guarded = guardEntries(
     OUT_DIR,

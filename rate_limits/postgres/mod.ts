@@ -6,7 +6,10 @@
  * batch locked once, each check applied in order before its deadline or not
  * at all; a batch of one check of window counters `rate_limit_bucket_check`,
  * the same rule in a cheaper statement) on the database's clock, exact across
- * every instance on that database. Needs the migrations
+ * every instance on that database. A statement without credit counters that
+ * allowed a check does not wait for its commit's WAL flush (a database crash
+ * may forget its last fraction of a second of window counts, never a balance).
+ * Needs the migrations
  * `prisma/migrations/0009_credit_balances`, `0012_rate_limit_batches`,
  * `0015_rate_limit_buckets` and `0019_rate_limit_bucket_check`, and a `pg` pool
  * or client (an optional peer) from the caller.
@@ -84,6 +87,13 @@ export interface PostgresRateLimitStoreOptions {
    * text only.
    */
   preparedStatements?: boolean;
+  /**
+   * Every commit waits for its WAL flush, window counts as balances (default
+   * `false`: a statement of window counters that allowed a check does not wait,
+   * so a database crash may forget its last fraction of a second of counts;
+   * balances always wait).
+   */
+  durableWindows?: boolean;
 }
 
 /** The PostgreSQL store, with `deleteExpired` for the rows that count nothing any more. */
@@ -100,6 +110,17 @@ export interface PostgresRateLimitStore extends RateLimitStore {
   close(): void;
 }
 
+/**
+ * Ends a statement of window counters only: when one of its checks is
+ * allowed (it wrote), its transaction's commit does not wait for the WAL flush
+ * (`synchronous_commit` off for that transaction only, as Redis answers before
+ * its fsync); a database crash may forget the last fraction of a second of
+ * window counts, never a balance. A statement that consumed nothing keeps the
+ * wait, so a flood of refused checks on an exhausted key stays paced by commits
+ * instead of taking the CPU from other keys' checks.
+ */
+const NO_FLUSH_WAIT =
+  " WHERE CASE WHEN allowed THEN set_config('synchronous_commit', 'off', true) <> '' ELSE true END";
 const BATCH_SQL = "SELECT check_no, allowed, remaining::float8 AS remaining, " +
   "reset_ms::float8 AS reset_ms, now_ms::float8 AS now_ms FROM rate_limit_bucket_batch(" +
   "$1::bigint[], $2::int[], $3::int[], $4::text[], $5::text[], $6::bigint[], $7::int[], " +
@@ -113,12 +134,23 @@ const CHECK_SQL = "SELECT allowed, remaining::float8 AS remaining, reset_ms::flo
 const CHECK_ONE_SQL = "SELECT allowed, remaining::float8 AS remaining, " +
   "reset_ms::float8 AS reset_ms, now_ms::float8 AS now_ms FROM rate_limit_bucket_check($1::bigint, " +
   "ARRAY[$2::text], ARRAY[$3::text], ARRAY[$4::bigint], ARRAY[$5::bigint], ARRAY[$6::bigint])";
-/** The names of the prepared check statements (with `preparedStatements`). */
-const [CHECK_NAME, CHECK_ONE_NAME, BATCH_NAME] = [
-  "api_kit_rate_limit_check_1",
-  "api_kit_rate_limit_check_one_1",
-  "api_kit_rate_limit_batch_1",
-];
+const BATCH_NAME = "api_kit_rate_limit_batch_1";
+
+/**
+ * The statements of window counters only, as `{ text, name }` (the name for
+ * `preparedStatements`): ending in `NO_FLUSH_WAIT`, or with `durableWindows`
+ * as written (names of their own: one connection may serve both kinds of store).
+ */
+function windowStatements(durable: boolean) {
+  const [end, tag] = durable ? ["", "_durable"] : [NO_FLUSH_WAIT, ""];
+  return {
+    check: { text: CHECK_SQL + end, name: `api_kit_rate_limit_check_2${tag}` },
+    checkOne: { text: CHECK_ONE_SQL + end, name: `api_kit_rate_limit_check_one_2${tag}` },
+    batch: durable
+      ? { text: BATCH_SQL, name: BATCH_NAME }
+      : { text: BATCH_SQL + NO_FLUSH_WAIT, name: "api_kit_rate_limit_batch_windows_1" },
+  };
+}
 const CHANGE_SQL =
   "SELECT applied, remaining::float8 AS remaining, reset_ms::float8 AS reset_ms, " +
   "now_ms::float8 AS now_ms FROM credit_change_before($1::bigint, $2, $3, $4::bigint, $5::bigint, " +
@@ -187,6 +219,11 @@ export function createPostgresRateLimitStore(
   const clock = createClockOffset();
   const stopReporting = reportErrors(pool, "postgres", options.logger);
   const prepared = options.preparedStatements !== false;
+  const durable = options.durableWindows ?? false;
+  if (typeof durable !== "boolean") {
+    throw new TypeError("createPostgresRateLimitStore: durableWindows must be a boolean");
+  }
+  const windowsOnly = windowStatements(durable);
   /** Sends one statement (named `name` with `preparedStatements`); a throw of the pool is a rejection. */
   const send = (text: string, values?: unknown[], name?: string) => {
     try {
@@ -244,7 +281,7 @@ export function createPostgresRateLimitStore(
     if (n === 1) {
       const [c] = windows;
       const values = [at, c.subject, c.name, c.windowMs, c.limit, c.cost];
-      return send(CHECK_ONE_SQL, values, CHECK_ONE_NAME).then((result) =>
+      return send(windowsOnly.checkOne.text, values, windowsOnly.checkOne.name).then((result) =>
         checkAnswer(rowsOf(result), 1)
       );
     }
@@ -257,7 +294,9 @@ export function createPostgresRateLimitStore(
       costs.push(c.cost);
     }
     const values = [at, subjects, names, windowMs, limits, costs];
-    return send(CHECK_SQL, values, CHECK_NAME).then((result) => checkAnswer(rowsOf(result), n));
+    return send(windowsOnly.check.text, values, windowsOnly.check.name).then((result) =>
+      checkAnswer(rowsOf(result), n)
+    );
   };
 
   /** Any other batch: one statement of `rate_limit_bucket_batch`. */
@@ -270,8 +309,9 @@ export function createPostgresRateLimitStore(
     const rows = distinct(windows, (c) => `${c.subject}\u0000${c.name}\u0000${c.windowMs}`);
     const balances = distinct(credits, (c) => `${c.subject}\u0000${c.name}`);
     const refills = balances.list.map((c) => refillParams(c.refill));
+    const batch = credits.length === 0 ? windowsOnly.batch : { text: BATCH_SQL, name: BATCH_NAME };
     const answer = await run(
-      BATCH_SQL,
+      batch.text,
       [
         deadlines,
         split.map((k) => k.windows.length),
@@ -290,7 +330,7 @@ export function createPostgresRateLimitStore(
         balances.of,
         credits.map((c) => c.cost),
       ],
-      BATCH_NAME,
+      batch.name,
     );
     let at = 0;
     const results = split.map((kinds, q) => {

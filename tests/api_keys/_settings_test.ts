@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { compileSettings } from "../../api_keys/_settings.ts";
 import { InMemoryApiKeyStorage } from "../../api_keys/storage/in_memory.ts";
 import { ApiKeysService } from "../../api_keys/service.ts";
+import { createRateLimiter } from "../../rate_limits/limiter.ts";
 import { overrideStorage, PEPPER_1 } from "./helpers.ts";
 
 const memory = () => ({ peppers: { 1: PEPPER_1 }, storage: new InMemoryApiKeyStorage() });
@@ -70,5 +71,53 @@ describe("compileSettings", () => {
     assert.deepEqual(lines, []);
     new ApiKeysService(sevenOperations());
     assert.equal(lines.length, 1);
+  });
+});
+
+describe("compileSettings: wallAt (a request's wall-clock time from its monotonic read)", () => {
+  const limiter = () => createRateLimiter({ logger: () => {} });
+  /** `fn()`, checked to be a `Date.now()` read while it ran. */
+  const readNow = (fn: () => number | undefined) => {
+    const before = Date.now();
+    const ms = fn()!;
+    assert.ok(before <= ms && ms <= Date.now(), `${ms} is not a Date.now() read`);
+    return ms;
+  };
+
+  it("with the default clocks and a limiter or used events: Date.now() at most once per 100 ms of monotonic time, the whole ms elapsed added in between", () => {
+    const { wallAt } = compileSettings({ ...memory(), limiter: limiter() });
+    assert.ok(wallAt !== undefined);
+    const first = readNow(() => wallAt(5_000.25));
+    assert.equal(wallAt(5_010.2), first + 9, "whole ms elapsed since the read");
+    assert.equal(wallAt(5_100.2), first + 99);
+    readNow(() => wallAt(1e9)); // 100 ms on (far on): read again
+    readNow(() => wallAt(10)); // a monotonic time before the last read: read again
+    readNow(() => wallAt(Number.NaN)); // not a time: read again
+    assert.equal(wallAt(20, 1_767_225_600_000), 1_767_225_600_000, "the request's own read");
+    assert.notEqual(compileSettings({ ...memory(), emitUsageEvents: true }).wallAt, undefined);
+  });
+
+  it("answers undefined while Date.now is replaced (a fake timer: each part reads its own clock)", () => {
+    const { wallAt } = compileSettings({ ...memory(), limiter: limiter() });
+    const original = Date.now;
+    Date.now = () => 0;
+    try {
+      assert.equal(wallAt!(5_000), undefined);
+      assert.equal(wallAt!(5_000, 1_000), undefined);
+    } finally {
+      Date.now = original;
+    }
+  });
+
+  it("undefined with an injected clock or monotonic clock, or nothing to use it for", () => {
+    assert.equal(
+      compileSettings({ ...memory(), limiter: limiter(), clock: () => new Date() }).wallAt,
+      undefined,
+    );
+    assert.equal(
+      compileSettings({ ...memory(), limiter: limiter(), monotonicClock: () => 1 }).wallAt,
+      undefined,
+    );
+    assert.equal(compileSettings(memory()).wallAt, undefined);
   });
 });

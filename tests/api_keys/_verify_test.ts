@@ -774,6 +774,70 @@ describe("VerifyFlow: clock reads per request", () => {
     await service.close();
   });
 
+  it("with the default clocks, a cached authorization with limits takes its wall-clock time from its monotonic start: the check, usage and api_key.used at one time, Date.now() read again after 100 ms", async () => {
+    const realPerformanceNow = performance.now;
+    let mono = 1_000;
+    performance.now = () => mono;
+    // An hour-long window (sub-buckets of 6 min): the check's resetMs moves with the time it counts at.
+    const hourly = [{ name: "api", limit: 1_000, windowMs: 3_600_000 }];
+    const limitedService = (clock?: () => Date) =>
+      makeService({
+        cache: { ttlMs: 60_000 },
+        clock,
+        monotonicClock: undefined,
+        onMetric: undefined,
+        limiter: createRateLimiter({ logger: () => {} }),
+        emitUsageEvents: true,
+      });
+    try {
+      const { service, events } = limitedService();
+      const { key } = await service.create({
+        tenantId: "t1",
+        name: "k",
+        scopes: READ_ORDERS,
+        rateLimits: hourly,
+      });
+      await service.authorize(key); // fills the cache
+      const usedAt = () => {
+        const used = events.at(-1);
+        assert.equal(used?.type, "api_key.used");
+        return used.at.getTime();
+      };
+      const before = Date.now();
+      const first = await service.authorize(key);
+      const at = usedAt();
+      assert.ok(before <= at && at <= Date.now(), "the first cached request reads Date.now()");
+      mono += 50;
+      const second = await service.authorize(key);
+      assert.equal(usedAt(), at + 50, "50 ms of monotonic time later: no read, 50 ms on");
+      assert.equal(
+        second.rateLimitResults![0].resetMs,
+        first.rateLimitResults![0].resetMs - 50,
+        "counted at the request's time (not at the store's own read)",
+      );
+      mono += 1e9;
+      const third = Date.now();
+      await service.authorize(key);
+      assert.ok(usedAt() >= third && usedAt() <= Date.now(), "100 ms on: read again");
+      // An injected wall clock is read as it is: the store counts at its own read.
+      const injected = limitedService(() => new Date());
+      const other = await injected.service.create({
+        tenantId: "t1",
+        name: "k",
+        scopes: READ_ORDERS,
+        rateLimits: hourly,
+      });
+      await injected.service.authorize(other.key);
+      const one = await injected.service.authorize(other.key);
+      mono += 50;
+      const two = await injected.service.authorize(other.key);
+      const moved = one.rateLimitResults![0].resetMs - two.rateLimitResults![0].resetMs;
+      assert.ok(moved < 50, `the store's own Date.now() (moved ${moved} ms)`);
+    } finally {
+      performance.now = realPerformanceNow;
+    }
+  });
+
   it("without metrics reads the monotonic clock once per cached authorization, headers or not", async () => {
     let reads = 0;
     const { service } = makeService({

@@ -359,6 +359,94 @@ if (DATABASE_URL) {
       }
     });
 
+    /**
+     * The `synchronous_commit` of each statement `exercise` sends through a store
+     * made with `options`, as [function, setting] (each statement in its own
+     * transaction on one client, its commit setting read before COMMIT), and the
+     * session's setting after the last commit.
+     */
+    async function commitSettings(
+      options: { durableWindows?: boolean },
+      exercise: (store: ReturnType<typeof createPostgresRateLimitStore>) => Promise<unknown>,
+    ) {
+      const client = new pg.Client({ connectionString: DATABASE_URL });
+      await client.connect();
+      const seen: [string, string][] = [];
+      const pool = {
+        query: async (
+          statement: string | { text: string; values: unknown[] },
+          values?: unknown[],
+        ) => {
+          const text = typeof statement === "string" ? statement : statement.text;
+          await client.query("BEGIN");
+          try {
+            const result = await client.query(
+              text,
+              values ?? (statement as { values: unknown[] }).values,
+            );
+            const { rows } = await client.query("SHOW synchronous_commit");
+            seen.push([/FROM (\w+)\(/.exec(text)?.[1] ?? "", rows[0].synchronous_commit]);
+            return result;
+          } finally {
+            await client.query("COMMIT");
+          }
+        },
+      };
+      const store = createPostgresRateLimitStore({ pool, logger: () => {}, ...options });
+      try {
+        await exercise(store);
+        const { rows } = await client.query("SHOW synchronous_commit");
+        return { seen, after: rows[0].synchronous_commit as string };
+      } finally {
+        store.close();
+        await client.end();
+      }
+    }
+
+    /** Window checks (one counter, two, a batch of two, a refused one), one with credits, a credit change. */
+    const everyStatement = (prefix: string) =>
+    async (
+      store: ReturnType<typeof createPostgresRateLimitStore>,
+    ) => {
+      const { window, credit } = countersOf(prefix);
+      const other = { ...window, name: "w2" };
+      await checkOnce(store, [window]);
+      await checkOnce(store, [window, other]);
+      await store.checkBatch([window, other].map((c) => ({
+        counters: [c],
+        deadline: Date.now() + 30_000,
+      })));
+      await checkOnce(store, [{ ...window, name: "w3", limit: 1, cost: 2 }]); // refused
+      await checkOnce(store, [window, credit]);
+      await store.changeCredits(credit, { add: 1 }, Date.now() + 30_000);
+    };
+
+    it("an allowed check of window counters only does not wait for its commit's WAL flush; a refused one, or one with credits, does", async () => {
+      const { seen, after } = await commitSettings({}, everyStatement("flush"));
+      assert.deepEqual(seen.slice(-6), [
+        ["rate_limit_bucket_check", "off"],
+        ["rate_limit_bucket_check", "off"],
+        ["rate_limit_bucket_batch", "off"],
+        ["rate_limit_bucket_check", "on"],
+        ["rate_limit_bucket_batch", "on"],
+        ["credit_change_before", "on"],
+      ]);
+      assert.equal(after, "on");
+    });
+
+    it("with durableWindows every commit waits for its WAL flush; a non-boolean is a TypeError", async () => {
+      const { seen } = await commitSettings({ durableWindows: true }, everyStatement("durable"));
+      assert.deepEqual(seen.slice(-6).map(([, setting]) => setting), Array(6).fill("on"));
+      assert.throws(
+        () =>
+          createPostgresRateLimitStore({
+            pool: { query: () => Promise.resolve({ rows: [] }) },
+            durableWindows: "yes" as unknown as boolean,
+          }),
+        { name: "TypeError", message: /durableWindows must be a boolean/ },
+      );
+    });
+
     it("one hot key, 1,000 checks in flight: never past its limit or its credits", async () => {
       const { store, close } = await openStore("postgres");
       try {

@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { assertName, assertSubject } from "../../rate_limits/_checks.ts";
+import { assertEpochMs, assertName, assertSubject } from "../../rate_limits/_checks.ts";
 import { MAX_SUBJECT_LENGTH } from "../../rate_limits/store.ts";
 
 describe("assertSubject", () => {
@@ -24,6 +24,19 @@ describe("assertName", () => {
   it("refuses anything else, naming what", () => {
     for (const bad of ["", "Burst", "1a", "a b", "a".repeat(65), 7]) {
       assert.throws(() => assertName(bad, "credits.name"), /credits\.name must be 1-64/);
+    }
+  });
+});
+
+describe("assertEpochMs", () => {
+  it("accepts a safe integer of 0 to 8.64e15 (a Date's range)", () => {
+    for (const ok of [0, Date.UTC(2026, 0, 1), 8.64e15]) {
+      assert.equal(assertEpochMs(ok, "nowMs"), ok);
+    }
+  });
+  it("refuses anything else, naming what", () => {
+    for (const bad of [-1, 0.5, 8.64e15 + 1, Number.NaN, Infinity, "1", null, undefined]) {
+      assert.throws(() => assertEpochMs(bad, "nowMs"), /^TypeError: nowMs must be/, String(bad));
     }
   });
 });

@@ -544,6 +544,30 @@ describe("createRateLimiter", () => {
     assert.equal(remote.checkNow, undefined);
   });
 
+  it("checkNow(subject, policies, options, nowMs): hands the caller's wall-clock time to the store's checkNow (check hands none); a bad one is a TypeError, nothing counted", async () => {
+    const inner = createMemoryRateLimitStore();
+    const times: (number | undefined)[] = [];
+    const store: RateLimitStore = {
+      checkBatch: (c) => inner.checkBatch(c),
+      checkNow: (c, nowMs) => (times.push(nowMs), inner.checkNow(c, nowMs)),
+    };
+    const limiter = createRateLimiter({ ...quiet, store });
+    const day = Date.UTC(2026, 0, 1);
+    limiter.checkNow!("key:a", [burst], undefined, day);
+    await limiter.check("key:a", [burst]);
+    limiter.checkNow!("key:a", [burst]);
+    assert.deepEqual(times, [day, undefined, undefined]);
+    // The memory store counted the first unit at `day`: a day later its window is empty.
+    const memory = createRateLimiter(quiet);
+    memory.checkNow!("key:a", [burst], undefined, day);
+    assert.equal(memory.checkNow!("key:a", [burst], undefined, day + 1).allowed, false);
+    assert.equal(memory.checkNow!("key:a", [burst], undefined, day + 86_400_000).allowed, true);
+    for (const bad of [Number.NaN, Infinity, -1, 0.5, 1e16]) {
+      assert.throws(() => memory.checkNow!("key:b", [burst], undefined, bad), TypeError);
+    }
+    assert.equal(memory.checkNow!("key:b", [burst]).policies[0].remaining, 0, "none counted");
+  });
+
   it("reads frozen check options once (validated once per options object); options that may change are read on every check", async () => {
     const limiter = createRateLimiter(quiet);
     const policies = compileRateLimitPolicies([api, { name: "day", limit: 5, windowMs: 60_000 }]);

@@ -465,3 +465,63 @@ describe("createMemoryRateLimitStore counters of several subjects in one check",
     assert.equal(store.size, 5);
   });
 });
+
+describe("createMemoryRateLimitStore checkNow(counters, nowMs)", () => {
+  /** Runs `fn` with `Date.now` counting its reads (answering `at`). */
+  function countingDateNow<T>(at: number, fn: (reads: () => number) => T): T {
+    const original = Date.now;
+    let reads = 0;
+    Date.now = () => {
+      reads++;
+      return at;
+    };
+    try {
+      return fn(() => reads);
+    } finally {
+      Date.now = original;
+    }
+  }
+
+  it("on the default clock: counts at the caller's nowMs and reads no clock of its own", () => {
+    const store = createMemoryRateLimitStore();
+    const day = Date.UTC(2026, 0, 1);
+    countingDateNow(day + 86_400_000, (reads) => {
+      // Sub-buckets of 100 ms from `day`: a unit counted at nowMs leaves 11 of them later.
+      const [first] = store.checkNow([counter("a", 1, 2, 1_000)], day + 10);
+      assert.equal(first.resetMs, 1_100 - 10, "answered at nowMs, not at Date.now()");
+      store.checkNow([counter("a", 1, 2, 1_000)], day + 20);
+      const [third] = store.checkNow([counter("a", 1, 2, 1_000)], day + 30);
+      assert.equal(third.allowed, false, "counted in one window at nowMs");
+      assert.equal(reads(), 0);
+    });
+  });
+
+  it("made while Date.now is replaced (a fake timer): keeps that clock, whatever nowMs says", () => {
+    const day = Date.UTC(2026, 0, 1);
+    const store = countingDateNow(day + 10, () => createMemoryRateLimitStore());
+    const [first] = store.checkNow([counter("a", 1, 2, 1_000)], day + 500);
+    assert.equal(first.resetMs, 1_100 - 10, "counted at its clock's day + 10");
+  });
+
+  it("with an injected now: keeps its own clock, whatever nowMs says", () => {
+    let now = 5_000;
+    const store = createMemoryRateLimitStore({ now: () => now });
+    store.checkNow([counter("a", 2, 2, 1_000)], 1e12);
+    now += 2_000; // the window (on its own clock) has passed: nowMs ignored
+    assert.equal(store.checkNow([counter("a", 2, 2, 1_000)], 5_000)[0].allowed, true);
+    assert.equal(store.checkNow([counter("a", 1, 2, 1_000)], Number.NaN)[0].allowed, false);
+  });
+
+  it("refuses (a TypeError, nothing counted) a nowMs that is not a time: not finite, fractional, negative, past 8.64e15, not a number", () => {
+    const store = createMemoryRateLimitStore();
+    for (const bad of [Number.NaN, Infinity, -Infinity, -1, 1.5, 8.64e15 + 1, "1000", null]) {
+      assert.throws(
+        () => store.checkNow([counter("a", 1, 1)], bad as number),
+        (error: unknown) => error instanceof TypeError && /nowMs/.test(error.message),
+        String(bad),
+      );
+    }
+    assert.equal(store.size, 0, "nothing counted");
+    assert.equal(store.checkNow([counter("a", 1, 1)], Date.now())[0].allowed, true);
+  });
+});

@@ -148,7 +148,7 @@ describe("createPostgresRateLimitStore", () => {
       const names = sent.slice(1).map(([, , name]) => name);
       if (preparedStatements === false) assert.deepEqual(names, [undefined, undefined]);
       else {
-        assert.deepEqual(names, ["api_kit_rate_limit_check_one_1", "api_kit_rate_limit_batch_1"]);
+        assert.deepEqual(names, ["api_kit_rate_limit_check_one_2", "api_kit_rate_limit_batch_1"]);
       }
       assert.equal(sent[0][2], undefined); // the clock: plain text
     }
