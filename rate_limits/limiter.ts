@@ -260,7 +260,8 @@ export interface RateLimiter {
 
 /**
  * The window counters of `compiled` for `subject` (or `subjects[i]` for policy
- * `i`), in `slot` when given, each counting `cost` (default: the policy's).
+ * `i`), in `slot` when given, each counting `cost` (default: the policy's),
+ * then the credit counters `balances` when given: one list, built at its length.
  */
 function windowCounters(
   subject: string,
@@ -268,9 +269,14 @@ function windowCounters(
   subjects: readonly string[] | undefined,
   slot: string | undefined,
   cost: number | undefined,
+  balances?: readonly CreditCounter[],
 ): RateLimitCounter[] {
-  const counters: RateLimitCounter[] = new Array(compiled.length);
-  for (let i = 0; i < compiled.length; i++) {
+  const n = compiled.length;
+  const counters: RateLimitCounter[] = new Array(n + (balances?.length ?? 0));
+  if (balances !== undefined) {
+    for (let j = 0; j < balances.length; j++) counters[n + j] = balances[j];
+  }
+  for (let i = 0; i < n; i++) {
     const policy = compiled[i];
     const own = subjects === undefined ? subject : subjects[i];
     // Two literals, not a spread: one object shape per kind of check, built without a copy.
@@ -498,6 +504,9 @@ function unansweredError(
 /** The options of a check given none (never kept: its subject changes from check to check). */
 const NO_OPTIONS: RateLimitCheckOptions = Object.freeze({});
 
+/** No policies (a check of credits only), and no policy results. */
+const NO_POLICIES: readonly never[] = Object.freeze([]);
+
 /** A validated check: its counters for the store, built once when its inputs cannot change. */
 interface Prepared {
   readonly subject: string;
@@ -599,7 +608,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       unavailable: true,
       outcome: onStoreError,
       reason,
-      policies: Object.freeze([]),
+      policies: NO_POLICIES,
     });
   const unanswered = { timeout: policyAnswer("timeout"), error: policyAnswer("error") };
 
@@ -646,8 +655,15 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     let results: RateLimitPolicyResult[];
     let allowed = true;
     if (handOn) {
-      results = (credits ? answer.slice(0, compiled.length) : answer) as RateLimitPolicyResult[];
-      for (let i = 0; i < compiled.length; i++) if (!answer[i].allowed) allowed = false;
+      // Made for this call (`isWellFormed`): handed on, or split without a copy when all balances.
+      results = (credits
+        ? compiled.length === 0 ? NO_POLICIES : answer.slice(0, compiled.length)
+        : answer) as RateLimitPolicyResult[];
+      for (let i = 0; i < compiled.length; i++) {
+        if (!answer[i].allowed) {
+          allowed = false;
+        }
+      }
     } else {
       results = new Array(compiled.length);
       for (let i = 0; i < compiled.length; i++) {
@@ -666,7 +682,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     }
     for (let i = compiled.length; i < answer.length; i++) if (!answer[i].allowed) allowed = false;
     if (!credits) return { allowed, unavailable: false, outcome: "store", policies: results };
-    const balances = answer.slice(compiled.length); // validated by the door
+    const balances = handOn && compiled.length === 0 ? answer : answer.slice(compiled.length); // validated by the door
     return {
       allowed,
       unavailable: false,
@@ -755,6 +771,16 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
 
   /** The compiled policies last passed as such (frozen): passed again, they are not looked up. */
   let lastCompiled: readonly CompiledRateLimitPolicy[] | undefined;
+  /**
+   * With this library's in-process store (`reuses`: it answers at once and keeps
+   * no counter it is given; a remote store's queued check holds its counters), the window counters of `reusedFor` checked without options, reused
+   * by each such check (only their subject set); `reusing` while a check uses
+   * them (a store's clock calling back into the limiter builds its own).
+   */
+  let reused: { subject: string }[] = [];
+  let reusedFor: readonly CompiledRateLimitPolicy[] | undefined;
+  let reusing = false;
+  const reuses = handOn && inProcess;
 
   /** Validates a check and builds its counters; kept when its inputs cannot change. */
   const prepare = (
@@ -767,7 +793,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     const compiled = lastCompiled !== undefined && policies === lastCompiled
       ? lastCompiled
       : credits !== undefined && Array.isArray(policies) && policies.length === 0
-      ? []
+      ? NO_POLICIES
       : compileRateLimitPolicies(policies);
     if (compiled === policies) lastCompiled = compiled;
     const cost = checkOptions.cost === undefined
@@ -779,14 +805,18 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     }
     subjects?.forEach(assertSubject);
     const slot = checkOptions.slot === undefined ? undefined : assertSubject(checkOptions.slot);
-    const counters = windowCounters(subject, compiled, subjects, slot, cost);
-    if (credits !== undefined) {
+    let counters: RateLimitCounter[];
+    if (credits === undefined) {
+      counters = windowCounters(subject, compiled, subjects, slot, cost);
+    } else {
       if (cost !== undefined && cost > MAX_CREDITS) {
         throw new TypeError(`cost must be at most ${MAX_CREDITS} with credits`);
       }
-      for (const balance of creditCounters(subject, credits, cost ?? 1, slot)) {
-        counters.push(balance);
-      }
+      const balances = creditCounters(subject, credits, cost ?? 1, slot);
+      // Balances only (a credits spend): their list is the check's, no copy.
+      counters = compiled.length === 0
+        ? balances
+        : windowCounters(subject, compiled, subjects, slot, cost, balances);
     }
     const check = { subject, policies, compiled, counters, credits: credits !== undefined };
     if (
@@ -819,7 +849,17 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     if (checkOptions === undefined && policies === lastCompiled && lastCompiled !== undefined) {
       // Compiled policies passed again without options (a limit per subject): nothing to look up.
       compiled = lastCompiled;
-      counters = windowCounters(assertSubject(subject), compiled, undefined, undefined, undefined);
+      assertSubject(subject);
+      if (!reuses || reusing) {
+        counters = windowCounters(subject, compiled, undefined, undefined, undefined);
+      } else {
+        if (reusedFor !== compiled) {
+          reused = windowCounters(subject, compiled, undefined, undefined, undefined);
+          reusedFor = compiled;
+        } else for (let i = 0; i < reused.length; i++) reused[i].subject = subject;
+        counters = reused as RateLimitCounter[];
+        reusing = true;
+      }
     } else {
       // The options kept last, asked again (a key's requests in a row): no look-up.
       let check = checkOptions === undefined
@@ -838,9 +878,12 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     const trace = taps.enter?.();
     if (!inProcess) return later(start, trace, counters, compiled, credits);
     const began = taps.check !== undefined ? performance.now() : 0;
-    const sent = door.check(counters, undefined, trace, nowMs) as
-      | readonly CounterResult[]
-      | Unanswered;
+    let sent;
+    try {
+      sent = door.check(counters, undefined, trace, nowMs) as readonly CounterResult[] | Unanswered;
+    } finally {
+      reusing = false;
+    }
     return counted(began, trace, resultOf(sent, compiled, counters, credits));
   };
 

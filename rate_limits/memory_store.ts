@@ -6,13 +6,7 @@
  *
  * @module
  */
-import type {
-  CounterResult,
-  CreditCounter,
-  RateLimitCounter,
-  RateLimitStore,
-  WindowCounter,
-} from "./store.ts";
+import type { CounterResult, CreditCounter, RateLimitCounter, RateLimitStore } from "./store.ts";
 import { assertCount, assertEpochMs, MAX_CREDITS } from "./_checks.ts";
 import { assertKnownOptions } from "./_options.ts";
 import { answersWellFormed } from "./_door.ts";
@@ -51,21 +45,24 @@ export interface MemoryRateLimitStore extends RateLimitStore {
 
 /**
  * Window counters live in typed arrays, a row each (no object per counter: a
- * check reads one row of 17 numbers, where a `Map` of objects chased five
+ * check reads one row of 18 numbers, where a `Map` of objects chased five
  * pointers, so its cost grew with the number of counters held). Row `r` holds
  * in `data` from `r * STRIDE`: its window (ms), newest sub-bucket counted,
  * the ms that sub-bucket starts, the next one starts and it leaves (from then
  * on nothing is counted: kept, so a check inside its sub-bucket divides
- * nothing), units held, then its units per sub-bucket in a ring of `SLOTS`
- * (for `head - SUB_BUCKETS`…`head`, the newest at its `RING` link).
+ * nothing), the ms its oldest unit leaves (kept as units come and sub-buckets
+ * leave: an allowed check walks nothing; meaningless with no units held),
+ * units held, then its units per sub-bucket in a ring of `SLOTS` (for
+ * `head - SUB_BUCKETS`…`head`, the newest at its `RING` link).
  */
 const WINDOW_MS = 0;
 const HEAD = 1;
 const START = 2;
 const NEXT_AT = 3;
 const IDLE_AT = 4;
-const TOTAL = 5;
-const COUNTS = 6;
+const FIRST_LEAVES = 5;
+const TOTAL = 6;
+const COUNTS = 7;
 const SLOTS = SUB_BUCKETS + 1;
 const STRIDE = COUNTS + SLOTS;
 
@@ -112,6 +109,7 @@ function advance(data: Float64Array, links: Int32Array, r: number, q: number): v
     links[r * LINKS + RING] = i;
   }
   moveHead(data, at, q);
+  if (data[at + TOTAL] > 0) data[at + FIRST_LEAVES] = leavesBy(data, links, r, 1);
 }
 
 /** Sets the newest sub-bucket of the row at `at` to `q`, with the moments it starts, ends and leaves at. */
@@ -131,59 +129,56 @@ interface WindowAnswer extends CounterResult {
 }
 
 /**
- * The answer of row `r` at moment `now` (after consuming, if it did). Allowed,
- * it resets when its oldest unit leaves (0: none held); refused, when the units
- * it lacks have left (`windowMs`: a cost above the limit never fits).
+ * The answer of row `r` (policy `name`, `limit` units, `cost` this check) at
+ * moment `now` (after consuming, if it did). Allowed, it resets when its oldest
+ * unit leaves (0: none held); refused, when the units it lacks have left
+ * (`windowMs`: a cost above the limit never fits).
  */
 function answer(
   data: Float64Array,
   links: Int32Array,
   r: number,
-  counter: WindowCounter,
+  name: string,
+  limit: number,
+  cost: number,
   now: number,
   consumed: boolean,
 ): WindowAnswer {
-  const { name, limit, windowMs, cost } = counter;
+  const windowMs = data[r * STRIDE + WINDOW_MS];
   const total = data[r * STRIDE + TOTAL];
   const allowed = consumed || total + cost <= limit;
+  // A clock that stepped back counts at the start of the newest sub-bucket.
+  const start = data[r * STRIDE + START];
+  const t = now < start ? start : now;
   const resetMs = allowed
-    ? total === 0 ? 0 : leaveMs(data, links, r, 1, windowMs, now)
+    ? total === 0 ? 0 : data[r * STRIDE + FIRST_LEAVES] - t
     : cost <= limit
-    ? leaveMs(data, links, r, total + cost - limit, windowMs, now)
+    ? leavesBy(data, links, r, total + cost - limit) - t
     : windowMs;
   return { name, limit, windowMs, remaining: limit - total, resetMs, allowed };
 }
 
 /**
- * Ms from `now` until `units` (1 to the units held) of row `r` have left:
+ * The ms at which `units` (1 to the units held) of row `r` have left:
  * sub-buckets walked from the oldest counted, at most `SLOTS` of them.
  */
-function leaveMs(
-  data: Float64Array,
-  links: Int32Array,
-  r: number,
-  units: number,
-  windowMs: number,
-  now: number,
-): number {
+function leavesBy(data: Float64Array, links: Int32Array, r: number, units: number): number {
   const at = r * STRIDE;
+  const windowMs = data[at + WINDOW_MS];
   const head = data[at + HEAD];
-  // A clock that stepped back counts at the start of the newest sub-bucket.
-  const start = data[at + START];
-  const t = now < start ? start : now;
   const counts = at + COUNTS;
   const newest = links[r * LINKS + RING];
   // Every unit in the newest sub-bucket (a steady key's usual case, and a key
   // refused within the sub-bucket that filled it): no walk.
-  if (data[counts + newest] === data[at + TOTAL]) return data[at + IDLE_AT] - t;
+  if (data[counts + newest] === data[at + TOTAL]) return data[at + IDLE_AT];
   let i = newest === SUB_BUCKETS ? 0 : newest + 1;
   let left = 0;
   for (let q = head - SUB_BUCKETS; q <= head; q++) {
     left += data[counts + i];
-    if (left >= units) return leavesAt(q, windowMs) - t;
+    if (left >= units) return leavesAt(q, windowMs);
     if (++i === SLOTS) i = 0;
   }
-  return windowMs; // not reached: the sub-buckets hold every unit
+  return data[at + IDLE_AT]; // not reached: the sub-buckets hold every unit
 }
 
 /** A credit balance: credits left, as of a time (ms) or the refill boundary it last took. */
@@ -211,7 +206,7 @@ interface Balance {
  * also carries its `name`, `limit` and `windowMs` (a new object per check: the
  * limiter hands it on as the policy result). Work per check and memory
  * per counter are constant: at most `maxCounters` window counters (a row of
- * 17 numbers each, the room of dropped ones reused), and as many balances.
+ * 18 numbers each, the room of dropped ones reused), and as many balances.
  *
  * @example
  * ```ts
@@ -362,11 +357,17 @@ export function createMemoryRateLimitStore(
   };
 
   /**
-   * The row of `counter`'s window, used now and moved to `now` (a clock that
-   * stepped back leaves it where it is); `first`: its subject's first row (-1: none).
+   * The row of window `name` of `windowMs` for `subject`, used now and moved to
+   * `now` (a clock that stepped back leaves it where it is); `first`: the
+   * subject's first row (-1: none).
    */
-  const windowOf = (counter: WindowCounter, first: number, now: number): number => {
-    const { name, windowMs } = counter;
+  const windowOf = (
+    subject: string,
+    name: string,
+    windowMs: number,
+    first: number,
+    now: number,
+  ): number => {
     for (let r = first; r !== -1; r = links[r * LINKS + NEXT]) {
       if (names[r] === name && data[r * STRIDE + WINDOW_MS] === windowMs) {
         if (r !== newestRow) {
@@ -382,12 +383,12 @@ export function createMemoryRateLimitStore(
         return r;
       }
     }
-    return addWindow(counter, first, now);
+    return addWindow(subject, name, windowMs, now);
   };
 
-  /** A new row for `counter`'s window at `now`, first of its subject's rows (`first`: the others). */
-  const addWindow = (counter: WindowCounter, first: number, now: number): number => {
-    const { subject, name, windowMs } = counter;
+  /** A new row for a window at `now`, first of its subject's rows (the others after it). */
+  const addWindow = (subject: string, name: string, windowMs: number, now: number): number => {
+    const first = firstRow.get(subject) ?? -1;
     if (freeRow === -1) grow();
     const r = freeRow;
     freeRow = links[r * LINKS + NEXT];
@@ -405,9 +406,16 @@ export function createMemoryRateLimitStore(
     return r;
   };
 
-  /** Each counter's window row or balance during one check (reused: a check runs synchronously). */
+  /**
+   * During one check (reused: a check runs synchronously), each counter's
+   * window row (-1: a balance) or balance, cost and limit: a counter's fields
+   * are read once (counters come in several shapes, so each read is a
+   * look-up).
+   */
   const rows: number[] = [];
   const held: Balance[] = [];
+  const costs: number[] = [];
+  const limits: number[] = [];
 
   const checkAt = (counters: readonly RateLimitCounter[], now: number): CounterResult[] => {
     const n = counters.length;
@@ -417,45 +425,53 @@ export function createMemoryRateLimitStore(
     let first = -1;
     for (let i = 0; i < n; i++) {
       const counter = counters[i];
+      // Read after `kind`: of a kind, counters come in fewer shapes.
       if (counter.kind === "credit") {
+        const cost = counter.cost;
         const balance = balanceOf(counter, now);
         held[i] = balance;
         rows[i] = -1;
-        if (balance.credits < counter.cost) consume = false;
+        costs[i] = cost;
+        if (balance.credits < cost) consume = false;
       } else {
+        const { name, limit, windowMs, cost } = counter;
+        costs[i] = cost;
         if (counter.subject !== subject) {
           subject = counter.subject;
           first = firstRow.get(subject) ?? -1;
         }
         const count = windowCount;
-        const r = windowOf(counter, first, now);
+        const r = windowOf(subject, name, windowMs, first, now);
         if (windowCount !== count) first = r; // a new row, now its subject's first
         rows[i] = r;
-        if (data[r * STRIDE + TOTAL] + counter.cost > counter.limit) consume = false;
+        limits[i] = limit;
+        if (data[r * STRIDE + TOTAL] + cost > limit) consume = false;
       }
     }
     const results: CounterResult[] = new Array(n);
     for (let i = 0; i < n; i++) {
-      const counter = counters[i];
-      const consumed = consume && counter.cost > 0;
-      if (counter.kind === "credit") {
+      const cost = costs[i];
+      const consumed = consume && cost > 0;
+      const r = rows[i];
+      if (r === -1) {
         const balance = held[i];
         const { amount, resetMs } = balance;
-        const allowed = balance.credits >= counter.cost;
+        const allowed = balance.credits >= cost;
         results[i] = {
           allowed,
-          remaining: balance.credits - (consumed ? counter.cost : 0),
-          resetMs: !allowed && counter.cost > amount ? -1 : resetMs,
+          remaining: balance.credits - (consumed ? cost : 0),
+          resetMs: !allowed && cost > amount ? -1 : resetMs,
         };
-        if (consumed) balance.credits -= counter.cost;
+        if (consumed) balance.credits -= cost;
         continue;
       }
-      const r = rows[i];
       if (consumed) {
-        data[r * STRIDE + COUNTS + links[r * LINKS + RING]] += counter.cost;
-        data[r * STRIDE + TOTAL] += counter.cost;
+        const at = r * STRIDE;
+        if (data[at + TOTAL] === 0) data[at + FIRST_LEAVES] = data[at + IDLE_AT]; // its first unit
+        data[at + COUNTS + links[r * LINKS + RING]] += cost;
+        data[at + TOTAL] += cost;
       }
-      results[i] = answer(data, links, r, counter, now, consumed);
+      results[i] = answer(data, links, r, names[r], limits[i], cost, now, consumed);
     }
     sweep(now, n + 1);
     return results;

@@ -13,6 +13,8 @@ import assert from "node:assert/strict";
 import process from "node:process";
 import pg from "pg";
 import { createClient } from "redis";
+import { createRateLimiter } from "../../rate_limits/limiter.ts";
+import { compileRateLimitPolicies } from "../../rate_limits/policy.ts";
 import { createPostgresRateLimitStore } from "../../rate_limits/postgres/mod.ts";
 import { createRedisRateLimitStore } from "../../rate_limits/redis/mod.ts";
 import type {
@@ -132,6 +134,23 @@ for (const kind of await readyStores("remote store contract")) {
         const change = store.changeCredits!;
         assert.equal(await change(credit, { add: 100 }, past), null);
         assert.equal((await change(credit, { add: 1 }, Date.now() + 30_000))?.remaining, 10);
+      } finally {
+        await close();
+      }
+    });
+
+    it("through a limiter: compiled policies checked concurrently without options count each check's own subject", async () => {
+      const { store, close } = await openStore(kind);
+      try {
+        const limiter = createRateLimiter({ store, logger: () => {}, timeoutMs: 30_000 });
+        const policies = compileRateLimitPolicies([{ name: "own", limit: 10, windowMs: 60_000 }]);
+        const subjects = ["a", "b", "c", "d"].map((s) => freshSubject(`own-${s}`));
+        // The first is sent at once (an idle limiter), the others queued in the same task.
+        await Promise.all(subjects.map((subject) => limiter.check(subject, policies)));
+        for (const subject of subjects) {
+          const { policies: [own] } = await limiter.check(subject, policies, { cost: 0 });
+          assert.equal(own.remaining, 9, `${subject}: one unit counted`);
+        }
       } finally {
         await close();
       }

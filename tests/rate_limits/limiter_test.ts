@@ -467,6 +467,30 @@ describe("createRateLimiter", () => {
     assert.notEqual(copied.policies[0], shared[0]);
   });
 
+  it("compiled policies checked again count each check's own subject, also when the store's clock checks another subject mid-check", () => {
+    const policies = compileRateLimitPolicies([api, { name: "wide", limit: 5, windowMs: 1_000 }]);
+    let nested: string | undefined;
+    const store = createMemoryRateLimitStore({
+      now: () => {
+        const subject = nested;
+        nested = undefined;
+        if (subject !== undefined) limiter.checkNow!(subject, policies); // a clock calling back
+        return 1_000_000;
+      },
+    });
+    const limiter = createRateLimiter({ ...quiet, store });
+    const remaining = (subject: string) =>
+      limiter.checkNow!(subject, policies, { cost: 0 }).policies.map((p) => p.remaining);
+    limiter.checkNow!("a", policies);
+    limiter.checkNow!("b", policies);
+    nested = "c";
+    limiter.checkNow!("a", policies); // "c" checked inside "a"'s check
+    limiter.checkNow!("b", policies);
+    assert.deepEqual(remaining("a"), [1, 3]);
+    assert.deepEqual(remaining("b"), [1, 3]);
+    assert.deepEqual(remaining("c"), [2, 4]);
+  });
+
   it("passes every policy of a check in one counter list, and concurrent checks in one batch (the first sent at once by an idle door)", async () => {
     const batches: number[][] = [];
     const inner = createMemoryRateLimitStore();
