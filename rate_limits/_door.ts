@@ -27,6 +27,7 @@
 import type { LimiterTaps } from "../telemetry/_taps.ts";
 import type { CounterResult, RateLimitCounter, RateLimitStore, StoreCheck } from "./store.ts";
 import { type Watch, Watchdog } from "./_watchdog.ts";
+import { isWellFormed } from "./_well_formed.ts";
 
 /** Most store calls in flight per limiter. */
 export const MAX_IN_FLIGHT = 4;
@@ -97,44 +98,6 @@ function counterProblem(answer: unknown, n: number): string | undefined {
     ) return "a counter answer is not { allowed, remaining, resetMs }";
   }
   return undefined;
-}
-
-/**
- * The `checkNow` and `checkBatch` functions of this library's stores, whose answers are not
- * checked again (a replaced one is not among them: its answers are).
- */
-const WELL_FORMED = new WeakSet<(...args: never[]) => unknown>();
-
-/**
- * Marks `checkNow` (the memory store's), or `checkBatch` (the Redis store's: each check's
- * answers), as answering well-formed results, each answer a new object, a window counter's
- * carrying its `name`, `limit` and `windowMs` (a policy result as the limiter answers it).
- *
- * @example
- * ```ts
- * import { answersWellFormed } from "./_door.ts";
- * const checkNow = () => [];
- * answersWellFormed(checkNow);
- * ```
- */
-export function answersWellFormed(checkNow: (...args: never[]) => unknown): void {
-  WELL_FORMED.add(checkNow);
-}
-
-/**
- * Whether `checkNow` (or `checkBatch`) was marked by `answersWellFormed`: its answers are also
- * made for the call and kept by nobody (the limiter may hand them on).
- *
- * @example
- * ```ts
- * import { answersWellFormed, isWellFormed } from "./_door.ts";
- * const checkNow = () => [];
- * answersWellFormed(checkNow);
- * isWellFormed(checkNow); // true
- * ```
- */
-export function isWellFormed(checkNow: unknown): boolean {
-  return WELL_FORMED.has(checkNow as (...args: never[]) => unknown);
 }
 
 /** A `TypeError` for a malformed reply of `storeName`. */

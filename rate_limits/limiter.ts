@@ -24,13 +24,8 @@ import type {
 import { compileCreditChange, compileCreditRefill } from "./credits.ts";
 import { settleBalance } from "./_refill.ts";
 import { type LimiterTaps, registerTaps } from "../telemetry/_taps.ts";
-import {
-  assertCounterResult,
-  createStoreDoor,
-  isWellFormed,
-  malformed,
-  Unanswered,
-} from "./_door.ts";
+import { assertCounterResult, createStoreDoor, malformed, Unanswered } from "./_door.ts";
+import { isWellFormed } from "./_well_formed.ts";
 import { assertKnownOptions } from "./_options.ts";
 import {
   assertCost,

@@ -9,7 +9,7 @@
 import type { CounterResult, CreditCounter, RateLimitCounter, RateLimitStore } from "./store.ts";
 import { assertCount, assertEpochMs, MAX_CREDITS } from "./_checks.ts";
 import { assertKnownOptions } from "./_options.ts";
-import { answersWellFormed } from "./_door.ts";
+import { answersWellFormed } from "./_well_formed.ts";
 import { compileCreditChange } from "./credits.ts";
 import { settleBalance } from "./_refill.ts";
 import { Recency, type RecencyNode } from "./_recency.ts";

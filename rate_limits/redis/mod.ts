@@ -37,7 +37,7 @@ import { compileCreditChange } from "../credits.ts";
 import { refillParams } from "../_refill.ts";
 import { createClockOffset } from "../_clock.ts";
 import { byKind, reportErrors } from "../_remote.ts";
-import { answersWellFormed } from "../_door.ts";
+import { answersWellFormed } from "../_well_formed.ts";
 import { CHANGE_SCRIPT, CHECK_SCRIPT, READ_SCRIPT, TIME_SCRIPT } from "./_script.ts";
 
 /** Arguments of a script call, as node-redis takes them. */

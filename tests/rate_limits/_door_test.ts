@@ -1,9 +1,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { answersWellFormed, isWellFormed } from "../../rate_limits/_well_formed.ts";
 import {
-  answersWellFormed,
   createStoreDoor,
-  isWellFormed,
   MAX_BATCH,
   MAX_IN_FLIGHT,
   replyMarginMs,

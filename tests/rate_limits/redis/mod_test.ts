@@ -7,7 +7,7 @@ import {
   type RedisScriptClient,
 } from "../../../rate_limits/redis/mod.ts";
 import { CHECK_SCRIPT, TIME_SCRIPT } from "../../../rate_limits/redis/_script.ts";
-import { isWellFormed } from "../../../rate_limits/_door.ts";
+import { isWellFormed } from "../../../rate_limits/_well_formed.ts";
 
 const counters = [
   { kind: "window" as const, subject: "s", name: "a", limit: 5, windowMs: 1_000, cost: 1 },
