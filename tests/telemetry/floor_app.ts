@@ -56,11 +56,13 @@ const { key } = await service.create({
 });
 const request = tracerProvider.getTracer("app").startSpan("request");
 await context.with(trace.setSpan(context.active(), request), async () => {
-  // Two checks coalesced into one store call; a verification reaching the storage.
-  await Promise.all([
-    limiter.check("a", [{ name: "api", limit: 5, windowMs: 1_000 }]),
-    limiter.check("b", [{ name: "api", limit: 5, windowMs: 1_000 }]),
-  ]);
+  // Three checks: the first sent at once (an idle limiter), the two others coalesced into one
+  // store call; a verification reaching the storage.
+  await Promise.all(
+    ["a", "b", "c"].map((subject) =>
+      limiter.check(subject, [{ name: "api", limit: 5, windowMs: 1_000 }])
+    ),
+  );
   await service.authorize(key);
 });
 request.end();
