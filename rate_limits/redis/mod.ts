@@ -61,7 +61,8 @@ export interface RedisScriptClient {
   /** Runs (and caches) a script. */
   eval(script: string, options: RedisScriptArguments): Promise<unknown>;
   /**
-   * Sends one command given as its words (node-redis `sendCommand(args)`):
+   * Sends one command given as its words (node-redis `sendCommand(args, options)`;
+   * the store passes `{ timeout: undefined }`: no client-side timer per command):
    * when the client has it (a node-redis client's takes the command first, a
    * cluster's a key, so a `clustered` store does not use it), scripts go
    * through it, cheaper per call than `evalSha`. Typed loosely so that a
