@@ -7,7 +7,9 @@
  * Production setup: a client without an offline queue (a check sent while
  * Redis is away would otherwise wait in the client and be applied late), the
  * store's own `error` listener (it attaches one, so a lost connection never
- * ends the process), and `await limiter.ready()` at start-up.
+ * ends the process), and `await limiter.ready()` at start-up. Scripts sent
+ * through the client's `sendCommand` go without its command timeout (node-redis
+ * 6 arms a 5 s timer per command by default): the limiter bounds every call.
  *
  * @example
  * ```ts
@@ -59,7 +61,8 @@ export interface RedisScriptClient {
   /** Runs (and caches) a script. */
   eval(script: string, options: RedisScriptArguments): Promise<unknown>;
   /**
-   * Sends one command given as its words (node-redis `sendCommand(args)`):
+   * Sends one command given as its words (node-redis `sendCommand(args, options)`;
+   * the store passes `{ timeout: undefined }`: no client-side timer per command):
    * when the client has it (a node-redis client's takes the command first, a
    * cluster's a key, so a `clustered` store does not use it), scripts go
    * through it, cheaper per call than `evalSha`. Typed loosely so that a
@@ -124,6 +127,13 @@ export interface RedisRateLimitStore extends RateLimitStore {
   close(): void;
 }
 
+/**
+ * The command options of a script sent through `sendCommand`: no client-side timeout. The
+ * limiter's door bounds every call already, and node-redis 6's default one (5 s) arms a
+ * timer per command (an `AbortSignal.timeout`), the costliest step of a check on the client.
+ */
+const NO_CLIENT_TIMEOUT = Object.freeze({ timeout: undefined });
+
 /** Hex SHA-1 of `text` (Redis names scripts by it). */
 async function sha1(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-1", new TextEncoder().encode(text));
@@ -178,10 +188,10 @@ export function createRedisRateLimitStore(
   const clock = createClockOffset();
   const stopReporting = reportErrors(client, "redis", options.logger);
 
-  /** The client's `sendCommand(args)`, unless it is a cluster's (whose first argument is a key). */
+  /** The client's `sendCommand(args, options)`, unless it is a cluster's (whose first argument is a key). */
   const raw = options.clustered !== true && typeof client.sendCommand === "function" &&
       client.sendCommand.length <= 2
-    ? (client.sendCommand as (args: string[]) => Promise<unknown>).bind(client)
+    ? (client.sendCommand as (args: string[], options: object) => Promise<unknown>).bind(client)
     : undefined;
   /**
    * `verb` (`EVALSHA` or `EVAL`) of `script` (its SHA-1 or text) with `words` (a command's
@@ -196,7 +206,7 @@ export function createRedisRateLimitStore(
     }
     words[0] = verb;
     words[1] = script;
-    return raw(words);
+    return raw(words, NO_CLIENT_TIMEOUT);
   };
   /** The words of a script call with `keys` and `args` (the verb and script left to `sendAs`). */
   const wordsOf = (keys: readonly string[], args: readonly string[]) => [

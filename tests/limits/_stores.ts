@@ -130,7 +130,7 @@ export async function openStore(
       script: string,
       options: { keys: string[]; arguments: string[] },
     ) => (sent++, client.eval(script, options)),
-    sendCommand: (args: string[]) => (sent++, client.sendCommand(args)),
+    sendCommand: (args: string[], options?: object) => (sent++, client.sendCommand(args, options)),
   };
   return {
     kind,

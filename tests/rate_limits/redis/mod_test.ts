@@ -80,12 +80,14 @@ describe("createRedisRateLimitStore", () => {
     assert.equal(calls[2].script, CHECK_SCRIPT);
   });
 
-  it("sends through a client's sendCommand(args) when it has one (EVALSHA, then EVAL when the server lacks the script); a cluster's goes through evalSha", async () => {
+  it("sends through a client's sendCommand(args, options) when it has one (EVALSHA, then EVAL when the server lacks the script), without the client's command timeout; a cluster's goes through evalSha", async () => {
     const { client, calls } = fakeClient(() => [1, 1, 4, 1_000]);
     const sent: string[][] = [];
+    const options: unknown[] = [];
     const raw = Object.assign(client, {
-      sendCommand: (args: string[]) => {
+      sendCommand: (args: string[], commandOptions?: unknown) => {
         sent.push(args);
+        options.push(commandOptions);
         const [verb, script, n] = args;
         const call = { keys: args.slice(3, 3 + Number(n)), arguments: args.slice(3 + Number(n)) };
         return verb === "EVAL" ? client.eval(script, call) : client.evalSha(script, call);
@@ -112,6 +114,9 @@ describe("createRedisRateLimitStore", () => {
     assert.deepEqual(sent[4].slice(2, 4), ["1", "t:{s}:s:a:1000:b"]);
     assert.deepEqual(sent[4].slice(4, 6), ["1", calls[2].call.arguments[1]]);
     assert.deepEqual(sent[4].slice(6), ["1", "0", "5", "1000", "1"]);
+    // No client-side timer per command (node-redis 6 arms one by default): the door bounds each call.
+    assert.equal(options.length, sent.length);
+    for (const o of options) assert.deepEqual(o, { timeout: undefined });
 
     const clusterSent: unknown[] = [];
     const { client: cluster, calls: clusterCalls } = fakeClient(() => [1, 1, 4, 1_000]);
