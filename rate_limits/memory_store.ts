@@ -357,9 +357,9 @@ export function createMemoryRateLimitStore(
   };
 
   /**
-   * The row of window `name` of `windowMs` for `subject`, used now and moved to
-   * `now` (a clock that stepped back leaves it where it is); `first`: the
-   * subject's first row (-1: none).
+   * The row of window `name` of `windowMs` for `subject`, moved to `now` (a
+   * clock that stepped back leaves it where it is; `touch` moves it in the
+   * order of use); `first`: the subject's first row (-1: none).
    */
   const windowOf = (
     subject: string,
@@ -370,10 +370,6 @@ export function createMemoryRateLimitStore(
   ): number => {
     for (let r = first; r !== -1; r = links[r * LINKS + NEXT]) {
       if (names[r] === name && data[r * STRIDE + WINDOW_MS] === windowMs) {
-        if (r !== newestRow) {
-          unlink(r);
-          append(r);
-        }
         // Inside the newest sub-bucket by more than 1 ms (a fractional clock included): no division.
         const at = r * STRIDE;
         if (now < data[at + START] || now >= data[at + NEXT_AT] - 1) {
@@ -417,6 +413,45 @@ export function createMemoryRateLimitStore(
   const costs: number[] = [];
   const limits: number[] = [];
 
+  /**
+   * Moves the window rows of a check (the first `n` of `rows`) to the newest
+   * end of the order of use: as one run when they follow each other there (a
+   * subject's policies checked again: two links changed, not a move per row),
+   * else one by one.
+   */
+  const touch = (n: number) => {
+    let a = -1;
+    let b = -1;
+    for (let i = 0; i < n; i++) {
+      const r = rows[i];
+      if (r === -1) continue;
+      if (a === -1) a = r;
+      else if (links[b * LINKS + NEWER] !== r) return touchEach(n);
+      b = r;
+    }
+    if (b === -1 || b === newestRow) return;
+    const older = links[a * LINKS + OLDER];
+    const newer = links[b * LINKS + NEWER]; // not -1: `b` is not the newest
+    if (older === -1) oldestRow = newer;
+    else links[older * LINKS + NEWER] = newer;
+    links[newer * LINKS + OLDER] = older;
+    links[a * LINKS + OLDER] = newestRow;
+    links[newestRow * LINKS + NEWER] = a;
+    links[b * LINKS + NEWER] = -1;
+    newestRow = b;
+  };
+
+  /** Moves the window rows of a check to the newest end one by one, in order. */
+  const touchEach = (n: number) => {
+    for (let i = 0; i < n; i++) {
+      const r = rows[i];
+      if (r !== -1 && r !== newestRow) {
+        unlink(r);
+        append(r);
+      }
+    }
+  };
+
   const checkAt = (counters: readonly RateLimitCounter[], now: number): CounterResult[] => {
     const n = counters.length;
     let consume = true;
@@ -448,6 +483,7 @@ export function createMemoryRateLimitStore(
         if (data[r * STRIDE + TOTAL] + cost > limit) consume = false;
       }
     }
+    touch(n);
     const results: CounterResult[] = new Array(n);
     for (let i = 0; i < n; i++) {
       const cost = costs[i];

@@ -210,6 +210,46 @@ describe("createMemoryRateLimitStore", () => {
     ]);
   });
 
+  it("past maxCounters drops the least recently checked window counters, a check's counters used in their order (as one run or one by one)", () => {
+    const keys = ["a", "b", "c"].flatMap((subject) =>
+      ["p", "q", "r"].map((name) => [subject, name])
+    );
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.uniqueArray(fc.integer({ min: 0, max: keys.length - 1 }), {
+            minLength: 1,
+            maxLength: 4,
+          }),
+          {
+            minLength: 1,
+            maxLength: 40,
+          },
+        ),
+        (checks) => {
+          const store = createMemoryRateLimitStore({ maxCounters: 4, now: () => 0 });
+          const held = new Map<number, number>(); // the reference: units by key, in order of use
+          for (const check of checks) {
+            const expected = check.map((k) => {
+              const units = (held.get(k) ?? 0) + 1;
+              held.delete(k);
+              held.set(k, units);
+              return 1_000 - units;
+            });
+            while (held.size > 4) held.delete(held.keys().next().value!);
+            const answers = checkNow(
+              store,
+              check.map((k) => ({ ...counter(keys[k][0], 1, 1_000, 3_600_000), name: keys[k][1] })),
+            );
+            assert.deepEqual(answers.map((a) => a.remaining), expected);
+            assert.equal(store.size, held.size);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
   it("counts from its newest sub-bucket when the clock steps back", () => {
     let now = 10_000;
     const store = createMemoryRateLimitStore({ now: () => now });
