@@ -1074,4 +1074,52 @@ describe("VerifyFlow: a cached key's authorization with an in-process limiter", 
     broken = undefined;
     assert.equal((await service.authorize(key)).rateLimitResults?.[0].remaining, 8);
   });
+
+  it("an asynchronous check's answer is recorded as a synchronous one's: allowed, refused, or a bug (never an open pass)", async () => {
+    let broken = false;
+    const inner = createRateLimiter({ logger: () => {} });
+    // No checkNow: the check answers through a promise (as a remote store's does).
+    const limiter: RateLimiter = {
+      onStoreError: inner.onStoreError,
+      store: inner.store,
+      ready: () => inner.ready(),
+      changeCredits: (...args) => inner.changeCredits(...args),
+      readCredits: (...args) => inner.readCredits(...args),
+      check: (subject, policies, options) =>
+        broken
+          ? Promise.reject(new TypeError("store bug"))
+          : inner.check(subject, policies, options),
+    };
+    const outcomes: string[] = [];
+    const { service, events } = makeService({
+      limiter,
+      debounceMs: 0,
+      emitUsageEvents: true,
+      cache: { ttlMs: 60_000 },
+      onAuthorizationMetric: (metric) => {
+        outcomes.push(metric.outcome);
+      },
+    });
+    const { key } = await service.create({
+      tenantId: "t1",
+      name: "k",
+      scopes: READ_ORDERS,
+      rateLimits: [{ name: "minute", limit: 2, windowMs: 60_000 }],
+      credits: { remaining: 10 },
+    });
+    await service.authorize(key); // the storage path fills the cache
+    events.length = 0;
+    const allowed = await service.authorize(key);
+    assert.ok(Object.isFrozen(allowed));
+    assert.equal(allowed.rateLimitResults?.[0].remaining, 0);
+    assert.equal(allowed.creditResult?.remaining, 8);
+    assert.deepEqual(events.map((e) => e.type), ["api_key.used"]);
+    const refused = await service.authorize(key).then(() => undefined, (e) => e);
+    assert.equal(refused?.code, "api_key_rate_limited");
+    broken = true;
+    const bug = await service.authorize(key).then(() => undefined, (e) => e);
+    assert.ok(bug instanceof TypeError, `got ${bug}`);
+    assert.deepEqual(outcomes, ["success", "success", "rate_limited", "error"]);
+    assert.deepEqual(events.map((e) => e.type).filter((t) => t === "api_key.used").length, 1);
+  });
 });
