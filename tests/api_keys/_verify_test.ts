@@ -975,14 +975,23 @@ describe("seed 0.4: tenant ids already stored keep verifying", () => {
 });
 
 describe("VerifyFlow: a cached key's authorization with an in-process limiter", () => {
-  /** A service whose limiter's synchronous check is `checkNow` (by default the memory store's). */
-  function cachedSetup(checkNow?: RateLimiter["checkNow"]) {
+  /**
+   * A service whose limiter's synchronous check is `checkNow` (by default the memory
+   * store's); with `asynchronous`, a limiter without one, checking through it.
+   */
+  function cachedSetup(
+    checkNow?: RateLimiter["checkNow"],
+    asynchronous?: (inner: RateLimiter) => RateLimiter["check"],
+  ) {
     const inner = createRateLimiter({ logger: () => {} });
-    const limiter: RateLimiter = {
-      ...inner,
-      check: () => Promise.reject(new Error("check called where checkNow serves")),
-      checkNow: checkNow ?? inner.checkNow,
-    };
+    const { checkNow: _, ...remote } = inner;
+    const limiter: RateLimiter = asynchronous !== undefined
+      ? { ...remote, check: asynchronous(inner) }
+      : {
+        ...inner,
+        check: () => Promise.reject(new Error("check called where checkNow serves")),
+        checkNow: checkNow ?? inner.checkNow,
+      };
     const outcomes: string[] = [];
     const made = makeService({
       limiter,
@@ -1077,29 +1086,14 @@ describe("VerifyFlow: a cached key's authorization with an in-process limiter", 
 
   it("an asynchronous check's answer is recorded as a synchronous one's: allowed, refused, or a bug (never an open pass)", async () => {
     let broken = false;
-    const inner = createRateLimiter({ logger: () => {} });
     // No checkNow: the check answers through a promise (as a remote store's does).
-    const limiter: RateLimiter = {
-      onStoreError: inner.onStoreError,
-      store: inner.store,
-      ready: () => inner.ready(),
-      changeCredits: (...args) => inner.changeCredits(...args),
-      readCredits: (...args) => inner.readCredits(...args),
-      check: (subject, policies, options) =>
+    const { service, events, outcomes } = cachedSetup(
+      undefined,
+      (inner) => (subject, policies, options) =>
         broken
           ? Promise.reject(new TypeError("store bug"))
           : inner.check(subject, policies, options),
-    };
-    const outcomes: string[] = [];
-    const { service, events } = makeService({
-      limiter,
-      debounceMs: 0,
-      emitUsageEvents: true,
-      cache: { ttlMs: 60_000 },
-      onAuthorizationMetric: (metric) => {
-        outcomes.push(metric.outcome);
-      },
-    });
+    );
     const { key } = await service.create({
       tenantId: "t1",
       name: "k",
