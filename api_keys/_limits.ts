@@ -592,6 +592,9 @@ export class RequestLimits {
   readonly #resolve: ApiKeyRateLimitResolver | undefined;
   readonly #thresholds: readonly number[];
   readonly #resolverFailed = warnOnce("rateLimitResolver");
+  /** The context last found in `PLANS`, and its plan. */
+  #lastContext: ApiKeyContext | undefined;
+  #lastPlan: KeyPlan | undefined;
 
   /**
    * Checks with `limiter`; policies come from `resolve` when given, else from
@@ -630,8 +633,13 @@ export class RequestLimits {
     nowMs?: number,
   ): ApiKeyContext | Promise<ApiKeyContext> {
     if (options.rateLimits === false) return context;
-    // A key's plan is built once SHA-256 has loaded: found, it needs no other look-up.
-    const known = this.#resolve === undefined ? PLANS.get(context) : undefined;
+    // A key's plan is built once SHA-256 has loaded: found, it needs no other look-up (the
+    // last key's, asked again, not even that one).
+    const known = this.#resolve !== undefined
+      ? undefined
+      : context === this.#lastContext
+      ? this.#lastPlan
+      : this.#found(context, PLANS.get(context));
     if (known !== undefined) {
       // A key with neither policies nor credits, on a route adding none: nothing to check.
       if (known.idle && options.rateLimits === undefined) return context;
@@ -644,6 +652,15 @@ export class RequestLimits {
     if (this.#resolve !== undefined) return this.#resolved(context, options);
     const plan = planOf(context);
     return this.#check(context, options, plan.own, plan, nowMs);
+  }
+
+  /** Keeps `plan`, when found, as the plan of the last context asked; returns it. */
+  #found(context: ApiKeyContext, plan: KeyPlan | undefined): KeyPlan | undefined {
+    if (plan !== undefined) {
+      this.#lastContext = context;
+      this.#lastPlan = plan;
+    }
+    return plan;
   }
 
   /** `apply` with the policies the resolver picks. */
@@ -723,7 +740,7 @@ export class RequestLimits {
     if (balances !== undefined) {
       answers.creditResult = balances[0];
       answers.creditBalance = plan.owners[0];
-      if (plan.pooled) answers.tenantCreditResult = balances.at(-1);
+      if (plan.pooled) answers.tenantCreditResult = balances[balances.length - 1];
     }
     if (result.allowed) return Object.freeze(answers as ApiKeyContext);
     // A rate limit clears sooner than credits refill: its code wins when both deny.

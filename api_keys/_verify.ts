@@ -314,6 +314,21 @@ export class VerifyFlow {
     if (!(applied instanceof Promise)) {
       return this.#authorized(context, applied, options, start, verifiedAt, wallMs);
     }
+    return this.#checkedLater(applied, context, options, start, verifiedAt, wallMs);
+  }
+
+  /**
+   * `#checked` once the limiter answers asynchronously (apart, so the synchronous
+   * path allocates no closure context for its arguments).
+   */
+  #checkedLater(
+    applied: Promise<ApiKeyContext>,
+    context: ApiKeyContext,
+    options: AuthorizeOptions,
+    start: number,
+    verifiedAt: number,
+    wallMs: number | undefined,
+  ): Promise<ApiKeyContext> {
     return applied.then(
       (limited) => this.#authorized(context, limited, options, start, verifiedAt, wallMs),
       (error) => {

@@ -975,14 +975,23 @@ describe("seed 0.4: tenant ids already stored keep verifying", () => {
 });
 
 describe("VerifyFlow: a cached key's authorization with an in-process limiter", () => {
-  /** A service whose limiter's synchronous check is `checkNow` (by default the memory store's). */
-  function cachedSetup(checkNow?: RateLimiter["checkNow"]) {
+  /**
+   * A service whose limiter's synchronous check is `checkNow` (by default the memory
+   * store's); with `asynchronous`, a limiter without one, checking through it.
+   */
+  function cachedSetup(
+    checkNow?: RateLimiter["checkNow"],
+    asynchronous?: (inner: RateLimiter) => RateLimiter["check"],
+  ) {
     const inner = createRateLimiter({ logger: () => {} });
-    const limiter: RateLimiter = {
-      ...inner,
-      check: () => Promise.reject(new Error("check called where checkNow serves")),
-      checkNow: checkNow ?? inner.checkNow,
-    };
+    const { checkNow: _, ...remote } = inner;
+    const limiter: RateLimiter = asynchronous !== undefined
+      ? { ...remote, check: asynchronous(inner) }
+      : {
+        ...inner,
+        check: () => Promise.reject(new Error("check called where checkNow serves")),
+        checkNow: checkNow ?? inner.checkNow,
+      };
     const outcomes: string[] = [];
     const made = makeService({
       limiter,
@@ -1073,5 +1082,38 @@ describe("VerifyFlow: a cached key's authorization with an in-process limiter", 
     }
     broken = undefined;
     assert.equal((await service.authorize(key)).rateLimitResults?.[0].remaining, 8);
+  });
+
+  it("an asynchronous check's answer is recorded as a synchronous one's: allowed, refused, or a bug (never an open pass)", async () => {
+    let broken = false;
+    // No checkNow: the check answers through a promise (as a remote store's does).
+    const { service, events, outcomes } = cachedSetup(
+      undefined,
+      (inner) => (subject, policies, options) =>
+        broken
+          ? Promise.reject(new TypeError("store bug"))
+          : inner.check(subject, policies, options),
+    );
+    const { key } = await service.create({
+      tenantId: "t1",
+      name: "k",
+      scopes: READ_ORDERS,
+      rateLimits: [{ name: "minute", limit: 2, windowMs: 60_000 }],
+      credits: { remaining: 10 },
+    });
+    await service.authorize(key); // the storage path fills the cache
+    events.length = 0;
+    const allowed = await service.authorize(key);
+    assert.ok(Object.isFrozen(allowed));
+    assert.equal(allowed.rateLimitResults?.[0].remaining, 0);
+    assert.equal(allowed.creditResult?.remaining, 8);
+    assert.deepEqual(events.map((e) => e.type), ["api_key.used"]);
+    const refused = await service.authorize(key).then(() => undefined, (e) => e);
+    assert.equal(refused?.code, "api_key_rate_limited");
+    broken = true;
+    const bug = await service.authorize(key).then(() => undefined, (e) => e);
+    assert.ok(bug instanceof TypeError, `got ${bug}`);
+    assert.deepEqual(outcomes, ["success", "success", "rate_limited", "error"]);
+    assert.deepEqual(events.map((e) => e.type).filter((t) => t === "api_key.used").length, 1);
   });
 });
