@@ -7,6 +7,7 @@
  * @module
  */
 import type { CounterResult, CreditCounter, RateLimitCounter, RateLimitStore } from "./store.ts";
+import type { CompiledRateLimitPolicy } from "./policy.ts";
 import { assertCount, assertEpochMs, MAX_CREDITS } from "./_checks.ts";
 import { assertKnownOptions } from "./_options.ts";
 import { answersWellFormed } from "./_well_formed.ts";
@@ -452,12 +453,36 @@ export function createMemoryRateLimitStore(
     }
   };
 
+  /** During a check: the first row of the subject of its window counters (-1: none), as rows are added. */
+  let first = -1;
+
+  /**
+   * Counter `i` of a check, window `name` of `windowMs` for `subject` (whose
+   * first row is `first`): its row, limit and cost kept; whether `cost` fits.
+   */
+  const windowAt = (
+    i: number,
+    subject: string,
+    name: string,
+    limit: number,
+    windowMs: number,
+    cost: number,
+    now: number,
+  ): boolean => {
+    const count = windowCount;
+    const r = windowOf(subject, name, windowMs, first, now);
+    if (windowCount !== count) first = r; // a new row, now its subject's first
+    rows[i] = r;
+    limits[i] = limit;
+    costs[i] = cost;
+    return data[r * STRIDE + TOTAL] + cost <= limit;
+  };
+
   const checkAt = (counters: readonly RateLimitCounter[], now: number): CounterResult[] => {
     const n = counters.length;
     let consume = true;
-    // The subject last looked up and its first row: a check's policies share a subject, looked up once.
+    // The subject last looked up: a check's policies share a subject, looked up once.
     let subject: string | undefined;
-    let first = -1;
     for (let i = 0; i < n; i++) {
       const counter = counters[i];
       // Read after `kind`: of a kind, counters come in fewer shapes.
@@ -470,19 +495,38 @@ export function createMemoryRateLimitStore(
         if (balance.credits < cost) consume = false;
       } else {
         const { name, limit, windowMs, cost } = counter;
-        costs[i] = cost;
         if (counter.subject !== subject) {
           subject = counter.subject;
           first = firstRow.get(subject) ?? -1;
         }
-        const count = windowCount;
-        const r = windowOf(subject, name, windowMs, first, now);
-        if (windowCount !== count) first = r; // a new row, now its subject's first
-        rows[i] = r;
-        limits[i] = limit;
-        if (data[r * STRIDE + TOTAL] + cost > limit) consume = false;
+        if (!windowAt(i, subject, name, limit, windowMs, cost, now)) consume = false;
       }
     }
+    return answerAll(n, consume, now);
+  };
+
+  /**
+   * `checkAt` of the window counters of the compiled `policies` for `subject`,
+   * each counting its policy's cost, without a counter built (the limiter's
+   * check of compiled policies without options): their fields read in one shape.
+   */
+  const checkPoliciesAt = (
+    subject: string,
+    policies: readonly CompiledRateLimitPolicy[],
+    now: number,
+  ): CounterResult[] => {
+    const n = policies.length;
+    let consume = true;
+    first = firstRow.get(subject) ?? -1;
+    for (let i = 0; i < n; i++) {
+      const { name, limit, windowMs, cost } = policies[i];
+      if (!windowAt(i, subject, name, limit, windowMs, cost, now)) consume = false;
+    }
+    return answerAll(n, consume, now);
+  };
+
+  /** The answers of a check's `n` counters kept (`rows`…), each consumed when `consume`. */
+  const answerAll = (n: number, consume: boolean, now: number): CounterResult[] => {
     touch(n);
     const results: CounterResult[] = new Array(n);
     for (let i = 0; i < n; i++) {
@@ -514,11 +558,14 @@ export function createMemoryRateLimitStore(
   };
 
   // On the runtime's own clock, a caller's `nowMs` (read for this check) spares the store its read.
-  const checkNow = clock === NATIVE_DATE_NOW
-    ? (counters: readonly RateLimitCounter[], nowMs?: number) =>
-      checkAt(counters, nowMs === undefined ? clock() : assertEpochMs(nowMs, "nowMs"))
-    : (counters: readonly RateLimitCounter[]) => checkAt(counters, clock());
-  answersWellFormed(checkNow); // the limiter does not check its answers again
+  const nowOf = clock === NATIVE_DATE_NOW
+    ? (nowMs?: number) => nowMs === undefined ? clock() : assertEpochMs(nowMs, "nowMs")
+    : () => clock();
+  const checkNow = (counters: readonly RateLimitCounter[], nowMs?: number) =>
+    checkAt(counters, nowOf(nowMs));
+  answersWellFormed(checkNow, (subject, policies, nowMs) =>
+    // the limiter does not check its answers again
+    checkPoliciesAt(subject, policies, nowOf(nowMs)));
 
   /** Runs `fn` as a promise: its throw becomes a rejection. */
   const promised = <T>(fn: () => T): Promise<T> => {
