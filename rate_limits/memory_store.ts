@@ -360,39 +360,61 @@ export function createMemoryRateLimitStore(
   /**
    * The row of window `name` of `windowMs` for `subject`, moved to `now` (a
    * clock that stepped back leaves it where it is; `touch` moves it in the
-   * order of use); `first`: the subject's first row (-1: none).
+   * order of use); `first`: the subject's first row (-1: none); `after`: the
+   * row of this subject the check used before (-1: none), the search starting
+   * after it (a check's windows are chained in the order it names them: found
+   * at the first step), a new row put after it.
    */
   const windowOf = (
     subject: string,
     name: string,
     windowMs: number,
     first: number,
+    after: number,
     now: number,
   ): number => {
-    for (let r = first; r !== -1; r = links[r * LINKS + NEXT]) {
-      if (names[r] === name && data[r * STRIDE + WINDOW_MS] === windowMs) {
-        // Inside the newest sub-bucket by more than 1 ms (a fractional clock included): no division.
-        const at = r * STRIDE;
-        if (now < data[at + START] || now >= data[at + NEXT_AT] - 1) {
-          const q = subBucket(now, windowMs);
-          if (q > data[at + HEAD]) advance(data, links, r, q);
+    // The subject's rows as a ring (the last followed by the first), from the row after `after`.
+    const next = after === -1 ? -1 : links[after * LINKS + NEXT];
+    const start = next === -1 ? first : next;
+    let r = start;
+    if (r !== -1) {
+      do {
+        if (names[r] === name && data[r * STRIDE + WINDOW_MS] === windowMs) {
+          // Inside the newest sub-bucket by more than 1 ms (a fractional clock included): no division.
+          const at = r * STRIDE;
+          if (now < data[at + START] || now >= data[at + NEXT_AT] - 1) {
+            const q = subBucket(now, windowMs);
+            if (q > data[at + HEAD]) advance(data, links, r, q);
+          }
+          return r;
         }
-        return r;
-      }
+        r = links[r * LINKS + NEXT];
+        if (r === -1) r = first;
+      } while (r !== start);
     }
-    return addWindow(subject, name, windowMs, now);
+    return addWindow(subject, name, windowMs, after, now);
   };
 
-  /** A new row for a window at `now`, first of its subject's rows (the others after it). */
-  const addWindow = (subject: string, name: string, windowMs: number, now: number): number => {
-    const first = firstRow.get(subject) ?? -1;
+  /** A new row for a window at `now`, after row `after` of its subject's rows (-1: first of them). */
+  const addWindow = (
+    subject: string,
+    name: string,
+    windowMs: number,
+    after: number,
+    now: number,
+  ): number => {
     if (freeRow === -1) grow();
     const r = freeRow;
     freeRow = links[r * LINKS + NEXT];
     names[r] = name;
     subjects[r] = subject;
-    links[r * LINKS + NEXT] = first;
-    firstRow.set(subject, r);
+    if (after === -1) {
+      links[r * LINKS + NEXT] = firstRow.get(subject) ?? -1;
+      firstRow.set(subject, r);
+    } else {
+      links[r * LINKS + NEXT] = links[after * LINKS + NEXT];
+      links[after * LINKS + NEXT] = r;
+    }
     append(r);
     windowCount++;
     const at = r * STRIDE;
@@ -453,8 +475,12 @@ export function createMemoryRateLimitStore(
     }
   };
 
-  /** During a check: the first row of the subject of its window counters (-1: none), as rows are added. */
+  /**
+   * During a check: the first row of the subject of its window counters (-1:
+   * none), as rows are added, and the row of that subject it used last (-1: none).
+   */
   let first = -1;
+  let last = -1;
 
   /**
    * Counter `i` of a check, window `name` of `windowMs` for `subject` (whose
@@ -470,8 +496,9 @@ export function createMemoryRateLimitStore(
     now: number,
   ): boolean => {
     const count = windowCount;
-    const r = windowOf(subject, name, windowMs, first, now);
-    if (windowCount !== count) first = r; // a new row, now its subject's first
+    const r = windowOf(subject, name, windowMs, first, last, now);
+    if (windowCount !== count && last === -1) first = r; // a new row, now its subject's first
+    last = r;
     rows[i] = r;
     limits[i] = limit;
     costs[i] = cost;
@@ -498,6 +525,7 @@ export function createMemoryRateLimitStore(
         if (counter.subject !== subject) {
           subject = counter.subject;
           first = firstRow.get(subject) ?? -1;
+          last = -1;
         }
         if (!windowAt(i, subject, name, limit, windowMs, cost, now)) consume = false;
       }
@@ -518,6 +546,7 @@ export function createMemoryRateLimitStore(
     const n = policies.length;
     let consume = true;
     first = firstRow.get(subject) ?? -1;
+    last = -1;
     for (let i = 0; i < n; i++) {
       const { name, limit, windowMs, cost } = policies[i];
       if (!windowAt(i, subject, name, limit, windowMs, cost, now)) consume = false;
