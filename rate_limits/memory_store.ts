@@ -557,6 +557,8 @@ export function createMemoryRateLimitStore(
   /** The answers of a check's `n` counters kept (`rows`…), each consumed when `consume`. */
   const answerAll = (n: number, consume: boolean, now: number): CounterResult[] => {
     touch(n);
+    const d = data; // no row is added past here: read once
+    const l = links;
     const results: CounterResult[] = new Array(n);
     for (let i = 0; i < n; i++) {
       const cost = costs[i];
@@ -576,11 +578,11 @@ export function createMemoryRateLimitStore(
       }
       if (consumed) {
         const at = r * STRIDE;
-        if (data[at + TOTAL] === 0) data[at + FIRST_LEAVES] = data[at + IDLE_AT]; // its first unit
-        data[at + COUNTS + links[r * LINKS + RING]] += cost;
-        data[at + TOTAL] += cost;
+        if (d[at + TOTAL] === 0) d[at + FIRST_LEAVES] = d[at + IDLE_AT]; // its first unit
+        d[at + COUNTS + l[r * LINKS + RING]] += cost;
+        d[at + TOTAL] += cost;
       }
-      results[i] = answer(data, links, r, names[r], limits[i], cost, now, consumed);
+      results[i] = answer(d, l, r, names[r], limits[i], cost, now, consumed);
     }
     sweep(now, n + 1);
     return results;
