@@ -918,7 +918,9 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       try {
         // An in-process check settles without a turn of the microtask queue.
         const answer = run(subject, policies, checkOptions);
-        return answer instanceof Promise ? answer : Promise.resolve(answer);
+        return inProcess
+          ? Promise.resolve(answer as RateLimitResult)
+          : answer as Promise<RateLimitResult>;
       } catch (error) {
         return Promise.reject(error);
       }
