@@ -26,7 +26,15 @@ import { MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
 import { BasicTracerProvider } from "@opentelemetry/sdk-trace-base";
 import * as shipped from "./lib/telemetry_subjects.ts";
 import type { instrumentTelemetry } from "../telemetry/mod.ts";
-import { type Case, fmt, median, printTable, QUICK, runtimeName } from "./lib/harness.ts";
+import {
+  batchSize,
+  type Case,
+  fmt,
+  median,
+  printTable,
+  QUICK,
+  runtimeName,
+} from "./lib/harness.ts";
 
 /**
  * The bound of the bridge-off row, in percent: the noise floor its A/A measures. Two identical
@@ -139,14 +147,8 @@ async function batch(c: Case, n: number): Promise<number> {
 }
 
 /** Calls of `c` per batch of about `TIMING.roundMs` (doubling; also the warm-up). */
-async function calibrate(c: Case): Promise<number> {
-  for (let n = 64;; n *= 2) {
-    const us = await batch(c, n);
-    if ((us * n) / 1_000 >= TIMING.roundMs / 4 || n >= 1 << 22) {
-      return Math.max(1, Math.round((TIMING.roundMs * 1_000) / Math.max(us, 0.001)));
-    }
-  }
-}
+const calibrate = (c: Case) =>
+  batchSize(async (n) => ((await batch(c, n)) * n) / 1_000, TIMING.roundMs, 64);
 
 /**
  * `b` against `a` in ABBA rounds (a, b, b, a; the same batch size for both): the median of the

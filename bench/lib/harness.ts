@@ -60,18 +60,40 @@ async function runBatch(c: Case, n: number): Promise<number> {
   return us;
 }
 
-/** A batch size such that one batch takes about `roundMs`. */
-async function calibrate(c: Case, roundMs: number): Promise<number> {
-  let n = 1;
+/**
+ * A batch size such that one batch takes about `roundMs`, from `n` up:
+ * `timeBatch(n)` (ms of a batch of `n`) doubled until a batch takes a quarter
+ * of it, each size timed twice and the faster kept. A pause only lengthens a
+ * batch (a collection of a setup's garbage, another process's turn): timed
+ * once, the case calibrated first after a setup got a batch 100× too small,
+ * each batch's fixed costs (a turn of the event loop, a cold cache after the
+ * other case's batch) spread over 100 operations instead of 100,000.
+ *
+ * @example
+ * ```ts
+ * const n = await batchSize(async (n) => n * 0.001, 100); // 1 µs per operation
+ * n; // 100_000
+ * ```
+ */
+export async function batchSize(
+  timeBatch: (n: number) => Promise<number>,
+  roundMs: number,
+  n = 1,
+): Promise<number> {
   for (;;) {
-    const start = performance.now();
-    await runBatch(c, n);
-    const elapsed = performance.now() - start;
-    if (elapsed >= roundMs / 4 || n >= 1 << 22) {
-      return Math.max(1, Math.round((n * roundMs) / Math.max(elapsed, 0.01)));
+    const ms = Math.min(await timeBatch(n), await timeBatch(n));
+    if (ms >= roundMs / 4 || n >= 1 << 22) {
+      return Math.max(1, Math.round((n * roundMs) / Math.max(ms, 0.01)));
     }
     n *= 2;
   }
+}
+
+/** Wall ms of `run()`. */
+async function wallMs(run: () => Promise<unknown>): Promise<number> {
+  const start = performance.now();
+  await run();
+  return performance.now() - start;
 }
 
 /** Result of one case in {@link alternate}: median and per-round µs per operation. */
@@ -88,7 +110,9 @@ export interface Timing {
  */
 export async function alternate(cases: readonly Case[], timing = TIMING): Promise<Timing[]> {
   const sizes: number[] = [];
-  for (const c of cases) sizes.push(await calibrate(c, timing.roundMs));
+  for (const c of cases) {
+    sizes.push(await batchSize((n) => wallMs(() => runBatch(c, n)), timing.roundMs));
+  }
   const rounds: number[][] = cases.map(() => []);
   for (let r = 0; r < timing.rounds; r++) {
     for (let i = 0; i < cases.length; i++) rounds[i].push(await runBatch(cases[i], sizes[i]));
@@ -128,17 +152,7 @@ export async function alternateCpu(
   };
   const sizes: number[] = [];
   for (const op of ops) {
-    let n = 64;
-    for (;;) {
-      const start = performance.now();
-      await batch(op, n);
-      const ms = performance.now() - start;
-      if (ms >= timing.roundMs / 4 || n >= 1 << 22) {
-        sizes.push(Math.max(1, Math.round((n * timing.roundMs) / Math.max(ms, 0.01))));
-        break;
-      }
-      n *= 2;
-    }
+    sizes.push(await batchSize((n) => wallMs(() => batch(op, n)), timing.roundMs, 64));
   }
   const rounds: number[][] = ops.map(() => []);
   for (let r = -timing.warmup; r < timing.rounds; r++) {
