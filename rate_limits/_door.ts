@@ -27,7 +27,8 @@
 import type { LimiterTaps } from "../telemetry/_taps.ts";
 import type { CounterResult, RateLimitCounter, RateLimitStore, StoreCheck } from "./store.ts";
 import { type Watch, Watchdog } from "./_watchdog.ts";
-import { isWellFormed } from "./_well_formed.ts";
+import { isWellFormed, policyCheckOf } from "./_well_formed.ts";
+import type { CompiledRateLimitPolicy } from "./policy.ts";
 
 /** Most store calls in flight per limiter. */
 export const MAX_IN_FLIGHT = 4;
@@ -156,6 +157,15 @@ export interface StoreDoor {
     then?: (answer: readonly CounterResult[] | Unanswered) => R,
   ): readonly CounterResult[] | Unanswered | Promise<R>;
   /**
+   * With this library's in-process store (absent otherwise): `check` of the window counters
+   * of compiled `policies` for `subject`, each counting its policy's cost, built by nobody.
+   */
+  readonly checkPolicies?: (
+    subject: string,
+    policies: readonly CompiledRateLimitPolicy[],
+    nowMs?: number,
+  ) => readonly CounterResult[] | Unanswered;
+  /**
    * Runs one other store call (`run(deadline)`) through the same slots and
    * deadline: its value, or `Unanswered` (a `null` value is `timeout`).
    * Rejects with a `TypeError` for a store bug.
@@ -192,6 +202,7 @@ export function createStoreDoor(
   const clustered = store.clustered === true;
   const checkNow = typeof store.checkNow === "function" ? store.checkNow.bind(store) : undefined;
   const wellFormed = isWellFormed(checkNow === undefined ? store.checkBatch : store.checkNow);
+  const checkPolicies = checkNow === undefined ? undefined : policyCheckOf(store.checkNow);
   const queue: Entry[] = [];
   /** Queued entries without a start yet: the next `pump` stamps them with its clock read. */
   const fresh: Entry[] = [];
@@ -435,8 +446,27 @@ export function createStoreDoor(
       }
     });
 
+  /** An in-process check's throw: a store bug thrown as a `TypeError`, else `Unanswered`. */
+  const failedNow = (error: unknown) => {
+    if (isBug(error)) throw storeFault(storeName, error);
+    return new Unanswered("error", error);
+  };
+
   return {
     storeName,
+    ...(checkPolicies === undefined ? {} : {
+      checkPolicies: (
+        subject: string,
+        policies: readonly CompiledRateLimitPolicy[],
+        nowMs?: number,
+      ) => {
+        try {
+          return checkPolicies(subject, policies, nowMs);
+        } catch (error) {
+          return failedNow(error);
+        }
+      },
+    }),
     check<R>(
       counters: readonly RateLimitCounter[],
       startMs: number | undefined,
@@ -451,8 +481,7 @@ export function createStoreDoor(
       try {
         answer = checkNow(counters, nowMs);
       } catch (error) {
-        if (isBug(error)) throw storeFault(storeName, error);
-        return new Unanswered("error", error);
+        return failedNow(error);
       }
       if (!wellFormed) {
         const problem = counterProblem(answer, counters.length);

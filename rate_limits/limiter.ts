@@ -766,16 +766,8 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
 
   /** The compiled policies last passed as such (frozen): passed again, they are not looked up. */
   let lastCompiled: readonly CompiledRateLimitPolicy[] | undefined;
-  /**
-   * With this library's in-process store (`reuses`: it answers at once and keeps
-   * no counter it is given; a remote store's queued check holds its counters), the window counters of `reusedFor` checked without options, reused
-   * by each such check (only their subject set); `reusing` while a check uses
-   * them (a store's clock calling back into the limiter builds its own).
-   */
-  let reused: { subject: string }[] = [];
-  let reusedFor: readonly CompiledRateLimitPolicy[] | undefined;
-  let reusing = false;
-  const reuses = handOn && inProcess;
+  /** With this library's in-process store: its check of compiled policies, no counter built. */
+  const checkPolicies = door.checkPolicies;
 
   /** Validates a check and builds its counters; kept when its inputs cannot change. */
   const prepare = (
@@ -845,16 +837,17 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       // Compiled policies passed again without options (a limit per subject): nothing to look up.
       compiled = lastCompiled;
       assertSubject(subject);
-      if (!reuses || reusing) {
-        counters = windowCounters(subject, compiled, undefined, undefined, undefined);
-      } else {
-        if (reusedFor !== compiled) {
-          reused = windowCounters(subject, compiled, undefined, undefined, undefined);
-          reusedFor = compiled;
-        } else for (let i = 0; i < reused.length; i++) reused[i].subject = subject;
-        counters = reused as RateLimitCounter[];
-        reusing = true;
+      if (checkPolicies !== undefined) {
+        // This library's in-process store counts them as they are: no counter built.
+        const trace = taps.enter?.();
+        const began = taps.check !== undefined ? performance.now() : 0;
+        const sent = checkPolicies(subject, compiled, nowMs);
+        counters = sent instanceof Unanswered
+          ? windowCounters(subject, compiled, undefined, undefined, undefined) // for `local`
+          : NO_POLICIES;
+        return counted(began, trace, resultOf(sent, compiled, counters, false));
       }
+      counters = windowCounters(subject, compiled, undefined, undefined, undefined);
     } else {
       // The options kept last, asked again (a key's requests in a row): no look-up.
       let check = checkOptions === undefined
@@ -873,12 +866,9 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     const trace = taps.enter?.();
     if (!inProcess) return later(start, trace, counters, compiled, credits);
     const began = taps.check !== undefined ? performance.now() : 0;
-    let sent;
-    try {
-      sent = door.check(counters, undefined, trace, nowMs) as readonly CounterResult[] | Unanswered;
-    } finally {
-      reusing = false;
-    }
+    const sent = door.check(counters, undefined, trace, nowMs) as
+      | readonly CounterResult[]
+      | Unanswered;
     return counted(began, trace, resultOf(sent, compiled, counters, credits));
   };
 
@@ -928,7 +918,9 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       try {
         // An in-process check settles without a turn of the microtask queue.
         const answer = run(subject, policies, checkOptions);
-        return answer instanceof Promise ? answer : Promise.resolve(answer);
+        return inProcess
+          ? Promise.resolve(answer as RateLimitResult)
+          : answer as Promise<RateLimitResult>;
       } catch (error) {
         return Promise.reject(error);
       }

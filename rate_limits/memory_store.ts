@@ -7,6 +7,7 @@
  * @module
  */
 import type { CounterResult, CreditCounter, RateLimitCounter, RateLimitStore } from "./store.ts";
+import type { CompiledRateLimitPolicy } from "./policy.ts";
 import { assertCount, assertEpochMs, MAX_CREDITS } from "./_checks.ts";
 import { assertKnownOptions } from "./_options.ts";
 import { answersWellFormed } from "./_well_formed.ts";
@@ -359,39 +360,61 @@ export function createMemoryRateLimitStore(
   /**
    * The row of window `name` of `windowMs` for `subject`, moved to `now` (a
    * clock that stepped back leaves it where it is; `touch` moves it in the
-   * order of use); `first`: the subject's first row (-1: none).
+   * order of use); `first`: the subject's first row (-1: none); `after`: the
+   * row of this subject the check used before (-1: none), the search starting
+   * after it (a check's windows are chained in the order it names them: found
+   * at the first step), a new row put after it.
    */
   const windowOf = (
     subject: string,
     name: string,
     windowMs: number,
     first: number,
+    after: number,
     now: number,
   ): number => {
-    for (let r = first; r !== -1; r = links[r * LINKS + NEXT]) {
-      if (names[r] === name && data[r * STRIDE + WINDOW_MS] === windowMs) {
-        // Inside the newest sub-bucket by more than 1 ms (a fractional clock included): no division.
-        const at = r * STRIDE;
-        if (now < data[at + START] || now >= data[at + NEXT_AT] - 1) {
-          const q = subBucket(now, windowMs);
-          if (q > data[at + HEAD]) advance(data, links, r, q);
+    // The subject's rows as a ring (the last followed by the first), from the row after `after`.
+    const next = after === -1 ? -1 : links[after * LINKS + NEXT];
+    const start = next === -1 ? first : next;
+    let r = start;
+    if (r !== -1) {
+      do {
+        if (names[r] === name && data[r * STRIDE + WINDOW_MS] === windowMs) {
+          // Inside the newest sub-bucket by more than 1 ms (a fractional clock included): no division.
+          const at = r * STRIDE;
+          if (now < data[at + START] || now >= data[at + NEXT_AT] - 1) {
+            const q = subBucket(now, windowMs);
+            if (q > data[at + HEAD]) advance(data, links, r, q);
+          }
+          return r;
         }
-        return r;
-      }
+        r = links[r * LINKS + NEXT];
+        if (r === -1) r = first;
+      } while (r !== start);
     }
-    return addWindow(subject, name, windowMs, now);
+    return addWindow(subject, name, windowMs, after, now);
   };
 
-  /** A new row for a window at `now`, first of its subject's rows (the others after it). */
-  const addWindow = (subject: string, name: string, windowMs: number, now: number): number => {
-    const first = firstRow.get(subject) ?? -1;
+  /** A new row for a window at `now`, after row `after` of its subject's rows (-1: first of them). */
+  const addWindow = (
+    subject: string,
+    name: string,
+    windowMs: number,
+    after: number,
+    now: number,
+  ): number => {
     if (freeRow === -1) grow();
     const r = freeRow;
     freeRow = links[r * LINKS + NEXT];
     names[r] = name;
     subjects[r] = subject;
-    links[r * LINKS + NEXT] = first;
-    firstRow.set(subject, r);
+    if (after === -1) {
+      links[r * LINKS + NEXT] = firstRow.get(subject) ?? -1;
+      firstRow.set(subject, r);
+    } else {
+      links[r * LINKS + NEXT] = links[after * LINKS + NEXT];
+      links[after * LINKS + NEXT] = r;
+    }
     append(r);
     windowCount++;
     const at = r * STRIDE;
@@ -452,12 +475,41 @@ export function createMemoryRateLimitStore(
     }
   };
 
+  /**
+   * During a check: the first row of the subject of its window counters (-1:
+   * none), as rows are added, and the row of that subject it used last (-1: none).
+   */
+  let first = -1;
+  let last = -1;
+
+  /**
+   * Counter `i` of a check, window `name` of `windowMs` for `subject` (whose
+   * first row is `first`): its row, limit and cost kept; whether `cost` fits.
+   */
+  const windowAt = (
+    i: number,
+    subject: string,
+    name: string,
+    limit: number,
+    windowMs: number,
+    cost: number,
+    now: number,
+  ): boolean => {
+    const count = windowCount;
+    const r = windowOf(subject, name, windowMs, first, last, now);
+    if (windowCount !== count && last === -1) first = r; // a new row, now its subject's first
+    last = r;
+    rows[i] = r;
+    limits[i] = limit;
+    costs[i] = cost;
+    return data[r * STRIDE + TOTAL] + cost <= limit;
+  };
+
   const checkAt = (counters: readonly RateLimitCounter[], now: number): CounterResult[] => {
     const n = counters.length;
     let consume = true;
-    // The subject last looked up and its first row: a check's policies share a subject, looked up once.
+    // The subject last looked up: a check's policies share a subject, looked up once.
     let subject: string | undefined;
-    let first = -1;
     for (let i = 0; i < n; i++) {
       const counter = counters[i];
       // Read after `kind`: of a kind, counters come in fewer shapes.
@@ -470,20 +522,43 @@ export function createMemoryRateLimitStore(
         if (balance.credits < cost) consume = false;
       } else {
         const { name, limit, windowMs, cost } = counter;
-        costs[i] = cost;
         if (counter.subject !== subject) {
           subject = counter.subject;
           first = firstRow.get(subject) ?? -1;
+          last = -1;
         }
-        const count = windowCount;
-        const r = windowOf(subject, name, windowMs, first, now);
-        if (windowCount !== count) first = r; // a new row, now its subject's first
-        rows[i] = r;
-        limits[i] = limit;
-        if (data[r * STRIDE + TOTAL] + cost > limit) consume = false;
+        if (!windowAt(i, subject, name, limit, windowMs, cost, now)) consume = false;
       }
     }
+    return answerAll(n, consume, now);
+  };
+
+  /**
+   * `checkAt` of the window counters of the compiled `policies` for `subject`,
+   * each counting its policy's cost, without a counter built (the limiter's
+   * check of compiled policies without options): their fields read in one shape.
+   */
+  const checkPoliciesAt = (
+    subject: string,
+    policies: readonly CompiledRateLimitPolicy[],
+    now: number,
+  ): CounterResult[] => {
+    const n = policies.length;
+    let consume = true;
+    first = firstRow.get(subject) ?? -1;
+    last = -1;
+    for (let i = 0; i < n; i++) {
+      const { name, limit, windowMs, cost } = policies[i];
+      if (!windowAt(i, subject, name, limit, windowMs, cost, now)) consume = false;
+    }
+    return answerAll(n, consume, now);
+  };
+
+  /** The answers of a check's `n` counters kept (`rows`…), each consumed when `consume`. */
+  const answerAll = (n: number, consume: boolean, now: number): CounterResult[] => {
     touch(n);
+    const d = data; // no row is added past here: read once
+    const l = links;
     const results: CounterResult[] = new Array(n);
     for (let i = 0; i < n; i++) {
       const cost = costs[i];
@@ -503,22 +578,25 @@ export function createMemoryRateLimitStore(
       }
       if (consumed) {
         const at = r * STRIDE;
-        if (data[at + TOTAL] === 0) data[at + FIRST_LEAVES] = data[at + IDLE_AT]; // its first unit
-        data[at + COUNTS + links[r * LINKS + RING]] += cost;
-        data[at + TOTAL] += cost;
+        if (d[at + TOTAL] === 0) d[at + FIRST_LEAVES] = d[at + IDLE_AT]; // its first unit
+        d[at + COUNTS + l[r * LINKS + RING]] += cost;
+        d[at + TOTAL] += cost;
       }
-      results[i] = answer(data, links, r, names[r], limits[i], cost, now, consumed);
+      results[i] = answer(d, l, r, names[r], limits[i], cost, now, consumed);
     }
     sweep(now, n + 1);
     return results;
   };
 
   // On the runtime's own clock, a caller's `nowMs` (read for this check) spares the store its read.
-  const checkNow = clock === NATIVE_DATE_NOW
-    ? (counters: readonly RateLimitCounter[], nowMs?: number) =>
-      checkAt(counters, nowMs === undefined ? clock() : assertEpochMs(nowMs, "nowMs"))
-    : (counters: readonly RateLimitCounter[]) => checkAt(counters, clock());
-  answersWellFormed(checkNow); // the limiter does not check its answers again
+  const nowOf = clock === NATIVE_DATE_NOW
+    ? (nowMs?: number) => nowMs === undefined ? clock() : assertEpochMs(nowMs, "nowMs")
+    : () => clock();
+  const checkNow = (counters: readonly RateLimitCounter[], nowMs?: number) =>
+    checkAt(counters, nowOf(nowMs));
+  answersWellFormed(checkNow, (subject, policies, nowMs) =>
+    // the limiter does not check its answers again
+    checkPoliciesAt(subject, policies, nowOf(nowMs)));
 
   /** Runs `fn` as a promise: its throw becomes a rejection. */
   const promised = <T>(fn: () => T): Promise<T> => {

@@ -467,6 +467,45 @@ describe("createRateLimiter", () => {
     assert.notEqual(copied.policies[0], shared[0]);
   });
 
+  it("compiled policies checked again on the memory store: its clock's failure applies the failure policy (local: each policy's share), a bug throws", () => {
+    const policies = compileRateLimitPolicies([{ name: "api", limit: 4, windowMs: 60_000 }]);
+    let failure: Error | undefined;
+    const now = () => {
+      if (failure !== undefined) throw failure;
+      return 1_000_000;
+    };
+    const closed = createRateLimiter({
+      ...quiet,
+      store: createMemoryRateLimitStore({ now }),
+      onStoreError: "closed",
+    });
+    const local = createRateLimiter({
+      ...quiet,
+      store: createMemoryRateLimitStore({ now }),
+      onStoreError: "local",
+      instances: 2,
+    });
+    closed.checkNow!("k", policies);
+    local.checkNow!("k", policies);
+    failure = new Error("clock down");
+    const refused = closed.checkNow!("k", policies);
+    assert.deepEqual([refused.allowed, refused.outcome, refused.reason], [
+      false,
+      "closed",
+      "error",
+    ]);
+    const shares = [1, 2, 3].map(() => local.checkNow!("k", policies));
+    assert.deepEqual(shares.map((r) => [r.allowed, r.outcome, r.policies[0].limit]), [
+      [true, "local", 2],
+      [true, "local", 2],
+      [false, "local", 2],
+    ]);
+    failure = new TypeError("clock bug");
+    assert.throws(() => closed.checkNow!("k", policies), TypeError);
+    failure = undefined;
+    assert.equal(closed.checkNow!("k", policies).policies[0].remaining, 2); // 2 counted, none while down
+  });
+
   it("compiled policies checked again count each check's own subject, also when the store's clock checks another subject mid-check", () => {
     const policies = compileRateLimitPolicies([api, { name: "wide", limit: 5, windowMs: 1_000 }]);
     let nested: string | undefined;

@@ -504,6 +504,37 @@ describe("createMemoryRateLimitStore counters of several subjects in one check",
     assert.deepEqual(each, [9, 9, 8, 9, 0]);
     assert.equal(store.size, 5);
   });
+  it("finds each window of a subject whatever the order a check names them in, repeats and new ones included (as a count per window)", () => {
+    const windows = [["x", 1_000], ["y", 1_000], ["x", 60_000], ["z", 5_000]] as const;
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.array(fc.tuple(fc.constantFrom("a", "b"), fc.nat(windows.length - 1)), {
+            minLength: 1,
+            maxLength: 6,
+          }),
+          { minLength: 1, maxLength: 12 },
+        ),
+        (checks) => {
+          const store = createMemoryRateLimitStore({ now: () => 5_000 });
+          const counts = new Map<string, number>();
+          for (const check of checks) {
+            const counters = check.map(([subject, w]) => ({
+              ...counter(subject, 1, 1_000, windows[w][1]),
+              name: windows[w][0],
+            }));
+            const expected = check.map(([subject, w]) => {
+              const key = `${subject} ${w}`;
+              counts.set(key, (counts.get(key) ?? 0) + 1);
+              return 1_000 - counts.get(key)!;
+            });
+            assert.deepEqual(checkNow(store, counters).map((r) => r.remaining), expected);
+          }
+          assert.equal(store.size, counts.size);
+        },
+      ),
+    );
+  });
 });
 
 describe("createMemoryRateLimitStore checkNow(counters, nowMs)", () => {
