@@ -9,11 +9,11 @@
  * `consume`. Rows, ours ÷ peer (target ≤ 1.0, `MISSED` past it, never a
  * failure): an allowed check, a refused check, and one policy + credits in one
  * check against the peer's two consumes (a limit and a points balance), on
- * memory at 100 and 100,000 active subjects; then the cost at 100,000 ÷ the
- * cost at 100, ours beside the peer's (target: ours ≤ the peer's). With
- * `REDIS_URL` or `DATABASE_URL`, an allowed check at 100 subjects on Redis
- * (`RateLimiterRedis`) and PostgreSQL (`RateLimiterPostgres`), one check at a
- * time; a store that cannot serve the limiter yet is said and skipped. On
+ * memory and, with `REDIS_URL` / `DATABASE_URL`, on Redis (`RateLimiterRedis`)
+ * and PostgreSQL (`RateLimiterPostgres`), one check at a time, at 100 and
+ * 100,000 active subjects; then the cost at 100,000 ÷ the cost at 100 per
+ * store, ours beside the peer's (target: ours ≤ the peer's). A store that
+ * cannot serve the limiter yet is said and skipped. On
  * each of them too, the neighbour row: a victim's p50 while 4 connections
  * flood an exhausted key ÷ its p50 alone, ours beside the peer's (target:
  * ours ≤ 1.5 × the peer's).
@@ -25,7 +25,7 @@
 import process from "node:process";
 import pg from "pg";
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis } from "rate-limiter-flexible";
-import { createRateLimiter } from "../rate_limits/limiter.ts";
+import { createRateLimiter, type RateLimiter } from "../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../rate_limits/memory_store.ts";
 import { compileRateLimitPolicies } from "../rate_limits/policy.ts";
 import type { RateLimitStore } from "../rate_limits/store.ts";
@@ -63,21 +63,45 @@ function cycle(subjects: readonly string[]): () => string {
   return () => subjects[i++ % subjects.length];
 }
 
-/** Our limiter over a fresh memory store able to hold `n` subjects on every row. */
-const ourLimiter = (n: number) =>
-  createRateLimiter({
-    ...quiet,
-    store: createMemoryRateLimitStore({ maxCounters: n * 3 + 1_000 }),
-  });
+/** A peer limiter: `consume` one point of a key (a refusal rejects). */
+interface Peer {
+  consume(key: string): Promise<unknown>;
+}
 
-/** The peer's memory limiter (`points` per hour). */
-const peerMemory = (points: number, keyPrefix: string) =>
-  new RateLimiterMemory({ points, duration: HOUR_MS / 1000, keyPrefix });
+/** Where a row runs: ours and the peer's limiters on one store. */
+interface Engine {
+  /** `memory`, `redis` or `postgres`. */
+  readonly kind: "memory" | StoreKind;
+  /** Our limiter, its store able to hold `n` subjects on every row. */
+  limiter(n: number): RateLimiter;
+  /** The peer with `points` per hour, its keys under `keyPrefix`. */
+  peer(points: number, keyPrefix: string): Promise<Peer>;
+  /** Subjects checked at once while a row's subjects are made active (1: in turn). */
+  readonly fillers: number;
+  /** Closes what the engine opened. */
+  close(): Promise<void>;
+}
+
+/** Memory: a fresh store per row, the peer's `RateLimiterMemory`. */
+const MEMORY: Engine = {
+  kind: "memory",
+  limiter: (n) =>
+    createRateLimiter({
+      ...quiet,
+      store: createMemoryRateLimitStore({ maxCounters: n * 3 + 1_000 }),
+    }),
+  peer: (points, keyPrefix) =>
+    Promise.resolve(new RateLimiterMemory({ points, duration: HOUR_MS / 1000, keyPrefix })),
+  fillers: 1,
+  close: () => Promise.resolve(),
+};
 
 /** A peer's `consume` as a plain promise: a refusal (its rejection with a result) resolves. */
 const settle = (promise: Promise<unknown>) => promise.catch((e) => e);
 
 interface Row {
+  /** The store it ran on. */
+  kind: Engine["kind"];
   label: string;
   subjects: number;
   ours: Timing;
@@ -87,25 +111,29 @@ interface Row {
 }
 
 /**
- * One row: every subject of `subjects` goes through `ours` and `peer` once
- * (so they are active), then both are timed in alternating rounds, cycling
+ * One row on `kind`: every subject of `subjects` goes through `ours` and
+ * `peer` once (so they are active; `fillers` of them at once), then both are timed in alternating rounds, cycling
  * through the subjects in order.
  */
 async function row(
+  kind: Engine["kind"],
   label: string,
   subjects: readonly string[],
   ours: (subject: string) => Promise<unknown>,
   peer: (subject: string) => Promise<unknown>,
   timing = CPU_TIMING,
+  fillers = 1,
 ): Promise<Row> {
-  for (const s of subjects) {
-    await ours(s);
-    await peer(s);
-  }
+  await Promise.all(Array.from({ length: fillers }, async (_, w) => {
+    for (let i = w; i < subjects.length; i += fillers) {
+      await ours(subjects[i]);
+      await peer(subjects[i]);
+    }
+  }));
   const [a, b] = [cycle(subjects), cycle(subjects)];
   const [oursT, peerT] = await alternateCpu([() => ours(a()), () => peer(b())], timing);
   const ratio = median(oursT.rounds.map((us, r) => us / peerT.rounds[r]));
-  return { label, subjects: subjects.length, ours: oursT, peer: peerT, ratio };
+  return { kind, label, subjects: subjects.length, ours: oursT, peer: peerT, ratio };
 }
 
 /**
@@ -114,102 +142,100 @@ async function row(
  */
 const WARM_UP = { rounds: 3, roundMs: CPU_TIMING.roundMs, warmup: 1 };
 
-/** The three memory rows at `n` active subjects (`timing`: `WARM_UP` for the untimed pass). */
-async function memoryRows(n: number, timing = CPU_TIMING): Promise<Row[]> {
-  const subjects = subjectsOf(n);
-  const allowed = ourLimiter(n);
-  const peerAllowed = peerMemory(ROOMY_LIMIT, "allowed");
-  const refused = ourLimiter(n);
-  const peerRefused = peerMemory(1, "refused");
-  const credited = ourLimiter(n);
-  const peerLimit = peerMemory(ROOMY_LIMIT, "limit");
-  const peerCredits = peerMemory(ROOMY_LIMIT, "credits");
+/**
+ * The three rows on `engine` at `n` active subjects (`timing`: `WARM_UP` for
+ * the untimed pass); each row's subjects its own (a remote store keeps them).
+ */
+async function engineRows(engine: Engine, n: number, timing = CPU_TIMING): Promise<Row[]> {
+  const stamp = Date.now();
+  const subjectsFor = (row: string) =>
+    engine.kind === "memory" ? subjectsOf(n) : subjectsOf(n).map((s) => `${s}:${row}:${stamp}`);
+  const allowed = engine.limiter(n);
+  const peerAllowed = await engine.peer(ROOMY_LIMIT, `allowed${stamp}`);
+  const refused = engine.limiter(n);
+  const peerRefused = await engine.peer(1, `refused${stamp}`);
+  const credited = engine.limiter(n);
+  const peerLimit = await engine.peer(ROOMY_LIMIT, `limit${stamp}`);
+  const peerCredits = await engine.peer(ROOMY_LIMIT, `credits${stamp}`);
+  const rowOn = (
+    label: string,
+    ours: (s: string) => Promise<unknown>,
+    peer: (s: string) => Promise<unknown>,
+  ) => row(engine.kind, label, subjectsFor(label), ours, peer, timing, engine.fillers);
   return [
-    await row(
-      "allowed check",
-      subjects,
-      (s) => allowed.check(s, ROOMY),
-      (s) => peerAllowed.consume(s),
-      timing,
-    ),
-    await row(
+    await rowOn("allowed check", (s) => allowed.check(s, ROOMY), (s) => peerAllowed.consume(s)),
+    await rowOn(
       "refused check",
-      subjects,
       (s) => refused.check(s, ONE),
       (s) => settle(peerRefused.consume(s)),
-      timing,
     ),
-    await row(
+    await rowOn(
       "policy + credits (peer: two consumes)",
-      subjects,
       (s) => credited.check(s, ROOMY, { credits: CREDITS }),
       async (s) => {
         await peerLimit.consume(s);
         await peerCredits.consume(s);
       },
-      timing,
     ),
   ];
 }
 
-/** The peer on a real service, or a reason it is skipped. */
-async function peerOn(kind: StoreKind, url: string, points = ROOMY_LIMIT) {
+/** The peer on a real service: one connection (Redis) or pool (PostgreSQL), peers made on it. */
+async function peerOn(kind: StoreKind, url: string) {
   if (kind === "redis") {
     const client = await connectRedis(url);
-    const peer = new RateLimiterRedis({
-      storeClient: client,
-      useRedisPackage: true,
-      points,
-      duration: HOUR_MS / 1000,
-      keyPrefix: `peer${Date.now()}`,
-    });
-    return { peer, close: () => client.close() };
+    const make = (points: number, keyPrefix: string): Promise<Peer> =>
+      Promise.resolve(
+        new RateLimiterRedis({
+          storeClient: client,
+          useRedisPackage: true,
+          points,
+          duration: HOUR_MS / 1000,
+          keyPrefix,
+        }),
+      );
+    return { make, close: () => client.close() };
   }
   const pool = new pg.Pool({ connectionString: url, max: 5 });
   pool.on("error", () => {});
-  const peer = await new Promise<RateLimiterPostgres>((resolve, reject) => {
-    const made: RateLimiterPostgres = new RateLimiterPostgres({
-      storeClient: pool,
-      points,
-      duration: HOUR_MS / 1000,
-      tableName: "bench_peer_rate_limits",
-      keyPrefix: `peer${Date.now()}`,
-    }, (error?: Error) => error ? reject(error) : resolve(made));
-  });
-  return { peer, close: () => pool.end() };
+  const make = (points: number, keyPrefix: string) =>
+    new Promise<Peer>((resolve, reject) => {
+      const made: RateLimiterPostgres = new RateLimiterPostgres({
+        storeClient: pool,
+        points,
+        duration: HOUR_MS / 1000,
+        tableName: "bench_peer_rate_limits",
+        keyPrefix,
+      }, (error?: Error) => error ? reject(error) : resolve(made));
+    });
+  return { make, close: () => pool.end() };
 }
 
-/** An allowed check at 100 subjects on `kind`, ours beside the peer's, or why it is skipped. */
-async function remoteRow(kind: StoreKind): Promise<Row | string> {
+/** Ours and the peer on `kind` (one check at a time, subjects made active 32 at once), or why it is skipped. */
+async function remoteEngine(kind: StoreKind): Promise<Engine | string> {
   const variable = kind === "redis" ? "REDIS_URL" : "DATABASE_URL";
   const url = process.env[variable];
   if (!url) return `${kind}: ${variable} is not set, skipped`;
   const real = await openStore(kind, url);
-  let limiter;
+  const limiter = () =>
+    createRateLimiter({ ...quiet, store: real.store as RateLimitStore, timeoutMs: 5_000 });
   try {
-    limiter = createRateLimiter({
-      ...quiet,
-      store: real.store as RateLimitStore,
-      timeoutMs: 5_000,
-    });
-    await limiter.ready();
+    await limiter().ready();
   } catch (error) {
     await real.close();
     return `${kind}: the store cannot serve the limiter yet (${(error as Error).message}), skipped`;
   }
-  const { peer, close } = await peerOn(kind, url);
-  try {
-    const subjects = subjectsOf(100).map((s) => `${s}:${Date.now()}`);
-    return await row(
-      `allowed check (${kind})`,
-      subjects,
-      (s) => limiter.check(s, ROOMY),
-      (s) => peer.consume(s),
-    );
-  } finally {
-    await close();
-    await real.close();
-  }
+  const peers = await peerOn(kind, url);
+  return {
+    kind,
+    limiter,
+    peer: peers.make,
+    fillers: 32,
+    close: async () => {
+      await peers.close();
+      await real.close();
+    },
+  };
 }
 
 /** Median wall ms of `n` sequential calls of `op`. */
@@ -252,7 +278,10 @@ async function neighbourRow(kind: StoreKind): Promise<string[] | string> {
   const stamp = Date.now();
   const hot = `hot:${stamp}`;
   const stores = await Promise.all([0, 1, 2, 3, 4].map(() => openStore(kind, url, 1)));
-  const peers = await Promise.all([0, 1, 2, 3, 4].map(() => peerOn(kind, url, 1)));
+  const peers = await Promise.all([0, 1, 2, 3, 4].map(async () => {
+    const on = await peerOn(kind, url);
+    return { peer: await on.make(1, `neighbour${stamp}`), close: on.close };
+  }));
   try {
     const limiters = stores.map(({ store }) =>
       createRateLimiter({ ...quiet, store: store as RateLimitStore, timeoutMs: 5_000 })
@@ -281,21 +310,33 @@ async function neighbourRow(kind: StoreKind): Promise<string[] | string> {
 }
 
 const rows: Row[] = [];
-await memoryRows(SIZES[0], WARM_UP); // both sides' code compiled before any row is timed
-for (const n of SIZES) rows.push(...await memoryRows(n));
+await engineRows(MEMORY, SIZES[0], WARM_UP); // both sides' code compiled before any row is timed
+for (const n of SIZES) rows.push(...await engineRows(MEMORY, n));
 const skipped: string[] = [];
 for (const kind of ["redis", "postgres"] as const) {
-  const row = await remoteRow(kind).catch((e) => `${kind}: failed (${(e as Error).message})`);
-  if (typeof row === "string") skipped.push(row);
-  else rows.push(row);
+  const engine = await remoteEngine(kind).catch((e) => `${kind}: failed (${(e as Error).message})`);
+  if (typeof engine === "string") {
+    skipped.push(engine);
+    continue;
+  }
+  try {
+    for (const n of SIZES) rows.push(...await engineRows(engine, n));
+  } catch (error) {
+    skipped.push(`${kind}: failed (${(error as Error).message})`);
+  } finally {
+    await engine.close();
+  }
 }
+/** A row's case, its store named when remote. */
+const caseOf = ({ kind, label }: Row) => kind === "memory" ? label : `${label} (${kind})`;
 
 printTable(
   "Rate limits beside rate-limiter-flexible 11.4.0 (memory: RateLimiterMemory), same rounds",
   ["case", "active subjects", "ours µs", "peer µs", "ours ÷ peer", "target"],
-  rows.map(({ label, subjects, ours, peer, ratio }) => {
+  rows.map((r) => {
+    const { subjects, ours, peer, ratio } = r;
     return [
-      label,
+      caseOf(r),
       subjects.toLocaleString("en-US"),
       fmt(ours.us),
       fmt(peer.us),
@@ -326,10 +367,17 @@ const [small, large] = SIZES;
 printTable(
   `Growth: cost at ${large.toLocaleString("en-US")} active subjects ÷ cost at ${small}`,
   ["case", "ours", "peer", "target"],
-  ["allowed check", "refused check", "policy + credits (peer: two consumes)"].map((label) => {
-    const at = (n: number) => rows.find((r) => r.label === label && r.subjects === n)!;
-    const ours = at(large).ours.us / at(small).ours.us;
-    const peer = at(large).peer.us / at(small).peer.us;
-    return [label, `${fmt(ours)}×`, `${fmt(peer)}×`, `${verdict(ours <= peer)} (ours ≤ peer's)`];
+  rows.filter((r) => r.subjects === large).map((at) => {
+    const from = rows.find((r) =>
+      r.kind === at.kind && r.label === at.label && r.subjects === small
+    )!;
+    const ours = at.ours.us / from.ours.us;
+    const peer = at.peer.us / from.peer.us;
+    return [
+      caseOf(at),
+      `${fmt(ours)}×`,
+      `${fmt(peer)}×`,
+      `${verdict(ours <= peer)} (ours ≤ peer's)`,
+    ];
   }),
 );
