@@ -130,8 +130,8 @@ interface Entry {
   readonly run?: (deadline: number) => unknown;
   /** The telemetry bridge's token of the check (its span), if any. */
   readonly trace?: unknown;
-  /** What the answer becomes before the promise settles (a check's `then`). */
-  readonly then?: (answer: never) => unknown;
+  /** What the answer becomes before the promise settles (a check's `then`, given its start). */
+  readonly then?: (answer: never, startMs: number) => unknown;
   done: boolean;
   resolve(value: unknown): void;
   reject(error: unknown): void;
@@ -147,14 +147,16 @@ export interface StoreDoor {
    * every check queued in it): their answers, or `Unanswered`. Synchronous with `checkNow`
    * (given `nowMs`, the caller's wall-clock time for it). Throws (or rejects with) a
    * `TypeError` for a store bug or a malformed reply. With a remote store, `then` maps the
-   * answer before the promise settles (one promise per check; a throw of `then` rejects it).
+   * answer before the promise settles (one promise per check; a throw of `then` rejects it),
+   * given the check's start (`startMs`, or the door's clock read: a caller timing the check
+   * reads no clock of its own).
    */
   check<R = readonly CounterResult[] | Unanswered>(
     counters: readonly RateLimitCounter[],
     startMs: number | undefined,
     trace?: unknown,
     nowMs?: number,
-    then?: (answer: readonly CounterResult[] | Unanswered) => R,
+    then?: (answer: readonly CounterResult[] | Unanswered, startMs: number) => R,
   ): readonly CounterResult[] | Unanswered | Promise<R>;
   /**
    * With this library's in-process store (absent otherwise): `check` of the window counters
@@ -217,11 +219,11 @@ export function createStoreDoor(
   const finish = (entry: Entry, value: unknown) => {
     if (entry.done) return;
     entry.done = true;
-    const then = entry.then as ((answer: unknown) => unknown) | undefined;
+    const then = entry.then as ((answer: unknown, startMs: number) => unknown) | undefined;
     if (then === undefined) return entry.resolve(value);
     let mapped: unknown;
     try {
-      mapped = then(value);
+      mapped = then(value, entry.answerAt - timeoutMs);
     } catch (error) {
       return entry.reject(error);
     }
@@ -413,7 +415,7 @@ export function createStoreDoor(
     counters: readonly RateLimitCounter[] | undefined,
     run: ((deadline: number) => unknown) | undefined,
     trace: unknown,
-    then: ((answer: never) => unknown) | undefined,
+    then: ((answer: never, startMs: number) => unknown) | undefined,
   ): Promise<unknown> =>
     new Promise((resolve, reject) => {
       // Every field in one order: one shape for every entry.
@@ -472,7 +474,7 @@ export function createStoreDoor(
       startMs: number | undefined,
       trace?: unknown,
       nowMs?: number,
-      then?: (answer: readonly CounterResult[] | Unanswered) => R,
+      then?: (answer: readonly CounterResult[] | Unanswered, startMs: number) => R,
     ) {
       if (checkNow === undefined) {
         return enqueue(startMs, counters, undefined, trace, then) as Promise<R>;

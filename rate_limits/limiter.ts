@@ -828,8 +828,8 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     nowMs?: number,
   ): RateLimitResult | Promise<RateLimitResult> => {
     // An in-process check has no deadline; a remote one's starts when the door reads the clock
-    // (as it sends the check, or once for every check it queues in this task), unless a tap times it.
-    const start = inProcess || taps.check === undefined ? undefined : performance.now();
+    // (as it sends the check, or once for every check it queues in this task), and a tap times
+    // it from there (one clock read).
     let counters: readonly RateLimitCounter[];
     let compiled: readonly CompiledRateLimitPolicy[];
     let credits = false;
@@ -864,7 +864,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       ({ counters, compiled, credits } = check);
     }
     const trace = taps.enter?.();
-    if (!inProcess) return later(start, trace, counters, compiled, credits);
+    if (!inProcess) return later(trace, counters, compiled, credits);
     const began = taps.check !== undefined ? performance.now() : 0;
     const sent = door.check(counters, undefined, trace, nowMs) as
       | readonly CounterResult[]
@@ -874,10 +874,9 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
 
   /**
    * A check the store answers later (apart from `run`: no closure per in-process check): its
-   * result made as the door settles it (one promise per check).
+   * result made as the door settles it (one promise per check), timed from the door's start.
    */
   const later = (
-    start: number | undefined,
     trace: unknown,
     counters: readonly RateLimitCounter[],
     compiled: readonly CompiledRateLimitPolicy[],
@@ -885,10 +884,10 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
   ) =>
     door.check(
       counters,
-      start,
+      undefined,
       trace,
       undefined,
-      (answer) => counted(start ?? 0, trace, resultOf(answer, compiled, counters, credits)),
+      (answer, start) => counted(start, trace, resultOf(answer, compiled, counters, credits)),
     ) as Promise<RateLimitResult>;
 
   const limiter: RateLimiter = {

@@ -9,6 +9,7 @@ import { createMemoryRateLimitStore } from "../../rate_limits/memory_store.ts";
 import { compileRateLimitPolicies } from "../../rate_limits/policy.ts";
 import type { CreditBalance, RateLimitStore } from "../../rate_limits/store.ts";
 import { FakeRemoteStore } from "./_fake_store.ts";
+import { type LimiterTaps, tapsOf } from "../../telemetry/_taps.ts";
 
 const quiet = { logger: () => {} };
 const api = { name: "api", limit: 3, windowMs: 60_000 };
@@ -889,5 +890,57 @@ describe("createRateLimiter", () => {
         `rate-limits: the redis store is unavailable at start-up (${why}); onStoreError "closed" applies until it answers`,
       ]);
     }
+  });
+
+  it("with the check tap on, a remote check's clock is read once as it starts (the door's read), its duration measured from there", async () => {
+    const replies: (() => void)[] = [];
+    const store: RateLimitStore = {
+      checkBatch: (checks) =>
+        new Promise((resolve) =>
+          replies.push(() =>
+            resolve({
+              results: checks.map((c) =>
+                c.counters.map(() => ({ allowed: true, remaining: 1, resetMs: 1_000 }))
+              ),
+            })
+          )
+        ),
+    };
+    const limiter = createRateLimiter({ ...quiet, store, timeoutMs: 5_000 });
+    const durations: number[] = [];
+    tapsOf<LimiterTaps>(limiter)!.check = (_outcome, _allowed, ms) => durations.push(ms);
+    const warm = limiter.check("warm", [api]); // arms the door's one timer (a clock read of its own)
+    await until(() => replies.length > 0);
+    replies.shift()!();
+    await warm;
+    durations.length = 0;
+    const now = performance.now;
+    let reads = 0;
+    performance.now = () => (reads++, now.call(performance));
+    let first: Promise<unknown>;
+    let queued: Promise<unknown>[];
+    let readsForQueued: number;
+    try {
+      first = limiter.check("k", [api]); // an idle door: sent at once
+      await Promise.resolve();
+      assert.equal(reads, 1, `${reads} clock reads for one check`);
+      reads = 0;
+      queued = Array.from({ length: 10 }, (_, i) => limiter.check(`q${i}`, [api]));
+      await Promise.resolve(); // the door's pump: one clock read for every check of the task
+      readsForQueued = reads;
+    } finally {
+      performance.now = now;
+    }
+    assert.equal(readsForQueued, 1, `${readsForQueued} clock reads for 10 queued checks`);
+    assert.equal(replies.length, 2); // the first check's call, then one for the 10 queued
+    for (const reply of replies.splice(0)) reply();
+    await first;
+    const results = await Promise.all(queued) as { allowed: boolean }[];
+    assert.ok(results.every((r) => r.allowed));
+    assert.equal(durations.length, 11);
+    assert.ok(
+      durations.every((ms) => Number.isFinite(ms) && ms >= 0 && ms < 5_000),
+      String(durations),
+    );
   });
 });
