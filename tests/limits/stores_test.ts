@@ -1,7 +1,7 @@
 /**
  * The remote stores' contract on the real services: a check past its deadline
  * is answered `null` and applies nothing; reads write nothing and take no
- * lock; `ready()` names a misconfiguration; a stalled server (the test's own
+ * lock, nor does a refused check of window counters on PostgreSQL; `ready()` names a misconfiguration; a stalled server (the test's own
  * redis-server stopped with SIGSTOP, a PostgreSQL row lock held) applies
  * nothing late and every call settles; an outage (the test's own redis-server
  * killed and restarted, PostgreSQL backends terminated) never ends the process
@@ -379,6 +379,32 @@ if (DATABASE_URL) {
     });
 
     /**
+     * A pool over `client` running each statement in its own transaction,
+     * `inside(text)` called before its COMMIT.
+     */
+    function transactionPool(client: pg.Client, inside: (text: string) => Promise<void>) {
+      return {
+        query: async (
+          statement: string | { text: string; values: unknown[] },
+          values?: unknown[],
+        ) => {
+          const text = typeof statement === "string" ? statement : statement.text;
+          await client.query("BEGIN");
+          try {
+            const result = await client.query(
+              text,
+              values ?? (statement as { values: unknown[] }).values,
+            );
+            await inside(text);
+            return result;
+          } finally {
+            await client.query("COMMIT");
+          }
+        },
+      };
+    }
+
+    /**
      * The `synchronous_commit` of each statement `exercise` sends through a store
      * made with `options`, as [function, setting] (each statement in its own
      * transaction on one client, its commit setting read before COMMIT), and the
@@ -391,26 +417,10 @@ if (DATABASE_URL) {
       const client = new pg.Client({ connectionString: DATABASE_URL });
       await client.connect();
       const seen: [string, string][] = [];
-      const pool = {
-        query: async (
-          statement: string | { text: string; values: unknown[] },
-          values?: unknown[],
-        ) => {
-          const text = typeof statement === "string" ? statement : statement.text;
-          await client.query("BEGIN");
-          try {
-            const result = await client.query(
-              text,
-              values ?? (statement as { values: unknown[] }).values,
-            );
-            const { rows } = await client.query("SHOW synchronous_commit");
-            seen.push([/FROM (\w+)\(/.exec(text)?.[1] ?? "", rows[0].synchronous_commit]);
-            return result;
-          } finally {
-            await client.query("COMMIT");
-          }
-        },
-      };
+      const pool = transactionPool(client, async (text) => {
+        const { rows } = await client.query("SHOW synchronous_commit");
+        seen.push([/FROM (\w+)\(/.exec(text)?.[1] ?? "", rows[0].synchronous_commit]);
+      });
       const store = createPostgresRateLimitStore({ pool, logger: () => {}, ...options });
       try {
         await exercise(store);
@@ -473,36 +483,17 @@ if (DATABASE_URL) {
       // Each statement in a transaction left open while another connection asks for its row's lock.
       const seen: { xid: string | null; lockable: boolean }[] = [];
       let row: unknown[] = [];
-      const pool = {
-        query: async (
-          statement: string | { text: string; values: unknown[] },
-          values?: unknown[],
-        ) => {
-          const text = typeof statement === "string" ? statement : statement.text;
-          await client.query("BEGIN");
-          try {
-            const result = await client.query(
-              text,
-              values ?? (statement as { values: unknown[] }).values,
-            );
-            if (/FROM rate_limit_bucket/.test(text)) {
-              const { rows } = await client.query(
-                "SELECT pg_current_xact_id_if_assigned()::text AS xid",
-              );
-              await other.query("BEGIN");
-              const locked = await other.query(
-                "SELECT 1 FROM rate_limit_buckets WHERE subject = $1 AND name = $2 FOR UPDATE NOWAIT",
-                row,
-              ).then(() => true, () => false);
-              await other.query("ROLLBACK");
-              seen.push({ xid: rows[0].xid, lockable: locked });
-            }
-            return result;
-          } finally {
-            await client.query("COMMIT");
-          }
-        },
-      };
+      const pool = transactionPool(client, async (text) => {
+        if (!/FROM rate_limit_bucket/.test(text)) return;
+        const { rows } = await client.query("SELECT pg_current_xact_id_if_assigned()::text AS xid");
+        await other.query("BEGIN");
+        const locked = await other.query(
+          "SELECT 1 FROM rate_limit_buckets WHERE subject = $1 AND name = $2 FOR UPDATE NOWAIT",
+          row,
+        ).then(() => true, () => false);
+        await other.query("ROLLBACK");
+        seen.push({ xid: rows[0].xid, lockable: locked });
+      });
       const store = createPostgresRateLimitStore({ pool, logger: () => {} });
       try {
         const { subject, window } = countersOf("nolock", 2);
