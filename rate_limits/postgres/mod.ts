@@ -8,10 +8,12 @@
  * the same rule in a cheaper statement) on the database's clock, exact across
  * every instance on that database. A statement without credit counters that
  * allowed a check does not wait for its commit's WAL flush (a database crash
- * may forget its last fraction of a second of window counts, never a balance).
- * Needs the migrations
+ * may forget its last fraction of a second of window counts, never a balance);
+ * `rate_limit_bucket_check` refuses from an unlocked read when it can (no lock,
+ * no write). Needs the migrations
  * `prisma/migrations/0009_credit_balances`, `0012_rate_limit_batches`,
- * `0015_rate_limit_buckets` and `0019_rate_limit_bucket_check`, and a `pg` pool
+ * `0015_rate_limit_buckets`, `0019_rate_limit_bucket_check` and
+ * `0020_rate_limit_refusal_read`, and a `pg` pool
  * or client (an optional peer) from the caller.
  *
  * Production setup: the store listens for the pool's `error` events itself
@@ -116,8 +118,8 @@ export interface PostgresRateLimitStore extends RateLimitStore {
  * (`synchronous_commit` off for that transaction only, as Redis answers before
  * its fsync); a database crash may forget the last fraction of a second of
  * window counts, never a balance. A statement that consumed nothing keeps the
- * wait, so a flood of refused checks on an exhausted key stays paced by commits
- * instead of taking the CPU from other keys' checks.
+ * wait (a refusal `rate_limit_bucket_check` decided before locking wrote
+ * nothing: its commit has none).
  */
 const NO_FLUSH_WAIT =
   " WHERE CASE WHEN allowed THEN set_config('synchronous_commit', 'off', true) <> '' ELSE true END";
@@ -160,14 +162,21 @@ const READ_SQL = "SELECT balance::float8 AS balance, reset_ms::float8 AS reset_m
 const TIME_SQL = "SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms";
 const DELETE_SQL = "WITH d AS (DELETE FROM rate_limit_buckets WHERE expires_at < now()" +
   " RETURNING 1) SELECT count(*)::int AS n FROM d";
-/** The functions each migration adds, by migration (what `ready()` looks for). */
+/**
+ * The functions each migration adds, by migration (what `ready()` looks for);
+ * `name@migration`: the version of a function that migration replaced, named
+ * by its comment.
+ */
 const MIGRATIONS: [string, string[]][] = [
   ["0009_credit_balances", ["credit_change", "credit_lock", "credit_refill", "credit_period"]],
   ["0012_rate_limit_batches", ["credit_change_before", "credit_read"]],
   ["0015_rate_limit_buckets", ["rate_limit_bucket_batch"]],
   ["0019_rate_limit_bucket_check", ["rate_limit_bucket_check"]],
+  ["0020_rate_limit_refusal_read", ["rate_limit_bucket_check@0020_rate_limit_refusal_read"]],
 ];
-const READY_SQL = "SELECT array_agg(DISTINCT proname::text) AS found FROM pg_proc " +
+const READY_SQL = "SELECT array_agg(DISTINCT proname::text) || coalesce(array_agg(DISTINCT " +
+  "proname::text || '@' || obj_description(oid, 'pg_proc')) FILTER (WHERE obj_description(oid, " +
+  "'pg_proc') IS NOT NULL), '{}') AS found FROM pg_proc " +
   "WHERE proname = ANY($1::text[]) AND pg_function_is_visible(oid)";
 
 /** Whether every counter is a window counter of its own row (subject, name, window): `rate_limit_bucket_check` takes it. */
@@ -403,13 +412,16 @@ export function createPostgresRateLimitStore(
       return Number(row?.n ?? 0);
     },
     async ready() {
-      const [row] = await run(READY_SQL, [MIGRATIONS.flatMap(([, names]) => names)]);
+      const names = MIGRATIONS.flatMap(([, names]) => names.filter((name) => !name.includes("@")));
+      const [row] = await run(READY_SQL, [names]);
       const found = new Set(Array.isArray(row?.found) ? row.found : []);
       for (const [migration, names] of MIGRATIONS) {
         const missing = names.filter((name) => !found.has(name));
         if (missing.length > 0) {
           throw new TypeError(
-            `the PostgreSQL rate-limit store misses ${missing.join(", ")}: ` +
+            `the PostgreSQL rate-limit store misses ${
+              missing.join(", ").replaceAll("@", " of ")
+            }: ` +
               `apply prisma/migrations/${migration}/migration.sql`,
           );
         }

@@ -1,7 +1,7 @@
 /**
  * The remote stores' contract on the real services: a check past its deadline
  * is answered `null` and applies nothing; reads write nothing and take no
- * lock; `ready()` names a misconfiguration; a stalled server (the test's own
+ * lock, nor does a refused check of window counters on PostgreSQL; `ready()` names a misconfiguration; a stalled server (the test's own
  * redis-server stopped with SIGSTOP, a PostgreSQL row lock held) applies
  * nothing late and every call settles; an outage (the test's own redis-server
  * killed and restarted, PostgreSQL backends terminated) never ends the process
@@ -379,6 +379,32 @@ if (DATABASE_URL) {
     });
 
     /**
+     * A pool over `client` running each statement in its own transaction,
+     * `inside(text)` called before its COMMIT.
+     */
+    function transactionPool(client: pg.Client, inside: (text: string) => Promise<void>) {
+      return {
+        query: async (
+          statement: string | { text: string; values: unknown[] },
+          values?: unknown[],
+        ) => {
+          const text = typeof statement === "string" ? statement : statement.text;
+          await client.query("BEGIN");
+          try {
+            const result = await client.query(
+              text,
+              values ?? (statement as { values: unknown[] }).values,
+            );
+            await inside(text);
+            return result;
+          } finally {
+            await client.query("COMMIT");
+          }
+        },
+      };
+    }
+
+    /**
      * The `synchronous_commit` of each statement `exercise` sends through a store
      * made with `options`, as [function, setting] (each statement in its own
      * transaction on one client, its commit setting read before COMMIT), and the
@@ -391,26 +417,10 @@ if (DATABASE_URL) {
       const client = new pg.Client({ connectionString: DATABASE_URL });
       await client.connect();
       const seen: [string, string][] = [];
-      const pool = {
-        query: async (
-          statement: string | { text: string; values: unknown[] },
-          values?: unknown[],
-        ) => {
-          const text = typeof statement === "string" ? statement : statement.text;
-          await client.query("BEGIN");
-          try {
-            const result = await client.query(
-              text,
-              values ?? (statement as { values: unknown[] }).values,
-            );
-            const { rows } = await client.query("SHOW synchronous_commit");
-            seen.push([/FROM (\w+)\(/.exec(text)?.[1] ?? "", rows[0].synchronous_commit]);
-            return result;
-          } finally {
-            await client.query("COMMIT");
-          }
-        },
-      };
+      const pool = transactionPool(client, async (text) => {
+        const { rows } = await client.query("SHOW synchronous_commit");
+        seen.push([/FROM (\w+)\(/.exec(text)?.[1] ?? "", rows[0].synchronous_commit]);
+      });
       const store = createPostgresRateLimitStore({ pool, logger: () => {}, ...options });
       try {
         await exercise(store);
@@ -464,6 +474,60 @@ if (DATABASE_URL) {
           }),
         { name: "TypeError", message: /durableWindows must be a boolean/ },
       );
+    });
+
+    it("a refused check of window counters only locks nothing and writes nothing (no transaction id, no row created)", async () => {
+      const client = new pg.Client({ connectionString: DATABASE_URL });
+      const other = new pg.Client({ connectionString: DATABASE_URL });
+      await Promise.all([client.connect(), other.connect()]);
+      // Each statement in a transaction left open while another connection asks for its row's lock.
+      const seen: { xid: string | null; lockable: boolean }[] = [];
+      let row: unknown[] = [];
+      const pool = transactionPool(client, async (text) => {
+        if (!/FROM rate_limit_bucket/.test(text)) return;
+        const { rows } = await client.query("SELECT pg_current_xact_id_if_assigned()::text AS xid");
+        await other.query("BEGIN");
+        const locked = await other.query(
+          "SELECT 1 FROM rate_limit_buckets WHERE subject = $1 AND name = $2 FOR UPDATE NOWAIT",
+          row,
+        ).then(() => true, () => false);
+        await other.query("ROLLBACK");
+        seen.push({ xid: rows[0].xid, lockable: locked });
+      });
+      const store = createPostgresRateLimitStore({ pool, logger: () => {} });
+      try {
+        const { subject, window } = countersOf("nolock", 2);
+        row = [subject, "w"];
+        const checks = [window, window, window, { ...window, cost: 0 }];
+        const answers = [];
+        for (const counter of checks) answers.push((await checkOnce(store, [counter]))[0]);
+        assert.deepEqual(answers.map((a) => [a.allowed, a.remaining]), [
+          [true, 1],
+          [true, 0],
+          [false, 0],
+          [true, 0],
+        ]);
+        const tooBig = { ...window, subject: freshSubject("nolock-big"), limit: 1, cost: 2 };
+        row = [tooBig.subject, "w"];
+        assert.equal((await checkOnce(store, [tooBig]))[0].allowed, false);
+        // The allowed checks took their row's lock (the first created it: not yet visible to
+        // another connection, nothing to lock there); the refused ones took none.
+        assert.deepEqual(seen.map((s) => [s.xid !== null, s.lockable]), [
+          [true, true],
+          [true, false],
+          [false, true],
+          [true, false],
+          [false, true],
+        ]);
+        const { rows } = await other.query(
+          "SELECT count(*)::int AS n FROM rate_limit_buckets WHERE subject = $1",
+          [tooBig.subject],
+        );
+        assert.equal(rows[0].n, 0, "a refused check of a new row creates none");
+      } finally {
+        store.close();
+        await Promise.all([client.end(), other.end()]);
+      }
     });
 
     it("one hot key, 1,000 checks in flight: never past its limit or its credits", async () => {

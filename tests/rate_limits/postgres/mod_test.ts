@@ -184,6 +184,26 @@ describe("createPostgresRateLimitStore", () => {
         e instanceof TypeError &&
         /apply prisma\/migrations\/0012_rate_limit_batches/.test(e.message),
     );
+    // Every function there, rate_limit_bucket_check as 0019 made it (no comment naming 0020).
+    const older = fakePool(() => [{
+      found: [
+        "credit_change",
+        "credit_lock",
+        "credit_refill",
+        "credit_period",
+        "credit_change_before",
+        "credit_read",
+        "rate_limit_bucket_batch",
+        "rate_limit_bucket_check",
+      ],
+    }]);
+    await assert.rejects(
+      createPostgresRateLimitStore({ pool: older.pool }).ready(),
+      (e) =>
+        e instanceof TypeError &&
+        /misses rate_limit_bucket_check of 0020_rate_limit_refusal_read: apply prisma\/migrations\/0020_rate_limit_refusal_read\//
+          .test(e.message),
+    );
     const down = { query: () => Promise.reject(new Error("ECONNREFUSED")) };
     await assert.rejects(
       createPostgresRateLimitStore({ pool: down }).ready(),
