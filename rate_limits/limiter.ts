@@ -866,7 +866,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     const trace = taps.enter?.();
     if (!inProcess) return later(trace, counters, compiled, credits);
     const began = taps.check !== undefined ? performance.now() : 0;
-    const sent = door.check(counters, undefined, trace, nowMs) as
+    const sent = door.check(counters, trace, nowMs) as
       | readonly CounterResult[]
       | Unanswered;
     return counted(began, trace, resultOf(sent, compiled, counters, credits));
@@ -884,7 +884,6 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
   ) =>
     door.check(
       counters,
-      undefined,
       trace,
       undefined,
       (answer, start) => counted(start, trace, resultOf(answer, compiled, counters, credits)),
