@@ -229,6 +229,29 @@ describe("createStoreDoor", () => {
     store.resume();
   });
 
+  it("a batch sent late in a pump (after a slow store call) gets the same deadline as the pump's first batch", async () => {
+    const deadlines: number[][] = [];
+    const slow: RateLimitStore = {
+      checkBatch: (checks) => {
+        deadlines.push(checks.map((c) => c.deadline));
+        const until = performance.now() + 40; // a store call that takes 40 ms to send
+        while (performance.now() < until) { /* busy */ }
+        return new Promise(() => {});
+      },
+    };
+    const door = createStoreDoor(slow, 300);
+    const pending = Array.from(
+      { length: MAX_BATCH + 100 },
+      (_, i) => door.check([window(`b${i}`)]),
+    );
+    const answers = await Promise.all(pending);
+    assert.ok(answers.every((a) => a instanceof Unanswered && a.reason === "timeout"));
+    // The first check went alone at once; the others, one pump, in two batches.
+    assert.deepEqual(deadlines.map((d) => d.length), [1, MAX_BATCH, 99]);
+    const [first, second] = [deadlines[1][0], deadlines[2][0]];
+    assert.ok(Math.abs(second - first) <= 2, `deadlines ${first} and ${second} of one pump`);
+  });
+
   it("a wall clock stepped back an hour neither hangs a check nor gives the store a later deadline", async () => {
     const deadlines: number[] = [];
     const store: RateLimitStore = {
