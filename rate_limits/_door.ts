@@ -294,17 +294,20 @@ export function createStoreDoor(
     }
   };
 
-  /** Sends `batch` (at `sentAt`, `performance.now()` ms). */
-  const send = (batch: Entry[], sentAt: number) => {
+  /**
+   * Sends `batch` (at `sentAt`, `performance.now()` ms), its deadlines on the wall clock by
+   * `wall` (`Date.now()` − `performance.now()`, both read at `sentAt`: a stepped clock neither
+   * hangs a check nor lets a store apply it after its answer, and a pump's later batch, sent
+   * after slow calls, gets no later deadline).
+   */
+  const send = (batch: Entry[], sentAt: number, wall: number) => {
     inFlight++;
     const traced = taps.batch?.(
       batch.map((e) => e.trace),
       batch[0].run === undefined ? batch.length : 0,
     );
     let failed = false;
-    // Deadlines on the wall clock now, from the monotonic time left: a stepped
-    // clock neither hangs a check nor lets a store apply it after its answer.
-    const wall = Date.now() - sentAt;
+
     let call: Promise<unknown>;
     try {
       const first = batch[0];
@@ -380,6 +383,7 @@ export function createStoreDoor(
       return watchQueue();
     }
     const now = performance.now();
+    const wall = Date.now() - now;
     if (fresh.length > 0) {
       for (const entry of fresh) {
         entry.sendBy = now + timeoutMs - margin;
@@ -401,7 +405,7 @@ export function createStoreDoor(
         batch.push(queue[head++]);
         if (entry.run !== undefined) break;
       }
-      if (batch.length > 0) send(batch, now);
+      if (batch.length > 0) send(batch, now, wall);
     }
     dropExpired(now);
     watchQueue();
@@ -436,7 +440,7 @@ export function createStoreDoor(
           entry.sendBy = now + timeoutMs - margin;
           entry.answerAt = now + timeoutMs;
         }
-        if (now < entry.sendBy) return send([entry], now);
+        if (now < entry.sendBy) return send([entry], now, Date.now() - now);
       }
       queue.push(entry);
       if (startMs === undefined) fresh.push(entry);
