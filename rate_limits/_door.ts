@@ -142,18 +142,16 @@ export interface StoreDoor {
   /** What the store is called in lines and errors. */
   readonly storeName: string;
   /**
-   * Checks `counters` (a check started at `startMs`, `performance.now()`; when
-   * undefined, when it is sent at once or at the end of the current task: one clock read for
-   * every check queued in it): their answers, or `Unanswered`. Synchronous with `checkNow`
-   * (given `nowMs`, the caller's wall-clock time for it). Throws (or rejects with) a
-   * `TypeError` for a store bug or a malformed reply. With a remote store, `then` maps the
-   * answer before the promise settles (one promise per check; a throw of `then` rejects it),
-   * given the check's start (`startMs`, or the door's clock read: a caller timing the check
-   * reads no clock of its own).
+   * Checks `counters`: their answers, or `Unanswered`. With a remote store, the check starts
+   * (its deadline counts) at the door's clock read, as it is sent at once or at the end of the
+   * current task (one read for every check queued in it). Synchronous with `checkNow` (given
+   * `nowMs`, the caller's wall-clock time for it). Throws (or rejects with) a `TypeError` for
+   * a store bug or a malformed reply. With a remote store, `then` maps the answer before the
+   * promise settles (one promise per check; a throw of `then` rejects it), given the check's
+   * start (the door's clock read: a caller timing the check reads no clock of its own).
    */
   check<R = readonly CounterResult[] | Unanswered>(
     counters: readonly RateLimitCounter[],
-    startMs: number | undefined,
     trace?: unknown,
     nowMs?: number,
     then?: (answer: readonly CounterResult[] | Unanswered, startMs: number) => R,
@@ -190,7 +188,7 @@ export interface StoreDoor {
  * import { createStoreDoor } from "./_door.ts";
  * import { createMemoryRateLimitStore } from "./memory_store.ts";
  * const door = createStoreDoor(createMemoryRateLimitStore(), 1_000);
- * door.check([{ kind: "window", subject: "k", name: "api", limit: 2, windowMs: 1_000, cost: 1 }], performance.now());
+ * door.check([{ kind: "window", subject: "k", name: "api", limit: 2, windowMs: 1_000, cost: 1 }]);
  * ```
  */
 export function createStoreDoor(
@@ -296,17 +294,20 @@ export function createStoreDoor(
     }
   };
 
-  /** Sends `batch` (at `sentAt`, `performance.now()` ms). */
-  const send = (batch: Entry[], sentAt: number) => {
+  /**
+   * Sends `batch` (at `sentAt`, `performance.now()` ms), its deadlines on the wall clock by
+   * `wall` (`Date.now()` − `performance.now()`, both read at `sentAt`: a stepped clock neither
+   * hangs a check nor lets a store apply it after its answer, and a pump's later batch, sent
+   * after slow calls, gets no later deadline).
+   */
+  const send = (batch: Entry[], sentAt: number, wall: number) => {
     inFlight++;
     const traced = taps.batch?.(
       batch.map((e) => e.trace),
       batch[0].run === undefined ? batch.length : 0,
     );
     let failed = false;
-    // Deadlines on the wall clock now, from the monotonic time left: a stepped
-    // clock neither hangs a check nor lets a store apply it after its answer.
-    const wall = Date.now() - sentAt;
+
     let call: Promise<unknown>;
     try {
       const first = batch[0];
@@ -382,6 +383,7 @@ export function createStoreDoor(
       return watchQueue();
     }
     const now = performance.now();
+    const wall = Date.now() - now;
     if (fresh.length > 0) {
       for (const entry of fresh) {
         entry.sendBy = now + timeoutMs - margin;
@@ -403,13 +405,13 @@ export function createStoreDoor(
         batch.push(queue[head++]);
         if (entry.run !== undefined) break;
       }
-      if (batch.length > 0) send(batch, now);
+      if (batch.length > 0) send(batch, now, wall);
     }
     dropExpired(now);
     watchQueue();
   }
 
-  /** Queues a check (`counters`) or another call (`run`) started at `startMs` (undefined: now). */
+  /** Queues a check (`counters`, started at the door's clock read: `startMs` undefined) or another call (`run`) started at `startMs`. */
   const enqueue = (
     startMs: number | undefined,
     counters: readonly RateLimitCounter[] | undefined,
@@ -438,7 +440,7 @@ export function createStoreDoor(
           entry.sendBy = now + timeoutMs - margin;
           entry.answerAt = now + timeoutMs;
         }
-        if (now < entry.sendBy) return send([entry], now);
+        if (now < entry.sendBy) return send([entry], now, Date.now() - now);
       }
       queue.push(entry);
       if (startMs === undefined) fresh.push(entry);
@@ -471,13 +473,12 @@ export function createStoreDoor(
     }),
     check<R>(
       counters: readonly RateLimitCounter[],
-      startMs: number | undefined,
       trace?: unknown,
       nowMs?: number,
       then?: (answer: readonly CounterResult[] | Unanswered, startMs: number) => R,
     ) {
       if (checkNow === undefined) {
-        return enqueue(startMs, counters, undefined, trace, then) as Promise<R>;
+        return enqueue(undefined, counters, undefined, trace, then) as Promise<R>;
       }
       let answer: unknown;
       try {

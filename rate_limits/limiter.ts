@@ -830,24 +830,17 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     // An in-process check has no deadline; a remote one's starts when the door reads the clock
     // (as it sends the check, or once for every check it queues in this task), and a tap times
     // it from there (one clock read).
-    let counters: readonly RateLimitCounter[];
+    // The check's counters; undefined: this library's in-process store counts `compiled` as they are.
+    let counters: readonly RateLimitCounter[] | undefined;
     let compiled: readonly CompiledRateLimitPolicy[];
     let credits = false;
     if (checkOptions === undefined && policies === lastCompiled && lastCompiled !== undefined) {
       // Compiled policies passed again without options (a limit per subject): nothing to look up.
       compiled = lastCompiled;
       assertSubject(subject);
-      if (checkPolicies !== undefined) {
-        // This library's in-process store counts them as they are: no counter built.
-        const trace = taps.enter?.();
-        const began = taps.check !== undefined ? performance.now() : 0;
-        const sent = checkPolicies(subject, compiled, nowMs);
-        counters = sent instanceof Unanswered
-          ? windowCounters(subject, compiled, undefined, undefined, undefined) // for `local`
-          : NO_POLICIES;
-        return counted(began, trace, resultOf(sent, compiled, counters, false));
-      }
-      counters = windowCounters(subject, compiled, undefined, undefined, undefined);
+      counters = checkPolicies !== undefined
+        ? undefined // no counter built
+        : windowCounters(subject, compiled, undefined, undefined, undefined);
     } else {
       // The options kept last, asked again (a key's requests in a row): no look-up.
       let check = checkOptions === undefined
@@ -864,11 +857,17 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       ({ counters, compiled, credits } = check);
     }
     const trace = taps.enter?.();
-    if (!inProcess) return later(trace, counters, compiled, credits);
+    if (!inProcess) return later(trace, counters!, compiled, credits);
     const began = taps.check !== undefined ? performance.now() : 0;
-    const sent = door.check(counters, undefined, trace, nowMs) as
-      | readonly CounterResult[]
-      | Unanswered;
+    let sent: readonly CounterResult[] | Unanswered;
+    if (counters === undefined) {
+      sent = checkPolicies!(subject, compiled, nowMs);
+      counters = sent instanceof Unanswered
+        ? windowCounters(subject, compiled, undefined, undefined, undefined) // for `local`
+        : NO_POLICIES;
+    } else {
+      sent = door.check(counters, trace, nowMs) as readonly CounterResult[] | Unanswered;
+    }
     return counted(began, trace, resultOf(sent, compiled, counters, credits));
   };
 
@@ -884,7 +883,6 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
   ) =>
     door.check(
       counters,
-      undefined,
       trace,
       undefined,
       (answer, start) => counted(start, trace, resultOf(answer, compiled, counters, credits)),

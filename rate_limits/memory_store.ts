@@ -182,6 +182,11 @@ function leavesBy(data: Float64Array, links: Int32Array, r: number, units: numbe
   return data[at + IDLE_AT]; // not reached: the sub-buckets hold every unit
 }
 
+/** The bug of a subject's chain of window rows that does not end (or misses a row). */
+function brokenChain(): TypeError {
+  return new TypeError("the memory store's window rows of a subject form a broken chain");
+}
+
 /** A credit balance: credits left, as of a time (ms) or the refill boundary it last took. */
 interface Balance {
   readonly name: string;
@@ -283,10 +288,13 @@ export function createMemoryRateLimitStore(
   const remove = (r: number) => {
     unlink(r);
     const subject = subjects[r];
-    const first = firstRow.get(subject)!;
+    const first = firstRow.get(subject) ?? -1;
     if (first !== r) {
       let p = first;
-      while (links[p * LINKS + NEXT] !== r) p = links[p * LINKS + NEXT];
+      for (let steps = 0; links[p * LINKS + NEXT] !== r; steps++) {
+        if (p === -1 || steps > windowCount) throw brokenChain();
+        p = links[p * LINKS + NEXT];
+      }
       links[p * LINKS + NEXT] = links[r * LINKS + NEXT];
     } else if (links[r * LINKS + NEXT] === -1) firstRow.delete(subject);
     else firstRow.set(subject, links[r * LINKS + NEXT]);
@@ -378,6 +386,7 @@ export function createMemoryRateLimitStore(
     const start = next === -1 ? first : next;
     let r = start;
     if (r !== -1) {
+      let steps = 0;
       do {
         if (names[r] === name && data[r * STRIDE + WINDOW_MS] === windowMs) {
           // Inside the newest sub-bucket by more than 1 ms (a fractional clock included): no division.
@@ -390,6 +399,8 @@ export function createMemoryRateLimitStore(
         }
         r = links[r * LINKS + NEXT];
         if (r === -1) r = first;
+        // A walk past every row held: the chain is broken (a bug; the check fails closed).
+        if (++steps > windowCount) throw brokenChain();
       } while (r !== start);
     }
     return addWindow(subject, name, windowMs, after, now);
@@ -476,15 +487,10 @@ export function createMemoryRateLimitStore(
   };
 
   /**
-   * During a check: the first row of the subject of its window counters (-1:
-   * none), as rows are added, and the row of that subject it used last (-1: none).
-   */
-  let first = -1;
-  let last = -1;
-
-  /**
-   * Counter `i` of a check, window `name` of `windowMs` for `subject` (whose
-   * first row is `first`): its row, limit and cost kept; whether `cost` fits.
+   * Counter `i` of a check, window `name` of `windowMs` for `subject`, whose
+   * first row is `first` (-1: none), after row `last` of it the check used
+   * (-1: none): its row, limit and cost kept (`rows`…); the subject's first
+   * row now (the new row, when one was added first).
    */
   const windowAt = (
     i: number,
@@ -493,23 +499,28 @@ export function createMemoryRateLimitStore(
     limit: number,
     windowMs: number,
     cost: number,
+    first: number,
+    last: number,
     now: number,
-  ): boolean => {
+  ): number => {
     const count = windowCount;
     const r = windowOf(subject, name, windowMs, first, last, now);
-    if (windowCount !== count && last === -1) first = r; // a new row, now its subject's first
-    last = r;
     rows[i] = r;
     limits[i] = limit;
     costs[i] = cost;
-    return data[r * STRIDE + TOTAL] + cost <= limit;
+    return windowCount !== count && last === -1 ? r : first;
   };
+
+  /** Whether window counter `i` of a check (kept by `windowAt`) fits its cost. */
+  const fits = (i: number) => data[rows[i] * STRIDE + TOTAL] + costs[i] <= limits[i];
 
   const checkAt = (counters: readonly RateLimitCounter[], now: number): CounterResult[] => {
     const n = counters.length;
     let consume = true;
     // The subject last looked up: a check's policies share a subject, looked up once.
     let subject: string | undefined;
+    let first = -1;
+    let last = -1;
     for (let i = 0; i < n; i++) {
       const counter = counters[i];
       // Read after `kind`: of a kind, counters come in fewer shapes.
@@ -527,7 +538,9 @@ export function createMemoryRateLimitStore(
           first = firstRow.get(subject) ?? -1;
           last = -1;
         }
-        if (!windowAt(i, subject, name, limit, windowMs, cost, now)) consume = false;
+        first = windowAt(i, subject, name, limit, windowMs, cost, first, last, now);
+        last = rows[i];
+        if (!fits(i)) consume = false;
       }
     }
     return answerAll(n, consume, now);
@@ -545,11 +558,21 @@ export function createMemoryRateLimitStore(
   ): CounterResult[] => {
     const n = policies.length;
     let consume = true;
-    first = firstRow.get(subject) ?? -1;
-    last = -1;
+    let first = firstRow.get(subject) ?? -1;
     for (let i = 0; i < n; i++) {
       const { name, limit, windowMs, cost } = policies[i];
-      if (!windowAt(i, subject, name, limit, windowMs, cost, now)) consume = false;
+      first = windowAt(
+        i,
+        subject,
+        name,
+        limit,
+        windowMs,
+        cost,
+        first,
+        i === 0 ? -1 : rows[i - 1],
+        now,
+      );
+      if (!fits(i)) consume = false;
     }
     return answerAll(n, consume, now);
   };

@@ -162,22 +162,22 @@ const READ_SQL = "SELECT balance::float8 AS balance, reset_ms::float8 AS reset_m
 const TIME_SQL = "SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms";
 const DELETE_SQL = "WITH d AS (DELETE FROM rate_limit_buckets WHERE expires_at < now()" +
   " RETURNING 1) SELECT count(*)::int AS n FROM d";
-/**
- * The functions each migration adds, by migration (what `ready()` looks for);
- * `name@migration`: the version of a function that migration replaced, named
- * by its comment.
- */
+/** The functions each migration adds, by migration (what `ready()` looks for). */
 const MIGRATIONS: [string, string[]][] = [
   ["0009_credit_balances", ["credit_change", "credit_lock", "credit_refill", "credit_period"]],
   ["0012_rate_limit_batches", ["credit_change_before", "credit_read"]],
   ["0015_rate_limit_buckets", ["rate_limit_bucket_batch"]],
   ["0019_rate_limit_bucket_check", ["rate_limit_bucket_check"]],
-  ["0020_rate_limit_refusal_read", ["rate_limit_bucket_check@0020_rate_limit_refusal_read"]],
 ];
-const READY_SQL = "SELECT array_agg(DISTINCT proname::text) || coalesce(array_agg(DISTINCT " +
-  "proname::text || '@' || obj_description(oid, 'pg_proc')) FILTER (WHERE obj_description(oid, " +
-  "'pg_proc') IS NOT NULL), '{}') AS found FROM pg_proc " +
-  "WHERE proname = ANY($1::text[]) AND pg_function_is_visible(oid)";
+/**
+ * The functions a later migration replaced, each as (function, the comment its
+ * version carries, migration): `ready()` also looks for the comment.
+ */
+const VERSIONS: [string, string, string][] = [
+  ["rate_limit_bucket_check", "0020_rate_limit_refusal_read", "0020_rate_limit_refusal_read"],
+];
+const READY_SQL = "SELECT proname::text AS name, obj_description(oid, 'pg_proc') AS version " +
+  "FROM pg_proc WHERE proname = ANY($1::text[]) AND pg_function_is_visible(oid)";
 
 /** Whether every counter is a window counter of its own row (subject, name, window): `rate_limit_bucket_check` takes it. */
 function ownRows(counters: readonly RateLimitCounter[]): counters is readonly WindowCounter[] {
@@ -412,19 +412,27 @@ export function createPostgresRateLimitStore(
       return Number(row?.n ?? 0);
     },
     async ready() {
-      const names = MIGRATIONS.flatMap(([, names]) => names.filter((name) => !name.includes("@")));
-      const [row] = await run(READY_SQL, [names]);
-      const found = new Set(Array.isArray(row?.found) ? row.found : []);
-      for (const [migration, names] of MIGRATIONS) {
-        const missing = names.filter((name) => !found.has(name));
-        if (missing.length > 0) {
-          throw new TypeError(
-            `the PostgreSQL rate-limit store misses ${
-              missing.join(", ").replaceAll("@", " of ")
-            }: ` +
-              `apply prisma/migrations/${migration}/migration.sql`,
-          );
-        }
+      const rows = await run(READY_SQL, [MIGRATIONS.flatMap(([, functions]) => functions)]);
+      const found = new Set(rows.map((row) => row.name));
+      const versions = new Set(rows.map((row) => `${row.name} ${row.version}`));
+      // What each migration leaves, in the order they apply: the first one missing is named.
+      const wanted = [
+        ...MIGRATIONS.flatMap(([migration, functions]) =>
+          functions.map((name) => ({ name, version: undefined, migration }))
+        ),
+        ...VERSIONS.map(([name, version, migration]) => ({ name, version, migration })),
+      ].filter((w) =>
+        w.version === undefined ? !found.has(w.name) : !versions.has(`${w.name} ${w.version}`)
+      ).sort((a, b) => a.migration < b.migration ? -1 : a.migration > b.migration ? 1 : 0);
+      if (wanted.length > 0) {
+        const { migration } = wanted[0];
+        const missing = wanted.filter((w) => w.migration === migration).map((w) =>
+          w.version === undefined ? w.name : `${w.name} of ${w.version}`
+        );
+        throw new TypeError(
+          `the PostgreSQL rate-limit store misses ${missing.join(", ")}: ` +
+            `apply prisma/migrations/${migration}/migration.sql`,
+        );
       }
       // Three readings of the clock: the tightest offset wins (a slow first reply makes deadlines early).
       for (let i = 0; i < 3; i++) await run(TIME_SQL);

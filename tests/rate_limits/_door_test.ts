@@ -34,7 +34,7 @@ describe("createStoreDoor", () => {
     store.requestDelayMs = 5;
     const door = createStoreDoor(store, 30_000);
     const answers = await Promise.all(
-      Array.from({ length: 3_000 }, () => door.check([window("hot", 1_000)], performance.now())),
+      Array.from({ length: 3_000 }, () => door.check([window("hot", 1_000)])),
     );
     assert.equal(answers.filter((a) => !(a instanceof Unanswered) && a[0].allowed).length, 1_000);
     assert.ok(answers.every((a) => !(a instanceof Unanswered)), "no answer by the failure policy");
@@ -61,7 +61,7 @@ describe("createStoreDoor", () => {
       const tagged = (subject: string, slot: string) => ({ ...window(subject), slot });
       await Promise.all(
         [window("a"), window("b"), tagged("c", "t1"), tagged("d", "t1"), window("a")].map((c) =>
-          door.check([c], performance.now())
+          door.check([c])
         ),
       );
       if (clustered) {
@@ -84,7 +84,7 @@ describe("createStoreDoor", () => {
     let answers: Answer[];
     try {
       answers = await Promise.all(
-        Array.from({ length: 10_000 }, () => door.check([window("hot")], performance.now())),
+        Array.from({ length: 10_000 }, () => door.check([window("hot")])),
       );
     } finally {
       globalThis.setTimeout = timers;
@@ -99,7 +99,7 @@ describe("createStoreDoor", () => {
     await until(() => store.pending === 0);
     assert.equal(store.appliedAt.size, 0, "nothing applied after the answers");
     assert.equal(store.inner.checkNow([{ ...window("hot"), cost: 0 }])[0].remaining, 1_000_000);
-    const after = await door.check([window("hot")], performance.now());
+    const after = await door.check([window("hot")]);
     assert.ok(!(after instanceof Unanswered) && after[0].remaining === 1_000_000 - 1);
   });
 
@@ -112,7 +112,7 @@ describe("createStoreDoor", () => {
       ((...args: Parameters<typeof setTimeout>) => (armed++, timers(...args))) as typeof setTimeout;
     try {
       for (let i = 0; i < 200; i++) {
-        const answer = await door.check([window("seq")], performance.now());
+        const answer = await door.check([window("seq")]);
         assert.ok(!(answer instanceof Unanswered));
       }
     } finally {
@@ -125,7 +125,7 @@ describe("createStoreDoor", () => {
     const late = new FakeRemoteStore();
     late.requestDelayMs = 200;
     const door = createStoreDoor(late, 100);
-    assert.ok(await door.check([window("a")], performance.now()) instanceof Unanswered);
+    assert.ok(await door.check([window("a")]) instanceof Unanswered);
     await until(() => late.pending === 0);
     assert.equal(late.appliedAt.size, 0);
 
@@ -134,7 +134,7 @@ describe("createStoreDoor", () => {
     const answered = new Map<string, number>();
     const other = createStoreDoor(slowReply, 100);
     await Promise.all(Array.from({ length: 50 }, async (_, i) => {
-      const answer = await other.check([window(`s${i}`)], performance.now());
+      const answer = await other.check([window(`s${i}`)]);
       assert.ok(answer instanceof Unanswered && answer.reason === "timeout");
       answered.set(`s${i}`, Date.now());
     }));
@@ -156,13 +156,13 @@ describe("createStoreDoor", () => {
         })),
     };
     const before = Date.now();
-    await createStoreDoor(store, 1_000).check([window("a")], performance.now());
+    await createStoreDoor(store, 1_000).check([window("a")]);
     const after = Date.now();
     assert.equal(deadlines.length, 1);
     assert.ok(deadlines[0] >= before + 899 && deadlines[0] <= after + 900, String(deadlines));
   });
 
-  it("a check without a start counts from the door's one clock read for every check of the task: its deadline still fires", async () => {
+  it("a check counts from the door's one clock read for every check of the task: its deadline still fires", async () => {
     const deadlines: number[] = [];
     const stalled: RateLimitStore = {
       checkBatch: (
@@ -170,7 +170,7 @@ describe("createStoreDoor", () => {
       ) => (deadlines.push(...checks.map((c) => c.deadline)), new Promise(() => {})),
     };
     const door = createStoreDoor(stalled, 200);
-    const first = door.check([window("first")], undefined); // arms the door's one timer
+    const first = door.check([window("first")]); // arms the door's one timer
     await Promise.resolve();
     deadlines.length = 0;
     const now = performance.now;
@@ -180,7 +180,7 @@ describe("createStoreDoor", () => {
     const started = now.call(performance);
     let pending: unknown[];
     try {
-      pending = Array.from({ length: 10 }, (_, i) => door.check([window(`u${i}`)], undefined));
+      pending = Array.from({ length: 10 }, (_, i) => door.check([window(`u${i}`)]));
       await Promise.resolve(); // the door's pump: one clock read, every check sent
     } finally {
       performance.now = now;
@@ -200,19 +200,17 @@ describe("createStoreDoor", () => {
     const door = createStoreDoor(store, 1_000);
     const mapped = await door.check(
       [window("m")],
-      performance.now(),
       undefined,
       undefined,
       (answer) => answer instanceof Unanswered ? "unanswered" : `allowed ${answer[0].allowed}`,
     );
     assert.equal(mapped, "allowed true");
     const [thrown, kept] = await Promise.allSettled([
-      door.check([window("t")], undefined, undefined, undefined, () => {
+      door.check([window("t")], undefined, undefined, () => {
         throw new RangeError("then failed");
       }),
       door.check(
         [window("k")],
-        undefined,
         undefined,
         undefined,
         (answer) => !(answer instanceof Unanswered),
@@ -225,11 +223,33 @@ describe("createStoreDoor", () => {
       [window("s")],
       undefined,
       undefined,
-      undefined,
       (answer) => answer instanceof Unanswered ? answer.reason : "answered",
     );
     assert.equal(timedOut, "timeout");
     store.resume();
+  });
+
+  it("a batch sent late in a pump (after a slow store call) gets the same deadline as the pump's first batch", async () => {
+    const deadlines: number[][] = [];
+    const slow: RateLimitStore = {
+      checkBatch: (checks) => {
+        deadlines.push(checks.map((c) => c.deadline));
+        const until = performance.now() + 40; // a store call that takes 40 ms to send
+        while (performance.now() < until) { /* busy */ }
+        return new Promise(() => {});
+      },
+    };
+    const door = createStoreDoor(slow, 300);
+    const pending = Array.from(
+      { length: MAX_BATCH + 100 },
+      (_, i) => door.check([window(`b${i}`)]),
+    );
+    const answers = await Promise.all(pending);
+    assert.ok(answers.every((a) => a instanceof Unanswered && a.reason === "timeout"));
+    // The first check went alone at once; the others, one pump, in two batches.
+    assert.deepEqual(deadlines.map((d) => d.length), [1, MAX_BATCH, 99]);
+    const [first, second] = [deadlines[1][0], deadlines[2][0]];
+    assert.ok(Math.abs(second - first) <= 2, `deadlines ${first} and ${second} of one pump`);
   });
 
   it("a wall clock stepped back an hour neither hangs a check nor gives the store a later deadline", async () => {
@@ -243,9 +263,8 @@ describe("createStoreDoor", () => {
     const started = performance.now();
     try {
       const door = createStoreDoor(store, 100);
-      const start = performance.now();
-      Date.now = () => real() - 3_600_000; // stepped between the check's start and its sending
-      const pending = door.check([window("a")], start);
+      Date.now = () => real() - 3_600_000; // stepped after the door was made
+      const pending = door.check([window("a")]);
       assert.ok((await pending) instanceof Unanswered);
     } finally {
       Date.now = real;
@@ -258,7 +277,7 @@ describe("createStoreDoor", () => {
     const store: RateLimitStore = {
       checkBatch: (checks) => Promise.resolve({ results: checks.map(() => null) }),
     };
-    const answer = await createStoreDoor(store, 1_000).check([window("a")], performance.now());
+    const answer = await createStoreDoor(store, 1_000).check([window("a")]);
     assert.ok(answer instanceof Unanswered && answer.reason === "timeout");
   });
 
@@ -267,7 +286,7 @@ describe("createStoreDoor", () => {
       name: "redis",
       checkBatch: () => Promise.reject(new Error("ECONNREFUSED")),
     };
-    const failed = await createStoreDoor(down, 1_000).check([window("a")], performance.now());
+    const failed = await createStoreDoor(down, 1_000).check([window("a")]);
     assert.ok(failed instanceof Unanswered && failed.reason === "error");
     assert.equal((failed.cause as Error).message, "ECONNREFUSED");
     const bugs: [RateLimitStore, RegExp][] = [
@@ -293,7 +312,7 @@ describe("createStoreDoor", () => {
     ];
     for (const [store, message] of bugs) {
       await assert.rejects(
-        Promise.resolve(createStoreDoor(store, 1_000).check([window("a")], performance.now())),
+        Promise.resolve(createStoreDoor(store, 1_000).check([window("a")])),
         (error: Error) => error instanceof TypeError && message.test(error.message),
       );
     }
@@ -309,7 +328,7 @@ describe("createStoreDoor", () => {
         checkBatch: () => Promise.reject(new Error("not this")),
         checkNow: () => [{ allowed: true, remaining: 1, resetMs: 0 }],
       };
-      const answer = createStoreDoor(ok, 1_000).check([window("a")], performance.now());
+      const answer = createStoreDoor(ok, 1_000).check([window("a")]);
       assert.deepEqual(answer, [{ allowed: true, remaining: 1, resetMs: 0 }]);
       const down: RateLimitStore = {
         checkBatch: () => Promise.reject(new Error("not this")),
@@ -318,11 +337,11 @@ describe("createStoreDoor", () => {
         },
       };
       assert.ok(
-        createStoreDoor(down, 1_000).check([window("a")], performance.now()) instanceof Unanswered,
+        createStoreDoor(down, 1_000).check([window("a")]) instanceof Unanswered,
       );
       const buggy: RateLimitStore = { ...down, checkNow: () => [] };
       assert.throws(
-        () => createStoreDoor(buggy, 1_000).check([window("a")], performance.now()),
+        () => createStoreDoor(buggy, 1_000).check([window("a")]),
         /malformed/,
       );
     } finally {
@@ -337,18 +356,18 @@ describe("createStoreDoor", () => {
       checkBatch: () => Promise.resolve({ results: [] }),
       checkNow: yes,
     };
-    assert.throws(() => createStoreDoor(store, 1_000).check([window("a")], 0), /malformed/);
+    assert.throws(() => createStoreDoor(store, 1_000).check([window("a")]), /malformed/);
     assert.equal(isWellFormed(yes), false);
     answersWellFormed(yes);
     assert.equal(isWellFormed(yes), true);
-    assert.deepEqual(createStoreDoor(store, 1_000).check([window("a")], 0), yes());
+    assert.deepEqual(createStoreDoor(store, 1_000).check([window("a")]), yes());
     const memory = createMemoryRateLimitStore();
-    const [answer] = createStoreDoor(memory, 1_000).check([window("a")], 0) as CounterResult[];
+    const [answer] = createStoreDoor(memory, 1_000).check([window("a")]) as CounterResult[];
     assert.equal(answer.remaining, 999_999);
     assert.equal(isWellFormed(memory.checkNow), true);
     memory.checkNow = () => [];
     assert.equal(isWellFormed(memory.checkNow), false);
-    assert.throws(() => createStoreDoor(memory, 1_000).check([window("a")], 0), /malformed/);
+    assert.throws(() => createStoreDoor(memory, 1_000).check([window("a")]), /malformed/);
   });
 
   it("a call that never settles frees its slot SETTLE_MS after its last answer (no wait of the store's own); its late reply changes nothing", async () => {
@@ -364,10 +383,10 @@ describe("createStoreDoor", () => {
     assert.ok(stalled.every((a) => a instanceof Unanswered && a.reason === "timeout"));
     assert.equal(store.pending, MAX_IN_FLIGHT);
     // Every slot held: a check now leaves the queue unsent at its deadline.
-    assert.ok(await door.check([window("next")], performance.now()) instanceof Unanswered);
+    assert.ok(await door.check([window("next")]) instanceof Unanswered);
     assert.equal(store.calls, MAX_IN_FLIGHT);
     await sleep(SETTLE_MS + 100);
-    const sent = door.check([window("next")], performance.now());
+    const sent = door.check([window("next")]);
     await until(() => store.calls === MAX_IN_FLIGHT + 1);
     assert.ok(
       store.pending <= MAX_IN_FLIGHT + 1,

@@ -6,6 +6,7 @@ import {
   type MemoryRateLimitStore,
 } from "../../rate_limits/memory_store.ts";
 import type { CounterResult, RateLimitCounter } from "../../rate_limits/store.ts";
+import { createRateLimiter } from "../../rate_limits/limiter.ts";
 import {
   commands,
   countersOf,
@@ -272,6 +273,58 @@ describe("createMemoryRateLimitStore", () => {
 
   it("throws a TypeError for a bad maxCounters", () => {
     assert.throws(() => createMemoryRateLimitStore({ maxCounters: 0 }), TypeError);
+  });
+});
+
+/**
+ * A store whose window links (its one `Int32Array`: 4 links a row, the next
+ * row of the subject at 2) the test can reach, to break a subject's chain.
+ */
+function storeWithLinks(now: () => number) {
+  const made: Int32Array[] = [];
+  const Native = globalThis.Int32Array;
+  const store = createMemoryRateLimitStore({ now });
+  globalThis.Int32Array = class extends Native {
+    constructor(...args: ConstructorParameters<Int32ArrayConstructor>) {
+      super(...args);
+      made.push(this as Int32Array);
+    }
+  } as Int32ArrayConstructor;
+  try {
+    store.checkNow([{ ...counter("s"), name: "a" }, { ...counter("s"), name: "b" }]); // rows 0 → 1
+  } finally {
+    globalThis.Int32Array = Native;
+  }
+  assert.equal(made.length, 1);
+  return { store, links: made[0] };
+}
+
+describe("createMemoryRateLimitStore with a broken chain of window rows (a bug)", () => {
+  it("a walk that does not end is a TypeError, not a hang: the limiter refuses (closed)", {
+    timeout: 10_000,
+  }, async () => {
+    const { store, links } = storeWithLinks(() => 0);
+    links[1 * 4 + 2] = 1; // row 1 next to itself: the walk never reaches row 0 again
+    assert.throws(
+      () => store.checkNow([{ ...counter("s"), name: "c" }]),
+      (e) => e instanceof TypeError && /broken chain/.test(e.message),
+    );
+    const limiter = createRateLimiter({ store, onStoreError: "open", logger: () => {} });
+    await assert.rejects(
+      limiter.check("s", [{ name: "c", limit: 2, windowMs: 1_000 }]),
+      (e) => e instanceof TypeError && /broken chain/.test(e.message),
+    );
+  });
+
+  it("dropping a row its chain misses is a TypeError, not a hang", { timeout: 10_000 }, () => {
+    let now = 0;
+    const { store, links } = storeWithLinks(() => now);
+    links[0 * 4 + 2] = -1; // row 1 out of the chain of "s"
+    now = 60_000; // both idle: the next check sweeps rows 0 and 1
+    assert.throws(
+      () => store.checkNow([counter("t")]),
+      (e) => e instanceof TypeError && /broken chain/.test(e.message),
+    );
   });
 });
 

@@ -175,28 +175,30 @@ describe("createPostgresRateLimitStore", () => {
   });
 
   it("ready(): a missing migration is a TypeError naming it", async () => {
-    const { pool } = fakePool(() => [{
-      found: ["credit_change", "credit_lock", "credit_refill", "credit_period"],
-    }]);
+    const functions = (...names: string[]) => names.map((name) => ({ name, version: null }));
+    const { pool, sent } = fakePool(() =>
+      functions("credit_change", "credit_lock", "credit_refill", "credit_period")
+    );
     await assert.rejects(
       createPostgresRateLimitStore({ pool }).ready(),
       (e) =>
         e instanceof TypeError &&
         /apply prisma\/migrations\/0012_rate_limit_batches/.test(e.message),
     );
+    assert.match(sent[0][0], /FROM pg_proc/);
+    assert.ok((sent[0][1]![0] as string[]).includes("rate_limit_bucket_check"));
     // Every function there, rate_limit_bucket_check as 0019 made it (no comment naming 0020).
-    const older = fakePool(() => [{
-      found: [
-        "credit_change",
-        "credit_lock",
-        "credit_refill",
-        "credit_period",
-        "credit_change_before",
-        "credit_read",
-        "rate_limit_bucket_batch",
-        "rate_limit_bucket_check",
-      ],
-    }]);
+    const every = functions(
+      "credit_change",
+      "credit_lock",
+      "credit_refill",
+      "credit_period",
+      "credit_change_before",
+      "credit_read",
+      "rate_limit_bucket_batch",
+      "rate_limit_bucket_check",
+    );
+    const older = fakePool(() => every);
     await assert.rejects(
       createPostgresRateLimitStore({ pool: older.pool }).ready(),
       (e) =>
@@ -204,6 +206,20 @@ describe("createPostgresRateLimitStore", () => {
         /misses rate_limit_bucket_check of 0020_rate_limit_refusal_read: apply prisma\/migrations\/0020_rate_limit_refusal_read\//
           .test(e.message),
     );
+    // Missing 0019 as well: the first migration missing is named, the later one not.
+    const oldest = fakePool(() => every.slice(0, -1));
+    await assert.rejects(
+      createPostgresRateLimitStore({ pool: oldest.pool }).ready(),
+      (e) =>
+        e instanceof TypeError &&
+        /misses rate_limit_bucket_check: apply prisma\/migrations\/0019_rate_limit_bucket_check\//
+          .test(e.message),
+    );
+    const current = fakePool(() => [
+      ...every,
+      { name: "rate_limit_bucket_check", version: "0020_rate_limit_refusal_read" },
+    ]);
+    await createPostgresRateLimitStore({ pool: current.pool }).ready();
     const down = { query: () => Promise.reject(new Error("ECONNREFUSED")) };
     await assert.rejects(
       createPostgresRateLimitStore({ pool: down }).ready(),
