@@ -170,11 +170,12 @@ const MIGRATIONS: [string, string[]][] = [
   ["0019_rate_limit_bucket_check", ["rate_limit_bucket_check"]],
 ];
 /**
- * The functions a later migration replaced, each as (function, the comment its
- * version carries, migration): `ready()` also looks for the comment.
+ * The functions a later migration replaced, each as (function, migration):
+ * that version carries the migration's name as its comment, which `ready()`
+ * also looks for.
  */
-const VERSIONS: [string, string, string][] = [
-  ["rate_limit_bucket_check", "0020_rate_limit_refusal_read", "0020_rate_limit_refusal_read"],
+const VERSIONS: [string, string][] = [
+  ["rate_limit_bucket_check", "0020_rate_limit_refusal_read"],
 ];
 const READY_SQL = "SELECT proname::text AS name, obj_description(oid, 'pg_proc') AS version " +
   "FROM pg_proc WHERE proname = ANY($1::text[]) AND pg_function_is_visible(oid)";
@@ -420,7 +421,7 @@ export function createPostgresRateLimitStore(
         ...MIGRATIONS.flatMap(([migration, functions]) =>
           functions.map((name) => ({ name, version: undefined, migration }))
         ),
-        ...VERSIONS.map(([name, version, migration]) => ({ name, version, migration })),
+        ...VERSIONS.map(([name, migration]) => ({ name, version: migration, migration })),
       ].filter((w) =>
         w.version === undefined ? !found.has(w.name) : !versions.has(`${w.name} ${w.version}`)
       ).sort((a, b) => a.migration < b.migration ? -1 : a.migration > b.migration ? 1 : 0);
