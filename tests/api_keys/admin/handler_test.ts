@@ -745,20 +745,17 @@ describe("createApiKeysAdminHandler", () => {
     const { call: plain, reader } = await setup();
     assert.equal((await plain("GET", "/usage", { query: { keys: reader.id } }))!.status, 501);
     const seen: string[] = [];
+    const storage = new InMemoryApiKeyStorage();
+    const read = storage.readUsageOfKeys.bind(storage);
+    storage.readUsageOfKeys = (query) => (seen.push(...query.keyIds), read(query));
     const withUsage = await setup(
       {
         canManage: (_caller, action, target) =>
           action !== "usage" || target.key?.name !== "billing",
       },
-      new InMemoryApiKeyStorage(),
+      storage,
       { usage: true },
     );
-    Object.assign(withUsage.service, {
-      usage: (_tenantId: string, query: { keyId: string }) => {
-        seen.push(query.keyId);
-        return Promise.resolve([{ start: new Date(0), accepted: seen.length }]);
-      },
-    });
     const { call, admin } = withUsage;
     const ids = [withUsage.reader.id, admin.id];
     const answer = (await call("GET", "/usage", { query: { keys: ids.join(",") } }))!;
@@ -793,7 +790,7 @@ describe("createApiKeysAdminHandler", () => {
     }
     const storage = new Counting();
     const { call, admin, reader, billing } = await setup({}, storage, { usage: true });
-    const hour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000 - 3_600_000);
+    const hour = new Date(Date.UTC(2026, 0, 1, 10));
     const refused = Object.fromEntries(API_KEY_USAGE_REFUSALS.map((code) => [code, 0])) as Record<
       ApiKeyUsageRefusalCode,
       number
@@ -819,7 +816,8 @@ describe("createApiKeysAdminHandler", () => {
       },
     ]);
     const ids = [admin.id, reader.id, billing.id];
-    const answer = (await call("GET", "/usage", { query: { keys: ids.join(",") } }))!;
+    const window = { from: "2026-01-01T00:00:00.000Z", to: "2026-01-02T00:00:00.000Z" };
+    const answer = (await call("GET", "/usage", { query: { keys: ids.join(","), ...window } }))!;
     assert.equal(answer.status, 200, answer.body);
     assert.deepEqual(reads, ["readUsageOfKeys"], "one read for the page");
     const start = hour.toISOString();
