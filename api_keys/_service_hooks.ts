@@ -10,6 +10,7 @@ import type { ApiKeyEvent } from "./events.ts";
 import type { KeyLayouts } from "./key_format.ts";
 import type { Dispatch } from "./_sinks.ts";
 import type { AuditContext } from "./audit/types.ts";
+import type { ApiKeyUsageBucket, ApiKeyUsageQuery } from "./usage.ts";
 import type { ApiKeyContext, ApiKeySummary } from "./types.ts";
 import type { ListApiKeyPageOptions } from "./storage/types.ts";
 
@@ -56,6 +57,12 @@ export interface ServiceHooks {
   ) => Promise<{ summaries: ApiKeySummary[]; predecessors: Record<string, string> }>;
   /** The summary of a tenant's key by id (`null`: unknown or another tenant's), one lookup. */
   summaryOf: (tenantId: string, id: string) => Promise<ApiKeySummary | null>;
+  /** The usage of each of `keyIds` of the tenant (a list per key, in order): one storage read when it can. */
+  usageOfKeys: (
+    tenantId: string,
+    keyIds: readonly string[],
+    query: Omit<ApiKeyUsageQuery, "keyId">,
+  ) => Promise<ApiKeyUsageBucket[][]>;
   /** The id of the tenant's key that key `id` replaced, or `null` (reads only). */
   predecessorOf: (tenantId: string, id: string) => Promise<string | null>;
 }

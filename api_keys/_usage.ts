@@ -368,16 +368,12 @@ function instant(value: unknown, field: string): number {
   return ms;
 }
 
-/**
- * `ApiKeysService.usage`: validates the query (`ApiKeyValidationError`
- * naming the field), reads the tenant's hours and sums them per day for
- * `"day"`. Rejects with a `TypeError` when the storage lacks `readUsage`.
- */
-export async function readUsage(
+/** The window of a usage query, validated and widened to whole buckets; the storage's access. */
+function usageWindow(
   access: UsageAccess | undefined,
   tenantId: string,
   query: ApiKeyUsageQuery,
-): Promise<ApiKeyUsageBucket[]> {
+): { access: UsageAccess; from: Date; to: Date } {
   requireNonEmptyString(tenantId, "tenantId");
   if (typeof query !== "object" || query === null) fail("query", "must be an object");
   const { keyId, granularity } = query;
@@ -396,14 +392,15 @@ export async function readUsage(
     );
   }
   const size = granularity === "hour" ? HOUR_MS : DAY_MS;
-  const from = new Date(fromMs - (fromMs % size));
-  const to = new Date(Math.ceil(toMs / size) * size);
-  const hours = await access.read({
-    tenantId,
-    ...(keyId === undefined ? {} : { keyId }),
-    from,
-    to,
-  });
+  return {
+    access,
+    from: new Date(fromMs - (fromMs % size)),
+    to: new Date(Math.ceil(toMs / size) * size),
+  };
+}
+
+/** `hours` as `granularity` buckets: as they are, or summed per UTC day. */
+function inBuckets(hours: ApiKeyUsageBucket[], granularity: "hour" | "day"): ApiKeyUsageBucket[] {
   if (granularity === "hour") return hours;
   const perDay: ApiKeyUsageBucket[] = [];
   for (const hour of hours) {
@@ -416,4 +413,42 @@ export async function readUsage(
     addCounts(day, hour);
   }
   return perDay;
+}
+
+/**
+ * `ApiKeysService.usage`: validates the query (`ApiKeyValidationError`
+ * naming the field), reads the tenant's hours and sums them per day for
+ * `"day"`. Rejects with a `TypeError` when the storage lacks `readUsage`.
+ */
+export async function readUsage(
+  storage: UsageAccess | undefined,
+  tenantId: string,
+  query: ApiKeyUsageQuery,
+): Promise<ApiKeyUsageBucket[]> {
+  const { access, from, to } = usageWindow(storage, tenantId, query);
+  const { keyId } = query;
+  const hours = await access.read({
+    tenantId,
+    ...(keyId === undefined ? {} : { keyId }),
+    from,
+    to,
+  });
+  return inBuckets(hours, query.granularity);
+}
+
+/**
+ * The usage of each of `keyIds` (bounded by the caller: `GET /usage`'s
+ * `MAX_USAGE_KEYS`) over one window, in one storage read when it has
+ * `readUsageOfKeys`: a list per key, in order.
+ */
+export async function readUsageOfKeys(
+  storage: UsageAccess | undefined,
+  tenantId: string,
+  keyIds: readonly string[],
+  query: Omit<ApiKeyUsageQuery, "keyId">,
+): Promise<ApiKeyUsageBucket[][]> {
+  const { access, from, to } = usageWindow(storage, tenantId, query);
+  for (const keyId of keyIds) requireNonEmptyString(keyId, "keyId");
+  const lists = await access.readKeys({ tenantId, keyIds, from, to });
+  return lists.map((hours) => inBuckets(hours, query.granularity));
 }

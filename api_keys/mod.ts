@@ -157,6 +157,7 @@ export {
   API_KEY_USAGE_REFUSALS,
   type ApiKeyUsageBucket,
   type ApiKeyUsageCounts,
+  type ApiKeyUsageKeysReadQuery,
   type ApiKeyUsageMetric,
   type ApiKeyUsageOptions,
   type ApiKeyUsageQuery,

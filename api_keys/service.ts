@@ -150,6 +150,10 @@ export class ApiKeysService {
       listPage: (tenantId, options) =>
         this.#manage.use((flow) => flow.listSummaryPage(tenantId, options)),
       summaryOf: (tenantId, id) => this.#manage.use((flow) => flow.summaryOf(tenantId, id)),
+      usageOfKeys: async (tenantId, keyIds, query) => {
+        const { readUsageOfKeys } = await import("./_usage.ts");
+        return readUsageOfKeys(settings.storage.usage, tenantId, keyIds, query);
+      },
       predecessorOf: (tenantId, id) => this.#manage.use((flow) => flow.predecessorOf(tenantId, id)),
     });
     this.#expiry = new LoadedFlow(async () => {

@@ -79,6 +79,21 @@ export interface ApiKeyUsageReadQuery {
 }
 
 /**
+ * What `ApiKeyStorage.readUsageOfKeys` reads: hours of tenant `tenantId`'s
+ * keys `keyIds` (each apart), `from` (included) to `to` (excluded).
+ */
+export interface ApiKeyUsageKeysReadQuery {
+  /** The tenant whose keys are read (another tenant's key reads as no usage). */
+  tenantId: string;
+  /** The keys, at most 100. */
+  keyIds: readonly string[];
+  /** First hour read. */
+  from: Date;
+  /** End of the hours read (excluded). */
+  to: Date;
+}
+
+/**
  * Counts of one bucket (an hour or a UTC day), summed over the keys read.
  */
 export interface ApiKeyUsageBucket extends ApiKeyUsageCounts {

@@ -17,14 +17,14 @@
  * @module
  */
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fmt, median, printTable, QUICK, verdict } from "./lib/harness.ts";
-import { ROOT } from "./node_build.ts";
+import { npmBuild } from "../scripts/npm_build/fresh.ts";
 
 const TARGET_RATIO = 2;
 const SAMPLES = QUICK ? 5 : 15;
-const NPM = join(ROOT, "npm");
+/** The npm build: `npm/` when fresh, else this run's own (never rebuilt in place). */
+const NPM = await npmBuild();
 
 /** Node code timing one import after the Nest packages; prints `{ cpu, ms, files }`. */
 function probe(mode: "require" | "import", target: string): string {
@@ -43,7 +43,9 @@ function probe(mode: "require" | "import", target: string): string {
     `const ms = performance.now() - start;`,
     `const used = process.cpuUsage(cpuStart);`,
     `const cpu = (used.user + used.system) / 1000;`,
-    `const files = Object.keys(require.cache).filter((f) => !before.has(f) && f.includes("/npm/cjs/")).length;`,
+    `const files = Object.keys(require.cache).filter((f) => !before.has(f) && f.startsWith(${
+      JSON.stringify(join(NPM, "cjs/"))
+    })).length;`,
     `console.log(JSON.stringify({ cpu, ms, files }));`,
   ].join("\n");
 }
@@ -79,7 +81,9 @@ function esmFiles(target: string): number {
       JSON.stringify(
         `data:text/javascript,${
           encodeURIComponent(
-            `let port; export function initialize(d) { port = d.port; } export async function resolve(s, c, n) { const r = await n(s, c); if (r.url.includes("/npm/esm/")) port.postMessage(r.url); return r; }`,
+            `let port; export function initialize(d) { port = d.port; } export async function resolve(s, c, n) { const r = await n(s, c); if (r.url.includes(${
+              JSON.stringify(`${NPM}/esm/`)
+            })) port.postMessage(r.url); return r; }`,
           )
         }`,
       )
@@ -94,10 +98,6 @@ function esmFiles(target: string): number {
   });
   if (result.status !== 0) throw new Error(`node failed: ${result.stderr}`);
   return Number(result.stdout.trim().split("\n").at(-1));
-}
-
-if (!existsSync(join(NPM, "esm/api_keys/nest/mod.js"))) {
-  throw new Error("npm/ is missing: run `deno task build:npm` first");
 }
 
 const rows: string[][] = [];

@@ -10,9 +10,10 @@
  * @module
  */
 import * as esbuild from "esbuild";
-import { cpSync, existsSync, mkdirSync, rmSync } from "node:fs";
+import { cpSync, mkdirSync, rmSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { npmBuild } from "../scripts/npm_build/fresh.ts";
 
 /** Repository root. */
 export const ROOT: string = fileURLToPath(new URL("../", import.meta.url));
@@ -32,12 +33,9 @@ export const ENTRIES: Record<string, string> = {
 
 const LIBRARY = /^(api_keys|safe_response|client)\//;
 
-/** Bundles {@link ENTRIES} into {@link NODE_OUT}; throws when `npm/esm` is missing. */
-export async function buildNodeBench(): Promise<void> {
-  const npmEsm = join(ROOT, "npm/esm");
-  if (!existsSync(join(npmEsm, "mod.js"))) {
-    throw new Error("npm/esm is missing: run `deno task build:npm` first");
-  }
+/** Bundles {@link ENTRIES} into {@link NODE_OUT} over the npm build in `npmDir` (`npmBuild()`). */
+export async function buildNodeBench(npmDir: string): Promise<void> {
+  const npmEsm = join(npmDir, "esm");
   rmSync(NODE_OUT, { recursive: true, force: true });
   mkdirSync(NODE_OUT, { recursive: true });
   const redirect: esbuild.Plugin = {
@@ -78,6 +76,6 @@ export async function buildNodeBench(): Promise<void> {
 }
 
 if (import.meta.main) {
-  await buildNodeBench();
+  await buildNodeBench(await npmBuild());
   console.log(`bundled ${Object.keys(ENTRIES).length} scripts into ${NODE_OUT}`);
 }

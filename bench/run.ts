@@ -1,7 +1,8 @@
 /**
  * `deno task bench`: prints every benchmark table, first on Deno against the
- * sources, then on Node against the npm build (`npm/esm`, rebuilt first when
- * older than the sources; the scripts are bundled by `bench/node_build.ts`).
+ * sources, then on Node against the npm build (`npm/` when fresh, else a build
+ * of this run's own: scripts/npm_build/fresh.ts; the scripts are bundled by
+ * `bench/node_build.ts`).
  *
  * ```sh
  * deno task bench                  # everything, about 5-6 minutes per runtime
@@ -22,11 +23,11 @@
  * @module
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { buildNodeBench, NODE_OUT, ROOT } from "./node_build.ts";
+import { npmBuild } from "../scripts/npm_build/fresh.ts";
 
 const SCRIPTS = [
   "core",
@@ -80,32 +81,6 @@ function capture(command: string, args: string[]): string {
   return result.status === 0 ? result.stdout.trim() : "unavailable";
 }
 
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
-/** Rebuilds `npm/` when it is missing or older than a library source. */
-function ensureNpmBuild(): void {
-  const marker = join(ROOT, "npm/esm/mod.js");
-  const sources = Math.max(
-    ...["api_keys", "safe_response", "client"].map((d) => newestMtime(join(ROOT, d))),
-    statSync(join(ROOT, "mod.ts")).mtimeMs,
-  );
-  if (existsSync(marker) && statSync(marker).mtimeMs >= sources) return;
-  console.log("npm/ is missing or older than the sources: deno task build:npm --skip-checks");
-  const built = spawnSync(
-    Deno.execPath(),
-    ["run", "-A", join(ROOT, "scripts/build_npm.ts"), "--skip-checks"],
-    { stdio: "inherit", cwd: ROOT },
-  );
-  if (built.status !== 0) throw new Error("npm build failed");
-}
-
 function run(command: string, args: string[], env?: Record<string, string>): boolean {
   const result = spawnSync(command, args, {
     stdio: "inherit",
@@ -142,17 +117,20 @@ for (const runtime of runtimes) {
       console.log("node is not on PATH: Node tables skipped");
       continue;
     }
-    ensureNpmBuild();
-    await buildNodeBench();
+    await buildNodeBench(await npmBuild());
   }
   for (const script of SCRIPTS.filter((s) => only.includes(s))) {
     if (runtime === "node" && DENO_ONLY.has(script)) {
       console.log(`\n${script}: Deno only`);
       continue;
     }
-    if (script === "nest_import") ensureNpmBuild();
     const ok = runtime === "deno"
-      ? run(Deno.execPath(), ["run", "-A", join(ROOT, `bench/${script}.ts`), ...extra])
+      ? run(
+        Deno.execPath(),
+        ["run", "-A", join(ROOT, `bench/${script}.ts`), ...extra],
+        // nest_import runs Node on the npm build: this run's, not one more of its own.
+        script === "nest_import" ? { API_KIT_NPM_OUT: await npmBuild() } : undefined,
+      )
       : run("node", [join(NODE_OUT, `${script}.mjs`), ...extra], {
         SAFEROUTE_BENCH_DIR: join(ROOT, "bench"),
       });

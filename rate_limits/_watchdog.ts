@@ -4,6 +4,11 @@
  * an I/O wait costs more than the rest of a Redis check).
  * The timer is re-armed only when it fires or an earlier deadline arrives; it
  * holds the process open only while a deadline is pending (`ref`/`unref`).
+ * When it fires, the due calls wait one more turn of the event loop: a reply
+ * that arrived while the process was busy (a starved process's timer and its
+ * I/O come due together, and timers run first) is read and delivered before
+ * its deadline's call, so a store's in-time answer is never dropped for the
+ * failure policy's.
  *
  * @module
  */
@@ -109,13 +114,22 @@ export class Watchdog {
     clearTimeout(this.#timer);
     this.#timerAt = at;
     this.#held = true;
-    this.#timer = setTimeout(() => this.#fire(), Math.max(0, at - this.#now()));
+    this.#timer = setTimeout(() => this.#yield(), Math.max(0, at - this.#now()));
   }
 
-  #fire(): void {
+  /**
+   * The timer fired: what is due now is called after the I/O already received
+   * (a 0 ms timer runs after it on Node and Deno).
+   */
+  #yield(): void {
+    const now = this.#now();
+    this.#timer = setTimeout(() => this.#fire(now), 0);
+  }
+
+  /** Calls what was due at `now` and re-arms for the rest. */
+  #fire(now: number): void {
     this.#timer = undefined;
     this.#timerAt = Infinity;
-    const now = this.#now();
     let next = Infinity;
     const due: Watch[] = [];
     for (let watch = this.#first; watch !== undefined;) {

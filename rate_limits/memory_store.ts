@@ -28,7 +28,7 @@ export interface MemoryRateLimitStoreOptions {
    * above the peak of active subjects × policies.
    */
   maxCounters?: number;
-  /** Clock in ms (default `Date.now`); tests inject a fake one. */
+  /** Clock in ms (default `Date.now`), counted in whole ms (a fraction floored); tests inject a fake one. */
   now?: () => number;
 }
 
@@ -229,7 +229,9 @@ export function createMemoryRateLimitStore(
 ): MemoryRateLimitStore {
   assertKnownOptions(options, ["maxCounters", "now"], "createMemoryRateLimitStore");
   const maxCounters = assertCount(options.maxCounters ?? 100_000, 1, "maxCounters");
-  const clock = options.now ?? Date.now;
+  // Whole ms, as Redis and PostgreSQL count: a fractional clock (performance.now()) floored.
+  const now = options.now;
+  const clock = now === undefined ? Date.now : () => Math.floor(now());
   const balances = new Recency<Held<Balance>>();
   let balanceCount = 0;
 

@@ -381,6 +381,7 @@ export function createApiKeysAdminHandler<R>(
     listPage,
     summaryOf,
     predecessorOf,
+    usageOfKeys,
   } = hooks;
   let csrfRefused = 0;
   const usage: UsageReader | undefined = recordsUsage
@@ -642,9 +643,8 @@ export function createApiKeysAdminHandler<R>(
     for (const key of keys) {
       await allow(call, "usage", { tenantId: call.tenantId, key, proposed: null });
     }
-    const buckets = await Promise.all(
-      ids.map((keyId) => usage!(call.tenantId, { keyId, from, to, granularity })),
-    );
+    // One storage read for the page's keys (`readUsageOfKeys`), at most MAX_USAGE_KEYS of them.
+    const buckets = await usageOfKeys(call.tenantId, ids, { from, to, granularity });
     // The service's buckets as they are: JSON writes their dates as ISO strings.
     return {
       granularity,

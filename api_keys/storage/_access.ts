@@ -27,7 +27,12 @@ import type {
   ApiKeyRecord,
   RotateApiKeyStorageInput,
 } from "../types.ts";
-import type { ApiKeyUsageBucket, ApiKeyUsageReadQuery, ApiKeyUsageRow } from "../usage.ts";
+import type {
+  ApiKeyUsageBucket,
+  ApiKeyUsageKeysReadQuery,
+  ApiKeyUsageReadQuery,
+  ApiKeyUsageRow,
+} from "../usage.ts";
 
 /** The checks of the storage's answers (`_answers.ts`). */
 type Answers = typeof import("./_answers.ts");
@@ -94,6 +99,10 @@ const CAPABILITIES: readonly {
     methods: ["recordUsage", "readUsage"],
     without: "the usage option and usage() are unavailable",
   },
+  {
+    methods: ["readUsageOfKeys"],
+    without: "GET /usage?keys= of the admin routes reads each key apart",
+  },
 ]);
 
 /**
@@ -142,6 +151,8 @@ export interface UsageAccess {
   record(rows: readonly ApiKeyUsageRow[], batchId: string): Promise<void>;
   /** `readUsage`, its buckets checked. */
   read(query: ApiKeyUsageReadQuery): Promise<ApiKeyUsageBucket[]>;
+  /** Each key's buckets: `readUsageOfKeys` (one read), else `readUsage` per key; checked. */
+  readKeys(query: ApiKeyUsageKeysReadQuery): Promise<ApiKeyUsageBucket[][]>;
 }
 
 const ignore: Reader<void> = () => () => {};
@@ -383,7 +394,10 @@ export class StorageAccess {
           () => renameForTenant.call(store, tenantId, id, name, ...this.#with(audit)),
           ignore,
         );
-    const { recordUsage, readUsage, usageBatches } = store;
+    const { recordUsage, readUsage, readUsageOfKeys, usageBatches } = store;
+    if (readUsageOfKeys !== undefined && typeof readUsageOfKeys !== "function") {
+      throw new TypeError(`${label}.readUsageOfKeys must be a function`);
+    }
     if (usageBatches !== undefined && typeof usageBatches !== "boolean") {
       throw new TypeError(`${label}.usageBatches must be a boolean`);
     }
@@ -409,6 +423,23 @@ export class StorageAccess {
           () => readUsage.call(store, query),
           (a) => a.readUsageBuckets(query),
         ),
+      readKeys: (query) => {
+        const { tenantId, keyIds, from, to } = query;
+        if (readUsageOfKeys === undefined) {
+          return Promise.all(
+            keyIds.map((keyId) => this.usage!.read({ tenantId, keyId, from, to })),
+          );
+        }
+        return this.#call("readUsageOfKeys", () => readUsageOfKeys.call(store, query), (a) => {
+          const one = a.readUsageBuckets(query);
+          return (value) => {
+            if (!Array.isArray(value) || value.length !== keyIds.length) {
+              throw new Error(`malformed usage: not ${keyIds.length} lists`);
+            }
+            return value.map(one);
+          };
+        });
+      },
     };
     this.name = (store as { constructor?: { name?: unknown } }).constructor?.name as string ||
       "storage";

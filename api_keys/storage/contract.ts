@@ -1196,6 +1196,27 @@ export function runApiKeyStorageContract(
     check(hours.length === 4 && hours.every((h) => h.accepted === 2_500), "250 keys × 4 hours");
   });
 
+  test("readUsageOfKeys (when present): in one call, each key's hours as readUsage reads that key, in the order asked; another tenant's key and an unknown id read as none", async () => {
+    const storage = await factory();
+    const record = storage.recordUsage?.bind(storage);
+    const read = storage.readUsage?.bind(storage);
+    const readKeys = storage.readUsageOfKeys?.bind(storage);
+    if (record === undefined || read === undefined || readKeys === undefined) return;
+    const [a, b] = [0, 1].map(() => sampleRecord({ tenantId: "tenant-keys" }));
+    const other = sampleRecord({ tenantId: "tenant-keys-other" });
+    await record([usageRow(a, 0, 1), usageRow(a, 2, 3), usageRow(b, 1, 2), usageRow(other, 0, 5)]);
+    const window = { from: new Date(USAGE_START), to: new Date(USAGE_START + 3 * HOUR) };
+    const keyIds = [b.id, other.id, "no-such-key", a.id];
+    const lists = await readKeys({ tenantId: "tenant-keys", keyIds, ...window });
+    check(Array.isArray(lists) && lists.length === 4, "a list per key asked");
+    for (const [i, keyId] of keyIds.entries()) {
+      const own = await read({ tenantId: "tenant-keys", keyId, ...window });
+      check(JSON.stringify(lists[i]) === JSON.stringify(own), `key ${i}: as readUsage reads it`);
+    }
+    check(lists[1].length === 0 && lists[2].length === 0, "other tenant's and unknown: none");
+    check(lists[3].length === 2 && lists[0].length === 1, "each key's own hours");
+  });
+
   test("recordUsage with usageBatches (when true): a batch id is recorded once, also when retried concurrently; other ids add up", async () => {
     const storage = await factory();
     const record = storage.recordUsage?.bind(storage);

@@ -33,7 +33,12 @@ import type {
   ListApiKeysOptions,
   RotateApiKeyStorageInput,
 } from "../types.ts";
-import type { ApiKeyUsageBucket, ApiKeyUsageReadQuery, ApiKeyUsageRow } from "../usage.ts";
+import type {
+  ApiKeyUsageBucket,
+  ApiKeyUsageKeysReadQuery,
+  ApiKeyUsageReadQuery,
+  ApiKeyUsageRow,
+} from "../usage.ts";
 import { addCounts, zeroCounts } from "../_usage.ts";
 import { MemoryAuditChains } from "../audit/_memory.ts";
 import type { AuditAppend, AuditReadQuery, StoredAuditRecord } from "../audit/types.ts";
@@ -498,22 +503,42 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
     return Promise.resolve();
   }
 
+  /** Capability: each key's hours in the window, in one read. */
+  readUsageOfKeys(query: ApiKeyUsageKeysReadQuery): Promise<ApiKeyUsageBucket[][]> {
+    const index = new Map(query.keyIds.map((keyId, i) => [keyId, i]));
+    return Promise.resolve(
+      this.#hours(query.tenantId, query.from, query.to, (keyId) => index.get(keyId), index.size),
+    );
+  }
+
   /** Capability: the tenant's hours in the window, summed over its keys (or one key). */
   readUsage(query: ApiKeyUsageReadQuery): Promise<ApiKeyUsageBucket[]> {
-    const from = query.from.getTime();
-    const to = query.to.getTime();
-    const hours = new Map<number, ApiKeyUsageBucket>();
-    for (const row of this.#usage.get(query.tenantId)?.values() ?? []) {
+    const { keyId } = query;
+    const one = (id: string) => keyId === undefined || id === keyId ? 0 : undefined;
+    return Promise.resolve(this.#hours(query.tenantId, query.from, query.to, one, 1)[0]);
+  }
+
+  /** The tenant's hours in [from, to) summed into `lists` lists, a row into `listOf` its key's (none: skipped). */
+  #hours(
+    tenantId: string,
+    fromDate: Date,
+    toDate: Date,
+    listOf: (keyId: string) => number | undefined,
+    lists: number,
+  ): ApiKeyUsageBucket[][] {
+    const from = fromDate.getTime();
+    const to = toDate.getTime();
+    const hours = Array.from({ length: lists }, () => new Map<number, ApiKeyUsageBucket>());
+    for (const row of this.#usage.get(tenantId)?.values() ?? []) {
       const ms = row.start.getTime();
-      if (ms < from || ms >= to || (query.keyId !== undefined && row.keyId !== query.keyId)) {
-        continue;
-      }
-      let hour = hours.get(ms);
-      if (hour === undefined) hours.set(ms, hour = { ...zeroCounts(), start: new Date(ms) });
+      const list = listOf(row.keyId);
+      if (ms < from || ms >= to || list === undefined) continue;
+      let hour = hours[list].get(ms);
+      if (hour === undefined) hours[list].set(ms, hour = { ...zeroCounts(), start: new Date(ms) });
       addCounts(hour, row);
     }
-    return Promise.resolve(
-      [...hours.values()].sort((a, b) => a.start.getTime() - b.start.getTime()),
+    return hours.map((byStart) =>
+      [...byStart.values()].sort((a, b) => a.start.getTime() - b.start.getTime())
     );
   }
 

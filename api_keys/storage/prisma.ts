@@ -32,6 +32,7 @@ import type {
 import {
   API_KEY_USAGE_REFUSALS,
   type ApiKeyUsageBucket,
+  type ApiKeyUsageKeysReadQuery,
   type ApiKeyUsageReadQuery,
   type ApiKeyUsageRow,
 } from "../usage.ts";
@@ -202,6 +203,14 @@ const READ_USAGE_SQL = `SELECT bucket, ${
 WHERE tenant_id = $1 AND bucket >= $2::timestamptz AND bucket < $3::timestamptz
   AND ($4::text IS NULL OR key_id = $4::text)
 GROUP BY bucket ORDER BY bucket`;
+
+/** `readUsageOfKeys`: `$1` tenant, `$2`/`$3` the window, `$4` the key ids (a text array). */
+const READ_USAGE_OF_KEYS_SQL = `SELECT key_id, bucket, ${
+  COUNT_COLUMNS.map((c) => `sum(${c})::float8 AS ${c}`).join(", ")
+} FROM api_key_usage
+WHERE tenant_id = $1 AND bucket >= $2::timestamptz AND bucket < $3::timestamptz
+  AND key_id = ANY($4::text[])
+GROUP BY key_id, bucket ORDER BY key_id, bucket`;
 
 /** A `readUsage` answer row as a bucket (checked by the service). */
 function toUsageBucket(row: unknown): ApiKeyUsageBucket {
@@ -492,6 +501,8 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
   readonly usageBatches?: boolean;
   /** Capability, with the `usage` option only: one `SELECT … GROUP BY bucket`. */
   readonly readUsage?: (query: ApiKeyUsageReadQuery) => Promise<ApiKeyUsageBucket[]>;
+  /** Capability, with the `usage` option only: one `SELECT … GROUP BY key_id, bucket`. */
+  readonly readUsageOfKeys?: (query: ApiKeyUsageKeysReadQuery) => Promise<ApiKeyUsageBucket[][]>;
   /** Capability, with the `audit` option only: one `api_key_audit_append` statement. */
   readonly appendAudit?: (audit: AuditAppend) => Promise<StoredAuditRecord>;
   /** Capability, with the `audit` option only: the records and the chain's head (two reads). */
@@ -611,6 +622,17 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
       this.readUsage = async ({ tenantId, keyId, from, to }) => {
         const rows = await usage.$queryRawUnsafe(READ_USAGE_SQL, tenantId, from, to, keyId ?? null);
         return Array.isArray(rows) ? rows.map(toUsageBucket) : rows as ApiKeyUsageBucket[];
+      };
+      this.readUsageOfKeys = async ({ tenantId, keyIds, from, to }) => {
+        const rows = await usage.$queryRawUnsafe(READ_USAGE_OF_KEYS_SQL, tenantId, from, to, [
+          ...keyIds,
+        ]);
+        if (!Array.isArray(rows)) return rows as ApiKeyUsageBucket[][];
+        const lists = new Map(keyIds.map((id) => [id, [] as ApiKeyUsageBucket[]]));
+        for (const row of rows) {
+          lists.get((row as { key_id: string }).key_id)?.push(toUsageBucket(row));
+        }
+        return keyIds.map((id) => lists.get(id)!);
       };
     }
     if (audit !== undefined) {

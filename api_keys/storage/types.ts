@@ -15,7 +15,12 @@ import type {
   ListApiKeysOptions,
   RotateApiKeyStorageInput,
 } from "../types.ts";
-import type { ApiKeyUsageBucket, ApiKeyUsageReadQuery, ApiKeyUsageRow } from "../usage.ts";
+import type {
+  ApiKeyUsageBucket,
+  ApiKeyUsageKeysReadQuery,
+  ApiKeyUsageReadQuery,
+  ApiKeyUsageRow,
+} from "../usage.ts";
 import type {
   AuditAppend,
   AuditChainState,
@@ -219,6 +224,12 @@ export interface ApiKeyStorage {
    */
   readUsage?(query: ApiKeyUsageReadQuery): Promise<ApiKeyUsageBucket[]>;
   /**
+   * Capability (with `readUsage`): in one read, each of `keyIds`' counts (of
+   * tenant `tenantId`) per hour in [`from`, `to`), ascending, a list per key
+   * in the order of `keyIds`. Without it `GET /usage?keys=` reads each key apart.
+   */
+  readUsageOfKeys?(query: ApiKeyUsageKeysReadQuery): Promise<ApiKeyUsageBucket[][]>;
+  /**
    * Capability (with `readAudit`; without them the `audit` option throws at
    * construction): appends a record to its tenant's hash chain (see
    * `api_keys/audit/chain.ts`: the next `seq` without gaps, the head's hash as
@@ -347,6 +358,7 @@ export type ApiKeyStorageCapability =
   | "setTenantPool"
   | "recordUsage"
   | "readUsage"
+  | "readUsageOfKeys"
   | "usageBatches"
   | "appendAudit"
   | "readAudit"

@@ -12,8 +12,8 @@ import { type Matrix, peerRanges } from "../../tests/consumers/matrix.ts";
 /** Repository root (two levels above this file). */
 export const ROOT: string = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
-/** Output folder of the npm package. */
-export const OUT_DIR: string = join(ROOT, "npm");
+/** Output folder of the npm package: `npm/`, or `API_KIT_NPM_OUT` (a private build, ./fresh.ts). */
+export const OUT_DIR: string = Deno.env.get("API_KIT_NPM_OUT") ?? join(ROOT, "npm");
 
 /** Subset of `deno.json` the build uses. */
 export interface DenoJson {

@@ -5,12 +5,14 @@ import {
   addCounts,
   compileUsage,
   readUsage,
+  readUsageOfKeys,
   UsageRecorder,
   zeroCounts,
 } from "../../api_keys/_usage.ts";
 import { StorageAccess, type UsageAccess } from "../../api_keys/storage/_access.ts";
 import type {
   ApiKeyUsageBucket,
+  ApiKeyUsageKeysReadQuery,
   ApiKeyUsageMetric,
   ApiKeyUsageReadQuery,
   ApiKeyUsageRow,
@@ -41,6 +43,7 @@ function fakeAccess(failing: (call: number) => boolean = () => false) {
       return Promise.resolve();
     },
     read: () => Promise.resolve([]),
+    readKeys: (query) => Promise.resolve(query.keyIds.map(() => [])),
   };
   return { access, writes, batchIds, calls: () => calls };
 }
@@ -283,13 +286,40 @@ describe("readUsage", () => {
     hour(T0 + 3 * HOUR, 3),
     hour(T0 + 14 * HOUR, 4),
   ];
+  const keyReads: ApiKeyUsageKeysReadQuery[] = [];
   const access: UsageAccess = {
     record: () => Promise.resolve(),
     read: (query) => {
       reads.push(query);
       return Promise.resolve(hours);
     },
+    readKeys: (query) => {
+      keyReads.push(query);
+      return Promise.resolve(query.keyIds.map((_, i) => i === 0 ? hours : []));
+    },
   };
+
+  it("readUsageOfKeys: one read of every key over the widened window, each list summed per day as readUsage sums", async () => {
+    const from = new Date(T0 - 11 * HOUR + 1_234);
+    const to = new Date(T0 + 15 * HOUR - 1);
+    const query = { from, to, granularity: "day" as const };
+    const lists = await readUsageOfKeys(access, "t1", ["k1", "k2"], query);
+    assert.deepEqual(keyReads, [{
+      tenantId: "t1",
+      keyIds: ["k1", "k2"],
+      from: new Date(Math.floor(from.getTime() / (24 * HOUR)) * 24 * HOUR),
+      to: new Date(Math.ceil(to.getTime() / (24 * HOUR)) * 24 * HOUR),
+    }]);
+    assert.deepEqual(lists, [await readUsage(access, "t1", query), []]);
+    await assert.rejects(
+      readUsageOfKeys(access, "t1", ["k1", ""], query),
+      (e: Error) => e.name === "ApiKeyValidationError",
+    );
+    await assert.rejects(
+      readUsageOfKeys(access, "t1", ["k1"], { ...query, to: from }),
+      (e: Error) => e.name === "ApiKeyValidationError",
+    );
+  });
 
   it("reads hours from the hour of `from` to the end of the hour of `to`, and sums days (UTC)", async () => {
     const from = new Date(T0 - 11 * HOUR + 1_234);

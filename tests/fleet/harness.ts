@@ -6,11 +6,12 @@
  *
  * @module
  */
-import { cpSync, existsSync, readdirSync, statSync, symlinkSync } from "node:fs";
+import { cpSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import assert from "node:assert/strict";
 import { compile, compilerOptions } from "../../scripts/npm_build/compile.ts";
-import { OUT_DIR, ROOT } from "../../scripts/npm_build/config.ts";
+import { ROOT } from "../../scripts/npm_build/config.ts";
+import { npmBuild } from "../../scripts/npm_build/fresh.ts";
 
 /** Interval between two verifies of one instance while a trial waits for it. */
 export const PACE_MS = 5;
@@ -18,47 +19,17 @@ export const PACE_MS = 5;
 /** Deadline of each request to an instance: a hung instance fails the run, never stalls it. */
 const REQUEST_TIMEOUT_MS = 15_000;
 
-/** Newest modification time (ms) of the `.ts` files under `dir`. */
-function newest(dir: string): number {
-  let latest = 0;
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name);
-    const stat = statSync(path);
-    if (stat.isDirectory()) latest = Math.max(latest, newest(path));
-    else if (name.endsWith(".ts")) latest = Math.max(latest, stat.mtimeMs);
-  }
-  return latest;
-}
-
-/** The library folders the npm build compiles. */
-const LIBRARY_DIRS = ["api_keys", "safe_response", "client", "rate_limits"];
-
-/** Builds `npm/` when it is missing or older than the library sources. */
-async function ensureNpmBuild(): Promise<void> {
-  const marker = join(OUT_DIR, "esm", "rate_limits", "mod.js");
-  const sources = Math.max(...LIBRARY_DIRS.map((dir) => newest(join(ROOT, dir))));
-  if (existsSync(marker) && statSync(marker).mtimeMs >= sources) return;
-  console.log("# node tree: building npm/ (scripts/build_npm.ts --skip-checks)");
-  const { success } = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "scripts/build_npm.ts", "--skip-checks"],
-    cwd: ROOT,
-    stdout: "null",
-    stderr: "inherit",
-  }).output();
-  if (!success) throw new Error("the npm build failed");
-}
-
 /**
  * A folder Node runs test files from: `entries` (repository-relative; default
  * the fleet's instance and the generated Prisma Client) and the files of their
- * folders they import, compiled to ESM, the built `npm/esm/` files over the
+ * folders they import, compiled to ESM, the npm build's `esm/` files (`npmBuild`) over the
  * paths of the sources they come from (so relative imports of the library load
  * the package), and the repository's `node_modules`. Returns its path.
  */
 export async function prepareNodeTree(
   entries = ["tests/fleet/instance.ts", "generated/prisma/client.ts"],
 ): Promise<string> {
-  await ensureNpmBuild();
+  const built = await npmBuild();
   const tree = await Deno.makeTempDir({ prefix: "api-kit-node-" });
   const folders = entries.map((entry) => entry.slice(0, entry.lastIndexOf("/") + 1));
   const { errors } = compile(
@@ -70,7 +41,7 @@ export async function prepareNodeTree(
     // `deno check` is the type gate; tsc sees Node's types instead of Deno's.
     console.log(`# node tree: tsc reported ${errors.length} type errors (emitted anyway)`);
   }
-  cpSync(join(OUT_DIR, "esm"), tree, { recursive: true });
+  cpSync(join(built, "esm"), tree, { recursive: true });
   Deno.writeTextFileSync(join(tree, "package.json"), '{ "type": "module" }\n');
   symlinkSync(join(ROOT, "node_modules"), join(tree, "node_modules"), "dir");
   return tree;

@@ -3,7 +3,8 @@
  * window rule of docs/rate-limits.md "The algorithm: a sliding window of
  * sub-buckets", the refill calendar of "Credits"), and the fast-check
  * commands the model-based tests run against a store. Every store's tests
- * check it against these: the one reference of each rule.
+ * check it against these: the one reference of each rule. Moments are whole
+ * ms: a fractional moment counts at its ms (floored), as every store counts.
  */
 import fc from "fast-check";
 import type {
@@ -32,7 +33,8 @@ export class ReferenceStore {
   readonly logs = new Map<string, { t: number; u: number }[]>();
 
   /** Checks `counters`; consumes only when they all fit and `othersFit`. */
-  check(counters: readonly WindowCounter[], now: number, othersFit = true): CounterResult[] {
+  check(counters: readonly WindowCounter[], at: number, othersFit = true): CounterResult[] {
+    const now = Math.floor(at);
     const counted = (c: WindowCounter, at: number) =>
       (this.logs.get(`${c.subject}|${c.name}|${c.windowMs}`) ?? []).filter((e) =>
         bucket(e.t, c.windowMs) >= bucket(at, c.windowMs) - SUB_BUCKETS
@@ -169,7 +171,8 @@ export class ReferenceCredits {
   readonly balances = new Map<string, { credits: number; asOf: number }>();
 
   /** The balance of `c` at `now` after the refills due, and ms to the next refill (-1: none). */
-  settle(c: CreditCounter, now: number) {
+  settle(c: CreditCounter, at: number) {
+    const now = Math.floor(at);
     const key = `${c.subject}|${c.name}`;
     const state = this.balances.get(key) ?? { credits: c.initial, asOf: c.initialAt ?? now };
     this.balances.set(key, state);

@@ -1,5 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
+import net from "node:net";
 import { Watchdog } from "../../rate_limits/_watchdog.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -43,5 +44,48 @@ describe("Watchdog", () => {
     assert.equal(armed, 1);
     await sleep(80);
     assert.equal(due, 1);
+  });
+
+  it("a reply received while the process was busy past a deadline is delivered before that deadline's call", async () => {
+    // An echo server on its own thread answers while this one is busy, as a store does.
+    const echo = new Worker(
+      `data:text/javascript,${
+        encodeURIComponent(`
+          const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+          postMessage(listener.addr.port);
+          for await (const conn of listener) conn.readable.pipeTo(conn.writable).catch(() => {});
+        `)
+      }`,
+      { type: "module" },
+    );
+    const port = await new Promise<number>((resolve) => echo.onmessage = (e) => resolve(e.data));
+    const socket = net.connect(port, "127.0.0.1");
+    await new Promise((resolve) => socket.once("connect", resolve));
+    const watchdog = new Watchdog(() => performance.now());
+    const order: string[] = [];
+    try {
+      for (let trial = 0; trial < 10; trial++) {
+        await new Promise<void>((done) => {
+          let answered = false;
+          socket.once("data", () => {
+            if (!answered) order.push("reply");
+            answered = true;
+            done();
+          });
+          watchdog.watch(performance.now() + 20, () => {
+            if (!answered) order.push("deadline");
+            answered = true;
+          });
+          socket.write("x");
+          // Busy past the deadline (a starved process): the reply arrives meanwhile.
+          const until = performance.now() + 200;
+          while (performance.now() < until) { /* busy */ }
+        });
+      }
+    } finally {
+      socket.destroy();
+      echo.terminate();
+    }
+    assert.deepEqual(order, Array(10).fill("reply"));
   });
 });

@@ -353,6 +353,39 @@ describe("createMemoryRateLimitStore with credit counters", () => {
     );
   });
 
+  it("on a fractional clock (performance.timeOrigin + performance.now()) answers as the reference at the whole ms, every resetMs an integer, as Redis and PostgreSQL count", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        creditCommands,
+        fc.array(fc.integer({ min: 0, max: 999 }), { minLength: 60, maxLength: 60 }),
+        async (script, fractions) => {
+          let ms = Date.UTC(2023, 11, 1) - 3_600_000;
+          let now = ms;
+          const store = createMemoryRateLimitStore({ now: () => now });
+          const reference = new ReferenceCombined();
+          for (const [i, command] of script.entries()) {
+            ms += command.advanceMs;
+            now = ms + fractions[i] / 1_000;
+            const credit = creditOf(command);
+            const answers = command.change
+              ? [await store.changeCredits(credit, command.change, Infinity)]
+              : checkNow(store, [...countersOf(command), credit]);
+            for (const answer of answers) {
+              assert.ok(Number.isInteger(answer!.resetMs), `resetMs ${answer!.resetMs}`);
+            }
+            assert.deepEqual(
+              answers,
+              command.change
+                ? [reference.credits.change(credit, command.change, now)]
+                : reference.check([...countersOf(command), credit], now),
+            );
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
   it("applies set/add racing with spends in the order issued, never below 0", async () => {
     await fc.assert(
       fc.asyncProperty(creditCommands, async (script) => {

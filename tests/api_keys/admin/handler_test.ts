@@ -16,6 +16,7 @@ import {
   type ApiKeyStorage,
   InMemoryApiKeyStorage,
 } from "../../../api_keys/mod.ts";
+import { API_KEY_USAGE_REFUSALS, type ApiKeyUsageRefusalCode } from "../../../api_keys/usage.ts";
 import { makeService } from "../helpers.ts";
 import { createRateLimiter } from "../../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../../rate_limits/memory_store.ts";
@@ -744,20 +745,17 @@ describe("createApiKeysAdminHandler", () => {
     const { call: plain, reader } = await setup();
     assert.equal((await plain("GET", "/usage", { query: { keys: reader.id } }))!.status, 501);
     const seen: string[] = [];
+    const storage = new InMemoryApiKeyStorage();
+    const read = storage.readUsageOfKeys.bind(storage);
+    storage.readUsageOfKeys = (query) => (seen.push(...query.keyIds), read(query));
     const withUsage = await setup(
       {
         canManage: (_caller, action, target) =>
           action !== "usage" || target.key?.name !== "billing",
       },
-      new InMemoryApiKeyStorage(),
+      storage,
       { usage: true },
     );
-    Object.assign(withUsage.service, {
-      usage: (_tenantId: string, query: { keyId: string }) => {
-        seen.push(query.keyId);
-        return Promise.resolve([{ start: new Date(0), accepted: seen.length }]);
-      },
-    });
     const { call, admin } = withUsage;
     const ids = [withUsage.reader.id, admin.id];
     const answer = (await call("GET", "/usage", { query: { keys: ids.join(",") } }))!;
@@ -772,6 +770,60 @@ describe("createApiKeysAdminHandler", () => {
     assert.equal((await call("GET", "/usage"))!.status, 400);
     assert.equal((await call("POST", "/usage"))!.status, 405);
     assert.equal(seen.length, 2, "no usage read for a refused request");
+  });
+
+  it("usage of a page is one storage read for all its keys (readUsageOfKeys), each key's buckets as its own read gives them", async () => {
+    const reads: string[] = [];
+    class Counting extends InMemoryApiKeyStorage {}
+    const parent = InMemoryApiKeyStorage.prototype as unknown as Record<
+      string,
+      (...args: unknown[]) => unknown
+    >;
+    for (const name of ["readUsage", "readUsageOfKeys"]) {
+      if (typeof parent[name] !== "function") continue;
+      Object.defineProperty(Counting.prototype, name, {
+        value(this: unknown, ...args: unknown[]) {
+          reads.push(name);
+          return parent[name].apply(this, args);
+        },
+      });
+    }
+    const storage = new Counting();
+    const { call, admin, reader, billing } = await setup({}, storage, { usage: true });
+    const hour = new Date(Date.UTC(2026, 0, 1, 10));
+    const refused = Object.fromEntries(API_KEY_USAGE_REFUSALS.map((code) => [code, 0])) as Record<
+      ApiKeyUsageRefusalCode,
+      number
+    >;
+    await storage.recordUsage([
+      {
+        keyId: admin.id,
+        tenantId: "acme",
+        bucket: hour,
+        accepted: 3,
+        refused,
+        cost: 3,
+        lastUsedAt: null,
+      },
+      {
+        keyId: reader.id,
+        tenantId: "acme",
+        bucket: hour,
+        accepted: 5,
+        refused,
+        cost: 7,
+        lastUsedAt: null,
+      },
+    ]);
+    const ids = [admin.id, reader.id, billing.id];
+    const window = { from: "2026-01-01T00:00:00.000Z", to: "2026-01-02T00:00:00.000Z" };
+    const answer = (await call("GET", "/usage", { query: { keys: ids.join(","), ...window } }))!;
+    assert.equal(answer.status, 200, answer.body);
+    assert.deepEqual(reads, ["readUsageOfKeys"], "one read for the page");
+    const start = hour.toISOString();
+    assert.deepEqual(answer.json.keys[admin.id], [{ start, accepted: 3, refused, cost: 3 }]);
+    assert.deepEqual(answer.json.keys[reader.id], [{ start, accepted: 5, refused, cost: 7 }]);
+    assert.deepEqual(answer.json.keys[billing.id], []);
   });
 
   it("config: a viewer may do nothing; a caller without a key grants nothing; limits are the caller's", async () => {
