@@ -447,16 +447,18 @@ if (DATABASE_URL) {
       })));
       await checkOnce(store, [{ ...window, name: "w3", limit: 1, cost: 2 }]); // refused
       await checkOnce(store, [window, credit]);
+      await checkOnce(store, [window, credit, { ...credit, cost: 0 }]); // a balance twice: the batch
       await store.changeCredits(credit, { add: 1 }, Date.now() + 30_000);
     };
 
     it("an allowed check of window counters only does not wait for its commit's WAL flush; a refused one, or one with credits, does", async () => {
       const { seen, after } = await commitSettings({}, everyStatement("flush"));
-      assert.deepEqual(seen.slice(-6), [
+      assert.deepEqual(seen.slice(-7), [
         ["rate_limit_bucket_check", "off"],
         ["rate_limit_bucket_check", "off"],
         ["rate_limit_bucket_batch", "off"],
         ["rate_limit_bucket_check", "on"],
+        ["rate_limit_credit_check", "on"], // a credit spend: its commit waits
         ["rate_limit_bucket_batch", "on"],
         ["credit_change_before", "on"],
       ]);
@@ -465,7 +467,7 @@ if (DATABASE_URL) {
 
     it("with durableWindows every commit waits for its WAL flush; a non-boolean is a TypeError", async () => {
       const { seen } = await commitSettings({ durableWindows: true }, everyStatement("durable"));
-      assert.deepEqual(seen.slice(-6).map(([, setting]) => setting), Array(6).fill("on"));
+      assert.deepEqual(seen.slice(-7).map(([, setting]) => setting), Array(7).fill("on"));
       assert.throws(
         () =>
           createPostgresRateLimitStore({
