@@ -5,15 +5,16 @@
  * batch of checks one statement (`rate_limit_bucket_batch`: every row of the
  * batch locked once, each check applied in order before its deadline or not
  * at all; a batch of one check of window counters `rate_limit_bucket_check`,
- * the same rule in a cheaper statement) on the database's clock, exact across
+ * one check with credits `rate_limit_credit_check`, the same rule in cheaper
+ * statements) on the database's clock, exact across
  * every instance on that database. A statement without credit counters that
  * allowed a check does not wait for its commit's WAL flush (a database crash
  * may forget its last fraction of a second of window counts, never a balance);
  * `rate_limit_bucket_check` refuses from an unlocked read when it can (no lock,
  * no write). Needs the migrations
  * `prisma/migrations/0009_credit_balances`, `0012_rate_limit_batches`,
- * `0015_rate_limit_buckets`, `0019_rate_limit_bucket_check` and
- * `0020_rate_limit_refusal_read`, and a `pg` pool
+ * `0015_rate_limit_buckets`, `0019_rate_limit_bucket_check`,
+ * `0020_rate_limit_refusal_read` and `0021_rate_limit_credit_check`, and a `pg` pool
  * or client (an optional peer) from the caller.
  *
  * Production setup: the store listens for the pool's `error` events itself
