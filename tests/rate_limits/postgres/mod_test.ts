@@ -266,18 +266,17 @@ describe("createPostgresRateLimitStore", () => {
         /apply prisma\/migrations\/0012_rate_limit_batches/.test(e.message),
     );
     // Every function there, rate_limit_bucket_check as 0019 made it (no comment naming 0020).
-    const older = fakePool(() => [{
-      found: [
-        "credit_change",
-        "credit_lock",
-        "credit_refill",
-        "credit_period",
-        "credit_change_before",
-        "credit_read",
-        "rate_limit_bucket_batch",
-        "rate_limit_bucket_check",
-      ],
-    }]);
+    const upTo19 = [
+      "credit_change",
+      "credit_lock",
+      "credit_refill",
+      "credit_period",
+      "credit_change_before",
+      "credit_read",
+      "rate_limit_bucket_batch",
+      "rate_limit_bucket_check",
+    ];
+    const older = fakePool(() => [{ found: upTo19 }]);
     await assert.rejects(
       createPostgresRateLimitStore({ pool: older.pool }).ready(),
       (e) =>
@@ -287,17 +286,7 @@ describe("createPostgresRateLimitStore", () => {
     );
     // Everything up to 0020 there, rate_limit_credit_check missing: 0021 named.
     const before21 = fakePool(() => [{
-      found: [
-        "credit_change",
-        "credit_lock",
-        "credit_refill",
-        "credit_period",
-        "credit_change_before",
-        "credit_read",
-        "rate_limit_bucket_batch",
-        "rate_limit_bucket_check",
-        "rate_limit_bucket_check@0020_rate_limit_refusal_read",
-      ],
+      found: [...upTo19, "rate_limit_bucket_check@0020_rate_limit_refusal_read"],
     }]);
     await assert.rejects(
       createPostgresRateLimitStore({ pool: before21.pool }).ready(),
