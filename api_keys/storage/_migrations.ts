@@ -41,6 +41,7 @@ export const MIGRATION_OF: Readonly<Record<string, readonly string[]>> = {
   rate_limit_batch: ["0012_rate_limit_batches"],
   rate_limit_bucket_batch: ["0015_rate_limit_buckets"],
   rate_limit_bucket_check: ["0019_rate_limit_bucket_check", "0020_rate_limit_refusal_read"],
+  rate_limit_credit_check: ["0021_rate_limit_credit_check"],
   api_key_audit_append: ["0017_api_key_audit"],
   // indexes
   api_keys_prefix_key: ["0001_init"],

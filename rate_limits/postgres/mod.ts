@@ -5,15 +5,16 @@
  * batch of checks one statement (`rate_limit_bucket_batch`: every row of the
  * batch locked once, each check applied in order before its deadline or not
  * at all; a batch of one check of window counters `rate_limit_bucket_check`,
- * the same rule in a cheaper statement) on the database's clock, exact across
+ * one check with credits `rate_limit_credit_check`, the same rule in cheaper
+ * statements) on the database's clock, exact across
  * every instance on that database. A statement without credit counters that
  * allowed a check does not wait for its commit's WAL flush (a database crash
  * may forget its last fraction of a second of window counts, never a balance);
  * `rate_limit_bucket_check` refuses from an unlocked read when it can (no lock,
  * no write). Needs the migrations
  * `prisma/migrations/0009_credit_balances`, `0012_rate_limit_batches`,
- * `0015_rate_limit_buckets`, `0019_rate_limit_bucket_check` and
- * `0020_rate_limit_refusal_read`, and a `pg` pool
+ * `0015_rate_limit_buckets`, `0019_rate_limit_bucket_check`,
+ * `0020_rate_limit_refusal_read` and `0021_rate_limit_credit_check`, and a `pg` pool
  * or client (an optional peer) from the caller.
  *
  * Production setup: the store listens for the pool's `error` events itself
@@ -137,6 +138,27 @@ const CHECK_ONE_SQL = "SELECT allowed, remaining::float8 AS remaining, " +
   "reset_ms::float8 AS reset_ms, now_ms::float8 AS now_ms FROM rate_limit_bucket_check($1::bigint, " +
   "ARRAY[$2::text], ARRAY[$3::text], ARRAY[$4::bigint], ARRAY[$5::bigint], ARRAY[$6::bigint])";
 const BATCH_NAME = "api_kit_rate_limit_batch_1";
+/**
+ * One check of window counters and balances, each row and balance its own
+ * (migration 0021): 14 parameters, no index arrays, no batch loop. It spends
+ * credits, so its commit waits for the WAL flush (no `NO_FLUSH_WAIT`).
+ */
+const CREDIT_CHECK = {
+  text: "SELECT allowed, remaining::float8 AS remaining, reset_ms::float8 AS reset_ms, " +
+    "now_ms::float8 AS now_ms FROM rate_limit_credit_check($1::bigint, $2::text[], $3::text[], " +
+    "$4::bigint[], $5::bigint[], $6::bigint[], $7::text[], $8::text[], $9::bigint[], " +
+    "$10::bigint[], $11::bigint[], $12::bigint[], $13::int[], $14::bigint[])",
+  name: "api_kit_rate_limit_credit_check_1",
+};
+/** The same of one window counter then one balance, its 14 parameters scalars. */
+const CREDIT_CHECK_ONE = {
+  text: "SELECT allowed, remaining::float8 AS remaining, reset_ms::float8 AS reset_ms, " +
+    "now_ms::float8 AS now_ms FROM rate_limit_credit_check($1::bigint, ARRAY[$2::text], " +
+    "ARRAY[$3::text], ARRAY[$4::bigint], ARRAY[$5::bigint], ARRAY[$6::bigint], " +
+    "ARRAY[$7::text], ARRAY[$8::text], ARRAY[$9::bigint], ARRAY[$10::bigint], " +
+    "ARRAY[$11::bigint], ARRAY[$12::bigint], ARRAY[$13::int], ARRAY[$14::bigint])",
+  name: "api_kit_rate_limit_credit_check_one_1",
+};
 
 /**
  * The statements of window counters only, as `{ text, name }` (the name for
@@ -168,6 +190,7 @@ const MIGRATIONS: [string, string[]][] = [
   ["0012_rate_limit_batches", ["credit_change_before", "credit_read"]],
   ["0015_rate_limit_buckets", ["rate_limit_bucket_batch"]],
   ["0019_rate_limit_bucket_check", ["rate_limit_bucket_check"]],
+  ["0021_rate_limit_credit_check", ["rate_limit_credit_check"]],
 ];
 /**
  * The functions a later migration replaced, each as (function, migration):
@@ -180,17 +203,27 @@ const VERSIONS: [string, string][] = [
 const READY_SQL = "SELECT proname::text AS name, obj_description(oid, 'pg_proc') AS version " +
   "FROM pg_proc WHERE proname = ANY($1::text[]) AND pg_function_is_visible(oid)";
 
-/** Whether every counter is a window counter of its own row (subject, name, window): `rate_limit_bucket_check` takes it. */
-function ownRows(counters: readonly RateLimitCounter[]): counters is readonly WindowCounter[] {
+/**
+ * What one check's counters take: `"windows"`, window counters each of its own
+ * row (subject, name, window), for `rate_limit_bucket_check`; `"credits"`, such
+ * window counters and credit counters each of its own balance (subject, name),
+ * for `rate_limit_credit_check`; `undefined` (a row or balance named twice)
+ * for `rate_limit_bucket_batch`.
+ */
+function shapeOf(counters: readonly RateLimitCounter[]): "windows" | "credits" | undefined {
+  let credits = false;
   for (let i = 0; i < counters.length; i++) {
     const a = counters[i];
-    if (a.kind !== "window") return false;
+    if (a.kind === "credit") credits = true;
     for (let j = 0; j < i; j++) {
-      const b = counters[j] as WindowCounter;
-      if (a.subject === b.subject && a.name === b.name && a.windowMs === b.windowMs) return false;
+      const b = counters[j];
+      if (
+        a.kind === b.kind && a.subject === b.subject && a.name === b.name &&
+        (a.kind === "credit" || a.windowMs === (b as WindowCounter).windowMs)
+      ) return undefined;
     }
   }
-  return true;
+  return credits ? "credits" : "windows";
 }
 
 /**
@@ -262,11 +295,11 @@ export function createPostgresRateLimitStore(
     return clock.toServer(deadline) ?? -1;
   };
 
-  /** The answer of `rate_limit_bucket_check` for `n` counters. */
+  /** The answer of `rate_limit_bucket_check` or `rate_limit_credit_check` for `n` counters. */
   const checkAnswer = (answer: Record<string, unknown>[], n: number): StoreBatchAnswer => {
     if (answer.length === 1 && answer[0].allowed === null) return { results: [null] };
     if (answer.length !== n) {
-      throw new TypeError("rate_limit_bucket_check answered an unexpected number of rows");
+      throw new TypeError("the check's statement answered an unexpected number of rows");
     }
     const results: CounterResult[] = new Array(n);
     for (let i = 0; i < n; i++) {
@@ -307,6 +340,48 @@ export function createPostgresRateLimitStore(
     return send(windowsOnly.check.text, values, windowsOnly.check.name).then((result) =>
       checkAnswer(rowsOf(result), n)
     );
+  };
+
+  /**
+   * One check of window counters and balances on distinct rows and balances:
+   * `rate_limit_credit_check` (scalars for one window counter then one balance).
+   */
+  const checkCredits = (
+    counters: readonly RateLimitCounter[],
+    deadline: number,
+  ): Promise<StoreBatchAnswer> => {
+    if (!clock.known) return onServer(deadline).then(() => checkCredits(counters, deadline));
+    const at = clock.toServer(deadline) ?? -1;
+    const n = counters.length;
+    const [w, c] = counters;
+    if (n === 2 && w.kind === "window" && c.kind === "credit") {
+      const [amount, every, day] = refillParams(c.refill);
+      const values: unknown[] = [at, w.subject, w.name, w.windowMs, w.limit, w.cost];
+      values.push(c.subject, c.name, c.initial, c.initialAt ?? null, amount, every, day, c.cost);
+      return send(CREDIT_CHECK_ONE.text, values, CREDIT_CHECK_ONE.name).then((result) =>
+        checkAnswer(rowsOf(result), 2)
+      );
+    }
+    const { windows, credits, inOrder } = byKind(counters);
+    const refills = credits.map((c) => refillParams(c.refill));
+    const values = [
+      at,
+      windows.map((c) => c.subject),
+      windows.map((c) => c.name),
+      windows.map((c) => c.windowMs),
+      windows.map((c) => c.limit),
+      windows.map((c) => c.cost),
+      credits.map((c) => c.subject),
+      credits.map((c) => c.name),
+      credits.map((c) => c.initial),
+      credits.map((c) => c.initialAt ?? null),
+      ...[0, 1, 2].map((i) => refills.map((r) => r[i])),
+      credits.map((c) => c.cost),
+    ];
+    return send(CREDIT_CHECK.text, values, CREDIT_CHECK.name).then((result) => {
+      const { results: [answers] } = checkAnswer(rowsOf(result), n);
+      return { results: [answers && inOrder(answers)] };
+    });
   };
 
   /** Any other batch: one statement of `rate_limit_bucket_batch`. */
@@ -374,9 +449,9 @@ export function createPostgresRateLimitStore(
     checkBatch(checks: readonly StoreCheck[]) {
       if (checks.length === 0) return Promise.resolve({ results: [] });
       const [{ counters, deadline }] = checks;
-      if (checks.length === 1 && counters.length > 0 && ownRows(counters)) {
-        return checkOne(counters, deadline);
-      }
+      const shape = checks.length === 1 && counters.length > 0 ? shapeOf(counters) : undefined;
+      if (shape === "windows") return checkOne(counters as readonly WindowCounter[], deadline);
+      if (shape === "credits") return checkCredits(counters, deadline);
       return checkMany(checks);
     },
     async changeCredits(counter: CreditCounter, change, deadline) {

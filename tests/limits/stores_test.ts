@@ -447,16 +447,18 @@ if (DATABASE_URL) {
       })));
       await checkOnce(store, [{ ...window, name: "w3", limit: 1, cost: 2 }]); // refused
       await checkOnce(store, [window, credit]);
+      await checkOnce(store, [window, credit, { ...credit, cost: 0 }]); // a balance twice: the batch
       await store.changeCredits(credit, { add: 1 }, Date.now() + 30_000);
     };
 
     it("an allowed check of window counters only does not wait for its commit's WAL flush; a refused one, or one with credits, does", async () => {
       const { seen, after } = await commitSettings({}, everyStatement("flush"));
-      assert.deepEqual(seen.slice(-6), [
+      assert.deepEqual(seen.slice(-7), [
         ["rate_limit_bucket_check", "off"],
         ["rate_limit_bucket_check", "off"],
         ["rate_limit_bucket_batch", "off"],
         ["rate_limit_bucket_check", "on"],
+        ["rate_limit_credit_check", "on"], // a credit spend: its commit waits
         ["rate_limit_bucket_batch", "on"],
         ["credit_change_before", "on"],
       ]);
@@ -465,7 +467,7 @@ if (DATABASE_URL) {
 
     it("with durableWindows every commit waits for its WAL flush; a non-boolean is a TypeError", async () => {
       const { seen } = await commitSettings({ durableWindows: true }, everyStatement("durable"));
-      assert.deepEqual(seen.slice(-6).map(([, setting]) => setting), Array(6).fill("on"));
+      assert.deepEqual(seen.slice(-7).map(([, setting]) => setting), Array(7).fill("on"));
       assert.throws(
         () =>
           createPostgresRateLimitStore({
@@ -527,6 +529,79 @@ if (DATABASE_URL) {
       } finally {
         store.close();
         await Promise.all([client.end(), other.end()]);
+      }
+    });
+
+    it("rate_limit_credit_check answers and writes as rate_limit_bucket_batch: refills, all or nothing, costs past a refill", async () => {
+      const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
+      try {
+        const hourAgo = Date.now() - 3_600_000;
+        // Per step: window limit and cost, credit cost; two balances (one refilled hourly, first
+        // due at once: initialAt an hour ago; one monthly, none due yet).
+        const steps = [[3, 1, 2], [3, 1, 5], [3, 1, 6], [3, 1, 0], [3, 1, 1], [3, 2, 1], [
+          3,
+          0,
+          11,
+        ]];
+        const run = async (fn: "credit" | "batch", subject: string) => {
+          const answers: unknown[] = [];
+          for (const [limit, cost, spend] of steps) {
+            const deadline = Date.now() + 30_000;
+            const windows: unknown[][] = [[subject], ["w"], [600_000], [limit], [cost]];
+            const balances: unknown[][] = [
+              [subject, subject],
+              ["hourly", "monthly"],
+              [4, 7],
+              [hourAgo, null],
+            ];
+            const refills: unknown[][] = [[10, 0], [3_600_000, 0], [0, 28]];
+            const { rows } = fn === "credit"
+              ? await pool.query(
+                "SELECT allowed, remaining::float8 AS r FROM rate_limit_credit_check($1, $2, $3, " +
+                  "$4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+                [deadline, ...windows, ...balances, ...refills, [spend, 1]],
+              )
+              : await pool.query(
+                "SELECT allowed, remaining::float8 AS r FROM rate_limit_bucket_batch($1, $2, $3, " +
+                  "$4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)",
+                [[deadline], [1], [2], ...windows.slice(0, 3), [1], ...windows.slice(3)]
+                  .concat(balances, refills, [[1, 2], [spend, 1]]),
+              );
+            answers.push(rows.map((row) => [row.allowed, row.r]));
+          }
+          const { rows } = await pool.query(
+            "SELECT name, balance::float8 AS b, as_of::float8 AS a FROM credit_balances " +
+              "WHERE subject = $1 ORDER BY name",
+            [subject],
+          );
+          const [window] = await pool.query(
+            "SELECT counts FROM rate_limit_buckets WHERE subject = $1",
+            [subject],
+          ).then((r) => r.rows);
+          // (as_of: the refill's boundary for the hourly one; the monthly one's, its creation time)
+          const balances = rows.map((r) => [r.name, r.b, r.name === "hourly" ? r.a : null]);
+          return { answers, balances, window: window.counts };
+        };
+        const credit = await run("credit", freshSubject("fn-credit"));
+        const batch = await run("batch", freshSubject("fn-batch"));
+        assert.deepEqual(credit, batch);
+        // The hourly balance refilled to 10 at once, spent 2 then 5; 6 refused (3 left, nothing
+        // of the check consumed); the window full after the 3rd unit, refusing the rest.
+        assert.deepEqual(credit.answers.slice(0, 3), [
+          [[true, 2], [true, 8], [true, 6]],
+          [[true, 1], [true, 3], [true, 5]],
+          [[true, 1], [false, 3], [true, 5]],
+        ]);
+        assert.deepEqual(credit.balances.map(([name, balance]) => [name, balance]), [
+          ["hourly", 3],
+          ["monthly", 4],
+        ]);
+        assert.deepEqual(credit.answers.slice(4, 6), [
+          [[false, 0], [true, 3], [true, 4]],
+          [[false, 0], [true, 3], [true, 4]],
+        ]);
+      } finally {
+        await pool.end();
       }
     });
 

@@ -105,11 +105,89 @@ describe("createPostgresRateLimitStore", () => {
         (sentDeadline as number) > deadline + SERVER_AHEAD - 1_000,
     );
     assert.deepEqual(arrays, [["s", "t"], ["a", "a"], [1_000, 1_000], [5, 1], [1, 2]]);
-    // The same row twice, or a credit counter: the batch function.
-    for (const counters of [[a, { ...a, cost: 2 }], [a, credit]]) {
+    // The same row twice, or the same balance twice: the batch function.
+    for (const counters of [[a, { ...a, cost: 2 }], [a, credit, { ...credit, cost: 0 }]]) {
       await store.checkBatch([{ counters, deadline }]).catch(() => {});
       assert.match(sent[sent.length - 1][0], /FROM rate_limit_bucket_batch\(/);
     }
+  });
+
+  it("sends one check of distinct window rows and balances to rate_limit_credit_check (14 parameters), its answers back in the counters' order", async () => {
+    const now = Date.now() + SERVER_AHEAD;
+    const { pool, sent } = fakePool(() => [
+      { allowed: true, remaining: 4, reset_ms: 900, now_ms: now },
+      { allowed: true, remaining: 3, reset_ms: 800, now_ms: now },
+      { allowed: false, remaining: 0, reset_ms: -1, now_ms: now },
+      { allowed: true, remaining: 7, reset_ms: 50, now_ms: now },
+    ]);
+    const store = createPostgresRateLimitStore({ pool });
+    const deadline = Date.now() + 50;
+    const b = { ...a, name: "b", limit: 9 };
+    const refilled = {
+      ...credit,
+      name: "d",
+      cost: 2,
+      initialAt: 123,
+      refill: { amount: 50, everyMs: 1_000 },
+    };
+    // Credits first and between windows: the statement answers windows first, the store reorders.
+    const { results } = await store.checkBatch([{ counters: [credit, a, refilled, b], deadline }]);
+    assert.deepEqual(results, [[
+      { allowed: false, remaining: 0, resetMs: -1 },
+      { allowed: true, remaining: 4, resetMs: 900 },
+      { allowed: true, remaining: 7, resetMs: 50 },
+      { allowed: true, remaining: 3, resetMs: 800 },
+    ]]);
+    assert.match(sent[1][0], /FROM rate_limit_credit_check\(\$1::bigint, \$2::text\[\]/);
+    assert.equal(sent[1][2], "api_kit_rate_limit_credit_check_1");
+    const [sentDeadline, ...arrays] = sent[1][1]!;
+    assert.ok(
+      (sentDeadline as number) <= deadline + SERVER_AHEAD &&
+        (sentDeadline as number) > deadline + SERVER_AHEAD - 1_000,
+    );
+    assert.deepEqual(arrays, [
+      ["s", "s"],
+      ["a", "b"],
+      [1_000, 1_000],
+      [5, 9],
+      [1, 1],
+      ["s", "s"],
+      ["c", "d"],
+      [9, 9],
+      [null, 123],
+      [0, 50], // refill amount, every ms, day
+      [0, 1_000],
+      [0, 0],
+      [1, 2],
+    ]);
+    // Skipped past its deadline: null; a wrong number of rows: a TypeError (fails closed).
+    const skipped = fakePool(() => [{ allowed: null, remaining: null, reset_ms: null, now_ms: 1 }]);
+    const late = createPostgresRateLimitStore({ pool: skipped.pool });
+    assert.deepEqual(await late.checkBatch([{ counters: [a, credit], deadline }]), {
+      results: [null],
+    });
+    const short = createPostgresRateLimitStore({ pool: fakePool(() => [{ allowed: true }]).pool });
+    await assert.rejects(short.checkBatch([{ counters: [a, credit], deadline }]), TypeError);
+  });
+
+  it("sends one window counter then one balance as 14 scalar parameters (no array for the client to serialise)", async () => {
+    const now = Date.now() + SERVER_AHEAD;
+    const { pool, sent } = fakePool(() => [
+      { allowed: true, remaining: 4, reset_ms: 900, now_ms: now },
+      { allowed: true, remaining: 8, reset_ms: -1, now_ms: now },
+    ]);
+    const store = createPostgresRateLimitStore({ pool });
+    const deadline = Date.now() + 50;
+    const monthly = { ...credit, refill: { amount: 40, interval: "monthly" as const, day: 3 } };
+    const { results } = await store.checkBatch([{ counters: [a, monthly], deadline }]);
+    assert.deepEqual(results, [[
+      { allowed: true, remaining: 4, resetMs: 900 },
+      { allowed: true, remaining: 8, resetMs: -1 },
+    ]]);
+    assert.match(sent[1][0], /FROM rate_limit_credit_check\(\$1::bigint, ARRAY\[\$2::text\]/);
+    assert.equal(sent[1][2], "api_kit_rate_limit_credit_check_one_1");
+    const [, ...scalars] = sent[1][1]!;
+    assert.deepEqual(scalars, ["s", "a", 1_000, 5, 1, "s", "c", 9, null, 40, 0, 3, 1]);
   });
 
   it("sends a check of one window counter with six scalar parameters (no array for the client to serialise)", async () => {
@@ -136,8 +214,8 @@ describe("createPostgresRateLimitStore", () => {
       /rate_limit_bucket_check\(/.test(text)
         ? [{ allowed: true, remaining: 4, reset_ms: 0, now_ms: now }]
         : [
-          { check_no: 1, allowed: true, remaining: 4, reset_ms: 0, now_ms: now },
-          { check_no: 1, allowed: true, remaining: 8, reset_ms: 0, now_ms: now },
+          { allowed: true, remaining: 4, reset_ms: 0, now_ms: now },
+          { allowed: true, remaining: 8, reset_ms: 0, now_ms: now },
         ];
     for (const preparedStatements of [undefined, false]) {
       const { pool, sent } = fakePool(answer);
@@ -148,7 +226,10 @@ describe("createPostgresRateLimitStore", () => {
       const names = sent.slice(1).map(([, , name]) => name);
       if (preparedStatements === false) assert.deepEqual(names, [undefined, undefined]);
       else {
-        assert.deepEqual(names, ["api_kit_rate_limit_check_one_2", "api_kit_rate_limit_batch_1"]);
+        assert.deepEqual(names, [
+          "api_kit_rate_limit_check_one_2",
+          "api_kit_rate_limit_credit_check_one_1",
+        ]);
       }
       assert.equal(sent[0][2], undefined); // the clock: plain text
     }
@@ -215,10 +296,19 @@ describe("createPostgresRateLimitStore", () => {
         /misses rate_limit_bucket_check: apply prisma\/migrations\/0019_rate_limit_bucket_check\//
           .test(e.message),
     );
-    const current = fakePool(() => [
+    // Everything up to 0020 there, rate_limit_credit_check missing: 0021 named.
+    const upTo20 = [
       ...every,
       { name: "rate_limit_bucket_check", version: "0020_rate_limit_refusal_read" },
-    ]);
+    ];
+    await assert.rejects(
+      createPostgresRateLimitStore({ pool: fakePool(() => upTo20).pool }).ready(),
+      (e) =>
+        e instanceof TypeError &&
+        /misses rate_limit_credit_check: apply prisma\/migrations\/0021_rate_limit_credit_check\//
+          .test(e.message),
+    );
+    const current = fakePool(() => [...upTo20, ...functions("rate_limit_credit_check")]);
     await createPostgresRateLimitStore({ pool: current.pool }).ready();
     const down = { query: () => Promise.reject(new Error("ECONNREFUSED")) };
     await assert.rejects(
