@@ -302,7 +302,11 @@ async function main() {
     let rotateTarget =
       (await uncached.create({ tenantId: "bench-rot", name: "r", scopes: SCOPES })).id;
     const usage = new UsageRecorder({
-      access: { record: () => Promise.resolve(), read: () => Promise.resolve([]) },
+      access: {
+        record: () => Promise.resolve(),
+        read: () => Promise.resolve([]),
+        readKeys: () => Promise.resolve([]),
+      },
       clock: () => new Date(),
       flushIntervalMs: 3_600_000,
       maxPendingKeys: 1_000_000,

@@ -20,6 +20,7 @@ describe("service hooks", () => {
       listPage: () => Promise.resolve({ summaries: [], predecessors: {} }),
       recordRefusal: undefined,
       summaryOf: () => Promise.resolve(null),
+      usageOfKeys: () => Promise.resolve([]),
       predecessorOf: () => Promise.resolve(null),
     };
     attachServiceHooks(withHooks, hooks);
