@@ -1,6 +1,12 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { connectRedis, freshSubject, readyStores, REDIS_URL } from "../../limits/_services.ts";
+import {
+  connectRedis,
+  freshSubject,
+  pinnedClient,
+  readyStores,
+  REDIS_URL,
+} from "../../limits/_services.ts";
 import {
   createRedisRateLimitStore,
   type RedisScriptClient,
@@ -65,18 +71,6 @@ describe("the Redis scripts", () => {
     assert.doesNotMatch(body, /save\(|HSET|SET'|DEL|EXPIRE/);
   });
 });
-
-/** A client whose scripts read `clock()` as the server's time (their text changed, sent by EVAL). */
-function pinnedClient(client: RedisScriptClient, clock: () => number): RedisScriptClient {
-  return {
-    evalSha: () => Promise.reject(new Error("NOSCRIPT pinned")),
-    eval: (script, call) => {
-      const now = clock();
-      const time = `{'${Math.floor(now / 1_000)}', '${(now % 1_000) * 1_000}'}`;
-      return client.eval(script.replace("redis.call('TIME')", time), call);
-    },
-  };
-}
 
 if ((await readyStores("the Redis check script")).includes("redis")) {
   describe("the check script on a real Redis", () => {
