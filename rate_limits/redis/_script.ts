@@ -11,62 +11,13 @@
 import { MAX_CREDITS } from "../credits.ts";
 import { SUB_BUCKETS } from "../_window.ts";
 
-/** Lua helpers of both scripts: the refill boundaries (UTC calendar) and a balance with its refill applied. */
-export const CREDIT_LUA = `
+/**
+ * The start of every script: the globals it uses as locals, the server's
+ * clock (`TIME`, read once) and the readers of its inputs (`arg()`, `key()`).
+ */
+const PRELUDE = `
 -- The globals the scripts use, as locals (a local is read in one step, a global looked up by name).
 local tonumber, ARGV, KEYS, redis, math, string, unpack = tonumber, ARGV, KEYS, redis, math, string, unpack
-local DAY = 86400000
-local function days(y, m, d)
-  if m <= 2 then y = y - 1 end
-  local era = math.floor(y / 400)
-  local yoe = y - era * 400
-  local doy = math.floor((153 * ((m + 9) % 12) + 2) / 5) + d - 1
-  return era * 146097 + yoe * 365 + math.floor(yoe / 4) - math.floor(yoe / 100) + doy - 719468
-end
-local function civil(z)
-  z = z + 719468
-  local era = math.floor(z / 146097)
-  local doe = z - era * 146097
-  local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524) - math.floor(doe / 146096)) / 365)
-  local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
-  local mp = math.floor((5 * doy + 2) / 153)
-  local m = mp < 10 and mp + 3 or mp - 9
-  local y = yoe + era * 400
-  if m <= 2 then y = y + 1 end
-  return y, m
-end
-local function boundary(y, m, day)
-  if m < 1 then y, m = y - 1, m + 12 elseif m > 12 then y, m = y + 1, m - 12 end
-  local first = days(y, m, 1)
-  local last = (m == 12 and days(y + 1, 1, 1) or days(y, m + 1, 1)) - first
-  return (first + math.min(day, last) - 1) * DAY
-end
-local function period(at, every, day)
-  if every > 0 then
-    local start = math.floor(at / every) * every
-    return start, start + every
-  end
-  if day == 0 then return 0, -1 end
-  local y, m = civil(math.floor(at / DAY))
-  local here = boundary(y, m, day)
-  if at >= here then return here, boundary(y, m + 1, day) end
-  return boundary(y, m - 1, day), here
-end
--- A balance at now with its refill due (not written): balance, as of, ms to the next refill, whether it
--- must be written, whether the store held it.
-local function balance(key, initial, initial_at, amount, every, day, now)
-  local got = redis.call('HMGET', key, 'b', 'at')
-  local b, at, dirty, held = tonumber(got[1]), tonumber(got[2]), false, true
-  if b == nil then b, at, dirty, held = initial, tonumber(initial_at) or now, true, false end
-  local start, nxt = period(now, every, day)
-  if amount > 0 and start > at then b, at, dirty = amount, start, true end
-  local reset = -1
-  if nxt >= 0 then reset = nxt - now end
-  return b, at, reset, dirty, held
-end
-local function save(key, b, at)
-  redis.call('HSET', key, 'b', string.format('%d', b), 'at', string.format('%d', at))
-end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local argc, keyc = 0, 0
@@ -74,82 +25,145 @@ local function arg() argc = argc + 1 return ARGV[argc] end
 local function key() keyc = keyc + 1 return KEYS[keyc] end
 `;
 
+/**
+ * The prelude, then the credit helpers (the refill boundaries on the UTC
+ * calendar, a balance with its refill applied, its write), built by calling
+ * `credit_helpers()`: Lua builds a function's closures each time the script
+ * runs, so a batch of window counters only (most checks) builds none of them.
+ */
+export const CREDIT_LUA = PRELUDE + `
+-- The credit helpers: balance, save, period.
+local function credit_helpers()
+  local DAY = 86400000
+  local function days(y, m, d)
+    if m <= 2 then y = y - 1 end
+    local era = math.floor(y / 400)
+    local yoe = y - era * 400
+    local doy = math.floor((153 * ((m + 9) % 12) + 2) / 5) + d - 1
+    return era * 146097 + yoe * 365 + math.floor(yoe / 4) - math.floor(yoe / 100) + doy - 719468
+  end
+  local function civil(z)
+    z = z + 719468
+    local era = math.floor(z / 146097)
+    local doe = z - era * 146097
+    local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524) - math.floor(doe / 146096)) / 365)
+    local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
+    local mp = math.floor((5 * doy + 2) / 153)
+    local m = mp < 10 and mp + 3 or mp - 9
+    local y = yoe + era * 400
+    if m <= 2 then y = y + 1 end
+    return y, m
+  end
+  local function boundary(y, m, day)
+    if m < 1 then y, m = y - 1, m + 12 elseif m > 12 then y, m = y + 1, m - 12 end
+    local first = days(y, m, 1)
+    local last = (m == 12 and days(y + 1, 1, 1) or days(y, m + 1, 1)) - first
+    return (first + math.min(day, last) - 1) * DAY
+  end
+  local function period(at, every, day)
+    if every > 0 then
+      local start = math.floor(at / every) * every
+      return start, start + every
+    end
+    if day == 0 then return 0, -1 end
+    local y, m = civil(math.floor(at / DAY))
+    local here = boundary(y, m, day)
+    if at >= here then return here, boundary(y, m + 1, day) end
+    return boundary(y, m - 1, day), here
+  end
+  -- A balance at now with its refill due (not written): balance, as of, ms to the next refill, whether it
+  -- must be written, whether the store held it.
+  local function balance(key, initial, initial_at, amount, every, day, now)
+    local got = redis.call('HMGET', key, 'b', 'at')
+    local b, at, dirty, held = tonumber(got[1]), tonumber(got[2]), false, true
+    if b == nil then b, at, dirty, held = initial, tonumber(initial_at) or now, true, false end
+    local start, nxt = period(now, every, day)
+    if amount > 0 and start > at then b, at, dirty = amount, start, true end
+    local reset = -1
+    if nxt >= 0 then reset = nxt - now end
+    return b, at, reset, dirty, held
+  end
+  local function save(key, b, at)
+    redis.call('HSET', key, 'b', string.format('%d', b), 'at', string.format('%d', at))
+  end
+  return balance, save, period
+end
+`;
+
+/** The names of a window counter's ring slots as Lua locals: `s1, s2, …`. */
+const SLOT_NAMES = Array.from({ length: SUB_BUCKETS + 1 }, (_, i) => `s${i + 1}`).join(", ");
 /** A window counter's string as one Lua pattern (its 1 + SLOTS numbers captured) and one format. */
 const LAYOUT = "^(-?%d+)" + ",(%d+)".repeat(SUB_BUCKETS + 1) + "$";
 const FORMAT = Array.from({ length: SUB_BUCKETS + 2 }, () => "%d").join(",");
-/** An empty ring as a Lua table constructor (sized at once, no growth). */
-const EMPTY_RING = `{ ${Array.from({ length: SUB_BUCKETS + 1 }, () => "0").join(", ")} }`;
 
 /**
  * A batch of checks (docs/rate-limits.md, "The algorithm: a sliding window of
  * sub-buckets"). A window counter is one string key: its newest sub-bucket,
  * then the units of its `B + 1` ring slots (slot `q % (B + 1)` holds
- * sub-bucket `q`), comma-separated: one `GET`, and one `SET … PX` when the
- * check consumes, whatever the limit and the traffic. A batch reads each
- * counter once: a later check of the same counter (a hot key's checks, sent
- * together) starts from what the earlier ones left, in Lua, with no `GET` and
- * no parse, and a refused one writes nothing. Inputs: the number of checks,
- * then per check its deadline, its counters and each counter's inputs (below).
- * Per check it answers 1 and allowed, remaining, reset per counter (windows
- * first), or 0 alone when its deadline had passed (nothing read or written);
- * then the time.
+ * sub-bucket `q`), comma-separated: one `GET`, and one `SET` when the check
+ * consumes, whatever the limit and the traffic (`PX`, the counter's expiry,
+ * when its newest sub-bucket moved or it is new; else `KEEPTTL`: the expiry
+ * it holds is the same moment). A batch reads each counter once: a later
+ * check of the same counter (a hot key's checks, sent together) starts from
+ * what the earlier ones left, in Lua, with no `GET` and no parse, and a
+ * refused one writes nothing. Inputs: the number of checks, then per check
+ * its deadline, its counters and each counter's inputs (below). Per check it
+ * answers 1 and allowed, remaining, reset per counter (windows first), or 0
+ * alone when its deadline had passed (nothing read or written); then the time.
+ *
+ * The work per check is kept small (Redis runs one script at a time, and
+ * its time shows in every client's wait): one table per window counter (its
+ * ring slots by index, then its fields), no helper closures beyond the
+ * readers, `load` and `answer`, and the credit helpers built only at a
+ * batch's first credit counter.
  */
 export const CHECK_SCRIPT = CREDIT_LUA + `
 local B = ${SUB_BUCKETS}               -- sub-buckets per window
 local SLOTS = B + 1                   -- sub-buckets a check counts
 local LAYOUT = '${LAYOUT}'  -- the counter's 1 + SLOTS numbers, as captures
 local FORMAT = '${FORMAT}'      -- the counter written back
-local function sub_bucket(t, window) return math.floor(t * B / window) end
-local function bucket_start(q, window) return math.ceil(q * window / B) end
--- The window counters this batch read, by key, moved to now (one clock for the whole script): a
--- counter's newest sub-bucket, its units per ring slot (sub-bucket q in counts[q % SLOTS + 1]) and
--- their total, kept up to date as checks consume (each consuming check also writes it back).
-local counters = {}
+local floor, ceil, match, format = math.floor, math.ceil, string.match, string.format
+-- The window counters this batch read, by key, moved to now (one clock for the whole script), when it
+-- holds more than one counter: a counter is its units per ring slot (sub-bucket q in c[q % SLOTS + 1]),
+-- then head (its newest sub-bucket), total (its units), window, and moved (its expiry is to be set:
+-- new, or head moved), kept up to date as checks consume (each consuming check also writes it back).
+local counters = #KEYS > 1 and {} or nil
 -- A window counter at now: the batch's copy, or read and moved to now.
 local function load(key, window)
-  local c = counters[key]
-  if c ~= nil and c.window == window then return c end
-  local q = sub_bucket(now, window)
+  local c = counters and counters[key]
+  if c and c.window == window then return c end
+  local q = floor(now * B / window)
   local held = redis.call('GET', key)
-  if not held then
-    c = { window = window, head = q, total = 0, counts = ${EMPTY_RING} }
+  local head, ${SLOT_NAMES}
+  if held then head, ${SLOT_NAMES} = match(held, LAYOUT) end
+  head = tonumber(head)
+  if head == nil or q - head >= SLOTS then
+    c = { ${
+  Array.from({ length: SUB_BUCKETS + 1 }, () => "0").join(", ")
+}, head = q, total = 0, window = window, moved = true }
   else
-    -- One match for the 1 + SLOTS numbers (a C call, not an iterator step per number).
-    local counts = { string.match(held, LAYOUT) }
-    local head = tonumber(counts[1])
-    table.remove(counts, 1)
-    local total = 0
-    if q - head >= SLOTS then
-      counts, head = ${EMPTY_RING}, q
-    else
-      if q > head then
-        for h = head + 1, q do counts[h % SLOTS + 1] = 0 end
-        head = q
-      end
-      for j = 1, SLOTS do
-        local units = tonumber(counts[j])
-        counts[j] = units
-        total = total + units
-      end
+    c = { ${
+  Array.from({ length: SUB_BUCKETS + 1 }, (_, i) => `tonumber(s${i + 1})`).join(", ")
+}, head = head, total = 0, window = window, moved = false }
+    if q > head then
+      for h = head + 1, q do c[h % SLOTS + 1] = 0 end
+      c.head, c.moved = q, true
     end
-    c = { window = window, head = head, total = total, counts = counts }
+    local total = 0
+    for j = 1, SLOTS do total = total + c[j] end
+    c.total = total
   end
-  counters[key] = c
+  if counters then counters[key] = c end
   return c
-end
-local function save_window(key, c)
-  local ttl = bucket_start(c.head + SLOTS, c.window) - now
-  if ttl < 1 then ttl = 1 end
-  redis.call('SET', key, string.format(FORMAT, c.head, unpack(c.counts)), 'PX', ttl)
 end
 -- allowed, remaining, reset of window counter c (limit, cost) at its moment at (after consuming, if it did).
 local function answer(c, limit, cost, at, consumed)
-  local window, counts, head, total = c.window, c.counts, c.head, c.total
+  local window, head, total = c.window, c.head, c.total
   local oldest = head - B
   if consumed or total + cost <= limit then
     if total > 0 then
       for q = oldest, head do
-        if counts[q % SLOTS + 1] > 0 then return 1, limit - total, bucket_start(q + SLOTS, window) - at end
+        if c[q % SLOTS + 1] > 0 then return 1, limit - total, ceil((q + SLOTS) * window / B) - at end
       end
     end
     return 1, limit - total, 0
@@ -157,59 +171,14 @@ local function answer(c, limit, cost, at, consumed)
   if cost <= limit then
     local freed = 0
     for q = oldest, head do
-      freed = freed + counts[q % SLOTS + 1]
-      if freed >= total + cost - limit then return 0, limit - total, bucket_start(q + SLOTS, window) - at end
+      freed = freed + c[q % SLOTS + 1]
+      if freed >= total + cost - limit then return 0, limit - total, ceil((q + SLOTS) * window / B) - at end
     end
   end
   return 0, limit - total, window
 end
+local balance, save                   -- the credit helpers, built at the batch's first credit counter
 local out, n_out = {}, 0
-local function put(v)
-  n_out = n_out + 1
-  out[n_out] = v
-end
--- One check (its first n_windows windows and n_credits credits): its counters' answers appended to out.
-local function check(windows, n_windows, credits, n_credits)
-  local fit = true
-  for i = 1, n_windows do
-    local w = windows[i]
-    local c = load(w.key, w.window)
-    w.c = c
-    if c.total + w.cost > w.limit then fit = false end
-  end
-  for j = 1, n_credits do
-    local c = credits[j]
-    c.b, c.at, c.reset, c.dirty = balance(c.key, c.initial, c.initial_at, c.amount, c.every, c.day, now)
-    if c.b < c.cost then fit = false end
-  end
-  for i = 1, n_windows do
-    local w = windows[i]
-    local c = w.c
-    local consumed = fit and w.cost > 0
-    if consumed then
-      local i = c.head % SLOTS + 1
-      c.counts[i] = c.counts[i] + w.cost
-      c.total = c.total + w.cost
-      save_window(w.key, c)
-    end
-    -- A clock that stepped back counts at the start of the newest sub-bucket.
-    local at = math.max(now, bucket_start(c.head, c.window))
-    local allowed, remaining, reset = answer(c, w.limit, w.cost, at, consumed)
-    put(allowed)
-    put(remaining)
-    put(reset)
-  end
-  for j = 1, n_credits do
-    local c = credits[j]
-    local allowed, b, reset, dirty = 0, c.b, c.reset, c.dirty
-    if b >= c.cost then allowed = 1 elseif c.cost > c.amount then reset = -1 end
-    if fit and c.cost > 0 then b, dirty = b - c.cost, true end
-    if dirty then save(c.key, b, c.at) end
-    put(allowed)
-    put(b)
-    put(reset)
-  end
-end
 
 local checks = tonumber(arg())        -- how many checks the batch holds
 -- One check's counters, their tables reused from check to check (a batch allocates per counter once).
@@ -238,13 +207,63 @@ for _ = 1, checks do
     c.day = tonumber(arg())           -- monthly refill day (0: none)
   end
   if now >= deadline then
-    put(0)
+    n_out = n_out + 1
+    out[n_out] = 0
   else
-    put(1)
-    check(windows, n_windows, credits, n_credits)
+    n_out = n_out + 1
+    out[n_out] = 1
+    -- Whether every counter of the check has room: it consumes from all of them, or from none.
+    local fit = true
+    for i = 1, n_windows do
+      local w = windows[i]
+      local c = load(w.key, w.window)
+      w.c = c
+      if c.total + w.cost > w.limit then fit = false end
+    end
+    if n_credits > 0 and balance == nil then balance, save = credit_helpers() end
+    for j = 1, n_credits do
+      local c = credits[j]
+      c.b, c.at, c.reset, c.dirty = balance(c.key, c.initial, c.initial_at, c.amount, c.every, c.day, now)
+      if c.b < c.cost then fit = false end
+    end
+    for i = 1, n_windows do
+      local w = windows[i]
+      local c = w.c
+      local consumed = fit and w.cost > 0
+      if consumed then
+        local head, window = c.head, c.window
+        local s = head % SLOTS + 1
+        c[s] = c[s] + w.cost
+        c.total = c.total + w.cost
+        local written = format(FORMAT, head, unpack(c, 1, SLOTS))
+        if c.moved then
+          -- Expires when its newest sub-bucket leaves every window.
+          local ttl = ceil((head + SLOTS) * window / B) - now
+          if ttl < 1 then ttl = 1 end
+          redis.call('SET', w.key, written, 'PX', ttl)
+          c.moved = false
+        else
+          redis.call('SET', w.key, written, 'KEEPTTL')
+        end
+      end
+      -- A clock that stepped back counts at the start of the newest sub-bucket.
+      local at = math.max(now, ceil(c.head * c.window / B))
+      local allowed, remaining, reset = answer(c, w.limit, w.cost, at, consumed)
+      out[n_out + 1], out[n_out + 2], out[n_out + 3] = allowed, remaining, reset
+      n_out = n_out + 3
+    end
+    for j = 1, n_credits do
+      local c = credits[j]
+      local allowed, b, reset, dirty = 0, c.b, c.reset, c.dirty
+      if b >= c.cost then allowed = 1 elseif c.cost > c.amount then reset = -1 end
+      if fit and c.cost > 0 then b, dirty = b - c.cost, true end
+      if dirty then save(c.key, b, c.at) end
+      out[n_out + 1], out[n_out + 2], out[n_out + 3] = allowed, b, reset
+      n_out = n_out + 3
+    end
   end
 end
-put(now)
+out[n_out + 1] = now
 return out
 `;
 
@@ -264,6 +283,7 @@ local day = tonumber(arg())           -- monthly refill day (0: none)
 local how = arg()                     -- 'set' or 'add'
 local n = tonumber(arg())             -- the number set or added
 if now >= deadline then return { 0, 0, 0, now } end
+local balance, save = credit_helpers()
 local b, at, reset = balance(hash, initial, initial_at, amount, every, day, now)
 if how == 'set' then b = n else b = math.max(0, math.min(${MAX_CREDITS}, b + n)) end
 save(hash, b, at)
@@ -277,6 +297,7 @@ return { 1, b, reset, now }
  * then the time.
  */
 export const READ_SCRIPT = CREDIT_LUA + `
+local balance = credit_helpers()
 local out = {}
 for _ = 1, #KEYS do
   local hash = key()                  -- the balance's hash

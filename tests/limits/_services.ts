@@ -7,6 +7,7 @@
 import pg from "pg";
 import { databaseReady } from "../postgres/prisma_client.ts";
 import { connectRedis, DATABASE_URL, REDIS_URL, type StoreKind } from "./_stores.ts";
+import type { RedisScriptClient } from "../../rate_limits/redis/mod.ts";
 
 export * from "./_stores.ts";
 
@@ -39,4 +40,19 @@ export async function readyStores(suite: string): Promise<StoreKind[]> {
     if (databaseReady(`${suite} on ${kind}`, await probe(kind))) ready.push(kind);
   }
   return ready;
+}
+
+/**
+ * A client whose scripts read `clock()` in place of the server's `TIME` (a
+ * pinned clock on real Redis: the script text is the store's, but for that).
+ */
+export function pinnedClient(client: RedisScriptClient, clock: () => number): RedisScriptClient {
+  return {
+    evalSha: () => Promise.reject(new Error("NOSCRIPT pinned")),
+    eval: (script, call) => {
+      const now = clock();
+      const time = `{'${Math.floor(now / 1_000)}', '${(now % 1_000) * 1_000}'}`;
+      return client.eval(script.replace("redis.call('TIME')", time), call);
+    },
+  };
 }

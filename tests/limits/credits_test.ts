@@ -87,7 +87,7 @@ for (const kind of await readyStores("credits")) {
           for (const [at, refill] of samples) {
             const [, every, day] = refillParams(refill);
             const reply = await client.eval(
-              `${CREDIT_LUA} local s, n = period(tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])) return { s, n }`,
+              `${CREDIT_LUA} local _, _, period = credit_helpers() local s, n = period(tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])) return { s, n }`,
               { keys: [], arguments: [String(at), String(every), String(day)] },
             ) as number[];
             assert.deepEqual(

@@ -10,6 +10,7 @@ import {
   DATABASE_URL,
   freshSubject,
   openStore,
+  pinnedClient,
   readyStores,
   REDIS_URL,
 } from "./_services.ts";
@@ -122,21 +123,6 @@ async function agreesOnPinnedClock(
     }),
     { numRuns },
   );
-}
-
-/**
- * A client whose scripts read `clock()` in place of the server's `TIME` (a
- * pinned clock on real Redis: the script text is the store's, but for that).
- */
-function pinnedClient(client: RedisScriptClient, clock: () => number): RedisScriptClient {
-  return {
-    evalSha: () => Promise.reject(new Error("NOSCRIPT pinned")),
-    eval: (script, call) => {
-      const now = clock();
-      const time = `{'${Math.floor(now / 1_000)}', '${(now % 1_000) * 1_000}'}`;
-      return client.eval(script.replace("redis.call('TIME')", time), call);
-    },
-  };
 }
 
 /** `agreesOnPinnedClock` on Redis stores whose scripts read a pinned clock (a fresh prefix each). */
