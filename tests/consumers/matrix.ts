@@ -335,7 +335,9 @@ export function renderCompatibilityDoc(matrix: Matrix): string {
     "",
     "The rate-limit stores' clients are optional peers no consumer app installs: the rate-limit",
     "suite runs each version below against the real server, on Deno from the sources and on Node",
-    "from the npm build. The peer range is derived from these versions.",
+    "from the npm build. The peer range is derived from these versions. The servers: CI runs",
+    "PostgreSQL 15 and Redis 7.0 (and a Redis 7.0 cluster); the Redis store needs Redis 6.0 or later",
+    "(`SET … KEEPTTL`). Valkey is not tested.",
     "",
     ...table(
       ["package", "range", "tested versions", "tested by"],
