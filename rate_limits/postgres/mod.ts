@@ -489,24 +489,19 @@ export function createPostgresRateLimitStore(
     },
     async ready() {
       const rows = await run(READY_SQL, [MIGRATIONS.flatMap(([, functions]) => functions)]);
-      const found = new Set(rows.map((row) => row.name));
-      const versions = new Set(rows.map((row) => `${row.name} ${row.version}`));
+      const found = new Set(rows.flatMap((row) => [row.name, `${row.name} of ${row.version}`]));
       // What each migration leaves, in the order they apply: the first one missing is named.
-      const wanted = [
+      const missing = [
         ...MIGRATIONS.flatMap(([migration, functions]) =>
-          functions.map((name) => ({ name, version: undefined, migration }))
+          functions.map((name) => [migration, name])
         ),
-        ...VERSIONS.map(([name, migration]) => ({ name, version: migration, migration })),
-      ].filter((w) =>
-        w.version === undefined ? !found.has(w.name) : !versions.has(`${w.name} ${w.version}`)
-      ).sort((a, b) => a.migration < b.migration ? -1 : a.migration > b.migration ? 1 : 0);
-      if (wanted.length > 0) {
-        const { migration } = wanted[0];
-        const missing = wanted.filter((w) => w.migration === migration).map((w) =>
-          w.version === undefined ? w.name : `${w.name} of ${w.version}`
-        );
+        ...VERSIONS.map(([name, migration]) => [migration, `${name} of ${migration}`]),
+      ].filter(([, wanted]) => !found.has(wanted)).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0);
+      if (missing.length > 0) {
+        const [migration] = missing[0];
+        const names = missing.filter(([m]) => m === migration).map(([, name]) => name);
         throw new TypeError(
-          `the PostgreSQL rate-limit store misses ${missing.join(", ")}: ` +
+          `the PostgreSQL rate-limit store misses ${names.join(", ")}: ` +
             `apply prisma/migrations/${migration}/migration.sql`,
         );
       }
