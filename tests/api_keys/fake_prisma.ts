@@ -250,17 +250,27 @@ export function fakeUsageClient(apiKeyRows: () => Row[]) {
     async $queryRawUnsafe(query: string, ...values: unknown[]): Promise<Row[]> {
       await tick();
       statements.push(query);
-      const [tenantId, from, to, keyId] = values as [string, Date, Date, string | null];
-      const hours = new Map<number, Row>();
+      // readUsage: one key's hours (keyId) or the tenant's; readUsageOfKeys: each key's (an array).
+      const [tenantId, from, to, keyId] = values as [string, Date, Date, string | string[] | null];
+      const perKey = Array.isArray(keyId);
+      const hours = new Map<string, Row>();
       for (const row of usage.values()) {
         const ms = Date.parse(row.bucket as string);
         if (row.tenant_id !== tenantId || ms < from.getTime() || ms >= to.getTime()) continue;
-        if (keyId !== null && row.key_id !== keyId) continue;
-        const hour = hours.get(ms);
-        if (hour === undefined) hours.set(ms, { ...row, bucket: new Date(ms) });
+        if (
+          perKey ? !keyId.includes(row.key_id as string) : keyId !== null && row.key_id !== keyId
+        ) {
+          continue;
+        }
+        const at = perKey ? `${row.key_id} ${ms}` : `${ms}`;
+        const hour = hours.get(at);
+        if (hour === undefined) hours.set(at, { ...row, bucket: new Date(ms) });
         else for (const c of counts(row)) (hour[c] as number) += row[c] as number;
       }
       return [...hours.values()].sort((a, b) =>
+        (perKey && a.key_id !== b.key_id
+          ? (a.key_id as string) < (b.key_id as string) ? -1 : 1
+          : 0) ||
         (a.bucket as Date).getTime() - (b.bucket as Date).getTime()
       );
     },
