@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import net from "node:net";
+import { Worker } from "node:worker_threads";
 import { Watchdog } from "../../rate_limits/_watchdog.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -49,16 +50,12 @@ describe("Watchdog", () => {
   it("a reply received while the process was busy past a deadline is delivered before that deadline's call", async () => {
     // An echo server on its own thread answers while this one is busy, as a store does.
     const echo = new Worker(
-      `data:text/javascript,${
-        encodeURIComponent(`
-          const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-          postMessage(listener.addr.port);
-          for await (const conn of listener) conn.readable.pipeTo(conn.writable).catch(() => {});
-        `)
-      }`,
-      { type: "module" },
+      `const { parentPort } = require("node:worker_threads");
+      const server = require("node:net").createServer((conn) => conn.pipe(conn));
+      server.listen(0, "127.0.0.1", () => parentPort.postMessage(server.address().port));`,
+      { eval: true },
     );
-    const port = await new Promise<number>((resolve) => echo.onmessage = (e) => resolve(e.data));
+    const port = await new Promise<number>((resolve) => echo.once("message", resolve));
     const socket = net.connect(port, "127.0.0.1");
     await new Promise((resolve) => socket.once("connect", resolve));
     const watchdog = new Watchdog(() => performance.now());
@@ -84,7 +81,7 @@ describe("Watchdog", () => {
       }
     } finally {
       socket.destroy();
-      echo.terminate();
+      await echo.terminate();
     }
     assert.deepEqual(order, Array(10).fill("reply"));
   });
