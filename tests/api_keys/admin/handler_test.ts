@@ -772,7 +772,7 @@ describe("createApiKeysAdminHandler", () => {
     assert.equal(seen.length, 2, "no usage read for a refused request");
   });
 
-  it("usage of a page is one storage read for all its keys (readUsageOfKeys), each key's buckets as its own read gives them", async () => {
+  it("usage of a page is one storage read for all its keys (readUsageOfKeys), each key's buckets as its own read (the same path) gives them", async () => {
     const reads: string[] = [];
     class Counting extends InMemoryApiKeyStorage {}
     const parent = InMemoryApiKeyStorage.prototype as unknown as Record<
@@ -824,6 +824,12 @@ describe("createApiKeysAdminHandler", () => {
     assert.deepEqual(answer.json.keys[admin.id], [{ start, accepted: 3, refused, cost: 3 }]);
     assert.deepEqual(answer.json.keys[reader.id], [{ start, accepted: 5, refused, cost: 7 }]);
     assert.deepEqual(answer.json.keys[billing.id], []);
+    // One key's detail: the same read, the same buckets.
+    reads.length = 0;
+    const one = (await call("GET", `/keys/${reader.id}/usage`, { query: window }))!;
+    assert.equal(one.status, 200, one.body);
+    assert.deepEqual(reads, ["readUsageOfKeys"], "the page's read, for one key");
+    assert.deepEqual(one.json.buckets, answer.json.keys[reader.id]);
   });
 
   it("config: a viewer may do nothing; a caller without a key grants nothing; limits are the caller's", async () => {
