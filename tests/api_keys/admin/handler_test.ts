@@ -16,7 +16,11 @@ import {
   type ApiKeyStorage,
   InMemoryApiKeyStorage,
 } from "../../../api_keys/mod.ts";
-import { API_KEY_USAGE_REFUSALS, type ApiKeyUsageRefusalCode } from "../../../api_keys/usage.ts";
+import {
+  API_KEY_USAGE_REFUSALS,
+  type ApiKeyUsageKeysReadQuery,
+  type ApiKeyUsageRefusalCode,
+} from "../../../api_keys/usage.ts";
 import { makeService } from "../helpers.ts";
 import { createRateLimiter } from "../../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../../rate_limits/memory_store.ts";
@@ -598,14 +602,29 @@ describe("createApiKeysAdminHandler", () => {
   it("usage: 501 unless the service records usage; with it, the tenant-bound call and a bounded span", async () => {
     const { call, reader } = await setup();
     assert.equal((await call("GET", `/keys/${reader.id}/usage`))!.status, 501);
-    const seen: unknown[] = [];
-    const withUsage = await setup({}, new InMemoryApiKeyStorage(), { usage: true });
-    Object.assign(withUsage.service, {
-      usage: (tenantId: string, query: unknown) => {
-        seen.push([tenantId, query]);
-        return Promise.resolve([{ at: new Date(0), accepted: 3 }]);
-      },
-    });
+    const seen: ApiKeyUsageKeysReadQuery[] = [];
+    class Spied extends InMemoryApiKeyStorage {
+      override readUsageOfKeys(query: ApiKeyUsageKeysReadQuery) {
+        seen.push(query);
+        return super.readUsageOfKeys(query);
+      }
+    }
+    const storage = new Spied();
+    const withUsage = await setup({}, storage, { usage: true });
+    const hour = new Date(Math.floor(withUsage.clocks.now / HOUR) * HOUR - HOUR);
+    const refused = Object.fromEntries(API_KEY_USAGE_REFUSALS.map((code) => [code, 0])) as Record<
+      ApiKeyUsageRefusalCode,
+      number
+    >;
+    await storage.recordUsage([{
+      keyId: withUsage.reader.id,
+      tenantId: "acme",
+      bucket: hour,
+      accepted: 3,
+      refused,
+      cost: 3,
+      lastUsedAt: null,
+    }]);
     const fresh = createApiKeysAdminHandler<Caller>({
       service: withUsage.service,
       scopes: ["projects:read"],
@@ -624,12 +643,14 @@ describe("createApiKeysAdminHandler", () => {
     const answer = (await ask(`/keys/${withUsage.reader.id}/usage`))!;
     assert.equal(answer.status, 200);
     assert.deepEqual(JSON.parse(answer.body).buckets, [{
-      at: "1970-01-01T00:00:00.000Z",
+      start: hour.toISOString(),
       accepted: 3,
+      refused,
+      cost: 3,
     }]);
-    const [tenantId, query] = seen[0] as [string, { keyId: string; from: Date; to: Date }];
-    assert.equal(tenantId, "acme");
-    assert.equal(query.keyId, withUsage.reader.id);
+    const [query] = seen;
+    assert.equal(query.tenantId, "acme");
+    assert.deepEqual(query.keyIds, [withUsage.reader.id]);
     assert.equal(query.to.getTime() - query.from.getTime(), 24 * HOUR);
     assert.equal(JSON.parse((await ask("/config"))!.body).capabilities.usage, true);
     const wide = (await ask(`/keys/${withUsage.reader.id}/usage`, {
