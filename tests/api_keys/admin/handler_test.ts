@@ -33,6 +33,24 @@ interface Caller {
 
 const CSRF = { "x-requested-with": "api-keys-manager" };
 const HOUR = 3_600_000;
+/** No refusal of any kind, as a usage row's `refused`. */
+const NO_REFUSALS = Object.fromEntries(API_KEY_USAGE_REFUSALS.map((code) => [code, 0])) as Record<
+  ApiKeyUsageRefusalCode,
+  number
+>;
+
+/** A usage row of tenant acme's key `keyId`: `accepted` requests costing `cost` in the hour `bucket`. */
+function usageRow(keyId: string, bucket: Date, accepted: number, cost: number) {
+  return {
+    keyId,
+    tenantId: "acme",
+    bucket,
+    accepted,
+    refused: NO_REFUSALS,
+    cost,
+    lastUsedAt: null,
+  };
+}
 
 async function setup(
   overrides: Partial<ApiKeysAdminOptions<Caller>> = {},
@@ -612,19 +630,8 @@ describe("createApiKeysAdminHandler", () => {
     const storage = new Spied();
     const withUsage = await setup({}, storage, { usage: true });
     const hour = new Date(Math.floor(withUsage.clocks.now / HOUR) * HOUR - HOUR);
-    const refused = Object.fromEntries(API_KEY_USAGE_REFUSALS.map((code) => [code, 0])) as Record<
-      ApiKeyUsageRefusalCode,
-      number
-    >;
-    await storage.recordUsage([{
-      keyId: withUsage.reader.id,
-      tenantId: "acme",
-      bucket: hour,
-      accepted: 3,
-      refused,
-      cost: 3,
-      lastUsedAt: null,
-    }]);
+    const refused = NO_REFUSALS;
+    await storage.recordUsage([usageRow(withUsage.reader.id, hour, 3, 3)]);
     const fresh = createApiKeysAdminHandler<Caller>({
       service: withUsage.service,
       scopes: ["projects:read"],
@@ -812,30 +819,8 @@ describe("createApiKeysAdminHandler", () => {
     const storage = new Counting();
     const { call, admin, reader, billing } = await setup({}, storage, { usage: true });
     const hour = new Date(Date.UTC(2026, 0, 1, 10));
-    const refused = Object.fromEntries(API_KEY_USAGE_REFUSALS.map((code) => [code, 0])) as Record<
-      ApiKeyUsageRefusalCode,
-      number
-    >;
-    await storage.recordUsage([
-      {
-        keyId: admin.id,
-        tenantId: "acme",
-        bucket: hour,
-        accepted: 3,
-        refused,
-        cost: 3,
-        lastUsedAt: null,
-      },
-      {
-        keyId: reader.id,
-        tenantId: "acme",
-        bucket: hour,
-        accepted: 5,
-        refused,
-        cost: 7,
-        lastUsedAt: null,
-      },
-    ]);
+    const refused = NO_REFUSALS;
+    await storage.recordUsage([usageRow(admin.id, hour, 3, 3), usageRow(reader.id, hour, 5, 7)]);
     const ids = [admin.id, reader.id, billing.id];
     const window = { from: "2026-01-01T00:00:00.000Z", to: "2026-01-02T00:00:00.000Z" };
     const answer = (await call("GET", "/usage", { query: { keys: ids.join(","), ...window } }))!;
