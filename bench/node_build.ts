@@ -2,23 +2,23 @@
  * Bundles the benchmark scripts for Node against the npm build: every import
  * of a library source file (`api_keys/`, `safe_response/`, `client/`) is
  * redirected to its compiled twin under `npm/esm/`, every package stays
- * external (resolved from the repository's `node_modules/`). Output:
- * `node_modules/.saferoute-bench/` (ignored by git, fmt and lint).
+ * external (resolved from the repository's `node_modules/`). Output: a
+ * directory of the run's own, `node_modules/.saferoute-bench-XXXXXX/` (inside
+ * `node_modules/` so that the packages resolve; ignored by git, fmt and lint):
+ * two runs at once never share one. `bench/run.ts` removes its own at the end.
  *
  * Run: `deno run -A bench/node_build.ts` (`bench/run.ts` does it).
  *
  * @module
  */
 import * as esbuild from "esbuild";
-import { cpSync, mkdirSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { npmBuild } from "../scripts/npm_build/fresh.ts";
 
 /** Repository root. */
 export const ROOT: string = fileURLToPath(new URL("../", import.meta.url));
-/** Where the Node bundles go. */
-export const NODE_OUT: string = join(ROOT, "node_modules/.saferoute-bench");
 /** The benchmark scripts, bundled as `<name>.mjs`. */
 export const ENTRIES: Record<string, string> = {
   core: "bench/core.ts",
@@ -33,11 +33,13 @@ export const ENTRIES: Record<string, string> = {
 
 const LIBRARY = /^(api_keys|safe_response|client)\//;
 
-/** Bundles {@link ENTRIES} into {@link NODE_OUT} over the npm build in `npmDir` (`npmBuild()`). */
-export async function buildNodeBench(npmDir: string): Promise<void> {
+/**
+ * Bundles {@link ENTRIES} over the npm build in `npmDir` (`npmBuild()`) into a new directory of
+ * this run's own under `node_modules/`: its path (the caller removes it).
+ */
+export async function buildNodeBench(npmDir: string): Promise<string> {
   const npmEsm = join(npmDir, "esm");
-  rmSync(NODE_OUT, { recursive: true, force: true });
-  mkdirSync(NODE_OUT, { recursive: true });
+  const out = mkdtempSync(join(ROOT, "node_modules/.saferoute-bench-"));
   const redirect: esbuild.Plugin = {
     name: "library-to-npm",
     setup(build) {
@@ -59,7 +61,7 @@ export async function buildNodeBench(npmDir: string): Promise<void> {
         out,
         in: join(ROOT, source),
       })),
-      outdir: NODE_OUT,
+      outdir: out,
       outExtension: { ".js": ".mjs" },
       bundle: true,
       format: "esm",
@@ -72,10 +74,11 @@ export async function buildNodeBench(npmDir: string): Promise<void> {
   } finally {
     await esbuild.stop();
   }
-  cpSync(join(ROOT, "bench/http/i18n"), join(NODE_OUT, "i18n"), { recursive: true });
+  cpSync(join(ROOT, "bench/http/i18n"), join(out, "i18n"), { recursive: true });
+  return out;
 }
 
 if (import.meta.main) {
-  await buildNodeBench(await npmBuild());
-  console.log(`bundled ${Object.keys(ENTRIES).length} scripts into ${NODE_OUT}`);
+  const out = await buildNodeBench(await npmBuild());
+  console.log(`bundled ${Object.keys(ENTRIES).length} scripts into ${out} (remove it when done)`);
 }

@@ -23,10 +23,11 @@
  * @module
  */
 import { spawnSync } from "node:child_process";
+import { rmSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
-import { buildNodeBench, NODE_OUT, ROOT } from "./node_build.ts";
+import { buildNodeBench, ROOT } from "./node_build.ts";
 import { npmBuild } from "../scripts/npm_build/fresh.ts";
 
 const SCRIPTS = [
@@ -104,38 +105,46 @@ console.log(
 const load = () => loadavg().map((x) => x.toFixed(2)).join(" ");
 console.log(`load average at start (1/5/15 min): ${load()}`);
 const failures: string[] = [];
-for (const runtime of runtimes) {
-  console.log(
-    `\n======== ${
-      runtime === "deno"
-        ? `Deno ${Deno.version.deno}, sources`
-        : `Node ${nodeVersion}, npm/esm build`
-    } ========`,
-  );
-  if (runtime === "node") {
-    if (nodeVersion === "unavailable") {
-      console.log("node is not on PATH: Node tables skipped");
-      continue;
+/** This run's Node bundles (`bench/node_build.ts`): removed at the end, two runs at once never share them. */
+let nodeOut: string | undefined;
+try {
+  for (const runtime of runtimes) {
+    console.log(
+      `\n======== ${
+        runtime === "deno"
+          ? `Deno ${Deno.version.deno}, sources`
+          : `Node ${nodeVersion}, npm/esm build`
+      } ========`,
+    );
+    /** This runtime's bundles: on Node, the directory of this run's own. */
+    let bundles = "";
+    if (runtime === "node") {
+      if (nodeVersion === "unavailable") {
+        console.log("node is not on PATH: Node tables skipped");
+        continue;
+      }
+      bundles = nodeOut = await buildNodeBench(await npmBuild());
     }
-    await buildNodeBench(await npmBuild());
-  }
-  for (const script of SCRIPTS.filter((s) => only.includes(s))) {
-    if (runtime === "node" && DENO_ONLY.has(script)) {
-      console.log(`\n${script}: Deno only`);
-      continue;
+    for (const script of SCRIPTS.filter((s) => only.includes(s))) {
+      if (runtime === "node" && DENO_ONLY.has(script)) {
+        console.log(`\n${script}: Deno only`);
+        continue;
+      }
+      const ok = runtime === "deno"
+        ? run(
+          Deno.execPath(),
+          ["run", "-A", join(ROOT, `bench/${script}.ts`), ...extra],
+          // nest_import runs Node on the npm build: this run's, not one more of its own.
+          script === "nest_import" ? { API_KIT_NPM_OUT: await npmBuild() } : undefined,
+        )
+        : run("node", [join(bundles, `${script}.mjs`), ...extra], {
+          SAFEROUTE_BENCH_DIR: join(ROOT, "bench"),
+        });
+      if (!ok) failures.push(`${runtime}/${script}`);
     }
-    const ok = runtime === "deno"
-      ? run(
-        Deno.execPath(),
-        ["run", "-A", join(ROOT, `bench/${script}.ts`), ...extra],
-        // nest_import runs Node on the npm build: this run's, not one more of its own.
-        script === "nest_import" ? { API_KIT_NPM_OUT: await npmBuild() } : undefined,
-      )
-      : run("node", [join(NODE_OUT, `${script}.mjs`), ...extra], {
-        SAFEROUTE_BENCH_DIR: join(ROOT, "bench"),
-      });
-    if (!ok) failures.push(`${runtime}/${script}`);
   }
+} finally {
+  if (nodeOut !== undefined) rmSync(nodeOut, { recursive: true, force: true });
 }
 console.log(`\nload average at end (1/5/15 min): ${load()}`);
 console.log(`all benchmarks finished in ${((performance.now() - began) / 1000).toFixed(0)} s`);

@@ -768,6 +768,23 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
   let lastCompiled: readonly CompiledRateLimitPolicy[] | undefined;
   /** With this library's in-process store: its check of compiled policies, no counter built. */
   const checkPolicies = door.checkPolicies;
+  /**
+   * `run` of compiled policies without options, with this library's in-process store only (never
+   * remote: no `later`): the store counts them as they are, no counter built.
+   */
+  const policiesNow = checkPolicies === undefined ? undefined : (
+    subject: string,
+    compiled: readonly CompiledRateLimitPolicy[],
+    nowMs: number | undefined,
+  ): RateLimitResult => {
+    const trace = taps.enter?.();
+    const began = taps.check !== undefined ? performance.now() : 0;
+    const sent = checkPolicies(subject, compiled, nowMs);
+    const counters = sent instanceof Unanswered
+      ? windowCounters(subject, compiled, undefined, undefined, undefined) // for `local`
+      : NO_POLICIES;
+    return counted(began, trace, resultOf(sent, compiled, counters, false));
+  };
 
   /** Validates a check and builds its counters; kept when its inputs cannot change. */
   const prepare = (
@@ -830,17 +847,15 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     // An in-process check has no deadline; a remote one's starts when the door reads the clock
     // (as it sends the check, or once for every check it queues in this task), and a tap times
     // it from there (one clock read).
-    // The check's counters; undefined: this library's in-process store counts `compiled` as they are.
-    let counters: readonly RateLimitCounter[] | undefined;
+    let counters: readonly RateLimitCounter[];
     let compiled: readonly CompiledRateLimitPolicy[];
     let credits = false;
     if (checkOptions === undefined && policies === lastCompiled && lastCompiled !== undefined) {
       // Compiled policies passed again without options (a limit per subject): nothing to look up.
-      compiled = lastCompiled;
       assertSubject(subject);
-      counters = checkPolicies !== undefined
-        ? undefined // no counter built
-        : windowCounters(subject, compiled, undefined, undefined, undefined);
+      if (policiesNow !== undefined) return policiesNow(subject, lastCompiled, nowMs);
+      compiled = lastCompiled;
+      counters = windowCounters(subject, compiled, undefined, undefined, undefined);
     } else {
       // The options kept last, asked again (a key's requests in a row): no look-up.
       let check = checkOptions === undefined
@@ -857,17 +872,9 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       ({ counters, compiled, credits } = check);
     }
     const trace = taps.enter?.();
-    if (!inProcess) return later(trace, counters!, compiled, credits);
+    if (!inProcess) return later(trace, counters, compiled, credits);
     const began = taps.check !== undefined ? performance.now() : 0;
-    let sent: readonly CounterResult[] | Unanswered;
-    if (counters === undefined) {
-      sent = checkPolicies!(subject, compiled, nowMs);
-      counters = sent instanceof Unanswered
-        ? windowCounters(subject, compiled, undefined, undefined, undefined) // for `local`
-        : NO_POLICIES;
-    } else {
-      sent = door.check(counters, trace, nowMs) as readonly CounterResult[] | Unanswered;
-    }
+    const sent = door.check(counters, trace, nowMs) as readonly CounterResult[] | Unanswered;
     return counted(began, trace, resultOf(sent, compiled, counters, credits));
   };
 

@@ -255,8 +255,6 @@ function view(summary: ApiKeySummary, replacesKeyId: string | null): KeyView {
   };
 }
 
-type UsageReader = ApiKeysService["usage"];
-
 /** A refill as `AdminKeyLimitsView` words it: `daily`, `monthly`, `monthly:<day>` or `<ms>ms`. */
 function refillEvery(refill: CreditRefill): string {
   if ("everyMs" in refill) return `${refill.everyMs}ms`;
@@ -384,10 +382,7 @@ export function createApiKeysAdminHandler<R>(
     usageOfKeys,
   } = hooks;
   let csrfRefused = 0;
-  const usage: UsageReader | undefined = recordsUsage
-    ? (tenantId, query) => service.usage(tenantId, query)
-    : undefined;
-  const capabilities = Object.freeze({ rename: rename !== undefined, usage: usage !== undefined });
+  const capabilities = Object.freeze({ rename: rename !== undefined, usage: recordsUsage });
 
   /** The tenant's key `id`, read now (one lookup); another tenant's is unknown. */
   async function findKey(call: Call<R>, id: string): Promise<ApiKeySummary> {
@@ -744,7 +739,8 @@ export function createApiKeysAdminHandler<R>(
   async function readUsage(call: Call<R>, key: ApiKeySummary, request: AdminRequest) {
     await allow(call, "usage", { tenantId: call.tenantId, key, proposed: null });
     const { granularity, from, to } = usageWindow(request.query, clock());
-    const buckets = await usage!(call.tenantId, { keyId: key.id, from, to, granularity });
+    // The page's read (`usageOfKeys`), for one key.
+    const [buckets] = await usageOfKeys(call.tenantId, [key.id], { from, to, granularity });
     // The service's buckets as they are: JSON writes their dates as the ISO strings of UsageAnswer.
     const answer: Omit<UsageAnswer, "buckets"> & { buckets: ApiKeyUsageBucket[] } = {
       keyId: key.id,
@@ -785,7 +781,7 @@ export function createApiKeysAdminHandler<R>(
     const { action } = route;
     if (
       (action === "rename" && rename === undefined) ||
-      (action === "usage" && usage === undefined) || (action === "audit" && !audits)
+      (action === "usage" && !recordsUsage) || (action === "audit" && !audits)
     ) {
       throw new AdminHttpError(501, "not_implemented", `The ${action} route is not available`);
     }

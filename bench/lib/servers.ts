@@ -14,7 +14,7 @@ import { ON_DENO } from "./harness.ts";
 
 /**
  * The `bench/` source directory. On Deno, from this file's URL; on Node the
- * scripts run bundled from `node_modules/.saferoute-bench/`, whose entry
+ * scripts run bundled from `node_modules/.saferoute-bench-XXXXXX/`, whose entry
  * script records the source directory in `SAFEROUTE_BENCH_DIR`.
  */
 export const BENCH_DIR: string = ON_DENO

@@ -4,7 +4,8 @@
  * `key()`, naming each in a commented `local`, and answers the time it read
  * last (the store's clock offset, `../_clock.ts`). A window counter is a
  * string of its sub-buckets (below); a balance is a hash (`b` balance, `at`
- * as of).
+ * as of). A value they cannot read at a counter's key is an error reply
+ * starting `UNREADABLE` (the store's `TypeError`: the check fails closed).
  *
  * @module
  */
@@ -76,7 +77,11 @@ local function credit_helpers()
   local function balance(key, initial, initial_at, amount, every, day, now)
     local got = redis.call('HMGET', key, 'b', 'at')
     local b, at, dirty, held = tonumber(got[1]), tonumber(got[2]), false, true
-    if b == nil then b, at, dirty, held = initial, tonumber(initial_at) or now, true, false end
+    if b == nil or at == nil then
+      -- A field it cannot read is an error (fails closed), never a new balance.
+      if got[1] or got[2] then error({ err = 'UNREADABLE a credit balance is not a number and a time' }) end
+      b, at, dirty, held = initial, tonumber(initial_at) or now, true, false
+    end
     local start, nxt = period(now, every, day)
     if amount > 0 and start > at then b, at, dirty = amount, start, true end
     local reset = -1
@@ -135,7 +140,11 @@ local function load(key, window)
   local q = floor(now * B / window)
   local held = redis.call('GET', key)
   local head, ${SLOT_NAMES}
-  if held then head, ${SLOT_NAMES} = match(held, LAYOUT) end
+  if held then
+    head, ${SLOT_NAMES} = match(held, LAYOUT)
+    -- A value it cannot read is an error (fails closed), never an empty counter.
+    if head == nil then error({ err = 'UNREADABLE a window counter is not in its layout' }) end
+  end
   head = tonumber(head)
   if head == nil or q - head >= SLOTS then
     c = { ${

@@ -140,6 +140,23 @@ async function sha1(text: string): Promise<string> {
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+/** The error replies of a script that found a value it cannot read at a counter's key. */
+const UNREADABLE = /^(UNREADABLE|WRONGTYPE) /;
+
+/**
+ * A script's error reply for a value it cannot read at a counter's key (corrupt, or another
+ * program's) as a `TypeError`: a bug, so the check fails closed, never passing uncounted.
+ * Any other `error` as it is.
+ */
+function unreadable(error: unknown): unknown {
+  const message = String((error as Error)?.message);
+  if (!UNREADABLE.test(message)) return error;
+  return new TypeError(
+    `the Redis store holds a value it cannot read (${message.replace(/ script: .*$/s, "")})`,
+    { cause: error },
+  );
+}
+
 /**
  * The reply of a script as finite numbers (converted in place: the reply is the
  * store's own), of `length` (a function of the reply), else a `TypeError`.
@@ -258,8 +275,9 @@ export function createRedisRateLimitStore(
       return Promise.reject(error);
     }
     return sent.then(read, (error) => {
-      if (!String((error as Error)?.message).startsWith("NOSCRIPT")) throw error;
-      return sendAs("EVAL", script, words.slice()).then(read); // the first words stay as sent
+      if (!String((error as Error)?.message).startsWith("NOSCRIPT")) throw unreadable(error);
+      // The first words stay as sent.
+      return sendAs("EVAL", script, words.slice()).then(read, (e) => Promise.reject(unreadable(e)));
     });
   };
   /** Reads the server's clock once when no round trip has been seen (a deadline is never sent unknown). */

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { connectRedis, freshSubject, pinnedClient, readyStores, REDIS_URL } from "./_services.ts";
 import { createRedisRateLimitStore, type RedisScriptClient } from "../../rate_limits/redis/mod.ts";
 import type { StoreCheck } from "../../rate_limits/store.ts";
+import { createRateLimiter } from "../../rate_limits/limiter.ts";
 
 if ((await readyStores("the Redis check script")).includes("redis")) {
   describe("the check script on a real Redis", () => {
@@ -83,6 +84,81 @@ if ((await readyStores("the Redis check script")).includes("redis")) {
         ]);
         const [balance] = await store.readCredits([credit(0)]);
         assert.equal(balance?.remaining, 0);
+        store.close();
+      } finally {
+        client.destroy();
+      }
+    });
+
+    it("fails closed on a counter or balance it cannot parse: a TypeError, nothing written, never allowed", async () => {
+      const client = await connectRedis(REDIS_URL!, 2_000);
+      try {
+        const prefix = `${freshSubject("garbage")}:`;
+        const store = createRedisRateLimitStore({
+          client: client as unknown as RedisScriptClient,
+          prefix,
+        });
+        await store.ready();
+        // The default failure policy passes requests: a bug must not.
+        const limiter = createRateLimiter({ store, logger: () => {} });
+        const deadline = Date.now() + 60_000;
+        const window = {
+          kind: "window",
+          subject: "s",
+          name: "api",
+          limit: 10,
+          windowMs: WINDOW,
+          cost: 1,
+        } as const;
+        const credit = {
+          kind: "credit",
+          subject: "s",
+          name: "credits",
+          cost: 1,
+          initial: 5,
+        } as const;
+        const windowKey = `${prefix}{s}:s:api:${WINDOW}:b`;
+        const creditKey = `${prefix}{s}:credits:c`;
+        const refuses = async (what: string) => {
+          await assert.rejects(
+            store.checkBatch([{ counters: [window, credit], deadline }]),
+            TypeError,
+            what,
+          );
+          await assert.rejects(
+            Promise.resolve(limiter.check("s", [{ name: "api", limit: 10, windowMs: WINDOW }])),
+            TypeError,
+            what,
+          );
+        };
+        for (const garbage of ["not a counter", "1,2,3", `${Q},0,x,0,0,0,0,0,0,0,0,0`]) {
+          await client.set(windowKey, garbage);
+          await refuses(garbage);
+          assert.equal(await client.get(windowKey), garbage, "left as it was");
+          assert.equal(await client.exists(creditKey), 0, "the balance was not spent");
+        }
+        await client.del(windowKey);
+        for (
+          const garbage of [{ b: "lots", at: "1" }, { b: "3", at: "then" }, { b: "3" }] as Record<
+            string,
+            string
+          >[]
+        ) {
+          await client.del(creditKey);
+          await client.hSet(creditKey, garbage);
+          await assert.rejects(
+            store.checkBatch([{ counters: [window, credit], deadline }]),
+            TypeError,
+          );
+          await assert.rejects(store.changeCredits(credit, { add: 1 }, deadline), TypeError);
+          await assert.rejects(store.readCredits([credit]), TypeError);
+          assert.deepEqual(await client.hGetAll(creditKey), garbage, "left as it was");
+          assert.equal(await client.exists(windowKey), 0, "the window was not counted");
+        }
+        // A value of another type at a counter's key: the same.
+        await client.del(creditKey);
+        await client.hSet(windowKey, { a: "1" });
+        await refuses("a hash");
         store.close();
       } finally {
         client.destroy();

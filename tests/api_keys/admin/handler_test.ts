@@ -16,7 +16,11 @@ import {
   type ApiKeyStorage,
   InMemoryApiKeyStorage,
 } from "../../../api_keys/mod.ts";
-import { API_KEY_USAGE_REFUSALS, type ApiKeyUsageRefusalCode } from "../../../api_keys/usage.ts";
+import {
+  API_KEY_USAGE_REFUSALS,
+  type ApiKeyUsageKeysReadQuery,
+  type ApiKeyUsageRefusalCode,
+} from "../../../api_keys/usage.ts";
 import { makeService } from "../helpers.ts";
 import { createRateLimiter } from "../../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../../rate_limits/memory_store.ts";
@@ -29,6 +33,24 @@ interface Caller {
 
 const CSRF = { "x-requested-with": "api-keys-manager" };
 const HOUR = 3_600_000;
+/** No refusal of any kind, as a usage row's `refused`. */
+const NO_REFUSALS = Object.fromEntries(API_KEY_USAGE_REFUSALS.map((code) => [code, 0])) as Record<
+  ApiKeyUsageRefusalCode,
+  number
+>;
+
+/** A usage row of tenant acme's key `keyId`: `accepted` requests costing `cost` in the hour `bucket`. */
+function usageRow(keyId: string, bucket: Date, accepted: number, cost: number) {
+  return {
+    keyId,
+    tenantId: "acme",
+    bucket,
+    accepted,
+    refused: NO_REFUSALS,
+    cost,
+    lastUsedAt: null,
+  };
+}
 
 async function setup(
   overrides: Partial<ApiKeysAdminOptions<Caller>> = {},
@@ -598,14 +620,18 @@ describe("createApiKeysAdminHandler", () => {
   it("usage: 501 unless the service records usage; with it, the tenant-bound call and a bounded span", async () => {
     const { call, reader } = await setup();
     assert.equal((await call("GET", `/keys/${reader.id}/usage`))!.status, 501);
-    const seen: unknown[] = [];
-    const withUsage = await setup({}, new InMemoryApiKeyStorage(), { usage: true });
-    Object.assign(withUsage.service, {
-      usage: (tenantId: string, query: unknown) => {
-        seen.push([tenantId, query]);
-        return Promise.resolve([{ at: new Date(0), accepted: 3 }]);
-      },
-    });
+    const seen: ApiKeyUsageKeysReadQuery[] = [];
+    class Spied extends InMemoryApiKeyStorage {
+      override readUsageOfKeys(query: ApiKeyUsageKeysReadQuery) {
+        seen.push(query);
+        return super.readUsageOfKeys(query);
+      }
+    }
+    const storage = new Spied();
+    const withUsage = await setup({}, storage, { usage: true });
+    const hour = new Date(Math.floor(withUsage.clocks.now / HOUR) * HOUR - HOUR);
+    const refused = NO_REFUSALS;
+    await storage.recordUsage([usageRow(withUsage.reader.id, hour, 3, 3)]);
     const fresh = createApiKeysAdminHandler<Caller>({
       service: withUsage.service,
       scopes: ["projects:read"],
@@ -624,12 +650,14 @@ describe("createApiKeysAdminHandler", () => {
     const answer = (await ask(`/keys/${withUsage.reader.id}/usage`))!;
     assert.equal(answer.status, 200);
     assert.deepEqual(JSON.parse(answer.body).buckets, [{
-      at: "1970-01-01T00:00:00.000Z",
+      start: hour.toISOString(),
       accepted: 3,
+      refused,
+      cost: 3,
     }]);
-    const [tenantId, query] = seen[0] as [string, { keyId: string; from: Date; to: Date }];
-    assert.equal(tenantId, "acme");
-    assert.equal(query.keyId, withUsage.reader.id);
+    const [query] = seen;
+    assert.equal(query.tenantId, "acme");
+    assert.deepEqual(query.keyIds, [withUsage.reader.id]);
     assert.equal(query.to.getTime() - query.from.getTime(), 24 * HOUR);
     assert.equal(JSON.parse((await ask("/config"))!.body).capabilities.usage, true);
     const wide = (await ask(`/keys/${withUsage.reader.id}/usage`, {
@@ -772,7 +800,7 @@ describe("createApiKeysAdminHandler", () => {
     assert.equal(seen.length, 2, "no usage read for a refused request");
   });
 
-  it("usage of a page is one storage read for all its keys (readUsageOfKeys), each key's buckets as its own read gives them", async () => {
+  it("usage of a page is one storage read for all its keys (readUsageOfKeys), each key's buckets as its own read (the same path) gives them", async () => {
     const reads: string[] = [];
     class Counting extends InMemoryApiKeyStorage {}
     const parent = InMemoryApiKeyStorage.prototype as unknown as Record<
@@ -791,30 +819,8 @@ describe("createApiKeysAdminHandler", () => {
     const storage = new Counting();
     const { call, admin, reader, billing } = await setup({}, storage, { usage: true });
     const hour = new Date(Date.UTC(2026, 0, 1, 10));
-    const refused = Object.fromEntries(API_KEY_USAGE_REFUSALS.map((code) => [code, 0])) as Record<
-      ApiKeyUsageRefusalCode,
-      number
-    >;
-    await storage.recordUsage([
-      {
-        keyId: admin.id,
-        tenantId: "acme",
-        bucket: hour,
-        accepted: 3,
-        refused,
-        cost: 3,
-        lastUsedAt: null,
-      },
-      {
-        keyId: reader.id,
-        tenantId: "acme",
-        bucket: hour,
-        accepted: 5,
-        refused,
-        cost: 7,
-        lastUsedAt: null,
-      },
-    ]);
+    const refused = NO_REFUSALS;
+    await storage.recordUsage([usageRow(admin.id, hour, 3, 3), usageRow(reader.id, hour, 5, 7)]);
     const ids = [admin.id, reader.id, billing.id];
     const window = { from: "2026-01-01T00:00:00.000Z", to: "2026-01-02T00:00:00.000Z" };
     const answer = (await call("GET", "/usage", { query: { keys: ids.join(","), ...window } }))!;
@@ -824,6 +830,12 @@ describe("createApiKeysAdminHandler", () => {
     assert.deepEqual(answer.json.keys[admin.id], [{ start, accepted: 3, refused, cost: 3 }]);
     assert.deepEqual(answer.json.keys[reader.id], [{ start, accepted: 5, refused, cost: 7 }]);
     assert.deepEqual(answer.json.keys[billing.id], []);
+    // One key's detail: the same read, the same buckets.
+    reads.length = 0;
+    const one = (await call("GET", `/keys/${reader.id}/usage`, { query: window }))!;
+    assert.equal(one.status, 200, one.body);
+    assert.deepEqual(reads, ["readUsageOfKeys"], "the page's read, for one key");
+    assert.deepEqual(one.json.buckets, answer.json.keys[reader.id]);
   });
 
   it("config: a viewer may do nothing; a caller without a key grants nothing; limits are the caller's", async () => {
