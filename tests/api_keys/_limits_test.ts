@@ -677,6 +677,54 @@ describe("the answered context of an allowed check (RequestLimits.apply)", () =>
     assert.deepEqual(remaining, [49, 99, undefined, 48, 97, undefined]);
   });
 
+  it("a cached context's answers in a row: each its own frozen copy, in the same fields, the earlier ones unchanged", async () => {
+    const store = createMemoryRateLimitStore({ now: () => 1_000_000 });
+    const limits = new RequestLimits(createRateLimiter({ store, logger: quiet }), undefined);
+    const context = Object.freeze({
+      ...base,
+      scopes: [],
+      rateLimits: [minute],
+      credits: { ...credits, remaining: 3, pool },
+    }) as ApiKeyContext;
+    const first = await limits.apply(context, {});
+    const second = await limits.apply(context, {});
+    const routed = await limits.apply(context, { rateLimits: ["minute"] });
+    for (const answer of [first, second, routed]) {
+      assert.ok(Object.isFrozen(answer) && answer !== context);
+      assert.deepEqual(Object.keys(answer), [
+        ...Object.keys(context),
+        "rateLimitResults",
+        "creditResult",
+        "creditBalance",
+        "tenantCreditResult",
+      ]);
+      assert.equal(answer.creditBalance, "key");
+    }
+    assert.ok(first !== second && second !== routed);
+    const remaining = (answer: ApiKeyContext) => [
+      answer.rateLimitResults?.[0].remaining,
+      answer.creditResult?.remaining,
+      answer.tenantCreditResult?.remaining,
+    ];
+    assert.deepEqual([first, second, routed].map(remaining), [[99, 2, 69], [98, 1, 68], [
+      97,
+      0,
+      67,
+    ]]);
+    let denied: (ApiKeyError & Partial<ApiKeyContext>) | undefined;
+    try {
+      await limits.apply(context, {});
+    } catch (error) {
+      denied = error as ApiKeyError & Partial<ApiKeyContext>;
+    }
+    assert.equal(denied?.code, "api_key_usage_exceeded");
+    assert.equal(denied?.keyId, undefined, "a refusal carries the answers only");
+    assert.deepEqual([denied?.creditResult?.remaining, denied?.creditBalance], [0, "key"]);
+    const after = await limits.apply(context, { cost: 0 });
+    assert.deepEqual(remaining(after), [97, 0, 67]);
+    assert.deepEqual(remaining(first), [99, 2, 69], "an answer given is never changed");
+  });
+
   it("a cached context's later answers carry each request's results; a context that changes is copied as it is now", async () => {
     const limits = new RequestLimits(createRateLimiter({ logger: quiet }), undefined);
     const frozen = Object.freeze({ ...base, scopes: [], rateLimits: [minute] }) as ApiKeyContext;
