@@ -17,6 +17,7 @@ import {
 import { createPrismaClient, databaseReady, probeDatabase } from "./prisma_client.ts";
 import { createApiKeysAdminHandler } from "../../api_keys/admin/mod.ts";
 import { spyCalls } from "../api_keys/helpers.ts";
+import { storedRecord } from "../api_keys/stored_record.ts";
 import { assertAdminReadsByLookups } from "../api_keys/admin/lookups.ts";
 
 const url = Deno.env.get("DATABASE_URL");
@@ -341,21 +342,13 @@ if (databaseReady("PrismaApiKeyStorage on PostgreSQL", unavailable)) {
       const storage = new PrismaApiKeyStorage({ apiKey });
       const at = new Date("2030-01-01T00:00:00.000Z");
       for (let i = 0; i < 60; i++) {
-        await storage.insert({
+        await storage.insert(storedRecord({
           id: `many-${i}`,
           tenantId: i % 2 === 0 ? "many" : "many-other",
-          name: `key ${i}`,
-          environment: "live",
           prefix: `ManyPrefix${String(i).padStart(2, "0")}`,
-          hash: "A".repeat(43),
-          pepperVersion: 1,
-          scopes: ["projects:read"],
-          lastUsedAt: null,
-          expiresAt: null,
           revokedAt: i % 4 === 0 ? at : null,
-          createdBy: null,
           createdAt: new Date(at.getTime() + i),
-        });
+        }));
       }
       // 60 stored ids, in reverse, and 40 unknown ones.
       const ids = [

@@ -852,7 +852,9 @@ describe("createApiKeysAdminHandler", () => {
           return super.findManyByIds(tenantId, ids);
         }
       }
-      if (!capable) Object.defineProperty(Counting.prototype, "findManyByIds", { value: undefined });
+      if (!capable) {
+        Object.defineProperty(Counting.prototype, "findManyByIds", { value: undefined });
+      }
       const storage = new Counting();
       const { service, call, admin, reader, billing, foreign, decisions } = await setup(
         {},
