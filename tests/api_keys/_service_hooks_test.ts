@@ -68,10 +68,11 @@ describe("service hooks", () => {
   it("summariesOf: each key as summaryOf gives it, balances read now (its own, the tenant's pool from its newest copy), in the order asked", async () => {
     const at = Date.parse("2030-01-01T10:00:00.000Z");
     const store = createMemoryRateLimitStore({ now: () => at });
-    const { service } = makeService({
-      limiter: createRateLimiter({ store, logger: () => {} }),
-      clock: () => new Date(at),
-    });
+    const limiter = createRateLimiter({ store, logger: () => {} });
+    let balanceReads = 0;
+    const readCredits = limiter.readCredits.bind(limiter);
+    limiter.readCredits = (balances) => (balanceReads++, readCredits(balances));
+    const { service } = makeService({ limiter, clock: () => new Date(at) });
     const hooks = serviceHooks(service)!;
     const create = (name: string, credits: { remaining: number; sharedBy?: "tenant" }) =>
       service.create({ tenantId: "t1", name, scopes: READ_ORDERS, credits });
@@ -81,7 +82,9 @@ describe("service hooks", () => {
     for (const { key } of [own, own, pooled]) await service.authorize(key);
     const ids = [pooled.id, plain.id, own.id];
     const each = await Promise.all(ids.map((id) => hooks.summaryOf("t1", id)));
+    balanceReads = 0;
     assert.deepEqual(await hooks.summariesOf("t1", ids), each);
+    assert.equal(balanceReads, 1, "the balances of every key in one read");
     assert.equal(each[2]?.credits?.remaining, 8, "the own balance read now");
     assert.equal(each[0]?.tenantCredits?.remaining, 4, "the pool read now");
   });
