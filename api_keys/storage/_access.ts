@@ -590,8 +590,8 @@ export class StorageAccess {
     if (ids.length > MAX_KEYS_PER_READ || new Set(ids).size !== ids.length) {
       throw new TypeError(`ids must be at most ${MAX_KEYS_PER_READ} distinct key ids`);
     }
-    const find = this.#findManyByIds;
     if (ids.length === 0) return [];
+    const find = this.#findManyByIds;
     if (find === undefined) {
       const records = await Promise.all(ids.map((id) => this.findById(id)));
       return records.map((record) => record?.tenantId === tenantId ? record : null);
