@@ -273,18 +273,21 @@ export class CreditBook {
   }
 
   /**
-   * `balances` of one record as a list of its whole tenant gives them: its
-   * pool read from the tenant's newest copy (the stored balance when the
-   * store fails), not from the record's own.
+   * `balances` of records of one tenant as a list of its whole tenant gives
+   * them: each one's pool read from the tenant's newest copy (one lookup;
+   * the stored balance when the store fails), not from the record's own.
    */
-  async keyBalances(record: ApiKeyRecord): Promise<KeyBalances> {
-    const credits = record.credits;
-    const pool = this.#limiter === undefined ? undefined : credits && creditPartsOf(credits).pool;
-    const newest = pool === undefined ? undefined : await this.#tenantPool(record.tenantId);
-    const read = newest === undefined || newest === pool
-      ? record
-      : { ...record, credits: withPool(credits!, newest) };
-    return (await this.balances([read]))[0];
+  async keyBalances(tenantId: string, records: readonly ApiKeyRecord[]): Promise<KeyBalances[]> {
+    const pooled = this.#limiter !== undefined &&
+      records.some((record) => record.credits && creditPartsOf(record.credits).pool);
+    const newest = pooled ? await this.#tenantPool(tenantId) : undefined;
+    if (newest === undefined) return await this.balances(records);
+    return await this.balances(records.map((record) => {
+      const pool = record.credits && creditPartsOf(record.credits).pool;
+      return pool === undefined || pool === newest
+        ? record
+        : { ...record, credits: withPool(record.credits!, newest) };
+    }));
   }
 
   /**

@@ -341,8 +341,25 @@ export class ManageFlow {
     requireNonEmptyString(tenantId, "tenantId");
     const record = await this.#s.storage.findById(id);
     if (record === null || record.tenantId !== tenantId) return null;
-    const balances = await this.#credits.keyBalances(record);
+    const [balances] = await this.#credits.keyBalances(tenantId, [record]);
     return toSummary(record, this.#s.clock().getTime(), balances);
+  }
+
+  /**
+   * `summaryOf` of each of `ids` (distinct, at most `MAX_KEYS_PER_READ`), in
+   * order: one storage read (`findManyByIds`, else one per id) and one read
+   * of their balances.
+   */
+  async summariesOf(tenantId: string, ids: readonly string[]): Promise<(ApiKeySummary | null)[]> {
+    requireNonEmptyString(tenantId, "tenantId");
+    const found = await this.#s.storage.findManyByIds(tenantId, ids);
+    const records = found.filter((record) => record !== null);
+    const balances = await this.#credits.keyBalances(tenantId, records);
+    const nowMs = this.#s.clock().getTime();
+    const summaries = new Map(
+      records.map((record, i) => [record.id, toSummary(record, nowMs, balances[i])]),
+    );
+    return ids.map((id) => summaries.get(id) ?? null);
   }
 
   /** The id of tenant `tenantId`'s key that key `id` replaced (a rotation), or `null`. */

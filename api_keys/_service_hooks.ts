@@ -57,6 +57,8 @@ export interface ServiceHooks {
   ) => Promise<{ summaries: ApiKeySummary[]; predecessors: Record<string, string> }>;
   /** The summary of a tenant's key by id (`null`: unknown or another tenant's), one lookup. */
   summaryOf: (tenantId: string, id: string) => Promise<ApiKeySummary | null>;
+  /** `summaryOf` of each of `ids` (distinct, at most 100), in order: one storage read when it can. */
+  summariesOf: (tenantId: string, ids: readonly string[]) => Promise<(ApiKeySummary | null)[]>;
   /** The usage of each of `keyIds` of the tenant (a list per key, in order): one storage read when it can. */
   usageOfKeys: (
     tenantId: string,

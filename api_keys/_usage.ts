@@ -438,7 +438,7 @@ export async function readUsage(
 
 /**
  * The usage of each of `keyIds` (bounded by the caller: `GET /usage`'s
- * `MAX_USAGE_KEYS`) over one window, in one storage read when it has
+ * `MAX_KEYS_PER_READ`) over one window, in one storage read when it has
  * `readUsageOfKeys`: a list per key, in order.
  */
 export async function readUsageOfKeys(

@@ -150,6 +150,7 @@ export class ApiKeysService {
       listPage: (tenantId, options) =>
         this.#manage.use((flow) => flow.listSummaryPage(tenantId, options)),
       summaryOf: (tenantId, id) => this.#manage.use((flow) => flow.summaryOf(tenantId, id)),
+      summariesOf: (tenantId, ids) => this.#manage.use((flow) => flow.summariesOf(tenantId, ids)),
       usageOfKeys: async (tenantId, keyIds, query) => {
         const { readUsageOfKeys } = await import("./_usage.ts");
         return readUsageOfKeys(settings.storage.usage, tenantId, keyIds, query);

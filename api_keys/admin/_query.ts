@@ -10,6 +10,7 @@
 import { fail } from "../_input.ts";
 import type { ApiKeyPageSort, ApiKeyPageStatus, ListApiKeyPageOptions } from "../storage/types.ts";
 import type { PagePosition } from "../storage/_paging.ts";
+import { MAX_KEYS_PER_READ } from "../storage/_access.ts";
 import type { Environment } from "../types.ts";
 import { MAX_API_KEY_NAME_LENGTH } from "../types.ts";
 import { oneOf, queryInstant } from "./_body.ts";
@@ -21,8 +22,6 @@ export type QueryOf = (name: string) => string | null | undefined;
 /** Keys per page: default and most. */
 export const DEFAULT_PAGE_SIZE = 25;
 export const MAX_PAGE_SIZE = 100;
-/** Most keys of one `GET /usage`. */
-export const MAX_USAGE_KEYS = 100;
 const MAX_CURSOR_LENGTH = 1_024;
 const MAX_ID_LENGTH = 200;
 const HOUR_MS = 3_600_000;
@@ -157,14 +156,14 @@ export function usageWindow(query: QueryOf, now: Date): UsageWindow {
 /** Reads `keys`: 1 to 100 distinct key ids, comma-separated. */
 export function usageKeys(query: QueryOf): string[] {
   const raw = param(query, "keys");
-  const ids = raw === undefined || raw.length > MAX_USAGE_KEYS * (MAX_ID_LENGTH + 1)
+  const ids = raw === undefined || raw.length > MAX_KEYS_PER_READ * (MAX_ID_LENGTH + 1)
     ? []
     : raw.split(",");
   if (
-    ids.length === 0 || ids.length > MAX_USAGE_KEYS || new Set(ids).size !== ids.length ||
+    ids.length === 0 || ids.length > MAX_KEYS_PER_READ || new Set(ids).size !== ids.length ||
     !ids.every((id) => id !== "" && id.length <= MAX_ID_LENGTH)
   ) {
-    fail("keys", `must be 1 to ${MAX_USAGE_KEYS} distinct key ids, comma-separated`);
+    fail("keys", `must be 1 to ${MAX_KEYS_PER_READ} distinct key ids, comma-separated`);
   }
   return ids;
 }

@@ -378,6 +378,7 @@ export function createApiKeysAdminHandler<R>(
     recordRefusal,
     listPage,
     summaryOf,
+    summariesOf,
     predecessorOf,
     usageOfKeys,
   } = hooks;
@@ -634,11 +635,13 @@ export function createApiKeysAdminHandler<R>(
   ): Promise<Omit<UsageBatchAnswer, "keys"> & { keys: Record<string, ApiKeyUsageBucket[]> }> {
     const ids = usageKeys(query);
     const { granularity, from, to } = usageWindow(query, clock());
-    const keys = await Promise.all(ids.map((id) => findKey(call, id)));
+    // One storage read of the keys (`findManyByIds`); another tenant's id is unknown.
+    const keys = (await summariesOf(call.tenantId, ids)).filter((key) => key !== null);
+    if (keys.length !== ids.length) throw new ApiKeyOperationError("api_key_record_not_found");
     for (const key of keys) {
       await allow(call, "usage", { tenantId: call.tenantId, key, proposed: null });
     }
-    // One storage read for the page's keys (`readUsageOfKeys`), at most MAX_USAGE_KEYS of them.
+    // One storage read for the page's keys (`readUsageOfKeys`), at most MAX_KEYS_PER_READ of them.
     const buckets = await usageOfKeys(call.tenantId, ids, { from, to, granularity });
     // The service's buckets as they are: JSON writes their dates as ISO strings.
     return {

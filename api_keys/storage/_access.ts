@@ -96,6 +96,10 @@ const CAPABILITIES: readonly {
     without: "each admin answer about a key reads every key of the tenant for the key it replaced",
   },
   {
+    methods: ["findManyByIds"],
+    without: "GET /usage?keys= of the admin routes reads each key by id",
+  },
+  {
     methods: ["recordUsage", "readUsage"],
     without: "the usage option and usage() are unavailable",
   },
@@ -104,6 +108,12 @@ const CAPABILITIES: readonly {
     without: "GET /usage?keys= of the admin routes reads each key apart",
   },
 ]);
+
+/**
+ * Most ids of one read of several keys (`findManyByIds`, `readUsageOfKeys`):
+ * the most keys `GET /usage?keys=` of the admin routes accepts.
+ */
+export const MAX_KEYS_PER_READ = 100;
 
 /**
  * The audit capability of a storage, each call under the deadline and its
@@ -236,6 +246,7 @@ export class StorageAccess {
   readonly #touchFailed = warnOnce("touchLastUsed");
   readonly #listPage: ApiKeyStorage["listPageByTenant"];
   readonly #findByReplacement: ApiKeyStorage["findByReplacement"];
+  readonly #findManyByIds: ApiKeyStorage["findManyByIds"];
 
   /**
    * Checks `storage` (a `TypeError` naming `label` when a required method is
@@ -341,6 +352,7 @@ export class StorageAccess {
     this.#countHashes = store.countHashes?.bind(store);
     this.#listPage = store.listPageByTenant?.bind(store);
     this.#findByReplacement = store.findByReplacement?.bind(store);
+    this.#findManyByIds = store.findManyByIds?.bind(store);
     const { markRevokedForTenant, rotateForTenant } = store;
     this.#forTenant = markRevokedForTenant === undefined || rotateForTenant === undefined
       ? undefined
@@ -565,6 +577,29 @@ export class StorageAccess {
       "findByReplacement",
       () => find(tenantId, keyId),
       (a) => a.readReplaced(tenantId, keyId),
+    );
+  }
+
+  /**
+   * The records of `tenantId` among `ids` (distinct, at most
+   * `MAX_KEYS_PER_READ`; else a `TypeError`), a record or null per id in
+   * their order (null: unknown or another tenant's): one `findManyByIds`,
+   * checked; without it, `findById` per id.
+   */
+  async findManyByIds(tenantId: string, ids: readonly string[]): Promise<(ApiKeyRecord | null)[]> {
+    if (ids.length > MAX_KEYS_PER_READ || new Set(ids).size !== ids.length) {
+      throw new TypeError(`ids must be at most ${MAX_KEYS_PER_READ} distinct key ids`);
+    }
+    if (ids.length === 0) return [];
+    const find = this.#findManyByIds;
+    if (find === undefined) {
+      const records = await Promise.all(ids.map((id) => this.findById(id)));
+      return records.map((record) => record?.tenantId === tenantId ? record : null);
+    }
+    return await this.#call(
+      "findManyByIds",
+      () => find(tenantId, [...ids]),
+      (a) => a.readRecordsOfIds(tenantId, ids),
     );
   }
 

@@ -299,6 +299,26 @@ export function readReplaced(
   };
 }
 
+/**
+ * The reader of a `findManyByIds` answer: the checked records of `tenantId`
+ * among `ids` (each once), as a record or null per id, in the order of `ids`.
+ */
+export function readRecordsOfIds(
+  tenantId: string,
+  ids: readonly string[],
+): (value: unknown) => (ApiKeyRecord | null)[] {
+  return (value) => {
+    const found = new Map<string, ApiKeyRecord>();
+    for (const record of readRecords(value)) {
+      if (record.tenantId !== tenantId || !ids.includes(record.id) || found.has(record.id)) {
+        throw new Error("record outside the tenant, not asked for or twice");
+      }
+      found.set(record.id, record);
+    }
+    return ids.map((id) => found.get(id) ?? null);
+  };
+}
+
 /** The reader of a `findTenantPool` answer: null, or a checked record of `tenantId` spending a pool. */
 export function readPoolRecord(tenantId: string): (value: unknown) => ApiKeyRecord | null {
   return (value) => {

@@ -989,6 +989,42 @@ export function runApiKeyStorageContract(
     }
   });
 
+  test("findManyByIds (when present): in one call, the tenant's records among the ids as findById reads them, revoked ones too, in any order; unknown ids and another tenant's left out; writes nothing", async () => {
+    const storage = await factory();
+    const find = storage.findManyByIds?.bind(storage);
+    if (find === undefined) return;
+    const tenantId = "tenant-many";
+    const mine = [
+      sampleRecord({ tenantId }),
+      sampleRecord({ tenantId, revokedAt: new Date(0) }),
+      sampleRecord({ tenantId }),
+    ];
+    const foreign = sampleRecord({ tenantId: "tenant-many-other" });
+    for (const record of [...mine, foreign]) await storage.insert(record);
+    const stored = await Promise.all([...mine, foreign].map(({ id }) => storage.findById(id)));
+    /** The answer for `ids` of `tenant`: exactly the records `expected`, each as findById reads it. */
+    const expect = async (tenant: string, ids: string[], expected: number[], label: string) => {
+      const found = await find(tenant, ids);
+      check(Array.isArray(found), `${label}: an array`);
+      const got = found.map((record) => record.id).sort();
+      const want = expected.map((i) => stored[i]!.id).sort();
+      check(JSON.stringify(got) === JSON.stringify(want), `${label}: ${got} instead of ${want}`);
+      for (const i of expected) {
+        sameRecord(found.find((record) => record.id === stored[i]!.id) ?? null, stored[i]!, label);
+      }
+    };
+    const ids = [mine[2].id, foreign.id, "no-such-key", mine[0].id, mine[1].id];
+    await expect(tenantId, ids, [0, 1, 2], "the tenant's, revoked too");
+    await expect(tenantId, [...ids].reverse(), [0, 1, 2], "in another order, the same");
+    await expect(tenantId, [mine[1].id], [1], "one id");
+    await expect(tenantId, [foreign.id, "no-such-key"], [], "another tenant's and unknown: none");
+    await expect(foreign.tenantId, ids, [3], "the other tenant's own only");
+    await expect("tenant-many-none", ids, [], "a tenant without keys: none");
+    for (const [i, record] of [...mine, foreign].entries()) {
+      sameRecord(await storage.findById(record.id), stored[i]!, `after finding, ${record.id}`);
+    }
+  });
+
   test("findTenantPool (when present, with storesCredits): the tenant's record with the newest pool copy, revoked ones too, ties to the newest record; what listByTenant gives", async () => {
     const storage = await factory();
     const find = storage.findTenantPool?.bind(storage);

@@ -215,6 +215,13 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
     return Promise.resolve(found === undefined ? null : copyRecord(found));
   }
 
+  /** Capability: the tenant's records among `ids` (`findManyByIds`), copies. */
+  findManyByIds(tenantId: string, ids: readonly string[]): Promise<ApiKeyRecord[]> {
+    const found = [...new Set(ids)].map((id) => this.#byId.get(id))
+      .filter((record) => record !== undefined && record.tenantId === tenantId);
+    return Promise.resolve(found.map((record) => copyRecord(record!)));
+  }
+
   /** Capability: the tenant's record holding the newest pool copy (`findTenantPool`), or null. */
   findTenantPool(tenantId: string): Promise<ApiKeyRecord | null> {
     const found = newestPoolRecord(this.#ofTenant(tenantId));

@@ -426,7 +426,7 @@ function toRecord(row: unknown): ApiKeyRecord {
  * Storage over a Prisma-shaped client, using only the spec's delegate calls
  * (`create`, `findMany`, `findUnique`, `update`, optional `$transaction`).
  * Capabilities: `markRevokedIfActive`, `replaceHash`, `countHashes`,
- * `lowerExpiry`, `listPageByTenant`, `findByReplacement` and the tenant-bound operations; the
+ * `lowerExpiry`, `listPageByTenant`, `findByReplacement`, `findManyByIds` and the tenant-bound operations; the
  * expiry notices, rotation waits (migration `0004_api_key_expiry`), `storesLayout` (`0006`),
  * `storesRateLimits` (`0008`), `storesRateLimitKeyId` (`0014`), `storesCredits` (`0011`; with
  * `$queryRawUnsafe` also `findTenantPool` and `setTenantPool`, index `0018`), `recordUsage`/`readUsage` (`usage`, raw
@@ -773,6 +773,18 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
       take: 1,
     });
     return rows.length === 0 ? null : toRecord(rows[0]);
+  }
+
+  /**
+   * Capability: the tenant's records among `ids`: one `findMany` `where: { id:
+   * { in: ids }, tenantId }` (on the primary key), by id.
+   */
+  async findManyByIds(tenantId: string, ids: readonly string[]): Promise<ApiKeyRecord[]> {
+    const rows = await this.#client.apiKey.findMany({
+      where: { id: { in: [...ids] }, tenantId },
+      orderBy: [{ id: "asc" }],
+    });
+    return rows.map(toRecord);
   }
 
   /** Finds a record by id. */

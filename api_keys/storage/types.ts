@@ -78,6 +78,13 @@ export interface ApiKeyStorage {
    */
   findByReplacement?(tenantId: string, keyId: string): Promise<ApiKeyRecordInput | null>;
   /**
+   * Capability: in one read, the records of `tenantId` among `ids` (distinct,
+   * at most 100), each as `findById` reads it, in any order, revoked ones
+   * included; an unknown id or another tenant's is left out. Reads only.
+   * Without it, `GET /usage?keys=` of the admin routes reads each key by id.
+   */
+  findManyByIds?(tenantId: string, ids: readonly string[]): Promise<ApiKeyRecordInput[]>;
+  /**
    * Capability (with `storesCredits`): the record of `tenantId` holding the
    * newest copy of the tenant's shared credit pool (`credits.sharedBy`
    * `"tenant"` or `credits.pool`, the greatest pool `updatedAt`; ties: the
@@ -354,6 +361,7 @@ export type ApiKeyStorageCapability =
   | "renameForTenant"
   | "listPageByTenant"
   | "findByReplacement"
+  | "findManyByIds"
   | "findTenantPool"
   | "setTenantPool"
   | "recordUsage"

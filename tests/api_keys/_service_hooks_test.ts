@@ -4,6 +4,8 @@ import assert from "node:assert/strict";
 import { attachServiceHooks, serviceHooks } from "../../api_keys/_service_hooks.ts";
 import { compileKeyLayouts } from "../../api_keys/key_format.ts";
 import { makeService, READ_ORDERS } from "./helpers.ts";
+import { createRateLimiter } from "../../rate_limits/limiter.ts";
+import { createMemoryRateLimitStore } from "../../rate_limits/memory_store.ts";
 
 describe("service hooks", () => {
   it("records hooks per object", () => {
@@ -20,6 +22,7 @@ describe("service hooks", () => {
       listPage: () => Promise.resolve({ summaries: [], predecessors: {} }),
       recordRefusal: undefined,
       summaryOf: () => Promise.resolve(null),
+      summariesOf: () => Promise.resolve([]),
       usageOfKeys: () => Promise.resolve([]),
       predecessorOf: () => Promise.resolve(null),
     };
@@ -53,9 +56,36 @@ describe("service hooks", () => {
     assert.deepEqual(summary, page.summaries[0]);
     assert.equal(await hooks.summaryOf("t2", id), null, "another tenant's key is unknown");
     assert.equal(await hooks.summaryOf("t1", "unknown"), null);
+    assert.deepEqual(await hooks.summariesOf("t1", ["unknown", id]), [null, summary]);
+    assert.deepEqual(await hooks.summariesOf("t2", [id]), [null], "another tenant's: null");
+    assert.deepEqual(await hooks.summariesOf("t1", []), []);
     const next = await service.rotateForTenant("t1", id);
     assert.equal(await hooks.predecessorOf("t1", next.id), id);
     assert.equal(await hooks.predecessorOf("t1", id), null);
     assert.equal(await hooks.predecessorOf("t2", next.id), null, "another tenant's chain");
+  });
+
+  it("summariesOf: each key as summaryOf gives it, balances read now (its own, the tenant's pool from its newest copy), in the order asked", async () => {
+    const at = Date.parse("2030-01-01T10:00:00.000Z");
+    const store = createMemoryRateLimitStore({ now: () => at });
+    const limiter = createRateLimiter({ store, logger: () => {} });
+    let balanceReads = 0;
+    const readCredits = limiter.readCredits.bind(limiter);
+    limiter.readCredits = (balances) => (balanceReads++, readCredits(balances));
+    const { service } = makeService({ limiter, clock: () => new Date(at) });
+    const hooks = serviceHooks(service)!;
+    const create = (name: string, credits: { remaining: number; sharedBy?: "tenant" }) =>
+      service.create({ tenantId: "t1", name, scopes: READ_ORDERS, credits });
+    const own = await create("own", { remaining: 10 });
+    const pooled = await create("pooled", { remaining: 5, sharedBy: "tenant" });
+    const plain = await service.create({ tenantId: "t1", name: "plain", scopes: READ_ORDERS });
+    for (const { key } of [own, own, pooled]) await service.authorize(key);
+    const ids = [pooled.id, plain.id, own.id];
+    const each = await Promise.all(ids.map((id) => hooks.summaryOf("t1", id)));
+    balanceReads = 0;
+    assert.deepEqual(await hooks.summariesOf("t1", ids), each);
+    assert.equal(balanceReads, 1, "the balances of every key in one read");
+    assert.equal(each[2]?.credits?.remaining, 8, "the own balance read now");
+    assert.equal(each[0]?.tenantCredits?.remaining, 4, "the pool read now");
   });
 });

@@ -17,6 +17,7 @@ import {
 import { createPrismaClient, databaseReady, probeDatabase } from "./prisma_client.ts";
 import { createApiKeysAdminHandler } from "../../api_keys/admin/mod.ts";
 import { spyCalls } from "../api_keys/helpers.ts";
+import { storedRecord } from "../api_keys/stored_record.ts";
 import { assertAdminReadsByLookups } from "../api_keys/admin/lookups.ts";
 
 const url = Deno.env.get("DATABASE_URL");
@@ -333,6 +334,34 @@ if (databaseReady("PrismaApiKeyStorage on PostgreSQL", unavailable)) {
     it("GET /keys, read, rename, revoke and rotate never list the tenant; without the lookups, the same answers", async () => {
       await reset();
       await assertAdminReadsByLookups(new PrismaApiKeyStorage(prisma, { storesCredits: true }));
+    });
+
+    it("findManyByIds is one findMany: of 100 ids, only the tenant's rows, revoked ones too, as findById reads them", async () => {
+      await reset();
+      const { spied: apiKey, calls } = spyCalls<PrismaApiKeyDelegate>(prisma.apiKey);
+      const storage = new PrismaApiKeyStorage({ apiKey });
+      const at = new Date("2030-01-01T00:00:00.000Z");
+      for (let i = 0; i < 60; i++) {
+        await storage.insert(storedRecord({
+          id: `many-${i}`,
+          tenantId: i % 2 === 0 ? "many" : "many-other",
+          prefix: `ManyPrefix${String(i).padStart(2, "0")}`,
+          revokedAt: i % 4 === 0 ? at : null,
+          createdAt: new Date(at.getTime() + i),
+        }));
+      }
+      // 60 stored ids, in reverse, and 40 unknown ones.
+      const ids = [
+        ...Array.from({ length: 60 }, (_, i) => `many-${59 - i}`),
+        ...Array.from({ length: 40 }, (_, i) => `none-${i}`),
+      ];
+      calls.length = 0;
+      const found = await storage.findManyByIds!("many", ids);
+      assert.deepEqual(calls, ["findMany"], "one read");
+      const even = Array.from({ length: 30 }, (_, i) => `many-${2 * i}`);
+      assert.deepEqual(found.map((record) => record.id).sort(), [...even].sort());
+      for (const record of found) assert.deepEqual(record, await storage.findById(record.id));
+      assert.deepEqual(await storage.findManyByIds!("many-none", ids), []);
     });
 
     it("findTenantPool is one SELECT on the index of 0018 and one findUnique; findByReplacement one findMany; setTenantPool one UPDATE", async () => {

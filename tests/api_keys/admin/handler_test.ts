@@ -838,6 +838,74 @@ describe("createApiKeysAdminHandler", () => {
     assert.deepEqual(one.json.buckets, answer.json.keys[reader.id]);
   });
 
+  it("usage of a page reads its keys in one storage read (findManyByIds), without it one findById per key: the same answers; another tenant's id answers as an unknown one", async () => {
+    /** `GET /usage` over a storage with or without `findManyByIds`: its key reads and answers. */
+    const run = async (capable: boolean) => {
+      const reads: string[] = [];
+      class Counting extends InMemoryApiKeyStorage {
+        override findById(id: string) {
+          reads.push("findById");
+          return super.findById(id);
+        }
+        override findManyByIds(tenantId: string, ids: readonly string[]) {
+          reads.push("findManyByIds");
+          return super.findManyByIds(tenantId, ids);
+        }
+      }
+      if (!capable) {
+        Object.defineProperty(Counting.prototype, "findManyByIds", { value: undefined });
+      }
+      const storage = new Counting();
+      const { service, call, admin, reader, billing, foreign, decisions } = await setup(
+        {},
+        storage,
+        { usage: true },
+      );
+      const names: [string, string][] = [
+        [admin.id, "admin"],
+        [reader.id, "reader"],
+        [billing.id, "billing"],
+        [foreign.id, "foreign"],
+      ];
+      const ask = async (keys: string[]) => {
+        reads.length = 0;
+        decisions.length = 0;
+        const answer = (await call("GET", "/usage", { query: { keys: keys.join(",") } }))!;
+        // canManage sees each key as the tenant's list gives it (balances included).
+        const summaries = await service.listSummaries("acme", { includeRevoked: true });
+        for (const [action, target] of decisions) {
+          assert.equal(action, "usage");
+          assert.deepEqual(target.key, summaries.find(({ id }) => id === target.key?.id));
+        }
+        const body = names.reduce((text, [id, name]) => text.replaceAll(id, name), answer.body);
+        return { status: answer.status, body, reads: [...reads], allowed: decisions.length };
+      };
+      return {
+        all: await ask([billing.id, admin.id, reader.id]),
+        foreign: await ask([admin.id, foreign.id]),
+        unknown: await ask([admin.id, "no-such-key"]),
+      };
+    };
+    const one = await run(true);
+    assert.equal(one.all.status, 200, one.all.body);
+    assert.deepEqual(Object.keys(JSON.parse(one.all.body).keys), ["billing", "admin", "reader"]);
+    assert.equal(one.all.allowed, 3, "canManage asked of each key");
+    for (const answer of [one.all, one.foreign, one.unknown]) {
+      assert.deepEqual(answer.reads, ["findManyByIds"], "one storage read of the keys");
+    }
+    assert.equal(one.foreign.status, 404);
+    assert.deepEqual(one.foreign, one.unknown, "another tenant's id: as an unknown id");
+    assert.equal(one.foreign.allowed, 0, "canManage never sees another tenant's key");
+    const apart = await run(false);
+    assert.deepEqual(apart.all.reads, ["findById", "findById", "findById"]);
+    assert.deepEqual(apart.foreign.reads, ["findById", "findById"]);
+    for (const name of ["all", "foreign", "unknown"] as const) {
+      const { reads: _, ...answer } = apart[name];
+      const { reads: __, ...expected } = one[name];
+      assert.deepEqual(answer, expected, `${name}: the same answer without the capability`);
+    }
+  });
+
   it("config: a viewer may do nothing; a caller without a key grants nothing; limits are the caller's", async () => {
     const viewer = await setup({ canManage: (_caller, action) => action === "config" });
     const config = (await viewer.call("GET", "/config"))!.json;

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { ApiKeyOperationError, ApiKeyStorageError } from "../../../api_keys/errors.ts";
 import { InMemoryApiKeyStorage } from "../../../api_keys/storage/in_memory.ts";
-import { StorageAccess } from "../../../api_keys/storage/_access.ts";
+import { MAX_KEYS_PER_READ, StorageAccess } from "../../../api_keys/storage/_access.ts";
 import type { ApiKeyStorage } from "../../../api_keys/storage/types.ts";
 import type { ApiKeyRecord } from "../../../api_keys/types.ts";
 import { overrideStorage, rejection } from "../helpers.ts";
@@ -433,6 +433,59 @@ describe("StorageAccess", () => {
     assert.doesNotMatch(
       new StorageAccess(new InMemoryApiKeyStorage(), 10, "s").notice ?? "",
       /findByReplacement/,
+    );
+  });
+
+  it("findManyByIds: a storage's answer is checked (the tenant's, ids asked, each once) and put in the order asked; without it, findById per id; at most MAX_KEYS_PER_READ distinct ids", async () => {
+    const mine = (id: string) => storedRecord({ id, prefix: `p${id}`, tenantId: "t" });
+    const calls: (readonly string[])[] = [];
+    const answering = (answer: unknown) =>
+      new StorageAccess(
+        Object.assign(new InMemoryApiKeyStorage(), {
+          findManyByIds: (_tenantId: string, ids: readonly string[]) => {
+            calls.push(ids);
+            return Promise.resolve(answer);
+          },
+        }),
+        1000,
+        "s",
+      );
+    const found = await answering([mine("b"), mine("a")]).findManyByIds("t", ["a", "x", "b"]);
+    assert.deepEqual(found.map((record) => record?.id ?? null), ["a", null, "b"]);
+    assert.deepEqual(calls, [["a", "x", "b"]], "one call with the ids");
+    assert.deepEqual(await answering([]).findManyByIds("t", []), [], "no ids: no read");
+    assert.equal(calls.length, 1);
+    for (
+      const bad of [
+        [{ ...mine("a"), tenantId: "other" }],
+        [mine("c")],
+        [mine("a"), mine("a")],
+        [{ ...mine("a"), createdAt: "yesterday" }],
+        null,
+        { a: mine("a") },
+      ]
+    ) {
+      await assert.rejects(answering(bad).findManyByIds("t", ["a", "b"]), ApiKeyStorageError);
+    }
+    calls.length = 0;
+    const many = Array.from({ length: MAX_KEYS_PER_READ + 1 }, (_, i) => `k${i}`);
+    await assert.rejects(answering([]).findManyByIds("t", many), TypeError);
+    await assert.rejects(answering([]).findManyByIds("t", ["a", "a"]), TypeError);
+    assert.equal(calls.length, 0, "a refused list reaches no storage");
+    const plain = new InMemoryApiKeyStorage();
+    for (const record of [mine("a"), mine("b")]) await plain.insert(record);
+    await plain.insert({ ...mine("x"), tenantId: "other" });
+    const fallback = new StorageAccess(
+      Object.assign(plain, { findManyByIds: undefined }),
+      1000,
+      "s",
+    );
+    assert.match(fallback.notice ?? "", /no findManyByIds \(GET \/usage\?keys= of the admin/);
+    const apart = await fallback.findManyByIds("t", ["b", "x", "none", "a"]);
+    assert.deepEqual(apart.map((record) => record?.id ?? null), ["b", null, null, "a"]);
+    assert.doesNotMatch(
+      new StorageAccess(new InMemoryApiKeyStorage(), 10, "s").notice ?? "",
+      /findManyByIds/,
     );
   });
 

@@ -170,6 +170,37 @@ describe("optional storage capabilities of the bundled adapters", () => {
     }
   });
 
+  it("the findManyByIds cases catch a read across tenants, one without revoked keys, one in the order asked only, and one with unknown ids as empty records", async () => {
+    const MANY = "findManyByIds (when present)";
+    type Find = (tenantId: string, ids: readonly string[]) => Promise<ApiKeyRecord[]>;
+    for (
+      const broken of [
+        // Any tenant's record among the ids.
+        (storage: InMemoryApiKeyStorage): Find => async (_tenantId, ids) =>
+          (await Promise.all(ids.map((id) => storage.findById(id))))
+            .filter((record) => record !== null),
+        // Revoked ones left out.
+        (storage: InMemoryApiKeyStorage): Find => async (tenantId, ids) =>
+          (await storage.findManyByIds(tenantId, ids)).filter((r) => r.revokedAt === null),
+        // Only while the ids come sorted (an order-dependent merge).
+        (storage: InMemoryApiKeyStorage): Find => async (tenantId, ids) =>
+          ids.every((id, i) => i === 0 || ids[i - 1] < id)
+            ? await storage.findManyByIds(tenantId, ids)
+            : (await storage.findManyByIds(tenantId, ids)).slice(1),
+        // Another tenant's id as a record of the tenant asking.
+        (storage: InMemoryApiKeyStorage): Find => async (tenantId, ids) =>
+          (await Promise.all(ids.map((id) => storage.findById(id))))
+            .filter((record) => record !== null).map((record) => ({ ...record, tenantId })),
+      ]
+    ) {
+      const failures = await contractFailures(() => {
+        const storage = new InMemoryApiKeyStorage();
+        return Object.assign(storage, { findManyByIds: broken(storage) });
+      });
+      assert.deepEqual([...failures.keys()].filter((name) => name.startsWith(MANY)).length, 1);
+    }
+  });
+
   it("the findTenantPool cases catch the oldest copy, a lookup across tenants and one without revoked keys", async () => {
     const POOL = "findTenantPool (when present";
     const poolOf = (record: ApiKeyRecord) =>

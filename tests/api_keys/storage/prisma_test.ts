@@ -169,6 +169,23 @@ describe("PrismaApiKeyStorage", () => {
     assert.match(String(queries[0][0]), /^UPDATE api_keys SET credits = .*RETURNING prefix$/s);
   });
 
+  it("findManyByIds: one findMany where id in the ids and the tenant, by id", async () => {
+    const client = fakePrismaClient();
+    const asked: unknown[] = [];
+    const findMany = client.apiKey.findMany.bind(client.apiKey);
+    client.apiKey.findMany = (args) => (asked.push(args), findMany(args));
+    const storage = new PrismaApiKeyStorage(client);
+    for (const [id, tenantId] of [["b", "t1"], ["a", "t1"], ["c", "t2"]]) {
+      await storage.insert(storedRecord({ id, tenantId, prefix: `prefix${id}` }));
+    }
+    const found = await storage.findManyByIds("t1", ["c", "b", "x", "a"]);
+    assert.deepEqual(found.map((record) => record.id), ["a", "b"]);
+    assert.deepEqual(asked, [{
+      where: { id: { in: ["c", "b", "x", "a"] }, tenantId: "t1" },
+      orderBy: [{ id: "asc" }],
+    }]);
+  });
+
   it("rejects a client without the delegate methods", () => {
     assert.throws(
       () => new PrismaApiKeyStorage({ apiKey: {} } as never),
