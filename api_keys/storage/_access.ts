@@ -115,6 +115,13 @@ const CAPABILITIES: readonly {
  */
 export const MAX_KEYS_PER_READ = 100;
 
+/** `ids` of one read of several keys: distinct, at most `MAX_KEYS_PER_READ`; else a `TypeError`. */
+function assertKeyIds(ids: readonly string[]): void {
+  if (ids.length > MAX_KEYS_PER_READ || new Set(ids).size !== ids.length) {
+    throw new TypeError(`ids must be at most ${MAX_KEYS_PER_READ} distinct key ids`);
+  }
+}
+
 /**
  * The audit capability of a storage, each call under the deadline and its
  * answer checked (see `ApiKeyStorage.appendAudit`).
@@ -161,7 +168,10 @@ export interface UsageAccess {
   record(rows: readonly ApiKeyUsageRow[], batchId: string): Promise<void>;
   /** `readUsage`, its buckets checked. */
   read(query: ApiKeyUsageReadQuery): Promise<ApiKeyUsageBucket[]>;
-  /** Each key's buckets: `readUsageOfKeys` (one read), else `readUsage` per key; checked. */
+  /**
+   * Each key's buckets (`keyIds` distinct, at most `MAX_KEYS_PER_READ`; else a
+   * `TypeError`): `readUsageOfKeys` (one read), else `readUsage` per key; checked.
+   */
   readKeys(query: ApiKeyUsageKeysReadQuery): Promise<ApiKeyUsageBucket[][]>;
 }
 
@@ -435,8 +445,9 @@ export class StorageAccess {
           () => readUsage.call(store, query),
           (a) => a.readUsageBuckets(query),
         ),
-      readKeys: (query) => {
+      readKeys: async (query) => {
         const { tenantId, keyIds, from, to } = query;
+        assertKeyIds(keyIds);
         if (readUsageOfKeys === undefined) {
           return Promise.all(
             keyIds.map((keyId) => this.usage!.read({ tenantId, keyId, from, to })),
@@ -587,9 +598,7 @@ export class StorageAccess {
    * checked; without it, `findById` per id.
    */
   async findManyByIds(tenantId: string, ids: readonly string[]): Promise<(ApiKeyRecord | null)[]> {
-    if (ids.length > MAX_KEYS_PER_READ || new Set(ids).size !== ids.length) {
-      throw new TypeError(`ids must be at most ${MAX_KEYS_PER_READ} distinct key ids`);
-    }
+    assertKeyIds(ids);
     if (ids.length === 0) return [];
     const find = this.#findManyByIds;
     if (find === undefined) {

@@ -489,6 +489,26 @@ describe("StorageAccess", () => {
     );
   });
 
+  it("usage readKeys: at most MAX_KEYS_PER_READ distinct key ids, else a TypeError before any storage read", async () => {
+    const reads: unknown[] = [];
+    const storage = Object.assign(new InMemoryApiKeyStorage(), {
+      recordUsage: () => Promise.resolve(),
+      readUsage: (query: unknown) => (reads.push(query), Promise.resolve([])),
+      readUsageOfKeys: (query: unknown) => (reads.push(query), Promise.resolve([[]])),
+    });
+    const window = { tenantId: "t", from: new Date(0), to: new Date(3_600_000) };
+    for (const shape of [{}, { readUsageOfKeys: undefined }]) {
+      const access = new StorageAccess(Object.assign(storage, shape), 1000, "s");
+      const many = Array.from({ length: MAX_KEYS_PER_READ + 1 }, (_, i) => `k${i}`);
+      await assert.rejects(access.usage!.readKeys({ ...window, keyIds: many }), TypeError);
+      await assert.rejects(access.usage!.readKeys({ ...window, keyIds: ["a", "a"] }), TypeError);
+      assert.equal(reads.length, 0, "a refused list reaches no storage");
+      await access.usage!.readKeys({ ...window, keyIds: ["a"] });
+      assert.equal(reads.length, 1, "a list in bounds is read");
+      reads.length = 0;
+    }
+  });
+
   it("findTenantPool: only with storesCredits; a storage's answer is checked (tenant, a pool); absent, the notice names it", async () => {
     const updatedAt = new Date("2030-01-01T00:00:00.000Z");
     const pooled = storedRecord({
