@@ -236,6 +236,7 @@ async function pinnedPool(schema: string, watchRefusals = false) {
     const copy = head.replace(SEARCH_PATH, "") + pinClock(text.slice(head.length));
     assert.doesNotMatch(copy, CLOCK_READS, name);
     assert.doesNotMatch(copy.slice(0, copy.indexOf("$$")), /search_path/i, name);
+    assert.doesNotMatch(copy, /\bpublic\s*\./i, `${name} names the public schema`);
     return { name, copy, reads: text.match(CLOCK_READS)?.length ?? 0 };
   });
   // Each function the store calls reads the clock, in the copy the pinned one.
