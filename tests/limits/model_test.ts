@@ -3,7 +3,14 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import pg from "pg";
-import { commands, countersOf, ReferenceStore } from "../rate_limits/_model.ts";
+import {
+  commands,
+  countersOf,
+  creditCommands,
+  creditOf,
+  ReferenceCombined,
+  ReferenceStore,
+} from "../rate_limits/_model.ts";
 import {
   checkOnce,
   connectRedis,
@@ -16,7 +23,7 @@ import {
 } from "./_services.ts";
 import { createRedisRateLimitStore, type RedisScriptClient } from "../../rate_limits/redis/mod.ts";
 import { createPostgresRateLimitStore } from "../../rate_limits/postgres/mod.ts";
-import type { RateLimitStore } from "../../rate_limits/store.ts";
+import type { CounterResult, RateLimitStore } from "../../rate_limits/store.ts";
 
 // Windows scaled ×1,000 (400 s and more): nothing expires during a run, so the
 // reference at one instant predicts `allowed` and `remaining` exactly.
@@ -159,45 +166,146 @@ if ((await readyStores("rate-limit model, pinned clock")).includes("redis")) {
   });
 }
 
+/** The functions the PostgreSQL store's statements call (the helpers they call are found in their texts). */
+const STORE_FUNCTIONS = [
+  "rate_limit_bucket_batch",
+  "rate_limit_bucket_check",
+  "rate_limit_credit_check",
+  "credit_change_before",
+  "credit_read",
+];
+/** Every read of the clock a function can make (each replaced by the pinned clock's one row). */
+const CLOCK_READS =
+  /\b(?:clock_timestamp|now|statement_timestamp|transaction_timestamp)\s*\(\s*\)|\b(?:current_timestamp|localtimestamp)\b/gi;
+/** A function's own `SET search_path` clause (it would bypass the pool's: replaced in the copies). */
+const SEARCH_PATH =
+  /\bSET\s+search_path\s+(?:FROM\s+CURRENT|(?:=|TO)\s+(?:"[^"]*"|[\w$]+)(?:\s*,\s*(?:"[^"]*"|[\w$]+))*)/gi;
+const pinClock = (text: string) => text.replace(CLOCK_READS, "(SELECT at FROM pinned_clock)");
+
 /**
- * A pool whose `rate_limit_bucket_batch` and `rate_limit_bucket_check` read a
- * pinned clock: the migrations' function texts, `clock_timestamp()` replaced by the one row of
- * `pinned_clock`, created in a schema of its own beside its own
- * `rate_limit_buckets` (the credit functions stay the public ones).
+ * Each function's text in the migration that defines it last (`CREATE` or
+ * `CREATE OR REPLACE FUNCTION`), the migrations read in order: what a
+ * database that applied them all runs.
  */
-async function pinnedPool(schema: string) {
-  const body = async (migration: string, fn: string) => {
-    const sql = await Deno.readTextFile(
-      new URL(`../../prisma/migrations/${migration}/migration.sql`, import.meta.url),
-    );
-    const start = sql.indexOf(`CREATE FUNCTION ${fn}(`);
-    const text = sql.slice(start, sql.indexOf("$$;", start) + 3)
-      .replaceAll("clock_timestamp()", "(SELECT at FROM pinned_clock)");
-    assert.ok(start > 0 && text.includes("pinned_clock"));
-    return text;
-  };
-  const functions = [
-    await body("0015_rate_limit_buckets", "rate_limit_bucket_batch"),
-    await body("0019_rate_limit_bucket_check", "rate_limit_bucket_check"),
-  ];
+async function latestFunctions(): Promise<Map<string, { migration: string; text: string }>> {
+  const folder = new URL("../../prisma/migrations/", import.meta.url);
+  const migrations = [];
+  for await (const entry of Deno.readDir(folder)) {
+    if (entry.isDirectory) migrations.push(entry.name);
+  }
+  const latest = new Map<string, { migration: string; text: string }>();
+  for (const migration of migrations.sort()) {
+    const sql = await Deno.readTextFile(new URL(`${migration}/migration.sql`, folder));
+    for (const match of sql.matchAll(/CREATE\s+(?:OR\s+REPLACE\s+)?FUNCTION\s+"?(\w+)"?\s*\(/gi)) {
+      const open = sql.indexOf("$$", match.index);
+      const end = sql.indexOf(";", sql.indexOf("$$", open + 2)) + 1;
+      latest.set(match[1], { migration, text: sql.slice(match.index, end) });
+    }
+  }
+  return latest;
+}
+
+/**
+ * A pool whose functions read a pinned clock: every function the store calls
+ * (and each helper they call), from the migration that defines it last, every
+ * clock read replaced by the one row of `pinned_clock`, created in a schema of
+ * its own beside its own `rate_limit_buckets` and `credit_balances`. The pool
+ * and each copy search that schema only (a function left out fails, it never
+ * falls back to the public one); checked against the installed functions.
+ * `calls` lists the function each statement called, with its rows; with
+ * `watchRefusals`, a refused `rate_limit_bucket_check` counts in `unlocked`
+ * when it left every row as it was (no row created, locked or written: 0020's
+ * refusal from an unlocked read), else in `locked`.
+ */
+async function pinnedPool(schema: string, watchRefusals = false) {
+  const latest = await latestFunctions();
+  const names = new Set(STORE_FUNCTIONS);
+  for (const name of names) {
+    const { text } = latest.get(name) ?? assert.fail(`no migration defines ${name}`);
+    for (const other of latest.keys()) {
+      if (other !== name && new RegExp(`\\b${other}\\s*\\(`).test(text)) names.add(other);
+    }
+  }
+  // In the order the migrations create them (a LANGUAGE sql body is checked when created).
+  const ordered = [...names].sort((a, b) =>
+    latest.get(a)!.migration.localeCompare(latest.get(b)!.migration)
+  );
+  const copies = ordered.map((name) => {
+    const { text } = latest.get(name)!;
+    const head = text.slice(0, text.indexOf("$$"));
+    const copy = head.replace(SEARCH_PATH, "") + pinClock(text.slice(head.length));
+    assert.doesNotMatch(copy, CLOCK_READS, name);
+    assert.doesNotMatch(copy.slice(0, copy.indexOf("$$")), /search_path/i, name);
+    assert.doesNotMatch(copy, /\bpublic\s*\./i, `${name} names the public schema`);
+    return { name, copy, reads: text.match(CLOCK_READS)?.length ?? 0 };
+  });
+  // Each function the store calls reads the clock, in the copy the pinned one.
+  for (const name of STORE_FUNCTIONS) {
+    const { copy, reads } = copies.find((c) => c.name === name)!;
+    assert.ok(reads > 0 && copy.includes("pinned_clock"), name);
+  }
   const pool = new pg.Pool({
     connectionString: DATABASE_URL,
     max: 1,
-    options: `-c search_path=${schema},public`,
+    options: `-c search_path=${schema}`,
   });
   await pool.query(`CREATE SCHEMA ${schema}`);
   await pool.query(`CREATE TABLE pinned_clock (at TIMESTAMPTZ NOT NULL)`);
   await pool.query(`INSERT INTO pinned_clock VALUES (now())`);
-  await pool.query(
-    `CREATE TABLE rate_limit_buckets (LIKE public.rate_limit_buckets INCLUDING ALL)`,
+  for (const table of ["rate_limit_buckets", "credit_balances"]) {
+    await pool.query(`CREATE TABLE ${table} (LIKE public.${table} INCLUDING ALL)`);
+  }
+  for (const { copy } of copies) await pool.query(copy);
+  const { rows: made } = await pool.query(
+    `SELECT oid::regprocedure::text AS signature FROM pg_proc WHERE pronamespace = $1::regnamespace`,
+    [schema],
   );
-  for (const text of functions) await pool.query(text);
+  for (const { signature } of made) {
+    await pool.query(`ALTER FUNCTION ${signature} SET search_path = ${schema}`);
+  }
+  // The copies are the installed functions (the migrations' last texts), clock reads aside.
+  const { rows } = await pool.query(
+    `SELECT p.proname::text AS name, n.nspname::text AS schema, p.prosrc, p.proconfig
+     FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+     WHERE p.proname = ANY($1::text[]) AND n.nspname IN ('public', $2)`,
+    [[...names], schema],
+  );
+  for (const name of names) {
+    const pub = rows.filter((r) => r.name === name && r.schema === "public");
+    const own = rows.filter((r) => r.name === name && r.schema === schema);
+    assert.equal(pub.length, 1, `${name}: one installed version`);
+    assert.equal(own.length, 1, `${name}: one pinned copy`);
+    assert.equal(own[0].prosrc, pinClock(pub[0].prosrc), `${name}: the installed text`);
+    assert.deepEqual(own[0].proconfig, [`search_path=${schema}`], name);
+  }
+  const calls: { fn: string; rows: Record<string, unknown>[] }[] = [];
+  const refusals = { unlocked: 0, locked: 0 };
+  const rowsNow = async () =>
+    (await query(
+      "SELECT count(*) || ':' || coalesce(string_agg(ctid::text || xmin::text || xmax::text, ',' ORDER BY subject, name, window_ms), '') AS s FROM rate_limit_buckets",
+    )).rows[0].s;
+  const query = pool.query.bind(pool) as (
+    text: unknown,
+    values?: unknown,
+  ) => Promise<pg.QueryResult>;
+  pool.query = (async (config: string | { text: string }, values?: unknown) => {
+    const text = typeof config === "string" ? config : config.text;
+    const fn = /FROM (\w+)\(/.exec(text)?.[1] ?? "";
+    const before = watchRefusals && fn === "rate_limit_bucket_check" ? await rowsNow() : undefined;
+    const result = await query(config, values);
+    if (names.has(fn)) calls.push({ fn, rows: result.rows });
+    if (before !== undefined && result.rows.some((r) => r.allowed === false)) {
+      refusals[(await rowsNow()) === before ? "unlocked" : "locked"]++;
+    }
+    return result;
+  }) as typeof pool.query;
   return {
     pool,
-    setClock: (ms: number) =>
-      pool.query("UPDATE pinned_clock SET at = to_timestamp($1 / 1000.0)", [ms]),
+    calls,
+    refusals,
+    setClock: (ms: number) => query("UPDATE pinned_clock SET at = to_timestamp($1 / 1000.0)", [ms]),
     close: async () => {
-      await pool.query(`DROP SCHEMA ${schema} CASCADE`);
+      await query(`DROP SCHEMA ${schema} CASCADE`);
       await pool.end();
     },
   };
@@ -205,13 +313,75 @@ async function pinnedPool(schema: string) {
 
 if ((await readyStores("rate-limit model, pinned clock")).includes("postgres")) {
   describe("postgres store against the reference on a pinned clock", () => {
-    it("agrees on allowed, remaining and resetMs as time moves (sub-buckets leave)", async () => {
-      const pinned = await pinnedPool(`pinned_${crypto.randomUUID().replaceAll("-", "")}`);
+    it("agrees on allowed, remaining and resetMs as time moves (sub-buckets leave); refusals answered from 0020's unlocked read", async () => {
+      const pinned = await pinnedPool(`pinned_${crypto.randomUUID().replaceAll("-", "")}`, true);
       try {
         await agreesOnPinnedClock(
           () => createPostgresRateLimitStore({ pool: pinned.pool }),
           pinned.setClock,
           25,
+        );
+        // Every check one statement of rate_limit_bucket_check; refusals among them, each
+        // leaving every row as it was (one connection: the unlocked read refuses first).
+        assert.deepEqual(
+          new Set(pinned.calls.map((c) => c.fn)),
+          new Set(["rate_limit_bucket_check"]),
+        );
+        assert.ok(
+          pinned.refusals.unlocked > 0 && pinned.refusals.locked === 0,
+          JSON.stringify(pinned.refusals),
+        );
+      } finally {
+        await pinned.close();
+      }
+    });
+
+    it("agrees on policies + credits (windows, balances, refills across hours, days and month ends) through rate_limit_credit_check", async () => {
+      const pinned = await pinnedPool(`pinned_${crypto.randomUUID().replaceAll("-", "")}`);
+      const fields = ({ allowed, remaining, resetMs }: CounterResult) => ({
+        allowed,
+        remaining,
+        resetMs,
+      });
+      try {
+        await fc.assert(
+          fc.asyncProperty(
+            creditCommands,
+            fc.integer({ min: 0, max: 400 }),
+            async (script, day0) => {
+              let now = Date.UTC(2023, 11, 1) + day0 * 86_400_000 - 3_600_000;
+              const store = createPostgresRateLimitStore({ pool: pinned.pool });
+              const reference = new ReferenceCombined();
+              const run = freshSubject("credits");
+              for (const step of script) {
+                now += step.advanceMs;
+                await pinned.setClock(now);
+                const command = { ...step, subject: `${run}:${step.subject}` };
+                const credit = creditOf(command);
+                // Far (the clock moves up to ~40 days a step), and no timer is set with it.
+                const deadline = Date.now() + 1e12;
+                pinned.calls.length = 0;
+                if (command.change) {
+                  const answer = await store.changeCredits(credit, command.change, deadline);
+                  const expected = reference.credits.change(credit, command.change, now);
+                  assert.deepEqual(answer && fields(answer), expected, `at ${now}`);
+                  assert.deepEqual(pinned.calls.map((c) => c.fn), ["credit_change_before"]);
+                } else {
+                  const counters = [...countersOf(command), credit];
+                  const { results } = await store.checkBatch([{ counters, deadline }]);
+                  const expected = reference.check(counters, now);
+                  assert.deepEqual(
+                    results.map((r) => r?.map(fields) ?? null),
+                    [expected],
+                    `at ${now}`,
+                  );
+                  assert.deepEqual(pinned.calls.map((c) => c.fn), ["rate_limit_credit_check"]);
+                }
+              }
+              store.close();
+            },
+          ),
+          { numRuns: 200 },
         );
       } finally {
         await pinned.close();
