@@ -389,3 +389,116 @@ if ((await readyStores("rate-limit model, pinned clock")).includes("postgres")) 
     });
   });
 }
+
+/** Longer runs: 3 to 8 sequences of `creditCommands`, one after the other (a balance lives on). */
+const MAX_SCRIPTS = 8;
+const longCreditCommands = fc.array(creditCommands, { minLength: 3, maxLength: MAX_SCRIPTS })
+  .map((scripts) => scripts.flat());
+
+/**
+ * Each step's credit cost: mostly its command's (0–4, as its windows'), else 5–12, above
+ * some refill amounts (4–9): a spend that no refill can cover answers `resetMs` -1.
+ */
+const creditCosts = fc.array(
+  fc.oneof(
+    { arbitrary: fc.constant(undefined), weight: 3 },
+    { arbitrary: fc.integer({ min: 5, max: 12 }), weight: 1 },
+  ),
+  { minLength: 60 * MAX_SCRIPTS, maxLength: 60 * MAX_SCRIPTS },
+);
+
+/**
+ * Random sequences of checks (window policies and a credit counter with a
+ * refill rule of `REFILLS`), `changeCredits` set/add and `readCredits` reads
+ * through a Redis store whose scripts read a pinned clock, as time crosses
+ * sub-buckets, hours, days and month ends (29–31 clamps): each answer equals
+ * `ReferenceCombined`'s (allowed, remaining, resetMs of windows and balances).
+ * Before each step both subjects' balances of its rule are read (a balance
+ * the store does not hold yet is `null`). With `batched`, a run of checks at
+ * one moment is sent as one batch (a change is sent alone).
+ */
+async function creditsAgreeOnPinnedRedis(batched: boolean, numRuns: number): Promise<void> {
+  const client = await connectRedis(REDIS_URL!, 2_000);
+  try {
+    let now = 0;
+    const deadline = () => Date.now() + 1e12; // far past every pinned moment of a run
+    const plain = (r: CounterResult | null) =>
+      r && { allowed: r.allowed, remaining: r.remaining, resetMs: r.resetMs };
+    await fc.assert(
+      fc.asyncProperty(
+        longCreditCommands,
+        creditCosts,
+        fc.integer({ min: 0, max: 400 }),
+        async (script, costs, day0) => {
+          now = Date.UTC(2023, 11, 1) + day0 * 86_400_000 - 3_600_000;
+          const store = createRedisRateLimitStore({
+            client: pinnedClient(client as unknown as RedisScriptClient, () => now),
+            prefix: `${freshSubject("pinned-credits")}:`,
+          });
+          const reference = new ReferenceCombined();
+          const run = freshSubject("pinned-credits");
+          const steps = script.map((command) => ({
+            ...command,
+            subject: `${run}:${command.subject}`,
+          }));
+          /** The counters of step `k`'s check: its windows, then its balance at its credit cost. */
+          const countersAt = (k: number) => [
+            ...countersOf(steps[k]),
+            creditOf({ ...steps[k], cost: costs[k] ?? steps[k].cost }),
+          ];
+          for (let i = 0; i < steps.length;) {
+            now += steps[i].advanceMs;
+            const at = `at ${new Date(now).toISOString()} (step ${i})`;
+            // Reads: the refill due counted, nothing written.
+            const read = [`${run}:s1`, `${run}:s2`].map((subject) =>
+              creditOf({ ...steps[i], subject })
+            );
+            assert.deepEqual(
+              (await store.readCredits(read)).map(plain),
+              read.map((c) =>
+                reference.credits.balances.has(`${c.subject}|${c.name}`)
+                  ? reference.credits.change(c, { add: 0 }, now)
+                  : null
+              ),
+              `read ${at}`,
+            );
+            const { change } = steps[i];
+            if (change) {
+              const credit = creditOf(steps[i++]);
+              assert.deepEqual(
+                plain(await store.changeCredits(credit, change, deadline())),
+                reference.credits.change(credit, change, now),
+                `change ${JSON.stringify(change)} ${at}`,
+              );
+              continue;
+            }
+            const batch = [i++];
+            while (batched && i < steps.length && steps[i].advanceMs === 0 && !steps[i].change) {
+              batch.push(i++);
+            }
+            const checks = batch.map((k) => ({ counters: countersAt(k), deadline: deadline() }));
+            const expected = checks.map(({ counters }) => reference.check(counters, now));
+            const { results } = await store.checkBatch(checks);
+            assert.deepEqual(results.map((answers) => answers?.map(plain) ?? null), expected, at);
+          }
+          store.close();
+        },
+      ),
+      { numRuns },
+    );
+  } finally {
+    await client.close();
+  }
+}
+
+if ((await readyStores("rate-limit model, credits on a pinned clock")).includes("redis")) {
+  describe("redis store: policy + credits against the reference on a pinned clock", () => {
+    it("agrees on windows and balances: spends, refusals, refills across hours, days and month ends, set/add, reads", async () => {
+      await creditsAgreeOnPinnedRedis(false, 40);
+    });
+
+    it("agrees with each run of checks at one moment sent as one batch", async () => {
+      await creditsAgreeOnPinnedRedis(true, 30);
+    });
+  });
+}
