@@ -242,6 +242,8 @@ export interface CreditCommand {
   refill: number;
   picks: number[];
   cost: number;
+  /** The credit counter's cost when not `cost`: above some refill amounts (4–9), so no refill covers it. */
+  creditCost?: number;
   change?: { set: number } | { add: number };
 }
 
@@ -260,6 +262,11 @@ export const creditCommands: fc.Arbitrary<CreditCommand[]> = fc.array(
       maxLength: POLICIES.length,
     }),
     cost: fc.integer({ min: 0, max: 4 }),
+    // One check in 4 spends 5–12 credits: a refusal no refill covers answers `resetMs` -1.
+    creditCost: fc.oneof(
+      { arbitrary: fc.constant(undefined), weight: 3 },
+      { arbitrary: fc.integer({ min: 5, max: 12 }), weight: 1 },
+    ),
     // One step in 4 a change (`fc.option`'s `freq: 4` made 3 in 4 changes: few checks).
     change: fc.oneof(
       { arbitrary: fc.constant(undefined), weight: 3 },
@@ -282,7 +289,7 @@ export function creditOf(command: CreditCommand, initialAt?: number): CreditCoun
     kind: "credit",
     subject: command.subject,
     name: `c${command.refill}`,
-    cost: command.cost,
+    cost: command.creditCost ?? command.cost,
     initial: 10,
     ...(initialAt === undefined ? {} : { initialAt }),
     ...(refill === undefined ? {} : { refill }),
