@@ -445,9 +445,13 @@ export class StorageAccess {
           () => readUsage.call(store, query),
           (a) => a.readUsageBuckets(query),
         ),
-      readKeys: async (query) => {
+      readKeys: (query) => {
         const { tenantId, keyIds, from, to } = query;
-        assertKeyIds(keyIds);
+        try {
+          assertKeyIds(keyIds);
+        } catch (error) {
+          return Promise.reject(error);
+        }
         if (readUsageOfKeys === undefined) {
           return Promise.all(
             keyIds.map((keyId) => this.usage!.read({ tenantId, keyId, from, to })),
