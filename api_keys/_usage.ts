@@ -49,18 +49,25 @@ export function addCounts(into: ApiKeyUsageCounts, from: ApiKeyUsageCounts): voi
   for (const code of API_KEY_USAGE_REFUSALS) into.refused[code] += from.refused[code];
 }
 
+/** `Pending.lastUsed` of a row with no accepted request (every offset in an hour is above it). */
+const NEVER_USED = -HOUR_MS;
+
 /** Counts of one key in one hour, not yet stored. */
 class Pending {
   accepted = 0;
   cost = 0;
-  lastUsedMs = -Infinity;
+  /**
+   * The last accepted request, in ms from `bucketMs` (a small integer, kept in
+   * the object: a timestamp would be a boxed number, one more memory read per request).
+   */
+  lastUsed = NEVER_USED;
   readonly refused: number[] = new Array(API_KEY_USAGE_REFUSALS.length).fill(0);
   constructor(readonly keyId: string, readonly tenantId: string, readonly bucketMs: number) {}
 
   add(other: Pending): void {
     this.accepted += other.accepted;
     this.cost += other.cost;
-    this.lastUsedMs = Math.max(this.lastUsedMs, other.lastUsedMs);
+    this.lastUsed = Math.max(this.lastUsed, other.lastUsed);
     for (let i = 0; i < this.refused.length; i++) this.refused[i] += other.refused[i];
   }
 
@@ -72,7 +79,7 @@ class Pending {
       bucket: new Date(this.bucketMs),
       accepted: this.accepted,
       cost: this.cost,
-      lastUsedAt: this.lastUsedMs === -Infinity ? null : new Date(this.lastUsedMs),
+      lastUsedAt: this.lastUsed === NEVER_USED ? null : new Date(this.bucketMs + this.lastUsed),
     };
     API_KEY_USAGE_REFUSALS.forEach((code, i) => row.refused[code] = this.refused[i]);
     return row;
@@ -118,8 +125,10 @@ export type RefusalSink = (
 /** Counts verification outcomes per key and hour and flushes them (see the module documentation). */
 export class UsageRecorder {
   readonly #s: UsageRecorderSettings;
-  /** The current hour of each key seen since the last flush, oldest key first. */
+  /** The row of each key seen in hour `#bucketMs` since the last flush, oldest key first. */
   #current = new Map<string, Pending>();
+  /** The hour of every row in `#current` (none yet: the first count starts one). */
+  #bucketMs = NaN;
   /** Rows waiting for a flush (a key's earlier hours), oldest first. */
   #held = new Map<string, Pending>();
   /** Failed writes, retried as they were (oldest first) before any other. */
@@ -155,7 +164,9 @@ export class UsageRecorder {
     const entry = this.#entry(keyId, tenantId, nowMs);
     entry.accepted++;
     entry.cost += cost;
-    entry.lastUsedMs = this.#nowMs;
+    // The latest time, also when the clock stepped back (as `add` merges rows).
+    const lastUsed = this.#nowMs - this.#bucketMs;
+    if (lastUsed > entry.lastUsed) entry.lastUsed = lastUsed;
   }
 
   /**
@@ -197,19 +208,31 @@ export class UsageRecorder {
     if (error !== undefined) throw error;
   }
 
+  /**
+   * The row of `keyId` in the current hour. On the path of a request: one
+   * `Map` read and no access to any other row (a key's row is in
+   * `#current` only for hour `#bucketMs`, so it needs no check of its own).
+   */
   #entry(keyId: string | null, tenantId: string, nowMs?: number): Pending {
     const now = nowMs ?? this.#s.clock().getTime();
     this.#nowMs = now;
     const bucketMs = now - (now % HOUR_MS);
+    if (bucketMs !== this.#bucketMs) this.#startHour(bucketMs);
     let entry = this.#current.get(keyId ?? "");
     if (keyId === null) return this.#scratch;
-    if (entry !== undefined && entry.bucketMs === bucketMs) return entry;
-    if (entry !== undefined) this.#hold(entry);
-    entry = new Pending(keyId, tenantId, bucketMs);
+    if (entry !== undefined) return entry;
+    entry = new Pending(keyId, tenantId, this.#bucketMs);
     this.#current.set(keyId, entry);
     this.#bound();
     this.#arm();
     return entry;
+  }
+
+  /** Holds every row of the hour that ended (or of another, when the clock went back); starts `bucketMs`. */
+  #startHour(bucketMs: number): void {
+    for (const entry of this.#current.values()) this.#hold(entry);
+    this.#current = new Map();
+    this.#bucketMs = bucketMs;
   }
 
   /** Adds `entry` to the held rows (merged with the same key and hour). */
