@@ -164,6 +164,30 @@ describe("UsageRecorder", () => {
     assert.deepEqual(rowsOf(writes).map((r) => r.keyId), ["c", "d", "e"]);
   });
 
+  it("past maxPendingKeys the rows of earlier hours go first, oldest first, then the current hour's", async () => {
+    const metrics: ApiKeyUsageMetric[] = [];
+    const { access, writes } = fakeAccess();
+    const clock = { now: T0 };
+    const usage = recorder(access, clock, { maxPendingKeys: 3, metrics });
+    usage.accepted("a", "t");
+    usage.accepted("b", "t");
+    clock.now = T0 + HOUR;
+    usage.accepted("c", "t");
+    usage.accepted("a", "t"); // 4 rows: a of 10:00 dropped
+    clock.now = T0 + 2 * HOUR;
+    usage.accepted("d", "t"); // b of 10:00 dropped
+    usage.accepted("e", "t"); // c of 11:00 dropped
+    usage.accepted("f", "t"); // a of 11:00 dropped
+    usage.accepted("g", "t"); // d, the oldest of the current hour, dropped
+    assert.equal(usage.pendingRows, 3);
+    assert.deepEqual(metrics.map((m) => m.rows), [1, 1, 1, 1, 1]);
+    await usage.close();
+    assert.deepEqual(
+      rowsOf(writes).map((r) => [r.keyId, r.bucket.getTime() - T0]),
+      [["e", 2 * HOUR], ["f", 2 * HOUR], ["g", 2 * HOUR]],
+    );
+  });
+
   it("close() flushes what is pending; a failed close rejects and keeps the rows for another close()", async () => {
     const { access, writes } = fakeAccess((call) => call === 1);
     const usage = recorder(access, { now: T0 });
