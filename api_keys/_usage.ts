@@ -129,8 +129,10 @@ export class UsageRecorder {
   #current = new Map<string, Pending>();
   /** The hour of every row in `#current` (none yet: the first count starts one). */
   #bucketMs = NaN;
-  /** Rows waiting for a flush (a key's earlier hours), oldest first. */
-  #held = new Map<string, Pending>();
+  /** Rows of earlier hours waiting for a flush: each a former `#current`, oldest first. */
+  #past: Map<string, Pending>[] = [];
+  /** Rows in `#past`. */
+  #pastRows = 0;
   /** Failed writes, retried as they were (oldest first) before any other. */
   readonly #batches: Batch[] = [];
   /** Rows in `#batches`. */
@@ -153,7 +155,7 @@ export class UsageRecorder {
 
   /** Rows held in memory (not yet stored). */
   get pendingRows(): number {
-    return this.#current.size + this.#held.size + this.#batchedRows;
+    return this.#current.size + this.#pastRows + this.#batchedRows;
   }
 
   /**
@@ -228,23 +230,21 @@ export class UsageRecorder {
     return entry;
   }
 
-  /** Holds every row of the hour that ended (or of another, when the clock went back); starts `bucketMs`. */
+  /**
+   * Keeps the rows of the hour that ended (or of another, when the clock went
+   * back) for the next flush, as they are (no work per row); starts `bucketMs`.
+   */
   #startHour(bucketMs: number): void {
-    for (const entry of this.#current.values()) this.#hold(entry);
-    this.#current = new Map();
+    if (this.#current.size > 0) {
+      this.#past.push(this.#current);
+      this.#pastRows += this.#current.size;
+      this.#current = new Map();
+    }
     this.#bucketMs = bucketMs;
   }
 
-  /** Adds `entry` to the held rows (merged with the same key and hour). */
-  #hold(entry: Pending): void {
-    const id = `${entry.bucketMs} ${entry.keyId}`;
-    const held = this.#held.get(id);
-    if (held === undefined) this.#held.set(id, entry);
-    else held.add(entry);
-  }
-
   /**
-   * Drops the oldest rows (of failed writes, then held ones) past
+   * Drops the oldest rows (of failed writes, then of earlier hours) past
    * `maxPendingKeys`, with a metric. A failed write keeps its id without
    * them: if it had committed, its retry still changes nothing.
    */
@@ -255,9 +255,13 @@ export class UsageRecorder {
         const batch = this.#batches.find((b) => b.rows.length > 0)!;
         batch.rows.shift();
         this.#batchedRows--;
-      } else {
-        const from = this.#held.size > 0 ? this.#held : this.#current;
+      } else if (this.#pastRows > 0) {
+        const from = this.#past[0];
         from.delete(from.keys().next().value!);
+        this.#pastRows--;
+        if (from.size === 0) this.#past.shift();
+      } else {
+        this.#current.delete(this.#current.keys().next().value!);
       }
       dropped++;
     }
@@ -283,13 +287,22 @@ export class UsageRecorder {
   async #flushOnce(): Promise<unknown> {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    const current = this.#current;
+    // One row per (key, hour): a key's rows of an hour the clock came back to are merged.
+    const merged = new Map<string, Pending>();
+    for (const rows of [...this.#past, this.#current]) {
+      for (const entry of rows.values()) {
+        const id = `${entry.bucketMs} ${entry.keyId}`;
+        const into = merged.get(id);
+        if (into === undefined) merged.set(id, entry);
+        else into.add(entry);
+      }
+    }
+    this.#past = [];
+    this.#pastRows = 0;
     this.#current = new Map();
-    for (const entry of current.values()) this.#hold(entry);
-    const held = [...this.#held.values()].sort((a, b) =>
+    const held = [...merged.values()].sort((a, b) =>
       a.keyId < b.keyId ? -1 : a.keyId > b.keyId ? 1 : a.bucketMs - b.bucketMs
     );
-    this.#held = new Map();
     for (let i = 0; i < held.length; i += USAGE_ROWS_PER_WRITE) {
       this.#batches.push({
         id: crypto.randomUUID(),
