@@ -49,18 +49,25 @@ export function addCounts(into: ApiKeyUsageCounts, from: ApiKeyUsageCounts): voi
   for (const code of API_KEY_USAGE_REFUSALS) into.refused[code] += from.refused[code];
 }
 
+/** `Pending.lastUsed` of a row with no accepted request (every offset in an hour is above it). */
+const NEVER_USED = -HOUR_MS;
+
 /** Counts of one key in one hour, not yet stored. */
 class Pending {
   accepted = 0;
   cost = 0;
-  lastUsedMs = -Infinity;
+  /**
+   * The last accepted request, in ms from `bucketMs` (a small integer, kept in
+   * the object: a timestamp would be a boxed number, one more memory read per request).
+   */
+  lastUsed = NEVER_USED;
   readonly refused: number[] = new Array(API_KEY_USAGE_REFUSALS.length).fill(0);
   constructor(readonly keyId: string, readonly tenantId: string, readonly bucketMs: number) {}
 
   add(other: Pending): void {
     this.accepted += other.accepted;
     this.cost += other.cost;
-    this.lastUsedMs = Math.max(this.lastUsedMs, other.lastUsedMs);
+    this.lastUsed = Math.max(this.lastUsed, other.lastUsed);
     for (let i = 0; i < this.refused.length; i++) this.refused[i] += other.refused[i];
   }
 
@@ -72,7 +79,7 @@ class Pending {
       bucket: new Date(this.bucketMs),
       accepted: this.accepted,
       cost: this.cost,
-      lastUsedAt: this.lastUsedMs === -Infinity ? null : new Date(this.lastUsedMs),
+      lastUsedAt: this.lastUsed === NEVER_USED ? null : new Date(this.bucketMs + this.lastUsed),
     };
     API_KEY_USAGE_REFUSALS.forEach((code, i) => row.refused[code] = this.refused[i]);
     return row;
@@ -118,10 +125,14 @@ export type RefusalSink = (
 /** Counts verification outcomes per key and hour and flushes them (see the module documentation). */
 export class UsageRecorder {
   readonly #s: UsageRecorderSettings;
-  /** The current hour of each key seen since the last flush, oldest key first. */
+  /** The row of each key seen in hour `#bucketMs` since the last flush, oldest key first. */
   #current = new Map<string, Pending>();
-  /** Rows waiting for a flush (a key's earlier hours), oldest first. */
-  #held = new Map<string, Pending>();
+  /** The hour of every row in `#current` (none yet: the first count starts one). */
+  #bucketMs = NaN;
+  /** Rows of earlier hours waiting for a flush: each a former `#current`, oldest first. */
+  #past: Map<string, Pending>[] = [];
+  /** Rows in `#past`. */
+  #pastRows = 0;
   /** Failed writes, retried as they were (oldest first) before any other. */
   readonly #batches: Batch[] = [];
   /** Rows in `#batches`. */
@@ -144,7 +155,7 @@ export class UsageRecorder {
 
   /** Rows held in memory (not yet stored). */
   get pendingRows(): number {
-    return this.#current.size + this.#held.size + this.#batchedRows;
+    return this.#current.size + this.#pastRows + this.#batchedRows;
   }
 
   /**
@@ -155,7 +166,9 @@ export class UsageRecorder {
     const entry = this.#entry(keyId, tenantId, nowMs);
     entry.accepted++;
     entry.cost += cost;
-    entry.lastUsedMs = this.#nowMs;
+    // The latest time, also when the clock stepped back (as `add` merges rows).
+    const lastUsed = this.#nowMs - this.#bucketMs;
+    if (lastUsed > entry.lastUsed) entry.lastUsed = lastUsed;
   }
 
   /**
@@ -197,31 +210,41 @@ export class UsageRecorder {
     if (error !== undefined) throw error;
   }
 
+  /**
+   * The row of `keyId` in the current hour. On the path of a request: one
+   * `Map` read and no access to any other row (a key's row is in
+   * `#current` only for hour `#bucketMs`, so it needs no check of its own).
+   */
   #entry(keyId: string | null, tenantId: string, nowMs?: number): Pending {
     const now = nowMs ?? this.#s.clock().getTime();
     this.#nowMs = now;
     const bucketMs = now - (now % HOUR_MS);
+    if (bucketMs !== this.#bucketMs) this.#startHour(bucketMs);
     let entry = this.#current.get(keyId ?? "");
     if (keyId === null) return this.#scratch;
-    if (entry !== undefined && entry.bucketMs === bucketMs) return entry;
-    if (entry !== undefined) this.#hold(entry);
-    entry = new Pending(keyId, tenantId, bucketMs);
+    if (entry !== undefined) return entry;
+    entry = new Pending(keyId, tenantId, this.#bucketMs);
     this.#current.set(keyId, entry);
     this.#bound();
     this.#arm();
     return entry;
   }
 
-  /** Adds `entry` to the held rows (merged with the same key and hour). */
-  #hold(entry: Pending): void {
-    const id = `${entry.bucketMs} ${entry.keyId}`;
-    const held = this.#held.get(id);
-    if (held === undefined) this.#held.set(id, entry);
-    else held.add(entry);
+  /**
+   * Keeps the rows of the hour that ended (or of another, when the clock went
+   * back) for the next flush, as they are (no work per row); starts `bucketMs`.
+   */
+  #startHour(bucketMs: number): void {
+    if (this.#current.size > 0) {
+      this.#past.push(this.#current);
+      this.#pastRows += this.#current.size;
+      this.#current = new Map();
+    }
+    this.#bucketMs = bucketMs;
   }
 
   /**
-   * Drops the oldest rows (of failed writes, then held ones) past
+   * Drops the oldest rows (of failed writes, then of earlier hours) past
    * `maxPendingKeys`, with a metric. A failed write keeps its id without
    * them: if it had committed, its retry still changes nothing.
    */
@@ -232,9 +255,13 @@ export class UsageRecorder {
         const batch = this.#batches.find((b) => b.rows.length > 0)!;
         batch.rows.shift();
         this.#batchedRows--;
-      } else {
-        const from = this.#held.size > 0 ? this.#held : this.#current;
+      } else if (this.#pastRows > 0) {
+        const from = this.#past[0];
         from.delete(from.keys().next().value!);
+        this.#pastRows--;
+        if (from.size === 0) this.#past.shift();
+      } else {
+        this.#current.delete(this.#current.keys().next().value!);
       }
       dropped++;
     }
@@ -260,13 +287,22 @@ export class UsageRecorder {
   async #flushOnce(): Promise<unknown> {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    const current = this.#current;
+    // One row per (key, hour): a key's rows of an hour the clock came back to are merged.
+    const merged = new Map<string, Pending>();
+    for (const rows of [...this.#past, this.#current]) {
+      for (const entry of rows.values()) {
+        const id = `${entry.bucketMs} ${entry.keyId}`;
+        const into = merged.get(id);
+        if (into === undefined) merged.set(id, entry);
+        else into.add(entry);
+      }
+    }
+    this.#past = [];
+    this.#pastRows = 0;
     this.#current = new Map();
-    for (const entry of current.values()) this.#hold(entry);
-    const held = [...this.#held.values()].sort((a, b) =>
+    const held = [...merged.values()].sort((a, b) =>
       a.keyId < b.keyId ? -1 : a.keyId > b.keyId ? 1 : a.bucketMs - b.bucketMs
     );
-    this.#held = new Map();
     for (let i = 0; i < held.length; i += USAGE_ROWS_PER_WRITE) {
       this.#batches.push({
         id: crypto.randomUUID(),

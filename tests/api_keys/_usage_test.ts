@@ -164,6 +164,30 @@ describe("UsageRecorder", () => {
     assert.deepEqual(rowsOf(writes).map((r) => r.keyId), ["c", "d", "e"]);
   });
 
+  it("past maxPendingKeys the rows of earlier hours go first, oldest first, then the current hour's", async () => {
+    const metrics: ApiKeyUsageMetric[] = [];
+    const { access, writes } = fakeAccess();
+    const clock = { now: T0 };
+    const usage = recorder(access, clock, { maxPendingKeys: 3, metrics });
+    usage.accepted("a", "t");
+    usage.accepted("b", "t");
+    clock.now = T0 + HOUR;
+    usage.accepted("c", "t");
+    usage.accepted("a", "t"); // 4 rows: a of 10:00 dropped
+    clock.now = T0 + 2 * HOUR;
+    usage.accepted("d", "t"); // b of 10:00 dropped
+    usage.accepted("e", "t"); // c of 11:00 dropped
+    usage.accepted("f", "t"); // a of 11:00 dropped
+    usage.accepted("g", "t"); // d, the oldest of the current hour, dropped
+    assert.equal(usage.pendingRows, 3);
+    assert.deepEqual(metrics.map((m) => m.rows), [1, 1, 1, 1, 1]);
+    await usage.close();
+    assert.deepEqual(
+      rowsOf(writes).map((r) => [r.keyId, r.bucket.getTime() - T0]),
+      [["e", 2 * HOUR], ["f", 2 * HOUR], ["g", 2 * HOUR]],
+    );
+  });
+
   it("close() flushes what is pending; a failed close rejects and keeps the rows for another close()", async () => {
     const { access, writes } = fakeAccess((call) => call === 1);
     const usage = recorder(access, { now: T0 });
@@ -172,6 +196,60 @@ describe("UsageRecorder", () => {
     assert.equal(usage.pendingRows, 1);
     await usage.close();
     assert.equal(rowsOf(writes)[0].accepted, 1);
+  });
+
+  it("exact against a model: keys counted across hours, the clock going back, flushes between (every (key, hour) sum and lastUsedAt)", async () => {
+    const { access, writes } = fakeAccess();
+    const clock = { now: T0 };
+    const usage = recorder(access, clock);
+    type Model = { accepted: number; cost: number; refused: number; lastUsed: number | null };
+    const model = new Map<string, Model>();
+    let seed = 42;
+    const random = (n: number) => {
+      seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0;
+      return (seed >>> 8) % n;
+    };
+    let back = 0;
+    for (let step = 0; step < 20_000; step++) {
+      const roll = random(1_000);
+      if (roll < 3) clock.now += HOUR - random(HOUR / 2); // the next hour (sometimes two)
+      else if (roll < 5) {
+        clock.now -= HOUR; // the clock goes back an hour
+        back++;
+      } else if (roll < 7) await usage.flush();
+      else if (roll < 20) clock.now -= random(60_000); // a step back, mostly within the hour
+      clock.now += random(50);
+      const keyId = `k${random(300)}`;
+      const hour = clock.now - (clock.now % HOUR);
+      const id = `${keyId} ${hour}`;
+      const row = model.get(id) ?? { accepted: 0, cost: 0, refused: 0, lastUsed: null };
+      model.set(id, row);
+      if (random(4) === 0) {
+        usage.refused(keyId, "t", "api_key_scope_insufficient");
+        row.refused++;
+      } else {
+        const cost = 1 + random(3);
+        usage.accepted(keyId, "t", cost);
+        row.accepted++;
+        row.cost += cost;
+        row.lastUsed = Math.max(row.lastUsed ?? -Infinity, clock.now);
+      }
+    }
+    await usage.close();
+    const stored = new Map<string, Model>();
+    for (const r of rowsOf(writes)) {
+      const id = `${r.keyId} ${r.bucket.getTime()}`;
+      const row = stored.get(id) ?? { accepted: 0, cost: 0, refused: 0, lastUsed: null };
+      row.accepted += r.accepted;
+      row.cost += r.cost;
+      row.refused += r.refused.api_key_scope_insufficient;
+      const last = r.lastUsedAt?.getTime() ?? null;
+      if (last !== null) row.lastUsed = Math.max(row.lastUsed ?? -Infinity, last);
+      stored.set(id, row);
+    }
+    assert.ok(model.size > 1_000 && back > 10, `rows of several hours (${model.size}, ${back})`);
+    assert.deepEqual(stored, model);
+    assert.equal(usage.pendingRows, 0);
   });
 
   it("the timer flushes every flushIntervalMs once something is counted, and is idle otherwise", async () => {
