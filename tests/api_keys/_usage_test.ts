@@ -164,6 +164,49 @@ describe("UsageRecorder", () => {
     assert.deepEqual(rowsOf(writes).map((r) => r.keyId), ["c", "d", "e"]);
   });
 
+  it("rows being written do not count against maxPendingKeys: requests during a write lose nothing; a failed write's rows count again", async () => {
+    const metrics: ApiKeyUsageMetric[] = [];
+    const writes: string[][] = [];
+    const gates: { resolve: () => void; reject: (e: Error) => void }[] = [];
+    const access: UsageAccess = {
+      record: (rows) =>
+        new Promise<void>((resolve, reject) => {
+          gates.push({
+            resolve: () => (writes.push(rows.map((r) => r.keyId)), resolve()),
+            reject,
+          });
+        }),
+      read: () => Promise.resolve([]),
+      readKeys: (query) => Promise.resolve(query.keyIds.map(() => [])),
+    };
+    const usage = recorder(access, { now: T0 }, { maxPendingKeys: 3, metrics });
+    for (const key of ["a", "b", "c"]) usage.accepted(key, "t");
+    const flushed = usage.flush(); // a, b, c in flight
+    await Promise.resolve();
+    for (const key of ["d", "e", "f"]) usage.accepted(key, "t"); // 3 waiting: none dropped
+    assert.equal(metrics.filter((m) => m.outcome === "dropped").length, 0);
+    gates.shift()!.resolve();
+    await flushed;
+    const next = usage.flush(); // d, e, f in flight
+    await Promise.resolve();
+    usage.accepted("g", "t");
+    gates.shift()!.reject(new Error("database down"));
+    await next; // d, e, f and g held: 4 rows, d dropped (a failed write's oldest first)
+    assert.deepEqual(
+      metrics.filter((m) => m.outcome === "dropped").map((m) => m.rows),
+      [1],
+    );
+    assert.equal(usage.pendingRows, 3);
+    const closed = usage.close();
+    for (let i = 0; i < 10 && gates.length === 0; i++) await Promise.resolve();
+    while (gates.length > 0) {
+      gates.shift()!.resolve();
+      for (let i = 0; i < 10 && gates.length === 0; i++) await Promise.resolve();
+    }
+    await closed;
+    assert.deepEqual(writes, [["a", "b", "c"], ["e", "f"], ["g"]]);
+  });
+
   it("past maxPendingKeys the rows of earlier hours go first, oldest first, then the current hour's", async () => {
     const metrics: ApiKeyUsageMetric[] = [];
     const { access, writes } = fakeAccess();
