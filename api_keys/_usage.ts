@@ -5,8 +5,8 @@
  * counts, 1,000 rows per storage call, `lastUsedAt` with them. Each write is
  * a batch with an id; a failed write is retried as it was (same rows, same
  * id) before the next ones, so a storage with `usageBatches` counts a write
- * that committed after its deadline once. At most `maxPendingKeys` rows held
- * (the oldest dropped first, with a metric). Also `ApiKeysService.usage`.
+ * that committed after its deadline once. At most `maxPendingKeys` rows waiting
+ * (the oldest dropped first, with a metric), besides a flush's rows being written. Also `ApiKeysService.usage`.
  *
  * @module
  */
@@ -137,6 +137,11 @@ export class UsageRecorder {
   readonly #batches: Batch[] = [];
   /** Rows in `#batches`. */
   #batchedRows = 0;
+  /**
+   * While a flush writes `#batches` (until one fails): their rows are in
+   * flight and do not count against `maxPendingKeys` (at most as many again).
+   */
+  #writing = false;
   #nowMs = 0;
   /** Refusals written, per key and hour, until their hour is past (`onRefusals`). */
   readonly #refusals = new Map<string, Pending>();
@@ -250,8 +255,9 @@ export class UsageRecorder {
    */
   #bound(): void {
     let dropped = 0;
-    while (this.pendingRows > this.#s.maxPendingKeys) {
-      if (this.#batchedRows > 0) {
+    const inFlight = this.#writing ? this.#batchedRows : 0;
+    while (this.pendingRows - inFlight > this.#s.maxPendingKeys) {
+      if (this.#batchedRows > inFlight) {
         const batch = this.#batches.find((b) => b.rows.length > 0)!;
         batch.rows.shift();
         this.#batchedRows--;
@@ -310,6 +316,7 @@ export class UsageRecorder {
       });
     }
     this.#batchedRows += held.length;
+    this.#writing = true;
     while (this.#batches.length > 0) {
       const batch = this.#batches[0];
       const traced = this.#s.taps?.span?.("api_key.usage.write", batch.rows.length);
@@ -320,6 +327,8 @@ export class UsageRecorder {
         traced?.(false);
       } catch (error) {
         traced?.(true);
+        this.#writing = false;
+        this.#bound(); // the rows counted during the write, beside the failed ones
         this.#emit("failed", this.#batchedRows);
         if (this.#s.emitMetric === undefined) this.#failed(error);
         return error;
@@ -330,6 +339,7 @@ export class UsageRecorder {
       if (batch.rows.length > 0) this.#emit("written", batch.rows.length);
       if (this.#s.onRefusals !== undefined) this.#gatherRefusals(batch.rows);
     }
+    this.#writing = false;
     if (this.#s.onRefusals !== undefined) this.#reportRefusals(this.#s.onRefusals);
     return undefined;
   }

@@ -138,7 +138,10 @@ export interface ApiKeyUsageMetric {
 export interface ApiKeyUsageOptions {
   /** Interval between flushes, in ms: 100 to 3,600,000 (default 10,000). */
   flushIntervalMs?: number;
-  /** Most (key, hour) rows held in memory, failed flushes included (default 100,000). */
+  /**
+   * Most (key, hour) rows waiting in memory, failed flushes included (default 100,000); a
+   * flush's rows being written do not count (at most as many again).
+   */
   maxPendingKeys?: number;
   /** Sink of `api_key.usage_flush` (sync or async). */
   onMetric?: (metric: ApiKeyUsageMetric) => void | Promise<void>;
