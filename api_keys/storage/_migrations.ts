@@ -8,8 +8,8 @@
 
 /**
  * Each database object → the migrations that create it, oldest first (indexes: for the record,
- * never missing in an error). A migration that only alters functions (0022, their `search_path`)
- * creates nothing and is not listed.
+ * never missing in an error). A migration that only alters functions (0022 and 0023, their
+ * `search_path`) creates nothing and is not listed.
  */
 export const MIGRATION_OF: Readonly<Record<string, readonly string[]>> = {
   // tables
