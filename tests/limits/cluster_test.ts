@@ -388,6 +388,45 @@ if (
       }
     });
 
+    it("the service's credit write-back drains the balances of several tenants (several slots) each interval: every record gets its balance back, close() too", async () => {
+      const { service, storage, assertNoStoreError, close } = await openService(100);
+      try {
+        const created = await Promise.all(
+          [{ remaining: 10 }, { remaining: 10, pool: { remaining: 50 } }, {
+            remaining: 50,
+            sharedBy: "tenant" as const,
+          }].map((credits, i) =>
+            service.create({
+              tenantId: freshSubject(`drain${i}`),
+              name: "k",
+              scopes: READ_ORDERS,
+              credits,
+            })
+          ),
+        );
+        for (const [i, { key }] of created.entries()) {
+          for (let n = 0; n <= i; n++) assert.equal(await outcome(service, key), "ok");
+        }
+        const stored = async () =>
+          await Promise.all(created.map(async ({ id }) => {
+            const credits = (await storage.findById(id))!.credits!;
+            return [credits.remaining, credits.pool?.remaining];
+          }));
+        const expected = [[9, undefined], [8, 48], [47, undefined]];
+        const until = Date.now() + 3_000;
+        while (Date.now() < until && JSON.stringify(await stored()) !== JSON.stringify(expected)) {
+          await sleep(50);
+        }
+        assert.deepEqual(await stored(), expected, "written back within 3 s (interval 100 ms)");
+        assert.equal(await outcome(service, created[0].key), "ok");
+        await service.close();
+        assert.deepEqual((await stored())[0], [8, undefined], "close() wrote back");
+        assertNoStoreError();
+      } finally {
+        await close();
+      }
+    });
+
     it("a master killed mid-run: the failure policy answers meanwhile, counting resumes on the promoted replica, nothing counted twice", async () => {
       const cluster = await connectCluster();
       const store = createRedisRateLimitStore({
