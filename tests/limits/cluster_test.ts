@@ -16,6 +16,7 @@ import { ApiKeyError, ApiKeysService, InMemoryApiKeyStorage } from "../../api_ke
 import { createApiKeysAdminHandler } from "../../api_keys/admin/mod.ts";
 import { creditBalancesOf } from "../../api_keys/_limits.ts";
 import { createRateLimiter } from "../../rate_limits/limiter.ts";
+import type { RateLimitBalance } from "../../rate_limits/mod.ts";
 import { createRedisRateLimitStore, type RedisScriptClient } from "../../rate_limits/redis/mod.ts";
 import { databaseReady } from "../postgres/prisma_client.ts";
 import { connectRedis, freshSubject } from "./_services.ts";
@@ -68,6 +69,21 @@ async function fireProcesses(tenant: string, mode?: string) {
   );
   for (const child of children) assert.equal((await child.status).code, 0);
   return outputs;
+}
+
+/** `balances` read on the cluster through a limiter of its own. */
+async function readOnCluster(balances: readonly RateLimitBalance[]) {
+  const cluster = await connectCluster();
+  const store = createRedisRateLimitStore({
+    client: cluster as unknown as RedisScriptClient,
+    clustered: true,
+  });
+  try {
+    return await createRateLimiter({ store, logger: () => {} }).readCredits(balances);
+  } finally {
+    store.close();
+    await cluster.close();
+  }
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -214,21 +230,10 @@ if (
       console.log(`cluster exactness: allowed per process ${outputs.map((o) => o.allowed)}`);
       assert.deepEqual(outputs.map((o) => o.unavailable), [0, 0, 0, 0]);
       assert.equal(outputs.reduce((a, o) => a + o.allowed, 0), 100);
-      const cluster = await connectCluster();
-      const store = createRedisRateLimitStore({
-        client: cluster as unknown as RedisScriptClient,
-        clustered: true,
-      });
-      try {
-        const limiter = createRateLimiter({ store, logger: () => {} });
-        const [balance] = await limiter.readCredits([
-          { subject: `${tenant}:predecessor`, credits: { initial: 150, slot: tenant } },
-        ]);
-        assert.equal(balance.remaining, 50, "each admitted check spent once");
-      } finally {
-        store.close();
-        await cluster.close();
-      }
+      const [balance] = await readOnCluster([
+        { subject: `${tenant}:predecessor`, credits: { initial: 150, slot: tenant } },
+      ]);
+      assert.equal(balance.remaining, 50, "each admitted check spent once");
     });
 
     it("through the API-key service: 4 processes' keys of one tenant (own balance 1,000 each, the tenant's pool 100) × 250 authorizes accept exactly 100, every refusal the pool's", async () => {
@@ -239,23 +244,12 @@ if (
       assert.equal(outputs.reduce((a, o) => a + o.allowed, 0), 100);
       assert.deepEqual(outputs.map((o) => o.refusedByPool), outputs.map((o) => 250 - o.allowed));
       // The pool's one counter on the cluster holds what was spent: all of it, once each.
-      const cluster = await connectCluster();
-      const store = createRedisRateLimitStore({
-        client: cluster as unknown as RedisScriptClient,
-        clustered: true,
+      const pool = creditBalancesOf("", tenant, {
+        remaining: 100,
+        updatedAt: new Date(),
+        sharedBy: "tenant",
       });
-      try {
-        const limiter = createRateLimiter({ store, logger: () => {} });
-        const pool = creditBalancesOf("", tenant, {
-          remaining: 100,
-          updatedAt: new Date(),
-          sharedBy: "tenant",
-        });
-        assert.equal((await limiter.readCredits(pool))[0].remaining, 0);
-      } finally {
-        store.close();
-        await cluster.close();
-      }
+      assert.equal((await readOnCluster(pool))[0].remaining, 0);
     });
 
     it("rotate() with a grace period: the new key and the old one spend one balance (60 after 20 spent) beside the tenant's pool and shared policy: exactly 60 of 100 concurrent authorizes, every refusal the key's balance; updateCredits of the new key feeds both", async () => {
