@@ -293,25 +293,40 @@ export function createRedisRateLimitStore(
   const creditArgs = (c: CreditCounter) =>
     [c.initial, c.initialAt ?? "", ...refillParams(c.refill)].map(String);
 
-  /** Reads balances in one read-only script; resolves to them and the server's time. */
+  /**
+   * Reads balances without writing: one read-only script, or with `clustered` one per hash tag
+   * (a script may touch one slot only), sent together; resolves to them and, for each, the
+   * server's time it was read at.
+   */
   const read = async (counters: readonly CreditCounter[]) => {
-    if (counters.length === 0) return { balances: [], at: 0 };
-    const reply = numbers(
-      await run(
-        READ_SCRIPT,
-        wordsOf(
-          counters.map(creditKey),
-          counters.flatMap((c) => refillParams(c.refill).map(String)),
+    const balances: (CounterResult | null)[] = new Array(counters.length);
+    const at: number[] = new Array(counters.length);
+    const groups = new Map<string, number[]>();
+    counters.forEach((c, i) => {
+      const tag = options.clustered === true ? c.slot ?? c.subject : "";
+      const group = groups.get(tag);
+      if (group === undefined) groups.set(tag, [i]);
+      else group.push(i);
+    });
+    await Promise.all([...groups.values()].map(async (group) => {
+      const reply = numbers(
+        await run(
+          READ_SCRIPT,
+          wordsOf(
+            group.map((i) => creditKey(counters[i])),
+            group.flatMap((i) => refillParams(counters[i].refill).map(String)),
+          ),
         ),
-      ),
-      (r) => r.length === counters.length * 3 + 1,
-    );
-    const balances = counters.map((_, i): CounterResult | null =>
-      reply[3 * i] === 1
-        ? { allowed: true, remaining: reply[3 * i + 1], resetMs: reply[3 * i + 2] }
-        : null
-    );
-    return { balances, at: reply[reply.length - 1] };
+        (r) => r.length === group.length * 3 + 1,
+      );
+      group.forEach((i, j) => {
+        balances[i] = reply[3 * j] === 1
+          ? { allowed: true, remaining: reply[3 * j + 1], resetMs: reply[3 * j + 2] }
+          : null;
+        at[i] = reply[reply.length - 1];
+      });
+    }));
+    return { balances, at };
   };
 
   /**
@@ -443,7 +458,7 @@ export function createRedisRateLimitStore(
         return counters.flatMap((c, i) => {
           const balance = balances[i];
           return balance
-            ? [{ subject: c.subject, name: c.name, remaining: balance.remaining, at }]
+            ? [{ subject: c.subject, name: c.name, remaining: balance.remaining, at: at[i] }]
             : [];
         });
       } catch (error) {

@@ -61,7 +61,11 @@ export async function pooledKey(
           unavailable: false,
           credits: error.creditResult,
           policies: [],
-          balances: error.creditBalance === "key" ? [refused, undefined] : [undefined, refused],
+          balances: error.creditBalance === "key"
+            ? [refused, undefined]
+            : error.creditBalance === "tenant"
+            ? [undefined, refused]
+            : [],
         };
       }
     },
