@@ -22,7 +22,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import pg from "pg";
 import { createPostgresRateLimitStore } from "../../rate_limits/postgres/mod.ts";
-import type { RateLimitCounter, RateLimitStore } from "../../rate_limits/store.ts";
+import type { CounterResult, RateLimitCounter, RateLimitStore } from "../../rate_limits/store.ts";
 import {
   checkOnce,
   connectRedis,
@@ -40,8 +40,14 @@ type Work = Record<string, number | Record<string, number>>;
 /** A store on a real service, with what the test reads of the server. */
 interface Probe {
   store: RateLimitStore;
-  /** What one check of `counters` made the server do, with its answers' `allowed`. */
-  work(counters: readonly RateLimitCounter[]): Promise<{ work: Work; allowed: boolean[] }>;
+  /**
+   * What one check of `counters` made the server do, with its answers' `allowed`;
+   * with `checks`, what a batch of that many checks of them did.
+   */
+  work(
+    counters: readonly RateLimitCounter[],
+    checks?: number,
+  ): Promise<{ work: Work; allowed: boolean[] }>;
   /** The size in bytes of each entry the server holds for `subject` (counters and balances), in a fixed order. */
   footprint(subject: string): Promise<number[]>;
   /** Entries the server holds in all (keys, or rows of counters and balances). */
@@ -75,6 +81,23 @@ async function consume(
     const { results } = await store.checkBatch(batch);
     assert.ok(results.every((r) => r !== null), "every check reached the store in time");
   }
+}
+
+/**
+ * `checks` checks of `counters` in one batch (one check: as `checkOnce`, the
+ * store's statement of one check), the answers of the last.
+ */
+async function checkAll(
+  store: RateLimitStore,
+  counters: readonly RateLimitCounter[],
+  checks: number,
+): Promise<readonly CounterResult[]> {
+  if (checks === 1) return await checkOnce(store, counters);
+  const deadline = Date.now() + 30_000;
+  const { results } = await store.checkBatch(
+    Array.from({ length: checks }, () => ({ counters, deadline })),
+  );
+  return results.at(-1) ?? assert.fail("the batch's deadline passed");
 }
 
 /** Makes `n` subjects active: one check of `counters(subject)` each, 500 checks a batch. */
@@ -119,9 +142,9 @@ async function redisProbe(own: OwnRedis): Promise<Probe> {
   const stats = async () => commandCalls(await admin.info("commandstats"));
   return {
     store: real.store,
-    async work(counters) {
+    async work(counters, checks = 1) {
       const [calls, sent] = [await stats(), real.sent()];
-      const answers = await checkOnce(real.store, counters);
+      const answers = await checkAll(real.store, counters, checks);
       const roundTrips = real.sent() - sent;
       const commands = diff(calls, await stats());
       delete commands.info; // the test's own INFO
@@ -185,11 +208,11 @@ async function postgresProbe(): Promise<Probe> {
   await checkOnce(store, countersOf(freshSubject("warm"), 10, true)); // the clock read, prepared statements
   return {
     store,
-    async work(counters) {
+    async work(counters, checks = 1) {
       await client.query("BEGIN");
       try {
         const [tables, before] = [await tableWork(client), sent];
-        const answers = await checkOnce(store, counters);
+        const answers = await checkAll(store, counters, checks);
         const statements = sent - before;
         const rows = diff(tables, await tableWork(client));
         return { work: { statements, rows }, allowed: answers.map((a) => a.allowed) };
@@ -250,19 +273,27 @@ for (const kind of await readyStores("constant work per check")) {
         await consume(probe.store, countersOf(big, 1e9, credits), 1);
         const sizeAtOne = await probe.footprint(big);
         assert.equal(sizeAtOne.length, perSubject, "one entry per (subject, policy) or balance");
-        const atOne = await probe.work(countersOf(big, 1e9, credits));
+        // One check, and a batch of two (another statement on PostgreSQL), at each stage.
+        const stage = async () => [
+          await probe.work(countersOf(big, 1e9, credits)),
+          await probe.work(countersOf(big, 1e9, credits), 2),
+        ];
+        const [atOne, batchAtOne] = await stage();
         assert.deepEqual(atOne.allowed, countersOf(big, 1e9, credits).map(() => true));
-        await consume(probe.store, countersOf(big, 1e9, credits), 998);
-        const atThousand = await probe.work(countersOf(big, 1e9, credits));
-        await consume(probe.store, countersOf(big, 1e9, credits), 8_999);
-        const atTenThousand = await probe.work(countersOf(big, 1e9, credits));
+        await consume(probe.store, countersOf(big, 1e9, credits), 995);
+        const [atThousand, batchAtThousand] = await stage();
+        await consume(probe.store, countersOf(big, 1e9, credits), 8_997);
+        const [atTenThousand, batchAtTenThousand] = await stage();
         const sizeAtTenThousand = await probe.footprint(big);
         console.log(
-          `${kind}, ${shape}: a check ${JSON.stringify(atOne.work)}; entries ${sizeAtOne} → ` +
-            `${sizeAtTenThousand} bytes after 1 → 10,001 units`,
+          `${kind}, ${shape}: a check ${JSON.stringify(atOne.work)}; a batch of two ` +
+            `${JSON.stringify(batchAtOne.work)}; entries ${sizeAtOne} → ` +
+            `${sizeAtTenThousand} bytes after 1 → 10,000 units`,
         );
         assert.deepEqual(atThousand, atOne, "after 1,000 units as after 1");
         assert.deepEqual(atTenThousand, atOne, "after 10,000 units as after 1");
+        assert.deepEqual(batchAtThousand, batchAtOne, "a batch after 1,000 units as after 1");
+        assert.deepEqual(batchAtTenThousand, batchAtOne, "a batch after 10,000 units as after 1");
         sameSizes(sizeAtTenThousand, sizeAtOne, SLACK_BYTES[kind], "after 10,000 units vs 1");
 
         // A limit of 10: the same work and size as a limit of 10^9.
