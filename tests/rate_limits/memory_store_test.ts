@@ -132,6 +132,34 @@ describe("createMemoryRateLimitStore", () => {
     assert.equal(store.size, 1);
   });
 
+  it("holds one entry per (subject, policy) and per balance: as many after 10,000 units (limit 10 or 10^9) as after 1, among 10 or 10,000 other subjects", () => {
+    let now = 0;
+    const store = createMemoryRateLimitStore({ now: () => now });
+    const counters = (subject: string, limit: number): RateLimitCounter[] => [
+      counter(subject, 1, limit, 3_600_000),
+      { kind: "credit", subject, name: "c", cost: 1, initial: 1e12 },
+    ];
+    const others = (from: number, to: number) => {
+      for (let i = from; i < to; i++) checkNow(store, counters(`other${i}`, 1e9));
+    };
+    others(0, 10);
+    for (const limit of [10, 1e9]) {
+      const subject = `s${limit}`;
+      const before = store.size;
+      checkNow(store, counters(subject, limit));
+      const afterOne = store.size;
+      // 10,000 units, a check every 100 ms: 1,000 s, three of the window's sub-buckets.
+      for (let i = 0; i < 9_999; i++, now += 100) checkNow(store, counters(subject, limit));
+      assert.equal(afterOne - before, 2, "a window counter and a balance");
+      assert.equal(store.size, afterOne, `limit ${limit}: as many entries after 10,000 units`);
+    }
+    const amongTen = store.size;
+    others(10, 10_000);
+    assert.equal(store.size, amongTen + 2 * 9_990);
+    for (let i = 0; i < 10_000; i++, now += 100) checkNow(store, counters("s1000000000", 1e9));
+    assert.equal(store.size, amongTen + 2 * 9_990, "among 10,000 other subjects");
+  });
+
   it("keeps at most maxCounters counters, dropping idle ones first", () => {
     let now = 0;
     const store = createMemoryRateLimitStore({ maxCounters: 3, now: () => now });
