@@ -10,7 +10,7 @@
 import { fail } from "../_input.ts";
 import type { ApiKeyPageSort, ApiKeyPageStatus, ListApiKeyPageOptions } from "../storage/types.ts";
 import type { PagePosition } from "../storage/_paging.ts";
-import { MAX_KEYS_PER_READ } from "../storage/_access.ts";
+import { keyIdsProblem, MAX_KEYS_PER_READ } from "../storage/_access.ts";
 import type { Environment } from "../types.ts";
 import { MAX_API_KEY_NAME_LENGTH } from "../types.ts";
 import { oneOf, queryInstant } from "./_body.ts";
@@ -153,17 +153,22 @@ export function usageWindow(query: QueryOf, now: Date): UsageWindow {
   return { granularity, from, to };
 }
 
-/** Reads `keys`: 1 to 100 distinct key ids, comma-separated. */
+/**
+ * Reads `keys`: 1 or more key ids of 1 to 200 characters, comma-separated,
+ * as one read of several keys takes them (`keyIdsProblem`: distinct, at
+ * most `MAX_KEYS_PER_READ`).
+ */
 export function usageKeys(query: QueryOf): string[] {
   const raw = param(query, "keys");
-  const ids = raw === undefined || raw.length > MAX_KEYS_PER_READ * (MAX_ID_LENGTH + 1)
-    ? []
-    : raw.split(",");
-  if (
-    ids.length === 0 || ids.length > MAX_KEYS_PER_READ || new Set(ids).size !== ids.length ||
-    !ids.every((id) => id !== "" && id.length <= MAX_ID_LENGTH)
-  ) {
-    fail("keys", `must be 1 to ${MAX_KEYS_PER_READ} distinct key ids, comma-separated`);
+  // Bounded before it is split: the most ids, each at its longest, with their commas.
+  if (raw === undefined || raw.length > MAX_KEYS_PER_READ * (MAX_ID_LENGTH + 1)) {
+    fail("keys", `must be 1 to ${MAX_KEYS_PER_READ} key ids, comma-separated`);
   }
+  const ids = raw.split(",");
+  if (!ids.every((id) => id !== "" && id.length <= MAX_ID_LENGTH)) {
+    fail("keys", `must be key ids of 1 to ${MAX_ID_LENGTH} characters, comma-separated`);
+  }
+  const problem = keyIdsProblem(ids);
+  if (problem !== undefined) fail("keys", problem);
   return ids;
 }

@@ -9,6 +9,7 @@ import {
   usageWindow,
 } from "../../../api_keys/admin/_query.ts";
 import { ApiKeyValidationError } from "../../../api_keys/errors.ts";
+import { keyIdsProblem } from "../../../api_keys/storage/_access.ts";
 
 const query = (params: Record<string, string>) => (name: string) => params[name] ?? null;
 
@@ -122,6 +123,13 @@ describe("api_keys/admin/_query.ts", () => {
         () => usageKeys(query(keys === undefined ? {} : { keys })),
         "keys",
         String(keys).slice(0, 20),
+      );
+    }
+    // The count and distinctness are the storage's one rule, its problem in the 400.
+    for (const keys of [["a", "a"], [...hundred, "k100"]]) {
+      assert.throws(
+        () => usageKeys(query({ keys: keys.join(",") })),
+        { message: `Invalid keys: ${keyIdsProblem(keys)}` },
       );
     }
   });
