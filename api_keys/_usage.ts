@@ -164,8 +164,8 @@ export class UsageRecorder {
   }
 
   /**
-   * Counts an accepted request of `cost` units and its `lastUsedAt`, at `nowMs`
-   * when the caller read the clock for this request already (else read here).
+   * Counts an accepted request of `cost` units and its `lastUsedAt`, at `nowMs`:
+   * the request's one time (the service hands it; else the clock read here).
    */
   accepted(keyId: string, tenantId: string, cost = 1, nowMs?: number): void {
     const entry = this.#entry(keyId, tenantId, nowMs);
@@ -177,11 +177,17 @@ export class UsageRecorder {
   }
 
   /**
-   * Counts a refusal of the key with `code`; `keyId` `null` (an unknown
-   * prefix) counts nothing with the same work, so it costs what a stored one does.
+   * Counts a refusal of the key with `code` at `nowMs` (as `accepted`);
+   * `keyId` `null` (an unknown prefix) counts nothing with the same work, so
+   * it costs what a stored one does.
    */
-  refused(keyId: string | null, tenantId: string, code: ApiKeyUsageRefusalCode): void {
-    this.#entry(keyId, tenantId).refused[REFUSAL_INDEX[code]]++;
+  refused(
+    keyId: string | null,
+    tenantId: string,
+    code: ApiKeyUsageRefusalCode,
+    nowMs?: number,
+  ): void {
+    this.#entry(keyId, tenantId, nowMs).refused[REFUSAL_INDEX[code]]++;
   }
 
   /**
