@@ -420,6 +420,28 @@ function instant(value: unknown, field: string): number {
   return ms;
 }
 
+/**
+ * Checks the window of a usage read: `granularity` `"hour"` or `"day"`,
+ * `from` and `to` valid Dates from 1970, `to` after `from` by at most 31 days
+ * by hour, 366 by day; else the `ApiKeyValidationError` naming the field.
+ * The one rule of `ApiKeysService.usage` and the admin routes' usage window.
+ * Returns `from` and `to` in epoch ms.
+ */
+export function checkUsageWindow(
+  window: Pick<ApiKeyUsageQuery, "granularity" | "from" | "to">,
+): { fromMs: number; toMs: number } {
+  const { granularity } = window;
+  if (granularity !== "hour" && granularity !== "day") {
+    fail("granularity", 'must be "hour" or "day"');
+  }
+  const fromMs = instant(window.from, "from");
+  const toMs = instant(window.to, "to");
+  if (toMs <= fromMs) fail("to", "must be after from");
+  const days = MAX_SPAN_DAYS[granularity];
+  if (toMs - fromMs > days * DAY_MS) fail("to", `must be at most ${days} days after from`);
+  return { fromMs, toMs };
+}
+
 /** The window of a usage query, validated and widened to whole buckets; the storage's access. */
 function usageWindow(
   access: UsageAccess | undefined,
@@ -430,14 +452,7 @@ function usageWindow(
   if (typeof query !== "object" || query === null) fail("query", "must be an object");
   const { keyId, granularity } = query;
   if (keyId !== undefined) requireNonEmptyString(keyId, "keyId");
-  if (granularity !== "hour" && granularity !== "day") {
-    fail("granularity", 'must be "hour" or "day"');
-  }
-  const fromMs = instant(query.from, "from");
-  const toMs = instant(query.to, "to");
-  if (toMs <= fromMs) fail("to", "must be after from");
-  const days = MAX_SPAN_DAYS[granularity];
-  if (toMs - fromMs > days * DAY_MS) fail("to", `must be at most ${days} days after from`);
+  const { fromMs, toMs } = checkUsageWindow(query);
   if (access === undefined) {
     throw new TypeError(
       "ApiKeysService.usage needs a storage with the capabilities recordUsage and readUsage",
