@@ -278,16 +278,17 @@ export class CreditBook {
    * the stored balance when the store fails), not from the record's own.
    */
   async keyBalances(tenantId: string, records: readonly ApiKeyRecord[]): Promise<KeyBalances[]> {
-    const pooled = this.#limiter !== undefined &&
-      records.some((record) => record.credits && creditPartsOf(record.credits).pool);
+    const pools = records.map((record) => record.credits && creditPartsOf(record.credits).pool);
+    const pooled = this.#limiter !== undefined && pools.some((pool) => pool !== undefined);
     const newest = pooled ? await this.#tenantPool(tenantId) : undefined;
     if (newest === undefined) return await this.balances(records);
-    return await this.balances(records.map((record) => {
-      const pool = record.credits && creditPartsOf(record.credits).pool;
-      return pool === undefined || pool === newest
-        ? record
-        : { ...record, credits: withPool(record.credits!, newest) };
-    }));
+    return await this.balances(
+      records.map((record, i) =>
+        pools[i] === undefined || pools[i] === newest
+          ? record
+          : { ...record, credits: withPool(record.credits!, newest) }
+      ),
+    );
   }
 
   /**

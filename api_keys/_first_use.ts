@@ -59,18 +59,17 @@ export class FirstUseWatch {
   }
 
   /**
-   * The key `keyId`, never used before, was just verified: when it is the
-   * new key of a waiting rotation, lowers the old key's expiry in the
-   * background (not awaited; failures contained and warned about once).
-   * Each key is handled once per instance.
+   * The key `keyId`, never used before, was just verified at `firstUseMs`
+   * (the request's time): when it is the new key of a waiting rotation,
+   * lowers the old key's expiry in the background (not awaited; failures
+   * contained and warned about once). Each key is handled once per instance.
    */
-  seen(keyId: string): void {
+  seen(keyId: string, firstUseMs: number): void {
     const s = this.#s;
     const waits = s.storage.rotationWaits;
     if (waits === undefined || this.#seen.has(keyId)) return;
     if (this.#seen.size >= MAX_SEEN) this.#seen.delete(this.#seen.values().next().value!);
     this.#seen.add(keyId);
-    const firstUseMs = s.clock().getTime();
     callDetached(() => this.#lower(waits, keyId, firstUseMs), [], this.#failed);
   }
 

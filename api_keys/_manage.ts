@@ -335,14 +335,10 @@ export class ManageFlow {
   /**
    * The summary of tenant `tenantId`'s key `id` as `listSummaries` gives it
    * (its pool from the tenant's newest copy), or `null` for an unknown id or
-   * another tenant's key. One lookup by id.
+   * another tenant's key: `summariesOf` of the one id.
    */
   async summaryOf(tenantId: string, id: string): Promise<ApiKeySummary | null> {
-    requireNonEmptyString(tenantId, "tenantId");
-    const record = await this.#s.storage.findById(id);
-    if (record === null || record.tenantId !== tenantId) return null;
-    const [balances] = await this.#credits.keyBalances(tenantId, [record]);
-    return toSummary(record, this.#s.clock().getTime(), balances);
+    return (await this.summariesOf(tenantId, [id]))[0];
   }
 
   /**

@@ -164,8 +164,8 @@ export class UsageRecorder {
   }
 
   /**
-   * Counts an accepted request of `cost` units and its `lastUsedAt`, at `nowMs`
-   * when the caller read the clock for this request already (else read here).
+   * Counts an accepted request of `cost` units and its `lastUsedAt`, at `nowMs`:
+   * the request's one time (the service hands it; else the clock read here).
    */
   accepted(keyId: string, tenantId: string, cost = 1, nowMs?: number): void {
     const entry = this.#entry(keyId, tenantId, nowMs);
@@ -177,11 +177,17 @@ export class UsageRecorder {
   }
 
   /**
-   * Counts a refusal of the key with `code`; `keyId` `null` (an unknown
-   * prefix) counts nothing with the same work, so it costs what a stored one does.
+   * Counts a refusal of the key with `code` at `nowMs` (as `accepted`);
+   * `keyId` `null` (an unknown prefix) counts nothing with the same work, so
+   * it costs what a stored one does.
    */
-  refused(keyId: string | null, tenantId: string, code: ApiKeyUsageRefusalCode): void {
-    this.#entry(keyId, tenantId).refused[REFUSAL_INDEX[code]]++;
+  refused(
+    keyId: string | null,
+    tenantId: string,
+    code: ApiKeyUsageRefusalCode,
+    nowMs?: number,
+  ): void {
+    this.#entry(keyId, tenantId, nowMs).refused[REFUSAL_INDEX[code]]++;
   }
 
   /**
@@ -414,6 +420,28 @@ function instant(value: unknown, field: string): number {
   return ms;
 }
 
+/**
+ * Checks the window of a usage read: `granularity` `"hour"` or `"day"`,
+ * `from` and `to` valid Dates from 1970, `to` after `from` by at most 31 days
+ * by hour, 366 by day; else the `ApiKeyValidationError` naming the field.
+ * The one rule of `ApiKeysService.usage` and the admin routes' usage window.
+ * Returns `from` and `to` in epoch ms.
+ */
+export function checkUsageWindow(
+  window: Pick<ApiKeyUsageQuery, "granularity" | "from" | "to">,
+): { fromMs: number; toMs: number } {
+  const { granularity } = window;
+  if (granularity !== "hour" && granularity !== "day") {
+    fail("granularity", 'must be "hour" or "day"');
+  }
+  const fromMs = instant(window.from, "from");
+  const toMs = instant(window.to, "to");
+  if (toMs <= fromMs) fail("to", "must be after from");
+  const days = MAX_SPAN_DAYS[granularity];
+  if (toMs - fromMs > days * DAY_MS) fail("to", `must be at most ${days} days after from`);
+  return { fromMs, toMs };
+}
+
 /** The window of a usage query, validated and widened to whole buckets; the storage's access. */
 function usageWindow(
   access: UsageAccess | undefined,
@@ -424,14 +452,7 @@ function usageWindow(
   if (typeof query !== "object" || query === null) fail("query", "must be an object");
   const { keyId, granularity } = query;
   if (keyId !== undefined) requireNonEmptyString(keyId, "keyId");
-  if (granularity !== "hour" && granularity !== "day") {
-    fail("granularity", 'must be "hour" or "day"');
-  }
-  const fromMs = instant(query.from, "from");
-  const toMs = instant(query.to, "to");
-  if (toMs <= fromMs) fail("to", "must be after from");
-  const days = MAX_SPAN_DAYS[granularity];
-  if (toMs - fromMs > days * DAY_MS) fail("to", `must be at most ${days} days after from`);
+  const { fromMs, toMs } = checkUsageWindow(query);
   if (access === undefined) {
     throw new TypeError(
       "ApiKeysService.usage needs a storage with the capabilities recordUsage and readUsage",

@@ -124,6 +124,8 @@ function assertOptions(options: AuthorizeOptions): void {
 
 /** A key the verification cache does not answer: parsed, with the change feed's freshness read at its start. */
 class CacheMiss {
+  /** The wall-clock ms the storage path read (a key with an expiry), for the request's other uses. */
+  wallMs: number | undefined = undefined;
   constructor(readonly parsed: LayoutParsedKey, readonly fresh: boolean) {}
 }
 
@@ -250,9 +252,7 @@ export class VerifyFlow {
     // Set by the hit just answered (no call in between): the request's wall-clock time, if read.
     const read = this.#hitWallMs;
     this.#hitWallMs = undefined;
-    // With the default clocks: that time, else its monotonic start's, handed to the limiter too.
-    const handed = s.wallAt?.(verifyStart, read);
-    return this.#checked(answer, options, start, verifyStart, handed ?? read, handed);
+    return this.#checkedAt(answer, options, start, verifyStart, read);
   }
 
   /** `#authorize` of a key the cache does not answer: its storage path, then the request's checks. */
@@ -268,7 +268,23 @@ export class VerifyFlow {
     } catch (error) {
       throw this.#credentialRejected(error, start);
     }
-    return this.#checked(context, options, start, verifyStart);
+    return this.#checkedAt(context, options, start, verifyStart, miss.wallMs);
+  }
+
+  /**
+   * `#checked` of a request whose verification began at `verifyStart` and
+   * read the wall clock at `read`, if it did: with the default clocks, that
+   * time, else its monotonic start's, handed to the limiter too.
+   */
+  #checkedAt(
+    context: ApiKeyContext,
+    options: AuthorizeOptions,
+    start: number,
+    verifyStart: number,
+    read: number | undefined,
+  ): ApiKeyContext | Promise<ApiKeyContext> {
+    const handed = this.#s.wallAt?.(verifyStart, read);
+    return this.#checked(context, options, start, verifyStart, handed ?? read, handed);
   }
 
   /** Counts a verification failure within an authorization begun at `start`; returns `error`. */
@@ -298,7 +314,7 @@ export class VerifyFlow {
     const code = authorizationFailure(context, options);
     if (code !== undefined) {
       this.#authFailed(context.prefix, code, knownOf(context));
-      this.#refused(context, code, start);
+      this.#refused(context, code, start, verifiedAt, wallMs);
       throw apiKeyError(code);
     }
     const limits = this.#s.limits;
@@ -309,7 +325,7 @@ export class VerifyFlow {
     try {
       applied = limits.apply(context, options, nowMs);
     } catch (error) {
-      throw this.#limitFailed(context, error, start);
+      throw this.#limitFailed(context, error, start, verifiedAt, wallMs);
     }
     if (!(applied instanceof Promise)) {
       return this.#authorized(context, applied, options, start, verifiedAt, wallMs);
@@ -332,14 +348,20 @@ export class VerifyFlow {
     return applied.then(
       (limited) => this.#authorized(context, limited, options, start, verifiedAt, wallMs),
       (error) => {
-        throw this.#limitFailed(context, error, start);
+        throw this.#limitFailed(context, error, start, verifiedAt, wallMs);
       },
     );
   }
 
   /** Counts a limit check's refusal or failure (a bug: `error`); returns `error`. */
-  #limitFailed(context: ApiKeyContext, error: unknown, start: number): unknown {
-    if (error instanceof ApiKeyError) this.#refused(context, error.code, start);
+  #limitFailed(
+    context: ApiKeyContext,
+    error: unknown,
+    start: number,
+    verifiedAt: number,
+    wallMs: number | undefined,
+  ): unknown {
+    if (error instanceof ApiKeyError) this.#refused(context, error.code, start, verifiedAt, wallMs);
     else this.#authorizationMetric(start, "error", context.environment, context.tenantId);
     return error;
   }
@@ -347,8 +369,8 @@ export class VerifyFlow {
   /**
    * Records an authorized request of `context` (answered `limited`, with the
    * limits' answers): credit taps and events, a rotation's first use, usage or
-   * `lastUsedAt` (debounced from `verifiedAt`), the metric and `api_key.used`
-   * (at `wallMs` when the verification read the wall clock); returns `limited`.
+   * `lastUsedAt` (debounced from `verifiedAt`), the metric and `api_key.used`,
+   * all at the request's one time (`#timeOf`); returns `limited`.
    */
   #authorized(
     context: ApiKeyContext,
@@ -369,25 +391,41 @@ export class VerifyFlow {
       }
     }
     // A first use once: the context stays cached after it.
-    if (this.#unusedAdded > 0 && this.#unused.delete(context)) {
+    const first = this.#unusedAdded > 0 && this.#unused.delete(context);
+    const at = first || s.usage !== undefined || s.emitUsageEvents
+      ? this.#timeOf(verifiedAt, wallMs)
+      : 0;
+    if (first) {
       this.#unusedAdded--;
-      this.#firstUse.seen(context.keyId);
+      this.#firstUse.seen(context.keyId, at);
     }
-    if (s.usage !== undefined) s.usage.accepted(context.keyId, context.tenantId, cost, wallMs);
+    if (s.usage !== undefined) s.usage.accepted(context.keyId, context.tenantId, cost, at);
     else this.#touchLastUsed(context.keyId, verifiedAt);
     this.#authorizationMetric(start, "success", context.environment, context.tenantId);
-    if (s.emitUsageEvents) this.#used(limited, wallMs);
+    if (s.emitUsageEvents) this.#used(limited, at);
     return limited;
   }
 
   /**
-   * Counts a refusal of a proven key's authorization begun at `start` (usage,
-   * `api_key.authorization`, `api_key.authorization_denied`).
+   * Counts a refusal of a proven key's authorization begun at `start` (usage at
+   * the request's one time (`#timeOf`), `api_key.authorization`,
+   * `api_key.authorization_denied`).
    */
-  #refused(context: ApiKeyContext, code: ApiKeyErrorCode, start: number): void {
+  #refused(
+    context: ApiKeyContext,
+    code: ApiKeyErrorCode,
+    start: number,
+    verifiedAt: number,
+    wallMs: number | undefined,
+  ): void {
     const outcome = AUTHORIZATION_OUTCOMES[code];
     if (outcome !== undefined) {
-      this.#s.usage?.refused(context.keyId, context.tenantId, code as ApiKeyUsageRefusalCode);
+      this.#s.usage?.refused(
+        context.keyId,
+        context.tenantId,
+        code as ApiKeyUsageRefusalCode,
+        this.#timeOf(verifiedAt, wallMs),
+      );
     }
     this.#denied(code, outcome ?? "error", start, context.environment, context.tenantId);
   }
@@ -557,7 +595,12 @@ export class VerifyFlow {
       }
       // Counted in a stored key's bucket; an unknown prefix does the same work, counting nothing.
       if (recording !== "nothing") {
-        s.usage?.refused(record?.id ?? null, record?.tenantId ?? "", "api_key_invalid");
+        s.usage?.refused(
+          record?.id ?? null,
+          record?.tenantId ?? "",
+          "api_key_invalid",
+          this.#timeOf(start, undefined),
+        );
       }
       throw this.#failure(recording, start, "invalid", "api_key_invalid", prefix, environment);
     }
@@ -602,6 +645,7 @@ export class VerifyFlow {
     }
     // A key without expiry needs no wall-clock read; one that has one serves the request's other uses.
     const wallMs = expiresAtMs === Infinity ? undefined : s.clock().getTime();
+    miss.wallMs = wallMs;
     if (wallMs !== undefined && expiresAtMs <= wallMs) {
       keep("expired");
       throw this.#failure(
@@ -612,39 +656,60 @@ export class VerifyFlow {
         prefix,
         environment,
         known,
+        wallMs,
       );
     }
     if (recording === "nothing") return context;
     s.upgrade?.afterVerified(record, secret);
     // A first use may start the grace period of a rotation (handled off the request path); within
     // an authorization, only once the request is authorized (a denied one is no use).
-    if (record.lastUsedAt === null) {
-      if (recording === "check") {
-        this.#unused.add(context);
-        this.#unusedAdded++;
-      } else this.#firstUse.seen(record.id);
+    const first = record.lastUsedAt === null;
+    if (first && recording === "check") {
+      this.#unused.add(context);
+      this.#unusedAdded++;
     }
     keep();
-    return this.#verified(recording, start, context, wallMs);
+    return this.#verified(recording, start, context, wallMs, first);
   }
 
-  /** Records a verified use of `context` (see `Recording`); `wallMs`: the wall-clock time read, if one was. */
+  /**
+   * Records a verified use of `context` (see `Recording`), a key's first use
+   * when `first`, all at the request's one time (`#timeOf`); `wallMs`: the
+   * wall-clock time read, if one was.
+   */
   #verified(
     recording: Recording,
     start: number,
     context: ApiKeyContext,
     wallMs?: number,
+    first = false,
   ): ApiKeyContext {
     if (recording === "nothing") return context;
     // An authorization writes `lastUsedAt` (or counts the use) once its checks passed.
+    const use = recording !== "check";
     const usage = this.#s.usage;
-    if (recording !== "check") {
+    const event = recording === "use+event";
+    const at = use && (first || usage !== undefined || event) ? this.#timeOf(start, wallMs) : 0;
+    if (use) {
+      if (first) this.#firstUse.seen(context.keyId, at);
       if (usage === undefined) this.#touchLastUsed(context.keyId, start);
-      else usage.accepted(context.keyId, context.tenantId, 1, wallMs);
+      else usage.accepted(context.keyId, context.tenantId, 1, at);
     }
     this.#metric(start, "success", context.environment);
-    if (recording === "use+event") this.#used(context, wallMs);
+    if (event) this.#used(context, at);
     return context;
+  }
+
+  /**
+   * The one wall-clock ms of a request whose verification began at monotonic
+   * `start`, for its usage count, first use and `api_key.used`: the clock
+   * read it made (`read`), else with the default clocks its monotonic start's
+   * (`settings.wallAt`), else the service's `clock` read now. Called once per
+   * request: what takes the time takes it from that call.
+   */
+  #timeOf(start: number, read: number | undefined): number {
+    const s = this.#s;
+    return s.wallAt?.(start, read) ?? read ?? s.clock().getTime();
   }
 
   /**
@@ -686,10 +751,16 @@ export class VerifyFlow {
     prefix: string | null,
     environment: Environment | undefined,
     known?: KnownKey,
+    wallMs?: number,
   ): ApiKeyError {
     if (recording === "nothing") return apiKeyError(code);
     if (known !== undefined) {
-      this.#s.usage?.refused(known.keyId, known.tenantId, code as ApiKeyUsageRefusalCode);
+      this.#s.usage?.refused(
+        known.keyId,
+        known.tenantId,
+        code as ApiKeyUsageRefusalCode,
+        this.#timeOf(start, wallMs),
+      );
     }
     this.#report(start, outcome, code, prefix, environment, known);
     return apiKeyError(code);
@@ -715,12 +786,11 @@ export class VerifyFlow {
     s.emitEvent?.({ type: "api_key.auth_failed", at: s.clock(), prefix, code, ...known });
   }
 
-  /** Emits `api_key.used` for `context`, at `wallMs` when the request read the clock already. */
-  #used(context: ApiKeyContext, wallMs: number | undefined): void {
-    const s = this.#s;
-    s.emitEvent?.({
+  /** Emits `api_key.used` for `context` at `atMs`, the request's one time. */
+  #used(context: ApiKeyContext, atMs: number): void {
+    this.#s.emitEvent?.({
       type: "api_key.used",
-      at: wallMs === undefined ? s.clock() : new Date(wallMs),
+      at: new Date(atMs),
       keyId: context.keyId,
       tenantId: context.tenantId,
       prefix: context.prefix,

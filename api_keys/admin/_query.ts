@@ -1,16 +1,17 @@
 /**
  * Reading the admin routes' query parameters: `GET /keys`'s page (limit,
- * cursor, filters, sort), the cursor itself, and the usage window and key
- * list of `GET /usage` and `GET /keys/:id/usage`. Every parameter is
- * bounded and range-checked; a bad one throws `ApiKeyValidationError`
- * (400 `api_key_invalid_input` naming the parameter).
+ * cursor, filters, sort), the cursor itself, and the usage window (the
+ * service's rule) and key list of `GET /usage` and `GET /keys/:id/usage`.
+ * Every parameter is bounded and range-checked; a bad one throws
+ * `ApiKeyValidationError` (400 `api_key_invalid_input` naming the parameter).
  *
  * @module
  */
 import { fail } from "../_input.ts";
+import { checkUsageWindow } from "../_usage.ts";
 import type { ApiKeyPageSort, ApiKeyPageStatus, ListApiKeyPageOptions } from "../storage/types.ts";
 import type { PagePosition } from "../storage/_paging.ts";
-import { MAX_KEYS_PER_READ } from "../storage/_access.ts";
+import { keyIdsProblem, MAX_KEYS_PER_READ } from "../storage/_access.ts";
 import type { Environment } from "../types.ts";
 import { MAX_API_KEY_NAME_LENGTH } from "../types.ts";
 import { oneOf, queryInstant } from "./_body.ts";
@@ -24,9 +25,8 @@ export const DEFAULT_PAGE_SIZE = 25;
 export const MAX_PAGE_SIZE = 100;
 const MAX_CURSOR_LENGTH = 1_024;
 const MAX_ID_LENGTH = 200;
-const HOUR_MS = 3_600_000;
-const DAY_MS = 24 * HOUR_MS;
-const MAX_USAGE_SPAN_MS = 31 * DAY_MS;
+/** The default usage window: a day. */
+const DAY_MS = 86_400_000;
 
 const STATUSES: readonly KeyStatusFilter[] = ["active", "rotating", "expired", "revoked", "all"];
 const SORTS: readonly KeySort[] = ["created_desc", "created_asc", "name_asc", "last_used_desc"];
@@ -131,7 +131,10 @@ export function listQuery(query: QueryOf): ListQuery {
   };
 }
 
-/** A usage read's window: `granularity` (default `hour`), `from` and `to` (default the last 24 hours, at most 31 days). */
+/**
+ * A usage read's window: `granularity` (default `hour`), `from` and `to`
+ * (default the last 24 hours; at most 31 days by hour, 366 by day).
+ */
 export interface UsageWindow {
   /** Bucket size. */
   granularity: "hour" | "day";
@@ -141,29 +144,34 @@ export interface UsageWindow {
   to: Date;
 }
 
-/** Reads `granularity`, `from` and `to` (`to` defaults to `now`, `from` to a day before `to`). */
+/**
+ * Reads `granularity`, `from` and `to` (`to` defaults to `now`, `from` to a
+ * day before `to`), checked by the service's rule (`checkUsageWindow`).
+ */
 export function usageWindow(query: QueryOf, now: Date): UsageWindow {
   const granularity = oneOf(param(query, "granularity"), ["hour", "day"], "hour", "granularity");
   const to = queryInstant(param(query, "to"), now, "to");
   const from = queryInstant(param(query, "from"), new Date(to.getTime() - DAY_MS), "from");
-  const span = to.getTime() - from.getTime();
-  if (!(span > 0 && span <= MAX_USAGE_SPAN_MS)) {
-    fail("from", "must be before to, at most 31 days before");
-  }
+  checkUsageWindow({ granularity, from, to });
   return { granularity, from, to };
 }
 
-/** Reads `keys`: 1 to 100 distinct key ids, comma-separated. */
+/**
+ * Reads `keys`: 1 or more key ids of 1 to 200 characters, comma-separated,
+ * as one read of several keys takes them (`keyIdsProblem`: distinct, at
+ * most `MAX_KEYS_PER_READ`).
+ */
 export function usageKeys(query: QueryOf): string[] {
   const raw = param(query, "keys");
-  const ids = raw === undefined || raw.length > MAX_KEYS_PER_READ * (MAX_ID_LENGTH + 1)
-    ? []
-    : raw.split(",");
-  if (
-    ids.length === 0 || ids.length > MAX_KEYS_PER_READ || new Set(ids).size !== ids.length ||
-    !ids.every((id) => id !== "" && id.length <= MAX_ID_LENGTH)
-  ) {
-    fail("keys", `must be 1 to ${MAX_KEYS_PER_READ} distinct key ids, comma-separated`);
+  // Bounded before it is split: the most ids, each at its longest, with their commas.
+  if (raw === undefined || raw.length > MAX_KEYS_PER_READ * (MAX_ID_LENGTH + 1)) {
+    fail("keys", `must be 1 to ${MAX_KEYS_PER_READ} key ids, comma-separated`);
   }
+  const ids = raw.split(",");
+  if (!ids.every((id) => id !== "" && id.length <= MAX_ID_LENGTH)) {
+    fail("keys", `must be key ids of 1 to ${MAX_ID_LENGTH} characters, comma-separated`);
+  }
+  const problem = keyIdsProblem(ids);
+  if (problem !== undefined) fail("keys", problem);
   return ids;
 }

@@ -115,11 +115,22 @@ const CAPABILITIES: readonly {
  */
 export const MAX_KEYS_PER_READ = 100;
 
-/** `ids` of one read of several keys: distinct, at most `MAX_KEYS_PER_READ`; else a `TypeError`. */
+/**
+ * What is wrong with `ids` as the ids of one read of several keys, or
+ * `undefined` when they are distinct and at most `MAX_KEYS_PER_READ`: the one
+ * rule. Callers wrap the problem in their own error (a `TypeError` here, the
+ * admin routes' 400 naming `keys`).
+ */
+export function keyIdsProblem(ids: readonly string[]): string | undefined {
+  return ids.length > MAX_KEYS_PER_READ || new Set(ids).size !== ids.length
+    ? `must be at most ${MAX_KEYS_PER_READ} distinct key ids`
+    : undefined;
+}
+
+/** `ids` of one read of several keys (see `keyIdsProblem`); else a `TypeError`. */
 function assertKeyIds(ids: readonly string[]): void {
-  if (ids.length > MAX_KEYS_PER_READ || new Set(ids).size !== ids.length) {
-    throw new TypeError(`ids must be at most ${MAX_KEYS_PER_READ} distinct key ids`);
-  }
+  const problem = keyIdsProblem(ids);
+  if (problem !== undefined) throw new TypeError(`ids ${problem}`);
 }
 
 /**

@@ -670,6 +670,119 @@ describe("ApiKeysService with the usage option", () => {
     assert.deepEqual([hour.accepted, hour.cost], [1, 7]);
   });
 
+  it("every request counts at its one clock read: an injected clock stepping an hour at each read is read once per request (verify, authorize, cache hit and miss, first use, each refusal), and its count lands in that hour", async () => {
+    let now = T0;
+    let stepping = false;
+    const reads: number[] = [];
+    const clock = () => {
+      const at = now;
+      if (stepping) {
+        reads.push(at);
+        now += HOUR;
+      }
+      return new Date(at);
+    };
+    const limiter = createRateLimiter({ store: createMemoryRateLimitStore(), logger: () => {} });
+    // No event sink: events read the clock for their own `at`.
+    const { service, storage } = makeService({
+      clock,
+      onEvent: undefined,
+      usage: { flushIntervalMs: HOUR },
+      limiter,
+    });
+    const names = new Map<string, string>();
+    const create = async (name: string, more: Record<string, unknown> = {}) => {
+      const created = await service.create({ tenantId: "t1", name, scopes: READ_ORDERS, ...more });
+      names.set(created.id, name);
+      return created.key;
+    };
+    const lasting = { expiresAt: new Date(T0 + 1_000 * 24 * HOUR) };
+    const plain = await create("plain");
+    const dated = await create("dated", lasting);
+    const unusedHit = await create("unused", lasting);
+    const unusedScope = await create("unused-scope", lasting);
+    const limited = await create("limited", {
+      ...lasting,
+      rateLimits: [{ name: "api", limit: 1, windowMs: HOUR }],
+    });
+    const expiring = await create("expiring", { expiresAt: new Date(T0 + HOUR / 2) });
+    const revoked = await create("revoked", lasting);
+    await service.revoke([...names].find(([, name]) => name === "revoked")![0]);
+    const impostor = generateKey({ environment: "live" });
+    const stored = (await storage.findById([...names].find(([, name]) => name === "dated")![0]))!;
+    await storage.insert({ ...stored, id: "impostor", prefix: impostor.prefix });
+    names.set("impostor", "impostor");
+    now = T0 + HOUR;
+    stepping = true;
+    const write = { requiredScope: { resource: "orders", level: "write" as const } };
+    const cases: [string, () => Promise<unknown>, string | null][] = [
+      ["verify, miss", () => service.verify(plain), "plain accepted"],
+      ["verify, hit", () => service.verify(plain), "plain accepted"],
+      ["verify with expiry, miss", () => service.verify(dated), "dated accepted"],
+      ["verify with expiry, hit", () => service.verify(dated), "dated accepted"],
+      ["authorize, hit", () => service.authorize(plain), "plain accepted"],
+      ["authorize with expiry, hit", () => service.authorize(dated), "dated accepted"],
+      ["authorize, miss, first use", () => service.authorize(unusedHit), "unused accepted"],
+      [
+        "authorize with expiry, scope refused, hit",
+        () => service.authorize(dated, write),
+        "dated api_key_scope_insufficient",
+      ],
+      [
+        "authorize with expiry, scope refused, miss",
+        () => service.authorize(unusedScope, write),
+        "unused-scope api_key_scope_insufficient",
+      ],
+      [
+        "authorize, environment refused",
+        () => service.authorize(plain, { requiredEnvironment: "test" }),
+        "plain api_key_environment_mismatch",
+      ],
+      ["authorize with a limit, miss", () => service.authorize(limited), "limited accepted"],
+      [
+        "authorize with a limit, refused",
+        () => service.authorize(limited),
+        "limited api_key_rate_limited",
+      ],
+      ["verify expired, miss", () => service.verify(expiring), "expiring api_key_expired"],
+      ["verify expired, hit", () => service.verify(expiring), "expiring api_key_expired"],
+      ["authorize expired", () => service.authorize(expiring), "expiring api_key_expired"],
+      ["verify revoked, miss", () => service.verify(revoked), "revoked api_key_revoked"],
+      ["verify revoked, hit", () => service.verify(revoked), "revoked api_key_revoked"],
+      ["authorize revoked", () => service.authorize(revoked), "revoked api_key_revoked"],
+      ["verify, wrong secret", () => service.verify(impostor.raw), "impostor api_key_invalid"],
+      [
+        "verify, unknown prefix",
+        () => service.verify(generateKey({ environment: "live" }).raw),
+        null,
+      ],
+    ];
+    const expected = new Map<string, number>();
+    const readsOf: string[] = [];
+    for (const [label, run, counted] of cases) {
+      const before = reads.length;
+      await run().catch(() => {});
+      const during = reads.slice(before);
+      readsOf.push(`${label}: ${during.length}`);
+      if (counted !== null) expected.set(`${new Date(during[0]).toISOString()} ${counted}`, 1);
+    }
+    // One read per request: counted (the unknown prefix costs what a stored key does).
+    assert.deepEqual(readsOf, cases.map(([label]) => `${label}: 1`));
+    stepping = false;
+    await service.close();
+    const actual = new Map<string, number>();
+    const window = { from: new Date(T0), to: new Date(now), granularity: "hour" as const };
+    for (const [keyId, name] of names) {
+      for (const hour of await service.usage("t1", { keyId, ...window })) {
+        const counts = { accepted: hour.accepted, ...hour.refused };
+        for (const [outcome, n] of Object.entries(counts)) {
+          if (n > 0) actual.set(`${hour.start.toISOString()} ${name} ${outcome}`, n);
+        }
+      }
+    }
+    assert.deepEqual(new Map([...actual].sort()), new Map([...expected].sort()));
+  });
+
   it("close() resolves at once without the option; the option needs the capability", async () => {
     const { service } = makeService();
     await service.close();

@@ -9,6 +9,7 @@ import {
   usageWindow,
 } from "../../../api_keys/admin/_query.ts";
 import { ApiKeyValidationError } from "../../../api_keys/errors.ts";
+import { keyIdsProblem } from "../../../api_keys/storage/_access.ts";
 
 const query = (params: Record<string, string>) => (name: string) => params[name] ?? null;
 
@@ -124,9 +125,16 @@ describe("api_keys/admin/_query.ts", () => {
         String(keys).slice(0, 20),
       );
     }
+    // The count and distinctness are the storage's one rule, its problem in the 400.
+    for (const keys of [["a", "a"], [...hundred, "k100"]]) {
+      assert.throws(
+        () => usageKeys(query({ keys: keys.join(",") })),
+        { message: `Invalid keys: ${keyIdsProblem(keys)}` },
+      );
+    }
   });
 
-  it("usageWindow: the last 24 hours by hour by default; at most 31 days, from before to", () => {
+  it("usageWindow: the last 24 hours by hour by default; the service's rule: at most 31 days by hour, 366 by day, from before to", () => {
     const now = new Date("2030-01-10T00:00:00.000Z");
     assert.deepEqual(usageWindow(query({}), now), {
       granularity: "hour",
@@ -138,9 +146,17 @@ describe("api_keys/admin/_query.ts", () => {
       now,
     );
     assert.equal(day.granularity, "day");
+    const year = { granularity: "day", from: "2029-01-10T00:00:00Z" };
+    assert.equal(usageWindow(query(year), now).from.toISOString(), "2029-01-10T00:00:00.000Z");
     refuses(() => usageWindow(query({ granularity: "minute" }), now), "granularity", "minute");
-    refuses(() => usageWindow(query({ from: "2029-12-01T00:00:00Z" }), now), "from", "too long");
-    refuses(() => usageWindow(query({ from: now.toISOString() }), now), "from", "empty window");
+    refuses(() => usageWindow(query({ from: "2029-12-01T00:00:00Z" }), now), "to", "too long");
+    refuses(
+      () => usageWindow(query({ granularity: "day", from: "2029-01-08T00:00:00Z" }), now),
+      "to",
+      "over 366 days",
+    );
+    refuses(() => usageWindow(query({ from: now.toISOString() }), now), "to", "empty window");
+    refuses(() => usageWindow(query({ from: "1969-12-31T00:00:00Z" }), now), "from", "1969");
     refuses(() => usageWindow(query({ to: "yesterday" }), now), "to", "not an instant");
   });
 });

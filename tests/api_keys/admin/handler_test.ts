@@ -769,6 +769,38 @@ describe("createApiKeysAdminHandler", () => {
     }
   });
 
+  it("usage window: the service's rule on both routes (granularity=day up to 366 days, hour up to 31); past it a 400 naming to", async () => {
+    const { call, clocks, admin, reader } = await setup({}, new InMemoryApiKeyStorage(), {
+      usage: true,
+    });
+    const ago = (days: number) => new Date(clocks.now - days * 24 * HOUR).toISOString();
+    const to = new Date(clocks.now).toISOString();
+    const routes: [string, Record<string, string>][] = [
+      [`/keys/${reader.id}/usage`, {}],
+      ["/usage", { keys: `${admin.id},${reader.id}` }],
+    ];
+    for (const [path, keys] of routes) {
+      const ask = (granularity: string, days: number) =>
+        call("GET", path, { query: { ...keys, granularity, from: ago(days), to } });
+      for (const [granularity, days] of [["day", 200], ["day", 366], ["hour", 31]] as const) {
+        const answer = (await ask(granularity, days))!;
+        assert.equal(answer.status, 200, `${path} ${granularity} ${days} days: ${answer.body}`);
+        assert.equal(answer.json.from, ago(days));
+      }
+      for (const [granularity, days] of [["day", 367], ["hour", 32], ["day", 0]] as const) {
+        const answer = (await ask(granularity, days))!;
+        assert.equal(answer.status, 400, `${path} ${granularity} ${days} days`);
+        assert.equal(answer.json.error.code, "api_key_invalid_input");
+        assert.equal(answer.json.error.details.field, "to", `${path} ${granularity} ${days} days`);
+      }
+      const before1970 = (await call("GET", path, {
+        query: { ...keys, granularity: "day", from: "1969-12-01T00:00:00Z", to: ago(0) },
+      }))!;
+      assert.equal(before1970.status, 400);
+      assert.equal(before1970.json.error.details.field, "from");
+    }
+  });
+
   it("usage of a page: one request for up to 100 keys of the tenant, each allowed by canManage", async () => {
     const { call: plain, reader } = await setup();
     assert.equal((await plain("GET", "/usage", { query: { keys: reader.id } }))!.status, 501);
