@@ -184,21 +184,65 @@ async function tableWork(client: pg.Client): Promise<Record<string, number>> {
 }
 
 /**
- * The PostgreSQL store on one connection: each measured check in a transaction
- * of its own. The connection plans without sequential scans, hash or merge
- * joins: the test asks what the SQL reads by its keys, whatever the tables'
- * statistics. Left to them, the planner reads a table it believes holds a few
- * rows whole (a sequential scan, or a whole index joined to a batch's rows),
- * and PL/pgSQL keeps that plan for the session until the table is analyzed
- * again: after `ANALYZE` of the empty tables, a check read 42 rows among 10
- * more subjects and 30,015 among 10,000.
+ * A schema of its own holding what every migration of prisma/migrations
+ * creates (applied in order, as scripts/start_postgres.sh applies them to the
+ * database), its tables analyzed while empty and never again (autovacuum off
+ * for them): the statistics of a new database, which tell the planner each
+ * table holds no row. Dropped by `drop()`.
+ */
+async function migratedSchema(): Promise<{ schema: string; drop(): Promise<void> }> {
+  const schema = `constant_work_${crypto.randomUUID().replaceAll("-", "")}`;
+  const admin = new pg.Client({ connectionString: DATABASE_URL });
+  await admin.connect();
+  const drop = async () => {
+    try {
+      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    } finally {
+      await admin.end();
+    }
+  };
+  try {
+    await admin.query(`CREATE SCHEMA ${schema}; SET search_path TO ${schema}`);
+    const folder = new URL("../../prisma/migrations/", import.meta.url);
+    const migrations = [];
+    for await (const entry of Deno.readDir(folder)) {
+      if (entry.isDirectory) migrations.push(entry.name);
+    }
+    for (const migration of migrations.sort()) {
+      await admin.query(await Deno.readTextFile(new URL(`${migration}/migration.sql`, folder)));
+    }
+    for (const table of ["rate_limit_buckets", "credit_balances"]) {
+      await admin.query(`ALTER TABLE ${table} SET (autovacuum_enabled = false)`);
+      await admin.query(`ANALYZE ${table}`);
+    }
+  } catch (error) {
+    await drop();
+    throw error;
+  }
+  return { schema, drop };
+}
+
+/**
+ * The PostgreSQL store on one connection, on a schema of its own
+ * (`migratedSchema`: its tables analyzed empty), each measured check in a
+ * transaction of its own. The connection plans as any other (no planner
+ * setting of its own), from those statistics: what the SQL reads must be
+ * found by its keys whatever the statistics say. (Left to statistics that say
+ * a table holds a few rows, the planner reads it whole, a sequential scan or
+ * a whole index joined to a batch's rows, and PL/pgSQL keeps that plan for
+ * the session: a check read 42 rows among 10 more subjects and 30,015 among
+ * 10,000 until migration 0024.)
  */
 async function postgresProbe(): Promise<Probe> {
+  const { schema, drop } = await migratedSchema();
   const client = new pg.Client({
     connectionString: DATABASE_URL,
-    options: "-c enable_seqscan=off -c enable_hashjoin=off -c enable_mergejoin=off",
+    options: `-c search_path=${schema}`,
   });
-  await client.connect();
+  await client.connect().catch(async (error) => {
+    await drop();
+    throw error;
+  });
   let sent = 0;
   const counted = {
     query: (text: Parameters<pg.Client["query"]>[0], values?: unknown[]) => (
@@ -236,7 +280,10 @@ async function postgresProbe(): Promise<Probe> {
       );
       return Number(rows[0].n);
     },
-    close: () => client.end(),
+    async close() {
+      await client.end();
+      await drop();
+    },
   };
 }
 
