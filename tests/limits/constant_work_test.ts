@@ -167,12 +167,12 @@ async function redisProbe(own: OwnRedis): Promise<Probe> {
   };
 }
 
-/** Rows read and written per table inside this transaction so far (`pg_stat_xact_user_tables`). */
+/** Rows read and written per table of the current schema inside this transaction so far (`pg_stat_xact_user_tables`). */
 async function tableWork(client: pg.Client): Promise<Record<string, number>> {
   const { rows } = await client.query(
     `SELECT relname::text AS table, seq_scan, seq_tup_read, coalesce(idx_scan, 0) AS idx_scan,
        coalesce(idx_tup_fetch, 0) AS idx_tup_fetch, n_tup_ins, n_tup_upd, n_tup_del
-     FROM pg_stat_xact_user_tables`,
+     FROM pg_stat_xact_user_tables WHERE schemaname = current_schema()`,
   );
   const out: Record<string, number> = {};
   for (const { table, ...counts } of rows) {
