@@ -187,8 +187,10 @@ async function tableWork(client: pg.Client): Promise<Record<string, number>> {
  * A schema of its own holding what every migration of prisma/migrations
  * creates (applied in order, as scripts/start_postgres.sh applies them to the
  * database), its tables analyzed while empty and never again (autovacuum off
- * for them): the statistics of a new database, which tell the planner each
- * table holds no row. Dropped by `drop()`.
+ * for them): the statistics that mislead the planner most, those of a table
+ * whose every row was deleted (`deleteExpired()` after a quiet hour) when it
+ * was analyzed. They say the table holds no row on however many pages, so the
+ * planner believes it holds one row whatever it grows to. Dropped by `drop()`.
  */
 async function migratedSchema(): Promise<{ schema: string; drop(): Promise<void> }> {
   const schema = `constant_work_${crypto.randomUUID().replaceAll("-", "")}`;
@@ -211,8 +213,16 @@ async function migratedSchema(): Promise<{ schema: string; drop(): Promise<void>
     for (const migration of migrations.sort()) {
       await admin.query(await Deno.readTextFile(new URL(`${migration}/migration.sql`, folder)));
     }
+    await admin.query(
+      `INSERT INTO rate_limit_buckets (subject, name, window_ms, head, counts, expires_at)
+         SELECT 'gone' || i, 'api', 1, 0, array_fill(0::BIGINT, ARRAY[11]), now()
+         FROM generate_series(1, 1000) i;
+       INSERT INTO credit_balances (subject, name, balance, as_of)
+         SELECT 'gone' || i, 'c', 0, 0 FROM generate_series(1, 1000) i`,
+    );
     for (const table of ["rate_limit_buckets", "credit_balances"]) {
       await admin.query(`ALTER TABLE ${table} SET (autovacuum_enabled = false)`);
+      await admin.query(`DELETE FROM ${table}`);
       await admin.query(`ANALYZE ${table}`);
     }
   } catch (error) {
