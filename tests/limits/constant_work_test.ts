@@ -22,7 +22,12 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import pg from "pg";
 import { createPostgresRateLimitStore } from "../../rate_limits/postgres/mod.ts";
-import type { CounterResult, RateLimitCounter, RateLimitStore } from "../../rate_limits/store.ts";
+import type {
+  CounterResult,
+  CreditCounter,
+  RateLimitCounter,
+  RateLimitStore,
+} from "../../rate_limits/store.ts";
 import {
   checkOnce,
   connectRedis,
@@ -48,6 +53,8 @@ interface Probe {
     counters: readonly RateLimitCounter[],
     checks?: number,
   ): Promise<{ work: Work; allowed: boolean[] }>;
+  /** What `run` (calls of `store`) made the server do. */
+  workOf(run: () => Promise<unknown>): Promise<Work>;
   /** The size in bytes of each entry the server holds for `subject` (counters and balances), in a fixed order. */
   footprint(subject: string): Promise<number[]>;
   /** Entries the server holds in all (keys, or rows of counters and balances). */
@@ -100,6 +107,15 @@ async function checkAll(
   return results.at(-1) ?? assert.fail("the batch's deadline passed");
 }
 
+/** What one check (or a batch of `checks`) of `counters` made `probe`'s server do, with its answers' `allowed`. */
+async function checkWork(probe: Probe, counters: readonly RateLimitCounter[], checks = 1) {
+  let answers: readonly CounterResult[] = [];
+  const work = await probe.workOf(async () => {
+    answers = await checkAll(probe.store, counters, checks);
+  });
+  return { work, allowed: answers.map((a) => a.allowed) };
+}
+
 /** Makes `n` subjects active: one check of `counters(subject)` each, 500 checks a batch. */
 async function activate(
   store: RateLimitStore,
@@ -140,15 +156,16 @@ async function redisProbe(own: OwnRedis): Promise<Probe> {
   const real = await openStore("redis", own.url, 1);
   const admin = await connectRedis(own.url);
   const stats = async () => commandCalls(await admin.info("commandstats"));
-  return {
+  const probe: Probe = {
     store: real.store,
-    async work(counters, checks = 1) {
+    work: (counters, checks) => checkWork(probe, counters, checks),
+    async workOf(run) {
       const [calls, sent] = [await stats(), real.sent()];
-      const answers = await checkAll(real.store, counters, checks);
+      await run();
       const roundTrips = real.sent() - sent;
       const commands = diff(calls, await stats());
       delete commands.info; // the test's own INFO
-      return { work: { roundTrips, commands }, allowed: answers.map((a) => a.allowed) };
+      return { roundTrips, commands };
     },
     async footprint(subject) {
       // Ordered by what follows the subject (the counter's or balance's name).
@@ -165,6 +182,7 @@ async function redisProbe(own: OwnRedis): Promise<Probe> {
       await real.close();
     },
   };
+  return probe;
 }
 
 /** Rows read and written per table of the current schema inside this transaction so far (`pg_stat_xact_user_tables`). */
@@ -261,16 +279,17 @@ async function postgresProbe(): Promise<Probe> {
   } as Parameters<typeof createPostgresRateLimitStore>[0]["pool"];
   const store = createPostgresRateLimitStore({ pool: counted, logger: () => {} });
   await checkOnce(store, countersOf(freshSubject("warm"), 10, true)); // the clock read, prepared statements
-  return {
+  const probe: Probe = {
     store,
-    async work(counters, checks = 1) {
+    work: (counters, checks) => checkWork(probe, counters, checks),
+    async workOf(run) {
       await client.query("BEGIN");
       try {
         const [tables, before] = [await tableWork(client), sent];
-        const answers = await checkAll(store, counters, checks);
+        await run();
         const statements = sent - before;
         const rows = diff(tables, await tableWork(client));
-        return { work: { statements, rows }, allowed: answers.map((a) => a.allowed) };
+        return { statements, rows };
       } finally {
         await client.query("COMMIT");
       }
@@ -295,6 +314,7 @@ async function postgresProbe(): Promise<Probe> {
       await drop();
     },
   };
+  return probe;
 }
 
 /** How far apart the sizes of one entry may be: Redis writes numbers as digits (1 vs 10000). */
@@ -380,10 +400,24 @@ for (const kind of await readyStores("constant work per check")) {
         const measure = async () => {
           const subject = freshSubject("among");
           await consume(probe.store, countersOf(subject, 1e9, credits), 1);
-          return [
+          const checks = [
             (await probe.work(countersOf(subject, 1e9, credits))).work,
             (await probe.work(countersOf(subject, 1e9, credits), 2)).work,
           ];
+          if (!credits) return checks;
+          // A balance read (one held, one not) and changed: one row each too.
+          const [, balance] = countersOf(subject, 1e9, true) as [unknown, CreditCounter];
+          const { store } = probe;
+          const read = async () => {
+            const read = await store.readCredits!([balance, { ...balance, subject: "none" }]);
+            assert.deepEqual(read.map((r) => r === null), [false, true]);
+          };
+          const change = async () => {
+            assert.ok(await store.changeCredits!(balance, { add: 1 }, Date.now() + 30_000));
+          };
+          await read(); // each script loaded (Redis: EVALSHA from then on)
+          await change();
+          return [...checks, await probe.workOf(read), await probe.workOf(change)];
         };
         const start = await probe.entries();
         await activate(probe.store, 10, (s) => countersOf(s, 1e9, credits));
