@@ -191,6 +191,8 @@ describe("architecture", () => {
   for (
     const core of [
       "api_keys/",
+      "api_keys/metering/",
+      "api_keys/verify/",
       "api_keys/storage/",
       "api_keys/leaks/",
       "api_keys/admin/",
@@ -219,6 +221,8 @@ describe("architecture", () => {
   it("only ./safe-response/openapi imports @nestjs/swagger (an optional peer)", () => {
     const dirs = [
       "api_keys/",
+      "api_keys/metering/",
+      "api_keys/verify/",
       "api_keys/storage/",
       "api_keys/leaks/",
       "api_keys/admin/",
@@ -239,7 +243,7 @@ describe("architecture", () => {
   it("the Fetch bindings import no npm package, and ./api-keys/fetch nothing of safe-response", () => {
     for (const file of sourceFiles("api_keys/fetch/")) {
       for (const specifier of importsOf(file)) {
-        assert.match(specifier, /^\.\.?\/((leaks|admin)\/)?[\w.]+\.ts$/, file);
+        assert.match(specifier, /^\.\.?\/((leaks|admin|metering)\/)?[\w.]+\.ts$/, file);
       }
     }
     for (const file of sourceFiles("safe_response/fetch/")) {
@@ -260,9 +264,14 @@ describe("architecture", () => {
   });
 
   it("the api-keys core imports only @noble/hashes (the hashers, the counter subjects) from npm", () => {
-    const core = ["api_keys/", "api_keys/storage/", "api_keys/leaks/", "api_keys/admin/"].flatMap((
-      d,
-    ) => sourceFiles(d));
+    const core = [
+      "api_keys/",
+      "api_keys/metering/",
+      "api_keys/verify/",
+      "api_keys/storage/",
+      "api_keys/leaks/",
+      "api_keys/admin/",
+    ].flatMap((d) => sourceFiles(d));
     const external = core.flatMap(importsOf).filter((s) => !s.startsWith("."));
     assert.deepEqual([...new Set(external.map((s) => s.split("/")[0]))].sort(), ["@noble"]);
     const noble = core.filter((file) =>
