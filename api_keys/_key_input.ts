@@ -13,7 +13,7 @@ import {
 } from "./_input.ts";
 import { normalizeAllowedIpCidrs } from "./ip_allowlist.ts";
 import { flattenScopes } from "./scopes.ts";
-import { keyRateLimits } from "./_limits.ts";
+import { keyRateLimits } from "./metering/_limits.ts";
 import {
   type ApiKeyGraceStart,
   type CreateApiKeyInput,

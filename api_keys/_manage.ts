@@ -7,13 +7,13 @@
  * @module
  */
 import { ApiKeyOperationError, ApiKeyPrefixCollisionError, ApiKeyStorageError } from "./errors.ts";
-import type { CreditBook, KeyBalances } from "./_credits.ts";
+import type { CreditBook, KeyBalances } from "./metering/_credits.ts";
 import { createdEvent } from "./events.ts";
-import { requireRotationWaits } from "./_first_use.ts";
+import { requireRotationWaits } from "./verify/_first_use.ts";
 import { fail, requireNonEmptyString } from "./_input.ts";
 import { validateCreateInput, validateListOptions, validateRotateInput } from "./_key_input.ts";
 import { generateKey } from "./key_format.ts";
-import { assertTenantSharedPolicies, creditPartsOf } from "./_limits.ts";
+import { assertTenantSharedPolicies, creditPartsOf } from "./metering/_limits.ts";
 import { statusOf } from "./storage/_paging.ts";
 import { newRecordId } from "./_uuid_v7.ts";
 import type { Settings } from "./_settings.ts";

@@ -8,7 +8,7 @@
  */
 import type { ApiKeyAuditOptions } from "./audit/types.ts";
 import type { ApiKeyChangeFeed } from "./change_feed.ts";
-import type { ApiKeyUsageOptions } from "./usage.ts";
+import type { ApiKeyUsageOptions } from "./metering/usage.ts";
 
 /** Largest `maxStalenessMs`: the longest cache TTL, in ms. */
 export const MAX_MAX_STALENESS_MS = 60_000;

@@ -10,7 +10,7 @@ import type { ApiKeyEvent } from "./events.ts";
 import type { KeyLayouts } from "./key_format.ts";
 import type { Dispatch } from "./_sinks.ts";
 import type { AuditContext } from "./audit/types.ts";
-import type { ApiKeyUsageBucket, ApiKeyUsageQuery } from "./usage.ts";
+import type { ApiKeyUsageBucket, ApiKeyUsageQuery } from "./metering/usage.ts";
 import type { ApiKeyContext, ApiKeySummary } from "./types.ts";
 import type { ListApiKeyPageOptions } from "./storage/types.ts";
 

@@ -1,7 +1,7 @@
 /**
  * The compiled settings of `ApiKeysService`: built and validated once, at
  * construction, from `ApiKeysServiceOptions`, and passed to the two flows
- * (`_verify.ts`, `_manage.ts`). Peppers are parsed once (by the hasher), the
+ * (`verify/_verify.ts`, `_manage.ts`). Peppers are parsed once (by the hasher), the
  * storage is wrapped once (deadline, record validation, capabilities), the
  * sinks are wrapped once (contained, never awaited). The parts of the
  * options `usage`, `feed` and `audit` (their options checked here) and the
@@ -25,17 +25,17 @@ import {
   DEFAULT_API_KEY_NAMESPACE,
   type KeyLayouts,
 } from "./key_format.ts";
-import { VerificationCache } from "./_cache.ts";
-import type { FeedFollower } from "./_fleet.ts";
-import { HashUpgrade, validateRetiredVersions } from "./_legacy.ts";
+import { VerificationCache } from "./verify/_cache.ts";
+import type { FeedFollower } from "./verify/_fleet.ts";
+import { HashUpgrade, validateRetiredVersions } from "./verify/_legacy.ts";
 import type { ApiKeyTaps } from "../telemetry/_taps.ts";
 import { callDetached, createDispatcher, type Dispatch, warnOnce } from "./_sinks.ts";
 import { StorageAccess } from "./storage/_access.ts";
 import { compileTtlPolicy, type ExpiryResolver } from "./_ttl_policy.ts";
 import type { ApiKeysServiceOptions, ApiKeyVerificationCacheOptions } from "./service_options.ts";
 import type { ApiKeyTtlPolicy } from "./types.ts";
-import { buildLimits, type RequestLimits } from "./_limits.ts";
-import type { UsageRecorder } from "./_usage.ts";
+import { buildLimits, type RequestLimits } from "./metering/_limits.ts";
+import type { UsageRecorder } from "./metering/_usage.ts";
 import type { AuditLog } from "./audit/_log.ts";
 import { auditOptions, feedOptions, MAX_MAX_STALENESS_MS, usageOptions } from "./_options.ts";
 
@@ -388,9 +388,9 @@ export function compileSettings(options: unknown): Settings {
   const taps: ApiKeyTaps = {};
   const load = async () => {
     const [fleetCode, auditCode, usageCode] = await Promise.all([
-      feed && import("./_fleet.ts"),
+      feed && import("./verify/_fleet.ts"),
       refusals !== undefined ? import("./audit/_log.ts") : undefined,
-      usage && import("./_usage.ts"),
+      usage && import("./metering/_usage.ts"),
       storage.loaded(),
     ]);
     const audit = auditCode && storage.audit &&

@@ -22,7 +22,7 @@ let loading: Promise<Sha256> | undefined;
  * The library's one home of `@noble/hashes`' SHA-256 outside `Sha256Hasher`,
  * loaded on first need rather than at import (issue 41: `./api-keys/nest`
  * stays light): the legacy schemes here, and the counter subjects too long to
- * keep readable (`_limits.ts`, which starts the load with a limiter).
+ * keep readable (`metering/_limits.ts`, which starts the load with a limiter).
  * Internal: not exported by the entry point.
  *
  * @example

@@ -152,7 +152,7 @@ export {
   type ApiKeyVerificationCacheOptions,
 } from "./service_options.ts";
 export { ApiKeysService } from "./service.ts";
-export type { ApiKeyRateLimitResolver } from "./_limits.ts";
+export type { ApiKeyRateLimitResolver } from "./metering/_limits.ts";
 export {
   API_KEY_USAGE_REFUSALS,
   type ApiKeyUsageBucket,
@@ -164,7 +164,7 @@ export {
   type ApiKeyUsageReadQuery,
   type ApiKeyUsageRefusalCode,
   type ApiKeyUsageRow,
-} from "./usage.ts";
+} from "./metering/usage.ts";
 export { createTestKey, type CreateTestKeyResult } from "./test_key.ts";
 export type {
   ApiKeyAuditOptions,

@@ -5,11 +5,11 @@
  * @module
  */
 import type { ExpiryJob } from "./_expiry.ts";
-import type { CreditBook } from "./_credits.ts";
+import type { CreditBook } from "./metering/_credits.ts";
 import { checkPersistInterval } from "./_options.ts";
 import type { CreditChange, RateLimiter } from "../rate_limits/mod.ts";
 import type { ApiKeyHeaderReader } from "./extract_api_key.ts";
-import { checkReady, hashReport } from "./_legacy.ts";
+import { checkReady, hashReport } from "./verify/_legacy.ts";
 import type { ManageFlow } from "./_manage.ts";
 import type { ApiKeysServiceOptions } from "./service_options.ts";
 import { registerTaps } from "../telemetry/_taps.ts";
@@ -32,10 +32,10 @@ import type {
   RotateApiKeyInput,
   RotateApiKeyResult,
 } from "./types.ts";
-import type { VerifyFlow } from "./_verify.ts";
+import type { VerifyFlow } from "./verify/_verify.ts";
 import { attachServiceHooks, type ServiceHooks } from "./_service_hooks.ts";
 import { loadSha256 } from "./hasher.ts";
-import type { ApiKeyUsageBucket, ApiKeyUsageQuery } from "./usage.ts";
+import type { ApiKeyUsageBucket, ApiKeyUsageQuery } from "./metering/usage.ts";
 import type { AuditLog } from "./audit/_log.ts";
 import type {
   AuditCheckpoint,
@@ -111,12 +111,18 @@ export class ApiKeysService {
     registerTaps(this, settings.taps);
     this.#limiter = options.limiter;
     this.#verify = new LoadedFlow(async () => {
-      const [{ VerifyFlow }] = await Promise.all([import("./_verify.ts"), settings.loaded()]);
+      const [{ VerifyFlow }] = await Promise.all([
+        import("./verify/_verify.ts"),
+        settings.loaded(),
+      ]);
       return new VerifyFlow(settings);
     });
     checkPersistInterval(options.persistIntervalMs, options.limiter !== undefined, PREFIX);
     const credits = this.#credits = new LoadedFlow(async () => {
-      const [{ CreditBook }] = await Promise.all([import("./_credits.ts"), settings.loaded()]);
+      const [{ CreditBook }] = await Promise.all([
+        import("./metering/_credits.ts"),
+        settings.loaded(),
+      ]);
       return new CreditBook(
         settings.storage,
         options.limiter,
@@ -152,7 +158,7 @@ export class ApiKeysService {
       summaryOf: (tenantId, id) => this.#manage.use((flow) => flow.summaryOf(tenantId, id)),
       summariesOf: (tenantId, ids) => this.#manage.use((flow) => flow.summariesOf(tenantId, ids)),
       usageOfKeys: async (tenantId, keyIds, query) => {
-        const { readUsageOfKeys } = await import("./_usage.ts");
+        const { readUsageOfKeys } = await import("./metering/_usage.ts");
         return readUsageOfKeys(settings.storage.usage, tenantId, keyIds, query);
       },
       predecessorOf: (tenantId, id) => this.#manage.use((flow) => flow.predecessorOf(tenantId, id)),
@@ -376,7 +382,7 @@ export class ApiKeysService {
    * `readUsage` with a `TypeError`.
    */
   async usage(tenantId: string, query: ApiKeyUsageQuery): Promise<ApiKeyUsageBucket[]> {
-    const { readUsage } = await import("./_usage.ts");
+    const { readUsage } = await import("./metering/_usage.ts");
     return readUsage(this.#settings.storage.usage, tenantId, query);
   }
 

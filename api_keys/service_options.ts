@@ -17,8 +17,8 @@ import type { LegacyKeyLayout } from "./key_format.ts";
 import type { ApiKeyStorage } from "./storage/types.ts";
 import type { ApiKeyTtlPolicy } from "./types.ts";
 import type { RateLimiter } from "../rate_limits/mod.ts";
-import type { ApiKeyRateLimitResolver } from "./_limits.ts";
-import type { ApiKeyUsageOptions } from "./usage.ts";
+import type { ApiKeyRateLimitResolver } from "./metering/_limits.ts";
+import type { ApiKeyUsageOptions } from "./metering/usage.ts";
 import type { ApiKeyAuditOptions } from "./audit/types.ts";
 
 /** Settings of the verification cache. */

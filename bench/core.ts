@@ -29,8 +29,8 @@ import { BASE62_ALPHABET } from "../api_keys/_base62.ts";
 import { API_KEY_HASH_SCHEMES } from "../api_keys/hasher.ts";
 import { encodeBase62Fixed } from "../api_keys/_base62.ts";
 import { crc32Ascii } from "../api_keys/key_format.ts";
-import { compileUsage, type UsageRecorder } from "../api_keys/_usage.ts";
-import type { ApiKeyUsageMetric } from "../api_keys/usage.ts";
+import { compileUsage, type UsageRecorder } from "../api_keys/metering/_usage.ts";
+import type { ApiKeyUsageMetric } from "../api_keys/metering/usage.ts";
 import {
   alternate,
   alternateCpu,

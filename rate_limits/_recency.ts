@@ -4,7 +4,7 @@
  * oldest is dropped first). A use moves the node in the list, never in the
  * `Map`: deleting and re-inserting a `Map` entry leaves a deleted slot that
  * V8 walks past, so that cost would grow with the number of counters (the
- * verification cache, api_keys/_cache.ts, keeps its order the same way).
+ * verification cache, api_keys/verify/_cache.ts, keeps its order the same way).
  *
  * @module
  */

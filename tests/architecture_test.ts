@@ -100,6 +100,16 @@ function assertNoImports(from: string, forbidden: string[]) {
   }
 }
 
+/** The folders of the api-keys core (framework-free; the bindings are apart). */
+const API_KEYS_CORE = [
+  "api_keys/",
+  "api_keys/metering/",
+  "api_keys/verify/",
+  "api_keys/storage/",
+  "api_keys/leaks/",
+  "api_keys/admin/",
+];
+
 const BINDINGS = [
   "api_keys/nest/",
   "api_keys/fetch/",
@@ -190,10 +200,7 @@ describe("architecture", () => {
 
   for (
     const core of [
-      "api_keys/",
-      "api_keys/storage/",
-      "api_keys/leaks/",
-      "api_keys/admin/",
+      ...API_KEYS_CORE,
       "safe_response/",
       "api_keys/fetch/",
       "safe_response/fetch/",
@@ -218,10 +225,7 @@ describe("architecture", () => {
 
   it("only ./safe-response/openapi imports @nestjs/swagger (an optional peer)", () => {
     const dirs = [
-      "api_keys/",
-      "api_keys/storage/",
-      "api_keys/leaks/",
-      "api_keys/admin/",
+      ...API_KEYS_CORE,
       "api_keys/nest/",
       "safe_response/",
       "safe_response/nest/",
@@ -239,7 +243,7 @@ describe("architecture", () => {
   it("the Fetch bindings import no npm package, and ./api-keys/fetch nothing of safe-response", () => {
     for (const file of sourceFiles("api_keys/fetch/")) {
       for (const specifier of importsOf(file)) {
-        assert.match(specifier, /^\.\.?\/((leaks|admin)\/)?[\w.]+\.ts$/, file);
+        assert.match(specifier, /^\.\.?\/((leaks|admin|metering)\/)?[\w.]+\.ts$/, file);
       }
     }
     for (const file of sourceFiles("safe_response/fetch/")) {
@@ -260,9 +264,7 @@ describe("architecture", () => {
   });
 
   it("the api-keys core imports only @noble/hashes (the hashers, the counter subjects) from npm", () => {
-    const core = ["api_keys/", "api_keys/storage/", "api_keys/leaks/", "api_keys/admin/"].flatMap((
-      d,
-    ) => sourceFiles(d));
+    const core = API_KEYS_CORE.flatMap((d) => sourceFiles(d));
     const external = core.flatMap(importsOf).filter((s) => !s.startsWith("."));
     assert.deepEqual([...new Set(external.map((s) => s.split("/")[0]))].sort(), ["@noble"]);
     const noble = core.filter((file) =>

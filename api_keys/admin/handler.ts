@@ -18,7 +18,7 @@ import type {
   Scope,
   ScopeLevel,
 } from "../types.ts";
-import type { ApiKeyUsageBucket } from "../usage.ts";
+import type { ApiKeyUsageBucket } from "../metering/usage.ts";
 import type { CreditRefill } from "../../rate_limits/mod.ts";
 import { creditsView, spendsCredits, tenantCreditsView } from "./_credits.ts";
 import type { AuditAction } from "../audit/types.ts";

@@ -13,7 +13,7 @@ import type {
   ApiKeySummary,
   Environment,
 } from "../types.ts";
-import type { ApiKeyUsageCounts } from "../usage.ts";
+import type { ApiKeyUsageCounts } from "../metering/usage.ts";
 import type { Escalation, KeyPowers } from "./no_escalation.ts";
 
 /**

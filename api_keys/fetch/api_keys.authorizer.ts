@@ -12,7 +12,7 @@ import { requiredEnvironmentOf, requiredScopeOf } from "../_route_requirements.t
 import type { ApiKeysService } from "../service.ts";
 import { failureLine } from "../_sinks.ts";
 import { isThenable, resolveClientIp } from "../ip_allowlist.ts";
-import { bugReporter, rateLimitHeaders, routeRateLimitOf } from "../_limits.ts";
+import { bugReporter, rateLimitHeaders, routeRateLimitOf } from "../metering/_limits.ts";
 import type {
   ApiKeyContext,
   ApiKeyRateLimitPolicy,

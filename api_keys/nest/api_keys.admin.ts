@@ -17,7 +17,7 @@ import {
   Res,
   SetMetadata,
 } from "@nestjs/common";
-import { routeRateLimitOf } from "../_limits.ts";
+import { routeRateLimitOf } from "../metering/_limits.ts";
 import { API_KEYS_RATE_LIMIT_METADATA } from "./api_keys.constants.ts";
 import { createApiKeysAdminHandler } from "../admin/handler.ts";
 import type { AdminRequest, ApiKeysAdminHandler, ApiKeysAdminOptions } from "../admin/types.ts";

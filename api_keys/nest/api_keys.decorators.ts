@@ -5,7 +5,7 @@
  */
 import { createParamDecorator, type ExecutionContext, SetMetadata } from "@nestjs/common";
 import { requiredEnvironmentOf, requiredScopeOf } from "../_route_requirements.ts";
-import { routeRateLimitOf } from "../_limits.ts";
+import { routeRateLimitOf } from "../metering/_limits.ts";
 import type { ApiKeyRateLimitPolicy, Environment, ScopeLevel } from "../types.ts";
 import {
   API_KEYS_ENVIRONMENT_METADATA,

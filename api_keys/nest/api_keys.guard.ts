@@ -11,7 +11,7 @@ import type { ApiKeyHeaderReader } from "../extract_api_key.ts";
 import { ApiKeysService } from "../service.ts";
 import { isThenable, resolveClientIp } from "../ip_allowlist.ts";
 import { ApiKeyError } from "../errors.ts";
-import { bugReporter, rateLimitHeaders } from "../_limits.ts";
+import { bugReporter, rateLimitHeaders } from "../metering/_limits.ts";
 import type { ApiKeyContext, AuthorizeOptions, Environment, RequiredScope } from "../types.ts";
 import { defaultApiKeyClientIpResolver } from "./api_keys.client_ip.ts";
 import {

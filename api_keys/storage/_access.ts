@@ -32,7 +32,7 @@ import type {
   ApiKeyUsageKeysReadQuery,
   ApiKeyUsageReadQuery,
   ApiKeyUsageRow,
-} from "../usage.ts";
+} from "../metering/usage.ts";
 
 /** The checks of the storage's answers (`_answers.ts`). */
 type Answers = typeof import("./_answers.ts");

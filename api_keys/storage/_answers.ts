@@ -10,7 +10,7 @@
 import { ApiKeyOperationError } from "../errors.ts";
 import { missingMigrationError } from "./_migrations.ts";
 import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME } from "../hasher.ts";
-import { creditPartsOf, isStoredRateLimits } from "../_limits.ts";
+import { creditPartsOf, isStoredRateLimits } from "../metering/_limits.ts";
 import { compileCredits } from "../../rate_limits/credits.ts"; // not the barrel (issue 41)
 import type { AuditReadQuery, StoredAuditRecord } from "../audit/types.ts";
 import type {
@@ -25,7 +25,7 @@ import {
   API_KEY_USAGE_REFUSALS,
   type ApiKeyUsageBucket,
   type ApiKeyUsageReadQuery,
-} from "../usage.ts";
+} from "../metering/usage.ts";
 
 const HASH = /^[0-9a-f]{64}$/;
 

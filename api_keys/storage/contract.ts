@@ -9,7 +9,7 @@ import { StorageAccess } from "./_access.ts";
 import { newestPoolRecord, withPoolBalance } from "./_answers.ts";
 import type { ApiKeyStorage, ListApiKeyPageOptions } from "./types.ts";
 import type { ApiKeyRecord, ApiKeyRecordInput } from "../types.ts";
-import { API_KEY_USAGE_REFUSALS, type ApiKeyUsageRow } from "../usage.ts";
+import { API_KEY_USAGE_REFUSALS, type ApiKeyUsageRow } from "../metering/usage.ts";
 import { canonicalJson, verifyAuditChain } from "../audit/chain.ts";
 import type { AuditAction, AuditAppend } from "../audit/types.ts";
 

@@ -38,8 +38,8 @@ import type {
   ApiKeyUsageKeysReadQuery,
   ApiKeyUsageReadQuery,
   ApiKeyUsageRow,
-} from "../usage.ts";
-import { addCounts, zeroCounts } from "../_usage.ts";
+} from "../metering/usage.ts";
+import { addCounts, zeroCounts } from "../metering/_usage.ts";
 import { MemoryAuditChains } from "../audit/_memory.ts";
 import type { AuditAppend, AuditReadQuery, StoredAuditRecord } from "../audit/types.ts";
 import type { AuditReadAnswer } from "./types.ts";

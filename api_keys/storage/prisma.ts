@@ -35,7 +35,7 @@ import {
   type ApiKeyUsageKeysReadQuery,
   type ApiKeyUsageReadQuery,
   type ApiKeyUsageRow,
-} from "../usage.ts";
+} from "../metering/usage.ts";
 import {
   APPEND_AUDIT_SQL,
   AUDIT_STATE_SQL,

@@ -20,7 +20,7 @@ import type {
   ApiKeyUsageKeysReadQuery,
   ApiKeyUsageReadQuery,
   ApiKeyUsageRow,
-} from "../usage.ts";
+} from "../metering/usage.ts";
 import type {
   AuditAppend,
   AuditChainState,

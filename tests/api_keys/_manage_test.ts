@@ -16,9 +16,9 @@ import { fakePrismaClient } from "./fake_prisma.ts";
 import { createRateLimiter } from "../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../rate_limits/memory_store.ts";
 import { ManageFlow } from "../../api_keys/_manage.ts";
-import { CreditBook } from "../../api_keys/_credits.ts";
+import { CreditBook } from "../../api_keys/metering/_credits.ts";
 import { compileSettings } from "../../api_keys/_settings.ts";
-import { VerifyFlow } from "../../api_keys/_verify.ts";
+import { VerifyFlow } from "../../api_keys/verify/_verify.ts";
 import {
   makeService,
   overrideStorage,

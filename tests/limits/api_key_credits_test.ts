@@ -17,7 +17,7 @@ import {
   InMemoryApiKeyChangeFeed,
   InMemoryApiKeyStorage,
 } from "../../api_keys/mod.ts";
-import { creditCounterOf, creditSubjectOf } from "../../api_keys/_limits.ts";
+import { creditCounterOf, creditSubjectOf } from "../../api_keys/metering/_limits.ts";
 import { createRateLimiter } from "../../rate_limits/limiter.ts";
 import { createRedisRateLimitStore } from "../../rate_limits/redis/mod.ts";
 import { connectRedis, REDIS_URL } from "./_services.ts";

@@ -14,7 +14,7 @@ import process from "node:process";
 import { createCluster } from "redis";
 import { ApiKeyError, ApiKeysService, InMemoryApiKeyStorage } from "../../api_keys/mod.ts";
 import { createApiKeysAdminHandler } from "../../api_keys/admin/mod.ts";
-import { creditBalancesOf } from "../../api_keys/_limits.ts";
+import { creditBalancesOf } from "../../api_keys/metering/_limits.ts";
 import { createRateLimiter } from "../../rate_limits/limiter.ts";
 import type { RateLimitBalance } from "../../rate_limits/mod.ts";
 import { createRedisRateLimitStore, type RedisScriptClient } from "../../rate_limits/redis/mod.ts";

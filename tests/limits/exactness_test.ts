@@ -27,7 +27,7 @@ import { readMatrix } from "../consumers/update.ts";
 import { prepareNodeTree } from "../fleet/harness.ts";
 import { ROOT } from "../../scripts/npm_build/config.ts";
 import { checkOnce, freshSubject, openStore, readyStores, type StoreKind } from "./_services.ts";
-import { counterSubjectOf } from "../../api_keys/_limits.ts";
+import { counterSubjectOf } from "../../api_keys/metering/_limits.ts";
 
 const PROCESSES = 4;
 const PER_PROCESS = 250;

@@ -19,7 +19,7 @@ import {
   type PrismaUsageClient,
 } from "../../api_keys/mod.ts";
 import { StorageAccess } from "../../api_keys/storage/_access.ts";
-import { UsageRecorder } from "../../api_keys/_usage.ts";
+import { UsageRecorder } from "../../api_keys/metering/_usage.ts";
 import {
   createPrismaClient,
   databaseReady,

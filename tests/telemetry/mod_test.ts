@@ -11,7 +11,7 @@ import {
   InMemoryApiKeyChangeFeed,
   InMemoryApiKeyStorage,
 } from "../../api_keys/mod.ts";
-import type { ApiKeyUsageRow } from "../../api_keys/usage.ts";
+import type { ApiKeyUsageRow } from "../../api_keys/metering/usage.ts";
 import { createMemoryRateLimitStore, createRateLimiter } from "../../rate_limits/mod.ts";
 import { resolveSettings, Responder } from "../../safe_response/mod.ts";
 import { breakChecksum, FakeClocks, PEPPER_1, READ_ORDERS } from "../api_keys/helpers.ts";

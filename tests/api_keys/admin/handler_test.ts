@@ -20,7 +20,7 @@ import {
   API_KEY_USAGE_REFUSALS,
   type ApiKeyUsageKeysReadQuery,
   type ApiKeyUsageRefusalCode,
-} from "../../../api_keys/usage.ts";
+} from "../../../api_keys/metering/usage.ts";
 import { makeService } from "../helpers.ts";
 import { createRateLimiter } from "../../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../../rate_limits/memory_store.ts";

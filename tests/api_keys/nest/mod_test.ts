@@ -19,13 +19,13 @@ const MAX_FILES_AT_IMPORT = 35;
  * once a service is built).
  */
 const LOADED_ON_USE = [
-  "api_keys/_usage.ts",
-  "api_keys/_fleet.ts",
+  "api_keys/metering/_usage.ts",
+  "api_keys/verify/_fleet.ts",
   "api_keys/audit/_log.ts",
   "api_keys/audit/chain.ts",
-  "api_keys/_credits.ts",
+  "api_keys/metering/_credits.ts",
   "api_keys/_import.ts",
-  "api_keys/_verify.ts",
+  "api_keys/verify/_verify.ts",
   "api_keys/_manage.ts",
   "api_keys/_expiry.ts",
   "api_keys/_uuid_v7.ts",

@@ -6,7 +6,7 @@ import {
   ApiKeyStorageError,
 } from "../../../api_keys/mod.ts";
 import { PrismaApiKeyStorage } from "../../../api_keys/storage/prisma.ts";
-import { API_KEY_USAGE_REFUSALS, type ApiKeyUsageRow } from "../../../api_keys/usage.ts";
+import { API_KEY_USAGE_REFUSALS, type ApiKeyUsageRow } from "../../../api_keys/metering/usage.ts";
 import { fakePrismaClient } from "../fake_prisma.ts";
 import { makeService, READ_ORDERS, rejection } from "../helpers.ts";
 import { keyOf } from "../../reliability/hostile_inputs.ts";

@@ -7,29 +7,29 @@
  *
  * @module
  */
-import { ApiKeyError, apiKeyError, type ApiKeyErrorCode } from "./errors.ts";
+import { ApiKeyError, apiKeyError, type ApiKeyErrorCode } from "../errors.ts";
 import type {
   ApiKeyAuthorizationMetric,
   ApiKeyAuthorizationOutcome,
   ApiKeyVerificationMetric,
-} from "./events.ts";
-import { type ApiKeyHeaderReader, extractApiKeyWith } from "./extract_api_key.ts";
-import { isIpAllowed } from "./ip_allowlist.ts";
-import { type LayoutParsedKey, redactApiKeys } from "./key_format.ts";
+} from "../events.ts";
+import { type ApiKeyHeaderReader, extractApiKeyWith } from "../extract_api_key.ts";
+import { isIpAllowed } from "../ip_allowlist.ts";
+import { type LayoutParsedKey, redactApiKeys } from "../key_format.ts";
 import { constantTimeEqual } from "./_cache.ts";
 import { FirstUseWatch } from "./_first_use.ts";
-import { assertScopeLevel, scopeSatisfies } from "./scopes.ts";
-import type { Settings } from "./_settings.ts";
-import { keyRateLimits } from "./_limits.ts";
-import { assertCount } from "./_count.ts";
+import { assertScopeLevel, scopeSatisfies } from "../scopes.ts";
+import type { Settings } from "../_settings.ts";
+import { keyRateLimits } from "../metering/_limits.ts";
+import { assertCount } from "../metering/_count.ts";
 import type {
   ApiKeyContext,
   ApiKeyRecord,
   ApiKeyVerificationOutcome,
   AuthorizeOptions,
   Environment,
-} from "./types.ts";
-import type { ApiKeyUsageRefusalCode } from "./usage.ts";
+} from "../types.ts";
+import type { ApiKeyUsageRefusalCode } from "../metering/usage.ts";
 
 /** What is known of the key at a failure (only after the secret matched). */
 interface KnownKey {

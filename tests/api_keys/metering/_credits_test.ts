@@ -12,15 +12,15 @@ import {
   type ApiKeyStorage,
   ApiKeyValidationError,
   InMemoryApiKeyStorage,
-} from "../../api_keys/mod.ts";
-import { creditCounterOf, creditSubjectOf } from "../../api_keys/_limits.ts";
-import { createRateLimiter } from "../../rate_limits/limiter.ts";
-import { createMemoryRateLimitStore } from "../../rate_limits/memory_store.ts";
-import type { CreditBalance, CreditCounter, RateLimitStore } from "../../rate_limits/store.ts";
-import { ReferenceCredits, REFILLS } from "../rate_limits/_model.ts";
-import { CreditBook } from "../../api_keys/_credits.ts";
-import { StorageAccess } from "../../api_keys/storage/_access.ts";
-import { FakeClocks, makeService, overrideStorage, READ_ORDERS, rejection } from "./helpers.ts";
+} from "../../../api_keys/mod.ts";
+import { creditCounterOf, creditSubjectOf } from "../../../api_keys/metering/_limits.ts";
+import { createRateLimiter } from "../../../rate_limits/limiter.ts";
+import { createMemoryRateLimitStore } from "../../../rate_limits/memory_store.ts";
+import type { CreditBalance, CreditCounter, RateLimitStore } from "../../../rate_limits/store.ts";
+import { ReferenceCredits, REFILLS } from "../../rate_limits/_model.ts";
+import { CreditBook } from "../../../api_keys/metering/_credits.ts";
+import { StorageAccess } from "../../../api_keys/storage/_access.ts";
+import { FakeClocks, makeService, overrideStorage, READ_ORDERS, rejection } from "../helpers.ts";
 
 const DAY = 86_400_000;
 

@@ -8,23 +8,23 @@ import {
   readUsageOfKeys,
   UsageRecorder,
   zeroCounts,
-} from "../../api_keys/_usage.ts";
-import { StorageAccess, type UsageAccess } from "../../api_keys/storage/_access.ts";
+} from "../../../api_keys/metering/_usage.ts";
+import { StorageAccess, type UsageAccess } from "../../../api_keys/storage/_access.ts";
 import type {
   ApiKeyUsageBucket,
   ApiKeyUsageKeysReadQuery,
   ApiKeyUsageMetric,
   ApiKeyUsageReadQuery,
   ApiKeyUsageRow,
-} from "../../api_keys/usage.ts";
+} from "../../../api_keys/metering/usage.ts";
 import {
   type ApiKeyStorage,
   ApiKeyStorageError,
   generateKey,
   InMemoryApiKeyStorage,
-} from "../../api_keys/mod.ts";
-import { createMemoryRateLimitStore, createRateLimiter } from "../../rate_limits/mod.ts";
-import { makeService, overrideStorage, READ_ORDERS, spyStorage } from "./helpers.ts";
+} from "../../../api_keys/mod.ts";
+import { createMemoryRateLimitStore, createRateLimiter } from "../../../rate_limits/mod.ts";
+import { makeService, overrideStorage, READ_ORDERS, spyStorage } from "../helpers.ts";
 
 const HOUR = 3_600_000;
 const T0 = Date.parse("2030-01-01T10:00:00.000Z");
@@ -848,7 +848,7 @@ describe("UsageRecorder's refusal aggregates (audit.refusedVerifications)", () =
       assert.doesNotMatch(method.toString(), /onRefusals|refusals/i);
     }
     // The source is read where it exists (not in the npm build's test tree).
-    const source = new URL("../../api_keys/_verify.ts", import.meta.url);
+    const source = new URL("../../../api_keys/verify/_verify.ts", import.meta.url);
     if (existsSync(source)) {
       assert.doesNotMatch(readFileSync(source, "utf8"), /audit|onRefusals/i);
     }

@@ -6,11 +6,11 @@
  *
  * @module
  */
-import type { ApiKeyEvent } from "./events.ts";
-import { CURRENT_HASH_SCHEME, type WebCryptoSha256Hasher } from "./hasher.ts";
-import type { Dispatch } from "./_sinks.ts";
-import type { StorageAccess } from "./storage/_access.ts";
-import type { ApiKeyHashReport, ApiKeyRecord } from "./types.ts";
+import type { ApiKeyEvent } from "../events.ts";
+import { CURRENT_HASH_SCHEME, type WebCryptoSha256Hasher } from "../hasher.ts";
+import type { Dispatch } from "../_sinks.ts";
+import type { StorageAccess } from "../storage/_access.ts";
+import type { ApiKeyHashReport, ApiKeyRecord } from "../types.ts";
 
 /** What the hash report and the start check read of the service's settings. */
 interface HashSettings {

@@ -10,10 +10,10 @@
  *
  * @module
  */
-import type { RotationWaitAccess } from "./storage/_access.ts";
-import type { Settings } from "./_settings.ts";
-import { callDetached, warnOnce } from "./_sinks.ts";
-import type { ApiKeyChangeKind } from "./change_feed.ts";
+import type { RotationWaitAccess } from "../storage/_access.ts";
+import type { Settings } from "../_settings.ts";
+import { callDetached, warnOnce } from "../_sinks.ts";
+import type { ApiKeyChangeKind } from "../change_feed.ts";
 
 /** Most new keys whose first use one instance remembers having handled. */
 const MAX_SEEN = 10_000;

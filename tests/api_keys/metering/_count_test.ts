@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { assertCount } from "../../api_keys/_count.ts";
+import { assertCount } from "../../../api_keys/metering/_count.ts";
 
 describe("assertCount", () => {
   it("passes a safe integer of at least min and names what is wrong otherwise", () => {

@@ -10,11 +10,11 @@
  *
  * @module
  */
-import type { ApiKeyTaps } from "../telemetry/_taps.ts";
-import type { UsageAccess } from "./storage/_access.ts";
-import { fail, instantProblem, requireNonEmptyString } from "./_input.ts";
-import { createDispatcher, type Dispatch, warnOnce } from "./_sinks.ts";
-import { usageOptions } from "./_options.ts";
+import type { ApiKeyTaps } from "../../telemetry/_taps.ts";
+import type { UsageAccess } from "../storage/_access.ts";
+import { fail, instantProblem, requireNonEmptyString } from "../_input.ts";
+import { createDispatcher, type Dispatch, warnOnce } from "../_sinks.ts";
+import { usageOptions } from "../_options.ts";
 import {
   API_KEY_USAGE_REFUSALS,
   type ApiKeyUsageBucket,

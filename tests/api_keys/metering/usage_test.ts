@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { API_KEY_USAGE_REFUSALS } from "../../api_keys/usage.ts";
-import { ApiKeyErrorCode } from "../../api_keys/errors.ts";
+import { API_KEY_USAGE_REFUSALS } from "../../../api_keys/metering/usage.ts";
+import { ApiKeyErrorCode } from "../../../api_keys/errors.ts";
 
 describe("API_KEY_USAGE_REFUSALS", () => {
   it("lists the refusal codes counted per key: the key's own refusals and the rate-limit ones", () => {

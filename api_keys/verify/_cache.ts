@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { ApiKeyContext } from "./types.ts";
+import type { ApiKeyContext } from "../types.ts";
 
 /** One cached verification. */
 export interface VerificationCacheEntry {

@@ -21,10 +21,10 @@ import type {
   ApiKeyChangeFeed,
   ApiKeyChangeKind,
   ApiKeyChangeNotice,
-} from "./change_feed.ts";
+} from "../change_feed.ts";
 import type { VerificationCache } from "./_cache.ts";
-import { callDetached, warnOnce } from "./_sinks.ts";
-import { feedOptions } from "./_options.ts";
+import { callDetached, warnOnce } from "../_sinks.ts";
+import { feedOptions } from "../_options.ts";
 
 /** Default bound on the feed's staleness while cached data is trusted, in ms. */
 export const DEFAULT_MAX_STALENESS_MS = 2_000;

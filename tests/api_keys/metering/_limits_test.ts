@@ -9,12 +9,12 @@ import {
   type ApiKeyStorage,
   ApiKeyValidationError,
   InMemoryApiKeyStorage,
-} from "../../api_keys/mod.ts";
+} from "../../../api_keys/mod.ts";
 import {
   createMemoryRateLimitStore,
   createRateLimiter,
   type RateLimitStore,
-} from "../../rate_limits/mod.ts";
+} from "../../../rate_limits/mod.ts";
 import {
   assertTenantSharedPolicies,
   counterSubjectOf,
@@ -23,9 +23,9 @@ import {
   rateLimitHeaders,
   RequestLimits,
   routeRateLimitOf,
-} from "../../api_keys/_limits.ts";
-import type { ApiKeyContext } from "../../api_keys/types.ts";
-import { PEPPER_1, READ_ORDERS } from "./helpers.ts";
+} from "../../../api_keys/metering/_limits.ts";
+import type { ApiKeyContext } from "../../../api_keys/types.ts";
+import { PEPPER_1, READ_ORDERS } from "../helpers.ts";
 
 const quiet = () => {};
 
@@ -453,7 +453,7 @@ describe("closed on bugs, loud on mistakes (issue 40)", () => {
     "a hashed subject asked before SHA-256 has loaded throws (the check fails closed), a readable one answers",
     { skip: !("Deno" in globalThis) && "it starts a fresh Deno process" },
     async () => {
-      const limits = new URL("../../api_keys/_limits.ts", import.meta.url).href;
+      const limits = new URL("../../../api_keys/metering/_limits.ts", import.meta.url).href;
       const code = `const { counterSubjectOf } = await import(${JSON.stringify(limits)});
         console.log(counterSubjectOf("tenant", "t1"));
         try { counterSubjectOf("tenant", "é".repeat(90)); console.log("answered"); }

@@ -15,17 +15,20 @@ import type {
   RateLimitCredits,
   RateLimiter,
   RateLimitResult,
-} from "../rate_limits/mod.ts";
+} from "../../rate_limits/mod.ts";
 // Two light public files of rate_limits/mod.ts, not the barrel: `./api-keys/nest` would load the
 // limiter, the memory store and the throttler at import (issue 41).
-import { type CompiledRateLimitPolicy, compileRateLimitPolicies } from "../rate_limits/policy.ts";
-import { MAX_CREDITS } from "../rate_limits/credits.ts";
+import {
+  type CompiledRateLimitPolicy,
+  compileRateLimitPolicies,
+} from "../../rate_limits/policy.ts";
+import { MAX_CREDITS } from "../../rate_limits/credits.ts";
 import { assertCount } from "./_count.ts";
-import { loadedSha256, loadSha256 } from "./hasher.ts";
-import { apiKeyError, ApiKeyValidationError } from "./errors.ts";
-import { redactApiKeys } from "./key_format.ts";
-import { warnOnce } from "./_sinks.ts";
-import type { ApiKeyCreditsExhaustedEvent, ApiKeyCreditsLowEvent } from "./events.ts";
+import { loadedSha256, loadSha256 } from "../hasher.ts";
+import { apiKeyError, ApiKeyValidationError } from "../errors.ts";
+import { redactApiKeys } from "../key_format.ts";
+import { warnOnce } from "../_sinks.ts";
+import type { ApiKeyCreditsExhaustedEvent, ApiKeyCreditsLowEvent } from "../events.ts";
 import type {
   ApiKeyContext,
   ApiKeyCreditBalanceOwner,
@@ -34,7 +37,7 @@ import type {
   ApiKeyRateLimitPolicy,
   ApiKeyRecord,
   AuthorizeOptions,
-} from "./types.ts";
+} from "../types.ts";
 
 /**
  * Picks the policies of a request in place of the key's stored ones (plan-based
@@ -580,7 +583,7 @@ function fellPast(remaining: number, cost: number, threshold: number): boolean {
  *
  * @example
  * ```ts
- * import { createRateLimiter } from "../rate_limits/limiter.ts";
+ * import { createRateLimiter } from "../../rate_limits/limiter.ts";
  * import { RequestLimits } from "./_limits.ts";
  * const limits = new RequestLimits(createRateLimiter({ logger: () => {} }), undefined);
  * const context = { keyId: "k1", tenantId: "t1", environment: "live" as const, scopes: [], prefix: "p" };

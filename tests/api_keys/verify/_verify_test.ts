@@ -9,7 +9,7 @@ import {
   type AuthorizeOptions,
   InMemoryApiKeyStorage,
   parseKey,
-} from "../../api_keys/mod.ts";
+} from "../../../api_keys/mod.ts";
 import {
   breakChecksum,
   makeService,
@@ -19,7 +19,7 @@ import {
   READ_ORDERS,
   rejection,
   spyStorage,
-} from "./helpers.ts";
+} from "../helpers.ts";
 
 /** Counts crypto.subtle.verify calls (the hasher's only verification primitive). */
 function countSubtleVerify() {
@@ -50,14 +50,14 @@ function wrongSecret(raw: string): string {
   return raw;
 }
 
-import { encodeBase62Fixed } from "../../api_keys/_base62.ts";
+import { encodeBase62Fixed } from "../../../api_keys/_base62.ts";
 import {
   createRateLimiter,
   type RateLimiter,
   type RateLimitResult,
-} from "../../rate_limits/mod.ts";
-import { authorizationFailure } from "../../api_keys/_verify.ts";
-import { crc32Ascii } from "../../api_keys/key_format.ts";
+} from "../../../rate_limits/mod.ts";
+import { authorizationFailure } from "../../../api_keys/verify/_verify.ts";
+import { crc32Ascii } from "../../../api_keys/key_format.ts";
 function checksum(body: string): string {
   return encodeBase62Fixed(crc32Ascii(body), 6);
 }

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { ApiKeyValidationError } from "./errors.ts";
+import { ApiKeyValidationError } from "../errors.ts";
 import {
   creditBalancesOf,
   creditCounterOf,
@@ -14,17 +14,17 @@ import {
   creditSubjectOf,
   idOfSubject,
 } from "./_limits.ts";
-import { warnOnce } from "./_sinks.ts";
-import { checkPersistInterval } from "./_options.ts";
-import type { StorageAccess } from "./storage/_access.ts";
-import { newestPoolRecord, withPool, withPoolBalance } from "./storage/_answers.ts";
+import { warnOnce } from "../_sinks.ts";
+import { checkPersistInterval } from "../_options.ts";
+import type { StorageAccess } from "../storage/_access.ts";
+import { newestPoolRecord, withPool, withPoolBalance } from "../storage/_answers.ts";
 import type {
   ApiKeyCreditBalance,
   ApiKeyCredits,
   ApiKeyCreditsInput,
   ApiKeyPoolCredits,
   ApiKeyRecord,
-} from "./types.ts";
+} from "../types.ts";
 import type {
   CounterResult,
   CreditBalance,
@@ -32,9 +32,9 @@ import type {
   Credits,
   RateLimitBalance,
   RateLimiter,
-} from "../rate_limits/mod.ts";
+} from "../../rate_limits/mod.ts";
 // Not the barrel: `./api-keys/nest` would load the limiter, stores and throttler (issue 41).
-import { compileCredits, settleCredits } from "../rate_limits/credits.ts";
+import { compileCredits, settleCredits } from "../../rate_limits/credits.ts";
 
 /** Default of `persistIntervalMs`. */
 const DEFAULT_PERSIST_INTERVAL_MS = 10_000;

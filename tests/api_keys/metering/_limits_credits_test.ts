@@ -1,4 +1,4 @@
-/** Credits spent in authorize (api_keys/_limits.ts `RequestLimits`): the service on the memory limiter. */
+/** Credits spent in authorize (api_keys/metering/_limits.ts `RequestLimits`): the service on the memory limiter. */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
@@ -6,17 +6,17 @@ import {
   type ApiKeyEvent,
   ApiKeysService,
   type CreateApiKeyInput,
-} from "../../api_keys/mod.ts";
-import type { ApiKeyAuthorizationMetric } from "../../api_keys/events.ts";
-import { buildLimits, creditSubjectOf, RequestLimits } from "../../api_keys/_limits.ts";
-import type { ApiKeyContext } from "../../api_keys/types.ts";
+} from "../../../api_keys/mod.ts";
+import type { ApiKeyAuthorizationMetric } from "../../../api_keys/events.ts";
+import { buildLimits, creditSubjectOf, RequestLimits } from "../../../api_keys/metering/_limits.ts";
+import type { ApiKeyContext } from "../../../api_keys/types.ts";
 import {
   createMemoryRateLimitStore,
   createRateLimiter,
   type RateLimitStore,
-} from "../../rate_limits/mod.ts";
-import { FakeClocks, PEPPER_1, READ_ORDERS, spyCalls } from "./helpers.ts";
-import { creditedKey, CreditedStorage } from "./credited_storage.ts";
+} from "../../../rate_limits/mod.ts";
+import { FakeClocks, PEPPER_1, READ_ORDERS, spyCalls } from "../helpers.ts";
+import { creditedKey, CreditedStorage } from "../credited_storage.ts";
 
 const HOUR = 3_600_000;
 

@@ -1,4 +1,4 @@
-import { compileSettings } from "../../api_keys/_settings.ts";
+import { compileSettings } from "../../../api_keys/_settings.ts";
 /**
  * The service's side of a change feed (`feed`, `maxStalenessMs`): options,
  * invalidation by notice and reset, the staleness rule (database down, start
@@ -20,12 +20,12 @@ import {
   generateKey,
   InMemoryApiKeyChangeFeed,
   InMemoryApiKeyStorage,
-} from "../../api_keys/mod.ts";
-import { MAX_MAX_STALENESS_MS } from "../../api_keys/_options.ts";
-import { compileFeed, FeedFollower } from "../../api_keys/_fleet.ts";
-import { FakeClocks, PEPPER_1, READ_ORDERS, rejection } from "./helpers.ts";
-import { flush, ScriptedFeed } from "./fake_feed.ts";
-import { keyOf } from "../reliability/hostile_inputs.ts";
+} from "../../../api_keys/mod.ts";
+import { MAX_MAX_STALENESS_MS } from "../../../api_keys/_options.ts";
+import { compileFeed, FeedFollower } from "../../../api_keys/verify/_fleet.ts";
+import { FakeClocks, PEPPER_1, READ_ORDERS, rejection } from "../helpers.ts";
+import { flush, ScriptedFeed } from "../fake_feed.ts";
+import { keyOf } from "../../reliability/hostile_inputs.ts";
 
 /**
  * Shared storage as the service sees Prisma: the seven operations only

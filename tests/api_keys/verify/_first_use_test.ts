@@ -1,5 +1,5 @@
 /**
- * Rotations that wait for the new key (api_keys/_first_use.ts and its hooks
+ * Rotations that wait for the new key (api_keys/verify/_first_use.ts and its hooks
  * in the manage and verify flows): every boundary by fake clock, the input
  * rules, a storage without the capability, contained failures, and 1,000
  * concurrent verifies during the switch.
@@ -11,12 +11,12 @@ import {
   ApiKeyValidationError,
   InMemoryApiKeyStorage,
   PrismaApiKeyStorage,
-} from "../../api_keys/mod.ts";
-import { requireRotationWaits } from "../../api_keys/_first_use.ts";
-import { createRateLimiter } from "../../rate_limits/limiter.ts";
-import { createMemoryRateLimitStore } from "../../rate_limits/memory_store.ts";
-import { compileSettings } from "../../api_keys/_settings.ts";
-import { fakeKeyedDelegate, fakePrismaClient } from "./fake_prisma.ts";
+} from "../../../api_keys/mod.ts";
+import { requireRotationWaits } from "../../../api_keys/verify/_first_use.ts";
+import { createRateLimiter } from "../../../rate_limits/limiter.ts";
+import { createMemoryRateLimitStore } from "../../../rate_limits/memory_store.ts";
+import { compileSettings } from "../../../api_keys/_settings.ts";
+import { fakeKeyedDelegate, fakePrismaClient } from "../fake_prisma.ts";
 import {
   FakeClocks,
   makeService,
@@ -24,7 +24,7 @@ import {
   PEPPER_1,
   READ_ORDERS,
   rejection,
-} from "./helpers.ts";
+} from "../helpers.ts";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;

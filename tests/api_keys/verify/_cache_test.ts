@@ -11,10 +11,10 @@ import {
   type ApiKeyRecord,
   ApiKeysService,
   InMemoryApiKeyStorage,
-} from "../../api_keys/mod.ts";
-import { VerificationCache } from "../../api_keys/_cache.ts";
-import type { ApiKeyContext } from "../../api_keys/types.ts";
-import { overrideStorage, PEPPER_1, READ_ORDERS, rejection } from "./helpers.ts";
+} from "../../../api_keys/mod.ts";
+import { VerificationCache } from "../../../api_keys/verify/_cache.ts";
+import type { ApiKeyContext } from "../../../api_keys/types.ts";
+import { overrideStorage, PEPPER_1, READ_ORDERS, rejection } from "../helpers.ts";
 
 /** A cached service over a storage whose next `findByPrefix` can be held open. */
 function heldLookupService() {
