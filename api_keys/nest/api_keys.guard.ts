@@ -63,6 +63,8 @@ function writeRateLimitHeaders(
   answers: Pick<ApiKeyContext, "rateLimitResults" | "creditResult">,
   legacy: boolean,
 ): void {
+  // A key without limits or credits: no field to write (its request runs no rate-limit code).
+  if (answers.rateLimitResults === undefined && answers.creditResult === undefined) return;
   for (const [name, value] of rateLimitHeaders(answers, legacy)) {
     if (typeof response?.header === "function") response.header(name, value);
     else response?.setHeader?.(name, value);

@@ -14,8 +14,10 @@
  * no write). Needs the migrations
  * `prisma/migrations/0009_credit_balances`, `0012_rate_limit_batches`,
  * `0015_rate_limit_buckets`, `0019_rate_limit_bucket_check`,
- * `0020_rate_limit_refusal_read` and `0021_rate_limit_credit_check`, and a `pg` pool
- * or client (an optional peer) from the caller.
+ * `0020_rate_limit_refusal_read` and `0021_rate_limit_credit_check` (and, to
+ * harden, `0023_function_search_path_schema` and `0024_function_keyed_plans`,
+ * which `ready()` does not check), and a `pg` pool or client (an optional peer)
+ * from the caller.
  *
  * Production setup: the store listens for the pool's `error` events itself
  * (a terminated backend never ends the process), and `await limiter.ready()`
