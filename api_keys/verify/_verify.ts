@@ -252,7 +252,7 @@ export class VerifyFlow {
     // Set by the hit just answered (no call in between): the request's wall-clock time, if read.
     const read = this.#hitWallMs;
     this.#hitWallMs = undefined;
-    return this.#checkedAt(answer, options, start, verifyStart, read);
+    return this.#checked(answer, options, start, verifyStart, read);
   }
 
   /** `#authorize` of a key the cache does not answer: its storage path, then the request's checks. */
@@ -268,23 +268,7 @@ export class VerifyFlow {
     } catch (error) {
       throw this.#credentialRejected(error, start);
     }
-    return this.#checkedAt(context, options, start, verifyStart, miss.wallMs);
-  }
-
-  /**
-   * `#checked` of a request whose verification began at `verifyStart` and
-   * read the wall clock at `read`, if it did: with the default clocks, that
-   * time, else its monotonic start's, handed to the limiter too.
-   */
-  #checkedAt(
-    context: ApiKeyContext,
-    options: AuthorizeOptions,
-    start: number,
-    verifyStart: number,
-    read: number | undefined,
-  ): ApiKeyContext | Promise<ApiKeyContext> {
-    const handed = this.#s.wallAt?.(verifyStart, read);
-    return this.#checked(context, options, start, verifyStart, handed ?? read, handed);
+    return this.#checked(context, options, start, verifyStart, miss.wallMs);
   }
 
   /** Counts a verification failure within an authorization begun at `start`; returns `error`. */
@@ -299,18 +283,20 @@ export class VerifyFlow {
    * scope, then limits and credits); the authorized context, a promise of it
    * when the limiter answers asynchronously. Throws (or rejects) the refusal; a
    * throw in the limit check is counted as an error and passed on, never passed open.
-   * `verifiedAt` is the monotonic time its verification began; `wallMs` the
-   * wall-clock time it read, if it did (one read per request); `nowMs` that
-   * time handed to the limiter's check (`settings.wallAt`), if any.
+   * `verifiedAt` is the monotonic time its verification began; `read` the
+   * wall-clock time it read, if it did (one read per request). With the default
+   * clocks, that time, else its monotonic start's, is handed to the limiter too
+   * (`settings.wallAt`).
    */
   #checked(
     context: ApiKeyContext,
     options: AuthorizeOptions,
     start: number,
     verifiedAt: number,
-    wallMs?: number,
-    nowMs?: number,
+    read: number | undefined,
   ): ApiKeyContext | Promise<ApiKeyContext> {
+    const nowMs = this.#s.wallAt?.(verifiedAt, read);
+    const wallMs = nowMs ?? read;
     const code = authorizationFailure(context, options);
     if (code !== undefined) {
       this.#authFailed(context.prefix, code, knownOf(context));
