@@ -19,6 +19,7 @@ import type {
 } from "../../../api_keys/metering/usage.ts";
 import {
   type ApiKeyEvent,
+  type ApiKeysService,
   type ApiKeyStorage,
   ApiKeyStorageError,
   generateKey,
@@ -65,6 +66,31 @@ function recorder(
 }
 
 const rowsOf = (writes: ApiKeyUsageRow[][]) => writes.flat();
+
+/** A wall clock at `T0` that, once `state.stepping`, steps an hour at each read (`state.reads`: the times read). */
+function steppingClock() {
+  const state = { now: T0, stepping: false, reads: [] as number[] };
+  const clock = () => {
+    const at = state.now;
+    if (state.stepping) {
+      state.reads.push(at);
+      state.now += HOUR;
+    }
+    return new Date(at);
+  };
+  return { clock, state };
+}
+
+/** Creates keys of tenant `t1` on `service`, named (`names`: key id → name). */
+function keyMaker(service: ApiKeysService) {
+  const names = new Map<string, string>();
+  const create = async (name: string, more: Record<string, unknown> = {}) => {
+    const created = await service.create({ tenantId: "t1", name, scopes: READ_ORDERS, ...more });
+    names.set(created.id, name);
+    return created.key;
+  };
+  return { names, create };
+}
 
 describe("UsageRecorder", () => {
   it("counts per key and UTC hour: an hour boundary starts a new row; lastUsedAt is the latest accepted", async () => {
@@ -673,17 +699,8 @@ describe("ApiKeysService with the usage option", () => {
   });
 
   it("every request counts at its one clock read: an injected clock stepping an hour at each read is read once per request (verify, authorize, cache hit and miss, first use, each refusal), and its count lands in that hour", async () => {
-    let now = T0;
-    let stepping = false;
-    const reads: number[] = [];
-    const clock = () => {
-      const at = now;
-      if (stepping) {
-        reads.push(at);
-        now += HOUR;
-      }
-      return new Date(at);
-    };
+    const { clock, state } = steppingClock();
+    const reads = state.reads;
     const limiter = createRateLimiter({ store: createMemoryRateLimitStore(), logger: () => {} });
     // No event sink: events read the clock for their own `at`.
     const { service, storage } = makeService({
@@ -692,12 +709,7 @@ describe("ApiKeysService with the usage option", () => {
       usage: { flushIntervalMs: HOUR },
       limiter,
     });
-    const names = new Map<string, string>();
-    const create = async (name: string, more: Record<string, unknown> = {}) => {
-      const created = await service.create({ tenantId: "t1", name, scopes: READ_ORDERS, ...more });
-      names.set(created.id, name);
-      return created.key;
-    };
+    const { names, create } = keyMaker(service);
     const lasting = { expiresAt: new Date(T0 + 1_000 * 24 * HOUR) };
     const plain = await create("plain");
     const dated = await create("dated", lasting);
@@ -714,8 +726,8 @@ describe("ApiKeysService with the usage option", () => {
     const stored = (await storage.findById([...names].find(([, name]) => name === "dated")![0]))!;
     await storage.insert({ ...stored, id: "impostor", prefix: impostor.prefix });
     names.set("impostor", "impostor");
-    now = T0 + HOUR;
-    stepping = true;
+    state.now = T0 + HOUR;
+    state.stepping = true;
     const write = { requiredScope: { resource: "orders", level: "write" as const } };
     const cases: [string, () => Promise<unknown>, string | null][] = [
       ["verify, miss", () => service.verify(plain), "plain accepted"],
@@ -770,10 +782,10 @@ describe("ApiKeysService with the usage option", () => {
     }
     // One read per request: counted (the unknown prefix costs what a stored key does).
     assert.deepEqual(readsOf, cases.map(([label]) => `${label}: 1`));
-    stepping = false;
+    state.stepping = false;
     await service.close();
     const actual = new Map<string, number>();
-    const window = { from: new Date(T0), to: new Date(now), granularity: "hour" as const };
+    const window = { from: new Date(T0), to: new Date(state.now), granularity: "hour" as const };
     for (const [keyId, name] of names) {
       for (const hour of await service.usage("t1", { keyId, ...window })) {
         const counts = { accepted: hour.accepted, ...hour.refused };
@@ -786,21 +798,12 @@ describe("ApiKeysService with the usage option", () => {
   });
 
   it("a request's events are at its one time: with an event sink, an injected clock stepping an hour at each read is read once per request, and every event of it (auth_failed, authorization_denied, credits_low, credits_exhausted, used) is at the hour its usage counts in", async () => {
-    let now = T0;
-    let stepping = false;
-    const reads: number[] = [];
-    const clock = () => {
-      const at = now;
-      if (stepping) {
-        reads.push(at);
-        now += HOUR;
-      }
-      return new Date(at);
-    };
+    const { clock, state } = steppingClock();
+    const reads = state.reads;
     const events: ApiKeyEvent[] = [];
     // The limiter's own clock does not step (the service's is the one counted).
     const limiter = createRateLimiter({
-      store: createMemoryRateLimitStore({ now: () => now }),
+      store: createMemoryRateLimitStore({ now: () => state.now }),
       logger: () => {},
     });
     const storage = new CreditedStorage();
@@ -813,12 +816,7 @@ describe("ApiKeysService with the usage option", () => {
       usage: { flushIntervalMs: HOUR },
       limiter,
     });
-    const names = new Map<string, string>();
-    const create = async (name: string, more: Record<string, unknown> = {}) => {
-      const created = await service.create({ tenantId: "t1", name, scopes: READ_ORDERS, ...more });
-      names.set(created.id, name);
-      return created.key;
-    };
+    const { names, create } = keyMaker(service);
     const lasting = { expiresAt: new Date(T0 + 1_000 * 24 * HOUR) };
     const plain = await create("plain");
     const dated = await create("dated", lasting);
@@ -836,8 +834,8 @@ describe("ApiKeysService with the usage option", () => {
     await storage.insert({ ...stored, id: "impostor", prefix: impostor.prefix });
     names.set("impostor", "impostor");
     const unknown = generateKey({ environment: "live" }).raw;
-    now = T0 + HOUR;
-    stepping = true;
+    state.now = T0 + HOUR;
+    state.stepping = true;
     events.length = 0;
     const write = { requiredScope: { resource: "orders", level: "write" as const } };
     const twoKeys = (name: string) => name === "x-api-key" ? [plain, dated] : undefined;
@@ -897,10 +895,10 @@ describe("ApiKeysService with the usage option", () => {
       );
     }
     assert.deepEqual(seen, expected);
-    stepping = false;
+    state.stepping = false;
     // Each counted request lands in the hour of its one read, its events' hour.
     const hours = new Set<string>();
-    const window = { from: new Date(T0), to: new Date(now), granularity: "hour" as const };
+    const window = { from: new Date(T0), to: new Date(state.now), granularity: "hour" as const };
     for (const [keyId] of names) {
       for (const hour of await service.usage("t1", { keyId, ...window })) {
         hours.add(hour.start.toISOString());
