@@ -615,29 +615,12 @@ export class VerifyFlow {
       if (at !== undefined) {
         s.usage?.refused(record?.id ?? null, record?.tenantId ?? "", "api_key_invalid", at);
       }
-      throw this.#failure(
-        recording,
-        start,
-        "invalid",
-        "api_key_invalid",
-        prefix,
-        environment,
-        undefined,
-        at,
-      );
+      throw this.#invalid(recording, start, prefix, environment, undefined, at);
     }
     const known = { keyId: record.id, tenantId: record.tenantId, environment: record.environment };
     // The secret is proven: the key's <env> segment must be the record's (the checksum is public).
     if (environment !== record.environment) {
-      throw this.#failure(
-        recording,
-        start,
-        "invalid",
-        "api_key_invalid",
-        prefix,
-        environment,
-        known,
-      );
+      throw this.#invalid(recording, start, prefix, environment, known);
     }
     const context = freezeContext(record);
     const expiresAtMs = record.expiresAt === null ? Infinity : record.expiresAt.getTime();
@@ -791,6 +774,27 @@ export class VerifyFlow {
     this.#report(start, outcome, code, prefix, at, environment, known);
     if (recording === "check" && at !== undefined) this.#refusedAt.set(error, at);
     return error;
+  }
+
+  /** `#failure` of a key refused `api_key_invalid` (a wrong secret, layout or environment). */
+  #invalid(
+    recording: Recording,
+    start: number,
+    prefix: string,
+    environment: Environment,
+    known?: KnownKey,
+    wallMs?: number,
+  ): ApiKeyError {
+    return this.#failure(
+      recording,
+      start,
+      "invalid",
+      "api_key_invalid",
+      prefix,
+      environment,
+      known,
+      wallMs,
+    );
   }
 
   /** The metric of a failed verify, then the auth failure at `at` (see `#authFailed`). */
