@@ -677,6 +677,13 @@ if (DATABASE_URL) {
         );
         assert.match(up22[0], /prisma\/migrations\/0024_function_keyed_plans\/migration\.sql/);
         assert.match(up22[0], /credit_period/, "0023 covers every function of the store");
+        // Called on the store itself: its own logger, once.
+        const own: string[] = [];
+        const direct = createPostgresRateLimitStore({ pool, logger: (l) => void own.push(l) });
+        await direct.ready();
+        await direct.ready();
+        direct.close();
+        assert.deepEqual(own, up22);
         await apply("0023_function_search_path_schema");
         const up23 = await linesOfReady();
         assert.equal(up23.length, 1, up23.join("\n"));
