@@ -901,7 +901,10 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     ...(typeof drainStore !== "function" ? {} : { drainCreditChanges: drain }),
     async ready() {
       if (typeof store.ready !== "function") return;
-      const answer = await door.call(() => store.ready!().then(() => true), performance.now());
+      const answer = await door.call(
+        () => store.ready!(log(warn)).then(() => true),
+        performance.now(),
+      );
       if (!(answer instanceof Unanswered)) return;
       const cause = answer.cause as Error | undefined;
       const why = answer.reason === "timeout"

@@ -203,9 +203,11 @@ export interface RateLimitStore {
   /**
    * Checks the store once: rejects with a `TypeError` naming the mistake
    * (a client never connected or of the wrong kind, a missing migration) and
-   * with any other error when the store is merely unreachable.
+   * with any other error when the store is merely unreachable. What works but
+   * should be fixed (a hardening migration missing) it reports to `warn` (the
+   * limiter's logger; by default the store's own), once per store.
    */
-  ready?(): Promise<void>;
+  ready?(warn?: (line: string) => void): Promise<void>;
   /** Releases the store's own resources (never the client the caller passed in). */
   close?(): Promise<void> | void;
 }

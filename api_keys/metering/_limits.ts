@@ -767,14 +767,16 @@ export class RequestLimits {
    * The events of the spend that answered `context.creditResult` (and
    * `tenantCreditResult`), per balance: `api_key.credits_low` per threshold it
    * fell past (from above it to at most it), `api_key.credits_exhausted` when it
-   * reached 0, all at one `clock()` read only when there is one (a spend
-   * crossing nothing reads no clock and builds nothing). A pool's balance is one
-   * for the tenant's keys, so one spend crosses each threshold: events once per
-   * threshold for the pool, not once per key.
+   * reached 0, all at `atMs`, the request's wall-clock ms, else at one `clock()`
+   * read only when there is an event (a spend crossing nothing reads no clock
+   * and builds nothing). A pool's balance is one for the tenant's keys, so one
+   * spend crosses each threshold: events once per threshold for the pool, not
+   * once per key.
    */
   creditEvents(
     context: ApiKeyContext,
     cost: number,
+    atMs: number | undefined,
     clock: () => Date,
   ): readonly ApiKeyCreditEvent[] {
     if (cost === 0) return NO_EVENTS;
@@ -783,7 +785,7 @@ export class RequestLimits {
     const ownCrossed = own !== undefined && this.#crosses(own.remaining, cost);
     const poolCrossed = pool !== undefined && this.#crosses(pool.remaining, cost);
     if (!ownCrossed && !poolCrossed) return NO_EVENTS;
-    const at = clock();
+    const at = atMs === undefined ? clock() : new Date(atMs);
     const events: ApiKeyCreditEvent[] = [];
     if (ownCrossed) this.#crossed(events, context, own, "key", cost, at);
     if (poolCrossed) this.#crossed(events, context, pool, "tenant", cost, at);

@@ -76,6 +76,11 @@ function freezeContext(record: Readonly<ApiKeyRecord>): ApiKeyContext {
   return Object.freeze(context);
 }
 
+/** The `Date` of wall-clock ms `at`, else `clock()` read now. */
+function dateOf(at: number | undefined, clock: () => Date): Date {
+  return at === undefined ? clock() : new Date(at);
+}
+
 function knownOf(context: ApiKeyContext): KnownKey {
   return { keyId: context.keyId, tenantId: context.tenantId, environment: context.environment };
 }
@@ -143,6 +148,8 @@ export class VerifyFlow {
   #unusedAdded = 0;
   /** The wall-clock ms the last cache hit read (its expiry check), taken by the authorization it serves. */
   #hitWallMs: number | undefined;
+  /** The time each refusal of an authorization's verification was counted at, for its `#denied`. */
+  readonly #refusedAt = new WeakMap<ApiKeyError, number>();
 
   /** A flow over `settings`. */
   constructor(settings: Settings) {
@@ -193,8 +200,9 @@ export class VerifyFlow {
     } catch (error) {
       // The header rules refused the request: reported like a key that does not parse.
       if (error instanceof ApiKeyError) {
-        this.#report(start, "malformed", error.code, null);
-        this.#denied(error.code, "credential_rejected", start);
+        const at = this.#refusalAt(undefined, false);
+        this.#report(start, "malformed", error.code, null, at);
+        this.#denied(error.code, "credential_rejected", start, at);
       }
       return Promise.reject(error);
     }
@@ -235,8 +243,9 @@ export class VerifyFlow {
       s.emitAuthorizationMetric !== undefined || s.taps.authorization !== undefined;
     const start = begun ?? (timed ? s.monotonic() : 0);
     if (rawKey === undefined || rawKey === null || rawKey === "") {
-      this.#authFailed(null, "api_key_missing", undefined);
-      this.#denied("api_key_missing", "missing", start);
+      const at = this.#refusalAt(undefined, false);
+      this.#authFailed(null, "api_key_missing", undefined, at);
+      this.#denied("api_key_missing", "missing", start, at);
       throw apiKeyError("api_key_missing");
     }
     const verifyStart = timed ? start : s.monotonic();
@@ -271,10 +280,14 @@ export class VerifyFlow {
     return this.#checked(context, options, start, verifyStart, miss.wallMs);
   }
 
-  /** Counts a verification failure within an authorization begun at `start`; returns `error`. */
+  /**
+   * Counts a verification failure within an authorization begun at `start` (at
+   * the time its refusal was counted at, if it was); returns `error`.
+   */
   #credentialRejected(error: unknown, start: number): unknown {
-    if (error instanceof ApiKeyError) this.#denied(error.code, "credential_rejected", start);
-    else this.#authorizationMetric(start, "error");
+    if (error instanceof ApiKeyError) {
+      this.#denied(error.code, "credential_rejected", start, this.#refusedAt.get(error));
+    } else this.#authorizationMetric(start, "error");
     return error;
   }
 
@@ -299,8 +312,9 @@ export class VerifyFlow {
     const wallMs = nowMs ?? read;
     const code = authorizationFailure(context, options);
     if (code !== undefined) {
-      this.#authFailed(context.prefix, code, knownOf(context));
-      this.#refused(context, code, start, verifiedAt, wallMs);
+      const at = this.#refusalAt(wallMs, true);
+      this.#authFailed(context.prefix, code, knownOf(context), at);
+      this.#refused(context, code, start, at);
       throw apiKeyError(code);
     }
     const limits = this.#s.limits;
@@ -311,7 +325,7 @@ export class VerifyFlow {
     try {
       applied = limits.apply(context, options, nowMs);
     } catch (error) {
-      throw this.#limitFailed(context, error, start, verifiedAt, wallMs);
+      throw this.#limitFailed(context, error, start, wallMs);
     }
     if (!(applied instanceof Promise)) {
       return this.#authorized(context, applied, options, start, verifiedAt, wallMs);
@@ -334,21 +348,24 @@ export class VerifyFlow {
     return applied.then(
       (limited) => this.#authorized(context, limited, options, start, verifiedAt, wallMs),
       (error) => {
-        throw this.#limitFailed(context, error, start, verifiedAt, wallMs);
+        throw this.#limitFailed(context, error, start, wallMs);
       },
     );
   }
 
-  /** Counts a limit check's refusal or failure (a bug: `error`); returns `error`. */
+  /**
+   * Counts a limit check's refusal (at `wallMs`, the request's wall-clock time if
+   * it has one) or failure (a bug: `error`); returns `error`.
+   */
   #limitFailed(
     context: ApiKeyContext,
     error: unknown,
     start: number,
-    verifiedAt: number,
     wallMs: number | undefined,
   ): unknown {
-    if (error instanceof ApiKeyError) this.#refused(context, error.code, start, verifiedAt, wallMs);
-    else this.#authorizationMetric(start, "error", context.environment, context.tenantId);
+    if (error instanceof ApiKeyError) {
+      this.#refused(context, error.code, start, this.#refusalAt(wallMs, true));
+    } else this.#authorizationMetric(start, "error", context.environment, context.tenantId);
     return error;
   }
 
@@ -356,7 +373,8 @@ export class VerifyFlow {
    * Records an authorized request of `context` (answered `limited`, with the
    * limits' answers): credit taps and events, a rotation's first use, usage or
    * `lastUsedAt` (debounced from `verifiedAt`), the metric and `api_key.used`,
-   * all at the request's one time (`#timeOf`); returns `limited`.
+   * all at the request's one time: `wallMs` (see `#checked`), else one clock
+   * read when one of them takes the time; returns `limited`.
    */
   #authorized(
     context: ApiKeyContext,
@@ -368,65 +386,76 @@ export class VerifyFlow {
   ): ApiKeyContext {
     const s = this.#s;
     const cost = options.cost ?? 1;
+    // A first use once: the context stays cached after it.
+    const first = this.#unusedAdded > 0 && this.#unused.delete(context);
+    let at = wallMs;
+    if (at === undefined && (first || s.usage !== undefined || s.emitUsageEvents)) {
+      at = s.clock().getTime();
+    }
     if (limited.creditResult !== undefined) {
       if (cost !== 0) {
         s.taps.credits?.(cost, limited.creditResult.remaining === 0, context.tenantId);
       }
       if (s.emitEvent !== undefined) {
-        for (const event of s.limits!.creditEvents(limited, cost, s.clock)) s.emitEvent(event);
+        for (const event of s.limits!.creditEvents(limited, cost, at, s.clock)) s.emitEvent(event);
       }
     }
-    // A first use once: the context stays cached after it.
-    const first = this.#unusedAdded > 0 && this.#unused.delete(context);
-    const at = first || s.usage !== undefined || s.emitUsageEvents
-      ? this.#timeOf(verifiedAt, wallMs)
-      : 0;
     if (first) {
       this.#unusedAdded--;
-      this.#firstUse.seen(context.keyId, at);
+      this.#firstUse.seen(context.keyId, at!);
     }
-    if (s.usage !== undefined) s.usage.accepted(context.keyId, context.tenantId, cost, at);
+    if (s.usage !== undefined) s.usage.accepted(context.keyId, context.tenantId, cost, at!);
     else this.#touchLastUsed(context.keyId, verifiedAt);
     this.#authorizationMetric(start, "success", context.environment, context.tenantId);
-    if (s.emitUsageEvents) this.#used(limited, at);
+    if (s.emitUsageEvents) this.#used(limited, at!);
     return limited;
   }
 
   /**
-   * Counts a refusal of a proven key's authorization begun at `start` (usage at
-   * the request's one time (`#timeOf`), `api_key.authorization`,
-   * `api_key.authorization_denied`).
+   * Counts a refusal of a proven key's authorization begun at `start` (usage,
+   * `api_key.authorization`, `api_key.authorization_denied`) at `at`, the
+   * request's one time (`#refusalAt`).
    */
   #refused(
     context: ApiKeyContext,
     code: ApiKeyErrorCode,
     start: number,
-    verifiedAt: number,
-    wallMs: number | undefined,
+    at: number | undefined,
   ): void {
     const outcome = AUTHORIZATION_OUTCOMES[code];
     if (outcome !== undefined) {
-      this.#s.usage?.refused(
-        context.keyId,
-        context.tenantId,
-        code as ApiKeyUsageRefusalCode,
-        this.#timeOf(verifiedAt, wallMs),
-      );
+      this.#s.usage?.refused(context.keyId, context.tenantId, code as ApiKeyUsageRefusalCode, at!);
     }
-    this.#denied(code, outcome ?? "error", start, context.environment, context.tenantId);
+    this.#denied(code, outcome ?? "error", start, at, context.environment, context.tenantId);
   }
 
-  /** Reports a refused authorization: its metric and `api_key.authorization_denied`. */
+  /**
+   * The one wall-clock ms of a refused request, for its usage count (when
+   * `counted`) and its events: `wallMs`, the time it has (see `#timeOf`), else
+   * one clock read when one of them takes the time, else `undefined`.
+   */
+  #refusalAt(wallMs: number | undefined, counted: boolean): number | undefined {
+    const s = this.#s;
+    if (wallMs !== undefined) return wallMs;
+    if (s.emitEvent === undefined && (!counted || s.usage === undefined)) return undefined;
+    return s.clock().getTime();
+  }
+
+  /**
+   * Reports a refused authorization: its metric and `api_key.authorization_denied`
+   * at `at` (the request's wall-clock ms; one clock read when it has none).
+   */
   #denied(
     code: ApiKeyErrorCode,
     outcome: ApiKeyAuthorizationOutcome,
     start: number,
+    at: number | undefined,
     environment?: Environment,
     tenantId?: string,
   ): void {
     const s = this.#s;
     this.#authorizationMetric(start, outcome, environment, tenantId);
-    s.emitEvent?.({ type: "api_key.authorization_denied", at: s.clock(), code });
+    s.emitEvent?.({ type: "api_key.authorization_denied", at: dateOf(at, s.clock), code });
   }
 
   /** Emits the one `api_key.authorization` metric of an authorization begun at `start`. */
@@ -580,28 +609,18 @@ export class VerifyFlow {
         this.#warnRetiredVersion(version);
       }
       // Counted in a stored key's bucket; an unknown prefix does the same work, counting nothing.
-      if (recording !== "nothing") {
-        s.usage?.refused(
-          record?.id ?? null,
-          record?.tenantId ?? "",
-          "api_key_invalid",
-          this.#timeOf(start, undefined),
-        );
+      const at = recording === "nothing"
+        ? undefined
+        : this.#refusalAt(s.wallAt?.(start, undefined), true);
+      if (at !== undefined) {
+        s.usage?.refused(record?.id ?? null, record?.tenantId ?? "", "api_key_invalid", at);
       }
-      throw this.#failure(recording, start, "invalid", "api_key_invalid", prefix, environment);
+      throw this.#invalid(recording, start, prefix, environment, undefined, at);
     }
     const known = { keyId: record.id, tenantId: record.tenantId, environment: record.environment };
     // The secret is proven: the key's <env> segment must be the record's (the checksum is public).
     if (environment !== record.environment) {
-      throw this.#failure(
-        recording,
-        start,
-        "invalid",
-        "api_key_invalid",
-        prefix,
-        environment,
-        known,
-      );
+      throw this.#invalid(recording, start, prefix, environment, known);
     }
     const context = freezeContext(record);
     const expiresAtMs = record.expiresAt === null ? Infinity : record.expiresAt.getTime();
@@ -687,11 +706,12 @@ export class VerifyFlow {
   }
 
   /**
-   * The one wall-clock ms of a request whose verification began at monotonic
+   * The one wall-clock ms of a verify whose verification began at monotonic
    * `start`, for its usage count, first use and `api_key.used`: the clock
    * read it made (`read`), else with the default clocks its monotonic start's
    * (`settings.wallAt`), else the service's `clock` read now. Called once per
-   * request: what takes the time takes it from that call.
+   * verify: what takes the time takes it from that call (an authorization's
+   * checks take it from `#checked`, a refusal's from `#refusalAt`).
    */
   #timeOf(start: number, read: number | undefined): number {
     const s = this.#s;
@@ -728,7 +748,12 @@ export class VerifyFlow {
     emit(metric);
   }
 
-  /** Reports a failed verify (usage count, metric, auth failure) unless recording nothing; returns the error. */
+  /**
+   * Reports a failed verify begun at `start` (usage count, metric, auth failure,
+   * at the request's one time: `wallMs` if read, see `#timeOf`) unless
+   * recording nothing; returns the error (an authorization's `#denied` takes
+   * its time from `#refusedAt`).
+   */
   #failure(
     recording: Recording,
     start: number,
@@ -739,37 +764,66 @@ export class VerifyFlow {
     known?: KnownKey,
     wallMs?: number,
   ): ApiKeyError {
-    if (recording === "nothing") return apiKeyError(code);
+    const error = apiKeyError(code);
+    if (recording === "nothing") return error;
+    const s = this.#s;
+    const at = this.#refusalAt(s.wallAt?.(start, wallMs) ?? wallMs, known !== undefined);
     if (known !== undefined) {
-      this.#s.usage?.refused(
-        known.keyId,
-        known.tenantId,
-        code as ApiKeyUsageRefusalCode,
-        this.#timeOf(start, wallMs),
-      );
+      s.usage?.refused(known.keyId, known.tenantId, code as ApiKeyUsageRefusalCode, at!);
     }
-    this.#report(start, outcome, code, prefix, environment, known);
-    return apiKeyError(code);
+    this.#report(start, outcome, code, prefix, at, environment, known);
+    if (recording === "check" && at !== undefined) this.#refusedAt.set(error, at);
+    return error;
   }
 
-  /** The metric of a failed verify, then the auth failure. */
+  /** `#failure` of a key refused `api_key_invalid` (a wrong secret, layout or environment). */
+  #invalid(
+    recording: Recording,
+    start: number,
+    prefix: string,
+    environment: Environment,
+    known?: KnownKey,
+    wallMs?: number,
+  ): ApiKeyError {
+    return this.#failure(
+      recording,
+      start,
+      "invalid",
+      "api_key_invalid",
+      prefix,
+      environment,
+      known,
+      wallMs,
+    );
+  }
+
+  /** The metric of a failed verify, then the auth failure at `at` (see `#authFailed`). */
   #report(
     start: number,
     outcome: ApiKeyVerificationOutcome,
     code: ApiKeyErrorCode,
     prefix: string | null,
+    at: number | undefined,
     environment?: Environment,
     known?: KnownKey,
   ): void {
     this.#metric(start, outcome, environment);
-    this.#authFailed(prefix, code, known);
+    this.#authFailed(prefix, code, known, at);
   }
 
-  /** Calls `onAuthFailed` (not awaited, contained) and emits `api_key.auth_failed`. */
-  #authFailed(prefix: string | null, code: ApiKeyErrorCode, known: KnownKey | undefined): void {
+  /**
+   * Calls `onAuthFailed` (not awaited, contained) and emits `api_key.auth_failed`
+   * at `at` (the request's wall-clock ms; one clock read when it has none).
+   */
+  #authFailed(
+    prefix: string | null,
+    code: ApiKeyErrorCode,
+    known: KnownKey | undefined,
+    at: number | undefined,
+  ): void {
     const s = this.#s;
     s.notifyAuthFailed?.(prefix, code);
-    s.emitEvent?.({ type: "api_key.auth_failed", at: s.clock(), prefix, code, ...known });
+    s.emitEvent?.({ type: "api_key.auth_failed", at: dateOf(at, s.clock), prefix, code, ...known });
   }
 
   /** Emits `api_key.used` for `context` at `atMs`, the request's one time. */

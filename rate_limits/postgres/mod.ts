@@ -15,9 +15,9 @@
  * `prisma/migrations/0009_credit_balances`, `0012_rate_limit_batches`,
  * `0015_rate_limit_buckets`, `0019_rate_limit_bucket_check`,
  * `0020_rate_limit_refusal_read` and `0021_rate_limit_credit_check` (and, to
- * harden, `0023_function_search_path_schema` and `0024_function_keyed_plans`,
- * which `ready()` does not check), and a `pg` pool or client (an optional peer)
- * from the caller.
+ * harden, `0023_function_search_path_schema` and `0024_function_keyed_plans`:
+ * without them `ready()` logs one line naming them, and start-up goes on), and
+ * a `pg` pool or client (an optional peer) from the caller.
  *
  * Production setup: the store listens for the pool's `error` events itself
  * (a terminated backend never ends the process), and `await limiter.ready()`
@@ -81,7 +81,9 @@ export interface PostgresRateLimitStoreOptions {
   /**
    * Where the pool's `error` events go, at most one line per 10 s (default
    * `console.error`); the store's own listener keeps a terminated backend from
-   * ending the process.
+   * ending the process. Also where `ready()` called on the store itself (not
+   * through a limiter, which hands it its own logger) reports a hardening
+   * migration missing (default `console.warn`).
    */
   logger?: (line: string) => void;
   /**
@@ -202,8 +204,48 @@ const MIGRATIONS: [string, string[]][] = [
 const VERSIONS: [string, string][] = [
   ["rate_limit_bucket_check", "0020_rate_limit_refusal_read"],
 ];
-const READY_SQL = "SELECT proname::text AS name, obj_description(oid, 'pg_proc') AS version " +
+/**
+ * The migrations that harden those functions without changing an answer, each
+ * with the functions it sets and the `READY_SQL` column saying a function has
+ * its setting, and what goes wrong without it: `ready()` reports (once, never
+ * failing) the functions without it.
+ */
+const HARDENING: [string, string[], "schema_path" | "keyed_plans", string][] = [
+  [
+    "0023_function_search_path_schema",
+    MIGRATIONS.flatMap(([, names]) => names),
+    "schema_path",
+    "a schema or temporary table of the caller's can replace their tables",
+  ],
+  [
+    "0024_function_keyed_plans",
+    MIGRATIONS.flatMap(([, names]) => names).filter((name) => name !== "credit_period"),
+    "keyed_plans",
+    "a check can read whole tables",
+  ],
+];
+const READY_SQL = "SELECT proname::text AS name, obj_description(oid, 'pg_proc') AS version, " +
+  "coalesce(format('search_path=pg_catalog, %s, pg_temp', pronamespace::regnamespace) = " +
+  "ANY (proconfig), false) AS schema_path, " +
+  "coalesce('enable_seqscan=off' = ANY (proconfig), false) AS keyed_plans " +
   "FROM pg_proc WHERE proname = ANY($1::text[]) AND pg_function_is_visible(oid)";
+
+/**
+ * The line naming each hardening migration (`HARDENING`) some function of
+ * `rows` (`READY_SQL`'s) lacks, and what to apply; `undefined` when none does.
+ */
+function hardeningNotice(rows: readonly Record<string, unknown>[]): string | undefined {
+  const lacking = HARDENING.flatMap(([migration, names, column, risk]) => {
+    const without = names.filter((name) => !rows.some((r) => r.name === name && r[column]));
+    return without.length === 0 ? [] : [{ migration, without, risk }];
+  });
+  if (lacking.length === 0) return undefined;
+  return "rate-limits: the postgres store's functions lack " +
+    lacking.map((l) => `${l.migration} (${l.without.join(", ")}: ${l.risk})`).join(" and ") +
+    "; checks are answered: apply " +
+    lacking.map((l) => `prisma/migrations/${l.migration}/migration.sql`).join(", then ") +
+    " (docs/operations.md)";
+}
 
 /**
  * What one check's counters take: `"windows"`, window counters each of its own
@@ -263,6 +305,8 @@ export function createPostgresRateLimitStore(
   }
   const clock = createClockOffset();
   const stopReporting = reportErrors(pool, "postgres", options.logger);
+  /** Whether `ready()` reported the hardening migrations missing (once per store). */
+  let hardeningReported = false;
   const prepared = options.preparedStatements !== false;
   const durable = options.durableWindows ?? false;
   if (typeof durable !== "boolean") {
@@ -489,7 +533,7 @@ export function createPostgresRateLimitStore(
       const [row] = await run(DELETE_SQL);
       return Number(row?.n ?? 0);
     },
-    async ready() {
+    async ready(warn = options.logger ?? console.warn) {
       const rows = await run(READY_SQL, [MIGRATIONS.flatMap(([, functions]) => functions)]);
       const found = new Set(rows.flatMap((row) => [row.name, `${row.name} of ${row.version}`]));
       // What each migration leaves, in the order they apply: the first one missing is named.
@@ -506,6 +550,15 @@ export function createPostgresRateLimitStore(
           `the PostgreSQL rate-limit store misses ${names.join(", ")}: ` +
             `apply prisma/migrations/${migration}/migration.sql`,
         );
+      }
+      const notice = hardeningNotice(rows);
+      if (notice !== undefined && !hardeningReported) {
+        hardeningReported = true;
+        try {
+          warn(notice);
+        } catch {
+          // A logger's throw never fails start-up.
+        }
       }
       // Three readings of the clock: the tightest offset wins (a slow first reply makes deadlines early).
       for (let i = 0; i < 3; i++) await run(TIME_SQL);

@@ -626,5 +626,80 @@ if (DATABASE_URL) {
         await close();
       }
     });
+
+    it("ready() on a schema migrated up to 0022: starts, and logs once through the limiter's logger that 0023 and 0024 are missing; then only 0024; then nothing", async () => {
+      const schema = `ready_${crypto.randomUUID().replaceAll("-", "")}`;
+      const admin = new pg.Client({ connectionString: DATABASE_URL });
+      await admin.connect();
+      const folder = new URL("../../prisma/migrations/", import.meta.url);
+      const apply = async (migration: string) =>
+        await admin.query(await Deno.readTextFile(new URL(`${migration}/migration.sql`, folder)));
+      const pool = new pg.Pool({
+        connectionString: DATABASE_URL,
+        max: 1,
+        options: `-c search_path=${schema}`,
+      });
+      try {
+        await admin.query(`CREATE SCHEMA ${schema}; SET search_path TO ${schema}`);
+        const migrations: string[] = [];
+        for await (const entry of Deno.readDir(folder)) {
+          if (entry.isDirectory) migrations.push(entry.name);
+        }
+        for (const migration of migrations.sort()) {
+          if (migration < "0023") await apply(migration);
+        }
+        /** The lines one limiter's `ready()` (called twice) logs, and its store's own logger. */
+        const linesOfReady = async () => {
+          const lines: string[] = [];
+          const own: string[] = [];
+          const store = createPostgresRateLimitStore({ pool, logger: (l) => void own.push(l) });
+          const limiter = createRateLimiter({ store, logger: (l) => void lines.push(l) });
+          lines.length = 0; // the limiter's start-up line
+          await limiter.ready();
+          await limiter.ready();
+          assert.deepEqual(own, [], "the store's own logger is for the pool's errors");
+          // The store checks out as before: a check is answered.
+          const { allowed } = await limiter.check(freshSubject("ready"), [{
+            name: "api",
+            limit: 1,
+            windowMs: 60_000,
+          }]);
+          assert.equal(allowed, true);
+          store.close();
+          return lines;
+        };
+        const up22 = await linesOfReady();
+        assert.equal(up22.length, 1, up22.join("\n"));
+        assert.match(up22[0], /^rate-limits: the postgres store's functions lack /);
+        assert.match(
+          up22[0],
+          /prisma\/migrations\/0023_function_search_path_schema\/migration\.sql/,
+        );
+        assert.match(up22[0], /prisma\/migrations\/0024_function_keyed_plans\/migration\.sql/);
+        assert.match(up22[0], /credit_period/, "0023 covers every function of the store");
+        // Called on the store itself: its own logger, once.
+        const own: string[] = [];
+        const direct = createPostgresRateLimitStore({ pool, logger: (l) => void own.push(l) });
+        await direct.ready();
+        await direct.ready();
+        direct.close();
+        assert.deepEqual(own, up22);
+        await apply("0023_function_search_path_schema");
+        const up23 = await linesOfReady();
+        assert.equal(up23.length, 1, up23.join("\n"));
+        assert.doesNotMatch(up23[0], /0023/);
+        assert.match(up23[0], /prisma\/migrations\/0024_function_keyed_plans\/migration\.sql/);
+        assert.doesNotMatch(up23[0], /credit_period/, "0024 leaves credit_period as it is");
+        await apply("0024_function_keyed_plans");
+        assert.deepEqual(await linesOfReady(), []);
+      } finally {
+        await pool.end();
+        try {
+          await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+        } finally {
+          await admin.end();
+        }
+      }
+    });
   });
 }

@@ -413,7 +413,7 @@ describe("a tenant's shared credit pool", () => {
 });
 
 describe("credit events of a spend (RequestLimits.creditEvents)", () => {
-  it("reads the clock once when a balance crosses a threshold or reaches 0, never when none does", () => {
+  it("reads the clock once when a balance crosses a threshold or reaches 0, never when none does or the request has its time", () => {
     const limits = new RequestLimits(createRateLimiter({ logger: () => {} }), undefined, [5, 2]);
     let reads = 0;
     const clock = () => new Date(Date.UTC(2030, 0, 1) + 1_000 * ++reads);
@@ -431,24 +431,31 @@ describe("credit events of a spend (RequestLimits.creditEvents)", () => {
     });
     const seen = (events: readonly { type: string; creditBalance: string; at: Date }[]) =>
       events.map((e) => `${e.type} ${e.creditBalance} ${e.at.getTime() % 100_000}`);
-    assert.deepEqual(limits.creditEvents(context(8), 1, clock), []);
-    assert.deepEqual(limits.creditEvents(context(8, 9), 1, clock), []);
-    assert.deepEqual(limits.creditEvents(context(undefined, 6), 1, clock), []);
-    assert.deepEqual(limits.creditEvents(context(5), 0, clock), []);
+    assert.deepEqual(limits.creditEvents(context(8), 1, undefined, clock), []);
+    assert.deepEqual(limits.creditEvents(context(8, 9), 1, undefined, clock), []);
+    assert.deepEqual(limits.creditEvents(context(undefined, 6), 1, undefined, clock), []);
+    assert.deepEqual(limits.creditEvents(context(5), 0, undefined, clock), []);
     assert.equal(reads, 0);
-    assert.deepEqual(seen(limits.creditEvents(context(5), 1, clock)), [
+    assert.deepEqual(seen(limits.creditEvents(context(5), 1, undefined, clock)), [
       "api_key.credits_low key 1000",
     ]);
     assert.equal(reads, 1);
     // Both balances cross at one read of the clock; a pool alone is the tenant's.
-    assert.deepEqual(seen(limits.creditEvents(context(4, 0), 3, clock)), [
+    assert.deepEqual(seen(limits.creditEvents(context(4, 0), 3, undefined, clock)), [
       "api_key.credits_low key 2000",
       "api_key.credits_low tenant 2000",
       "api_key.credits_exhausted tenant 2000",
     ]);
-    assert.deepEqual(seen(limits.creditEvents(context(undefined, 2), 1, clock)), [
+    assert.deepEqual(seen(limits.creditEvents(context(undefined, 2), 1, undefined, clock)), [
       "api_key.credits_low tenant 3000",
     ]);
+    assert.equal(reads, 3);
+    // The request's own time when it has one: no read.
+    const at = Date.UTC(2031, 0, 1);
+    assert.deepEqual(
+      limits.creditEvents(context(5), 1, at, clock).map((e) => e.at.getTime()),
+      [at],
+    );
     assert.equal(reads, 3);
   });
 });

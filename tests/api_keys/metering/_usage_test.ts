@@ -18,6 +18,8 @@ import type {
   ApiKeyUsageRow,
 } from "../../../api_keys/metering/usage.ts";
 import {
+  type ApiKeyEvent,
+  type ApiKeysService,
   type ApiKeyStorage,
   ApiKeyStorageError,
   generateKey,
@@ -25,6 +27,7 @@ import {
 } from "../../../api_keys/mod.ts";
 import { createMemoryRateLimitStore, createRateLimiter } from "../../../rate_limits/mod.ts";
 import { makeService, overrideStorage, READ_ORDERS, spyStorage } from "../helpers.ts";
+import { CreditedStorage } from "../credited_storage.ts";
 
 const HOUR = 3_600_000;
 const T0 = Date.parse("2030-01-01T10:00:00.000Z");
@@ -63,6 +66,31 @@ function recorder(
 }
 
 const rowsOf = (writes: ApiKeyUsageRow[][]) => writes.flat();
+
+/** A wall clock at `T0` that, once `state.stepping`, steps an hour at each read (`state.reads`: the times read). */
+function steppingClock() {
+  const state = { now: T0, stepping: false, reads: [] as number[] };
+  const clock = () => {
+    const at = state.now;
+    if (state.stepping) {
+      state.reads.push(at);
+      state.now += HOUR;
+    }
+    return new Date(at);
+  };
+  return { clock, state };
+}
+
+/** Creates keys of tenant `t1` on `service`, named (`names`: key id → name). */
+function keyMaker(service: ApiKeysService) {
+  const names = new Map<string, string>();
+  const create = async (name: string, more: Record<string, unknown> = {}) => {
+    const created = await service.create({ tenantId: "t1", name, scopes: READ_ORDERS, ...more });
+    names.set(created.id, name);
+    return created.key;
+  };
+  return { names, create };
+}
 
 describe("UsageRecorder", () => {
   it("counts per key and UTC hour: an hour boundary starts a new row; lastUsedAt is the latest accepted", async () => {
@@ -671,17 +699,8 @@ describe("ApiKeysService with the usage option", () => {
   });
 
   it("every request counts at its one clock read: an injected clock stepping an hour at each read is read once per request (verify, authorize, cache hit and miss, first use, each refusal), and its count lands in that hour", async () => {
-    let now = T0;
-    let stepping = false;
-    const reads: number[] = [];
-    const clock = () => {
-      const at = now;
-      if (stepping) {
-        reads.push(at);
-        now += HOUR;
-      }
-      return new Date(at);
-    };
+    const { clock, state } = steppingClock();
+    const reads = state.reads;
     const limiter = createRateLimiter({ store: createMemoryRateLimitStore(), logger: () => {} });
     // No event sink: events read the clock for their own `at`.
     const { service, storage } = makeService({
@@ -690,12 +709,7 @@ describe("ApiKeysService with the usage option", () => {
       usage: { flushIntervalMs: HOUR },
       limiter,
     });
-    const names = new Map<string, string>();
-    const create = async (name: string, more: Record<string, unknown> = {}) => {
-      const created = await service.create({ tenantId: "t1", name, scopes: READ_ORDERS, ...more });
-      names.set(created.id, name);
-      return created.key;
-    };
+    const { names, create } = keyMaker(service);
     const lasting = { expiresAt: new Date(T0 + 1_000 * 24 * HOUR) };
     const plain = await create("plain");
     const dated = await create("dated", lasting);
@@ -712,8 +726,8 @@ describe("ApiKeysService with the usage option", () => {
     const stored = (await storage.findById([...names].find(([, name]) => name === "dated")![0]))!;
     await storage.insert({ ...stored, id: "impostor", prefix: impostor.prefix });
     names.set("impostor", "impostor");
-    now = T0 + HOUR;
-    stepping = true;
+    state.now = T0 + HOUR;
+    state.stepping = true;
     const write = { requiredScope: { resource: "orders", level: "write" as const } };
     const cases: [string, () => Promise<unknown>, string | null][] = [
       ["verify, miss", () => service.verify(plain), "plain accepted"],
@@ -768,10 +782,10 @@ describe("ApiKeysService with the usage option", () => {
     }
     // One read per request: counted (the unknown prefix costs what a stored key does).
     assert.deepEqual(readsOf, cases.map(([label]) => `${label}: 1`));
-    stepping = false;
+    state.stepping = false;
     await service.close();
     const actual = new Map<string, number>();
-    const window = { from: new Date(T0), to: new Date(now), granularity: "hour" as const };
+    const window = { from: new Date(T0), to: new Date(state.now), granularity: "hour" as const };
     for (const [keyId, name] of names) {
       for (const hour of await service.usage("t1", { keyId, ...window })) {
         const counts = { accepted: hour.accepted, ...hour.refused };
@@ -781,6 +795,118 @@ describe("ApiKeysService with the usage option", () => {
       }
     }
     assert.deepEqual(new Map([...actual].sort()), new Map([...expected].sort()));
+  });
+
+  it("a request's events are at its one time: with an event sink, an injected clock stepping an hour at each read is read once per request, and every event of it (auth_failed, authorization_denied, credits_low, credits_exhausted, used) is at the hour its usage counts in", async () => {
+    const { clock, state } = steppingClock();
+    const reads = state.reads;
+    const events: ApiKeyEvent[] = [];
+    // The limiter's own clock does not step (the service's is the one counted).
+    const limiter = createRateLimiter({
+      store: createMemoryRateLimitStore({ now: () => state.now }),
+      logger: () => {},
+    });
+    const storage = new CreditedStorage();
+    const { service } = makeService({
+      clock,
+      storage,
+      onEvent: (event) => void events.push(event),
+      emitUsageEvents: true,
+      creditThresholds: [2],
+      usage: { flushIntervalMs: HOUR },
+      limiter,
+    });
+    const { names, create } = keyMaker(service);
+    const lasting = { expiresAt: new Date(T0 + 1_000 * 24 * HOUR) };
+    const plain = await create("plain");
+    const dated = await create("dated", lasting);
+    const unused = await create("unused", lasting);
+    const limited = await create("limited", {
+      rateLimits: [{ name: "api", limit: 1, windowMs: HOUR }],
+    });
+    storage.next = { remaining: 3, updatedAt: new Date(T0) };
+    const credited = await create("credited");
+    const expiring = await create("expiring", { expiresAt: new Date(T0 + HOUR / 2) });
+    const revoked = await create("revoked", lasting);
+    await service.revoke([...names].find(([, name]) => name === "revoked")![0]);
+    const impostor = generateKey({ environment: "live" });
+    const stored = (await storage.findById([...names].find(([, name]) => name === "plain")![0]))!;
+    await storage.insert({ ...stored, id: "impostor", prefix: impostor.prefix });
+    names.set("impostor", "impostor");
+    const unknown = generateKey({ environment: "live" }).raw;
+    state.now = T0 + HOUR;
+    state.stepping = true;
+    events.length = 0;
+    const write = { requiredScope: { resource: "orders", level: "write" as const } };
+    const twoKeys = (name: string) => name === "x-api-key" ? [plain, dated] : undefined;
+    const cases: [string, () => Promise<unknown>, string][] = [
+      ["verify, miss", () => service.verify(plain), "used"],
+      ["verify expired", () => service.verify(expiring), "auth_failed"],
+      ["verify, wrong secret", () => service.verify(impostor.raw), "auth_failed"],
+      ["authorize, no key", () => service.authorize(undefined), "auth_failed denied"],
+      [
+        "authorizeRequest, two keys",
+        () => service.authorizeRequest(twoKeys),
+        "auth_failed denied",
+      ],
+      ["authorize, malformed", () => service.authorize("nope"), "auth_failed denied"],
+      ["authorize, unknown prefix", () => service.authorize(unknown), "auth_failed denied"],
+      ["authorize, wrong secret", () => service.authorize(impostor.raw), "auth_failed denied"],
+      ["authorize revoked, miss", () => service.authorize(revoked), "auth_failed denied"],
+      ["authorize revoked, hit", () => service.authorize(revoked), "auth_failed denied"],
+      ["authorize expired, hit", () => service.authorize(expiring), "auth_failed denied"],
+      ["authorize, hit", () => service.authorize(plain), "used"],
+      ["authorize, first use", () => service.authorize(unused), "used"],
+      [
+        "authorize with expiry, scope refused",
+        () => service.authorize(dated, write),
+        "auth_failed denied",
+      ],
+      [
+        "authorize, environment refused",
+        () => service.authorize(plain, { requiredEnvironment: "test" }),
+        "auth_failed denied",
+      ],
+      ["authorize with a limit", () => service.authorize(limited), "used"],
+      ["authorize with a limit, refused", () => service.authorize(limited), "denied"],
+      ["authorize, credits to 2", () => service.authorize(credited), "credits_low used"],
+      [
+        "authorize, credits to 0",
+        () => service.authorize(credited, { cost: 2 }),
+        "credits_exhausted used",
+      ],
+      ["authorize, credits refused", () => service.authorize(credited), "denied"],
+    ];
+    const seen: string[] = [];
+    const expected: string[] = [];
+    for (const [label, run, kinds] of cases) {
+      const before = reads.length;
+      const first = events.length;
+      await run().catch(() => {});
+      const during = reads.slice(before);
+      const at = new Date(during[0]).toISOString();
+      const mine = events.slice(first).map((e) => `${e.type.slice(8)} ${e.at.toISOString()}`);
+      seen.push(`${label}: ${during.length} read(s); ${mine.join(", ")}`);
+      expected.push(
+        `${label}: 1 read(s); ${
+          kinds.split(" ").map((kind) => `${kind.replace("denied", "authorization_denied")} ${at}`)
+            .join(", ")
+        }`,
+      );
+    }
+    assert.deepEqual(seen, expected);
+    state.stepping = false;
+    // Each counted request lands in the hour of its one read, its events' hour.
+    const hours = new Set<string>();
+    const window = { from: new Date(T0), to: new Date(state.now), granularity: "hour" as const };
+    for (const [keyId] of names) {
+      for (const hour of await service.usage("t1", { keyId, ...window })) {
+        hours.add(hour.start.toISOString());
+      }
+    }
+    const eventHours = new Set(events.map((e) => e.at.toISOString()));
+    for (const hour of hours) assert.ok(eventHours.has(hour), `usage at ${hour} has its events`);
+    await service.close();
   });
 
   it("close() resolves at once without the option; the option needs the capability", async () => {
