@@ -1348,4 +1348,39 @@ describe("createApiKeysAdminHandler", () => {
     const admin = list.json.keys.find((k: { id: string }) => k.id === plain.admin.id);
     assert.equal(admin.credits, undefined, "a key without credits shows none");
   });
+
+  it("config.limits of keyLimits' shared pool: the pool's balance now once the tenant has one, as the created key carries it", async () => {
+    const at = () => Date.parse("2030-01-01T10:00:00.000Z");
+    const plan = { remaining: 50_000, refill: { amount: 50_000, interval: "monthly" as const } };
+    // A signed-in person (no caller key) under the app's plan: every key on the tenant's pool.
+    const { call, service } = await setup(
+      { keyLimits: () => ({ credits: { ...plan, sharedBy: "tenant" } }), policy: () => null },
+      undefined,
+      limitedService(at),
+    );
+    const person = { tenant: "acme", keyId: null };
+    const first = (await call("GET", "/config", { caller: person }))!;
+    assert.deepEqual(first.json.limits.credits, {
+      amount: 50_000,
+      refillAmount: 50_000,
+      refillEvery: "monthly",
+    }, "no pool yet: the first key starts it");
+    const made = (await call("POST", "/keys", {
+      body: { name: "ci", scopes: ["projects:read"] },
+      caller: person,
+    }))!;
+    assert.equal(made.status, 201, JSON.stringify(made.json));
+    await service.authorize(made.json.key, { cost: 49_990 });
+    const later = (await call("GET", "/config", { caller: person }))!;
+    assert.equal(later.json.limits.credits.amount, 10, "the pool as a new key joins it");
+    const joined = (await call("POST", "/keys", {
+      body: { name: "ci 2", scopes: ["projects:read"] },
+      caller: person,
+    }))!;
+    assert.deepEqual(
+      [joined.json.record.credits, joined.json.record.creditsSharedBy],
+      [later.json.limits.credits.amount, "tenant"],
+      "what config said the key carries",
+    );
+  });
 });
