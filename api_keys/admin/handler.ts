@@ -569,10 +569,12 @@ export function createApiKeysAdminHandler<R>(
       limit,
       windowMs,
     }));
-    // A key minted by a caller with credits spends the caller's balance (its own, or the pool).
+    // A key minted by a caller with credits spends the caller's balance (its own, or the pool);
+    // one on keyLimits' shared pool joins the tenant's pool as it is, once the tenant has one.
     const caller = limits.limitsOf === undefined ? null : await callerPowers(call);
-    const shared = caller?.credits ?? caller?.tenantCredits;
     const own = limits.credits;
+    const pool = own?.sharedBy === "tenant" ? await service.tenantCredits(call.tenantId) : null;
+    const shared = caller?.credits ?? caller?.tenantCredits ?? pool ?? undefined;
     const amount = shared?.remaining ?? own?.remaining;
     const refill = shared === undefined ? own?.refill : shared.refill;
     const credits = amount === undefined ? null : {
