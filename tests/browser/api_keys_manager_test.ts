@@ -394,6 +394,17 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       for (const expected of ["Credits", "7 left", "Shared pool"]) {
         assert.ok(text.includes(expected), `${expected} in\n${text}`);
       }
+      // A rotation's answer is fresher: the pool line and every row on the pool follow it.
+      fake.newKeyFields = { ...fake.newKeyFields, credits: 5 };
+      await act("pooled", "Rotate");
+      await manager.locator("dialog").getByRole("button", { name: "Rotate" }).click();
+      await manager.getByRole("button", { name: "Copy", exact: true }).click();
+      await manager.getByRole("button", { name: "Done" }).click();
+      await waitForText(page, "Shared credits: 5 left", "[part=pool]");
+      const left = await inShadow<string[]>(
+        "[...r.querySelectorAll('td[data-col=credits]')].map((c) => c.textContent)",
+      );
+      assert.deepEqual(left.filter((t) => t !== ""), ["5 leftShared pool", "5 leftShared pool"]);
     },
     () => {
       fake.failAll = null;
