@@ -3,7 +3,8 @@
  * trip (a Redis script, a PostgreSQL statement) per request with rate limits
  * and credits together; a credit denial leaves the rate-limit counts unchanged
  * and a rate-limit denial the balance (1,000 of 1,000); concurrent requests
- * spend exactly the balance and fire each credit event once.
+ * spend exactly the balance and fire each credit event once, also a tenant's
+ * pool spent by several keys through two services.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -105,6 +106,54 @@ for (const kind of await readyStores("authorize with credits")) {
           : []
       );
       assert.deepEqual(mine.sort((a, b) => a - b), [0, 10, 25]);
+    });
+
+    it("a tenant's pool spent by 3 keys through 2 services (each its own connections): exactly the pool, every refusal the tenant's, each pool event once", async () => {
+      const other = await openStore(kind, undefined, 10);
+      try {
+        const second = new ApiKeysService({
+          peppers: { 1: PEPPER_1 },
+          storage,
+          limiter: createRateLimiter({ store: other.store, timeoutMs: 10_000, logger: () => {} }),
+          creditThresholds: [25, 10],
+          onEvent: (event) => void events.push(event),
+        });
+        const tenantId = `pool-${crypto.randomUUID()}`;
+        const keys: string[] = [];
+        for (const credits of [{ remaining: 40 }, { remaining: 999 }, { remaining: 1 }]) {
+          const { key } = await service.create({
+            tenantId,
+            name: "pooled",
+            scopes: [{ resource: "orders", level: "read" }],
+            credits: { ...credits, sharedBy: "tenant" },
+          });
+          keys.push(key);
+        }
+        const answers = await Promise.allSettled(
+          Array.from({ length: 90 }, (_, i) => (i % 2 ? second : service).authorize(keys[i % 3])),
+        );
+        assert.equal(answers.filter((a) => a.status === "fulfilled").length, 40);
+        for (const answer of answers) {
+          if (answer.status === "fulfilled") continue;
+          assert.deepEqual(
+            [(answer.reason as ApiKeyError).code, (answer.reason as ApiKeyError).creditBalance],
+            ["api_key_usage_exceeded", "tenant"],
+          );
+        }
+        assert.equal((await service.tenantCredits(tenantId))?.remaining, 0);
+        const pooled = events.filter((e) =>
+          "creditBalance" in e && e.tenantId === tenantId && e.creditBalance === "tenant"
+        );
+        assert.deepEqual(
+          pooled.map((e) => e.type === "api_key.credits_low" ? e.threshold : 0).sort((a, b) =>
+            a - b
+          ),
+          [0, 10, 25],
+          "once per threshold for the tenant, whichever service spent",
+        );
+      } finally {
+        await other.close();
+      }
     });
   });
 }
