@@ -443,7 +443,9 @@ export function createApiKeysAdminHandler<R>(
       own.some((mine) => mine.name === policy?.name && !samePolicy(mine, policy))
     );
     if (changed.length > 0) exceeds.rateLimits = changed.map((policy) => policy.name);
-    if (set?.credits !== undefined && spendsCredits(caller)) {
+    // The tenant's pool is no separate balance for a caller spending it (the minted key spends it).
+    const pool = set?.credits?.sharedBy === "tenant" && caller.tenantCredits !== undefined;
+    if (set?.credits !== undefined && !pool && spendsCredits(caller)) {
       exceeds.credits = ["separate balance"];
     }
     if (Object.keys(exceeds).length > 0) {
