@@ -62,6 +62,7 @@ for (const mode of ["plain", "envelope", "problem"] as const) {
           statusCode: 429,
           code: "api_key_usage_exceeded",
           message: "API key has too few credits left",
+          details: { creditBalance: "key" },
         });
       } else if (mode === "envelope") {
         assert.equal(body.success, false);
@@ -71,6 +72,25 @@ for (const mode of ["plain", "envelope", "problem"] as const) {
         assert.equal(body.code, "api_key_usage_exceeded");
         assert.equal(body.status, 429);
       }
+    });
+
+    it("a key on its tenant's pool: the pool's refusal names the tenant's balance in the body, Retry-After at the pool's refill", async () => {
+      const { key } = await service.create({
+        tenantId: `pool-${mode}`,
+        name: "pooled",
+        scopes: [{ resource: "orders", level: "read" }],
+        credits: { remaining: 5, pool: { remaining: 1, refill: { amount: 1, everyMs: HOUR } } },
+      });
+      assert.equal((await get(key)).response.status, 200);
+      const nextRefill = (Math.floor(Date.now() / HOUR) + 1) * HOUR;
+      const denied = await get(key);
+      assert.equal(denied.response.status, 429);
+      const retryAfter = Number(denied.response.headers.get("retry-after"));
+      const expected = Math.ceil((nextRefill - Date.now()) / 1000);
+      assert.ok(Math.abs(retryAfter - expected) <= 1, `${retryAfter} vs ${expected}`);
+      const body = JSON.parse(denied.text);
+      const details = mode === "envelope" ? body.error.details : body.details;
+      assert.deepEqual(details, { creditBalance: "tenant" }, denied.text);
     });
 
     it("a balance without refill: 429 without Retry-After", async () => {

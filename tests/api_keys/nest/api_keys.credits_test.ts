@@ -78,6 +78,7 @@ for (const platform of PLATFORMS) {
             statusCode: 429,
             code: "api_key_usage_exceeded",
             message: "API key has too few credits left",
+            details: { creditBalance: "key" },
           });
         } else if (mode === "envelope") {
           assert.equal(denied.body.success, false);
@@ -90,6 +91,24 @@ for (const platform of PLATFORMS) {
           assert.equal(denied.body.status, 429);
           assert.equal(denied.body.code, "api_key_usage_exceeded");
         }
+      });
+
+      it("a key on its tenant's pool: the pool's refusal names the tenant's balance in the body, Retry-After at the pool's refill", async () => {
+        const { key } = await running.service.create({
+          tenantId: `pool-${platform}-${mode}`,
+          name: "pooled",
+          scopes: [{ resource: "orders", level: "read" }],
+          credits: { remaining: 5, pool: { remaining: 1, refill: { amount: 1, everyMs: HOUR } } },
+        });
+        assert.equal((await get(key)).response.status, 200);
+        const nextRefill = (Math.floor(Date.now() / HOUR) + 1) * HOUR;
+        const denied = await get(key);
+        assert.equal(denied.response.status, 429);
+        const retryAfter = Number(denied.response.headers.get("retry-after"));
+        const expected = Math.ceil((nextRefill - Date.now()) / 1000);
+        assert.ok(Math.abs(retryAfter - expected) <= 1, `${retryAfter} vs ${expected}`);
+        const details = mode === "envelope" ? denied.body.error.details : denied.body.details;
+        assert.deepEqual(details, { creditBalance: "tenant" }, JSON.stringify(denied.body));
       });
 
       it("a balance without refill: 429 without Retry-After", async () => {
