@@ -4,7 +4,8 @@
  * and credits together; a credit denial leaves the rate-limit counts unchanged
  * and a rate-limit denial the balance (1,000 of 1,000); concurrent requests
  * spend exactly the balance and fire each credit event once, also a tenant's
- * pool spent by several keys through two services.
+ * pool spent by several keys through two services; the pool kept through its
+ * keys' revocation, creation and rotation.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -154,6 +155,34 @@ for (const kind of await readyStores("authorize with credits")) {
       } finally {
         await other.close();
       }
+    });
+
+    it("a tenant's pool through its keys' lifecycle: revoking the last key keeps it; a key created later joins it as it is, also after updateCredits; a rotation's successor spends it", async () => {
+      const tenantId = `pool-${crypto.randomUUID()}`;
+      const create = (remaining: number) =>
+        service.create({
+          tenantId,
+          name: "pooled",
+          scopes: [{ resource: "orders", level: "read" }],
+          credits: { remaining, sharedBy: "tenant" },
+        });
+      const first = await create(3);
+      await service.authorize(first.key, { cost: 2 });
+      await service.revoke(first.id);
+      assert.equal((await service.tenantCredits(tenantId))?.remaining, 1, "no key left: kept");
+      const later = await create(1_000);
+      assert.equal((await service.authorize(later.key)).tenantCreditResult?.remaining, 0);
+      assert.equal((await denial(service.authorize(later.key))).creditBalance, "tenant");
+      await service.updateCredits(tenantId, null, { set: 4 });
+      const after = await create(1_000);
+      const rotated = await service.rotate(later.id);
+      await service.authorize(after.key);
+      await service.authorize(rotated.key);
+      await service.authorize(later.key); // in its grace
+      assert.equal((await service.authorize(after.key)).tenantCreditResult?.remaining, 0);
+      assert.equal((await denial(service.authorize(rotated.key))).creditBalance, "tenant");
+      const listed = await service.listSummaries(tenantId, { includeRevoked: true });
+      assert.deepEqual(listed.map((s) => s.tenantCredits?.remaining), [0, 0, 0, 0]);
     });
   });
 }
