@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { ApiKeyContext, ApiKeyRateLimitResult } from "./types.ts";
+import type { ApiKeyContext, ApiKeyCreditBalanceOwner, ApiKeyRateLimitResult } from "./types.ts";
 
 /**
  * Brand of this library's errors, on their prototypes. A registered symbol:
@@ -91,6 +91,11 @@ export class ApiKeyError extends Error {
   declare readonly creditResult?: ApiKeyContext["creditResult"];
   /** `api_key_usage_exceeded`: whose balance refused, the key's own or the tenant's shared pool. */
   declare readonly creditBalance?: ApiKeyContext["creditBalance"];
+  /**
+   * `api_key_usage_exceeded`: the refusing balance as the HTTP answers name it
+   * (their `details`: the Nest guard, the Fetch authorizer, safe-response).
+   */
+  declare readonly details?: { readonly creditBalance: ApiKeyCreditBalanceOwner };
 
   /** Creates the error for `code`, with an optional safe `reason`. */
   constructor(code: ApiKeyErrorCode, reason?: string) {

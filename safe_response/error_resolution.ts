@@ -117,8 +117,11 @@ function readShape(
   const code = ownCode(exception);
   const status = exception.httpStatus ?? exception.status;
   if (code === undefined || !isHttpStatus(status, 400)) return undefined;
-  // A coded error is not an HTTP exception: its 5xx message may be internal.
-  return { status, code, message: status < 500 ? nonEmpty(exception.message) : undefined };
+  // A coded error is not an HTTP exception: its 5xx message (and details) may be internal.
+  if (status >= 500) return { status, code };
+  const shape: Shape = { status, code, message: nonEmpty(exception.message) };
+  if (isObject(exception.details)) shape.details = exception.details; // an ApiKeyError's balance
+  return shape;
 }
 
 function safeShape(

@@ -443,7 +443,9 @@ export function createApiKeysAdminHandler<R>(
       own.some((mine) => mine.name === policy?.name && !samePolicy(mine, policy))
     );
     if (changed.length > 0) exceeds.rateLimits = changed.map((policy) => policy.name);
-    if (set?.credits !== undefined && spendsCredits(caller)) {
+    // The tenant's pool is no separate balance for a caller spending it (the minted key spends it).
+    const pool = set?.credits?.sharedBy === "tenant" && caller.tenantCredits !== undefined;
+    if (set?.credits !== undefined && !pool && spendsCredits(caller)) {
       exceeds.credits = ["separate balance"];
     }
     if (Object.keys(exceeds).length > 0) {
@@ -569,10 +571,12 @@ export function createApiKeysAdminHandler<R>(
       limit,
       windowMs,
     }));
-    // A key minted by a caller with credits spends the caller's balance (its own, or the pool).
+    // A key minted by a caller with credits spends the caller's balance (its own, or the pool);
+    // one on keyLimits' shared pool joins the tenant's pool as it is, once the tenant has one.
     const caller = limits.limitsOf === undefined ? null : await callerPowers(call);
-    const shared = caller?.credits ?? caller?.tenantCredits;
     const own = limits.credits;
+    const pool = own?.sharedBy === "tenant" ? await service.tenantCredits(call.tenantId) : null;
+    const shared = caller?.credits ?? caller?.tenantCredits ?? pool ?? undefined;
     const amount = shared?.remaining ?? own?.remaining;
     const refill = shared === undefined ? own?.refill : shared.refill;
     const credits = amount === undefined ? null : {

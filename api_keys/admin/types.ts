@@ -252,7 +252,8 @@ export interface ApiKeysAdminOptions<R> {
    * routes (per tenant or plan); `null` or `undefined`: none. Whatever it
    * answers, a key created by a caller with a key (`callerKeyIdOf`) keeps
    * that key's policies, counts on its windows and spends its balance; a
-   * separate balance or a looser policy of the same name is refused as
+   * separate balance (the tenant's shared pool is none for a caller spending
+   * it) or a looser policy of the same name is refused as
    * `api_key_escalation_refused` (docs/security.md). A throw or another
    * answer is a 500.
    */

@@ -95,6 +95,8 @@ export interface ApiKeyErrorBody {
   code: string;
   /** Fixed, safe message. */
   message: string;
+  /** `api_key_usage_exceeded`: the refusing balance, the key's own or its tenant's shared pool. */
+  details?: ApiKeyError["details"];
 }
 
 /**
@@ -115,6 +117,7 @@ export function apiKeyErrorResponse(error: ApiKeyError | ApiKeyStorageError): Re
     code: error.code,
     message: error.message,
   };
+  if (error instanceof ApiKeyError && error.details !== undefined) body.details = error.details;
   return Response.json(body, { status: error.httpStatus });
 }
 

@@ -757,10 +757,10 @@ export class RequestLimits {
       answers.creditResult = balances[at];
       answers.creditBalance = plan.owners[at];
     }
-    throw Object.assign(
-      apiKeyError(limited ? "api_key_rate_limited" : "api_key_usage_exceeded"),
-      answers,
-    );
+    if (limited) throw Object.assign(apiKeyError("api_key_rate_limited"), answers);
+    // The refusing balance named in the HTTP answers too: the key's own, or the tenant's pool.
+    const details = Object.freeze({ creditBalance: answers.creditBalance! });
+    throw Object.assign(apiKeyError("api_key_usage_exceeded"), answers, { details });
   }
 
   /**

@@ -17,6 +17,8 @@ export interface ApiKeyHttpErrorBody {
   code: ApiKeyHttpErrorCode;
   /** Fixed, safe message (never key material or storage internals). */
   message: string;
+  /** `api_key_usage_exceeded`: the refusing balance, the key's own or its tenant's shared pool. */
+  details?: ApiKeyError["details"];
 }
 
 /**
@@ -46,13 +48,21 @@ export const ApiKeyHttpException: new (
   code: ApiKeyHttpErrorCode,
   status: number,
   message: string,
+  details?: ApiKeyHttpErrorBody["details"],
 ) => ApiKeyHttpException = class ApiKeyHttpException extends HttpException {
   /** Machine-readable code. */
   readonly code: ApiKeyHttpErrorCode;
 
-  /** Creates the exception; `message` must be safe to show to clients. */
-  constructor(code: ApiKeyHttpErrorCode, status: number, message: string) {
-    const body: ApiKeyHttpErrorBody = { statusCode: status, code, message };
+  /** Creates the exception; `message` (and `details`) must be safe to show to clients. */
+  constructor(
+    code: ApiKeyHttpErrorCode,
+    status: number,
+    message: string,
+    details?: ApiKeyHttpErrorBody["details"],
+  ) {
+    const body: ApiKeyHttpErrorBody = details === undefined
+      ? { statusCode: status, code, message }
+      : { statusCode: status, code, message, details };
     super(body, status);
     this.code = code;
   }
@@ -64,11 +74,15 @@ export const ApiKeyHttpException: new (
 };
 
 /**
- * `ApiKeyError` and `ApiKeyStorageError` become `ApiKeyHttpException`s (the
- * storage cause is dropped); anything else is returned unchanged.
+ * `ApiKeyError` (with its `details`) and `ApiKeyStorageError` become
+ * `ApiKeyHttpException`s (the storage cause is dropped); anything else is
+ * returned unchanged.
  */
 export function toApiKeyHttpException(error: unknown): unknown {
-  if (error instanceof ApiKeyError || error instanceof ApiKeyStorageError) {
+  if (error instanceof ApiKeyError) {
+    return new ApiKeyHttpException(error.code, error.httpStatus, error.message, error.details);
+  }
+  if (error instanceof ApiKeyStorageError) {
     return new ApiKeyHttpException(error.code, error.httpStatus, error.message);
   }
   return error;

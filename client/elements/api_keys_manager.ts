@@ -354,15 +354,35 @@ export class ApiKeysManagerElement extends HTMLElement {
       .find((row) => row.dataset.id === id) ?? null;
   }
 
-  /** Replaces `key`'s row in place (or puts it first, or before `before`'s row). */
+  /**
+   * Replaces `key`'s row in place (or puts it first, or before `before`'s row).
+   * A key spending only the tenant's pool answers the pool's balance now: the
+   * pool line and every row on the pool show it (the list drawn again, as
+   * when the credits column appears).
+   */
   #put(key: KeyView, before?: string): void {
     const keys = this.#page.keys;
+    const credited = this.#context().credits;
     const index = keys.findIndex((k) => k.id === key.id);
     if (index >= 0) keys[index] = key;
     else keys.splice(Math.max(0, keys.findIndex((k) => k.id === before)), 0, key);
+    const { credits, creditsNextRefillAt, creditsRefillAmount } = key;
+    const pooled = key.creditsSharedBy === "tenant" && credits !== null;
+    if (pooled) {
+      this.#page.tenantCredits = {
+        credits,
+        nextRefillAt: creditsNextRefillAt,
+        refillAmount: creditsRefillAmount,
+      };
+      keys.forEach((k, i) => {
+        if (k.creditsSharedBy === "tenant") {
+          keys[i] = { ...k, credits, creditsNextRefillAt, creditsRefillAmount };
+        }
+      });
+    }
     const row = this.#row(key.id);
     const table = this.#body.querySelector("tbody");
-    if (!table) return this.#render();
+    if (!table || pooled || this.#context().credits !== credited) return this.#render();
     const fresh = this.#keyRow(key);
     const next = before ? this.#row(before) : null;
     if (row) row.replaceWith(fresh);
@@ -486,19 +506,19 @@ export class ApiKeysManagerElement extends HTMLElement {
         const stops = typeof answer?.graceExpiresAt === "string"
           ? new Date(answer.graceExpiresAt)
           : null;
-        const old: KeyView = {
-          ...key,
-          status: stops && stops.getTime() > Date.now() ? "rotating" : "expired",
-          expiresAt: stops,
-          replacedByKeyId: created?.id ?? null,
-        };
         if (created) {
           this.#put(
             { ...created, replacesKeyId: created.replacesKeyId ?? key.id },
             key.id,
           );
         }
-        this.#put(old);
+        // As listed now: the successor's answer may have brought the pool's balance.
+        this.#put({
+          ...this.#page.keys.find((k) => k.id === key.id) ?? key,
+          status: stops && stops.getTime() > Date.now() ? "rotating" : "expired",
+          expiresAt: stops,
+          replacedByKeyId: created?.id ?? null,
+        });
         const f = this.#format();
         const note = stops
           ? fill(s.revealRotated, { prefix: key.prefix, when: f.dateTime(stops) })

@@ -61,6 +61,8 @@ export interface AdminFake {
   config: Record<string, unknown>;
   /** `tenantCredits` of the list answer. */
   tenantCredits: Record<string, unknown> | null;
+  /** Fields of each key created or rotated from now on (its credits, say). */
+  newKeyFields: Partial<FakeKey>;
   /** `GET /admin/audit` answers 501 (a server without the audit log). */
   auditMissing: boolean;
   /** Every secret handed out. */
@@ -119,6 +121,7 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
     failAll: null,
     config: structuredClone(FAKE_CONFIG),
     tenantCredits: null,
+    newKeyFields: {},
     secrets: [],
     audit: [],
     auditMissing: false,
@@ -164,6 +167,7 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
       createdAt: new Date(now).toISOString(),
       lastUsedAt: null,
       expiresAt,
+      ...fake.newKeyFields,
     };
     fake.keys.push(key);
     return { key: secret, record: key };

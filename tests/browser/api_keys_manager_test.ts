@@ -366,6 +366,52 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     assert.deepEqual(labels, ["Rename billing (sk_live_k301)", "Revoke billing (sk_live_k301)"]);
   });
 
+  test(
+    "the tenant pool in place: a key created on the pool shows the pool above the list and its Credits column; a failed create keeps the form's input",
+    async () => {
+      fake.keys = [key("k801", { name: "plain" })];
+      fake.newKeyFields = { credits: 7, creditsSharedBy: "tenant", creditsRefillAmount: null };
+      await open();
+      await waitForText(page, "plain", "table");
+      assert.equal(await inShadow<boolean>("r.querySelector('[part=pool]').hidden"), true);
+      const manager = page.locator("api-keys-manager");
+      await manager.getByRole("button", { name: "Create key" }).click();
+      await manager.getByLabel("Name", { exact: true }).fill("pooled");
+      fake.failAll = 502;
+      await manager.locator("dialog").getByRole("button", { name: "Create key" }).click();
+      await waitForText(page, "The server had a problem", "dialog [role=alert]");
+      assert.equal(await manager.getByLabel("Name", { exact: true }).inputValue(), "pooled");
+      fake.failAll = null;
+      await manager.locator("dialog").getByRole("button", { name: "Create key" }).click();
+      await manager.getByRole("button", { name: "Copy", exact: true }).click();
+      await manager.getByRole("button", { name: "Done" }).click();
+      await waitForText(page, "Shared credits: 7 left", "[part=pool]");
+      const cells = await inShadow<number[]>(
+        "[...r.querySelectorAll('tr')].map((row) => row.children.length)",
+      );
+      assert.equal(new Set(cells).size, 1, `one cell per column in every row: ${cells}`);
+      const text = await shadowText(page, "table");
+      for (const expected of ["Credits", "7 left", "Shared pool"]) {
+        assert.ok(text.includes(expected), `${expected} in\n${text}`);
+      }
+      // A rotation's answer is fresher: the pool line and every row on the pool follow it.
+      fake.newKeyFields = { ...fake.newKeyFields, credits: 5 };
+      await act("pooled", "Rotate");
+      await manager.locator("dialog").getByRole("button", { name: "Rotate" }).click();
+      await manager.getByRole("button", { name: "Copy", exact: true }).click();
+      await manager.getByRole("button", { name: "Done" }).click();
+      await waitForText(page, "Shared credits: 5 left", "[part=pool]");
+      const left = await inShadow<string[]>(
+        "[...r.querySelectorAll('td[data-col=credits]')].map((c) => c.textContent)",
+      );
+      assert.deepEqual(left.filter((t) => t !== ""), ["5 leftShared pool", "5 leftShared pool"]);
+    },
+    () => {
+      fake.failAll = null;
+      fake.newKeyFields = {};
+    },
+  );
+
   test("roles: config.can hides actions; only the config's scopes and environments are offered", async () => {
     fake.config = {
       ...structuredClone(FAKE_CONFIG),

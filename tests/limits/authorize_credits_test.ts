@@ -3,7 +3,9 @@
  * trip (a Redis script, a PostgreSQL statement) per request with rate limits
  * and credits together; a credit denial leaves the rate-limit counts unchanged
  * and a rate-limit denial the balance (1,000 of 1,000); concurrent requests
- * spend exactly the balance and fire each credit event once.
+ * spend exactly the balance and fire each credit event once, also a tenant's
+ * pool spent by several keys through two services; the pool kept through its
+ * keys' revocation, creation and rotation.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -105,6 +107,82 @@ for (const kind of await readyStores("authorize with credits")) {
           : []
       );
       assert.deepEqual(mine.sort((a, b) => a - b), [0, 10, 25]);
+    });
+
+    it("a tenant's pool spent by 3 keys through 2 services (each its own connections): exactly the pool, every refusal the tenant's, each pool event once", async () => {
+      const other = await openStore(kind, undefined, 10);
+      try {
+        const second = new ApiKeysService({
+          peppers: { 1: PEPPER_1 },
+          storage,
+          limiter: createRateLimiter({ store: other.store, timeoutMs: 10_000, logger: () => {} }),
+          creditThresholds: [25, 10],
+          onEvent: (event) => void events.push(event),
+        });
+        const tenantId = `pool-${crypto.randomUUID()}`;
+        const keys: string[] = [];
+        for (const credits of [{ remaining: 40 }, { remaining: 999 }, { remaining: 1 }]) {
+          const { key } = await service.create({
+            tenantId,
+            name: "pooled",
+            scopes: [{ resource: "orders", level: "read" }],
+            credits: { ...credits, sharedBy: "tenant" },
+          });
+          keys.push(key);
+        }
+        const answers = await Promise.allSettled(
+          Array.from({ length: 90 }, (_, i) => (i % 2 ? second : service).authorize(keys[i % 3])),
+        );
+        assert.equal(answers.filter((a) => a.status === "fulfilled").length, 40);
+        for (const answer of answers) {
+          if (answer.status === "fulfilled") continue;
+          assert.deepEqual(
+            [(answer.reason as ApiKeyError).code, (answer.reason as ApiKeyError).creditBalance],
+            ["api_key_usage_exceeded", "tenant"],
+          );
+        }
+        assert.equal((await service.tenantCredits(tenantId))?.remaining, 0);
+        const pooled = events.filter((e) =>
+          "creditBalance" in e && e.tenantId === tenantId && e.creditBalance === "tenant"
+        );
+        assert.deepEqual(
+          pooled.map((e) => e.type === "api_key.credits_low" ? e.threshold : 0).sort((a, b) =>
+            a - b
+          ),
+          [0, 10, 25],
+          "once per threshold for the tenant, whichever service spent",
+        );
+      } finally {
+        await other.close();
+      }
+    });
+
+    it("a tenant's pool through its keys' lifecycle: revoking the last key keeps it; a key created later joins it as it is, also after updateCredits; a rotation's successor spends it", async () => {
+      const tenantId = `pool-${crypto.randomUUID()}`;
+      const create = (remaining: number) =>
+        service.create({
+          tenantId,
+          name: "pooled",
+          scopes: [{ resource: "orders", level: "read" }],
+          credits: { remaining, sharedBy: "tenant" },
+        });
+      const first = await create(3);
+      await service.authorize(first.key, { cost: 2 });
+      await service.revoke(first.id);
+      assert.equal((await service.tenantCredits(tenantId))?.remaining, 1, "no key left: kept");
+      const later = await create(1_000);
+      assert.equal((await service.authorize(later.key)).tenantCreditResult?.remaining, 0);
+      assert.equal((await denial(service.authorize(later.key))).creditBalance, "tenant");
+      await service.updateCredits(tenantId, null, { set: 4 });
+      const after = await create(1_000);
+      const rotated = await service.rotate(later.id);
+      await service.authorize(after.key);
+      await service.authorize(rotated.key);
+      await service.authorize(later.key); // in its grace
+      assert.equal((await service.authorize(after.key)).tenantCreditResult?.remaining, 0);
+      assert.equal((await denial(service.authorize(rotated.key))).creditBalance, "tenant");
+      const listed = await service.listSummaries(tenantId, { includeRevoked: true });
+      assert.deepEqual(listed.map((s) => s.tenantCredits?.remaining), [0, 0, 0, 0]);
     });
   });
 }

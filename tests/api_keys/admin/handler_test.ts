@@ -1348,4 +1348,79 @@ describe("createApiKeysAdminHandler", () => {
     const admin = list.json.keys.find((k: { id: string }) => k.id === plain.admin.id);
     assert.equal(admin.credits, undefined, "a key without credits shows none");
   });
+
+  it("keyLimits' shared pool under a caller key on that pool: not a separate balance; the key it mints spends the pool (a caller off the pool is refused)", async () => {
+    const at = () => Date.parse("2030-01-01T10:00:00.000Z");
+    const plan = { remaining: 50_000, refill: { amount: 50_000, interval: "monthly" as const } };
+    const { call, service } = await setup(
+      { keyLimits: () => ({ credits: { ...plan, sharedBy: "tenant" } }) },
+      undefined,
+      limitedService(at),
+    );
+    const pooled = await service.create({
+      tenantId: "acme",
+      name: "pooled admin",
+      scopes: [{ resource: "keys", level: "write" }, { resource: "projects", level: "write" }],
+      credits: { ...plan, sharedBy: "tenant" },
+    });
+    await service.authorize(pooled.key, { cost: 49_000 });
+    const caller = { tenant: "acme", keyId: pooled.id };
+    const config = (await call("GET", "/config", { caller }))!;
+    assert.equal(config.json.can.create, true, JSON.stringify(config.json));
+    assert.equal(config.json.limits.credits.amount, 1_000);
+    const minted = (await call("POST", "/keys", {
+      body: { name: "minted", scopes: ["projects:read"] },
+      caller,
+    }))!;
+    assert.equal(minted.status, 201, JSON.stringify(minted.json));
+    assert.deepEqual(
+      [minted.json.record.credits, minted.json.record.creditsSharedBy],
+      [1_000, "tenant"],
+    );
+    await service.authorize(minted.json.key, { cost: 1_000 });
+    await assert.rejects(service.authorize(pooled.key), { creditBalance: "tenant" });
+    // A caller spending a balance of its own, off the pool: the plan's pool would be another one.
+    const own = await createLimitedAdmin(service);
+    const refused = (await call("POST", "/keys", {
+      body: { name: "off pool", scopes: ["projects:read"] },
+      caller: { tenant: "acme", keyId: own.id },
+    }))!;
+    assert.equal(refused.status, 403);
+    assert.deepEqual(refused.json.error.details.exceeds, { credits: ["separate balance"] });
+  });
+
+  it("config.limits of keyLimits' shared pool: the pool's balance now once the tenant has one, as the created key carries it", async () => {
+    const at = () => Date.parse("2030-01-01T10:00:00.000Z");
+    const plan = { remaining: 50_000, refill: { amount: 50_000, interval: "monthly" as const } };
+    // A signed-in person (no caller key) under the app's plan: every key on the tenant's pool.
+    const { call, service } = await setup(
+      { keyLimits: () => ({ credits: { ...plan, sharedBy: "tenant" } }), policy: () => null },
+      undefined,
+      limitedService(at),
+    );
+    const person = { tenant: "acme", keyId: null };
+    const first = (await call("GET", "/config", { caller: person }))!;
+    assert.deepEqual(first.json.limits.credits, {
+      amount: 50_000,
+      refillAmount: 50_000,
+      refillEvery: "monthly",
+    }, "no pool yet: the first key starts it");
+    const made = (await call("POST", "/keys", {
+      body: { name: "ci", scopes: ["projects:read"] },
+      caller: person,
+    }))!;
+    assert.equal(made.status, 201, JSON.stringify(made.json));
+    await service.authorize(made.json.key, { cost: 49_990 });
+    const later = (await call("GET", "/config", { caller: person }))!;
+    assert.equal(later.json.limits.credits.amount, 10, "the pool as a new key joins it");
+    const joined = (await call("POST", "/keys", {
+      body: { name: "ci 2", scopes: ["projects:read"] },
+      caller: person,
+    }))!;
+    assert.deepEqual(
+      [joined.json.record.credits, joined.json.record.creditsSharedBy],
+      [later.json.limits.credits.amount, "tenant"],
+      "what config said the key carries",
+    );
+  });
 });

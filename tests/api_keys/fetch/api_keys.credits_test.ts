@@ -7,7 +7,12 @@ import { createApiKeyAuthorizer } from "../../../api_keys/fetch/api_keys.authori
 import { createSafeFetch } from "../../../safe_response/fetch/mod.ts";
 import { createRateLimiter } from "../../../rate_limits/mod.ts";
 import { PEPPER_1 } from "../helpers.ts";
-import { creditedKey, CreditedStorage } from "../credited_storage.ts";
+import {
+  assertRefusedUntilNextHour,
+  creditedKey,
+  CreditedStorage,
+  pooledKey,
+} from "../credited_storage.ts";
 import { serve, type Served } from "../../scenarios/_serve.ts";
 
 const HOUR = 3_600_000;
@@ -50,18 +55,15 @@ for (const mode of ["plain", "envelope", "problem"] as const) {
         refill: { amount: 3, everyMs: HOUR },
       });
       for (let i = 0; i < 3; i++) assert.equal((await get(key)).response.status, 200);
-      const nextRefill = (Math.floor(Date.now() / HOUR) + 1) * HOUR;
       const denied = await get(key);
-      assert.equal(denied.response.status, 429);
-      const retryAfter = Number(denied.response.headers.get("retry-after"));
-      const expected = Math.ceil((nextRefill - Date.now()) / 1000);
-      assert.ok(Math.abs(retryAfter - expected) <= 1, `${retryAfter} vs ${expected}`);
+      assertRefusedUntilNextHour(denied.response);
       const body = JSON.parse(denied.text);
       if (mode === "plain") {
         assert.deepEqual(body, {
           statusCode: 429,
           code: "api_key_usage_exceeded",
           message: "API key has too few credits left",
+          details: { creditBalance: "key" },
         });
       } else if (mode === "envelope") {
         assert.equal(body.success, false);
@@ -71,6 +73,16 @@ for (const mode of ["plain", "envelope", "problem"] as const) {
         assert.equal(body.code, "api_key_usage_exceeded");
         assert.equal(body.status, 429);
       }
+    });
+
+    it("a key on its tenant's pool: the pool's refusal names the tenant's balance in the body, Retry-After at the pool's refill", async () => {
+      const key = await pooledKey(service, `pool-${mode}`);
+      assert.equal((await get(key)).response.status, 200);
+      const denied = await get(key);
+      assertRefusedUntilNextHour(denied.response);
+      const body = JSON.parse(denied.text);
+      const details = mode === "envelope" ? body.error.details : body.details;
+      assert.deepEqual(details, { creditBalance: "tenant" }, denied.text);
     });
 
     it("a balance without refill: 429 without Retry-After", async () => {

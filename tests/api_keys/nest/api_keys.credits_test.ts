@@ -8,7 +8,12 @@ import { ApiKeysGuard } from "../../../api_keys/nest/api_keys.guard.ts";
 import { RateLimit } from "../../../api_keys/nest/api_keys.decorators.ts";
 import { SafeResponseModule } from "../../../safe_response/nest/mod.ts";
 import { createRateLimiter } from "../../../rate_limits/mod.ts";
-import { creditedKey, CreditedStorage } from "../credited_storage.ts";
+import {
+  assertRefusedUntilNextHour,
+  creditedKey,
+  CreditedStorage,
+  pooledKey,
+} from "../credited_storage.ts";
 import { boot, moduleOptions, PLATFORMS, type RunningApp } from "./test_app.ts";
 
 @Controller("credits")
@@ -66,18 +71,15 @@ for (const platform of PLATFORMS) {
           refill: { amount: 3, everyMs: HOUR },
         });
         for (let i = 0; i < 3; i++) assert.equal((await get(key)).response.status, 200);
-        const nextRefill = (Math.floor(Date.now() / HOUR) + 1) * HOUR;
         const denied = await get(key);
-        assert.equal(denied.response.status, 429);
-        const retryAfter = Number(denied.response.headers.get("retry-after"));
-        const expected = Math.ceil((nextRefill - Date.now()) / 1000);
-        assert.ok(Math.abs(retryAfter - expected) <= 1, `${retryAfter} vs ${expected}`);
+        assertRefusedUntilNextHour(denied.response);
         assert.equal(denied.response.headers.get("ratelimit"), null, "no policy, no RateLimit");
         if (mode === "plain") {
           assert.deepEqual(denied.body, {
             statusCode: 429,
             code: "api_key_usage_exceeded",
             message: "API key has too few credits left",
+            details: { creditBalance: "key" },
           });
         } else if (mode === "envelope") {
           assert.equal(denied.body.success, false);
@@ -90,6 +92,15 @@ for (const platform of PLATFORMS) {
           assert.equal(denied.body.status, 429);
           assert.equal(denied.body.code, "api_key_usage_exceeded");
         }
+      });
+
+      it("a key on its tenant's pool: the pool's refusal names the tenant's balance in the body, Retry-After at the pool's refill", async () => {
+        const key = await pooledKey(running.service, `pool-${platform}-${mode}`);
+        assert.equal((await get(key)).response.status, 200);
+        const denied = await get(key);
+        assertRefusedUntilNextHour(denied.response);
+        const details = mode === "envelope" ? denied.body.error.details : denied.body.details;
+        assert.deepEqual(details, { creditBalance: "tenant" }, JSON.stringify(denied.body));
       });
 
       it("a balance without refill: 429 without Retry-After", async () => {
