@@ -26,7 +26,7 @@ import { connectRedis, freshSubject } from "./_services.ts";
 
 const URLS = process.env.REDIS_CLUSTER_URLS?.split(",").filter(Boolean) ?? [];
 
-/** A connected cluster client as the docs set it up (no offline queue, topology refreshed after 1 s of a lost node). */
+/** A connected cluster client as the docs set it up (no offline queue, topology refresh after 1 s). */
 async function connectCluster() {
   const cluster = createCluster({
     rootNodes: URLS.map((url) => ({ url })),
@@ -594,10 +594,15 @@ if (
       }
     });
 
-    it("a live reshard of a tenant's slot (its keys migrated one by one) while its keys spend their policies, own balances and the pool: every authorize counted once or refused by the failure policy (TRYAGAIN), never twice; counting resumes exact on the new owner, the write-back drains from it", async () => {
+    it("a live reshard of a tenant's slot (its keys migrated one by one) while its keys spend their policies, own balances and the pool: every authorize counted once or refused by the failure policy (TRYAGAIN), never twice; a limiter failing open beside them counts or passes uncounted; counting resumes exact on the new owner, the write-back drains from it", async () => {
       const errors = new Map<string, number>();
       const { service, storage, lines, close } = await openService(100, errors);
       const nodes = await nodesOf();
+      const cluster = await connectCluster();
+      const openStore = createRedisRateLimitStore({
+        client: cluster as unknown as RedisScriptClient,
+        clustered: true,
+      });
       try {
         const tenantId = freshSubject("reshard");
         const create = (name: string) =>
@@ -629,9 +634,36 @@ if (
           assert.equal(await outcome(service, key), "ok"); // the slot holds the tenant's counters
           ok.set(id, 1);
         }
-        const spenders = keys.flatMap((k) => [spend(k), spend(k), spend(k)]);
+        // Beside them, a limiter failing open checks a policy of its own, a shared one and a
+        // predecessor's balance in the tenant's slot: each check counted, or passed uncounted.
+        const tag = `tenant:${encodeURIComponent(tenantId)}`;
+        const open = createRateLimiter({ store: openStore, timeoutMs: 2_000, logger: () => {} });
+        const policies = [
+          { name: "own", limit: 1_000_000, windowMs: 600_000 },
+          { name: "shared", limit: 1_000_000, windowMs: 600_000 },
+        ];
+        const checked = (cost?: number) =>
+          open.check(`${tag}:x`, policies, {
+            cost,
+            subjects: [`${tag}:x`, tag],
+            slot: tag,
+            credits: { subject: `${tag}:predecessor`, initial: 1_000_000 },
+          });
+        assert.equal((await checked()).outcome, "store");
+        let counted = 1;
+        const outcomes = new Map<string, number>();
+        const check = async () => {
+          while (!stop) {
+            const { outcome, allowed, reason } = await checked();
+            const seen = `${outcome}:${allowed}:${reason ?? ""}`;
+            outcomes.set(seen, (outcomes.get(seen) ?? 0) + 1);
+            if (outcome === "store") counted++;
+            else await sleep(2);
+          }
+        };
+        const spenders = [check(), ...keys.flatMap((k) => [spend(k), spend(k), spend(k)])];
         await sleep(100);
-        const slot = await slotOf(nodes, `tenant:${encodeURIComponent(tenantId)}`);
+        const slot = await slotOf(nodes, tag);
         // Mid-migration a new key of the tenant starts spending: its counters are new.
         const { from, to } = await migrateSlot(nodes, slot, 25, async () => {
           const late = await create("c");
@@ -642,6 +674,11 @@ if (
         await sleep(300);
         stop = true;
         await Promise.all(spenders);
+        console.log(
+          `cluster reshard: authorizes ${JSON.stringify(Object.fromEntries(answers))}, ` +
+            `open checks ${JSON.stringify(Object.fromEntries(outcomes))}, ` +
+            `script errors ${JSON.stringify(Object.fromEntries(errors))}`,
+        );
 
         assert.deepEqual(
           [...answers.keys()].filter((a) => a !== "ok" && a !== "api_key_rate_limit_unavailable"),
@@ -655,6 +692,7 @@ if (
           [],
         );
         assert.ok(!lines.some((line) => /failed \(|malformed/.test(line)), lines.join("\n"));
+        assert.deepEqual([...outcomes.keys()].sort(), ["open:true:error", "store:true:"]);
         assert.ok(total() > countedWhenMoved, "counting resumed on the new owner");
         assert.ok(ok.get(keys[2].id)! > 0, "the key created mid-migration spent");
         const count = async (node: number) =>
@@ -669,6 +707,12 @@ if (
             [1_000_000 - ok.get(id)!, 1_000_000 - total()],
           );
         }
+        const probe = await checked(0);
+        assert.deepEqual(
+          probe.policies.map((p) => p.remaining),
+          [1, 2].map(() => 1_000_000 - counted),
+        );
+        assert.equal(probe.credits?.remaining, 1_000_000 - counted);
         const expected = keys.map(({ id }) => [1_000_000 - ok.get(id)!, 100_000 - total()]);
         assert.deepEqual((await balancesOf(storage, keys.map((k) => k.id))).live, expected);
         await service.close();
@@ -678,6 +722,8 @@ if (
           "written back from the new owner",
         );
       } finally {
+        openStore.close();
+        await cluster.close();
         await close();
       }
     });
