@@ -194,7 +194,7 @@ const outcome = (service: ApiKeysService, key: string) =>
  * Per node of the cluster (`nodes`, one client each): the calls of write
  * commands (a script's own commands count too) and of scripts, from `INFO commandstats`.
  */
-async function commandCounts(nodes: Awaited<ReturnType<typeof connectRedis>>[]) {
+async function commandCounts(nodes: readonly Node[]) {
   const writes = new Set(
     (await nodes[0].sendCommand(["COMMAND", "LIST", "FILTERBY", "ACLCAT", "write"]) as string[])
       .map((name) => name.toLowerCase()),
@@ -274,7 +274,7 @@ async function slotOf(nodes: readonly Node[], tag: string) {
 
 /**
  * A fresh subject `freshSubject(label)` whose slot (that of `tagOf(subject)`) has a master with
- * a replica in sync (\`master_link_status:up\`): a replica that never synced refuses to fail over.
+ * a replica in sync (`master_link_status:up`): a replica that never synced refuses to fail over.
  */
 async function withSyncedReplica(
   nodes: readonly Node[],
