@@ -13,7 +13,9 @@
 # --cluster starts a Redis Cluster of 3 masters + 3 replicas on loopback ports
 # $REDIS_CLUSTER_PORT (default 7000) to +5, each with `--cluster-enabled yes`,
 # joined by `redis-cli --cluster create --cluster-replicas 1`, and prints the
-# six node URLs.
+# six node URLs once every replica is in sync with its master (a replica that never synced refuses
+# to fail over: the failover tests need them synced; `--repl-diskless-sync-delay 0`, else a master
+# waits 5 s for more replicas before the first sync).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -62,7 +64,8 @@ if [ "${1:-}" = "--cluster" ]; then
       rm -rf "$dir" && mkdir -p "$dir"
       redis-server --bind 127.0.0.1 --port "$port" --save "" --appendonly no \
         --cluster-enabled yes --cluster-config-file "$dir/nodes.conf" --cluster-node-timeout 1000 \
-        --dir "$dir" --daemonize yes --logfile "$dir/log" --pidfile "$dir/pid" >&2
+        --repl-diskless-sync-delay 0 --dir "$dir" --daemonize yes --logfile "$dir/log" \
+        --pidfile "$dir/pid" >&2
     fi
   done
   for node in "${nodes[@]}"; do
@@ -80,14 +83,19 @@ if [ "${1:-}" = "--cluster" ]; then
     done
   fi
   # Every node must agree before a client maps the slots: all 6 known, state ok, 3 replicas
-  # attached, and `--cluster check` clean (a client that connects earlier can map a slot to a
-  # node it has no connection for).
+  # attached and in sync (`master_link_status:up`), and `--cluster check` clean (a client that
+  # connects earlier can map a slot to a node it has no connection for).
   settled=false
   for _ in $(seq 1 300); do
     agreed=true
     for node in "${nodes[@]}"; do
       info=$(redis-cli -p "${node#*:}" cluster info 2>/dev/null || true)
       if ! grep -q "cluster_state:ok" <<<"$info" || ! grep -q "cluster_known_nodes:6" <<<"$info"; then
+        agreed=false
+        break
+      fi
+      replication=$(redis-cli -p "${node#*:}" info replication 2>/dev/null || true)
+      if grep -q "role:slave" <<<"$replication" && ! grep -q "master_link_status:up" <<<"$replication"; then
         agreed=false
         break
       fi

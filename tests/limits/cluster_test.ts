@@ -5,10 +5,13 @@
  * `slot`; a tenant's shared credit pool through the API-key service is exact
  * across 4 processes; through the service, a rotated key and its successor
  * spend one balance, and `updateCredits` and the summaries set and read
- * balances exactly (the reads writing nothing on any node); a master killed
- * mid-run fails over, nothing counted twice.
+ * balances exactly (the reads writing nothing on any node); a live reshard of
+ * a tenant's slot while its keys spend counts each authorize once or answers
+ * it by the failure policy, and the write-back drains from the new owner; a
+ * master killed mid-run fails over, nothing counted twice, also while the
+ * write-back drains the pool it holds.
  */
-import { describe, it } from "node:test";
+import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import process from "node:process";
 import { createCluster } from "redis";
@@ -23,7 +26,7 @@ import { connectRedis, freshSubject } from "./_services.ts";
 
 const URLS = process.env.REDIS_CLUSTER_URLS?.split(",").filter(Boolean) ?? [];
 
-/** A connected cluster client as the docs set it up (no offline queue). */
+/** A connected cluster client as the docs set it up (no offline queue, topology refresh after 1 s). */
 async function connectCluster() {
   const cluster = createCluster({
     rootNodes: URLS.map((url) => ({ url })),
@@ -31,6 +34,7 @@ async function connectCluster() {
       disableOfflineQueue: true,
       socket: { connectTimeout: 1_000, reconnectStrategy: 100 },
     },
+    topologyRefreshOnReconnectionAttemptStrategy: 1_000,
   });
   cluster.on("error", () => {});
   return await cluster.connect();
@@ -86,21 +90,67 @@ async function readOnCluster(balances: readonly RateLimitBalance[]) {
   }
 }
 
+/**
+ * Each of `ids`' balances on the cluster now, its own and its tenant's pool (`readOnCluster`: a
+ * failing read rejects), and as its record in `storage` holds them.
+ */
+async function balancesOf(storage: InMemoryApiKeyStorage, ids: readonly string[]) {
+  const records = await Promise.all(ids.map(async (id) => (await storage.findById(id))!));
+  const live = await Promise.all(
+    records.map(async (r) =>
+      (await readOnCluster(creditBalancesOf(r.id, r.tenantId, r.credits!))).map((b) => b.remaining)
+    ),
+  );
+  const stored = records.map((r) => [r.credits!.remaining, r.credits!.pool?.remaining]);
+  return { live, stored };
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const READ_ORDERS = [{ resource: "orders", level: "read" as const }];
 
 /**
+ * `cluster` as the store's client, the first word of each error reply it
+ * answers a script with (`TRYAGAIN`, `NOSCRIPT`, …) counted in `errors`.
+ */
+function recordingErrors(
+  cluster: Awaited<ReturnType<typeof connectCluster>>,
+  errors: Map<string, number>,
+): RedisScriptClient {
+  const client = cluster as unknown as RedisScriptClient;
+  const counted = (error: unknown): never => {
+    const word = String((error as Error)?.message).split(" ")[0];
+    errors.set(word, (errors.get(word) ?? 0) + 1);
+    throw error;
+  };
+  return {
+    evalSha: (sha1, call) => client.evalSha(sha1, call).catch(counted),
+    eval: (script, call) => client.eval(script, call).catch(counted),
+    get isOpen() {
+      return client.isOpen;
+    },
+    get isReady() {
+      return client.isReady;
+    },
+    on: (event, listener) => client.on!(event, listener),
+    off: (event, listener) => client.off!(event, listener),
+  };
+}
+
+/**
  * An `ApiKeysService` (memory records) whose limiter is the Redis store on the
  * cluster, failing closed (a `CROSSSLOT` is `api_key_rate_limit_unavailable`);
- * `lines` collects what the store and the limiter log.
+ * `lines` collects what the store and the limiter log; with `errors`, the
+ * error replies of the store's scripts are counted there (`recordingErrors`).
  */
-async function openService(persistIntervalMs?: number) {
+async function openService(persistIntervalMs?: number, errors?: Map<string, number>) {
   const cluster = await connectCluster();
   const lines: string[] = [];
   const logger = (line: string) => void lines.push(line);
   const store = createRedisRateLimitStore({
-    client: cluster as unknown as RedisScriptClient,
+    client: errors === undefined
+      ? cluster as unknown as RedisScriptClient
+      : recordingErrors(cluster, errors),
     clustered: true,
     logger,
   });
@@ -144,7 +194,7 @@ const outcome = (service: ApiKeysService, key: string) =>
  * Per node of the cluster (`nodes`, one client each): the calls of write
  * commands (a script's own commands count too) and of scripts, from `INFO commandstats`.
  */
-async function commandCounts(nodes: Awaited<ReturnType<typeof connectRedis>>[]) {
+async function commandCounts(nodes: readonly Node[]) {
   const writes = new Set(
     (await nodes[0].sendCommand(["COMMAND", "LIST", "FILTERBY", "ACLCAT", "write"]) as string[])
       .map((name) => name.toLowerCase()),
@@ -165,6 +215,126 @@ async function commandCounts(nodes: Awaited<ReturnType<typeof connectRedis>>[]) 
   };
 }
 
+/** A node client of the cluster (`connectRedis`). */
+type Node = Awaited<ReturnType<typeof connectRedis>>;
+
+/** The port of each node of `URLS`, in order. */
+const PORTS = URLS.map((url) => Number(new URL(url).port));
+
+/**
+ * One client per node, connected once, before any test kills a node (a client of a killed node
+ * rejects at once; connecting to it would wait for it forever); destroyed after the suite.
+ */
+let connected: Promise<Node[]> | undefined;
+const nodesOf = () => connected ??= Promise.all(URLS.map((url) => connectRedis(url)));
+
+/** The reply to `command` of the first node of `nodes` that answers (a killed one does not). */
+async function ask(nodes: readonly Node[], command: string[]) {
+  let failure: unknown;
+  for (const node of nodes) {
+    try {
+      return await node.sendCommand(command);
+    } catch (error) {
+      failure = error;
+    }
+  }
+  throw failure;
+}
+
+/** The masters of the cluster now (`CLUSTER NODES`), failed ones left out. */
+async function mastersOf(nodes: readonly Node[]) {
+  const text = String(await ask(nodes, ["CLUSTER", "NODES"]));
+  const lines = text.trim().split("\n").map((line) => line.split(" "));
+  const portOf = (fields: string[]) => Number(fields[1].split("@")[0].split(":")[1]);
+  return lines.filter((f) => f[2].includes("master") && !f[2].includes("fail")).map((f) => ({
+    id: f[0],
+    /** Its index in `nodes`. */
+    at: PORTS.indexOf(portOf(f)),
+    slots: f.slice(8).filter((r) => !r.startsWith("[")).map((r) => r.split("-").map(Number)),
+    /** Its replicas' indexes in `nodes`. */
+    replicas: lines.filter((r) => r[3] === f[0] && !r[2].includes("fail")).map((r) =>
+      PORTS.indexOf(portOf(r))
+    ),
+  }));
+}
+
+/** The master of `slot` (`mastersOf`). */
+async function masterOf(nodes: readonly Node[], slot: number) {
+  const master = (await mastersOf(nodes)).find((m) =>
+    m.slots.some(([from, to = from]) => slot >= from && slot <= to)
+  );
+  assert.ok(master, `slot ${slot} has a master`);
+  return master;
+}
+
+/** The hash slot of `tag`. */
+async function slotOf(nodes: readonly Node[], tag: string) {
+  return Number(await ask(nodes, ["CLUSTER", "KEYSLOT", tag]));
+}
+
+/**
+ * A fresh subject `freshSubject(label)` whose slot (that of `tagOf(subject)`) has a master with
+ * a replica in sync (`master_link_status:up`): a replica that never synced refuses to fail over.
+ */
+async function withSyncedReplica(
+  nodes: readonly Node[],
+  label: string,
+  tagOf: (subject: string) => string,
+) {
+  for (let i = 0; i < 20; i++) {
+    const subject = freshSubject(label);
+    const master = await masterOf(nodes, await slotOf(nodes, tagOf(subject)));
+    for (const replica of master.replicas) {
+      const info = String(await nodes[replica].sendCommand(["INFO", "replication"]));
+      if (info.includes("master_link_status:up")) return { subject, master };
+    }
+  }
+  throw new Error("no master with a replica in sync");
+}
+
+/** Kills the process of node `at` of `nodes` (SIGKILL). */
+async function kill(nodes: readonly Node[], at: number) {
+  const info = String(await nodes[at].sendCommand(["INFO", "server"]));
+  process.kill(Number(info.match(/process_id:(\d+)/)![1]), "SIGKILL");
+}
+
+/**
+ * Moves `slot` from its master to another master as `redis-cli --cluster reshard` does (the
+ * target `IMPORTING`, the source `MIGRATING`, its keys moved by `MIGRATE`, then `SETSLOT NODE`
+ * on every master), one key per `MIGRATE` with `pauseMs` between them, so that checks meanwhile
+ * find the slot's keys split between the two nodes; `moved` is called after the first key moved.
+ * The slot ends on the target whatever fails. Resolves to both masters' indexes in `nodes`.
+ */
+async function migrateSlot(
+  nodes: readonly Node[],
+  slot: number,
+  pauseMs: number,
+  moved: () => unknown,
+) {
+  const masters = await mastersOf(nodes);
+  const from = await masterOf(nodes, slot);
+  const to = masters.find((m) => m.id !== from.id)!;
+  const source = nodes[from.at];
+  const keysLeft = async () =>
+    await source.sendCommand(["CLUSTER", "GETKEYSINSLOT", String(slot), "1"]) as string[];
+  try {
+    await nodes[to.at].sendCommand(["CLUSTER", "SETSLOT", String(slot), "IMPORTING", from.id]);
+    await source.sendCommand(["CLUSTER", "SETSLOT", String(slot), "MIGRATING", to.id]);
+    for (let keys = await keysLeft(), n = 0; keys.length > 0; keys = await keysLeft(), n++) {
+      await source.sendCommand(
+        ["MIGRATE", "127.0.0.1", String(PORTS[to.at]), "", "0", "5000", "KEYS", ...keys],
+      );
+      if (n === 0) await moved();
+      await sleep(pauseMs);
+    }
+  } finally {
+    for (const m of [to, from, ...masters.filter((m) => m.id !== to.id && m.id !== from.id)]) {
+      await nodes[m.at].sendCommand(["CLUSTER", "SETSLOT", String(slot), "NODE", to.id]);
+    }
+  }
+  return { from: from.at, to: to.at };
+}
+
 if (
   databaseReady(
     "rate limits on Redis Cluster",
@@ -174,6 +344,10 @@ if (
   )
 ) {
   describe("the Redis store on a Redis Cluster (3 masters + 3 replicas)", () => {
+    after(async () => {
+      for (const node of await connected ?? []) node.destroy();
+    });
+
     it("a key's policy, its tenant's shared policy and its predecessor's balance in one slot: exact; without the slot, CROSSSLOT is the failure policy's", async () => {
       const cluster = await connectCluster();
       const store = createRedisRateLimitStore({
@@ -310,7 +484,7 @@ if (
 
     it("updateCredits sets and adds a key's balance and the tenant's pool, spends count once, and the summaries and the admin list read them back exact, writing nothing on any node", async () => {
       const { service, assertNoStoreError, close } = await openService();
-      const nodes = await Promise.all(URLS.map((url) => connectRedis(url)));
+      const nodes = await nodesOf();
       try {
         const tenantId = freshSubject("credits");
         const own = await service.create({
@@ -377,7 +551,6 @@ if (
         assert.equal(list.tenantCredits?.credits, 175);
         assertNoStoreError();
       } finally {
-        for (const node of nodes) node.destroy();
         await close();
       }
     });
@@ -421,23 +594,155 @@ if (
       }
     });
 
+    it("a live reshard of a tenant's slot (its keys migrated one by one) while its keys spend their policies, own balances and the pool: every authorize counted once or refused by the failure policy (TRYAGAIN), never twice; a limiter failing open beside them counts or passes uncounted; counting resumes exact on the new owner, the write-back drains from it", async () => {
+      const errors = new Map<string, number>();
+      const { service, storage, lines, close } = await openService(100, errors);
+      const nodes = await nodesOf();
+      const cluster = await connectCluster();
+      const openStore = createRedisRateLimitStore({
+        client: cluster as unknown as RedisScriptClient,
+        clustered: true,
+      });
+      try {
+        const tenantId = freshSubject("reshard");
+        const create = (name: string) =>
+          service.create({
+            tenantId,
+            name,
+            scopes: READ_ORDERS,
+            rateLimits: [
+              { name: "key", limit: 1_000_000, windowMs: 600_000 },
+              { name: "tenant", limit: 1_000_000, windowMs: 600_000, sharedBy: "tenant" },
+            ],
+            credits: { remaining: 1_000_000, pool: { remaining: 100_000 } },
+          });
+        const keys = [await create("a"), await create("b")];
+        /** Authorizes answered "ok" per key id; every answer by outcome. */
+        const ok = new Map<string, number>();
+        const answers = new Map<string, number>();
+        let stop = false;
+        const spend = async ({ id, key }: { id: string; key: string }) => {
+          while (!stop) {
+            const answer = await outcome(service, key);
+            answers.set(answer, (answers.get(answer) ?? 0) + 1);
+            if (answer === "ok") ok.set(id, (ok.get(id) ?? 0) + 1);
+            else await sleep(2);
+          }
+        };
+        const total = () => [...ok.values()].reduce((a, n) => a + n, 0);
+        for (const { id, key } of keys) {
+          assert.equal(await outcome(service, key), "ok"); // the slot holds the tenant's counters
+          ok.set(id, 1);
+        }
+        // Beside them, a limiter failing open checks a policy of its own, a shared one and a
+        // predecessor's balance in the tenant's slot: each check counted, or passed uncounted.
+        const tag = `tenant:${encodeURIComponent(tenantId)}`;
+        const open = createRateLimiter({ store: openStore, timeoutMs: 2_000, logger: () => {} });
+        const policies = [
+          { name: "own", limit: 1_000_000, windowMs: 600_000 },
+          { name: "shared", limit: 1_000_000, windowMs: 600_000 },
+        ];
+        const checked = (cost?: number) =>
+          open.check(`${tag}:x`, policies, {
+            cost,
+            subjects: [`${tag}:x`, tag],
+            slot: tag,
+            credits: { subject: `${tag}:predecessor`, initial: 1_000_000 },
+          });
+        assert.equal((await checked()).outcome, "store");
+        let counted = 1;
+        const outcomes = new Map<string, number>();
+        const check = async () => {
+          while (!stop) {
+            const { outcome, allowed, reason } = await checked();
+            const seen = `${outcome}:${allowed}:${reason ?? ""}`;
+            outcomes.set(seen, (outcomes.get(seen) ?? 0) + 1);
+            if (outcome === "store") counted++;
+            else await sleep(2);
+          }
+        };
+        const spenders = [check(), ...keys.flatMap((k) => [spend(k), spend(k), spend(k)])];
+        await sleep(100);
+        const slot = await slotOf(nodes, tag);
+        // Mid-migration a new key of the tenant starts spending: its counters are new.
+        const { from, to } = await migrateSlot(nodes, slot, 25, async () => {
+          const late = await create("c");
+          keys.push(late);
+          spenders.push(spend(late));
+        });
+        const countedWhenMoved = total();
+        await sleep(300);
+        stop = true;
+        await Promise.all(spenders);
+        console.log(
+          `cluster reshard: authorizes ${JSON.stringify(Object.fromEntries(answers))}, ` +
+            `open checks ${JSON.stringify(Object.fromEntries(outcomes))}, ` +
+            `script errors ${JSON.stringify(Object.fromEntries(errors))}`,
+        );
+
+        assert.deepEqual(
+          [...answers.keys()].filter((a) => a !== "ok" && a !== "api_key_rate_limit_unavailable"),
+          [],
+          "every authorize counted or refused by the failure policy (closed)",
+        );
+        assert.ok((answers.get("api_key_rate_limit_unavailable") ?? 0) > 0, "the reshard was seen");
+        assert.ok((errors.get("TRYAGAIN") ?? 0) > 0, JSON.stringify([...errors]));
+        assert.deepEqual(
+          [...errors.keys()].filter((e) => e !== "TRYAGAIN" && e !== "NOSCRIPT"),
+          [],
+        );
+        assert.ok(!lines.some((line) => /failed \(|malformed/.test(line)), lines.join("\n"));
+        assert.deepEqual([...outcomes.keys()].sort(), ["open:true:error", "store:true:"]);
+        assert.ok(total() > countedWhenMoved, "counting resumed on the new owner");
+        assert.ok(ok.get(keys[2].id)! > 0, "the key created mid-migration spent");
+        const count = async (node: number) =>
+          Number(await nodes[node].sendCommand(["CLUSTER", "COUNTKEYSINSLOT", String(slot)]));
+        assert.deepEqual([await count(from), (await count(to)) > 0], [0, true]);
+
+        // Each counter holds exactly the authorizes answered "ok": none lost, none twice.
+        for (const { id, key } of keys) {
+          const probe = await service.authorize(key, { cost: 0 });
+          assert.deepEqual(
+            probe.rateLimitResults!.map((r) => r.remaining),
+            [1_000_000 - ok.get(id)!, 1_000_000 - total()],
+          );
+        }
+        const probe = await checked(0);
+        assert.deepEqual(
+          probe.policies.map((p) => p.remaining),
+          [1, 2].map(() => 1_000_000 - counted),
+        );
+        assert.equal(probe.credits?.remaining, 1_000_000 - counted);
+        const expected = keys.map(({ id }) => [1_000_000 - ok.get(id)!, 100_000 - total()]);
+        assert.deepEqual((await balancesOf(storage, keys.map((k) => k.id))).live, expected);
+        await service.close();
+        assert.deepEqual(
+          (await balancesOf(storage, keys.map((k) => k.id))).stored,
+          expected,
+          "written back from the new owner",
+        );
+      } finally {
+        openStore.close();
+        await cluster.close();
+        await close();
+      }
+    });
+
     it("a master killed mid-run: the failure policy answers meanwhile, counting resumes on the promoted replica, nothing counted twice", async () => {
       const cluster = await connectCluster();
+      const nodes = await nodesOf();
       const store = createRedisRateLimitStore({
         client: cluster as unknown as RedisScriptClient,
         clustered: true,
       });
       const limiter = createRateLimiter({ store, onStoreError: "closed", timeoutMs: 500 });
-      const tenant = `tenant:${freshSubject("failover")}`;
+      const { subject: tenant, master } = await withSyncedReplica(nodes, "tenant:failover", String);
       const policies = [{ name: "api", limit: 1_000_000, windowMs: 600_000 }];
       const check = () => limiter.check(tenant, policies, { slot: tenant });
       try {
         await limiter.ready();
         for (let i = 0; i < 20; i++) assert.equal((await check()).allowed, true);
-        // The master serving the tenant's slot.
-        const master = await cluster.getNodeClientForKey(`{${tenant}}`, false);
-        const pid = Number(String(await master.info("server")).match(/process_id:(\d+)/)![1]);
-        process.kill(pid, "SIGKILL");
+        await kill(nodes, master.at); // the master serving the tenant's slot
         let allowed = 20;
         let refused = 0;
         const until = Date.now() + 30_000;
@@ -465,6 +770,75 @@ if (
       } finally {
         store.close();
         await cluster.close().catch(() => {});
+      }
+    });
+
+    it("a master killed while the credit write-back drains the pool it holds (interval 100 ms): the failure policy answers meanwhile, then the promoted replica counts; its balances are written back, nothing spent twice", async () => {
+      const nodes = await nodesOf();
+      const { service, storage, close } = await openService(100);
+      try {
+        const { subject: tenantId, master } = await withSyncedReplica(
+          nodes,
+          "failover-pool",
+          (id) => `tenant:${encodeURIComponent(id)}`,
+        );
+        const keys = await Promise.all(["a", "b"].map((name) =>
+          service.create({
+            tenantId,
+            name,
+            scopes: READ_ORDERS,
+            credits: { remaining: 1_000_000, pool: { remaining: 100_000 } },
+          })
+        ));
+        const ok = new Map<string, number>();
+        let refused = 0;
+        let resumed = false;
+        let stop = false;
+        const spend = async ({ id, key }: { id: string; key: string }) => {
+          while (!stop) {
+            const after = refused > 0;
+            const answer = await outcome(service, key);
+            if (answer === "ok") {
+              ok.set(id, (ok.get(id) ?? 0) + 1);
+              if (after) resumed = true;
+            } else {
+              assert.equal(
+                answer,
+                "api_key_rate_limit_unavailable",
+                "only the failure policy refuses",
+              );
+              refused++;
+              await sleep(20);
+            }
+          }
+        };
+        const spenders = keys.flatMap((k) => [spend(k), spend(k)]);
+        const pooled = async () => (await storage.findById(keys[0].id))!.credits!.pool!.remaining;
+        for (let i = 0; i < 100 && await pooled() === 100_000; i++) await sleep(20);
+        assert.ok(await pooled() < 100_000, "the write-back drained before the kill");
+        await kill(nodes, master.at);
+        const until = Date.now() + 30_000;
+        while (!resumed && Date.now() < until) await sleep(50);
+        await sleep(200);
+        stop = true;
+        await Promise.all(spenders);
+        assert.ok(resumed, `counting resumed after the failover (${refused} refused meanwhile)`);
+
+        const total = [...ok.values()].reduce((a, n) => a + n, 0);
+        const ids = keys.map((k) => k.id);
+        const { live } = await balancesOf(storage, ids);
+        // Replication is asynchronous: the promoted replica holds at most the spends answered.
+        const spent = 100_000 - live[0][1];
+        assert.ok(spent > 0 && spent <= total, `${spent} spent, ${total} answered ok`);
+        ids.forEach((id, i) => assert.ok(1_000_000 - live[i][0] <= ok.get(id)!));
+        await service.close();
+        assert.deepEqual(
+          (await balancesOf(storage, ids)).stored,
+          live,
+          "the records hold the promoted replica's balances",
+        );
+      } finally {
+        await close().catch(() => {});
       }
     });
   });
