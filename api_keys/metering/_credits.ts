@@ -133,7 +133,8 @@ export class CreditBook {
   readonly #writeFailed = warnOnce("credits write-back");
   #timer: ReturnType<typeof setTimeout> | undefined;
   #closed = false;
-  #flushing: Promise<unknown> = Promise.resolve();
+  /** The last write-back pass or credit change queued (settled: never rejects). */
+  #turn: Promise<unknown> = Promise.resolve();
 
   /** See the class documentation. */
   constructor(
@@ -294,23 +295,21 @@ export class CreditBook {
   /**
    * Applies a validated `change` to `record`'s own balance through the
    * limiter (its `timeoutMs` the deadline; see `requireLimiter`) and writes the
-   * result back to the records spending it. `ApiKeyValidationError` on
-   * `credits` for a key without a balance of its own; rejects when the store
-   * or the storage fails.
+   * result back to the records spending it, in turn with the write-back
+   * passes (see `#changed`). `ApiKeyValidationError` on `credits` for a key
+   * without a balance of its own; rejects when the store or the storage fails.
    */
   async update(record: ApiKeyRecord, change: CreditChange): Promise<ApiKeyCreditBalance> {
     const own = record.credits && creditPartsOf(record.credits).own;
     if (own === undefined) {
       throw new ApiKeyValidationError("credits", "the key has no balance of its own");
     }
-    const now = this.#clock();
-    const result = await this.#limiter!.changeCredits(
-      creditSubjectOf(record.id, own),
-      creditCounterOf(own, record.tenantId),
-      change,
+    const subject = creditSubjectOf(record.id, own);
+    return await this.#changed(
+      subject,
+      () => this.#limiter!.changeCredits(subject, creditCounterOf(own, record.tenantId), change),
+      (remaining, at) => this.#writeBack(own.balanceKeyId ?? record.id, remaining, at),
     );
-    await this.#writeBack(own.balanceKeyId ?? record.id, result.remaining, now);
-    return balanceOf(result, now.getTime());
   }
 
   /**
@@ -323,11 +322,34 @@ export class CreditBook {
     if (pool === undefined) {
       throw new ApiKeyValidationError("credits", "no key of the tenant spends shared credits");
     }
-    const now = this.#clock();
     const { subject, credits } = poolBalance(tenantId, pool);
-    const result = await this.#limiter!.changeCredits(subject, credits, change);
-    await this.#writeBackPool(tenantId, result.remaining, now);
-    return balanceOf(result, now.getTime());
+    return await this.#changed(
+      subject,
+      () => this.#limiter!.changeCredits(subject, credits, change),
+      (remaining, at) => this.#writeBackPool(tenantId, remaining, at),
+    );
+  }
+
+  /**
+   * A change of balance `subject` (`apply`), written back (`write`), in turn:
+   * after every write-back pass queued before it and before every one after,
+   * so a balance a pass drained before the change never lands over it (nor
+   * does one kept from a failed write: it is dropped once the change is
+   * written). Across instances, another's write-back in flight may still land
+   * over it, until this instance's next pass writes it again.
+   */
+  #changed(
+    subject: string,
+    apply: () => Promise<CounterResult>,
+    write: (remaining: number, at: Date) => Promise<void>,
+  ): Promise<ApiKeyCreditBalance> {
+    return this.#inTurn(async () => {
+      const now = this.#clock();
+      const result = await apply();
+      await write(result.remaining, now);
+      this.#pending.delete(subject);
+      return balanceOf(result, now.getTime());
+    });
   }
 
   /**
@@ -383,13 +405,19 @@ export class CreditBook {
 
   /**
    * Drains the store's changed balances and writes each back (a failed one is
-   * kept for the next pass); resolves the first failure, if any. Passes run
-   * one at a time, so an older balance never lands after a newer one.
+   * kept for the next pass); resolves the first failure, if any. Passes and
+   * credit changes run one at a time, so an older balance never lands after a
+   * newer one.
    */
   #flush(): Promise<unknown> {
-    const pass = this.#flushing.then(() => this.#flushOnce());
-    this.#flushing = pass;
-    return pass;
+    return this.#inTurn(() => this.#flushOnce());
+  }
+
+  /** `step` once every write-back pass and credit change queued before it has settled. */
+  #inTurn<T>(step: () => Promise<T>): Promise<T> {
+    const turn = this.#turn.then(step);
+    this.#turn = turn.catch(() => undefined);
+    return turn;
   }
 
   async #flushOnce(): Promise<unknown> {
