@@ -7,7 +7,8 @@
  * `authorize` with the verification cache too, on one instance or a fleet;
  * a tenant's shared pool is written back to every key of the tenant spending it;
  * an `updateCredits` racing a write-back (one in flight, or one whose write
- * failed and is kept) is never overwritten by the older balance it drained.
+ * failed and is kept) is never overwritten by the older balance it drained,
+ * nor reloaded as a refill when Redis applied it just past a refill boundary.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -22,8 +23,8 @@ import {
 } from "../../api_keys/mod.ts";
 import { creditCounterOf, creditSubjectOf } from "../../api_keys/metering/_limits.ts";
 import { createRateLimiter } from "../../rate_limits/limiter.ts";
-import { createRedisRateLimitStore } from "../../rate_limits/redis/mod.ts";
-import { connectRedis, REDIS_URL } from "./_services.ts";
+import { createRedisRateLimitStore, type RedisScriptClient } from "../../rate_limits/redis/mod.ts";
+import { connectRedis, pinnedClient, REDIS_URL } from "./_services.ts";
 import { databaseReady } from "../postgres/prisma_client.ts";
 import { hasRedisServer, startOwnRedis } from "./_own_redis.ts";
 
@@ -385,5 +386,55 @@ if (
         }
       },
     );
+
+    it("a change applied just past a refill boundary (asked just before it), then Redis lost: the change reloads, not a refill (own balance, pool)", async () => {
+      const boundary = Date.UTC(2030, 1, 1);
+      const plan = { remaining: 100, refill: { amount: 1_000, interval: "monthly" as const } };
+      for (const pooled of [false, true]) {
+        // Redis's TIME pinned (each step well within the limiter's timeout); the service's clock.
+        let redisNow = boundary - 500;
+        let serviceNow = redisNow;
+        const client = await connectRedis(REDIS_URL!);
+        const storage = new InMemoryApiKeyStorage();
+        const service = new ApiKeysService({
+          peppers: { 1: "credits-write-back-pepper-0123456789abc" },
+          storage,
+          limiter: createRateLimiter({
+            store: createRedisRateLimitStore({
+              client: pinnedClient(client as unknown as RedisScriptClient, () => redisNow),
+              prefix: "bd:",
+            }),
+            timeoutMs: 2_000,
+            logger: () => {},
+          }),
+          clock: () => new Date(serviceNow),
+          persistIntervalMs: 3_600_000,
+        });
+        try {
+          await client.flushAll();
+          const { id, key } = await service.create({
+            tenantId: "t1",
+            name: "plan",
+            scopes: READ_ORDERS,
+            credits: pooled ? { ...plan, sharedBy: "tenant" } : plan,
+          });
+          assert.equal((await service.authorize(key)).creditResult?.remaining, 99);
+          serviceNow = boundary - 3;
+          redisNow = boundary + 2; // Redis applies the set past midnight, after its refill
+          assert.equal(
+            (await service.updateCredits("t1", pooled ? null : id, { set: 5 })).remaining,
+            5,
+          );
+          serviceNow = redisNow = boundary + 600;
+          await client.flushAll(); // before any write-back: the record's copy is the change's
+          const context = await service.authorize(key);
+          assert.equal(context.creditResult?.remaining, 4, `pooled: ${pooled}`);
+        } finally {
+          await service.close();
+          await client.flushAll();
+          client.destroy();
+        }
+      }
+    });
   });
 }
