@@ -51,6 +51,22 @@ function balanceOf(result: CounterResult, nowMs: number): ApiKeyCreditBalance {
   };
 }
 
+/**
+ * When the store applied a change of a balance with `credits`' refill rule
+ * that it answered `result` for, this clock reading `nowMs` around it: the
+ * store's own moment, `resetMs` before its next refill (the refill boundary
+ * nearest `nowMs + resetMs`, so a clock a few ms off the store's, or a call
+ * across a boundary, still lands in the store's refill period). `nowMs`
+ * without a refill.
+ */
+function appliedAt(credits: Credits, result: CounterResult, nowMs: number): Date {
+  if (credits.refill === undefined || result.resetMs < 0) return new Date(nowMs);
+  const seen = nowMs + result.resetMs;
+  const { lastRefillAt, nextRefillAt } = settleCredits(credits, seen, seen);
+  const boundary = seen - lastRefillAt! <= nextRefillAt! - seen ? lastRefillAt! : nextRefillAt!;
+  return new Date(boundary - result.resetMs);
+}
+
 /** The stored balance of `credits` at `nowMs`, the refills due since `updatedAt` applied. */
 function storedBalance(credits: Credits & { updatedAt: Date }, nowMs: number): ApiKeyCreditBalance {
   const { remaining, nextRefillAt } = settleCredits(credits, credits.updatedAt.getTime(), nowMs);
@@ -307,6 +323,7 @@ export class CreditBook {
     const subject = creditSubjectOf(record.id, own);
     return await this.#changed(
       subject,
+      own,
       () => this.#limiter!.changeCredits(subject, creditCounterOf(own, record.tenantId), change),
       (remaining, at) => this.#writeBack(own.balanceKeyId ?? record.id, remaining, at),
     );
@@ -325,30 +342,34 @@ export class CreditBook {
     const { subject, credits } = poolBalance(tenantId, pool);
     return await this.#changed(
       subject,
+      pool,
       () => this.#limiter!.changeCredits(subject, credits, change),
       (remaining, at) => this.#writeBackPool(tenantId, remaining, at),
     );
   }
 
   /**
-   * A change of balance `subject` (`apply`), written back (`write`), in turn:
-   * after every write-back pass queued before it and before every one after,
-   * so a balance a pass drained before the change never lands over it (nor
-   * does one kept from a failed write: it is dropped once the change is
-   * written). Across instances, another's write-back in flight may still land
-   * over it, until this instance's next pass writes it again.
+   * A change of balance `subject` with `credits`' refill rule (`apply`),
+   * written back (`write`) as of the moment the store applied it
+   * (`appliedAt`), in turn: after every write-back pass queued before it and
+   * before every one after, so a balance a pass drained before the change
+   * never lands over it (nor does one kept from a failed write: it is dropped
+   * once the change is written). Across instances, another's write-back in
+   * flight may still land over it, until this instance's next pass writes it again.
    */
   #changed(
     subject: string,
+    credits: Credits,
     apply: () => Promise<CounterResult>,
     write: (remaining: number, at: Date) => Promise<void>,
   ): Promise<ApiKeyCreditBalance> {
     return this.#inTurn(async () => {
-      const now = this.#clock();
+      const now = this.#clock().getTime();
       const result = await apply();
-      await write(result.remaining, now);
+      const at = appliedAt(credits, result, now);
+      await write(result.remaining, at);
       this.#pending.delete(subject);
-      return balanceOf(result, now.getTime());
+      return balanceOf(result, at.getTime());
     });
   }
 

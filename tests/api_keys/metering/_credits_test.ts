@@ -256,42 +256,49 @@ describe("ApiKeysService.updateCredits", () => {
     });
   });
 
-  it("a change applied just past a refill boundary (asked just before it) restarts from the change, not from a refill (own balance, pool)", async () => {
+  it("a change the store applied across a refill boundary from the service's clock restarts from the store's view: the change after the refill, the refill after the change (own balance, pool)", async () => {
     const boundary = Date.parse("2030-02-01T00:00:00.000Z");
     const plan = { remaining: 100, refill: { amount: 1_000, interval: "monthly" as const } };
+    // [service clock, store clock] at the change, the next refill it answers, the balance after a restart.
+    const cases = [
+      [boundary - 3, boundary + 2, "2030-03-01", 4], // applied after the refill: 5 stays
+      [boundary + 3, boundary - 2, "2030-02-01", 999], // applied before it: the refill comes
+    ] as const;
     for (const pooled of [false, true]) {
-      const clocks = new FakeClocks();
-      clocks.now = boundary - 3;
-      let storeNow = clocks.now;
-      const storage = new InMemoryApiKeyStorage();
-      /** A service over `storage` and a new memory store (a process started afresh). */
-      const open = () =>
-        makeService({
-          storage,
-          limiter: createRateLimiter({
-            store: createMemoryRateLimitStore({ now: () => storeNow }),
-            logger: () => {},
-          }),
-          clock: clocks.clock,
-          monotonicClock: clocks.monotonicClock,
-        }).service;
-      const service = open();
-      const { id, key } = await service.create({
-        tenantId: "t1",
-        name: "k",
-        scopes: READ_ORDERS,
-        credits: pooled ? { ...plan, sharedBy: "tenant" } : plan,
-      });
-      storeNow = boundary + 2; // the store applies the change past midnight, after its refill
-      assert.deepEqual(await service.updateCredits("t1", pooled ? null : id, { set: 5 }), {
-        remaining: 5,
-        nextRefillAt: new Date(Date.parse("2030-03-01T00:00:00.000Z")),
-      });
-      clocks.advance(600);
-      storeNow = clocks.now;
-      // The balance is lost (the process restarts): it reloads from the record.
-      const context = await open().authorize(key);
-      assert.equal(context.creditResult?.remaining, 4, `pooled: ${pooled}`);
+      for (const [serviceAt, storeAt, next, after] of cases) {
+        const clocks = new FakeClocks();
+        clocks.now = boundary - 500;
+        let storeNow = clocks.now;
+        const storage = new InMemoryApiKeyStorage();
+        /** A service over `storage` and a new memory store (a process started afresh). */
+        const open = () =>
+          makeService({
+            storage,
+            limiter: createRateLimiter({
+              store: createMemoryRateLimitStore({ now: () => storeNow }),
+              logger: () => {},
+            }),
+            clock: clocks.clock,
+            monotonicClock: clocks.monotonicClock,
+          }).service;
+        const service = open();
+        const { id, key } = await service.create({
+          tenantId: "t1",
+          name: "k",
+          scopes: READ_ORDERS,
+          credits: pooled ? { ...plan, sharedBy: "tenant" } : plan,
+        });
+        clocks.now = serviceAt;
+        storeNow = storeAt;
+        assert.deepEqual(await service.updateCredits("t1", pooled ? null : id, { set: 5 }), {
+          remaining: 5,
+          nextRefillAt: new Date(`${next}T00:00:00.000Z`),
+        });
+        clocks.now = storeNow = boundary + 600;
+        // The balance is lost (the process restarts): it reloads from the record.
+        const context = await open().authorize(key);
+        assert.equal(context.creditResult?.remaining, after, `pooled: ${pooled}, ${next}`);
+      }
     }
   });
 
