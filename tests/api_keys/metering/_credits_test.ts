@@ -302,6 +302,44 @@ describe("ApiKeysService.updateCredits", () => {
     }
   });
 
+  it("a rotation reading the balances across a refill boundary from the service's clock keeps the store's view in the new record (own balance, pool)", async () => {
+    const boundary = Date.parse("2030-02-01T00:00:00.000Z");
+    const plan = { remaining: 3, refill: { amount: 1_000, interval: "monthly" as const } };
+    const clocks = new FakeClocks();
+    clocks.now = boundary - 500;
+    let storeNow = clocks.now;
+    const storage = new InMemoryApiKeyStorage();
+    /** A service over `storage` and a new memory store (a process started afresh). */
+    const open = () =>
+      makeService({
+        storage,
+        limiter: createRateLimiter({
+          store: createMemoryRateLimitStore({ now: () => storeNow }),
+          logger: () => {},
+        }),
+        clock: clocks.clock,
+        monotonicClock: clocks.monotonicClock,
+      }).service;
+    const service = open();
+    const { id } = await service.create({
+      tenantId: "t1",
+      name: "k",
+      scopes: READ_ORDERS,
+      credits: { ...plan, pool: plan },
+    });
+    // The store reads 3 and 3 just before midnight; the service's clock is 5 ms ahead.
+    clocks.now = boundary + 3;
+    storeNow = boundary - 2;
+    const { key } = await service.rotate(id);
+    clocks.now = storeNow = boundary + 600;
+    // The balances are lost (the process restarts): they reload from the new record, refilled.
+    const context = await open().authorize(key);
+    assert.deepEqual(
+      [context.creditResult?.remaining, context.tenantCreditResult?.remaining],
+      [999, 999],
+    );
+  });
+
   it("changes racing with spends agree with the reference model (refills across days and month ends)", async () => {
     await fc.assert(
       fc.asyncProperty(
