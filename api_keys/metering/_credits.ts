@@ -52,8 +52,8 @@ function balanceOf(result: CounterResult, nowMs: number): ApiKeyCreditBalance {
 }
 
 /**
- * When the store applied a change of a balance with `credits`' refill rule
- * that it answered `result` for, this clock reading `nowMs` around it: the
+ * When the store applied a change (or read) of a balance with `credits`'
+ * refill rule that it answered `result` for, this clock reading `nowMs` around it: the
  * store's own moment, `resetMs` before its next refill (the refill boundary
  * nearest `nowMs + resetMs`, so a clock a few ms off the store's, or a call
  * across a boundary, still lands in the store's refill period). `nowMs`
@@ -224,13 +224,19 @@ export class CreditBook {
       : { ...credits, balanceKeyId: own.balanceKeyId ?? old.id };
     try {
       const read = await this.#limiter!.readCredits(this.#balances(old));
-      return own === undefined ? { ...credits, remaining: read[0].remaining, updatedAt: now } : {
+      const nowMs = now.getTime();
+      // Each as of the moment the store read it (in its refill period, whatever this clock says).
+      const first = { remaining: read[0].remaining, updatedAt: appliedAt(credits, read[0], nowMs) };
+      return own === undefined ? { ...credits, ...first } : {
         ...shared,
-        remaining: read[0].remaining,
-        updatedAt: now,
-        ...(credits.pool === undefined
-          ? {}
-          : { pool: { ...credits.pool, remaining: read[1].remaining, updatedAt: now } }),
+        ...first,
+        ...(credits.pool === undefined ? {} : {
+          pool: {
+            ...credits.pool,
+            remaining: read[1].remaining,
+            updatedAt: appliedAt(credits.pool, read[1], nowMs),
+          },
+        }),
       };
     } catch {
       return shared;
@@ -411,7 +417,11 @@ export class CreditBook {
   ): Promise<ApiKeyPoolCredits> {
     try {
       const [read] = await this.#limiter!.readCredits([poolBalance(tenantId, pool)]);
-      return { ...pool, remaining: read.remaining, updatedAt: now };
+      return {
+        ...pool,
+        remaining: read.remaining,
+        updatedAt: appliedAt(pool, read, now.getTime()),
+      };
     } catch {
       return pool;
     }

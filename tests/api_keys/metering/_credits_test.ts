@@ -57,6 +57,29 @@ function creditService(
   return { ...made, clocks, limiter, spend };
 }
 
+/**
+ * Services over one in-memory storage, the service's clock and the store's
+ * (`store.now`) both at `startMs`: `open()` makes one with a new memory store,
+ * a process started afresh (its balances lost).
+ */
+function restartable(startMs: number) {
+  const clocks = new FakeClocks();
+  clocks.now = startMs;
+  const store = { now: startMs };
+  const storage = new InMemoryApiKeyStorage();
+  const open = () =>
+    makeService({
+      storage,
+      limiter: createRateLimiter({
+        store: createMemoryRateLimitStore({ now: () => store.now }),
+        logger: () => {},
+      }),
+      clock: clocks.clock,
+      monotonicClock: clocks.monotonicClock,
+    }).service;
+  return { clocks, store, open };
+}
+
 /** A storage with credits but without the tenant-bound capability (read, then act). */
 function untenanted(inner: InMemoryApiKeyStorage): ApiKeyStorage {
   return Object.assign(overrideStorage(inner, {}), {
@@ -266,21 +289,7 @@ describe("ApiKeysService.updateCredits", () => {
     ] as const;
     for (const pooled of [false, true]) {
       for (const [serviceAt, storeAt, next, after] of cases) {
-        const clocks = new FakeClocks();
-        clocks.now = boundary - 500;
-        let storeNow = clocks.now;
-        const storage = new InMemoryApiKeyStorage();
-        /** A service over `storage` and a new memory store (a process started afresh). */
-        const open = () =>
-          makeService({
-            storage,
-            limiter: createRateLimiter({
-              store: createMemoryRateLimitStore({ now: () => storeNow }),
-              logger: () => {},
-            }),
-            clock: clocks.clock,
-            monotonicClock: clocks.monotonicClock,
-          }).service;
+        const { clocks, store, open } = restartable(boundary - 500);
         const service = open();
         const { id, key } = await service.create({
           tenantId: "t1",
@@ -289,12 +298,12 @@ describe("ApiKeysService.updateCredits", () => {
           credits: pooled ? { ...plan, sharedBy: "tenant" } : plan,
         });
         clocks.now = serviceAt;
-        storeNow = storeAt;
+        store.now = storeAt;
         assert.deepEqual(await service.updateCredits("t1", pooled ? null : id, { set: 5 }), {
           remaining: 5,
           nextRefillAt: new Date(`${next}T00:00:00.000Z`),
         });
-        clocks.now = storeNow = boundary + 600;
+        clocks.now = store.now = boundary + 600;
         // The balance is lost (the process restarts): it reloads from the record.
         const context = await open().authorize(key);
         assert.equal(context.creditResult?.remaining, after, `pooled: ${pooled}, ${next}`);
@@ -305,21 +314,7 @@ describe("ApiKeysService.updateCredits", () => {
   it("a rotation reading the balances across a refill boundary from the service's clock keeps the store's view in the new record (own balance, pool)", async () => {
     const boundary = Date.parse("2030-02-01T00:00:00.000Z");
     const plan = { remaining: 3, refill: { amount: 1_000, interval: "monthly" as const } };
-    const clocks = new FakeClocks();
-    clocks.now = boundary - 500;
-    let storeNow = clocks.now;
-    const storage = new InMemoryApiKeyStorage();
-    /** A service over `storage` and a new memory store (a process started afresh). */
-    const open = () =>
-      makeService({
-        storage,
-        limiter: createRateLimiter({
-          store: createMemoryRateLimitStore({ now: () => storeNow }),
-          logger: () => {},
-        }),
-        clock: clocks.clock,
-        monotonicClock: clocks.monotonicClock,
-      }).service;
+    const { clocks, store, open } = restartable(boundary - 500);
     const service = open();
     const { id } = await service.create({
       tenantId: "t1",
@@ -329,9 +324,9 @@ describe("ApiKeysService.updateCredits", () => {
     });
     // The store reads 3 and 3 just before midnight; the service's clock is 5 ms ahead.
     clocks.now = boundary + 3;
-    storeNow = boundary - 2;
+    store.now = boundary - 2;
     const { key } = await service.rotate(id);
-    clocks.now = storeNow = boundary + 600;
+    clocks.now = store.now = boundary + 600;
     // The balances are lost (the process restarts): they reload from the new record, refilled.
     const context = await open().authorize(key);
     assert.deepEqual(
