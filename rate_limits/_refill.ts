@@ -24,7 +24,8 @@ export function refillParams(refill: CreditRefill | undefined): [number, number,
 /**
  * A balance of `credits` as of `asOf`, seen at `now` (ms): the refill due
  * since `asOf` applied (SET to its `amount`, `asOf` moved to that boundary),
- * with the refill `amount` (0 without one) and ms to the next refill (-1
+ * with the refill `amount` (0 without one), the last refill boundary at or
+ * before `now` (`start`, 0 without a refill) and ms to the next refill (-1
  * without one). The one home of the lazy refill rule in this process.
  */
 export function settleBalance(
@@ -32,8 +33,8 @@ export function settleBalance(
   asOf: number,
   refill: CreditRefill | undefined,
   now: number,
-): { credits: number; asOf: number; amount: number; resetMs: number } {
-  if (refill === undefined) return { credits, asOf, amount: 0, resetMs: -1 }; // nothing ever due
+): { credits: number; asOf: number; amount: number; start: number; resetMs: number } {
+  if (refill === undefined) return { credits, asOf, amount: 0, start: 0, resetMs: -1 }; // nothing ever due
   const [amount, every, day] = refillParams(refill);
   const [start, next] = creditPeriod(now, every, day);
   const due = amount > 0 && start > asOf;
@@ -41,6 +42,7 @@ export function settleBalance(
     credits: due ? amount : credits,
     asOf: due ? start : asOf,
     amount,
+    start,
     resetMs: next < 0 ? -1 : next - now,
   };
 }

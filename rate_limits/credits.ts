@@ -105,8 +105,9 @@ export function compileCreditChange(change: CreditChange): CreditChange {
 /**
  * A stored balance seen later: `credits` as written at `asOf` (ms since the
  * epoch) with the refill due by `now` applied (a refill sets the balance to
- * its `amount`); `nextRefillAt` in ms, `null` without a refill. What a store
- * answers for a balance it no longer holds.
+ * its `amount`); `lastRefillAt` (the last refill boundary at or before `now`)
+ * and `nextRefillAt` in ms, `null` without a refill. What a store answers for
+ * a balance it no longer holds.
  *
  * @example
  * ```ts
@@ -119,10 +120,12 @@ export function settleCredits(
   credits: Credits,
   asOf: number,
   now: number,
-): { remaining: number; nextRefillAt: number | null } {
+): { remaining: number; lastRefillAt: number | null; nextRefillAt: number | null } {
   const settled = settleBalance(credits.remaining, asOf, credits.refill, now);
+  const refills = settled.resetMs >= 0;
   return {
     remaining: settled.credits,
-    nextRefillAt: settled.resetMs < 0 ? null : now + settled.resetMs,
+    lastRefillAt: refills ? settled.start : null,
+    nextRefillAt: refills ? now + settled.resetMs : null,
   };
 }

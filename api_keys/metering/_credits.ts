@@ -51,6 +51,22 @@ function balanceOf(result: CounterResult, nowMs: number): ApiKeyCreditBalance {
   };
 }
 
+/**
+ * When the store applied a change (or read) of a balance with `credits`'
+ * refill rule that it answered `result` for, this clock reading `nowMs` around it: the
+ * store's own moment, `resetMs` before its next refill (the refill boundary
+ * nearest `nowMs + resetMs`, so a clock a few ms off the store's, or a call
+ * across a boundary, still lands in the store's refill period). `nowMs`
+ * without a refill.
+ */
+function appliedAt(credits: Credits, result: CounterResult, nowMs: number): Date {
+  if (credits.refill === undefined || result.resetMs < 0) return new Date(nowMs);
+  const seen = nowMs + result.resetMs;
+  const { lastRefillAt, nextRefillAt } = settleCredits(credits, seen, seen);
+  const boundary = seen - lastRefillAt! <= nextRefillAt! - seen ? lastRefillAt! : nextRefillAt!;
+  return new Date(boundary - result.resetMs);
+}
+
 /** The stored balance of `credits` at `nowMs`, the refills due since `updatedAt` applied. */
 function storedBalance(credits: Credits & { updatedAt: Date }, nowMs: number): ApiKeyCreditBalance {
   const { remaining, nextRefillAt } = settleCredits(credits, credits.updatedAt.getTime(), nowMs);
@@ -133,7 +149,8 @@ export class CreditBook {
   readonly #writeFailed = warnOnce("credits write-back");
   #timer: ReturnType<typeof setTimeout> | undefined;
   #closed = false;
-  #flushing: Promise<unknown> = Promise.resolve();
+  /** The last write-back pass or credit change queued (settled: never rejects). */
+  #turn: Promise<unknown> = Promise.resolve();
 
   /** See the class documentation. */
   constructor(
@@ -207,13 +224,19 @@ export class CreditBook {
       : { ...credits, balanceKeyId: own.balanceKeyId ?? old.id };
     try {
       const read = await this.#limiter!.readCredits(this.#balances(old));
-      return own === undefined ? { ...credits, remaining: read[0].remaining, updatedAt: now } : {
+      const nowMs = now.getTime();
+      // Each as of the moment the store read it (in its refill period, whatever this clock says).
+      const first = { remaining: read[0].remaining, updatedAt: appliedAt(credits, read[0], nowMs) };
+      return own === undefined ? { ...credits, ...first } : {
         ...shared,
-        remaining: read[0].remaining,
-        updatedAt: now,
-        ...(credits.pool === undefined
-          ? {}
-          : { pool: { ...credits.pool, remaining: read[1].remaining, updatedAt: now } }),
+        ...first,
+        ...(credits.pool === undefined ? {} : {
+          pool: {
+            ...credits.pool,
+            remaining: read[1].remaining,
+            updatedAt: appliedAt(credits.pool, read[1], nowMs),
+          },
+        }),
       };
     } catch {
       return shared;
@@ -294,23 +317,22 @@ export class CreditBook {
   /**
    * Applies a validated `change` to `record`'s own balance through the
    * limiter (its `timeoutMs` the deadline; see `requireLimiter`) and writes the
-   * result back to the records spending it. `ApiKeyValidationError` on
-   * `credits` for a key without a balance of its own; rejects when the store
-   * or the storage fails.
+   * result back to the records spending it, in turn with the write-back
+   * passes (see `#changed`). `ApiKeyValidationError` on `credits` for a key
+   * without a balance of its own; rejects when the store or the storage fails.
    */
   async update(record: ApiKeyRecord, change: CreditChange): Promise<ApiKeyCreditBalance> {
     const own = record.credits && creditPartsOf(record.credits).own;
     if (own === undefined) {
       throw new ApiKeyValidationError("credits", "the key has no balance of its own");
     }
-    const now = this.#clock();
-    const result = await this.#limiter!.changeCredits(
-      creditSubjectOf(record.id, own),
-      creditCounterOf(own, record.tenantId),
-      change,
+    const subject = creditSubjectOf(record.id, own);
+    return await this.#changed(
+      subject,
+      own,
+      () => this.#limiter!.changeCredits(subject, creditCounterOf(own, record.tenantId), change),
+      (remaining, at) => this.#writeBack(own.balanceKeyId ?? record.id, remaining, at),
     );
-    await this.#writeBack(own.balanceKeyId ?? record.id, result.remaining, now);
-    return balanceOf(result, now.getTime());
   }
 
   /**
@@ -323,11 +345,38 @@ export class CreditBook {
     if (pool === undefined) {
       throw new ApiKeyValidationError("credits", "no key of the tenant spends shared credits");
     }
-    const now = this.#clock();
     const { subject, credits } = poolBalance(tenantId, pool);
-    const result = await this.#limiter!.changeCredits(subject, credits, change);
-    await this.#writeBackPool(tenantId, result.remaining, now);
-    return balanceOf(result, now.getTime());
+    return await this.#changed(
+      subject,
+      pool,
+      () => this.#limiter!.changeCredits(subject, credits, change),
+      (remaining, at) => this.#writeBackPool(tenantId, remaining, at),
+    );
+  }
+
+  /**
+   * A change of balance `subject` with `credits`' refill rule (`apply`),
+   * written back (`write`) as of the moment the store applied it
+   * (`appliedAt`), in turn: after every write-back pass queued before it and
+   * before every one after, so a balance a pass drained before the change
+   * never lands over it (nor does one kept from a failed write: it is dropped
+   * once the change is written). Across instances, another's write-back in
+   * flight may still land over it, until this instance's next pass writes it again.
+   */
+  #changed(
+    subject: string,
+    credits: Credits,
+    apply: () => Promise<CounterResult>,
+    write: (remaining: number, at: Date) => Promise<void>,
+  ): Promise<ApiKeyCreditBalance> {
+    return this.#inTurn(async () => {
+      const now = this.#clock().getTime();
+      const result = await apply();
+      const at = appliedAt(credits, result, now);
+      await write(result.remaining, at);
+      this.#pending.delete(subject);
+      return balanceOf(result, at.getTime());
+    });
   }
 
   /**
@@ -368,7 +417,11 @@ export class CreditBook {
   ): Promise<ApiKeyPoolCredits> {
     try {
       const [read] = await this.#limiter!.readCredits([poolBalance(tenantId, pool)]);
-      return { ...pool, remaining: read.remaining, updatedAt: now };
+      return {
+        ...pool,
+        remaining: read.remaining,
+        updatedAt: appliedAt(pool, read, now.getTime()),
+      };
     } catch {
       return pool;
     }
@@ -383,13 +436,19 @@ export class CreditBook {
 
   /**
    * Drains the store's changed balances and writes each back (a failed one is
-   * kept for the next pass); resolves the first failure, if any. Passes run
-   * one at a time, so an older balance never lands after a newer one.
+   * kept for the next pass); resolves the first failure, if any. Passes and
+   * credit changes run one at a time, so an older balance never lands after a
+   * newer one.
    */
   #flush(): Promise<unknown> {
-    const pass = this.#flushing.then(() => this.#flushOnce());
-    this.#flushing = pass;
-    return pass;
+    return this.#inTurn(() => this.#flushOnce());
+  }
+
+  /** `step` once every write-back pass and credit change queued before it has settled. */
+  #inTurn<T>(step: () => Promise<T>): Promise<T> {
+    const turn = this.#turn.then(step);
+    this.#turn = turn.catch(() => undefined);
+    return turn;
   }
 
   async #flushOnce(): Promise<unknown> {

@@ -5,7 +5,10 @@
  * interval, `close()` writes back, and after a `FLUSHALL` the balance reloads
  * from the last write-back, refunding at most one interval of spends: through
  * `authorize` with the verification cache too, on one instance or a fleet;
- * a tenant's shared pool is written back to every key of the tenant spending it.
+ * a tenant's shared pool is written back to every key of the tenant spending it;
+ * an `updateCredits` racing a write-back (one in flight, or one whose write
+ * failed and is kept) is never overwritten by the older balance it drained,
+ * nor reloaded as a refill when Redis applied it just past a refill boundary.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -14,14 +17,16 @@ import {
   ApiKeyError,
   ApiKeysService,
   type ApiKeyStorage,
+  ApiKeyStorageError,
   InMemoryApiKeyChangeFeed,
   InMemoryApiKeyStorage,
 } from "../../api_keys/mod.ts";
 import { creditCounterOf, creditSubjectOf } from "../../api_keys/metering/_limits.ts";
 import { createRateLimiter } from "../../rate_limits/limiter.ts";
-import { createRedisRateLimitStore } from "../../rate_limits/redis/mod.ts";
-import { connectRedis, REDIS_URL } from "./_services.ts";
+import { createRedisRateLimitStore, type RedisScriptClient } from "../../rate_limits/redis/mod.ts";
+import { connectRedis, pinnedClient, REDIS_URL } from "./_services.ts";
 import { databaseReady } from "../postgres/prisma_client.ts";
+import { hasRedisServer, startOwnRedis } from "./_own_redis.ts";
 
 const INTERVAL_MS = 200;
 const READ_ORDERS = [{ resource: "orders", level: "read" as const }];
@@ -47,8 +52,9 @@ if (
     async function open(
       storage: ApiKeyStorage = new InMemoryApiKeyStorage(),
       feed?: InMemoryApiKeyChangeFeed,
+      { url = REDIS_URL!, persistIntervalMs = INTERVAL_MS } = {},
     ) {
-      const client = await connectRedis(REDIS_URL!);
+      const client = await connectRedis(url);
       const limiter = createRateLimiter({
         store: createRedisRateLimitStore({ client, prefix: "wb:" }),
         timeoutMs: 2_000,
@@ -58,7 +64,7 @@ if (
         peppers: { 1: "credits-write-back-pepper-0123456789abc" },
         storage,
         limiter,
-        persistIntervalMs: INTERVAL_MS,
+        persistIntervalMs,
         feed,
       });
       const credits = async (id: string): Promise<ApiKeyCredits> =>
@@ -265,6 +271,169 @@ if (
       } finally {
         await service.close();
         client.destroy();
+      }
+    });
+
+    /**
+     * `inner` whose record writes of credits (`setCredits`, `setTenantPool`)
+     * go through `write(go)`: the test decides when (and whether) each lands.
+     */
+    function gatedStorage(
+      inner: InMemoryApiKeyStorage,
+      write: (go: () => Promise<unknown>) => Promise<unknown>,
+    ): ApiKeyStorage {
+      return new Proxy(inner, {
+        get(target, property) {
+          if (property === "setCredits" || property === "setTenantPool") {
+            const method = Reflect.get(target, property) as (
+              ...args: unknown[]
+            ) => Promise<unknown>;
+            return (...args: unknown[]) => write(() => method.apply(target, args));
+          }
+          const value = Reflect.get(target, property);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+    }
+
+    /** The balance a record keeps: its own, or its copy of the pool. */
+    const kept = (credits: ApiKeyCredits) => (credits.pool ?? credits).remaining;
+
+    it("updateCredits racing a write-back in flight (own balance, pool): the older drained balance never lands over the change; after FLUSHALL the change reloads", async () => {
+      for (const pooled of [false, true]) {
+        let hold: ((go: () => Promise<unknown>) => Promise<unknown>) | undefined;
+        const storage = gatedStorage(new InMemoryApiKeyStorage(), (go) => hold ? hold(go) : go());
+        const { client, service, credits } = await open(storage);
+        try {
+          const { id, key } = await service.create({
+            tenantId: "race",
+            name: "plan",
+            scopes: READ_ORDERS,
+            credits: pooled ? { remaining: 100, sharedBy: "tenant" } : { remaining: 100 },
+          });
+          for (let i = 0; i < 10; i++) await service.authorize(key);
+          // The next write-back drained 90 and is writing it: its write waits for the test.
+          let release!: () => void;
+          const writing = new Promise<void>((drained) => {
+            hold = (go) => {
+              hold = undefined;
+              drained();
+              return new Promise<void>((resolve) => release = resolve).then(go);
+            };
+          });
+          await writing;
+          const update = service.updateCredits("race", pooled ? null : id, { set: 5 });
+          await sleep(50);
+          release();
+          assert.equal((await update).remaining, 5);
+          assert.equal(
+            kept(await credits(id)),
+            5,
+            `the record keeps the change (pooled: ${pooled})`,
+          );
+          await client.flushAll(); // Redis restarted without persistence
+          const context = await service.authorize(key);
+          assert.equal(
+            context.creditResult?.remaining,
+            4,
+            `reloaded the change (pooled: ${pooled})`,
+          );
+        } finally {
+          await service.close();
+          client.destroy();
+        }
+      }
+    });
+
+    it(
+      "a drained balance whose write failed never lands over a later updateCredits, even when the next drain fails (Redis killed, restarted empty)",
+      { skip: !hasRedisServer() },
+      async () => {
+        const own = await startOwnRedis();
+        let fail = false;
+        const storage = gatedStorage(new InMemoryApiKeyStorage(), (go) => {
+          if (!fail) return go();
+          fail = false;
+          return Promise.reject(new Error("storage blip"));
+        });
+        // close() runs one write-back pass, as the timer does: the test decides when.
+        const { client, service, credits } = await open(storage, undefined, {
+          url: own.url,
+          persistIntervalMs: 3_600_000,
+        });
+        try {
+          const { id, key } = await service.create({
+            tenantId: "race",
+            name: "plan",
+            scopes: READ_ORDERS,
+            credits: { remaining: 100 },
+          });
+          for (let i = 0; i < 10; i++) await service.authorize(key);
+          fail = true;
+          await assert.rejects(service.close(), ApiKeyStorageError); // drained 90, its write kept
+          assert.equal((await service.updateCredits("race", id, { set: 5 })).remaining, 5);
+          await own.kill();
+          await assert.rejects(service.close()); // the drain fails: Redis is down
+          assert.equal((await credits(id)).remaining, 5, "the record keeps the change");
+          await own.restart();
+          await eventually(() => Promise.resolve(client.isReady), "reconnected");
+          const context = await service.authorize(key);
+          assert.equal(context.creditResult?.remaining, 4, "reloaded the change");
+        } finally {
+          await service.close().catch(() => {});
+          client.destroy();
+          await own.stop();
+        }
+      },
+    );
+
+    it("a change applied just past a refill boundary (asked just before it), then Redis lost: the change reloads, not a refill (own balance, pool)", async () => {
+      const boundary = Date.UTC(2030, 1, 1);
+      const plan = { remaining: 100, refill: { amount: 1_000, interval: "monthly" as const } };
+      for (const pooled of [false, true]) {
+        // Redis's TIME pinned (each step well within the limiter's timeout); the service's clock.
+        let redisNow = boundary - 500;
+        let serviceNow = redisNow;
+        const client = await connectRedis(REDIS_URL!);
+        const storage = new InMemoryApiKeyStorage();
+        const service = new ApiKeysService({
+          peppers: { 1: "credits-write-back-pepper-0123456789abc" },
+          storage,
+          limiter: createRateLimiter({
+            store: createRedisRateLimitStore({
+              client: pinnedClient(client as unknown as RedisScriptClient, () => redisNow),
+              prefix: "bd:",
+            }),
+            timeoutMs: 2_000,
+            logger: () => {},
+          }),
+          clock: () => new Date(serviceNow),
+          persistIntervalMs: 3_600_000,
+        });
+        try {
+          await client.flushAll();
+          const { id, key } = await service.create({
+            tenantId: "t1",
+            name: "plan",
+            scopes: READ_ORDERS,
+            credits: pooled ? { ...plan, sharedBy: "tenant" } : plan,
+          });
+          assert.equal((await service.authorize(key)).creditResult?.remaining, 99);
+          serviceNow = boundary - 3;
+          redisNow = boundary + 2; // Redis applies the set past midnight, after its refill
+          assert.equal(
+            (await service.updateCredits("t1", pooled ? null : id, { set: 5 })).remaining,
+            5,
+          );
+          serviceNow = redisNow = boundary + 600;
+          await client.flushAll(); // before any write-back: the record's copy is the change's
+          const context = await service.authorize(key);
+          assert.equal(context.creditResult?.remaining, 4, `pooled: ${pooled}`);
+        } finally {
+          await service.close();
+          await client.flushAll();
+          client.destroy();
+        }
       }
     });
   });

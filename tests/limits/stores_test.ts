@@ -5,7 +5,9 @@
  * redis-server stopped with SIGSTOP, a PostgreSQL row lock held) applies
  * nothing late and every call settles; an outage (the test's own redis-server
  * killed and restarted, PostgreSQL backends terminated) never ends the process
- * and counting resumes within 15 s; one hot key on PostgreSQL with 1,000
+ * and counting resumes within 15 s; a spend or a balance change waiting on a
+ * PostgreSQL balance's lock and cut (backend terminated, `lock_timeout`,
+ * `statement_timeout`) applies nothing; one hot key on PostgreSQL with 1,000
  * checks in flight never passes its limit or its credits.
  */
 import { after, describe, it } from "node:test";
@@ -375,6 +377,78 @@ if (DATABASE_URL) {
       } finally {
         store.close();
         await Promise.all([pool.end(), admin.end()]);
+      }
+    });
+
+    it("a spend, a set and an add waiting on a balance's lock, cut by pg_terminate_backend, lock_timeout or statement_timeout: nothing applied, the spend refused, counts unchanged", async () => {
+      for (const cut of ["terminated", "lock_timeout", "statement_timeout"] as const) {
+        const name = `cut-${crypto.randomUUID().slice(0, 8)}`;
+        const pool = new pg.Pool({
+          connectionString: DATABASE_URL,
+          max: 3,
+          application_name: name,
+          // Shorter than the limiter's deadline: the statement is cancelled first.
+          ...(cut === "statement_timeout" ? { options: "-c statement_timeout=200" } : {}),
+        });
+        const limiter = createRateLimiter({
+          store: createPostgresRateLimitStore({ pool, logger: () => {} }),
+          onStoreError: "closed",
+          timeoutMs: 600,
+          logger: () => {},
+        });
+        const admin = new pg.Client({ connectionString: DATABASE_URL });
+        const holder = new pg.Client({ connectionString: DATABASE_URL });
+        await Promise.all([admin.connect(), holder.connect()]);
+        try {
+          const [key, tenant] = [freshSubject("cutkey"), freshSubject("cuttenant")];
+          const policy = [{ name: "w", limit: 100, windowMs: 600_000 }];
+          // A key's own balance and its tenant's pool, spent together with the key's policy.
+          const own = { initial: 50, subject: key };
+          const shared = { initial: 1_000, subject: tenant };
+          assert.equal(
+            (await limiter.check(key, policy, { credits: [own, shared] })).allowed,
+            true,
+          );
+          await holder.query("BEGIN");
+          await holder.query("SELECT 1 FROM credit_balances WHERE subject = $1 FOR UPDATE", [
+            tenant,
+          ]);
+          const spend = limiter.check(key, policy, { credits: [own, shared], cost: 3 });
+          const changes = [{ set: 5 }, { add: 7 }].map((change) =>
+            limiter.changeCredits(tenant, shared, change).then(() => "applied", String)
+          );
+          if (cut === "terminated") {
+            await sleep(150); // the three wait on the lock
+            const { rows } = await admin.query(
+              "SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity " +
+                "WHERE application_name = $1 AND wait_event_type = 'Lock'",
+              [name],
+            );
+            assert.equal(rows[0].n, 3);
+          }
+          const refused = await spend;
+          assert.deepEqual([refused.allowed, refused.outcome], [false, "closed"], cut);
+          const reasons = await Promise.all(changes);
+          // lock_timeout is the statement's deadline: the limiter's own may answer first.
+          const why = {
+            terminated: /terminating connection/,
+            lock_timeout: /lock timeout|did not answer/,
+            statement_timeout: /statement timeout/,
+          }[cut];
+          for (const reason of reasons) assert.match(reason, why, `${cut}: ${reason}`);
+          await holder.query("COMMIT");
+          const left = await limiter.readCredits([{ subject: key, credits: own }, {
+            subject: tenant,
+            credits: shared,
+          }]);
+          assert.deepEqual(left.map((b) => b.remaining), [49, 999], cut);
+          const window = await limiter.check(key, policy, { cost: 0 });
+          assert.equal(window.policies[0].remaining, 99, cut);
+        } finally {
+          await holder.end();
+          await admin.end();
+          await pool.end();
+        }
       }
     });
 

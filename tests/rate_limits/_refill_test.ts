@@ -30,24 +30,27 @@ describe("creditPeriod", () => {
 });
 
 describe("settleBalance", () => {
-  it("applies the refill due since asOf (a SET to its amount), and says ms to the next", () => {
+  it("applies the refill due since asOf (a SET to its amount), and says the last boundary and ms to the next", () => {
     const refill = { amount: 9, everyMs: 1_000 };
     assert.deepEqual(settleBalance(3, 0, refill, 500), {
       credits: 3,
       asOf: 0,
       amount: 9,
+      start: 0,
       resetMs: 500,
     });
     assert.deepEqual(settleBalance(3, 0, refill, 2_500), {
       credits: 9,
       asOf: 2_000,
       amount: 9,
+      start: 2_000,
       resetMs: 500,
     });
     assert.deepEqual(settleBalance(3, 0, undefined, 2_500), {
       credits: 3,
       asOf: 0,
       amount: 0,
+      start: 0,
       resetMs: -1,
     });
   });

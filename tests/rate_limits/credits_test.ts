@@ -84,21 +84,24 @@ describe("settleCredits", () => {
   const day = 86_400_000;
   const daily = { remaining: 3, refill: { amount: 100, interval: "daily" as const } };
 
-  it("applies the refill due since the balance was written, and names the next one", () => {
+  it("applies the refill due since the balance was written, and names the last and the next one", () => {
     const asOf = Date.UTC(2026, 0, 1, 9);
     assert.deepEqual(settleCredits(daily, asOf, Date.UTC(2026, 0, 1, 20)), {
       remaining: 3,
+      lastRefillAt: Date.UTC(2026, 0, 1),
       nextRefillAt: Date.UTC(2026, 0, 2),
     });
     assert.deepEqual(settleCredits(daily, asOf, Date.UTC(2026, 0, 2, 12)), {
       remaining: 100,
+      lastRefillAt: Date.UTC(2026, 0, 2),
       nextRefillAt: Date.UTC(2026, 0, 3),
     });
   });
 
-  it("keeps a balance without a refill as it is, with no next refill", () => {
+  it("keeps a balance without a refill as it is, with no last or next refill", () => {
     assert.deepEqual(settleCredits({ remaining: 7 }, 0, 40 * day), {
       remaining: 7,
+      lastRefillAt: null,
       nextRefillAt: null,
     });
   });
@@ -106,6 +109,10 @@ describe("settleCredits", () => {
   it("refills on the monthly day, clamped to the month's length", () => {
     const monthly = { remaining: 0, refill: { amount: 5, interval: "monthly" as const, day: 31 } };
     const settled = settleCredits(monthly, Date.UTC(2026, 1, 1), Date.UTC(2026, 1, 28, 1));
-    assert.deepEqual(settled, { remaining: 5, nextRefillAt: Date.UTC(2026, 2, 31) });
+    assert.deepEqual(settled, {
+      remaining: 5,
+      lastRefillAt: Date.UTC(2026, 1, 28),
+      nextRefillAt: Date.UTC(2026, 2, 31),
+    });
   });
 });

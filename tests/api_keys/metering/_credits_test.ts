@@ -57,6 +57,29 @@ function creditService(
   return { ...made, clocks, limiter, spend };
 }
 
+/**
+ * Services over one in-memory storage, the service's clock and the store's
+ * (`store.now`) both at `startMs`: `open()` makes one with a new memory store,
+ * a process started afresh (its balances lost).
+ */
+function restartable(startMs: number) {
+  const clocks = new FakeClocks();
+  clocks.now = startMs;
+  const store = { now: startMs };
+  const storage = new InMemoryApiKeyStorage();
+  const open = () =>
+    makeService({
+      storage,
+      limiter: createRateLimiter({
+        store: createMemoryRateLimitStore({ now: () => store.now }),
+        logger: () => {},
+      }),
+      clock: clocks.clock,
+      monotonicClock: clocks.monotonicClock,
+    }).service;
+  return { clocks, store, open };
+}
+
 /** A storage with credits but without the tenant-bound capability (read, then act). */
 function untenanted(inner: InMemoryApiKeyStorage): ApiKeyStorage {
   return Object.assign(overrideStorage(inner, {}), {
@@ -254,6 +277,62 @@ describe("ApiKeysService.updateCredits", () => {
       remaining: 0,
       nextRefillAt: null,
     });
+  });
+
+  it("a change the store applied across a refill boundary from the service's clock restarts from the store's view: the change after the refill, the refill after the change (own balance, pool)", async () => {
+    const boundary = Date.parse("2030-02-01T00:00:00.000Z");
+    const plan = { remaining: 100, refill: { amount: 1_000, interval: "monthly" as const } };
+    // [service clock, store clock] at the change, the next refill it answers, the balance after a restart.
+    const cases = [
+      [boundary - 3, boundary + 2, "2030-03-01", 4], // applied after the refill: 5 stays
+      [boundary + 3, boundary - 2, "2030-02-01", 999], // applied before it: the refill comes
+    ] as const;
+    for (const pooled of [false, true]) {
+      for (const [serviceAt, storeAt, next, after] of cases) {
+        const { clocks, store, open } = restartable(boundary - 500);
+        const service = open();
+        const { id, key } = await service.create({
+          tenantId: "t1",
+          name: "k",
+          scopes: READ_ORDERS,
+          credits: pooled ? { ...plan, sharedBy: "tenant" } : plan,
+        });
+        clocks.now = serviceAt;
+        store.now = storeAt;
+        assert.deepEqual(await service.updateCredits("t1", pooled ? null : id, { set: 5 }), {
+          remaining: 5,
+          nextRefillAt: new Date(`${next}T00:00:00.000Z`),
+        });
+        clocks.now = store.now = boundary + 600;
+        // The balance is lost (the process restarts): it reloads from the record.
+        const context = await open().authorize(key);
+        assert.equal(context.creditResult?.remaining, after, `pooled: ${pooled}, ${next}`);
+      }
+    }
+  });
+
+  it("a rotation reading the balances across a refill boundary from the service's clock keeps the store's view in the new record (own balance, pool)", async () => {
+    const boundary = Date.parse("2030-02-01T00:00:00.000Z");
+    const plan = { remaining: 3, refill: { amount: 1_000, interval: "monthly" as const } };
+    const { clocks, store, open } = restartable(boundary - 500);
+    const service = open();
+    const { id } = await service.create({
+      tenantId: "t1",
+      name: "k",
+      scopes: READ_ORDERS,
+      credits: { ...plan, pool: plan },
+    });
+    // The store reads 3 and 3 just before midnight; the service's clock is 5 ms ahead.
+    clocks.now = boundary + 3;
+    store.now = boundary - 2;
+    const { key } = await service.rotate(id);
+    clocks.now = store.now = boundary + 600;
+    // The balances are lost (the process restarts): they reload from the new record, refilled.
+    const context = await open().authorize(key);
+    assert.deepEqual(
+      [context.creditResult?.remaining, context.tenantCreditResult?.remaining],
+      [999, 999],
+    );
   });
 
   it("changes racing with spends agree with the reference model (refills across days and month ends)", async () => {
