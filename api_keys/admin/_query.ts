@@ -8,7 +8,7 @@
  * @module
  */
 import { fail } from "../_input.ts";
-import { checkUsageWindow } from "../metering/_usage.ts";
+import { checkUsageWindow } from "../metering/_usage_window.ts";
 import type { ApiKeyPageSort, ApiKeyPageStatus, ListApiKeyPageOptions } from "../storage/types.ts";
 import type { PagePosition } from "../storage/_paging.ts";
 import { keyIdsProblem, MAX_KEYS_PER_READ } from "../storage/_access.ts";

@@ -12,9 +12,10 @@
  */
 import type { ApiKeyTaps } from "../../telemetry/_taps.ts";
 import type { UsageAccess } from "../storage/_access.ts";
-import { fail, instantProblem, requireNonEmptyString } from "../_input.ts";
+import { fail, requireNonEmptyString } from "../_input.ts";
 import { createDispatcher, type Dispatch, warnOnce } from "../_sinks.ts";
 import { usageOptions } from "../_options.ts";
+import { checkUsageWindow } from "./_usage_window.ts";
 import {
   API_KEY_USAGE_REFUSALS,
   type ApiKeyUsageBucket,
@@ -29,8 +30,6 @@ const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 /** Rows per `recordUsage` call (one statement in the Prisma adapter). */
 export const USAGE_ROWS_PER_WRITE = 1_000;
-/** Longest span of `usage()` per granularity. */
-const MAX_SPAN_DAYS = { hour: 31, day: 366 } as const;
 
 const REFUSAL_INDEX: Readonly<Record<string, number>> = Object.freeze(
   Object.fromEntries(API_KEY_USAGE_REFUSALS.map((code, i) => [code, i])),
@@ -407,39 +406,6 @@ export function compileUsage(
     taps,
     onRefusals,
   });
-}
-
-/** `value` as epoch ms, or the `ApiKeyValidationError` of `field`. */
-function instant(value: unknown, field: string): number {
-  if (!(value instanceof Date) || Number.isNaN(value.getTime())) {
-    fail(field, "must be a valid Date");
-  }
-  const ms = value.getTime();
-  const problem = instantProblem(ms) ?? (ms < 0 ? "must not be before 1970" : undefined);
-  if (problem !== undefined) fail(field, problem);
-  return ms;
-}
-
-/**
- * Checks the window of a usage read: `granularity` `"hour"` or `"day"`,
- * `from` and `to` valid Dates from 1970, `to` after `from` by at most 31 days
- * by hour, 366 by day; else the `ApiKeyValidationError` naming the field.
- * The one rule of `ApiKeysService.usage` and the admin routes' usage window.
- * Returns `from` and `to` in epoch ms.
- */
-export function checkUsageWindow(
-  window: Pick<ApiKeyUsageQuery, "granularity" | "from" | "to">,
-): { fromMs: number; toMs: number } {
-  const { granularity } = window;
-  if (granularity !== "hour" && granularity !== "day") {
-    fail("granularity", 'must be "hour" or "day"');
-  }
-  const fromMs = instant(window.from, "from");
-  const toMs = instant(window.to, "to");
-  if (toMs <= fromMs) fail("to", "must be after from");
-  const days = MAX_SPAN_DAYS[granularity];
-  if (toMs - fromMs > days * DAY_MS) fail("to", `must be at most ${days} days after from`);
-  return { fromMs, toMs };
 }
 
 /** The window of a usage query, validated and widened to whole buckets; the storage's access. */

@@ -16,7 +16,7 @@ import {
 } from "../../api_keys/mod.ts";
 import { ExpiryJob } from "../../api_keys/_expiry.ts";
 import { compileSettings } from "../../api_keys/_settings.ts";
-import { fakeKeyedDelegate, fakePrismaClient } from "./fake_prisma.ts";
+import { fakeKeyedDelegate, fakePrismaClient } from "./storage/fake_prisma.ts";
 import { expiringRecord as record, threeRunners } from "./expiry_runners.ts";
 import { makeService, overrideStorage, READ_ORDERS, rejection } from "./helpers.ts";
 

@@ -13,7 +13,7 @@ import {
 import { importKeys } from "../../api_keys/_import.ts";
 import { compileSettings } from "../../api_keys/_settings.ts";
 import { makeService, overrideStorage, PEPPER_1 } from "./helpers.ts";
-import { nestarcHash, nestarcKey, plainSha256 } from "./nestarc.ts";
+import { nestarcHash, nestarcKey, plainSha256 } from "./verify/nestarc.ts";
 
 const LEGACY = { legacyKeyLayouts: ["nestarc-v0" as const] };
 

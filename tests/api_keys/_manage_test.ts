@@ -12,7 +12,7 @@ import {
   parseKey,
   PrismaApiKeyStorage,
 } from "../../api_keys/mod.ts";
-import { fakePrismaClient } from "./fake_prisma.ts";
+import { fakePrismaClient } from "./storage/fake_prisma.ts";
 import { createRateLimiter } from "../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../rate_limits/memory_store.ts";
 import { ManageFlow } from "../../api_keys/_manage.ts";

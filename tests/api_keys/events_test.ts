@@ -6,7 +6,7 @@ import {
   type ApiKeyVerificationMetric,
   createdEvent,
 } from "../../api_keys/events.ts";
-import { storedRecord } from "./stored_record.ts";
+import { storedRecord } from "./storage/stored_record.ts";
 import { makeService, PEPPER_1, READ_ORDERS, rejection } from "./helpers.ts";
 
 const FIELDS: Record<ApiKeyEvent["type"], string[]> = {

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { extractApiKey } from "../../api_keys/extract_api_key.ts";
 import { ApiKeyError } from "../../api_keys/errors.ts";
 import { generateKey, MAX_API_KEY_LENGTH } from "../../api_keys/key_format.ts";
-import { nestarcKey } from "./nestarc.ts";
+import { nestarcKey } from "./verify/nestarc.ts";
 
 const KEY = generateKey({ environment: "live" }).raw;
 const OTHER = generateKey({ environment: "live" }).raw;

@@ -12,7 +12,7 @@ import {
   WebCryptoSha256Hasher,
 } from "../../api_keys/hasher.ts";
 import { PEPPER_1, PEPPER_2 } from "./helpers.ts";
-import { nestarcHash, plainSha256 } from "./nestarc.ts";
+import { nestarcHash, plainSha256 } from "./verify/nestarc.ts";
 
 // First: nothing has loaded SHA-256 in this process yet.
 describe("loadSha256 (the SHA-256 of the legacy schemes and long counter subjects)", () => {

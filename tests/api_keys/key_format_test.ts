@@ -14,7 +14,7 @@ import {
   redactApiKeys,
 } from "../../api_keys/key_format.ts";
 import { BASE62_ALPHABET, encodeBase62Fixed } from "../../api_keys/_base62.ts";
-import { nestarcKey } from "./nestarc.ts";
+import { nestarcKey } from "./verify/nestarc.ts";
 
 describe("key format", () => {
   it("generates 10,000 keys of the documented layout with uniform base62 characters", () => {

@@ -41,7 +41,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import pg from "pg";
 import { databaseReady, probeDatabase } from "../postgres/prisma_client.ts";
-import { createSigner } from "../api_keys/github_signer.ts";
+import { createSigner } from "../api_keys/leaks/github_signer.ts";
 import {
   admin,
   every,

@@ -35,7 +35,7 @@ import {
   PrismaApiKeyStorage,
 } from "../../api_keys/mod.ts";
 import { createPrismaClient, databaseReady, probeDatabase } from "../postgres/prisma_client.ts";
-import { createSigner } from "../api_keys/github_signer.ts";
+import { createSigner } from "../api_keys/leaks/github_signer.ts";
 import { FLEET_PEPPER } from "./fleet_pepper.ts";
 import {
   admin,

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { ApiKeysService } from "@saferoute/api-kit/api-keys";
 import { ADAPTERS, boot, getJson, type RunningApp } from "../safe_response/nest/helpers.ts";
-import { nestarcHash, nestarcKey } from "../api_keys/nestarc.ts";
+import { nestarcHash, nestarcKey } from "../api_keys/verify/nestarc.ts";
 import { NEST_CAPABILITIES, unknownKey } from "../scenarios/nest_app.ts";
 import { SCENARIO_TENANT, seedScenarioKeys } from "../scenarios/spec.ts";
 import { scenarioSuite } from "../scenarios/suite.ts";

@@ -3,7 +3,7 @@
  * docs/migration.md ("Keys keep working"): a Nest app configured as the guide
  * says (`legacyKeyLayouts: ["nestarc-v0"]`, the old deployment's pepper kept
  * as a version) accepts a key and record made by the old algorithm
- * (tests/api_keys/nestarc.ts) over real HTTP, upgrades the record's hash on
+ * (tests/api_keys/verify/nestarc.ts) over real HTTP, upgrades the record's hash on
  * first use, and issues new keys in this library's layout.
  */
 import { describe, it } from "node:test";
@@ -17,7 +17,7 @@ import {
   type RotateApiKeyStorageInput,
 } from "../../api_keys/mod.ts";
 import { ApiKeysModule } from "../../api_keys/nest/api_keys.module.ts";
-import { legacyRecord, nestarcHash, nestarcKey } from "../api_keys/nestarc.ts";
+import { legacyRecord, nestarcHash, nestarcKey } from "../api_keys/verify/nestarc.ts";
 import {
   appModule,
   boot,

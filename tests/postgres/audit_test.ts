@@ -15,7 +15,7 @@ import {
 } from "../../api_keys/mod.ts";
 import { canonicalJson, signCheckpoint, verifyAuditChain } from "../../api_keys/audit/chain.ts";
 import type { AuditAppend, AuditVerification } from "../../api_keys/audit/types.ts";
-import { storedRecord } from "../api_keys/stored_record.ts";
+import { storedRecord } from "../api_keys/storage/stored_record.ts";
 import { createPrismaClient, databaseReady, probeDatabase } from "./prisma_client.ts";
 
 const url = Deno.env.get("DATABASE_URL");

@@ -16,7 +16,7 @@ import {
   PrismaApiKeyStorage,
 } from "../../api_keys/mod.ts";
 import { createPrismaClient, databaseReady, probeDatabase } from "./prisma_client.ts";
-import { nestarcHash, nestarcKey, plainSha256 } from "../api_keys/nestarc.ts";
+import { nestarcHash, nestarcKey, plainSha256 } from "../api_keys/verify/nestarc.ts";
 import { exportFile, runImport } from "../scripts/import_keys_cli.ts";
 import { crc32Ascii } from "../../api_keys/key_format.ts";
 import { encodeBase62Fixed } from "../../api_keys/_base62.ts";

@@ -17,7 +17,7 @@ import {
 import { createPrismaClient, databaseReady, probeDatabase } from "./prisma_client.ts";
 import { createApiKeysAdminHandler } from "../../api_keys/admin/mod.ts";
 import { spyCalls } from "../api_keys/helpers.ts";
-import { storedRecord } from "../api_keys/stored_record.ts";
+import { storedRecord } from "../api_keys/storage/stored_record.ts";
 import { assertAdminReadsByLookups } from "../api_keys/admin/lookups.ts";
 
 const url = Deno.env.get("DATABASE_URL");

@@ -23,8 +23,8 @@ import {
 } from "../../api_keys/mod.ts";
 import { VerificationCache } from "../../api_keys/verify/_cache.ts";
 import { keyOf } from "./hostile_inputs.ts";
-import { flush, ScriptedFeed } from "../api_keys/fake_feed.ts";
-import { legacyRecord, nestarcHash, nestarcKey, plainSha256 } from "../api_keys/nestarc.ts";
+import { flush, ScriptedFeed } from "../api_keys/verify/fake_feed.ts";
+import { legacyRecord, nestarcHash, nestarcKey, plainSha256 } from "../api_keys/verify/nestarc.ts";
 import {
   type HashCall,
   PEPPER_1,

@@ -1,5 +1,5 @@
 /** Runs the import-keys CLI (scripts/import_keys.ts) on JSON Lines exports made for the test. */
-import { nestarcHash, nestarcKey } from "../api_keys/nestarc.ts";
+import { nestarcHash, nestarcKey } from "../api_keys/verify/nestarc.ts";
 
 const SCRIPT = new URL("../../scripts/import_keys.ts", import.meta.url).pathname;
 

@@ -1,9 +1,36 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import * as admin from "../../../api_keys/admin/mod.ts";
+import { loadedAtImport } from "../../module_graph.ts";
+
+/**
+ * The most library files `./api-keys/admin` may load at import: 20 (22 while its query checks
+ * imported the usage window's rule from the usage recorder, which loaded the recorder and the
+ * service's options with it). No slack: a file more is a choice to make here.
+ */
+const MAX_FILES_AT_IMPORT = 20;
 
 describe("api_keys/admin/mod.ts", () => {
   it("exports the handler factory and the no-escalation rule", () => {
     assert.deepEqual(Object.keys(admin).sort(), ["createApiKeysAdminHandler", "findEscalation"]);
   });
+
+  it(
+    "loads the usage window's rule but not the usage recorder at import, in a bounded number of files",
+    { skip: !("Deno" in globalThis) && "it reads the module graph with deno info" },
+    async () => {
+      const { files } = await loadedAtImport(
+        new URL("../../../api_keys/admin/mod.ts", import.meta.url).href,
+      );
+      assert.ok(files.includes("api_keys/admin/_query.ts"), files.join("\n"));
+      assert.ok(files.includes("api_keys/metering/_usage_window.ts"), files.join("\n"));
+      assert.ok(!files.includes("api_keys/metering/_usage.ts"), files.sort().join("\n"));
+      assert.ok(
+        files.length <= MAX_FILES_AT_IMPORT,
+        `${files.length} files at import (at most ${MAX_FILES_AT_IMPORT}):\n${
+          files.sort().join("\n")
+        }`,
+      );
+    },
+  );
 });

@@ -18,7 +18,7 @@ import type { AuditExportLine, StoredAuditRecord } from "../../../api_keys/audit
 import { createRateLimiter } from "../../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../../rate_limits/memory_store.ts";
 import { makeService, PEPPER_1 } from "../helpers.ts";
-import { nestarcHash, nestarcKey } from "../nestarc.ts";
+import { nestarcHash, nestarcKey } from "../verify/nestarc.ts";
 import { serviceHooks } from "../../../api_keys/_service_hooks.ts";
 
 const CHECKPOINT_KEY = "an-audit-key-of-at-least-thirty-two-bytes";

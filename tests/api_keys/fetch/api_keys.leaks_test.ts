@@ -6,7 +6,7 @@ import {
   type PublicRevocationHandler,
 } from "../../../api_keys/mod.ts";
 import { createLeakReportFetchHandler } from "../../../api_keys/fetch/api_keys.leaks.ts";
-import { createSigner } from "../github_signer.ts";
+import { createSigner } from "../leaks/github_signer.ts";
 import { makeService, READ_ORDERS } from "../helpers.ts";
 import { serve, type Served } from "../../scenarios/_serve.ts";
 

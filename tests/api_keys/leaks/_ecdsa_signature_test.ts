@@ -7,7 +7,7 @@ import {
   importP256PublicKeyPem,
   verifyDerSignature,
 } from "../../../api_keys/leaks/_ecdsa_signature.ts";
-import { createSigner, GITHUB_SAMPLE, p1363ToDer, p384PublicKeyPem } from "../github_signer.ts";
+import { createSigner, GITHUB_SAMPLE, p1363ToDer, p384PublicKeyPem } from "./github_signer.ts";
 import { SEED } from "../../reliability/hostile_inputs.ts";
 
 const encode = (text: string) => new TextEncoder().encode(text);

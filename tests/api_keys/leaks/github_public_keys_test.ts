@@ -7,7 +7,7 @@ import {
   githubSecretScanningKeyResolver,
 } from "../../../api_keys/leaks/github_public_keys.ts";
 import { verifyDerSignature } from "../../../api_keys/leaks/_ecdsa_signature.ts";
-import { createSigner, GITHUB_SAMPLE, p384PublicKeyPem } from "../github_signer.ts";
+import { createSigner, GITHUB_SAMPLE, p384PublicKeyPem } from "./github_signer.ts";
 import { FakeClocks, rejection } from "../helpers.ts";
 
 const SAMPLE_KEY = {

@@ -15,7 +15,7 @@ import {
   READ_ORDERS,
   spyStorage,
 } from "../helpers.ts";
-import { importNestarcKey } from "../nestarc.ts";
+import { importNestarcKey } from "../verify/nestarc.ts";
 
 /** Counts HMAC verifications (the hasher's real and dummy work) while `run` runs. */
 async function countingHmacs<T>(run: () => Promise<T>): Promise<{ result: T; hmacs: number }> {

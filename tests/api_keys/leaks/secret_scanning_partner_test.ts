@@ -12,7 +12,7 @@ import {
   SECRET_SCANNING_MAX_TOKENS,
   type SecretScanningPartnerOptions,
 } from "../../../api_keys/leaks/secret_scanning_partner.ts";
-import { createSigner, GITHUB_SAMPLE } from "../github_signer.ts";
+import { createSigner, GITHUB_SAMPLE } from "./github_signer.ts";
 import {
   assertReportsRecordNoUse,
   breakChecksum,
@@ -23,7 +23,7 @@ import {
   READ_ORDERS,
   spyStorage,
 } from "../helpers.ts";
-import { importNestarcKey } from "../nestarc.ts";
+import { importNestarcKey } from "../verify/nestarc.ts";
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 const SAMPLE_KEYS = [{

@@ -18,7 +18,7 @@ import {
   type LeakReportHttpResponse,
   sendLeakReport,
 } from "../../../api_keys/nest/api_keys.leaks.ts";
-import { createSigner } from "../github_signer.ts";
+import { createSigner } from "../leaks/github_signer.ts";
 import { closeApp } from "../../close_app.ts";
 import { PEPPER, PLATFORMS } from "./test_app.ts";
 

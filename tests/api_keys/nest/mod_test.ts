@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import * as nest from "../../../api_keys/nest/mod.ts";
+import { loadedAtImport } from "../../module_graph.ts";
 
 /**
  * The most library files `./api-keys/nest` may load at import: 35 (38 while the checks of
@@ -34,47 +35,6 @@ const LOADED_ON_USE = [
   "api_keys/storage/_migrations.ts",
   "api_keys/_key_input.ts",
 ];
-
-interface GraphDependency {
-  code?: { specifier?: string };
-  isDynamic?: boolean;
-}
-
-/**
- * The local files an import of `entry` runs (static value imports only: types and `import()` load
- * nothing), and the npm packages those files import statically.
- */
-async function loadedAtImport(entry: string): Promise<{ files: string[]; packages: string[] }> {
-  const { code, stdout } = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json", entry],
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  assert.equal(code, 0, "deno info failed");
-  const graph = JSON.parse(new TextDecoder().decode(stdout)) as {
-    roots: string[];
-    modules: { specifier: string; dependencies?: GraphDependency[] }[];
-  };
-  const modules = new Map(graph.modules.map((module) => [module.specifier, module]));
-  const seen = new Set<string>();
-  const packages = new Set<string>();
-  const pending = [...graph.roots];
-  while (pending.length > 0) {
-    const specifier = pending.pop()!;
-    if (seen.has(specifier)) continue;
-    seen.add(specifier);
-    for (const dependency of modules.get(specifier)?.dependencies ?? []) {
-      const target = dependency.code?.specifier;
-      if (target === undefined || dependency.isDynamic) continue;
-      if (target.startsWith("file:")) pending.push(target);
-      else packages.add(target.replace(/^npm:\/?/, "").replace(/(?<=.)@[^/]*/, ""));
-    }
-  }
-  return {
-    files: [...seen].map((specifier) => specifier.replace(/^.*?\/(api_keys|rate_limits)\//, "$1/")),
-    packages: [...packages].sort(),
-  };
-}
 
 describe("api_keys/nest/mod.ts", () => {
   it("exports the binding's public runtime names and the deprecated @nestarc aliases", () => {

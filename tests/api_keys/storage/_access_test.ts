@@ -10,7 +10,7 @@ import { MAX_KEYS_PER_READ, StorageAccess } from "../../../api_keys/storage/_acc
 import type { ApiKeyStorage } from "../../../api_keys/storage/types.ts";
 import type { ApiKeyRecord } from "../../../api_keys/types.ts";
 import { overrideStorage, rejection } from "../helpers.ts";
-import { storedRecord } from "../stored_record.ts";
+import { storedRecord } from "./stored_record.ts";
 
 const RECORD: ApiKeyRecord = storedRecord();
 

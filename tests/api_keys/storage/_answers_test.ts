@@ -6,7 +6,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readApiKeyRecord } from "../../../api_keys/storage/_answers.ts";
 import type { ApiKeyRecord } from "../../../api_keys/types.ts";
-import { storedRecord } from "../stored_record.ts";
+import { storedRecord } from "./stored_record.ts";
 
 const RECORD: ApiKeyRecord = storedRecord();
 

@@ -9,7 +9,7 @@ import {
 } from "../../../api_keys/storage/_paging.ts";
 import type { ListApiKeyPageOptions } from "../../../api_keys/storage/types.ts";
 import type { ApiKeyRecord } from "../../../api_keys/types.ts";
-import { storedRecord } from "../stored_record.ts";
+import { storedRecord } from "./stored_record.ts";
 
 const NOW = Date.parse("2030-01-10T00:00:00.000Z");
 

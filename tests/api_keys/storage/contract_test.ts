@@ -12,8 +12,8 @@ import {
   ApiKeyStorageContractError,
   runApiKeyStorageContract,
 } from "../../../api_keys/storage/contract.ts";
-import { fakeKeyedDelegate, fakePrismaClient, fakeUsageClient } from "../fake_prisma.ts";
-import { storedRecord } from "../stored_record.ts";
+import { fakeKeyedDelegate, fakePrismaClient, fakeUsageClient } from "./fake_prisma.ts";
+import { storedRecord } from "./stored_record.ts";
 import { newestPoolRecord, withPoolBalance } from "../../../api_keys/storage/_answers.ts";
 
 describe("storage contract: InMemoryApiKeyStorage", () => {

@@ -2,7 +2,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { InMemoryApiKeyStorage } from "../../../api_keys/storage/in_memory.ts";
 import type { ApiKeyRecord } from "../../../api_keys/types.ts";
-import { storedRecord } from "../stored_record.ts";
+import { storedRecord } from "./stored_record.ts";
 
 const record = (n: number, overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord =>
   storedRecord({

@@ -7,10 +7,10 @@ import {
 } from "../../../api_keys/mod.ts";
 import { PrismaApiKeyStorage } from "../../../api_keys/storage/prisma.ts";
 import { API_KEY_USAGE_REFUSALS, type ApiKeyUsageRow } from "../../../api_keys/metering/usage.ts";
-import { fakePrismaClient } from "../fake_prisma.ts";
+import { fakePrismaClient } from "./fake_prisma.ts";
 import { makeService, READ_ORDERS, rejection } from "../helpers.ts";
 import { keyOf } from "../../reliability/hostile_inputs.ts";
-import { storedRecord } from "../stored_record.ts";
+import { storedRecord } from "./stored_record.ts";
 
 /** A row as Prisma returns it: the stored record with a null allowlist. */
 const goodRow = { ...storedRecord({ scopes: ["a:read"] }), allowedIpCidrs: null };

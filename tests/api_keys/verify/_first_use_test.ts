@@ -16,7 +16,7 @@ import { requireRotationWaits } from "../../../api_keys/verify/_first_use.ts";
 import { createRateLimiter } from "../../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../../rate_limits/memory_store.ts";
 import { compileSettings } from "../../../api_keys/_settings.ts";
-import { fakeKeyedDelegate, fakePrismaClient } from "../fake_prisma.ts";
+import { fakeKeyedDelegate, fakePrismaClient } from "../storage/fake_prisma.ts";
 import {
   FakeClocks,
   makeService,

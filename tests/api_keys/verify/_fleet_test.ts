@@ -24,7 +24,7 @@ import {
 import { MAX_MAX_STALENESS_MS } from "../../../api_keys/_options.ts";
 import { compileFeed, FeedFollower } from "../../../api_keys/verify/_fleet.ts";
 import { FakeClocks, PEPPER_1, READ_ORDERS, rejection } from "../helpers.ts";
-import { flush, ScriptedFeed } from "../fake_feed.ts";
+import { flush, ScriptedFeed } from "./fake_feed.ts";
 import { keyOf } from "../../reliability/hostile_inputs.ts";
 
 /**

@@ -13,13 +13,7 @@ import {
   Sha256Hasher,
 } from "../../../api_keys/mod.ts";
 import { validateRetiredVersions } from "../../../api_keys/verify/_legacy.ts";
-import {
-  importNestarcKey,
-  legacyRecord,
-  nestarcHash,
-  nestarcKey,
-  plainSha256,
-} from "../nestarc.ts";
+import { importNestarcKey, legacyRecord, nestarcHash, nestarcKey, plainSha256 } from "./nestarc.ts";
 import { crc32Ascii } from "../../../api_keys/key_format.ts";
 import { encodeBase62Fixed } from "../../../api_keys/_base62.ts";
 import { makeService, overrideStorage, PEPPER_1, PEPPER_2, spyStorage } from "../helpers.ts";

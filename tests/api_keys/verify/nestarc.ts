@@ -6,8 +6,8 @@
  * lowercase hex SHA-256 of the UTF-8 string `secret + pepper`.
  */
 import { createHash, randomBytes } from "node:crypto";
-import type { ApiKeyRecord, ApiKeysService, Environment } from "../../api_keys/mod.ts";
-import { storedRecord } from "./stored_record.ts";
+import type { ApiKeyRecord, ApiKeysService, Environment } from "../../../api_keys/mod.ts";
+import { storedRecord } from "../storage/stored_record.ts";
 
 const NESTARC_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 

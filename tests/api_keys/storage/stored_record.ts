@@ -3,7 +3,7 @@
  * adapter's and the Prisma adapter's): an active live key of tenant `t1`,
  * scope `orders:read`, created at the epoch.
  */
-import type { ApiKeyRecord } from "../../api_keys/types.ts";
+import type { ApiKeyRecord } from "../../../api_keys/types.ts";
 
 /** A valid stored record, `overrides` applied. */
 export function storedRecord(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {

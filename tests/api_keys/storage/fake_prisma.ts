@@ -1,5 +1,5 @@
 /** A small in-test object behaving like a Prisma `apiKey` delegate (with `$transaction`). */
-import type { PrismaApiKeyClient, PrismaApiKeyDelegate } from "../../api_keys/mod.ts";
+import type { PrismaApiKeyClient, PrismaApiKeyDelegate } from "../../../api_keys/mod.ts";
 
 type Row = Record<string, unknown>;
 

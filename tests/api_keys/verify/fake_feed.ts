@@ -8,7 +8,7 @@ import type {
   ApiKeyChangeKind,
   ApiKeyChangeListener,
   ApiKeyFeedSnapshot,
-} from "../../api_keys/mod.ts";
+} from "../../../api_keys/mod.ts";
 
 /** A snapshot the service asked for, answered when the test says so. */
 export interface SnapshotRequest {

@@ -1,0 +1,45 @@
+/**
+ * The window of a usage read: the one rule of `ApiKeysService.usage` and of
+ * the admin routes' usage window, apart from the usage recorder so that the
+ * admin entry checks a window without loading the recorder.
+ *
+ * @module
+ */
+import { fail, instantProblem } from "../_input.ts";
+import type { ApiKeyUsageQuery } from "./usage.ts";
+
+const DAY_MS = 86_400_000;
+/** Longest span of a usage read per granularity. */
+const MAX_SPAN_DAYS = { hour: 31, day: 366 } as const;
+
+/** `value` as epoch ms, or the `ApiKeyValidationError` of `field`. */
+function instant(value: unknown, field: string): number {
+  if (!(value instanceof Date) || Number.isNaN(value.getTime())) {
+    fail(field, "must be a valid Date");
+  }
+  const ms = value.getTime();
+  const problem = instantProblem(ms) ?? (ms < 0 ? "must not be before 1970" : undefined);
+  if (problem !== undefined) fail(field, problem);
+  return ms;
+}
+
+/**
+ * Checks the window of a usage read: `granularity` `"hour"` or `"day"`,
+ * `from` and `to` valid Dates from 1970, `to` after `from` by at most 31 days
+ * by hour, 366 by day; else the `ApiKeyValidationError` naming the field.
+ * Returns `from` and `to` in epoch ms.
+ */
+export function checkUsageWindow(
+  window: Pick<ApiKeyUsageQuery, "granularity" | "from" | "to">,
+): { fromMs: number; toMs: number } {
+  const { granularity } = window;
+  if (granularity !== "hour" && granularity !== "day") {
+    fail("granularity", 'must be "hour" or "day"');
+  }
+  const fromMs = instant(window.from, "from");
+  const toMs = instant(window.to, "to");
+  if (toMs <= fromMs) fail("to", "must be after from");
+  const days = MAX_SPAN_DAYS[granularity];
+  if (toMs - fromMs > days * DAY_MS) fail("to", `must be at most ${days} days after from`);
+  return { fromMs, toMs };
+}

@@ -1,0 +1,52 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { checkUsageWindow } from "../../../api_keys/metering/_usage_window.ts";
+import { ApiKeyValidationError } from "../../../api_keys/errors.ts";
+
+const T0 = Date.UTC(2030, 0, 1);
+const DAY = 86_400_000;
+
+/** Asserts `window` is refused with an `ApiKeyValidationError` naming `field`. */
+function refuses(window: Record<string, unknown>, field: string, problem: RegExp) {
+  assert.throws(
+    () => checkUsageWindow(window as Parameters<typeof checkUsageWindow>[0]),
+    (error) =>
+      error instanceof ApiKeyValidationError && error.field === field &&
+      problem.test(error.message),
+  );
+}
+
+describe("checkUsageWindow", () => {
+  it("returns from and to in epoch ms; the longest windows are 31 days by hour and 366 by day", () => {
+    const from = new Date(T0);
+    assert.deepEqual(
+      checkUsageWindow({ granularity: "hour", from, to: new Date(T0 + 31 * DAY) }),
+      { fromMs: T0, toMs: T0 + 31 * DAY },
+    );
+    assert.deepEqual(
+      checkUsageWindow({ granularity: "day", from, to: new Date(T0 + 366 * DAY) }),
+      { fromMs: T0, toMs: T0 + 366 * DAY },
+    );
+    assert.deepEqual(checkUsageWindow({ granularity: "day", from: new Date(0), to: new Date(1) }), {
+      fromMs: 0,
+      toMs: 1,
+    });
+  });
+
+  it("refuses a bad granularity, a bad or pre-1970 instant, an empty or too long window, naming the field", () => {
+    const from = new Date(T0);
+    refuses(
+      { granularity: "week", from, to: new Date(T0 + DAY) },
+      "granularity",
+      /"hour" or "day"/,
+    );
+    refuses({ granularity: "hour", from: new Date(NaN), to: from }, "from", /valid Date/);
+    refuses({ granularity: "hour", from, to: "tomorrow" }, "to", /valid Date/);
+    refuses({ granularity: "day", from: new Date(-1), to: from }, "from", /1970/);
+    refuses({ granularity: "day", from, to: new Date(8.64e15) }, "to", /9999/);
+    refuses({ granularity: "hour", from, to: from }, "to", /after from/);
+    refuses({ granularity: "hour", from, to: new Date(T0 - 1) }, "to", /after from/);
+    refuses({ granularity: "hour", from, to: new Date(T0 + 31 * DAY + 1) }, "to", /31 days/);
+    refuses({ granularity: "day", from, to: new Date(T0 + 366 * DAY + 1) }, "to", /366 days/);
+  });
+});
