@@ -21,7 +21,11 @@ import {
   InMemoryApiKeyChangeFeed,
   InMemoryApiKeyStorage,
 } from "../../api_keys/mod.ts";
-import { creditCounterOf, creditSubjectOf } from "../../api_keys/metering/_limits.ts";
+import {
+  counterSubjectOf,
+  creditCounterOf,
+  creditSubjectOf,
+} from "../../api_keys/metering/_limits.ts";
 import { createRateLimiter } from "../../rate_limits/limiter.ts";
 import { createRedisRateLimitStore, type RedisScriptClient } from "../../rate_limits/redis/mod.ts";
 import { connectRedis, pinnedClient, REDIS_URL } from "./_services.ts";
@@ -175,6 +179,37 @@ if (
         await spend(id, 3);
         await eventually(async () => (await credits(id)).remaining === 47, "retried write");
         assert.ok(failures < 0);
+      } finally {
+        await service.close();
+        client.destroy();
+      }
+    });
+
+    it("a tenant of a long (hashed) id: its pool's spend is written back though 10,000 other long ids were counted before the pass", async () => {
+      // close() runs one write-back pass, as the timer does: the test decides when.
+      const { client, service, credits } = await open(undefined, undefined, {
+        persistIntervalMs: 3_600_000,
+      });
+      try {
+        // Over 200 characters: the pool's subject is `tenant#<sha-256>` (the key's own stays readable).
+        const tenantId = `long-tenant-${"x".repeat(240)}`;
+        const { id, key } = await service.create({
+          tenantId,
+          name: "plan",
+          scopes: READ_ORDERS,
+          credits: { remaining: 30, pool: { remaining: 50 } },
+        });
+        await client.del(`wb:{${counterSubjectOf("tenant", tenantId)}}:credits:c`);
+        assert.equal((await service.authorize(key)).tenantCreditResult?.remaining, 49);
+        // Before the pass, 10,000 other tenants of long ids are counted by this process.
+        for (let i = 0; i < 10_000; i++) {
+          counterSubjectOf("tenant", `other-tenant-${i}-${"z".repeat(240)}`);
+        }
+        await service.close();
+        const written = (await credits(id)).pool!.remaining;
+        await client.flushAll(); // Redis lost: the pool reloads from the record
+        assert.equal((await service.authorize(key)).tenantCreditResult?.remaining, written - 1);
+        assert.equal(written, 49, "the spend reached the record");
       } finally {
         await service.close();
         client.destroy();
