@@ -216,6 +216,56 @@ if (
       }
     });
 
+    it("logs a write-back failure once per outage: the first failure after a success, then that it recovered", async () => {
+      let down = true;
+      const inner = new InMemoryApiKeyStorage();
+      const storage = new Proxy(inner, {
+        get(target, property) {
+          if (property === "setCredits") {
+            return (id: string, credits: ApiKeyCredits) =>
+              down ? Promise.reject(new Error("down")) : target.setCredits(id, credits);
+          }
+          const value = Reflect.get(target, property);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+      const lines: string[] = [];
+      const warn = console.warn;
+      const info = console.info;
+      console.warn = console.info = (line: string) => {
+        if (String(line).includes("credits write-back")) lines.push(String(line));
+      };
+      const { client, service, credits, spend } = await open(storage, undefined, {
+        persistIntervalMs: 100,
+      });
+      try {
+        const { id } = await service.create({
+          tenantId: "t1",
+          name: "plan",
+          scopes: READ_ORDERS,
+          credits: { remaining: 50 },
+        });
+        for (const outage of [1, 2]) {
+          await spend(id);
+          await sleep(450); // about 4 failed passes
+          assert.equal(lines.length, 2 * outage - 1, `outage ${outage}: one line`);
+          down = false;
+          await eventually(async () => (await credits(id)).remaining === 50 - outage, "written");
+          await eventually(() => Promise.resolve(lines.length === 2 * outage), "recovered");
+          down = true;
+        }
+        assert.match(lines[0], /credits write-back failed \(ApiKeyStorageError\)/);
+        assert.match(lines[1], /credits write-back recovered/);
+        assert.equal(lines.length, 4);
+      } finally {
+        console.warn = warn;
+        console.info = info;
+        down = false;
+        await service.close();
+        client.destroy();
+      }
+    });
+
     /** `authorize`'s credit answer, or the refusal's code. */
     const authorize = (service: ApiKeysService, key: string, cost = 1) =>
       service.authorize(key, { cost }).then(
