@@ -17,7 +17,7 @@ import {
   idOfSubject,
   type SubjectOwner,
 } from "./_limits.ts";
-import { warnOnce } from "../_sinks.ts";
+import { warnPerOutage } from "../_sinks.ts";
 import { checkPersistInterval } from "../_options.ts";
 import type { StorageAccess } from "../storage/_access.ts";
 import { newestPoolRecord, withPool, withPoolBalance } from "../storage/_answers.ts";
@@ -153,7 +153,7 @@ export class CreditBook {
   readonly #hashed: HashedIds | undefined;
   /** Drained balances of hashed subjects whose ids were not noted, since the last failure reported. */
   #unknownCount = 0;
-  readonly #writeFailed = warnOnce("credits write-back");
+  readonly #writeFailed = warnPerOutage("credits write-back");
   #timer: ReturnType<typeof setTimeout> | undefined;
   #closed = false;
   /** The last write-back pass or credit change queued (settled: never rejects). */
@@ -525,7 +525,8 @@ export class CreditBook {
     if (this.#drain === undefined || this.#closed) return;
     const timer = setTimeout(async () => {
       const failure = await this.#flush();
-      if (failure !== undefined) this.#writeFailed(failure);
+      if (failure === undefined) this.#writeFailed.succeeded();
+      else this.#writeFailed.failed(failure);
       this.#arm();
     }, this.#intervalMs);
     unref(timer);
