@@ -472,6 +472,9 @@ export class CreditBook {
       if (pass !== undefined) this.#hashed!.drained(pass);
     } catch (error) {
       failure = error;
+      // A partial drain (a Redis Cluster's tags on a node away): what it read is written now.
+      const read = (error as { drained?: unknown } | null)?.drained;
+      if (Array.isArray(read)) this.#take(read);
     }
     failure ??= this.#unknown();
     for (const [subject, { balance, owner }] of [...this.#pending]) {
