@@ -218,16 +218,18 @@ if (
 
     it("logs a write-back failure once per outage: the first failure after a success, then that it recovered", async () => {
       let down = true;
-      const inner = new InMemoryApiKeyStorage();
-      const storage = new Proxy(inner, {
-        get(target, property) {
-          if (property === "setCredits") {
-            return (id: string, credits: ApiKeyCredits) =>
-              down ? Promise.reject(new Error("down")) : target.setCredits(id, credits);
-          }
-          const value = Reflect.get(target, property);
-          return typeof value === "function" ? value.bind(target) : value;
-        },
+      const storage = gatedStorage(
+        new InMemoryApiKeyStorage(),
+        (go) => down ? Promise.reject(new Error("down")) : go(),
+      );
+      const { client, service, credits, spend } = await open(storage, undefined, {
+        persistIntervalMs: 100,
+      });
+      const { id } = await service.create({
+        tenantId: "outages",
+        name: "plan",
+        scopes: READ_ORDERS,
+        credits: { remaining: 50 },
       });
       const lines: string[] = [];
       const warn = console.warn;
@@ -235,16 +237,7 @@ if (
       console.warn = console.info = (line: string) => {
         if (String(line).includes("credits write-back")) lines.push(String(line));
       };
-      const { client, service, credits, spend } = await open(storage, undefined, {
-        persistIntervalMs: 100,
-      });
       try {
-        const { id } = await service.create({
-          tenantId: "t1",
-          name: "plan",
-          scopes: READ_ORDERS,
-          credits: { remaining: 50 },
-        });
         for (const outage of [1, 2]) {
           await spend(id);
           await sleep(450); // about 4 failed passes
