@@ -47,6 +47,49 @@ export function warnOnce(label: string): (error: unknown) => void {
   };
 }
 
+/** What `warnPerOutage` reports to. */
+export interface OutageReporter {
+  /** A pass failed: logged when the last one succeeded (or none ran). */
+  failed(error: unknown): void;
+  /** A pass succeeded: after failed ones, that it recovered is logged. */
+  succeeded(): void;
+}
+
+/**
+ * A failure reporter for `label`, a job that runs again and again (a timer's
+ * passes): once per outage, the first failure after a success with one
+ * `console.warn` (see `failureLine`), and the first success after failures
+ * with one `console.info` (since when and how many passes failed). Never throws.
+ */
+export function warnPerOutage(label: string): OutageReporter {
+  let failures = 0;
+  let since = 0;
+  const log = (write: (line: string) => void, line: string) => {
+    try {
+      write(line);
+    } catch {
+      // the console itself failed: nothing left to tell
+    }
+  };
+  return {
+    failed(error) {
+      if (failures++ > 0) return;
+      since = Date.now();
+      log(
+        console.warn,
+        `${failureLine(label, error)}; further failures are not logged until it recovers`,
+      );
+    },
+    succeeded() {
+      if (failures === 0) return;
+      const line = `api-keys: ${label} recovered after ${failures} failed pass(es) since ` +
+        new Date(since).toISOString();
+      failures = 0;
+      log(console.info, line);
+    },
+  };
+}
+
 /**
  * Calls `fn(...args)` without waiting for it: a throw, or a rejection of the
  * promise (or thenable) it returns, goes to `onFailure`, which must not throw.

@@ -248,7 +248,9 @@ export interface RateLimiter {
    * balances to write back, through the door within `timeoutMs`. Rejects as
    * `changeCredits` does; what a late or failed drain drained is kept and
    * answered by the next drain (the newest balance of each, never one older
-   * than a balance already answered), never lost.
+   * than a balance already answered), never lost. A partial drain (a Redis
+   * Cluster with some hash tags' node away) rejects with an error whose
+   * `drained` lists the balances read, to write back now; the others are kept.
    */
   drainCreditChanges?(): Promise<readonly CreditBalance[]>;
 }
@@ -725,9 +727,15 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     let sent = false;
     let settled = false;
     let late = false;
-    const run = () => {
+    /** The store read some balances and failed on others (kept, answered with the rejection). */
+    let partial = false;
+    const run = (deadline: number) => {
       sent = true;
-      return drainStore!.call(store).then(keep).finally(() => {
+      return drainStore!.call(store, deadline).then(keep, (error) => {
+        const read = (error as { drained?: unknown })?.drained;
+        if (read !== undefined) partial = keep(read);
+        throw error;
+      }).finally(() => {
         settled = true;
         if (late && --lateDrains === 0) answeredAt.clear();
       });
@@ -739,8 +747,15 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
         late = true;
         lateDrains++;
       }
+      if (partial && !late && error !== null && typeof error === "object") {
+        Object.assign(error, { drained: take() });
+      }
       throw error;
     }
+    return take();
+  };
+  /** The kept balances, answered (cleared; remembered while a late drain is pending). */
+  const take = (): readonly CreditBalance[] => {
     const balances = [...kept.values()];
     kept.clear();
     if (lateDrains > 0) { for (const b of balances) answeredAt.set(balanceKey(b), b.at); }

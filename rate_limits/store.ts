@@ -197,9 +197,13 @@ export interface RateLimitStore {
    * Capability of a store that holds balances the records do not (Redis): the
    * balances spent or changed since the last drain, read now, writing
    * nothing; a balance the store lost is left out. Draining clears what it
-   * returns; a rejected drain keeps them for the next one.
+   * returns; a rejected drain keeps them for the next one. `deadline` (ms
+   * since the epoch, the caller's clock) is when the limiter stops waiting. A
+   * drain that read some balances and failed on others (a Redis Cluster's
+   * hash tags on a node away) keeps the others and rejects with an error
+   * whose `drained` lists the balances it read (cleared as returned ones are).
    */
-  drainCreditChanges?(): Promise<readonly CreditBalance[]>;
+  drainCreditChanges?(deadline?: number): Promise<readonly CreditBalance[]>;
   /**
    * Checks the store once: rejects with a `TypeError` naming the mistake
    * (a client never connected or of the wrong kind, a missing migration) and

@@ -12,9 +12,12 @@ import {
   creditCounterOf,
   creditPartsOf,
   creditSubjectOf,
+  type HashedIds,
+  hashedIdsOf,
   idOfSubject,
+  type SubjectOwner,
 } from "./_limits.ts";
-import { warnOnce } from "../_sinks.ts";
+import { warnPerOutage } from "../_sinks.ts";
 import { checkPersistInterval } from "../_options.ts";
 import type { StorageAccess } from "../storage/_access.ts";
 import { newestPoolRecord, withPool, withPoolBalance } from "../storage/_answers.ts";
@@ -144,9 +147,13 @@ export class CreditBook {
   readonly #clock: () => Date;
   readonly #drain: (() => Promise<readonly CreditBalance[]>) | undefined;
   readonly #intervalMs: number;
-  /** Drained balances not yet written, by subject. */
-  readonly #pending = new Map<string, CreditBalance>();
-  readonly #writeFailed = warnOnce("credits write-back");
+  /** Drained balances not yet written, by subject, with whose they are. */
+  readonly #pending = new Map<string, { balance: CreditBalance; owner: SubjectOwner }>();
+  /** The ids of hashed subjects the limiter's store may drain (`undefined`: it does not drain). */
+  readonly #hashed: HashedIds | undefined;
+  /** Drained balances of hashed subjects whose ids were not noted, since the last failure reported. */
+  #unknownCount = 0;
+  readonly #writeFailed = warnPerOutage("credits write-back");
   #timer: ReturnType<typeof setTimeout> | undefined;
   #closed = false;
   /** The last write-back pass or credit change queued (settled: never rejects). */
@@ -167,6 +174,7 @@ export class CreditBook {
     this.#limiter = limiter;
     this.#clock = clock;
     this.#intervalMs = (persistIntervalMs as number | undefined) ?? DEFAULT_PERSIST_INTERVAL_MS;
+    this.#hashed = hashedIdsOf(limiter);
     const drain = limiter?.drainCreditChanges;
     this.#drain = drain !== undefined && storage.setCredits !== undefined
       ? () => drain.call(limiter)
@@ -329,6 +337,7 @@ export class CreditBook {
     const subject = creditSubjectOf(record.id, own);
     return await this.#changed(
       subject,
+      { kind: "key", id: own.balanceKeyId ?? record.id },
       own,
       () => this.#limiter!.changeCredits(subject, creditCounterOf(own, record.tenantId), change),
       (remaining, at) => this.#writeBack(own.balanceKeyId ?? record.id, remaining, at),
@@ -348,6 +357,7 @@ export class CreditBook {
     const { subject, credits } = poolBalance(tenantId, pool);
     return await this.#changed(
       subject,
+      { kind: "tenant", id: tenantId },
       pool,
       () => this.#limiter!.changeCredits(subject, credits, change),
       (remaining, at) => this.#writeBackPool(tenantId, remaining, at),
@@ -365,12 +375,14 @@ export class CreditBook {
    */
   #changed(
     subject: string,
+    owner: SubjectOwner,
     credits: Credits,
     apply: () => Promise<CounterResult>,
     write: (remaining: number, at: Date) => Promise<void>,
   ): Promise<ApiKeyCreditBalance> {
     return this.#inTurn(async () => {
       const now = this.#clock().getTime();
+      if (subject[owner.kind.length] === "#") this.#hashed?.note(subject, owner);
       const result = await apply();
       const at = appliedAt(credits, result, now);
       await write(result.remaining, at);
@@ -454,20 +466,23 @@ export class CreditBook {
   async #flushOnce(): Promise<unknown> {
     if (this.#drain === undefined) return undefined;
     let failure: unknown;
+    const pass = this.#hashed?.startPass();
     try {
-      for (const balance of await this.#drain()) {
-        if (balance.name === "credits") this.#pending.set(balance.subject, balance);
-      }
+      this.#take(await this.#drain());
+      if (pass !== undefined) this.#hashed!.drained(pass);
     } catch (error) {
       failure = error;
+      // A partial drain (a Redis Cluster's tags on a node away): what it read is written now.
+      const read = (error as { drained?: unknown } | null)?.drained;
+      if (Array.isArray(read)) this.#take(read);
     }
-    for (const [subject, balance] of [...this.#pending]) {
-      const whose = idOfSubject(subject);
+    failure ??= this.#unknown();
+    for (const [subject, { balance, owner }] of [...this.#pending]) {
       try {
-        if (whose?.kind === "key") {
-          await this.#writeBack(whose.id, balance.remaining, new Date(balance.at));
-        } else if (whose?.kind === "tenant") {
-          await this.#writeBackPool(whose.id, balance.remaining, new Date(balance.at));
+        if (owner.kind === "key") {
+          await this.#writeBack(owner.id, balance.remaining, new Date(balance.at));
+        } else {
+          await this.#writeBackPool(owner.id, balance.remaining, new Date(balance.at));
         }
         this.#pending.delete(subject);
       } catch (error) {
@@ -475,6 +490,30 @@ export class CreditBook {
       }
     }
     return failure;
+  }
+
+  /**
+   * Keeps the drained `balances` named `credits` with whose they are, mapped now (a subject of
+   * another owner is not the service's); one of a hashed subject not noted is counted, to fail the pass.
+   */
+  #take(balances: readonly CreditBalance[]): void {
+    for (const balance of balances) {
+      if (balance.name !== "credits") continue;
+      const owner = idOfSubject(balance.subject, this.#hashed);
+      if (owner === null) this.#unknownCount++;
+      else if (owner !== undefined) this.#pending.set(balance.subject, { balance, owner });
+    }
+  }
+
+  /** The error of the drained balances `#take` could not map (`undefined`: none). */
+  #unknown(): Error | undefined {
+    const n = this.#unknownCount;
+    if (n === 0) return undefined;
+    this.#unknownCount = 0;
+    return new Error(
+      `${n} drained balance(s) of a hashed (long) key or tenant id this service did not spend ` +
+        "are not written back",
+    );
   }
 
   /** Stops the write-back timer and writes back once more; rejects with the first failure. */
@@ -489,7 +528,8 @@ export class CreditBook {
     if (this.#drain === undefined || this.#closed) return;
     const timer = setTimeout(async () => {
       const failure = await this.#flush();
-      if (failure !== undefined) this.#writeFailed(failure);
+      if (failure === undefined) this.#writeFailed.succeeded();
+      else this.#writeFailed.failed(failure);
       this.#arm();
     }, this.#intervalMs);
     unref(timer);

@@ -161,10 +161,6 @@ export function assertTenantSharedPolicies(
 
 /** Longest subject kept readable; a longer one is hashed (the store takes at most 512 characters). */
 const MAX_READABLE_SUBJECT = 200;
-/** Ids of the hashed `key#` and `tenant#` subjects this process counted, so a write-back finds their records (bounded). */
-const HASHED_IDS = new Map<string, string>();
-const MAX_HASHED_IDS = 10_000;
-
 /**
  * A counter's subject: `key:` or `tenant:` and the URI-encoded id when that
  * fits in 200 characters, else `key#` or `tenant#` and the SHA-256 (hex) of
@@ -200,34 +196,94 @@ export function counterSubjectOf(kind: "key" | "tenant", id: string): string {
   }
   let hex = "";
   for (const byte of sha256(units)) hex += byte.toString(16).padStart(2, "0");
-  const subject = `${kind}#${hex}`;
-  if (!HASHED_IDS.has(subject)) {
-    if (HASHED_IDS.size >= MAX_HASHED_IDS) HASHED_IDS.delete(HASHED_IDS.keys().next().value!);
-    HASHED_IDS.set(subject, id);
-  }
-  return subject;
+  return `${kind}#${hex}`;
+}
+
+/** Whose balance a counter subject is: a key's or a tenant's, by id. */
+export interface SubjectOwner {
+  /** A key's balance (its `balanceKeyId`'s) or a tenant's pool. */
+  readonly kind: "key" | "tenant";
+  /** The key or tenant id. */
+  readonly id: string;
 }
 
 /**
- * The key or tenant id of a counter subject `counterSubjectOf` made
- * (`undefined` for another subject, or a hashed one this process never counted).
+ * The ids of the hashed (`key#`, `tenant#`) credit subjects a limiter whose
+ * store drains (`drainCreditChanges`) may hand back, so a write-back finds
+ * their records: noted before each spend or change is sent, kept until a
+ * successful drain two passes later (a spend noted then was drained by then).
+ * Memory: the hashed subjects spent in the last two intervals; nothing is
+ * evicted that a drain may still answer.
+ */
+export class HashedIds {
+  readonly #ids = new Map<string, { kind: "key" | "tenant"; id: string; pass: number }>();
+  #pass = 0;
+
+  /** Notes `owner` as whose balance `subject` is (a hashed subject only; constant work). */
+  note(subject: string, owner: SubjectOwner): void {
+    const known = this.#ids.get(subject);
+    if (known !== undefined) known.pass = this.#pass;
+    else this.#ids.set(subject, { kind: owner.kind, id: owner.id, pass: this.#pass });
+  }
+
+  /** Whose balance hashed `subject` is, if noted and kept. */
+  get(subject: string): SubjectOwner | undefined {
+    return this.#ids.get(subject);
+  }
+
+  /** Starts a write-back pass (before its drain): its number, for `drained`. */
+  startPass(): number {
+    return ++this.#pass;
+  }
+
+  /** Pass `pass`'s drain succeeded: forgets the subjects noted before the pass ahead of it. */
+  drained(pass: number): void {
+    for (const [subject, { pass: noted }] of this.#ids) {
+      if (noted < pass - 1) this.#ids.delete(subject);
+    }
+  }
+}
+
+/** The `HashedIds` of each limiter whose store drains. */
+const HASHED_IDS = new WeakMap<RateLimiter, HashedIds>();
+
+/**
+ * The `HashedIds` of `limiter` (`undefined` when its store does not drain:
+ * nothing is written back, so nothing is noted).
+ *
+ * @example
+ * ```ts
+ * import { createRateLimiter } from "../../rate_limits/limiter.ts";
+ * import { hashedIdsOf } from "./_limits.ts";
+ * hashedIdsOf(createRateLimiter({ logger: () => {} })); // undefined: the in-memory store
+ * ```
+ */
+export function hashedIdsOf(limiter: RateLimiter | undefined): HashedIds | undefined {
+  if (limiter?.drainCreditChanges === undefined) return undefined;
+  let ids = HASHED_IDS.get(limiter);
+  if (ids === undefined) HASHED_IDS.set(limiter, ids = new HashedIds());
+  return ids;
+}
+
+/**
+ * The key or tenant id of a counter subject `counterSubjectOf` made: a
+ * readable one decoded, a hashed one as `hashed` noted it (`null` when it did
+ * not); `undefined` for another subject.
  *
  * @example
  * ```ts
  * import { idOfSubject } from "./_limits.ts";
- * idOfSubject("key:k%201"); // { kind: "key", id: "k 1" }
+ * idOfSubject("key:k%201", undefined); // { kind: "key", id: "k 1" }
  * ```
  */
 export function idOfSubject(
   subject: string,
-): { kind: "key" | "tenant"; id: string } | undefined {
+  hashed: HashedIds | undefined,
+): SubjectOwner | null | undefined {
   const kind = subject.startsWith("key") ? "key" : subject.startsWith("tenant") ? "tenant" : null;
   if (kind === null) return undefined;
   const rest = subject.slice(kind.length);
-  if (rest.startsWith("#")) {
-    const id = HASHED_IDS.get(subject);
-    return id === undefined ? undefined : { kind, id };
-  }
+  if (rest.startsWith("#")) return hashed?.get(subject) ?? null;
   if (!rest.startsWith(":")) return undefined;
   try {
     return { kind, id: decodeURIComponent(rest.slice(1)) };
@@ -480,6 +536,8 @@ class KeyPlan {
   readonly keySubject: string;
   readonly balances: readonly RateLimitCredits[] | undefined;
   readonly owners: readonly ApiKeyCreditBalanceOwner[];
+  /** The balances of hashed subjects, whose ids a write-back needs (`HashedIds`). */
+  readonly hashed: readonly (readonly [string, SubjectOwner])[];
   /** Whether a check spends the tenant's pool (its last balance). */
   readonly pooled: boolean;
   /** Whether the key has neither policies nor credits. */
@@ -515,6 +573,14 @@ class KeyPlan {
         )
       ));
     this.owners = Object.freeze(balances.map((b) => b.owner));
+    this.hashed = balances.flatMap(({ subject, owner }) =>
+      subject[owner.length] !== "#" ? [] : [
+        [subject, {
+          kind: owner,
+          id: owner === "tenant" ? context.tenantId : credits!.balanceKeyId ?? context.keyId,
+        }] as const,
+      ]
+    );
     this.pooled = this.owners.at(-1) === "tenant";
     this.idle = this.#rateLimits === undefined && this.balances === undefined;
   }
@@ -592,6 +658,7 @@ function fellPast(remaining: number, cost: number, threshold: number): boolean {
  */
 export class RequestLimits {
   readonly #limiter: RateLimiter;
+  readonly #hashed: HashedIds | undefined;
   readonly #resolve: ApiKeyRateLimitResolver | undefined;
   readonly #thresholds: readonly number[];
   readonly #resolverFailed = warnOnce("rateLimitResolver");
@@ -612,6 +679,7 @@ export class RequestLimits {
     thresholds: readonly number[] = [],
   ) {
     this.#limiter = limiter;
+    this.#hashed = hashedIdsOf(limiter);
     this.#resolve = resolve;
     this.#thresholds = thresholds;
     // Counter subjects of long ids are hashed (`counterSubjectOf`): load SHA-256 now.
@@ -710,6 +778,10 @@ export class RequestLimits {
         : (check.costed = Object.freeze({ ...checkOptions, cost }));
     }
     const limiter = this.#limiter;
+    // Before the spend is sent: the write-back finds the records of what the store drains.
+    if (plan.hashed.length > 0 && this.#hashed !== undefined) {
+      for (const [subject, owner] of plan.hashed) this.#hashed.note(subject, owner);
+    }
     let answer;
     try {
       answer = limiter.checkNow !== undefined

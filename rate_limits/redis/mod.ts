@@ -113,10 +113,14 @@ export type { CreditBalance } from "../store.ts";
 export interface RedisRateLimitStore extends RateLimitStore {
   /**
    * Balances spent or changed through this store since the last drain, read
-   * now in one read-only script (nothing written); a balance Redis no longer
-   * holds is left out.
+   * now in one read-only script (nothing written), with `clustered` one per
+   * hash tag; a balance Redis no longer holds is left out. A tag that fails,
+   * or does not answer by `deadline` (ms since the epoch) when there are
+   * several, keeps its balances for the next drain: when others answered, it
+   * rejects with an error whose `drained` lists theirs (see
+   * `RateLimitStore.drainCreditChanges`).
    */
-  drainCreditChanges(): Promise<CreditBalance[]>;
+  drainCreditChanges(deadline?: number): Promise<CreditBalance[]>;
   /** See `RateLimitStore.changeCredits`. */
   changeCredits: NonNullable<RateLimitStore["changeCredits"]>;
   /** See `RateLimitStore.readCredits`. */
@@ -296,11 +300,14 @@ export function createRedisRateLimitStore(
   /**
    * Reads balances without writing: one read-only script, or with `clustered` one per hash tag
    * (a script may touch one slot only), sent together; resolves to them and, for each, the
-   * server's time it was read at.
+   * server's time it was read at. With `settle`, a tag's failure (or, past `deadline`, its
+   * silence) is its balances' `failed` (the first failure is `failure`), not a rejection.
    */
-  const read = async (counters: readonly CreditCounter[]) => {
+  const read = async (counters: readonly CreditCounter[], settle = false, deadline?: number) => {
     const balances: (CounterResult | null)[] = new Array(counters.length);
     const at: number[] = new Array(counters.length);
+    const failed: number[] = [];
+    let failure: unknown;
     const groups = new Map<string, number[]>();
     counters.forEach((c, i) => {
       const tag = options.clustered === true ? c.slot ?? c.subject : "";
@@ -308,7 +315,7 @@ export function createRedisRateLimitStore(
       if (group === undefined) groups.set(tag, [i]);
       else group.push(i);
     });
-    await Promise.all([...groups.values()].map(async (group) => {
+    const readGroup = async (group: number[]) => {
       const reply = numbers(
         await run(
           READ_SCRIPT,
@@ -325,8 +332,38 @@ export function createRedisRateLimitStore(
           : null;
         at[i] = reply[reply.length - 1];
       });
-    }));
-    return { balances, at };
+    };
+    if (!settle) {
+      await Promise.all([...groups.values()].map(readGroup));
+      return { balances, at, failed, failure };
+    }
+    // A tag whose node does not answer by the deadline fails alone (its read writes nothing).
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const silent = deadline === undefined || groups.size < 2
+      ? undefined
+      : new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error("the Redis Cluster node of a hash tag did not answer in time")),
+          Math.max(0, deadline - Date.now()),
+        );
+      });
+    silent?.catch(() => {});
+    try {
+      await Promise.all([...groups.values()].map(async (group) => {
+        try {
+          await (silent === undefined
+            ? readGroup(group)
+            : Promise.race([readGroup(group), silent]));
+        } catch (error) {
+          if (error instanceof TypeError) throw error; // a bug: the whole drain fails
+          failure ??= error;
+          failed.push(...group);
+        }
+      }));
+    } finally {
+      clearTimeout(timer);
+    }
+    return { balances, at, failed, failure };
   };
 
   /**
@@ -449,22 +486,42 @@ export function createRedisRateLimitStore(
       return { allowed: true, remaining: reply[1], resetMs: reply[2] };
     },
     readCredits: async (counters) => (await read(counters)).balances,
-    async drainCreditChanges() {
+    async drainCreditChanges(deadline?: number) {
       const drained = [...changed];
       changed.clear();
+      /** Keeps the drained balances at `indexes` for the next drain (a newer change wins). */
+      const keep = (indexes: Iterable<number>) => {
+        for (const i of indexes) {
+          const [key, counter] = drained[i];
+          if (!changed.has(key)) changed.set(key, counter);
+        }
+      };
+      let answer;
       try {
-        const counters = drained.map(([, counter]) => counter);
-        const { balances, at } = await read(counters);
-        return counters.flatMap((c, i) => {
-          const balance = balances[i];
-          return balance
-            ? [{ subject: c.subject, name: c.name, remaining: balance.remaining, at: at[i] }]
-            : [];
-        });
+        answer = await read(drained.map(([, counter]) => counter), true, deadline);
       } catch (error) {
-        for (const [key, counter] of drained) if (!changed.has(key)) changed.set(key, counter);
+        keep(drained.keys());
         throw error;
       }
+      const { balances, at, failed, failure } = answer;
+      keep(failed);
+      const lost = new Set(failed);
+      const answered = drained.flatMap(([, c], i) => {
+        const balance = balances[i];
+        return balance && !lost.has(i)
+          ? [{ subject: c.subject, name: c.name, remaining: balance.remaining, at: at[i] }]
+          : [];
+      });
+      if (failure === undefined) return answered;
+      if (lost.size === drained.length) throw failure;
+      throw Object.assign(
+        new Error(
+          `the Redis store drained ${drained.length - lost.size} of ${drained.length} balances; ` +
+            "the others' hash tags failed and are kept for the next drain",
+          { cause: failure },
+        ),
+        { drained: answered },
+      );
     },
     async ready() {
       const reply = await run(TIME_SCRIPT, wordsOf([], []));

@@ -6,6 +6,7 @@ import {
   failureLine,
   freezePayload,
   warnOnce,
+  warnPerOutage,
 } from "../../api_keys/_sinks.ts";
 import { generateKey } from "../../api_keys/key_format.ts";
 import { collectUnhandledRejections } from "../reliability/harness.ts";
@@ -37,6 +38,31 @@ describe("sinks", () => {
     assert.deepEqual(warnings, [
       "api-keys: onAuthFailed failed (Error); further failures are not logged",
     ]);
+  });
+
+  it("warnPerOutage logs the first failure of each outage and its recovery", () => {
+    const info = console.info;
+    console.info = (...args: unknown[]) => warnings.push(args.map(String).join(" "));
+    try {
+      const report = warnPerOutage("credits write-back");
+      report.succeeded();
+      for (const outage of [1, 2]) {
+        for (let pass = 0; pass < 3; pass++) report.failed(new RangeError(`pass ${pass}`));
+        report.succeeded();
+        report.succeeded();
+        assert.equal(warnings.length, 2 * outage);
+      }
+      assert.equal(
+        warnings[0],
+        "api-keys: credits write-back failed (RangeError); further failures are not logged until it recovers",
+      );
+      assert.match(
+        warnings[1],
+        /^api-keys: credits write-back recovered after 3 failed pass\(es\) since \d{4}-\d\d-\d\dT/,
+      );
+    } finally {
+      console.info = info;
+    }
   });
 
   it("callDetached contains a throw and a rejection, never awaiting", async () => {

@@ -21,7 +21,11 @@ import {
   InMemoryApiKeyChangeFeed,
   InMemoryApiKeyStorage,
 } from "../../api_keys/mod.ts";
-import { creditCounterOf, creditSubjectOf } from "../../api_keys/metering/_limits.ts";
+import {
+  counterSubjectOf,
+  creditCounterOf,
+  creditSubjectOf,
+} from "../../api_keys/metering/_limits.ts";
 import { createRateLimiter } from "../../rate_limits/limiter.ts";
 import { createRedisRateLimitStore, type RedisScriptClient } from "../../rate_limits/redis/mod.ts";
 import { connectRedis, pinnedClient, REDIS_URL } from "./_services.ts";
@@ -176,6 +180,80 @@ if (
         await eventually(async () => (await credits(id)).remaining === 47, "retried write");
         assert.ok(failures < 0);
       } finally {
+        await service.close();
+        client.destroy();
+      }
+    });
+
+    it("a tenant of a long (hashed) id: its pool's spend is written back though 10,000 other long ids were counted before the pass", async () => {
+      // close() runs one write-back pass, as the timer does: the test decides when.
+      const { client, service, credits } = await open(undefined, undefined, {
+        persistIntervalMs: 3_600_000,
+      });
+      try {
+        // Over 200 characters: the pool's subject is `tenant#<sha-256>` (the key's own stays readable).
+        const tenantId = `long-tenant-${"x".repeat(240)}`;
+        const { id, key } = await service.create({
+          tenantId,
+          name: "plan",
+          scopes: READ_ORDERS,
+          credits: { remaining: 30, pool: { remaining: 50 } },
+        });
+        await client.del(`wb:{${counterSubjectOf("tenant", tenantId)}}:credits:c`);
+        assert.equal((await service.authorize(key)).tenantCreditResult?.remaining, 49);
+        // Before the pass, 10,000 other tenants of long ids are counted by this process.
+        for (let i = 0; i < 10_000; i++) {
+          counterSubjectOf("tenant", `other-tenant-${i}-${"z".repeat(240)}`);
+        }
+        await service.close();
+        const written = (await credits(id)).pool!.remaining;
+        await client.flushAll(); // Redis lost: the pool reloads from the record
+        assert.equal((await service.authorize(key)).tenantCreditResult?.remaining, written - 1);
+        assert.equal(written, 49, "the spend reached the record");
+      } finally {
+        await service.close();
+        client.destroy();
+      }
+    });
+
+    it("logs a write-back failure once per outage: the first failure after a success, then that it recovered", async () => {
+      let down = true;
+      const storage = gatedStorage(
+        new InMemoryApiKeyStorage(),
+        (go) => down ? Promise.reject(new Error("down")) : go(),
+      );
+      const { client, service, credits, spend } = await open(storage, undefined, {
+        persistIntervalMs: 100,
+      });
+      const { id } = await service.create({
+        tenantId: "outages",
+        name: "plan",
+        scopes: READ_ORDERS,
+        credits: { remaining: 50 },
+      });
+      const lines: string[] = [];
+      const warn = console.warn;
+      const info = console.info;
+      console.warn = console.info = (line: string) => {
+        if (String(line).includes("credits write-back")) lines.push(String(line));
+      };
+      try {
+        for (const outage of [1, 2]) {
+          await spend(id);
+          await sleep(450); // about 4 failed passes
+          assert.equal(lines.length, 2 * outage - 1, `outage ${outage}: one line`);
+          down = false;
+          await eventually(async () => (await credits(id)).remaining === 50 - outage, "written");
+          await eventually(() => Promise.resolve(lines.length === 2 * outage), "recovered");
+          down = true;
+        }
+        assert.match(lines[0], /credits write-back failed \(ApiKeyStorageError\)/);
+        assert.match(lines[1], /credits write-back recovered/);
+        assert.equal(lines.length, 4);
+      } finally {
+        console.warn = warn;
+        console.info = info;
+        down = false;
         await service.close();
         client.destroy();
       }

@@ -143,7 +143,11 @@ function recordingErrors(
  * `lines` collects what the store and the limiter log; with `errors`, the
  * error replies of the store's scripts are counted there (`recordingErrors`).
  */
-async function openService(persistIntervalMs?: number, errors?: Map<string, number>) {
+async function openService(
+  persistIntervalMs?: number,
+  errors?: Map<string, number>,
+  timeoutMs = 2_000,
+) {
   const cluster = await connectCluster();
   const lines: string[] = [];
   const logger = (line: string) => void lines.push(line);
@@ -154,7 +158,7 @@ async function openService(persistIntervalMs?: number, errors?: Map<string, numb
     clustered: true,
     logger,
   });
-  const limiter = createRateLimiter({ store, onStoreError: "closed", timeoutMs: 2_000, logger });
+  const limiter = createRateLimiter({ store, onStoreError: "closed", timeoutMs, logger });
   await limiter.ready();
   const storage = new InMemoryApiKeyStorage();
   const service = new ApiKeysService({
@@ -591,6 +595,56 @@ if (
         assertNoStoreError();
       } finally {
         await close();
+      }
+    });
+
+    it("one master paused (CLIENT PAUSE 2 s) while the write-back drains (interval 200 ms): the other tenants' balances reach their records at the next pass, the paused tenant's after it resumes", async () => {
+      const nodes = await nodesOf();
+      const { service, storage, close } = await openService(200, undefined, 600);
+      try {
+        // Two tenants whose slots two different masters hold.
+        const tag = (id: string) => `tenant:${encodeURIComponent(id)}`;
+        const tenants: { id: string; master: number }[] = [];
+        while (tenants.length < 2) {
+          const id = freshSubject("paused-drain");
+          const { at } = await masterOf(nodes, await slotOf(nodes, tag(id)));
+          if (!tenants.some((t) => t.master === at)) tenants.push({ id, master: at });
+        }
+        const keys = await Promise.all(tenants.map(({ id }) =>
+          service.create({
+            tenantId: id,
+            name: "k",
+            scopes: READ_ORDERS,
+            credits: { remaining: 100, pool: { remaining: 500 } },
+          })
+        ));
+        const stored = async () =>
+          await Promise.all(keys.map(async ({ id }) => {
+            const credits = (await storage.findById(id))!.credits!;
+            return `${credits.remaining}/${credits.pool!.remaining}`;
+          }));
+        const until = async (expected: string[], ms: number, what: string) => {
+          const end = Date.now() + ms;
+          while (Date.now() < end && (await stored()).join() !== expected.join()) await sleep(20);
+          assert.deepEqual(await stored(), expected, what);
+        };
+        for (const { key } of keys) assert.equal(await outcome(service, key), "ok");
+        await until(["99/499", "99/499"], 2_000, "both written back");
+        for (const { key } of keys) assert.equal(await outcome(service, key), "ok");
+        const paused = Date.now();
+        await nodes[tenants[0].master].sendCommand(["CLIENT", "PAUSE", "2000", "ALL"]);
+        // The next pass starts within 200 ms; its drain waits at most the limiter's 600 ms.
+        await until(
+          ["99/499", "98/498"],
+          1_000,
+          "the other tenant written back while one is paused",
+        );
+        assert.ok(Date.now() - paused < 1_500);
+        await until(["98/498", "98/498"], 2_500, "the paused tenant written back after it resumes");
+        await service.close();
+        assert.deepEqual(await stored(), ["98/498", "98/498"], "nothing written twice");
+      } finally {
+        await close().catch(() => {});
       }
     });
 

@@ -19,6 +19,8 @@ import {
   assertTenantSharedPolicies,
   counterSubjectOf,
   creditPartsOf,
+  HashedIds,
+  idOfSubject,
   keyRateLimits,
   rateLimitHeaders,
   RequestLimits,
@@ -742,5 +744,25 @@ describe("the answered context of an allowed check (RequestLimits.apply)", () =>
     assert.equal((await limits.apply(changing, {})).prefix, "p1");
     prefix = "p2";
     assert.equal((await limits.apply(changing, {})).prefix, "p2");
+  });
+});
+
+describe("HashedIds", () => {
+  it("keeps a hashed subject's id until a successful drain two passes after it was last noted", () => {
+    const ids = new HashedIds();
+    const owner = { kind: "tenant" as const, id: "t".repeat(300) };
+    ids.note("tenant#aa", owner);
+    ids.drained(ids.startPass()); // pass 1: a spend noted before it may still land in pass 2's drain
+    assert.deepEqual(ids.get("tenant#aa"), { ...owner, pass: 0 });
+    ids.drained(ids.startPass()); // pass 2: drained by now
+    assert.equal(ids.get("tenant#aa"), undefined);
+    ids.note("tenant#aa", owner);
+    ids.startPass(); // a pass whose drain failed forgets nothing
+    ids.startPass();
+    ids.note("tenant#aa", owner); // noted again while it spends
+    ids.drained(ids.startPass());
+    assert.equal(ids.get("tenant#aa")?.id, owner.id);
+    assert.deepEqual(idOfSubject("tenant#bb", ids), null, "a hashed subject never noted");
+    assert.deepEqual(idOfSubject("tenant:t%201", ids), { kind: "tenant", id: "t 1" });
   });
 });
