@@ -7,7 +7,7 @@
 import type { ExpiryJob } from "./_expiry.ts";
 import type { CreditBook } from "./metering/_credits.ts";
 import { checkPersistInterval } from "./_options.ts";
-import type { CreditChange, RateLimiter } from "../rate_limits/mod.ts";
+import type { RateLimiter } from "../rate_limits/mod.ts";
 import type { ApiKeyHeaderReader } from "./extract_api_key.ts";
 import { checkReady, hashReport } from "./verify/_legacy.ts";
 import type { ManageFlow } from "./_manage.ts";
@@ -17,6 +17,7 @@ import { compileSettings, type Settings } from "./_settings.ts";
 import type {
   ApiKeyContext,
   ApiKeyCreditBalance,
+  ApiKeyCreditChange,
   ApiKeyHashReport,
   ApiKeyRecord,
   ApiKeySummary,
@@ -334,7 +335,7 @@ export class ApiKeysService {
   updateCredits(
     tenantId: string,
     id: string | null,
-    change: CreditChange,
+    change: ApiKeyCreditChange,
     context?: AuditContext,
   ): Promise<ApiKeyCreditBalance> {
     return this.#manage.use((flow) => flow.updateCredits(tenantId, id, change, context));

@@ -29,7 +29,7 @@ describe("the admin routes under a changed plan", () => {
       }),
       clock: () => new Date(now),
     });
-    let plan = STARTER;
+    let plan: typeof STARTER | typeof PRO = STARTER;
     const errors: unknown[] = [];
     const handle = createApiKeysAdminHandler<{ tenant: string }>({
       service,

@@ -45,14 +45,15 @@ function ruleService(startIso: string) {
 describe("updateCredits with a refill rule: a key's own balance", () => {
   it("a shorter period (monthly to daily) mid-month: the balance kept, no refill until the new rule's next boundary; the rotation chain's records get the rule", async () => {
     const { service, storage, clocks } = ruleService("2030-01-10T08:00:00.000");
-    const { id: first } = await service.create({
+    const { id: first, key: firstKey } = await service.create({
       tenantId: "t1",
       name: "k",
       scopes: READ_ORDERS,
       credits: { remaining: 100, refill: MONTHLY },
     });
+    // Spent first: the store holds the balance (the limiter settles one it lacks on Date.now()).
+    await service.authorize(firstKey, { cost: 10 });
     const { id: second, key } = await service.rotate(first);
-    await service.authorize(key, { cost: 10 });
     clocks.now = at("2030-01-15T12:00:00.000");
     assert.deepEqual(await service.updateCredits("t1", first, { refill: DAILY }), {
       remaining: 90,
@@ -249,6 +250,7 @@ describe("updateCredits with a refill rule: the tenant's pool", () => {
       scopes: READ_ORDERS,
       credits: { ...plan, sharedBy: "tenant" },
     });
+    await service.authorize(key); // the store holds the pool (read for the audit log's before)
     const upgrade = { amount: 10_000, everyMs: 3_600_000 };
     await service.updateCredits("acme", null, { set: 10_000, refill: upgrade }, { actor: "b" });
     const spent = await service.authorize(key);
@@ -261,6 +263,6 @@ describe("updateCredits with a refill rule: the tenant's pool", () => {
     const [entry] = (await service.auditLog("acme", { actor: "b" })).records;
     assert.equal(entry.keyId, null);
     assert.deepEqual(entry.changes.refill, { before: MONTHLY, after: upgrade });
-    assert.deepEqual(entry.changes.credits, { before: 500, after: 10_000 });
+    assert.deepEqual(entry.changes.credits, { before: 499, after: 10_000 });
   });
 });
