@@ -8,7 +8,11 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { ApiKeyValidationError, InMemoryApiKeyStorage } from "../../../api_keys/mod.ts";
+import {
+  ApiKeyValidationError,
+  InMemoryApiKeyChangeFeed,
+  InMemoryApiKeyStorage,
+} from "../../../api_keys/mod.ts";
 import { createRateLimiter } from "../../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../../rate_limits/memory_store.ts";
 import { FakeClocks, makeService, READ_ORDERS, rejection } from "../helpers.ts";
@@ -140,6 +144,41 @@ describe("updateCredits with a refill rule: a key's own balance", () => {
     assert.deepEqual(entry.changes.refill, { before: MONTHLY, after: DAILY });
     assert.deepEqual(entry.changes.credits, { before: 99, after: 99 });
     assert.deepEqual(entry.changes.request, { before: null, after: { refill: DAILY } });
+  });
+
+  it("across a fleet: another instance's cached context spends with the new rule once the change feed tells it", async () => {
+    const clocks = new FakeClocks();
+    clocks.now = at("2030-01-15T12:00:00.000");
+    const storage = new InMemoryApiKeyStorage();
+    const feed = new InMemoryApiKeyChangeFeed();
+    const limiter = createRateLimiter({
+      store: createMemoryRateLimitStore({ now: () => clocks.now }),
+      logger: () => {},
+    });
+    const [a, b] = [0, 1].map(() =>
+      makeService({
+        storage,
+        feed,
+        limiter,
+        clock: clocks.clock,
+        monotonicClock: clocks.monotonicClock,
+      }).service
+    );
+    const { id, key } = await a.create({
+      tenantId: "t1",
+      name: "k",
+      scopes: READ_ORDERS,
+      credits: { remaining: 100, refill: MONTHLY },
+    });
+    const cached = await b.authorize(key); // b caches the context with the monthly rule
+    assert.equal(cached.creditResult?.resetMs, at("2030-02-01T00:00:00.000") - clocks.now);
+    await a.updateCredits("t1", id, { refill: DAILY });
+    const spent = await b.authorize(key);
+    assert.deepEqual(
+      [spent.creditResult?.remaining, spent.creditResult?.resetMs],
+      [98, at("2030-01-16T00:00:00.000") - clocks.now],
+    );
+    await feed.close();
   });
 
   it("refuses a bad rule naming the field, add with a rule, and a rule left undefined (TypeError); a key without a balance of its own (ApiKeyValidationError)", async () => {
