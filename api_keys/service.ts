@@ -327,10 +327,10 @@ export class ApiKeysService {
    * with `id` `null` the tenant's shared pool, atomically with the spends in
    * the limiter's store, and writes the result back to the records spending
    * it (a rotated key and its successor share one; every key of the tenant
-   * shares the pool); resolves the balance. `{ refill: rule | null }`, alone
-   * or with `set`, changes the balance's refill rule in those records: settled
-   * under the old rule up to now, the new rule's first refill at its next
-   * boundary (docs/rate-limits.md, "Changing a refill rule"). Another tenant's key is
+   * shares the pool); resolves the balance. `{ set, refill: rule | null }`
+   * sets the balance and changes its refill rule in those records, in one
+   * store step: the new rule's first refill is its next boundary after the
+   * change (docs/rate-limits.md, "Changing a refill rule"). Another tenant's key is
    * `api_key_record_not_found`, unchanged; a key without a balance of its own
    * (or a tenant without a pool) is `ApiKeyValidationError` on `credits`; a
    * bad change or a service without a `limiter` is a `TypeError`.

@@ -231,9 +231,9 @@ export interface ApiKeyCreditBalance {
 /**
  * A change of a key's own balance or of a tenant's pool (`updateCredits`):
  * `{ set: n }` or `{ add: n }` (`CreditChange`), or a new refill rule,
- * `{ refill }` (`null`: no refills), alone (the balance kept) or with `set`
- * (`add` with a rule is refused). The balance is settled under the old rule up
- * to the change; the new rule's first refill is its next boundary after it.
+ * `{ set, refill }` (`refill` `null`: no refills), the balance set at the
+ * change in one store step; the new rule's first refill is its next boundary
+ * after it.
  *
  * @example
  * ```ts
@@ -249,8 +249,8 @@ export type ApiKeyCreditChange =
   | {
     /** The new refill rule; `null` ends the refills. */
     readonly refill: CreditRefill | null;
-    /** The balance at the change (default: the balance settled under the old rule). */
-    readonly set?: number;
+    /** The balance the new rule starts from. */
+    readonly set: number;
   };
 
 /** The credits of a summary: the balance now and the refill rule (whose balance a key spends is not shown). */

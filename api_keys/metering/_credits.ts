@@ -136,14 +136,14 @@ function poolBalance(tenantId: string, pool: ApiKeyPoolCredits): RateLimitBalanc
 
 /**
  * Validates an `updateCredits` change: `{ set }`/`{ add }` with
- * `compileCreditChange`, a rule with `compileCreditRefill` (`null`: none),
- * alone or with `set`; returns a copy with only those fields. Throws a
- * `TypeError` naming the field.
+ * `compileCreditChange`, a rule with `compileCreditRefill` (`null`: none)
+ * with the `set` the new rule starts from; returns a copy with only those
+ * fields. Throws a `TypeError` naming the field.
  *
  * @example
  * ```ts
  * import { compileKeyCreditChange } from "./_credits.ts";
- * compileKeyCreditChange({ refill: { amount: 100, interval: "daily" } });
+ * compileKeyCreditChange({ set: 100, refill: { amount: 100, interval: "daily" } });
  * ```
  */
 export function compileKeyCreditChange(change: ApiKeyCreditChange): ApiKeyCreditChange {
@@ -154,9 +154,11 @@ export function compileKeyCreditChange(change: ApiKeyCreditChange): ApiKeyCredit
   if ("add" in c) {
     throw new TypeError("add cannot be given with refill: give set, or add in a change of its own");
   }
+  // One store step: a balance read first and set after would drop the spends made in between.
+  if (!("set" in c)) throw new TypeError("refill needs set: the balance the new rule starts from");
   if (c.refill === undefined) throw new TypeError("refill must be a rule or null");
   const refill = c.refill === null ? null : compileCreditRefill(c.refill, "refill")!;
-  return "set" in c ? { ...compileCreditChange({ set: c.set as number }), refill } : { refill };
+  return { ...compileCreditChange({ set: c.set as number }), refill };
 }
 
 /** `credits` with refill rule `refill` (`null`: none; `undefined`: as it is). */
@@ -253,7 +255,7 @@ export class CreditBook {
         throw new ApiKeyValidationError(
           "credits",
           "the tenant's shared credits must keep the refill rule its other keys spend with " +
-            "(change the pool's rule with updateCredits(tenantId, null, { refill }))",
+            "(change the pool's rule with updateCredits(tenantId, null, { set, refill }))",
         );
       }
       shared = tenant === undefined
@@ -417,15 +419,10 @@ export class CreditBook {
   }
 
   /**
-   * Applies `change` to balance `subject` in the limiter's store: `{ set }`
-   * or `{ add }` with its rule (`counter`). A new rule (`ruled`, the counter
-   * under it) anchors the balance at the change: the store settles it under
-   * the old rule (`{ add: 0 }`, one atomic step), then sets it (to that
-   * balance, or to `set`) under the new rule, which takes the new rule's
-   * current period as taken. So no refill comes before the new rule's next
-   * boundary, and none due under the old rule is lost. A spend another
-   * request makes between the two steps is not counted (its check still
-   * answers it spent).
+   * Applies `change` to balance `subject` in the limiter's store, one atomic
+   * step: `{ set }` or `{ add }` with its rule (`counter`); a new rule's `set`
+   * under the new rule (`ruled`), which takes its current period as already
+   * refilled: its first refill is its next boundary after the change.
    */
   async #apply(
     subject: string,
@@ -435,8 +432,7 @@ export class CreditBook {
   ): Promise<CounterResult> {
     const limiter = this.#limiter!;
     if (!("refill" in change)) return await limiter.changeCredits(subject, counter, change);
-    const set = change.set ?? (await limiter.changeCredits(subject, counter, { add: 0 })).remaining;
-    return await limiter.changeCredits(subject, ruled, { set });
+    return await limiter.changeCredits(subject, ruled, { set: change.set });
   }
 
   /**

