@@ -7,7 +7,7 @@
  * @module
  */
 import { ApiKeyOperationError, ApiKeyPrefixCollisionError, ApiKeyStorageError } from "./errors.ts";
-import type { CreditBook, KeyBalances } from "./metering/_credits.ts";
+import { compileKeyCreditChange, type CreditBook, type KeyBalances } from "./metering/_credits.ts";
 import { createdEvent } from "./events.ts";
 import { requireRotationWaits } from "./verify/_first_use.ts";
 import { fail, requireNonEmptyString } from "./_input.ts";
@@ -20,9 +20,10 @@ import type { Settings } from "./_settings.ts";
 import { change, createdChanges } from "./audit/_log.ts";
 import type { AuditChange, AuditContext } from "./audit/types.ts";
 import type { ListApiKeyPageOptions } from "./storage/types.ts";
-import { compileCreditChange, type CreditChange, type CreditRefill } from "../rate_limits/mod.ts";
+import type { CreditRefill } from "../rate_limits/mod.ts";
 import type {
   ApiKeyCreditBalance,
+  ApiKeyCreditChange,
   ApiKeyCredits,
   ApiKeyRateLimitPolicy,
   ApiKeyRecord,
@@ -387,12 +388,12 @@ export class ManageFlow {
   async updateCredits(
     tenantId: string,
     id: string | null,
-    creditChange: CreditChange,
+    creditChange: ApiKeyCreditChange,
     context?: AuditContext,
   ): Promise<ApiKeyCreditBalance> {
     requireNonEmptyString(tenantId, "tenantId");
     if (id !== null) requireNonEmptyString(id, "id");
-    const valid = compileCreditChange(creditChange);
+    const valid = compileKeyCreditChange(creditChange);
     this.#credits.requireLimiter();
     const audit = this.#s.audit;
     const record = id === null ? null : await this.#find(tenantId, id);
@@ -401,7 +402,10 @@ export class ManageFlow {
       ? undefined
       : record === null
       ? await this.#credits.poolOf(tenantId)
-      : (await this.#credits.balances([record]))[0]?.key;
+      : {
+        ...(await this.#credits.balances([record]))[0]?.key,
+        refill: record.credits && creditPartsOf(record.credits).own?.refill,
+      };
     const balance = record === null
       ? await this.#credits.updatePool(tenantId, valid)
       : await this.#credits.update(record, valid);
@@ -409,6 +413,7 @@ export class ManageFlow {
     await audit.append(
       audit.entry(tenantId, "key.credits_updated", context, "app", record, {
         credits: change(before?.remaining ?? null, balance.remaining),
+        ...("refill" in valid ? { refill: change(before?.refill ?? null, valid.refill) } : {}),
         request: change(null, valid),
       }),
     );

@@ -34,6 +34,7 @@ export {
   type ApiKeyContext,
   type ApiKeyCreditBalance,
   type ApiKeyCreditBalanceOwner,
+  type ApiKeyCreditChange,
   type ApiKeyCredits,
   type ApiKeyCreditsInput,
   type ApiKeyGraceStart,

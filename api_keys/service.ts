@@ -7,7 +7,7 @@
 import type { ExpiryJob } from "./_expiry.ts";
 import type { CreditBook } from "./metering/_credits.ts";
 import { checkPersistInterval } from "./_options.ts";
-import type { CreditChange, RateLimiter } from "../rate_limits/mod.ts";
+import type { RateLimiter } from "../rate_limits/mod.ts";
 import type { ApiKeyHeaderReader } from "./extract_api_key.ts";
 import { checkReady, hashReport } from "./verify/_legacy.ts";
 import type { ManageFlow } from "./_manage.ts";
@@ -17,6 +17,7 @@ import { compileSettings, type Settings } from "./_settings.ts";
 import type {
   ApiKeyContext,
   ApiKeyCreditBalance,
+  ApiKeyCreditChange,
   ApiKeyHashReport,
   ApiKeyRecord,
   ApiKeySummary,
@@ -326,7 +327,10 @@ export class ApiKeysService {
    * with `id` `null` the tenant's shared pool, atomically with the spends in
    * the limiter's store, and writes the result back to the records spending
    * it (a rotated key and its successor share one; every key of the tenant
-   * shares the pool); resolves the balance. Another tenant's key is
+   * shares the pool); resolves the balance. `{ set, refill: rule | null }`
+   * sets the balance and changes its refill rule in those records, in one
+   * store step: the new rule's first refill is its next boundary after the
+   * change (docs/rate-limits.md, "Changing a refill rule"). Another tenant's key is
    * `api_key_record_not_found`, unchanged; a key without a balance of its own
    * (or a tenant without a pool) is `ApiKeyValidationError` on `credits`; a
    * bad change or a service without a `limiter` is a `TypeError`.
@@ -334,7 +338,7 @@ export class ApiKeysService {
   updateCredits(
     tenantId: string,
     id: string | null,
-    change: CreditChange,
+    change: ApiKeyCreditChange,
     context?: AuditContext,
   ): Promise<ApiKeyCreditBalance> {
     return this.#manage.use((flow) => flow.updateCredits(tenantId, id, change, context));

@@ -7,6 +7,7 @@
 
 import type {
   CounterResult,
+  CreditChange,
   CreditRefill,
   Credits,
   RateLimitPolicy,
@@ -226,6 +227,31 @@ export interface ApiKeyCreditBalance {
   /** When the next refill sets the balance to its amount; `null` without a refill. */
   nextRefillAt: Date | null;
 }
+
+/**
+ * A change of a key's own balance or of a tenant's pool (`updateCredits`):
+ * `{ set: n }` or `{ add: n }` (`CreditChange`), or a new refill rule,
+ * `{ set, refill }` (`refill` `null`: no refills), the balance set at the
+ * change in one store step; the new rule's first refill is its next boundary
+ * after it.
+ *
+ * @example
+ * ```ts
+ * import type { ApiKeyCreditChange } from "./types.ts";
+ * const upgrade: ApiKeyCreditChange = {
+ *   set: 10_000,
+ *   refill: { amount: 10_000, interval: "daily" },
+ * };
+ * ```
+ */
+export type ApiKeyCreditChange =
+  | CreditChange
+  | {
+    /** The new refill rule; `null` ends the refills. */
+    readonly refill: CreditRefill | null;
+    /** The balance the new rule starts from. */
+    readonly set: number;
+  };
 
 /** The credits of a summary: the balance now and the refill rule (whose balance a key spends is not shown). */
 export interface ApiKeySummaryCredits extends ApiKeyCreditBalance {

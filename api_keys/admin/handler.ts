@@ -92,6 +92,24 @@ class HookFailure {
   }
 }
 
+/**
+ * A create's failure, as the routes answer it: a refusal of the key's
+ * `credits` is the server's own (the body has none: they come from
+ * `keyLimits`, such as a plan's pool rule the tenant's pool does not have
+ * yet), so a 500 with the provider told through `onError` what to do, never
+ * a 400 blaming a field the customer never sent. Any other error as it is.
+ */
+function refusedLimits(error: unknown, tenantId: string): unknown {
+  if (!(error instanceof ApiKeyValidationError) || error.field !== "credits") return error;
+  return new HookFailure(
+    new TypeError(
+      `options.keyLimits answered credits the service refused for tenant ${
+        JSON.stringify(tenantId)
+      }: ${error.message}`,
+    ),
+  );
+}
+
 async function hook<T>(call: () => T | Promise<T>): Promise<T> {
   try {
     return await call();
@@ -713,7 +731,9 @@ export function createApiKeysAdminHandler<R>(
       environment,
       expiresAt: proposed.expiresAt,
       allowedIpCidrs,
-    }, { actor: createdBy });
+    }, { actor: createdBy }).catch((error) => {
+      throw refusedLimits(error, call.tenantId);
+    });
     const record = await findKey(call, created.id);
     const issued: IssuedKey = { key: created.key, record: view(record, null) };
     return jsonResponse(201, JSON.stringify(issued));

@@ -20,9 +20,10 @@ import {
 import { warnPerOutage } from "../_sinks.ts";
 import { checkPersistInterval } from "../_options.ts";
 import type { StorageAccess } from "../storage/_access.ts";
-import { newestPoolRecord, withPool, withPoolBalance } from "../storage/_answers.ts";
+import { newestPoolRecord, withPool } from "../storage/_answers.ts";
 import type {
   ApiKeyCreditBalance,
+  ApiKeyCreditChange,
   ApiKeyCredits,
   ApiKeyCreditsInput,
   ApiKeyPoolCredits,
@@ -32,12 +33,19 @@ import type {
   CounterResult,
   CreditBalance,
   CreditChange,
+  CreditRefill,
   Credits,
   RateLimitBalance,
+  RateLimitCredits,
   RateLimiter,
 } from "../../rate_limits/mod.ts";
 // Not the barrel: `./api-keys/nest` would load the limiter, stores and throttler (issue 41).
-import { compileCredits, settleCredits } from "../../rate_limits/credits.ts";
+import {
+  compileCreditChange,
+  compileCreditRefill,
+  compileCredits,
+  settleCredits,
+} from "../../rate_limits/credits.ts";
 
 /** Default of `persistIntervalMs`. */
 const DEFAULT_PERSIST_INTERVAL_MS = 10_000;
@@ -126,6 +134,45 @@ function poolBalance(tenantId: string, pool: ApiKeyPoolCredits): RateLimitBalanc
   return creditBalancesOf("", tenantId, { ...pool, sharedBy: "tenant" })[0];
 }
 
+/**
+ * Validates an `updateCredits` change: `{ set }`/`{ add }` with
+ * `compileCreditChange`, a rule with `compileCreditRefill` (`null`: none)
+ * with the `set` the new rule starts from; returns a copy with only those
+ * fields. Throws a `TypeError` naming the field.
+ *
+ * @example
+ * ```ts
+ * import { compileKeyCreditChange } from "./_credits.ts";
+ * compileKeyCreditChange({ set: 100, refill: { amount: 100, interval: "daily" } });
+ * ```
+ */
+export function compileKeyCreditChange(change: ApiKeyCreditChange): ApiKeyCreditChange {
+  const c = change as Record<string, unknown>;
+  if (typeof c !== "object" || c === null || !("refill" in c)) {
+    return compileCreditChange(change as CreditChange);
+  }
+  if ("add" in c) {
+    throw new TypeError("add cannot be given with refill: give set, or add in a change of its own");
+  }
+  // One store step: a balance read first and set after would drop the spends made in between.
+  if (!("set" in c)) throw new TypeError("refill needs set: the balance the new rule starts from");
+  if (c.refill === undefined) throw new TypeError("refill must be a rule or null");
+  const refill = c.refill === null ? null : compileCreditRefill(c.refill, "refill")!;
+  return { ...compileCreditChange({ set: c.set as number }), refill };
+}
+
+/** `credits` with refill rule `refill` (`null`: none; `undefined`: as it is). */
+function withRule<T extends Credits>(credits: T, refill: CreditRefill | null | undefined): T {
+  if (refill === undefined) return credits;
+  const { refill: _, ...rest } = credits;
+  return (refill === null ? rest : { ...rest, refill }) as T;
+}
+
+/** The new refill rule of `change` (`null`: none; `undefined`: the rule is kept). */
+function ruleOf(change: ApiKeyCreditChange): CreditRefill | null | undefined {
+  return "refill" in change ? change.refill : undefined;
+}
+
 /** Same refill rule, as written (field order aside: a JSON column may reorder them). */
 function sameRefill(a: Credits, b: Credits): boolean {
   const written = (r: Credits["refill"]) =>
@@ -207,7 +254,8 @@ export class CreditBook {
       if (tenant !== undefined && !sameRefill(tenant, pool)) {
         throw new ApiKeyValidationError(
           "credits",
-          "the tenant's shared credits must keep the refill rule its other keys spend with",
+          "the tenant's shared credits must keep the refill rule its other keys spend with " +
+            "(change the pool's rule with updateCredits(tenantId, null, { set, refill }))",
         );
       }
       shared = tenant === undefined
@@ -323,24 +371,28 @@ export class CreditBook {
   }
 
   /**
-   * Applies a validated `change` to `record`'s own balance through the
-   * limiter (its `timeoutMs` the deadline; see `requireLimiter`) and writes the
-   * result back to the records spending it, in turn with the write-back
-   * passes (see `#changed`). `ApiKeyValidationError` on `credits` for a key
-   * without a balance of its own; rejects when the store or the storage fails.
+   * Applies a validated `change` (`compileKeyCreditChange`) to `record`'s own
+   * balance through the limiter (its `timeoutMs` the deadline; see
+   * `requireLimiter`; a rule change see `#apply`) and writes the result back
+   * to the records spending it (a new rule to each of them), in turn with the
+   * write-back passes (see `#changed`). `ApiKeyValidationError` on `credits`
+   * for a key without a balance of its own; rejects when the store or the
+   * storage fails.
    */
-  async update(record: ApiKeyRecord, change: CreditChange): Promise<ApiKeyCreditBalance> {
+  async update(record: ApiKeyRecord, change: ApiKeyCreditChange): Promise<ApiKeyCreditBalance> {
     const own = record.credits && creditPartsOf(record.credits).own;
     if (own === undefined) {
       throw new ApiKeyValidationError("credits", "the key has no balance of its own");
     }
     const subject = creditSubjectOf(record.id, own);
+    const refill = ruleOf(change);
+    const counter = (credits: ApiKeyCredits) => creditCounterOf(credits, record.tenantId);
     return await this.#changed(
       subject,
       { kind: "key", id: own.balanceKeyId ?? record.id },
-      own,
-      () => this.#limiter!.changeCredits(subject, creditCounterOf(own, record.tenantId), change),
-      (remaining, at) => this.#writeBack(own.balanceKeyId ?? record.id, remaining, at),
+      withRule(own, refill),
+      () => this.#apply(subject, counter(own), counter(withRule(own, refill)), change),
+      (remaining, at) => this.#writeBack(own.balanceKeyId ?? record.id, remaining, at, refill),
     );
   }
 
@@ -349,19 +401,38 @@ export class CreditBook {
    * of the tenant spending it. `ApiKeyValidationError` on `credits` when no key
    * of the tenant spends a pool.
    */
-  async updatePool(tenantId: string, change: CreditChange): Promise<ApiKeyCreditBalance> {
+  async updatePool(tenantId: string, change: ApiKeyCreditChange): Promise<ApiKeyCreditBalance> {
     const pool = await this.#tenantPool(tenantId);
     if (pool === undefined) {
       throw new ApiKeyValidationError("credits", "no key of the tenant spends shared credits");
     }
+    const refill = ruleOf(change);
+    const ruled = withRule(pool, refill);
     const { subject, credits } = poolBalance(tenantId, pool);
     return await this.#changed(
       subject,
       { kind: "tenant", id: tenantId },
-      pool,
-      () => this.#limiter!.changeCredits(subject, credits, change),
-      (remaining, at) => this.#writeBackPool(tenantId, remaining, at),
+      ruled,
+      () => this.#apply(subject, credits, poolBalance(tenantId, ruled).credits, change),
+      (remaining, at) => this.#writeBackPool(tenantId, remaining, at, refill),
     );
+  }
+
+  /**
+   * Applies `change` to balance `subject` in the limiter's store, one atomic
+   * step: `{ set }` or `{ add }` with its rule (`counter`); a new rule's `set`
+   * under the new rule (`ruled`), which takes its current period as already
+   * refilled: its first refill is its next boundary after the change.
+   */
+  async #apply(
+    subject: string,
+    counter: RateLimitCredits,
+    ruled: RateLimitCredits,
+    change: ApiKeyCreditChange,
+  ): Promise<CounterResult> {
+    const limiter = this.#limiter!;
+    if (!("refill" in change)) return await limiter.changeCredits(subject, counter, change);
+    return await limiter.changeCredits(subject, ruled, { set: change.set });
   }
 
   /**
@@ -543,9 +614,15 @@ export class CreditBook {
 
   /**
    * Writes `remaining` at `at` to the record of `balanceKeyId` and the records
-   * of its rotation chain that spend its balance.
+   * of its rotation chain that spend its balance, with refill rule `refill`
+   * when given (`null`: none).
    */
-  async #writeBack(balanceKeyId: string, remaining: number, at: Date): Promise<void> {
+  async #writeBack(
+    balanceKeyId: string,
+    remaining: number,
+    at: Date,
+    refill?: CreditRefill | null,
+  ): Promise<void> {
     const setCredits = this.#storage.setCredits;
     if (setCredits === undefined) return;
     let id: string | null = balanceKeyId;
@@ -554,29 +631,36 @@ export class CreditBook {
       const credits = record?.credits;
       const own = credits && creditPartsOf(credits).own;
       if (own === undefined || (own.balanceKeyId ?? id) !== balanceKeyId) return;
-      await setCredits(id, { ...own, remaining, updatedAt: at });
+      await setCredits(id, withRule({ ...own, remaining, updatedAt: at }, refill));
       this.#rewritten(record!.prefix);
       id = record!.replacedByKeyId;
     }
   }
 
   /**
-   * Writes the pool's `remaining` at `at` to every key of tenant `tenantId`
-   * spending it: in one step with the storage's `setTenantPool`, else read
-   * from every key of the tenant and written one by one.
+   * Writes the pool's `remaining` at `at` (and refill rule `refill` when
+   * given; `null`: none) to every key of tenant `tenantId` spending it: a
+   * balance in one step with the storage's `setTenantPool`, else (and a rule
+   * always) read from every key of the tenant and written one by one.
    */
-  async #writeBackPool(tenantId: string, remaining: number, at: Date): Promise<void> {
+  async #writeBackPool(
+    tenantId: string,
+    remaining: number,
+    at: Date,
+    refill?: CreditRefill | null,
+  ): Promise<void> {
     const setCredits = this.#storage.setCredits;
     if (setCredits === undefined) return;
     const setTenantPool = this.#storage.setTenantPool;
-    if (setTenantPool !== undefined) {
+    if (setTenantPool !== undefined && refill === undefined) {
       for (const prefix of await setTenantPool(tenantId, remaining, at)) this.#rewritten(prefix);
       return;
     }
     for (const record of await this.#storage.listByTenant(tenantId, true)) {
-      const credits = withPoolBalance(record.credits, remaining, at);
-      if (credits === undefined) continue;
-      await setCredits(record.id, credits);
+      const pool = record.credits && creditPartsOf(record.credits).pool;
+      if (pool === undefined) continue;
+      const written = withRule({ ...pool, remaining, updatedAt: at }, refill);
+      await setCredits(record.id, withPool(record.credits!, written));
       this.#rewritten(record.prefix);
     }
   }

@@ -1,0 +1,310 @@
+/**
+ * Changing a refill rule with `updateCredits` (`{ set, refill }`), in memory
+ * on a pinned clock: a key's own rule (and its rotation chain's), the tenant's
+ * pool (every key spending it), no refill granted at the change nor by the old
+ * rule after it (a shorter and a longer period), `refill: null`, a cached
+ * context, the audit log, creating keys under the changed pool, validation.
+ * The same on PostgreSQL and Redis: tests/limits/refill_change_test.ts.
+ */
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  ApiKeyValidationError,
+  InMemoryApiKeyChangeFeed,
+  InMemoryApiKeyStorage,
+} from "../../../api_keys/mod.ts";
+import { createRateLimiter } from "../../../rate_limits/limiter.ts";
+import { createMemoryRateLimitStore } from "../../../rate_limits/memory_store.ts";
+import { FakeClocks, makeService, READ_ORDERS, rejection } from "../helpers.ts";
+
+const CHECKPOINT_KEY = "an-audit-key-of-at-least-thirty-two-bytes";
+const at = (iso: string) => Date.parse(`${iso}Z`);
+const MONTHLY = { amount: 1_000, interval: "monthly" as const };
+const DAILY = { amount: 50, interval: "daily" as const };
+
+/** A service over in-memory storage and a memory store on one fake clock at `startIso` (audited). */
+function ruleService(startIso: string) {
+  const clocks = new FakeClocks();
+  clocks.now = at(startIso);
+  const storage = new InMemoryApiKeyStorage();
+  const info = console.info;
+  console.info = () => {}; // the audit log's start-up line
+  try {
+    const made = makeService({
+      storage,
+      limiter: createRateLimiter({
+        store: createMemoryRateLimitStore({ now: () => clocks.now }),
+        logger: () => {},
+      }),
+      clock: clocks.clock,
+      monotonicClock: clocks.monotonicClock,
+      audit: { checkpointKey: CHECKPOINT_KEY },
+    });
+    return { ...made, storage, clocks };
+  } finally {
+    console.info = info;
+  }
+}
+
+describe("updateCredits with a refill rule: a key's own balance", () => {
+  it("a shorter period (monthly to daily) mid-month: the balance set, no refill until the new rule's next boundary; the rotation chain's records get the rule", async () => {
+    const { service, storage, clocks } = ruleService("2030-01-10T08:00:00.000");
+    const { id: first, key: firstKey } = await service.create({
+      tenantId: "t1",
+      name: "k",
+      scopes: READ_ORDERS,
+      credits: { remaining: 100, refill: MONTHLY },
+    });
+    // Spent first: the store holds the balance (the limiter settles one it lacks on Date.now()).
+    await service.authorize(firstKey, { cost: 10 });
+    const { id: second, key } = await service.rotate(first);
+    clocks.now = at("2030-01-15T12:00:00.000");
+    assert.deepEqual(await service.updateCredits("t1", first, { set: 90, refill: DAILY }), {
+      remaining: 90,
+      nextRefillAt: new Date(at("2030-01-16T00:00:00.000")),
+    });
+    for (const id of [first, second]) {
+      const credits = (await storage.findById(id))!.credits!;
+      assert.deepEqual(credits.refill, DAILY, id);
+      assert.deepEqual([credits.remaining, +credits.updatedAt], [90, clocks.now]);
+    }
+    const spent = await service.authorize(key);
+    assert.deepEqual(
+      [spent.creditResult?.remaining, spent.creditResult?.resetMs],
+      [89, 12 * 3_600_000],
+      "no free refill at the change",
+    );
+    clocks.now = at("2030-01-16T00:00:01.000");
+    assert.equal(
+      (await service.authorize(key)).creditResult?.remaining,
+      49,
+      "the new rule refills",
+    );
+  });
+
+  it("a longer period (daily to monthly): no refill by the old rule's boundaries after the change, the first at the new rule's", async () => {
+    const { service, clocks } = ruleService("2030-01-14T10:00:00.000");
+    const { id, key } = await service.create({
+      tenantId: "t1",
+      name: "k",
+      scopes: READ_ORDERS,
+      credits: { remaining: 50, refill: DAILY },
+    });
+    await service.authorize(key, { cost: 47 });
+    clocks.now = at("2030-01-15T12:00:00.000"); // the daily refill of 00:00 is due, not yet taken
+    assert.deepEqual(await service.updateCredits("t1", id, { set: 50, refill: MONTHLY }), {
+      remaining: 50,
+      nextRefillAt: new Date(at("2030-02-01T00:00:00.000")),
+    });
+    clocks.now = at("2030-01-16T01:00:00.000");
+    assert.equal((await service.authorize(key)).creditResult?.remaining, 49, "no daily refill");
+    clocks.now = at("2030-02-01T00:00:01.000");
+    assert.equal((await service.authorize(key)).creditResult?.remaining, 999);
+  });
+
+  it("set with a rule sets the balance at the change; refill: null ends the refills", async () => {
+    const { service, storage, clocks } = ruleService("2030-01-15T12:00:00.000");
+    const { id, key } = await service.create({
+      tenantId: "t1",
+      name: "k",
+      scopes: READ_ORDERS,
+      credits: { remaining: 100, refill: MONTHLY },
+    });
+    const upgrade = { amount: 10_000, interval: "daily" as const };
+    assert.deepEqual(await service.updateCredits("t1", id, { set: 10_000, refill: upgrade }), {
+      remaining: 10_000,
+      nextRefillAt: new Date(at("2030-01-16T00:00:00.000")),
+    });
+    assert.equal((await service.authorize(key)).creditResult?.remaining, 9_999);
+    assert.deepEqual(await service.updateCredits("t1", id, { set: 9_999, refill: null }), {
+      remaining: 9_999,
+      nextRefillAt: null,
+    });
+    assert.equal("refill" in (await storage.findById(id))!.credits!, false);
+    clocks.now = at("2030-03-01T00:00:01.000");
+    const spent = await service.authorize(key);
+    assert.deepEqual([spent.creditResult?.remaining, spent.creditResult?.resetMs], [9_998, -1]);
+  });
+
+  it("a cached context spends with the new rule at once; the audit log records the rule before and after", async () => {
+    const { service, clocks } = ruleService("2030-01-15T12:00:00.000");
+    const { id, key } = await service.create({
+      tenantId: "t1",
+      name: "k",
+      scopes: READ_ORDERS,
+      credits: { remaining: 100, refill: MONTHLY },
+    });
+    assert.equal((await service.authorize(key)).creditResult?.remaining, 99); // cached now
+    await service.updateCredits("t1", id, { set: 99, refill: DAILY }, { actor: "billing" });
+    clocks.advance(1_000);
+    const spent = await service.authorize(key);
+    assert.equal(spent.creditResult?.resetMs, at("2030-01-16T00:00:00.000") - clocks.now);
+    const [entry] = (await service.auditLog("t1", { actor: "billing" })).records;
+    assert.equal(entry.action, "key.credits_updated");
+    assert.deepEqual(entry.changes.refill, { before: MONTHLY, after: DAILY });
+    assert.deepEqual(entry.changes.credits, { before: 99, after: 99 });
+    assert.deepEqual(entry.changes.request, { before: null, after: { set: 99, refill: DAILY } });
+  });
+
+  it("across a fleet: another instance's cached context spends with the new rule once the change feed tells it", async () => {
+    const clocks = new FakeClocks();
+    clocks.now = at("2030-01-15T12:00:00.000");
+    const storage = new InMemoryApiKeyStorage();
+    const feed = new InMemoryApiKeyChangeFeed();
+    const limiter = createRateLimiter({
+      store: createMemoryRateLimitStore({ now: () => clocks.now }),
+      logger: () => {},
+    });
+    const [a, b] = [0, 1].map(() =>
+      makeService({
+        storage,
+        feed,
+        limiter,
+        clock: clocks.clock,
+        monotonicClock: clocks.monotonicClock,
+      }).service
+    );
+    const { id, key } = await a.create({
+      tenantId: "t1",
+      name: "k",
+      scopes: READ_ORDERS,
+      credits: { remaining: 100, refill: MONTHLY },
+    });
+    const cached = await b.authorize(key); // b caches the context with the monthly rule
+    assert.equal(cached.creditResult?.resetMs, at("2030-02-01T00:00:00.000") - clocks.now);
+    await a.updateCredits("t1", id, { set: 99, refill: DAILY });
+    const spent = await b.authorize(key);
+    assert.deepEqual(
+      [spent.creditResult?.remaining, spent.creditResult?.resetMs],
+      [98, at("2030-01-16T00:00:00.000") - clocks.now],
+    );
+    await feed.close();
+  });
+
+  it("refuses a bad rule naming the field, a rule without set or with add, and a rule left undefined (TypeError); a key without a balance of its own (ApiKeyValidationError)", async () => {
+    const { service, storage } = ruleService("2030-01-15T12:00:00.000");
+    const { id } = await service.create({
+      tenantId: "t1",
+      name: "k",
+      scopes: READ_ORDERS,
+      credits: { remaining: 100, refill: MONTHLY },
+    });
+    for (
+      const [bad, message] of [
+        [{ set: 1, refill: { amount: 0, interval: "daily" } }, /refill\.amount/],
+        [{ set: 1, refill: { amount: 5, interval: "daily", day: 3 } }, /refill\.day/],
+        [{ set: 1, refill: { amount: 5, everyMs: 1_000, interval: "daily" } }, /refill takes/],
+        [{ set: 1, refill: "daily" }, /refill must be an object/],
+        [{ set: 1, refill: undefined }, /refill must be a rule or null/],
+        [{ refill: DAILY }, /refill needs set/],
+        [{ add: 5, refill: DAILY }, /add cannot be given with refill/],
+        [{ set: -1, refill: DAILY }, /set/],
+      ] as const
+    ) {
+      const error = await rejection(service.updateCredits("t1", id, bad as never));
+      assert.ok(error instanceof TypeError, `${JSON.stringify(bad)}: ${error}`);
+      assert.match(String(error.message), message);
+    }
+    assert.deepEqual((await storage.findById(id))!.credits!.refill, MONTHLY, "nothing written");
+    const pooled = await service.create({
+      tenantId: "t1",
+      name: "pooled",
+      scopes: READ_ORDERS,
+      credits: { remaining: 5, sharedBy: "tenant" },
+    });
+    const error = await rejection(
+      service.updateCredits("t1", pooled.id, { set: 1, refill: DAILY }),
+    );
+    assert.ok(error instanceof ApiKeyValidationError);
+    assert.equal(error.field, "credits");
+  });
+});
+
+describe("updateCredits with a refill rule: the tenant's pool", () => {
+  it("reaches every key spending the pool (own + pool too), a new check spends with it; keys then join under the new rule, the old one refused naming how to change it", async () => {
+    const { service, storage, clocks } = ruleService("2030-01-10T08:00:00.000");
+    const plan = { remaining: 50_000, refill: { amount: 50_000, interval: "monthly" as const } };
+    const input = { tenantId: "acme", scopes: READ_ORDERS };
+    const ci = await service.create({
+      ...input,
+      name: "ci",
+      credits: { ...plan, sharedBy: "tenant" },
+    });
+    const mixed = await service.create({
+      ...input,
+      name: "mixed",
+      credits: { remaining: 100, refill: DAILY, pool: plan },
+    });
+    const other = await service.create({
+      ...input,
+      tenantId: "other",
+      name: "theirs",
+      credits: { ...plan, sharedBy: "tenant" },
+    });
+    await service.authorize(ci.key, { cost: 40_000 });
+    clocks.now = at("2030-01-15T12:00:00.000");
+    const pro = { amount: 200_000, interval: "daily" as const };
+    assert.deepEqual(await service.updateCredits("acme", null, { set: 10_000, refill: pro }), {
+      remaining: 10_000,
+      nextRefillAt: new Date(at("2030-01-16T00:00:00.000")),
+    });
+    assert.deepEqual((await storage.findById(ci.id))!.credits!.refill, pro);
+    assert.deepEqual((await storage.findById(mixed.id))!.credits!.pool!.refill, pro);
+    assert.deepEqual((await storage.findById(mixed.id))!.credits!.refill, DAILY, "its own kept");
+    assert.deepEqual((await storage.findById(other.id))!.credits!.refill, plan.refill);
+    const spent = await service.authorize(mixed.key);
+    assert.deepEqual(
+      [spent.tenantCreditResult?.remaining, spent.tenantCreditResult?.resetMs],
+      [9_999, 12 * 3_600_000],
+    );
+    assert.deepEqual(await service.tenantCredits("acme"), {
+      remaining: 9_999,
+      nextRefillAt: new Date(at("2030-01-16T00:00:00.000")),
+      refill: pro,
+    });
+    // The upgraded plan's keys join the pool as it is; the old plan's rule is refused.
+    const joined = await service.create({
+      ...input,
+      name: "pro",
+      credits: { remaining: 200_000, refill: pro, sharedBy: "tenant" },
+    });
+    assert.equal((await storage.findById(joined.id))!.credits!.remaining, 9_999);
+    const refused = await rejection(
+      service.create({ ...input, name: "old", credits: { ...plan, sharedBy: "tenant" } }),
+    );
+    assert.ok(refused instanceof ApiKeyValidationError);
+    assert.match(String(refused.message), /updateCredits\(tenantId, null, \{ set, refill \}\)/);
+    clocks.now = at("2030-01-16T00:00:01.000");
+    assert.equal((await service.authorize(joined.key)).tenantCreditResult?.remaining, 199_999);
+    assert.equal(
+      (await service.authorize(other.key)).tenantCreditResult?.remaining,
+      49_999,
+      "another tenant's pool untouched",
+    );
+  });
+
+  it("set with a rule on the pool; the audit log records the pool's rule before and after", async () => {
+    const { service, clocks } = ruleService("2030-01-15T12:00:00.000");
+    const plan = { remaining: 500, refill: MONTHLY };
+    const { key } = await service.create({
+      tenantId: "acme",
+      name: "ci",
+      scopes: READ_ORDERS,
+      credits: { ...plan, sharedBy: "tenant" },
+    });
+    await service.authorize(key); // the store holds the pool (read for the audit log's before)
+    const upgrade = { amount: 10_000, everyMs: 3_600_000 };
+    await service.updateCredits("acme", null, { set: 10_000, refill: upgrade }, { actor: "b" });
+    const spent = await service.authorize(key);
+    assert.deepEqual(
+      [spent.creditResult?.remaining, spent.creditResult?.resetMs],
+      [9_999, 3_600_000],
+    );
+    clocks.now = at("2030-01-15T13:00:00.000");
+    assert.equal((await service.authorize(key)).creditResult?.remaining, 9_999, "refilled");
+    const [entry] = (await service.auditLog("acme", { actor: "b" })).records;
+    assert.equal(entry.keyId, null);
+    assert.deepEqual(entry.changes.refill, { before: MONTHLY, after: upgrade });
+    assert.deepEqual(entry.changes.credits, { before: 499, after: 10_000 });
+  });
+});
