@@ -1,7 +1,8 @@
 /**
  * The module graph an import of a library entry point runs, read with
  * `deno info --json` (Deno only): the tests that pin what an entry loads at
- * import (tests/api_keys/nest/mod_test.ts, tests/api_keys/admin/mod_test.ts).
+ * import (tests/api_keys/nest/mod_test.ts, tests/api_keys/admin/mod_test.ts,
+ * tests/api_keys/storage/in_memory_test.ts).
  *
  * @module
  */
