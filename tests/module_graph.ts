@@ -8,6 +8,11 @@
  */
 import assert from "node:assert/strict";
 
+/** The `it` options of a test that reads the module graph: skipped off Deno (the node stage). */
+export const WITH_DENO_INFO = {
+  skip: !("Deno" in globalThis) && "it reads the module graph with deno info",
+};
+
 interface GraphDependency {
   code?: { specifier?: string };
   isDynamic?: boolean;

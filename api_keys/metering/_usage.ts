@@ -16,10 +16,10 @@ import { fail, requireNonEmptyString } from "../_input.ts";
 import { createDispatcher, type Dispatch, warnOnce } from "../_sinks.ts";
 import { usageOptions } from "../_options.ts";
 import { checkUsageWindow } from "./_usage_window.ts";
+import { addCounts, zeroCounts } from "./_usage_counts.ts";
 import {
   API_KEY_USAGE_REFUSALS,
   type ApiKeyUsageBucket,
-  type ApiKeyUsageCounts,
   type ApiKeyUsageMetric,
   type ApiKeyUsageQuery,
   type ApiKeyUsageRefusalCode,
@@ -34,19 +34,6 @@ export const USAGE_ROWS_PER_WRITE = 1_000;
 const REFUSAL_INDEX: Readonly<Record<string, number>> = Object.freeze(
   Object.fromEntries(API_KEY_USAGE_REFUSALS.map((code, i) => [code, i])),
 );
-
-/** Counts of nothing. */
-export function zeroCounts(): ApiKeyUsageCounts {
-  const refused = Object.fromEntries(API_KEY_USAGE_REFUSALS.map((code) => [code, 0]));
-  return { accepted: 0, refused: refused as ApiKeyUsageCounts["refused"], cost: 0 };
-}
-
-/** Adds the counts of `from` to `into`. */
-export function addCounts(into: ApiKeyUsageCounts, from: ApiKeyUsageCounts): void {
-  into.accepted += from.accepted;
-  into.cost += from.cost;
-  for (const code of API_KEY_USAGE_REFUSALS) into.refused[code] += from.refused[code];
-}
 
 /** `Pending.lastUsed` of a row with no accepted request (every offset in an hour is above it). */
 const NEVER_USED = -HOUR_MS;

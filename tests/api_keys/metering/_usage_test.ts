@@ -2,13 +2,12 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import {
-  addCounts,
   compileUsage,
   readUsage,
   readUsageOfKeys,
   UsageRecorder,
-  zeroCounts,
 } from "../../../api_keys/metering/_usage.ts";
+import { zeroCounts } from "../../../api_keys/metering/_usage_counts.ts";
 import { StorageAccess, type UsageAccess } from "../../../api_keys/storage/_access.ts";
 import type {
   ApiKeyUsageBucket,
@@ -520,14 +519,6 @@ describe("readUsage", () => {
       readUsage(undefined, "t", { from, to: new Date(T0 + HOUR), granularity: "hour" }),
       { name: "TypeError", message: /needs a storage with the capabilities/ },
     );
-  });
-
-  it("addCounts adds every count", () => {
-    const into = zeroCounts();
-    addCounts(into, { ...zeroCounts(), accepted: 2, cost: 3 });
-    into.refused.api_key_expired = 1;
-    addCounts(into, into);
-    assert.deepEqual([into.accepted, into.cost, into.refused.api_key_expired], [4, 6, 2]);
   });
 });
 
