@@ -82,7 +82,7 @@ interface Batch {
 export interface UsageRecorderSettings {
   /** The storage's usage capability. */
   access: UsageAccess;
-  /** Wall clock (buckets and `lastUsedAt`). */
+  /** Wall clock: which gathered hours of `onRefusals` are past (counts are at the time handed). */
   clock: () => Date;
   /** Interval between flushes, in ms. */
   flushIntervalMs: number;
@@ -151,9 +151,9 @@ export class UsageRecorder {
 
   /**
    * Counts an accepted request of `cost` units and its `lastUsedAt`, at `nowMs`:
-   * the request's one time (the service hands it; else the clock read here).
+   * the request's one time, which the verify flow hands (no clock read here).
    */
-  accepted(keyId: string, tenantId: string, cost = 1, nowMs?: number): void {
+  accepted(keyId: string, tenantId: string, cost: number, nowMs: number): void {
     const entry = this.#entry(keyId, tenantId, nowMs);
     entry.accepted++;
     entry.cost += cost;
@@ -171,7 +171,7 @@ export class UsageRecorder {
     keyId: string | null,
     tenantId: string,
     code: ApiKeyUsageRefusalCode,
-    nowMs?: number,
+    nowMs: number,
   ): void {
     this.#entry(keyId, tenantId, nowMs).refused[REFUSAL_INDEX[code]]++;
   }
@@ -212,8 +212,7 @@ export class UsageRecorder {
    * `Map` read and no access to any other row (a key's row is in
    * `#current` only for hour `#bucketMs`, so it needs no check of its own).
    */
-  #entry(keyId: string | null, tenantId: string, nowMs?: number): Pending {
-    const now = nowMs ?? this.#s.clock().getTime();
+  #entry(keyId: string | null, tenantId: string, now: number): Pending {
     this.#nowMs = now;
     const bucketMs = now - (now % HOUR_MS);
     if (bucketMs !== this.#bucketMs) this.#startHour(bucketMs);
