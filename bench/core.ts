@@ -136,7 +136,7 @@ async function oncePerFlushUs(
   const rounds = Math.ceil(10_000 / ids.length);
   const start = cpuUs();
   for (let r = 0; r < rounds; r++) {
-    for (let i = 0; i < ids.length; i++) usage.accepted(ids[i], tenants[i]);
+    for (let i = 0; i < ids.length; i++) usage.accepted(ids[i], tenants[i], 1, Date.now());
     await usage.flush();
   }
   return (cpuUs() - start) / (rounds * ids.length);
@@ -149,7 +149,8 @@ async function oncePerFlushUs(
  * `handed`: with the request's wall-clock ms as `authorize` hands it (with the
  * default clocks the service derives it from its monotonic read, re-reading
  * `Date.now()` every 100 ms; here a `Date.now()` per call, an upper bound);
- * else the recorder reads its clock (`verify()` of a key without expiry).
+ * else a read of the service's clock (`new Date()`) per call, as the recorder
+ * made before `nowMs` was required.
  */
 function keysInTurn(
   ids: readonly string[],
@@ -164,7 +165,7 @@ function keysInTurn(
       i = i + 1 === ids.length ? 0 : i + 1;
     }
     : () => {
-      usage.accepted(ids[i], tenants[i]);
+      usage.accepted(ids[i], tenants[i], 1, new Date().getTime());
       i = i + 1 === ids.length ? 0 : i + 1;
     };
 }

@@ -1,11 +1,17 @@
 /**
  * The module graph an import of a library entry point runs, read with
  * `deno info --json` (Deno only): the tests that pin what an entry loads at
- * import (tests/api_keys/nest/mod_test.ts, tests/api_keys/admin/mod_test.ts).
+ * import (tests/api_keys/nest/mod_test.ts, tests/api_keys/admin/mod_test.ts,
+ * tests/api_keys/storage/in_memory_test.ts).
  *
  * @module
  */
 import assert from "node:assert/strict";
+
+/** The `it` options of a test that reads the module graph: skipped off Deno (the node stage). */
+export const WITH_DENO_INFO = {
+  skip: !("Deno" in globalThis) && "it reads the module graph with deno info",
+};
 
 interface GraphDependency {
   code?: { specifier?: string };

@@ -597,10 +597,14 @@ export function createApiKeysAdminHandler<R>(
     const shared = caller?.credits ?? caller?.tenantCredits ?? pool ?? undefined;
     const amount = shared?.remaining ?? own?.remaining;
     const refill = shared === undefined ? own?.refill : shared.refill;
+    // The tenant's pool unless the caller's own balance: the caller's pool, or keyLimits' one.
+    const pooled = caller?.credits === undefined &&
+      (caller?.tenantCredits !== undefined || own?.sharedBy === "tenant");
     const credits = amount === undefined ? null : {
       amount,
       refillAmount: refill?.amount ?? null,
       refillEvery: refill === undefined ? null : refillEvery(refill),
+      ...(pooled ? { sharedBy: "tenant" as const } : {}),
     };
     return policies.length === 0 && credits === null ? null : { policies, credits };
   }

@@ -442,9 +442,15 @@ export interface AdminKeyLimitsView {
    * The credits it spends (the caller's balance when the caller's key has
    * credits), `null` when none: `amount` the balance now, `refillAmount`
    * and `refillEvery` the refill (`daily`, `monthly`, `monthly:<day>` or
-   * `<ms>ms`), `null` without one.
+   * `<ms>ms`), `null` without one; `sharedBy: "tenant"` when it is the
+   * tenant's shared pool (spent by all its keys on the pool).
    */
-  credits: { amount: number; refillAmount: number | null; refillEvery: string | null } | null;
+  credits: {
+    amount: number;
+    refillAmount: number | null;
+    refillEvery: string | null;
+    sharedBy?: "tenant";
+  } | null;
 }
 
 /**

@@ -16,10 +16,10 @@ import { fail, requireNonEmptyString } from "../_input.ts";
 import { createDispatcher, type Dispatch, warnOnce } from "../_sinks.ts";
 import { usageOptions } from "../_options.ts";
 import { checkUsageWindow } from "./_usage_window.ts";
+import { addCounts, zeroCounts } from "./_usage_counts.ts";
 import {
   API_KEY_USAGE_REFUSALS,
   type ApiKeyUsageBucket,
-  type ApiKeyUsageCounts,
   type ApiKeyUsageMetric,
   type ApiKeyUsageQuery,
   type ApiKeyUsageRefusalCode,
@@ -34,19 +34,6 @@ export const USAGE_ROWS_PER_WRITE = 1_000;
 const REFUSAL_INDEX: Readonly<Record<string, number>> = Object.freeze(
   Object.fromEntries(API_KEY_USAGE_REFUSALS.map((code, i) => [code, i])),
 );
-
-/** Counts of nothing. */
-export function zeroCounts(): ApiKeyUsageCounts {
-  const refused = Object.fromEntries(API_KEY_USAGE_REFUSALS.map((code) => [code, 0]));
-  return { accepted: 0, refused: refused as ApiKeyUsageCounts["refused"], cost: 0 };
-}
-
-/** Adds the counts of `from` to `into`. */
-export function addCounts(into: ApiKeyUsageCounts, from: ApiKeyUsageCounts): void {
-  into.accepted += from.accepted;
-  into.cost += from.cost;
-  for (const code of API_KEY_USAGE_REFUSALS) into.refused[code] += from.refused[code];
-}
 
 /** `Pending.lastUsed` of a row with no accepted request (every offset in an hour is above it). */
 const NEVER_USED = -HOUR_MS;
@@ -95,7 +82,7 @@ interface Batch {
 export interface UsageRecorderSettings {
   /** The storage's usage capability. */
   access: UsageAccess;
-  /** Wall clock (buckets and `lastUsedAt`). */
+  /** Wall clock: which gathered hours of `onRefusals` are past (counts are at the time handed). */
   clock: () => Date;
   /** Interval between flushes, in ms. */
   flushIntervalMs: number;
@@ -164,9 +151,9 @@ export class UsageRecorder {
 
   /**
    * Counts an accepted request of `cost` units and its `lastUsedAt`, at `nowMs`:
-   * the request's one time (the service hands it; else the clock read here).
+   * the request's one time, which the verify flow hands (no clock read here).
    */
-  accepted(keyId: string, tenantId: string, cost = 1, nowMs?: number): void {
+  accepted(keyId: string, tenantId: string, cost: number, nowMs: number): void {
     const entry = this.#entry(keyId, tenantId, nowMs);
     entry.accepted++;
     entry.cost += cost;
@@ -184,7 +171,7 @@ export class UsageRecorder {
     keyId: string | null,
     tenantId: string,
     code: ApiKeyUsageRefusalCode,
-    nowMs?: number,
+    nowMs: number,
   ): void {
     this.#entry(keyId, tenantId, nowMs).refused[REFUSAL_INDEX[code]]++;
   }
@@ -225,8 +212,7 @@ export class UsageRecorder {
    * `Map` read and no access to any other row (a key's row is in
    * `#current` only for hour `#bucketMs`, so it needs no check of its own).
    */
-  #entry(keyId: string | null, tenantId: string, nowMs?: number): Pending {
-    const now = nowMs ?? this.#s.clock().getTime();
+  #entry(keyId: string | null, tenantId: string, now: number): Pending {
     this.#nowMs = now;
     const bucketMs = now - (now % HOUR_MS);
     if (bucketMs !== this.#bucketMs) this.#startHour(bucketMs);

@@ -39,7 +39,7 @@ import type {
   ApiKeyUsageReadQuery,
   ApiKeyUsageRow,
 } from "../metering/usage.ts";
-import { addCounts, zeroCounts } from "../metering/_usage.ts";
+import { addCounts, zeroCounts } from "../metering/_usage_counts.ts";
 import { MemoryAuditChains } from "../audit/_memory.ts";
 import type { AuditAppend, AuditReadQuery, StoredAuditRecord } from "../audit/types.ts";
 import type { AuditReadAnswer } from "./types.ts";

@@ -405,7 +405,7 @@ export class VerifyFlow {
       this.#firstUse.seen(context.keyId, at!);
     }
     if (s.usage !== undefined) s.usage.accepted(context.keyId, context.tenantId, cost, at!);
-    else this.#touchLastUsed(context.keyId, verifiedAt);
+    else this.#touchLastUsed(context.keyId, verifiedAt, at);
     this.#authorizationMetric(start, "success", context.environment, context.tenantId);
     if (s.emitUsageEvents) this.#used(limited, at!);
     return limited;
@@ -694,14 +694,16 @@ export class VerifyFlow {
     const use = recording !== "check";
     const usage = this.#s.usage;
     const event = recording === "use+event";
-    const at = use && (first || usage !== undefined || event) ? this.#timeOf(start, wallMs) : 0;
+    const at = use && (first || usage !== undefined || event)
+      ? this.#timeOf(start, wallMs)
+      : wallMs;
     if (use) {
-      if (first) this.#firstUse.seen(context.keyId, at);
-      if (usage === undefined) this.#touchLastUsed(context.keyId, start);
-      else usage.accepted(context.keyId, context.tenantId, 1, at);
+      if (first) this.#firstUse.seen(context.keyId, at!);
+      if (usage === undefined) this.#touchLastUsed(context.keyId, start, at);
+      else usage.accepted(context.keyId, context.tenantId, 1, at!);
     }
     this.#metric(start, "success", context.environment);
-    if (event) this.#used(context, at);
+    if (event) this.#used(context, at!);
     return context;
   }
 
@@ -720,9 +722,11 @@ export class VerifyFlow {
 
   /**
    * Writes `lastUsedAt`, unless written within `debounceMs` before `now` (the
-   * monotonic time the use began; 0: every time); never awaited.
+   * monotonic time the use began; 0: every time); never awaited. At `at`, the
+   * request's one time when it has one; else the clock read once the write
+   * is due (none for a debounced use).
    */
-  #touchLastUsed(keyId: string, now: number): void {
+  #touchLastUsed(keyId: string, now: number, at: number | undefined): void {
     const s = this.#s;
     if (s.debounceMs > 0) {
       const last = this.#lastTouched.get(keyId);
@@ -732,7 +736,8 @@ export class VerifyFlow {
       }
       this.#lastTouched.set(keyId, now);
     }
-    s.storage.touchLastUsed(keyId, s.clock, s.taps.span?.("api_key.storage.touch"));
+    const usedAt = at === undefined ? s.clock : () => new Date(at);
+    s.storage.touchLastUsed(keyId, usedAt, s.taps.span?.("api_key.storage.touch"));
   }
 
   /** Emits the one `api_key.verification` metric of a verify begun at `start`. */

@@ -148,7 +148,9 @@ export function createFields(
     ),
     ...(credits
       ? [
-        fill(s.creditsStart, { amount: f.number(credits.amount) }) +
+        fill(credits.sharedBy === "tenant" ? s.creditsStartShared : s.creditsStart, {
+          amount: f.number(credits.amount),
+        }) +
         (credits.refillAmount !== null && credits.refillEvery
           ? `, ${
             fill(s.creditsRefillEvery, {

@@ -74,8 +74,13 @@ export interface Policy {
 export interface Limits {
   /** Rate-limit policies. */
   policies: Policy[];
-  /** Credits: starting amount and refill, or `null`. */
-  credits: { amount: number; refillAmount: number | null; refillEvery: string | null } | null;
+  /** Credits: starting amount, refill and `sharedBy` (`"tenant"`: the tenant's pool), or `null`. */
+  credits: {
+    amount: number;
+    refillAmount: number | null;
+    refillEvery: string | null;
+    sharedBy: string | null;
+  } | null;
 }
 
 /** The tenant's shared credit pool (`tenantCredits`). */
@@ -209,9 +214,12 @@ function limitsOf(value: unknown): Limits | null {
         ? [{ name, limit: l, windowMs: w }]
         : [];
     }),
-    credits: amount === null
-      ? null
-      : { amount, refillAmount: num(credits.refillAmount), refillEvery: text(credits.refillEvery) },
+    credits: amount === null ? null : {
+      amount,
+      refillAmount: num(credits.refillAmount),
+      refillEvery: text(credits.refillEvery),
+      sharedBy: text(credits.sharedBy),
+    },
   };
 }
 

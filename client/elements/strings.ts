@@ -83,6 +83,8 @@ export interface ApiKeysManagerStrings {
   policy: string;
   /** Credits of a new key: `{amount}`. */
   creditsStart: string;
+  /** Credits of a new key on the tenant's shared pool: `{amount}`. */
+  creditsStartShared: string;
   /** Refill of a new key's credits: `{amount}`, `{every}` one of the three below. */
   creditsRefillEvery: string;
   /** Refill period `daily`. */
@@ -295,6 +297,7 @@ export const API_KEYS_MANAGER_STRINGS: Readonly<ApiKeysManagerStrings> = Object.
   limits: "Limits of the new key",
   policy: "{limit} requests per {window}",
   creditsStart: "{amount} credits",
+  creditsStartShared: "{amount} credits, shared by all your keys",
   creditsRefillEvery: "refilled with {amount} {every}",
   refillDaily: "daily",
   refillMonthly: "monthly",

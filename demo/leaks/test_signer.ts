@@ -20,13 +20,23 @@ export interface DemoSigner {
 
 const base64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
 
-/** DER INTEGER of an unsigned big-endian number. */
+/** DER INTEGER of an unsigned big-endian number: minimal, with a 0x00 when the top bit is set. */
 function derInteger(unsigned: Uint8Array): number[] {
   let start = 0;
   while (start < unsigned.length - 1 && unsigned[start] === 0) start++;
   const value = [...unsigned.subarray(start)];
   if (value[0] & 0x80) value.unshift(0);
   return [0x02, value.length, ...value];
+}
+
+/**
+ * IEEE P1363 `r || s` (64 bytes, what Web Crypto signs) to ASN.1 DER
+ * `SEQUENCE { r, s }` (what GitHub sends); also the tests' signer's, written
+ * apart from the library's decoder.
+ */
+export function p1363ToDer(signature: Uint8Array): Uint8Array {
+  const body = [...derInteger(signature.subarray(0, 32)), ...derInteger(signature.subarray(32))];
+  return new Uint8Array([0x30, body.length, ...body]);
 }
 
 /** Generates a fresh key pair. */
@@ -48,8 +58,7 @@ export async function createDemoSigner(keyIdentifier = "demo-local-signer"): Pro
           new TextEncoder().encode(body),
         ),
       );
-      const sequence = [...derInteger(p1363.subarray(0, 32)), ...derInteger(p1363.subarray(32))];
-      return base64(new Uint8Array([0x30, sequence.length, ...sequence]));
+      return base64(p1363ToDer(p1363));
     },
   };
 }

@@ -371,11 +371,20 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     async () => {
       fake.keys = [key("k801", { name: "plain" })];
       fake.newKeyFields = { credits: 7, creditsSharedBy: "tenant", creditsRefillAmount: null };
+      fake.config = {
+        ...structuredClone(FAKE_CONFIG),
+        limits: {
+          policies: [],
+          credits: { amount: 7, refillAmount: null, refillEvery: null, sharedBy: "tenant" },
+        },
+      };
       await open();
       await waitForText(page, "plain", "table");
       assert.equal(await inShadow<boolean>("r.querySelector('[part=pool]').hidden"), true);
       const manager = page.locator("api-keys-manager");
       await manager.getByRole("button", { name: "Create key" }).click();
+      const form = await shadowText(page, "dialog");
+      assert.ok(form.includes("7 credits, shared by all your keys"), form);
       await manager.getByLabel("Name", { exact: true }).fill("pooled");
       fake.failAll = 502;
       await manager.locator("dialog").getByRole("button", { name: "Create key" }).click();
@@ -409,6 +418,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     () => {
       fake.failAll = null;
       fake.newKeyFields = {};
+      fake.config = structuredClone(FAKE_CONFIG);
     },
   );
 
@@ -453,6 +463,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       const text = await shadowText(page, "dialog");
       assert.ok(text.includes("600 requests per 1 minute"), text);
       assert.ok(text.includes("10,000 credits, refilled with 10,000 every 30 days"), text);
+      assert.ok(!text.includes("shared by"), `a key's own balance is no pool: ${text}`);
       assert.equal(
         await page.locator("api-keys-manager").getByLabel("Expires").inputValue(),
         "90d",

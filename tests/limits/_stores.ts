@@ -13,6 +13,7 @@ import {
   type PostgresNamedQuery,
 } from "../../rate_limits/postgres/mod.ts";
 import { createRedisRateLimitStore } from "../../rate_limits/redis/mod.ts";
+import { connectWithin } from "./_connect_within.ts";
 import type { CounterResult, RateLimitCounter, RateLimitStore } from "../../rate_limits/store.ts";
 
 /** Where the suite's services are. */
@@ -43,6 +44,8 @@ export function loadClient<T>(pkg: string, version?: string): { module: T; versi
  * A connected node-redis client as the docs set it up (no offline queue),
  * reconnecting every 100 ms; with `listen` (default) it never crashes the
  * process on a lost connection by itself (a store listens for its errors too).
+ * Rejects when not connected within `timeoutMs` (a Redis that is down would
+ * be retried forever).
  */
 export async function connectRedis(
   url: string,
@@ -57,7 +60,12 @@ export async function connectRedis(
     socket: { connectTimeout: timeoutMs, reconnectStrategy: 100 },
   });
   if (listen) client.on("error", () => {});
-  return await client.connect();
+  return await connectWithin(
+    client,
+    timeoutMs,
+    `Redis at ${url}`,
+    "is it up? (scripts/start_redis.sh, --cluster for a cluster's node)",
+  );
 }
 
 /** One check through `checkBatch` with a far deadline; throws when the store answers `null`. */

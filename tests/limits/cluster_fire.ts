@@ -14,6 +14,7 @@ import process from "node:process";
 import { createCluster } from "redis";
 import { createRateLimiter } from "../../rate_limits/limiter.ts";
 import { createRedisRateLimitStore, type RedisScriptClient } from "../../rate_limits/redis/mod.ts";
+import { connectWithin } from "./_connect_within.ts";
 import { pooledKey } from "./_pooled_key.ts";
 
 const [tenant, count, mode] = process.argv.slice(2);
@@ -22,7 +23,7 @@ const cluster = createCluster({
   defaults: { disableOfflineQueue: true, socket: { connectTimeout: 2_000 } },
 });
 cluster.on("error", () => {});
-await cluster.connect();
+await connectWithin(cluster, 10_000, "the Redis Cluster", "is every node up?");
 const store = createRedisRateLimitStore({
   client: cluster as unknown as RedisScriptClient,
   clustered: true,

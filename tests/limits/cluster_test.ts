@@ -22,9 +22,16 @@ import { createRateLimiter } from "../../rate_limits/limiter.ts";
 import type { RateLimitBalance } from "../../rate_limits/mod.ts";
 import { createRedisRateLimitStore, type RedisScriptClient } from "../../rate_limits/redis/mod.ts";
 import { databaseReady } from "../postgres/prisma_client.ts";
+import { connectWithin } from "./_connect_within.ts";
 import { connectRedis, freshSubject } from "./_services.ts";
 
 const URLS = process.env.REDIS_CLUSTER_URLS?.split(",").filter(Boolean) ?? [];
+
+/** How long a connect to the cluster or one of its nodes may take (a dead node: forever). */
+const CONNECT_MS = 10_000;
+/** What to do when a connect takes longer. */
+const RESTART_HINT = "is every node up? `bash scripts/start_redis.sh --cluster` (with " +
+  "REDIS_CLUSTER_PORT) replaces a cluster that is not whole; then set REDIS_CLUSTER_URLS as it prints";
 
 /** A connected cluster client as the docs set it up (no offline queue, topology refresh after 1 s). */
 async function connectCluster() {
@@ -37,7 +44,7 @@ async function connectCluster() {
     topologyRefreshOnReconnectionAttemptStrategy: 1_000,
   });
   cluster.on("error", () => {});
-  return await cluster.connect();
+  return await connectWithin(cluster, CONNECT_MS, `the Redis Cluster at ${URLS}`, RESTART_HINT);
 }
 
 /** Runs 4 cluster_fire.ts processes × 250 checks at one wall-clock time; returns their answers. */
@@ -227,7 +234,8 @@ const PORTS = URLS.map((url) => Number(new URL(url).port));
 
 /**
  * One client per node, connected once, before any test kills a node (a client of a killed node
- * rejects at once; connecting to it would wait for it forever); destroyed after the suite.
+ * rejects at once; connecting to it would retry forever: `connectRedis` fails past its bound);
+ * destroyed after the suite.
  */
 let connected: Promise<Node[]> | undefined;
 const nodesOf = () => connected ??= Promise.all(URLS.map((url) => connectRedis(url)));
@@ -307,7 +315,9 @@ async function kill(nodes: readonly Node[], at: number) {
  * target `IMPORTING`, the source `MIGRATING`, its keys moved by `MIGRATE`, then `SETSLOT NODE`
  * on every master), one key per `MIGRATE` with `pauseMs` between them, so that checks meanwhile
  * find the slot's keys split between the two nodes; `moved` is called after the first key moved.
- * The slot ends on the target whatever fails. Resolves to both masters' indexes in `nodes`.
+ * The slot ends on the target once every key moved; a failed `MIGRATE` (or `moved`) leaves it
+ * with its source (`SETSLOT STABLE` on both) and rejects with that error: a slot handed over with
+ * keys left behind would lose them. Resolves to both masters' indexes in `nodes`.
  */
 async function migrateSlot(
   nodes: readonly Node[],
@@ -321,20 +331,31 @@ async function migrateSlot(
   const source = nodes[from.at];
   const keysLeft = async () =>
     await source.sendCommand(["CLUSTER", "GETKEYSINSLOT", String(slot), "1"]) as string[];
+  await nodes[to.at].sendCommand(["CLUSTER", "SETSLOT", String(slot), "IMPORTING", from.id]);
+  await source.sendCommand(["CLUSTER", "SETSLOT", String(slot), "MIGRATING", to.id]);
   try {
-    await nodes[to.at].sendCommand(["CLUSTER", "SETSLOT", String(slot), "IMPORTING", from.id]);
-    await source.sendCommand(["CLUSTER", "SETSLOT", String(slot), "MIGRATING", to.id]);
     for (let keys = await keysLeft(), n = 0; keys.length > 0; keys = await keysLeft(), n++) {
       await source.sendCommand(
         ["MIGRATE", "127.0.0.1", String(PORTS[to.at]), "", "0", "5000", "KEYS", ...keys],
-      );
+      ).catch((error) => {
+        throw new Error(`MIGRATE of slot ${slot}'s keys ${keys} failed: ${error}`, {
+          cause: error,
+        });
+      });
       if (n === 0) await moved();
       await sleep(pauseMs);
     }
-  } finally {
-    for (const m of [to, from, ...masters.filter((m) => m.id !== to.id && m.id !== from.id)]) {
-      await nodes[m.at].sendCommand(["CLUSTER", "SETSLOT", String(slot), "NODE", to.id]);
-    }
+  } catch (error) {
+    // Best effort: the slot back with its source; the test fails with this error either way.
+    await Promise.allSettled(
+      [to, from].map((m) =>
+        nodes[m.at].sendCommand(["CLUSTER", "SETSLOT", String(slot), "STABLE"])
+      ),
+    );
+    throw error;
+  }
+  for (const m of [to, from, ...masters.filter((m) => m.id !== to.id && m.id !== from.id)]) {
+    await nodes[m.at].sendCommand(["CLUSTER", "SETSLOT", String(slot), "NODE", to.id]);
   }
   return { from: from.at, to: to.at };
 }
@@ -723,6 +744,10 @@ if (
           const late = await create("c");
           keys.push(late);
           spenders.push(spend(late));
+        }).catch(async (error) => {
+          stop = true; // the spenders end before the service closes; the test fails with `error`
+          await Promise.allSettled(spenders);
+          throw error;
         });
         const countedWhenMoved = total();
         await sleep(300);

@@ -155,7 +155,7 @@ if (databaseReady("usage on PostgreSQL", unavailable)) {
       await reset();
       const storage = new PrismaApiKeyStorage(prisma, { usage: prisma, usageBatches: true });
       const usage = recorderOver(storage, 300);
-      usage.accepted("k-late", "t-late");
+      usage.accepted("k-late", "t-late", 1, NOW);
       assert.equal(await usage.flush(), undefined, "the key's row is stored");
       const locker = new pg.Client({ connectionString: url });
       await locker.connect();
@@ -170,11 +170,11 @@ if (databaseReady("usage on PostgreSQL", unavailable)) {
       try {
         await locker.query("BEGIN");
         await locker.query("SELECT 1 FROM api_key_usage WHERE key_id = $1 FOR UPDATE", ["k-late"]);
-        for (let i = 0; i < 5; i++) usage.accepted("k-late", "t-late");
-        usage.refused("k-late", "t-late", "api_key_scope_insufficient");
+        for (let i = 0; i < 5; i++) usage.accepted("k-late", "t-late", 1, NOW);
+        usage.refused("k-late", "t-late", "api_key_scope_insufficient", NOW);
         assert.ok(await usage.flush() !== undefined, "the first write answered after its deadline");
         assert.equal(await waiting(), 1, "and still waits in PostgreSQL");
-        usage.accepted("k-late", "t-late", 4);
+        usage.accepted("k-late", "t-late", 4, NOW);
         assert.ok(await usage.flush() !== undefined, "the retry waits behind the first write");
         assert.equal(await waiting(), 2, "both wait in PostgreSQL");
         await locker.query("COMMIT"); // the first write commits now, late; then the retry's
@@ -201,7 +201,7 @@ if (databaseReady("usage on PostgreSQL", unavailable)) {
       await reset();
       const { log, storage } = countingClient(prisma);
       const recorder = recorderOver(storage, 10_000);
-      for (let i = 0; i < 2_500; i++) recorder.accepted(`key-${i}`, "t-batch");
+      for (let i = 0; i < 2_500; i++) recorder.accepted(`key-${i}`, "t-batch", 1, NOW);
       await recorder.close();
       assert.deepEqual(log.map((entry) => [entry.call, entry.rows]), [
         ["recordUsage", 1_000],

@@ -1367,7 +1367,11 @@ describe("createApiKeysAdminHandler", () => {
     const caller = { tenant: "acme", keyId: pooled.id };
     const config = (await call("GET", "/config", { caller }))!;
     assert.equal(config.json.can.create, true, JSON.stringify(config.json));
-    assert.equal(config.json.limits.credits.amount, 1_000);
+    assert.deepEqual(
+      [config.json.limits.credits.amount, config.json.limits.credits.sharedBy],
+      [1_000, "tenant"],
+      "the pool the minted key spends",
+    );
     const minted = (await call("POST", "/keys", {
       body: { name: "minted", scopes: ["projects:read"] },
       caller,
@@ -1404,6 +1408,7 @@ describe("createApiKeysAdminHandler", () => {
       amount: 50_000,
       refillAmount: 50_000,
       refillEvery: "monthly",
+      sharedBy: "tenant",
     }, "no pool yet: the first key starts it");
     const made = (await call("POST", "/keys", {
       body: { name: "ci", scopes: ["projects:read"] },
@@ -1412,7 +1417,11 @@ describe("createApiKeysAdminHandler", () => {
     assert.equal(made.status, 201, JSON.stringify(made.json));
     await service.authorize(made.json.key, { cost: 49_990 });
     const later = (await call("GET", "/config", { caller: person }))!;
-    assert.equal(later.json.limits.credits.amount, 10, "the pool as a new key joins it");
+    assert.deepEqual(
+      [later.json.limits.credits.amount, later.json.limits.credits.sharedBy],
+      [10, "tenant"],
+      "the pool as a new key joins it",
+    );
     const joined = (await call("POST", "/keys", {
       body: { name: "ci 2", scopes: ["projects:read"] },
       caller: person,

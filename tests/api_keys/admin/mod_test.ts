@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import * as admin from "../../../api_keys/admin/mod.ts";
-import { loadedAtImport } from "../../module_graph.ts";
+import { loadedAtImport, WITH_DENO_INFO } from "../../module_graph.ts";
 
 /**
  * The most library files `./api-keys/admin` may load at import: 20 (22 while its query checks
@@ -17,7 +17,7 @@ describe("api_keys/admin/mod.ts", () => {
 
   it(
     "loads the usage window's rule but not the usage recorder at import, in a bounded number of files",
-    { skip: !("Deno" in globalThis) && "it reads the module graph with deno info" },
+    WITH_DENO_INFO,
     async () => {
       const { files } = await loadedAtImport(
         new URL("../../../api_keys/admin/mod.ts", import.meta.url).href,

@@ -1,9 +1,13 @@
 /**
  * A local stand-in for GitHub's secret-scanning signer: an ECDSA P-256 key
  * pair from Web Crypto, its PEM public key, and base64 DER signatures. The
- * DER encoder here is written independently of the one under test.
+ * DER encoder (`p1363ToDer`, the demo signer's: one home) is written
+ * independently of the one under test.
  */
 import { readFileSync } from "node:fs";
+import { p1363ToDer } from "../../../demo/leaks/test_signer.ts";
+
+export { p1363ToDer };
 
 /** The published sample: key id, PEM public key, payload and signature. */
 export const GITHUB_SAMPLE = JSON.parse(
@@ -14,21 +18,6 @@ function base64(bytes: Uint8Array): string {
   let binary = "";
   for (const byte of bytes) binary += String.fromCharCode(byte);
   return btoa(binary);
-}
-
-/** DER INTEGER of an unsigned big-endian number: minimal, with a 0x00 when the top bit is set. */
-function derInteger(unsigned: Uint8Array): number[] {
-  let start = 0;
-  while (start < unsigned.length - 1 && unsigned[start] === 0) start++;
-  const value = [...unsigned.subarray(start)];
-  if (value[0] & 0x80) value.unshift(0);
-  return [0x02, value.length, ...value];
-}
-
-/** IEEE P1363 `r || s` (64 bytes) to ASN.1 DER `SEQUENCE { r, s }`. */
-export function p1363ToDer(signature: Uint8Array): Uint8Array {
-  const body = [...derInteger(signature.subarray(0, 32)), ...derInteger(signature.subarray(32))];
-  return new Uint8Array([0x30, body.length, ...body]);
 }
 
 /** A PEM public key of curve P-384 (not usable for GitHub's P-256 signatures). */

@@ -2,13 +2,12 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import {
-  addCounts,
   compileUsage,
   readUsage,
   readUsageOfKeys,
   UsageRecorder,
-  zeroCounts,
 } from "../../../api_keys/metering/_usage.ts";
+import { zeroCounts } from "../../../api_keys/metering/_usage_counts.ts";
 import { StorageAccess, type UsageAccess } from "../../../api_keys/storage/_access.ts";
 import type {
   ApiKeyUsageBucket,
@@ -97,13 +96,13 @@ describe("UsageRecorder", () => {
     const clock = { now: T0 + HOUR - 1 };
     const { access, writes } = fakeAccess();
     const usage = recorder(access, clock);
-    usage.accepted("k1", "t1");
-    usage.refused("k1", "t1", "api_key_scope_insufficient");
-    usage.refused("k2", "t2", "api_key_invalid");
+    usage.accepted("k1", "t1", 1, clock.now);
+    usage.refused("k1", "t1", "api_key_scope_insufficient", clock.now);
+    usage.refused("k2", "t2", "api_key_invalid", clock.now);
     clock.now = T0 + HOUR; // 11:00:00.000
-    usage.accepted("k1", "t1", 5);
-    usage.refused("k1", "t1", "api_key_rate_limited");
-    usage.refused("k1", "t1", "api_key_usage_exceeded");
+    usage.accepted("k1", "t1", 5, clock.now);
+    usage.refused("k1", "t1", "api_key_rate_limited", clock.now);
+    usage.refused("k1", "t1", "api_key_usage_exceeded", clock.now);
     assert.equal(usage.pendingRows, 3);
     await usage.close();
     const rows = rowsOf(writes);
@@ -131,7 +130,7 @@ describe("UsageRecorder", () => {
     const { access, writes } = fakeAccess();
     const usage = recorder(access, { now: T0 });
     for (let round = 0; round < 3; round++) {
-      for (let i = 2_499; i >= 0; i--) usage.accepted(`k${String(i).padStart(5, "0")}`, "t");
+      for (let i = 2_499; i >= 0; i--) usage.accepted(`k${String(i).padStart(5, "0")}`, "t", 1, T0);
     }
     await usage.flush();
     assert.deepEqual(writes.map((w) => w.length), [1_000, 1_000, 500]);
@@ -146,12 +145,12 @@ describe("UsageRecorder", () => {
     const metrics: ApiKeyUsageMetric[] = [];
     const { access, writes, batchIds } = fakeAccess((call) => call === 2);
     const usage = recorder(access, { now: T0 }, { metrics });
-    for (let i = 0; i < 1_500; i++) usage.accepted(`k${String(i).padStart(4, "0")}`, "t");
+    for (let i = 0; i < 1_500; i++) usage.accepted(`k${String(i).padStart(4, "0")}`, "t", 1, T0);
     const error = await usage.flush();
     assert.match(String(error), /database down/);
     assert.equal(usage.pendingRows, 500, "the failed write's 500 rows are held");
-    usage.accepted("k1499", "t");
-    usage.refused("k1499", "t", "api_key_revoked");
+    usage.accepted("k1499", "t", 1, T0);
+    usage.refused("k1499", "t", "api_key_revoked", T0);
     await usage.flush();
     assert.deepEqual(writes.map((w) => w.length), [1_000, 500, 1]);
     assert.equal(batchIds[2], batchIds[1], "the retry carries the failed write's batch id");
@@ -177,12 +176,12 @@ describe("UsageRecorder", () => {
     const metrics: ApiKeyUsageMetric[] = [];
     const { access, writes } = fakeAccess((call) => call === 1);
     const usage = recorder(access, { now: T0 }, { maxPendingKeys: 3, metrics });
-    usage.accepted("a", "t");
-    usage.accepted("b", "t");
+    usage.accepted("a", "t", 1, T0);
+    usage.accepted("b", "t", 1, T0);
     await usage.flush(); // fails: a and b held
-    usage.accepted("c", "t");
-    usage.accepted("d", "t"); // 4 rows: a dropped
-    usage.accepted("e", "t"); // b dropped
+    usage.accepted("c", "t", 1, T0);
+    usage.accepted("d", "t", 1, T0); // 4 rows: a dropped
+    usage.accepted("e", "t", 1, T0); // b dropped
     assert.equal(usage.pendingRows, 3);
     assert.deepEqual(
       metrics.filter((m) => m.outcome === "dropped").map((m) => m.rows),
@@ -208,16 +207,16 @@ describe("UsageRecorder", () => {
       readKeys: (query) => Promise.resolve(query.keyIds.map(() => [])),
     };
     const usage = recorder(access, { now: T0 }, { maxPendingKeys: 3, metrics });
-    for (const key of ["a", "b", "c"]) usage.accepted(key, "t");
+    for (const key of ["a", "b", "c"]) usage.accepted(key, "t", 1, T0);
     const flushed = usage.flush(); // a, b, c in flight
     await Promise.resolve();
-    for (const key of ["d", "e", "f"]) usage.accepted(key, "t"); // 3 waiting: none dropped
+    for (const key of ["d", "e", "f"]) usage.accepted(key, "t", 1, T0); // 3 waiting: none dropped
     assert.equal(metrics.filter((m) => m.outcome === "dropped").length, 0);
     gates.shift()!.resolve();
     await flushed;
     const next = usage.flush(); // d, e, f in flight
     await Promise.resolve();
-    usage.accepted("g", "t");
+    usage.accepted("g", "t", 1, T0);
     gates.shift()!.reject(new Error("database down"));
     await next; // d, e, f and g held: 4 rows, d dropped (a failed write's oldest first)
     assert.deepEqual(
@@ -240,16 +239,16 @@ describe("UsageRecorder", () => {
     const { access, writes } = fakeAccess();
     const clock = { now: T0 };
     const usage = recorder(access, clock, { maxPendingKeys: 3, metrics });
-    usage.accepted("a", "t");
-    usage.accepted("b", "t");
+    usage.accepted("a", "t", 1, clock.now);
+    usage.accepted("b", "t", 1, clock.now);
     clock.now = T0 + HOUR;
-    usage.accepted("c", "t");
-    usage.accepted("a", "t"); // 4 rows: a of 10:00 dropped
+    usage.accepted("c", "t", 1, clock.now);
+    usage.accepted("a", "t", 1, clock.now); // 4 rows: a of 10:00 dropped
     clock.now = T0 + 2 * HOUR;
-    usage.accepted("d", "t"); // b of 10:00 dropped
-    usage.accepted("e", "t"); // c of 11:00 dropped
-    usage.accepted("f", "t"); // a of 11:00 dropped
-    usage.accepted("g", "t"); // d, the oldest of the current hour, dropped
+    usage.accepted("d", "t", 1, clock.now); // b of 10:00 dropped
+    usage.accepted("e", "t", 1, clock.now); // c of 11:00 dropped
+    usage.accepted("f", "t", 1, clock.now); // a of 11:00 dropped
+    usage.accepted("g", "t", 1, clock.now); // d, the oldest of the current hour, dropped
     assert.equal(usage.pendingRows, 3);
     assert.deepEqual(metrics.map((m) => m.rows), [1, 1, 1, 1, 1]);
     await usage.close();
@@ -262,7 +261,7 @@ describe("UsageRecorder", () => {
   it("close() flushes what is pending; a failed close rejects and keeps the rows for another close()", async () => {
     const { access, writes } = fakeAccess((call) => call === 1);
     const usage = recorder(access, { now: T0 });
-    usage.accepted("k", "t");
+    usage.accepted("k", "t", 1, T0);
     await assert.rejects(usage.close(), /database down/);
     assert.equal(usage.pendingRows, 1);
     await usage.close();
@@ -296,11 +295,11 @@ describe("UsageRecorder", () => {
       const row = model.get(id) ?? { accepted: 0, cost: 0, refused: 0, lastUsed: null };
       model.set(id, row);
       if (random(4) === 0) {
-        usage.refused(keyId, "t", "api_key_scope_insufficient");
+        usage.refused(keyId, "t", "api_key_scope_insufficient", clock.now);
         row.refused++;
       } else {
         const cost = 1 + random(3);
-        usage.accepted(keyId, "t", cost);
+        usage.accepted(keyId, "t", cost, clock.now);
         row.accepted++;
         row.cost += cost;
         row.lastUsed = Math.max(row.lastUsed ?? -Infinity, clock.now);
@@ -332,7 +331,7 @@ describe("UsageRecorder", () => {
       maxPendingKeys: 10,
       emitMetric: undefined,
     });
-    usage.accepted("k", "t");
+    usage.accepted("k", "t", 1, T0);
     await new Promise((resolve) => setTimeout(resolve, 250));
     assert.equal(writes.length, 1, "flushed by the timer");
     await new Promise((resolve) => setTimeout(resolve, 150));
@@ -365,13 +364,13 @@ describe("UsageRecorder: a retried write is counted once", () => {
     const inner = new InMemoryApiKeyStorage();
     const access = new StorageAccess(lateFirstWrite(inner, 200), 50, "storage");
     const usage = recorder(access.usage!, { now: T0 });
-    for (let i = 0; i < 10; i++) usage.accepted("k1", "t1");
-    usage.refused("k1", "t1", "api_key_revoked");
+    for (let i = 0; i < 10; i++) usage.accepted("k1", "t1", 1, T0);
+    usage.refused("k1", "t1", "api_key_revoked", T0);
     const timedOut = await usage.flush();
     assert.ok(timedOut instanceof ApiKeyStorageError, String(timedOut));
-    usage.accepted("k1", "t1");
+    usage.accepted("k1", "t1", 1, T0);
     assert.equal(await usage.flush(), undefined, "retried at once, before the late write commits");
-    usage.accepted("k1", "t1", 3);
+    usage.accepted("k1", "t1", 3, T0);
     await new Promise((resolve) => setTimeout(resolve, 300)); // the late write commits
     await usage.close();
     const hours = await inner.readUsage({
@@ -520,14 +519,6 @@ describe("readUsage", () => {
       readUsage(undefined, "t", { from, to: new Date(T0 + HOUR), granularity: "hour" }),
       { name: "TypeError", message: /needs a storage with the capabilities/ },
     );
-  });
-
-  it("addCounts adds every count", () => {
-    const into = zeroCounts();
-    addCounts(into, { ...zeroCounts(), accepted: 2, cost: 3 });
-    into.refused.api_key_expired = 1;
-    addCounts(into, into);
-    assert.deepEqual([into.accepted, into.cost, into.refused.api_key_expired], [4, 6, 2]);
   });
 });
 
@@ -942,16 +933,16 @@ describe("UsageRecorder's refusal aggregates (audit.refusedVerifications)", () =
       onRefusals: (keyId, tenantId, hour, refused) =>
         seen.push([keyId, tenantId, hour.toISOString(), refused]),
     });
-    usage.refused("k1", "t1", "api_key_revoked");
-    usage.refused("k1", "t1", "api_key_revoked");
-    usage.accepted("k2", "t1");
+    usage.refused("k1", "t1", "api_key_revoked", clock.now);
+    usage.refused("k1", "t1", "api_key_revoked", clock.now);
+    usage.accepted("k2", "t1", 1, clock.now);
     await usage.flush();
     clock.now = T0 + 60_000;
-    usage.refused("k1", "t1", "api_key_ip_not_allowed");
+    usage.refused("k1", "t1", "api_key_ip_not_allowed", clock.now);
     await usage.flush();
     assert.deepEqual(seen, [], "the hour is not past: nothing yet, whatever the flushes");
     clock.now = T0 + HOUR;
-    usage.refused("k1", "t1", "api_key_expired");
+    usage.refused("k1", "t1", "api_key_expired", clock.now);
     assert.notEqual(await usage.flush(), undefined, "the third write fails");
     assert.deepEqual(seen, [], "a failed write reports nothing");
     await usage.flush();

@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import * as nest from "../../../api_keys/nest/mod.ts";
-import { loadedAtImport } from "../../module_graph.ts";
+import { loadedAtImport, WITH_DENO_INFO } from "../../module_graph.ts";
 
 /**
  * The most library files `./api-keys/nest` may load at import: 35 (38 while the checks of
@@ -63,9 +63,7 @@ describe("api_keys/nest/mod.ts", () => {
 
   it(
     "loads neither the admin, leak, key-import, the service's flows, the rate limiter nor a package but Nest's at import, in a bounded number of files",
-    {
-      skip: !("Deno" in globalThis) && "it reads the module graph with deno info",
-    },
+    WITH_DENO_INFO,
     async () => {
       const { files, packages } = await loadedAtImport(
         new URL("../../../api_keys/nest/mod.ts", import.meta.url).href,

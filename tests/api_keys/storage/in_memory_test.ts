@@ -2,6 +2,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { InMemoryApiKeyStorage } from "../../../api_keys/storage/in_memory.ts";
 import type { ApiKeyRecord } from "../../../api_keys/types.ts";
+import { loadedAtImport, WITH_DENO_INFO } from "../../module_graph.ts";
 import { storedRecord } from "./stored_record.ts";
 
 const record = (n: number, overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord =>
@@ -13,6 +14,17 @@ const record = (n: number, overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord 
   });
 
 describe("InMemoryApiKeyStorage", () => {
+  it(
+    "does not load the usage recorder at import (its counts are a module apart)",
+    WITH_DENO_INFO,
+    async () => {
+      const url = new URL("../../../api_keys/storage/in_memory.ts", import.meta.url);
+      const { files } = await loadedAtImport(url.href);
+      assert.ok(files.includes("api_keys/metering/_usage_counts.ts"), files.join("\n"));
+      assert.ok(!files.includes("api_keys/metering/_usage.ts"), files.sort().join("\n"));
+    },
+  );
+
   it("refuses a duplicate id or prefix", async () => {
     const storage = new InMemoryApiKeyStorage();
     await storage.insert(record(1));

@@ -286,6 +286,40 @@ describe("ApiKeysService.verify", () => {
     assert.deepEqual(metrics.map((m) => m.outcome), ["error"]);
   });
 
+  it("without usage, lastUsedAt is the request's one time: a clock stepping at each read is read once per verify or authorize (cache miss and hit), and lastUsedAt and api_key.used are at that read", async () => {
+    const T = Date.parse("2030-01-01T10:00:00.000Z");
+    const reads: number[] = [];
+    let stepping = false;
+    const clock = () => {
+      const at = T + 1_000 * reads.length;
+      if (stepping) reads.push(at);
+      return new Date(at);
+    };
+    const { service, storage, events } = makeService({
+      clock,
+      debounceMs: 0,
+      emitUsageEvents: true,
+    });
+    const { id, key } = await service.create({
+      tenantId: "t",
+      name: "n",
+      scopes: READ_ORDERS,
+      expiresAt: new Date(T + 86_400_000), // its expiry check reads the clock: the request's time
+    });
+    stepping = true;
+    for (const call of ["verify", "verify", "authorize", "authorize"] as const) {
+      const before = reads.length;
+      events.length = 0;
+      await (call === "verify" ? service.verify(key) : service.authorize(key));
+      await new Promise((resolve) => setTimeout(resolve, 0)); // the detached touch
+      assert.equal(reads.length, before + 1, `${call}: one clock read`);
+      const at = reads.at(-1)!;
+      assert.equal((await storage.findById(id))!.lastUsedAt?.getTime(), at, call);
+      const used = events.filter((e) => e.type === "api_key.used");
+      assert.deepEqual(used.map((e) => e.at.getTime()), [at], call);
+    }
+  });
+
   it("debounces lastUsedAt per key and never fails a verify for it", async () => {
     const { storage, calls } = spyStorage();
     const { service, clocks } = makeService({ storage, cache: false, debounceMs: 1000 });

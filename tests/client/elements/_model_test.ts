@@ -95,7 +95,7 @@ describe("client/elements/_model.ts", () => {
           limit: 5,
           windowMs: 0,
         }],
-        credits: { amount: 10, refillAmount: "x", refillEvery: "daily" },
+        credits: { amount: 10, refillAmount: "x", refillEvery: "daily", sharedBy: "tenant" },
       },
     });
     assert.equal(config.defaultExpiry, "never", "a default not offered: never");
@@ -109,8 +109,10 @@ describe("client/elements/_model.ts", () => {
     });
     assert.deepEqual(config.limits, {
       policies: [{ name: "m", limit: 5, windowMs: 60_000 }],
-      credits: { amount: 10, refillAmount: null, refillEvery: "daily" },
+      credits: { amount: 10, refillAmount: null, refillEvery: "daily", sharedBy: "tenant" },
     });
+    const own = configOf({ limits: { policies: [], credits: { amount: 1, sharedBy: 5 } } });
+    assert.equal(own.limits?.credits?.sharedBy, null, "sharedBy: a string or null");
   });
 
   it("pageOf: keys, nextCursor (empty is none) and the tenant pool", () => {
