@@ -8,8 +8,10 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
   type ApiKeyAuditCheckpointEvent,
+  type ApiKeysService,
   type ApiKeysServiceOptions,
   type ApiKeyStorage,
+  type AuditLogPage,
   InMemoryApiKeyStorage,
 } from "../../../api_keys/mod.ts";
 import { checkpointValid, verifyAuditChain } from "../../../api_keys/audit/chain.ts";
@@ -53,6 +55,23 @@ async function collect(lines: AsyncIterable<string>): Promise<string[]> {
   const out: string[] = [];
   for await (const line of lines) out.push(line);
   return out;
+}
+
+/**
+ * Tenant `t`'s records by `actor` once there are `n` (they are appended off the
+ * call's path), or those there after 5 s of polling.
+ */
+async function recordsOf(
+  service: ApiKeysService,
+  actor: string,
+  n: number,
+): Promise<AuditLogPage["records"]> {
+  const until = Date.now() + 5_000;
+  for (;;) {
+    const { records } = await service.auditLog("t", { actor });
+    if (records.length >= n || Date.now() > until) return records;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
 }
 
 describe("api_keys/audit/_log.ts", () => {
@@ -162,8 +181,7 @@ describe("api_keys/audit/_log.ts", () => {
     await service.rotate(id, { gracePeriodMs: 60_000 });
     clocks.advance(2 * 60_000);
     await service.notifyExpiring({ thresholdsMs: [30 * DAY] });
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    const { records } = await service.auditLog("t", { actor: "system" });
+    const records = await recordsOf(service, "system", 2);
     assert.deepEqual(records.map((r) => r.action).sort(), [
       "key.expiring",
       "key.rotation_completed",
@@ -187,8 +205,7 @@ describe("api_keys/audit/_log.ts", () => {
         source: "github",
         url: null,
       }));
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    const { records } = await service.auditLog("t", { actor: "leak-report" });
+    const records = await recordsOf(service, "leak-report", 2);
     assert.deepEqual(records.map((r) => r.action).sort(), ["key.exposed", "key.revoked"]);
     assert.ok(records.every((r) => r.keyId === id && r.prefix === prefix));
   });
