@@ -1,9 +1,11 @@
 /**
- * Changing a refill rule with `updateCredits` (`{ set, refill }`), in memory
+ * Changing a refill rule with `updateCredits` (`{ set, refill }`, and
+ * `{ refill }` alone keeping the balance in one store call), in memory
  * on a pinned clock: a key's own rule (and its rotation chain's), the tenant's
  * pool (every key spending it), no refill granted at the change nor by the old
  * rule after it (a shorter and a longer period), `refill: null`, a cached
- * context, the audit log, creating keys under the changed pool, validation.
+ * context, the audit log, creating keys under the changed pool, validation, a
+ * store that cannot keep a balance across a rule change (refused, nothing written).
  * The same on PostgreSQL and Redis: tests/limits/refill_change_test.ts.
  */
 import { describe, it } from "node:test";
@@ -15,6 +17,7 @@ import {
 } from "../../../api_keys/mod.ts";
 import { createRateLimiter } from "../../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../../rate_limits/memory_store.ts";
+import type { CreditChange, CreditCounter, RateLimitStore } from "../../../rate_limits/store.ts";
 import { FakeClocks, makeService, READ_ORDERS, rejection } from "../helpers.ts";
 
 const CHECKPOINT_KEY = "an-audit-key-of-at-least-thirty-two-bytes";
@@ -22,8 +25,11 @@ const at = (iso: string) => Date.parse(`${iso}Z`);
 const MONTHLY = { amount: 1_000, interval: "monthly" as const };
 const DAILY = { amount: 50, interval: "daily" as const };
 
-/** A service over in-memory storage and a memory store on one fake clock at `startIso` (audited). */
-function ruleService(startIso: string) {
+/**
+ * A service over in-memory storage and a memory store on one fake clock at
+ * `startIso` (audited); `wrap` may wrap the store.
+ */
+function ruleService(startIso: string, wrap = (store: RateLimitStore) => store) {
   const clocks = new FakeClocks();
   clocks.now = at(startIso);
   const storage = new InMemoryApiKeyStorage();
@@ -33,7 +39,7 @@ function ruleService(startIso: string) {
     const made = makeService({
       storage,
       limiter: createRateLimiter({
-        store: createMemoryRateLimitStore({ now: () => clocks.now }),
+        store: wrap(createMemoryRateLimitStore({ now: () => clocks.now })),
         logger: () => {},
       }),
       clock: clocks.clock,
@@ -196,7 +202,8 @@ describe("updateCredits with a refill rule: a key's own balance", () => {
         [{ set: 1, refill: { amount: 5, everyMs: 1_000, interval: "daily" } }, /refill takes/],
         [{ set: 1, refill: "daily" }, /refill must be an object/],
         [{ set: 1, refill: undefined }, /refill must be a rule or null/],
-        [{ refill: DAILY }, /refill needs set/],
+        [{ refill: undefined }, /refill must be a rule or null/],
+        [{ anchor: true }, /anchor/],
         [{ add: 5, refill: DAILY }, /add cannot be given with refill/],
         [{ set: -1, refill: DAILY }, /set/],
       ] as const
@@ -217,6 +224,146 @@ describe("updateCredits with a refill rule: a key's own balance", () => {
     );
     assert.ok(error instanceof ApiKeyValidationError);
     assert.equal(error.field, "credits");
+  });
+});
+
+describe("updateCredits with a refill rule alone: the balance kept", () => {
+  it("monthly to daily mid-month: the balance kept, no refill until the next midnight", async () => {
+    const { service, storage, clocks } = ruleService("2030-01-10T08:00:00.000");
+    const { id, key } = await service.create({
+      tenantId: "t1",
+      name: "k",
+      scopes: READ_ORDERS,
+      credits: { remaining: 100, refill: MONTHLY },
+    });
+    await service.authorize(key, { cost: 10 });
+    clocks.now = at("2030-01-15T12:00:00.000");
+    assert.deepEqual(await service.updateCredits("t1", id, { refill: DAILY }), {
+      remaining: 90,
+      nextRefillAt: new Date(at("2030-01-16T00:00:00.000")),
+    });
+    const credits = (await storage.findById(id))!.credits!;
+    assert.deepEqual(credits.refill, DAILY);
+    assert.deepEqual([credits.remaining, +credits.updatedAt], [90, clocks.now]);
+    clocks.now = at("2030-01-15T23:59:59.000");
+    const spent = await service.authorize(key);
+    assert.deepEqual(
+      [spent.creditResult?.remaining, spent.creditResult?.resetMs],
+      [89, 1_000],
+      "no refill at the change nor before the next midnight",
+    );
+    clocks.now = at("2030-01-16T00:00:01.000");
+    assert.equal((await service.authorize(key)).creditResult?.remaining, 49, "refilled");
+  });
+
+  it("daily to monthly with the daily refill due at the change: taken, then no daily refill after", async () => {
+    const { service, storage, clocks } = ruleService("2030-01-14T10:00:00.000");
+    const { id, key } = await service.create({
+      tenantId: "t1",
+      name: "k",
+      scopes: READ_ORDERS,
+      credits: { remaining: 50, refill: DAILY },
+    });
+    await service.authorize(key, { cost: 47 });
+    clocks.now = at("2030-01-15T12:00:00.000"); // the daily refill of 00:00 is due, not yet taken
+    assert.deepEqual(await service.updateCredits("t1", id, { refill: MONTHLY }), {
+      remaining: 50,
+      nextRefillAt: new Date(at("2030-02-01T00:00:00.000")),
+    });
+    assert.equal((await storage.findById(id))!.credits!.remaining, 50);
+    clocks.now = at("2030-01-16T01:00:00.000");
+    assert.equal((await service.authorize(key)).creditResult?.remaining, 49, "no daily refill");
+    clocks.now = at("2030-02-01T00:00:01.000");
+    assert.equal((await service.authorize(key)).creditResult?.remaining, 999);
+  });
+
+  it("refill: null alone ends the refills, the balance kept", async () => {
+    const { service, storage, clocks } = ruleService("2030-01-15T12:00:00.000");
+    const { id, key } = await service.create({
+      tenantId: "t1",
+      name: "k",
+      scopes: READ_ORDERS,
+      credits: { remaining: 100, refill: MONTHLY },
+    });
+    await service.authorize(key);
+    assert.deepEqual(await service.updateCredits("t1", id, { refill: null }), {
+      remaining: 99,
+      nextRefillAt: null,
+    });
+    assert.equal("refill" in (await storage.findById(id))!.credits!, false);
+    clocks.now = at("2030-03-01T00:00:01.000");
+    const spent = await service.authorize(key);
+    assert.deepEqual([spent.creditResult?.remaining, spent.creditResult?.resetMs], [98, -1]);
+  });
+
+  it("the tenant's pool: the balance kept under the new rule for every key spending it", async () => {
+    const { service, storage, clocks } = ruleService("2030-01-10T08:00:00.000");
+    const { id, key } = await service.create({
+      tenantId: "acme",
+      name: "ci",
+      scopes: READ_ORDERS,
+      credits: { remaining: 500, refill: MONTHLY, sharedBy: "tenant" },
+    });
+    await service.authorize(key, { cost: 100 });
+    clocks.now = at("2030-01-15T12:00:00.000");
+    assert.deepEqual(await service.updateCredits("acme", null, { refill: DAILY }), {
+      remaining: 400,
+      nextRefillAt: new Date(at("2030-01-16T00:00:00.000")),
+    });
+    assert.deepEqual((await storage.findById(id))!.credits!.refill, DAILY);
+    assert.equal((await service.authorize(key)).creditResult?.remaining, 399, "no refill");
+    clocks.now = at("2030-01-16T00:00:01.000");
+    assert.equal((await service.authorize(key)).creditResult?.remaining, 49, "refilled");
+  });
+
+  it("one store call (atomic with concurrent spends): { anchor: true } under the old rule", async () => {
+    const calls: [CreditCounter, CreditChange][] = [];
+    const { service } = ruleService("2030-01-15T12:00:00.000", (store) => ({
+      ...store,
+      changeCredits: (counter, change, deadline) => {
+        calls.push([counter, change]);
+        return store.changeCredits!(counter, change, deadline);
+      },
+    }));
+    const { id } = await service.create({
+      tenantId: "t1",
+      name: "k",
+      scopes: READ_ORDERS,
+      credits: { remaining: 100, refill: MONTHLY },
+    });
+    await service.updateCredits("t1", id, { refill: DAILY });
+    assert.equal(calls.length, 1, "exactly one store call");
+    const [[counter, change]] = calls;
+    assert.deepEqual(change, { anchor: true });
+    assert.deepEqual(counter.refill, MONTHLY, "settled under the old rule");
+  });
+
+  it("a store that cannot anchor a balance (no anchorsCredits): a TypeError naming it, nothing changed or written", async () => {
+    const changes: CreditChange[] = [];
+    const { service, storage } = ruleService("2030-01-15T12:00:00.000", (store) => {
+      const { anchorsCredits: _, ...rest } = store;
+      return {
+        ...rest,
+        changeCredits: (counter, change, deadline) => {
+          changes.push(change);
+          return store.changeCredits!(counter, change, deadline);
+        },
+      };
+    });
+    const { id, key } = await service.create({
+      tenantId: "t1",
+      name: "k",
+      scopes: READ_ORDERS,
+      credits: { remaining: 100, refill: MONTHLY },
+    });
+    await service.authorize(key);
+    const error = await rejection(service.updateCredits("t1", id, { refill: DAILY }));
+    assert.ok(error instanceof TypeError, String(error));
+    assert.match(String(error.message), /anchorsCredits/);
+    assert.deepEqual(changes, [], "no store call");
+    const credits = (await storage.findById(id))!.credits!;
+    assert.deepEqual([credits.refill, credits.remaining], [MONTHLY, 100], "nothing written");
+    assert.equal((await service.authorize(key)).creditResult?.remaining, 98);
   });
 });
 
