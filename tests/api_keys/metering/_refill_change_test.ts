@@ -53,84 +53,93 @@ function ruleService(startIso: string, wrap = (store: RateLimitStore) => store) 
 }
 
 describe("updateCredits with a refill rule: a key's own balance", () => {
-  it("a shorter period (monthly to daily) mid-month: the balance set, no refill until the new rule's next boundary; the rotation chain's records get the rule", async () => {
-    const { service, storage, clocks } = ruleService("2030-01-10T08:00:00.000");
-    const { id: first, key: firstKey } = await service.create({
-      tenantId: "t1",
-      name: "k",
-      scopes: READ_ORDERS,
-      credits: { remaining: 100, refill: MONTHLY },
+  for (const set of [true, false]) {
+    const how = set ? "set with the rule" : "the rule alone (the balance kept)";
+    it(`a shorter period (monthly to daily) mid-month, ${how}: no refill until the new rule's next boundary; the rotation chain's records get the rule`, async () => {
+      const { service, storage, clocks } = ruleService("2030-01-10T08:00:00.000");
+      const { id: first, key: firstKey } = await service.create({
+        tenantId: "t1",
+        name: "k",
+        scopes: READ_ORDERS,
+        credits: { remaining: 100, refill: MONTHLY },
+      });
+      // Spent first: the store holds the balance (the limiter settles one it lacks on Date.now()).
+      await service.authorize(firstKey, { cost: 10 });
+      const { id: second, key } = await service.rotate(first);
+      clocks.now = at("2030-01-15T12:00:00.000");
+      const change = set ? { set: 90, refill: DAILY } : { refill: DAILY };
+      assert.deepEqual(await service.updateCredits("t1", first, change), {
+        remaining: 90,
+        nextRefillAt: new Date(at("2030-01-16T00:00:00.000")),
+      });
+      for (const id of [first, second]) {
+        const credits = (await storage.findById(id))!.credits!;
+        assert.deepEqual(credits.refill, DAILY, id);
+        assert.deepEqual([credits.remaining, +credits.updatedAt], [90, clocks.now]);
+      }
+      const spent = await service.authorize(key);
+      assert.deepEqual(
+        [spent.creditResult?.remaining, spent.creditResult?.resetMs],
+        [89, 12 * 3_600_000],
+        "no free refill at the change",
+      );
+      clocks.now = at("2030-01-16T00:00:01.000");
+      assert.equal(
+        (await service.authorize(key)).creditResult?.remaining,
+        49,
+        "the new rule refills",
+      );
     });
-    // Spent first: the store holds the balance (the limiter settles one it lacks on Date.now()).
-    await service.authorize(firstKey, { cost: 10 });
-    const { id: second, key } = await service.rotate(first);
-    clocks.now = at("2030-01-15T12:00:00.000");
-    assert.deepEqual(await service.updateCredits("t1", first, { set: 90, refill: DAILY }), {
-      remaining: 90,
-      nextRefillAt: new Date(at("2030-01-16T00:00:00.000")),
-    });
-    for (const id of [first, second]) {
-      const credits = (await storage.findById(id))!.credits!;
-      assert.deepEqual(credits.refill, DAILY, id);
-      assert.deepEqual([credits.remaining, +credits.updatedAt], [90, clocks.now]);
-    }
-    const spent = await service.authorize(key);
-    assert.deepEqual(
-      [spent.creditResult?.remaining, spent.creditResult?.resetMs],
-      [89, 12 * 3_600_000],
-      "no free refill at the change",
-    );
-    clocks.now = at("2030-01-16T00:00:01.000");
-    assert.equal(
-      (await service.authorize(key)).creditResult?.remaining,
-      49,
-      "the new rule refills",
-    );
-  });
 
-  it("a longer period (daily to monthly): no refill by the old rule's boundaries after the change, the first at the new rule's", async () => {
-    const { service, clocks } = ruleService("2030-01-14T10:00:00.000");
-    const { id, key } = await service.create({
-      tenantId: "t1",
-      name: "k",
-      scopes: READ_ORDERS,
-      credits: { remaining: 50, refill: DAILY },
+    it(`a longer period (daily to monthly), ${how}: no refill by the old rule's boundaries after the change, the first at the new rule's`, async () => {
+      const { service, clocks } = ruleService("2030-01-14T10:00:00.000");
+      const { id, key } = await service.create({
+        tenantId: "t1",
+        name: "k",
+        scopes: READ_ORDERS,
+        credits: { remaining: 50, refill: DAILY },
+      });
+      await service.authorize(key, { cost: 47 });
+      clocks.now = at("2030-01-15T12:00:00.000"); // the daily refill of 00:00 is due, not yet taken
+      const change = set ? { set: 50, refill: MONTHLY } : { refill: MONTHLY };
+      // Alone: the daily refill due at the change is taken (50), as the set gives.
+      assert.deepEqual(await service.updateCredits("t1", id, change), {
+        remaining: 50,
+        nextRefillAt: new Date(at("2030-02-01T00:00:00.000")),
+      });
+      clocks.now = at("2030-01-16T01:00:00.000");
+      assert.equal((await service.authorize(key)).creditResult?.remaining, 49, "no daily refill");
+      clocks.now = at("2030-02-01T00:00:01.000");
+      assert.equal((await service.authorize(key)).creditResult?.remaining, 999);
     });
-    await service.authorize(key, { cost: 47 });
-    clocks.now = at("2030-01-15T12:00:00.000"); // the daily refill of 00:00 is due, not yet taken
-    assert.deepEqual(await service.updateCredits("t1", id, { set: 50, refill: MONTHLY }), {
-      remaining: 50,
-      nextRefillAt: new Date(at("2030-02-01T00:00:00.000")),
-    });
-    clocks.now = at("2030-01-16T01:00:00.000");
-    assert.equal((await service.authorize(key)).creditResult?.remaining, 49, "no daily refill");
-    clocks.now = at("2030-02-01T00:00:01.000");
-    assert.equal((await service.authorize(key)).creditResult?.remaining, 999);
-  });
+  }
 
-  it("set with a rule sets the balance at the change; refill: null ends the refills", async () => {
-    const { service, storage, clocks } = ruleService("2030-01-15T12:00:00.000");
-    const { id, key } = await service.create({
-      tenantId: "t1",
-      name: "k",
-      scopes: READ_ORDERS,
-      credits: { remaining: 100, refill: MONTHLY },
+  for (const set of [true, false]) {
+    it(`set with a rule sets the balance at the change; refill: null ${set ? "with set" : "alone"} ends the refills`, async () => {
+      const { service, storage, clocks } = ruleService("2030-01-15T12:00:00.000");
+      const { id, key } = await service.create({
+        tenantId: "t1",
+        name: "k",
+        scopes: READ_ORDERS,
+        credits: { remaining: 100, refill: MONTHLY },
+      });
+      const upgrade = { amount: 10_000, interval: "daily" as const };
+      assert.deepEqual(await service.updateCredits("t1", id, { set: 10_000, refill: upgrade }), {
+        remaining: 10_000,
+        nextRefillAt: new Date(at("2030-01-16T00:00:00.000")),
+      });
+      assert.equal((await service.authorize(key)).creditResult?.remaining, 9_999);
+      const none = set ? { set: 9_999, refill: null } : { refill: null };
+      assert.deepEqual(await service.updateCredits("t1", id, none), {
+        remaining: 9_999,
+        nextRefillAt: null,
+      });
+      assert.equal("refill" in (await storage.findById(id))!.credits!, false);
+      clocks.now = at("2030-03-01T00:00:01.000");
+      const spent = await service.authorize(key);
+      assert.deepEqual([spent.creditResult?.remaining, spent.creditResult?.resetMs], [9_998, -1]);
     });
-    const upgrade = { amount: 10_000, interval: "daily" as const };
-    assert.deepEqual(await service.updateCredits("t1", id, { set: 10_000, refill: upgrade }), {
-      remaining: 10_000,
-      nextRefillAt: new Date(at("2030-01-16T00:00:00.000")),
-    });
-    assert.equal((await service.authorize(key)).creditResult?.remaining, 9_999);
-    assert.deepEqual(await service.updateCredits("t1", id, { set: 9_999, refill: null }), {
-      remaining: 9_999,
-      nextRefillAt: null,
-    });
-    assert.equal("refill" in (await storage.findById(id))!.credits!, false);
-    clocks.now = at("2030-03-01T00:00:01.000");
-    const spent = await service.authorize(key);
-    assert.deepEqual([spent.creditResult?.remaining, spent.creditResult?.resetMs], [9_998, -1]);
-  });
+  }
 
   it("a cached context spends with the new rule at once; the audit log records the rule before and after", async () => {
     const { service, clocks } = ruleService("2030-01-15T12:00:00.000");
@@ -228,74 +237,6 @@ describe("updateCredits with a refill rule: a key's own balance", () => {
 });
 
 describe("updateCredits with a refill rule alone: the balance kept", () => {
-  it("monthly to daily mid-month: the balance kept, no refill until the next midnight", async () => {
-    const { service, storage, clocks } = ruleService("2030-01-10T08:00:00.000");
-    const { id, key } = await service.create({
-      tenantId: "t1",
-      name: "k",
-      scopes: READ_ORDERS,
-      credits: { remaining: 100, refill: MONTHLY },
-    });
-    await service.authorize(key, { cost: 10 });
-    clocks.now = at("2030-01-15T12:00:00.000");
-    assert.deepEqual(await service.updateCredits("t1", id, { refill: DAILY }), {
-      remaining: 90,
-      nextRefillAt: new Date(at("2030-01-16T00:00:00.000")),
-    });
-    const credits = (await storage.findById(id))!.credits!;
-    assert.deepEqual(credits.refill, DAILY);
-    assert.deepEqual([credits.remaining, +credits.updatedAt], [90, clocks.now]);
-    clocks.now = at("2030-01-15T23:59:59.000");
-    const spent = await service.authorize(key);
-    assert.deepEqual(
-      [spent.creditResult?.remaining, spent.creditResult?.resetMs],
-      [89, 1_000],
-      "no refill at the change nor before the next midnight",
-    );
-    clocks.now = at("2030-01-16T00:00:01.000");
-    assert.equal((await service.authorize(key)).creditResult?.remaining, 49, "refilled");
-  });
-
-  it("daily to monthly with the daily refill due at the change: taken, then no daily refill after", async () => {
-    const { service, storage, clocks } = ruleService("2030-01-14T10:00:00.000");
-    const { id, key } = await service.create({
-      tenantId: "t1",
-      name: "k",
-      scopes: READ_ORDERS,
-      credits: { remaining: 50, refill: DAILY },
-    });
-    await service.authorize(key, { cost: 47 });
-    clocks.now = at("2030-01-15T12:00:00.000"); // the daily refill of 00:00 is due, not yet taken
-    assert.deepEqual(await service.updateCredits("t1", id, { refill: MONTHLY }), {
-      remaining: 50,
-      nextRefillAt: new Date(at("2030-02-01T00:00:00.000")),
-    });
-    assert.equal((await storage.findById(id))!.credits!.remaining, 50);
-    clocks.now = at("2030-01-16T01:00:00.000");
-    assert.equal((await service.authorize(key)).creditResult?.remaining, 49, "no daily refill");
-    clocks.now = at("2030-02-01T00:00:01.000");
-    assert.equal((await service.authorize(key)).creditResult?.remaining, 999);
-  });
-
-  it("refill: null alone ends the refills, the balance kept", async () => {
-    const { service, storage, clocks } = ruleService("2030-01-15T12:00:00.000");
-    const { id, key } = await service.create({
-      tenantId: "t1",
-      name: "k",
-      scopes: READ_ORDERS,
-      credits: { remaining: 100, refill: MONTHLY },
-    });
-    await service.authorize(key);
-    assert.deepEqual(await service.updateCredits("t1", id, { refill: null }), {
-      remaining: 99,
-      nextRefillAt: null,
-    });
-    assert.equal("refill" in (await storage.findById(id))!.credits!, false);
-    clocks.now = at("2030-03-01T00:00:01.000");
-    const spent = await service.authorize(key);
-    assert.deepEqual([spent.creditResult?.remaining, spent.creditResult?.resetMs], [98, -1]);
-  });
-
   it("the tenant's pool: the balance kept under the new rule for every key spending it", async () => {
     const { service, storage, clocks } = ruleService("2030-01-10T08:00:00.000");
     const { id, key } = await service.create({
