@@ -329,7 +329,9 @@ export class ApiKeysService {
    * it (a rotated key and its successor share one; every key of the tenant
    * shares the pool); resolves the balance. `{ set, refill: rule | null }`
    * sets the balance and changes its refill rule in those records, in one
-   * store step: the new rule's first refill is its next boundary after the
+   * store step; `{ refill }` alone keeps the balance (the old rule's refill
+   * due taken), in one store step too (a store with `anchorsCredits`, else a
+   * `TypeError`): the new rule's first refill is its next boundary after the
    * change (docs/rate-limits.md, "Changing a refill rule"). Another tenant's key is
    * `api_key_record_not_found`, unchanged; a key without a balance of its own
    * (or a tenant without a pool) is `ApiKeyValidationError` on `credits`; a

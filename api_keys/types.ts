@@ -7,7 +7,6 @@
 
 import type {
   CounterResult,
-  CreditChange,
   CreditRefill,
   Credits,
   RateLimitPolicy,
@@ -230,10 +229,10 @@ export interface ApiKeyCreditBalance {
 
 /**
  * A change of a key's own balance or of a tenant's pool (`updateCredits`):
- * `{ set: n }` or `{ add: n }` (`CreditChange`), or a new refill rule,
- * `{ set, refill }` (`refill` `null`: no refills), the balance set at the
- * change in one store step; the new rule's first refill is its next boundary
- * after it.
+ * `{ set: n }` or `{ add: n }`, or a new refill rule (`refill` `null`: no
+ * refills) in one store step, the new rule's first refill its next boundary
+ * after the change: `{ set, refill }` sets the balance at the change;
+ * `{ refill }` alone keeps it (the refill the old rule owes taken first).
  *
  * @example
  * ```ts
@@ -242,15 +241,17 @@ export interface ApiKeyCreditBalance {
  *   set: 10_000,
  *   refill: { amount: 10_000, interval: "daily" },
  * };
+ * const sameBalance: ApiKeyCreditChange = { refill: { amount: 10_000, interval: "daily" } };
  * ```
  */
 export type ApiKeyCreditChange =
-  | CreditChange
+  | { readonly set: number }
+  | { readonly add: number }
   | {
     /** The new refill rule; `null` ends the refills. */
     readonly refill: CreditRefill | null;
-    /** The balance the new rule starts from. */
-    readonly set: number;
+    /** The balance the new rule starts from (default: the balance kept). */
+    readonly set?: number;
   };
 
 /** The credits of a summary: the balance now and the refill rule (whose balance a key spends is not shown). */

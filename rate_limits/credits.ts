@@ -83,9 +83,9 @@ export function compileCredits(input: Credits): Credits {
 }
 
 /**
- * Validates a credit change: `{ set: n }` (0–`MAX_CREDITS`) or `{ add: n }`
- * (−`MAX_CREDITS`–`MAX_CREDITS`); returns a copy with only that field. Throws
- * a `TypeError` naming the field.
+ * Validates a credit change: `{ set: n }` (0–`MAX_CREDITS`), `{ add: n }`
+ * (−`MAX_CREDITS`–`MAX_CREDITS`) or `{ anchor: true }`; returns a copy with
+ * only that field. Throws a `TypeError` naming the field.
  *
  * @example
  * ```ts
@@ -95,10 +95,17 @@ export function compileCredits(input: Credits): Credits {
  */
 export function compileCreditChange(change: CreditChange): CreditChange {
   const c = change as Record<string, unknown>;
-  if (typeof c !== "object" || c === null || ("set" in c) === ("add" in c)) {
-    throw new TypeError("a credit change is { set: n } or { add: n }");
+  const given = typeof c !== "object" || c === null
+    ? 0
+    : Number("set" in c) + Number("add" in c) + Number("anchor" in c);
+  if (given !== 1) {
+    throw new TypeError("a credit change is { set: n }, { add: n } or { anchor: true }");
   }
   if ("set" in c) return { set: assertCredits(c.set, "set") };
+  if ("anchor" in c) {
+    if (c.anchor !== true) throw new TypeError("anchor must be true");
+    return { anchor: true };
+  }
   return { add: assertBounded(c.add, -MAX_CREDITS, MAX_CREDITS, "add") };
 }
 

@@ -228,8 +228,10 @@ export interface RateLimiter {
   ): RateLimitResult;
   /**
    * Sets or adds to the balance `credits` names (its refill due applied first),
+   * or keeps it anchored at the change (`{ anchor: true }`, see `CreditChange`),
    * atomically with concurrent spends, within `timeoutMs`. Rejects with a
-   * `TypeError` for bad input or a store without `changeCredits`, and with an
+   * `TypeError` for bad input, a store without `changeCredits`, or
+   * `{ anchor: true }` on a store without `anchorsCredits`, and with an
    * `Error` naming the store and the reason when the store fails or is late.
    */
   changeCredits(
@@ -698,6 +700,8 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
   };
 
   const drainStore = store.drainCreditChanges;
+  /** Whether the store's `changeCredits` takes `{ anchor: true }` (read once, as its methods are). */
+  const anchors = store.anchorsCredits === true;
   /** Drained balances no caller took yet (a drain answered late), by subject and name. */
   const kept = new Map<string, CreditBalance>();
   /** While a late drain is pending: the newest `at` answered per balance, so it brings none back older. */
@@ -954,6 +958,13 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       const changeCredits = store.changeCredits;
       if (typeof changeCredits !== "function") {
         throw new TypeError(`the ${storeName} store cannot change credits`);
+      }
+      if ("anchor" in valid && !anchors) {
+        // Never another change in its place: a balance read and set in two steps drops spends.
+        throw new TypeError(
+          `the ${storeName} store cannot keep a balance across a refill rule change ` +
+            "(changeCredits { anchor: true } needs a store with anchorsCredits)",
+        );
       }
       const answer = await call(
         "changeCredits",

@@ -38,6 +38,8 @@ export interface MemoryRateLimitStore extends RateLimitStore {
   readonly size: number;
   /** See `RateLimitStore.changeCredits`. */
   changeCredits: NonNullable<RateLimitStore["changeCredits"]>;
+  /** See `RateLimitStore.anchorsCredits`: `{ anchor: true }` is taken. */
+  readonly anchorsCredits: true;
   /** See `RateLimitStore.checkNow`. */
   checkNow: NonNullable<RateLimitStore["checkNow"]>;
   /** See `RateLimitStore.readCredits`. */
@@ -644,14 +646,19 @@ export function createMemoryRateLimitStore(
         }),
       })),
     checkNow,
+    anchorsCredits: true,
     changeCredits: (counter, change, deadline) =>
       promised(() => {
         const valid = compileCreditChange(change);
         if (Date.now() >= deadline) return null;
-        const balance = balanceOf(counter, clock());
-        balance.credits = "set" in valid
-          ? valid.set
-          : Math.min(MAX_CREDITS, Math.max(0, balance.credits + valid.add));
+        const now = clock();
+        const balance = balanceOf(counter, now);
+        if ("anchor" in valid) balance.asOf = Math.max(balance.asOf, now);
+        else {
+          balance.credits = "set" in valid
+            ? valid.set
+            : Math.min(MAX_CREDITS, Math.max(0, balance.credits + valid.add));
+        }
         return { allowed: true, remaining: balance.credits, resetMs: balance.resetMs };
       }),
     readCredits: (counters) =>

@@ -76,8 +76,18 @@ export interface CreditCounter {
 /** Any counter a store checks. */
 export type RateLimitCounter = WindowCounter | CreditCounter;
 
-/** A change of a credit balance: `set` replaces it, `add` adds (negative subtracts); clamped to 0–`MAX_CREDITS`. */
-export type CreditChange = { readonly set: number } | { readonly add: number };
+/**
+ * A change of a credit balance: `set` replaces it, `add` adds (negative
+ * subtracts); clamped to 0–`MAX_CREDITS`. `anchor` keeps it (the refill the
+ * counter's rule owes taken first) and anchors it at the store's now: a check
+ * passing another refill rule gets no refill before that rule's next boundary
+ * after the change (a refill rule changed, the balance kept, in one step; a
+ * store takes it only with `anchorsCredits`).
+ */
+export type CreditChange =
+  | { readonly set: number }
+  | { readonly add: number }
+  | { readonly anchor: true };
 
 /** One counter's answer, in the order the counters were given. */
 export interface CounterResult {
@@ -188,6 +198,13 @@ export interface RateLimitStore {
     change: CreditChange,
     deadline: number,
   ): Promise<CounterResult | null>;
+  /**
+   * Capability of a store whose `changeCredits` takes `{ anchor: true }` (the
+   * memory, Redis and PostgreSQL stores; PostgreSQL with migration
+   * `0025_credit_change_anchor`). Without it the limiter refuses that change
+   * with a `TypeError`, never applying another in its place.
+   */
+  readonly anchorsCredits?: boolean;
   /**
    * Reads balances (the refill due counted, not written) without locking or
    * writing anything; `null` for a balance the store does not hold.

@@ -137,27 +137,31 @@ function poolBalance(tenantId: string, pool: ApiKeyPoolCredits): RateLimitBalanc
 /**
  * Validates an `updateCredits` change: `{ set }`/`{ add }` with
  * `compileCreditChange`, a rule with `compileCreditRefill` (`null`: none)
- * with the `set` the new rule starts from; returns a copy with only those
- * fields. Throws a `TypeError` naming the field.
+ * with the `set` the new rule starts from, or alone (the balance kept);
+ * returns a copy with only those fields. Throws a `TypeError` naming the field.
  *
  * @example
  * ```ts
  * import { compileKeyCreditChange } from "./_credits.ts";
  * compileKeyCreditChange({ set: 100, refill: { amount: 100, interval: "daily" } });
+ * compileKeyCreditChange({ refill: { amount: 100, interval: "daily" } });
  * ```
  */
 export function compileKeyCreditChange(change: ApiKeyCreditChange): ApiKeyCreditChange {
   const c = change as Record<string, unknown>;
+  if (typeof c === "object" && c !== null && "anchor" in c) {
+    throw new TypeError("anchor is a store's change: give { refill } to keep the balance");
+  }
   if (typeof c !== "object" || c === null || !("refill" in c)) {
-    return compileCreditChange(change as CreditChange);
+    return compileCreditChange(change as CreditChange) as ApiKeyCreditChange;
   }
   if ("add" in c) {
     throw new TypeError("add cannot be given with refill: give set, or add in a change of its own");
   }
-  // One store step: a balance read first and set after would drop the spends made in between.
-  if (!("set" in c)) throw new TypeError("refill needs set: the balance the new rule starts from");
   if (c.refill === undefined) throw new TypeError("refill must be a rule or null");
   const refill = c.refill === null ? null : compileCreditRefill(c.refill, "refill")!;
+  // Without set, the balance is kept in one store step too (`#apply`: `{ anchor: true }`).
+  if (!("set" in c)) return { refill };
   return { ...compileCreditChange({ set: c.set as number }), refill };
 }
 
@@ -422,7 +426,10 @@ export class CreditBook {
    * Applies `change` to balance `subject` in the limiter's store, one atomic
    * step: `{ set }` or `{ add }` with its rule (`counter`); a new rule's `set`
    * under the new rule (`ruled`), which takes its current period as already
-   * refilled: its first refill is its next boundary after the change.
+   * refilled: its first refill is its next boundary after the change; a new
+   * rule alone as `{ anchor: true }` under the old rule (its refill due taken,
+   * the balance kept as of the change), answered with `ruled`'s next refill.
+   * Never two store calls: a spend checked between them would be overwritten.
    */
   async #apply(
     subject: string,
@@ -432,7 +439,15 @@ export class CreditBook {
   ): Promise<CounterResult> {
     const limiter = this.#limiter!;
     if (!("refill" in change)) return await limiter.changeCredits(subject, counter, change);
-    return await limiter.changeCredits(subject, ruled, { set: change.set });
+    if (change.set !== undefined) {
+      return await limiter.changeCredits(subject, ruled, { set: change.set });
+    }
+    const now = this.#clock().getTime();
+    const kept = await limiter.changeCredits(subject, counter, { anchor: true });
+    // The store's moment under the old rule, then the new rule's next refill from it.
+    const at = appliedAt({ remaining: 0, ...counter }, kept, now).getTime();
+    const { nextRefillAt } = settleCredits({ remaining: 0, ...ruled }, at, at);
+    return { ...kept, resetMs: nextRefillAt === null ? -1 : nextRefillAt - at };
   }
 
   /**

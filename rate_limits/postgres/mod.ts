@@ -15,7 +15,8 @@
  * `prisma/migrations/0009_credit_balances`, `0012_rate_limit_batches`,
  * `0015_rate_limit_buckets`, `0019_rate_limit_bucket_check`,
  * `0020_rate_limit_refusal_read` and `0021_rate_limit_credit_check` (and, to
- * harden, `0023_function_search_path_schema` and `0024_function_keyed_plans`:
+ * harden, `0023_function_search_path_schema` and `0024_function_keyed_plans`,
+ * and for `changeCredits` `{ anchor: true }`, `0025_credit_change_anchor`:
  * without them `ready()` logs one line naming them, and start-up goes on), and
  * a `pg` pool or client (an optional peer) from the caller.
  *
@@ -83,7 +84,7 @@ export interface PostgresRateLimitStoreOptions {
    * `console.error`); the store's own listener keeps a terminated backend from
    * ending the process. Also where `ready()` called on the store itself (not
    * through a limiter, which hands it its own logger) reports a hardening
-   * migration missing (default `console.warn`).
+   * (or `0025_credit_change_anchor`) migration missing (default `console.warn`).
    */
   logger?: (line: string) => void;
   /**
@@ -109,6 +110,11 @@ export interface PostgresRateLimitStore extends RateLimitStore {
   deleteExpired(): Promise<number>;
   /** See `RateLimitStore.changeCredits`. */
   changeCredits: NonNullable<RateLimitStore["changeCredits"]>;
+  /**
+   * See `RateLimitStore.anchorsCredits`: `{ anchor: true }` is taken, with
+   * migration `0025_credit_change_anchor` (else a `TypeError` naming it).
+   */
+  readonly anchorsCredits: true;
   /** See `RateLimitStore.readCredits`. */
   readCredits: NonNullable<RateLimitStore["readCredits"]>;
   /** See `RateLimitStore.ready`. */
@@ -183,6 +189,10 @@ const CHANGE_SQL =
   "SELECT applied, remaining::float8 AS remaining, reset_ms::float8 AS reset_ms, " +
   "now_ms::float8 AS now_ms FROM credit_change_before($1::bigint, $2, $3, $4::bigint, $5::bigint, " +
   "$6::bigint, $7::bigint, $8::int, $9::bigint, $10::bigint)";
+/** The migration whose `credit_change_before` takes `p_anchor` (`{ anchor: true }`). */
+const ANCHOR_MIGRATION = "0025_credit_change_anchor";
+/** `CHANGE_SQL` anchoring the balance (`{ anchor: true }`: set NULL, add 0). */
+const ANCHOR_SQL = CHANGE_SQL.slice(0, -1) + ", true)";
 const READ_SQL = "SELECT balance::float8 AS balance, reset_ms::float8 AS reset_ms FROM " +
   "credit_read($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::int[])";
 const TIME_SQL = "SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms";
@@ -205,23 +215,29 @@ const VERSIONS: [string, string][] = [
   ["rate_limit_bucket_check", "0020_rate_limit_refusal_read"],
 ];
 /**
- * The migrations that harden those functions without changing an answer, each
- * with the functions it sets and the `READY_SQL` column saying a function has
- * its setting, and what goes wrong without it: `ready()` reports (once, never
- * failing) the functions without it.
+ * The migrations a store works without: those that harden its functions
+ * without changing an answer, and one a capability needs. Each with the
+ * functions it sets, whether a `READY_SQL` row has it, and what goes wrong
+ * without it: `ready()` reports (once, never failing) the functions without it.
  */
-const HARDENING: [string, string[], "schema_path" | "keyed_plans", string][] = [
+const UPGRADES: [string, string[], (row: Record<string, unknown>) => boolean, string][] = [
   [
     "0023_function_search_path_schema",
     MIGRATIONS.flatMap(([, names]) => names),
-    "schema_path",
+    (row) => row.schema_path === true,
     "a schema or temporary table of the caller's can replace their tables",
   ],
   [
     "0024_function_keyed_plans",
     MIGRATIONS.flatMap(([, names]) => names).filter((name) => name !== "credit_period"),
-    "keyed_plans",
+    (row) => row.keyed_plans === true,
     "a check can read whole tables",
+  ],
+  [
+    ANCHOR_MIGRATION,
+    ["credit_change_before"],
+    (row) => row.version === ANCHOR_MIGRATION,
+    "a refill rule cannot change with the balance kept: changeCredits { anchor: true } fails",
   ],
 ];
 const READY_SQL = "SELECT proname::text AS name, obj_description(oid, 'pg_proc') AS version, " +
@@ -231,12 +247,12 @@ const READY_SQL = "SELECT proname::text AS name, obj_description(oid, 'pg_proc')
   "FROM pg_proc WHERE proname = ANY($1::text[]) AND pg_function_is_visible(oid)";
 
 /**
- * The line naming each hardening migration (`HARDENING`) some function of
- * `rows` (`READY_SQL`'s) lacks, and what to apply; `undefined` when none does.
+ * The line naming each migration of `UPGRADES` some function of `rows`
+ * (`READY_SQL`'s) lacks, and what to apply; `undefined` when none does.
  */
-function hardeningNotice(rows: readonly Record<string, unknown>[]): string | undefined {
-  const lacking = HARDENING.flatMap(([migration, names, column, risk]) => {
-    const without = names.filter((name) => !rows.some((r) => r.name === name && r[column]));
+function upgradesNotice(rows: readonly Record<string, unknown>[]): string | undefined {
+  const lacking = UPGRADES.flatMap(([migration, names, has, risk]) => {
+    const without = names.filter((name) => !rows.some((r) => r.name === name && has(r)));
     return without.length === 0 ? [] : [{ migration, without, risk }];
   });
   if (lacking.length === 0) return undefined;
@@ -305,8 +321,8 @@ export function createPostgresRateLimitStore(
   }
   const clock = createClockOffset();
   const stopReporting = reportErrors(pool, "postgres", options.logger);
-  /** Whether `ready()` reported the hardening migrations missing (once per store). */
-  let hardeningReported = false;
+  /** Whether `ready()` reported the migrations of `UPGRADES` missing (once per store). */
+  let upgradesReported = false;
   const prepared = options.preparedStatements !== false;
   const durable = options.durableWindows ?? false;
   if (typeof durable !== "boolean") {
@@ -492,6 +508,7 @@ export function createPostgresRateLimitStore(
 
   return {
     name: "postgres",
+    anchorsCredits: true,
     checkBatch(checks: readonly StoreCheck[]) {
       if (checks.length === 0) return Promise.resolve({ results: [] });
       const [{ counters, deadline }] = checks;
@@ -502,7 +519,8 @@ export function createPostgresRateLimitStore(
     },
     async changeCredits(counter: CreditCounter, change, deadline) {
       const valid = compileCreditChange(change);
-      const [row] = await run(CHANGE_SQL, [
+      const anchor = "anchor" in valid;
+      const [row] = await run(anchor ? ANCHOR_SQL : CHANGE_SQL, [
         await onServer(deadline),
         counter.subject,
         counter.name,
@@ -510,8 +528,16 @@ export function createPostgresRateLimitStore(
         counter.initialAt ?? null,
         ...refillParams(counter.refill),
         "set" in valid ? valid.set : null,
-        "add" in valid ? valid.add : null,
-      ]);
+        "add" in valid ? valid.add : anchor ? 0 : null,
+      ]).catch((error) => {
+        // No credit_change_before taking p_anchor (undefined_function): the migration is missing.
+        if (!anchor || (error as { code?: unknown })?.code !== "42883") throw error;
+        throw new TypeError(
+          "the PostgreSQL rate-limit store misses credit_change_before of " +
+            `${ANCHOR_MIGRATION}: apply prisma/migrations/${ANCHOR_MIGRATION}/migration.sql`,
+          { cause: error },
+        );
+      });
       if (row?.applied !== true) return null;
       return { allowed: true, remaining: Number(row.remaining), resetMs: Number(row.reset_ms) };
     },
@@ -551,9 +577,9 @@ export function createPostgresRateLimitStore(
             `apply prisma/migrations/${migration}/migration.sql`,
         );
       }
-      const notice = hardeningNotice(rows);
-      if (notice !== undefined && !hardeningReported) {
-        hardeningReported = true;
+      const notice = upgradesNotice(rows);
+      if (notice !== undefined && !upgradesReported) {
+        upgradesReported = true;
         try {
           warn(notice);
         } catch {

@@ -277,8 +277,9 @@ return out
 `;
 
 /**
- * A credit change: the refill due, then `set` or `add`, in one step, unless the
- * deadline passed. Answers 1, the balance and ms to the next refill (or 0, 0,
+ * A credit change: the refill due, then `set`, `add` or `anchor` (the balance
+ * kept, as of now: another rule refills first at its next boundary after now),
+ * in one step, unless the deadline passed. Answers 1, the balance and ms to the next refill (or 0, 0,
  * 0: nothing changed), then the time.
  */
 export const CHANGE_SCRIPT = CREDIT_LUA + `
@@ -289,12 +290,14 @@ local initial_at = arg()              -- when initial was true (ms; '' for now)
 local amount = tonumber(arg())        -- balance after a refill (0: none)
 local every = tonumber(arg())         -- refill period (ms; 0: monthly or none)
 local day = tonumber(arg())           -- monthly refill day (0: none)
-local how = arg()                     -- 'set' or 'add'
-local n = tonumber(arg())             -- the number set or added
+local how = arg()                     -- 'set', 'add' or 'anchor'
+local n = tonumber(arg())             -- the number set or added (0 to anchor)
 if now >= deadline then return { 0, 0, 0, now } end
 local balance, save = credit_helpers()
 local b, at, reset = balance(hash, initial, initial_at, amount, every, day, now)
-if how == 'set' then b = n else b = math.max(0, math.min(${MAX_CREDITS}, b + n)) end
+if how == 'set' then b = n
+elseif how == 'add' then b = math.max(0, math.min(${MAX_CREDITS}, b + n))
+else at = math.max(at, now) end  -- 'anchor': kept, as of now
 save(hash, b, at)
 return { 1, b, reset, now }
 `;

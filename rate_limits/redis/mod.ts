@@ -112,7 +112,9 @@ export type { CreditBalance } from "../store.ts";
  */
 export interface RedisRateLimitStore extends RateLimitStore {
   /**
-   * Balances spent or changed through this store since the last drain, read
+   * Balances spent or changed through this store since the last drain (not
+   * one anchored since its last spend: `{ anchor: true }` changes its rule,
+   * and its caller writes back the balance answered), read
    * now in one read-only script (nothing written), with `clustered` one per
    * hash tag; a balance Redis no longer holds is left out. A tag that fails,
    * or does not answer by `deadline` (ms since the epoch) when there are
@@ -123,6 +125,8 @@ export interface RedisRateLimitStore extends RateLimitStore {
   drainCreditChanges(deadline?: number): Promise<CreditBalance[]>;
   /** See `RateLimitStore.changeCredits`. */
   changeCredits: NonNullable<RateLimitStore["changeCredits"]>;
+  /** See `RateLimitStore.anchorsCredits`: `{ anchor: true }` is taken. */
+  readonly anchorsCredits: true;
   /** See `RateLimitStore.readCredits`. */
   readCredits: NonNullable<RateLimitStore["readCredits"]>;
   /** See `RateLimitStore.ready`. */
@@ -469,9 +473,14 @@ export function createRedisRateLimitStore(
     name: "redis",
     clustered: options.clustered === true,
     checkBatch,
+    anchorsCredits: true,
     async changeCredits(counter, change, deadline) {
       const valid = compileCreditChange(change);
-      const [how, n] = "set" in valid ? ["set", valid.set] : ["add", valid.add];
+      const [how, n] = "set" in valid
+        ? ["set", valid.set]
+        : "add" in valid
+        ? ["add", valid.add]
+        : ["anchor", 0];
       const key = creditKey(counter);
       await knowClock();
       const reply = numbers(
@@ -482,7 +491,10 @@ export function createRedisRateLimitStore(
         (r) => r.length === 4,
       );
       if (reply[0] !== 1) return null;
-      changed.set(key, counter);
+      // An anchored balance's rule is changing: a drain would read it under this old one (and
+      // count its refills). Its caller writes back the balance answered, with the new rule.
+      if (how === "anchor") changed.delete(key);
+      else changed.set(key, counter);
       return { allowed: true, remaining: reply[1], resetMs: reply[2] };
     },
     readCredits: async (counters) => (await read(counters)).balances,

@@ -4,7 +4,8 @@
  * refill boundary (real time) see exactly one refill; a credit denial keeps the
  * window counts and a rate-limit denial keeps the balance (1,000 of 1,000);
  * set/add racing with spends; on Redis, a drained balance reloads after the
- * key is lost, refunding only the spends since the drain.
+ * key is lost, refunding only the spends since the drain, and a balance
+ * anchored is not drained until spent again.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -204,6 +205,30 @@ if (REDIS_URL) {
         const reloaded = { ...credit, initial: drained.remaining, initialAt: drained.at };
         const [after] = await checkOnce(store, [reloaded]);
         assert.equal(after.remaining, 69);
+      } finally {
+        client.destroy();
+      }
+    });
+
+    it("a balance anchored ({ anchor: true }: its rule changing) is not drained under the old rule until spent again", async () => {
+      const client = await connectRedis(REDIS_URL!);
+      try {
+        const store = createRedisRateLimitStore({ client, prefix: "anchor:" });
+        const credit: CreditCounter = {
+          kind: "credit",
+          subject: freshSubject("anchor"),
+          name: "credits",
+          cost: 1,
+          initial: 100,
+          refill: { amount: 100, interval: "daily" },
+        };
+        await checkOnce(store, [credit]);
+        await store.changeCredits(credit, { anchor: true }, Date.now() + 30_000);
+        assert.deepEqual(await store.drainCreditChanges(), [], "the spend before it not drained");
+        const { refill: _, ...ruled } = credit;
+        await checkOnce(store, [ruled]);
+        const drained = await store.drainCreditChanges();
+        assert.deepEqual(drained.map((d) => d.remaining), [98], "spent again: drained");
       } finally {
         client.destroy();
       }

@@ -4,7 +4,9 @@
  * stores' own clocks (short `everyMs` rules, the change made just past a
  * boundary): a pool's shorter rule reaches every key of the tenant and a
  * cached context, with no refill before its next boundary; a key's longer
- * rule refills by no old boundary after the change; `refill: null`.
+ * rule refills by no old boundary after the change; `refill: null`; a rule
+ * given alone keeps the balance (one store step: the refill the old rule owes
+ * taken, none by the new rule before its next boundary after the change).
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -120,6 +122,47 @@ for (const kind of await readyStores("refill rule changes")) {
       await pastBoundary(2_000);
       const spent = await service.authorize(key);
       assert.deepEqual([spent.creditResult?.remaining, spent.creditResult?.resetMs], [6_998, -1]);
+    });
+
+    it("a shorter rule alone: the balance kept, no refill before the new rule's next boundary", async () => {
+      const { id, key } = await service.create({
+        tenantId: tenant,
+        name: "kept",
+        scopes: READ_ORDERS,
+        credits: { remaining: 1_000, refill: DAILY },
+      });
+      await service.authorize(key, { cost: 10 });
+      const every = { amount: 500, everyMs: 3_000 };
+      await pastBoundary(3_000);
+      const changed = await service.updateCredits(tenant, id, { refill: every });
+      assert.equal(changed.remaining, 990);
+      const left = changed.nextRefillAt!.getTime() - Date.now();
+      assert.ok(left > 1_000 && left <= 3_000, `the new rule's next boundary: ${left} ms`);
+      assert.deepEqual((await storage.findById(id))!.credits!.refill, every);
+      const spent = await service.authorize(key);
+      assert.equal(spent.creditResult?.remaining, 989, "no refill at the change");
+      await pastBoundary(3_000);
+      assert.equal((await service.authorize(key)).creditResult?.remaining, 499, "refilled");
+    });
+
+    it("a longer rule alone with the old rule's refill due: taken at the change, none by the old rule after", async () => {
+      const { id, key } = await service.create({
+        tenantId: tenant,
+        name: "owed",
+        scopes: READ_ORDERS,
+        credits: { remaining: 10, refill: { amount: 10, everyMs: 2_000 } },
+      });
+      await service.authorize(key, { cost: 7 });
+      await pastBoundary(2_000); // the old rule's refill is due, not yet taken
+      const changed = await service.updateCredits(tenant, id, { refill: DAILY });
+      const midnight = Date.now() - (Date.now() % 86_400_000) + 86_400_000;
+      assert.deepEqual(changed, { remaining: 10, nextRefillAt: new Date(midnight) });
+      await pastBoundary(2_000);
+      assert.equal((await service.authorize(key)).creditResult?.remaining, 9, "no old refill");
+      await service.updateCredits(tenant, id, { refill: null });
+      assert.equal("refill" in (await storage.findById(id))!.credits!, false);
+      const spent = await service.authorize(key);
+      assert.deepEqual([spent.creditResult?.remaining, spent.creditResult?.resetMs], [8, -1]);
     });
   });
 }

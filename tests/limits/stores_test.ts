@@ -34,6 +34,7 @@ import {
   openStore,
   readyStores,
 } from "./_services.ts";
+import { anchorContract } from "../rate_limits/_anchor_contract.ts";
 import { hasRedisServer, type OwnRedis, startOwnRedis } from "./_own_redis.ts";
 
 const RECOVERY_BOUND_MS = 15_000;
@@ -136,6 +137,15 @@ for (const kind of await readyStores("remote store contract")) {
         const change = store.changeCredits!;
         assert.equal(await change(credit, { add: 100 }, past), null);
         assert.equal((await change(credit, { add: 1 }, Date.now() + 30_000))?.remaining, 10);
+      } finally {
+        await close();
+      }
+    });
+
+    it("keeps a balance across a refill rule change ({ anchor: true }: the refill due taken, anchored at the change; real time)", async () => {
+      const { store, close } = await openStore(kind);
+      try {
+        await anchorContract(store, freshSubject("anchor"));
       } finally {
         await close();
       }
@@ -701,7 +711,7 @@ if (DATABASE_URL) {
       }
     });
 
-    it("ready() on a schema migrated up to 0022: starts, and logs once through the limiter's logger that 0023 and 0024 are missing; then only 0024; then nothing", async () => {
+    it("ready() on a schema migrated up to 0022: starts, and logs once through the limiter's logger that 0023, 0024 and 0025 are missing; then only 0024 and 0025; then only 0025 (a balance kept across a rule change refused naming it); then nothing", async () => {
       const schema = `ready_${crypto.randomUUID().replaceAll("-", "")}`;
       const admin = new pg.Client({ connectionString: DATABASE_URL });
       await admin.connect();
@@ -765,7 +775,32 @@ if (DATABASE_URL) {
         assert.match(up23[0], /prisma\/migrations\/0024_function_keyed_plans\/migration\.sql/);
         assert.doesNotMatch(up23[0], /credit_period/, "0024 leaves credit_period as it is");
         await apply("0024_function_keyed_plans");
+        const up24 = await linesOfReady();
+        assert.equal(up24.length, 1, up24.join("\n"));
+        assert.doesNotMatch(up24[0], /0024/);
+        assert.match(up24[0], /prisma\/migrations\/0025_credit_change_anchor\/migration\.sql/);
+        // Without it a balance kept across a rule change fails naming it, never another way.
+        const store = createPostgresRateLimitStore({ pool, logger: () => {} });
+        const credit: CreditCounter = {
+          kind: "credit",
+          subject: freshSubject("anchor"),
+          name: "c",
+          cost: 0,
+          initial: 5,
+        };
+        await assert.rejects(
+          store.changeCredits(credit, { anchor: true }, Date.now() + 30_000),
+          (error) => error instanceof TypeError && /0025_credit_change_anchor/.test(error.message),
+        );
+        assert.equal(
+          (await store.changeCredits(credit, { add: 1 }, Date.now() + 30_000))?.remaining,
+          6,
+        );
+        await apply("0025_credit_change_anchor");
         assert.deepEqual(await linesOfReady(), []);
+        const kept = await store.changeCredits(credit, { anchor: true }, Date.now() + 30_000);
+        assert.equal(kept?.remaining, 6);
+        store.close();
       } finally {
         await pool.end();
         try {

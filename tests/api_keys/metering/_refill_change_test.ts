@@ -1,9 +1,11 @@
 /**
- * Changing a refill rule with `updateCredits` (`{ set, refill }`), in memory
+ * Changing a refill rule with `updateCredits` (`{ set, refill }`, and
+ * `{ refill }` alone keeping the balance in one store call), in memory
  * on a pinned clock: a key's own rule (and its rotation chain's), the tenant's
  * pool (every key spending it), no refill granted at the change nor by the old
  * rule after it (a shorter and a longer period), `refill: null`, a cached
- * context, the audit log, creating keys under the changed pool, validation.
+ * context, the audit log, creating keys under the changed pool, validation, a
+ * store that cannot keep a balance across a rule change (refused, nothing written).
  * The same on PostgreSQL and Redis: tests/limits/refill_change_test.ts.
  */
 import { describe, it } from "node:test";
@@ -15,6 +17,7 @@ import {
 } from "../../../api_keys/mod.ts";
 import { createRateLimiter } from "../../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../../rate_limits/memory_store.ts";
+import type { CreditChange, CreditCounter, RateLimitStore } from "../../../rate_limits/store.ts";
 import { FakeClocks, makeService, READ_ORDERS, rejection } from "../helpers.ts";
 
 const CHECKPOINT_KEY = "an-audit-key-of-at-least-thirty-two-bytes";
@@ -22,8 +25,11 @@ const at = (iso: string) => Date.parse(`${iso}Z`);
 const MONTHLY = { amount: 1_000, interval: "monthly" as const };
 const DAILY = { amount: 50, interval: "daily" as const };
 
-/** A service over in-memory storage and a memory store on one fake clock at `startIso` (audited). */
-function ruleService(startIso: string) {
+/**
+ * A service over in-memory storage and a memory store on one fake clock at
+ * `startIso` (audited); `wrap` may wrap the store.
+ */
+function ruleService(startIso: string, wrap = (store: RateLimitStore) => store) {
   const clocks = new FakeClocks();
   clocks.now = at(startIso);
   const storage = new InMemoryApiKeyStorage();
@@ -33,7 +39,7 @@ function ruleService(startIso: string) {
     const made = makeService({
       storage,
       limiter: createRateLimiter({
-        store: createMemoryRateLimitStore({ now: () => clocks.now }),
+        store: wrap(createMemoryRateLimitStore({ now: () => clocks.now })),
         logger: () => {},
       }),
       clock: clocks.clock,
@@ -47,84 +53,93 @@ function ruleService(startIso: string) {
 }
 
 describe("updateCredits with a refill rule: a key's own balance", () => {
-  it("a shorter period (monthly to daily) mid-month: the balance set, no refill until the new rule's next boundary; the rotation chain's records get the rule", async () => {
-    const { service, storage, clocks } = ruleService("2030-01-10T08:00:00.000");
-    const { id: first, key: firstKey } = await service.create({
-      tenantId: "t1",
-      name: "k",
-      scopes: READ_ORDERS,
-      credits: { remaining: 100, refill: MONTHLY },
+  for (const set of [true, false]) {
+    const how = set ? "set with the rule" : "the rule alone (the balance kept)";
+    it(`a shorter period (monthly to daily) mid-month, ${how}: no refill until the new rule's next boundary; the rotation chain's records get the rule`, async () => {
+      const { service, storage, clocks } = ruleService("2030-01-10T08:00:00.000");
+      const { id: first, key: firstKey } = await service.create({
+        tenantId: "t1",
+        name: "k",
+        scopes: READ_ORDERS,
+        credits: { remaining: 100, refill: MONTHLY },
+      });
+      // Spent first: the store holds the balance (the limiter settles one it lacks on Date.now()).
+      await service.authorize(firstKey, { cost: 10 });
+      const { id: second, key } = await service.rotate(first);
+      clocks.now = at("2030-01-15T12:00:00.000");
+      const change = set ? { set: 90, refill: DAILY } : { refill: DAILY };
+      assert.deepEqual(await service.updateCredits("t1", first, change), {
+        remaining: 90,
+        nextRefillAt: new Date(at("2030-01-16T00:00:00.000")),
+      });
+      for (const id of [first, second]) {
+        const credits = (await storage.findById(id))!.credits!;
+        assert.deepEqual(credits.refill, DAILY, id);
+        assert.deepEqual([credits.remaining, +credits.updatedAt], [90, clocks.now]);
+      }
+      const spent = await service.authorize(key);
+      assert.deepEqual(
+        [spent.creditResult?.remaining, spent.creditResult?.resetMs],
+        [89, 12 * 3_600_000],
+        "no free refill at the change",
+      );
+      clocks.now = at("2030-01-16T00:00:01.000");
+      assert.equal(
+        (await service.authorize(key)).creditResult?.remaining,
+        49,
+        "the new rule refills",
+      );
     });
-    // Spent first: the store holds the balance (the limiter settles one it lacks on Date.now()).
-    await service.authorize(firstKey, { cost: 10 });
-    const { id: second, key } = await service.rotate(first);
-    clocks.now = at("2030-01-15T12:00:00.000");
-    assert.deepEqual(await service.updateCredits("t1", first, { set: 90, refill: DAILY }), {
-      remaining: 90,
-      nextRefillAt: new Date(at("2030-01-16T00:00:00.000")),
-    });
-    for (const id of [first, second]) {
-      const credits = (await storage.findById(id))!.credits!;
-      assert.deepEqual(credits.refill, DAILY, id);
-      assert.deepEqual([credits.remaining, +credits.updatedAt], [90, clocks.now]);
-    }
-    const spent = await service.authorize(key);
-    assert.deepEqual(
-      [spent.creditResult?.remaining, spent.creditResult?.resetMs],
-      [89, 12 * 3_600_000],
-      "no free refill at the change",
-    );
-    clocks.now = at("2030-01-16T00:00:01.000");
-    assert.equal(
-      (await service.authorize(key)).creditResult?.remaining,
-      49,
-      "the new rule refills",
-    );
-  });
 
-  it("a longer period (daily to monthly): no refill by the old rule's boundaries after the change, the first at the new rule's", async () => {
-    const { service, clocks } = ruleService("2030-01-14T10:00:00.000");
-    const { id, key } = await service.create({
-      tenantId: "t1",
-      name: "k",
-      scopes: READ_ORDERS,
-      credits: { remaining: 50, refill: DAILY },
+    it(`a longer period (daily to monthly), ${how}: no refill by the old rule's boundaries after the change, the first at the new rule's`, async () => {
+      const { service, clocks } = ruleService("2030-01-14T10:00:00.000");
+      const { id, key } = await service.create({
+        tenantId: "t1",
+        name: "k",
+        scopes: READ_ORDERS,
+        credits: { remaining: 50, refill: DAILY },
+      });
+      await service.authorize(key, { cost: 47 });
+      clocks.now = at("2030-01-15T12:00:00.000"); // the daily refill of 00:00 is due, not yet taken
+      const change = set ? { set: 50, refill: MONTHLY } : { refill: MONTHLY };
+      // Alone: the daily refill due at the change is taken (50), as the set gives.
+      assert.deepEqual(await service.updateCredits("t1", id, change), {
+        remaining: 50,
+        nextRefillAt: new Date(at("2030-02-01T00:00:00.000")),
+      });
+      clocks.now = at("2030-01-16T01:00:00.000");
+      assert.equal((await service.authorize(key)).creditResult?.remaining, 49, "no daily refill");
+      clocks.now = at("2030-02-01T00:00:01.000");
+      assert.equal((await service.authorize(key)).creditResult?.remaining, 999);
     });
-    await service.authorize(key, { cost: 47 });
-    clocks.now = at("2030-01-15T12:00:00.000"); // the daily refill of 00:00 is due, not yet taken
-    assert.deepEqual(await service.updateCredits("t1", id, { set: 50, refill: MONTHLY }), {
-      remaining: 50,
-      nextRefillAt: new Date(at("2030-02-01T00:00:00.000")),
-    });
-    clocks.now = at("2030-01-16T01:00:00.000");
-    assert.equal((await service.authorize(key)).creditResult?.remaining, 49, "no daily refill");
-    clocks.now = at("2030-02-01T00:00:01.000");
-    assert.equal((await service.authorize(key)).creditResult?.remaining, 999);
-  });
+  }
 
-  it("set with a rule sets the balance at the change; refill: null ends the refills", async () => {
-    const { service, storage, clocks } = ruleService("2030-01-15T12:00:00.000");
-    const { id, key } = await service.create({
-      tenantId: "t1",
-      name: "k",
-      scopes: READ_ORDERS,
-      credits: { remaining: 100, refill: MONTHLY },
+  for (const set of [true, false]) {
+    it(`set with a rule sets the balance at the change; refill: null ${set ? "with set" : "alone"} ends the refills`, async () => {
+      const { service, storage, clocks } = ruleService("2030-01-15T12:00:00.000");
+      const { id, key } = await service.create({
+        tenantId: "t1",
+        name: "k",
+        scopes: READ_ORDERS,
+        credits: { remaining: 100, refill: MONTHLY },
+      });
+      const upgrade = { amount: 10_000, interval: "daily" as const };
+      assert.deepEqual(await service.updateCredits("t1", id, { set: 10_000, refill: upgrade }), {
+        remaining: 10_000,
+        nextRefillAt: new Date(at("2030-01-16T00:00:00.000")),
+      });
+      assert.equal((await service.authorize(key)).creditResult?.remaining, 9_999);
+      const none = set ? { set: 9_999, refill: null } : { refill: null };
+      assert.deepEqual(await service.updateCredits("t1", id, none), {
+        remaining: 9_999,
+        nextRefillAt: null,
+      });
+      assert.equal("refill" in (await storage.findById(id))!.credits!, false);
+      clocks.now = at("2030-03-01T00:00:01.000");
+      const spent = await service.authorize(key);
+      assert.deepEqual([spent.creditResult?.remaining, spent.creditResult?.resetMs], [9_998, -1]);
     });
-    const upgrade = { amount: 10_000, interval: "daily" as const };
-    assert.deepEqual(await service.updateCredits("t1", id, { set: 10_000, refill: upgrade }), {
-      remaining: 10_000,
-      nextRefillAt: new Date(at("2030-01-16T00:00:00.000")),
-    });
-    assert.equal((await service.authorize(key)).creditResult?.remaining, 9_999);
-    assert.deepEqual(await service.updateCredits("t1", id, { set: 9_999, refill: null }), {
-      remaining: 9_999,
-      nextRefillAt: null,
-    });
-    assert.equal("refill" in (await storage.findById(id))!.credits!, false);
-    clocks.now = at("2030-03-01T00:00:01.000");
-    const spent = await service.authorize(key);
-    assert.deepEqual([spent.creditResult?.remaining, spent.creditResult?.resetMs], [9_998, -1]);
-  });
+  }
 
   it("a cached context spends with the new rule at once; the audit log records the rule before and after", async () => {
     const { service, clocks } = ruleService("2030-01-15T12:00:00.000");
@@ -196,7 +211,8 @@ describe("updateCredits with a refill rule: a key's own balance", () => {
         [{ set: 1, refill: { amount: 5, everyMs: 1_000, interval: "daily" } }, /refill takes/],
         [{ set: 1, refill: "daily" }, /refill must be an object/],
         [{ set: 1, refill: undefined }, /refill must be a rule or null/],
-        [{ refill: DAILY }, /refill needs set/],
+        [{ refill: undefined }, /refill must be a rule or null/],
+        [{ anchor: true }, /anchor/],
         [{ add: 5, refill: DAILY }, /add cannot be given with refill/],
         [{ set: -1, refill: DAILY }, /set/],
       ] as const
@@ -217,6 +233,78 @@ describe("updateCredits with a refill rule: a key's own balance", () => {
     );
     assert.ok(error instanceof ApiKeyValidationError);
     assert.equal(error.field, "credits");
+  });
+});
+
+describe("updateCredits with a refill rule alone: the balance kept", () => {
+  it("the tenant's pool: the balance kept under the new rule for every key spending it", async () => {
+    const { service, storage, clocks } = ruleService("2030-01-10T08:00:00.000");
+    const { id, key } = await service.create({
+      tenantId: "acme",
+      name: "ci",
+      scopes: READ_ORDERS,
+      credits: { remaining: 500, refill: MONTHLY, sharedBy: "tenant" },
+    });
+    await service.authorize(key, { cost: 100 });
+    clocks.now = at("2030-01-15T12:00:00.000");
+    assert.deepEqual(await service.updateCredits("acme", null, { refill: DAILY }), {
+      remaining: 400,
+      nextRefillAt: new Date(at("2030-01-16T00:00:00.000")),
+    });
+    assert.deepEqual((await storage.findById(id))!.credits!.refill, DAILY);
+    assert.equal((await service.authorize(key)).creditResult?.remaining, 399, "no refill");
+    clocks.now = at("2030-01-16T00:00:01.000");
+    assert.equal((await service.authorize(key)).creditResult?.remaining, 49, "refilled");
+  });
+
+  it("one store call (atomic with concurrent spends): { anchor: true } under the old rule", async () => {
+    const calls: [CreditCounter, CreditChange][] = [];
+    const { service } = ruleService("2030-01-15T12:00:00.000", (store) => ({
+      ...store,
+      changeCredits: (counter, change, deadline) => {
+        calls.push([counter, change]);
+        return store.changeCredits!(counter, change, deadline);
+      },
+    }));
+    const { id } = await service.create({
+      tenantId: "t1",
+      name: "k",
+      scopes: READ_ORDERS,
+      credits: { remaining: 100, refill: MONTHLY },
+    });
+    await service.updateCredits("t1", id, { refill: DAILY });
+    assert.equal(calls.length, 1, "exactly one store call");
+    const [[counter, change]] = calls;
+    assert.deepEqual(change, { anchor: true });
+    assert.deepEqual(counter.refill, MONTHLY, "settled under the old rule");
+  });
+
+  it("a store that cannot anchor a balance (no anchorsCredits): a TypeError naming it, nothing changed or written", async () => {
+    const changes: CreditChange[] = [];
+    const { service, storage } = ruleService("2030-01-15T12:00:00.000", (store) => {
+      const { anchorsCredits: _, ...rest } = store;
+      return {
+        ...rest,
+        changeCredits: (counter, change, deadline) => {
+          changes.push(change);
+          return store.changeCredits!(counter, change, deadline);
+        },
+      };
+    });
+    const { id, key } = await service.create({
+      tenantId: "t1",
+      name: "k",
+      scopes: READ_ORDERS,
+      credits: { remaining: 100, refill: MONTHLY },
+    });
+    await service.authorize(key);
+    const error = await rejection(service.updateCredits("t1", id, { refill: DAILY }));
+    assert.ok(error instanceof TypeError, String(error));
+    assert.match(String(error.message), /anchorsCredits/);
+    assert.deepEqual(changes, [], "no store call");
+    const credits = (await storage.findById(id))!.credits!;
+    assert.deepEqual([credits.refill, credits.remaining], [MONTHLY, 100], "nothing written");
+    assert.equal((await service.authorize(key)).creditResult?.remaining, 98);
   });
 });
 
