@@ -76,6 +76,14 @@ function freezeContext(record: Readonly<ApiKeyRecord>): ApiKeyContext {
   return Object.freeze(context);
 }
 
+/**
+ * A clock answering wall-clock ms `at` (apart from its caller, so a debounced
+ * touch allocates no closure context).
+ */
+function clockAt(at: number): () => Date {
+  return () => new Date(at);
+}
+
 /** The `Date` of wall-clock ms `at`, else `clock()` read now. */
 function dateOf(at: number | undefined, clock: () => Date): Date {
   return at === undefined ? clock() : new Date(at);
@@ -736,8 +744,11 @@ export class VerifyFlow {
       }
       this.#lastTouched.set(keyId, now);
     }
-    const usedAt = at === undefined ? s.clock : () => new Date(at);
-    s.storage.touchLastUsed(keyId, usedAt, s.taps.span?.("api_key.storage.touch"));
+    s.storage.touchLastUsed(
+      keyId,
+      at === undefined ? s.clock : clockAt(at),
+      s.taps.span?.("api_key.storage.touch"),
+    );
   }
 
   /** Emits the one `api_key.verification` metric of a verify begun at `start`. */
