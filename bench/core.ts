@@ -149,8 +149,9 @@ async function oncePerFlushUs(
  * `handed`: with the request's wall-clock ms as `authorize` hands it (with the
  * default clocks the service derives it from its monotonic read, re-reading
  * `Date.now()` every 100 ms; here a `Date.now()` per call, an upper bound);
- * else a read of the service's clock (`new Date()`) per call, as the recorder
- * made before `nowMs` was required.
+ * else a read of the service's clock (`new Date()`) per call, as the verify
+ * flow makes for the recorder with an injected clock (`verify()` of a key
+ * without expiry).
  */
 function keysInTurn(
   ids: readonly string[],
