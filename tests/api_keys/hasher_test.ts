@@ -121,6 +121,16 @@ describe("WebCryptoSha256Hasher", () => {
       assert.equal((error as Error).message.includes("short-pepper-value"), false);
     }
   });
+
+  it("a missing or short pepper's message says how to make one", () => {
+    for (const pepper of ["", "short-pepper-value"]) {
+      assert.throws(
+        () => new WebCryptoSha256Hasher({ peppers: { 1: pepper } }),
+        /HasherOptions\.peppers version 1 .*`openssl rand -base64 32`/,
+        JSON.stringify(pepper),
+      );
+    }
+  });
 });
 
 it("WebCryptoSha256Hasher: an older pepper under 32 bytes only verifies the hashes made with it", async () => {

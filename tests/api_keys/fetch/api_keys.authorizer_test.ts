@@ -116,6 +116,40 @@ describe("createApiKeyAuthorizer", () => {
     assert.throws(() => authorize.protect("nope" as never), /`handler` must be a function/);
   });
 
+  it("refuses a misspelt option or requirement instead of ignoring it", async () => {
+    const { service, key } = await setup();
+    assert.throws(
+      () => createApiKeyAuthorizer(service, { onErorr: () => new Response() } as never),
+      /createApiKeyAuthorizer: unknown option `onErorr`/,
+    );
+    assert.throws(
+      () => createApiKeyAuthorizer(service, { requiredscope: { resource: "orders" } } as never),
+      /createApiKeyAuthorizer: unknown option `requiredscope`/,
+    );
+    const authorize = createApiKeyAuthorizer(service);
+    // A requirement ignored would leave the route open to a key of any scope.
+    assert.throws(
+      () => authorize.require({ scope: { resource: "orders", level: "write" } } as never),
+      /ApiKeyAuthorizer.require: unknown option `scope`/,
+    );
+    assert.throws(
+      () => authorize.require({ clientIp: () => "127.0.0.1" } as never),
+      /ApiKeyAuthorizer.require: unknown option `clientIp`/,
+      "require takes requirements only",
+    );
+    const every = createApiKeyAuthorizer(service, {
+      requiredScope: { resource: "orders", level: "read" },
+      requiredEnvironment: "test",
+      rateLimits: false,
+      cost: 1,
+      clientIp: () => "127.0.0.1",
+      onError: apiKeyErrorResponse,
+      xRateLimitHeaders: false,
+      log: () => {},
+    });
+    assert.equal((await every(get({ "x-api-key": key }), info())).tenantId, "t1");
+  });
+
   it("checks the IP allowlist against the client IP from the server's info", async () => {
     const { service } = makeService();
     const { key } = await service.create({
