@@ -64,7 +64,7 @@ const FUNCTION_OPTIONS = [
 ] as const;
 
 /** Every option of `ApiKeysServiceOptions` (an unknown one is refused). */
-const SERVICE_OPTIONS = Object.keys(
+export const SERVICE_OPTIONS: readonly string[] = Object.keys(
   {
     peppers: true,
     hasher: true,
@@ -125,8 +125,9 @@ function checkAudit(options: unknown, storage: StorageAccess): boolean | undefin
 }
 
 /**
- * Throws a `TypeError` naming every key of `options` outside `known` (and
- * `SERVICE_OPTIONS`) after `label` (`ApiKeysServiceOptions`, `ApiKeysModuleOptions`).
+ * Throws a `TypeError` naming every key of `options` outside `known` (default
+ * `SERVICE_OPTIONS`) after `label` (`ApiKeysServiceOptions`, `ApiKeysModuleOptions`,
+ * `createApiKeyAuthorizer`): a misspelt option silently ignored is a check silently off.
  *
  * @example
  * ```ts
@@ -137,11 +138,9 @@ function checkAudit(options: unknown, storage: StorageAccess): boolean | undefin
 export function refuseUnknownOptions(
   options: object,
   label: string,
-  known: readonly string[] = [],
+  known: readonly string[] = SERVICE_OPTIONS,
 ): void {
-  const unknown = Object.keys(options).filter((key) =>
-    !SERVICE_OPTIONS.includes(key) && !known.includes(key)
-  );
+  const unknown = Object.keys(options).filter((key) => !known.includes(key));
   if (unknown.length === 0) return;
   throw new TypeError(
     `${label}: unknown option${unknown.length > 1 ? "s" : ""} ${

@@ -182,6 +182,9 @@ export function isWellFormedHash(scheme: ApiKeyHashScheme, hash: string): boolea
   return scheme === CURRENT_HASH_SCHEME ? fromBase64Url(hash) !== null : fromHex(hash) !== null;
 }
 
+/** The fix the pepper errors name: how to make a pepper. */
+const MAKE_PEPPER = "make one with `openssl rand -base64 32`";
+
 /**
  * Validates a pepper map (keys may be numeric strings) and returns it keyed by
  * number. Throws a `TypeError` naming `label` for an empty map, a version that
@@ -203,7 +206,7 @@ function parsePeppers(peppers: unknown, label: string): Map<number, string> {
     if (typeof pepper !== "string" || pepper === "") {
       throw new TypeError(
         `${label} version ${version} must be a non-empty string (a pepper is a secret of at ` +
-          `least ${MIN_PEPPER_BYTES} bytes: is its environment variable set?)`,
+          `least ${MIN_PEPPER_BYTES} bytes: is its environment variable set? ${MAKE_PEPPER})`,
       );
     }
     out.set(version, pepper);
@@ -240,7 +243,7 @@ function requireCurrentLength(peppers: Map<number, string>, current: number, lab
   if (encoder.encode(peppers.get(current)!).length < MIN_PEPPER_BYTES) {
     throw new TypeError(
       `${label} version ${current} must be a string of at least ${MIN_PEPPER_BYTES} bytes ` +
-        "(the current pepper hashes new keys)",
+        `(the current pepper hashes new keys; ${MAKE_PEPPER})`,
     );
   }
 }

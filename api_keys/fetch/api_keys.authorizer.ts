@@ -10,6 +10,7 @@
 import { ApiKeyError, ApiKeyStorageError } from "../errors.ts";
 import { requiredEnvironmentOf, requiredScopeOf } from "../_route_requirements.ts";
 import type { ApiKeysService } from "../service.ts";
+import { refuseUnknownOptions } from "../_settings.ts";
 import { failureLine } from "../_sinks.ts";
 import { isThenable, resolveClientIp } from "../ip_allowlist.ts";
 import { bugReporter, rateLimitHeaders, routeRateLimitOf } from "../metering/_limits.ts";
@@ -229,15 +230,42 @@ export function getRateLimitHeaders(request: Request): [string, string][] {
   return [...rateLimitFields.get(request) ?? []];
 }
 
-/** Checks `given` and returns the frozen requirements over `base`. */
+/** Every key of `ApiKeyRequirements` (an unknown one is refused: it would leave the route open). */
+const REQUIREMENTS: readonly string[] = Object.keys(
+  {
+    requiredScope: true,
+    requiredEnvironment: true,
+    rateLimits: true,
+    cost: true,
+  } satisfies Record<keyof ApiKeyRequirements, true>,
+);
+
+/** Every option of `createApiKeyAuthorizer`: the requirements and its own. */
+const AUTHORIZER_OPTIONS: readonly string[] = [
+  ...REQUIREMENTS,
+  ...Object.keys(
+    {
+      clientIp: true,
+      onError: true,
+      xRateLimitHeaders: true,
+      log: true,
+    } satisfies Record<Exclude<keyof ApiKeyAuthorizerOptions, keyof ApiKeyRequirements>, true>,
+  ),
+];
+
+/**
+ * Checks `given` (its keys against `known`) and returns the frozen requirements over `base`.
+ */
 function requirementsOf(
   base: ApiKeyRequirements,
   given: ApiKeyRequirements,
   who: string,
+  known: readonly string[] = REQUIREMENTS,
 ): Readonly<ApiKeyRequirements> {
   if (typeof given !== "object" || given === null) {
     throw new TypeError(`${who}: requirements must be an object`);
   }
+  refuseUnknownOptions(given, who, known);
   const requirements: ApiKeyRequirements = { ...base };
   if (given.requiredScope !== undefined) {
     const { resource, level } = given.requiredScope;
@@ -419,5 +447,5 @@ export function createApiKeyAuthorizer(
       },
     });
   };
-  return build(requirementsOf({}, options, "createApiKeyAuthorizer"));
+  return build(requirementsOf({}, options, "createApiKeyAuthorizer", AUTHORIZER_OPTIONS));
 }

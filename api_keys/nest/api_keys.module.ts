@@ -15,7 +15,7 @@ import { thresholdsProblem } from "../_input.ts";
 import { failureLine } from "../_sinks.ts";
 import { ApiKeysService } from "../service.ts";
 import type { ApiKeysServiceOptions } from "../service_options.ts";
-import { refuseUnknownOptions } from "../_settings.ts";
+import { refuseUnknownOptions, SERVICE_OPTIONS } from "../_settings.ts";
 import type { ApiKeyStorage } from "../storage/types.ts";
 import {
   API_KEYS_CLIENT_IP_RESOLVER,
@@ -138,15 +138,18 @@ function optionalFunction<T>(value: unknown, name: string): T | null {
   return value as T;
 }
 
-/** The options of the module beside the service's. */
-const MODULE_OPTIONS = Object.keys(
-  {
-    contextWriter: true,
-    clientIpResolver: true,
-    xRateLimitHeaders: true,
-    expiryNotices: true,
-  } satisfies Record<Exclude<keyof ApiKeysModuleOptions, keyof ApiKeysServiceOptions>, true>,
-);
+/** Every option of the module: the service's and its own. */
+const MODULE_OPTIONS: readonly string[] = [
+  ...SERVICE_OPTIONS,
+  ...Object.keys(
+    {
+      contextWriter: true,
+      clientIpResolver: true,
+      xRateLimitHeaders: true,
+      expiryNotices: true,
+    } satisfies Record<Exclude<keyof ApiKeysModuleOptions, keyof ApiKeysServiceOptions>, true>,
+  ),
+];
 
 /** Validates every option (the service constructor validates its own) once, at startup. */
 function resolveModule(options: ApiKeysModuleOptions): ResolvedApiKeysModule {
