@@ -2,7 +2,8 @@
  * The checks of the `ApiKeysService` options whose code loads after
  * construction (`usage`, `feed`, `audit`, `persistIntervalMs`): run at
  * construction, so a bad option still throws there, while the recorder,
- * follower, audit log and credit book they configure load with the flows.
+ * follower, audit log and credit book they configure load with the flows;
+ * and the one refusal of an unknown option of the API-key options bags.
  *
  * @module
  */
@@ -12,6 +13,31 @@ import type { ApiKeyUsageOptions } from "./metering/usage.ts";
 
 /** Largest `maxStalenessMs`: the longest cache TTL, in ms. */
 export const MAX_MAX_STALENESS_MS = 60_000;
+
+/**
+ * Throws a `TypeError` naming every key of `options` outside `known` after `label`
+ * (`ApiKeysServiceOptions`, `ApiKeysModuleOptions`, `createApiKeyAuthorizer`, the
+ * `audit` option): a misspelt option silently ignored is a check silently off.
+ *
+ * @example
+ * ```ts
+ * import { refuseUnknownOptions } from "./_options.ts";
+ * refuseUnknownOptions({ debounceMs: 0 }, "ApiKeysServiceOptions", ["debounceMs"]);
+ * ```
+ */
+export function refuseUnknownOptions(
+  options: object,
+  label: string,
+  known: readonly string[],
+): void {
+  const unknown = Object.keys(options).filter((key) => !known.includes(key));
+  if (unknown.length === 0) return;
+  throw new TypeError(
+    `${label}: unknown option${unknown.length > 1 ? "s" : ""} ${
+      unknown.map((key) => `\`${key}\``).join(", ")
+    }`,
+  );
+}
 
 /** Largest `unknownPrefixLookups.perSecond`. */
 const MAX_UNKNOWN_PREFIX_LOOKUPS_PER_SECOND = 10_000;
@@ -29,6 +55,16 @@ function requireInteger(value: unknown, min: number, max: number, label: string)
   return value as number;
 }
 
+/** Every option of `ApiKeyAuditOptions`. */
+const AUDIT_OPTIONS: readonly string[] = Object.keys(
+  {
+    checkpointKey: true,
+    checkpointEvery: true,
+    checkpointIntervalMs: true,
+    refusedVerifications: true,
+  } satisfies Record<keyof ApiKeyAuditOptions, true>,
+);
+
 /**
  * The checked `audit` option (a `TypeError` naming `label` for a bad one).
  *
@@ -42,15 +78,13 @@ export function auditOptions(options: unknown, label: string): Required<ApiKeyAu
   if (typeof options !== "object" || options === null) {
     throw new TypeError(`${label} must be an object`);
   }
+  refuseUnknownOptions(options, label, AUDIT_OPTIONS);
   const {
     checkpointKey,
     checkpointEvery = 1_000,
     checkpointIntervalMs = 900_000,
     refusedVerifications = false,
-    ...rest
   } = options as Record<string, unknown>;
-  const unknown = Object.keys(rest);
-  if (unknown.length > 0) throw new TypeError(`${label}: unknown option ${unknown[0]}`);
   if (typeof checkpointKey !== "string" || new TextEncoder().encode(checkpointKey).length < 32) {
     throw new TypeError(`${label}.checkpointKey must be a string of at least 32 bytes`);
   }

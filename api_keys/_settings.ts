@@ -37,7 +37,13 @@ import type { ApiKeyTtlPolicy } from "./types.ts";
 import { buildLimits, type RequestLimits } from "./metering/_limits.ts";
 import type { UsageRecorder } from "./metering/_usage.ts";
 import type { AuditLog } from "./audit/_log.ts";
-import { auditOptions, feedOptions, MAX_MAX_STALENESS_MS, usageOptions } from "./_options.ts";
+import {
+  auditOptions,
+  feedOptions,
+  MAX_MAX_STALENESS_MS,
+  refuseUnknownOptions,
+  usageOptions,
+} from "./_options.ts";
 
 const DEFAULT_DEBOUNCE_MS = 60_000;
 const DEFAULT_STORAGE_TIMEOUT_MS = 5_000;
@@ -122,31 +128,6 @@ function checkAudit(options: unknown, storage: StorageAccess): boolean | undefin
       "each in the same step as its change",
   );
   return refusedVerifications;
-}
-
-/**
- * Throws a `TypeError` naming every key of `options` outside `known` (default
- * `SERVICE_OPTIONS`) after `label` (`ApiKeysServiceOptions`, `ApiKeysModuleOptions`,
- * `createApiKeyAuthorizer`): a misspelt option silently ignored is a check silently off.
- *
- * @example
- * ```ts
- * import { refuseUnknownOptions } from "./_settings.ts";
- * refuseUnknownOptions({ debounceMs: 0 }, "ApiKeysServiceOptions");
- * ```
- */
-export function refuseUnknownOptions(
-  options: object,
-  label: string,
-  known: readonly string[] = SERVICE_OPTIONS,
-): void {
-  const unknown = Object.keys(options).filter((key) => !known.includes(key));
-  if (unknown.length === 0) return;
-  throw new TypeError(
-    `${label}: unknown option${unknown.length > 1 ? "s" : ""} ${
-      unknown.map((key) => `\`${key}\``).join(", ")
-    }`,
-  );
 }
 
 /** Everything the flows work with, compiled from the options. */
@@ -321,7 +302,7 @@ export function compileSettings(options: unknown): Settings {
   if (typeof options !== "object" || options === null) {
     throw new TypeError("ApiKeysServiceOptions must be an object");
   }
-  refuseUnknownOptions(options, "ApiKeysServiceOptions");
+  refuseUnknownOptions(options, "ApiKeysServiceOptions", SERVICE_OPTIONS);
   const o = options as Partial<Record<keyof ApiKeysServiceOptions, unknown>>;
   const layouts = compileKeyLayouts(o.legacyKeyLayouts, `${PREFIX}legacyKeyLayouts`);
   const hasher = createHasher(

@@ -10,7 +10,7 @@
 import { ApiKeyError, ApiKeyStorageError } from "../errors.ts";
 import { requiredEnvironmentOf, requiredScopeOf } from "../_route_requirements.ts";
 import type { ApiKeysService } from "../service.ts";
-import { refuseUnknownOptions } from "../_settings.ts";
+import { refuseUnknownOptions } from "../_options.ts";
 import { failureLine } from "../_sinks.ts";
 import { isThenable, resolveClientIp } from "../ip_allowlist.ts";
 import { bugReporter, rateLimitHeaders, routeRateLimitOf } from "../metering/_limits.ts";

@@ -15,7 +15,8 @@ import { thresholdsProblem } from "../_input.ts";
 import { failureLine } from "../_sinks.ts";
 import { ApiKeysService } from "../service.ts";
 import type { ApiKeysServiceOptions } from "../service_options.ts";
-import { refuseUnknownOptions, SERVICE_OPTIONS } from "../_settings.ts";
+import { refuseUnknownOptions } from "../_options.ts";
+import { SERVICE_OPTIONS } from "../_settings.ts";
 import type { ApiKeyStorage } from "../storage/types.ts";
 import {
   API_KEYS_CLIENT_IP_RESOLVER,

@@ -4,6 +4,7 @@ import {
   auditOptions,
   checkPersistInterval,
   feedOptions,
+  refuseUnknownOptions,
   usageOptions,
 } from "../../api_keys/_options.ts";
 
@@ -22,7 +23,22 @@ describe("the checks of the options whose code loads later", () => {
       name: "TypeError",
       message: "audit.checkpointKey must be a string of at least 32 bytes",
     });
-    assert.throws(() => auditOptions({ checkpointKey: KEY, extra: 1 }, "audit"), TypeError);
+    assert.throws(() => auditOptions({ checkpointKey: KEY, extra: 1 }, "audit"), {
+      name: "TypeError",
+      message: "audit: unknown option `extra`",
+    });
+  });
+
+  it("refuseUnknownOptions names every key outside the known ones", () => {
+    assert.doesNotThrow(() => refuseUnknownOptions({ a: 1, b: undefined }, "x", ["a", "b", "c"]));
+    assert.throws(() => refuseUnknownOptions({ a: 1, scope: 1 }, "x", ["a"]), {
+      name: "TypeError",
+      message: "x: unknown option `scope`",
+    });
+    assert.throws(() => refuseUnknownOptions({ d: 1, a: 1, e: 1 }, "x", ["a"]), {
+      name: "TypeError",
+      message: "x: unknown options `d`, `e`",
+    });
   });
 
   it("usageOptions: off, defaults, bounds, the storage capability and the audit's need", () => {
