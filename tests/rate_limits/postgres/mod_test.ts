@@ -287,14 +287,28 @@ describe("createPostgresRateLimitStore", () => {
         /misses rate_limit_bucket_check of 0020_rate_limit_refusal_read: apply prisma\/migrations\/0020_rate_limit_refusal_read\//
           .test(e.message),
     );
-    // Missing 0019 as well: the first migration missing is named, the later one not.
+    // Missing 0019 as well: the first migration missing is named with its functions, then the
+    // later one, so one round applies both.
     const oldest = fakePool(() => every.slice(0, -1));
     await assert.rejects(
       createPostgresRateLimitStore({ pool: oldest.pool }).ready(),
       (e) =>
         e instanceof TypeError &&
-        /misses rate_limit_bucket_check: apply prisma\/migrations\/0019_rate_limit_bucket_check\//
+        /misses rate_limit_bucket_check: apply prisma\/migrations\/0019_rate_limit_bucket_check\/migration\.sql, then 0020_rate_limit_refusal_read and 0021_rate_limit_credit_check/
           .test(e.message),
+    );
+    // An empty database: every migration the store needs, in order, in one message.
+    const empty = fakePool(() => []);
+    await assert.rejects(
+      createPostgresRateLimitStore({ pool: empty.pool }).ready(),
+      (e) =>
+        e instanceof TypeError &&
+        e.message ===
+          "the PostgreSQL rate-limit store misses credit_change, credit_lock, credit_refill, " +
+            "credit_period: apply prisma/migrations/0009_credit_balances/migration.sql, then " +
+            "0012_rate_limit_batches, 0015_rate_limit_buckets, 0019_rate_limit_bucket_check, " +
+            "0020_rate_limit_refusal_read and 0021_rate_limit_credit_check (each " +
+            "prisma/migrations/<name>/migration.sql, in this order)",
     );
     // Everything up to 0020 there, rate_limit_credit_check missing: 0021 named.
     const upTo20 = [
