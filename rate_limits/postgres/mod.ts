@@ -246,6 +246,11 @@ const READY_SQL = "SELECT proname::text AS name, obj_description(oid, 'pg_proc')
   "coalesce('enable_seqscan=off' = ANY (proconfig), false) AS keyed_plans " +
   "FROM pg_proc WHERE proname = ANY($1::text[]) AND pg_function_is_visible(oid)";
 
+/** `["a", "b", "c"]` as `a, b and c`. */
+function listed(names: readonly string[]): string {
+  return names.length === 1 ? names[0] : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
+}
+
 /**
  * The line naming each migration of `UPGRADES` some function of `rows`
  * (`READY_SQL`'s) lacks, and what to apply; `undefined` when none does.
@@ -572,9 +577,13 @@ export function createPostgresRateLimitStore(
       if (missing.length > 0) {
         const [migration] = missing[0];
         const names = missing.filter(([m]) => m === migration).map(([, name]) => name);
+        // The later migrations missing too, so one round applies them all.
+        const later = [...new Set(missing.map(([m]) => m))].slice(1);
         throw new TypeError(
           `the PostgreSQL rate-limit store misses ${names.join(", ")}: ` +
-            `apply prisma/migrations/${migration}/migration.sql`,
+            `apply prisma/migrations/${migration}/migration.sql` +
+            (later.length === 0 ? "" : `, then ${listed(later)} (each ` +
+              "prisma/migrations/<name>/migration.sql, in this order)"),
         );
       }
       const notice = upgradesNotice(rows);
