@@ -359,7 +359,19 @@ describe("createSafeFetch options", () => {
   });
 
   it("refuses bad options and route options, naming them", () => {
-    assert.throws(() => createSafeFetch({ bogus: 1 } as never), /unknown option `bogus`/);
+    // The module's options, named by the function the app called (it never wrote SafeResponseModule).
+    assert.throws(
+      () => createSafeFetch({ bogus: 1 } as never),
+      /^TypeError: createSafeFetch: unknown option `bogus`$/,
+    );
+    assert.throws(
+      () => createSafeFetch({ responseTime: "yes" as never }),
+      /^TypeError: createSafeFetch: option `responseTime` must be a boolean$/,
+    );
+    assert.throws(
+      () => createSafeFetch({ linkHeader: 1 as never }),
+      /^TypeError: createSafeFetch: option `linkHeader`/,
+    );
     assert.throws(() => createSafeFetch({ i18n: true }), /`i18n: true` finds nestjs-i18n/);
     assert.throws(() => createSafeFetch({ context: {} }), /`context` needs `contextStore`/);
     assert.throws(() => createSafeFetch({ logger: {} as never }), /`logger` must have/);
