@@ -244,9 +244,13 @@ function version(value: unknown): ApiVersionOption | undefined {
     : fail("version", "a non-empty string or a function");
 }
 
+/** Who the errors of {@link resolveSettings} name unless told otherwise. */
+const OWNER = "SafeResponseModule";
+
 /**
  * Validates options and applies the spec defaults. Throws a `TypeError`
- * naming the first bad or unknown option.
+ * naming the first bad or unknown option, after `owner` (default
+ * `SafeResponseModule`; `createSafeFetch` for the Fetch binding).
  * @example
  * ```ts
  * import { resolveSettings } from "@saferoute/api-kit/safe-response";
@@ -260,7 +264,21 @@ function version(value: unknown): ApiVersionOption | undefined {
  */
 export function resolveSettings<Context>(
   options: SafeResponseModuleOptions<Context> = {},
+  owner: string = OWNER,
 ): SafeResponseSettings {
+  try {
+    return settingsOf(options);
+  } catch (error) {
+    // Every message of the checks starts with OWNER: name the caller's function instead.
+    if (owner === OWNER || !(error instanceof TypeError) || !error.message.startsWith(OWNER)) {
+      throw error;
+    }
+    throw new TypeError(owner + error.message.slice(OWNER.length));
+  }
+}
+
+/** {@link resolveSettings}, its errors naming `SafeResponseModule`. */
+function settingsOf<Context>(options: SafeResponseModuleOptions<Context>): SafeResponseSettings {
   if (!isBag(options)) throw new TypeError("SafeResponseModule: options must be an object");
   const o: Bag = { ...DEFAULTS };
   for (const [key, value] of Object.entries(options)) {

@@ -238,7 +238,7 @@ function contained(logger: ResponderLogger): ResponderLogger {
  */
 export function createSafeFetch(options: SafeFetchOptions = {}): SafeFetch {
   const { logger, contextStore, responseHeaders, module } = splitOptions(options);
-  const responder = new Responder(resolveSettings(module), {
+  const responder = new Responder(resolveSettings(module, "createSafeFetch"), {
     logger,
     store: contextStore,
   });

@@ -39,6 +39,11 @@ describe("resolveSettings", () => {
       () => resolveSettings({ toString: undefined } as never),
       /^TypeError: SafeResponseModule: unknown option `toString`$/,
     );
+    assert.throws(
+      () => resolveSettings({ defaultLimit: 0 }, "createSafeFetch"),
+      /^TypeError: createSafeFetch option: `defaultLimit` must be a positive integer$/,
+      "the owner the errors name",
+    );
   });
 
   it("validates the module's defaultLimit", () => {
