@@ -8,6 +8,7 @@ import { ApiKeyError, ApiKeyStorageError } from "../../api_keys/errors.ts";
 import { generateKey } from "../../api_keys/key_format.ts";
 import { InMemoryApiKeyStorage } from "../../api_keys/storage/in_memory.ts";
 import { ApiKeysService } from "../../api_keys/service.ts";
+import type { AuthorizeOptions } from "../../api_keys/types.ts";
 import { makeService, overrideStorage, PEPPER_1, READ_ORDERS, rejection } from "./helpers.ts";
 
 /** A header reader over Fetch `Headers`, as a Deno or Workers server has them. */
@@ -144,6 +145,24 @@ describe("ApiKeysService.authorizeRequest", () => {
       }),
     );
     assert.ok(error instanceof TypeError);
+    assert.deepEqual(headers.asked, []);
+    assert.deepEqual(authFailures, []);
+  });
+
+  it("refuses a misspelt option instead of ignoring it (a route left open to any scope)", async () => {
+    const { service, authFailures } = makeService();
+    const headers = fetchHeaders({});
+    const misspelt = { requiredScop: { resource: "orders", level: "write" } };
+    for (
+      const call of [
+        () => service.authorizeRequest(headers.read, misspelt as AuthorizeOptions),
+        () => service.authorize("any", misspelt as AuthorizeOptions),
+      ]
+    ) {
+      const error = await rejection(call());
+      assert.ok(error instanceof TypeError);
+      assert.match(error.message, /AuthorizeOptions: unknown option `requiredScop`/);
+    }
     assert.deepEqual(headers.asked, []);
     assert.deepEqual(authFailures, []);
   });
