@@ -17,7 +17,7 @@ export const MAX_MAX_STALENESS_MS = 60_000;
 /**
  * Throws a `TypeError` naming every key of `options` outside `known` after `label`
  * (`ApiKeysServiceOptions`, `ApiKeysModuleOptions`, `createApiKeyAuthorizer`, the
- * `audit` option): a misspelt option silently ignored is a check silently off.
+ * `audit` option, `AuthorizeOptions`): a misspelt option silently ignored is a check silently off.
  *
  * @example
  * ```ts
@@ -30,13 +30,17 @@ export function refuseUnknownOptions(
   label: string,
   known: readonly string[],
 ): void {
-  const unknown = Object.keys(options).filter((key) => !known.includes(key));
-  if (unknown.length === 0) return;
-  throw new TypeError(
-    `${label}: unknown option${unknown.length > 1 ? "s" : ""} ${
-      unknown.map((key) => `\`${key}\``).join(", ")
-    }`,
-  );
+  // No list made for a bag without an unknown key: `AuthorizeOptions` is checked per request.
+  for (const key in options) {
+    if (!known.includes(key) && Object.hasOwn(options, key)) {
+      const unknown = Object.keys(options).filter((key) => !known.includes(key));
+      throw new TypeError(
+        `${label}: unknown option${unknown.length > 1 ? "s" : ""} ${
+          unknown.map((key) => `\`${key}\``).join(", ")
+        }`,
+      );
+    }
+  }
 }
 
 /** Largest `unknownPrefixLookups.perSecond`. */

@@ -22,6 +22,7 @@ import { assertScopeLevel, scopeSatisfies } from "../scopes.ts";
 import type { Settings } from "../_settings.ts";
 import { keyRateLimits } from "../metering/_limits.ts";
 import { assertCount } from "../metering/_count.ts";
+import { refuseUnknownOptions } from "../_options.ts";
 import type {
   ApiKeyContext,
   ApiKeyRecord,
@@ -127,8 +128,22 @@ const AUTHORIZATION_OUTCOMES: Readonly<Partial<Record<string, ApiKeyAuthorizatio
     api_key_usage_exceeded: "usage_exceeded",
   });
 
-/** Throws a `TypeError` for a `requiredScope` level other than read or write (a programmer error). */
+/** Every key of `AuthorizeOptions` (another is refused: a misspelt `requiredScope` leaves a route open). */
+const AUTHORIZE_OPTIONS: readonly string[] = Object.keys(
+  {
+    clientIp: true,
+    requiredEnvironment: true,
+    requiredScope: true,
+    cost: true,
+    rateLimits: true,
+    request: true,
+  } satisfies Record<keyof AuthorizeOptions, true>,
+);
+
+/** Throws a `TypeError` for an unknown option, a bad `cost` or a `requiredScope` level other than read or write (a programmer error). */
 function assertOptions(options: AuthorizeOptions): void {
+  if (options === NO_OPTIONS) return;
+  refuseUnknownOptions(options, "AuthorizeOptions", AUTHORIZE_OPTIONS);
   if (options.cost !== undefined) assertCount(options.cost, 0, "AuthorizeOptions.cost");
   if (options.requiredScope !== undefined) {
     assertScopeLevel(options.requiredScope.level, "AuthorizeOptions.requiredScope.level");
