@@ -141,6 +141,45 @@ describe("updateCredits with a refill rule: a key's own balance", () => {
     });
   }
 
+  for (const set of [true, false]) {
+    it(
+      `a key minted with limitsOf spends the balance: it gets the new rule too (${
+        set ? "with set" : "alone"
+      }), its cached context dropped, so the old rule's refill is never granted through it`,
+      async () => {
+        const { service, storage, clocks } = ruleService("2030-01-15T23:59:00.000");
+        const { id: first } = await service.create({
+          tenantId: "t1",
+          name: "k",
+          scopes: READ_ORDERS,
+          credits: { remaining: 1_000, refill: { amount: 1_000, interval: "daily" } },
+        });
+        const { id: minted, key } = await service.create({
+          tenantId: "t1",
+          name: "minted",
+          scopes: READ_ORDERS,
+          limitsOf: first,
+        });
+        assert.equal((await service.authorize(key, { cost: 900 })).creditResult?.remaining, 100);
+        // The plan goes down: 100 a month from now on (the key's own balance, named by its first key).
+        const change = set ? { set: 100, refill: { amount: 100, interval: "monthly" as const } } : {
+          refill: { amount: 100, interval: "monthly" as const },
+        };
+        assert.equal((await service.updateCredits("t1", first, change)).remaining, 100);
+        const credits = (await storage.findById(minted))!.credits!;
+        assert.deepEqual(credits.refill, change.refill, "the minted key's record has the new rule");
+        assert.deepEqual([credits.remaining, +credits.updatedAt], [100, clocks.now]);
+        clocks.now = at("2030-01-16T00:00:01.000"); // the old rule's midnight, within the cache's TTL
+        const spent = await service.authorize(key);
+        assert.deepEqual(
+          [spent.creditResult?.remaining, spent.creditResult?.resetMs],
+          [99, at("2030-02-01T00:00:00.000") - clocks.now],
+          "no daily refill through the minted key",
+        );
+      },
+    );
+  }
+
   it("a cached context spends with the new rule at once; the audit log records the rule before and after", async () => {
     const { service, clocks } = ruleService("2030-01-15T12:00:00.000");
     const { id, key } = await service.create({
