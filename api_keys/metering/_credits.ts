@@ -378,7 +378,8 @@ export class CreditBook {
    * Applies a validated `change` (`compileKeyCreditChange`) to `record`'s own
    * balance through the limiter (its `timeoutMs` the deadline; see
    * `requireLimiter`; a rule change see `#apply`) and writes the result back
-   * to the records spending it (a new rule to each of them), in turn with the
+   * to every record spending it (a new rule to each of them: its rotation
+   * chain's and the keys minted with `limitsOf`), in turn with the
    * write-back passes (see `#changed`). `ApiKeyValidationError` on `credits`
    * for a key without a balance of its own; rejects when the store or the
    * storage fails.
@@ -390,13 +391,22 @@ export class CreditBook {
     }
     const subject = creditSubjectOf(record.id, own);
     const refill = ruleOf(change);
+    const balanceKeyId = own.balanceKeyId ?? record.id;
     const counter = (credits: ApiKeyCredits) => creditCounterOf(credits, record.tenantId);
     return await this.#changed(
       subject,
-      { kind: "key", id: own.balanceKeyId ?? record.id },
+      { kind: "key", id: balanceKeyId },
       withRule(own, refill),
       () => this.#apply(subject, counter(own), counter(withRule(own, refill)), change),
-      (remaining, at) => this.#writeBack(own.balanceKeyId ?? record.id, remaining, at, refill),
+      // Every key of the tenant spending the balance: a minted key is on no rotation chain.
+      (remaining, at) =>
+        this.#writeTenant(record.tenantId, (credits, id) => {
+          const spends = creditPartsOf(credits).own;
+          if (spends === undefined || (spends.balanceKeyId ?? id) !== balanceKeyId) {
+            return undefined;
+          }
+          return withRule({ ...spends, remaining, updatedAt: at }, refill);
+        }),
     );
   }
 
@@ -629,15 +639,10 @@ export class CreditBook {
 
   /**
    * Writes `remaining` at `at` to the record of `balanceKeyId` and the records
-   * of its rotation chain that spend its balance, with refill rule `refill`
-   * when given (`null`: none).
+   * of its rotation chain that spend its balance (a write-back pass: a lookup
+   * per record, not the tenant's keys; a change writes every key spending it).
    */
-  async #writeBack(
-    balanceKeyId: string,
-    remaining: number,
-    at: Date,
-    refill?: CreditRefill | null,
-  ): Promise<void> {
+  async #writeBack(balanceKeyId: string, remaining: number, at: Date): Promise<void> {
     const setCredits = this.#storage.setCredits;
     if (setCredits === undefined) return;
     let id: string | null = balanceKeyId;
@@ -646,7 +651,7 @@ export class CreditBook {
       const credits = record?.credits;
       const own = credits && creditPartsOf(credits).own;
       if (own === undefined || (own.balanceKeyId ?? id) !== balanceKeyId) return;
-      await setCredits(id, withRule({ ...own, remaining, updatedAt: at }, refill));
+      await setCredits(id, { ...own, remaining, updatedAt: at });
       this.#rewritten(record!.prefix);
       id = record!.replacedByKeyId;
     }
@@ -671,11 +676,27 @@ export class CreditBook {
       for (const prefix of await setTenantPool(tenantId, remaining, at)) this.#rewritten(prefix);
       return;
     }
+    await this.#writeTenant(tenantId, (credits) => {
+      const pool = creditPartsOf(credits).pool;
+      return pool && withPool(credits, withRule({ ...pool, remaining, updatedAt: at }, refill));
+    });
+  }
+
+  /**
+   * Writes to each record of tenant `tenantId` with credits those `rewrite`
+   * answers for it (`undefined`: left as it is), read from every key of the
+   * tenant, one by one; each record written is `rewritten`.
+   */
+  async #writeTenant(
+    tenantId: string,
+    rewrite: (credits: ApiKeyCredits, id: string) => ApiKeyCredits | undefined,
+  ): Promise<void> {
+    const setCredits = this.#storage.setCredits;
+    if (setCredits === undefined) return;
     for (const record of await this.#storage.listByTenant(tenantId, true)) {
-      const pool = record.credits && creditPartsOf(record.credits).pool;
-      if (pool === undefined) continue;
-      const written = withRule({ ...pool, remaining, updatedAt: at }, refill);
-      await setCredits(record.id, withPool(record.credits!, written));
+      const written = record.credits && rewrite(record.credits, record.id);
+      if (written === undefined) continue;
+      await setCredits(record.id, written);
       this.#rewritten(record.prefix);
     }
   }
