@@ -348,6 +348,53 @@ describe("updateCredits with a refill rule alone: the balance kept", () => {
 });
 
 describe("updateCredits with a refill rule: the tenant's pool", () => {
+  for (const how of ["create", "rotate"] as const) {
+    it(`a key joining the pool (${how}) while its rule changes, its record stored after the change listed the tenant's keys: it takes the new rule, never refilling by the old one`, async () => {
+      const { service, storage, clocks } = ruleService("2030-01-15T23:58:00.000");
+      const daily = { remaining: 1_000, refill: { amount: 1_000, interval: "daily" as const } };
+      const input = { tenantId: "acme", scopes: READ_ORDERS };
+      const first = await service.create({
+        ...input,
+        name: "first",
+        credits: { ...daily, sharedBy: "tenant" },
+      });
+      await service.authorize(first.key, { cost: 900 });
+      // The next key's record is held at its insert (or rotation) until the pool's rule has changed.
+      let release = () => {};
+      const held = new Promise<void>((resolve) => release = resolve);
+      const insert = storage.insert.bind(storage);
+      const rotate = storage.rotate.bind(storage);
+      storage.insert = async (...args) => {
+        await held;
+        return await insert(...args);
+      };
+      storage.rotate = async (...args) => {
+        await held;
+        return await rotate(...args);
+      };
+      const joining = how === "create"
+        ? service.create({ ...input, name: "new", credits: { ...daily, sharedBy: "tenant" } })
+        : service.rotate(first.id);
+      await new Promise((resolve) => setTimeout(resolve, 10)); // it has read the pool's rule
+      clocks.advance(1_000);
+      const monthly = { amount: 100, interval: "monthly" as const };
+      assert.equal(
+        (await service.updateCredits("acme", null, { set: 100, refill: monthly })).remaining,
+        100,
+      );
+      release();
+      const joined = await joining;
+      const credits = (await storage.findById(joined.id))!.credits!;
+      assert.deepEqual(credits.refill, monthly, "the joined key's record has the new rule");
+      clocks.now = at("2030-01-16T00:00:01.000"); // the old rule's midnight
+      assert.equal(
+        (await service.authorize(joined.key)).creditResult?.remaining,
+        99,
+        "no daily refill through the joined key",
+      );
+    });
+  }
+
   it("reaches every key spending the pool (own + pool too), a new check spends with it; keys then join under the new rule, the old one refused naming how to change it", async () => {
     const { service, storage, clocks } = ruleService("2030-01-10T08:00:00.000");
     const plan = { remaining: 50_000, refill: { amount: 50_000, interval: "monthly" as const } };
