@@ -400,12 +400,11 @@ export class CreditBook {
       () => this.#apply(subject, counter(own), counter(withRule(own, refill)), change),
       // Every key of the tenant spending the balance: a minted key is on no rotation chain.
       (remaining, at) =>
-        this.#writeTenant(record.tenantId, (credits, id) => {
+        this.#writeTenant(record.tenantId, remaining, at, refill, (credits, id) => {
           const spends = creditPartsOf(credits).own;
-          if (spends === undefined || (spends.balanceKeyId ?? id) !== balanceKeyId) {
-            return undefined;
-          }
-          return withRule({ ...spends, remaining, updatedAt: at }, refill);
+          return spends !== undefined && (spends.balanceKeyId ?? id) === balanceKeyId
+            ? "own"
+            : undefined;
         }),
     );
   }
@@ -676,29 +675,73 @@ export class CreditBook {
       for (const prefix of await setTenantPool(tenantId, remaining, at)) this.#rewritten(prefix);
       return;
     }
-    await this.#writeTenant(tenantId, (credits) => {
-      const pool = creditPartsOf(credits).pool;
-      return pool && withPool(credits, withRule({ ...pool, remaining, updatedAt: at }, refill));
-    });
+    await this.#writeTenant(
+      tenantId,
+      remaining,
+      at,
+      refill,
+      (credits) => creditPartsOf(credits).pool === undefined ? undefined : "pool",
+    );
   }
 
   /**
-   * Writes to each record of tenant `tenantId` with credits those `rewrite`
-   * answers for it (`undefined`: left as it is), read from every key of the
-   * tenant, one by one; each record written is `rewritten`.
+   * Writes `remaining` at `at` (and refill rule `refill` when given; `null`:
+   * none) to the balance `spends` names of each record of tenant `tenantId`
+   * (its `"own"` or its `"pool"` copy; `undefined`: neither), read from every
+   * key of the tenant and written one by one (each `rewritten`). With a rule,
+   * the tenant's keys are read again once written, and a record spending the
+   * balance under another rule is written too: a key that joined it meanwhile
+   * (created or rotated with the old rule, stored after the first read).
    */
   async #writeTenant(
     tenantId: string,
-    rewrite: (credits: ApiKeyCredits, id: string) => ApiKeyCredits | undefined,
+    remaining: number,
+    at: Date,
+    refill: CreditRefill | null | undefined,
+    spends: (credits: ApiKeyCredits, id: string) => "own" | "pool" | undefined,
   ): Promise<void> {
     const setCredits = this.#storage.setCredits;
     if (setCredits === undefined) return;
-    for (const record of await this.#storage.listByTenant(tenantId, true)) {
-      const written = record.credits && rewrite(record.credits, record.id);
-      if (written === undefined) continue;
-      await setCredits(record.id, written);
-      this.#rewritten(record.prefix);
+    for (let pass = 0; pass < (refill === undefined ? 1 : 2); pass++) {
+      for (const record of await this.#storage.listByTenant(tenantId, true)) {
+        const credits = record.credits;
+        const which = credits && spends(credits, record.id);
+        if (which === undefined) continue;
+        const part = which === "own" ? credits! : creditPartsOf(credits!).pool!;
+        const ruled = withRule(part, refill);
+        if (pass === 1 && sameRefill(part, ruled)) continue;
+        const balance = { ...ruled, remaining, updatedAt: at };
+        await setCredits(record.id, which === "own" ? balance : withPool(credits!, balance));
+        this.#rewritten(record.prefix);
+      }
     }
+  }
+
+  /**
+   * A new `record` (created or rotated) once stored: a balance it shares
+   * whose refill rule a change wrote while it was made (its copy read before
+   * the change, stored after) is copied from the balance's newest record (the
+   * pool's newest copy; the first key of its own balance's), so it never
+   * spends by the old rule. Rejects when the storage fails.
+   */
+  async joined(record: ApiKeyRecord): Promise<void> {
+    const setCredits = this.#storage.setCredits;
+    if (record.credits === undefined || setCredits === undefined) return;
+    const { own, pool } = creditPartsOf(record.credits);
+    let written = record.credits;
+    const newest = pool && await this.#tenantPool(record.tenantId);
+    if (newest !== undefined && !sameRefill(newest, pool!)) written = withPool(written, newest);
+    const first = own?.balanceKeyId === undefined
+      ? null
+      : await this.#storage.findById(own.balanceKeyId);
+    const kept = first?.credits && creditPartsOf(first.credits).own;
+    if (kept !== undefined && kept.balanceKeyId === undefined && !sameRefill(kept, own!)) {
+      const { remaining, updatedAt } = kept;
+      written = withRule({ ...written, remaining, updatedAt }, kept.refill ?? null);
+    }
+    if (written === record.credits) return;
+    await setCredits(record.id, written);
+    this.#rewritten(record.prefix);
   }
 }
 
