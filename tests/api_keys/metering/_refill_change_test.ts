@@ -27,12 +27,15 @@ const DAILY = { amount: 50, interval: "daily" as const };
 
 /**
  * A service over in-memory storage and a memory store on one fake clock at
- * `startIso` (audited); `wrap` may wrap the store.
+ * `startIso` (audited); `wrap` may wrap the store, `storage` is the service's.
  */
-function ruleService(startIso: string, wrap = (store: RateLimitStore) => store) {
+function ruleService(
+  startIso: string,
+  wrap = (store: RateLimitStore) => store,
+  storage = new InMemoryApiKeyStorage(),
+) {
   const clocks = new FakeClocks();
   clocks.now = at(startIso);
-  const storage = new InMemoryApiKeyStorage();
   const info = console.info;
   console.info = () => {}; // the audit log's start-up line
   try {
@@ -178,6 +181,47 @@ describe("updateCredits with a refill rule: a key's own balance", () => {
         );
       },
     );
+  }
+
+  for (const how of ["rotate", "limitsOf"] as const) {
+    it(`a key joining a key's balance (${how}) while its rule changes, stored after the change read the tenant's keys: it takes the first key's new rule`, async () => {
+      const { service, storage, clocks } = ruleService("2030-01-15T23:58:00.000");
+      const { id: first, key: firstKey } = await service.create({
+        tenantId: "t1",
+        name: "k",
+        scopes: READ_ORDERS,
+        credits: { remaining: 1_000, refill: { amount: 1_000, interval: "daily" } },
+      });
+      await service.authorize(firstKey, { cost: 900 });
+      let release = () => {};
+      const held = new Promise<void>((resolve) => release = resolve);
+      const insert = storage.insert.bind(storage);
+      const rotate = storage.rotate.bind(storage);
+      storage.insert = async (...args) => {
+        await held;
+        return await insert(...args);
+      };
+      storage.rotate = async (...args) => {
+        await held;
+        return await rotate(...args);
+      };
+      const joining = how === "rotate"
+        ? service.rotate(first)
+        : service.create({ tenantId: "t1", name: "m", scopes: READ_ORDERS, limitsOf: first });
+      await new Promise((resolve) => setTimeout(resolve, 10)); // it has read the balance's rule
+      clocks.advance(1_000);
+      const monthly = { amount: 100, interval: "monthly" as const };
+      assert.equal(
+        (await service.updateCredits("t1", first, { set: 100, refill: monthly })).remaining,
+        100,
+      );
+      release();
+      const joined = await joining;
+      const credits = (await storage.findById(joined.id))!.credits!;
+      assert.deepEqual(credits.refill, monthly, "the joined key's record has the new rule");
+      clocks.now = at("2030-01-16T00:00:01.000");
+      assert.equal((await service.authorize(joined.key)).creditResult?.remaining, 99);
+    });
   }
 
   it("a cached context spends with the new rule at once; the audit log records the rule before and after", async () => {
@@ -348,6 +392,51 @@ describe("updateCredits with a refill rule alone: the balance kept", () => {
 });
 
 describe("updateCredits with a refill rule: the tenant's pool", () => {
+  it("a key joining the pool stored after the change read the tenant's keys but checked before any was written: the change's second read writes it the new rule", async () => {
+    // The change is held at its first write, once it has read the tenant's keys (the storage's
+    // capabilities are read when the service is made: patched before).
+    const storage = new InMemoryApiKeyStorage();
+    let release = () => {};
+    const held = new Promise<void>((resolve) => release = resolve);
+    let reached = () => {};
+    const writing = new Promise<void>((resolve) => reached = resolve);
+    let holding = false;
+    const setCredits = storage.setCredits.bind(storage);
+    storage.setCredits = async (...args) => {
+      if (holding) {
+        reached();
+        await held;
+      }
+      return await setCredits(...args);
+    };
+    const { service, clocks } = ruleService("2030-01-15T23:58:00.000", undefined, storage);
+    const daily = { remaining: 1_000, refill: { amount: 1_000, interval: "daily" as const } };
+    const input = { tenantId: "acme", scopes: READ_ORDERS };
+    const first = await service.create({
+      ...input,
+      name: "first",
+      credits: { ...daily, sharedBy: "tenant" },
+    });
+    await service.authorize(first.key, { cost: 900 });
+    holding = true;
+    clocks.advance(1_000);
+    const monthly = { amount: 100, interval: "monthly" as const };
+    const change = service.updateCredits("acme", null, { set: 100, refill: monthly });
+    await writing;
+    const joined = await service.create({
+      ...input,
+      name: "new",
+      credits: { ...daily, sharedBy: "tenant" },
+    });
+    holding = false;
+    release();
+    assert.equal((await change).remaining, 100);
+    const credits = (await storage.findById(joined.id))!.credits!;
+    assert.deepEqual(credits.refill, monthly, "the joined key's record has the new rule");
+    clocks.now = at("2030-01-16T00:00:01.000");
+    assert.equal((await service.authorize(joined.key)).creditResult?.remaining, 99);
+  });
+
   for (const how of ["create", "rotate"] as const) {
     it(`a key joining the pool (${how}) while its rule changes, its record stored after the change listed the tenant's keys: it takes the new rule, never refilling by the old one`, async () => {
       const { service, storage, clocks } = ruleService("2030-01-15T23:58:00.000");
