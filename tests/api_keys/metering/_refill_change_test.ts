@@ -17,7 +17,13 @@ import {
 } from "../../../api_keys/mod.ts";
 import { createRateLimiter } from "../../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../../rate_limits/memory_store.ts";
-import type { CreditChange, CreditCounter, RateLimitStore } from "../../../rate_limits/store.ts";
+import type {
+  CreditChange,
+  CreditCounter,
+  CreditRefill,
+  RateLimitStore,
+} from "../../../rate_limits/store.ts";
+import type { ApiKeyCreditBalance } from "../../../api_keys/types.ts";
 import { FakeClocks, makeService, READ_ORDERS, rejection } from "../helpers.ts";
 
 const CHECKPOINT_KEY = "an-audit-key-of-at-least-thirty-two-bytes";
@@ -53,6 +59,46 @@ function ruleService(
   } finally {
     console.info = info;
   }
+}
+
+/**
+ * Makes a key with `join` while the balance it joins goes down to 100 a month
+ * with `change` (its record held at its insert or rotation until the change is
+ * done, the clock 1 s on), then checks it spends by the new rule: its record
+ * has it, and the old daily rule's midnight (2030-01-16) refills nothing through it.
+ */
+async function joinDuringChange(
+  { service, storage, clocks }: ReturnType<typeof ruleService>,
+  join: () => Promise<{ id: string; key: string }>,
+  change: (refill: CreditRefill) => Promise<ApiKeyCreditBalance>,
+): Promise<void> {
+  let release = () => {};
+  const held = new Promise<void>((resolve) => release = resolve);
+  const insert = storage.insert.bind(storage);
+  const rotate = storage.rotate.bind(storage);
+  storage.insert = async (...args) => {
+    await held;
+    return await insert(...args);
+  };
+  storage.rotate = async (...args) => {
+    await held;
+    return await rotate(...args);
+  };
+  const joining = join();
+  await new Promise((resolve) => setTimeout(resolve, 10)); // it has read the balance's rule
+  clocks.advance(1_000);
+  const monthly = { amount: 100, interval: "monthly" as const };
+  assert.equal((await change(monthly)).remaining, 100);
+  release();
+  const joined = await joining;
+  const credits = (await storage.findById(joined.id))!.credits!;
+  assert.deepEqual(credits.refill, monthly, "the joined key's record has the new rule");
+  clocks.now = at("2030-01-16T00:00:01.000"); // the old rule's midnight
+  assert.equal(
+    (await service.authorize(joined.key)).creditResult?.remaining,
+    99,
+    "no daily refill through the joined key",
+  );
 }
 
 describe("updateCredits with a refill rule: a key's own balance", () => {
@@ -185,7 +231,8 @@ describe("updateCredits with a refill rule: a key's own balance", () => {
 
   for (const how of ["rotate", "limitsOf"] as const) {
     it(`a key joining a key's balance (${how}) while its rule changes, stored after the change read the tenant's keys: it takes the first key's new rule`, async () => {
-      const { service, storage, clocks } = ruleService("2030-01-15T23:58:00.000");
+      const made = ruleService("2030-01-15T23:58:00.000");
+      const { service } = made;
       const { id: first, key: firstKey } = await service.create({
         tenantId: "t1",
         name: "k",
@@ -193,34 +240,17 @@ describe("updateCredits with a refill rule: a key's own balance", () => {
         credits: { remaining: 1_000, refill: { amount: 1_000, interval: "daily" } },
       });
       await service.authorize(firstKey, { cost: 900 });
-      let release = () => {};
-      const held = new Promise<void>((resolve) => release = resolve);
-      const insert = storage.insert.bind(storage);
-      const rotate = storage.rotate.bind(storage);
-      storage.insert = async (...args) => {
-        await held;
-        return await insert(...args);
-      };
-      storage.rotate = async (...args) => {
-        await held;
-        return await rotate(...args);
-      };
-      const joining = how === "rotate"
-        ? service.rotate(first)
-        : service.create({ tenantId: "t1", name: "m", scopes: READ_ORDERS, limitsOf: first });
-      await new Promise((resolve) => setTimeout(resolve, 10)); // it has read the balance's rule
-      clocks.advance(1_000);
-      const monthly = { amount: 100, interval: "monthly" as const };
-      assert.equal(
-        (await service.updateCredits("t1", first, { set: 100, refill: monthly })).remaining,
-        100,
+      await joinDuringChange(
+        made,
+        () =>
+          how === "rotate" ? made.service.rotate(first) : made.service.create({
+            tenantId: "t1",
+            name: "m",
+            scopes: READ_ORDERS,
+            limitsOf: first,
+          }),
+        (refill) => made.service.updateCredits("t1", first, { set: 100, refill }),
       );
-      release();
-      const joined = await joining;
-      const credits = (await storage.findById(joined.id))!.credits!;
-      assert.deepEqual(credits.refill, monthly, "the joined key's record has the new rule");
-      clocks.now = at("2030-01-16T00:00:01.000");
-      assert.equal((await service.authorize(joined.key)).creditResult?.remaining, 99);
     });
   }
 
@@ -391,6 +421,25 @@ describe("updateCredits with a refill rule alone: the balance kept", () => {
   });
 });
 
+/** A key of tenant acme joining its pool of 1,000 a day. */
+const NEW_ON_POOL = {
+  tenantId: "acme",
+  name: "new",
+  scopes: READ_ORDERS,
+  credits: {
+    remaining: 1_000,
+    refill: { amount: 1_000, interval: "daily" as const },
+    sharedBy: "tenant" as const,
+  },
+};
+
+/** The first key of tenant acme's pool of 1,000 a day, 900 of it spent. */
+async function dailyPool(service: ReturnType<typeof ruleService>["service"]) {
+  const first = await service.create({ ...NEW_ON_POOL, name: "first" });
+  await service.authorize(first.key, { cost: 900 });
+  return first;
+}
+
 describe("updateCredits with a refill rule: the tenant's pool", () => {
   it("a key joining the pool stored after the change read the tenant's keys but checked before any was written: the change's second read writes it the new rule", async () => {
     // The change is held at its first write, once it has read the tenant's keys (the storage's
@@ -410,24 +459,13 @@ describe("updateCredits with a refill rule: the tenant's pool", () => {
       return await setCredits(...args);
     };
     const { service, clocks } = ruleService("2030-01-15T23:58:00.000", undefined, storage);
-    const daily = { remaining: 1_000, refill: { amount: 1_000, interval: "daily" as const } };
-    const input = { tenantId: "acme", scopes: READ_ORDERS };
-    const first = await service.create({
-      ...input,
-      name: "first",
-      credits: { ...daily, sharedBy: "tenant" },
-    });
-    await service.authorize(first.key, { cost: 900 });
+    await dailyPool(service);
     holding = true;
     clocks.advance(1_000);
     const monthly = { amount: 100, interval: "monthly" as const };
     const change = service.updateCredits("acme", null, { set: 100, refill: monthly });
     await writing;
-    const joined = await service.create({
-      ...input,
-      name: "new",
-      credits: { ...daily, sharedBy: "tenant" },
-    });
+    const joined = await service.create(NEW_ON_POOL);
     holding = false;
     release();
     assert.equal((await change).remaining, 100);
@@ -439,47 +477,13 @@ describe("updateCredits with a refill rule: the tenant's pool", () => {
 
   for (const how of ["create", "rotate"] as const) {
     it(`a key joining the pool (${how}) while its rule changes, its record stored after the change listed the tenant's keys: it takes the new rule, never refilling by the old one`, async () => {
-      const { service, storage, clocks } = ruleService("2030-01-15T23:58:00.000");
-      const daily = { remaining: 1_000, refill: { amount: 1_000, interval: "daily" as const } };
-      const input = { tenantId: "acme", scopes: READ_ORDERS };
-      const first = await service.create({
-        ...input,
-        name: "first",
-        credits: { ...daily, sharedBy: "tenant" },
-      });
-      await service.authorize(first.key, { cost: 900 });
-      // The next key's record is held at its insert (or rotation) until the pool's rule has changed.
-      let release = () => {};
-      const held = new Promise<void>((resolve) => release = resolve);
-      const insert = storage.insert.bind(storage);
-      const rotate = storage.rotate.bind(storage);
-      storage.insert = async (...args) => {
-        await held;
-        return await insert(...args);
-      };
-      storage.rotate = async (...args) => {
-        await held;
-        return await rotate(...args);
-      };
-      const joining = how === "create"
-        ? service.create({ ...input, name: "new", credits: { ...daily, sharedBy: "tenant" } })
-        : service.rotate(first.id);
-      await new Promise((resolve) => setTimeout(resolve, 10)); // it has read the pool's rule
-      clocks.advance(1_000);
-      const monthly = { amount: 100, interval: "monthly" as const };
-      assert.equal(
-        (await service.updateCredits("acme", null, { set: 100, refill: monthly })).remaining,
-        100,
-      );
-      release();
-      const joined = await joining;
-      const credits = (await storage.findById(joined.id))!.credits!;
-      assert.deepEqual(credits.refill, monthly, "the joined key's record has the new rule");
-      clocks.now = at("2030-01-16T00:00:01.000"); // the old rule's midnight
-      assert.equal(
-        (await service.authorize(joined.key)).creditResult?.remaining,
-        99,
-        "no daily refill through the joined key",
+      const made = ruleService("2030-01-15T23:58:00.000");
+      const { service } = made;
+      const first = await dailyPool(service);
+      await joinDuringChange(
+        made,
+        () => how === "create" ? service.create(NEW_ON_POOL) : service.rotate(first.id),
+        (refill) => made.service.updateCredits("acme", null, { set: 100, refill }),
       );
     });
   }
