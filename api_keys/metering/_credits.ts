@@ -734,7 +734,9 @@ export class CreditBook {
     const first = own?.balanceKeyId === undefined
       ? null
       : await this.#storage.findById(own.balanceKeyId);
-    const kept = first?.credits && creditPartsOf(first.credits).own;
+    const kept = first?.tenantId === record.tenantId
+      ? first.credits && creditPartsOf(first.credits).own
+      : undefined;
     if (kept !== undefined && kept.balanceKeyId === undefined && !sameRefill(kept, own!)) {
       const { remaining, updatedAt } = kept;
       written = withRule({ ...written, remaining, updatedAt }, kept.refill ?? null);
