@@ -140,6 +140,8 @@ export class ManageFlow {
           }),
         ),
     );
+    // A balance it shares whose rule changed while it was made: the new rule (free refills otherwise).
+    await this.#credits.joined(record);
     s.audit?.appended(record.tenantId);
     s.fleet?.wrote("created", record.prefix);
     s.emitEvent?.(createdEvent(record, now));
@@ -242,6 +244,7 @@ export class ManageFlow {
           : s.storage.rotateForTenant(tenantId, rotation, audit));
       },
     );
+    await this.#credits.joined(record);
     s.audit?.appended(old.tenantId);
     s.cache?.invalidate(old.prefix);
     s.fleet?.wrote("created", record.prefix);

@@ -378,7 +378,8 @@ export class CreditBook {
    * Applies a validated `change` (`compileKeyCreditChange`) to `record`'s own
    * balance through the limiter (its `timeoutMs` the deadline; see
    * `requireLimiter`; a rule change see `#apply`) and writes the result back
-   * to the records spending it (a new rule to each of them), in turn with the
+   * to every record spending it (a new rule to each of them: its rotation
+   * chain's and the keys minted with `limitsOf`), in turn with the
    * write-back passes (see `#changed`). `ApiKeyValidationError` on `credits`
    * for a key without a balance of its own; rejects when the store or the
    * storage fails.
@@ -390,13 +391,21 @@ export class CreditBook {
     }
     const subject = creditSubjectOf(record.id, own);
     const refill = ruleOf(change);
+    const balanceKeyId = own.balanceKeyId ?? record.id;
     const counter = (credits: ApiKeyCredits) => creditCounterOf(credits, record.tenantId);
     return await this.#changed(
       subject,
-      { kind: "key", id: own.balanceKeyId ?? record.id },
+      { kind: "key", id: balanceKeyId },
       withRule(own, refill),
       () => this.#apply(subject, counter(own), counter(withRule(own, refill)), change),
-      (remaining, at) => this.#writeBack(own.balanceKeyId ?? record.id, remaining, at, refill),
+      // Every key of the tenant spending the balance: a minted key is on no rotation chain.
+      (remaining, at) =>
+        this.#writeTenant(record.tenantId, remaining, at, refill, (credits, id) => {
+          const spends = creditPartsOf(credits).own;
+          return spends !== undefined && (spends.balanceKeyId ?? id) === balanceKeyId
+            ? "own"
+            : undefined;
+        }),
     );
   }
 
@@ -629,15 +638,10 @@ export class CreditBook {
 
   /**
    * Writes `remaining` at `at` to the record of `balanceKeyId` and the records
-   * of its rotation chain that spend its balance, with refill rule `refill`
-   * when given (`null`: none).
+   * of its rotation chain that spend its balance (a write-back pass: a lookup
+   * per record, not the tenant's keys; a change writes every key spending it).
    */
-  async #writeBack(
-    balanceKeyId: string,
-    remaining: number,
-    at: Date,
-    refill?: CreditRefill | null,
-  ): Promise<void> {
+  async #writeBack(balanceKeyId: string, remaining: number, at: Date): Promise<void> {
     const setCredits = this.#storage.setCredits;
     if (setCredits === undefined) return;
     let id: string | null = balanceKeyId;
@@ -646,7 +650,7 @@ export class CreditBook {
       const credits = record?.credits;
       const own = credits && creditPartsOf(credits).own;
       if (own === undefined || (own.balanceKeyId ?? id) !== balanceKeyId) return;
-      await setCredits(id, withRule({ ...own, remaining, updatedAt: at }, refill));
+      await setCredits(id, { ...own, remaining, updatedAt: at });
       this.#rewritten(record!.prefix);
       id = record!.replacedByKeyId;
     }
@@ -671,13 +675,75 @@ export class CreditBook {
       for (const prefix of await setTenantPool(tenantId, remaining, at)) this.#rewritten(prefix);
       return;
     }
-    for (const record of await this.#storage.listByTenant(tenantId, true)) {
-      const pool = record.credits && creditPartsOf(record.credits).pool;
-      if (pool === undefined) continue;
-      const written = withRule({ ...pool, remaining, updatedAt: at }, refill);
-      await setCredits(record.id, withPool(record.credits!, written));
-      this.#rewritten(record.prefix);
+    await this.#writeTenant(
+      tenantId,
+      remaining,
+      at,
+      refill,
+      (credits) => creditPartsOf(credits).pool === undefined ? undefined : "pool",
+    );
+  }
+
+  /**
+   * Writes `remaining` at `at` (and refill rule `refill` when given; `null`:
+   * none) to the balance `spends` names of each record of tenant `tenantId`
+   * (its `"own"` or its `"pool"` copy; `undefined`: neither), read from every
+   * key of the tenant and written one by one (each `rewritten`). With a rule,
+   * the tenant's keys are read again once written, and a record spending the
+   * balance under another rule is written too: a key that joined it meanwhile
+   * (created or rotated with the old rule, stored after the first read).
+   */
+  async #writeTenant(
+    tenantId: string,
+    remaining: number,
+    at: Date,
+    refill: CreditRefill | null | undefined,
+    spends: (credits: ApiKeyCredits, id: string) => "own" | "pool" | undefined,
+  ): Promise<void> {
+    const setCredits = this.#storage.setCredits;
+    if (setCredits === undefined) return;
+    for (let pass = 0; pass < (refill === undefined ? 1 : 2); pass++) {
+      for (const record of await this.#storage.listByTenant(tenantId, true)) {
+        const credits = record.credits;
+        const which = credits && spends(credits, record.id);
+        if (which === undefined) continue;
+        const part = which === "own" ? credits! : creditPartsOf(credits!).pool!;
+        const ruled = withRule(part, refill);
+        if (pass === 1 && sameRefill(part, ruled)) continue;
+        const balance = { ...ruled, remaining, updatedAt: at };
+        await setCredits(record.id, which === "own" ? balance : withPool(credits!, balance));
+        this.#rewritten(record.prefix);
+      }
     }
+  }
+
+  /**
+   * A new `record` (created or rotated) once stored: a balance it shares
+   * whose refill rule a change wrote while it was made (its copy read before
+   * the change, stored after) is copied from the balance's newest record (the
+   * pool's newest copy; the first key of its own balance's), so it never
+   * spends by the old rule. Rejects when the storage fails.
+   */
+  async joined(record: ApiKeyRecord): Promise<void> {
+    const setCredits = this.#storage.setCredits;
+    if (record.credits === undefined || setCredits === undefined) return;
+    const { own, pool } = creditPartsOf(record.credits);
+    let written = record.credits;
+    const newest = pool && await this.#tenantPool(record.tenantId);
+    if (newest !== undefined && !sameRefill(newest, pool!)) written = withPool(written, newest);
+    const first = own?.balanceKeyId === undefined
+      ? null
+      : await this.#storage.findById(own.balanceKeyId);
+    const kept = first?.tenantId === record.tenantId
+      ? first.credits && creditPartsOf(first.credits).own
+      : undefined;
+    if (kept !== undefined && kept.balanceKeyId === undefined && !sameRefill(kept, own!)) {
+      const { remaining, updatedAt } = kept;
+      written = withRule({ ...written, remaining, updatedAt }, kept.refill ?? null);
+    }
+    if (written === record.credits) return;
+    await setCredits(record.id, written);
+    this.#rewritten(record.prefix);
   }
 }
 

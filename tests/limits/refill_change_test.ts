@@ -4,9 +4,10 @@
  * stores' own clocks (short `everyMs` rules, the change made just past a
  * boundary): a pool's shorter rule reaches every key of the tenant and a
  * cached context, with no refill before its next boundary; a key's longer
- * rule refills by no old boundary after the change; `refill: null`; a rule
- * given alone keeps the balance (one store step: the refill the old rule owes
- * taken, none by the new rule before its next boundary after the change).
+ * rule refills by no old boundary after the change (nor through a key minted
+ * with `limitsOf`); `refill: null`; a rule given alone keeps the balance (one
+ * store step: the refill the old rule owes taken, none by the new rule before
+ * its next boundary after the change).
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -103,6 +104,27 @@ for (const kind of await readyStores("refill rule changes")) {
       const spent = await service.authorize(key);
       assert.equal(spent.creditResult?.remaining, 2, "no refill by the old rule after the change");
       assert.deepEqual((await storage.findById(id))!.credits!.refill, DAILY);
+    });
+
+    it("a key minted with limitsOf gets the longer rule too: no old boundary refills through it", async () => {
+      const { id } = await service.create({
+        tenantId: tenant,
+        name: "source",
+        scopes: READ_ORDERS,
+        credits: { remaining: 10, refill: { amount: 10, everyMs: 2_000 } },
+      });
+      const { id: minted, key } = await service.create({
+        tenantId: tenant,
+        name: "minted",
+        scopes: READ_ORDERS,
+        limitsOf: id,
+      });
+      assert.equal((await service.authorize(key, { cost: 7 })).creditResult?.remaining, 3); // cached
+      await service.updateCredits(tenant, id, { set: 3, refill: DAILY });
+      assert.deepEqual((await storage.findById(minted))!.credits!.refill, DAILY);
+      await pastBoundary(2_000);
+      const spent = await service.authorize(key);
+      assert.equal(spent.creditResult?.remaining, 2, "no refill by the old rule through it");
     });
 
     it("set with a rule, then refill: null", async () => {

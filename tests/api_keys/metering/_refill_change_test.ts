@@ -17,7 +17,13 @@ import {
 } from "../../../api_keys/mod.ts";
 import { createRateLimiter } from "../../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../../rate_limits/memory_store.ts";
-import type { CreditChange, CreditCounter, RateLimitStore } from "../../../rate_limits/store.ts";
+import type {
+  CreditChange,
+  CreditCounter,
+  CreditRefill,
+  RateLimitStore,
+} from "../../../rate_limits/store.ts";
+import type { ApiKeyCreditBalance } from "../../../api_keys/types.ts";
 import { FakeClocks, makeService, READ_ORDERS, rejection } from "../helpers.ts";
 
 const CHECKPOINT_KEY = "an-audit-key-of-at-least-thirty-two-bytes";
@@ -27,12 +33,15 @@ const DAILY = { amount: 50, interval: "daily" as const };
 
 /**
  * A service over in-memory storage and a memory store on one fake clock at
- * `startIso` (audited); `wrap` may wrap the store.
+ * `startIso` (audited); `wrap` may wrap the store, `storage` is the service's.
  */
-function ruleService(startIso: string, wrap = (store: RateLimitStore) => store) {
+function ruleService(
+  startIso: string,
+  wrap = (store: RateLimitStore) => store,
+  storage = new InMemoryApiKeyStorage(),
+) {
   const clocks = new FakeClocks();
   clocks.now = at(startIso);
-  const storage = new InMemoryApiKeyStorage();
   const info = console.info;
   console.info = () => {}; // the audit log's start-up line
   try {
@@ -50,6 +59,46 @@ function ruleService(startIso: string, wrap = (store: RateLimitStore) => store) 
   } finally {
     console.info = info;
   }
+}
+
+/**
+ * Makes a key with `join` while the balance it joins goes down to 100 a month
+ * with `change` (its record held at its insert or rotation until the change is
+ * done, the clock 1 s on), then checks it spends by the new rule: its record
+ * has it, and the old daily rule's midnight (2030-01-16) refills nothing through it.
+ */
+async function joinDuringChange(
+  { service, storage, clocks }: ReturnType<typeof ruleService>,
+  join: () => Promise<{ id: string; key: string }>,
+  change: (refill: CreditRefill) => Promise<ApiKeyCreditBalance>,
+): Promise<void> {
+  let release = () => {};
+  const held = new Promise<void>((resolve) => release = resolve);
+  const insert = storage.insert.bind(storage);
+  const rotate = storage.rotate.bind(storage);
+  storage.insert = async (...args) => {
+    await held;
+    return await insert(...args);
+  };
+  storage.rotate = async (...args) => {
+    await held;
+    return await rotate(...args);
+  };
+  const joining = join();
+  await new Promise((resolve) => setTimeout(resolve, 10)); // it has read the balance's rule
+  clocks.advance(1_000);
+  const monthly = { amount: 100, interval: "monthly" as const };
+  assert.equal((await change(monthly)).remaining, 100);
+  release();
+  const joined = await joining;
+  const credits = (await storage.findById(joined.id))!.credits!;
+  assert.deepEqual(credits.refill, monthly, "the joined key's record has the new rule");
+  clocks.now = at("2030-01-16T00:00:01.000"); // the old rule's midnight
+  assert.equal(
+    (await service.authorize(joined.key)).creditResult?.remaining,
+    99,
+    "no daily refill through the joined key",
+  );
 }
 
 describe("updateCredits with a refill rule: a key's own balance", () => {
@@ -138,6 +187,70 @@ describe("updateCredits with a refill rule: a key's own balance", () => {
       clocks.now = at("2030-03-01T00:00:01.000");
       const spent = await service.authorize(key);
       assert.deepEqual([spent.creditResult?.remaining, spent.creditResult?.resetMs], [9_998, -1]);
+    });
+  }
+
+  for (const set of [true, false]) {
+    it(
+      `a key minted with limitsOf spends the balance: it gets the new rule too (${
+        set ? "with set" : "alone"
+      }), its cached context dropped, so the old rule's refill is never granted through it`,
+      async () => {
+        const { service, storage, clocks } = ruleService("2030-01-15T23:59:00.000");
+        const { id: first } = await service.create({
+          tenantId: "t1",
+          name: "k",
+          scopes: READ_ORDERS,
+          credits: { remaining: 1_000, refill: { amount: 1_000, interval: "daily" } },
+        });
+        const { id: minted, key } = await service.create({
+          tenantId: "t1",
+          name: "minted",
+          scopes: READ_ORDERS,
+          limitsOf: first,
+        });
+        assert.equal((await service.authorize(key, { cost: 900 })).creditResult?.remaining, 100);
+        // The plan goes down: 100 a month from now on (the key's own balance, named by its first key).
+        const change = set ? { set: 100, refill: { amount: 100, interval: "monthly" as const } } : {
+          refill: { amount: 100, interval: "monthly" as const },
+        };
+        assert.equal((await service.updateCredits("t1", first, change)).remaining, 100);
+        const credits = (await storage.findById(minted))!.credits!;
+        assert.deepEqual(credits.refill, change.refill, "the minted key's record has the new rule");
+        assert.deepEqual([credits.remaining, +credits.updatedAt], [100, clocks.now]);
+        clocks.now = at("2030-01-16T00:00:01.000"); // the old rule's midnight, within the cache's TTL
+        const spent = await service.authorize(key);
+        assert.deepEqual(
+          [spent.creditResult?.remaining, spent.creditResult?.resetMs],
+          [99, at("2030-02-01T00:00:00.000") - clocks.now],
+          "no daily refill through the minted key",
+        );
+      },
+    );
+  }
+
+  for (const how of ["rotate", "limitsOf"] as const) {
+    it(`a key joining a key's balance (${how}) while its rule changes, stored after the change read the tenant's keys: it takes the first key's new rule`, async () => {
+      const made = ruleService("2030-01-15T23:58:00.000");
+      const { service } = made;
+      const { id: first, key: firstKey } = await service.create({
+        tenantId: "t1",
+        name: "k",
+        scopes: READ_ORDERS,
+        credits: { remaining: 1_000, refill: { amount: 1_000, interval: "daily" } },
+      });
+      await service.authorize(firstKey, { cost: 900 });
+      await joinDuringChange(
+        made,
+        () =>
+          how === "rotate" ? made.service.rotate(first) : made.service.create({
+            tenantId: "t1",
+            name: "m",
+            scopes: READ_ORDERS,
+            limitsOf: first,
+          }),
+        (refill) => made.service.updateCredits("t1", first, { set: 100, refill }),
+      );
     });
   }
 
@@ -308,7 +421,73 @@ describe("updateCredits with a refill rule alone: the balance kept", () => {
   });
 });
 
+/** A key of tenant acme joining its pool of 1,000 a day. */
+const NEW_ON_POOL = {
+  tenantId: "acme",
+  name: "new",
+  scopes: READ_ORDERS,
+  credits: {
+    remaining: 1_000,
+    refill: { amount: 1_000, interval: "daily" as const },
+    sharedBy: "tenant" as const,
+  },
+};
+
+/** The first key of tenant acme's pool of 1,000 a day, 900 of it spent. */
+async function dailyPool(service: ReturnType<typeof ruleService>["service"]) {
+  const first = await service.create({ ...NEW_ON_POOL, name: "first" });
+  await service.authorize(first.key, { cost: 900 });
+  return first;
+}
+
 describe("updateCredits with a refill rule: the tenant's pool", () => {
+  it("a key joining the pool stored after the change read the tenant's keys but checked before any was written: the change's second read writes it the new rule", async () => {
+    // The change is held at its first write, once it has read the tenant's keys (the storage's
+    // capabilities are read when the service is made: patched before).
+    const storage = new InMemoryApiKeyStorage();
+    let release = () => {};
+    const held = new Promise<void>((resolve) => release = resolve);
+    let reached = () => {};
+    const writing = new Promise<void>((resolve) => reached = resolve);
+    let holding = false;
+    const setCredits = storage.setCredits.bind(storage);
+    storage.setCredits = async (...args) => {
+      if (holding) {
+        reached();
+        await held;
+      }
+      return await setCredits(...args);
+    };
+    const { service, clocks } = ruleService("2030-01-15T23:58:00.000", undefined, storage);
+    await dailyPool(service);
+    holding = true;
+    clocks.advance(1_000);
+    const monthly = { amount: 100, interval: "monthly" as const };
+    const change = service.updateCredits("acme", null, { set: 100, refill: monthly });
+    await writing;
+    const joined = await service.create(NEW_ON_POOL);
+    holding = false;
+    release();
+    assert.equal((await change).remaining, 100);
+    const credits = (await storage.findById(joined.id))!.credits!;
+    assert.deepEqual(credits.refill, monthly, "the joined key's record has the new rule");
+    clocks.now = at("2030-01-16T00:00:01.000");
+    assert.equal((await service.authorize(joined.key)).creditResult?.remaining, 99);
+  });
+
+  for (const how of ["create", "rotate"] as const) {
+    it(`a key joining the pool (${how}) while its rule changes, its record stored after the change listed the tenant's keys: it takes the new rule, never refilling by the old one`, async () => {
+      const made = ruleService("2030-01-15T23:58:00.000");
+      const { service } = made;
+      const first = await dailyPool(service);
+      await joinDuringChange(
+        made,
+        () => how === "create" ? service.create(NEW_ON_POOL) : service.rotate(first.id),
+        (refill) => made.service.updateCredits("acme", null, { set: 100, refill }),
+      );
+    });
+  }
+
   it("reaches every key spending the pool (own + pool too), a new check spends with it; keys then join under the new rule, the old one refused naming how to change it", async () => {
     const { service, storage, clocks } = ruleService("2030-01-10T08:00:00.000");
     const plan = { remaining: 50_000, refill: { amount: 50_000, interval: "monthly" as const } };
