@@ -270,6 +270,7 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
     const key = fake.keys.find((k) => k.id === match?.[1]);
     if (!key || !match) return error(404, "api_key_record_not_found", "No such key.");
     const action = match[3];
+    if (method === "GET" && action === undefined) return json(200, key);
     if (method === "DELETE" && action === undefined) {
       key.status = "revoked";
       record("key.revoked", key);

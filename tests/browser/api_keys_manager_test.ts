@@ -1003,6 +1003,149 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     );
   });
 
+  /** Waits until the list shows `count` rows. */
+  const rows = (count: number) =>
+    page.waitForFunction(
+      (count) =>
+        document.querySelector("api-keys-manager")!.shadowRoot!.querySelectorAll("tbody tr")
+          .length === count,
+      count,
+    );
+
+  /** Waits until the element has listed the keys with `name` = `value` and drawn the answer. */
+  async function listed(name: string, value: string): Promise<void> {
+    const asked = () =>
+      fake.requests.some((r) => r.path === "/admin/keys" && r.query.get(name) === value);
+    for (let i = 0; i < 250 && !asked(); i++) await new Promise((done) => setTimeout(done, 20));
+    assert.ok(asked(), `GET /admin/keys?${name}=${value}`);
+    await page.waitForFunction(() =>
+      !document.querySelector("api-keys-manager")!.shadowRoot!.querySelector("[part=body] p")
+    );
+  }
+
+  test("focus stays in the search field and in a filter while the list reloads under them", async () => {
+    fake.keys = Array.from({ length: 30 }, (_, i) => key(`k${700 + i}`));
+    await open();
+    await waitForText(page, "key k729", "table");
+    const manager = page.locator("api-keys-manager");
+    const search = manager.getByLabel("Search by name or prefix");
+    await search.focus();
+    await page.keyboard.type("k71");
+    await rows(10);
+    const active = () => inShadow<string>("r.activeElement?.tagName + ':' + r.activeElement?.type");
+    assert.equal(await active(), "INPUT:search", "still in the search field after the reload");
+    await page.keyboard.type("5");
+    await rows(1);
+    assert.equal(await search.inputValue(), "k715", "typing went on in the field");
+    await search.fill("");
+    await rows(25);
+    await manager.getByLabel("Status").first().focus();
+    await page.keyboard.press("ArrowDown");
+    await listed("status", "active");
+    assert.equal(
+      await active(),
+      "SELECT:select-one",
+      "still on the status filter after the reload",
+    );
+    await page.keyboard.press("ArrowDown");
+    await waitForText(page, "No keys match the search and filters.");
+    assert.equal(
+      fake.requests.findLast((r) => r.path === "/admin/keys")!.query.get("status"),
+      "rotating",
+      "the second key press reached the same filter",
+    );
+  });
+
+  test(
+    "a reload that fails while the reveal is open leaves the reveal and its secret as they are",
+    async () => {
+      fake.keys = [key("k760", { name: "first" })];
+      await open();
+      await waitForText(page, "first", "table");
+      const manager = page.locator("api-keys-manager");
+      await manager.getByRole("button", { name: "Create key" }).click();
+      await manager.getByLabel("Name", { exact: true }).fill("fresh");
+      await manager.locator("dialog").getByRole("button", { name: "Create key" }).click();
+      await waitForText(page, "you will not see this again", "dialog");
+      const secret = fake.secrets.at(-1)!;
+      for (const failure of [502, 401] as const) {
+        fake.failAll = failure;
+        await page.evaluate(() =>
+          // deno-lint-ignore no-explicit-any
+          (document.querySelector("api-keys-manager") as any).refresh()
+        );
+        await page.waitForFunction(() =>
+          !document.querySelector("api-keys-manager")!.shadowRoot!.querySelector<HTMLElement>(
+            "[part=error]",
+          )!.hidden
+        );
+        assert.equal(await inShadow<boolean>("r.querySelector('dialog').open"), true, `${failure}`);
+        assert.ok((await shadowText(page, "dialog")).includes(secret), `${failure}: secret shown`);
+      }
+      await manager.getByRole("button", { name: "Copy", exact: true }).click();
+      await waitForText(page, "Copied", "dialog");
+      assert.equal(await page.evaluate(() => navigator.clipboard.readText()), secret);
+      await manager.getByRole("button", { name: "Done" }).click();
+      await waitForText(page, "Your session has ended", "[part=error]");
+      assert.ok(!(await inShadow<string>("r.innerHTML")).includes(secret), "gone once closed");
+    },
+    () => {
+      fake.failAll = null;
+    },
+  );
+
+  test("two tabs: a rotate or rename refused as stale reads the key again and updates its row in place", async () => {
+    fake.keys = [key("k770", { name: "shared" }), key("k771", { name: "other" })];
+    await open();
+    await waitForText(page, "shared", "table");
+    const manager = page.locator("api-keys-manager");
+    const otherRow = await inShadow<boolean>(
+      "(r.__other = r.querySelector('tr[data-id=k771]')) !== null",
+    );
+    assert.ok(otherRow);
+    // Another tab rotates the key: this tab's list still shows it active.
+    fake.keys[0].status = "rotating";
+    fake.keys[0].replacedByKeyId = "k772";
+    fake.keys[0].expiresAt = new Date(Date.now() + 3_600_000).toISOString();
+    await act("shared", "Rotate");
+    fake.requests = [];
+    await manager.locator("dialog").getByRole("button", { name: "Rotate" }).click();
+    await waitForText(page, "cannot be rotated", "dialog [role=alert]");
+    await waitForText(page, "Rotating", "tr[data-id=k770]");
+    assert.deepEqual(fake.requests.map((r) => `${r.method} ${r.path}`), [
+      "POST /admin/keys/k770/rotate",
+      "GET /admin/keys/k770",
+    ]);
+    assert.equal(
+      await inShadow<boolean>("r.querySelector('tr[data-id=k771]') === r.__other"),
+      true,
+      "the other rows stay as they are",
+    );
+    await escapeDialog();
+    assert.equal(await focused(page), "button:Actions for shared (sk_live_k770)");
+    const toggle = manager.getByRole("button", { name: /^Actions for shared \(/ });
+    if (await toggle.getAttribute("aria-expanded") !== "true") await toggle.click();
+    assert.equal(
+      await manager.getByRole("button", { name: /^Rotate shared \(/ }).count(),
+      0,
+      "Rotate no longer offered",
+    );
+    await toggle.click();
+    // Another tab revokes it: a rename is refused with 404 once the key is gone.
+    fake.keys.splice(0, 1);
+    await act("shared", "Rename");
+    await manager.locator("dialog input").fill("renamed");
+    await manager.getByRole("button", { name: "Save" }).click();
+    await waitForText(page, "This key no longer exists", "dialog [role=alert]");
+    await escapeDialog();
+    await page.waitForFunction(() =>
+      document.querySelector("api-keys-manager")!.shadowRoot!.querySelector(
+        "tr[data-id=k770]",
+      ) === null
+    );
+    assert.equal(await focused(page), "button:Actions for other (sk_live_k771)");
+  });
+
   it("docs/settings-page-*.png (with UPDATE_SCREENSHOT=1)", {
     skip: process.env.UPDATE_SCREENSHOT !== "1",
   }, async () => {
