@@ -30,9 +30,22 @@ export class Toolbar {
   #status = h("select");
   #environment = h("select");
   #sort = h("select");
+  /** The labels' texts, beside their controls. */
+  #labels = [new Text(), new Text(), new Text(), new Text()] as const;
+  #environmentLabel = h("label", {}, this.#labels[2], this.#environment);
 
-  /** Wires the controls; typing waits 300 ms. */
+  /**
+   * Wires the controls, built once (a control moved in the DOM would lose the
+   * focus on every reload of the list); typing waits 300 ms.
+   */
   constructor(changed: (filters: Filters) => void) {
+    const [search, status, , sort] = this.#labels;
+    this.root.append(
+      h("label", { class: "grow" }, search, this.#search),
+      h("label", {}, status, this.#status),
+      this.#environmentLabel,
+      h("label", {}, sort, this.#sort),
+    );
     const report = () =>
       changed({
         q: this.#search.value.trim(),
@@ -79,14 +92,10 @@ export class Toolbar {
       ["name_asc", s.sortName],
       ["last_used_desc", s.sortLastUsed],
     ]);
-    this.root.replaceChildren(
-      h("label", { class: "grow" }, s.search, this.#search),
-      h("label", {}, s.status, this.#status),
-    );
-    if (config.environments.length > 1) {
-      this.root.append(h("label", {}, s.environment, this.#environment));
-    }
-    this.root.append(h("label", {}, s.sort, this.#sort));
+    [s.search, s.status, s.environment, s.sort].forEach((text, i) => {
+      this.#labels[i].data = text;
+    });
+    this.#environmentLabel.hidden = config.environments.length < 2;
   }
 }
 

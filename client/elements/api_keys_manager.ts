@@ -258,12 +258,14 @@ export class ApiKeysManagerElement extends HTMLElement {
     this.#emit("api-keys-error", { code: failure.code, message: failure.message });
     const key = errorString(failure);
     const denied = deniedState(failure);
+    // The reveal holds a secret shown once: it stays open, the state shows behind it.
+    const revealing = this.#dialog.open && this.#mayClose !== undefined;
     const inDialog = this.#dialog.open && this.#dialog.querySelector<HTMLElement>(".alert");
-    if (inDialog && !denied && !loading) {
+    if (inDialog && !revealing && !denied && !loading) {
       inDialog.textContent = this.#strings[key];
       return;
     }
-    if (this.#dialog.open) this.#dialog.close();
+    if (this.#dialog.open && !revealing) this.#dialog.close();
     this.#errorKey = key;
     this.#state = denied ?? "error";
     if (denied) this.#page = { keys: [], nextCursor: null, tenantCredits: null };
@@ -390,6 +392,13 @@ export class ApiKeysManagerElement extends HTMLElement {
     else table.prepend(fresh);
   }
 
+  /** The id of the row after `id`'s (else before it), where focus goes once that row is gone. */
+  #neighbour(id: string | undefined): string | undefined {
+    const row = id ? this.#row(id) : null;
+    return ((row?.nextElementSibling ?? row?.previousElementSibling) as HTMLElement | null)
+      ?.dataset.id;
+  }
+
   /** Focuses `id`'s row: its actions button, else its name; nothing found, the create button. */
   #focusRow(id: string | null | undefined): void {
     const row = id ? this.#row(id) : null;
@@ -453,6 +462,7 @@ export class ApiKeysManagerElement extends HTMLElement {
             await submit();
           } catch (error) {
             this.#fail(error);
+            if (options.returnTo) await this.#reread(options.returnTo, error);
           } finally {
             confirm.disabled = false;
           }
@@ -462,14 +472,40 @@ export class ApiKeysManagerElement extends HTMLElement {
       h("p", { class: "alert", role: "alert" }),
       h("div", { class: "row" }, cancel, confirm),
     );
+    const neighbour = this.#neighbour(options.returnTo);
     this.#open(
       title,
       options.danger === true,
       [form],
       options.danger ? cancel : focus,
-      () => this.#focusRow(options.returnTo),
+      () =>
+        this.#focusRow(
+          this.#row(options.returnTo ?? "") ? options.returnTo : neighbour,
+        ),
     );
     return { confirm, cancel };
+  }
+
+  /**
+   * After an action on key `id` refused as stale (another tab rotated,
+   * revoked or deleted it): 404 drops its row; 409 reads the key again and
+   * updates its row in place, so it offers only what the key allows now.
+   */
+  async #reread(id: string, error: unknown): Promise<void> {
+    if (!(error instanceof AdminApiError) || (error.status !== 404 && error.status !== 409)) return;
+    let fresh: KeyView | undefined;
+    try {
+      if (error.status === 409) {
+        [fresh] = keysOf([await this.#call(`/keys/${encodeURIComponent(id)}`)]);
+      }
+    } catch (failure) {
+      if (!(failure instanceof AdminApiError) || failure.status !== 404) return;
+    }
+    if (fresh) return this.#put(fresh);
+    this.#page.keys = this.#page.keys.filter((key) => key.id !== id);
+    this.#usage.delete(id);
+    if (this.#page.keys.length === 0) this.#render();
+    else this.#row(id)?.remove();
   }
 
   #openCreate(): void {
@@ -586,10 +622,7 @@ export class ApiKeysManagerElement extends HTMLElement {
   #openRevoke(key: KeyView): void {
     const s = this.#strings;
     const dialog = revokeFields(key, s);
-    const row = this.#row(key.id);
-    const neighbour = (row?.nextElementSibling ?? row?.previousElementSibling) as
-      | HTMLElement
-      | null;
+    const neighbour = this.#neighbour(key.id);
     const { confirm } = this.#openForm(
       fill(s.actionLabel, { action: s.revoke, name: key.name, prefix: key.prefix }),
       dialog,
@@ -600,7 +633,7 @@ export class ApiKeysManagerElement extends HTMLElement {
         this.#put({ ...key, ...revoked, status: "revoked" });
         this.#emit("api-key-revoked", { id: key.id, name: key.name, prefix: key.prefix });
         this.#close();
-        this.#focusRow(neighbour?.dataset.id);
+        this.#focusRow(neighbour);
         this.#announce(s.revoked);
       },
       { danger: true, returnTo: key.id },
