@@ -1146,6 +1146,38 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     assert.equal(await focused(page), "button:Actions for other (sk_live_k771)");
   });
 
+  test(
+    "create form: the shared pool's balance as the list last read it, not as the config first said",
+    async () => {
+      fake.keys = [key("k780", { name: "pooled", credits: 7, creditsSharedBy: "tenant" })];
+      fake.tenantCredits = { credits: 7, nextRefillAt: null, refillAmount: null };
+      const shared = { amount: 7, refillAmount: null, refillEvery: null, sharedBy: "tenant" };
+      fake.config = {
+        ...structuredClone(FAKE_CONFIG),
+        limits: { policies: [], credits: shared },
+      };
+      await open();
+      await waitForText(page, "Shared credits: 7 left", "[part=pool]");
+      // The pool is spent meanwhile; the list reads it again, the config is read once.
+      fake.tenantCredits = { credits: 3, nextRefillAt: null, refillAmount: null };
+      fake.keys[0].credits = 3;
+      shared.amount = 3;
+      await page.evaluate(() =>
+        // deno-lint-ignore no-explicit-any
+        (document.querySelector("api-keys-manager") as any).refresh()
+      );
+      await waitForText(page, "Shared credits: 3 left", "[part=pool]");
+      await page.locator("api-keys-manager").getByRole("button", { name: "Create key" }).click();
+      const form = await shadowText(page, "dialog");
+      assert.ok(form.includes("3 credits, shared by all your keys"), form);
+      await escapeDialog();
+    },
+    () => {
+      fake.tenantCredits = null;
+      fake.config = structuredClone(FAKE_CONFIG);
+    },
+  );
+
   it("docs/settings-page-*.png (with UPDATE_SCREENSHOT=1)", {
     skip: process.env.UPDATE_SCREENSHOT !== "1",
   }, async () => {
