@@ -512,7 +512,14 @@ export class ApiKeysManagerElement extends HTMLElement {
     const config = this.#config;
     if (!config) return;
     const s = this.#strings;
-    const dialog = createFields(config, s, this.#format());
+    // A new key on the tenant's pool joins it as it is: the balance the list last read, not
+    // the one `GET /config` answered at the first load.
+    const pool = this.#page.tenantCredits;
+    const credits = config.limits?.credits;
+    const shown = pool && credits?.sharedBy === "tenant"
+      ? { ...config, limits: { ...config.limits!, credits: { ...credits, amount: pool.credits } } }
+      : config;
+    const dialog = createFields(shown, s, this.#format());
     this.#openForm(s.create, dialog, s.create, async () => {
       const issued = await this.#call("/keys", "POST", dialog.body());
       const [created] = keysOf([(issued as { record?: unknown } | null)?.record]);
