@@ -57,6 +57,8 @@ export interface AdminFake {
   failList: boolean;
   /** Answer every admin request with this status (an envelope), or drop the connection. */
   failAll: 401 | 403 | 502 | "network" | null;
+  /** Paths whose `POST`, `PATCH` and `DELETE` answer 403 `forbidden` (`canManage` refusing one key). */
+  forbidden: string[];
   /** `GET /admin/config`, editable per test. */
   config: Record<string, unknown>;
   /** `tenantCredits` of the list answer. */
@@ -119,6 +121,7 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
     requests: [],
     failList: false,
     failAll: null,
+    forbidden: [],
     config: structuredClone(FAKE_CONFIG),
     tenantCredits: null,
     newKeyFields: {},
@@ -234,6 +237,9 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
     if (fake.failAll === 401) return error(401, "unauthenticated", "API key is missing");
     if (fake.failAll === 403) return error(403, "forbidden", "Not allowed");
     if (fake.failAll === 502) return error(502, "HTTP_502", "Bad gateway");
+    if (method !== "GET" && fake.forbidden.includes(path)) {
+      return error(403, "forbidden", "Not allowed");
+    }
     if (method === "GET" && path === "/admin/config") return json(200, fake.config);
     if (method === "GET" && path === "/admin/keys") {
       return fake.failList

@@ -1178,6 +1178,35 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     },
   );
 
+  test(
+    "a 403 on one key's action is said in its dialog; the list and the other actions stay",
+    async () => {
+      fake.keys = [key("k790", { name: "mine" }), key("k791", { name: "theirs" })];
+      fake.forbidden = ["/admin/keys/k791/rotate"];
+      await open();
+      await waitForText(page, "theirs", "table");
+      const manager = page.locator("api-keys-manager");
+      await act("theirs", "Rotate");
+      await manager.locator("dialog").getByRole("button", { name: "Rotate" }).click();
+      await waitForText(page, "You do not have permission", "dialog [role=alert]");
+      const text = await shadowText(page, "table");
+      assert.ok(text.includes("mine") && text.includes("theirs"), text);
+      await escapeDialog();
+      assert.equal(await focused(page), "button:Actions for theirs (sk_live_k791)");
+      assert.equal(
+        await inShadow<boolean>("r.querySelector('[part~=create-button]').hidden"),
+        false,
+        "Create key still offered",
+      );
+      await act("mine", "Rotate");
+      await manager.locator("dialog").getByRole("button", { name: "Rotate" }).click();
+      await waitForText(page, "you will not see this again", "dialog");
+    },
+    () => {
+      fake.forbidden = [];
+    },
+  );
+
   it("docs/settings-page-*.png (with UPDATE_SCREENSHOT=1)", {
     skip: process.env.UPDATE_SCREENSHOT !== "1",
   }, async () => {
