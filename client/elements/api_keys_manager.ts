@@ -257,7 +257,10 @@ export class ApiKeysManagerElement extends HTMLElement {
       : new AdminApiError("ERROR", "unexpected error");
     this.#emit("api-keys-error", { code: failure.code, message: failure.message });
     const key = errorString(failure);
-    const denied = deniedState(failure);
+    // A 403 on one action is `canManage` refusing that key (checked per key): said where it
+    // happened; only a load refused, or a session ended (401), shuts the page.
+    const shut = deniedState(failure);
+    const denied = loading || shut === "signed-out" ? shut : null;
     // The reveal holds a secret shown once: it stays open, the state shows behind it.
     const revealing = this.#dialog.open && this.#mayClose !== undefined;
     const inDialog = this.#dialog.open && this.#dialog.querySelector<HTMLElement>(".alert");
