@@ -1207,6 +1207,46 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     },
   );
 
+  test(
+    "keyboard: focus on Next, Previous, Retry or a row survives the redraw they cause",
+    async () => {
+      fake.keys = Array.from({ length: 30 }, (_, i) => key(`k${800 + i}`));
+      await open();
+      await waitForText(page, "key k829", "table");
+      const manager = page.locator("api-keys-manager");
+      await manager.getByRole("button", { name: "Next" }).focus();
+      await page.keyboard.press("Enter");
+      await waitForText(page, "key k804", "table");
+      assert.equal(await focused(page), "button:Previous", "the last page: Next is off");
+      await page.keyboard.press("Enter");
+      await waitForText(page, "key k829", "table");
+      assert.equal(await focused(page), "button:Next", "the first page: Previous is off");
+      // A row's actions button, the table drawn again by a reload.
+      await manager.getByRole("button", { name: /^Actions for key k828 \(/ }).focus();
+      await page.evaluate(() =>
+        // deno-lint-ignore no-explicit-any
+        (document.querySelector("api-keys-manager") as any).refresh()
+      );
+      await waitForCharts(page, 25);
+      assert.equal(await focused(page), "button:Actions for key k828 (sk_live_k828)");
+      // Retry: the error line goes once the list is back.
+      fake.failList = true;
+      await page.evaluate(() =>
+        // deno-lint-ignore no-explicit-any
+        (document.querySelector("api-keys-manager") as any).refresh()
+      );
+      await waitForText(page, "The server had a problem", "[part=error]");
+      fake.failList = false;
+      await manager.getByRole("button", { name: "Retry" }).focus();
+      await page.keyboard.press("Enter");
+      await waitForCharts(page, 25);
+      assert.equal(await focused(page), "button:Actions for key k829 (sk_live_k829)");
+    },
+    () => {
+      fake.failList = false;
+    },
+  );
+
   it("docs/settings-page-*.png (with UPDATE_SCREENSHOT=1)", {
     skip: process.env.UPDATE_SCREENSHOT !== "1",
   }, async () => {
