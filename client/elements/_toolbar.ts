@@ -126,6 +126,11 @@ export class Pager {
     this.root.append(this.#previous, this.#next);
   }
 
+  /** The first of Previous and Next that is on, if any. */
+  enabled(): HTMLButtonElement | undefined {
+    return [this.#previous, this.#next].find((button) => !button.disabled && !this.root.hidden);
+  }
+
   /** Shows the pager for a page that has a previous and/or a next one. */
   render(s: ApiKeysManagerStrings, previous: boolean, next: boolean, off: boolean): void {
     this.#previous.textContent = s.previous;

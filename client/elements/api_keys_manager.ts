@@ -73,6 +73,8 @@ export class ApiKeysManagerElement extends HTMLElement {
   #errorKey: keyof ApiKeysManagerStrings | null = null;
   #filters: Filters = { q: "", status: "", environment: "", sort: "" };
   #cursor: string | null = null;
+  /** The cursor of the page shown (the pager follows it, not a page still loading). */
+  #shown: string | null = null;
   #previous: (string | null)[] = [];
   #loads = 0;
   #statusTimer: ReturnType<typeof setTimeout> | undefined;
@@ -165,6 +167,7 @@ export class ApiKeysManagerElement extends HTMLElement {
   /** Reloads the configuration (once), the current page of keys and its usage. */
   async refresh(): Promise<void> {
     const load = ++this.#loads;
+    const cursor = this.#cursor;
     this.#state = "loading";
     this.#render();
     try {
@@ -175,6 +178,7 @@ export class ApiKeysManagerElement extends HTMLElement {
       if (load !== this.#loads) return;
       this.#config = config;
       this.#page = page;
+      this.#shown = cursor;
       this.#usage = new Map();
       this.#state = "ready";
       this.#errorKey = null;
@@ -292,6 +296,27 @@ export class ApiKeysManagerElement extends HTMLElement {
   }
 
   #render(): void {
+    const had = this.#shadow.activeElement;
+    this.#draw();
+    this.#refocus(had);
+  }
+
+  /**
+   * Focus on a control the redraw removed, turned off or hid (a row's
+   * button, Next on the last page, Retry once the list is back) moves to its
+   * row again, to the other pager button, or to the first row.
+   */
+  #refocus(had: Element | null): void {
+    if (!(had instanceof HTMLElement) || this.#dialog.contains(had)) return;
+    const off = had instanceof HTMLButtonElement && had.disabled;
+    if (had.isConnected && !off && had.closest("[hidden]") === null) return;
+    const row = had.closest<HTMLElement>("tr[data-id]")?.dataset.id;
+    const pager = this.#pager.root.contains(had) ? this.#pager.enabled() : undefined;
+    if (pager) pager.focus();
+    else this.#focusRow(row && this.#row(row) ? row : this.#page.keys[0]?.id);
+  }
+
+  #draw(): void {
     const s = this.#strings;
     const config = this.#config;
     const denied = this.#state === "signed-out" || this.#state === "forbidden";
@@ -323,7 +348,7 @@ export class ApiKeysManagerElement extends HTMLElement {
       );
     } else this.#body.replaceChildren();
     for (const button of this.#body.querySelectorAll("button")) button.disabled = stale;
-    this.#pager.render(s, this.#cursor !== null, this.#page.nextCursor !== null, stale || denied);
+    this.#pager.render(s, this.#shown !== null, this.#page.nextCursor !== null, stale || denied);
   }
 
   #table(): HTMLTableElement {
