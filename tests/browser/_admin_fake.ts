@@ -55,6 +55,8 @@ export interface AdminFake {
   requests: Recorded[];
   /** Answer `GET /admin/keys` with a 503 envelope. */
   failList: boolean;
+  /** Milliseconds `GET /admin/keys` waits before answering. */
+  listDelayMs: number;
   /** Answer every admin request with this status (an envelope), or drop the connection. */
   failAll: 401 | 403 | 502 | "network" | null;
   /** Paths whose `POST`, `PATCH` and `DELETE` answer 403 `forbidden` (`canManage` refusing one key). */
@@ -120,6 +122,7 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
     keys: [],
     requests: [],
     failList: false,
+    listDelayMs: 0,
     failAll: null,
     forbidden: [],
     config: structuredClone(FAKE_CONFIG),
@@ -315,6 +318,9 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
     if (url.pathname === "/elements.js") {
       response.writeHead(200, { "Content-Type": "text/javascript" }).end(bundle);
       return;
+    }
+    if (url.pathname === "/admin/keys" && fake.listDelayMs > 0) {
+      await new Promise((done) => setTimeout(done, fake.listDelayMs));
     }
     fake.requests.push({
       method,

@@ -1247,6 +1247,26 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     },
   );
 
+  test("loading: the list is aria-busy while it reloads, and not once it is drawn", async () => {
+    fake.keys = [key("k850", { name: "slow" })];
+    await open();
+    await waitForText(page, "slow", "table");
+    assert.equal(await inShadow<string | null>("r.querySelector('[part=body]').ariaBusy"), null);
+    fake.listDelayMs = 1_000;
+    await page.evaluate(() =>
+      // deno-lint-ignore no-explicit-any
+      (document.querySelector("api-keys-manager") as any).refresh()
+    );
+    assert.equal(await inShadow<string | null>("r.querySelector('[part=body]').ariaBusy"), "true");
+    await page.waitForFunction(() =>
+      document.querySelector("api-keys-manager")!.shadowRoot!.querySelector("[part=body]")!
+        .ariaBusy === null
+    );
+    assert.ok((await shadowText(page, "table")).includes("slow"));
+  }, () => {
+    fake.listDelayMs = 0;
+  });
+
   it("docs/settings-page-*.png (with UPDATE_SCREENSHOT=1)", {
     skip: process.env.UPDATE_SCREENSHOT !== "1",
   }, async () => {
