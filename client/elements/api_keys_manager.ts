@@ -337,6 +337,9 @@ export class ApiKeysManagerElement extends HTMLElement {
     const pool = this.#page.tenantCredits;
     this.#pool.hidden = !pool;
     if (pool) this.#pool.textContent = poolText(pool, s, this.#format(), Date.now());
+    // Assistive technology waits for the list while it loads (the visible "Loading…" is no live region).
+    if (this.#state === "loading") this.#body.setAttribute("aria-busy", "true");
+    else this.#body.removeAttribute("aria-busy");
     const keys = this.#page.keys;
     const filtered = this.#cursor !== null || Object.values(this.#filters).some(Boolean);
     if (keys.length > 0) this.#body.replaceChildren(this.#table());

@@ -1255,7 +1255,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     fake.listDelayMs = 1_000;
     await page.evaluate(() =>
       // deno-lint-ignore no-explicit-any
-      (document.querySelector("api-keys-manager") as any).refresh()
+      void (document.querySelector("api-keys-manager") as any).refresh()
     );
     assert.equal(await inShadow<string | null>("r.querySelector('[part=body]').ariaBusy"), "true");
     await page.waitForFunction(() =>
