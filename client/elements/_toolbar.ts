@@ -92,9 +92,11 @@ export class Toolbar {
       ["name_asc", s.sortName],
       ["last_used_desc", s.sortLastUsed],
     ]);
-    [s.search, s.status, s.environment, s.sort].forEach((text, i) => {
-      this.#labels[i].data = text;
-    });
+    const [search, status, environment, sort] = this.#labels;
+    search.data = s.search;
+    status.data = s.status;
+    environment.data = s.environment;
+    sort.data = s.sort;
     this.#environmentLabel.hidden = config.environments.length < 2;
   }
 }
