@@ -303,8 +303,9 @@ export class ApiKeysManagerElement extends HTMLElement {
 
   /**
    * Focus on a control the redraw removed, turned off or hid (a row's
-   * button, Next on the last page, Retry once the list is back) moves to its
-   * row again, to the other pager button, or to the first row.
+   * button, Next on the last page, Retry once the list is back, Activity once
+   * the server has none) moves to its row again, to the other pager button,
+   * to Create key from the header, or to the first row.
    */
   #refocus(had: Element | null): void {
     if (!(had instanceof HTMLElement) || this.#dialog.contains(had)) return;
@@ -312,7 +313,9 @@ export class ApiKeysManagerElement extends HTMLElement {
     if (had.isConnected && !off && had.closest("[hidden]") === null) return;
     const row = had.closest<HTMLElement>("tr[data-id]")?.dataset.id;
     const pager = this.#pager.root.contains(had) ? this.#pager.enabled() : undefined;
+    const create = had !== this.#create && had.closest("header") !== null && !this.#create.hidden;
     if (pager) pager.focus();
+    else if (create) this.#create.focus();
     else this.#focusRow(row && this.#row(row) ? row : this.#page.keys[0]?.id);
   }
 
