@@ -26,6 +26,8 @@ export interface ServiceHooks {
   revokeReported: (keyId: string, onRevoked: () => void) => Promise<void>;
   /** The service's wall clock. */
   clock: () => Date;
+  /** Whether the service's TTL policy allows a key without expiry. */
+  allowsNeverExpires: boolean;
   /**
    * The storage's `renameForTenant` under its deadline, when it has the
    * capability; with the audit log, recorded as done by `context`'s actor.

@@ -31,7 +31,7 @@ import { HashUpgrade, validateRetiredVersions } from "./verify/_legacy.ts";
 import type { ApiKeyTaps } from "../telemetry/_taps.ts";
 import { callDetached, createDispatcher, type Dispatch, warnOnce } from "./_sinks.ts";
 import { StorageAccess } from "./storage/_access.ts";
-import { compileTtlPolicy, type ExpiryResolver } from "./_ttl_policy.ts";
+import { allowsNeverExpires, compileTtlPolicy, type ExpiryResolver } from "./_ttl_policy.ts";
 import type { ApiKeysServiceOptions, ApiKeyVerificationCacheOptions } from "./service_options.ts";
 import type { ApiKeyTtlPolicy } from "./types.ts";
 import { buildLimits, type RequestLimits } from "./metering/_limits.ts";
@@ -150,6 +150,8 @@ export interface Settings {
   readonly emitUsageEvents: boolean;
   /** The compiled TTL policy. */
   readonly resolveExpiry: ExpiryResolver;
+  /** Whether the TTL policy allows a key without expiry. */
+  readonly allowsNeverExpires: boolean;
   /** Wall clock. */
   readonly clock: () => Date;
   /** Monotonic clock in ms. */
@@ -412,6 +414,7 @@ export function compileSettings(options: unknown): Settings {
     debounceMs: f.debounceMs ?? DEFAULT_DEBOUNCE_MS,
     emitUsageEvents: f.emitUsageEvents ?? false,
     resolveExpiry: compileTtlPolicy(ttlPolicy),
+    allowsNeverExpires: allowsNeverExpires(ttlPolicy),
     clock,
     monotonic,
     wallAt: f.clock === undefined && f.monotonicClock === undefined &&

@@ -29,11 +29,16 @@ export type ExpiryResolver = (
   replaced?: Date | null,
 ) => Date | null;
 
+/** Whether `policy` (assumed validated) allows a key without expiry. */
+export function allowsNeverExpires(policy: ApiKeyTtlPolicy = {}): boolean {
+  return policy.allowNeverExpires ??
+    (policy.defaultExpiresInMs === undefined && policy.maxExpiresInMs === undefined);
+}
+
 /** Compiles a policy (assumed validated) into an `ExpiryResolver`. */
 export function compileTtlPolicy(policy: ApiKeyTtlPolicy = {}): ExpiryResolver {
   const { defaultExpiresInMs, maxExpiresInMs } = policy;
-  const allowNeverExpires = policy.allowNeverExpires ??
-    (defaultExpiresInMs === undefined && maxExpiresInMs === undefined);
+  const allowNeverExpires = allowsNeverExpires(policy);
   return (requested, now, replaced) => {
     let expiresAt: Date | null;
     if (requested === undefined && replaced instanceof Date) {

@@ -150,6 +150,7 @@ export class ApiKeysService {
       revokeReported: (keyId, onRevoked) =>
         this.#manage.use((flow) => flow.revoke(keyId, onRevoked, { actor: "leak-report" })),
       clock: settings.clock,
+      allowsNeverExpires: settings.allowsNeverExpires,
       renameForTenant: auditedRename(settings),
       recordsUsage: settings.recordsUsage,
       audits: settings.audits,

@@ -390,6 +390,7 @@ export function createApiKeysAdminHandler<R>(
   );
   const {
     clock,
+    allowsNeverExpires,
     renameForTenant: rename,
     recordsUsage,
     audits,
@@ -754,7 +755,9 @@ export function createApiKeysAdminHandler<R>(
       createdBy,
       gracePeriodMs: GRACE_MS[grace],
       name,
-      expiresAt: key.expiresAt,
+      // The old key's expiry as the service keeps it: a date as it is (the TTL policy bounds new
+      // expiries, not kept ones), none while the policy allows none (else the policy's default).
+      expiresAt: key.expiresAt === null && allowsNeverExpires ? null : undefined,
       allowedIpCidrs: key.allowedIpCidrs,
     }, { actor: createdBy });
     const record = await findKey(call, rotated.id);

@@ -28,6 +28,20 @@ export interface ApiKeysAdminFetchOptions extends ApiKeysAdminOptions<Request> {
 const PREFIX = /^(\/[A-Za-z0-9._~-]+)+$/;
 
 /**
+ * `path` with each segment percent-decoded, as Express and Fastify decode a
+ * route's `:id` (the element sends a key id through `encodeURIComponent`);
+ * `undefined` (no route) for a malformed escape or a segment holding a `/`.
+ */
+function decodedPath(path: string): string | undefined {
+  try {
+    const segments = path.split("/").map(decodeURIComponent);
+    return segments.some((segment) => segment.includes("/")) ? undefined : segments.join("/");
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * The admin routes of docs/settings-page.md as a Fetch handler: a request
  * below `prefix` that is one of the routes gets its answer, any other
  * `undefined` (the app answers it). The body is read up to one byte past
@@ -70,6 +84,8 @@ export function createApiKeysAdminFetchHandler(
   return countsNoLimits(async (request: Request) => {
     const url = new URL(request.url);
     if (!url.pathname.startsWith(`${prefix}/`)) return undefined;
+    const path = decodedPath(url.pathname.slice(prefix.length));
+    if (path === undefined) return undefined;
     let body: Uint8Array = new Uint8Array(0);
     if (request.method !== "GET" && request.method !== "HEAD") {
       try {
@@ -80,7 +96,7 @@ export function createApiKeysAdminFetchHandler(
     }
     const answer = await handle({
       method: request.method,
-      path: url.pathname.slice(prefix.length),
+      path,
       query: (name) => url.searchParams.has(name) ? url.searchParams.getAll(name).join(",") : null,
       headers: (name) => request.headers.get(name),
       body,

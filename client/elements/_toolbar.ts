@@ -30,9 +30,22 @@ export class Toolbar {
   #status = h("select");
   #environment = h("select");
   #sort = h("select");
+  /** The labels' texts, beside their controls. */
+  #labels = [new Text(), new Text(), new Text(), new Text()] as const;
+  #environmentLabel = h("label", {}, this.#labels[2], this.#environment);
 
-  /** Wires the controls; typing waits 300 ms. */
+  /**
+   * Wires the controls, built once (a control moved in the DOM would lose the
+   * focus on every reload of the list); typing waits 300 ms.
+   */
   constructor(changed: (filters: Filters) => void) {
+    const [search, status, , sort] = this.#labels;
+    this.root.append(
+      h("label", { class: "grow" }, search, this.#search),
+      h("label", {}, status, this.#status),
+      this.#environmentLabel,
+      h("label", {}, sort, this.#sort),
+    );
     const report = () =>
       changed({
         q: this.#search.value.trim(),
@@ -79,14 +92,12 @@ export class Toolbar {
       ["name_asc", s.sortName],
       ["last_used_desc", s.sortLastUsed],
     ]);
-    this.root.replaceChildren(
-      h("label", { class: "grow" }, s.search, this.#search),
-      h("label", {}, s.status, this.#status),
-    );
-    if (config.environments.length > 1) {
-      this.root.append(h("label", {}, s.environment, this.#environment));
-    }
-    this.root.append(h("label", {}, s.sort, this.#sort));
+    const [search, status, environment, sort] = this.#labels;
+    search.data = s.search;
+    status.data = s.status;
+    environment.data = s.environment;
+    sort.data = s.sort;
+    this.#environmentLabel.hidden = config.environments.length < 2;
   }
 }
 
@@ -115,6 +126,11 @@ export class Pager {
     this.#previous.addEventListener("click", previous);
     this.#next.addEventListener("click", next);
     this.root.append(this.#previous, this.#next);
+  }
+
+  /** The first of Previous and Next that is on, if any. */
+  enabled(): HTMLButtonElement | undefined {
+    return [this.#previous, this.#next].find((button) => !button.disabled && !this.root.hidden);
   }
 
   /** Shows the pager for a page that has a previous and/or a next one. */

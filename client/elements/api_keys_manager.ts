@@ -73,6 +73,8 @@ export class ApiKeysManagerElement extends HTMLElement {
   #errorKey: keyof ApiKeysManagerStrings | null = null;
   #filters: Filters = { q: "", status: "", environment: "", sort: "" };
   #cursor: string | null = null;
+  /** The cursor of the page shown (the pager follows it, not a page still loading). */
+  #shown: string | null = null;
   #previous: (string | null)[] = [];
   #loads = 0;
   #statusTimer: ReturnType<typeof setTimeout> | undefined;
@@ -165,6 +167,7 @@ export class ApiKeysManagerElement extends HTMLElement {
   /** Reloads the configuration (once), the current page of keys and its usage. */
   async refresh(): Promise<void> {
     const load = ++this.#loads;
+    const cursor = this.#cursor;
     this.#state = "loading";
     this.#render();
     try {
@@ -175,6 +178,7 @@ export class ApiKeysManagerElement extends HTMLElement {
       if (load !== this.#loads) return;
       this.#config = config;
       this.#page = page;
+      this.#shown = cursor;
       this.#usage = new Map();
       this.#state = "ready";
       this.#errorKey = null;
@@ -257,13 +261,18 @@ export class ApiKeysManagerElement extends HTMLElement {
       : new AdminApiError("ERROR", "unexpected error");
     this.#emit("api-keys-error", { code: failure.code, message: failure.message });
     const key = errorString(failure);
-    const denied = deniedState(failure);
+    // A 403 on one action is `canManage` refusing that key (checked per key): said where it
+    // happened; only a load refused, or a session ended (401), shuts the page.
+    const shut = deniedState(failure);
+    const denied = loading || shut === "signed-out" ? shut : null;
+    // The reveal holds a secret shown once: it stays open, the state shows behind it.
+    const revealing = this.#dialog.open && this.#mayClose !== undefined;
     const inDialog = this.#dialog.open && this.#dialog.querySelector<HTMLElement>(".alert");
-    if (inDialog && !denied && !loading) {
+    if (inDialog && !revealing && !denied && !loading) {
       inDialog.textContent = this.#strings[key];
       return;
     }
-    if (this.#dialog.open) this.#dialog.close();
+    if (this.#dialog.open && !revealing) this.#dialog.close();
     this.#errorKey = key;
     this.#state = denied ?? "error";
     if (denied) this.#page = { keys: [], nextCursor: null, tenantCredits: null };
@@ -287,6 +296,30 @@ export class ApiKeysManagerElement extends HTMLElement {
   }
 
   #render(): void {
+    const had = this.#shadow.activeElement;
+    this.#draw();
+    this.#refocus(had);
+  }
+
+  /**
+   * Focus on a control the redraw removed, turned off or hid (a row's
+   * button, Next on the last page, Retry once the list is back, Activity once
+   * the server has none) moves to its row again, to the other pager button,
+   * to Create key from the header, or to the first row.
+   */
+  #refocus(had: Element | null): void {
+    if (!(had instanceof HTMLElement) || this.#dialog.contains(had)) return;
+    const off = had instanceof HTMLButtonElement && had.disabled;
+    if (had.isConnected && !off && had.closest("[hidden]") === null) return;
+    const row = had.closest<HTMLElement>("tr[data-id]")?.dataset.id;
+    const pager = this.#pager.root.contains(had) ? this.#pager.enabled() : undefined;
+    const create = had !== this.#create && had.closest("header") !== null && !this.#create.hidden;
+    if (pager) pager.focus();
+    else if (create) this.#create.focus();
+    else this.#focusRow(row && this.#row(row) ? row : this.#page.keys[0]?.id);
+  }
+
+  #draw(): void {
     const s = this.#strings;
     const config = this.#config;
     const denied = this.#state === "signed-out" || this.#state === "forbidden";
@@ -307,6 +340,9 @@ export class ApiKeysManagerElement extends HTMLElement {
     const pool = this.#page.tenantCredits;
     this.#pool.hidden = !pool;
     if (pool) this.#pool.textContent = poolText(pool, s, this.#format(), Date.now());
+    // Assistive technology waits for the list while it loads (the visible "Loading…" is no live region).
+    if (this.#state === "loading") this.#body.setAttribute("aria-busy", "true");
+    else this.#body.removeAttribute("aria-busy");
     const keys = this.#page.keys;
     const filtered = this.#cursor !== null || Object.values(this.#filters).some(Boolean);
     if (keys.length > 0) this.#body.replaceChildren(this.#table());
@@ -318,7 +354,7 @@ export class ApiKeysManagerElement extends HTMLElement {
       );
     } else this.#body.replaceChildren();
     for (const button of this.#body.querySelectorAll("button")) button.disabled = stale;
-    this.#pager.render(s, this.#cursor !== null, this.#page.nextCursor !== null, stale || denied);
+    this.#pager.render(s, this.#shown !== null, this.#page.nextCursor !== null, stale || denied);
   }
 
   #table(): HTMLTableElement {
@@ -390,6 +426,13 @@ export class ApiKeysManagerElement extends HTMLElement {
     else table.prepend(fresh);
   }
 
+  /** The id of the row after `id`'s (else before it), where focus goes once that row is gone. */
+  #neighbour(id: string | undefined): string | undefined {
+    const row = id ? this.#row(id) : null;
+    return ((row?.nextElementSibling ?? row?.previousElementSibling) as HTMLElement | null)
+      ?.dataset.id;
+  }
+
   /** Focuses `id`'s row: its actions button, else its name; nothing found, the create button. */
   #focusRow(id: string | null | undefined): void {
     const row = id ? this.#row(id) : null;
@@ -453,6 +496,7 @@ export class ApiKeysManagerElement extends HTMLElement {
             await submit();
           } catch (error) {
             this.#fail(error);
+            if (options.returnTo) await this.#reread(options.returnTo, error);
           } finally {
             confirm.disabled = false;
           }
@@ -462,21 +506,54 @@ export class ApiKeysManagerElement extends HTMLElement {
       h("p", { class: "alert", role: "alert" }),
       h("div", { class: "row" }, cancel, confirm),
     );
+    const neighbour = this.#neighbour(options.returnTo);
     this.#open(
       title,
       options.danger === true,
       [form],
       options.danger ? cancel : focus,
-      () => this.#focusRow(options.returnTo),
+      () =>
+        this.#focusRow(
+          this.#row(options.returnTo ?? "") ? options.returnTo : neighbour,
+        ),
     );
     return { confirm, cancel };
+  }
+
+  /**
+   * After an action on key `id` refused as stale (another tab rotated,
+   * revoked or deleted it): 404 drops its row; 409 reads the key again and
+   * updates its row in place, so it offers only what the key allows now.
+   */
+  async #reread(id: string, error: unknown): Promise<void> {
+    if (!(error instanceof AdminApiError) || (error.status !== 404 && error.status !== 409)) return;
+    let fresh: KeyView | undefined;
+    try {
+      if (error.status === 409) {
+        [fresh] = keysOf([await this.#call(`/keys/${encodeURIComponent(id)}`)]);
+      }
+    } catch (failure) {
+      if (!(failure instanceof AdminApiError) || failure.status !== 404) return;
+    }
+    if (fresh) return this.#put(fresh);
+    this.#page.keys = this.#page.keys.filter((key) => key.id !== id);
+    this.#usage.delete(id);
+    if (this.#page.keys.length === 0) this.#render();
+    else this.#row(id)?.remove();
   }
 
   #openCreate(): void {
     const config = this.#config;
     if (!config) return;
     const s = this.#strings;
-    const dialog = createFields(config, s, this.#format());
+    // A new key on the tenant's pool joins it as it is: the balance the list last read, not
+    // the one `GET /config` answered at the first load.
+    const pool = this.#page.tenantCredits;
+    const credits = config.limits?.credits;
+    const shown = pool && credits?.sharedBy === "tenant"
+      ? { ...config, limits: { ...config.limits!, credits: { ...credits, amount: pool.credits } } }
+      : config;
+    const dialog = createFields(shown, s, this.#format());
     this.#openForm(s.create, dialog, s.create, async () => {
       const issued = await this.#call("/keys", "POST", dialog.body());
       const [created] = keysOf([(issued as { record?: unknown } | null)?.record]);
@@ -586,10 +663,7 @@ export class ApiKeysManagerElement extends HTMLElement {
   #openRevoke(key: KeyView): void {
     const s = this.#strings;
     const dialog = revokeFields(key, s);
-    const row = this.#row(key.id);
-    const neighbour = (row?.nextElementSibling ?? row?.previousElementSibling) as
-      | HTMLElement
-      | null;
+    const neighbour = this.#neighbour(key.id);
     const { confirm } = this.#openForm(
       fill(s.actionLabel, { action: s.revoke, name: key.name, prefix: key.prefix }),
       dialog,
@@ -600,7 +674,7 @@ export class ApiKeysManagerElement extends HTMLElement {
         this.#put({ ...key, ...revoked, status: "revoked" });
         this.#emit("api-key-revoked", { id: key.id, name: key.name, prefix: key.prefix });
         this.#close();
-        this.#focusRow(neighbour?.dataset.id);
+        this.#focusRow(neighbour);
         this.#announce(s.revoked);
       },
       { danger: true, returnTo: key.id },

@@ -16,6 +16,7 @@ describe("service hooks", () => {
       verifyReported: () => Promise.reject(new Error("no")),
       revokeReported: () => Promise.resolve(),
       clock: () => new Date(0),
+      allowsNeverExpires: true,
       renameForTenant: undefined,
       recordsUsage: false,
       audits: false,

@@ -55,8 +55,12 @@ export interface AdminFake {
   requests: Recorded[];
   /** Answer `GET /admin/keys` with a 503 envelope. */
   failList: boolean;
+  /** Milliseconds `GET /admin/keys` waits before answering. */
+  listDelayMs: number;
   /** Answer every admin request with this status (an envelope), or drop the connection. */
   failAll: 401 | 403 | 502 | "network" | null;
+  /** Paths whose `POST`, `PATCH` and `DELETE` answer 403 `forbidden` (`canManage` refusing one key). */
+  forbidden: string[];
   /** `GET /admin/config`, editable per test. */
   config: Record<string, unknown>;
   /** `tenantCredits` of the list answer. */
@@ -118,7 +122,9 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
     keys: [],
     requests: [],
     failList: false,
+    listDelayMs: 0,
     failAll: null,
+    forbidden: [],
     config: structuredClone(FAKE_CONFIG),
     tenantCredits: null,
     newKeyFields: {},
@@ -234,6 +240,9 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
     if (fake.failAll === 401) return error(401, "unauthenticated", "API key is missing");
     if (fake.failAll === 403) return error(403, "forbidden", "Not allowed");
     if (fake.failAll === 502) return error(502, "HTTP_502", "Bad gateway");
+    if (method !== "GET" && fake.forbidden.includes(path)) {
+      return error(403, "forbidden", "Not allowed");
+    }
     if (method === "GET" && path === "/admin/config") return json(200, fake.config);
     if (method === "GET" && path === "/admin/keys") {
       return fake.failList
@@ -270,6 +279,7 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
     const key = fake.keys.find((k) => k.id === match?.[1]);
     if (!key || !match) return error(404, "api_key_record_not_found", "No such key.");
     const action = match[3];
+    if (method === "GET" && action === undefined) return json(200, key);
     if (method === "DELETE" && action === undefined) {
       key.status = "revoked";
       record("key.revoked", key);
@@ -308,6 +318,9 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
     if (url.pathname === "/elements.js") {
       response.writeHead(200, { "Content-Type": "text/javascript" }).end(bundle);
       return;
+    }
+    if (url.pathname === "/admin/keys" && fake.listDelayMs > 0) {
+      await new Promise((done) => setTimeout(done, fake.listDelayMs));
     }
     fake.requests.push({
       method,

@@ -1003,6 +1003,270 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     );
   });
 
+  /** Waits until the list shows `count` rows. */
+  const rows = (count: number) =>
+    page.waitForFunction(
+      (count) =>
+        document.querySelector("api-keys-manager")!.shadowRoot!.querySelectorAll("tbody tr")
+          .length === count,
+      count,
+    );
+
+  /** Waits until the element has listed the keys with `name` = `value` and drawn the answer. */
+  async function listed(name: string, value: string): Promise<void> {
+    const asked = () =>
+      fake.requests.some((r) => r.path === "/admin/keys" && r.query.get(name) === value);
+    for (let i = 0; i < 250 && !asked(); i++) await new Promise((done) => setTimeout(done, 20));
+    assert.ok(asked(), `GET /admin/keys?${name}=${value}`);
+    await page.waitForFunction(() =>
+      !document.querySelector("api-keys-manager")!.shadowRoot!.querySelector("[part=body] p")
+    );
+  }
+
+  test("focus stays in the search field and in a filter while the list reloads under them", async () => {
+    fake.keys = Array.from({ length: 30 }, (_, i) => key(`k${700 + i}`));
+    await open();
+    await waitForText(page, "key k729", "table");
+    const manager = page.locator("api-keys-manager");
+    const search = manager.getByLabel("Search by name or prefix");
+    await search.focus();
+    await page.keyboard.type("k71");
+    await rows(10);
+    const active = () => inShadow<string>("r.activeElement?.tagName + ':' + r.activeElement?.type");
+    assert.equal(await active(), "INPUT:search", "still in the search field after the reload");
+    await page.keyboard.type("5");
+    await rows(1);
+    assert.equal(await search.inputValue(), "k715", "typing went on in the field");
+    await search.fill("");
+    await rows(25);
+    await manager.getByLabel("Status").first().focus();
+    await page.keyboard.press("ArrowDown");
+    await listed("status", "active");
+    assert.equal(
+      await active(),
+      "SELECT:select-one",
+      "still on the status filter after the reload",
+    );
+    await page.keyboard.press("ArrowDown");
+    await waitForText(page, "No keys match the search and filters.");
+    assert.equal(
+      fake.requests.findLast((r) => r.path === "/admin/keys")!.query.get("status"),
+      "rotating",
+      "the second key press reached the same filter",
+    );
+  });
+
+  test(
+    "a reload that fails while the reveal is open leaves the reveal and its secret as they are",
+    async () => {
+      fake.keys = [key("k760", { name: "first" })];
+      await open();
+      await waitForText(page, "first", "table");
+      const manager = page.locator("api-keys-manager");
+      await manager.getByRole("button", { name: "Create key" }).click();
+      await manager.getByLabel("Name", { exact: true }).fill("fresh");
+      await manager.locator("dialog").getByRole("button", { name: "Create key" }).click();
+      await waitForText(page, "you will not see this again", "dialog");
+      const secret = fake.secrets.at(-1)!;
+      for (const failure of [502, 401] as const) {
+        fake.failAll = failure;
+        await page.evaluate(() =>
+          // deno-lint-ignore no-explicit-any
+          (document.querySelector("api-keys-manager") as any).refresh()
+        );
+        await page.waitForFunction(() =>
+          !document.querySelector("api-keys-manager")!.shadowRoot!.querySelector<HTMLElement>(
+            "[part=error]",
+          )!.hidden
+        );
+        assert.equal(await inShadow<boolean>("r.querySelector('dialog').open"), true, `${failure}`);
+        assert.ok((await shadowText(page, "dialog")).includes(secret), `${failure}: secret shown`);
+      }
+      await manager.getByRole("button", { name: "Copy", exact: true }).click();
+      await waitForText(page, "Copied", "dialog");
+      assert.equal(await page.evaluate(() => navigator.clipboard.readText()), secret);
+      await manager.getByRole("button", { name: "Done" }).click();
+      await waitForText(page, "Your session has ended", "[part=error]");
+      assert.ok(!(await inShadow<string>("r.innerHTML")).includes(secret), "gone once closed");
+    },
+    () => {
+      fake.failAll = null;
+    },
+  );
+
+  test("two tabs: a rotate or rename refused as stale reads the key again and updates its row in place", async () => {
+    fake.keys = [key("k770", { name: "shared" }), key("k771", { name: "other" })];
+    await open();
+    await waitForText(page, "shared", "table");
+    const manager = page.locator("api-keys-manager");
+    const otherRow = await inShadow<boolean>(
+      "(r.__other = r.querySelector('tr[data-id=k771]')) !== null",
+    );
+    assert.ok(otherRow);
+    // Another tab rotates the key: this tab's list still shows it active.
+    fake.keys[0].status = "rotating";
+    fake.keys[0].replacedByKeyId = "k772";
+    fake.keys[0].expiresAt = new Date(Date.now() + 3_600_000).toISOString();
+    await act("shared", "Rotate");
+    fake.requests = [];
+    await manager.locator("dialog").getByRole("button", { name: "Rotate" }).click();
+    await waitForText(page, "cannot be rotated", "dialog [role=alert]");
+    await waitForText(page, "Rotating", "tr[data-id=k770]");
+    assert.deepEqual(fake.requests.map((r) => `${r.method} ${r.path}`), [
+      "POST /admin/keys/k770/rotate",
+      "GET /admin/keys/k770",
+    ]);
+    assert.equal(
+      await inShadow<boolean>("r.querySelector('tr[data-id=k771]') === r.__other"),
+      true,
+      "the other rows stay as they are",
+    );
+    await escapeDialog();
+    assert.equal(await focused(page), "button:Actions for shared (sk_live_k770)");
+    const toggle = manager.getByRole("button", { name: /^Actions for shared \(/ });
+    if (await toggle.getAttribute("aria-expanded") !== "true") await toggle.click();
+    assert.equal(
+      await manager.getByRole("button", { name: /^Rotate shared \(/ }).count(),
+      0,
+      "Rotate no longer offered",
+    );
+    await toggle.click();
+    // Another tab revokes it: a rename is refused with 404 once the key is gone.
+    fake.keys.splice(0, 1);
+    await act("shared", "Rename");
+    await manager.locator("dialog input").fill("renamed");
+    await manager.getByRole("button", { name: "Save" }).click();
+    await waitForText(page, "This key no longer exists", "dialog [role=alert]");
+    await escapeDialog();
+    await page.waitForFunction(() =>
+      document.querySelector("api-keys-manager")!.shadowRoot!.querySelector(
+        "tr[data-id=k770]",
+      ) === null
+    );
+    assert.equal(await focused(page), "button:Actions for other (sk_live_k771)");
+  });
+
+  test(
+    "create form: the shared pool's balance as the list last read it, not as the config first said",
+    async () => {
+      fake.keys = [key("k780", { name: "pooled", credits: 7, creditsSharedBy: "tenant" })];
+      fake.tenantCredits = { credits: 7, nextRefillAt: null, refillAmount: null };
+      const shared = { amount: 7, refillAmount: null, refillEvery: null, sharedBy: "tenant" };
+      fake.config = {
+        ...structuredClone(FAKE_CONFIG),
+        limits: { policies: [], credits: shared },
+      };
+      await open();
+      await waitForText(page, "Shared credits: 7 left", "[part=pool]");
+      // The pool is spent meanwhile; the list reads it again, the config is read once.
+      fake.tenantCredits = { credits: 3, nextRefillAt: null, refillAmount: null };
+      fake.keys[0].credits = 3;
+      shared.amount = 3;
+      await page.evaluate(() =>
+        // deno-lint-ignore no-explicit-any
+        (document.querySelector("api-keys-manager") as any).refresh()
+      );
+      await waitForText(page, "Shared credits: 3 left", "[part=pool]");
+      await page.locator("api-keys-manager").getByRole("button", { name: "Create key" }).click();
+      const form = await shadowText(page, "dialog");
+      assert.ok(form.includes("3 credits, shared by all your keys"), form);
+      await escapeDialog();
+    },
+    () => {
+      fake.tenantCredits = null;
+      fake.config = structuredClone(FAKE_CONFIG);
+    },
+  );
+
+  test(
+    "a 403 on one key's action is said in its dialog; the list and the other actions stay",
+    async () => {
+      fake.keys = [key("k790", { name: "mine" }), key("k791", { name: "theirs" })];
+      fake.forbidden = ["/admin/keys/k791/rotate"];
+      await open();
+      await waitForText(page, "theirs", "table");
+      const manager = page.locator("api-keys-manager");
+      await act("theirs", "Rotate");
+      await manager.locator("dialog").getByRole("button", { name: "Rotate" }).click();
+      await waitForText(page, "You do not have permission", "dialog [role=alert]");
+      const text = await shadowText(page, "table");
+      assert.ok(text.includes("mine") && text.includes("theirs"), text);
+      await escapeDialog();
+      assert.equal(await focused(page), "button:Actions for theirs (sk_live_k791)");
+      assert.equal(
+        await inShadow<boolean>("r.querySelector('[part~=create-button]').hidden"),
+        false,
+        "Create key still offered",
+      );
+      await act("mine", "Rotate");
+      await manager.locator("dialog").getByRole("button", { name: "Rotate" }).click();
+      await waitForText(page, "you will not see this again", "dialog");
+    },
+    () => {
+      fake.forbidden = [];
+    },
+  );
+
+  test(
+    "keyboard: focus on Next, Previous, Retry or a row survives the redraw they cause",
+    async () => {
+      fake.keys = Array.from({ length: 30 }, (_, i) => key(`k${800 + i}`));
+      await open();
+      await waitForText(page, "key k829", "table");
+      const manager = page.locator("api-keys-manager");
+      await manager.getByRole("button", { name: "Next" }).focus();
+      await page.keyboard.press("Enter");
+      await waitForText(page, "key k804", "table");
+      assert.equal(await focused(page), "button:Previous", "the last page: Next is off");
+      await page.keyboard.press("Enter");
+      await waitForText(page, "key k829", "table");
+      assert.equal(await focused(page), "button:Next", "the first page: Previous is off");
+      // A row's actions button, the table drawn again by a reload.
+      await manager.getByRole("button", { name: /^Actions for key k828 \(/ }).focus();
+      await page.evaluate(() =>
+        // deno-lint-ignore no-explicit-any
+        (document.querySelector("api-keys-manager") as any).refresh()
+      );
+      await waitForCharts(page, 25);
+      assert.equal(await focused(page), "button:Actions for key k828 (sk_live_k828)");
+      // Retry: the error line goes once the list is back.
+      fake.failList = true;
+      await page.evaluate(() =>
+        // deno-lint-ignore no-explicit-any
+        (document.querySelector("api-keys-manager") as any).refresh()
+      );
+      await waitForText(page, "The server had a problem", "[part=error]");
+      fake.failList = false;
+      await manager.getByRole("button", { name: "Retry" }).focus();
+      await page.keyboard.press("Enter");
+      await waitForCharts(page, 25);
+      assert.equal(await focused(page), "button:Actions for key k829 (sk_live_k829)");
+    },
+    () => {
+      fake.failList = false;
+    },
+  );
+
+  test("loading: the list is aria-busy while it reloads, and not once it is drawn", async () => {
+    fake.keys = [key("k850", { name: "slow" })];
+    await open();
+    await waitForText(page, "slow", "table");
+    assert.equal(await inShadow<string | null>("r.querySelector('[part=body]').ariaBusy"), null);
+    fake.listDelayMs = 1_000;
+    await page.evaluate(() =>
+      // deno-lint-ignore no-explicit-any
+      void (document.querySelector("api-keys-manager") as any).refresh()
+    );
+    assert.equal(await inShadow<string | null>("r.querySelector('[part=body]').ariaBusy"), "true");
+    await page.waitForFunction(() =>
+      document.querySelector("api-keys-manager")!.shadowRoot!.querySelector("[part=body]")!
+        .ariaBusy === null
+    );
+    assert.ok((await shadowText(page, "table")).includes("slow"));
+  }, () => {
+    fake.listDelayMs = 0;
+  });
+
   it("docs/settings-page-*.png (with UPDATE_SCREENSHOT=1)", {
     skip: process.env.UPDATE_SCREENSHOT !== "1",
   }, async () => {

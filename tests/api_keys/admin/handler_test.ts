@@ -584,6 +584,41 @@ describe("createApiKeysAdminHandler", () => {
     assert.equal(Date.parse(none.json.graceExpiresAt), limited.clocks.now);
   });
 
+  it("rotate under a TTL policy tightened since the key was made: its expiry kept as the service keeps it, never a 400 on a field the body lacks", async () => {
+    const DAY = 24 * HOUR;
+    const storage = new InMemoryApiKeyStorage();
+    // Keys made before the policy (or imported: the TTL policy does not apply to imports).
+    const before = makeService({ storage }).service;
+    const made = (name: string, expiresAt: Date | null) =>
+      before.create({
+        tenantId: "acme",
+        name,
+        scopes: [{ resource: "projects", level: "read" }],
+        expiresAt,
+      });
+    for (
+      const [ttlPolicy, neverKept] of [
+        [{ defaultExpiresInMs: 30 * DAY, maxExpiresInMs: 90 * DAY }, false],
+        [{ defaultExpiresInMs: 30 * DAY, allowNeverExpires: true }, true],
+      ] as const
+    ) {
+      const { call, clocks } = await setup({ policy: () => null }, storage, { ttlPolicy });
+      const long = new Date(clocks.now + 365 * DAY);
+      for (const [old, expected] of [[long, long], [null, neverKept ? null : "default"]] as const) {
+        const key = await made(`old ${old?.toISOString() ?? "never"}`, old);
+        const answer = (await call("POST", `/keys/${key.id}/rotate`, { body: { grace: "none" } }))!;
+        assert.equal(answer.status, 201, `${JSON.stringify(ttlPolicy)} ${old}: ${answer.body}`);
+        assert.equal(
+          answer.json.record.expiresAt,
+          expected === "default"
+            ? new Date(clocks.now + 30 * DAY).toISOString()
+            : expected?.toISOString() ?? null,
+          `${JSON.stringify(ttlPolicy)}, old expiry ${old}`,
+        );
+      }
+    }
+  });
+
   it("revoke: idempotent, answers the revoked view", async () => {
     const { call, reader, service } = await setup();
     for (let i = 0; i < 2; i++) {

@@ -186,3 +186,47 @@ describe("createApiKeysAdminFetchHandler over HTTP", () => {
     }
   });
 });
+
+describe("createApiKeysAdminFetchHandler: a key id as the element sends it (encodeURIComponent)", () => {
+  // An idFactory's (or an import's) id with characters a path segment must escape.
+  const ID = "legacy key:1+é";
+  const { service } = makeService({ idFactory: () => ID });
+  const admin = createApiKeysAdminFetchHandler({
+    prefix: "/api-keys",
+    service,
+    scopes: ["projects:read"],
+    tenantOf: () => "acme",
+    canManage: () => true,
+    policy: () => null,
+  });
+  const send = async (method: string, path: string, body?: unknown) => {
+    const response = await admin(
+      new Request(`http://127.0.0.1/api-keys${path}`, {
+        method,
+        headers: CSRF,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }),
+    );
+    return response && { status: response.status, json: JSON.parse(await response.text()) };
+  };
+
+  it("reads, renames and revokes the key at its percent-encoded path, as Nest's :id decodes it", async () => {
+    await service.create({
+      tenantId: "acme",
+      name: "old",
+      scopes: [{ resource: "projects", level: "read" }],
+    });
+    const at = `/keys/${encodeURIComponent(ID)}`;
+    const read = await send("GET", at);
+    assert.equal(read?.status, 200);
+    assert.equal(read?.json.id, ID);
+    assert.equal((await send("PATCH", at, { name: "renamed" }))?.json.name, "renamed");
+    assert.equal((await send("DELETE", at))?.json.status, "revoked");
+  });
+
+  it("a malformed escape or an encoded slash in a segment is no route (the app's 404)", async () => {
+    assert.equal(await send("GET", "/keys/%E0%A4%A"), undefined);
+    assert.equal(await send("GET", "/keys/a%2Fusage"), undefined);
+    assert.equal(await send("GET", "/keys%2Fx"), undefined);
+  });
+});

@@ -182,3 +182,65 @@ for (const platform of PLATFORMS) {
     });
   });
 }
+
+for (const platform of PLATFORMS) {
+  describe(`createApiKeysAdminController (${platform}): a key id that needs escaping`, () => {
+    let running: RunningApp;
+    let next = 0;
+
+    before(async () => {
+      const Admin = createApiKeysAdminController({
+        path: "settings/api-keys",
+        decorators: [UseGuards(ApiKeysGuard), RequireScope("keys", "write")],
+        scopes: ["projects:read"],
+        tenantOf: (request) => getApiKeyContext(request)?.tenantId,
+        callerKeyIdOf: (request) => getApiKeyContext(request)?.keyId,
+        canManage: () => true,
+        csrf: false,
+      });
+      // An idFactory's ids (or imported ones) with characters a path segment must escape.
+      const idFactory = () => `legacy key:${next++}+é`;
+      @Module({
+        imports: [ApiKeysModule.forRoot(moduleOptions({ idFactory }))],
+        controllers: [Admin],
+      })
+      class AppModule {}
+      running = await boot(AppModule, platform);
+    });
+    after(() => running.close());
+
+    it("reads, renames and revokes it at the path the element sends (encodeURIComponent)", async () => {
+      const { service } = running;
+      const admin = await service.create({
+        tenantId: "acme",
+        name: "admin",
+        scopes: [{ resource: "keys", level: "write" }, { resource: "projects", level: "write" }],
+      });
+      const target = await service.create({
+        tenantId: "acme",
+        name: "old",
+        scopes: [{ resource: "projects", level: "read" }],
+      });
+      const { port } = running.app.getHttpServer().address() as { port: number };
+      const send = async (method: string, body?: unknown) => {
+        const response = await fetch(
+          `http://127.0.0.1:${port}/settings/api-keys/keys/${encodeURIComponent(target.id)}`,
+          {
+            method,
+            headers: {
+              "x-api-key": admin.key,
+              "content-type": body === undefined ? "text/plain" : "application/json",
+            },
+            body: body === undefined ? undefined : JSON.stringify(body),
+          },
+        );
+        return { status: response.status, json: JSON.parse(await response.text()) };
+      };
+      const read = await send("GET");
+      assert.equal(read.status, 200);
+      assert.equal(read.json.id, target.id);
+      assert.equal((await send("PATCH", { name: "renamed" })).json.name, "renamed");
+      assert.equal((await send("DELETE")).json.status, "revoked");
+    });
+  });
+}
