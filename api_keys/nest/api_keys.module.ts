@@ -139,25 +139,22 @@ function optionalFunction<T>(value: unknown, name: string): T | null {
   return value as T;
 }
 
-/** Every option of the module: the service's and its own. */
-const MODULE_OPTIONS: readonly string[] = [
-  ...SERVICE_OPTIONS,
-  ...Object.keys(
-    {
-      contextWriter: true,
-      clientIpResolver: true,
-      xRateLimitHeaders: true,
-      expiryNotices: true,
-    } satisfies Record<Exclude<keyof ApiKeysModuleOptions, keyof ApiKeysServiceOptions>, true>,
-  ),
-];
+/** The options of the module beside the service's (`SERVICE_OPTIONS`, read at `forRoot`: required on first use). */
+const MODULE_OPTIONS: readonly string[] = Object.keys(
+  {
+    contextWriter: true,
+    clientIpResolver: true,
+    xRateLimitHeaders: true,
+    expiryNotices: true,
+  } satisfies Record<Exclude<keyof ApiKeysModuleOptions, keyof ApiKeysServiceOptions>, true>,
+);
 
 /** Validates every option (the service constructor validates its own) once, at startup. */
 function resolveModule(options: ApiKeysModuleOptions): ResolvedApiKeysModule {
   if (typeof options !== "object" || options === null) {
     throw new TypeError("ApiKeysModuleOptions must be an object");
   }
-  refuseUnknownOptions(options, "ApiKeysModuleOptions", MODULE_OPTIONS);
+  refuseUnknownOptions(options, "ApiKeysModuleOptions", [...SERVICE_OPTIONS, ...MODULE_OPTIONS]);
   const { contextWriter, clientIpResolver, expiryNotices, xRateLimitHeaders, ...serviceOptions } =
     options;
   if (xRateLimitHeaders !== undefined && typeof xRateLimitHeaders !== "boolean") {
