@@ -3,8 +3,8 @@
  * (`npm/cjs/`) with declarations beside each, compiled by the TypeScript
  * compiler API (`rewriteRelativeImportExtensions`; in CommonJS the package's
  * own files are required on first use, `npm_build/lazy_requires.ts`), plus `package.json`,
- * README, LICENSE and CHANGELOG. Then checks it with `publint`,
- * `@arethetypeswrong/cli` and `npm pack --dry-run`.
+ * README, LICENSE, CHANGELOG and `prisma/` (the schema and the SQL migrations). Then checks
+ * it with `publint`, `@arethetypeswrong/cli` and `npm pack --dry-run`.
  *
  * ```sh
  * deno run -A scripts/build_npm.ts               # build + checks
@@ -20,11 +20,26 @@
  */
 
 import { createHash } from "node:crypto";
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import {
+  copyFileSync,
+  cpSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from "node:fs";
 import { join, relative } from "node:path";
 import { checkBothFormatsLoad, checkPackList, runAttw, runPublint } from "./npm_build/checks.ts";
 import { compile, compilerOptions, type ModuleFormat } from "./npm_build/compile.ts";
-import { COPIED_FILES, OUT_DIR, PEERS, readDenoJson, ROOT } from "./npm_build/config.ts";
+import {
+  COPIED_DIRS,
+  COPIED_FILES,
+  OUT_DIR,
+  PEERS,
+  readDenoJson,
+  ROOT,
+} from "./npm_build/config.ts";
 import { runNodeTests } from "./npm_build/node_tests.ts";
 import { lazyRequiresIn } from "./npm_build/lazy_requires.ts";
 import { guardEntries } from "./npm_build/peer_guards.ts";
@@ -110,6 +125,7 @@ function build(): string[] {
     Deno.writeTextFileSync(join(OUT_DIR, "package.json"), `${JSON.stringify(pkg, null, 2)}\n`);
   writePackageJson();
   for (const file of COPIED_FILES) copyFileSync(join(ROOT, file), join(OUT_DIR, file));
+  for (const dir of COPIED_DIRS) cpSync(join(ROOT, dir), join(OUT_DIR, dir), { recursive: true });
   const readme = Deno.readTextFileSync(join(ROOT, "README.md"));
   Deno.writeTextFileSync(join(OUT_DIR, "README.md"), packedReadme(readme));
   console.log(`imports: ${[...imported].sort().join(", ") || "(none)"}`);
@@ -119,7 +135,11 @@ function build(): string[] {
   writePackageJson();
   console.log(`npm/ build id ${pkg.buildId}`);
 
-  const expected = ["package.json", ...COPIED_FILES];
+  const expected = [
+    "package.json",
+    ...COPIED_FILES,
+    ...COPIED_DIRS.flatMap((dir) => listFiles(join(ROOT, dir)).map((rel) => `${dir}/${rel}`)),
+  ];
   for (const source of Object.values(deno.exports).sort()) {
     for (const dir of ["esm", "cjs"]) {
       expected.push(`${dir}/${stem(source)}.js`, `${dir}/${stem(source)}.d.ts`);

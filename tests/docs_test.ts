@@ -15,7 +15,7 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, normalize } from "node:path";
 import process from "node:process";
@@ -411,4 +411,42 @@ describe("docs/settings-page.md's two apps work as printed", () => {
       assert.ok(status !== undefined, `no HTTP answer:\n${output}`);
     });
   }
+});
+
+describe("the migrations the manual and the messages name", () => {
+  const migrations = new Set(readdirSync(join(ROOT, "prisma", "migrations")));
+  const name = JSON.parse(read("deno.json")).name as string;
+  const exported = Object.values(JSON.parse(read("deno.json")).exports as Record<string, string>);
+  const library = [...new Set(exported.map((file) => file.replace(/^\.\//, "").split("/")[0]))]
+    .flatMap((top) =>
+      top.endsWith(".ts") ? [top] : (readdirSync(join(ROOT, top), { recursive: true }) as string[])
+        .filter((file) => file.endsWith(".ts")).map((file) => `${top}/${file}`)
+    );
+
+  it("each exists, and each path into a package names this package", () => {
+    assert.ok(library.includes("rate_limits/postgres/mod.ts"), library.join(", "));
+    const problems: string[] = [];
+    for (const file of [...pages(), "CHANGELOG.md", ...library]) {
+      const text = read(file);
+      for (const [migration] of text.matchAll(/\b\d{4}_[a-z][a-z0-9_]*/g)) {
+        if (!migrations.has(migration)) problems.push(`${file}: no migration ${migration}`);
+      }
+      const inPackages = text.matchAll(
+        /(?:node_modules\/|jsr\.io\/)(@[\w-]+\/[\w-]+)\/(?:[^/\s`]+\/)?prisma\//g,
+      );
+      for (const [path, named] of inPackages) {
+        if (named !== name) problems.push(`${file}: ${path} is not ${name}`);
+      }
+    }
+    assert.deepEqual(problems, []);
+  });
+
+  it("docs/operations.md says where the npm and the JSR package hold them", () => {
+    const page = read("docs/operations.md");
+    const escaped = name.replace("/", "\\/");
+    const npm = `node_modules\\/${escaped}\\/prisma\\/migrations\\/\\d{4}_\\w+\\/migration\\.sql`;
+    const jsr = `https:\\/\\/jsr\\.io\\/${escaped}\\/[^/\\s]+\\/prisma\\/migrations\\/`;
+    assert.ok(new RegExp(npm).test(page), `no ${npm}`);
+    assert.ok(new RegExp(jsr).test(page), `no ${jsr}`);
+  });
 });

@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 
 const denoJson = JSON.parse(readFileSync(new URL("../deno.json", import.meta.url), "utf8"));
 const jsrJson = JSON.parse(readFileSync(new URL("../jsr.json", import.meta.url), "utf8"));
@@ -109,5 +109,36 @@ describe("npm package.json and README", { skip: !onDeno && "the build runs on De
       packedReadme("[a](#x) [b](https://e.org/y) [c](./docs/c.md#z)"),
       `[a](#x) [b](https://e.org/y) [c](${base}docs/c.md#z)`,
     );
+  });
+});
+
+/** Every file under the repository's `prisma/` (the schema and the numbered migrations), sorted. */
+function prismaFiles(dir = "prisma"): string[] {
+  return readdirSync(new URL(`../${dir}`, import.meta.url)).sort().flatMap((name) =>
+    statSync(new URL(`../${dir}/${name}`, import.meta.url)).isDirectory()
+      ? prismaFiles(`${dir}/${name}`)
+      : [`${dir}/${name}`]
+  );
+}
+
+describe("the JSR package", { skip: !onDeno && "deno publish runs on Deno" }, () => {
+  it("holds prisma/ (the schema and every migration) and no tests, benches, scripts or demo", async () => {
+    const { stderr } = await new Deno.Command(Deno.execPath(), {
+      args: ["publish", "--dry-run", "--allow-dirty"],
+      cwd: new URL("../", import.meta.url),
+      env: { NO_COLOR: "1" },
+      stdout: "null",
+    }).output();
+    const root = new URL("../", import.meta.url).href;
+    const listed = [...new TextDecoder().decode(stderr).matchAll(/^\s+(file:\/\/\S+) \(/gm)]
+      .map(([, url]) => url.slice(root.length));
+    assert.ok(listed.includes("mod.ts"), listed.join("\n"));
+    const migrations = prismaFiles().filter((file) => /^prisma\/migrations\/\d{4}_/.test(file));
+    assert.ok(migrations.length >= 25, migrations.join(", "));
+    for (const file of ["prisma/schema.prisma", ...migrations]) {
+      assert.ok(listed.includes(file), `${file} is not published`);
+    }
+    const dev = listed.filter((file) => /^(tests|bench|scripts|demo|npm|generated)\//.test(file));
+    assert.deepEqual(dev, []);
   });
 });

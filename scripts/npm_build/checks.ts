@@ -8,12 +8,15 @@
 import { ATTW, COPIED_FILES, PUBLINT } from "./config.ts";
 import { capture, inherit } from "./run.ts";
 
-/** Files a user needs: declarations, JS, folder-level package.json, docs. */
+/** Files a user needs: declarations, JS, folder-level package.json, docs, schema, migrations. */
 const ALLOWED = [
   /^package\.json$/,
   ...COPIED_FILES.map((file) => new RegExp(`^${file.replace(".", "\\.")}$`)),
   /^(esm|cjs)\/package\.json$/,
   /^(esm|cjs)\/.+\.(js|d\.ts)$/,
+  /^prisma\/schema\.prisma$/,
+  /^prisma\/migrations\/migration_lock\.toml$/,
+  /^prisma\/migrations\/\d{4}_[a-z0-9_]+\/migration\.sql$/,
 ];
 
 /** Returns the packed paths that are not in the allowed set. */

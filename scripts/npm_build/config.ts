@@ -68,6 +68,12 @@ export const REPOSITORY_URL = "https://github.com/saferoute/api-kit";
 /** Files copied next to `package.json` (README.md with its links made absolute). */
 export const COPIED_FILES: readonly string[] = ["README.md", "LICENSE", "CHANGELOG.md"];
 
+/**
+ * Folders copied whole next to `package.json`: `prisma/`, the Prisma schema and the numbered SQL
+ * migrations users apply (docs/operations.md, "Migrations").
+ */
+export const COPIED_DIRS: readonly string[] = ["prisma"];
+
 /** Pinned versions of the package linters, run through `npx`. */
 export const PUBLINT = "publint@0.3.25";
 /** `@arethetypeswrong/cli`, run through `npx`. */

@@ -8,6 +8,7 @@
 import ts from "typescript";
 import { builtinModules } from "node:module";
 import {
+  COPIED_DIRS,
   DEFAULT_DESCRIPTION,
   type DenoJson,
   packageNameOf,
@@ -121,7 +122,7 @@ export function packageJson(deno: DenoJson, imported: Iterable<string>): Record<
     types: `./cjs/${stem(deno.exports["."])}.d.ts`,
     exports: exportsMap(deno),
     typesVersions: typesVersions(deno),
-    files: ["CHANGELOG.md", "cjs/", "esm/"],
+    files: ["CHANGELOG.md", "cjs/", "esm/", ...COPIED_DIRS.map((dir) => `${dir}/`)],
   };
   if (Object.keys(split.dependencies).length > 0) pkg.dependencies = split.dependencies;
   pkg.peerDependencies = split.peerDependencies;

@@ -17,8 +17,8 @@
  *    the browser suite drives docs/settings-page.md's Nest app in it (`.ci/run` shares it so).
  *
  * First the apps without Nest (`plain/`: a Fetch app and a plain Node app, no dependency but the
- * tarball), which check that `npm ls` lists no Nest peer and that a missing optional peer is an
- * error naming its install command.
+ * tarball), which check that `npm ls` lists no Nest peer, that a missing optional peer is an
+ * error naming its install command, and that the install holds the repository's `prisma/`.
  *
  * Prints each app's time and the matrix's total, then one `# pass N` / `# fail N` summary;
  * exits non-zero when anything failed. Apps marked `pending` are listed and skipped unless named
@@ -275,7 +275,7 @@ async function testPlainApp(id: string, tarball: string): Promise<Outcome> {
     const quiet = ["--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"];
     const install = ["install", "--no-package-lock", ...quiet, tarball];
     if (!await run("npm", install, dir)) return done(0, 1, "installing the tarball failed");
-    const counts = await nodeTest("app.test.mjs", dir);
+    const counts = await nodeTest("app.test.mjs", dir, { API_KIT_PRISMA: join(ROOT, "prisma") });
     if (counts === undefined) return done(0, 1, "no report");
     return done(counts.pass, counts.fail, counts.ok ? "ok" : "tests failed");
   } finally {

@@ -21,4 +21,17 @@ describe("npm package.json dependencies", { skip: !onDeno && "the build runs on 
       "@noble/hashes": `^${deno.imports["@noble/hashes"].split("@").at(-1)}`,
     });
   });
+
+  it("lists prisma/ in files: the schema and the migrations ship beside the code", async () => {
+    const module = "../../../scripts/npm_build/package_json.ts";
+    const config = "../../../scripts/npm_build/config.ts";
+    const { packageJson } = await import(module);
+    const { readDenoJson } = await import(config);
+    assert.deepEqual(packageJson(readDenoJson(), []).files, [
+      "CHANGELOG.md",
+      "cjs/",
+      "esm/",
+      "prisma/",
+    ]);
+  });
 });

@@ -1,10 +1,12 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import app, { service } from "./app.mjs";
-import { assertNoNestPeers, MISSING_PEERS } from "../shared.mjs";
+import { assertNoNestPeers, assertShipsPrisma, MISSING_PEERS } from "../shared.mjs";
 
 describe("a Fetch app (ESM) without Nest", () => {
   it("npm ls lists none of the Nest peers", () => assertNoNestPeers());
+
+  it("has the repository's prisma/ (schema, migrations) byte for byte", () => assertShipsPrisma());
 
   it("answers a keyed request and refuses one without a key", async () => {
     const { key } = await service.create({

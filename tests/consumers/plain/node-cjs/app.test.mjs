@@ -1,13 +1,15 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
-import { assertNoNestPeers, MISSING_PEERS } from "../shared.mjs";
+import { assertNoNestPeers, assertShipsPrisma, MISSING_PEERS } from "../shared.mjs";
 
 const require = createRequire(import.meta.url);
 const { server, service } = require("./app.cjs");
 
 describe("a plain Node app (CommonJS) without Nest", () => {
   it("npm ls lists none of the Nest peers", () => assertNoNestPeers());
+
+  it("has the repository's prisma/ (schema, migrations) byte for byte", () => assertShipsPrisma());
 
   it("serves over node:http with a key", async () => {
     const { key } = await service.create({
