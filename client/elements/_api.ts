@@ -27,12 +27,15 @@ export class AdminApiError extends Error {
   readonly code: string;
   /** HTTP status, 0 when none. */
   readonly status: number;
+  /** A 429's `Retry-After` in seconds, `null` without a readable one. */
+  readonly retryAfter: number | null;
   /** Builds the error. */
-  constructor(code: string, message: string, status = 0) {
+  constructor(code: string, message: string, status = 0, retryAfter: number | null = null) {
     super(message);
     this.name = "AdminApiError";
     this.code = code;
     this.status = status;
+    this.retryAfter = retryAfter;
   }
 }
 

@@ -1267,6 +1267,73 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     fake.listDelayMs = 0;
   });
 
+  test(
+    "429: the error line says when it can try again (role=alert); a load waits out a Retry-After of at most a minute and retries once; an action says when",
+    async () => {
+      fake.keys = [key("k860", { name: "busy" })];
+      await open();
+      await waitForText(page, "busy", "table");
+      const reload = () =>
+        page.evaluate(() =>
+          // deno-lint-ignore no-explicit-any
+          void (document.querySelector("api-keys-manager") as any).refresh()
+        );
+      const lists = () => fake.requests.filter((r) => r.path === "/admin/keys").length;
+      const errorHidden = () =>
+        page.waitForFunction(() =>
+          document.querySelector("api-keys-manager")!.shadowRoot!.querySelector<HTMLElement>(
+            "[part=error]",
+          )!.hidden
+        );
+      assert.equal(await inShadow<string>("r.querySelector('[part=error]').role"), "alert");
+      // Waited out, then the list again by itself.
+      fake.rateLimit = { method: "GET", path: "/admin/keys", times: 1, retryAfter: "2" };
+      fake.requests = [];
+      await reload();
+      await waitForText(page, "Too many requests. Trying again in 2 seconds.", "[part=error]");
+      await errorHidden();
+      assert.equal(lists(), 2, "one load, one retry");
+      assert.ok((await shadowText(page, "table")).includes("busy"));
+      // Limited again on its retry: said, never retried twice.
+      fake.rateLimit = { method: "GET", path: "/admin/keys", times: 2, retryAfter: "1" };
+      fake.requests = [];
+      await reload();
+      await waitForText(page, "Too many requests. Try again in 1 second.", "[part=error]");
+      await page.waitForTimeout(1_500);
+      assert.equal(lists(), 2, "one load, one retry");
+      // Over a minute: said, not waited for; Retry loads.
+      fake.rateLimit = { method: "GET", path: "/admin/keys", times: 1, retryAfter: "120" };
+      fake.requests = [];
+      await reload();
+      await waitForText(page, "Too many requests. Try again in 2 minutes.", "[part=error]");
+      await page.locator("api-keys-manager").getByRole("button", { name: "Retry" }).click();
+      await errorHidden();
+      assert.equal(lists(), 2, "the load, then Retry");
+      // No Retry-After: the generic string.
+      fake.rateLimit = { method: "GET", path: "/admin/keys", times: 1, retryAfter: null };
+      await reload();
+      await waitForText(page, "Too many requests. Wait a moment and try again.", "[part=error]");
+      await page.locator("api-keys-manager").getByRole("button", { name: "Retry" }).click();
+      await errorHidden();
+      // An action is never sent again by itself: its dialog says when.
+      fake.rateLimit = { method: "POST", path: "/admin/keys", times: 1, retryAfter: "30" };
+      const manager = page.locator("api-keys-manager");
+      await manager.getByRole("button", { name: "Create key" }).click();
+      await manager.getByLabel("Name", { exact: true }).fill("later");
+      await manager.locator("dialog").getByRole("button", { name: "Create key" }).click();
+      await waitForText(
+        page,
+        "Too many requests. Try again in 30 seconds.",
+        "dialog [role=alert]",
+      );
+      assert.equal(fake.requests.filter((r) => r.method === "POST").length, 1);
+      await escapeDialog();
+    },
+    () => {
+      fake.rateLimit = null;
+    },
+  );
+
   it("docs/settings-page-*.png (with UPDATE_SCREENSHOT=1)", {
     skip: process.env.UPDATE_SCREENSHOT !== "1",
   }, async () => {
