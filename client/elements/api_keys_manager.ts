@@ -38,6 +38,8 @@ import { API_KEYS_MANAGER_STRINGS, type ApiKeysManagerStrings } from "./strings.
 const PAGE_SIZE = 25;
 /** How long a status message stays. */
 const STATUS_MS = 6_000;
+/** The longest `Retry-After` (seconds) a load refused with 429 waits out before loading again. */
+const MAX_RETRY_AFTER_S = 60;
 
 /**
  * Lists the tenant's API keys, 25 a page with search and filters, and creates,
@@ -71,6 +73,10 @@ export class ApiKeysManagerElement extends HTMLElement {
   #usage = new Map<string, number[]>();
   #state: "idle" | "loading" | "ready" | "error" | "signed-out" | "forbidden" = "idle";
   #errorKey: keyof ApiKeysManagerStrings | null = null;
+  /** The error string's values (`{when}` of a 429's `Retry-After`). */
+  #errorValues: Record<string, string> = {};
+  /** A load refused with 429 was loaded again by itself since the last load that worked. */
+  #retried = false;
   #filters: Filters = { q: "", status: "", environment: "", sort: "" };
   #cursor: string | null = null;
   /** The cursor of the page shown (the pager follows it, not a page still loading). */
@@ -182,6 +188,7 @@ export class ApiKeysManagerElement extends HTMLElement {
       this.#usage = new Map();
       this.#state = "ready";
       this.#errorKey = null;
+      this.#retried = false;
       this.#render();
       if (config.capabilities.usage && page.keys.length > 0) void this.#loadUsage(page.keys, load);
     } catch (error) {
@@ -260,7 +267,16 @@ export class ApiKeysManagerElement extends HTMLElement {
       ? error
       : new AdminApiError("ERROR", "unexpected error");
     this.#emit("api-keys-error", { code: failure.code, message: failure.message });
-    const key = errorString(failure);
+    const wait = failure.retryAfter;
+    const now = Date.now();
+    const values: Record<string, string> = wait === null
+      ? {}
+      : { when: this.#format().wait(wait, now) };
+    // A load refused with 429 waits out a short Retry-After and loads again, once.
+    const again = loading && wait !== null && errorString(failure) === "errorRetryAfter" &&
+      wait <= MAX_RETRY_AFTER_S && !this.#retried;
+    if (again) this.#retryLoad(wait);
+    const key = again ? "errorRetrying" : errorString(failure);
     // A 403 on one action is `canManage` refusing that key (checked per key): said where it
     // happened; only a load refused, or a session ended (401), shuts the page.
     const shut = deniedState(failure);
@@ -269,14 +285,24 @@ export class ApiKeysManagerElement extends HTMLElement {
     const revealing = this.#dialog.open && this.#mayClose !== undefined;
     const inDialog = this.#dialog.open && this.#dialog.querySelector<HTMLElement>(".alert");
     if (inDialog && !revealing && !denied && !loading) {
-      inDialog.textContent = this.#strings[key];
+      inDialog.textContent = fill(this.#strings[key], values);
       return;
     }
     if (this.#dialog.open && !revealing) this.#dialog.close();
     this.#errorKey = key;
+    this.#errorValues = values;
     this.#state = denied ?? "error";
     if (denied) this.#page = { keys: [], nextCursor: null, tenantCredits: null };
     this.#render();
+  }
+
+  /** Loads again in `seconds`, unless another load started meanwhile or the element left the page. */
+  #retryLoad(seconds: number): void {
+    this.#retried = true;
+    const load = this.#loads;
+    setTimeout(() => {
+      if (load === this.#loads && this.isConnected) void this.refresh();
+    }, seconds * 1000);
   }
 
   #format(): Format {
@@ -333,7 +359,9 @@ export class ApiKeysManagerElement extends HTMLElement {
     this.#retry.textContent = s.retry;
     this.#retry.hidden = this.#state === "forbidden";
     this.#errorText.textContent = this.#errorKey
-      ? `${s[this.#errorKey]}${stale && this.#page.keys.length > 0 ? ` ${s.stale}` : ""}`
+      ? `${fill(s[this.#errorKey], this.#errorValues)}${
+        stale && this.#page.keys.length > 0 ? ` ${s.stale}` : ""
+      }`
       : "";
     this.#error.hidden = this.#errorKey === null;
     this.#tools.render(config, denied, s);
