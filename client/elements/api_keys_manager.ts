@@ -454,6 +454,19 @@ export class ApiKeysManagerElement extends HTMLElement {
     else table.prepend(fresh);
   }
 
+  /**
+   * A key the list did not show (created, or a rotation's successor): its
+   * row in place, first (or before `before`'s row), on the first page of the
+   * default view (newest first, no search nor filter) with room for it, where
+   * the server lists a new key first; else the page loaded again, so the key
+   * shows where the server lists it, or not at all.
+   */
+  #add(key: KeyView, before?: string): void {
+    const newestFirst = this.#cursor === null && !Object.values(this.#filters).some(Boolean);
+    if (newestFirst && this.#page.keys.length < PAGE_SIZE) this.#put(key, before);
+    else void this.refresh();
+  }
+
   /** The id of the row after `id`'s (else before it), where focus goes once that row is gone. */
   #neighbour(id: string | undefined): string | undefined {
     const row = id ? this.#row(id) : null;
@@ -551,7 +564,8 @@ export class ApiKeysManagerElement extends HTMLElement {
   /**
    * After an action on key `id` refused as stale (another tab rotated,
    * revoked or deleted it): 404 drops its row; 409 reads the key again and
-   * updates its row in place, so it offers only what the key allows now.
+   * updates its row in place, so it offers only what the key allows now, and
+   * reads its successor (another tab's rotation) to add its row.
    */
   async #reread(id: string, error: unknown): Promise<void> {
     if (!(error instanceof AdminApiError) || (error.status !== 404 && error.status !== 409)) return;
@@ -563,11 +577,28 @@ export class ApiKeysManagerElement extends HTMLElement {
     } catch (failure) {
       if (!(failure instanceof AdminApiError) || failure.status !== 404) return;
     }
-    if (fresh) return this.#put(fresh);
+    if (fresh) {
+      this.#put(fresh);
+      return await this.#addSuccessor(fresh);
+    }
     this.#page.keys = this.#page.keys.filter((key) => key.id !== id);
     this.#usage.delete(id);
     if (this.#page.keys.length === 0) this.#render();
     else this.#row(id)?.remove();
+  }
+
+  /** The successor of `key` (rotated elsewhere) read and added, unless listed; unreadable, none. */
+  async #addSuccessor(key: KeyView): Promise<void> {
+    const id = key.replacedByKeyId;
+    if (id === null || this.#page.keys.some((k) => k.id === id)) return;
+    try {
+      const [successor] = keysOf([await this.#call(`/keys/${encodeURIComponent(id)}`)]);
+      if (successor) {
+        this.#add({ ...successor, replacesKeyId: successor.replacesKeyId ?? key.id }, key.id);
+      }
+    } catch {
+      // Gone meanwhile, or unreadable now: the next load lists it if it is there.
+    }
   }
 
   #openCreate(): void {
@@ -585,7 +616,7 @@ export class ApiKeysManagerElement extends HTMLElement {
     this.#openForm(s.create, dialog, s.create, async () => {
       const issued = await this.#call("/keys", "POST", dialog.body());
       const [created] = keysOf([(issued as { record?: unknown } | null)?.record]);
-      if (created) this.#put(created);
+      if (created) this.#add(created);
       this.#reveal(issued, "api-key-created", created?.id, s.keyCreated, null);
     });
   }
@@ -612,10 +643,7 @@ export class ApiKeysManagerElement extends HTMLElement {
           ? new Date(answer.graceExpiresAt)
           : null;
         if (created) {
-          this.#put(
-            { ...created, replacesKeyId: created.replacesKeyId ?? key.id },
-            key.id,
-          );
+          this.#add({ ...created, replacesKeyId: created.replacesKeyId ?? key.id }, key.id);
         }
         // As listed now: the successor's answer may have brought the pool's balance.
         this.#put({
