@@ -87,6 +87,12 @@ interface NewKeyFields {
   credits?: ApiKeyCredits;
 }
 
+/** A create's or rotate's result and the summary of the record it wrote. */
+export interface Written<T> {
+  result: T;
+  written: ApiKeySummary;
+}
+
 /** Creates, rotates, revokes and lists keys with the compiled settings. */
 export class ManageFlow {
   readonly #s: Settings;
@@ -100,6 +106,17 @@ export class ManageFlow {
 
   /** See `ApiKeysService.create`. */
   async create(input: CreateApiKeyInput, context?: AuditContext): Promise<CreateApiKeyResult> {
+    return (await this.createWithRecord(input, context)).result;
+  }
+
+  /**
+   * `create`, with the summary of the record as written (no balance read):
+   * what the admin routes answer when reading the key back fails.
+   */
+  async createWithRecord(
+    input: CreateApiKeyInput,
+    context?: AuditContext,
+  ): Promise<Written<CreateApiKeyResult>> {
     const s = this.#s;
     const valid = validateCreateInput(input);
     const now = s.clock();
@@ -145,7 +162,7 @@ export class ManageFlow {
     s.audit?.appended(record.tenantId);
     s.fleet?.wrote("created", record.prefix);
     s.emitEvent?.(createdEvent(record, now));
-    return { id: record.id, key };
+    return { result: { id: record.id, key }, written: toSummary(record, now.getTime(), {}) };
   }
 
   /** See `ApiKeysService.rotate`. */
@@ -154,7 +171,7 @@ export class ManageFlow {
     input?: RotateApiKeyInput,
     context?: AuditContext,
   ): Promise<RotateApiKeyResult> {
-    return this.#rotate(undefined, id, input, context);
+    return this.#rotate(undefined, id, input, context).then(({ result }) => result);
   }
 
   /** See `ApiKeysService.rotateForTenant`. */
@@ -164,6 +181,16 @@ export class ManageFlow {
     input?: RotateApiKeyInput,
     context?: AuditContext,
   ): Promise<RotateApiKeyResult> {
+    return this.rotateWithRecord(tenantId, id, input, context).then(({ result }) => result);
+  }
+
+  /** `rotateForTenant`, with the summary of the new record as written (no balance read). */
+  rotateWithRecord(
+    tenantId: string,
+    id: string,
+    input?: RotateApiKeyInput,
+    context?: AuditContext,
+  ): Promise<Written<RotateApiKeyResult>> {
     return this.#rotate(tenantId, id, input, context);
   }
 
@@ -173,7 +200,7 @@ export class ManageFlow {
     id: string,
     input: RotateApiKeyInput | undefined,
     context: AuditContext | undefined,
-  ): Promise<RotateApiKeyResult> {
+  ): Promise<Written<RotateApiKeyResult>> {
     const s = this.#s;
     if (tenantId !== undefined) requireNonEmptyString(tenantId, "tenantId");
     requireNonEmptyString(id, "id");
@@ -263,7 +290,10 @@ export class ManageFlow {
       graceStarts: valid.graceStarts,
       createdBy: record.createdBy,
     });
-    return { id: record.id, key, replacedKeyId: old.id, graceExpiresAt };
+    return {
+      result: { id: record.id, key, replacedKeyId: old.id, graceExpiresAt },
+      written: toSummary(record, now.getTime(), {}),
+    };
   }
 
   /**

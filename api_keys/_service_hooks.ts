@@ -11,7 +11,15 @@ import type { KeyLayouts } from "./key_format.ts";
 import type { Dispatch } from "./_sinks.ts";
 import type { AuditContext } from "./audit/types.ts";
 import type { ApiKeyUsageBucket, ApiKeyUsageQuery } from "./metering/usage.ts";
-import type { ApiKeyContext, ApiKeySummary } from "./types.ts";
+import type {
+  ApiKeyContext,
+  ApiKeySummary,
+  CreateApiKeyInput,
+  CreateApiKeyResult,
+  RotateApiKeyInput,
+  RotateApiKeyResult,
+} from "./types.ts";
+import type { Written } from "./_manage.ts";
 import type { ListApiKeyPageOptions } from "./storage/types.ts";
 
 /** The hooks of one service. */
@@ -57,6 +65,18 @@ export interface ServiceHooks {
     tenantId: string,
     options: ListApiKeyPageOptions,
   ) => Promise<{ summaries: ApiKeySummary[]; predecessors: Record<string, string> }>;
+  /** `create`, with the summary of the record as written (no balance read). */
+  createWithRecord: (
+    input: CreateApiKeyInput,
+    context?: AuditContext,
+  ) => Promise<Written<CreateApiKeyResult>>;
+  /** `rotateForTenant`, with the summary of the new record as written (no balance read). */
+  rotateWithRecord: (
+    tenantId: string,
+    id: string,
+    input?: RotateApiKeyInput,
+    context?: AuditContext,
+  ) => Promise<Written<RotateApiKeyResult>>;
   /** The summary of a tenant's key by id (`null`: unknown or another tenant's), one lookup. */
   summaryOf: (tenantId: string, id: string) => Promise<ApiKeySummary | null>;
   /** `summaryOf` of each of `ids` (distinct, at most 100), in order: one storage read when it can. */

@@ -157,6 +157,10 @@ export class ApiKeysService {
       recordRefusal: auditedRefusal(settings),
       listPage: (tenantId, options) =>
         this.#manage.use((flow) => flow.listSummaryPage(tenantId, options)),
+      createWithRecord: (input, context) =>
+        this.#manage.use((flow) => flow.createWithRecord(input, context)),
+      rotateWithRecord: (tenantId, id, input, context) =>
+        this.#manage.use((flow) => flow.rotateWithRecord(tenantId, id, input, context)),
       summaryOf: (tenantId, id) => this.#manage.use((flow) => flow.summaryOf(tenantId, id)),
       summariesOf: (tenantId, ids) => this.#manage.use((flow) => flow.summariesOf(tenantId, ids)),
       usageOfKeys: async (tenantId, keyIds, query) => {

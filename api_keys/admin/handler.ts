@@ -304,8 +304,9 @@ interface Call<R> {
  * and `DELETE`, the tenant from `tenantOf`, the bounded body, the key of the
  * route's `:id` in that tenant (another tenant's is 404 like an unknown id),
  * `canManage`, the policy, then the operation. A hook's throw or rejection is
- * a 500 `internal_error` (the error to `onError`); errors never carry a key's
- * secret.
+ * a 500 `internal_error` (the error to `onError`), a storage failure a 503
+ * (`ApiKeyStorageError` to `onError` too); errors never carry a key's
+ * secret. A new key whose read-back fails is answered as written, once.
  *
  * @example
  * ```ts
@@ -396,6 +397,8 @@ export function createApiKeysAdminHandler<R>(
     audits,
     recordRefusal,
     listPage,
+    createWithRecord,
+    rotateWithRecord,
     summaryOf,
     summariesOf,
     predecessorOf,
@@ -403,6 +406,20 @@ export function createApiKeysAdminHandler<R>(
   } = hooks;
   let csrfRefused = 0;
   const capabilities = Object.freeze({ rename: rename !== undefined, usage: recordsUsage });
+
+  /**
+   * The new key `written` read back (its balance with it); when the read
+   * fails (a storage 503), `written` as the write stored it, the failure to
+   * `onError`: the key exists, so its secret is answered now or never.
+   */
+  async function readBack(call: Call<R>, written: ApiKeySummary): Promise<ApiKeySummary> {
+    try {
+      return await findKey(call, written.id);
+    } catch (error) {
+      report(error);
+      return written;
+    }
+  }
 
   /** The tenant's key `id`, read now (one lookup); another tenant's is unknown. */
   async function findKey(call: Call<R>, id: string): Promise<ApiKeySummary> {
@@ -727,7 +744,7 @@ export function createApiKeysAdminHandler<R>(
     await enforce(call, "create", "new", proposed);
     const limits = await newKeyLimits(call);
     const createdBy = await actor(call);
-    const created = await service.create({
+    const { result: created, written } = await createWithRecord({
       ...limits,
       createdBy,
       tenantId: call.tenantId,
@@ -739,7 +756,7 @@ export function createApiKeysAdminHandler<R>(
     }, { actor: createdBy }).catch((error) => {
       throw refusedLimits(error, call.tenantId);
     });
-    const record = await findKey(call, created.id);
+    const record = await readBack(call, written);
     const issued: IssuedKey = { key: created.key, record: view(record, null) };
     return jsonResponse(201, JSON.stringify(issued));
   }
@@ -751,7 +768,7 @@ export function createApiKeysAdminHandler<R>(
     await allow(call, "rotate", { tenantId: call.tenantId, key, proposed: null });
     await enforce(call, "rotate", "target", key);
     const createdBy = await actor(call);
-    const rotated = await service.rotateForTenant(call.tenantId, key.id, {
+    const { result: rotated, written } = await rotateWithRecord(call.tenantId, key.id, {
       createdBy,
       gracePeriodMs: GRACE_MS[grace],
       name,
@@ -760,7 +777,7 @@ export function createApiKeysAdminHandler<R>(
       expiresAt: key.expiresAt === null && allowsNeverExpires ? null : undefined,
       allowedIpCidrs: key.allowedIpCidrs,
     }, { actor: createdBy });
-    const record = await findKey(call, rotated.id);
+    const record = await readBack(call, written);
     const answer: RotatedKey = {
       key: rotated.key,
       record: view(record, rotated.replacedKeyId),
@@ -914,7 +931,12 @@ export function createApiKeysAdminHandler<R>(
     if (error instanceof ApiKeyValidationError) {
       return errorResponse(400, error.code, error.message, { field: error.field });
     }
-    if (error instanceof ApiKeyOperationError || error instanceof ApiKeyStorageError) {
+    if (error instanceof ApiKeyStorageError) {
+      // The provider's storage failing: theirs to see (the error holds no key nor secret).
+      report(error);
+      return errorResponse(error.httpStatus, error.code, error.message);
+    }
+    if (error instanceof ApiKeyOperationError) {
       return errorResponse(error.httpStatus, error.code, error.message);
     }
     report(error);

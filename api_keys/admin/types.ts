@@ -263,7 +263,11 @@ export interface ApiKeysAdminOptions<R> {
   ) => AdminKeyLimits | null | undefined | Promise<AdminKeyLimits | null | undefined>;
   /** Largest request body in bytes (default 16,384). */
   maxBodyBytes?: number;
-  /** Receives the unexpected errors answered as 500 (default: `console.error`). */
+  /**
+   * Receives the unexpected errors answered as 500 and the storage failures
+   * answered as 503 (`ApiKeyStorageError`, a new key read back as written
+   * included); its throw changes no answer (default: `console.error`).
+   */
   onError?: (error: unknown) => void;
 }
 

@@ -27,12 +27,15 @@ export class AdminApiError extends Error {
   readonly code: string;
   /** HTTP status, 0 when none. */
   readonly status: number;
+  /** A 429's `Retry-After` in seconds, `null` without a readable one. */
+  readonly retryAfter: number | null;
   /** Builds the error. */
-  constructor(code: string, message: string, status = 0) {
+  constructor(code: string, message: string, status = 0, retryAfter: number | null = null) {
     super(message);
     this.name = "AdminApiError";
     this.code = code;
     this.status = status;
+    this.retryAfter = retryAfter;
   }
 }
 
@@ -41,14 +44,27 @@ const record = (value: unknown): Record<string, unknown> | undefined =>
     ? value as Record<string, unknown>
     : undefined;
 
+/**
+ * `Retry-After` (delta-seconds, or an HTTP date: the seconds until it, 0
+ * when past) in whole seconds; `null` for none or an unreadable one.
+ */
+function retryAfterOf(value: string | null, now = Date.now()): number | null {
+  if (value === null || value.length > 40) return null;
+  const text = value.trim();
+  if (/^\d{1,9}$/.test(text)) return Number(text);
+  const at = /[a-z]/i.test(text) ? Date.parse(text) : NaN;
+  return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - now) / 1000));
+}
+
 /** The envelope's `error` (or a problem details' `code` and `detail`) as an {@link AdminApiError}. */
-function failure(body: unknown, status: number): AdminApiError {
+function failure(body: unknown, status: number, retryAfter: number | null): AdminApiError {
   const error = record(record(body)?.error) ?? record(body);
   const text = (value: unknown) => typeof value === "string" ? value : undefined;
   return new AdminApiError(
     text(error?.code) ?? `HTTP_${status}`,
     text(error?.message) ?? text(error?.detail) ?? `HTTP ${status}`,
     status,
+    retryAfter,
   );
 }
 
@@ -104,7 +120,10 @@ export async function call(
   } catch {
     parsed = null;
   }
-  if (!response.ok) throw failure(parsed, response.status);
+  if (!response.ok) {
+    const wait = response.status === 429 ? response.headers.get("retry-after") : null;
+    throw failure(parsed, response.status, retryAfterOf(wait));
+  }
   if (parsed === null) throw new AdminApiError("BAD_RESPONSE", "unreadable response");
   const data = record(parsed);
   return data && "data" in data ? data.data : parsed;

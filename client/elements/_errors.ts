@@ -39,6 +39,7 @@ const STATUSES: Record<number, keyof ApiKeysManagerStrings> = {
 
 /** Which string describes `error`. */
 export function errorString(error: AdminApiError): keyof ApiKeysManagerStrings {
+  if (error.status === 429 && error.retryAfter !== null) return "errorRetryAfter";
   return CODES[error.code] ?? STATUSES[error.status] ??
     (error.status >= 500 ? "errorServer" : "error");
 }

@@ -72,6 +72,13 @@ export class Format {
     return this.#relative.format(Math.round(exact / 1000), "second");
   }
 
+  /** A wait of `seconds` from `now`: `in 30 seconds` under a minute, else as `relative` words it. */
+  wait(seconds: number, now: number): string {
+    return seconds < 60
+      ? this.#relative.format(seconds, "second")
+      : this.relative(new Date(now + seconds * 1000), now);
+  }
+
   /** A duration (`30d`, `1h`) in words, e.g. `30 days`; anything else as given. */
   duration(value: string): string {
     const duration = durationOf(value);

@@ -38,6 +38,8 @@ import { API_KEYS_MANAGER_STRINGS, type ApiKeysManagerStrings } from "./strings.
 const PAGE_SIZE = 25;
 /** How long a status message stays. */
 const STATUS_MS = 6_000;
+/** The longest `Retry-After` (seconds) a load refused with 429 waits out before loading again. */
+const MAX_RETRY_AFTER_S = 60;
 
 /**
  * Lists the tenant's API keys, 25 a page with search and filters, and creates,
@@ -71,6 +73,10 @@ export class ApiKeysManagerElement extends HTMLElement {
   #usage = new Map<string, number[]>();
   #state: "idle" | "loading" | "ready" | "error" | "signed-out" | "forbidden" = "idle";
   #errorKey: keyof ApiKeysManagerStrings | null = null;
+  /** The error string's values (`{when}` of a 429's `Retry-After`). */
+  #errorValues: Record<string, string> = {};
+  /** A load refused with 429 was loaded again by itself since the last load that worked. */
+  #retried = false;
   #filters: Filters = { q: "", status: "", environment: "", sort: "" };
   #cursor: string | null = null;
   /** The cursor of the page shown (the pager follows it, not a page still loading). */
@@ -182,6 +188,7 @@ export class ApiKeysManagerElement extends HTMLElement {
       this.#usage = new Map();
       this.#state = "ready";
       this.#errorKey = null;
+      this.#retried = false;
       this.#render();
       if (config.capabilities.usage && page.keys.length > 0) void this.#loadUsage(page.keys, load);
     } catch (error) {
@@ -260,7 +267,16 @@ export class ApiKeysManagerElement extends HTMLElement {
       ? error
       : new AdminApiError("ERROR", "unexpected error");
     this.#emit("api-keys-error", { code: failure.code, message: failure.message });
-    const key = errorString(failure);
+    const wait = failure.retryAfter;
+    const now = Date.now();
+    const values: Record<string, string> = wait === null
+      ? {}
+      : { when: this.#format().wait(wait, now) };
+    // A load refused with 429 waits out a short Retry-After and loads again, once.
+    const again = loading && wait !== null && errorString(failure) === "errorRetryAfter" &&
+      wait <= MAX_RETRY_AFTER_S && !this.#retried;
+    if (again) this.#retryLoad(wait);
+    const key = again ? "errorRetrying" : errorString(failure);
     // A 403 on one action is `canManage` refusing that key (checked per key): said where it
     // happened; only a load refused, or a session ended (401), shuts the page.
     const shut = deniedState(failure);
@@ -269,14 +285,24 @@ export class ApiKeysManagerElement extends HTMLElement {
     const revealing = this.#dialog.open && this.#mayClose !== undefined;
     const inDialog = this.#dialog.open && this.#dialog.querySelector<HTMLElement>(".alert");
     if (inDialog && !revealing && !denied && !loading) {
-      inDialog.textContent = this.#strings[key];
+      inDialog.textContent = fill(this.#strings[key], values);
       return;
     }
     if (this.#dialog.open && !revealing) this.#dialog.close();
     this.#errorKey = key;
+    this.#errorValues = values;
     this.#state = denied ?? "error";
     if (denied) this.#page = { keys: [], nextCursor: null, tenantCredits: null };
     this.#render();
+  }
+
+  /** Loads again in `seconds`, unless another load started meanwhile or the element left the page. */
+  #retryLoad(seconds: number): void {
+    this.#retried = true;
+    const load = this.#loads;
+    setTimeout(() => {
+      if (load === this.#loads && this.isConnected) void this.refresh();
+    }, seconds * 1000);
   }
 
   #format(): Format {
@@ -333,7 +359,9 @@ export class ApiKeysManagerElement extends HTMLElement {
     this.#retry.textContent = s.retry;
     this.#retry.hidden = this.#state === "forbidden";
     this.#errorText.textContent = this.#errorKey
-      ? `${s[this.#errorKey]}${stale && this.#page.keys.length > 0 ? ` ${s.stale}` : ""}`
+      ? `${fill(s[this.#errorKey], this.#errorValues)}${
+        stale && this.#page.keys.length > 0 ? ` ${s.stale}` : ""
+      }`
       : "";
     this.#error.hidden = this.#errorKey === null;
     this.#tools.render(config, denied, s);
@@ -424,6 +452,19 @@ export class ApiKeysManagerElement extends HTMLElement {
     if (row) row.replaceWith(fresh);
     else if (next) next.before(fresh);
     else table.prepend(fresh);
+  }
+
+  /**
+   * A key the list did not show (created, or a rotation's successor): its
+   * row in place, first (or before `before`'s row), on the first page of the
+   * default view (newest first, no search nor filter) with room for it, where
+   * the server lists a new key first; else the page loaded again, so the key
+   * shows where the server lists it, or not at all.
+   */
+  #add(key: KeyView, before?: string): void {
+    const newestFirst = this.#cursor === null && !Object.values(this.#filters).some(Boolean);
+    if (newestFirst && this.#page.keys.length < PAGE_SIZE) this.#put(key, before);
+    else void this.refresh();
   }
 
   /** The id of the row after `id`'s (else before it), where focus goes once that row is gone. */
@@ -523,7 +564,8 @@ export class ApiKeysManagerElement extends HTMLElement {
   /**
    * After an action on key `id` refused as stale (another tab rotated,
    * revoked or deleted it): 404 drops its row; 409 reads the key again and
-   * updates its row in place, so it offers only what the key allows now.
+   * updates its row in place, so it offers only what the key allows now, and
+   * reads its successor (another tab's rotation) to add its row.
    */
   async #reread(id: string, error: unknown): Promise<void> {
     if (!(error instanceof AdminApiError) || (error.status !== 404 && error.status !== 409)) return;
@@ -535,11 +577,28 @@ export class ApiKeysManagerElement extends HTMLElement {
     } catch (failure) {
       if (!(failure instanceof AdminApiError) || failure.status !== 404) return;
     }
-    if (fresh) return this.#put(fresh);
+    if (fresh) {
+      this.#put(fresh);
+      return await this.#addSuccessor(fresh);
+    }
     this.#page.keys = this.#page.keys.filter((key) => key.id !== id);
     this.#usage.delete(id);
     if (this.#page.keys.length === 0) this.#render();
     else this.#row(id)?.remove();
+  }
+
+  /** The successor of `key` (rotated elsewhere) read and added, unless listed; unreadable, none. */
+  async #addSuccessor(key: KeyView): Promise<void> {
+    const id = key.replacedByKeyId;
+    if (id === null || this.#page.keys.some((k) => k.id === id)) return;
+    try {
+      const [successor] = keysOf([await this.#call(`/keys/${encodeURIComponent(id)}`)]);
+      if (successor) {
+        this.#add({ ...successor, replacesKeyId: successor.replacesKeyId ?? key.id }, key.id);
+      }
+    } catch {
+      // Gone meanwhile, or unreadable now: the next load lists it if it is there.
+    }
   }
 
   #openCreate(): void {
@@ -557,7 +616,7 @@ export class ApiKeysManagerElement extends HTMLElement {
     this.#openForm(s.create, dialog, s.create, async () => {
       const issued = await this.#call("/keys", "POST", dialog.body());
       const [created] = keysOf([(issued as { record?: unknown } | null)?.record]);
-      if (created) this.#put(created);
+      if (created) this.#add(created);
       this.#reveal(issued, "api-key-created", created?.id, s.keyCreated, null);
     });
   }
@@ -584,10 +643,7 @@ export class ApiKeysManagerElement extends HTMLElement {
           ? new Date(answer.graceExpiresAt)
           : null;
         if (created) {
-          this.#put(
-            { ...created, replacesKeyId: created.replacesKeyId ?? key.id },
-            key.id,
-          );
+          this.#add({ ...created, replacesKeyId: created.replacesKeyId ?? key.id }, key.id);
         }
         // As listed now: the successor's answer may have brought the pool's balance.
         this.#put({

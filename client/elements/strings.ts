@@ -211,8 +211,12 @@ export interface ApiKeysManagerStrings {
   errorEscalation: string;
   /** A field was refused. */
   errorInvalid: string;
-  /** 429. */
+  /** 429 without a readable `Retry-After`. */
   errorRateLimited: string;
+  /** 429 with `Retry-After`: `{when}` is when, e.g. "in 30 seconds". */
+  errorRetryAfter: string;
+  /** A list's load refused with 429 and `Retry-After` of at most a minute, loaded again `{when}`. */
+  errorRetrying: string;
   /** 501: the server does not offer this (e.g. no audit log). */
   errorUnavailable: string;
   /** Activity button and heading (the audit log). */
@@ -363,6 +367,8 @@ export const API_KEYS_MANAGER_STRINGS: Readonly<ApiKeysManagerStrings> = Object.
   errorEscalation: "You cannot create a key with more access or fewer limits than your own.",
   errorInvalid: "Some values were not accepted. Check the form and try again.",
   errorRateLimited: "Too many requests. Wait a moment and try again.",
+  errorRetryAfter: "Too many requests. Try again {when}.",
+  errorRetrying: "Too many requests. Trying again {when}.",
   errorUnavailable: "This server does not offer this.",
   activity: "Activity",
   activityEmpty: "No activity yet.",

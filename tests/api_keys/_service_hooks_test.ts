@@ -22,6 +22,8 @@ describe("service hooks", () => {
       audits: false,
       listPage: () => Promise.resolve({ summaries: [], predecessors: {} }),
       recordRefusal: undefined,
+      createWithRecord: () => Promise.reject(new Error("no")),
+      rotateWithRecord: () => Promise.reject(new Error("no")),
       summaryOf: () => Promise.resolve(null),
       summariesOf: () => Promise.resolve([]),
       usageOfKeys: () => Promise.resolve([]),

@@ -59,6 +59,8 @@ export interface AdminFake {
   listDelayMs: number;
   /** Answer every admin request with this status (an envelope), or drop the connection. */
   failAll: 401 | 403 | 502 | "network" | null;
+  /** The next `times` requests of `method` `path` answer 429, with `Retry-After` when not `null`. */
+  rateLimit: { method: string; path: string; times: number; retryAfter: string | null } | null;
   /** Paths whose `POST`, `PATCH` and `DELETE` answer 403 `forbidden` (`canManage` refusing one key). */
   forbidden: string[];
   /** `GET /admin/config`, editable per test. */
@@ -124,6 +126,7 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
     failList: false,
     listDelayMs: 0,
     failAll: null,
+    rateLimit: null,
     forbidden: [],
     config: structuredClone(FAKE_CONFIG),
     tenantCredits: null,
@@ -331,6 +334,16 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
     });
     if (fake.failAll === "network") {
       request.socket.destroy();
+      return;
+    }
+    const limited = fake.rateLimit;
+    if (
+      limited && limited.times > 0 && limited.method === method && limited.path === url.pathname
+    ) {
+      limited.times--;
+      const after = limited.retryAfter === null ? {} : { "Retry-After": limited.retryAfter };
+      const [status, payload] = error(429, "rate_limited", "Too many requests.");
+      response.writeHead(status, { "Content-Type": "application/json", ...after }).end(payload);
       return;
     }
     const [status, payload] = method !== "GET" &&

@@ -1112,9 +1112,13 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     await manager.locator("dialog").getByRole("button", { name: "Rotate" }).click();
     await waitForText(page, "cannot be rotated", "dialog [role=alert]");
     await waitForText(page, "Rotating", "tr[data-id=k770]");
+    for (let i = 0; i < 250 && fake.requests.length < 3; i++) {
+      await new Promise((done) => setTimeout(done, 20));
+    }
     assert.deepEqual(fake.requests.map((r) => `${r.method} ${r.path}`), [
       "POST /admin/keys/k770/rotate",
       "GET /admin/keys/k770",
+      "GET /admin/keys/k772", // its successor, gone meanwhile: no row
     ]);
     assert.equal(
       await inShadow<boolean>("r.querySelector('tr[data-id=k771]') === r.__other"),
@@ -1145,6 +1149,125 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     );
     assert.equal(await focused(page), "button:Actions for other (sk_live_k771)");
   });
+
+  /** The rows' key ids, top to bottom, once they are `expected`. */
+  async function rowIds(expected: string[]): Promise<void> {
+    await page.waitForFunction(
+      (expected) =>
+        [...document.querySelector("api-keys-manager")!.shadowRoot!.querySelectorAll<HTMLElement>(
+          "tr[data-id]",
+        )].map((row) => row.dataset.id).join() === expected,
+      expected.join(),
+    ).catch(async (error) => {
+      const ids = await inShadow<string[]>(
+        "[...r.querySelectorAll('tr[data-id]')].map((row) => row.dataset.id)",
+      );
+      throw new Error(`rows ${ids.join()}, expected ${expected.join()}: ${error}`);
+    });
+  }
+
+  /** Another tab rotates key `index` of the fake: its successor `id`, named `name`. */
+  function rotateElsewhere(index: number, id: string, name: string): void {
+    const old = fake.keys[index];
+    old.status = "rotating";
+    old.replacedByKeyId = id;
+    old.expiresAt = new Date(Date.now() + 3_600_000).toISOString();
+    fake.keys.push(key(id, { name, replacesKeyId: old.id }));
+  }
+
+  test(
+    "create: in the default view the key goes first in place; under a search or a sort the page loads again, so it shows where the server lists it, or not at all",
+    async () => {
+      fake.keys = [key("k880", { name: "alpha" }), key("k881", { name: "beta" })];
+      await open();
+      await rowIds(["k881", "k880"]);
+      const manager = page.locator("api-keys-manager");
+      const create = async (name: string) => {
+        fake.requests = [];
+        await manager.getByRole("button", { name: "Create key" }).click();
+        await manager.getByLabel("Name", { exact: true }).fill(name);
+        await manager.locator("dialog").getByRole("button", { name: "Create key" }).click();
+        await manager.getByRole("button", { name: "Copy", exact: true }).click();
+        await manager.getByRole("button", { name: "Done" }).click();
+        return fake.keys.at(-1)!.id;
+      };
+      const reloads = () =>
+        fake.requests.filter((r) => r.method === "GET" && r.path === "/admin/keys").length;
+      assert.ok(
+        await inShadow<boolean>("(r.__beta = r.querySelector('tr[data-id=k881]')) !== null"),
+      );
+      const gamma = await create("gamma");
+      await rowIds([gamma, "k881", "k880"]);
+      assert.equal(
+        await inShadow<boolean>("r.querySelector('tr[data-id=k881]') === r.__beta"),
+        true,
+      );
+      assert.equal(reloads(), 0, "in place");
+      assert.equal(await focused(page), `button:Actions for gamma (sk_live_${gamma}x)`);
+      // A search the new key does not match: the server does not list it.
+      await manager.getByLabel("Search by name or prefix").fill("alpha");
+      await rowIds(["k880"]);
+      await create("delta");
+      for (let i = 0; i < 250 && reloads() === 0; i++) {
+        await new Promise((done) => setTimeout(done, 20));
+      }
+      await rowIds(["k880"]);
+      assert.equal(reloads(), 1, "the page loaded again");
+      // One it matches: listed, focus on its row.
+      const alpha2 = await create("alpha two");
+      await rowIds([alpha2, "k880"]);
+      assert.equal(await focused(page), `button:Actions for alpha two (sk_live_${alpha2}x)`);
+      // By name: where the name puts it.
+      await manager.getByLabel("Search by name or prefix").fill("");
+      await manager.getByLabel("Sort").selectOption("name_asc");
+      const delta = fake.keys.find((k) => k.name === "delta")!.id;
+      await rowIds(["k880", alpha2, "k881", delta, gamma]);
+      const epsilon = await create("epsilon");
+      await rowIds(["k880", alpha2, "k881", delta, epsilon, gamma]);
+    },
+  );
+
+  test(
+    "two tabs: a rotate refused as stale adds its successor's row: above the key in the default view, by the page loaded again under a filter; focus kept",
+    async () => {
+      fake.keys = [key("k890", { name: "shared" }), key("k891", { name: "other" })];
+      await open();
+      await rowIds(["k891", "k890"]);
+      const manager = page.locator("api-keys-manager");
+      assert.ok(
+        await inShadow<boolean>("(r.__other = r.querySelector('tr[data-id=k891]')) !== null"),
+      );
+      rotateElsewhere(0, "k892", "shared v2");
+      await act("shared", "Rotate");
+      fake.requests = [];
+      await manager.locator("dialog").getByRole("button", { name: "Rotate" }).click();
+      await waitForText(page, "cannot be rotated", "dialog [role=alert]");
+      await rowIds(["k891", "k892", "k890"]);
+      assert.deepEqual(fake.requests.map((r) => `${r.method} ${r.path}`), [
+        "POST /admin/keys/k890/rotate",
+        "GET /admin/keys/k890",
+        "GET /admin/keys/k892",
+      ]);
+      assert.equal(
+        await inShadow<boolean>("r.querySelector('tr[data-id=k891]') === r.__other"),
+        true,
+      );
+      await waitForText(page, "Replaces sk_live_k890", "tr[data-id=k892]");
+      await escapeDialog();
+      assert.equal(await focused(page), "button:Actions for shared (sk_live_k890)");
+      // Under the status filter "active": the server lists the successor, not the rotating key.
+      fake.keys = [key("k893", { name: "solo" }), key("k894", { name: "alone" })];
+      await manager.getByLabel("Status").first().selectOption("active");
+      await rowIds(["k894", "k893"]);
+      rotateElsewhere(0, "k895", "solo v2");
+      await act("solo", "Rotate");
+      await manager.locator("dialog").getByRole("button", { name: "Rotate" }).click();
+      await waitForText(page, "cannot be rotated", "dialog [role=alert]");
+      await rowIds(["k895", "k894"]);
+      await escapeDialog();
+      assert.equal(await focused(page), "button:Actions for alone (sk_live_k894)");
+    },
+  );
 
   test(
     "create form: the shared pool's balance as the list last read it, not as the config first said",
@@ -1266,6 +1389,73 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
   }, () => {
     fake.listDelayMs = 0;
   });
+
+  test(
+    "429: the error line says when it can try again (role=alert); a load waits out a Retry-After of at most a minute and retries once; an action says when",
+    async () => {
+      fake.keys = [key("k860", { name: "busy" })];
+      await open();
+      await waitForText(page, "busy", "table");
+      const reload = () =>
+        page.evaluate(() =>
+          // deno-lint-ignore no-explicit-any
+          void (document.querySelector("api-keys-manager") as any).refresh()
+        );
+      const lists = () => fake.requests.filter((r) => r.path === "/admin/keys").length;
+      const errorHidden = () =>
+        page.waitForFunction(() =>
+          document.querySelector("api-keys-manager")!.shadowRoot!.querySelector<HTMLElement>(
+            "[part=error]",
+          )!.hidden
+        );
+      assert.equal(await inShadow<string>("r.querySelector('[part=error]').role"), "alert");
+      // Waited out, then the list again by itself.
+      fake.rateLimit = { method: "GET", path: "/admin/keys", times: 1, retryAfter: "2" };
+      fake.requests = [];
+      await reload();
+      await waitForText(page, "Too many requests. Trying again in 2 seconds.", "[part=error]");
+      await errorHidden();
+      assert.equal(lists(), 2, "one load, one retry");
+      assert.ok((await shadowText(page, "table")).includes("busy"));
+      // Limited again on its retry: said, never retried twice.
+      fake.rateLimit = { method: "GET", path: "/admin/keys", times: 2, retryAfter: "1" };
+      fake.requests = [];
+      await reload();
+      await waitForText(page, "Too many requests. Try again in 1 second.", "[part=error]");
+      await page.waitForTimeout(1_500);
+      assert.equal(lists(), 2, "one load, one retry");
+      // Over a minute: said, not waited for; Retry loads.
+      fake.rateLimit = { method: "GET", path: "/admin/keys", times: 1, retryAfter: "120" };
+      fake.requests = [];
+      await reload();
+      await waitForText(page, "Too many requests. Try again in 2 minutes.", "[part=error]");
+      await page.locator("api-keys-manager").getByRole("button", { name: "Retry" }).click();
+      await errorHidden();
+      assert.equal(lists(), 2, "the load, then Retry");
+      // No Retry-After: the generic string.
+      fake.rateLimit = { method: "GET", path: "/admin/keys", times: 1, retryAfter: null };
+      await reload();
+      await waitForText(page, "Too many requests. Wait a moment and try again.", "[part=error]");
+      await page.locator("api-keys-manager").getByRole("button", { name: "Retry" }).click();
+      await errorHidden();
+      // An action is never sent again by itself: its dialog says when.
+      fake.rateLimit = { method: "POST", path: "/admin/keys", times: 1, retryAfter: "30" };
+      const manager = page.locator("api-keys-manager");
+      await manager.getByRole("button", { name: "Create key" }).click();
+      await manager.getByLabel("Name", { exact: true }).fill("later");
+      await manager.locator("dialog").getByRole("button", { name: "Create key" }).click();
+      await waitForText(
+        page,
+        "Too many requests. Try again in 30 seconds.",
+        "dialog [role=alert]",
+      );
+      assert.equal(fake.requests.filter((r) => r.method === "POST").length, 1);
+      await escapeDialog();
+    },
+    () => {
+      fake.rateLimit = null;
+    },
+  );
 
   it("docs/settings-page-*.png (with UPDATE_SCREENSHOT=1)", {
     skip: process.env.UPDATE_SCREENSHOT !== "1",

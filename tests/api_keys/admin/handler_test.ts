@@ -12,8 +12,10 @@ import type {
   ApiKeysAdminOptions,
 } from "../../../api_keys/admin/types.ts";
 import {
+  type ApiKeyRecord,
   type ApiKeysServiceOptions,
   type ApiKeyStorage,
+  ApiKeyStorageError,
   InMemoryApiKeyStorage,
 } from "../../../api_keys/mod.ts";
 import {
@@ -117,6 +119,31 @@ async function setup(
     return { ...answer, json: answer.body === "" ? undefined : JSON.parse(answer.body) };
   }
   return { service, clocks, handle, call, me, admin, reader, billing, foreign, decisions, errors };
+}
+
+/**
+ * A storage whose reads by id fail (a driver error: a 503 through the
+ * service) once `failAfterWrite` is set and a key was then written: the
+ * write stored, its read-back refused.
+ */
+class ReadFailsAfterWrite extends InMemoryApiKeyStorage {
+  failAfterWrite = false;
+  failing = false;
+  override async insert(...args: Parameters<InMemoryApiKeyStorage["insert"]>): Promise<void> {
+    await super.insert(...args);
+    this.failing = this.failAfterWrite;
+  }
+  override async rotateForTenant(
+    ...args: Parameters<InMemoryApiKeyStorage["rotateForTenant"]>
+  ): ReturnType<InMemoryApiKeyStorage["rotateForTenant"]> {
+    const answer = await super.rotateForTenant(...args);
+    this.failing = this.failAfterWrite;
+    return answer;
+  }
+  override findManyByIds(tenantId: string, ids: readonly string[]): Promise<ApiKeyRecord[]> {
+    if (this.failing) return Promise.reject(new Error("connection reset by peer"));
+    return super.findManyByIds(tenantId, ids);
+  }
 }
 
 /** A `keys:write` key limited to 3 requests a minute with 5 credits. */
@@ -560,6 +587,59 @@ describe("createApiKeysAdminHandler", () => {
       assert.equal(answer.status, 400, JSON.stringify(body));
       assert.equal(answer.json.error.details.field, field);
     }
+  });
+
+  it("create and rotate: a read-back failing after the write still answers 201 with the secret once and the record as written; the 503 to onError, no secret in it", async () => {
+    const storage = new ReadFailsAfterWrite();
+    const { call, service, errors, reader } = await setup({}, storage);
+    storage.failAfterWrite = true;
+    const created = (await call("POST", "/keys", {
+      body: { name: "ci", scopes: ["projects:read"], environment: "test", expiresIn: "30d" },
+    }))!;
+    assert.equal(created.status, 201);
+    const { key, record } = created.json;
+    assert.equal((await service.verify(key)).keyId, record.id);
+    assert.equal(record.name, "ci");
+    assert.equal(record.environment, "test");
+    assert.equal(record.status, "active");
+    assert.deepEqual(record.scopes, ["projects:read"]);
+    assert.ok(key.includes(record.prefix), "the record's prefix is the key's");
+    assert.equal(errors.length, 1);
+    assert.ok(errors[0] instanceof ApiKeyStorageError);
+    assert.ok(!JSON.stringify(errors[0]).includes(key) && !String(errors[0]).includes(key));
+    // No second key: the tenant lists the one key created, its secret never again.
+    storage.failing = false;
+    const list = (await call("GET", "/keys"))!;
+    assert.equal(list.json.keys.filter((k: { name: string }) => k.name === "ci").length, 1);
+    assert.ok(!list.body.includes(key));
+
+    const rotated = (await call("POST", `/keys/${reader.id}/rotate`, { body: { grace: "1h" } }))!;
+    assert.equal(rotated.status, 201);
+    assert.equal(rotated.json.replacedKeyId, reader.id);
+    assert.equal(rotated.json.record.replacesKeyId, reader.id);
+    assert.equal(rotated.json.record.name, "reader");
+    assert.equal((await service.verify(rotated.json.key)).keyId, rotated.json.record.id);
+    assert.equal(errors.length, 2);
+    assert.ok(!JSON.stringify(errors[1]).includes(rotated.json.key));
+  });
+
+  it("storage failures: a 503 api_key_storage_unavailable, the error to onError; a throwing onError changes nothing", async () => {
+    const storage = new ReadFailsAfterWrite();
+    const handed: unknown[] = [];
+    const { call } = await setup({
+      onError: (error) => {
+        handed.push(error);
+        throw new Error("onError broke");
+      },
+    }, storage);
+    storage.failing = true;
+    const failed = (await call("GET", "/keys/whatever"))!;
+    assert.equal(failed.status, 503);
+    assert.equal(failed.json.error.code, "api_key_storage_unavailable");
+    assert.ok(!failed.body.includes("connection reset"));
+    assert.equal(handed.length, 1);
+    assert.ok(handed[0] instanceof ApiKeyStorageError);
+    assert.equal(((handed[0] as Error).cause as Error).message, "connection reset by peer");
   });
 
   it("rotate: grace presets validated; the old key lasts the grace; 409 when not rotatable", async () => {

@@ -36,6 +36,13 @@ describe("client/elements/_api.ts", () => {
         "/a/garbled": [200, "{not json"],
         "/a/huge": [200, JSON.stringify({ data: "x".repeat(MAX_RESPONSE_CHARS) })],
       };
+      const limited = new URL(request.url!, "http://x");
+      if (limited.pathname === "/a/limited") {
+        const after = limited.searchParams.get("after");
+        const body = JSON.stringify({ success: false, error: { code: "rate_limited" } });
+        response.writeHead(429, { ...(after === null ? {} : { "Retry-After": after }) }).end(body);
+        return;
+      }
       const [status, text] = answers[request.url!] ?? [404, ""];
       response.writeHead(status, { "Content-Type": "application/json" }).end(text);
     });
@@ -101,5 +108,27 @@ describe("client/elements/_api.ts", () => {
     await assert.rejects(call(base, "/garbled", auth), { code: "BAD_RESPONSE" });
     await assert.rejects(call(base, "/huge", auth), { code: "BAD_RESPONSE" });
     await assert.rejects(call("http://127.0.0.1:1", "/x", auth), { code: "NETWORK_ERROR" });
+  });
+
+  it("a 429's Retry-After in seconds (delta-seconds or an HTTP date, bounded), null without a readable one", async () => {
+    const retryAfter = async (after: string | null) => {
+      const query = after === null ? "" : `?after=${encodeURIComponent(after)}`;
+      const error = await call(base, `/limited${query}`, auth).then(
+        () => assert.fail("resolved"),
+        (error: AdminApiError) => error,
+      );
+      assert.equal(error.status, 429);
+      return error.retryAfter;
+    };
+    assert.equal(await retryAfter("30"), 30);
+    assert.equal(await retryAfter("0"), 0);
+    const soon = await retryAfter(new Date(Date.now() + 90_000).toUTCString());
+    assert.ok(soon !== null && soon >= 88 && soon <= 90, String(soon));
+    assert.equal(await retryAfter(new Date(Date.now() - 90_000).toUTCString()), 0);
+    assert.equal(await retryAfter(null), null);
+    assert.equal(await retryAfter("soon"), null);
+    assert.equal(await retryAfter("-5"), null);
+    assert.equal(await retryAfter("1".repeat(12)), null);
+    assert.equal(await retryAfter(`Wed, 21 Oct 2099 07:28:00 GMT${" ".repeat(100)}x`), null);
   });
 });

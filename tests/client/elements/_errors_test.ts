@@ -16,6 +16,7 @@ describe("client/elements/_errors.ts", () => {
       [new AdminApiError("api_key_escalation_refused", "x", 403), "errorEscalation"],
       [new AdminApiError("api_key_not_rotatable", "x", 409), "errorNotRotatable"],
       [new AdminApiError("whatever", "x", 429), "errorRateLimited"],
+      [new AdminApiError("whatever", "x", 429, 30), "errorRetryAfter"],
       [new AdminApiError("not_implemented", "no audit log", 501), "errorUnavailable"],
       [new AdminApiError("HTTP_501", "HTTP 501", 501), "errorUnavailable"],
       [new AdminApiError("whatever", "x", 418), "error"],

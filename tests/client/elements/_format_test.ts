@@ -20,6 +20,14 @@ describe("client/elements/_format.ts", () => {
     assert.equal(f.relative(new Date(now + 10_000), now), "in 10 seconds");
   });
 
+  it("wait: seconds under a minute (a Retry-After of 30 is not 1 minute), else as relative", () => {
+    assert.equal(f.wait(30, now), "in 30 seconds");
+    assert.equal(f.wait(1, now), "in 1 second");
+    assert.equal(f.wait(0, now), "now");
+    assert.equal(f.wait(120, now), "in 2 minutes");
+    assert.equal(f.wait(7_200, now), "in 2 hours");
+  });
+
   it("numbers, durations, windows and dates in the language", () => {
     assert.equal(f.number(10_000), "10,000");
     assert.equal(f.duration("7d"), "7 days");
