@@ -3,7 +3,7 @@
  * @module
  */
 import type { CursorPaginationMeta, PaginationMeta, SortInfo } from "../client/types.ts";
-import { isCount } from "./_decimal.ts";
+import { isCount } from "../client/_decimal.ts";
 import { cursorPaginationLinks, offsetPaginationLinks } from "./pagination_links.ts";
 
 /** What an offset-paginated handler returns. */

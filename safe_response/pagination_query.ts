@@ -3,7 +3,7 @@
  * time, no regular expression).
  * @module
  */
-import { decimalCount } from "./_decimal.ts";
+import { decimalCount } from "../client/_decimal.ts";
 import { LIBRARY_ERROR } from "./_library_error.ts";
 import { clampLimit, type PaginationSetting, resolvePagination } from "./pagination.ts";
 

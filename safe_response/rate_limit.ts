@@ -4,7 +4,8 @@
  */
 import type { RateLimitMeta } from "../client/types.ts";
 import type { RateLimitOptions } from "./options.ts";
-import { decimalCount, isCount } from "./_decimal.ts";
+import { isCount } from "../client/_decimal.ts";
+import { headerCount, parseRetryAfter } from "../client/_retry_after.ts";
 import {
   type BareItem,
   MAX_FIELD_LENGTH,
@@ -13,35 +14,13 @@ import {
   parseList,
 } from "./_structured_fields.ts";
 
+export { parseRetryAfter };
+
 /** Default header prefix (`X-RateLimit-Limit`, `-Remaining`, `-Reset`). */
 export const DEFAULT_RATE_LIMIT_HEADER_PREFIX = "X-RateLimit";
 
 /** Reads one response header by name (a string, a number, a list or nothing). */
 export type HeaderReader = (name: string) => unknown;
-
-/** Longest header value read as a count or an HTTP-date; a longer one is absent. */
-const MAX_VALUE_LENGTH = 64;
-
-/** The first value of a header (a list's first line). */
-const firstOf = (value: unknown): unknown => Array.isArray(value) ? value[0] : value;
-
-/** A count header: a safe non-negative integer, else `undefined`. */
-function toCount(value: unknown): number | undefined {
-  const first = firstOf(value);
-  if (typeof first === "number") return isCount(first, 0) ? first : undefined;
-  if (typeof first !== "string" || first.length > MAX_VALUE_LENGTH) return undefined;
-  return decimalCount(first.trim());
-}
-
-/** Seconds to wait from a `Retry-After` value (delay-seconds or an HTTP-date); never negative. */
-export function parseRetryAfter(value: unknown, now: number = Date.now()): number | undefined {
-  const seconds = toCount(value);
-  if (seconds !== undefined) return seconds;
-  const first = firstOf(value);
-  if (typeof first !== "string" || first.length > MAX_VALUE_LENGTH) return undefined;
-  const at = Date.parse(first);
-  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
-}
 
 /** What the headers say; an unknown field is `undefined`. */
 interface RateLimitFields {
@@ -67,9 +46,9 @@ function rateLimitMeta(
 
 function prefixedFields(read: HeaderReader, prefix: string): RateLimitFields | undefined {
   const fields = {
-    limit: toCount(read(`${prefix}-Limit`)),
-    remaining: toCount(read(`${prefix}-Remaining`)),
-    reset: toCount(read(`${prefix}-Reset`)),
+    limit: headerCount(read(`${prefix}-Limit`)),
+    remaining: headerCount(read(`${prefix}-Remaining`)),
+    reset: headerCount(read(`${prefix}-Reset`)),
   };
   return Object.values(fields).some((value) => value !== undefined) ? fields : undefined;
 }

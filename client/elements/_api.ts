@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { parseRetryAfter } from "../_retry_after.ts";
 
 /** Largest response body read (characters); a longer one is an error. */
 export const MAX_RESPONSE_CHARS = 1_000_000;
@@ -44,16 +45,16 @@ const record = (value: unknown): Record<string, unknown> | undefined =>
     ? value as Record<string, unknown>
     : undefined;
 
+/** Longest `Retry-After` kept (about 31 years): a date beyond it is none the element can show. */
+const MAX_RETRY_AFTER_S = 999_999_999;
+
 /**
- * `Retry-After` (delta-seconds, or an HTTP date: the seconds until it, 0
- * when past) in whole seconds; `null` for none or an unreadable one.
+ * A 429's `Retry-After` in whole seconds (`parseRetryAfter`); `null` for none,
+ * an unreadable one, or one past `MAX_RETRY_AFTER_S` (no date to show).
  */
-function retryAfterOf(value: string | null, now = Date.now()): number | null {
-  if (value === null || value.length > 40) return null;
-  const text = value.trim();
-  if (/^\d{1,9}$/.test(text)) return Number(text);
-  const at = /[a-z]/i.test(text) ? Date.parse(text) : NaN;
-  return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - now) / 1000));
+function retryAfterOf(value: string | null): number | null {
+  const seconds = value === null ? undefined : parseRetryAfter(value);
+  return seconds === undefined || seconds > MAX_RETRY_AFTER_S ? null : seconds;
 }
 
 /** The envelope's `error` (or a problem details' `code` and `detail`) as an {@link AdminApiError}. */

@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { decimalCount, isCount } from "../../safe_response/_decimal.ts";
+import { decimalCount, isCount } from "../../client/_decimal.ts";
 
 describe("decimalCount", () => {
   it("reads ASCII digit runs up to MAX_SAFE_INTEGER and nothing else", () => {
