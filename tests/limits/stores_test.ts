@@ -810,5 +810,56 @@ if (DATABASE_URL) {
         }
       }
     });
+
+    it("credit_change_before anchoring a balance settles it and anchors it on one reading of the clock, however long its writes take: the refill boundary after that moment refills it", async () => {
+      const schema = `anchor_${crypto.randomUUID().replaceAll("-", "")}`;
+      const admin = new pg.Client({ connectionString: DATABASE_URL });
+      await admin.connect();
+      const folder = new URL("../../prisma/migrations/", import.meta.url);
+      try {
+        await admin.query(`CREATE SCHEMA ${schema}; SET search_path TO ${schema}`);
+        const migrations: string[] = [];
+        for await (const entry of Deno.readDir(folder)) {
+          if (entry.isDirectory) migrations.push(entry.name);
+        }
+        for (const migration of migrations.sort()) {
+          await admin.query(await Deno.readTextFile(new URL(`${migration}/migration.sql`, folder)));
+        }
+        // Each write of a balance takes 50 ms: past a 40 ms refill period, a clock read after it
+        // reads a later refill period than one before it.
+        await admin.query(`CREATE FUNCTION slow_write() RETURNS trigger LANGUAGE plpgsql AS
+          $$ BEGIN PERFORM pg_sleep(0.05); RETURN NEW; END $$`);
+        await admin.query(`CREATE TRIGGER slow_write BEFORE UPDATE ON credit_balances
+          FOR EACH ROW EXECUTE FUNCTION slow_write()`);
+        const subject = freshSubject("anchor-clock");
+        // Balance 3 (new), refilled to 100 every 40 ms; kept ({ anchor: true }: set NULL, add 0).
+        const { rows: [changed] } = await admin.query(
+          `SELECT applied, remaining::float8 AS remaining, reset_ms::float8 AS reset_ms,
+             now_ms::float8 AS now_ms
+           FROM credit_change_before($1, $2, 'c', 3, NULL, 100, 40, 0, NULL, 0, true)`,
+          [Date.now() + 30_000, subject],
+        );
+        assert.equal(changed.applied, true);
+        const { rows: [kept] } = await admin.query(
+          "SELECT as_of::float8 AS as_of FROM credit_balances WHERE subject = $1 AND name = 'c'",
+          [subject],
+        );
+        assert.equal(kept.as_of, changed.now_ms, "anchored at the moment it settled on");
+        assert.equal((changed.now_ms + changed.reset_ms) % 40, 0, "the next boundary after it");
+        // At least one boundary passed since (the anchoring write took 50 ms): it refills.
+        const { rows: [read] } = await admin.query(
+          `SELECT balance::float8 AS balance FROM credit_read(ARRAY[$1], ARRAY['c'], ARRAY[100],
+             ARRAY[40], ARRAY[0])`,
+          [subject],
+        );
+        assert.equal(read.balance, 100);
+      } finally {
+        try {
+          await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+        } finally {
+          await admin.end();
+        }
+      }
+    });
   });
 }
