@@ -40,7 +40,11 @@ export const MIGRATION_OF: Readonly<Record<string, readonly string[]>> = {
   credit_lock: ["0009_credit_balances", "0024_function_keyed_plans"],
   credit_period: ["0009_credit_balances"],
   credit_refill: ["0009_credit_balances"],
-  credit_change_before: ["0012_rate_limit_batches", "0025_credit_change_anchor"],
+  credit_change_before: [
+    "0012_rate_limit_batches",
+    "0025_credit_change_anchor",
+    "0026_credit_change_anchor_clock",
+  ],
   credit_read: ["0012_rate_limit_batches", "0024_function_keyed_plans"],
   rate_limit_batch: ["0012_rate_limit_batches"],
   rate_limit_bucket_batch: ["0015_rate_limit_buckets", "0024_function_keyed_plans"],

@@ -16,8 +16,9 @@
  * `0015_rate_limit_buckets`, `0019_rate_limit_bucket_check`,
  * `0020_rate_limit_refusal_read` and `0021_rate_limit_credit_check` (and, to
  * harden, `0023_function_search_path_schema` and `0024_function_keyed_plans`,
- * and for `changeCredits` `{ anchor: true }`, `0025_credit_change_anchor`:
- * without them `ready()` logs one line naming them, and start-up goes on), and
+ * and for `changeCredits` `{ anchor: true }`, `0025_credit_change_anchor` and
+ * `0026_credit_change_anchor_clock`: without them `ready()` logs one line
+ * naming them, and start-up goes on), and
  * a `pg` pool or client (an optional peer) from the caller.
  *
  * Production setup: the store listens for the pool's `error` events itself
@@ -84,7 +85,8 @@ export interface PostgresRateLimitStoreOptions {
    * `console.error`); the store's own listener keeps a terminated backend from
    * ending the process. Also where `ready()` called on the store itself (not
    * through a limiter, which hands it its own logger) reports a hardening
-   * (or `0025_credit_change_anchor`) migration missing (default `console.warn`).
+   * (or `0025_credit_change_anchor`, `0026_credit_change_anchor_clock`)
+   * migration missing (default `console.warn`).
    */
   logger?: (line: string) => void;
   /**
@@ -191,6 +193,11 @@ const CHANGE_SQL =
   "$6::bigint, $7::bigint, $8::int, $9::bigint, $10::bigint)";
 /** The migration whose `credit_change_before` takes `p_anchor` (`{ anchor: true }`). */
 const ANCHOR_MIGRATION = "0025_credit_change_anchor";
+/**
+ * The migration whose `credit_change_before` anchors the balance at the moment it settled it on
+ * (0025's at a later reading of the clock: a refill boundary between them was lost).
+ */
+const ANCHOR_CLOCK_MIGRATION = "0026_credit_change_anchor_clock";
 /** `CHANGE_SQL` anchoring the balance (`{ anchor: true }`: set NULL, add 0). */
 const ANCHOR_SQL = CHANGE_SQL.slice(0, -1) + ", true)";
 const READ_SQL = "SELECT balance::float8 AS balance, reset_ms::float8 AS reset_ms FROM " +
@@ -236,8 +243,14 @@ const UPGRADES: [string, string[], (row: Record<string, unknown>) => boolean, st
   [
     ANCHOR_MIGRATION,
     ["credit_change_before"],
-    (row) => row.version === ANCHOR_MIGRATION,
+    (row) => row.version === ANCHOR_MIGRATION || row.version === ANCHOR_CLOCK_MIGRATION,
     "a refill rule cannot change with the balance kept: changeCredits { anchor: true } fails",
+  ],
+  [
+    ANCHOR_CLOCK_MIGRATION,
+    ["credit_change_before"],
+    (row) => row.version === ANCHOR_CLOCK_MIGRATION,
+    "a balance kept across a refill rule change can miss a refill",
   ],
 ];
 const READY_SQL = "SELECT proname::text AS name, obj_description(oid, 'pg_proc') AS version, " +

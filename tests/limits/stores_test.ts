@@ -711,7 +711,7 @@ if (DATABASE_URL) {
       }
     });
 
-    it("ready() on a schema migrated up to 0022: starts, and logs once through the limiter's logger that 0023, 0024 and 0025 are missing; then only 0024 and 0025; then only 0025 (a balance kept across a rule change refused naming it); then nothing", async () => {
+    it("ready() on a schema migrated up to 0022: starts, and logs once through the limiter's logger that 0023, 0024, 0025 and 0026 are missing; then only 0024, 0025 and 0026; then only 0025 and 0026 (a balance kept across a rule change refused naming 0025); then only 0026; then nothing", async () => {
       const schema = `ready_${crypto.randomUUID().replaceAll("-", "")}`;
       const admin = new pg.Client({ connectionString: DATABASE_URL });
       await admin.connect();
@@ -796,7 +796,20 @@ if (DATABASE_URL) {
           (await store.changeCredits(credit, { add: 1 }, Date.now() + 30_000))?.remaining,
           6,
         );
+        assert.match(up24[0], /0026_credit_change_anchor_clock/);
         await apply("0025_credit_change_anchor");
+        const up25 = await linesOfReady();
+        assert.equal(up25.length, 1, up25.join("\n"));
+        assert.doesNotMatch(up25[0], /0025/);
+        assert.match(
+          up25[0],
+          /prisma\/migrations\/0026_credit_change_anchor_clock\/migration\.sql/,
+        );
+        assert.equal(
+          (await store.changeCredits(credit, { anchor: true }, Date.now() + 30_000))?.remaining,
+          6,
+        );
+        await apply("0026_credit_change_anchor_clock");
         assert.deepEqual(await linesOfReady(), []);
         const kept = await store.changeCredits(credit, { anchor: true }, Date.now() + 30_000);
         assert.equal(kept?.remaining, 6);
