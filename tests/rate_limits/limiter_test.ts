@@ -749,6 +749,27 @@ describe("createRateLimiter", () => {
     );
   });
 
+  it("readCredits settles a balance the store does not hold on the store's clock (an injected one), not Date.now()", async () => {
+    // 30 s into a minute long ago: the refill boundary last passed is 30 s back.
+    const now = Date.UTC(2020, 0, 1) + 30_000;
+    const limiter = createRateLimiter({
+      ...quiet,
+      store: createMemoryRateLimitStore({ now: () => now }),
+    });
+    const refill = { amount: 50, everyMs: 60_000 };
+    const [read] = await limiter.readCredits([
+      { subject: "unheld", credits: { initial: 7, initialAt: now - 5_000, refill } },
+    ]);
+    // No boundary between initialAt and the store's now: no refill yet, the next in 30 s.
+    assert.deepEqual(read, { allowed: true, remaining: 7, resetMs: 30_000 });
+    // A spend at that clock agrees: the balance starts at its initial.
+    const spent = await limiter.check("unheld", [], {
+      cost: 1,
+      credits: { initial: 7, initialAt: now - 5_000, refill },
+    });
+    assert.equal(spent.credits?.remaining, 6);
+  });
+
   it("spends several balances (a key's and its tenant's) in one atomic step; balances answers each, in order", async () => {
     const limiter = createRateLimiter(quiet);
     const key = { initial: 5, subject: "key:k1" };
