@@ -985,6 +985,8 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       if (!Array.isArray(answer) || answer.length !== counters.length) {
         throw malformed(storeName, `readCredits must list ${counters.length} answers`);
       }
+      // A remote store on its server's clock: this one is its nearest reading (an in-process
+      // store on another clock answers every balance itself).
       const now = Date.now();
       return answer.map((read, i) => {
         if (read !== null) return assertCounterResult(storeName, read);

@@ -210,7 +210,8 @@ interface Balance {
  * API-key service's) and reads no clock; a `nowMs` that is not an integer in
  * 0–8.64e15 is a `TypeError`. With an injected `now`, or a `Date.now` replaced
  * (a fake timer) when the store was made, `nowMs` is ignored.
- * `readCredits` writes nothing (not even a touch). A window counter's answer
+ * `readCredits` writes nothing (not even a touch) and answers a balance it
+ * does not hold as it would start, on its clock (never `null`). A window counter's answer
  * also carries its `name`, `limit` and `windowMs` (a new object per check: the
  * limiter hands it on as the policy result). Work per check and memory
  * per counter are constant: at most `maxCounters` window counters (a row of
@@ -351,19 +352,22 @@ export function createMemoryRateLimitStore(
     return target;
   };
 
+  /** `counter`'s balance as it starts at `now` (the store holds none), not settled. */
+  const initialOf = (counter: CreditCounter, now: number): Balance => ({
+    name: counter.name,
+    credits: counter.initial,
+    asOf: counter.initialAt ?? now,
+    amount: 0,
+    resetMs: -1,
+  });
+
   /** `counter`'s balance at `now`, the refill due applied, with its refill amount and next boundary. */
   const balanceOf = (counter: CreditCounter, now: number): Balance => {
     const { items } = heldOf(balances, counter.subject);
     for (const balance of items) {
       if (balance.name === counter.name) return settle(counter, balance, now, true);
     }
-    const balance = {
-      name: counter.name,
-      credits: counter.initial,
-      asOf: counter.initialAt ?? now,
-      amount: 0,
-      resetMs: -1,
-    };
+    const balance = initialOf(counter, now);
     items.push(balance);
     balanceCount++;
     return settle(counter, balance, now, true);
@@ -665,9 +669,9 @@ export function createMemoryRateLimitStore(
       promised(() => {
         const now = clock();
         return counters.map((counter) => {
+          // One not held is answered as it starts, on this store's clock (kept nowhere).
           const held = balances.peek(counter.subject)?.items.find((b) => b.name === counter.name);
-          if (held === undefined) return null;
-          const balance = settle(counter, held, now, false);
+          const balance = settle(counter, held ?? initialOf(counter, now), now, false);
           return {
             allowed: balance.credits >= counter.cost,
             remaining: balance.credits,

@@ -207,7 +207,10 @@ export interface RateLimitStore {
   readonly anchorsCredits?: boolean;
   /**
    * Reads balances (the refill due counted, not written) without locking or
-   * writing anything; `null` for a balance the store does not hold.
+   * writing anything; `null` for a balance the store does not hold (the
+   * limiter then answers its `initial` settled on `Date.now()`: a store on
+   * another clock, such as the memory store's injected `now`, answers it
+   * itself).
    */
   readCredits?(counters: readonly CreditCounter[]): Promise<readonly (CounterResult | null)[]>;
   /**

@@ -549,7 +549,7 @@ describe("createMemoryRateLimitStore with credit counters", () => {
     );
   });
 
-  it("readCredits: reads balances with the refill due, writes nothing; null for a balance it does not hold", async () => {
+  it("readCredits: reads balances with the refill due, writes nothing; one it does not hold as it starts, on its clock", async () => {
     let now = 0;
     const store = createMemoryRateLimitStore({ now: () => now });
     const credit = {
@@ -560,13 +560,15 @@ describe("createMemoryRateLimitStore with credit counters", () => {
       initial: 4,
       refill: { amount: 9, everyMs: 1_000 },
     };
-    assert.deepEqual(await store.readCredits([credit]), [null]);
+    assert.deepEqual(await store.readCredits([credit]), [
+      { allowed: true, remaining: 4, resetMs: 1_000 },
+    ]);
     assert.equal(store.size, 0, "reading created nothing");
     checkNow(store, [credit]);
     now = 500;
     assert.deepEqual(await store.readCredits([credit, { ...credit, name: "other" }]), [
       { allowed: true, remaining: 3, resetMs: 500 },
-      null,
+      { allowed: true, remaining: 4, resetMs: 500 },
     ]);
     now = 1_500;
     assert.deepEqual(await store.readCredits([credit]), [
