@@ -121,6 +121,37 @@ if (
       }
     });
 
+    it("writes a spent balance back to a key minted with limitsOf (on no rotation chain) too: after FLUSHALL that key's first spend reloads the spent balance", async () => {
+      const { client, service, credits, spend } = await open();
+      try {
+        const { id: source } = await service.create({
+          tenantId: "minting",
+          name: "source",
+          scopes: READ_ORDERS,
+          credits: { remaining: 100 },
+        });
+        const minted = await service.create({
+          tenantId: "minting",
+          name: "minted",
+          scopes: READ_ORDERS,
+          limitsOf: source,
+        });
+        assert.deepEqual(
+          [(await credits(minted.id)).remaining, (await credits(minted.id)).balanceKeyId],
+          [100, source],
+        );
+        for (let i = 0; i < 10; i++) await spend(source);
+        await eventually(async () => (await credits(source)).remaining === 90, "written back");
+        await sleep(2 * INTERVAL_MS); // a pass or two more: nothing else to write
+        assert.equal((await credits(minted.id)).remaining, 90, "the minted key's copy");
+        await client.flushAll(); // Redis lost: the minted key spends first
+        assert.equal((await service.authorize(minted.key)).creditResult?.remaining, 89);
+      } finally {
+        await service.close();
+        client.destroy();
+      }
+    });
+
     it("writes a tenant's pool back every interval to every key of the tenant spending it; after FLUSHALL it reloads from there", async () => {
       const { client, service, credits } = await open();
       try {
