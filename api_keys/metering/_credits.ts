@@ -51,8 +51,18 @@ import {
 const DEFAULT_PERSIST_INTERVAL_MS = 10_000;
 /** Most balances of one `readCredits` call. */
 const MAX_READ = 500;
-/** Most records of one rotation chain a write-back follows. */
-const MAX_CHAIN = 100;
+/** A balance `#writeTenant` writes to a record: its own or its copy of the pool. */
+interface BalanceWrite {
+  which: "own" | "pool";
+  remaining: number;
+  at: Date;
+}
+
+/** The key whose own balance a record of `id` with `credits` spends (`undefined`: none). */
+function balanceKeyOf(credits: ApiKeyCredits, id: string): string | undefined {
+  const own = creditPartsOf(credits).own;
+  return own === undefined ? undefined : own.balanceKeyId ?? id;
+}
 
 /** The balance of a store's answer at `nowMs`. */
 function balanceOf(result: CounterResult, nowMs: number): ApiKeyCreditBalance {
@@ -400,12 +410,14 @@ export class CreditBook {
       () => this.#apply(subject, counter(own), counter(withRule(own, refill)), change),
       // Every key of the tenant spending the balance: a minted key is on no rotation chain.
       (remaining, at) =>
-        this.#writeTenant(record.tenantId, remaining, at, refill, (credits, id) => {
-          const spends = creditPartsOf(credits).own;
-          return spends !== undefined && (spends.balanceKeyId ?? id) === balanceKeyId
-            ? "own"
-            : undefined;
-        }),
+        this.#writeTenant(
+          record.tenantId,
+          refill,
+          (credits, id) =>
+            balanceKeyOf(credits, id) === balanceKeyId
+              ? { which: "own", remaining, at }
+              : undefined,
+        ),
     );
   }
 
@@ -572,14 +584,37 @@ export class CreditBook {
       if (Array.isArray(read)) this.#take(read);
     }
     failure ??= this.#unknown();
+    // Keys' own balances by tenant (its balance key's record tells it), by balance key.
+    const tenants = new Map<string, Map<string, { subject: string; write: BalanceWrite }>>();
     for (const [subject, { balance, owner }] of [...this.#pending]) {
+      const { remaining } = balance;
+      const at = new Date(balance.at);
       try {
-        if (owner.kind === "key") {
-          await this.#writeBack(owner.id, balance.remaining, new Date(balance.at));
-        } else {
-          await this.#writeBackPool(owner.id, balance.remaining, new Date(balance.at));
+        if (owner.kind === "tenant") await this.#writeBackPool(owner.id, remaining, at);
+        const tenantId = owner.kind === "key"
+          ? (await this.#storage.findById(owner.id))?.tenantId
+          : undefined;
+        if (tenantId === undefined) {
+          this.#pending.delete(subject); // written, or no record spends it any more
+          continue;
         }
-        this.#pending.delete(subject);
+        const keys = tenants.get(tenantId) ?? new Map();
+        tenants.set(
+          tenantId,
+          keys.set(owner.id, { subject, write: { which: "own", remaining, at } }),
+        );
+      } catch (error) {
+        failure ??= error;
+      }
+    }
+    for (const [tenantId, keys] of tenants) {
+      try {
+        // Every key spending each balance: its rotation chain's and those minted with `limitsOf`.
+        await this.#writeTenant(tenantId, undefined, (credits, id) => {
+          const balanceKeyId = balanceKeyOf(credits, id);
+          return balanceKeyId === undefined ? undefined : keys.get(balanceKeyId)?.write;
+        });
+        for (const { subject } of keys.values()) this.#pending.delete(subject);
       } catch (error) {
         failure ??= error;
       }
@@ -637,26 +672,6 @@ export class CreditBook {
   }
 
   /**
-   * Writes `remaining` at `at` to the record of `balanceKeyId` and the records
-   * of its rotation chain that spend its balance (a write-back pass: a lookup
-   * per record, not the tenant's keys; a change writes every key spending it).
-   */
-  async #writeBack(balanceKeyId: string, remaining: number, at: Date): Promise<void> {
-    const setCredits = this.#storage.setCredits;
-    if (setCredits === undefined) return;
-    let id: string | null = balanceKeyId;
-    for (let i = 0; id !== null && i < MAX_CHAIN; i++) {
-      const record: ApiKeyRecord | null = await this.#storage.findById(id);
-      const credits = record?.credits;
-      const own = credits && creditPartsOf(credits).own;
-      if (own === undefined || (own.balanceKeyId ?? id) !== balanceKeyId) return;
-      await setCredits(id, { ...own, remaining, updatedAt: at });
-      this.#rewritten(record!.prefix);
-      id = record!.replacedByKeyId;
-    }
-  }
-
-  /**
    * Writes the pool's `remaining` at `at` (and refill rule `refill` when
    * given; `null`: none) to every key of tenant `tenantId` spending it: a
    * balance in one step with the storage's `setTenantPool`, else (and a rule
@@ -677,36 +692,34 @@ export class CreditBook {
     }
     await this.#writeTenant(
       tenantId,
-      remaining,
-      at,
       refill,
-      (credits) => creditPartsOf(credits).pool === undefined ? undefined : "pool",
+      (credits) =>
+        creditPartsOf(credits).pool === undefined ? undefined : { which: "pool", remaining, at },
     );
   }
 
   /**
-   * Writes `remaining` at `at` (and refill rule `refill` when given; `null`:
-   * none) to the balance `spends` names of each record of tenant `tenantId`
-   * (its `"own"` or its `"pool"` copy; `undefined`: neither), read from every
-   * key of the tenant and written one by one (each `rewritten`). With a rule,
+   * Writes the balance `write` names for each record of tenant `tenantId` (its
+   * `"own"` or its `"pool"` copy, `remaining` at `at`; `undefined`: none), and
+   * refill rule `refill` when given (`null`: none), read from every key of the
+   * tenant and written one by one (each `rewritten`). With a rule,
    * the tenant's keys are read again once written, and a record spending the
    * balance under another rule is written too: a key that joined it meanwhile
    * (created or rotated with the old rule, stored after the first read).
    */
   async #writeTenant(
     tenantId: string,
-    remaining: number,
-    at: Date,
     refill: CreditRefill | null | undefined,
-    spends: (credits: ApiKeyCredits, id: string) => "own" | "pool" | undefined,
+    write: (credits: ApiKeyCredits, id: string) => BalanceWrite | undefined,
   ): Promise<void> {
     const setCredits = this.#storage.setCredits;
     if (setCredits === undefined) return;
     for (let pass = 0; pass < (refill === undefined ? 1 : 2); pass++) {
       for (const record of await this.#storage.listByTenant(tenantId, true)) {
         const credits = record.credits;
-        const which = credits && spends(credits, record.id);
-        if (which === undefined) continue;
+        const written = credits && write(credits, record.id);
+        if (written === undefined) continue;
+        const { which, remaining, at } = written;
         const part = which === "own" ? credits! : creditPartsOf(credits!).pool!;
         const ruled = withRule(part, refill);
         if (pass === 1 && sameRefill(part, ruled)) continue;

@@ -1,7 +1,7 @@
 /**
  * The API-key service's credit write-back on a real Redis store: every
  * `persistIntervalMs` the balances spent go back to the keys' records (the
- * rotated key's and its successor's), a failed write is retried at the next
+ * rotated key's and its successor's, a key minted with `limitsOf`), a failed write is retried at the next
  * interval, `close()` writes back, and after a `FLUSHALL` the balance reloads
  * from the last write-back, refunding at most one interval of spends: through
  * `authorize` with the verification cache too, on one instance or a fleet;
