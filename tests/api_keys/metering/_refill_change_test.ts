@@ -254,6 +254,60 @@ describe("updateCredits with a refill rule: a key's own balance", () => {
     });
   }
 
+  for (const how of ["rotate", "limitsOf"] as const) {
+    it(`a key joining a key's balance (${how}) while its rule changes, the storage failing at its join write: the key is handed out (the failure logged), and the next rule change writes it`, async () => {
+      const storage = new InMemoryApiKeyStorage();
+      // Taken by the service when it is made: replaced before.
+      const setCredits = storage.setCredits.bind(storage);
+      let down = false;
+      storage.setCredits = (...args) =>
+        down ? Promise.reject(new Error("down")) : setCredits(...args);
+      const { service, clocks } = ruleService("2030-01-15T23:58:00.000", undefined, storage);
+      const daily = { amount: 1_000, interval: "daily" as const };
+      const { id: first, key: firstKey } = await service.create({
+        tenantId: "t1",
+        name: "k",
+        scopes: READ_ORDERS,
+        credits: { remaining: 1_000, refill: daily },
+      });
+      await service.authorize(firstKey, { cost: 900 });
+      let release = () => {};
+      const held = new Promise<void>((resolve) => release = resolve);
+      const insert = storage.insert.bind(storage);
+      const rotate = storage.rotate.bind(storage);
+      storage.insert = async (...args) => (await held, await insert(...args));
+      storage.rotate = async (...args) => (await held, await rotate(...args));
+      const lines: string[] = [];
+      const warn = console.warn;
+      console.warn = (line: string) => void lines.push(String(line));
+      try {
+        const joining = how === "rotate" ? service.rotate(first) : service.create({
+          tenantId: "t1",
+          name: "m",
+          scopes: READ_ORDERS,
+          limitsOf: first,
+        });
+        await new Promise((resolve) => setTimeout(resolve, 10)); // it has read the balance's rule
+        clocks.advance(1_000);
+        const monthly = { amount: 100, interval: "monthly" as const };
+        await service.updateCredits("t1", first, { set: 100, refill: monthly });
+        down = true; // from the key's join write on
+        release();
+        const joined = await joining;
+        down = false;
+        assert.match(joined.key, /^ak_live_/, "the stored key's secret is handed out");
+        assert.deepEqual(lines, ["api-keys: credits join failed (ApiKeyStorageError)"]);
+        assert.deepEqual((await storage.findById(joined.id))!.credits!.refill, daily);
+        assert.equal((await service.authorize(joined.key)).creditResult?.remaining, 99);
+        // The next rule change writes every key spending the balance, this one too.
+        await service.updateCredits("t1", first, { refill: monthly });
+        assert.deepEqual((await storage.findById(joined.id))!.credits!.refill, monthly);
+      } finally {
+        console.warn = warn;
+      }
+    });
+  }
+
   it("a cached context spends with the new rule at once; the audit log records the rule before and after", async () => {
     const { service, clocks } = ruleService("2030-01-15T12:00:00.000");
     const { id, key } = await service.create({
