@@ -623,6 +623,45 @@ describe("createApiKeysAdminHandler", () => {
     assert.ok(!JSON.stringify(errors[1]).includes(rotated.json.key));
   });
 
+  it("rotate: the storage failing at the new key's credit join write (its balance's rule changed meanwhile) still answers 201 with the secret; the failure to onError", async () => {
+    const storage = new InMemoryApiKeyStorage();
+    // Taken by the service when it is made: replaced before.
+    const setCredits = storage.setCredits.bind(storage);
+    let down = false;
+    storage.setCredits = (...args) =>
+      down ? Promise.reject(new Error("down")) : setCredits(...args);
+    let release = () => {};
+    const held = new Promise<void>((resolve) => release = resolve);
+    const rotate = storage.rotateForTenant.bind(storage);
+    storage.rotateForTenant = async (...args) => (await held, await rotate(...args));
+    const { call, service, errors } = await setup({}, storage, limitedService(() => Date.now()));
+    const metered = await service.create({
+      tenantId: "acme",
+      name: "metered",
+      scopes: [{ resource: "projects", level: "read" }],
+      credits: { remaining: 1_000, refill: { amount: 1_000, interval: "daily" } },
+    });
+    const warn = console.warn;
+    console.warn = () => {}; // the service's own line (one per outage)
+    try {
+      const rotating = call("POST", `/keys/${metered.id}/rotate`, { body: { grace: "1h" } });
+      await new Promise((resolve) => setTimeout(resolve, 10)); // it has read the balance's rule
+      const monthly = { amount: 100, interval: "monthly" as const };
+      await service.updateCredits("acme", metered.id, { set: 100, refill: monthly });
+      down = true; // from the new key's join write on
+      release();
+      const rotated = (await rotating)!;
+      down = false;
+      assert.equal(rotated.status, 201);
+      assert.equal((await service.verify(rotated.json.key)).keyId, rotated.json.record.id);
+      assert.equal(errors.length, 1);
+      assert.ok(errors[0] instanceof ApiKeyStorageError);
+      assert.ok(!String(errors[0]).includes(rotated.json.key));
+    } finally {
+      console.warn = warn;
+    }
+  });
+
   it("storage failures: a 503 api_key_storage_unavailable, the error to onError; a throwing onError changes nothing", async () => {
     const storage = new ReadFailsAfterWrite();
     const handed: unknown[] = [];
