@@ -91,6 +91,8 @@ interface NewKeyFields {
 export interface Written<T> {
   result: T;
   written: ApiKeySummary;
+  /** The new key's credit join write that failed after it was stored (`CreditBook.joined`). */
+  joinFailure?: unknown;
 }
 
 /** Creates, rotates, revokes and lists keys with the compiled settings. */
@@ -158,11 +160,15 @@ export class ManageFlow {
         ),
     );
     // A balance it shares whose rule changed while it was made: the new rule (free refills otherwise).
-    await this.#credits.joined(record);
+    const joinFailure = await this.#credits.joined(record);
     s.audit?.appended(record.tenantId);
     s.fleet?.wrote("created", record.prefix);
     s.emitEvent?.(createdEvent(record, now));
-    return { result: { id: record.id, key }, written: toSummary(record, now.getTime(), {}) };
+    return {
+      result: { id: record.id, key },
+      written: toSummary(record, now.getTime(), {}),
+      ...(joinFailure === undefined ? {} : { joinFailure }),
+    };
   }
 
   /** See `ApiKeysService.rotate`. */
@@ -271,7 +277,7 @@ export class ManageFlow {
           : s.storage.rotateForTenant(tenantId, rotation, audit));
       },
     );
-    await this.#credits.joined(record);
+    const joinFailure = await this.#credits.joined(record);
     s.audit?.appended(old.tenantId);
     s.cache?.invalidate(old.prefix);
     s.fleet?.wrote("created", record.prefix);
@@ -293,6 +299,7 @@ export class ManageFlow {
     return {
       result: { id: record.id, key, replacedKeyId: old.id, graceExpiresAt },
       written: toSummary(record, now.getTime(), {}),
+      ...(joinFailure === undefined ? {} : { joinFailure }),
     };
   }
 

@@ -10,6 +10,7 @@ import { ApiKeyOperationError, ApiKeyStorageError, ApiKeyValidationError } from 
 import { errorResponse, jsonResponse, optionalFunction, positiveInteger } from "../leaks/_core.ts";
 import { serviceHooks } from "../_service_hooks.ts";
 import type { ApiKeysService } from "../service.ts";
+import type { Written } from "../_manage.ts";
 import type {
   ApiKeyRateLimitPolicy,
   ApiKeySummary,
@@ -410,9 +411,14 @@ export function createApiKeysAdminHandler<R>(
   /**
    * The new key `written` read back (its balance with it); when the read
    * fails (a storage 503), `written` as the write stored it, the failure to
-   * `onError`: the key exists, so its secret is answered now or never.
+   * `onError`: the key exists, so its secret is answered now or never. So
+   * does a failure of its credit join write (`joinFailure`).
    */
-  async function readBack(call: Call<R>, written: ApiKeySummary): Promise<ApiKeySummary> {
+  async function readBack(
+    call: Call<R>,
+    { written, joinFailure }: Written<unknown>,
+  ): Promise<ApiKeySummary> {
+    if (joinFailure !== undefined) report(joinFailure);
     try {
       return await findKey(call, written.id);
     } catch (error) {
@@ -744,7 +750,7 @@ export function createApiKeysAdminHandler<R>(
     await enforce(call, "create", "new", proposed);
     const limits = await newKeyLimits(call);
     const createdBy = await actor(call);
-    const { result: created, written } = await createWithRecord({
+    const made = await createWithRecord({
       ...limits,
       createdBy,
       tenantId: call.tenantId,
@@ -756,8 +762,8 @@ export function createApiKeysAdminHandler<R>(
     }, { actor: createdBy }).catch((error) => {
       throw refusedLimits(error, call.tenantId);
     });
-    const record = await readBack(call, written);
-    const issued: IssuedKey = { key: created.key, record: view(record, null) };
+    const record = await readBack(call, made);
+    const issued: IssuedKey = { key: made.result.key, record: view(record, null) };
     return jsonResponse(201, JSON.stringify(issued));
   }
 
@@ -768,7 +774,7 @@ export function createApiKeysAdminHandler<R>(
     await allow(call, "rotate", { tenantId: call.tenantId, key, proposed: null });
     await enforce(call, "rotate", "target", key);
     const createdBy = await actor(call);
-    const { result: rotated, written } = await rotateWithRecord(call.tenantId, key.id, {
+    const made = await rotateWithRecord(call.tenantId, key.id, {
       createdBy,
       gracePeriodMs: GRACE_MS[grace],
       name,
@@ -777,7 +783,8 @@ export function createApiKeysAdminHandler<R>(
       expiresAt: key.expiresAt === null && allowsNeverExpires ? null : undefined,
       allowedIpCidrs: key.allowedIpCidrs,
     }, { actor: createdBy });
-    const record = await readBack(call, written);
+    const { result: rotated } = made;
+    const record = await readBack(call, made);
     const answer: RotatedKey = {
       key: rotated.key,
       record: view(record, rotated.replacedKeyId),

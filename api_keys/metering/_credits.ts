@@ -215,6 +215,7 @@ export class CreditBook {
   /** Drained balances of hashed subjects whose ids were not noted, since the last failure reported. */
   #unknownCount = 0;
   readonly #writeFailed = warnPerOutage("credits write-back");
+  readonly #joinFailed = warnPerOutage("credits join");
   #timer: ReturnType<typeof setTimeout> | undefined;
   #closed = false;
   /** The last write-back pass or credit change queued (settled: never rejects). */
@@ -735,9 +736,23 @@ export class CreditBook {
    * whose refill rule a change wrote while it was made (its copy read before
    * the change, stored after) is copied from the balance's newest record (the
    * pool's newest copy; the first key of its own balance's), so it never
-   * spends by the old rule. Rejects when the storage fails.
+   * spends by the old rule. Never rejects: a storage failure is logged once
+   * per outage and resolved (`undefined`: none), the key being stored (its
+   * secret must be handed out); the balance's next rule change writes it.
    */
-  async joined(record: ApiKeyRecord): Promise<void> {
+  async joined(record: ApiKeyRecord): Promise<unknown> {
+    try {
+      await this.#join(record);
+      this.#joinFailed.succeeded();
+      return undefined;
+    } catch (error) {
+      this.#joinFailed.failed(error);
+      return error;
+    }
+  }
+
+  /** `joined`, rejecting when the storage fails. */
+  async #join(record: ApiKeyRecord): Promise<void> {
     const setCredits = this.#storage.setCredits;
     if (record.credits === undefined || setCredits === undefined) return;
     const { own, pool } = creditPartsOf(record.credits);

@@ -296,7 +296,9 @@ describe("updateCredits with a refill rule: a key's own balance", () => {
         const joined = await joining;
         down = false;
         assert.match(joined.key, /^ak_live_/, "the stored key's secret is handed out");
-        assert.deepEqual(lines, ["api-keys: credits join failed (ApiKeyStorageError)"]);
+        assert.deepEqual(lines, [
+          "api-keys: credits join failed (ApiKeyStorageError); further failures are not logged until it recovers",
+        ]);
         assert.deepEqual((await storage.findById(joined.id))!.credits!.refill, daily);
         assert.equal((await service.authorize(joined.key)).creditResult?.remaining, 99);
         // The next rule change writes every key spending the balance, this one too.
