@@ -55,6 +55,22 @@ function countersOf(label: string, limit = 1_000, initial = 1_000) {
   return { subject, window, credit };
 }
 
+const MIGRATIONS = new URL("../../prisma/migrations/", import.meta.url);
+
+/** The numbered migrations (`prisma/migrations/NNNN_name`), in the order they apply. */
+async function migrationNames(): Promise<string[]> {
+  const names: string[] = [];
+  for await (const entry of Deno.readDir(MIGRATIONS)) {
+    if (entry.isDirectory) names.push(entry.name);
+  }
+  return names.sort();
+}
+
+/** Applies migration `name` through `client` (into the schema of its search_path). */
+async function applyMigration(client: pg.Client, name: string): Promise<void> {
+  await client.query(await Deno.readTextFile(new URL(`${name}/migration.sql`, MIGRATIONS)));
+}
+
 /** Window units and credits left, read by a check of cost 0. */
 async function left(store: RateLimitStore, window: WindowCounter, credit: CreditCounter) {
   const [w, c] = await checkOnce(store, [{ ...window, cost: 0 }, { ...credit, cost: 0 }]);
@@ -715,9 +731,7 @@ if (DATABASE_URL) {
       const schema = `ready_${crypto.randomUUID().replaceAll("-", "")}`;
       const admin = new pg.Client({ connectionString: DATABASE_URL });
       await admin.connect();
-      const folder = new URL("../../prisma/migrations/", import.meta.url);
-      const apply = async (migration: string) =>
-        await admin.query(await Deno.readTextFile(new URL(`${migration}/migration.sql`, folder)));
+      const apply = (migration: string) => applyMigration(admin, migration);
       const pool = new pg.Pool({
         connectionString: DATABASE_URL,
         max: 1,
@@ -725,11 +739,7 @@ if (DATABASE_URL) {
       });
       try {
         await admin.query(`CREATE SCHEMA ${schema}; SET search_path TO ${schema}`);
-        const migrations: string[] = [];
-        for await (const entry of Deno.readDir(folder)) {
-          if (entry.isDirectory) migrations.push(entry.name);
-        }
-        for (const migration of migrations.sort()) {
+        for (const migration of await migrationNames()) {
           if (migration < "0023") await apply(migration);
         }
         /** The lines one limiter's `ready()` (called twice) logs, and its store's own logger. */
@@ -828,16 +838,9 @@ if (DATABASE_URL) {
       const schema = `anchor_${crypto.randomUUID().replaceAll("-", "")}`;
       const admin = new pg.Client({ connectionString: DATABASE_URL });
       await admin.connect();
-      const folder = new URL("../../prisma/migrations/", import.meta.url);
       try {
         await admin.query(`CREATE SCHEMA ${schema}; SET search_path TO ${schema}`);
-        const migrations: string[] = [];
-        for await (const entry of Deno.readDir(folder)) {
-          if (entry.isDirectory) migrations.push(entry.name);
-        }
-        for (const migration of migrations.sort()) {
-          await admin.query(await Deno.readTextFile(new URL(`${migration}/migration.sql`, folder)));
-        }
+        for (const migration of await migrationNames()) await applyMigration(admin, migration);
         // Each write of a balance takes 50 ms: past a 40 ms refill period, a clock read after it
         // reads a later refill period than one before it.
         await admin.query(`CREATE FUNCTION slow_write() RETURNS trigger LANGUAGE plpgsql AS

@@ -112,7 +112,7 @@ describe("updateCredits with a refill rule: a key's own balance", () => {
         scopes: READ_ORDERS,
         credits: { remaining: 100, refill: MONTHLY },
       });
-      // Spent first: the store holds the balance (the limiter settles one it lacks on Date.now()).
+      // Spent first: the store holds the balance.
       await service.authorize(firstKey, { cost: 10 });
       const { id: second, key } = await service.rotate(first);
       clocks.now = at("2030-01-15T12:00:00.000");
