@@ -122,7 +122,7 @@ function prismaFiles(dir = "prisma"): string[] {
 }
 
 describe("the JSR package", { skip: !onDeno && "deno publish runs on Deno" }, () => {
-  it("holds prisma/ (the schema and every migration) and no tests, benches, scripts or demo", async () => {
+  it("holds prisma/ (the schema and every migration) and no tests, benches, scripts, demo or lock file", async () => {
     const { stderr } = await new Deno.Command(Deno.execPath(), {
       args: ["publish", "--dry-run", "--allow-dirty"],
       cwd: new URL("../", import.meta.url),
@@ -138,7 +138,9 @@ describe("the JSR package", { skip: !onDeno && "deno publish runs on Deno" }, ()
     for (const file of ["prisma/schema.prisma", ...migrations]) {
       assert.ok(listed.includes(file), `${file} is not published`);
     }
-    const dev = listed.filter((file) => /^(tests|bench|scripts|demo|npm|generated)\//.test(file));
+    const dev = listed.filter((file) =>
+      /^(tests|bench|scripts|demo|npm|generated)\//.test(file) || file === "deno.lock"
+    );
     assert.deepEqual(dev, []);
   });
 });

@@ -691,7 +691,9 @@ export class RequestLimits {
    * validated; default 1) from the key's credits, all or nothing; a route with
    * `rateLimits: false` counts and spends nothing. Answers `context` when
    * nothing applies or the store is unavailable with `onStoreError: "open"`,
-   * else a frozen copy carrying `rateLimitResults` and `creditResult`; throws
+   * else this request's own copy of it carrying `rateLimitResults` and
+   * `creditResult` (not frozen: nothing else holds it; the cached context and
+   * its arrays, which every request shares, stay frozen); throws
    * (or rejects) with `api_key_rate_limited` (a policy denies, with the results),
    * `api_key_usage_exceeded` (too few credits, with `creditResult`) or
    * `api_key_rate_limit_unavailable`; and with a `TypeError` naming the cause
@@ -811,7 +813,9 @@ export class RequestLimits {
       return this.#unavailable(context);
     }
     // The limiter's answers are fresh per check: kept as they are, not copied. Written
-    // into the context's one copy when allowed, else into the error.
+    // into the context's one copy when allowed (the request's own, so not frozen: a
+    // freeze is a runtime call V8 does not inline, 0.05-0.10x a cached verify), else
+    // into the error.
     const balances = result.balances;
     const answers: ApiKeyLimitAnswers = result.allowed ? { ...context } : {};
     if (check.policies.length > 0) answers.rateLimitResults = result.policies;
@@ -820,7 +824,7 @@ export class RequestLimits {
       answers.creditBalance = plan.owners[0];
       if (plan.pooled) answers.tenantCreditResult = balances[balances.length - 1];
     }
-    if (result.allowed) return Object.freeze(answers as ApiKeyContext);
+    if (result.allowed) return answers as ApiKeyContext;
     // A rate limit clears sooner than credits refill: its code wins when both deny.
     const limited = answers.rateLimitResults?.some((r) => !r.allowed) ?? false;
     if (!limited && balances !== undefined) {

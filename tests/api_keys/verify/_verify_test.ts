@@ -1059,7 +1059,6 @@ describe("VerifyFlow: a cached key's authorization with an in-process limiter", 
     assert.deepEqual(events.map((e) => e.type), stored);
     assert.deepEqual(outcomes, ["success", "success"]);
     const second = await pending;
-    assert.ok(Object.isFrozen(second));
     assert.equal(first.rateLimitResults?.[0].remaining, 9);
     assert.equal(second.rateLimitResults?.[0].remaining, 8);
     assert.equal(second.creditResult?.remaining, 8);
@@ -1139,7 +1138,6 @@ describe("VerifyFlow: a cached key's authorization with an in-process limiter", 
     await service.authorize(key); // the storage path fills the cache
     events.length = 0;
     const allowed = await service.authorize(key);
-    assert.ok(Object.isFrozen(allowed));
     assert.equal(allowed.rateLimitResults?.[0].remaining, 0);
     assert.equal(allowed.creditResult?.remaining, 8);
     assert.deepEqual(events.map((e) => e.type), ["api_key.used"]);
