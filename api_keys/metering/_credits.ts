@@ -591,12 +591,14 @@ export class CreditBook {
       const { remaining } = balance;
       const at = new Date(balance.at);
       try {
-        if (owner.kind === "tenant") await this.#writeBackPool(owner.id, remaining, at);
-        const tenantId = owner.kind === "key"
-          ? (await this.#storage.findById(owner.id))?.tenantId
-          : undefined;
+        if (owner.kind === "tenant") {
+          await this.#writeBackPool(owner.id, remaining, at);
+          this.#pending.delete(subject);
+          continue;
+        }
+        const tenantId = (await this.#storage.findById(owner.id))?.tenantId;
         if (tenantId === undefined) {
-          this.#pending.delete(subject); // written, or no record spends it any more
+          this.#pending.delete(subject); // no record spends it any more
           continue;
         }
         const keys = tenants.get(tenantId) ?? new Map();
