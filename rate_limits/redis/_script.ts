@@ -3,7 +3,7 @@
  * per script). Each script reads its inputs in order through `arg()` and
  * `key()`, naming each in a commented `local`, and answers the time it read
  * last (the store's clock offset, `../_clock.ts`). A window counter is a
- * string of its sub-buckets (below); a balance is a hash (`b` balance, `at`
+ * packed string of its sub-buckets (below); a balance is a hash (`b` balance, `at`
  * as of). A value they cannot read at a counter's key is an error reply
  * starting `UNREADABLE` (the store's `TypeError`: the check fails closed).
  *
@@ -95,170 +95,174 @@ local function credit_helpers()
 end
 `;
 
-/** The names of a window counter's ring slots as Lua locals: `s1, s2, …`. */
-const SLOT_NAMES = Array.from({ length: SUB_BUCKETS + 1 }, (_, i) => `s${i + 1}`).join(", ");
-/** A window counter's string as one Lua pattern (its 1 + SLOTS numbers captured) and one format. */
-const LAYOUT = "^(-?%d+)" + ",(%d+)".repeat(SUB_BUCKETS + 1) + "$";
-const FORMAT = Array.from({ length: SUB_BUCKETS + 2 }, () => "%d").join(",");
+/** A window counter's value: its newest sub-bucket, then its `SUB_BUCKETS + 1` ring slots, as little-endian doubles. */
+const LAYOUT = "<" + "d".repeat(SUB_BUCKETS + 2);
+/** The Lua captures of those numbers: `c[1], c[2], …` (the ring slots of counter `c`). */
+const SLOT_TARGETS = Array.from({ length: SUB_BUCKETS + 1 }, (_, i) => `c[${i + 1}]`).join(", ");
 
 /**
  * A batch of checks (docs/rate-limits.md, "The algorithm: a sliding window of
  * sub-buckets"). A window counter is one string key: its newest sub-bucket,
  * then the units of its `B + 1` ring slots (slot `q % (B + 1)` holds
- * sub-bucket `q`), comma-separated: one `GET`, and one `SET` when the check
- * consumes, whatever the limit and the traffic (`PX`, the counter's expiry,
- * when its newest sub-bucket moved or it is new; else `KEEPTTL`: the expiry
- * it holds is the same moment). A batch reads each counter once: a later
- * check of the same counter (a hot key's checks, sent together) starts from
- * what the earlier ones left, in Lua, with no `GET` and no parse, and a
- * refused one writes nothing. Inputs: the number of checks, then per check
- * its deadline, its counters and each counter's inputs (below). Per check it
- * answers 1 and allowed, remaining, reset per counter (windows first), or 0
- * alone when its deadline had passed (nothing read or written); then the time.
+ * sub-bucket `q`), packed as doubles (`struct`): one `GET`, and one `SET` when
+ * the check consumes, whatever the limit and the traffic (`PX`, the counter's
+ * expiry, when its newest sub-bucket moved or it is new; else `KEEPTTL`: the
+ * expiry it holds is the same moment). A batch reads each counter once: a
+ * later check of the same counter (a hot key's checks, sent together) starts
+ * from what the earlier ones left, in Lua, with no `GET`, and a refused one
+ * writes nothing. Inputs: the number of checks, then per check its deadline,
+ * its counters and each counter's inputs (below). Per check it answers 1 and
+ * allowed, remaining, reset per counter (windows first), or 0 alone when its
+ * deadline had passed (nothing read or written); then the time.
  *
- * The work per check is kept small (Redis runs one script at a time, and
- * its time shows in every client's wait): one table per window counter (its
- * ring slots by index, then its fields), no helper closures beyond the
- * readers, `load` and `answer`, and the credit helpers built only at a
+ * The work per check is kept small (Redis runs one script at a time, and its
+ * time shows in every client's wait): a window counter is one table (its ring
+ * slots, then its fields, by index), no table per input, no closure of the
+ * script's body beyond the readers (reading a counter and answering it are
+ * written where they run, once each), and the credit helpers built only at a
  * batch's first credit counter.
  */
 export const CHECK_SCRIPT = CREDIT_LUA + `
-local B = ${SUB_BUCKETS}               -- sub-buckets per window
+local B = ${SUB_BUCKETS}                          -- sub-buckets per window
 local SLOTS = B + 1                   -- sub-buckets a check counts
-local LAYOUT = '${LAYOUT}'  -- the counter's 1 + SLOTS numbers, as captures
-local FORMAT = '${FORMAT}'      -- the counter written back
-local floor, ceil, match, format = math.floor, math.ceil, string.match, string.format
--- The window counters this batch read, by key, moved to now (one clock for the whole script), when it
--- holds more than one counter: a counter is its units per ring slot (sub-bucket q in c[q % SLOTS + 1]),
--- then head (its newest sub-bucket), total (its units), window, and moved (its expiry is to be set:
--- new, or head moved), kept up to date as checks consume (each consuming check also writes it back).
+local LAYOUT = '${LAYOUT}'        -- a counter's value: its newest sub-bucket, then its SLOTS slots
+local BYTES = ${8 * (SUB_BUCKETS + 2)}                        -- its length
+local floor, ceil, max, pack, unpack_counter = math.floor, math.ceil, math.max, struct.pack, struct.unpack
+-- A window counter is one table: its units per ring slot (sub-bucket q in c[q % SLOTS + 1]), then these:
+local HEAD = SLOTS + 1                -- its newest sub-bucket
+local TOTAL = SLOTS + 2               -- its units
+local WINDOW = SLOTS + 3              -- its window (ms)
+local MOVED = SLOTS + 4               -- whether its expiry is to be set (new, or its newest sub-bucket moved)
+local KEY = SLOTS + 5                 -- its key
+local LIMIT = SLOTS + 6               -- the limit of the check counting it now
+local COST = SLOTS + 7                -- that check's units
+-- The window counters this batch read, by key, kept up to date as its checks consume (each consuming
+-- check also writes its counters back), when it holds more than one.
 local counters = #KEYS > 1 and {} or nil
--- A window counter at now: the batch's copy, or read and moved to now.
-local function load(key, window)
-  local c = counters and counters[key]
-  if c and c.window == window then return c end
-  local q = floor(now * B / window)
-  local held = redis.call('GET', key)
-  local head, ${SLOT_NAMES}
-  if held then
-    head, ${SLOT_NAMES} = match(held, LAYOUT)
-    -- A value it cannot read is an error (fails closed), never an empty counter.
-    if head == nil then error({ err = 'UNREADABLE a window counter is not in its layout' }) end
-  end
-  head = tonumber(head)
-  if head == nil or q - head >= SLOTS then
-    c = { ${
-  Array.from({ length: SUB_BUCKETS + 1 }, () => "0").join(", ")
-}, head = q, total = 0, window = window, moved = true }
-  else
-    c = { ${
-  Array.from({ length: SUB_BUCKETS + 1 }, (_, i) => `tonumber(s${i + 1})`).join(", ")
-}, head = head, total = 0, window = window, moved = false }
-    if q > head then
-      for h = head + 1, q do c[h % SLOTS + 1] = 0 end
-      c.head, c.moved = q, true
-    end
-    local total = 0
-    for j = 1, SLOTS do total = total + c[j] end
-    c.total = total
-  end
-  if counters then counters[key] = c end
-  return c
-end
--- allowed, remaining, reset of window counter c (limit, cost) at its moment at (after consuming, if it did).
-local function answer(c, limit, cost, at, consumed)
-  local window, head, total = c.window, c.head, c.total
-  local oldest = head - B
-  if consumed or total + cost <= limit then
-    if total > 0 then
-      for q = oldest, head do
-        if c[q % SLOTS + 1] > 0 then return 1, limit - total, ceil((q + SLOTS) * window / B) - at end
-      end
-    end
-    return 1, limit - total, 0
-  end
-  if cost <= limit then
-    local freed = 0
-    for q = oldest, head do
-      freed = freed + c[q % SLOTS + 1]
-      if freed >= total + cost - limit then return 0, limit - total, ceil((q + SLOTS) * window / B) - at end
-    end
-  end
-  return 0, limit - total, window
-end
 local balance, save                   -- the credit helpers, built at the batch's first credit counter
 local out, n_out = {}, 0
 
 local checks = tonumber(arg())        -- how many checks the batch holds
--- One check's counters, their tables reused from check to check (a batch allocates per counter once).
+-- One check's window counters and balances, the lists reused from check to check.
 local windows, credits = {}, {}
 for _ = 1, checks do
   local deadline = tonumber(arg())    -- the check is applied only before this ms (server clock)
   local n_windows = tonumber(arg())   -- its window counters
   local n_credits = tonumber(arg())   -- its credit counters
+  local due = now < deadline          -- whether it is applied (else nothing is read or written)
+  -- Whether every counter of the check has room: it consumes from all of them, or from none.
+  local fit = due
   for i = 1, n_windows do
-    local w = windows[i] or { c = false }
-    windows[i] = w
-    w.key = key()                     -- the counter: newest sub-bucket, then units per ring slot
-    w.limit = tonumber(arg())         -- units per window
-    w.window = tonumber(arg())        -- window length (ms)
-    w.cost = tonumber(arg())          -- units this check counts
+    local key = key()                 -- the counter: newest sub-bucket, then units per ring slot
+    local limit = tonumber(arg())     -- units per window
+    local window = tonumber(arg())    -- window length (ms)
+    local cost = tonumber(arg())      -- units this check counts
+    if due then
+      -- The counter at now (one clock for the whole script): the batch's copy, or read and moved to now.
+      local c = counters and counters[key]
+      if not c or c[WINDOW] ~= window then
+        local q = floor(now * B / window)
+        local held = redis.call('GET', key)
+        if not held then
+          c = { ${
+  Array.from({ length: SUB_BUCKETS + 1 }, () => "0").join(", ")
+}, q, 0, window, true, key, 0, 0 }
+        else
+          -- A value it cannot read is an error (fails closed), never an empty counter.
+          local unreadable = #held ~= BYTES
+          c = { ${
+  Array.from({ length: SUB_BUCKETS + 1 }, () => "0").join(", ")
+}, 0, 0, window, false, key, 0, 0 }
+          local head
+          if not unreadable then head, ${SLOT_TARGETS} = unpack_counter(LAYOUT, held) end
+          local total = 0
+          for j = 1, SLOTS do
+            local units = c[j]
+            if not (units >= 0 and units % 1 == 0) then unreadable = true end
+            total = total + units
+          end
+          if unreadable or not (head % 1 == 0) then error({ err = 'UNREADABLE a window counter is not in its layout' }) end
+          if q - head >= SLOTS then
+            for j = 1, SLOTS do c[j] = 0 end
+            head, total, c[MOVED] = q, 0, true
+          elseif q > head then
+            for h = head + 1, q do
+              local s = h % SLOTS + 1
+              total, c[s] = total - c[s], 0
+            end
+            head, c[MOVED] = q, true
+          end
+          c[HEAD], c[TOTAL] = head, total
+        end
+        if counters then counters[key] = c end
+      end
+      c[LIMIT], c[COST] = limit, cost
+      if c[TOTAL] + cost > limit then fit = false end
+      windows[i] = c
+    end
   end
+  if due and n_credits > 0 and balance == nil then balance, save = credit_helpers() end
   for j = 1, n_credits do
-    local c = credits[j] or {}
-    credits[j] = c
-    c.key = key()                     -- the balance's hash
-    c.cost = tonumber(arg())          -- credits this check spends
-    c.initial = tonumber(arg())       -- balance when the store holds none
-    c.initial_at = arg()              -- when initial was true (ms; '' for now)
-    c.amount = tonumber(arg())        -- balance after a refill (0: none)
-    c.every = tonumber(arg())         -- refill period (ms; 0: monthly or none)
-    c.day = tonumber(arg())           -- monthly refill day (0: none)
+    local hash = key()                -- the balance's hash
+    local cost = tonumber(arg())      -- credits this check spends
+    local initial = tonumber(arg())   -- balance when the store holds none
+    local initial_at = arg()          -- when initial was true (ms; '' for now)
+    local amount = tonumber(arg())    -- balance after a refill (0: none)
+    local every = tonumber(arg())     -- refill period (ms; 0: monthly or none)
+    local day = tonumber(arg())       -- monthly refill day (0: none)
+    if due then
+      local c = credits[j] or {}
+      credits[j] = c
+      c.key, c.cost, c.amount = hash, cost, amount
+      c.b, c.at, c.reset, c.dirty = balance(hash, initial, initial_at, amount, every, day, now)
+      if c.b < cost then fit = false end
+    end
   end
-  if now >= deadline then
-    n_out = n_out + 1
+  n_out = n_out + 1
+  if not due then
     out[n_out] = 0
   else
-    n_out = n_out + 1
     out[n_out] = 1
-    -- Whether every counter of the check has room: it consumes from all of them, or from none.
-    local fit = true
     for i = 1, n_windows do
-      local w = windows[i]
-      local c = load(w.key, w.window)
-      w.c = c
-      if c.total + w.cost > w.limit then fit = false end
-    end
-    if n_credits > 0 and balance == nil then balance, save = credit_helpers() end
-    for j = 1, n_credits do
-      local c = credits[j]
-      c.b, c.at, c.reset, c.dirty = balance(c.key, c.initial, c.initial_at, c.amount, c.every, c.day, now)
-      if c.b < c.cost then fit = false end
-    end
-    for i = 1, n_windows do
-      local w = windows[i]
-      local c = w.c
-      local consumed = fit and w.cost > 0
+      local c = windows[i]
+      local cost = c[COST]
+      local consumed = fit and cost > 0
       if consumed then
-        local head, window = c.head, c.window
+        local head = c[HEAD]
         local s = head % SLOTS + 1
-        c[s] = c[s] + w.cost
-        c.total = c.total + w.cost
-        local written = format(FORMAT, head, unpack(c, 1, SLOTS))
-        if c.moved then
+        c[s], c[TOTAL] = c[s] + cost, c[TOTAL] + cost
+        local written = pack(LAYOUT, head, unpack(c, 1, SLOTS))
+        if c[MOVED] then
           -- Expires when its newest sub-bucket leaves every window.
-          local ttl = ceil((head + SLOTS) * window / B) - now
+          local ttl = ceil((head + SLOTS) * c[WINDOW] / B) - now
           if ttl < 1 then ttl = 1 end
-          redis.call('SET', w.key, written, 'PX', ttl)
-          c.moved = false
+          redis.call('SET', c[KEY], written, 'PX', ttl)
+          c[MOVED] = false
         else
-          redis.call('SET', w.key, written, 'KEEPTTL')
+          redis.call('SET', c[KEY], written, 'KEEPTTL')
         end
       end
-      -- A clock that stepped back counts at the start of the newest sub-bucket.
-      local at = math.max(now, ceil(c.head * c.window / B))
-      local allowed, remaining, reset = answer(c, w.limit, w.cost, at, consumed)
-      out[n_out + 1], out[n_out + 2], out[n_out + 3] = allowed, remaining, reset
+      -- Its answer at its moment (a clock that stepped back counts at the start of the newest sub-bucket).
+      local head, total, window, limit = c[HEAD], c[TOTAL], c[WINDOW], c[LIMIT]
+      local at = max(now, ceil(head * window / B))
+      local allowed, reset = 0, window
+      if consumed or total + cost <= limit then
+        allowed, reset = 1, 0
+        if total > 0 then
+          -- Room again when its oldest sub-bucket with units leaves the window.
+          for q = head - B, head do
+            if c[q % SLOTS + 1] > 0 then reset = ceil((q + SLOTS) * window / B) - at break end
+          end
+        end
+      elseif cost <= limit then
+        -- Room again when enough of its oldest units have left the window.
+        local freed = 0
+        for q = head - B, head do
+          freed = freed + c[q % SLOTS + 1]
+          if freed >= total + cost - limit then reset = ceil((q + SLOTS) * window / B) - at break end
+        end
+      end
+      out[n_out + 1], out[n_out + 2], out[n_out + 3] = allowed, limit - total, reset
       n_out = n_out + 3
     end
     for j = 1, n_credits do

@@ -85,7 +85,7 @@ export interface RedisRateLimitStoreOptions {
   client: RedisScriptClient;
   /**
    * Key prefix (default `rl:`); a window counter's key is
-   * `<prefix>{<slot>}:<subject>:<policy>:<windowMs>:b` (the slot defaults to
+   * `<prefix>{<slot>}:<subject>:<policy>:<windowMs>:w` (the slot defaults to
    * the subject), a credit balance's `<prefix>{<subject>}:<name>:c`, or
    * `<prefix>{<slot>}:<subject>:<name>:c` with a slot.
    */
@@ -444,7 +444,7 @@ export function createRedisRateLimitStore(
       const windows = kinds === undefined ? counters as readonly WindowCounter[] : kinds.windows;
       for (let c = 0; c < windows.length; c++) {
         const w = windows[c];
-        words.push(`${prefix}{${w.slot ?? w.subject}}:${w.subject}:${w.name}:${w.windowMs}:b`);
+        words.push(`${prefix}{${w.slot ?? w.subject}}:${w.subject}:${w.name}:${w.windowMs}:w`);
       }
       if (kinds === undefined) continue;
       (split ??= new Array(checks.length))[q] = kinds;

@@ -10,6 +10,30 @@ import { createRedisRateLimitStore, type RedisScriptClient } from "../../rate_li
 import type { StoreCheck } from "../../rate_limits/store.ts";
 import { createRateLimiter } from "../../rate_limits/limiter.ts";
 
+/** The numbers of the window counter at `key` (`struct.unpack` on the server: its value is binary). */
+async function counterAt(client: Awaited<ReturnType<typeof connectRedis>>, key: string) {
+  const reply = await client.eval(
+    "local n = { struct.unpack('<dddddddddddd', redis.call('GET', KEYS[1])) } " +
+      "for i = 1, 12 do n[i] = tostring(n[i]) end return { unpack(n, 1, 12) }",
+    { keys: [key] },
+  );
+  return (reply as string[]).map(Number);
+}
+
+/** Writes a counter of `numbers` (Lua expressions) at `key`, packed as the check script packs it. */
+async function packCounter(
+  client: Awaited<ReturnType<typeof connectRedis>>,
+  key: string,
+  numbers: readonly string[],
+) {
+  await client.eval(
+    `redis.call('SET', KEYS[1], struct.pack('<dddddddddddd', ${numbers.join(", ")}))`,
+    {
+      keys: [key],
+    },
+  );
+}
+
 if ((await readyStores("the Redis check script")).includes("redis")) {
   describe("the check script on a real Redis", () => {
     const WINDOW = 100_000; // sub-buckets of 10 s
@@ -28,12 +52,13 @@ if ((await readyStores("the Redis check script")).includes("redis")) {
           client: pinnedClient(client as unknown as RedisScriptClient, () => now),
           prefix,
         });
-        const key = `${prefix}{s}:s:api:${WINDOW}:b`;
+        const key = `${prefix}{s}:s:api:${WINDOW}:w`;
         const pttl = async () => Number(await client.pTTL(key));
         // New: expires when sub-bucket Q leaves every window, 110 s - 1 s after now.
         await store.checkBatch([check("s")]);
-        // Its newest sub-bucket, then its ring: sub-bucket Q in slot Q % 11 = 1.
-        assert.equal(await client.get(key), `${Q},0,1,0,0,0,0,0,0,0,0,0`);
+        // Its newest sub-bucket, then its ring: sub-bucket Q in slot Q % 11 = 1; 96 bytes.
+        assert.deepEqual(await counterAt(client, key), [Q, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        assert.equal(await client.strLen(key), 96);
         const first = await pttl();
         assert.ok(first > 104_000 && first <= 109_000, `${first}`);
         // 8 s later, same sub-bucket: the same expiry kept (a refresh would make it 101 s).
@@ -117,7 +142,7 @@ if ((await readyStores("the Redis check script")).includes("redis")) {
           cost: 1,
           initial: 5,
         } as const;
-        const windowKey = `${prefix}{s}:s:api:${WINDOW}:b`;
+        const windowKey = `${prefix}{s}:s:api:${WINDOW}:w`;
         const creditKey = `${prefix}{s}:credits:c`;
         const refuses = async (what: string) => {
           await assert.rejects(
@@ -131,10 +156,24 @@ if ((await readyStores("the Redis check script")).includes("redis")) {
             what,
           );
         };
-        for (const garbage of ["not a counter", "1,2,3", `${Q},0,x,0,0,0,0,0,0,0,0,0`]) {
+        // Text (the earlier layout), a wrong length, then 96 bytes whose numbers are no counter's.
+        for (const garbage of ["not a counter", "1,2,3", `${Q},0,1,0,0,0,0,0,0,0,0,0`]) {
           await client.set(windowKey, garbage);
           await refuses(garbage);
           assert.equal(await client.get(windowKey), garbage, "left as it was");
+          assert.equal(await client.exists(creditKey), 0, "the balance was not spent");
+        }
+        const ring = (slot: string) => [String(Q), slot, ...Array(10).fill("0")];
+        for (
+          const numbers of [ring("-1"), ring("0.5"), ring("1/0"), ring("0/0"), [
+            "0.5",
+            ...ring("0").slice(1),
+          ]]
+        ) {
+          await packCounter(client, windowKey, numbers);
+          const packed = await counterAt(client, windowKey);
+          await refuses(numbers.join());
+          assert.deepEqual(await counterAt(client, windowKey), packed, "left as it was");
           assert.equal(await client.exists(creditKey), 0, "the balance was not spent");
         }
         await client.del(windowKey);

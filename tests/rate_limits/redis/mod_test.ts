@@ -68,7 +68,7 @@ describe("createRedisRateLimitStore", () => {
     ]);
     const { keys, arguments: args } = calls[1].call;
     // One key per window counter, keyed by (slot, subject, name, windowMs).
-    assert.deepEqual(keys, ["t:{s}:s:a:1000:b", "t:{s}:s:b:500:b", "t:{s}:s:a:1000:b"]);
+    assert.deepEqual(keys, ["t:{s}:s:a:1000:w", "t:{s}:s:b:500:w", "t:{s}:s:a:1000:w"]);
     assert.equal(args[0], "2");
     // The deadline moved onto the server's clock, never later than the true instant.
     const sent = Number(args[1]);
@@ -111,7 +111,7 @@ describe("createRedisRateLimitStore", () => {
     ]);
     assert.equal(sent[3][1], CHECK_SCRIPT);
     assert.match(sent[4][1], /^[0-9a-f]{40}$/);
-    assert.deepEqual(sent[4].slice(2, 4), ["1", "t:{s}:s:a:1000:b"]);
+    assert.deepEqual(sent[4].slice(2, 4), ["1", "t:{s}:s:a:1000:w"]);
     assert.deepEqual(sent[4].slice(4, 6), ["1", calls[2].call.arguments[1]]);
     assert.deepEqual(sent[4].slice(6), ["1", "0", "5", "1000", "1"]);
     // No client-side timer per command (node-redis 6 arms one by default): the door bounds each call.
