@@ -97,7 +97,7 @@ end
 
 /** A window counter's value: its newest sub-bucket, then its `SUB_BUCKETS + 1` ring slots, as little-endian doubles. */
 const LAYOUT = "<" + "d".repeat(SUB_BUCKETS + 2);
-/** The Lua captures of those numbers: `c[1], c[2], …` (the ring slots of counter `c`). */
+/** The ring slots of counter `c` as Lua assignment targets: `c[1], c[2], …`. */
 const SLOT_TARGETS = Array.from({ length: SUB_BUCKETS + 1 }, (_, i) => `c[${i + 1}]`).join(", ");
 
 /**
@@ -126,7 +126,7 @@ export const CHECK_SCRIPT = CREDIT_LUA + `
 local B = ${SUB_BUCKETS}                          -- sub-buckets per window
 local SLOTS = B + 1                   -- sub-buckets a check counts
 local LAYOUT = '${LAYOUT}'        -- a counter's value: its newest sub-bucket, then its SLOTS slots
-local BYTES = ${8 * (SUB_BUCKETS + 2)}                        -- its length
+local BYTES = ${8 * (SUB_BUCKETS + 2)}                      -- its length
 local floor, ceil, max, pack, unpack_counter = math.floor, math.ceil, math.max, struct.pack, struct.unpack
 -- A window counter is one table: its units per ring slot (sub-bucket q in c[q % SLOTS + 1]), then these:
 local HEAD = SLOTS + 1                -- its newest sub-bucket
@@ -163,6 +163,7 @@ for _ = 1, checks do
       if not c or c[WINDOW] ~= window then
         local q = floor(now * B / window)
         local held = redis.call('GET', key)
+        -- Its ring slots, then HEAD, TOTAL, WINDOW, MOVED, KEY, LIMIT and COST.
         if not held then
           c = { ${
   Array.from({ length: SUB_BUCKETS + 1 }, () => "0").join(", ")
