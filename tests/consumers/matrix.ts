@@ -337,7 +337,8 @@ export function renderCompatibilityDoc(matrix: Matrix): string {
     "suite runs each version below against the real server, on Deno from the sources and on Node",
     "from the npm build. The peer range is derived from these versions. The servers: CI runs",
     "PostgreSQL 15 and Redis 7.0 (and a Redis 7.0 cluster); the Redis store needs Redis 6.0 or later",
-    "(`SET … KEEPTTL`). Valkey is not tested.",
+    "(`SET … KEEPTTL`) and the `struct` library of its Lua, which Redis has shipped since 2.6. Valkey",
+    "is not tested.",
     "",
     ...table(
       ["package", "range", "tested versions", "tested by"],
