@@ -41,6 +41,10 @@ describe("the Redis scripts", () => {
     // The batch's copy is looked up before the GET.
     assert.ok(windows.indexOf("counters[key]") < windows.indexOf("redis.call('GET', key)"));
     assert.doesNotMatch(CHECK_SCRIPT, /LRANGE|RPUSH|LTRIM/);
+    // A counter is packed, not text: read by one struct.unpack, written by one struct.pack.
+    assert.doesNotMatch(windows, /match\(|format\(/);
+    assert.equal(windows.match(/unpack_counter\(LAYOUT, held\)/g)?.length, 1);
+    assert.equal(windows.match(/pack\(LAYOUT, /g)?.length, 1);
   });
 
   it("builds the credit helpers only for a batch with a credit counter, once", () => {
