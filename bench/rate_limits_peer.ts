@@ -19,7 +19,8 @@
  * is said and skipped. On
  * each of them too, the neighbour row: a victim's p50 while 4 connections
  * flood an exhausted key ÷ its p50 alone, ours beside the peer's (target:
- * ours ≤ 1.5 × the peer's).
+ * ours ≤ 1.5 × the peer's). On Redis, the server's µs per check too, ours
+ * beside the peer's (no target; see `serverRows`).
  *
  * Run: `deno run -A bench/rate_limits_peer.ts [--quick]`.
  *
@@ -339,6 +340,78 @@ async function neighbourRow(kind: StoreKind): Promise<string[] | string> {
   }
 }
 
+/** Calls and µs of Redis's script commands so far (`INFO commandstats`: `evalsha`, and `eval` after a reload). */
+async function scriptStats(client: Awaited<ReturnType<typeof connectRedis>>) {
+  const info = String(await client.info("commandstats"));
+  let calls = 0;
+  let usec = 0;
+  for (const [, c, u] of info.matchAll(/^cmdstat_eval(?:sha)?:calls=(\d+),usec=(\d+),/gm)) {
+    calls += Number(c);
+    usec += Number(u);
+  }
+  return { calls, usec };
+}
+
+/**
+ * The Redis server's µs per check, ours beside the peer's (`INFO commandstats`
+ * read before and after `n` sequential checks of one side; 5 alternating
+ * rounds, medians), for an allowed and a refused check of 100 subjects. No
+ * target: it shows what a check costs the one thread every client of the
+ * Redis waits for (ours reads `TIME`, `GET`s the counter and `SET`s it; the
+ * peer's fixed window `SET NX`, `INCRBY` and `PTTL`), which the rows above,
+ * timed as the client's CPU, leave out.
+ */
+async function serverRows(): Promise<string[][] | string> {
+  const url = process.env.REDIS_URL;
+  if (!url) return "redis server time: REDIS_URL is not set, skipped";
+  const stamp = Date.now();
+  const real = await openStore("redis", url);
+  const peers = await peerOn("redis", url);
+  const client = await connectRedis(url);
+  try {
+    const limiter = createRateLimiter({ ...quiet, store: real.store as RateLimitStore });
+    const rows: string[][] = [];
+    for (
+      const [label, policies, points] of [["allowed", ROOMY, ROOMY_LIMIT], [
+        "refused",
+        ONE,
+        1,
+      ]] as const
+    ) {
+      const peer = await peers.make(points, `server${label}:${stamp}`);
+      const subjects = subjectsOf(100).map((s) => `${s}:server:${label}:${stamp}`);
+      const sides = [
+        (s: string) => limiter.check(s, policies),
+        (s: string) => settle(peer.consume(s)),
+      ];
+      for (const side of sides) for (const s of subjects) await side(s); // active, and refused from here
+      const n = QUICK ? 1_000 : 3_000;
+      const us: number[][] = [[], []];
+      for (let round = 0; round < 5; round++) {
+        for (const k of round % 2 === 0 ? [0, 1] : [1, 0]) {
+          const before = await scriptStats(client);
+          for (let i = 0; i < n; i++) await sides[k](subjects[i % subjects.length]);
+          const after = await scriptStats(client);
+          us[k].push((after.usec - before.usec) / (after.calls - before.calls));
+        }
+      }
+      const [ours, theirs] = us.map(median);
+      rows.push([
+        `${label} check (redis)`,
+        fmt(ours),
+        fmt(theirs),
+        fmt(ours / theirs),
+        "none (shown)",
+      ]);
+    }
+    return rows;
+  } finally {
+    client.destroy();
+    await peers.close();
+    await real.close();
+  }
+}
+
 const rows: Row[] = [];
 await engineRows(MEMORY, SIZES.slice(0, 1), WARM_UP); // both sides' code compiled before any row is timed
 rows.push(...await engineRows(MEMORY, SIZES));
@@ -391,6 +464,18 @@ if (neighbours.length > 0) {
     "No noisy neighbour: 4 connections flood an exhausted key; a victim's p50 under flood ÷ quiet",
     ["store", "ours", "peer", "target"],
     neighbours,
+  );
+}
+
+const server = await serverRows().catch((e) =>
+  `redis server time: failed (${(e as Error).message})`
+);
+if (typeof server === "string") console.log(server);
+else {
+  printTable(
+    "Redis server time per check (INFO commandstats), same rounds: what the one thread spends",
+    ["case", "ours µs", "peer µs", "ours ÷ peer", "target"],
+    server,
   );
 }
 
