@@ -601,11 +601,9 @@ export class CreditBook {
           this.#pending.delete(subject); // no record spends it any more
           continue;
         }
-        const keys = tenants.get(tenantId) ?? new Map();
-        tenants.set(
-          tenantId,
-          keys.set(owner.id, { subject, write: { which: "own", remaining, at } }),
-        );
+        let keys = tenants.get(tenantId);
+        if (keys === undefined) tenants.set(tenantId, keys = new Map());
+        keys.set(owner.id, { subject, write: { which: "own", remaining, at } });
       } catch (error) {
         failure ??= error;
       }
