@@ -585,40 +585,63 @@ export class CreditBook {
       if (Array.isArray(read)) this.#take(read);
     }
     failure ??= this.#unknown();
-    // Keys' own balances by tenant (its balance key's record tells it), by balance key.
-    const tenants = new Map<string, Map<string, { subject: string; write: BalanceWrite }>>();
+    /** Keys' own balances, by balance key. */
+    const own = new Map<string, { subject: string; write: BalanceWrite }>();
     for (const [subject, { balance, owner }] of [...this.#pending]) {
       const { remaining } = balance;
       const at = new Date(balance.at);
+      if (owner.kind === "key") {
+        own.set(owner.id, { subject, write: { which: "own", remaining, at } });
+        continue;
+      }
       try {
-        if (owner.kind === "tenant") {
-          await this.#writeBackPool(owner.id, remaining, at);
-          this.#pending.delete(subject);
-          continue;
-        }
-        const tenantId = (await this.#storage.findById(owner.id))?.tenantId;
-        if (tenantId === undefined) {
-          this.#pending.delete(subject); // no record spends it any more
-          continue;
-        }
-        let keys = tenants.get(tenantId);
-        if (keys === undefined) tenants.set(tenantId, keys = new Map());
-        keys.set(owner.id, { subject, write: { which: "own", remaining, at } });
+        await this.#writeBackPool(owner.id, remaining, at);
+        this.#pending.delete(subject);
       } catch (error) {
         failure ??= error;
       }
     }
-    for (const [tenantId, keys] of tenants) {
+    // A balance key's record tells its tenant; the tenant's keys are then written with every
+    // balance drained that they spend (a balance is spent by its key's rotation chain and the
+    // keys minted with `limitsOf`): one read per tenant, not one per balance.
+    const failedTenants = new Set<string>();
+    let gone = 0;
+    for (const [id, { subject }] of own) {
+      if (!this.#pending.has(subject)) continue; // written with its tenant's
+      let tenantId: string | undefined;
       try {
-        // Every key spending each balance: its rotation chain's and those minted with `limitsOf`.
-        await this.#writeTenant(tenantId, undefined, (credits, id) => {
-          const balanceKeyId = balanceKeyOf(credits, id);
-          return balanceKeyId === undefined ? undefined : keys.get(balanceKeyId)?.write;
-        });
-        for (const { subject } of keys.values()) this.#pending.delete(subject);
+        tenantId = (await this.#storage.findById(id))?.tenantId;
       } catch (error) {
         failure ??= error;
+        continue;
       }
+      if (tenantId === undefined) {
+        gone++;
+        this.#pending.delete(subject); // no record spends it any more
+        continue;
+      }
+      if (failedTenants.has(tenantId)) continue; // kept for the next pass
+      const written = new Set([id]);
+      try {
+        await this.#writeTenant(tenantId, undefined, (credits, keyId) => {
+          const balanceKeyId = balanceKeyOf(credits, keyId);
+          const drained = balanceKeyId === undefined ? undefined : own.get(balanceKeyId);
+          if (drained === undefined) return undefined;
+          if (balanceKeyId === keyId) written.add(keyId); // the balance key is this tenant's
+          return drained.write;
+        });
+      } catch (error) {
+        failure ??= error;
+        failedTenants.add(tenantId);
+        continue;
+      }
+      for (const keyId of written) this.#pending.delete(own.get(keyId)!.subject);
+    }
+    if (gone > 0) {
+      console.warn(
+        `api-keys: credits write-back: ${gone} drained balance(s) of keys no longer stored ` +
+          "were not written back",
+      );
     }
     return failure;
   }

@@ -570,7 +570,95 @@ describe("the credit write-back", () => {
       [4, at],
     );
   });
+  it("reads each tenant once per pass, not each balance (7 balances of 2 tenants: 2 reads, and 1 for a key no longer stored: its balance dropped with one warning line)", async () => {
+    const { storage, service, drained, ids, at } = await drainedKeys({ t1: 5, t2: 2 });
+    const written = [...drained];
+    drained.push({ subject: "key:gone", name: "credits", remaining: 3, at });
+    const find = storage.findById.bind(storage);
+    let finds = 0;
+    storage.findById = (id) => (finds++, find(id));
+    const warned: string[] = [];
+    const warn = console.warn;
+    console.warn = (line: string) => warned.push(line);
+    try {
+      await service.close();
+    } finally {
+      console.warn = warn;
+      storage.findById = find;
+    }
+    assert.equal(finds, 3, "one read per tenant, and one for the key no longer stored");
+    for (const [i, id] of [...ids.t1, ...ids.t2].entries()) {
+      const { credits } = (await storage.findById(id))!;
+      assert.deepEqual([credits!.remaining, +credits!.updatedAt], [written[i].remaining, at]);
+    }
+    assert.deepEqual(warned, [
+      "api-keys: credits write-back: 1 drained balance(s) of keys no longer stored were not written back",
+    ]);
+  });
+  it("a tenant whose write fails keeps its balances for the next pass; another tenant's are written in the same pass", async () => {
+    const { storage, service, ids, fail } = await drainedKeys({ t1: 3, t2: 1 });
+    fail.add("t1");
+    const remaining = async (id: string) => (await storage.findById(id))!.credits!.remaining;
+    const warn = console.warn;
+    console.warn = () => {};
+    try {
+      await assert.rejects(service.close(), /API key storage is unavailable/);
+    } finally {
+      console.warn = warn;
+    }
+    assert.deepEqual(
+      [...await Promise.all(ids.t1.map(remaining)), await remaining(ids.t2[0])],
+      [9, 9, 9, 0],
+    );
+    fail.clear();
+    await service.close();
+    assert.deepEqual(await Promise.all(ids.t1.map(remaining)), [0, 1, 2]);
+  });
 });
+
+/**
+ * A service whose limiter's store drains `drained` once (then nothing), with
+ * `keys` keys per tenant of 9 credits each, a balance of `i` drained for its
+ * `i`th key at `at`; `setCredits` of a tenant in `fail` rejects.
+ */
+async function drainedKeys(keys: Record<string, number>) {
+  const storage = new InMemoryApiKeyStorage();
+  const fail = new Set<string>();
+  const [find, setCredits] = [storage.findById.bind(storage), storage.setCredits.bind(storage)];
+  storage.setCredits = async (id, credits) => {
+    if (fail.has((await find(id))!.tenantId)) throw new Error("down");
+    return setCredits(id, credits);
+  };
+  let drained: CreditBalance[] = [];
+  const draining: RateLimitStore = {
+    name: "draining",
+    checkBatch: () => Promise.resolve({ results: [] }),
+    drainCreditChanges() {
+      const answer = drained;
+      drained = [];
+      return Promise.resolve(answer);
+    },
+  };
+  const limiter = createRateLimiter({ store: draining, logger: () => {} });
+  const { service } = makeService({ storage, limiter, persistIntervalMs: 3_600_000 });
+  const at = Date.now() + 1_000;
+  const ids: Record<string, string[]> = {};
+  for (const [tenantId, n] of Object.entries(keys)) {
+    ids[tenantId] = [];
+    for (let i = 0; i < n; i++) {
+      const { id } = await service.create({
+        tenantId,
+        name: `k${i}`,
+        scopes: READ_ORDERS,
+        credits: { remaining: 9 },
+      });
+      ids[tenantId].push(id);
+      const credits = (await storage.findById(id))!.credits!;
+      drained.push({ subject: creditSubjectOf(id, credits), name: "credits", remaining: i, at });
+    }
+  }
+  return { storage, service, drained, ids, at, fail };
+}
 
 describe("ApiKeysServiceOptions.persistIntervalMs", () => {
   it("is 100 to 3,600,000 ms and needs a limiter; close() resolves without a draining store", async () => {
