@@ -100,6 +100,9 @@ const LAYOUT = "<" + "d".repeat(SUB_BUCKETS + 2);
 /** The ring slots of counter `c` as Lua assignment targets: `c[1], c[2], …`. */
 const SLOT_TARGETS = Array.from({ length: SUB_BUCKETS + 1 }, (_, i) => `c[${i + 1}]`).join(", ");
 
+/** Lua: the moment (ms) sub-bucket `q` of a window of `window` ms leaves every window of its counter. */
+const leaves = (q: string, window: string) => `ceil((${q} + SLOTS) * ${window} / B)`;
+
 /**
  * A batch of checks (docs/rate-limits.md, "The algorithm: a sliding window of
  * sub-buckets"). A window counter is one string key: its newest sub-bucket,
@@ -235,7 +238,7 @@ for _ = 1, checks do
         local written = pack(LAYOUT, head, unpack(c, 1, SLOTS))
         if c[MOVED] then
           -- Expires when its newest sub-bucket leaves every window.
-          local ttl = ceil((head + SLOTS) * c[WINDOW] / B) - now
+          local ttl = ${leaves("head", "c[WINDOW]")} - now
           if ttl < 1 then ttl = 1 end
           redis.call('SET', c[KEY], written, 'PX', ttl)
           c[MOVED] = false
@@ -252,7 +255,7 @@ for _ = 1, checks do
         if total > 0 then
           -- Room again when its oldest sub-bucket with units leaves the window.
           for q = head - B, head do
-            if c[q % SLOTS + 1] > 0 then reset = ceil((q + SLOTS) * window / B) - at break end
+            if c[q % SLOTS + 1] > 0 then reset = ${leaves("q", "window")} - at break end
           end
         end
       elseif cost <= limit then
@@ -260,7 +263,7 @@ for _ = 1, checks do
         local freed = 0
         for q = head - B, head do
           freed = freed + c[q % SLOTS + 1]
-          if freed >= total + cost - limit then reset = ceil((q + SLOTS) * window / B) - at break end
+          if freed >= total + cost - limit then reset = ${leaves("q", "window")} - at break end
         end
       end
       out[n_out + 1], out[n_out + 2], out[n_out + 3] = allowed, limit - total, reset
