@@ -19,8 +19,10 @@
  * is said and skipped. On
  * each of them too, the neighbour row: a victim's p50 while 4 connections
  * flood an exhausted key ÷ its p50 alone, ours beside the peer's (target:
- * ours ≤ 1.5 × the peer's). On Redis, the server's µs per check too, ours
- * beside the peer's (no target; see `serverRows`).
+ * ours ≤ 1.5 × the peer's). Then an allowed check with 16 callers at once on
+ * each remote store, ours beside the peer's (no target; see `concurrentRows`).
+ * On Redis, the server's µs per check too, ours beside the peer's (no target;
+ * see `serverRows`).
  *
  * Run: `deno run -A bench/rate_limits_peer.ts [--quick]`.
  *
@@ -269,6 +271,69 @@ async function remoteEngine(kind: StoreKind): Promise<Engine | string> {
   };
 }
 
+/** Callers at once in the concurrency table: a server's requests in flight. */
+const CALLERS = 16;
+
+/**
+ * An allowed check with `CALLERS` callers at once on each remote store, ours
+ * beside the peer's (no target: the issue's rows above are one check at a
+ * time): process CPU per check in alternating rounds, each call of a side
+ * starting `CALLERS` checks of distinct subjects (100 active) and awaiting
+ * them. Our door sends at most 4 calls at once and sends the checks waiting
+ * behind them as one batch; node-redis writes the commands of one turn
+ * together, and the peer's PostgreSQL pool holds 5 connections. On Redis, the
+ * server's µs per check too (`INFO commandstats`: a batch is one script run).
+ */
+/** Redis's µs per check of each of `ops` (`CALLERS` checks a call), ours / the peer's: `INFO commandstats` around 100 calls. */
+async function serverPerCheck(ops: readonly (() => Promise<unknown>)[]): Promise<string> {
+  const client = await connectRedis(process.env.REDIS_URL!);
+  try {
+    const us: string[] = [];
+    for (const op of ops) {
+      const before = await scriptStats(client);
+      for (let i = 0; i < 100; i++) await op();
+      us.push(fmt(((await scriptStats(client)).usec - before.usec) / (100 * CALLERS)));
+    }
+    return us.join(" / ");
+  } finally {
+    client.destroy();
+  }
+}
+
+async function concurrentRows(): Promise<(string[] | string)[]> {
+  const rows: (string[] | string)[] = [];
+  for (const kind of ["redis", "postgres"] as const) {
+    const engine = await remoteEngine(kind);
+    if (typeof engine === "string") {
+      rows.push(engine);
+      continue;
+    }
+    try {
+      const stamp = Date.now();
+      const subjects = subjectsOf(100).map((s) => `${s}:callers:${stamp}`);
+      const [ours, peer] = [engine.limiter(100), await engine.peer(ROOMY_LIMIT, `callers${stamp}`)];
+      const sides = [(s: string) => ours.check(s, ROOMY), (s: string) => peer.consume(s)];
+      for (const side of sides) for (const s of subjects) await side(s);
+      const ops = sides.map((side) => {
+        const next = cycle(subjects);
+        return () => Promise.all(Array.from({ length: CALLERS }, () => side(next())));
+      });
+      const [a, b] = await alternateCpu(ops, CPU_TIMING);
+      rows.push([
+        `allowed check, ${CALLERS} callers at once (${kind})`,
+        fmt(a.us / CALLERS),
+        fmt(b.us / CALLERS),
+        fmt(median(a.rounds.map((us, r) => us / b.rounds[r]))),
+        kind === "redis" ? await serverPerCheck(ops) : "-",
+        "none (shown)",
+      ]);
+    } finally {
+      await engine.close();
+    }
+  }
+  return rows;
+}
+
 /** Median wall ms of `n` sequential calls of `op`. */
 async function p50(op: () => Promise<unknown>, n = QUICK ? 100 : 300): Promise<number> {
   const times: number[] = [];
@@ -464,6 +529,23 @@ if (neighbours.length > 0) {
     "No noisy neighbour: 4 connections flood an exhausted key; a victim's p50 under flood ÷ quiet",
     ["store", "ours", "peer", "target"],
     neighbours,
+  );
+}
+
+const timed: string[][] = [];
+for (
+  const row of await concurrentRows().catch((e) => [
+    `concurrent callers: failed (${(e as Error).message})`,
+  ])
+) {
+  if (typeof row === "string") console.log(row);
+  else timed.push(row);
+}
+if (timed.length > 0) {
+  printTable(
+    `Allowed checks with ${CALLERS} callers at once (a server's requests in flight), same rounds: CPU per check`,
+    ["case", "ours µs", "peer µs", "ours ÷ peer", "Redis µs per check, ours / peer", "target"],
+    timed,
   );
 }
 
