@@ -7,7 +7,9 @@
  * median of the rounds' ratios; the memory rows once untimed first, so the JIT's
  * background work of a new process is not counted). Ours is `limiter.check` with a compiled policy; the peer's is
  * `consume`. Rows, ours ÷ peer (target ≤ 1.0, `MISSED` past it, never a
- * failure): an allowed check, a refused check, and one policy + credits in one
+ * failure): an allowed check, a refused check (on a remote store with
+ * `refusalMemory: 0`: every refusal through the store, as the peer's; see
+ * `rememberedRows` for the defaults), and one policy + credits in one
  * check against the peer's two consumes (a limit and a points balance), on
  * memory and, with `REDIS_URL` / `DATABASE_URL`, on Redis (`RateLimiterRedis`)
  * and PostgreSQL (`RateLimiterPostgres`), one check at a time, at 100 and
@@ -18,11 +20,13 @@
  * compare only the rounds' noise). A store that cannot serve the limiter yet
  * is said and skipped. On
  * each of them too, the neighbour row: a victim's p50 while 4 connections
- * flood an exhausted key ÷ its p50 alone, ours beside the peer's (target:
- * ours ≤ 1.5 × the peer's). Then an allowed check with 16 callers at once on
- * each remote store, ours beside the peer's (no target; see `concurrentRows`).
- * On Redis, the server's µs per check too, ours beside the peer's (no target;
- * see `serverRows`).
+ * flood an exhausted key ÷ its p50 alone (our flooders' refusals not
+ * remembered: the store's own isolation), ours beside the peer's (target:
+ * ours ≤ 1.5 × the peer's). Then, on each remote store, a subject refused
+ * before checked again with our defaults (no target; see `rememberedRows`),
+ * and an allowed check with 16 callers at once, ours beside the peer's (no
+ * target; see `concurrentRows`). On Redis, the server's µs per check too,
+ * ours beside the peer's (no target; see `serverRows`).
  *
  * Run: `deno run -A bench/rate_limits_peer.ts [--quick]`.
  *
@@ -78,10 +82,10 @@ interface Peer {
 interface Engine {
   /** `memory`, `redis` or `postgres`. */
   readonly kind: "memory" | StoreKind;
-  /** Our limiter, its store able to hold `n` subjects on every row. */
-  limiter(n: number): RateLimiter;
-  /** The peer with `points` per hour, its keys under `keyPrefix`. */
-  peer(points: number, keyPrefix: string): Promise<Peer>;
+  /** Our limiter, its store able to hold `n` subjects on every row (`refusalMemory` as given). */
+  limiter(n: number, refusalMemory?: number): RateLimiter;
+  /** The peer with `points` per hour, its keys under `keyPrefix` (`extra`: more of its options). */
+  peer(points: number, keyPrefix: string, extra?: object): Promise<Peer>;
   /** Subjects checked at once while a row's subjects are made active (1: in turn). */
   readonly fillers: number;
   /** Closes what the engine opened. */
@@ -186,7 +190,8 @@ async function engineRows(
       return { ours: (s) => ours.check(s, ROOMY), peer: (s) => theirs.consume(s) };
     }],
     ["refused check", async (n) => {
-      const [ours, theirs] = [engine.limiter(n), await peer(1, "refused", n)];
+      // Every refused check through the store, as the peer's (see `rememberedRows`).
+      const [ours, theirs] = [engine.limiter(n, 0), await peer(1, "refused", n)];
       return { ours: (s) => ours.check(s, ONE), peer: (s) => settle(theirs.consume(s)) };
     }],
     ["policy + credits (peer: two consumes)", async (n) => {
@@ -217,7 +222,7 @@ async function engineRows(
 async function peerOn(kind: StoreKind, url: string) {
   if (kind === "redis") {
     const client = await connectRedis(url);
-    const make = (points: number, keyPrefix: string): Promise<Peer> =>
+    const make = (points: number, keyPrefix: string, extra?: object): Promise<Peer> =>
       Promise.resolve(
         new RateLimiterRedis({
           storeClient: client,
@@ -225,13 +230,14 @@ async function peerOn(kind: StoreKind, url: string) {
           points,
           duration: HOUR_MS / 1000,
           keyPrefix,
+          ...extra,
         }),
       );
     return { make, close: () => client.close() };
   }
   const pool = new pg.Pool({ connectionString: url, max: 5 });
   pool.on("error", () => {});
-  const make = (points: number, keyPrefix: string) =>
+  const make = (points: number, keyPrefix: string, extra?: object) =>
     new Promise<Peer>((resolve, reject) => {
       const made: RateLimiterPostgres = new RateLimiterPostgres({
         storeClient: pool,
@@ -239,6 +245,7 @@ async function peerOn(kind: StoreKind, url: string) {
         duration: HOUR_MS / 1000,
         tableName: "bench_peer_rate_limits",
         keyPrefix,
+        ...extra,
       }, (error?: Error) => error ? reject(error) : resolve(made));
     });
   return { make, close: () => pool.end() };
@@ -250,8 +257,13 @@ async function remoteEngine(kind: StoreKind): Promise<Engine | string> {
   const url = process.env[variable];
   if (!url) return `${kind}: ${variable} is not set, skipped`;
   const real = await openStore(kind, url);
-  const limiter = () =>
-    createRateLimiter({ ...quiet, store: real.store as RateLimitStore, timeoutMs: 5_000 });
+  const limiter = (_n?: number, refusalMemory?: number) =>
+    createRateLimiter({
+      ...quiet,
+      store: real.store as RateLimitStore,
+      timeoutMs: 5_000,
+      refusalMemory,
+    });
   try {
     await limiter().ready();
   } catch (error) {
@@ -274,16 +286,6 @@ async function remoteEngine(kind: StoreKind): Promise<Engine | string> {
 /** Callers at once in the concurrency table: a server's requests in flight. */
 const CALLERS = 16;
 
-/**
- * An allowed check with `CALLERS` callers at once on each remote store, ours
- * beside the peer's (no target: the issue's rows above are one check at a
- * time): process CPU per check in alternating rounds, each call of a side
- * starting `CALLERS` checks of distinct subjects (100 active) and awaiting
- * them. Our door sends at most 4 calls at once and sends the checks waiting
- * behind them as one batch; node-redis writes the commands of one turn
- * together, and the peer's PostgreSQL pool holds 5 connections. On Redis, the
- * server's µs per check too (`INFO commandstats`: a batch is one script run).
- */
 /** Redis's µs per check of each of `ops` (`CALLERS` checks a call), ours / the peer's: `INFO commandstats` around 100 calls. */
 async function serverPerCheck(ops: readonly (() => Promise<unknown>)[]): Promise<string> {
   const client = await connectRedis(process.env.REDIS_URL!);
@@ -300,7 +302,10 @@ async function serverPerCheck(ops: readonly (() => Promise<unknown>)[]): Promise
   }
 }
 
-async function concurrentRows(): Promise<(string[] | string)[]> {
+/** A row of `row` on each remote store (each its own engine, closed after), or why it is skipped. */
+async function perRemoteStore(
+  row: (engine: Engine, kind: StoreKind, stamp: number) => Promise<string[]>,
+): Promise<(string[] | string)[]> {
   const rows: (string[] | string)[] = [];
   for (const kind of ["redis", "postgres"] as const) {
     const engine = await remoteEngine(kind);
@@ -309,30 +314,44 @@ async function concurrentRows(): Promise<(string[] | string)[]> {
       continue;
     }
     try {
-      const stamp = Date.now();
-      const subjects = subjectsOf(100).map((s) => `${s}:callers:${stamp}`);
-      const [ours, peer] = [engine.limiter(100), await engine.peer(ROOMY_LIMIT, `callers${stamp}`)];
-      const sides = [(s: string) => ours.check(s, ROOMY), (s: string) => peer.consume(s)];
-      for (const side of sides) for (const s of subjects) await side(s);
-      const ops = sides.map((side) => {
-        const next = cycle(subjects);
-        return () => Promise.all(Array.from({ length: CALLERS }, () => side(next())));
-      });
-      const [a, b] = await alternateCpu(ops, CPU_TIMING);
-      rows.push([
-        `allowed check, ${CALLERS} callers at once (${kind})`,
-        fmt(a.us / CALLERS),
-        fmt(b.us / CALLERS),
-        fmt(median(a.rounds.map((us, r) => us / b.rounds[r]))),
-        kind === "redis" ? await serverPerCheck(ops) : "-",
-        "none (shown)",
-      ]);
+      rows.push(await row(engine, kind, Date.now()));
     } finally {
       await engine.close();
     }
   }
   return rows;
 }
+
+/**
+ * An allowed check with `CALLERS` callers at once on each remote store, ours
+ * beside the peer's (no target: the issue's rows above are one check at a
+ * time): process CPU per check in alternating rounds, each call of a side
+ * starting `CALLERS` checks of distinct subjects (100 active) and awaiting
+ * them. Our door sends at most 4 calls at once and sends the checks waiting
+ * behind them as one batch; node-redis writes the commands of one turn
+ * together, and the peer's PostgreSQL pool holds 5 connections. On Redis, the
+ * server's µs per check too (`INFO commandstats`: a batch is one script run).
+ */
+const concurrentRows = () =>
+  perRemoteStore(async (engine, kind, stamp) => {
+    const subjects = subjectsOf(100).map((s) => `${s}:callers:${stamp}`);
+    const [ours, peer] = [engine.limiter(100), await engine.peer(ROOMY_LIMIT, `callers${stamp}`)];
+    const sides = [(s: string) => ours.check(s, ROOMY), (s: string) => peer.consume(s)];
+    for (const side of sides) for (const s of subjects) await side(s);
+    const ops = sides.map((side) => {
+      const next = cycle(subjects);
+      return () => Promise.all(Array.from({ length: CALLERS }, () => side(next())));
+    });
+    const [a, b] = await alternateCpu(ops, CPU_TIMING);
+    return [
+      `allowed check, ${CALLERS} callers at once (${kind})`,
+      fmt(a.us / CALLERS),
+      fmt(b.us / CALLERS),
+      fmt(median(a.rounds.map((us, r) => us / b.rounds[r]))),
+      kind === "redis" ? await serverPerCheck(ops) : "-",
+      "none (shown)",
+    ];
+  });
 
 /** Median wall ms of `n` sequential calls of `op`. */
 async function p50(op: () => Promise<unknown>, n = QUICK ? 100 : 300): Promise<number> {
@@ -379,8 +398,14 @@ async function neighbourRow(kind: StoreKind): Promise<string[] | string> {
     return { peer: await on.make(1, `neighbour${stamp}`), close: on.close };
   }));
   try {
+    // Refusals not remembered: every flooded check reaches the store, as the peer's do.
     const limiters = stores.map(({ store }) =>
-      createRateLimiter({ ...quiet, store: store as RateLimitStore, timeoutMs: 5_000 })
+      createRateLimiter({
+        ...quiet,
+        store: store as RateLimitStore,
+        timeoutMs: 5_000,
+        refusalMemory: 0,
+      })
     );
     await limiters[0].check(hot, ONE);
     await settle(peers[0].peer.consume(hot));
@@ -404,6 +429,47 @@ async function neighbourRow(kind: StoreKind): Promise<string[] | string> {
     for (const { close } of stores) await close();
   }
 }
+
+/**
+ * A subject refused before, checked again, on each remote store (no target:
+ * the issue's refused rows above send every refusal to the store): ours with
+ * the defaults (the limiter remembers the refusal until the policy can have
+ * room, `refusalMemory`) beside the peer's default (every consume through the
+ * store) and the peer's in-memory block (`inMemoryBlockOnConsumed`, off by
+ * default), 100 subjects each refused once before the rounds, process CPU per
+ * check.
+ */
+const rememberedRows = () =>
+  perRemoteStore(async (engine, kind, stamp) => {
+    const subjects = subjectsOf(100).map((s) => `${s}:again:${stamp}`);
+    const ours = engine.limiter(100);
+    const peer = await engine.peer(1, `again${stamp}`);
+    const blocking = await engine.peer(1, `againblock${stamp}`, { inMemoryBlockOnConsumed: 1 });
+    const sides = [
+      (s: string) => ours.check(s, ONE),
+      (s: string) => settle(peer.consume(s)),
+      (s: string) => settle(blocking.consume(s)),
+    ];
+    // Each subject exhausted, then refused once.
+    for (const side of sides) for (const s of [...subjects, ...subjects]) await side(s);
+    const [a, b, c] = await alternateCpu(
+      sides.map((side) => {
+        const next = cycle(subjects);
+        return () => side(next());
+      }),
+      CPU_TIMING,
+    );
+    const ratio = (x: Timing, y: Timing) => median(x.rounds.map((us, r) => us / y.rounds[r]));
+    return [
+      `refused again (${kind})`,
+      fmt(a.us),
+      fmt(b.us),
+      fmt(c.us),
+      fmt(ratio(a, b)),
+      fmt(ratio(a, c)),
+      "none (shown)",
+    ];
+  });
 
 /** Calls and µs of Redis's script commands so far (`INFO commandstats`: `evalsha`, and `eval` after a reload). */
 async function scriptStats(client: Awaited<ReturnType<typeof connectRedis>>) {
@@ -434,7 +500,12 @@ async function serverRows(): Promise<string[][] | string> {
   const peers = await peerOn("redis", url);
   const client = await connectRedis(url);
   try {
-    const limiter = createRateLimiter({ ...quiet, store: real.store as RateLimitStore });
+    // Refusals not remembered: every refused check runs the script.
+    const limiter = createRateLimiter({
+      ...quiet,
+      store: real.store as RateLimitStore,
+      refusalMemory: 0,
+    });
     const rows: string[][] = [];
     for (
       const [label, policies, points] of [["allowed", ROOMY, ROOMY_LIMIT], [
@@ -532,22 +603,41 @@ if (neighbours.length > 0) {
   );
 }
 
-const timed: string[][] = [];
-for (
-  const row of await concurrentRows().catch((e) => [
-    `concurrent callers: failed (${(e as Error).message})`,
-  ])
-) {
-  if (typeof row === "string") console.log(row);
-  else timed.push(row);
+/** Prints the rows `made` (a failure said as `what: failed`), the lines said among them first. */
+async function printRows(
+  what: string,
+  made: () => Promise<(string[] | string)[]>,
+  title: string,
+  header: string[],
+): Promise<void> {
+  const rows: string[][] = [];
+  for (const row of await made().catch((e) => [`${what}: failed (${(e as Error).message})`])) {
+    if (typeof row === "string") console.log(row);
+    else rows.push(row);
+  }
+  if (rows.length > 0) printTable(title, header, rows);
 }
-if (timed.length > 0) {
-  printTable(
-    `Allowed checks with ${CALLERS} callers at once (a server's requests in flight), same rounds: CPU per check`,
-    ["case", "ours µs", "peer µs", "ours ÷ peer", "Redis µs per check, ours / peer", "target"],
-    timed,
-  );
-}
+
+await printRows(
+  "refused again",
+  rememberedRows,
+  "A subject refused before, checked again (ours: the defaults, refusals remembered), same rounds: CPU per check",
+  [
+    "case",
+    "ours µs",
+    "peer µs",
+    "peer µs, inMemoryBlockOnConsumed",
+    "ours ÷ peer",
+    "ours ÷ peer with block",
+    "target",
+  ],
+);
+await printRows(
+  "concurrent callers",
+  concurrentRows,
+  `Allowed checks with ${CALLERS} callers at once (a server's requests in flight), same rounds: CPU per check`,
+  ["case", "ours µs", "peer µs", "ours ÷ peer", "Redis µs per check, ours / peer", "target"],
+);
 
 const server = await serverRows().catch((e) =>
   `redis server time: failed (${(e as Error).message})`

@@ -26,6 +26,7 @@ import { settleBalance } from "./_refill.ts";
 import { type LimiterTaps, registerTaps } from "../telemetry/_taps.ts";
 import { assertCounterResult, createStoreDoor, malformed, Unanswered } from "./_door.ts";
 import { isWellFormed } from "./_well_formed.ts";
+import { DEFAULT_REFUSALS, Refusals } from "./_refusals.ts";
 import { assertKnownOptions } from "./_options.ts";
 import {
   assertCost,
@@ -95,6 +96,12 @@ export interface RateLimiterOptions {
   metricIntervalMs?: number;
   /** Receives the start-up line and the failure lines (default `console.info`, failure lines `console.warn`). */
   logger?: (line: string) => void;
+  /**
+   * With a remote store: how many subjects' refusals are remembered (0–1,000,000; default
+   * 10,000; 0: none). A check the store refused on a policy is refused again without the
+   * store until that policy can have room (docs/rate-limits.md, "Refusals remembered").
+   */
+  refusalMemory?: number;
 }
 
 const OPTIONS = [
@@ -106,6 +113,7 @@ const OPTIONS = [
   "onMetricError",
   "metricIntervalMs",
   "logger",
+  "refusalMemory",
 ] as const;
 
 /** Options of one check. */
@@ -513,6 +521,8 @@ interface Prepared {
   readonly compiled: readonly CompiledRateLimitPolicy[];
   readonly counters: readonly RateLimitCounter[];
   readonly credits: boolean;
+  /** Whether it is kept (its inputs cannot change): a refusal of it can be remembered. */
+  kept: boolean;
 }
 
 /**
@@ -591,6 +601,11 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
   /** This library's in-process store: its answers to window counters are policy results, made for the call. */
   const handOn = isWellFormed(inProcess ? store.checkNow : store.checkBatch);
   const local = onStoreError === "local" ? createMemoryRateLimitStore() : undefined;
+  const remembered = assertCount(options.refusalMemory ?? DEFAULT_REFUSALS, 0, "refusalMemory");
+  if (remembered > 1_000_000) throw new TypeError("refusalMemory must be at most 1000000");
+  const refusals = inProcess || remembered === 0
+    ? undefined
+    : new Refusals<RateLimitResult>(remembered);
   const does = onStoreError === "open"
     ? "requests pass"
     : onStoreError === "closed"
@@ -841,7 +856,14 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
         ? balances
         : windowCounters(subject, compiled, subjects, slot, cost, balances);
     }
-    const check = { subject, policies, compiled, counters, credits: credits !== undefined };
+    const check: Prepared = {
+      subject,
+      policies,
+      compiled,
+      counters,
+      credits: credits !== undefined,
+      kept: false,
+    };
     if (
       checkOptions !== NO_OPTIONS &&
       (compiled === policies || (policies.length === 0 && Object.isFrozen(policies))) &&
@@ -849,6 +871,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     ) {
       for (const counter of counters) Object.freeze(counter);
       Object.freeze(counters);
+      check.kept = true;
       prepared.set(checkOptions, check);
       lastOptions = checkOptions;
       lastPrepared = check;
@@ -869,11 +892,13 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     let counters: readonly RateLimitCounter[];
     let compiled: readonly CompiledRateLimitPolicy[];
     let credits = false;
+    /** What identifies the check from call to call (its refusal can be remembered), if anything. */
+    let kept: object | undefined;
     if (checkOptions === undefined && policies === lastCompiled && lastCompiled !== undefined) {
       // Compiled policies passed again without options (a limit per subject): nothing to look up.
       assertSubject(subject);
       if (policiesNow !== undefined) return policiesNow(subject, lastCompiled, nowMs);
-      compiled = lastCompiled;
+      compiled = kept = lastCompiled;
       counters = windowCounters(subject, compiled, undefined, undefined, undefined);
     } else {
       // The options kept last, asked again (a key's requests in a row): no look-up.
@@ -889,9 +914,17 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
         lastPrepared = check;
       }
       ({ counters, compiled, credits } = check);
+      if (check.kept) kept = check;
     }
     const trace = taps.enter?.();
-    if (!inProcess) return later(trace, counters, compiled, credits);
+    if (!inProcess) {
+      if (refusals === undefined || kept === undefined) {
+        return later(trace, counters, compiled, credits, undefined, undefined);
+      }
+      const again = refusals.recall(subject, kept);
+      if (again !== undefined) return Promise.resolve(counted(performance.now(), trace, again));
+      return later(trace, counters, compiled, credits, subject, kept);
+    }
     const began = taps.check !== undefined ? performance.now() : 0;
     const sent = door.check(counters, trace, nowMs) as readonly CounterResult[] | Unanswered;
     return counted(began, trace, resultOf(sent, compiled, counters, credits));
@@ -899,19 +932,28 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
 
   /**
    * A check the store answers later (apart from `run`: no closure per in-process check): its
-   * result made as the door settles it (one promise per check), timed from the door's start.
+   * result made as the door settles it (one promise per check), timed from the door's start;
+   * a refusal of a `kept` check (see `run`) remembered for `subject`.
    */
   const later = (
     trace: unknown,
     counters: readonly RateLimitCounter[],
     compiled: readonly CompiledRateLimitPolicy[],
     credits: boolean,
+    subject: string | undefined,
+    kept: object | undefined,
   ) =>
     door.check(
       counters,
       trace,
       undefined,
-      (answer, start) => counted(start, trace, resultOf(answer, compiled, counters, credits)),
+      (answer, start) => {
+        const result = resultOf(answer, compiled, counters, credits);
+        if (kept !== undefined && !result.allowed) {
+          refusals!.remember(subject!, kept, start, result);
+        }
+        return counted(start, trace, result);
+      },
     ) as Promise<RateLimitResult>;
 
   const limiter: RateLimiter = {

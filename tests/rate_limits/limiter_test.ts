@@ -302,6 +302,67 @@ describe("createRateLimiter", () => {
     assert.ok(store.calls <= 40, `${store.calls} store calls for 4,000 checks`);
   });
 
+  it("remembers a refusal by a remote store: the same compiled policies or frozen options of a subject are refused again without it, resets counted down, also while it fails; other checks reach it", async () => {
+    const store = new FakeRemoteStore();
+    const limiter = createRateLimiter({ ...quiet, store });
+    const compiled = compileRateLimitPolicies([burst]);
+    assert.equal((await limiter.check("k", compiled)).allowed, true);
+    const first = await limiter.check("k", compiled);
+    assert.equal(first.allowed, false);
+    const calls = store.calls;
+    await sleep(5);
+    const again = await limiter.check("k", compiled);
+    assert.equal(store.calls, calls, "answered without the store");
+    assert.deepEqual(
+      [again.allowed, again.unavailable, again.outcome, again.policies[0].remaining],
+      [false, false, "store", 0],
+    );
+    assert.ok(again.policies[0].resetMs < first.policies[0].resetMs, "counted down");
+    store.failing = new Error("ECONNREFUSED");
+    assert.equal(
+      (await limiter.check("k", compiled)).outcome,
+      "store",
+      "still refused, not passed",
+    );
+    store.failing = undefined;
+    assert.equal(store.calls, calls);
+    // Another subject, inline policies, and a changed limit each reach the store.
+    assert.equal((await limiter.check("other", compiled)).allowed, true);
+    assert.equal((await limiter.check("k", [burst])).allowed, false);
+    const raised = compileRateLimitPolicies([{ ...burst, limit: 5 }]);
+    assert.equal((await limiter.check("k", raised)).allowed, true);
+    assert.equal(store.calls, calls + 3);
+    // Frozen options: a refusal on a policy is remembered, with the balance it answered.
+    const spend = Object.freeze({ credits: Object.freeze({ initial: 100 }) });
+    assert.equal((await limiter.check("f", compiled, spend)).allowed, true);
+    assert.equal((await limiter.check("f", compiled, spend)).allowed, false);
+    const spent = store.calls;
+    const remembered = await limiter.check("f", compiled, spend);
+    assert.deepEqual([remembered.allowed, remembered.credits?.remaining], [false, 99]);
+    assert.equal(store.calls, spent);
+    // A refusal on credits alone is not: a balance can be topped up at any time.
+    const broke = Object.freeze({ credits: Object.freeze({ initial: 0 }) });
+    const none = compileRateLimitPolicies([api]);
+    for (let i = 0; i < 3; i++) {
+      assert.equal((await limiter.check("c", none, broke)).allowed, false);
+    }
+    assert.equal(store.calls, spent + 3);
+  });
+
+  it("refusalMemory 0 sends every refused check to the store; a bad value is a TypeError", async () => {
+    const store = new FakeRemoteStore();
+    const limiter = createRateLimiter({ ...quiet, store, refusalMemory: 0 });
+    const compiled = compileRateLimitPolicies([burst]);
+    for (let i = 0; i < 4; i++) await limiter.check("k", compiled);
+    assert.equal(store.calls, 4);
+    for (const bad of [-1, 1.5, 1_000_001, "10"]) {
+      assert.throws(
+        () => createRateLimiter({ ...quiet, refusalMemory: bad as number }),
+        /refusalMemory/,
+      );
+    }
+  });
+
   it("closed with credits: a check the store got past its deadline is refused and spends nothing, also later", async () => {
     const store = new FakeRemoteStore();
     store.requestDelayMs = 300;

@@ -1,0 +1,118 @@
+/**
+ * The refusals a limiter of a remote store remembers: a check the store
+ * refused on a window counter is refused again, without the store, until that
+ * counter can have room. Nothing but time takes units out of a window (no
+ * store operation lowers a count), so until the counter's `resetMs` has passed
+ * since the check started, the store would refuse the same check too: the
+ * memory never admits what the store would refuse, and refuses nothing the
+ * store would admit. A flood of an exhausted key then costs its process a
+ * look-up, and its store nothing (docs/rate-limits.md, "Refusals remembered").
+ *
+ * A refusal on credits alone is not remembered (a balance can be topped up at
+ * any time), nor a check whose inputs may change between calls (it is keyed by
+ * its subject and the identity of its frozen check: the same compiled policies,
+ * or the same frozen options, as the API-key service passes per key).
+ *
+ * @module
+ */
+import type { CounterResult } from "./store.ts";
+
+/** Most subjects remembered by default. */
+export const DEFAULT_REFUSALS = 10_000;
+
+/** What a check answered (the limiter's `RateLimitResult`): what a refusal reads of it. */
+export interface Answer {
+  readonly allowed: boolean;
+  readonly unavailable: boolean;
+  readonly outcome: string;
+  readonly policies: readonly CounterResult[];
+  readonly credits?: CounterResult;
+  readonly balances?: readonly CounterResult[];
+}
+
+interface Refusal<R extends Answer> {
+  /** The check refused (its compiled policies or its kept options' check). */
+  readonly check: object;
+  /** When it was started (`performance.now()` ms). */
+  readonly start: number;
+  /** Until when it is refused (`performance.now()` ms). */
+  readonly until: number;
+  readonly result: R;
+}
+
+/** `r` `elapsed` ms later: its `resetMs` counted down (a balance's `-1`, no refill, kept). */
+const aged = <C extends CounterResult>(r: C, elapsed: number): C =>
+  r.resetMs < 0 ? r : { ...r, resetMs: Math.max(0, r.resetMs - elapsed) };
+
+/**
+ * The refusals of one limiter, by subject (the newest per subject), at most
+ * `max` subjects: the oldest is forgotten first.
+ *
+ * @example
+ * ```ts
+ * import { Refusals } from "./_refusals.ts";
+ * const refusals = new Refusals(100);
+ * const policies = [{ name: "api", limit: 1, windowMs: 60_000 }];
+ * const result = {
+ *   allowed: false,
+ *   unavailable: false,
+ *   outcome: "store",
+ *   policies: [{ name: "api", limit: 1, windowMs: 60_000, allowed: false, remaining: 0, resetMs: 59_000 }],
+ * };
+ * refusals.remember("key_1", policies, performance.now(), result);
+ * refusals.recall("key_1", policies)?.allowed; // false, without the store
+ * ```
+ */
+export class Refusals<R extends Answer = Answer> {
+  readonly #max: number;
+  readonly #bySubject = new Map<string, Refusal<R>>();
+
+  /** Remembers at most `max` subjects (≥ 1). */
+  constructor(max: number) {
+    this.#max = max;
+  }
+
+  /** Subjects remembered. */
+  get size(): number {
+    return this.#bySubject.size;
+  }
+
+  /**
+   * The answer to `check` of `subject` when it is remembered refused (its
+   * `resetMs` counted down to now), else `undefined`.
+   */
+  recall(subject: string, check: object): R | undefined {
+    if (this.#bySubject.size === 0) return undefined;
+    const refusal = this.#bySubject.get(subject);
+    if (refusal === undefined || refusal.check !== check) return undefined;
+    const now = performance.now();
+    if (now >= refusal.until) {
+      this.#bySubject.delete(subject);
+      return undefined;
+    }
+    const { result, start } = refusal;
+    const elapsed = now - start;
+    const policies = result.policies.map((p) => aged(p, elapsed));
+    if (result.balances === undefined) return { ...result, policies } as R;
+    const balances = result.balances.map((b) => aged(b, elapsed));
+    return { ...result, policies, credits: balances[0], balances } as R;
+  }
+
+  /**
+   * Remembers `result` of `check` of `subject`, started at `start`
+   * (`performance.now()` ms), when the store refused it on a window counter:
+   * until the soonest moment one of those counters can have room.
+   */
+  remember(subject: string, check: object, start: number, result: R): void {
+    if (result.allowed || result.unavailable || result.outcome !== "store") return;
+    let soonest = Infinity;
+    for (const p of result.policies) {
+      if (!p.allowed && p.resetMs < soonest) soonest = p.resetMs;
+    }
+    if (!(soonest > 0 && soonest < Infinity)) return; // refused on credits alone
+    const map = this.#bySubject;
+    map.delete(subject);
+    if (map.size >= this.#max) map.delete(map.keys().next().value!);
+    map.set(subject, { check, start, until: start + soonest, result });
+  }
+}
