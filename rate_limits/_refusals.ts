@@ -37,12 +37,16 @@ interface Refusal<R extends Answer> {
   readonly start: number;
   /** Until when it is refused (`performance.now()` ms). */
   readonly until: number;
-  readonly result: R;
+  /** Copies of what the store answered (the caller's answer may be changed by its caller). */
+  readonly policies: readonly CounterResult[];
+  readonly balances: readonly CounterResult[] | undefined;
 }
 
-/** `r` `elapsed` ms later: its `resetMs` counted down (a balance's `-1`, no refill, kept). */
-const aged = <C extends CounterResult>(r: C, elapsed: number): C =>
-  r.resetMs < 0 ? r : { ...r, resetMs: Math.max(0, r.resetMs - elapsed) };
+/** `r` `elapsed` ms later (a copy): its `resetMs` counted down (a balance's `-1`, no refill, kept). */
+const aged = (r: CounterResult, elapsed: number): CounterResult => ({
+  ...r,
+  resetMs: r.resetMs < 0 ? r.resetMs : Math.max(0, r.resetMs - elapsed),
+});
 
 /**
  * The refusals of one limiter, by subject (the newest per subject), at most
@@ -78,8 +82,8 @@ export class Refusals<R extends Answer = Answer> {
   }
 
   /**
-   * The answer to `check` of `subject` when it is remembered refused (its
-   * `resetMs` counted down to now), else `undefined`.
+   * The answer to `check` of `subject` when it is remembered refused (a new
+   * refusal by the store, its `resetMs` counted down to now), else `undefined`.
    */
   recall(subject: string, check: object): R | undefined {
     if (this.#bySubject.size === 0) return undefined;
@@ -90,12 +94,12 @@ export class Refusals<R extends Answer = Answer> {
       this.#bySubject.delete(subject);
       return undefined;
     }
-    const { result, start } = refusal;
-    const elapsed = now - start;
-    const policies = result.policies.map((p) => aged(p, elapsed));
-    if (result.balances === undefined) return { ...result, policies } as R;
-    const balances = result.balances.map((b) => aged(b, elapsed));
-    return { ...result, policies, credits: balances[0], balances } as R;
+    const elapsed = now - refusal.start;
+    const policies = refusal.policies.map((p) => aged(p, elapsed));
+    const answer = { allowed: false, unavailable: false, outcome: "store", policies };
+    if (refusal.balances === undefined) return answer as Answer as R;
+    const balances = refusal.balances.map((b) => aged(b, elapsed));
+    return { ...answer, credits: balances[0], balances } as Answer as R;
   }
 
   /**
@@ -113,6 +117,13 @@ export class Refusals<R extends Answer = Answer> {
     const map = this.#bySubject;
     map.delete(subject);
     if (map.size >= this.#max) map.delete(map.keys().next().value!);
-    map.set(subject, { check, start, until: start + soonest, result });
+    const copy = (r: CounterResult) => ({ ...r });
+    map.set(subject, {
+      check,
+      start,
+      until: start + soonest,
+      policies: result.policies.map(copy),
+      balances: result.balances?.map(copy),
+    });
   }
 }

@@ -24,6 +24,9 @@ const refused = (
   ...(balances === undefined ? {} : { credits: balances[0], balances }),
 });
 
+/** An answer as a careless caller sees it. */
+type Mutable = { allowed: boolean; policies: { resetMs: number }[] };
+
 describe("Refusals", () => {
   it("answers a remembered refusal of the same check and subject, its resets counted down from the check's start", () => {
     const refusals = new Refusals<RateLimitResult>(10);
@@ -47,6 +50,21 @@ describe("Refusals", () => {
     assert.equal(again.balances![1].resetMs, -1, "a balance without a refill keeps -1");
     assert.notEqual(again, result, "each answer its own");
     assert.equal(result.policies[0].resetMs, 10_000, "the remembered result is unchanged");
+  });
+
+  it("answers a refusal whatever a caller did to an earlier answer (fails closed)", () => {
+    const refusals = new Refusals<RateLimitResult>(10);
+    const check = {};
+    const result = refused([policy(false, 10_000)]);
+    refusals.remember("k", check, performance.now(), result);
+    const first = refusals.recall("k", check)!;
+    for (const answer of [result, first] as unknown as Mutable[]) {
+      answer.allowed = true;
+      answer.policies[0].resetMs = 0;
+    }
+    const again = refusals.recall("k", check)!;
+    assert.deepEqual([again.allowed, again.outcome, again.unavailable], [false, "store", false]);
+    assert.ok(again.policies[0].resetMs > 9_000);
   });
 
   it("answers nothing for another check, another subject, or once the soonest refusing policy can have room", () => {
