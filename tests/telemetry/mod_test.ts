@@ -12,7 +12,11 @@ import {
   InMemoryApiKeyStorage,
 } from "../../api_keys/mod.ts";
 import type { ApiKeyUsageRow } from "../../api_keys/metering/usage.ts";
-import { createMemoryRateLimitStore, createRateLimiter } from "../../rate_limits/mod.ts";
+import {
+  compileRateLimitPolicies,
+  createMemoryRateLimitStore,
+  createRateLimiter,
+} from "../../rate_limits/mod.ts";
 import { resolveSettings, Responder } from "../../safe_response/mod.ts";
 import { breakChecksum, FakeClocks, PEPPER_1, READ_ORDERS } from "../api_keys/helpers.ts";
 import { creditedKey, CreditedStorage } from "../api_keys/credited_storage.ts";
@@ -226,6 +230,23 @@ describe("instrumentTelemetry", () => {
     assert.equal(valueOf(points, "rate_limit.check.duration", refused), 1);
     const failed = exporter.getFinishedSpans().filter((s) => s.name === "rate_limit.store.call");
     assert.equal(failed.at(-1)!.status.code, 2, "the failed store call's span is an error");
+  });
+
+  it("a remembered refusal: counted as the store's refusal, a check span, no store call", async () => {
+    const { reader, meterProvider, exporter, tracerProvider } = setup();
+    const store = new FakeRemoteStore();
+    const limiter = createRateLimiter({ store, logger: () => {} });
+    instrumentTelemetry({ meterProvider, tracerProvider, limiter });
+    const policies = compileRateLimitPolicies([{ name: "api", limit: 1, windowMs: 60_000 }]);
+    for (let i = 0; i < 4; i++) await limiter.check("k", policies);
+    assert.equal(store.calls, 2, "the first refusal only reached the store");
+    const points = await collect(reader);
+    const refused = { "rate_limit.outcome": "store", "rate_limit.result": "refused" };
+    assert.equal(valueOf(points, "rate_limit.checks", refused), 3);
+    assert.equal(valueOf(points, "rate_limit.store.duration", { "rate_limit.store": "fake" }), 2);
+    const spans = exporter.getFinishedSpans();
+    assert.equal(spans.filter((s) => s.name === "rate_limit.check").length, 4);
+    assert.equal(spans.filter((s) => s.name === "rate_limit.store.call").length, 2);
   });
 
   it("counts replies by status class and observes the change feed", async () => {
