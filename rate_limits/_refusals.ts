@@ -19,6 +19,8 @@ import type { CounterResult } from "./store.ts";
 
 /** Most subjects remembered by default. */
 export const DEFAULT_REFUSALS = 10_000;
+/** Most checks remembered per subject (e.g. a throttler's hit and its block's start). */
+export const CHECKS_PER_SUBJECT = 4;
 
 /** What a check answered (the limiter's `RateLimitResult`): what a refusal reads of it. */
 export interface Answer {
@@ -49,8 +51,8 @@ const aged = (r: CounterResult, elapsed: number): CounterResult => ({
 });
 
 /**
- * The refusals of one limiter, by subject (the newest per subject), at most
- * `max` subjects: the oldest is forgotten first.
+ * The refusals of one limiter, by subject (its newest `CHECKS_PER_SUBJECT`
+ * checks), at most `max` subjects: the oldest is forgotten first.
  *
  * @example
  * ```ts
@@ -69,7 +71,7 @@ const aged = (r: CounterResult, elapsed: number): CounterResult => ({
  */
 export class Refusals<R extends Answer = Answer> {
   readonly #max: number;
-  readonly #bySubject = new Map<string, Refusal<R>>();
+  readonly #bySubject = new Map<string, Refusal<R>[]>();
 
   /** Remembers at most `max` subjects (≥ 1). */
   constructor(max: number) {
@@ -87,11 +89,15 @@ export class Refusals<R extends Answer = Answer> {
    */
   recall(subject: string, check: object): R | undefined {
     if (this.#bySubject.size === 0) return undefined;
-    const refusal = this.#bySubject.get(subject);
-    if (refusal === undefined || refusal.check !== check) return undefined;
+    const list = this.#bySubject.get(subject);
+    if (list === undefined) return undefined;
+    const at = list.findIndex((r) => r.check === check);
+    if (at < 0) return undefined;
+    const refusal = list[at];
     const now = performance.now();
     if (now >= refusal.until) {
-      this.#bySubject.delete(subject);
+      list.splice(at, 1);
+      if (list.length === 0) this.#bySubject.delete(subject);
       return undefined;
     }
     const elapsed = now - refusal.start;
@@ -115,15 +121,18 @@ export class Refusals<R extends Answer = Answer> {
     }
     if (!(soonest > 0 && soonest < Infinity)) return; // refused on credits alone
     const map = this.#bySubject;
+    const list = (map.get(subject) ?? []).filter((r) => r.check !== check);
     map.delete(subject);
     if (map.size >= this.#max) map.delete(map.keys().next().value!);
     const copy = (r: CounterResult) => ({ ...r });
-    map.set(subject, {
+    list.push({
       check,
       start,
       until: start + soonest,
       policies: result.policies.map(copy),
       balances: result.balances?.map(copy),
     });
+    if (list.length > CHECKS_PER_SUBJECT) list.shift();
+    map.set(subject, list);
   }
 }

@@ -914,7 +914,9 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
         lastPrepared = check;
       }
       ({ counters, compiled, credits } = check);
+      // Kept options, or compiled policies without options: the same check from call to call.
       if (check.kept) kept = check;
+      else if (checkOptions === undefined && compiled === policies) kept = compiled;
     }
     const trace = taps.enter?.();
     if (!inProcess) {

@@ -107,6 +107,23 @@ describe("Refusals", () => {
     assert.equal(refusals.recall("k", check), undefined);
   });
 
+  it("remembers up to 4 checks per subject (a throttler's hit and its block's start both), forgetting the oldest", () => {
+    const refusals = new Refusals<RateLimitResult>(10);
+    const checks = [{}, {}, {}, {}, {}];
+    const now = performance.now();
+    for (const check of checks) {
+      refusals.remember("k", check, now, refused([policy(false, 60_000)]));
+    }
+    assert.equal(refusals.size, 1, "one subject");
+    assert.equal(refusals.recall("k", checks[0]), undefined, "the oldest forgotten");
+    for (const check of checks.slice(1)) assert.equal(refusals.recall("k", check)?.allowed, false);
+    // Refused again: the newest of its subject, its old entry replaced.
+    refusals.remember("k", checks[1], now, refused([policy(false, 30_000)]));
+    refusals.remember("k", checks[0], now, refused([policy(false, 60_000)]));
+    assert.ok(refusals.recall("k", checks[1])!.policies[0].resetMs <= 30_000);
+    assert.equal(refusals.recall("k", checks[2]), undefined);
+  });
+
   it("holds at most max subjects, forgetting the oldest first; a subject refused again is the newest", () => {
     const refusals = new Refusals<RateLimitResult>(2);
     const check = {};

@@ -332,6 +332,18 @@ describe("createRateLimiter", () => {
     const raised = compileRateLimitPolicies([{ ...burst, limit: 5 }]);
     assert.equal((await limiter.check("k", raised)).allowed, true);
     assert.equal(store.calls, calls + 3);
+    // Two compiled lists of one subject, in turn: each refusal remembered.
+    const other = compileRateLimitPolicies([{ ...burst, name: "other" }]);
+    await limiter.check("t", compiled);
+    await limiter.check("t", other);
+    await limiter.check("t", compiled);
+    await limiter.check("t", other);
+    const turns = store.calls;
+    for (let i = 0; i < 3; i++) {
+      assert.equal((await limiter.check("t", compiled)).allowed, false);
+      assert.equal((await limiter.check("t", other)).allowed, false);
+    }
+    assert.equal(store.calls, turns);
     // Frozen options: a refusal on a policy is remembered, with the balance it answered.
     const spend = Object.freeze({ credits: Object.freeze({ initial: 100 }) });
     assert.equal((await limiter.check("f", compiled, spend)).allowed, true);

@@ -4,6 +4,7 @@ import { apiKeyThrottlerTracker, createThrottlerStorage } from "../../rate_limit
 import { createMemoryRateLimitStore } from "../../rate_limits/memory_store.ts";
 import { createRateLimiter, type RateLimiter } from "../../rate_limits/limiter.ts";
 import type { RateLimitStore } from "../../rate_limits/store.ts";
+import { FakeRemoteStore } from "./_fake_store.ts";
 
 const quiet = { logger: () => {} };
 const over = (store: RateLimitStore) => createRateLimiter({ ...quiet, store });
@@ -61,6 +62,25 @@ describe("createThrottlerStorage", () => {
     assert.deepEqual((await hit()).isBlocked, true);
     now = 6_100; // the block has left, and the hit at 5,000 too
     assert.deepEqual((await hit()).isBlocked, false);
+  });
+
+  it("on a remote store, a blocked tracker's hits reach it no more once its hit and its block's start were refused", async () => {
+    const store = new FakeRemoteStore();
+    const storage = createThrottlerStorage(over(store));
+    const hit = () => storage.increment("t", 60_000, 1, 120_000, "default");
+    assert.equal((await hit()).isBlocked, false);
+    assert.equal((await hit()).isBlocked, true); // refused, and the block starts
+    await hit(); // the hit and the block's start, each refused by the store
+    const calls = store.calls;
+    for (let i = 0; i < 5; i++) {
+      const record = await hit();
+      assert.equal(record.isBlocked, true);
+      assert.ok(
+        record.timeToBlockExpire > 60,
+        `blocked until the block's unit leaves: ${record.timeToBlockExpire} s`,
+      );
+    }
+    assert.equal(store.calls, calls);
   });
 
   it("serves throttler 4 (ttl in seconds, no limit): counts every hit; a store is wrapped in a limiter", async () => {
