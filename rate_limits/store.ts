@@ -98,8 +98,9 @@ export interface CounterResult {
   /**
    * Window: allowed, ms until `remaining` next grows (0 when nothing is counted);
    * denied, ms until this `cost` fits (`windowMs` when it exceeds `limit` and never
-   * fits). Credit: ms until the next refill; -1 when there is none, or when denied
-   * and no refill makes this `cost` fit.
+   * fits): a remote store's limiter refuses the same check again without it until
+   * then (`refusalMemory`). Credit: ms until the next refill; -1 when there is
+   * none, or when denied and no refill makes this `cost` fit.
    */
   readonly resetMs: number;
 }
