@@ -20,7 +20,7 @@ import type { CounterResult } from "./store.ts";
 /** Most subjects remembered by default. */
 export const DEFAULT_REFUSALS = 10_000;
 /** Most checks remembered per subject (e.g. a throttler's hit and its block's start). */
-export const CHECKS_PER_SUBJECT = 4;
+const CHECKS_PER_SUBJECT = 4;
 
 /** What a check answered (the limiter's `RateLimitResult`): what a refusal reads of it. */
 export interface Answer {
@@ -114,7 +114,7 @@ export class Refusals<R extends Answer = Answer> {
    * until the soonest moment one of those counters can have room.
    */
   remember(subject: string, check: object, start: number, result: R): void {
-    if (result.allowed || result.unavailable || result.outcome !== "store") return;
+    if (result.allowed || result.outcome !== "store") return;
     let soonest = Infinity;
     for (const p of result.policies) {
       if (!p.allowed && p.resetMs < soonest) soonest = p.resetMs;

@@ -522,7 +522,7 @@ interface Prepared {
   readonly counters: readonly RateLimitCounter[];
   readonly credits: boolean;
   /** Whether it is kept (its inputs cannot change): a refusal of it can be remembered. */
-  kept: boolean;
+  readonly kept: boolean;
 }
 
 /**
@@ -856,22 +856,13 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
         ? balances
         : windowCounters(subject, compiled, subjects, slot, cost, balances);
     }
-    const check: Prepared = {
-      subject,
-      policies,
-      compiled,
-      counters,
-      credits: credits !== undefined,
-      kept: false,
-    };
-    if (
-      checkOptions !== NO_OPTIONS &&
+    const kept = checkOptions !== NO_OPTIONS &&
       (compiled === policies || (policies.length === 0 && Object.isFrozen(policies))) &&
-      unchanging(checkOptions)
-    ) {
+      unchanging(checkOptions);
+    const check = { subject, policies, compiled, counters, credits: credits !== undefined, kept };
+    if (kept) {
       for (const counter of counters) Object.freeze(counter);
       Object.freeze(counters);
-      check.kept = true;
       prepared.set(checkOptions, check);
       lastOptions = checkOptions;
       lastPrepared = check;
@@ -920,10 +911,8 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     }
     const trace = taps.enter?.();
     if (!inProcess) {
-      if (refusals === undefined || kept === undefined) {
-        return later(trace, counters, compiled, credits, undefined, undefined);
-      }
-      const again = refusals.recall(subject, kept);
+      if (refusals === undefined) kept = undefined;
+      const again = kept === undefined ? undefined : refusals!.recall(subject, kept);
       if (again !== undefined) return Promise.resolve(counted(performance.now(), trace, again));
       return later(trace, counters, compiled, credits, subject, kept);
     }
@@ -942,7 +931,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     counters: readonly RateLimitCounter[],
     compiled: readonly CompiledRateLimitPolicy[],
     credits: boolean,
-    subject: string | undefined,
+    subject: string,
     kept: object | undefined,
   ) =>
     door.check(
@@ -952,7 +941,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       (answer, start) => {
         const result = resultOf(answer, compiled, counters, credits);
         if (kept !== undefined && !result.allowed) {
-          refusals!.remember(subject!, kept, start, result);
+          refusals!.remember(subject, kept, start, result);
         }
         return counted(start, trace, result);
       },
