@@ -32,7 +32,7 @@ export interface Answer {
   readonly balances?: readonly CounterResult[];
 }
 
-interface Refusal<R extends Answer> {
+interface Refusal {
   /** The check refused (its compiled policies or its kept options' check). */
   readonly check: object;
   /** When it was started (`performance.now()` ms). */
@@ -69,9 +69,9 @@ const aged = (r: CounterResult, elapsed: number): CounterResult => ({
  * refusals.recall("key_1", policies)?.allowed; // false, without the store
  * ```
  */
-export class Refusals<R extends Answer = Answer> {
+export class Refusals {
   readonly #max: number;
-  readonly #bySubject = new Map<string, Refusal<R>[]>();
+  readonly #bySubject = new Map<string, Refusal[]>();
 
   /** Remembers at most `max` subjects (≥ 1). */
   constructor(max: number) {
@@ -87,7 +87,7 @@ export class Refusals<R extends Answer = Answer> {
    * The answer to `check` of `subject` when it is remembered refused (a new
    * refusal by the store, its `resetMs` counted down to now), else `undefined`.
    */
-  recall(subject: string, check: object): R | undefined {
+  recall(subject: string, check: object): Answer | undefined {
     if (this.#bySubject.size === 0) return undefined;
     const list = this.#bySubject.get(subject);
     if (list === undefined) return undefined;
@@ -103,9 +103,9 @@ export class Refusals<R extends Answer = Answer> {
     const elapsed = now - refusal.start;
     const policies = refusal.policies.map((p) => aged(p, elapsed));
     const answer = { allowed: false, unavailable: false, outcome: "store", policies };
-    if (refusal.balances === undefined) return answer as Answer as R;
+    if (refusal.balances === undefined) return answer;
     const balances = refusal.balances.map((b) => aged(b, elapsed));
-    return { ...answer, credits: balances[0], balances } as Answer as R;
+    return { ...answer, credits: balances[0], balances };
   }
 
   /**
@@ -113,7 +113,7 @@ export class Refusals<R extends Answer = Answer> {
    * (`performance.now()` ms), when the store refused it on a window counter:
    * until the soonest moment one of those counters can have room.
    */
-  remember(subject: string, check: object, start: number, result: R): void {
+  remember(subject: string, check: object, start: number, result: Answer): void {
     if (result.allowed || result.outcome !== "store") return;
     let soonest = Infinity;
     for (const p of result.policies) {

@@ -603,9 +603,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
   const local = onStoreError === "local" ? createMemoryRateLimitStore() : undefined;
   const remembered = assertCount(options.refusalMemory ?? DEFAULT_REFUSALS, 0, "refusalMemory");
   if (remembered > 1_000_000) throw new TypeError("refusalMemory must be at most 1000000");
-  const refusals = inProcess || remembered === 0
-    ? undefined
-    : new Refusals<RateLimitResult>(remembered);
+  const refusals = inProcess || remembered === 0 ? undefined : new Refusals(remembered);
   const does = onStoreError === "open"
     ? "requests pass"
     : onStoreError === "closed"
@@ -912,7 +910,9 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     const trace = taps.enter?.();
     if (!inProcess) {
       if (refusals === undefined) kept = undefined;
-      const again = kept === undefined ? undefined : refusals!.recall(subject, kept);
+      const again = kept === undefined
+        ? undefined
+        : refusals!.recall(subject, kept) as RateLimitResult | undefined;
       if (again !== undefined) return Promise.resolve(counted(performance.now(), trace, again));
       return later(trace, counters, compiled, credits, subject, kept);
     }

@@ -29,13 +29,13 @@ type Mutable = { allowed: boolean; policies: { resetMs: number }[] };
 
 describe("Refusals", () => {
   it("answers a remembered refusal of the same check and subject, its resets counted down from the check's start", () => {
-    const refusals = new Refusals<RateLimitResult>(10);
+    const refusals = new Refusals(10);
     const check = {};
     const balance = { allowed: true, remaining: 7, resetMs: 30_000 };
     const never = { allowed: true, remaining: 3, resetMs: -1 };
     const result = refused([policy(false, 10_000), policy(true, 20_000, "day")], [balance, never]);
     refusals.remember("k", check, performance.now() - 1_000, result);
-    const again = refusals.recall("k", check)!;
+    const again = refusals.recall("k", check) as RateLimitResult;
     assert.equal(again.allowed, false);
     assert.equal(again.outcome, "store");
     assert.equal(again.unavailable, false);
@@ -53,7 +53,7 @@ describe("Refusals", () => {
   });
 
   it("answers a refusal whatever a caller did to an earlier answer (fails closed)", () => {
-    const refusals = new Refusals<RateLimitResult>(10);
+    const refusals = new Refusals(10);
     const check = {};
     const result = refused([policy(false, 10_000)]);
     refusals.remember("k", check, performance.now(), result);
@@ -68,7 +68,7 @@ describe("Refusals", () => {
   });
 
   it("answers nothing for another check, another subject, or once the soonest refusing policy can have room", () => {
-    const refusals = new Refusals<RateLimitResult>(10);
+    const refusals = new Refusals(10);
     const check = {};
     refusals.remember("k", check, performance.now(), refused([policy(false, 60_000)]));
     assert.equal(refusals.recall("k", {}), undefined, "another check of the subject");
@@ -85,7 +85,7 @@ describe("Refusals", () => {
   });
 
   it("remembers only a refusal by the store on a policy: never an allowed, unavailable or local answer, or a refusal on credits alone", () => {
-    const refusals = new Refusals<RateLimitResult>(10);
+    const refusals = new Refusals(10);
     const check = {};
     const now = performance.now();
     refusals.remember("k", check, now, { ...refused([policy(true, 0)]), allowed: true });
@@ -108,7 +108,7 @@ describe("Refusals", () => {
   });
 
   it("remembers up to 4 checks per subject (a throttler's hit and its block's start both), forgetting the oldest", () => {
-    const refusals = new Refusals<RateLimitResult>(10);
+    const refusals = new Refusals(10);
     const checks = [{}, {}, {}, {}, {}];
     const now = performance.now();
     for (const check of checks) {
@@ -125,7 +125,7 @@ describe("Refusals", () => {
   });
 
   it("holds at most max subjects, forgetting the oldest first; a subject refused again is the newest", () => {
-    const refusals = new Refusals<RateLimitResult>(2);
+    const refusals = new Refusals(2);
     const check = {};
     const now = performance.now();
     refusals.remember("a", check, now, refused([policy(false, 60_000)]));
