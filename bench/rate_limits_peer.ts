@@ -24,7 +24,8 @@
  * remembered: the store's own isolation), ours beside the peer's (target:
  * ours ≤ 1.5 × the peer's). Then, on each remote store, a subject refused
  * before checked again with our defaults (no target; see `rememberedRows`),
- * and an allowed check with 16 callers at once, ours beside the peer's (no
+ * an allowed check with a deadline on both sides (no target; see
+ * `deadlineRows`), and an allowed check with 16 callers at once, ours beside the peer's (no
  * target; see `concurrentRows`). On Redis, the server's µs per check too,
  * ours beside the peer's (no target; see `serverRows`).
  *
@@ -34,7 +35,13 @@
  */
 import process from "node:process";
 import pg from "pg";
-import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis } from "rate-limiter-flexible";
+import {
+  type RateLimiterAbstract,
+  RateLimiterMemory,
+  RateLimiterPostgres,
+  RateLimiterRedis,
+  RLWrapperTimeouts,
+} from "rate-limiter-flexible";
 import { createRateLimiter, type RateLimiter } from "../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../rate_limits/memory_store.ts";
 import { compileRateLimitPolicies } from "../rate_limits/policy.ts";
@@ -64,6 +71,8 @@ const ROOMY = compileRateLimitPolicies([{ name: "roomy", limit: ROOMY_LIMIT, win
 const ONE = compileRateLimitPolicies([{ name: "one", limit: 1, windowMs: HOUR_MS }]);
 const CREDITS = { initial: ROOMY_LIMIT };
 const quiet = { logger: () => {} };
+/** Our limiters' `timeoutMs` on a remote store (and the peer's deadline where it has one). */
+const TIMEOUT_MS = 5_000;
 
 const subjectsOf = (n: number) => Array.from({ length: n }, (_, i) => `bench:${i}`);
 
@@ -261,7 +270,7 @@ async function remoteEngine(kind: StoreKind): Promise<Engine | string> {
     createRateLimiter({
       ...quiet,
       store: real.store as RateLimitStore,
-      timeoutMs: 5_000,
+      timeoutMs: TIMEOUT_MS,
       refusalMemory,
     });
   try {
@@ -403,7 +412,7 @@ async function neighbourRow(kind: StoreKind): Promise<string[] | string> {
       createRateLimiter({
         ...quiet,
         store: store as RateLimitStore,
-        timeoutMs: 5_000,
+        timeoutMs: TIMEOUT_MS,
         refusalMemory: 0,
       })
     );
@@ -431,44 +440,86 @@ async function neighbourRow(kind: StoreKind): Promise<string[] | string> {
 }
 
 /**
+ * A row of three sides (ours, then two of the peer's) timed in the same
+ * alternating rounds over `subjects`, each subject through every side
+ * `passes` times first: µs per check of each, and ours ÷ each of the peer's.
+ */
+async function threeSides(
+  label: string,
+  subjects: readonly string[],
+  sides: readonly ((subject: string) => Promise<unknown>)[],
+  passes: number,
+): Promise<string[]> {
+  for (const side of sides) {
+    for (let pass = 0; pass < passes; pass++) for (const s of subjects) await side(s);
+  }
+  const [a, b, c] = await alternateCpu(
+    sides.map((side) => {
+      const next = cycle(subjects);
+      return () => side(next());
+    }),
+    CPU_TIMING,
+  );
+  const ratio = (x: Timing, y: Timing) => median(x.rounds.map((us, r) => us / y.rounds[r]));
+  return [
+    label,
+    fmt(a.us),
+    fmt(b.us),
+    fmt(c.us),
+    fmt(ratio(a, b)),
+    fmt(ratio(a, c)),
+    "none (shown)",
+  ];
+}
+
+/**
  * A subject refused before, checked again, on each remote store (no target:
  * the issue's refused rows above send every refusal to the store): ours with
  * the defaults (the limiter remembers the refusal until the policy can have
  * room, `refusalMemory`) beside the peer's default (every consume through the
  * store) and the peer's in-memory block (`inMemoryBlockOnConsumed`, off by
- * default), 100 subjects each refused once before the rounds, process CPU per
- * check.
+ * default), 100 subjects each refused once before the rounds (two passes: the
+ * first exhausts them), process CPU per check.
  */
 const rememberedRows = () =>
   perRemoteStore(async (engine, kind, stamp) => {
-    const subjects = subjectsOf(100).map((s) => `${s}:again:${stamp}`);
     const ours = engine.limiter(100);
     const peer = await engine.peer(1, `again${stamp}`);
     const blocking = await engine.peer(1, `againblock${stamp}`, { inMemoryBlockOnConsumed: 1 });
-    const sides = [
-      (s: string) => ours.check(s, ONE),
-      (s: string) => settle(peer.consume(s)),
-      (s: string) => settle(blocking.consume(s)),
-    ];
-    // Each subject exhausted, then refused once.
-    for (const side of sides) for (const s of [...subjects, ...subjects]) await side(s);
-    const [a, b, c] = await alternateCpu(
-      sides.map((side) => {
-        const next = cycle(subjects);
-        return () => side(next());
-      }),
-      CPU_TIMING,
-    );
-    const ratio = (x: Timing, y: Timing) => median(x.rounds.map((us, r) => us / y.rounds[r]));
-    return [
+    return await threeSides(
       `refused again (${kind})`,
-      fmt(a.us),
-      fmt(b.us),
-      fmt(c.us),
-      fmt(ratio(a, b)),
-      fmt(ratio(a, c)),
-      "none (shown)",
-    ];
+      subjectsOf(100).map((s) => `${s}:again:${stamp}`),
+      [
+        (s) => ours.check(s, ONE),
+        (s) => settle(peer.consume(s)),
+        (s) => settle(blocking.consume(s)),
+      ],
+      2,
+    );
+  });
+
+/**
+ * An allowed check with a deadline on both sides, on each remote store (no
+ * target: the issue's allowed rows above time the peer's default, which waits
+ * for its store as long as it takes): ours as there (the door bounds every
+ * store call by `timeoutMs`, always) beside the peer's default and the peer in
+ * its own deadline wrapper (`RLWrapperTimeouts`, the same `TIMEOUT_MS`), 100
+ * subjects, process CPU per check.
+ */
+const deadlineRows = () =>
+  perRemoteStore(async (engine, kind, stamp) => {
+    const ours = engine.limiter(100);
+    const peer = await engine.peer(ROOMY_LIMIT, `deadline${stamp}`);
+    const bounded = new RLWrapperTimeouts({
+      limiter: await engine.peer(ROOMY_LIMIT, `deadlinebound${stamp}`) as RateLimiterAbstract,
+      timeoutMs: TIMEOUT_MS,
+    });
+    return await threeSides(
+      `allowed check (${kind})`,
+      subjectsOf(100).map((s) => `${s}:deadline:${stamp}`),
+      [(s) => ours.check(s, ROOMY), (s) => peer.consume(s), (s) => bounded.consume(s)],
+      1,
+    );
   });
 
 /** Calls and µs of Redis's script commands so far (`INFO commandstats`: `evalsha`, and `eval` after a reload). */
@@ -629,6 +680,20 @@ await printRows(
     "peer µs, inMemoryBlockOnConsumed",
     "ours ÷ peer",
     "ours ÷ peer with block",
+    "target",
+  ],
+);
+await printRows(
+  "with a deadline",
+  deadlineRows,
+  "An allowed check with a deadline on both sides (the peer's: RLWrapperTimeouts, 5,000 ms), same rounds: CPU per check",
+  [
+    "case",
+    "ours µs",
+    "peer µs",
+    "peer µs, RLWrapperTimeouts",
+    "ours ÷ peer",
+    "ours ÷ peer with deadline",
     "target",
   ],
 );
