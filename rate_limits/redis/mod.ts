@@ -1,7 +1,7 @@
 /**
  * The Redis store of the rate limiter: each batch of checks is one `EVALSHA`
  * of one Lua script on the server's clock, exact across every instance on that
- * server. Takes a connected client of `redis` (node-redis 5 or 6, an optional
+ * server. Takes a connected client of `redis` (node-redis 6, an optional
  * peer) from the caller; anything with its `evalSha` and `eval` works.
  *
  * Production setup: a client without an offline queue (a check sent while
@@ -51,7 +51,7 @@ export interface RedisScriptArguments {
 }
 
 /**
- * What the store needs of a Redis client: a node-redis 5/6 client has it. With
+ * What the store needs of a Redis client: a node-redis 6 client has it. With
  * `isOpen`/`isReady` (node-redis) the store sends nothing while the client is
  * not ready; with `on`, the store listens for its `error` events itself.
  */
