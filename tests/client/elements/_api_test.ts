@@ -14,6 +14,8 @@ describe("client/elements/_api.ts", () => {
   let base = "";
   const seen: { method: string; url: string; headers: IncomingHttpHeaders; body: string }[] = [];
   const auth = { credentials: "same-origin" as const };
+  /** Whether the connection of `/a/flood` closed before its body was all written. */
+  const flood = { cut: false };
 
   before(async () => {
     server = createServer(async (request, response) => {
@@ -36,6 +38,24 @@ describe("client/elements/_api.ts", () => {
         "/a/garbled": [200, "{not json"],
         "/a/huge": [200, JSON.stringify({ data: "x".repeat(MAX_RESPONSE_CHARS) })],
       };
+      if (request.url === "/a/flood") {
+        // 32 MB of body, written as the client reads it: a bounded reader stops it early.
+        response.writeHead(200, { "Content-Type": "application/json" });
+        const chunk = "x".repeat(64 * 1024);
+        let left = 512;
+        response.once("close", () => flood.cut = left > 0);
+        const more = () => {
+          while (left > 0 && !response.destroyed) {
+            left--;
+            if (!response.write(left === 511 ? `{"data":"${chunk}` : chunk)) {
+              return response.once("drain", more);
+            }
+          }
+          if (!response.destroyed) response.end('"}');
+        };
+        more();
+        return;
+      }
       const limited = new URL(request.url!, "http://x");
       if (limited.pathname === "/a/limited") {
         const after = limited.searchParams.get("after");
@@ -108,6 +128,14 @@ describe("client/elements/_api.ts", () => {
     await assert.rejects(call(base, "/garbled", auth), { code: "BAD_RESPONSE" });
     await assert.rejects(call(base, "/huge", auth), { code: "BAD_RESPONSE" });
     await assert.rejects(call("http://127.0.0.1:1", "/x", auth), { code: "NETWORK_ERROR" });
+  });
+
+  it("reads a body no further than MAX_RESPONSE_CHARS: a longer one is BAD_RESPONSE, the rest never read", async () => {
+    await assert.rejects(call(base, "/flood", auth), { code: "BAD_RESPONSE" });
+    for (let i = 0; i < 100 && !flood.cut; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    assert.ok(flood.cut, "the client gave the connection up before the body's end");
   });
 
   it("a 429's Retry-After in seconds (delta-seconds or an HTTP date, bounded), null without a readable one", async () => {
