@@ -69,6 +69,25 @@ function failure(body: unknown, status: number, retryAfter: number | null): Admi
   );
 }
 
+/**
+ * The body's text, read no further than {@link MAX_RESPONSE_CHARS}: `null`
+ * past it, the rest never read (the body is cancelled, its connection given up).
+ */
+async function boundedText(response: Response): Promise<string | null> {
+  if (response.body === null) return "";
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return text;
+    text += value;
+    if (text.length > MAX_RESPONSE_CHARS) {
+      reader.cancel().catch(() => {}); // nothing more is read; a failing cancel changes nothing
+      return null;
+    }
+  }
+}
+
 function trimSlashes(base: string): string {
   let end = base.length;
   while (end > 0 && base[end - 1] === "/") end--;
@@ -103,7 +122,7 @@ export async function call(
     headers.Authorization = `Bearer ${token}`;
   }
   let response: Response;
-  let text: string;
+  let text: string | null;
   try {
     response = await fetch(trimSlashes(base) + path, {
       method,
@@ -111,13 +130,13 @@ export async function call(
       credentials: auth.credentials,
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
-    text = await response.text();
+    text = await boundedText(response);
   } catch {
     throw new AdminApiError("NETWORK_ERROR", "network error");
   }
   let parsed: unknown;
   try {
-    parsed = text === "" ? undefined : text.length > MAX_RESPONSE_CHARS ? null : JSON.parse(text);
+    parsed = text === null ? null : text === "" ? undefined : JSON.parse(text);
   } catch {
     parsed = null;
   }
