@@ -25,8 +25,8 @@
  * ours ≤ 1.5 × the peer's). Then, on each remote store, a subject refused
  * before checked again with our defaults (no target; see `rememberedRows`),
  * an allowed check with a deadline on both sides (no target; see
- * `deadlineRows`), and an allowed check with 16 callers at once, ours beside the peer's (no
- * target; see `concurrentRows`). On Redis, the server's µs per check too,
+ * `deadlineRows`), and an allowed check with 16 callers at once, ours beside
+ * the peer's (no target; see `concurrentRows`). On Redis, the server's µs per check too,
  * ours beside the peer's (no target; see `serverRows`).
  *
  * Run: `deno run -A bench/rate_limits_peer.ts [--quick]`.
@@ -118,6 +118,9 @@ const MEMORY: Engine = {
 /** A peer's `consume` as a plain promise: a refusal (its rejection with a result) resolves. */
 const settle = (promise: Promise<unknown>) => promise.catch((e) => e);
 
+/** The median over the rounds of `x` ÷ `y` (each round times both, one after the other). */
+const roundsRatio = (x: Timing, y: Timing) => median(x.rounds.map((us, r) => us / y.rounds[r]));
+
 interface Row {
   /** The store it ran on. */
   kind: Engine["kind"];
@@ -165,8 +168,7 @@ async function rowsOf(
   const timings = await alternateCpu(ops, timing);
   return sides.map(({ subjects }, k) => {
     const [ours, peer] = [timings[2 * k], timings[2 * k + 1]];
-    const ratio = median(ours.rounds.map((us, r) => us / peer.rounds[r]));
-    return { kind, label, subjects: subjects.length, ours, peer, ratio };
+    return { kind, label, subjects: subjects.length, ours, peer, ratio: roundsRatio(ours, peer) };
   });
 }
 
@@ -356,7 +358,7 @@ const concurrentRows = () =>
       `allowed check, ${CALLERS} callers at once (${kind})`,
       fmt(a.us / CALLERS),
       fmt(b.us / CALLERS),
-      fmt(median(a.rounds.map((us, r) => us / b.rounds[r]))),
+      fmt(roundsRatio(a, b)),
       kind === "redis" ? await serverPerCheck(ops) : "-",
       "none (shown)",
     ];
@@ -460,14 +462,13 @@ async function threeSides(
     }),
     CPU_TIMING,
   );
-  const ratio = (x: Timing, y: Timing) => median(x.rounds.map((us, r) => us / y.rounds[r]));
   return [
     label,
     fmt(a.us),
     fmt(b.us),
     fmt(c.us),
-    fmt(ratio(a, b)),
-    fmt(ratio(a, c)),
+    fmt(roundsRatio(a, b)),
+    fmt(roundsRatio(a, c)),
     "none (shown)",
   ];
 }
@@ -686,7 +687,9 @@ await printRows(
 await printRows(
   "with a deadline",
   deadlineRows,
-  "An allowed check with a deadline on both sides (the peer's: RLWrapperTimeouts, 5,000 ms), same rounds: CPU per check",
+  `An allowed check with a deadline on both sides (the peer's: RLWrapperTimeouts, ${
+    TIMEOUT_MS.toLocaleString("en-US")
+  } ms), same rounds: CPU per check`,
   [
     "case",
     "ours µs",
@@ -730,9 +733,7 @@ printTable(
       r.kind === at.kind && r.label === at.label && r.subjects === small
     )!;
     // Median over the rounds (both sizes timed in each) of the cost at `large` ÷ at `small`.
-    const growth = (side: "ours" | "peer") =>
-      median(at[side].rounds.map((us, r) => us / from[side].rounds[r]));
-    const [ours, peer] = [growth("ours"), growth("peer")];
+    const [ours, peer] = [roundsRatio(at.ours, from.ours), roundsRatio(at.peer, from.peer)];
     return [
       caseOf(at),
       `${fmt(ours)}×`,

@@ -909,11 +909,11 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     }
     const trace = taps.enter?.();
     if (!inProcess) {
-      if (refusals === undefined) kept = undefined;
-      const again = kept === undefined
-        ? undefined
-        : refusals!.recall(subject, kept) as RateLimitResult | undefined;
-      if (again !== undefined) return Promise.resolve(counted(performance.now(), trace, again));
+      if (refusals === undefined) kept = undefined; // nothing is remembered
+      else if (kept !== undefined) {
+        const again = refusals.recall(subject, kept) as RateLimitResult | undefined;
+        if (again !== undefined) return Promise.resolve(counted(performance.now(), trace, again));
+      }
       return later(trace, counters, compiled, credits, subject, kept);
     }
     const began = taps.check !== undefined ? performance.now() : 0;
