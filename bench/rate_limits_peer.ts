@@ -25,7 +25,8 @@
  * ours ≤ 1.5 × the peer's). Then, on each remote store, a subject refused
  * before checked again with our defaults (no target; see `rememberedRows`),
  * an allowed check with a deadline on both sides (no target; see
- * `deadlineRows`), and an allowed check with 16 callers at once, ours beside
+ * `deadlineRows`), an allowed check beside a bare round trip on its store (no
+ * target; see `floorRows`), and an allowed check with 16 callers at once, ours beside
  * the peer's (no target; see `concurrentRows`). On Redis, the server's µs per check too,
  * ours beside the peer's (no target; see `serverRows`).
  *
@@ -523,6 +524,44 @@ const deadlineRows = () =>
     );
   });
 
+/**
+ * An allowed check beside the floor of any check on each remote store (no
+ * target): ours and the peer's as in the allowed rows, and a bare round trip
+ * on a connection of its own (Redis: `PING` through node-redis `sendCommand`,
+ * the path our store sends its script on; PostgreSQL: `SELECT 1`), 100
+ * subjects, process CPU per call. One check at a time is one round trip on
+ * either side: what the client and the kernel spend on it bounds how far below
+ * the peer's a check can be.
+ */
+const floorRows = () =>
+  perRemoteStore(async (engine, kind, stamp) => {
+    const ours = engine.limiter(100);
+    const peer = await engine.peer(ROOMY_LIMIT, `floor${stamp}`);
+    const url = process.env[kind === "redis" ? "REDIS_URL" : "DATABASE_URL"]!;
+    let roundTrip: () => Promise<unknown>;
+    let close: () => Promise<unknown>;
+    if (kind === "redis") {
+      const client = await connectRedis(url);
+      roundTrip = () => client.sendCommand(["PING"]);
+      close = () => client.close();
+    } else {
+      const pool = new pg.Pool({ connectionString: url, max: 1 });
+      pool.on("error", () => {});
+      roundTrip = () => pool.query("SELECT 1");
+      close = () => pool.end();
+    }
+    try {
+      return await threeSides(
+        `allowed check (${kind})`,
+        subjectsOf(100).map((s) => `${s}:floor:${stamp}`),
+        [(s) => ours.check(s, ROOMY), (s) => peer.consume(s), roundTrip],
+        1,
+      );
+    } finally {
+      await close();
+    }
+  });
+
 /** Calls and µs of Redis's script commands so far (`INFO commandstats`: `evalsha`, and `eval` after a reload). */
 async function scriptStats(client: Awaited<ReturnType<typeof connectRedis>>) {
   const info = String(await client.info("commandstats"));
@@ -697,6 +736,20 @@ await printRows(
     "peer µs, RLWrapperTimeouts",
     "ours ÷ peer",
     "ours ÷ peer with deadline",
+    "target",
+  ],
+);
+await printRows(
+  "beside a round trip",
+  floorRows,
+  "An allowed check beside a bare round trip on its store (PING / SELECT 1), same rounds: CPU per call",
+  [
+    "case",
+    "ours µs",
+    "peer µs",
+    "round trip µs",
+    "ours ÷ peer",
+    "ours ÷ round trip",
     "target",
   ],
 );
