@@ -1385,6 +1385,120 @@ describe("createApiKeysAdminHandler", () => {
     assert.equal(await served(rotated.json.key), 0, "the rotated key spends the same balance");
   });
 
+  it("no escalation through limits and credits on rotate: a limited caller key rotates only keys on its own limits (create's check)", async () => {
+    const at = () => Date.parse("2030-01-01T10:00:00.000Z");
+    const { call, service, admin } = await setup({}, undefined, limitedService(at));
+    const limited = await createLimitedAdmin(service);
+    const caller = { tenant: "acme", keyId: limited.id };
+    const worker = await service.create({
+      tenantId: "acme",
+      name: "worker",
+      scopes: [{ resource: "projects", level: "read" }],
+    });
+    const refusedRotation = async (id: string, grace = "24h") => {
+      const answer = (await call("POST", `/keys/${id}/rotate`, { body: { grace }, caller }))!;
+      assert.equal(answer.status, 403, JSON.stringify(answer.json));
+      assert.equal(answer.json.error.code, "api_key_escalation_refused");
+      assert.equal(answer.json.error.details.key, "target");
+      return answer.json.error.details.exceeds;
+    };
+    // A sibling without limits, and the tenant's unlimited owner key (same powers as the caller's).
+    assert.deepEqual(await refusedRotation(worker.id), {
+      rateLimits: ["minute"],
+      credits: ["no balance"],
+    });
+    assert.deepEqual(await refusedRotation(admin.id, "none"), {
+      rateLimits: ["minute"],
+      credits: ["no balance"],
+    });
+    // The same policy and as many credits, but counters and a balance of its own: N x the caller's.
+    const twin = await service.create({
+      tenantId: "acme",
+      name: "twin",
+      scopes: [{ resource: "projects", level: "read" }],
+      rateLimits: [{ name: "minute", limit: 3, windowMs: 60_000 }],
+      credits: { remaining: 5 },
+    });
+    assert.deepEqual(await refusedRotation(twin.id), {
+      rateLimits: ["minute"],
+      credits: ["separate balance"],
+    });
+    // On the caller's windows and balance, but a looser policy of the same name.
+    const looser = await service.create({
+      tenantId: "acme",
+      name: "looser",
+      scopes: [{ resource: "projects", level: "read" }],
+      limitsOf: limited.id,
+      rateLimits: [{ name: "minute", limit: 50, windowMs: 60_000 }],
+    });
+    assert.deepEqual(await refusedRotation(looser.id), { rateLimits: ["minute"] });
+    // Nothing rotated: every refused key still works, none has a successor.
+    for (const key of [worker, admin, twin, looser]) {
+      assert.equal((await service.verify(key.key)).keyId, key.id);
+    }
+    assert.equal((await service.listSummaries("acme")).filter((k) => k.rotatedAt).length, 0);
+    // The keys on the caller's limits rotate: one it minted, and its own.
+    const minted = (await call("POST", "/keys", {
+      body: { name: "minted", scopes: ["projects:read"] },
+      caller,
+    }))!;
+    const child = (await call("POST", `/keys/${minted.json.record.id}/rotate`, {
+      body: { grace: "none" },
+      caller,
+    }))!;
+    assert.equal(child.status, 201, JSON.stringify(child.json));
+    const own = (await call("POST", `/keys/${limited.id}/rotate`, { body: {}, caller }))!;
+    assert.equal(own.status, 201, JSON.stringify(own.json));
+    // A person's session (no caller key) is unaffected: it rotates the unlimited key.
+    const session = await setup({ policy: () => null }, undefined, limitedService(at));
+    const unlimited = (await session.call("POST", `/keys/${session.admin.id}/rotate`, {
+      body: { grace: "none" },
+      caller: { tenant: "acme", keyId: null },
+    }))!;
+    assert.equal(unlimited.status, 201, JSON.stringify(unlimited.json));
+  });
+
+  it("no escalation through credits on rotate: a caller on the tenant's pool rotates only keys spending that pool", async () => {
+    const at = () => Date.parse("2030-01-01T10:00:00.000Z");
+    const { call, service } = await setup({}, undefined, limitedService(at));
+    const pooled = await service.create({
+      tenantId: "acme",
+      name: "pooled admin",
+      scopes: [{ resource: "keys", level: "write" }, { resource: "projects", level: "write" }],
+      credits: { remaining: 3, refill: { amount: 3, interval: "daily" }, sharedBy: "tenant" },
+    });
+    const caller = { tenant: "acme", keyId: pooled.id };
+    const own = await service.create({
+      tenantId: "acme",
+      name: "own balance",
+      scopes: [{ resource: "projects", level: "read" }],
+      credits: { remaining: 1_000 },
+    });
+    const unlimited = await service.create({
+      tenantId: "acme",
+      name: "unlimited",
+      scopes: [{ resource: "projects", level: "read" }],
+    });
+    for (
+      const [key, credits] of [[own, "separate balance"], [unlimited, "no balance"]] as const
+    ) {
+      const answer = (await call("POST", `/keys/${key.id}/rotate`, { body: {}, caller }))!;
+      assert.equal(answer.status, 403, key.id);
+      assert.deepEqual(answer.json.error.details, {
+        key: "target",
+        exceeds: { credits: [credits] },
+      });
+    }
+    const onPool = await service.create({
+      tenantId: "acme",
+      name: "on the pool",
+      scopes: [{ resource: "projects", level: "read" }],
+      credits: { remaining: 3, refill: { amount: 3, interval: "daily" }, sharedBy: "tenant" },
+    });
+    const rotated = (await call("POST", `/keys/${onPool.id}/rotate`, { body: {}, caller }))!;
+    assert.equal(rotated.status, 201, JSON.stringify(rotated.json));
+  });
+
   it("keyLimits: the app's policies and credits per tenant or plan; a separate balance under a limited caller is refused", async () => {
     const at = () => Date.parse("2030-01-01T10:00:00.000Z");
     const plan = {

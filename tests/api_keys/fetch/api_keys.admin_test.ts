@@ -8,6 +8,8 @@ import assert from "node:assert/strict";
 import { createApiKeysAdminFetchHandler } from "../../../api_keys/fetch/api_keys.admin.ts";
 import { makeService } from "../helpers.ts";
 import { serve, type Served } from "../../scenarios/_serve.ts";
+import { createRateLimiter } from "../../../rate_limits/limiter.ts";
+import { createMemoryRateLimitStore } from "../../../rate_limits/memory_store.ts";
 
 const SESSIONS = new Map([["session=alice", "acme"], ["session=mallory", "evil"]]);
 const CSRF = { "x-requested-with": "api-keys-manager", "content-type": "application/json" };
@@ -228,5 +230,65 @@ describe("createApiKeysAdminFetchHandler: a key id as the element sends it (enco
     assert.equal(await send("GET", "/keys/%E0%A4%A"), undefined);
     assert.equal(await send("GET", "/keys/a%2Fusage"), undefined);
     assert.equal(await send("GET", "/keys%2Fx"), undefined);
+  });
+});
+
+describe("createApiKeysAdminFetchHandler: a caller key's limits over HTTP", () => {
+  const at = Date.parse("2030-01-01T10:00:00.000Z");
+  const store = createMemoryRateLimitStore({ now: () => at });
+  const { service } = makeService({
+    limiter: createRateLimiter({ store, logger: () => {} }),
+    clock: () => new Date(at),
+  });
+  let server: Served;
+  before(async () => {
+    const admin = createApiKeysAdminFetchHandler({
+      prefix: "/api-keys",
+      service,
+      scopes: ["projects:read", "projects:write"],
+      // The app's own authentication of the caller's key (no use recorded).
+      tenantOf: async (request) =>
+        (await service.verify(request.headers.get("x-api-key")!)).tenantId,
+      callerKeyIdOf: async (request) =>
+        (await service.verify(request.headers.get("x-api-key")!)).keyId,
+      canManage: () => true,
+    });
+    server = await serve(async (request) =>
+      (await admin(request)) ?? new Response("app", { status: 404 })
+    );
+  });
+  after(() => server.close());
+
+  it("a rate-limited, credit-limited keys:write key cannot rotate an unlimited key (403 as create's refusal); its own key it can", async () => {
+    const scopes = [{ resource: "keys", level: "write" as const }, {
+      resource: "projects",
+      level: "write" as const,
+    }];
+    const limited = await service.create({
+      tenantId: "acme",
+      name: "limited admin",
+      scopes,
+      rateLimits: [{ name: "minute", limit: 3, windowMs: 60_000 }],
+      credits: { remaining: 5 },
+    });
+    const owner = await service.create({ tenantId: "acme", name: "owner admin", scopes });
+    const rotate = async (id: string, grace: string) => {
+      const response = await fetch(`${server.url}/api-keys/keys/${id}/rotate`, {
+        method: "POST",
+        headers: { ...CSRF, "x-api-key": limited.key },
+        body: JSON.stringify({ grace }),
+      });
+      return { status: response.status, json: JSON.parse(await response.text()) };
+    };
+    const refused = await rotate(owner.id, "none");
+    assert.equal(refused.status, 403, JSON.stringify(refused.json));
+    assert.equal(refused.json.error.code, "api_key_escalation_refused");
+    assert.deepEqual(refused.json.error.details, {
+      key: "target",
+      exceeds: { rateLimits: ["minute"], credits: ["no balance"] },
+    });
+    assert.equal((await service.verify(owner.key)).keyId, owner.id, "the owner's key still works");
+    const own = await rotate(limited.id, "1h");
+    assert.equal(own.status, 201, JSON.stringify(own.json));
   });
 });

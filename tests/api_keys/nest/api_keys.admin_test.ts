@@ -12,6 +12,7 @@ import { ApiKeysGuard, getApiKeyContext } from "../../../api_keys/nest/api_keys.
 import { RequireScope } from "../../../api_keys/nest/api_keys.decorators.ts";
 import { createApiKeysAdminController } from "../../../api_keys/nest/api_keys.admin.ts";
 import type { ApiKeysService } from "../../../api_keys/service.ts";
+import { createRateLimiter } from "../../../rate_limits/limiter.ts";
 import { boot, moduleOptions, PLATFORMS, type RunningApp } from "./test_app.ts";
 
 const CSRF = { "x-requested-with": "api-keys-manager", "content-type": "application/json" };
@@ -241,6 +242,73 @@ for (const platform of PLATFORMS) {
       assert.equal(read.json.id, target.id);
       assert.equal((await send("PATCH", { name: "renamed" })).json.name, "renamed");
       assert.equal((await send("DELETE")).json.status, "revoked");
+    });
+  });
+}
+
+for (const platform of PLATFORMS) {
+  describe(`createApiKeysAdminController (${platform}): the guard's key's limits`, () => {
+    let running: RunningApp;
+
+    before(async () => {
+      const Admin = createApiKeysAdminController({
+        path: "settings/api-keys",
+        decorators: [UseGuards(ApiKeysGuard), RequireScope("keys", "write")],
+        scopes: ["projects:read", "projects:write"],
+        tenantOf: (request) => getApiKeyContext(request)?.tenantId,
+        callerKeyIdOf: (request) => getApiKeyContext(request)?.keyId,
+        canManage: () => true,
+      });
+      const limiter = createRateLimiter({ logger: () => {} });
+      @Module({
+        imports: [ApiKeysModule.forRoot(moduleOptions({ limiter }))],
+        controllers: [Admin],
+      })
+      class AppModule {}
+      running = await boot(AppModule, platform);
+    });
+    after(() => running.close());
+
+    it("a rate-limited, credit-limited caller cannot rotate the tenant's unlimited admin key; its own it can", async () => {
+      const { service } = running;
+      const scopes = [{ resource: "keys", level: "write" as const }, {
+        resource: "projects",
+        level: "write" as const,
+      }];
+      const limited = await service.create({
+        tenantId: "acme",
+        name: "limited admin",
+        scopes,
+        rateLimits: [{ name: "minute", limit: 3, windowMs: 60_000 }],
+        credits: { remaining: 5 },
+      });
+      const owner = await service.create({ tenantId: "acme", name: "owner admin", scopes });
+      const { port } = running.app.getHttpServer().address() as { port: number };
+      const rotate = async (id: string, grace: string) => {
+        const response = await fetch(
+          `http://127.0.0.1:${port}/settings/api-keys/keys/${id}/rotate`,
+          {
+            method: "POST",
+            headers: { ...CSRF, "x-api-key": limited.key },
+            body: JSON.stringify({ grace }),
+          },
+        );
+        return { status: response.status, json: JSON.parse(await response.text()) };
+      };
+      const refused = await rotate(owner.id, "none");
+      assert.equal(refused.status, 403, JSON.stringify(refused.json));
+      assert.equal(refused.json.error.code, "api_key_escalation_refused");
+      assert.deepEqual(refused.json.error.details, {
+        key: "target",
+        exceeds: { rateLimits: ["minute"], credits: ["no balance"] },
+      });
+      assert.equal(
+        (await service.verify(owner.key)).keyId,
+        owner.id,
+        "the owner's key still works",
+      );
+      const own = await rotate(limited.id, "1h");
+      assert.equal(own.status, 201, JSON.stringify(own.json));
     });
   });
 }
