@@ -7,7 +7,12 @@
  * @module
  */
 import { ApiKeyOperationError, ApiKeyPrefixCollisionError, ApiKeyStorageError } from "./errors.ts";
-import { compileKeyCreditChange, type CreditBook, type KeyBalances } from "./metering/_credits.ts";
+import {
+  balanceKeyOf,
+  compileKeyCreditChange,
+  type CreditBook,
+  type KeyBalances,
+} from "./metering/_credits.ts";
 import { createdEvent } from "./events.ts";
 import { requireRotationWaits } from "./verify/_first_use.ts";
 import { fail, requireNonEmptyString } from "./_input.ts";
@@ -93,6 +98,22 @@ export interface Written<T> {
   written: ApiKeySummary;
   /** The new key's credit join write that failed after it was stored (`CreditBook.joined`). */
   joinFailure?: unknown;
+}
+
+/**
+ * What limits a key, as the admin routes' no-escalation rule compares two
+ * keys: its rate-limit policies, whose window counters it counts on, whose
+ * balance of its own it spends, and whether it spends its tenant's pool.
+ */
+export interface KeyLimits {
+  /** Its rate-limit policies (none: `[]`). */
+  rateLimits: readonly ApiKeyRateLimitPolicy[];
+  /** Id of the key whose window counters it counts on (its own id, or its chain's first key's). */
+  windowsOf: string;
+  /** Id of the key whose balance of its own it spends; `null`: none. */
+  balanceOf: string | null;
+  /** Whether it spends its tenant's shared pool. */
+  pool: boolean;
 }
 
 /** Creates, rotates, revokes and lists keys with the compiled settings. */
@@ -397,6 +418,26 @@ export class ManageFlow {
       records.map((record, i) => [record.id, toSummary(record, nowMs, balances[i])]),
     );
     return ids.map((id) => summaries.get(id) ?? null);
+  }
+
+  /**
+   * The limits of each of tenant `tenantId`'s keys `ids` (distinct, at most
+   * `MAX_KEYS_PER_READ`), in order, as their records hold them (`null`: an
+   * unknown id or another tenant's key): one storage read, no balance read.
+   */
+  async keyLimitsOf(tenantId: string, ids: readonly string[]): Promise<(KeyLimits | null)[]> {
+    requireNonEmptyString(tenantId, "tenantId");
+    const found = await this.#s.storage.findManyByIds(tenantId, ids);
+    return found.map((record) => {
+      if (record === null) return null;
+      const { credits } = record;
+      return {
+        rateLimits: record.rateLimits ?? [],
+        windowsOf: record.rateLimitKeyId ?? record.id,
+        balanceOf: (credits && balanceKeyOf(credits, record.id)) ?? null,
+        pool: credits !== undefined && creditPartsOf(credits).pool !== undefined,
+      };
+    });
   }
 
   /** The id of tenant `tenantId`'s key that key `id` replaced (a rotation), or `null`. */

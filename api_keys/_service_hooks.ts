@@ -19,7 +19,7 @@ import type {
   RotateApiKeyInput,
   RotateApiKeyResult,
 } from "./types.ts";
-import type { Written } from "./_manage.ts";
+import type { KeyLimits, Written } from "./_manage.ts";
 import type { ListApiKeyPageOptions } from "./storage/types.ts";
 
 /** The hooks of one service. */
@@ -87,6 +87,8 @@ export interface ServiceHooks {
     keyIds: readonly string[],
     query: Omit<ApiKeyUsageQuery, "keyId">,
   ) => Promise<ApiKeyUsageBucket[][]>;
+  /** The limits of each of a tenant's keys `ids` (distinct, at most 100), in order: one storage read. */
+  keyLimitsOf: (tenantId: string, ids: readonly string[]) => Promise<(KeyLimits | null)[]>;
   /** The id of the tenant's key that key `id` replaced, or `null` (reads only). */
   predecessorOf: (tenantId: string, id: string) => Promise<string | null>;
 }

@@ -163,6 +163,7 @@ export class ApiKeysService {
         this.#manage.use((flow) => flow.rotateWithRecord(tenantId, id, input, context)),
       summaryOf: (tenantId, id) => this.#manage.use((flow) => flow.summaryOf(tenantId, id)),
       summariesOf: (tenantId, ids) => this.#manage.use((flow) => flow.summariesOf(tenantId, ids)),
+      keyLimitsOf: (tenantId, ids) => this.#manage.use((flow) => flow.keyLimitsOf(tenantId, ids)),
       usageOfKeys: async (tenantId, keyIds, query) => {
         const { readUsageOfKeys } = await import("./metering/_usage.ts");
         return readUsageOfKeys(settings.storage.usage, tenantId, keyIds, query);

@@ -10,15 +10,8 @@ import { ApiKeyOperationError, ApiKeyStorageError, ApiKeyValidationError } from 
 import { errorResponse, jsonResponse, optionalFunction, positiveInteger } from "../leaks/_core.ts";
 import { serviceHooks } from "../_service_hooks.ts";
 import type { ApiKeysService } from "../service.ts";
-import type { Written } from "../_manage.ts";
-import type {
-  ApiKeyRateLimitPolicy,
-  ApiKeySummary,
-  CreateApiKeyInput,
-  Environment,
-  Scope,
-  ScopeLevel,
-} from "../types.ts";
+import type { KeyLimits, Written } from "../_manage.ts";
+import type { ApiKeySummary, CreateApiKeyInput, Environment, Scope, ScopeLevel } from "../types.ts";
 import type { ApiKeyUsageBucket } from "../metering/usage.ts";
 import type { CreditRefill } from "../../rate_limits/mod.ts";
 import { creditsView, spendsCredits, tenantCreditsView } from "./_credits.ts";
@@ -34,7 +27,12 @@ import {
 } from "./_body.ts";
 import { encodeCursor, listQuery, type QueryOf, usageKeys, usageWindow } from "./_query.ts";
 import { positionOf } from "../storage/_paging.ts";
-import { type Escalation, findEscalation, type KeyPowers } from "./no_escalation.ts";
+import {
+  type Escalation,
+  findEscalation,
+  findLimitsEscalation,
+  type KeyPowers,
+} from "./no_escalation.ts";
 import type {
   AdminAction,
   AdminConfig,
@@ -84,6 +82,21 @@ const STATE_CHANGING = new Set(["POST", "PATCH", "DELETE"]);
 const SAME_SITE_FETCH = new Set(["same-origin", "none"]);
 const MAX_ACTOR_LENGTH = 200;
 const MAX_ALLOWED_ORIGINS = 100;
+
+/** The 403 of a `role` key that `exceeds` the caller's: `how` more powerful or less limited. */
+function escalationRefused(
+  role: "new" | "target",
+  how: "more powerful" | "less limited",
+  exceeds: Escalation,
+): AdminHttpError {
+  const verb = role === "new" ? "issue" : "act on";
+  return new AdminHttpError(
+    403,
+    "api_key_escalation_refused",
+    `The caller cannot ${verb} a key ${how} than its own`,
+    { key: role, exceeds },
+  );
+}
 
 /** A failure of an app hook: always a 500, the error to `onError`. */
 class HookFailure {
@@ -237,12 +250,6 @@ function allowedOriginsOf(value: unknown): ReadonlySet<string> {
     }
   }
   return new Set(value as string[]);
-}
-
-/** Whether `policy` is `own` as it is (a looser or stricter one of the same name is not). */
-function samePolicy(own: ApiKeyRateLimitPolicy, policy: ApiKeyRateLimitPolicy): boolean {
-  return own.limit === policy.limit && own.windowMs === policy.windowMs &&
-    (own.cost ?? 1) === (policy.cost ?? 1) && own.sharedBy === policy.sharedBy;
 }
 
 function toScope(flat: string): Scope {
@@ -402,6 +409,7 @@ export function createApiKeysAdminHandler<R>(
     rotateWithRecord,
     summaryOf,
     summariesOf,
+    keyLimitsOf,
     predecessorOf,
     usageOfKeys,
   } = hooks;
@@ -480,24 +488,24 @@ export function createApiKeysAdminHandler<R>(
       return { rateLimits: added.length === 0 ? undefined : added, credits: set?.credits };
     }
     const own = caller.rateLimits ?? [];
-    const exceeds: Escalation = {};
-    const changed = added.filter((policy) =>
-      own.some((mine) => mine.name === policy?.name && !samePolicy(mine, policy))
-    );
-    if (changed.length > 0) exceeds.rateLimits = changed.map((policy) => policy.name);
-    // The tenant's pool is no separate balance for a caller spending it (the minted key spends it).
-    const pool = set?.credits?.sharedBy === "tenant" && caller.tenantCredits !== undefined;
-    if (set?.credits !== undefined && !pool && spendsCredits(caller)) {
-      exceeds.credits = ["separate balance"];
-    }
-    if (Object.keys(exceeds).length > 0) {
-      throw new AdminHttpError(
-        403,
-        "api_key_escalation_refused",
-        "The caller cannot issue a key less limited than its own",
-        { key: "new", exceeds },
-      );
-    }
+    // The caller's limits (its id standing for its windows and balance), and the new key's: on
+    // them (`limitsOf`), keyLimits' policies over the caller's; keyLimits' credits, unless the
+    // tenant's pool the caller spends (the minted key spends it), are a balance in place of the
+    // caller's (the service adds none to a balance it shares).
+    const limits: KeyLimits = {
+      rateLimits: own,
+      windowsOf: caller.id,
+      balanceOf: caller.credits === undefined ? null : caller.id,
+      pool: caller.tenantCredits !== undefined,
+    };
+    const asked = set?.credits;
+    const inherits = asked === undefined || (asked.sharedBy === "tenant" && limits.pool);
+    refuseLessLimited("new", limits, {
+      rateLimits: [...added, ...own.filter((mine) => !added.some((p) => p.name === mine.name))],
+      windowsOf: caller.id,
+      balanceOf: inherits ? limits.balanceOf : "new",
+      pool: inherits && limits.pool,
+    });
     const rateLimits = [
       ...own,
       ...added.filter((policy) => !own.some((mine) => mine.name === policy.name)),
@@ -509,6 +517,29 @@ export function createApiKeysAdminHandler<R>(
     };
   }
 
+  /**
+   * Refuses the rotation of `key` by a caller with a key when `key`'s limits,
+   * which its successor keeps (policies, windows, balance), are less than the
+   * caller's: create's rule. A caller without limits reads nothing more.
+   */
+  async function checkSuccessorLimits(call: Call<R>, key: ApiKeySummary): Promise<void> {
+    const caller = callerKeyIdOf === undefined ? null : await callerPowers(call);
+    if (caller === null || caller.id === key.id) return;
+    if ((caller.rateLimits ?? []).length === 0 && !spendsCredits(caller)) return;
+    const [limits, target] = await keyLimitsOf(call.tenantId, [caller.id, key.id]);
+    if (target === null) throw new ApiKeyOperationError("api_key_record_not_found");
+    if (limits === null) {
+      throw noCallerKey();
+    }
+    refuseLessLimited("target", limits, target);
+  }
+
+  /** A 403 `api_key_escalation_refused` when a key with limits `key` is less limited than the caller's. */
+  function refuseLessLimited(role: "new" | "target", caller: KeyLimits, key: KeyLimits): void {
+    const exceeds = findLimitsEscalation(caller, key);
+    if (exceeds !== null) throw escalationRefused(role, "less limited", exceeds);
+  }
+
   /** Whether a state-changing request passes the CSRF check. */
   function passesCsrf(request: AdminRequest): boolean {
     if (csrf === null) return true;
@@ -517,6 +548,16 @@ export function createApiKeysAdminHandler<R>(
     if (site === null || site === undefined || SAME_SITE_FETCH.has(site)) return true;
     const origin = request.headers("origin");
     return site === "same-site" && typeof origin === "string" && allowedOrigins.has(origin);
+  }
+
+  /** The refusal of a caller without a key of the tenant to compare with. */
+  function noCallerKey(): AdminHttpError {
+    return new AdminHttpError(
+      403,
+      "api_key_escalation_refused",
+      "The caller has no key of this tenant to compare with",
+      { key: "caller" },
+    );
   }
 
   /** Where `key` exceeds what the caller may issue or act on (the policy's answer), or `null`. */
@@ -537,12 +578,7 @@ export function createApiKeysAdminHandler<R>(
     } else {
       const caller = await callerPowers(call);
       if (caller === null) {
-        throw new AdminHttpError(
-          403,
-          "api_key_escalation_refused",
-          "The caller has no key of this tenant to compare with",
-          { key: "caller" },
-        );
+        throw noCallerKey();
       }
       exceeds = findEscalation(caller, key);
     }
@@ -556,15 +592,7 @@ export function createApiKeysAdminHandler<R>(
     key: KeyPowers,
   ): Promise<void> {
     const exceeds = await escalationOf(call, action, role, key);
-    if (exceeds === null) return;
-    throw new AdminHttpError(
-      403,
-      "api_key_escalation_refused",
-      role === "new"
-        ? "The caller cannot issue a key more powerful than its own"
-        : "The caller cannot act on a key more powerful than its own",
-      { key: role, exceeds },
-    );
+    if (exceeds !== null) throw escalationRefused(role, "more powerful", exceeds);
   }
 
   /**
@@ -773,6 +801,7 @@ export function createApiKeysAdminHandler<R>(
     const name = input.name === undefined ? undefined : keyName(input.name, "name");
     await allow(call, "rotate", { tenantId: call.tenantId, key, proposed: null });
     await enforce(call, "rotate", "target", key);
+    await checkSuccessorLimits(call, key);
     const createdBy = await actor(call);
     const made = await rotateWithRecord(call.tenantId, key.id, {
       createdBy,

@@ -10,11 +10,16 @@
  *   key's allowlist (no allowlist means any address, `0.0.0.0/0` and `::/0`);
  * - an expiry no later than the admin key's (no expiry means never).
  *
+ * And, with `findLimitsEscalation` (create and rotate for a caller with a
+ * key), a key is never less limited than the caller's key: its policies, on
+ * the same window counters, and the same balances.
+ *
  * @module
  */
 import { isIpAllowed } from "../ip_allowlist.ts";
 import { scopeSatisfies } from "../scopes.ts";
-import type { ApiKeyRecord, Scope } from "../types.ts";
+import type { KeyLimits } from "../_manage.ts";
+import type { ApiKeyRateLimitPolicy, ApiKeyRecord, Scope } from "../types.ts";
 
 /**
  * What makes a key powerful: the fields of a record the rule compares.
@@ -54,9 +59,12 @@ export interface Escalation {
   allowedIpCidrs?: string[];
   /** The key's expiry, when later than the admin key's. */
   expiresAt?: string[];
-  /** Names of the caller's rate-limit policies the key would not keep as they are. */
+  /** Names of the caller's rate-limit policies the key would not keep as they are, on the caller's counters. */
   rateLimits?: string[];
-  /** `"separate balance"`: a balance of the key's own where it must spend the caller's. */
+  /**
+   * `"separate balance"`: another balance where it must spend the caller's;
+   * `"no balance"`: none where it must spend the caller's.
+   */
   credits?: string[];
 }
 
@@ -132,5 +140,54 @@ export function findEscalation(admin: KeyPowers, key: KeyPowers): Escalation | n
   );
   if (ranges.length > 0) escalation.allowedIpCidrs = [...ranges];
   if (!expiryWithin(key, admin)) escalation.expiresAt = [describeExpiry(key.expiresAt)];
+  return Object.keys(escalation).length === 0 ? null : escalation;
+}
+
+/** Whether `policy` is `own` as it is (a looser or stricter one of the same name is not). */
+function samePolicy(own: ApiKeyRateLimitPolicy, policy: ApiKeyRateLimitPolicy): boolean {
+  return own.limit === policy.limit && own.windowMs === policy.windowMs &&
+    (own.cost ?? 1) === (policy.cost ?? 1) && own.sharedBy === policy.sharedBy;
+}
+
+/**
+ * Where a key with limits `key` would be less limited than the caller's key
+ * (limits `caller`), or `null`: a way out of the caller's limits, for a key
+ * the caller creates or rotates (its successor keeps its limits). Each of the
+ * caller's policies must be the key's as it is and, unless `sharedBy:
+ * "tenant"` (the tenant's counter whichever key), on the caller's window
+ * counters (`rateLimits`: the names that are not). Each balance the caller
+ * spends, its own and the tenant's pool, the key must spend too (`credits`:
+ * `"no balance"` for a key spending none, else `"separate balance"`); one
+ * more (a pool key with a balance of its own besides) only limits it more.
+ *
+ * @example
+ * ```ts
+ * import { findLimitsEscalation } from "./no_escalation.ts";
+ * const caller = {
+ *   rateLimits: [{ name: "minute", limit: 3, windowMs: 60_000 }],
+ *   windowsOf: "k1",
+ *   balanceOf: "k1",
+ *   pool: false,
+ * };
+ * findLimitsEscalation(caller, caller); // null
+ * findLimitsEscalation(caller, { rateLimits: [], windowsOf: "k2", balanceOf: null, pool: false });
+ * // { rateLimits: ["minute"], credits: ["no balance"] }
+ * ```
+ */
+export function findLimitsEscalation(caller: KeyLimits, key: KeyLimits): Escalation | null {
+  const escalation: Escalation = {};
+  const sameWindows = key.windowsOf === caller.windowsOf;
+  const rateLimits = caller.rateLimits.filter((own) =>
+    !key.rateLimits.some((policy) =>
+      policy.name === own.name && samePolicy(own, policy) &&
+      (sameWindows || own.sharedBy === "tenant")
+    )
+  ).map((own) => own.name);
+  if (rateLimits.length > 0) escalation.rateLimits = rateLimits;
+  if (
+    (caller.balanceOf !== null && key.balanceOf !== caller.balanceOf) || (caller.pool && !key.pool)
+  ) {
+    escalation.credits = [key.balanceOf === null && !key.pool ? "no balance" : "separate balance"];
+  }
   return Object.keys(escalation).length === 0 ? null : escalation;
 }

@@ -59,7 +59,7 @@ interface BalanceWrite {
 }
 
 /** The key whose own balance a record of `id` with `credits` spends (`undefined`: none). */
-function balanceKeyOf(credits: ApiKeyCredits, id: string): string | undefined {
+export function balanceKeyOf(credits: ApiKeyCredits, id: string): string | undefined {
   const own = creditPartsOf(credits).own;
   return own === undefined ? undefined : own.balanceKeyId ?? id;
 }

@@ -26,6 +26,7 @@ describe("service hooks", () => {
       rotateWithRecord: () => Promise.reject(new Error("no")),
       summaryOf: () => Promise.resolve(null),
       summariesOf: () => Promise.resolve([]),
+      keyLimitsOf: () => Promise.resolve([]),
       usageOfKeys: () => Promise.resolve([]),
       predecessorOf: () => Promise.resolve(null),
     };
@@ -66,6 +67,45 @@ describe("service hooks", () => {
     assert.equal(await hooks.predecessorOf("t1", next.id), id);
     assert.equal(await hooks.predecessorOf("t1", id), null);
     assert.equal(await hooks.predecessorOf("t2", next.id), null, "another tenant's chain");
+  });
+
+  it("keyLimitsOf: each key's policies, the key whose windows and balance it counts on, its pool; null for an unknown or another tenant's id", async () => {
+    const at = Date.parse("2030-01-01T10:00:00.000Z");
+    const store = createMemoryRateLimitStore({ now: () => at });
+    const limiter = createRateLimiter({ store, logger: () => {} });
+    const { service } = makeService({ limiter, clock: () => new Date(at) });
+    const minute = { name: "minute", limit: 3, windowMs: 60_000, cost: 1 };
+    const root = await service.create({
+      tenantId: "t1",
+      name: "root",
+      scopes: READ_ORDERS,
+      rateLimits: [minute],
+      credits: { remaining: 5 },
+    });
+    const minted = await service.create({
+      tenantId: "t1",
+      name: "minted",
+      scopes: READ_ORDERS,
+      limitsOf: root.id,
+    });
+    const pooled = await service.create({
+      tenantId: "t1",
+      name: "pooled",
+      scopes: READ_ORDERS,
+      credits: { remaining: 2, pool: { remaining: 9 } },
+    });
+    const plain = await service.create({ tenantId: "t1", name: "plain", scopes: READ_ORDERS });
+    const theirs = await service.create({ tenantId: "t2", name: "theirs", scopes: READ_ORDERS });
+    const rotated = await service.rotate(minted.id);
+    const ids = [root.id, rotated.id, pooled.id, plain.id, theirs.id, "nope"];
+    assert.deepEqual(await serviceHooks(service)!.keyLimitsOf("t1", ids), [
+      { rateLimits: [minute], windowsOf: root.id, balanceOf: root.id, pool: false },
+      { rateLimits: [minute], windowsOf: root.id, balanceOf: root.id, pool: false },
+      { rateLimits: [], windowsOf: pooled.id, balanceOf: pooled.id, pool: true },
+      { rateLimits: [], windowsOf: plain.id, balanceOf: null, pool: false },
+      null,
+      null,
+    ]);
   });
 
   it("summariesOf: each key as summaryOf gives it, balances read now (its own, the tenant's pool from its newest copy), in the order asked", async () => {

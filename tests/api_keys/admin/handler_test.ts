@@ -157,6 +157,16 @@ function createLimitedAdmin(service: Awaited<ReturnType<typeof setup>>["service"
   });
 }
 
+/** A keys:write key of acme spending only the tenant's pool (3 credits, refilled daily). */
+function createPooledAdmin(service: Awaited<ReturnType<typeof setup>>["service"]) {
+  return service.create({
+    tenantId: "acme",
+    name: "pooled admin",
+    scopes: [{ resource: "keys", level: "write" }, { resource: "projects", level: "write" }],
+    credits: { remaining: 3, refill: { amount: 3, interval: "daily" }, sharedBy: "tenant" },
+  });
+}
+
 /** A service whose limiter and clock read `at()`. */
 function limitedService(at: () => number): Partial<ApiKeysServiceOptions> {
   const store = createMemoryRateLimitStore({ now: at });
@@ -1403,14 +1413,9 @@ describe("createApiKeysAdminHandler", () => {
       return answer.json.error.details.exceeds;
     };
     // A sibling without limits, and the tenant's unlimited owner key (same powers as the caller's).
-    assert.deepEqual(await refusedRotation(worker.id), {
-      rateLimits: ["minute"],
-      credits: ["no balance"],
-    });
-    assert.deepEqual(await refusedRotation(admin.id, "none"), {
-      rateLimits: ["minute"],
-      credits: ["no balance"],
-    });
+    const noLimits = { rateLimits: ["minute"], credits: ["no balance"] };
+    assert.deepEqual(await refusedRotation(worker.id), noLimits);
+    assert.deepEqual(await refusedRotation(admin.id, "none"), noLimits);
     // The same policy and as many credits, but counters and a balance of its own: N x the caller's.
     const twin = await service.create({
       tenantId: "acme",
@@ -1461,12 +1466,7 @@ describe("createApiKeysAdminHandler", () => {
   it("no escalation through credits on rotate: a caller on the tenant's pool rotates only keys spending that pool", async () => {
     const at = () => Date.parse("2030-01-01T10:00:00.000Z");
     const { call, service } = await setup({}, undefined, limitedService(at));
-    const pooled = await service.create({
-      tenantId: "acme",
-      name: "pooled admin",
-      scopes: [{ resource: "keys", level: "write" }, { resource: "projects", level: "write" }],
-      credits: { remaining: 3, refill: { amount: 3, interval: "daily" }, sharedBy: "tenant" },
-    });
+    const pooled = await createPooledAdmin(service);
     const caller = { tenant: "acme", keyId: pooled.id };
     const own = await service.create({
       tenantId: "acme",
@@ -1573,12 +1573,7 @@ describe("createApiKeysAdminHandler", () => {
     );
     const none = (await call("GET", "/keys"))!;
     assert.equal(none.json.tenantCredits, null, "no key spends a pool yet");
-    const pooled = await service.create({
-      tenantId: "acme",
-      name: "pooled admin",
-      scopes: [{ resource: "keys", level: "write" }, { resource: "projects", level: "write" }],
-      credits: { remaining: 3, refill: { amount: 3, interval: "daily" }, sharedBy: "tenant" },
-    });
+    const pooled = await createPooledAdmin(service);
     const caller = { tenant: "acme", keyId: pooled.id };
     const refused = (await call("POST", "/keys", {
       body: { name: "n", scopes: ["projects:read"] },
@@ -1587,12 +1582,7 @@ describe("createApiKeysAdminHandler", () => {
     assert.equal(refused.status, 403, "keyLimits' separate balance under a pool caller");
     assert.deepEqual(refused.json.error.details.exceeds, { credits: ["separate balance"] });
     const plain = await setup({}, undefined, limitedService(at));
-    const poolAdmin = await plain.service.create({
-      tenantId: "acme",
-      name: "pooled admin",
-      scopes: [{ resource: "keys", level: "write" }, { resource: "projects", level: "write" }],
-      credits: { remaining: 3, refill: { amount: 3, interval: "daily" }, sharedBy: "tenant" },
-    });
+    const poolAdmin = await createPooledAdmin(plain.service);
     const minted = (await plain.call("POST", "/keys", {
       body: { name: "minted", scopes: ["projects:read"] },
       caller: { tenant: "acme", keyId: poolAdmin.id },

@@ -1,13 +1,18 @@
 /**
  * The "no escalation" rule, the admin routes' default policy (`findEscalation`) in isolation: each power
  * (environment, scopes, allowlist, expiry) on its own, several at once, and
- * allowlist containment against an independent integer model of IP ranges.
+ * allowlist containment against an independent integer model of IP ranges;
+ * the limits rule (`findLimitsEscalation`) of create and rotate.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { normalizeAllowedIpCidrs } from "../../../api_keys/mod.ts";
-import { findEscalation, type KeyPowers } from "../../../api_keys/admin/no_escalation.ts";
+import {
+  findEscalation,
+  findLimitsEscalation,
+  type KeyPowers,
+} from "../../../api_keys/admin/no_escalation.ts";
 import { SEED } from "../../reliability/hostile_inputs.ts";
 import {
   dotted,
@@ -235,5 +240,54 @@ describe("findEscalation", () => {
       allowedIpCidrs: ["0.0.0.0/0", "::/0"],
       expiresAt: ["never"],
     });
+  });
+});
+
+describe("findLimitsEscalation", () => {
+  const minute = { name: "minute", limit: 3, windowMs: 60_000 };
+  const shared = { name: "tenant", limit: 100, windowMs: 60_000, sharedBy: "tenant" as const };
+  const caller = { rateLimits: [minute, shared], windowsOf: "c", balanceOf: "c", pool: true };
+
+  it("a key on the caller's limits, or limited more, is no escalation", () => {
+    assert.equal(findLimitsEscalation(caller, caller), null);
+    const more = { name: "hour", limit: 10, windowMs: 3_600_000 };
+    assert.equal(
+      findLimitsEscalation(caller, { ...caller, rateLimits: [more, shared, minute] }),
+      null,
+    );
+    const poolOnly = { rateLimits: [], windowsOf: "p", balanceOf: null, pool: true };
+    assert.equal(findLimitsEscalation(poolOnly, { ...poolOnly, balanceOf: "k" }), null);
+    const unlimited = { rateLimits: [], windowsOf: "u", balanceOf: null, pool: false };
+    assert.equal(findLimitsEscalation(unlimited, caller), null);
+  });
+
+  it("policies: each of the caller's as it is, on its counters unless shared by the tenant", () => {
+    assert.deepEqual(findLimitsEscalation(caller, { ...caller, windowsOf: "k" }), {
+      rateLimits: ["minute"],
+    });
+    for (const changed of [{ limit: 2 }, { limit: 4 }, { windowMs: 1_000 }, { cost: 2 }]) {
+      assert.deepEqual(
+        findLimitsEscalation(caller, {
+          ...caller,
+          rateLimits: [{ ...minute, ...changed }, shared],
+        }),
+        { rateLimits: ["minute"] },
+        JSON.stringify(changed),
+      );
+    }
+    assert.deepEqual(findLimitsEscalation(caller, { ...caller, rateLimits: [] }), {
+      rateLimits: ["minute", "tenant"],
+    });
+  });
+
+  it("credits: each balance the caller spends, its own and the pool", () => {
+    const separate = { credits: ["separate balance"] };
+    assert.deepEqual(findLimitsEscalation(caller, { ...caller, balanceOf: "k" }), separate);
+    assert.deepEqual(findLimitsEscalation(caller, { ...caller, pool: false }), separate);
+    assert.deepEqual(findLimitsEscalation(caller, { ...caller, balanceOf: null }), separate);
+    assert.deepEqual(
+      findLimitsEscalation(caller, { ...caller, balanceOf: null, pool: false }),
+      { credits: ["no balance"] },
+    );
   });
 });

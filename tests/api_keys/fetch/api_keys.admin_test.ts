@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { createApiKeysAdminFetchHandler } from "../../../api_keys/fetch/api_keys.admin.ts";
 import { makeService } from "../helpers.ts";
 import { serve, type Served } from "../../scenarios/_serve.ts";
+import { assertRotationKeepsCallerLimits } from "../admin/limited_rotation.ts";
 import { createRateLimiter } from "../../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../../rate_limits/memory_store.ts";
 
@@ -260,35 +261,13 @@ describe("createApiKeysAdminFetchHandler: a caller key's limits over HTTP", () =
   after(() => server.close());
 
   it("a rate-limited, credit-limited keys:write key cannot rotate an unlimited key (403 as create's refusal); its own key it can", async () => {
-    const scopes = [{ resource: "keys", level: "write" as const }, {
-      resource: "projects",
-      level: "write" as const,
-    }];
-    const limited = await service.create({
-      tenantId: "acme",
-      name: "limited admin",
-      scopes,
-      rateLimits: [{ name: "minute", limit: 3, windowMs: 60_000 }],
-      credits: { remaining: 5 },
-    });
-    const owner = await service.create({ tenantId: "acme", name: "owner admin", scopes });
-    const rotate = async (id: string, grace: string) => {
+    await assertRotationKeepsCallerLimits(service, async (callerKey, id, grace) => {
       const response = await fetch(`${server.url}/api-keys/keys/${id}/rotate`, {
         method: "POST",
-        headers: { ...CSRF, "x-api-key": limited.key },
+        headers: { ...CSRF, "x-api-key": callerKey },
         body: JSON.stringify({ grace }),
       });
       return { status: response.status, json: JSON.parse(await response.text()) };
-    };
-    const refused = await rotate(owner.id, "none");
-    assert.equal(refused.status, 403, JSON.stringify(refused.json));
-    assert.equal(refused.json.error.code, "api_key_escalation_refused");
-    assert.deepEqual(refused.json.error.details, {
-      key: "target",
-      exceeds: { rateLimits: ["minute"], credits: ["no balance"] },
     });
-    assert.equal((await service.verify(owner.key)).keyId, owner.id, "the owner's key still works");
-    const own = await rotate(limited.id, "1h");
-    assert.equal(own.status, 201, JSON.stringify(own.json));
   });
 });
