@@ -209,7 +209,9 @@ export interface ApiKeysAdminOptions<R> {
   canManage: (request: R, action: AdminAction, target: AdminTarget) => boolean | Promise<boolean>;
   /**
    * Id of the API key the caller authenticated with, for the default policy
-   * (no escalation over that key). Required unless `policy` is given.
+   * (no escalation over that key) and, with any policy, the limits: a key it
+   * creates shares that key's limits, a key it rotates must be at least as
+   * limited (docs/security.md). Required unless `policy` is given.
    */
   callerKeyIdOf?: (request: R) => string | null | undefined | Promise<string | null | undefined>;
   /** The policy; default: no escalation over the caller's key (docs/security.md). */
