@@ -7,6 +7,7 @@ import {
   type ApiKeyRecord,
   type ApiKeyStorage,
   ApiKeyStorageError,
+  type ApiKeySummary,
   ApiKeyValidationError,
   InMemoryApiKeyStorage,
   parseKey,
@@ -719,6 +720,25 @@ describe("ApiKeysService.listSummaries", () => {
       [c.id]: "active",
       [rotated.id]: "active",
     });
+  });
+
+  it("declares no field it never lists: a rotated key's link to its predecessor's windows stays the record's", async () => {
+    // Compile time: `rateLimitKeyId` (the record's link) is no field of a summary.
+    const declared: "rateLimitKeyId" extends keyof ApiKeySummary ? true : false = false;
+    assert.equal(declared, false);
+    const { service } = makeService({
+      limiter: createRateLimiter({ store: createMemoryRateLimitStore(), logger: () => {} }),
+    });
+    const { id } = await service.create({
+      tenantId: "t1",
+      name: "a",
+      scopes: READ_ORDERS,
+      rateLimits: [{ name: "api", limit: 10, windowMs: 60_000 }],
+    });
+    const rotated = await service.rotate(id);
+    const summary = (await service.listSummaries("t1")).find((s) => s.id === rotated.id)!;
+    assert.deepEqual(summary.rateLimits, [{ name: "api", limit: 10, windowMs: 60_000 }]);
+    assert.equal("rateLimitKeyId" in summary, false);
   });
 
   it("JSON of the summaries never holds a hash, a hash scheme or a pepper version (property)", async () => {
