@@ -262,12 +262,19 @@ export interface ApiKeySummaryCredits extends ApiKeyCreditBalance {
 
 /**
  * A key as `listSummaries` describes it: the record's fields without `hash`,
- * `hashScheme` and `pepperVersion`, and its `status`.
+ * `hashScheme`, `pepperVersion`, `layout` and `rateLimitKeyId` (a rotated key's link to the
+ * windows it counts on), and its `status`.
  */
 export interface ApiKeySummary extends
   Omit<
     ApiKeyRecord,
-    "hash" | "hashScheme" | "pepperVersion" | "layout" | "allowedIpCidrs" | "credits"
+    | "hash"
+    | "hashScheme"
+    | "pepperVersion"
+    | "layout"
+    | "allowedIpCidrs"
+    | "credits"
+    | "rateLimitKeyId"
   > {
   /** Canonical allowed CIDRs; empty means any address. */
   allowedIpCidrs: string[];

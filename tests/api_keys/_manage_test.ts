@@ -737,7 +737,7 @@ describe("ApiKeysService.listSummaries", () => {
     });
     const rotated = await service.rotate(id);
     const summary = (await service.listSummaries("t1")).find((s) => s.id === rotated.id)!;
-    assert.deepEqual(summary.rateLimits, [{ name: "api", limit: 10, windowMs: 60_000 }]);
+    assert.deepEqual(summary.rateLimits, [{ name: "api", limit: 10, windowMs: 60_000, cost: 1 }]);
     assert.equal("rateLimitKeyId" in summary, false);
   });
 
