@@ -465,6 +465,23 @@ describe("policy compilation and headers", () => {
     assert.deepEqual(rateLimitHeaders({}, true), []);
   });
 
+  it("rateLimitHeaders: a remaining below 0 (a rotation lowered the limit of a counter) is sent as 0; the result keeps its value", async () => {
+    const { service, create } = setup();
+    const minute = { name: "minute", limit: 10, windowMs: 60_000 };
+    const { id, key } = await create([minute, HOUR]);
+    for (let i = 0; i < 4; i++) await service.authorize(key);
+    const rotated = await service.rotate(id, { rateLimits: [{ ...minute, limit: 1 }, HOUR] });
+    const error = await denial(service.authorize(rotated.key));
+    assert.deepEqual(error.rateLimitResults?.map((r) => [r.name, r.remaining]), [
+      ["minute", -3],
+      ["hour", 1],
+    ]);
+    const headers = new Map(rateLimitHeaders(error, true));
+    assert.match(headers.get("RateLimit")!, /^"minute";r=0;t=\d+, "hour";r=1;t=\d+$/);
+    assert.equal(headers.get("X-RateLimit-Remaining"), "0");
+    assert.equal(headers.get("X-RateLimit-Limit"), "1", "the legacy trio of the least remaining");
+  });
+
   it("rateLimitHeaders: a credit denial's Retry-After is the next refill (none without one); a denying policy's wins", () => {
     const credit = (resetMs: number, allowed = false) => ({ allowed, remaining: 0, resetMs });
     assert.deepEqual(rateLimitHeaders({ creditResult: credit(3_600_001) }, false), [
