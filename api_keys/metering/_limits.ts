@@ -1005,7 +1005,8 @@ export function buildLimits(
  * The `RateLimit-Policy` and `RateLimit` fields (draft-ietf-httpapi-ratelimit-headers
  * -08 to -11: one item per policy, `"name";q=<limit>;w=<window s>` and
  * `"name";r=<remaining>;t=<reset s>`) of `answers.rateLimitResults`, with
- * `legacy` the `X-RateLimit-*` trio of the policy with the least remaining, and
+ * `legacy` the `X-RateLimit-*` trio of the policy with the least remaining
+ * (a remaining below 0 sent as 0), and
  * on a denial `Retry-After` in seconds: the longest wait of a denying policy,
  * else (credits denied) the time to the next refill when there is one.
  *
@@ -1022,6 +1023,9 @@ export function rateLimitHeaders(
 ): [string, string][] {
   const { rateLimitResults: results = [], creditResult: credit } = answers;
   const seconds = (ms: number) => Math.ceil(ms / 1000);
+  // Below 0 when a counter holds more than this limit (a rotation lowered it): the fields are
+  // non-negative Integers.
+  const atLeast0 = (remaining: number) => Math.max(0, remaining);
   const headers: [string, string][] = [];
   if (results.length > 0) {
     headers.push(
@@ -1031,7 +1035,8 @@ export function rateLimitHeaders(
       ],
       [
         "RateLimit",
-        results.map((r) => `"${r.name}";r=${r.remaining};t=${seconds(r.resetMs)}`).join(", "),
+        results.map((r) => `"${r.name}";r=${atLeast0(r.remaining)};t=${seconds(r.resetMs)}`)
+          .join(", "),
       ],
     );
   }
@@ -1039,7 +1044,7 @@ export function rateLimitHeaders(
     const least = results.reduce((a, b) => (b.remaining < a.remaining ? b : a));
     headers.push(
       ["X-RateLimit-Limit", String(least.limit)],
-      ["X-RateLimit-Remaining", String(least.remaining)],
+      ["X-RateLimit-Remaining", String(atLeast0(least.remaining))],
       ["X-RateLimit-Reset", String(seconds(least.resetMs))],
     );
   }
