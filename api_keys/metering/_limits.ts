@@ -22,8 +22,7 @@ import {
   type CompiledRateLimitPolicy,
   compileRateLimitPolicies,
 } from "../../rate_limits/policy.ts";
-import { MAX_CREDITS } from "../../rate_limits/credits.ts";
-import { assertCount } from "./_count.ts";
+import { assertCost, assertCount } from "./_count.ts";
 import { loadedSha256, loadSha256 } from "../hasher.ts";
 import { apiKeyError, ApiKeyValidationError } from "../errors.ts";
 import { redactApiKeys } from "../key_format.ts";
@@ -470,8 +469,7 @@ export function routeRateLimitOf(
   const route: Pick<AuthorizeOptions, "rateLimits" | "cost"> = {};
   try {
     if (cost !== undefined) {
-      route.cost = assertCount(cost, 0, "cost");
-      if (cost as number > MAX_CREDITS) throw new TypeError(`cost must be at most ${MAX_CREDITS}`);
+      route.cost = assertCost(cost, "cost");
     }
     if (typeof rateLimits === "string") rateLimits = [rateLimits];
     if (rateLimits === false) {
