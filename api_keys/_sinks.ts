@@ -7,18 +7,10 @@
  * @module
  */
 import { redactApiKeys } from "./key_format.ts";
+import { errorNameOf } from "../telemetry/_error_name.ts";
 
 /** Delivers one payload; never throws. */
 export type Dispatch<T> = (payload: T) => void;
-
-/** The name of a thrown value (its type for a non-`Error`); never throws. */
-function nameOf(error: unknown): string {
-  try {
-    return error instanceof Error ? String(error.name) : typeof error;
-  } catch {
-    return "unknown";
-  }
-}
 
 /**
  * The log line about a failed caller-supplied function: its `label` and the
@@ -26,7 +18,7 @@ function nameOf(error: unknown): string {
  * `redactApiKeys`. Never throws.
  */
 export function failureLine(label: string, error: unknown): string {
-  return redactApiKeys(`api-keys: ${label} failed (${nameOf(error)})`);
+  return redactApiKeys(`api-keys: ${label} failed (${errorNameOf(error)})`);
 }
 
 /**

@@ -111,7 +111,8 @@ export interface AuthorizeOptions {
   /** Scope the route requires. */
   requiredScope?: RequiredScope;
   /**
-   * Units of this request (a safe integer ≥ 0): counted on each policy with a
+   * Units of this request (a safe integer of 0–10^15, `MAX_CREDITS`; another
+   * value is a `TypeError`, with a `limiter` or without): counted on each policy with a
    * `limiter` (default: each policy's `cost`; 0 only checks) and in the usage
    * cost total (default 1).
    */

@@ -24,6 +24,7 @@ import type {
 import { compileCreditChange, compileCreditRefill } from "./credits.ts";
 import { settleBalance } from "./_refill.ts";
 import { type LimiterTaps, registerTaps } from "../telemetry/_taps.ts";
+import { errorNameOf } from "../telemetry/_error_name.ts";
 import { assertCounterResult, createStoreDoor, malformed, Unanswered } from "./_door.ts";
 import { isWellFormed } from "./_well_formed.ts";
 import { DEFAULT_REFUSALS, Refusals } from "./_refusals.ts";
@@ -403,7 +404,7 @@ function reporter(
       contained(options.onMetricError, [error, metric], () => {});
     } else if (!warned) {
       warned = true;
-      console.warn(`rate-limits: onMetric failed (${(error as Error)?.name ?? typeof error})`);
+      console.warn(`rate-limits: onMetric failed (${errorNameOf(error)})`);
     }
   };
   const emit = (metric: RateLimiterMetric) => {

@@ -251,6 +251,12 @@ export function createMemoryRateLimitStore(
   let newestRow = -1;
   let freeRow = -1;
   let windowCount = 0;
+  /**
+   * The newest moment a check read: idle rows are swept at it, and a new row
+   * starts no earlier, so a row swept as idle is never needed again (by a
+   * clock that then steps back: its sub-buckets stay in order).
+   */
+  let latest = -Infinity;
 
   /** Doubles the rows (rows held are at most `maxCounters` + one check's counters: memory stays bounded). */
   const grow = () => {
@@ -414,7 +420,10 @@ export function createMemoryRateLimitStore(
     return addWindow(subject, name, windowMs, after, now);
   };
 
-  /** A new row for a window at `now`, after row `after` of its subject's rows (-1: first of them). */
+  /**
+   * A new row for a window at `now` (at `latest` when the clock stepped back
+   * from it), after row `after` of its subject's rows (-1: first of them).
+   */
   const addWindow = (
     subject: string,
     name: string,
@@ -438,7 +447,7 @@ export function createMemoryRateLimitStore(
     windowCount++;
     const at = r * STRIDE;
     data[at + WINDOW_MS] = windowMs;
-    moveHead(data, at, subBucket(now, windowMs));
+    moveHead(data, at, subBucket(now < latest ? latest : now, windowMs));
     data.fill(0, at + TOTAL, at + STRIDE);
     links[r * LINKS + RING] = 0;
     return r;
@@ -615,7 +624,8 @@ export function createMemoryRateLimitStore(
       }
       results[i] = answer(d, l, r, names[r], limits[i], cost, now, consumed);
     }
-    sweep(now, n + 1);
+    if (now > latest) latest = now;
+    sweep(latest, n + 1);
     return results;
   };
 

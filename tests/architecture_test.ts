@@ -215,12 +215,13 @@ describe("architecture", () => {
     });
   }
 
-  it("only ./telemetry imports @opentelemetry/api (an optional peer); its taps import nothing", () => {
+  it("only ./telemetry imports @opentelemetry/api (an optional peer); its taps and error names import nothing", () => {
     const importers = LIBRARY_FILES.filter((file) =>
       importsOf(file).some((s) => s.startsWith("@opentelemetry/"))
     );
     assert.deepEqual(importers, ["telemetry/mod.ts"]);
     assert.deepEqual(importsOf("telemetry/_taps.ts"), []);
+    assert.deepEqual(importsOf("telemetry/_error_name.ts"), []);
   });
 
   it("only ./safe-response/openapi imports @nestjs/swagger (an optional peer)", () => {
@@ -274,10 +275,10 @@ describe("architecture", () => {
     assert.deepEqual(noble, ["api_keys/hasher.ts", "api_keys/sha256_hasher.ts"]);
   });
 
-  it("the rate-limits core imports only its own files (and the telemetry taps, a leaf), and its stores only the core", () => {
+  it("the rate-limits core imports only its own files (and the telemetry taps and error names, leaves), and its stores only the core", () => {
     for (const file of sourceFiles("rate_limits/")) {
       for (const specifier of importsOf(file)) {
-        assert.match(specifier, /^(\.\/[\w.]+|\.\.\/telemetry\/_taps)\.ts$/, file);
+        assert.match(specifier, /^(\.\/[\w.]+|\.\.\/telemetry\/_(taps|error_name))\.ts$/, file);
       }
     }
     for (const dir of ["rate_limits/postgres/", "rate_limits/redis/"]) {

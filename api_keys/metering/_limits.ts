@@ -22,8 +22,7 @@ import {
   type CompiledRateLimitPolicy,
   compileRateLimitPolicies,
 } from "../../rate_limits/policy.ts";
-import { MAX_CREDITS } from "../../rate_limits/credits.ts";
-import { assertCount } from "./_count.ts";
+import { assertCost, assertCount } from "./_count.ts";
 import { loadedSha256, loadSha256 } from "../hasher.ts";
 import { apiKeyError, ApiKeyValidationError } from "../errors.ts";
 import { redactApiKeys } from "../key_format.ts";
@@ -42,7 +41,8 @@ import type {
 /**
  * Picks the policies of a request in place of the key's stored ones (plan-based
  * limits): sync or async; `undefined` or `[]` means no limit. Its answer is
- * validated (a `TypeError` naming the policy); a throw, a rejection or a bad
+ * validated (a `TypeError` naming the policy), again when it changed in place
+ * since (a plan table edited); a throw, a rejection or a bad
  * answer is handled as an unavailable store (`onStoreError`) and warned about once.
  *
  * @example
@@ -70,10 +70,21 @@ interface Compiled {
 /** Lists compiled so far, by identity (the input and the frozen stored form). */
 const COMPILED = new WeakMap<object, Compiled>();
 
+/**
+ * `input` validated and compiled. The library's own forms (the stored form, a
+ * list `compileRateLimitPolicies` made) cannot change: known, they are answered
+ * by identity. Any other list may have been changed in place since (a plan
+ * table edited, a config reload): its fields are compared with its last
+ * compile's (`compileRateLimitPolicies`' comparison, and `sharedBy`), and a
+ * changed list is validated and compiled again.
+ */
 function compile(input: unknown): Compiled {
   const known = typeof input === "object" && input !== null ? COMPILED.get(input) : undefined;
-  if (known !== undefined) return known;
+  if (known !== undefined && (input === known.list || input === known.policies)) return known;
   const policies = compileRateLimitPolicies(input as readonly ApiKeyRateLimitPolicy[]);
+  if (known !== undefined && known.policies === policies && sameSharing(input, known.shared)) {
+    return known;
+  }
   const shared = (input as readonly ApiKeyRateLimitPolicy[]).map(({ sharedBy }, i) => {
     if (sharedBy !== undefined && sharedBy !== "tenant") {
       throw new TypeError(`rate-limit policy "${policies[i].name}": sharedBy must be "tenant"`);
@@ -91,10 +102,20 @@ function compile(input: unknown): Compiled {
   return compiled;
 }
 
+/** Whether each policy of `input` (as long as `shared`) is still shared as `shared` says. */
+function sameSharing(input: unknown, shared: readonly boolean[]): boolean {
+  const list = input as readonly ApiKeyRateLimitPolicy[];
+  for (let i = 0; i < shared.length; i++) {
+    if (list[i].sharedBy !== (shared[i] ? "tenant" : undefined)) return false;
+  }
+  return true;
+}
+
 /**
  * Validates a key's policies (1–16, see `compileRateLimitPolicies`; `sharedBy`
  * absent or `"tenant"`) and returns their frozen stored form (each `cost`
- * filled in), compiled once per list. Throws a `TypeError` naming the bad policy.
+ * filled in), compiled once per list (again when a field changed in place since).
+ * Throws a `TypeError` naming the bad policy.
  *
  * @example
  * ```ts
@@ -393,15 +414,14 @@ interface Picked {
   readonly shared: readonly boolean[];
 }
 
+/** A route's `AuthorizeOptions.rateLimits` with its own policies compiled. */
+type Route = string | readonly string[] | Compiled | undefined;
+
 /**
  * The route's pick (names) or its own policies, per `AuthorizeOptions.rateLimits`.
  * A `TypeError` when the route names a policy a key with policies lacks.
  */
-function routePolicies(
-  base: Compiled | undefined,
-  route: Exclude<AuthorizeOptions["rateLimits"], false>,
-  keyId: string,
-): Picked {
+function routePolicies(base: Compiled | undefined, route: Route, keyId: string): Picked {
   const none: Picked = { policies: [], shared: [] };
   if (route === undefined) return base ?? none;
   const all = base ?? none;
@@ -413,8 +433,8 @@ function routePolicies(
       shared: [...at.map((i) => all.shared[i]), ...own.shared],
     };
   };
-  if (typeof route === "string" || typeof route[0] === "string") {
-    const names = typeof route === "string" ? [route] : route as readonly string[];
+  if (typeof route === "string" || Array.isArray(route)) {
+    const names: readonly string[] = typeof route === "string" ? [route] : route;
     const missing = names.filter((name) => !all.policies.some((policy) => policy.name === name));
     if (base !== undefined && missing.length > 0) {
       throw new TypeError(
@@ -426,7 +446,7 @@ function routePolicies(
     }
     return pick((name) => names.includes(name));
   }
-  const own = compile(route);
+  const own = route as Compiled;
   return pick((name) => !own.policies.some((p) => p.name === name), own);
 }
 
@@ -449,8 +469,7 @@ export function routeRateLimitOf(
   const route: Pick<AuthorizeOptions, "rateLimits" | "cost"> = {};
   try {
     if (cost !== undefined) {
-      route.cost = assertCount(cost, 0, "cost");
-      if (cost as number > MAX_CREDITS) throw new TypeError(`cost must be at most ${MAX_CREDITS}`);
+      route.cost = assertCost(cost, "cost");
     }
     if (typeof rateLimits === "string") rateLimits = [rateLimits];
     if (rateLimits === false) {
@@ -522,6 +541,8 @@ interface Check {
   readonly options: RateLimitCheckOptions;
   /** At the last other cost asked (a route's). */
   costed?: RateLimitCheckOptions;
+  /** The names of a route's list that can change, as they were when the check was built. */
+  readonly names?: readonly string[];
 }
 
 /** Most route picks a key's plan keeps (an inline route list made per request is not kept past it). */
@@ -593,7 +614,12 @@ class KeyPlan {
     return this.#own ?? undefined;
   }
 
-  /** The check of `route` over `base`, built once per pair. */
+  /**
+   * The check of `route` over `base`, built once per pair: a route's own
+   * policies kept by their compile (`compile`: built again when changed in
+   * place), a list of names that can change (not frozen) built again when its
+   * names changed.
+   */
   check(
     base: Compiled | undefined,
     route: Exclude<AuthorizeOptions["rateLimits"], false>,
@@ -604,20 +630,35 @@ class KeyPlan {
     const holder = base ?? KeyPlan;
     let checks = this.#checks.get(holder);
     if (checks === undefined) this.#checks.set(holder, checks = new Map());
-    const known = checks.get(route);
-    if (known !== undefined) return known;
-    const { policies, shared } = routePolicies(base, route, keyId);
+    const picked: Route = typeof route === "object" && typeof route[0] !== "string"
+      ? compile(route)
+      : route as string | readonly string[] | undefined;
+    const known = checks.get(picked);
+    if (known !== undefined && sameNames(picked, known.names)) return known;
+    const { policies, shared } = routePolicies(base, picked, keyId);
     const subjects = Object.freeze(shared.map((s) => s ? this.slot : this.keySubject));
     const check: Check = {
       subject: subjects[0] ?? this.balances?.[0].subject ?? this.keySubject,
       policies: Object.freeze(policies),
       // Every counter of a tenant's keys in one Redis Cluster slot (one node per tenant).
       options: Object.freeze({ subjects, credits: this.balances, slot: this.slot }),
+      ...(Array.isArray(picked) && !Object.isFrozen(picked)
+        ? { names: Object.freeze([...picked]) }
+        : {}),
     };
-    if (checks.size < MAX_PICKS) checks.set(route, check);
+    if (checks.size < MAX_PICKS || known !== undefined) checks.set(picked, check);
     if (route === undefined) this.#whole = { base, check };
     return check;
   }
+}
+
+/** Whether a route's list of names that can change still has the `names` its check was built for. */
+function sameNames(route: Route, names: readonly string[] | undefined): boolean {
+  if (names === undefined) return true;
+  const now = route as readonly string[];
+  if (now.length !== names.length) return false;
+  for (let i = 0; i < names.length; i++) if (now[i] !== names[i]) return false;
+  return true;
 }
 
 /** Plans by cached context (a verify cache hit answers the same context object). */
@@ -962,7 +1003,8 @@ export function buildLimits(
  * The `RateLimit-Policy` and `RateLimit` fields (draft-ietf-httpapi-ratelimit-headers
  * -08 to -11: one item per policy, `"name";q=<limit>;w=<window s>` and
  * `"name";r=<remaining>;t=<reset s>`) of `answers.rateLimitResults`, with
- * `legacy` the `X-RateLimit-*` trio of the policy with the least remaining, and
+ * `legacy` the `X-RateLimit-*` trio of the policy with the least remaining
+ * (a remaining below 0 sent as 0), and
  * on a denial `Retry-After` in seconds: the longest wait of a denying policy,
  * else (credits denied) the time to the next refill when there is one.
  *
@@ -979,6 +1021,9 @@ export function rateLimitHeaders(
 ): [string, string][] {
   const { rateLimitResults: results = [], creditResult: credit } = answers;
   const seconds = (ms: number) => Math.ceil(ms / 1000);
+  // Below 0 when a counter holds more than this limit (a rotation lowered it): the fields are
+  // non-negative Integers.
+  const atLeast0 = (remaining: number) => Math.max(0, remaining);
   const headers: [string, string][] = [];
   if (results.length > 0) {
     headers.push(
@@ -988,7 +1033,8 @@ export function rateLimitHeaders(
       ],
       [
         "RateLimit",
-        results.map((r) => `"${r.name}";r=${r.remaining};t=${seconds(r.resetMs)}`).join(", "),
+        results.map((r) => `"${r.name}";r=${atLeast0(r.remaining)};t=${seconds(r.resetMs)}`)
+          .join(", "),
       ],
     );
   }
@@ -996,7 +1042,7 @@ export function rateLimitHeaders(
     const least = results.reduce((a, b) => (b.remaining < a.remaining ? b : a));
     headers.push(
       ["X-RateLimit-Limit", String(least.limit)],
-      ["X-RateLimit-Remaining", String(least.remaining)],
+      ["X-RateLimit-Remaining", String(atLeast0(least.remaining))],
       ["X-RateLimit-Reset", String(seconds(least.resetMs))],
     );
   }

@@ -21,7 +21,7 @@ import { FirstUseWatch } from "./_first_use.ts";
 import { assertScopeLevel, scopeSatisfies } from "../scopes.ts";
 import type { Settings } from "../_settings.ts";
 import { keyRateLimits } from "../metering/_limits.ts";
-import { assertCount } from "../metering/_count.ts";
+import { assertCost } from "../metering/_count.ts";
 import { refuseUnknownOptions } from "../_options.ts";
 import type {
   ApiKeyContext,
@@ -144,7 +144,7 @@ const AUTHORIZE_OPTIONS: readonly string[] = Object.keys(
 function assertOptions(options: AuthorizeOptions): void {
   if (options === NO_OPTIONS) return;
   refuseUnknownOptions(options, "AuthorizeOptions", AUTHORIZE_OPTIONS);
-  if (options.cost !== undefined) assertCount(options.cost, 0, "AuthorizeOptions.cost");
+  if (options.cost !== undefined) assertCost(options.cost, "AuthorizeOptions.cost");
   if (options.requiredScope !== undefined) {
     assertScopeLevel(options.requiredScope.level, "AuthorizeOptions.requiredScope.level");
   }

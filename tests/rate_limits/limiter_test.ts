@@ -487,6 +487,37 @@ describe("createRateLimiter", () => {
     assert.equal((errors[0] as Error).message, "sink");
   });
 
+  it("a metric sink throwing or rejecting with a value whose name cannot be read: the check answers, the default line says unknown", async () => {
+    const unreadable = () => {
+      const { proxy, revoke } = Proxy.revocable({}, {});
+      revoke();
+      return proxy;
+    };
+    const warn = console.warn;
+    const lines: string[] = [];
+    console.warn = (line: string) => void lines.push(line);
+    try {
+      for (
+        const onMetric of [() => {
+          throw unreadable();
+        }, () => Promise.reject(unreadable())]
+      ) {
+        const limiter = createRateLimiter({
+          ...quiet,
+          store: failing,
+          onStoreError: "open",
+          onMetric,
+        });
+        const result = await limiter.check("k", [api]);
+        assert.deepEqual([result.allowed, result.outcome], [true, "open"]);
+        await sleep(0);
+      }
+    } finally {
+      console.warn = warn;
+    }
+    assert.deepEqual(lines, Array(2).fill("rate-limits: onMetric failed (unknown)"));
+  });
+
   it("reports store latency at most once per metricIntervalMs", async () => {
     const metrics: RateLimiterMetric[] = [];
     const store = new FakeRemoteStore();

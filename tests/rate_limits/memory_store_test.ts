@@ -293,6 +293,23 @@ describe("createMemoryRateLimitStore", () => {
     assert.equal((checkNow(store, [counter("a")]))[0].allowed, true);
   });
 
+  it("a counter swept as idle on another subject's check comes back no earlier than the store's newest moment: a clock that then steps back admits no unit twice in a window", () => {
+    let now = 10_000;
+    const store = createMemoryRateLimitStore({ now: () => now });
+    const one = (subject: string) => checkNow(store, [counter(subject, 1, 1)])[0];
+    assert.equal(one("a").allowed, true); // counted in sub-bucket 100, until 11,100
+    now = 11_100;
+    assert.equal(one("b").allowed, true);
+    assert.equal(store.size, 1, "a's counter was idle at 11,100: swept");
+    now = 10_500; // the clock steps back
+    // Counted at 11,100, the newest moment the store read: a's unit of 10,000 had left by then.
+    assert.deepEqual(one("a"), { allowed: true, remaining: 0, resetMs: 1_100 });
+    now = 11_650; // its unit stays counted in sub-bucket 111 until 12,200, not 105 until 11,600
+    assert.deepEqual(one("a"), { allowed: false, remaining: 0, resetMs: 550 });
+    now = 12_200;
+    assert.equal(one("a").allowed, true);
+  });
+
   it("never fits a cost above the limit, and says so with resetMs = windowMs", () => {
     const store = createMemoryRateLimitStore({ now: () => 0 });
     assert.deepEqual(checkNow(store, [counter("a", 3)]), [

@@ -31,6 +31,9 @@ import { PEPPER_1, READ_ORDERS } from "../helpers.ts";
 
 const quiet = () => {};
 
+/** A policy a test edits in place (a plan table, a config reload). */
+type Editable = { name: string; limit: number; windowMs: number; sharedBy?: string };
+
 /** A service over memory with a limiter on a fake clock. */
 function setup(
   options: {
@@ -318,6 +321,74 @@ describe("rate limits in authorize", () => {
     }
   });
 
+  it("a resolver's list changed in place is read again: a lowered limit applies at once, a bad edit is an error, a sharedBy edit moves the counter", async () => {
+    const plans = {
+      pro: [{ name: "plan", limit: 100, windowMs: 60_000 }] as Editable[],
+    };
+    const { service, create } = setup({
+      rateLimitResolver: () => plans.pro as ApiKeyRateLimitPolicy[],
+    });
+    const { key } = await create();
+    const first = await service.authorize(key);
+    assert.deepEqual(first.rateLimitResults?.map((r) => [r.limit, r.remaining]), [[100, 99]]);
+    plans.pro[0].limit = 2; // a downgrade: the table edited in place
+    const second = await service.authorize(key);
+    assert.deepEqual(second.rateLimitResults?.map((r) => [r.limit, r.remaining]), [[2, 0]]);
+    assert.equal((await denial(service.authorize(key))).code, "api_key_rate_limited");
+    plans.pro[0].limit = -5;
+    await assert.rejects(
+      service.authorize(key),
+      /rateLimitResolver answered a bad policy.*"plan": limit/,
+    );
+    plans.pro[0].limit = 2;
+    plans.pro[0].sharedBy = "key";
+    await assert.rejects(
+      service.authorize(key),
+      /rateLimitResolver answered a bad policy.*sharedBy/,
+    );
+    plans.pro[0].sharedBy = "tenant"; // the tenant's counter: unused so far
+    const shared = await service.authorize(key);
+    assert.deepEqual(shared.rateLimitResults?.map((r) => r.remaining), [1]);
+    plans.pro.push({ name: "burst", limit: 1, windowMs: 1_000 });
+    const grown = await service.authorize(key);
+    assert.deepEqual(grown.rateLimitResults?.map((r) => [r.name, r.remaining]), [["plan", 0], [
+      "burst",
+      0,
+    ]]);
+  });
+
+  it("a list unchanged since its compile answers the same stored form, and the stored form answers itself", async () => {
+    const frozen = Object.freeze([Object.freeze({ name: "plan", limit: 2, windowMs: 60_000 })]);
+    const { service, create } = setup({ rateLimitResolver: () => frozen });
+    const { key } = await create();
+    assert.equal(keyRateLimits(frozen), keyRateLimits(frozen));
+    const stored = keyRateLimits(frozen);
+    assert.equal(keyRateLimits(stored), stored);
+    assert.deepEqual((await service.authorize(key)).rateLimitResults?.map((r) => r.remaining), [1]);
+  });
+
+  it("a route's own list or names changed in place are read again", async () => {
+    const { service, create } = setup();
+    const { key } = await create([BURST, HOUR]);
+    const own = [{ name: "export", limit: 5, windowMs: 60_000 }];
+    const names = ["hour"];
+    const counted = async (rateLimits: typeof own | typeof names) =>
+      (await service.authorize(key, { rateLimits, cost: 0 })).rateLimitResults?.map((r) =>
+        `${r.name}:${r.limit}`
+      );
+    assert.deepEqual(await counted(own), ["burst:3", "hour:5", "export:5"]);
+    assert.deepEqual(await counted(names), ["hour:5"]);
+    own[0].limit = 1;
+    names[0] = "burst";
+    assert.deepEqual(await counted(own), ["burst:3", "hour:5", "export:1"]);
+    assert.deepEqual(await counted(names), ["burst:3"]);
+    own[0].windowMs = 10;
+    await assert.rejects(
+      service.authorize(key, { rateLimits: own, cost: 0 }),
+      /"export": windowMs 10/,
+    );
+  });
+
   it("options: a limiter must be a RateLimiter, a resolver needs one", () => {
     const base = { peppers: { 1: PEPPER_1 }, storage: new InMemoryApiKeyStorage() };
     assert.throws(() => new ApiKeysService({ ...base, limiter: {} as never }), /limiter/);
@@ -336,6 +407,19 @@ describe("policy compilation and headers", () => {
     assert.equal(compiled, keyRateLimits(compiled));
     assert.equal(compiled[0].cost, 1);
     assert.ok(Object.isFrozen(compiled[0]));
+  });
+
+  it("keyRateLimits compiles a list changed in place again, and validates it again", () => {
+    const input: Editable[] = [{ name: "api", limit: 10, windowMs: 1_000 }];
+    const compiled = keyRateLimits(input);
+    input[0].limit = 3;
+    assert.equal(keyRateLimits(input)[0].limit, 3);
+    assert.equal(keyRateLimits(input), keyRateLimits(input), "unchanged since: the same list");
+    input[0].sharedBy = "tenant";
+    assert.equal(keyRateLimits(input)[0].sharedBy, "tenant");
+    input[0].limit = 0;
+    assert.throws(() => keyRateLimits(input), /"api": limit/);
+    assert.equal(compiled[0].limit, 10, "the stored form never changes");
   });
 
   it("routeRateLimitOf validates names, policies and cost where the route is declared", () => {
@@ -379,6 +463,23 @@ describe("policy compilation and headers", () => {
       ["Retry-After", "5"],
     ]);
     assert.deepEqual(rateLimitHeaders({}, true), []);
+  });
+
+  it("rateLimitHeaders: a remaining below 0 (a rotation lowered the limit of a counter) is sent as 0; the result keeps its value", async () => {
+    const { service, create } = setup();
+    const minute = { name: "minute", limit: 10, windowMs: 60_000 };
+    const { id, key } = await create([minute, HOUR]);
+    for (let i = 0; i < 4; i++) await service.authorize(key);
+    const rotated = await service.rotate(id, { rateLimits: [{ ...minute, limit: 1 }, HOUR] });
+    const error = await denial(service.authorize(rotated.key));
+    assert.deepEqual(error.rateLimitResults?.map((r) => [r.name, r.remaining]), [
+      ["minute", -3],
+      ["hour", 1],
+    ]);
+    const headers = new Map(rateLimitHeaders(error, true));
+    assert.match(headers.get("RateLimit")!, /^"minute";r=0;t=\d+, "hour";r=1;t=\d+$/);
+    assert.equal(headers.get("X-RateLimit-Remaining"), "0");
+    assert.equal(headers.get("X-RateLimit-Limit"), "1", "the legacy trio of the least remaining");
   });
 
   it("rateLimitHeaders: a credit denial's Retry-After is the next refill (none without one); a denying policy's wins", () => {

@@ -53,6 +53,7 @@ function wrongSecret(raw: string): string {
 import { encodeBase62Fixed } from "../../../api_keys/_base62.ts";
 import {
   createRateLimiter,
+  MAX_CREDITS,
   type RateLimiter,
   type RateLimitResult,
 } from "../../../rate_limits/mod.ts";
@@ -467,6 +468,21 @@ describe("ApiKeysService.authorize", () => {
     }
     assert.deepEqual(authFailures, []);
     assert.deepEqual(metrics, []);
+  });
+
+  it("throws a TypeError for a cost over MAX_CREDITS, before any verification, with a limiter or without", async () => {
+    for (const limiter of [undefined, createRateLimiter({ logger: () => {} })]) {
+      const { service, authFailures, metrics } = makeService({ limiter });
+      const { key } = await service.create({ tenantId: "t1", name: "n", scopes: READ_ORDERS });
+      for (const cost of [MAX_CREDITS + 1, Number.MAX_SAFE_INTEGER - 1]) {
+        const error = await rejection(service.authorize(key, { cost }));
+        assert.ok(error instanceof TypeError, `${cost}: ${String(error)}`);
+        assert.match(error.message, /AuthorizeOptions\.cost must be at most 1000000000000000/);
+      }
+      await service.authorize(key, { cost: MAX_CREDITS });
+      assert.deepEqual(authFailures, []);
+      assert.equal(metrics.length, 1, "only the allowed request is counted");
+    }
   });
 
   it("checks IP, then environment, then scope, reporting each with the key's identity", async () => {
