@@ -337,7 +337,11 @@ function failingResolvers(leak: () => string): Record<string, ApiKeyClientIpReso
   };
 }
 
-describe("ApiKeysGuard with a failing client-IP resolver", () => {
+/**
+ * The lines Nest's `Logger` writes (warn and error) in each test of the
+ * enclosing `describe`, emptied before each; call it in the `describe`.
+ */
+function loggedLines(): string[] {
   const logged: string[] = [];
   const originals = { warn: Logger.prototype.warn, error: Logger.prototype.error };
   beforeEach(() => {
@@ -352,6 +356,11 @@ describe("ApiKeysGuard with a failing client-IP resolver", () => {
     Logger.prototype.warn = originals.warn;
     Logger.prototype.error = originals.error;
   });
+  return logged;
+}
+
+describe("ApiKeysGuard with a failing client-IP resolver", () => {
+  const logged = loggedLines();
 
   let leaked = "";
   for (const [mode, resolver] of Object.entries(failingResolvers(() => leaked))) {
@@ -392,20 +401,7 @@ describe("ApiKeysGuard with a failing client-IP resolver", () => {
  * body, no context recorded, one redacted log line per error name.
  */
 describe("ApiKeysGuard with a failing context writer", () => {
-  const logged: string[] = [];
-  const originals = { warn: Logger.prototype.warn, error: Logger.prototype.error };
-  beforeEach(() => {
-    logged.length = 0;
-    for (const level of ["warn", "error"] as const) {
-      Logger.prototype[level] = function (message: unknown) {
-        logged.push(String(message));
-      };
-    }
-  });
-  afterEach(() => {
-    Logger.prototype.warn = originals.warn;
-    Logger.prototype.error = originals.error;
-  });
+  const logged = loggedLines();
 
   let leaked = "";
   const failure = () => {
