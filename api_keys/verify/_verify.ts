@@ -552,8 +552,8 @@ export class VerifyFlow {
     const cache = s.cache;
     if (cache !== undefined) {
       // Compared with a stand-in as long as the secret when nothing is cached: a cached prefix
-      // costs a wrong secret what an unknown one does, in every layout. A hit is the very key verified (same secret and environment);
-      // anything else is settled by the storage path.
+      // costs a wrong secret what an unknown one does, in every layout. A hit is the very key
+      // verified (same secret and environment); anything else is settled by the storage path.
       const entry = cache.get(prefix);
       const tap = s.taps.cache;
       if (
