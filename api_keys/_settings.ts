@@ -17,7 +17,7 @@ import type {
   ApiKeyOperationMetric,
   ApiKeyVerificationMetric,
 } from "./events.ts";
-import { createHasher, type WebCryptoSha256Hasher } from "./hasher.ts";
+import { createHasher, keysImported, type WebCryptoSha256Hasher } from "./hasher.ts";
 import { durationProblem } from "./_input.ts";
 import {
   assertValidNamespace,
@@ -374,6 +374,7 @@ export function compileSettings(options: unknown): Settings {
       refusals !== undefined ? import("./audit/_log.ts") : undefined,
       usage && import("./metering/_usage.ts"),
       storage.loaded(),
+      keysImported(hasher),
     ]);
     const audit = auditCode && storage.audit &&
       new auditCode.AuditLog(storage.audit, o.audit, clock, dispatch, `${PREFIX}audit`);

@@ -315,6 +315,19 @@ export function createHasher(
   );
 }
 
+/** Each hasher's imports of its keys, begun at construction (see `keysImported`). */
+const KEYS_IMPORTED = new WeakMap<WebCryptoSha256Hasher, Promise<unknown>>();
+
+/**
+ * Settles once every configured version's key of `hasher` is imported (or
+ * failed to: that version's calls then reject); never rejects. The service
+ * loads after it, so no verification waits on an import. Internal: not
+ * exported by the entry point.
+ */
+export async function keysImported(hasher: WebCryptoSha256Hasher): Promise<void> {
+  await KEYS_IMPORTED.get(hasher);
+}
+
 /** Blocks SHA-256 compresses for a message of `length` bytes. */
 function blocksOf(length: number): number {
   return ((length + 8) >>> 6) + 1;
@@ -339,8 +352,10 @@ function legacyDigest(
 
 /**
  * The service's hasher: `Sha256Hasher`'s hashes through Web Crypto (its
- * methods return promises). Imported `CryptoKey`s are cached per version;
- * comparison is constant-time (`crypto.subtle.verify`).
+ * methods return promises). Every configured version's `CryptoKey` is
+ * imported at construction (so no verification imports one: an older
+ * version's record costs what an unknown prefix does); comparison is
+ * constant-time (`crypto.subtle.verify`).
  *
  * `verify` dispatches on the record's scheme. The legacy schemes
  * (`sha256-pepper`: lowercase hex SHA-256 of `secret + pepper`; `sha256`:
@@ -385,6 +400,7 @@ export class WebCryptoSha256Hasher {
       if (bytes.length > longest.length) longest = bytes;
     }
     this.#longestPepper = longest;
+    KEYS_IMPORTED.set(this, Promise.allSettled([...this.#peppers.keys()].map((v) => this.#key(v))));
     this.#digestOnEveryVerify = given?.[DIGEST_ON_EVERY_VERIFY] === true;
     // Every verification digests the legacy way: load SHA-256 now (a failure rejects the verify).
     if (this.#digestOnEveryVerify) loadSha256().catch(() => {});

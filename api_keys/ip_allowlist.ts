@@ -4,7 +4,8 @@
  * Address text is untrusted (an allowlist entry from a `keys:write` caller, a
  * client IP from headers), so it is bounded before it is read: text longer
  * than {@link MAX_IP_TEXT_LENGTH} is refused unread. The parser is written by
- * hand and linear: no regular expression sees the text. Parsed addresses are
+ * hand and linear: no regular expression sees the text (but the redaction of
+ * a refused entry's echo, at most 64 characters). Parsed addresses are
  * their bytes (range matching bit by bit, canonical text per RFC 5952), so no
  * package loads with this file (issue 41). Also the client-IP step both
  * bindings share (`resolveClientIp`).
@@ -12,6 +13,7 @@
  * @module
  */
 import { failureLine } from "./_sinks.ts";
+import { LEGACY_KEY_LAYOUTS, type LegacyKeyLayout, redactApiKeys } from "./key_format.ts";
 
 /**
  * Longest address or allowlist-entry text read (the longest IPv6 text with a
@@ -188,13 +190,22 @@ function networkOf([address, bits]: Range): string {
   return `${ipText(bytes)}/${bits}`;
 }
 
+/** The key layouts whose keys an echoed entry has redacted: the current one and every built-in. */
+const ECHO_REDACTION = { legacyKeyLayouts: Object.keys(LEGACY_KEY_LAYOUTS) as LegacyKeyLayout[] };
+
+/** An entry of at most {@link MAX_IP_TEXT_LENGTH} characters, quoted, any API key in it redacted. */
+function echo(entry: string): string {
+  return redactApiKeys(JSON.stringify(entry), ECHO_REDACTION);
+}
+
 /**
  * Validates and canonicalises allowlist entries: bare addresses become /32 or
  * /128, IPv4-mapped IPv6 becomes IPv4, host bits are cleared, duplicates are
  * dropped (first-seen order). Throws a `TypeError` for more than
  * {@link MAX_ALLOWED_IP_CIDRS} entries, an entry longer than
  * {@link MAX_IP_TEXT_LENGTH} characters (named by its index, never echoed),
- * or the first bad entry (zone ids, junk, out-of-range prefix lengths).
+ * or the first bad entry (zone ids, junk, out-of-range prefix lengths; echoed
+ * with any API key in it redacted by `redactApiKeys`).
  *
  * @example
  * ```ts
@@ -222,7 +233,7 @@ export function normalizeAllowedIpCidrs(entries?: string[]): string[] {
     }
     const range = parseEntry(entry.trim());
     if (range === null) {
-      throw new TypeError(`allowedIpCidrs entry ${JSON.stringify(entry)} is not an IP or CIDR`);
+      throw new TypeError(`allowedIpCidrs entry ${echo(entry)} is not an IP or CIDR`);
     }
     out.add(networkOf(range));
   }

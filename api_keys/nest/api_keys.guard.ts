@@ -5,12 +5,13 @@
  *
  * @module
  */
-import { Inject, Injectable, Logger, Optional } from "@nestjs/common";
+import { Inject, Injectable, InternalServerErrorException, Logger, Optional } from "@nestjs/common";
 import { Reflector } from "@nestjs/core";
 import type { ApiKeyHeaderReader } from "../extract_api_key.ts";
 import { ApiKeysService } from "../service.ts";
 import { isThenable, resolveClientIp } from "../ip_allowlist.ts";
 import { ApiKeyError } from "../errors.ts";
+import { failureLine } from "../_sinks.ts";
 import { bugReporter, rateLimitHeaders } from "../metering/_limits.ts";
 import type { ApiKeyContext, AuthorizeOptions, Environment, RequiredScope } from "../types.ts";
 import { defaultApiKeyClientIpResolver } from "./api_keys.client_ip.ts";
@@ -133,6 +134,8 @@ function rawHeaderValues(raw: unknown[], name: string): string | string[] | unde
  * allowlist are refused) and is logged redacted. On success the context goes
  * through the context writer (default `request.apiKey`); on failure it throws
  * `ApiKeyHttpException` (401/403, limits and credits 429, storage failures 503).
+ * A context writer that throws or rejects is answered with Nest's generic 500
+ * (`InternalServerErrorException`) and logged redacted (the use is counted).
  *
  * @example
  * ```ts
@@ -215,8 +218,16 @@ export class ApiKeysGuard {
     }
     writeRateLimitHeaders(context.switchToHttp().getResponse?.(), apiKey, this.#legacyHeaders);
     contexts.set(request, apiKey);
-    const written = this.#writeContext(apiKey, request);
-    if (isThenable(written)) await written;
+    try {
+      const written = this.#writeContext(apiKey, request);
+      if (isThenable(written)) await written;
+    } catch (error) {
+      // The request is authorized (its use counted) but cannot reach the handler as written:
+      // a 500 with Nest's generic body; logged by the error's name only, once per name.
+      contexts.delete(request);
+      this.#reportBug(`${failureLine("contextWriter", error)}; answered 500`);
+      throw new InternalServerErrorException();
+    }
     return true;
   }
 

@@ -25,12 +25,13 @@ import type {
 import type { VerificationCache } from "./_cache.ts";
 import { callDetached, warnOnce } from "../_sinks.ts";
 import { feedOptions } from "../_options.ts";
+import { isThenable } from "../ip_allowlist.ts";
 
 /** Default bound on the feed's staleness while cached data is trusted, in ms. */
 export const DEFAULT_MAX_STALENESS_MS = 2_000;
 
-/** Wait before asking again for a snapshot that failed, in ms. */
-const SNAPSHOT_RETRY_MS = 1_000;
+/** Wait before asking again for a subscription or a snapshot that failed, in ms. */
+const RETRY_MS = 1_000;
 
 /** A snapshot being read, with what happened meanwhile. */
 interface PendingSnapshot {
@@ -49,7 +50,8 @@ interface PendingSnapshot {
  * subscribed until the feed is closed (it then trusts its cache no longer
  * than `maxStalenessMs` after the last reading). Never throws into a verify:
  * a feed whose `status()` throws counts as stale, a failed snapshot is asked
- * again a second later.
+ * again a second later, and so is a failed subscription (thrown or
+ * rejected), meanwhile counted as stale.
  */
 export class FeedFollower {
   readonly #feed: ApiKeyChangeFeed;
@@ -62,7 +64,11 @@ export class FeedFollower {
   #refilledAt: number;
   readonly #statusFailed = warnOnce("feed.status");
   readonly #publishFailed = warnOnce("feed.publish");
-  #subscribed = false;
+  readonly #subscribeFailed = warnOnce("feed.subscribe");
+  /** "no": not yet, or failed (tried again from `#subscribeAt`); "pending": an async one unsettled. */
+  #subscription: "no" | "pending" | "yes" = "no";
+  /** Monotonic time before which a failed subscription is not tried again. */
+  #subscribeAt = -Infinity;
   /** Every stored prefix as of `#membersCounter` (undefined: not loaded). */
   #members: Set<string> | undefined;
   #membersCounter = 0;
@@ -98,11 +104,11 @@ export class FeedFollower {
    * bound (a throw, `NaN` or `Infinity` is not). A reading of `s` at `t`
    * says every change committed before `t - s` was delivered, which stays
    * true, so it vouches until `t + maxStalenessMs - s` without another
-   * `status()` call. Subscribes first, and starts loading the prefix set when
-   * due.
+   * `status()` call. Subscribes first (not subscribed: stale), and starts
+   * loading the prefix set when due.
    */
   fresh(now: number): boolean {
-    this.#start();
+    if (!this.#start()) return false;
     if (now >= this.#freshUntil) {
       let stalenessMs: unknown;
       try {
@@ -146,10 +152,29 @@ export class FeedFollower {
     }
   }
 
-  #start(): void {
-    if (this.#subscribed) return;
-    this.#subscribed = true;
-    this.#feed.subscribe((notice) => this.#onNotice(notice));
+  /** Subscribes unless done (or failed within the last second); whether subscribed. */
+  #start(): boolean {
+    if (this.#subscription === "no" && this.#monotonic() >= this.#subscribeAt) {
+      this.#subscription = "pending";
+      const failed = (error: unknown) => {
+        this.#subscription = "no";
+        this.#subscribeAt = this.#monotonic() + RETRY_MS;
+        this.#subscribeFailed(error);
+      };
+      const subscribed = () => {
+        this.#subscription = "yes";
+        // Filled while no notice was heard (after a failed subscription): vouched for by nothing.
+        this.#cache?.clear();
+      };
+      try {
+        const result: unknown = this.#feed.subscribe((notice) => this.#onNotice(notice));
+        if (isThenable(result)) result.then(subscribed, failed);
+        else subscribed();
+      } catch (error) {
+        failed(error);
+      }
+    }
+    return this.#subscription === "yes";
   }
 
   #onNotice(notice: ApiKeyChangeNotice): void {
@@ -206,7 +231,7 @@ export class FeedFollower {
       this.#members = members;
     }).catch(() => {
       if (this.#pending === pending) this.#pending = undefined;
-      this.#retryAt = this.#monotonic() + SNAPSHOT_RETRY_MS;
+      this.#retryAt = this.#monotonic() + RETRY_MS;
     });
   }
 }

@@ -15,7 +15,7 @@ import type {
 } from "../events.ts";
 import { type ApiKeyHeaderReader, extractApiKeyWith } from "../extract_api_key.ts";
 import { isIpAllowed } from "../ip_allowlist.ts";
-import { type LayoutParsedKey, redactApiKeys } from "../key_format.ts";
+import { API_KEY_SECRET_LENGTH, type LayoutParsedKey, redactApiKeys } from "../key_format.ts";
 import { constantTimeEqual } from "./_cache.ts";
 import { FirstUseWatch } from "./_first_use.ts";
 import { assertScopeLevel, scopeSatisfies } from "../scopes.ts";
@@ -55,10 +55,14 @@ const NO_OPTIONS: AuthorizeOptions = Object.freeze({});
 const MAX_DEBOUNCE_ENTRIES = 100_000;
 
 /**
- * Stands in for the cached secret when there is none: as long as a secret, never equal to
- * one (not base62). A literal, so it is a flat string like the secrets it is compared with.
+ * Stands in for the cached secret when there is none: `length` characters (as long as the
+ * presented secret, so the comparison runs to its end), never equal to a secret (`#` is in no
+ * alphabet). Made in one piece by `String.fromCharCode`, so it is a flat string like the secrets
+ * it is compared with.
  */
-const NO_SECRET = "################################";
+function noSecret(length: number): string {
+  return String.fromCharCode(...new Array<number>(length).fill(0x23));
+}
 
 function freezeContext(record: Readonly<ApiKeyRecord>): ApiKeyContext {
   const context: ApiKeyContext = {
@@ -173,11 +177,17 @@ export class VerifyFlow {
   #hitWallMs: number | undefined;
   /** The time each refusal of an authorization's verification was counted at, for its `#denied`. */
   readonly #refusedAt = new WeakMap<ApiKeyError, number>();
+  /** Stand-ins for the cached secret (see `noSecret`), by length: one per accepted layout's. */
+  readonly #noSecrets: string[] = [];
 
   /** A flow over `settings`. */
   constructor(settings: Settings) {
     this.#s = settings;
     this.#firstUse = new FirstUseWatch(settings);
+    const lengths = settings.layouts.legacy.map((layout) => layout.secretLength);
+    for (const length of [API_KEY_SECRET_LENGTH, ...lengths]) {
+      this.#noSecrets[length] ??= noSecret(length);
+    }
   }
 
   /** See `ApiKeysService.verify`. */
@@ -541,13 +551,14 @@ export class VerifyFlow {
     const fresh = s.fleet?.fresh(start) ?? true;
     const cache = s.cache;
     if (cache !== undefined) {
-      // Compared with a stand-in when nothing is cached: a cached prefix costs a wrong secret
-      // what an unknown one does. A hit is the very key verified (same secret and environment);
-      // anything else is settled by the storage path.
+      // Compared with a stand-in as long as the secret when nothing is cached: a cached prefix
+      // costs a wrong secret what an unknown one does, in every layout. A hit is the very key
+      // verified (same secret and environment); anything else is settled by the storage path.
       const entry = cache.get(prefix);
       const tap = s.taps.cache;
       if (
-        constantTimeEqual(entry?.secret ?? NO_SECRET, secret) && entry !== undefined &&
+        constantTimeEqual(entry?.secret ?? this.#noSecrets[secret.length], secret) &&
+        entry !== undefined &&
         entry.context.environment === environment && entry.layout === layout && fresh
       ) {
         if (entry.refused !== undefined && start < entry.cachedUntil) {

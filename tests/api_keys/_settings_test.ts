@@ -65,6 +65,28 @@ describe("compileSettings", () => {
     assert.equal(reads, 1);
   });
 
+  it("loads once every pepper version's key is imported: no verify imports one", async () => {
+    const original = crypto.subtle.importKey;
+    const pending: (() => void)[] = [];
+    crypto.subtle.importKey = function (...args: Parameters<typeof original>) {
+      const imported = original.apply(crypto.subtle, args);
+      return new Promise<CryptoKey>((resolve) => pending.push(() => imported.then(resolve)));
+    } as typeof original;
+    try {
+      const settings = compileSettings({ ...memory(), peppers: { 1: PEPPER_1, 2: PEPPER_1 } });
+      let loaded = false;
+      settings.loaded().then(() => loaded = true);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      assert.equal(pending.length, 2);
+      assert.equal(loaded, false, "the keys are not imported yet");
+      for (const release of pending) release();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      assert.equal(loaded, true);
+    } finally {
+      crypto.subtle.importKey = original;
+    }
+  });
+
   it("logs nothing: validation is silent, the service announces a missing capability once", () => {
     compileSettings(sevenOperations());
     compileSettings(sevenOperations());

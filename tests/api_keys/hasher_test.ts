@@ -6,6 +6,7 @@ import {
   DUMMY_HASH,
   fromBase64Url,
   isWellFormedHash,
+  keysImported,
   loadedSha256,
   loadSha256,
   toBase64Url,
@@ -81,6 +82,60 @@ describe("WebCryptoSha256Hasher", () => {
       currentVersion: 1,
     });
     assert.equal((await pinned.hash("s")).pepperVersion, 1);
+  });
+
+  it("imports every configured version's key at construction: no verification imports one later (an older version's record costs what an unknown prefix does)", async () => {
+    const old = await new WebCryptoSha256Hasher({ peppers: { 1: PEPPER_1 } }).hash("secret");
+    const original = crypto.subtle.importKey;
+    let imports = 0;
+    crypto.subtle.importKey = function (...args: Parameters<typeof original>) {
+      imports++;
+      return original.apply(crypto.subtle, args);
+    } as typeof original;
+    try {
+      const hasher = new WebCryptoSha256Hasher({
+        peppers: { 1: PEPPER_1, 2: PEPPER_2, 3: PEPPER_1 },
+      });
+      assert.equal(imports, 3);
+      await keysImported(hasher);
+      assert.equal(await hasher.dummyVerify("secret"), false);
+      assert.equal(await hasher.verify("wrong", old.hash, 1), false);
+      assert.equal(await hasher.verify("secret", old.hash, 1), true);
+      assert.equal((await hasher.hash("secret")).pepperVersion, 3);
+      assert.equal(imports, 3, "no key imported after construction");
+    } finally {
+      crypto.subtle.importKey = original;
+    }
+  });
+
+  it("keysImported settles once every key is imported, and on a failed import too", async () => {
+    const original = crypto.subtle.importKey;
+    const pending: (() => void)[] = [];
+    crypto.subtle.importKey = function (...args: Parameters<typeof original>) {
+      const imported = original.apply(crypto.subtle, args);
+      return new Promise<CryptoKey>((resolve, reject) =>
+        pending.push(() =>
+          pending.length === 0 ? reject(new Error("import failed")) : imported.then(resolve)
+        )
+      );
+    } as typeof original;
+    let hasher: WebCryptoSha256Hasher;
+    try {
+      hasher = new WebCryptoSha256Hasher({ peppers: { 1: PEPPER_1, 2: PEPPER_2 } });
+    } finally {
+      crypto.subtle.importKey = original;
+    }
+    let settled = false;
+    keysImported(hasher).then(() => settled = true);
+    assert.equal(pending.length, 2);
+    pending.shift()!(); // version 1 imported
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.equal(settled, false, "version 2 is not imported yet");
+    pending.shift()!(); // version 2 fails
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.equal(settled, true);
+    await assert.rejects(hasher.hash("secret"), /import failed/);
+    assert.equal(await hasher.verify("wrong", DUMMY_HASH, 1), false);
   });
 
   it("fails fast on bad configuration, naming the problem", () => {

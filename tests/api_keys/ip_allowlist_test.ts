@@ -84,6 +84,36 @@ describe("normalizeAllowedIpCidrs", () => {
     }
     assert.throws(() => normalizeAllowedIpCidrs([42 as unknown as string]), TypeError);
   });
+
+  it("never echoes an API key pasted as an entry (redacted, any namespace, a built-in legacy layout), nor does create's 400", async () => {
+    const current = generateKey({ environment: "live" }).raw;
+    const otherNamespace = generateKey({ environment: "test", namespace: "sk" }).raw;
+    const legacy = `ak_live_${"A".repeat(12)}_${"b".repeat(32)}`; // nestarc-v0
+    for (const key of [current, otherNamespace, legacy]) {
+      assert.throws(() => normalizeAllowedIpCidrs(["10.0.0.0/8", ` ${key}`]), (error: Error) => {
+        assert.ok(error instanceof TypeError);
+        assert.ok(!error.message.includes(key.split("_")[3]), error.message);
+        assert.equal(
+          error.message,
+          `allowedIpCidrs entry " [REDACTED_API_KEY]" is not an IP or CIDR`,
+        );
+        return true;
+      });
+    }
+    const { service } = makeService();
+    const scopes = [{ resource: "orders", level: "read" as const }];
+    const { key } = await service.create({ tenantId: "t", name: "k", scopes });
+    await assert.rejects(
+      service.create({ tenantId: "t", name: "k2", scopes, allowedIpCidrs: [key] }),
+      (error: ApiKeyValidationError) => {
+        assert.ok(error instanceof ApiKeyValidationError);
+        assert.equal(error.field, "allowedIpCidrs");
+        assert.ok(!error.message.includes(key.split("_")[3]), error.message);
+        assert.match(error.message, /"\[REDACTED_API_KEY\]" is not an IP or CIDR/);
+        return true;
+      },
+    );
+  });
 });
 
 describe("isIpAllowed", () => {

@@ -1,13 +1,20 @@
 import { after, afterEach, before, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { Controller, Get, Logger } from "@nestjs/common";
+import { Controller, Get, InternalServerErrorException, Logger } from "@nestjs/common";
 import { APP_GUARD, Reflector } from "@nestjs/core";
 import { generateKey } from "../../../api_keys/key_format.ts";
 import { InMemoryApiKeyStorage } from "../../../api_keys/storage/in_memory.ts";
 import { ApiKeyHttpException } from "../../../api_keys/nest/api_keys.exception.ts";
-import { ApiKeysGuard, type ApiKeysGuardContext } from "../../../api_keys/nest/api_keys.guard.ts";
+import {
+  ApiKeysGuard,
+  type ApiKeysGuardContext,
+  getApiKeyContext,
+} from "../../../api_keys/nest/api_keys.guard.ts";
 import { ApiKeysModule } from "../../../api_keys/nest/api_keys.module.ts";
-import type { ApiKeyClientIpResolver } from "../../../api_keys/nest/api_keys.constants.ts";
+import type {
+  ApiKeyClientIpResolver,
+  ApiKeyContextWriter,
+} from "../../../api_keys/nest/api_keys.constants.ts";
 import { overrideStorage } from "../helpers.ts";
 import {
   appModule,
@@ -330,7 +337,11 @@ function failingResolvers(leak: () => string): Record<string, ApiKeyClientIpReso
   };
 }
 
-describe("ApiKeysGuard with a failing client-IP resolver", () => {
+/**
+ * The lines Nest's `Logger` writes (warn and error) in each test of the
+ * enclosing `describe`, emptied before each; call it in the `describe`.
+ */
+function loggedLines(): string[] {
   const logged: string[] = [];
   const originals = { warn: Logger.prototype.warn, error: Logger.prototype.error };
   beforeEach(() => {
@@ -345,6 +356,11 @@ describe("ApiKeysGuard with a failing client-IP resolver", () => {
     Logger.prototype.warn = originals.warn;
     Logger.prototype.error = originals.error;
   });
+  return logged;
+}
+
+describe("ApiKeysGuard with a failing client-IP resolver", () => {
+  const logged = loggedLines();
 
   let leaked = "";
   for (const [mode, resolver] of Object.entries(failingResolvers(() => leaked))) {
@@ -375,6 +391,78 @@ describe("ApiKeysGuard with a failing client-IP resolver", () => {
       // The same allowlisted key passes when the resolver works.
       const working = new ApiKeysGuard(service, new Reflector(), null, () => "127.0.0.1");
       assert.equal(await working.canActivate(contextFor(pinned.key)), true);
+    });
+  }
+});
+
+/**
+ * A context writer that fails (throws, rejects with an `Error`, rejects with a
+ * non-`Error`) after the request is authorized: a 500 with Nest's generic
+ * body, no context recorded, one redacted log line per error name.
+ */
+describe("ApiKeysGuard with a failing context writer", () => {
+  const logged = loggedLines();
+
+  let leaked = "";
+  const failure = () => {
+    const error = new Error(`cannot write ${leaked}`);
+    error.name = `WriterError ${leaked}`;
+    return error;
+  };
+  const writers: Record<string, ApiKeyContextWriter> = {
+    "throws": () => {
+      throw failure();
+    },
+    "rejects with an Error": () => Promise.reject(failure()),
+    "rejects with a non-Error": () => Promise.reject(`cannot write ${leaked}`),
+  };
+
+  for (const [mode, writer] of Object.entries(writers)) {
+    it(`${mode}: a generic 500, no context recorded, one redacted log line`, async () => {
+      const rejections = collectUnhandledRejections();
+      const service = new ApiKeysService({
+        peppers: { 1: PEPPER },
+        storage: new InMemoryApiKeyStorage(),
+      });
+      const guard = new ApiKeysGuard(service, new Reflector(), writer, null);
+      const { key } = await issue(service);
+      leaked = key;
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const context = contextFor(key);
+        const error = await guard.canActivate(context).then(() => null, (e) => e);
+        assert.ok(error instanceof InternalServerErrorException, String(error));
+        assert.equal(error.getStatus(), 500);
+        const text = JSON.stringify(error.getResponse()) + error.message;
+        assert.ok(!text.includes(key) && !text.includes("cannot write"), text);
+        assert.equal(getApiKeyContext(context.switchToHttp().getRequest()), undefined);
+      }
+      await rejections.stop();
+      assert.deepEqual(rejections.reasons, []);
+      assert.equal(logged.length, 1, logged.join("\n"));
+      assert.match(logged[0], /contextWriter/);
+      assert.ok(!logged[0].includes(key), `log line leaks a key: ${logged[0]}`);
+    });
+  }
+
+  for (const platform of PLATFORMS) {
+    it(`over ${platform}: the request is answered 500 with a generic body; no log line (Nest's neither) carries the error's text`, async () => {
+      const running = await boot(
+        appModule(ApiKeysModule.forRoot(moduleOptions({ contextWriter: writers.throws }))),
+        platform,
+      );
+      try {
+        const { key } = await issue(running.service);
+        leaked = key;
+        const response = await running.request("/open", { headers: withKey(key) });
+        assert.equal(response.status, 500);
+        const text = JSON.stringify(response.body);
+        assert.ok(!text.includes(key) && !text.includes("cannot write"), text);
+        assert.equal(logged.length, 1, logged.join("\n"));
+        assert.match(logged[0], /contextWriter/);
+        assert.ok(!logged[0].includes(key) && !logged[0].includes("cannot write"), logged[0]);
+      } finally {
+        await running.close();
+      }
     });
   }
 });

@@ -11,6 +11,7 @@ import { afterEach, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
   API_KEY_STORAGE_METHODS,
+  type ApiKeyChangeListener,
   type ApiKeyChangeNotice,
   ApiKeysService,
   type ApiKeysServiceOptions,
@@ -276,6 +277,101 @@ describe("a service following a feed", () => {
     assert.equal(state.lookups, 2);
     assert.deepEqual(warnings, [
       "api-keys: feed.status failed (Error); further failures are not logged",
+    ]);
+  });
+});
+
+describe("a feed whose subscribe() fails", () => {
+  /**
+   * A follower over shared storage whose feed's subscribe fails `failures`
+   * times (with `fail`, which throws or rejects), and two keys made elsewhere.
+   */
+  async function flaky(failures: number, fail: (key: string) => unknown) {
+    const shared = sharedStorage();
+    const maker = new ApiKeysService({ peppers: { 1: PEPPER_1 }, storage: shared.inner });
+    const made = (name: string) =>
+      maker.create({ tenantId: "t1", name, scopes: READ_ORDERS }).then(({ id, key }) => ({
+        id,
+        key,
+        prefix: key.split("_")[2],
+      }));
+    const first = await made("a");
+    const second = await made("b");
+    const feed = new ScriptedFeed();
+    const subscribe = feed.subscribe.bind(feed);
+    feed.subscribe = (listener: ApiKeyChangeListener) => {
+      if (failures-- <= 0) return subscribe(listener);
+      feed.subscribeCalls++;
+      return fail(first.key) as () => void;
+    };
+    return { ...shared, ...follower(shared.storage, feed), feed, first, second };
+  }
+
+  /** Runs `body` with `console.warn` recorded; answers the lines. */
+  async function warnings(body: () => Promise<void>): Promise<string[]> {
+    const lines: string[] = [];
+    const warn = console.warn;
+    console.warn = (...args: unknown[]) => lines.push(args.join(" "));
+    try {
+      await body();
+    } finally {
+      console.warn = warn;
+    }
+    return lines;
+  }
+
+  it("a throw is contained: nothing cached is trusted, one redacted warning, tried again a second later, then followed", async () => {
+    const { service, feed, state, inner, clocks, first, second } = await flaky(2, (key) => {
+      throw new Error(`feed not connected (${key})`);
+    });
+    const lines = await warnings(async () => {
+      for (let i = 0; i < 3; i++) await service.verify(first.key);
+      assert.equal(state.lookups, 3, "not subscribed: no entry is trusted");
+      assert.equal(feed.subscribeCalls, 1, "not tried again on every verify");
+      clocks.advance(999);
+      await service.verify(second.key);
+      assert.equal(feed.subscribeCalls, 1);
+      clocks.advance(1);
+      await service.verify(second.key);
+      assert.equal(feed.subscribeCalls, 2, "tried again a second after the failure (failed again)");
+      assert.equal(state.lookups, 5);
+      // Revoked elsewhere while this service hears nothing: its notice is lost.
+      await inner.markRevoked(first.id, new Date());
+      feed.change("revoked", first.prefix);
+      clocks.advance(1_000);
+      assert.equal((await rejection(service.verify(first.key))).code, "api_key_revoked");
+      assert.equal(feed.subscribeCalls, 3, "subscribed");
+      assert.equal(state.lookups, 6, "what was cached unsubscribed is dropped once subscribed");
+      await service.verify(second.key);
+      await service.verify(second.key);
+      assert.equal(state.lookups, 7, "subscribed and fresh: the cache serves");
+      await inner.markRevoked(second.id, new Date());
+      feed.change("revoked", second.prefix);
+      assert.equal((await rejection(service.verify(second.key))).code, "api_key_revoked");
+    });
+    assert.deepEqual(lines, [
+      "api-keys: feed.subscribe failed (Error); further failures are not logged",
+    ]);
+  });
+
+  it("a rejection (an async subscribe) is contained the same way", async () => {
+    const { service, feed, state, clocks, first } = await flaky(1, (key) => {
+      return Promise.reject(new Error(`feed not connected (${key})`));
+    });
+    const lines = await warnings(async () => {
+      await service.verify(first.key);
+      await flush();
+      await service.verify(first.key);
+      assert.equal(state.lookups, 2);
+      assert.equal(feed.subscribeCalls, 1);
+      clocks.advance(1_000);
+      await service.verify(first.key);
+      await service.verify(first.key);
+      assert.equal(feed.subscribeCalls, 2);
+      assert.equal(state.lookups, 3, "subscribed: the cache serves");
+    });
+    assert.deepEqual(lines, [
+      "api-keys: feed.subscribe failed (Error); further failures are not logged",
     ]);
   });
 });

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import {
   type ApiKeyAuthorizationMetric,
   ApiKeyError,
@@ -7,6 +8,7 @@ import {
   type ApiKeyStorage,
   ApiKeyStorageError,
   type AuthorizeOptions,
+  generateKey,
   InMemoryApiKeyStorage,
   parseKey,
 } from "../../../api_keys/mod.ts";
@@ -581,6 +583,82 @@ describe("verification cache", () => {
     clocks.advance(1000);
     await service.verify(key);
     assert.equal(calls.filter(isLookup).length, 2);
+  });
+
+  it("compares a wrong secret on a cached prefix as an unknown prefix does, in every layout (a legacy secretLength other than 32 too)", async () => {
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    const random = (n: number) =>
+      Array.from({ length: n }, () => alphabet[Math.floor(Math.random() * 62)]).join("");
+    /** charCodeAt calls of a verify's synchronous part (the parse and the cache comparison). */
+    const comparisons = async (service: ApiKeysService, raw: string) => {
+      const original = String.prototype.charCodeAt;
+      let calls = 0;
+      String.prototype.charCodeAt = function (this: string, index: number) {
+        calls++;
+        return original.call(this, index);
+      };
+      let pending: Promise<unknown>;
+      try {
+        pending = service.verify(raw);
+      } finally {
+        String.prototype.charCodeAt = original;
+      }
+      assert.equal((await rejection(pending)).code, "api_key_invalid");
+      return calls;
+    };
+    // Without peekByPrefix: the synchronous part ends at the lookup, before any hashing.
+    const storage = () => overrideStorage(new InMemoryApiKeyStorage(), {});
+    const { service: current } = makeService({ storage: storage(), cache: { ttlMs: 60_000 } });
+    const { key } = await current.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    await current.verify(key); // cached
+    const unknownKey = () => generateKey({ environment: "live" }).raw;
+    await comparisons(current, wrongSecret(key));
+    await comparisons(current, unknownKey());
+    assert.equal(
+      await comparisons(current, wrongSecret(key)),
+      await comparisons(current, unknownKey()),
+    );
+    for (const secretLength of [16, 32, 40, 128]) {
+      const layout = {
+        name: "acme-v1",
+        separator: "-" as const,
+        namespace: "sk",
+        environments: { live: "prod", test: "dev" },
+        prefixLength: 12,
+        secretLength,
+        alphabet: "base62" as const,
+        checksum: false,
+      };
+      const { service } = makeService({
+        storage: storage(),
+        cache: { ttlMs: 60_000 },
+        legacyKeyLayouts: [layout],
+      });
+      const prefix = random(12);
+      const secret = random(secretLength);
+      const imported = await service.importKeys([{
+        tenantId: "t1",
+        name: "old",
+        environment: "live",
+        prefix,
+        hash: createHash("sha256").update(secret + PEPPER_1).digest("hex"),
+        hashScheme: "sha256-pepper",
+        pepperVersion: 1,
+        scopes: ["orders:read"],
+        layout: "acme-v1",
+      }]);
+      assert.equal(imported.imported, 1);
+      await service.verify(`sk-prod-${prefix}-${secret}`); // cached
+      const wrongCached = () => `sk-prod-${prefix}-${random(secretLength)}`;
+      const unknownPrefix = () => `sk-prod-${random(12)}-${random(secretLength)}`;
+      await comparisons(service, wrongCached()); // warm both paths
+      await comparisons(service, unknownPrefix());
+      assert.equal(
+        await comparisons(service, wrongCached()),
+        await comparisons(service, unknownPrefix()),
+        `secretLength ${secretLength}`,
+      );
+    }
   });
 
   it("re-checks expiry and grace end on every hit", async () => {
