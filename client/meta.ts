@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { isNumber, isRecord, isString, isStringArray, oneOf, shape } from "./_check.ts";
+import { countFrom, isNumber, isRecord, isString, isStringArray, oneOf, shape } from "./_check.ts";
 import { isCursorPagination, isOffsetPagination } from "./pagination.ts";
 import type {
   CursorPaginationMeta,
@@ -28,9 +28,12 @@ const isDeprecationMeta = shape({ deprecated: oneOf(true) }, {
   link: isString,
 });
 
-const isRateLimitMeta = shape({ limit: isNumber, remaining: isNumber, reset: isNumber }, {
-  retryAfter: isNumber,
-});
+const isRateLimitMeta = shape(
+  { limit: countFrom(0), remaining: countFrom(0), reset: countFrom(0) },
+  {
+    retryAfter: countFrom(0),
+  },
+);
 
 const errorMetaFields = {
   deprecation: isDeprecationMeta,
@@ -179,7 +182,9 @@ export function hasFieldSelection<M>(meta: M): meta is M & { fields: string[] } 
 
 /**
  * Whether `meta.rateLimit` is well-formed rate-limit metadata (`limit`,
- * `remaining`, `reset` numbers; `retryAfter` a number when present). Works
+ * `remaining`, `reset` and, when present, `retryAfter`: non-negative safe
+ * integers, as the server sends them; a negative, fractional or infinite
+ * value is refused). Works
  * on the `meta` of success, error and problem-details bodies. Returns
  * `false`, never throws, for any other value.
  *

@@ -125,7 +125,7 @@ const metaWith = (field: string, schema: unknown) => object([field], { [field]: 
 const number = fc.double({ noNaN: true, noDefaultInfinity: true });
 /** Mostly counts, with the edges either side of their range and any other number. */
 const countArb = fc.oneof(
-  { weight: 6, arbitrary: fc.maxSafeNat() },
+  { weight: 12, arbitrary: fc.maxSafeNat() },
   { weight: 1, arbitrary: fc.constantFrom(0, 1, Number.MAX_SAFE_INTEGER, -1, 0.5, 2 ** 53, 1e308) },
   { weight: 1, arbitrary: number },
 );
