@@ -29,6 +29,9 @@ describe("client/_retry_after.ts", () => {
     assert.equal(parseRetryAfter("Wednesday, 02-Dec-26 00:00:00 GMT", now), day);
     assert.equal(parseRetryAfter("Wed Dec  2 00:00:00 2026", now), day);
     assert.equal(parseRetryAfter("Wed Dec 02 00:00:00 2026", now), day);
+    assert.equal(parseRetryAfter("Tue, 29 Feb 2028 00:00:00 GMT", now), 455 * day);
+    assert.equal(parseRetryAfter("Tue, 01 Dec 2026 23:59:60 GMT", now), day); // a leap second
+    assert.equal(parseRetryAfter("Mon, 01 Jan 0001 00:00:00 GMT", now), 0);
     // rfc850's two-digit year: more than 50 years ahead is the past century.
     const in2076 = (Date.UTC(2076, 0, 1) - now) / 1000;
     assert.equal(parseRetryAfter("Wednesday, 01-Jan-76 00:00:00 GMT", now), in2076);
@@ -57,6 +60,7 @@ describe("client/_retry_after.ts", () => {
         "Wed, 02 Dec 2026 00:60:00 GMT",
         "Wed, 02 Dec 2026 00:00:61 GMT",
         "Wed, 31 Nov 2026 00:00:00 GMT",
+        "Sat, 29 Feb 2025 00:00:00 GMT",
         "Wed, 00 Dec 2026 00:00:00 GMT",
         "Wed, 02 Dec 2026 00:00:00 GMT+1",
         "Wed, 02 Dec +026 00:00:00 GMT",
