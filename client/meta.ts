@@ -28,12 +28,12 @@ const isDeprecationMeta = shape({ deprecated: oneOf(true) }, {
   link: isString,
 });
 
-const isRateLimitMeta = shape(
-  { limit: countFrom(0), remaining: countFrom(0), reset: countFrom(0) },
-  {
-    retryAfter: countFrom(0),
-  },
-);
+/** The server's rate-limit numbers: non-negative safe integers (seconds for `reset`, `retryAfter`). */
+const isRateCount = countFrom(0);
+
+const isRateLimitMeta = shape({ limit: isRateCount, remaining: isRateCount, reset: isRateCount }, {
+  retryAfter: isRateCount,
+});
 
 const errorMetaFields = {
   deprecation: isDeprecationMeta,
@@ -184,9 +184,8 @@ export function hasFieldSelection<M>(meta: M): meta is M & { fields: string[] } 
  * Whether `meta.rateLimit` is well-formed rate-limit metadata (`limit`,
  * `remaining`, `reset` and, when present, `retryAfter`: non-negative safe
  * integers, as the server sends them; a negative, fractional or infinite
- * value is refused). Works
- * on the `meta` of success, error and problem-details bodies. Returns
- * `false`, never throws, for any other value.
+ * value is refused). Works on the `meta` of success, error and
+ * problem-details bodies. Returns `false`, never throws, for any other value.
  *
  * @param meta The `meta` object of a response, possibly `undefined`.
  * @returns `true` when `meta.rateLimit` is a {@linkcode RateLimitMeta}.
