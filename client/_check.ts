@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { isCount } from "./_decimal.ts";
 
 /** A runtime check of one value. */
 export type Check = (value: unknown) => boolean;
@@ -17,6 +18,12 @@ export const isString: Check = (value) => typeof value === "string";
 
 /** A number. */
 export const isNumber: Check = (value) => typeof value === "number";
+
+/**
+ * A count the server sends (pagination, rate limits): a safe integer of at
+ * least `min` (never negative, fractional, infinite or past 2^53 - 1).
+ */
+export const countFrom = (min: number): Check => (value) => isCount(value, min);
 
 /** A boolean. */
 export const isBoolean: Check = (value) => typeof value === "boolean";

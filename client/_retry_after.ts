@@ -21,10 +21,74 @@ export function headerCount(value: unknown): number | undefined {
   return decimalCount(first.trim());
 }
 
+const LONG_DAY_NAMES = [
+  "Sunday",
+  "Monday",
+  "Tuesday",
+  "Wednesday",
+  "Thursday",
+  "Friday",
+  "Saturday",
+];
+const DAY_NAMES = LONG_DAY_NAMES.map((name) => name.slice(0, 3));
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
+/** The number the `length` ASCII digits of `text` at `at` write, or `NaN`. */
+function digitsAt(text: string, at: number, length: number): number {
+  return decimalCount(text.slice(at, at + length)) ?? NaN;
+}
+
+/**
+ * The UTC instant (ms) of a date and an `hh:mm:ss` time-of-day at `time` in `text`, or `NaN` when a
+ * field is out of range (month `-1`: not a month name; a day past the month's end).
+ */
+function instant(year: number, month: number, day: number, text: string, time: number): number {
+  const hour = digitsAt(text, time, 2);
+  const minute = digitsAt(text, time + 3, 2);
+  const second = digitsAt(text, time + 6, 2);
+  if (text[time + 2] !== ":" || text[time + 5] !== ":") return NaN;
+  const inRange = year >= 0 && month >= 0 && day >= 1 && hour <= 23 && minute <= 59 &&
+    second <= 60; // false for NaN
+  if (!inRange) return NaN;
+  const date = new Date(0);
+  date.setUTCFullYear(year, month, day); // years 0 to 99 as written, not 19xx
+  if (date.getUTCDate() !== day) return NaN; // 31 Nov
+  return date.getTime() + ((hour * 60 + minute) * 60 + second) * 1000;
+}
+
+/**
+ * The instant of an HTTP-date (RFC 9110 section 5.6.7, case-sensitive, GMT): IMF-fixdate
+ * (`Sun, 06 Nov 1994 08:49:37 GMT`), or the obsolete rfc850 (`Sunday, 06-Nov-94 08:49:37 GMT`,
+ * its two-digit year within 50 years of `now`'s) and asctime (`Sun Nov  6 08:49:37 1994`) forms;
+ * `NaN` for any other text. Fixed positions: linear, no regular expression.
+ */
+function httpDate(text: string, now: number): number {
+  const comma = text.indexOf(",");
+  const dayName = comma < 0 ? "" : text.slice(0, comma); // asctime has no comma
+  if (comma === 3 && DAY_NAMES.includes(dayName) && text.length === 29) {
+    if (text[4] !== " " || text[7] !== " " || text[11] !== " " || text[16] !== " ") return NaN;
+    if (!text.endsWith(" GMT")) return NaN;
+    const month = MONTHS.indexOf(text.slice(8, 11));
+    return instant(digitsAt(text, 12, 4), month, digitsAt(text, 5, 2), text, 17);
+  }
+  if (LONG_DAY_NAMES.includes(dayName)) {
+    const date = text.slice(comma + 1); // " 06-Nov-94 08:49:37 GMT"
+    if (date.length !== 23 || date[0] !== " " || date[3] !== "-" || date[7] !== "-") return NaN;
+    if (date[10] !== " " || !date.endsWith(" GMT")) return NaN;
+    const base = new Date(now).getUTCFullYear() - 49;
+    const year = base + (((digitsAt(date, 8, 2) - base) % 100) + 100) % 100;
+    return instant(year, MONTHS.indexOf(date.slice(4, 7)), digitsAt(date, 1, 2), date, 11);
+  }
+  if (text.length !== 24 || !DAY_NAMES.includes(text.slice(0, 3))) return NaN;
+  if (text[3] !== " " || text[7] !== " " || text[10] !== " " || text[19] !== " ") return NaN;
+  const day = text[8] === " " ? digitsAt(text, 9, 1) : digitsAt(text, 8, 2);
+  return instant(digitsAt(text, 20, 4), MONTHS.indexOf(text.slice(4, 7)), day, text, 11);
+}
+
 /**
  * Seconds to wait from a `Retry-After` value: delay-seconds, or the seconds
- * until an HTTP-date (which names its day and month: a value without a letter
- * is no date), 0 when it is past; `undefined` for none or an unreadable one.
+ * until an HTTP-date (RFC 9110's three forms, nothing else), 0 when it is
+ * past; `undefined` for none or an unreadable one.
  *
  * @example
  * ```ts
@@ -38,6 +102,6 @@ export function parseRetryAfter(value: unknown, now: number = Date.now()): numbe
   if (seconds !== undefined) return seconds;
   const first = firstOf(value);
   if (typeof first !== "string" || first.length > MAX_HEADER_VALUE_LENGTH) return undefined;
-  const at = /[a-z]/i.test(first) ? Date.parse(first) : NaN;
+  const at = httpDate(first.trim(), now);
   return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
 }

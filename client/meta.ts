@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { isNumber, isRecord, isString, isStringArray, oneOf, shape } from "./_check.ts";
+import { countFrom, isNumber, isRecord, isString, isStringArray, oneOf, shape } from "./_check.ts";
 import { isCursorPagination, isOffsetPagination } from "./pagination.ts";
 import type {
   CursorPaginationMeta,
@@ -28,8 +28,11 @@ const isDeprecationMeta = shape({ deprecated: oneOf(true) }, {
   link: isString,
 });
 
-const isRateLimitMeta = shape({ limit: isNumber, remaining: isNumber, reset: isNumber }, {
-  retryAfter: isNumber,
+/** The server's rate-limit numbers: non-negative safe integers (seconds for `reset`, `retryAfter`). */
+const isRateCount = countFrom(0);
+
+const isRateLimitMeta = shape({ limit: isRateCount, remaining: isRateCount, reset: isRateCount }, {
+  retryAfter: isRateCount,
 });
 
 const errorMetaFields = {
@@ -179,9 +182,10 @@ export function hasFieldSelection<M>(meta: M): meta is M & { fields: string[] } 
 
 /**
  * Whether `meta.rateLimit` is well-formed rate-limit metadata (`limit`,
- * `remaining`, `reset` numbers; `retryAfter` a number when present). Works
- * on the `meta` of success, error and problem-details bodies. Returns
- * `false`, never throws, for any other value.
+ * `remaining`, `reset` and, when present, `retryAfter`: non-negative safe
+ * integers, as the server sends them; a negative, fractional or infinite
+ * value is refused). Works on the `meta` of success, error and
+ * problem-details bodies. Returns `false`, never throws, for any other value.
  *
  * @param meta The `meta` object of a response, possibly `undefined`.
  * @returns `true` when `meta.rateLimit` is a {@linkcode RateLimitMeta}.

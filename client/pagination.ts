@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { isBoolean, isNumber, isString, isStringOrNull, oneOf, shape } from "./_check.ts";
+import { countFrom, isBoolean, isString, isStringOrNull, oneOf, shape } from "./_check.ts";
 import type { CursorPaginationMeta, PaginationMeta } from "./types.ts";
 
 const isPaginationLinks = shape({
@@ -15,10 +15,10 @@ const isPaginationLinks = shape({
 });
 
 const isOffset = shape({
-  page: isNumber,
-  limit: isNumber,
-  total: isNumber,
-  totalPages: isNumber,
+  page: countFrom(1),
+  limit: countFrom(1),
+  total: countFrom(0),
+  totalPages: countFrom(0),
   hasNext: isBoolean,
   hasPrev: isBoolean,
 }, { type: oneOf("offset"), links: isPaginationLinks });
@@ -28,14 +28,15 @@ const isCursor = shape({
   nextCursor: isStringOrNull,
   previousCursor: isStringOrNull,
   hasMore: isBoolean,
-  limit: isNumber,
-}, { totalCount: isNumber, links: isPaginationLinks });
+  limit: countFrom(1),
+}, { totalCount: countFrom(0), links: isPaginationLinks });
 
 /**
  * Whether a pagination object is offset pagination (`page`, `limit`, `total`,
  * `totalPages`, `hasNext`, `hasPrev`; `type` absent or `"offset"`). Every
- * field is checked, `links` included when present. Returns `false`, never
- * throws, for any other value.
+ * field is checked, `links` included when present; `page` and `limit` are
+ * safe integers from 1, `total` and `totalPages` from 0. Returns `false`,
+ * never throws, for any other value.
  *
  * @param pagination A pagination object, usually `meta.pagination`.
  * @returns `true` when `pagination` is a well-formed {@linkcode PaginationMeta}.
@@ -57,8 +58,9 @@ export function isOffsetPagination(pagination: unknown): pagination is Paginatio
 /**
  * Whether a pagination object is cursor pagination (`type: "cursor"`,
  * `nextCursor`, `previousCursor`, `hasMore`, `limit`). Every field is
- * checked, `totalCount` and `links` included when present. Returns `false`,
- * never throws, for any other value.
+ * checked, `totalCount` and `links` included when present; `limit` is a safe
+ * integer from 1, `totalCount` from 0. Returns `false`, never throws, for any
+ * other value.
  *
  * @param pagination A pagination object, usually `meta.pagination`.
  * @returns `true` when `pagination` is a well-formed {@linkcode CursorPaginationMeta}.

@@ -1,5 +1,5 @@
 /**
- * Request ids: which incoming values are reused, and the default generator.
+ * Request ids: which incoming and generated values are kept, and the default (a random UUID).
  *
  * @module
  */
@@ -17,10 +17,12 @@ export function isSafeRequestId(value: unknown): value is string {
   return typeof value === "string" && SAFE_REQUEST_ID.test(value);
 }
 
-/** The incoming id when safe, else a generated one (default: a random UUID). */
-export function resolveRequestId(
-  incoming: unknown,
-  generate: () => string = () => crypto.randomUUID(),
-): string {
-  return isSafeRequestId(incoming) ? incoming : generate();
+/**
+ * The incoming id when safe, else the generated one when safe, else a random UUID: a generator's
+ * value is checked like an incoming one (a line break or a number is never sent).
+ */
+export function resolveRequestId(incoming: unknown, generate?: () => unknown): string {
+  if (isSafeRequestId(incoming)) return incoming;
+  const generated = generate?.();
+  return isSafeRequestId(generated) ? generated : crypto.randomUUID();
 }

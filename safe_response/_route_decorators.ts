@@ -7,7 +7,7 @@ import { type DeprecatedOptions, resolveDeprecation } from "./deprecation_header
 import { type FieldSelectionOptions, resolveFieldSelection } from "./field_selection.ts";
 import { reasonPhrase } from "./http_status.ts";
 import { type PaginationOptions, type PaginationSetting, resolvePagination } from "./pagination.ts";
-import { MAX_CURSOR_LENGTH } from "./pagination_query.ts";
+import { MAX_CURSOR_LENGTH } from "./pagination_links.ts";
 import { type LinkHeaderOption, resolveLinkHeader } from "./_link_header.ts";
 import { httpStatusOption, nonEmptyOption, problemTypeOption } from "./_route_checks.ts";
 import { BASIC_SUCCESS_SCHEMA } from "./_openapi_schemas.ts";

@@ -51,10 +51,13 @@ export {
   resolvePagination,
 } from "./pagination.ts";
 export type { LinkHeaderOption } from "./_link_header.ts";
-export { offsetPaginationLinks, paginationLinkHeader } from "./pagination_links.ts";
+export {
+  MAX_CURSOR_LENGTH,
+  offsetPaginationLinks,
+  paginationLinkHeader,
+} from "./pagination_links.ts";
 export {
   type CursorPaginationQuery,
-  MAX_CURSOR_LENGTH,
   type OffsetPaginationQuery,
   PaginationQueryError,
   type PaginationQueryOptions,

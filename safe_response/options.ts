@@ -13,7 +13,10 @@ import type { ValidationDetailsMode } from "./validation_details.ts";
 export interface RequestIdOptions {
   /** Header read and echoed; default `X-Request-Id`. */
   headerName?: string;
-  /** Generates an id when the incoming one is missing or unsafe; default a random UUID. */
+  /**
+   * Generates an id when the incoming one is missing or unsafe; default a random UUID. A generated
+   * id that is not 1 to 128 visible ASCII characters, or a throw (logged), gives a random UUID.
+   */
   generator?: () => string;
 }
 

@@ -4,7 +4,9 @@
  * authority of an absolute-form target), keep the other query parameters (at
  * most 20 of them and 1,000 characters, in order; none named like a credential
  * or holding an API key), and replace `page`/`limit` (offset) or
- * `cursor`/`limit` (cursor). No target makes them throw. The same links can also be sent as an RFC 8288 `Link`
+ * `cursor`/`limit` (cursor); `self` keeps the request's first `cursor` when it
+ * holds no key and is at most {@link MAX_CURSOR_LENGTH} characters. No target
+ * makes them throw. The same links can also be sent as an RFC 8288 `Link`
  * header ({@link paginationLinkHeader}, the `linkHeader` option).
  *
  * @module
@@ -16,6 +18,12 @@ import { originForm } from "./_request_target.ts";
 
 /** Query parameter that carries the cursor in cursor-pagination links. */
 export const CURSOR_QUERY_PARAM = "cursor";
+
+/**
+ * Longest `cursor` accepted (characters): a longer one is a `PaginationQueryError`, and is not
+ * echoed in a link.
+ */
+export const MAX_CURSOR_LENGTH = 512;
 
 /** Other query parameters echoed at most, and their characters (`name=value` joined by `&`). */
 const MAX_ECHOED_PARAMS = 20;
@@ -38,21 +46,32 @@ const CREDENTIAL_NAMES = new Set([
   "password",
 ]);
 
-/** The query of `url` to echo: `owned` parameters, then others within the bounds, in order. */
+/** Whether a query parameter holds an API key (in its name, its value or across both). */
+const holdsApiKey = (name: string, value: string) => API_KEY_REDACT_REGEX.test(`${name}=${value}`);
+
+/**
+ * The query of `url` to echo, in order: of each `owned` parameter (the links replace them, but
+ * `self` keeps the request's cursor) its first value, when at most {@link MAX_CURSOR_LENGTH}
+ * characters and holding no key; then other parameters within the bounds.
+ */
 function echoedQuery(url: URL, owned: readonly string[]): URLSearchParams {
   const kept = new URLSearchParams();
+  const seen = new Set<string>();
   let count = 0;
   let length = 0;
   for (const [name, value] of url.searchParams) {
     if (owned.includes(name)) {
-      kept.append(name, value);
+      if (!seen.has(name) && value.length <= MAX_CURSOR_LENGTH && !holdsApiKey(name, value)) {
+        kept.append(name, value);
+      }
+      seen.add(name);
       continue;
     }
     if (count === MAX_ECHOED_PARAMS) continue;
     const pair = new URLSearchParams({ [name]: value }).toString();
     if (length + pair.length > MAX_ECHOED_LENGTH) continue;
     if (CREDENTIAL_NAMES.has(name.toLowerCase().replace(/[-_]/g, ""))) continue;
-    if (API_KEY_REDACT_REGEX.test(`${name}=${value}`)) continue;
+    if (holdsApiKey(name, value)) continue;
     kept.append(name, value);
     count++;
     length += pair.length + 1;

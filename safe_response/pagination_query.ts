@@ -6,9 +6,7 @@
 import { decimalCount } from "../client/_decimal.ts";
 import { LIBRARY_ERROR } from "./_library_error.ts";
 import { clampLimit, type PaginationSetting, resolvePagination } from "./pagination.ts";
-
-/** Longest `cursor` accepted (characters); a longer one is a {@link PaginationQueryError}. */
-export const MAX_CURSOR_LENGTH = 512;
+import { MAX_CURSOR_LENGTH } from "./pagination_links.ts";
 
 /** Options of {@link parsePaginationQuery}; a `PaginationSetting` fits. */
 export interface PaginationQueryOptions {

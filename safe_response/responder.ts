@@ -374,7 +374,11 @@ export class Responder {
     if (options === undefined) return undefined;
     const echoed = exchange.responseHeader(options.headerName);
     if (isSafeRequestId(echoed)) return { id: echoed };
-    const id = resolveRequestId(exchange.requestHeader(options.headerName), options.generator);
+    const { generator } = options;
+    const id = resolveRequestId(
+      exchange.requestHeader(options.headerName),
+      generator && (() => this.#optional("option `requestId.generator`", generator)),
+    );
     return { id, header: [options.headerName, id] };
   }
 

@@ -48,7 +48,7 @@ export interface SafeResponseSettings {
   /** Result transform. */
   transformResponse?: (data: unknown) => unknown;
   /** Request-id tracking, when on. */
-  requestId?: { headerName: string; generator: () => string };
+  requestId?: { headerName: string; generator?: () => string };
   /** Add `meta.responseTime`. */
   responseTime: boolean;
   /** Problem details, when on. */
@@ -157,8 +157,7 @@ function requestId(value: unknown): SafeResponseSettings["requestId"] {
   const options = value === true ? {} : bag(value, "requestId", ["headerName", "generator"]);
   return {
     headerName: header(options.headerName, "requestId.headerName", DEFAULT_REQUEST_ID_HEADER),
-    generator: fn<() => string>(options.generator, "requestId.generator") ??
-      (() => crypto.randomUUID()),
+    generator: fn<() => string>(options.generator, "requestId.generator"),
   };
 }
 

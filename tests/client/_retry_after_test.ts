@@ -17,6 +17,66 @@ describe("client/_retry_after.ts", () => {
     }
   });
 
+  it("reads the three HTTP-date forms of RFC 9110 (IMF-fixdate, rfc850, asctime)", () => {
+    const now = Date.UTC(2026, 11, 1); // Tue, 01 Dec 2026 00:00:00 GMT
+    const day = 86_400;
+    assert.equal(parseRetryAfter("Wed, 02 Dec 2026 00:00:00 GMT", now), day);
+    assert.equal(parseRetryAfter(" Wed, 02 Dec 2026 00:00:00 GMT ", now), day);
+    assert.equal(parseRetryAfter("Tue, 01 Dec 2026 00:01:01 GMT", now), 61);
+    assert.equal(parseRetryAfter("Thu, 31 Dec 2026 23:59:59 GMT", now), 31 * day - 1);
+    assert.equal(parseRetryAfter("Thu, 01 Jan 2099 00:00:00 GMT", now), 2_274_825_600);
+    assert.equal(parseRetryAfter("Mon, 30 Nov 2026 00:00:00 GMT", now), 0);
+    assert.equal(parseRetryAfter("Wednesday, 02-Dec-26 00:00:00 GMT", now), day);
+    assert.equal(parseRetryAfter("Wed Dec  2 00:00:00 2026", now), day);
+    assert.equal(parseRetryAfter("Wed Dec 02 00:00:00 2026", now), day);
+    assert.equal(parseRetryAfter("Tue, 29 Feb 2028 00:00:00 GMT", now), 455 * day);
+    assert.equal(parseRetryAfter("Tue, 01 Dec 2026 23:59:60 GMT", now), day); // a leap second
+    assert.equal(parseRetryAfter("Mon, 01 Jan 0001 00:00:00 GMT", now), 0);
+    // rfc850's two-digit year: more than 50 years ahead is the past century.
+    const in2076 = (Date.UTC(2076, 0, 1) - now) / 1000;
+    assert.equal(parseRetryAfter("Wednesday, 01-Jan-76 00:00:00 GMT", now), in2076);
+    assert.equal(parseRetryAfter("Friday, 01-Jan-99 00:00:00 GMT", now), 0);
+  });
+
+  it("reads no other date text: words, ISO 8601, other layouts, out-of-range fields", () => {
+    const now = Date.UTC(2026, 11, 1);
+    for (
+      const value of [
+        "x 99999",
+        "a 1",
+        "tomorrow 3",
+        "5 minutes",
+        "Dec 25 2026",
+        "2026-12-02T00:00:00Z",
+        "Wed, 02 Dec 2026 00:00:00 UTC",
+        "Wed, 02 Dec 2026 00:00:00 gmt",
+        "wed, 02 Dec 2026 00:00:00 GMT",
+        "Wed, 02 dec 2026 00:00:00 GMT",
+        "Wed, 2 Dec 2026 00:00:00 GMT",
+        "Wed, 02 Dec 26 00:00:00 GMT",
+        "Wed,  02 Dec 2026 00:00:00 GMT",
+        "Wed, 02 Dec 2026 0:00:00 GMT",
+        "Wed, 02 Dec 2026 24:00:00 GMT",
+        "Wed, 02 Dec 2026 00:60:00 GMT",
+        "Wed, 02 Dec 2026 00:00:61 GMT",
+        "Wed, 31 Nov 2026 00:00:00 GMT",
+        "Sat, 29 Feb 2025 00:00:00 GMT",
+        "Wed, 00 Dec 2026 00:00:00 GMT",
+        "Wed, 02 Dec 2026 00:00:00 GMT+1",
+        "Wed, 02 Dec +026 00:00:00 GMT",
+        "Wed, 02 Dec 2026 00:00:00",
+        "Wedn, 02 Dec 2026 00:00:00 GMT",
+        "Wed 02 Dec 2026 00:00:00 GMT",
+        "Wednesday, 02-Dec-2026 00:00:00 GMT",
+        "Wed, 02-Dec-26 00:00:00 GMT",
+        "Wed Dec 2 00:00:00 2026",
+        "Wed Dec  2 00:00:00 2026 GMT",
+      ]
+    ) {
+      assert.equal(parseRetryAfter(value, now), undefined, value);
+    }
+  });
+
   it("is bounded: long values, unsafe counts and other types are absent", () => {
     for (
       const value of [

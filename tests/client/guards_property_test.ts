@@ -18,6 +18,12 @@ const str = { type: "string" };
 const num = { type: "number" };
 const bool = { type: "boolean" };
 const strOrNull = { type: ["string", "null"] };
+/** A count the server sends: a safe integer of at least `minimum`. */
+const count = (minimum: number) => ({
+  type: "integer",
+  minimum,
+  maximum: Number.MAX_SAFE_INTEGER,
+});
 const object = (required: string[], properties: Record<string, unknown>) => ({
   type: "object",
   required,
@@ -33,10 +39,10 @@ const linksSchema = object(["self", "first", "prev", "next", "last"], {
 });
 const offsetSchema = object(["page", "limit", "total", "totalPages", "hasNext", "hasPrev"], {
   type: { const: "offset" },
-  page: num,
-  limit: num,
-  total: num,
-  totalPages: num,
+  page: count(1),
+  limit: count(1),
+  total: count(0),
+  totalPages: count(0),
   hasNext: bool,
   hasPrev: bool,
   links: linksSchema,
@@ -46,8 +52,8 @@ const cursorSchema = object(["type", "nextCursor", "previousCursor", "hasMore", 
   nextCursor: strOrNull,
   previousCursor: strOrNull,
   hasMore: bool,
-  limit: num,
-  totalCount: num,
+  limit: count(1),
+  totalCount: count(0),
   links: linksSchema,
 });
 const paginationSchema = { anyOf: [offsetSchema, cursorSchema] };
@@ -62,10 +68,10 @@ const deprecationSchema = object(["deprecated"], {
   link: str,
 });
 const rateLimitSchema = object(["limit", "remaining", "reset"], {
-  limit: num,
-  remaining: num,
-  reset: num,
-  retryAfter: num,
+  limit: count(0),
+  remaining: count(0),
+  reset: count(0),
+  retryAfter: count(0),
 });
 const errorMetaProperties = {
   deprecation: deprecationSchema,
@@ -117,6 +123,12 @@ const metaWith = (field: string, schema: unknown) => object([field], { [field]: 
 // ---- Generators: well-formed shapes, and shapes one mutation away ----
 
 const number = fc.double({ noNaN: true, noDefaultInfinity: true });
+/** Mostly counts, with the edges either side of their range and any other number. */
+const countArb = fc.oneof(
+  { weight: 12, arbitrary: fc.maxSafeNat() },
+  { weight: 1, arbitrary: fc.constantFrom(0, 1, Number.MAX_SAFE_INTEGER, -1, 0.5, 2 ** 53, 1e308) },
+  { weight: 1, arbitrary: number },
+);
 const string = fc.string({ maxLength: 8 });
 const stringOrNull = fc.option(string);
 const linksArb = fc.record({
@@ -128,10 +140,10 @@ const linksArb = fc.record({
 });
 const offsetArb = fc.record({
   type: fc.constant("offset"),
-  page: number,
-  limit: number,
-  total: number,
-  totalPages: number,
+  page: countArb,
+  limit: countArb,
+  total: countArb,
+  totalPages: countArb,
   hasNext: fc.boolean(),
   hasPrev: fc.boolean(),
   links: linksArb,
@@ -141,8 +153,8 @@ const cursorArb = fc.record({
   nextCursor: stringOrNull,
   previousCursor: stringOrNull,
   hasMore: fc.boolean(),
-  limit: number,
-  totalCount: number,
+  limit: countArb,
+  totalCount: countArb,
   links: linksArb,
 }, { requiredKeys: ["type", "nextCursor", "previousCursor", "hasMore", "limit"] });
 const paginationArb = fc.oneof(offsetArb, cursorArb);
@@ -154,7 +166,12 @@ const errorMetaArbs = {
     message: string,
     link: string,
   }, { requiredKeys: ["deprecated"] }),
-  rateLimit: fc.record({ limit: number, remaining: number, reset: number, retryAfter: number }, {
+  rateLimit: fc.record({
+    limit: countArb,
+    remaining: countArb,
+    reset: countArb,
+    retryAfter: countArb,
+  }, {
     requiredKeys: ["limit", "remaining", "reset"],
   }),
   responseTime: number,

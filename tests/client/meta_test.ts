@@ -84,6 +84,35 @@ const cases: {
   },
 ];
 
+describe("hasRateLimit: the numbers the server sends", () => {
+  const rate = { limit: 10, remaining: 0, reset: 30, retryAfter: 30 };
+
+  it("accepts non-negative safe integers, 0 and Number.MAX_SAFE_INTEGER included", () => {
+    for (const value of [0, 1, Number.MAX_SAFE_INTEGER]) {
+      for (const key of Object.keys(rate)) {
+        assert.equal(
+          hasRateLimit({ rateLimit: { ...rate, [key]: value } }),
+          true,
+          `${key} ${value}`,
+        );
+      }
+    }
+  });
+
+  it("rejects a negative, fractional, unsafe or infinite count or wait", () => {
+    // `retryAfter: 1e308` reached `setTimeout(1e308 * 1000)`: Infinity, fired at once.
+    for (const value of [-5, -1, 1.5, 2 ** 53, 1e308, -1e308, Infinity, NaN]) {
+      for (const key of Object.keys(rate)) {
+        assert.equal(
+          hasRateLimit({ rateLimit: { ...rate, [key]: value } }),
+          false,
+          `${key} ${value}`,
+        );
+      }
+    }
+  });
+});
+
 for (const { guard, field, good, bad } of cases) {
   describe(guard.name, () => {
     it("accepts a meta whose field is well-formed", () => {

@@ -27,6 +27,37 @@ describe("isOffsetPagination", () => {
   });
 });
 
+describe("isOffsetPagination: the numbers the server sends", () => {
+  it("accepts pages from 1, a limit from 1, totals from 0, up to Number.MAX_SAFE_INTEGER", () => {
+    const edges = { page: 1, limit: 1, total: 0, totalPages: 0 };
+    assert.equal(isOffsetPagination({ ...offset, ...edges }), true);
+    for (const key of Object.keys(edges)) {
+      const big = withField(offset, key, Number.MAX_SAFE_INTEGER);
+      assert.equal(isOffsetPagination(big), true, key);
+    }
+  });
+
+  it("rejects a page or limit below 1, a negative total, a fraction or an unsafe number", () => {
+    const bad: Array<[string, number]> = [
+      ["page", -3],
+      ["page", 0],
+      ["page", 1.5],
+      ["limit", 0],
+      ["limit", 0.5],
+      ["limit", -1],
+      ["total", -1],
+      ["total", 2.5],
+      ["totalPages", 1e308],
+      ["totalPages", -1],
+      ["totalPages", 2 ** 53],
+      ["page", Infinity],
+    ];
+    for (const [key, value] of bad) {
+      assert.equal(isOffsetPagination(withField(offset, key, value)), false, `${key} ${value}`);
+    }
+  });
+});
+
 describe("isCursorPagination", () => {
   it("accepts cursor pagination with or without the optional fields", () => {
     assert.equal(isCursorPagination(cursor), true);
@@ -57,5 +88,28 @@ describe("isCursorPagination", () => {
       isCursorPagination(withField(cursor, "links", { ...links, first: undefined })),
       false,
     );
+  });
+});
+
+describe("isCursorPagination: the numbers the server sends", () => {
+  it("accepts a limit from 1 and a totalCount from 0, up to Number.MAX_SAFE_INTEGER", () => {
+    assert.equal(isCursorPagination({ ...cursor, limit: 1, totalCount: 0 }), true);
+    const big = Number.MAX_SAFE_INTEGER;
+    assert.equal(isCursorPagination({ ...cursor, limit: big, totalCount: big }), true);
+  });
+
+  it("rejects a limit below 1, a negative totalCount, a fraction or an unsafe number", () => {
+    const bad: Array<[string, number]> = [
+      ["limit", -1],
+      ["limit", 0],
+      ["limit", 0.5],
+      ["limit", 1e308],
+      ["totalCount", -1],
+      ["totalCount", 1.5],
+      ["totalCount", 2 ** 53],
+    ];
+    for (const [key, value] of bad) {
+      assert.equal(isCursorPagination(withField(cursor, key, value)), false, `${key} ${value}`);
+    }
   });
 });

@@ -15,4 +15,12 @@ describe("request ids", () => {
     assert.equal(resolveRequestId("bad\r\nid", () => "new"), "new");
     assert.match(resolveRequestId(undefined), /^[0-9a-f-]{36}$/);
   });
+
+  it("keeps a generated id only when it is safe, else sends a random UUID", () => {
+    assert.equal(resolveRequestId(undefined, () => "gen-1"), "gen-1");
+    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+    for (const generated of ["bad\nid", 42, "x".repeat(100_000), "", undefined, ["id"]]) {
+      assert.match(resolveRequestId("a b", () => generated), uuid, String(generated).slice(0, 9));
+    }
+  });
 });

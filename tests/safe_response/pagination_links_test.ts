@@ -2,6 +2,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
   cursorPaginationLinks,
+  MAX_CURSOR_LENGTH,
   offsetPaginationLinks,
   paginationLinkHeader,
 } from "../../safe_response/pagination_links.ts";
@@ -118,5 +119,28 @@ describe("pagination links and credentials or long queries", () => {
   it("keep their own parameters whatever the budget", () => {
     const links = cursorPaginationLinks(`/feed?q=${"x".repeat(2_000)}&cursor=c1`, 5, null, null);
     assert.equal(links.self, "/feed?cursor=c1&limit=5");
+  });
+
+  it("echo the request's cursor in self only when it holds no key", () => {
+    for (const cursor of [key, `Bearer%20${key}`, `c-${key}-1`]) {
+      const links = cursorPaginationLinks(`/feed?q=a&cursor=${cursor}`, 5, "n", null);
+      const everything = JSON.stringify(links) + paginationLinkHeader(links);
+      assert.ok(!everything.includes("A".repeat(12)), everything);
+      assert.equal(links.self, "/feed?q=a&limit=5", cursor);
+      assert.equal(links.next, "/feed?q=a&cursor=n&limit=5");
+    }
+  });
+
+  it("echo one request cursor, the first, of at most MAX_CURSOR_LENGTH characters", () => {
+    const repeated = `/feed?cursor=${"c".repeat(500)}&${"cursor=x&".repeat(2_000)}q=a`;
+    const links = cursorPaginationLinks(repeated, 5, null, null);
+    assert.equal(links.self, `/feed?cursor=${"c".repeat(500)}&q=a&limit=5`);
+    const longest = "c".repeat(MAX_CURSOR_LENGTH);
+    assert.equal(
+      cursorPaginationLinks(`/feed?cursor=${longest}`, 5, null, null).self,
+      `/feed?cursor=${longest}&limit=5`,
+    );
+    const over = cursorPaginationLinks(`/feed?cursor=${longest}c&q=a`, 5, null, null);
+    assert.equal(over.self, "/feed?q=a&limit=5");
   });
 });

@@ -7,8 +7,8 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { resolveError } from "../../safe_response/error_resolution.ts";
+import { MAX_CURSOR_LENGTH } from "../../safe_response/pagination_links.ts";
 import {
-  MAX_CURSOR_LENGTH,
   PaginationQueryError,
   type PaginationQueryOptions,
   parsePaginationQuery,

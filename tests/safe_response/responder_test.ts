@@ -414,6 +414,33 @@ describe("Responder request ids, versions and plans", () => {
     assert.equal(responder().responder.requestId(exchange("/")), undefined);
   });
 
+  it("sends a random UUID when the generator throws, returns a promise or an unsafe id", () => {
+    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+    const generators: Array<[() => unknown, string | undefined]> = [
+      [() => "bad\nid", undefined],
+      [() => 42, undefined],
+      [() => "x".repeat(100_000), undefined],
+      [() => {
+        throw new Error("boom");
+      }, "option `requestId.generator` threw (Error: boom)"],
+      [() => Promise.resolve("later"), "option `requestId.generator` returned a promise"],
+    ];
+    for (const [generator, logged] of generators) {
+      const { responder: r, logs } = responder({
+        requestId: { generator: generator as () => string },
+      });
+      const reply = r.success(1, exchange("/"), { plan: r.plan({}) });
+      assert.equal(reply.status, 200);
+      const id = bodyOf(reply.body).requestId as string;
+      assert.match(id, uuid);
+      assert.deepEqual(reply.headers, [["X-Request-Id", id]]);
+      if (logged === undefined) assert.deepEqual(logs.errors, []);
+      else assert.ok(logs.errors.some((line) => line.includes(logged)), logs.errors.join("\n"));
+      const failed = r.error(new Error("x"), exchange("/"));
+      assert.match(bodyOf(failed.body).requestId as string, uuid);
+    }
+  });
+
   it("calls a version function with the binding's context, containing its failures", () => {
     const { responder: r, logs } = responder({
       version: (context: unknown) => {

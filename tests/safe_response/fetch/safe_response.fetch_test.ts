@@ -143,6 +143,27 @@ describe("createSafeFetch route: successes", () => {
     assert.equal((await read(await versioned(at("/")))).body.meta.apiVersion, "3");
   });
 
+  it("replies with a random UUID when the request-id generator fails or returns an unsafe id", async () => {
+    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+    const generators: Array<() => unknown> = [
+      () => "bad\nid",
+      () => 42,
+      () => "x".repeat(100_000),
+      () => {
+        throw new Error("boom");
+      },
+    ];
+    for (const generator of generators) {
+      const { safe, lines } = safeWith({ requestId: { generator: generator as () => string } });
+      for (const handler of [safe.route({}, () => ({})), safe.route({}, () => Promise.reject(1))]) {
+        const { headers, body } = await read(await handler(at("/")));
+        assert.match(body.requestId, uuid, String(generator));
+        assert.equal(headers.get("x-request-id"), body.requestId);
+      }
+      assert.equal(lines.some((line) => line.includes("Invalid header value")), false);
+    }
+  });
+
   it("asks a version function with the Request", async () => {
     const { safe } = safeWith({ version: (request) => request.headers.get("x-v") ?? undefined });
     const handler = safe.route({}, () => ({}));

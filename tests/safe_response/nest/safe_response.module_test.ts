@@ -153,6 +153,38 @@ for (const adapter of ADAPTERS) {
       }
     });
 
+    it("the request-id middleware sends a random UUID when the generator fails or returns an unsafe id", async () => {
+      const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+      const generators: Array<() => unknown> = [
+        () => "bad\nid",
+        () => 42,
+        () => {
+          throw new Error("boom");
+        },
+      ];
+      for (const generator of generators) {
+        @Module({
+          imports: [SafeResponseModule.register({
+            requestId: { generator: generator as () => string },
+            timestamp: false,
+          })],
+          controllers: [ModuleController],
+        })
+        class GeneratorModule {}
+        const { url, close } = await boot(GeneratorModule, adapter);
+        try {
+          for (const [path, status] of [["/m", 200], ["/m/missing", 404]] as const) {
+            const sent = await getJson(url, path);
+            assert.equal(sent.status, status, `${generator} ${path}`);
+            assert.match(String(sent.body.requestId), uuid);
+            assert.equal(sent.headers.get("x-request-id"), sent.body.requestId);
+          }
+        } finally {
+          await close();
+        }
+      }
+    });
+
     it("registerAsync validates the factory's options at startup", async () => {
       await assert.rejects(
         boot(BadAsyncModule, adapter),
