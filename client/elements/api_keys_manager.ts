@@ -19,6 +19,7 @@ import { Format } from "./_format.ts";
 import {
   activityOf,
   configOf,
+  dateOf,
   fill,
   firstHour,
   type KeyPage,
@@ -616,8 +617,9 @@ export class ApiKeysManagerElement extends HTMLElement {
     this.#openForm(s.create, dialog, s.create, async () => {
       const issued = await this.#call("/keys", "POST", dialog.body());
       const [created] = keysOf([(issued as { record?: unknown } | null)?.record]);
-      if (created) this.#add(created);
+      // The secret first: the key exists now, whatever drawing its row does.
       this.#reveal(issued, "api-key-created", created?.id, s.keyCreated, null);
+      if (created) this.#add(created);
     });
   }
 
@@ -639,9 +641,12 @@ export class ApiKeysManagerElement extends HTMLElement {
           | { record?: unknown; graceExpiresAt?: unknown }
           | null;
         const [created] = keysOf([answer?.record]);
-        const stops = typeof answer?.graceExpiresAt === "string"
-          ? new Date(answer.graceExpiresAt)
+        const stops = dateOf(answer?.graceExpiresAt);
+        const note = stops
+          ? fill(s.revealRotated, { prefix: key.prefix, when: this.#format().dateTime(stops) })
           : null;
+        // The secret first: the rotation happened, whatever updating the rows does.
+        this.#reveal(answer, "api-key-rotated", key.id, s.rotated, note);
         if (created) {
           this.#add({ ...created, replacesKeyId: created.replacesKeyId ?? key.id }, key.id);
         }
@@ -652,11 +657,6 @@ export class ApiKeysManagerElement extends HTMLElement {
           expiresAt: stops,
           replacedByKeyId: created?.id ?? null,
         });
-        const f = this.#format();
-        const note = stops
-          ? fill(s.revealRotated, { prefix: key.prefix, when: f.dateTime(stops) })
-          : null;
-        this.#reveal(answer, "api-key-rotated", key.id, s.rotated, note);
       },
       { returnTo: key.id },
     );

@@ -4,11 +4,13 @@ import * as admin from "../../../api_keys/admin/mod.ts";
 import { loadedAtImport, WITH_DENO_INFO } from "../../module_graph.ts";
 
 /**
- * The most library files `./api-keys/admin` may load at import: 20 (22 while its query checks
+ * The most library files `./api-keys/admin` may load at import: 21 (22 while its query checks
  * imported the usage window's rule from the usage recorder, which loaded the recorder and the
- * service's options with it). No slack: a file more is a choice to make here.
+ * service's options with it; 20 before the name and search bound moved to
+ * `client/elements/_limits.ts`, its one home shared with the settings element). No slack: a file
+ * more is a choice to make here.
  */
-const MAX_FILES_AT_IMPORT = 20;
+const MAX_FILES_AT_IMPORT = 21;
 
 describe("api_keys/admin/mod.ts", () => {
   it("exports the handler factory and the no-escalation rule", () => {

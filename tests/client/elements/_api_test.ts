@@ -27,8 +27,11 @@ describe("client/elements/_api.ts", () => {
   /** `/a/stall` (headers and the body's start, then nothing) and `/a/silent` (nothing at all). */
   const stalled = {
     open: [] as { path: string; closed: boolean; end: () => void }[],
-    started: Promise.withResolvers<void>(),
+    /** Resolves once the next stalled reply's request came in (and its start, if any, was sent). */
+    started: Promise.resolve(),
+    start: () => {},
   };
+  const expectStall = () => stalled.started = new Promise<void>((done) => stalled.start = done);
 
   before(async () => {
     server = createServer(async (request, response) => {
@@ -77,7 +80,7 @@ describe("client/elements/_api.ts", () => {
           response.writeHead(200, { "Content-Type": "application/json" });
           response.write('{"data":[');
         }
-        stalled.started.resolve();
+        stalled.start();
         return;
       }
       const limited = new URL(request.url!, "http://x");
@@ -163,10 +166,10 @@ describe("client/elements/_api.ts", () => {
   });
 
   it(`a reply that stalls (before its headers, or in its body) is NETWORK_ERROR after 30 s, its connection given up`, async () => {
-    for (const path of ["/stall", "/silent"]) {
-      stalled.started = Promise.withResolvers<void>();
-      mock.timers.enable({ apis: ["setTimeout"] });
-      try {
+    mock.timers.enable({ apis: ["setTimeout"] }); // once: Node 20 mocks nothing after a re-enable
+    try {
+      for (const path of ["/stall", "/silent"]) {
+        expectStall();
         let settled: "pending" | "resolved" | AdminApiError = "pending";
         const pending = call(base, path, auth).then(
           () => settled = "resolved",
@@ -174,7 +177,7 @@ describe("client/elements/_api.ts", () => {
         );
         /** The call's outcome so far, a code for a failure. */
         const outcome = () => typeof settled === "string" ? settled : settled.code;
-        await stalled.started.promise;
+        await stalled.started;
         await pause(100); // the stalled body's start is read: the client waits for the rest
         mock.timers.tick(DEADLINE_MS - 1);
         await pause(100);
@@ -185,10 +188,10 @@ describe("client/elements/_api.ts", () => {
         const held = stalled.open.find((held) => held.path === `/a${path}`)!;
         for (let i = 0; i < 100 && !held.closed; i++) await pause(20);
         assert.ok(held.closed, `${path}: the client gave the connection up`);
-      } finally {
-        mock.timers.reset();
-        for (const held of stalled.open.splice(0)) held.end();
       }
+    } finally {
+      mock.timers.reset();
+      for (const held of stalled.open.splice(0)) held.end();
     }
   });
 
