@@ -617,9 +617,12 @@ export class ApiKeysManagerElement extends HTMLElement {
     this.#openForm(s.create, dialog, s.create, async () => {
       const issued = await this.#call("/keys", "POST", dialog.body());
       const [created] = keysOf([(issued as { record?: unknown } | null)?.record]);
-      // The secret first: the key exists now, whatever drawing its row does.
-      this.#reveal(issued, "api-key-created", created?.id, s.keyCreated, null);
-      if (created) this.#add(created);
+      // The key exists now: its secret is shown whatever drawing its row does.
+      try {
+        if (created) this.#add(created);
+      } finally {
+        this.#reveal(issued, "api-key-created", created?.id, s.keyCreated, null);
+      }
     });
   }
 
@@ -645,18 +648,21 @@ export class ApiKeysManagerElement extends HTMLElement {
         const note = stops
           ? fill(s.revealRotated, { prefix: key.prefix, when: this.#format().dateTime(stops) })
           : null;
-        // The secret first: the rotation happened, whatever updating the rows does.
-        this.#reveal(answer, "api-key-rotated", key.id, s.rotated, note);
-        if (created) {
-          this.#add({ ...created, replacesKeyId: created.replacesKeyId ?? key.id }, key.id);
+        // The rotation happened: its secret is shown whatever updating the rows does.
+        try {
+          if (created) {
+            this.#add({ ...created, replacesKeyId: created.replacesKeyId ?? key.id }, key.id);
+          }
+          // As listed now: the successor's answer may have brought the pool's balance.
+          this.#put({
+            ...this.#page.keys.find((k) => k.id === key.id) ?? key,
+            status: stops && stops.getTime() > Date.now() ? "rotating" : "expired",
+            expiresAt: stops,
+            replacedByKeyId: created?.id ?? null,
+          });
+        } finally {
+          this.#reveal(answer, "api-key-rotated", key.id, s.rotated, note);
         }
-        // As listed now: the successor's answer may have brought the pool's balance.
-        this.#put({
-          ...this.#page.keys.find((k) => k.id === key.id) ?? key,
-          status: stops && stops.getTime() > Date.now() ? "rotating" : "expired",
-          expiresAt: stops,
-          replacedByKeyId: created?.id ?? null,
-        });
       },
       { returnTo: key.id },
     );
