@@ -71,8 +71,8 @@ export interface ApiKeyCreditsInput extends Credits {
 /** Whose balance a credit answer, refusal or event is about: the key's own or the tenant's pool. */
 export type ApiKeyCreditBalanceOwner = "key" | "tenant";
 
-/** Longest accepted key name. */
-export const MAX_API_KEY_NAME_LENGTH = 200;
+// Longest accepted key name (and search), shared with the settings element.
+export { MAX_API_KEY_NAME_LENGTH } from "../client/elements/_limits.ts";
 
 /** Default grace period of `rotate`: 24 hours. */
 export const DEFAULT_GRACE_PERIOD_MS = 24 * 60 * 60 * 1000;

@@ -20,7 +20,7 @@ interface GraphDependency {
 
 /**
  * The local files an import of `entry` (a URL) runs, root-relative from the library folder
- * (`api_keys/...`, `rate_limits/...`): static value imports only (types and `import()` load
+ * (`api_keys/...`, `rate_limits/...`, `client/...`): static value imports only (types and `import()` load
  * nothing); and the npm packages those files import statically.
  */
 export async function loadedAtImport(
@@ -53,7 +53,7 @@ export async function loadedAtImport(
   }
   return {
     files: [...seen].map((specifier) =>
-      specifier.replace(/^.*?\/(api_keys|rate_limits|telemetry)\//, "$1/")
+      specifier.replace(/^.*?\/(api_keys|rate_limits|telemetry|client)\//, "$1/")
     ),
     packages: [...packages].sort(),
   };

@@ -7,6 +7,11 @@
  */
 import { parseRetryAfter } from "../_retry_after.ts";
 
+/**
+ * How long one request may take, its body read included (30 s): a reply not
+ * all in by then is aborted and fails as `NETWORK_ERROR`.
+ */
+export const REQUEST_TIMEOUT_MS = 30_000;
 /** Largest response body read (characters); a longer one is an error. */
 export const MAX_RESPONSE_CHARS = 1_000_000;
 /** The routes' default CSRF header, sent on every state-changing request. */
@@ -123,16 +128,22 @@ export async function call(
   }
   let response: Response;
   let text: string | null;
+  // The abort stops the request, or the body's read where it stalled (the read then throws).
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), REQUEST_TIMEOUT_MS);
   try {
     response = await fetch(trimSlashes(base) + path, {
       method,
       headers,
       credentials: auth.credentials,
+      signal: deadline.signal,
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     text = await boundedText(response);
   } catch {
     throw new AdminApiError("NETWORK_ERROR", "network error");
+  } finally {
+    clearTimeout(timer);
   }
   let parsed: unknown;
   try {

@@ -7,6 +7,7 @@
  */
 import { type Child, h } from "./_dom.ts";
 import { durationOf, type Format } from "./_format.ts";
+import { MAX_API_KEY_NAME_LENGTH } from "./_limits.ts";
 import { fill, type KeyView, type ManagerConfig, type Preset } from "./_model.ts";
 import { environmentLabel } from "./_row.ts";
 import type { ApiKeysManagerStrings } from "./strings.ts";
@@ -101,7 +102,11 @@ export function createFields(
   s: ApiKeysManagerStrings,
   f: Format,
 ): DialogFields {
-  const name = h("input", { required: true, maxlength: "200", autocomplete: "off" });
+  const name = h("input", {
+    required: true,
+    maxlength: String(MAX_API_KEY_NAME_LENGTH),
+    autocomplete: "off",
+  });
   const environment = select(
     s.environment,
     config.environments.map((value) => ({ value, label: environmentLabel(s, value) })),
@@ -245,7 +250,7 @@ export function rotateFields(
 export function renameFields(key: KeyView, s: ApiKeysManagerStrings): DialogFields {
   const name = h("input", {
     required: true,
-    maxlength: "200",
+    maxlength: String(MAX_API_KEY_NAME_LENGTH),
     autocomplete: "off",
     value: key.name,
   });

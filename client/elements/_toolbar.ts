@@ -5,6 +5,7 @@
  * @module
  */
 import { h } from "./_dom.ts";
+import { MAX_API_KEY_NAME_LENGTH } from "./_limits.ts";
 import type { Format } from "./_format.ts";
 import { fill, type ManagerConfig, type Pool } from "./_model.ts";
 import { environmentLabel } from "./_row.ts";
@@ -26,7 +27,12 @@ export interface Filters {
 export class Toolbar {
   /** The bar. */
   readonly root: HTMLDivElement = h("div", { class: "tools", part: "toolbar" });
-  #search = h("input", { type: "search", autocomplete: "off" });
+  /** Stops at the longest search `GET /keys` takes (a longer one is refused with 400). */
+  #search = h("input", {
+    type: "search",
+    autocomplete: "off",
+    maxlength: String(MAX_API_KEY_NAME_LENGTH),
+  });
   #status = h("select");
   #environment = h("select");
   #sort = h("select");

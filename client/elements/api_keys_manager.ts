@@ -19,6 +19,7 @@ import { Format } from "./_format.ts";
 import {
   activityOf,
   configOf,
+  dateOf,
   fill,
   firstHour,
   type KeyPage,
@@ -616,8 +617,12 @@ export class ApiKeysManagerElement extends HTMLElement {
     this.#openForm(s.create, dialog, s.create, async () => {
       const issued = await this.#call("/keys", "POST", dialog.body());
       const [created] = keysOf([(issued as { record?: unknown } | null)?.record]);
-      if (created) this.#add(created);
-      this.#reveal(issued, "api-key-created", created?.id, s.keyCreated, null);
+      // The key exists now: its secret is shown whatever drawing its row does.
+      try {
+        if (created) this.#add(created);
+      } finally {
+        this.#reveal(issued, "api-key-created", created?.id, s.keyCreated, null);
+      }
     });
   }
 
@@ -639,24 +644,25 @@ export class ApiKeysManagerElement extends HTMLElement {
           | { record?: unknown; graceExpiresAt?: unknown }
           | null;
         const [created] = keysOf([answer?.record]);
-        const stops = typeof answer?.graceExpiresAt === "string"
-          ? new Date(answer.graceExpiresAt)
-          : null;
-        if (created) {
-          this.#add({ ...created, replacesKeyId: created.replacesKeyId ?? key.id }, key.id);
-        }
-        // As listed now: the successor's answer may have brought the pool's balance.
-        this.#put({
-          ...this.#page.keys.find((k) => k.id === key.id) ?? key,
-          status: stops && stops.getTime() > Date.now() ? "rotating" : "expired",
-          expiresAt: stops,
-          replacedByKeyId: created?.id ?? null,
-        });
-        const f = this.#format();
+        const stops = dateOf(answer?.graceExpiresAt);
         const note = stops
-          ? fill(s.revealRotated, { prefix: key.prefix, when: f.dateTime(stops) })
+          ? fill(s.revealRotated, { prefix: key.prefix, when: this.#format().dateTime(stops) })
           : null;
-        this.#reveal(answer, "api-key-rotated", key.id, s.rotated, note);
+        // The rotation happened: its secret is shown whatever updating the rows does.
+        try {
+          if (created) {
+            this.#add({ ...created, replacesKeyId: created.replacesKeyId ?? key.id }, key.id);
+          }
+          // As listed now: the successor's answer may have brought the pool's balance.
+          this.#put({
+            ...this.#page.keys.find((k) => k.id === key.id) ?? key,
+            status: stops && stops.getTime() > Date.now() ? "rotating" : "expired",
+            expiresAt: stops,
+            replacedByKeyId: created?.id ?? null,
+          });
+        } finally {
+          this.#reveal(answer, "api-key-rotated", key.id, s.rotated, note);
+        }
       },
       { returnTo: key.id },
     );

@@ -8,6 +8,7 @@
  */
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { MAX_API_KEY_NAME_LENGTH } from "../../api_keys/types.ts";
 
 /** A key as the fake lists it. */
 export interface FakeKey {
@@ -71,6 +72,8 @@ export interface AdminFake {
   newKeyFields: Partial<FakeKey>;
   /** `GET /admin/audit` answers 501 (a server without the audit log). */
   auditMissing: boolean;
+  /** Set: replaces the rotate answer's `graceExpiresAt` (a malformed reply; the rotation happens). */
+  rotateGraceExpiresAt: unknown;
   /** Every secret handed out. */
   secrets: string[];
   /** The audit log, oldest first: each create, rotate, rename and revoke appends (actor `alice`). */
@@ -131,6 +134,7 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
     config: structuredClone(FAKE_CONFIG),
     tenantCredits: null,
     newKeyFields: {},
+    rotateGraceExpiresAt: undefined,
     secrets: [],
     audit: [],
     auditMissing: false,
@@ -181,9 +185,15 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
     fake.keys.push(key);
     return { key: secret, record: key };
   };
-  /** `GET /admin/keys`: filters, `sort` (newest first), `limit` from the cursor (an offset). */
+  /**
+   * `GET /admin/keys`: filters, `sort` (newest first), `limit` from the cursor (an offset); a `q`
+   * longer than the server takes is refused as the server refuses it.
+   */
   const list = (query: URLSearchParams) => {
     const q = (query.get("q") ?? "").toLowerCase();
+    if (q.length > MAX_API_KEY_NAME_LENGTH) {
+      return error(400, "invalid_query", `q must be at most ${MAX_API_KEY_NAME_LENGTH} characters`);
+    }
     const status = query.get("status") ?? "";
     const environment = query.get("environment") ?? "";
     const limit = Math.min(100, Number(query.get("limit") ?? 25));
@@ -298,7 +308,12 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
       key.expiresAt = graceExpiresAt;
       key.replacedByKeyId = issued.record.id;
       record("key.rotated", key);
-      return json(201, { data: { ...issued, replacedKeyId: key.id, graceExpiresAt } });
+      const answered = fake.rotateGraceExpiresAt === undefined
+        ? graceExpiresAt
+        : fake.rotateGraceExpiresAt;
+      return json(201, {
+        data: { ...issued, replacedKeyId: key.id, graceExpiresAt: answered },
+      });
     }
     if (method === "PATCH" && action === undefined) {
       key.name = String(body.name);

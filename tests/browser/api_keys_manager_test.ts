@@ -16,6 +16,7 @@ import assert from "node:assert/strict";
 import process from "node:process";
 import { gzipSync } from "node:zlib";
 import type { Browser, BrowserContext, Page } from "playwright-core";
+import { MAX_API_KEY_NAME_LENGTH } from "../../api_keys/types.ts";
 import { bundleElements } from "../../demo/page_assets.ts";
 import {
   type AdminFake,
@@ -364,6 +365,60 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       "[...r.querySelectorAll('.menu:not([hidden]) button')].map((b) => b.getAttribute('aria-label'))",
     );
     assert.deepEqual(labels, ["Rename billing (sk_live_k301)", "Revoke billing (sk_live_k301)"]);
+  });
+
+  test(
+    "rotate: an unreadable graceExpiresAt in the answer still shows the new secret, once",
+    async () => {
+      fake.keys = [key("k310", { name: "payroll" })];
+      fake.rotateGraceExpiresAt = "soon";
+      const pageErrors: string[] = [];
+      const onError = (error: Error) => pageErrors.push(error.message);
+      page.on("pageerror", onError);
+      try {
+        await open();
+        await waitForText(page, "payroll", "table");
+        await act("payroll", "Rotate");
+        await page.locator("api-keys-manager").locator("dialog").getByRole("button", {
+          name: "Rotate",
+        }).click();
+        await waitForText(page, "you will not see this again", "dialog");
+        const dialog = await shadowText(page, "dialog");
+        assert.ok(dialog.includes(fake.secrets.at(-1)!), "the new secret is shown");
+        assert.ok(!dialog.includes("keeps working until"), "no date said for an unreadable one");
+        assert.deepEqual(pageErrors, []);
+        const manager = page.locator("api-keys-manager");
+        await manager.getByRole("button", { name: "Copy", exact: true }).click();
+        await manager.getByRole("button", { name: "Done" }).click();
+        const rows = await inShadow<string>("r.querySelector('tbody').innerText");
+        assert.match(rows, /Replaces sk_live_k310/, "the successor's row is added");
+      } finally {
+        page.off("pageerror", onError);
+      }
+    },
+    () => {
+      fake.rotateGraceExpiresAt = undefined;
+    },
+  );
+
+  test("create: a new key whose row fails to draw still reveals its secret", async () => {
+    fake.keys = [key("k311", { name: "older" })];
+    await open();
+    await waitForText(page, "older", "table");
+    const manager = page.locator("api-keys-manager");
+    await manager.getByRole("button", { name: "Create key" }).click();
+    await manager.getByLabel("Name", { exact: true }).fill("fresh");
+    // Drawing a row formats its dates: from now on that throws (the page reloads at the next test).
+    await page.evaluate(() =>
+      Object.defineProperty(Intl.DateTimeFormat.prototype, "format", {
+        get: () => () => {
+          throw new RangeError("Invalid time value");
+        },
+      })
+    );
+    await manager.locator("dialog").getByRole("button", { name: "Create key" }).click();
+    await waitForText(page, "you will not see this again", "dialog");
+    assert.ok((await shadowText(page, "dialog")).includes(fake.secrets.at(-1)!));
   });
 
   test(
@@ -1054,6 +1109,26 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       "rotating",
       "the second key press reached the same filter",
     );
+  });
+
+  test("search: a pasted text longer than the server takes stops at its limit; the list stays", async () => {
+    fake.keys = [key("k720", { name: LONG }), key("k721", { name: "other" })];
+    await open();
+    await waitForText(page, "other", "table");
+    const search = page.locator("api-keys-manager").getByLabel("Search by name or prefix");
+    await search.fill("x".repeat(MAX_API_KEY_NAME_LENGTH + 40));
+    const searched = () => fake.requests.some((r) => r.path === "/admin/keys" && r.query.has("q"));
+    for (let i = 0; i < 250 && !searched(); i++) await page.waitForTimeout(20);
+    await page.waitForFunction(() =>
+      document.querySelector("api-keys-manager")!.shadowRoot!.querySelector("[aria-busy]") === null
+    );
+    assert.equal(await inShadow<boolean>("r.querySelector('[part=error]').hidden"), true);
+    const rows = "[...r.querySelectorAll('tr[data-id]')]";
+    assert.deepEqual(await inShadow<string[]>(`${rows}.map((row) => row.dataset.id)`), ["k720"]);
+    assert.equal(await inShadow<boolean>(`${rows}[0].querySelector('button').disabled`), false);
+    assert.equal((await search.inputValue()).length, MAX_API_KEY_NAME_LENGTH);
+    const q = fake.requests.findLast((r) => r.path === "/admin/keys")!.query.get("q")!;
+    assert.ok(q.length > 0 && q.length <= MAX_API_KEY_NAME_LENGTH, `q of ${q.length}`);
   });
 
   test(

@@ -1,4 +1,4 @@
-import { after, before, describe, it } from "node:test";
+import { after, before, describe, it, mock } from "node:test";
 import assert from "node:assert/strict";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -9,6 +9,14 @@ import {
   MAX_RESPONSE_CHARS,
 } from "../../../client/elements/_api.ts";
 
+/** Lets `ms` of real time pass with `setTimeout` mocked (turns of the event loop, I/O included). */
+async function pause(ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) await new Promise((resolve) => setImmediate(resolve));
+}
+/** The deadline of every request, as docs/settings-page.md documents it. */
+const DEADLINE_MS = 30_000;
+
 describe("client/elements/_api.ts", () => {
   let server: Server;
   let base = "";
@@ -16,6 +24,14 @@ describe("client/elements/_api.ts", () => {
   const auth = { credentials: "same-origin" as const };
   /** Whether the connection of `/a/flood` closed before its body was all written. */
   const flood = { cut: false };
+  /** `/a/stall` (headers and the body's start, then nothing) and `/a/silent` (nothing at all). */
+  const stalled = {
+    open: [] as { path: string; closed: boolean; end: () => void }[],
+    /** Resolves once the next stalled reply's request came in (and its start, if any, was sent). */
+    started: Promise.resolve(),
+    start: () => {},
+  };
+  const expectStall = () => stalled.started = new Promise<void>((done) => stalled.start = done);
 
   before(async () => {
     server = createServer(async (request, response) => {
@@ -54,6 +70,17 @@ describe("client/elements/_api.ts", () => {
           if (!response.destroyed) response.end('"}');
         };
         more();
+        return;
+      }
+      if (request.url === "/a/stall" || request.url === "/a/silent") {
+        const held = { path: request.url, closed: false, end: () => response.destroy() };
+        stalled.open.push(held);
+        response.once("close", () => held.closed = true);
+        if (request.url === "/a/stall") {
+          response.writeHead(200, { "Content-Type": "application/json" });
+          response.write('{"data":[');
+        }
+        stalled.start();
         return;
       }
       const limited = new URL(request.url!, "http://x");
@@ -136,6 +163,36 @@ describe("client/elements/_api.ts", () => {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     assert.ok(flood.cut, "the client gave the connection up before the body's end");
+  });
+
+  it(`a reply that stalls (before its headers, or in its body) is NETWORK_ERROR after 30 s, its connection given up`, async () => {
+    mock.timers.enable({ apis: ["setTimeout"] }); // once: Node 20 mocks nothing after a re-enable
+    try {
+      for (const path of ["/stall", "/silent"]) {
+        expectStall();
+        let settled: "pending" | "resolved" | AdminApiError = "pending";
+        const pending = call(base, path, auth).then(
+          () => settled = "resolved",
+          (error: AdminApiError) => settled = error,
+        );
+        /** The call's outcome so far, a code for a failure. */
+        const outcome = () => typeof settled === "string" ? settled : settled.code;
+        await stalled.started;
+        await pause(100); // the stalled body's start is read: the client waits for the rest
+        mock.timers.tick(DEADLINE_MS - 1);
+        await pause(100);
+        assert.equal(outcome(), "pending", `${path}: still waiting just before the deadline`);
+        mock.timers.tick(1);
+        await Promise.race([pending, pause(2_000)]);
+        assert.equal(outcome(), "NETWORK_ERROR", path);
+        const held = stalled.open.find((held) => held.path === `/a${path}`)!;
+        for (let i = 0; i < 100 && !held.closed; i++) await pause(20);
+        assert.ok(held.closed, `${path}: the client gave the connection up`);
+      }
+    } finally {
+      mock.timers.reset();
+      for (const held of stalled.open.splice(0)) held.end();
+    }
   });
 
   it("a 429's Retry-After in seconds (delta-seconds or an HTTP date, bounded), null without a readable one", async () => {
