@@ -364,7 +364,8 @@ export const API_KEYS_MANAGER_STRINGS: Readonly<ApiKeysManagerStrings> = Object.
   errorServer: "The server had a problem. Try again in a moment.",
   errorNotFound: "This key no longer exists. Reload the list.",
   errorNotRotatable: "This key cannot be rotated: it is already rotating, expired or revoked.",
-  errorEscalation: "You cannot create a key with more access or fewer limits than your own.",
+  errorEscalation:
+    "You cannot create or rotate a key with more access or fewer limits than your own.",
   errorInvalid: "Some values were not accepted. Check the form and try again.",
   errorRateLimited: "Too many requests. Wait a moment and try again.",
   errorRetryAfter: "Too many requests. Try again {when}.",
