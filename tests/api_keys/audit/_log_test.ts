@@ -329,6 +329,8 @@ describe("api_keys/audit/_log.ts", () => {
         [{ cursor: "x" }, "cursor"],
         [{ action: "key.nope" }, "action"],
         [{ from: new Date(Number.NaN) }, "from"],
+        [{ from: new Date(8.64e15) }, "from"],
+        [{ to: new Date("+010000-01-01T00:00:00Z") }, "to"],
         [{ keyId: "" }, "keyId"],
       ] as const
     ) {

@@ -139,6 +139,27 @@ describe("api_keys/audit/mod.ts", () => {
     assert.equal(bad.json.field ?? bad.json.details?.field ?? "cursor", "cursor");
     const badTime = await call("GET", "/audit", alice, { query: { from: "yesterday" } });
     assert.equal(badTime.status, 400);
+    // The strict rules of the other routes: GET /keys's limit, the ISO 8601 instant of the usage window.
+    for (
+      const query of [
+        { limit: "0x19" } as Record<string, string>,
+        { limit: "1e1" },
+        { limit: " 7 " },
+        { limit: "101" },
+        { from: "+275760-09-13T00:00:00.000Z" },
+        { to: "-271821-04-20T00:00:00.000Z" },
+        { from: "Tue, 01 Dec 2026" },
+        { to: "2026-12-01" },
+      ]
+    ) {
+      const loose = await call("GET", "/audit", alice, { query });
+      assert.equal(loose.status, 400, JSON.stringify(query));
+      assert.equal(loose.json.error.details.field, Object.keys(query)[0], JSON.stringify(query));
+    }
+    const strict = await call("GET", "/audit", alice, {
+      query: { limit: "7", from: "2020-01-01T00:00:00Z", to: "9999-12-31T00:00:00+01:00" },
+    });
+    assert.equal(strict.json.records.length, 3);
     assert.equal((await service.verifyAuditLog("acme")).ok, true);
   });
 
