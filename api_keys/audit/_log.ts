@@ -9,7 +9,7 @@
 import type { ApiKeyEvent } from "../events.ts";
 import type { AuditAccess } from "../storage/_access.ts";
 import { type Dispatch, warnOnce } from "../_sinks.ts";
-import { fail } from "../_input.ts";
+import { fail, instantProblem } from "../_input.ts";
 import { auditOptions } from "../_options.ts";
 import { canonicalJson, checkpointValid, signCheckpoint, verifyAuditChain } from "./chain.ts";
 import {
@@ -291,6 +291,8 @@ export class AuditLog {
       if (value !== undefined && (!(value instanceof Date) || Number.isNaN(value.getTime()))) {
         fail(name, "must be a valid Date");
       }
+      const problem = value === undefined ? undefined : instantProblem((value as Date).getTime());
+      if (problem !== undefined) fail(name, problem);
     }
     if (q.action !== undefined && !AUDIT_ACTIONS.includes(q.action as AuditAction)) {
       fail("action", `must be one of ${AUDIT_ACTIONS.join(", ")}`);
