@@ -411,8 +411,10 @@ export class ApiKeysService {
   /**
    * Verifies `tenantId`'s audit chain (all of it, or `range`): each hash
    * recomputed, each link and sequence number checked from the anchor to the
-   * head and to `range.checkpoint`; answers the first record found edited,
-   * deleted, inserted or reordered, or a truncated tail.
+   * head read when it starts (its record with its hash; records appended
+   * meanwhile are left out) and to `range.checkpoint`; answers the first
+   * record found edited, deleted, inserted (also past the head without having
+   * advanced it) or reordered, or a truncated tail.
    */
   verifyAuditLog(tenantId: string, range?: AuditVerifyRange): Promise<AuditVerification> {
     return this.#audit().then((log) => log.verify(tenantId, range));
