@@ -163,6 +163,28 @@ describe("api_keys/audit/mod.ts", () => {
     assert.equal((await service.verifyAuditLog("acme")).ok, true);
   });
 
+  it("two renames of one key at once record the names each replaced (a to b, then b to c, not a twice)", async () => {
+    const { service, call } = setup();
+    const key = await service.create({
+      tenantId: "acme",
+      name: "a",
+      scopes: [{ resource: "projects", level: "read" }],
+    });
+    const bob = { tenant: "acme", user: "bob@acme" };
+    const answers = await Promise.all(
+      ["b", "c", "d"].map((name) => call("PATCH", `/keys/${key.id}`, bob, { body: { name } })),
+    );
+    assert.deepEqual(answers.map((a) => a.status), [200, 200, 200]);
+    const { records } = await service.auditLog("acme", { action: "key.renamed" });
+    const steps = records.reverse().map((r) => r.changes.name as { before: string; after: string });
+    assert.equal(steps[0].before, "a");
+    for (let i = 1; i < steps.length; i++) {
+      assert.equal(steps[i].before, steps[i - 1].after, JSON.stringify(steps));
+    }
+    const { name } = (await call("GET", `/keys/${key.id}`, bob)).json;
+    assert.equal(steps.at(-1)!.after, name, "the last record's after is the stored name");
+  });
+
   it("GET /audit is refused by canManage, and 501 without the audit option", async () => {
     const { call, deny } = setup();
     deny();
