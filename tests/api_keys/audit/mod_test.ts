@@ -22,12 +22,16 @@ interface Caller {
   user: string;
 }
 
-function setup(withAudit = true, policy: ApiKeysAdminOptions<Caller>["policy"] = () => null) {
+function setup(
+  withAudit = true,
+  policy: ApiKeysAdminOptions<Caller>["policy"] = () => null,
+  storage: InMemoryApiKeyStorage = new InMemoryApiKeyStorage(),
+) {
   const info = console.info;
   console.info = () => {};
   const service = new ApiKeysService({
     peppers: PEPPERS,
-    storage: new InMemoryApiKeyStorage(),
+    storage,
     ...(withAudit ? { audit: { checkpointKey: CHECKPOINT_KEY } } : {}),
   });
   console.info = info;
@@ -183,6 +187,38 @@ describe("api_keys/audit/mod.ts", () => {
     }
     const { name } = (await call("GET", `/keys/${key.id}`, bob)).json;
     assert.equal(steps.at(-1)!.after, name, "the last record's after is the stored name");
+  });
+
+  it("a rename whose key is renamed again before each of 5 tries is a 503, recording nothing", async () => {
+    /** Reads every key under a name it no longer has (another rename always came between). */
+    class Renamed extends InMemoryApiKeyStorage {
+      tries = 0;
+      override async findById(id: string) {
+        const record = await super.findById(id);
+        return record === null ? null : { ...record, name: `stale ${this.tries}` };
+      }
+      override replaceNameForTenant(tenantId: string, id: string, expected: string, name: string) {
+        this.tries++;
+        return super.replaceNameForTenant(tenantId, id, expected, name);
+      }
+    }
+    const storage = new Renamed();
+    const { service, call } = setup(true, () => null, storage);
+    const key = await service.create({
+      tenantId: "acme",
+      name: "a",
+      scopes: [{ resource: "projects", level: "read" }],
+    });
+    const bob = { tenant: "acme", user: "bob@acme" };
+    const error = console.error;
+    const logged: unknown[][] = [];
+    console.error = (...args: unknown[]) => logged.push(args);
+    const answer = await call("PATCH", `/keys/${key.id}`, bob, { body: { name: "b" } })
+      .finally(() => console.error = error);
+    assert.equal(answer.status, 503);
+    assert.equal(logged.length, 1, "the handler's default onError logs it once");
+    assert.equal(storage.tries, 5);
+    assert.equal((await service.auditLog("acme", { action: "key.renamed" })).records.length, 0);
   });
 
   it("GET /audit is refused by canManage, and 501 without the audit option", async () => {
