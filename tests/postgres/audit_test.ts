@@ -3,8 +3,10 @@
  * (migration 0017): the storage contract, one statement added per audited
  * change inside its transaction, a failed change leaving no record, and
  * tampering by the database owner (UPDATE, DELETE, an inserted row, a
- * swapped pair, a truncated tail) each found and named; pruning keeps the
- * chain verifiable. Skips without `DATABASE_URL`; fails under `CI=true`.
+ * swapped pair, a truncated tail, a last row re-hashed) each found and named,
+ * no false alarm from appends during a verify, concurrent renames recorded
+ * with the names they replaced; pruning keeps the chain verifiable. Skips
+ * without `DATABASE_URL`; fails under `CI=true`.
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
