@@ -12,6 +12,7 @@ import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
   ApiKeysService,
+  type ApiKeysServiceOptions,
   PrismaApiKeyStorage,
   runApiKeyStorageContract,
 } from "../../api_keys/mod.ts";
@@ -60,6 +61,24 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
   const sample = (tenantId: string) => {
     const id = crypto.randomUUID();
     return storedRecord({ id, tenantId, prefix: id.replaceAll("-", "").slice(0, 12) });
+  };
+
+  const PEPPER = "postgres-audit-pepper-0123456789abcdef";
+  /** A service over `storage` (or `options.storage`) with the audit log, its start-up line silenced. */
+  const auditedService = (options: Partial<ApiKeysServiceOptions> = {}) => {
+    const info = console.info;
+    console.info = () => {};
+    try {
+      return new ApiKeysService({
+        peppers: { 1: PEPPER },
+        storage,
+        cache: false,
+        ...options,
+        audit: { checkpointKey: SECRET, ...options.audit },
+      });
+    } finally {
+      console.info = info;
+    }
   };
 
   describe("the audit capability of PrismaApiKeyStorage on PostgreSQL", () => {
@@ -172,16 +191,7 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
     });
 
     it("through the service: a failed rotation leaves no record; no record or export holds a secret", async () => {
-      const info = console.info;
-      console.info = () => {};
-      const pepper = "postgres-audit-pepper-0123456789abcdef";
-      const service = new ApiKeysService({
-        peppers: { 1: pepper },
-        storage,
-        cache: false,
-        audit: { checkpointKey: SECRET, checkpointEvery: 2 },
-      });
-      console.info = info;
+      const service = auditedService({ audit: { checkpointKey: SECRET, checkpointEvery: 2 } });
       const tenantId = `pg-audit-${crypto.randomUUID()}`;
       const scopes = [{ resource: "orders", level: "read" as const }];
       const created = await service.create({ tenantId, name: "n", scopes }, { actor: "alice" });
@@ -196,7 +206,7 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
       ]);
       const lines: string[] = [];
       for await (const line of service.exportAuditLog(tenantId)) lines.push(line);
-      const secrets = [created.key, rotated.key, pepper, SECRET];
+      const secrets = [created.key, rotated.key, PEPPER, SECRET];
       for (const id of [created.id, rotated.id]) secrets.push((await storage.findById(id))!.hash);
       const { records } = await storage.readAudit!({ tenantId, order: "asc", limit: 100 });
       const everything = JSON.stringify([page, records]) + lines.join("");
@@ -219,15 +229,9 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
     });
 
     it("through the service: appends during a verify of several pages raise no alarm; a row past the head is inserted", async () => {
-      const info = console.info;
-      console.info = () => {};
-      const service = new ApiKeysService({
-        peppers: { 1: "postgres-audit-pepper-0123456789abcdef" },
-        storage,
-        cache: false,
+      const service = auditedService({
         audit: { checkpointKey: SECRET, checkpointEvery: 100_000 },
       });
-      console.info = info;
       const tenantId = `pg-audit-${crypto.randomUUID()}`;
       const rows = Array.from({ length: 1_100 }, (_, i) => i + 1);
       // 1,100 records (three pages) written by the SQL function in one statement.
@@ -260,15 +264,7 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
     });
 
     it("through the service: renames of one key at once record the names each replaced", async () => {
-      const info = console.info;
-      console.info = () => {};
-      const service = new ApiKeysService({
-        peppers: { 1: "postgres-audit-pepper-0123456789abcdef" },
-        storage,
-        cache: false,
-        audit: { checkpointKey: SECRET },
-      });
-      console.info = info;
+      const service = auditedService();
       const tenantId = `pg-audit-${crypto.randomUUID()}`;
       const scopes = [{ resource: "orders", level: "read" as const }];
       const { id } = await service.create({ tenantId, name: "a", scopes });
@@ -290,16 +286,11 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
     });
 
     it("refused-verification aggregates: one record per key and hour in the chain, filtered by action", async () => {
-      const info = console.info;
-      console.info = () => {};
-      const service = new ApiKeysService({
-        peppers: { 1: "postgres-audit-pepper-0123456789abcdef" },
+      const service = auditedService({
         storage: new PrismaApiKeyStorage(prisma, { audit: prisma, usage: prisma }),
-        cache: false,
         usage: { flushIntervalMs: 3_600_000 },
         audit: { checkpointKey: SECRET, refusedVerifications: true },
       });
-      console.info = info;
       const tenantId = `pg-audit-${crypto.randomUUID()}`;
       const scopes = [{ resource: "orders", level: "read" as const }];
       const { id, key } = await service.create({ tenantId, name: "n", scopes });
