@@ -36,6 +36,7 @@ import type {
 import type { VerifyFlow } from "./verify/_verify.ts";
 import { attachServiceHooks, type ServiceHooks } from "./_service_hooks.ts";
 import { loadSha256 } from "./hasher.ts";
+import { ApiKeyStorageError } from "./errors.ts";
 import type { ApiKeyUsageBucket, ApiKeyUsageQuery } from "./metering/usage.ts";
 import type { AuditLog } from "./audit/_log.ts";
 import type {
@@ -411,8 +412,10 @@ export class ApiKeysService {
   /**
    * Verifies `tenantId`'s audit chain (all of it, or `range`): each hash
    * recomputed, each link and sequence number checked from the anchor to the
-   * head and to `range.checkpoint`; answers the first record found edited,
-   * deleted, inserted or reordered, or a truncated tail.
+   * head read when it starts (its record with its hash; records appended
+   * meanwhile are left out) and to `range.checkpoint`; answers the first
+   * record found edited, deleted, inserted (also past the head without having
+   * advanced it) or reordered, or a truncated tail.
    */
   verifyAuditLog(tenantId: string, range?: AuditVerifyRange): Promise<AuditVerification> {
     return this.#audit().then((log) => log.verify(tenantId, range));
@@ -493,28 +496,44 @@ function auditedRefusal(settings: Settings): ServiceHooks["recordRefusal"] {
   };
 }
 
+/** Reads of a key's name and conditional renames tried, at most, by one audited rename. */
+const RENAME_ATTEMPTS = 5;
+
 /**
  * The storage's `renameForTenant` for the admin routes; with the audit log,
  * the record is read first (for the name before) and the rename recorded in
- * the same step.
+ * the same step: with `replaceNameForTenant`, only while the name is the one
+ * read (read again and retried when another rename came between, up to
+ * `RENAME_ATTEMPTS` times, then `ApiKeyStorageError`), so each record's
+ * `before` is the name its rename replaced.
  */
 function auditedRename(
   settings: Settings,
 ): ServiceHooks["renameForTenant"] {
   const { storage } = settings;
-  const rename = storage.renameForTenant;
+  const { renameForTenant: rename, replaceNameForTenant: replace } = storage;
   if (rename === undefined) return undefined;
   if (!settings.audits) return (tenantId, id, name) => rename(tenantId, id, name);
   return async (tenantId, id, name, context) => {
     const [{ change }] = await Promise.all([import("./audit/_log.ts"), settings.loaded()]);
     const audit = settings.audit!;
-    const record = await storage.findById(id);
-    const entry = record === null || record.tenantId !== tenantId
-      ? undefined
-      : audit.entry(tenantId, "key.renamed", context, "app", record, {
+    for (let attempt = 1;; attempt++) {
+      const record = await storage.findById(id);
+      // Another tenant's or an unknown key: the rename rejects it, recording nothing.
+      if (record === null || record.tenantId !== tenantId) return await rename(tenantId, id, name);
+      const entry = audit.entry(tenantId, "key.renamed", context, "app", record, {
         name: change(record.name, name),
       });
-    await rename(tenantId, id, name, entry);
-    if (entry !== undefined) audit.appended(tenantId);
+      if (replace === undefined) await rename(tenantId, id, name, entry);
+      else if (!await replace(tenantId, id, record.name, name, entry)) {
+        if (attempt < RENAME_ATTEMPTS) continue;
+        throw new ApiKeyStorageError(
+          "replaceNameForTenant",
+          new Error(`the key's name changed before each of ${RENAME_ATTEMPTS} renames`),
+        );
+      }
+      audit.appended(tenantId);
+      return;
+    }
   };
 }

@@ -101,16 +101,13 @@ export function stringList(value: unknown, field: string, min: number, max: numb
   return value;
 }
 
-/** An instant from a query parameter (at most 40 characters), or `fallback` when absent. */
+/** An instant from a query parameter, as strict as a body's (`bodyInstant`), or `fallback` when absent. */
 export function queryInstant(
   value: string | null | undefined,
   fallback: Date,
   field: string,
 ): Date {
-  if (value === null || value === undefined) return fallback;
-  const ms = value.length <= 40 ? Date.parse(value) : NaN;
-  if (Number.isNaN(ms)) fail(field, "must be an ISO 8601 instant");
-  return new Date(ms);
+  return value === null || value === undefined ? fallback : bodyInstant(value, field);
 }
 
 /** `YYYY-MM-DDTHH:MM[:SS[.sss]]` and `Z` or `±HH:MM`. */

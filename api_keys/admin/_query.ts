@@ -1,6 +1,6 @@
 /**
  * Reading the admin routes' query parameters: `GET /keys`'s page (limit,
- * cursor, filters, sort), the cursor itself, and the usage window (the
+ * cursor, filters, sort; the limit of `GET /audit` too), the cursor itself, and the usage window (the
  * service's rule) and key list of `GET /usage` and `GET /keys/:id/usage`.
  * Every parameter is bounded and range-checked; a bad one throws
  * `ApiKeyValidationError` (400 `api_key_invalid_input` naming the parameter).
@@ -86,20 +86,24 @@ export interface ListQuery {
   options: Omit<ListApiKeyPageOptions, "now">;
 }
 
+/** Reads a page's `limit`: 1 to 100 in decimal digits, `undefined` when absent (`GET /keys`, `GET /audit`). */
+export function queryLimit(query: QueryOf): number | undefined {
+  const raw = param(query, "limit");
+  if (raw === undefined) return undefined;
+  const limit = /^[0-9]{1,3}$/.test(raw) ? Number(raw) : NaN;
+  if (!(limit >= 1 && limit <= MAX_PAGE_SIZE)) {
+    fail("limit", `must be an integer from 1 to ${MAX_PAGE_SIZE}`);
+  }
+  return limit;
+}
+
 /**
  * Reads `limit` (1 to 100, default 25), `cursor` (a `nextCursor`), `q` (1
  * to 200 characters), `status` (default every key but the revoked ones),
  * `environment` and `sort` (default `created_desc`).
  */
 export function listQuery(query: QueryOf): ListQuery {
-  const rawLimit = param(query, "limit");
-  let limit = DEFAULT_PAGE_SIZE;
-  if (rawLimit !== undefined) {
-    limit = /^[0-9]{1,3}$/.test(rawLimit) ? Number(rawLimit) : NaN;
-    if (!(limit >= 1 && limit <= MAX_PAGE_SIZE)) {
-      fail("limit", `must be an integer from 1 to ${MAX_PAGE_SIZE}`);
-    }
-  }
+  const limit = queryLimit(query) ?? DEFAULT_PAGE_SIZE;
   const sort = oneOf(param(query, "sort"), SORTS, "created_desc", "sort");
   const status = oneOf<KeyStatusFilter | "unrevoked">(
     param(query, "status"),

@@ -25,7 +25,14 @@ import {
   readObject,
   stringList,
 } from "./_body.ts";
-import { encodeCursor, listQuery, type QueryOf, usageKeys, usageWindow } from "./_query.ts";
+import {
+  encodeCursor,
+  listQuery,
+  queryLimit,
+  type QueryOf,
+  usageKeys,
+  usageWindow,
+} from "./_query.ts";
 import { positionOf } from "../storage/_paging.ts";
 import {
   type Escalation,
@@ -846,7 +853,6 @@ export function createApiKeysAdminHandler<R>(
       const value = request.query(name);
       return value === null ? undefined : queryInstant(value, new Date(0), name);
     };
-    const limit = text("limit");
     return await service.auditLog(tenantId, {
       keyId: text("keyId"),
       actor: text("actor"),
@@ -854,7 +860,7 @@ export function createApiKeysAdminHandler<R>(
       from: instant("from"),
       to: instant("to"),
       cursor: text("cursor"),
-      limit: limit === undefined ? undefined : Number(limit),
+      limit: queryLimit(request.query),
     });
   }
 

@@ -9,7 +9,7 @@
 import type { ApiKeyEvent } from "../events.ts";
 import type { AuditAccess } from "../storage/_access.ts";
 import { type Dispatch, warnOnce } from "../_sinks.ts";
-import { fail } from "../_input.ts";
+import { fail, instantProblem } from "../_input.ts";
 import { auditOptions } from "../_options.ts";
 import { canonicalJson, checkpointValid, signCheckpoint, verifyAuditChain } from "./chain.ts";
 import {
@@ -291,6 +291,8 @@ export class AuditLog {
       if (value !== undefined && (!(value instanceof Date) || Number.isNaN(value.getTime()))) {
         fail(name, "must be a valid Date");
       }
+      const problem = value === undefined ? undefined : instantProblem((value as Date).getTime());
+      if (problem !== undefined) fail(name, problem);
     }
     if (q.action !== undefined && !AUDIT_ACTIONS.includes(q.action as AuditAction)) {
       fail("action", `must be one of ${AUDIT_ACTIONS.join(", ")}`);
@@ -313,7 +315,12 @@ export class AuditLog {
     };
   }
 
-  /** `tenantId`'s records in `seq` order from `afterSeq`, a page at a time (never all in memory). */
+  /**
+   * `tenantId`'s records in `seq` order from `afterSeq` to `toSeq`, a page at
+   * a time (never all in memory). `first`, the first page read beside the
+   * chain's state (not atomically: the head may be newer than it), is
+   * followed by one more read when it ends short of `toSeq`.
+   */
   async *#records(
     tenantId: string,
     afterSeq: number,
@@ -322,6 +329,7 @@ export class AuditLog {
   ): AsyncGenerator<StoredAuditRecord> {
     let after = afterSeq;
     let page = first;
+    let reread = first !== undefined;
     for (;;) {
       page ??= (await this.#access.read({
         tenantId,
@@ -331,8 +339,9 @@ export class AuditLog {
         beforeSeq: toSeq + 1,
       })).records;
       for (const record of page) yield record;
-      if (page.length < PAGE) return;
-      after = page.at(-1)!.seq;
+      after = page.at(-1)?.seq ?? after;
+      if (after >= toSeq || (page.length < PAGE && !reread)) return;
+      reread = false;
       page = undefined;
     }
   }
@@ -359,24 +368,57 @@ export class AuditLog {
       }
     }
     const after = fromSeq === undefined ? 0 : fromSeq - 1;
-    const last = toSeq ?? Number.MAX_SAFE_INTEGER - 1;
-    const { records, state } = await this.#access.read({
+    const read = await this.#access.read({
       tenantId,
       order: "asc",
       limit: PAGE,
       afterSeq: after,
-      beforeSeq: last + 1,
+      beforeSeq: (toSeq ?? Number.MAX_SAFE_INTEGER - 1) + 1,
     });
+    const { state } = read;
+    // Without `toSeq`, up to the head read here: a record appended meanwhile is past it.
+    const head = toSeq === undefined ? state.head : null;
+    const last = toSeq ?? head?.seq ?? 0;
+    const records = read.records.filter((record) => record.seq <= last);
     const anchor = fromSeq === undefined
       ? state.anchor
       : { seq: fromSeq, prevHash: records[0]?.prevHash ?? "" };
-    const head = toSeq === undefined ? state.head : null;
-    return await verifyAuditChain(this.#records(tenantId, after, last, records), {
+    const answer = await verifyAuditChain(this.#records(tenantId, after, last, records), {
       tenantId,
       anchor,
       head,
       checkpoint,
     });
+    if (!answer.ok || toSeq !== undefined) return answer;
+    return await this.#pastHead(tenantId, head?.seq ?? 0, answer.checked) ?? answer;
+  }
+
+  /**
+   * `inserted` when a record of `tenantId` lies past `headSeq` and the head,
+   * read again after it, is still below it (it was written without the
+   * append that advances the head in the same transaction).
+   */
+  async #pastHead(
+    tenantId: string,
+    headSeq: number,
+    checked: number,
+  ): Promise<AuditVerification | undefined> {
+    const [next] = (await this.#access.read({
+      tenantId,
+      order: "asc",
+      limit: 1,
+      afterSeq: headSeq,
+    })).records;
+    if (next === undefined) return undefined;
+    const { head } = (await this.#access.read({ tenantId, order: "desc", limit: 1 })).state;
+    if (head !== null && head.seq >= next.seq) return undefined;
+    return {
+      ok: false,
+      problem: "inserted",
+      seq: next.seq,
+      detail: `the record is past the chain's head ${head?.seq ?? 0}`,
+      checked,
+    };
   }
 
   /**

@@ -157,7 +157,7 @@ type Broken = Extract<AuditVerification, { ok: false }>;
  * is held ahead): each hash recomputed, each `prevHash` the previous
  * record's, sequence numbers from the anchor (default 1 after 64 zeros)
  * without gaps, none past the head, none missing before the head or the
- * checkpoint. Answers the first record found edited, deleted, inserted,
+ * checkpoint, the head's and the checkpoint's records with their hashes. Answers the first record found edited, deleted, inserted,
  * reordered (two records whose hashes fit each other's places) or the first
  * one missing from a truncated tail.
  *
@@ -212,6 +212,9 @@ export async function verifyAuditChain(
       return seq === (expected.anchor?.seq ?? 1)
         ? broken("edited", r.seq, "the record does not follow the chain's anchor")
         : broken("edited", r.seq - 1, "the next record does not link to this record's hash");
+    }
+    if (head !== null && r.seq === head.seq && r.hash !== head.hash) {
+      return broken("edited", r.seq, "the record's hash is not the head's");
     }
     if (checkpoint !== undefined && r.seq === checkpoint.seq) {
       if (r.hash !== checkpoint.hash) {

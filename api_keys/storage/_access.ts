@@ -88,6 +88,10 @@ const CAPABILITIES: readonly {
   },
   { methods: ["renameForTenant"], without: "the admin rename route answers 501" },
   {
+    methods: ["replaceNameForTenant"],
+    without: "with the audit log, two renames of one key at once may record the same name before",
+  },
+  {
     methods: ["listPageByTenant"],
     without: "each page of the admin list reads every key of the tenant",
   },
@@ -227,6 +231,16 @@ export class StorageAccess {
   /** `renameForTenant` under the deadline, `undefined` without the capability. */
   readonly renameForTenant:
     | ((tenantId: string, id: string, name: string, audit?: AuditAppend) => Promise<void>)
+    | undefined;
+  /** `replaceNameForTenant` under the deadline, `undefined` without the capability. */
+  readonly replaceNameForTenant:
+    | ((
+      tenantId: string,
+      id: string,
+      expectedName: string,
+      name: string,
+      audit?: AuditAppend,
+    ) => Promise<boolean>)
     | undefined;
   /** The usage capability, `undefined` without it. */
   readonly usage: UsageAccess | undefined;
@@ -426,6 +440,23 @@ export class StorageAccess {
           "renameForTenant",
           () => renameForTenant.call(store, tenantId, id, name, ...this.#with(audit)),
           ignore,
+        );
+    const { replaceNameForTenant } = store;
+    this.replaceNameForTenant = replaceNameForTenant === undefined
+      ? undefined
+      : (tenantId, id, expectedName, name, audit) =>
+        this.#call(
+          "replaceNameForTenant",
+          () =>
+            replaceNameForTenant.call(
+              store,
+              tenantId,
+              id,
+              expectedName,
+              name,
+              ...this.#with(audit),
+            ),
+          (a) => a.readBoolean,
         );
     const { recordUsage, readUsage, readUsageOfKeys, usageBatches } = store;
     if (readUsageOfKeys !== undefined && typeof readUsageOfKeys !== "function") {

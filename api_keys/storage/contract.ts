@@ -1172,6 +1172,27 @@ export function runApiKeyStorageContract(
     }
   });
 
+  test("replaceNameForTenant (when present): renames only the owning tenant's row while it has the expected name; false and unchanged otherwise", async () => {
+    const storage = await factory();
+    const replace = storage.replaceNameForTenant?.bind(storage);
+    if (replace === undefined) return;
+    const key = sampleRecord({ tenantId: "tenant-a", name: "a" });
+    const other = sampleRecord({ tenantId: "tenant-a", name: "a" });
+    await storage.insert(key);
+    await storage.insert(other);
+    await rejectsWith(replace("tenant-b", key.id, "a", "stolen"), "api_key_record_not_found", "b");
+    await rejectsWith(replace("tenant-a", "no-such-id", "a", "x"), "api_key_record_not_found", "?");
+    check(await replace("tenant-a", key.id, "a", "b ✓") === true, "a to b");
+    check(await replace("tenant-a", key.id, "a", "c") === false, "no longer a: false");
+    check(await replace("tenant-a", key.id, "b ✓", "c") === true, "b to c");
+    sameRecord(await storage.findById(key.id), { ...key, name: "c" }, "renamed twice");
+    sameRecord(await storage.findById(other.id), other, "the other key untouched");
+    const names = await Promise.all(
+      ["d", "e", "f"].map((name) => replace("tenant-a", other.id, "a", name)),
+    );
+    check(names.filter(Boolean).length === 1, `one of three renames from a wins: ${names}`);
+  });
+
   test("recordUsage and readUsage (when present): counts add up per (key, hour), lastUsedAt only rises, reads stay in the tenant and window", async () => {
     const storage = await factory();
     const record = storage.recordUsage?.bind(storage);
@@ -1430,10 +1451,18 @@ export function runApiKeyStorageContract(
         .then(() => check(false, "another tenant's rename is refused"), () => {});
       await rename(tenantId, key.id, "renamed", auditOf(tenantId, "key.renamed", key.id));
     }
+    const replace = storage.replaceNameForTenant?.bind(storage);
+    if (replace !== undefined) {
+      const name = (await storage.findById(key.id))!.name;
+      const renamed = auditOf(tenantId, "key.renamed", key.id);
+      check(!await replace(tenantId, key.id, `${name}-not`, "x", renamed), "another name: false");
+      check(await replace(tenantId, key.id, name, "replaced", renamed), "its name: renamed");
+    }
     const { records } = await read({ tenantId, order: "asc", limit: 100 });
     const actions = records.map((r) => JSON.parse(r.body).action as string);
     const expected = ["key.created", ...(revoke ? ["key.revoked"] : []), "key.rotated"];
     if (rename !== undefined) expected.push("key.renamed");
+    if (replace !== undefined) expected.push("key.renamed");
     check(actions.join() === expected.join(), `records ${actions.join()}, expected ${expected}`);
     check(records.every((r, i) => r.seq === i + 1), "no gap where a change did not happen");
   });

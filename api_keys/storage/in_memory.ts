@@ -440,6 +440,29 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
     }
   }
 
+  /** Capability: `renameForTenant` only while the record is named `expectedName` (`false` else). */
+  replaceNameForTenant(
+    tenantId: string,
+    id: string,
+    expectedName: string,
+    name: string,
+    audit?: AuditAppend,
+  ): Promise<boolean> {
+    const change = () => {
+      const record = this.#byId.get(id);
+      if (record?.tenantId !== tenantId) throw notFound();
+      if (record.name !== expectedName) return false;
+      record.name = name;
+      return true;
+    };
+    if (audit !== undefined) return this.#audited(audit, change);
+    try {
+      return Promise.resolve(change());
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
   /** Capability: unrevoked records expiring in the window, in expiry order, one page. */
   listExpiring(options: ListExpiringApiKeysOptions): Promise<ApiKeyRecord[]> {
     const from = options.from.getTime();

@@ -426,7 +426,7 @@ function toRecord(row: unknown): ApiKeyRecord {
  * Storage over a Prisma-shaped client, using only the spec's delegate calls
  * (`create`, `findMany`, `findUnique`, `update`, optional `$transaction`).
  * Capabilities: `markRevokedIfActive`, `replaceHash`, `countHashes`,
- * `lowerExpiry`, `listPageByTenant`, `findByReplacement`, `findManyByIds` and the tenant-bound operations; the
+ * `lowerExpiry`, `replaceNameForTenant`, `listPageByTenant`, `findByReplacement`, `findManyByIds` and the tenant-bound operations; the
  * expiry notices, rotation waits (migration `0004_api_key_expiry`), `storesLayout` (`0006`),
  * `storesRateLimits` (`0008`), `storesRateLimitKeyId` (`0014`), `storesCredits` (`0011`; with
  * `$queryRawUnsafe` also `findTenantPool` and `setTenantPool`, index `0018`), `recordUsage`/`readUsage` (`usage`, raw
@@ -862,6 +862,32 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
       if (isRecordNotFound(error)) throw new ApiKeyOperationError("api_key_record_not_found");
       throw error;
     }
+  }
+
+  /**
+   * Capability: `renameForTenant` with a conditional update `where: { id,
+   * tenantId, name: expectedName }` (with `audit`, in its transaction);
+   * `P2025` answers `false` when the row is the tenant's (another name).
+   */
+  async replaceNameForTenant(
+    tenantId: string,
+    id: string,
+    expectedName: string,
+    name: string,
+    audit?: AuditAppend,
+  ): Promise<boolean> {
+    try {
+      await this.#change(
+        audit,
+        (delegate) =>
+          delegate.update({ where: { id, tenantId, name: expectedName }, data: { name } }),
+      );
+      return true;
+    } catch (error) {
+      if (!isRecordNotFound(error)) throw error;
+    }
+    await this.#requireRow(id, tenantId);
+    return false;
   }
 
   async #revokeIfActive(

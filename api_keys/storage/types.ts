@@ -146,6 +146,22 @@ export interface ApiKeyStorage {
    * route needs it.
    */
   renameForTenant?(tenantId: string, id: string, name: string, audit?: AuditAppend): Promise<void>;
+  /**
+   * Capability: `renameForTenant` only while the record's name is
+   * `expectedName`, in one step (a conditional write): `true` when it renamed,
+   * `false` when the name is another (nothing written); an unknown id or
+   * another tenant's record rejects with `api_key_record_not_found`. With the
+   * audit log, the admin rename route records the name it replaced: two
+   * renames of one key at once record a to b, then b to c (without it, both
+   * may record the name read before them).
+   */
+  replaceNameForTenant?(
+    tenantId: string,
+    id: string,
+    expectedName: string,
+    name: string,
+    audit?: AuditAppend,
+  ): Promise<boolean>;
   /** Capability: `true` when each record's `layout` is kept; a key then verifies only in it. */
   readonly storesLayout?: boolean;
   /**
@@ -242,10 +258,10 @@ export interface ApiKeyStorage {
    * `api_keys/audit/chain.ts`: the next `seq` without gaps, the head's hash as
    * `prevHash`, `auditHash` of the content) and resolves it. With it,
    * `insert`, `rotate`, `rotateForTenant`, `markRevokedIfActive`,
-   * `markRevokedForTenant` and `renameForTenant` given an `audit` append it in
-   * the same step (transaction) as their change, and only when the change
-   * happened (a revoke answering `false` or a rotation `"not_rotatable"`
-   * appends nothing).
+   * `markRevokedForTenant`, `renameForTenant` and `replaceNameForTenant`
+   * given an `audit` append it in the same step (transaction) as their
+   * change, and only when the change happened (a revoke or a name replacement
+   * answering `false`, or a rotation `"not_rotatable"`, appends nothing).
    */
   appendAudit?(audit: AuditAppend): Promise<StoredAuditRecord>;
   /** Capability (see `appendAudit`): records of one tenant in `seq` order, and its chain's state. */
@@ -359,6 +375,7 @@ export type ApiKeyStorageCapability =
   | "markRevokedForTenant"
   | "rotateForTenant"
   | "renameForTenant"
+  | "replaceNameForTenant"
   | "listPageByTenant"
   | "findByReplacement"
   | "findManyByIds"

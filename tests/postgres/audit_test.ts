@@ -3,17 +3,26 @@
  * (migration 0017): the storage contract, one statement added per audited
  * change inside its transaction, a failed change leaving no record, and
  * tampering by the database owner (UPDATE, DELETE, an inserted row, a
- * swapped pair, a truncated tail) each found and named; pruning keeps the
- * chain verifiable. Skips without `DATABASE_URL`; fails under `CI=true`.
+ * swapped pair, a truncated tail, a last row re-hashed) each found and named,
+ * no false alarm from appends during a verify, concurrent renames recorded
+ * with the names they replaced; pruning keeps the chain verifiable. Skips
+ * without `DATABASE_URL`; fails under `CI=true`.
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
   ApiKeysService,
+  type ApiKeysServiceOptions,
   PrismaApiKeyStorage,
   runApiKeyStorageContract,
 } from "../../api_keys/mod.ts";
-import { canonicalJson, signCheckpoint, verifyAuditChain } from "../../api_keys/audit/chain.ts";
+import {
+  auditHash,
+  canonicalJson,
+  signCheckpoint,
+  verifyAuditChain,
+} from "../../api_keys/audit/chain.ts";
+import { serviceHooks } from "../../api_keys/_service_hooks.ts";
 import type { AuditAppend, AuditVerification } from "../../api_keys/audit/types.ts";
 import { storedRecord } from "../api_keys/storage/stored_record.ts";
 import { createPrismaClient, databaseReady, probeDatabase } from "./prisma_client.ts";
@@ -52,6 +61,24 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
   const sample = (tenantId: string) => {
     const id = crypto.randomUUID();
     return storedRecord({ id, tenantId, prefix: id.replaceAll("-", "").slice(0, 12) });
+  };
+
+  const PEPPER = "postgres-audit-pepper-0123456789abcdef";
+  /** A service over `storage` (or `options.storage`) with the audit log, its start-up line silenced. */
+  const auditedService = (options: Partial<ApiKeysServiceOptions> = {}) => {
+    const info = console.info;
+    console.info = () => {};
+    try {
+      return new ApiKeysService({
+        peppers: { 1: PEPPER },
+        storage,
+        cache: false,
+        ...options,
+        audit: { checkpointKey: SECRET, ...options.audit },
+      });
+    } finally {
+      console.info = info;
+    }
   };
 
   describe("the audit capability of PrismaApiKeyStorage on PostgreSQL", () => {
@@ -164,16 +191,7 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
     });
 
     it("through the service: a failed rotation leaves no record; no record or export holds a secret", async () => {
-      const info = console.info;
-      console.info = () => {};
-      const pepper = "postgres-audit-pepper-0123456789abcdef";
-      const service = new ApiKeysService({
-        peppers: { 1: pepper },
-        storage,
-        cache: false,
-        audit: { checkpointKey: SECRET, checkpointEvery: 2 },
-      });
-      console.info = info;
+      const service = auditedService({ audit: { checkpointKey: SECRET, checkpointEvery: 2 } });
       const tenantId = `pg-audit-${crypto.randomUUID()}`;
       const scopes = [{ resource: "orders", level: "read" as const }];
       const created = await service.create({ tenantId, name: "n", scopes }, { actor: "alice" });
@@ -188,7 +206,7 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
       ]);
       const lines: string[] = [];
       for await (const line of service.exportAuditLog(tenantId)) lines.push(line);
-      const secrets = [created.key, rotated.key, pepper, SECRET];
+      const secrets = [created.key, rotated.key, PEPPER, SECRET];
       for (const id of [created.id, rotated.id]) secrets.push((await storage.findById(id))!.hash);
       const { records } = await storage.readAudit!({ tenantId, order: "asc", limit: 100 });
       const everything = JSON.stringify([page, records]) + lines.join("");
@@ -196,17 +214,83 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
       assert.equal((await service.verifyAuditLog(tenantId)).ok, true);
     });
 
+    it("the head's hash: a last row edited with its hash recomputed, the heads row left, is edited", async () => {
+      const tenantId = await chainOf(3);
+      const { records } = await storage.readAudit!({ tenantId, order: "asc", limit: 100 });
+      const last = records[2];
+      const body = last.body.replace("k3", "k9");
+      await sql(
+        "UPDATE api_key_audit SET body = $2, hash = $3 WHERE tenant_id = $1 AND seq = 3",
+        tenantId,
+        body,
+        await auditHash(last.prevHash, tenantId, 3, last.at, body),
+      );
+      assert.equal(problem(await verify(tenantId)), "edited 3");
+    });
+
+    it("through the service: appends during a verify of several pages raise no alarm; a row past the head is inserted", async () => {
+      const service = auditedService({
+        audit: { checkpointKey: SECRET, checkpointEvery: 100_000 },
+      });
+      const tenantId = `pg-audit-${crypto.randomUUID()}`;
+      const rows = Array.from({ length: 1_100 }, (_, i) => i + 1);
+      // 1,100 records (three pages) written by the SQL function in one statement.
+      await sql(
+        "SELECT api_key_audit_append($1::text, b) FROM unnest($2::text[]) AS b",
+        tenantId,
+        rows.map((n) => canonicalJson({ v: 1, action: "key.created", actor: "pg", n })),
+      );
+      // Each verify runs beside appends on other connections.
+      for (let round = 0; round < 5; round++) {
+        const [answer] = await Promise.all([
+          service.verifyAuditLog(tenantId),
+          (async () => {
+            for (let i = 0; i < 5; i++) {
+              await storage.appendAudit!(entry(tenantId, `r${round}.${i}`));
+            }
+          })(),
+        ]);
+        assert.equal(problem(answer), "ok", `round ${round}`);
+      }
+      const { head } = (await storage.readAudit!({ tenantId, order: "desc", limit: 1 })).state;
+      await sql(
+        `INSERT INTO api_key_audit (tenant_id, seq, at, body, prev_hash, hash)
+         SELECT tenant_id, seq + 1, at, body, hash, hash FROM api_key_audit WHERE tenant_id = $1 AND seq = $2`,
+        tenantId,
+        head!.seq,
+      );
+      assert.equal(problem(await service.verifyAuditLog(tenantId)), `inserted ${head!.seq + 1}`);
+      await service.close();
+    });
+
+    it("through the service: renames of one key at once record the names each replaced", async () => {
+      const service = auditedService();
+      const tenantId = `pg-audit-${crypto.randomUUID()}`;
+      const scopes = [{ resource: "orders", level: "read" as const }];
+      const { id } = await service.create({ tenantId, name: "a", scopes });
+      const hooks = serviceHooks(service)!;
+      await Promise.all(
+        ["b", "c", "d", "e"].map((name) => hooks.renameForTenant!(tenantId, id, name)),
+      );
+      const { records } = await service.auditLog(tenantId, { action: "key.renamed" });
+      const steps = records.reverse().map((r) =>
+        r.changes.name as { before: string; after: string }
+      );
+      assert.equal(steps.length, 4);
+      assert.equal(steps[0].before, "a");
+      for (let i = 1; i < steps.length; i++) {
+        assert.equal(steps[i].before, steps[i - 1].after, JSON.stringify(steps));
+      }
+      assert.equal(steps[3].after, (await storage.findById(id))!.name);
+      await service.close();
+    });
+
     it("refused-verification aggregates: one record per key and hour in the chain, filtered by action", async () => {
-      const info = console.info;
-      console.info = () => {};
-      const service = new ApiKeysService({
-        peppers: { 1: "postgres-audit-pepper-0123456789abcdef" },
+      const service = auditedService({
         storage: new PrismaApiKeyStorage(prisma, { audit: prisma, usage: prisma }),
-        cache: false,
         usage: { flushIntervalMs: 3_600_000 },
         audit: { checkpointKey: SECRET, refusedVerifications: true },
       });
-      console.info = info;
       const tenantId = `pg-audit-${crypto.randomUUID()}`;
       const scopes = [{ resource: "orders", level: "read" as const }];
       const { id, key } = await service.create({ tenantId, name: "n", scopes });

@@ -53,7 +53,16 @@ describe("api_keys/admin/_body.ts", () => {
       queryInstant("2030-01-01T00:00:00Z", fallback, "to").toISOString(),
       "2030-01-01T00:00:00.000Z",
     );
-    for (const bad of ["tomorrow", "2030-01-01T00:00:00Z".padEnd(41, " ")]) {
+    for (
+      const bad of [
+        "tomorrow",
+        "2030-01-01T00:00:00Z".padEnd(41, " "),
+        "Tue, 01 Dec 2026",
+        "2026-12-01",
+        "+275760-09-13T00:00:00.000Z",
+        "2030-02-30T00:00:00Z",
+      ]
+    ) {
       assert.throws(() => queryInstant(bad, fallback, "to"), invalid("to"));
     }
   });

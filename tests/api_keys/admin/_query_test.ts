@@ -5,6 +5,7 @@ import {
   encodeCursor,
   listQuery,
   MAX_PAGE_SIZE,
+  queryLimit,
   usageKeys,
   usageWindow,
 } from "../../../api_keys/admin/_query.ts";
@@ -63,6 +64,16 @@ describe("api_keys/admin/_query.ts", () => {
     }
     for (const sort of ["created_asc", "last_used_desc"]) {
       assert.equal(listQuery(query({ sort })).options.sort, sort);
+    }
+  });
+
+  it("queryLimit: up to three digits from 1 to 100, absent or empty undefined (GET /keys and GET /audit)", () => {
+    assert.equal(queryLimit(query({})), undefined);
+    assert.equal(queryLimit(query({ limit: "" })), undefined);
+    assert.equal(queryLimit(query({ limit: "7" })), 7);
+    assert.equal(queryLimit(query({ limit: "100" })), 100);
+    for (const limit of ["0", "101", "-1", "1e1", "0x19", " 7 ", "7.0"]) {
+      refuses(() => queryLimit(query({ limit })), "limit", `limit ${limit}`);
     }
   });
 

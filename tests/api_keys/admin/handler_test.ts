@@ -857,6 +857,7 @@ describe("createApiKeysAdminHandler", () => {
           "rotate",
           "rotateForTenant",
           "renameForTenant",
+          "replaceNameForTenant",
           "setCredits",
         ]
       ) {

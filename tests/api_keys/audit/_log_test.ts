@@ -14,9 +14,20 @@ import {
   type AuditLogPage,
   InMemoryApiKeyStorage,
 } from "../../../api_keys/mod.ts";
-import { checkpointValid, verifyAuditChain } from "../../../api_keys/audit/chain.ts";
+import {
+  auditHash,
+  checkpointValid,
+  GENESIS_HASH,
+  verifyAuditChain,
+} from "../../../api_keys/audit/chain.ts";
 import { AuditLog, change, createdChanges, toAuditRecord } from "../../../api_keys/audit/_log.ts";
-import type { AuditExportLine, StoredAuditRecord } from "../../../api_keys/audit/types.ts";
+import type {
+  AuditAppend,
+  AuditExportLine,
+  AuditReadQuery,
+  StoredAuditRecord,
+} from "../../../api_keys/audit/types.ts";
+import type { AuditReadAnswer } from "../../../api_keys/storage/types.ts";
 import { createRateLimiter } from "../../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../../rate_limits/memory_store.ts";
 import { makeService, PEPPER_1 } from "../helpers.ts";
@@ -71,6 +82,60 @@ async function recordsOf(
     const { records } = await service.auditLog("t", { actor });
     if (records.length >= n || Date.now() > until) return records;
     await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** A record of tenant `t` appended by the app (the head advances with it). */
+const appended = (n: number): AuditAppend => ({
+  tenantId: "t",
+  body: JSON.stringify({ n }),
+  at: new Date(),
+  keyId: null,
+  actor: "app",
+  action: "key.created",
+});
+
+/**
+ * In-memory storage whose `readAudit` can read the state and the records
+ * apart with a change between them (as two statements sent at once may), and
+ * can show a forged record past the head that did not advance it (a row
+ * inserted by the database owner).
+ */
+class RacingAuditStorage extends InMemoryApiKeyStorage {
+  reads = 0;
+  /** For the read numbered `read` (from 1): a change run between its two halves, and which half reads first. */
+  race: (read: number) => { between: () => Promise<unknown>; stateFirst: boolean } | undefined =
+    () => undefined;
+  /** A record past the head, shown to reads in ascending order whose range holds it. */
+  forged: StoredAuditRecord | undefined;
+
+  override async readAudit(query: AuditReadQuery): Promise<AuditReadAnswer> {
+    const race = this.race(++this.reads);
+    let answer = await super.readAudit(query);
+    if (race !== undefined) {
+      await race.between();
+      const again = await super.readAudit(query);
+      answer = race.stateFirst
+        ? { records: again.records, state: answer.state }
+        : { records: answer.records, state: again.state };
+    }
+    const forged = this.forged;
+    if (
+      forged !== undefined && query.order === "asc" && forged.seq > (query.afterSeq ?? 0) &&
+      forged.seq < (query.beforeSeq ?? Infinity) && answer.records.length < query.limit
+    ) {
+      answer = { ...answer, records: [...answer.records, forged] };
+    }
+    return answer;
+  }
+
+  /** Forges the record after the head (or the first one) without advancing the head. */
+  async forge(): Promise<void> {
+    const { head } = (await super.readAudit({ tenantId: "t", order: "desc", limit: 1 })).state;
+    const [seq, prevHash] = [(head?.seq ?? 0) + 1, head?.hash ?? GENESIS_HASH];
+    const [at, body] = [new Date(), JSON.stringify({ forged: true })];
+    const hash = await auditHash(prevHash, "t", seq, at, body);
+    this.forged = { tenantId: "t", seq, at, body, prevHash, hash };
   }
 }
 
@@ -264,6 +329,8 @@ describe("api_keys/audit/_log.ts", () => {
         [{ cursor: "x" }, "cursor"],
         [{ action: "key.nope" }, "action"],
         [{ from: new Date(Number.NaN) }, "from"],
+        [{ from: new Date(8.64e15) }, "from"],
+        [{ to: new Date("+010000-01-01T00:00:00Z") }, "to"],
         [{ keyId: "" }, "keyId"],
       ] as const
     ) {
@@ -349,6 +416,57 @@ describe("api_keys/audit/_log.ts", () => {
       checkpoint: await service.auditCheckpoint("t").then((c) => ({ ...c!, seq: 9 })),
     });
     assert.equal(!later.ok && later.problem, "checkpoint_invalid", "a changed seq breaks the MAC");
+  });
+
+  it("verifies up to the head read at its start: records appended meanwhile (after a page, between a read's halves) raise no alarm", async () => {
+    const storage = new RacingAuditStorage();
+    const { service } = auditedService({ storage });
+    for (let i = 0; i < 600; i++) await storage.appendAudit(appended(i));
+    const quiet = await service.verifyAuditLog("t");
+    assert.ok(quiet.ok && quiet.head?.seq === 600);
+    const before = quiet.head;
+    // One appended while the second page (records 501 to 600) is read.
+    storage.reads = 0;
+    storage.race = (read) =>
+      read === 2
+        ? { between: () => storage.appendAudit(appended(600)), stateFirst: true }
+        : undefined;
+    assert.deepEqual(await service.verifyAuditLog("t"), { ok: true, checked: 600, head: before });
+    // The first page read after the state: it holds record 602, past the head read beside it.
+    storage.reads = 0;
+    storage.race = (read) =>
+      read === 1
+        ? { between: () => storage.appendAudit(appended(601)), stateFirst: true }
+        : undefined;
+    const stale = await service.verifyAuditLog("t");
+    assert.deepEqual(stale.ok && [stale.checked, stale.head!.seq], [601, 601]);
+    // A small chain whose state is read after its page: the head is past the page, not truncated.
+    const small = new RacingAuditStorage();
+    const other = auditedService({ storage: small }).service;
+    for (let i = 0; i < 3; i++) await small.appendAudit(appended(i));
+    small.race = (read) =>
+      read === 1 ? { between: () => small.appendAudit(appended(3)), stateFirst: false } : undefined;
+    const behind = await other.verifyAuditLog("t");
+    assert.deepEqual(behind.ok && [behind.checked, behind.head!.seq], [4, 4]);
+    await other.close();
+    await service.close();
+  });
+
+  it("names a record past the head that did not advance it as inserted, on one page, past a page, or in an empty chain", async () => {
+    for (const n of [0, 3, 600]) {
+      const storage = new RacingAuditStorage();
+      const { service } = auditedService({ storage });
+      for (let i = 0; i < n; i++) await storage.appendAudit(appended(i));
+      assert.equal((await service.verifyAuditLog("t")).ok, true);
+      await storage.forge();
+      const answer = await service.verifyAuditLog("t");
+      assert.deepEqual(!answer.ok && [answer.problem, answer.seq, answer.checked], [
+        "inserted",
+        n + 1,
+        n,
+      ], `a chain of ${n}`);
+      await service.close();
+    }
   });
 
   it("prunes past a retention time and still verifies from the anchor", async () => {

@@ -91,6 +91,30 @@ describe("api_keys/audit/chain.ts", () => {
     assert.deepEqual(!answer.ok && [answer.problem, answer.seq], ["edited", 2]);
   });
 
+  it("names the head's record edited with its hash recomputed, or a re-chained tail, against the head", async () => {
+    const records = await chain(3);
+    const head = headOf(records);
+    const last = records[2];
+    const body = last.body.replace("k3", "k9");
+    const edited = { ...last, body, hash: await auditHash(last.prevHash, "t1", 3, last.at, body) };
+    const answer = await verifyAuditChain([records[0], records[1], edited], {
+      tenantId: "t1",
+      head,
+    });
+    assert.deepEqual(!answer.ok && [answer.problem, answer.seq], ["edited", 3]);
+    // Record 2 edited and 2..3 re-chained: every link holds, only the head row's hash differs.
+    const body2 = records[1].body.replace("k2", "k9");
+    const hash2 = await auditHash(records[0].hash, "t1", 2, records[1].at, body2);
+    const hash3 = await auditHash(hash2, "t1", 3, last.at, last.body);
+    const rechained = await verifyAuditChain([
+      records[0],
+      { ...records[1], body: body2, hash: hash2 },
+      { ...last, prevHash: hash2, hash: hash3 },
+    ], { tenantId: "t1", head });
+    assert.deepEqual(!rechained.ok && [rechained.problem, rechained.seq], ["edited", 3]);
+    assert.equal((await verifyAuditChain(records, { tenantId: "t1", head })).ok, true);
+  });
+
   it("names the first deleted record", async () => {
     const records = await chain(5);
     records.splice(1, 2);

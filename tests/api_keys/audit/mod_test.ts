@@ -22,12 +22,16 @@ interface Caller {
   user: string;
 }
 
-function setup(withAudit = true, policy: ApiKeysAdminOptions<Caller>["policy"] = () => null) {
+function setup(
+  withAudit = true,
+  policy: ApiKeysAdminOptions<Caller>["policy"] = () => null,
+  storage: InMemoryApiKeyStorage = new InMemoryApiKeyStorage(),
+) {
   const info = console.info;
   console.info = () => {};
   const service = new ApiKeysService({
     peppers: PEPPERS,
-    storage: new InMemoryApiKeyStorage(),
+    storage,
     ...(withAudit ? { audit: { checkpointKey: CHECKPOINT_KEY } } : {}),
   });
   console.info = info;
@@ -139,7 +143,82 @@ describe("api_keys/audit/mod.ts", () => {
     assert.equal(bad.json.field ?? bad.json.details?.field ?? "cursor", "cursor");
     const badTime = await call("GET", "/audit", alice, { query: { from: "yesterday" } });
     assert.equal(badTime.status, 400);
+    // The strict rules of the other routes: GET /keys's limit, the ISO 8601 instant of the usage window.
+    for (
+      const query of [
+        { limit: "0x19" } as Record<string, string>,
+        { limit: "1e1" },
+        { limit: " 7 " },
+        { limit: "101" },
+        { from: "+275760-09-13T00:00:00.000Z" },
+        { to: "-271821-04-20T00:00:00.000Z" },
+        { from: "Tue, 01 Dec 2026" },
+        { to: "2026-12-01" },
+      ]
+    ) {
+      const loose = await call("GET", "/audit", alice, { query });
+      assert.equal(loose.status, 400, JSON.stringify(query));
+      assert.equal(loose.json.error.details.field, Object.keys(query)[0], JSON.stringify(query));
+    }
+    const strict = await call("GET", "/audit", alice, {
+      query: { limit: "7", from: "2020-01-01T00:00:00Z", to: "9999-12-31T00:00:00+01:00" },
+    });
+    assert.equal(strict.json.records.length, 3);
     assert.equal((await service.verifyAuditLog("acme")).ok, true);
+  });
+
+  it("two renames of one key at once record the names each replaced (a to b, then b to c, not a twice)", async () => {
+    const { service, call } = setup();
+    const key = await service.create({
+      tenantId: "acme",
+      name: "a",
+      scopes: [{ resource: "projects", level: "read" }],
+    });
+    const bob = { tenant: "acme", user: "bob@acme" };
+    const answers = await Promise.all(
+      ["b", "c", "d"].map((name) => call("PATCH", `/keys/${key.id}`, bob, { body: { name } })),
+    );
+    assert.deepEqual(answers.map((a) => a.status), [200, 200, 200]);
+    const { records } = await service.auditLog("acme", { action: "key.renamed" });
+    const steps = records.reverse().map((r) => r.changes.name as { before: string; after: string });
+    assert.equal(steps[0].before, "a");
+    for (let i = 1; i < steps.length; i++) {
+      assert.equal(steps[i].before, steps[i - 1].after, JSON.stringify(steps));
+    }
+    const { name } = (await call("GET", `/keys/${key.id}`, bob)).json;
+    assert.equal(steps.at(-1)!.after, name, "the last record's after is the stored name");
+  });
+
+  it("a rename whose key is renamed again before each of 5 tries is a 503, recording nothing", async () => {
+    /** Reads every key under a name it no longer has (another rename always came between). */
+    class Renamed extends InMemoryApiKeyStorage {
+      tries = 0;
+      override async findById(id: string) {
+        const record = await super.findById(id);
+        return record === null ? null : { ...record, name: `stale ${this.tries}` };
+      }
+      override replaceNameForTenant(tenantId: string, id: string, expected: string, name: string) {
+        this.tries++;
+        return super.replaceNameForTenant(tenantId, id, expected, name);
+      }
+    }
+    const storage = new Renamed();
+    const { service, call } = setup(true, () => null, storage);
+    const key = await service.create({
+      tenantId: "acme",
+      name: "a",
+      scopes: [{ resource: "projects", level: "read" }],
+    });
+    const bob = { tenant: "acme", user: "bob@acme" };
+    const error = console.error;
+    const logged: unknown[][] = [];
+    console.error = (...args: unknown[]) => logged.push(args);
+    const answer = await call("PATCH", `/keys/${key.id}`, bob, { body: { name: "b" } })
+      .finally(() => console.error = error);
+    assert.equal(answer.status, 503);
+    assert.equal(logged.length, 1, "the handler's default onError logs it once");
+    assert.equal(storage.tries, 5);
+    assert.equal((await service.auditLog("acme", { action: "key.renamed" })).records.length, 0);
   });
 
   it("GET /audit is refused by canManage, and 501 without the audit option", async () => {
