@@ -89,4 +89,19 @@ describe("api_keys/admin/_body.ts", () => {
       assert.throws(() => bodyInstant(bad, "at"), invalid("at"), String(bad));
     }
   });
+
+  it("bodyInstant: no later than 9999-12-31T23:59:59.999Z, an offset included", () => {
+    assert.equal(
+      bodyInstant("9999-12-31T23:59:59.999Z", "at").toISOString(),
+      "9999-12-31T23:59:59.999Z",
+    );
+    assert.equal(
+      bodyInstant("9999-12-31T23:59:59+01:00", "at").toISOString(),
+      "9999-12-31T22:59:59.000Z",
+    );
+    for (const bad of ["9999-12-31T23:59:59-23:59", "9999-12-31T23:30:00-00:30"]) {
+      assert.throws(() => bodyInstant(bad, "at"), invalid("at"), bad);
+      assert.throws(() => queryInstant(bad, new Date(0), "to"), invalid("to"), bad);
+    }
+  });
 });
