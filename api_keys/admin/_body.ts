@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { fail } from "../_input.ts";
+import { fail, failTime, instantProblem } from "../_input.ts";
 import { bodyBytes } from "../leaks/_core.ts";
 import { MAX_API_KEY_NAME_LENGTH } from "../types.ts";
 
@@ -116,7 +116,9 @@ const ISO_INSTANT =
 
 /**
  * An ISO 8601 instant from a body field, strictly: date, time and offset
- * (`Z` or `±HH:MM`) all written, each part within its range (no February 30).
+ * (`Z` or `±HH:MM`) all written, each part within its range (no February 30),
+ * no later than 9999-12-31T23:59:59.999Z once its offset is applied
+ * (`instantProblem`).
  */
 export function bodyInstant(value: unknown, field: string): Date {
   const parts = typeof value === "string" ? ISO_INSTANT.exec(value) : null;
@@ -131,7 +133,8 @@ export function bodyInstant(value: unknown, field: string): Date {
       month >= 1 && month <= 12 && day >= 1 && day <= days && hour <= 23 && minute <= 59 &&
       second <= 59 && offsetOk && !Number.isNaN(ms)
     ) {
-      return new Date(ms);
+      const problem = instantProblem(ms);
+      return problem === undefined ? new Date(ms) : failTime(field, problem);
     }
   }
   return fail(field, "must be an ISO 8601 instant with its offset, such as 2030-01-31T12:00:00Z");
