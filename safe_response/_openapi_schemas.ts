@@ -113,8 +113,8 @@ export const SAFE_RESPONSE_SCHEMAS: Readonly<Record<SafeResponseSchemaName, Open
       {
         limit: integer,
         remaining: integer,
-        reset: { type: "number" },
-        retryAfter: { type: "number" },
+        reset: integer,
+        retryAfter: integer,
       },
       ["limit", "remaining", "reset"],
     ),
