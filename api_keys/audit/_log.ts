@@ -11,7 +11,13 @@ import type { AuditAccess } from "../storage/_access.ts";
 import { type Dispatch, warnOnce } from "../_sinks.ts";
 import { fail, instantProblem } from "../_input.ts";
 import { auditOptions } from "../_options.ts";
-import { canonicalJson, checkpointValid, signCheckpoint, verifyAuditChain } from "./chain.ts";
+import {
+  canonicalJson,
+  checkpointValid,
+  pastHead,
+  signCheckpoint,
+  verifyAuditChain,
+} from "./chain.ts";
 import {
   type ApiKeyAuditOptions,
   AUDIT_ACTIONS,
@@ -390,7 +396,7 @@ export class AuditLog {
       checkpoint,
     });
     if (!answer.ok || toSeq !== undefined) return answer;
-    return await this.#pastHead(tenantId, head?.seq ?? 0, answer.checked) ?? answer;
+    return await this.#probePastHead(tenantId, head?.seq ?? 0, answer.checked) ?? answer;
   }
 
   /**
@@ -398,7 +404,7 @@ export class AuditLog {
    * read again after it, is still below it (it was written without the
    * append that advances the head in the same transaction).
    */
-  async #pastHead(
+  async #probePastHead(
     tenantId: string,
     headSeq: number,
     checked: number,
@@ -412,13 +418,7 @@ export class AuditLog {
     if (next === undefined) return undefined;
     const { head } = (await this.#access.read({ tenantId, order: "desc", limit: 1 })).state;
     if (head !== null && head.seq >= next.seq) return undefined;
-    return {
-      ok: false,
-      problem: "inserted",
-      seq: next.seq,
-      detail: `the record is past the chain's head ${head?.seq ?? 0}`,
-      checked,
-    };
+    return pastHead(next.seq, head?.seq ?? 0, checked);
   }
 
   /**

@@ -153,6 +153,20 @@ export interface AuditChainExpectation extends Partial<AuditChainState> {
 type Broken = Extract<AuditVerification, { ok: false }>;
 
 /**
+ * The answer for a record at `seq` past the chain's head at `headSeq`
+ * (`inserted`), after `checked` records verified.
+ */
+export function pastHead(seq: number, headSeq: number, checked: number): Broken {
+  return {
+    ok: false,
+    problem: "inserted",
+    seq,
+    detail: `the record is past the chain's head ${headSeq}`,
+    checked,
+  };
+}
+
+/**
  * Verifies a run of a tenant's records in `seq` order (a stream: one record
  * is held ahead): each hash recomputed, each `prevHash` the previous
  * record's, sequence numbers from the anchor (default 1 after 64 zeros)
@@ -196,9 +210,7 @@ export async function verifyAuditChain(
     }
     if (r.seq < seq) return broken("inserted", r.seq, "a record repeats an earlier position");
     if (r.seq > seq) return broken("deleted", seq, `records ${seq} to ${r.seq - 1} are missing`);
-    if (head !== null && r.seq > head.seq) {
-      return broken("inserted", r.seq, `the record is past the chain's head ${head.seq}`);
-    }
+    if (head !== null && r.seq > head.seq) return pastHead(r.seq, head.seq, checked);
     if (await hashOf(r, r.seq) !== r.hash) {
       if (
         next !== undefined && next.seq === r.seq + 1 && await hashOf(r, next.seq) === r.hash &&
