@@ -566,6 +566,18 @@ describe("createMemoryRateLimitStore with credit counters", () => {
     );
   });
 
+  it("changeCredits: keeps at most maxCounters balances without a check between (the least recently used go first)", async () => {
+    const store = createMemoryRateLimitStore({ maxCounters: 3, now: () => 5_000 });
+    const later = Date.now() + 60_000;
+    for (let i = 0; i < 1_000; i++) {
+      const credit = { kind: "credit" as const, subject: `s${i}`, name: "c", cost: 0, initial: 0 };
+      assert.equal((await store.changeCredits(credit, { set: i }, later))?.remaining, i);
+      assert.ok(store.size <= 3, `after ${i + 1} changes: ${store.size} balances held`);
+    }
+    const newest = { kind: "credit" as const, subject: "s999", name: "c", cost: 0, initial: 0 };
+    assert.equal(checkNow(store, [newest])[0].remaining, 999, "the newest change kept");
+  });
+
   it("readCredits: reads balances with the refill due, writes nothing; one it does not hold as it starts, on its clock", async () => {
     let now = 0;
     const store = createMemoryRateLimitStore({ now: () => now });
