@@ -324,6 +324,11 @@ export function createMemoryRateLimitStore(
       oldestRow !== -1 &&
       (windowCount > maxCounters || (n-- > 0 && now >= data[oldestRow * STRIDE + IDLE_AT]))
     ) remove(oldestRow);
+    sweepBalances();
+  };
+
+  /** Drops the least recently used subjects' balances past `maxCounters` (after a check or a change). */
+  const sweepBalances = () => {
     for (let oldest = balances.oldest; oldest !== undefined; oldest = balances.oldest) {
       if (balanceCount <= maxCounters) break;
       balances.remove(oldest);
@@ -673,6 +678,7 @@ export function createMemoryRateLimitStore(
             ? valid.set
             : Math.min(MAX_CREDITS, Math.max(0, balance.credits + valid.add));
         }
+        sweepBalances();
         return { allowed: true, remaining: balance.credits, resetMs: balance.resetMs };
       }),
     readCredits: (counters) =>
