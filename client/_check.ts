@@ -16,14 +16,18 @@ export const isRecord = (value: unknown): value is Record<string, unknown> =>
 /** A string. */
 export const isString: Check = (value) => typeof value === "string";
 
-/** A number. */
-export const isNumber: Check = (value) => typeof value === "number";
-
 /**
- * A count the server sends (pagination, rate limits): a safe integer of at
- * least `min` (never negative, fractional, infinite or past 2^53 - 1).
+ * A count the server sends (pagination, rate limits, HTTP statuses): a safe
+ * integer from `min` to `max` (never fractional, infinite or past 2^53 - 1).
  */
-export const countFrom = (min: number): Check => (value) => isCount(value, min);
+export const countFrom = (min: number, max = Number.MAX_SAFE_INTEGER): Check => (value) =>
+  isCount(value, min) && value <= max;
+
+/** An HTTP status (`statusCode` of the envelopes, `status` of problem details): 100 to 599. */
+export const isHttpStatus: Check = countFrom(100, 599);
+
+/** A duration the server measures (`meta.responseTime`, milliseconds): finite, never negative. */
+export const isDuration: Check = (value) => Number.isFinite(value) && (value as number) >= 0;
 
 /** A boolean. */
 export const isBoolean: Check = (value) => typeof value === "boolean";

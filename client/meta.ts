@@ -7,7 +7,15 @@
  *
  * @module
  */
-import { countFrom, isNumber, isRecord, isString, isStringArray, oneOf, shape } from "./_check.ts";
+import {
+  countFrom,
+  isDuration,
+  isRecord,
+  isString,
+  isStringArray,
+  oneOf,
+  shape,
+} from "./_check.ts";
 import { isCursorPagination, isOffsetPagination } from "./pagination.ts";
 import type {
   CursorPaginationMeta,
@@ -38,7 +46,7 @@ const isRateLimitMeta = shape({ limit: isRateCount, remaining: isRateCount, rese
 const errorMetaFields = {
   deprecation: isDeprecationMeta,
   rateLimit: isRateLimitMeta,
-  responseTime: isNumber,
+  responseTime: isDuration,
   apiVersion: isString,
 };
 
@@ -100,8 +108,9 @@ export function isDeprecated<M>(meta: M): meta is M & { deprecation: Deprecation
 }
 
 /**
- * Whether `meta.responseTime` (milliseconds) is a number. Returns `false`,
- * never throws, for any other value.
+ * Whether `meta.responseTime` (milliseconds) is a finite number of at least
+ * 0, as the server measures it. Returns `false`, never throws, for any other
+ * value (a negative, `NaN` or infinite one included).
  *
  * @param meta The `meta` object of a response, possibly `undefined`.
  * @returns `true` when the server measured the response time.
@@ -116,7 +125,7 @@ export function isDeprecated<M>(meta: M): meta is M & { deprecation: Deprecation
  * ```
  */
 export function hasResponseTime<M>(meta: M): meta is M & { responseTime: number } {
-  return isRecord(meta) && isNumber(meta.responseTime);
+  return isRecord(meta) && isDuration(meta.responseTime);
 }
 
 /**

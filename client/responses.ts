@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { isNumber, isString, oneOf, shape } from "./_check.ts";
+import { isHttpStatus, isString, oneOf, shape } from "./_check.ts";
 import { isErrorMeta, isResponseMeta } from "./meta.ts";
 import type {
   SafeErrorResponse,
@@ -15,29 +15,30 @@ import type {
 const common = { requestId: isString, timestamp: isString, path: isString };
 
 const isSuccessBody = shape(
-  { success: oneOf(true), statusCode: isNumber, data: (value) => value !== undefined },
+  { success: oneOf(true), statusCode: isHttpStatus, data: (value) => value !== undefined },
   { ...common, code: isString, meta: isResponseMeta },
 );
 
 const isErrorBody = shape(
   {
     success: oneOf(false),
-    statusCode: isNumber,
+    statusCode: isHttpStatus,
     error: shape({ code: isString, message: isString }),
   },
   { ...common, meta: isErrorMeta },
 );
 
 const isProblemBody = shape(
-  { type: isString, title: isString, status: isNumber, detail: isString, instance: isString },
+  { type: isString, title: isString, status: isHttpStatus, detail: isString, instance: isString },
   { code: isString, requestId: isString, meta: isErrorMeta },
 );
 
 /**
- * Whether a response body is a success envelope: `success: true`, a numeric
- * `statusCode`, a `data` member, and well-formed optional fields (`meta`
- * checked in full: pagination, sort, filters, deprecation, rate limit,
- * fields). Returns `false`, never throws, for any other value.
+ * Whether a response body is a success envelope: `success: true`, a
+ * `statusCode` (an integer from 100 to 599), a `data` member, and well-formed
+ * optional fields (`meta` checked in full: pagination, sort, filters,
+ * deprecation, rate limit, response time, fields). Returns `false`, never
+ * throws, for any other value.
  *
  * `T` is not checked at runtime: it only types `data` for callers that know it.
  * On a typed `SafeResponse<T>` or `SafeAnyResponse<T>`, narrowing keeps `T`.
@@ -59,9 +60,10 @@ export function isSuccess<T = unknown>(body: unknown): body is SafeSuccessRespon
 }
 
 /**
- * Whether a response body is an error envelope: `success: false`, a numeric
- * `statusCode`, `error.code` and `error.message` strings, and well-formed
- * optional fields. Returns `false`, never throws, for any other value
+ * Whether a response body is an error envelope: `success: false`, a
+ * `statusCode` (an integer from 100 to 599), `error.code` and `error.message`
+ * strings, and well-formed optional fields. Returns `false`, never throws, for
+ * any other value
  * (problem-details bodies included: see {@linkcode isProblemDetailsResponse}).
  *
  * @param body A parsed response body.
@@ -82,9 +84,9 @@ export function isError(body: unknown): body is SafeErrorResponse {
 
 /**
  * Whether a response body is an RFC 9457 problem-details body: `type`,
- * `title`, `detail`, `instance` strings, a numeric `status`, and well-formed
- * optional extensions (`code`, `requestId`, `meta`). Returns `false`, never
- * throws, for any other value.
+ * `title`, `detail`, `instance` strings, a `status` (an integer from 100 to
+ * 599), and well-formed optional extensions (`code`, `requestId`, `meta`).
+ * Returns `false`, never throws, for any other value.
  *
  * @param body A parsed response body (`application/problem+json`).
  * @returns `true` when `body` is a {@linkcode SafeProblemDetailsResponse}.

@@ -46,6 +46,15 @@ export function schemaRef(name: SafeResponseSchemaName): { $ref: string } {
 
 const string = { type: "string" };
 const integer = { type: "integer" };
+/** A response time in milliseconds, as the server measures it: never negative. */
+const duration = { type: "number", minimum: 0 };
+
+/** An HTTP status (`statusCode` of the envelopes, `status` of problem details). */
+export const HTTP_STATUS_SCHEMA: Readonly<OpenApiSchema> = Object.freeze({
+  type: "integer",
+  minimum: 100,
+  maximum: 599,
+});
 const nullableString = { type: "string", nullable: true };
 const anyValue = {};
 
@@ -127,7 +136,7 @@ export const SAFE_RESPONSE_SCHEMAS: Readonly<Record<SafeResponseSchemaName, Open
           ],
         },
         message: string,
-        responseTime: { type: "number" },
+        responseTime: duration,
         sort: { $ref: "#/components/schemas/SafeSortInfo" },
         filters: { type: "object", additionalProperties: true },
         deprecation: { $ref: "#/components/schemas/SafeDeprecationMeta" },
@@ -142,7 +151,7 @@ export const SAFE_RESPONSE_SCHEMAS: Readonly<Record<SafeResponseSchemaName, Open
       {
         deprecation: { $ref: "#/components/schemas/SafeDeprecationMeta" },
         rateLimit: { $ref: "#/components/schemas/SafeRateLimitMeta" },
-        responseTime: { type: "number" },
+        responseTime: duration,
         apiVersion: string,
       },
       [],
@@ -151,7 +160,7 @@ export const SAFE_RESPONSE_SCHEMAS: Readonly<Record<SafeResponseSchemaName, Open
     SafeSuccessResponse: object(
       {
         success: { type: "boolean", enum: [true] },
-        statusCode: integer,
+        statusCode: HTTP_STATUS_SCHEMA,
         code: string,
         requestId: string,
         data: anyValue,
@@ -168,7 +177,7 @@ export const SAFE_RESPONSE_SCHEMAS: Readonly<Record<SafeResponseSchemaName, Open
     SafeErrorResponse: object(
       {
         success: { type: "boolean", enum: [false] },
-        statusCode: integer,
+        statusCode: HTTP_STATUS_SCHEMA,
         requestId: string,
         error: { $ref: "#/components/schemas/SafeErrorBody" },
         meta: { $ref: "#/components/schemas/SafeErrorMeta" },
@@ -181,7 +190,7 @@ export const SAFE_RESPONSE_SCHEMAS: Readonly<Record<SafeResponseSchemaName, Open
       {
         type: { type: "string", format: "uri-reference" },
         title: string,
-        status: integer,
+        status: HTTP_STATUS_SCHEMA,
         detail: string,
         instance: string,
         code: string,

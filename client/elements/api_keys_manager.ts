@@ -650,16 +650,22 @@ export class ApiKeysManagerElement extends HTMLElement {
           : null;
         // The rotation happened: its secret is shown whatever updating the rows does.
         try {
-          if (created) {
-            this.#add({ ...created, replacesKeyId: created.replacesKeyId ?? key.id }, key.id);
+          if (!stops) {
+            // No readable end of the grace: the answer did not say the old key stopped working,
+            // so both rows are drawn as the server lists them now.
+            void this.refresh();
+          } else {
+            if (created) {
+              this.#add({ ...created, replacesKeyId: created.replacesKeyId ?? key.id }, key.id);
+            }
+            // As listed now: the successor's answer may have brought the pool's balance.
+            this.#put({
+              ...this.#page.keys.find((k) => k.id === key.id) ?? key,
+              status: stops.getTime() > Date.now() ? "rotating" : "expired",
+              expiresAt: stops,
+              replacedByKeyId: created?.id ?? null,
+            });
           }
-          // As listed now: the successor's answer may have brought the pool's balance.
-          this.#put({
-            ...this.#page.keys.find((k) => k.id === key.id) ?? key,
-            status: stops && stops.getTime() > Date.now() ? "rotating" : "expired",
-            expiresAt: stops,
-            replacedByKeyId: created?.id ?? null,
-          });
         } finally {
           this.#reveal(answer, "api-key-rotated", key.id, s.rotated, note);
         }

@@ -10,6 +10,7 @@ import { documentFieldDetails, errorResponses } from "./_error_responses.ts";
 import {
   BASIC_SUCCESS_SCHEMA,
   DTO_SCHEMA_NAMES,
+  HTTP_STATUS_SCHEMA,
   type OpenApiSchema,
   SAFE_RESPONSE_SCHEMAS,
 } from "../_openapi_schemas.ts";
@@ -160,7 +161,7 @@ function seedErrorSchema(ref: string, status: number, example: unknown): OpenApi
     allOf: [{ $ref: ref }, {
       properties: {
         success: { type: "boolean", example: false },
-        statusCode: { type: "number", example: status },
+        statusCode: { ...HTTP_STATUS_SCHEMA, example: status },
         error: { type: "object", properties },
       },
     }],

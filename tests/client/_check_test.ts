@@ -1,8 +1,10 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
+  countFrom,
   isBoolean,
-  isNumber,
+  isDuration,
+  isHttpStatus,
   isRecord,
   isString,
   isStringArray,
@@ -14,7 +16,6 @@ import {
 describe("client/_check.ts", () => {
   it("checks primitives", () => {
     assert.deepEqual([isString("a"), isString(1)], [true, false]);
-    assert.deepEqual([isNumber(1), isNumber("1")], [true, false]);
     assert.deepEqual([isBoolean(false), isBoolean(0)], [true, false]);
     assert.deepEqual([isStringOrNull(null), isStringOrNull(undefined)], [true, false]);
     assert.deepEqual([isStringArray(["a"]), isStringArray(["a", 1]), isStringArray("a")], [
@@ -26,8 +27,36 @@ describe("client/_check.ts", () => {
     assert.deepEqual([oneOf("a", 1)(1), oneOf("a", 1)("b")], [true, false]);
   });
 
+  it("countFrom: safe integers from min to max (else to 2^53 - 1)", () => {
+    assert.deepEqual([0, 1, Number.MAX_SAFE_INTEGER].map(countFrom(0)), [true, true, true]);
+    assert.deepEqual([-1, 0.5, 2 ** 53, NaN, "1"].map(countFrom(0)), [
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
+    assert.deepEqual([1, 3, 4, 0].map(countFrom(1, 3)), [true, true, false, false]);
+  });
+
+  it("isHttpStatus: integers from 100 to 599", () => {
+    for (const status of [100, 200, 599]) assert.equal(isHttpStatus(status), true, String(status));
+    for (const status of [99, 600, 200.5, 1e308, NaN, Infinity, -200, "200", null]) {
+      assert.equal(isHttpStatus(status), false, String(status));
+    }
+  });
+
+  it("isDuration: finite numbers of at least 0", () => {
+    for (const time of [0, -0, 0.01, 12.5, Number.MAX_VALUE]) {
+      assert.equal(isDuration(time), true, String(time));
+    }
+    for (const time of [-1, -0.01, NaN, Infinity, -Infinity, "1", null]) {
+      assert.equal(isDuration(time), false, String(time));
+    }
+  });
+
   it("shape: required fields must pass, optional ones may be absent, others are allowed", () => {
-    const check = shape({ id: isString }, { count: isNumber });
+    const check = shape({ id: isString }, { count: countFrom(0) });
     assert.equal(check({ id: "x" }), true);
     assert.equal(check({ id: "x", count: 2, extra: true }), true);
     assert.equal(check({ id: "x", count: "2" }), false);

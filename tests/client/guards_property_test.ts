@@ -15,7 +15,10 @@ const RUNS = 1500;
 // ---- JSON Schemas of the shapes (written from the spec, independent of client/) ----
 
 const str = { type: "string" };
-const num = { type: "number" };
+/** An HTTP status: an integer from 100 to 599. */
+const httpStatus = { type: "integer", minimum: 100, maximum: 599 };
+/** A response time: a number of milliseconds, never negative. */
+const duration = { type: "number", minimum: 0 };
 const bool = { type: "boolean" };
 const strOrNull = { type: ["string", "null"] };
 /** A count the server sends: a safe integer of at least `minimum`. */
@@ -76,7 +79,7 @@ const rateLimitSchema = object(["limit", "remaining", "reset"], {
 const errorMetaProperties = {
   deprecation: deprecationSchema,
   rateLimit: rateLimitSchema,
-  responseTime: num,
+  responseTime: duration,
   apiVersion: str,
 };
 const errorMetaSchema = object([], errorMetaProperties);
@@ -90,7 +93,7 @@ const responseMetaSchema = object([], {
 });
 const successSchema = object(["success", "statusCode", "data"], {
   success: { const: true },
-  statusCode: num,
+  statusCode: httpStatus,
   code: str,
   requestId: str,
   data: {},
@@ -100,7 +103,7 @@ const successSchema = object(["success", "statusCode", "data"], {
 });
 const errorSchema = object(["success", "statusCode", "error"], {
   success: { const: false },
-  statusCode: num,
+  statusCode: httpStatus,
   requestId: str,
   error: object(["code", "message"], { code: str, message: str, details: {} }),
   meta: errorMetaSchema,
@@ -110,7 +113,7 @@ const errorSchema = object(["success", "statusCode", "error"], {
 const problemSchema = object(["type", "title", "status", "detail", "instance"], {
   type: str,
   title: str,
-  status: num,
+  status: httpStatus,
   detail: str,
   instance: str,
   code: str,
@@ -127,6 +130,12 @@ const number = fc.double({ noNaN: true, noDefaultInfinity: true });
 const countArb = fc.oneof(
   { weight: 12, arbitrary: fc.maxSafeNat() },
   { weight: 1, arbitrary: fc.constantFrom(0, 1, Number.MAX_SAFE_INTEGER, -1, 0.5, 2 ** 53, 1e308) },
+  { weight: 1, arbitrary: number },
+);
+/** Mostly HTTP statuses, with the edges either side of their range and any other number. */
+const statusArb = fc.oneof(
+  { weight: 12, arbitrary: fc.integer({ min: 100, max: 599 }) },
+  { weight: 1, arbitrary: fc.constantFrom(100, 599, 99, 600, 200.5, 0, -200, 1e308) },
   { weight: 1, arbitrary: number },
 );
 const string = fc.string({ maxLength: 8 });
@@ -189,7 +198,7 @@ const responseMetaArb = fc.record({
 }, { requiredKeys: [] });
 const successArb = fc.record({
   success: fc.constant(true),
-  statusCode: number,
+  statusCode: statusArb,
   code: string,
   requestId: string,
   data: fc.jsonValue({ maxDepth: 2 }),
@@ -199,7 +208,7 @@ const successArb = fc.record({
 }, { requiredKeys: ["success", "statusCode", "data"] });
 const errorArb = fc.record({
   success: fc.constant(false),
-  statusCode: number,
+  statusCode: statusArb,
   requestId: string,
   error: fc.record({ code: string, message: string, details: fc.jsonValue({ maxDepth: 1 }) }, {
     requiredKeys: ["code", "message"],
@@ -211,7 +220,7 @@ const errorArb = fc.record({
 const problemArb = fc.record({
   type: string,
   title: string,
-  status: number,
+  status: statusArb,
   detail: string,
   instance: string,
   code: string,
@@ -282,7 +291,7 @@ const cases: [(value: unknown) => boolean, unknown, fc.Arbitrary<unknown>][] = [
   [client.isProblemDetailsResponse, problemSchema, bodies],
   [client.isPaginated, metaWith("pagination", paginationSchema), metas],
   [client.isDeprecated, metaWith("deprecation", deprecationSchema), metas],
-  [client.hasResponseTime, metaWith("responseTime", num), metas],
+  [client.hasResponseTime, metaWith("responseTime", duration), metas],
   [client.hasSort, metaWith("sort", sortSchema), metas],
   [client.hasFilters, metaWith("filters", filtersSchema), metas],
   [client.hasFieldSelection, metaWith("fields", fieldsSchema), metas],

@@ -45,8 +45,8 @@ const cases: {
   {
     guard: hasResponseTime,
     field: "responseTime",
-    good: [0, 12.5],
-    bad: ["12", {}],
+    good: [0, 0.01, 12.5, 60_000],
+    bad: ["12", {}, -1, -0.01, NaN, Infinity, -Infinity],
   },
   {
     guard: hasSort,

@@ -3,6 +3,15 @@ import assert from "node:assert/strict";
 import { isError, isProblemDetailsResponse, isSuccess } from "../../client/responses.ts";
 import { failure, fullMeta, nonObjects, problem, success, withField } from "./_fixtures.ts";
 
+/** An HTTP status is an integer from 100 to 599: every other number is refused, JSON's or not. */
+const statuses = {
+  good: [100, 200, 201, 404, 599],
+  bad: [200.5, 99, 600, 0, -200, 1e308, NaN, Infinity, -Infinity, Number.MAX_SAFE_INTEGER + 2],
+};
+
+/** A response time is a finite number of milliseconds, never negative. */
+const responseTimes = { good: [0, 0.01, 12.5, 60_000], bad: [-1, -0.01, NaN, Infinity, -Infinity] };
+
 describe("isSuccess", () => {
   it("accepts a full and a minimal success envelope", () => {
     assert.equal(isSuccess(success), true);
@@ -21,6 +30,26 @@ describe("isSuccess", () => {
     assert.equal(isSuccess(withField(success, "statusCode", "200")), false);
     assert.equal(isSuccess(withField(success, "statusCode", undefined)), false);
     assert.equal(isSuccess(withField(success, "data", undefined)), false);
+  });
+
+  it("statusCode: an integer from 100 to 599", () => {
+    for (const status of statuses.good) {
+      assert.equal(isSuccess(withField(success, "statusCode", status)), true, String(status));
+    }
+    for (const status of statuses.bad) {
+      assert.equal(isSuccess(withField(success, "statusCode", status)), false, String(status));
+    }
+  });
+
+  it("meta.responseTime: a finite number of at least 0", () => {
+    for (const time of responseTimes.good) {
+      const body = { ...success, meta: { ...fullMeta, responseTime: time } };
+      assert.equal(isSuccess(body), true, String(time));
+    }
+    for (const time of responseTimes.bad) {
+      const body = { ...success, meta: { ...fullMeta, responseTime: time } };
+      assert.equal(isSuccess(body), false, String(time));
+    }
   });
 
   it("checks the type of every optional field", () => {
@@ -75,6 +104,25 @@ describe("isError", () => {
     assert.equal(isError(withField(failure, "error", { code: "X", message: null })), false);
   });
 
+  it("statusCode: an integer from 100 to 599; meta.responseTime: a finite number of at least 0", () => {
+    for (const status of statuses.good) {
+      assert.equal(isError(withField(failure, "statusCode", status)), true, String(status));
+    }
+    for (const status of statuses.bad) {
+      assert.equal(isError(withField(failure, "statusCode", status)), false, String(status));
+    }
+    for (const time of responseTimes.good) {
+      assert.equal(isError(withField(failure, "meta", { responseTime: time })), true, String(time));
+    }
+    for (const time of responseTimes.bad) {
+      assert.equal(
+        isError(withField(failure, "meta", { responseTime: time })),
+        false,
+        String(time),
+      );
+    }
+  });
+
   it("checks the optional fields and the error meta", () => {
     for (const key of ["requestId", "timestamp", "path"]) {
       assert.equal(isError(withField(failure, key, false)), false, key);
@@ -106,6 +154,22 @@ describe("isProblemDetailsResponse", () => {
       const wrong = key === "status" ? "404" : 404;
       assert.equal(isProblemDetailsResponse(withField(problem, key, wrong)), false, key);
     }
+  });
+
+  it("status: an integer from 100 to 599; meta.responseTime: a finite number of at least 0", () => {
+    for (const status of statuses.good) {
+      assert.equal(isProblemDetailsResponse(withField(problem, "status", status)), true);
+    }
+    for (const status of statuses.bad) {
+      const body = withField(problem, "status", status);
+      assert.equal(isProblemDetailsResponse(body), false, String(status));
+    }
+    for (const time of responseTimes.bad) {
+      const body = withField(problem, "meta", { responseTime: time });
+      assert.equal(isProblemDetailsResponse(body), false, String(time));
+    }
+    const timed = withField(problem, "meta", { responseTime: 0 });
+    assert.equal(isProblemDetailsResponse(timed), true);
   });
 
   it("checks the extensions", () => {

@@ -352,7 +352,7 @@ describe('applyRouteShapes (shapes: "0.14")', () => {
     allOf: [ref(name), {
       properties: {
         success: { type: "boolean", example: false },
-        statusCode: { type: "number", example: status },
+        statusCode: { type: "integer", minimum: 100, maximum: 599, example: status },
         error: {
           type: "object",
           properties: {
