@@ -24,6 +24,7 @@
  *
  * @module
  */
+import { errorMessageOf, errorNameOf } from "../telemetry/_error_name.ts";
 import type { LimiterTaps } from "../telemetry/_taps.ts";
 import type { CounterResult, RateLimitCounter, RateLimitStore, StoreCheck } from "./store.ts";
 import { type Watch, Watchdog } from "./_watchdog.ts";
@@ -75,16 +76,30 @@ export function replyMarginMs(timeoutMs: number): number {
   return Math.min(100, Math.floor(timeoutMs / 10));
 }
 
-/** Whether `error` is a programming error (a store's bug or misconfiguration), not unavailability. */
+/**
+ * Whether `error` is a programming error (a store's bug or misconfiguration), not unavailability.
+ * A value that cannot be read (a revoked `Proxy`) is not. Never throws.
+ */
 export function isBug(error: unknown): boolean {
-  return error instanceof TypeError || error instanceof RangeError ||
-    error instanceof ReferenceError || error instanceof SyntaxError;
+  try {
+    return error instanceof TypeError || error instanceof RangeError ||
+      error instanceof ReferenceError || error instanceof SyntaxError;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A store's error as `name: message` for lines and errors (`errorNameOf`,
+ * `errorMessageOf`: bounded, `unknown` for what cannot be read). Never throws.
+ */
+export function causeOf(error: unknown): string {
+  return `${errorNameOf(error)}: ${errorMessageOf(error)}`;
 }
 
 /** The `TypeError` a store's bug becomes, naming the store and the cause. */
 export function storeFault(storeName: string, error: unknown): TypeError {
-  const e = error as Error;
-  return new TypeError(`rate-limits: the ${storeName} store failed (${e?.name}: ${e?.message})`, {
+  return new TypeError(`rate-limits: the ${storeName} store failed (${causeOf(error)})`, {
     cause: error,
   });
 }

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { errorMessageOf } from "../telemetry/_error_name.ts";
 import type { CreditCounter, RateLimitCounter, WindowCounter } from "./store.ts";
 
 /** What a client with events has (node-redis clients, `pg.Pool`, `pg.Client`). */
@@ -53,8 +54,7 @@ export function reportErrors(
       return;
     }
     last = now;
-    const e = error as { code?: unknown; message?: unknown } | undefined;
-    const what = String(e?.message || e?.code || error).slice(0, 200);
+    const what = errorMessageOf(error);
     const more = left > 0 ? ` (${left} more since the last line)` : "";
     left = 0;
     try {

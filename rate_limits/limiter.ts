@@ -25,7 +25,7 @@ import { compileCreditChange, compileCreditRefill } from "./credits.ts";
 import { settleBalance } from "./_refill.ts";
 import { type LimiterTaps, registerTaps } from "../telemetry/_taps.ts";
 import { errorNameOf } from "../telemetry/_error_name.ts";
-import { assertCounterResult, createStoreDoor, malformed, Unanswered } from "./_door.ts";
+import { assertCounterResult, causeOf, createStoreDoor, malformed, Unanswered } from "./_door.ts";
 import { isWellFormed } from "./_well_formed.ts";
 import { DEFAULT_REFUSALS, Refusals } from "./_refusals.ts";
 import { assertKnownOptions } from "./_options.ts";
@@ -502,9 +502,8 @@ function unansweredError(
       `rate-limits: the ${storeName} store did not answer ${what} within ${timeoutMs} ms`,
     );
   }
-  const cause = answer.cause as Error | undefined;
   return new Error(
-    `rate-limits: the ${storeName} store failed ${what} (${cause?.name}: ${cause?.message})`,
+    `rate-limits: the ${storeName} store failed ${what} (${causeOf(answer.cause)})`,
     { cause: answer.cause },
   );
 }
@@ -959,10 +958,9 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
         performance.now(),
       );
       if (!(answer instanceof Unanswered)) return;
-      const cause = answer.cause as Error | undefined;
       const why = answer.reason === "timeout"
         ? `no answer within ${timeoutMs} ms`
-        : `${cause?.name}: ${cause?.message}`;
+        : causeOf(answer.cause);
       log(warn)(
         `rate-limits: the ${storeName} store is unavailable at start-up (${why}); ` +
           `onStoreError "${onStoreError}" applies until it answers`,

@@ -15,6 +15,26 @@ describe("reportErrors", () => {
     assert.equal(client.listenerCount("error"), 0);
   });
 
+  it("an error event whose message cannot be read (a revoked Proxy, a throwing getter) is logged as unknown, never thrown", () => {
+    const client = new EventEmitter();
+    const lines: string[] = [];
+    reportErrors(client, "redis", (line) => lines.push(line), 0);
+    const { proxy, revoke } = Proxy.revocable({}, {});
+    revoke();
+    client.emit("error", proxy);
+    client.emit("error", {
+      get message(): string {
+        throw new Error("getter");
+      },
+    });
+    client.emit("error", new Error("x".repeat(300)));
+    assert.deepEqual(lines, [
+      "rate-limit store redis: client error: unknown",
+      "rate-limit store redis: client error: unknown",
+      `rate-limit store redis: client error: ${"x".repeat(200)}`,
+    ]);
+  });
+
   it("contains a throwing logger, counts what it left out, and ignores a client without events", () => {
     const client = new EventEmitter();
     let calls = 0;

@@ -810,6 +810,112 @@ describe("createRateLimiter", () => {
     );
   });
 
+  it("a store rejecting with a value whose name or message cannot be read: the failure policy answers at once, the line and metric readable; a bug so thrown still names the store", async () => {
+    const revoked = () => {
+      const { proxy, revoke } = Proxy.revocable({}, {});
+      revoke();
+      return proxy;
+    };
+    const throwing = () => ({
+      get name(): string {
+        throw new Error("name getter");
+      },
+      get message(): string {
+        throw new Error("message getter");
+      },
+    });
+    const bug = () =>
+      Object.defineProperty(new TypeError("unused"), "message", {
+        get() {
+          throw new Error("message getter");
+        },
+      });
+    for (const rejection of [revoked, throwing]) {
+      const lines: string[] = [];
+      const metrics: RateLimiterMetric[] = [];
+      const remote = createRateLimiter({
+        store: { name: "redis", checkBatch: () => Promise.reject(rejection()) },
+        timeoutMs: 3_000,
+        onStoreError: "closed",
+        logger: (line) => lines.push(line),
+        onMetric: (m) => void metrics.push(m),
+      });
+      const start = performance.now();
+      assert.deepEqual(await remote.check("k", [api]), {
+        allowed: false,
+        unavailable: true,
+        outcome: "closed",
+        reason: "error",
+        policies: [],
+      });
+      assert.ok(performance.now() - start < 1_000, "answered at once, not by the deadline");
+      assert.deepEqual(metrics.filter((m) => m.type === "rate_limit.store_unavailable"), [
+        {
+          type: "rate_limit.store_unavailable",
+          onStoreError: "closed",
+          failures: 1,
+          reason: "error",
+        },
+      ]);
+      assert.equal(
+        lines[1],
+        'rate-limits: the redis store is unavailable (error): 1 check answered by onStoreError "closed" (refused) since the last line',
+      );
+      const inProcess = createRateLimiter({
+        ...quiet,
+        store: {
+          checkBatch: failing.checkBatch,
+          checkNow: () => {
+            throw rejection();
+          },
+        },
+        onStoreError: "closed",
+      });
+      assert.equal((await inProcess.check("k", [api])).reason, "error");
+      const credits = createRateLimiter({
+        ...quiet,
+        store: {
+          name: "redis",
+          checkBatch: failing.checkBatch,
+          changeCredits: () => Promise.reject(rejection()),
+        },
+        timeoutMs: 3_000,
+      });
+      const changing = performance.now();
+      await assert.rejects(
+        credits.changeCredits("k", { initial: 5 }, { add: 1 }),
+        /^Error: rate-limits: the redis store failed changeCredits \(\w+: unknown\)$/,
+      );
+      assert.ok(performance.now() - changing < 1_000, "rejected at once, not by the deadline");
+      const starting: string[] = [];
+      await createRateLimiter({
+        store: {
+          name: "redis",
+          checkBatch: failing.checkBatch,
+          ready: () => Promise.reject(rejection()),
+        },
+        timeoutMs: 3_000,
+        onStoreError: "closed",
+        logger: (line) => starting.push(line),
+      }).ready();
+      assert.match(
+        starting[1],
+        /^rate-limits: the redis store is unavailable at start-up \(\w+: unknown\); onStoreError "closed"/,
+      );
+    }
+    const buggy = createRateLimiter({
+      ...quiet,
+      store: { name: "redis", checkBatch: () => Promise.reject(bug()) },
+      timeoutMs: 3_000,
+    });
+    const start = performance.now();
+    await assert.rejects(
+      buggy.check("k", [api]),
+      /^TypeError: rate-limits: the redis store failed \(TypeError: unknown\)$/,
+    );
+    assert.ok(performance.now() - start < 1_000, "rejected at once, not by the deadline");
+  });
+
   it("changeCredits goes through the door: a failure rejects naming the store and the reason; a stalled change is never applied after the answer", async () => {
     const store = new FakeRemoteStore();
     const limiter = createRateLimiter({ ...quiet, store, timeoutMs: 100 });

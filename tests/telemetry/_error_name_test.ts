@@ -1,6 +1,18 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { errorNameOf } from "../../telemetry/_error_name.ts";
+import { errorMessageOf, errorNameOf } from "../../telemetry/_error_name.ts";
+
+/** Values whose `field` cannot be read: a revoked `Proxy`, an `Error` whose getter throws. */
+const unreadable = (field: "name" | "message"): unknown[] => {
+  const { proxy, revoke } = Proxy.revocable({}, {});
+  revoke();
+  const error = Object.defineProperty(new Error("x"), field, {
+    get() {
+      throw new Error("getter");
+    },
+  });
+  return [proxy, error];
+};
 
 describe("errorNameOf", () => {
   it("an Error's name, another value's type, unknown when it cannot be read; never throws", () => {
@@ -8,15 +20,21 @@ describe("errorNameOf", () => {
     assert.equal(errorNameOf("down"), "string");
     assert.equal(errorNameOf(undefined), "undefined");
     assert.equal(errorNameOf({ name: "NotAnError" }), "object");
-    const { proxy, revoke } = Proxy.revocable({}, {});
-    revoke();
-    assert.equal(errorNameOf(proxy), "unknown");
-    const error = new Error("x");
-    Object.defineProperty(error, "name", {
-      get() {
-        throw new Error("getter");
-      },
-    });
-    assert.equal(errorNameOf(error), "unknown");
+    assert.deepEqual(unreadable("name").map(errorNameOf), ["unknown", "unknown"]);
+  });
+});
+
+describe("errorMessageOf", () => {
+  it("a value's message, else its code, else the value as text, at most 200 characters; unknown when it cannot be read; never throws", () => {
+    assert.equal(errorMessageOf(new RangeError("down")), "down");
+    assert.equal(
+      errorMessageOf(Object.assign(new Error(""), { code: "ECONNREFUSED" })),
+      "ECONNREFUSED",
+    );
+    assert.equal(errorMessageOf("down"), "down");
+    assert.equal(errorMessageOf(undefined), "undefined");
+    assert.equal(errorMessageOf(new Error("x".repeat(300))), "x".repeat(200));
+    assert.deepEqual(unreadable("message").map(errorMessageOf), ["unknown", "unknown"]);
+    assert.equal(errorMessageOf(Object.create(null)), "unknown");
   });
 });
