@@ -157,7 +157,9 @@ export interface ApiKeyAuthorizer {
    * than an API-key or storage failure is rethrown (a `TypeError`, a bug such
    * as a route naming a policy the key lacks, logged first with the method and
    * path). A handler of `createApiKeysAdminFetchHandler` counts no rate limit
-   * and spends no credits unless these requirements name `rateLimits`.
+   * and spends no credits unless these requirements name `rateLimits`. Nested
+   * in another `protect` of the same service, a request is charged once, by the
+   * outer one; the inner checks only its scope, environment and IP allowlist.
    */
   protect<Args extends unknown[]>(
     handler: FetchHandler<Args>,
