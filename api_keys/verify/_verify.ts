@@ -154,10 +154,27 @@ function assertOptions(options: AuthorizeOptions): void {
   }
 }
 
-/** A request's authorization that charged it: the key it presented and the context it answered. */
+/**
+ * A request's authorization that charged it: the key it presented, the charge it asked (`cost`,
+ * `rateLimits`) and the context it answered.
+ */
 interface ChargedRequest {
   rawKey: string;
+  cost: number | undefined;
+  rateLimits: AuthorizeOptions["rateLimits"];
   context: ApiKeyContext;
+}
+
+/**
+ * Whether an authorization asks the charge `earlier` made: the same `cost` and the same
+ * `rateLimits` (the same value, or lists of the same names or policy objects in order).
+ */
+function sameCharge(earlier: ChargedRequest, options: AuthorizeOptions): boolean {
+  const [a, b] = [earlier.rateLimits, options.rateLimits];
+  if (earlier.cost !== options.cost) return false;
+  if (a === b) return true;
+  if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+  return a.every((item, i) => item === b[i]);
 }
 
 /** A key the verification cache does not answer: parsed, with the change feed's freshness read at its start. */
@@ -293,7 +310,9 @@ export class VerifyFlow {
     const charged = typeof request === "object" && request !== null ? request : undefined;
     if (charged !== undefined) {
       const earlier = this.#charged.get(charged);
-      if (earlier?.rawKey === rawKey) return this.#recheck(earlier.context, options, start);
+      if (earlier?.rawKey === rawKey && sameCharge(earlier, options)) {
+        return this.#recheck(earlier.context, options, start);
+      }
     }
     const verifyStart = timed ? start : s.monotonic();
     let answer: ApiKeyContext | CacheMiss;
@@ -311,26 +330,29 @@ export class VerifyFlow {
       this.#hitWallMs = undefined;
       authorized = this.#checked(answer, options, start, verifyStart, read);
     }
-    return charged === undefined ? authorized : this.#charge(charged, rawKey, authorized);
+    return charged === undefined ? authorized : this.#charge(charged, rawKey, options, authorized);
   }
 
-  /** Records that `request` was charged by `rawKey`'s authorization, once it is `authorized`. */
+  /** Records that `request` was charged by `rawKey`'s authorization with `options`, once it is `authorized`. */
   #charge(
     request: object,
     rawKey: string,
+    options: AuthorizeOptions,
     authorized: ApiKeyContext | Promise<ApiKeyContext>,
   ): ApiKeyContext | Promise<ApiKeyContext> {
     if (authorized instanceof Promise) {
-      return authorized.then((context) => this.#charge(request, rawKey, context));
+      return authorized.then((context) => this.#charge(request, rawKey, options, context));
     }
-    this.#charged.set(request, { rawKey, context: authorized });
+    const { cost, rateLimits } = options;
+    this.#charged.set(request, { rawKey, cost, rateLimits, context: authorized });
     return authorized;
   }
 
   /**
-   * A later authorization of a request this flow charged with the same key: `context`, the
-   * first's (its limits' answers, its charge), if it passes this one's IP allowlist,
-   * environment and scope; nothing spent or recorded again. A refusal is reported as usual.
+   * A later authorization of a request this flow charged with the same key and the same charge
+   * (`sameCharge`): `context`, the first's (its limits' answers, its charge), if it passes this
+   * one's IP allowlist, environment and scope; nothing spent or recorded again. A refusal is
+   * reported as usual. One asking another charge is charged on its own (never less than asked).
    */
   #recheck(context: ApiKeyContext, options: AuthorizeOptions, start: number): ApiKeyContext {
     const code = authorizationFailure(context, options);

@@ -293,7 +293,7 @@ describe("protect", () => {
     assert.match(lines[2], /onError returned no Response/);
   });
 
-  it("nested (an app-wide protect around a route's): the request is charged once, by the first run; the route checks its own requirements", async () => {
+  it("nested (an app-wide protect around a route's): the request is charged once when the route asks the same charge; a route asking another cost is charged on its own; the route checks its own requirements", async () => {
     const { service } = makeService({ limiter: createRateLimiter({ logger: () => {} }) });
     const { key } = await service.create({
       tenantId: "t1",
@@ -317,8 +317,8 @@ describe("protect", () => {
     const request = get({ "x-api-key": key });
     const response = await app(request, info());
     assert.equal(response.status, 200);
-    assert.deepEqual(seen, [9], "the app-wide run's cost (1) stands");
-    assert.match(response.headers.get("ratelimit") ?? "", /^"minute";r=9;t=\d+$/);
+    assert.deepEqual(seen, [6], "the app-wide run's cost (1), then the route's own (3)");
+    assert.match(response.headers.get("ratelimit") ?? "", /^"minute";r=6;t=\d+$/);
     const recorded = getRateLimitHeaders(request);
     assert.equal(recorded.length, 2);
     for (const [name, value] of recorded) assert.equal(response.headers.get(name), value);
@@ -328,10 +328,14 @@ describe("protect", () => {
     );
     assert.equal(refused.status, 403);
     assert.equal((await refused.json()).code, "api_key_scope_insufficient");
-    assert.match(refused.headers.get("ratelimit") ?? "", /^"minute";r=8;t=\d+$/);
+    assert.match(refused.headers.get("ratelimit") ?? "", /^"minute";r=5;t=\d+$/);
     const left = await service.authorize(key, { cost: 0 });
-    assert.equal(left.creditResult?.remaining, 8, "two requests of cost 1");
-    assert.equal(left.rateLimitResults?.[0].remaining, 8);
+    assert.equal(
+      left.creditResult?.remaining,
+      5,
+      "1 + 3, then 1 (the scope check charged nothing)",
+    );
+    assert.equal(left.rateLimitResults?.[0].remaining, 5);
   });
 
   it("rethrows what is not an API-key or storage failure", async () => {

@@ -29,6 +29,7 @@ import {
 import { ApiKeysService } from "../../../api_keys/service.ts";
 import { collectUnhandledRejections } from "../../reliability/harness.ts";
 import { createRateLimiter } from "../../../rate_limits/mod.ts";
+import { RateLimit } from "../../../api_keys/nest/api_keys.decorators.ts";
 
 const JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1c2VyLTEifQ.c2lnbmF0dXJlLW9mLXRoZS10b2tlbg";
 
@@ -282,12 +283,13 @@ for (const platform of PLATFORMS) {
     @UseGuards(ApiKeysGuard)
     class GuardedController {
       @Get()
+      @RateLimit("minute", { cost: 2 })
       index() {
         return { ok: true };
       }
     }
 
-    it("charges a request once when it also runs on the controller (@UseGuards): credits, windows, headers", async () => {
+    it("charges a request once when it also runs on the controller (@UseGuards), the route's @RateLimit cost included: credits, windows, headers", async () => {
       const limiter = createRateLimiter({ logger: () => {} });
       const running = await boot(
         appModule(ApiKeysModule.forRoot(moduleOptions({ limiter })), [GuardedController], [
@@ -305,10 +307,10 @@ for (const platform of PLATFORMS) {
           { headers: withKey(key) },
         );
         assert.equal(response.status, 200, await response.text());
-        assert.match(response.headers.get("ratelimit") ?? "", /^"minute";r=9;t=\d+$/);
+        assert.match(response.headers.get("ratelimit") ?? "", /^"minute";r=8;t=\d+$/);
         const left = await running.service.authorize(key, { cost: 0 });
-        assert.equal(left.creditResult?.remaining, 9, "one request of cost 1");
-        assert.equal(left.rateLimitResults?.[0].remaining, 9);
+        assert.equal(left.creditResult?.remaining, 8, "one request of the route's cost, 2");
+        assert.equal(left.rateLimitResults?.[0].remaining, 8);
       } finally {
         await running.close();
       }

@@ -1275,17 +1275,41 @@ describe("VerifyFlow: one charge per request and service", () => {
     return [context.creditResult?.remaining, context.rateLimitResults?.[0].remaining];
   }
 
-  it("a later authorization of the same request spends nothing and records no second use", async () => {
+  it("a later authorization of the same request with the same charge spends nothing and records no second use", async () => {
     const { service, key, events, outcomes } = await chargedSetup();
     const request = {};
-    const first = await service.authorize(key, { request, cost: 2 });
+    const first = await service.authorize(key, { request, cost: 2, rateLimits: ["minute"] });
     const used = events.length;
-    const again = await service.authorize(key, { request, cost: 3 });
+    const again = await service.authorize(key, { request, cost: 2, rateLimits: ["minute"] });
     assert.equal(again, first, "the first run's context, with its limits' answers");
     assert.equal(again.creditResult?.remaining, 8);
     assert.equal(events.length, used, "no second api_key.used or credit event");
     assert.deepEqual(outcomes, ["success"]);
     assert.deepEqual(await left(service, key), [8, 8], "the first run's cost (2) only");
+  });
+
+  it("a later authorization asking another charge (cost, rateLimits) is charged on its own: never less than asked", async () => {
+    const { service, key, outcomes } = await chargedSetup();
+    const request = {};
+    await service.authorize(key, { request, cost: 2 });
+    const costlier = await service.authorize(key, { request, cost: 3 });
+    assert.equal(costlier.creditResult?.remaining, 5, "its own cost spent");
+    const policy = [{ name: "route", limit: 1, windowMs: 60_000 }];
+    await service.authorize(key, { request, cost: 1, rateLimits: policy });
+    const refused = await rejection(service.authorize(key, {
+      request,
+      cost: 1,
+      rateLimits: [
+        { name: "route", limit: 1, windowMs: 60_000 },
+      ],
+    }));
+    assert.equal(
+      refused.code,
+      "api_key_rate_limited",
+      "a route's own limit is counted, never skipped",
+    );
+    assert.deepEqual(outcomes.slice(0, 3), ["success", "success", "success"]);
+    assert.deepEqual(await left(service, key), [4, 4]);
   });
 
   it("checks the later run's own requirements and reports its refusal", async () => {
