@@ -124,7 +124,13 @@ export interface AuthorizeOptions {
    * route counts no policy and spends no credits (the default of the admin routes).
    */
   rateLimits?: string | readonly string[] | readonly ApiKeyRateLimitPolicy[] | false;
-  /** The framework request, passed to the `rateLimitResolver`. */
+  /**
+   * The framework request, passed to the `rateLimitResolver`. An object is charged once per
+   * service: a later authorization of it with the same key and the same `cost` and `rateLimits`
+   * answers the first's context (its limits' answers) once its own IP allowlist, environment and
+   * scope pass, spending and recording nothing again. One asking another charge is charged on its
+   * own.
+   */
   request?: unknown;
 }
 

@@ -157,7 +157,10 @@ export interface ApiKeyAuthorizer {
    * than an API-key or storage failure is rethrown (a `TypeError`, a bug such
    * as a route naming a policy the key lacks, logged first with the method and
    * path). A handler of `createApiKeysAdminFetchHandler` counts no rate limit
-   * and spends no credits unless these requirements name `rateLimits`.
+   * and spends no credits unless these requirements name `rateLimits`. Nested
+   * in another `protect` of the same service asking the same charge, a request is
+   * charged once, by the outer one; the inner checks only its scope, environment
+   * and IP allowlist. An inner one asking another charge is charged on its own.
    */
   protect<Args extends unknown[]>(
     handler: FetchHandler<Args>,
@@ -442,7 +445,9 @@ export function createApiKeyAuthorizer(
           }
           contexts.set(request, apiKey);
           const fields = recordRateLimit(request, apiKey);
-          return withRateLimit(await handler(request, ...args as unknown as Args), fields);
+          const response = await handler(request, ...args as unknown as Args);
+          // The newest fields recorded for it: a nested check charged on its own counted after this one.
+          return withRateLimit(response, rateLimitFields.get(request) ?? fields);
         };
       },
     });

@@ -136,6 +136,8 @@ function rawHeaderValues(raw: unknown[], name: string): string | string[] | unde
  * `ApiKeyHttpException` (401/403, limits and credits 429, storage failures 503).
  * A context writer that throws or rejects is answered with Nest's generic 500
  * (`InternalServerErrorException`) and logged redacted (the use is counted).
+ * Run twice on a request (`APP_GUARD` and `@UseGuards`), it charges it once:
+ * the second run only checks the route's requirements (`AuthorizeOptions.request`).
  *
  * @example
  * ```ts

@@ -154,6 +154,29 @@ function assertOptions(options: AuthorizeOptions): void {
   }
 }
 
+/**
+ * A request's authorization that charged it: the key it presented, the charge it asked (`cost`,
+ * `rateLimits`) and the context it answered.
+ */
+interface ChargedRequest {
+  rawKey: string;
+  cost: number | undefined;
+  rateLimits: AuthorizeOptions["rateLimits"];
+  context: ApiKeyContext;
+}
+
+/**
+ * Whether an authorization asks the charge `earlier` made: the same `cost` and the same
+ * `rateLimits` (the same value, or lists of the same names or policy objects in order).
+ */
+function sameCharge(earlier: ChargedRequest, options: AuthorizeOptions): boolean {
+  const [a, b] = [earlier.rateLimits, options.rateLimits];
+  if (earlier.cost !== options.cost) return false;
+  if (a === b) return true;
+  if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+  return a.every((item, i) => item === b[i]);
+}
+
 /** A key the verification cache does not answer: parsed, with the change feed's freshness read at its start. */
 class CacheMiss {
   /** The wall-clock ms the storage path read (a key with an expiry), for the request's other uses. */
@@ -179,6 +202,8 @@ export class VerifyFlow {
   readonly #refusedAt = new WeakMap<ApiKeyError, number>();
   /** Stand-ins for the cached secret (see `noSecret`), by length: one per accepted layout's. */
   readonly #noSecrets: string[] = [];
+  /** Each authorized framework request (`AuthorizeOptions.request`): charged once (see `#recheck`). */
+  readonly #charged = new WeakMap<object, ChargedRequest>();
 
   /** A flow over `settings`. */
   constructor(settings: Settings) {
@@ -281,6 +306,14 @@ export class VerifyFlow {
       this.#denied("api_key_missing", "missing", start, at);
       throw apiKeyError("api_key_missing");
     }
+    const request = options.request;
+    const charged = typeof request === "object" && request !== null ? request : undefined;
+    if (charged !== undefined) {
+      const earlier = this.#charged.get(charged);
+      if (earlier?.rawKey === rawKey && sameCharge(earlier, options)) {
+        return this.#recheck(earlier.context, options, start);
+      }
+    }
     const verifyStart = timed ? start : s.monotonic();
     let answer: ApiKeyContext | CacheMiss;
     try {
@@ -288,13 +321,43 @@ export class VerifyFlow {
     } catch (error) {
       throw this.#credentialRejected(error, start);
     }
+    let authorized: ApiKeyContext | Promise<ApiKeyContext>;
     if (answer instanceof CacheMiss) {
-      return this.#authorizeStored(answer, options, start, verifyStart);
+      authorized = this.#authorizeStored(answer, options, start, verifyStart);
+    } else {
+      // Set by the hit just answered (no call in between): the request's wall-clock time, if read.
+      const read = this.#hitWallMs;
+      this.#hitWallMs = undefined;
+      authorized = this.#checked(answer, options, start, verifyStart, read);
     }
-    // Set by the hit just answered (no call in between): the request's wall-clock time, if read.
-    const read = this.#hitWallMs;
-    this.#hitWallMs = undefined;
-    return this.#checked(answer, options, start, verifyStart, read);
+    return charged === undefined ? authorized : this.#charge(charged, rawKey, options, authorized);
+  }
+
+  /** Records that `request` was charged by `rawKey`'s authorization with `options`, once it is `authorized`. */
+  #charge(
+    request: object,
+    rawKey: string,
+    options: AuthorizeOptions,
+    authorized: ApiKeyContext | Promise<ApiKeyContext>,
+  ): ApiKeyContext | Promise<ApiKeyContext> {
+    if (authorized instanceof Promise) {
+      return authorized.then((context) => this.#charge(request, rawKey, options, context));
+    }
+    const { cost, rateLimits } = options;
+    this.#charged.set(request, { rawKey, cost, rateLimits, context: authorized });
+    return authorized;
+  }
+
+  /**
+   * A later authorization of a request this flow charged with the same key and the same charge
+   * (`sameCharge`): `context`, the first's (its limits' answers, its charge), if it passes this
+   * one's IP allowlist, environment and scope; nothing spent or recorded again. A refusal is
+   * reported as usual. One asking another charge is charged on its own (never less than asked).
+   */
+  #recheck(context: ApiKeyContext, options: AuthorizeOptions, start: number): ApiKeyContext {
+    const code = authorizationFailure(context, options);
+    if (code !== undefined) throw this.#refuse(context, code, start, undefined);
+    return context;
   }
 
   /** `#authorize` of a key the cache does not answer: its storage path, then the request's checks. */
@@ -344,12 +407,7 @@ export class VerifyFlow {
     const nowMs = this.#s.wallAt?.(verifiedAt, read);
     const wallMs = nowMs ?? read;
     const code = authorizationFailure(context, options);
-    if (code !== undefined) {
-      const at = this.#refusalAt(wallMs, true);
-      this.#authFailed(context.prefix, code, knownOf(context), at);
-      this.#refused(context, code, start, at);
-      throw apiKeyError(code);
-    }
+    if (code !== undefined) throw this.#refuse(context, code, start, wallMs);
     const limits = this.#s.limits;
     if (limits === undefined) {
       return this.#authorized(context, context, options, start, verifiedAt, wallMs);
@@ -364,6 +422,22 @@ export class VerifyFlow {
       return this.#authorized(context, applied, options, start, verifiedAt, wallMs);
     }
     return this.#checkedLater(applied, context, options, start, verifiedAt, wallMs);
+  }
+
+  /**
+   * Reports the refusal `code` of a verified `context`'s request-level checks begun at `start`
+   * (at `wallMs`, the request's time if it has one); returns the error to throw.
+   */
+  #refuse(
+    context: ApiKeyContext,
+    code: ApiKeyErrorCode,
+    start: number,
+    wallMs: number | undefined,
+  ): ApiKeyError {
+    const at = this.#refusalAt(wallMs, true);
+    this.#authFailed(context.prefix, code, knownOf(context), at);
+    this.#refused(context, code, start, at);
+    return apiKeyError(code);
   }
 
   /**

@@ -11,7 +11,9 @@ import {
   apiKeyErrorResponse,
   createApiKeyAuthorizer,
   getApiKeyContext,
+  getRateLimitHeaders,
 } from "../../../api_keys/fetch/api_keys.authorizer.ts";
+import { createRateLimiter } from "../../../rate_limits/mod.ts";
 import { makeService } from "../helpers.ts";
 
 const info = (hostname = "127.0.0.1") => ({ remoteAddr: { transport: "tcp", hostname, port: 1 } });
@@ -289,6 +291,51 @@ describe("protect", () => {
     assert.equal(lines.length, 3);
     assert.match(lines[0], /onError failed \(TypeError\); the default response is sent/);
     assert.match(lines[2], /onError returned no Response/);
+  });
+
+  it("nested (an app-wide protect around a route's): the request is charged once when the route asks the same charge; a route asking another cost is charged on its own; the route checks its own requirements", async () => {
+    const { service } = makeService({ limiter: createRateLimiter({ logger: () => {} }) });
+    const { key } = await service.create({
+      tenantId: "t1",
+      name: "limited",
+      environment: "test",
+      scopes: [{ resource: "orders", level: "read" }],
+      rateLimits: [{ name: "minute", limit: 10, windowMs: 60_000 }],
+      credits: { remaining: 10 },
+    });
+    const authorize = createApiKeyAuthorizer(service);
+    const seen: (number | undefined)[] = [];
+    const route = authorize.require({ cost: 3 }).protect((request) => {
+      seen.push(getApiKeyContext(request)?.creditResult?.remaining);
+      return new Response("ok");
+    });
+    const writes = authorize.require({ requiredScope: { resource: "orders", level: "write" } })
+      .protect(() => new Response("written"));
+    const app = authorize.protect((request) =>
+      new URL(request.url).pathname === "/orders" ? route(request) : writes(request)
+    );
+    const request = get({ "x-api-key": key });
+    const response = await app(request, info());
+    assert.equal(response.status, 200);
+    assert.deepEqual(seen, [6], "the app-wide run's cost (1), then the route's own (3)");
+    assert.match(response.headers.get("ratelimit") ?? "", /^"minute";r=6;t=\d+$/);
+    const recorded = getRateLimitHeaders(request);
+    assert.equal(recorded.length, 2);
+    for (const [name, value] of recorded) assert.equal(response.headers.get(name), value);
+    const refused = await app(
+      new Request("http://localhost/write", { headers: { "x-api-key": key } }),
+      info(),
+    );
+    assert.equal(refused.status, 403);
+    assert.equal((await refused.json()).code, "api_key_scope_insufficient");
+    assert.match(refused.headers.get("ratelimit") ?? "", /^"minute";r=5;t=\d+$/);
+    const left = await service.authorize(key, { cost: 0 });
+    assert.equal(
+      left.creditResult?.remaining,
+      5,
+      "1 + 3, then 1 (the scope check charged nothing)",
+    );
+    assert.equal(left.rateLimitResults?.[0].remaining, 5);
   });
 
   it("rethrows what is not an API-key or storage failure", async () => {

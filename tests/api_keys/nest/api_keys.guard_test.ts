@@ -1,6 +1,6 @@
 import { after, afterEach, before, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { Controller, Get, InternalServerErrorException, Logger } from "@nestjs/common";
+import { Controller, Get, InternalServerErrorException, Logger, UseGuards } from "@nestjs/common";
 import { APP_GUARD, Reflector } from "@nestjs/core";
 import { generateKey } from "../../../api_keys/key_format.ts";
 import { InMemoryApiKeyStorage } from "../../../api_keys/storage/in_memory.ts";
@@ -28,6 +28,8 @@ import {
 } from "./test_app.ts";
 import { ApiKeysService } from "../../../api_keys/service.ts";
 import { collectUnhandledRejections } from "../../reliability/harness.ts";
+import { createRateLimiter } from "../../../rate_limits/mod.ts";
+import { RateLimit } from "../../../api_keys/nest/api_keys.decorators.ts";
 
 const JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1c2VyLTEifQ.c2lnbmF0dXJlLW9mLXRoZS10b2tlbg";
 
@@ -272,6 +274,43 @@ for (const platform of PLATFORMS) {
         const { key } = await issue(running.service);
         const ok = await running.request("/global", { headers: withKey(key) });
         assert.deepEqual([ok.status, ok.body], [200, { ok: true }]);
+      } finally {
+        await running.close();
+      }
+    });
+
+    @Controller("guarded")
+    @UseGuards(ApiKeysGuard)
+    class GuardedController {
+      @Get()
+      @RateLimit("minute", { cost: 2 })
+      index() {
+        return { ok: true };
+      }
+    }
+
+    it("charges a request once when it also runs on the controller (@UseGuards), the route's @RateLimit cost included: credits, windows, headers", async () => {
+      const limiter = createRateLimiter({ logger: () => {} });
+      const running = await boot(
+        appModule(ApiKeysModule.forRoot(moduleOptions({ limiter })), [GuardedController], [
+          { provide: APP_GUARD, useExisting: ApiKeysGuard },
+        ]),
+        platform,
+      );
+      try {
+        const { key } = await issue(running.service, {
+          rateLimits: [{ name: "minute", limit: 10, windowMs: 60_000 }],
+          credits: { remaining: 10 },
+        });
+        const response = await fetch(
+          `http://127.0.0.1:${running.app.getHttpServer().address().port}/guarded`,
+          { headers: withKey(key) },
+        );
+        assert.equal(response.status, 200, await response.text());
+        assert.match(response.headers.get("ratelimit") ?? "", /^"minute";r=8;t=\d+$/);
+        const left = await running.service.authorize(key, { cost: 0 });
+        assert.equal(left.creditResult?.remaining, 8, "one request of the route's cost, 2");
+        assert.equal(left.rateLimitResults?.[0].remaining, 8);
       } finally {
         await running.close();
       }

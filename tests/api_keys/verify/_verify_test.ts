@@ -1244,3 +1244,123 @@ describe("VerifyFlow: a cached key's authorization with an in-process limiter", 
     assert.deepEqual(events.map((e) => e.type).filter((t) => t === "api_key.used").length, 1);
   });
 });
+
+describe("VerifyFlow: one charge per request and service", () => {
+  /** A service with a limiter, a key of 10 credits under a 10-a-minute policy, its events. */
+  async function chargedSetup() {
+    const outcomes: string[] = [];
+    const limiter = createRateLimiter({ logger: () => {} });
+    const made = makeService({
+      limiter,
+      emitUsageEvents: true,
+      onAuthorizationMetric: (metric) => {
+        outcomes.push(metric.outcome);
+      },
+    });
+    const { key } = await made.service.create({
+      tenantId: "t1",
+      name: "k",
+      environment: "test",
+      scopes: READ_ORDERS,
+      rateLimits: [{ name: "minute", limit: 10, windowMs: 60_000 }],
+      credits: { remaining: 10 },
+    });
+    made.events.length = 0;
+    return { ...made, key, outcomes, limiter };
+  }
+
+  /** What is left of the key's credits and window (a check of cost 0 spends nothing). */
+  async function left(service: ApiKeysService, key: string) {
+    const context = await service.authorize(key, { cost: 0 });
+    return [context.creditResult?.remaining, context.rateLimitResults?.[0].remaining];
+  }
+
+  it("a later authorization of the same request with the same charge spends nothing and records no second use", async () => {
+    const { service, key, events, outcomes } = await chargedSetup();
+    const request = {};
+    const first = await service.authorize(key, { request, cost: 2, rateLimits: ["minute"] });
+    const used = events.length;
+    const again = await service.authorize(key, { request, cost: 2, rateLimits: ["minute"] });
+    assert.equal(again, first, "the first run's context, with its limits' answers");
+    assert.equal(again.creditResult?.remaining, 8);
+    assert.equal(events.length, used, "no second api_key.used or credit event");
+    assert.deepEqual(outcomes, ["success"]);
+    assert.deepEqual(await left(service, key), [8, 8], "the first run's cost (2) only");
+  });
+
+  it("a later authorization asking another charge (cost, rateLimits) is charged on its own: never less than asked", async () => {
+    const { service, key, outcomes } = await chargedSetup();
+    const request = {};
+    await service.authorize(key, { request, cost: 2 });
+    const costlier = await service.authorize(key, { request, cost: 3 });
+    assert.equal(costlier.creditResult?.remaining, 5, "its own cost spent");
+    const policy = [{ name: "route", limit: 1, windowMs: 60_000 }];
+    await service.authorize(key, { request, cost: 1, rateLimits: policy });
+    const refused = await rejection(service.authorize(key, {
+      request,
+      cost: 1,
+      rateLimits: [
+        { name: "route", limit: 1, windowMs: 60_000 },
+      ],
+    }));
+    assert.equal(
+      refused.code,
+      "api_key_rate_limited",
+      "a route's own limit is counted, never skipped",
+    );
+    assert.deepEqual(outcomes.slice(0, 3), ["success", "success", "success"]);
+    assert.deepEqual(await left(service, key), [4, 4]);
+  });
+
+  it("checks the later run's own requirements and reports its refusal", async () => {
+    const { service, key, authFailures } = await chargedSetup();
+    const request = {};
+    await service.authorize(key, { request });
+    const read = await service.authorize(key, { request, requiredScope: READ_ORDERS[0] });
+    assert.equal(read.creditResult?.remaining, 9);
+    const refused = await rejection(
+      service.authorize(key, { request, requiredScope: { resource: "orders", level: "write" } }),
+    );
+    assert.ok(refused instanceof ApiKeyError);
+    assert.equal(refused.code, "api_key_scope_insufficient");
+    const mismatch = await rejection(
+      service.authorize(key, { request, requiredEnvironment: "live" }),
+    );
+    assert.equal(mismatch.code, "api_key_environment_mismatch");
+    assert.deepEqual(authFailures.map(([, code]) => code), [
+      "api_key_scope_insufficient",
+      "api_key_environment_mismatch",
+    ]);
+    assert.deepEqual(await left(service, key), [9, 9]);
+  });
+
+  it("charges each request, another key on the same request, and each service", async () => {
+    const { service, key, storage, limiter } = await chargedSetup();
+    const request = {};
+    await service.authorize(key, { request });
+    await service.authorize(key, { request: {} });
+    await service.authorize(key); // no request: nothing to recognize
+    assert.deepEqual(await left(service, key), [7, 7]);
+    const { key: other } = await service.create({
+      tenantId: "t1",
+      name: "other",
+      scopes: READ_ORDERS,
+      credits: { remaining: 10 },
+    });
+    const second = await service.authorize(other, { request });
+    assert.equal(second.creditResult?.remaining, 9, "another key is another charge");
+    const { service: twin } = makeService({ storage, limiter });
+    assert.equal((await twin.authorize(other, { request })).creditResult?.remaining, 8);
+  });
+
+  it("a refused request is charged by its next authorization", async () => {
+    const { service, key } = await chargedSetup();
+    const request = {};
+    const refused = await rejection(
+      service.authorize(key, { request, requiredScope: { resource: "orders", level: "write" } }),
+    );
+    assert.equal(refused.code, "api_key_scope_insufficient");
+    await service.authorize(key, { request });
+    assert.deepEqual(await left(service, key), [9, 9]);
+  });
+});
