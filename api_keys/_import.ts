@@ -104,7 +104,7 @@ function validateImport(s: Settings, input: unknown): Omit<ApiKeyRecord, "id"> &
     createdBy: (r.createdBy ?? undefined) as string | undefined,
     allowedIpCidrs: r.allowedIpCidrs as string[] | undefined,
     expiresAt: dateOf(r.expiresAt, "expiresAt"),
-  });
+  }, s.layouts);
   const record: Omit<ApiKeyRecord, "id"> & { id?: string } = {
     id: r.id as string | undefined,
     tenantId: valid.tenantId,

@@ -11,7 +11,8 @@ import {
   requireDuration,
   requireNonEmptyString,
 } from "./_input.ts";
-import { normalizeAllowedIpCidrs } from "./ip_allowlist.ts";
+import { serviceAllowedIpCidrs } from "./ip_allowlist.ts";
+import type { KeyLayouts } from "./key_format.ts";
 import { flattenScopes } from "./scopes.ts";
 import { keyRateLimits } from "./metering/_limits.ts";
 import {
@@ -105,16 +106,20 @@ function validCreatedBy(value: unknown): string | undefined {
   return requireNonEmptyString(value, "createdBy");
 }
 
-function validCidrs(value: unknown): string[] {
+/** The allowlist, canonical; a bad entry's echo has the keys of `layouts` (the service's) redacted too. */
+function validCidrs(value: unknown, layouts: KeyLayouts | undefined): string[] {
   try {
-    return normalizeAllowedIpCidrs(value as string[] | undefined);
+    return serviceAllowedIpCidrs(value as string[] | undefined, layouts);
   } catch (error) {
     return fail("allowedIpCidrs", (error as Error).message);
   }
 }
 
-/** Validates a create input. */
-export function validateCreateInput(input: CreateApiKeyInput): ValidCreateInput {
+/** Validates a create input (`layouts`: the service's, see `validCidrs`). */
+export function validateCreateInput(
+  input: CreateApiKeyInput,
+  layouts?: KeyLayouts,
+): ValidCreateInput {
   if (typeof input !== "object" || input === null) fail("input", "must be an object");
   const tenantId = validTenantId(input.tenantId);
   const name = validName(input.name);
@@ -138,7 +143,7 @@ export function validateCreateInput(input: CreateApiKeyInput): ValidCreateInput 
     environment,
     expiresAt: validExpiry(input.expiresAt),
     createdBy: validCreatedBy(input.createdBy) ?? null,
-    allowedIpCidrs: validCidrs(input.allowedIpCidrs),
+    allowedIpCidrs: validCidrs(input.allowedIpCidrs, layouts),
     rateLimits: input.rateLimits === undefined ? undefined : keyRateLimits(input.rateLimits),
     limitsOf: input.limitsOf === undefined
       ? undefined
@@ -146,10 +151,11 @@ export function validateCreateInput(input: CreateApiKeyInput): ValidCreateInput 
   };
 }
 
-/** Validates a rotate input (all fields optional) of a rotation at `now`. */
+/** Validates a rotate input (all fields optional) of a rotation at `now` (`layouts`: see `validCidrs`). */
 export function validateRotateInput(
   input: RotateApiKeyInput | undefined,
   now: Date,
+  layouts?: KeyLayouts,
 ): ValidRotateInput {
   if (input === undefined) input = {};
   if (typeof input !== "object" || input === null) fail("input", "must be an object");
@@ -178,7 +184,7 @@ export function validateRotateInput(
     expiresAt: validExpiry(input.expiresAt),
     allowedIpCidrs: input.allowedIpCidrs === undefined
       ? undefined
-      : validCidrs(input.allowedIpCidrs),
+      : validCidrs(input.allowedIpCidrs, layouts),
     rateLimits: input.rateLimits === undefined ? undefined : keyRateLimits(input.rateLimits),
   };
 }

@@ -141,7 +141,7 @@ export class ManageFlow {
     context?: AuditContext,
   ): Promise<Written<CreateApiKeyResult>> {
     const s = this.#s;
-    const valid = validateCreateInput(input);
+    const valid = validateCreateInput(input, s.layouts);
     const now = s.clock();
     const credits = await this.#credits.compile(input.credits, valid.tenantId, now);
     const source = valid.limitsOf === undefined
@@ -232,7 +232,7 @@ export class ManageFlow {
     if (tenantId !== undefined) requireNonEmptyString(tenantId, "tenantId");
     requireNonEmptyString(id, "id");
     const now = s.clock();
-    const valid = validateRotateInput(input, now);
+    const valid = validateRotateInput(input, now, s.layouts);
     const waits = valid.graceStarts === "first-use" ? requireRotationWaits(s) : undefined;
     const old = await this.#find(tenantId, id);
     const newCredits = await this.#credits.compile(input?.credits, old.tenantId, now);

@@ -13,7 +13,7 @@
  * @module
  */
 import { failureLine } from "./_sinks.ts";
-import { LEGACY_KEY_LAYOUTS, type LegacyKeyLayout, redactApiKeys } from "./key_format.ts";
+import { compileKeyLayouts, KeyLayouts, LEGACY_KEY_LAYOUTS } from "./key_format.ts";
 
 /**
  * Longest address or allowlist-entry text read (the longest IPv6 text with a
@@ -190,12 +190,17 @@ function networkOf([address, bits]: Range): string {
   return `${ipText(bytes)}/${bits}`;
 }
 
-/** The key layouts whose keys an echoed entry has redacted: the current one and every built-in. */
-const ECHO_REDACTION = { legacyKeyLayouts: Object.keys(LEGACY_KEY_LAYOUTS) as LegacyKeyLayout[] };
-
-/** An entry of at most {@link MAX_IP_TEXT_LENGTH} characters, quoted, any API key in it redacted. */
-function echo(entry: string): string {
-  return redactApiKeys(JSON.stringify(entry), ECHO_REDACTION);
+/**
+ * An entry of at most {@link MAX_IP_TEXT_LENGTH} characters, quoted, any API
+ * key in it redacted: of the current layout, every built-in legacy one, and
+ * the legacy ones of `layouts` (a service's, custom ones included).
+ */
+function echo(entry: string, layouts: KeyLayouts | undefined): string {
+  const builtIn = compileKeyLayouts(Object.keys(LEGACY_KEY_LAYOUTS), "LEGACY_KEY_LAYOUTS");
+  const redaction = layouts === undefined
+    ? builtIn
+    : new KeyLayouts([...builtIn.legacy, ...layouts.legacy]);
+  return redaction.redact(JSON.stringify(entry));
 }
 
 /**
@@ -205,7 +210,7 @@ function echo(entry: string): string {
  * {@link MAX_ALLOWED_IP_CIDRS} entries, an entry longer than
  * {@link MAX_IP_TEXT_LENGTH} characters (named by its index, never echoed),
  * or the first bad entry (zone ids, junk, out-of-range prefix lengths; echoed
- * with any API key in it redacted by `redactApiKeys`).
+ * with any API key in it redacted, of the current layout or a built-in legacy one).
  *
  * @example
  * ```ts
@@ -215,6 +220,18 @@ function echo(entry: string): string {
  * ```
  */
 export function normalizeAllowedIpCidrs(entries?: string[]): string[] {
+  return serviceAllowedIpCidrs(entries, undefined);
+}
+
+/**
+ * `normalizeAllowedIpCidrs` for a service: a bad entry's echo also has the
+ * keys of `layouts`' legacy layouts redacted (`legacyKeyLayouts`, custom ones
+ * included). Internal: not exported by the entry point.
+ */
+export function serviceAllowedIpCidrs(
+  entries: string[] | undefined,
+  layouts: KeyLayouts | undefined,
+): string[] {
   if (entries === undefined || entries === null) return [];
   if (!Array.isArray(entries)) throw new TypeError("allowedIpCidrs must be an array of strings");
   if (entries.length > MAX_ALLOWED_IP_CIDRS) {
@@ -233,7 +250,7 @@ export function normalizeAllowedIpCidrs(entries?: string[]): string[] {
     }
     const range = parseEntry(entry.trim());
     if (range === null) {
-      throw new TypeError(`allowedIpCidrs entry ${echo(entry)} is not an IP or CIDR`);
+      throw new TypeError(`allowedIpCidrs entry ${echo(entry, layouts)} is not an IP or CIDR`);
     }
     out.add(networkOf(range));
   }

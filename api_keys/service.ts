@@ -422,9 +422,12 @@ export class ApiKeysService {
   }
 
   /**
-   * `tenantId`'s audit log from `fromSeq` as JSON Lines (one string per line,
-   * read a page at a time: never the whole range in memory), with signed
-   * checkpoints; schema in docs/operations.md, "The audit log".
+   * `tenantId`'s audit log from `fromSeq` to the head read at its start as
+   * JSON Lines (one string per line, read a page at a time: never the whole
+   * range in memory), with signed checkpoints; schema in docs/operations.md,
+   * "The audit log". Verified as it streams: at the first record that does
+   * not verify, it throws an `Error` named `AuditChainError` (the export is
+   * then incomplete), with no checkpoint signed at or past that record.
    */
   exportAuditLog(tenantId: string, fromSeq?: number): AsyncIterable<string> {
     const settings = this.#settings;
@@ -437,7 +440,12 @@ export class ApiKeysService {
     };
   }
 
-  /** The head of `tenantId`'s audit chain signed now (`null` while empty): keep it elsewhere. */
+  /**
+   * The head of `tenantId`'s audit chain signed now (`null` while empty):
+   * keep it elsewhere. Signed only once the chain verifies up to it (from the
+   * last checkpoint this instance signed, else from the anchor); else it
+   * rejects with an `Error` named `AuditChainError` naming the record.
+   */
   auditCheckpoint(tenantId: string): Promise<AuditCheckpoint | null> {
     return this.#audit().then((log) => log.checkpoint(tenantId));
   }

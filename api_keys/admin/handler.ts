@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { normalizeAllowedIpCidrs } from "../ip_allowlist.ts";
+import { serviceAllowedIpCidrs } from "../ip_allowlist.ts";
 import { fail } from "../_input.ts";
 import { ApiKeyOperationError, ApiKeyStorageError, ApiKeyValidationError } from "../errors.ts";
 import { errorResponse, jsonResponse, optionalFunction, positiveInteger } from "../leaks/_core.ts";
@@ -406,6 +406,7 @@ export function createApiKeysAdminHandler<R>(
   );
   const {
     clock,
+    layouts,
     allowsNeverExpires,
     renameForTenant: rename,
     recordsUsage,
@@ -770,7 +771,7 @@ export function createApiKeysAdminHandler<R>(
     if (input.allowedIpCidrs !== undefined) {
       const entries = stringList(input.allowedIpCidrs, "allowedIpCidrs", 0, MAX_ALLOWLIST);
       try {
-        allowedIpCidrs = normalizeAllowedIpCidrs(entries);
+        allowedIpCidrs = serviceAllowedIpCidrs(entries, layouts);
       } catch (error) {
         fail("allowedIpCidrs", (error as Error).message);
       }

@@ -2,7 +2,8 @@
  * The audit log of one `ApiKeysService` (option `audit`): builds each
  * record, reads pages of it, verifies and exports a tenant's chain, prunes
  * it, and signs checkpoints every `checkpointEvery` records or
- * `checkpointIntervalMs` (emitted as `api_key.audit_checkpoint`).
+ * `checkpointIntervalMs` (emitted as `api_key.audit_checkpoint`). Nothing is
+ * signed before the chain verifies up to it.
  *
  * @module
  */
@@ -12,10 +13,12 @@ import { type Dispatch, warnOnce } from "../_sinks.ts";
 import { fail, instantProblem } from "../_input.ts";
 import { auditOptions } from "../_options.ts";
 import {
+  type AuditChainExpectation,
   canonicalJson,
   checkpointValid,
   pastHead,
   signCheckpoint,
+  verifiedAuditRecords,
   verifyAuditChain,
 } from "./chain.ts";
 import {
@@ -23,6 +26,7 @@ import {
   AUDIT_ACTIONS,
   type AuditAction,
   type AuditAppend,
+  type AuditChainState,
   type AuditChange,
   type AuditCheckpoint,
   type AuditContext,
@@ -37,7 +41,10 @@ import {
 } from "./types.ts";
 
 const PAGE = 500;
-/** Tenants whose records since their last checkpoint an instance counts at most. */
+/**
+ * Tenants whose records since their last checkpoint an instance counts, and
+ * whose last checkpoint it signed it remembers, at most.
+ */
 const MAX_TENANTS_COUNTED = 10_000;
 const MAX_LIMIT = 100;
 const DEFAULT_LIMIT = 25;
@@ -60,6 +67,24 @@ function queryText(value: unknown, field: string): string | undefined {
     fail(field, `must be a string of 1 to ${MAX_TEXT} characters`);
   }
   return value as string | undefined;
+}
+
+/** Sets `tenantId` in `map`; past MAX_TENANTS_COUNTED tenants, the one set first is dropped. */
+function setBounded<T>(map: Map<string, T>, tenantId: string, value: T): void {
+  if (!map.has(tenantId) && map.size >= MAX_TENANTS_COUNTED) map.delete(map.keys().next().value!);
+  map.set(tenantId, value);
+}
+
+/**
+ * The refusal to sign over a chain that does not verify: an `Error` named
+ * `AuditChainError` saying the first record found and how (never a secret).
+ */
+function chainError(answer: Extract<AuditVerification, { ok: false }>): Error {
+  const error = new Error(
+    `the audit chain does not verify at seq ${answer.seq} (${answer.problem}: ${answer.detail})`,
+  );
+  error.name = "AuditChainError";
+  return error;
 }
 
 /** A stored record as the service answers it (a body that is not an entry throws). */
@@ -108,6 +133,8 @@ export class AuditLog {
   readonly #clock: () => Date;
   readonly #emit: Dispatch<ApiKeyEvent> | undefined;
   readonly #since = new Map<string, { count: number; atMs: number }>();
+  /** Per tenant, the head of the last checkpoint this instance signed: the next verifies from it. */
+  readonly #signed = new Map<string, { seq: number; hash: string }>();
   readonly #failed = warnOnce("audit");
   /** Records and checkpoints being written in the background (see `settled`). */
   readonly #pending = new Set<Promise<void>>();
@@ -205,10 +232,7 @@ export class AuditLog {
     const since = this.#since.get(tenantId) ?? { count: 0, atMs: nowMs };
     since.count++;
     // Bounded: past MAX_TENANTS_COUNTED, the longest-counted tenant starts again from 0.
-    if (!this.#since.has(tenantId) && this.#since.size >= MAX_TENANTS_COUNTED) {
-      this.#since.delete(this.#since.keys().next().value!);
-    }
-    this.#since.set(tenantId, since);
+    setBounded(this.#since, tenantId, since);
     const { checkpointEvery, checkpointIntervalMs } = this.#options;
     if (since.count < checkpointEvery && nowMs - since.atMs < checkpointIntervalMs) return;
     this.#since.set(tenantId, { count: 0, atMs: nowMs });
@@ -267,18 +291,33 @@ export class AuditLog {
     return audit === undefined ? undefined : this.append(audit);
   }
 
-  /** A checkpoint of `tenantId`'s head, signed now (`null` for an empty chain). */
+  /**
+   * A checkpoint of `tenantId`'s head read now (`null` for an empty chain),
+   * signed once the chain verifies up to it: from the last checkpoint this
+   * instance signed for the tenant (its record still with its hash), else
+   * (or pruned past it) from the anchor. Rejects with an `AuditChainError`
+   * when it does not verify.
+   */
   async checkpoint(tenantId: string): Promise<AuditCheckpoint | null> {
-    const { state } = await this.#access.read({ tenantId, order: "desc", limit: 1 });
-    if (state.head === null) return null;
-    const { checkpointKey } = this.#options;
-    return await signCheckpoint(
-      checkpointKey,
+    const signed = this.#signed.get(tenantId);
+    const { records, expected } = await this.#range(
       tenantId,
-      state.head.seq,
-      state.head.hash,
+      { fromSeq: signed?.seq, checkpoint: signed },
+      true,
+    );
+    const answer = await verifyAuditChain(records, expected);
+    if (!answer.ok) throw chainError(answer);
+    if (expected.head === null) return null;
+    const { seq, hash } = expected.head;
+    const checkpoint = await signCheckpoint(
+      this.#options.checkpointKey,
+      tenantId,
+      seq,
+      hash,
       this.#clock(),
     );
+    setBounded(this.#signed, tenantId, { seq, hash });
+    return checkpoint;
   }
 
   /** A page of `tenantId`'s records, newest first (see `ApiKeysService.auditLog`). */
@@ -373,6 +412,29 @@ export class AuditLog {
         };
       }
     }
+    const { records, expected } = await this.#range(tenantId, { fromSeq, toSeq, checkpoint });
+    const answer = await verifyAuditChain(records, expected);
+    if (!answer.ok || toSeq !== undefined) return answer;
+    return await this.#probePastHead(tenantId, expected.head?.seq ?? 0, answer.checked) ?? answer;
+  }
+
+  /**
+   * What verifying `tenantId`'s records from `fromSeq` to `toSeq` reads: the
+   * records, a page at a time, and what they must match. Without `toSeq`, up
+   * to the head read here (a record appended meanwhile is past it). From
+   * `fromSeq`, its record's `prevHash` trusted; without it (or, with
+   * `fromKept`, at or before the anchor: pruned records are not missing),
+   * from the chain's anchor.
+   */
+  async #range(
+    tenantId: string,
+    range: { fromSeq?: number; toSeq?: number; checkpoint?: AuditChainExpectation["checkpoint"] },
+    fromKept = false,
+  ): Promise<{
+    records: AsyncIterable<StoredAuditRecord>;
+    expected: AuditChainExpectation & Pick<AuditChainState, "head">;
+  }> {
+    const { fromSeq, toSeq, checkpoint } = range;
     const after = fromSeq === undefined ? 0 : fromSeq - 1;
     const read = await this.#access.read({
       tenantId,
@@ -382,21 +444,16 @@ export class AuditLog {
       beforeSeq: (toSeq ?? Number.MAX_SAFE_INTEGER - 1) + 1,
     });
     const { state } = read;
-    // Without `toSeq`, up to the head read here: a record appended meanwhile is past it.
     const head = toSeq === undefined ? state.head : null;
     const last = toSeq ?? head?.seq ?? 0;
     const records = read.records.filter((record) => record.seq <= last);
-    const anchor = fromSeq === undefined
+    const anchor = fromSeq === undefined || (fromKept && fromSeq <= state.anchor.seq)
       ? state.anchor
       : { seq: fromSeq, prevHash: records[0]?.prevHash ?? "" };
-    const answer = await verifyAuditChain(this.#records(tenantId, after, last, records), {
-      tenantId,
-      anchor,
-      head,
-      checkpoint,
-    });
-    if (!answer.ok || toSeq !== undefined) return answer;
-    return await this.#probePastHead(tenantId, head?.seq ?? 0, answer.checked) ?? answer;
+    return {
+      records: this.#records(tenantId, after, last, records),
+      expected: { tenantId, anchor, head, checkpoint },
+    };
   }
 
   /**
@@ -422,28 +479,47 @@ export class AuditLog {
   }
 
   /**
-   * `tenantId`'s records from `fromSeq` (default the first kept) as JSON Lines, each line
-   * ending in `\n`: a `record` line per record, a `checkpoint` line after every
-   * `checkpointEvery`-th record and after the last one (see docs/operations.md).
+   * `tenantId`'s records from `fromSeq` (default the first kept) to the head
+   * read at the start as JSON Lines, each line ending in `\n`: a `record` line
+   * per record, a `checkpoint` line after every `checkpointEvery`-th record
+   * and after the last one (see docs/operations.md). Verified as it streams
+   * (from `fromSeq`'s `prevHash`, and through the last checkpoint this
+   * instance signed): at the first record that does not verify, it throws an
+   * `AuditChainError`, having signed no checkpoint at or past it.
    */
   async *export(tenantId: string, fromSeq = 1): AsyncGenerator<string> {
     if (!Number.isSafeInteger(fromSeq) || fromSeq < 1) {
       throw new TypeError("the export's fromSeq must be a positive integer");
     }
     const { checkpointKey, checkpointEvery } = this.#options;
+    const sign = async (r: StoredAuditRecord) => {
+      const checkpoint = await signCheckpoint(
+        checkpointKey,
+        tenantId,
+        r.seq,
+        r.hash,
+        this.#clock(),
+      );
+      return `${JSON.stringify({ type: "checkpoint", ...checkpoint })}\n`;
+    };
+    const { records, expected } = await this.#range(
+      tenantId,
+      { fromSeq, checkpoint: this.#signed.get(tenantId) },
+      true,
+    );
+    const walk = verifiedAuditRecords(records, expected);
+    // A record's checkpoint waits for the next record's link to it (or the end of the walk).
+    let due: StoredAuditRecord | undefined;
     let last: StoredAuditRecord | undefined;
-    const sign = (r: StoredAuditRecord) =>
-      signCheckpoint(checkpointKey, tenantId, r.seq, r.hash, this.#clock());
-    for await (const record of this.#records(tenantId, fromSeq - 1, Number.MAX_SAFE_INTEGER - 1)) {
-      last = record;
-      yield `${JSON.stringify({ type: "record", ...toAuditRecord(record) })}\n`;
-      if (record.seq % checkpointEvery === 0) {
-        yield `${JSON.stringify({ type: "checkpoint", ...await sign(record) })}\n`;
-      }
+    let step = await walk.next();
+    for (; !step.done; step = await walk.next()) {
+      if (due !== undefined) yield await sign(due);
+      last = step.value;
+      due = last.seq % checkpointEvery === 0 ? last : undefined;
+      yield `${JSON.stringify({ type: "record", ...toAuditRecord(last) })}\n`;
     }
-    if (last !== undefined && last.seq % checkpointEvery !== 0) {
-      yield `${JSON.stringify({ type: "checkpoint", ...await sign(last) })}\n`;
-    }
+    if (!step.value.ok) throw chainError(step.value);
+    if (last !== undefined) yield await sign(last);
   }
 
   /** Drops `tenantId`'s records written before `before` (see `ApiKeysService.pruneAuditLog`). */

@@ -186,6 +186,23 @@ export async function verifyAuditChain(
   records: Iterable<StoredAuditRecord> | AsyncIterable<StoredAuditRecord>,
   expected: AuditChainExpectation,
 ): Promise<AuditVerification> {
+  const walk = verifiedAuditRecords(records, expected);
+  for (;;) {
+    const step = await walk.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * The walk of `verifyAuditChain`: yields each record once it verified (its
+ * hash, its link to the one before, its place; a record is checked once the
+ * next one is read), then returns the answer. A record yielded is not yet
+ * known to be linked to by the next one.
+ */
+export async function* verifiedAuditRecords(
+  records: Iterable<StoredAuditRecord> | AsyncIterable<StoredAuditRecord>,
+  expected: AuditChainExpectation,
+): AsyncGenerator<StoredAuditRecord, AuditVerification> {
   const { tenantId, head = null, checkpoint } = expected;
   let seq = expected.anchor?.seq ?? 1;
   let prev = expected.anchor?.prevHash ?? GENESIS_HASH;
@@ -243,12 +260,14 @@ export async function verifyAuditChain(
     if (current !== undefined) {
       const problem = await check(current, next);
       if (problem !== undefined) return problem;
+      yield current;
     }
     current = next;
   }
   if (current !== undefined) {
     const problem = await check(current, undefined);
     if (problem !== undefined) return problem;
+    yield current;
   }
   if (head !== null && seq <= head.seq) {
     return broken("truncated", seq, `records ${seq} to ${head.seq} (the head) are missing`);

@@ -7,9 +7,10 @@ import {
   normalizeAllowedIpCidrs,
   resolveClientIp,
 } from "../../api_keys/ip_allowlist.ts";
+import { createApiKeysAdminHandler } from "../../api_keys/admin/mod.ts";
 import { makeService } from "./helpers.ts";
 import { spyIpParsing } from "./ip_parsing_spy.ts";
-import { generateKey } from "../../api_keys/key_format.ts";
+import { generateKey, LEGACY_KEY_LAYOUTS } from "../../api_keys/key_format.ts";
 
 describe("normalizeAllowedIpCidrs", () => {
   it("writes IPv6 per RFC 5952 (no package: the bytes are rendered here)", () => {
@@ -113,6 +114,62 @@ describe("normalizeAllowedIpCidrs", () => {
         return true;
       },
     );
+  });
+});
+
+describe("normalizeAllowedIpCidrs of a service with a custom legacy layout", () => {
+  it("never echoes a key of that layout pasted as an entry: create, rotate, import, the admin route", async () => {
+    // nestarc-v0 with dots and a namespace of its own: no built-in layout's key.
+    const layout = {
+      ...LEGACY_KEY_LAYOUTS["nestarc-v0"],
+      name: "shop-v1",
+      separator: "." as const,
+    };
+    const secret = "0123456789abcdefABCDEFGHIJKLMNOP";
+    const custom = `shop.live.89abcdefGHIJ.${secret}`;
+    const { service } = makeService({ legacyKeyLayouts: [{ ...layout, namespace: "shop" }] });
+    const scopes = [{ resource: "orders", level: "read" as const }];
+    const refused = (error: ApiKeyValidationError | { message: string }) => {
+      assert.ok(!error.message.includes(secret), error.message);
+      assert.match(error.message, /entry " \[REDACTED_API_KEY\]" is not an IP or CIDR/);
+      return true;
+    };
+    const allowedIpCidrs = [` ${custom}`];
+    await assert.rejects(
+      service.create({ tenantId: "t", name: "k", scopes, allowedIpCidrs }),
+      refused,
+    );
+    const { id } = await service.create({ tenantId: "t", name: "k", scopes });
+    await assert.rejects(service.rotate(id, { allowedIpCidrs }), refused);
+    const { errors } = await service.importKeys([{
+      tenantId: "t",
+      name: "imported",
+      environment: "live",
+      prefix: "abcdef01GHIJ",
+      hash: "a".repeat(64),
+      hashScheme: "sha256",
+      pepperVersion: 0,
+      scopes: ["orders:read"],
+      allowedIpCidrs,
+    }]);
+    assert.equal(errors.length, 1);
+    refused(errors[0]);
+    const handle = createApiKeysAdminHandler<string>({
+      service,
+      scopes: ["orders:read"],
+      tenantOf: () => "t",
+      canManage: () => true,
+      policy: () => null,
+    });
+    const answer = await handle({
+      method: "POST",
+      path: "/keys",
+      query: () => null,
+      headers: (name) => name === "x-requested-with" ? "api-keys-manager" : null,
+      body: JSON.stringify({ name: "n", scopes: ["orders:read"], allowedIpCidrs }),
+    }, "caller");
+    assert.equal(answer?.status, 400);
+    refused(JSON.parse(answer!.body).error);
   });
 });
 

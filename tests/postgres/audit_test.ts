@@ -4,9 +4,10 @@
  * change inside its transaction, a failed change leaving no record, and
  * tampering by the database owner (UPDATE, DELETE, an inserted row, a
  * swapped pair, a truncated tail, a last row re-hashed) each found and named,
- * no false alarm from appends during a verify, concurrent renames recorded
- * with the names they replaced; pruning keeps the chain verifiable. Skips
- * without `DATABASE_URL`; fails under `CI=true`.
+ * a chain rewritten after a checkpoint neither signed nor exported again, no
+ * false alarm from appends during a verify or a checkpoint, concurrent
+ * renames recorded with the names they replaced; pruning keeps the chain
+ * verifiable. Skips without `DATABASE_URL`; fails under `CI=true`.
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -307,6 +308,62 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
         [3, id, "refused", { before: null, after: { api_key_revoked: 4 } }],
       ]);
       assert.equal((await service.verifyAuditLog(tenantId)).ok, true);
+    });
+
+    it("through the service: a chain rewritten in SQL after a checkpoint (every hash and the head row) is not signed again; checkpoints beside appends are never refused", async () => {
+      const service = auditedService({ audit: { checkpointKey: SECRET, checkpointEvery: 2 } });
+      const tenantId = await chainOf(4);
+      assert.equal((await service.auditCheckpoint(tenantId))?.seq, 4);
+      // The database owner rewrites records 2 to 4 from an edited record 2, hashes recomputed.
+      const { records } = await storage.readAudit!({ tenantId, order: "asc", limit: 100 });
+      let prevHash = records[0].hash;
+      for (const record of records.slice(1)) {
+        const body = record.seq === 2 ? record.body.replace("k2", "k9") : record.body;
+        const hash = await auditHash(prevHash, tenantId, record.seq, record.at, body);
+        await sql(
+          "UPDATE api_key_audit SET body = $3, prev_hash = $4, hash = $5 WHERE tenant_id = $1 AND seq = $2",
+          tenantId,
+          record.seq,
+          body,
+          prevHash,
+          hash,
+        );
+        prevHash = hash;
+      }
+      await sql(
+        "UPDATE api_key_audit_heads SET hash = $2 WHERE tenant_id = $1",
+        tenantId,
+        prevHash,
+      );
+      assert.equal(problem(await service.verifyAuditLog(tenantId)), "ok", "consistent on its own");
+      const refused =
+        /does not verify at seq 4 \(edited: the record's hash is not the checkpoint's\)/;
+      await assert.rejects(service.auditCheckpoint(tenantId), refused);
+      const lines: string[] = [];
+      await assert.rejects(async () => {
+        for await (const line of service.exportAuditLog(tenantId)) lines.push(line);
+      }, refused);
+      assert.ok(!lines.some((line) => line.includes('"checkpoint"') && line.includes('"seq":4')));
+      await service.close();
+      // Appends on other connections during each checkpoint: by an instance that remembers its
+      // last one, and by new ones verifying from the anchor.
+      const other = await chainOf(1_100);
+      const kept = auditedService();
+      for (let round = 0; round < 4; round++) {
+        for (const signer of [kept, auditedService()]) {
+          const [checkpoint] = await Promise.all([
+            signer.auditCheckpoint(other),
+            (async () => {
+              for (let i = 0; i < 5; i++) {
+                await storage.appendAudit!(entry(other, `r${round}.${i}`));
+              }
+            })(),
+          ]);
+          assert.ok(checkpoint !== null && checkpoint.seq >= 1_100, `round ${round}`);
+          if (signer !== kept) await signer.close();
+        }
+      }
+      await kept.close();
     });
 
     it("pruning keeps the chain verifiable from its anchor; a deleted first record is still found", async () => {

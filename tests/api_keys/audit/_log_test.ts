@@ -97,12 +97,16 @@ const appended = (n: number): AuditAppend => ({
 
 /**
  * In-memory storage whose `readAudit` can read the state and the records
- * apart with a change between them (as two statements sent at once may), and
- * can show a forged record past the head that did not advance it (a row
- * inserted by the database owner).
+ * apart with a change between them (as two statements sent at once may), can
+ * show a forged record past the head that did not advance it (a row inserted
+ * by the database owner), and records edited in place (`edit`).
  */
 class RacingAuditStorage extends InMemoryApiKeyStorage {
   reads = 0;
+  /** The `afterSeq` of each read in ascending order. */
+  readsAfter: number[] = [];
+  /** Records of tenant `t` answered in place of the stored ones, by `seq` (the head's hash too). */
+  edited = new Map<number, StoredAuditRecord>();
   /** For the read numbered `read` (from 1): a change run between its two halves, and which half reads first. */
   race: (read: number) => { between: () => Promise<unknown>; stateFirst: boolean } | undefined =
     () => undefined;
@@ -126,7 +130,31 @@ class RacingAuditStorage extends InMemoryApiKeyStorage {
     ) {
       answer = { ...answer, records: [...answer.records, forged] };
     }
-    return answer;
+    if (query.order === "asc") this.readsAfter.push(query.afterSeq ?? 0);
+    const head = answer.state.head === null ? undefined : this.edited.get(answer.state.head.seq);
+    return {
+      records: answer.records.map((r) => this.edited.get(r.seq) ?? r),
+      state: head === undefined
+        ? answer.state
+        : { ...answer.state, head: { seq: head.seq, hash: head.hash } },
+    };
+  }
+
+  /**
+   * Edits record `seq`'s body as the database owner would; with `rehash`, its
+   * hash and every later record's are recomputed and the head follows (a
+   * consistent rewrite: nothing in the chain itself tells).
+   */
+  async edit(seq: number, rehash: boolean): Promise<void> {
+    const { records } = await super.readAudit({ tenantId: "t", order: "asc", limit: 1_000 });
+    let prevHash = records.find((r) => r.seq === seq)!.prevHash;
+    for (const r of records.filter((r) => r.seq >= seq)) {
+      const body = r.seq === seq ? JSON.stringify({ edited: true }) : r.body;
+      const hash = rehash ? await auditHash(prevHash, "t", r.seq, r.at, body) : r.hash;
+      this.edited.set(r.seq, { ...r, body, prevHash, hash });
+      if (!rehash) return;
+      prevHash = hash;
+    }
   }
 
   /** Forges the record after the head (or the first one) without advancing the head. */
@@ -469,6 +497,165 @@ describe("api_keys/audit/_log.ts", () => {
     }
   });
 
+  it("signs a checkpoint only over a chain that verifies: a rewrite after the last one this instance signed, or a tampered record, is refused", async () => {
+    const storage = new RacingAuditStorage();
+    const { service } = auditedService({ storage });
+    for (let i = 0; i < 3; i++) await storage.appendAudit(appended(i));
+    const first = await service.auditCheckpoint("t");
+    assert.equal(first?.seq, 3);
+    // Rewritten from record 2 with every hash recomputed and the head moved along: the chain
+    // verifies on its own, not against the checkpoint signed before.
+    await storage.edit(2, true);
+    assert.equal((await service.verifyAuditLog("t")).ok, true);
+    await assert.rejects(service.auditCheckpoint("t"), {
+      name: "AuditChainError",
+      message:
+        "the audit chain does not verify at seq 3 (edited: the record's hash is not the checkpoint's)",
+    });
+    // A new instance remembers no checkpoint: it verifies from the anchor, and finds a record
+    // edited without its hash.
+    storage.edited.clear();
+    await storage.edit(2, false);
+    const other = auditedService({ storage }).service;
+    await assert.rejects(other.auditCheckpoint("t"), /does not verify at seq 2 \(edited: /);
+    storage.edited.clear();
+    const again = await other.auditCheckpoint("t");
+    assert.deepEqual([again?.seq, again?.hash], [3, first?.hash]);
+    await other.close();
+    await service.close();
+  });
+
+  it("verifies from the last checkpoint it signed: a full pass once, then the records since (a pruned one: from the anchor)", async () => {
+    const storage = new RacingAuditStorage();
+    const { service } = auditedService({ storage });
+    for (let i = 0; i < 600; i++) await storage.appendAudit(appended(i));
+    await service.auditCheckpoint("t");
+    assert.deepEqual(storage.readsAfter, [0, 500]);
+    for (let i = 0; i < 5; i++) await storage.appendAudit(appended(i));
+    storage.readsAfter = [];
+    assert.equal((await service.auditCheckpoint("t"))?.seq, 605);
+    assert.deepEqual(storage.readsAfter, [599]);
+    storage.readsAfter = [];
+    assert.equal((await service.auditCheckpoint("t"))?.seq, 605);
+    assert.deepEqual(storage.readsAfter, [604]);
+    // Pruned past the checkpoint remembered: from the anchor again, no refusal.
+    await storage.appendAudit(appended(605));
+    assert.equal(await service.pruneAuditLog("t", new Date(Date.now() + DAY)), 605);
+    storage.readsAfter = [];
+    assert.equal((await service.auditCheckpoint("t"))?.seq, 606);
+    assert.deepEqual(storage.readsAfter, [604]);
+    await service.close();
+  });
+
+  it("signs up to the head read at its start: records appended meanwhile never refuse a checkpoint", async () => {
+    const storage = new RacingAuditStorage();
+    for (let i = 0; i < 600; i++) await storage.appendAudit(appended(i));
+    let n = 600;
+    // One instance remembering its last checkpoint, and each time a new one verifying it all.
+    const kept = auditedService({ storage }).service;
+    await kept.auditCheckpoint("t");
+    for (const [read, stateFirst] of [[1, true], [1, false], [2, true], [2, false]] as const) {
+      for (const service of [kept, auditedService({ storage }).service]) {
+        storage.reads = 0;
+        storage.race = (at) =>
+          at === read
+            ? { between: () => storage.appendAudit(appended(n++)), stateFirst }
+            : undefined;
+        const checkpoint = await service.auditCheckpoint("t");
+        assert.ok(checkpoint !== null && checkpoint.seq >= n - 1, `read ${read}, ${stateFirst}`);
+        assert.ok(await checkpointValid(CHECKPOINT_KEY, checkpoint));
+        if (service !== kept) await service.close();
+      }
+    }
+    assert.ok(n > 604, "the appends raced the reads");
+    storage.race = () => undefined;
+    assert.equal((await kept.verifyAuditLog("t")).ok, true);
+    await kept.close();
+  });
+
+  it("emits no automatic checkpoint over a chain that does not verify, and warns once", async () => {
+    const storage = new RacingAuditStorage();
+    const { service, events } = auditedService({ checkpointEvery: 1, storage });
+    const warn = console.warn;
+    const warned: string[] = [];
+    console.warn = (line: string) => warned.push(line);
+    const emitted = () =>
+      events.filter((e): e is ApiKeyAuditCheckpointEvent => e.type === "api_key.audit_checkpoint");
+    try {
+      await service.create({ tenantId: "t", name: "k0", scopes: SCOPES });
+      for (let i = 0; i < 1_000 && emitted().length === 0; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      await storage.edit(1, false);
+      for (let i = 1; i < 3; i++) {
+        await service.create({ tenantId: "t", name: `k${i}`, scopes: SCOPES });
+      }
+      await service.close();
+    } finally {
+      console.warn = warn;
+    }
+    assert.deepEqual(emitted().map((e) => e.checkpoint.seq), [1]);
+    assert.deepEqual(warned, [
+      "api-keys: audit failed (AuditChainError); further failures are not logged",
+    ]);
+  });
+
+  it("exports only what verifies: a tampered record ends the export with an error before its line, no checkpoint at or past it", async () => {
+    const storage = new RacingAuditStorage();
+    const { service } = auditedService({ checkpointEvery: 2, storage });
+    for (let i = 0; i < 5; i++) await storage.appendAudit(appended(i));
+    const clean = await collect(service.exportAuditLog("t"));
+    const lines: string[] = [];
+    const exported = async (fromSeq?: number) => {
+      lines.length = 0;
+      for await (const line of service.exportAuditLog("t", fromSeq)) lines.push(line);
+    };
+    const kinds = () =>
+      lines.map((line) => JSON.parse(line) as AuditExportLine).map((l) =>
+        l.type === "record" ? `r${l.seq}` : `c${l.seq}`
+      );
+    await storage.edit(4, false);
+    await assert.rejects(exported(), {
+      name: "AuditChainError",
+      message:
+        "the audit chain does not verify at seq 4 (edited: the record's content does not match its hash)",
+    });
+    assert.deepEqual(kinds(), ["r1", "r2", "c2", "r3"]);
+    assert.deepEqual(lines, clean.slice(0, 4));
+    // From record 4: its previous hash is trusted, its own hash is not.
+    await assert.rejects(exported(4), /does not verify at seq 4 \(edited: /);
+    assert.deepEqual(kinds(), []);
+    // Record 2 re-hashed alone: its line came before record 3 showed no link to it, its
+    // checkpoint (signed only once the next record links to it) never does.
+    storage.edited.clear();
+    await storage.edit(2, true);
+    for (const seq of [3, 4, 5]) storage.edited.delete(seq);
+    await assert.rejects(exported(), /does not verify at seq 2 \(edited: the next record/);
+    assert.deepEqual(kinds(), ["r1", "r2"]);
+    // Rewritten from record 4 after a checkpoint of record 5 this instance signed: found there.
+    storage.edited.clear();
+    await service.auditCheckpoint("t");
+    await storage.edit(4, true);
+    await assert.rejects(exported(), /does not verify at seq 5 \(edited: .*checkpoint's\)/);
+    assert.deepEqual(kinds(), ["r1", "r2", "c2", "r3", "r4"]);
+    await service.close();
+  });
+
+  it("exports up to the head read at its start: records appended meanwhile are left for the next export", async () => {
+    const storage = new RacingAuditStorage();
+    const { service } = auditedService({ checkpointEvery: 2, storage });
+    for (let i = 0; i < 600; i++) await storage.appendAudit(appended(i));
+    storage.race = (read) =>
+      read === 1
+        ? { between: () => storage.appendAudit(appended(600)), stateFirst: true }
+        : undefined;
+    storage.reads = 0;
+    const lines = await collect(service.exportAuditLog("t"));
+    const last = JSON.parse(lines.at(-1)!) as AuditExportLine;
+    assert.deepEqual([lines.length, last.type, last.seq], [900, "checkpoint", 600]);
+    await service.close();
+  });
+
   it("prunes past a retention time and still verifies from the anchor", async () => {
     const { service, clocks } = auditedService();
     for (let i = 0; i < 4; i++) {
@@ -505,22 +692,8 @@ describe("api_keys/audit/_log.ts", () => {
   });
 
   it("counts records since the last checkpoint for at most 10,000 tenants: past that, the longest-counted starts again", async () => {
-    const read: string[] = [];
+    const { access, read } = twoRecordChains();
     const emitted: string[] = [];
-    const access = {
-      append: () => Promise.reject(new Error("not used")),
-      read: ({ tenantId }: { tenantId: string }) => {
-        read.push(tenantId);
-        return Promise.resolve({
-          records: [],
-          state: {
-            head: { seq: 2, hash: "a".repeat(64) },
-            anchor: { seq: 1, prevHash: "0".repeat(64) },
-          },
-        });
-      },
-      prune: undefined,
-    };
     const log = new AuditLog(
       access,
       { checkpointKey: CHECKPOINT_KEY, checkpointEvery: 2, checkpointIntervalMs: 86_400_000 },
@@ -546,6 +719,24 @@ describe("api_keys/audit/_log.ts", () => {
     log.appended("t9999");
     await settle();
     assert.deepEqual(emitted, ["t10000", "t9999"]);
+  });
+
+  it("remembers the last checkpoint it signed for at most 10,000 tenants: past that, the oldest is verified from the start again", async () => {
+    const { access, read, readsAfter } = twoRecordChains();
+    const log = new AuditLog(
+      access,
+      { checkpointKey: CHECKPOINT_KEY },
+      () => new Date(0),
+      undefined,
+      "audit",
+    );
+    for (let i = 0; i <= 10_000; i++) await log.checkpoint(`t${i}`);
+    read.length = 0;
+    readsAfter.length = 0;
+    for (const tenantId of ["t1", "t0", "t10000"]) await log.checkpoint(tenantId);
+    // t0 was forgotten for t10000: from the start; the others from their checkpoint's record.
+    assert.deepEqual(read, ["t1", "t0", "t10000"]);
+    assert.deepEqual(readsAfter, [1, 0, 1]);
   });
 
   it("refusedVerifications: one record per key and hour with the refusals by code, actor system; off by default", async () => {
@@ -622,6 +813,45 @@ describe("api_keys/audit/_log.ts", () => {
     }
   });
 });
+
+/**
+ * An audit capability holding, for each tenant asked, a chain of two records;
+ * it lists the tenant and `afterSeq` of each read.
+ */
+function twoRecordChains() {
+  const read: string[] = [];
+  const readsAfter: number[] = [];
+  const chains = new Map<string, Promise<StoredAuditRecord[]>>();
+  const chainOf = async (tenantId: string) => {
+    const records: StoredAuditRecord[] = [];
+    let prevHash = GENESIS_HASH;
+    for (const seq of [1, 2]) {
+      const [at, body] = [new Date(0), "{}"];
+      const hash = await auditHash(prevHash, tenantId, seq, at, body);
+      records.push({ tenantId, seq, at, body, prevHash, hash });
+      prevHash = hash;
+    }
+    return records;
+  };
+  const access = {
+    append: () => Promise.reject(new Error("not used")),
+    read: async ({ tenantId, order, afterSeq = 0 }: AuditReadQuery) => {
+      read.push(tenantId);
+      readsAfter.push(afterSeq);
+      if (!chains.has(tenantId)) chains.set(tenantId, chainOf(tenantId));
+      const records = await chains.get(tenantId)!;
+      return {
+        records: order === "asc" ? records.filter((r) => r.seq > afterSeq) : [],
+        state: {
+          head: { seq: 2, hash: records[1].hash },
+          anchor: { seq: 1, prevHash: GENESIS_HASH },
+        },
+      };
+    },
+    prune: undefined,
+  };
+  return { access, read, readsAfter };
+}
 
 /** `value` with its object keys sorted (canonical JSON without dates). */
 function sortKeys(value: unknown): unknown {

@@ -7,6 +7,7 @@ import {
   checkpointValid,
   GENESIS_HASH,
   signCheckpoint,
+  verifiedAuditRecords,
   verifyAuditChain,
 } from "../../../api_keys/audit/chain.ts";
 import type { StoredAuditRecord } from "../../../api_keys/audit/types.ts";
@@ -71,6 +72,33 @@ describe("api_keys/audit/chain.ts", () => {
       checked: 0,
       head: null,
     });
+  });
+
+  it("walks a chain yielding each record once it verified, then answers as verifyAuditChain", async () => {
+    const walked = async (records: StoredAuditRecord[]) => {
+      const walk = verifiedAuditRecords(records, { tenantId: "t1", head: headOf(records) });
+      const seqs: number[] = [];
+      for (let step = await walk.next();; step = await walk.next()) {
+        if (step.done) return { seqs, answer: step.value };
+        seqs.push(step.value.seq);
+      }
+    };
+    const records = await chain(4);
+    assert.deepEqual(await walked(records), {
+      seqs: [1, 2, 3, 4],
+      answer: { ok: true, checked: 4, head: headOf(records) },
+    });
+    records[2] = { ...records[2], body: records[2].body.replace("k3", "k9") };
+    const broken = await walked(records);
+    assert.deepEqual(broken.seqs, [1, 2]);
+    assert.deepEqual(
+      broken.answer,
+      await verifyAuditChain(records, {
+        tenantId: "t1",
+        head: headOf(records),
+      }),
+    );
+    assert.equal(!broken.answer.ok && broken.answer.seq, 3);
   });
 
   it("names an edited record", async () => {
