@@ -444,7 +444,16 @@ if (DATABASE_URL) {
             limiter.changeCredits(tenant, shared, change).then(() => "applied", String)
           );
           if (cut === "terminated") {
-            await sleep(150); // the three wait on the lock
+            // The three wait on the lock (polled: on a loaded machine one may take a while to get there).
+            for (let waited = 0; waited < 400; waited += 20) {
+              await sleep(20);
+              const { rows } = await admin.query(
+                "SELECT count(*)::int AS n FROM pg_stat_activity " +
+                  "WHERE application_name = $1 AND wait_event_type = 'Lock'",
+                [name],
+              );
+              if (rows[0].n === 3) break;
+            }
             const { rows } = await admin.query(
               "SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity " +
                 "WHERE application_name = $1 AND wait_event_type = 'Lock'",
