@@ -194,6 +194,30 @@ if ((await readyStores("the Redis check script")).includes("redis")) {
           assert.deepEqual(await client.hGetAll(creditKey), garbage, "left as it was");
           assert.equal(await client.exists(windowKey), 0, "the window was not counted");
         }
+        // A batch whose later check meets an unreadable counter or balance writes nothing of the batch:
+        // the error answers every check of it (the failure policy), so none of them is counted.
+        const okWindowKey = `${prefix}{ok}:ok:api:${WINDOW}:w`;
+        const okCreditKey = `${prefix}{ok}:credits:c`;
+        const ok = [{ ...window, subject: "ok" }, { ...credit, subject: "ok" }];
+        const corrupt = {
+          [windowKey]: () => client.set(windowKey, "not a counter"),
+          [creditKey]: () => client.hSet(creditKey, { b: "lots", at: "1" }),
+        };
+        for (const [key, write] of Object.entries(corrupt)) {
+          await client.del([windowKey, creditKey]);
+          await write();
+          await assert.rejects(
+            store.checkBatch([
+              { counters: ok, deadline },
+              { counters: ok, deadline },
+              { counters: [window, credit], deadline },
+            ]),
+            TypeError,
+            key,
+          );
+          assert.equal(await client.exists([okWindowKey, okCreditKey]), 0, "nothing of the batch");
+        }
+        await client.del([windowKey, creditKey]);
         // A value of another type at a counter's key: the same.
         await client.del(creditKey);
         await client.hSet(windowKey, { a: "1" });
