@@ -31,10 +31,15 @@ local function key() keyc = keyc + 1 return KEYS[keyc] end
  * calendar, a balance with its refill applied, its write), built by calling
  * `credit_helpers()`: Lua builds a function's closures each time the script
  * runs, so a batch of window counters only (most checks) builds none of them.
+ * A balance is read once per script and kept: a change is written by `flush()`,
+ * after every check of a batch is decided (an error before it writes nothing).
  */
 export const CREDIT_LUA = PRELUDE + `
--- The credit helpers: balance, save, period.
+-- The credit helpers: balance, save, period, flush.
 local function credit_helpers()
+  -- The balances this script read or changed, by hash: { balance, as of, whether to write }; and
+  -- the hashes to write, in order.
+  local held, changed = {}, {}
   local DAY = 86400000
   local function days(y, m, d)
     if m <= 2 then y = y - 1 end
@@ -75,23 +80,42 @@ local function credit_helpers()
   -- A balance at now with its refill due (not written): balance, as of, ms to the next refill, whether it
   -- must be written, whether the store held it.
   local function balance(key, initial, initial_at, amount, every, day, now)
-    local got = redis.call('HMGET', key, 'b', 'at')
-    local b, at, dirty, held = tonumber(got[1]), tonumber(got[2]), false, true
-    if b == nil or at == nil then
-      -- A field it cannot read is an error (fails closed), never a new balance.
-      if got[1] or got[2] then error({ err = 'UNREADABLE a credit balance is not a number and a time' }) end
-      b, at, dirty, held = initial, tonumber(initial_at) or now, true, false
+    local b, at, dirty, present = nil, nil, false, true
+    local h = held[key]
+    if h then
+      b, at = h[1], h[2]
+    else
+      local got = redis.call('HMGET', key, 'b', 'at')
+      b, at = tonumber(got[1]), tonumber(got[2])
+      if b == nil or at == nil then
+        -- A field it cannot read is an error (fails closed), never a new balance.
+        if got[1] or got[2] then error({ err = 'UNREADABLE a credit balance is not a number and a time' }) end
+        b, at, dirty, present = initial, tonumber(initial_at) or now, true, false
+      else
+        held[key] = { b, at, false }
+      end
     end
     local start, nxt = period(now, every, day)
     if amount > 0 and start > at then b, at, dirty = amount, start, true end
     local reset = -1
     if nxt >= 0 then reset = nxt - now end
-    return b, at, reset, dirty, held
+    return b, at, reset, dirty, present
   end
+  -- Keeps a balance's change, to be written by flush().
   local function save(key, b, at)
-    redis.call('HSET', key, 'b', string.format('%d', b), 'at', string.format('%d', at))
+    local h = held[key]
+    if not h then h = {}; held[key] = h end
+    if not h[3] then changed[#changed + 1] = key end
+    h[1], h[2], h[3] = b, at, true
   end
-  return balance, save, period
+  local function flush()
+    for i = 1, #changed do
+      local key = changed[i]
+      local h = held[key]
+      redis.call('HSET', key, 'b', string.format('%d', h[1]), 'at', string.format('%d', h[2]))
+    end
+  end
+  return balance, save, period, flush
 end
 `;
 
@@ -108,12 +132,14 @@ const leaves = (q: string, window: string) => `ceil((${q} + SLOTS) * ${window} /
  * sub-buckets"). A window counter is one string key: its newest sub-bucket,
  * then the units of its `B + 1` ring slots (slot `q % (B + 1)` holds
  * sub-bucket `q`), packed as doubles (`struct`): one `GET`, and one `SET` when
- * the check consumes, whatever the limit and the traffic (`PX`, the counter's
+ * a check consumes, whatever the limit and the traffic (`PX`, the counter's
  * expiry, when its newest sub-bucket moved or it is new; else `KEEPTTL`: the
- * expiry it holds is the same moment). A batch reads each counter once: a
- * later check of the same counter (a hot key's checks, sent together) starts
- * from what the earlier ones left, in Lua, with no `GET`, and a refused one
- * writes nothing. Inputs: the number of checks, then per check its deadline,
+ * expiry it holds is the same moment). A batch reads each counter and balance
+ * once: a later check of the same counter (a hot key's checks, sent together)
+ * starts from what the earlier ones left, in Lua, with no `GET`, and a refused
+ * one writes nothing. Every write comes after every check is decided, once per
+ * counter and balance: a batch with a counter or balance it cannot read (an
+ * error answering all its checks) writes nothing. Inputs: the number of checks, then per check its deadline,
  * its counters and each counter's inputs (below). Per check it answers 1 and
  * allowed, remaining, reset per counter (windows first), or 0 alone when its
  * deadline had passed (nothing read or written); then the time.
@@ -139,10 +165,13 @@ local MOVED = SLOTS + 4               -- whether its expiry is to be set (new, o
 local KEY = SLOTS + 5                 -- its key
 local LIMIT = SLOTS + 6               -- the limit of the check counting it now
 local COST = SLOTS + 7                -- that check's units
--- The window counters this batch read, by key, kept up to date as its checks consume (each consuming
--- check also writes its counters back), when it holds more than one.
+local DIRTY = SLOTS + 8               -- whether a check consumed from it (it is in writes)
+-- The window counters this batch read, by key, kept up to date as its checks consume, when it holds
+-- more than one.
 local counters = #KEYS > 1 and {} or nil
-local balance, save                   -- the credit helpers, built at the batch's first credit counter
+-- The counters consumed from, written once every check is decided (an error before writes nothing).
+local writes = {}
+local balance, save, flush            -- the credit helpers, built at the batch's first credit counter
 local out, n_out = {}, 0
 
 local checks = tonumber(arg())        -- how many checks the batch holds
@@ -170,13 +199,13 @@ for _ = 1, checks do
         if not held then
           c = { ${
   Array.from({ length: SUB_BUCKETS + 1 }, () => "0").join(", ")
-}, q, 0, window, true, key, 0, 0 }
+}, q, 0, window, true, key, 0, 0, false }
         else
           -- A value it cannot read is an error (fails closed), never an empty counter.
           local unreadable = #held ~= BYTES
           c = { ${
   Array.from({ length: SUB_BUCKETS + 1 }, () => "0").join(", ")
-}, 0, 0, window, false, key, 0, 0 }
+}, 0, 0, window, false, key, 0, 0, false }
           local head
           if not unreadable then head, ${SLOT_TARGETS} = unpack_counter(LAYOUT, held) end
           local total = 0
@@ -205,7 +234,7 @@ for _ = 1, checks do
       windows[i] = c
     end
   end
-  if due and n_credits > 0 and balance == nil then balance, save = credit_helpers() end
+  if due and n_credits > 0 and balance == nil then balance, save, _, flush = credit_helpers() end
   for j = 1, n_credits do
     local hash = key()                -- the balance's hash
     local cost = tonumber(arg())      -- credits this check spends
@@ -235,16 +264,7 @@ for _ = 1, checks do
         local head = c[HEAD]
         local s = head % SLOTS + 1
         c[s], c[TOTAL] = c[s] + cost, c[TOTAL] + cost
-        local written = pack(LAYOUT, head, unpack(c, 1, SLOTS))
-        if c[MOVED] then
-          -- Expires when its newest sub-bucket leaves every window.
-          local ttl = ${leaves("head", "c[WINDOW]")} - now
-          if ttl < 1 then ttl = 1 end
-          redis.call('SET', c[KEY], written, 'PX', ttl)
-          c[MOVED] = false
-        else
-          redis.call('SET', c[KEY], written, 'KEEPTTL')
-        end
+        if not c[DIRTY] then c[DIRTY], writes[#writes + 1] = true, c end
       end
       -- Its answer at its moment (a clock that stepped back counts at the start of the newest sub-bucket).
       local head, total, window, limit = c[HEAD], c[TOTAL], c[WINDOW], c[LIMIT]
@@ -280,6 +300,20 @@ for _ = 1, checks do
     end
   end
 end
+-- Every check decided: the writes.
+for i = 1, #writes do
+  local c = writes[i]
+  local written = pack(LAYOUT, c[HEAD], unpack(c, 1, SLOTS))
+  if c[MOVED] then
+    -- Expires when its newest sub-bucket leaves every window.
+    local ttl = ${leaves("c[HEAD]", "c[WINDOW]")} - now
+    if ttl < 1 then ttl = 1 end
+    redis.call('SET', c[KEY], written, 'PX', ttl)
+  else
+    redis.call('SET', c[KEY], written, 'KEEPTTL')
+  end
+end
+if flush then flush() end
 out[n_out + 1] = now
 return out
 `;
@@ -301,12 +335,13 @@ local day = tonumber(arg())           -- monthly refill day (0: none)
 local how = arg()                     -- 'set', 'add' or 'anchor'
 local n = tonumber(arg())             -- the number set or added (0 to anchor)
 if now >= deadline then return { 0, 0, 0, now } end
-local balance, save = credit_helpers()
+local balance, save, _, flush = credit_helpers()
 local b, at, reset = balance(hash, initial, initial_at, amount, every, day, now)
 if how == 'set' then b = n
 elseif how == 'add' then b = math.max(0, math.min(${MAX_CREDITS}, b + n))
 else at = math.max(at, now) end  -- 'anchor': kept, as of now
 save(hash, b, at)
+flush()
 return { 1, b, reset, now }
 `;
 

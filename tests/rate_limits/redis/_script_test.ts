@@ -29,10 +29,16 @@ describe("the Redis scripts", () => {
     }
   });
 
-  it("a check reads and writes each window counter once: one GET (none when its batch read it), and one SET when it consumes", () => {
+  it("a check reads and writes each window counter once: one GET (none when its batch read it), and one SET when it consumes, after every check is decided", () => {
     const windows = CHECK_SCRIPT.slice(CREDIT_LUA.length);
     const calls = [...windows.matchAll(/redis\.call\('(\w+)', (c\[KEY\]|key)/g)].map((m) => m[1]);
     assert.deepEqual(calls, ["GET", "SET", "SET"]);
+    // The writes (counters, then balances) follow the loop over the checks.
+    const decided = windows.indexOf("-- Every check decided: the writes.");
+    assert.ok(decided > windows.lastIndexOf("n_out = n_out + 3"));
+    assert.ok(windows.indexOf("'SET'") > decided && windows.indexOf("flush()") > decided);
+    assert.equal(CREDIT_LUA.match(/'HSET'/g)?.length, 1);
+    assert.ok(CREDIT_LUA.indexOf("'HSET'") > CREDIT_LUA.indexOf("local function flush()"));
     // The two SETs are the branches of one if: PX when the expiry moves, KEEPTTL otherwise.
     assert.match(
       windows,
@@ -51,11 +57,11 @@ describe("the Redis scripts", () => {
     const windows = CHECK_SCRIPT.slice(CREDIT_LUA.length);
     const builds = windows.split("\n").filter((line) => line.includes("credit_helpers()"));
     assert.deepEqual(builds, [
-      "  if due and n_credits > 0 and balance == nil then balance, save = credit_helpers() end",
+      "  if due and n_credits > 0 and balance == nil then balance, save, _, flush = credit_helpers() end",
     ]);
     // Nothing of the credit helpers is a closure of the script's own body.
     const prelude = CREDIT_LUA.slice(0, CREDIT_LUA.indexOf("local function credit_helpers()"));
-    assert.doesNotMatch(prelude, /function (days|civil|boundary|period|balance|save)\(/);
+    assert.doesNotMatch(prelude, /function (days|civil|boundary|period|balance|save|flush)\(/);
   });
 
   it("the read script writes nothing", () => {
