@@ -191,6 +191,27 @@ describe("createRedisRateLimitStore", () => {
     );
   });
 
+  it("rejects with a client's error as it is when its message cannot be read (a revoked Proxy): the failure policy's, not a TypeError", async () => {
+    const { proxy, revoke } = Proxy.revocable({}, {});
+    revoke();
+    // The script's first send (EVALSHA) fails, or its EVAL after a NOSCRIPT does.
+    for (const failing of ["evalSha", "eval"] as const) {
+      const { client } = fakeClient(() => []);
+      const base = client.eval;
+      client.evalSha = () =>
+        Promise.reject(failing === "evalSha" ? proxy : new Error("NOSCRIPT No matching script."));
+      client.eval = (script, call) =>
+        script === TIME_SCRIPT ? base(script, call) : Promise.reject(proxy);
+      const store = createRedisRateLimitStore({ client });
+      const rejected = await store.checkBatch([{ counters, deadline: Date.now() + 50 }]).then(
+        () => ({ error: "none" }),
+        (error: unknown) => ({ error }),
+      );
+      // Compared by identity alone: anything that reads the proxy (a thenable check) throws.
+      assert.ok(rejected.error === proxy, failing);
+    }
+  });
+
   it("rejects on an unexpected reply (a short one, a number that is not one), and throws a TypeError without a client", async () => {
     for (const reply of [[1, 1], [1, 1, "four", 1_000, 1, 1, 0], [1, 1, 4, Infinity, 1, 1, 0]]) {
       const { client } = fakeClient(() => reply);
