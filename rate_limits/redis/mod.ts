@@ -39,6 +39,7 @@ import { compileCreditChange } from "../credits.ts";
 import { refillParams } from "../_refill.ts";
 import { createClockOffset } from "../_clock.ts";
 import { byKind, reportErrors } from "../_remote.ts";
+import { errorMessageOf } from "../../telemetry/_error_name.ts";
 import { answersWellFormed } from "../_well_formed.ts";
 import { CHANGE_SCRIPT, CHECK_SCRIPT, READ_SCRIPT, TIME_SCRIPT } from "./_script.ts";
 
@@ -157,7 +158,7 @@ const UNREADABLE = /^(UNREADABLE|WRONGTYPE) /;
  * Any other `error` as it is.
  */
 function unreadable(error: unknown): unknown {
-  const message = String((error as Error)?.message);
+  const message = errorMessageOf(error);
   if (!UNREADABLE.test(message)) return error;
   return new TypeError(
     `the Redis store holds a value it cannot read (${message.replace(/ script: .*$/s, "")})`,
@@ -283,7 +284,7 @@ export function createRedisRateLimitStore(
       return Promise.reject(error);
     }
     return sent.then(read, (error) => {
-      if (!String((error as Error)?.message).startsWith("NOSCRIPT")) throw unreadable(error);
+      if (!errorMessageOf(error).startsWith("NOSCRIPT")) throw unreadable(error);
       // The first words stay as sent.
       return sendAs("EVAL", script, words.slice()).then(read, (e) => Promise.reject(unreadable(e)));
     });
