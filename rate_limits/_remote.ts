@@ -4,11 +4,14 @@
  * process on its first `error` (a lost Redis connection, a terminated
  * PostgreSQL backend), so the store always listens and reports at most one
  * line per interval. (A stalled call's wait is bounded by the door,
- * `_door.ts`: the stores race no timer of their own.)
+ * `_door.ts`: the stores race no timer of their own.) And the one reader of a
+ * client's error message (`errorMessageOf`: never throws), for the stores.
  *
  * @module
  */
 import { errorMessageOf } from "../telemetry/_error_name.ts";
+
+export { errorMessageOf };
 import type { CreditCounter, RateLimitCounter, WindowCounter } from "./store.ts";
 
 /** What a client with events has (node-redis clients, `pg.Pool`, `pg.Client`). */

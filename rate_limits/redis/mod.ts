@@ -38,8 +38,7 @@ import type {
 import { compileCreditChange } from "../credits.ts";
 import { refillParams } from "../_refill.ts";
 import { createClockOffset } from "../_clock.ts";
-import { byKind, reportErrors } from "../_remote.ts";
-import { errorMessageOf } from "../../telemetry/_error_name.ts";
+import { byKind, errorMessageOf, reportErrors } from "../_remote.ts";
 import { answersWellFormed } from "../_well_formed.ts";
 import { CHANGE_SCRIPT, CHECK_SCRIPT, READ_SCRIPT, TIME_SCRIPT } from "./_script.ts";
 
