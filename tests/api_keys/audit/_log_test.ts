@@ -112,6 +112,8 @@ class RacingAuditStorage extends InMemoryApiKeyStorage {
     () => undefined;
   /** A record past the head, shown to reads in ascending order whose range holds it. */
   forged: StoredAuditRecord | undefined;
+  /** What the database owner shows in place of every answer (rows and heads row written by hand). */
+  view: ((answer: AuditReadAnswer, query: AuditReadQuery) => AuditReadAnswer) | undefined;
 
   override async readAudit(query: AuditReadQuery): Promise<AuditReadAnswer> {
     const race = this.race(++this.reads);
@@ -132,12 +134,13 @@ class RacingAuditStorage extends InMemoryApiKeyStorage {
     }
     if (query.order === "asc") this.readsAfter.push(query.afterSeq ?? 0);
     const head = answer.state.head === null ? undefined : this.edited.get(answer.state.head.seq);
-    return {
+    const shown = {
       records: answer.records.map((r) => this.edited.get(r.seq) ?? r),
       state: head === undefined
         ? answer.state
         : { ...answer.state, head: { seq: head.seq, hash: head.hash } },
     };
+    return this.view === undefined ? shown : this.view(shown, query);
   }
 
   /**
@@ -547,6 +550,88 @@ describe("api_keys/audit/_log.ts", () => {
     await service.close();
   });
 
+  it("refuses a head before the chain's anchor (a heads row written by hand): nothing signed or exported, verify says edited", async () => {
+    const storage = new RacingAuditStorage();
+    const { service } = auditedService({ storage });
+    for (let i = 0; i < 3; i++) await storage.appendAudit(appended(i));
+    const hidden = (head: { seq: number; hash: string }, anchorSeq: number) =>
+      storage.view = (answer) => ({
+        records: [],
+        state: { head, anchor: { seq: anchorSeq, prevHash: answer.state.head!.hash } },
+      });
+    for (
+      const [head, anchorSeq] of [[{ seq: 50, hash: "chosen" }, 100], [{
+        seq: 3,
+        hash: "f".repeat(64),
+      }, 4]] as const
+    ) {
+      hidden(head, anchorSeq);
+      const message = new RegExp(
+        `at seq ${head.seq} \\(edited: the chain's head lies before its anchor ${anchorSeq}\\)`,
+      );
+      await assert.rejects(service.auditCheckpoint("t"), { name: "AuditChainError", message });
+      await assert.rejects(collect(service.exportAuditLog("t")), message);
+      const answer = await service.verifyAuditLog("t");
+      assert.deepEqual([answer.ok, !answer.ok && answer.problem], [false, "edited"]);
+    }
+    await service.close();
+  });
+
+  it("a prune that keeps the record after the checkpoint it remembers must link to it: one written by hand over a rewrite is refused", async () => {
+    const storage = new RacingAuditStorage();
+    const { service } = auditedService({ storage });
+    for (let i = 0; i < 9; i++) await storage.appendAudit(appended(i));
+    assert.equal((await service.auditCheckpoint("t"))?.seq, 9);
+    await storage.appendAudit(appended(9));
+    // Records before 10 hidden, the anchor at record 10 with its prevHash: a real prune signs.
+    const prunedTo10 = () =>
+      storage.view = (answer) => {
+        const records = answer.records.filter((r) => r.seq >= 10);
+        const tenth = storage.edited.get(10) ?? records.find((r) => r.seq === 10)!;
+        return {
+          records,
+          state: { ...answer.state, anchor: { seq: 10, prevHash: tenth.prevHash } },
+        };
+      };
+    prunedTo10();
+    assert.equal((await service.auditCheckpoint("t"))?.seq, 10);
+    // Another instance remembering record 9; then record 9 rewritten (record 10's hash recomputed)
+    // and hidden by a prune written by hand: refused.
+    const nine = auditedService({ storage }).service;
+    storage.view = (answer) => ({
+      records: answer.records.filter((r) => r.seq <= 9),
+      state: { ...answer.state, head: answer.records.find((r) => r.seq === 9)! },
+    });
+    assert.equal((await nine.auditCheckpoint("t"))?.seq, 9);
+    await storage.edit(9, true);
+    prunedTo10();
+    await assert.rejects(nine.auditCheckpoint("t"), {
+      name: "AuditChainError",
+      message: /at seq 9 \(edited: the record's hash is not the checkpoint's\)/,
+    });
+    await Promise.all([nine.close(), service.close()]);
+  });
+
+  it("remembers the checkpoints an export signed from the anchor or its last checkpoint (not a partial export's): a later rewrite is refused", async () => {
+    const storage = new RacingAuditStorage();
+    const { service } = auditedService({ storage, checkpointEvery: 5 });
+    for (let i = 0; i < 10; i++) await storage.appendAudit(appended(i));
+    await collect(service.exportAuditLog("t"));
+    await storage.edit(7, true);
+    const message = /at seq 10 \(edited: the record's hash is not the checkpoint's\)/;
+    await assert.rejects(collect(service.exportAuditLog("t")), message);
+    await assert.rejects(service.auditCheckpoint("t"), message);
+    // An export from record 8 trusts record 8's prevHash: what it signs is not remembered, so a
+    // checkpoint still verifies from the anchor and finds record 3 edited.
+    storage.edited.clear();
+    const fresh = auditedService({ storage, checkpointEvery: 5 }).service;
+    await collect(fresh.exportAuditLog("t", 8));
+    await storage.edit(3, false);
+    await assert.rejects(fresh.auditCheckpoint("t"), /at seq 3 \(edited: /);
+    await fresh.close();
+    await service.close();
+  });
+
   it("signs up to the head read at its start: records appended meanwhile never refuse a checkpoint", async () => {
     const storage = new RacingAuditStorage();
     for (let i = 0; i < 600; i++) await storage.appendAudit(appended(i));
@@ -664,6 +749,13 @@ describe("api_keys/audit/_log.ts", () => {
     }
     assert.equal(await service.pruneAuditLog("t", new Date(clocks.now - 2 * DAY)), 2);
     assert.deepEqual(await service.verifyAuditLog("t").then((a) => a.ok && a.checked), 2);
+    // From a pruned record: from the first kept one, as an export does (pruned is not deleted).
+    for (const fromSeq of [1, 2, 3]) {
+      assert.deepEqual(
+        await service.verifyAuditLog("t", { fromSeq }).then((a) => a.ok && a.checked),
+        2,
+      );
+    }
     await assert.rejects(service.pruneAuditLog("t", new Date(Number.NaN)), TypeError);
   });
 
