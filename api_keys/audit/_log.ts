@@ -300,11 +300,10 @@ export class AuditLog {
    */
   async checkpoint(tenantId: string): Promise<AuditCheckpoint | null> {
     const signed = this.#signed.get(tenantId);
-    const { records, expected } = await this.#range(
-      tenantId,
-      { fromSeq: signed?.seq, checkpoint: signed },
-      true,
-    );
+    const { records, expected } = await this.#range(tenantId, {
+      fromSeq: signed?.seq,
+      checkpoint: signed,
+    });
     const answer = await verifyAuditChain(records, expected);
     if (!answer.ok) throw chainError(answer);
     if (expected.head === null) return null;
@@ -316,8 +315,16 @@ export class AuditLog {
       hash,
       this.#clock(),
     );
-    setBounded(this.#signed, tenantId, { seq, hash });
+    this.#remember(tenantId, seq, hash);
     return checkpoint;
+  }
+
+  /** Keeps `seq` and `hash` as `tenantId`'s last checkpoint signed, unless it has a later one. */
+  #remember(tenantId: string, seq: number, hash: string): void {
+    const signed = this.#signed.get(tenantId);
+    if (signed === undefined || signed.seq <= seq) {
+      setBounded(this.#signed, tenantId, { seq, hash });
+    }
   }
 
   /** A page of `tenantId`'s records, newest first (see `ApiKeysService.auditLog`). */
@@ -422,17 +429,17 @@ export class AuditLog {
    * What verifying `tenantId`'s records from `fromSeq` to `toSeq` reads: the
    * records, a page at a time, and what they must match. Without `toSeq`, up
    * to the head read here (a record appended meanwhile is past it). From
-   * `fromSeq`, its record's `prevHash` trusted; without it (or, with
-   * `fromKept`, at or before the anchor: pruned records are not missing),
-   * from the chain's anchor.
+   * `fromSeq`, its record's `prevHash` trusted (`trusted`: no head past
+   * `fromSeq` is checked); without it (or at or before the anchor: pruned
+   * records are not missing), from the chain's anchor.
    */
   async #range(
     tenantId: string,
     range: { fromSeq?: number; toSeq?: number; checkpoint?: AuditChainExpectation["checkpoint"] },
-    fromKept = false,
   ): Promise<{
     records: AsyncIterable<StoredAuditRecord>;
     expected: AuditChainExpectation & Pick<AuditChainState, "head">;
+    trusted: boolean;
   }> {
     const { fromSeq, toSeq, checkpoint } = range;
     const after = fromSeq === undefined ? 0 : fromSeq - 1;
@@ -444,15 +451,17 @@ export class AuditLog {
       beforeSeq: (toSeq ?? Number.MAX_SAFE_INTEGER - 1) + 1,
     });
     const { state } = read;
-    const head = toSeq === undefined ? state.head : null;
-    const last = toSeq ?? head?.seq ?? 0;
+    const trusted = fromSeq !== undefined && fromSeq > state.anchor.seq;
+    const head = toSeq === undefined && !(trusted && fromSeq > (state.head?.seq ?? 0))
+      ? state.head
+      : null;
+    const last = toSeq ?? state.head?.seq ?? 0;
     const records = read.records.filter((record) => record.seq <= last);
-    const anchor = fromSeq === undefined || (fromKept && fromSeq <= state.anchor.seq)
-      ? state.anchor
-      : { seq: fromSeq, prevHash: records[0]?.prevHash ?? "" };
+    const anchor = trusted ? { seq: fromSeq, prevHash: records[0]?.prevHash ?? "" } : state.anchor;
     return {
       records: this.#records(tenantId, after, last, records),
       expected: { tenantId, anchor, head, checkpoint },
+      trusted,
     };
   }
 
@@ -500,13 +509,17 @@ export class AuditLog {
         r.hash,
         this.#clock(),
       );
+      if (remembers) this.#remember(tenantId, r.seq, r.hash);
       return `${JSON.stringify({ type: "checkpoint", ...checkpoint })}\n`;
     };
-    const { records, expected } = await this.#range(
-      tenantId,
-      { fromSeq, checkpoint: this.#signed.get(tenantId) },
-      true,
-    );
+    const signed = this.#signed.get(tenantId);
+    const { records, expected, trusted } = await this.#range(tenantId, {
+      fromSeq,
+      checkpoint: signed,
+    });
+    // What it signs is kept as the last checkpoint when the walk verified from the anchor or
+    // through the last one kept, not from a trusted prevHash past it.
+    const remembers = !trusted || (signed !== undefined && fromSeq <= signed.seq);
     const walk = verifiedAuditRecords(records, expected);
     // A record's checkpoint waits for the next record's link to it (or the end of the walk).
     let due: StoredAuditRecord | undefined;

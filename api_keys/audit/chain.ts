@@ -144,8 +144,9 @@ export interface AuditChainExpectation extends Partial<AuditChainState> {
   tenantId: string;
   /**
    * A checkpoint kept elsewhere (already checked by `checkpointValid`): the
-   * record at its `seq` must exist with its hash, so a truncated or
-   * rewritten tail is found.
+   * record at its `seq` must exist with its hash (pruned up to it, the
+   * anchor's `prevHash` must be its hash), so a truncated or rewritten tail
+   * is found. One before that is not checked (pruned past it).
    */
   checkpoint?: Pick<AuditCheckpoint, "seq" | "hash">;
 }
@@ -217,6 +218,14 @@ export async function* verifiedAuditRecords(
   });
   const hashOf = (r: StoredAuditRecord, at: number) =>
     auditHash(r.prevHash, tenantId, at, r.at, r.body);
+  // A head before the anchor: no prune leaves one (it keeps the head's record).
+  if (head !== null && head.seq < seq) {
+    return broken("edited", head.seq, `the chain's head lies before its anchor ${seq}`);
+  }
+  // A checkpoint just before the anchor: the anchor still holds its hash.
+  if (checkpoint !== undefined && checkpoint.seq === seq - 1 && checkpoint.hash !== prev) {
+    return broken("edited", checkpoint.seq, "the record's hash is not the checkpoint's");
+  }
   let current: StoredAuditRecord | undefined;
   const check = async (
     r: StoredAuditRecord,

@@ -259,7 +259,10 @@ export interface AuditLogPage {
 
 /** What `ApiKeysService.verifyAuditLog` checks (default: the whole chain). */
 export interface AuditVerifyRange {
-  /** The first record checked (its `prevHash` is trusted); default the chain's anchor. */
+  /**
+   * The first record checked (its `prevHash` is trusted); default, and at or
+   * before the anchor (pruned records are not missing), the chain's anchor.
+   */
   fromSeq?: number;
   /** The last record checked; default the head (a missing tail then is `truncated`). */
   toSeq?: number;
