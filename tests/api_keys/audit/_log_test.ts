@@ -741,6 +741,24 @@ describe("api_keys/audit/_log.ts", () => {
     await service.close();
   });
 
+  it("an export or a verify from the next record, read beside its append (rows before it, the head after), raises no alarm", async () => {
+    const storage = new RacingAuditStorage();
+    const { service } = auditedService({ checkpointEvery: 100, storage });
+    for (let i = 0; i < 5; i++) await storage.appendAudit(appended(i));
+    const racing = (read: number) =>
+      read === 1
+        ? { between: () => storage.appendAudit(appended(read)), stateFirst: false }
+        : undefined;
+    storage.race = racing;
+    storage.reads = 0;
+    const lines = await collect(service.exportAuditLog("t", 6));
+    assert.deepEqual(lines.map((l) => (JSON.parse(l) as AuditExportLine).seq), [6, 6]);
+    storage.reads = 0;
+    const answer = await service.verifyAuditLog("t", { fromSeq: 7 });
+    assert.deepEqual([answer.ok, answer.checked], [true, 1]);
+    await service.close();
+  });
+
   it("prunes past a retention time and still verifies from the anchor", async () => {
     const { service, clocks } = auditedService();
     for (let i = 0; i < 4; i++) {
