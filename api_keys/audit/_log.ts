@@ -443,20 +443,26 @@ export class AuditLog {
   }> {
     const { fromSeq, toSeq, checkpoint } = range;
     const after = fromSeq === undefined ? 0 : fromSeq - 1;
-    const read = await this.#access.read({
+    const query = {
       tenantId,
       order: "asc",
       limit: PAGE,
       afterSeq: after,
       beforeSeq: (toSeq ?? Number.MAX_SAFE_INTEGER - 1) + 1,
-    });
+    } as const;
+    const read = await this.#access.read(query);
     const { state } = read;
     const trusted = fromSeq !== undefined && fromSeq > state.anchor.seq;
     const head = toSeq === undefined && !(trusted && fromSeq > (state.head?.seq ?? 0))
       ? state.head
       : null;
     const last = toSeq ?? state.head?.seq ?? 0;
-    const records = read.records.filter((record) => record.seq <= last);
+    // The rows may be read before a record the head read beside them has: `fromSeq`'s `prevHash`
+    // is read again, not taken as empty.
+    const rows = trusted && read.records.length === 0 && last >= fromSeq
+      ? (await this.#access.read(query)).records
+      : read.records;
+    const records = rows.filter((record) => record.seq <= last);
     const anchor = trusted ? { seq: fromSeq, prevHash: records[0]?.prevHash ?? "" } : state.anchor;
     return {
       records: this.#records(tenantId, after, last, records),
