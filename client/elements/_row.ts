@@ -241,7 +241,8 @@ export function keyRow(
       h("span", { class: `st ${key.status}` }, statusLabel(s, key.status)),
       expiresSoon(key, now) && key.status === "active" &&
         h("span", { class: "badge", part: "badge" }, s.expiresSoon),
-      h("span", { class: "small" }, expiryLine(key, ctx)),
+      // A revoked key stops for good: no expiry to tell.
+      key.status !== "revoked" && h("span", { class: "small" }, expiryLine(key, ctx)),
     ),
     cell("created", key.createdAt ? time(key.createdAt, f.dateTime(key.createdAt), f) : ""),
     cell(

@@ -87,6 +87,8 @@ export class ApiKeysManagerElement extends HTMLElement {
   #statusTimer: ReturnType<typeof setTimeout> | undefined;
   #afterClose: (() => void) | undefined;
   #mayClose: (() => boolean) | undefined;
+  /** Reveals waiting for the dialog open now (one the user must close first), oldest first. */
+  #waiting: (() => void)[] = [];
   #shadow: ShadowRoot;
   #title = h("h2", { id: "t", part: "title" });
   #create = h("button", { type: "button", class: "p", part: "button create-button" });
@@ -262,8 +264,12 @@ export class ApiKeysManagerElement extends HTMLElement {
     this.#statusTimer = setTimeout(() => (this.#status.textContent = ""), STATUS_MS);
   }
 
-  /** Shows `error` as a friendly string: in the open dialog, or as the element's state. */
-  #fail(error: unknown, loading = false): void {
+  /**
+   * Shows `error` as a friendly string: in the open dialog, or as the element's state. The
+   * error of an action whose dialog was closed meanwhile (`away`) goes to the status line:
+   * it never lands in, nor closes, the dialog open now; only a session ended shuts the page.
+   */
+  #fail(error: unknown, loading = false, away = false): void {
     const failure = error instanceof AdminApiError
       ? error
       : new AdminApiError("ERROR", "unexpected error");
@@ -282,6 +288,7 @@ export class ApiKeysManagerElement extends HTMLElement {
     // happened; only a load refused, or a session ended (401), shuts the page.
     const shut = deniedState(failure);
     const denied = loading || shut === "signed-out" ? shut : null;
+    if (away && !denied) return this.#announce(fill(this.#strings[key], values));
     // The reveal holds a secret shown once: it stays open, the state shows behind it.
     const revealing = this.#dialog.open && this.#mayClose !== undefined;
     const inDialog = this.#dialog.open && this.#dialog.querySelector<HTMLElement>(".alert");
@@ -482,7 +489,10 @@ export class ApiKeysManagerElement extends HTMLElement {
       this.#create).focus();
   }
 
-  /** Closes the dialog, empties it and runs what comes after (focus first). */
+  /**
+   * Closes the dialog, empties it and runs what comes after (focus first); then the oldest
+   * reveal waiting, if any, opens.
+   */
   #close(): void {
     if (this.#dialog.open) this.#dialog.close();
     this.#dialog.replaceChildren();
@@ -491,6 +501,7 @@ export class ApiKeysManagerElement extends HTMLElement {
     this.#afterClose = undefined;
     after?.();
     if (!this.#shadow.activeElement) this.#create.focus();
+    this.#waiting.shift()?.();
   }
 
   /** Opens the dialog with `content`; `focus` gets the focus, `after` runs when it closes. */
@@ -514,7 +525,7 @@ export class ApiKeysManagerElement extends HTMLElement {
     title: string,
     { fields, focus }: DialogFields,
     label: string,
-    submit: () => Promise<void>,
+    submit: (current: () => boolean) => Promise<void>,
     options: { danger?: boolean; returnTo?: string } = {},
   ): { confirm: HTMLButtonElement; cancel: HTMLButtonElement } {
     const cancel = h(
@@ -535,9 +546,9 @@ export class ApiKeysManagerElement extends HTMLElement {
           if (confirm.disabled) return;
           confirm.disabled = true;
           try {
-            await submit();
+            await submit(current);
           } catch (error) {
-            this.#fail(error);
+            this.#fail(error, false, !current());
             if (options.returnTo) await this.#reread(options.returnTo, error);
           } finally {
             confirm.disabled = false;
@@ -548,6 +559,8 @@ export class ApiKeysManagerElement extends HTMLElement {
       h("p", { class: "alert", role: "alert" }),
       h("div", { class: "row" }, cancel, confirm),
     );
+    // Still this form's dialog: not cancelled while its request ran (closing empties the dialog).
+    const current = () => this.#dialog.open && this.#dialog.contains(form);
     const neighbour = this.#neighbour(options.returnTo);
     this.#open(
       title,
@@ -580,7 +593,8 @@ export class ApiKeysManagerElement extends HTMLElement {
     }
     if (fresh) {
       this.#put(fresh);
-      return await this.#addSuccessor(fresh);
+      await this.#addSuccessor(fresh);
+      return;
     }
     this.#page.keys = this.#page.keys.filter((key) => key.id !== id);
     this.#usage.delete(id);
@@ -588,15 +602,20 @@ export class ApiKeysManagerElement extends HTMLElement {
     else this.#row(id)?.remove();
   }
 
-  /** The successor of `key` (rotated elsewhere) read and added, unless listed; unreadable, none. */
-  async #addSuccessor(key: KeyView): Promise<void> {
+  /**
+   * The successor of `key` (rotated elsewhere) read and added, unless listed; returned (as
+   * listed, or as read); unreadable, none.
+   */
+  async #addSuccessor(key: KeyView): Promise<KeyView | undefined> {
     const id = key.replacedByKeyId;
-    if (id === null || this.#page.keys.some((k) => k.id === id)) return;
+    const listed = this.#page.keys.find((k) => k.id === id);
+    if (id === null || listed) return listed;
     try {
       const [successor] = keysOf([await this.#call(`/keys/${encodeURIComponent(id)}`)]);
       if (successor) {
         this.#add({ ...successor, replacesKeyId: successor.replacesKeyId ?? key.id }, key.id);
       }
+      return successor;
     } catch {
       // Gone meanwhile, or unreadable now: the next load lists it if it is there.
     }
@@ -614,14 +633,14 @@ export class ApiKeysManagerElement extends HTMLElement {
       ? { ...config, limits: { ...config.limits!, credits: { ...credits, amount: pool.credits } } }
       : config;
     const dialog = createFields(shown, s, this.#format());
-    this.#openForm(s.create, dialog, s.create, async () => {
+    this.#openForm(s.create, dialog, s.create, async (current) => {
       const issued = await this.#call("/keys", "POST", dialog.body());
       const [created] = keysOf([(issued as { record?: unknown } | null)?.record]);
       // The key exists now: its secret is shown whatever drawing its row does.
       try {
         if (created) this.#add(created);
       } finally {
-        this.#reveal(issued, "api-key-created", created?.id, s.keyCreated, null);
+        this.#reveal(issued, "api-key-created", created?.id, s.keyCreated, null, current());
       }
     });
   }
@@ -635,7 +654,7 @@ export class ApiKeysManagerElement extends HTMLElement {
       fill(s.actionLabel, { action: s.rotate, name: key.name, prefix: key.prefix }),
       dialog,
       s.rotate,
-      async () => {
+      async (current) => {
         const answer = await this.#call(
           `/keys/${encodeURIComponent(key.id)}/rotate`,
           "POST",
@@ -667,7 +686,7 @@ export class ApiKeysManagerElement extends HTMLElement {
             });
           }
         } finally {
-          this.#reveal(answer, "api-key-rotated", key.id, s.rotated, note);
+          this.#reveal(answer, "api-key-rotated", key.id, s.rotated, note, current());
         }
       },
       { returnTo: key.id },
@@ -715,13 +734,13 @@ export class ApiKeysManagerElement extends HTMLElement {
       fill(s.actionLabel, { action: s.rename, name: key.name, prefix: key.prefix }),
       dialog,
       s.save,
-      async () => {
+      async (current) => {
         const { name } = dialog.body() as { name: string };
         const answer = await this.#call(`/keys/${encodeURIComponent(key.id)}`, "PATCH", { name });
         const [renamed] = keysOf([answer]);
         this.#put(renamed ?? { ...key, name });
         this.#emit("api-key-renamed", { id: key.id, name, prefix: key.prefix });
-        this.#close();
+        if (current()) this.#close();
         this.#announce(s.renamed);
       },
       { returnTo: key.id },
@@ -736,14 +755,22 @@ export class ApiKeysManagerElement extends HTMLElement {
       fill(s.actionLabel, { action: s.revoke, name: key.name, prefix: key.prefix }),
       dialog,
       s.revoke,
-      async () => {
+      async (current) => {
         const answer = await this.#call(`/keys/${encodeURIComponent(key.id)}`, "DELETE");
         const [revoked] = keysOf([answer]);
-        this.#put({ ...key, ...revoked, status: "revoked" });
+        const gone: KeyView = { ...key, ...revoked, status: "revoked" };
+        this.#put(gone);
         this.#emit("api-key-revoked", { id: key.id, name: key.name, prefix: key.prefix });
-        this.#close();
-        this.#focusRow(neighbour);
+        if (current()) {
+          this.#close();
+          this.#focusRow(neighbour);
+        }
         this.#announce(s.revoked);
+        // Rotated elsewhere since the list loaded: its successor still works, so it is said.
+        const successor = await this.#addSuccessor(gone);
+        if (successor?.status === "active" || successor?.status === "rotating") {
+          this.#announce(fill(s.revokedSuccessor, { prefix: successor.prefix }));
+        }
       },
       { danger: true, returnTo: key.id },
     );
@@ -754,25 +781,48 @@ export class ApiKeysManagerElement extends HTMLElement {
     );
   }
 
-  /** Shows a new key's secret once; closing the dialog drops it, then focuses `focusId`'s row. */
+  /**
+   * Shows a new key's secret once; closing the dialog drops it, then focuses `focusId`'s row.
+   * From its own form (`current`), the reveal replaces the form; else (the form cancelled while
+   * its request ran) it waits for the dialog open now, as a later secret waits for the reveal
+   * open now: only the user closes a reveal, then the oldest waiting opens (each names its key).
+   */
   #reveal(
     data: unknown,
     event: string,
     focusId: string | undefined,
     done: string,
     note: string | null,
+    current: boolean,
   ): void {
     const [created] = keysOf([(data as { record?: unknown } | null)?.record]);
     const secret = typeof (data as { key?: unknown })?.key === "string"
       ? (data as { key: string }).key
       : null;
     if (created) this.#emit(event, { id: created.id, name: created.name, prefix: created.prefix });
-    this.#afterClose = undefined;
-    this.#close();
     this.#announce(done);
-    if (secret === null) return this.#focusRow(focusId);
-    const shown = reveal(secret, note, this.#strings, () => this.#close());
-    this.#open(this.#strings.revealTitle, true, shown.content, shown.focus, () => {
+    if (current) {
+      this.#afterClose = undefined;
+      if (secret !== null) this.#waiting.push(() => this.#show(secret, created, note, focusId));
+      this.#close();
+      if (secret === null) this.#focusRow(focusId);
+    } else if (secret !== null) {
+      this.#waiting.push(() => this.#show(secret, created, note, focusId));
+      if (!this.#dialog.open) this.#waiting.shift()?.();
+    }
+  }
+
+  /** Opens the reveal of `secret`, the key `created`. */
+  #show(
+    secret: string,
+    created: KeyView | undefined,
+    note: string | null,
+    focusId: string | undefined,
+  ): void {
+    const s = this.#strings;
+    const shown = reveal(secret, note, s, () => this.#close());
+    const title = created ? fill(s.revealNamed, { name: created.name }) : s.revealTitle;
+    this.#open(title, true, shown.content, shown.focus, () => {
       shown.drop();
       this.#focusRow(focusId);
     });

@@ -141,6 +141,8 @@ export interface ApiKeysManagerStrings {
   actionLabel: string;
   /** Heading of the secret's reveal. */
   revealTitle: string;
+  /** Heading of the secret's reveal, naming the key (`{name}`). */
+  revealNamed: string;
   /** The reveal's warning. */
   revealWarning: string;
   /** The reveal after a rotation: `{prefix}` of the old key and `{when}` it stops. */
@@ -179,6 +181,8 @@ export interface ApiKeysManagerStrings {
   revokePrompt: string;
   /** Announced after a revocation. */
   revoked: string;
+  /** Announced after revoking a key rotated elsewhere: its successor `{prefix}` still works. */
+  revokedSuccessor: string;
   /** Announced after a rotation. */
   rotated: string;
   /** Announced after a creation. */
@@ -330,6 +334,7 @@ export const API_KEYS_MANAGER_STRINGS: Readonly<ApiKeysManagerStrings> = Object.
   actionsFor: "Actions for {name} ({prefix})",
   actionLabel: "{action} {name} ({prefix})",
   revealTitle: "Your new API key",
+  revealNamed: "Your new API key “{name}”",
   revealWarning: "Copy it now: you will not see this again.",
   revealRotated: "The old key {prefix} keeps working until {when}.",
   copy: "Copy",
@@ -350,6 +355,8 @@ export const API_KEYS_MANAGER_STRINGS: Readonly<ApiKeysManagerStrings> = Object.
   revoke: "Revoke",
   revokePrompt: "Type the name “{name}” to confirm. Apps using this key stop working.",
   revoked: "Key revoked",
+  revokedSuccessor:
+    "Key revoked. Its successor {prefix} is still active: revoke it too if the key was exposed.",
   rotated: "Key rotated",
   keyCreated: "Key created",
   renamed: "Key renamed",

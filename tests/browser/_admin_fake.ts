@@ -76,6 +76,11 @@ export interface AdminFake {
   rotateGraceExpiresAt: unknown;
   /** Every secret handed out. */
   secrets: string[];
+  /**
+   * The next requests of `"METHOD /path"` are answered after these milliseconds, one each in
+   * turn; the action itself happens at once (a slow answer, not a slow action).
+   */
+  delays: Record<string, number[]>;
   /** The audit log, oldest first: each create, rotate, rename and revoke appends (actor `alice`). */
   audit: FakeAuditRecord[];
   close(): Promise<void>;
@@ -136,6 +141,7 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
     newKeyFields: {},
     rotateGraceExpiresAt: undefined,
     secrets: [],
+    delays: {},
     audit: [],
     auditMissing: false,
     close: () => new Promise((done) => server.close(() => done())),
@@ -365,6 +371,8 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
         request.headers[FAKE_CSRF.header.toLowerCase()] !== FAKE_CSRF.value
       ? error(403, "csrf_refused", "Missing the CSRF header.")
       : route(method, url.pathname, url.searchParams, body);
+    const delay = fake.delays[`${method} ${url.pathname}`]?.shift() ?? 0;
+    if (delay > 0) await new Promise((done) => setTimeout(done, delay));
     response.writeHead(status, { "Content-Type": "application/json" }).end(payload);
   });
   return new Promise((resolve) => {

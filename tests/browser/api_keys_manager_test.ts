@@ -31,6 +31,7 @@ import {
   copyAndCloseByKeyboard,
   createByKeyboard,
   focused,
+  revealedSecret,
   revokeByKeyboard,
   rotateByKeyboard,
   shadowText,
@@ -1184,6 +1185,145 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       fake.failAll = null;
     },
   );
+
+  /** Fills the create form (its name, the first scope) and submits it. */
+  async function submitCreate(name: string): Promise<void> {
+    const manager = page.locator("api-keys-manager");
+    await manager.locator("[part~=create-button]").click();
+    await manager.locator("dialog[open] input").first().fill(name);
+    await manager.locator("dialog[open] input[type=checkbox]").first().check();
+    await manager.locator("dialog[open] [type=submit]").click();
+  }
+
+  /** Clicks the open dialog's `name` button. */
+  function inDialog(name: string): Promise<void> {
+    return page.locator("api-keys-manager").locator("dialog[open]").getByRole("button", { name })
+      .click();
+  }
+
+  test(
+    "reveal: a slow create cancelled, then another: both secrets shown in turn, none replaced",
+    async () => {
+      fake.keys = [];
+      fake.delays["POST /admin/keys"] = [600, 1500];
+      await open();
+      await waitForText(page, "No API keys yet.");
+      await submitCreate("first");
+      await inDialog("Cancel"); // the user gives up waiting
+      await submitCreate("second");
+      await waitForText(page, "second", "table"); // the second answer is in
+      const [first, second] = fake.secrets.slice(-2);
+      assert.equal(await revealedSecret(page), first, "the first reveal stays");
+      assert.ok((await inShadow<string>("r.innerHTML")).includes(first));
+      await inDialog("Done");
+      await inDialog("Close without copying");
+      await page.waitForFunction(
+        (second) =>
+          document.querySelector("api-keys-manager")!.shadowRoot!.querySelector(
+            "dialog[open] [part=secret]",
+          )?.textContent === second,
+        second,
+      );
+      assert.ok(!(await inShadow<string>("r.innerHTML")).includes(first), "the first one dropped");
+      await inDialog("Done");
+      await inDialog("Close without copying");
+      await page.waitForFunction(() =>
+        !document.querySelector("api-keys-manager")!.shadowRoot!.querySelector("dialog[open]")
+      );
+    },
+    () => (fake.delays = {}),
+  );
+
+  test("rotate: a slow rotation cancelled, then another: both secrets shown in turn", async () => {
+    fake.keys = [key("k760", { name: "alpha" }), key("k761", { name: "beta" })];
+    fake.delays["POST /admin/keys/k760/rotate"] = [600];
+    fake.delays["POST /admin/keys/k761/rotate"] = [1500];
+    await open();
+    await waitForText(page, "beta", "table");
+    await act("alpha", "Rotate");
+    await inDialog("Rotate");
+    await inDialog("Cancel");
+    await act("beta", "Rotate");
+    await inDialog("Rotate");
+    await waitForText(page, "Rotating", "tr[data-id=k761]"); // the second answer is in
+    const [first, second] = fake.secrets.slice(-2);
+    assert.equal(await revealedSecret(page), first, "the first reveal stays");
+    await inDialog("Done");
+    await inDialog("Close without copying");
+    await page.waitForFunction(
+      (second) =>
+        document.querySelector("api-keys-manager")!.shadowRoot!.querySelector(
+          "dialog[open] [part=secret]",
+        )?.textContent === second,
+      second,
+    );
+    await inDialog("Done");
+    await inDialog("Close without copying");
+  }, () => (fake.delays = {}));
+
+  test(
+    "a cancelled action's answer lands in no other dialog: its error in the status line, its rename in the row",
+    async () => {
+      fake.keys = [key("k780", { name: "alpha" }), key("k781", { name: "beta" })];
+      fake.forbidden = ["/admin/keys"];
+      fake.delays["POST /admin/keys"] = [500];
+      fake.delays["PATCH /admin/keys/k780"] = [500];
+      await open();
+      await waitForText(page, "beta", "table");
+      await submitCreate("refused");
+      await inDialog("Cancel");
+      await act("beta", "Rotate"); // the user moves on
+      await waitForText(page, "You do not have permission", "[part=status]");
+      const dialog = () =>
+        inShadow<[string, string]>(
+          "[r.querySelector('dialog[open] h3')?.textContent, r.querySelector('dialog[open] .alert')?.textContent]",
+        );
+      assert.deepEqual(
+        await dialog(),
+        ["Rotate beta (sk_live_k781)", ""],
+        "the rotate form as it was",
+      );
+      assert.equal(await inShadow<boolean>("r.querySelector('[part=error]').hidden"), true);
+      await inDialog("Cancel");
+      await act("alpha", "Rename");
+      await page.locator("api-keys-manager").locator("dialog[open] input").fill("alpha two");
+      await inDialog("Save");
+      await inDialog("Cancel");
+      await act("beta", "Revoke");
+      await waitForText(page, "alpha two", "tr[data-id=k780]");
+      await page.evaluate(() => new Promise((done) => setTimeout(done, 100)));
+      assert.deepEqual(
+        await dialog(),
+        ["Revoke beta (sk_live_k781)", ""],
+        "the revoke form stays open",
+      );
+      await inDialog("Cancel");
+    },
+    () => {
+      fake.delays = {};
+      fake.forbidden = [];
+    },
+  );
+
+  test("revoke: an answer naming a successor (rotated elsewhere) adds its row and says it still works", async () => {
+    fake.keys = [key("k790", { name: "prod" }), key("k791", { name: "other" })];
+    await open();
+    await waitForText(page, "other", "table");
+    // Elsewhere (another tab, or whoever holds the stolen key): prod rotated, 7 days of grace.
+    fake.keys[0].status = "rotating";
+    fake.keys[0].expiresAt = new Date(Date.now() + 7 * DAY).toISOString();
+    fake.keys[0].replacedByKeyId = "k792";
+    fake.keys.unshift(key("k792", { name: "prod", replacesKeyId: "k790" }));
+    await act("prod", "Revoke");
+    await page.locator("api-keys-manager").locator("dialog[open] input").fill("prod");
+    await inDialog("Revoke");
+    await rowIds(["k791", "k792", "k790"]); // the successor above the key it replaced
+    await waitForText(page, "Its successor sk_live_k792 is still active", "[part=status]");
+    const revoked = await shadowText(page, "tr[data-id=k790]");
+    assert.match(revoked, /Revoked/);
+    assert.doesNotMatch(revoked, /Expires|Stops/, "a revoked key expires no more");
+    assert.match(await shadowText(page, "tr[data-id=k792]"), /Active/);
+  });
 
   test("two tabs: a rotate or rename refused as stale reads the key again and updates its row in place", async () => {
     fake.keys = [key("k770", { name: "shared" }), key("k771", { name: "other" })];
