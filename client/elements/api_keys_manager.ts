@@ -618,6 +618,7 @@ export class ApiKeysManagerElement extends HTMLElement {
       return successor;
     } catch {
       // Gone meanwhile, or unreadable now: the next load lists it if it is there.
+      return undefined;
     }
   }
 
