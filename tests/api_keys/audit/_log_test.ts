@@ -759,6 +759,25 @@ describe("api_keys/audit/_log.ts", () => {
     await service.close();
   });
 
+  it("a checkpoint whose read meets a prune landing between its pages verifies again from the new anchor", async () => {
+    const storage = new RacingAuditStorage();
+    const { service } = auditedService({ storage });
+    const old = new Date(Date.now() - DAY);
+    for (let i = 0; i < 700; i++) await storage.appendAudit({ ...appended(i), at: old });
+    for (let i = 700; i < 710; i++) await storage.appendAudit(appended(i));
+    storage.race = (read) =>
+      read === 2
+        ? {
+          between: () => storage.pruneAudit("t", new Date(Date.now() - DAY / 2)),
+          stateFirst: true,
+        }
+        : undefined;
+    storage.reads = 0;
+    assert.equal((await service.auditCheckpoint("t"))?.seq, 710);
+    assert.equal((await service.verifyAuditLog("t")).checked, 10);
+    await service.close();
+  });
+
   it("prunes past a retention time and still verifies from the anchor", async () => {
     const { service, clocks } = auditedService();
     for (let i = 0; i < 4; i++) {
