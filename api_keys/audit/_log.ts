@@ -299,12 +299,22 @@ export class AuditLog {
    * when it does not verify.
    */
   async checkpoint(tenantId: string): Promise<AuditCheckpoint | null> {
-    const signed = this.#signed.get(tenantId);
-    const { records, expected } = await this.#range(tenantId, {
-      fromSeq: signed?.seq,
-      checkpoint: signed,
-    });
-    const answer = await verifyAuditChain(records, expected);
+    const verified = async () => {
+      const signed = this.#signed.get(tenantId);
+      const { records, expected } = await this.#range(tenantId, {
+        fromSeq: signed?.seq,
+        checkpoint: signed,
+      });
+      return { expected, answer: await verifyAuditChain(records, expected) };
+    };
+    let { expected, answer } = await verified();
+    // Records missing because a prune dropped them meanwhile (the anchor moved past them):
+    // verified again, once, from the new anchor.
+    if (
+      !answer.ok && answer.problem === "deleted" && await this.#prunedPast(tenantId, answer.seq)
+    ) {
+      ({ expected, answer } = await verified());
+    }
     if (!answer.ok) throw chainError(answer);
     if (expected.head === null) return null;
     const { seq, hash } = expected.head;
@@ -469,6 +479,12 @@ export class AuditLog {
       expected: { tenantId, anchor, head, checkpoint },
       trusted,
     };
+  }
+
+  /** Whether `tenantId`'s chain is now anchored past `seq` (a prune dropped it). */
+  async #prunedPast(tenantId: string, seq: number): Promise<boolean> {
+    const { state } = await this.#access.read({ tenantId, order: "desc", limit: 1 });
+    return state.anchor.seq > seq;
   }
 
   /**
