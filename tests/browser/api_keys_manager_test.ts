@@ -1201,6 +1201,19 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       .click();
   }
 
+  /** Closes the reveal open now without copying; then the reveal of `next` is open. */
+  const closeUncopied = async (next: string) => {
+    await inDialog("Done");
+    await inDialog("Close without copying");
+    await page.waitForFunction(
+      (next) =>
+        document.querySelector("api-keys-manager")!.shadowRoot!.querySelector(
+          "dialog[open] [part=secret]",
+        )?.textContent === next,
+      next,
+    );
+  };
+
   test(
     "reveal: a slow create cancelled, then another: both secrets shown in turn, none replaced",
     async () => {
@@ -1215,15 +1228,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       const [first, second] = fake.secrets.slice(-2);
       assert.equal(await revealedSecret(page), first, "the first reveal stays");
       assert.ok((await inShadow<string>("r.innerHTML")).includes(first));
-      await inDialog("Done");
-      await inDialog("Close without copying");
-      await page.waitForFunction(
-        (second) =>
-          document.querySelector("api-keys-manager")!.shadowRoot!.querySelector(
-            "dialog[open] [part=secret]",
-          )?.textContent === second,
-        second,
-      );
+      await closeUncopied(second);
       assert.ok(!(await inShadow<string>("r.innerHTML")).includes(first), "the first one dropped");
       await inDialog("Done");
       await inDialog("Close without copying");
@@ -1248,15 +1253,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     await waitForText(page, "Rotating", "tr[data-id=k761]"); // the second answer is in
     const [first, second] = fake.secrets.slice(-2);
     assert.equal(await revealedSecret(page), first, "the first reveal stays");
-    await inDialog("Done");
-    await inDialog("Close without copying");
-    await page.waitForFunction(
-      (second) =>
-        document.querySelector("api-keys-manager")!.shadowRoot!.querySelector(
-          "dialog[open] [part=secret]",
-        )?.textContent === second,
-      second,
-    );
+    await closeUncopied(second);
     await inDialog("Done");
     await inDialog("Close without copying");
   }, () => (fake.delays = {}));
