@@ -10,9 +10,9 @@
  * @module
  */
 import { errorMessageOf } from "../telemetry/_error_name.ts";
+import type { CreditCounter, RateLimitCounter, WindowCounter } from "./store.ts";
 
 export { errorMessageOf };
-import type { CreditCounter, RateLimitCounter, WindowCounter } from "./store.ts";
 
 /** What a client with events has (node-redis clients, `pg.Pool`, `pg.Client`). */
 interface Emitter {
