@@ -139,10 +139,11 @@ const leaves = (q: string, window: string) => `ceil((${q} + SLOTS) * ${window} /
  * starts from what the earlier ones left, in Lua, with no `GET`, and a refused
  * one writes nothing. Every write comes after every check is decided, once per
  * counter and balance: a batch with a counter or balance it cannot read (an
- * error answering all its checks) writes nothing. Inputs: the number of checks, then per check its deadline,
- * its counters and each counter's inputs (below). Per check it answers 1 and
- * allowed, remaining, reset per counter (windows first), or 0 alone when its
- * deadline had passed (nothing read or written); then the time.
+ * error answering all its checks) writes nothing. Inputs: the number of
+ * checks, then per check its deadline, its counters and each counter's inputs
+ * (below). Per check it answers 1 and allowed, remaining, reset per counter
+ * (windows first), or 0 alone when its deadline had passed (nothing read or
+ * written); then the time.
  *
  * The work per check is kept small (Redis runs one script at a time, and its
  * time shows in every client's wait): a window counter is one table (its ring
@@ -321,8 +322,8 @@ return out
 /**
  * A credit change: the refill due, then `set`, `add` or `anchor` (the balance
  * kept, as of now: another rule refills first at its next boundary after now),
- * in one step, unless the deadline passed. Answers 1, the balance and ms to the next refill (or 0, 0,
- * 0: nothing changed), then the time.
+ * in one step, unless the deadline passed. Answers 1, the balance and ms to the
+ * next refill (or 0, 0, 0: nothing changed), then the time.
  */
 export const CHANGE_SCRIPT = CREDIT_LUA + `
 local hash = key()                    -- the balance's hash
