@@ -7,7 +7,9 @@
  * a chain rewritten after a checkpoint neither signed nor exported again, no
  * false alarm from appends during a verify or a checkpoint, concurrent
  * renames recorded with the names they replaced; pruning keeps the chain
- * verifiable. Skips without `DATABASE_URL`; fails under `CI=true`.
+ * verifiable; a read answers its records and the head of one snapshot,
+ * also when another connection commits an append or a prune during it.
+ * Skips without `DATABASE_URL`; fails under `CI=true`.
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -27,6 +29,8 @@ import { serviceHooks } from "../../api_keys/_service_hooks.ts";
 import type { AuditAppend, AuditVerification } from "../../api_keys/audit/types.ts";
 import { storedRecord } from "../api_keys/storage/stored_record.ts";
 import { createPrismaClient, databaseReady, probeDatabase } from "./prisma_client.ts";
+import pg from "pg";
+import { PRUNE_AUDIT_SQL } from "../../api_keys/audit/_sql.ts";
 
 const url = Deno.env.get("DATABASE_URL");
 const unavailable = await probeDatabase(url);
@@ -364,6 +368,65 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
         }
       }
       await kept.close();
+    });
+
+    it("readAudit reads the records and the head in one statement: an append or a prune committed by another connection during the read never splits them", async () => {
+      // Statements sent by the storage's audit client, each with whether it has settled.
+      const sent: { sql: string; settled: boolean }[] = [];
+      const client = {
+        $queryRawUnsafe: (query: string, ...values: unknown[]) => {
+          const statement = { sql: query, settled: false };
+          sent.push(statement);
+          const answer = prisma.$queryRawUnsafe(query, ...values);
+          answer.then(() => statement.settled = true, () => statement.settled = true);
+          return answer;
+        },
+        $executeRawUnsafe: prisma.$executeRawUnsafe.bind(prisma),
+      };
+      const counted = new PrismaApiKeyStorage(prisma, { audit: client });
+      for (const change of ["append", "prune"] as const) {
+        const tenantId = await chainOf(4);
+        sent.length = 0;
+        // Another connection takes the heads table: a read of the heads row waits for its commit.
+        const other = new pg.Client({ connectionString: url });
+        await other.connect();
+        try {
+          const { rows: [{ pid }] } = await other.query("SELECT pg_backend_pid() AS pid");
+          await other.query("BEGIN");
+          await other.query("LOCK TABLE api_key_audit_heads IN ACCESS EXCLUSIVE MODE");
+          const reading = counted.readAudit!({ tenantId, order: "asc", limit: 100 });
+          // Until the read waits on the lock and every statement of it not reading the heads
+          // row has answered (two statements: the records read before the change commits).
+          const until = Date.now() + 10_000;
+          for (;;) {
+            const [{ n }] = await prisma.$queryRawUnsafe(
+              "SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))",
+              pid,
+            ) as { n: number }[];
+            const pending = sent.filter((s) =>
+              !s.settled && !s.sql.includes("api_key_audit_heads")
+            );
+            if (n > 0 && pending.length === 0) break;
+            assert.ok(Date.now() < until, "the read never waited on the heads table");
+            await new Promise((resolve) => setTimeout(resolve, 5));
+          }
+          if (change === "append") {
+            await other.query(
+              "SELECT api_key_audit_append($1::text, $2::text)",
+              [tenantId, entry(tenantId, "k5").body],
+            );
+          } else {
+            await other.query(PRUNE_AUDIT_SQL, [tenantId, new Date(Date.now() + 60_000)]);
+          }
+          await other.query("COMMIT");
+          const { records, state } = await reading;
+          const answer = await verifyAuditChain(records, { tenantId, ...state });
+          assert.equal(problem(answer), "ok", `${change}: ${JSON.stringify(state)}`);
+          assert.equal(sent.length, 1, `${change}: one statement`);
+        } finally {
+          await other.end();
+        }
+      }
     });
 
     it("pruning keeps the chain verifiable from its anchor; a deleted first record is still found", async () => {
