@@ -429,6 +429,66 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
       }
     });
 
+    it("through the service: an export meeting a real prune between its pages goes on when the prune dropped only records it emitted, and stops (deleted) when it dropped one it had not reached", async () => {
+      for (const [old, refused] of [[300, undefined], [600, /seq 501 \(deleted/]] as const) {
+        const tenantId = `pg-audit-${crypto.randomUUID()}`;
+        const append = (from: number, to: number) =>
+          sql(
+            "SELECT api_key_audit_append($1::text, b) FROM unnest($2::text[]) AS b",
+            tenantId,
+            Array.from({ length: to - from }, (_, i) =>
+              canonicalJson({ v: 1, action: "key.created", actor: "pg", n: from + i })),
+          );
+        // Records 1 to `old`, then (a few ms later by the database clock) the rest up to 1,100.
+        await append(0, old);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        await append(old, 1_100);
+        const [{ at }] = await prisma.$queryRawUnsafe(
+          "SELECT at FROM api_key_audit WHERE tenant_id = $1 AND seq = $2",
+          tenantId,
+          old + 1,
+        ) as { at: Date }[];
+        // The storage's audit client prunes before `old + 1` as the export reads its second page.
+        let reads = 0;
+        const client = {
+          $queryRawUnsafe: async (query: string, ...values: unknown[]) => {
+            if (query.includes("api_key_audit_heads") && values[0] === tenantId && ++reads === 2) {
+              await storage.pruneAudit!(tenantId, at);
+            }
+            return await prisma.$queryRawUnsafe(query, ...values);
+          },
+          $executeRawUnsafe: prisma.$executeRawUnsafe.bind(prisma),
+        };
+        const service = auditedService({
+          storage: new PrismaApiKeyStorage(prisma, { audit: client }),
+          audit: { checkpointKey: SECRET, checkpointEvery: 100 },
+        });
+        const lines: { type: string; seq: number; prevHash?: string; hash: string }[] = [];
+        const error = await (async () => {
+          for await (const line of service.exportAuditLog(tenantId)) lines.push(JSON.parse(line));
+        })().then(() => undefined, (error: Error) => error);
+        const records = lines.filter((l) => l.type === "record");
+        if (refused === undefined) {
+          assert.equal(error, undefined, String(error?.message));
+          assert.deepEqual(
+            records.map((r) => r.seq),
+            Array.from({ length: 1_100 }, (_, i) => i + 1),
+          );
+          assert.ok(records.every((r, i) => i === 0 || r.prevHash === records[i - 1].hash));
+          assert.deepEqual([lines.at(-1)!.type, lines.at(-1)!.seq], ["checkpoint", 1_100]);
+        } else {
+          assert.equal(error?.name, "AuditChainError");
+          assert.match(error!.message, refused);
+          assert.equal(records.at(-1)!.seq, 500);
+          assert.ok(!lines.some((l) => l.type === "checkpoint" && l.seq >= 500), "none signed");
+        }
+        const { state } = await storage.readAudit!({ tenantId, order: "desc", limit: 1 });
+        assert.equal(state.anchor.seq, old + 1, "the prune landed between the pages");
+        assert.equal(problem(await service.verifyAuditLog(tenantId)), "ok");
+        await service.close();
+      }
+    });
+
     it("pruning keeps the chain verifiable from its anchor; a deleted first record is still found", async () => {
       const tenantId = await chainOf(4);
       assert.equal(await storage.pruneAudit!(tenantId, new Date(Date.now() + 60_000)), 3);
