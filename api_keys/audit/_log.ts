@@ -379,9 +379,10 @@ export class AuditLog {
 
   /**
    * `tenantId`'s records in `seq` order from `afterSeq` to `toSeq`, a page at
-   * a time (never all in memory). `first`, the first page read beside the
-   * chain's state (not atomically: the head may be newer than it), is
-   * followed by one more read when it ends short of `toSeq`.
+   * a time (never all in memory). `first`, the first page read with the
+   * chain's state (in one snapshot on the built-in storages; a custom storage
+   * may read them apart, the head newer than it), is followed by one more
+   * read when it ends short of `toSeq`.
    */
   async *#records(
     tenantId: string,
@@ -467,8 +468,8 @@ export class AuditLog {
       ? state.head
       : null;
     const last = toSeq ?? state.head?.seq ?? 0;
-    // The rows may be read before a record the head read beside them has: `fromSeq`'s `prevHash`
-    // is read again, not taken as empty.
+    // A storage reading the rows and the head apart may read the rows before a record the head
+    // has: `fromSeq`'s `prevHash` is read again, not taken as empty.
     const rows = trusted && read.records.length === 0 && last >= fromSeq
       ? (await this.#access.read(query)).records
       : read.records;

@@ -14,19 +14,31 @@ export const APPEND_AUDIT_SQL =
   "SELECT seq, at, prev_hash, hash FROM api_key_audit_append($1::text, $2::text)";
 
 /**
- * Reads records in `order`: `$1` tenant, `$2`/`$3` after/before seq, `$4`/`$5`
- * the time window, `$6` key id, `$7` actor, `$8` action, `$9` limit; each
- * filter null when not given.
+ * Reads records in `order` and the chain's head and anchor in one statement
+ * (one snapshot: an append or a prune committed meanwhile is seen by both or
+ * by neither): `$1` tenant, `$2`/`$3` after/before seq, `$4`/`$5` the time
+ * window, `$6` key id, `$7` actor, `$8` action, `$9` limit; each filter null
+ * when not given. One row per record, each with the head's columns (one row
+ * with null record columns when none; null head columns for an empty chain).
  */
 export function readAuditSql(order: "asc" | "desc"): string {
-  return `SELECT tenant_id, seq, at, body, prev_hash, hash FROM api_key_audit
-WHERE tenant_id = $1::text AND ($2::bigint IS NULL OR seq > $2::bigint)
-  AND ($3::bigint IS NULL OR seq < $3::bigint)
-  AND ($4::timestamptz IS NULL OR at >= $4::timestamptz)
-  AND ($5::timestamptz IS NULL OR at < $5::timestamptz)
-  AND ($6::text IS NULL OR key_id = $6::text) AND ($7::text IS NULL OR actor = $7::text)
-  AND ($8::text IS NULL OR action = $8::text)
-ORDER BY seq ${order === "asc" ? "ASC" : "DESC"} LIMIT $9::int`;
+  const by = order === "asc" ? "ASC" : "DESC";
+  return `WITH head AS (
+  SELECT seq, hash, anchor_seq, anchor_prev_hash FROM api_key_audit_heads WHERE tenant_id = $1::text
+), page AS (
+  SELECT tenant_id, seq, at, body, prev_hash, hash FROM api_key_audit
+  WHERE tenant_id = $1::text AND ($2::bigint IS NULL OR seq > $2::bigint)
+    AND ($3::bigint IS NULL OR seq < $3::bigint)
+    AND ($4::timestamptz IS NULL OR at >= $4::timestamptz)
+    AND ($5::timestamptz IS NULL OR at < $5::timestamptz)
+    AND ($6::text IS NULL OR key_id = $6::text) AND ($7::text IS NULL OR actor = $7::text)
+    AND ($8::text IS NULL OR action = $8::text)
+  ORDER BY seq ${by} LIMIT $9::int
+)
+SELECT head.seq AS head_seq, head.hash AS head_hash, head.anchor_seq, head.anchor_prev_hash,
+  page.tenant_id, page.seq, page.at, page.body, page.prev_hash, page.hash
+FROM (SELECT 1) AS one LEFT JOIN head ON true LEFT JOIN page ON true
+ORDER BY page.seq ${by}`;
 }
 
 /** The parameters of `readAuditSql` for `query`. */
@@ -43,10 +55,6 @@ export function readAuditParams(query: AuditReadQuery): unknown[] {
     query.limit,
   ];
 }
-
-/** The head and anchor of `$1`'s chain (no row: an empty chain). */
-export const AUDIT_STATE_SQL =
-  "SELECT seq, hash, anchor_seq, anchor_prev_hash FROM api_key_audit_heads WHERE tenant_id = $1::text";
 
 /**
  * Prunes `$1`'s records written before `$2`, keeping the head's record, and
@@ -85,12 +93,27 @@ export function toStoredAuditRecord(
   };
 }
 
-/** The rows of `AUDIT_STATE_SQL` as a state. */
-export function toAuditChainState(rows: unknown): AuditChainState {
-  const row = (Array.isArray(rows) ? rows[0] : undefined) as Record<string, unknown> | undefined;
-  if (row === undefined) return { head: null, anchor: { seq: 1, prevHash: GENESIS_HASH } };
+/** A row of `readAuditSql` (its head's columns; none: an empty chain) as a state. */
+export function toAuditChainState(row: unknown): AuditChainState {
+  const r = row as Record<string, unknown> | undefined;
+  if (r === undefined || r.head_seq === null || r.head_seq === undefined) {
+    return { head: null, anchor: { seq: 1, prevHash: GENESIS_HASH } };
+  }
   return {
-    head: num(row.seq) === 0 ? null : { seq: num(row.seq), hash: row.hash as string },
-    anchor: { seq: num(row.anchor_seq), prevHash: row.anchor_prev_hash as string },
+    head: num(r.head_seq) === 0 ? null : { seq: num(r.head_seq), hash: r.head_hash as string },
+    anchor: { seq: num(r.anchor_seq), prevHash: r.anchor_prev_hash as string },
+  };
+}
+
+/** The rows of `readAuditSql` as the records and the state read with them. */
+export function toAuditReadAnswer(
+  rows: unknown,
+): { records: StoredAuditRecord[]; state: AuditChainState } {
+  const list = (Array.isArray(rows) ? rows : []) as Record<string, unknown>[];
+  return {
+    records: list.filter((row) => row.seq !== null && row.seq !== undefined).map((row) =>
+      toStoredAuditRecord(row)
+    ),
+    state: toAuditChainState(list[0]),
   };
 }

@@ -1484,6 +1484,35 @@ export function runApiKeyStorageContract(
     const verified = await verifyAuditChain(records, { tenantId, ...state });
     check(verified.ok, `verifies from the anchor: ${JSON.stringify(verified)}`);
   });
+
+  test("readAudit (when present): the records and the state of one answer are one snapshot: each read beside appends (and prunes, with pruneAudit) verifies against the state it answers", async () => {
+    const storage = await factory();
+    const { appendAudit: append, readAudit: read, pruneAudit: prune } = storage;
+    if (append === undefined || read === undefined) return;
+    const tenantId = `tenant-audit-${crypto.randomUUID()}`;
+    await append.call(storage, auditOf(tenantId, "key.created", "k0"));
+    let writing = true;
+    const writer = (async () => {
+      try {
+        for (let i = 1; i <= 30; i++) {
+          await append.call(storage, auditOf(tenantId, "key.revoked", `k${i}`));
+          if (prune !== undefined && i % 10 === 0) {
+            await prune.call(storage, tenantId, new Date(Date.now() + 60_000));
+          }
+        }
+      } finally {
+        writing = false;
+      }
+    })();
+    const problems: string[] = [];
+    for (let reads = 0; writing || reads === 0; reads++) {
+      const { records, state } = await read.call(storage, { tenantId, order: "asc", limit: 1_000 });
+      const verified = await verifyAuditChain(records, { tenantId, ...state });
+      if (!verified.ok) problems.push(`${verified.problem} ${verified.seq}`);
+    }
+    await writer;
+    check(problems.length === 0, `reads that did not verify: ${problems.join(", ")}`);
+  });
 }
 
 /** An audit record to append: `action` on key `keyId` by actor "contract". */

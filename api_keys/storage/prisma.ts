@@ -38,11 +38,10 @@ import {
 } from "../metering/usage.ts";
 import {
   APPEND_AUDIT_SQL,
-  AUDIT_STATE_SQL,
   PRUNE_AUDIT_SQL,
   readAuditParams,
   readAuditSql,
-  toAuditChainState,
+  toAuditReadAnswer,
   toStoredAuditRecord,
 } from "../audit/_sql.ts";
 import type { AuditAppend, AuditReadQuery, StoredAuditRecord } from "../audit/types.ts";
@@ -505,7 +504,7 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
   readonly readUsageOfKeys?: (query: ApiKeyUsageKeysReadQuery) => Promise<ApiKeyUsageBucket[][]>;
   /** Capability, with the `audit` option only: one `api_key_audit_append` statement. */
   readonly appendAudit?: (audit: AuditAppend) => Promise<StoredAuditRecord>;
-  /** Capability, with the `audit` option only: the records and the chain's head (two reads). */
+  /** Capability, with the `audit` option only: the records and the chain's head (one statement). */
   readonly readAudit?: (query: AuditReadQuery) => Promise<AuditReadAnswer>;
   /** Capability, with the `audit` option only: one statement deleting and re-anchoring. */
   readonly pruneAudit?: (tenantId: string, before: Date) => Promise<number>;
@@ -643,16 +642,10 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
         const rows = await audit.$queryRawUnsafe(APPEND_AUDIT_SQL, entry.tenantId, entry.body);
         return toStoredAuditRecord((rows as unknown[])[0], entry);
       };
-      this.readAudit = async (query) => {
-        const [rows, state] = await Promise.all([
-          audit.$queryRawUnsafe(readAuditSql(query.order), ...readAuditParams(query)),
-          audit.$queryRawUnsafe(AUDIT_STATE_SQL, query.tenantId),
-        ]);
-        return {
-          records: (rows as unknown[]).map((row) => toStoredAuditRecord(row)),
-          state: toAuditChainState(state),
-        };
-      };
+      this.readAudit = async (query) =>
+        toAuditReadAnswer(
+          await audit.$queryRawUnsafe(readAuditSql(query.order), ...readAuditParams(query)),
+        );
       this.pruneAudit = async (tenantId, before) => {
         const rows = await audit.$queryRawUnsafe(PRUNE_AUDIT_SQL, tenantId, before);
         return Number((rows as { n: unknown }[])[0]?.n ?? 0);

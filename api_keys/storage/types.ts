@@ -279,7 +279,13 @@ export interface ApiKeyStorage {
 export interface AuditReadAnswer {
   /** The records, at most `limit`, in the query's order. */
   records: StoredAuditRecord[];
-  /** The chain's head and anchor when read. */
+  /**
+   * The chain's head and anchor, read in the same snapshot as `records` (one
+   * statement or transaction: an append or a prune committed meanwhile is in
+   * both or in neither; the built-in storages do). Read apart, a prune or an
+   * append landing between the two can make a verify, an export or a
+   * checkpoint fail with a problem that is not there.
+   */
   state: AuditChainState;
 }
 

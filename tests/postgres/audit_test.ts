@@ -7,7 +7,9 @@
  * a chain rewritten after a checkpoint neither signed nor exported again, no
  * false alarm from appends during a verify or a checkpoint, concurrent
  * renames recorded with the names they replaced; pruning keeps the chain
- * verifiable. Skips without `DATABASE_URL`; fails under `CI=true`.
+ * verifiable; a read answers its records and the head of one snapshot,
+ * also when another connection commits an append or a prune during it.
+ * Skips without `DATABASE_URL`; fails under `CI=true`.
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -27,6 +29,8 @@ import { serviceHooks } from "../../api_keys/_service_hooks.ts";
 import type { AuditAppend, AuditVerification } from "../../api_keys/audit/types.ts";
 import { storedRecord } from "../api_keys/storage/stored_record.ts";
 import { createPrismaClient, databaseReady, probeDatabase } from "./prisma_client.ts";
+import pg from "pg";
+import { PRUNE_AUDIT_SQL } from "../../api_keys/audit/_sql.ts";
 
 const url = Deno.env.get("DATABASE_URL");
 const unavailable = await probeDatabase(url);
@@ -364,6 +368,125 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
         }
       }
       await kept.close();
+    });
+
+    it("readAudit reads the records and the head in one statement: an append or a prune committed by another connection during the read never splits them", async () => {
+      // Statements sent by the storage's audit client, each with whether it has settled.
+      const sent: { sql: string; settled: boolean }[] = [];
+      const client = {
+        $queryRawUnsafe: (query: string, ...values: unknown[]) => {
+          const statement = { sql: query, settled: false };
+          sent.push(statement);
+          const answer = prisma.$queryRawUnsafe(query, ...values);
+          answer.then(() => statement.settled = true, () => statement.settled = true);
+          return answer;
+        },
+        $executeRawUnsafe: prisma.$executeRawUnsafe.bind(prisma),
+      };
+      const counted = new PrismaApiKeyStorage(prisma, { audit: client });
+      for (const change of ["append", "prune"] as const) {
+        const tenantId = await chainOf(4);
+        sent.length = 0;
+        // Another connection takes the heads table: a read of the heads row waits for its commit.
+        const other = new pg.Client({ connectionString: url });
+        await other.connect();
+        try {
+          const { rows: [{ pid }] } = await other.query("SELECT pg_backend_pid() AS pid");
+          await other.query("BEGIN");
+          await other.query("LOCK TABLE api_key_audit_heads IN ACCESS EXCLUSIVE MODE");
+          const reading = counted.readAudit!({ tenantId, order: "asc", limit: 100 });
+          // Until the read waits on the lock and every statement of it not reading the heads
+          // row has answered (two statements: the records read before the change commits).
+          const until = Date.now() + 10_000;
+          for (;;) {
+            const [{ n }] = await prisma.$queryRawUnsafe(
+              "SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))",
+              pid,
+            ) as { n: number }[];
+            const pending = sent.filter((s) =>
+              !s.settled && !s.sql.includes("api_key_audit_heads")
+            );
+            if (n > 0 && pending.length === 0) break;
+            assert.ok(Date.now() < until, "the read never waited on the heads table");
+            await new Promise((resolve) => setTimeout(resolve, 5));
+          }
+          if (change === "append") {
+            await other.query(
+              "SELECT api_key_audit_append($1::text, $2::text)",
+              [tenantId, entry(tenantId, "k5").body],
+            );
+          } else {
+            await other.query(PRUNE_AUDIT_SQL, [tenantId, new Date(Date.now() + 60_000)]);
+          }
+          await other.query("COMMIT");
+          const { records, state } = await reading;
+          const answer = await verifyAuditChain(records, { tenantId, ...state });
+          assert.equal(problem(answer), "ok", `${change}: ${JSON.stringify(state)}`);
+          assert.equal(sent.length, 1, `${change}: one statement`);
+        } finally {
+          await other.end();
+        }
+      }
+    });
+
+    it("through the service: an export meeting a real prune between its pages goes on when the prune dropped only records it emitted, and stops (deleted) when it dropped one it had not reached", async () => {
+      for (const [old, refused] of [[300, undefined], [600, /seq 501 \(deleted/]] as const) {
+        const tenantId = `pg-audit-${crypto.randomUUID()}`;
+        const append = (from: number, to: number) =>
+          sql(
+            "SELECT api_key_audit_append($1::text, b) FROM unnest($2::text[]) AS b",
+            tenantId,
+            Array.from({ length: to - from }, (_, i) =>
+              canonicalJson({ v: 1, action: "key.created", actor: "pg", n: from + i })),
+          );
+        // Records 1 to `old`, then (a few ms later by the database clock) the rest up to 1,100.
+        await append(0, old);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        await append(old, 1_100);
+        const [{ at }] = await prisma.$queryRawUnsafe(
+          "SELECT at FROM api_key_audit WHERE tenant_id = $1 AND seq = $2",
+          tenantId,
+          old + 1,
+        ) as { at: Date }[];
+        // The storage's audit client prunes before `old + 1` as the export reads its second page.
+        let reads = 0;
+        const client = {
+          $queryRawUnsafe: async (query: string, ...values: unknown[]) => {
+            if (query.includes("api_key_audit_heads") && values[0] === tenantId && ++reads === 2) {
+              await storage.pruneAudit!(tenantId, at);
+            }
+            return await prisma.$queryRawUnsafe(query, ...values);
+          },
+          $executeRawUnsafe: prisma.$executeRawUnsafe.bind(prisma),
+        };
+        const service = auditedService({
+          storage: new PrismaApiKeyStorage(prisma, { audit: client }),
+          audit: { checkpointKey: SECRET, checkpointEvery: 100 },
+        });
+        const lines: { type: string; seq: number; prevHash?: string; hash: string }[] = [];
+        const error = await (async () => {
+          for await (const line of service.exportAuditLog(tenantId)) lines.push(JSON.parse(line));
+        })().then(() => undefined, (error: Error) => error);
+        const records = lines.filter((l) => l.type === "record");
+        if (refused === undefined) {
+          assert.equal(error, undefined, String(error?.message));
+          assert.deepEqual(
+            records.map((r) => r.seq),
+            Array.from({ length: 1_100 }, (_, i) => i + 1),
+          );
+          assert.ok(records.every((r, i) => i === 0 || r.prevHash === records[i - 1].hash));
+          assert.deepEqual([lines.at(-1)!.type, lines.at(-1)!.seq], ["checkpoint", 1_100]);
+        } else {
+          assert.equal(error?.name, "AuditChainError");
+          assert.match(error!.message, refused);
+          assert.equal(records.at(-1)!.seq, 500);
+          assert.ok(!lines.some((l) => l.type === "checkpoint" && l.seq >= 500), "none signed");
+        }
+        const { state } = await storage.readAudit!({ tenantId, order: "desc", limit: 1 });
+        assert.equal(state.anchor.seq, old + 1, "the prune landed between the pages");
+        assert.equal(problem(await service.verifyAuditLog(tenantId)), "ok");
+        await service.close();
+      }
     });
 
     it("pruning keeps the chain verifiable from its anchor; a deleted first record is still found", async () => {

@@ -778,6 +778,63 @@ describe("api_keys/audit/_log.ts", () => {
     await service.close();
   });
 
+  it("an export meeting a prune between its pages goes on when only records it emitted were dropped; one dropped, deleted or edited before it reached it stops the export", async () => {
+    const past = new Date(Date.now() - DAY);
+    /** An export of 1,200 records (the first `old` written a day ago) meeting `between` before its second page. */
+    const exported = async (old: number, between: (storage: RacingAuditStorage) => unknown) => {
+      const storage = new RacingAuditStorage();
+      const { service } = auditedService({ checkpointEvery: 100, storage });
+      for (let i = 0; i < 1_200; i++) {
+        await storage.appendAudit({ ...appended(i), at: i < old ? past : new Date() });
+      }
+      storage.race = (read) =>
+        read === 2 ? { between: async () => await between(storage), stateFirst: true } : undefined;
+      storage.reads = 0;
+      const lines: AuditExportLine[] = [];
+      const error = await (async () => {
+        for await (const line of service.exportAuditLog("t")) lines.push(JSON.parse(line));
+      })().then(() => undefined, (error: Error) => error);
+      return { service, storage, lines, error };
+    };
+    const prune = (storage: RacingAuditStorage) =>
+      storage.pruneAudit("t", new Date(Date.now() - DAY / 2));
+    // Records 1 to 300, or 1 to 500 (the whole first page), pruned once emitted: the export goes on
+    // from the last hash it emitted, every record linked to the one before.
+    for (const old of [300, 500]) {
+      const { service, lines, error } = await exported(old, prune);
+      assert.equal(error, undefined, `${old}: ${error?.message}`);
+      const records = lines.filter((l) => l.type === "record");
+      assert.deepEqual(records.map((r) => r.seq), Array.from({ length: 1_200 }, (_, i) => i + 1));
+      const links = records.map((r, i) => r.prevHash === (records[i - 1]?.hash ?? GENESIS_HASH));
+      assert.ok(links.every(Boolean), `${old}: each record links to the one before`);
+      assert.deepEqual([lines.at(-1)!.type, lines.at(-1)!.seq], ["checkpoint", 1_200]);
+      assert.equal((await service.verifyAuditLog("t")).ok, true);
+      await service.close();
+    }
+    // Records the export had not reached yet: pruned (501 to 700), deleted (600) or edited (700).
+    const hide600 = (storage: RacingAuditStorage) => {
+      storage.view = (answer) => ({
+        ...answer,
+        records: answer.records.filter((r) => r.seq !== 600),
+      });
+    };
+    for (
+      const [old, between, refused] of [
+        [700, prune, /seq 501 \(deleted: records 501 to 700 are missing\)/],
+        [0, hide600, /seq 600 \(deleted/],
+        [0, (storage: RacingAuditStorage) => storage.edit(700, false), /seq 700 \(edited/],
+      ] as const
+    ) {
+      const { service, lines, error } = await exported(old, between);
+      assert.equal(error?.name, "AuditChainError");
+      assert.match(error!.message, refused);
+      const stop = Number(/seq (\d+)/.exec(error!.message)![1]);
+      assert.equal(lines.filter((l) => l.type === "record").at(-1)!.seq, stop - 1);
+      assert.ok(!lines.some((l) => l.type === "checkpoint" && l.seq >= stop - 1), "none signed");
+      await service.close();
+    }
+  });
+
   it("prunes past a retention time and still verifies from the anchor", async () => {
     const { service, clocks } = auditedService();
     for (let i = 0; i < 4; i++) {
