@@ -22,6 +22,12 @@ import type {
 import type { KeyLimits, Written } from "./_manage.ts";
 import type { ListApiKeyPageOptions } from "./storage/types.ts";
 
+/** The options of a rename (`ServiceHooks.renameForTenant`). */
+export interface RenameOptions {
+  /** Renames only while the key's name is this one (atomic: `replaceNameForTenant`). */
+  expectedName?: string;
+}
+
 /** The hooks of one service. */
 export interface ServiceHooks {
   /** The service's `onEvent` dispatcher, when it has one. */
@@ -39,10 +45,22 @@ export interface ServiceHooks {
   /**
    * The storage's `renameForTenant` under its deadline, when it has the
    * capability; with the audit log, recorded as done by `context`'s actor.
+   * With `options.expectedName` (needs `conditionalRename`), renames only
+   * while the key's name is that one, in one step (`replaceNameForTenant`):
+   * `false` when it is another (nothing written, nothing recorded). Resolves
+   * `true` when it renamed.
    */
   renameForTenant:
-    | ((tenantId: string, id: string, name: string, context?: AuditContext) => Promise<void>)
+    | ((
+      tenantId: string,
+      id: string,
+      name: string,
+      context?: AuditContext,
+      options?: RenameOptions,
+    ) => Promise<boolean>)
     | undefined;
+  /** Whether `renameForTenant` takes `expectedName` (the storage has `replaceNameForTenant` too). */
+  conditionalRename: boolean;
   /** Whether the service records usage (its `usage` option, on a storage that reads it back). */
   recordsUsage: boolean;
   /** Whether the service keeps the audit log (its `audit` option). */

@@ -153,6 +153,8 @@ export class ApiKeysService {
       clock: settings.clock,
       allowsNeverExpires: settings.allowsNeverExpires,
       renameForTenant: auditedRename(settings),
+      conditionalRename: settings.storage.renameForTenant !== undefined &&
+        settings.storage.replaceNameForTenant !== undefined,
       recordsUsage: settings.recordsUsage,
       audits: settings.audits,
       recordRefusal: auditedRefusal(settings),
@@ -513,7 +515,10 @@ const RENAME_ATTEMPTS = 5;
  * the same step: with `replaceNameForTenant`, only while the name is the one
  * read (read again and retried when another rename came between, up to
  * `RENAME_ATTEMPTS` times, then `ApiKeyStorageError`), so each record's
- * `before` is the name its rename replaced.
+ * `before` is the name its rename replaced. With `expectedName`, only over
+ * that name, through `replaceNameForTenant` (no retry: `false` when the name
+ * is another; a `TypeError` without the capability, which the routes check
+ * first: a read then a rename would not be atomic).
  */
 function auditedRename(
   settings: Settings,
@@ -521,19 +526,35 @@ function auditedRename(
   const { storage } = settings;
   const { renameForTenant: rename, replaceNameForTenant: replace } = storage;
   if (rename === undefined) return undefined;
-  if (!settings.audits) return (tenantId, id, name) => rename(tenantId, id, name);
-  return async (tenantId, id, name, context) => {
+  /** The rename recording nothing (no audit log, or not the tenant's key), over `expectedName` if any. */
+  const plain = async (tenantId: string, id: string, name: string, expectedName?: string) => {
+    if (expectedName === undefined) {
+      await rename(tenantId, id, name);
+      return true;
+    }
+    return await replace!(tenantId, id, expectedName, name);
+  };
+  return async (tenantId, id, name, context, options) => {
+    const expectedName = options?.expectedName;
+    if (expectedName !== undefined && replace === undefined) {
+      throw new TypeError("a rename with expectedName needs the storage's replaceNameForTenant");
+    }
+    if (!settings.audits) return await plain(tenantId, id, name, expectedName);
     const [{ change }] = await Promise.all([import("./audit/_log.ts"), settings.loaded()]);
     const audit = settings.audit!;
     for (let attempt = 1;; attempt++) {
       const record = await storage.findById(id);
       // Another tenant's or an unknown key: the rename rejects it, recording nothing.
-      if (record === null || record.tenantId !== tenantId) return await rename(tenantId, id, name);
+      if (record === null || record.tenantId !== tenantId) {
+        return await plain(tenantId, id, name, expectedName);
+      }
+      if (expectedName !== undefined && record.name !== expectedName) return false;
       const entry = audit.entry(tenantId, "key.renamed", context, "app", record, {
         name: change(record.name, name),
       });
       if (replace === undefined) await rename(tenantId, id, name, entry);
       else if (!await replace(tenantId, id, record.name, name, entry)) {
+        if (expectedName !== undefined) return false;
         if (attempt < RENAME_ATTEMPTS) continue;
         throw new ApiKeyStorageError(
           "replaceNameForTenant",
@@ -541,7 +562,7 @@ function auditedRename(
         );
       }
       audit.appended(tenantId);
-      return;
+      return true;
     }
   };
 }

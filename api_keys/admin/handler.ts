@@ -409,6 +409,7 @@ export function createApiKeysAdminHandler<R>(
     layouts,
     allowsNeverExpires,
     renameForTenant: rename,
+    conditionalRename,
     recordsUsage,
     audits,
     recordRefusal,
@@ -422,7 +423,11 @@ export function createApiKeysAdminHandler<R>(
     usageOfKeys,
   } = hooks;
   let csrfRefused = 0;
-  const capabilities = Object.freeze({ rename: rename !== undefined, usage: recordsUsage });
+  const capabilities = Object.freeze({
+    rename: rename !== undefined,
+    conditionalRename,
+    usage: recordsUsage,
+  });
 
   /**
    * The new key `written` read back (its balance with it); when the read
@@ -914,6 +919,27 @@ export function createApiKeysAdminHandler<R>(
     }
   }
 
+  /**
+   * `PATCH /keys/:id`'s body: `name`, and `expectedName` (checked as a name;
+   * `null` or omitted: none). `expectedName` needs `replaceNameForTenant`
+   * (a read then a rename would not be atomic): without it, 501 before the
+   * key is read, as the rename route without `renameForTenant`.
+   */
+  function renameBody(body: AdminRequest["body"]): { name?: unknown; expectedName?: string } {
+    const input = readObject(body, maxBodyBytes, ["name", "expectedName"]);
+    const expectedName = input.expectedName === undefined || input.expectedName === null
+      ? undefined
+      : keyName(input.expectedName, "expectedName");
+    if (expectedName !== undefined && !conditionalRename) {
+      throw new AdminHttpError(
+        501,
+        "not_implemented",
+        "A rename with expectedName is not available (the storage lacks replaceNameForTenant)",
+      );
+    }
+    return { name: input.name, expectedName };
+  }
+
   async function act(route: Route, request: AdminRequest, call: Call<R>): Promise<AdminResponse> {
     const { action, id } = route;
     const { tenantId } = call;
@@ -934,7 +960,9 @@ export function createApiKeysAdminHandler<R>(
     if (action === "usage" && id === null) {
       return jsonResponse(200, JSON.stringify(await usageBatch(call, request.query)));
     }
-    const body = action === "rename" ? readObject(request.body, maxBodyBytes, ["name"]) : {};
+    const body: { name?: unknown; expectedName?: string } = action === "rename"
+      ? renameBody(request.body)
+      : {};
     const key = await findKey(call, id!);
     const target: AdminTarget = { tenantId, key, proposed: null };
     switch (action) {
@@ -948,7 +976,17 @@ export function createApiKeysAdminHandler<R>(
         const name = keyName(body.name, "name");
         await allow(call, "rename", target);
         await enforce(call, "rename", "target", key);
-        await rename!(tenantId, key.id, name, { actor: await actor(call) });
+        const { expectedName } = body;
+        if (
+          !await rename!(tenantId, key.id, name, { actor: await actor(call) }, { expectedName })
+        ) {
+          // Renamed meanwhile (another tab): the name it has now is not said, GET /keys/:id reads it.
+          throw new AdminHttpError(
+            409,
+            "api_key_name_changed",
+            "The key's name is no longer expectedName (renamed meanwhile)",
+          );
+        }
         return await answerKey(call, key.id);
       }
       case "revoke":

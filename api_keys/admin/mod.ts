@@ -51,6 +51,7 @@ export type {
   KeySort,
   KeyStatusFilter,
   KeyView,
+  RenameKeyBody,
   RotatedKey,
   RotateKeyBody,
   UsageAnswer,

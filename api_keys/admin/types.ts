@@ -403,6 +403,12 @@ export interface KeyView {
 export interface Capabilities {
   /** `PATCH /keys/:id` works (the storage has `renameForTenant`). */
   rename: boolean;
+  /**
+   * `PATCH /keys/:id` takes `expectedName`: renames only while the key has
+   * that name, else 409 `api_key_name_changed` (the storage has
+   * `replaceNameForTenant` too; without it, a body with `expectedName` is a 501).
+   */
+  conditionalRename: boolean;
   /** `GET /keys/:id/usage` works (the service records usage). */
   usage: boolean;
 }
@@ -578,6 +584,26 @@ export interface RotateKeyBody {
   grace?: GracePreset;
   /** Name of the new key; default the old name. */
   name?: string;
+}
+
+/**
+ * `PATCH /keys/:id`'s body (a key name is 1 to 200 characters, not only spaces).
+ *
+ * @example
+ * ```ts
+ * import type { RenameKeyBody } from "@saferoute/api-kit/api-keys/admin";
+ * const body: RenameKeyBody = { name: "CI deploy", expectedName: "CI" };
+ * ```
+ */
+export interface RenameKeyBody {
+  /** The new name. */
+  name: string;
+  /**
+   * Renames only while the key's name is this one (the name the page shows),
+   * atomically; else 409 `api_key_name_changed`. `null` or omitted: no
+   * precondition. Needs `capabilities.conditionalRename` (else 501).
+   */
+  expectedName?: string | null;
 }
 
 /**

@@ -89,7 +89,8 @@ const CAPABILITIES: readonly {
   { methods: ["renameForTenant"], without: "the admin rename route answers 501" },
   {
     methods: ["replaceNameForTenant"],
-    without: "with the audit log, two renames of one key at once may record the same name before",
+    without:
+      "a rename with expectedName answers 501; with the audit log, two renames of one key at once may record the same name before",
   },
   {
     methods: ["listPageByTenant"],

@@ -17,6 +17,7 @@ const CODES: Record<string, keyof ApiKeysManagerStrings> = {
   BAD_RESPONSE: "errorServer",
   api_key_record_not_found: "errorNotFound",
   api_key_not_rotatable: "errorNotRotatable",
+  api_key_name_changed: "renameConflict",
   api_key_escalation_refused: "errorEscalation",
   api_key_invalid_input: "errorInvalid",
   api_key_invalid_time: "errorInvalid",

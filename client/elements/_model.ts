@@ -36,8 +36,8 @@ export interface ManagerConfig {
   defaultExpiry: string;
   /** Preset chosen first in the rotate form. */
   defaultGrace: string;
-  /** Whether rename and usage are served. */
-  capabilities: { rename: boolean; usage: boolean };
+  /** Whether rename (over the name shown: `conditionalRename`) and usage are served. */
+  capabilities: { rename: boolean; conditionalRename: boolean; usage: boolean };
   /** What the caller may do (absent from an older server: everything but the audit). */
   can: Can;
   /** The policies and credits a created key carries, when the server says. */
@@ -188,7 +188,11 @@ export function configOf(data: unknown): ManagerConfig {
     expiryPresets,
     defaultExpiry: preferred(expiryPresets, body.defaultExpiry, "never"),
     defaultGrace: preferred(gracePresets, body.defaultGrace, "24h"),
-    capabilities: { rename: capabilities.rename === true, usage: capabilities.usage === true },
+    capabilities: {
+      rename: capabilities.rename === true,
+      conditionalRename: capabilities.conditionalRename === true,
+      usage: capabilities.usage === true,
+    },
     can: {
       create: allowed("create"),
       rename: allowed("rename"),

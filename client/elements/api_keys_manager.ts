@@ -577,7 +577,7 @@ export class ApiKeysManagerElement extends HTMLElement {
 
   /**
    * After an action on key `id` refused as stale (another tab rotated,
-   * revoked or deleted it): 404 drops its row; 409 reads the key again and
+   * renamed, revoked or deleted it): 404 drops its row; 409 reads the key again and
    * updates its row in place, so it offers only what the key allows now, and
    * reads its successor (another tab's rotation) to add its row.
    */
@@ -737,7 +737,15 @@ export class ApiKeysManagerElement extends HTMLElement {
       s.save,
       async (current) => {
         const { name } = dialog.body() as { name: string };
-        const answer = await this.#call(`/keys/${encodeURIComponent(key.id)}`, "PATCH", { name });
+        // Over the name its row shows (read again after a 409): another tab's rename is not lost.
+        const expectedName = this.#config?.capabilities.conditionalRename
+          ? (this.#page.keys.find((k) => k.id === key.id) ?? key).name
+          : undefined;
+        const answer = await this.#call(
+          `/keys/${encodeURIComponent(key.id)}`,
+          "PATCH",
+          expectedName === undefined ? { name } : { name, expectedName },
+        );
         const [renamed] = keysOf([answer]);
         this.#put(renamed ?? { ...key, name });
         this.#emit("api-key-renamed", { id: key.id, name, prefix: key.prefix });

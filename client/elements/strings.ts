@@ -193,6 +193,8 @@ export interface ApiKeysManagerStrings {
   rename: string;
   /** Saves a rename. */
   save: string;
+  /** A rename refused: the key was renamed elsewhere since the list loaded (its row shows its name now). */
+  renameConflict: string;
   /** Beside a list that may be out of date after an error. */
   stale: string;
   /** Any other error. */
@@ -362,6 +364,8 @@ export const API_KEYS_MANAGER_STRINGS: Readonly<ApiKeysManagerStrings> = Object.
   renamed: "Key renamed",
   rename: "Rename",
   save: "Save",
+  renameConflict:
+    "This key was renamed elsewhere: its row shows its current name. Save again to replace it.",
   stale: "This list may be out of date; its actions are off until it reloads.",
   error: "Something went wrong. Try again.",
   errorUnauthenticated: "Your session has ended. Sign in again to manage your API keys.",

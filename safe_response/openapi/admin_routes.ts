@@ -70,7 +70,11 @@ const SCHEMAS: Record<string, object> = {
     creditsRefillAmount: { type: "integer", minimum: 0, nullable: true },
     creditsSharedBy: { type: "string", enum: ["tenant"] },
   }, Object.keys(KEY_VIEW)),
-  ApiKeysAdminCapabilities: object({ rename: { type: "boolean" }, usage: { type: "boolean" } }),
+  ApiKeysAdminCapabilities: object({
+    rename: boolean,
+    conditionalRename: { ...boolean, description: "PATCH /keys/{id} takes expectedName" },
+    usage: boolean,
+  }),
   ApiKeysAdminKeyList: object({
     keys: { type: "array", items: ref("ApiKeysAdminKeyView") },
     nextCursor: { type: "string", nullable: true },
@@ -148,7 +152,17 @@ const SCHEMAS: Record<string, object> = {
     grace: { type: "string", enum: ["none", "1h", "24h", "7d"] },
     name: { type: "string", minLength: 1, maxLength: 200 },
   }, []),
-  ApiKeysAdminRenameBody: object({ name: { type: "string", minLength: 1, maxLength: 200 } }),
+  ApiKeysAdminRenameBody: object({
+    name: { type: "string", minLength: 1, maxLength: 200 },
+    expectedName: {
+      type: "string",
+      minLength: 1,
+      maxLength: 200,
+      nullable: true,
+      description: "Renames only while the key has this name, else 409 api_key_name_changed " +
+        "(with capabilities.conditionalRename, else 501); null or omitted: no precondition",
+    },
+  }, ["name"]),
   ApiKeysAdminIssuedKey: object({
     key: { type: "string", description: "The secret: in this answer only, never again" },
     record: ref("ApiKeysAdminKeyView"),
@@ -219,6 +233,7 @@ const ROUTES: [string, string, string, number, string, string | null, number[]][
   ["/keys/{id}", "patch", "Rename a key", 200, "ApiKeysAdminKeyView", "ApiKeysAdminRenameBody", [
     400,
     404,
+    409,
     413,
     501,
   ]],

@@ -18,6 +18,7 @@ describe("service hooks", () => {
       clock: () => new Date(0),
       allowsNeverExpires: true,
       renameForTenant: undefined,
+      conditionalRename: false,
       recordsUsage: false,
       audits: false,
       listPage: () => Promise.resolve({ summaries: [], predecessors: {} }),

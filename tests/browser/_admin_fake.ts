@@ -101,7 +101,7 @@ export const FAKE_CONFIG = {
   expiryPresets: ["7d", "30d", "90d", "1y", "never"],
   defaultExpiry: "90d",
   defaultGrace: "1h",
-  capabilities: { rename: true, usage: true },
+  capabilities: { rename: true, conditionalRename: true, usage: true },
   can: { create: true, rename: true, rotate: true, revoke: true, audit: false },
   limits: {
     policies: [{ name: "per-minute", limit: 600, windowMs: 60_000 }],
@@ -322,6 +322,10 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
       });
     }
     if (method === "PATCH" && action === undefined) {
+      const expected = body.expectedName;
+      if (typeof expected === "string" && expected !== key.name) {
+        return error(409, "api_key_name_changed", "The key's name is no longer expectedName.");
+      }
       key.name = String(body.name);
       record("key.renamed", key);
       return json(200, key);

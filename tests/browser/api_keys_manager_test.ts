@@ -1378,6 +1378,49 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     assert.equal(await focused(page), "button:Actions for other (sk_live_k771)");
   });
 
+  test("two tabs renaming one key: the rename sends the name shown; refused (409), it says so and shows the current name", async () => {
+    fake.keys = [key("k775", { name: "shown" }), key("k776", { name: "other" })];
+    fake.config = structuredClone(FAKE_CONFIG);
+    await open();
+    await waitForText(page, "shown", "table");
+    const manager = page.locator("api-keys-manager");
+    // Another tab renames it: this tab's list still shows "shown".
+    fake.keys[0].name = "from tab 1";
+    await act("shown", "Rename");
+    await manager.locator("dialog input").fill("from tab 2");
+    fake.requests = [];
+    await manager.getByRole("button", { name: "Save" }).click();
+    await waitForText(page, "renamed elsewhere", "dialog [role=alert]");
+    await waitForText(page, "from tab 1", "tr[data-id=k775]");
+    const [patch] = fake.requests;
+    assert.equal(`${patch.method} ${patch.path}`, "PATCH /admin/keys/k775");
+    assert.deepEqual(patch.body, { name: "from tab 2", expectedName: "shown" });
+    assert.equal(fake.keys[0].name, "from tab 1", "the other tab's name kept");
+    // Saved again, deliberately: over the name it shows now.
+    fake.requests = [];
+    await manager.getByRole("button", { name: "Save" }).click();
+    await waitForText(page, "Key renamed", "[part=status]");
+    assert.deepEqual(
+      fake.requests.find((r) => r.method === "PATCH")!.body,
+      { name: "from tab 2", expectedName: "from tab 1" },
+    );
+    assert.equal(fake.keys[0].name, "from tab 2");
+    // A server without conditional renames: no expectedName sent.
+    fake.config = {
+      ...structuredClone(FAKE_CONFIG),
+      capabilities: { rename: true, usage: true },
+    };
+    await open();
+    await waitForText(page, "other", "table");
+    await act("other", "Rename");
+    await manager.locator("dialog input").fill("other 2");
+    fake.requests = [];
+    await manager.getByRole("button", { name: "Save" }).click();
+    await waitForText(page, "Key renamed", "[part=status]");
+    assert.deepEqual(fake.requests.find((r) => r.method === "PATCH")!.body, { name: "other 2" });
+    fake.config = structuredClone(FAKE_CONFIG);
+  });
+
   /** The rows' key ids, top to bottom, once they are `expected`. */
   async function rowIds(expected: string[]): Promise<void> {
     await page.waitForFunction(

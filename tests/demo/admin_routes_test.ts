@@ -28,7 +28,7 @@ for (const adapter of ["express", "fastify"] as const) {
       assert.ok(ids.includes(server.keys!.reader.id));
       assert.ok(!ids.includes(server.keys!.otherTenant.id));
       assert.ok(!text.includes("pepperVersion") && !text.includes(server.keys!.reader.key));
-      assert.deepEqual(body.capabilities, { rename: true, usage: true });
+      assert.deepEqual(body.capabilities, { rename: true, conditionalRename: true, usage: true });
     });
 
     it("records usage: a request shows in lastUsedAt and the usage route within the 2 s flush", async () => {

@@ -336,6 +336,38 @@ if (databaseReady("PrismaApiKeyStorage on PostgreSQL", unavailable)) {
       await assertAdminReadsByLookups(new PrismaApiKeyStorage(prisma, { storesCredits: true }));
     });
 
+    it("PATCH /keys/:id with expectedName: two tabs at once, one renames, the other 409; another tenant's key 404", async () => {
+      const keys = service(new PrismaApiKeyStorage(prisma));
+      const tenantId = `rename-${crypto.randomUUID()}`;
+      const scopes = [{ resource: "projects", level: "read" as const }];
+      const { id } = await keys.create({ tenantId, name: "shown", scopes });
+      const theirs = await keys.create({ tenantId: `${tenantId}-other`, name: "shown", scopes });
+      const handle = createApiKeysAdminHandler<null>({
+        service: keys,
+        scopes: ["projects:read"],
+        tenantOf: () => tenantId,
+        canManage: () => true,
+        policy: () => null,
+      });
+      const patch = (keyId: string, body: unknown) =>
+        handle({
+          method: "PATCH",
+          path: `/keys/${keyId}`,
+          query: () => null,
+          headers: (name) => name === "x-requested-with" ? "api-keys-manager" : null,
+          body: JSON.stringify(body),
+        }, null);
+      const answers = await Promise.all(
+        ["tab 1", "tab 2"].map((name) => patch(id, { name, expectedName: "shown" })),
+      );
+      assert.deepEqual(answers.map((a) => a!.status).sort(), [200, 409]);
+      const won = JSON.parse(answers.find((a) => a!.status === 200)!.body).name;
+      assert.equal((await keys.listSummaries(tenantId))[0].name, won);
+      const foreign = await patch(theirs.id, { name: "mine", expectedName: "shown" });
+      assert.equal(foreign!.status, 404);
+      assert.equal((await keys.listSummaries(`${tenantId}-other`))[0].name, "shown");
+    });
+
     it("findManyByIds is one findMany: of 100 ids, only the tenant's rows, revoked ones too, as findById reads them", async () => {
       await reset();
       const { spied: apiKey, calls } = spyCalls<PrismaApiKeyDelegate>(prisma.apiKey);

@@ -187,7 +187,7 @@ describe("createApiKeysAdminHandler", () => {
       defaultGrace: "24h",
       expiryPresets: ["7d", "30d", "90d", "1y", "never"],
       defaultExpiry: "never",
-      capabilities: { rename: true, usage: false },
+      capabilities: { rename: true, conditionalRename: true, usage: false },
       csrf: { header: "x-requested-with", value: "api-keys-manager" },
       // No audit option on this service: GET /audit would answer 501.
       can: { create: true, rename: true, rotate: true, revoke: true, audit: false },
@@ -777,8 +777,75 @@ describe("createApiKeysAdminHandler", () => {
     assert.equal(refused.json.error.code, "not_implemented");
     assert.deepEqual((await bare.call("GET", "/keys"))!.json.capabilities, {
       rename: false,
+      conditionalRename: false,
       usage: false,
     });
+  });
+
+  it("rename with expectedName: renames only while the key has that name, else 409 api_key_name_changed", async () => {
+    const { call, reader, foreign, service } = await setup();
+    const path = `/keys/${reader.id}`;
+    const renamed =
+      (await call("PATCH", path, { body: { name: "tab 1", expectedName: "reader" } }))!;
+    assert.equal(renamed.status, 200, renamed.body);
+    assert.equal(renamed.json.name, "tab 1");
+    // The second tab still shows "reader": refused, the first tab's name kept.
+    const stale = (await call("PATCH", path, { body: { name: "tab 2", expectedName: "reader" } }))!;
+    assert.equal(stale.status, 409);
+    assert.equal(stale.headers["cache-control"], "no-store");
+    assert.equal(stale.json.error.code, "api_key_name_changed");
+    assert.ok(!stale.body.includes("tab 1"), "the answer does not say the current name");
+    assert.equal(
+      (await service.listSummaries("acme")).find((k) => k.id === reader.id)!.name,
+      "tab 1",
+    );
+    // null or omitted: no precondition, as before.
+    for (const body of [{ name: "tab 3", expectedName: null }, { name: "tab 4" }]) {
+      assert.equal((await call("PATCH", path, { body }))!.status, 200);
+    }
+    // Another tenant's key: 404 as an unknown id, whatever expectedName says.
+    for (const expectedName of ["theirs", "not theirs"]) {
+      const theirs = (await call("PATCH", `/keys/${foreign.id}`, {
+        body: { name: "mine", expectedName },
+      }))!;
+      assert.equal(theirs.status, 404);
+      assert.equal(theirs.json.error.code, "api_key_record_not_found");
+    }
+    assert.equal((await service.listSummaries("other"))[0].name, "theirs");
+    // Checked as name is.
+    for (const expectedName of ["", "   ", "x".repeat(201), 7]) {
+      const bad = (await call("PATCH", path, { body: { name: "y", expectedName } }))!;
+      assert.equal(bad.status, 400);
+      assert.equal(bad.json.error.details.field, "expectedName");
+    }
+  });
+
+  it("rename with expectedName without replaceNameForTenant: 501 before the key is read, capabilities.conditionalRename false", async () => {
+    const memory = new InMemoryApiKeyStorage();
+    const without = new Proxy(memory, {
+      get: (target, property) => {
+        const value = Reflect.get(target, property, target);
+        if (property === "replaceNameForTenant") return undefined;
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const { call, reader, foreign } = await setup({}, without);
+    assert.deepEqual((await call("GET", "/config"))!.json.capabilities, {
+      rename: true,
+      conditionalRename: false,
+      usage: false,
+    });
+    for (const id of [reader.id, foreign.id, "unknown"]) {
+      const refused = (await call("PATCH", `/keys/${id}`, {
+        body: { name: "y", expectedName: "reader" },
+      }))!;
+      assert.equal(refused.status, 501, id);
+      assert.equal(refused.json.error.code, "not_implemented");
+    }
+    // Without expectedName, renames as before.
+    const plain = (await call("PATCH", `/keys/${reader.id}`, { body: { name: "y" } }))!;
+    assert.equal(plain.status, 200);
+    assert.equal(plain.json.name, "y");
   });
 
   it("usage: 501 unless the service records usage; with it, the tenant-bound call and a bounded span", async () => {

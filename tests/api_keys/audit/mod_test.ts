@@ -189,6 +189,29 @@ describe("api_keys/audit/mod.ts", () => {
     assert.equal(steps.at(-1)!.after, name, "the last record's after is the stored name");
   });
 
+  it("two tabs renaming one key with expectedName: one renames (recorded a to b), the other is a 409 recording nothing", async () => {
+    const { service, call } = setup();
+    const key = await service.create({
+      tenantId: "acme",
+      name: "a",
+      scopes: [{ resource: "projects", level: "read" }],
+    });
+    const bob = { tenant: "acme", user: "bob@acme" };
+    const answers = await Promise.all(
+      ["b", "c"].map((name) =>
+        call("PATCH", `/keys/${key.id}`, bob, { body: { name, expectedName: "a" } })
+      ),
+    );
+    assert.deepEqual(answers.map((a) => a.status).sort(), [200, 409]);
+    const won = answers.find((a) => a.status === 200)!.json.name;
+    assert.equal(answers.find((a) => a.status === 409)!.json.error.code, "api_key_name_changed");
+    const { records } = await service.auditLog("acme", { action: "key.renamed" });
+    assert.deepEqual(records.map((r) => [r.actor, r.changes]), [
+      ["bob@acme", { name: { before: "a", after: won } }],
+    ]);
+    assert.equal((await service.verifyAuditLog("acme")).ok, true);
+  });
+
   it("a rename whose key is renamed again before each of 5 tries is a 503, recording nothing", async () => {
     /** Reads every key under a name it no longer has (another rename always came between). */
     class Renamed extends InMemoryApiKeyStorage {

@@ -85,7 +85,11 @@ for (const platform of PLATFORMS) {
     it("serves the routes: config, create, list, read, rename, rotate, revoke", async () => {
       const config = await call("GET", "/config");
       assert.equal(config.status, 200);
-      assert.deepEqual(config.json.capabilities, { rename: true, usage: false });
+      assert.deepEqual(config.json.capabilities, {
+        rename: true,
+        conditionalRename: true,
+        usage: false,
+      });
       const created = await call("POST", "/keys", { name: "ci", scopes: ["projects:read"] });
       assert.equal(created.status, 201, created.text);
       const { key, record } = created.json;
@@ -95,6 +99,14 @@ for (const platform of PLATFORMS) {
       assert.ok(!list.text.includes(key));
       assert.equal((await call("GET", `/keys/${record.id}`)).json.name, "ci");
       assert.equal((await call("PATCH", `/keys/${record.id}`, { name: "ci 2" })).json.name, "ci 2");
+      const stale = await call("PATCH", `/keys/${record.id}`, { name: "ci 3", expectedName: "ci" });
+      assert.equal(stale.status, 409, stale.text);
+      assert.equal(stale.json.error.code, "api_key_name_changed");
+      const named = await call("PATCH", `/keys/${record.id}`, {
+        name: "ci 3",
+        expectedName: "ci 2",
+      });
+      assert.equal(named.json.name, "ci 3");
       const rotated = await call("POST", `/keys/${record.id}/rotate`, { grace: "1h" });
       assert.equal(rotated.status, 201);
       const revoked = await call("DELETE", `/keys/${rotated.json.record.id}`);

@@ -15,6 +15,7 @@ describe("client/elements/_errors.ts", () => {
       [new AdminApiError("HTTP_502", "HTTP 502", 502), "errorServer"],
       [new AdminApiError("api_key_escalation_refused", "x", 403), "errorEscalation"],
       [new AdminApiError("api_key_not_rotatable", "x", 409), "errorNotRotatable"],
+      [new AdminApiError("api_key_name_changed", "x", 409), "renameConflict"],
       [new AdminApiError("whatever", "x", 429), "errorRateLimited"],
       [new AdminApiError("whatever", "x", 429, 30), "errorRetryAfter"],
       [new AdminApiError("not_implemented", "no audit log", 501), "errorUnavailable"],

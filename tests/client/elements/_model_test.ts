@@ -58,7 +58,7 @@ describe("client/elements/_model.ts", () => {
         environments: ["live", 2],
         gracePresets: ["1h", { value: "24h", label: "A day" }, { label: "no value" }],
         expiryPresets: [{ value: "30d" }],
-        capabilities: { rename: true, usage: "yes" },
+        capabilities: { rename: true, conditionalRename: true, usage: "yes" },
         csrf: { header: "X-Intent", value: "keys" },
       }),
       {
@@ -71,14 +71,18 @@ describe("client/elements/_model.ts", () => {
         expiryPresets: [{ value: "30d", label: "30d" }],
         defaultExpiry: "30d",
         defaultGrace: "24h",
-        capabilities: { rename: true, usage: false },
+        capabilities: { rename: true, conditionalRename: true, usage: false },
         can: { create: true, rename: true, rotate: true, revoke: true, audit: false },
         limits: null,
         csrf: ["X-Intent", "keys"],
       },
     );
     const fallback = configOf(null);
-    assert.deepEqual(fallback.capabilities, { rename: false, usage: false });
+    assert.deepEqual(fallback.capabilities, {
+      rename: false,
+      conditionalRename: false,
+      usage: false,
+    });
     assert.deepEqual(fallback.csrf, [...CSRF_HEADER]);
   });
 

@@ -69,6 +69,8 @@ describe("applyApiKeysAdminRoutes", () => {
       ["POST", "/keys", { name: "n", scopes: ["nope:read"] }],
       ["GET", `/keys/${reader.id}`, undefined],
       ["PATCH", `/keys/${reader.id}`, { name: "m" }],
+      ["PATCH", `/keys/${reader.id}`, { name: "m2", expectedName: "m" }],
+      ["PATCH", `/keys/${reader.id}`, { name: "m3", expectedName: "m" }],
       ["POST", `/keys/${reader.id}/rotate`, { grace: "1h" }],
       ["POST", `/keys/${reader.id}/rotate`, {}],
       ["DELETE", `/keys/${reader.id}`, undefined],
