@@ -314,6 +314,39 @@ describe("instrumentTelemetry", () => {
     assertNoSecret(points, exporter.getFinishedSpans(), keys.map((k) => k.key));
   });
 
+  it("a usage flush's span is a root: its timer, armed in one request, never joins that request's trace", async () => {
+    const { exporter, meterProvider, tracerProvider } = setup();
+    const service = new ApiKeysService({
+      peppers: { 1: PEPPER_1 },
+      storage: new InMemoryApiKeyStorage(),
+      usage: { flushIntervalMs: 100, onMetric: () => {} },
+    });
+    instrumentTelemetry({ meterProvider, tracerProvider, service });
+    const [a, b] = await Promise.all(
+      ["t-a", "t-b"].map((tenantId) =>
+        service.create({ tenantId, name: "k", scopes: READ_ORDERS })
+      ),
+    );
+    const tracer = tracerProvider.getTracer("app");
+    for (const { key } of [a, b]) {
+      const request = tracer.startSpan("request");
+      await context.with(trace.setSpan(context.active(), request), () => service.authorize(key));
+      request.end();
+    }
+    const deadline = Date.now() + 5_000;
+    while (!exporter.getFinishedSpans().some((s) => s.name === "api_key.usage.write")) {
+      assert.ok(Date.now() < deadline, "the flush timer wrote within 5 s");
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    await service.close();
+    const writes = exporter.getFinishedSpans().filter((s) => s.name === "api_key.usage.write");
+    assert.deepEqual(
+      writes.map(parentOf),
+      writes.map(() => undefined),
+      "no parent: every tenant's rows",
+    );
+  });
+
   it("a revoked key's cached refusal is a negative hit; a failing storage's lookup span is an error", async () => {
     const { reader, meterProvider, exporter, tracerProvider } = setup();
     const store = new FlakyUsageStorage();
