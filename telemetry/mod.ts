@@ -17,6 +17,7 @@ import {
   metrics,
   type ObservableGauge,
   type ObservableResult,
+  ROOT_CONTEXT,
   type Span,
   SpanKind,
   SpanStatusCode,
@@ -229,7 +230,15 @@ function serviceTaps(
   taps.usageFlush = safely((outcome, n) => rows.add(n, rowSet(outcome)));
   taps.span = (name, n) => {
     try {
-      const span = startSpan(tracer, name, n === undefined ? {} : { "api_key.usage.rows": n });
+      // A usage write carries every tenant's rows, on the flush's timer (armed inside whichever
+      // request came first): a root, never that request's child.
+      const parent = name === "api_key.usage.write" ? ROOT_CONTEXT : context.active();
+      const span = startSpan(
+        tracer,
+        name,
+        n === undefined ? {} : { "api_key.usage.rows": n },
+        parent,
+      );
       return ending(span);
     } catch {
       return undefined;
