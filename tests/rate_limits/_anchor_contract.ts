@@ -1,6 +1,7 @@
 /**
- * The store contract of `changeCredits(counter, { anchor: true })`, on real
- * time (short `everyMs` rules, the change made just past a boundary): run on
+ * The store contract of `changeCredits(counter, { anchor: true })` (and of
+ * `{ set, anchor: true }`), on real time (short `everyMs` rules, the change
+ * made just past a boundary): run on
  * the memory store (tests/rate_limits/memory_store_test.ts) and on PostgreSQL
  * and Redis (tests/limits/stores_test.ts). The balance is kept, with the
  * refill the counter's rule owes taken first, and anchored at the change: a
@@ -68,6 +69,28 @@ export async function anchorContract(store: RateLimitStore, label: string): Prom
   assert.ok(anchored!.resetMs > 0 && anchored!.resetMs <= 2_000, `resetMs ${anchored?.resetMs}`);
   const { refill: _, ...noRule } = owed;
   assert.equal(await spend(store, { ...noRule, cost: 1 }), 49);
+
+  // Set and anchored: a check still passing the old rule gets no refill by a boundary crossed
+  // before the change.
+  const old: CreditCounter = {
+    kind: "credit",
+    subject: `${label}:set:${crypto.randomUUID()}`,
+    name: "c",
+    cost: 8,
+    initial: 10,
+    refill: { amount: 500, everyMs: 2_000 },
+  };
+  assert.equal(await spend(store, old), 2);
+  await pastBoundary(2_000); // the old rule owes a refill, not written
+  const { refill: _old, ...newRule } = old;
+  assert.deepEqual(await change(newRule, { set: 4, anchor: true }, later()), {
+    allowed: true,
+    remaining: 4,
+    resetMs: -1,
+  });
+  assert.equal(await spend(store, { ...old, cost: 1 }), 3, "no old-rule refill at the change");
+  await pastBoundary(2_000);
+  assert.equal(await spend(store, { ...old, cost: 1 }), 499, "the old rule's next boundary does");
 
   // Past its deadline: null, nothing changed (the balance not anchored either).
   await pastBoundary(every.everyMs);

@@ -62,13 +62,19 @@ describe("compileCredits", () => {
 });
 
 describe("compileCreditChange", () => {
-  it("takes { set } or { add } within MAX_CREDITS, nothing else", () => {
+  it("takes { set } or { add } within MAX_CREDITS, { anchor: true } or { set, anchor: true }, nothing else", () => {
     assert.deepEqual(compileCreditChange({ add: -3 }), { add: -3 });
     assert.deepEqual(compileCreditChange({ set: 0 }), { set: 0 });
+    assert.deepEqual(compileCreditChange({ anchor: true }), { anchor: true });
+    assert.deepEqual(compileCreditChange({ set: 5, anchor: true }), { set: 5, anchor: true });
     for (
       const bad of [
         {},
         { set: 1, add: 1 },
+        { add: 1, anchor: true },
+        { set: 1, anchor: false },
+        { set: -1, anchor: true },
+        { anchor: 1 },
         { set: -1 },
         { add: 0.5 },
         { add: MAX_CREDITS + 1 },

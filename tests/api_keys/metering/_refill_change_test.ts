@@ -365,6 +365,37 @@ describe("updateCredits with a refill rule: a key's own balance", () => {
     await feed.close();
   });
 
+  it("set with a rule: another instance's context cached under the old rule gets no refill by an old boundary crossed before the change (anchored at it)", async () => {
+    const clocks = new FakeClocks();
+    clocks.now = at("2030-01-15T09:00:00.000");
+    const storage = new InMemoryApiKeyStorage();
+    const limiter = createRateLimiter({
+      store: createMemoryRateLimitStore({ now: () => clocks.now }),
+      logger: () => {},
+    });
+    const [admin, edge] = [0, 1].map(() =>
+      makeService({ storage, limiter, clock: clocks.clock, monotonicClock: clocks.monotonicClock })
+        .service
+    );
+    const hourly = { amount: 1_000, everyMs: 3_600_000 };
+    const { id, key } = await admin.create({
+      tenantId: "t1",
+      name: "k",
+      scopes: READ_ORDERS,
+      credits: { remaining: 1_000, refill: hourly },
+    });
+    clocks.now = at("2030-01-15T09:10:00.000");
+    assert.equal((await admin.authorize(key, { cost: 1_000 })).creditResult?.remaining, 0);
+    clocks.now = at("2030-01-15T10:29:50.000"); // past the old rule's 10:00, no write since
+    await rejection(edge.authorize(key, { requiredScope: { resource: "admin", level: "write" } }));
+    clocks.now = at("2030-01-15T10:30:00.000");
+    assert.equal((await admin.updateCredits("t1", id, { set: 0, refill: null })).remaining, 0);
+    clocks.now = at("2030-01-15T10:30:05.000");
+    const refused = await rejection(edge.authorize(key)); // its context still has the hourly rule
+    assert.equal((refused as { code?: string }).code, "api_key_usage_exceeded");
+    assert.equal((await admin.listSummaries("t1"))[0].credits?.remaining, 0);
+  });
+
   it("refuses a bad rule naming the field, a rule without set or with add, and a rule left undefined (TypeError); a key without a balance of its own (ApiKeyValidationError)", async () => {
     const { service, storage } = ruleService("2030-01-15T12:00:00.000");
     const { id } = await service.create({
@@ -446,6 +477,10 @@ describe("updateCredits with a refill rule alone: the balance kept", () => {
     const [[counter, change]] = calls;
     assert.deepEqual(change, { anchor: true });
     assert.deepEqual(counter.refill, MONTHLY, "settled under the old rule");
+    await service.updateCredits("t1", id, { set: 7, refill: MONTHLY });
+    assert.equal(calls.length, 2, "set with a rule: one store call too");
+    assert.deepEqual(calls[1][1], { set: 7, anchor: true }, "set, anchored at the change");
+    assert.deepEqual(calls[1][0].refill, MONTHLY, "under the new rule");
   });
 
   it("a store that cannot anchor a balance (no anchorsCredits): a TypeError naming it, nothing changed or written", async () => {
