@@ -84,8 +84,9 @@ export function compileCredits(input: Credits): Credits {
 
 /**
  * Validates a credit change: `{ set: n }` (0–`MAX_CREDITS`), `{ add: n }`
- * (−`MAX_CREDITS`–`MAX_CREDITS`) or `{ anchor: true }`; returns a copy with
- * only that field. Throws a `TypeError` naming the field.
+ * (−`MAX_CREDITS`–`MAX_CREDITS`), `{ anchor: true }` or `{ set: n, anchor:
+ * true }`; returns a copy with only those fields. Throws a `TypeError` naming
+ * the field.
  *
  * @example
  * ```ts
@@ -97,15 +98,18 @@ export function compileCreditChange(change: CreditChange): CreditChange {
   const c = change as Record<string, unknown>;
   const given = typeof c !== "object" || c === null
     ? 0
-    : Number("set" in c) + Number("add" in c) + Number("anchor" in c);
+    : Number("set" in c) + Number("add" in c) + Number("anchor" in c && !("set" in c));
   if (given !== 1) {
-    throw new TypeError("a credit change is { set: n }, { add: n } or { anchor: true }");
+    throw new TypeError(
+      "a credit change is { set: n }, { add: n }, { anchor: true } or { set: n, anchor: true }",
+    );
   }
-  if ("set" in c) return { set: assertCredits(c.set, "set") };
-  if ("anchor" in c) {
-    if (c.anchor !== true) throw new TypeError("anchor must be true");
-    return { anchor: true };
+  if ("anchor" in c && c.anchor !== true) throw new TypeError("anchor must be true");
+  if ("set" in c) {
+    const set = assertCredits(c.set, "set");
+    return "anchor" in c ? { set, anchor: true } : { set };
   }
+  if ("anchor" in c) return { anchor: true };
   return { add: assertBounded(c.add, -MAX_CREDITS, MAX_CREDITS, "add") };
 }
 

@@ -672,12 +672,11 @@ export function createMemoryRateLimitStore(
         if (Date.now() >= deadline) return null;
         const now = clock();
         const balance = balanceOf(counter, now);
-        if ("anchor" in valid) balance.asOf = Math.max(balance.asOf, now);
-        else {
-          balance.credits = "set" in valid
-            ? valid.set
-            : Math.min(MAX_CREDITS, Math.max(0, balance.credits + valid.add));
+        if ("set" in valid) balance.credits = valid.set;
+        else if ("add" in valid) {
+          balance.credits = Math.min(MAX_CREDITS, Math.max(0, balance.credits + valid.add));
         }
+        if ("anchor" in valid) balance.asOf = Math.max(balance.asOf, now);
         sweepBalances();
         return { allowed: true, remaining: balance.credits, resetMs: balance.resetMs };
       }),

@@ -82,10 +82,11 @@ export type RateLimitCounter = WindowCounter | CreditCounter;
  * counter's rule owes taken first) and anchors it at the store's now: a check
  * passing another refill rule gets no refill before that rule's next boundary
  * after the change (a refill rule changed, the balance kept, in one step; a
- * store takes it only with `anchorsCredits`).
+ * store takes it only with `anchorsCredits`). `set` with `anchor` sets it and
+ * anchors it so (a refill rule changed with a new balance, in one step).
  */
 export type CreditChange =
-  | { readonly set: number }
+  | { readonly set: number; readonly anchor?: true }
   | { readonly add: number }
   | { readonly anchor: true };
 

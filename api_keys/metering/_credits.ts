@@ -447,11 +447,13 @@ export class CreditBook {
   /**
    * Applies `change` to balance `subject` in the limiter's store, one atomic
    * step: `{ set }` or `{ add }` with its rule (`counter`); a new rule's `set`
-   * under the new rule (`ruled`), which takes its current period as already
-   * refilled: its first refill is its next boundary after the change; a new
-   * rule alone as `{ anchor: true }` under the old rule (its refill due taken,
-   * the balance kept as of the change), answered with `ruled`'s next refill.
-   * Never two store calls: a spend checked between them would be overwritten.
+   * as `{ set, anchor: true }` under the new rule (`ruled`), the balance set as
+   * of the change: the new rule's first refill is its next boundary after it,
+   * and a check still passing the old rule (a context cached elsewhere) gets
+   * none by an old boundary crossed before it; a new rule alone as `{ anchor:
+   * true }` under the old rule (its refill due taken, the balance kept as of
+   * the change), answered with `ruled`'s next refill. Never two store calls: a
+   * spend checked between them would be overwritten.
    */
   async #apply(
     subject: string,
@@ -462,7 +464,7 @@ export class CreditBook {
     const limiter = this.#limiter!;
     if (!("refill" in change)) return await limiter.changeCredits(subject, counter, change);
     if (change.set !== undefined) {
-      return await limiter.changeCredits(subject, ruled, { set: change.set });
+      return await limiter.changeCredits(subject, ruled, { set: change.set, anchor: true });
     }
     const now = this.#clock().getTime();
     const kept = await limiter.changeCredits(subject, counter, { anchor: true });

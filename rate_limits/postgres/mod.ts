@@ -198,7 +198,7 @@ const ANCHOR_MIGRATION = "0025_credit_change_anchor";
  * (0025's at a later reading of the clock: a refill boundary between them was lost).
  */
 const ANCHOR_CLOCK_MIGRATION = "0026_credit_change_anchor_clock";
-/** `CHANGE_SQL` anchoring the balance (`{ anchor: true }`: set NULL, add 0). */
+/** `CHANGE_SQL` anchoring the balance (`{ anchor: true }`: set NULL, add 0; with `set`: add 0). */
 const ANCHOR_SQL = CHANGE_SQL.slice(0, -1) + ", true)";
 const READ_SQL = "SELECT balance::float8 AS balance, reset_ms::float8 AS reset_ms FROM " +
   "credit_read($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::int[])";

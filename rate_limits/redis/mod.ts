@@ -480,20 +480,28 @@ export function createRedisRateLimitStore(
         ? ["set", valid.set]
         : "add" in valid
         ? ["add", valid.add]
-        : ["anchor", 0];
+        : ["keep", 0];
+      const anchor = "anchor" in valid;
       const key = creditKey(counter);
       await knowClock();
       const reply = numbers(
         await run(
           CHANGE_SCRIPT,
-          wordsOf([key], [onServer(deadline), ...creditArgs(counter), how, String(n)]),
+          wordsOf([key], [
+            onServer(deadline),
+            ...creditArgs(counter),
+            how,
+            String(n),
+            anchor ? "1" : "0",
+          ]),
         ),
         (r) => r.length === 4,
       );
       if (reply[0] !== 1) return null;
-      // An anchored balance's rule is changing: a drain would read it under this old one (and
-      // count its refills). Its caller writes back the balance answered, with the new rule.
-      if (how === "anchor") changed.delete(key);
+      // A balance kept and anchored: its rule is changing, and a drain would read it under this
+      // old one (and count its refills). Its caller writes back the balance answered, with the
+      // new rule. (A balance set and anchored is given its new rule here: drained as any.)
+      if (how === "keep") changed.delete(key);
       else changed.set(key, counter);
       return { allowed: true, remaining: reply[1], resetMs: reply[2] };
     },
