@@ -204,6 +204,49 @@ describe("credits on create and rotate", () => {
   });
 });
 
+describe("a service without a limiter", () => {
+  it("refuses a key stored with credits or rate limits (api_key_rate_limit_unavailable, one warning line), never serving it unmetered; serves other keys", async () => {
+    const storage = new InMemoryApiKeyStorage();
+    const metered = makeService({ storage, limiter: createRateLimiter({ logger: () => {} }) })
+      .service;
+    const credited = await metered.create({
+      tenantId: "t1",
+      name: "credited",
+      scopes: READ_ORDERS,
+      credits: { remaining: 1 },
+    });
+    const limited = await metered.create({
+      tenantId: "t1",
+      name: "limited",
+      scopes: READ_ORDERS,
+      rateLimits: [{ name: "day", limit: 1, windowMs: 86_400_000 }],
+    });
+    const plain = await metered.create({ tenantId: "t1", name: "plain", scopes: READ_ORDERS });
+    const lines: string[] = [];
+    const warn = console.warn;
+    console.warn = (line: string) => lines.push(line);
+    try {
+      const worker = makeService({ storage }).service; // built without a limiter
+      for (const { key } of [credited, limited, credited]) {
+        const error = await rejection(worker.authorize(key, { cost: 1 }));
+        assert.equal(error.code, "api_key_rate_limit_unavailable");
+      }
+      assert.equal((await worker.authorize(plain.key)).keyId, plain.id);
+      assert.equal(
+        (await worker.verify(credited.key)).keyId,
+        credited.id,
+        "verify alone checks no limit",
+      );
+      assert.equal(lines.length, 1, lines.join("\n"));
+      assert.match(lines[0], /no limiter/);
+      assert.ok(!lines[0].includes(credited.key) && !lines[0].includes(credited.id));
+    } finally {
+      console.warn = warn;
+    }
+    assert.equal((await metered.authorize(credited.key)).creditResult?.remaining, 0, "none spent");
+  });
+});
+
 describe("ApiKeysService.updateCredits", () => {
   for (const tenantBound of [true, false]) {
     it(`is tenant-bound${tenantBound ? "" : " without the tenant-bound capability"}: another tenant's key is the unknown id's error and changes nothing`, async () => {
