@@ -190,6 +190,8 @@ export class VerifyFlow {
   /** Monotonic time of the last `lastUsedAt` write per key id (the debounce). */
   readonly #lastTouched = new Map<string, number>();
   readonly #retiredVersionsWarned = new Set<number>();
+  /** Whether a key with limits or credits was refused for want of a limiter (warned once). */
+  #noLimiterWarned = false;
   /** Rotations that wait for their new key's first use. */
   readonly #firstUse: FirstUseWatch;
   /** Contexts of records never used when read: their first authorized request is a first use. */
@@ -410,6 +412,16 @@ export class VerifyFlow {
     if (code !== undefined) throw this.#refuse(context, code, start, wallMs);
     const limits = this.#s.limits;
     if (limits === undefined) {
+      if (context.credits !== undefined || (context.rateLimits?.length ?? 0) > 0) {
+        // Stored limits or credits are never served unmetered (a worker built without one).
+        this.#warnNoLimiter();
+        throw this.#limitFailed(
+          context,
+          apiKeyError("api_key_rate_limit_unavailable"),
+          start,
+          wallMs,
+        );
+      }
       return this.#authorized(context, context, options, start, verifiedAt, wallMs);
     }
     let applied: ApiKeyContext | Promise<ApiKeyContext>;
@@ -953,6 +965,15 @@ export class VerifyFlow {
       environment: context.environment,
       scopes: [...context.scopes],
     });
+  }
+
+  #warnNoLimiter(): void {
+    if (this.#noLimiterWarned) return;
+    this.#noLimiterWarned = true;
+    console.warn(
+      "api-keys: a key stored with rate limits or credits was refused " +
+        "(api_key_rate_limit_unavailable): this service has no limiter; pass `limiter`",
+    );
   }
 
   #warnRetiredVersion(version: number): void {

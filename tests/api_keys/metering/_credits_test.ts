@@ -226,7 +226,9 @@ describe("a service without a limiter", () => {
     const warn = console.warn;
     console.warn = (line: string) => lines.push(line);
     try {
-      const worker = makeService({ storage }).service; // built without a limiter
+      const failures: unknown[] = [];
+      const worker = makeService({ storage, onAuthFailed: (e: unknown) => failures.push(e) })
+        .service; // built without a limiter
       for (const { key } of [credited, limited, credited]) {
         const error = await rejection(worker.authorize(key, { cost: 1 }));
         assert.equal(error.code, "api_key_rate_limit_unavailable");
@@ -237,6 +239,7 @@ describe("a service without a limiter", () => {
         credited.id,
         "verify alone checks no limit",
       );
+      assert.deepEqual(failures, [], "not an authentication failure");
       assert.equal(lines.length, 1, lines.join("\n"));
       assert.match(lines[0], /no limiter/);
       assert.ok(!lines[0].includes(credited.key) && !lines[0].includes(credited.id));
