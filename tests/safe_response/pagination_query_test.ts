@@ -151,6 +151,25 @@ describe("readPaginationQuery", () => {
   });
 });
 
+describe("parsePaginationQuery: a defaultLimit without a maxLimit", () => {
+  it("bounds the page size a request asks for to 100, or to defaultLimit when larger", () => {
+    const huge = `limit=${Number.MAX_SAFE_INTEGER}`;
+    assert.deepEqual(parse(huge, { kind: "cursor", defaultLimit: 20 }), {
+      kind: "cursor",
+      limit: 100,
+    });
+    assert.equal(parse(huge, { defaultLimit: 500 }).limit, 500);
+    assert.equal(parse("limit=70", { defaultLimit: 20 }).limit, 70);
+    assert.equal(parse(huge, { maxLimit: 1_000, defaultLimit: 20 }).limit, 1_000);
+    assert.deepEqual(resolvePagination("offset", { defaultLimit: 20 }, "route"), {
+      kind: "offset",
+      maxLimit: 100,
+      defaultLimit: 20,
+      links: false,
+    });
+  });
+});
+
 describe("parsePaginationQuery properties", () => {
   const options = fc.record({
     kind: fc.constantFrom("offset" as const, "cursor" as const),
@@ -205,9 +224,12 @@ describe("parsePaginationQuery properties", () => {
         }
         const limit = one("limit");
         assert.ok(limit === undefined || oracleCount(limit!), `limit=${limit} accepted`);
+        // A default page size without a largest one bounds it too: max(100, defaultLimit).
+        const max = opts.maxLimit ??
+          (opts.defaultLimit === undefined ? Infinity : Math.max(100, opts.defaultLimit));
         const expected = limit === undefined
           ? opts.defaultLimit ?? opts.maxLimit
-          : Math.min(Number(limit), opts.maxLimit ?? Infinity);
+          : Math.min(Number(limit), max);
         assert.equal(parsed.limit, expected);
         if (parsed.kind === "offset") {
           const page = one("page");

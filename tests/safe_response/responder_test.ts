@@ -657,6 +657,12 @@ describe("Responder: the pagination query", () => {
     assert.equal(own.pagination?.defaultLimit, 4);
     assert.equal(capped.pagination?.defaultLimit, 10);
     assert.equal(paginationQueryOf(target(""), { plan: open }).limit, 30);
+    // The module's default page size bounds a route without a maxLimit: max(100, it).
+    const huge = `limit=${Number.MAX_SAFE_INTEGER}`;
+    assert.equal(paginationQueryOf(target(huge), { plan: open }).limit, 100);
+    const { responder: large } = responder({ defaultLimit: 250 });
+    const wide = large.plan({ pagination: resolvePagination("offset", {}, "t") });
+    assert.equal(paginationQueryOf(target(huge), { plan: wide }).limit, 250);
   });
 });
 
