@@ -141,7 +141,8 @@ function paginationParameters({ kind, maxLimit, defaultLimit }: PaginationSettin
   const fallback = defaultLimit !== undefined
     ? ` Default ${defaultLimit}.`
     : maxLimit === undefined
-    ? " Default: the module's `defaultLimit` when set, else the handler's."
+    ? " Default: the module's `defaultLimit` when set (then at most the larger of it and 100), " +
+      "else the handler's."
     : ` Default: the module's \`defaultLimit\` (at most ${maxLimit}), else ${maxLimit}.`;
   const limit = {
     name: "limit",

@@ -47,7 +47,10 @@ export interface CursorPaginatedResult<T = unknown> {
  * query is parsed and clamped before the handler runs; with neither, it is left to the handler.
  */
 export interface PaginationOptions {
-  /** Largest page size: a larger requested `limit` is clamped to it. */
+  /**
+   * Largest page size: a larger requested `limit` is clamped to it. Default, with a
+   * `defaultLimit` (the route's or the module's): 100, or that `defaultLimit` when larger.
+   */
   maxLimit?: number;
   /** Page size when the request gives no `limit` (default: the module's, else `maxLimit`). */
   defaultLimit?: number;
@@ -92,8 +95,18 @@ export function resolvePagination(
   if (typeof links !== "boolean") throw new TypeError(`${name}: \`links\` must be a boolean`);
   const result: PaginationSetting = { kind, links };
   if (maxLimit !== undefined) result.maxLimit = maxLimit;
+  else if (defaultLimit !== undefined) result.maxLimit = impliedMaxLimit(defaultLimit);
   if (defaultLimit !== undefined) result.defaultLimit = defaultLimit;
   return result;
+}
+
+/**
+ * The largest page size of a route given a default page size (`defaultLimit`, the route's or the
+ * module's) but no `maxLimit`: 100, or that default when larger. A default never leaves the size
+ * a request asks for unbounded (a `limit` of 2^53 − 1 handed to a database query).
+ */
+export function impliedMaxLimit(defaultLimit: number): number {
+  return Math.max(100, defaultLimit);
 }
 
 /** Input of the meta builders. */

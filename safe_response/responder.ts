@@ -31,6 +31,7 @@ import {
   buildPaginationMeta,
   clampLimit,
   type CursorPaginatedResult,
+  impliedMaxLimit,
   type PaginatedResult,
   paginatedResultFault,
   type PaginationSetting,
@@ -326,7 +327,11 @@ export class Responder {
       pagination: paging === undefined || paging.defaultLimit !== undefined ||
           moduleDefault === undefined
         ? paging
-        : { ...paging, defaultLimit: clampLimit(moduleDefault, paging.maxLimit) },
+        : {
+          ...paging,
+          maxLimit: paging.maxLimit ?? impliedMaxLimit(moduleDefault),
+          defaultLimit: clampLimit(moduleDefault, paging.maxLimit),
+        },
       linkHeader: route.linkHeader ?? settings.linkHeader,
       sort: route.sort === true,
       filter: route.filter === true,

@@ -116,12 +116,12 @@ describe("OpenAPI decorators", () => {
     const b = parameters("/p/b");
     assert.deepEqual(Object.keys(b).sort(), ["cursor", "limit"]);
     assert.deepEqual(b.cursor.schema, { type: "string", maxLength: 512 });
-    assert.deepEqual(b.limit.schema, {
-      type: "integer",
-      minimum: 1,
-      maximum: Number.MAX_SAFE_INTEGER,
-      default: 4,
-    });
+    assert.deepEqual(b.limit.schema, { type: "integer", minimum: 1, maximum: 100, default: 4 });
+    assert.match(
+      b.limit.description,
+      /clamped to 100\. Default 4\./,
+      "a default implies a largest",
+    );
     const c = parameters("/p/c");
     assert.equal(c.limit.description, "mine");
     assert.equal(c.page.schema.default, 1);
