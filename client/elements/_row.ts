@@ -69,7 +69,7 @@ export function environmentLabel(s: ApiKeysManagerStrings, environment: string):
 }
 
 /** The status label of `status`. */
-function statusLabel(s: ApiKeysManagerStrings, status: string): string {
+export function statusLabel(s: ApiKeysManagerStrings, status: string): string {
   return ({
     active: s.statusActive,
     rotating: s.statusRotating,

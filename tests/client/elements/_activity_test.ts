@@ -11,6 +11,9 @@ describe("client/elements/_activity.ts", () => {
 
   it("whatOf and whoOf read the strings; unknown actions and actors as given", () => {
     assert.equal(whatOf("key.revoked", "success", s), "Revoked");
+    for (const action of ["constructor", "toString", "__proto__"]) {
+      assert.equal(whatOf(action, "success", s), action, "a prototype name is an unknown action");
+    }
     assert.equal(whatOf("key.credits_updated", "success", s), "Credits changed");
     assert.equal(whatOf("key.created", "refused", s), "Created (refused)");
     assert.equal(whatOf("key.future", "success", s), "key.future");

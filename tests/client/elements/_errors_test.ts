@@ -28,6 +28,13 @@ describe("client/elements/_errors.ts", () => {
     }
   });
 
+  it("a code named like an Object.prototype property is an unknown code (the status decides)", () => {
+    for (const code of ["constructor", "toString", "hasOwnProperty", "__proto__", "valueOf"]) {
+      assert.equal(errorString(new AdminApiError(code, "x", 400)), "errorInvalid", code);
+      assert.equal(errorString(new AdminApiError(code, "x", 503)), "errorServer", code);
+    }
+  });
+
   it("401 signs out, 403 shuts out, a CSRF refusal does neither", () => {
     assert.equal(deniedState(new AdminApiError("unauthenticated", "", 401)), "signed-out");
     assert.equal(deniedState(new AdminApiError("forbidden", "", 403)), "forbidden");

@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { columns, environmentLabel } from "../../../client/elements/_row.ts";
+import { columns, environmentLabel, statusLabel } from "../../../client/elements/_row.ts";
 import { API_KEYS_MANAGER_STRINGS as s } from "../../../client/elements/strings.ts";
 
 describe("client/elements/_row.ts", () => {
@@ -24,6 +24,13 @@ describe("client/elements/_row.ts", () => {
     assert.equal(environmentLabel({ ...s, environmentLive: "Production" }, "live"), "Production");
     assert.equal(environmentLabel(s, "test"), "Test");
     assert.equal(environmentLabel(s, "eu"), "eu");
+  });
+
+  it("status labels come from the strings; others (a prototype name too) as given", () => {
+    assert.equal(statusLabel(s, "rotating"), s.statusRotating);
+    for (const status of ["suspended", "constructor", "toString", "__proto__"]) {
+      assert.equal(statusLabel(s, status), status);
+    }
   });
 
   it("cells carry explicit roles, so the cards keep their meaning", () => {
