@@ -13,6 +13,13 @@ export type Check = (value: unknown) => boolean;
 export const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
+/**
+ * `table`'s own value at `key`, else `undefined`: a key the server sends never
+ * reads `Object.prototype` (`constructor`, `__proto__`, `toString`).
+ */
+export const ownValue = <T>(table: Readonly<Record<string, T>>, key: string): T | undefined =>
+  Object.hasOwn(table, key) ? table[key] : undefined;
+
 /** A string. */
 export const isString: Check = (value) => typeof value === "string";
 

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { ownValue } from "../_check.ts";
 import { h } from "./_dom.ts";
 import type { Format } from "./_format.ts";
 import { type ActivityPage, type ActivityRecord, fill } from "./_model.ts";
@@ -40,7 +41,7 @@ export function whatOf(
   outcome: ActivityRecord["outcome"],
   s: ApiKeysManagerStrings,
 ): string {
-  const known = ACTIONS[action];
+  const known = ownValue(ACTIONS, action);
   const text = known ? s[known] : action;
   return outcome === "refused" ? fill(s.auditRefused, { action: text }) : text;
 }

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { ownValue } from "../_check.ts";
 import type { AdminApiError } from "./_api.ts";
 import type { ApiKeysManagerStrings } from "./strings.ts";
 
@@ -27,7 +28,7 @@ const CODES: Record<string, keyof ApiKeysManagerStrings> = {
 };
 
 /** The string of each HTTP status, for codes not in `CODES`. */
-const STATUSES: Record<number, keyof ApiKeysManagerStrings> = {
+const STATUSES: Record<string, keyof ApiKeysManagerStrings> = {
   400: "errorInvalid",
   401: "errorUnauthenticated",
   403: "errorForbidden",
@@ -41,7 +42,7 @@ const STATUSES: Record<number, keyof ApiKeysManagerStrings> = {
 /** Which string describes `error`. */
 export function errorString(error: AdminApiError): keyof ApiKeysManagerStrings {
   if (error.status === 429 && error.retryAfter !== null) return "errorRetryAfter";
-  return CODES[error.code] ?? STATUSES[error.status] ??
+  return ownValue(CODES, error.code) ?? ownValue(STATUSES, String(error.status)) ??
     (error.status >= 500 ? "errorServer" : "error");
 }
 

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { ownValue } from "../_check.ts";
 import { type Child, h, svg } from "./_dom.ts";
 import type { Format } from "./_format.ts";
 import { expiresSoon, fill, firstHour, type KeyView } from "./_model.ts";
@@ -70,12 +71,13 @@ export function environmentLabel(s: ApiKeysManagerStrings, environment: string):
 
 /** The status label of `status`. */
 export function statusLabel(s: ApiKeysManagerStrings, status: string): string {
-  return ({
+  const labels = {
     active: s.statusActive,
     rotating: s.statusRotating,
     expired: s.statusExpired,
     revoked: s.statusRevoked,
-  } as Record<string, string>)[status] ?? status;
+  };
+  return ownValue(labels, status) ?? status;
 }
 
 /** The expiry line: relative and absolute, or "never expires". */

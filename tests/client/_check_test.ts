@@ -10,10 +10,19 @@ import {
   isStringArray,
   isStringOrNull,
   oneOf,
+  ownValue,
   shape,
 } from "../../client/_check.ts";
 
 describe("client/_check.ts", () => {
+  it("ownValue reads a table's own keys only", () => {
+    const table = { a: 1 };
+    assert.equal(ownValue(table, "a"), 1);
+    for (const key of ["b", "constructor", "__proto__", "toString", "hasOwnProperty"]) {
+      assert.equal(ownValue(table, key), undefined, key);
+    }
+  });
+
   it("checks primitives", () => {
     assert.deepEqual([isString("a"), isString(1)], [true, false]);
     assert.deepEqual([isBoolean(false), isBoolean(0)], [true, false]);
