@@ -21,6 +21,8 @@ describe("application function calls", () => {
 
   it("describes any thrown value without throwing", () => {
     assert.equal(describeThrown(null)[0], "Non-error thrown: null");
+    const stackless = Object.assign(new Error("x"), { stack: 42 });
+    assert.deepEqual(describeThrown(stackless), ["Error: x", undefined], "a stack not a string");
     const hostile = {
       toString() {
         throw new Error("x");

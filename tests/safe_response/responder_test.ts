@@ -309,6 +309,17 @@ describe("Responder.success", () => {
 });
 
 describe("Responder.error", () => {
+  it("never throws for an Error whose stack is not a string: a generic 500, logged without it", () => {
+    const { responder: r, logs } = responder();
+    for (const stack of [42, { frames: [] }, null]) {
+      const thrown = Object.assign(new Error("db down"), { stack });
+      const reply = r.error(thrown, exchange("/x"));
+      assert.equal(reply.status, 500);
+    }
+    assert.equal(logs.errors.length, 3);
+    assert.ok(logs.errors.every((line) => line.includes("db down")));
+  });
+
   it("sends the error envelope with the resolved code and message", () => {
     const { responder: r } = responder({ errorCodes: { 404: "MISSING" } });
     const thrown = Object.assign(new Error("x"), {
