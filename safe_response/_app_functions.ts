@@ -16,11 +16,15 @@ export type AppCallOutcome<T> = { ok: true; value: T } | { ok: false; failure: s
 
 /**
  * A log line and stack describing a thrown value; never throws itself (a
- * hostile `message` getter, a proxy).
+ * hostile `message` getter, a proxy). A `stack` that is not a string (one an
+ * error-serialising library replaced) is left out.
  */
 export function describeThrown(value: unknown): [line: string, stack: string | undefined] {
   try {
-    if (value instanceof Error) return [`${value.name}: ${value.message}`, value.stack];
+    if (value instanceof Error) {
+      const stack: unknown = value.stack;
+      return [`${value.name}: ${value.message}`, typeof stack === "string" ? stack : undefined];
+    }
     return [`Non-error thrown: ${String(value)}`, undefined];
   } catch {
     return ["Non-error thrown (not printable)", undefined];
