@@ -78,12 +78,45 @@ describe("pagination links and credentials or long queries", () => {
   const key = `ak_live_${"A".repeat(12)}_${"b".repeat(38)}`;
 
   it("drop parameters named like credentials, whatever their value", () => {
-    for (const name of ["api_key", "apiKey", "API-KEY", "x-api-key", "access_token", "token"]) {
+    for (
+      const name of [
+        "api_key",
+        "apiKey",
+        "API-KEY",
+        "x-api-key",
+        "access_token",
+        "token",
+        "refresh_token",
+        "id_token",
+        "private_token",
+        "pageToken",
+        "jwt",
+        "api_token",
+        "X-Amz-Signature",
+        "X-Amz-Credential",
+        "X-Amz-Security-Token",
+        "sig",
+        "session_id",
+        "sessionId",
+        "passwd",
+        "pwd",
+        "client_secret",
+        "private_key",
+        "auth",
+      ]
+    ) {
       const links = offsetPaginationLinks(`/items?q=a&${name}=s3cr3t&page=2`, 2, 10, 3);
       for (const link of Object.values(links)) {
         if (link !== null) assert.ok(!link.includes("s3cr3t"), `${name}: ${link}`);
       }
       assert.equal(links.next, "/items?q=a&page=3&limit=10", name);
+    }
+  });
+
+  it("keep parameters whose names only look alike", () => {
+    for (const name of ["sortKey", "monkey", "tokenizer", "signed", "author", "status", "q"]) {
+      const links = offsetPaginationLinks(`/items?${name}=v&page=2`, 2, 10, 3);
+      assert.equal(links.next, `/items?${name}=v&page=3&limit=10`, name);
     }
   });
 
