@@ -29,22 +29,35 @@ export const MAX_CURSOR_LENGTH = 512;
 const MAX_ECHOED_PARAMS = 20;
 const MAX_ECHOED_LENGTH = 1_000;
 /**
- * Names (lower case, without `-` and `_`) of parameters that carry credentials. Value shapes come
- * from key_format.ts (the layouts' one home, a leaf), but only the current layout's: legacy layouts
- * are the service's option, unknown here, so the names cover keys passed the usual ways.
+ * Names (lower case, letters and digits only) of parameters that carry credentials: these names,
+ * and any name ending with one of `CREDENTIAL_ENDINGS` (`refresh_token`, `X-Amz-Signature`,
+ * `session_id`). Value shapes come from key_format.ts (the layouts' one home, a leaf), but only
+ * the current layout's: legacy layouts are the service's option, unknown here, so the names cover
+ * keys passed the usual ways.
  */
-const CREDENTIAL_NAMES = new Set([
-  "apikey",
-  "xapikey",
-  "key",
+const CREDENTIAL_NAMES = new Set(["key", "auth", "sig", "pwd", "sid", "session", "cookie"]);
+const CREDENTIAL_ENDINGS = [
   "token",
-  "accesstoken",
-  "auth",
-  "authorization",
+  "jwt",
   "secret",
-  "clientsecret",
   "password",
-]);
+  "passwd",
+  "apikey",
+  "accesskey",
+  "privatekey",
+  "secretkey",
+  "signature",
+  "credential",
+  "credentials",
+  "authorization",
+  "sessionid",
+];
+
+/** Whether a query parameter's name says it carries a credential. */
+function namesCredential(name: string): boolean {
+  const bare = name.toLowerCase().replace(/[^a-z0-9]/g, "");
+  return CREDENTIAL_NAMES.has(bare) || CREDENTIAL_ENDINGS.some((end) => bare.endsWith(end));
+}
 
 /** Whether a query parameter holds an API key (in its name, its value or across both). */
 const holdsApiKey = (name: string, value: string) => API_KEY_REDACT_REGEX.test(`${name}=${value}`);
@@ -70,7 +83,7 @@ function echoedQuery(url: URL, owned: readonly string[]): URLSearchParams {
     if (count === MAX_ECHOED_PARAMS) continue;
     const pair = new URLSearchParams({ [name]: value }).toString();
     if (length + pair.length > MAX_ECHOED_LENGTH) continue;
-    if (CREDENTIAL_NAMES.has(name.toLowerCase().replace(/[-_]/g, ""))) continue;
+    if (namesCredential(name)) continue;
     if (holdsApiKey(name, value)) continue;
     kept.append(name, value);
     count++;
