@@ -1421,6 +1421,71 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     fake.config = structuredClone(FAKE_CONFIG);
   });
 
+  test("a list loaded again while the Rename dialog is open: the rename still goes over the name the dialog opened with", async () => {
+    fake.keys = [key("k777", { name: "first-name" }), key("k778", { name: "other" })];
+    fake.config = structuredClone(FAKE_CONFIG);
+    await open();
+    await waitForText(page, "first-name", "table");
+    const manager = page.locator("api-keys-manager");
+    await act("first-name", "Rename");
+    fake.keys[0].name = "second-name"; // another tab
+    await refresh(); // the host page reloads the list (on focus, say)
+    await waitForText(page, "second-name", "tr[data-id=k777]");
+    await manager.locator("dialog input").fill("third-name");
+    fake.requests = [];
+    await manager.getByRole("button", { name: "Save" }).click();
+    await waitForText(page, "renamed elsewhere", "dialog [role=alert]");
+    assert.deepEqual(
+      fake.requests.find((r) => r.method === "PATCH")!.body,
+      { name: "third-name", expectedName: "first-name" },
+    );
+    assert.equal(fake.keys[0].name, "second-name", "the other tab's name kept");
+    await escapeDialog();
+  });
+
+  test("a rename answered for a key rotated elsewhere adds its successor's row", async () => {
+    fake.keys = [key("k785", { name: "prod" }), key("k786", { name: "other" })];
+    await open();
+    await rowIds(["k786", "k785"]);
+    await act("prod", "Rename");
+    rotateElsewhere(0, "k787", "prod");
+    await page.locator("api-keys-manager").locator("dialog input").fill("prod renamed");
+    await inDialog("Save");
+    await waitForText(page, "Key renamed", "[part=status]");
+    await rowIds(["k786", "k787", "k785"]); // the successor above the key it replaced
+    assert.match(await shadowText(page, "tr[data-id=k785]"), /prod renamed[\s\S]*Rotating/);
+  });
+
+  test(
+    "an answer landing after the list changed (a search) updates no row it does not show",
+    async () => {
+      fake.keys = [key("k795", { name: "alpha" }), key("k796", { name: "beta" })];
+      fake.delays["PATCH /admin/keys/k795"] = [800];
+      await open();
+      await rowIds(["k796", "k795"]);
+      const manager = page.locator("api-keys-manager");
+      await act("alpha", "Rename");
+      await manager.locator("dialog input").fill("alpha-2");
+      await inDialog("Save");
+      await inDialog("Cancel");
+      await manager.getByLabel("Search by name or prefix").fill("beta");
+      await rowIds(["k796"]);
+      for (let i = 0; i < 250 && fake.keys[0].name !== "alpha-2"; i++) {
+        await new Promise((done) => setTimeout(done, 20));
+      }
+      assert.equal(fake.keys[0].name, "alpha-2", "the rename was answered");
+      await waitForText(page, "Key renamed", "[part=status]");
+      assert.deepEqual(
+        await inShadow<string[]>(
+          "[...r.querySelectorAll('tr[data-id]')].map((row) => row.dataset.id)",
+        ),
+        ["k796"],
+      );
+      await manager.getByLabel("Search by name or prefix").fill("");
+    },
+    () => (fake.delays = {}),
+  );
+
   /** The rows' key ids, top to bottom, once they are `expected`. */
   async function rowIds(expected: string[]): Promise<void> {
     await page.waitForFunction(
