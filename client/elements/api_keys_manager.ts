@@ -427,17 +427,20 @@ export class ApiKeysManagerElement extends HTMLElement {
   }
 
   /**
-   * Replaces `key`'s row in place (or puts it first, or before `before`'s row).
-   * A key spending only the tenant's pool answers the pool's balance now: the
-   * pool line and every row on the pool show it (the list drawn again, as
-   * when the credits column appears).
+   * Replaces `key`'s row in place; a key the list does not show (an answer
+   * landing after a search, a filter or another page) changes nothing, unless
+   * `insert` puts it first (or before `insert.before`'s row: `#add`). A key
+   * spending only the tenant's pool answers the pool's balance now: the pool
+   * line and every row on the pool show it (the list drawn again, as when the
+   * credits column appears).
    */
-  #put(key: KeyView, before?: string): void {
+  #put(key: KeyView, insert?: { before?: string }): void {
     const keys = this.#page.keys;
     const credited = this.#context().credits;
     const index = keys.findIndex((k) => k.id === key.id);
     if (index >= 0) keys[index] = key;
-    else keys.splice(Math.max(0, keys.findIndex((k) => k.id === before)), 0, key);
+    else if (insert === undefined) return;
+    else keys.splice(Math.max(0, keys.findIndex((k) => k.id === insert.before)), 0, key);
     const { credits, creditsNextRefillAt, creditsRefillAmount } = key;
     const pooled = key.creditsSharedBy === "tenant" && credits !== null;
     if (pooled) {
@@ -456,7 +459,7 @@ export class ApiKeysManagerElement extends HTMLElement {
     const table = this.#body.querySelector("tbody");
     if (!table || pooled || this.#context().credits !== credited) return this.#render();
     const fresh = this.#keyRow(key);
-    const next = before ? this.#row(before) : null;
+    const next = insert?.before ? this.#row(insert.before) : null;
     if (row) row.replaceWith(fresh);
     else if (next) next.before(fresh);
     else table.prepend(fresh);
@@ -471,7 +474,7 @@ export class ApiKeysManagerElement extends HTMLElement {
    */
   #add(key: KeyView, before?: string): void {
     const newestFirst = this.#cursor === null && !Object.values(this.#filters).some(Boolean);
-    if (newestFirst && this.#page.keys.length < PAGE_SIZE) this.#put(key, before);
+    if (newestFirst && this.#page.keys.length < PAGE_SIZE) this.#put(key, { before });
     else void this.refresh();
   }
 
@@ -731,26 +734,35 @@ export class ApiKeysManagerElement extends HTMLElement {
   #openRename(key: KeyView): void {
     const s = this.#strings;
     const dialog = renameFields(key, s);
+    // Renamed over the name this dialog opened with (a list loaded again meanwhile does not
+    // change it), then over the one a 409 read again: another tab's rename is not lost.
+    let over = key.name;
+    let stale = false;
     this.#openForm(
       fill(s.actionLabel, { action: s.rename, name: key.name, prefix: key.prefix }),
       dialog,
       s.save,
       async (current) => {
         const { name } = dialog.body() as { name: string };
-        // Over the name its row shows (read again after a 409): another tab's rename is not lost.
-        const expectedName = this.#config?.capabilities.conditionalRename
-          ? (this.#page.keys.find((k) => k.id === key.id) ?? key).name
-          : undefined;
+        if (stale) over = (this.#page.keys.find((k) => k.id === key.id) ?? key).name;
+        stale = false;
+        const expectedName = this.#config?.capabilities.conditionalRename ? over : undefined;
         const answer = await this.#call(
           `/keys/${encodeURIComponent(key.id)}`,
           "PATCH",
           expectedName === undefined ? { name } : { name, expectedName },
-        );
+        ).catch((error) => {
+          stale = error instanceof AdminApiError && error.status === 409; // the form reads it again
+          throw error;
+        });
         const [renamed] = keysOf([answer]);
-        this.#put(renamed ?? { ...key, name });
+        const shown = renamed ?? { ...key, name };
+        this.#put(shown);
         this.#emit("api-key-renamed", { id: key.id, name, prefix: key.prefix });
         if (current()) this.#close();
         this.#announce(s.renamed);
+        // Rotated elsewhere since the list loaded: its successor is the key that works on.
+        await this.#addSuccessor(shown);
       },
       { returnTo: key.id },
     );
