@@ -214,6 +214,27 @@ describe('rotate with graceStarts "first-use": only an authorized request is a f
   });
 });
 
+describe('rotate with graceStarts "first-use": a denied authorization, then a verify', () => {
+  it("the verify answered from the cache is the first use: the old key stops at it + grace", async () => {
+    const { service, storage, clocks, oldId, oldKey, rotated } = await rotatedKey(WAITING);
+    clocks.advance(DAY);
+    const billing = { requiredScope: { resource: "billing", level: "read" as const } };
+    assert.equal(
+      (await rejection(service.authorize(rotated.key, billing))).code,
+      "api_key_scope_insufficient",
+    );
+    clocks.advance(1_000);
+    const firstUse = clocks.now;
+    await service.verify(rotated.key); // the context cached by the denied authorization
+    for (let i = 0; i < 20 && await expiryOf(storage, oldId) !== firstUse + HOUR; i++) {
+      await settle();
+    }
+    assert.equal(await expiryOf(storage, oldId), firstUse + HOUR);
+    clocks.advance(2 * HOUR);
+    assert.equal((await rejection(service.verify(oldKey))).code, "api_key_expired");
+  });
+});
+
 describe('rotate with graceStarts "first-use": rules and failures', () => {
   it("maxWaitMs is required with first-use and refused otherwise; graceStarts is checked", async () => {
     const { service, storage } = makeService();
