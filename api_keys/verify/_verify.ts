@@ -506,7 +506,7 @@ export class VerifyFlow {
     const s = this.#s;
     const cost = options.cost ?? 1;
     // A first use once: the context stays cached after it.
-    const first = this.#unusedAdded > 0 && this.#unused.delete(context);
+    const first = this.#takeUnused(context);
     let at = wallMs;
     if (at === undefined && (first || s.usage !== undefined || s.emitUsageEvents)) {
       at = s.clock().getTime();
@@ -519,10 +519,7 @@ export class VerifyFlow {
         for (const event of s.limits!.creditEvents(limited, cost, at, s.clock)) s.emitEvent(event);
       }
     }
-    if (first) {
-      this.#unusedAdded--;
-      this.#firstUse.seen(context.keyId, at!);
-    }
+    if (first) this.#firstUse.seen(context.keyId, at!);
     if (s.usage !== undefined) s.usage.accepted(context.keyId, context.tenantId, cost, at!);
     else this.#touchLastUsed(context.keyId, verifiedAt, at);
     this.#authorizationMetric(start, "success", context.environment, context.tenantId);
@@ -671,7 +668,10 @@ export class VerifyFlow {
         ) {
           cache.touch(prefix);
           tap?.("hit");
-          const context = this.#verified(recording, start, entry.context, wallMs);
+          // A use answered from the cache may be a first one (a denied authorization cached it).
+          const use = recording === "use" || recording === "use+event";
+          const first = use && this.#takeUnused(entry.context);
+          const context = this.#verified(recording, start, entry.context, wallMs, first);
           this.#hitWallMs = wallMs;
           return context;
         }
@@ -795,6 +795,13 @@ export class VerifyFlow {
     }
     keep();
     return this.#verified(recording, start, context, wallMs, first);
+  }
+
+  /** Whether `context` was never used (a first use now): taken out of `#unused` once. */
+  #takeUnused(context: ApiKeyContext): boolean {
+    if (this.#unusedAdded === 0 || !this.#unused.delete(context)) return false;
+    this.#unusedAdded--;
+    return true;
   }
 
   /**
