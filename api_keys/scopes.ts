@@ -11,12 +11,13 @@ const MAX_RESOURCE_LENGTH = 128;
 
 /**
  * Throws a `TypeError` naming `label` unless `level` is `"read"` or `"write"`:
- * an unknown level is a programmer error, never read as some level.
+ * an unknown level is a programmer error, never read as some level. The value
+ * is shown only when it is a short word (a pasted key or secret never is).
  */
 export function assertScopeLevel(level: unknown, label: string): asserts level is ScopeLevel {
   if (level === "read" || level === "write") return;
   const shown = typeof level === "string"
-    ? JSON.stringify(level.slice(0, 32))
+    ? /^[A-Za-z]{1,16}$/.test(level) ? JSON.stringify(level) : `(a string of ${level.length})`
     : level === null
     ? "null"
     : typeof level;
@@ -25,8 +26,8 @@ export function assertScopeLevel(level: unknown, label: string): asserts level i
 
 /**
  * Flattens scopes to `resource:level` strings, deduped, in first-seen order.
- * Throws a `TypeError` for a resource outside `[a-z0-9_.-]+` or over 128
- * characters, or an unknown level.
+ * Throws a `TypeError` naming the entry (`scopes[2].resource`) for a resource
+ * outside `[a-z0-9_.-]+` or over 128 characters, or an unknown level.
  *
  * @example
  * ```ts
@@ -38,20 +39,18 @@ export function assertScopeLevel(level: unknown, label: string): asserts level i
 export function flattenScopes(scopes: Scope[]): string[] {
   if (!Array.isArray(scopes)) throw new TypeError("scopes must be an array");
   const seen = new Set<string>();
-  for (const scope of scopes) {
+  for (const [i, scope] of scopes.entries()) {
     const resource = scope?.resource;
-    if (typeof resource !== "string" || !RESOURCE_PATTERN.test(resource)) {
+    // Named by its index, never echoed: a pasted key or secret, or a huge value.
+    if (
+      typeof resource !== "string" || resource.length > MAX_RESOURCE_LENGTH ||
+      !RESOURCE_PATTERN.test(resource)
+    ) {
       throw new TypeError(
-        `scope resource ${JSON.stringify(resource)} must match [a-z0-9_.-]+`,
+        `scopes[${i}].resource must be 1-${MAX_RESOURCE_LENGTH} characters of [a-z0-9_.-]`,
       );
     }
-    if (resource.length > MAX_RESOURCE_LENGTH) {
-      throw new TypeError(
-        `scope resource ${JSON.stringify(resource.slice(0, 32) + "…")} must be at most ` +
-          `${MAX_RESOURCE_LENGTH} characters`,
-      );
-    }
-    assertScopeLevel(scope.level, "scope level");
+    assertScopeLevel(scope.level, `scopes[${i}].level`);
     seen.add(`${resource}:${scope.level}`);
   }
   return [...seen];

@@ -16,7 +16,7 @@ describe("scopes", () => {
 
   it("rejects bad resources and levels with a TypeError", () => {
     for (const resource of ["Orders", "or:ders", "", "ä", "a b"]) {
-      assert.throws(() => flattenScopes([{ resource, level: "read" }]), /scope resource/);
+      assert.throws(() => flattenScopes([{ resource, level: "read" }]), /scopes\[0\]\.resource/);
     }
     assert.throws(() => flattenScopes([{ resource: "a", level: "admin" as "read" }]), /level/);
   });
