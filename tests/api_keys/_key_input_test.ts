@@ -35,16 +35,19 @@ describe("seed 0.4: bad dates and durations are api_key_invalid_time", () => {
         "api_key_invalid_time",
       );
     }
-    for (const gracePeriodMs of [-1, NaN, Infinity, "60000", 1e16]) {
+    for (const gracePeriodMs of [-1, NaN, Infinity, "60000", 1e16, 1000.5]) {
       assert.equal(
         codeOf(() => validateRotateInput({ gracePeriodMs } as never, now)),
         "api_key_invalid_time",
       );
     }
-    assert.equal(
-      codeOf(() => validateRotateInput({ graceStarts: "first-use", maxWaitMs: -1 }, now)),
-      "api_key_invalid_time",
-    );
+    for (const maxWaitMs of [-1, 0.5]) {
+      assert.equal(
+        codeOf(() => validateRotateInput({ graceStarts: "first-use", maxWaitMs }, now)),
+        "api_key_invalid_time",
+        `maxWaitMs ${maxWaitMs}: whole milliseconds (a BIGINT column on Prisma)`,
+      );
+    }
     assert.equal(codeOf(() => validateCreateInput({ ...base, name: "" })), "api_key_invalid_input");
     assert.equal(
       codeOf(() => validateRotateInput({ maxWaitMs: 1000 }, now)),
