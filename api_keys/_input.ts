@@ -26,14 +26,14 @@ export function instantProblem(ms: number): string | undefined {
 
 /**
  * What is wrong with `value` as a duration in ms starting at `fromMs`, or
- * `undefined`: it must be a finite number, at least 0, whose end
+ * `undefined`: it must be a whole number, at least 0, whose end
  * (`fromMs + value`) passes `instantProblem`. The one rule for every duration
  * of the component (`gracePeriodMs`, the TTL policy, `debounceMs`,
  * `storageTimeoutMs`).
  */
 export function durationProblem(value: unknown, fromMs: number): string | undefined {
-  if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
-    return "must be a non-negative number of milliseconds";
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 0) {
+    return "must be a non-negative whole number of milliseconds";
   }
   return instantProblem(fromMs + value);
 }

@@ -298,7 +298,7 @@ function wallFromMonotonic(): (at: number, read?: number) => number | undefined 
 
 /**
  * Validates `options` and compiles them; throws a `TypeError` whose message
- * names the option (every unknown one) (e.g. `ApiKeysServiceOptions.debounceMs must be a non-negative number of milliseconds`). Logs nothing.
+ * names the option (every unknown one) (e.g. `ApiKeysServiceOptions.debounceMs must be a non-negative whole number of milliseconds`). Logs nothing.
  */
 export function compileSettings(options: unknown): Settings {
   if (typeof options !== "object" || options === null) {

@@ -14,7 +14,7 @@ describe("input validation", () => {
     assert.match(instantProblem(MAX_API_KEY_INSTANT_MS + 1)!, /9999-12-31/);
     assert.equal(durationProblem(0, 0), undefined);
     for (const bad of [-1, NaN, Infinity, "5", null]) {
-      assert.match(durationProblem(bad, 0)!, /non-negative number/, String(bad));
+      assert.match(durationProblem(bad, 0)!, /non-negative whole number/, String(bad));
     }
     assert.match(durationProblem(1, MAX_API_KEY_INSTANT_MS)!, /9999-12-31/);
   });

@@ -74,7 +74,7 @@ describe("ApiKeysServiceOptions (validated by compileSettings)", () => {
         /ApiKeysServiceOptions\.storage\.markRevokedIfActive must be a function/,
       ],
       [{ namespace: "Bad_ns" }, /ApiKeysServiceOptions\.namespace must be/],
-      [{ debounceMs: -1 }, /ApiKeysServiceOptions\.debounceMs must be a non-negative number/],
+      [{ debounceMs: -1 }, /ApiKeysServiceOptions\.debounceMs must be a non-negative whole number/],
       [{ debounceMs: Infinity }, /ApiKeysServiceOptions\.debounceMs must be a non-negative/],
       [{ debounceMs: 1e16 }, /ApiKeysServiceOptions\.debounceMs .*9999-12-31T23:59:59\.999Z/],
       [{ storageTimeoutMs: 0 }, /storageTimeoutMs must be a positive number/],
