@@ -360,7 +360,7 @@ export function createPostgresRateLimitStore(
   /** A statement's rows, the database's clock its last row answers observed. */
   const rowsOf = ({ rows }: { rows: Record<string, unknown>[] }) => {
     const last = rows[rows.length - 1];
-    if (last && "now_ms" in last) clock.observe(Number(last.now_ms), Date.now());
+    if (last && "now_ms" in last) clock.observe(Number(last.now_ms));
     return rows;
   };
   /**

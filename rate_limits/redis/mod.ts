@@ -244,7 +244,7 @@ export function createRedisRateLimitStore(
   /** A reply, its last number (the server's time) observed. */
   const observed = (reply: unknown) => {
     const at = Array.isArray(reply) ? reply[reply.length - 1] : reply;
-    clock.observe(Number(at), Date.now());
+    clock.observe(Number(at));
     return reply;
   };
   /**
