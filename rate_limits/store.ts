@@ -135,7 +135,7 @@ export interface StoreCheck {
    * remote store translates it to its server's clock (`createClockOffset`) and
    * compares it there, so a call that waited in a client queue or on a lock is
    * never applied after the limiter has answered. The limiter sets it a
-   * margin before the moment it answers by its failure policy (a tenth of
+   * margin before the moment it answers by its failure policy (half of
    * `timeoutMs`, at most 100 ms), so the reply of a check applied just before
    * its deadline still arrives in time.
    */
