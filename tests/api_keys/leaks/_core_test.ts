@@ -101,6 +101,39 @@ describe("leak core", () => {
     assert.deepEqual(events.map((event) => event.type), ["api_key.exposed", "api_key.revoked"]);
   });
 
+  it("a report meeting another's revoke in flight shares its outcome: its failure fails both (retried), then a report revokes", async () => {
+    const inner = new InMemoryApiKeyStorage();
+    let failNext = true;
+    const storage = overrideStorage(inner, {
+      markRevokedIfActive: async (
+        ...args: Parameters<InMemoryApiKeyStorage["markRevokedIfActive"]>
+      ) => {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        if (failNext) {
+          failNext = false;
+          throw new Error("storage down");
+        }
+        return inner.markRevokedIfActive(...args);
+      },
+    });
+    const { service, events } = makeService({ storage, cache: false });
+    const { key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+    events.length = 0;
+    const core = compileLeakCore({ service }, "O");
+    const outcomes = await Promise.allSettled([
+      revokeExposedKey(core, key, "public_report", null),
+      revokeExposedKey(core, key, "content", null), // GitHub's report, while the first one runs
+    ]);
+    assert.deepEqual(
+      outcomes.map((o) => o.status),
+      ["rejected", "rejected"],
+      "no report is answered as handled while the key stays active",
+    );
+    assert.equal(events.length, 0);
+    assert.equal(await revokeExposedKey(core, key, "content", null), "revoked"); // GitHub retries
+    assert.deepEqual(events.map((event) => event.type), ["api_key.exposed", "api_key.revoked"]);
+  });
+
   it("bounds bodies before copying and answers errors in the envelope's shape", () => {
     assert.deepEqual(bodyBytes("abc", 3), new TextEncoder().encode("abc"));
     assert.equal(bodyBytes("abcd", 3), null);
