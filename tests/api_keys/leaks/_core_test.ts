@@ -105,15 +105,15 @@ describe("leak core", () => {
     const inner = new InMemoryApiKeyStorage();
     let failNext = true;
     const storage = overrideStorage(inner, {
-      markRevokedIfActive: async (
-        ...args: Parameters<InMemoryApiKeyStorage["markRevokedIfActive"]>
+      markRevoked: async (
+        ...args: Parameters<InMemoryApiKeyStorage["markRevoked"]>
       ) => {
         await new Promise((resolve) => setTimeout(resolve, 20));
         if (failNext) {
           failNext = false;
           throw new Error("storage down");
         }
-        return inner.markRevokedIfActive(...args);
+        return inner.markRevoked(...args);
       },
     });
     const { service, events } = makeService({ storage, cache: false });
