@@ -27,7 +27,7 @@ export interface LeakCore {
   /** The service's revoke that calls back only when it won. */
   revokeReported: (keyId: string, onRevoked: () => void) => Promise<void>;
   /** Key ids this process claimed for a report (see `revokeExposedKey`), shared per service. */
-  claims: Set<string>;
+  claims: Claims;
   /** `onExposed` behind a dispatcher that contains its failures. */
   emitExposed: Dispatch<ApiKeyExposedEvent> | undefined;
   /** Wall clock. */
@@ -59,14 +59,24 @@ export function positiveInteger(value: unknown, fallback: number, label: string)
 
 /** Most key ids remembered as claimed per service (the oldest is forgotten first). */
 const MAX_CLAIMS = 10_000;
-const claimsByService = new WeakMap<object, Set<string>>();
 
-/** The claims of `service`, one set for all its handlers. */
-function claimsOf(service: object): Set<string> {
+/**
+ * Key ids a report of this process claimed: the revoke in flight (a later
+ * report of the key shares its outcome, a failure too), then settled.
+ */
+type Claims = Map<string, Promise<void>>;
+
+const claimsByService = new WeakMap<object, Claims>();
+
+/** The claims of `service`, one map for all its handlers. */
+function claimsOf(service: object): Claims {
   let claims = claimsByService.get(service);
-  if (claims === undefined) claimsByService.set(service, claims = new Set());
+  if (claims === undefined) claimsByService.set(service, claims = new Map());
   return claims;
 }
+
+/** Whether `error` says the key's record is gone (nothing left to revoke). */
+const recordGone = (error: unknown) => verificationCode(error) === "api_key_record_not_found";
 
 /** Checks the options every handler takes; throws a `TypeError` naming the option. */
 export function compileLeakCore(options: LeakedKeyHandlerOptions, label: string): LeakCore {
@@ -124,9 +134,17 @@ export async function revokeExposedKey(
     throw error;
   }
   const { claims } = core;
-  if (claims.has(context.keyId)) return "known";
-  if (claims.size >= MAX_CLAIMS) claims.delete(claims.values().next().value!);
-  claims.add(context.keyId);
+  const claimed = claims.get(context.keyId);
+  if (claimed !== undefined) {
+    // Another report's revoke: its outcome is this one's (a failure fails both: each is retried).
+    try {
+      await claimed;
+    } catch (error) {
+      if (!recordGone(error)) throw error;
+    }
+    return "known";
+  }
+  if (claims.size >= MAX_CLAIMS) claims.delete(claims.keys().next().value!);
   let revoked = false;
   const exposed = (): void => {
     revoked = true;
@@ -143,12 +161,16 @@ export async function revokeExposedKey(
     core.emitEvent?.(event);
     core.emitExposed?.(event);
   };
+  const revoking = core.revokeReported(context.keyId, exposed);
+  const claim = Promise.resolve(revoking).then(() => {});
+  claim.catch(() => {}); // awaited by the reports that share it, if any
+  claims.set(context.keyId, claim);
   try {
-    await core.revokeReported(context.keyId, exposed);
+    await revoking;
   } catch (error) {
     // Another report may claim it again: this one revoked nothing.
-    claims.delete(context.keyId);
-    if (verificationCode(error) === "api_key_record_not_found") return "known";
+    if (claims.get(context.keyId) === claim) claims.delete(context.keyId);
+    if (recordGone(error)) return "known";
     throw error;
   }
   return revoked ? "revoked" : "known";
