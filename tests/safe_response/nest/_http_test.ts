@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { Get } from "@nestjs/common";
 import { resolveSettings, Responder } from "../../../safe_response/mod.ts";
+import { RawResponse } from "../../../safe_response/nest/mod.ts";
 import {
   exchangeOf,
   markPhase,
@@ -41,6 +42,13 @@ describe("Nest exchange view", () => {
     const first = routeOf(responder, Routes, Routes.prototype.list, undefined);
     assert.equal(routeOf(responder, Routes, Routes.prototype.list, undefined), first);
     assert.equal(first.plan.route, "Routes.list");
+    // Two controllers sharing an inherited handler: a plan each, from its own decorators.
+    class A extends Routes {}
+    class B extends Routes {}
+    RawResponse()(B);
+    const [a, b] = [A, B].map((c) => routeOf(responder, c, Routes.prototype.list, undefined));
+    assert.deepEqual([a.plan.raw, b.plan.raw], [false, true], "B's @RawResponse, not A's plan");
+    assert.equal(routeOf(responder, B, Routes.prototype.list, undefined), b);
     const request = {};
     assert.equal(phaseOf(request), undefined);
     markPhase(request, { plan: first.plan });
