@@ -71,7 +71,8 @@ export interface NestRoute {
   readonly version: RouteVersion;
 }
 
-const routes = new WeakMap<object, WeakMap<object, NestRoute>>();
+/** Plans by responder, controller and handler (controllers may share an inherited handler). */
+const routes = new WeakMap<object, WeakMap<object, WeakMap<object, NestRoute>>>();
 
 /** The cached plan of `handler` on `controller`, built on the route's first request. */
 export function routeOf(
@@ -80,8 +81,10 @@ export function routeOf(
   handler: object,
   versioning: VersioningOptions | undefined,
 ): NestRoute {
-  let byHandler = routes.get(responder);
-  if (byHandler === undefined) routes.set(responder, byHandler = new WeakMap());
+  let byController = routes.get(responder);
+  if (byController === undefined) routes.set(responder, byController = new WeakMap());
+  let byHandler = byController.get(controller);
+  if (byHandler === undefined) byController.set(controller, byHandler = new WeakMap());
   let route = byHandler.get(handler);
   if (route === undefined) {
     const version = readRouteVersion(controller, handler, versioning);
