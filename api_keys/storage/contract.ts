@@ -1237,6 +1237,28 @@ export function runApiKeyStorageContract(
     );
   });
 
+  test("recordUsage and readUsage (when present): a total past 2^53 - 1 stays 2^53 - 1 (a row's sum, a read's sum), and other rows are stored", async () => {
+    const storage = await factory();
+    const record = storage.recordUsage?.bind(storage);
+    const read = storage.readUsage?.bind(storage);
+    if (record === undefined || read === undefined) return;
+    const [a, b] = [
+      sampleRecord({ tenantId: "tenant-huge" }),
+      sampleRecord({ tenantId: "tenant-huge" }),
+    ];
+    for (const key of [a, b]) await storage.insert(key);
+    const huge = (key: ApiKeyRecord) => ({ ...usageRow(key, 0, 1), cost: Number.MAX_SAFE_INTEGER });
+    await record([huge(a), huge(b)]);
+    await record([huge(a), usageRow(b, 1, 1)]); // a's row past 2^53 - 1; b's next hour
+    const window = { from: new Date(USAGE_START), to: new Date(USAGE_START + 2 * HOUR) };
+    const onlyA = await read({ tenantId: "tenant-huge", keyId: a.id, ...window });
+    check(onlyA[0]?.cost === Number.MAX_SAFE_INTEGER, `a's row: ${onlyA[0]?.cost}`);
+    check(onlyA[0]?.accepted === 20, "its other counts add up");
+    const all = await read({ tenantId: "tenant-huge", ...window });
+    check(all.length === 2, `both hours read (the first sums two huge rows): ${all.length}`);
+    check(all[0].cost === Number.MAX_SAFE_INTEGER && all[1].cost === 100, "the tenant's hours");
+  });
+
   test("recordUsage (when present): a call of 1,000 rows stores every row", async () => {
     const storage = await factory();
     const record = storage.recordUsage?.bind(storage);

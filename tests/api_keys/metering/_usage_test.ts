@@ -258,6 +258,18 @@ describe("UsageRecorder", () => {
     );
   });
 
+  it("a cost total past 2^53 - 1 stays 2^53 - 1: read back by the service, hour and day", async () => {
+    const { service, clocks } = makeService({ storage: new InMemoryApiKeyStorage(), usage: true });
+    const { key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+    for (let i = 0; i < 11; i++) await service.authorize(key, { cost: 999_999_999_999_999 });
+    await service.close();
+    const window = { from: new Date(clocks.now - 24 * HOUR), to: new Date(clocks.now + 24 * HOUR) };
+    for (const granularity of ["hour", "day"] as const) {
+      const [bucket] = await service.usage("t1", { ...window, granularity });
+      assert.deepEqual([bucket.accepted, bucket.cost], [11, Number.MAX_SAFE_INTEGER], granularity);
+    }
+  });
+
   it("close() flushes what is pending; a failed close rejects and keeps the rows for another close()", async () => {
     const { access, writes } = fakeAccess((call) => call === 1);
     const usage = recorder(access, { now: T0 });
