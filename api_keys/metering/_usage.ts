@@ -16,7 +16,7 @@ import { fail, requireNonEmptyString } from "../_input.ts";
 import { createDispatcher, type Dispatch, warnOnce } from "../_sinks.ts";
 import { usageOptions } from "../_options.ts";
 import { checkUsageWindow } from "./_usage_window.ts";
-import { addCounts, zeroCounts } from "./_usage_counts.ts";
+import { addCounts, plus, zeroCounts } from "./_usage_counts.ts";
 import {
   API_KEY_USAGE_REFUSALS,
   type ApiKeyUsageBucket,
@@ -51,10 +51,12 @@ class Pending {
   constructor(readonly keyId: string, readonly tenantId: string, readonly bucketMs: number) {}
 
   add(other: Pending): void {
-    this.accepted += other.accepted;
-    this.cost += other.cost;
+    this.accepted = plus(this.accepted, other.accepted);
+    this.cost = plus(this.cost, other.cost);
     this.lastUsed = Math.max(this.lastUsed, other.lastUsed);
-    for (let i = 0; i < this.refused.length; i++) this.refused[i] += other.refused[i];
+    for (let i = 0; i < this.refused.length; i++) {
+      this.refused[i] = plus(this.refused[i], other.refused[i]);
+    }
   }
 
   toRow(): ApiKeyUsageRow {
@@ -156,7 +158,7 @@ export class UsageRecorder {
   accepted(keyId: string, tenantId: string, cost: number, nowMs: number): void {
     const entry = this.#entry(keyId, tenantId, nowMs);
     entry.accepted++;
-    entry.cost += cost;
+    entry.cost = plus(entry.cost, cost);
     // The latest time, also when the clock stepped back (as `add` merges rows).
     const lastUsed = this.#nowMs - this.#bucketMs;
     if (lastUsed > entry.lastUsed) entry.lastUsed = lastUsed;

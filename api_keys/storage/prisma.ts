@@ -36,6 +36,7 @@ import {
   type ApiKeyUsageReadQuery,
   type ApiKeyUsageRow,
 } from "../metering/usage.ts";
+import { MAX_USAGE_COUNT } from "../metering/_usage_counts.ts";
 import {
   APPEND_AUDIT_SQL,
   PRUNE_AUDIT_SQL,
@@ -191,22 +192,29 @@ function recordUsageSql(batch: boolean): string {
 INSERT INTO api_key_usage (key_id, tenant_id, bucket, ${COUNT_COLUMNS.join(", ")})
 SELECT key_id, tenant_id, bucket, ${COUNT_COLUMNS.join(", ")} FROM v ORDER BY key_id, bucket
 ON CONFLICT (key_id, bucket) DO UPDATE SET ${
-    COUNT_COLUMNS.map((c) => `${c} = api_key_usage.${c} + EXCLUDED.${c}`).join(", ")
+    COUNT_COLUMNS.map((c) =>
+      `${c} = ${atMost(`api_key_usage.${c}::numeric + EXCLUDED.${c}`)}::bigint`
+    )
+      .join(", ")
   }`;
 }
 
+/** The SQL of `sum`, at most `MAX_USAGE_COUNT` (summed as `numeric`: never out of range). */
+function atMost(sum: string): string {
+  return `LEAST(${sum}, ${MAX_USAGE_COUNT})`;
+}
+
+/** The summed count columns of a read, each at most `MAX_USAGE_COUNT`. */
+const SUMMED_COUNTS = COUNT_COLUMNS.map((c) => `${atMost(`sum(${c})`)}::float8 AS ${c}`).join(", ");
+
 /** `readUsage`: `$1` tenant, `$2`/`$3` the window, `$4` a key id or null. */
-const READ_USAGE_SQL = `SELECT bucket, ${
-  COUNT_COLUMNS.map((c) => `sum(${c})::float8 AS ${c}`).join(", ")
-} FROM api_key_usage
+const READ_USAGE_SQL = `SELECT bucket, ${SUMMED_COUNTS} FROM api_key_usage
 WHERE tenant_id = $1 AND bucket >= $2::timestamptz AND bucket < $3::timestamptz
   AND ($4::text IS NULL OR key_id = $4::text)
 GROUP BY bucket ORDER BY bucket`;
 
 /** `readUsageOfKeys`: `$1` tenant, `$2`/`$3` the window, `$4` the key ids (a text array). */
-const READ_USAGE_OF_KEYS_SQL = `SELECT key_id, bucket, ${
-  COUNT_COLUMNS.map((c) => `sum(${c})::float8 AS ${c}`).join(", ")
-} FROM api_key_usage
+const READ_USAGE_OF_KEYS_SQL = `SELECT key_id, bucket, ${SUMMED_COUNTS} FROM api_key_usage
 WHERE tenant_id = $1 AND bucket >= $2::timestamptz AND bucket < $3::timestamptz
   AND key_id = ANY($4::text[])
 GROUP BY key_id, bucket ORDER BY key_id, bucket`;

@@ -1,5 +1,6 @@
 /** A small in-test object behaving like a Prisma `apiKey` delegate (with `$transaction`). */
 import type { PrismaApiKeyClient, PrismaApiKeyDelegate } from "../../../api_keys/mod.ts";
+import { plus } from "../../../api_keys/metering/_usage_counts.ts";
 
 type Row = Record<string, unknown>;
 
@@ -218,7 +219,8 @@ export function fakePrismaClient(
 /**
  * A fake of the raw-SQL client of `PrismaApiKeyStorage`'s `usage` option:
  * it recognises the adapter's two statements (the JSON rows of `recordUsage`,
- * the window of `readUsage`), answers them from its own rows, raises
+ * the window of `readUsage`), answers them from its own rows (sums at most
+ * 2^53 - 1, as the SQL's `LEAST`), raises
  * `lastUsedAt` in `apiKeyRows()`, and logs each statement.
  */
 export function fakeUsageClient(apiKeyRows: () => Row[]) {
@@ -237,7 +239,7 @@ export function fakeUsageClient(apiKeyRows: () => Row[]) {
         const id = `${row.key_id} ${Date.parse(row.bucket as string)}`;
         const held = usage.get(id);
         if (held === undefined) usage.set(id, row);
-        else for (const c of counts(row)) (held[c] as number) += row[c] as number;
+        else for (const c of counts(row)) held[c] = plus(held[c] as number, row[c] as number);
         const key = apiKeyRows().find((candidate) => candidate.id === row.key_id);
         const at = last_used_at === null ? null : new Date(last_used_at as string);
         const stored = key?.lastUsedAt as Date | null | undefined;
@@ -265,7 +267,7 @@ export function fakeUsageClient(apiKeyRows: () => Row[]) {
         const at = perKey ? `${row.key_id} ${ms}` : `${ms}`;
         const hour = hours.get(at);
         if (hour === undefined) hours.set(at, { ...row, bucket: new Date(ms) });
-        else for (const c of counts(row)) (hour[c] as number) += row[c] as number;
+        else for (const c of counts(row)) hour[c] = plus(hour[c] as number, row[c] as number);
       }
       return [...hours.values()].sort((a, b) =>
         (perKey && a.key_id !== b.key_id
