@@ -434,7 +434,7 @@ export class ApiKeysManagerElement extends HTMLElement {
    * line and every row on the pool show it (the list drawn again, as when the
    * credits column appears).
    */
-  #put(key: KeyView, insert?: { before?: string }): void {
+  #put(key: KeyView, insert?: { before?: string | undefined }): void {
     const keys = this.#page.keys;
     const credited = this.#context().credits;
     const index = keys.findIndex((k) => k.id === key.id);
