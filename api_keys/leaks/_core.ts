@@ -162,14 +162,12 @@ export async function revokeExposedKey(
     core.emitExposed?.(event);
   };
   const revoking = core.revokeReported(context.keyId, exposed);
-  const claim = Promise.resolve(revoking).then(() => {});
-  claim.catch(() => {}); // awaited by the reports that share it, if any
-  claims.set(context.keyId, claim);
+  claims.set(context.keyId, revoking);
   try {
     await revoking;
   } catch (error) {
     // Another report may claim it again: this one revoked nothing.
-    if (claims.get(context.keyId) === claim) claims.delete(context.keyId);
+    if (claims.get(context.keyId) === revoking) claims.delete(context.keyId);
     if (recordGone(error)) return "known";
     throw error;
   }

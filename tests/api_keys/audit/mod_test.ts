@@ -167,14 +167,19 @@ describe("api_keys/audit/mod.ts", () => {
     assert.equal((await service.verifyAuditLog("acme")).ok, true);
   });
 
-  it("two renames of one key at once record the names each replaced (a to b, then b to c, not a twice)", async () => {
+  /** The admin routes of `setup()`, a key of acme named "a", and bob of acme. */
+  async function keyNamedA() {
     const { service, call } = setup();
     const key = await service.create({
       tenantId: "acme",
       name: "a",
       scopes: [{ resource: "projects", level: "read" }],
     });
-    const bob = { tenant: "acme", user: "bob@acme" };
+    return { service, call, key, bob: { tenant: "acme", user: "bob@acme" } };
+  }
+
+  it("two renames of one key at once record the names each replaced (a to b, then b to c, not a twice)", async () => {
+    const { service, call, key, bob } = await keyNamedA();
     const answers = await Promise.all(
       ["b", "c", "d"].map((name) => call("PATCH", `/keys/${key.id}`, bob, { body: { name } })),
     );
@@ -190,13 +195,7 @@ describe("api_keys/audit/mod.ts", () => {
   });
 
   it("two tabs renaming one key with expectedName: one renames (recorded a to b), the other is a 409 recording nothing", async () => {
-    const { service, call } = setup();
-    const key = await service.create({
-      tenantId: "acme",
-      name: "a",
-      scopes: [{ resource: "projects", level: "read" }],
-    });
-    const bob = { tenant: "acme", user: "bob@acme" };
+    const { service, call, key, bob } = await keyNamedA();
     const answers = await Promise.all(
       ["b", "c"].map((name) =>
         call("PATCH", `/keys/${key.id}`, bob, { body: { name, expectedName: "a" } })
