@@ -225,6 +225,18 @@ describe("the code blocks", () => {
     assert.deepEqual(unmarked, []);
   });
 
+  it("every install command of Nest's core also installs an HTTP platform (else Nest starts no server)", () => {
+    const problems: string[] = [];
+    for (const block of blocks.filter((block) => block.install)) {
+      for (const line of block.code.split("\n")) {
+        if (/@nestjs\/core\b/.test(line) && !/@nestjs\/platform-(express|fastify)\b/.test(line)) {
+          problems.push(`${block.page}:${block.line}: ${line.trim()}`);
+        }
+      }
+    }
+    assert.deepEqual(problems, []);
+  });
+
   it("every deno task, npm script and script file a shell block names exists", () => {
     const tasks = Object.keys(JSON.parse(read("deno.json")).tasks as Record<string, string>);
     const scripts = Object.keys(JSON.parse(read("package.json")).scripts as Record<string, string>);

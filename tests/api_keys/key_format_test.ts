@@ -88,6 +88,31 @@ describe("key format", () => {
     );
   });
 
+  it("a namespace @nestarc/api-keys 0.1 accepted (1 to 32 of A-Za-z0-9) is refused naming the legacy layout spread", () => {
+    for (const old of ["Acme", "ACME2", "1ak", "a".repeat(32)]) {
+      assert.throws(
+        () => generateKey({ environment: "live", namespace: old }),
+        (error: Error) => {
+          assert.ok(error instanceof TypeError);
+          assert.match(error.message, /^namespace must be a lowercase letter/);
+          assert.ok(
+            error.message.includes(
+              `legacyKeyLayouts: [{ ...LEGACY_KEY_LAYOUTS["nestarc-v0"], namespace: "${old}" }]`,
+            ),
+            error.message,
+          );
+          return true;
+        },
+      );
+    }
+    for (const other of ["", "a_b", "a".repeat(33), "ak-1", "é"]) {
+      assert.throws(
+        () => generateKey({ environment: "live", namespace: other }),
+        (error: Error) => !error.message.includes("LEGACY_KEY_LAYOUTS"),
+      );
+    }
+  });
+
   it("hasApiKeyLayout checks the shape only", () => {
     const { raw } = generateKey({ environment: "live" });
     assert.equal(hasApiKeyLayout(raw), true);

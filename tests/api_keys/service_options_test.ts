@@ -74,6 +74,11 @@ describe("ApiKeysServiceOptions (validated by compileSettings)", () => {
         /ApiKeysServiceOptions\.storage\.markRevokedIfActive must be a function/,
       ],
       [{ namespace: "Bad_ns" }, /ApiKeysServiceOptions\.namespace must be/],
+      [
+        { namespace: "Acme" },
+        /ApiKeysServiceOptions\.namespace must be .*\{ \.\.\.LEGACY_KEY_LAYOUTS\["nestarc-v0"\], namespace: "Acme" \}/,
+      ],
+      [{ storage: InMemoryApiKeyStorage }, /storage must be .*new InMemoryApiKeyStorage\(\)/],
       [{ debounceMs: -1 }, /ApiKeysServiceOptions\.debounceMs must be a non-negative whole number/],
       [{ debounceMs: Infinity }, /ApiKeysServiceOptions\.debounceMs must be a non-negative/],
       [{ debounceMs: 1e16 }, /ApiKeysServiceOptions\.debounceMs .*9999-12-31T23:59:59\.999Z/],

@@ -35,6 +35,30 @@ describe("StorageAccess", () => {
     assert.throws(() => new StorageAccess(odd, 10, "s"), /s\.peekByPrefix must be a function/);
   });
 
+  it("names the fix of the usual mistakes: a storage class, a Prisma client", () => {
+    assert.throws(
+      () => new StorageAccess(InMemoryApiKeyStorage, 10, "s"),
+      /^TypeError: s must be a storage instance, not a class: pass an instance: new InMemoryApiKeyStorage\(\)$/,
+    );
+    assert.throws(
+      () => new StorageAccess(class {}, 10, "s"),
+      /^TypeError: s must be a storage instance, not a class: pass an instance, e\.g\. new InMemoryApiKeyStorage\(\)$/,
+    );
+    const wrap =
+      /^TypeError: s is a Prisma client, not a storage: wrap it in new PrismaApiKeyStorage\(prisma\)$/;
+    for (
+      const client of [{ $connect() {}, apiKey: {} }, { apiKey: { create() {} } }, {
+        $connect() {},
+      }]
+    ) {
+      assert.throws(() => new StorageAccess(client, 10, "s"), wrap);
+    }
+    // A storage with every method is a storage, whatever else it has.
+    const storage = Object.assign(new InMemoryApiKeyStorage(), { $connect() {}, apiKey: {} });
+    assert.ok(new StorageAccess(storage, 10, "s"));
+    assert.throws(() => new StorageAccess({}, 10, "s"), /^TypeError: s is missing method insert$/);
+  });
+
   it("countHashes: rows merged and ordered; a malformed row, a throw or no capability is a storage error", async () => {
     const answering = async (rows: unknown) =>
       new StorageAccess(
