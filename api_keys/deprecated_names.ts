@@ -5,7 +5,16 @@
  *
  * @module
  */
+import type { ApiKeysServiceOptions } from "./service_options.ts";
 import type { PrismaApiKeyClient } from "./storage/prisma.ts";
+
+/**
+ * The options of `ApiKeysService`; 0.1's `{ storage, hasher, namespace }`
+ * fits them as it is.
+ *
+ * @deprecated Use `ApiKeysServiceOptions` (the same type).
+ */
+export type ApiKeysServiceDeps = ApiKeysServiceOptions;
 
 /**
  * The database client `PrismaApiKeyStorage` takes.

@@ -128,11 +128,26 @@ export interface GenerateKeyOptions {
   namespace?: string;
 }
 
-/** Throws a `TypeError` naming `label` unless `namespace` is valid. */
+/** A namespace of a legacy layout (and of `@nestarc/api-keys` 0.1): 1 to 32 ASCII letters or digits. */
+const LITERAL_NAMESPACE = /^[A-Za-z0-9]{1,32}$/;
+
+/**
+ * Throws a `TypeError` naming `label` unless `namespace` is valid. A namespace
+ * `@nestarc/api-keys` 0.1 accepted (1 to 32 ASCII letters or digits, e.g.
+ * `Acme`) gets the way to keep its old keys: the `nestarc-v0` layout spread
+ * with that namespace (echoed: it matched that pattern, so it is no key).
+ */
 export function assertValidNamespace(namespace: unknown, label: string): void {
   if (typeof namespace !== "string" || !API_KEY_NAMESPACE_PATTERN.test(namespace)) {
+    const rule =
+      `${label} must be a lowercase letter followed by up to 15 lowercase letters or digits`;
+    if (typeof namespace !== "string" || !LITERAL_NAMESPACE.test(namespace)) {
+      throw new TypeError(rule);
+    }
     throw new TypeError(
-      `${label} must be a lowercase letter followed by up to 15 lowercase letters or digits`,
+      `${rule}; to keep accepting the keys @nestarc/api-keys 0.1 issued under "${namespace}", ` +
+        `set one of that form for new keys and add ` +
+        `legacyKeyLayouts: [{ ...LEGACY_KEY_LAYOUTS["nestarc-v0"], namespace: "${namespace}" }]`,
     );
   }
 }
@@ -313,7 +328,6 @@ const ALPHABETS: Readonly<Record<LegacyKeyAlphabet, { chars: string; source: str
   base64url: { chars: `${BASE62_ALPHABET}-_`, source: "[0-9A-Za-z_-]" },
 };
 const LAYOUT_NAME = /^[a-z0-9][a-z0-9-]{0,31}$/;
-const LITERAL_NAMESPACE = /^[A-Za-z0-9]{1,32}$/;
 const ENVIRONMENT_TOKEN = /^[a-z0-9]{1,8}$/;
 
 /** A validated legacy layout. */

@@ -224,4 +224,4 @@ export {
   type SecretScanningPatternsOptions,
   type SecretScanningPublicKey,
 } from "./leaks/mod.ts";
-export type { PrismaLike } from "./deprecated_names.ts";
+export type { ApiKeysServiceDeps, PrismaLike } from "./deprecated_names.ts";

@@ -43,7 +43,12 @@ export interface ApiKeysServiceOptions {
   hasher?: Sha256Hasher;
   /** Where records live. */
   storage: ApiKeyStorage;
-  /** Namespace of generated keys (default `ak`). Keys of another namespace are malformed. */
+  /**
+   * Namespace of generated keys (default `ak`). Keys of another namespace are
+   * malformed, old ones too: `legacyKeyLayouts` keys carry this namespace
+   * unless their layout names its own (`{ ...LEGACY_KEY_LAYOUTS["nestarc-v0"],
+   * namespace: "Acme" }`).
+   */
   namespace?: string;
   /**
    * Key layouts of another system accepted besides the current one (default

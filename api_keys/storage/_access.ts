@@ -211,6 +211,18 @@ function notLoaded(): never {
 /** The stand-in looked up among the checked records when a prefix is unknown. */
 const CHECKED = Object.freeze({});
 
+/** A class name worth printing in `new Name()`. */
+const STORAGE_CLASS_NAME = /^[A-Za-z_$][\w$]{0,63}$/;
+
+/**
+ * Whether `value`, given as a storage, is a Prisma client (it has `$connect`
+ * or an `apiKey` model delegate): read only once a storage method is missing.
+ */
+function looksLikePrismaClient(value: Record<string, unknown>): boolean {
+  const { $connect, apiKey } = value;
+  return typeof $connect === "function" || (typeof apiKey === "object" && apiKey !== null);
+}
+
 /**
  * The storage as both flows use it (see the module documentation). Built once
  * per service from the `storage` option, which it validates.
@@ -290,6 +302,14 @@ export class StorageAccess {
    * starts loading the checks of the answers (see `loaded`).
    */
   constructor(storage: unknown, timeoutMs: number, label: string) {
+    if (typeof storage === "function") {
+      // The usual mistake: `storage: InMemoryApiKeyStorage`, the class.
+      const name = STORAGE_CLASS_NAME.test(storage.name) ? storage.name : "";
+      throw new TypeError(
+        `${label} must be a storage instance, not a class: pass an instance` +
+          (name === "" ? ", e.g. new InMemoryApiKeyStorage()" : `: new ${name}()`),
+      );
+    }
     if (typeof storage !== "object" || storage === null) {
       throw new TypeError(`${label} is required`);
     }
@@ -297,6 +317,11 @@ export class StorageAccess {
     const methods = storage as Record<string, unknown>;
     for (const method of API_KEY_STORAGE_METHODS) {
       if (typeof methods[method] !== "function") {
+        if (looksLikePrismaClient(methods)) {
+          throw new TypeError(
+            `${label} is a Prisma client, not a storage: wrap it in new PrismaApiKeyStorage(prisma)`,
+          );
+        }
         throw new TypeError(`${label} is missing method ${method}`);
       }
     }
