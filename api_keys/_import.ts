@@ -1,9 +1,11 @@
 /**
  * The import of `ApiKeysService.importKeys`: records of another system
- * validated one by one, inserted when their prefix is free, skipped when it
- * already holds them (so a re-run changes nothing), reported per record
- * otherwise. Nothing is hashed: the foreign hash is stored as it is, on its
- * scheme, and upgraded on use.
+ * validated one by one, inserted when their prefix is free; when it already
+ * holds the same key, skipped (so a re-run changes nothing), revoked when the
+ * record was revoked since, a conflict naming the fields when the record
+ * differs otherwise; reported per record in any other case. Nothing is
+ * hashed: the foreign hash is stored as it is, on its scheme, and upgraded on
+ * use.
  *
  * @module
  */
@@ -129,38 +131,89 @@ function validateImport(s: Settings, input: unknown): Omit<ApiKeyRecord, "id"> &
   return record;
 }
 
-/** The outcome of one record: imported, skipped, or the conflict's or error's message. */
-type Outcome = "imported" | "skipped" | { conflict: string } | { error: string };
+/** The outcome of one record: imported, skipped, revoked, or the conflict's or error's message. */
+type Outcome = "imported" | "skipped" | "revoked" | { conflict: string } | { error: string };
+
+/** A validated record to import. */
+type Valid = Omit<ApiKeyRecord, "id"> & { id?: string };
+
+/** Revokes a stored key as `ApiKeysService.revoke` does (audit, cache, change feed, event). */
+export type RevokeImported = (id: string, context: AuditContext | undefined) => Promise<void>;
 
 /**
  * Whether the stored record `existing` is the imported one `record`: the
  * same hash, or (with an id given) the same id and tenant on the current
- * scheme and pepper version where the import's hash is not (upgraded on use
- * since it was imported).
+ * scheme where the import's hash is on another scheme or pepper version
+ * (upgraded on use since it was imported, under whatever version the app
+ * calls current).
  */
-function isSameKey(
-  s: Settings,
-  existing: ApiKeyRecord,
-  record: Omit<ApiKeyRecord, "id"> & { id?: string },
-): boolean {
+function isSameKey(existing: ApiKeyRecord, record: Valid): boolean {
   if (existing.hash === record.hash) return true;
-  const isCurrent = (r: { hashScheme?: string; pepperVersion: number }) =>
-    (r.hashScheme ?? CURRENT_HASH_SCHEME) === CURRENT_HASH_SCHEME &&
-    r.pepperVersion === s.hasher.currentVersion;
+  const isCurrent = (r: { hashScheme?: string }) =>
+    (r.hashScheme ?? CURRENT_HASH_SCHEME) === CURRENT_HASH_SCHEME;
   return record.id !== undefined && existing.id === record.id &&
-    existing.tenantId === record.tenantId && isCurrent(existing) && !isCurrent(record);
+    existing.tenantId === record.tenantId && isCurrent(existing) &&
+    (!isCurrent(record) || record.pepperVersion !== existing.pepperVersion);
+}
+
+/** Whether two lists hold the same strings, in any order. */
+function sameSet(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
+  const left = [...(a ?? [])].sort();
+  const right = [...(b ?? [])].sort();
+  return left.length === right.length && left.every((value, i) => value === right[i]);
+}
+
+/**
+ * The fields in which the record differs from the same key stored: those
+ * that decide what the key may do (the name may have been changed here; an
+ * expiry is not compared once the key was rotated here, which set it).
+ */
+function differences(existing: ApiKeyRecord, record: Valid): string[] {
+  const fields: string[] = [];
+  if (existing.tenantId !== record.tenantId) fields.push("tenantId");
+  if (existing.environment !== record.environment) fields.push("environment");
+  if (!sameSet(existing.scopes, record.scopes)) fields.push("scopes");
+  if (!sameSet(existing.allowedIpCidrs, record.allowedIpCidrs)) fields.push("allowedIpCidrs");
+  if (
+    existing.rotatedAt === null &&
+    (existing.expiresAt?.getTime() ?? null) !== (record.expiresAt?.getTime() ?? null)
+  ) fields.push("expiresAt");
+  return fields;
+}
+
+/**
+ * A record whose key is stored already (a re-run): revoked here when the
+ * record is revoked and the key is not (the old system revoked it since);
+ * a conflict naming the fields that differ otherwise (never their values);
+ * else skipped.
+ */
+async function reImport(
+  existing: ApiKeyRecord,
+  valid: Valid,
+  context: AuditContext | undefined,
+  revoke: RevokeImported,
+): Promise<Outcome> {
+  const revokes = valid.revokedAt !== null && existing.revokedAt === null;
+  if (revokes) await revoke(existing.id, context);
+  const fields = differences(existing, valid);
+  if (fields.length > 0) {
+    const revoked = revokes ? " (revoked here, as in the record)" : "";
+    return { conflict: `the same key differs in ${fields.join(", ")}${revoked}` };
+  }
+  return revokes ? "revoked" : "skipped";
 }
 
 /** Imports one validated record (see `importKeys`). */
 async function importOne(
   s: Settings,
-  valid: Omit<ApiKeyRecord, "id"> & { id?: string },
+  valid: Valid,
   context: AuditContext | undefined,
+  revoke: RevokeImported,
 ): Promise<Outcome> {
   const existing = await s.storage.findByPrefix(valid.prefix);
   if (existing !== null) {
-    return isSameKey(s, existing, valid)
-      ? "skipped"
+    return isSameKey(existing, valid)
+      ? reImport(existing, valid, context, revoke)
       : { conflict: "the prefix holds another key (a different hash)" };
   }
   if (valid.id !== undefined && await s.storage.findById(valid.id) !== null) {
@@ -182,7 +235,9 @@ async function importOne(
     // A concurrent import may have won the prefix.
     const now = await s.storage.findByPrefix(valid.prefix).catch(() => null);
     if (now === null) throw error;
-    return isSameKey(s, now, valid) ? "skipped" : { conflict: "the prefix holds another key" };
+    return isSameKey(now, valid)
+      ? reImport(now, valid, context, revoke)
+      : { conflict: "the prefix holds another key" };
   }
   if (audit !== undefined) s.audit?.appended(record.tenantId);
   s.emitEvent?.(createdEvent(record, s.clock()));
@@ -191,13 +246,14 @@ async function importOne(
 
 /**
  * See `ApiKeysService.importKeys`: each record in turn, validated, then
- * imported, skipped or reported; a failure of one record never stops the
- * others.
+ * imported, skipped, revoked (with `revoke`) or reported; a failure of one
+ * record never stops the others.
  */
 export async function importKeys(
   s: Settings,
   records: Iterable<ImportApiKeyRecord> | AsyncIterable<ImportApiKeyRecord>,
   context?: AuditContext,
+  revoke?: RevokeImported,
 ): Promise<ImportApiKeysResult> {
   const iterable = records as unknown as Record<symbol, unknown> | null;
   if (
@@ -207,22 +263,30 @@ export async function importKeys(
   ) {
     throw new TypeError("importKeys: records must be an iterable or an async iterable");
   }
-  const result: ImportApiKeysResult = { imported: 0, skipped: 0, conflicts: [], errors: [] };
+  const revokeKey = revoke ?? (() => Promise.reject(new Error("revocation is unavailable here")));
+  const result: ImportApiKeysResult = {
+    imported: 0,
+    skipped: 0,
+    revoked: 0,
+    conflicts: [],
+    errors: [],
+  };
   let index = 0;
   for await (const input of records) {
     const at = index++;
-    const prefix = typeof (input as { prefix?: unknown })?.prefix === "string"
-      ? (input as { prefix: string }).prefix
-      : null;
+    // Only a well-formed prefix is reported: an export may hold a whole key there.
+    const given = (input as { prefix?: unknown } | null)?.prefix;
+    const prefix = typeof given === "string" && s.layouts.acceptsPrefix(given) ? given : null;
     let outcome: Outcome;
     try {
-      outcome = await importOne(s, validateImport(s, input), context);
+      outcome = await importOne(s, validateImport(s, input), context, revokeKey);
     } catch (error) {
       if (error instanceof TypeError && !(error instanceof ApiKeyValidationError)) throw error;
       outcome = { error: error instanceof Error ? error.message : "failed" };
     }
     if (outcome === "imported") result.imported++;
     else if (outcome === "skipped") result.skipped++;
+    else if (outcome === "revoked") result.revoked++;
     else if ("conflict" in outcome) {
       result.conflicts.push({ index: at, prefix, message: outcome.conflict });
     } else result.errors.push({ index: at, prefix, message: outcome.error });

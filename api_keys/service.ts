@@ -217,17 +217,25 @@ export class ApiKeysService {
   /**
    * Imports another system's records (any iterable or async iterable), one at
    * a time, each validated; a legacy scheme needs `legacyKeyLayouts`. Keyed by
-   * prefix, so a re-run changes nothing: a free prefix is inserted (emitting
-   * `api_key.created`), the same key is skipped, another key there is a
-   * conflict. Failures are reported per record; the TTL policy does not apply.
-   * Its code loads on the first call (apps that never import pay nothing).
+   * prefix, so a re-run changes only what the other system changed since: a
+   * free prefix is inserted (emitting `api_key.created`); the same key is
+   * skipped, or revoked as by `revoke` when the record is revoked and the key
+   * is not, and a conflict naming the fields when its tenant, environment,
+   * scopes, allowlist or expiry differ; another key there is a conflict.
+   * Failures are reported per record; the TTL policy does not apply. Its code
+   * loads on the first call (apps that never import pay nothing).
    */
   async importKeys(
     records: Iterable<ImportApiKeyRecord> | AsyncIterable<ImportApiKeyRecord>,
     context?: AuditContext,
   ): Promise<ImportApiKeysResult> {
     const [{ importKeys }] = await Promise.all([import("./_import.ts"), this.#settings.loaded()]);
-    return importKeys(this.#settings, records, context);
+    return importKeys(
+      this.#settings,
+      records,
+      context,
+      (id, revokeContext) => this.#manage.use((flow) => flow.revoke(id, undefined, revokeContext)),
+    );
   }
 
   /**

@@ -556,7 +556,10 @@ export interface ImportApiKeyRecord {
 export interface ImportApiKeyIssue {
   /** Position in the input, from 0. */
   index: number;
-  /** The record's prefix, when it is a string. */
+  /**
+   * The record's prefix when it is a well-formed one (of an accepted layout),
+   * else `null`: an export may hold a whole key in the field.
+   */
   prefix: string | null;
   /** What is wrong. */
   message: string;
@@ -566,9 +569,21 @@ export interface ImportApiKeyIssue {
 export interface ImportApiKeysResult {
   /** Records inserted. */
   imported: number;
-  /** Records already there (same prefix and hash, or the same id and tenant since upgraded on use). */
+  /**
+   * Records already there (same prefix and hash, or the same id and tenant since upgraded on use),
+   * with the same tenant, environment, scopes, allowlist and expiry.
+   */
   skipped: number;
-  /** Records whose prefix (or id) holds another key. */
+  /**
+   * Records already there, not revoked, that the record says are revoked (the other system revoked
+   * them since the first import): revoked here, as by `ApiKeysService.revoke`.
+   */
+  revoked: number;
+  /**
+   * Records whose prefix (or id) holds another key, or whose key is there with another tenant,
+   * environment, scopes, allowlist or expiry (the message names the fields, never their values;
+   * a revocation in the record still applies).
+   */
   conflicts: ImportApiKeyIssue[];
   /** Records that are invalid or could not be written. */
   errors: ImportApiKeyIssue[];

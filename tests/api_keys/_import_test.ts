@@ -12,7 +12,7 @@ import {
 } from "../../api_keys/mod.ts";
 import { importKeys } from "../../api_keys/_import.ts";
 import { compileSettings } from "../../api_keys/_settings.ts";
-import { makeService, overrideStorage, PEPPER_1 } from "./helpers.ts";
+import { makeService, overrideStorage, PEPPER_1, PEPPER_2, rejection } from "./helpers.ts";
 import { nestarcHash, nestarcKey, plainSha256 } from "./verify/nestarc.ts";
 
 const LEGACY = { legacyKeyLayouts: ["nestarc-v0" as const] };
@@ -48,6 +48,7 @@ describe("importKeys", () => {
     assert.deepEqual(await service.importKeys(rows), {
       imported: 5,
       skipped: 0,
+      revoked: 0,
       conflicts: [],
       errors: [],
     });
@@ -72,10 +73,116 @@ describe("importKeys", () => {
     assert.deepEqual(await service.importKeys(rows), {
       imported: 0,
       skipped: 4,
+      revoked: 0,
       conflicts: [],
       errors: [],
     });
     assert.deepEqual(created(events), []);
+  });
+
+  it("a re-run where the old system revoked a key since revokes it here, once", async () => {
+    const { keys, rows } = nestarcExport(2);
+    const { service, events } = makeService({ cache: false, ...LEGACY });
+    await service.importKeys(rows);
+    assert.equal((await service.verify(keys[0].raw)).keyId, "n-0");
+    const revokedSince = { ...rows[0], revokedAt: "2029-11-30T00:00:00.000Z" };
+    events.length = 0;
+    assert.deepEqual(await service.importKeys([revokedSince, rows[1]]), {
+      imported: 0,
+      skipped: 1,
+      revoked: 1,
+      conflicts: [],
+      errors: [],
+    });
+    assert.equal((await rejection(service.verify(keys[0].raw))).code, "api_key_revoked");
+    const revoked = events.filter((e) => e.type === "api_key.revoked");
+    assert.deepEqual(revoked.map((e) => "keyId" in e ? e.keyId : null), ["n-0"]);
+    // Already revoked here: nothing more to do, whatever the record says.
+    const again = await service.importKeys([revokedSince, rows[0]]);
+    assert.deepEqual([again.skipped, again.revoked, again.conflicts], [2, 0, []]);
+    assert.equal(events.filter((e) => e.type === "api_key.revoked").length, 1);
+  });
+
+  it("the same key (same hash, or same id upgraded) with other fields is a conflict naming them", async () => {
+    const { keys, rows } = nestarcExport(3);
+    const { service, storage, events } = makeService({ cache: false, ...LEGACY });
+    await service.importKeys(rows);
+    await service.verify(keys[2].raw); // upgraded on use: found by id and tenant
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    events.length = 0;
+    const changed = [
+      { ...rows[0], tenantId: "globex" },
+      { ...rows[1], environment: "live" as const, scopes: ["orders:read"] },
+      { ...rows[2], allowedIpCidrs: ["10.0.0.0/8"], expiresAt: "2032-01-01T00:00:00.000Z" },
+      { ...rows[1], scopes: ["invoices:write", "orders:read"] }, // the same scopes in another order
+      { ...rows[0], tenantId: "globex", revokedAt: "2029-11-30T00:00:00.000Z" },
+    ];
+    const result = await service.importKeys(changed);
+    assert.deepEqual(result, {
+      imported: 0,
+      skipped: 1,
+      revoked: 0,
+      conflicts: [
+        { index: 0, prefix: rows[0].prefix, message: "the same key differs in tenantId" },
+        {
+          index: 1,
+          prefix: rows[1].prefix,
+          message: "the same key differs in environment, scopes",
+        },
+        {
+          index: 2,
+          prefix: rows[2].prefix,
+          message: "the same key differs in allowedIpCidrs, expiresAt",
+        },
+        {
+          index: 4,
+          prefix: rows[0].prefix,
+          message: "the same key differs in tenantId (revoked here, as in the record)",
+        },
+      ],
+      errors: [],
+    });
+    // Nothing but the revocation changed: the key stays with its first tenant, revoked.
+    const first = (await storage.findById("n-0"))!;
+    assert.equal(first.tenantId, "tenant-0");
+    assert.notEqual(first.revokedAt, null);
+    assert.equal((await storage.findById("n-1"))!.environment, keys[1].environment);
+    assert.deepEqual(events.map((e) => e.type), ["api_key.revoked"]);
+  });
+
+  it("recognises a key upgraded on use whatever pepper version the re-run's service calls current", async () => {
+    const { keys, rows } = nestarcExport(1);
+    const app = makeService({
+      cache: false,
+      ...LEGACY,
+      peppers: { 1: PEPPER_1, 2: PEPPER_2 },
+      currentPepperVersion: 2,
+    });
+    await app.service.importKeys(rows);
+    await app.service.verify(keys[0].raw); // upgraded to hmac-sha256 under version 2
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.equal((await app.storage.findById("n-0"))!.pepperVersion, 2);
+    // The import tool knows only the versions the records name.
+    const tool = makeService({ cache: false, ...LEGACY, storage: app.storage });
+    const result = await tool.service.importKeys(rows);
+    assert.deepEqual([result.skipped, result.conflicts], [1, []]);
+  });
+
+  it("an issue carries the prefix only when it is a well-formed prefix (never a whole key)", async () => {
+    const { rows } = nestarcExport(1);
+    const key = nestarcKey("ak");
+    const { service } = makeService({ cache: false, ...LEGACY });
+    const result = await service.importKeys([
+      { ...rows[0], prefix: key.raw },
+      { ...rows[0], prefix: key.secret },
+      { ...rows[0], name: "" },
+    ]);
+    assert.deepEqual(result.errors.map((e) => [e.index, e.prefix]), [
+      [0, null],
+      [1, null],
+      [2, rows[0].prefix],
+    ]);
+    assert.ok(!JSON.stringify(result).includes(key.secret), "no secret in the report");
   });
 
   it("reports a prefix or id holding another key as a per-record conflict and goes on", async () => {

@@ -82,7 +82,7 @@ if (databaseReady("legacy keys on PostgreSQL", unavailable)) {
       });
       const keysService = service(storage, { peppers: { 1: PEPPER_1, 2: PEPPER_2 } });
       const result = await keysService.importKeys(rows);
-      assert.deepEqual(result, { imported: 3, skipped: 0, conflicts: [], errors: [] });
+      assert.deepEqual(result, { imported: 3, skipped: 0, revoked: 0, conflicts: [], errors: [] });
       assert.equal((await row("pg-plain")).hashScheme, "sha256");
       const checking = service(storage, {
         peppers: { 1: PEPPER_1, 2: PEPPER_2 },
@@ -239,6 +239,7 @@ if (databaseReady("legacy keys on PostgreSQL", unavailable)) {
         dryRun: false,
         imported: 3,
         skipped: 0,
+        revoked: 0,
         conflicts: 0,
         errors: 0,
       });
@@ -246,6 +247,26 @@ if (databaseReady("legacy keys on PostgreSQL", unavailable)) {
       assert.equal(JSON.parse(second.stdout).skipped, 3);
       const verifier = service(new PrismaApiKeyStorage(prisma));
       assert.equal((await verifier.verify(keys[1].raw)).tenantId, "t-cli");
+      // Each key keeps its layout: an app with storesLayout: true accepts it.
+      const stored = await prisma.apiKey.findMany({ where: {}, orderBy: [{ id: "asc" }] });
+      assert.deepEqual(stored.map((r) => (r as { layout?: unknown }).layout), [
+        "nestarc-v0",
+        "nestarc-v0",
+        "nestarc-v0",
+      ]);
+      const strict = service(new PrismaApiKeyStorage(prisma, { storesLayout: true }));
+      assert.equal((await strict.verify(keys[0].raw)).tenantId, "t-cli");
+      // The old system revoked a key since: a re-run revokes it here.
+      const lines = Deno.readTextFileSync(path).trimEnd().split("\n");
+      lines[2] = JSON.stringify({ ...JSON.parse(lines[2]), revokedAt: "2029-11-30T00:00:00.000Z" });
+      Deno.writeTextFileSync(path, lines.join("\n") + "\n");
+      const third = await runImport(args, env);
+      assert.equal(third.code, 0, third.stderr);
+      assert.deepEqual(
+        [JSON.parse(third.stdout).skipped, JSON.parse(third.stdout).revoked],
+        [2, 1],
+      );
+      await assert.rejects(strict.verify(keys[2].raw), { code: "api_key_revoked" });
       Deno.removeSync(path);
     });
   });

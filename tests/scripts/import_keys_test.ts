@@ -8,6 +8,9 @@ import assert from "node:assert/strict";
 import { exportFile, runImport } from "./import_keys_cli.ts";
 
 const PEPPER = "cli-test-pepper-0123456789abcdefghij";
+/** `stderr` without the warnings of Deno itself (deno.json has deprecated compiler options). */
+const ownLines = (stderr: string) =>
+  stderr.split("\n").filter((line) => !line.startsWith("Warning")).join("\n").trim();
 const onDeno = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
 
 describe("scripts/import_keys.ts without DATABASE_URL (dry run)", {
@@ -29,16 +32,87 @@ describe("scripts/import_keys.ts without DATABASE_URL (dry run)", {
       dryRun: true,
       imported: 2,
       skipped: 0,
+      revoked: 0,
       conflicts: 1,
       errors: 2,
     });
     assert.match(run.stderr, /^line 4: error: Invalid record: must be an object$/m);
-    assert.match(run.stderr, /^line 5 \(short\): error: Invalid prefix/m);
+    assert.match(run.stderr, /^line 5: error: Invalid prefix/m); // not a prefix: not printed
     assert.match(run.stderr, new RegExp(`^line 6 \\(${keys[0].prefix}\\): conflict: `, "m"));
     assert.ok(!run.stderr.includes("0".repeat(64)), "no hash in the output");
     Deno.removeSync(path);
   });
 
+  it("a re-run's changed lines: a revocation applied and counted, other changes conflicts naming the fields", async () => {
+    const { keys, path } = exportFile(1, PEPPER);
+    const [line] = Deno.readTextFileSync(path).split("\n");
+    const record = JSON.parse(line);
+    const wholeKey = { ...record, id: "other", prefix: keys[0].raw };
+    Deno.writeTextFileSync(
+      path,
+      [
+        line,
+        JSON.stringify({ ...record, tenantId: "globex", scopes: ["orders:write"] }),
+        JSON.stringify({ ...record, revokedAt: "2029-11-30T00:00:00.000Z" }),
+        JSON.stringify(wholeKey),
+      ].join("\n") + "\n",
+    );
+    const run = await runImport(
+      ["--jsonl", path, "--legacy-key-layout", "nestarc-v0"],
+      { API_KEY_PEPPERS: JSON.stringify({ 1: PEPPER }), DATABASE_URL: "" },
+    );
+    assert.equal(run.code, 1, run.stderr);
+    assert.deepEqual(JSON.parse(run.stdout.trim()), {
+      dryRun: true,
+      imported: 1,
+      skipped: 0,
+      revoked: 1,
+      conflicts: 1,
+      errors: 1,
+    });
+    assert.match(
+      run.stderr,
+      new RegExp(
+        `^line 2 \\(${keys[0].prefix}\\): conflict: the same key differs in tenantId, scopes$`,
+        "m",
+      ),
+    );
+    assert.match(run.stderr, /^line 4: error: Invalid prefix/m);
+    assert.ok(!run.stderr.includes(keys[0].secret), "a key's secret is never printed");
+    Deno.removeSync(path);
+  });
+
+  it("takes the old peppers at any length (it never hashes) and never advises a new one", async () => {
+    const old = "old-pepper-16byt";
+    const { path } = exportFile(2, old);
+    const args = ["--jsonl", path, "--legacy-key-layout", "nestarc-v0"];
+    const run = await runImport(args, {
+      API_KEY_PEPPERS: JSON.stringify({ 1: old }),
+      DATABASE_URL: "",
+    });
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(JSON.parse(run.stdout).imported, 2);
+    for (const peppers of [{ 1: "" }, { 1: 5 }, {}, [old]]) {
+      const bad = await runImport(args, {
+        API_KEY_PEPPERS: JSON.stringify(peppers),
+        DATABASE_URL: "",
+      });
+      assert.equal(bad.code, 2, JSON.stringify(peppers));
+      assert.match(bad.stderr, /^import-keys: API_KEY_PEPPERS /m, JSON.stringify(peppers));
+      assert.doesNotMatch(bad.stderr, /openssl|at least 32/, JSON.stringify(peppers));
+    }
+    Deno.removeSync(path);
+  });
+
+  it("a missing --jsonl file is bad usage (exit 2, one line, no stack)", async () => {
+    const missing = Deno.makeTempDirSync() + "/missing.jsonl";
+    const run = await runImport(["--jsonl", missing, "--legacy-key-layout", "nestarc-v0"], {
+      API_KEY_PEPPERS: JSON.stringify({ 1: PEPPER }),
+      DATABASE_URL: "",
+    });
+    assert.equal(run.code, 2, run.stderr);
+    assert.equal(ownLines(run.stderr), `import-keys: cannot read --jsonl ${missing}: no such file`);
+  });
   it("exits 0 when every line is imported, 2 on bad usage", async () => {
     const { path } = exportFile(3, PEPPER);
     const env = { API_KEY_PEPPERS: JSON.stringify({ 1: PEPPER }), DATABASE_URL: "" };
@@ -50,6 +124,49 @@ describe("scripts/import_keys.ts without DATABASE_URL (dry run)", {
     const badLayout = await runImport(["--jsonl", path, "--legacy-key-layout", "v9"], env);
     assert.equal(badLayout.code, 2);
     assert.match(badLayout.stderr, /unknown layout/);
+    Deno.removeSync(path);
+  });
+});
+
+describe("scripts/import_keys.ts with DATABASE_URL and no generated Prisma client", {
+  skip: onDeno ? false : "runs the CLI under Deno",
+}, () => {
+  it("is bad usage (exit 2) naming the command that generates it, before connecting", async () => {
+    // A copy of the script beside the sources, without generated/ (a fresh clone).
+    const root = new URL("../../", import.meta.url).pathname;
+    const clone = Deno.makeTempDirSync();
+    Deno.mkdirSync(`${clone}/scripts`);
+    Deno.copyFileSync(`${root}scripts/import_keys.ts`, `${clone}/scripts/import_keys.ts`);
+    for (const dir of ["api_keys", "client", "rate_limits", "safe_response", "telemetry"]) {
+      Deno.symlinkSync(`${root}${dir}`, `${clone}/${dir}`);
+    }
+    const { path } = exportFile(1, PEPPER);
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        "--config",
+        `${root}deno.json`,
+        `${clone}/scripts/import_keys.ts`,
+        "--jsonl",
+        path,
+        "--legacy-key-layout",
+        "nestarc-v0",
+      ],
+      env: {
+        API_KEY_PEPPERS: JSON.stringify({ 1: PEPPER }),
+        DATABASE_URL: "postgresql://nobody:nothing@127.0.0.1:9/none",
+        NO_COLOR: "1",
+      },
+    }).output();
+    const stderr = ownLines(new TextDecoder().decode(output.stderr));
+    assert.equal(output.code, 2, stderr);
+    assert.equal(
+      stderr,
+      "import-keys: the Prisma client is not generated (generated/prisma/client.ts): run " +
+        "`deno run -A npm:prisma@7.10.1 generate --schema prisma/schema.prisma` in the repository first",
+    );
+    Deno.removeSync(clone, { recursive: true });
     Deno.removeSync(path);
   });
 });
