@@ -71,6 +71,29 @@ describe("toResponse", () => {
     );
   });
 
+  it("sends 204, 205 and 304 with no body and no JSON type, keeping the other headers", () => {
+    for (const status of [204, 205, 304]) {
+      const context = new RequestContext();
+      context.headers.set("RateLimit", '"demo";r=9;t=60');
+      for (const handlerSet of [undefined, context]) {
+        const response = toResponse({
+          status,
+          headers: [["X-Request-Id", "r1"], ["Deprecation", "@1735689600"]],
+          body: { success: true, statusCode: status },
+          wrapped: true,
+        }, handlerSet);
+        assert.equal(response.status, status);
+        assert.equal(response.body, null);
+        assert.equal(response.headers.get("content-type"), null);
+        assert.equal(response.headers.get("x-request-id"), "r1");
+        assert.equal(response.headers.get("deprecation"), "@1735689600");
+        if (handlerSet) assert.equal(response.headers.get("ratelimit"), '"demo";r=9;t=60');
+      }
+      const raw = toResponse({ status, headers: [], body: "text", wrapped: false }, undefined);
+      assert.equal(raw.body, null, `raw ${status}`);
+    }
+  });
+
   it("keeps a handler's Response status, adding the context's and the reply's headers", () => {
     const context = new RequestContext();
     context.headers.set("X-Handler", "h");

@@ -200,6 +200,37 @@ describe("createSafeFetch route: successes", () => {
     assert.equal(refused.body.meta.rateLimit.retryAfter, 30);
   });
 
+  it("answers a 204, 205 or 304 success with no body, as Nest does, keeping its headers", async () => {
+    const { safe, lines } = safeWith({
+      requestId: true,
+      rateLimit: { standard: true },
+      responseHeaders: () => [["RateLimit", '"demo";r=9;t=60']],
+    });
+    const deprecated = { since: "2025-01-01T00:00:00Z" };
+    let removed = 0;
+    for (const status of [204, 205, 304]) {
+      const byOption = safe.route({ statusCode: status, deprecated }, () => {
+        removed++;
+      });
+      const byContext = safe.route({ deprecated }, (_request, context) => {
+        removed++;
+        context.status = status;
+        return { id: "a" };
+      });
+      for (const handler of [byOption, byContext]) {
+        const response = await handler(at("/items/a", { headers: { "x-request-id": "req-1" } }));
+        assert.equal(response.status, status);
+        assert.equal(await response.text(), "");
+        assert.equal(response.headers.get("content-type"), null);
+        assert.equal(response.headers.get("x-request-id"), "req-1");
+        assert.equal(response.headers.get("ratelimit"), '"demo";r=9;t=60');
+        assert.equal(response.headers.get("deprecation"), "@1735689600");
+      }
+    }
+    assert.equal(removed, 6);
+    assert.deepEqual(lines, []);
+  });
+
   it("sends raw results, bytes, streams and Responses as they are", async () => {
     const { safe } = safeWith();
     const deprecated = { since: "2025-01-01T00:00:00Z" };
