@@ -71,6 +71,23 @@ describe("toResponse", () => {
     );
   });
 
+  it("keeps every Set-Cookie of a handler's Response and of its context", () => {
+    const context = new RequestContext();
+    context.headers.append("Set-Cookie", "session=abc; HttpOnly");
+    const own = new Headers();
+    own.append("Set-Cookie", "csrf=def");
+    own.append("Set-Cookie", "theme=dark");
+    const response = toResponse(
+      { status: 200, headers: [], body: new Response("ok", { headers: own }), wrapped: false },
+      context,
+    );
+    assert.deepEqual(response.headers.getSetCookie(), [
+      "session=abc; HttpOnly",
+      "csrf=def",
+      "theme=dark",
+    ]);
+  });
+
   it("sends 204, 205 and 304 with no body and no JSON type, keeping the other headers", () => {
     for (const status of [204, 205, 304]) {
       const context = new RequestContext();

@@ -410,6 +410,25 @@ describe("createSafeFetch options", () => {
     );
   });
 
+  it("responseHeaders and a handler's Response: every Set-Cookie is sent", async () => {
+    const { safe } = safeWith({
+      responseHeaders: () => [["Set-Cookie", "a=1"], ["Set-Cookie", "b=2"]],
+    });
+    const login = safe.route({}, (_request, context) => {
+      context.headers.append("Set-Cookie", "c=3");
+      const headers = new Headers();
+      headers.append("Set-Cookie", "d=4");
+      headers.append("Set-Cookie", "e=5");
+      return new Response("ok", { headers });
+    });
+    const answer = await login(at("/login"));
+    assert.deepEqual(answer.headers.getSetCookie(), ["a=1", "b=2", "c=3", "d=4", "e=5"]);
+    const wrapped = await safe.route({}, () => ({ ok: true }))(at("/"));
+    assert.deepEqual(wrapped.headers.getSetCookie(), ["a=1", "b=2"]);
+    const error = safe.errorResponse(new SafeException("SLOW_DOWN"), at("/"));
+    assert.deepEqual(error.headers.getSetCookie(), ["a=1", "b=2"]);
+  });
+
   it("refuses bad options and route options, naming them", () => {
     // The module's options, named by the function the app called (it never wrote SafeResponseModule).
     assert.throws(
