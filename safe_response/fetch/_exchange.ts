@@ -74,6 +74,17 @@ export class FetchExchange implements HttpExchange {
   }
 }
 
+/**
+ * Copies `from` into `into`: each field replaces the one of its name, except `Set-Cookie`, whose
+ * every line is added (one field per cookie; `set` would keep only the last).
+ */
+export function copyHeaders(into: Headers, from: Headers): void {
+  from.forEach((value, name) => {
+    if (name === "set-cookie") into.append(name, value);
+    else into.set(name, value);
+  });
+}
+
 const JSON_CONTENT_TYPE = "application/json";
 
 /**
@@ -117,7 +128,7 @@ export function toResponse(reply: Reply, context: RequestContext | undefined): R
   }
   if (body instanceof Response) {
     const headers = new Headers(context?.touched);
-    body.headers.forEach((value, name) => headers.set(name, value));
+    copyHeaders(headers, body.headers);
     for (const [name, value] of reply.headers) headers.set(name, value);
     return new Response(body.body, { status: body.status, statusText: body.statusText, headers });
   }

@@ -146,6 +146,27 @@ describe("Fetch authorizer rate limits, meta.rateLimit through safe-response's r
   });
 });
 
+describe("Fetch authorizer rate limits on a Response whose headers are immutable", () => {
+  it("adds the fields to a copy (a proxied answer), every Set-Cookie kept", async () => {
+    const { service, key } = await limitedKey([{ name: "minute", limit: 10, windowMs: 60_000 }]);
+    const upstream = await serve(() => {
+      const headers = new Headers();
+      headers.append("Set-Cookie", "a=1");
+      headers.append("Set-Cookie", "b=2");
+      return new Response("upstream", { headers });
+    });
+    try {
+      const proxy = createApiKeyAuthorizer(service).protect(() => fetch(upstream.url));
+      const answer = await proxy(new Request("http://x/", { headers: { "x-api-key": key } }));
+      assert.equal(await answer.text(), "upstream");
+      assert.deepEqual(answer.headers.getSetCookie(), ["a=1", "b=2"]);
+      assert.match(answer.headers.get("ratelimit") ?? "", /^"minute";r=9;/);
+    } finally {
+      await upstream.close();
+    }
+  });
+});
+
 describe("Fetch: routes that must not spend, routes naming no policy (issue 40)", () => {
   it("protect(an admin handler) counts no rate limit and spends no credits unless the requirements name rateLimits", async () => {
     const service = new ApiKeysService({

@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
+  copyHeaders,
   FetchExchange,
   RequestContext,
   toResponse,
@@ -125,5 +126,15 @@ describe("toResponse", () => {
       [...response.headers].filter(([name]) => name.startsWith("x-")),
       [["x-handler", "h"], ["x-own", "o"], ["x-request-id", "r1"]],
     );
+  });
+});
+
+describe("copyHeaders", () => {
+  it("replaces a field of the same name, but adds every Set-Cookie", () => {
+    const into = new Headers([["X-One", "old"], ["Set-Cookie", "a=1"]]);
+    const from = new Headers([["X-One", "new"], ["Set-Cookie", "b=2"], ["Set-Cookie", "c=3"]]);
+    copyHeaders(into, from);
+    assert.equal(into.get("x-one"), "new");
+    assert.deepEqual(into.getSetCookie(), ["a=1", "b=2", "c=3"]);
   });
 });
