@@ -168,7 +168,7 @@ describe("Fetch authorizer rate limits on a Response whose headers are immutable
 });
 
 describe("Fetch: routes that must not spend, routes naming no policy (issue 40)", () => {
-  it("protect(an admin handler) counts no rate limit and spends no credits unless the requirements name rateLimits", async () => {
+  it("the admin routes count like any route unless the authorizer says rateLimits: false", async () => {
     const service = new ApiKeysService({
       peppers: { 1: PEPPER_1 },
       storage: new InMemoryApiKeyStorage(),
@@ -182,28 +182,34 @@ describe("Fetch: routes that must not spend, routes naming no policy (issue 40)"
       credits: { remaining: 3 },
     });
     const authorize = createApiKeyAuthorizer(service);
-    const adminOptions = {
+    const adminRoutes = createApiKeysAdminFetchHandler({
+      prefix: "/admin",
       service,
       scopes: ["orders:read"],
       tenantOf: (request: Request) => getApiKeyContext(request)?.tenantId,
       canManage: () => true,
       policy: () => null,
-      csrf: false as const,
-    };
-    const adminHandler = createApiKeysAdminFetchHandler({ ...adminOptions, prefix: "/admin" });
-    const uncounted = authorize.protect(adminHandler as never);
-    const counted = authorize.require({
-      rateLimits: [{ name: "admin", limit: 9, windowMs: 60_000 }],
-    })
-      .protect(adminHandler as never);
-    const route = authorize.protect(() => new Response("ok"));
-    const get = (handler: (request: Request) => Promise<Response | undefined>, path: string) =>
-      handler(new Request(`http://x${path}`, { headers: { "x-api-key": key } }));
-    for (let i = 0; i < 4; i++) assert.equal((await get(uncounted, "/admin/keys"))?.status, 200);
-    assert.equal((await service.listSummaries("t1"))[0].credits?.remaining, 3);
-    assert.equal((await get(counted, "/admin/keys"))?.status, 200);
-    assert.equal((await get(route, "/"))?.status, 200);
-    assert.equal((await get(route, "/"))?.status, 429);
+      csrf: false,
+    });
+    const admin = async (request: Request) =>
+      (await adminRoutes(request)) ?? new Response(null, { status: 404 });
+    const uncounted = authorize.require({ rateLimits: false }).protect(admin);
+    const counted = authorize.protect(admin);
+    const get = (handler: (request: Request) => Promise<Response>) =>
+      handler(new Request("http://x/admin/keys", { headers: { "x-api-key": key } }));
+    for (let i = 0; i < 4; i++) {
+      const answer = await get(uncounted);
+      assert.equal(answer.status, 200);
+      assert.equal(answer.headers.get("ratelimit"), null);
+    }
+    const credits = async () => (await service.listSummaries("t1"))[0].credits?.remaining;
+    assert.equal(await credits(), 3);
+    const first = await get(counted);
+    assert.equal(first.status, 200);
+    assert.match(first.headers.get("ratelimit") ?? "", /^"plan";r=1;/);
+    assert.equal(await credits(), 2);
+    assert.equal((await get(counted)).status, 200);
+    assert.equal((await get(counted)).status, 429);
   });
 
   it("a route naming a policy the key lacks rejects (the server answers 500), logged once with the method, path and policy", async () => {
