@@ -9,7 +9,7 @@ import {
   getRateLimitHeaders,
 } from "../../../api_keys/fetch/api_keys.authorizer.ts";
 import { createApiKeysAdminFetchHandler } from "../../../api_keys/fetch/api_keys.admin.ts";
-import { createSafeFetch } from "../../../safe_response/fetch/mod.ts";
+import { createSafeFetch, readJsonBody } from "../../../safe_response/fetch/mod.ts";
 import { createMemoryRateLimitStore, createRateLimiter } from "../../../rate_limits/mod.ts";
 import { PEPPER_1, READ_ORDERS } from "../helpers.ts";
 import { serve, type Served } from "../../scenarios/_serve.ts";
@@ -164,6 +164,26 @@ describe("Fetch authorizer rate limits on a Response whose headers are immutable
     } finally {
       await upstream.close();
     }
+  });
+});
+
+describe("Fetch authorizer rate limits and request bodies (docs/fetch.md, request bodies)", () => {
+  it("charges before the handler reads the body: a body refused with 413 or 400 has counted", async () => {
+    const { service, key } = await limitedKey([{ name: "minute", limit: 10, windowMs: 60_000 }]);
+    const safe = createSafeFetch({ logger: { warn() {}, error() {} } });
+    const create = createApiKeyAuthorizer(service, { onError: safe.errorResponse }).protect(
+      safe.route({ statusCode: 201 }, (request) => readJsonBody(request, { maxBytes: 16 })),
+    );
+    const post = async (body: string) => {
+      const answer = await create(
+        new Request("http://x/orders", { method: "POST", body, headers: { "x-api-key": key } }),
+      );
+      await answer.body?.cancel();
+      return [answer.status, answer.headers.get("ratelimit")?.split(";")[1]];
+    };
+    assert.deepEqual(await post(JSON.stringify({ name: "x".repeat(64) })), [413, "r=9"]);
+    assert.deepEqual(await post("{not json"), [400, "r=8"]);
+    assert.deepEqual(await post("{}"), [201, "r=7"]);
   });
 });
 
