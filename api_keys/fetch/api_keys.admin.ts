@@ -7,7 +7,6 @@
 import { createApiKeysAdminHandler } from "../admin/handler.ts";
 import type { ApiKeysAdminOptions } from "../admin/types.ts";
 import { readBounded } from "./_bounded_body.ts";
-import { countsNoLimits } from "./api_keys.authorizer.ts";
 
 /**
  * Options of `createApiKeysAdminFetchHandler`: the admin options (the hooks
@@ -46,9 +45,10 @@ function decodedPath(path: string): string | undefined {
  * below `prefix` that is one of the routes gets its answer, any other
  * `undefined` (the app answers it). The body is read up to one byte past
  * `maxBodyBytes` (the rest is never read); a body that cannot be read is
- * handled as an empty one. Behind `ApiKeyAuthorizer.protect` the routes count
- * no rate limit and spend no credits of the caller's key unless the
- * authorizer's requirements name `rateLimits`. Throws a `TypeError` naming a bad option.
+ * handled as an empty one. Behind `ApiKeyAuthorizer.protect`, give the
+ * authorizer `rateLimits: false` (`require({ rateLimits: false })`) so the
+ * routes count no rate limit and spend no credits of the caller's key, as
+ * Nest's admin controller. Throws a `TypeError` naming a bad option.
  *
  * @example
  * ```ts
@@ -81,7 +81,7 @@ export function createApiKeysAdminFetchHandler(
   }
   const handle = createApiKeysAdminHandler<Request>(options);
   const limit = handle.maxBodyBytes + 1;
-  return countsNoLimits(async (request: Request) => {
+  return async (request: Request) => {
     const url = new URL(request.url);
     if (!url.pathname.startsWith(`${prefix}/`)) return undefined;
     const path = decodedPath(url.pathname.slice(prefix.length));
@@ -104,5 +104,5 @@ export function createApiKeysAdminFetchHandler(
     return answer === undefined
       ? undefined
       : new Response(answer.body, { status: answer.status, headers: answer.headers });
-  });
+  };
 }

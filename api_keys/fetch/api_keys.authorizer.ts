@@ -156,8 +156,9 @@ export interface ApiKeyAuthorizer {
    * `handler` with the same arguments (it may declare fewer). Anything other
    * than an API-key or storage failure is rethrown (a `TypeError`, a bug such
    * as a route naming a policy the key lacks, logged first with the method and
-   * path). A handler of `createApiKeysAdminFetchHandler` counts no rate limit
-   * and spends no credits unless these requirements name `rateLimits`. Nested
+   * path). Every wrapped handler counts the key's rate limits and spends its
+   * credits unless these requirements say `rateLimits: false` (the admin
+   * routes of `createApiKeysAdminFetchHandler`: `require({ rateLimits: false })`). Nested
    * in another `protect` of the same service asking the same charge, a request is
    * charged once, by the outer one; the inner checks only its scope, environment
    * and IP allowlist. An inner one asking another charge is charged on its own.
@@ -165,25 +166,6 @@ export interface ApiKeyAuthorizer {
   protect<Args extends unknown[]>(
     handler: FetchHandler<Args>,
   ): (request: Request, ...args: [...Args, ...unknown[]]) => Promise<Response>;
-}
-
-/** Handlers whose requests count no rate limit and spend no credits by default (the admin routes). */
-const UNCOUNTED = new WeakSet<object>();
-
-/**
- * Marks `handler` as one `protect` lets count no rate limit and spend no
- * credits unless the authorizer's requirements name `rateLimits` (the admin
- * routes use it). Returns `handler`.
- *
- * @example
- * ```ts
- * import { countsNoLimits } from "./api_keys.authorizer.ts";
- * const health = countsNoLimits(() => new Response("ok"));
- * ```
- */
-export function countsNoLimits<T extends object>(handler: T): T {
-  UNCOUNTED.add(handler);
-  return handler;
 }
 
 /** The path of `request` (its URL's, `?` and what follows left out). */
@@ -395,15 +377,11 @@ export function createApiKeyAuthorizer(
   const reportBug = bugReporter(log);
 
   const build = (requirements: Readonly<ApiKeyRequirements>): ApiKeyAuthorizer => {
-    const authorizeWith = async (
-      route: Readonly<ApiKeyRequirements>,
-      request: Request,
-      info?: unknown,
-    ): Promise<ApiKeyContext> => {
+    const authorize = async (request: Request, info?: unknown): Promise<ApiKeyContext> => {
       const resolved = resolveClientIp(clientIpResolver, [request, info], "clientIp", log);
       // A synchronous resolver (the default) costs no extra await.
       const clientIp = isThenable(resolved) ? await resolved : resolved;
-      const authorizeOptions: AuthorizeOptions = { ...route, clientIp, request };
+      const authorizeOptions: AuthorizeOptions = { ...requirements, clientIp, request };
       try {
         return await service.authorizeRequest(
           (name) => request.headers.get(name),
@@ -417,12 +395,6 @@ export function createApiKeyAuthorizer(
         throw error;
       }
     };
-    const authorize = (request: Request, info?: unknown) =>
-      authorizeWith(requirements, request, info);
-    // The admin routes count nothing unless these requirements name rateLimits.
-    const uncounted = requirements.rateLimits === undefined
-      ? Object.freeze({ ...requirements, rateLimits: false as const })
-      : requirements;
     return Object.assign(authorize, {
       requirements,
       require: (more: ApiKeyRequirements) =>
@@ -431,11 +403,10 @@ export function createApiKeyAuthorizer(
         if (typeof handler !== "function") {
           throw new TypeError("ApiKeyAuthorizer.protect: `handler` must be a function");
         }
-        const route = UNCOUNTED.has(handler) ? uncounted : requirements;
         return async (request: Request, ...args: [...Args, ...unknown[]]): Promise<Response> => {
           let apiKey: ApiKeyContext;
           try {
-            apiKey = await authorizeWith(route, request, args[0]);
+            apiKey = await authorize(request, args[0]);
           } catch (error) {
             if (error instanceof ApiKeyError || error instanceof ApiKeyStorageError) {
               const fields = error instanceof ApiKeyError ? recordRateLimit(request, error) : [];

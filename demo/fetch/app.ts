@@ -317,13 +317,15 @@ export function createFetchDemoApp(options: FetchDemoOptions): FetchDemoApp {
   });
   route("GET", "/api/ping", {}, { limit: PING_LIMIT }, () => ({ pong: true }));
 
-  // The library's admin routes, behind the same key check and per-key limit as every route.
+  // The library's admin routes, behind the same key check and per-key throttler as every route;
+  // like the Nest demo's, they count none of the key's rate limits (`rateLimits: false`).
   const adminRoutes = createApiKeysAdminFetchHandler({
     prefix: DEMO_ADMIN_PREFIX,
     service,
     ...demoAdminOptions(getApiKeyContext),
   });
-  const admin = apiKeys.require(scope("keys", "write")).protect(safe.route(
+  const adminKeys = apiKeys.require({ ...scope("keys", "write"), rateLimits: false });
+  const admin = adminKeys.protect(safe.route(
     { route: `${DEMO_ADMIN_PREFIX}/*`, rawResponse: true },
     async (request, context) => {
       limiter.hit(`key:${apiKeyOf(request).keyId}:admin`, DEFAULT_RATE_LIMIT, context);

@@ -74,7 +74,24 @@ export class FetchExchange implements HttpExchange {
   }
 }
 
+/**
+ * Copies `from` into `into`: each field replaces the one of its name, except `Set-Cookie`, whose
+ * every line is added (one field per cookie; `set` would keep only the last).
+ */
+export function copyHeaders(into: Headers, from: Headers): void {
+  from.forEach((value, name) => {
+    if (name === "set-cookie") into.append(name, value);
+    else into.set(name, value);
+  });
+}
+
 const JSON_CONTENT_TYPE = "application/json";
+
+/**
+ * The Fetch standard's null body statuses: a `Response` with one of them carries no body (Express and
+ * Fastify drop the body of a 204 or 304 too). Deno refuses a body with them.
+ */
+const NULL_BODY_STATUSES: ReadonlySet<number> = new Set([101, 103, 204, 205, 304]);
 
 /** Response headers: the handler's, then the reply's (a plain list when the handler set none). */
 function headersOf(
@@ -94,10 +111,14 @@ function headersOf(
 
 /**
  * The `Response` of `reply`: wrapped bodies and plain values as JSON; `Response`s, strings, bytes and
- * streams as they are. Throws when the body cannot be serialised.
+ * streams as they are; no body with a null body status (204, 205, 304). Throws when the body cannot
+ * be serialised.
  */
 export function toResponse(reply: Reply, context: RequestContext | undefined): Response {
   const { body, status } = reply;
+  if (NULL_BODY_STATUSES.has(status) && !(body instanceof Response)) {
+    return new Response(null, { status, headers: headersOf(reply, context, false) });
+  }
   if (reply.wrapped) {
     const text = JSON.stringify(body);
     if (reply.headers.length === 0 && context?.touched === undefined) {
@@ -107,7 +128,7 @@ export function toResponse(reply: Reply, context: RequestContext | undefined): R
   }
   if (body instanceof Response) {
     const headers = new Headers(context?.touched);
-    body.headers.forEach((value, name) => headers.set(name, value));
+    copyHeaders(headers, body.headers);
     for (const [name, value] of reply.headers) headers.set(name, value);
     return new Response(body.body, { status: body.status, statusText: body.statusText, headers });
   }

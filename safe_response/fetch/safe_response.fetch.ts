@@ -27,7 +27,13 @@ import {
 import { resolveSettings } from "../settings.ts";
 import { callAppFunction } from "../_app_functions.ts";
 import { redactApiKeys } from "../../api_keys/key_format.ts";
-import { FetchExchange, RequestContext, type SafeContext, toResponse } from "./_exchange.ts";
+import {
+  copyHeaders,
+  FetchExchange,
+  RequestContext,
+  type SafeContext,
+  toResponse,
+} from "./_exchange.ts";
 
 /** Options of {@link createSafeFetch}: the Nest module's options, a logger and the context store. */
 export interface SafeFetchOptions extends SafeResponseModuleOptions<Request> {
@@ -267,7 +273,7 @@ export function createSafeFetch(options: SafeFetchOptions = {}): SafeFetch {
       return given === undefined ? undefined : new Headers(given);
     });
     if (!outcome.ok) (logger ?? console).error(redactApiKeys(outcome.failure));
-    else outcome.value?.forEach((value, name) => context.headers.set(name, value));
+    else if (outcome.value !== undefined) copyHeaders(context.headers, outcome.value);
     return context;
   };
 

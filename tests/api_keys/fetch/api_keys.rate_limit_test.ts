@@ -9,7 +9,7 @@ import {
   getRateLimitHeaders,
 } from "../../../api_keys/fetch/api_keys.authorizer.ts";
 import { createApiKeysAdminFetchHandler } from "../../../api_keys/fetch/api_keys.admin.ts";
-import { createSafeFetch } from "../../../safe_response/fetch/mod.ts";
+import { createSafeFetch, readJsonBody } from "../../../safe_response/fetch/mod.ts";
 import { createMemoryRateLimitStore, createRateLimiter } from "../../../rate_limits/mod.ts";
 import { PEPPER_1, READ_ORDERS } from "../helpers.ts";
 import { serve, type Served } from "../../scenarios/_serve.ts";
@@ -146,8 +146,49 @@ describe("Fetch authorizer rate limits, meta.rateLimit through safe-response's r
   });
 });
 
+describe("Fetch authorizer rate limits on a Response whose headers are immutable", () => {
+  it("adds the fields to a copy (a proxied answer), every Set-Cookie kept", async () => {
+    const { service, key } = await limitedKey([{ name: "minute", limit: 10, windowMs: 60_000 }]);
+    const upstream = await serve(() => {
+      const headers = new Headers();
+      headers.append("Set-Cookie", "a=1");
+      headers.append("Set-Cookie", "b=2");
+      return new Response("upstream", { headers });
+    });
+    try {
+      const proxy = createApiKeyAuthorizer(service).protect(() => fetch(upstream.url));
+      const answer = await proxy(new Request("http://x/", { headers: { "x-api-key": key } }));
+      assert.equal(await answer.text(), "upstream");
+      assert.deepEqual(answer.headers.getSetCookie(), ["a=1", "b=2"]);
+      assert.match(answer.headers.get("ratelimit") ?? "", /^"minute";r=9;/);
+    } finally {
+      await upstream.close();
+    }
+  });
+});
+
+describe("Fetch authorizer rate limits and request bodies (docs/fetch.md, request bodies)", () => {
+  it("charges before the handler reads the body: a body refused with 413 or 400 has counted", async () => {
+    const { service, key } = await limitedKey([{ name: "minute", limit: 10, windowMs: 60_000 }]);
+    const safe = createSafeFetch({ logger: { warn() {}, error() {} } });
+    const create = createApiKeyAuthorizer(service, { onError: safe.errorResponse }).protect(
+      safe.route({ statusCode: 201 }, (request) => readJsonBody(request, { maxBytes: 16 })),
+    );
+    const post = async (body: string) => {
+      const answer = await create(
+        new Request("http://x/orders", { method: "POST", body, headers: { "x-api-key": key } }),
+      );
+      await answer.body?.cancel();
+      return [answer.status, answer.headers.get("ratelimit")?.split(";")[1]];
+    };
+    assert.deepEqual(await post(JSON.stringify({ name: "x".repeat(64) })), [413, "r=9"]);
+    assert.deepEqual(await post("{not json"), [400, "r=8"]);
+    assert.deepEqual(await post("{}"), [201, "r=7"]);
+  });
+});
+
 describe("Fetch: routes that must not spend, routes naming no policy (issue 40)", () => {
-  it("protect(an admin handler) counts no rate limit and spends no credits unless the requirements name rateLimits", async () => {
+  it("the admin routes count like any route unless the authorizer says rateLimits: false", async () => {
     const service = new ApiKeysService({
       peppers: { 1: PEPPER_1 },
       storage: new InMemoryApiKeyStorage(),
@@ -161,28 +202,34 @@ describe("Fetch: routes that must not spend, routes naming no policy (issue 40)"
       credits: { remaining: 3 },
     });
     const authorize = createApiKeyAuthorizer(service);
-    const adminOptions = {
+    const adminRoutes = createApiKeysAdminFetchHandler({
+      prefix: "/admin",
       service,
       scopes: ["orders:read"],
       tenantOf: (request: Request) => getApiKeyContext(request)?.tenantId,
       canManage: () => true,
       policy: () => null,
-      csrf: false as const,
-    };
-    const adminHandler = createApiKeysAdminFetchHandler({ ...adminOptions, prefix: "/admin" });
-    const uncounted = authorize.protect(adminHandler as never);
-    const counted = authorize.require({
-      rateLimits: [{ name: "admin", limit: 9, windowMs: 60_000 }],
-    })
-      .protect(adminHandler as never);
-    const route = authorize.protect(() => new Response("ok"));
-    const get = (handler: (request: Request) => Promise<Response | undefined>, path: string) =>
-      handler(new Request(`http://x${path}`, { headers: { "x-api-key": key } }));
-    for (let i = 0; i < 4; i++) assert.equal((await get(uncounted, "/admin/keys"))?.status, 200);
-    assert.equal((await service.listSummaries("t1"))[0].credits?.remaining, 3);
-    assert.equal((await get(counted, "/admin/keys"))?.status, 200);
-    assert.equal((await get(route, "/"))?.status, 200);
-    assert.equal((await get(route, "/"))?.status, 429);
+      csrf: false,
+    });
+    const admin = async (request: Request) =>
+      (await adminRoutes(request)) ?? new Response(null, { status: 404 });
+    const uncounted = authorize.require({ rateLimits: false }).protect(admin);
+    const counted = authorize.protect(admin);
+    const get = (handler: (request: Request) => Promise<Response>) =>
+      handler(new Request("http://x/admin/keys", { headers: { "x-api-key": key } }));
+    for (let i = 0; i < 4; i++) {
+      const answer = await get(uncounted);
+      assert.equal(answer.status, 200);
+      assert.equal(answer.headers.get("ratelimit"), null);
+    }
+    const credits = async () => (await service.listSummaries("t1"))[0].credits?.remaining;
+    assert.equal(await credits(), 3);
+    const first = await get(counted);
+    assert.equal(first.status, 200);
+    assert.match(first.headers.get("ratelimit") ?? "", /^"plan";r=1;/);
+    assert.equal(await credits(), 2);
+    assert.equal((await get(counted)).status, 200);
+    assert.equal((await get(counted)).status, 429);
   });
 
   it("a route naming a policy the key lacks rejects (the server answers 500), logged once with the method, path and policy", async () => {

@@ -1,7 +1,8 @@
 /**
  * The Fetch demo's handler in process: request bodies are read bounded (413
  * past the cap, without reading the rest), the JSON body check answers
- * 400 for what the Nest demo's DTOs refuse, and the admin routes are the library's.
+ * 400 for what the Nest demo's DTOs refuse, and the admin routes are the library's,
+ * counting none of the caller key's rate limits (as the Nest demo's).
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -89,5 +90,42 @@ describe("the Fetch demo's request bodies", () => {
     assert.equal(details.length, 11);
     assert.equal(details[0], `property ${"f".repeat(64)}… should not exist`);
     assert.equal(details[10], "and 990 more unknown properties");
+  });
+});
+
+describe("the Fetch demo's admin routes", () => {
+  let app: FetchDemoApp;
+  let keys: DemoKeys;
+  before(async () => {
+    app = createFetchDemoApp({
+      storage: new InMemoryApiKeyStorage(),
+      peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+      problemDetails: false,
+      pageAssets: { html: "", script: "", client: "", elements: "" },
+      pageSession: { adminKey: undefined },
+    });
+    keys = await seedDemoKeys(app.service);
+  });
+  after(() => app.service.close());
+
+  const get = async (path: string) => {
+    const request = new Request(`http://127.0.0.1${path}`, {
+      headers: { "X-API-Key": keys.admin.key },
+    });
+    const response = await app.handler(request, INFO);
+    await response.body?.cancel();
+    return response;
+  };
+
+  it("send no RateLimit header and count nothing of the caller key's policy (as Nest's)", async () => {
+    for (const path of ["/admin/config", "/admin/keys", `/admin/keys/${keys.admin.id}/usage`]) {
+      const response = await get(path);
+      assert.equal(response.status, 200, path);
+      assert.equal(response.headers.get("ratelimit"), null, path);
+      assert.equal(response.headers.get("ratelimit-policy"), null, path);
+    }
+    const counted = await get("/api/whoami");
+    assert.equal(counted.status, 200);
+    assert.match(counted.headers.get("ratelimit") ?? "", /^"demo";r=999;/);
   });
 });

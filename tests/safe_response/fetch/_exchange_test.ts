@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
+  copyHeaders,
   FetchExchange,
   RequestContext,
   toResponse,
@@ -71,6 +72,46 @@ describe("toResponse", () => {
     );
   });
 
+  it("keeps every Set-Cookie of a handler's Response and of its context", () => {
+    const context = new RequestContext();
+    context.headers.append("Set-Cookie", "session=abc; HttpOnly");
+    const own = new Headers();
+    own.append("Set-Cookie", "csrf=def");
+    own.append("Set-Cookie", "theme=dark");
+    const response = toResponse(
+      { status: 200, headers: [], body: new Response("ok", { headers: own }), wrapped: false },
+      context,
+    );
+    assert.deepEqual(response.headers.getSetCookie(), [
+      "session=abc; HttpOnly",
+      "csrf=def",
+      "theme=dark",
+    ]);
+  });
+
+  it("sends 204, 205 and 304 with no body and no JSON type, keeping the other headers", () => {
+    for (const status of [204, 205, 304]) {
+      const context = new RequestContext();
+      context.headers.set("RateLimit", '"demo";r=9;t=60');
+      for (const handlerSet of [undefined, context]) {
+        const response = toResponse({
+          status,
+          headers: [["X-Request-Id", "r1"], ["Deprecation", "@1735689600"]],
+          body: { success: true, statusCode: status },
+          wrapped: true,
+        }, handlerSet);
+        assert.equal(response.status, status);
+        assert.equal(response.body, null);
+        assert.equal(response.headers.get("content-type"), null);
+        assert.equal(response.headers.get("x-request-id"), "r1");
+        assert.equal(response.headers.get("deprecation"), "@1735689600");
+        if (handlerSet) assert.equal(response.headers.get("ratelimit"), '"demo";r=9;t=60');
+      }
+      const raw = toResponse({ status, headers: [], body: "text", wrapped: false }, undefined);
+      assert.equal(raw.body, null, `raw ${status}`);
+    }
+  });
+
   it("keeps a handler's Response status, adding the context's and the reply's headers", () => {
     const context = new RequestContext();
     context.headers.set("X-Handler", "h");
@@ -85,5 +126,15 @@ describe("toResponse", () => {
       [...response.headers].filter(([name]) => name.startsWith("x-")),
       [["x-handler", "h"], ["x-own", "o"], ["x-request-id", "r1"]],
     );
+  });
+});
+
+describe("copyHeaders", () => {
+  it("replaces a field of the same name, but adds every Set-Cookie", () => {
+    const into = new Headers([["X-One", "old"], ["Set-Cookie", "a=1"]]);
+    const from = new Headers([["X-One", "new"], ["Set-Cookie", "b=2"], ["Set-Cookie", "c=3"]]);
+    copyHeaders(into, from);
+    assert.equal(into.get("x-one"), "new");
+    assert.deepEqual(into.getSetCookie(), ["a=1", "b=2", "c=3"]);
   });
 });

@@ -200,6 +200,37 @@ describe("createSafeFetch route: successes", () => {
     assert.equal(refused.body.meta.rateLimit.retryAfter, 30);
   });
 
+  it("answers a 204, 205 or 304 success with no body, as Nest does, keeping its headers", async () => {
+    const { safe, lines } = safeWith({
+      requestId: true,
+      rateLimit: { standard: true },
+      responseHeaders: () => [["RateLimit", '"demo";r=9;t=60']],
+    });
+    const deprecated = { since: "2025-01-01T00:00:00Z" };
+    let removed = 0;
+    for (const status of [204, 205, 304]) {
+      const byOption = safe.route({ statusCode: status, deprecated }, () => {
+        removed++;
+      });
+      const byContext = safe.route({ deprecated }, (_request, context) => {
+        removed++;
+        context.status = status;
+        return { id: "a" };
+      });
+      for (const handler of [byOption, byContext]) {
+        const response = await handler(at("/items/a", { headers: { "x-request-id": "req-1" } }));
+        assert.equal(response.status, status);
+        assert.equal(await response.text(), "");
+        assert.equal(response.headers.get("content-type"), null);
+        assert.equal(response.headers.get("x-request-id"), "req-1");
+        assert.equal(response.headers.get("ratelimit"), '"demo";r=9;t=60');
+        assert.equal(response.headers.get("deprecation"), "@1735689600");
+      }
+    }
+    assert.equal(removed, 6);
+    assert.deepEqual(lines, []);
+  });
+
   it("sends raw results, bytes, streams and Responses as they are", async () => {
     const { safe } = safeWith();
     const deprecated = { since: "2025-01-01T00:00:00Z" };
@@ -377,6 +408,25 @@ describe("createSafeFetch options", () => {
     assert.ok(
       lines.some((line) => /option `responseHeaders` threw \(Error: no fields\)/.test(line)),
     );
+  });
+
+  it("responseHeaders and a handler's Response: every Set-Cookie is sent", async () => {
+    const { safe } = safeWith({
+      responseHeaders: () => [["Set-Cookie", "a=1"], ["Set-Cookie", "b=2"]],
+    });
+    const login = safe.route({}, (_request, context) => {
+      context.headers.append("Set-Cookie", "c=3");
+      const headers = new Headers();
+      headers.append("Set-Cookie", "d=4");
+      headers.append("Set-Cookie", "e=5");
+      return new Response("ok", { headers });
+    });
+    const answer = await login(at("/login"));
+    assert.deepEqual(answer.headers.getSetCookie(), ["a=1", "b=2", "c=3", "d=4", "e=5"]);
+    const wrapped = await safe.route({}, () => ({ ok: true }))(at("/"));
+    assert.deepEqual(wrapped.headers.getSetCookie(), ["a=1", "b=2"]);
+    const error = safe.errorResponse(new SafeException("SLOW_DOWN"), at("/"));
+    assert.deepEqual(error.headers.getSetCookie(), ["a=1", "b=2"]);
   });
 
   it("refuses bad options and route options, naming them", () => {
