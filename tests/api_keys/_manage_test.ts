@@ -2,6 +2,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import {
+  ApiKeyAuditNotRecordedError,
   ApiKeyOperationError,
   ApiKeyPrefixCollisionError,
   type ApiKeyRecord,
@@ -948,6 +949,7 @@ describe("ApiKeysService.updateCredits with the audit log", () => {
     storage.failing = true;
     for (const [key, remaining] of [[id, 15], [null, 105]] as const) {
       const error = await rejection(service.updateCredits("t1", key, { add: 5 }));
+      assert.ok(error instanceof ApiKeyAuditNotRecordedError);
       assert.deepEqual([error.name, error.code, error.httpStatus, error.balance], [
         "ApiKeyAuditNotRecordedError",
         "api_key_audit_not_recorded",
