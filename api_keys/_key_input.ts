@@ -70,13 +70,21 @@ export interface ValidRotateInput {
 /** Longest tenant id of a new key, in UTF-16 units (seed 0.4). */
 const MAX_TENANT_ID_LENGTH = 255;
 
+/** A lone surrogate: a code point `\p{Cs}` only when it is not half of a pair (flag `u`). */
+const LONE_SURROGATE = /\p{Cs}/u;
+
 /**
  * A new key's tenant id: 1 to 255 UTF-16 units without surrounding
- * whitespace. Ids already stored are not checked again (they keep verifying).
+ * whitespace, well-formed UTF-16 (a lone surrogate would become U+FFFD in
+ * the UTF-8 the audit chain hashes and signs, so two ids would share one
+ * chain's text). Ids already stored are not checked again (they keep verifying).
  */
 function validTenantId(value: unknown): string {
   const tenantId = requireNonEmptyString(value, "tenantId");
   if (tenantId.trim() !== tenantId) fail("tenantId", "must not start or end with whitespace");
+  if (LONE_SURROGATE.test(tenantId)) {
+    fail("tenantId", "must be well-formed UTF-16 (no lone surrogate)");
+  }
   if (tenantId.length > MAX_TENANT_ID_LENGTH) {
     fail("tenantId", `must be at most ${MAX_TENANT_ID_LENGTH} UTF-16 code units`);
   }

@@ -6,7 +6,12 @@
  *
  * @module
  */
-import { ApiKeyOperationError, ApiKeyPrefixCollisionError, ApiKeyStorageError } from "./errors.ts";
+import {
+  ApiKeyAuditNotRecordedError,
+  ApiKeyOperationError,
+  ApiKeyPrefixCollisionError,
+  ApiKeyStorageError,
+} from "./errors.ts";
 import {
   balanceKeyOf,
   compileKeyCreditChange,
@@ -477,6 +482,8 @@ export class ManageFlow {
     const valid = compileKeyCreditChange(creditChange);
     this.#credits.requireLimiter();
     const audit = this.#s.audit;
+    // The context checked before the change: a refused one changes nothing.
+    const checked = audit?.context(context, "app");
     const record = id === null ? null : await this.#find(tenantId, id);
     // With the audit log, the balance before (one read more); recorded once the change is applied.
     const before = audit === undefined
@@ -491,13 +498,19 @@ export class ManageFlow {
       ? await this.#credits.updatePool(tenantId, valid)
       : await this.#credits.update(record, valid);
     if (audit === undefined) return balance;
-    await audit.append(
-      audit.entry(tenantId, "key.credits_updated", context, "app", record, {
-        credits: change(before?.remaining ?? null, balance.remaining),
-        ...("refill" in valid ? { refill: change(before?.refill ?? null, valid.refill) } : {}),
-        request: change(null, valid),
-      }),
-    );
+    // The credit store is not the audit storage (no shared transaction): a record that fails
+    // now is named as such, never answered as a change that did not happen.
+    try {
+      await audit.append(
+        audit.entry(tenantId, "key.credits_updated", checked, "app", record, {
+          credits: change(before?.remaining ?? null, balance.remaining),
+          ...("refill" in valid ? { refill: change(before?.refill ?? null, valid.refill) } : {}),
+          request: change(null, valid),
+        }),
+      );
+    } catch (error) {
+      throw new ApiKeyAuditNotRecordedError(balance, error);
+    }
     return balance;
   }
 

@@ -7,7 +7,12 @@
  * @module
  */
 
-import type { ApiKeyContext, ApiKeyCreditBalanceOwner, ApiKeyRateLimitResult } from "./types.ts";
+import type {
+  ApiKeyContext,
+  ApiKeyCreditBalance,
+  ApiKeyCreditBalanceOwner,
+  ApiKeyRateLimitResult,
+} from "./types.ts";
 
 /**
  * Brand of this library's errors, on their prototypes. A registered symbol:
@@ -270,6 +275,49 @@ export class ApiKeyPrefixCollisionError extends Error {
   }
 }
 
+/**
+ * `updateCredits` applied its change but the audit record of it was not
+ * written (status 500): the credit store is not the audit storage, so the
+ * two share no transaction. Do not retry the change: it happened, with the
+ * resulting `balance`; record it by other means. `cause` is the append's
+ * failure, kept off the message and out of JSON.
+ *
+ * @example
+ * ```ts
+ * import { ApiKeyAuditNotRecordedError } from "./errors.ts";
+ * const error = new ApiKeyAuditNotRecordedError({ remaining: 15, nextRefillAt: null });
+ * error.balance.remaining; // 15
+ * ```
+ */
+export class ApiKeyAuditNotRecordedError extends Error {
+  /** Always `api_key_audit_not_recorded`. */
+  readonly code = "api_key_audit_not_recorded" as const;
+  /** Always 500. */
+  readonly httpStatus = 500;
+  /** The balance the change left (as `updateCredits` resolves it). */
+  readonly balance: ApiKeyCreditBalance;
+
+  /** Creates the error; `cause` is stored non-enumerable and never serialised. */
+  constructor(balance: ApiKeyCreditBalance, cause?: unknown) {
+    super("The credit change was applied but its audit record was not written");
+    this.name = "ApiKeyAuditNotRecordedError";
+    this.balance = balance;
+    Object.defineProperty(this, "cause", { value: cause, enumerable: false, writable: false });
+  }
+
+  /** JSON form without the cause. */
+  toJSON(): {
+    name: string;
+    code: string;
+    httpStatus: number;
+    message: string;
+    balance: ApiKeyCreditBalance;
+  } {
+    const { name, code, httpStatus, message, balance } = this;
+    return { name, code, httpStatus, message, balance };
+  }
+}
+
 for (
   const type of [
     ApiKeyError,
@@ -277,6 +325,7 @@ for (
     ApiKeyStorageError,
     ApiKeyValidationError,
     ApiKeyPrefixCollisionError,
+    ApiKeyAuditNotRecordedError,
   ]
 ) {
   Object.defineProperty(type.prototype, LIBRARY_ERROR, { value: true });

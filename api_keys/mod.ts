@@ -73,6 +73,7 @@ export {
   type ScopeLevel,
 } from "./types.ts";
 export {
+  ApiKeyAuditNotRecordedError,
   ApiKeyError,
   ApiKeyErrorCode,
   ApiKeyOperationError,

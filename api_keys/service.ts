@@ -352,7 +352,13 @@ export class ApiKeysService {
    * change (docs/rate-limits.md, "Changing a refill rule"). Another tenant's key is
    * `api_key_record_not_found`, unchanged; a key without a balance of its own
    * (or a tenant without a pool) is `ApiKeyValidationError` on `credits`; a
-   * bad change or a service without a `limiter` is a `TypeError`.
+   * bad change or a service without a `limiter` is a `TypeError`. With the
+   * `audit` option, `context` is checked before the change (a refused one is
+   * a `TypeError` and changes nothing), and the record is appended once the
+   * change is applied: the credit store is not the audit storage, so an
+   * append that fails then rejects with `ApiKeyAuditNotRecordedError`,
+   * whose `balance` is the balance the change left (it happened: do not
+   * retry it).
    */
   updateCredits(
     tenantId: string,
@@ -423,9 +429,12 @@ export class ApiKeysService {
    * Verifies `tenantId`'s audit chain (all of it, or `range`): each hash
    * recomputed, each link and sequence number checked from the anchor to the
    * head read when it starts (its record with its hash; records appended
-   * meanwhile are left out) and to `range.checkpoint`; answers the first
-   * record found edited, deleted, inserted (also past the head without having
-   * advanced it) or reordered, or a truncated tail.
+   * meanwhile are left out) and to `range.checkpoint` (from its record when
+   * it lies before `range.fromSeq`); a `range.toSeq` before the head must be
+   * reached. Answers the first record found edited, deleted, inserted (also
+   * past the head without having advanced it) or reordered, or a truncated
+   * tail; a checkpoint not signed with the key, or whose `seq` or `hash` is
+   * not of the type signed, is `checkpoint_invalid`.
    */
   verifyAuditLog(tenantId: string, range?: AuditVerifyRange): Promise<AuditVerification> {
     return this.#audit().then((log) => log.verify(tenantId, range));
@@ -437,7 +446,9 @@ export class ApiKeysService {
    * range in memory), with signed checkpoints; schema in docs/operations.md,
    * "The audit log". Verified as it streams: at the first record that does
    * not verify, it throws an `Error` named `AuditChainError` (the export is
-   * then incomplete), with no checkpoint signed at or past that record.
+   * then incomplete), with no checkpoint signed at or past that record; the
+   * check starts at the last checkpoint this instance signed for the tenant
+   * when it lies before `fromSeq` (a chain rewritten behind it is refused).
    */
   exportAuditLog(tenantId: string, fromSeq?: number): AsyncIterable<string> {
     const settings = this.#settings;

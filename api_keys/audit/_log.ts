@@ -154,6 +154,22 @@ export class AuditLog {
   }
 
   /**
+   * `context` checked (a `TypeError` naming the field), its actor
+   * `defaultActor` when it has none: what `entry` records of it.
+   */
+  context(
+    context: AuditContext | undefined,
+    defaultActor: "app" | "system",
+  ): { actor: string; requestId: string | undefined; clientAddress: string | undefined } {
+    const c = (context ?? {}) as Record<string, unknown>;
+    return {
+      actor: optionalText(c.actor, "the audit context's actor") ?? defaultActor,
+      requestId: optionalText(c.requestId, "the audit context's requestId"),
+      clientAddress: optionalText(c.clientAddress, "the audit context's clientAddress"),
+    };
+  }
+
+  /**
    * The record of `action` on `key` (null: tenant-wide) by the context's
    * actor (else `defaultActor`), with the changed fields and its outcome;
    * its context is checked.
@@ -167,16 +183,15 @@ export class AuditLog {
     changes: Record<string, AuditChange>,
     outcome: AuditEntry["outcome"] = "success",
   ): AuditAppend {
-    const c = (context ?? {}) as Record<string, unknown>;
-    const actor = optionalText(c.actor, "the audit context's actor") ?? defaultActor;
+    const { actor, requestId, clientAddress } = this.context(context, defaultActor);
     const entry: AuditEntry = {
       v: 1,
       action,
       actor,
       keyId: key?.id ?? null,
       prefix: key?.prefix ?? null,
-      requestId: optionalText(c.requestId, "the audit context's requestId") ?? null,
-      clientAddress: optionalText(c.clientAddress, "the audit context's clientAddress") ?? null,
+      requestId: requestId ?? null,
+      clientAddress: clientAddress ?? null,
       outcome,
       changes,
     };
@@ -430,29 +445,56 @@ export class AuditLog {
         };
       }
     }
-    const { records, expected } = await this.#range(tenantId, { fromSeq, toSeq, checkpoint });
+    const { records, expected, through } = await this.#range(tenantId, {
+      fromSeq,
+      toSeq,
+      checkpoint,
+    });
     const answer = await verifyAuditChain(records, expected);
-    if (!answer.ok || toSeq !== undefined) return answer;
-    return await this.#probePastHead(tenantId, expected.head?.seq ?? 0, answer.checked) ?? answer;
+    if (!answer.ok) return answer;
+    if (through !== undefined) {
+      // A range ending before the head: the head row proves its records existed.
+      const reached = answer.head?.seq ?? expected.anchor.seq - 1;
+      if (reached >= through) return answer;
+      return {
+        ok: false,
+        problem: "truncated",
+        seq: reached + 1,
+        detail: `records ${reached + 1} to ${through} are missing (the head is past them)`,
+        checked: answer.checked,
+      };
+    }
+    const headSeq = expected.head?.seq ?? 0;
+    if (toSeq !== undefined && toSeq <= headSeq) return answer;
+    return await this.#probePastHead(tenantId, headSeq, answer.checked, toSeq) ?? answer;
   }
 
   /**
    * What verifying `tenantId`'s records from `fromSeq` to `toSeq` reads: the
-   * records, a page at a time, and what they must match. Without `toSeq`, up
-   * to the head read here (a record appended meanwhile is past it). From
-   * `fromSeq`, its record's `prevHash` trusted (`trusted`: no head past
-   * `fromSeq` is checked); without it (or at or before the anchor: pruned
-   * records are not missing), from the chain's anchor.
+   * records, a page at a time, and what they must match. To the head read
+   * here (a record appended meanwhile is past it) without `toSeq` or with
+   * one at or past the head (its hash checked); with one before it, the
+   * records to `toSeq`, which the walk must reach (`through`: the head row
+   * proves they existed). From `fromSeq`, its record's `prevHash` trusted
+   * (`trusted`: no head past `fromSeq` is checked); without it (or at or
+   * before the anchor: pruned records are not missing), from the chain's
+   * anchor. A checkpoint before `fromSeq` moves the start back to its record:
+   * what it proves is never skipped (a chain rewritten behind it is found).
    */
   async #range(
     tenantId: string,
     range: { fromSeq?: number; toSeq?: number; checkpoint?: AuditChainExpectation["checkpoint"] },
   ): Promise<{
     records: AsyncIterable<StoredAuditRecord>;
-    expected: AuditChainExpectation & Pick<AuditChainState, "head">;
+    expected: AuditChainExpectation & Pick<AuditChainState, "head" | "anchor">;
     trusted: boolean;
+    through: number | undefined;
   }> {
-    const { fromSeq, toSeq, checkpoint } = range;
+    const { toSeq, checkpoint } = range;
+    const fromSeq = range.fromSeq !== undefined && checkpoint !== undefined &&
+        checkpoint.seq < range.fromSeq
+      ? checkpoint.seq
+      : range.fromSeq;
     const after = fromSeq === undefined ? 0 : fromSeq - 1;
     const query = {
       tenantId,
@@ -464,10 +506,10 @@ export class AuditLog {
     const read = await this.#access.read(query);
     const { state } = read;
     const trusted = fromSeq !== undefined && fromSeq > state.anchor.seq;
-    const head = toSeq === undefined && !(trusted && fromSeq > (state.head?.seq ?? 0))
-      ? state.head
-      : null;
-    const last = toSeq ?? state.head?.seq ?? 0;
+    const headSeq = state.head?.seq ?? 0;
+    const toHead = toSeq === undefined || (state.head !== null && toSeq >= headSeq);
+    const head = toHead && !(trusted && fromSeq > headSeq) ? state.head : null;
+    const last = toHead ? headSeq : toSeq;
     // A storage reading the rows and the head apart may read the rows before a record the head
     // has: `fromSeq`'s `prevHash` is read again, not taken as empty.
     const rows = trusted && read.records.length === 0 && last >= fromSeq
@@ -479,6 +521,7 @@ export class AuditLog {
       records: this.#records(tenantId, after, last, records),
       expected: { tenantId, anchor, head, checkpoint },
       trusted,
+      through: toHead || state.head === null ? undefined : toSeq,
     };
   }
 
@@ -489,20 +532,23 @@ export class AuditLog {
   }
 
   /**
-   * `inserted` when a record of `tenantId` lies past `headSeq` and the head,
-   * read again after it, is still below it (it was written without the
-   * append that advances the head in the same transaction).
+   * `inserted` when a record of `tenantId` lies past `headSeq` (up to
+   * `toSeq`, when given) and the head, read again after it, is still below
+   * it (it was written without the append that advances the head in the
+   * same transaction).
    */
   async #probePastHead(
     tenantId: string,
     headSeq: number,
     checked: number,
+    toSeq?: number,
   ): Promise<AuditVerification | undefined> {
     const [next] = (await this.#access.read({
       tenantId,
       order: "asc",
       limit: 1,
       afterSeq: headSeq,
+      beforeSeq: toSeq === undefined ? undefined : toSeq + 1,
     })).records;
     if (next === undefined) return undefined;
     const { head } = (await this.#access.read({ tenantId, order: "desc", limit: 1 })).state;
@@ -516,8 +562,9 @@ export class AuditLog {
    * per record, a `checkpoint` line after every `checkpointEvery`-th record
    * and after the last one (see docs/operations.md). Verified as it streams
    * (from `fromSeq`'s `prevHash`, and through the last checkpoint this
-   * instance signed): at the first record that does not verify, it throws an
-   * `AuditChainError`, having signed no checkpoint at or past it.
+   * instance signed: from its record when it lies before `fromSeq`, those
+   * records verified, not sent): at the first record that does not verify,
+   * it throws an `AuditChainError`, having signed no checkpoint at or past it.
    */
   async *export(tenantId: string, fromSeq = 1): AsyncGenerator<string> {
     if (!Number.isSafeInteger(fromSeq) || fromSeq < 1) {
@@ -541,8 +588,9 @@ export class AuditLog {
       checkpoint: signed,
     });
     // What it signs is kept as the last checkpoint when the walk verified from the anchor or
-    // through the last one kept, not from a trusted prevHash past it.
-    const remembers = !trusted || (signed !== undefined && fromSeq <= signed.seq);
+    // through the last one kept (the walk starts at it when it lies before `fromSeq`), not from a
+    // trusted prevHash past it.
+    const remembers = !trusted || signed !== undefined;
     const walk = verifiedAuditRecords(records, expected);
     // A record's checkpoint waits for the next record's link to it (or the end of the walk).
     let due: StoredAuditRecord | undefined;
@@ -550,6 +598,9 @@ export class AuditLog {
     let step = await walk.next();
     for (; !step.done; step = await walk.next()) {
       if (due !== undefined) yield await sign(due);
+      due = undefined;
+      // Records walked from the checkpoint before `fromSeq`: verified, not sent.
+      if (step.value.seq < fromSeq) continue;
       last = step.value;
       due = last.seq % checkpointEvery === 0 ? last : undefined;
       yield `${JSON.stringify({ type: "record", ...toAuditRecord(last) })}\n`;

@@ -116,7 +116,11 @@ export async function signCheckpoint(
 }
 
 /**
- * Whether `checkpoint`'s MAC is `secret`'s (compared in constant time by Web Crypto).
+ * Whether `checkpoint`'s MAC is `secret`'s (compared in constant time by Web
+ * Crypto) over fields of the types signed: a string `tenantId`, a `seq` that
+ * is a safe integer of at least 1 and a `hash` of 64 lowercase hex digits.
+ * (A `seq` of `"4"` signs the same text as `4` but would never match a
+ * record: it is refused, not left unchecked.)
  *
  * @example
  * ```ts
@@ -132,6 +136,8 @@ export async function checkpointValid(
 ): Promise<boolean> {
   const { tenantId, seq, hash, mac } = checkpoint;
   if (typeof mac !== "string" || !/^[0-9a-f]{64}$/.test(mac)) return false;
+  if (typeof tenantId !== "string" || !Number.isSafeInteger(seq) || seq < 1) return false;
+  if (typeof hash !== "string" || !/^[0-9a-f]{64}$/.test(hash)) return false;
   const bytes = new Uint8Array(32);
   for (let i = 0; i < 32; i++) bytes[i] = parseInt(mac.slice(i * 2, i * 2 + 2), 16);
   const key = await hmacKey(secret);

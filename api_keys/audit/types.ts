@@ -262,11 +262,21 @@ export interface AuditVerifyRange {
   /**
    * The first record checked (its `prevHash` is trusted); default, and at or
    * before the anchor (pruned records are not missing), the chain's anchor.
+   * With a `checkpoint` before it, the check starts at the checkpoint's record.
    */
   fromSeq?: number;
-  /** The last record checked; default the head (a missing tail then is `truncated`). */
+  /**
+   * The last record checked; default the head (a missing tail then is
+   * `truncated`). Before the head, the records up to it must be there (the
+   * head proves they were written); at or past it, up to the head, its hash
+   * checked.
+   */
   toSeq?: number;
-  /** A checkpoint kept elsewhere: checked with the key, then the chain must reach it with its hash. */
+  /**
+   * A checkpoint kept elsewhere: checked with the key (its `seq` a safe
+   * integer of at least 1, its `hash` 64 lowercase hex digits, else
+   * `checkpoint_invalid`), then the chain must reach it with its hash.
+   */
   checkpoint?: AuditCheckpoint;
 }
 

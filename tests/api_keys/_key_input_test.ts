@@ -72,6 +72,16 @@ describe("seed 0.4: tenant ids are bounded at create", () => {
       assert.equal(validateCreateInput({ ...base, tenantId }).tenantId, tenantId);
     }
   });
+
+  it("refuses a tenant id with a lone surrogate (UTF-8 would make it U+FFFD: two tenants, one audit chain text)", () => {
+    const base = { name: "n", scopes: SCOPES };
+    for (const tenantId of ["t\uD800", "t\uDC00", "\uDC00\uD83D", "\uD83Dt", "t\uDE00\uD83D"]) {
+      assert.equal(field(() => validateCreateInput({ ...base, tenantId })), "tenantId", tenantId);
+    }
+    for (const tenantId of ["t\uD83D\uDE00", "\uFFFD", "t\u00e9"]) {
+      assert.equal(validateCreateInput({ ...base, tenantId }).tenantId, tenantId);
+    }
+  });
 });
 
 describe("create, rotate and list inputs", () => {

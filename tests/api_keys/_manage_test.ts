@@ -2,6 +2,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import {
+  ApiKeyAuditNotRecordedError,
   ApiKeyOperationError,
   ApiKeyPrefixCollisionError,
   type ApiKeyRecord,
@@ -875,5 +876,93 @@ describe("ApiKeysService prefix collisions", () => {
     );
     assert.ok(error instanceof ApiKeyStorageError);
     assert.equal(inserts, 1);
+  });
+});
+
+describe("ApiKeysService.updateCredits with the audit log", () => {
+  const CHECKPOINT_KEY = "an-audit-key-of-at-least-thirty-two-bytes";
+
+  /** An in-memory storage whose next `appendAudit` calls reject while `failing`. */
+  class FailingAudit extends InMemoryApiKeyStorage {
+    failing = false;
+    override appendAudit(audit: Parameters<InMemoryApiKeyStorage["appendAudit"]>[0]) {
+      if (this.failing) return Promise.reject(new Error("audit table unavailable"));
+      return super.appendAudit(audit);
+    }
+  }
+
+  /** A service with the audit log and a limiter over `storage`, a key of 10 credits and a pool of 100. */
+  async function audited(storage = new FailingAudit()) {
+    const info = console.info;
+    console.info = () => {};
+    const { service } = makeService({
+      storage,
+      audit: { checkpointKey: CHECKPOINT_KEY },
+      limiter: createRateLimiter({ store: createMemoryRateLimitStore(), logger: () => {} }),
+    });
+    console.info = info;
+    const { id } = await service.create({
+      tenantId: "t1",
+      name: "k",
+      scopes: READ_ORDERS,
+      credits: { remaining: 10 },
+    });
+    await service.create({
+      tenantId: "t1",
+      name: "pooled",
+      scopes: READ_ORDERS,
+      credits: { remaining: 100, sharedBy: "tenant" },
+    });
+    const balances = async () => [
+      (await service.listSummaries("t1")).find((k) => k.id === id)?.credits?.remaining,
+      (await service.tenantCredits("t1"))?.remaining,
+    ];
+    const actions = async () =>
+      (await service.auditLog("t1")).records.map((record) => record.action);
+    return { service, storage, id, balances, actions };
+  }
+
+  it("a refused audit context (checked before the change) changes no balance and writes no record", async () => {
+    const { service, id, balances, actions } = await audited();
+    for (
+      const context of [
+        { actor: "x".repeat(201) },
+        { requestId: "" },
+        { clientAddress: 42 as unknown as string },
+      ]
+    ) {
+      for (const key of [id, null]) {
+        await assert.rejects(service.updateCredits("t1", key, { add: 5 }, context), TypeError);
+      }
+    }
+    assert.deepEqual(await balances(), [10, 100]);
+    assert.deepEqual(await actions(), ["key.created", "key.created"]);
+    assert.deepEqual(await service.updateCredits("t1", id, { add: 5 }, { actor: "billing" }), {
+      remaining: 15,
+      nextRefillAt: null,
+    });
+    await service.close();
+  });
+
+  it("an append failing after the change: ApiKeyAuditNotRecordedError with the balance applied, never a plain failure", async () => {
+    const { service, storage, id, balances, actions } = await audited();
+    storage.failing = true;
+    for (const [key, remaining] of [[id, 15], [null, 105]] as const) {
+      const error = await rejection(service.updateCredits("t1", key, { add: 5 }));
+      assert.ok(error instanceof ApiKeyAuditNotRecordedError);
+      assert.deepEqual([error.name, error.code, error.httpStatus, error.balance], [
+        "ApiKeyAuditNotRecordedError",
+        "api_key_audit_not_recorded",
+        500,
+        { remaining, nextRefillAt: null },
+      ]);
+      assert.match(String(error.message), /applied/);
+      assert.equal((error.cause as Error).name, "ApiKeyStorageError");
+      assert.ok(!JSON.stringify(error).includes("audit table unavailable"));
+    }
+    storage.failing = false;
+    assert.deepEqual(await balances(), [15, 105]);
+    assert.deepEqual(await actions(), ["key.created", "key.created"]);
+    await service.close();
   });
 });

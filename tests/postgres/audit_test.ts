@@ -4,7 +4,8 @@
  * change inside its transaction, a failed change leaving no record, and
  * tampering by the database owner (UPDATE, DELETE, an inserted row, a
  * swapped pair, a truncated tail, a last row re-hashed) each found and named,
- * a chain rewritten after a checkpoint neither signed nor exported again, no
+ * a chain rewritten after a checkpoint neither signed nor exported again
+ * (also from a later record), a range to `toSeq` reaching it, no
  * false alarm from appends during a verify or a checkpoint, concurrent
  * renames recorded with the names they replaced; pruning keeps the chain
  * verifiable; a read answers its records and the head of one snapshot,
@@ -368,6 +369,57 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
         }
       }
       await kept.close();
+    });
+
+    it("through the service: an export or a verify from past a checkpoint walks from it (a rewrite behind it refused); a range to toSeq must reach it", async () => {
+      const service = auditedService({ audit: { checkpointKey: SECRET, checkpointEvery: 1_000 } });
+      const tenantId = await chainOf(4);
+      const kept = (await service.auditCheckpoint(tenantId))!;
+      for (let i = 5; i <= 8; i++) await storage.appendAudit!(entry(tenantId, `k${i}`));
+      // The database owner rewrites records 2 to 8 from an edited record 2, and the head row.
+      const { records } = await storage.readAudit!({ tenantId, order: "asc", limit: 100 });
+      let prevHash = records[0].hash;
+      for (const record of records.slice(1)) {
+        const body = record.seq === 2 ? record.body.replace("k2", "k9") : record.body;
+        const hash = await auditHash(prevHash, tenantId, record.seq, record.at, body);
+        await sql(
+          "UPDATE api_key_audit SET body = $3, prev_hash = $4, hash = $5 WHERE tenant_id = $1 AND seq = $2",
+          tenantId,
+          record.seq,
+          body,
+          prevHash,
+          hash,
+        );
+        prevHash = hash;
+      }
+      await sql(
+        "UPDATE api_key_audit_heads SET hash = $2 WHERE tenant_id = $1",
+        tenantId,
+        prevHash,
+      );
+      const lines: string[] = [];
+      await assert.rejects(async () => {
+        for await (const line of service.exportAuditLog(tenantId, 6)) lines.push(line);
+      }, /does not verify at seq 4 \(edited: the record's hash is not the checkpoint's\)/);
+      assert.deepEqual(lines, []);
+      const from6 = await service.verifyAuditLog(tenantId, { fromSeq: 6, checkpoint: kept });
+      assert.equal(problem(from6), "edited 4");
+      const stringly = { ...kept, seq: String(kept.seq) as unknown as number };
+      const refused = await service.verifyAuditLog(tenantId, { checkpoint: stringly });
+      assert.equal(!refused.ok && refused.problem, "checkpoint_invalid");
+      // Records 7 and 8 deleted, the heads row (8) left: a range to 7 or 8 finds them missing.
+      const cut = await chainOf(8);
+      await sql("DELETE FROM api_key_audit WHERE tenant_id = $1 AND seq >= 7", cut);
+      const answers = [undefined, 8, 7, 6].map((toSeq) =>
+        service.verifyAuditLog(cut, toSeq === undefined ? {} : { toSeq })
+      );
+      assert.deepEqual((await Promise.all(answers)).map(problem), [
+        "truncated 7",
+        "truncated 7",
+        "truncated 7",
+        "ok",
+      ]);
+      await service.close();
     });
 
     it("readAudit reads the records and the head in one statement: an append or a prune committed by another connection during the read never splits them", async () => {

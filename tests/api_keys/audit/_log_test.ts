@@ -23,6 +23,7 @@ import {
 import { AuditLog, change, createdChanges, toAuditRecord } from "../../../api_keys/audit/_log.ts";
 import type {
   AuditAppend,
+  AuditCheckpoint,
   AuditExportLine,
   AuditReadQuery,
   StoredAuditRecord,
@@ -723,6 +724,111 @@ describe("api_keys/audit/_log.ts", () => {
     await storage.edit(4, true);
     await assert.rejects(exported(), /does not verify at seq 5 \(edited: .*checkpoint's\)/);
     assert.deepEqual(kinds(), ["r1", "r2", "c2", "r3", "r4"]);
+    await service.close();
+  });
+
+  it("an export or a verify from past a checkpoint (remembered or given) walks from it: a rewrite behind it is refused, nothing signed", async () => {
+    const storage = new RacingAuditStorage();
+    const { service } = auditedService({ checkpointEvery: 1_000, storage });
+    for (let i = 0; i < 4; i++) await storage.appendAudit(appended(i));
+    const kept = (await service.auditCheckpoint("t"))!;
+    assert.equal(kept.seq, 4);
+    for (let i = 4; i < 8; i++) await storage.appendAudit(appended(i));
+    const seqs = (lines: string[]) =>
+      lines.map((line) => JSON.parse(line) as AuditExportLine).map((l) =>
+        l.type === "record" ? `r${l.seq}` : `c${l.seq}`
+      );
+    // Untouched: only the records asked for are sent (the walk from the checkpoint is not).
+    assert.deepEqual(seqs(await collect(service.exportAuditLog("t", 6))), ["r6", "r7", "r8", "c8"]);
+    assert.deepEqual(seqs(await collect(service.exportAuditLog("t", 9))), []);
+    assert.equal((await service.verifyAuditLog("t", { fromSeq: 6, checkpoint: kept })).ok, true);
+    // Rewritten from record 2, every hash and the head recomputed: consistent on its own.
+    const other = auditedService({ storage }).service;
+    const [check, keptOf8] = [
+      (await other.auditCheckpoint("t"))!,
+      await service.auditCheckpoint("t"),
+    ];
+    assert.equal(keptOf8?.seq, 8);
+    await storage.edit(2, true);
+    assert.equal((await service.verifyAuditLog("t")).ok, true);
+    const refused =
+      /does not verify at seq 8 \(edited: the record's hash is not the checkpoint's\)/;
+    for (const fromSeq of [6, 9, 20]) {
+      const lines: string[] = [];
+      await assert.rejects(async () => {
+        for await (const line of service.exportAuditLog("t", fromSeq)) lines.push(line);
+      }, refused);
+      assert.deepEqual(seqs(lines).filter((l) => l.startsWith("c")), [], `from ${fromSeq}`);
+    }
+    // A checkpoint kept elsewhere, given to verify with a range starting past it.
+    for (const fromSeq of [5, 6, 8]) {
+      const answer = await service.verifyAuditLog("t", { fromSeq, checkpoint: kept });
+      assert.deepEqual([answer.ok, !answer.ok && answer.problem, !answer.ok && answer.seq], [
+        false,
+        "edited",
+        4,
+      ], `from ${fromSeq}`);
+    }
+    const answer = await service.verifyAuditLog("t", { fromSeq: 8, toSeq: 8, checkpoint: check });
+    assert.deepEqual([answer.ok, !answer.ok && answer.problem], [false, "edited"]);
+    await Promise.all([other.close(), service.close()]);
+  });
+
+  it("a checkpoint whose seq or hash is not of the type signed (a string seq keeps its MAC) is checkpoint_invalid", async () => {
+    const storage = new RacingAuditStorage();
+    const { service } = auditedService({ storage });
+    for (let i = 0; i < 4; i++) await storage.appendAudit(appended(i));
+    const kept = (await service.auditCheckpoint("t"))!;
+    await storage.edit(2, true);
+    const answer = await service.verifyAuditLog("t", { checkpoint: kept });
+    assert.deepEqual([!answer.ok && answer.problem, !answer.ok && answer.seq], ["edited", 4]);
+    for (
+      const changed of [
+        { seq: "4" },
+        { seq: 4.5 },
+        { seq: 0 },
+        { seq: -1 },
+        { hash: kept.hash.toUpperCase() },
+        { hash: ` ${kept.hash}` },
+        { hash: 42 },
+      ]
+    ) {
+      const checkpoint = { ...kept, ...changed } as unknown as AuditCheckpoint;
+      const refused = await service.verifyAuditLog("t", { checkpoint });
+      assert.equal(!refused.ok && refused.problem, "checkpoint_invalid", JSON.stringify(changed));
+      assert.equal(await checkpointValid(CHECKPOINT_KEY, checkpoint), false);
+    }
+    await service.close();
+  });
+
+  it("a range to toSeq must reach it: a tail deleted below the head row is truncated; at or past the head, the head's hash is checked", async () => {
+    const storage = new RacingAuditStorage();
+    const { service } = auditedService({ storage });
+    for (let i = 0; i < 8; i++) await storage.appendAudit(appended(i));
+    const problem = async (toSeq?: number) => {
+      const answer = await service.verifyAuditLog("t", toSeq === undefined ? {} : { toSeq });
+      return answer.ok ? `ok ${answer.checked}` : `${answer.problem} ${answer.seq}`;
+    };
+    // Records 7 and 8 deleted, the head row (8) left.
+    storage.view = (answer) => ({
+      ...answer,
+      records: answer.records.filter((r) => r.seq < 7),
+    });
+    assert.deepEqual(
+      [await problem(), await problem(8), await problem(7), await problem(20), await problem(6)],
+      ["truncated 7", "truncated 7", "truncated 7", "truncated 7", "ok 6"],
+    );
+    // The head row's hash changed by hand: found by a range reaching the head.
+    storage.view = (answer) => ({
+      ...answer,
+      state: answer.state.head === null
+        ? answer.state
+        : { ...answer.state, head: { seq: 8, hash: "f".repeat(64) } },
+    });
+    assert.deepEqual(
+      [await problem(), await problem(8), await problem(20), await problem(7)],
+      ["edited 8", "edited 8", "edited 8", "ok 7"],
+    );
     await service.close();
   });
 

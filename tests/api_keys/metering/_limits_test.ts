@@ -533,14 +533,12 @@ describe("closed on bugs, loud on mistakes (issue 40)", () => {
     assert.equal((await service.authorize(key)).rateLimitResults?.[0].remaining, 1);
     await service.authorize(key);
     assert.equal((await denial(service.authorize(key))).code, "api_key_rate_limited");
-    const lone = await service.create({
-      tenantId: "\uD800x",
-      name: "ci",
-      scopes: READ_ORDERS,
-      rateLimits: [{ name: "org", limit: 1, windowMs: 60_000, sharedBy: "tenant" }],
-    });
-    await service.authorize(lone.key);
-    assert.equal((await denial(service.authorize(lone.key))).code, "api_key_rate_limited");
+    // A lone surrogate is refused at create (the audit chain hashes tenant ids as UTF-8); one
+    // stored by an earlier release still has a subject of its own.
+    await assert.rejects(
+      service.create({ tenantId: "\uD800x", name: "ci", scopes: READ_ORDERS }),
+      { name: "ApiKeyValidationError", field: "tenantId" },
+    );
     assert.equal(counterSubjectOf("tenant", "t1"), "tenant:t1");
     const long = counterSubjectOf("tenant", "é".repeat(90));
     assert.match(long, /^tenant#[0-9a-f]{64}$/);
