@@ -259,9 +259,11 @@ export interface RateLimiter {
    * balances to write back, through the door within `timeoutMs`. Rejects as
    * `changeCredits` does; what a late or failed drain drained is kept and
    * answered by the next drain (the newest balance of each, never one older
-   * than a balance already answered), never lost. A partial drain (a Redis
-   * Cluster with some hash tags' node away) rejects with an error whose
-   * `drained` lists the balances read, to write back now; the others are kept.
+   * than a balance already answered), never lost, unless a `changeCredits` of
+   * that balance called after the drain succeeds (the change supersedes it).
+   * A partial drain (a Redis Cluster with some hash tags' node away) rejects
+   * with an error whose `drained` lists the balances read, to write back now;
+   * the others are kept.
    */
   drainCreditChanges?(): Promise<readonly CreditBalance[]>;
 }
@@ -715,14 +717,19 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
   const drainStore = store.drainCreditChanges;
   /** Whether the store's `changeCredits` takes `{ anchor: true }` (read once, as its methods are). */
   const anchors = store.anchorsCredits === true;
-  /** Drained balances no caller took yet (a drain answered late), by subject and name. */
-  const kept = new Map<string, CreditBalance>();
+  /** Store calls of drains and credit changes made so far, in order (each call's number). */
+  let creditCalls = 0;
+  /**
+   * Drained balances no caller took yet (a drain answered late), by subject and name, each with
+   * the number of the drain's call (a change called after it supersedes it).
+   */
+  const kept = new Map<string, { balance: CreditBalance; call: number }>();
   /** While a late drain is pending: the newest `at` answered per balance, so it brings none back older. */
   const answeredAt = new Map<string, number>();
   let lateDrains = 0;
-  const balanceKey = (b: CreditBalance) => JSON.stringify([b.subject, b.name]);
-  /** Keeps `balances` (the newest of each); a malformed list is a `TypeError`. */
-  const keep = (balances: unknown): true => {
+  const balanceKey = (b: { subject: string; name: string }) => JSON.stringify([b.subject, b.name]);
+  /** Keeps `balances` drained by call `drainCall` (the newest of each); a malformed list is a `TypeError`. */
+  const keep = (balances: unknown, drainCall: number): true => {
     if (!Array.isArray(balances)) {
       throw malformed(storeName, "drainCreditChanges must answer a list");
     }
@@ -732,9 +739,13 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
         !Number.isFinite(b.remaining) || !Number.isFinite(b.at)
       ) throw malformed(storeName, "a drained balance is not { subject, name, remaining, at }");
       const key = balanceKey(b);
-      const newest = Math.max(kept.get(key)?.at ?? -Infinity, answeredAt.get(key) ?? -Infinity);
+      const newest = Math.max(
+        kept.get(key)?.balance.at ?? -Infinity,
+        answeredAt.get(key) ?? -Infinity,
+      );
       if (b.at >= newest) {
-        kept.set(key, { subject: b.subject, name: b.name, remaining: b.remaining, at: b.at });
+        const balance = { subject: b.subject, name: b.name, remaining: b.remaining, at: b.at };
+        kept.set(key, { balance, call: drainCall });
       }
     }
     return true;
@@ -748,9 +759,10 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     let partial = false;
     const run = (deadline: number) => {
       sent = true;
-      return drainStore!.call(store, deadline).then(keep, (error) => {
+      const drainCall = ++creditCalls;
+      return drainStore!.call(store, deadline).then((read) => keep(read, drainCall), (error) => {
         const read = (error as { drained?: unknown })?.drained;
-        if (read !== undefined) partial = keep(read);
+        if (read !== undefined) partial = keep(read, drainCall);
         throw error;
       }).finally(() => {
         settled = true;
@@ -773,7 +785,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
   };
   /** The kept balances, answered (cleared; remembered while a late drain is pending). */
   const take = (): readonly CreditBalance[] => {
-    const balances = [...kept.values()];
+    const balances = [...kept.values()].map((k) => k.balance);
     kept.clear();
     if (lateDrains > 0) { for (const b of balances) answeredAt.set(balanceKey(b), b.at); }
     return balances;
@@ -998,11 +1010,18 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
             "(changeCredits { anchor: true } needs a store with anchorsCredits)",
         );
       }
-      const answer = await call(
-        "changeCredits",
-        (deadline) => changeCredits.call(store, counter, valid, deadline),
-      );
-      return assertCounterResult(storeName, answer);
+      let called = 0;
+      const answer = await call("changeCredits", (deadline) => {
+        called = ++creditCalls;
+        return changeCredits.call(store, counter, valid, deadline);
+      });
+      const result = assertCounterResult(storeName, answer);
+      // A balance a drain called before this change read is older than it (the store drains it
+      // again as changed, or, kept and anchored, the caller writes the change back): never
+      // answered after it. (One a drain called after it read stays.)
+      const key = balanceKey(counter);
+      if ((kept.get(key)?.call ?? Infinity) < called) kept.delete(key);
+      return result;
     },
     async readCredits(balances) {
       if (!Array.isArray(balances) || balances.length === 0 || balances.length > 500) {

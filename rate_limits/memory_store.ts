@@ -25,7 +25,10 @@ export interface MemoryRateLimitStoreOptions {
    * Most window counters, and most credit balances, kept (default 100,000 each).
    * Past it the least recently checked one is dropped, even when its window
    * still counts units (a dropped balance restarts from `initial`): size it
-   * above the peak of active subjects × policies.
+   * above the peak of active subjects × policies. A check never drops its own
+   * counters (nor a change its balance): one naming more than `maxCounters`
+   * keeps them all, past it, until a later check's sweep (the sweep's work per
+   * check stays constant).
    */
   maxCounters?: number;
   /** Clock in ms (default `Date.now`), counted in whole ms (a fraction floored); tests inject a fake one. */
@@ -215,7 +218,8 @@ interface Balance {
  * also carries its `name`, `limit` and `windowMs` (a new object per check: the
  * limiter hands it on as the policy result). Work per check and memory
  * per counter are constant: at most `maxCounters` window counters (a row of
- * 18 numbers each, the room of dropped ones reused), and as many balances.
+ * 18 numbers each, the room of dropped ones reused), and as many balances
+ * (more only while the last check's own are more: they are never dropped).
  *
  * @example
  * ```ts
@@ -316,21 +320,28 @@ export function createMemoryRateLimitStore(
   };
 
   /**
-   * Drops idle window counters (nothing counted at `now`) from the least
-   * recently checked end, at most `n` of them, and any over the bounds.
+   * After a check of `n` counters, `credits` of them balances: drops idle window counters
+   * (nothing counted at `now`) from the least recently checked end, at most `n + 1` of them,
+   * and any over the bounds but the check's own (the newest `n` rows: a check naming more
+   * than `maxCounters` keeps them).
    */
-  const sweep = (now: number, n: number) => {
+  const sweep = (now: number, n: number, credits: number) => {
+    const bound = Math.max(maxCounters, n);
+    let idle = n + 1;
     while (
       oldestRow !== -1 &&
-      (windowCount > maxCounters || (n-- > 0 && now >= data[oldestRow * STRIDE + IDLE_AT]))
+      (windowCount > bound || (idle-- > 0 && now >= data[oldestRow * STRIDE + IDLE_AT]))
     ) remove(oldestRow);
-    sweepBalances();
+    sweepBalances(credits);
   };
 
-  /** Drops the least recently used subjects' balances past `maxCounters` (after a check or a change). */
-  const sweepBalances = () => {
+  /**
+   * Drops the least recently used subjects' balances past `maxCounters` (after a check or a
+   * change), but never those of the newest `own` subjects (the check's or change's own).
+   */
+  const sweepBalances = (own: number) => {
     for (let oldest = balances.oldest; oldest !== undefined; oldest = balances.oldest) {
-      if (balanceCount <= maxCounters) break;
+      if (balanceCount <= maxCounters || balances.size <= own) break;
       balances.remove(oldest);
       balanceCount -= oldest.items.length;
     }
@@ -605,11 +616,13 @@ export function createMemoryRateLimitStore(
     const d = data; // no row is added past here: read once
     const l = links;
     const results: CounterResult[] = new Array(n);
+    let credits = 0;
     for (let i = 0; i < n; i++) {
       const cost = costs[i];
       const consumed = consume && cost > 0;
       const r = rows[i];
       if (r === -1) {
+        credits++;
         const balance = held[i];
         const { amount, resetMs } = balance;
         const allowed = balance.credits >= cost;
@@ -630,7 +643,7 @@ export function createMemoryRateLimitStore(
       results[i] = answer(d, l, r, names[r], limits[i], cost, now, consumed);
     }
     if (now > latest) latest = now;
-    sweep(latest, n + 1);
+    sweep(latest, n, credits);
     return results;
   };
 
@@ -677,7 +690,7 @@ export function createMemoryRateLimitStore(
           balance.credits = Math.min(MAX_CREDITS, Math.max(0, balance.credits + valid.add));
         }
         if ("anchor" in valid) balance.asOf = Math.max(balance.asOf, now);
-        sweepBalances();
+        sweepBalances(1);
         return { allowed: true, remaining: balance.credits, resetMs: balance.resetMs };
       }),
     readCredits: (counters) =>

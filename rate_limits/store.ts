@@ -224,6 +224,10 @@ export interface RateLimitStore {
    * drain that read some balances and failed on others (a Redis Cluster's
    * hash tags on a node away) keeps the others and rejects with an error
    * whose `drained` lists the balances it read (cleared as returned ones are).
+   * A balance changed (`changeCredits`) after a drain began is neither answered
+   * by that drain nor put back when it fails: the change supersedes what it
+   * read (the store drains the balance again as changed, or, kept and
+   * anchored, the change's caller writes it back).
    */
   drainCreditChanges?(deadline?: number): Promise<readonly CreditBalance[]>;
   /**

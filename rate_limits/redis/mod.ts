@@ -120,7 +120,8 @@ export interface RedisRateLimitStore extends RateLimitStore {
    * or does not answer by `deadline` (ms since the epoch) when there are
    * several, keeps its balances for the next drain: when others answered, it
    * rejects with an error whose `drained` lists theirs (see
-   * `RateLimitStore.drainCreditChanges`).
+   * `RateLimitStore.drainCreditChanges`). A balance changed after the drain
+   * began is neither answered nor kept (see there).
    */
   drainCreditChanges(deadline?: number): Promise<CreditBalance[]>;
   /** See `RateLimitStore.changeCredits`. */
@@ -210,6 +211,17 @@ export function createRedisRateLimitStore(
   /** The SHA-1s computed so far (a call then sends without awaiting one). */
   const known = new Map<string, string>();
   const changed = new Map<string, CreditCounter>();
+  /** Credit changes answered so far (a drain notes the number when it begins). */
+  let changes = 0;
+  /** Drains begun and not settled. */
+  let draining = 0;
+  /**
+   * While a drain is pending, each balance's last change (its number in `changes`): a drain
+   * begun before it neither answers that balance nor, failing, puts it back (the change
+   * supersedes what it read: drained again as changed, or, kept and anchored, written back by
+   * its caller). Cleared once no drain is pending.
+   */
+  const changedSince = new Map<string, number>();
   const clock = createClockOffset();
   const stopReporting = reportErrors(client, "redis", options.logger);
 
@@ -484,64 +496,81 @@ export function createRedisRateLimitStore(
       const anchor = "anchor" in valid;
       const key = creditKey(counter);
       await knowClock();
-      const reply = numbers(
-        await run(
-          CHANGE_SCRIPT,
-          wordsOf([key], [
-            onServer(deadline),
-            ...creditArgs(counter),
-            how,
-            String(n),
-            anchor ? "1" : "0",
-          ]),
-        ),
-        (r) => r.length === 4,
+      // Noted as the reply is read (as a spend's is), so in the order Redis applied them.
+      const applied = (answer: unknown) => {
+        const reply = numbers(observed(answer), (r) => r.length === 4);
+        if (reply[0] !== 1) return null;
+        // A balance kept and anchored: its rule is changing, and a drain would read it under this
+        // old one (and count its refills). Its caller writes back the balance answered, with the
+        // new rule. (A balance set and anchored is given its new rule here: drained as any.)
+        if (how === "keep") changed.delete(key);
+        else changed.set(key, counter);
+        changes++;
+        if (draining > 0) changedSince.set(key, changes);
+        return { allowed: true, remaining: reply[1], resetMs: reply[2] };
+      };
+      return await run(
+        CHANGE_SCRIPT,
+        wordsOf([key], [
+          onServer(deadline),
+          ...creditArgs(counter),
+          how,
+          String(n),
+          anchor ? "1" : "0",
+        ]),
+        applied,
       );
-      if (reply[0] !== 1) return null;
-      // A balance kept and anchored: its rule is changing, and a drain would read it under this
-      // old one (and count its refills). Its caller writes back the balance answered, with the
-      // new rule. (A balance set and anchored is given its new rule here: drained as any.)
-      if (how === "keep") changed.delete(key);
-      else changed.set(key, counter);
-      return { allowed: true, remaining: reply[1], resetMs: reply[2] };
     },
     readCredits: async (counters) => (await read(counters)).balances,
     async drainCreditChanges(deadline?: number) {
       const drained = [...changed];
       changed.clear();
-      /** Keeps the drained balances at `indexes` for the next drain (a newer change wins). */
+      const began = changes;
+      draining++;
+      /** Whether the balance of `key` was changed since this drain began. */
+      const superseded = (key: string) => (changedSince.get(key) ?? -1) > began;
+      /**
+       * Keeps the drained balances at `indexes` for the next drain: one changed since this drain
+       * began is not put back (it is drained as changed, or its change written back), nor is one
+       * in place of a newer counter.
+       */
       const keep = (indexes: Iterable<number>) => {
         for (const i of indexes) {
           const [key, counter] = drained[i];
-          if (!changed.has(key)) changed.set(key, counter);
+          if (!changed.has(key) && !superseded(key)) changed.set(key, counter);
         }
       };
-      let answer;
       try {
-        answer = await read(drained.map(([, counter]) => counter), true, deadline);
-      } catch (error) {
-        keep(drained.keys());
-        throw error;
+        let answer;
+        try {
+          answer = await read(drained.map(([, counter]) => counter), true, deadline);
+        } catch (error) {
+          keep(drained.keys());
+          throw error;
+        }
+        const { balances, at, failed, failure } = answer;
+        keep(failed);
+        const lost = new Set(failed);
+        const answered = drained.flatMap(([key, c], i) => {
+          const balance = balances[i];
+          return balance && !lost.has(i) && !superseded(key)
+            ? [{ subject: c.subject, name: c.name, remaining: balance.remaining, at: at[i] }]
+            : [];
+        });
+        if (failure === undefined) return answered;
+        if (lost.size === drained.length) throw failure;
+        const got = drained.length - lost.size;
+        throw Object.assign(
+          new Error(
+            `the Redis store drained ${got} of ${drained.length} balances; ` +
+              "the others' hash tags failed and are kept for the next drain",
+            { cause: failure },
+          ),
+          { drained: answered },
+        );
+      } finally {
+        if (--draining === 0) changedSince.clear();
       }
-      const { balances, at, failed, failure } = answer;
-      keep(failed);
-      const lost = new Set(failed);
-      const answered = drained.flatMap(([, c], i) => {
-        const balance = balances[i];
-        return balance && !lost.has(i)
-          ? [{ subject: c.subject, name: c.name, remaining: balance.remaining, at: at[i] }]
-          : [];
-      });
-      if (failure === undefined) return answered;
-      if (lost.size === drained.length) throw failure;
-      throw Object.assign(
-        new Error(
-          `the Redis store drained ${drained.length - lost.size} of ${drained.length} balances; ` +
-            "the others' hash tags failed and are kept for the next drain",
-          { cause: failure },
-        ),
-        { drained: answered },
-      );
     },
     async ready() {
       const reply = await run(TIME_SCRIPT, wordsOf([], []));

@@ -8,6 +8,7 @@ import pg from "pg";
 import { databaseReady } from "../postgres/prisma_client.ts";
 import { connectRedis, DATABASE_URL, REDIS_URL, type StoreKind } from "./_stores.ts";
 import type { RedisScriptClient } from "../../rate_limits/redis/mod.ts";
+import { READ_SCRIPT } from "../../rate_limits/redis/_script.ts";
 
 export * from "./_stores.ts";
 
@@ -55,4 +56,37 @@ export function pinnedClient(client: RedisScriptClient, clock: () => number): Re
       return client.eval(script.replace("redis.call('TIME')", time), call);
     },
   };
+}
+
+/**
+ * `client` (node-redis) with scripts sent as text, and the next drain read (`READ_SCRIPT`) of
+ * each `holdNextRead()` run at once but answered when its `release` is called: its reply, or
+ * with an error, that error.
+ */
+export function holdingReads(client: RedisScriptClient) {
+  const holds: ((reply: Promise<unknown>) => Promise<unknown>)[] = [];
+  const held: RedisScriptClient = {
+    evalSha: () => Promise.reject(new Error("NOSCRIPT held")),
+    eval: (script, call) => {
+      const reply = client.eval(script, call);
+      const hold = script === READ_SCRIPT ? holds.shift() : undefined;
+      return hold === undefined ? reply : hold(reply);
+    },
+  };
+  /** Holds the next read: `read` settles once Redis ran it. */
+  const holdNextRead = () => {
+    let release!: (error?: Error) => void;
+    let ran!: () => void;
+    const released = new Promise<Error | undefined>((resolve) => release = resolve);
+    const read = new Promise<void>((resolve) => ran = resolve);
+    holds.push(async (reply) => {
+      const answer = await reply;
+      ran();
+      const error = await released;
+      if (error !== undefined) throw error;
+      return answer;
+    });
+    return { release, read };
+  };
+  return { client: held, holdNextRead };
 }

@@ -6,9 +6,10 @@
  * from the last write-back, refunding at most one interval of spends: through
  * `authorize` with the verification cache too, on one instance or a fleet;
  * a tenant's shared pool is written back to every key of the tenant spending it;
- * an `updateCredits` racing a write-back (one in flight, or one whose write
- * failed and is kept) is never overwritten by the older balance it drained,
- * nor reloaded as a refill when Redis applied it just past a refill boundary.
+ * an `updateCredits` racing a write-back (one in flight, one whose write
+ * failed and is kept, or one whose drain answers or fails late) is never
+ * overwritten by the older balance it drained nor by a refill of the rule it
+ * replaced, nor reloaded as a refill when Redis applied it just past a refill boundary.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -28,7 +29,7 @@ import {
 } from "../../api_keys/metering/_limits.ts";
 import { createRateLimiter } from "../../rate_limits/limiter.ts";
 import { createRedisRateLimitStore, type RedisScriptClient } from "../../rate_limits/redis/mod.ts";
-import { connectRedis, pinnedClient, REDIS_URL } from "./_services.ts";
+import { connectRedis, holdingReads, pinnedClient, REDIS_URL } from "./_services.ts";
 import { databaseReady } from "../postgres/prisma_client.ts";
 import { hasRedisServer, startOwnRedis } from "./_own_redis.ts";
 
@@ -495,6 +496,69 @@ if (
         }
       },
     );
+
+    it("a write-back drain answered late (before or after an updateCredits { refill } made meanwhile) or failing late never lands over the change, nor reads the balance again under the rule it replaced: after Redis loses the balance the change reloads (own balance, pool)", async () => {
+      const EVERY_MS = 2_000;
+      const plan = { remaining: 100, refill: { amount: 100, everyMs: EVERY_MS } };
+      const lates = ["answered before the change", "answered after it", "failing after it"];
+      for (const pooled of [false, true]) {
+        for (const late of lates) {
+          const redis = await connectRedis(REDIS_URL!);
+          const { client, holdNextRead } = holdingReads(redis as unknown as RedisScriptClient);
+          const storage = new InMemoryApiKeyStorage();
+          const prefix = `late:${crypto.randomUUID()}:`;
+          const service = new ApiKeysService({
+            peppers: { 1: "credits-write-back-pepper-0123456789abc" },
+            storage,
+            limiter: createRateLimiter({
+              store: createRedisRateLimitStore({ client, prefix }),
+              timeoutMs: 200,
+              logger: () => {},
+            }),
+            persistIntervalMs: 3_600_000, // close() runs a pass: the test decides when
+          });
+          const what = `${late} (pooled: ${pooled})`;
+          try {
+            // Just after a boundary of the old rule: the steps up to the change fit in its period.
+            await sleep(EVERY_MS - (Date.now() % EVERY_MS) + 20);
+            const { id, key } = await service.create({
+              tenantId: "late",
+              name: "plan",
+              scopes: READ_ORDERS,
+              credits: pooled ? { ...plan, sharedBy: "tenant" } : plan,
+            });
+            assert.equal((await service.authorize(key, { cost: 10 })).creditResult?.remaining, 90);
+            const { release, read } = holdNextRead();
+            // A pass: its drain reads 90, answered past the limiter's timeoutMs.
+            await assert.rejects(service.close(), /did not answer drainCreditChanges/);
+            await read;
+            if (late === lates[0]) release();
+            await sleep(20);
+            assert.equal((await service.authorize(key, { cost: 20 })).creditResult?.remaining, 70);
+            const change = await service.updateCredits("late", pooled ? null : id, {
+              refill: null,
+            });
+            assert.deepEqual([change.remaining, change.nextRefillAt], [70, null], what);
+            if (late === lates[2]) await sleep(EVERY_MS - (Date.now() % EVERY_MS) + 20);
+            release(late === lates[2] ? new Error("ECONNRESET") : undefined);
+            await sleep(20);
+            await service.close(); // the next pass
+            const credits = (await storage.findById(id))!.credits!;
+            assert.deepEqual(
+              [kept(credits), (credits.pool ?? credits).refill],
+              [70, undefined],
+              what,
+            );
+            const subject = pooled ? "tenant:late" : `key:${id}`;
+            await redis.del(`${prefix}{tenant:late}:${subject}:credits:c`); // Redis lost it
+            assert.equal((await service.authorize(key)).creditResult?.remaining, 69, what);
+          } finally {
+            await service.close().catch(() => {});
+            redis.destroy();
+          }
+        }
+      }
+    });
 
     it("a change applied just past a refill boundary (asked just before it), then Redis lost: the change reloads, not a refill (own balance, pool)", async () => {
       const boundary = Date.UTC(2030, 1, 1);

@@ -4,8 +4,9 @@
  * refill boundary (real time) see exactly one refill; a credit denial keeps the
  * window counts and a rate-limit denial keeps the balance (1,000 of 1,000);
  * set/add racing with spends; on Redis, a drained balance reloads after the
- * key is lost, refunding only the spends since the drain, and a balance
- * anchored is not drained until spent again.
+ * key is lost, refunding only the spends since the drain, a balance
+ * anchored is not drained until spent again, and a drain begun before a change
+ * of a balance neither answers it nor, failing, puts it back.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -13,7 +14,7 @@ import fc from "fast-check";
 import pg from "pg";
 import { creditPeriod, refillParams } from "../../rate_limits/_refill.ts";
 import { CREDIT_LUA } from "../../rate_limits/redis/_script.ts";
-import { createRedisRateLimitStore } from "../../rate_limits/redis/mod.ts";
+import { createRedisRateLimitStore, type RedisScriptClient } from "../../rate_limits/redis/mod.ts";
 import type { CreditCounter, RateLimitStore, WindowCounter } from "../../rate_limits/store.ts";
 import { REFILLS } from "../rate_limits/_model.ts";
 import {
@@ -21,6 +22,7 @@ import {
   connectRedis,
   DATABASE_URL,
   freshSubject,
+  holdingReads,
   openStore,
   readyStores,
   REDIS_URL,
@@ -231,6 +233,74 @@ if (REDIS_URL) {
         assert.deepEqual(drained.map((d) => d.remaining), [98], "spent again: drained");
       } finally {
         client.destroy();
+      }
+    });
+
+    it("a drain begun before a change of a balance answers nothing for it, and failing, does not put it back: { anchor: true } (a rule change: the change is written back), { set, anchor } under a new rule (drained as changed)", async () => {
+      const redis = await connectRedis(REDIS_URL!);
+      try {
+        const { client, holdNextRead } = holdingReads(redis as unknown as RedisScriptClient);
+        const store = createRedisRateLimitStore({ client, prefix: "drainrace:" });
+        const later = () => Date.now() + 30_000;
+        const fresh = (): CreditCounter => ({
+          kind: "credit",
+          subject: freshSubject("drainrace"),
+          name: "credits",
+          cost: 10,
+          initial: 100,
+          refill: { amount: 100, interval: "monthly" },
+        });
+        const { refill: _, ...unruled } = fresh();
+        const remaining = (drained: readonly { subject: string; remaining: number }[]) =>
+          drained.map((d) => [d.subject, d.remaining]);
+        for (const fails of [false, true]) {
+          // { anchor: true }: the balance is kept, its rule changing.
+          const kept = fresh();
+          const other = fresh();
+          await checkOnce(store, [kept]);
+          await checkOnce(store, [other]);
+          const { release, read } = holdNextRead();
+          const late = store.drainCreditChanges(); // reads 90 and 90, answered late
+          await read;
+          await checkOnce(store, [{ ...kept, cost: 20 }]); // 70
+          const change = await store.changeCredits(kept, { anchor: true }, later());
+          assert.equal(change?.remaining, 70);
+          release(fails ? new Error("ECONNRESET") : undefined);
+          if (fails) {
+            await assert.rejects(late, /ECONNRESET/);
+            assert.deepEqual(
+              remaining(await store.drainCreditChanges()),
+              [[other.subject, 90]],
+              "the other balance put back; the one changed since the drain began not",
+            );
+          } else {
+            assert.deepEqual(remaining(await late), [[other.subject, 90]], "fails: false");
+            assert.deepEqual(await store.drainCreditChanges(), []);
+          }
+          await checkOnce(store, [{ ...unruled, subject: kept.subject, cost: 1 }]);
+          assert.deepEqual(remaining(await store.drainCreditChanges()), [[kept.subject, 69]]);
+        }
+        for (const fails of [false, true]) {
+          // { set, anchor } under a new rule, drained by a later drain before the late one settles.
+          const set = fresh();
+          await checkOnce(store, [set]);
+          const { release, read } = holdNextRead();
+          const late = store.drainCreditChanges();
+          await read;
+          const ruled = { ...unruled, subject: set.subject };
+          assert.equal(
+            (await store.changeCredits(ruled, { set: 70, anchor: true }, later()))
+              ?.remaining,
+            70,
+          );
+          assert.deepEqual(remaining(await store.drainCreditChanges()), [[set.subject, 70]]);
+          release(fails ? new Error("ECONNRESET") : undefined);
+          if (fails) await assert.rejects(late, /ECONNRESET/);
+          else assert.deepEqual(await late, [], "fails: false");
+          assert.deepEqual(await store.drainCreditChanges(), [], `fails: ${fails}`);
+        }
+      } finally {
+        redis.destroy();
       }
     });
   });

@@ -1093,6 +1093,36 @@ describe("createRateLimiter", () => {
     assert.deepEqual(await limiter.drainCreditChanges!(), [c]);
   });
 
+  it("drainCreditChanges: a balance kept from a late drain called before a successful changeCredits of it is dropped (the change supersedes it); one drained after the change is answered", async () => {
+    const replies: { delayMs: number; balances: CreditBalance[] }[] = [];
+    const store: RateLimitStore = {
+      name: "redis",
+      checkBatch: failing.checkBatch,
+      async drainCreditChanges() {
+        const { delayMs, balances } = replies.shift()!;
+        await sleep(delayMs);
+        return balances;
+      },
+      changeCredits: () => Promise.resolve({ allowed: true, remaining: 70, resetMs: -1 }),
+    };
+    const limiter = createRateLimiter({ ...quiet, store, timeoutMs: 100 });
+    const a = (remaining: number, at: number) => ({ subject: "a", name: "credits", remaining, at });
+    const b = { subject: "b", name: "credits", remaining: 7, at: 1 };
+    replies.push({ delayMs: 200, balances: [a(90, 1), b] });
+    await assert.rejects(limiter.drainCreditChanges!(), /did not answer/);
+    await sleep(300); // its answer kept
+    await limiter.changeCredits("a", { initial: 0 }, { set: 70 });
+    await limiter.changeCredits("a", { initial: 0, name: "other" }, { set: 70 });
+    replies.push({ delayMs: 0, balances: [] });
+    assert.deepEqual(await limiter.drainCreditChanges!(), [b], "a's balance of 90 dropped");
+    // A late drain called after the change: what it drained is answered.
+    replies.push({ delayMs: 200, balances: [a(60, 3)] });
+    await assert.rejects(limiter.drainCreditChanges!(), /did not answer/);
+    await sleep(300);
+    replies.push({ delayMs: 0, balances: [] });
+    assert.deepEqual(await limiter.drainCreditChanges!(), [a(60, 3)]);
+  });
+
   it("ready(): resolves without store.ready; a TypeError (misconfiguration) rejects; a store merely down resolves and logs one line", async () => {
     await createRateLimiter(quiet).ready();
     const misconfigured: RateLimitStore = {

@@ -578,6 +578,33 @@ describe("createMemoryRateLimitStore with credit counters", () => {
     assert.equal(checkNow(store, [newest])[0].remaining, 999, "the newest change kept");
   });
 
+  it("past maxCounters a check's sweep never drops that check's own counters: one naming more keeps them all (a key's balance and its pool, two policies)", () => {
+    const store = createMemoryRateLimitStore({ maxCounters: 1, now: () => 5_000 });
+    const key = {
+      kind: "credit" as const,
+      subject: "key:k1",
+      name: "credits",
+      cost: 1,
+      initial: 1,
+    };
+    const pool = { ...key, subject: "tenant:t1", initial: 1_000 };
+    for (let i = 0; i < 4; i++) {
+      assert.deepEqual(
+        checkNow(store, [key, pool]).map((r) => [r.allowed, r.remaining]),
+        i === 0 ? [[true, 0], [true, 999]] : [[false, 0], [true, 999]],
+        `check ${i + 1}: the balance of 1 spent once`,
+      );
+    }
+    const policies = [counter("k2", 1, 1), { ...counter("k2", 1, 1), name: "burst" }];
+    assert.deepEqual(checkNow(store, policies).map((r) => r.allowed), [true, true]);
+    assert.deepEqual(checkNow(store, policies).map((r) => r.allowed), [false, false]);
+    // Other checks' counters still go past maxCounters, the least recently used first.
+    assert.equal(store.size, 3, "the two window counters and the pool's balance");
+    checkNow(store, [counter("k3", 1, 1)]);
+    assert.equal(store.size, 2, "one window counter and one balance");
+    assert.equal(checkNow(store, [{ ...key, cost: 0 }])[0].remaining, 1, "key:k1 restarts");
+  });
+
   it("readCredits: reads balances with the refill due, writes nothing; one it does not hold as it starts, on its clock", async () => {
     let now = 0;
     const store = createMemoryRateLimitStore({ now: () => now });
