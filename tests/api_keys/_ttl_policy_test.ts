@@ -52,6 +52,12 @@ describe("compileTtlPolicy", () => {
     );
   });
 
+  it("a rotation keeps the old key's expiry only up to now + maxExpiresInMs", () => {
+    const resolve = compileTtlPolicy({ maxExpiresInMs: 1000 });
+    assert.equal(resolve(undefined, NOW, at(500))?.getTime(), at(500).getTime());
+    assert.equal(resolve(undefined, NOW, at(365 * 86_400_000))?.getTime(), at(1000).getTime());
+  });
+
   it("returns a new Date, never the caller's", () => {
     const requested = at(5);
     assert.notEqual(compileTtlPolicy()(requested, NOW), requested);
