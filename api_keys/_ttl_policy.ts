@@ -2,12 +2,13 @@
  * The expiry policy of create and rotate, compiled once from `ApiKeyTtlPolicy`.
  *
  * Rules: `expiresAt` omitted → on rotate, the old key's expiry when it has
- * one (a rotation never silently extends a key's lifetime); otherwise
+ * one (a rotation never silently extends a key's lifetime), at most
+ * `now + maxExpiresInMs` (a key made before the policy was tightened); otherwise
  * `now + defaultExpiresInMs` when set, else no expiry; `null` → no expiry; no
  * expiry only when `allowNeverExpires` (default true when the policy sets
  * neither `defaultExpiresInMs` nor `maxExpiresInMs`, false otherwise); an
- * expiry not after `now` or past `now + maxExpiresInMs` is rejected, never
- * clamped.
+ * expiry requested not after `now` or past `now + maxExpiresInMs` is
+ * rejected, never clamped.
  *
  * @module
  */
@@ -18,7 +19,7 @@ import type { ApiKeyTtlPolicy } from "./types.ts";
  * Resolves the expiry of a new key from the requested `expiresAt` (omitted,
  * `null` or a date already validated by `validateCreateInput` or
  * `validateRotateInput`) at `now`. On rotate, `replaced` is the old key's
- * expiry: an omitted `expiresAt` keeps it when it is a date. Throws
+ * expiry: an omitted `expiresAt` keeps it when it is a date, at most `now + maxExpiresInMs`. Throws
  * `ApiKeyValidationError` on field
  * `expiresAt` (or `ttlPolicy.defaultExpiresInMs` when the default would end
  * after `MAX_API_KEY_INSTANT_MS`).
@@ -42,7 +43,10 @@ export function compileTtlPolicy(policy: ApiKeyTtlPolicy = {}): ExpiryResolver {
   return (requested, now, replaced) => {
     let expiresAt: Date | null;
     if (requested === undefined && replaced instanceof Date) {
-      expiresAt = replaced;
+      expiresAt = maxExpiresInMs !== undefined &&
+          replaced.getTime() > now.getTime() + maxExpiresInMs
+        ? new Date(now.getTime() + maxExpiresInMs)
+        : replaced;
     } else if (requested === undefined) {
       expiresAt = defaultExpiresInMs === undefined ? null : new Date(
         now.getTime() +
