@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { acceptedUntilMs } from "./_accepted_until.ts";
 import { fail, thresholdsProblem } from "./_input.ts";
 import type { Settings } from "./_settings.ts";
 import type { ListExpiringApiKeysOptions } from "./storage/types.ts";
@@ -75,7 +76,8 @@ export class ExpiryJob {
       const worker = async () => {
         while (next < records.length) {
           const record = records[next++];
-          const expiresAtMs = record.expiresAt!.getTime();
+          // A rotation without grace ended at once, whatever this instance's clock says.
+          const expiresAtMs = acceptedUntilMs(record);
           if (expiresAtMs > nowMs) {
             const threshold = thresholdOf(thresholds, expiresAtMs - nowMs)!;
             if (await notices.claim(record.id, threshold, now)) {

@@ -240,6 +240,8 @@ async function importOne(
       : { conflict: "the prefix holds another key" };
   }
   if (audit !== undefined) s.audit?.appended(record.tenantId);
+  // As create does: in this service's prefix set at once (the feed's notice may come later).
+  s.fleet?.wrote("created", record.prefix);
   s.emitEvent?.(createdEvent(record, s.clock()));
   return "imported";
 }

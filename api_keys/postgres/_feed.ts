@@ -40,13 +40,17 @@ const RECONNECT_MAX_MS = 5_000;
 const APPLICATION_NAME = "api-kit-change-feed";
 /** An unquoted PostgreSQL identifier in lower case (at most 63 bytes). */
 const CHANNEL_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
-/** The migration creates three triggers on `api_keys` calling `api_key_change_notify(channel)`. */
+/**
+ * The migration creates three triggers on `api_keys` calling `api_key_change_notify(channel)`;
+ * each must fire on ordinary writes: enabled (`O`) or enabled always (`A`), not disabled (`D`)
+ * nor enabled for replicas only (`R`, fires only under `session_replication_role = replica`).
+ */
 const TRIGGER_COUNT = 3;
 
 const CHECK_TRIGGERS_SQL = "SELECT count(*)::int AS n," +
   " to_regclass('api_key_change_log') IS NOT NULL AS log FROM pg_trigger" +
   " WHERE tgrelid = to_regclass('api_keys') AND tgfoid = to_regproc('api_key_change_notify')" +
-  " AND tgenabled <> 'D' AND tgargs = convert_to($1, 'UTF8') || '\\x00'::bytea";
+  " AND tgenabled IN ('O', 'A') AND tgargs = convert_to($1, 'UTF8') || '\\x00'::bytea";
 const READ_COUNTER_SQL = "SELECT n::text AS n FROM api_key_change_counter";
 /** The counter and the log rows after `$1`, in one snapshot: every row up to the counter is there. */
 const READ_LOG_SQL = "SELECT c.n::text AS counter, l.n::text AS n, l.kind, l.prefix" +
@@ -360,7 +364,10 @@ export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
     return reachedSync;
   }
 
-  /** Fails unless the change log exists and the three triggers notifying this channel are enabled. */
+  /**
+   * Fails unless the change log exists and the three triggers notifying this
+   * channel fire on ordinary writes (enabled, or enabled always).
+   */
   async #checkSchema(client: PostgresFeedClient, signal: AbortSignal): Promise<void> {
     const { rows } = await step("check", client.query(CHECK_TRIGGERS_SQL, [this.#channel]), signal);
     if (rows[0]?.log !== true) {
@@ -368,7 +375,8 @@ export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
     }
     if (rows[0]?.n !== TRIGGER_COUNT) {
       throw new FeedError(
-        `the change-feed triggers on api_keys for channel ${this.#channel} are missing or disabled`,
+        `the change-feed triggers on api_keys for channel ${this.#channel} are missing or disabled` +
+          " (or enabled for replicas only)",
       );
     }
   }
@@ -439,7 +447,9 @@ export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
   /**
    * Reads the counter and the log rows after the last change delivered, and
    * delivers them in order; a missing row (pruned, or a counter moved by
-   * hand) or a backlog over `LOG_READ_LIMIT` becomes a reset up to the counter.
+   * hand) or a backlog over `LOG_READ_LIMIT` becomes a reset up to the counter,
+   * and so does a counter below the last change delivered (its row lost and
+   * restored, which restarts it at 0): the feed then follows the new numbering.
    */
   async #catchUp(client: PostgresFeedClient, signal: AbortSignal): Promise<void> {
     const { rows } = await step(
@@ -449,6 +459,11 @@ export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
     );
     if (rows.length === 0) throw new FeedError("api_key_change_counter must have exactly one row");
     const counter = parseCounter(rows[0].counter);
+    if (counter < this.#lastSeen!) {
+      // Rows after the last change delivered are of the old numbering (not pruned yet): none applies.
+      this.#reset("missed", counter);
+      return;
+    }
     for (const row of rows) {
       if (row.n === null || this.#lastSeen! >= counter) break;
       const change = parseLoggedChange(row);

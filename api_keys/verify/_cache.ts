@@ -18,7 +18,7 @@ export interface VerificationCacheEntry {
   layout?: string;
   /** Context returned on a hit. */
   context: ApiKeyContext;
-  /** Record expiry (wall-clock ms), `Infinity` without expiry. */
+  /** Record expiry (wall-clock ms, `acceptedUntilMs`), `Infinity` without expiry. */
   expiresAtMs: number;
   /** End of this entry's life (monotonic ms). */
   cachedUntil: number;

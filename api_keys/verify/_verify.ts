@@ -16,6 +16,7 @@ import type {
 import { type ApiKeyHeaderReader, extractApiKeyWith } from "../extract_api_key.ts";
 import { isIpAllowed } from "../ip_allowlist.ts";
 import { API_KEY_SECRET_LENGTH, type LayoutParsedKey, redactApiKeys } from "../key_format.ts";
+import { acceptedUntilMs } from "../_accepted_until.ts";
 import { constantTimeEqual } from "./_cache.ts";
 import { FirstUseWatch } from "./_first_use.ts";
 import { assertScopeLevel, scopeSatisfies } from "../scopes.ts";
@@ -743,7 +744,8 @@ export class VerifyFlow {
       throw this.#invalid(recording, start, prefix, environment, known);
     }
     const context = freezeContext(record);
-    const expiresAtMs = record.expiresAt === null ? Infinity : record.expiresAt.getTime();
+    // A key rotated without grace is refused whatever this instance's clock says (acceptedUntilMs).
+    const expiresAtMs = acceptedUntilMs(record);
     // Revoked and expired never end: kept like a success, so a proven key's refusal costs no read.
     const keep = (refused?: "revoked" | "expired") => {
       if (recording === "nothing") return;

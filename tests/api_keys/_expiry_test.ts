@@ -174,6 +174,21 @@ describe("notifyExpiring: rotations", () => {
     assert.deepEqual(events.slice(2).map((event) => event.type), ["api_key.rotation_completed"]);
   });
 
+  it("a rotation without grace completes at once, also run on a clock behind the rotating instance's: no notice", async () => {
+    const { service, clocks, events } = makeService();
+    const { id } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    await service.rotate(id, { gracePeriodMs: 0 });
+    const before = events.length;
+    const now = new Date(clocks.now - 5_000); // this instance is 5 s behind the rotating one
+    assert.deepEqual(await service.notifyExpiring({ thresholdsMs: THRESHOLDS, now }), {
+      expiring: 0,
+      rotationsCompleted: 1,
+    });
+    assert.deepEqual(events.slice(before).map((event) => event.type), [
+      "api_key.rotation_completed",
+    ]);
+  });
+
   it("a rotation whose old key was revoked, or ended before the largest threshold, completes silently", async () => {
     const { service, clocks, events } = makeService();
     const first = await service.create({ tenantId: "t", name: "a", scopes: READ_ORDERS });

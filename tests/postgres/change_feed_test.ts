@@ -7,7 +7,9 @@
  * health while the database is unreachable (through a TCP proxy this test
  * cuts). Forged notices from a role that may only connect change nothing,
  * and a feed whose notices never arrive (a proxy drops them, as a pooler in
- * transaction mode does) says so and keeps its bound by polling. Skips without
+ * transaction mode does) says so and keeps its bound by polling. In a schema of
+ * their own: a counter restored below the last change delivered resets, and a
+ * trigger enabled for replicas only keeps the feed unhealthy. Skips without
  * `DATABASE_URL`; fails instead under `CI=true`.
  */
 import { after, before, describe, it } from "node:test";
@@ -584,6 +586,109 @@ if (databaseReady("change feed on PostgreSQL", unavailable)) {
       assert.equal(report.sawNotice, true);
       const lingered = exitedAt - report.closedAt;
       assert.ok(lingered < 2_000, `exited ${lingered} ms after close`);
+    });
+  });
+
+  /**
+   * Cases that damage the schema they run on (the counter row, the triggers' mode) run in a schema
+   * of their own, migrated with 0001 to 0005 and its triggers on a channel of its own, dropped at
+   * the end: no other test's feed, key or trigger sees them.
+   */
+  describe("change feed on PostgreSQL: a schema of its own", () => {
+    const schema = `feed_${crypto.randomUUID().replaceAll("-", "")}`;
+    const channel = schema;
+    const options = `-c search_path=${schema}`;
+    const own = new pg.Pool({ connectionString: url, max: 2, options });
+    const ownFeeds: PostgresApiKeyChangeFeed[] = [];
+
+    before(async () => {
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      try {
+        await admin.query(`CREATE SCHEMA ${schema}; SET search_path TO ${schema}`);
+        const migrations = new URL("../../prisma/migrations/", import.meta.url);
+        const names: string[] = [];
+        for await (const entry of Deno.readDir(migrations)) {
+          if (entry.isDirectory && entry.name < "0006") names.push(entry.name);
+        }
+        for (const name of names.sort()) {
+          const text = await Deno.readTextFile(new URL(`${name}/migration.sql`, migrations));
+          await admin.query(text.replaceAll("'api_key_changes'", `'${channel}'`));
+        }
+      } finally {
+        await admin.end();
+      }
+    });
+
+    after(async () => {
+      await Promise.all(ownFeeds.map((feed) => feed.close()));
+      await own.query(`DROP SCHEMA ${schema} CASCADE`);
+      await own.end();
+    });
+
+    /** A feed on the schema of its own (its connections' search_path), not waited for. */
+    const ownFeed = () => {
+      const notices: ApiKeyChangeNotice[] = [];
+      const feed = createPostgresFeed({
+        client: () => new pg.Client({ connectionString: url, options }),
+        channel,
+        pollMs: POLL_MS,
+      });
+      ownFeeds.push(feed);
+      feed.subscribe((notice) => {
+        notices.push(notice);
+      });
+      return { feed, notices };
+    };
+
+    it("a counter restored below the last change delivered (its row lost, then inserted with DEFAULT VALUES, as the error advises) resets at once; later changes arrive as themselves", async () => {
+      // A fleet that has run for a while: the counter far from 0.
+      await own.query("UPDATE api_key_change_counter SET n = 1000000");
+      const { feed, notices } = ownFeed();
+      await waitFor(() => feed.status().healthy, "the first sync");
+      await own.query(INSERT_SQL, rowValues("restored", "RestoredPfx1"));
+      await waitFor(() => notices.some((notice) => notice.kind === "created"), "the create");
+      assert.equal(feed.status().counter, 1_000_001);
+      notices.length = 0;
+      // Without the row every write fails, naming the restore (which restarts the counter at 0).
+      const lose = "DELETE FROM api_key_change_counter";
+      const revoke = "UPDATE api_keys SET revoked_at = now() WHERE id = 'restored'";
+      await assert.rejects(own.query(`${lose}; ${revoke}`), /api_key_change_counter has no row/);
+      const started = performance.now();
+      // Lost, restored and a revoke, in one transaction: the running feed never reads a missing
+      // row (that would make it reconnect, and reset), only the counter going from 1,000,001 to 1.
+      await own.query(`${lose}; INSERT INTO api_key_change_counter DEFAULT VALUES; ${revoke}`);
+      await waitFor(() => notices.length > 0, "the reset", POLL_MS + 500);
+      const elapsed = performance.now() - started;
+      assert.deepEqual(notices, [{ kind: "reset", prefix: null, counter: 1, reason: "missed" }]);
+      assert.ok(elapsed < POLL_MS + 500, `reset after ${elapsed.toFixed(0)} ms`);
+      assert.ok(feed.status().stalenessMs < POLL_MS + 500);
+      assert.equal(feed.status().reconnects, 0, "caught by the running connection");
+      await own.query("UPDATE api_keys SET name = 'renamed' WHERE id = 'restored'");
+      await waitFor(() => notices.length > 1, "the next change");
+      assert.deepEqual(notices.slice(1), [{ kind: "updated", prefix: "RestoredPfx1", counter: 2 }]);
+      assert.equal(feed.status().counter, 2);
+      assert.equal(feed.status().healthy, true);
+    });
+
+    it("refuses to become healthy while a trigger fires for replicas only (ENABLE REPLICA); ENABLE ALWAYS counts as enabled", async () => {
+      await own.query("ALTER TABLE api_keys ENABLE REPLICA TRIGGER api_keys_change_update");
+      const { feed, notices } = ownFeed();
+      await waitFor(() => feed.status().error !== "connecting", "the first attempt");
+      await sleep(200);
+      assert.equal(feed.status().healthy, false);
+      assert.match(feed.status().error ?? "", /missing or disabled/);
+      // An ordinary write fires no REPLICA trigger: a healthy feed would never see it.
+      await own.query(INSERT_SQL, rowValues("replica-only", "ReplicaOnly1"));
+      await own.query("UPDATE api_keys SET revoked_at = now() WHERE id = 'replica-only'");
+      await own.query("ALTER TABLE api_keys ENABLE ALWAYS TRIGGER api_keys_change_update");
+      await waitFor(() => feed.status().healthy, "healthy once the trigger fires always");
+      notices.length = 0;
+      await own.query("UPDATE api_keys SET name = 'seen' WHERE id = 'replica-only'");
+      await waitFor(() => notices.length > 0, "the update");
+      assert.deepEqual(notices.map(({ kind, prefix }) => [kind, prefix]), [
+        ["updated", "ReplicaOnly1"],
+      ]);
     });
   });
 }

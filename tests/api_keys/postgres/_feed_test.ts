@@ -1,8 +1,8 @@
 /**
  * `createPostgresFeed` against a scripted fake `pg` client: the sync rules
- * (first sync, the log read in order, missing rows, reconnections), notices as
- * wake-up hints only, the notice probe, pruning, the schema check, option
- * validation and `close()`. The same feed on a real
+ * (first sync, the log read in order, missing rows, a counter gone back,
+ * reconnections), notices as wake-up hints only, the notice probe, pruning,
+ * the schema check, option validation and `close()`. The same feed on a real
  * PostgreSQL: tests/postgres/change_feed_test.ts.
  */
 import { describe, it } from "node:test";
@@ -211,6 +211,24 @@ describe("createPostgresFeed (scripted client)", () => {
       "unnamed",
     ]);
     assert.equal(feed.status().counter, 7);
+    await feed.close();
+  });
+
+  it("a counter below the last change delivered (its row restored, restarting at 0) resets at once, then follows the new numbering", async () => {
+    const server = new FakeServer();
+    server.counter = 50;
+    const { feed, notices } = start(server);
+    await waitFor(() => feed.status().healthy, "sync");
+    notices.length = 0;
+    server.counter = 0; // the row deleted, then inserted with DEFAULT VALUES
+    server.commit("revoked", PREFIX);
+    await waitFor(() => notices.length === 1, "the reset");
+    assert.deepEqual(notices, [{ kind: "reset", prefix: null, counter: 1, reason: "missed" }]);
+    server.commit("updated", PREFIX);
+    await waitFor(() => notices.length === 2, "the next change");
+    assert.deepEqual(notices[1], { kind: "updated", prefix: PREFIX, counter: 2 });
+    const status = feed.status();
+    assert.deepEqual([status.counter, status.healthy, status.reconnects], [2, true, 0]);
     await feed.close();
   });
 

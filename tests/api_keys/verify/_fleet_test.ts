@@ -5,7 +5,8 @@ import { compileSettings } from "../../../api_keys/_settings.ts";
  * during an outage), the prefix set (no lookup for an unknown prefix, a new key
  * accepted at once where it was made), the lookup budget of a miss in the set
  * (`unknownPrefixLookups`), and services coherent over one
- * in-memory storage.
+ * in-memory storage (a rotation without grace on an instance whose clock is
+ * behind included).
  */
 import { afterEach, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -447,6 +448,28 @@ describe("the prefix set", () => {
     assert.ok(await service.verify(rotated.key));
   });
 
+  it("holds a key this service imports at once, before any notice", async () => {
+    const { service, state } = await loaded();
+    const elsewhere = new InMemoryApiKeyStorage();
+    const exporter = new ApiKeysService({ peppers: { 1: PEPPER_1 }, storage: elsewhere });
+    const { id, key } = await exporter.create({ tenantId: "t1", name: "out", scopes: READ_ORDERS });
+    const record = (await elsewhere.findById(id))!;
+    const result = await service.importKeys([{
+      tenantId: record.tenantId,
+      name: record.name,
+      environment: record.environment,
+      prefix: record.prefix,
+      hash: record.hash,
+      hashScheme: "hmac-sha256",
+      pepperVersion: record.pepperVersion,
+      scopes: record.scopes,
+    }]);
+    assert.equal(result.imported, 1);
+    state.lookups = 0;
+    assert.ok(await service.verify(key), "no lookup budget: accepted only if in the set");
+    assert.equal(state.lookups, 1);
+  });
+
   it("is not trusted while the feed is stale, and is dropped by a reset until a new snapshot", async () => {
     const { service, state, feed, clocks } = await loaded({ maxStalenessMs: 1_000 });
     clocks.advance(1_001);
@@ -639,6 +662,42 @@ describe("services over one in-memory storage and one InMemoryApiKeyChangeFeed",
       },
     );
   }
+
+  it("a rotation with gracePeriodMs 0 holds at once on an instance whose clock is behind the rotating one's; a grace's end is judged on each instance's clock", async () => {
+    const storage = new InMemoryApiKeyStorage();
+    const feed = new InMemoryApiKeyChangeFeed();
+    const clocks = new FakeClocks();
+    const instance = (behindMs: number, cache?: false) =>
+      new ApiKeysService({
+        peppers: { 1: PEPPER_1 },
+        storage,
+        feed,
+        clock: () => new Date(clocks.now - behindMs),
+        monotonicClock: clocks.monotonicClock,
+        ...(cache === false ? { cache } : {}),
+      });
+    const a = instance(0);
+    const behind = [instance(5_000), instance(5_000, false)]; // with its cache, and without
+    const codeOf = (service: ApiKeysService, key: string) =>
+      service.verify(key).then(() => "accepted", (error) => error.code);
+    const first = await a.create({ tenantId: "t1", name: "k1", scopes: READ_ORDERS });
+    for (const service of behind) assert.equal(await codeOf(service, first.key), "accepted");
+    await a.rotate(first.id, { gracePeriodMs: 0 });
+    for (const service of [a, ...behind]) {
+      assert.equal(await codeOf(service, first.key), "api_key_expired");
+      assert.equal(await codeOf(service, first.key), "api_key_expired", "from the cache too");
+    }
+    // With a grace, its end is a time: each instance reaches it on its own clock.
+    const second = await a.create({ tenantId: "t1", name: "k2", scopes: READ_ORDERS });
+    await a.rotate(second.id, { gracePeriodMs: 1_000 });
+    clocks.advance(1_000);
+    assert.equal(await codeOf(a, second.key), "api_key_expired");
+    for (const service of behind) assert.equal(await codeOf(service, second.key), "accepted");
+    clocks.advance(5_000);
+    for (const service of behind) {
+      assert.equal(await codeOf(service, second.key), "api_key_expired");
+    }
+  });
 
   it("a publish that throws is contained: the write stands, one warning", async () => {
     const storage = new InMemoryApiKeyStorage();

@@ -1,0 +1,24 @@
+/**
+ * When a key stops being accepted: the one home of that rule, for the verify
+ * path (its storage path and its cache) and `notifyExpiring`.
+ *
+ * @module
+ */
+import type { ApiKeyRecord } from "./types.ts";
+
+/**
+ * The wall-clock ms from which `record` is refused as expired: `Infinity`
+ * without expiry; `-Infinity` for a key rotated without grace (`expiresAt` at
+ * or before `rotatedAt`, the rotating instance's now), which ended at its
+ * rotation whatever this instance's clock says (a clock behind the rotating
+ * instance's would otherwise accept it for as long as it is behind); else
+ * `expiresAt`, a grace's end included, judged on this instance's clock.
+ */
+export function acceptedUntilMs(
+  record: Pick<ApiKeyRecord, "expiresAt" | "rotatedAt">,
+): number {
+  const { expiresAt, rotatedAt } = record;
+  if (expiresAt === null) return Infinity;
+  const ms = expiresAt.getTime();
+  return rotatedAt !== null && ms <= rotatedAt.getTime() ? -Infinity : ms;
+}
