@@ -33,6 +33,17 @@ describe("deprecation headers", () => {
     assert.throws(() => resolveDeprecation({ link: "https://x.example/a b" }), TypeError);
     assert.throws(() => resolveDeprecation({ message: 3 as unknown as string }), TypeError);
   });
+
+  it("refuses a date whose year is not four digits (no HTTP-date nor plain ISO 8601 for it)", () => {
+    for (const date of ["+010000-01-01T00:00:00Z", "-000001-01-01T00:00:00Z"]) {
+      assert.throws(() => resolveDeprecation({ sunset: date }), /`sunset` must be a valid date/);
+      assert.throws(() => resolveDeprecation({ since: date }), /`since` must be a valid date/);
+    }
+    assert.equal(
+      resolveDeprecation({ sunset: "9999-12-31T23:59:59Z" }).headers[1]?.[1],
+      "Fri, 31 Dec 9999 23:59:59 GMT",
+    );
+  });
 });
 
 describe("Deprecated({ sunsetLink })", () => {
