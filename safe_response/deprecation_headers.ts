@@ -33,7 +33,9 @@ function toDate(value: string | Date, field: string): Date {
     : typeof value === "string"
     ? new Date(value)
     : undefined;
-  if (date === undefined || Number.isNaN(date.getTime())) {
+  const year = date?.getUTCFullYear();
+  // A four-digit year: an HTTP-date (IMF-fixdate) and plain ISO 8601 have no other (NaN fails too).
+  if (date === undefined || !(year! >= 0 && year! <= 9999)) {
     throw new TypeError(`Deprecated: \`${field}\` must be a valid date, got ${String(value)}`);
   }
   return date;
