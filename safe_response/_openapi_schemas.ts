@@ -39,6 +39,15 @@ export const DTO_SCHEMA_NAMES: Readonly<Record<SafeResponseSchemaName, string>> 
   SafeProblemDetails: "ProblemDetailsDto",
 });
 
+/**
+ * A fresh, mutable deep copy of the JSON `value`: what goes into an OpenAPI document. Every document
+ * owns its objects, since the functions of `./openapi` (and `@nestjs/swagger`'s 3.1 conversion)
+ * change a document in place; a shared object would carry one document's changes into every other.
+ */
+export function documentCopy<T>(value: T): T {
+  return structuredClone(value);
+}
+
 /** A `$ref` to the component schema `name`. */
 export function schemaRef(name: SafeResponseSchemaName): { $ref: string } {
   return { $ref: `#/components/schemas/${name}` };

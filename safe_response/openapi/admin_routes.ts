@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { type OpenApiSchema, SAFE_RESPONSE_SCHEMAS } from "../_openapi_schemas.ts";
+import { documentCopy, type OpenApiSchema, SAFE_RESPONSE_SCHEMAS } from "../_openapi_schemas.ts";
 import type { OpenApiDocumentLike } from "./safe_response.document.ts";
 
 /**
@@ -255,11 +255,11 @@ const ROUTES: [string, string, string, number, string, string | null, number[]][
   ]],
 ];
 
-/** Adds the safe-response schema `name` and every schema it refers to, when missing. */
+/** Adds (a copy of) the safe-response schema `name` and every schema it refers to, when missing. */
 function addWithRefs(schemas: Record<string, object>, name: string): void {
   if (schemas[name] !== undefined) return;
   const schema = (SAFE_RESPONSE_SCHEMAS as Record<string, OpenApiSchema>)[name];
-  schemas[name] = schema;
+  schemas[name] = documentCopy(schema);
   for (const [, target] of JSON.stringify(schema).matchAll(/"#\/components\/schemas\/(\w+)"/g)) {
     addWithRefs(schemas, target);
   }
@@ -274,13 +274,12 @@ function parametersOf(path: string, method: string): { parameters?: object[] } {
   return parameters.length === 0 ? {} : { parameters };
 }
 
-const errorResponse = { content: { "application/json": { schema: ref("SafeErrorResponse") } } };
-
 /**
  * Adds the admin routes below `options.prefix` (paths, operations, their
  * bodies, answers and errors in the envelope shape) and their component
  * schemas to `document`. Mutates and returns `document`; applying it twice
- * changes nothing.
+ * changes nothing. Everything added is the document's own (no object shared
+ * with another document, or between two responses).
  *
  * @example
  * ```ts
@@ -300,7 +299,7 @@ export function applyApiKeysAdminRoutes<T extends OpenApiDocumentLike>(
   const paths = document.paths ??= {};
   const schemas = (document.components ??= {}).schemas ??= {};
   const tags = options.tags ?? ["api-keys"];
-  for (const [name, schema] of Object.entries(SCHEMAS)) schemas[name] ??= schema;
+  for (const [name, schema] of Object.entries(SCHEMAS)) schemas[name] ??= documentCopy(schema);
   addWithRefs(schemas, "SafeErrorResponse");
   for (const [path, method, summary, status, answer, body, errors] of ROUTES) {
     const item = (paths[`${prefix}${path}`] ??= {}) as Record<string, unknown>;
@@ -311,9 +310,12 @@ export function applyApiKeysAdminRoutes<T extends OpenApiDocumentLike>(
       },
     };
     for (const code of [403, ...errors]) {
-      responses[code] = { description: `Error ${code}`, ...errorResponse };
+      responses[code] = {
+        description: `Error ${code}`,
+        content: { "application/json": { schema: ref("SafeErrorResponse") } },
+      };
     }
-    item[method] = {
+    item[method] = documentCopy({
       tags,
       summary,
       ...(options.security === undefined ? {} : { security: options.security }),
@@ -325,7 +327,7 @@ export function applyApiKeysAdminRoutes<T extends OpenApiDocumentLike>(
         },
       }),
       responses,
-    };
+    });
   }
   return document;
 }

@@ -9,6 +9,7 @@ import { resolveSettings } from "../settings.ts";
 import { documentFieldDetails, errorResponses } from "./_error_responses.ts";
 import {
   BASIC_SUCCESS_SCHEMA,
+  documentCopy,
   DTO_SCHEMA_NAMES,
   HTTP_STATUS_SCHEMA,
   type OpenApiSchema,
@@ -56,14 +57,14 @@ export function applyGlobalErrors<T extends OpenApiDocumentLike, Context = unkno
     const components = document.components ??= {};
     const schemas = components.schemas ??= {};
     for (const [name, schema] of Object.entries(SAFE_RESPONSE_SCHEMAS)) {
-      schemas[name] ??= structuredClone(schema);
+      schemas[name] ??= documentCopy(schema);
     }
   }
   for (const operation of operationsOf(document)) {
     if (responses.size > 0 && operation[SKIP_GLOBAL_ERRORS_EXTENSION] !== true) {
       const documented = operation.responses ??= {};
       for (const [status, response] of responses) {
-        documented[status] ??= structuredClone(response) as OpenApiSchema;
+        documented[status] ??= documentCopy(response);
       }
     }
     if (settings.validationDetails === "fields") documentFieldDetails(operation.responses?.[400]);
@@ -221,7 +222,7 @@ export function applyRouteShapes<T extends OpenApiDocumentLike>(
   if (success && !renamed) {
     const added = (document.components ??= {}).schemas ??= {};
     for (const [name, schema] of Object.entries(SAFE_RESPONSE_SCHEMAS)) {
-      added[name] ??= structuredClone(schema);
+      added[name] ??= documentCopy(schema);
     }
   }
   return document;
