@@ -34,7 +34,8 @@ interface OperationLike {
 /**
  * Adds `options.swagger.globalErrors` to every operation not marked by `SkipGlobalErrors`, never over
  * a response the route documents, with the component schemas; with `validationDetails: "fields"`
- * documents 400 `details` as `[{ pointer, messages }]`. Mutates and returns `document` (idempotent).
+ * documents the `details` of the global 400 (a validation error) as `[{ pointer, messages }]` (a
+ * route's own 400 stays as the route documents it). Mutates and returns `document` (idempotent).
  * @example
  * ```ts
  * import { applyGlobalErrors } from "@saferoute/api-kit/safe-response/openapi";
@@ -64,10 +65,13 @@ export function applyGlobalErrors<T extends OpenApiDocumentLike, Context = unkno
     if (responses.size > 0 && operation[SKIP_GLOBAL_ERRORS_EXTENSION] !== true) {
       const documented = operation.responses ??= {};
       for (const [status, response] of responses) {
-        documented[status] ??= documentCopy(response);
+        if (documented[status] !== undefined) continue; // the route's own: never changed
+        documented[status] = documentCopy(response);
+        if (status === 400 && settings.validationDetails === "fields") {
+          documentFieldDetails(documented[status]);
+        }
       }
     }
-    if (settings.validationDetails === "fields") documentFieldDetails(operation.responses?.[400]);
   }
   return document;
 }
