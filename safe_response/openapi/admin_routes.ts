@@ -256,12 +256,16 @@ const ROUTES: [string, string, string, number, string, string | null, number[]][
 ];
 
 /** Adds (a copy of) the safe-response schema `name` and every schema it refers to, when missing. */
-function addWithRefs(schemas: Record<string, object>, name: string): void {
+function addWithRefs(
+  document: OpenApiDocumentLike,
+  schemas: Record<string, object>,
+  name: string,
+): void {
   if (schemas[name] !== undefined) return;
   const schema = (SAFE_RESPONSE_SCHEMAS as Record<string, OpenApiSchema>)[name];
-  schemas[name] = documentCopy(schema);
+  schemas[name] = documentCopy(schema, document);
   for (const [, target] of JSON.stringify(schema).matchAll(/"#\/components\/schemas\/(\w+)"/g)) {
-    addWithRefs(schemas, target);
+    addWithRefs(document, schemas, target);
   }
 }
 
@@ -299,8 +303,10 @@ export function applyApiKeysAdminRoutes<T extends OpenApiDocumentLike>(
   const paths = document.paths ??= {};
   const schemas = (document.components ??= {}).schemas ??= {};
   const tags = options.tags ?? ["api-keys"];
-  for (const [name, schema] of Object.entries(SCHEMAS)) schemas[name] ??= documentCopy(schema);
-  addWithRefs(schemas, "SafeErrorResponse");
+  for (const [name, schema] of Object.entries(SCHEMAS)) {
+    schemas[name] ??= documentCopy(schema, document);
+  }
+  addWithRefs(document, schemas, "SafeErrorResponse");
   for (const [path, method, summary, status, answer, body, errors] of ROUTES) {
     const item = (paths[`${prefix}${path}`] ??= {}) as Record<string, unknown>;
     const responses: Record<string, unknown> = {
@@ -327,7 +333,7 @@ export function applyApiKeysAdminRoutes<T extends OpenApiDocumentLike>(
         },
       }),
       responses,
-    });
+    }, document);
   }
   return document;
 }

@@ -18,6 +18,8 @@ import {
 
 /** The parts of an OpenAPI 3 document read and written here (`OpenAPIObject` fits). */
 export interface OpenApiDocumentLike {
+  /** The OpenAPI version (`3.0.x` or `3.1.x`): schemas added to a 3.1 document use 3.1's `null` type. */
+  openapi?: string;
   /** Path items by path. */
   paths?: Record<string, object>;
   /** Reusable components. */
@@ -58,7 +60,7 @@ export function applyGlobalErrors<T extends OpenApiDocumentLike, Context = unkno
     const components = document.components ??= {};
     const schemas = components.schemas ??= {};
     for (const [name, schema] of Object.entries(SAFE_RESPONSE_SCHEMAS)) {
-      schemas[name] ??= documentCopy(schema);
+      schemas[name] ??= documentCopy(schema, document);
     }
   }
   for (const operation of operationsOf(document)) {
@@ -66,7 +68,7 @@ export function applyGlobalErrors<T extends OpenApiDocumentLike, Context = unkno
       const documented = operation.responses ??= {};
       for (const [status, response] of responses) {
         if (documented[status] !== undefined) continue; // the route's own: never changed
-        documented[status] = documentCopy(response);
+        documented[status] = documentCopy(response, document);
         if (status === 400 && settings.validationDetails === "fields") {
           documentFieldDetails(documented[status]);
         }
@@ -226,7 +228,7 @@ export function applyRouteShapes<T extends OpenApiDocumentLike>(
   if (success && !renamed) {
     const added = (document.components ??= {}).schemas ??= {};
     for (const [name, schema] of Object.entries(SAFE_RESPONSE_SCHEMAS)) {
-      added[name] ??= documentCopy(schema);
+      added[name] ??= documentCopy(schema, document);
     }
   }
   return document;
