@@ -7,6 +7,7 @@
  */
 import { documentCopy, type OpenApiSchema, SAFE_RESPONSE_SCHEMAS } from "../_openapi_schemas.ts";
 import type { OpenApiDocumentLike } from "./safe_response.document.ts";
+import { AUDIT_ACTIONS } from "../../api_keys/audit/types.ts";
 
 /**
  * Options of `applyApiKeysAdminRoutes`.
@@ -29,6 +30,7 @@ export interface ApiKeysAdminRoutesDocsOptions {
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const str = { type: "string" };
 const nullableDate = { type: "string", format: "date-time", nullable: true };
+const nullableString = { type: "string", nullable: true };
 const strings = { type: "array", items: str };
 const object = (properties: Record<string, unknown>, required = Object.keys(properties)) => ({
   type: "object",
@@ -178,6 +180,30 @@ const SCHEMAS: Record<string, object> = {
     ...usageWindow,
     buckets: { type: "array", items: { type: "object" } },
   }),
+  ApiKeysAdminAuditRecord: object({
+    v: { type: "integer", enum: [1] },
+    action: { type: "string", enum: [...AUDIT_ACTIONS] },
+    actor: str,
+    keyId: nullableString,
+    prefix: nullableString,
+    requestId: nullableString,
+    clientAddress: nullableString,
+    outcome: { type: "string", enum: ["success", "refused"] },
+    changes: {
+      type: "object",
+      description: "The changed fields, each value before and after (null where it had none)",
+      additionalProperties: object({ before: {}, after: {} }),
+    },
+    tenantId: str,
+    seq: { type: "integer", minimum: 1 },
+    at: { type: "string", format: "date-time" },
+    prevHash: str,
+    hash: str,
+  }),
+  ApiKeysAdminAuditPage: object({
+    records: { type: "array", items: ref("ApiKeysAdminAuditRecord") },
+    nextCursor: nullableString,
+  }),
   ApiKeysAdminUsageBatch: object({
     ...usageWindow,
     keys: {
@@ -211,6 +237,15 @@ const QUERIES: Record<string, object[]> = {
     }),
   ],
   "get /keys/{id}/usage": USAGE_QUERY,
+  "get /audit": [
+    query("keyId", str),
+    query("actor", str),
+    query("action", { type: "string", enum: [...AUDIT_ACTIONS] }),
+    query("from", usageWindow.from),
+    query("to", usageWindow.to),
+    query("cursor", str),
+    query("limit", { type: "integer", minimum: 1, maximum: 100, default: 25 }),
+  ],
   "get /usage": [
     {
       ...query("keys", { type: "string" }),
@@ -253,7 +288,17 @@ const ROUTES: [string, string, string, number, string, string | null, number[]][
     404,
     501,
   ]],
+  ["/audit", "get", "A page of the tenant's audit log", 200, "ApiKeysAdminAuditPage", null, [
+    400,
+    501,
+  ]],
 ];
+
+/**
+ * What every route may answer besides its own errors: 401 (`tenantOf` answered no tenant), 403
+ * (CSRF, `canManage`, the policy), 500 (a hook's failure) and 503 (the storage failing).
+ */
+const EVERY_ROUTE_ERRORS = [401, 403, 500, 503];
 
 /** Adds (a copy of) the safe-response schema `name` and every schema it refers to, when missing. */
 function addWithRefs(
@@ -315,7 +360,7 @@ export function applyApiKeysAdminRoutes<T extends OpenApiDocumentLike>(
         content: { "application/json": { schema: ref(answer) } },
       },
     };
-    for (const code of [403, ...errors]) {
+    for (const code of [...EVERY_ROUTE_ERRORS, ...errors].sort((a, b) => a - b)) {
       responses[code] = {
         description: `Error ${code}`,
         content: { "application/json": { schema: ref("SafeErrorResponse") } },

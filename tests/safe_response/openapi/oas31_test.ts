@@ -12,6 +12,7 @@ import { NestFactory } from "@nestjs/core";
 import { DocumentBuilder, SwaggerModule } from "@nestjs/swagger";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
 import { SafeResponse } from "../../../safe_response/nest/mod.ts";
 import {
   applyApiKeysAdminRoutes,
@@ -57,6 +58,7 @@ function nullables(node: Json, at = "#"): string[] {
 /** A JSON Schema 2020-12 validator (3.1's dialect) of the components of `document`. */
 function validator(document: Json): (name: string, value: unknown) => boolean {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
+  (addFormats as unknown as (ajv: Ajv2020) => void)(ajv);
   const schemas = JSON.parse(
     JSON.stringify(document.components.schemas).replaceAll(
       '"#/components/schemas/',
