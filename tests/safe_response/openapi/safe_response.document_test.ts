@@ -13,6 +13,8 @@ import { NestFactory } from "@nestjs/core";
 import { DocumentBuilder, SwaggerModule } from "@nestjs/swagger";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import {
+  CursorPaginated,
+  Paginated,
   SafeResponse,
   type SafeResponseModuleOptions,
   SkipGlobalErrors,
@@ -422,5 +424,76 @@ describe('applyRouteShapes (shapes: "0.14")', () => {
       () => applyRouteShapes({}, { shapes: "0.15" as never }),
       /applyRouteShapes: `shapes` must be "default" or "0.14"/,
     );
+  });
+});
+
+@Controller("pages")
+class PagesController {
+  @Get("offset")
+  @Paginated({ maxLimit: 10 })
+  offset() {}
+
+  @Get("cursor")
+  @CursorPaginated()
+  cursor() {}
+
+  @Get("own")
+  @Paginated()
+  @ApiSafeErrorResponse(400, { code: "BAD_FILTER" })
+  own() {}
+
+  @Get("skipped")
+  @Paginated()
+  @SkipGlobalErrors()
+  skipped() {}
+}
+
+@Module({ controllers: [PagesController] })
+class PagesModule {}
+
+describe("applyGlobalErrors on paginated routes", () => {
+  async function pagesDocument(): Promise<Json> {
+    const app = await NestFactory.create(PagesModule, { logger: false });
+    try {
+      await app.init();
+      return SwaggerModule.createDocument(app, new DocumentBuilder().build());
+    } finally {
+      await app.close();
+    }
+  }
+  const examplesOf = (document: Json, path: string, media = "application/json") =>
+    Object.keys(document.paths[path].get.responses[400]?.content[media].examples ?? {});
+
+  it("documents the 400 INVALID_PAGINATION_QUERY their query parameters can cause", async () => {
+    const document = applyGlobalErrors(await pagesDocument(), {});
+    assert.deepEqual(examplesOf(document, "/pages/offset"), ["INVALID_PAGINATION_QUERY"]);
+    assert.deepEqual(examplesOf(document, "/pages/cursor"), ["INVALID_PAGINATION_QUERY"]);
+    assert.deepEqual(examplesOf(document, "/pages/own"), ["BAD_FILTER"], "the route's own kept");
+    assert.equal(document.paths["/pages/skipped"].get.responses[400], undefined);
+    const { content } = document.paths["/pages/offset"].get.responses[400];
+    const media = content["application/json"];
+    assert.deepEqual(
+      bodyValidator(document)(media.schema, media.examples.INVALID_PAGINATION_QUERY.value),
+      [],
+    );
+    assert.equal(
+      media.examples.INVALID_PAGINATION_QUERY.value.error.code,
+      "INVALID_PAGINATION_QUERY",
+    );
+    const once = structuredClone(document);
+    assert.deepEqual(applyGlobalErrors(document, {}), once);
+    await SwaggerParser.validate(structuredClone(document));
+  });
+
+  it("next to a global 400, and as problem details", async () => {
+    const both = applyGlobalErrors(await pagesDocument(), { swagger: { globalErrors: [400] } });
+    assert.deepEqual(examplesOf(both, "/pages/offset"), [
+      "BAD_REQUEST",
+      "INVALID_PAGINATION_QUERY",
+    ]);
+    const problem = applyGlobalErrors(await pagesDocument(), { problemDetails: true });
+    assert.deepEqual(examplesOf(problem, "/pages/cursor", "application/problem+json"), [
+      "INVALID_PAGINATION_QUERY",
+    ]);
   });
 });
