@@ -18,6 +18,7 @@ import {
   markQueryParameters,
   markResponse,
   NEST_HTTP_CODE,
+  PAGINATED_EXTENSION,
   PROBLEM_TYPE_EXTENSION,
   ROUTE_KEYS,
   type RouteDecorator,
@@ -177,7 +178,10 @@ function paginated(
   linkHeader: LinkHeaderOption | undefined,
 ): MethodDecorator & ClassDecorator {
   const parameters = paginationParameters(setting);
-  return (target: object, _key?: string | symbol, descriptor?: PropertyDescriptor) => {
+  const limits = setting.maxLimit !== undefined || setting.defaultLimit !== undefined;
+  const mark = markExtension(PAGINATED_EXTENSION, { kind: setting.kind, limits });
+  return (target: object, key?: string | symbol, descriptor?: PropertyDescriptor) => {
+    mark(target, key!, descriptor!);
     const holder = descriptor === undefined ? target : descriptor.value;
     if (linkHeader !== undefined) Reflect.defineMetadata(ROUTE_KEYS.linkHeader, linkHeader, holder);
     if (descriptor !== undefined) {

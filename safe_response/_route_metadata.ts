@@ -41,6 +41,14 @@ const POST = 1;
 /** Vendor extension marking the operations `applyGlobalErrors` leaves alone (`SkipGlobalErrors`). */
 export const SKIP_GLOBAL_ERRORS_EXTENSION = "x-safe-skip-global-errors";
 
+/**
+ * Vendor extension marking a paginated operation (`Paginated`, `CursorPaginated`):
+ * `{ kind: "offset" | "cursor", limits }`, `limits` when the route sets `maxLimit` or
+ * `defaultLimit`. The pipeline then parses its query before the handler (as with the module's
+ * `defaultLimit`), so `applyGlobalErrors` documents the 400 `INVALID_PAGINATION_QUERY`.
+ */
+export const PAGINATED_EXTENSION = "x-safe-paginated";
+
 /** Vendor extension holding the `ProblemType` URI of an operation. */
 export const PROBLEM_TYPE_EXTENSION = "x-safe-problem-type";
 

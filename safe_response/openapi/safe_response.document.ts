@@ -3,8 +3,9 @@
  * route schema shapes.
  * @module
  */
-import { SKIP_GLOBAL_ERRORS_EXTENSION } from "../_route_metadata.ts";
-import type { SafeResponseModuleOptions } from "../options.ts";
+import { PAGINATED_EXTENSION, SKIP_GLOBAL_ERRORS_EXTENSION } from "../_route_metadata.ts";
+import type { SafeErrorResponseOptions, SafeResponseModuleOptions } from "../options.ts";
+import { PaginationQueryError } from "../pagination_query.ts";
 import { resolveSettings } from "../settings.ts";
 import { documentFieldDetails, errorResponses } from "./_error_responses.ts";
 import {
@@ -27,6 +28,16 @@ export interface OpenApiDocumentLike {
 }
 
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
+
+/** The 400 a paginated route's query can cause (`PaginationQueryError`). */
+const PAGINATION_QUERY_ERROR: SafeErrorResponseOptions & { status: number } = {
+  status: 400,
+  code: "INVALID_PAGINATION_QUERY",
+  message:
+    new PaginationQueryError("limit", `must be an integer from 1 to ${Number.MAX_SAFE_INTEGER}`)
+      .message,
+  description: "A bad pagination query parameter (`page`, `cursor` or `limit`)",
+};
 
 interface OperationLike {
   responses?: Record<string, unknown>;
@@ -51,27 +62,39 @@ export function applyGlobalErrors<T extends OpenApiDocumentLike, Context = unkno
   options: SafeResponseModuleOptions<Context> = {},
 ): T {
   const settings = resolveSettings(options);
-  const responses = errorResponses(settings.globalErrors, {
+  const documentation = {
     problem: settings.problemDetails !== undefined,
     errorCodes: settings.errorCodes,
     baseUrl: settings.problemDetails?.baseUrl,
-  }, "applyGlobalErrors");
-  if (responses.size > 0) {
-    const components = document.components ??= {};
-    const schemas = components.schemas ??= {};
+  };
+  const responses = errorResponses(settings.globalErrors, documentation, "applyGlobalErrors");
+  // A paginated route's with limits: the global errors and its query's 400 (one example per code).
+  const paginated = errorResponses(
+    [...settings.globalErrors, PAGINATION_QUERY_ERROR],
+    documentation,
+    "applyGlobalErrors",
+  );
+  const addComponents = () => {
+    const schemas = (document.components ??= {}).schemas ??= {};
     for (const [name, schema] of Object.entries(SAFE_RESPONSE_SCHEMAS)) {
       schemas[name] ??= documentCopy(schema, document);
     }
-  }
+  };
+  if (responses.size > 0) addComponents();
   for (const operation of operationsOf(document)) {
-    if (responses.size > 0 && operation[SKIP_GLOBAL_ERRORS_EXTENSION] !== true) {
-      const documented = operation.responses ??= {};
-      for (const [status, response] of responses) {
-        if (documented[status] !== undefined) continue; // the route's own: never changed
-        documented[status] = documentCopy(response, document);
-        if (status === 400 && settings.validationDetails === "fields") {
-          documentFieldDetails(documented[status]);
-        }
+    if (operation[SKIP_GLOBAL_ERRORS_EXTENSION] === true) continue;
+    const page = operation[PAGINATED_EXTENSION] as { limits?: unknown } | undefined;
+    // The pipeline parses the query (a bad value: the 400) of a route with limits.
+    const parsed = page !== undefined &&
+      (page.limits === true || settings.defaultLimit !== undefined);
+    const added = parsed ? paginated : responses;
+    if (added === paginated) addComponents();
+    const documented = operation.responses ??= {};
+    for (const [status, response] of added) {
+      if (documented[status] !== undefined) continue; // the route's own: never changed
+      documented[status] = documentCopy(response, document);
+      if (status === 400 && settings.validationDetails === "fields") {
+        documentFieldDetails(documented[status]);
       }
     }
   }

@@ -434,8 +434,12 @@ class PagesController {
   offset() {}
 
   @Get("cursor")
-  @CursorPaginated()
+  @CursorPaginated({ defaultLimit: 5 })
   cursor() {}
+
+  @Get("unlimited")
+  @Paginated()
+  unlimited() {}
 
   @Get("own")
   @Paginated()
@@ -464,12 +468,16 @@ describe("applyGlobalErrors on paginated routes", () => {
   const examplesOf = (document: Json, path: string, media = "application/json") =>
     Object.keys(document.paths[path].get.responses[400]?.content[media].examples ?? {});
 
-  it("documents the 400 INVALID_PAGINATION_QUERY their query parameters can cause", async () => {
+  it("documents the 400 INVALID_PAGINATION_QUERY of routes whose query is parsed", async () => {
     const document = applyGlobalErrors(await pagesDocument(), {});
     assert.deepEqual(examplesOf(document, "/pages/offset"), ["INVALID_PAGINATION_QUERY"]);
     assert.deepEqual(examplesOf(document, "/pages/cursor"), ["INVALID_PAGINATION_QUERY"]);
     assert.deepEqual(examplesOf(document, "/pages/own"), ["BAD_FILTER"], "the route's own kept");
     assert.equal(document.paths["/pages/skipped"].get.responses[400], undefined);
+    // Without limits (route or module defaultLimit), the pipeline never parses the query.
+    assert.equal(document.paths["/pages/unlimited"].get.responses[400], undefined);
+    const moduleLimit = applyGlobalErrors(await pagesDocument(), { defaultLimit: 20 });
+    assert.deepEqual(examplesOf(moduleLimit, "/pages/unlimited"), ["INVALID_PAGINATION_QUERY"]);
     const { content } = document.paths["/pages/offset"].get.responses[400];
     const media = content["application/json"];
     assert.deepEqual(
