@@ -20,6 +20,7 @@ import {
   NEST_HTTP_CODE,
   PAGINATED_EXTENSION,
   PROBLEM_TYPE_EXTENSION,
+  RESPONSE_HEADERS_EXTENSION,
   ROUTE_KEYS,
   type RouteDecorator,
   routeHandlersOf,
@@ -179,7 +180,11 @@ function paginated(
 ): MethodDecorator & ClassDecorator {
   const parameters = paginationParameters(setting);
   const limits = setting.maxLimit !== undefined || setting.defaultLimit !== undefined;
-  const mark = markExtension(PAGINATED_EXTENSION, { kind: setting.kind, limits });
+  const mark = markExtension(PAGINATED_EXTENSION, {
+    kind: setting.kind,
+    limits,
+    ...(linkHeader === undefined ? {} : { linkHeader }),
+  });
   return (target: object, key?: string | symbol, descriptor?: PropertyDescriptor) => {
     mark(target, key!, descriptor!);
     const holder = descriptor === undefined ? target : descriptor.value;
@@ -289,9 +294,11 @@ export function ProblemType(typeUri: string): MethodDecorator & ClassDecorator {
  * ```
  */
 export function Deprecated(options: DeprecatedOptions = {}): MethodDecorator & ClassDecorator {
+  const plan = resolveDeprecation(options);
   return combine(
-    setMetadata(ROUTE_KEYS.deprecation, resolveDeprecation(options)),
+    setMetadata(ROUTE_KEYS.deprecation, plan),
     markDeprecatedOperation(),
+    markExtension(RESPONSE_HEADERS_EXTENSION, [...new Set(plan.headers.map(([name]) => name))]),
   );
 }
 

@@ -3,7 +3,11 @@
  * route schema shapes.
  * @module
  */
-import { PAGINATED_EXTENSION, SKIP_GLOBAL_ERRORS_EXTENSION } from "../_route_metadata.ts";
+import {
+  PAGINATED_EXTENSION,
+  RESPONSE_HEADERS_EXTENSION,
+  SKIP_GLOBAL_ERRORS_EXTENSION,
+} from "../_route_metadata.ts";
 import type { SafeErrorResponseOptions, SafeResponseModuleOptions } from "../options.ts";
 import { PaginationQueryError } from "../pagination_query.ts";
 import { resolveSettings } from "../settings.ts";
@@ -83,7 +87,9 @@ export function applyGlobalErrors<T extends OpenApiDocumentLike, Context = unkno
   if (responses.size > 0) addComponents();
   for (const operation of operationsOf(document)) {
     if (operation[SKIP_GLOBAL_ERRORS_EXTENSION] === true) continue;
-    const page = operation[PAGINATED_EXTENSION] as { limits?: unknown } | undefined;
+    const page = operation[PAGINATED_EXTENSION] as
+      | { limits?: unknown; linkHeader?: unknown }
+      | undefined;
     // The pipeline parses the query (a bad value: the 400) of a route with limits.
     const parsed = page !== undefined &&
       (page.limits === true || settings.defaultLimit !== undefined);
@@ -97,8 +103,39 @@ export function applyGlobalErrors<T extends OpenApiDocumentLike, Context = unkno
         documentFieldDetails(documented[status]);
       }
     }
+    const everyResponse = [
+      ...settings.requestId === undefined ? [] : [settings.requestId.headerName],
+      ...(Array.isArray(operation[RESPONSE_HEADERS_EXTENSION])
+        ? operation[RESPONSE_HEADERS_EXTENSION] as unknown[]
+        : []).filter((name): name is string => typeof name === "string"),
+    ];
+    const linkHeader = page === undefined ? false : page.linkHeader ?? settings.linkHeader;
+    for (const [status, response] of Object.entries(documented)) {
+      const success = /^2\d\d$/.test(status);
+      documentHeaders(response, [...everyResponse, ...(success && linkHeader ? ["Link"] : [])]);
+    }
   }
   return document;
+}
+
+/** What each documented response header holds. */
+const HEADER_DESCRIPTIONS: Readonly<Record<string, string>> = {
+  Deprecation: "RFC 9745: the route is deprecated (since `@<unix seconds>`)",
+  Sunset: "RFC 8594: when the route goes away (an HTTP date)",
+  Link: "RFC 8288 links: pagination (`first`, `prev`, `next`, `last`), deprecation, sunset",
+};
+
+/** Adds each header of `names` to `response` (an object, not a `$ref`) when missing. */
+function documentHeaders(response: unknown, names: readonly string[]): void {
+  if (names.length === 0 || typeof response !== "object" || response === null) return;
+  if ("$ref" in response) return;
+  const headers = ((response as { headers?: Record<string, unknown> }).headers ??= {});
+  for (const name of names) {
+    headers[name] ??= {
+      description: HEADER_DESCRIPTIONS[name] ?? "The request's id (module option `requestId`)",
+      schema: { type: "string" },
+    };
+  }
 }
 
 /**
