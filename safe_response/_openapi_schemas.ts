@@ -39,6 +39,69 @@ export const DTO_SCHEMA_NAMES: Readonly<Record<SafeResponseSchemaName, string>> 
   SafeProblemDetails: "ProblemDetailsDto",
 });
 
+/**
+ * A fresh, mutable deep copy of the JSON `value`: what goes into an OpenAPI document. Every document
+ * owns its objects, since the functions of `./openapi` (and `@nestjs/swagger`'s 3.1 conversion)
+ * change a document in place; a shared object would carry one document's changes into every other.
+ * The schemas here are OpenAPI 3.0's: when `document` is 3.1 (`openapi` starting with `3.1`), each
+ * `nullable` of the copy becomes 3.1's form, as `@nestjs/swagger` writes its own schemas there.
+ */
+export function documentCopy<T>(value: T, document?: { openapi?: unknown }): T {
+  const copy = structuredClone(value);
+  if (typeof document?.openapi === "string" && document.openapi.startsWith("3.1")) {
+    nullableToOas31(copy);
+  }
+  return copy;
+}
+
+/** Keywords whose values are data, not schemas. */
+const DATA_KEYWORDS = new Set(["example", "examples", "default", "const", "enum"]);
+/** Keywords whose values map names to schemas (a name is never a keyword). */
+const NAMED_SCHEMAS = new Set(["properties", "patternProperties", "$defs", "schemas", "headers"]);
+
+/**
+ * Rewrites, in place, every `nullable: true` of OpenAPI 3.0 under `node` as 3.1 writes it: `type`
+ * gains `"null"` (an `enum` gains `null`), a `$ref` or combinator becomes `anyOf: [it, { type:
+ * "null" }]`; `nullable: false` is dropped.
+ */
+function nullableToOas31(node: unknown): void {
+  if (Array.isArray(node)) {
+    for (const item of node) nullableToOas31(item);
+    return;
+  }
+  if (typeof node !== "object" || node === null) return;
+  const schema = node as Record<string, unknown>;
+  for (const [key, value] of Object.entries(schema)) {
+    if (DATA_KEYWORDS.has(key) || key.startsWith("x-")) continue;
+    if (NAMED_SCHEMAS.has(key) && typeof value === "object" && value !== null) {
+      for (const named of Object.values(value)) nullableToOas31(named);
+    } else {
+      nullableToOas31(value);
+    }
+  }
+  if (typeof schema.nullable !== "boolean") return;
+  const nullable = schema.nullable;
+  delete schema.nullable;
+  if (!nullable) return;
+  const combinator = ["allOf", "oneOf", "anyOf"].find((key) => Array.isArray(schema[key]));
+  if (typeof schema.$ref === "string" || combinator !== undefined) {
+    const inner: Record<string, unknown> = {};
+    for (const key of ["$ref", ...combinator === undefined ? [] : [combinator]]) {
+      if (key in schema) inner[key] = schema[key];
+      delete schema[key];
+    }
+    schema.anyOf = [inner, { type: "null" }];
+    return;
+  }
+  if (schema.type !== undefined) {
+    const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+    schema.type = types.includes("null") ? types : [...types, "null"];
+  }
+  if (Array.isArray(schema.enum) && !schema.enum.includes(null)) {
+    schema.enum = [...schema.enum, null];
+  }
+}
+
 /** A `$ref` to the component schema `name`. */
 export function schemaRef(name: SafeResponseSchemaName): { $ref: string } {
   return { $ref: `#/components/schemas/${name}` };

@@ -18,7 +18,9 @@ import {
   markQueryParameters,
   markResponse,
   NEST_HTTP_CODE,
+  PAGINATED_EXTENSION,
   PROBLEM_TYPE_EXTENSION,
+  RESPONSE_HEADERS_EXTENSION,
   ROUTE_KEYS,
   type RouteDecorator,
   routeHandlersOf,
@@ -177,7 +179,14 @@ function paginated(
   linkHeader: LinkHeaderOption | undefined,
 ): MethodDecorator & ClassDecorator {
   const parameters = paginationParameters(setting);
-  return (target: object, _key?: string | symbol, descriptor?: PropertyDescriptor) => {
+  const limits = setting.maxLimit !== undefined || setting.defaultLimit !== undefined;
+  const mark = markExtension(PAGINATED_EXTENSION, {
+    kind: setting.kind,
+    limits,
+    ...(linkHeader === undefined ? {} : { linkHeader }),
+  });
+  return (target: object, key?: string | symbol, descriptor?: PropertyDescriptor) => {
+    mark(target, key!, descriptor!);
     const holder = descriptor === undefined ? target : descriptor.value;
     if (linkHeader !== undefined) Reflect.defineMetadata(ROUTE_KEYS.linkHeader, linkHeader, holder);
     if (descriptor !== undefined) {
@@ -285,9 +294,11 @@ export function ProblemType(typeUri: string): MethodDecorator & ClassDecorator {
  * ```
  */
 export function Deprecated(options: DeprecatedOptions = {}): MethodDecorator & ClassDecorator {
+  const plan = resolveDeprecation(options);
   return combine(
-    setMetadata(ROUTE_KEYS.deprecation, resolveDeprecation(options)),
+    setMetadata(ROUTE_KEYS.deprecation, plan),
     markDeprecatedOperation(),
+    markExtension(RESPONSE_HEADERS_EXTENSION, [...new Set(plan.headers.map(([name]) => name))]),
   );
 }
 

@@ -41,6 +41,22 @@ const POST = 1;
 /** Vendor extension marking the operations `applyGlobalErrors` leaves alone (`SkipGlobalErrors`). */
 export const SKIP_GLOBAL_ERRORS_EXTENSION = "x-safe-skip-global-errors";
 
+/**
+ * Vendor extension marking a paginated operation (`Paginated`, `CursorPaginated`):
+ * `{ kind: "offset" | "cursor", limits, linkHeader? }`, `limits` when the route sets `maxLimit` or
+ * `defaultLimit`. The pipeline then parses its query before the handler (as with the module's
+ * `defaultLimit`), so `applyGlobalErrors` documents the 400 `INVALID_PAGINATION_QUERY`; with the
+ * route's `linkHeader` (else the module's), it documents the success's `Link` header.
+ */
+export const PAGINATED_EXTENSION = "x-safe-paginated";
+
+/**
+ * Vendor extension listing the headers every response of an operation carries besides the
+ * module's (`Deprecated`: `Deprecation`, then `Sunset` and `Link` when set); `applyGlobalErrors`
+ * documents them.
+ */
+export const RESPONSE_HEADERS_EXTENSION = "x-safe-response-headers";
+
 /** Vendor extension holding the `ProblemType` URI of an operation. */
 export const PROBLEM_TYPE_EXTENSION = "x-safe-problem-type";
 

@@ -67,9 +67,21 @@ function constraintMessages(error: Bag): string[] {
   );
 }
 
+/**
+ * `pointer` cut to `length` characters before an escape (`~0`, `~1`) rather than inside one: a `~`
+ * left last would not be a JSON Pointer (RFC 6901), as `format: json-pointer` documents it.
+ */
+function cutPointer(pointer: string, length: number): string {
+  const kept = cut(pointer, length);
+  return kept.length < pointer.length && kept.endsWith("~") ? kept.slice(0, -1) : kept;
+}
+
 /** The entry of `pointer` and `messages`, cut to {@link MAX_VALIDATION_DETAIL_LENGTH} in all. */
 function fieldDetail(pointer: string, messages: readonly unknown[]): ValidationFieldDetail {
-  const detail = { pointer: cut(pointer, MAX_VALIDATION_DETAIL_LENGTH), messages: [] as string[] };
+  const detail = {
+    pointer: cutPointer(pointer, MAX_VALIDATION_DETAIL_LENGTH),
+    messages: [] as string[],
+  };
   let budget = MAX_VALIDATION_DETAIL_LENGTH - detail.pointer.length;
   const count = Math.min(messages.length, MAX_VALIDATION_DETAIL_LENGTH);
   for (let index = 0; index < count && budget > 0; index++) {

@@ -15,7 +15,7 @@ import {
   PROBLEM_JSON_CONTENT_TYPE,
   problemTypeUri,
 } from "../problem_details.ts";
-import { type OpenApiSchema, schemaRef } from "../_openapi_schemas.ts";
+import { documentCopy, type OpenApiSchema, schemaRef } from "../_openapi_schemas.ts";
 
 /** How errors are documented. */
 export interface ErrorDocumentation {
@@ -152,7 +152,7 @@ export function documentFieldDetails(response: unknown): void {
       ? DETAILS_AT[ref]
       : undefined;
     if (narrow !== undefined) {
-      media.schema = { allOf: [{ $ref: ref }, narrow(structuredClone(FIELD_DETAILS_SCHEMA))] };
+      media.schema = { allOf: [{ $ref: ref }, narrow(documentCopy(FIELD_DETAILS_SCHEMA))] };
     }
   }
 }

@@ -5,8 +5,9 @@
  *
  * @module
  */
-import { type OpenApiSchema, SAFE_RESPONSE_SCHEMAS } from "../_openapi_schemas.ts";
+import { documentCopy, type OpenApiSchema, SAFE_RESPONSE_SCHEMAS } from "../_openapi_schemas.ts";
 import type { OpenApiDocumentLike } from "./safe_response.document.ts";
+import { AUDIT_ACTIONS } from "../../api_keys/audit/types.ts";
 
 /**
  * Options of `applyApiKeysAdminRoutes`.
@@ -29,6 +30,7 @@ export interface ApiKeysAdminRoutesDocsOptions {
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const str = { type: "string" };
 const nullableDate = { type: "string", format: "date-time", nullable: true };
+const nullableString = { type: "string", nullable: true };
 const strings = { type: "array", items: str };
 const object = (properties: Record<string, unknown>, required = Object.keys(properties)) => ({
   type: "object",
@@ -178,6 +180,30 @@ const SCHEMAS: Record<string, object> = {
     ...usageWindow,
     buckets: { type: "array", items: { type: "object" } },
   }),
+  ApiKeysAdminAuditRecord: object({
+    v: { type: "integer", enum: [1] },
+    action: { type: "string", enum: [...AUDIT_ACTIONS] },
+    actor: str,
+    keyId: nullableString,
+    prefix: nullableString,
+    requestId: nullableString,
+    clientAddress: nullableString,
+    outcome: { type: "string", enum: ["success", "refused"] },
+    changes: {
+      type: "object",
+      description: "The changed fields, each value before and after (null where it had none)",
+      additionalProperties: object({ before: {}, after: {} }),
+    },
+    tenantId: str,
+    seq: { type: "integer", minimum: 1 },
+    at: { type: "string", format: "date-time" },
+    prevHash: str,
+    hash: str,
+  }),
+  ApiKeysAdminAuditPage: object({
+    records: { type: "array", items: ref("ApiKeysAdminAuditRecord") },
+    nextCursor: nullableString,
+  }),
   ApiKeysAdminUsageBatch: object({
     ...usageWindow,
     keys: {
@@ -211,6 +237,15 @@ const QUERIES: Record<string, object[]> = {
     }),
   ],
   "get /keys/{id}/usage": USAGE_QUERY,
+  "get /audit": [
+    query("keyId", str),
+    query("actor", str),
+    query("action", { type: "string", enum: [...AUDIT_ACTIONS] }),
+    query("from", usageWindow.from),
+    query("to", usageWindow.to),
+    query("cursor", str),
+    query("limit", { type: "integer", minimum: 1, maximum: 100, default: 25 }),
+  ],
   "get /usage": [
     {
       ...query("keys", { type: "string" }),
@@ -253,15 +288,29 @@ const ROUTES: [string, string, string, number, string, string | null, number[]][
     404,
     501,
   ]],
+  ["/audit", "get", "A page of the tenant's audit log", 200, "ApiKeysAdminAuditPage", null, [
+    400,
+    501,
+  ]],
 ];
 
-/** Adds the safe-response schema `name` and every schema it refers to, when missing. */
-function addWithRefs(schemas: Record<string, object>, name: string): void {
+/**
+ * What every route may answer besides its own errors: 401 (`tenantOf` answered no tenant), 403
+ * (CSRF, `canManage`, the policy), 500 (a hook's failure) and 503 (the storage failing).
+ */
+const EVERY_ROUTE_ERRORS = [401, 403, 500, 503];
+
+/** Adds (a copy of) the safe-response schema `name` and every schema it refers to, when missing. */
+function addWithRefs(
+  document: OpenApiDocumentLike,
+  schemas: Record<string, object>,
+  name: string,
+): void {
   if (schemas[name] !== undefined) return;
   const schema = (SAFE_RESPONSE_SCHEMAS as Record<string, OpenApiSchema>)[name];
-  schemas[name] = schema;
+  schemas[name] = documentCopy(schema, document);
   for (const [, target] of JSON.stringify(schema).matchAll(/"#\/components\/schemas\/(\w+)"/g)) {
-    addWithRefs(schemas, target);
+    addWithRefs(document, schemas, target);
   }
 }
 
@@ -274,13 +323,12 @@ function parametersOf(path: string, method: string): { parameters?: object[] } {
   return parameters.length === 0 ? {} : { parameters };
 }
 
-const errorResponse = { content: { "application/json": { schema: ref("SafeErrorResponse") } } };
-
 /**
  * Adds the admin routes below `options.prefix` (paths, operations, their
  * bodies, answers and errors in the envelope shape) and their component
  * schemas to `document`. Mutates and returns `document`; applying it twice
- * changes nothing.
+ * changes nothing. Everything added is the document's own (no object shared
+ * with another document, or between two responses).
  *
  * @example
  * ```ts
@@ -300,8 +348,10 @@ export function applyApiKeysAdminRoutes<T extends OpenApiDocumentLike>(
   const paths = document.paths ??= {};
   const schemas = (document.components ??= {}).schemas ??= {};
   const tags = options.tags ?? ["api-keys"];
-  for (const [name, schema] of Object.entries(SCHEMAS)) schemas[name] ??= schema;
-  addWithRefs(schemas, "SafeErrorResponse");
+  for (const [name, schema] of Object.entries(SCHEMAS)) {
+    schemas[name] ??= documentCopy(schema, document);
+  }
+  addWithRefs(document, schemas, "SafeErrorResponse");
   for (const [path, method, summary, status, answer, body, errors] of ROUTES) {
     const item = (paths[`${prefix}${path}`] ??= {}) as Record<string, unknown>;
     const responses: Record<string, unknown> = {
@@ -310,10 +360,13 @@ export function applyApiKeysAdminRoutes<T extends OpenApiDocumentLike>(
         content: { "application/json": { schema: ref(answer) } },
       },
     };
-    for (const code of [403, ...errors]) {
-      responses[code] = { description: `Error ${code}`, ...errorResponse };
+    for (const code of [...EVERY_ROUTE_ERRORS, ...errors].sort((a, b) => a - b)) {
+      responses[code] = {
+        description: `Error ${code}`,
+        content: { "application/json": { schema: ref("SafeErrorResponse") } },
+      };
     }
-    item[method] = {
+    item[method] = documentCopy({
       tags,
       summary,
       ...(options.security === undefined ? {} : { security: options.security }),
@@ -325,7 +378,7 @@ export function applyApiKeysAdminRoutes<T extends OpenApiDocumentLike>(
         },
       }),
       responses,
-    };
+    }, document);
   }
   return document;
 }

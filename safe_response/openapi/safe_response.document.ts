@@ -3,12 +3,18 @@
  * route schema shapes.
  * @module
  */
-import { SKIP_GLOBAL_ERRORS_EXTENSION } from "../_route_metadata.ts";
-import type { SafeResponseModuleOptions } from "../options.ts";
+import {
+  PAGINATED_EXTENSION,
+  RESPONSE_HEADERS_EXTENSION,
+  SKIP_GLOBAL_ERRORS_EXTENSION,
+} from "../_route_metadata.ts";
+import type { SafeErrorResponseOptions, SafeResponseModuleOptions } from "../options.ts";
+import { PaginationQueryError } from "../pagination_query.ts";
 import { resolveSettings } from "../settings.ts";
 import { documentFieldDetails, errorResponses } from "./_error_responses.ts";
 import {
   BASIC_SUCCESS_SCHEMA,
+  documentCopy,
   DTO_SCHEMA_NAMES,
   HTTP_STATUS_SCHEMA,
   type OpenApiSchema,
@@ -17,6 +23,8 @@ import {
 
 /** The parts of an OpenAPI 3 document read and written here (`OpenAPIObject` fits). */
 export interface OpenApiDocumentLike {
+  /** The OpenAPI version (`3.0.x` or `3.1.x`): schemas added to a 3.1 document use 3.1's `null` type. */
+  openapi?: string;
   /** Path items by path. */
   paths?: Record<string, object>;
   /** Reusable components. */
@@ -24,6 +32,16 @@ export interface OpenApiDocumentLike {
 }
 
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
+
+/** The 400 a paginated route's query can cause (`PaginationQueryError`). */
+const PAGINATION_QUERY_ERROR: SafeErrorResponseOptions & { status: number } = {
+  status: 400,
+  code: "INVALID_PAGINATION_QUERY",
+  message:
+    new PaginationQueryError("limit", `must be an integer from 1 to ${Number.MAX_SAFE_INTEGER}`)
+      .message,
+  description: "A bad pagination query parameter (`page`, `cursor` or `limit`)",
+};
 
 interface OperationLike {
   responses?: Record<string, unknown>;
@@ -33,7 +51,8 @@ interface OperationLike {
 /**
  * Adds `options.swagger.globalErrors` to every operation not marked by `SkipGlobalErrors`, never over
  * a response the route documents, with the component schemas; with `validationDetails: "fields"`
- * documents 400 `details` as `[{ pointer, messages }]`. Mutates and returns `document` (idempotent).
+ * documents the `details` of the global 400 (a validation error) as `[{ pointer, messages }]` (a
+ * route's own 400 stays as the route documents it). Mutates and returns `document` (idempotent).
  * @example
  * ```ts
  * import { applyGlobalErrors } from "@saferoute/api-kit/safe-response/openapi";
@@ -47,28 +66,76 @@ export function applyGlobalErrors<T extends OpenApiDocumentLike, Context = unkno
   options: SafeResponseModuleOptions<Context> = {},
 ): T {
   const settings = resolveSettings(options);
-  const responses = errorResponses(settings.globalErrors, {
+  const documentation = {
     problem: settings.problemDetails !== undefined,
     errorCodes: settings.errorCodes,
     baseUrl: settings.problemDetails?.baseUrl,
-  }, "applyGlobalErrors");
-  if (responses.size > 0) {
-    const components = document.components ??= {};
-    const schemas = components.schemas ??= {};
+  };
+  const responses = errorResponses(settings.globalErrors, documentation, "applyGlobalErrors");
+  // A paginated route's with limits: the global errors and its query's 400 (one example per code).
+  const paginated = errorResponses(
+    [...settings.globalErrors, PAGINATION_QUERY_ERROR],
+    documentation,
+    "applyGlobalErrors",
+  );
+  const addComponents = () => {
+    const schemas = (document.components ??= {}).schemas ??= {};
     for (const [name, schema] of Object.entries(SAFE_RESPONSE_SCHEMAS)) {
-      schemas[name] ??= structuredClone(schema);
+      schemas[name] ??= documentCopy(schema, document);
     }
-  }
+  };
+  if (responses.size > 0) addComponents();
   for (const operation of operationsOf(document)) {
-    if (responses.size > 0 && operation[SKIP_GLOBAL_ERRORS_EXTENSION] !== true) {
-      const documented = operation.responses ??= {};
-      for (const [status, response] of responses) {
-        documented[status] ??= structuredClone(response) as OpenApiSchema;
+    if (operation[SKIP_GLOBAL_ERRORS_EXTENSION] === true) continue;
+    const page = operation[PAGINATED_EXTENSION] as
+      | { limits?: unknown; linkHeader?: unknown }
+      | undefined;
+    // The pipeline parses the query (a bad value: the 400) of a route with limits.
+    const parsed = page !== undefined &&
+      (page.limits === true || settings.defaultLimit !== undefined);
+    const added = parsed ? paginated : responses;
+    if (added === paginated) addComponents();
+    const documented = operation.responses ??= {};
+    for (const [status, response] of added) {
+      if (documented[status] !== undefined) continue; // the route's own: never changed
+      documented[status] = documentCopy(response, document);
+      if (status === 400 && settings.validationDetails === "fields") {
+        documentFieldDetails(documented[status]);
       }
     }
-    if (settings.validationDetails === "fields") documentFieldDetails(operation.responses?.[400]);
+    const everyResponse = [
+      ...settings.requestId === undefined ? [] : [settings.requestId.headerName],
+      ...(Array.isArray(operation[RESPONSE_HEADERS_EXTENSION])
+        ? operation[RESPONSE_HEADERS_EXTENSION] as unknown[]
+        : []).filter((name): name is string => typeof name === "string"),
+    ];
+    const linkHeader = page === undefined ? false : page.linkHeader ?? settings.linkHeader;
+    for (const [status, response] of Object.entries(documented)) {
+      const success = /^2\d\d$/.test(status);
+      documentHeaders(response, [...everyResponse, ...(success && linkHeader ? ["Link"] : [])]);
+    }
   }
   return document;
+}
+
+/** What each documented response header holds. */
+const HEADER_DESCRIPTIONS: Readonly<Record<string, string>> = {
+  Deprecation: "RFC 9745: the route is deprecated (since `@<unix seconds>`)",
+  Sunset: "RFC 8594: when the route goes away (an HTTP date)",
+  Link: "RFC 8288 links: pagination (`first`, `prev`, `next`, `last`), deprecation, sunset",
+};
+
+/** Adds each header of `names` to `response` (an object, not a `$ref`) when missing. */
+function documentHeaders(response: unknown, names: readonly string[]): void {
+  if (names.length === 0 || typeof response !== "object" || response === null) return;
+  if ("$ref" in response) return;
+  const headers = ((response as { headers?: Record<string, unknown> }).headers ??= {});
+  for (const name of names) {
+    headers[name] ??= {
+      description: HEADER_DESCRIPTIONS[name] ?? "The request's id (module option `requestId`)",
+      schema: { type: "string" },
+    };
+  }
 }
 
 /**
@@ -221,7 +288,7 @@ export function applyRouteShapes<T extends OpenApiDocumentLike>(
   if (success && !renamed) {
     const added = (document.components ??= {}).schemas ??= {};
     for (const [name, schema] of Object.entries(SAFE_RESPONSE_SCHEMAS)) {
-      added[name] ??= structuredClone(schema);
+      added[name] ??= documentCopy(schema, document);
     }
   }
   return document;

@@ -70,7 +70,13 @@ function successSchema(model: SafeModel, shape: SuccessShape): OpenApiSchema {
   };
 }
 
-/** Documents the success envelope at `status`, registering the components and the model. */
+/** Success statuses whose responses have no content (RFC 9110): no envelope is ever sent. */
+const NO_CONTENT = new Set([204, 205, 304]);
+
+/**
+ * Documents the success envelope at `status`, registering the components and the model; a status
+ * without content (204, 205, 304) is documented without a body.
+ */
 export function documentSuccess(
   model: SafeModel,
   status: number,
@@ -79,6 +85,9 @@ export function documentSuccess(
   decorator: string,
 ): MethodDecorator & ClassDecorator {
   if (typeof model !== "function") throw new TypeError(`${decorator}: \`model\` must be a class`);
+  if (NO_CONTENT.has(httpStatusOption(status, decorator))) {
+    return ApiResponse({ status, description: description ?? reasonPhrase(status) ?? "Success" });
+  }
   const decorators = [ApiSafeComponents()];
   if (!BUILT_IN.has(model)) decorators.push(ApiExtraModels(model));
   decorators.push(ApiResponse({

@@ -930,7 +930,12 @@ describe("Responder: every meta feature, in both error formats", () => {
 
   it("never lets a context field override meta the pipeline set", () => {
     const { responder: r } = responder(
-      { context: { fields: { pagination: "tenant", traceId: "trace" } } },
+      {
+        context: {
+          fields: { traceId: "trace" },
+          resolver: (store) => ({ pagination: store.tenant }),
+        },
+      },
       { tenant: "acme", trace: "t-1" },
     );
     const plan = r.plan({ pagination: resolvePagination("offset", {}, "t") });

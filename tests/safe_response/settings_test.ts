@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { resolveSettings } from "../../safe_response/settings.ts";
+import { SAFE_RESPONSE_SCHEMAS } from "../../safe_response/_openapi_schemas.ts";
 
 describe("resolveSettings", () => {
   it("applies the spec defaults", () => {
@@ -90,5 +91,39 @@ describe("resolveSettings validationDetails", () => {
       () => resolveSettings({ validationDetails: "pointers" as "fields" }),
       /option `validationDetails` must be "messages" or "fields"/,
     );
+  });
+});
+
+describe("resolveSettings context", () => {
+  it("refuses context fields named after the envelope's own meta fields", () => {
+    const built = [
+      "pagination",
+      "message",
+      "responseTime",
+      "sort",
+      "filters",
+      "deprecation",
+      "rateLimit",
+      "apiVersion",
+      "fields",
+    ];
+    for (const name of built) {
+      assert.throws(
+        () => resolveSettings({ context: { fields: { [name]: "key" } } }),
+        (error: unknown) =>
+          error instanceof TypeError && error.message.includes(`context.fields.${name}`),
+        name,
+      );
+    }
+    const settings = resolveSettings({ context: { fields: { tenant: "tenantId", plan: "plan" } } });
+    assert.deepEqual(settings.context?.fields, { tenant: "tenantId", plan: "plan" });
+  });
+
+  it("names every meta field of the schemas as built in", () => {
+    const meta = SAFE_RESPONSE_SCHEMAS.SafeResponseMeta.properties as object;
+    const errorMeta = SAFE_RESPONSE_SCHEMAS.SafeErrorMeta.properties as object;
+    for (const name of new Set([...Object.keys(meta), ...Object.keys(errorMeta)])) {
+      assert.throws(() => resolveSettings({ context: { fields: { [name]: "key" } } }), TypeError);
+    }
   });
 });

@@ -85,6 +85,20 @@ describe("describeValidationErrors", () => {
     assert.equal(cut.pointer, `/${"k".repeat(498)}`);
   });
 
+  it("cuts a long pointer before an escape, never inside one (still an RFC 6901 pointer)", () => {
+    const POINTER = /^(\/([^~/]|~[01])*)*$/;
+    for (let length = 480; length <= 500; length++) {
+      for (const escaped of ["/", "~"]) {
+        const key = "a".repeat(length) + escaped + "b";
+        const [field] = describeValidationErrors([
+          { property: "tags", children: [{ property: key, constraints: { a: "m" } }] },
+        ]).fields;
+        assert.match(field.pointer, POINTER, `${length} ${escaped}`);
+        assert.ok(field.pointer.length <= MAX_VALIDATION_DETAIL_LENGTH);
+      }
+    }
+  });
+
   it("never throws on odd shapes, and reads deep trees without recursion", () => {
     const odd = [
       null,

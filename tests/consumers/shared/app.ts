@@ -347,10 +347,10 @@ export function safeResponseOptions(format: ErrorFormat): SafeResponseModuleOpti
     rateLimit: true,
     errorCatalog: Errors,
     swagger: { globalErrors: [401, 403, 500] },
-    // nestjs-cls's store into meta; `pagination` shows a context field never overrides the
-    // module's own meta (a paginated route keeps its pagination).
+    // nestjs-cls's store into meta (a field named after a built-in meta field, such as
+    // `pagination`, is refused).
     context: {
-      fields: { traceId: "traceId", pagination: "tenantId" },
+      fields: { traceId: "traceId" },
       resolver: (store) => ({ tenant: store.tenantId, absent: undefined }),
     },
     i18n: true,

@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { applyApiKeysAdminRoutes } from "../../../safe_response/openapi/admin_routes.ts";
 import { createApiKeysAdminHandler } from "../../../api_keys/admin/handler.ts";
 import { makeService } from "../../api_keys/helpers.ts";
+import { ApiKeyStorageError, InMemoryApiKeyStorage } from "../../../api_keys/mod.ts";
 import { createRateLimiter } from "../../../rate_limits/limiter.ts";
 import {
   bodyValidator,
@@ -28,6 +29,7 @@ describe("applyApiKeysAdminRoutes", () => {
       "/admin/keys/{id}/rotate",
       "/admin/keys/{id}/usage",
       "/admin/usage",
+      "/admin/audit",
     ]);
     const names = (path: string) =>
       document.paths[path].get.parameters.map((parameter: { name: string }) => parameter.name);
@@ -41,6 +43,15 @@ describe("applyApiKeysAdminRoutes", () => {
     ]);
     assert.deepEqual(names("/admin/usage"), ["keys", "granularity", "from", "to"]);
     assert.deepEqual(names("/admin/keys/{id}/usage"), ["id", "granularity", "from", "to"]);
+    assert.deepEqual(names("/admin/audit"), [
+      "keyId",
+      "actor",
+      "action",
+      "from",
+      "to",
+      "cursor",
+      "limit",
+    ]);
     const { service } = makeService({ limiter: createRateLimiter({ logger: () => {} }) });
     const reader = await service.create({
       tenantId: "t",
@@ -105,6 +116,103 @@ describe("applyApiKeysAdminRoutes", () => {
       }
     }
     assert.deepEqual([...statuses].sort(), [200, 201, 400, 404, 409, 501]);
+  });
+
+  it("documents 401, 500 and 503 on every route, and GET /audit with its page", async () => {
+    const document: Json = applyApiKeysAdminRoutes({ paths: {} }, { prefix: "/admin" });
+    const validate = bodyValidator(document);
+    for (const [path, item] of Object.entries<Json>(document.paths)) {
+      for (const [method, operation] of Object.entries<Json>(item)) {
+        for (const status of ["401", "403", "500", "503"]) {
+          assert.ok(operation.responses[status], `${method} ${path} documents ${status}`);
+        }
+      }
+    }
+    const { service } = makeService({ audit: { checkpointKey: "k".repeat(40) } });
+    const key = await service.create({
+      tenantId: "t",
+      name: "r",
+      scopes: [{ resource: "projects", level: "read" }],
+    });
+    await service.revokeForTenant("t", key.id, { actor: "alice" });
+    const options = {
+      service,
+      scopes: ["projects:read"],
+      tenantOf: () => "t",
+      canManage: () => true,
+      policy: () => null,
+      csrf: false as const,
+      onError: () => {},
+    };
+    const storage = new InMemoryApiKeyStorage();
+    const down = new Proxy(storage, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver);
+        if (typeof value !== "function") return value;
+        return (...args: unknown[]) => {
+          if (/^(find|list)/.test(String(property))) throw new ApiKeyStorageError("down");
+          return value.apply(target, args);
+        };
+      },
+    });
+    const handlers = {
+      ok: createApiKeysAdminHandler<null>(options),
+      anonymous: createApiKeysAdminHandler<null>({ ...options, tenantOf: () => null }),
+      broken: createApiKeysAdminHandler<null>({
+        ...options,
+        canManage: () => {
+          throw new Error("hook");
+        },
+      }),
+      down: createApiKeysAdminHandler<null>({
+        ...options,
+        service: makeService({ storage: down as never }).service,
+      }),
+    };
+    const calls: [keyof typeof handlers, string, string, Record<string, string>, number][] = [
+      ["anonymous", "GET", "/config", {}, 401],
+      ["anonymous", "GET", "/keys", {}, 401],
+      ["anonymous", "GET", `/keys/${key.id}`, {}, 401],
+      ["anonymous", "GET", "/audit", {}, 401],
+      ["broken", "GET", "/keys", {}, 500],
+      ["down", "GET", `/keys/${key.id}`, {}, 503],
+      ["ok", "GET", "/audit", {}, 200],
+      ["ok", "GET", "/audit", { keyId: key.id, action: "key.revoked", limit: "1" }, 200],
+      ["ok", "GET", "/audit", { limit: "0" }, 400],
+    ];
+    for (const [handler, method, path, query, status] of calls) {
+      const answer = (await handlers[handler]({
+        method,
+        path,
+        query: (name) => query[name] ?? null,
+        headers: () => null,
+        body: null,
+      }, null))!;
+      assert.equal(answer.status, status, `${handler} ${method} ${path}: ${answer.body}`);
+      const documented = documentedResponse(
+        document,
+        pathTemplate(document, `/admin${path}`),
+        method,
+        answer.status,
+      );
+      assert.ok(documented, `${method} ${path} ${answer.status} is documented`);
+      const body = JSON.parse(answer.body);
+      const schema = documented.content["application/json"].schema;
+      assert.deepEqual(validate(schema, body), [], `${method} ${path} ${answer.status}`);
+      if (path === "/audit" && status === 200) {
+        assert.ok(body.records.length > 0);
+        const fields = document.components.schemas.ApiKeysAdminAuditRecord.properties;
+        for (const record of body.records) {
+          for (const field of Object.keys(record)) {
+            assert.ok(field in fields, `${field} documented`);
+          }
+          assert.notDeepEqual(
+            validate(schema, { ...body, records: [{ ...record, seq: "1" }] }),
+            [],
+          );
+        }
+      }
+    }
   });
 
   it("is a valid OpenAPI 3.0 document", async () => {

@@ -357,4 +357,7 @@ export const CASES: readonly Case[] = [
   { method: "GET", path: "/v2/feed?fail=418", status: 418 },
   { method: "POST", path: "/v2/search", status: 200 },
   { method: "GET", path: "/internal/ping", status: 200 },
+  // The pagination query's 400 (INVALID_PAGINATION_QUERY), on the paginated routes with limits.
+  { method: "GET", path: "/catalog/feed?limit=0", status: 400 },
+  { method: "GET", path: "/v2/pages?page=0", status: 400 },
 ];

@@ -13,6 +13,8 @@ import { NestFactory } from "@nestjs/core";
 import { DocumentBuilder, SwaggerModule } from "@nestjs/swagger";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import {
+  CursorPaginated,
+  Paginated,
   SafeResponse,
   type SafeResponseModuleOptions,
   SkipGlobalErrors,
@@ -23,7 +25,7 @@ import {
   applyRouteShapes,
   applySchemaNames,
 } from "../../../safe_response/openapi/safe_response.document.ts";
-import type { Json } from "./openapi_validation.ts";
+import { bodyValidator, type Json } from "./openapi_validation.ts";
 
 @Controller("a")
 class RoutesController {
@@ -258,7 +260,7 @@ describe("applySchemaNames", () => {
 @Controller("v")
 class ValidatingController {
   @Get("own")
-  @ApiSafeErrorResponse(400, { code: "BAD_INPUT" })
+  @ApiSafeErrorResponse(400, { code: "BAD_DATE", details: { from: "after to" } })
   own() {}
 
   @Get("plain")
@@ -293,20 +295,23 @@ describe('applyGlobalErrors with validationDetails: "fields"', () => {
     },
   };
 
-  it("documents details as [{ pointer, messages }] on every 400, the route's own included", async () => {
+  it("documents details as [{ pointer, messages }] on the global 400, never the route's own", async () => {
     const document = applyGlobalErrors(await validatingDocument(), {
       validationDetails: "fields",
       swagger: { globalErrors: [400, 401] },
     });
     const { paths } = document;
-    for (const path of ["/v/own", "/v/plain"]) {
-      const { schema } = paths[path].get.responses[400].content["application/json"];
-      assert.equal(schema.allOf[0].$ref, "#/components/schemas/SafeErrorResponse");
-      assert.deepEqual(schema.allOf[1].properties.error.properties.details, FIELDS_SCHEMA);
-    }
+    const { schema } = paths["/v/plain"].get.responses[400].content["application/json"];
+    assert.equal(schema.allOf[0].$ref, "#/components/schemas/SafeErrorResponse");
+    assert.deepEqual(schema.allOf[1].properties.error.properties.details, FIELDS_SCHEMA);
     assert.deepEqual(paths["/v/plain"].get.responses[401].content["application/json"].schema, {
       $ref: "#/components/schemas/SafeErrorResponse",
     });
+    // The route's own 400 (not a validation error: its details are an object) stays as written,
+    // and its example still validates against its schema.
+    const own = paths["/v/own"].get.responses[400].content["application/json"];
+    assert.deepEqual(own.schema, { $ref: "#/components/schemas/SafeErrorResponse" });
+    assert.deepEqual(bodyValidator(document)(own.schema, own.examples.BAD_DATE.value), []);
     const once = structuredClone(document);
     assert.deepEqual(
       applyGlobalErrors(document, {
@@ -419,5 +424,84 @@ describe('applyRouteShapes (shapes: "0.14")', () => {
       () => applyRouteShapes({}, { shapes: "0.15" as never }),
       /applyRouteShapes: `shapes` must be "default" or "0.14"/,
     );
+  });
+});
+
+@Controller("pages")
+class PagesController {
+  @Get("offset")
+  @Paginated({ maxLimit: 10 })
+  offset() {}
+
+  @Get("cursor")
+  @CursorPaginated({ defaultLimit: 5 })
+  cursor() {}
+
+  @Get("unlimited")
+  @Paginated()
+  unlimited() {}
+
+  @Get("own")
+  @Paginated()
+  @ApiSafeErrorResponse(400, { code: "BAD_FILTER" })
+  own() {}
+
+  @Get("skipped")
+  @Paginated()
+  @SkipGlobalErrors()
+  skipped() {}
+}
+
+@Module({ controllers: [PagesController] })
+class PagesModule {}
+
+describe("applyGlobalErrors on paginated routes", () => {
+  async function pagesDocument(): Promise<Json> {
+    const app = await NestFactory.create(PagesModule, { logger: false });
+    try {
+      await app.init();
+      return SwaggerModule.createDocument(app, new DocumentBuilder().build());
+    } finally {
+      await app.close();
+    }
+  }
+  const examplesOf = (document: Json, path: string, media = "application/json") =>
+    Object.keys(document.paths[path].get.responses[400]?.content[media].examples ?? {});
+
+  it("documents the 400 INVALID_PAGINATION_QUERY of routes whose query is parsed", async () => {
+    const document = applyGlobalErrors(await pagesDocument(), {});
+    assert.deepEqual(examplesOf(document, "/pages/offset"), ["INVALID_PAGINATION_QUERY"]);
+    assert.deepEqual(examplesOf(document, "/pages/cursor"), ["INVALID_PAGINATION_QUERY"]);
+    assert.deepEqual(examplesOf(document, "/pages/own"), ["BAD_FILTER"], "the route's own kept");
+    assert.equal(document.paths["/pages/skipped"].get.responses[400], undefined);
+    // Without limits (route or module defaultLimit), the pipeline never parses the query.
+    assert.equal(document.paths["/pages/unlimited"].get.responses[400], undefined);
+    const moduleLimit = applyGlobalErrors(await pagesDocument(), { defaultLimit: 20 });
+    assert.deepEqual(examplesOf(moduleLimit, "/pages/unlimited"), ["INVALID_PAGINATION_QUERY"]);
+    const { content } = document.paths["/pages/offset"].get.responses[400];
+    const media = content["application/json"];
+    assert.deepEqual(
+      bodyValidator(document)(media.schema, media.examples.INVALID_PAGINATION_QUERY.value),
+      [],
+    );
+    assert.equal(
+      media.examples.INVALID_PAGINATION_QUERY.value.error.code,
+      "INVALID_PAGINATION_QUERY",
+    );
+    const once = structuredClone(document);
+    assert.deepEqual(applyGlobalErrors(document, {}), once);
+    await SwaggerParser.validate(structuredClone(document));
+  });
+
+  it("next to a global 400, and as problem details", async () => {
+    const both = applyGlobalErrors(await pagesDocument(), { swagger: { globalErrors: [400] } });
+    assert.deepEqual(examplesOf(both, "/pages/offset"), [
+      "BAD_REQUEST",
+      "INVALID_PAGINATION_QUERY",
+    ]);
+    const problem = applyGlobalErrors(await pagesDocument(), { problemDetails: true });
+    assert.deepEqual(examplesOf(problem, "/pages/cursor", "application/problem+json"), [
+      "INVALID_PAGINATION_QUERY",
+    ]);
   });
 });

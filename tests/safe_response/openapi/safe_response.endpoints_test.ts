@@ -1,7 +1,10 @@
 import "reflect-metadata";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { DECORATORS } from "@nestjs/swagger";
+import { Controller, Delete, Module } from "@nestjs/common";
+import { ApiProperty, DECORATORS, DocumentBuilder, SwaggerModule } from "@nestjs/swagger";
+import { SafeResponseModule } from "../../../safe_response/nest/mod.ts";
+import { ADAPTERS, boot } from "../nest/helpers.ts";
 import {
   SafeCursorPaginatedEndpoint,
   SafeEndpoint,
@@ -87,4 +90,41 @@ describe("safe_response.endpoints", () => {
   it("rejects a status outside 100-599, naming the decorator", () => {
     assert.throws(() => SafeEndpoint(Dto, { statusCode: 700 }), /SafeEndpoint/);
   });
+
+  it("SafeEndpoint with a status without content documents no body, as the server sends none", async () => {
+    for (const status of [204, 205, 304]) {
+      const responses = responsesOf(SafeEndpoint(Dto, { statusCode: status, description: "Done" }));
+      assert.deepEqual(JSON.parse(JSON.stringify(responses[status])), { description: "Done" });
+    }
+    for (const adapter of ADAPTERS) {
+      const running = await boot(NoContentModule, adapter);
+      try {
+        const document = SwaggerModule.createDocument(running.app, new DocumentBuilder().build());
+        const documented = document.paths["/items/{id}"].delete!.responses["204"];
+        const response = await fetch(`${running.url}/items/1`, { method: "DELETE" });
+        assert.equal(response.status, 204);
+        assert.equal(await response.text(), "");
+        assert.deepEqual(documented, { description: "Deleted" });
+      } finally {
+        await running.close();
+      }
+    }
+  });
 });
+
+class ItemDto {
+  @ApiProperty()
+  id!: string;
+}
+
+@Controller("items")
+class NoContentController {
+  @Delete(":id")
+  @SafeEndpoint(ItemDto, { statusCode: 204, description: "Deleted" })
+  remove() {
+    return { id: "1" };
+  }
+}
+
+@Module({ imports: [SafeResponseModule.register()], controllers: [NoContentController] })
+class NoContentModule {}

@@ -47,4 +47,13 @@ describe("safe_response.responses", () => {
       assert.match(JSON.stringify(properties.meta), new RegExp(`schemas/${meta}"`));
     }
   });
+
+  it("a status without content (204, 205, 304) is documented without a body", () => {
+    for (const status of [204, 205, 304]) {
+      const responses = responsesOf(ApiSafeResponse(Dto, { statusCode: status }));
+      assert.deepEqual(JSON.parse(JSON.stringify(responses[status])), {
+        description: { 204: "No Content", 205: "Reset Content", 304: "Not Modified" }[status],
+      });
+    }
+  });
 });
