@@ -403,6 +403,23 @@ describe("Responder.error", () => {
     });
     assert.ok(logs.errors.some((line) => line.includes("option `dateFormatter` threw")));
   });
+  it("answers a generic 500 when dateFormatter or successCodeMapper returns a non-string", () => {
+    const cases: Array<[string, SafeResponseModuleOptions]> = [
+      ["dateFormatter", { timestamp: true, dateFormatter: () => 17 as unknown as string }],
+      ["successCodeMapper", { successCodeMapper: () => 200 as unknown as string }],
+    ];
+    for (const [name, options] of cases) {
+      const { responder: r, logs } = responder(options);
+      let reply: Reply;
+      try {
+        reply = r.success(1, exchange("/"), { plan: r.plan({}) });
+      } catch (thrown) {
+        reply = r.error(thrown, exchange("/")); // what every binding does with a throw
+      }
+      assert.equal(reply.status, 500, name);
+      assert.ok(logs.errors.some((line) => line.includes(`option \`${name}\` returned`)), name);
+    }
+  });
 });
 
 describe("Responder request ids, versions and plans", () => {
@@ -943,6 +960,22 @@ describe("Responder: every meta feature, in both error formats", () => {
     const meta = bodyOf(reply.body).meta!;
     assert.equal((meta.pagination as Bag).type, "offset");
     assert.equal(meta.traceId, "t-1");
+  });
+  it("leaves out a resolver's field named after a built-in meta field or __proto__", () => {
+    const { responder: r } = responder(
+      {
+        context: {
+          resolver: (store) =>
+            JSON.parse(
+              `{"responseTime":"${store.trace}","apiVersion":2,"__proto__":{"x":1},"tenant":"acme"}`,
+            ),
+        },
+      },
+      { trace: "t-1" },
+    );
+    const meta = bodyOf(r.success(1, exchange("/"), { plan: r.plan({}) }).body).meta!;
+    assert.deepEqual(Object.keys(meta), ["tenant"]);
+    assert.equal(Object.getPrototypeOf(meta), Object.prototype);
   });
 });
 
