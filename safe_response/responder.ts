@@ -11,6 +11,7 @@ import type {
 } from "../client/types.ts";
 import { redactApiKeys } from "../api_keys/key_format.ts";
 import { callAppFunction, describeThrown } from "./_app_functions.ts";
+import { isContextFieldName } from "./_meta_fields.ts";
 import { appendLinks } from "./_link_header.ts";
 import { originForm } from "./_request_target.ts";
 import type { DeprecationPlan } from "./deprecation_headers.ts";
@@ -666,7 +667,9 @@ export class Responder {
   #contextMeta(meta: Bag | undefined, store: Bag): Bag | undefined {
     const { fields, resolver } = this.settings.context ?? {};
     const add = (name: string, value: unknown) => {
-      if (value !== undefined && (meta === undefined || !(name in meta))) {
+      if (
+        value !== undefined && isContextFieldName(name) && (meta === undefined || !(name in meta))
+      ) {
         (meta ??= {})[name] = value;
       }
     };
@@ -710,7 +713,7 @@ export class Responder {
     const now = Date.now();
     if (now !== this.#stampedAt) {
       const { dateFormatter } = this.settings;
-      this.#stamp = this.#required("option `dateFormatter`", () => dateFormatter(new Date(now)));
+      this.#stamp = this.#string("option `dateFormatter`", () => dateFormatter(new Date(now)))!;
       this.#stampedAt = now;
     }
     return this.#stamp;
@@ -721,7 +724,14 @@ export class Responder {
     const { successCodeMapper } = this.settings;
     return successCodeMapper === undefined
       ? undefined
-      : this.#required("option `successCodeMapper`", () => successCodeMapper(statusCode));
+      : this.#string("option `successCodeMapper`", () => successCodeMapper(statusCode), true);
+  }
+
+  /** The string `call` returns (or `undefined` when `orUndefined`); a failure or another value throws. */
+  #string(what: string, call: () => unknown, orUndefined = false): string | undefined {
+    const value = this.#required(what, call);
+    if (typeof value === "string" || (orUndefined && value === undefined)) return value;
+    throw new Error(`${what} returned ${typeof value}, not a string`);
   }
 
   /** The value of the application function `call`; a failure throws an `Error` saying so. */

@@ -11,6 +11,7 @@ import { type FieldSelectionSettings, resolveFieldSelection } from "./field_sele
 import { isHttpStatus } from "./http_status.ts";
 import type { I18nAdapter } from "./i18n_adapter.ts";
 import type { LinkHeaderOption } from "./_link_header.ts";
+import { isContextFieldName } from "./_meta_fields.ts";
 import { resolveLinkHeader } from "./_link_header.ts";
 import type { ValidationDetailsMode } from "./validation_details.ts";
 import type {
@@ -172,22 +173,6 @@ function problemDetails(value: unknown): SafeResponseSettings["problemDetails"] 
   return { baseUrl };
 }
 
-/**
- * The envelope's own meta fields (`SafeResponseMeta`, `SafeErrorMeta`): a context field of one of
- * these names would put a store value of any type where the schema documents the module's own.
- */
-const BUILT_IN_META_FIELDS: ReadonlySet<string> = new Set([
-  "pagination",
-  "message",
-  "responseTime",
-  "sort",
-  "filters",
-  "deprecation",
-  "rateLimit",
-  "apiVersion",
-  "fields",
-]);
-
 function context(value: unknown): ContextOptions | undefined {
   if (value === undefined) return undefined;
   const options = bag(value, "context", ["fields", "resolver"]);
@@ -197,8 +182,11 @@ function context(value: unknown): ContextOptions | undefined {
       fail("context.fields", "an object mapping meta fields to store keys");
     }
     for (const [field, key] of Object.entries(options.fields)) {
-      if (BUILT_IN_META_FIELDS.has(field)) {
-        fail(`context.fields.${field}`, `another name: \`${field}\` is a built-in meta field`);
+      if (!isContextFieldName(field)) {
+        fail(
+          `context.fields.${field}`,
+          `another name: \`${field}\` is a built-in meta field or __proto__`,
+        );
       }
       if (typeof key !== "string") fail(`context.fields.${field}`, "a store key (string)");
     }
