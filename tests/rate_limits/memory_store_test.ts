@@ -578,6 +578,19 @@ describe("createMemoryRateLimitStore with credit counters", () => {
     assert.equal(checkNow(store, [newest])[0].remaining, 999, "the newest change kept");
   });
 
+  it("past maxCounters drops a subject's balances its check or change did not name (one subject, many names)", async () => {
+    const store = createMemoryRateLimitStore({ maxCounters: 2, now: () => 5_000 });
+    const later = Date.now() + 60_000;
+    for (let i = 0; i < 200; i++) {
+      const credit = { kind: "credit" as const, subject: "s", name: `c${i}`, cost: 1, initial: 9 };
+      if (i % 2 === 0) assert.equal(checkNow(store, [credit])[0].remaining, 8);
+      else assert.equal((await store.changeCredits(credit, { add: 1 }, later))?.remaining, 10);
+      assert.ok(store.size <= 2, `after ${i + 1}: ${store.size} balances held`);
+    }
+    const last = { kind: "credit" as const, subject: "s", name: "c199", cost: 1, initial: 9 };
+    assert.equal(checkNow(store, [last])[0].remaining, 9, "the newest change kept");
+  });
+
   it("past maxCounters a check's sweep never drops that check's own counters: one naming more keeps them all (a key's balance and its pool, two policies)", () => {
     const store = createMemoryRateLimitStore({ maxCounters: 1, now: () => 5_000 });
     const key = {
