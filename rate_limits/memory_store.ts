@@ -195,6 +195,8 @@ function brokenChain(): TypeError {
 /** A credit balance: credits left, as of a time (ms) or the refill boundary it last took. */
 interface Balance {
   readonly name: string;
+  /** The `stamp` of the last check or change that used it. */
+  stamp: number;
   credits: number;
   asOf: number;
   /** Of the last settling (`balanceOf`): the refill amount (0 without) and ms to the next refill (-1 without). */
@@ -219,7 +221,8 @@ interface Balance {
  * limiter hands it on as the policy result). Work per check and memory
  * per counter are constant: at most `maxCounters` window counters (a row of
  * 18 numbers each, the room of dropped ones reused), and as many balances
- * (more only while the last check's own are more: they are never dropped).
+ * (more only while the last check's or change's own are more: a check never
+ * drops a counter it uses).
  *
  * @example
  * ```ts
@@ -241,6 +244,8 @@ export function createMemoryRateLimitStore(
   const clock = now === undefined ? Date.now : () => Math.floor(now());
   const balances = new Recency<Held<Balance>>();
   let balanceCount = 0;
+  /** Moved by every check and change: the balances it uses carry it (see `sweepBalances`). */
+  let stamp = 0;
 
   // Window counters: a row each (see `STRIDE`), rows found by subject (the
   // first of the subject's rows, the others chained by `NEXT`), in order of
@@ -337,13 +342,28 @@ export function createMemoryRateLimitStore(
 
   /**
    * Drops the least recently used subjects' balances past `maxCounters` (after a check or a
-   * change), but never those of the newest `own` subjects (the check's or change's own).
+   * change of `own` balances), never one that check or change used: its subjects are the newest
+   * `own` at most, so past those only the balances it did not use (older `stamp`) go.
    */
   const sweepBalances = (own: number) => {
-    for (let oldest = balances.oldest; oldest !== undefined; oldest = balances.oldest) {
-      if (balanceCount <= maxCounters || balances.size <= own) break;
-      balances.remove(oldest);
-      balanceCount -= oldest.items.length;
+    while (balanceCount > maxCounters) {
+      const oldest = balances.oldest!;
+      if (balances.size > own) {
+        balances.remove(oldest);
+        balanceCount -= oldest.items.length;
+        continue;
+      }
+      for (let held: Held<Balance> | undefined = oldest; held !== undefined;) {
+        const newer = held.newer as Held<Balance> | undefined;
+        const { items } = held;
+        let kept = 0;
+        for (const balance of items) if (balance.stamp === stamp) items[kept++] = balance;
+        balanceCount -= items.length - kept;
+        items.length = kept;
+        if (kept === 0) balances.remove(held);
+        held = newer;
+      }
+      return;
     }
   };
 
@@ -377,6 +397,7 @@ export function createMemoryRateLimitStore(
   /** `counter`'s balance as it starts at `now` (the store holds none), not settled. */
   const initialOf = (counter: CreditCounter, now: number): Balance => ({
     name: counter.name,
+    stamp,
     credits: counter.initial,
     asOf: counter.initialAt ?? now,
     amount: 0,
@@ -387,7 +408,10 @@ export function createMemoryRateLimitStore(
   const balanceOf = (counter: CreditCounter, now: number): Balance => {
     const { items } = heldOf(balances, counter.subject);
     for (const balance of items) {
-      if (balance.name === counter.name) return settle(counter, balance, now, true);
+      if (balance.name === counter.name) {
+        balance.stamp = stamp;
+        return settle(counter, balance, now, true);
+      }
     }
     const balance = initialOf(counter, now);
     items.push(balance);
@@ -548,6 +572,7 @@ export function createMemoryRateLimitStore(
   const fits = (i: number) => data[rows[i] * STRIDE + TOTAL] + costs[i] <= limits[i];
 
   const checkAt = (counters: readonly RateLimitCounter[], now: number): CounterResult[] => {
+    stamp++;
     const n = counters.length;
     let consume = true;
     // The subject last looked up: a check's policies share a subject, looked up once.
@@ -684,6 +709,7 @@ export function createMemoryRateLimitStore(
         const valid = compileCreditChange(change);
         if (Date.now() >= deadline) return null;
         const now = clock();
+        stamp++;
         const balance = balanceOf(counter, now);
         if ("set" in valid) balance.credits = valid.set;
         else if ("add" in valid) {
