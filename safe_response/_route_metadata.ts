@@ -35,6 +35,12 @@ export const NEST_METHOD_METADATA = "method";
 /** Nest's `HTTP_CODE_METADATA` (`@HttpCode`; stable from Nest 10 to 12). */
 export const NEST_HTTP_CODE = "__httpCode__";
 
+/** Nest's `REDIRECT_METADATA` (`@Redirect`; stable from Nest 10 to 12, in `@nestjs/common/constants`). */
+export const NEST_REDIRECT_METADATA = "__redirect__";
+
+/** Nest's `RENDER_METADATA` (`@Render`; stable from Nest 10 to 12, in `@nestjs/common/constants`). */
+export const NEST_RENDER_METADATA = "__renderTemplate__";
+
 /** Nest's `RequestMethod.POST`. */
 const POST = 1;
 
@@ -80,14 +86,26 @@ export function combine(...decorators: RouteDecorator[]): RouteDecorator {
   };
 }
 
-/** The route options the decorators set on `handler` (over its `controller`), and Nest's default status. */
+/**
+ * Whether Nest itself answers `handler`'s result (`@Redirect` reads `{ url, statusCode }` from it,
+ * `@Render` renders it): tested as Nest's router tests it, on the handler only.
+ */
+function nestAnswers(handler: object): boolean {
+  const redirect = Reflect.getMetadata(NEST_REDIRECT_METADATA, handler);
+  return typeof redirect?.url === "string" || !!Reflect.getMetadata(NEST_RENDER_METADATA, handler);
+}
+
+/**
+ * The route options the decorators set on `handler` (over its `controller`), and Nest's default
+ * status. A route Nest answers itself (`@Redirect`, `@Render`) is raw whatever `SafeResponse` says.
+ */
 export function readRouteOptions(controller: object, handler: object): RouteOptions {
   const get = <T>(key: string): T | undefined =>
     Reflect.getMetadata(key, handler) ?? Reflect.getMetadata(key, controller);
   const method = Reflect.getMetadata(NEST_METHOD_METADATA, handler);
   return {
     route: `${(controller as { name?: string }).name}.${(handler as { name?: string }).name}`,
-    raw: get<boolean>(ROUTE_KEYS.raw),
+    raw: nestAnswers(handler) || get<boolean>(ROUTE_KEYS.raw),
     statusCode: Reflect.getMetadata(NEST_HTTP_CODE, handler) ?? (method === POST ? 201 : 200),
     successCode: Reflect.getMetadata(ROUTE_KEYS.successCode, handler),
     message: get(ROUTE_KEYS.message),

@@ -3,6 +3,7 @@
  * and the `Reply` as a `Response`.
  * @module
  */
+import { isNullBodyStatus } from "../_null_body.ts";
 import type { ParsedPaginationQuery } from "../pagination_query.ts";
 import type { HttpExchange, Reply } from "../responder.ts";
 
@@ -87,12 +88,6 @@ export function copyHeaders(into: Headers, from: Headers): void {
 
 const JSON_CONTENT_TYPE = "application/json";
 
-/**
- * The Fetch standard's null body statuses: a `Response` with one of them carries no body (Express and
- * Fastify drop the body of a 204 or 304 too). Deno refuses a body with them.
- */
-const NULL_BODY_STATUSES: ReadonlySet<number> = new Set([101, 103, 204, 205, 304]);
-
 /** Response headers: the handler's, then the reply's (a plain list when the handler set none). */
 function headersOf(
   reply: Reply,
@@ -111,12 +106,12 @@ function headersOf(
 
 /**
  * The `Response` of `reply`: wrapped bodies and plain values as JSON; `Response`s, strings, bytes and
- * streams as they are; no body with a null body status (204, 205, 304). Throws when the body cannot
+ * streams as they are; no body with a null body status (1xx, 204, 205, 304). Throws when the body cannot
  * be serialised.
  */
 export function toResponse(reply: Reply, context: RequestContext | undefined): Response {
   const { body, status } = reply;
-  if (NULL_BODY_STATUSES.has(status) && !(body instanceof Response)) {
+  if (isNullBodyStatus(status) && !(body instanceof Response)) {
     return new Response(null, { status, headers: headersOf(reply, context, false) });
   }
   if (reply.wrapped) {

@@ -14,6 +14,7 @@ import {
 } from "@nestjs/common";
 import { ApplicationConfig } from "@nestjs/core";
 import { map, type Observable } from "rxjs";
+import { isNullBodyStatus } from "../_null_body.ts";
 import { beginPagination, Responder } from "../responder.ts";
 import {
   exchangeOf,
@@ -27,8 +28,10 @@ import { requestVersion } from "./_versioning.ts";
 
 /**
  * Wraps every HTTP handler result in the success envelope (installed globally
- * by `SafeResponseModule`). Non-HTTP contexts, `RawResponse` routes and
- * `StreamableFile`/`Buffer`/stream results pass through unwrapped.
+ * by `SafeResponseModule`). Non-HTTP contexts, `RawResponse` routes, routes
+ * Nest answers itself (`@Redirect`, `@Render`) and `StreamableFile`/`Buffer`/
+ * stream results pass through unwrapped; a success with a 1xx, 204, 205 or 304
+ * status is sent with no body.
  * @example
  * ```ts
  * import { Module } from "@nestjs/common";
@@ -71,7 +74,8 @@ export class SafeResponseInterceptor implements NestInterceptor {
     return next.handle().pipe(map((result) => {
       const reply = responder.success(result, exchange, phase);
       setHeaders(response, reply.headers);
-      return reply.body;
+      // No envelope with a 1xx, 204, 205 or 304: Nest then sends no body and no Content-Type
+      return reply.wrapped && isNullBodyStatus(reply.status) ? undefined : reply.body;
     }));
   }
 }

@@ -8,13 +8,20 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { Get } from "@nestjs/common";
 import { DECORATORS } from "@nestjs/swagger";
-import { HTTP_CODE_METADATA, METHOD_METADATA } from "@nestjs/common/constants.js";
+import {
+  HTTP_CODE_METADATA,
+  METHOD_METADATA,
+  REDIRECT_METADATA,
+  RENDER_METADATA,
+} from "@nestjs/common/constants.js";
 import {
   combine,
   markDeprecatedOperation,
   markExtension,
   NEST_HTTP_CODE,
   NEST_METHOD_METADATA,
+  NEST_REDIRECT_METADATA,
+  NEST_RENDER_METADATA,
   setMetadata,
   SWAGGER_METADATA,
 } from "../../safe_response/_route_metadata.ts";
@@ -30,6 +37,8 @@ describe("swagger metadata by key", () => {
   it("uses the installed @nestjs/common's keys", () => {
     assert.equal(NEST_HTTP_CODE, HTTP_CODE_METADATA);
     assert.equal(NEST_METHOD_METADATA, METHOD_METADATA);
+    assert.equal(NEST_REDIRECT_METADATA, REDIRECT_METADATA);
+    assert.equal(NEST_RENDER_METADATA, RENDER_METADATA);
   });
 
   it("setMetadata and combine write on the handler of a method, on the class otherwise", () => {
