@@ -96,7 +96,8 @@ for (const adapter of ["express", "fastify"] as const) {
           }
         }
       }
-      const unauthorized = body.paths["/admin/keys"].post.responses["401"].content;
+      // The admin routes document their own 401 (applyApiKeysAdminRoutes); an API route the guard's.
+      const unauthorized = body.paths["/api/projects"].get.responses["401"].content;
       assert.deepEqual(Object.keys(unauthorized), ["application/json"]);
       assert.deepEqual(Object.keys(unauthorized["application/json"].examples).sort(), [
         "api_key_invalid",
