@@ -59,10 +59,24 @@ const DATA_KEYWORDS = new Set(["example", "examples", "default", "const", "enum"
 /** Keywords whose values map names to schemas (a name is never a keyword). */
 const NAMED_SCHEMAS = new Set(["properties", "patternProperties", "$defs", "schemas", "headers"]);
 
+/** Keywords that annotate a schema without constraining its values. */
+const ANNOTATIONS = new Set([
+  "title",
+  "description",
+  "default",
+  "example",
+  "examples",
+  "deprecated",
+  "readOnly",
+  "writeOnly",
+  "externalDocs",
+  "xml",
+]);
+
 /**
  * Rewrites, in place, every `nullable: true` of OpenAPI 3.0 under `node` as 3.1 writes it: `type`
- * gains `"null"` (an `enum` gains `null`), a `$ref` or combinator becomes `anyOf: [it, { type:
- * "null" }]`; `nullable: false` is dropped.
+ * gains `"null"` (an `enum` gains `null`); a schema with a `$ref` or a combinator becomes `anyOf:
+ * [its constraints, { type: "null" }]` (its annotations kept beside); `nullable: false` is dropped.
  */
 function nullableToOas31(node: unknown): void {
   if (Array.isArray(node)) {
@@ -83,11 +97,14 @@ function nullableToOas31(node: unknown): void {
   const nullable = schema.nullable;
   delete schema.nullable;
   if (!nullable) return;
-  const combinator = ["allOf", "oneOf", "anyOf"].find((key) => Array.isArray(schema[key]));
-  if (typeof schema.$ref === "string" || combinator !== undefined) {
+  const combined = ["allOf", "oneOf", "anyOf"].some((key) => Array.isArray(schema[key]));
+  if (typeof schema.$ref === "string" || combined) {
+    // Every constraint (`type`, each combinator, ...) moves into the non-null branch; annotations
+    // and extensions stay, so null passes whatever else the schema asks.
     const inner: Record<string, unknown> = {};
-    for (const key of ["$ref", ...combinator === undefined ? [] : [combinator]]) {
-      if (key in schema) inner[key] = schema[key];
+    for (const key of Object.keys(schema)) {
+      if (ANNOTATIONS.has(key) || key.startsWith("x-")) continue;
+      inner[key] = schema[key];
       delete schema[key];
     }
     schema.anyOf = [inner, { type: "null" }];

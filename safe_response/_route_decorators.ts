@@ -24,6 +24,8 @@ import {
   ROUTE_KEYS,
   type RouteDecorator,
   routeHandlersOf,
+  routeOption,
+  setExtension,
   setMetadata,
   SKIP_GLOBAL_ERRORS_EXTENSION,
 } from "./_route_metadata.ts";
@@ -173,33 +175,46 @@ function paginationParameters({ kind, maxLimit, defaultLimit }: PaginationSettin
   return [position, limit];
 }
 
-/** Stores `setting` and documents its query parameters on the route, or a controller's routes. */
+/** The `x-safe-paginated` mark of a route with pagination `setting` and `linkHeader`. */
+function paginatedMark(setting: PaginationSetting, linkHeader: LinkHeaderOption | undefined) {
+  const limits = setting.maxLimit !== undefined || setting.defaultLimit !== undefined;
+  return { kind: setting.kind, limits, ...(linkHeader === undefined ? {} : { linkHeader }) };
+}
+
+/**
+ * Stores `setting` and documents its query parameters on the route, or a controller's routes. The
+ * `x-safe-paginated` mark holds the options the server reads (`routeOption`: the method's, else the
+ * controller's); a controller's decorator, applied after its methods', marks each route again.
+ */
 function paginated(
   setting: PaginationSetting,
   linkHeader: LinkHeaderOption | undefined,
 ): MethodDecorator & ClassDecorator {
   const parameters = paginationParameters(setting);
-  const limits = setting.maxLimit !== undefined || setting.defaultLimit !== undefined;
-  const mark = markExtension(PAGINATED_EXTENSION, {
-    kind: setting.kind,
-    limits,
-    ...(linkHeader === undefined ? {} : { linkHeader }),
-  });
-  return (target: object, key?: string | symbol, descriptor?: PropertyDescriptor) => {
-    mark(target, key!, descriptor!);
+  return (target: object, _key?: string | symbol, descriptor?: PropertyDescriptor) => {
     const holder = descriptor === undefined ? target : descriptor.value;
     if (linkHeader !== undefined) Reflect.defineMetadata(ROUTE_KEYS.linkHeader, linkHeader, holder);
     if (descriptor !== undefined) {
       Reflect.defineMetadata(ROUTE_KEYS.pagination, setting, descriptor.value);
       markQueryParameters(descriptor.value, parameters);
+      setExtension(
+        descriptor.value,
+        PAGINATED_EXTENSION,
+        paginatedMark(setting, linkHeader),
+        false,
+      );
       return;
     }
-    for (const handler of routeHandlersOf(target)) {
-      if (!Reflect.hasOwnMetadata(ROUTE_KEYS.pagination, handler)) {
-        markQueryParameters(handler, parameters);
-      }
-    }
     Reflect.defineMetadata(ROUTE_KEYS.pagination, setting, target);
+    for (const handler of routeHandlersOf(target)) {
+      const own = Reflect.hasOwnMetadata(ROUTE_KEYS.pagination, handler);
+      if (!own) markQueryParameters(handler, parameters);
+      const mark = paginatedMark(
+        routeOption<PaginationSetting>(target, handler, ROUTE_KEYS.pagination)!,
+        routeOption<LinkHeaderOption>(target, handler, ROUTE_KEYS.linkHeader),
+      );
+      setExtension(handler, PAGINATED_EXTENSION, mark, own); // a method's own mark: read again
+    }
   };
 }
 

@@ -52,14 +52,15 @@ export const SKIP_GLOBAL_ERRORS_EXTENSION = "x-safe-skip-global-errors";
  * `{ kind: "offset" | "cursor", limits, linkHeader? }`, `limits` when the route sets `maxLimit` or
  * `defaultLimit`. The pipeline then parses its query before the handler (as with the module's
  * `defaultLimit`), so `applyGlobalErrors` documents the 400 `INVALID_PAGINATION_QUERY`; with the
- * route's `linkHeader` (else the module's), it documents the success's `Link` header.
+ * route's `linkHeader` (the method's, else the controller's: read as the server reads it, else the
+ * module's), it documents the success's `Link` header.
  */
 export const PAGINATED_EXTENSION = "x-safe-paginated";
 
 /**
  * Vendor extension listing the headers every response of an operation carries besides the
- * module's (`Deprecated`: `Deprecation`, then `Sunset` and `Link` when set); `applyGlobalErrors`
- * documents them.
+ * module's (`Deprecated`: `Deprecation`, then `Sunset` and `Link` when set), a guard's error aside;
+ * `applyGlobalErrors` documents them (not on a global 401, 403 or 429).
  */
 export const RESPONSE_HEADERS_EXTENSION = "x-safe-response-headers";
 
@@ -96,12 +97,20 @@ function nestAnswers(handler: object): boolean {
 }
 
 /**
+ * The route option `key` as the server reads it: the handler's, else its controller's (each option on
+ * its own, so a controller's `linkHeader` reaches a route with its own pagination options). The one
+ * home of that merge: `readRouteOptions` and the `x-safe-paginated` mark both read through it.
+ */
+export function routeOption<T>(controller: object, handler: object, key: string): T | undefined {
+  return Reflect.getMetadata(key, handler) ?? Reflect.getMetadata(key, controller);
+}
+
+/**
  * The route options the decorators set on `handler` (over its `controller`), and Nest's default
  * status. A route Nest answers itself (`@Redirect`, `@Render`) is raw whatever `SafeResponse` says.
  */
 export function readRouteOptions(controller: object, handler: object): RouteOptions {
-  const get = <T>(key: string): T | undefined =>
-    Reflect.getMetadata(key, handler) ?? Reflect.getMetadata(key, controller);
+  const get = <T>(key: string): T | undefined => routeOption<T>(controller, handler, key);
   const method = Reflect.getMetadata(NEST_METHOD_METADATA, handler);
   return {
     route: `${(controller as { name?: string }).name}.${(handler as { name?: string }).name}`,
@@ -151,10 +160,22 @@ export function markDeprecatedOperation(): RouteDecorator {
 
 /** Sets the vendor extension `name` of the operation (an existing value wins, as in swagger). */
 export function markExtension(name: string, value: unknown): RouteDecorator {
-  return onRoutes((handler) => {
-    const extensions = Reflect.getMetadata(SWAGGER_METADATA.extension, handler);
-    Reflect.defineMetadata(SWAGGER_METADATA.extension, { [name]: value, ...extensions }, handler);
-  });
+  return onRoutes((handler) => setExtension(handler, name, value, false));
+}
+
+/** Sets the vendor extension `name` of one route handler; an existing value wins unless `replace`. */
+export function setExtension(
+  handler: object,
+  name: string,
+  value: unknown,
+  replace: boolean,
+): void {
+  const extensions = Reflect.getMetadata(SWAGGER_METADATA.extension, handler);
+  Reflect.defineMetadata(
+    SWAGGER_METADATA.extension,
+    replace ? { ...extensions, [name]: value } : { [name]: value, ...extensions },
+    handler,
+  );
 }
 
 /** Documents the response `response` at `status` of one route handler. */

@@ -43,6 +43,13 @@ const PAGINATION_QUERY_ERROR: SafeErrorResponseOptions & { status: number } = {
   description: "A bad pagination query parameter (`page`, `cursor` or `limit`)",
 };
 
+/**
+ * The global errors a guard sends (authentication, authorization, rate limit): thrown before the
+ * interceptor, so without the route's `Deprecation`, `Sunset` and `Link` (spec, "Response-envelope
+ * errors", rule 3).
+ */
+const GUARD_STATUSES: ReadonlySet<string> = new Set(["401", "403", "429"]);
+
 interface OperationLike {
   responses?: Record<string, unknown>;
   [key: string]: unknown;
@@ -52,7 +59,10 @@ interface OperationLike {
  * Adds `options.swagger.globalErrors` to every operation not marked by `SkipGlobalErrors`, never over
  * a response the route documents, with the component schemas; with `validationDetails: "fields"`
  * documents the `details` of the global 400 (a validation error) as `[{ pointer, messages }]` (a
- * route's own 400 stays as the route documents it). Mutates and returns `document` (idempotent).
+ * route's own 400 stays as the route documents it, and without a global 400 so does a paginated
+ * route's `INVALID_PAGINATION_QUERY`). Also documents the response headers sent: the request id on
+ * every response, a `Deprecated` route's headers on every one but a global 401, 403 or 429 (what a
+ * guard sends), the pagination `Link` on a success. Mutates and returns `document` (idempotent).
  * @example
  * ```ts
  * import { applyGlobalErrors } from "@saferoute/api-kit/safe-response/openapi";
@@ -84,6 +94,7 @@ export function applyGlobalErrors<T extends OpenApiDocumentLike, Context = unkno
       schemas[name] ??= documentCopy(schema, document);
     }
   };
+  const validation400 = settings.validationDetails === "fields" && responses.has(400);
   if (responses.size > 0) addComponents();
   for (const operation of operationsOf(document)) {
     if (operation[SKIP_GLOBAL_ERRORS_EXTENSION] === true) continue;
@@ -99,20 +110,25 @@ export function applyGlobalErrors<T extends OpenApiDocumentLike, Context = unkno
     for (const [status, response] of added) {
       if (documented[status] !== undefined) continue; // the route's own: never changed
       documented[status] = documentCopy(response, document);
-      if (status === 400 && settings.validationDetails === "fields") {
-        documentFieldDetails(documented[status]);
-      }
+      // Only the global 400 is a validation error: a pagination query's 400 alone is not.
+      if (status === 400 && validation400) documentFieldDetails(documented[status]);
     }
-    const everyResponse = [
-      ...settings.requestId === undefined ? [] : [settings.requestId.headerName],
-      ...(Array.isArray(operation[RESPONSE_HEADERS_EXTENSION])
-        ? operation[RESPONSE_HEADERS_EXTENSION] as unknown[]
-        : []).filter((name): name is string => typeof name === "string"),
-    ];
+    const requestId = settings.requestId === undefined ? [] : [settings.requestId.headerName];
+    const routeHeaders = (Array.isArray(operation[RESPONSE_HEADERS_EXTENSION])
+      ? operation[RESPONSE_HEADERS_EXTENSION] as unknown[]
+      : []).filter((name): name is string =>
+        typeof name === "string"
+      );
     const linkHeader = page === undefined ? false : page.linkHeader ?? settings.linkHeader;
     for (const [status, response] of Object.entries(documented)) {
       const success = /^2\d\d$/.test(status);
-      documentHeaders(response, [...everyResponse, ...(success && linkHeader ? ["Link"] : [])]);
+      // A guard's error (before the interceptor) carries none of the route's own headers.
+      const guard = GUARD_STATUSES.has(status) && responses.has(Number(status));
+      documentHeaders(response, [
+        ...requestId,
+        ...(guard ? [] : routeHeaders),
+        ...(success && linkHeader ? ["Link"] : []),
+      ]);
     }
   }
   return document;

@@ -19,6 +19,7 @@ import {
   applyGlobalErrors,
   applyRouteShapes,
 } from "../../../safe_response/openapi/mod.ts";
+import { documentCopy } from "../../../safe_response/_openapi_schemas.ts";
 import type { Json } from "./openapi_validation.ts";
 
 @Controller("ping")
@@ -140,5 +141,49 @@ describe("OpenAPI 3.1 documents", () => {
       nullable: true,
     });
     await SwaggerParser.validate(structuredClone(v30));
+  });
+
+  it("a nullable schema with a $ref or combinator admits null and keeps every other keyword", () => {
+    const A = { type: "object", properties: { x: { type: "integer" } }, required: ["x"] };
+    // [OpenAPI 3.0 schema, values it admits, values it refuses]
+    const cases: Array<[Json, unknown[], unknown[]]> = [
+      [{ type: "object", allOf: [{ $ref: "#/$defs/A" }], nullable: true }, [null, { x: 1 }], [
+        {},
+        "s",
+        { x: "1" },
+      ]],
+      [
+        {
+          allOf: [{ $ref: "#/$defs/A" }],
+          anyOf: [{ required: ["y"] }, { required: ["z"] }],
+          nullable: true,
+        },
+        [null, { x: 1, y: 1 }, { x: 1, z: 1 }],
+        [{ x: 1 }, { y: 1 }],
+      ],
+      [
+        { type: "object", oneOf: [{ $ref: "#/$defs/A" }], minProperties: 2, nullable: true },
+        [null, { x: 1, y: 2 }],
+        [{ x: 1 }, 3],
+      ],
+      [{ $ref: "#/$defs/A", description: "An A", nullable: true }, [null, { x: 1 }], [{}]],
+      [{ type: "string", enum: ["a"], nullable: true }, [null, "a"], ["b"]],
+    ];
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    for (const [schema, admitted, refused] of cases) {
+      const converted = documentCopy(schema, { openapi: "3.1.0" });
+      const label = `${JSON.stringify(schema)} -> ${JSON.stringify(converted)}`;
+      assert.deepEqual(nullables(converted), [], label);
+      const validate = ajv.compile({ ...converted, $defs: { A } });
+      for (const value of admitted) assert.equal(validate(value), true, `${label} admits ${value}`);
+      for (const value of refused) {
+        assert.equal(validate(value), false, `${label} refuses ${JSON.stringify(value)}`);
+      }
+      assert.deepEqual(documentCopy(schema, { openapi: "3.0.3" }), schema, "3.0: as it was");
+    }
+    const described = documentCopy({ $ref: "#/$defs/A", description: "An A", nullable: true }, {
+      openapi: "3.1.0",
+    });
+    assert.equal(described.description, "An A", "annotations stay on the outer schema");
   });
 });

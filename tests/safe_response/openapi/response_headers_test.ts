@@ -1,16 +1,30 @@
 /**
  * `applyGlobalErrors` documents the response headers the server sends: the request id (module
  * option `requestId`) on every response, `Deprecation`, `Sunset` and `Link` on a `Deprecated`
- * route's, and the pagination `Link` on a paginated route's success (`linkHeader`). Checked
- * against real responses, on Express and Fastify.
+ * route's, and the pagination `Link` on a paginated route's success (`linkHeader`, the route's:
+ * the method's, else its controller's; else the module's). A guard's error (a global 401, 403 or
+ * 429) carries no `Deprecation`, `Sunset` or `Link`. Checked against real responses, on Express and
+ * Fastify.
  */
 import "reflect-metadata";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { Controller, Get, Module } from "@nestjs/common";
+import {
+  type CanActivate,
+  Controller,
+  type ExecutionContext,
+  ForbiddenException,
+  Get,
+  Injectable,
+  Module,
+  Query,
+  UnauthorizedException,
+  UseGuards,
+} from "@nestjs/common";
 import { DocumentBuilder, SwaggerModule } from "@nestjs/swagger";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import {
+  CursorPaginated,
   Deprecated,
   Paginated,
   SafeResponse,
@@ -21,7 +35,19 @@ import { applyGlobalErrors } from "../../../safe_response/openapi/mod.ts";
 import { ADAPTERS, boot } from "../nest/helpers.ts";
 import { documentedResponse, type Json } from "./openapi_validation.ts";
 
+/** Denies with the status `x-deny` names (401 or 403), as an auth guard would. */
+@Injectable()
+class DenyGuard implements CanActivate {
+  canActivate(context: ExecutionContext): boolean {
+    const deny = context.switchToHttp().getRequest().headers["x-deny"];
+    if (deny === "401") throw new UnauthorizedException();
+    if (deny === "403") throw new ForbiddenException();
+    return true;
+  }
+}
+
 @Controller("h")
+@UseGuards(DenyGuard)
 class HeadersController {
   @Get("plain")
   @SafeResponse()
@@ -32,7 +58,8 @@ class HeadersController {
   @Get("old")
   @SafeResponse()
   @Deprecated({ since: "2025-01-01", sunset: "2027-01-01", link: "https://example.com/v2" })
-  old() {
+  old(@Query("fail") fail?: string) {
+    if (fail !== undefined) throw new Error("handler failure");
     return 1;
   }
 
@@ -49,10 +76,38 @@ class HeadersController {
   }
 }
 
+/** `linkHeader` on the controller, the other pagination options on the method. */
+@Controller("feed")
+@CursorPaginated({ linkHeader: true })
+class FeedController {
+  @Get()
+  @CursorPaginated({ maxLimit: 5 })
+  list() {
+    return { data: [1], nextCursor: "abc", hasMore: true, limit: 1 };
+  }
+}
+
+/** The requests checked: every route's success, a guard's 401 and 403, a handler's 500. */
+const REQUESTS: ReadonlyArray<[string, Record<string, string>]> = [
+  ["/h/plain", {}],
+  ["/h/old", {}],
+  ["/h/pages", {}],
+  ["/h/module-pages", {}],
+  ["/feed", {}],
+  ["/h/old", { "x-deny": "401" }],
+  ["/h/old", { "x-deny": "403" }],
+  ["/h/plain", { "x-deny": "401" }],
+  ["/h/old?fail=1", {}],
+];
+
 const HEADERS = ["x-request-id", "deprecation", "sunset", "link"];
 
 function app(options: SafeResponseModuleOptions) {
-  @Module({ imports: [SafeResponseModule.register(options)], controllers: [HeadersController] })
+  @Module({
+    imports: [SafeResponseModule.register(options)],
+    controllers: [HeadersController, FeedController],
+    providers: [DenyGuard],
+  })
   class HeadersModule {}
   return HeadersModule;
 }
@@ -64,7 +119,7 @@ describe("applyGlobalErrors: response headers", () => {
         const options: SafeResponseModuleOptions = {
           requestId: true,
           linkHeader,
-          swagger: { globalErrors: [500] },
+          swagger: { globalErrors: [401, 403, 500] },
         };
         const running = await boot(app(options), adapter);
         try {
@@ -72,14 +127,19 @@ describe("applyGlobalErrors: response headers", () => {
             SwaggerModule.createDocument(running.app, new DocumentBuilder().build()),
             options,
           );
-          for (const path of ["/h/plain", "/h/old", "/h/pages", "/h/module-pages"]) {
-            const response = await fetch(running.url + path);
+          const statuses: number[] = [];
+          for (const [path, headers] of REQUESTS) {
+            const response = await fetch(running.url + path, { headers });
             await response.body?.cancel();
-            const documented = documentedResponse(document, path, "get", response.status);
+            statuses.push(response.status);
+            const template = path.split("?")[0];
+            const documented = documentedResponse(document, template, "get", response.status);
             const names = Object.keys(documented.headers ?? {}).map((name) => name.toLowerCase());
             const sent = HEADERS.filter((name) => response.headers.has(name));
-            assert.deepEqual(names.sort(), sent.sort(), path);
+            assert.deepEqual(names.sort(), sent.sort(), `${path} ${JSON.stringify(headers)}`);
           }
+          assert.deepEqual(statuses, [200, 200, 200, 200, 200, 401, 403, 401, 500]);
+          assert.ok(document.paths["/feed"].get.responses[200].headers.Link, "the class's Link");
           const old = document.paths["/h/old"].get.responses;
           assert.deepEqual(Object.keys(old[500].headers).sort(), [
             "Deprecation",

@@ -504,4 +504,29 @@ describe("applyGlobalErrors on paginated routes", () => {
       "INVALID_PAGINATION_QUERY",
     ]);
   });
+
+  it('with validationDetails: "fields", narrows the 400 only when the global errors hold a 400', async () => {
+    const plain = { $ref: "#/components/schemas/SafeErrorResponse" };
+    for (const globalErrors of [[], [401, 500]]) {
+      const document = applyGlobalErrors(await pagesDocument(), {
+        validationDetails: "fields",
+        swagger: { globalErrors },
+      });
+      const media = document.paths["/pages/offset"].get.responses[400].content["application/json"];
+      assert.deepEqual(Object.keys(media.examples), ["INVALID_PAGINATION_QUERY"]);
+      assert.deepEqual(media.schema, plain, `globalErrors ${JSON.stringify(globalErrors)}`);
+      assert.deepEqual(
+        bodyValidator(document)(media.schema, media.examples.INVALID_PAGINATION_QUERY.value),
+        [],
+      );
+    }
+    // With a global 400 (a validation error), the 400 is narrowed, its two examples kept.
+    const both = applyGlobalErrors(await pagesDocument(), {
+      validationDetails: "fields",
+      swagger: { globalErrors: [400] },
+    });
+    const media = both.paths["/pages/offset"].get.responses[400].content["application/json"];
+    assert.equal(media.schema.allOf[0].$ref, plain.$ref);
+    assert.deepEqual(Object.keys(media.examples), ["BAD_REQUEST", "INVALID_PAGINATION_QUERY"]);
+  });
 });
