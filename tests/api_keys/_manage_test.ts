@@ -299,6 +299,22 @@ describe("ApiKeysService.rotate", () => {
     await service.verify(result.key);
   });
 
+  it("under a TTL policy tightened since: the grace ends no later than the successor's capped expiry", async () => {
+    const loose = makeService();
+    const { id } = await loose.service.create({
+      tenantId: "t",
+      name: "n",
+      scopes: READ_ORDERS,
+      expiresAt: new Date(loose.clocks.now + 365 * DAY),
+    });
+    const strict = makeService({ storage: loose.storage, ttlPolicy: { maxExpiresInMs: DAY } });
+    strict.clocks.advance(loose.clocks.now - strict.clocks.now + 1000);
+    const now = strict.clocks.now;
+    const rotated = await strict.service.rotate(id, { gracePeriodMs: 30 * DAY });
+    assert.equal((await strict.storage.findById(rotated.id))!.expiresAt!.getTime(), now + DAY);
+    assert.equal(rotated.graceExpiresAt.getTime(), now + DAY);
+  });
+
   it("overrides name and allowlist; grace ends no later than the old expiry", async () => {
     const { service, storage, clocks } = makeService();
     const { id } = await service.create({

@@ -591,6 +591,22 @@ describe("createMemoryRateLimitStore with credit counters", () => {
     assert.equal(checkNow(store, [last])[0].remaining, 9, "the newest change kept");
   });
 
+  it("past maxCounters drops only as many unused balances of the check's subject as the bound needs", () => {
+    const store = createMemoryRateLimitStore({ maxCounters: 4, now: () => 5_000 });
+    const credit = (name: string) => ({
+      kind: "credit" as const,
+      subject: "s",
+      name,
+      cost: 1,
+      initial: 1,
+    });
+    for (const name of ["a", "b", "c", "d"]) checkNow(store, [credit(name)]);
+    checkNow(store, [credit("a"), credit("e")]); // 5 balances: one goes
+    assert.equal(store.size, 4);
+    const spentAgain = ["b", "c", "d"].filter((name) => checkNow(store, [credit(name)])[0].allowed);
+    assert.ok(spentAgain.length <= 1, `spent balances granted again: ${spentAgain}`);
+  });
+
   it("past maxCounters a check's sweep never drops that check's own counters: one naming more keeps them all (a key's balance and its pool, two policies)", () => {
     const store = createMemoryRateLimitStore({ maxCounters: 1, now: () => 5_000 });
     const key = {

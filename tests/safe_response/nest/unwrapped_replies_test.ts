@@ -99,6 +99,13 @@ class NullBodyController {
     return { a: 1 };
   }
 
+  @Get("204-then-200")
+  @HttpCode(204)
+  found(@Res({ passthrough: true }) response: { status(code: number): unknown }) {
+    response.status(200); // content after all: the status sent decides, not the planned one
+    return { a: 1 };
+  }
+
   @Get("304-passthrough")
   notModified(@Res({ passthrough: true }) response: { status(code: number): unknown }) {
     response.status(304);
@@ -299,6 +306,9 @@ for (const adapter of ADAPTERS) {
     it("a 200 keeps its envelope and a raw route its body", async () => {
       const app = await bootApp(adapter);
       try {
+        const found = await app.get("/n/204-then-200");
+        assert.equal(found.status, 200, found.raw);
+        assert.equal(JSON.parse(found.body).success, true, found.raw);
         const ok = await app.get("/n/200");
         assert.equal(ok.status, 200);
         assert.match(ok.headers["content-type"], /^application\/json/);
