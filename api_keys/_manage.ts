@@ -248,11 +248,14 @@ export class ManageFlow {
     ) {
       throw new ApiKeyOperationError("api_key_not_rotatable");
     }
-    // With graceStarts "first-use", the upper bound (maxWaitMs is 0 otherwise).
+    const expiresAt = s.resolveExpiry(valid.expiresAt, now, old.expiresAt);
+    // With graceStarts "first-use", the upper bound (maxWaitMs is 0 otherwise). Never past the
+    // old key's expiry nor its successor's (capped by the TTL policy).
     const graceExpiresAt = new Date(
       Math.min(
         now.getTime() + valid.maxWaitMs + valid.gracePeriodMs,
         old.expiresAt?.getTime() ?? Infinity,
+        expiresAt?.getTime() ?? Infinity,
       ),
     );
     const { record, key } = await this.#issue(
@@ -263,7 +266,7 @@ export class ManageFlow {
         environment: old.environment,
         scopes: [...old.scopes],
         allowedIpCidrs: valid.allowedIpCidrs ?? [...(old.allowedIpCidrs ?? [])],
-        expiresAt: s.resolveExpiry(valid.expiresAt, now, old.expiresAt),
+        expiresAt,
         createdBy: valid.createdBy ?? null,
         rateLimits: valid.rateLimits ?? old.rateLimits,
         // The successor counts on the chain's window counters, as it spends its balance.

@@ -343,7 +343,8 @@ export function createMemoryRateLimitStore(
   /**
    * Drops the least recently used subjects' balances past `maxCounters` (after a check or a
    * change of `own` balances), never one that check or change used: its subjects are the newest
-   * `own` at most, so past those only the balances it did not use (older `stamp`) go.
+   * `own` at most, so past those only the balances it did not use (older `stamp`) go, as many
+   * as the bound needs.
    */
   const sweepBalances = (own: number) => {
     while (balanceCount > maxCounters) {
@@ -353,12 +354,17 @@ export function createMemoryRateLimitStore(
         balanceCount -= oldest.items.length;
         continue;
       }
-      for (let held: Held<Balance> | undefined = oldest; held !== undefined;) {
+      for (
+        let held: Held<Balance> | undefined = oldest;
+        held !== undefined && balanceCount > maxCounters;
+      ) {
         const newer = held.newer as Held<Balance> | undefined;
         const { items } = held;
         let kept = 0;
-        for (const balance of items) if (balance.stamp === stamp) items[kept++] = balance;
-        balanceCount -= items.length - kept;
+        for (const balance of items) {
+          if (balance.stamp === stamp || balanceCount <= maxCounters) items[kept++] = balance;
+          else balanceCount--;
+        }
         items.length = kept;
         if (kept === 0) balances.remove(held);
         held = newer;
