@@ -104,8 +104,13 @@ class ContextController {
     }),
     SafeResponseModule.register({
       context: {
-        fields: { traceId: "traceId", pagination: "tenantId" },
-        resolver: (store) => ({ tenant: store.tenantId, absent: undefined }),
+        fields: { traceId: "traceId", tenantCopy: "tenantId" },
+        // A built-in meta name from the resolver is left out (never overriding the module's meta).
+        resolver: (store) => ({
+          tenant: store.tenantId,
+          pagination: store.tenantId,
+          absent: undefined,
+        }),
       },
     }),
   ],
@@ -128,13 +133,13 @@ for (const adapter of ADAPTERS) {
         const ok = await getJson(url, "/ctx", { headers });
         assert.deepEqual(ok.body.meta, {
           traceId: "trace-123",
-          pagination: "tenant-7",
+          tenantCopy: "tenant-7",
           tenant: "tenant-7",
         });
         const missing = await getJson(url, "/ctx/missing", { headers });
         assert.deepEqual(missing.body.meta, {
           traceId: "trace-123",
-          pagination: "tenant-7",
+          tenantCopy: "tenant-7",
           tenant: "tenant-7",
         });
         const guarded = await getJson(url, "/ctx", { headers: { ...headers, "x-deny": "1" } });

@@ -7,6 +7,9 @@
  * kept), as without the module and as the Fetch binding sends them.
  */
 import "reflect-metadata";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
@@ -179,8 +182,8 @@ function installViews(app: INestApplication, adapter: AdapterName, dir: string):
 }
 
 async function bootApp(adapter: AdapterName) {
-  const dir = await Deno.makeTempDir();
-  await Deno.writeTextFile(`${dir}/page.txt`, "");
+  const dir = await mkdtemp(join(tmpdir(), "api-kit-views-"));
+  await writeFile(join(dir, "page.txt"), "");
   const running = await boot(AppModule, adapter, {
     before: (app) => installViews(app, adapter, dir),
   });
@@ -195,7 +198,7 @@ async function bootApp(adapter: AdapterName) {
     },
     close: async () => {
       await running.close();
-      await Deno.remove(dir, { recursive: true });
+      await rm(dir, { recursive: true });
     },
   };
 }
