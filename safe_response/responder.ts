@@ -13,6 +13,7 @@ import { redactApiKeys } from "../api_keys/key_format.ts";
 import { callAppFunction, describeThrown } from "./_app_functions.ts";
 import { isContextFieldName } from "./_meta_fields.ts";
 import { appendLinks } from "./_link_header.ts";
+import { isNullBodyStatus } from "./_null_body.ts";
 import { originForm } from "./_request_target.ts";
 import type { DeprecationPlan } from "./deprecation_headers.ts";
 import { buildErrorBody, buildSuccessBody } from "./envelope.ts";
@@ -134,6 +135,11 @@ export interface HttpExchange {
   responseHeader(name: string): unknown;
   /** Status already set on the response, if any. */
   readonly status?: number;
+  /**
+   * Whether the framework sends {@link status} as it is (Nest sets the route's before the handler,
+   * which may change it); else the binding sends the reply's.
+   */
+  readonly sendsStatus?: boolean;
   /** The framework's request object, given to `I18nAdapter.resolveLanguage`. */
   readonly request?: unknown;
 }
@@ -155,7 +161,7 @@ export interface RequestPhase {
 
 /** What to send: status, final headers and body. */
 export interface Reply {
-  /** HTTP status. */
+  /** HTTP status sent. */
   status: number;
   /** Header name and value pairs to set. */
   headers: Array<[string, string]>;
@@ -163,6 +169,11 @@ export interface Reply {
   body: unknown;
   /** Whether `body` is an envelope or problem-details body. */
   wrapped: boolean;
+  /**
+   * Whether {@link status} is a null body status (1xx, 204, 205, 304): send no envelope and no
+   * `Content-Type` (nor, in a Fetch `Response`, any other body), the other headers kept.
+   */
+  nullBody: boolean;
 }
 
 /** Where the responder logs (API keys redacted from every line). */
@@ -414,8 +425,10 @@ export class Responder {
 
   /**
    * The reply of a handler's `result`: the success envelope, or the result itself on a raw route
-   * or for binary and stream results. Throws when an application function fails or a paginated
-   * result's numbers are out of range (pass the throw to {@link error}).
+   * or for binary and stream results. Its status is the one sent: the one on the response when the
+   * framework sends it, else the handler's (but a 200) or the route's. Throws when an application
+   * function fails or a paginated result's numbers are out of range (pass the throw to
+   * {@link error}).
    */
   success(
     result: unknown,
@@ -424,14 +437,11 @@ export class Responder {
   ): Reply {
     const { plan } = phase;
     const current = exchange.status;
-    const status = current !== undefined && current !== 200 ? current : plan.statusCode;
+    // The envelope's status: the one set on the response, else (a 200 too) the route's
+    const stated = current !== undefined && current !== 200 ? current : plan.statusCode;
+    const status = exchange.sendsStatus === true && current !== undefined ? current : stated;
     if (plan.raw || isPassthrough(result)) {
-      return this.#sent({
-        status,
-        headers: this.routeHeaders(exchange, plan),
-        body: result,
-        wrapped: false,
-      });
+      return this.#sent(status, this.routeHeaders(exchange, plan), result, false);
     }
     const { settings } = this;
     const { transformResponse } = settings;
@@ -443,17 +453,17 @@ export class Responder {
     const requestId = this.requestId(exchange);
     if (requestId?.header !== undefined) headers.push(requestId.header);
     const body = buildSuccessBody({
-      statusCode: status,
-      code: plan.fixedCode || status === plan.statusCode
+      statusCode: stated,
+      code: plan.fixedCode || stated === plan.statusCode
         ? plan.successCode
-        : this.#successCode(status),
+        : this.#successCode(stated),
       requestId: requestId?.id,
       data: shaped.data,
       meta: this.#meta(shaped.meta, exchange, phase, plan.message),
       timestamp: settings.timestamp ? this.#timestamp() : undefined,
       path: settings.path ? pathOf(exchange.target) : undefined,
     });
-    return this.#sent({ status, headers, body, wrapped: true });
+    return this.#sent(status, headers, body, true);
   }
 
   /** The error envelope or problem details of a thrown value (unknown values: a logged 500). Never throws. */
@@ -485,7 +495,7 @@ export class Responder {
           details: resolved.details,
           meta,
         });
-        return this.#sent({ status: resolved.statusCode, headers, body, wrapped: true });
+        return this.#sent(resolved.statusCode, headers, body, true);
       }
       const body = buildErrorBody({
         statusCode: resolved.statusCode,
@@ -497,7 +507,7 @@ export class Responder {
         timestamp: settings.timestamp ? this.#timestamp() : undefined,
         path: settings.path ? path : undefined,
       });
-      return this.#sent({ status: resolved.statusCode, headers, body, wrapped: true });
+      return this.#sent(resolved.statusCode, headers, body, true);
     } catch (failure) {
       this.#logError(...describeThrown(failure));
       const body = buildErrorBody({
@@ -505,14 +515,14 @@ export class Responder {
         code: "INTERNAL_SERVER_ERROR",
         message: problemTitle(500),
       });
-      return this.#sent({ status: 500, headers: [], body, wrapped: true });
+      return this.#sent(500, [], body, true);
     }
   }
 
-  /** `reply`, counted by the telemetry bridge's tap when set. */
-  #sent(reply: Reply): Reply {
-    this.#taps.response?.(reply.status);
-    return reply;
+  /** The reply of `status`, counted by the telemetry bridge's tap when set. */
+  #sent(status: number, headers: Array<[string, string]>, body: unknown, wrapped: boolean): Reply {
+    this.#taps.response?.(status);
+    return { status, headers, body, wrapped, nullBody: isNullBodyStatus(status) };
   }
 
   /** `data`, the meta it carries and the `Link` value of its pagination links. */

@@ -3,7 +3,6 @@
  * and the `Reply` as a `Response`.
  * @module
  */
-import { isNullBodyStatus } from "../_null_body.ts";
 import type { ParsedPaginationQuery } from "../pagination_query.ts";
 import type { HttpExchange, Reply } from "../responder.ts";
 
@@ -111,7 +110,7 @@ function headersOf(
  */
 export function toResponse(reply: Reply, context: RequestContext | undefined): Response {
   const { body, status } = reply;
-  if (isNullBodyStatus(status) && !(body instanceof Response)) {
+  if (reply.nullBody && !(body instanceof Response)) {
     return new Response(null, { status, headers: headersOf(reply, context, false) });
   }
   if (reply.wrapped) {

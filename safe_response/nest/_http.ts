@@ -31,6 +31,7 @@ export interface ResponseLike {
 
 /** The core's view of a Nest exchange. */
 class NestExchange implements HttpExchange {
+  readonly sendsStatus = true;
   constructor(readonly request: RequestLike, readonly response: ResponseLike) {}
   get method(): string {
     return this.request.method ?? "GET";

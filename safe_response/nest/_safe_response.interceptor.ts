@@ -14,7 +14,6 @@ import {
 } from "@nestjs/common";
 import { ApplicationConfig } from "@nestjs/core";
 import { map, type Observable } from "rxjs";
-import { isNullBodyStatus } from "../_null_body.ts";
 import { beginPagination, Responder } from "../responder.ts";
 import {
   exchangeOf,
@@ -74,11 +73,8 @@ export class SafeResponseInterceptor implements NestInterceptor {
     return next.handle().pipe(map((result) => {
       const reply = responder.success(result, exchange, phase);
       setHeaders(response, reply.headers);
-      // No envelope with a 1xx, 204, 205 or 304 (the status sent: Nest set it before the handler,
-      // which may have changed it): Nest then sends no body and no Content-Type
-      return reply.wrapped && isNullBodyStatus(exchange.status ?? reply.status)
-        ? undefined
-        : reply.body;
+      // No envelope with a null body status: Nest then sends no body and no Content-Type
+      return reply.wrapped && reply.nullBody ? undefined : reply.body;
     }));
   }
 }

@@ -28,7 +28,13 @@ type Bag = Record<string, unknown>;
 /** An exchange over plain maps (lower-case header names). */
 function exchange(
   target: string,
-  init: { request?: Bag; response?: Bag; status?: number; method?: string } = {},
+  init: {
+    request?: Bag;
+    response?: Bag;
+    status?: number;
+    sendsStatus?: boolean;
+    method?: string;
+  } = {},
 ): HttpExchange {
   const request = new Map(Object.entries(init.request ?? {}));
   const response = new Map(Object.entries(init.response ?? {}));
@@ -36,6 +42,7 @@ function exchange(
     method: init.method ?? "GET",
     target,
     status: init.status,
+    sendsStatus: init.sendsStatus,
     requestHeader: (name) => request.get(name.toLowerCase()) as string | undefined,
     responseHeader: (name) => response.get(name.toLowerCase()),
     request: { i18nLang: "fr" },
@@ -84,6 +91,28 @@ describe("Responder.success", () => {
     assert.equal(bodyOf(r.success(1, exchange("/"), { plan: fixed }).body).code, "MADE");
   });
 
+  it("replies with the status sent, saying whether it has a body", () => {
+    const { responder: r } = responder({ successCodeMapper: (status) => `S_${status}` });
+    const plan = r.plan({ statusCode: 204 });
+    const routes = r.success(1, exchange("/"), { plan });
+    assert.deepEqual([routes.status, routes.nullBody, routes.wrapped], [204, true, true]);
+    const handlers = r.success(1, exchange("/", { status: 205 }), { plan });
+    assert.deepEqual([handlers.status, handlers.nullBody], [205, true]);
+    assert.equal(bodyOf(handlers.body).code, "S_205");
+    // A 200 set on the response counts as unset, unless the framework sends it (Nest): then the
+    // reply has a body, its envelope still stating the route's status
+    const unset = r.success(1, exchange("/", { status: 200 }), { plan });
+    assert.deepEqual([unset.status, unset.nullBody], [204, true]);
+    const sent = r.success(1, exchange("/", { status: 200, sendsStatus: true }), { plan });
+    assert.deepEqual([sent.status, sent.nullBody], [200, false]);
+    assert.deepEqual([bodyOf(sent.body).statusCode, bodyOf(sent.body).code], [204, "S_204"]);
+    const raw = r.success("x", exchange("/", { status: 304, sendsStatus: true }), {
+      plan: r.plan({ raw: true }),
+    });
+    assert.deepEqual([raw.status, raw.nullBody, raw.body], [304, true, "x"]);
+    assert.equal(r.error(new Error("x"), exchange("/", { status: 204 })).nullBody, false);
+  });
+
   it("sends raw routes and binary results as they are, with the deprecation headers", () => {
     const { responder: r } = responder();
     const deprecation = resolveDeprecation({ since: "2026-01-01T00:00:00Z" });
@@ -93,6 +122,7 @@ describe("Responder.success", () => {
       headers: [["Deprecation", "@1767225600"]],
       body: "plain",
       wrapped: false,
+      nullBody: false,
     });
     const bytes = new Uint8Array([1]);
     assert.equal(r.success(bytes, exchange("/"), { plan: r.plan({}) }).body, bytes);
@@ -400,6 +430,7 @@ describe("Responder.error", () => {
         error: { code: "INTERNAL_SERVER_ERROR", message: "Internal Server Error" },
       },
       wrapped: true,
+      nullBody: false,
     });
     assert.ok(logs.errors.some((line) => line.includes("option `dateFormatter` threw")));
   });

@@ -42,7 +42,13 @@ describe("toResponse", () => {
     const context = new RequestContext();
     context.headers.set("X-Handler", "h");
     const response = toResponse(
-      { status: 404, headers: [["X-Request-Id", "r1"]], body: { success: false }, wrapped: true },
+      {
+        status: 404,
+        headers: [["X-Request-Id", "r1"]],
+        body: { success: false },
+        wrapped: true,
+        nullBody: false,
+      },
       context,
     );
     assert.equal(response.status, 404);
@@ -58,17 +64,39 @@ describe("toResponse", () => {
       headers: [["Content-Type", "application/problem+json"]],
       body: { status: 400 },
       wrapped: true,
+      nullBody: false,
     }, undefined);
     assert.equal(problem.headers.get("content-type"), "application/problem+json");
-    const text = toResponse({ status: 200, headers: [], body: "plain", wrapped: false }, undefined);
+    const text = toResponse({
+      status: 200,
+      headers: [],
+      body: "plain",
+      wrapped: false,
+      nullBody: false,
+    }, undefined);
     assert.equal(text.headers.get("content-type"), "text/plain;charset=UTF-8");
     assert.equal(await text.text(), "plain");
-    const empty = toResponse({ status: 204, headers: [], body: null, wrapped: false }, undefined);
+    const empty = toResponse({
+      status: 204,
+      headers: [],
+      body: null,
+      wrapped: false,
+      nullBody: true,
+    }, undefined);
     assert.equal(empty.body, null);
-    const json = toResponse({ status: 200, headers: [], body: [1], wrapped: false }, undefined);
+    const json = toResponse({
+      status: 200,
+      headers: [],
+      body: [1],
+      wrapped: false,
+      nullBody: false,
+    }, undefined);
     assert.equal(json.headers.get("content-type"), "application/json");
     assert.throws(() =>
-      toResponse({ status: 200, headers: [], body: { n: 1n }, wrapped: false }, undefined)
+      toResponse(
+        { status: 200, headers: [], body: { n: 1n }, wrapped: false, nullBody: false },
+        undefined,
+      )
     );
   });
 
@@ -79,7 +107,13 @@ describe("toResponse", () => {
     own.append("Set-Cookie", "csrf=def");
     own.append("Set-Cookie", "theme=dark");
     const response = toResponse(
-      { status: 200, headers: [], body: new Response("ok", { headers: own }), wrapped: false },
+      {
+        status: 200,
+        headers: [],
+        body: new Response("ok", { headers: own }),
+        wrapped: false,
+        nullBody: false,
+      },
       context,
     );
     assert.deepEqual(response.headers.getSetCookie(), [
@@ -99,6 +133,7 @@ describe("toResponse", () => {
           headers: [["X-Request-Id", "r1"], ["Deprecation", "@1735689600"]],
           body: { success: true, statusCode: status },
           wrapped: true,
+          nullBody: true,
         }, handlerSet);
         assert.equal(response.status, status);
         assert.equal(response.body, null);
@@ -107,7 +142,10 @@ describe("toResponse", () => {
         assert.equal(response.headers.get("deprecation"), "@1735689600");
         if (handlerSet) assert.equal(response.headers.get("ratelimit"), '"demo";r=9;t=60');
       }
-      const raw = toResponse({ status, headers: [], body: "text", wrapped: false }, undefined);
+      const raw = toResponse(
+        { status, headers: [], body: "text", wrapped: false, nullBody: true },
+        undefined,
+      );
       assert.equal(raw.body, null, `raw ${status}`);
     }
   });
@@ -120,6 +158,7 @@ describe("toResponse", () => {
       headers: [["X-Request-Id", "r1"]],
       body: new Response("raw", { status: 418, headers: { "X-Own": "o" } }),
       wrapped: false,
+      nullBody: false,
     }, context);
     assert.equal(response.status, 418);
     assert.deepEqual(
