@@ -13,7 +13,7 @@ import type { RateLimitStore } from "./store.ts";
 import { createRateLimiter, type RateLimiter } from "./limiter.ts";
 import { assertKnownOptions } from "./_options.ts";
 
-/** What `ThrottlerStorage.increment` returns (throttler 5 and 6; 4 reads the first two). */
+/** What `ThrottlerStorage.increment` returns (throttler 6; 4 and 5 read the first two). */
 export interface ThrottlerStorageRecord {
   /** Hits counted in the window (limit + 1 when this one was refused). */
   totalHits: number;
@@ -26,9 +26,10 @@ export interface ThrottlerStorageRecord {
 }
 
 /**
- * `@nestjs/throttler`'s `ThrottlerStorage`: 6 and 5 call
- * `increment(key, ttlMs, limit, blockDurationMs, throttlerName)`, 4 calls
- * `increment(key, ttlSeconds)` and compares the hits with its limit itself.
+ * `@nestjs/throttler`'s `ThrottlerStorage`: 6 calls
+ * `increment(key, ttlMs, limit, blockDurationMs, throttlerName)`; 5 calls
+ * `increment(key, ttlMs)` and 4 `increment(key, ttlSeconds)`, and both compare
+ * the hits with their limit themselves.
  */
 export interface ThrottlerStorageLike {
   /** Counts one hit of `key`. */
@@ -63,6 +64,12 @@ export interface ThrottlerStorageOptions {
   readonly throttlers?: readonly ThrottlerConfig[];
   /** `true` accepts a `ttl` under 1,000 ms (throttler 5 and 6 take ms; `ttl: 60` is seconds meant). */
   readonly subSecond?: boolean;
+  /**
+   * The installed `@nestjs/throttler` major, needed for 4 and 5: both call
+   * `increment(key, ttl)`, 4 with seconds and 5 with ms, so the call cannot
+   * tell them apart. Without it, such a call is a `TypeError`.
+   */
+  readonly throttlerMajor?: 4 | 5 | 6;
 }
 
 /** The policy name for a throttler name: lowercased, other characters as `_`, at most 58. */
@@ -95,8 +102,10 @@ const MAX_COMPILED = 1_024;
  * refusals only); hits during a block are refused. When the store does not
  * answer: `open` passes the hit, `closed` blocks it for 1 s, `local` counts it
  * per instance (no blocks); never a 500. Each throttler's policies are
- * compiled once. Throws a `TypeError` for a bad throttler in `throttlers`
- * (at start-up) or at a hit (`limit` 0, a sub-second `ttl` without `subSecond`).
+ * compiled once. Throws a `TypeError` for a bad throttler in `throttlers` or
+ * `throttlerMajor` (at start-up) or at a hit (`limit` 0, a sub-second `ttl`
+ * without `subSecond`; throttler 4 or 5's `increment(key, ttl)` without their
+ * `throttlerMajor`, or 6's five arguments with `throttlerMajor` 4 or 5).
  *
  * @example
  * ```ts
@@ -113,7 +122,17 @@ export function createThrottlerStorage(
   limiter: RateLimiter | RateLimitStore,
   options: ThrottlerStorageOptions = {},
 ): ThrottlerStorageLike {
-  assertKnownOptions(options, ["throttlers", "subSecond"], "createThrottlerStorage");
+  assertKnownOptions(
+    options,
+    ["throttlers", "subSecond", "throttlerMajor"],
+    "createThrottlerStorage",
+  );
+  const major = options.throttlerMajor;
+  if (major !== undefined && major !== 4 && major !== 5 && major !== 6) {
+    throw new TypeError(
+      `createThrottlerStorage: throttlerMajor must be 4, 5 or 6 (got ${String(major)})`,
+    );
+  }
   const given = limiter as Partial<RateLimiter & RateLimitStore> | null;
   const door: RateLimiter = typeof given?.check === "function" &&
       typeof given.onStoreError === "string"
@@ -187,9 +206,24 @@ export function createThrottlerStorage(
 
   return {
     async increment(key, ttl, limit, blockDuration, throttlerName = "default") {
-      const legacy = limit === undefined; // throttler 4: ttl in seconds, no limit
+      const legacy = limit === undefined; // throttler 4 or 5: no limit, every hit counted
+      if (legacy !== (major === 4 || major === 5)) {
+        const given = major === undefined ? "not given" : `throttlerMajor is ${major}`;
+        throw new TypeError(
+          legacy
+            ? "createThrottlerStorage: increment(key, ttl) is @nestjs/throttler 4 (ttl in s) " +
+              `or 5 (ms): give throttlerMajor: 4 or 5 (${given})`
+            : "createThrottlerStorage: increment(key, ttl, limit, ...) is @nestjs/throttler 6, " +
+              `but ${given}: give 6, or leave it out`,
+        );
+      }
       const policies = legacy
-        ? compiled(throttlerName, Number.MAX_SAFE_INTEGER, ttl * 1000, undefined)
+        ? compiled(
+          throttlerName,
+          Number.MAX_SAFE_INTEGER,
+          major === 4 ? ttl * 1000 : ttl,
+          undefined,
+        )
         : compiled(throttlerName, limit, ttl, blockDuration);
       const result = await door.check(key.slice(0, 512), policies.hit);
       const max = policies.limit;

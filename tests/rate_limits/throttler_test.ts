@@ -83,23 +83,86 @@ describe("createThrottlerStorage", () => {
     assert.equal(store.calls, calls);
   });
 
-  it("serves throttler 4 (ttl in seconds, no limit): counts every hit; a store is wrapped in a limiter", async () => {
-    const storage = createThrottlerStorage(createMemoryRateLimitStore({ now: () => 0 }));
+  it("serves throttler 5 (increment(key, ttlMs), its guard compares totalHits > limit): the window ends after ttl ms", async () => {
+    let now = 0;
+    const storage = createThrottlerStorage(
+      over(createMemoryRateLimitStore({ now: () => now })),
+      { throttlerMajor: 5 },
+    );
+    // @nestjs/throttler 5.x's guard: `const { totalHits, timeToExpire } =
+    // await storage.increment(key, ttl)` (ttl in ms), then 429 when `totalHits > limit`.
+    const limit = 2;
+    const hit = async () => {
+      const { totalHits, timeToExpire } = await storage.increment("tracker", 10_000);
+      return { refused: totalHits > limit, totalHits, timeToExpire };
+    };
+    assert.deepEqual(await hit(), { refused: false, totalHits: 1, timeToExpire: 11 });
+    assert.deepEqual(await hit(), { refused: false, totalHits: 2, timeToExpire: 11 });
+    assert.deepEqual(await hit(), { refused: true, totalHits: 3, timeToExpire: 11 });
+    now = 10_999;
+    assert.equal((await hit()).refused, true);
+    now = 11_000; // the hits at 0 have left (10 s and a sub-bucket, not 10,000 s), not the one at 10,999
+    assert.deepEqual(await hit(), { refused: false, totalHits: 2, timeToExpire: 10 });
+  });
+
+  it("serves throttler 4 (increment(key, ttlSeconds), no limit): counts every hit for ttl seconds; a store is wrapped in a limiter", async () => {
+    let now = 0;
+    const storage = createThrottlerStorage(createMemoryRateLimitStore({ now: () => now }), {
+      throttlerMajor: 4,
+    });
     await storage.increment("t", 60);
     const record = await storage.increment("t", 60);
     assert.equal(record.totalHits, 2);
     assert.equal(record.timeToExpire, 66);
+    now = 66_000;
+    assert.equal((await storage.increment("t", 60)).totalHits, 1);
+  });
+
+  it("refuses increment(key, ttl) without throttlerMajor 4 or 5: 4 takes seconds, 5 ms, and the call cannot tell", async () => {
+    for (const options of [{}, { throttlerMajor: 6 }] as const) {
+      const storage = createThrottlerStorage(over(createMemoryRateLimitStore()), options);
+      await assert.rejects(
+        storage.increment("t", 60_000),
+        (error: Error) => error instanceof TypeError && /throttlerMajor/.test(error.message),
+      );
+    }
+    const open = createThrottlerStorage(over(down));
+    await assert.rejects(open.increment("t", 60), TypeError, "not passed during an outage either");
+  });
+
+  it("refuses a throttlerMajor of 4 or 5 when throttler 6's five arguments arrive, and an unknown major at creation", async () => {
+    for (const throttlerMajor of [4, 5] as const) {
+      const storage = createThrottlerStorage(over(createMemoryRateLimitStore()), {
+        throttlerMajor,
+      });
+      await assert.rejects(
+        storage.increment("t", 60_000, 5, 0, "default"),
+        (error: Error) =>
+          error instanceof TypeError &&
+          new RegExp(`throttlerMajor is ${throttlerMajor}`).test(error.message),
+      );
+    }
+    const six = createThrottlerStorage(over(createMemoryRateLimitStore()), { throttlerMajor: 6 });
+    assert.equal((await six.increment("t", 60_000, 5, 0, "default")).totalHits, 1);
+    for (const throttlerMajor of [3, 7, "5", 5.5, null]) {
+      assert.throws(
+        () => createThrottlerStorage(over(down), { throttlerMajor } as never),
+        (error: Error) =>
+          error instanceof TypeError && /throttlerMajor must be 4, 5 or 6/.test(error.message),
+      );
+    }
   });
 
   it("answers by the limiter's failure policy during an outage, never a 500: open passes, closed blocks", async () => {
     const open = createThrottlerStorage(over(down));
+    const openLegacy = createThrottlerStorage(over(down), { throttlerMajor: 4 });
     assert.deepEqual(await open.increment("t", 60_000, 5, 0, "default"), {
       totalHits: 0,
       timeToExpire: 60,
       isBlocked: false,
       timeToBlockExpire: 0,
     });
-    assert.equal((await open.increment("t", 60)).totalHits, 0, "throttler 4 passes too");
+    assert.equal((await openLegacy.increment("t", 60)).totalHits, 0, "throttler 4 passes too");
     const closed = createThrottlerStorage(
       createRateLimiter({ ...quiet, store: down, onStoreError: "closed" }),
     );
@@ -109,8 +172,15 @@ describe("createThrottlerStorage", () => {
       isBlocked: true,
       timeToBlockExpire: 1,
     });
-    const legacy = await closed.increment("t", 60);
-    assert.ok(legacy.totalHits > Number.MAX_SAFE_INTEGER - 1, "throttler 4 compares hits > limit");
+    const closedLegacy = createThrottlerStorage(
+      createRateLimiter({ ...quiet, store: down, onStoreError: "closed" }),
+      { throttlerMajor: 5 },
+    );
+    const legacy = await closedLegacy.increment("t", 60_000);
+    assert.ok(
+      legacy.totalHits > Number.MAX_SAFE_INTEGER - 1,
+      "throttler 4 and 5 compare hits > limit",
+    );
   });
 
   it("local: during an outage each instance blocks past its share, the block counter ignored", async () => {

@@ -1,8 +1,9 @@
 // The installed @nestjs/throttler over the package's rate-limit store (./app.ts's throttler keeps
-// its own storage): `storage: createThrottlerStorage(createMemoryRateLimitStore())`, tracked by
-// `apiKeyThrottlerTracker` (5.x and later take it as the `getTracker` option, 4.x as an override
-// of the guard's `getTracker(req)`). Its own app, as a throttler module is global. Requests come
-// from two loopback addresses (Linux routes all of 127/8 to the loopback).
+// its own storage): `createThrottlerStorage(createMemoryRateLimitStore(), { throttlerMajor })`
+// (the installed major: 4 and 5 both call `increment(key, ttl)`, in seconds and in ms), tracked
+// by `apiKeyThrottlerTracker` (5.x and later take it as the `getTracker` option, 4.x as an
+// override of the guard's `getTracker(req)`). Its own app, as a throttler module is global.
+// Requests come from two loopback addresses (Linux routes all of 127/8 to the loopback).
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
@@ -28,7 +29,8 @@ import { installedMajor } from "./app.ts";
 
 /** Requests a minute per tracker. */
 const LIMIT = 3;
-const LEGACY = installedMajor("@nestjs/throttler") < 5;
+const MAJOR = installedMajor("@nestjs/throttler");
+const LEGACY = MAJOR < 5;
 const [FIRST_IP, SECOND_IP] = ["127.0.0.1", "127.0.0.2"];
 
 /** Throttler 4's way to track: its `getTracker(req)` (a string, not awaited), overridden. */
@@ -63,7 +65,9 @@ class StoreThrottledController {
 
 /** The throttler over the store, in the installed release's `forRoot` signature. */
 function throttlerModule(): DynamicModule {
-  const storage = createThrottlerStorage(createMemoryRateLimitStore());
+  const storage = createThrottlerStorage(createMemoryRateLimitStore(), {
+    throttlerMajor: MAJOR as 4 | 5 | 6,
+  });
   const options = LEGACY
     ? { ttl: 60, limit: LIMIT, storage }
     : { throttlers: [{ ttl: 60_000, limit: LIMIT }], storage, getTracker: apiKeyThrottlerTracker };
