@@ -20,6 +20,7 @@
  * tarball), which check that `npm ls` lists no Nest peer, that a missing optional peer is an
  * error naming its install command, and that the install holds the repository's `prisma/`.
  *
+ * Runs `CONSUMER_JOBS` apps at a time (default 2), each app's output printed whole when it ends.
  * Prints each app's time and the matrix's total, then one `# pass N` / `# fail N` summary;
  * exits non-zero when anything failed. Apps marked `pending` are listed and skipped unless named
  * or `--include-pending` is given.
@@ -41,7 +42,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { inherit } from "../../scripts/npm_build/run.ts";
+import { capture, inherit } from "../../scripts/npm_build/run.ts";
 import {
   allBlocks,
   type CodeBlock,
@@ -64,20 +65,37 @@ const PLAIN_APPS = readdirSync(PLAIN_DIR)
 /** What every app compiles beside the suite: its entry (`src/`) and its test entry (`test/`). */
 const ENTRY_DIRS = ["src", "test"];
 
-/** Runs a command with inherited output; returns whether it exited 0. */
+/**
+ * How many apps run at once (`CONSUMER_JOBS`, default 2: one installs or waits on the network
+ * while the other compiles or tests). Each app's output is printed whole when it ends.
+ */
+const JOBS = Math.max(1, Number(Deno.env.get("CONSUMER_JOBS") ?? "2") || 1);
+
+/** The quiet flags of every `npm` install. */
+const QUIET = ["--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"];
+
+/** One app's transcript: printed whole when the app ends, so parallel apps never interleave. */
+type Log = string[];
+
+/** Runs a command with its output added to `log`; returns whether it exited 0. */
 async function run(
+  log: Log,
   cmd: string,
   args: string[],
   cwd: string,
   env?: Record<string, string>,
 ): Promise<boolean> {
-  console.log(`$ ${cmd} ${args.join(" ")}`);
-  return await inherit(cmd, args, cwd, env) === 0;
+  log.push(`$ ${cmd} ${args.join(" ")}`);
+  const { code, stdout, stderr } = await capture(cmd, args, cwd, env);
+  log.push(stdout.trimEnd(), stderr.trimEnd());
+  return code === 0;
 }
 
 /** Builds `npm/` and packs it into `dir`; returns the tarball's path and the build's id. */
 async function pack(dir: string): Promise<{ tarball: string; buildId: string }> {
-  if (!await run(Deno.execPath(), ["run", "-A", "scripts/build_npm.ts", "--skip-checks"], ROOT)) {
+  const build = ["run", "-A", "scripts/build_npm.ts", "--skip-checks"];
+  console.log(`$ ${Deno.execPath()} ${build.join(" ")}`);
+  if (await inherit(Deno.execPath(), build, ROOT) !== 0) {
     throw new Error("npm build failed");
   }
   const output = await new Deno.Command("npm", {
@@ -95,12 +113,14 @@ async function pack(dir: string): Promise<{ tarball: string; buildId: string }> 
 
 /** Runs `node --test` on `file` in `cwd` with a TAP report; returns its counts (a failure at least 1). */
 async function nodeTest(
+  log: Log,
   file: string,
   cwd: string,
   env?: Record<string, string>,
 ): Promise<{ pass: number; fail: number; ok: boolean } | undefined> {
   const tap = join(cwd, "report.tap");
   const ok = await run(
+    log,
     "node",
     [
       "--test",
@@ -159,11 +179,11 @@ const { blocks: DOC_BLOCKS, examples: DOC_EXAMPLES } = allBlocks();
 const DOC_PROGRAMS: CodeBlock[] = DOC_BLOCKS.filter((block) => block.node);
 
 /** Starts a doc program compiled in `dir` on a free port; whether it answered HTTP (logged). */
-async function serves(block: CodeBlock, dir: string): Promise<boolean> {
+async function serves(log: Log, block: CodeBlock, dir: string): Promise<boolean> {
   const { status, output } = await servesHttp("node", [compiledDocProgram(block)], dir, {});
   const ok = status !== undefined;
-  console.log(`${ok ? "ok" : "not ok"}: ${block.page}:${block.line} serves on Node (${status})`);
-  if (!ok) console.log(output);
+  log.push(`${ok ? "ok" : "not ok"}: ${block.page}:${block.line} serves on Node (${status})`);
+  if (!ok) log.push(output);
   return ok;
 }
 
@@ -176,111 +196,156 @@ interface Outcome {
   note: string;
 }
 
-/** Installs, compiles and tests one app in a fresh folder; returns its outcome. */
-async function testApp(
+/**
+ * Runs one app's `body` with a transcript of its own, printed whole with the outcome when it
+ * ends; a throw is the app's failure, not the matrix's.
+ */
+async function inApp(
+  id: string,
+  title: string,
+  body: (log: Log) => Promise<Omit<Outcome, "id" | "seconds">>,
+): Promise<Outcome> {
+  const started = performance.now();
+  const log: Log = [`=== consumer ${title}`];
+  const result = await body(log).catch((error) => ({
+    pass: 0,
+    fail: 1,
+    note: error instanceof Error ? error.message : String(error),
+  }));
+  const seconds = (performance.now() - started) / 1000;
+  log.push(
+    `${id}: ${result.pass} passed, ${result.fail} failed (${result.note}, ${seconds.toFixed(1)} s)`,
+  );
+  console.log(log.filter((line) => line !== "").join("\n"));
+  return { id, ...result, seconds };
+}
+
+/** Whether an app compiles and serves the docs' Node programs (the ESM apps on Express). */
+function servesDocs(matrix: Matrix, app: ConsumerApp): boolean {
+  return app.module === "esm" &&
+    matrix.platforms[app.platform].adapter === "@nestjs/platform-express";
+}
+
+/**
+ * Installs, compiles and tests one app in a fresh folder; returns its outcome. With `keep` (a
+ * path), the folder is moved there afterwards instead of removed.
+ */
+function testApp(
   matrix: Matrix,
   app: ConsumerApp,
   packed: { tarball: string; buildId: string },
+  keep: string | undefined,
 ): Promise<Outcome> {
   const id = appId(matrix, app);
-  const started = performance.now();
-  const done = (pass: number, fail: number, note: string): Outcome => {
-    const seconds = (performance.now() - started) / 1000;
-    console.log(`${id}: ${pass} passed, ${fail} failed (${note}, ${seconds.toFixed(1)} s)`);
-    return { id, pass, fail, seconds, note };
-  };
-  console.log(`=== consumer ${id}${app.pending ? ` (pending: ${app.pending})` : ""}`);
-  const dir = await Deno.makeTempDir({ prefix: `consumer-${id}-` });
-  let docs: CodeBlock[] = [];
-  try {
-    for (const file of ["package.json", "package-lock.json"]) {
-      copyFileSync(join(APPS_DIR, id, file), join(dir, file));
-    }
-    for (const entry of ENTRY_DIRS) {
-      cpSync(join(import.meta.dirname!, entry), join(dir, entry), { recursive: true });
-    }
-    const suite = join(ROOT, matrix.suite.dir);
-    const swaggerOnly = new Set(matrix.suite.swaggerOnly.map((file) => join(suite, file)));
-    cpSync(suite, join(dir, "shared"), {
-      recursive: true,
-      filter: (source) => app.swagger || !swaggerOnly.has(source),
-    });
-    writeFileSync(join(dir, "tsconfig.json"), tsconfig(app.module));
+  const title = `${id}${app.pending ? ` (pending: ${app.pending})` : ""}`;
+  return inApp(id, title, async (log) => {
+    const dir = await Deno.makeTempDir({ prefix: `consumer-${id}-` });
+    const docs = servesDocs(matrix, app) ? DOC_PROGRAMS : [];
+    try {
+      for (const file of ["package.json", "package-lock.json"]) {
+        copyFileSync(join(APPS_DIR, id, file), join(dir, file));
+      }
+      for (const entry of ENTRY_DIRS) {
+        cpSync(join(import.meta.dirname!, entry), join(dir, entry), { recursive: true });
+      }
+      const suite = join(ROOT, matrix.suite.dir);
+      const swaggerOnly = new Set(matrix.suite.swaggerOnly.map((file) => join(suite, file)));
+      cpSync(suite, join(dir, "shared"), {
+        recursive: true,
+        filter: (source) => app.swagger || !swaggerOnly.has(source),
+      });
+      writeFileSync(join(dir, "tsconfig.json"), tsconfig(app.module));
+      if (docs.length > 0) mkdirSync(join(dir, "src", "docs"));
+      for (const block of docs) {
+        writeFileSync(
+          join(dir, "src", "docs", fileNameOf(block)),
+          programOf(block, DOC_EXAMPLES).code,
+        );
+      }
 
-    docs = app.module === "esm" && matrix.platforms[app.platform].adapter ===
-        "@nestjs/platform-express"
-      ? DOC_PROGRAMS
-      : [];
-    if (docs.length > 0) mkdirSync(join(dir, "src", "docs"));
-    for (const block of docs) {
-      writeFileSync(
-        join(dir, "src", "docs", fileNameOf(block)),
-        programOf(block, DOC_EXAMPLES).code,
-      );
-    }
+      if (!await run(log, "npm", ["ci", ...QUIET], dir)) {
+        return { pass: 0, fail: 1, note: "npm ci failed" };
+      }
+      const install = ["install", "--no-save", "--no-package-lock", ...QUIET, packed.tarball];
+      if (!await run(log, "npm", install, dir)) {
+        return { pass: 0, fail: 1, note: "installing the tarball failed" };
+      }
+      const tsc = join("node_modules", "typescript", "bin", "tsc");
+      if (!await run(log, "node", [tsc, "-p", "tsconfig.json"], dir)) {
+        return { pass: 0, fail: 1, note: "tsc failed" };
+      }
 
-    const quiet = ["--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"];
-    if (!await run("npm", ["ci", ...quiet], dir)) return done(0, 1, "npm ci failed");
-    const install = ["install", "--no-save", "--no-package-lock", ...quiet, packed.tarball];
-    if (!await run("npm", install, dir)) return done(0, 1, "installing the tarball failed");
-    const tsc = join("node_modules", "typescript", "bin", "tsc");
-    if (!await run("node", [tsc, "-p", "tsconfig.json"], dir)) return done(0, 1, "tsc failed");
-
-    const platform = matrix.platforms[app.platform];
-    const set = matrix.sets[app.set];
-    const counts = await nodeTest("dist/test/app.test.js", dir, {
-      API_KIT_BUILD_ID: packed.buildId,
-      CONSUMER_APP: id,
-      CONSUMER_NODE: matrix.node,
-      CONSUMER_ADAPTER: platform.adapter,
-      CONSUMER_ADAPTER_CLASS: platform.adapterClass,
-      CONSUMER_SERVER: platform.server,
-      CONSUMER_SERVER_MAJOR: String(platform.majors[String(set.nest)]),
-      CONSUMER_SWAGGER: app.swagger ? "1" : "0",
-    });
-    if (counts === undefined) return done(0, 1, "no report");
-    let served = true;
-    for (const block of docs) {
-      if (await serves(block, dir)) counts.pass += 1;
-      else [counts.fail, served] = [counts.fail + 1, false];
+      const platform = matrix.platforms[app.platform];
+      const set = matrix.sets[app.set];
+      const counts = await nodeTest(log, "dist/test/app.test.js", dir, {
+        API_KIT_BUILD_ID: packed.buildId,
+        CONSUMER_APP: id,
+        CONSUMER_NODE: matrix.node,
+        CONSUMER_ADAPTER: platform.adapter,
+        CONSUMER_ADAPTER_CLASS: platform.adapterClass,
+        CONSUMER_SERVER: platform.server,
+        CONSUMER_SERVER_MAJOR: String(platform.majors[String(set.nest)]),
+        CONSUMER_SWAGGER: app.swagger ? "1" : "0",
+      });
+      if (counts === undefined) return { pass: 0, fail: 1, note: "no report" };
+      let served = true;
+      for (const block of docs) {
+        if (await serves(log, block, dir)) counts.pass += 1;
+        else [counts.fail, served] = [counts.fail + 1, false];
+      }
+      return { ...counts, note: counts.ok && served ? "ok" : "tests failed" };
+    } finally {
+      if (keep && existsSync(join(dir, "dist", "src", "docs"))) {
+        await Deno.remove(keep, { recursive: true }).catch(() => {});
+        await Deno.rename(dir, keep);
+        log.push(`${id}: kept in ${keep} (API_KIT_DOCS_APP)`);
+      } else {
+        await Deno.remove(dir, { recursive: true });
+      }
     }
-    return done(counts.pass, counts.fail, counts.ok && served ? "ok" : "tests failed");
-  } finally {
-    const keep = Deno.env.get("API_KIT_DOCS_APP");
-    if (keep && docs.length > 0 && existsSync(join(dir, "dist", "src", "docs"))) {
-      await Deno.remove(keep, { recursive: true }).catch(() => {});
-      await Deno.rename(dir, keep);
-      console.log(`${id}: kept in ${keep} (API_KIT_DOCS_APP)`);
-    } else {
-      await Deno.remove(dir, { recursive: true });
-    }
-  }
+  });
 }
 
 /** Installs the tarball alone into a copy of a `plain/` app and runs its `app.test.mjs`. */
-async function testPlainApp(id: string, tarball: string): Promise<Outcome> {
-  const started = performance.now();
-  const done = (pass: number, fail: number, note: string): Outcome => {
-    const seconds = (performance.now() - started) / 1000;
-    console.log(`${id}: ${pass} passed, ${fail} failed (${note}, ${seconds.toFixed(1)} s)`);
-    return { id, pass, fail, seconds, note };
+function testPlainApp(id: string, tarball: string): Promise<Outcome> {
+  return inApp(id, id, async (log) => {
+    const root = await Deno.makeTempDir({ prefix: `consumer-${id}-` });
+    try {
+      const dir = join(root, "app");
+      mkdirSync(dir);
+      cpSync(join(PLAIN_DIR, id.slice("plain-".length)), dir, { recursive: true });
+      copyFileSync(join(PLAIN_DIR, "shared.mjs"), join(root, "shared.mjs"));
+      const install = ["install", "--no-package-lock", ...QUIET, tarball];
+      if (!await run(log, "npm", install, dir)) {
+        return { pass: 0, fail: 1, note: "installing the tarball failed" };
+      }
+      const counts = await nodeTest(log, "app.test.mjs", dir, {
+        API_KIT_PRISMA: join(ROOT, "prisma"),
+      });
+      if (counts === undefined) return { pass: 0, fail: 1, note: "no report" };
+      return { ...counts, note: counts.ok ? "ok" : "tests failed" };
+    } finally {
+      await Deno.remove(root, { recursive: true });
+    }
+  });
+}
+
+/** Runs `work` on each item, `jobs` at a time; the results in the items' order. */
+async function eachAtOnce<T, R>(
+  items: readonly T[],
+  jobs: number,
+  work: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await work(items[index]);
+    }
   };
-  console.log(`=== consumer ${id}`);
-  const root = await Deno.makeTempDir({ prefix: `consumer-${id}-` });
-  try {
-    const dir = join(root, "app");
-    mkdirSync(dir);
-    cpSync(join(PLAIN_DIR, id.slice("plain-".length)), dir, { recursive: true });
-    copyFileSync(join(PLAIN_DIR, "shared.mjs"), join(root, "shared.mjs"));
-    const quiet = ["--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"];
-    const install = ["install", "--no-package-lock", ...quiet, tarball];
-    if (!await run("npm", install, dir)) return done(0, 1, "installing the tarball failed");
-    const counts = await nodeTest("app.test.mjs", dir, { API_KIT_PRISMA: join(ROOT, "prisma") });
-    if (counts === undefined) return done(0, 1, "no report");
-    return done(counts.pass, counts.fail, counts.ok ? "ok" : "tests failed");
-  } finally {
-    await Deno.remove(root, { recursive: true });
-  }
+  await Promise.all(Array.from({ length: Math.min(jobs, items.length) }, worker));
+  return results;
 }
 
 if (import.meta.main) {
@@ -303,8 +368,17 @@ if (import.meta.main) {
   const work = await Deno.makeTempDir({ prefix: "api-kit-pack-" });
   try {
     const packed = await pack(work);
-    for (const id of plain) outcomes.push(await testPlainApp(id, packed.tarball));
-    for (const app of selected) outcomes.push(await testApp(matrix, app, packed));
+    // The docs' Nest app is kept from the last app that serves the docs (API_KIT_DOCS_APP).
+    const keeper = selected.findLast((app) => servesDocs(matrix, app));
+    const keep = Deno.env.get("API_KIT_DOCS_APP");
+    outcomes.push(
+      ...await eachAtOnce(plain, JOBS, (id) => testPlainApp(id, packed.tarball)),
+      ...await eachAtOnce(
+        selected,
+        JOBS,
+        (app) => testApp(matrix, app, packed, app === keeper ? keep : undefined),
+      ),
+    );
   } catch (error) {
     console.error(error instanceof Error ? error.message : error);
     fail += 1;
