@@ -5,7 +5,8 @@
  * record was revoked since, a conflict naming the fields when the record
  * differs otherwise; reported per record in any other case. Nothing is
  * hashed: the foreign hash is stored as it is, on its scheme, and upgraded on
- * use.
+ * use. So an import needs the pepper versions, never the peppers:
+ * `keyImporter` imports with nothing more (the CLI `deno task import-keys`).
  *
  * @module
  */
@@ -13,11 +14,19 @@ import { ApiKeyValidationError } from "./errors.ts";
 import { createdEvent } from "./events.ts";
 import { createdChanges } from "./audit/_log.ts";
 import type { AuditContext } from "./audit/types.ts";
-import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME, isWellFormedHash } from "./hasher.ts";
+import {
+  API_KEY_HASH_SCHEMES,
+  CURRENT_HASH_SCHEME,
+  isWellFormedHash,
+  type WebCryptoSha256Hasher,
+} from "./hasher.ts";
 import { fail, failTime, instantProblem, requireNonEmptyString } from "./_input.ts";
 import { validateCreateInput } from "./_key_input.ts";
 import { newRecordId } from "./_uuid_v7.ts";
-import type { Settings } from "./_settings.ts";
+import { compileKeyLayouts, type LegacyKeyLayout } from "./key_format.ts";
+import { DEFAULT_STORAGE_TIMEOUT_MS, type Settings } from "./_settings.ts";
+import { StorageAccess } from "./storage/_access.ts";
+import type { ApiKeyStorage } from "./storage/types.ts";
 import type {
   ApiKeyHashScheme,
   ApiKeyRecord,
@@ -25,6 +34,14 @@ import type {
   ImportApiKeysResult,
   Scope,
 } from "./types.ts";
+
+/**
+ * What an import works with: the service's settings, or `keyImporter`'s. Of
+ * the hasher only `hasVersion`: an import never hashes.
+ */
+export type ImportSettings =
+  & Pick<Settings, "layouts" | "storage" | "clock" | "idFactory" | "audit" | "fleet" | "emitEvent">
+  & { readonly hasher: Pick<WebCryptoSha256Hasher, "hasVersion"> };
 
 /** A date field: a valid `Date` or ISO string within range, `null`/absent as `null`. */
 function dateOf(value: unknown, field: string): Date | null {
@@ -52,7 +69,7 @@ function scopesOf(value: unknown): Scope[] {
  * The layout of an imported key (see `ImportApiKeyRecord.layout`): a legacy
  * layout's name, or `undefined` for the current layout.
  */
-function layoutOf(s: Settings, value: unknown): string | undefined {
+function layoutOf(s: ImportSettings, value: unknown): string | undefined {
   const { legacy } = s.layouts;
   if (value === null) return undefined;
   if (value === undefined) {
@@ -68,7 +85,10 @@ function layoutOf(s: Settings, value: unknown): string | undefined {
 }
 
 /** Validates one foreign record of `importKeys` into the record to insert (without its id). */
-function validateImport(s: Settings, input: unknown): Omit<ApiKeyRecord, "id"> & { id?: string } {
+function validateImport(
+  s: ImportSettings,
+  input: unknown,
+): Omit<ApiKeyRecord, "id"> & { id?: string } {
   if (typeof input !== "object" || input === null) fail("record", "must be an object");
   const r = input as Partial<Record<keyof ImportApiKeyRecord, unknown>>;
   if (!s.layouts.acceptsPrefix(r.prefix as string)) {
@@ -205,7 +225,7 @@ async function reImport(
 
 /** Imports one validated record (see `importKeys`). */
 async function importOne(
-  s: Settings,
+  s: ImportSettings,
   valid: Valid,
   context: AuditContext | undefined,
   revoke: RevokeImported,
@@ -252,7 +272,7 @@ async function importOne(
  * record never stops the others.
  */
 export async function importKeys(
-  s: Settings,
+  s: ImportSettings,
   records: Iterable<ImportApiKeyRecord> | AsyncIterable<ImportApiKeyRecord>,
   context?: AuditContext,
   revoke?: RevokeImported,
@@ -294,4 +314,60 @@ export async function importKeys(
     } else result.errors.push({ index: at, prefix, message: outcome.error });
   }
   return result;
+}
+
+/** Options of `keyImporter`. */
+export interface KeyImporterOptions {
+  /** Where the keys go, wrapped as the service wraps it (deadline, record checks). */
+  storage: ApiKeyStorage;
+  /** The pepper versions the records may name (positive integers, see `pepperVersionOf`). */
+  pepperVersions: Iterable<number>;
+  /** As `ApiKeysServiceOptions.legacyKeyLayouts`. */
+  legacyKeyLayouts?: readonly LegacyKeyLayout[];
+}
+
+/** An import without a service: `keyImporter`'s. */
+export interface KeyImporter {
+  /** See `ApiKeysService.importKeys`. */
+  importKeys(
+    records: Iterable<ImportApiKeyRecord> | AsyncIterable<ImportApiKeyRecord>,
+  ): Promise<ImportApiKeysResult>;
+}
+
+/**
+ * An import that needs no pepper, only the versions records may name (an
+ * import never hashes): the CLI's, which may hold the old peppers at any
+ * length or not at all. No cache, audit log, change feed nor events, so a
+ * revocation (a re-run's) is the storage's write alone. Throws a `TypeError`
+ * naming a bad option (`KeyImporterOptions.legacyKeyLayouts[0] ...`).
+ */
+export function keyImporter(options: KeyImporterOptions): KeyImporter {
+  const label = "KeyImporterOptions";
+  const layouts = compileKeyLayouts(options.legacyKeyLayouts, `${label}.legacyKeyLayouts`);
+  const storage = new StorageAccess(
+    options.storage,
+    DEFAULT_STORAGE_TIMEOUT_MS,
+    `${label}.storage`,
+  );
+  const versions = new Set(options.pepperVersions);
+  const clock = () => new Date();
+  const s: ImportSettings = {
+    layouts,
+    storage,
+    clock,
+    idFactory: undefined,
+    audit: undefined,
+    fleet: undefined,
+    emitEvent: undefined,
+    hasher: { hasVersion: (version) => versions.has(version) },
+  };
+  const revoke = async (id: string) => {
+    await storage.revoke(id, clock());
+  };
+  return {
+    async importKeys(records) {
+      await storage.loaded();
+      return importKeys(s, records, undefined, revoke);
+    },
+  };
 }

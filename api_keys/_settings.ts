@@ -46,7 +46,8 @@ import {
 } from "./_options.ts";
 
 const DEFAULT_DEBOUNCE_MS = 60_000;
-const DEFAULT_STORAGE_TIMEOUT_MS = 5_000;
+/** The default of `storageTimeoutMs` (also `keyImporter`'s deadline). */
+export const DEFAULT_STORAGE_TIMEOUT_MS = 5_000;
 const DEFAULT_CACHE_TTL_MS = 30_000;
 const DEFAULT_CACHE_MAX_ENTRIES = 10_000;
 

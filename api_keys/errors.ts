@@ -176,6 +176,33 @@ export class ApiKeyOperationError extends Error {
 }
 
 /**
+ * The base of the errors whose `cause` must never reach a log line or a JSON
+ * body: kept non-enumerable and read-only, and left out of `toJSON`. Not
+ * exported (`@internal`: `deno doc --lint` does not ask for it); here, not
+ * in a file of its own, so no entry point loads a file more.
+ *
+ * @internal
+ */
+abstract class HiddenCauseError extends Error {
+  /** Failure code. */
+  abstract readonly code: string;
+  /** HTTP status. */
+  abstract readonly httpStatus: number;
+
+  /** Creates the error; `cause` is stored non-enumerable and never serialised. */
+  constructor(message: string, cause: unknown) {
+    super(message);
+    Object.defineProperty(this, "cause", { value: cause, enumerable: false, writable: false });
+  }
+
+  /** JSON form without the cause. */
+  toJSON(): { name: string; code: string; httpStatus: number; message: string } {
+    const { name, code, httpStatus, message } = this;
+    return { name, code, httpStatus, message };
+  }
+}
+
+/**
  * Storage failed (threw, rejected, timed out or returned a malformed record).
  * Status 503; the cause is kept off the message and out of JSON.
  *
@@ -186,7 +213,7 @@ export class ApiKeyOperationError extends Error {
  * error.message; // "API key storage is unavailable"
  * ```
  */
-export class ApiKeyStorageError extends Error {
+export class ApiKeyStorageError extends HiddenCauseError {
   /** Always `api_key_storage_unavailable`. */
   readonly code = "api_key_storage_unavailable" as const;
   /** Always 503. */
@@ -196,15 +223,9 @@ export class ApiKeyStorageError extends Error {
 
   /** Creates the error; `cause` is stored non-enumerable and never serialised. */
   constructor(operation: string, cause?: unknown) {
-    super("API key storage is unavailable");
+    super("API key storage is unavailable", cause);
     this.name = "ApiKeyStorageError";
     this.operation = operation;
-    Object.defineProperty(this, "cause", { value: cause, enumerable: false, writable: false });
-  }
-
-  /** JSON form without the cause. */
-  toJSON(): { name: string; code: string; httpStatus: number; message: string } {
-    return { name: this.name, code: this.code, httpStatus: this.httpStatus, message: this.message };
   }
 }
 
@@ -289,7 +310,7 @@ export class ApiKeyPrefixCollisionError extends Error {
  * error.balance.remaining; // 15
  * ```
  */
-export class ApiKeyAuditNotRecordedError extends Error {
+export class ApiKeyAuditNotRecordedError extends HiddenCauseError {
   /** Always `api_key_audit_not_recorded`. */
   readonly code = "api_key_audit_not_recorded" as const;
   /** Always 500. */
@@ -299,22 +320,20 @@ export class ApiKeyAuditNotRecordedError extends Error {
 
   /** Creates the error; `cause` is stored non-enumerable and never serialised. */
   constructor(balance: ApiKeyCreditBalance, cause?: unknown) {
-    super("The credit change was applied but its audit record was not written");
+    super("The credit change was applied but its audit record was not written", cause);
     this.name = "ApiKeyAuditNotRecordedError";
     this.balance = balance;
-    Object.defineProperty(this, "cause", { value: cause, enumerable: false, writable: false });
   }
 
   /** JSON form without the cause. */
-  toJSON(): {
+  override toJSON(): {
     name: string;
     code: string;
     httpStatus: number;
     message: string;
     balance: ApiKeyCreditBalance;
   } {
-    const { name, code, httpStatus, message, balance } = this;
-    return { name, code, httpStatus, message, balance };
+    return { ...super.toJSON(), balance: this.balance };
   }
 }
 

@@ -186,6 +186,18 @@ export function isWellFormedHash(scheme: ApiKeyHashScheme, hash: string): boolea
 const MAKE_PEPPER = "make one with `openssl rand -base64 32`";
 
 /**
+ * `value` as a pepper version: a positive safe integer, or its decimal string
+ * (no sign, no leading zero); `undefined` for anything else. Internal: not
+ * exported by the entry point.
+ */
+export function pepperVersionOf(value: unknown): number | undefined {
+  const version = typeof value === "string" && /^[1-9][0-9]*$/.test(value) ? Number(value) : value;
+  return typeof version === "number" && Number.isSafeInteger(version) && version >= 1
+    ? version
+    : undefined;
+}
+
+/**
  * Validates a pepper map (keys may be numeric strings) and returns it keyed by
  * number. Throws a `TypeError` naming `label` for an empty map, a version that
  * is not a positive integer, or a pepper that is not a non-empty string. The
@@ -199,8 +211,8 @@ function parsePeppers(peppers: unknown, label: string): Map<number, string> {
   }
   const out = new Map<number, string>();
   for (const [key, pepper] of Object.entries(peppers)) {
-    const version = /^[1-9][0-9]*$/.test(key) ? Number(key) : NaN;
-    if (!Number.isSafeInteger(version)) {
+    const version = pepperVersionOf(key);
+    if (version === undefined) {
       throw new TypeError(`${label} version ${JSON.stringify(key)} is not a positive integer`);
     }
     if (typeof pepper !== "string" || pepper === "") {
@@ -225,12 +237,8 @@ function resolveCurrentVersion(
   label: string,
 ): number {
   if (requested === undefined) return Math.max(...peppers.keys());
-  const version = typeof requested === "string" && /^[1-9][0-9]*$/.test(requested)
-    ? Number(requested)
-    : requested;
-  if (typeof version !== "number" || !Number.isSafeInteger(version) || version < 1) {
-    throw new TypeError(`${label} must be a positive integer`);
-  }
+  const version = pepperVersionOf(requested);
+  if (version === undefined) throw new TypeError(`${label} must be a positive integer`);
   if (!peppers.has(version)) throw new TypeError(`${label} ${version} has no pepper`);
   return version;
 }

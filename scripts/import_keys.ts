@@ -1,9 +1,9 @@
 /**
  * Imports API-key records of another system from a JSON Lines file (one
- * `ImportApiKeyRecord` per line) with `ApiKeysService.importKeys`, run from a
- * clone of the repository (scripts/ is not published):
+ * `ImportApiKeyRecord` per line) as `ApiKeysService.importKeys` does, run
+ * from a clone of the repository (scripts/ is not published):
  *
- *   API_KEY_PEPPERS='{"1":"..."}' deno task import-keys --jsonl keys.jsonl \
+ *   deno task import-keys --jsonl keys.jsonl --pepper-version 1 \
  *     [--namespace acme] [--legacy-key-layout nestarc-v0]...
  *
  * With `DATABASE_URL`, into PostgreSQL through Prisma (the schema of
@@ -11,29 +11,33 @@
  * generated/prisma), writing each key's layout (the `layout` column of
  * migration 0006, so an app with `storesLayout: true` accepts the keys);
  * without it, into memory: a dry run that validates every line and reports
- * what an import would do. Nothing is hashed: `API_KEY_PEPPERS` gives the
- * pepper versions the records may name (the peppers, of any length, are not
- * checked against the hashes). Prints one JSON summary line; each conflict
- * and error goes to stderr with its line number and, when well-formed, its
- * prefix (never a hash). Exit status: 0 when every line was imported, skipped
- * or revoked, 1 when some were not, 2 for bad usage (a missing file or Prisma
- * client included). Lines longer than 1 MiB are errors.
+ * what an import would do. Nothing is hashed, so no pepper is needed:
+ * `--pepper-version` (repeatable) names the versions the records may name;
+ * without it, they are the versions of `API_KEY_PEPPERS` (the app's JSON, its
+ * peppers of any length never used nor checked against the hashes). Prints
+ * one JSON summary line; each conflict and error goes to stderr with its line
+ * number and, when well-formed, its prefix (never a hash). Exit status: 0
+ * when every line was imported, skipped or revoked, 1 when some were not, 2
+ * for bad usage (a missing file or Prisma client included). Lines longer than
+ * 1 MiB are errors.
  *
  * @module
  */
 import { parseArgs } from "node:util";
 import {
-  ApiKeysService,
   type ApiKeyStorage,
   type ImportApiKeyRecord,
   InMemoryApiKeyStorage,
   type LegacyKeyLayout,
   PrismaApiKeyStorage,
 } from "../api_keys/mod.ts";
+import { type KeyImporter, keyImporter } from "../api_keys/_import.ts";
+import { pepperVersionOf } from "../api_keys/hasher.ts";
+import { assertValidNamespace } from "../api_keys/key_format.ts";
 
 const MAX_LINE_BYTES = 1024 * 1024;
 
-// Stdout carries only the summary line: the service's notices go to stderr.
+// Stdout carries only the summary line: the library's notices go to stderr.
 console.info = console.error;
 
 /** What a line that is not a record becomes: validation reports it (`record must be an object`). */
@@ -137,30 +141,35 @@ function fatal(message: string): never {
 function usage(message: string): never {
   console.error(`import-keys: ${message}`);
   console.error(
-    'usage: API_KEY_PEPPERS=\'{"1":"..."}\' deno task import-keys --jsonl FILE ' +
+    "usage: deno task import-keys --jsonl FILE --pepper-version N... " +
       "[--namespace NS] [--legacy-key-layout NAME]...",
   );
   Deno.exit(2);
 }
 
 /**
- * Any pepper of at least 32 bytes: the service is given one per version of
- * `API_KEY_PEPPERS` in place of the peppers given, which the import never uses.
+ * The pepper versions records may name: those of `--pepper-version` (no
+ * pepper needed: the import never hashes), else those of `API_KEY_PEPPERS`,
+ * whose peppers are only checked to be non-empty strings (the app's variable,
+ * its old peppers at any length: never refused for being short).
  */
-const STAND_IN_PEPPER = "import-keys-never-hashes-0123456789abcdef";
-
-/**
- * The pepper versions of `API_KEY_PEPPERS`, each with `STAND_IN_PEPPER`. The
- * import never hashes (a record's hash is stored as given): it only checks
- * that each record's pepper version is configured. So the old peppers are
- * taken at any length, never refused for being short (replacing one would
- * import keys that never verify), and not checked against the hashes.
- */
-function pepperVersions(json: string | undefined): Record<string, string> {
+function pepperVersions(flags: string[] | undefined, json: string | undefined): number[] {
+  if (flags !== undefined) {
+    return flags.map((flag) =>
+      pepperVersionOf(flag) ?? usage(
+        `--pepper-version must be a positive integer (a version the records name), not ${
+          JSON.stringify(flag)
+        }`,
+      )
+    );
+  }
   const expected = 'as JSON, each version to its pepper, e.g. {"1":"..."}';
+  if (json === undefined) {
+    usage(`give the pepper versions: --pepper-version N..., or API_KEY_PEPPERS ${expected}`);
+  }
   let given: unknown;
   try {
-    given = JSON.parse(json ?? "");
+    given = JSON.parse(json);
   } catch {
     usage(`API_KEY_PEPPERS must hold the peppers ${expected}`);
   }
@@ -170,17 +179,16 @@ function pepperVersions(json: string | undefined): Record<string, string> {
   ) {
     usage(`API_KEY_PEPPERS must hold at least one pepper ${expected}`);
   }
-  const versions: Record<string, string> = {};
-  for (const [version, pepper] of Object.entries(given)) {
+  return Object.entries(given).map(([key, pepper]) => {
     if (typeof pepper !== "string" || pepper === "") {
       usage(
-        `API_KEY_PEPPERS version ${JSON.stringify(version)} must be a non-empty string ` +
+        `API_KEY_PEPPERS version ${JSON.stringify(key)} must be a non-empty string ` +
           "(the other system's pepper of that version, as it is)",
       );
     }
-    versions[version] = STAND_IN_PEPPER;
-  }
-  return versions;
+    return pepperVersionOf(key) ??
+      usage(`API_KEY_PEPPERS version ${JSON.stringify(key)} is not a positive integer`);
+  });
 }
 
 /** The `--jsonl` file, open; bad usage when it cannot be read. */
@@ -204,6 +212,7 @@ function parseOptions() {
         jsonl: { type: "string" },
         namespace: { type: "string" },
         "legacy-key-layout": { type: "string", multiple: true },
+        "pepper-version": { type: "string", multiple: true },
       },
     }).values;
   } catch (error) {
@@ -214,7 +223,7 @@ function parseOptions() {
 async function main(): Promise<number> {
   const values = parseOptions();
   if (values.jsonl === undefined) usage("--jsonl FILE is required");
-  const peppers = pepperVersions(Deno.env.get("API_KEY_PEPPERS"));
+  const versions = pepperVersions(values["pepper-version"], Deno.env.get("API_KEY_PEPPERS"));
   const file = await openJsonl(values.jsonl);
   const url = Deno.env.get("DATABASE_URL");
   const target = url ? await prismaStorage(url) : {
@@ -222,20 +231,19 @@ async function main(): Promise<number> {
     close: () => Promise.resolve(),
   };
   try {
-    let service: ApiKeysService;
+    let importer: KeyImporter;
     try {
-      service = new ApiKeysService({
-        peppers,
+      if (values.namespace !== undefined) assertValidNamespace(values.namespace, "--namespace");
+      importer = keyImporter({
         storage: target.storage,
-        namespace: values.namespace,
+        pepperVersions: versions,
         legacyKeyLayouts: values["legacy-key-layout"] as LegacyKeyLayout[] | undefined,
-        cache: false,
       });
     } catch (error) {
       usage((error as Error).message);
     }
     const lineOf: number[] = [];
-    const result = await service.importKeys(jsonLines(file.readable, lineOf));
+    const result = await importer.importKeys(jsonLines(file.readable, lineOf));
     for (
       const [kind, issues] of [["conflict", result.conflicts], ["error", result.errors]] as const
     ) {

@@ -10,7 +10,7 @@ import {
   type ImportApiKeyRecord,
   InMemoryApiKeyStorage,
 } from "../../api_keys/mod.ts";
-import { importKeys } from "../../api_keys/_import.ts";
+import { importKeys, keyImporter } from "../../api_keys/_import.ts";
 import { compileSettings } from "../../api_keys/_settings.ts";
 import { makeService, overrideStorage, PEPPER_1, PEPPER_2, rejection } from "./helpers.ts";
 import { nestarcHash, nestarcKey, plainSha256 } from "./verify/nestarc.ts";
@@ -280,6 +280,27 @@ describe("importKeys", () => {
       storage: new InMemoryApiKeyStorage(),
     });
     await assert.rejects(importKeys(settings, 42 as never), TypeError);
+  });
+
+  it("keyImporter needs pepper versions only: the keys it imports verify under the real peppers", async () => {
+    const { keys, rows } = nestarcExport(3);
+    const storage = new InMemoryApiKeyStorage();
+    const importer = keyImporter({ storage, pepperVersions: [1], ...LEGACY });
+    const unknownVersion = { ...rows[2], pepperVersion: 2 };
+    const result = await importer.importKeys([rows[0], rows[1], unknownVersion]);
+    assert.deepEqual([result.imported, result.errors.map((e) => [e.index, e.message])], [
+      2,
+      [[2, "Invalid pepperVersion: must be a configured pepper version"]],
+    ]);
+    const again = await importer.importKeys([{ ...rows[1], revokedAt: "2029-11-30T00:00:00Z" }]);
+    assert.deepEqual([again.skipped, again.revoked], [0, 1]);
+    const { service } = makeService({ storage, cache: false, ...LEGACY });
+    assert.equal((await service.verify(keys[0].raw)).keyId, "n-0");
+    assert.equal((await rejection(service.verify(keys[1].raw))).code, "api_key_revoked");
+    assert.throws(
+      () => keyImporter({ storage, pepperVersions: [1], legacyKeyLayouts: ["v9" as never] }),
+      /^TypeError: KeyImporterOptions\.legacyKeyLayouts\[0\] is an unknown layout/,
+    );
   });
 
   it("a storage failure is that record's error; the others go on", async () => {

@@ -2,6 +2,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
   API_KEY_ERROR_STATUS,
+  ApiKeyAuditNotRecordedError,
   ApiKeyError,
   apiKeyError,
   type ApiKeyErrorCode,
@@ -85,5 +86,43 @@ describe("errors", () => {
       assert.equal((error as unknown as Record<symbol, unknown>)[BRAND], true);
     }
     assert.ok(!JSON.stringify(errors[2]).includes("secret cause"));
+  });
+
+  it("the storage and audit-not-recorded errors keep their cause off keys and JSON (pinned)", () => {
+    const cause = new Error("secret cause");
+    const balance = { remaining: 15, nextRefillAt: null };
+    const storage = new ApiKeyStorageError("findById", cause);
+    const audit = new ApiKeyAuditNotRecordedError(balance, cause);
+    assert.equal(
+      JSON.stringify(storage),
+      '{"name":"ApiKeyStorageError","code":"api_key_storage_unavailable","httpStatus":503,' +
+        '"message":"API key storage is unavailable"}',
+    );
+    assert.equal(
+      JSON.stringify(audit),
+      '{"name":"ApiKeyAuditNotRecordedError","code":"api_key_audit_not_recorded",' +
+        '"httpStatus":500,"message":"The credit change was applied but its audit record was not ' +
+        'written","balance":{"remaining":15,"nextRefillAt":null}}',
+    );
+    assert.deepEqual(Object.keys(storage), ["code", "httpStatus", "operation", "name"]);
+    assert.deepEqual(Object.keys(audit), ["code", "httpStatus", "balance", "name"]);
+    for (const error of [storage, audit]) {
+      assert.ok(error instanceof Error);
+      assert.equal(error.cause, cause);
+      assert.deepEqual(Object.getOwnPropertyDescriptor(error, "cause"), {
+        value: cause,
+        enumerable: false,
+        writable: false,
+        configurable: false,
+      });
+      assert.equal((error as unknown as Record<symbol, unknown>)[BRAND], true);
+    }
+    assert.ok(
+      storage instanceof ApiKeyStorageError && !(storage instanceof ApiKeyAuditNotRecordedError),
+    );
+    assert.ok(
+      audit instanceof ApiKeyAuditNotRecordedError && !(audit instanceof ApiKeyStorageError),
+    );
+    assert.equal(new ApiKeyStorageError("insert").cause, undefined);
   });
 });

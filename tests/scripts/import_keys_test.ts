@@ -104,6 +104,45 @@ describe("scripts/import_keys.ts without DATABASE_URL (dry run)", {
     Deno.removeSync(path);
   });
 
+  it("needs no pepper material: --pepper-version names the versions (API_KEY_PEPPERS then unread)", async () => {
+    const { keys, path } = exportFile(2, PEPPER);
+    const [line] = Deno.readTextFileSync(path).split("\n");
+    const record = JSON.parse(line);
+    Deno.writeTextFileSync(
+      path,
+      [
+        JSON.stringify({ ...record, revokedAt: "2029-11-30T00:00:00.000Z" }),
+        JSON.stringify({ ...record, id: "v3", prefix: keys[1].prefix, pepperVersion: 3 }),
+      ].join("\n") + "\n",
+      { append: true },
+    );
+    const args = ["--jsonl", path, "--legacy-key-layout", "nestarc-v0"];
+    const env = { API_KEY_PEPPERS: "not the peppers", DATABASE_URL: "" };
+    const run = await runImport([...args, "--pepper-version", "1", "--pepper-version", "2"], env);
+    assert.equal(run.code, 1, run.stderr);
+    assert.deepEqual(JSON.parse(run.stdout.trim()), {
+      dryRun: true,
+      imported: 2,
+      skipped: 0,
+      revoked: 1,
+      conflicts: 0,
+      errors: 1,
+    });
+    assert.match(
+      run.stderr,
+      new RegExp(
+        `^line 4 \\(${keys[1].prefix}\\): error: .*must be a configured pepper version`,
+        "m",
+      ),
+    );
+    for (const version of ["0", "x", "1.5"]) {
+      const bad = await runImport([...args, "--pepper-version", version], env);
+      assert.equal(bad.code, 2, version);
+      assert.match(bad.stderr, /^import-keys: --pepper-version /m, version);
+    }
+    Deno.removeSync(path);
+  });
+
   it("a missing --jsonl file is bad usage (exit 2, one line, no stack)", async () => {
     const missing = Deno.makeTempDirSync() + "/missing.jsonl";
     const run = await runImport(["--jsonl", missing, "--legacy-key-layout", "nestarc-v0"], {
