@@ -49,11 +49,11 @@ describe("resolveSettings", () => {
 
   it("validates legacyKeyLayouts, naming it", () => {
     assert.throws(
-      () => resolveSettings({ legacyKeyLayouts: "nestarc-v0" } as never),
+      () => resolveSettings({ legacyKeyLayouts: "nestarc-v0" as never }),
       /^TypeError: SafeResponseModule: option `legacyKeyLayouts` must be an array$/,
     );
     assert.throws(
-      () => resolveSettings({ legacyKeyLayouts: ["nestarc-v9"] } as never, "createSafeFetch"),
+      () => resolveSettings({ legacyKeyLayouts: ["nestarc-v9" as never] }, "createSafeFetch"),
       /^TypeError: createSafeFetch: option `legacyKeyLayouts`\[0\] is an unknown layout/,
     );
   });

@@ -327,7 +327,7 @@ describe("createSafeFetch route: errors", () => {
     const legacy = `ak_live_${"A".repeat(12)}_${"b".repeat(32)}`;
     const logged: string[] = [];
     const safe = createSafeFetch({
-      ...{ legacyKeyLayouts: ["nestarc-v0"] },
+      legacyKeyLayouts: ["nestarc-v0"],
       logger: { warn: (m) => logged.push(m), error: (m, stack) => logged.push(m, stack ?? "") },
       responseHeaders: () => {
         throw new Error(`no headers for ${legacy}`);

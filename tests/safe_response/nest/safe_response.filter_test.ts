@@ -98,7 +98,7 @@ function appModule(problemDetails: boolean) {
         errorCatalog: Errors,
         timestamp: false,
         path: false,
-        ...{ legacyKeyLayouts: ["nestarc-v0"] },
+        legacyKeyLayouts: ["nestarc-v0"],
       }),
     ],
     controllers: [ProblemController],
