@@ -181,6 +181,7 @@ export interface StoreDoor {
     subject: string,
     policies: readonly CompiledRateLimitPolicy[],
     nowMs?: number,
+    trace?: unknown,
   ) => readonly CounterResult[] | Unanswered;
   /**
    * Runs one other store call (`run(deadline)`) through the same slots and
@@ -198,7 +199,8 @@ export interface StoreDoor {
  * answered without the store; `observe` receives, as each store call settles,
  * its start (`performance.now()` ms: the observer reads the clock only if it
  * needs the duration) and number of checks; `taps.batch` (the telemetry bridge's) each
- * call's start, with the tokens of the checks it carries.
+ * call's start, with the tokens of the checks it carries; `taps.fail` the token of each check
+ * that throws (a store bug, a malformed reply).
  *
  * @example
  * ```ts
@@ -231,6 +233,11 @@ export function createStoreDoor(
   let queueWatch: Watch | undefined;
   let queueWatchAt = Infinity;
 
+  /** `error`, once the span of the check `trace` (the telemetry bridge's token) ends as an error. */
+  const failing = (trace: unknown, error: unknown) => {
+    if (trace !== undefined) taps.fail?.(trace);
+    return error;
+  };
   const finish = (entry: Entry, value: unknown) => {
     if (entry.done) return;
     entry.done = true;
@@ -240,14 +247,14 @@ export function createStoreDoor(
     try {
       mapped = then(value, entry.answerAt - timeoutMs);
     } catch (error) {
-      return entry.reject(error);
+      return entry.reject(failing(entry.trace, error));
     }
     entry.resolve(mapped);
   };
   const fail = (entry: Entry, error: unknown) => {
     if (entry.done) return;
     entry.done = true;
-    entry.reject(error);
+    entry.reject(failing(entry.trace, error));
   };
 
   /** The slot of a check (its first counter's), for a clustered store's one slot per call. */
@@ -288,15 +295,20 @@ export function createStoreDoor(
     });
   };
 
-  const deliver = (batch: Entry[], answer: unknown) => {
+  /** Answers `batch` with the store's `answer`: whether it was malformed (the call failed). */
+  const deliver = (batch: Entry[], answer: unknown): boolean => {
     const op = batch[0].run !== undefined;
-    if (op) return finish(batch[0], answer === null ? TIMED_OUT : answer);
+    if (op) {
+      finish(batch[0], answer === null ? TIMED_OUT : answer);
+      return false;
+    }
     const results = (answer as { results?: unknown } | undefined)?.results;
     if (!Array.isArray(results) || results.length !== batch.length) {
       const error = malformed(storeName, `results must list ${batch.length} answers`);
       for (const entry of batch) fail(entry, error);
-      return;
+      return true;
     }
+    let bad = false;
     for (let i = 0; i < batch.length; i++) {
       const entry = batch[i];
       const result = results[i];
@@ -307,8 +319,12 @@ export function createStoreDoor(
       }
       const problem = wellFormed ? undefined : counterProblem(result, entry.counters!.length);
       if (problem === undefined) finish(entry, result);
-      else fail(entry, malformed(storeName, problem));
+      else {
+        bad = true;
+        fail(entry, malformed(storeName, problem));
+      }
     }
+    return bad;
   };
 
   /**
@@ -375,7 +391,7 @@ export function createStoreDoor(
     call.then(
       (answer) => {
         try {
-          deliver(batch, answer);
+          failed = deliver(batch, answer);
         } finally {
           free();
         }
@@ -467,9 +483,12 @@ export function createStoreDoor(
       }
     });
 
-  /** An in-process check's throw: a store bug thrown as a `TypeError`, else `Unanswered`. */
-  const failedNow = (error: unknown) => {
-    if (isBug(error)) throw storeFault(storeName, error);
+  /**
+   * An in-process check's throw: a store bug thrown as a `TypeError` (the span of the check
+   * `trace` ended as an error), else `Unanswered`.
+   */
+  const failedNow = (error: unknown, trace: unknown) => {
+    if (isBug(error)) throw failing(trace, storeFault(storeName, error));
     return new Unanswered("error", error);
   };
 
@@ -480,11 +499,12 @@ export function createStoreDoor(
         subject: string,
         policies: readonly CompiledRateLimitPolicy[],
         nowMs?: number,
+        trace?: unknown,
       ) => {
         try {
           return checkPolicies(subject, policies, nowMs);
         } catch (error) {
-          return failedNow(error);
+          return failedNow(error, trace);
         }
       },
     }),
@@ -501,11 +521,11 @@ export function createStoreDoor(
       try {
         answer = checkNow(counters, nowMs);
       } catch (error) {
-        return failedNow(error);
+        return failedNow(error, trace);
       }
       if (!wellFormed) {
         const problem = counterProblem(answer, counters.length);
-        if (problem !== undefined) throw malformed(storeName, problem);
+        if (problem !== undefined) throw failing(trace, malformed(storeName, problem));
       }
       return answer as readonly CounterResult[];
     },

@@ -823,7 +823,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
   ): RateLimitResult => {
     const trace = taps.enter?.();
     const began = taps.check !== undefined ? performance.now() : 0;
-    const sent = checkPolicies(subject, compiled, nowMs);
+    const sent = checkPolicies(subject, compiled, nowMs, trace);
     const counters = sent instanceof Unanswered
       ? windowCounters(subject, compiled, undefined, undefined, undefined) // for `local`
       : NO_POLICIES;

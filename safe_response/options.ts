@@ -2,6 +2,7 @@
  * Options of the safe-response module (framework-free types).
  * @module
  */
+import type { LegacyKeyLayout } from "../api_keys/key_format.ts";
 import type { ErrorCatalog } from "./error_catalog.ts";
 import type { ErrorCodeMapper } from "./error_resolution.ts";
 import type { FieldSelectionOptions } from "./field_selection.ts";
@@ -126,6 +127,11 @@ export interface SafeResponseModuleOptions<Context = unknown> {
    * paginated route parses its query (default off).
    */
   defaultLimit?: number;
+  /**
+   * Legacy key layouts redacted from the logged error lines too, besides the current one (the
+   * API-keys service's `legacyKeyLayouts`; default none).
+   */
+  legacyKeyLayouts?: readonly LegacyKeyLayout[];
 }
 
 /** The error format a route expects: error envelopes or problem details (`problemDetails` decides). */

@@ -9,7 +9,6 @@ import type {
   PaginationMeta,
   ResponseMeta,
 } from "../client/types.ts";
-import { redactApiKeys } from "../api_keys/key_format.ts";
 import { callAppFunction, describeThrown } from "./_app_functions.ts";
 import { isContextFieldName } from "./_meta_fields.ts";
 import { appendLinks } from "./_link_header.ts";
@@ -774,8 +773,9 @@ export class Responder {
     (this.#hooks.logger ?? CONSOLE_LOGGER).warn(message);
   }
 
-  /** Logs an error, API keys redacted from the line and the stack. */
+  /** Logs an error, API keys (`legacyKeyLayouts`' too) redacted from the line and the stack. */
   #logError(line: string, stack?: string): void {
+    const { redactApiKeys } = this.settings;
     (this.#hooks.logger ?? CONSOLE_LOGGER).error(
       redactApiKeys(line),
       stack === undefined ? undefined : redactApiKeys(stack),

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { compileKeyLayouts } from "../api_keys/key_format.ts";
 import type { ErrorCatalog } from "./error_catalog.ts";
 import type { ErrorCodeMapper } from "./error_resolution.ts";
 import { type FieldSelectionSettings, resolveFieldSelection } from "./field_selection.ts";
@@ -76,6 +77,8 @@ export interface SafeResponseSettings {
   version?: ApiVersionOption;
   /** Page size of paginated routes without their own `defaultLimit`, when set. */
   defaultLimit?: number;
+  /** A logged line with its API keys redacted: the current layout's and `legacyKeyLayouts`'. */
+  redactApiKeys: (text: string) => string;
 }
 
 /** Every option with its default (`undefined`: none); also the list of known options. */
@@ -101,6 +104,7 @@ const DEFAULTS: Readonly<Record<keyof SafeResponseModuleOptions, unknown>> = Obj
   validationDetails: "messages",
   version: undefined,
   defaultLimit: undefined,
+  legacyKeyLayouts: undefined,
 });
 
 type Bag = Record<string, unknown>;
@@ -250,6 +254,12 @@ function version(value: unknown): ApiVersionOption | undefined {
     : fail("version", "a non-empty string or a function");
 }
 
+/** The redaction of the current layout's keys and those of `legacyKeyLayouts` (checked). */
+function redaction(value: unknown): (text: string) => string {
+  const layouts = compileKeyLayouts(value, "SafeResponseModule: option `legacyKeyLayouts`");
+  return (text) => layouts.redact(text);
+}
+
 /** Who the errors of {@link resolveSettings} name unless told otherwise. */
 const OWNER = "SafeResponseModule";
 
@@ -327,5 +337,6 @@ function settingsOf<Context>(options: SafeResponseModuleOptions<Context>): SafeR
       { defaultLimit: o.defaultLimit as number | undefined },
       "SafeResponseModule option",
     ).defaultLimit,
+    redactApiKeys: redaction(o.legacyKeyLayouts),
   });
 }

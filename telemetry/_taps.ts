@@ -39,10 +39,12 @@ export interface LimiterTaps {
   storeCall?: (ms: number, checks: number) => void;
   /** One per check the store did not answer. */
   unavailable?: (reason: "timeout" | "error") => void;
-  /** At a check's start: a token (its span) that `leave` and `batch` get back. */
+  /** At a check's start: a token (its span) that `leave` (or `fail`) and `batch` get back. */
   enter?: () => unknown;
   /** At a check's answer: its `enter` token, who answered, allowed. */
   leave?: (token: unknown, outcome: string, allowed: boolean) => void;
+  /** At a check's throw instead (a store bug, a malformed reply): its `enter` token. */
+  fail?: (token: unknown) => void;
   /** At a store call's start: the tokens of its checks; answers what to call when it settles. */
   batch?: (tokens: unknown[], checks: number) => ((failed: boolean) => void) | undefined;
 }

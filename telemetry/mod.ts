@@ -258,7 +258,7 @@ function limiterTaps(meter: Meter, tracer: Tracer, limiter: RateLimiter): Limite
     const [outcome, result] = key.split("|");
     return { "rate_limit.outcome": outcome, "rate_limit.result": result };
   });
-  const storeSet = Object.freeze({ "rate_limit.store": store });
+  const storeSet = Object.freeze({ "rate_limit.store.name": store });
   const reasonSet = interned((reason: string) => ({
     "rate_limit.reason": reason,
     "rate_limit.on_store_error": limiter.onStoreError,
@@ -283,6 +283,9 @@ function limiterTaps(meter: Meter, tracer: Tracer, limiter: RateLimiter): Limite
     s.setAttributes(checkSet(`${outcome}|${allowed ? "allowed" : "refused"}`));
     s.end();
   });
+  taps.fail = (span) => {
+    if (span !== undefined) ending(span as Span)(true);
+  };
   taps.batch = (spans, checkCount) => {
     try {
       const live = spans.filter((s): s is Span => s !== undefined);
@@ -307,7 +310,7 @@ function responderTaps(meter: Meter, target: Responder | { readonly responder: R
   const responder = "responder" in target ? target.responder : target;
   const taps = claim<ResponderTaps>(responder, "responder");
   const responses = counter(meter, "safe_response.responses");
-  const classSet = interned((c: string) => ({ "http.response.status_class": c }));
+  const classSet = interned((c: string) => ({ "safe_response.status_class": c }));
   taps.response = safely((status) => {
     const c = Math.floor(status / 100);
     responses.add(1, classSet(c >= 1 && c <= 5 ? `${c}xx` : "other"));

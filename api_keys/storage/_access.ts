@@ -794,15 +794,17 @@ export class StorageAccess {
   }
 
   /**
-   * `touchLastUsed(id, at())`, not awaited: a throw or rejection (of the
-   * storage or of `at`) never reaches the caller and is warned about once.
-   * `settled` (the telemetry bridge's span end) learns how it settled.
+   * `touchLastUsed(id, at())` under the storage deadline, not awaited: a throw,
+   * a rejection (of the storage or of `at`) or the deadline passing never
+   * reaches the caller and is warned about once. `settled` (the telemetry
+   * bridge's span end) learns how it settled, at the deadline at the latest.
    */
   touchLastUsed(id: string, at: () => Date, settled?: (failed: boolean) => void): void {
     const storage = this.#storage;
-    const touch = settled === undefined ? () => storage.touchLastUsed(id, at()) : async () => {
+    const write = () => this.withDeadline("storage", () => storage.touchLastUsed(id, at()));
+    const touch = settled === undefined ? write : async () => {
       try {
-        await storage.touchLastUsed(id, at());
+        await write();
         settled(false);
       } catch (error) {
         settled(true);

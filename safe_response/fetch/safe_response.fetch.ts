@@ -26,7 +26,6 @@ import {
 } from "../_route_checks.ts";
 import { resolveSettings } from "../settings.ts";
 import { callAppFunction } from "../_app_functions.ts";
-import { redactApiKeys } from "../../api_keys/key_format.ts";
 import {
   copyHeaders,
   FetchExchange,
@@ -272,7 +271,7 @@ export function createSafeFetch(options: SafeFetchOptions = {}): SafeFetch {
       const given = responseHeaders(request);
       return given === undefined ? undefined : new Headers(given);
     });
-    if (!outcome.ok) (logger ?? console).error(redactApiKeys(outcome.failure));
+    if (!outcome.ok) (logger ?? console).error(responder.settings.redactApiKeys(outcome.failure));
     else if (outcome.value !== undefined) copyHeaders(context.headers, outcome.value);
     return context;
   };

@@ -47,6 +47,17 @@ describe("resolveSettings", () => {
     );
   });
 
+  it("validates legacyKeyLayouts, naming it", () => {
+    assert.throws(
+      () => resolveSettings({ legacyKeyLayouts: "nestarc-v0" as never }),
+      /^TypeError: SafeResponseModule: option `legacyKeyLayouts` must be an array$/,
+    );
+    assert.throws(
+      () => resolveSettings({ legacyKeyLayouts: ["nestarc-v9" as never] }, "createSafeFetch"),
+      /^TypeError: createSafeFetch: option `legacyKeyLayouts`\[0\] is an unknown layout/,
+    );
+  });
+
   it("validates the module's defaultLimit", () => {
     assert.equal(resolveSettings().defaultLimit, undefined);
     assert.equal(resolveSettings({ defaultLimit: 25 }).defaultLimit, 25);

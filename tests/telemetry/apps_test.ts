@@ -185,12 +185,12 @@ const ATTRIBUTES = new Set([
   "api_key.usage.outcome",
   "rate_limit.outcome",
   "rate_limit.result",
-  "rate_limit.store",
+  "rate_limit.store.name",
   "rate_limit.reason",
   "rate_limit.on_store_error",
   "rate_limit.store.checks",
   "api_key.usage.rows",
-  "http.response.status_class",
+  "safe_response.status_class",
 ]);
 
 const TARGETS = [

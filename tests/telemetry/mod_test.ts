@@ -16,6 +16,7 @@ import {
   compileRateLimitPolicies,
   createMemoryRateLimitStore,
   createRateLimiter,
+  type RateLimitStore,
 } from "../../rate_limits/mod.ts";
 import { resolveSettings, Responder } from "../../safe_response/mod.ts";
 import { breakChecksum, FakeClocks, PEPPER_1, READ_ORDERS } from "../api_keys/helpers.ts";
@@ -199,7 +200,9 @@ describe("instrumentTelemetry", () => {
     for (const [i, check] of checks.entries()) {
       assert.equal(parentOf(check), requests[i].span.spanContext().spanId);
       assert.equal(check.instrumentationScope.name, TELEMETRY_SCOPE);
+      assert.equal(check.attributes["rate_limit.store.name"], "fake");
     }
+    for (const call of calls) assert.equal(call.attributes["rate_limit.store.name"], "fake");
     assert.deepEqual(
       calls.flatMap((call) => call.links.map((l) => l.context.spanId)).sort(),
       checks.map((c) => c.spanContext().spanId).sort(),
@@ -226,10 +229,57 @@ describe("instrumentTelemetry", () => {
       1,
     );
     // Three store calls: the two above and the failed one.
-    assert.equal(valueOf(points, "rate_limit.store.duration", { "rate_limit.store": "fake" }), 3);
+    assert.equal(
+      valueOf(points, "rate_limit.store.duration", { "rate_limit.store.name": "fake" }),
+      3,
+    );
     assert.equal(valueOf(points, "rate_limit.check.duration", refused), 1);
     const failed = exporter.getFinishedSpans().filter((s) => s.name === "rate_limit.store.call");
     assert.equal(failed.at(-1)!.status.code, 2, "the failed store call's span is an error");
+  });
+
+  it("a check that throws (a store bug, a malformed reply): its span and its store call's end as errors; not counted", async () => {
+    const policy = [{ name: "api", limit: 5, windowMs: 60_000 }];
+    const remote = (checkBatch: RateLimitStore["checkBatch"]): RateLimitStore => ({
+      name: "remote",
+      checkBatch,
+    });
+    const inProcess = (checkNow: RateLimitStore["checkNow"]): RateLimitStore => ({
+      name: "local",
+      checkBatch: () => Promise.reject(new Error("unused")),
+      checkNow,
+    });
+    const cases: [string, RateLimitStore, number][] = [
+      ["a remote TypeError", remote(() => Promise.reject(new TypeError("bug"))), 1],
+      ["a malformed reply", remote(() => Promise.resolve({ results: [] })), 1],
+      [
+        "a malformed answer",
+        remote(() => Promise.resolve({ results: [{ allowed: 1 }] } as never)),
+        1,
+      ],
+      [
+        "an in-process TypeError",
+        inProcess(() => {
+          throw new TypeError("bug");
+        }),
+        0,
+      ],
+      ["an in-process malformed answer", inProcess(() => []), 0],
+    ];
+    for (const [what, store, storeCalls] of cases) {
+      const { reader, meterProvider, exporter, tracerProvider } = setup();
+      const limiter = createRateLimiter({ store, logger: () => {} });
+      const telemetry = instrumentTelemetry({ meterProvider, tracerProvider, limiter });
+      await assert.rejects(limiter.check("k", policy), TypeError, what);
+      const spans = exporter.getFinishedSpans();
+      const checks = spans.filter((s) => s.name === "rate_limit.check");
+      const calls = spans.filter((s) => s.name === "rate_limit.store.call");
+      assert.deepEqual(checks.map((s) => s.status.code), [2], `${what}: the check span, ERROR`);
+      assert.deepEqual(calls.map((s) => s.status.code), Array(storeCalls).fill(2), what);
+      const points = await collect(reader);
+      assert.equal(points.filter((p) => p.name === "rate_limit.checks").length, 0, what);
+      telemetry.close();
+    }
   });
 
   it("a remembered refusal: counted as the store's refusal, a check span, no store call", async () => {
@@ -243,7 +293,10 @@ describe("instrumentTelemetry", () => {
     const points = await collect(reader);
     const refused = { "rate_limit.outcome": "store", "rate_limit.result": "refused" };
     assert.equal(valueOf(points, "rate_limit.checks", refused), 3);
-    assert.equal(valueOf(points, "rate_limit.store.duration", { "rate_limit.store": "fake" }), 2);
+    assert.equal(
+      valueOf(points, "rate_limit.store.duration", { "rate_limit.store.name": "fake" }),
+      2,
+    );
     const spans = exporter.getFinishedSpans();
     assert.equal(spans.filter((s) => s.name === "rate_limit.check").length, 4);
     assert.equal(spans.filter((s) => s.name === "rate_limit.store.call").length, 2);
@@ -275,7 +328,7 @@ describe("instrumentTelemetry", () => {
     responder.success({ a: 1 }, exchange, { plan });
     responder.error(new Error("boom"), exchange, { plan });
     const points = await collect(reader);
-    const status = (c: string) => ({ "http.response.status_class": c });
+    const status = (c: string) => ({ "safe_response.status_class": c });
     assert.equal(valueOf(points, "safe_response.responses", status("2xx")), 2);
     assert.equal(valueOf(points, "safe_response.responses", status("5xx")), 1);
     assert.equal(valueOf(points, "api_key.change_feed.healthy", {}), 1);
@@ -394,6 +447,23 @@ describe("instrumentTelemetry", () => {
     const touches = exporter.getFinishedSpans().filter((s) => s.name === "api_key.storage.touch");
     assert.deepEqual(touches.map((s) => s.status.code), [0, 2], "written, then failed (ERROR)");
     assert.equal(parentOf(touches[0]), request.spanContext().spanId);
+  });
+
+  it("a lastUsedAt write that never settles: its span ends as an error at the storage deadline", async () => {
+    const { exporter, tracerProvider } = setup();
+    const store = new FlakyUsageStorage();
+    const service = new ApiKeysService({
+      peppers: { 1: PEPPER_1 },
+      storage: store,
+      storageTimeoutMs: 20,
+    });
+    instrumentTelemetry({ tracerProvider, service });
+    const { key } = await service.create({ tenantId: "t1", name: "a", scopes: READ_ORDERS });
+    store.touchHangs = true;
+    await service.authorize(key);
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    const touches = exporter.getFinishedSpans().filter((s) => s.name === "api_key.storage.touch");
+    assert.deepEqual(touches.map((s) => s.status.code), [2], "ended at the deadline, ERROR");
   });
 
   it("the change feed's gauges: lag in seconds, +Inf while unbounded; notices absent until known", async () => {
@@ -524,12 +594,14 @@ class FlakyUsageStorage extends InMemoryApiKeyStorage {
   failing = false;
   lookupFails = false;
   touchFails = false;
+  touchHangs = false;
   override recordUsage(rows: readonly ApiKeyUsageRow[], batchId?: string): Promise<void> {
     if (this.failing) return Promise.reject(new Error("usage down"));
     return super.recordUsage(rows, batchId);
   }
   override touchLastUsed(id: string, lastUsedAt: Date): Promise<void> {
     if (this.touchFails) return Promise.reject(new Error("touch down"));
+    if (this.touchHangs) return new Promise(() => {}); // a lock wait that never ends
     return super.touchLastUsed(id, lastUsedAt);
   }
   override peekByPrefix(prefix: string) {

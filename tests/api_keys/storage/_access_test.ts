@@ -338,6 +338,22 @@ describe("StorageAccess", () => {
         "api-keys: touchLastUsed failed (Error); further failures are not logged",
       ]);
     });
+
+    it("a write that never settles fails at the storage deadline: `settled` learns it, warned once", async () => {
+      const access = new StorageAccess(
+        await plain({ touchLastUsed: () => new Promise<void>(() => {}) }),
+        20,
+        "s",
+      );
+      const settled: boolean[] = [];
+      access.touchLastUsed("k1", () => new Date(), (failed) => settled.push(failed));
+      access.touchLastUsed("k1", () => new Date());
+      await new Promise((resolve) => setTimeout(resolve, 80));
+      assert.deepEqual(settled, [true]);
+      assert.deepEqual(warnings, [
+        "api-keys: touchLastUsed failed (Error); further failures are not logged",
+      ]);
+    });
   });
 
   it("listPage: a storage's page is checked (tenant, filters, length, order, predecessors); without the capability, listByTenant paged", async () => {

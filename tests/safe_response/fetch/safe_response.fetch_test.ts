@@ -323,6 +323,26 @@ describe("createSafeFetch route: errors", () => {
     assert.ok(!lines[0].includes(key), "but never the key");
   });
 
+  it("redacts the keys of the legacyKeyLayouts option from the logged lines and stacks", async () => {
+    const legacy = `ak_live_${"A".repeat(12)}_${"b".repeat(32)}`;
+    const logged: string[] = [];
+    const safe = createSafeFetch({
+      legacyKeyLayouts: ["nestarc-v0"],
+      logger: { warn: (m) => logged.push(m), error: (m, stack) => logged.push(m, stack ?? "") },
+      responseHeaders: () => {
+        throw new Error(`no headers for ${legacy}`);
+      },
+    });
+    const handler = safe.route({}, () => {
+      throw new Error(`upstream refused ${legacy}`);
+    });
+    assert.equal((await handler(at("/boom"))).status, 500);
+    assert.ok(logged.some((l) => l.includes("no headers for [REDACTED_API_KEY]")), logged.join());
+    assert.ok(logged.some((l) => l.includes("upstream refused [REDACTED_API_KEY]")), logged.join());
+    assert.ok(logged.some((l) => l.includes("at ")), "the stack is logged");
+    assert.ok(!logged.some((l) => l.includes(legacy)), "never the legacy key");
+  });
+
   it("answers a result JSON cannot carry as a logged 500", async () => {
     const { safe, lines } = safeWith();
     const handler = safe.route({}, () => ({ big: 1n }));

@@ -39,6 +39,8 @@ import {
 
 const HeaderGuard = headerDenyGuard(() => new ForbiddenException("Denied by guard"));
 const SECRET = "db-password-hunter2";
+/** A key of the built-in legacy layout the module is told about (`legacyKeyLayouts`). */
+const LEGACY_KEY = `ak_live_${"A".repeat(12)}_${"b".repeat(32)}`;
 const SUNSET = '<https://example.com/sunset>; rel="sunset"';
 
 const Errors = defineErrors({
@@ -77,6 +79,7 @@ class ProblemController {
       throw circular;
     }
     if (kind === "error") throw new TypeError(`cannot reach ${SECRET}`);
+    if (kind === "legacy") throw new Error(`upstream refused ${LEGACY_KEY}`);
     throw new Proxy({}, {
       get() {
         throw new Error(SECRET);
@@ -95,6 +98,7 @@ function appModule(problemDetails: boolean) {
         errorCatalog: Errors,
         timestamp: false,
         path: false,
+        legacyKeyLayouts: ["nestarc-v0"],
       }),
     ],
     controllers: [ProblemController],
@@ -178,6 +182,12 @@ for (const adapter of ADAPTERS) {
         }
         assert.equal(logger.find("error", "TypeError: cannot reach").length, 1);
         assert.equal(logger.find("error", "Non-error thrown: null").length, 1);
+        const legacy = await fetch(`${url}/p/throw/legacy`);
+        await legacy.body?.cancel();
+        assert.equal(legacy.status, 500);
+        const logged = logger.find("error", "upstream refused [REDACTED_API_KEY]");
+        assert.equal(logged.length, 1, "a legacy key is redacted from the line and its stack");
+        assert.ok(!logger.entries.some((entry) => entry.message.includes(LEGACY_KEY)));
       } finally {
         await close();
       }
