@@ -38,4 +38,10 @@ describe("client/elements/_format.ts", () => {
     assert.match(new Format("fr").duration("24h"), /^24\s+heures$/u);
     assert.match(f.dateTime(new Date(now)), /2026/);
   });
+  it("a language tag Intl refuses (en_US, <html lang> as some pages write it) formats in the browser's", () => {
+    const f = new Format("en_US"); // Intl's constructors throw a RangeError on it
+    assert.equal(f.number(12_345.5), new Intl.NumberFormat().format(12_345.5));
+    assert.equal(f.dateTime(new Date(now)), new Format(undefined).dateTime(new Date(now)));
+    assert.equal(f.duration("7d"), new Format(undefined).duration("7d"));
+  });
 });
