@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { durationOf, Format } from "../../../client/elements/_format.ts";
+import { durationOf, Format, formatFor } from "../../../client/elements/_format.ts";
 
 describe("client/elements/_format.ts", () => {
   const f = new Format("en-US");
@@ -43,5 +43,13 @@ describe("client/elements/_format.ts", () => {
     assert.equal(f.number(12_345.5), new Intl.NumberFormat().format(12_345.5));
     assert.equal(f.dateTime(new Date(now)), new Format(undefined).dateTime(new Date(now)));
     assert.equal(f.duration("7d"), new Format(undefined).duration("7d"));
+  });
+
+  it("formatFor makes the formatters once per language, again when it changes", () => {
+    const fr = formatFor("fr");
+    assert.equal(formatFor("fr"), fr);
+    assert.notEqual(formatFor("de"), fr);
+    assert.match(formatFor("fr").duration("24h"), /^24\s+heures$/u);
+    assert.equal(formatFor("en_US").number(1_000), new Intl.NumberFormat().format(1_000));
   });
 });
