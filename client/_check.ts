@@ -42,8 +42,17 @@ export const isBoolean: Check = (value) => typeof value === "boolean";
 /** A string or `null`. */
 export const isStringOrNull: Check = (value) => value === null || isString(value);
 
-/** An array of strings. */
-export const isStringArray: Check = (value) => Array.isArray(value) && value.every(isString);
+/**
+ * An array of strings, without holes: a sparse array (any length, up to
+ * 2^32 - 1) is refused at its first hole, never walked.
+ */
+export const isStringArray: Check = (value) => {
+  if (!Array.isArray(value)) return false;
+  for (let i = 0; i < value.length; i++) {
+    if (!(i in value) || !isString(value[i])) return false;
+  }
+  return true;
+};
 
 /** One of the given primitive values. */
 export const oneOf = (...values: unknown[]): Check => (value) => values.includes(value);
@@ -51,11 +60,19 @@ export const oneOf = (...values: unknown[]): Check => (value) => values.includes
 /**
  * An object whose `required` fields are present and pass their checks, and
  * whose `optional` fields are absent (`undefined`) or pass theirs. Other fields
- * are allowed.
+ * are allowed. A value that throws when read (a getter, a revoked `Proxy`) is
+ * refused: `false`, never thrown.
  */
 export const shape =
   (required: Record<string, Check>, optional: Record<string, Check> = {}) =>
-  (value: unknown): value is Record<string, unknown> =>
-    isRecord(value) &&
-    Object.entries(required).every(([key, check]) => check(value[key])) &&
-    Object.entries(optional).every(([key, check]) => value[key] === undefined || check(value[key]));
+  (value: unknown): value is Record<string, unknown> => {
+    try {
+      return isRecord(value) &&
+        Object.entries(required).every(([key, check]) => check(value[key])) &&
+        Object.entries(optional).every(([key, check]) =>
+          value[key] === undefined || check(value[key])
+        );
+    } catch {
+      return false;
+    }
+  };

@@ -25,7 +25,7 @@ export function decimalCount(text: string): number | undefined {
 
 /**
  * Whether `value` is a safe integer of at least `min`: the one check of the
- * counts of pagination and rate-limit meta.
+ * counts of pagination and rate-limit meta, and of the element's usage buckets.
  */
 export const isCount = (value: unknown, min: number): value is number =>
   Number.isSafeInteger(value) && (value as number) >= min;

@@ -50,6 +50,15 @@ const errorMetaFields = {
   apiVersion: isString,
 };
 
+/** A `meta` object with one field well-formed, one check each guard below calls. */
+const withPagination = shape({ pagination: isPagination });
+const withDeprecation = shape({ deprecation: isDeprecationMeta });
+const withResponseTime = shape({ responseTime: isDuration });
+const withSort = shape({ sort: isSortInfo });
+const withFilters = shape({ filters: isRecord });
+const withFields = shape({ fields: isStringArray });
+const withRateLimit = shape({ rateLimit: isRateLimitMeta });
+
 /** Whether a value is a well-formed `ResponseMeta` (internal). */
 export const isResponseMeta = shape({}, {
   ...errorMetaFields,
@@ -83,7 +92,7 @@ export const isErrorMeta = shape({}, errorMetaFields);
 export function isPaginated<M>(
   meta: M,
 ): meta is M & { pagination: PaginationMeta | CursorPaginationMeta } {
-  return isRecord(meta) && isPagination(meta.pagination);
+  return withPagination(meta);
 }
 
 /**
@@ -104,7 +113,7 @@ export function isPaginated<M>(
  * ```
  */
 export function isDeprecated<M>(meta: M): meta is M & { deprecation: DeprecationMeta } {
-  return isRecord(meta) && isDeprecationMeta(meta.deprecation);
+  return withDeprecation(meta);
 }
 
 /**
@@ -125,7 +134,7 @@ export function isDeprecated<M>(meta: M): meta is M & { deprecation: Deprecation
  * ```
  */
 export function hasResponseTime<M>(meta: M): meta is M & { responseTime: number } {
-  return isRecord(meta) && isDuration(meta.responseTime);
+  return withResponseTime(meta);
 }
 
 /**
@@ -145,7 +154,7 @@ export function hasResponseTime<M>(meta: M): meta is M & { responseTime: number 
  * ```
  */
 export function hasSort<M>(meta: M): meta is M & { sort: SortInfo } {
-  return isRecord(meta) && isSortInfo(meta.sort);
+  return withSort(meta);
 }
 
 /**
@@ -165,7 +174,7 @@ export function hasSort<M>(meta: M): meta is M & { sort: SortInfo } {
  * ```
  */
 export function hasFilters<M>(meta: M): meta is M & { filters: Record<string, unknown> } {
-  return isRecord(meta) && isRecord(meta.filters);
+  return withFilters(meta);
 }
 
 /**
@@ -186,7 +195,7 @@ export function hasFilters<M>(meta: M): meta is M & { filters: Record<string, un
  * ```
  */
 export function hasFieldSelection<M>(meta: M): meta is M & { fields: string[] } {
-  return isRecord(meta) && isStringArray(meta.fields);
+  return withFields(meta);
 }
 
 /**
@@ -209,5 +218,5 @@ export function hasFieldSelection<M>(meta: M): meta is M & { fields: string[] } 
  * ```
  */
 export function hasRateLimit<M>(meta: M): meta is M & { rateLimit: RateLimitMeta } {
-  return isRecord(meta) && isRateLimitMeta(meta.rateLimit);
+  return withRateLimit(meta);
 }

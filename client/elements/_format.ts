@@ -30,7 +30,24 @@ export function durationOf(value: string): { unit: string; count: number; ms: nu
   return { unit: unit[0], count, ms: count * unit[1] };
 }
 
-/** Formatters for one language (`undefined`: the browser's). */
+/** `lang` if it is a tag `Intl` takes, else `undefined` (the browser's language): `en_US` is refused. */
+function supported(lang: string | undefined): string | undefined {
+  try {
+    return lang ? Intl.getCanonicalLocales(lang)[0] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+let last: { lang: string; format: Format } | undefined;
+
+/** The formatters for `lang` (`<html lang>`), made again only when it changes. */
+export function formatFor(lang: string): Format {
+  if (last?.lang !== lang) last = { lang, format: new Format(lang) };
+  return last.format;
+}
+
+/** Formatters for one language (`undefined`, empty or refused by `Intl`: the browser's). */
 export class Format {
   #lang: string | undefined;
   #dateTime: Intl.DateTimeFormat;
@@ -40,11 +57,12 @@ export class Format {
 
   /** Formatters for `lang`. */
   constructor(lang: string | undefined) {
-    this.#lang = lang;
-    this.#dateTime = new Intl.DateTimeFormat(lang, { dateStyle: "medium", timeStyle: "short" });
-    this.#time = new Intl.DateTimeFormat(lang, { hour: "numeric", minute: "2-digit" });
-    this.#number = new Intl.NumberFormat(lang);
-    this.#relative = new Intl.RelativeTimeFormat(lang, { numeric: "auto" });
+    const tag = supported(lang);
+    this.#lang = tag;
+    this.#dateTime = new Intl.DateTimeFormat(tag, { dateStyle: "medium", timeStyle: "short" });
+    this.#time = new Intl.DateTimeFormat(tag, { hour: "numeric", minute: "2-digit" });
+    this.#number = new Intl.NumberFormat(tag);
+    this.#relative = new Intl.RelativeTimeFormat(tag, { numeric: "auto" });
   }
 
   /** Date and time, e.g. `Nov 29, 2026, 9:05 AM`. */

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { isCount } from "../_decimal.ts";
 import { CSRF_HEADER } from "./_api.ts";
 
 /** A scope a new key may ask for. */
@@ -276,7 +277,8 @@ export function firstHour(now: number): number {
 
 /**
  * Accepted requests per hour over the 24 hours up to `now`'s hour, oldest
- * first, per key, from `GET {base}/usage?keys=`'s `keys` (`start`, `accepted`).
+ * first, per key, from `GET {base}/usage?keys=`'s `keys` (`start`, `accepted`:
+ * a safe integer of at least 1, else dropped); an hour's sum stops at 2^53 - 1.
  */
 export function usageOf(data: unknown, now: number): Map<string, number[]> {
   const usage = new Map<string, number[]>();
@@ -292,8 +294,8 @@ function hourly(buckets: unknown[], now: number): number[] {
   for (const bucket of buckets) {
     const { start, accepted } = record(bucket);
     const slot = Math.floor(((dateOf(start)?.getTime() ?? -Infinity) - first) / HOUR_MS);
-    if (slot >= 0 && slot < 24 && typeof accepted === "number" && accepted > 0) {
-      counts[slot] = (counts[slot] ?? 0) + accepted;
+    if (slot >= 0 && slot < 24 && isCount(accepted, 1)) {
+      counts[slot] = Math.min((counts[slot] ?? 0) + accepted, Number.MAX_SAFE_INTEGER);
     }
   }
   return counts;

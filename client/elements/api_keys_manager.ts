@@ -15,7 +15,7 @@ import {
 } from "./_dialogs.ts";
 import { type Child, dropStandIn, h } from "./_dom.ts";
 import { deniedState, errorString } from "./_errors.ts";
-import { Format } from "./_format.ts";
+import { type Format, formatFor } from "./_format.ts";
 import {
   activityOf,
   configOf,
@@ -314,7 +314,7 @@ export class ApiKeysManagerElement extends HTMLElement {
   }
 
   #format(): Format {
-    return new Format(document.documentElement.lang || undefined);
+    return formatFor(document.documentElement.lang);
   }
 
   #context() {
@@ -337,12 +337,13 @@ export class ApiKeysManagerElement extends HTMLElement {
 
   /**
    * Focus on a control the redraw removed, turned off or hid (a row's
-   * button, Next on the last page, Retry once the list is back, Activity once
-   * the server has none) moves to its row again, to the other pager button,
-   * to Create key from the header, or to the first row.
+   * button or usage chart, Next on the last page, Retry once the list is
+   * back, Activity once the server has none) moves to its row again, to the
+   * other pager button, to Create key from the header, or to the first row.
    */
   #refocus(had: Element | null): void {
-    if (!(had instanceof HTMLElement) || this.#dialog.contains(had)) return;
+    const focusable = had instanceof HTMLElement || had instanceof SVGElement;
+    if (!focusable || this.#dialog.contains(had)) return;
     const off = had instanceof HTMLButtonElement && had.disabled;
     if (had.isConnected && !off && had.closest("[hidden]") === null) return;
     const row = had.closest<HTMLElement>("tr[data-id]")?.dataset.id;
@@ -427,7 +428,7 @@ export class ApiKeysManagerElement extends HTMLElement {
   }
 
   /**
-   * Replaces `key`'s row in place; a key the list does not show (an answer
+   * Replaces `key`'s row in place (focus in it moves to the new row); a key the list does not show (an answer
    * landing after a search, a filter or another page) changes nothing, unless
    * `insert` puts it first (or before `insert.before`'s row: `#add`). A key
    * spending only the tenant's pool answers the pool's balance now: the pool
@@ -460,9 +461,11 @@ export class ApiKeysManagerElement extends HTMLElement {
     if (!table || pooled || this.#context().credits !== credited) return this.#render();
     const fresh = this.#keyRow(key);
     const next = insert?.before ? this.#row(insert.before) : null;
+    const had = this.#shadow.activeElement;
     if (row) row.replaceWith(fresh);
     else if (next) next.before(fresh);
     else table.prepend(fresh);
+    this.#refocus(had);
   }
 
   /**

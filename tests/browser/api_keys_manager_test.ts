@@ -1302,6 +1302,26 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     },
   );
 
+  test(
+    "a cancelled rename's answer redraws its row: focus stays on the row's actions",
+    async () => {
+      fake.keys = [key("k782", { name: "alpha" }), key("k783", { name: "beta" })];
+      fake.delays["PATCH /admin/keys/k782"] = [500];
+      await open();
+      await waitForText(page, "beta", "table");
+      await act("alpha", "Rename");
+      await page.locator("api-keys-manager").locator("dialog[open] input").fill("alpha two");
+      await inDialog("Save");
+      await escapeDialog();
+      assert.equal(await focused(page), "button:Actions for alpha (sk_live_k782)");
+      await waitForText(page, "alpha two", "tr[data-id=k782]");
+      assert.equal(await focused(page), "button:Actions for alpha two (sk_live_k782)");
+    },
+    () => {
+      fake.delays = {};
+    },
+  );
+
   test("revoke: an answer naming a successor (rotated elsewhere) adds its row and says it still works", async () => {
     fake.keys = [key("k790", { name: "prod" }), key("k791", { name: "other" })];
     await open();
@@ -1667,7 +1687,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
   );
 
   test(
-    "keyboard: focus on Next, Previous, Retry or a row survives the redraw they cause",
+    "keyboard: focus on Next, Previous, Retry, a row or its usage chart survives the redraw they cause",
     async () => {
       fake.keys = Array.from({ length: 30 }, (_, i) => key(`k${800 + i}`));
       await open();
@@ -1688,6 +1708,14 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       );
       await waitForCharts(page, 25);
       assert.equal(await focused(page), "button:Actions for key k828 (sk_live_k828)");
+      // A row's usage chart (an SVG element), the table drawn again by new strings.
+      await manager.locator("tr[data-id=k827] svg[part=usage-chart]").focus();
+      assert.match(await focused(page), /^svg:/);
+      await page.evaluate(() =>
+        // deno-lint-ignore no-explicit-any
+        (document.querySelector("api-keys-manager") as any).i18n = { title: "Keys" }
+      );
+      assert.equal(await focused(page), "button:Actions for key k827 (sk_live_k827)");
       // Retry: the error line goes once the list is back.
       fake.failList = true;
       await page.evaluate(() =>
@@ -1724,6 +1752,43 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     assert.ok((await shadowText(page, "table")).includes("slow"));
   }, () => {
     fake.listDelayMs = 0;
+  });
+
+  test("an <html lang> Intl refuses (en_US): the list draws in the browser's language, loaded and reloaded", async () => {
+    const pageErrors: string[] = [];
+    const onError = (error: Error) => pageErrors.push(error.message);
+    page.on("pageerror", onError);
+    await page.route(fake.origin + "/", async (route) => {
+      const response = await route.fetch();
+      const html = (await response.text()).replace('<html lang="en">', '<html lang="en_US">');
+      await route.fulfill({ response, body: html });
+    });
+    try {
+      fake.keys = [key("k855", { name: "underscored" })];
+      await open();
+      await waitForCharts(page, 1);
+      assert.equal(await page.evaluate(() => document.documentElement.lang), "en_US");
+      const drawn = await shadowText(page, "table");
+      assert.ok(drawn.includes("underscored"));
+      // Another refused tag, then the browser's own (en-US): the same words, dates and numbers.
+      for (const lang of ["fr_FR", "en-US"]) {
+        await page.evaluate((lang) => {
+          document.documentElement.lang = lang;
+          // deno-lint-ignore no-explicit-any
+          return (document.querySelector("api-keys-manager") as any).refresh();
+        }, lang);
+        await waitForCharts(page, 1);
+        assert.equal(await shadowText(page, "table"), drawn, lang);
+        assert.equal(
+          await inShadow<string | null>("r.querySelector('[part=body]').ariaBusy"),
+          null,
+        );
+      }
+      assert.deepEqual(pageErrors, []);
+    } finally {
+      page.off("pageerror", onError);
+      await page.unroute(fake.origin + "/");
+    }
   });
 
   test(

@@ -36,6 +36,17 @@ describe("client/_check.ts", () => {
     assert.deepEqual([oneOf("a", 1)(1), oneOf("a", 1)("b")], [true, false]);
   });
 
+  it("isStringArray refuses holes: a sparse array of length 2^32 - 1 at once, not walked", () => {
+    // deno-lint-ignore no-sparse-arrays
+    assert.deepEqual([["a", , "b"], new Array(2)].map(isStringArray), [false, false]);
+    const start = performance.now();
+    assert.equal(isStringArray(new Array(2 ** 32 - 1)), false);
+    const last = new Array(2 ** 32 - 1);
+    last[2 ** 32 - 2] = "a";
+    assert.equal(isStringArray(last), false);
+    assert.ok(performance.now() - start < 1_000, `${performance.now() - start} ms`);
+  });
+
   it("countFrom: safe integers from min to max (else to 2^53 - 1)", () => {
     assert.deepEqual([0, 1, Number.MAX_SAFE_INTEGER].map(countFrom(0)), [true, true, true]);
     assert.deepEqual([-1, 0.5, 2 ** 53, NaN, "1"].map(countFrom(0)), [
@@ -71,5 +82,25 @@ describe("client/_check.ts", () => {
     assert.equal(check({ id: "x", count: "2" }), false);
     assert.equal(check({ count: 2 }), false);
     assert.equal(check(null), false);
+  });
+
+  it("shape: a throwing getter or a revoked Proxy is refused (false), never thrown", () => {
+    const check = shape({ id: isString }, { count: countFrom(0) });
+    const revoked = Proxy.revocable({}, {});
+    revoked.revoke();
+    const throwing = new Proxy({}, {
+      get() {
+        throw new Error("boom");
+      },
+    });
+    const getter = Object.defineProperty({ id: "x" }, "count", {
+      get() {
+        throw new Error("boom");
+      },
+    });
+    for (const value of [revoked.proxy, throwing, getter, { id: "x", count: revoked.proxy }]) {
+      assert.equal(check(value), false);
+    }
+    assert.equal(shape({ inner: check })({ inner: throwing }), false);
   });
 });

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { Ajv } from "ajv";
 import * as client from "../../client/mod.ts";
+import { cursor, offset } from "./_fixtures.ts";
 
 const SEED = 20260606;
 const RUNS = 1500;
@@ -343,5 +344,37 @@ describe("guards are total", () => {
       ),
       { seed: SEED, numRuns: RUNS },
     );
+  });
+  it("return false, never throw, on a throwing getter, a revoked Proxy or a huge sparse array", () => {
+    const revoked = Proxy.revocable({}, {});
+    revoked.revoke();
+    const throwing = new Proxy({}, {
+      get() {
+        throw new Error("boom");
+      },
+    });
+    const envelope = { success: true, statusCode: 200, data: 1 };
+    const values = [revoked.proxy, throwing].flatMap((hostile) => [
+      hostile,
+      { ...envelope, meta: hostile },
+      { success: false, statusCode: 400, error: hostile },
+      ...["pagination", "deprecation", "sort", "fields", "rateLimit"].map(
+        (field) => ({ [field]: hostile }),
+      ),
+      { ...offset, links: hostile },
+      { ...cursor, links: hostile },
+    ]);
+    const getter = Object.defineProperty({ ...envelope }, "meta", {
+      get() {
+        throw new Error("boom");
+      },
+    });
+    // deno-lint-ignore no-sparse-arrays
+    const holes = { ...envelope, meta: { fields: [, "a"] } };
+    // `filters` may be any object (its members are not read): only a revoked one is refused.
+    values.push(getter, holes, { fields: new Array(2 ** 32 - 1) }, { filters: revoked.proxy });
+    for (const [guard] of cases) {
+      for (const value of values) assert.equal(guard(value), false, guard.name);
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { durationOf, Format } from "../../../client/elements/_format.ts";
+import { durationOf, Format, formatFor } from "../../../client/elements/_format.ts";
 
 describe("client/elements/_format.ts", () => {
   const f = new Format("en-US");
@@ -37,5 +37,19 @@ describe("client/elements/_format.ts", () => {
     assert.equal(f.window(1_500), "1,500 ms");
     assert.match(new Format("fr").duration("24h"), /^24\s+heures$/u);
     assert.match(f.dateTime(new Date(now)), /2026/);
+  });
+  it("a language tag Intl refuses (en_US, <html lang> as some pages write it) formats in the browser's", () => {
+    const f = new Format("en_US"); // Intl's constructors throw a RangeError on it
+    assert.equal(f.number(12_345.5), new Intl.NumberFormat().format(12_345.5));
+    assert.equal(f.dateTime(new Date(now)), new Format(undefined).dateTime(new Date(now)));
+    assert.equal(f.duration("7d"), new Format(undefined).duration("7d"));
+  });
+
+  it("formatFor makes the formatters once per language, again when it changes", () => {
+    const fr = formatFor("fr");
+    assert.equal(formatFor("fr"), fr);
+    assert.notEqual(formatFor("de"), fr);
+    assert.match(formatFor("fr").duration("24h"), /^24\s+heures$/u);
+    assert.equal(formatFor("en_US").number(1_000), new Intl.NumberFormat().format(1_000));
   });
 });

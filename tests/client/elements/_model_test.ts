@@ -214,6 +214,26 @@ describe("client/elements/_model.ts", () => {
     assert.equal(new Date(firstHour(now)).toISOString(), "2026-01-01T11:00:00.000Z");
   });
 
+  it("usageOf counts only safe integers (no Infinity, fraction or unsafe count); an hour's sum stops at 2^53 - 1", () => {
+    const now = Date.parse("2026-01-02T10:30:00Z");
+    const at = (hoursAgo: number, accepted: unknown) => ({
+      start: new Date(Date.parse("2026-01-02T10:00:00Z") - hoursAgo * 3_600_000).toISOString(),
+      accepted,
+    });
+    const counts = usageOf({
+      keys: {
+        k1: [
+          ...[Infinity, 2.5, 2 ** 53, NaN, 1e308].map((accepted) => at(0, accepted)),
+          at(1, Number.MAX_SAFE_INTEGER),
+          at(1, Number.MAX_SAFE_INTEGER),
+          at(2, 4),
+        ],
+      },
+    }, now).get("k1")!;
+    assert.deepEqual(counts.slice(21), [4, Number.MAX_SAFE_INTEGER, 0]);
+    assert.ok(counts.every(Number.isSafeInteger));
+  });
+
   it("expiresSoon: within 7 days, not past, not revoked", () => {
     const now = Date.parse("2026-01-01T00:00:00Z");
     const [key] = keysOf([{ id: "1", name: "n", prefix: "p" }]);
