@@ -106,18 +106,12 @@ describe("resolveSettings validationDetails", () => {
 });
 
 describe("resolveSettings context", () => {
-  it("refuses context fields named after the envelope's own meta fields", () => {
-    const built = [
-      "pagination",
-      "message",
-      "responseTime",
-      "sort",
-      "filters",
-      "deprecation",
-      "rateLimit",
-      "apiVersion",
-      "fields",
-    ];
+  it("refuses context fields named after the envelope's own meta fields (the schemas')", () => {
+    const built = new Set([
+      ...Object.keys(SAFE_RESPONSE_SCHEMAS.SafeResponseMeta.properties as object),
+      ...Object.keys(SAFE_RESPONSE_SCHEMAS.SafeErrorMeta.properties as object),
+    ]);
+    assert.ok(built.has("pagination") && built.has("rateLimit"), [...built].join(", "));
     for (const name of built) {
       assert.throws(
         () => resolveSettings({ context: { fields: { [name]: "key" } } }),
@@ -128,13 +122,5 @@ describe("resolveSettings context", () => {
     }
     const settings = resolveSettings({ context: { fields: { tenant: "tenantId", plan: "plan" } } });
     assert.deepEqual(settings.context?.fields, { tenant: "tenantId", plan: "plan" });
-  });
-
-  it("names every meta field of the schemas as built in", () => {
-    const meta = SAFE_RESPONSE_SCHEMAS.SafeResponseMeta.properties as object;
-    const errorMeta = SAFE_RESPONSE_SCHEMAS.SafeErrorMeta.properties as object;
-    for (const name of new Set([...Object.keys(meta), ...Object.keys(errorMeta)])) {
-      assert.throws(() => resolveSettings({ context: { fields: { [name]: "key" } } }), TypeError);
-    }
   });
 });
