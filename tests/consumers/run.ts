@@ -194,6 +194,8 @@ interface Outcome {
   fail: number;
   seconds: number;
   note: string;
+  /** The app's folder, left for `API_KIT_DOCS_APP` (it compiled the docs' programs). */
+  kept?: string;
 }
 
 /**
@@ -227,18 +229,19 @@ function servesDocs(matrix: Matrix, app: ConsumerApp): boolean {
 }
 
 /**
- * Installs, compiles and tests one app in a fresh folder; returns its outcome. With `keep` (a
- * path), the folder is moved there afterwards instead of removed.
+ * Installs, compiles and tests one app in a fresh folder; returns its outcome. With `keep`, the
+ * folder of an app that compiled the docs' programs is left (`kept`) instead of removed.
  */
-function testApp(
+async function testApp(
   matrix: Matrix,
   app: ConsumerApp,
   packed: { tarball: string; buildId: string },
-  keep: string | undefined,
+  keep: boolean,
 ): Promise<Outcome> {
   const id = appId(matrix, app);
   const title = `${id}${app.pending ? ` (pending: ${app.pending})` : ""}`;
-  return inApp(id, title, async (log) => {
+  let kept: string | undefined;
+  const outcome = await inApp(id, title, async (log) => {
     const dir = await Deno.makeTempDir({ prefix: `consumer-${id}-` });
     const docs = servesDocs(matrix, app) ? DOC_PROGRAMS : [];
     try {
@@ -295,15 +298,11 @@ function testApp(
       }
       return { ...counts, note: counts.ok && served ? "ok" : "tests failed" };
     } finally {
-      if (keep && existsSync(join(dir, "dist", "src", "docs"))) {
-        await Deno.remove(keep, { recursive: true }).catch(() => {});
-        await Deno.rename(dir, keep);
-        log.push(`${id}: kept in ${keep} (API_KIT_DOCS_APP)`);
-      } else {
-        await Deno.remove(dir, { recursive: true });
-      }
+      if (keep && existsSync(join(dir, "dist", "src", "docs"))) kept = dir;
+      else await Deno.remove(dir, { recursive: true });
     }
   });
+  return { ...outcome, kept };
 }
 
 /** Installs the tarball alone into a copy of a `plain/` app and runs its `app.test.mjs`. */
@@ -368,17 +367,24 @@ if (import.meta.main) {
   const work = await Deno.makeTempDir({ prefix: "api-kit-pack-" });
   try {
     const packed = await pack(work);
-    // The docs' Nest app is kept from the last app that serves the docs (API_KIT_DOCS_APP).
-    const keeper = selected.findLast((app) => servesDocs(matrix, app));
     const keep = Deno.env.get("API_KIT_DOCS_APP");
     outcomes.push(
       ...await eachAtOnce(plain, JOBS, (id) => testPlainApp(id, packed.tarball)),
       ...await eachAtOnce(
         selected,
         JOBS,
-        (app) => testApp(matrix, app, packed, app === keeper ? keep : undefined),
+        (app) => testApp(matrix, app, packed, keep !== undefined),
       ),
     );
+    // API_KIT_DOCS_APP: the last app (in the matrix's order) that compiled the docs' programs.
+    const kept = outcomes.flatMap((outcome) => outcome.kept ?? []);
+    const last = kept.pop();
+    if (keep !== undefined && last !== undefined) {
+      await Deno.remove(keep, { recursive: true }).catch(() => {});
+      await Deno.rename(last, keep);
+      console.log(`${last}: kept in ${keep} (API_KIT_DOCS_APP)`);
+    }
+    for (const dir of kept) await Deno.remove(dir, { recursive: true });
   } catch (error) {
     console.error(error instanceof Error ? error.message : error);
     fail += 1;
