@@ -118,6 +118,26 @@ describe("createThrottlerStorage", () => {
     assert.equal((await storage.increment("t", 60)).totalHits, 1);
   });
 
+  it("with throttlerMajor 4 or 5, `throttlers` are checked at start-up in that major's ttl unit (4: s, 5: ms)", async () => {
+    const four = createThrottlerStorage(over(createMemoryRateLimitStore()), {
+      throttlerMajor: 4,
+      throttlers: [{ name: "default", ttl: 60, limit: 10 }], // throttler 4's own: 60 s
+    });
+    assert.equal((await four.increment("t", 60)).totalHits, 1);
+    const cases: [4 | 5, { name?: string; ttl: number; limit: number }, RegExp][] = [
+      [5, { ttl: 60, limit: 10 }, /throttler "default": ttl 60 is under 1000 ms/],
+      [4, { name: "short", ttl: 0.5, limit: 10 }, /throttler "short": ttl 500 is under 1000 ms/],
+      [4, { name: "short", ttl: 60, limit: 0 }, /throttler "short": limit must be/],
+      [5, { ttl: 60_000, limit: 0 }, /throttler "default": limit must be/],
+    ];
+    for (const [throttlerMajor, throttler, error] of cases) {
+      assert.throws(
+        () => createThrottlerStorage(over(down), { throttlerMajor, throttlers: [throttler] }),
+        error,
+      );
+    }
+  });
+
   it("refuses increment(key, ttl) without throttlerMajor 4 or 5: 4 takes seconds, 5 ms, and the call cannot tell", async () => {
     for (const options of [{}, { throttlerMajor: 6 }] as const) {
       const storage = createThrottlerStorage(over(createMemoryRateLimitStore()), options);

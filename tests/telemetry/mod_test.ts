@@ -282,6 +282,25 @@ describe("instrumentTelemetry", () => {
     }
   });
 
+  it("a malformed reply arriving after its check timed out: the store call's span is an error", async () => {
+    const { exporter, tracerProvider } = setup();
+    const store: RateLimitStore = {
+      name: "remote",
+      checkBatch: () =>
+        new Promise((resolve) =>
+          setTimeout(() => resolve({ results: [[{ allowed: 1 }]] } as never), 80)
+        ),
+    };
+    const limiter = createRateLimiter({ store, logger: () => {}, timeoutMs: 30 });
+    const telemetry = instrumentTelemetry({ tracerProvider, limiter });
+    const policy = [{ name: "api", limit: 5, windowMs: 60_000 }];
+    assert.equal((await limiter.check("k", policy)).outcome, "open", "timed out");
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    const calls = exporter.getFinishedSpans().filter((s) => s.name === "rate_limit.store.call");
+    assert.deepEqual(calls.map((s) => s.status.code), [2]);
+    telemetry.close();
+  });
+
   it("a remembered refusal: counted as the store's refusal, a check span, no store call", async () => {
     const { reader, meterProvider, exporter, tracerProvider } = setup();
     const store = new FakeRemoteStore();

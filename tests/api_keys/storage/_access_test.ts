@@ -339,7 +339,7 @@ describe("StorageAccess", () => {
       ]);
     });
 
-    it("a write that never settles fails at the storage deadline: `settled` learns it, warned once", async () => {
+    it("a write that never settles: `settled` learns it failed at the storage deadline, nothing warned", async () => {
       const access = new StorageAccess(
         await plain({ touchLastUsed: () => new Promise<void>(() => {}) }),
         20,
@@ -350,8 +350,33 @@ describe("StorageAccess", () => {
       access.touchLastUsed("k1", () => new Date());
       await new Promise((resolve) => setTimeout(resolve, 80));
       assert.deepEqual(settled, [true]);
+      assert.deepEqual(warnings, []);
+    });
+
+    it("a slow write that succeeds is no failure: a later failing write is the one warned", async () => {
+      const inner = await plain();
+      let mode: "slow" | "fail" = "slow";
+      const storage = overrideStorage(inner, {
+        touchLastUsed: async (id: string, at: Date) => {
+          if (mode === "fail") throw new RangeError("down");
+          await new Promise((resolve) => setTimeout(resolve, 60));
+          await inner.touchLastUsed(id, at);
+        },
+      });
+      const access = new StorageAccess(storage, 20, "s");
+      const at = new Date("2026-01-02T03:04:05.000Z");
+      const settled: boolean[] = [];
+      access.touchLastUsed("k1", () => at, (failed) => settled.push(failed));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.deepEqual(settled, [true], "the span ends at the deadline, once");
+      assert.equal((await inner.findById("k1"))?.lastUsedAt?.toISOString(), at.toISOString());
+      assert.deepEqual(warnings, [], "the write landed: nothing to warn about");
+      mode = "fail";
+      access.touchLastUsed("k1", () => new Date(), (failed) => settled.push(failed));
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      assert.deepEqual(settled, [true, true]);
       assert.deepEqual(warnings, [
-        "api-keys: touchLastUsed failed (Error); further failures are not logged",
+        "api-keys: touchLastUsed failed (RangeError); further failures are not logged",
       ]);
     });
   });
