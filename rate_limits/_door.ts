@@ -312,17 +312,14 @@ export function createStoreDoor(
     for (let i = 0; i < batch.length; i++) {
       const entry = batch[i];
       const result = results[i];
+      const problem = result === null || wellFormed
+        ? undefined
+        : counterProblem(result, entry.counters!.length);
+      if (problem !== undefined) bad = true; // the call failed, even for an entry answered already
       if (entry.done) continue; // answered without the store; the store did not apply it after
-      if (result === null) {
-        finish(entry, TIMED_OUT);
-        continue;
-      }
-      const problem = wellFormed ? undefined : counterProblem(result, entry.counters!.length);
-      if (problem === undefined) finish(entry, result);
-      else {
-        bad = true;
-        fail(entry, malformed(storeName, problem));
-      }
+      if (result === null) finish(entry, TIMED_OUT);
+      else if (problem === undefined) finish(entry, result);
+      else fail(entry, malformed(storeName, problem));
     }
     return bad;
   };

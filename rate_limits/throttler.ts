@@ -42,11 +42,11 @@ export interface ThrottlerStorageLike {
   ): Promise<ThrottlerStorageRecord>;
 }
 
-/** A throttler as `ThrottlerModule.forRoot({ throttlers })` takes it (5 and 6; values may be functions). */
+/** A throttler as `ThrottlerModule.forRoot` takes it (values may be functions). */
 export interface ThrottlerConfig {
   /** Throttler name (default `default`). */
   readonly name?: string;
-  /** Window in ms (a function is checked at its first hit). */
+  /** Window in ms, in s on throttler 4 (a function is checked at its first hit). */
   readonly ttl: number | ((...args: never[]) => unknown);
   /** Hits per window, at least 1 (a function is checked at its first hit). */
   readonly limit: number | ((...args: never[]) => unknown);
@@ -155,6 +155,7 @@ export function createThrottlerStorage(
     limit: number,
     windowMs: number,
     blockDuration: number | undefined,
+    label = `throttler "${throttlerName}"`,
   ): Compiled => {
     const known = cache.get(throttlerName);
     if (known !== undefined) {
@@ -164,7 +165,6 @@ export function createThrottlerStorage(
         }
       }
     }
-    const label = `throttler "${throttlerName}"`;
     assertCount(limit, 1, `${label}: limit`);
     assertCount(windowMs, 1, `${label}: ttl`);
     if (windowMs < 1_000 && !subSecond) {
@@ -197,11 +197,26 @@ export function createThrottlerStorage(
     return entry;
   };
 
+  /** Throttler 4 or 5's hit: every hit counted (they compare the limit), `ttl` in s on 4. */
+  const legacyHit = (throttlerName: string, ttl: number, label?: string) =>
+    compiled(
+      throttlerName,
+      Number.MAX_SAFE_INTEGER,
+      major === 4 ? ttl * 1000 : ttl,
+      undefined,
+      label,
+    );
+
   for (const t of options.throttlers ?? []) {
     const { ttl, limit, blockDuration } = t;
     const name = t.name ?? "default";
     if (typeof ttl === "function" || typeof limit === "function") continue;
-    compiled(name, limit, ttl, typeof blockDuration === "number" ? blockDuration : undefined);
+    if (major === 4 || major === 5) { // their increment(key, ttl) names no throttler: "default"
+      assertCount(limit, 1, `throttler "${name}": limit`);
+      legacyHit("default", ttl, `throttler "${name}"`);
+    } else {
+      compiled(name, limit, ttl, typeof blockDuration === "number" ? blockDuration : undefined);
+    }
   }
 
   return {
@@ -218,12 +233,7 @@ export function createThrottlerStorage(
         );
       }
       const policies = legacy
-        ? compiled(
-          throttlerName,
-          Number.MAX_SAFE_INTEGER,
-          major === 4 ? ttl * 1000 : ttl,
-          undefined,
-        )
+        ? legacyHit(throttlerName, ttl)
         : compiled(throttlerName, limit, ttl, blockDuration);
       const result = await door.check(key.slice(0, 512), policies.hit);
       const max = policies.limit;

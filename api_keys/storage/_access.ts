@@ -794,24 +794,36 @@ export class StorageAccess {
   }
 
   /**
-   * `touchLastUsed(id, at())` under the storage deadline, not awaited: a throw,
-   * a rejection (of the storage or of `at`) or the deadline passing never
-   * reaches the caller and is warned about once. `settled` (the telemetry
-   * bridge's span end) learns how it settled, at the deadline at the latest.
+   * `touchLastUsed(id, at())`, not awaited: a throw or a rejection (of the
+   * storage or of `at`) never reaches the caller and is warned about once; a
+   * slow write that succeeds is no failure. `settled` (the telemetry bridge's
+   * span end) learns how it settled, as failed at the storage deadline at the
+   * latest.
    */
   touchLastUsed(id: string, at: () => Date, settled?: (failed: boolean) => void): void {
     const storage = this.#storage;
-    const write = () => this.withDeadline("storage", () => storage.touchLastUsed(id, at()));
-    const touch = settled === undefined ? write : async () => {
-      try {
-        await write();
-        settled(false);
-      } catch (error) {
-        settled(true);
-        throw error;
-      }
+    if (settled === undefined) {
+      return callDetached(() => storage.touchLastUsed(id, at()), [], this.#touchFailed);
+    }
+    let done = false;
+    const settle = (failed: boolean) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      settled(failed);
     };
-    callDetached(touch, [], this.#touchFailed);
+    const timer = setTimeout(() => settle(true), this.#timeoutMs);
+    callDetached(
+      async () => {
+        await storage.touchLastUsed(id, at());
+        settle(false);
+      },
+      [],
+      (error) => {
+        settle(true);
+        this.#touchFailed(error);
+      },
+    );
   }
 
   /**
