@@ -131,9 +131,16 @@ describe("scripts/import_keys.ts without DATABASE_URL (dry run)", {
     assert.match(
       run.stderr,
       new RegExp(
-        `^line 4 \\(${keys[1].prefix}\\): error: .*must be a configured pepper version`,
+        `^line 4 \\(${keys[1].prefix}\\): error: .*pepper version 3 is not configured; ` +
+          "with this tool: --pepper-version N$",
         "m",
       ),
+    );
+    const noLayout = await runImport(["--jsonl", path, "--pepper-version", "1"], env);
+    assert.equal(noLayout.code, 1, noLayout.stderr);
+    assert.match(
+      noLayout.stderr,
+      /^line 1 .*error: Invalid \w+: .*; with this tool: --legacy-key-layout NAME$/m,
     );
     for (const version of ["0", "x", "1.5"]) {
       const bad = await runImport([...args, "--pepper-version", version], env);
