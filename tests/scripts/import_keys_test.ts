@@ -38,6 +38,7 @@ describe("scripts/import_keys.ts without DATABASE_URL (dry run)", {
     });
     assert.match(run.stderr, /^line 4: error: Invalid record: must be an object$/m);
     assert.match(run.stderr, /^line 5: error: Invalid prefix/m); // not a prefix: not printed
+    assert.doesNotMatch(run.stderr, /with this tool/, "a layout is given: the record is wrong");
     assert.match(run.stderr, new RegExp(`^line 6 \\(${keys[0].prefix}\\): conflict: `, "m"));
     assert.ok(!run.stderr.includes("0".repeat(64)), "no hash in the output");
     Deno.removeSync(path);
