@@ -109,10 +109,11 @@ function validateImport(
   }
   const pepperVersion = r.pepperVersion as number;
   if (hashScheme === "sha256" ? pepperVersion !== 0 : !s.hasher.hasVersion(pepperVersion)) {
-    fail(
-      "pepperVersion",
-      hashScheme === "sha256" ? "must be 0 for sha256" : "must be a configured pepper version",
-    );
+    // The version is shown only when it is a number: a key misplaced in the field is not.
+    const unknown = Number.isSafeInteger(pepperVersion)
+      ? `pepper version ${pepperVersion} is not configured`
+      : "must be a configured pepper version";
+    fail("pepperVersion", hashScheme === "sha256" ? "must be 0 for sha256" : unknown);
   }
   if (r.id !== undefined) requireNonEmptyString(r.id, "id");
   if (r.createdBy !== undefined && r.createdBy !== null) {

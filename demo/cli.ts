@@ -34,7 +34,8 @@ export const DEFAULT_PORT = 3000;
 export const DEFAULT_HOST = "127.0.0.1";
 
 /** Usage text printed by `--help` and after a bad flag. */
-export const USAGE = `Usage: deno task demo [options]
+export const USAGE = `Usage: npm start -- [options]
+   or: deno task demo [options]
 
 Options:
   --port N             port to listen on (default: PORT or ${DEFAULT_PORT}; 0 = any free port)

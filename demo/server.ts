@@ -76,7 +76,8 @@ export class PortInUseError extends Error {
   constructor(host: string, port: number) {
     super(
       `Port ${port} on ${host} is already in use. Stop the other server, or pick another ` +
-        `port: deno task demo --port ${port + 1} (or PORT=${port + 1}).`,
+        `port: npm start -- --port ${port + 1} or deno task demo --port ${port + 1} ` +
+        `(or PORT=${port + 1}).`,
     );
     this.name = "PortInUseError";
     this.port = port;

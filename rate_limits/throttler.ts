@@ -130,7 +130,9 @@ export function createThrottlerStorage(
   const major = options.throttlerMajor;
   if (major !== undefined && major !== 4 && major !== 5 && major !== 6) {
     throw new TypeError(
-      `createThrottlerStorage: throttlerMajor must be 4, 5 or 6 (got ${String(major)})`,
+      `createThrottlerStorage: throttlerMajor must be 4, 5 or 6 (got ${
+        typeof major === "string" ? JSON.stringify(major) : String(major)
+      })`,
     );
   }
   const given = limiter as Partial<RateLimiter & RateLimitStore> | null;
@@ -169,8 +171,12 @@ export function createThrottlerStorage(
     assertCount(windowMs, 1, `${label}: ttl`);
     if (windowMs < 1_000 && !subSecond) {
       throw new TypeError(
-        `${label}: ttl ${windowMs} is under 1000 ms (throttler 5 and 6 take ms: seconds given?); ` +
-          "give createThrottlerStorage's subSecond: true to mean it",
+        major === 4
+          ? `${label}: ttl ${windowMs} is under 1000 ms; give createThrottlerStorage's ` +
+            "subSecond: true to mean it"
+          : `${label}: ttl ${windowMs} is under 1000 ms (throttler 5 and 6 take ms: seconds ` +
+            "given?); give createThrottlerStorage's subSecond: true to mean it (or " +
+            "throttlerMajor: 4, whose ttl is in seconds)",
       );
     }
     const name = policyName(throttlerName);

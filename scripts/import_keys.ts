@@ -132,6 +132,17 @@ async function prismaStorage(url: string) {
   return { storage: new PrismaApiKeyStorage(client, { storesLayout: true }), close };
 }
 
+/**
+ * The flag of this tool for a record error the importer words with the service's options (a
+ * layout only while none is given: a bad prefix of a given layout is the record's fault).
+ */
+function flagHint(message: string, layoutGiven: boolean): string | undefined {
+  if (/^Invalid pepperVersion: pepper version/.test(message)) return "--pepper-version N";
+  return !layoutGiven && /^Invalid prefix:|needs the service's legacyKeyLayouts/.test(message)
+    ? "--legacy-key-layout NAME"
+    : undefined;
+}
+
 /** Bad usage: `message` on one line, exit status 2. */
 function fatal(message: string): never {
   console.error(`import-keys: ${message}`);
@@ -248,8 +259,10 @@ async function main(): Promise<number> {
       const [kind, issues] of [["conflict", result.conflicts], ["error", result.errors]] as const
     ) {
       for (const { index, prefix, message } of issues) {
+        const flag = flagHint(message, values["legacy-key-layout"] !== undefined);
         console.error(
-          `line ${lineOf[index]}${prefix === null ? "" : ` (${prefix})`}: ${kind}: ${message}`,
+          `line ${lineOf[index]}${prefix === null ? "" : ` (${prefix})`}: ${kind}: ${message}` +
+            (flag === undefined ? "" : `; with this tool: ${flag}`),
         );
       }
     }

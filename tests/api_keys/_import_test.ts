@@ -219,7 +219,11 @@ describe("importKeys", () => {
       ],
       [{ ...base, hashScheme: undefined }, /Invalid hashScheme/],
       [{ ...base, hash: "z".repeat(64) }, /Invalid hash: is not a sha256-pepper hash/],
-      [{ ...base, pepperVersion: 7 }, /Invalid pepperVersion: must be a configured pepper version/],
+      [{ ...base, pepperVersion: 7 }, /Invalid pepperVersion: pepper version 7 is not configured/],
+      [
+        { ...base, pepperVersion: "ak_x" },
+        /Invalid pepperVersion: must be a configured pepper version$/,
+      ],
       [{ ...base, hashScheme: "sha256", pepperVersion: 1 }, /Invalid pepperVersion: must be 0/],
       [{ ...base, hashScheme: "hmac-sha256" }, /Invalid hash: is not a hmac-sha256 hash/],
       [{ ...base, scopes: ["Orders/Admin:read"] }, /Invalid scopes/],
@@ -290,7 +294,7 @@ describe("importKeys", () => {
     const result = await importer.importKeys([rows[0], rows[1], unknownVersion]);
     assert.deepEqual([result.imported, result.errors.map((e) => [e.index, e.message])], [
       2,
-      [[2, "Invalid pepperVersion: must be a configured pepper version"]],
+      [[2, "Invalid pepperVersion: pepper version 2 is not configured"]],
     ]);
     const again = await importer.importKeys([{ ...rows[1], revokedAt: "2029-11-30T00:00:00Z" }]);
     assert.deepEqual([again.skipped, again.revoked], [0, 1]);

@@ -6,7 +6,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
-import { DemoCliError, parseDemoArgs } from "../../demo/cli.ts";
+import { DemoCliError, parseDemoArgs, USAGE } from "../../demo/cli.ts";
 import { loadPeppers } from "../../demo/peppers.ts";
 import { PortInUseError } from "../../demo/server.ts";
 import { runDemo, spawnDemo, startTestDemo } from "./_demo.ts";
@@ -38,7 +38,11 @@ describe("demo command line", () => {
     const { code, stderr } = await runDemo(["--adapter", "koa"]);
     assert.equal(code, 2);
     assert.match(stderr, /--adapter must be "express" or "fastify"/);
-    assert.match(stderr, /Usage: deno task demo/);
+    assert.match(stderr, /Usage: npm start -- \[options\]/);
+  });
+
+  it("names both ways to start it: `npm start --` (Node only) and `deno task demo`", () => {
+    assert.match(USAGE, /^Usage: npm start -- \[options\]\n {3}or: deno task demo \[options\]\n/);
   });
 });
 
@@ -114,6 +118,11 @@ describe("port already taken", () => {
       await assert.rejects(startTestDemo({ port: blocker.port }), (error: Error) => {
         assert.ok(error instanceof PortInUseError);
         assert.match(error.message, new RegExp(`Port ${blocker.port} on 127\\.0\\.0\\.1`));
+        const next = blocker.port + 1;
+        assert.match(
+          error.message,
+          new RegExp(`npm start -- --port ${next} or deno task demo --port ${next}`),
+        );
         return true;
       });
     } finally {

@@ -136,6 +136,20 @@ describe("createThrottlerStorage", () => {
         error,
       );
     }
+    const seconds = /or throttlerMajor: 4, whose ttl is in seconds/;
+    assert.throws(
+      () => createThrottlerStorage(over(down), { throttlers: [{ ttl: 60, limit: 10 }] }),
+      seconds,
+    );
+    assert.throws(
+      () =>
+        createThrottlerStorage(over(down), {
+          throttlerMajor: 4,
+          throttlers: [{ ttl: 0.5, limit: 10 }],
+        }),
+      (error: Error) => /subSecond: true/.test(error.message) && !seconds.test(error.message),
+      "throttler 4 already counts in seconds",
+    );
   });
 
   it("refuses increment(key, ttl) without throttlerMajor 4 or 5: 4 takes seconds, 5 ms, and the call cannot tell", async () => {
@@ -171,6 +185,11 @@ describe("createThrottlerStorage", () => {
           error instanceof TypeError && /throttlerMajor must be 4, 5 or 6/.test(error.message),
       );
     }
+    assert.throws(
+      () => createThrottlerStorage(over(down), { throttlerMajor: "5" } as never),
+      /throttlerMajor must be 4, 5 or 6 \(got "5"\)/,
+      "a string is quoted: not the 5 it names",
+    );
   });
 
   it("answers by the limiter's failure policy during an outage, never a 500: open passes, closed blocks", async () => {

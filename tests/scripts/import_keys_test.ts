@@ -38,6 +38,7 @@ describe("scripts/import_keys.ts without DATABASE_URL (dry run)", {
     });
     assert.match(run.stderr, /^line 4: error: Invalid record: must be an object$/m);
     assert.match(run.stderr, /^line 5: error: Invalid prefix/m); // not a prefix: not printed
+    assert.doesNotMatch(run.stderr, /with this tool/, "a layout is given: the record is wrong");
     assert.match(run.stderr, new RegExp(`^line 6 \\(${keys[0].prefix}\\): conflict: `, "m"));
     assert.ok(!run.stderr.includes("0".repeat(64)), "no hash in the output");
     Deno.removeSync(path);
@@ -131,9 +132,16 @@ describe("scripts/import_keys.ts without DATABASE_URL (dry run)", {
     assert.match(
       run.stderr,
       new RegExp(
-        `^line 4 \\(${keys[1].prefix}\\): error: .*must be a configured pepper version`,
+        `^line 4 \\(${keys[1].prefix}\\): error: .*pepper version 3 is not configured; ` +
+          "with this tool: --pepper-version N$",
         "m",
       ),
+    );
+    const noLayout = await runImport(["--jsonl", path, "--pepper-version", "1"], env);
+    assert.equal(noLayout.code, 1, noLayout.stderr);
+    assert.match(
+      noLayout.stderr,
+      /^line 1 .*error: Invalid \w+: .*; with this tool: --legacy-key-layout NAME$/m,
     );
     for (const version of ["0", "x", "1.5"]) {
       const bad = await runImport([...args, "--pepper-version", version], env);
