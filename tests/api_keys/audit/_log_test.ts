@@ -293,14 +293,7 @@ describe("api_keys/audit/_log.ts", () => {
   });
 
   it("refuses to append a record of a tenant id that is not well-formed UTF-16", async () => {
-    const { access } = twoRecordChains();
-    const log = new AuditLog(
-      access,
-      { checkpointKey: CHECKPOINT_KEY },
-      () => new Date(0),
-      undefined,
-      "audit",
-    );
+    const { log } = twoRecordChains();
     const audit = log.entry("acme\uD800", "key.renamed", undefined, "app", null, {});
     await assert.rejects(
       log.append(audit),
@@ -516,6 +509,7 @@ describe("api_keys/audit/_log.ts", () => {
     const { checkpoint } = emitted[0];
     assert.equal(checkpoint.seq, 3);
     assert.deepEqual(await service.verifyAuditLog("t", { checkpoint }), {
+      checkpoint: "checked",
       ok: true,
       checked: 3,
       head: { seq: 3, hash: checkpoint.hash },
@@ -1090,14 +1084,7 @@ describe("api_keys/audit/_log.ts", () => {
   });
 
   it("remembers the last checkpoint it signed for at most 10,000 tenants: past that, the oldest is verified from the start again", async () => {
-    const { access, read, readsAfter } = twoRecordChains();
-    const log = new AuditLog(
-      access,
-      { checkpointKey: CHECKPOINT_KEY },
-      () => new Date(0),
-      undefined,
-      "audit",
-    );
+    const { log, read, readsAfter } = twoRecordChains();
     for (let i = 0; i <= 10_000; i++) await log.checkpoint(`t${i}`);
     read.length = 0;
     readsAfter.length = 0;
@@ -1218,7 +1205,15 @@ function twoRecordChains() {
     },
     prune: undefined,
   };
-  return { access, read, readsAfter };
+  // A log over them with the defaults, no events.
+  const log = new AuditLog(
+    access,
+    { checkpointKey: CHECKPOINT_KEY },
+    () => new Date(0),
+    undefined,
+    "audit",
+  );
+  return { access, read, readsAfter, log };
 }
 
 /** `value` with its object keys sorted (canonical JSON without dates). */
