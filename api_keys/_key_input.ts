@@ -14,6 +14,7 @@ import {
 import { serviceAllowedIpCidrs } from "./ip_allowlist.ts";
 import type { KeyLayouts } from "./key_format.ts";
 import { flattenScopes } from "./scopes.ts";
+import { wellFormedTenantId } from "./audit/chain.ts";
 import { keyRateLimits } from "./metering/_limits.ts";
 import {
   type ApiKeyGraceStart,
@@ -70,9 +71,6 @@ export interface ValidRotateInput {
 /** Longest tenant id of a new key, in UTF-16 units (seed 0.4). */
 const MAX_TENANT_ID_LENGTH = 255;
 
-/** A lone surrogate: a code point `\p{Cs}` only when it is not half of a pair (flag `u`). */
-const LONE_SURROGATE = /\p{Cs}/u;
-
 /**
  * A new key's tenant id: 1 to 255 UTF-16 units without surrounding
  * whitespace, well-formed UTF-16 (a lone surrogate would become U+FFFD in
@@ -82,7 +80,7 @@ const LONE_SURROGATE = /\p{Cs}/u;
 function validTenantId(value: unknown): string {
   const tenantId = requireNonEmptyString(value, "tenantId");
   if (tenantId.trim() !== tenantId) fail("tenantId", "must not start or end with whitespace");
-  if (LONE_SURROGATE.test(tenantId)) {
+  if (!wellFormedTenantId(tenantId)) {
     fail("tenantId", "must be well-formed UTF-16 (no lone surrogate)");
   }
   if (tenantId.length > MAX_TENANT_ID_LENGTH) {

@@ -31,6 +31,7 @@ import { change, createdChanges } from "./audit/_log.ts";
 import type { AuditChange, AuditContext } from "./audit/types.ts";
 import type { ListApiKeyPageOptions } from "./storage/types.ts";
 import type { CreditRefill } from "../rate_limits/mod.ts";
+import { MAX_CREDITS } from "../rate_limits/credits.ts";
 import type {
   ApiKeyCreditBalance,
   ApiKeyCreditChange,
@@ -488,15 +489,12 @@ export class ManageFlow {
     // The context checked before the change: a refused one changes nothing.
     const checked = audit?.context(context, "app");
     const record = id === null ? null : await this.#find(tenantId, id);
-    // With the audit log, the balance before (one read more); recorded once the change is applied.
-    const before = audit === undefined
+    // With the audit log, a rule's change records the rule before (a pool's: one read more).
+    const refillBefore = audit === undefined || !("refill" in valid)
       ? undefined
       : record === null
-      ? await this.#credits.poolOf(tenantId)
-      : {
-        ...(await this.#credits.balances([record]))[0]?.key,
-        refill: record.credits && creditPartsOf(record.credits).own?.refill,
-      };
+      ? (await this.#credits.poolOf(tenantId))?.refill
+      : record.credits && creditPartsOf(record.credits).own?.refill;
     const balance = record === null
       ? await this.#credits.updatePool(tenantId, valid)
       : await this.#credits.update(record, valid);
@@ -506,8 +504,8 @@ export class ManageFlow {
     try {
       await audit.append(
         audit.entry(tenantId, "key.credits_updated", checked, "app", record, {
-          credits: change(before?.remaining ?? null, balance.remaining),
-          ...("refill" in valid ? { refill: change(before?.refill ?? null, valid.refill) } : {}),
+          credits: change(balanceBefore(valid, balance.remaining), balance.remaining),
+          ...("refill" in valid ? { refill: change(refillBefore ?? null, valid.refill) } : {}),
           request: change(null, valid),
         }),
       );
@@ -629,4 +627,18 @@ export class ManageFlow {
     if (fields.credits !== undefined) record.credits = fields.credits;
     return { record, key: key.raw };
   }
+}
+
+/**
+ * The balance credit change `valid` was applied to, from the store's answer
+ * `after` to that one atomic step (a read apart would see a concurrent change):
+ * an add no bound held (0, `MAX_CREDITS`), or a rule alone (the balance kept).
+ * `null` where the answer does not tell it: a set, an add held at a bound.
+ */
+function balanceBefore(valid: ApiKeyCreditChange, after: number): number | null {
+  if ("add" in valid) {
+    const held = (valid.add < 0 && after === 0) || (valid.add > 0 && after === MAX_CREDITS);
+    return held ? null : after - valid.add;
+  }
+  return "set" in valid && valid.set !== undefined ? null : after;
 }

@@ -434,7 +434,10 @@ export class ApiKeysService {
    * reached. Answers the first record found edited, deleted, inserted (also
    * past the head without having advanced it) or reordered, or a truncated
    * tail; a checkpoint not signed with the key, or whose `seq` or `hash` is
-   * not of the type signed, is `checkpoint_invalid`.
+   * not of the type signed, is `checkpoint_invalid`. With a checkpoint, `ok`
+   * says `checkpoint: "checked"`, or `"before_prune"` when a prune passed it:
+   * it proved nothing (treat what it covered as unverified). A `toSeq`
+   * before the checkpoint's `seq` is a `TypeError`.
    */
   verifyAuditLog(tenantId: string, range?: AuditVerifyRange): Promise<AuditVerification> {
     return this.#audit().then((log) => log.verify(tenantId, range));

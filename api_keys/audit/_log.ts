@@ -17,6 +17,7 @@ import {
   canonicalJson,
   checkpointValid,
   pastHead,
+  requireWellFormedTenantId,
   signCheckpoint,
   verifiedAuditRecords,
   verifyAuditChain,
@@ -231,8 +232,12 @@ export class AuditLog {
     this.#detach(() => this.append(audit));
   }
 
-  /** Appends `audit` alone (a change outside the key records), then counts it. */
+  /**
+   * Appends `audit` alone (a change outside the key records), then counts it;
+   * a `TypeError` for a tenant id that is not well-formed UTF-16.
+   */
   async append(audit: AuditAppend): Promise<void> {
+    requireWellFormedTenantId(audit.tenantId);
     await this.#access.append(audit);
     this.appended(audit.tenantId);
   }
@@ -431,6 +436,10 @@ export class AuditLog {
       if (value !== undefined && (!Number.isSafeInteger(value) || value < 1)) {
         throw new TypeError(`the audit range's ${name} must be a positive integer`);
       }
+    }
+    if (checkpoint !== undefined && toSeq !== undefined && toSeq < Number(checkpoint?.seq)) {
+      // It could only be found missing: the records to it are past the range.
+      throw new TypeError("the audit range's toSeq must not be before the checkpoint's seq");
     }
     if (checkpoint !== undefined) {
       const valid = checkpoint?.tenantId === tenantId &&

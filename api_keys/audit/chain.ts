@@ -18,6 +18,25 @@ export const GENESIS_HASH: string = "0".repeat(64);
 
 const encoder = new TextEncoder();
 
+/** A lone surrogate: a code point `\p{Cs}` only when it is not half of a pair (flag `u`). */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * Whether `tenantId` is well-formed UTF-16: a lone surrogate becomes U+FFFD in
+ * the UTF-8 the chain hashes and signs, so two ids would share one chain's text.
+ */
+export function wellFormedTenantId(tenantId: string): boolean {
+  return !LONE_SURROGATE.test(tenantId);
+}
+
+/** `tenantId`, or a `TypeError` when it is not well-formed UTF-16 (`wellFormedTenantId`). */
+export function requireWellFormedTenantId(tenantId: string): string {
+  if (!wellFormedTenantId(tenantId)) {
+    throw new TypeError("the audit tenant id must be well-formed UTF-16 (no lone surrogate)");
+  }
+  return tenantId;
+}
+
 function hex(bytes: ArrayBuffer): string {
   return Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
 }
@@ -92,7 +111,8 @@ function checkpointText(tenantId: string, seq: number, hash: string): Uint8Array
 
 /**
  * A checkpoint of the head (`seq`, `hash`) of `tenantId`'s chain, signed
- * with `secret` (HMAC-SHA-256; at least 32 bytes) at `at`.
+ * with `secret` (HMAC-SHA-256; at least 32 bytes) at `at`; a `TypeError` for
+ * a `tenantId` that is not well-formed UTF-16 (a lone surrogate).
  *
  * @example
  * ```ts
@@ -110,6 +130,7 @@ export async function signCheckpoint(
   hash: string,
   at: Date,
 ): Promise<AuditCheckpoint> {
+  requireWellFormedTenantId(tenantId);
   const key = await hmacKey(secret);
   const mac = hex(await crypto.subtle.sign("HMAC", key, checkpointText(tenantId, seq, hash)));
   return { tenantId, seq, hash, at: at.toISOString(), mac };
@@ -117,7 +138,8 @@ export async function signCheckpoint(
 
 /**
  * Whether `checkpoint`'s MAC is `secret`'s (compared in constant time by Web
- * Crypto) over fields of the types signed: a string `tenantId`, a `seq` that
+ * Crypto) over fields of the types signed: a string `tenantId` that is
+ * well-formed UTF-16 (with a lone surrogate it would sign another's text), a `seq` that
  * is a safe integer of at least 1 and a `hash` of 64 lowercase hex digits.
  * (A `seq` of `"4"` signs the same text as `4` but would never match a
  * record: it is refused, not left unchecked.)
@@ -136,7 +158,8 @@ export async function checkpointValid(
 ): Promise<boolean> {
   const { tenantId, seq, hash, mac } = checkpoint;
   if (typeof mac !== "string" || !/^[0-9a-f]{64}$/.test(mac)) return false;
-  if (typeof tenantId !== "string" || !Number.isSafeInteger(seq) || seq < 1) return false;
+  if (typeof tenantId !== "string" || !wellFormedTenantId(tenantId)) return false;
+  if (!Number.isSafeInteger(seq) || seq < 1) return false;
   if (typeof hash !== "string" || !/^[0-9a-f]{64}$/.test(hash)) return false;
   const bytes = new Uint8Array(32);
   for (let i = 0; i < 32; i++) bytes[i] = parseInt(mac.slice(i * 2, i * 2 + 2), 16);
@@ -152,7 +175,8 @@ export interface AuditChainExpectation extends Partial<AuditChainState> {
    * A checkpoint kept elsewhere (already checked by `checkpointValid`): the
    * record at its `seq` must exist with its hash (pruned up to it, the
    * anchor's `prevHash` must be its hash), so a truncated or rewritten tail
-   * is found. One before that is not checked (pruned past it).
+   * is found. One before that is not checked (pruned past it): the answer then
+   * says `checkpoint: "before_prune"`.
    */
   checkpoint?: Pick<AuditCheckpoint, "seq" | "hash">;
 }
@@ -294,9 +318,13 @@ export async function* verifiedAuditRecords(
       `records ${seq} to ${checkpoint.seq} (the checkpoint) are missing`,
     );
   }
-  return {
-    ok: true,
+  const verified = {
+    ok: true as const,
     checked,
     head: current === undefined ? null : { seq: current.seq, hash: current.hash },
   };
+  if (checkpoint === undefined) return verified;
+  // Pruned past it (the anchor after the record that follows it): nothing left to check it by.
+  const before = checkpoint.seq < (expected.anchor?.seq ?? 1) - 1;
+  return { ...verified, checkpoint: before ? "before_prune" : "checked" };
 }

@@ -200,6 +200,12 @@ export type AuditVerification =
     checked: number;
     /** The last record checked (`null` when none). */
     head: { seq: number; hash: string } | null;
+    /**
+     * With a checkpoint: `"checked"` (its record, or the anchor's `prevHash`,
+     * has its hash), or `"before_prune"`: a prune passed it, so it proved
+     * nothing; treat the records it covered as unverified.
+     */
+    checkpoint?: "checked" | "before_prune";
   }
   | {
     /** The chain does not verify. */
@@ -269,13 +275,14 @@ export interface AuditVerifyRange {
    * The last record checked; default the head (a missing tail then is
    * `truncated`). Before the head, the records up to it must be there (the
    * head proves they were written); at or past it, up to the head, its hash
-   * checked.
+   * checked. Before a `checkpoint`'s `seq`: a `TypeError`.
    */
   toSeq?: number;
   /**
    * A checkpoint kept elsewhere: checked with the key (its `seq` a safe
    * integer of at least 1, its `hash` 64 lowercase hex digits, else
-   * `checkpoint_invalid`), then the chain must reach it with its hash.
+   * `checkpoint_invalid`), then the chain must reach it with its hash. One a
+   * prune passed is answered `checkpoint: "before_prune"` (not checked).
    */
   checkpoint?: AuditCheckpoint;
 }

@@ -229,6 +229,78 @@ describe("api_keys/audit/_log.ts", () => {
     ]);
   });
 
+  it("two credit changes at once: each record's before is the balance its own change was applied to", async () => {
+    const { service } = auditedService();
+    const { id } = await service.create({
+      tenantId: "t",
+      name: "ci",
+      scopes: SCOPES,
+      credits: { remaining: 100 },
+    });
+    const answers = await Promise.all([
+      service.updateCredits("t", id, { add: -10 }, { actor: "alice" }),
+      service.updateCredits("t", id, { add: -20 }, { actor: "bob" }),
+    ]);
+    const records = (await service.auditLog("t")).records
+      .filter((r) => r.action === "key.credits_updated").reverse();
+    assert.deepEqual(records.map((r) => r.changes.credits), [
+      { before: 100, after: answers[0].remaining },
+      { before: answers[0].remaining, after: answers[1].remaining },
+    ]);
+    // A set (or an add held at 0) leaves the balance before unknown from the store's answer: null.
+    await service.updateCredits("t", id, { set: 5 }, { actor: "carol" });
+    await service.updateCredits("t", id, { add: -9 }, { actor: "dave" });
+    await service.updateCredits("t", id, { add: 0 }, { actor: "erin" });
+    const [zero, held, set] = (await service.auditLog("t")).records;
+    assert.deepEqual(set.changes.credits, { before: null, after: 5 });
+    assert.deepEqual(held.changes.credits, { before: null, after: 0 });
+    assert.deepEqual(zero.changes.credits, { before: 0, after: 0 });
+  });
+
+  it("a kept checkpoint a prune passed verifies with checkpoint before_prune (not checked); one at or after the anchor: checked", async () => {
+    const { service, clocks } = auditedService();
+    const { id } = await service.create({ tenantId: "t", name: "a", scopes: SCOPES });
+    await service.revokeForTenant("t", id, { actor: "bob" });
+    const old = (await service.auditCheckpoint("t"))!;
+    await service.create({ tenantId: "t", name: "a2", scopes: SCOPES });
+    clocks.now += DAY;
+    for (const name of ["b", "c", "d"]) {
+      await service.create({ tenantId: "t", name, scopes: SCOPES });
+    }
+    const fresh = (await service.auditCheckpoint("t"))!;
+    assert.equal(await service.pruneAuditLog("t", new Date(clocks.now)), 3);
+    const before = await service.verifyAuditLog("t", { checkpoint: old });
+    assert.equal((before as { checkpoint?: string }).checkpoint, "before_prune");
+    const checked = await service.verifyAuditLog("t", { checkpoint: fresh });
+    assert.equal((checked as { checkpoint?: string }).checkpoint, "checked");
+    const none = await service.verifyAuditLog("t");
+    assert.equal(none.ok && "checkpoint" in none, false);
+  });
+
+  it("refuses toSeq before the checkpoint's seq with a TypeError naming both", async () => {
+    const { service } = auditedService();
+    for (const name of ["a", "b", "c"]) {
+      await service.create({ tenantId: "t", name, scopes: SCOPES });
+    }
+    const checkpoint = (await service.auditCheckpoint("t"))!;
+    await assert.rejects(
+      service.verifyAuditLog("t", { toSeq: 2, checkpoint }),
+      (error: Error) =>
+        error instanceof TypeError && /toSeq/.test(error.message) &&
+        /checkpoint/.test(error.message),
+    );
+    assert.equal((await service.verifyAuditLog("t", { toSeq: 3, checkpoint })).ok, true);
+  });
+
+  it("refuses to append a record of a tenant id that is not well-formed UTF-16", async () => {
+    const { log } = twoRecordChains();
+    const audit = log.entry("acme\uD800", "key.renamed", undefined, "app", null, {});
+    await assert.rejects(
+      log.append(audit),
+      (error: Error) => error instanceof TypeError && /well-formed/.test(error.message),
+    );
+  });
+
   it("records create, rotate, credits and revoke with their actor, before and after (a second revoke none)", async () => {
     const { service } = auditedService();
     const { id } = await service.create(
@@ -437,6 +509,7 @@ describe("api_keys/audit/_log.ts", () => {
     const { checkpoint } = emitted[0];
     assert.equal(checkpoint.seq, 3);
     assert.deepEqual(await service.verifyAuditLog("t", { checkpoint }), {
+      checkpoint: "checked",
       ok: true,
       checked: 3,
       head: { seq: 3, hash: checkpoint.hash },
@@ -1011,14 +1084,7 @@ describe("api_keys/audit/_log.ts", () => {
   });
 
   it("remembers the last checkpoint it signed for at most 10,000 tenants: past that, the oldest is verified from the start again", async () => {
-    const { access, read, readsAfter } = twoRecordChains();
-    const log = new AuditLog(
-      access,
-      { checkpointKey: CHECKPOINT_KEY },
-      () => new Date(0),
-      undefined,
-      "audit",
-    );
+    const { log, read, readsAfter } = twoRecordChains();
     for (let i = 0; i <= 10_000; i++) await log.checkpoint(`t${i}`);
     read.length = 0;
     readsAfter.length = 0;
@@ -1139,7 +1205,15 @@ function twoRecordChains() {
     },
     prune: undefined,
   };
-  return { access, read, readsAfter };
+  // A log over them with the defaults, no events.
+  const log = new AuditLog(
+    access,
+    { checkpointKey: CHECKPOINT_KEY },
+    () => new Date(0),
+    undefined,
+    "audit",
+  );
+  return { access, read, readsAfter, log };
 }
 
 /** `value` with its object keys sorted (canonical JSON without dates). */

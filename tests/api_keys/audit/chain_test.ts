@@ -191,6 +191,48 @@ describe("api_keys/audit/chain.ts", () => {
     assert.deepEqual(!rewritten.ok && [rewritten.problem, rewritten.seq], ["edited", 4]);
   });
 
+  it("says whether a checkpoint was checked or lies before the anchor (pruned past it, not checked)", async () => {
+    const records = await chain(8);
+    const kept = records.slice(5);
+    const anchor = { seq: 6, prevHash: records[5].prevHash };
+    const verify = (seq: number) =>
+      verifyAuditChain(kept, {
+        tenantId: "t1",
+        anchor,
+        checkpoint: { seq, hash: records[seq - 1].hash },
+      });
+    assert.equal(
+      (await verify(7) as { checkpoint?: string }).checkpoint,
+      "checked",
+    );
+    assert.equal(
+      (await verify(5) as { checkpoint?: string }).checkpoint,
+      "checked",
+    );
+    const before = await verify(3);
+    assert.deepEqual(before, {
+      ok: true,
+      checked: 3,
+      head: headOf(records),
+      checkpoint: "before_prune",
+    });
+    const none = await verifyAuditChain(kept, { tenantId: "t1", anchor });
+    assert.equal(none.ok && "checkpoint" in none, false);
+  });
+
+  it("refuses a tenant id that is not well-formed UTF-16 in a checkpoint (its UTF-8 is another tenant's)", async () => {
+    const checkpoint = await signCheckpoint(SECRET, "acme\uFFFD", 3, "a".repeat(64), new Date(0));
+    assert.equal(await checkpointValid(SECRET, checkpoint), true);
+    assert.equal(await checkpointValid(SECRET, { ...checkpoint, tenantId: "acme\uD800" }), false);
+    await assert.rejects(
+      signCheckpoint(SECRET, "acme\uD800", 3, "a".repeat(64), new Date(0)),
+      (error: Error) => error instanceof TypeError && /well-formed/.test(error.message),
+    );
+    // A pair stays well-formed.
+    const pair = await signCheckpoint(SECRET, "acme\uD83D\uDE00", 3, "a".repeat(64), new Date(0));
+    assert.equal(await checkpointValid(SECRET, pair), true);
+  });
+
   it("verifies from an anchor after pruning, and names a record missing after it", async () => {
     const records = await chain(6);
     const kept = records.slice(3);
