@@ -35,6 +35,7 @@ import {
   readyStores,
 } from "./_services.ts";
 import { anchorContract } from "../rate_limits/_anchor_contract.ts";
+import { beforeContract } from "../rate_limits/_before_contract.ts";
 import { hasRedisServer, type OwnRedis, startOwnRedis } from "./_own_redis.ts";
 
 const RECOVERY_BOUND_MS = 15_000;
@@ -162,6 +163,15 @@ for (const kind of await readyStores("remote store contract")) {
       const { store, close } = await openStore(kind);
       try {
         await anchorContract(store, freshSubject("anchor"));
+      } finally {
+        await close();
+      }
+    });
+
+    it("a credit change answers the balance before (the refill due applied), from its own step", async () => {
+      const { store, close } = await openStore(kind);
+      try {
+        await beforeContract(store, freshSubject("before"));
       } finally {
         await close();
       }
@@ -736,7 +746,7 @@ if (DATABASE_URL) {
       }
     });
 
-    it("ready() on a schema migrated up to 0022: starts, and logs once through the limiter's logger that 0023, 0024, 0025 and 0026 are missing; then only 0024, 0025 and 0026; then only 0025 and 0026 (a balance kept across a rule change refused naming 0025); then only 0026; then nothing", async () => {
+    it("ready() on a schema migrated up to 0022: starts, and logs once through the limiter's logger that 0023, 0024, 0025, 0026 and 0027 are missing; then only 0024 to 0027; then only 0025 to 0027 (a balance kept across a rule change refused naming 0025); then only 0026 and 0027; then only 0027 (a credit change answers no balance before); then nothing", async () => {
       const schema = `ready_${crypto.randomUUID().replaceAll("-", "")}`;
       const admin = new pg.Client({ connectionString: DATABASE_URL });
       await admin.connect();
@@ -829,9 +839,20 @@ if (DATABASE_URL) {
           6,
         );
         await apply("0026_credit_change_anchor_clock");
-        assert.deepEqual(await linesOfReady(), []);
+        const up26 = await linesOfReady();
+        assert.equal(up26.length, 1, up26.join("\n"));
+        assert.doesNotMatch(up26[0], /0026/);
+        assert.match(
+          up26[0],
+          /prisma\/migrations\/0027_credit_change_balance_before\/migration\.sql/,
+        );
+        // Without it a credit change is applied and answered, without the balance before.
         const kept = await store.changeCredits(credit, { anchor: true }, Date.now() + 30_000);
-        assert.equal(kept?.remaining, 6);
+        assert.deepEqual(kept, { allowed: true, remaining: 6, resetMs: -1 });
+        await apply("0027_credit_change_balance_before");
+        assert.deepEqual(await linesOfReady(), []);
+        const set = await store.changeCredits(credit, { set: 2 }, Date.now() + 30_000);
+        assert.deepEqual(set, { allowed: true, remaining: 2, resetMs: -1, before: 6 });
         store.close();
       } finally {
         await pool.end();

@@ -7,7 +7,7 @@ import {
 } from "../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../rate_limits/memory_store.ts";
 import { compileRateLimitPolicies } from "../../rate_limits/policy.ts";
-import type { CreditBalance, RateLimitStore } from "../../rate_limits/store.ts";
+import type { CounterResult, CreditBalance, RateLimitStore } from "../../rate_limits/store.ts";
 import { FakeRemoteStore } from "./_fake_store.ts";
 import { type LimiterTaps, tapsOf } from "../../telemetry/_taps.ts";
 
@@ -914,6 +914,43 @@ describe("createRateLimiter", () => {
       /^TypeError: rate-limits: the redis store failed \(TypeError: unknown\)$/,
     );
     assert.ok(performance.now() - start < 1_000, "rejected at once, not by the deadline");
+  });
+
+  it("changeCredits answers the store's balance before when it tells it; a before that is no balance is a malformed reply (TypeError)", async () => {
+    let before: unknown;
+    const limiter = createRateLimiter({
+      ...quiet,
+      store: {
+        checkBatch: () => Promise.resolve({ results: [] }),
+        changeCredits: () =>
+          Promise.resolve({
+            allowed: true,
+            remaining: 5,
+            resetMs: -1,
+            ...(before === undefined ? {} : { before }),
+          } as CounterResult),
+      },
+    });
+    const credits = { initial: 10 };
+    assert.deepEqual(await limiter.changeCredits("a", credits, { set: 5 }), {
+      allowed: true,
+      remaining: 5,
+      resetMs: -1,
+    });
+    before = 9;
+    assert.deepEqual(await limiter.changeCredits("a", credits, { set: 5 }), {
+      allowed: true,
+      remaining: 5,
+      resetMs: -1,
+      before: 9,
+    });
+    for (before of [-1, 1.5, "9", null, 2e15]) {
+      await assert.rejects(
+        limiter.changeCredits("a", credits, { set: 5 }),
+        (error) => error instanceof TypeError && /malformed reply/.test(error.message),
+        String(before),
+      );
+    }
   });
 
   it("changeCredits goes through the door: a failure rejects naming the store and the reason; a stalled change is never applied after the answer", async () => {

@@ -19,6 +19,7 @@ import {
   unitsWithinOneBucketMore,
 } from "./_model.ts";
 import { anchorContract } from "./_anchor_contract.ts";
+import { beforeContract } from "./_before_contract.ts";
 
 const counter = (subject: string, cost = 1, limit = 2, windowMs = 1_000) => ({
   kind: "window" as const,
@@ -377,6 +378,10 @@ describe("createMemoryRateLimitStore with a broken chain of window rows (a bug)"
 describe("createMemoryRateLimitStore with credit counters", () => {
   it("keeps a balance across a refill rule change ({ anchor: true }, the store contract; real time)", async () => {
     await anchorContract(createMemoryRateLimitStore(), "memory");
+  });
+
+  it("a credit change answers the balance before (the store contract)", async () => {
+    await beforeContract(createMemoryRateLimitStore(), "memory");
   });
 
   it("answers as the reference: spends, refills across days and month ends (29-31 clamps), cost 0, changes, all or nothing", async () => {

@@ -31,6 +31,7 @@ import type {
 import type { AuditReadAnswer } from "../../../api_keys/storage/types.ts";
 import { createRateLimiter } from "../../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../../rate_limits/memory_store.ts";
+import type { RateLimitStore } from "../../../rate_limits/store.ts";
 import { makeService, PEPPER_1 } from "../helpers.ts";
 import { nestarcHash, nestarcKey } from "../verify/nestarc.ts";
 import { serviceHooks } from "../../../api_keys/_service_hooks.ts";
@@ -44,6 +45,7 @@ function auditedService(
     checkpointEvery?: number;
     storage?: ApiKeyStorage;
     legacyKeyLayouts?: ApiKeysServiceOptions["legacyKeyLayouts"];
+    store?: RateLimitStore;
   } = {},
 ) {
   const info = console.info;
@@ -54,7 +56,10 @@ function auditedService(
     const made = makeService({
       storage,
       audit: { checkpointKey: CHECKPOINT_KEY, checkpointEvery: options.checkpointEvery ?? 1_000 },
-      limiter: createRateLimiter({ store: createMemoryRateLimitStore(), logger: () => {} }),
+      limiter: createRateLimiter({
+        store: options.store ?? createMemoryRateLimitStore(),
+        logger: () => {},
+      }),
       legacyKeyLayouts: options.legacyKeyLayouts,
     });
     return { ...made, lines };
@@ -247,14 +252,38 @@ describe("api_keys/audit/_log.ts", () => {
       { before: 100, after: answers[0].remaining },
       { before: answers[0].remaining, after: answers[1].remaining },
     ]);
-    // A set (or an add held at 0) leaves the balance before unknown from the store's answer: null.
+    // A set, and an add held at 0, record the balance the store applied them to (its answer).
     await service.updateCredits("t", id, { set: 5 }, { actor: "carol" });
     await service.updateCredits("t", id, { add: -9 }, { actor: "dave" });
     await service.updateCredits("t", id, { add: 0 }, { actor: "erin" });
     const [zero, held, set] = (await service.auditLog("t")).records;
-    assert.deepEqual(set.changes.credits, { before: null, after: 5 });
-    assert.deepEqual(held.changes.credits, { before: null, after: 0 });
+    assert.deepEqual(set.changes.credits, { before: 70, after: 5 });
+    assert.deepEqual(held.changes.credits, { before: 5, after: 0 });
     assert.deepEqual(zero.changes.credits, { before: 0, after: 0 });
+  });
+
+  it("over a custom store whose credit change answers no balance before: a set records before null, an add the balance it derives", async () => {
+    const memory = createMemoryRateLimitStore();
+    const store: RateLimitStore = {
+      checkBatch: (checks) => memory.checkBatch(checks),
+      readCredits: (counters) => memory.readCredits(counters),
+      changeCredits: async (counter, change, deadline) => {
+        const answer = await memory.changeCredits(counter, change, deadline);
+        return answer && { allowed: true, remaining: answer.remaining, resetMs: answer.resetMs };
+      },
+    };
+    const { service } = auditedService({ store });
+    const { id } = await service.create({
+      tenantId: "t",
+      name: "ci",
+      scopes: SCOPES,
+      credits: { remaining: 100 },
+    });
+    await service.updateCredits("t", id, { set: 5 }, { actor: "carol" });
+    await service.updateCredits("t", id, { add: 3 }, { actor: "dave" });
+    const [add, set] = (await service.auditLog("t")).records;
+    assert.deepEqual(set.changes.credits, { before: null, after: 5 });
+    assert.deepEqual(add.changes.credits, { before: 5, after: 8 });
   });
 
   it("a kept checkpoint a prune passed verifies with checkpoint before_prune (not checked); one at or after the anchor: checked", async () => {

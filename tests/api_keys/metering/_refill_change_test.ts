@@ -326,7 +326,7 @@ describe("updateCredits with a refill rule: a key's own balance", () => {
     const [entry] = (await service.auditLog("t1", { actor: "billing" })).records;
     assert.equal(entry.action, "key.credits_updated");
     assert.deepEqual(entry.changes.refill, { before: MONTHLY, after: DAILY });
-    assert.deepEqual(entry.changes.credits, { before: null, after: 99 }); // a set: not from the answer
+    assert.deepEqual(entry.changes.credits, { before: 99, after: 99 }); // the store's answer
     assert.deepEqual(entry.changes.request, { before: null, after: { set: 99, refill: DAILY } });
   });
 
@@ -663,6 +663,6 @@ describe("updateCredits with a refill rule: the tenant's pool", () => {
     const [entry] = (await service.auditLog("acme", { actor: "b" })).records;
     assert.equal(entry.keyId, null);
     assert.deepEqual(entry.changes.refill, { before: MONTHLY, after: upgrade });
-    assert.deepEqual(entry.changes.credits, { before: null, after: 10_000 }); // a set: not from the answer
+    assert.deepEqual(entry.changes.credits, { before: 499, after: 10_000 }); // the store's answer
   });
 });
