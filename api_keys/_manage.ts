@@ -495,7 +495,7 @@ export class ManageFlow {
       : record === null
       ? (await this.#credits.poolOf(tenantId))?.refill
       : record.credits && creditPartsOf(record.credits).own?.refill;
-    const balance = record === null
+    const { balance, before } = record === null
       ? await this.#credits.updatePool(tenantId, valid)
       : await this.#credits.update(record, valid);
     if (audit === undefined) return balance;
@@ -504,7 +504,7 @@ export class ManageFlow {
     try {
       await audit.append(
         audit.entry(tenantId, "key.credits_updated", checked, "app", record, {
-          credits: change(balanceBefore(valid, balance.remaining), balance.remaining),
+          credits: change(before ?? balanceBefore(valid, balance.remaining), balance.remaining),
           ...("refill" in valid ? { refill: change(refillBefore ?? null, valid.refill) } : {}),
           request: change(null, valid),
         }),
@@ -630,10 +630,11 @@ export class ManageFlow {
 }
 
 /**
- * The balance credit change `valid` was applied to, from the store's answer
+ * The balance credit change `valid` was applied to, over a store whose answer
+ * to it does not tell it (one that does answers `before`), from its answer
  * `after` to that one atomic step (a read apart would see a concurrent change):
  * an add no bound held (0, `MAX_CREDITS`), or a rule alone (the balance kept).
- * `null` where the answer does not tell it: a set, an add held at a bound.
+ * `null` where `after` does not tell it: a set, an add held at a bound.
  */
 function balanceBefore(valid: ApiKeyCreditChange, after: number): number | null {
   if ("add" in valid) {

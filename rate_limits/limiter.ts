@@ -16,6 +16,7 @@ import type {
   CounterResult,
   CreditBalance,
   CreditChange,
+  CreditChangeResult,
   CreditCounter,
   CreditRefill,
   RateLimitCounter,
@@ -238,16 +239,18 @@ export interface RateLimiter {
   /**
    * Sets or adds to the balance `credits` names (its refill due applied first),
    * or keeps it anchored at the change (`{ anchor: true }`, see `CreditChange`),
-   * atomically with concurrent spends, within `timeoutMs`. Rejects with a
-   * `TypeError` for bad input, a store without `changeCredits`, or
-   * `{ anchor: true }` on a store without `anchorsCredits`, and with an
-   * `Error` naming the store and the reason when the store fails or is late.
+   * atomically with concurrent spends, within `timeoutMs`; answers the
+   * balance before it too when the store tells it (`CreditChangeResult`).
+   * Rejects with a `TypeError` for bad input, a store without `changeCredits`,
+   * `{ anchor: true }` on a store without `anchorsCredits`, or a malformed
+   * reply, and with an `Error` naming the store and the reason when the store
+   * fails or is late.
    */
   changeCredits(
     subject: string,
     credits: RateLimitCredits,
     change: CreditChange,
-  ): Promise<CounterResult>;
+  ): Promise<CreditChangeResult>;
   /**
    * Reads balances (1–500) without writing: a balance the store does not hold
    * is its `initial` with the refills due since `initialAt`. Rejects as
@@ -1015,7 +1018,13 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
         called = ++creditCalls;
         return changeCredits.call(store, counter, valid, deadline);
       });
-      const result = assertCounterResult(storeName, answer);
+      const result: CreditChangeResult = assertCounterResult(storeName, answer);
+      const { before } = result;
+      if (
+        before !== undefined && !(Number.isInteger(before) && before >= 0 && before <= MAX_CREDITS)
+      ) {
+        throw malformed(storeName, "a credit change's before is not a balance");
+      }
       // A balance a drain called before this change read is older than it (the store drains it
       // again as changed, or, kept and anchored, the caller writes the change back): never
       // answered after it. (One a drain called after it read stays.)

@@ -717,13 +717,14 @@ export function createMemoryRateLimitStore(
         const now = clock();
         stamp++;
         const balance = balanceOf(counter, now);
+        const before = balance.credits;
         if ("set" in valid) balance.credits = valid.set;
         else if ("add" in valid) {
           balance.credits = Math.min(MAX_CREDITS, Math.max(0, balance.credits + valid.add));
         }
         if ("anchor" in valid) balance.asOf = Math.max(balance.asOf, now);
         sweepBalances(1);
-        return { allowed: true, remaining: balance.credits, resetMs: balance.resetMs };
+        return { allowed: true, remaining: balance.credits, resetMs: balance.resetMs, before };
       }),
     readCredits: (counters) =>
       promised(() => {

@@ -58,6 +58,7 @@ export {
   type CounterResult,
   type CreditBalance,
   type CreditChange,
+  type CreditChangeResult,
   type CreditCounter,
   type CreditRefill,
   MAX_SUBJECT_LENGTH,

@@ -107,6 +107,18 @@ export interface CounterResult {
 }
 
 /**
+ * A credit change's answer (`changeCredits`): the balance after it and, when
+ * the store tells it, `before`, the balance it was applied to (the refill due
+ * applied), from the same atomic step: a concurrent change never makes it
+ * wrong. The memory, Redis and PostgreSQL stores answer it (PostgreSQL with
+ * migration `0027_credit_change_balance_before`); a store without it leaves it out.
+ */
+export interface CreditChangeResult extends CounterResult {
+  /** The balance the change was applied to. */
+  readonly before?: number;
+}
+
+/**
  * A balance to write back (`drainCreditChanges`): credits left at `at` (ms
  * since the epoch, the store's clock). Give them back as the counter's
  * `initial` and `initialAt`.
@@ -192,14 +204,14 @@ export interface RateLimitStore {
   /**
    * Applies the refill due, then `change`, to `counter`'s balance in one atomic
    * step (its `cost` is ignored), unless `deadline` (as in `StoreCheck`) has
-   * passed: then resolves `null` and changes nothing. Resolves to the balance
-   * and ms to the next refill.
+   * passed: then resolves `null` and changes nothing. Resolves to the balance,
+   * ms to the next refill and, when it can tell it, the balance before.
    */
   changeCredits?(
     counter: CreditCounter,
     change: CreditChange,
     deadline: number,
-  ): Promise<CounterResult | null>;
+  ): Promise<CreditChangeResult | null>;
   /**
    * Capability of a store whose `changeCredits` takes `{ anchor: true }` (the
    * memory, Redis and PostgreSQL stores; PostgreSQL with migration

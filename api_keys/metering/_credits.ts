@@ -33,6 +33,7 @@ import type {
   CounterResult,
   CreditBalance,
   CreditChange,
+  CreditChangeResult,
   CreditRefill,
   Credits,
   RateLimitBalance,
@@ -51,6 +52,15 @@ import {
 const DEFAULT_PERSIST_INTERVAL_MS = 10_000;
 /** Most balances of one `readCredits` call. */
 const MAX_READ = 500;
+/**
+ * A credit change's answer: the balance after it, and the balance it was
+ * applied to when the store tells it (`CreditChangeResult.before`).
+ */
+interface CreditsChanged {
+  balance: ApiKeyCreditBalance;
+  before: number | undefined;
+}
+
 /** A balance `#writeTenant` writes to a record: its own or its copy of the pool. */
 interface BalanceWrite {
   which: "own" | "pool";
@@ -395,7 +405,7 @@ export class CreditBook {
    * for a key without a balance of its own; rejects when the store or the
    * storage fails.
    */
-  async update(record: ApiKeyRecord, change: ApiKeyCreditChange): Promise<ApiKeyCreditBalance> {
+  async update(record: ApiKeyRecord, change: ApiKeyCreditChange): Promise<CreditsChanged> {
     const own = record.credits && creditPartsOf(record.credits).own;
     if (own === undefined) {
       throw new ApiKeyValidationError("credits", "the key has no balance of its own");
@@ -427,7 +437,7 @@ export class CreditBook {
    * of the tenant spending it. `ApiKeyValidationError` on `credits` when no key
    * of the tenant spends a pool.
    */
-  async updatePool(tenantId: string, change: ApiKeyCreditChange): Promise<ApiKeyCreditBalance> {
+  async updatePool(tenantId: string, change: ApiKeyCreditChange): Promise<CreditsChanged> {
     const pool = await this.#tenantPool(tenantId);
     if (pool === undefined) {
       throw new ApiKeyValidationError("credits", "no key of the tenant spends shared credits");
@@ -460,7 +470,7 @@ export class CreditBook {
     counter: RateLimitCredits,
     ruled: RateLimitCredits,
     change: ApiKeyCreditChange,
-  ): Promise<CounterResult> {
+  ): Promise<CreditChangeResult> {
     const limiter = this.#limiter!;
     if (!("refill" in change)) return await limiter.changeCredits(subject, counter, change);
     if (change.set !== undefined) {
@@ -487,9 +497,9 @@ export class CreditBook {
     subject: string,
     owner: SubjectOwner,
     credits: Credits,
-    apply: () => Promise<CounterResult>,
+    apply: () => Promise<CreditChangeResult>,
     write: (remaining: number, at: Date) => Promise<void>,
-  ): Promise<ApiKeyCreditBalance> {
+  ): Promise<CreditsChanged> {
     return this.#inTurn(async () => {
       const now = this.#clock().getTime();
       if (subject[owner.kind.length] === "#") this.#hashed?.note(subject, owner);
@@ -497,7 +507,7 @@ export class CreditBook {
       const at = appliedAt(credits, result, now);
       await write(result.remaining, at);
       this.#pending.delete(subject);
-      return balanceOf(result, at.getTime());
+      return { balance: balanceOf(result, at.getTime()), before: result.before };
     });
   }
 

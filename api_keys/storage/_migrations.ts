@@ -44,6 +44,7 @@ export const MIGRATION_OF: Readonly<Record<string, readonly string[]>> = {
     "0012_rate_limit_batches",
     "0025_credit_change_anchor",
     "0026_credit_change_anchor_clock",
+    "0027_credit_change_balance_before",
   ],
   credit_read: ["0012_rate_limit_batches", "0024_function_keyed_plans"],
   rate_limit_batch: ["0012_rate_limit_batches"],

@@ -17,7 +17,8 @@
  * `0020_rate_limit_refusal_read` and `0021_rate_limit_credit_check` (and, to
  * harden, `0023_function_search_path_schema` and `0024_function_keyed_plans`,
  * and for `changeCredits` `{ anchor: true }`, `0025_credit_change_anchor` and
- * `0026_credit_change_anchor_clock`: without them `ready()` logs one line
+ * `0026_credit_change_anchor_clock`, and for its balance before
+ * `0027_credit_change_balance_before`: without them `ready()` logs one line
  * naming them, and start-up goes on), and
  * a `pg` pool or client (an optional peer) from the caller.
  *
@@ -85,8 +86,8 @@ export interface PostgresRateLimitStoreOptions {
    * `console.error`); the store's own listener keeps a terminated backend from
    * ending the process. Also where `ready()` called on the store itself (not
    * through a limiter, which hands it its own logger) reports a hardening
-   * (or `0025_credit_change_anchor`, `0026_credit_change_anchor_clock`)
-   * migration missing (default `console.warn`).
+   * (or `0025_credit_change_anchor`, `0026_credit_change_anchor_clock`,
+   * `0027_credit_change_balance_before`) migration missing (default `console.warn`).
    */
   logger?: (line: string) => void;
   /**
@@ -187,10 +188,17 @@ function windowStatements(durable: boolean) {
       : { text: BATCH_SQL + NO_FLUSH_WAIT, name: "api_kit_rate_limit_batch_windows_1" },
   };
 }
-const CHANGE_SQL =
-  "SELECT applied, remaining::float8 AS remaining, reset_ms::float8 AS reset_ms, " +
-  "now_ms::float8 AS now_ms FROM credit_change_before($1::bigint, $2, $3, $4::bigint, $5::bigint, " +
-  "$6::bigint, $7::bigint, $8::int, $9::bigint, $10::bigint)";
+/**
+ * A credit change, with `anchor` `, true` (`{ anchor: true }`: set NULL, add 0; with `set`: add
+ * 0). The balance before through the row as JSON: absent (NULL) before migration 0027.
+ */
+const changeSql = (anchor: string) =>
+  "SELECT c.applied, c.remaining::float8 AS remaining, c.reset_ms::float8 AS reset_ms, " +
+  "c.now_ms::float8 AS now_ms, (to_jsonb(c) ->> 'remaining_before')::float8 AS before " +
+  "FROM credit_change_before($1::bigint, $2, $3, $4::bigint, $5::bigint, $6::bigint, " +
+  `$7::bigint, $8::int, $9::bigint, $10::bigint${anchor}) c`;
+const CHANGE_SQL = changeSql("");
+const ANCHOR_SQL = changeSql(", true");
 /** The migration whose `credit_change_before` takes `p_anchor` (`{ anchor: true }`). */
 const ANCHOR_MIGRATION = "0025_credit_change_anchor";
 /**
@@ -198,8 +206,13 @@ const ANCHOR_MIGRATION = "0025_credit_change_anchor";
  * (0025's at a later reading of the clock: a refill boundary between them was lost).
  */
 const ANCHOR_CLOCK_MIGRATION = "0026_credit_change_anchor_clock";
-/** `CHANGE_SQL` anchoring the balance (`{ anchor: true }`: set NULL, add 0; with `set`: add 0). */
-const ANCHOR_SQL = CHANGE_SQL.slice(0, -1) + ", true)";
+/** The migration whose `credit_change_before` answers the balance before (`remaining_before`). */
+const BEFORE_MIGRATION = "0027_credit_change_balance_before";
+/** The versions of `credit_change_before` from 0025 on, in order: each has the earlier ones' fixes. */
+const CHANGE_VERSIONS = [ANCHOR_MIGRATION, ANCHOR_CLOCK_MIGRATION, BEFORE_MIGRATION];
+/** Whether a `READY_SQL` row of `credit_change_before` is `migration`'s version or a later one. */
+const changeFrom = (migration: string) => (row: Record<string, unknown>) =>
+  CHANGE_VERSIONS.indexOf(String(row.version)) >= CHANGE_VERSIONS.indexOf(migration);
 const READ_SQL = "SELECT balance::float8 AS balance, reset_ms::float8 AS reset_ms FROM " +
   "credit_read($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::int[])";
 const TIME_SQL = "SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms";
@@ -243,14 +256,20 @@ const UPGRADES: [string, string[], (row: Record<string, unknown>) => boolean, st
   [
     ANCHOR_MIGRATION,
     ["credit_change_before"],
-    (row) => row.version === ANCHOR_MIGRATION || row.version === ANCHOR_CLOCK_MIGRATION,
+    changeFrom(ANCHOR_MIGRATION),
     "a refill rule cannot change with the balance kept: changeCredits { anchor: true } fails",
   ],
   [
     ANCHOR_CLOCK_MIGRATION,
     ["credit_change_before"],
-    (row) => row.version === ANCHOR_CLOCK_MIGRATION,
+    changeFrom(ANCHOR_CLOCK_MIGRATION),
     "a balance kept across a refill rule change can miss a refill",
+  ],
+  [
+    BEFORE_MIGRATION,
+    ["credit_change_before"],
+    changeFrom(BEFORE_MIGRATION),
+    "a credit change answers no balance before: the audit log records a set's credits.before null",
   ],
 ];
 const READY_SQL = "SELECT proname::text AS name, obj_description(oid, 'pg_proc') AS version, " +
@@ -557,7 +576,12 @@ export function createPostgresRateLimitStore(
         );
       });
       if (row?.applied !== true) return null;
-      return { allowed: true, remaining: Number(row.remaining), resetMs: Number(row.reset_ms) };
+      const answer = {
+        allowed: true,
+        remaining: Number(row.remaining),
+        resetMs: Number(row.reset_ms),
+      };
+      return row.before === null ? answer : { ...answer, before: Number(row.before) };
     },
     async readCredits(counters) {
       if (counters.length === 0) return [];

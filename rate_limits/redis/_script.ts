@@ -322,8 +322,8 @@ return out
 /**
  * A credit change: the refill due, then `set`, `add` or `keep`, and with
  * `anchor` the balance as of now (another rule refills first at its next
- * boundary after now), in one step, unless the deadline passed. Answers 1, the balance and ms to the
- * next refill (or 0, 0, 0: nothing changed), then the time.
+ * boundary after now), in one step, unless the deadline passed. Answers 1, the balance, ms to the
+ * next refill and the balance it was applied to (or 0, 0, 0, 0: nothing changed), then the time.
  */
 export const CHANGE_SCRIPT = CREDIT_LUA + `
 local hash = key()                    -- the balance's hash
@@ -336,15 +336,16 @@ local day = tonumber(arg())           -- monthly refill day (0: none)
 local how = arg()                     -- 'set', 'add' or 'keep'
 local n = tonumber(arg())             -- the number set or added (0 to keep)
 local anchor = arg() == '1'           -- '1': the balance as of now, '0': as of its last refill
-if now >= deadline then return { 0, 0, 0, now } end
+if now >= deadline then return { 0, 0, 0, 0, now } end
 local balance, save, _, flush = credit_helpers()
 local b, at, reset = balance(hash, initial, initial_at, amount, every, day, now)
+local before = b
 if how == 'set' then b = n
 elseif how == 'add' then b = math.max(0, math.min(${MAX_CREDITS}, b + n)) end
 if anchor then at = math.max(at, now) end
 save(hash, b, at)
 flush()
-return { 1, b, reset, now }
+return { 1, b, reset, before, now }
 `;
 
 /**

@@ -498,7 +498,7 @@ export function createRedisRateLimitStore(
       await knowClock();
       // Noted as the reply is read (as a spend's is), so in the order Redis applied them.
       const applied = (answer: unknown) => {
-        const reply = numbers(observed(answer), (r) => r.length === 4);
+        const reply = numbers(observed(answer), (r) => r.length === 5);
         if (reply[0] !== 1) return null;
         // A balance kept and anchored: its rule is changing, and a drain would read it under this
         // old one (and count its refills). Its caller writes back the balance answered, with the
@@ -507,7 +507,7 @@ export function createRedisRateLimitStore(
         else changed.set(key, counter);
         changes++;
         if (draining > 0) changedSince.set(key, changes);
-        return { allowed: true, remaining: reply[1], resetMs: reply[2] };
+        return { allowed: true, remaining: reply[1], resetMs: reply[2], before: reply[3] };
       };
       return await run(
         CHANGE_SCRIPT,

@@ -47,6 +47,7 @@ export async function anchorContract(store: RateLimitStore, label: string): Prom
     allowed: true,
     remaining: 3,
     resetMs: -1,
+    before: 3,
   });
   const ruled = { ...none, cost: 1, refill: every };
   assert.equal(await spend(store, ruled), 2, "no refill by the new rule at the change");
@@ -87,6 +88,7 @@ export async function anchorContract(store: RateLimitStore, label: string): Prom
     allowed: true,
     remaining: 4,
     resetMs: -1,
+    before: 2,
   });
   assert.equal(await spend(store, { ...old, cost: 1 }), 3, "no old-rule refill at the change");
   await pastBoundary(2_000);

@@ -9,6 +9,7 @@
 import fc from "fast-check";
 import type {
   CounterResult,
+  CreditChangeResult,
   CreditCounter,
   CreditRefill,
   RateLimitCounter,
@@ -187,10 +188,15 @@ export class ReferenceCredits {
   }
 
   /** Sets or adds (clamped at 0), after the refill due. */
-  change(c: CreditCounter, change: { set: number } | { add: number }, now: number): CounterResult {
+  change(
+    c: CreditCounter,
+    change: { set: number } | { add: number },
+    now: number,
+  ): CreditChangeResult {
     const { state, resetMs } = this.settle(c, now);
+    const before = state.credits;
     state.credits = "set" in change ? change.set : Math.max(0, state.credits + change.add);
-    return { allowed: true, remaining: state.credits, resetMs };
+    return { allowed: true, remaining: state.credits, resetMs, before };
   }
 }
 

@@ -152,7 +152,7 @@ describe("createRedisRateLimitStore", () => {
     const { client } = fakeClient(() => []);
     const base = client.eval;
     client.eval = (script, call) =>
-      script === TIME_SCRIPT ? base(script, call) : Promise.resolve([0, 0, 0, Date.now()]);
+      script === TIME_SCRIPT ? base(script, call) : Promise.resolve([0, 0, 0, 0, Date.now()]);
     const store = createRedisRateLimitStore({ client });
     const credit = { kind: "credit" as const, subject: "s", name: "c", cost: 0, initial: 1 };
     assert.equal(await store.changeCredits(credit, { add: 1 }, Date.now()), null);
