@@ -23,7 +23,7 @@ import {
 } from "./_services.ts";
 import { createRedisRateLimitStore, type RedisScriptClient } from "../../rate_limits/redis/mod.ts";
 import { createPostgresRateLimitStore } from "../../rate_limits/postgres/mod.ts";
-import type { CounterResult, RateLimitStore } from "../../rate_limits/store.ts";
+import type { CounterResult, CreditChangeResult, RateLimitStore } from "../../rate_limits/store.ts";
 
 // Windows scaled ×1,000 (400 s and more): nothing expires during a run, so the
 // reference at one instant predicts `allowed` and `remaining` exactly.
@@ -338,10 +338,11 @@ if ((await readyStores("rate-limit model, pinned clock")).includes("postgres")) 
 
     it("agrees on policies + credits (windows, balances, refills across hours, days and month ends) through rate_limit_credit_check", async () => {
       const pinned = await pinnedPool(`pinned_${crypto.randomUUID().replaceAll("-", "")}`);
-      const fields = ({ allowed, remaining, resetMs }: CounterResult) => ({
+      const fields = ({ allowed, remaining, resetMs, before }: CreditChangeResult) => ({
         allowed,
         remaining,
         resetMs,
+        ...(before === undefined ? {} : { before }),
       });
       try {
         await fc.assert(
@@ -410,8 +411,11 @@ async function creditsAgreeOnPinnedRedis(batched: boolean, numRuns: number): Pro
   try {
     let now = 0;
     const deadline = () => Date.now() + 1e12; // far past every pinned moment of a run
+    /** A balance as read (no balance before: that is a change's). */
     const plain = (r: CounterResult | null) =>
       r && { allowed: r.allowed, remaining: r.remaining, resetMs: r.resetMs };
+    /** A change's answer: a balance and the balance it was applied to. */
+    const changed = (r: CreditChangeResult | null) => r && { ...plain(r), before: r.before };
     await fc.assert(
       fc.asyncProperty(
         longCreditCommands,
@@ -441,7 +445,7 @@ async function creditsAgreeOnPinnedRedis(batched: boolean, numRuns: number): Pro
               (await store.readCredits(read)).map(plain),
               read.map((c) =>
                 reference.credits.balances.has(`${c.subject}|${c.name}`)
-                  ? reference.credits.change(c, { add: 0 }, now)
+                  ? plain(reference.credits.change(c, { add: 0 }, now))
                   : null
               ),
               `read ${at}`,
@@ -450,7 +454,7 @@ async function creditsAgreeOnPinnedRedis(batched: boolean, numRuns: number): Pro
             if (change) {
               const credit = creditOf(steps[i++]);
               assert.deepEqual(
-                plain(await store.changeCredits(credit, change, deadline())),
+                changed(await store.changeCredits(credit, change, deadline())),
                 reference.credits.change(credit, change, now),
                 `change ${JSON.stringify(change)} ${at}`,
               );
