@@ -1020,10 +1020,12 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       });
       const result: CreditChangeResult = assertCounterResult(storeName, answer);
       const { before } = result;
-      if (
-        before !== undefined && !(Number.isInteger(before) && before >= 0 && before <= MAX_CREDITS)
-      ) {
-        throw malformed(storeName, "a credit change's before is not a balance");
+      if (before !== undefined) {
+        try {
+          assertCredits(before, "before");
+        } catch {
+          throw malformed(storeName, "a credit change's before is not a balance");
+        }
       }
       // A balance a drain called before this change read is older than it (the store drains it
       // again as changed, or, kept and anchored, the caller writes the change back): never
