@@ -330,6 +330,26 @@ describe("updateCredits with a refill rule: a key's own balance", () => {
     assert.deepEqual(entry.changes.request, { before: null, after: { set: 99, refill: DAILY } });
   });
 
+  it("a rule change with set records the balance before under the old rule (the new rule's due refill never settled into it)", async () => {
+    const { service, clocks } = ruleService("2030-01-15T12:00:00.000");
+    const { id, key } = await service.create({
+      tenantId: "t1",
+      name: "k",
+      scopes: READ_ORDERS,
+      credits: { remaining: 100, refill: MONTHLY },
+    });
+    assert.equal((await service.authorize(key)).creditResult?.remaining, 99);
+    // A day boundary passed: the daily rule would have refilled to 50, the monthly one nothing.
+    clocks.now = at("2030-01-16T01:00:00.000");
+    const changed = await service.updateCredits("t1", id, { set: 500, refill: DAILY }, {
+      actor: "billing",
+    });
+    assert.equal(changed.remaining, 500);
+    assert.deepEqual(changed.nextRefillAt, new Date(at("2030-01-17T00:00:00.000")));
+    const [entry] = (await service.auditLog("t1", { actor: "billing" })).records;
+    assert.deepEqual(entry.changes.credits, { before: 99, after: 500 });
+  });
+
   it("across a fleet: another instance's cached context spends with the new rule once the change feed tells it", async () => {
     const clocks = new FakeClocks();
     clocks.now = at("2030-01-15T12:00:00.000");
