@@ -456,14 +456,14 @@ export class CreditBook {
 
   /**
    * Applies `change` to balance `subject` in the limiter's store, one atomic
-   * step: `{ set }` or `{ add }` with its rule (`counter`); a new rule's `set`
-   * as `{ set, anchor: true }` under the new rule (`ruled`), the balance set as
-   * of the change: the new rule's first refill is its next boundary after it,
-   * and a check still passing the old rule (a context cached elsewhere) gets
-   * none by an old boundary crossed before it; a new rule alone as `{ anchor:
-   * true }` under the old rule (its refill due taken, the balance kept as of
-   * the change), answered with `ruled`'s next refill. Never two store calls: a
-   * spend checked between them would be overwritten.
+   * step: `{ set }` or `{ add }` with its rule (`counter`); a new rule as
+   * `{ set, anchor: true }` (with `set`) or `{ anchor: true }` (without)
+   * under the old rule, answered with `ruled`'s next refill. The old rule's
+   * refill due is taken (the balance before is the old rule's), and the
+   * balance is set or kept as of the change: the new rule's first refill is
+   * its next boundary after it, and a check still passing the old rule (a
+   * context cached elsewhere) gets none by an old boundary crossed before it.
+   * Never two store calls: a spend checked between them would be overwritten.
    */
   async #apply(
     subject: string,
@@ -473,15 +473,16 @@ export class CreditBook {
   ): Promise<CreditChangeResult> {
     const limiter = this.#limiter!;
     if (!("refill" in change)) return await limiter.changeCredits(subject, counter, change);
-    if (change.set !== undefined) {
-      return await limiter.changeCredits(subject, ruled, { set: change.set, anchor: true });
-    }
     const now = this.#clock().getTime();
-    const kept = await limiter.changeCredits(subject, counter, { anchor: true });
+    const anchored = await limiter.changeCredits(
+      subject,
+      counter,
+      change.set === undefined ? { anchor: true } : { set: change.set, anchor: true },
+    );
     // The store's moment under the old rule, then the new rule's next refill from it.
-    const at = appliedAt({ remaining: 0, ...counter }, kept, now).getTime();
+    const at = appliedAt({ remaining: 0, ...counter }, anchored, now).getTime();
     const { nextRefillAt } = settleCredits({ remaining: 0, ...ruled }, at, at);
-    return { ...kept, resetMs: nextRefillAt === null ? -1 : nextRefillAt - at };
+    return { ...anchored, resetMs: nextRefillAt === null ? -1 : nextRefillAt - at };
   }
 
   /**
