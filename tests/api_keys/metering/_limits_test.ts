@@ -603,6 +603,22 @@ describe("closed on bugs, loud on mistakes (issue 40)", () => {
     assert.equal(lines.length, 0, "the binding logs it, once, with the route");
   });
 
+  it("a resolver's programming error (TypeError, ReferenceError, RangeError, SyntaxError) is a bug answered as an error, never passed open", async () => {
+    for (const thrown of [TypeError, ReferenceError, RangeError, SyntaxError]) {
+      const { service, create } = setup({
+        onStoreError: "open",
+        rateLimitResolver: () => {
+          throw new thrown("plans is not defined");
+        },
+      });
+      const { key } = await create();
+      const error = await service.authorize(key).then(() => undefined, (e) => e);
+      assert.ok(error instanceof TypeError, `${thrown.name}: got ${error}`);
+      assert.match((error as Error).message, new RegExp(`rateLimitResolver: ${thrown.name}`));
+      assert.ok((error as Error).cause instanceof thrown);
+    }
+  });
+
   it("a route naming no policy of the key is refused at the request (a key without policies passes)", async () => {
     const { service, create } = setup();
     const { key } = await create([BURST]);
