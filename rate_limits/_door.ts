@@ -24,7 +24,7 @@
  *
  * @module
  */
-import { errorMessageOf, errorNameOf } from "../telemetry/_error_name.ts";
+import { errorMessageOf, errorNameOf, isBug } from "../telemetry/_error_name.ts";
 import type { LimiterTaps } from "../telemetry/_taps.ts";
 import type { CounterResult, RateLimitCounter, RateLimitStore, StoreCheck } from "./store.ts";
 import { type Watch, Watchdog } from "./_watchdog.ts";
@@ -76,19 +76,6 @@ const TIMED_OUT = new Unanswered("timeout");
  */
 export function replyMarginMs(timeoutMs: number): number {
   return Math.min(100, Math.floor(timeoutMs / 2));
-}
-
-/**
- * Whether `error` is a programming error (a store's bug or misconfiguration), not unavailability.
- * A value that cannot be read (a revoked `Proxy`) is not. Never throws.
- */
-export function isBug(error: unknown): boolean {
-  try {
-    return error instanceof TypeError || error instanceof RangeError ||
-      error instanceof ReferenceError || error instanceof SyntaxError;
-  } catch {
-    return false;
-  }
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
- * The name and the message of a thrown value, read without a throw, for the log
- * lines of every component (a failed caller-supplied function is reported by its
- * error's name only, never its message; a store's error by both). Imports nothing.
+ * The name, the message and the kind of a thrown value, read without a throw,
+ * for the log lines of every component (a failed caller-supplied function is
+ * reported by its error's name only, never its message; a store's error by
+ * both) and for telling a bug from an outage. Imports nothing.
  *
  * @module
  */
@@ -47,5 +48,27 @@ export function errorMessageOf(error: unknown): string {
     return String(e?.message || e?.code || error).slice(0, MESSAGE_MAX);
   } catch {
     return "unknown";
+  }
+}
+
+/**
+ * Whether `error` is a programming error (a `TypeError`, `RangeError`,
+ * `ReferenceError` or `SyntaxError`: a bug or a misconfiguration of a store or
+ * a callback), not unavailability. A value that cannot be read (a revoked
+ * `Proxy`) is not. Never throws.
+ *
+ * @example
+ * ```ts
+ * import { isBug } from "./_error_name.ts";
+ * isBug(new ReferenceError("plans is not defined")); // true
+ * isBug(new Error("ECONNREFUSED")); // false
+ * ```
+ */
+export function isBug(error: unknown): boolean {
+  try {
+    return error instanceof TypeError || error instanceof RangeError ||
+      error instanceof ReferenceError || error instanceof SyntaxError;
+  } catch {
+    return false;
   }
 }

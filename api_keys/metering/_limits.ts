@@ -27,6 +27,7 @@ import { loadedSha256, loadSha256 } from "../hasher.ts";
 import { apiKeyError, ApiKeyValidationError } from "../errors.ts";
 import { redactApiKeys } from "../key_format.ts";
 import { warnOnce } from "../_sinks.ts";
+import { isBug } from "../../telemetry/_error_name.ts";
 import type { ApiKeyCreditsExhaustedEvent, ApiKeyCreditsLowEvent } from "../events.ts";
 import type {
   ApiKeyContext,
@@ -786,7 +787,7 @@ export class RequestLimits {
     try {
       answer = await this.#resolve!(context, options.request);
     } catch (error) {
-      if (error instanceof TypeError) throw bug("rateLimitResolver", error);
+      if (isBug(error)) throw bug("rateLimitResolver", error);
       this.#resolverFailed(error);
       return this.#unavailable(context);
     }

@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { errorMessageOf, errorNameOf } from "../../telemetry/_error_name.ts";
+import { errorMessageOf, errorNameOf, isBug } from "../../telemetry/_error_name.ts";
 
 /** Values whose `field` cannot be read: a revoked `Proxy`, an `Error` whose getter throws. */
 const unreadable = (field: "name" | "message"): unknown[] => {
@@ -36,5 +36,20 @@ describe("errorMessageOf", () => {
     assert.equal(errorMessageOf(new Error("x".repeat(300))), "x".repeat(200));
     assert.deepEqual(unreadable("message").map(errorMessageOf), ["unknown", "unknown"]);
     assert.equal(errorMessageOf(Object.create(null)), "unknown");
+  });
+});
+
+describe("isBug", () => {
+  it("a TypeError, RangeError, ReferenceError or SyntaxError (subclasses too) is a bug; any other value, or one that cannot be read, is not; never throws", () => {
+    class StoreFault extends TypeError {}
+    for (const bug of [TypeError, RangeError, ReferenceError, SyntaxError, StoreFault]) {
+      assert.equal(isBug(new bug("x")), true, bug.name);
+    }
+    for (const other of [new Error("ECONNRESET"), new EvalError("x"), "TypeError", null, {}]) {
+      assert.equal(isBug(other), false, String(other));
+    }
+    const { proxy, revoke } = Proxy.revocable({}, {});
+    revoke();
+    assert.equal(isBug(proxy), false);
   });
 });
