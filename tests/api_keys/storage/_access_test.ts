@@ -235,6 +235,42 @@ describe("StorageAccess", () => {
     assert.equal((await access.findById("k1"))?.expiresAt?.getTime(), 0, "read as expired");
   });
 
+  it("a tenant's list or audit read answering another tenant's record is a storage error (never shown to the tenant)", async () => {
+    const other = { ...RECORD, id: "k2", tenantId: "t2" };
+    const access = new StorageAccess(
+      await plain({ listByTenant: () => Promise.resolve([RECORD, other]) }),
+      20,
+      "s",
+    );
+    assert.equal((await rejection(access.listByTenant("t1", false))).operation, "listByTenant");
+    const record = (tenantId: string, seq: number) => ({
+      tenantId,
+      seq,
+      at: new Date(0),
+      body: "{}",
+      prevHash: "0".repeat(64),
+      hash: "1".repeat(64),
+    });
+    const inner = new InMemoryApiKeyStorage();
+    const audited = new StorageAccess(
+      Object.assign(await plain(), {
+        appendAudit: inner.appendAudit.bind(inner),
+        readAudit: () =>
+          Promise.resolve({
+            records: [record("t1", 1), record("t2", 2)],
+            state: {
+              head: { seq: 2, hash: "1".repeat(64) },
+              anchor: { seq: 1, prevHash: "0".repeat(64) },
+            },
+          }),
+      }),
+      20,
+      "s",
+    );
+    const read = audited.audit!.read({ tenantId: "t1", order: "asc", limit: 10 });
+    assert.equal((await rejection(read)).operation, "readAudit");
+  });
+
   it(
     "peek refuses every record before the checks of the answers are loaded, then reads them (fail closed)",
     { skip: !("Deno" in globalThis) && "a fresh copy of the module by its URL" },
