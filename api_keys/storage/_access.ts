@@ -615,12 +615,12 @@ export class StorageAccess {
     return this.#call("findById", () => this.#storage.findById(id), (a) => a.readRecordOrNull);
   }
 
-  /** `listByTenant`, each row read as a record (one malformed row fails the list). */
+  /** `listByTenant`, each row read as a record of the tenant (one malformed row fails the list). */
   listByTenant(tenantId: string, includeRevoked: boolean): Promise<ApiKeyRecord[]> {
     return this.#call(
       "listByTenant",
       () => this.#storage.listByTenant(tenantId, { includeRevoked }),
-      (a) => a.readRecords,
+      (a) => a.readTenantRecords(tenantId),
     );
   }
 

@@ -44,12 +44,13 @@ export function readAuditRecord(value: unknown): StoredAuditRecord {
   return { tenantId, seq: seq as number, at: new Date(at.getTime()), body, prevHash, hash };
 }
 
-/** A `readAudit` answer, checked: at most `limit` records of the tenant, in the query's order. */
+/** A `readAudit` answer, checked: at most `limit` records, each of the tenant, in the query's order. */
 export function readAuditAnswer(query: AuditReadQuery): (value: unknown) => AuditReadAnswer {
   return (value) => {
     const { records, state } = (value ?? {}) as Partial<AuditReadAnswer>;
     if (!Array.isArray(records) || records.length > query.limit) throw malformed();
     const read = records.map(readAuditRecord);
+    if (read.some((record) => record.tenantId !== query.tenantId)) throw outsideTheTenant();
     for (let i = 1; i < read.length; i++) {
       const step = read[i].seq - read[i - 1].seq;
       if (query.order === "asc" ? step <= 0 : step >= 0) throw new Error("records out of order");
@@ -367,6 +368,20 @@ export function readLookup(value: unknown): ApiKeyRecord | null {
 export function readRecords(value: unknown): ApiKeyRecord[] {
   if (!Array.isArray(value)) throw malformed();
   return value.map(readApiKeyRecord);
+}
+
+/** The reader of a `listByTenant` answer: records, each checked and of `tenantId`. */
+export function readTenantRecords(tenantId: string): (value: unknown) => ApiKeyRecord[] {
+  return (value) => {
+    const records = readRecords(value);
+    if (records.some((record) => record.tenantId !== tenantId)) throw outsideTheTenant();
+    return records;
+  };
+}
+
+/** A record of another tenant in an answer about one tenant. */
+function outsideTheTenant(): Error {
+  return new Error("record outside the tenant");
 }
 
 export function readPrefixes(value: unknown): string[] {
