@@ -500,7 +500,11 @@ describe("updateCredits with a refill rule alone: the balance kept", () => {
     await service.updateCredits("t1", id, { set: 7, refill: MONTHLY });
     assert.equal(calls.length, 2, "set with a rule: one store call too");
     assert.deepEqual(calls[1][1], { set: 7, anchor: true }, "set, anchored at the change");
-    assert.deepEqual(calls[1][0].refill, DAILY, "under the old rule too (the balance before is its)");
+    assert.deepEqual(
+      calls[1][0].refill,
+      DAILY,
+      "under the old rule too (the balance before is its)",
+    );
   });
 
   it("a store that cannot anchor a balance (no anchorsCredits): a TypeError naming it, nothing changed or written", async () => {
