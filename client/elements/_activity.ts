@@ -9,13 +9,13 @@ import { ownValue } from "../_check.ts";
 import { h } from "./_dom.ts";
 import type { Format } from "./_format.ts";
 import { type ActivityPage, type ActivityRecord, fill } from "./_model.ts";
-import type { ApiKeysManagerStrings } from "./strings.ts";
+import type { ApiKeysManagerStrings, TextName } from "./strings.ts";
 
 /** Records a page. */
 const PAGE_SIZE = 25;
 
 /** The string of each audit action. */
-const ACTIONS: Record<string, keyof ApiKeysManagerStrings> = {
+const ACTIONS: Record<string, TextName> = {
   "key.created": "auditCreated",
   "key.imported": "auditImported",
   "key.rotated": "auditRotated",

@@ -149,16 +149,23 @@ export function createFields(
   const credits = limits?.credits;
   const limitLines = [
     ...(limits?.policies ?? []).map((policy) =>
-      fill(s.policy, { limit: f.number(policy.limit), window: f.window(policy.windowMs) })
+      fill(f.form(s.policy, policy.limit), {
+        limit: f.number(policy.limit),
+        window: f.window(policy.windowMs),
+      })
     ),
     ...(credits
       ? [
-        fill(credits.sharedBy === "tenant" ? s.creditsStartShared : s.creditsStart, {
-          amount: f.number(credits.amount),
-        }) +
+        fill(
+          f.form(
+            credits.sharedBy === "tenant" ? s.creditsStartShared : s.creditsStart,
+            credits.amount,
+          ),
+          { amount: f.number(credits.amount) },
+        ) +
         (credits.refillAmount !== null && credits.refillEvery
           ? `, ${
-            fill(s.creditsRefillEvery, {
+            fill(f.form(s.creditsRefillEvery, credits.refillAmount), {
               amount: f.number(credits.refillAmount),
               every: refillPeriod(credits.refillEvery, s, f),
             })

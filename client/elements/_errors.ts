@@ -6,10 +6,10 @@
  */
 import { ownValue } from "../_check.ts";
 import type { AdminApiError } from "./_api.ts";
-import type { ApiKeysManagerStrings } from "./strings.ts";
+import type { TextName } from "./strings.ts";
 
 /** The string of each known code. */
-const CODES: Record<string, keyof ApiKeysManagerStrings> = {
+const CODES: Record<string, TextName> = {
   unauthenticated: "errorUnauthenticated",
   TOKEN_ERROR: "errorUnauthenticated",
   forbidden: "errorForbidden",
@@ -28,7 +28,7 @@ const CODES: Record<string, keyof ApiKeysManagerStrings> = {
 };
 
 /** The string of each HTTP status, for codes not in `CODES`. */
-const STATUSES: Record<string, keyof ApiKeysManagerStrings> = {
+const STATUSES: Record<string, TextName> = {
   400: "errorInvalid",
   401: "errorUnauthenticated",
   403: "errorForbidden",
@@ -40,7 +40,7 @@ const STATUSES: Record<string, keyof ApiKeysManagerStrings> = {
 };
 
 /** Which string describes `error`. */
-export function errorString(error: AdminApiError): keyof ApiKeysManagerStrings {
+export function errorString(error: AdminApiError): TextName {
   if (error.status === 429 && error.retryAfter !== null) return "errorRetryAfter";
   return ownValue(CODES, error.code) ?? ownValue(STATUSES, String(error.status)) ??
     (error.status >= 500 ? "errorServer" : "error");

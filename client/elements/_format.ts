@@ -1,9 +1,37 @@
 /**
- * Dates, numbers and durations in the page's language (`<html lang>`) and the
- * user's time zone, through `Intl`.
+ * Dates, numbers, durations and plural forms in the page's language
+ * (`<html lang>`) and the user's time zone, through `Intl`.
  *
  * @module
  */
+import type { PluralForms, PluralString } from "./strings.ts";
+
+/** The plural categories of `Intl.PluralRules`, the keys a `PluralForms` may have. */
+const CATEGORIES: readonly string[] = ["zero", "one", "two", "few", "many", "other"];
+
+/**
+ * `value` as a string of `ApiKeysManagerStrings`: a string, or a copy of its
+ * plural forms (an object of string forms keyed by plural category, `other`
+ * among them); `undefined` for anything else.
+ *
+ * @example
+ * ```ts
+ * import { pluralString } from "./_format.ts";
+ * pluralString({ one: "{count} clé", other: "{count} clés" }); // a copy
+ * pluralString({ one: "{count} clé" }); // undefined: no other
+ * ```
+ */
+export function pluralString(value: unknown): PluralString | undefined {
+  if (typeof value === "string") return value;
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+  const entries = Object.entries(value);
+  const valid = entries.every(([category, form]) =>
+    CATEGORIES.includes(category) && typeof form === "string"
+  );
+  return valid && typeof (value as { other?: unknown }).other === "string"
+    ? Object.freeze(Object.fromEntries(entries)) as PluralForms
+    : undefined;
+}
 
 const UNITS: Record<string, [Intl.RelativeTimeFormatUnit, number]> = {
   m: ["minute", 60_000],
@@ -54,6 +82,7 @@ export class Format {
   #time: Intl.DateTimeFormat;
   #number: Intl.NumberFormat;
   #relative: Intl.RelativeTimeFormat;
+  #plural: Intl.PluralRules;
 
   /** Formatters for `lang`. */
   constructor(lang: string | undefined) {
@@ -63,6 +92,16 @@ export class Format {
     this.#time = new Intl.DateTimeFormat(tag, { hour: "numeric", minute: "2-digit" });
     this.#number = new Intl.NumberFormat(tag);
     this.#relative = new Intl.RelativeTimeFormat(tag, { numeric: "auto" });
+    this.#plural = new Intl.PluralRules(tag);
+  }
+
+  /** The form of `template` for the number `n`: its plural category's, else `other`. */
+  form(template: PluralString, n: number): string {
+    if (typeof template === "string") return template;
+    const category = this.#plural.select(n);
+    return Object.hasOwn(template, category)
+      ? template[category as keyof PluralForms]!
+      : template.other;
   }
 
   /** Date and time, e.g. `Nov 29, 2026, 9:05 AM`. */

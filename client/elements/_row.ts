@@ -96,7 +96,8 @@ function expiryLine(key: KeyView, { s, f, now }: RowContext): Child {
 /** The 24 hourly counts as a chart with its visible total; hover, focus and arrows show each hour. */
 export function usageCell(counts: number[] | undefined, { s, f, now }: RowContext): Child[] {
   if (!counts) return [];
-  const total = f.number(counts.reduce((sum, count) => sum + count, 0));
+  const sum = counts.reduce((total, count) => total + count, 0);
+  const total = f.number(sum);
   const tip = h("span", { class: "tip m", "aria-live": "polite" });
   const root = svg("svg", {
     viewBox: "0 0 72 20",
@@ -104,7 +105,7 @@ export function usageCell(counts: number[] | undefined, { s, f, now }: RowContex
     height: 20,
     role: "img",
     tabindex: 0,
-    "aria-label": fill(s.usageLabel, { count: total }),
+    "aria-label": fill(f.form(s.usageLabel, sum), { count: total }),
     part: "usage-chart",
   });
   const max = Math.max(1, ...counts);
@@ -119,9 +120,10 @@ export function usageCell(counts: number[] | undefined, { s, f, now }: RowContex
     selected = Math.min(23, Math.max(0, index));
     bars.forEach((bar, i) => bar.classList.toggle("on", i === selected));
     const start = new Date(firstHour(now) + selected * 3_600_000);
-    tip.textContent = fill(s.usageHour, {
+    const count = counts[selected] ?? 0;
+    tip.textContent = fill(f.form(s.usageHour, count), {
       time: f.time(start),
-      count: f.number(counts[selected] ?? 0),
+      count: f.number(count),
     });
   };
   const hide = () => {
@@ -148,19 +150,24 @@ export function usageCell(counts: number[] | undefined, { s, f, now }: RowContex
     event.preventDefault();
     show(move);
   });
-  return [h("span", { class: "total" }, fill(s.usageTotal, { count: total })), root, tip];
+  return [
+    h("span", { class: "total" }, fill(f.form(s.usageTotal, sum), { count: total })),
+    root,
+    tip,
+  ];
 }
 
 /** The credits: remaining, next refill, and the shared-pool mark. */
 function creditsCell(key: KeyView, { s, f, now }: RowContext): Child[] {
   const refill = key.creditsRefillAmount !== null && key.creditsNextRefillAt;
   return [
-    key.credits !== null && h("span", {}, fill(s.creditsLeft, { count: f.number(key.credits) })),
+    key.credits !== null &&
+    h("span", {}, fill(f.form(s.creditsLeft, key.credits), { count: f.number(key.credits) })),
     refill && key.creditsNextRefillAt &&
     h(
       "span",
       { class: "m" },
-      fill(s.creditsRefill, {
+      fill(f.form(s.creditsRefill, key.creditsRefillAmount ?? 0), {
         amount: f.number(key.creditsRefillAmount ?? 0),
         when: f.relative(key.creditsNextRefillAt, now),
       }),

@@ -111,13 +111,13 @@ export class Toolbar {
 export function poolText(pool: Pool, s: ApiKeysManagerStrings, f: Format, now: number): string {
   const refill = pool.refillAmount !== null && pool.nextRefillAt
     ? ` · ${
-      fill(s.creditsRefill, {
+      fill(f.form(s.creditsRefill, pool.refillAmount), {
         amount: f.number(pool.refillAmount),
         when: f.relative(pool.nextRefillAt, now),
       })
     }`
     : "";
-  return fill(s.pool, { count: f.number(pool.credits) }) + refill;
+  return fill(f.form(s.pool, pool.credits), { count: f.number(pool.credits) }) + refill;
 }
 
 /** Previous and Next; hidden when there is one page only. */

@@ -33,7 +33,8 @@ import { reveal } from "./_reveal.ts";
 import { keyRow, keyTable, type RowAction, usageCell } from "./_row.ts";
 import { type Filters, Pager, poolText, Toolbar } from "./_toolbar.ts";
 import { STYLES } from "./_styles.ts";
-import { API_KEYS_MANAGER_STRINGS, type ApiKeysManagerStrings } from "./strings.ts";
+import { API_KEYS_MANAGER_STRINGS, type ApiKeysManagerStrings, type TextName } from "./strings.ts";
+import { pluralString } from "./_format.ts";
 
 /** Keys per page. */
 const PAGE_SIZE = 25;
@@ -73,7 +74,7 @@ export class ApiKeysManagerElement extends HTMLElement {
   #page: KeyPage = { keys: [], nextCursor: null, tenantCredits: null };
   #usage = new Map<string, number[]>();
   #state: "idle" | "loading" | "ready" | "error" | "signed-out" | "forbidden" = "idle";
-  #errorKey: keyof ApiKeysManagerStrings | null = null;
+  #errorKey: TextName | null = null;
   /** The error string's values (`{when}` of a 429's `Retry-After`). */
   #errorValues: Record<string, string> = {};
   /** A load refused with 429 was loaded again by itself since the last load that worked. */
@@ -154,9 +155,15 @@ export class ApiKeysManagerElement extends HTMLElement {
   }
   set i18n(strings: Partial<ApiKeysManagerStrings>) {
     this.#overrides = Object.fromEntries(
-      Object.entries(strings ?? {}).filter(([name, value]) =>
-        name in API_KEYS_MANAGER_STRINGS && typeof value === "string"
-      ),
+      Object.entries(strings ?? {}).flatMap(([name, value]) => {
+        const string = pluralString(value);
+        // A plural form only where the English string has a number in it (never for a message).
+        const fits = typeof string === "string" ||
+          typeof API_KEYS_MANAGER_STRINGS[name as keyof ApiKeysManagerStrings] === "object";
+        return name in API_KEYS_MANAGER_STRINGS && string !== undefined && fits
+          ? [[name, string]]
+          : [];
+      }),
     );
     this.#strings = { ...API_KEYS_MANAGER_STRINGS, ...this.#overrides };
     this.#render();

@@ -19,7 +19,12 @@
 import { ApiKeysManagerElement } from "./api_keys_manager.ts";
 
 export { ApiKeysManagerElement };
-export { API_KEYS_MANAGER_STRINGS, type ApiKeysManagerStrings } from "./strings.ts";
+export {
+  API_KEYS_MANAGER_STRINGS,
+  type ApiKeysManagerStrings,
+  type PluralForms,
+  type PluralString,
+} from "./strings.ts";
 
 /**
  * The element's tag for `HTMLElementTagNameMap`. JSR packages may not augment

@@ -1,10 +1,43 @@
 /**
  * The visible and announced strings of `<api-keys-manager>`, replaceable one
  * by one through its `i18n` property. `{name}`, `{count}` and the other
- * placeholders are filled in.
+ * placeholders are filled in; a string with a number in it may have a form per
+ * plural category of the page's language (`PluralString`).
  *
  * @module
  */
+
+/**
+ * The forms of a string with a number in it, by the number's plural category
+ * in the page's language (`Intl.PluralRules`, `<html lang>`): `other` for
+ * every category without a form of its own.
+ */
+export interface PluralForms {
+  /** Zero, in languages that have this category (Arabic, Welsh, ...). */
+  zero?: string;
+  /** One, e.g. English `1 request`. */
+  one?: string;
+  /** Two, in languages that have this category. */
+  two?: string;
+  /** Few, e.g. Polish or Russian `2–4`. */
+  few?: string;
+  /** Many, e.g. Polish or Russian `5–20`. */
+  many?: string;
+  /** Every other number, e.g. English `0 requests`, `2 requests`. */
+  other: string;
+}
+
+/**
+ * A string with a number in it: one for every number, or a form per plural
+ * category (`PluralForms`).
+ *
+ * @example
+ * ```ts
+ * import type { PluralString } from "./strings.ts";
+ * const usageTotal: PluralString = { one: "{count} requête", other: "{count} requêtes" };
+ * ```
+ */
+export type PluralString = string | PluralForms;
 
 /**
  * Every string the element shows or announces, error messages included.
@@ -79,14 +112,14 @@ export interface ApiKeysManagerStrings {
   ipAllowlistHint: string;
   /** Heading of the limits a new key gets. */
   limits: string;
-  /** A rate-limit policy: `{limit}` requests per `{window}`. */
-  policy: string;
-  /** Credits of a new key: `{amount}`. */
-  creditsStart: string;
-  /** Credits of a new key on the tenant's shared pool: `{amount}`. */
-  creditsStartShared: string;
-  /** Refill of a new key's credits: `{amount}`, `{every}` one of the three below. */
-  creditsRefillEvery: string;
+  /** A rate-limit policy: `{limit}` requests per `{window}` (plural of `{limit}`). */
+  policy: PluralString;
+  /** Credits of a new key: `{amount}` (plural of `{amount}`). */
+  creditsStart: PluralString;
+  /** Credits of a new key on the tenant's shared pool: `{amount}` (plural of `{amount}`). */
+  creditsStartShared: PluralString;
+  /** Refill of a new key's credits: `{amount}` (plural of it), `{every}` one of the three below. */
+  creditsRefillEvery: PluralString;
   /** Refill period `daily`. */
   refillDaily: string;
   /** Refill period `monthly` (or on a day of the month). */
@@ -101,22 +134,22 @@ export interface ApiKeysManagerStrings {
   neverUsed: string;
   /** Column: usage over the last 24 hours. */
   usage: string;
-  /** Accessible name of the usage chart: `{count}` requests. */
-  usageLabel: string;
-  /** Visible 24-hour total: `{count}`. */
-  usageTotal: string;
-  /** One hour's usage: `{time}` (start) and `{count}`. */
-  usageHour: string;
+  /** Accessible name of the usage chart: `{count}` requests (plural of `{count}`). */
+  usageLabel: PluralString;
+  /** Visible 24-hour total: `{count}` (plural of it). */
+  usageTotal: PluralString;
+  /** One hour's usage: `{time}` (start) and `{count}` (plural of `{count}`). */
+  usageHour: PluralString;
   /** Column: remaining credits. */
   credits: string;
-  /** Remaining credits: `{count}`. */
-  creditsLeft: string;
-  /** Next refill: `{amount}` credits, `{when}`. */
-  creditsRefill: string;
+  /** Remaining credits: `{count}` (plural of it). */
+  creditsLeft: PluralString;
+  /** Next refill: `{amount}` credits (plural of `{amount}`), `{when}`. */
+  creditsRefill: PluralString;
   /** A key spending the tenant's pool. */
   creditsShared: string;
-  /** The tenant's pool: `{count}` remaining. */
-  pool: string;
+  /** The tenant's pool: `{count}` remaining (plural of `{count}`). */
+  pool: PluralString;
   /** Column: status. */
   status: string;
   /** Status `active`. */
@@ -269,6 +302,14 @@ export interface ApiKeysManagerStrings {
   retry: string;
 }
 
+/** The name of a string of the element without a number in it (a message, a label). */
+export type TextName = {
+  [K in keyof ApiKeysManagerStrings]: ApiKeysManagerStrings[K] extends string ? K : never;
+}[keyof ApiKeysManagerStrings];
+
+/** An English string with a number in it: its `one` and `other` forms (frozen). */
+const english = (one: string, other: string): PluralForms => Object.freeze({ one, other });
+
 /**
  * The English defaults.
  */
@@ -305,9 +346,12 @@ export const API_KEYS_MANAGER_STRINGS: Readonly<ApiKeysManagerStrings> = Object.
   ipAllowlist: "IP allowlist",
   ipAllowlistHint: "Addresses or CIDR ranges, one per line. Empty: any address.",
   limits: "Limits of the new key",
-  policy: "{limit} requests per {window}",
-  creditsStart: "{amount} credits",
-  creditsStartShared: "{amount} credits, shared by all your keys",
+  policy: english("{limit} request per {window}", "{limit} requests per {window}"),
+  creditsStart: english("{amount} credit", "{amount} credits"),
+  creditsStartShared: english(
+    "{amount} credit, shared by all your keys",
+    "{amount} credits, shared by all your keys",
+  ),
   creditsRefillEvery: "refilled with {amount} {every}",
   refillDaily: "daily",
   refillMonthly: "monthly",
@@ -316,9 +360,12 @@ export const API_KEYS_MANAGER_STRINGS: Readonly<ApiKeysManagerStrings> = Object.
   lastUsed: "Last used",
   neverUsed: "Never used",
   usage: "Last 24 hours",
-  usageLabel: "{count} requests in the last 24 hours",
-  usageTotal: "{count} requests",
-  usageHour: "{time}: {count} requests",
+  usageLabel: english(
+    "{count} request in the last 24 hours",
+    "{count} requests in the last 24 hours",
+  ),
+  usageTotal: english("{count} request", "{count} requests"),
+  usageHour: english("{time}: {count} request", "{time}: {count} requests"),
   credits: "Credits",
   creditsLeft: "{count} left",
   creditsRefill: "+{amount} {when}",

@@ -339,8 +339,44 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       await waitForText(page, ": 3 requests", ".tip");
       await page.keyboard.press("ArrowLeft");
       await waitForText(page, ": 2 requests", ".tip");
+      // One request: its plural form, in the strings and in forms set through i18n.
+      await page.keyboard.press("ArrowLeft");
+      await waitForText(page, ": 1 request", ".tip");
+      assert.match(
+        await inShadow<string>("r.querySelector('.tip:not(:empty)').textContent"),
+        /: 1 request$/,
+      );
+      await page.evaluate(() => {
+        // deno-lint-ignore no-explicit-any
+        (document.querySelector("api-keys-manager") as any).i18n = {
+          usageTotal: { one: "{count} appel", other: "{count} appels" },
+          usageHour: { one: "{time} : {count} appel", other: "{time} : {count} appels" },
+          errorNotFound: { other: "a message takes no plural forms" },
+          title: { other: "nor a label" },
+        };
+      });
+      await waitForText(page, "46 appels");
+      assert.deepEqual(
+        // deno-lint-ignore no-explicit-any
+        await page.evaluate(() =>
+          Object.keys((document.querySelector("api-keys-manager") as any).i18n)
+        ),
+        ["usageTotal", "usageHour"],
+      );
+      await page.locator("api-keys-manager").getByRole("img", { name: /46 requests/ }).first()
+        .focus();
+      for (let i = 0; i < 2; i++) await page.keyboard.press("ArrowLeft");
+      await waitForText(page, " : 1 appel", ".tip");
+      assert.match(
+        await inShadow<string>("r.querySelector('.tip:not(:empty)').textContent"),
+        / : 1 appel$/,
+      );
     } finally {
       fake.tenantCredits = null;
+      await page.evaluate(() => {
+        // deno-lint-ignore no-explicit-any
+        (document.querySelector("api-keys-manager") as any).i18n = {};
+      });
     }
 
     await act("billing", "Rotate");

@@ -1,10 +1,60 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { durationOf, Format, formatFor } from "../../../client/elements/_format.ts";
+import { durationOf, Format, formatFor, pluralString } from "../../../client/elements/_format.ts";
 
 describe("client/elements/_format.ts", () => {
   const f = new Format("en-US");
   const now = Date.parse("2026-01-01T12:00:00Z");
+
+  it("form: the number's plural category in the language, other when the forms lack it; a string for every number", () => {
+    const requests = { one: "{count} request", other: "{count} requests" };
+    assert.equal(f.form(requests, 1), "{count} request");
+    assert.equal(f.form(requests, 0), "{count} requests");
+    assert.equal(f.form(requests, 2), "{count} requests");
+    const polish = {
+      one: "{count} klucz",
+      few: "{count} klucze",
+      many: "{count} kluczy",
+      other: "-",
+    };
+    const pl = new Format("pl");
+    assert.deepEqual([1, 3, 5, 22, 1.5].map((n) => pl.form(polish, n)), [
+      "{count} klucz",
+      "{count} klucze",
+      "{count} kluczy",
+      "{count} klucze",
+      "-",
+    ]);
+    assert.equal(pl.form(requests, 3), "{count} requests", "few: no form, other");
+    assert.equal(f.form("{count} left", 1), "{count} left");
+    assert.equal(
+      f.form(Object.assign(Object.create({ one: "inherited" }), { other: "o" }), 1),
+      "o",
+    );
+  });
+
+  it("pluralString: a string, or a frozen copy of string forms by plural category with other; anything else undefined", () => {
+    assert.equal(pluralString("text"), "text");
+    const forms = { one: "a", other: "b" };
+    const copy = pluralString(forms);
+    assert.deepEqual(copy, forms);
+    assert.notEqual(copy, forms);
+    assert.ok(Object.isFrozen(copy));
+    for (
+      const bad of [
+        { one: "a" },
+        { one: "a", other: 2 },
+        { other: "b", several: "c" },
+        { other: "b", one: null },
+        ["a"],
+        null,
+        7,
+        undefined,
+      ]
+    ) {
+      assert.equal(pluralString(bad), undefined, JSON.stringify(bad));
+    }
+  });
 
   it("durationOf reads m, h, d, w and y; anything else is null", () => {
     assert.deepEqual(durationOf("24h"), { unit: "hour", count: 24, ms: 86_400_000 });
