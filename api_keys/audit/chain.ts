@@ -105,8 +105,22 @@ async function hmacKey(secret: string): Promise<CryptoKey> {
   ]);
 }
 
-function checkpointText(tenantId: string, seq: number, hash: string): Uint8Array<ArrayBuffer> {
-  return encoder.encode(`api-kit audit checkpoint\n${tenantId}\n${seq}\n${hash}`);
+/**
+ * The text a checkpoint's MAC signs: its tenant, seq, hash and `at` (`v2`);
+ * without `at`, the text 0.2.0 signed (its checkpoints still verify, their
+ * `at` not covered).
+ */
+function checkpointText(
+  tenantId: string,
+  seq: number,
+  hash: string,
+  at?: string,
+): Uint8Array<ArrayBuffer> {
+  return encoder.encode(
+    at === undefined
+      ? `api-kit audit checkpoint\n${tenantId}\n${seq}\n${hash}`
+      : `api-kit audit checkpoint v2\n${tenantId}\n${seq}\n${hash}\n${at}`,
+  );
 }
 
 /**
@@ -132,17 +146,19 @@ export async function signCheckpoint(
 ): Promise<AuditCheckpoint> {
   requireWellFormedTenantId(tenantId);
   const key = await hmacKey(secret);
-  const mac = hex(await crypto.subtle.sign("HMAC", key, checkpointText(tenantId, seq, hash)));
-  return { tenantId, seq, hash, at: at.toISOString(), mac };
+  const when = at.toISOString();
+  const mac = hex(await crypto.subtle.sign("HMAC", key, checkpointText(tenantId, seq, hash, when)));
+  return { tenantId, seq, hash, at: when, mac };
 }
 
 /**
  * Whether `checkpoint`'s MAC is `secret`'s (compared in constant time by Web
  * Crypto) over fields of the types signed: a string `tenantId` that is
  * well-formed UTF-16 (with a lone surrogate it would sign another's text), a `seq` that
- * is a safe integer of at least 1 and a `hash` of 64 lowercase hex digits.
- * (A `seq` of `"4"` signs the same text as `4` but would never match a
- * record: it is refused, not left unchecked.)
+ * is a safe integer of at least 1 and a `hash` of 64 lowercase hex digits,
+ * and its `at` (one signed by 0.2.0, whose MAC does not cover `at`, verifies
+ * without it). (A `seq` of `"4"` signs the same text as `4` but would never
+ * match a record: it is refused, not left unchecked.)
  *
  * @example
  * ```ts
@@ -164,7 +180,12 @@ export async function checkpointValid(
   const bytes = new Uint8Array(32);
   for (let i = 0; i < 32; i++) bytes[i] = parseInt(mac.slice(i * 2, i * 2 + 2), 16);
   const key = await hmacKey(secret);
-  return await crypto.subtle.verify("HMAC", key, bytes, checkpointText(tenantId, seq, hash));
+  const { at } = checkpoint;
+  const signedAt = typeof at === "string" && at.length <= 30 &&
+    await crypto.subtle.verify("HMAC", key, bytes, checkpointText(tenantId, seq, hash, at));
+  // A MAC over the text with `at` never verifies as one without it: no downgrade.
+  return signedAt ||
+    await crypto.subtle.verify("HMAC", key, bytes, checkpointText(tenantId, seq, hash));
 }
 
 /** What `verifyAuditChain` checks the records against. */

@@ -178,7 +178,7 @@ export interface AuditCheckpoint {
   hash: string;
   /** When it was signed, ISO 8601 UTC. */
   at: string;
-  /** HMAC-SHA-256, lowercase hex. */
+  /** HMAC-SHA-256 of `tenantId`, `seq`, `hash` and `at`, lowercase hex. */
   mac: string;
 }
 
