@@ -105,22 +105,14 @@ async function hmacKey(secret: string): Promise<CryptoKey> {
   ]);
 }
 
-/**
- * The text a checkpoint's MAC signs: its tenant, seq, hash and `at` (`v2`);
- * without `at`, the text 0.2.0 signed (its checkpoints still verify, their
- * `at` not covered).
- */
+/** The text a checkpoint's MAC signs: its tenant, seq, hash and moment. */
 function checkpointText(
   tenantId: string,
   seq: number,
   hash: string,
-  at?: string,
+  at: string,
 ): Uint8Array<ArrayBuffer> {
-  return encoder.encode(
-    at === undefined
-      ? `api-kit audit checkpoint\n${tenantId}\n${seq}\n${hash}`
-      : `api-kit audit checkpoint v2\n${tenantId}\n${seq}\n${hash}\n${at}`,
-  );
+  return encoder.encode(`api-kit audit checkpoint\n${tenantId}\n${seq}\n${hash}\n${at}`);
 }
 
 /**
@@ -155,10 +147,10 @@ export async function signCheckpoint(
  * Whether `checkpoint`'s MAC is `secret`'s (compared in constant time by Web
  * Crypto) over fields of the types signed: a string `tenantId` that is
  * well-formed UTF-16 (with a lone surrogate it would sign another's text), a `seq` that
- * is a safe integer of at least 1 and a `hash` of 64 lowercase hex digits,
- * and its `at` (one signed by 0.2.0, whose MAC does not cover `at`, verifies
- * without it). (A `seq` of `"4"` signs the same text as `4` but would never
- * match a record: it is refused, not left unchecked.)
+ * is a safe integer of at least 1, a `hash` of 64 lowercase hex digits and a
+ * string `at` (an ISO 8601 moment: at most 30 characters). (A `seq` of `"4"`
+ * signs the same text as `4` but would never match a record: it is refused,
+ * not left unchecked.)
  *
  * @example
  * ```ts
@@ -172,20 +164,16 @@ export async function checkpointValid(
   secret: string,
   checkpoint: AuditCheckpoint,
 ): Promise<boolean> {
-  const { tenantId, seq, hash, mac } = checkpoint;
+  const { tenantId, seq, hash, at, mac } = checkpoint;
   if (typeof mac !== "string" || !/^[0-9a-f]{64}$/.test(mac)) return false;
+  if (typeof at !== "string" || at.length > 30) return false;
   if (typeof tenantId !== "string" || !wellFormedTenantId(tenantId)) return false;
   if (!Number.isSafeInteger(seq) || seq < 1) return false;
   if (typeof hash !== "string" || !/^[0-9a-f]{64}$/.test(hash)) return false;
   const bytes = new Uint8Array(32);
   for (let i = 0; i < 32; i++) bytes[i] = parseInt(mac.slice(i * 2, i * 2 + 2), 16);
   const key = await hmacKey(secret);
-  const { at } = checkpoint;
-  const signedAt = typeof at === "string" && at.length <= 30 &&
-    await crypto.subtle.verify("HMAC", key, bytes, checkpointText(tenantId, seq, hash, at));
-  // A MAC over the text with `at` never verifies as one without it: no downgrade.
-  return signedAt ||
-    await crypto.subtle.verify("HMAC", key, bytes, checkpointText(tenantId, seq, hash));
+  return await crypto.subtle.verify("HMAC", key, bytes, checkpointText(tenantId, seq, hash, at));
 }
 
 /** What `verifyAuditChain` checks the records against. */

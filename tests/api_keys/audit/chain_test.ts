@@ -259,33 +259,22 @@ describe("api_keys/audit/chain.ts", () => {
     await assert.rejects(signCheckpoint("short", "t1", 1, GENESIS_HASH, new Date()), TypeError);
   });
 
-  it("a checkpoint's MAC covers its at: another moment does not verify; one signed before at was covered still does", async () => {
+  it("a checkpoint's MAC covers its at: another moment, or one too long to be a moment, does not verify", async () => {
     const checkpoint = await signCheckpoint(SECRET, "t1", 7, "a".repeat(64), new Date(0));
-    for (const at of ["2020-01-01T00:00:00.000Z", "1970-01-01T00:00:00.001Z", "1970-01-01", 0]) {
+    for (
+      const at of [
+        "2020-01-01T00:00:00.000Z",
+        "1970-01-01T00:00:00.001Z",
+        "1970-01-01",
+        0,
+        "x".repeat(31),
+      ]
+    ) {
       assert.equal(
         await checkpointValid(SECRET, { ...checkpoint, at } as AuditCheckpoint),
         false,
         String(at),
       );
     }
-    // Signed by 0.2.0 (tenant, seq and hash only): valid, whatever its at says.
-    const key = await crypto.subtle.importKey(
-      "raw",
-      new TextEncoder().encode(SECRET),
-      { name: "HMAC", hash: "SHA-256" },
-      false,
-      ["sign"],
-    );
-    const text = `api-kit audit checkpoint\nt1\n7\n${"a".repeat(64)}`;
-    const mac = new Uint8Array(
-      await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(text)),
-    );
-    const legacy = {
-      ...checkpoint,
-      mac: [...mac].map((byte) => byte.toString(16).padStart(2, "0")).join(""),
-    };
-    assert.notEqual(legacy.mac, checkpoint.mac);
-    assert.equal(await checkpointValid(SECRET, legacy), true);
-    assert.equal(await checkpointValid(SECRET, { ...legacy, seq: 8 }), false);
   });
 });
