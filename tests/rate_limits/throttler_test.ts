@@ -58,10 +58,28 @@ describe("createThrottlerStorage", () => {
     });
     now = 2_000;
     assert.deepEqual((await hit()).isBlocked, true);
-    now = 5_000; // blocked: the block's unit leaves at 5,500 (this hit fits its window and counts)
+    now = 5_000; // blocked: the block's units leave at 5,500 (this hit is refused, not counted)
     assert.deepEqual((await hit()).isBlocked, true);
     now = 6_100; // the block has left, and the hit at 5,000 too
     assert.deepEqual((await hit()).isBlocked, false);
+  });
+
+  it("hits during a block are refused and not counted: the first hit after it passes (as @nestjs/throttler's own storage)", async () => {
+    let now = 0;
+    const storage = createThrottlerStorage(over(createMemoryRateLimitStore({ now: () => now })));
+    const hit = () => storage.increment("t", 10_000, 2, 60_000, "default");
+    await hit();
+    await hit();
+    assert.equal((await hit()).isBlocked, true); // the block starts
+    now = 61_000; // the hits' window is empty again; the block's units leave at 66,000
+    for (let i = 0; i < 3; i++) assert.equal((await hit()).isBlocked, true);
+    now = 66_000;
+    assert.deepEqual(await hit(), {
+      totalHits: 1,
+      timeToExpire: 11,
+      isBlocked: false,
+      timeToBlockExpire: 0,
+    });
   });
 
   it("on a remote store, a blocked tracker's hits reach it no more once its hit and its block's start were refused", async () => {
