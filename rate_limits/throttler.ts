@@ -99,7 +99,8 @@ const MAX_COMPILED = 1_024;
  * across instances on PostgreSQL or Redis), one limiter check per hit, through its
  * door. A refused hit is not counted. With a `blockDuration` longer than `ttl`,
  * a refusal also blocks the tracker for `blockDuration` (a second check, on
- * refusals only); hits during a block are refused. When the store does not
+ * refusals only); hits during a block are refused, not counted (as throttler's
+ * own storage). When the store does not
  * answer: `open` passes the hit, `closed` blocks it for 1 s, `local` counts it
  * per instance (no blocks); never a 500. Each throttler's policies are
  * compiled once. Throws a `TypeError` for a bad throttler in `throttlers` or
@@ -182,11 +183,13 @@ export function createThrottlerStorage(
     const name = policyName(throttlerName);
     const hit = { name, limit, windowMs, subSecond };
     const blocks = blockDuration !== undefined && blockDuration > windowMs;
+    // A block is 2 units in its window, which a hit's check (limit 1, cost 0) finds over its
+    // limit: the whole check is refused, the hit not counted, until the block's units leave.
     const block = { name: `${name}.block`, limit: 1, windowMs: blockDuration!, cost: 0 };
     const entry: Compiled = blocks
       ? {
         hit: compileRateLimitPolicies([hit, block]),
-        start: compileRateLimitPolicies([{ ...block, cost: 1 }]),
+        start: compileRateLimitPolicies([{ ...block, limit: 2, cost: 2 }]),
         limit,
         windowMs,
         blockDuration,
