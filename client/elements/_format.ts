@@ -4,33 +4,54 @@
  *
  * @module
  */
-import type { PluralForms, PluralString } from "./strings.ts";
+import {
+  API_KEYS_MANAGER_STRINGS,
+  type ApiKeysManagerStrings,
+  COUNTED_STRINGS,
+  type PluralForms,
+  type PluralString,
+} from "./strings.ts";
 
 /** The plural categories of `Intl.PluralRules`, the keys a `PluralForms` may have. */
 const CATEGORIES: readonly string[] = ["zero", "one", "two", "few", "many", "other"];
 
 /**
- * `value` as a string of `ApiKeysManagerStrings`: a string, or a copy of its
- * plural forms (an object of string forms keyed by plural category, `other`
- * among them); `undefined` for anything else.
+ * The replacements of `strings` the element takes (its `i18n`): for a known
+ * name, a string, or for a string with a number in it (`COUNTED_STRINGS`) a
+ * frozen copy of its plural forms (an object's own string forms keyed by
+ * plural category, `other` among them); anything else left out (that string
+ * stays English).
  *
  * @example
  * ```ts
- * import { pluralString } from "./_format.ts";
- * pluralString({ one: "{count} clé", other: "{count} clés" }); // a copy
- * pluralString({ one: "{count} clé" }); // undefined: no other
+ * import { overridesOf } from "./_format.ts";
+ * overridesOf({ title: "Clés", usageTotal: { one: "{count} appel", other: "{count} appels" } });
+ * overridesOf({ usageTotal: { one: "{count} appel" } }); // {}: no other
  * ```
  */
-export function pluralString(value: unknown): PluralString | undefined {
-  if (typeof value === "string") return value;
+export function overridesOf(
+  strings: Partial<ApiKeysManagerStrings>,
+): Partial<ApiKeysManagerStrings> {
+  const kept: Record<string, PluralString> = {};
+  for (const [name, value] of Object.entries(strings ?? {})) {
+    if (!Object.hasOwn(API_KEYS_MANAGER_STRINGS, name)) continue;
+    if (typeof value === "string") kept[name] = value;
+    else if (COUNTED_STRINGS.has(name as keyof ApiKeysManagerStrings)) {
+      const forms = pluralForms(value);
+      if (forms !== undefined) kept[name] = forms;
+    }
+  }
+  return kept as Partial<ApiKeysManagerStrings>;
+}
+
+/** A frozen copy of `value`'s own string forms by plural category, if `other` is among them. */
+function pluralForms(value: unknown): PluralForms | undefined {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
-  const entries = Object.entries(value);
-  const valid = entries.every(([category, form]) =>
+  const copy = Object.fromEntries(Object.entries(value));
+  const valid = Object.entries(copy).every(([category, form]) =>
     CATEGORIES.includes(category) && typeof form === "string"
   );
-  return valid && typeof (value as { other?: unknown }).other === "string"
-    ? Object.freeze(Object.fromEntries(entries)) as PluralForms
-    : undefined;
+  return valid && typeof copy.other === "string" ? Object.freeze(copy as PluralForms) : undefined;
 }
 
 const UNITS: Record<string, [Intl.RelativeTimeFormatUnit, number]> = {

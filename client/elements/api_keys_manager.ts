@@ -15,7 +15,7 @@ import {
 } from "./_dialogs.ts";
 import { type Child, dropStandIn, h } from "./_dom.ts";
 import { deniedState, errorString } from "./_errors.ts";
-import { type Format, formatFor } from "./_format.ts";
+import { type Format, formatFor, overridesOf } from "./_format.ts";
 import {
   activityOf,
   configOf,
@@ -34,7 +34,6 @@ import { keyRow, keyTable, type RowAction, usageCell } from "./_row.ts";
 import { type Filters, Pager, poolText, Toolbar } from "./_toolbar.ts";
 import { STYLES } from "./_styles.ts";
 import { API_KEYS_MANAGER_STRINGS, type ApiKeysManagerStrings, type TextName } from "./strings.ts";
-import { pluralString } from "./_format.ts";
 
 /** Keys per page. */
 const PAGE_SIZE = 25;
@@ -154,17 +153,7 @@ export class ApiKeysManagerElement extends HTMLElement {
     return { ...this.#overrides };
   }
   set i18n(strings: Partial<ApiKeysManagerStrings>) {
-    this.#overrides = Object.fromEntries(
-      Object.entries(strings ?? {}).flatMap(([name, value]) => {
-        const string = pluralString(value);
-        // A plural form only where the English string has a number in it (never for a message).
-        const fits = typeof string === "string" ||
-          typeof API_KEYS_MANAGER_STRINGS[name as keyof ApiKeysManagerStrings] === "object";
-        return name in API_KEYS_MANAGER_STRINGS && string !== undefined && fits
-          ? [[name, string]]
-          : [];
-      }),
-    );
+    this.#overrides = overridesOf(strings);
     this.#strings = { ...API_KEYS_MANAGER_STRINGS, ...this.#overrides };
     this.#render();
   }

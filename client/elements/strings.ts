@@ -302,6 +302,20 @@ export interface ApiKeysManagerStrings {
   retry: string;
 }
 
+/** The strings with a number in them (`PluralString`): the ones that take plural forms. */
+export const COUNTED_STRINGS: ReadonlySet<keyof ApiKeysManagerStrings> = new Set([
+  "policy",
+  "creditsStart",
+  "creditsStartShared",
+  "creditsRefillEvery",
+  "usageLabel",
+  "usageTotal",
+  "usageHour",
+  "creditsLeft",
+  "creditsRefill",
+  "pool",
+]);
+
 /** The name of a string of the element without a number in it (a message, a label). */
 export type TextName = {
   [K in keyof ApiKeysManagerStrings]: ApiKeysManagerStrings[K] extends string ? K : never;

@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { durationOf, Format, formatFor, pluralString } from "../../../client/elements/_format.ts";
+import { durationOf, Format, formatFor, overridesOf } from "../../../client/elements/_format.ts";
 
 describe("client/elements/_format.ts", () => {
   const f = new Format("en-US");
@@ -33,27 +33,49 @@ describe("client/elements/_format.ts", () => {
     );
   });
 
-  it("pluralString: a string, or a frozen copy of string forms by plural category with other; anything else undefined", () => {
-    assert.equal(pluralString("text"), "text");
-    const forms = { one: "a", other: "b" };
-    const copy = pluralString(forms);
-    assert.deepEqual(copy, forms);
-    assert.notEqual(copy, forms);
-    assert.ok(Object.isFrozen(copy));
-    for (
-      const bad of [
-        { one: "a" },
-        { one: "a", other: 2 },
-        { other: "b", several: "c" },
-        { other: "b", one: null },
-        ["a"],
-        null,
-        7,
-        undefined,
-      ]
-    ) {
-      assert.equal(pluralString(bad), undefined, JSON.stringify(bad));
+  it("overridesOf: known names only; a string for any, plural forms (own, by category, other among them) for a string with a number in it; copies, frozen", () => {
+    const forms = { one: "{count} zostało", few: "{count} zostały", other: "{count} zostało" };
+    const kept = overridesOf({
+      title: "Klucze",
+      creditsLeft: forms,
+      pool: { other: "pula: {count}" },
+      creditsRefill: { one: "+{amount}", other: "+{amount} {when}" },
+      creditsRefillEvery: { other: "{amount} {every}" },
+      usageTotal: { other: "{count}" },
+      policy: { other: "{limit} / {window}" },
+    });
+    assert.deepEqual(Object.keys(kept), [
+      "title",
+      "creditsLeft",
+      "pool",
+      "creditsRefill",
+      "creditsRefillEvery",
+      "usageTotal",
+      "policy",
+    ]);
+    assert.deepEqual(kept.creditsLeft, forms);
+    assert.notEqual(kept.creditsLeft, forms);
+    assert.ok(Object.isFrozen(kept.creditsLeft));
+    class Inherited {
+      get other() {
+        return "from a getter";
+      }
     }
+    const dropped = overridesOf({
+      title: { other: "a label takes no forms" },
+      errorNotFound: { other: "nor a message" },
+      unknownName: "x",
+      usageTotal: { one: "no other" },
+      usageHour: { other: 2 },
+      usageLabel: { other: "b", several: "c" },
+      creditsLeft: Object.create({ other: "inherited" }),
+      pool: new Inherited(),
+      creditsStart: ["a"],
+      creditsStartShared: null,
+      policy: 7,
+    } as never);
+    assert.deepEqual(dropped, {});
+    assert.deepEqual(overridesOf(undefined as never), {});
   });
 
   it("durationOf reads m, h, d, w and y; anything else is null", () => {

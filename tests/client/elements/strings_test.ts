@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { API_KEYS_MANAGER_STRINGS } from "../../../client/elements/strings.ts";
+import { API_KEYS_MANAGER_STRINGS, COUNTED_STRINGS } from "../../../client/elements/strings.ts";
 
 describe("client/elements/strings.ts", () => {
   it("is frozen, every string non-empty; plural forms frozen, one and other, the same placeholders in each", () => {
@@ -18,10 +18,11 @@ describe("client/elements/strings.ts", () => {
     }
   });
 
-  it("every string with a number in it has plural forms or is one for every number (creditsLeft: 1 left)", () => {
+  it("every string with a number in it is counted (takes plural forms), its English default forms or one for every number (creditsLeft: 1 left)", () => {
     const counted = Object.entries(API_KEYS_MANAGER_STRINGS).filter(([, value]) =>
       /\{(count|limit|amount)\}/.test(typeof value === "string" ? value : value.other)
     ).map(([name, value]) => [name, typeof value]);
+    assert.deepEqual([...COUNTED_STRINGS].sort(), counted.map(([name]) => name).sort());
     assert.deepEqual(Object.fromEntries(counted), {
       policy: "object",
       creditsStart: "object",
