@@ -603,19 +603,35 @@ describe("closed on bugs, loud on mistakes (issue 40)", () => {
     assert.equal(lines.length, 0, "the binding logs it, once, with the route");
   });
 
-  it("a resolver's programming error (TypeError, ReferenceError, RangeError, SyntaxError) is a bug answered as an error, never passed open", async () => {
-    for (const thrown of [TypeError, ReferenceError, RangeError, SyntaxError]) {
+  it("a resolver's programming error (TypeError, ReferenceError, RangeError) is a bug answered as an error naming it, never its message; a SyntaxError (its plan service answered HTML) is that service down", async () => {
+    for (const thrown of [TypeError, ReferenceError, RangeError]) {
       const { service, create } = setup({
         onStoreError: "open",
         rateLimitResolver: () => {
-          throw new thrown("plans is not defined");
+          throw new thrown("plans of customer-42 is not defined");
         },
       });
       const { key } = await create();
       const error = await service.authorize(key).then(() => undefined, (e) => e);
       assert.ok(error instanceof TypeError, `${thrown.name}: got ${error}`);
-      assert.match((error as Error).message, new RegExp(`rateLimitResolver: ${thrown.name}`));
+      assert.equal((error as Error).message, `rateLimitResolver threw a ${thrown.name}`);
       assert.ok((error as Error).cause instanceof thrown);
+    }
+    const warn = console.warn;
+    const lines: string[] = [];
+    console.warn = (line: string) => lines.push(line);
+    try {
+      const { service, create } = setup({
+        onStoreError: "open",
+        rateLimitResolver: () => JSON.parse("<html>502 Bad Gateway</html>"),
+      });
+      const { key } = await create();
+      assert.equal((await service.authorize(key)).rateLimitResults, undefined, "passed open");
+      assert.equal(lines.length, 1);
+      assert.match(lines[0], /rateLimitResolver failed \(SyntaxError\)/);
+      assert.doesNotMatch(lines[0], /html|Gateway/);
+    } finally {
+      console.warn = warn;
     }
   });
 
