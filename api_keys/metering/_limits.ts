@@ -27,7 +27,7 @@ import { loadedSha256, loadSha256 } from "../hasher.ts";
 import { apiKeyError, ApiKeyValidationError } from "../errors.ts";
 import { redactApiKeys } from "../key_format.ts";
 import { warnOnce } from "../_sinks.ts";
-import { isBug } from "../../telemetry/_error_name.ts";
+import { errorNameOf, isBug } from "../../telemetry/_error_name.ts";
 import type { ApiKeyCreditsExhaustedEvent, ApiKeyCreditsLowEvent } from "../events.ts";
 import type {
   ApiKeyContext,
@@ -787,7 +787,11 @@ export class RequestLimits {
     try {
       answer = await this.#resolve!(context, options.request);
     } catch (error) {
-      if (isBug(error)) throw bug("rateLimitResolver", error);
+      // A programming error is a bug: named, never its message (a caller's function's error).
+      // A SyntaxError at run time is a parse (its plan service answered HTML): that service down.
+      if (isBug(error) && !(error instanceof SyntaxError)) {
+        throw new TypeError(`rateLimitResolver threw a ${errorNameOf(error)}`, { cause: error });
+      }
       this.#resolverFailed(error);
       return this.#unavailable(context);
     }
