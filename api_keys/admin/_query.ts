@@ -1,8 +1,9 @@
 /**
  * Reading the admin routes' query parameters: `GET /keys`'s page (limit,
- * cursor, filters, sort; the limit of `GET /audit` too), the cursor itself, and the usage window (the
- * service's rule) and key list of `GET /usage` and `GET /keys/:id/usage`.
- * Every parameter is bounded and range-checked; a bad one throws
+ * cursor, filters, sort), the cursor itself, `GET /audit`'s page and filters,
+ * and the usage window (the service's rule) and key list of `GET /usage` and
+ * `GET /keys/:id/usage`. An empty value reads as an absent one. Every
+ * parameter is bounded and range-checked; a bad one throws
  * `ApiKeyValidationError` (400 `api_key_invalid_input` naming the parameter).
  *
  * @module
@@ -12,9 +13,10 @@ import { checkUsageWindow } from "../metering/_usage_window.ts";
 import type { ApiKeyPageSort, ApiKeyPageStatus, ListApiKeyPageOptions } from "../storage/types.ts";
 import type { PagePosition } from "../storage/_paging.ts";
 import { keyIdsProblem, MAX_KEYS_PER_READ } from "../storage/_access.ts";
+import type { AuditAction, AuditLogQuery } from "../audit/types.ts";
 import type { Environment } from "../types.ts";
 import { MAX_API_KEY_NAME_LENGTH } from "../types.ts";
-import { oneOf, queryInstant } from "./_body.ts";
+import { bodyInstant, oneOf, queryInstant } from "./_body.ts";
 import type { KeySort, KeyStatusFilter } from "./types.ts";
 
 /** A query parameter lookup, as `AdminRequest.query`. */
@@ -132,6 +134,27 @@ export function listQuery(query: QueryOf): ListQuery {
       environment: environment === "any" ? null : environment,
       sort,
     },
+  };
+}
+
+/**
+ * Reads `GET /audit`'s `keyId`, `actor`, `action`, `from` and `to` (ISO 8601
+ * instants, as the usage window's), `cursor` and `limit` (as `GET /keys`'s);
+ * the service checks the rest.
+ */
+export function auditQuery(query: QueryOf): AuditLogQuery {
+  const instant = (name: string) => {
+    const value = param(query, name);
+    return value === undefined ? undefined : bodyInstant(value, name);
+  };
+  return {
+    keyId: param(query, "keyId"),
+    actor: param(query, "actor"),
+    action: param(query, "action") as AuditAction | undefined,
+    from: instant("from"),
+    to: instant("to"),
+    cursor: param(query, "cursor"),
+    limit: queryLimit(query),
   };
 }
 

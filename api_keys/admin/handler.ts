@@ -15,20 +15,11 @@ import type { ApiKeySummary, CreateApiKeyInput, Environment, Scope, ScopeLevel }
 import type { ApiKeyUsageBucket } from "../metering/usage.ts";
 import type { CreditRefill } from "../../rate_limits/mod.ts";
 import { creditsView, spendsCredits, tenantCreditsView } from "./_credits.ts";
-import type { AuditAction } from "../audit/types.ts";
+import { AdminHttpError, bodyInstant, keyName, oneOf, readObject, stringList } from "./_body.ts";
 import {
-  AdminHttpError,
-  bodyInstant,
-  keyName,
-  oneOf,
-  queryInstant,
-  readObject,
-  stringList,
-} from "./_body.ts";
-import {
+  auditQuery,
   encodeCursor,
   listQuery,
-  queryLimit,
   type QueryOf,
   usageKeys,
   usageWindow,
@@ -808,10 +799,17 @@ export function createApiKeysAdminHandler<R>(
     return jsonResponse(201, JSON.stringify(issued));
   }
 
-  async function rotate(call: Call<R>, key: ApiKeySummary, body: AdminRequest["body"]) {
+  /** `POST /keys/:id/rotate`'s body: `grace` (a preset) and `name` (omitted: the old key's). */
+  function rotateBody(body: AdminRequest["body"]): { grace: GracePreset; name?: string } {
     const input = readObject(body, maxBodyBytes, ["grace", "name"]);
-    const grace = oneOf(input.grace, gracePresets, defaultGrace, "grace");
-    const name = input.name === undefined ? undefined : keyName(input.name, "name");
+    return {
+      grace: oneOf(input.grace, gracePresets, defaultGrace, "grace"),
+      name: input.name === undefined ? undefined : keyName(input.name, "name"),
+    };
+  }
+
+  async function rotate(call: Call<R>, key: ApiKeySummary, body: ReturnType<typeof rotateBody>) {
+    const { grace, name } = body;
     await allow(call, "rotate", { tenantId: call.tenantId, key, proposed: null });
     await enforce(call, "rotate", "target", key);
     await checkSuccessorLimits(call, key);
@@ -820,8 +818,9 @@ export function createApiKeysAdminHandler<R>(
       createdBy,
       gracePeriodMs: GRACE_MS[grace],
       name,
-      // The old key's expiry as the service keeps it: a date as it is (the TTL policy bounds new
-      // expiries, not kept ones), none while the policy allows none (else the policy's default).
+      // The old key's expiry as the service keeps it: a date at most now + ttlPolicy.maxExpiresInMs
+      // (a key made before the policy was tightened), none while the policy allows none (else the
+      // policy's default).
       expiresAt: key.expiresAt === null && allowsNeverExpires ? null : undefined,
       allowedIpCidrs: key.allowedIpCidrs,
     }, { actor: createdBy });
@@ -850,24 +849,6 @@ export function createApiKeysAdminHandler<R>(
       buckets,
     };
     return jsonResponse(200, JSON.stringify(answer));
-  }
-
-  /** A page of the tenant's audit log from `GET /audit`'s query (the service checks each value). */
-  async function readAudit(tenantId: string, request: AdminRequest): Promise<AuditPage> {
-    const text = (name: string) => request.query(name) ?? undefined;
-    const instant = (name: string) => {
-      const value = request.query(name);
-      return value === null ? undefined : queryInstant(value, new Date(0), name);
-    };
-    return await service.auditLog(tenantId, {
-      keyId: text("keyId"),
-      actor: text("actor"),
-      action: text("action") as AuditAction | undefined,
-      from: instant("from"),
-      to: instant("to"),
-      cursor: text("cursor"),
-      limit: queryLimit(request.query),
-    });
   }
 
   /** 200 with the key `id` read again, and the key it replaced. */
@@ -925,8 +906,9 @@ export function createApiKeysAdminHandler<R>(
    * (a read then a rename would not be atomic): without it, 501 before the
    * key is read, as the rename route without `renameForTenant`.
    */
-  function renameBody(body: AdminRequest["body"]): { name?: unknown; expectedName?: string } {
+  function renameBody(body: AdminRequest["body"]): { name: string; expectedName?: string } {
     const input = readObject(body, maxBodyBytes, ["name", "expectedName"]);
+    const name = keyName(input.name, "name");
     const expectedName = input.expectedName === undefined || input.expectedName === null
       ? undefined
       : keyName(input.expectedName, "expectedName");
@@ -937,7 +919,7 @@ export function createApiKeysAdminHandler<R>(
         "A rename with expectedName is not available (the storage lacks replaceNameForTenant)",
       );
     }
-    return { name: input.name, expectedName };
+    return { name, expectedName };
   }
 
   async function act(route: Route, request: AdminRequest, call: Call<R>): Promise<AdminResponse> {
@@ -953,16 +935,18 @@ export function createApiKeysAdminHandler<R>(
         return jsonResponse(200, JSON.stringify(await listKeys(call, request.query)));
       case "create":
         return await create(call, request.body);
-      case "audit":
+      case "audit": {
         await allow(call, "audit", none);
-        return jsonResponse(200, JSON.stringify(await readAudit(tenantId, request)));
+        const page: AuditPage = await service.auditLog(tenantId, auditQuery(request.query));
+        return jsonResponse(200, JSON.stringify(page));
+      }
     }
     if (action === "usage" && id === null) {
       return jsonResponse(200, JSON.stringify(await usageBatch(call, request.query)));
     }
-    const body: { name?: unknown; expectedName?: string } = action === "rename"
-      ? renameBody(request.body)
-      : {};
+    // The body before the key: a bad one answers 400 or 413 whether the key exists or not.
+    const renaming = action === "rename" ? renameBody(request.body) : undefined;
+    const rotation = action === "rotate" ? rotateBody(request.body) : undefined;
     const key = await findKey(call, id!);
     const target: AdminTarget = { tenantId, key, proposed: null };
     switch (action) {
@@ -973,10 +957,9 @@ export function createApiKeysAdminHandler<R>(
           JSON.stringify(view(key, await predecessorOf(tenantId, key.id))),
         );
       case "rename": {
-        const name = keyName(body.name, "name");
+        const { name, expectedName } = renaming!;
         await allow(call, "rename", target);
         await enforce(call, "rename", "target", key);
-        const { expectedName } = body;
         if (
           !await rename!(tenantId, key.id, name, { actor: await actor(call) }, { expectedName })
         ) {
@@ -995,7 +978,7 @@ export function createApiKeysAdminHandler<R>(
         await service.revokeForTenant(tenantId, key.id, { actor: await actor(call) });
         return await answerKey(call, key.id);
       case "rotate":
-        return await rotate(call, key, request.body);
+        return await rotate(call, key, rotation!);
       default:
         return await readUsage(call, key, request);
     }

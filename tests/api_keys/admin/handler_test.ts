@@ -751,6 +751,55 @@ describe("createApiKeysAdminHandler", () => {
     }
   });
 
+  it("rotate and rename read their body before the key: a bad or too large body answers 400 or 413 for an unknown or another tenant's id too, as for the caller's", async () => {
+    const { call, reader, foreign } = await setup({ maxBodyBytes: 1024 });
+    for (const id of [reader.id, foreign.id, "unknown"]) {
+      for (
+        const [method, path, body, status, field] of [
+          ["POST", `/keys/${id}/rotate`, "{bad", 400, "body"],
+          ["POST", `/keys/${id}/rotate`, { grace: "x".repeat(2000) }, 413, undefined],
+          ["POST", `/keys/${id}/rotate`, { grace: "2h" }, 400, "grace"],
+          ["POST", `/keys/${id}/rotate`, { name: "   " }, 400, "name"],
+          ["POST", `/keys/${id}/rotate`, { expiresAt: null }, 400, "body"],
+          ["PATCH", `/keys/${id}`, "{bad", 400, "body"],
+          ["PATCH", `/keys/${id}`, { name: "x".repeat(2000) }, 413, undefined],
+          ["PATCH", `/keys/${id}`, { name: 7 }, 400, "name"],
+          ["PATCH", `/keys/${id}`, {}, 400, "name"],
+        ] as const
+      ) {
+        const answer = (await call(method, path, { body }))!;
+        const label = `${method} ${path} ${JSON.stringify(body).slice(0, 40)}`;
+        assert.equal(answer.status, status, `${label}: ${answer.body}`);
+        assert.equal(answer.json.error.details?.field, field, label);
+      }
+    }
+  });
+
+  it("GET /audit: an empty query value reads as absent (cursor=, keyId=, actor=, action=, from=, to=, limit=), as GET /keys and the usage routes read theirs", async () => {
+    const info = console.info;
+    console.info = () => {};
+    const { call } = await setup({}, undefined, {
+      audit: { checkpointKey: "an-audit-key-of-at-least-thirty-two-bytes" },
+    });
+    console.info = info;
+    assert.equal(
+      (await call("POST", "/keys", { body: { name: "n", scopes: ["projects:read"] } }))!.status,
+      201,
+    );
+    const all = (await call("GET", "/audit"))!;
+    assert.equal(all.status, 200);
+    // The tenant's keys of setup() and the one created: four records, none filtered out.
+    assert.equal(all.json.records.length, 4);
+    const names = ["cursor", "keyId", "actor", "action", "from", "to", "limit"];
+    for (const query of [...names.map((name) => [name]), names]) {
+      const empty = (await call("GET", "/audit", {
+        query: Object.fromEntries(query.map((name) => [name, ""])),
+      }))!;
+      assert.equal(empty.status, 200, `${query}: ${empty.body}`);
+      assert.deepEqual(empty.json, all.json, `${query}`);
+    }
+  });
+
   it("revoke: idempotent, answers the revoked view", async () => {
     const { call, reader, service } = await setup();
     for (let i = 0; i < 2; i++) {
