@@ -357,8 +357,8 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       });
       await waitForText(page, "46 appels");
       assert.deepEqual(
-        // deno-lint-ignore no-explicit-any
         await page.evaluate(() =>
+          // deno-lint-ignore no-explicit-any
           Object.keys((document.querySelector("api-keys-manager") as any).i18n)
         ),
         ["usageTotal", "usageHour"],
