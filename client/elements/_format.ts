@@ -26,6 +26,7 @@ const CATEGORIES: readonly string[] = ["zero", "one", "two", "few", "many", "oth
  * ```ts
  * import { overridesOf } from "./_format.ts";
  * overridesOf({ title: "Clés", usageTotal: { one: "{count} appel", other: "{count} appels" } });
+ * overridesOf(JSON.parse('{"usageTotal": {"one": "{count} appel"}}')); // {}: no other
  * ```
  */
 export function overridesOf(

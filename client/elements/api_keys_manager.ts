@@ -106,10 +106,7 @@ export class ApiKeysManagerElement extends HTMLElement {
   );
   #pool = h("p", { part: "pool", class: "pool" });
   #body = h("div", { part: "body" });
-  #pager = new Pager(() => this.#go(this.#previous.pop() ?? null), () => {
-    this.#previous.push(this.#cursor);
-    this.#go(this.#page.nextCursor);
-  });
+  #pager = new Pager(() => this.#turn(true), () => this.#turn(false));
   #dialog = h("dialog", { part: "dialog" });
 
   /** Builds the shadow root. */
@@ -211,6 +208,13 @@ export class ApiKeysManagerElement extends HTMLElement {
     this.#filters = next;
     this.#previous = [];
     this.#go(null);
+  }
+
+  /** Previous (`back`) or Next from the page shown; pressed while a page loads, nothing. */
+  #turn(back: boolean): void {
+    if (this.#state === "loading") return;
+    if (!back) this.#previous.push(this.#cursor);
+    this.#go(back ? this.#previous.pop() ?? null : this.#page.nextCursor);
   }
 
   #go(cursor: string | null): void {
@@ -522,14 +526,17 @@ export class ApiKeysManagerElement extends HTMLElement {
     focus.focus();
   }
 
-  /** Opens a form dialog: `fields`, an alert line, Cancel and `label`; `submit` on submit. */
+  /**
+   * Opens a form dialog: `fields`, an alert line, Cancel and `label`; `submit` on submit, once
+   * at a time, and only while `ready` (revoke's typed name matches): `label` is off otherwise.
+   */
   #openForm(
     title: string,
     { fields, focus }: DialogFields,
     label: string,
     submit: (current: () => boolean) => Promise<void>,
-    options: { danger?: boolean; returnTo?: string } = {},
-  ): { confirm: HTMLButtonElement; cancel: HTMLButtonElement } {
+    options: { danger?: boolean; returnTo?: string; ready?: () => boolean } = {},
+  ): void {
     const cancel = h(
       "button",
       { type: "button", part: "button", onclick: () => this.#close() },
@@ -540,20 +547,26 @@ export class ApiKeysManagerElement extends HTMLElement {
       class: options.danger ? "x p" : "p",
       part: "button",
     }, label);
+    let running = false;
+    const ready = () => !running && (options.ready?.() ?? true);
+    const sync = () => (confirm.disabled = !ready());
     const form = h(
       "form",
       {
+        oninput: sync,
         onsubmit: async (event) => {
           event.preventDefault();
-          if (confirm.disabled) return;
-          confirm.disabled = true;
+          if (!ready()) return;
+          running = true;
+          sync();
           try {
             await submit(current);
           } catch (error) {
             this.#fail(error, false, !current());
             if (options.returnTo) await this.#reread(options.returnTo, error);
           } finally {
-            confirm.disabled = false;
+            running = false;
+            sync();
           }
         },
       },
@@ -561,6 +574,7 @@ export class ApiKeysManagerElement extends HTMLElement {
       h("p", { class: "alert", role: "alert" }),
       h("div", { class: "row" }, cancel, confirm),
     );
+    sync();
     // Still this form's dialog: not cancelled while its request ran (closing empties the dialog).
     const current = () => this.#dialog.open && this.#dialog.contains(form);
     const neighbour = this.#neighbour(options.returnTo);
@@ -574,7 +588,6 @@ export class ApiKeysManagerElement extends HTMLElement {
           this.#row(options.returnTo ?? "") ? options.returnTo : neighbour,
         ),
     );
-    return { confirm, cancel };
   }
 
   /**
@@ -771,7 +784,7 @@ export class ApiKeysManagerElement extends HTMLElement {
     const s = this.#strings;
     const dialog = revokeFields(key, s);
     const neighbour = this.#neighbour(key.id);
-    const { confirm } = this.#openForm(
+    this.#openForm(
       fill(s.actionLabel, { action: s.revoke, name: key.name, prefix: key.prefix }),
       dialog,
       s.revoke,
@@ -792,12 +805,7 @@ export class ApiKeysManagerElement extends HTMLElement {
           this.#announce(fill(s.revokedSuccessor, { prefix: successor.prefix }));
         }
       },
-      { danger: true, returnTo: key.id },
-    );
-    confirm.disabled = true;
-    dialog.typed.addEventListener(
-      "input",
-      () => (confirm.disabled = dialog.typed.value !== key.name),
+      { danger: true, returnTo: key.id, ready: () => dialog.typed.value === key.name },
     );
   }
 

@@ -1339,6 +1339,49 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
   );
 
   test(
+    "revoke: the field edited while the DELETE runs: one DELETE, one api-key-revoked",
+    async () => {
+      fake.keys = [key("k784", { name: "alpha" }), key("k785", { name: "beta" })];
+      fake.delays["DELETE /admin/keys/k784"] = [800];
+      await open();
+      await waitForText(page, "beta", "table");
+      await page.evaluate(() => {
+        const counter = globalThis as unknown as { revokedEvents: number };
+        counter.revokedEvents = 0;
+        document.addEventListener("api-key-revoked", () => counter.revokedEvents++);
+      });
+      await act("alpha", "Revoke");
+      const field = page.locator("api-keys-manager").locator("dialog[open] input");
+      await field.fill("alpha");
+      await field.press("Enter"); // the DELETE runs
+      await page.waitForFunction(() =>
+        document.querySelector("api-keys-manager")!.shadowRoot!.querySelector(
+          "dialog[open] [type=submit]:disabled",
+        ) !== null
+      );
+      await field.fill("alphax");
+      await field.fill("alpha"); // the name typed again while the DELETE runs
+      assert.equal(
+        await inShadow<boolean>("r.querySelector('dialog[open] [type=submit]').disabled"),
+        true,
+        "Revoke stays off while its request runs",
+      );
+      await field.press("Enter");
+      await waitForText(page, "Key revoked", "[part=status]");
+      await page.evaluate(() => new Promise((done) => setTimeout(done, 300)));
+      assert.equal(fake.requests.filter((r) => r.method === "DELETE").length, 1, "one DELETE");
+      assert.equal(
+        await page.evaluate(() =>
+          (globalThis as unknown as { revokedEvents: number }).revokedEvents
+        ),
+        1,
+        "one api-key-revoked",
+      );
+    },
+    () => (fake.delays = {}),
+  );
+
+  test(
     "a cancelled rename's answer redraws its row: focus stays on the row's actions",
     async () => {
       fake.keys = [key("k782", { name: "alpha" }), key("k783", { name: "beta" })];
@@ -1768,6 +1811,50 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     () => {
       fake.failList = false;
     },
+  );
+
+  test(
+    "pager: Next or Previous pressed again while a page loads does nothing; Previous goes back one page",
+    async () => {
+      fake.keys = Array.from({ length: 80 }, (_, i) => key(`k${870 + i}`)); // k949 first
+      await open();
+      await waitForText(page, "key k949", "table");
+      const manager = page.locator("api-keys-manager");
+      const next = manager.getByRole("button", { name: "Next" });
+      const previous = manager.getByRole("button", { name: "Previous" });
+      const busy = () => inShadow<string | null>("r.querySelector('[part=body]').ariaBusy");
+      /** The first row once the page pressed for is in. */
+      const landed = async () => {
+        await page.waitForFunction(() =>
+          document.querySelector("api-keys-manager")!.shadowRoot!.querySelector("[part=body]")!
+            .ariaBusy === null
+        );
+        return inShadow<string>("r.querySelector('tbody tr').dataset.id");
+      };
+      fake.requests = [];
+      fake.delays["GET /admin/keys"] = [700, 700, 700, 700, 700];
+      await next.click();
+      assert.equal(await busy(), "true", "page 2 loads");
+      await next.click(); // again, before page 2 is in
+      assert.equal(await landed(), "k924", "page 2");
+      await previous.click();
+      assert.equal(await landed(), "k949", "Previous from page 2: page 1");
+      await next.click();
+      assert.equal(await landed(), "k924", "page 2");
+      await next.click();
+      assert.equal(await landed(), "k899", "page 3");
+      await previous.click();
+      assert.equal(await busy(), "true", "page 2 loads");
+      await previous.click(); // again, before page 2 is in
+      assert.equal(await landed(), "k924", "Previous from page 3: page 2");
+      assert.deepEqual(
+        fake.requests.filter((r) => r.path === "/admin/keys").map((r) => r.query.get("cursor")),
+        ["25", null, "25", "50", "25"],
+        "one load a page turned",
+      );
+      assert.equal(await focused(page), "button:Previous", "focus stays on the pressed button");
+    },
+    () => (fake.delays = {}),
   );
 
   test("loading: the list is aria-busy while it reloads, and not once it is drawn", async () => {
