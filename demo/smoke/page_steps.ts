@@ -21,7 +21,7 @@ function usedRow(name: string): boolean {
     (tr as HTMLElement).innerText.includes(name)
   );
   return row !== undefined && !(row as HTMLElement).innerText.includes("Never used") &&
-    row.querySelector("svg[aria-label='1 requests in the last 24 hours']") !== null;
+    row.querySelector("svg[aria-label='1 request in the last 24 hours']") !== null;
 }
 
 /**

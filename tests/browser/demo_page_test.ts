@@ -217,7 +217,7 @@ for (const [demo, start] of Object.entries(DEMOS)) {
           const row = [...root.querySelectorAll("tr")].find((tr) =>
             tr.innerText.includes("browser key")
           );
-          return row?.querySelector("svg[aria-label='1 requests in the last 24 hours']") &&
+          return row?.querySelector("svg[aria-label='1 request in the last 24 hours']") &&
             !row.innerText.includes("Never used");
         },
         undefined,
