@@ -49,8 +49,7 @@ export function readAuditAnswer(query: AuditReadQuery): (value: unknown) => Audi
   return (value) => {
     const { records, state } = (value ?? {}) as Partial<AuditReadAnswer>;
     if (!Array.isArray(records) || records.length > query.limit) throw malformed();
-    const read = records.map(readAuditRecord);
-    if (read.some((record) => record.tenantId !== query.tenantId)) throw outsideTheTenant();
+    const read = ofTenant(records.map(readAuditRecord), query.tenantId);
     for (let i = 1; i < read.length; i++) {
       const step = read[i].seq - read[i - 1].seq;
       if (query.order === "asc" ? step <= 0 : step >= 0) throw new Error("records out of order");
@@ -372,16 +371,15 @@ export function readRecords(value: unknown): ApiKeyRecord[] {
 
 /** The reader of a `listByTenant` answer: records, each checked and of `tenantId`. */
 export function readTenantRecords(tenantId: string): (value: unknown) => ApiKeyRecord[] {
-  return (value) => {
-    const records = readRecords(value);
-    if (records.some((record) => record.tenantId !== tenantId)) throw outsideTheTenant();
-    return records;
-  };
+  return (value) => ofTenant(readRecords(value), tenantId);
 }
 
-/** A record of another tenant in an answer about one tenant. */
-function outsideTheTenant(): Error {
-  return new Error("record outside the tenant");
+/** `records`, each of `tenantId`, or a throw: an answer about one tenant holds none of another. */
+function ofTenant<T extends { readonly tenantId: string }>(records: T[], tenantId: string): T[] {
+  if (records.some((record) => record.tenantId !== tenantId)) {
+    throw new Error("record outside the tenant");
+  }
+  return records;
 }
 
 export function readPrefixes(value: unknown): string[] {
