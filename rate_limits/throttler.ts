@@ -292,8 +292,8 @@ export function createThrottlerStorage(
 /**
  * A throttler tracker: `key:<id>` for a request the API-key guard verified
  * (`request.apiKey.keyId`), else `ip:<client IP>` (`request.ip`). Synchronous,
- * so it serves throttler 5 and 6's `getTracker` option and throttler 4's
- * `getTracker(req)` override, which does not await.
+ * so it serves the `getTracker` option (throttler 5.1 and later) and the
+ * guard's `getTracker(req)` override (4.x, which does not await, and 5.0).
  *
  * @example
  * ```ts

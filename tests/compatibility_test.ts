@@ -131,6 +131,20 @@ describe("compatibility matrix", () => {
     assert.throws(() => validateMatrix(matrix), /pins express, not in its set/);
   });
 
+  it("pins an integration inside a set: its dependencies, the docs' versions and a peer's range", () => {
+    const matrix = sample();
+    const pinned = { ...matrix.apps[0], swagger: false, packages: { "nestjs-cls": "5.4.0" } };
+    matrix.apps.push(pinned);
+    assert.equal(appId(matrix, pinned), "nest10-cjs-express-lowest-noswagger-nestjs-cls5.4.0");
+    assert.equal(appDependencies(matrix, pinned)["nestjs-cls"], "5.4.0");
+    assert.equal(appDependencies(matrix, matrix.apps[0])["nestjs-cls"], "6.0.0");
+    assert.match(
+      renderCompatibilityDoc(matrix),
+      /\| `nest10-cjs-express-lowest-noswagger-nestjs-cls5\.4\.0` \|.*\| nest10-lowest, `nestjs-cls` 5\.4\.0 \| not installed \| runs \|/,
+    );
+    assert.equal(peerRange(matrix, "nestjs-cls"), "^5.4.0 || ^6.0.0");
+  });
+
   it("installs swagger's dev tools only with swagger", () => {
     const matrix = sample();
     const devDependencies = (app: number) =>

@@ -49,9 +49,9 @@ export interface ConsumerApp {
   /** Whether `@nestjs/swagger` is installed. */
   swagger: boolean;
   /**
-   * Versions replacing the set's (names the set has): an app pinning one release inside a set,
-   * e.g. `{ "@nestjs/swagger": "11.2.6" }`. Its id ends with each as `-<name>@<version>`
-   * (`-swagger11.2.6`).
+   * Versions replacing the set's (packages or integrations the set has): an app pinning one
+   * release inside a set, e.g. `{ "@nestjs/swagger": "11.2.6" }`. Its id ends with each as
+   * `-<name><version>` (`-swagger11.2.6`).
    */
   packages?: Record<string, string>;
   /** Why the app does not run yet (it is listed, its lockfile kept, and it is skipped). */
@@ -164,7 +164,9 @@ export function validateMatrix(matrix: Matrix): void {
       if (!(name in set.packages)) throw new Error(`set ${app.set} has no version of ${name}`);
     }
     for (const name of Object.keys(app.packages ?? {})) {
-      if (!(name in set.packages)) throw new Error(`app ${id} pins ${name}, not in its set`);
+      if (!(name in set.packages) && !(name in set.integrations)) {
+        throw new Error(`app ${id} pins ${name}, not in its set`);
+      }
     }
   }
   for (const name of Object.keys(matrix.storeClients ?? {})) {
@@ -185,21 +187,21 @@ function sorted<T>(record: Record<string, T>): Record<string, T> {
   return Object.fromEntries(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : 1)));
 }
 
-/** The versions an app installs of its set's packages: the set's, with the app's pins. */
+/** The versions an app installs of its set's packages and integrations: the set's, with the app's pins. */
 function appPackages(matrix: Matrix, app: ConsumerApp): Record<string, string> {
-  return { ...matrix.sets[app.set].packages, ...app.packages };
+  const set = matrix.sets[app.set];
+  return { ...set.packages, ...set.integrations, ...app.packages };
 }
 
 /** The third-party dependencies an app installs (never the package itself: that is the tarball). */
 export function appDependencies(matrix: Matrix, app: ConsumerApp): Record<string, string> {
-  const set = matrix.sets[app.set];
   const platform = matrix.platforms[app.platform];
   const adapters = new Set(Object.values(matrix.platforms).map((p) => p.adapter));
   const swaggerOnly = new Set(Object.values(matrix.platforms).flatMap((p) => p.withSwagger ?? []));
   const wanted = new Set(app.swagger ? platform.withSwagger ?? [] : []);
   const deps: Record<string, string> = {};
   for (
-    const [name, version] of Object.entries({ ...appPackages(matrix, app), ...set.integrations })
+    const [name, version] of Object.entries(appPackages(matrix, app))
   ) {
     if (adapters.has(name) && name !== platform.adapter) continue;
     if (swaggerOnly.has(name) && !wanted.has(name)) continue;
@@ -366,8 +368,8 @@ export function renderCompatibilityDoc(matrix: Matrix): string {
     "`meta.rateLimit`, then its 429 as an error with `meta.rateLimit.retryAfter` (4.x is configured",
     "with its own `forRoot` signature), and the throttler over the package's rate-limit store",
     "(`createThrottlerStorage` over the memory store, given the installed `throttlerMajor`, tracked",
-    "by `apiKeyThrottlerTracker`: the `getTracker` option from 5.x, the guard's `getTracker`",
-    "override on 4.x) counting exact hits to",
+    "by `apiKeyThrottlerTracker`: the `getTracker` option from 5.1, the guard's `getTracker`",
+    "override on 4.x and 5.0) counting exact hits to",
     "its 429, by key id across two client IPs, else by client IP; nestjs-cls store values copied",
     "into `meta` on successes and",
     "errors, guard errors included, never overriding the module's own fields; nestjs-i18n",
@@ -399,7 +401,11 @@ export function renderCompatibilityDoc(matrix: Matrix): string {
           String(set.nest),
           app.module === "esm" ? "ESM" : "CommonJS",
           app.platform,
-          app.set,
+          [
+            app.set,
+            ...Object.entries(app.packages ?? {}).filter(([name]) => name !== "@nestjs/swagger")
+              .map(([name, version]) => `\`${name}\` ${version}`),
+          ].join(", "),
           app.swagger ? (appPackages(matrix, app)["@nestjs/swagger"] ?? "-") : "not installed",
           app.pending === undefined ? "runs" : `pending: ${app.pending}`,
         ];

@@ -64,10 +64,11 @@ import {
   SuccessCode,
 } from "@saferoute/api-kit/safe-response/nest";
 
-/** The major of `name` as installed in the app (its checks run in the app's folder). */
-export function installedMajor(name: string): number {
+/** The version of `name` as installed in the app (its checks run in the app's folder): major, minor. */
+export function installedVersion(name: string): [major: number, minor: number] {
   const manifest = join(process.cwd(), "node_modules", name, "package.json");
-  return Number(JSON.parse(readFileSync(manifest, "utf8")).version.split(".")[0]);
+  const [major, minor] = String(JSON.parse(readFileSync(manifest, "utf8")).version).split(".");
+  return [Number(major), Number(minor)];
 }
 
 /** A clock the checks can move forward, to expire a key without waiting. */
@@ -363,7 +364,7 @@ export function safeResponseOptions(format: ErrorFormat): SafeResponseModuleOpti
  * milliseconds (each app compiles against its own release's types, hence the cast).
  */
 function throttlerModule(): DynamicModule {
-  const options = installedMajor("@nestjs/throttler") < 5
+  const options = installedVersion("@nestjs/throttler")[0] < 5
     ? { ttl: 60, limit: THROTTLE_LIMIT }
     : [{ ttl: 60_000, limit: THROTTLE_LIMIT }];
   return ThrottlerModule.forRoot(options as Parameters<typeof ThrottlerModule.forRoot>[0]);

@@ -1,8 +1,8 @@
 // The installed @nestjs/throttler over the package's rate-limit store (./app.ts's throttler keeps
 // its own storage): `createThrottlerStorage(createMemoryRateLimitStore(), { throttlerMajor })`
 // (the installed major: 4 and 5 both call `increment(key, ttl)`, in seconds and in ms), tracked
-// by `apiKeyThrottlerTracker` (5.x and later take it as the `getTracker` option, 4.x as an
-// override of the guard's `getTracker(req)`). Its own app, as a throttler module is global.
+// by `apiKeyThrottlerTracker` (5.1 and later take it as the `getTracker` option, 4.x and 5.0 as
+// an override of the guard's `getTracker(req)`). Its own app, as a throttler module is global.
 // Requests come from two loopback addresses (Linux routes all of 127/8 to the loopback).
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -25,15 +25,18 @@ import {
   createMemoryRateLimitStore,
   createThrottlerStorage,
 } from "@saferoute/api-kit/rate-limits";
-import { installedMajor } from "./app.ts";
+import { installedVersion } from "./app.ts";
 
 /** Requests a minute per tracker. */
 const LIMIT = 3;
-const MAJOR = installedMajor("@nestjs/throttler");
+const [MAJOR, MINOR] = installedVersion("@nestjs/throttler");
+/** 4.x: one limit, `ttl` in seconds. */
 const LEGACY = MAJOR < 5;
+/** `getTracker` is an option from 5.1 on; 4.x and 5.0 override the guard's. */
+const TRACKER_OPTION = MAJOR > 5 || (MAJOR === 5 && MINOR >= 1);
 const [FIRST_IP, SECOND_IP] = ["127.0.0.1", "127.0.0.2"];
 
-/** Throttler 4's way to track: its `getTracker(req)` (a string, not awaited), overridden. */
+/** Throttler 4's and 5.0's way to track: the guard's `getTracker(req)` (4 does not await it), overridden. */
 @Injectable()
 class TrackedThrottlerGuard extends ThrottlerGuard {
   // 4.x types it `string`, 5.x and later `Promise<string>` (they await it): both accept this.
@@ -43,7 +46,7 @@ class TrackedThrottlerGuard extends ThrottlerGuard {
   }
 }
 
-const GUARD = LEGACY ? TrackedThrottlerGuard : ThrottlerGuard;
+const GUARD = TRACKER_OPTION ? ThrottlerGuard : TrackedThrottlerGuard;
 
 @Controller("store-throttled")
 class StoreThrottledController {
@@ -68,9 +71,11 @@ function throttlerModule(): DynamicModule {
   const storage = createThrottlerStorage(createMemoryRateLimitStore(), {
     throttlerMajor: MAJOR as 4 | 5 | 6,
   });
-  const options = LEGACY
-    ? { ttl: 60, limit: LIMIT, storage }
-    : { throttlers: [{ ttl: 60_000, limit: LIMIT }], storage, getTracker: apiKeyThrottlerTracker };
+  const options = LEGACY ? { ttl: 60, limit: LIMIT, storage } : {
+    throttlers: [{ ttl: 60_000, limit: LIMIT }],
+    storage,
+    ...(TRACKER_OPTION ? { getTracker: apiKeyThrottlerTracker } : {}),
+  };
   return ThrottlerModule.forRoot(options as Parameters<typeof ThrottlerModule.forRoot>[0]);
 }
 

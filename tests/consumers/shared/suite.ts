@@ -11,7 +11,7 @@ import {
   appModule,
   clock,
   type ErrorFormat,
-  installedMajor,
+  installedVersion,
   ORDER_NOT_FOUND,
   ORDERS,
   PROBLEM_BASE,
@@ -33,7 +33,7 @@ interface OpenApiHalf {
 const SWAGGER = process.env.CONSUMER_SWAGGER === "1";
 
 /** The major of the app's installed `@nestjs/common`. */
-const NEST_MAJOR = installedMajor("@nestjs/common");
+const [NEST_MAJOR] = installedVersion("@nestjs/common");
 
 /** ./openapi.ts, by a computed name: the apps without swagger do not have it. */
 async function openApiHalf(): Promise<OpenApiHalf> {
