@@ -31,20 +31,12 @@ import { createRateLimiter } from "../../rate_limits/limiter.ts";
 import { createRedisRateLimitStore, type RedisScriptClient } from "../../rate_limits/redis/mod.ts";
 import { connectRedis, holdingReads, pinnedClient, REDIS_URL } from "./_services.ts";
 import { databaseReady } from "../postgres/prisma_client.ts";
+import { eventually } from "../eventually.ts";
 import { hasRedisServer, startOwnRedis } from "./_own_redis.ts";
 
 const INTERVAL_MS = 200;
 const READ_ORDERS = [{ resource: "orders", level: "read" as const }];
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Polls `condition` every 20 ms for up to 5 s. */
-async function eventually(condition: () => Promise<boolean>, what: string): Promise<void> {
-  const until = Date.now() + 5_000;
-  while (!await condition()) {
-    if (Date.now() > until) assert.fail(`never: ${what}`);
-    await sleep(20);
-  }
-}
 
 if (
   databaseReady(

@@ -18,14 +18,8 @@ import {
 } from "../../api_keys/mod.ts";
 import { ApiKeysModule } from "../../api_keys/nest/api_keys.module.ts";
 import { legacyRecord, nestarcHash, nestarcKey } from "../api_keys/verify/nestarc.ts";
-import {
-  appModule,
-  boot,
-  eventually,
-  issue,
-  PLATFORMS,
-  withKey,
-} from "../api_keys/nest/test_app.ts";
+import { eventually } from "../eventually.ts";
+import { appModule, boot, issue, PLATFORMS, withKey } from "../api_keys/nest/test_app.ts";
 
 /** The old deployment's pepper: shorter than the 32 bytes a current pepper needs here. */
 const OLD_PEPPER = "old-pepper-16byt";

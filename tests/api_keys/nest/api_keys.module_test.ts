@@ -12,10 +12,10 @@ import type {
   ApiKeyClientIpResolver,
   ApiKeyContextWriter,
 } from "../../../api_keys/nest/api_keys.constants.ts";
+import { eventually } from "../../eventually.ts";
 import {
   appModule,
   boot,
-  eventually,
   issue,
   KeyedController,
   moduleOptions,

@@ -172,12 +172,3 @@ export async function issue(
 export function withKey(key: string, extra: Record<string, string> = {}): Record<string, string> {
   return { "x-api-key": key, ...extra };
 }
-
-/** Waits until `predicate` holds (async sinks deliver after the response). */
-export async function eventually(predicate: () => boolean, timeoutMs = 2_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}

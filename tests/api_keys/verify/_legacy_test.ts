@@ -17,6 +17,7 @@ import { importNestarcKey, legacyRecord, nestarcHash, nestarcKey, plainSha256 } 
 import { crc32Ascii } from "../../../api_keys/key_format.ts";
 import { encodeBase62Fixed } from "../../../api_keys/_base62.ts";
 import { makeService, overrideStorage, PEPPER_1, PEPPER_2, spyStorage } from "../helpers.ts";
+import { eventually } from "../../eventually.ts";
 
 const LEGACY = { legacyKeyLayouts: ["nestarc-v0" as const] };
 const READ = [{ resource: "orders", level: "read" as const }];
@@ -138,7 +139,10 @@ describe("the layout is bound to the record (storesLayout)", () => {
     assert.equal((await storage.findByPrefix(key.prefix))?.layout, "nestarc-v0");
     await assert.rejects(service.verify(withChecksum(key.raw)), { code: "api_key_invalid" });
     assert.equal((await service.verify(key.raw)).tenantId, "t1");
-    for (let i = 0; i < 5; i++) await new Promise((resolve) => setTimeout(resolve, 0));
+    await eventually(
+      async () => (await storage.findByPrefix(key.prefix))?.pepperVersion === 2,
+      "the hash upgraded",
+    );
     const upgraded = (await storage.findByPrefix(key.prefix))!;
     assert.deepEqual([upgraded.hashScheme, upgraded.pepperVersion, upgraded.layout], [
       undefined,
