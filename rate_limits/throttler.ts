@@ -9,9 +9,10 @@
  */
 import { type CompiledRateLimitPolicy, compileRateLimitPolicies } from "./policy.ts";
 import { assertCount } from "./_checks.ts";
-import type { RateLimitStore } from "./store.ts";
+import { MAX_SUBJECT_LENGTH, type RateLimitStore } from "./store.ts";
 import { createRateLimiter, type RateLimiter } from "./limiter.ts";
 import { assertKnownOptions } from "./_options.ts";
+import { hexDigest } from "./_hex_digest.ts";
 
 /** What `ThrottlerStorage.increment` returns (throttler 6; 4 and 5 read the first two). */
 export interface ThrottlerStorageRecord {
@@ -72,11 +73,29 @@ export interface ThrottlerStorageOptions {
   readonly throttlerMajor?: 4 | 5 | 6;
 }
 
-/** The policy name for a throttler name: lowercased, other characters as `_`, at most 58. */
+/**
+ * The policy name for a throttler name: lowercased, other characters as `_`,
+ * at most 58; a name changed on the way ends with a hash of the name given, so
+ * two throttlers never share a counter ("Burst" and "burst").
+ */
 function policyName(throttlerName: string): string {
-  const name = throttlerName.toLowerCase().slice(0, 58).replace(/[^a-z0-9_\-.*]/g, "_");
-  return /^[a-z*]/.test(name) ? name : `t.${name}`.slice(0, 58);
+  const safe = throttlerName.toLowerCase().replace(/[^a-z0-9_\-.*]/g, "_");
+  const name = /^[a-z*]/.test(safe) ? safe : `t.${safe}`;
+  if (name === throttlerName && name.length <= 58) return name;
+  // FNV-1a over the UTF-16 code units: names are the app's own, not an attacker's.
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < throttlerName.length; i++) {
+    hash = Math.imul(hash ^ throttlerName.charCodeAt(i), 0x01000193);
+  }
+  return `${name.slice(0, 49)}.${(hash >>> 0).toString(16).padStart(8, "0")}`;
 }
+
+/**
+ * The counter subject of a throttler key past `MAX_SUBJECT_LENGTH`: its
+ * SHA-256 (`#` and 64 hex digits), so that keys alike in their first 512
+ * characters count apart.
+ */
+const longKeySubject = async (key: string) => `#${await hexDigest("SHA-256", key)}`;
 
 const seconds = (ms: number) => Math.max(0, Math.ceil(ms / 1000));
 
@@ -185,7 +204,7 @@ export function createThrottlerStorage(
     const blocks = blockDuration !== undefined && blockDuration > windowMs;
     // A block is 2 units in its window, which a hit's check (limit 1, cost 0) finds over its
     // limit: the whole check is refused, the hit not counted, until the block's units leave.
-    const block = { name: `${name}.block`, limit: 1, windowMs: blockDuration!, cost: 0 };
+    const block = { name: `${name}.block`, limit: 1, windowMs: blockDuration!, cost: 0, subSecond };
     const entry: Compiled = blocks
       ? {
         hit: compileRateLimitPolicies([hit, block]),
@@ -244,7 +263,8 @@ export function createThrottlerStorage(
       const policies = legacy
         ? legacyHit(throttlerName, ttl)
         : compiled(throttlerName, limit, ttl, blockDuration);
-      const result = await door.check(key.slice(0, 512), policies.hit);
+      const subject = key.length <= MAX_SUBJECT_LENGTH ? key : await longKeySubject(key);
+      const result = await door.check(subject, policies.hit);
       const max = policies.limit;
       if (result.outcome === "open" || result.outcome === "closed") {
         const open = result.outcome === "open";
@@ -262,7 +282,10 @@ export function createThrottlerStorage(
           totalHits: counted.limit + 1,
           timeToExpire,
           isBlocked: true,
-          timeToBlockExpire: seconds(blocked.resetMs),
+          // The block's end, or later the hits' room (a hit counts up to a sub-bucket past ttl).
+          timeToBlockExpire: seconds(
+            Math.max(blocked.resetMs, counted.allowed ? 0 : counted.resetMs),
+          ),
         };
       }
       if (counted.allowed) {
@@ -275,9 +298,10 @@ export function createThrottlerStorage(
       }
       let wait = counted.resetMs;
       if (policies.start !== undefined) {
-        const started = await door.check(key.slice(0, 512), policies.start);
+        const started = await door.check(subject, policies.start);
         const [start] = started.policies;
-        wait = start === undefined ? wait : start.resetMs; // when the block's unit leaves
+        // When the block's units leave, and the hits' window has room by then too.
+        wait = start === undefined ? wait : Math.max(start.resetMs, counted.resetMs);
       }
       return {
         totalHits: counted.limit + 1,

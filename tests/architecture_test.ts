@@ -285,11 +285,11 @@ describe("architecture", () => {
       for (const file of sourceFiles(dir)) {
         for (const specifier of importsOf(file)) {
           // The core's contract, plus what remote stores share: the clock offset, error reports
-          // and the split by kind, the window rule's sub-bucket count, the refill parameters and the
-          // mark of answers the limiter hands on.
+          // and the split by kind, the window rule's sub-bucket count, the refill parameters, the
+          // mark of answers the limiter hands on and the hex digest (a Redis script's SHA-1).
           assert.match(
             specifier,
-            /^(\.\/[\w.]+|\.\.\/(store|policy|credits|_clock|_remote|_window|_refill|_well_formed))\.ts$/,
+            /^(\.\/[\w.]+|\.\.\/(store|policy|credits|_clock|_remote|_window|_refill|_well_formed|_hex_digest))\.ts$/,
             file,
           );
         }

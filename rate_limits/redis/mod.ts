@@ -40,6 +40,7 @@ import { refillParams } from "../_refill.ts";
 import { createClockOffset } from "../_clock.ts";
 import { byKind, errorMessageOf, reportErrors } from "../_remote.ts";
 import { answersWellFormed } from "../_well_formed.ts";
+import { hexDigest } from "../_hex_digest.ts";
 import { CHANGE_SCRIPT, CHECK_SCRIPT, READ_SCRIPT, TIME_SCRIPT } from "./_script.ts";
 
 /** Arguments of a script call, as node-redis takes them. */
@@ -143,12 +144,6 @@ export interface RedisRateLimitStore extends RateLimitStore {
  */
 const NO_CLIENT_TIMEOUT = Object.freeze({ timeout: undefined });
 
-/** Hex SHA-1 of `text` (Redis names scripts by it). */
-async function sha1(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-1", new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
-
 /** The error replies of a script that found a value it cannot read at a counter's key. */
 const UNREADABLE = /^(UNREADABLE|WRONGTYPE) /;
 
@@ -207,7 +202,8 @@ export function createRedisRateLimitStore(
   }
   const prefix = options.prefix ?? "rl:";
   const scripts = [CHECK_SCRIPT, CHANGE_SCRIPT, READ_SCRIPT, TIME_SCRIPT];
-  const hashes = new Map(scripts.map((script) => [script, sha1(script)]));
+  // Redis names a script by its SHA-1.
+  const hashes = new Map(scripts.map((script) => [script, hexDigest("SHA-1", script)]));
   /** The SHA-1s computed so far (a call then sends without awaiting one). */
   const known = new Map<string, string>();
   const changed = new Map<string, CreditCounter>();

@@ -64,6 +64,72 @@ describe("createThrottlerStorage", () => {
     assert.deepEqual((await hit()).isBlocked, false);
   });
 
+  it("a block a little longer than ttl: the hit that waits timeToBlockExpire passes (the hits' window has room by then too)", async () => {
+    for (const blockDuration of [100_500, 101_000, 105_000, 109_000]) {
+      for (let start = 10_000_000; start < 10_100_000; start += 1_000) {
+        // The wait told by the refusal that starts the block, then by a hit during it.
+        for (const during of [false, true]) {
+          let now = start;
+          const store = createMemoryRateLimitStore({ now: () => now });
+          const storage = createThrottlerStorage(over(store));
+          const hit = () => storage.increment("t", 100_000, 1, blockDuration, "default");
+          assert.equal((await hit()).isBlocked, false);
+          now += 1;
+          let blocked = await hit();
+          if (during) {
+            now += 1;
+            blocked = await hit();
+          }
+          assert.equal(blocked.isBlocked, true);
+          now += blocked.timeToBlockExpire * 1000;
+          const retried = await hit();
+          const at = `${blockDuration} from ${start} (${during ? "during" : "start"})`;
+          assert.equal(retried.isBlocked, false, `${at}: ${JSON.stringify(retried)}`);
+        }
+      }
+    }
+  });
+
+  it("two throttler names never share a counter, however alike (case, other characters, past 58 characters)", async () => {
+    const long = "w".repeat(70);
+    for (const [a, b] of [["Burst", "burst"], ["per ip", "per_ip"], [`${long}1`, `${long}2`]]) {
+      const storage = createThrottlerStorage(over(createMemoryRateLimitStore()));
+      // One key for both: a generateKey that leaves the throttler's name out.
+      for (const name of [a, b]) {
+        for (let n = 1; n <= 3; n++) {
+          const record = await storage.increment("same-key", 60_000, 3, 0, name);
+          assert.deepEqual([record.totalHits, record.isBlocked], [n, false], `${name} hit ${n}`);
+        }
+      }
+    }
+  });
+
+  it("keys past 512 characters count apart (their SHA-256), as keys that differ at their end", async () => {
+    const storage = createThrottlerStorage(over(createMemoryRateLimitStore()));
+    const common = "k".repeat(512);
+    const hit = (key: string) => storage.increment(key, 60_000, 1, 120_000, "default");
+    assert.equal((await hit(`${common}-attacker`)).isBlocked, false);
+    assert.equal((await hit(`${common}-attacker`)).isBlocked, true);
+    const victim = await hit(`${common}-victim`);
+    assert.deepEqual([victim.totalHits, victim.isBlocked], [1, false]);
+  });
+
+  it("subSecond: a blockDuration under 1,000 ms as well as a ttl", async () => {
+    let now = 0;
+    const throttlers = [{ name: "fast", ttl: 200, limit: 1, blockDuration: 500 }];
+    const storage = createThrottlerStorage(
+      over(createMemoryRateLimitStore({ now: () => now })),
+      { throttlers, subSecond: true },
+    );
+    const hit = () => storage.increment("t", 200, 1, 500, "fast");
+    assert.equal((await hit()).isBlocked, false);
+    assert.equal((await hit()).isBlocked, true);
+    now = 400;
+    assert.equal((await hit()).isBlocked, true, "still blocked: the block is 500 ms");
+    now = 2_000;
+    assert.equal((await hit()).isBlocked, false);
+  });
+
   it("hits during a block are refused and not counted: the first hit after it passes (as @nestjs/throttler's own storage)", async () => {
     let now = 0;
     const storage = createThrottlerStorage(over(createMemoryRateLimitStore({ now: () => now })));
