@@ -117,6 +117,10 @@ describe("create, rotate and list inputs", () => {
     const now = new Date(0);
     assert.equal(field(() => validateRotateInput({ gracePeriodMs: -1 }, now)), "gracePeriodMs");
     assert.equal(field(() => validateRotateInput({ name: "" }, now)), "name");
+    // A control character: no text field holds a line break (the page's revoke asks it typed).
+    assert.equal(field(() => validateCreateInput({ ...base, name: "prod\nbilling" })), "name");
+    assert.equal(field(() => validateRotateInput({ name: "a\rb" }, now)), "name");
+    assert.equal(field(() => validateRotateInput({ name: "a\u0085b" }, now)), "name");
     assert.equal(
       field(() => validateListOptions({ includeRevoked: "yes" as never })),
       "includeRevoked",

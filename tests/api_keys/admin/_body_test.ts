@@ -37,9 +37,22 @@ describe("api_keys/admin/_body.ts", () => {
 
   it("the field checks", () => {
     assert.equal(keyName("ci", "name"), "ci");
-    for (const bad of ["", "  ", "x".repeat(201), 1, null]) {
+    for (
+      const bad of [
+        "",
+        "  ",
+        "x".repeat(201),
+        1,
+        null,
+        "prod\nbilling",
+        "a\tb",
+        "a\u0000",
+        "\u007f",
+      ]
+    ) {
       assert.throws(() => keyName(bad, "name"), invalid("name"));
     }
+    assert.equal(keyName("Clé « prod » 🔑", "name"), "Clé « prod » 🔑");
     assert.equal(oneOf(undefined, ["a", "b"], "b", "f"), "b");
     assert.equal(oneOf("a", ["a", "b"], "b", "f"), "a");
     assert.throws(() => oneOf("c", ["a", "b"], "b", "f"), invalid("f"));
