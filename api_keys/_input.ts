@@ -64,6 +64,21 @@ export function requireNonEmptyString(value: unknown, field: string): string {
   return value;
 }
 
+/**
+ * Throws `api_key_invalid_input` for `field` when `text` holds a control
+ * character (C0, DEL, C1): no text field holds a line break, so the settings
+ * page could not ask the name typed, and a log line quoting it would split.
+ */
+export function requirePrintable(text: string, field: string): string {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || (code >= 0x7f && code <= 0x9f)) {
+      fail(field, "must not contain control characters (line breaks, tabs)");
+    }
+  }
+  return text;
+}
+
 /** Most thresholds one run accepts. */
 const MAX_THRESHOLDS = 32;
 

@@ -10,6 +10,7 @@ import {
   instantProblem,
   requireDuration,
   requireNonEmptyString,
+  requirePrintable,
 } from "./_input.ts";
 import { serviceAllowedIpCidrs } from "./ip_allowlist.ts";
 import type { KeyLayouts } from "./key_format.ts";
@@ -94,7 +95,7 @@ function validName(value: unknown): string {
   if (name.length > MAX_API_KEY_NAME_LENGTH) {
     fail("name", `must be at most ${MAX_API_KEY_NAME_LENGTH} characters`);
   }
-  return name;
+  return requirePrintable(name, "name");
 }
 
 function validExpiry(value: unknown): Date | null | undefined {

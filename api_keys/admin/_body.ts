@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { fail, failTime, instantProblem } from "../_input.ts";
+import { fail, failTime, instantProblem, requirePrintable } from "../_input.ts";
 import { bodyBytes } from "../leaks/_core.ts";
 import { MAX_API_KEY_NAME_LENGTH } from "../types.ts";
 
@@ -68,14 +68,14 @@ export function readObject(
   return value as Record<string, unknown>;
 }
 
-/** A key name: 1 to 200 characters, not only spaces. */
+/** A key name: 1 to 200 characters, not only spaces, no control character. */
 export function keyName(value: unknown, field: string): string {
   if (
     typeof value !== "string" || value.trim() === "" || value.length > MAX_API_KEY_NAME_LENGTH
   ) {
     fail(field, `must be 1 to ${MAX_API_KEY_NAME_LENGTH} characters, not only spaces`);
   }
-  return value;
+  return requirePrintable(value, field);
 }
 
 /** `value` when it is one of `allowed`; `fallback` when omitted. */

@@ -4,10 +4,22 @@ import {
   durationProblem,
   instantProblem,
   MAX_API_KEY_INSTANT_MS,
+  requirePrintable,
   thresholdsProblem,
 } from "../../api_keys/_input.ts";
 
 describe("input validation", () => {
+  it("requirePrintable refuses C0, DEL and C1 control characters, naming the field; any other text is kept", () => {
+    for (const code of [0x00, 0x09, 0x0a, 0x0d, 0x1f, 0x7f, 0x85, 0x9f]) {
+      assert.throws(() => requirePrintable(`a${String.fromCharCode(code)}b`, "name"), {
+        code: "api_key_invalid_input",
+        field: "name",
+      });
+    }
+    const text = "Clé « prod » \u00a0 🔑";
+    assert.equal(requirePrintable(text, "name"), text);
+  });
+
   it("bounds every instant and duration by 9999-12-31T23:59:59.999Z", () => {
     assert.equal(new Date(MAX_API_KEY_INSTANT_MS).toISOString(), "9999-12-31T23:59:59.999Z");
     assert.equal(instantProblem(MAX_API_KEY_INSTANT_MS), undefined);

@@ -1381,6 +1381,55 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     () => (fake.delays = {}),
   );
 
+  test("revoke: a name stored with a line break is typed as the prompt shows it, each line break a space", async () => {
+    fake.keys = [key("k786", { name: "prod\nbilling" })];
+    await open();
+    await act("prod billing", "Revoke");
+    assert.match(
+      await inShadow<string>("r.querySelector('dialog[open] p').textContent"),
+      /“prod billing”/,
+    );
+    const field = page.locator("api-keys-manager").locator("dialog[open] input");
+    await field.fill("prod billing");
+    await field.press("Enter");
+    await waitForText(page, "Key revoked", "[part=status]");
+    assert.deepEqual(
+      fake.requests.filter((r) => r.method === "DELETE").map((r) => r.path),
+      ["/admin/keys/k786"],
+    );
+  });
+
+  test(
+    "an action's dialog closed while its request runs, opened again on the key: no second request until it ends",
+    async () => {
+      fake.keys = [key("k787", { name: "alpha" }), key("k788", { name: "beta" })];
+      fake.delays["DELETE /admin/keys/k787"] = [1_000];
+      fake.delays["POST /admin/keys/k788/rotate"] = [1_000];
+      await open();
+      await waitForText(page, "beta", "table");
+      const submit = page.locator("api-keys-manager").locator("dialog[open] [type=submit]");
+      const field = page.locator("api-keys-manager").locator("dialog[open] input");
+      await act("alpha", "Revoke");
+      await field.fill("alpha");
+      await field.press("Enter"); // the DELETE runs
+      await page.keyboard.press("Escape");
+      await act("alpha", "Revoke");
+      await field.fill("alpha");
+      assert.equal(await submit.isDisabled(), true, "Revoke is off while the key's DELETE runs");
+      await field.press("Enter");
+      await act("beta", "Rotate");
+      await submit.click(); // the POST runs
+      await page.keyboard.press("Escape");
+      await act("beta", "Rotate");
+      assert.equal(await submit.isDisabled(), true, "Rotate is off while the key's rotation runs");
+      await page.keyboard.press("Escape");
+      await waitForText(page, "Your new API key");
+      assert.equal(fake.requests.filter((r) => r.method === "DELETE").length, 1, "one DELETE");
+      assert.equal(fake.requests.filter((r) => r.method === "POST").length, 1, "one rotation");
+    },
+    () => (fake.delays = {}),
+  );
+
   test(
     "a cancelled rename's answer redraws its row: focus stays on the row's actions",
     async () => {
