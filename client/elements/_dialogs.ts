@@ -268,19 +268,24 @@ export function renameFields(key: KeyView, s: ApiKeysManagerStrings): DialogFiel
   };
 }
 
-/** The revoke confirmation: the prompt quoting the name, the field it must match. */
+/**
+ * The revoke confirmation: the prompt quoting the name as a text field can
+ * hold it (each line break a space: a name stored before they were refused),
+ * the field, and whether it holds that name.
+ */
 export function revokeFields(
   key: KeyView,
   s: ApiKeysManagerStrings,
-): DialogFields & { typed: HTMLInputElement } {
+): DialogFields & { confirmed: () => boolean } {
   const typed = h("input", { autocomplete: "off", "aria-describedby": "dd" });
+  const name = key.name.replace(/\r\n?|\n/g, " ");
   return {
     fields: [
-      h("p", { id: "dd", class: "wrap" }, fill(s.revokePrompt, { name: key.name })),
+      h("p", { id: "dd", class: "wrap" }, fill(s.revokePrompt, { name })),
       h("label", {}, s.name, typed),
     ],
     focus: typed,
-    typed,
+    confirmed: () => typed.value === name,
     body: () => ({}),
   };
 }

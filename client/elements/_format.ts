@@ -15,6 +15,11 @@ import {
 /** The plural categories of `Intl.PluralRules`, the keys a `PluralForms` may have. */
 const CATEGORIES: readonly string[] = ["zero", "one", "two", "few", "many", "other"];
 
+/** The English defaults' plural forms: chosen by English rules on any page ("0 requests"). */
+const ENGLISH_FORMS: ReadonlySet<unknown> = new Set(
+  Object.values(API_KEYS_MANAGER_STRINGS).filter((value) => typeof value !== "string"),
+);
+
 /**
  * The replacements of `strings` the element takes (its `i18n`): for a known
  * name, a string, or for a string with a number in it (`COUNTED_STRINGS`) a
@@ -89,6 +94,8 @@ function supported(lang: string | undefined): string | undefined {
 }
 
 let last: { lang: string; format: Format } | undefined;
+/** English plural rules, made at the first default string's form. */
+let english: Intl.PluralRules | undefined;
 
 /** The formatters for `lang` (`<html lang>`), made again only when it changes. */
 export function formatFor(lang: string): Format {
@@ -116,10 +123,16 @@ export class Format {
     this.#plural = new Intl.PluralRules(tag);
   }
 
-  /** The form of `template` for the number `n`: its plural category's, else `other`. */
+  /**
+   * The form of `template` for the number `n`: its plural category's, else
+   * `other`; the category by the page's language, or English for the defaults.
+   */
   form(template: PluralString, n: number): string {
     if (typeof template === "string") return template;
-    const category = this.#plural.select(n);
+    const rules = ENGLISH_FORMS.has(template)
+      ? (english ??= new Intl.PluralRules("en"))
+      : this.#plural;
+    const category = rules.select(n);
     return Object.hasOwn(template, category)
       ? template[category as keyof PluralForms]!
       : template.other;

@@ -89,6 +89,10 @@ export class ApiKeysManagerElement extends HTMLElement {
   #mayClose: (() => boolean) | undefined;
   /** Reveals waiting for the dialog open now (one the user must close first), oldest first. */
   #waiting: (() => void)[] = [];
+  /** Keys with an action's request running: a dialog opened on one since waits for it. */
+  #inFlight = new Set<string>();
+  /** Reads the last opened form's readiness again (a request of its key has ended). */
+  #syncForm: () => void = () => {};
   #shadow: ShadowRoot;
   #title = h("h2", { id: "t", part: "title" });
   #create = h("button", { type: "button", class: "p", part: "button create-button" });
@@ -528,7 +532,8 @@ export class ApiKeysManagerElement extends HTMLElement {
 
   /**
    * Opens a form dialog: `fields`, an alert line, Cancel and `label`; `submit` on submit, once
-   * at a time, and only while `ready` (revoke's typed name matches): `label` is off otherwise.
+   * at a time, and only while `ready` (revoke's typed name matches) and no request of its key
+   * (`returnTo`) runs, from a dialog closed since: `label` is off otherwise.
    */
   #openForm(
     title: string,
@@ -548,7 +553,9 @@ export class ApiKeysManagerElement extends HTMLElement {
       part: "button",
     }, label);
     let running = false;
-    const ready = () => !running && (options.ready?.() ?? true);
+    const key = options.returnTo;
+    const ready = () =>
+      !running && !(key !== undefined && this.#inFlight.has(key)) && (options.ready?.() ?? true);
     const sync = () => (confirm.disabled = !ready());
     const form = h(
       "form",
@@ -558,15 +565,18 @@ export class ApiKeysManagerElement extends HTMLElement {
           event.preventDefault();
           if (!ready()) return;
           running = true;
+          if (key !== undefined) this.#inFlight.add(key);
           sync();
           try {
             await submit(current);
           } catch (error) {
             this.#fail(error, false, !current());
-            if (options.returnTo) await this.#reread(options.returnTo, error);
+            if (key !== undefined) await this.#reread(key, error);
           } finally {
             running = false;
+            if (key !== undefined) this.#inFlight.delete(key);
             sync();
+            this.#syncForm(); // a dialog opened on the key since may send now
           }
         },
       },
@@ -575,6 +585,7 @@ export class ApiKeysManagerElement extends HTMLElement {
       h("div", { class: "row" }, cancel, confirm),
     );
     sync();
+    this.#syncForm = sync;
     // Still this form's dialog: not cancelled while its request ran (closing empties the dialog).
     const current = () => this.#dialog.open && this.#dialog.contains(form);
     const neighbour = this.#neighbour(options.returnTo);
@@ -805,7 +816,7 @@ export class ApiKeysManagerElement extends HTMLElement {
           this.#announce(fill(s.revokedSuccessor, { prefix: successor.prefix }));
         }
       },
-      { danger: true, returnTo: key.id, ready: () => dialog.typed.value === key.name },
+      { danger: true, returnTo: key.id, ready: dialog.confirmed },
     );
   }
 

@@ -1404,6 +1404,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     async () => {
       fake.keys = [key("k787", { name: "alpha" }), key("k788", { name: "beta" })];
       fake.delays["DELETE /admin/keys/k787"] = [1_000];
+      fake.forbidden = ["/admin/keys/k787"]; // refused, so the key stays and may be revoked again
       fake.delays["POST /admin/keys/k788/rotate"] = [1_000];
       await open();
       await waitForText(page, "beta", "table");
@@ -1417,6 +1418,12 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       await field.fill("alpha");
       assert.equal(await submit.isDisabled(), true, "Revoke is off while the key's DELETE runs");
       await field.press("Enter");
+      await page.waitForFunction(() =>
+        document.querySelector("api-keys-manager")!.shadowRoot!.querySelector(
+          "dialog[open] [type=submit]:enabled",
+        ) !== null
+      ); // on again once the first DELETE is answered
+      await page.keyboard.press("Escape");
       await act("beta", "Rotate");
       await submit.click(); // the POST runs
       await page.keyboard.press("Escape");
@@ -1427,7 +1434,10 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       assert.equal(fake.requests.filter((r) => r.method === "DELETE").length, 1, "one DELETE");
       assert.equal(fake.requests.filter((r) => r.method === "POST").length, 1, "one rotation");
     },
-    () => (fake.delays = {}),
+    () => {
+      fake.delays = {};
+      fake.forbidden = [];
+    },
   );
 
   test(

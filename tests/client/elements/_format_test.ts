@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { durationOf, Format, formatFor, overridesOf } from "../../../client/elements/_format.ts";
+import { API_KEYS_MANAGER_STRINGS } from "../../../client/elements/strings.ts";
 
 describe("client/elements/_format.ts", () => {
   const f = new Format("en-US");
@@ -27,6 +28,14 @@ describe("client/elements/_format.ts", () => {
     ]);
     assert.equal(pl.form(requests, 3), "{count} requests", "few: no form, other");
     assert.equal(f.form("{count} left", 1), "{count} left");
+    // The English defaults take English rules on any page: "0 requests", "21 requests".
+    const { usageTotal } = API_KEYS_MANAGER_STRINGS;
+    assert.equal(new Format("fr").form(usageTotal, 0), "{count} requests");
+    assert.equal(new Format("ru").form(usageTotal, 21), "{count} requests");
+    assert.equal(new Format("fr").form(usageTotal, 1), "{count} request");
+    // A page's own forms take its language's rules (French: 0 is "one").
+    const french = { one: "{count} appel", other: "{count} appels" };
+    assert.equal(new Format("fr").form(french, 0), "{count} appel");
     assert.equal(
       f.form(Object.assign(Object.create({ one: "inherited" }), { other: "o" }), 1),
       "o",
