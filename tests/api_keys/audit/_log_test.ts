@@ -986,6 +986,57 @@ describe("api_keys/audit/_log.ts", () => {
     await service.close();
   });
 
+  it("a verify whose read meets a prune landing between its pages verifies again from the new anchor (to the head or to toSeq); records deleted past the anchor, or not pruned, are still found", async () => {
+    const past = new Date(Date.now() - DAY);
+    /**
+     * `verifyAuditLog` over `range` of 1,000 records (the first `old` written a day ago, those
+     * from `hidden[0]` to `hidden[1]` deleted) meeting the prune of the old ones before its
+     * second page.
+     */
+    const verified = async (old: number, range: { toSeq?: number }, hidden = [0, 0]) => {
+      const storage = new RacingAuditStorage();
+      const { service } = auditedService({ storage });
+      for (let i = 0; i < 1_000; i++) {
+        await storage.appendAudit({ ...appended(i), at: i < old ? past : new Date() });
+      }
+      storage.view = (answer) => ({
+        ...answer,
+        records: answer.records.filter((r) => r.seq < hidden[0] || r.seq > hidden[1]),
+      });
+      storage.race = (read) =>
+        read === 2
+          ? {
+            between: () => storage.pruneAudit("t", new Date(Date.now() - DAY / 2)),
+            stateFirst: true,
+          }
+          : undefined;
+      storage.reads = 0;
+      const answer = await service.verifyAuditLog("t", range);
+      await service.close();
+      return answer.ok ? `ok ${answer.checked}` : `${answer.problem} ${answer.seq}`;
+    };
+    // Records 1 to 900 pruned once the first page (1 to 500) was read: an intact log verifies.
+    assert.deepEqual(
+      [
+        await verified(900, {}),
+        await verified(900, { toSeq: 800 }),
+        await verified(900, { toSeq: 960 }),
+      ],
+      ["ok 100", "ok 0", "ok 60"],
+    );
+    // Records the prune did not drop, deleted by hand: found all the same.
+    assert.deepEqual(
+      [
+        await verified(900, {}, [950, 950]),
+        await verified(900, { toSeq: 960 }, [950, 950]),
+        await verified(900, { toSeq: 960 }, [951, 960]),
+        await verified(300, {}, [600, 600]),
+        await verified(300, { toSeq: 800 }, [600, 600]),
+      ],
+      ["deleted 950", "deleted 950", "truncated 951", "deleted 600", "deleted 600"],
+    );
+  });
+
   it("an export meeting a prune between its pages goes on when only records it emitted were dropped; one dropped, deleted or edited before it reached it stops the export", async () => {
     const past = new Date(Date.now() - DAY);
     /** An export of 1,200 records (the first `old` written a day ago) meeting `between` before its second page. */
