@@ -51,6 +51,16 @@ const MAX_LIMIT = 100;
 const DEFAULT_LIMIT = 25;
 const MAX_TEXT = 200;
 
+/** A run of a tenant's records to verify (see `AuditLog`'s `#range`). */
+type AuditRange = {
+  fromSeq?: number;
+  toSeq?: number;
+  checkpoint?: AuditChainExpectation["checkpoint"];
+};
+
+/** What the records of an `AuditRange` must match, with the chain's head and anchor. */
+type AuditRangeExpectation = AuditChainExpectation & Pick<AuditChainState, "head" | "anchor">;
+
 /** An optional short string of a context or query, checked. */
 function optionalText(value: unknown, name: string): string | undefined {
   if (value === undefined) return undefined;
@@ -319,22 +329,11 @@ export class AuditLog {
    * when it does not verify.
    */
   async checkpoint(tenantId: string): Promise<AuditCheckpoint | null> {
-    const verified = async () => {
-      const signed = this.#signed.get(tenantId);
-      const { records, expected } = await this.#range(tenantId, {
-        fromSeq: signed?.seq,
-        checkpoint: signed,
-      });
-      return { expected, answer: await verifyAuditChain(records, expected) };
-    };
-    let { expected, answer } = await verified();
-    // Records missing because a prune dropped them meanwhile (the anchor moved past them):
-    // verified again, once, from the new anchor.
-    if (
-      !answer.ok && answer.problem === "deleted" && await this.#prunedPast(tenantId, answer.seq)
-    ) {
-      ({ expected, answer } = await verified());
-    }
+    const signed = this.#signed.get(tenantId);
+    const { expected, answer } = await this.#verified(tenantId, {
+      fromSeq: signed?.seq,
+      checkpoint: signed,
+    });
     if (!answer.ok) throw chainError(answer);
     if (expected.head === null) return null;
     const { seq, hash } = expected.head;
@@ -454,28 +453,50 @@ export class AuditLog {
         };
       }
     }
-    const { records, expected, through } = await this.#range(tenantId, {
+    const { answer, expected, through } = await this.#verified(tenantId, {
       fromSeq,
       toSeq,
       checkpoint,
     });
-    const answer = await verifyAuditChain(records, expected);
-    if (!answer.ok) return answer;
-    if (through !== undefined) {
-      // A range ending before the head: the head row proves its records existed.
-      const reached = answer.head?.seq ?? expected.anchor.seq - 1;
-      if (reached >= through) return answer;
-      return {
-        ok: false,
-        problem: "truncated",
-        seq: reached + 1,
-        detail: `records ${reached + 1} to ${through} are missing (the head is past them)`,
-        checked: answer.checked,
-      };
-    }
+    if (!answer.ok || through !== undefined) return answer;
     const headSeq = expected.head?.seq ?? 0;
     if (toSeq !== undefined && toSeq <= headSeq) return answer;
     return await this.#probePastHead(tenantId, headSeq, answer.checked, toSeq) ?? answer;
+  }
+
+  /**
+   * Verifies `tenantId`'s records over `range` (see `#range`; a range ending
+   * before the head must reach its `toSeq`, else `truncated`): the answer,
+   * with what it was checked against. Records missing because a prune
+   * dropped them meanwhile (committed between two pages: the anchor is now
+   * past them) are verified again, once, from the new anchor.
+   */
+  async #verified(tenantId: string, range: AuditRange): Promise<{
+    answer: AuditVerification;
+    expected: AuditRangeExpectation;
+    through: number | undefined;
+  }> {
+    const pass = async () => {
+      const { records, expected, through } = await this.#range(tenantId, range);
+      let answer = await verifyAuditChain(records, expected);
+      // A range ending before the head: the head row proves its records existed.
+      const reached = answer.ok ? answer.head?.seq ?? expected.anchor.seq - 1 : Infinity;
+      if (through !== undefined && reached < through) {
+        answer = {
+          ok: false,
+          problem: "truncated",
+          seq: reached + 1,
+          detail: `records ${reached + 1} to ${through} are missing (the head is past them)`,
+          checked: answer.checked,
+        };
+      }
+      return { answer, expected, through };
+    };
+    const first = await pass();
+    const { answer } = first;
+    const pruned = !answer.ok && (answer.problem === "deleted" || answer.problem === "truncated") &&
+      await this.#prunedPast(tenantId, answer.seq);
+    return pruned ? await pass() : first;
   }
 
   /**
@@ -490,12 +511,9 @@ export class AuditLog {
    * anchor. A checkpoint before `fromSeq` moves the start back to its record:
    * what it proves is never skipped (a chain rewritten behind it is found).
    */
-  async #range(
-    tenantId: string,
-    range: { fromSeq?: number; toSeq?: number; checkpoint?: AuditChainExpectation["checkpoint"] },
-  ): Promise<{
+  async #range(tenantId: string, range: AuditRange): Promise<{
     records: AsyncIterable<StoredAuditRecord>;
-    expected: AuditChainExpectation & Pick<AuditChainState, "head" | "anchor">;
+    expected: AuditRangeExpectation;
     trusted: boolean;
     through: number | undefined;
   }> {
