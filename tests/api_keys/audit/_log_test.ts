@@ -663,7 +663,7 @@ describe("api_keys/audit/_log.ts", () => {
         state: { head, anchor: { seq: anchorSeq, prevHash: answer.state.head!.hash } },
       });
     for (
-      const [head, anchorSeq] of [[{ seq: 50, hash: "chosen" }, 100], [{
+      const [head, anchorSeq] of [[{ seq: 50, hash: "c".repeat(64) }, 100], [{
         seq: 3,
         hash: "f".repeat(64),
       }, 4]] as const

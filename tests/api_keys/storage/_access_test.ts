@@ -8,6 +8,7 @@ import { ApiKeyOperationError, ApiKeyStorageError } from "../../../api_keys/erro
 import { InMemoryApiKeyStorage } from "../../../api_keys/storage/in_memory.ts";
 import { MAX_KEYS_PER_READ, StorageAccess } from "../../../api_keys/storage/_access.ts";
 import type { ApiKeyStorage } from "../../../api_keys/storage/types.ts";
+import type { AuditChainState, AuditReadQuery } from "../../../api_keys/audit/types.ts";
 import type { ApiKeyRecord } from "../../../api_keys/types.ts";
 import { overrideStorage, rejection } from "../helpers.ts";
 import { storedRecord } from "./stored_record.ts";
@@ -269,6 +270,76 @@ describe("StorageAccess", () => {
     );
     const read = audited.audit!.read({ tenantId: "t1", order: "asc", limit: 10 });
     assert.equal((await rejection(read)).operation, "readAudit");
+  });
+
+  it("readAudit: a record outside the query (seq at or before afterSeq, at or past beforeSeq, written outside from and to) or a chain state out of shape (anchor before 1, hashes not 64 lowercase hex) is a storage error", async () => {
+    const HASH = "1".repeat(64);
+    const STATE = { head: { seq: 9, hash: HASH }, anchor: { seq: 1, prevHash: "0".repeat(64) } };
+    const record = (seq: number, atMs = 1_000) => ({
+      tenantId: "t1",
+      seq,
+      at: new Date(atMs),
+      body: "{}",
+      prevHash: HASH,
+      hash: HASH,
+    });
+    /** What `readAudit` answers through the door to `query`, the records' seqs or the error's operation. */
+    const read = async (
+      query: Partial<AuditReadQuery>,
+      records: unknown[],
+      state: AuditChainState = STATE,
+    ) => {
+      const inner = new InMemoryApiKeyStorage();
+      const audited = new StorageAccess(
+        Object.assign(await plain(), {
+          appendAudit: inner.appendAudit.bind(inner),
+          readAudit: () => Promise.resolve({ records, state }),
+        }),
+        20,
+        "s",
+      );
+      const asked = { tenantId: "t1", order: "asc" as const, limit: 10, ...query };
+      return await audited.audit!.read(asked).then(
+        (answer) => answer.records.map((r) => r.seq).join(),
+        (error) => error instanceof ApiKeyStorageError ? error.operation : error,
+      );
+    };
+    // The bounds of a query, each kept: afterSeq and beforeSeq exclusive, from inclusive, to not.
+    const from = new Date(1_000);
+    const to = new Date(2_000);
+    assert.deepEqual(
+      [
+        await read({ afterSeq: 2 }, [record(3), record(4)]),
+        await read({ beforeSeq: 5 }, [record(3), record(4)]),
+        await read({ afterSeq: 2, beforeSeq: 5, order: "desc" }, [record(4), record(3)]),
+        await read({ from, to }, [record(3, 1_000), record(4, 1_999)]),
+      ],
+      ["3,4", "3,4", "4,3", "3,4"],
+    );
+    assert.deepEqual(
+      [
+        await read({ afterSeq: 2 }, [record(2), record(3)]),
+        await read({ afterSeq: 2, order: "desc" }, [record(3), record(2)]),
+        await read({ beforeSeq: 5 }, [record(4), record(5)]),
+        await read({ beforeSeq: 5, order: "desc" }, [record(5), record(4)]),
+        await read({ from }, [record(3, 999)]),
+        await read({ to }, [record(3, 2_000)]),
+      ],
+      Array(6).fill("readAudit"),
+    );
+    // The chain's state: an anchor at 1 or later, hashes of 64 lowercase hex digits.
+    const states = [
+      { ...STATE, anchor: { seq: 0, prevHash: "0".repeat(64) } },
+      { ...STATE, anchor: { seq: -5, prevHash: "0".repeat(64) } },
+      { ...STATE, anchor: { seq: 1, prevHash: "" } },
+      { ...STATE, anchor: { seq: 1, prevHash: "A".repeat(64) } },
+      { ...STATE, head: { seq: 9, hash: "chosen" } },
+      { ...STATE, head: { seq: 0, hash: HASH } },
+    ];
+    for (const state of states) {
+      assert.equal(await read({}, [record(3)], state), "readAudit", JSON.stringify(state));
+    }
+    assert.equal(await read({}, [record(3)], { ...STATE, head: null }), "3");
   });
 
   it(

@@ -1,4 +1,4 @@
-import type { AuditAppend } from "../../../api_keys/audit/types.ts";
+import type { AuditAppend, AuditReadQuery } from "../../../api_keys/audit/types.ts";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
@@ -364,6 +364,27 @@ describe("optional storage capabilities of the bundled adapters", () => {
       "claimExpiryNotice (when present): of concurrent claims exactly one wins",
       "lowerExpiry (when present) is a compare-and-set on expiresAt with one winner",
     ]);
+  });
+
+  it("the readAudit case catches an afterSeq or a beforeSeq read as inclusive", async () => {
+    const AUDIT =
+      "appendAudit and readAudit (when present): one gap-free chain per tenant that verifies, also under concurrent appends; filters, order and head";
+    for (
+      const [bound, by, message] of [
+        ["afterSeq", -1, /a page after a cursor/],
+        ["beforeSeq", 1, /a page before a cursor/],
+      ] as const
+    ) {
+      const failures = await contractFailures(() => {
+        const storage = new InMemoryApiKeyStorage();
+        const read = storage.readAudit.bind(storage);
+        return Object.assign(storage, {
+          readAudit: (query: AuditReadQuery) =>
+            read({ ...query, [bound]: query[bound] === undefined ? undefined : query[bound] + by }),
+        });
+      });
+      assert.match(failures.get(AUDIT) ?? "", message, bound);
+    }
   });
 
   it("PrismaApiKeyStorage has the expiry capabilities only with the delegates of its options", () => {
