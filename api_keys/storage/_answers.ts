@@ -29,6 +29,11 @@ import {
 
 const HASH = /^[0-9a-f]{64}$/;
 
+/** Whether `value` is a hash of the chain: 64 lowercase hex digits. */
+function isHash(value: unknown): value is string {
+  return typeof value === "string" && HASH.test(value);
+}
+
 /** A stored audit record, checked (a malformed one throws). */
 export function readAuditRecord(value: unknown): StoredAuditRecord {
   const r = (typeof value === "object" && value !== null ? value : {}) as Record<string, unknown>;
@@ -36,20 +41,33 @@ export function readAuditRecord(value: unknown): StoredAuditRecord {
   if (
     typeof tenantId !== "string" || !Number.isSafeInteger(seq) || (seq as number) < 1 ||
     !(at instanceof Date) || Number.isNaN(at.getTime()) || typeof body !== "string" ||
-    typeof prevHash !== "string" || !HASH.test(prevHash) || typeof hash !== "string" ||
-    !HASH.test(hash)
+    !isHash(prevHash) || !isHash(hash)
   ) {
     throw new Error("malformed audit record");
   }
   return { tenantId, seq: seq as number, at: new Date(at.getTime()), body, prevHash, hash };
 }
 
-/** A `readAudit` answer, checked: at most `limit` records, each of the tenant, in the query's order. */
+/**
+ * A `readAudit` answer, checked: at most `limit` records, each of the tenant
+ * and inside the query's bounds (`seq` past `afterSeq` and before
+ * `beforeSeq`, written from `from` and before `to`), in the query's order;
+ * a chain state anchored at 1 or later, its head at 1 or later, its hashes
+ * of 64 lowercase hex digits.
+ */
 export function readAuditAnswer(query: AuditReadQuery): (value: unknown) => AuditReadAnswer {
+  const { afterSeq = 0, beforeSeq = Infinity } = query;
+  const fromMs = query.from?.getTime() ?? -Infinity;
+  const toMs = query.to?.getTime() ?? Infinity;
   return (value) => {
     const { records, state } = (value ?? {}) as Partial<AuditReadAnswer>;
     if (!Array.isArray(records) || records.length > query.limit) throw malformed();
     const read = ofTenant(records.map(readAuditRecord), query.tenantId);
+    for (const { seq, at } of read) {
+      if (seq <= afterSeq || seq >= beforeSeq || at.getTime() < fromMs || at.getTime() >= toMs) {
+        throw new Error("record outside the query");
+      }
+    }
     for (let i = 1; i < read.length; i++) {
       const step = read[i].seq - read[i - 1].seq;
       if (query.order === "asc" ? step <= 0 : step >= 0) throw new Error("records out of order");
@@ -57,9 +75,9 @@ export function readAuditAnswer(query: AuditReadQuery): (value: unknown) => Audi
     const head = state?.head ?? null;
     const anchor = state?.anchor;
     if (
-      (head !== null && (!Number.isSafeInteger(head.seq) || typeof head.hash !== "string")) ||
-      anchor === undefined || !Number.isSafeInteger(anchor.seq) ||
-      typeof anchor.prevHash !== "string"
+      (head !== null && (!Number.isSafeInteger(head.seq) || head.seq < 1 || !isHash(head.hash))) ||
+      anchor === undefined || !Number.isSafeInteger(anchor.seq) || anchor.seq < 1 ||
+      !isHash(anchor.prevHash)
     ) {
       throw new Error("malformed audit chain state");
     }

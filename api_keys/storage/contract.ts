@@ -1422,6 +1422,8 @@ export function runApiKeyStorageContract(
     check(newest.records.map((r) => r.seq).join() === "13,12", "newest first, limited");
     const page = await read({ tenantId, order: "desc", limit: 100, beforeSeq: 3 });
     check(page.records.map((r) => r.seq).join() === "2,1", "a page before a cursor");
+    const next = await read({ tenantId, order: "asc", limit: 100, afterSeq: 11 });
+    check(next.records.map((r) => r.seq).join() === "12,13", "a page after a cursor");
     const ofKey = await read({ tenantId, order: "asc", limit: 100, keyId: "k1" });
     check(ofKey.records.length === 5, `records of k1: ${ofKey.records.length}`);
     const created = await read({ tenantId, order: "asc", limit: 100, action: "key.created" });
