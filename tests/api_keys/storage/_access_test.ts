@@ -553,6 +553,56 @@ describe("StorageAccess", () => {
     );
   });
 
+  it("listByTenant and listPage: a record answered twice is a storage error, and so is a revoked one in a list that asked for none", async () => {
+    const other = storedRecord({ id: "k2", prefix: "ZZZZZZZZZZZZ" });
+    const revoked = { ...other, revokedAt: new Date(1) };
+    /** What `listByTenant(t1, includeRevoked)` answers through the door: ids, or the error's operation. */
+    const listed = async (records: ApiKeyRecord[], includeRevoked: boolean) => {
+      const access = new StorageAccess(
+        await plain({ listByTenant: () => Promise.resolve(records) }),
+        20,
+        "s",
+      );
+      return await access.listByTenant("t1", includeRevoked).then(
+        (read) => read.map((record) => record.id).join(),
+        (error) => error instanceof ApiKeyStorageError ? error.operation : error,
+      );
+    };
+    assert.deepEqual(
+      [
+        await listed([RECORD, other], false),
+        await listed([RECORD, revoked], true),
+        await listed([RECORD, RECORD], true),
+        await listed([RECORD, other, RECORD], false),
+        await listed([RECORD, revoked], false),
+      ],
+      ["k1,k2", "k1,k2", "listByTenant", "listByTenant", "listByTenant"],
+    );
+    const options = {
+      limit: 3,
+      after: null,
+      q: null,
+      status: "all" as const,
+      environment: null,
+      now: new Date("2030-01-01T00:00:00.000Z"),
+    };
+    for (const sort of ["name_asc", "created_desc"] as const) {
+      const storage = new InMemoryApiKeyStorage();
+      const paged = (records: ApiKeyRecord[]) =>
+        new StorageAccess(
+          Object.assign(storage, {
+            listPageByTenant: () => Promise.resolve({ records, predecessors: {} }),
+          }),
+          1000,
+          "s",
+        ).listPage("t1", { ...options, sort });
+      assert.equal((await paged([RECORD, other])).records.length, 2, sort);
+      for (const records of [[RECORD, RECORD], [RECORD, other, RECORD]]) {
+        await assert.rejects(paged(records), ApiKeyStorageError, sort);
+      }
+    }
+  });
+
   it("findByReplacement: a storage's answer is checked (tenant, replacedByKeyId); without the capability, listByTenant searched", async () => {
     const mine = (id: string, ms: number, replacedByKeyId: string | null) =>
       storedRecord({
