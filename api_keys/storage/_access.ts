@@ -615,12 +615,15 @@ export class StorageAccess {
     return this.#call("findById", () => this.#storage.findById(id), (a) => a.readRecordOrNull);
   }
 
-  /** `listByTenant`, each row read as a record of the tenant (one malformed row fails the list). */
+  /**
+   * `listByTenant`, each row read as a record of the tenant, once, revoked
+   * only with `includeRevoked` (one malformed row fails the list).
+   */
   listByTenant(tenantId: string, includeRevoked: boolean): Promise<ApiKeyRecord[]> {
     return this.#call(
       "listByTenant",
       () => this.#storage.listByTenant(tenantId, { includeRevoked }),
-      (a) => a.readTenantRecords(tenantId),
+      (a) => a.readTenantRecords(tenantId, includeRevoked),
     );
   }
 

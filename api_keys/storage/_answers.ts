@@ -387,9 +387,29 @@ export function readRecords(value: unknown): ApiKeyRecord[] {
   return value.map(readApiKeyRecord);
 }
 
-/** The reader of a `listByTenant` answer: records, each checked and of `tenantId`. */
-export function readTenantRecords(tenantId: string): (value: unknown) => ApiKeyRecord[] {
-  return (value) => ofTenant(readRecords(value), tenantId);
+/**
+ * The reader of a `listByTenant` answer: records, each checked, of
+ * `tenantId` and answered once, none revoked unless `includeRevoked`.
+ */
+export function readTenantRecords(
+  tenantId: string,
+  includeRevoked: boolean,
+): (value: unknown) => ApiKeyRecord[] {
+  return (value) => {
+    const records = onceEach(ofTenant(readRecords(value), tenantId));
+    if (!includeRevoked && records.some((record) => record.revokedAt !== null)) {
+      throw new Error("revoked record in a list without revoked ones");
+    }
+    return records;
+  };
+}
+
+/** `records`, each id once, or a throw: a list or a page never holds one record twice. */
+function onceEach(records: ApiKeyRecord[]): ApiKeyRecord[] {
+  if (new Set(records.map((record) => record.id)).size !== records.length) {
+    throw new Error("record answered twice");
+  }
+  return records;
 }
 
 /** `records`, each of `tenantId`, or a throw: an answer about one tenant holds none of another. */
@@ -470,10 +490,11 @@ export function readExpiringPage(
 
 /**
  * The reader of one `listPageByTenant` page of `tenantId` and `options`: at
- * most `limit` records, each checked, of the tenant, of the status and
- * environment asked for, not the cursor's record, and in order from the
- * cursor on (ids and names are ordered by the storage's own collation, so
- * only the dates are compared); predecessors only of the page's records.
+ * most `limit` records, each checked and answered once, of the tenant, of
+ * the status and environment asked for, not the cursor's record, and in
+ * order from the cursor on (ids and names are ordered by the storage's own
+ * collation, so only the dates are compared); predecessors only of the
+ * page's records.
  */
 export function readPage(
   { comparePositions, matchesPage, positionOf }: typeof import("./_paging.ts"),
@@ -485,7 +506,7 @@ export function readPage(
   const { after } = options;
   return (value) => {
     const page = (typeof value === "object" && value !== null ? value : {}) as ApiKeyRecordPage;
-    const records = readRecords(page.records);
+    const records = onceEach(readRecords(page.records));
     if (records.length > options.limit) throw new Error("page longer than its limit");
     let previous = after?.value;
     for (const record of records) {
