@@ -168,6 +168,28 @@ describe("importKeys", () => {
     assert.deepEqual([result.skipped, result.conflicts], [1, []]);
   });
 
+  it("a record without id whose key was upgraded on use is a conflict that says so; with upgradeHashesOnUse: false it is the same key", async () => {
+    const { keys, rows } = nestarcExport(1);
+    const { id: _, ...withoutId } = rows[0];
+    const revokedSince = { ...withoutId, revokedAt: "2029-11-30T00:00:00.000Z" };
+    const upgraded = makeService({ cache: false, ...LEGACY });
+    await upgraded.service.importKeys([withoutId]);
+    await upgraded.service.verify(keys[0].raw);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.deepEqual((await upgraded.service.importKeys([revokedSince])).conflicts, [{
+      index: 0,
+      prefix: rows[0].prefix,
+      message: "the prefix holds another key (a different hash), or this key upgraded on use: " +
+        "give the record's id",
+    }]);
+    const kept = makeService({ cache: false, ...LEGACY, upgradeHashesOnUse: false });
+    await kept.service.importKeys([withoutId]);
+    await kept.service.verify(keys[0].raw);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.equal((await kept.service.importKeys([revokedSince])).revoked, 1);
+    assert.equal((await rejection(kept.service.verify(keys[0].raw))).code, "api_key_revoked");
+  });
+
   it("an issue carries the prefix only when it is a well-formed prefix (never a whole key)", async () => {
     const { rows } = nestarcExport(1);
     const key = nestarcKey("ak");

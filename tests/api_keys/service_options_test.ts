@@ -87,6 +87,10 @@ describe("ApiKeysServiceOptions (validated by compileSettings)", () => {
       // Timers longer than 2^31 - 1 ms fire at once: every storage call would time out.
       [{ storageTimeoutMs: 2 ** 31 }, /ApiKeysServiceOptions\.storageTimeoutMs .*2147483647/],
       [{ emitUsageEvents: "yes" }, /emitUsageEvents must be a boolean/],
+      [
+        { upgradeHashesOnUse: "off" },
+        /ApiKeysServiceOptions\.upgradeHashesOnUse must be a boolean/,
+      ],
       [{ onEvent: "log" }, /ApiKeysServiceOptions\.onEvent must be a function/],
       [{ ttlPolicy: { maxExpiresInMs: -5 } }, /ttlPolicy\.maxExpiresInMs/],
       [{ ttlPolicy: { maxExpiresInMs: NaN } }, /ttlPolicy\.maxExpiresInMs/],

@@ -418,6 +418,34 @@ describe("upgrade on use", () => {
     assert.deepEqual(order, ["verified", "replaceHash"]);
   });
 
+  it("with upgradeHashesOnUse: false a legacy record verifies again and again and stays as stored", async () => {
+    const { key, record, inner } = await peppered();
+    const { storage, calls } = recordingReplace(inner);
+    const peppers = { 1: PEPPER_1, 2: PEPPER_2 };
+    const options = { storage, peppers, cache: false as const, ...LEGACY };
+    const { service } = makeService({ ...options, upgradeHashesOnUse: false });
+    for (let i = 0; i < 3; i++) {
+      assert.equal((await service.verify(key.raw)).keyId, "k-old");
+      await settleDetached();
+    }
+    assert.equal(calls.length, 0, "no replaceHash");
+    const stored = (await inner.findById("k-old"))!;
+    assert.deepEqual([stored.hash, stored.hashScheme, stored.pepperVersion], [
+      record.hash,
+      "sha256-pepper",
+      1,
+    ]);
+    const report = await makeService({ storage: inner, peppers }).service.hashReport();
+    assert.deepEqual([report.counts, report.toUpgrade], [
+      [{ hashScheme: "sha256-pepper", pepperVersion: 1, count: 1 }],
+      1,
+    ]);
+    // Turned on (the default), the next verify upgrades it.
+    await makeService(options).service.verify(key.raw);
+    await settleDetached();
+    assert.equal(calls.length, 1);
+  });
+
   it("a storage without replaceHash is announced and its records stay as they are", async () => {
     const { key, inner } = await peppered();
     const info = console.info;
