@@ -170,11 +170,27 @@ export type RevokeImported = (id: string, context: AuditContext | undefined) => 
  */
 function isSameKey(existing: ApiKeyRecord, record: Valid): boolean {
   if (existing.hash === record.hash) return true;
+  return record.id !== undefined && existing.id === record.id &&
+    existing.tenantId === record.tenantId && mayBeUpgraded(existing, record);
+}
+
+/** Whether `existing` may be `record` re-hashed on use: on the current scheme, where `record` is not. */
+function mayBeUpgraded(existing: ApiKeyRecord, record: Valid): boolean {
   const isCurrent = (r: { hashScheme?: string }) =>
     (r.hashScheme ?? CURRENT_HASH_SCHEME) === CURRENT_HASH_SCHEME;
-  return record.id !== undefined && existing.id === record.id &&
-    existing.tenantId === record.tenantId && isCurrent(existing) &&
+  return isCurrent(existing) &&
     (!isCurrent(record) || record.pepperVersion !== existing.pepperVersion);
+}
+
+/**
+ * The conflict of a prefix holding another key than `record`; without an id,
+ * it may be the same key upgraded on use, which only the id tells.
+ */
+function otherKey(existing: ApiKeyRecord, record: Valid): Outcome {
+  const upgraded = record.id === undefined && mayBeUpgraded(existing, record)
+    ? ", or this key upgraded on use: give the record's id"
+    : "";
+  return { conflict: `the prefix holds another key (a different hash)${upgraded}` };
 }
 
 /** Whether two lists hold the same strings, in any order. */
@@ -235,7 +251,7 @@ async function importOne(
   if (existing !== null) {
     return isSameKey(existing, valid)
       ? reImport(existing, valid, context, revoke)
-      : { conflict: "the prefix holds another key (a different hash)" };
+      : otherKey(existing, valid);
   }
   if (valid.id !== undefined && await s.storage.findById(valid.id) !== null) {
     return { conflict: "the id belongs to another key" };

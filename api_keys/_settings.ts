@@ -80,6 +80,7 @@ export const SERVICE_OPTIONS: readonly string[] = Object.keys(
     legacyKeyLayouts: true,
     currentPepperVersion: true,
     retiredPepperVersions: true,
+    upgradeHashesOnUse: true,
     debounceMs: true,
     ttlPolicy: true,
     emitUsageEvents: true,
@@ -180,7 +181,7 @@ export interface Settings {
   readonly emitOperationMetric: Dispatch<ApiKeyOperationMetric> | undefined;
   /** `onAuthFailed`, contained and not awaited (`undefined`: none). */
   readonly notifyAuthFailed: ((prefix: string | null, code: ApiKeyErrorCode) => void) | undefined;
-  /** The upgrade on use (`undefined`: the storage has no `replaceHash`). */
+  /** The upgrade on use (`undefined`: off, or the storage has no `replaceHash`). */
   readonly upgrade: HashUpgrade | undefined;
   /** Pepper versions no usable record may use at start (`undefined`: no check). */
   readonly retiredPepperVersions: readonly number[] | undefined;
@@ -325,8 +326,10 @@ export function compileSettings(options: unknown): Settings {
   );
   if (o.namespace !== undefined) assertValidNamespace(o.namespace, `${PREFIX}namespace`);
   validateDuration(`${PREFIX}debounceMs`, o.debounceMs, false);
-  if (o.emitUsageEvents !== undefined && typeof o.emitUsageEvents !== "boolean") {
-    throw new TypeError(`${PREFIX}emitUsageEvents must be a boolean`);
+  for (const name of ["emitUsageEvents", "upgradeHashesOnUse"] as const) {
+    if (o[name] !== undefined && typeof o[name] !== "boolean") {
+      throw new TypeError(`${PREFIX}${name} must be a boolean`);
+    }
   }
   for (const name of FUNCTION_OPTIONS) {
     if (o[name] !== undefined && typeof o[name] !== "function") {
@@ -444,7 +447,7 @@ export function compileSettings(options: unknown): Settings {
       ? undefined
       : (prefix: string | null, code: ApiKeyErrorCode) =>
         callDetached(onAuthFailed, [prefix, code], authFailedFailed),
-    upgrade: storage.canReplaceHash
+    upgrade: storage.canReplaceHash && f.upgradeHashesOnUse !== false
       ? new HashUpgrade(hasher, storage, emitEvent, clock)
       : undefined,
     retiredPepperVersions,

@@ -68,6 +68,14 @@ export interface ApiKeysServiceOptions {
    * include the current version.
    */
   retiredPepperVersions?: readonly number[];
+  /**
+   * Re-hash a record verified on a legacy hash scheme or an old pepper version
+   * with the current ones, through the storage's `replaceHash` (default true).
+   * `false` while another deployment that knows only the old hashes reads the
+   * same records (a rolling deploy, a possible rollback): such records keep
+   * verifying as stored, and nothing is written.
+   */
+  upgradeHashesOnUse?: boolean;
   /** Minimum interval between `lastUsedAt` writes per key, in ms (default 60,000; 0 = every use). */
   debounceMs?: number;
   /** Expiry policy of create and rotate. */
