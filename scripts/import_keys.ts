@@ -32,7 +32,7 @@ import {
   PrismaApiKeyStorage,
 } from "../api_keys/mod.ts";
 import { type KeyImporter, keyImporter } from "../api_keys/_import.ts";
-import { pepperVersionOf } from "../api_keys/hasher.ts";
+import { notAVersion, pepperVersionOf } from "../api_keys/hasher.ts";
 import { assertValidNamespace } from "../api_keys/key_format.ts";
 
 const MAX_LINE_BYTES = 1024 * 1024;
@@ -191,14 +191,14 @@ function pepperVersions(flags: string[] | undefined, json: string | undefined): 
     usage(`API_KEY_PEPPERS must hold at least one pepper ${expected}`);
   }
   return Object.entries(given).map(([key, pepper]) => {
+    const version = pepperVersionOf(key) ?? usage(notAVersion("API_KEY_PEPPERS", key));
     if (typeof pepper !== "string" || pepper === "") {
       usage(
-        `API_KEY_PEPPERS version ${JSON.stringify(key)} must be a non-empty string ` +
+        `API_KEY_PEPPERS version ${version} must be a non-empty string ` +
           "(the other system's pepper of that version, as it is)",
       );
     }
-    return pepperVersionOf(key) ??
-      usage(`API_KEY_PEPPERS version ${JSON.stringify(key)} is not a positive integer`);
+    return version;
   });
 }
 
