@@ -20,7 +20,13 @@ import {
   isWellFormedHash,
   type WebCryptoSha256Hasher,
 } from "./hasher.ts";
-import { fail, failTime, instantProblem, requireNonEmptyString } from "./_input.ts";
+import {
+  fail,
+  failTime,
+  instantProblem,
+  refuseUnknownFields,
+  requireNonEmptyString,
+} from "./_input.ts";
 import { validateCreateInput } from "./_key_input.ts";
 import { newRecordId } from "./_uuid_v7.ts";
 import { compileKeyLayouts, type LegacyKeyLayout } from "./key_format.ts";
@@ -84,12 +90,36 @@ function layoutOf(s: ImportSettings, value: unknown): string | undefined {
   return value;
 }
 
+/**
+ * The fields of an `ImportApiKeyRecord`: a record with any other is refused (an
+ * export's `revoked_at` or `allowedIps` unread would import a live, unrestricted key).
+ */
+const IMPORT_FIELDS: readonly (keyof ImportApiKeyRecord)[] = [
+  "id",
+  "tenantId",
+  "name",
+  "environment",
+  "prefix",
+  "hash",
+  "hashScheme",
+  "pepperVersion",
+  "layout",
+  "scopes",
+  "allowedIpCidrs",
+  "expiresAt",
+  "revokedAt",
+  "lastUsedAt",
+  "createdBy",
+  "createdAt",
+];
+
 /** Validates one foreign record of `importKeys` into the record to insert (without its id). */
 function validateImport(
   s: ImportSettings,
   input: unknown,
 ): Omit<ApiKeyRecord, "id"> & { id?: string } {
   if (typeof input !== "object" || input === null) fail("record", "must be an object");
+  refuseUnknownFields(input, IMPORT_FIELDS, "record");
   const r = input as Partial<Record<keyof ImportApiKeyRecord, unknown>>;
   if (!s.layouts.acceptsPrefix(r.prefix as string)) {
     fail("prefix", "must be the prefix of a key of an accepted layout (its length and alphabet)");

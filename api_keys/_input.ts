@@ -1,7 +1,7 @@
 /**
  * The rules every input check of the component builds on: instants and
  * durations, the one way an `ApiKeyValidationError` is built, non-empty
- * strings, and the thresholds of the expiry notices. The checks of `create`,
+ * strings, unknown fields, and the thresholds of the expiry notices. The checks of `create`,
  * `rotate` and `list` inputs are in `_key_input.ts` (loaded with the flows,
  * not at import).
  *
@@ -56,6 +56,25 @@ export function requireDuration(value: unknown, field: string, fromMs: number): 
   const problem = durationProblem(value, fromMs);
   if (problem !== undefined) failTime(field, problem);
   return value as number;
+}
+
+/** Unknown field names listed at most, and characters shown of each. */
+const MAX_LISTED_FIELDS = 10;
+const MAX_SHOWN_FIELD = 64;
+
+/**
+ * Throws `api_key_invalid_input` for `field` (`body`, `record`) naming the own
+ * keys of `value` outside `fields` (some, shortened; never a value): a field
+ * misspelt or of another system silently ignored is a setting silently lost.
+ */
+export function refuseUnknownFields(value: object, fields: readonly string[], field: string): void {
+  const unknown = Object.keys(value).filter((name) => !fields.includes(name));
+  if (unknown.length === 0) return;
+  const shown = unknown.slice(0, MAX_LISTED_FIELDS).map((name) =>
+    name.length > MAX_SHOWN_FIELD ? `${name.slice(0, MAX_SHOWN_FIELD)}…` : name
+  );
+  const rest = unknown.length - shown.length;
+  fail(field, `unknown fields: ${shown.join(", ")}${rest > 0 ? ` and ${rest} more` : ""}`);
 }
 
 /** Throws unless `value` is a non-empty string (after trimming). */

@@ -198,6 +198,19 @@ export function pepperVersionOf(value: unknown): number | undefined {
 }
 
 /**
+ * The problem of a pepper map key `key` that `pepperVersionOf` refuses, after
+ * `label`: the key is quoted only when it is 1 to 9 ASCII digits, since a map
+ * written the wrong way round holds a pepper there. Internal: not exported by
+ * the entry point.
+ */
+export function notAVersion(label: string, key: string): string {
+  return /^[0-9]{1,9}$/.test(key)
+    ? `${label} version ${JSON.stringify(key)} is not a positive integer`
+    : `${label} has a key that is not a version (not a positive integer; each version maps ` +
+      'to its pepper, e.g. {"1": "..."})';
+}
+
+/**
  * Validates a pepper map (keys may be numeric strings) and returns it keyed by
  * number. Throws a `TypeError` naming `label` for an empty map, a version that
  * is not a positive integer, or a pepper that is not a non-empty string. The
@@ -213,7 +226,7 @@ function parsePeppers(peppers: unknown, label: string): Map<number, string> {
   for (const [key, pepper] of Object.entries(peppers)) {
     const version = pepperVersionOf(key);
     if (version === undefined) {
-      throw new TypeError(`${label} version ${JSON.stringify(key)} is not a positive integer`);
+      throw new TypeError(notAVersion(label, key));
     }
     if (typeof pepper !== "string" || pepper === "") {
       throw new TypeError(

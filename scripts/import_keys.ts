@@ -32,7 +32,7 @@ import {
   PrismaApiKeyStorage,
 } from "../api_keys/mod.ts";
 import { type KeyImporter, keyImporter } from "../api_keys/_import.ts";
-import { pepperVersionOf } from "../api_keys/hasher.ts";
+import { notAVersion, pepperVersionOf } from "../api_keys/hasher.ts";
 import { assertValidNamespace } from "../api_keys/key_format.ts";
 
 const MAX_LINE_BYTES = 1024 * 1024;
@@ -90,17 +90,22 @@ async function* jsonLines(
 /** The command that generates the Prisma client the tool loads (the Prisma of deno.json). */
 const GENERATE = "deno run -A npm:prisma@7.10.1 generate --schema prisma/schema.prisma";
 
-/** Whether the table `api_keys` has the column `layout` (migration `0006_api_key_layout`). */
-const HAS_LAYOUT_SQL = "SELECT 1 FROM information_schema.columns WHERE table_schema = " +
-  "current_schema() AND table_name = 'api_keys' AND column_name = 'layout'";
+/** Whether `api_keys` of the schema $1 has the column `layout` (migration 0006_api_key_layout). */
+const HAS_LAYOUT_SQL = "SELECT 1 FROM information_schema.columns WHERE table_schema = $1 " +
+  "AND table_name = 'api_keys' AND column_name = 'layout'";
 
 /**
  * A Prisma storage over `DATABASE_URL` and the client generated into
- * generated/prisma. It writes each key's layout (`storesLayout`), whatever the
- * app's option: an app with `storesLayout: true` accepts an imported legacy
- * key only in its layout, and one without never reads the column.
+ * generated/prisma, in the schema of the URL's `schema` parameter (Prisma's
+ * convention, read by `prisma migrate deploy`; `public` without it). It writes
+ * each key's layout (`storesLayout`), whatever the app's option: an app with
+ * `storesLayout: true` accepts an imported legacy key only in its layout, and
+ * one without never reads the column.
  */
 async function prismaStorage(url: string) {
+  // Never the URL in the message: it holds the password.
+  if (!URL.canParse(url)) fatal("DATABASE_URL is not a connection URL");
+  const schema = new URL(url).searchParams.get("schema") || "public";
   const clientFile = new URL("../generated/prisma/client.ts", import.meta.url);
   try {
     await Deno.stat(clientFile);
@@ -116,17 +121,17 @@ async function prismaStorage(url: string) {
     import(clientFile.href) as Promise<{ PrismaClient: new (options: unknown) => unknown }>,
   ]);
   const client = new module.PrismaClient({
-    adapter: new PrismaPg({ connectionString: url }),
+    adapter: new PrismaPg({ connectionString: url }, { schema }),
   }) as ConstructorParameters<typeof PrismaApiKeyStorage>[0] & {
-    $queryRawUnsafe(query: string): Promise<unknown[]>;
+    $queryRawUnsafe(query: string, ...values: unknown[]): Promise<unknown[]>;
     $disconnect(): Promise<void>;
   };
   const close = () => client.$disconnect();
-  if ((await client.$queryRawUnsafe(HAS_LAYOUT_SQL)).length === 0) {
+  if ((await client.$queryRawUnsafe(HAS_LAYOUT_SQL, schema)).length === 0) {
     await close();
     fatal(
-      "the table api_keys has no layout column: apply the repository's migrations " +
-        "(prisma/migrations, 0006_api_key_layout among them) first",
+      `the table api_keys of schema ${schema} has no layout column: apply the repository's ` +
+        "migrations (prisma/migrations, 0006_api_key_layout among them) first",
     );
   }
   return { storage: new PrismaApiKeyStorage(client, { storesLayout: true }), close };
@@ -191,14 +196,14 @@ function pepperVersions(flags: string[] | undefined, json: string | undefined): 
     usage(`API_KEY_PEPPERS must hold at least one pepper ${expected}`);
   }
   return Object.entries(given).map(([key, pepper]) => {
+    const version = pepperVersionOf(key) ?? usage(notAVersion("API_KEY_PEPPERS", key));
     if (typeof pepper !== "string" || pepper === "") {
       usage(
-        `API_KEY_PEPPERS version ${JSON.stringify(key)} must be a non-empty string ` +
+        `API_KEY_PEPPERS version ${version} must be a non-empty string ` +
           "(the other system's pepper of that version, as it is)",
       );
     }
-    return pepperVersionOf(key) ??
-      usage(`API_KEY_PEPPERS version ${JSON.stringify(key)} is not a positive integer`);
+    return version;
   });
 }
 

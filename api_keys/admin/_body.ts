@@ -4,7 +4,13 @@
  *
  * @module
  */
-import { fail, failTime, instantProblem, requirePrintable } from "../_input.ts";
+import {
+  fail,
+  failTime,
+  instantProblem,
+  refuseUnknownFields,
+  requirePrintable,
+} from "../_input.ts";
 import { bodyBytes } from "../leaks/_core.ts";
 import { MAX_API_KEY_NAME_LENGTH } from "../types.ts";
 
@@ -27,17 +33,6 @@ export class AdminHttpError extends Error {
 }
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
-/** Unknown field names listed at most, and characters shown of each. */
-const MAX_LISTED_FIELDS = 10;
-const MAX_SHOWN_FIELD = 64;
-
-function unknownFieldsProblem(names: readonly string[]): string {
-  const shown = names.slice(0, MAX_LISTED_FIELDS).map((name) =>
-    name.length > MAX_SHOWN_FIELD ? `${name.slice(0, MAX_SHOWN_FIELD)}…` : name
-  );
-  const rest = names.length - shown.length;
-  return `unknown fields: ${shown.join(", ")}${rest > 0 ? ` and ${rest} more` : ""}`;
-}
 
 /**
  * The JSON object of `body` (empty: `{}`): at most `maxBytes`, UTF-8, own
@@ -63,8 +58,7 @@ export function readObject(
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     fail("body", "must be a JSON object");
   }
-  const unknown = Object.keys(value).filter((name) => !fields.includes(name));
-  if (unknown.length > 0) fail("body", unknownFieldsProblem(unknown));
+  refuseUnknownFields(value, fields, "body");
   return value as Record<string, unknown>;
 }
 

@@ -279,6 +279,30 @@ describe("importKeys", () => {
     assert.equal((await service.verify(key.raw)).keyId, "good");
   });
 
+  it("refuses a record with unknown fields, naming them and never a value", async () => {
+    const { keys, rows } = nestarcExport(4);
+    const when = "2024-01-01T00:00:00.000Z";
+    const records = [
+      { ...rows[0], revoked_at: when },
+      { ...rows[1], expires_at: when },
+      { ...rows[2], revokedat: when, allowedIps: ["10.0.0.0/8"] },
+      { ...rows[3], revoked: true },
+    ];
+    const { service } = makeService({ cache: false, ...LEGACY });
+    const result = await service.importKeys(records as never);
+    assert.equal(result.imported, 0);
+    assert.deepEqual(
+      result.errors.map(({ index, prefix, message }) => [index, prefix, message]),
+      [
+        [0, keys[0].prefix, "Invalid record: unknown fields: revoked_at"],
+        [1, keys[1].prefix, "Invalid record: unknown fields: expires_at"],
+        [2, keys[2].prefix, "Invalid record: unknown fields: revokedat, allowedIps"],
+        [3, keys[3].prefix, "Invalid record: unknown fields: revoked"],
+      ],
+    );
+    for (const key of keys) await rejection(service.verify(key.raw));
+  });
+
   it("takes an async iterable, sha256 records, and refuses legacy schemes without legacyKeyLayouts", async () => {
     const key = nestarcKey("ak");
     const row: ImportApiKeyRecord = {

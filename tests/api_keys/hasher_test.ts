@@ -177,6 +177,18 @@ describe("WebCryptoSha256Hasher", () => {
     }
   });
 
+  it("a pepper map the wrong way round (pepper as the key) never shows the pepper", () => {
+    const secret = "S3cretPepperValue-0123456789abcdef";
+    for (const peppers of [{ [secret]: "1" }, { [`1${secret}`]: PEPPER_1 }]) {
+      assert.throws(
+        () => new WebCryptoSha256Hasher({ peppers: peppers as Record<number, string> }),
+        (error: Error) =>
+          /HasherOptions\.peppers has a key that is not a version/.test(error.message) &&
+          !error.message.includes(secret),
+      );
+    }
+  });
+
   it("a missing or short pepper's message says how to make one", () => {
     for (const pepper of ["", "short-pepper-value"]) {
       assert.throws(

@@ -269,5 +269,37 @@ if (databaseReady("legacy keys on PostgreSQL", unavailable)) {
       await assert.rejects(strict.verify(keys[2].raw), { code: "api_key_revoked" });
       Deno.removeSync(path);
     });
+
+    it("the CLI imports into the schema DATABASE_URL names (?schema=, as prisma migrate deploy)", async () => {
+      const schema = `import_${crypto.randomUUID().replaceAll("-", "")}`;
+      // The table as the migrations made it, in a schema of this test's own.
+      await prisma.$executeRawUnsafe(`CREATE SCHEMA ${schema}`);
+      try {
+        await prisma.$executeRawUnsafe(
+          `CREATE TABLE ${schema}.api_keys (LIKE api_keys INCLUDING ALL)`,
+        );
+        const { keys, path } = exportFile(2, PEPPER_1);
+        const inSchema = new URL(url!);
+        inSchema.searchParams.set("schema", schema);
+        const run = await runImport(["--jsonl", path, "--legacy-key-layout", "nestarc-v0"], {
+          API_KEY_PEPPERS: JSON.stringify({ 1: PEPPER_1 }),
+          DATABASE_URL: inSchema.href,
+        });
+        assert.equal(run.code, 0, run.stderr);
+        assert.equal(JSON.parse(run.stdout).imported, 2);
+        const layouts = await prisma.$queryRawUnsafe(
+          `SELECT layout FROM ${schema}.api_keys`,
+        ) as { layout: string }[];
+        assert.deepEqual(layouts.map((r) => r.layout), ["nestarc-v0", "nestarc-v0"]);
+        assert.equal(
+          await prisma.apiKey.findUnique({ where: { prefix: keys[0].prefix } }),
+          null,
+          "none in the default schema",
+        );
+        Deno.removeSync(path);
+      } finally {
+        await prisma.$executeRawUnsafe(`DROP SCHEMA ${schema} CASCADE`);
+      }
+    });
   });
 }

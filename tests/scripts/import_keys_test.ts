@@ -83,6 +83,66 @@ describe("scripts/import_keys.ts without DATABASE_URL (dry run)", {
     Deno.removeSync(path);
   });
 
+  it("a line with unknown fields is an error naming them (never imported as a live key)", async () => {
+    const { keys, path } = exportFile(2, PEPPER);
+    const [first, second] = Deno.readTextFileSync(path).split("\n").map((line) =>
+      line === "" ? line : JSON.parse(line)
+    );
+    Deno.writeTextFileSync(
+      path,
+      [
+        JSON.stringify({ ...first, revoked_at: "2024-05-01T00:00:00Z" }),
+        JSON.stringify({ ...second, revoked: true, expires: "2024-02-01T00:00:00Z" }),
+      ].join("\n") + "\n",
+    );
+    const run = await runImport(
+      ["--jsonl", path, "--legacy-key-layout", "nestarc-v0"],
+      { API_KEY_PEPPERS: JSON.stringify({ 1: PEPPER }), DATABASE_URL: "" },
+    );
+    assert.equal(run.code, 1, run.stderr);
+    assert.equal(JSON.parse(run.stdout).imported, 0);
+    assert.equal(JSON.parse(run.stdout).errors, 2);
+    assert.match(
+      run.stderr,
+      new RegExp(
+        `^line 1 \\(${keys[0].prefix}\\): error: Invalid record: unknown fields: revoked_at$`,
+        "m",
+      ),
+    );
+    assert.match(
+      run.stderr,
+      new RegExp(
+        `^line 2 \\(${keys[1].prefix}\\): error: .*unknown fields: revoked, expires$`,
+        "m",
+      ),
+    );
+    assert.ok(!run.stderr.includes("2024-"), "no value in the output");
+    Deno.removeSync(path);
+  });
+
+  it("a pepper map the wrong way round never prints the pepper", async () => {
+    const { path } = exportFile(1, PEPPER);
+    const args = ["--jsonl", path, "--legacy-key-layout", "nestarc-v0"];
+    for (const peppers of [{ [PEPPER]: 1 }, { [PEPPER]: "1" }]) {
+      const run = await runImport(args, {
+        API_KEY_PEPPERS: JSON.stringify(peppers),
+        DATABASE_URL: "",
+      });
+      assert.equal(run.code, 2, run.stderr);
+      assert.match(run.stderr, /^import-keys: API_KEY_PEPPERS .*not a version/m);
+      assert.ok(!run.stderr.includes(PEPPER), run.stderr);
+    }
+    const shown = await runImport(args, {
+      API_KEY_PEPPERS: JSON.stringify({ 0: PEPPER }),
+      DATABASE_URL: "",
+    });
+    assert.match(
+      shown.stderr,
+      /^import-keys: API_KEY_PEPPERS version "0" is not a positive integer/m,
+    );
+    Deno.removeSync(path);
+  });
+
   it("takes the old peppers at any length (it never hashes) and never advises a new one", async () => {
     const old = "old-pepper-16byt";
     const { path } = exportFile(2, old);
