@@ -331,6 +331,13 @@ export interface ApiKeysAdminHandler<R> {
   /** Largest body read, in bytes. */
   readonly maxBodyBytes: number;
   /**
+   * Whether `path` is one of the routes' paths (for any method: another
+   * answers 405). The handler answers `undefined` for any other, so a
+   * binding reads a request's body only when this is `true`: the app's own
+   * routes below the mount point keep theirs.
+   */
+  hasRoute(path: string): boolean;
+  /**
    * Requests this handler refused for CSRF since it was made: counted, never
    * each recorded in the audit log (a cross-site page can send them at will).
    */

@@ -1348,13 +1348,17 @@ describe("createApiKeysAdminHandler", () => {
   });
 
   it("routing: other paths are undefined; a known path with another method is 405", async () => {
-    const { call } = await setup();
+    const { call, handle } = await setup();
     for (const path of ["/", "/keys/", "/keys/a/b/c", "/other", "/keys/a/rotate/x", "x"]) {
       assert.equal(await call("GET", path), undefined, path);
+      assert.equal(handle.hasRoute(path), false, path);
     }
     const answer = (await call("PUT", "/keys"))!;
     assert.equal(answer.status, 405);
     assert.equal(answer.headers.allow, "GET, POST");
+    for (const path of ["/config", "/keys", "/keys/a", "/keys/a/rotate", "/usage", "/audit"]) {
+      assert.equal(handle.hasRoute(path), true, path);
+    }
   });
 
   it("options are checked once", () => {
