@@ -9,6 +9,7 @@ import { fail } from "../_input.ts";
 import { ApiKeyOperationError, ApiKeyStorageError, ApiKeyValidationError } from "../errors.ts";
 import { errorResponse, jsonResponse, optionalFunction, positiveInteger } from "../leaks/_core.ts";
 import { serviceHooks } from "../_service_hooks.ts";
+import { callDetached } from "../_sinks.ts";
 import type { ApiKeysService } from "../service.ts";
 import type { KeyLimits, Written } from "../_manage.ts";
 import type { ApiKeySummary, CreateApiKeyInput, Environment, Scope, ScopeLevel } from "../types.ts";
@@ -1015,13 +1016,9 @@ export function createApiKeysAdminHandler<R>(
     return errorResponse(500, "internal_error", "Internal error");
   }
 
-  /** Hands `error` to `onError`, whose own failure changes nothing of the answer. */
+  /** Hands `error` to `onError`, whose own throw or rejection changes nothing of the answer. */
   function report(error: unknown): void {
-    try {
-      onError(error instanceof HookFailure ? error.error : error);
-    } catch {
-      // onError is the app's.
-    }
+    callDetached(onError, [error instanceof HookFailure ? error.error : error], () => {});
   }
 
   const handle = async (request: AdminRequest, native: R): Promise<AdminResponse | undefined> => {

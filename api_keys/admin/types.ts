@@ -268,7 +268,8 @@ export interface ApiKeysAdminOptions<R> {
   /**
    * Receives the unexpected errors answered as 500 and the storage failures
    * answered as 503 (`ApiKeyStorageError`, a new key read back as written
-   * included); its throw changes no answer (default: `console.error`).
+   * included); its throw or rejection changes no answer (default:
+   * `console.error`).
    */
   onError?: (error: unknown) => void;
 }
