@@ -1,8 +1,9 @@
 /**
  * Calls into caller-supplied functions whose result the operation does not
  * wait for (sinks, their error handlers, `onAuthFailed`, the `lastUsedAt`
- * write): sync or async, never awaited, a throw or rejection contained and
- * reported, never reaching the operation's caller.
+ * write, the authorizer's `log`, the error reporters named `onError`,
+ * `createSafeFetch`'s `logger`): sync or async, never awaited, a throw or
+ * rejection contained and reported, never reaching the operation's caller.
  *
  * @module
  */

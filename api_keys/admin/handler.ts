@@ -9,6 +9,7 @@ import { fail } from "../_input.ts";
 import { ApiKeyOperationError, ApiKeyStorageError, ApiKeyValidationError } from "../errors.ts";
 import { errorResponse, jsonResponse, optionalFunction, positiveInteger } from "../leaks/_core.ts";
 import { serviceHooks } from "../_service_hooks.ts";
+import { callDetached } from "../_sinks.ts";
 import type { ApiKeysService } from "../service.ts";
 import type { KeyLimits, Written } from "../_manage.ts";
 import type { ApiKeySummary, CreateApiKeyInput, Environment, Scope, ScopeLevel } from "../types.ts";
@@ -147,8 +148,10 @@ const ROUTES: Readonly<Record<string, Readonly<Record<string, AdminAction>>>> = 
 };
 const MAX_PATH_LENGTH = 512;
 
-/** The route of `method` `path`; `undefined` for no path of the routes. */
-function matchRoute(method: string, path: string): Route | undefined {
+/** The routes of `path` by method, with its `:id`; `undefined` for no path of the routes. */
+function routesOf(
+  path: string,
+): { methods: Readonly<Record<string, AdminAction>>; id: string | null } | undefined {
   if (typeof path !== "string" || path.length > MAX_PATH_LENGTH) return undefined;
   const segments = path.split("/");
   if (segments[0] !== "" || segments.length > 4 || segments.some((s, i) => i > 0 && s === "")) {
@@ -156,8 +159,14 @@ function matchRoute(method: string, path: string): Route | undefined {
   }
   const id = segments.length >= 3 ? segments[2] : null;
   const pattern = id === null ? path : ["", segments[1], ":id", ...segments.slice(3)].join("/");
-  const methods = Object.hasOwn(ROUTES, pattern) ? ROUTES[pattern] : undefined;
-  if (methods === undefined) return undefined;
+  return Object.hasOwn(ROUTES, pattern) ? { methods: ROUTES[pattern], id } : undefined;
+}
+
+/** The route of `method` `path`; `undefined` for no path of the routes. */
+function matchRoute(method: string, path: string): Route | undefined {
+  const routes = routesOf(path);
+  if (routes === undefined) return undefined;
+  const { methods, id } = routes;
   const action = Object.hasOwn(methods, method) ? methods[method] : undefined;
   if (action === undefined) {
     throw new AdminHttpError(405, "method_not_allowed", "Method not allowed", {
@@ -1007,13 +1016,9 @@ export function createApiKeysAdminHandler<R>(
     return errorResponse(500, "internal_error", "Internal error");
   }
 
-  /** Hands `error` to `onError`, whose own failure changes nothing of the answer. */
+  /** Hands `error` to `onError`, whose own throw or rejection changes nothing of the answer. */
   function report(error: unknown): void {
-    try {
-      onError(error instanceof HookFailure ? error.error : error);
-    } catch {
-      // onError is the app's.
-    }
+    callDetached(onError, [error instanceof HookFailure ? error.error : error], () => {});
   }
 
   const handle = async (request: AdminRequest, native: R): Promise<AdminResponse | undefined> => {
@@ -1024,7 +1029,8 @@ export function createApiKeysAdminHandler<R>(
       return answerError(error);
     }
   };
-  return Object.defineProperty(Object.assign(handle, { maxBodyBytes }), "csrfRefused", {
+  const hasRoute = (path: string): boolean => routesOf(path) !== undefined;
+  return Object.defineProperty(Object.assign(handle, { maxBodyBytes, hasRoute }), "csrfRefused", {
     get: () => csrfRefused,
     enumerable: true,
   }) as ApiKeysAdminHandler<R>;

@@ -268,7 +268,8 @@ export interface ApiKeysAdminOptions<R> {
   /**
    * Receives the unexpected errors answered as 500 and the storage failures
    * answered as 503 (`ApiKeyStorageError`, a new key read back as written
-   * included); its throw changes no answer (default: `console.error`).
+   * included); its throw or rejection changes no answer (default:
+   * `console.error`).
    */
   onError?: (error: unknown) => void;
 }
@@ -330,6 +331,13 @@ export interface ApiKeysAdminHandler<R> {
   (request: AdminRequest, native: R): Promise<AdminResponse | undefined>;
   /** Largest body read, in bytes. */
   readonly maxBodyBytes: number;
+  /**
+   * Whether `path` is one of the routes' paths (for any method: another
+   * answers 405). The handler answers `undefined` for any other, so a
+   * binding reads a request's body only when this is `true`: the app's own
+   * routes below the mount point keep theirs.
+   */
+  hasRoute(path: string): boolean;
   /**
    * Requests this handler refused for CSRF since it was made: counted, never
    * each recorded in the audit log (a cross-site page can send them at will).

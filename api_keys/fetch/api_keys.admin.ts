@@ -43,12 +43,13 @@ function decodedPath(path: string): string | undefined {
 /**
  * The admin routes of docs/settings-page.md as a Fetch handler: a request
  * below `prefix` that is one of the routes gets its answer, any other
- * `undefined` (the app answers it). The body is read up to one byte past
- * `maxBodyBytes` (the rest is never read); a body that cannot be read is
- * handled as an empty one. Behind `ApiKeyAuthorizer.protect`, give the
- * authorizer `rateLimits: false` (`require({ rateLimits: false })`) so the
- * routes count no rate limit and spend no credits of the caller's key, as
- * Nest's admin controller. Throws a `TypeError` naming a bad option.
+ * `undefined` with its body unread (the app answers it). A route's body is
+ * read up to one byte past `maxBodyBytes` (the rest is never read); a body
+ * that cannot be read is handled as an empty one. Behind
+ * `ApiKeyAuthorizer.protect`, give the authorizer `rateLimits: false`
+ * (`require({ rateLimits: false })`) so the routes count no rate limit and
+ * spend no credits of the caller's key, as Nest's admin controller. Throws a
+ * `TypeError` naming a bad option.
  *
  * @example
  * ```ts
@@ -85,7 +86,7 @@ export function createApiKeysAdminFetchHandler(
     const url = new URL(request.url);
     if (!url.pathname.startsWith(`${prefix}/`)) return undefined;
     const path = decodedPath(url.pathname.slice(prefix.length));
-    if (path === undefined) return undefined;
+    if (path === undefined || !handle.hasRoute(path)) return undefined;
     let body: Uint8Array = new Uint8Array(0);
     if (request.method !== "GET" && request.method !== "HEAD") {
       try {

@@ -11,7 +11,7 @@ import { ApiKeyError, ApiKeyStorageError } from "../errors.ts";
 import { requiredEnvironmentOf, requiredScopeOf } from "../_route_requirements.ts";
 import type { ApiKeysService } from "../service.ts";
 import { refuseUnknownOptions } from "../_options.ts";
-import { failureLine } from "../_sinks.ts";
+import { callDetached, failureLine } from "../_sinks.ts";
 import { isThenable, resolveClientIp } from "../ip_allowlist.ts";
 import { bugReporter, rateLimitHeaders, routeRateLimitOf } from "../metering/_limits.ts";
 import type {
@@ -80,7 +80,8 @@ export interface ApiKeyAuthorizerOptions extends ApiKeyRequirements {
   xRateLimitHeaders?: boolean;
   /**
    * Where failures of `clientIp` and `onError` are logged (default
-   * `console.error`); its own failure is ignored.
+   * `console.error`); its own failure, a throw or a rejected promise, is
+   * ignored.
    */
   log?: (line: string) => void;
 }
@@ -349,14 +350,8 @@ export function createApiKeyAuthorizer(
     }
     return answer;
   };
-  /** Logs `line`; a failing log function is ignored (it must never fail a request). */
-  const log = (line: string): void => {
-    try {
-      sink(line);
-    } catch {
-      // nothing left to report it to
-    }
-  };
+  /** Logs `line`; a log function's throw or rejection is ignored (it must never fail a request). */
+  const log = (line: string): void => callDetached(sink, [line], () => {});
 
   /** The failure response; a failing `onError` is logged and the default one sent. */
   const failureResponse = async (

@@ -14,7 +14,7 @@ import {
   revokeExposedKey,
 } from "./_core.ts";
 import { generateKey } from "../key_format.ts";
-import { createDispatcher } from "../_sinks.ts";
+import { callDetached, createDispatcher } from "../_sinks.ts";
 import type {
   LeakedKeyHandlerOptions,
   LeakReportHandler,
@@ -38,7 +38,8 @@ export interface PublicRevocationOptions extends LeakedKeyHandlerOptions {
   maxBodyBytes?: number;
   /**
    * Receives the failure of a queued report (a storage error; never key
-   * material). Default: one console warning, then silence.
+   * material); its own throw or rejection is ignored. Default: one console
+   * warning, then silence.
    */
   onError?: (error: unknown) => void;
 }
@@ -168,11 +169,8 @@ export function createPublicRevocationHandler(
 
   const fail = (error: unknown): void => {
     if (onError !== undefined) {
-      try {
-        onError(error);
-      } catch {
-        // the error handler itself failed: nothing left to tell
-      }
+      // The error handler's own throw or rejection: nothing left to tell.
+      callDetached(onError, [error], () => {});
     } else if (!warned) {
       warned = true;
       const name = error instanceof Error ? error.name : typeof error;

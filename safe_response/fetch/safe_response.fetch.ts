@@ -26,6 +26,7 @@ import {
 } from "../_route_checks.ts";
 import { resolveSettings } from "../settings.ts";
 import { callAppFunction } from "../_app_functions.ts";
+import { callDetached } from "../../api_keys/_sinks.ts";
 import {
   copyHeaders,
   FetchExchange,
@@ -36,7 +37,10 @@ import {
 
 /** Options of {@link createSafeFetch}: the Nest module's options, a logger and the context store. */
 export interface SafeFetchOptions extends SafeResponseModuleOptions<Request> {
-  /** Where warnings and errors are logged (default: the console); its failures are ignored. */
+  /**
+   * Where warnings and errors are logged (default: the console); its failures, a throw or a
+   * rejected promise, are ignored.
+   */
   logger?: ResponderLogger;
   /** Reads the request-context store of the `context` option (required with it). */
   contextStore?: () => unknown;
@@ -202,19 +206,15 @@ function splitOptions(options: SafeFetchOptions) {
   };
 }
 
-/** `logger` whose failures are ignored: logging must never fail a response. */
+/**
+ * `logger` whose failures, a throw or a rejected promise, are ignored: logging
+ * must never fail a response.
+ */
 function contained(logger: ResponderLogger): ResponderLogger {
+  const ignore = () => {}; // nothing left to report it to
   return {
-    warn: (message) => {
-      try {
-        logger.warn(message);
-      } catch { /* nothing left to report it to */ }
-    },
-    error: (message, stack) => {
-      try {
-        logger.error(message, stack);
-      } catch { /* nothing left to report it to */ }
-    },
+    warn: (message) => callDetached(() => logger.warn(message), [], ignore),
+    error: (message, stack) => callDetached(() => logger.error(message, stack), [], ignore),
   };
 }
 

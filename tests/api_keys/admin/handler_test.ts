@@ -27,6 +27,7 @@ import { makeService } from "../helpers.ts";
 import { createRateLimiter } from "../../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../../rate_limits/memory_store.ts";
 import { assertAdminReadsByLookups } from "./lookups.ts";
+import { collectUnhandledRejections } from "../../reliability/harness.ts";
 
 interface Caller {
   tenant: string | null;
@@ -691,6 +692,36 @@ describe("createApiKeysAdminHandler", () => {
     assert.equal(((handed[0] as Error).cause as Error).message, "connection reset by peer");
   });
 
+  it("an async onError that rejects changes no answer and leaves no unhandled rejection", async () => {
+    const storage = new ReadFailsAfterWrite();
+    const handed: unknown[] = [];
+    const onError = (error: unknown) => {
+      handed.push(error);
+      return Promise.reject(new Error("onError down"));
+    };
+    const rejections = collectUnhandledRejections();
+    try {
+      const { call } = await setup({ onError }, storage);
+      storage.failing = true;
+      const failed = (await call("GET", "/keys/whatever"))!;
+      assert.equal(failed.status, 503);
+      assert.equal(failed.json.error.code, "api_key_storage_unavailable");
+      const broken = await setup({
+        tenantOf: () => {
+          throw new Error("session store down");
+        },
+        onError,
+      });
+      const hookFailed = (await broken.call("GET", "/keys"))!;
+      assert.equal(hookFailed.status, 500);
+      assert.equal(hookFailed.json.error.code, "internal_error");
+    } finally {
+      await rejections.stop();
+    }
+    assert.equal(handed.length, 2);
+    assert.deepEqual(rejections.reasons, [], "an unhandled rejection escaped");
+  });
+
   it("rotate: grace presets validated; the old key lasts the grace; 409 when not rotatable", async () => {
     const { call, reader, clocks, service } = await setup();
     const bad = (await call("POST", `/keys/${reader.id}/rotate`, { body: { grace: "2h" } }))!;
@@ -1348,13 +1379,17 @@ describe("createApiKeysAdminHandler", () => {
   });
 
   it("routing: other paths are undefined; a known path with another method is 405", async () => {
-    const { call } = await setup();
+    const { call, handle } = await setup();
     for (const path of ["/", "/keys/", "/keys/a/b/c", "/other", "/keys/a/rotate/x", "x"]) {
       assert.equal(await call("GET", path), undefined, path);
+      assert.equal(handle.hasRoute(path), false, path);
     }
     const answer = (await call("PUT", "/keys"))!;
     assert.equal(answer.status, 405);
     assert.equal(answer.headers.allow, "GET, POST");
+    for (const path of ["/config", "/keys", "/keys/a", "/keys/a/rotate", "/usage", "/audit"]) {
+      assert.equal(handle.hasRoute(path), true, path);
+    }
   });
 
   it("options are checked once", () => {

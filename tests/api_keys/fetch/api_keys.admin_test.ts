@@ -190,6 +190,60 @@ describe("createApiKeysAdminFetchHandler over HTTP", () => {
   });
 });
 
+describe("createApiKeysAdminFetchHandler: a request no route answers keeps its body", () => {
+  const { service } = makeService();
+  const admin = createApiKeysAdminFetchHandler({
+    prefix: "/api",
+    service,
+    scopes: ["projects:read"],
+    tenantOf: () => "acme",
+    canManage: () => true,
+    policy: () => null,
+    maxBodyBytes: 64,
+  });
+  /** The app below the admin routes: its own routes under the same prefix read their bodies. */
+  const app = async (request: Request) =>
+    (await admin(request)) ?? Response.json({ got: await request.json() });
+
+  for (const path of ["/api/orders", "/api/keys/", "/api/keys/x/rotate/extra"]) {
+    it(`POST ${path} reaches the app with its JSON body unread`, async () => {
+      const response = await app(
+        new Request(`http://127.0.0.1${path}`, {
+          method: "POST",
+          headers: CSRF,
+          body: JSON.stringify({ item: 1 }),
+        }),
+      );
+      assert.equal(response.status, 200, path);
+      assert.deepEqual(await response.json(), { got: { item: 1 } });
+    });
+  }
+
+  it("a body over maxBodyBytes on the app's path is neither read nor cancelled", async () => {
+    let cancelled = false;
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(JSON.stringify({ note: "x".repeat(500) })));
+        controller.close();
+      },
+      cancel() {
+        cancelled = true;
+      },
+    });
+    const request = new Request("http://127.0.0.1/api/orders", {
+      method: "PATCH",
+      headers: CSRF,
+      body,
+      // @ts-ignore: Node's Request needs it for a stream body
+      duplex: "half",
+    });
+    assert.equal(await admin(request), undefined);
+    assert.equal(request.bodyUsed, false);
+    assert.equal(cancelled, false);
+    assert.equal((await request.json()).note.length, 500);
+  });
+});
+
 describe("createApiKeysAdminFetchHandler: a key id as the element sends it (encodeURIComponent)", () => {
   // An idFactory's (or an import's) id with characters a path segment must escape.
   const ID = "legacy key:1+é";

@@ -15,6 +15,7 @@ import {
 } from "../../../api_keys/fetch/api_keys.authorizer.ts";
 import { createRateLimiter } from "../../../rate_limits/mod.ts";
 import { makeService } from "../helpers.ts";
+import { collectUnhandledRejections } from "../../reliability/harness.ts";
 
 const info = (hostname = "127.0.0.1") => ({ remoteAddr: { transport: "tcp", hostname, port: 1 } });
 const get = (headers: Record<string, string> = {}) =>
@@ -376,5 +377,37 @@ describe("log", () => {
     }).protect(() => new Response("ok"));
     const response = await handler(get({ "x-api-key": key }), info());
     assert.equal(await response.text(), "ok");
+  });
+
+  it("an async log function that rejects never fails the request nor leaves an unhandled rejection", async () => {
+    const { service, key } = await setup();
+    const rejections = collectUnhandledRejections();
+    const lines: string[] = [];
+    let ok: Response;
+    let refused: Response;
+    try {
+      const authorizer = createApiKeyAuthorizer(service, {
+        clientIp: () => {
+          throw new Error("resolver down");
+        },
+        onError: () => {
+          throw new Error("formatter bug");
+        },
+        log: (line) => {
+          lines.push(line);
+          return Promise.reject(new Error("log down"));
+        },
+      });
+      const handler = authorizer.protect(() => new Response("ok"));
+      ok = await handler(get({ "x-api-key": key }), info());
+      refused = await handler(get({}), info());
+    } finally {
+      await rejections.stop();
+    }
+    assert.equal(await ok.text(), "ok");
+    assert.equal(refused.status, 401);
+    assert.equal((await refused.json()).code, "api_key_missing");
+    assert.equal(lines.length, 3, "the resolver's failures (one a request) and onError's logged");
+    assert.deepEqual(rejections.reasons, [], "an unhandled rejection escaped");
   });
 });

@@ -15,6 +15,7 @@ import {
   READ_ORDERS,
   spyStorage,
 } from "../helpers.ts";
+import { collectUnhandledRejections } from "../../reliability/harness.ts";
 import { importNestarcKey } from "../verify/nestarc.ts";
 
 /** Counts HMAC verifications (the hasher's real and dummy work) while `run` runs. */
@@ -182,6 +183,31 @@ describe("public revocation handler", () => {
     await report.drain();
     assert.equal(errors.length, 1);
     assert.equal((errors[0] as { code?: string }).code, "api_key_storage_unavailable");
+  });
+
+  it("an async onError that rejects leaves no unhandled rejection", async () => {
+    const errors: unknown[] = [];
+    const { storage } = spyStorage();
+    const made = makeService({
+      storage: overrideStorage(storage, { findByPrefix: () => Promise.reject(new Error("down")) }),
+    });
+    const report = createPublicRevocationHandler({
+      service: made.service,
+      onError: (error) => {
+        errors.push(error);
+        return Promise.reject(new Error("the error handler fails too"));
+      },
+    });
+    const rejections = collectUnhandledRejections();
+    try {
+      const response = await report(request(generateKey({ environment: "live" }).raw));
+      assert.equal(response.status, 202);
+      await report.drain();
+    } finally {
+      await rejections.stop();
+    }
+    assert.equal(errors.length, 1);
+    assert.deepEqual(rejections.reasons, [], "an unhandled rejection escaped");
   });
 
   it("revokes a reported key of the service's legacy layout (nestarc-v0)", async () => {

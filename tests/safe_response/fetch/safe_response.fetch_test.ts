@@ -15,6 +15,7 @@ import {
 // deno-lint-ignore no-explicit-any
 type Bag = Record<string, any>;
 
+import { collectUnhandledRejections } from "../../reliability/harness.ts";
 const Errors = defineErrors({
   ITEM_NOT_FOUND: { status: 404, message: "No such item" },
   SLOW_DOWN: { status: 429, message: "Slow down" },
@@ -506,6 +507,39 @@ describe("createSafeFetch options", () => {
     assert.equal(boom.status, 500);
     const shape = await read(await safe.route({ paginated: true }, () => [1])(at("/")));
     assert.equal(shape.status, 200);
+  });
+
+  it("an async logger that rejects never fails the response nor leaves an unhandled rejection", async () => {
+    const rejections = collectUnhandledRejections();
+    const logged: string[] = [];
+    let boom: Awaited<ReturnType<typeof read>>;
+    let shape: Awaited<ReturnType<typeof read>>;
+    try {
+      const safe = createSafeFetch({
+        logger: {
+          warn: (message) => {
+            logged.push(message);
+            return Promise.reject(new Error("warn down"));
+          },
+          error: (message) => {
+            logged.push(message);
+            return Promise.reject(new Error("error down"));
+          },
+        },
+      });
+      boom = await read(
+        await safe.route({}, () => {
+          throw new Error("boom");
+        })(at("/")),
+      );
+      shape = await read(await safe.route({ paginated: true }, () => [1])(at("/")));
+    } finally {
+      await rejections.stop();
+    }
+    assert.equal(boom.status, 500);
+    assert.equal(shape.status, 200);
+    assert.equal(logged.length, 2, "the error and the shape warning were logged");
+    assert.deepEqual(rejections.reasons, [], "an unhandled rejection escaped");
   });
 
   it("checks a route's errorFormat against the problemDetails option, warning once", async () => {
