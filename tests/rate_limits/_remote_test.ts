@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { EventEmitter } from "node:events";
 import { byKind, reportErrors } from "../../rate_limits/_remote.ts";
 import type { RateLimitCounter } from "../../rate_limits/store.ts";
+import { collectUnhandledRejections } from "../reliability/harness.ts";
 
 describe("reportErrors", () => {
   it("keeps an error event from throwing, logs one line per interval with the count left out", () => {
@@ -13,6 +14,22 @@ describe("reportErrors", () => {
     assert.deepEqual(lines, ["rate-limit store redis: client error: ECONNREFUSED"]);
     stop();
     assert.equal(client.listenerCount("error"), 0);
+  });
+
+  it("a logger that throws or rejects (an async log client whose service is down) is contained: no unhandled rejection", async () => {
+    const rejections = collectUnhandledRejections();
+    const client = new EventEmitter();
+    const stops = [
+      reportErrors(client, "redis", () => Promise.reject(new Error("log service down")), 0),
+      reportErrors(client, "redis", () => {
+        throw new Error("log service down");
+      }, 0),
+    ];
+    client.emit("error", new Error("ECONNRESET"));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    await rejections.stop();
+    for (const stop of stops) stop();
+    assert.deepEqual(rejections.reasons, []);
   });
 
   it("an error event whose message cannot be read (a revoked Proxy, a throwing getter) is logged as unknown, never thrown", () => {
