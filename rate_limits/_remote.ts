@@ -10,6 +10,7 @@
  * @module
  */
 import { errorMessageOf } from "../telemetry/_error_name.ts";
+import { contained } from "./_contained.ts";
 import type { CreditCounter, RateLimitCounter, WindowCounter } from "./store.ts";
 
 export { errorMessageOf };
@@ -28,7 +29,7 @@ export const REPORT_INTERVAL_MS = 10_000;
  * Listens for `error` on `client` when it has `on`; each error goes to
  * `logger` (default `console.error`) at most once per `intervalMs`, with the
  * number left out since the last line. Resolves nothing; returns what removes
- * the listener. A throwing logger is contained.
+ * the listener. A logger that throws or rejects is contained.
  *
  * @example
  * ```ts
@@ -60,11 +61,8 @@ export function reportErrors(
     const what = errorMessageOf(error);
     const more = left > 0 ? ` (${left} more since the last line)` : "";
     left = 0;
-    try {
-      logger(`rate-limit store ${store}: client error: ${what}${more}`);
-    } catch {
-      // A logger's throw must not turn into the uncaught error this listener prevents.
-    }
+    // A logger's throw or rejection must not turn into the uncaught error this listener prevents.
+    contained(logger, [`rate-limit store ${store}: client error: ${what}${more}`], () => {});
   };
   emitter.on.call(client, "error", listener);
   return () => {

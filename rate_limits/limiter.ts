@@ -30,6 +30,7 @@ import { assertCounterResult, causeOf, createStoreDoor, malformed, Unanswered } 
 import { isWellFormed } from "./_well_formed.ts";
 import { DEFAULT_REFUSALS, Refusals } from "./_refusals.ts";
 import { assertKnownOptions } from "./_options.ts";
+import { contained } from "./_contained.ts";
 import {
   assertCost,
   assertCount,
@@ -367,19 +368,6 @@ function creditCounters(
   const names = new Set(counters.map((c) => JSON.stringify([c.subject, c.name])));
   if (names.size !== counters.length) throw new TypeError("credits must name each balance once");
   return counters;
-}
-
-/** Calls `fn(...args)`; a throw or rejection goes to `onFailure`. Never throws. */
-function contained<A extends unknown[]>(
-  fn: (...args: A) => unknown,
-  args: A,
-  onFailure: (error: unknown) => void,
-): void {
-  try {
-    Promise.resolve(fn(...args)).catch(onFailure);
-  } catch (error) {
-    onFailure(error);
-  }
 }
 
 /** What the failure policy does, in log lines. */
