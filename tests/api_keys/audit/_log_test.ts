@@ -176,6 +176,21 @@ class RacingAuditStorage extends InMemoryApiKeyStorage {
   }
 }
 
+/**
+ * From the next read on, `storage`'s second read meets a retention prune of
+ * tenant `t`'s records older than half a day, committed before it.
+ */
+function pruneAtSecondRead(storage: RacingAuditStorage): void {
+  storage.race = (read) =>
+    read === 2
+      ? {
+        between: () => storage.pruneAudit("t", new Date(Date.now() - DAY / 2)),
+        stateFirst: true,
+      }
+      : undefined;
+  storage.reads = 0;
+}
+
 describe("api_keys/audit/_log.ts", () => {
   it("writes changes as JSON (dates as ISO, absent as null), a new key's fields without its hash", () => {
     assert.deepEqual(change(undefined, new Date(0)), {
@@ -973,14 +988,7 @@ describe("api_keys/audit/_log.ts", () => {
     const old = new Date(Date.now() - DAY);
     for (let i = 0; i < 700; i++) await storage.appendAudit({ ...appended(i), at: old });
     for (let i = 700; i < 710; i++) await storage.appendAudit(appended(i));
-    storage.race = (read) =>
-      read === 2
-        ? {
-          between: () => storage.pruneAudit("t", new Date(Date.now() - DAY / 2)),
-          stateFirst: true,
-        }
-        : undefined;
-    storage.reads = 0;
+    pruneAtSecondRead(storage);
     assert.equal((await service.auditCheckpoint("t"))?.seq, 710);
     assert.equal((await service.verifyAuditLog("t")).checked, 10);
     await service.close();
@@ -1003,14 +1011,7 @@ describe("api_keys/audit/_log.ts", () => {
         ...answer,
         records: answer.records.filter((r) => r.seq < hidden[0] || r.seq > hidden[1]),
       });
-      storage.race = (read) =>
-        read === 2
-          ? {
-            between: () => storage.pruneAudit("t", new Date(Date.now() - DAY / 2)),
-            stateFirst: true,
-          }
-          : undefined;
-      storage.reads = 0;
+      pruneAtSecondRead(storage);
       const answer = await service.verifyAuditLog("t", range);
       await service.close();
       return answer.ok ? `ok ${answer.checked}` : `${answer.problem} ${answer.seq}`;

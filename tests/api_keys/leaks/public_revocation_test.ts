@@ -165,49 +165,40 @@ describe("public revocation handler", () => {
     assert.equal(calls.filter((call) => isPrefixLookup(call)).length, 3);
   });
 
-  it("reports storage failures to onError only, never to the reporter", async () => {
-    const errors: unknown[] = [];
-    const { storage } = spyStorage();
-    const made = makeService({
-      storage: overrideStorage(storage, { findByPrefix: () => Promise.reject(new Error("down")) }),
-    });
-    const report = createPublicRevocationHandler({
-      service: made.service,
-      onError: (error) => {
-        errors.push(error);
+  it("reports storage failures to onError only, never to the reporter; an onError that throws or rejects changes nothing and leaves no unhandled rejection", async () => {
+    const fails = [
+      () => {
         throw new Error("the error handler fails too");
       },
-    });
-    const response = await report(request(generateKey({ environment: "live" }).raw));
-    assert.equal(response.status, 202);
-    await report.drain();
-    assert.equal(errors.length, 1);
-    assert.equal((errors[0] as { code?: string }).code, "api_key_storage_unavailable");
-  });
-
-  it("an async onError that rejects leaves no unhandled rejection", async () => {
-    const errors: unknown[] = [];
-    const { storage } = spyStorage();
-    const made = makeService({
-      storage: overrideStorage(storage, { findByPrefix: () => Promise.reject(new Error("down")) }),
-    });
-    const report = createPublicRevocationHandler({
-      service: made.service,
-      onError: (error) => {
-        errors.push(error);
-        return Promise.reject(new Error("the error handler fails too"));
-      },
-    });
-    const rejections = collectUnhandledRejections();
-    try {
-      const response = await report(request(generateKey({ environment: "live" }).raw));
-      assert.equal(response.status, 202);
-      await report.drain();
-    } finally {
-      await rejections.stop();
+      () => Promise.reject(new Error("the error handler fails too")),
+    ];
+    for (const fail of fails) {
+      const errors: unknown[] = [];
+      const { storage } = spyStorage();
+      const made = makeService({
+        storage: overrideStorage(storage, {
+          findByPrefix: () => Promise.reject(new Error("down")),
+        }),
+      });
+      const report = createPublicRevocationHandler({
+        service: made.service,
+        onError: (error) => {
+          errors.push(error);
+          return fail();
+        },
+      });
+      const rejections = collectUnhandledRejections();
+      try {
+        const response = await report(request(generateKey({ environment: "live" }).raw));
+        assert.equal(response.status, 202);
+        await report.drain();
+      } finally {
+        await rejections.stop();
+      }
+      assert.equal(errors.length, 1);
+      assert.equal((errors[0] as { code?: string }).code, "api_key_storage_unavailable");
+      assert.deepEqual(rejections.reasons, [], "an unhandled rejection escaped");
     }
-    assert.equal(errors.length, 1);
-    assert.deepEqual(rejections.reasons, [], "an unhandled rejection escaped");
   });
 
   it("revokes a reported key of the service's legacy layout (nestarc-v0)", async () => {
