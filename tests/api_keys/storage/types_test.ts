@@ -135,6 +135,15 @@ describe("a service over a storage with the seven operations only", () => {
     assert.equal(lines.length, 1, "the in-memory storage has every capability: no line");
   });
 
+  it("leaves replaceHash out of that line when upgradeHashesOnUse is false", () => {
+    makeService({ storage: new SpecOnlyStorage() });
+    makeService({ storage: new SpecOnlyStorage(), upgradeHashesOnUse: false });
+    assert.equal(lines.length, 2);
+    assert.match(lines[0], /no replaceHash \(records on a legacy hash scheme/);
+    assert.doesNotMatch(lines[1], /replaceHash/);
+    assert.match(lines[1], /no markRevokedIfActive/, "the other capabilities are still named");
+  });
+
   it("creates, verifies, authorizes, rotates, revokes and lists", async () => {
     const storage = new SpecOnlyStorage();
     const { service, events, clocks } = makeService({
