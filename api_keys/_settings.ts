@@ -319,18 +319,19 @@ export function compileSettings(options: unknown): Settings {
     layouts.legacy.length > 0,
   );
   validateDuration(`${PREFIX}storageTimeoutMs`, o.storageTimeoutMs, true, MAX_TIMER_MS);
-  const storage = new StorageAccess(
-    o.storage,
-    (o.storageTimeoutMs as number | undefined) ?? DEFAULT_STORAGE_TIMEOUT_MS,
-    `${PREFIX}storage`,
-  );
-  if (o.namespace !== undefined) assertValidNamespace(o.namespace, `${PREFIX}namespace`);
-  validateDuration(`${PREFIX}debounceMs`, o.debounceMs, false);
   for (const name of ["emitUsageEvents", "upgradeHashesOnUse"] as const) {
     if (o[name] !== undefined && typeof o[name] !== "boolean") {
       throw new TypeError(`${PREFIX}${name} must be a boolean`);
     }
   }
+  const storage = new StorageAccess(
+    o.storage,
+    (o.storageTimeoutMs as number | undefined) ?? DEFAULT_STORAGE_TIMEOUT_MS,
+    `${PREFIX}storage`,
+    o.upgradeHashesOnUse === false ? ["replaceHash"] : [],
+  );
+  if (o.namespace !== undefined) assertValidNamespace(o.namespace, `${PREFIX}namespace`);
+  validateDuration(`${PREFIX}debounceMs`, o.debounceMs, false);
   for (const name of FUNCTION_OPTIONS) {
     if (o[name] !== undefined && typeof o[name] !== "function") {
       throw new TypeError(`${PREFIX}${name} must be a function`);

@@ -299,9 +299,15 @@ export class StorageAccess {
   /**
    * Checks `storage` (a `TypeError` naming `label` when a required method is
    * missing or a capability is not a function) and detects its capabilities;
-   * starts loading the checks of the answers (see `loaded`).
+   * starts loading the checks of the answers (see `loaded`). The `notice`
+   * leaves out the capabilities in `unused` (the caller turned their use off).
    */
-  constructor(storage: unknown, timeoutMs: number, label: string) {
+  constructor(
+    storage: unknown,
+    timeoutMs: number,
+    label: string,
+    unused: readonly ApiKeyStorageCapability[] = [],
+  ) {
     if (typeof storage === "function") {
       // The usual mistake: `storage: InMemoryApiKeyStorage`, the class.
       const name = STORAGE_CLASS_NAME.test(storage.name) ? storage.name : "";
@@ -334,7 +340,7 @@ export class StorageAccess {
         }
       }
       const absent = group.filter((capability) => methods[capability] === undefined);
-      if (absent.length > 0) missing.push(`${absent.join(" or ")} (${without})`);
+      if (absent.length > 0 && !absent.every((c) => unused.includes(c))) missing.push(`${absent.join(" or ")} (${without})`);
     }
     const { storesLayout } = storage as ApiKeyStorage;
     if (storesLayout !== undefined && typeof storesLayout !== "boolean") {
