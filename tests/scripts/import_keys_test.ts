@@ -231,6 +231,10 @@ describe("scripts/import_keys.ts without DATABASE_URL (dry run)", {
     const badLayout = await runImport(["--jsonl", path, "--legacy-key-layout", "v9"], env);
     assert.equal(badLayout.code, 2);
     assert.match(badLayout.stderr, /unknown layout/);
+    // A namespace changes no prefix nor layout name, so the tool has no flag for it.
+    const namespaced = await runImport(["--jsonl", path, "--namespace", "acme"], env);
+    assert.equal(namespaced.code, 2);
+    assert.match(namespaced.stderr, /Unknown option '--namespace'/);
     Deno.removeSync(path);
   });
 });
