@@ -4,7 +4,7 @@
  * from a clone of the repository (scripts/ is not published):
  *
  *   deno task import-keys --jsonl keys.jsonl --pepper-version 1 \
- *     [--namespace acme] [--legacy-key-layout nestarc-v0]...
+ *     [--legacy-key-layout nestarc-v0]...
  *
  * With `DATABASE_URL`, into PostgreSQL through Prisma (the schema of
  * prisma/schema.prisma, migrations applied, client generated into
@@ -33,7 +33,6 @@ import {
 } from "../api_keys/mod.ts";
 import { type KeyImporter, keyImporter } from "../api_keys/_import.ts";
 import { notAVersion, pepperVersionOf } from "../api_keys/hasher.ts";
-import { assertValidNamespace } from "../api_keys/key_format.ts";
 
 const MAX_LINE_BYTES = 1024 * 1024;
 
@@ -158,7 +157,7 @@ function usage(message: string): never {
   console.error(`import-keys: ${message}`);
   console.error(
     "usage: deno task import-keys --jsonl FILE --pepper-version N... " +
-      "[--namespace NS] [--legacy-key-layout NAME]...",
+      "[--legacy-key-layout NAME]...",
   );
   Deno.exit(2);
 }
@@ -226,7 +225,6 @@ function parseOptions() {
       args: Deno.args,
       options: {
         jsonl: { type: "string" },
-        namespace: { type: "string" },
         "legacy-key-layout": { type: "string", multiple: true },
         "pepper-version": { type: "string", multiple: true },
       },
@@ -249,7 +247,6 @@ async function main(): Promise<number> {
   try {
     let importer: KeyImporter;
     try {
-      if (values.namespace !== undefined) assertValidNamespace(values.namespace, "--namespace");
       importer = keyImporter({
         storage: target.storage,
         pepperVersions: versions,
