@@ -340,6 +340,22 @@ describe("StorageAccess", () => {
       assert.equal(await read({}, [record(3)], state), "readAudit", JSON.stringify(state));
     }
     assert.equal(await read({}, [record(3)], { ...STATE, head: null }), "3");
+    // The filters, read from each record's body: a record of another key, actor or action is out.
+    const of = (seq: number, body: object) => ({ ...record(seq), body: JSON.stringify(body) });
+    const entry = { keyId: "k1", actor: "admin", action: "key.revoked" };
+    const filters = { keyId: "k1", actor: "admin", action: "key.revoked" as const };
+    assert.equal(await read(filters, [of(3, entry), of(4, entry)]), "3,4");
+    assert.deepEqual(
+      [
+        await read({ keyId: "k1" }, [of(3, entry), of(4, { ...entry, keyId: "k2" })]),
+        await read({ keyId: "k1" }, [of(3, { ...entry, keyId: null })]),
+        await read({ actor: "admin" }, [of(3, { ...entry, actor: "app" })]),
+        await read({ action: "key.revoked" }, [of(3, { ...entry, action: "key.created" })]),
+        await read({ keyId: "k1" }, [{ ...record(3), body: "not json" }]),
+      ],
+      Array(5).fill("readAudit"),
+    );
+    assert.equal(await read({}, [of(3, { ...entry, keyId: "k2" })]), "3", "no filter, no check");
   });
 
   it(
