@@ -48,23 +48,41 @@ export function readAuditRecord(value: unknown): StoredAuditRecord {
   return { tenantId, seq: seq as number, at: new Date(at.getTime()), body, prevHash, hash };
 }
 
+/** The filters of an audit read that its records' bodies answer. */
+const AUDIT_BODY_FILTERS = ["keyId", "actor", "action"] as const;
+
 /**
  * A `readAudit` answer, checked: at most `limit` records, each of the tenant
  * and inside the query's bounds (`seq` past `afterSeq` and before
- * `beforeSeq`, written from `from` and before `to`), in the query's order;
- * a chain state anchored at 1 or later, its head at 1 or later, its hashes
- * of 64 lowercase hex digits.
+ * `beforeSeq`, written from `from` and before `to`; with a `keyId`, `actor`
+ * or `action` filter, a body naming it), in the query's order; a chain state
+ * anchored at 1 or later, its head at 1 or later, its hashes of 64 lowercase
+ * hex digits.
  */
 export function readAuditAnswer(query: AuditReadQuery): (value: unknown) => AuditReadAnswer {
   const { afterSeq = 0, beforeSeq = Infinity } = query;
   const fromMs = query.from?.getTime() ?? -Infinity;
   const toMs = query.to?.getTime() ?? Infinity;
+  const filters = AUDIT_BODY_FILTERS.filter((name) => query[name] !== undefined);
+  const filtered = (body: string): boolean => {
+    if (filters.length === 0) return true;
+    let entry: Record<string, unknown>;
+    try {
+      entry = JSON.parse(body) ?? {};
+    } catch {
+      return false;
+    }
+    return filters.every((name) => entry[name] === query[name]);
+  };
   return (value) => {
     const { records, state } = (value ?? {}) as Partial<AuditReadAnswer>;
     if (!Array.isArray(records) || records.length > query.limit) throw malformed();
     const read = ofTenant(records.map(readAuditRecord), query.tenantId);
-    for (const { seq, at } of read) {
-      if (seq <= afterSeq || seq >= beforeSeq || at.getTime() < fromMs || at.getTime() >= toMs) {
+    for (const { seq, at, body } of read) {
+      if (
+        seq <= afterSeq || seq >= beforeSeq || at.getTime() < fromMs || at.getTime() >= toMs ||
+        !filtered(body)
+      ) {
         throw new Error("record outside the query");
       }
     }
