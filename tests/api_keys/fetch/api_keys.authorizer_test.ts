@@ -14,6 +14,8 @@ import {
   getRateLimitHeaders,
 } from "../../../api_keys/fetch/api_keys.authorizer.ts";
 import { createRateLimiter } from "../../../rate_limits/mod.ts";
+import { createSafeFetch } from "../../../safe_response/fetch/mod.ts";
+import { generateKey } from "../../../api_keys/key_format.ts";
 import { makeService } from "../helpers.ts";
 import { collectUnhandledRejections } from "../../reliability/harness.ts";
 
@@ -262,6 +264,38 @@ describe("protect", () => {
     assert.equal(scope.status, 403);
     assert.equal((await scope.json()).code, "api_key_scope_insufficient");
     assert.equal(ran, 0);
+  });
+
+  it("challenges every 401 with WWW-Authenticate (the same whatever the key's state), by default and through onError; no challenge with a 403", async () => {
+    const { service, key } = await setup();
+    const { id, key: revoked } = await service.create({
+      tenantId: "t1",
+      name: "gone",
+      environment: "test",
+      scopes: [{ resource: "orders", level: "read" }],
+    });
+    await service.revoke(id);
+    const safe = createSafeFetch({ problemDetails: true });
+    for (const onError of [undefined, safe.errorResponse]) {
+      const handler = createApiKeyAuthorizer(service, {
+        requiredEnvironment: "live",
+        onError,
+      }).protect(() => new Response("ok"));
+      const missing = await handler(get());
+      assert.equal(missing.status, 401);
+      assert.equal(missing.headers.get("www-authenticate"), "Bearer");
+      const unknown = generateKey({ environment: "test" }).raw;
+      for (const sent of ["not-a-key", unknown, revoked]) {
+        const refused = await handler(get({ "x-api-key": sent }));
+        assert.equal(refused.status, 401);
+        assert.equal(refused.headers.get("www-authenticate"), 'Bearer error="invalid_token"');
+      }
+      const forbidden = await handler(get({ authorization: `Bearer ${key}` }));
+      assert.equal(forbidden.status, 403);
+      assert.equal(forbidden.headers.get("www-authenticate"), null);
+    }
+    const direct = apiKeyErrorResponse(new ApiKeyError("api_key_expired"));
+    assert.equal(direct.headers.get("www-authenticate"), 'Bearer error="invalid_token"');
   });
 
   it("uses onError, and the default response when onError throws, rejects or returns no Response", async () => {

@@ -101,6 +101,7 @@ for (const platform of PLATFORMS) {
         assert.equal(missing.body.success, false);
         assert.equal(missing.body.statusCode, 401);
         assert.equal((missing.body.error as { code: string }).code, "api_key_missing");
+        assert.equal(missing.headers.get("www-authenticate"), "Bearer", "the filter keeps it");
 
         const { key } = await issue(running.service);
         const scope = await running.request("/orders", { method: "POST", headers: withKey(key) });

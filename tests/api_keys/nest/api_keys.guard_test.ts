@@ -78,6 +78,24 @@ for (const platform of PLATFORMS) {
       assertFailure(response, 401, "api_key_revoked", [key]);
     });
 
+    it("challenges every 401 with WWW-Authenticate, the same whatever the key's state; no challenge with a 403", async () => {
+      const missing = await running.request("/open");
+      assert.equal(missing.status, 401);
+      assert.equal(missing.headers.get("www-authenticate"), "Bearer");
+      const { id, key: revoked } = await issue(running.service);
+      await running.service.revoke(id);
+      const unknown = generateKey({ environment: "test" }).raw;
+      for (const sent of ["not-a-key", unknown, revoked]) {
+        const refused = await running.request("/open", { headers: withKey(sent) });
+        assert.equal(refused.status, 401);
+        assert.equal(refused.headers.get("www-authenticate"), 'Bearer error="invalid_token"');
+      }
+      const { key } = await issue(running.service, { environment: "test" });
+      const forbidden = await running.request("/live", { headers: withKey(key) });
+      assert.equal(forbidden.status, 403);
+      assert.equal(forbidden.headers.get("www-authenticate"), null);
+    });
+
     it("answers 403 api_key_environment_mismatch for a test key on a live route", async () => {
       const { key } = await issue(running.service, { environment: "test" });
       assertFailure(

@@ -116,7 +116,7 @@ export interface RunningApp {
   request(
     path: string,
     init?: { method?: string; headers?: Record<string, string> },
-  ): Promise<{ status: number; body: Record<string, unknown> }>;
+  ): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }>;
   close(): Promise<void>;
 }
 
@@ -148,7 +148,11 @@ export async function boot(
     async request(path, init = {}) {
       const response = await fetch(base + path, { method: init.method, headers: init.headers });
       const text = await response.text();
-      return { status: response.status, body: text === "" ? {} : JSON.parse(text) };
+      return {
+        status: response.status,
+        body: text === "" ? {} : JSON.parse(text),
+        headers: response.headers,
+      };
     },
     close: () => closeApp(app),
   };
