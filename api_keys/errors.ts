@@ -134,6 +134,20 @@ export function apiKeyError(code: ApiKeyErrorCode, reason?: string): ApiKeyError
   });
 }
 
+/**
+ * The `WWW-Authenticate` field a 401 for `code` carries (RFC 9110 §15.5.2),
+ * `undefined` for any other code: the `Bearer` scheme (RFC 6750), since a key
+ * may travel as `Authorization: Bearer`, and `error="invalid_token"` once a
+ * key was sent, whatever its state (the challenge says no more than the
+ * status). Internal: the Nest guard and the Fetch authorizer set it.
+ */
+export function apiKeyChallenge(code: string): string | undefined {
+  if (code === "api_key_missing") return "Bearer";
+  return API_KEY_ERROR_STATUS[code as ApiKeyErrorCode] === 401
+    ? 'Bearer error="invalid_token"'
+    : undefined;
+}
+
 /** Codes of management-operation failures. */
 export type ApiKeyOperationErrorCode = "api_key_record_not_found" | "api_key_not_rotatable";
 

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { ApiKeyError, ApiKeyStorageError } from "../errors.ts";
+import { apiKeyChallenge, ApiKeyError, ApiKeyStorageError } from "../errors.ts";
 import { requiredEnvironmentOf, requiredScopeOf } from "../_route_requirements.ts";
 import type { ApiKeysService } from "../service.ts";
 import { refuseUnknownOptions } from "../_options.ts";
@@ -120,7 +120,11 @@ export function apiKeyErrorResponse(error: ApiKeyError | ApiKeyStorageError): Re
     message: error.message,
   };
   if (error instanceof ApiKeyError && error.details !== undefined) body.details = error.details;
-  return Response.json(body, { status: error.httpStatus });
+  const challenge = apiKeyChallenge(error.code);
+  return Response.json(body, {
+    status: error.httpStatus,
+    headers: challenge === undefined ? undefined : { "WWW-Authenticate": challenge },
+  });
 }
 
 /**
@@ -339,7 +343,7 @@ export function createApiKeyAuthorizer(
     return fields;
   };
   /** `response` with `fields` (a copy when its headers are immutable). */
-  const withRateLimit = (response: Response, fields: [string, string][]) => {
+  const withFields = (response: Response, fields: [string, string][]) => {
     if (fields.length === 0) return response;
     let answer = response;
     try {
@@ -404,8 +408,11 @@ export function createApiKeyAuthorizer(
             apiKey = await authorize(request, args[0]);
           } catch (error) {
             if (error instanceof ApiKeyError || error instanceof ApiKeyStorageError) {
-              const fields = error instanceof ApiKeyError ? recordRateLimit(request, error) : [];
-              return withRateLimit(await failureResponse(error, request), fields);
+              const challenge = apiKeyChallenge(error.code);
+              const fields: [string, string][] = challenge === undefined
+                ? (error instanceof ApiKeyError ? recordRateLimit(request, error) : [])
+                : [["WWW-Authenticate", challenge]]; // a 401: before any limit
+              return withFields(await failureResponse(error, request), fields);
             }
             throw error;
           }
@@ -413,7 +420,7 @@ export function createApiKeyAuthorizer(
           const fields = recordRateLimit(request, apiKey);
           const response = await handler(request, ...args as unknown as Args);
           // The newest fields recorded for it: a nested check charged on its own counted after this one.
-          return withRateLimit(response, rateLimitFields.get(request) ?? fields);
+          return withFields(response, rateLimitFields.get(request) ?? fields);
         };
       },
     });

@@ -10,7 +10,7 @@ import { Reflector } from "@nestjs/core";
 import type { ApiKeyHeaderReader } from "../extract_api_key.ts";
 import { ApiKeysService } from "../service.ts";
 import { isThenable, resolveClientIp } from "../ip_allowlist.ts";
-import { ApiKeyError } from "../errors.ts";
+import { apiKeyChallenge, ApiKeyError } from "../errors.ts";
 import { failureLine } from "../_sinks.ts";
 import { bugReporter, rateLimitHeaders } from "../metering/_limits.ts";
 import type { ApiKeyContext, AuthorizeOptions, Environment, RequiredScope } from "../types.ts";
@@ -58,6 +58,14 @@ interface HeaderTarget {
   setHeader?(name: string, value: string): unknown;
 }
 
+/** Sets `fields` on an Express or Fastify response. */
+function writeFields(response: HeaderTarget | undefined, fields: [string, string][]): void {
+  for (const [name, value] of fields) {
+    if (typeof response?.header === "function") response.header(name, value);
+    else response?.setHeader?.(name, value);
+  }
+}
+
 /** Sets the rate-limit fields of `answers` on an Express or Fastify response. */
 function writeRateLimitHeaders(
   response: HeaderTarget | undefined,
@@ -66,10 +74,7 @@ function writeRateLimitHeaders(
 ): void {
   // A key without limits or credits: no field to write (its request runs no rate-limit code).
   if (answers.rateLimitResults === undefined && answers.creditResult === undefined) return;
-  for (const [name, value] of rateLimitHeaders(answers, legacy)) {
-    if (typeof response?.header === "function") response.header(name, value);
-    else response?.setHeader?.(name, value);
-  }
+  writeFields(response, rateLimitHeaders(answers, legacy));
 }
 
 const writeToRequestProperty: ApiKeyContextWriter = (context, request) => {
@@ -210,7 +215,11 @@ export class ApiKeysGuard {
       });
     } catch (error) {
       if (error instanceof ApiKeyError) {
-        writeRateLimitHeaders(context.switchToHttp().getResponse?.(), error, this.#legacyHeaders);
+        const response = context.switchToHttp().getResponse?.();
+        const challenge = apiKeyChallenge(error.code);
+        // A 401 comes before any limit: its one field is the challenge.
+        if (challenge !== undefined) writeFields(response, [["WWW-Authenticate", challenge]]);
+        else writeRateLimitHeaders(response, error, this.#legacyHeaders);
       } else if (error instanceof TypeError) {
         // A bug (a route naming a policy the key lacks, a resolver's bad policy): answered 500.
         const route = `${context.getClass().name}.${context.getHandler().name}`;
