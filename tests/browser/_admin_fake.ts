@@ -74,6 +74,8 @@ export interface AdminFake {
   auditMissing: boolean;
   /** Set: replaces the rotate answer's `graceExpiresAt` (a malformed reply; the rotation happens). */
   rotateGraceExpiresAt: unknown;
+  /** How far the server's clock is ahead of the browser's at a rotation (default 0). */
+  serverAheadMs: number;
   /** Every secret handed out. */
   secrets: string[];
   /**
@@ -140,6 +142,7 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
     tenantCredits: null,
     newKeyFields: {},
     rotateGraceExpiresAt: undefined,
+    serverAheadMs: 0,
     secrets: [],
     delays: {},
     audit: [],
@@ -306,10 +309,12 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
     }
     if (method === "POST" && action === "rotate") {
       if (key.status !== "active") return error(409, "api_key_not_rotatable", "Not rotatable.");
-      const graceExpiresAt = new Date(Date.now() + (GRACE[String(body.grace)] ?? 86_400_000))
+      const at = Date.now() + fake.serverAheadMs;
+      const graceExpiresAt = new Date(at + (GRACE[String(body.grace)] ?? 86_400_000))
         .toISOString();
       const issued = issue(key.name, key.environment, key.scopes, key.expiresAt);
       issued.record.replacesKeyId = key.id;
+      issued.record.createdAt = new Date(at).toISOString();
       key.status = "rotating";
       key.expiresAt = graceExpiresAt;
       key.replacedByKeyId = issued.record.id;

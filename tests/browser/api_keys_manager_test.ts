@@ -454,6 +454,30 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     },
   );
 
+  test(
+    "rotate without grace on a browser clock behind the server's: the old key is drawn expired at once",
+    async () => {
+      fake.keys = [key("k312", { name: "ledger" })];
+      fake.serverAheadMs = 10 * 60_000;
+      await open();
+      await waitForText(page, "ledger", "table");
+      await act("ledger", "Rotate");
+      const dialog = page.locator("api-keys-manager").locator("dialog");
+      await dialog.locator("select").selectOption("none");
+      await dialog.getByRole("button", { name: "Rotate" }).click();
+      await waitForText(page, "you will not see this again", "dialog");
+      const manager = page.locator("api-keys-manager");
+      await manager.getByRole("button", { name: "Copy", exact: true }).click();
+      await manager.getByRole("button", { name: "Done" }).click();
+      await waitForText(page, "Expired", "tr[data-id=k312]");
+      const old = await inShadow<string>("r.querySelector('tr[data-id=k312]').innerText");
+      assert.doesNotMatch(old, /Rotating/);
+    },
+    () => {
+      fake.serverAheadMs = 0;
+    },
+  );
+
   test("create: a new key whose row fails to draw still reveals its secret", async () => {
     fake.keys = [key("k311", { name: "older" })];
     await open();
