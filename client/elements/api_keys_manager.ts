@@ -696,20 +696,21 @@ export class ApiKeysManagerElement extends HTMLElement {
           : null;
         // The rotation happened: its secret is shown whatever updating the rows does.
         try {
-          if (!stops) {
-            // No readable end of the grace: the answer did not say the old key stopped working,
-            // so both rows are drawn as the server lists them now.
+          const madeAt = created?.createdAt;
+          if (!stops || !created || !madeAt) {
+            // No readable end of the grace or successor: the answer did not say when the old key
+            // stops working by the server's clock, so both rows are drawn as the server lists them.
             void this.refresh();
           } else {
-            if (created) {
-              this.#add({ ...created, replacesKeyId: created.replacesKeyId ?? key.id }, key.id);
-            }
-            // As listed now: the successor's answer may have brought the pool's balance.
+            this.#add({ ...created, replacesKeyId: created.replacesKeyId ?? key.id }, key.id);
+            // As listed now: the successor's answer may have brought the pool's balance. Its
+            // status by the server's clock (the successor was made when the grace began), not
+            // the browser's.
             this.#put({
               ...this.#page.keys.find((k) => k.id === key.id) ?? key,
-              status: stops.getTime() > Date.now() ? "rotating" : "expired",
+              status: stops.getTime() > madeAt.getTime() ? "rotating" : "expired",
               expiresAt: stops,
-              replacedByKeyId: created?.id ?? null,
+              replacedByKeyId: created.id,
             });
           }
         } finally {
