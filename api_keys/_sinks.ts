@@ -9,6 +9,7 @@
  */
 import { redactApiKeys } from "./key_format.ts";
 import { errorNameOf } from "../telemetry/_error_name.ts";
+import { callDetached } from "../telemetry/_detached.ts";
 
 /** Delivers one payload; never throws. */
 export type Dispatch<T> = (payload: T) => void;
@@ -81,26 +82,6 @@ export function warnPerOutage(label: string): OutageReporter {
       log(console.info, line);
     },
   };
-}
-
-/**
- * Calls `fn(...args)` without waiting for it: a throw, or a rejection of the
- * promise (or thenable) it returns, goes to `onFailure`, which must not throw.
- * Never throws and never leaves an unhandled rejection.
- */
-export function callDetached<A extends unknown[]>(
-  fn: (...args: A) => unknown,
-  args: A,
-  onFailure: (error: unknown) => void,
-): void {
-  try {
-    const result = fn(...args) as { then?: unknown } | undefined | null;
-    if (result !== undefined && result !== null && typeof result.then === "function") {
-      (result as PromiseLike<unknown>).then(undefined, onFailure);
-    }
-  } catch (error) {
-    onFailure(error);
-  }
 }
 
 /**

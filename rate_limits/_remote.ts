@@ -10,7 +10,7 @@
  * @module
  */
 import { errorMessageOf } from "../telemetry/_error_name.ts";
-import { contained } from "./_contained.ts";
+import { callDetached } from "../telemetry/_detached.ts";
 import type { CreditCounter, RateLimitCounter, WindowCounter } from "./store.ts";
 
 export { errorMessageOf };
@@ -62,7 +62,7 @@ export function reportErrors(
     const more = left > 0 ? ` (${left} more since the last line)` : "";
     left = 0;
     // A logger's throw or rejection must not turn into the uncaught error this listener prevents.
-    contained(logger, [`rate-limit store ${store}: client error: ${what}${more}`], () => {});
+    callDetached(logger, [`rate-limit store ${store}: client error: ${what}${more}`], () => {});
   };
   emitter.on.call(client, "error", listener);
   return () => {

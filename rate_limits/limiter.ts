@@ -30,7 +30,7 @@ import { assertCounterResult, causeOf, createStoreDoor, malformed, Unanswered } 
 import { isWellFormed } from "./_well_formed.ts";
 import { DEFAULT_REFUSALS, Refusals } from "./_refusals.ts";
 import { assertKnownOptions } from "./_options.ts";
-import { contained } from "./_contained.ts";
+import { callDetached } from "../telemetry/_detached.ts";
 import {
   assertCost,
   assertCount,
@@ -394,14 +394,14 @@ function reporter(
   let warned = false;
   const onError = (metric: RateLimiterMetric) => (error: unknown) => {
     if (options.onMetricError) {
-      contained(options.onMetricError, [error, metric], () => {});
+      callDetached(options.onMetricError, [error, metric], () => {});
     } else if (!warned) {
       warned = true;
       console.warn(`rate-limits: onMetric failed (${errorNameOf(error)})`);
     }
   };
   const emit = (metric: RateLimiterMetric) => {
-    if (sink !== undefined) contained(sink, [metric], onError(metric));
+    if (sink !== undefined) callDetached(sink, [metric], onError(metric));
   };
   let failures = 0;
   let lastFailure = -Infinity;
@@ -585,7 +585,8 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
   if (timeoutMs > 60_000) throw new TypeError("timeoutMs must be at most 60000");
   const info = options.logger ?? console.info;
   const warn = options.logger ?? console.warn;
-  const log = (sink: (line: string) => void) => (line: string) => contained(sink, [line], () => {});
+  const log = (sink: (line: string) => void) => (line: string) =>
+    callDetached(sink, [line], () => {});
   const storeName = store.name ?? "custom";
   const taps: LimiterTaps = {};
   const report = reporter(options, onStoreError, storeName, log(warn), taps);

@@ -215,13 +215,14 @@ describe("architecture", () => {
     });
   }
 
-  it("only ./telemetry imports @opentelemetry/api (an optional peer); its taps and error names import nothing", () => {
+  it("only ./telemetry imports @opentelemetry/api (an optional peer); its taps, error names and detached calls import nothing", () => {
     const importers = LIBRARY_FILES.filter((file) =>
       importsOf(file).some((s) => s.startsWith("@opentelemetry/"))
     );
     assert.deepEqual(importers, ["telemetry/mod.ts"]);
     assert.deepEqual(importsOf("telemetry/_taps.ts"), []);
     assert.deepEqual(importsOf("telemetry/_error_name.ts"), []);
+    assert.deepEqual(importsOf("telemetry/_detached.ts"), []);
   });
 
   it("only ./safe-response/openapi imports @nestjs/swagger (an optional peer)", () => {
@@ -241,10 +242,14 @@ describe("architecture", () => {
     assert.ok(openapi.length > 0);
   });
 
-  it("the Fetch bindings import no npm package, and ./api-keys/fetch nothing of safe-response", () => {
+  it("the Fetch bindings import no npm package, and ./api-keys/fetch nothing of safe-response (of telemetry, its detached calls only)", () => {
     for (const file of sourceFiles("api_keys/fetch/")) {
       for (const specifier of importsOf(file)) {
-        assert.match(specifier, /^\.\.?\/((leaks|admin|metering)\/)?[\w.]+\.ts$/, file);
+        assert.match(
+          specifier,
+          /^(\.\.?\/((leaks|admin|metering)\/)?[\w.]+|\.\.\/\.\.\/telemetry\/_detached)\.ts$/,
+          file,
+        );
       }
     }
     for (const file of sourceFiles("safe_response/fetch/")) {
@@ -275,10 +280,14 @@ describe("architecture", () => {
     assert.deepEqual(noble, ["api_keys/hasher.ts", "api_keys/sha256_hasher.ts"]);
   });
 
-  it("the rate-limits core imports only its own files (and the telemetry taps and error names, leaves), and its stores only the core", () => {
+  it("the rate-limits core imports only its own files (and the telemetry leaves: taps, error names, detached calls), and its stores only the core", () => {
     for (const file of sourceFiles("rate_limits/")) {
       for (const specifier of importsOf(file)) {
-        assert.match(specifier, /^(\.\/[\w.]+|\.\.\/telemetry\/_(taps|error_name))\.ts$/, file);
+        assert.match(
+          specifier,
+          /^(\.\/[\w.]+|\.\.\/telemetry\/_(taps|error_name|detached))\.ts$/,
+          file,
+        );
       }
     }
     for (const dir of ["rate_limits/postgres/", "rate_limits/redis/"]) {

@@ -9,7 +9,7 @@ import { fail } from "../_input.ts";
 import { ApiKeyOperationError, ApiKeyStorageError, ApiKeyValidationError } from "../errors.ts";
 import { errorResponse, jsonResponse, optionalFunction, positiveInteger } from "../leaks/_core.ts";
 import { serviceHooks } from "../_service_hooks.ts";
-import { callDetached } from "../_sinks.ts";
+import { callDetached } from "../../telemetry/_detached.ts";
 import type { ApiKeysService } from "../service.ts";
 import type { KeyLimits, Written } from "../_manage.ts";
 import type { ApiKeySummary, CreateApiKeyInput, Environment, Scope, ScopeLevel } from "../types.ts";

@@ -11,7 +11,8 @@ import { apiKeyChallenge, ApiKeyError, ApiKeyStorageError } from "../errors.ts";
 import { requiredEnvironmentOf, requiredScopeOf } from "../_route_requirements.ts";
 import type { ApiKeysService } from "../service.ts";
 import { refuseUnknownOptions } from "../_options.ts";
-import { callDetached, failureLine } from "../_sinks.ts";
+import { failureLine } from "../_sinks.ts";
+import { callDetached } from "../../telemetry/_detached.ts";
 import { isThenable, resolveClientIp } from "../ip_allowlist.ts";
 import { bugReporter, rateLimitHeaders, routeRateLimitOf } from "../metering/_limits.ts";
 import type {

@@ -14,7 +14,8 @@ import {
   revokeExposedKey,
 } from "./_core.ts";
 import { generateKey } from "../key_format.ts";
-import { callDetached, createDispatcher } from "../_sinks.ts";
+import { createDispatcher } from "../_sinks.ts";
+import { callDetached } from "../../telemetry/_detached.ts";
 import type {
   LeakedKeyHandlerOptions,
   LeakReportHandler,

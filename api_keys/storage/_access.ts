@@ -9,7 +9,8 @@
  * @module
  */
 import { ApiKeyOperationError, ApiKeyStorageError } from "../errors.ts";
-import { callDetached, warnOnce } from "../_sinks.ts";
+import { warnOnce } from "../_sinks.ts";
+import { callDetached } from "../../telemetry/_detached.ts";
 import type { AuditAppend, AuditReadQuery, StoredAuditRecord } from "../audit/types.ts";
 import {
   API_KEY_STORAGE_METHODS,
@@ -340,7 +341,9 @@ export class StorageAccess {
         }
       }
       const absent = group.filter((capability) => methods[capability] === undefined);
-      if (absent.length > 0 && !absent.every((c) => unused.includes(c))) missing.push(`${absent.join(" or ")} (${without})`);
+      if (absent.length > 0 && !absent.every((c) => unused.includes(c))) {
+        missing.push(`${absent.join(" or ")} (${without})`);
+      }
     }
     const { storesLayout } = storage as ApiKeyStorage;
     if (storesLayout !== undefined && typeof storesLayout !== "boolean") {

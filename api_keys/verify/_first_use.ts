@@ -12,7 +12,8 @@
  */
 import type { RotationWaitAccess } from "../storage/_access.ts";
 import type { Settings } from "../_settings.ts";
-import { callDetached, warnOnce } from "../_sinks.ts";
+import { warnOnce } from "../_sinks.ts";
+import { callDetached } from "../../telemetry/_detached.ts";
 import type { ApiKeyChangeKind } from "../change_feed.ts";
 
 /** Most new keys whose first use one instance remembers having handled. */

@@ -23,7 +23,8 @@ import type {
   ApiKeyChangeNotice,
 } from "../change_feed.ts";
 import type { VerificationCache } from "./_cache.ts";
-import { callDetached, warnOnce } from "../_sinks.ts";
+import { warnOnce } from "../_sinks.ts";
+import { callDetached } from "../../telemetry/_detached.ts";
 import { feedOptions } from "../_options.ts";
 import { isThenable } from "../ip_allowlist.ts";
 

@@ -26,7 +26,7 @@ import {
 } from "../_route_checks.ts";
 import { resolveSettings } from "../settings.ts";
 import { callAppFunction } from "../_app_functions.ts";
-import { callDetached } from "../../api_keys/_sinks.ts";
+import { callDetached } from "../../telemetry/_detached.ts";
 import {
   copyHeaders,
   FetchExchange,

@@ -1,7 +1,6 @@
 import { afterEach, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
-  callDetached,
   createDispatcher,
   failureLine,
   freezePayload,
@@ -9,7 +8,6 @@ import {
   warnPerOutage,
 } from "../../api_keys/_sinks.ts";
 import { generateKey } from "../../api_keys/key_format.ts";
-import { collectUnhandledRejections } from "../reliability/harness.ts";
 
 describe("sinks", () => {
   const warn = console.warn;
@@ -63,29 +61,6 @@ describe("sinks", () => {
     } finally {
       console.info = info;
     }
-  });
-
-  it("callDetached contains a throw and a rejection, never awaiting", async () => {
-    const rejections = collectUnhandledRejections();
-    const failures: unknown[] = [];
-    callDetached(
-      () => {
-        throw new Error("sync");
-      },
-      [],
-      (error) => failures.push(error),
-    );
-    let settled = false;
-    callDetached(
-      () => Promise.reject(new Error("async")).finally(() => settled = true),
-      [],
-      (error) => failures.push(error),
-    );
-    assert.equal(settled, false, "not awaited");
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    assert.deepEqual(failures.map((e) => (e as Error).message), ["sync", "async"]);
-    await rejections.stop();
-    assert.deepEqual(rejections.reasons, []);
   });
 
   it("a dispatcher sends sink failures to onError, and onError's own once to the console", () => {
