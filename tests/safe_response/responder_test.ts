@@ -1067,6 +1067,16 @@ describe("Responder: the envelope's options", () => {
     assert.equal(body.data, null);
     assert.equal(new Date(body.timestamp as string).toISOString(), body.timestamp);
     assert.equal(body.path, "/e");
+    // A target that parses as a network-path reference stays on this origin, as links do.
+    for (const target of ["//evil.example/e", "/\\evil.example/e", "/\t/evil.example/e"]) {
+      const echoed = bodyOf(r.success(1, exchange(target), { plan: r.plan({}) }).body);
+      assert.equal(echoed.path, "/evil.example/e", JSON.stringify(target));
+      const problem = new Responder(resolveSettings({ problemDetails: true }), {
+        logger: new Logs(),
+      });
+      const failed = bodyOf(problem.error(new Error("x"), exchange(`${target}?q=1`)).body);
+      assert.equal(failed.instance, "/evil.example/e", JSON.stringify(target));
+    }
     const bare = new Responder(resolveSettings({ timestamp: false, path: false }), {
       logger: new Logs(),
     });
