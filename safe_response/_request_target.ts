@@ -25,3 +25,35 @@ export function originForm(target: string): string {
   const rest = target.slice(end);
   return rest.startsWith("/") ? rest : `/${rest}`;
 }
+
+/**
+ * What can make a path resolve to another host once a URL parser reads it: a
+ * second leading slash, a backslash (read as a slash), a tab or a line break
+ * (removed).
+ */
+const MAY_LEAVE_ORIGIN = /^.[/\\]|[\\\t\n\r]/;
+
+/**
+ * A request target as a URL on a fixed origin: its origin form parsed after
+ * `http://localhost` (no target can make parsing fail or change the origin),
+ * the path's leading slashes collapsed to one, so neither it nor a link made
+ * of it is a network-path reference (`//host`, `/\\host`) to another host.
+ */
+export function sameOriginUrl(target: string): URL {
+  const form = originForm(target);
+  const url = new URL(`http://localhost${form.startsWith("/") ? "" : "/"}${form}`);
+  url.pathname = url.pathname.replace(/^\/{2,}/, "/");
+  return url;
+}
+
+/**
+ * The path of a request target (without its query), as sent unless it could
+ * resolve to another host (then as `sameOriginUrl` reads it): the envelope's
+ * `path` and problem details' `instance`.
+ */
+export function requestPath(target: string): string {
+  const form = originForm(target);
+  const query = form.indexOf("?");
+  const path = query === -1 ? form : form.slice(0, query);
+  return MAY_LEAVE_ORIGIN.test(path) ? sameOriginUrl(path).pathname : path;
+}

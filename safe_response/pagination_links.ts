@@ -14,7 +14,7 @@
 import type { PaginationLinks } from "../client/types.ts";
 import { API_KEY_REDACT_REGEX } from "../api_keys/key_format.ts";
 import { linkValue } from "./_link_header.ts";
-import { originForm } from "./_request_target.ts";
+import { sameOriginUrl } from "./_request_target.ts";
 
 /** Query parameter that carries the cursor in cursor-pagination links. */
 export const CURSOR_QUERY_PARAM = "cursor";
@@ -96,11 +96,8 @@ function linkBuilder(
   requestTarget: string,
   owned: readonly string[],
 ): (set: Record<string, string | null>) => string {
-  const target = originForm(requestTarget);
-  // Parsed after a fixed origin: no target can make parsing fail or change the origin.
-  const url = new URL(`http://localhost${target.startsWith("/") ? "" : "/"}${target}`);
-  // "//x" would be a protocol-relative reference: keep links on this origin.
-  const path = url.pathname.replace(/^\/{2,}/, "/");
+  const url = sameOriginUrl(requestTarget);
+  const path = url.pathname;
   const echoed = echoedQuery(url, owned);
   return (set) => {
     const query = new URLSearchParams(echoed);

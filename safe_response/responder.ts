@@ -13,7 +13,7 @@ import { callAppFunction, describeThrown } from "./_app_functions.ts";
 import { isContextFieldName } from "./_meta_fields.ts";
 import { appendLinks } from "./_link_header.ts";
 import { isNullBodyStatus } from "./_null_body.ts";
-import { originForm } from "./_request_target.ts";
+import { requestPath } from "./_request_target.ts";
 import type { DeprecationPlan } from "./deprecation_headers.ts";
 import { buildErrorBody, buildSuccessBody } from "./envelope.ts";
 import { resolveError } from "./error_resolution.ts";
@@ -281,13 +281,6 @@ export function beginPagination(
   if (setting !== undefined && hasLimits(setting)) paginationQueryOf(exchange, phase);
 }
 
-/** The path of a request target, without the query. */
-function pathOf(target: string): string {
-  const path = originForm(target);
-  const query = path.indexOf("?");
-  return query === -1 ? path : path.slice(0, query);
-}
-
 /**
  * The response pipeline of one application: plans routes and builds every reply.
  * @example
@@ -460,7 +453,7 @@ export class Responder {
       data: shaped.data,
       meta: this.#meta(shaped.meta, exchange, phase, plan.message),
       timestamp: settings.timestamp ? this.#timestamp() : undefined,
-      path: settings.path ? pathOf(exchange.target) : undefined,
+      path: settings.path ? requestPath(exchange.target) : undefined,
     });
     return this.#sent(status, headers, body, true);
   }
@@ -479,7 +472,7 @@ export class Responder {
       if (requestId?.header !== undefined) headers.push(requestId.header);
       const meta = this.#meta(undefined, exchange, phase, undefined);
       const message = this.#translate(resolved.message, exchange);
-      const path = pathOf(exchange.target);
+      const path = requestPath(exchange.target);
       if (settings.problemDetails !== undefined) {
         const { baseUrl } = settings.problemDetails;
         headers.push(["Content-Type", PROBLEM_JSON_CONTENT_TYPE]);

@@ -33,7 +33,11 @@ describe("requestPath", () => {
       ]
     ) {
       const path = requestPath(target);
-      assert.equal(new URL(path, base).host, "api.example.com", `${JSON.stringify(target)}: ${path}`);
+      assert.equal(
+        new URL(path, base).host,
+        "api.example.com",
+        `${JSON.stringify(target)}: ${path}`,
+      );
       assert.equal(path, "/evil.example/login", JSON.stringify(target));
     }
   });
