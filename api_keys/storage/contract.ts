@@ -211,6 +211,17 @@ export function runApiKeyStorageContract(
     sameRecord(await storage.findByPrefix(record.prefix), record, "findByPrefix");
   });
 
+  test("findByPrefix (and peekByPrefix when present) matches the prefix exactly: a case variant is unknown", async () => {
+    const storage = await factory();
+    const record = sampleRecord();
+    await storage.insert(record);
+    const variant = [...record.prefix].map((c) =>
+      c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase()
+    ).join("");
+    check((await storage.findByPrefix(variant)) === null, "findByPrefix of a case variant");
+    check((storage.peekByPrefix?.(variant) ?? null) === null, "peekByPrefix of a case variant");
+  });
+
   test("records keep their hashScheme; an absent one reads as hmac-sha256", async () => {
     const storage = await factory();
     const legacy = sampleRecord({ hash: "a".repeat(64), hashScheme: "sha256-pepper" });

@@ -236,6 +236,25 @@ describe("StorageAccess", () => {
     assert.equal((await access.findById("k1"))?.expiresAt?.getTime(), 0, "read as expired");
   });
 
+  it("a lookup answering a record of another prefix (a case variant) reads as no key, by findByPrefix and peek", async () => {
+    const variant = RECORD.prefix.toUpperCase() === RECORD.prefix
+      ? RECORD.prefix.toLowerCase()
+      : RECORD.prefix.toUpperCase();
+    assert.notEqual(variant, RECORD.prefix);
+    const access = new StorageAccess(
+      Object.assign(await plain({ findByPrefix: () => Promise.resolve({ ...RECORD }) }), {
+        peekByPrefix: () => ({ ...RECORD }),
+      }),
+      20,
+      "s",
+    );
+    await access.loaded();
+    assert.equal(await access.findByPrefix(variant), null);
+    assert.equal(access.peek!(variant), null);
+    assert.equal((await access.findByPrefix(RECORD.prefix))?.id, RECORD.id);
+    assert.equal(access.peek!(RECORD.prefix)?.id, RECORD.id);
+  });
+
   it("a tenant's list or audit read answering another tenant's record is a storage error (never shown to the tenant)", async () => {
     const other = { ...RECORD, id: "k2", tenantId: "t2" };
     const access = new StorageAccess(

@@ -129,6 +129,7 @@ describe("optional storage capabilities of the bundled adapters", () => {
       });
     });
     assert.deepEqual([...asynchronous.keys()].filter((name) => name.includes("peekByPrefix")), [
+      "findByPrefix (and peekByPrefix when present) matches the prefix exactly: a case variant is unknown",
       "peekByPrefix (when present) answers at once what findByPrefix answers",
       "peekByPrefix (when present) sees each write at once: revoke, rotate, lastUsedAt",
     ]);
@@ -297,6 +298,23 @@ describe("optional storage capabilities of the bundled adapters", () => {
     assert.deepEqual([...failures.keys()].filter((name) => name.includes("replaceHash")), [
       "replaceHash (when present) replaces only the expected hash: true, else false and no change",
       "replaceHash (when present): of concurrent calls with one expected hash exactly one wins",
+    ]);
+  });
+
+  it("the exact-prefix case catches a lookup that ignores case (MySQL's default collation)", async () => {
+    const failures = await contractFailures(() => {
+      const storage = new InMemoryApiKeyStorage();
+      const find = storage.findByPrefix.bind(storage);
+      return Object.assign(storage, {
+        findByPrefix: async (prefix: string) => {
+          const records = await storage.listByTenant("tenant-a", { includeRevoked: true });
+          const match = records.find((r) => r.prefix.toLowerCase() === prefix.toLowerCase());
+          return match === undefined ? await find(prefix) : await find(match.prefix);
+        },
+      });
+    });
+    assert.deepEqual([...failures.keys()].filter((name) => name.includes("case variant")), [
+      "findByPrefix (and peekByPrefix when present) matches the prefix exactly: a case variant is unknown",
     ]);
   });
 
