@@ -594,10 +594,13 @@ export class StorageAccess {
         } catch (error) {
           throw toStorageError("peekByPrefix", error);
         }
-        if (read !== record) return read;
+        if (read !== record) return read.prefix === prefix ? read : null;
         checked.add(record as object);
       }
-      return record as Readonly<ApiKeyRecord> | null;
+      // Found by its exact prefix only (see `readLookup`).
+      return record === null || (record as ApiKeyRecord).prefix !== prefix
+        ? null
+        : record as Readonly<ApiKeyRecord>;
     };
   }
 
@@ -615,7 +618,7 @@ export class StorageAccess {
     return this.#call(
       "findByPrefix",
       () => this.#storage.findByPrefix(prefix),
-      (a) => a.readLookup,
+      (a) => a.readLookup(prefix),
     );
   }
 

@@ -394,10 +394,17 @@ export const LOOKUP_STAND_IN: Readonly<ApiKeyRecord> = Object.freeze({
   createdAt: new Date(0),
 });
 
-/** `findByPrefix`'s answer: a record, or null after reading the stand-in. */
-export function readLookup(value: unknown): ApiKeyRecord | null {
-  const record = readApiKeyRecord(value === null ? LOOKUP_STAND_IN : value);
-  return value === null ? null : record;
+/**
+ * The reader of `findByPrefix(prefix)`'s answer: a record, or null after
+ * reading the stand-in. A record of another prefix (a lookup that ignores
+ * case, as MySQL's default collation does: a forged key's case variant would
+ * find the real record) reads as null: a key is found by its exact prefix only.
+ */
+export function readLookup(prefix: string): (value: unknown) => ApiKeyRecord | null {
+  return (value) => {
+    const record = readApiKeyRecord(value === null ? LOOKUP_STAND_IN : value);
+    return value === null || record.prefix !== prefix ? null : record;
+  };
 }
 
 export function readRecords(value: unknown): ApiKeyRecord[] {
