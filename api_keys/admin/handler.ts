@@ -107,18 +107,26 @@ class HookFailure {
 
 /**
  * A create's failure, as the routes answer it: a refusal of the key's
- * `credits` is the server's own (the body has none: they come from
- * `keyLimits`, such as a plan's pool rule the tenant's pool does not have
- * yet), so a 500 with the provider told through `onError` what to do, never
- * a 400 blaming a field the customer never sent. Any other error as it is.
+ * `credits` or `rateLimits` is the server's own (the body has none: they come
+ * from `keyLimits`, such as a plan's pool rule the tenant's pool does not have
+ * yet, or a tenant-shared policy's new limit), so a 500 with the provider told
+ * through `onError` what to do, never a 400 blaming a field the customer never
+ * sent. Any other error as it is.
  */
 function refusedLimits(error: unknown, tenantId: string): unknown {
-  if (!(error instanceof ApiKeyValidationError) || error.field !== "credits") return error;
+  if (
+    !(error instanceof ApiKeyValidationError) ||
+    (error.field !== "credits" && error.field !== "rateLimits")
+  ) return error;
+  // The service's credits message says what to do; its shared-policy one says only the limit.
+  const advice = error.field === "rateLimits"
+    ? " (a tenant-shared limit that changes with the plan goes in rateLimitResolver)"
+    : "";
   return new HookFailure(
     new TypeError(
-      `options.keyLimits answered credits the service refused for tenant ${
+      `options.keyLimits answered ${error.field} the service refused for tenant ${
         JSON.stringify(tenantId)
-      }: ${error.message}`,
+      }: ${error.message}${advice}`,
     ),
   );
 }
@@ -501,10 +509,17 @@ export function createApiKeysAdminHandler<R>(
       return { rateLimits: added.length === 0 ? undefined : added, credits: set?.credits };
     }
     const own = caller.rateLimits ?? [];
-    // The caller's limits (its id standing for its windows and balance), and the new key's: on
-    // them (`limitsOf`), keyLimits' policies over the caller's; keyLimits' credits, unless the
-    // tenant's pool the caller spends (the minted key spends it), are a balance in place of the
-    // caller's (the service adds none to a balance it shares).
+    // The new key's policies, checked as stored: the caller's as they are (a policy of keyLimits
+    // under one of their names, a plan's other limit, would be more than the caller has or a
+    // second limit on its counter), then keyLimits' of other names.
+    const rateLimits = [
+      ...own,
+      ...added.filter((policy) => !own.some((mine) => mine.name === policy.name)),
+    ];
+    // The caller's limits (its id standing for its windows and balance), and the new key's, on
+    // them (`limitsOf`); keyLimits' credits, unless the tenant's pool the caller spends (the
+    // minted key spends it), are a balance in place of the caller's (the service adds none to a
+    // balance it shares).
     const limits: KeyLimits = {
       rateLimits: own,
       windowsOf: caller.id,
@@ -514,15 +529,11 @@ export function createApiKeysAdminHandler<R>(
     const asked = set?.credits;
     const inherits = asked === undefined || (asked.sharedBy === "tenant" && limits.pool);
     refuseLessLimited("new", limits, {
-      rateLimits: [...added, ...own.filter((mine) => !added.some((p) => p.name === mine.name))],
+      rateLimits,
       windowsOf: caller.id,
       balanceOf: inherits ? limits.balanceOf : "new",
       pool: inherits && limits.pool,
     });
-    const rateLimits = [
-      ...own,
-      ...added.filter((policy) => !own.some((mine) => mine.name === policy.name)),
-    ];
     return {
       limitsOf: caller.id,
       rateLimits: rateLimits.length === 0 ? undefined : rateLimits,

@@ -158,7 +158,11 @@ export type AdminPolicy<R> = (
  * ```
  */
 export interface AdminKeyLimits {
-  /** Policies added to the caller's key's (which the new key always keeps, tenant-shared ones included). */
+  /**
+   * Policies added to the caller's key's (which the new key always keeps as
+   * they are, tenant-shared ones included: a policy named like one of them is
+   * the caller's).
+   */
   rateLimits?: readonly ApiKeyRateLimitPolicy[];
   /**
    * A balance of the key's own, or the tenant's shared pool (`sharedBy:
@@ -253,11 +257,12 @@ export interface ApiKeysAdminOptions<R> {
    * The app's rate-limit policies and credits for a key created through the
    * routes (per tenant or plan); `null` or `undefined`: none. Whatever it
    * answers, a key created by a caller with a key (`callerKeyIdOf`) keeps
-   * that key's policies, counts on its windows and spends its balance; a
-   * separate balance (the tenant's shared pool is none for a caller spending
-   * it) or a looser policy of the same name is refused as
-   * `api_key_escalation_refused` (docs/security.md). A throw or another
-   * answer is a 500.
+   * that key's policies as they are (one of the same name answered here is
+   * the caller's), counts on its windows and spends its balance; a separate
+   * balance (the tenant's shared pool is none for a caller spending it) is
+   * refused as `api_key_escalation_refused` (docs/security.md). A throw or
+   * another answer is a 500, and so are credits or a tenant-shared policy the
+   * service refuses (docs/settings-page.md, "Changing a tenant's plan").
    */
   keyLimits?: (
     request: R,

@@ -1290,9 +1290,11 @@ describe("createApiKeysAdminHandler", () => {
       ],
       credits: { amount: 5, refillAmount: null, refillEvery: null },
     });
-    // keyLimits asking for a looser policy than the caller's: create is not offered.
-    const refused = await configOfLimited({ name: "minute", limit: 100, windowMs: 60_000 });
-    assert.deepEqual([refused.can.create, refused.limits], [false, null]);
+    // keyLimits answering another limit under the name of a caller's policy: the caller's wins.
+    const clash = await configOfLimited({ name: "minute", limit: 100, windowMs: 60_000 });
+    assert.deepEqual([clash.can.create, clash.limits.policies], [true, [
+      { name: "minute", limit: 3, windowMs: 60_000 },
+    ]]);
     // A caller without credits: a key of its own balance, as keyLimits sets it.
     for (
       const [refill, every] of [
@@ -1686,7 +1688,7 @@ describe("createApiKeysAdminHandler", () => {
     assert.equal(refused.status, 403);
     assert.equal(refused.json.error.code, "api_key_escalation_refused");
     assert.deepEqual(refused.json.error.details.exceeds, { credits: ["separate balance"] });
-    // A hook replacing the caller's policy with a looser one of the same name is refused.
+    // A hook answering a looser policy under the name of the caller's: the key keeps the caller's.
     const looser = await setup(
       { keyLimits: () => ({ rateLimits: [{ name: "minute", limit: 50, windowMs: 60_000 }] }) },
       undefined,
@@ -1699,11 +1701,15 @@ describe("createApiKeysAdminHandler", () => {
       rateLimits: [{ name: "minute", limit: 3, windowMs: 60_000 }],
     });
     const loose = (await looser.call("POST", "/keys", {
-      body: { name: "r", scopes: ["projects:read"] },
+      body: { name: "minted", scopes: ["projects:read"] },
       caller: { tenant: "acme", keyId: strict.id },
     }))!;
-    assert.equal(loose.status, 403);
-    assert.deepEqual(loose.json.error.details.exceeds, { rateLimits: ["minute"] });
+    assert.equal(loose.status, 201, JSON.stringify(loose.json));
+    const summaries = await looser.service.listSummaries("acme");
+    const [minted, mine] = ["minted", "strict"].map((name) =>
+      summaries.find((k) => k.name === name)
+    );
+    assert.deepEqual(minted?.rateLimits, mine?.rateLimits);
     // A throw or an unusable answer of the hook is a contained 500.
     for (
       const keyLimits of [() => {
