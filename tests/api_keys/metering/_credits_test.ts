@@ -25,11 +25,12 @@ import { FakeClocks, makeService, overrideStorage, READ_ORDERS, rejection } from
 
 const DAY = 86_400_000;
 
-/** A service over in-memory storage and a memory limiter store on one fake clock. */
+/** A service over in-memory storage and a memory limiter store on one fake clock (and `options`). */
 function creditService(
   storage: ApiKeyStorage = new InMemoryApiKeyStorage(),
   store?: RateLimitStore,
   storageTimeoutMs?: number,
+  options: Partial<ApiKeysServiceOptions> = {},
 ) {
   const clocks = new FakeClocks();
   const limiter = createRateLimiter({
@@ -42,6 +43,7 @@ function creditService(
     clock: clocks.clock,
     monotonicClock: clocks.monotonicClock,
     storageTimeoutMs,
+    ...options,
   });
   /** Spends `cost` of key `id`'s balance as a request would (its stored credits as the counter). */
   const spend = async (id: string, cost = 1) => {
@@ -664,6 +666,30 @@ describe("the credit write-back", () => {
 });
 
 /**
+ * A store draining (`drainCreditChanges`) `queue.balances`, then none till
+ * given others; its credits are `memory`'s (without: it answers no check).
+ */
+function drainingStore(
+  queue: { balances: CreditBalance[] },
+  memory?: RateLimitStore,
+): RateLimitStore {
+  return {
+    name: "draining",
+    checkBatch: (checks) => memory?.checkBatch(checks) ?? Promise.resolve({ results: [] }),
+    ...(memory === undefined ? {} : {
+      changeCredits: (c, change, deadline) => memory.changeCredits!(c, change, deadline),
+      readCredits: (counters) => memory.readCredits!(counters),
+      anchorsCredits: true,
+    }),
+    drainCreditChanges() {
+      const answer = queue.balances;
+      queue.balances = [];
+      return Promise.resolve(answer);
+    },
+  };
+}
+
+/**
  * A service whose limiter's store drains `drained` once (then nothing), with
  * `keys` keys per tenant of 9 credits each, a balance of `i` drained for its
  * `i`th key at `at`; `setCredits` of a tenant in `fail` rejects.
@@ -676,17 +702,9 @@ async function drainedKeys(keys: Record<string, number>) {
     if (fail.has((await find(id))!.tenantId)) throw new Error("down");
     return setCredits(id, credits);
   };
-  let drained: CreditBalance[] = [];
-  const draining: RateLimitStore = {
-    name: "draining",
-    checkBatch: () => Promise.resolve({ results: [] }),
-    drainCreditChanges() {
-      const answer = drained;
-      drained = [];
-      return Promise.resolve(answer);
-    },
-  };
-  const limiter = createRateLimiter({ store: draining, logger: () => {} });
+  const queue = { balances: [] as CreditBalance[] };
+  const drained = queue.balances;
+  const limiter = createRateLimiter({ store: drainingStore(queue), logger: () => {} });
   const { service } = makeService({ storage, limiter, persistIntervalMs: 3_600_000 });
   const at = Date.now() + 1_000;
   const ids: Record<string, string[]> = {};
@@ -738,22 +756,14 @@ describe("updateCredits whose write-back fails (a storage blip once the store ap
     storage.setTenantPool = failing(() => blip.writes, storage.setTenantPool.bind(storage));
     storage.findById = failing(() => blip.reads, storage.findById.bind(storage));
     storage.findTenantPool = failing(() => blip.reads, storage.findTenantPool.bind(storage));
-    const clocks = new FakeClocks();
-    let made!: ReturnType<typeof makeService>;
+    let made!: ReturnType<typeof creditService>;
     await logged("info", () => { // the audit log's start-up line
-      made = makeService({
-        storage,
-        limiter: createRateLimiter({
-          store: createMemoryRateLimitStore({ now: () => clocks.now }),
-          logger: () => {},
-        }),
-        clock: clocks.clock,
-        monotonicClock: clocks.monotonicClock,
+      made = creditService(storage, undefined, undefined, {
         audit: { checkpointKey: "an-audit-key-of-at-least-thirty-two-bytes" },
         ...options,
       });
     });
-    const { service } = made;
+    const { service, clocks } = made;
     const balance = { remaining: 1_000, refill: { amount: 1_000, interval: "daily" as const } };
     const { id: first } = await service.create({
       tenantId: "acme",
@@ -865,28 +875,11 @@ describe("updateCredits whose write-back fails (a storage blip once the store ap
     const setCredits = storage.setCredits.bind(storage);
     storage.setCredits = (...args) =>
       failing ? Promise.reject(new Error("blip")) : setCredits(...args);
-    const memory = createMemoryRateLimitStore();
-    let drained: CreditBalance[] = [];
-    const draining: RateLimitStore = {
-      name: "draining",
-      checkBatch: (checks) => memory.checkBatch(checks),
-      changeCredits: (c, change, deadline) => memory.changeCredits(c, change, deadline),
-      readCredits: (counters) => memory.readCredits(counters),
-      anchorsCredits: true,
-      drainCreditChanges() {
-        const answer = drained;
-        drained = [];
-        return Promise.resolve(answer);
-      },
-    };
-    const limiter = createRateLimiter({ store: draining, logger: () => {} });
-    const { service } = makeService({ storage, limiter, persistIntervalMs: 3_600_000 });
-    const { id } = await service.create({
-      tenantId: "t1",
-      name: "k",
-      scopes: READ_ORDERS,
-      credits: { remaining: 9 },
-    });
+    const queue = { balances: [] as CreditBalance[] };
+    const store = drainingStore(queue, createMemoryRateLimitStore());
+    const { service } = creditService(storage, store, undefined, { persistIntervalMs: 3_600_000 });
+    const made = { tenantId: "t1", name: "k", scopes: READ_ORDERS, credits: { remaining: 9 } };
+    const { id } = await service.create(made);
     failing = true;
     await logged("warn", async () => {
       await service.updateCredits("t1", id, { set: 50, refill: HOURLY });
@@ -894,7 +887,7 @@ describe("updateCredits whose write-back fails (a storage blip once the store ap
     failing = false;
     const at = Date.now() + 1_000;
     const subject = creditSubjectOf(id, (await storage.findById(id))!.credits!);
-    drained = [{ subject, name: "credits", remaining: 42, at }];
+    queue.balances = [{ subject, name: "credits", remaining: 42, at }];
     await service.close();
     const credits = (await storage.findById(id))!.credits!;
     assert.deepEqual([credits.remaining, +credits.updatedAt, credits.refill], [42, at, HOURLY]);

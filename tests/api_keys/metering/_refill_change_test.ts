@@ -694,6 +694,21 @@ describe("updateCredits with a refill rule: the tenant's pool", () => {
 describe("updateCredits queued behind a rule change reads the rule in its turn", () => {
   const PER_MINUTE = { amount: 1_000, everyMs: 60_000 };
   const FIVE_K_DAILY = { amount: 5_000, interval: "daily" as const };
+  /** A key of tenant acme with 1,000 credits refilled by `refill`, its own or the pool's (`target`: `updateCredits`' id). */
+  async function keyOn(
+    service: ReturnType<typeof ruleService>["service"],
+    pooled: boolean,
+    refill: CreditRefill,
+  ) {
+    const credits = { remaining: 1_000, refill };
+    const { id } = await service.create({
+      tenantId: "acme",
+      name: "k",
+      scopes: READ_ORDERS,
+      credits: pooled ? { ...credits, sharedBy: "tenant" } : credits,
+    });
+    return { id, target: pooled ? null : id };
+  }
   for (const pooled of [false, true]) {
     const which = pooled ? "the pool" : "a key's own balance";
     it(`${which}: a plan change and a top-up sent together, the plan's write-back crossing the old rule's boundary: the top-up applies under the new rule`, async () => {
@@ -707,17 +722,7 @@ describe("updateCredits queued behind a rule change reads the rule in its turn",
       };
       // 1 s before a minute boundary of the old rule.
       const { service, clocks } = ruleService("2030-01-15T12:00:59.000", undefined, storage);
-      const { id } = await service.create({
-        tenantId: "acme",
-        name: "k",
-        scopes: READ_ORDERS,
-        credits: {
-          remaining: 1_000,
-          refill: PER_MINUTE,
-          ...(pooled ? { sharedBy: "tenant" } : {}),
-        },
-      });
-      const target = pooled ? null : id;
+      const { id, target } = await keyOn(service, pooled, PER_MINUTE);
       during = () => clocks.advance(2_000); // the plan's write-back takes 2 s
       const [planned, added] = await Promise.all([
         service.updateCredits("acme", target, { set: 100, refill: FIVE_K_DAILY }),
@@ -732,17 +737,7 @@ describe("updateCredits queued behind a rule change reads the rule in its turn",
 
     it(`${which}: two rule changes sent together: the second's audit record names the first's rule as before`, async () => {
       const { service } = ruleService("2030-01-15T12:00:00.000");
-      const { id } = await service.create({
-        tenantId: "acme",
-        name: "k",
-        scopes: READ_ORDERS,
-        credits: {
-          remaining: 1_000,
-          refill: FIVE_K_DAILY,
-          ...(pooled ? { sharedBy: "tenant" } : {}),
-        },
-      });
-      const target = pooled ? null : id;
+      const { target } = await keyOn(service, pooled, FIVE_K_DAILY);
       await Promise.all([
         service.updateCredits("acme", target, { set: 7, refill: PER_MINUTE }, { actor: "first" }),
         service.updateCredits("acme", target, { set: 7, refill: null }, { actor: "second" }),
