@@ -488,16 +488,10 @@ export class ManageFlow {
     const audit = this.#s.audit;
     // The context checked before the change: a refused one changes nothing.
     const checked = audit?.context(context, "app");
-    const record = id === null ? null : await this.#find(tenantId, id);
-    // With the audit log, a rule's change records the rule before (a pool's: one read more).
-    const refillBefore = audit === undefined || !("refill" in valid)
-      ? undefined
-      : record === null
-      ? (await this.#credits.poolOf(tenantId))?.refill
-      : record.credits && creditPartsOf(record.credits).own?.refill;
-    const { balance, before } = record === null
+    // The record (or the pool) and its rule are read in the change's turn, after those before it.
+    const { record, balance, before, ruleBefore } = id === null
       ? await this.#credits.updatePool(tenantId, valid)
-      : await this.#credits.update(record, valid);
+      : await this.#credits.update(() => this.#find(tenantId, id), valid);
     if (audit === undefined) return balance;
     // The credit store is not the audit storage (no shared transaction): a record that fails
     // now is named as such, never answered as a change that did not happen.
@@ -505,7 +499,7 @@ export class ManageFlow {
       await audit.append(
         audit.entry(tenantId, "key.credits_updated", checked, "app", record, {
           credits: change(before ?? balanceBefore(valid, balance.remaining), balance.remaining),
-          ...("refill" in valid ? { refill: change(refillBefore ?? null, valid.refill) } : {}),
+          ...("refill" in valid ? { refill: change(ruleBefore, valid.refill) } : {}),
           request: change(null, valid),
         }),
       );

@@ -358,7 +358,10 @@ export class ApiKeysService {
    * change is applied: the credit store is not the audit storage, so an
    * append that fails then rejects with `ApiKeyAuditNotRecordedError`,
    * whose `balance` is the balance the change left (it happened: do not
-   * retry it).
+   * retry it). A write to the records that fails once the store applied the
+   * change resolves all the same (audited, logged): the next write-back pass
+   * (`persistIntervalMs`, `close()`) writes it. Each change reads the record
+   * (or the pool) and its rule in turn after those queued before it.
    */
   updateCredits(
     tenantId: string,

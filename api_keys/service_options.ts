@@ -176,7 +176,8 @@ export interface ApiKeysServiceOptions {
    * (Redis, `drainCreditChanges`): how often the balances spent or changed
    * are written back to the keys' records, in ms (100 to 3,600,000; default
    * 10,000); also on `close()`. A Redis that loses a balance reloads it from
-   * there, refunding at most one interval of spends.
+   * there, refunding at most one interval of spends. With any store, also how
+   * often an `updateCredits` whose write to the records failed is written again.
    */
   persistIntervalMs?: number;
   /**

@@ -2,7 +2,8 @@
  * Credits on keys, the manage side: a key's credits on create and rotate,
  * reading and changing a balance in the limiter's store, and writing balances
  * back to the records (with a store that has `drainCreditChanges`, Redis:
- * every `persistIntervalMs` and on close, drained through the limiter's door).
+ * every `persistIntervalMs` and on close, drained through the limiter's door;
+ * with any store, a change whose write failed, at the same passes).
  *
  * @module
  */
@@ -53,12 +54,41 @@ const DEFAULT_PERSIST_INTERVAL_MS = 10_000;
 /** Most balances of one `readCredits` call. */
 const MAX_READ = 500;
 /**
- * A credit change's answer: the balance after it, and the balance it was
- * applied to when the store tells it (`CreditChangeResult.before`).
+ * A credit change's answer: the record it read in its turn (`null`: the
+ * pool), the balance after it, the balance it was applied to when the store
+ * tells it (`CreditChangeResult.before`), and the refill rule in force before
+ * it (`null`: none).
  */
 interface CreditsChanged {
+  record: ApiKeyRecord | null;
   balance: ApiKeyCreditBalance;
   before: number | undefined;
+  ruleBefore: CreditRefill | null;
+}
+
+/**
+ * The balance a change reads in its turn (`#changed`): a key's own or the
+ * pool, its stored copy, and how to write it back to every record spending it
+ * (with rule `refill` when given; `null`: none).
+ */
+interface ChangeTarget {
+  record: ApiKeyRecord | null;
+  tenantId: string;
+  subject: string;
+  owner: SubjectOwner;
+  stored: ApiKeyPoolCredits;
+  write(remaining: number, at: Date, refill: CreditRefill | null | undefined): Promise<void>;
+}
+
+/**
+ * A balance to write back, with whose it is: drained, or a change's whose
+ * write failed, then with the rule it gave the balance (`refill`; `null`:
+ * none; absent: the rule is not changed).
+ */
+interface PendingWrite {
+  balance: CreditBalance;
+  owner: SubjectOwner;
+  refill?: CreditRefill | null;
 }
 
 /** A balance `#writeTenant` writes to a record: its own or its copy of the pool. */
@@ -218,8 +248,8 @@ export class CreditBook {
   readonly #clock: () => Date;
   readonly #drain: (() => Promise<readonly CreditBalance[]>) | undefined;
   readonly #intervalMs: number;
-  /** Drained balances not yet written, by subject, with whose they are. */
-  readonly #pending = new Map<string, { balance: CreditBalance; owner: SubjectOwner }>();
+  /** Balances not yet written (drained, or a change's whose write failed), by subject. */
+  readonly #pending = new Map<string, PendingWrite>();
   /** The ids of hashed subjects the limiter's store may drain (`undefined`: it does not drain). */
   readonly #hashed: HashedIds | undefined;
   /** Drained balances of hashed subjects whose ids were not noted, since the last failure reported. */
@@ -396,62 +426,59 @@ export class CreditBook {
   }
 
   /**
-   * Applies a validated `change` (`compileKeyCreditChange`) to `record`'s own
-   * balance through the limiter (its `timeoutMs` the deadline; see
-   * `requireLimiter`; a rule change see `#apply`) and writes the result back
-   * to every record spending it (a new rule to each of them: its rotation
-   * chain's and the keys minted with `limitsOf`), in turn with the
-   * write-back passes (see `#changed`). `ApiKeyValidationError` on `credits`
-   * for a key without a balance of its own; rejects when the store or the
-   * storage fails.
+   * Applies a validated `change` (`compileKeyCreditChange`) to the own
+   * balance of the record `read` answers (read in the change's turn) through
+   * the limiter (its `timeoutMs` the deadline; see `requireLimiter`; a rule
+   * change see `#apply`) and writes the result back to every record spending
+   * it (a new rule to each of them: its rotation chain's and the keys minted
+   * with `limitsOf`), in turn with the write-back passes (see `#changed`).
+   * `ApiKeyValidationError` on `credits` for a key without a balance of its
+   * own; rejects when `read` or the store fails.
    */
-  async update(record: ApiKeyRecord, change: ApiKeyCreditChange): Promise<CreditsChanged> {
-    const own = record.credits && creditPartsOf(record.credits).own;
-    if (own === undefined) {
-      throw new ApiKeyValidationError("credits", "the key has no balance of its own");
-    }
-    const subject = creditSubjectOf(record.id, own);
-    const refill = ruleOf(change);
-    const balanceKeyId = own.balanceKeyId ?? record.id;
-    const counter = (credits: ApiKeyCredits) => creditCounterOf(credits, record.tenantId);
-    return await this.#changed(
-      subject,
-      { kind: "key", id: balanceKeyId },
-      withRule(own, refill),
-      () => this.#apply(subject, counter(own), counter(withRule(own, refill)), change),
-      // Every key of the tenant spending the balance: a minted key is on no rotation chain.
-      (remaining, at) =>
-        this.#writeTenant(
-          record.tenantId,
-          refill,
-          (credits, id) =>
-            balanceKeyOf(credits, id) === balanceKeyId
-              ? { which: "own", remaining, at }
-              : undefined,
-        ),
-    );
+  async update(
+    read: () => Promise<ApiKeyRecord>,
+    change: ApiKeyCreditChange,
+  ): Promise<CreditsChanged> {
+    return await this.#changed(change, async () => {
+      const record = await read();
+      const own = record.credits && creditPartsOf(record.credits).own;
+      if (own === undefined) {
+        throw new ApiKeyValidationError("credits", "the key has no balance of its own");
+      }
+      const { tenantId } = record;
+      const balanceKeyId = own.balanceKeyId ?? record.id;
+      return {
+        record,
+        tenantId,
+        subject: creditSubjectOf(record.id, own),
+        owner: { kind: "key", id: balanceKeyId },
+        stored: own,
+        write: (remaining, at, refill) =>
+          this.#writeBackOwn(tenantId, balanceKeyId, remaining, at, refill),
+      };
+    });
   }
 
   /**
-   * `update` of tenant `tenantId`'s shared pool, written back to every key
-   * of the tenant spending it. `ApiKeyValidationError` on `credits` when no key
-   * of the tenant spends a pool.
+   * `update` of tenant `tenantId`'s shared pool (its newest copy read in the
+   * change's turn), written back to every key of the tenant spending it.
+   * `ApiKeyValidationError` on `credits` when no key of the tenant spends a pool.
    */
   async updatePool(tenantId: string, change: ApiKeyCreditChange): Promise<CreditsChanged> {
-    const pool = await this.#tenantPool(tenantId);
-    if (pool === undefined) {
-      throw new ApiKeyValidationError("credits", "no key of the tenant spends shared credits");
-    }
-    const refill = ruleOf(change);
-    const ruled = withRule(pool, refill);
-    const { subject, credits } = poolBalance(tenantId, pool);
-    return await this.#changed(
-      subject,
-      { kind: "tenant", id: tenantId },
-      ruled,
-      () => this.#apply(subject, credits, poolBalance(tenantId, ruled).credits, change),
-      (remaining, at) => this.#writeBackPool(tenantId, remaining, at, refill),
-    );
+    return await this.#changed(change, async () => {
+      const pool = await this.#tenantPool(tenantId);
+      if (pool === undefined) {
+        throw new ApiKeyValidationError("credits", "no key of the tenant spends shared credits");
+      }
+      return {
+        record: null,
+        tenantId,
+        subject: poolBalance(tenantId, pool).subject,
+        owner: { kind: "tenant", id: tenantId },
+        stored: pool,
+        write: (remaining, at, refill) => this.#writeBackPool(tenantId, remaining, at, refill),
+      };
+    });
   }
 
   /**
@@ -486,29 +513,51 @@ export class CreditBook {
   }
 
   /**
-   * A change of balance `subject` with `credits`' refill rule (`apply`),
-   * written back (`write`) as of the moment the store applied it
-   * (`appliedAt`), in turn: after every write-back pass queued before it and
-   * before every one after, so a balance a pass drained before the change
-   * never lands over it (nor does one kept from a failed write: it is dropped
-   * once the change is written). Across instances, another's write-back in
-   * flight may still land over it, until this instance's next pass writes it again.
+   * A change of the balance `read` reads in turn (`#apply`), written back
+   * (`write`) as of the moment the store applied it (`appliedAt`). In turn:
+   * after every write-back pass and change queued before it and before every
+   * one after, so it reads the rule a change before it wrote (its own turn's
+   * read, never one made before) and a balance a pass drained before the
+   * change never lands over it (nor does one kept from a failed write: it is
+   * dropped once the change is written). A write that fails once the store
+   * applied the change neither undoes it nor rejects: the balance is kept for
+   * the next pass with its rule (the rule in force for the changes after it,
+   * which write it too), and the failure is logged as a pass's. Across
+   * instances, another's write-back in flight may still land over it, until
+   * this instance's next pass writes it again.
    */
-  #changed(
-    subject: string,
-    owner: SubjectOwner,
-    credits: Credits,
-    apply: () => Promise<CreditChangeResult>,
-    write: (remaining: number, at: Date) => Promise<void>,
-  ): Promise<CreditsChanged> {
+  #changed(change: ApiKeyCreditChange, read: () => Promise<ChangeTarget>): Promise<CreditsChanged> {
     return this.#inTurn(async () => {
+      const { record, tenantId, subject, owner, stored, write } = await read();
+      const kept = this.#pending.get(subject)?.refill;
+      const credits = withRule(stored, kept);
+      const rule = ruleOf(change);
+      const ruled = withRule(credits, rule);
+      const refill = rule === undefined ? kept : rule;
       const now = this.#clock().getTime();
       if (subject[owner.kind.length] === "#") this.#hashed?.note(subject, owner);
-      const result = await apply();
-      const at = appliedAt(credits, result, now);
-      await write(result.remaining, at);
-      this.#pending.delete(subject);
-      return { balance: balanceOf(result, at.getTime()), before: result.before };
+      const result = await this.#apply(
+        subject,
+        creditCounterOf(credits, tenantId),
+        creditCounterOf(ruled, tenantId),
+        change,
+      );
+      const at = appliedAt(ruled, result, now);
+      try {
+        await write(result.remaining, at, refill);
+        this.#pending.delete(subject);
+      } catch (error) {
+        const balance = { subject, name: "credits", remaining: result.remaining, at: +at };
+        this.#pending.set(subject, { balance, owner, ...(refill === undefined ? {} : { refill }) });
+        this.#writeFailed.failed(error);
+        this.#arm();
+      }
+      return {
+        record,
+        balance: balanceOf(result, at.getTime()),
+        before: result.before,
+        ruleBefore: credits.refill ?? null,
+      };
     });
   }
 
@@ -585,30 +634,34 @@ export class CreditBook {
   }
 
   async #flushOnce(): Promise<unknown> {
-    if (this.#drain === undefined) return undefined;
     let failure: unknown;
-    const pass = this.#hashed?.startPass();
-    try {
-      this.#take(await this.#drain());
-      if (pass !== undefined) this.#hashed!.drained(pass);
-    } catch (error) {
-      failure = error;
-      // A partial drain (a Redis Cluster's tags on a node away): what it read is written now.
-      const read = (error as { drained?: unknown } | null)?.drained;
-      if (Array.isArray(read)) this.#take(read);
+    if (this.#drain !== undefined) {
+      const pass = this.#hashed?.startPass();
+      try {
+        this.#take(await this.#drain());
+        if (pass !== undefined) this.#hashed!.drained(pass);
+      } catch (error) {
+        failure = error;
+        // A partial drain (a Redis Cluster's tags on a node away): what it read is written now.
+        const read = (error as { drained?: unknown } | null)?.drained;
+        if (Array.isArray(read)) this.#take(read);
+      }
     }
     failure ??= this.#unknown();
     /** Keys' own balances, by balance key. */
-    const own = new Map<string, { subject: string; write: BalanceWrite }>();
-    for (const [subject, { balance, owner }] of [...this.#pending]) {
+    const own = new Map<
+      string,
+      { subject: string; write: BalanceWrite; refill: CreditRefill | null | undefined }
+    >();
+    for (const [subject, { balance, owner, refill }] of [...this.#pending]) {
       const { remaining } = balance;
       const at = new Date(balance.at);
       if (owner.kind === "key") {
-        own.set(owner.id, { subject, write: { which: "own", remaining, at } });
+        own.set(owner.id, { subject, write: { which: "own", remaining, at }, refill });
         continue;
       }
       try {
-        await this.#writeBackPool(owner.id, remaining, at);
+        await this.#writeBackPool(owner.id, remaining, at, refill);
         this.#pending.delete(subject);
       } catch (error) {
         failure ??= error;
@@ -619,7 +672,7 @@ export class CreditBook {
     // keys minted with `limitsOf`): one read per tenant, not one per balance.
     const failedTenants = new Set<string>();
     let gone = 0;
-    for (const [id, { subject }] of own) {
+    for (const [id, { subject, write, refill }] of own) {
       if (!this.#pending.has(subject)) continue; // written with its tenant's
       let tenantId: string | undefined;
       try {
@@ -636,13 +689,18 @@ export class CreditBook {
       if (failedTenants.has(tenantId)) continue; // kept for the next pass
       const written = new Set([id]);
       try {
-        await this.#writeTenant(tenantId, undefined, (credits, keyId) => {
-          const balanceKeyId = balanceKeyOf(credits, keyId);
-          const drained = balanceKeyId === undefined ? undefined : own.get(balanceKeyId);
-          if (drained === undefined) return undefined;
-          if (balanceKeyId === keyId) written.add(keyId); // the balance key is this tenant's
-          return drained.write;
-        });
+        if (refill !== undefined) {
+          await this.#writeBackOwn(tenantId, id, write.remaining, write.at, refill);
+        } else {
+          await this.#writeTenant(tenantId, undefined, (credits, keyId) => {
+            const balanceKeyId = balanceKeyOf(credits, keyId);
+            const drained = balanceKeyId === undefined ? undefined : own.get(balanceKeyId);
+            // A balance with a rule to write is written with it, on its own.
+            if (drained === undefined || drained.refill !== undefined) return undefined;
+            if (balanceKeyId === keyId) written.add(keyId); // the balance key is this tenant's
+            return drained.write;
+          });
+        }
       } catch (error) {
         failure ??= error;
         failedTenants.add(tenantId);
@@ -668,7 +726,15 @@ export class CreditBook {
       if (balance.name !== "credits") continue;
       const owner = idOfSubject(balance.subject, this.#hashed);
       if (owner === null) this.#unknownCount++;
-      else if (owner !== undefined) this.#pending.set(balance.subject, { balance, owner });
+      else if (owner !== undefined) {
+        // A rule a failed change write kept stays with the balance drained after it.
+        const refill = this.#pending.get(balance.subject)?.refill;
+        this.#pending.set(balance.subject, {
+          balance,
+          owner,
+          ...(refill === undefined ? {} : { refill }),
+        });
+      }
     }
   }
 
@@ -691,9 +757,15 @@ export class CreditBook {
     if (failure !== undefined) throw failure;
   }
 
+  /**
+   * Arms the next write-back pass, in `persistIntervalMs`: always with a
+   * draining store, else while a change's failed write is kept.
+   */
   #arm(): void {
-    if (this.#drain === undefined || this.#closed) return;
+    if (this.#closed || this.#timer !== undefined) return;
+    if (this.#drain === undefined && this.#pending.size === 0) return;
     const timer = setTimeout(async () => {
+      this.#timer = undefined;
       const failure = await this.#flush();
       if (failure === undefined) this.#writeFailed.succeeded();
       else this.#writeFailed.failed(failure);
@@ -706,6 +778,26 @@ export class CreditBook {
   /** The limiter's balances of `record` (which has credits): its own, then its tenant's pool. */
   #balances(record: ApiKeyRecord): RateLimitBalance[] {
     return creditBalancesOf(record.id, record.tenantId, record.credits!);
+  }
+
+  /**
+   * Writes key `balanceKeyId`'s own balance `remaining` at `at` (and refill
+   * rule `refill` when given; `null`: none) to every key of tenant `tenantId`
+   * spending it: a minted key is on no rotation chain.
+   */
+  async #writeBackOwn(
+    tenantId: string,
+    balanceKeyId: string,
+    remaining: number,
+    at: Date,
+    refill?: CreditRefill | null,
+  ): Promise<void> {
+    await this.#writeTenant(
+      tenantId,
+      refill,
+      (credits, id) =>
+        balanceKeyOf(credits, id) === balanceKeyId ? { which: "own", remaining, at } : undefined,
+    );
   }
 
   /**

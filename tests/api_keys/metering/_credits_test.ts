@@ -9,6 +9,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import {
+  type ApiKeysServiceOptions,
   type ApiKeyStorage,
   ApiKeyValidationError,
   InMemoryApiKeyStorage,
@@ -24,11 +25,12 @@ import { FakeClocks, makeService, overrideStorage, READ_ORDERS, rejection } from
 
 const DAY = 86_400_000;
 
-/** A service over in-memory storage and a memory limiter store on one fake clock. */
+/** A service over in-memory storage and a memory limiter store on one fake clock (and `options`). */
 function creditService(
   storage: ApiKeyStorage = new InMemoryApiKeyStorage(),
   store?: RateLimitStore,
   storageTimeoutMs?: number,
+  options: Partial<ApiKeysServiceOptions> = {},
 ) {
   const clocks = new FakeClocks();
   const limiter = createRateLimiter({
@@ -41,6 +43,7 @@ function creditService(
     clock: clocks.clock,
     monotonicClock: clocks.monotonicClock,
     storageTimeoutMs,
+    ...options,
   });
   /** Spends `cost` of key `id`'s balance as a request would (its stored credits as the counter). */
   const spend = async (id: string, cost = 1) => {
@@ -663,6 +666,30 @@ describe("the credit write-back", () => {
 });
 
 /**
+ * A store draining (`drainCreditChanges`) `queue.balances`, then none till
+ * given others; its credits are `memory`'s (without: it answers no check).
+ */
+function drainingStore(
+  queue: { balances: CreditBalance[] },
+  memory?: RateLimitStore,
+): RateLimitStore {
+  return {
+    name: "draining",
+    checkBatch: (checks) => memory?.checkBatch(checks) ?? Promise.resolve({ results: [] }),
+    ...(memory === undefined ? {} : {
+      changeCredits: (c, change, deadline) => memory.changeCredits!(c, change, deadline),
+      readCredits: (counters) => memory.readCredits!(counters),
+      anchorsCredits: true,
+    }),
+    drainCreditChanges() {
+      const answer = queue.balances;
+      queue.balances = [];
+      return Promise.resolve(answer);
+    },
+  };
+}
+
+/**
  * A service whose limiter's store drains `drained` once (then nothing), with
  * `keys` keys per tenant of 9 credits each, a balance of `i` drained for its
  * `i`th key at `at`; `setCredits` of a tenant in `fail` rejects.
@@ -675,17 +702,9 @@ async function drainedKeys(keys: Record<string, number>) {
     if (fail.has((await find(id))!.tenantId)) throw new Error("down");
     return setCredits(id, credits);
   };
-  let drained: CreditBalance[] = [];
-  const draining: RateLimitStore = {
-    name: "draining",
-    checkBatch: () => Promise.resolve({ results: [] }),
-    drainCreditChanges() {
-      const answer = drained;
-      drained = [];
-      return Promise.resolve(answer);
-    },
-  };
-  const limiter = createRateLimiter({ store: draining, logger: () => {} });
+  const queue = { balances: [] as CreditBalance[] };
+  const drained = queue.balances;
+  const limiter = createRateLimiter({ store: drainingStore(queue), logger: () => {} });
   const { service } = makeService({ storage, limiter, persistIntervalMs: 3_600_000 });
   const at = Date.now() + 1_000;
   const ids: Record<string, string[]> = {};
@@ -705,6 +724,175 @@ async function drainedKeys(keys: Record<string, number>) {
   }
   return { storage, service, drained, ids, at, fail };
 }
+
+describe("updateCredits whose write-back fails (a storage blip once the store applied it)", () => {
+  const HOURLY = { amount: 100, everyMs: 3_600_000 };
+  const hour = (h: number) => new Date(Date.parse("2030-01-01T00:00:00.000Z") + h * 3_600_000);
+  /** The lines `console[name]` logged while `run` ran. */
+  async function logged(name: "warn" | "info", run: () => unknown): Promise<string[]> {
+    const lines: string[] = [];
+    const log = console[name];
+    console[name] = (line: string) => lines.push(line);
+    try {
+      await run();
+    } finally {
+      console[name] = log;
+    }
+    return lines;
+  }
+  /**
+   * An audited service over in-memory storage whose credit writes (`setCredits`,
+   * `setTenantPool`) and reads (`findById`, `findTenantPool`) reject while `blip.writes` or
+   * `blip.reads`, with two keys of tenant `acme` spending one balance of 1,000 credits (refilled
+   * daily): its own (a key and its rotation) or the pool. `target` is `updateCredits`' id.
+   */
+  async function blipping(pooled: boolean, options: Partial<ApiKeysServiceOptions> = {}) {
+    const storage = new InMemoryApiKeyStorage();
+    const blip = { writes: false, reads: false };
+    function failing<A extends unknown[], R>(on: () => boolean, method: (...a: A) => Promise<R>) {
+      return (...args: A): Promise<R> => on() ? Promise.reject(new Error("blip")) : method(...args);
+    }
+    storage.setCredits = failing(() => blip.writes, storage.setCredits.bind(storage));
+    storage.setTenantPool = failing(() => blip.writes, storage.setTenantPool.bind(storage));
+    storage.findById = failing(() => blip.reads, storage.findById.bind(storage));
+    storage.findTenantPool = failing(() => blip.reads, storage.findTenantPool.bind(storage));
+    let made!: ReturnType<typeof creditService>;
+    await logged("info", () => { // the audit log's start-up line
+      made = creditService(storage, undefined, undefined, {
+        audit: { checkpointKey: "an-audit-key-of-at-least-thirty-two-bytes" },
+        ...options,
+      });
+    });
+    const { service, clocks } = made;
+    const balance = { remaining: 1_000, refill: { amount: 1_000, interval: "daily" as const } };
+    const { id: first } = await service.create({
+      tenantId: "acme",
+      name: "k",
+      scopes: READ_ORDERS,
+      credits: pooled ? { ...balance, sharedBy: "tenant" } : balance,
+    });
+    const { id: second } = pooled
+      ? await service.create({
+        tenantId: "acme",
+        name: "k2",
+        scopes: READ_ORDERS,
+        credits: { ...balance, sharedBy: "tenant" },
+      })
+      : await service.rotate(first);
+    /** Each key's stored balance and rule (its record's copy). */
+    const stored = async () =>
+      await Promise.all([first, second].map(async (id) => {
+        const credits = (await storage.findById(id))!.credits!;
+        return [credits.remaining, credits.refill ?? null];
+      }));
+    /** The balance read from the store. */
+    const read = async () =>
+      pooled
+        ? (await service.tenantCredits("acme"))!.remaining
+        : (await service.listSummaries("acme")).find((s) => s.id === first)!.credits!.remaining;
+    return { service, storage, clocks, blip, target: pooled ? null : first, stored, read };
+  }
+
+  for (const pooled of [false, true]) {
+    const which = pooled ? "the pool" : "a key's own balance";
+    it(`${which}: resolves the balance the store applied, audited and logged; the next pass writes it to the records (a retry would double it)`, async () => {
+      const { service, blip, target, stored, read } = await blipping(pooled);
+      const daily = { amount: 1_000, interval: "daily" };
+      blip.reads = true; // before the change: rejected, nothing changed
+      const before = await rejection(service.updateCredits("acme", target, { add: 500 }));
+      blip.reads = false;
+      assert.equal(before.code, "api_key_storage_unavailable");
+      assert.equal(await read(), 1_000);
+      blip.writes = true;
+      const warned = await logged("warn", async () => {
+        assert.deepEqual(
+          await service.updateCredits("acme", target, { add: 500 }, { actor: "billing" }),
+          { remaining: 1_500, nextRefillAt: hour(24) },
+        );
+      });
+      blip.writes = false;
+      assert.deepEqual(warned, [
+        "api-keys: credits write-back failed (ApiKeyStorageError); further failures are not " +
+        "logged until it recovers",
+      ]);
+      assert.equal(await read(), 1_500, "the store holds it");
+      assert.deepEqual(await stored(), [[1_000, daily], [1_000, daily]], "not written yet");
+      const { records } = await service.auditLog("acme", { actor: "billing" });
+      assert.deepEqual(
+        records.map((r) => [r.action, r.changes.credits]),
+        [["key.credits_updated", { before: 1_000, after: 1_500 }]],
+      );
+      await service.close(); // the next write-back pass
+      assert.deepEqual(await stored(), [[1_500, daily], [1_500, daily]]);
+    });
+
+    it(`${which}: a rule change whose write fails resolves; a change after it applies under the new rule and writes it, and the audit log names it as before`, async () => {
+      const { service, blip, target, stored, clocks } = await blipping(pooled);
+      clocks.advance(1_800_000);
+      blip.writes = true;
+      const warned = await logged("warn", async () => {
+        assert.deepEqual(
+          await service.updateCredits("acme", target, { set: 700, refill: HOURLY }),
+          { remaining: 700, nextRefillAt: hour(1) },
+        );
+        assert.deepEqual(
+          await service.updateCredits("acme", target, { add: 5 }),
+          { remaining: 705, nextRefillAt: hour(1) },
+          "under the new rule, not yet written",
+        );
+      });
+      assert.equal(warned.length, 1, "logged once per outage");
+      blip.writes = false;
+      await service.updateCredits("acme", target, { add: 1 });
+      assert.deepEqual(await stored(), [[706, HOURLY], [706, HOURLY]], "the rule written too");
+      await service.updateCredits("acme", target, { refill: null }, { actor: "third" });
+      const [entry] = (await service.auditLog("acme", { actor: "third" })).records;
+      assert.deepEqual(entry.changes.refill, { before: HOURLY, after: null });
+      assert.deepEqual(await stored(), [[706, null], [706, null]]);
+      await service.close();
+    });
+
+    it(`${which}: a rule change whose write fails is written, with the rule, by the next pass after persistIntervalMs (no draining store)`, async () => {
+      const { service, blip, target, stored } = await blipping(pooled, { persistIntervalMs: 100 });
+      blip.writes = true;
+      await logged("warn", async () => {
+        await service.updateCredits("acme", target, { set: 700, refill: HOURLY });
+      });
+      blip.writes = false;
+      const recovered = await logged("info", async () => {
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      });
+      assert.deepEqual(await stored(), [[700, HOURLY], [700, HOURLY]]);
+      assert.equal(recovered.length, 1);
+      assert.match(recovered[0], /^api-keys: credits write-back recovered after 1 failed pass/);
+      await service.close();
+    });
+  }
+
+  it("with a draining store: a balance drained after a rule change whose write failed is written with the new rule", async () => {
+    const storage = new InMemoryApiKeyStorage();
+    let failing = false;
+    const setCredits = storage.setCredits.bind(storage);
+    storage.setCredits = (...args) =>
+      failing ? Promise.reject(new Error("blip")) : setCredits(...args);
+    const queue = { balances: [] as CreditBalance[] };
+    const store = drainingStore(queue, createMemoryRateLimitStore());
+    const { service } = creditService(storage, store, undefined, { persistIntervalMs: 3_600_000 });
+    const made = { tenantId: "t1", name: "k", scopes: READ_ORDERS, credits: { remaining: 9 } };
+    const { id } = await service.create(made);
+    failing = true;
+    await logged("warn", async () => {
+      await service.updateCredits("t1", id, { set: 50, refill: HOURLY });
+    });
+    failing = false;
+    const at = Date.now() + 1_000;
+    const subject = creditSubjectOf(id, (await storage.findById(id))!.credits!);
+    queue.balances = [{ subject, name: "credits", remaining: 42, at }];
+    await service.close();
+    const credits = (await storage.findById(id))!.credits!;
+    assert.deepEqual([credits.remaining, +credits.updatedAt, credits.refill], [42, at, HOURLY]);
+  });
+});
 
 describe("ApiKeysServiceOptions.persistIntervalMs", () => {
   it("is 100 to 3,600,000 ms and needs a limiter; close() resolves without a draining store", async () => {

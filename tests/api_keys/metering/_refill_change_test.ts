@@ -690,3 +690,62 @@ describe("updateCredits with a refill rule: the tenant's pool", () => {
     assert.deepEqual(entry.changes.credits, { before: 499, after: 10_000 }); // the store's answer
   });
 });
+
+describe("updateCredits queued behind a rule change reads the rule in its turn", () => {
+  const PER_MINUTE = { amount: 1_000, everyMs: 60_000 };
+  const FIVE_K_DAILY = { amount: 5_000, interval: "daily" as const };
+  /** A key of tenant acme with 1,000 credits refilled by `refill`, its own or the pool's (`target`: `updateCredits`' id). */
+  async function keyOn(
+    service: ReturnType<typeof ruleService>["service"],
+    pooled: boolean,
+    refill: CreditRefill,
+  ) {
+    const credits = { remaining: 1_000, refill };
+    const { id } = await service.create({
+      tenantId: "acme",
+      name: "k",
+      scopes: READ_ORDERS,
+      credits: pooled ? { ...credits, sharedBy: "tenant" } : credits,
+    });
+    return { id, target: pooled ? null : id };
+  }
+  for (const pooled of [false, true]) {
+    const which = pooled ? "the pool" : "a key's own balance";
+    it(`${which}: a plan change and a top-up sent together, the plan's write-back crossing the old rule's boundary: the top-up applies under the new rule`, async () => {
+      const storage = new InMemoryApiKeyStorage();
+      const setCredits = storage.setCredits.bind(storage);
+      let during = () => {};
+      storage.setCredits = async (...args) => {
+        during();
+        during = () => {};
+        return await setCredits(...args);
+      };
+      // 1 s before a minute boundary of the old rule.
+      const { service, clocks } = ruleService("2030-01-15T12:00:59.000", undefined, storage);
+      const { id, target } = await keyOn(service, pooled, PER_MINUTE);
+      during = () => clocks.advance(2_000); // the plan's write-back takes 2 s
+      const [planned, added] = await Promise.all([
+        service.updateCredits("acme", target, { set: 100, refill: FIVE_K_DAILY }),
+        service.updateCredits("acme", target, { add: 5 }),
+      ]);
+      const midnight = new Date(at("2030-01-16T00:00:00.000"));
+      assert.deepEqual(planned, { remaining: 100, nextRefillAt: midnight });
+      assert.deepEqual(added, { remaining: 105, nextRefillAt: midnight }, "no old-rule refill");
+      const credits = (await storage.findById(id))!.credits!;
+      assert.deepEqual([credits.remaining, credits.refill], [105, FIVE_K_DAILY]);
+    });
+
+    it(`${which}: two rule changes sent together: the second's audit record names the first's rule as before`, async () => {
+      const { service } = ruleService("2030-01-15T12:00:00.000");
+      const { target } = await keyOn(service, pooled, FIVE_K_DAILY);
+      await Promise.all([
+        service.updateCredits("acme", target, { set: 7, refill: PER_MINUTE }, { actor: "first" }),
+        service.updateCredits("acme", target, { set: 7, refill: null }, { actor: "second" }),
+      ]);
+      const rules = async (actor: string) =>
+        (await service.auditLog("acme", { actor })).records[0].changes.refill;
+      assert.deepEqual(await rules("first"), { before: FIVE_K_DAILY, after: PER_MINUTE });
+      assert.deepEqual(await rules("second"), { before: PER_MINUTE, after: null });
+    });
+  }
+});
