@@ -18,8 +18,8 @@
  * one JSON summary line; each conflict and error goes to stderr with its line
  * number and, when well-formed, its prefix (never a hash). Exit status: 0
  * when every line was imported, skipped or revoked, 1 when some were not, 2
- * for bad usage (a missing file or Prisma client included). Lines longer than
- * 1 MiB are errors.
+ * for bad usage (a missing file or Prisma client, or a database it cannot
+ * query, included). Lines longer than 1 MiB are errors.
  *
  * @module
  */
@@ -126,7 +126,16 @@ async function prismaStorage(url: string) {
     $disconnect(): Promise<void>;
   };
   const close = () => client.$disconnect();
-  if ((await client.$queryRawUnsafe(HAS_LAYOUT_SQL, schema)).length === 0) {
+  let layoutColumn: unknown[];
+  try {
+    layoutColumn = await client.$queryRawUnsafe(HAS_LAYOUT_SQL, schema);
+  } catch (error) {
+    await close().catch(() => {});
+    fatal(
+      `cannot query the database of DATABASE_URL (${errorKind(error)}): nothing was imported`,
+    );
+  }
+  if (layoutColumn.length === 0) {
     await close();
     fatal(
       `the table api_keys of schema ${schema} has no layout column: apply the repository's ` +
@@ -134,6 +143,21 @@ async function prismaStorage(url: string) {
     );
   }
   return { storage: new PrismaApiKeyStorage(client, { storesLayout: true }), close };
+}
+
+/**
+ * What failed, by name, code and driver-adapter kind (`PrismaClientKnownRequestError P2010
+ * DatabaseNotReachable`), never by message: that may name the host, user or database.
+ */
+function errorKind(error: unknown): string {
+  const { name, code, meta } = (error ?? {}) as {
+    name?: unknown;
+    code?: unknown;
+    meta?: { driverAdapterError?: { cause?: { kind?: unknown } } };
+  };
+  const parts = [name, code, meta?.driverAdapterError?.cause?.kind];
+  return parts.filter((part) => typeof part === "string" && /^\w+$/.test(part)).join(" ") ||
+    "an unknown error";
 }
 
 /**
@@ -147,7 +171,7 @@ function flagHint(message: string, layoutGiven: boolean): string | undefined {
     : undefined;
 }
 
-/** Bad usage: `message` on one line, exit status 2. */
+/** Bad usage or environment: `message` on one line, exit status 2. */
 function fatal(message: string): never {
   console.error(`import-keys: ${message}`);
   Deno.exit(2);

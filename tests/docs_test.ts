@@ -256,6 +256,24 @@ describe("the code blocks", () => {
     assert.deepEqual(problems, []);
   });
 
+  it("docs/api-keys.md prints prisma/schema.prisma's ApiKey model as it is", () => {
+    const model = (text: string) => /^model ApiKey \{\n[\s\S]*?^\}$/m.exec(text)?.[0];
+    const printed = blocks.filter((block) =>
+      block.page === "docs/api-keys.md" && block.lang === "prisma" && model(block.code)
+    );
+    assert.equal(printed.length, 1, "docs/api-keys.md prints one ApiKey model");
+    assert.equal(model(printed[0].code), model(read("prisma/schema.prisma")));
+  });
+
+  it("a Node program imports no builtin by default (undefined in CommonJS without esModuleInterop)", () => {
+    const problems = blocks.filter((block) => block.node).flatMap((block) =>
+      [...block.code.matchAll(/^import (\w+) from "node:[\w/]+";$/gm)].map((match) =>
+        `${block.page}:${block.line}: ${match[0]}`
+      )
+    );
+    assert.deepEqual(problems, []);
+  });
+
   it("every JSON block parses", () => {
     const problems: string[] = [];
     for (const block of blocks.filter((block) => block.lang === "json")) {

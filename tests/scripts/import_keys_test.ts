@@ -281,3 +281,28 @@ describe("scripts/import_keys.ts with DATABASE_URL and no generated Prisma clien
     Deno.removeSync(path);
   });
 });
+
+describe("scripts/import_keys.ts with DATABASE_URL of a database it cannot reach", {
+  skip: onDeno ? false : "runs the CLI under Deno",
+}, () => {
+  it("is a fatal error (exit 2): one line naming the error's kind, never the URL or password", async () => {
+    // The client the tool loads (the unit run may come before scripts/start_postgres.sh made it).
+    const { ensureGenerated } = await import("../postgres/prisma_client.ts");
+    await ensureGenerated();
+    const { path } = exportFile(1, PEPPER);
+    const run = await runImport(["--jsonl", path, "--legacy-key-layout", "nestarc-v0"], {
+      API_KEY_PEPPERS: JSON.stringify({ 1: PEPPER }),
+      DATABASE_URL: "postgresql://u:secretpw@127.0.0.1:1/db",
+    });
+    Deno.removeSync(path);
+    const stderr = ownLines(run.stderr);
+    assert.equal(run.code, 2, stderr);
+    assert.equal(run.stdout, "");
+    assert.equal(
+      stderr,
+      "import-keys: cannot query the database of DATABASE_URL " +
+        "(PrismaClientKnownRequestError P2010 DatabaseNotReachable): nothing was imported",
+    );
+    assert.doesNotMatch(stderr, /secretpw|127\.0\.0\.1/);
+  });
+});
