@@ -25,7 +25,7 @@
  * @module
  */
 import { errorMessageOf, errorNameOf, isBug } from "../telemetry/_error_name.ts";
-import type { LimiterTaps } from "../telemetry/_taps.ts";
+import type { CheckTrace, LimiterTaps } from "../telemetry/_taps.ts";
 import type { CounterResult, RateLimitCounter, RateLimitStore, StoreCheck } from "./store.ts";
 import { type Watch, Watchdog } from "./_watchdog.ts";
 import { isWellFormed, policyCheckOf } from "./_well_formed.ts";
@@ -133,7 +133,7 @@ interface Entry {
   /** Another call. */
   readonly run?: (deadline: number) => unknown;
   /** The telemetry bridge's token of the check (its span), if any. */
-  readonly trace?: unknown;
+  readonly trace?: CheckTrace;
   /** What the answer becomes before the promise settles (a check's `then`, given its start). */
   readonly then?: (answer: never, startMs: number) => unknown;
   done: boolean;
@@ -156,7 +156,7 @@ export interface StoreDoor {
    */
   check<R = readonly CounterResult[] | Unanswered>(
     counters: readonly RateLimitCounter[],
-    trace?: unknown,
+    trace?: CheckTrace,
     nowMs?: number,
     then?: (answer: readonly CounterResult[] | Unanswered, startMs: number) => R,
   ): readonly CounterResult[] | Unanswered | Promise<R>;
@@ -168,7 +168,7 @@ export interface StoreDoor {
     subject: string,
     policies: readonly CompiledRateLimitPolicy[],
     nowMs?: number,
-    trace?: unknown,
+    trace?: CheckTrace,
   ) => readonly CounterResult[] | Unanswered;
   /**
    * Runs one other store call (`run(deadline)`) through the same slots and
@@ -186,8 +186,8 @@ export interface StoreDoor {
  * answered without the store; `observe` receives, as each store call settles,
  * its start (`performance.now()` ms: the observer reads the clock only if it
  * needs the duration) and number of checks; `taps.batch` (the telemetry bridge's) each
- * call's start, with the tokens of the checks it carries; `taps.fail` the token of each check
- * that throws (a store bug, a malformed reply).
+ * call's start, with the tokens of the checks it carries; a check that throws (a store bug, a
+ * malformed reply) ends its token's span as an error (`fail`).
  *
  * @example
  * ```ts
@@ -221,8 +221,8 @@ export function createStoreDoor(
   let queueWatchAt = Infinity;
 
   /** `error`, once the span of the check `trace` (the telemetry bridge's token) ends as an error. */
-  const failing = (trace: unknown, error: unknown) => {
-    if (trace !== undefined) taps.fail?.(trace);
+  const failing = (trace: CheckTrace | undefined, error: unknown) => {
+    trace?.fail();
     return error;
   };
   const finish = (entry: Entry, value: unknown) => {
@@ -433,7 +433,7 @@ export function createStoreDoor(
     startMs: number | undefined,
     counters: readonly RateLimitCounter[] | undefined,
     run: ((deadline: number) => unknown) | undefined,
-    trace: unknown,
+    trace: CheckTrace | undefined,
     then: ((answer: never, startMs: number) => unknown) | undefined,
   ): Promise<unknown> =>
     new Promise((resolve, reject) => {
@@ -471,7 +471,7 @@ export function createStoreDoor(
    * An in-process check's throw: a store bug thrown as a `TypeError` (the span of the check
    * `trace` ended as an error), else `Unanswered`.
    */
-  const failedNow = (error: unknown, trace: unknown) => {
+  const failedNow = (error: unknown, trace: CheckTrace | undefined) => {
     if (isBug(error)) throw failing(trace, storeFault(storeName, error));
     return new Unanswered("error", error);
   };
@@ -483,7 +483,7 @@ export function createStoreDoor(
         subject: string,
         policies: readonly CompiledRateLimitPolicy[],
         nowMs?: number,
-        trace?: unknown,
+        trace?: CheckTrace,
       ) => {
         try {
           return checkPolicies(subject, policies, nowMs);
@@ -494,7 +494,7 @@ export function createStoreDoor(
     }),
     check<R>(
       counters: readonly RateLimitCounter[],
-      trace?: unknown,
+      trace?: CheckTrace,
       nowMs?: number,
       then?: (answer: readonly CounterResult[] | Unanswered, startMs: number) => R,
     ) {

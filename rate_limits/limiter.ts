@@ -24,7 +24,7 @@ import type {
 } from "./store.ts";
 import { compileCreditChange, compileCreditRefill } from "./credits.ts";
 import { settleBalance } from "./_refill.ts";
-import { type LimiterTaps, registerTaps } from "../telemetry/_taps.ts";
+import { type CheckTrace, type LimiterTaps, registerTaps } from "../telemetry/_taps.ts";
 import { errorNameOf } from "../telemetry/_error_name.ts";
 import { assertCounterResult, causeOf, createStoreDoor, malformed, Unanswered } from "./_door.ts";
 import { isWellFormed } from "./_well_formed.ts";
@@ -783,10 +783,14 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     return balances;
   };
 
-  /** `result`, reported to the telemetry taps (duration from `start`, the span of `trace`). */
-  const counted = (start: number, trace: unknown, result: RateLimitResult): RateLimitResult => {
+  /** `result`, reported to the telemetry taps (duration from `start`) and to the span `trace`. */
+  const counted = (
+    start: number,
+    trace: CheckTrace | undefined,
+    result: RateLimitResult,
+  ): RateLimitResult => {
     taps.check?.(result.outcome, result.allowed, performance.now() - start);
-    taps.leave?.(trace, result.outcome, result.allowed);
+    trace?.leave(result.outcome, result.allowed);
     return result;
   };
 
@@ -931,7 +935,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
    * a refusal of a `kept` check (see `run`) remembered for `subject`.
    */
   const later = (
-    trace: unknown,
+    trace: CheckTrace | undefined,
     counters: readonly RateLimitCounter[],
     compiled: readonly CompiledRateLimitPolicy[],
     credits: boolean,

@@ -366,6 +366,15 @@ export class Responder {
     return this.settings.responseTime ? performance.now() : 0;
   }
 
+  /**
+   * The telemetry bridge's count of a response written (`undefined` while it is off): a binding
+   * calls it once per request, with the status it writes (a reply it replaces, one whose body
+   * cannot be serialised, is never counted).
+   */
+  get written(): ((status: number) => void) | undefined {
+    return this.#taps.response;
+  }
+
   /** The `version` function's result for `context`; `undefined` when absent or failing (logged). */
   versionOf(context: unknown): string | undefined {
     const { version } = this.settings;
@@ -433,7 +442,7 @@ export class Responder {
     const stated = current !== undefined && current !== 200 ? current : plan.statusCode;
     const status = exchange.sendsStatus === true && current !== undefined ? current : stated;
     if (plan.raw || isPassthrough(result)) {
-      return this.#sent(status, this.routeHeaders(exchange, plan), result, false);
+      return this.#reply(status, this.routeHeaders(exchange, plan), result, false);
     }
     const { settings } = this;
     const { transformResponse } = settings;
@@ -455,7 +464,7 @@ export class Responder {
       timestamp: settings.timestamp ? this.#timestamp() : undefined,
       path: settings.path ? requestPath(exchange.target) : undefined,
     });
-    return this.#sent(status, headers, body, true);
+    return this.#reply(status, headers, body, true);
   }
 
   /** The error envelope or problem details of a thrown value (unknown values: a logged 500). Never throws. */
@@ -487,7 +496,7 @@ export class Responder {
           details: resolved.details,
           meta,
         });
-        return this.#sent(resolved.statusCode, headers, body, true);
+        return this.#reply(resolved.statusCode, headers, body, true);
       }
       const body = buildErrorBody({
         statusCode: resolved.statusCode,
@@ -499,7 +508,7 @@ export class Responder {
         timestamp: settings.timestamp ? this.#timestamp() : undefined,
         path: settings.path ? path : undefined,
       });
-      return this.#sent(resolved.statusCode, headers, body, true);
+      return this.#reply(resolved.statusCode, headers, body, true);
     } catch (failure) {
       this.#logError(...describeThrown(failure));
       const body = buildErrorBody({
@@ -507,13 +516,12 @@ export class Responder {
         code: "INTERNAL_SERVER_ERROR",
         message: problemTitle(500),
       });
-      return this.#sent(500, [], body, true);
+      return this.#reply(500, [], body, true);
     }
   }
 
-  /** The reply of `status`, counted by the telemetry bridge's tap when set. */
-  #sent(status: number, headers: Array<[string, string]>, body: unknown, wrapped: boolean): Reply {
-    this.#taps.response?.(status);
+  /** The reply of `status`. */
+  #reply(status: number, headers: Array<[string, string]>, body: unknown, wrapped: boolean): Reply {
     return { status, headers, body, wrapped, nullBody: isNullBodyStatus(status) };
   }
 

@@ -39,19 +39,26 @@ export interface LimiterTaps {
   storeCall?: (ms: number, checks: number) => void;
   /** One per check the store did not answer. */
   unavailable?: (reason: "timeout" | "error") => void;
-  /** At a check's start: a token (its span) that `leave` (or `fail`) and `batch` get back. */
-  enter?: () => unknown;
-  /** At a check's answer: its `enter` token, who answered, allowed. */
-  leave?: (token: unknown, outcome: string, allowed: boolean) => void;
-  /** At a check's throw instead (a store bug, a malformed reply): its `enter` token. */
-  fail?: (token: unknown) => void;
+  /** At a check's start: its span, ended through the token (a `close()` meanwhile ends it too). */
+  enter?: () => CheckTrace | undefined;
   /** At a store call's start: the tokens of its checks; answers what to call when it settles. */
-  batch?: (tokens: unknown[], checks: number) => ((failed: boolean) => void) | undefined;
+  batch?: (
+    tokens: readonly (CheckTrace | undefined)[],
+    checks: number,
+  ) => ((failed: boolean) => void) | undefined;
+}
+
+/** A check's span, from `LimiterTaps.enter`: one of its two ends is called once. */
+export interface CheckTrace {
+  /** At the check's answer: who answered, allowed. */
+  leave(outcome: string, allowed: boolean): void;
+  /** At the check's throw instead (a store bug, a malformed reply). */
+  fail(): void;
 }
 
 /** Taps of a safe-response responder. */
 export interface ResponderTaps {
-  /** One per response written: its HTTP status. */
+  /** One per response written, by its binding (through `Responder.written`): its HTTP status. */
   response?: (status: number) => void;
 }
 

@@ -28,7 +28,13 @@ import type { ApiKeysService } from "../api_keys/service.ts";
 import type { ApiKeyChangeFeed } from "../api_keys/change_feed.ts";
 import type { RateLimiter } from "../rate_limits/limiter.ts";
 import type { Responder } from "../safe_response/responder.ts";
-import { type ApiKeyTaps, type LimiterTaps, type ResponderTaps, tapsOf } from "./_taps.ts";
+import {
+  type ApiKeyTaps,
+  type CheckTrace,
+  type LimiterTaps,
+  type ResponderTaps,
+  tapsOf,
+} from "./_taps.ts";
 
 /** The instrumentation scope's name (the package's). */
 export const TELEMETRY_SCOPE = "@saferoute/api-kit";
@@ -126,7 +132,7 @@ const INSTRUMENTS = {
   "api_key.usage.rows": ["{row}", "Usage rows flushed, by outcome (written, failed, dropped)."],
   "rate_limit.checks": ["{check}", "Rate-limit checks, by who answered and the result."],
   "rate_limit.store.unavailable": ["{check}", "Checks the store did not answer, by reason."],
-  "safe_response.responses": ["{response}", "Replies built, by status class."],
+  "safe_response.responses": ["{response}", "Responses written, by status class."],
   "api_key.change_feed.staleness": [
     "s",
     "Upper bound on the age of an undelivered change (+Inf while unbounded).",
@@ -190,6 +196,30 @@ function ending(span: Span): (failed: boolean) => void {
     if (failed) span.setStatus({ code: SpanStatusCode.ERROR });
     span.end();
   });
+}
+
+/**
+ * A check's span (`LimiterTaps.enter`'s token): it ends through itself, so a `close()` while the
+ * check is in flight leaves no span open.
+ */
+class CheckSpan implements CheckTrace {
+  constructor(
+    readonly span: Span,
+    readonly attributesOf: (outcome: string, allowed: boolean) => Attributes,
+  ) {}
+
+  leave(outcome: string, allowed: boolean): void {
+    try {
+      this.span.setAttributes(this.attributesOf(outcome, allowed));
+      this.span.end();
+    } catch {
+      // an SDK fault: the check goes on
+    }
+  }
+
+  fail(): void {
+    ending(this.span)(true);
+  }
 }
 
 function serviceTaps(
@@ -258,13 +288,15 @@ function limiterTaps(meter: Meter, tracer: Tracer, limiter: RateLimiter): Limite
     const [outcome, result] = key.split("|");
     return { "rate_limit.outcome": outcome, "rate_limit.result": result };
   });
+  const checkAttributes = (outcome: string, allowed: boolean) =>
+    checkSet(`${outcome}|${allowed ? "allowed" : "refused"}`);
   const storeSet = Object.freeze({ "rate_limit.store.name": store });
   const reasonSet = interned((reason: string) => ({
     "rate_limit.reason": reason,
     "rate_limit.on_store_error": limiter.onStoreError,
   }));
   taps.check = safely((outcome, allowed, ms) => {
-    const attributes = checkSet(`${outcome}|${allowed ? "allowed" : "refused"}`);
+    const attributes = checkAttributes(outcome, allowed);
     checks.add(1, attributes);
     checkDuration.record(ms / S, attributes);
   });
@@ -272,23 +304,15 @@ function limiterTaps(meter: Meter, tracer: Tracer, limiter: RateLimiter): Limite
   taps.unavailable = safely((reason) => unavailable.add(1, reasonSet(reason)));
   taps.enter = () => {
     try {
-      return startSpan(tracer, "rate_limit.check", storeSet);
+      return new CheckSpan(startSpan(tracer, "rate_limit.check", storeSet), checkAttributes);
     } catch {
       return undefined;
     }
   };
-  taps.leave = safely((span, outcome, allowed) => {
-    if (span === undefined) return;
-    const s = span as Span;
-    s.setAttributes(checkSet(`${outcome}|${allowed ? "allowed" : "refused"}`));
-    s.end();
-  });
-  taps.fail = (span) => {
-    if (span !== undefined) ending(span as Span)(true);
-  };
-  taps.batch = (spans, checkCount) => {
+  taps.batch = (tokens, checkCount) => {
     try {
-      const live = spans.filter((s): s is Span => s !== undefined);
+      const live: Span[] = [];
+      for (const token of tokens) if (token instanceof CheckSpan) live.push(token.span);
       const parent = live.length > 0 ? trace.setSpan(context.active(), live[0]) : context.active();
       const links = live.map((s) => ({ context: s.spanContext() }));
       const span = startSpan(

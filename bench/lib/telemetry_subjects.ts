@@ -43,7 +43,12 @@ export async function build() {
   await service.authorize(key);
   await service.authorize(limited);
   const plan = responder.plan({});
-  const reply = () => responder.success({ a: 1 }, EXCHANGE, { plan });
+  /** A reply as a binding sends it: built, then counted as written. */
+  const reply = () => {
+    const built = responder.success({ a: 1 }, EXCHANGE, { plan });
+    responder.written?.(built.status);
+    return built;
+  };
   const request = async () => {
     await service.authorize(limited);
     return reply();

@@ -248,19 +248,25 @@ export function createSafeFetch(options: SafeFetchOptions = {}): SafeFetch {
     store: contextStore,
   });
 
-  /** The response of `reply`; a body that cannot be serialised is a logged 500. */
+  /**
+   * The response of `reply`, counted (the telemetry bridge's) as written: once, with its status; a
+   * body that cannot be serialised is a logged 500, the one counted.
+   */
   const send = (
     reply: Reply,
     context: RequestContext | undefined,
     request: Request,
     phase?: RequestPhase,
   ): Response => {
+    let response: Response;
     try {
-      return toResponse(reply, context);
+      response = toResponse(reply, context);
     } catch (failure) {
       const exchange = new FetchExchange(request, context);
-      return toResponse(responder.error(failure, exchange, phase), context);
+      response = toResponse(responder.error(failure, exchange, phase), context);
     }
+    responder.written?.(response.status);
+    return response;
   };
 
   /** A request's context holding the `responseHeaders` of `request`. */

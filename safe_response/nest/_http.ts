@@ -27,6 +27,12 @@ export interface ResponseLike {
   header?: (name: string, value: string) => unknown;
   setHeader?: (name: string, value: string) => unknown;
   getHeader?: (name: string) => unknown;
+  /** Fastify's reply: the Node response. */
+  raw?: ResponseLike;
+  /** Node's response: whether its status and headers went out. */
+  headersSent?: boolean;
+  on?: (event: "close", listener: (this: ResponseLike) => void) => unknown;
+  listeners?: (event: "close") => unknown[];
 }
 
 /** The core's view of a Nest exchange. */
@@ -95,6 +101,41 @@ export function routeOf(
     byHandler.set(handler, route);
   }
   return route;
+}
+
+/** A response's closing count, by responder (one function: registered at most once per response). */
+const counters = new WeakMap<Responder, (this: ResponseLike) => void>();
+
+/**
+ * What counts a response as it closes, through `responder`'s telemetry count (`written`), once its
+ * status went out: the status written, whoever wrote it (Nest, after the interceptor; the filter;
+ * an adapter's own error reply).
+ */
+export function closingCount(responder: Responder): (this: ResponseLike) => void {
+  let count = counters.get(responder);
+  if (count === undefined) {
+    count = function (this: ResponseLike) {
+      if (this.headersSent === true) responder.written?.(this.statusCode ?? 0);
+    };
+    counters.set(responder, count);
+  }
+  return count;
+}
+
+/**
+ * Has `count` (`closingCount(responder)`) count `response` as it closes, while the telemetry bridge
+ * counts `responder`'s responses (no listener otherwise); with `unless`, not when it does already.
+ */
+export function countWhenClosed(
+  responder: Responder,
+  response: ResponseLike,
+  count: (this: ResponseLike) => void,
+  unless = false,
+): void {
+  if (responder.written === undefined) return;
+  const node = response.raw ?? response;
+  if (unless && node.listeners?.("close").includes(count)) return;
+  node.on?.("close", count);
 }
 
 const phases = new WeakMap<object, RequestPhase & { plan: RoutePlan }>();

@@ -16,6 +16,8 @@ import { ApplicationConfig } from "@nestjs/core";
 import { map, type Observable } from "rxjs";
 import { beginPagination, Responder } from "../responder.ts";
 import {
+  closingCount,
+  countWhenClosed,
   exchangeOf,
   markPhase,
   type RequestLike,
@@ -42,10 +44,14 @@ import { requestVersion } from "./_versioning.ts";
  */
 @Injectable()
 export class SafeResponseInterceptor implements NestInterceptor {
+  readonly #count: ReturnType<typeof closingCount>;
+
   constructor(
     @Inject(Responder) private readonly responder: Responder,
     @Inject(ApplicationConfig) private readonly config: ApplicationConfig,
-  ) {}
+  ) {
+    this.#count = closingCount(responder);
+  }
 
   /** Wraps the result of an HTTP handler. */
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
@@ -57,6 +63,8 @@ export class SafeResponseInterceptor implements NestInterceptor {
     const http = context.switchToHttp();
     const request = http.getRequest<RequestLike>();
     const response = http.getResponse<ResponseLike>();
+    // Counted as written: Nest serialises the result after this interceptor (and may fail to).
+    countWhenClosed(responder, response, this.#count);
     const exchange = exchangeOf(request, response);
     const start = responder.start();
     const apiVersion = responder.versionOf(context) ??

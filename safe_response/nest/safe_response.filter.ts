@@ -15,7 +15,15 @@ import {
 import { HttpAdapterHost } from "@nestjs/core";
 import { type Observable, throwError } from "rxjs";
 import { Responder } from "../responder.ts";
-import { exchangeOf, phaseOf, type RequestLike, type ResponseLike, setHeaders } from "./_http.ts";
+import {
+  closingCount,
+  countWhenClosed,
+  exchangeOf,
+  phaseOf,
+  type RequestLike,
+  type ResponseLike,
+  setHeaders,
+} from "./_http.ts";
 
 /**
  * Catches everything thrown in HTTP requests (installed globally by
@@ -36,10 +44,14 @@ import { exchangeOf, phaseOf, type RequestLike, type ResponseLike, setHeaders } 
 @Catch()
 @Injectable()
 export class SafeResponseFilter implements ExceptionFilter {
+  readonly #count: ReturnType<typeof closingCount>;
+
   constructor(
     @Inject(Responder) private readonly responder: Responder,
     @Inject(HttpAdapterHost) private readonly adapterHost: HttpAdapterHost,
-  ) {}
+  ) {
+    this.#count = closingCount(responder);
+  }
 
   /** Sends the error response of `exception`. */
   catch(exception: unknown, host: ArgumentsHost): Observable<never> | undefined {
@@ -47,6 +59,9 @@ export class SafeResponseFilter implements ExceptionFilter {
     const http = host.switchToHttp();
     const request = http.getRequest<RequestLike>();
     const response = http.getResponse<ResponseLike>();
+    // Counted as written, once: the interceptor may have had it counted, or this filter before
+    // (its own reply failed to serialise).
+    countWhenClosed(this.responder, response, this.#count, true);
     // No handler phase: thrown before the interceptor (a guard, middleware, an unknown route).
     const phase = phaseOf(request) ?? { apiVersion: this.responder.versionOf(host) };
     const reply = this.responder.error(exception, exchangeOf(request, response), phase);

@@ -25,6 +25,7 @@ import { createApiKeyAuthorizer } from "../../api_keys/fetch/api_keys.authorizer
 import { ApiKeysModule } from "../../api_keys/nest/api_keys.module.ts";
 import { ApiKeysGuard } from "../../api_keys/nest/api_keys.guard.ts";
 import { createSafeFetch } from "../../safe_response/fetch/mod.ts";
+import { defineErrors, SafeException } from "../../safe_response/mod.ts";
 import { SafeResponseModule } from "../../safe_response/nest/safe_response.module.ts";
 import { Responder } from "../../safe_response/responder.ts";
 import { createMemoryRateLimitStore, createRateLimiter } from "../../rate_limits/mod.ts";
@@ -36,6 +37,13 @@ import { setup } from "./_sdk.ts";
 
 const TENANT = "tenant-telemetry-apps";
 const BOOM = "a handler's own failure";
+const Errors = defineErrors({ ITEM_BAD: { status: 400, message: "Bad item" } });
+/** A body that cannot be serialised (a BigInt): the reply written instead is a 500. */
+const unserialisable = () => ({ id: 1n });
+/** An error whose details cannot be serialised: a 400 replaced by the 500 written. */
+const badDetails = () => {
+  throw new SafeException("ITEM_BAD", { details: { id: 1n } });
+};
 
 /** A running app under test: its base URL, its service, how it stops. */
 interface App {
@@ -63,14 +71,22 @@ async function fetchApp(limiter: RateLimiter, instrument: Instrument): Promise<A
     limiter,
   });
   // The handler's throw is logged once; kept quiet here.
-  const safe = createSafeFetch({ logger: { warn: () => {}, error: () => {} } });
+  const safe = createSafeFetch({
+    logger: { warn: () => {}, error: () => {} },
+    errorCatalog: Errors,
+  });
   const authorize = createApiKeyAuthorizer(service, { onError: safe.errorResponse });
   const orders = authorize.protect(safe.route({}, () => ({ orders: [] })));
   const boom = authorize.protect(safe.route({}, () => {
     throw new Error(BOOM);
   }));
+  const routes: Record<string, (request: Request) => Promise<Response>> = {
+    "/boom": boom,
+    "/unserialisable": authorize.protect(safe.route({}, unserialisable)),
+    "/bad-details": authorize.protect(safe.route({}, badDetails)),
+  };
   const server = await serve((request) =>
-    new URL(request.url).pathname === "/boom" ? boom(request) : orders(request)
+    (routes[new URL(request.url).pathname] ?? orders)(request)
   );
   // The Fetch binding hands its responder over as `safe` (it holds one as `responder`).
   const telemetry = instrument({ service, responder: safe });
@@ -95,6 +111,16 @@ class TelemetryController {
   @Get("boom")
   boom() {
     throw new Error(BOOM);
+  }
+
+  @Get("unserialisable")
+  unserialisable() {
+    return unserialisable();
+  }
+
+  @Get("bad-details")
+  badDetails() {
+    return badDetails();
   }
 }
 
@@ -130,7 +156,7 @@ async function nestApp(
         storage: new InMemoryApiKeyStorage(),
         limiter,
       }),
-      SafeResponseModule.register(),
+      SafeResponseModule.register({ errorCatalog: Errors }),
     ],
     controllers: [TelemetryController],
     providers: [ApiKitTelemetry],
@@ -247,15 +273,18 @@ for (const target of TARGETS) {
       const boom = await get("/boom", valid.key);
       assert.equal(boom.status, 500);
       assert.ok(!boom.body.includes(BOOM), "the envelope hides the handler's error");
+      // One request, one count: the 500 written, not also the 2xx or 4xx first built.
+      assert.equal((await get("/unserialisable", valid.key)).status, 500);
+      assert.equal((await get("/bad-details", valid.key)).status, 500);
 
       const all = await points(reader);
       assert.deepEqual(series(all, "api_key.authorizations"), {
-        "live|success": 3,
+        "live|success": 5,
         "unknown|missing": 1,
         "unknown|credential_rejected": 1, // an unverified key claims no environment
         "live|rate_limited": 1,
       });
-      assert.deepEqual(series(all, "safe_response.responses"), { "2xx": 2, "4xx": 3, "5xx": 1 });
+      assert.deepEqual(series(all, "safe_response.responses"), { "2xx": 2, "4xx": 3, "5xx": 3 });
       // Only the limited key is checked (a key without limits skips the limiter).
       assert.deepEqual(series(all, "rate_limit.checks"), {
         "store|allowed": 1,
@@ -264,7 +293,7 @@ for (const target of TARGETS) {
       // The in-process memory store answers without a store call (docs/telemetry.md).
       assert.deepEqual(series(all, "rate_limit.store.duration"), {});
       // Each key misses once then hits; the wrong key is refused before any lookup.
-      assert.deepEqual(series(all, "api_key.cache.lookups"), { hit: 2, miss: 2 });
+      assert.deepEqual(series(all, "api_key.cache.lookups"), { hit: 4, miss: 2 });
 
       const spans = exporter.getFinishedSpans();
       assert.ok(spans.some((s) => s.name === "rate_limit.check"));

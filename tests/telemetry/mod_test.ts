@@ -18,7 +18,8 @@ import {
   createRateLimiter,
   type RateLimitStore,
 } from "../../rate_limits/mod.ts";
-import { resolveSettings, Responder } from "../../safe_response/mod.ts";
+import { defineErrors, SafeException } from "../../safe_response/mod.ts";
+import { createSafeFetch } from "../../safe_response/fetch/mod.ts";
 import { breakChecksum, FakeClocks, PEPPER_1, READ_ORDERS } from "../api_keys/helpers.ts";
 import { creditedKey, CreditedStorage } from "../api_keys/credited_storage.ts";
 import { FakeRemoteStore } from "../rate_limits/_fake_store.ts";
@@ -321,9 +322,85 @@ describe("instrumentTelemetry", () => {
     assert.equal(spans.filter((s) => s.name === "rate_limit.store.call").length, 2);
   });
 
-  it("counts replies by status class and observes the change feed", async () => {
+  it("close() while checks are in flight: their spans still end (outcome, or ERROR), each after its store call", async () => {
+    const policy = [{ name: "api", limit: 5, windowMs: 60_000 }];
+    const answered = new FakeRemoteStore();
+    answered.replyDelayMs = 20;
+    const malformed: RateLimitStore = {
+      name: "remote",
+      checkBatch: () => new Promise((resolve) => setTimeout(() => resolve({ results: [] }), 20)),
+    };
+    for (const store of [answered, malformed]) {
+      const { exporter, tracerProvider } = setup();
+      const limiter = createRateLimiter({ store, logger: () => {}, timeoutMs: 500 });
+      const telemetry = instrumentTelemetry({ tracerProvider, limiter });
+      const pending = limiter.check("k", policy);
+      telemetry.close(); // e.g. the app's shutdown (Nest's onModuleDestroy)
+      const outcome = await pending.then((r) => r.outcome, (e: Error) => e.name);
+      const spans = exporter.getFinishedSpans();
+      const checks = spans.filter((s) => s.name === "rate_limit.check");
+      const calls = spans.filter((s) => s.name === "rate_limit.store.call");
+      assert.equal(checks.length, 1, `${store.name}: the check's span ended`);
+      assert.equal(calls.length, 1);
+      assert.equal(parentOf(calls[0]), checks[0].spanContext().spanId);
+      if (store === answered) {
+        assert.equal(outcome, "store");
+        assert.equal(checks[0].attributes["rate_limit.outcome"], "store");
+        assert.equal(checks[0].attributes["rate_limit.result"], "allowed");
+      } else {
+        assert.equal(outcome, "TypeError");
+        assert.equal(checks[0].status.code, 2, "a malformed reply: ERROR");
+      }
+    }
+  });
+
+  it("counts each response as its binding writes it: once per request, the status sent", async () => {
     const { reader, meterProvider } = setup();
-    const responder = new Responder(resolveSettings({ timestamp: false }));
+    const Errors = defineErrors({ BAD: { status: 400, message: "Bad" } });
+    const safe = createSafeFetch({
+      timestamp: false,
+      errorCatalog: Errors,
+      logger: { warn: () => {}, error: () => {} },
+    });
+    const telemetry = instrumentTelemetry({ meterProvider, responder: safe });
+    const ok = safe.route({}, () => ({ a: 1 }));
+    const routes = [
+      ok,
+      ok,
+      safe.route({}, () => {
+        throw new Error("boom");
+      }),
+      // Bodies that cannot be serialised (a BigInt): the 500 sent instead is the one counted.
+      safe.route({}, () => ({ id: 1n })),
+      safe.route({}, () => {
+        throw new SafeException("BAD", { details: { id: 1n } });
+      }),
+    ];
+    const sent: number[] = [];
+    for (const route of routes) sent.push((await route(new Request("http://x/items"))).status);
+    assert.deepEqual(sent, [200, 200, 500, 500, 500]);
+    // A reply built and never written (by a binding of one's own) is not counted.
+    const { responder } = safe;
+    const exchange = {
+      method: "GET",
+      target: "/x",
+      requestHeader: () => undefined,
+      responseHeader: () => undefined,
+    };
+    responder.success({ a: 1 }, exchange, { plan: responder.plan({}) });
+    const points = await collect(reader);
+    const responses = points.filter((p) => p.name === "safe_response.responses");
+    assert.deepEqual(
+      Object.fromEntries(
+        responses.map((p) => [p.attributes["safe_response.status_class"], p.value]),
+      ),
+      { "2xx": 2, "5xx": 3 },
+    );
+    telemetry.close();
+  });
+
+  it("observes the change feed", async () => {
+    const { reader, meterProvider } = setup();
     const inner = new InMemoryApiKeyChangeFeed();
     let reads = 0;
     const feed = {
@@ -331,25 +408,8 @@ describe("instrumentTelemetry", () => {
       status: () => (reads++, { ...inner.status(), noticesArrive: true }),
       close: inner.close.bind(inner),
     };
-    const telemetry = instrumentTelemetry({
-      meterProvider,
-      responder: { responder },
-      changeFeed: feed,
-    });
-    const exchange = {
-      method: "GET",
-      target: "/x",
-      requestHeader: () => undefined,
-      responseHeader: () => undefined,
-    };
-    const plan = responder.plan({});
-    responder.success({ a: 1 }, exchange, { plan });
-    responder.success({ a: 1 }, exchange, { plan });
-    responder.error(new Error("boom"), exchange, { plan });
+    const telemetry = instrumentTelemetry({ meterProvider, changeFeed: feed });
     const points = await collect(reader);
-    const status = (c: string) => ({ "safe_response.status_class": c });
-    assert.equal(valueOf(points, "safe_response.responses", status("2xx")), 2);
-    assert.equal(valueOf(points, "safe_response.responses", status("5xx")), 1);
     assert.equal(valueOf(points, "api_key.change_feed.healthy", {}), 1);
     assert.equal(valueOf(points, "api_key.change_feed.staleness", {}), 0);
     assert.equal(valueOf(points, "api_key.change_feed.notices_arrive", {}), 1);
@@ -551,21 +611,16 @@ describe("instrumentTelemetry", () => {
     const limiter = createRateLimiter({ store: new FakeRemoteStore(), logger: () => {} });
     const store = new CreditedStorage();
     const service = new ApiKeysService({ peppers: { 1: PEPPER_1 }, storage: store, limiter });
-    const responder = new Responder(resolveSettings({ timestamp: false }));
-    instrumentTelemetry({ meterProvider, tracerProvider, service, limiter, responder });
+    const safe = createSafeFetch({ timestamp: false });
+    instrumentTelemetry({ meterProvider, tracerProvider, service, limiter, responder: safe });
     const { key } = await creditedKey(service, store, { remaining: 5 });
     assert.equal((await service.authorize(key)).creditResult?.remaining, 4);
     assert.equal(
       (await limiter.check("x", [{ name: "a", limit: 1, windowMs: 1_000 }])).allowed,
       true,
     );
-    const exchange = {
-      method: "GET",
-      target: "/x",
-      requestHeader: () => undefined,
-      responseHeader: () => undefined,
-    };
-    assert.equal(responder.success(1, exchange, { plan: responder.plan({}) }).status, 200);
+    const reply = await safe.route({}, () => 1)(new Request("http://x/x"));
+    assert.equal(reply.status, 200);
   });
 
   it("bounded cardinality: thirty keys of thirty tenants make no more series", async () => {

@@ -2,6 +2,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { Controller, Get, Inject, Injectable, Module, NotFoundException } from "@nestjs/common";
 import { SafeResponseModule } from "../../../safe_response/nest/safe_response.module.ts";
+import { RawResponse } from "../../../safe_response/nest/safe_response.decorators.ts";
 import { SafeEndpoint } from "../../../safe_response/openapi/mod.ts";
 import { SafeResponseFilter } from "../../../safe_response/nest/safe_response.filter.ts";
 import { Responder } from "../../../safe_response/responder.ts";
@@ -35,6 +36,12 @@ class ModuleController {
   @SafeEndpoint(Object, { problemDetails: true })
   endpoint() {
     return "documented as problem details";
+  }
+
+  @Get("raw")
+  @RawResponse()
+  raw() {
+    return { raw: true };
   }
 }
 
@@ -141,13 +148,15 @@ for (const adapter of ADAPTERS) {
         assert.ok(responder instanceof Responder);
         assert.equal(app.get(Responder, { strict: false }), responder, "one responder");
         assert.equal(responder.settings.requestId?.headerName, "X-Held");
-        // The injected one is the one replying: its reports reach a tap set on it.
+        // The injected one is the one replying: its reports reach a tap set on it, one per
+        // response written (a raw route's too).
         const seen: number[] = [];
         const taps = tapsOf<ResponderTaps>(responder)!;
         taps.response = (status) => seen.push(status);
         await getJson(url, "/m");
         await getJson(url, "/m/missing");
-        assert.deepEqual(seen, [200, 404]);
+        await getJson(url, "/m/raw");
+        assert.deepEqual(seen, [200, 404, 200]);
       } finally {
         await close();
       }
