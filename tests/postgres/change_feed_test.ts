@@ -8,8 +8,9 @@
  * cuts). Forged notices from a role that may only connect change nothing,
  * and a feed whose notices never arrive (a proxy drops them, as a pooler in
  * transaction mode does) says so and keeps its bound by polling. In a schema of
- * their own: a counter restored below the last change delivered resets, and a
- * trigger enabled for replicas only keeps the feed unhealthy. Skips without
+ * their own: a counter restored below the last change delivered resets, a
+ * trigger enabled for replicas only keeps the feed unhealthy, and one disabled
+ * on a running feed makes it unhealthy at its next read. Skips without
  * `DATABASE_URL`; fails instead under `CI=true`.
  */
 import { after, before, describe, it } from "node:test";
@@ -669,6 +670,28 @@ if (databaseReady("change feed on PostgreSQL", unavailable)) {
       assert.deepEqual(notices.slice(1), [{ kind: "updated", prefix: "RestoredPfx1", counter: 2 }]);
       assert.equal(feed.status().counter, 2);
       assert.equal(feed.status().healthy, true);
+    });
+
+    it("a trigger disabled on a running feed: unhealthy at its next read; enabled again, healthy with a reset", async () => {
+      const { feed, notices } = ownFeed();
+      await waitFor(() => feed.status().healthy, "the first sync");
+      await own.query(INSERT_SQL, rowValues("disabled-later", "DisabledLtr1"));
+      await waitFor(() => notices.some((notice) => notice.kind === "created"), "the create");
+      const counter = feed.status().counter;
+      notices.length = 0;
+      try {
+        await own.query("ALTER TABLE api_keys DISABLE TRIGGER api_keys_change_update");
+        const disabledAt = performance.now();
+        await waitFor(() => !feed.status().healthy, "unhealthy", POLL_MS + 500);
+        assert.ok(performance.now() - disabledAt < POLL_MS + 500);
+        assert.match(feed.status().error ?? "", /missing or disabled/);
+        // A revoke no trigger sees: the counter does not move, the feed cannot know of it.
+        await own.query("UPDATE api_keys SET revoked_at = now() WHERE id = 'disabled-later'");
+      } finally {
+        await own.query("ALTER TABLE api_keys ENABLE TRIGGER api_keys_change_update");
+      }
+      await waitFor(() => feed.status().healthy, "healthy once enabled again");
+      assert.deepEqual(notices, [{ kind: "reset", prefix: null, counter, reason: "missed" }]);
     });
 
     it("refuses to become healthy while a trigger fires for replicas only (ENABLE REPLICA); ENABLE ALWAYS counts as enabled", async () => {

@@ -91,7 +91,7 @@ class FakeClient implements PostgresFeedClient {
       this.listening = true;
       return Promise.resolve({ rows: [] });
     }
-    if (text.includes("pg_trigger")) {
+    if (text.includes("pg_trigger") && !text.includes("api_key_change_log WHERE")) {
       return Promise.resolve({ rows: [{ n: server.triggers, log: server.logTable }] });
     }
     if (text.includes("ARRAY(")) {
@@ -108,10 +108,11 @@ class FakeClient implements PostgresFeedClient {
     }
     const counter = String(server.counter);
     if (!text.includes("api_key_change_log")) return Promise.resolve({ rows: [{ n: counter }] });
+    const triggers = server.triggers;
     const rows = server.log.filter((row) => row.n > Number(values[0]))
-      .map((row) => ({ counter, ...row, n: String(row.n) }));
+      .map((row) => ({ counter, triggers, ...row, n: String(row.n) }));
     return Promise.resolve({
-      rows: rows.length > 0 ? rows : [{ counter, n: null, kind: null, prefix: null }],
+      rows: rows.length > 0 ? rows : [{ counter, triggers, n: null, kind: null, prefix: null }],
     });
   }
 
@@ -360,6 +361,20 @@ describe("createPostgresFeed (scripted client)", () => {
     await feed.close();
   });
 
+  it("a trigger disabled on a running feed: unhealthy at the next read; enabled again, healthy with a reset", async () => {
+    const { server, feed, notices } = start();
+    await waitFor(() => feed.status().healthy, "sync");
+    notices.length = 0;
+    server.triggers = 2; // a write now moves no counter and logs nothing
+    await waitFor(() => !feed.status().healthy, "unhealthy at the next read", 500);
+    assert.match(feed.status().error ?? "", /triggers on api_keys for channel api_key_changes/);
+    server.triggers = 3;
+    await waitFor(() => feed.status().healthy, "healthy once enabled again");
+    assert.deepEqual(notices, [{ kind: "reset", prefix: null, counter: 0, reason: "missed" }]);
+    assert.equal(feed.status().reconnects, 1);
+    await feed.close();
+  });
+
   it("stays unhealthy while the counter cannot be read, and says so", async () => {
     const server = new FakeServer();
     server.counter = NaN;
@@ -368,6 +383,61 @@ describe("createPostgresFeed (scripted client)", () => {
     assert.equal(feed.status().healthy, false);
     assert.equal(feed.status().error, "api_key_change_counter.n is not a counter");
     await feed.close();
+  });
+
+  it("a factory that returns no client, or a client whose end() throws, rejects or returns nothing: unhealthy and retried, the process unharmed", async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (event: PromiseRejectionEvent) => {
+      event.preventDefault();
+      unhandled.push(event.reason);
+    };
+    globalThis.addEventListener("unhandledrejection", onUnhandled);
+    try {
+      const refused = () =>
+        Promise.reject(Object.assign(new Error("refused"), { code: "ECONNREFUSED" }));
+      const cases: [string, () => unknown, RegExp][] = [
+        ["null", () => null, /^the client factory returned no client$/],
+        ["a number", () => 42, /^the client factory returned no client$/],
+        ["end() throws", () => ({
+          connect: refused,
+          query: refused,
+          on: () => {},
+          end: () => {
+            throw new Error("end() on a closed connection");
+          },
+        }), /connect failed \(ECONNREFUSED\)/],
+        ["end() rejects", () => ({
+          connect: refused,
+          query: refused,
+          on: () => {},
+          end: () => Promise.reject(new Error("already closed")),
+        }), /connect failed \(ECONNREFUSED\)/],
+        ["end() returns nothing", () => ({
+          connect: refused,
+          query: refused,
+          on: () => {},
+          end: () => undefined,
+        }), /connect failed \(ECONNREFUSED\)/],
+      ];
+      for (const [name, make, error] of cases) {
+        let made = 0;
+        const feed = createPostgresFeed({
+          client: () => {
+            made++;
+            return make() as PostgresFeedClient;
+          },
+        });
+        await waitFor(() => made >= 3, `${name}: retries`);
+        const status = feed.status();
+        assert.equal(status.healthy, false, name);
+        assert.match(status.error ?? "", error, name);
+        await feed.close();
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      assert.deepEqual(unhandled, []);
+    } finally {
+      globalThis.removeEventListener("unhandledrejection", onUnhandled);
+    }
   });
 
   it("never puts a driver error's message in status().error", async () => {
