@@ -47,13 +47,21 @@ const CHANNEL_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
  */
 const TRIGGER_COUNT = 3;
 
-const CHECK_TRIGGERS_SQL = "SELECT count(*)::int AS n," +
-  " to_regclass('api_key_change_log') IS NOT NULL AS log FROM pg_trigger" +
+/** How many of the triggers for channel `$N` fire on ordinary writes. */
+const COUNT_TRIGGERS_SQL = (n: number) =>
+  "SELECT count(*)::int FROM pg_trigger" +
   " WHERE tgrelid = to_regclass('api_keys') AND tgfoid = to_regproc('api_key_change_notify')" +
-  " AND tgenabled IN ('O', 'A') AND tgargs = convert_to($1, 'UTF8') || '\\x00'::bytea";
+  ` AND tgenabled IN ('O', 'A') AND tgargs = convert_to($${n}, 'UTF8') || '\\x00'::bytea`;
+const CHECK_TRIGGERS_SQL = `SELECT (${COUNT_TRIGGERS_SQL(1)}) AS n,` +
+  " to_regclass('api_key_change_log') IS NOT NULL AS log";
 const READ_COUNTER_SQL = "SELECT n::text AS n FROM api_key_change_counter";
-/** The counter and the log rows after `$1`, in one snapshot: every row up to the counter is there. */
-const READ_LOG_SQL = "SELECT c.n::text AS counter, l.n::text AS n, l.kind, l.prefix" +
+/**
+ * The counter, the triggers firing (as `CHECK_TRIGGERS_SQL`, channel `$2`) and the log rows after
+ * `$1`, in one snapshot: every row up to the counter is there, and a write committed before it
+ * without the triggers (`DISABLE TRIGGER`) shows as a count below `TRIGGER_COUNT`.
+ */
+const READ_LOG_SQL = "SELECT c.n::text AS counter," +
+  ` (${COUNT_TRIGGERS_SQL(2)}) AS triggers, l.n::text AS n, l.kind, l.prefix` +
   " FROM api_key_change_counter c LEFT JOIN LATERAL (SELECT n, kind, prefix" +
   ` FROM api_key_change_log WHERE n > $1::bigint ORDER BY n LIMIT ${LOG_READ_LIMIT}) l ON true` +
   " ORDER BY l.n";
@@ -166,6 +174,11 @@ function step<T>(stage: string, promise: Promise<T>, signal?: AbortSignal): Prom
   });
 }
 
+/** Ends `client`, whatever its `end()` does: throws, rejects, returns no promise or hangs. */
+async function endQuietly(client: PostgresFeedClient): Promise<void> {
+  await step("end", Promise.resolve().then(() => client.end())).catch(() => {});
+}
+
 /** Reconnection delay after `failures` failed attempts: exponential, with jitter. */
 function backoff(failures: number): number {
   const base = Math.min(RECONNECT_MAX_MS, RECONNECT_MIN_MS * 2 ** Math.min(failures, 16));
@@ -233,6 +246,8 @@ export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
   #noticesArrive: boolean | null = null;
   #pruneAt = 0;
   #pruneWarned = false;
+  /** The triggers were found not firing since the last sync: changes may have gone unlogged. */
+  #triggersLost = false;
   /** When the feed last confirmed that every change committed before then was delivered. */
   #syncedAt = -Infinity;
   #unhealthySince: number | undefined = performance.now();
@@ -311,14 +326,18 @@ export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
     const lost = new AbortController();
     const stop = () => lost.abort();
     this.#stop.signal.addEventListener("abort", stop);
-    const before = this.#lastSeen;
+    const before = this.#triggersLost ? undefined : this.#lastSeen;
     const probe = `probe:${crypto.randomUUID()}`;
     let probeCame!: () => void;
     const probeArrived = new Promise<boolean>((resolve) => probeCame = () => resolve(true));
     let client: PostgresFeedClient | undefined;
     let reachedSync = false;
     try {
-      client = this.#makeClient();
+      const made: unknown = this.#makeClient();
+      if (typeof made !== "object" || made === null) {
+        throw new FeedError("the client factory returned no client");
+      }
+      client = made as PostgresFeedClient;
       const drop = (why: string) => {
         if (lost.signal.aborted) return;
         this.#error = why;
@@ -359,7 +378,7 @@ export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
       this.#stop.signal.removeEventListener("abort", stop);
       this.#live = undefined;
       this.#wake = undefined;
-      if (client !== undefined) await step("end", client.end()).catch(() => {});
+      if (client !== undefined) await endQuietly(client);
     }
     return reachedSync;
   }
@@ -373,12 +392,20 @@ export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
     if (rows[0]?.log !== true) {
       throw new FeedError("the change log api_key_change_log is missing (migration 0005)");
     }
-    if (rows[0]?.n !== TRIGGER_COUNT) {
-      throw new FeedError(
-        `the change-feed triggers on api_keys for channel ${this.#channel} are missing or disabled` +
-          " (or enabled for replicas only)",
-      );
-    }
+    this.#checkTriggers(rows[0]?.n);
+  }
+
+  /**
+   * Fails unless `count` triggers fire is `TRIGGER_COUNT`; a failure leaves the counter unknown,
+   * so the next sync resets.
+   */
+  #checkTriggers(count: unknown): void {
+    if (count === TRIGGER_COUNT) return;
+    this.#triggersLost = true;
+    throw new FeedError(
+      `the change-feed triggers on api_keys for channel ${this.#channel} are missing or disabled` +
+        " (or enabled for replicas only)",
+    );
   }
 
   /**
@@ -446,7 +473,8 @@ export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
 
   /**
    * Reads the counter and the log rows after the last change delivered, and
-   * delivers them in order; a missing row (pruned, or a counter moved by
+   * delivers them in order (after checking the triggers still fire, in the same
+   * statement); a missing row (pruned, or a counter moved by
    * hand) or a backlog over `LOG_READ_LIMIT` becomes a reset up to the counter,
    * and so does a counter below the last change delivered (its row lost and
    * restored, which restarts it at 0): the feed then follows the new numbering.
@@ -454,10 +482,11 @@ export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
   async #catchUp(client: PostgresFeedClient, signal: AbortSignal): Promise<void> {
     const { rows } = await step(
       "poll",
-      client.query(READ_LOG_SQL, [String(this.#lastSeen)]),
+      client.query(READ_LOG_SQL, [String(this.#lastSeen), this.#channel]),
       signal,
     );
     if (rows.length === 0) throw new FeedError("api_key_change_counter must have exactly one row");
+    this.#checkTriggers(rows[0].triggers);
     const counter = parseCounter(rows[0].counter);
     if (counter < this.#lastSeen!) {
       // Rows after the last change delivered are of the old numbering (not pruned yet): none applies.
@@ -501,6 +530,7 @@ export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
   #firstSync(counter: number, before: number | undefined, startedAt: number): void {
     this.#lastSeen = counter;
     if (counter !== before) this.#reset("missed", counter);
+    this.#triggersLost = false;
     this.#syncedAt = startedAt;
     this.#unhealthySince = undefined;
     this.#error = null;
