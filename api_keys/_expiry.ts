@@ -1,10 +1,12 @@
 /**
  * The scheduled job behind `ApiKeysService.notifyExpiring`: one pass over the
- * keys whose expiry is near, emitting `api_key.expiring` once per key and
- * threshold and `api_key.rotation_completed` once per rotation whose old key
- * stopped being accepted. "Once" holds across every instance running the job
- * at the same moment: each event is emitted only by the instance whose
- * compare-and-set claim (`claimExpiryNotice`) won.
+ * keys whose expiry is near, emitting `api_key.expiring` at most once per key
+ * and threshold and `api_key.rotation_completed` at most once per rotation
+ * whose old key stopped being accepted. This holds across every instance
+ * running the job at the same moment: each event is emitted only by the
+ * instance whose compare-and-set claim (`claimExpiryNotice`) won, after it is
+ * stored. A claim that outlives the storage deadline (stored all the same) or
+ * a crash between claim and emit loses that event: no later run sends it.
  *
  * @module
  */

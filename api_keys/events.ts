@@ -97,7 +97,7 @@ export interface ApiKeyRotatedEvent {
 }
 
 /**
- * Emitted by `notifyExpiring` once per key and threshold: the usable key
+ * Emitted by `notifyExpiring` at most once per key and threshold: the usable key
  * expires within `thresholdMs` of the run (a key first seen inside several
  * thresholds gets the smallest only).
  */

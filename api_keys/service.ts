@@ -393,10 +393,12 @@ export class ApiKeysService {
 
   /**
    * One pass of the expiry notices, for any scheduler (the Nest module's
-   * `expiryNotices` runs it). Emits `api_key.expiring` once per usable key
-   * and threshold, across instances (a key inside several thresholds gets
+   * `expiryNotices` runs it). Emits `api_key.expiring` at most once per usable
+   * key and threshold, across instances (a key inside several thresholds gets
    * only the smallest; a larger never follows a smaller), and
-   * `api_key.rotation_completed` once per ended grace. Bad options reject
+   * `api_key.rotation_completed` at most once per ended grace: a claim that
+   * outlives `storageTimeoutMs` (stored all the same) or a crash between the
+   * claim and the emit loses that event. Bad options reject
    * with `api_key_invalid_input`; a storage without `listExpiring` and
    * `claimExpiryNotice` with a `TypeError`.
    */

@@ -209,7 +209,8 @@ export interface ApiKeyStorage {
    * Capability (with `listExpiring`): claims the notice of `thresholdMs` for
    * key `id` in one step: succeeds only when the key holds no claim or a
    * larger threshold, then holds `thresholdMs` (threshold 0: end of rotation).
-   * The id need not be stored.
+   * The id need not be stored. The event follows a won claim, so a claim
+   * committed past the caller's deadline loses that notice (at most once).
    */
   claimExpiryNotice?(id: string, thresholdMs: number, at: Date): Promise<boolean>;
   /**
