@@ -7,6 +7,7 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { collectUnhandledRejections } from "../../reliability/harness.ts";
 import type { ApiKeyChangeNotice } from "../../../api_keys/mod.ts";
 import { createPostgresFeed } from "../../../api_keys/postgres/mod.ts";
 import type { PostgresFeedClient, PostgresFeedOptions } from "../../../api_keys/postgres/_feed.ts";
@@ -386,12 +387,7 @@ describe("createPostgresFeed (scripted client)", () => {
   });
 
   it("a factory that returns no client, or a client whose end() throws, rejects or returns nothing: unhealthy and retried, the process unharmed", async () => {
-    const unhandled: unknown[] = [];
-    const onUnhandled = (event: PromiseRejectionEvent) => {
-      event.preventDefault();
-      unhandled.push(event.reason);
-    };
-    globalThis.addEventListener("unhandledrejection", onUnhandled);
+    const unhandled = collectUnhandledRejections();
     try {
       const refused = () =>
         Promise.reject(Object.assign(new Error("refused"), { code: "ECONNREFUSED" }));
@@ -434,10 +430,10 @@ describe("createPostgresFeed (scripted client)", () => {
         await feed.close();
       }
       await new Promise((resolve) => setTimeout(resolve, 10));
-      assert.deepEqual(unhandled, []);
     } finally {
-      globalThis.removeEventListener("unhandledrejection", onUnhandled);
+      await unhandled.stop();
     }
+    assert.deepEqual(unhandled.reasons, []);
   });
 
   it("never puts a driver error's message in status().error", async () => {
