@@ -32,7 +32,6 @@ export interface ResponseLike {
   /** Node's response: whether its status and headers went out. */
   headersSent?: boolean;
   on?: (event: "close", listener: (this: ResponseLike) => void) => unknown;
-  listeners?: (event: "close") => unknown[];
 }
 
 /** The core's view of a Nest exchange. */
@@ -103,15 +102,21 @@ export function routeOf(
   return route;
 }
 
-/** A response's closing count, by responder (one function: registered at most once per response). */
+/** What counts a response as it closes, by responder (its status, once it went out). */
 const counters = new WeakMap<Responder, (this: ResponseLike) => void>();
+/** The Node responses a closing count listens to already. */
+const counted = new WeakSet<ResponseLike>();
 
 /**
- * What counts a response as it closes, through `responder`'s telemetry count (`written`), once its
- * status went out: the status written, whoever wrote it (Nest, after the interceptor; the filter;
- * an adapter's own error reply).
+ * Counts `response` as it closes, once, through `responder`'s telemetry count (`written`), when
+ * its status went out: the status written, whoever wrote it (Nest, after the interceptor; the
+ * filter; an adapter's own error reply). No listener while the telemetry bridge is off.
  */
-export function closingCount(responder: Responder): (this: ResponseLike) => void {
+export function countWhenClosed(responder: Responder, response: ResponseLike): void {
+  if (responder.written === undefined) return;
+  const node = response.raw ?? response;
+  if (counted.has(node)) return;
+  counted.add(node);
   let count = counters.get(responder);
   if (count === undefined) {
     count = function (this: ResponseLike) {
@@ -119,22 +124,6 @@ export function closingCount(responder: Responder): (this: ResponseLike) => void
     };
     counters.set(responder, count);
   }
-  return count;
-}
-
-/**
- * Has `count` (`closingCount(responder)`) count `response` as it closes, while the telemetry bridge
- * counts `responder`'s responses (no listener otherwise); with `unless`, not when it does already.
- */
-export function countWhenClosed(
-  responder: Responder,
-  response: ResponseLike,
-  count: (this: ResponseLike) => void,
-  unless = false,
-): void {
-  if (responder.written === undefined) return;
-  const node = response.raw ?? response;
-  if (unless && node.listeners?.("close").includes(count)) return;
   node.on?.("close", count);
 }
 

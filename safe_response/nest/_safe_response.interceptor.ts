@@ -16,7 +16,6 @@ import { ApplicationConfig } from "@nestjs/core";
 import { map, type Observable } from "rxjs";
 import { beginPagination, Responder } from "../responder.ts";
 import {
-  closingCount,
   countWhenClosed,
   exchangeOf,
   markPhase,
@@ -44,14 +43,10 @@ import { requestVersion } from "./_versioning.ts";
  */
 @Injectable()
 export class SafeResponseInterceptor implements NestInterceptor {
-  readonly #count: ReturnType<typeof closingCount>;
-
   constructor(
     @Inject(Responder) private readonly responder: Responder,
     @Inject(ApplicationConfig) private readonly config: ApplicationConfig,
-  ) {
-    this.#count = closingCount(responder);
-  }
+  ) {}
 
   /** Wraps the result of an HTTP handler. */
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
@@ -64,7 +59,7 @@ export class SafeResponseInterceptor implements NestInterceptor {
     const request = http.getRequest<RequestLike>();
     const response = http.getResponse<ResponseLike>();
     // Counted as written: Nest serialises the result after this interceptor (and may fail to).
-    countWhenClosed(responder, response, this.#count);
+    countWhenClosed(responder, response);
     const exchange = exchangeOf(request, response);
     const start = responder.start();
     const apiVersion = responder.versionOf(context) ??

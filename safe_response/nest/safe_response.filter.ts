@@ -16,7 +16,6 @@ import { HttpAdapterHost } from "@nestjs/core";
 import { type Observable, throwError } from "rxjs";
 import { Responder } from "../responder.ts";
 import {
-  closingCount,
   countWhenClosed,
   exchangeOf,
   phaseOf,
@@ -44,14 +43,10 @@ import {
 @Catch()
 @Injectable()
 export class SafeResponseFilter implements ExceptionFilter {
-  readonly #count: ReturnType<typeof closingCount>;
-
   constructor(
     @Inject(Responder) private readonly responder: Responder,
     @Inject(HttpAdapterHost) private readonly adapterHost: HttpAdapterHost,
-  ) {
-    this.#count = closingCount(responder);
-  }
+  ) {}
 
   /** Sends the error response of `exception`. */
   catch(exception: unknown, host: ArgumentsHost): Observable<never> | undefined {
@@ -61,7 +56,7 @@ export class SafeResponseFilter implements ExceptionFilter {
     const response = http.getResponse<ResponseLike>();
     // Counted as written, once: the interceptor may have had it counted, or this filter before
     // (its own reply failed to serialise).
-    countWhenClosed(this.responder, response, this.#count, true);
+    countWhenClosed(this.responder, response);
     // No handler phase: thrown before the interceptor (a guard, middleware, an unknown route).
     const phase = phaseOf(request) ?? { apiVersion: this.responder.versionOf(host) };
     const reply = this.responder.error(exception, exchangeOf(request, response), phase);
