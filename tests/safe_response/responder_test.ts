@@ -320,6 +320,38 @@ describe("Responder.success", () => {
     assert.deepEqual(bodyOf(error.body).meta?.rateLimit, { limit: 5, remaining: 4, reset: 9 });
   });
 
+  it("mirrors Retry-After alone only on a 429 (a 503 or a 202's Retry-After is no rate limit)", () => {
+    const { responder: r } = responder({ rateLimit: true });
+    const retry = { "retry-after": "120" };
+    const thrown = (status: number) =>
+      Object.assign(new Error("x"), { getStatus: () => status, getResponse: () => "x" });
+    const limited = r.error(thrown(429), exchange("/", { response: retry }));
+    assert.deepEqual(bodyOf(limited.body).meta?.rateLimit, {
+      limit: 0,
+      remaining: 0,
+      reset: 120,
+      retryAfter: 120,
+    });
+    const down = r.error(thrown(503), exchange("/", { response: retry }));
+    assert.equal(down.status, 503);
+    assert.equal(bodyOf(down.body).meta?.rateLimit, undefined);
+    const accepted = r.success(1, exchange("/", { response: retry, status: 202 }), {
+      plan: r.plan({}),
+    });
+    assert.equal(accepted.status, 202);
+    assert.equal(bodyOf(accepted.body).meta?.rateLimit, undefined);
+    const counted = r.error(
+      thrown(503),
+      exchange("/", { response: { ...retry, "x-ratelimit-remaining": "3" } }),
+    );
+    assert.deepEqual(bodyOf(counted.body).meta?.rateLimit, {
+      limit: 0,
+      remaining: 3,
+      reset: 120,
+      retryAfter: 120,
+    });
+  });
+
   it("formats the timestamp with dateFormatter", () => {
     const r = new Responder(resolveSettings({ dateFormatter: () => "T" }));
     assert.equal(bodyOf(r.success(1, exchange("/"), { plan: r.plan({}) }).body).timestamp, "T");
