@@ -158,7 +158,8 @@ export function parseStandardRateLimitHeaders(
 }
 
 /**
- * What the `rateLimit` option mirrors: `{prefix}-*`, else with `standard: true` the IETF fields.
+ * What the `rateLimit` option mirrors: `{prefix}-*`, else with `standard: true` the IETF fields,
+ * and `Retry-After`; given the response's `status`, `Retry-After` alone counts only on a 429.
  * @example
  * ```ts
  * import { readRateLimitHeaders } from "@saferoute/api-kit/safe-response";
@@ -171,8 +172,11 @@ export function readRateLimitHeaders(
   read: HeaderReader,
   options: RateLimitOptions = {},
   now: number = Date.now(),
+  status?: number,
 ): RateLimitMeta | undefined {
   const prefixed = prefixedFields(read, options.headerPrefix ?? DEFAULT_RATE_LIMIT_HEADER_PREFIX);
   const fields = prefixed ?? (options.standard === true ? standardFields(read) : undefined);
+  // Alone, Retry-After is a rate limit only on a 429 (a 503's or a 202's says when to come back).
+  if (fields === undefined && status !== undefined && status !== 429) return undefined;
   return rateLimitMeta(fields, parseRetryAfter(read("Retry-After"), now));
 }

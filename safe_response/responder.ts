@@ -460,7 +460,7 @@ export class Responder {
         : this.#successCode(stated),
       requestId: requestId?.id,
       data: shaped.data,
-      meta: this.#meta(shaped.meta, exchange, phase, plan.message),
+      meta: this.#meta(status, shaped.meta, exchange, phase, plan.message),
       timestamp: settings.timestamp ? this.#timestamp() : undefined,
       path: settings.path ? requestPath(exchange.target) : undefined,
     });
@@ -479,7 +479,7 @@ export class Responder {
       const headers = this.routeHeaders(exchange, phase.plan);
       const requestId = this.requestId(exchange);
       if (requestId?.header !== undefined) headers.push(requestId.header);
-      const meta = this.#meta(undefined, exchange, phase, undefined);
+      const meta = this.#meta(resolved.statusCode, undefined, exchange, phase, undefined);
       const message = this.#translate(resolved.message, exchange);
       const path = requestPath(exchange.target);
       if (settings.problemDetails !== undefined) {
@@ -643,6 +643,7 @@ export class Responder {
 
   /** The one assembly of `meta`, for successes and errors; a field is never overridden. */
   #meta(
+    status: number,
     shaped: Bag | undefined,
     exchange: HttpExchange,
     phase: RequestPhase,
@@ -663,6 +664,8 @@ export class Responder {
       const mirrored = readRateLimitHeaders(
         (name) => exchange.responseHeader(name),
         settings.rateLimit,
+        Date.now(),
+        status,
       );
       if (mirrored !== undefined) (meta ??= {}).rateLimit ??= mirrored;
     }
