@@ -12,20 +12,32 @@ import { Controller, Get, Module } from "@nestjs/common";
 import { NestFactory } from "@nestjs/core";
 import { DocumentBuilder, SwaggerModule } from "@nestjs/swagger";
 import SwaggerParser from "@apidevtools/swagger-parser";
+import { ApiProperty } from "@nestjs/swagger";
 import {
   CursorPaginated,
+  FieldSelection,
   Paginated,
+  PaginationQuery,
   SafeResponse,
+  SafeResponseModule,
   type SafeResponseModuleOptions,
   SkipGlobalErrors,
 } from "../../../safe_response/nest/mod.ts";
-import { ApiSafeErrorResponse, SAFE_RESPONSE_SCHEMAS } from "../../../safe_response/openapi/mod.ts";
+import type { OffsetPaginationQuery } from "../../../safe_response/pagination_query.ts";
+import {
+  ApiSafeErrorResponse,
+  ApiSafeResponse,
+  SAFE_RESPONSE_SCHEMAS,
+  SafeEndpoint,
+  SafePaginatedEndpoint,
+} from "../../../safe_response/openapi/mod.ts";
 import {
   applyGlobalErrors,
   applyRouteShapes,
   applySchemaNames,
 } from "../../../safe_response/openapi/safe_response.document.ts";
 import { bodyValidator, type Json } from "./openapi_validation.ts";
+import { boot } from "../nest/helpers.ts";
 
 @Controller("a")
 class RoutesController {
@@ -528,5 +540,105 @@ describe("applyGlobalErrors on paginated routes", () => {
     const media = both.paths["/pages/offset"].get.responses[400].content["application/json"];
     assert.equal(media.schema.allOf[0].$ref, plain.$ref);
     assert.deepEqual(Object.keys(media.examples), ["BAD_REQUEST", "INVALID_PAGINATION_QUERY"]);
+  });
+});
+
+class AddressDto {
+  @ApiProperty()
+  city!: string;
+  @ApiProperty()
+  street!: string;
+}
+
+class MemberDto {
+  @ApiProperty()
+  id!: string;
+  @ApiProperty()
+  name!: string;
+  @ApiProperty({ type: AddressDto })
+  address!: AddressDto;
+}
+
+const ADA: MemberDto = { id: "1", name: "Ada", address: { city: "London", street: "Baker St" } };
+
+@Controller("members")
+class MembersController {
+  @Get("decorated")
+  @FieldSelection()
+  @ApiSafeResponse(MemberDto)
+  decorated() {
+    return ADA;
+  }
+
+  @Get("composite")
+  @SafeEndpoint(MemberDto, { fieldSelection: true })
+  composite() {
+    return ADA;
+  }
+
+  @Get("pages")
+  @SafePaginatedEndpoint(MemberDto, { maxLimit: 10, fieldSelection: true })
+  pages(@PaginationQuery() { page, limit = 10 }: OffsetPaginationQuery) {
+    return { data: [ADA], total: 1, page, limit };
+  }
+
+  @Get("module")
+  @ApiSafeResponse(MemberDto)
+  viaModule() {
+    return ADA;
+  }
+
+  @Get("off")
+  @FieldSelection(false)
+  @ApiSafeResponse(MemberDto)
+  off() {
+    return ADA;
+  }
+}
+
+const SELECTING: SafeResponseModuleOptions = { fieldSelection: true };
+
+@Module({ imports: [SafeResponseModule.register(SELECTING)], controllers: [MembersController] })
+class MembersModule {}
+
+describe("applyGlobalErrors on routes with field selection", () => {
+  it("documents data without required properties, and the module's `fields` parameter", async () => {
+    const running = await boot(MembersModule, "express");
+    try {
+      const built = SwaggerModule.createDocument(running.app, new DocumentBuilder().build());
+      const document: Json = applyGlobalErrors(built, SELECTING);
+      const validate = bodyValidator(document);
+      for (const path of ["decorated", "composite", "pages", "module"]) {
+        const operation = document.paths[`/members/${path}`].get;
+        assert.ok(
+          operation.parameters.some((p: Json) => p.in === "query" && p.name === "fields"),
+          `${path}: the fields parameter`,
+        );
+        for (const fields of ["name", "address.city"]) {
+          const response = await fetch(`${running.url}/members/${path}?fields=${fields}`);
+          const body = await response.json();
+          const { schema } = operation.responses[200].content["application/json"];
+          assert.deepEqual(validate(schema, body), [], `${path}?fields=${fields}`);
+        }
+      }
+      // The full model stays as it was; a route opted out keeps it.
+      assert.deepEqual(document.components.schemas.MemberDto.required, ["id", "name", "address"]);
+      const off = document.paths["/members/off"].get;
+      assert.equal(off.parameters?.some((p: Json) => p.name === "fields") ?? false, false);
+      assert.equal(
+        off.responses[200].content["application/json"].schema.allOf[1].properties.data.$ref,
+        "#/components/schemas/MemberDto",
+      );
+      const once = structuredClone(document);
+      assert.deepEqual(applyGlobalErrors(document, SELECTING), once, "idempotent");
+      await SwaggerParser.validate(structuredClone(document));
+      const oas31: Json = SwaggerModule.createDocument(
+        running.app,
+        new DocumentBuilder().setOpenAPIVersion("3.1.0").build(),
+      );
+      await SwaggerParser.validate(structuredClone(applyGlobalErrors(oas31, SELECTING)));
+    } finally {
+      await running.close();
+    }
   });
 });
