@@ -64,6 +64,12 @@ export const PAGINATED_EXTENSION = "x-safe-paginated";
  */
 export const RESPONSE_HEADERS_EXTENSION = "x-safe-response-headers";
 
+/**
+ * Vendor extension of an operation's `FieldSelection`: `true` (on) or `false` (off); without it the
+ * module's `fieldSelection` decides. `applyGlobalErrors` then documents `data` without `required`.
+ */
+export const FIELD_SELECTION_EXTENSION = "x-safe-field-selection";
+
 /** Vendor extension holding the `ProblemType` URI of an operation. */
 export const PROBLEM_TYPE_EXTENSION = "x-safe-problem-type";
 

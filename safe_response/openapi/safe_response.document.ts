@@ -4,6 +4,7 @@
  * @module
  */
 import {
+  FIELD_SELECTION_EXTENSION,
   PAGINATED_EXTENSION,
   RESPONSE_HEADERS_EXTENSION,
   SKIP_GLOBAL_ERRORS_EXTENSION,
@@ -12,6 +13,7 @@ import type { SafeErrorResponseOptions, SafeResponseModuleOptions } from "../opt
 import { PaginationQueryError } from "../pagination_query.ts";
 import { resolveSettings } from "../settings.ts";
 import { documentFieldDetails, errorResponses } from "./_error_responses.ts";
+import { documentFieldSelection } from "./_field_selection.ts";
 import {
   BASIC_SUCCESS_SCHEMA,
   documentCopy,
@@ -62,7 +64,10 @@ interface OperationLike {
  * route's own 400 stays as the route documents it, and without a global 400 so does a paginated
  * route's `INVALID_PAGINATION_QUERY`). Also documents the response headers sent: the request id on
  * every response, a `Deprecated` route's headers on every one but a global 401, 403 or 429 (what a
- * guard sends), the pagination `Link` on a success. Mutates and returns `document` (idempotent).
+ * guard sends), the pagination `Link` on a success. On a route with field selection (its
+ * `FieldSelection`, else the module's `fieldSelection`), documents `data` (each item when paginated)
+ * as a `<Model>Selection` copy of its model without `required`, and the module's query parameter.
+ * Mutates and returns `document` (idempotent).
  * @example
  * ```ts
  * import { applyGlobalErrors } from "@saferoute/api-kit/safe-response/openapi";
@@ -97,6 +102,13 @@ export function applyGlobalErrors<T extends OpenApiDocumentLike, Context = unkno
   const validation400 = settings.validationDetails === "fields" && responses.has(400);
   if (responses.size > 0) addComponents();
   for (const operation of operationsOf(document)) {
+    const selection = operation[FIELD_SELECTION_EXTENSION] ?? settings.fieldSelection !== undefined;
+    if (selection === true) {
+      const parameter = operation[FIELD_SELECTION_EXTENSION] === undefined
+        ? settings.fieldSelection // the module's: not documented by a decorator
+        : undefined;
+      documentFieldSelection(operation, (document.components ??= {}).schemas ??= {}, parameter);
+    }
     if (operation[SKIP_GLOBAL_ERRORS_EXTENSION] === true) continue;
     const page = operation[PAGINATED_EXTENSION] as
       | { limits?: unknown; linkHeader?: unknown }
